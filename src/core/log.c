@@ -1,0 +1,182 @@
+/* log.c: cuDNN 8 style logging.
+
+   Three severities can be switched on: errors, warnings and info (each API call with its
+   arguments). The environment variables CUDNN_LOGERR_DBG, CUDNN_LOGWARN_DBG and CUDNN_LOGINFO_DBG
+   set to 1 switch them on; CUDNN_LOGDEST_DBG names the destination: stdout, stderr or a file name
+   (nothing is printed without it). cudnnSetCallback replaces the mask and routes the messages to a
+   user function instead (NULL: back to the destination). The first message of the process fixes
+   the time origin reported in cudnnDebug_t.time_delta.
+
+   Messages are formatted into a bounded buffer; a longer message is cut, never overrun. */
+#define _DEFAULT_SOURCE /* syscall() */
+#include "core/ocd.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
+
+unsigned ocd_log_mask;
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+static FILE *log_dest;          /* NULL: messages only reach a callback, if any */
+static cudnnCallback_t callback; /* NULL: messages go to log_dest */
+static void *callback_data;
+static struct timeval start_time;
+
+static bool env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v != NULL && strcmp(v, "1") == 0;
+}
+
+static void init_from_environment(void)
+{
+    gettimeofday(&start_time, NULL);
+    unsigned mask = 0;
+    if (env_on("CUDNN_LOGERR_DBG")) mask |= CUDNN_SEV_ERROR_EN;
+    if (env_on("CUDNN_LOGWARN_DBG")) mask |= CUDNN_SEV_WARNING_EN;
+    if (env_on("CUDNN_LOGINFO_DBG")) mask |= CUDNN_SEV_INFO_EN;
+    const char *dest = getenv("CUDNN_LOGDEST_DBG");
+    if (dest == NULL || dest[0] == '\0') {
+        log_dest = NULL;
+    } else if (strcmp(dest, "stdout") == 0) {
+        log_dest = stdout;
+    } else if (strcmp(dest, "stderr") == 0) {
+        log_dest = stderr;
+    } else {
+        log_dest = fopen(dest, "a");
+        if (log_dest == NULL) fprintf(stderr, "opencudnn: cannot open CUDNN_LOGDEST_DBG=%s\n", dest);
+    }
+    ocd_log_mask = mask;
+}
+
+void ocd_log_init(void)
+{
+    pthread_once(&log_once, init_from_environment);
+}
+
+/* Read the environment when the library loads, so that the cheap mask test in OCD_LOG_API sees
+   the user's settings from the first call on. */
+__attribute__((constructor)) static void log_init_at_load(void)
+{
+    ocd_log_init();
+}
+
+static unsigned long long thread_id(void)
+{
+#if defined(__linux__)
+    return (unsigned long long)syscall(SYS_gettid);
+#else
+    return (unsigned long long)(uintptr_t)pthread_self();
+#endif
+}
+
+static const char severity_letter[] = {'F', 'E', 'W', 'I'};
+
+static void emit(cudnnSeverity_t sev, cudnnStatus_t status, const char *text)
+{
+    struct timeval now;
+    gettimeofday(&now, NULL);
+    cudnnDebug_t dbg;
+    memset(&dbg, 0, sizeof dbg);
+    dbg.cudnn_version = CUDNN_VERSION;
+    dbg.cudnnStatus = status;
+    dbg.time_sec = (unsigned)now.tv_sec;
+    dbg.time_usec = (unsigned)now.tv_usec;
+    dbg.time_delta = (unsigned)(now.tv_sec - start_time.tv_sec);
+    dbg.pid = (unsigned long long)getpid();
+    dbg.tid = thread_id();
+    dbg.cudaDeviceId = -1;
+    pthread_mutex_lock(&log_lock);
+    if (callback != NULL) {
+        callback(sev, callback_data, &dbg, text);
+    } else if (log_dest != NULL) {
+        fprintf(log_dest, "%c! CuDNN (v%d) %s\n%c! Time: %u.%06u (%us since start); Process=%llu; Thread=%llu\n",
+                severity_letter[sev], CUDNN_VERSION, text, severity_letter[sev] + 32, dbg.time_sec,
+                dbg.time_usec, dbg.time_delta, dbg.pid, dbg.tid);
+        fflush(log_dest);
+    }
+    pthread_mutex_unlock(&log_lock);
+}
+
+static void vemit(cudnnSeverity_t sev, cudnnStatus_t status, const char *prefix, const char *fmt,
+                  va_list ap)
+{
+    char text[2048];
+    int n = snprintf(text, sizeof text, "%s", prefix);
+    if (n < 0 || (size_t)n >= sizeof text) n = 0;
+    vsnprintf(text + n, sizeof text - (size_t)n, fmt, ap);
+    emit(sev, status, text);
+}
+
+void ocd_log_message(cudnnSeverity_t sev, cudnnStatus_t status, const char *fmt, ...)
+{
+    ocd_log_init();
+    if (!(ocd_log_mask & (1u << sev))) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vemit(sev, status, "", fmt, ap);
+    va_end(ap);
+}
+
+void ocd_log_api(const char *func, const char *fmt, ...)
+{
+    char prefix[160];
+    snprintf(prefix, sizeof prefix, "function %s() called:\ni!     ", func);
+    va_list ap;
+    va_start(ap, fmt);
+    vemit(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, prefix, fmt, ap);
+    va_end(ap);
+}
+
+cudnnStatus_t ocd_fail(cudnnStatus_t status, const char *func, const char *file, int line,
+                       const char *fmt, ...)
+{
+    ocd_log_init();
+    /* NOT_SUPPORTED is the answer to a legal request we cannot serve: a warning, not an error. */
+    cudnnSeverity_t sev = status == CUDNN_STATUS_NOT_SUPPORTED ? CUDNN_SEV_WARNING : CUDNN_SEV_ERROR;
+    if (!(ocd_log_mask & (1u << sev))) return status;
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "function %s() returned %s (%s:%d): ", func,
+             ocd_status_string(status), file, line);
+    va_list ap;
+    va_start(ap, fmt);
+    vemit(sev, status, prefix, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+/* ---- the API ---------------------------------------------------------------------------------- */
+
+cudnnStatus_t CUDNNWINAPI cudnnSetCallback(unsigned mask, void *udata, cudnnCallback_t fptr)
+{
+    ocd_log_init();
+    pthread_mutex_lock(&log_lock);
+    callback = fptr;
+    callback_data = udata;
+    ocd_log_mask = mask & (CUDNN_SEV_ERROR_EN | CUDNN_SEV_WARNING_EN | CUDNN_SEV_INFO_EN);
+    pthread_mutex_unlock(&log_lock);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetCallback(unsigned *mask, void **udata, cudnnCallback_t *fptr)
+{
+    ocd_log_init();
+    if (mask == NULL || udata == NULL || fptr == NULL)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "an output pointer is NULL");
+    pthread_mutex_lock(&log_lock);
+    *mask = ocd_log_mask;
+    *udata = callback_data;
+    *fptr = callback;
+    pthread_mutex_unlock(&log_lock);
+    return CUDNN_STATUS_SUCCESS;
+}

@@ -1,0 +1,467 @@
+/* tensor.c: tensor and filter descriptors of the API, and their views (see tensor.h).
+
+   cuDNN 8.2 rules implemented here: dims and strides must be positive (BAD_PARAM); nbDims is
+   limited to CUDNN_DIM_MAX (NOT_SUPPORTED above it, BAD_PARAM below the minimum of the call);
+   the vector types go with NCHW_VECT_C and need C divisible by the vector width (BAD_PARAM);
+   a tensor of more than 2^31 - 1 elements is NOT_SUPPORTED, as the documentation of
+   cudnnSetTensor4dDescriptor states. */
+#include "core/tensor.h"
+
+#include "core/dtype.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_ELEMENTS INT32_MAX
+
+void ocd_packed_strides(cudnnTensorFormat_t format, int nb_dims, const int dims[], int vect,
+                        int strides[])
+{
+    if (format == CUDNN_TENSOR_NHWC && nb_dims >= 3) {
+        /* C innermost, then the spatial dims right to left, N outermost */
+        int s = 1;
+        strides[1] = s;
+        s *= dims[1];
+        for (int d = nb_dims - 1; d >= 2; d--) {
+            strides[d] = s;
+            s *= dims[d];
+        }
+        strides[0] = s;
+        return;
+    }
+    int s = 1;
+    for (int d = nb_dims - 1; d >= 0; d--) {
+        strides[d] = s;
+        s *= d == 1 && format == CUDNN_TENSOR_NCHW_VECT_C ? dims[d] / vect : dims[d];
+    }
+}
+
+cudnnStatus_t ocd_check_layout(int nb_dims, const int dims[], const int strides[], int vect)
+{
+    int order[OCD_MAX_DIMS], n = 0;
+    for (int d = 0; d < nb_dims; d++) {
+        if (dims[d] <= 0) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dimension %d is %d", d, dims[d]);
+        if (strides[d] <= 0)
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "stride %d is %d", d, strides[d]);
+    }
+    /* Sort the dims of extent > 1 by stride; each must step over everything inside it. */
+    for (int d = 0; d < nb_dims; d++) {
+        int64_t extent = d == 1 ? dims[d] / vect : dims[d];
+        if (extent <= 1) continue;
+        int i = n++;
+        while (i > 0 && strides[order[i - 1]] > strides[d]) {
+            order[i] = order[i - 1];
+            i--;
+        }
+        order[i] = d;
+    }
+    int64_t inner = 1; /* elements spanned by the dims already placed */
+    for (int i = 0; i < n; i++) {
+        int d = order[i];
+        int64_t extent = d == 1 ? dims[d] / vect : dims[d];
+        if (strides[d] < inner)
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM,
+                            "stride %d (%d) overlaps the dimensions inside it (span %lld)", d,
+                            strides[d], (long long)inner);
+        if ((int64_t)strides[d] > INT64_MAX / 64 / extent)
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the tensor's size overflows 64 bits");
+        inner = (int64_t)strides[d] * extent;
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+void ocd_tensor_view_of(const struct cudnnTensorStruct *t, struct ocd_tensor_view *v)
+{
+    memset(v, 0, sizeof *v);
+    v->dtype = t->dtype;
+    v->rank = t->nb_dims;
+    v->vect = ocd_dtype_vector_width(t->dtype);
+    for (int d = 0; d < t->nb_dims; d++) {
+        v->dims[d] = t->dims[d];
+        v->strides[d] = (int64_t)t->strides[d] * v->vect;
+    }
+}
+
+void ocd_filter_view_of(const struct cudnnFilterStruct *f, struct ocd_tensor_view *v)
+{
+    int strides[OCD_MAX_DIMS];
+    memset(v, 0, sizeof *v);
+    v->dtype = f->dtype;
+    v->rank = f->nb_dims;
+    v->vect = ocd_dtype_vector_width(f->dtype);
+    ocd_packed_strides(f->format, f->nb_dims, f->dims, v->vect, strides);
+    for (int d = 0; d < f->nb_dims; d++) {
+        v->dims[d] = f->dims[d];
+        v->strides[d] = (int64_t)strides[d] * v->vect;
+    }
+}
+
+int64_t ocd_view_count(const struct ocd_tensor_view *v)
+{
+    int64_t n = 1;
+    for (int d = 0; d < v->rank; d++) n *= v->dims[d];
+    return n;
+}
+
+int64_t ocd_view_span_bytes(const struct ocd_tensor_view *v)
+{
+    int64_t last = 0; /* offset, in scalars, of the last element */
+    for (int d = 0; d < v->rank; d++) {
+        int64_t steps = d == 1 && v->vect > 1 ? v->dims[d] / v->vect - 1 : v->dims[d] - 1;
+        last += steps * v->strides[d];
+    }
+    return (last + v->vect) * (int64_t)ocd_dtype_scalar_size(v->dtype);
+}
+
+bool ocd_view_same_dims(const struct ocd_tensor_view *a, const struct ocd_tensor_view *b)
+{
+    if (a->rank != b->rank) return false;
+    for (int d = 0; d < a->rank; d++)
+        if (a->dims[d] != b->dims[d]) return false;
+    return true;
+}
+
+bool ocd_view_is_packed_rowmajor(const struct ocd_tensor_view *v)
+{
+    if (v->vect != 1) return false;
+    int64_t s = 1;
+    for (int d = v->rank - 1; d >= 0; d--) {
+        if (v->dims[d] != 1 && v->strides[d] != s) return false;
+        s *= v->dims[d];
+    }
+    return true;
+}
+
+void ocd_view_format(const struct ocd_tensor_view *v, char *buf, size_t size)
+{
+    size_t n = (size_t)snprintf(buf, size, "%s[", ocd_dtype_name(v->dtype));
+    for (int d = 0; d < v->rank && n < size; d++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%lld", d ? "," : "", (long long)v->dims[d]);
+    for (int d = 0; d < v->rank && n < size; d++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%lld", d ? "," : "]/[", (long long)v->strides[d]);
+    if (n < size) snprintf(buf + n, size - n, "]");
+}
+
+cudnnStatus_t ocd_tensor_get(cudnnTensorDescriptor_t desc, const char *name,
+                             struct ocd_tensor_view *view)
+{
+    if (!ocd_object_alive(OCD_OBJ_TENSOR, desc))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is %s", name,
+                        desc == NULL ? "NULL" : "not a live tensor descriptor");
+    if (!desc->set) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s was never set", name);
+    ocd_tensor_view_of(desc, view);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_filter_get(cudnnFilterDescriptor_t desc, const char *name,
+                             struct ocd_tensor_view *view)
+{
+    if (!ocd_object_alive(OCD_OBJ_FILTER, desc))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is %s", name,
+                        desc == NULL ? "NULL" : "not a live filter descriptor");
+    if (!desc->set) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s was never set", name);
+    ocd_filter_view_of(desc, view);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* ---- checks shared by the Set functions ------------------------------------------------------ */
+
+static cudnnStatus_t check_type_and_format(cudnnDataType_t dtype, cudnnTensorFormat_t format,
+                                           int nb_dims, const int dims[])
+{
+    if (!ocd_dtype_valid(dtype)) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "invalid data type %d", (int)dtype);
+    if (format != CUDNN_TENSOR_NCHW && format != CUDNN_TENSOR_NHWC && format != CUDNN_TENSOR_NCHW_VECT_C)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "invalid tensor format %d", (int)format);
+    int vect = ocd_dtype_vector_width(dtype);
+    if ((format == CUDNN_TENSOR_NCHW_VECT_C) != (vect > 1))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM,
+                        "format NCHW_VECT_C goes with the types INT8x4, UINT8x4 and INT8x32 (type %s)",
+                        ocd_dtype_name(dtype));
+    if (vect > 1 && (nb_dims < 2 || dims[1] % vect != 0))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "C (%d) is not a multiple of the vector width %d",
+                        nb_dims >= 2 ? dims[1] : 0, vect);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static cudnnStatus_t check_element_count(int nb_dims, const int dims[])
+{
+    int64_t n = 1;
+    for (int d = 0; d < nb_dims; d++) {
+        n *= dims[d];
+        if (n > MAX_ELEMENTS)
+            return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "more than 2^31-1 elements");
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* Validates and stores a tensor layout; nothing is changed in t on failure. */
+static cudnnStatus_t set_tensor(cudnnTensorDescriptor_t t, cudnnDataType_t dtype,
+                                cudnnTensorFormat_t format, int nb_dims, const int dims[],
+                                const int strides[])
+{
+    OCD_TRY(ocd_check_layout(nb_dims, dims, strides, ocd_dtype_vector_width(dtype)));
+    OCD_TRY(check_element_count(nb_dims, dims));
+    t->dtype = dtype;
+    t->format = format;
+    t->nb_dims = nb_dims;
+    for (int d = 0; d < nb_dims; d++) {
+        t->dims[d] = dims[d];
+        t->strides[d] = strides[d];
+    }
+    t->set = true;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static cudnnStatus_t check_nb_dims(int nb_dims, int min)
+{
+    if (nb_dims > CUDNN_DIM_MAX)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "nbDims %d is above CUDNN_DIM_MAX", nb_dims);
+    if (nb_dims < min) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "nbDims %d is below %d", nb_dims, min);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* ---- tensor descriptors ---------------------------------------------------------------------- */
+
+cudnnStatus_t CUDNNWINAPI cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *tensorDesc)
+{
+    OCD_LOG_API("tensorDesc=%p", (void *)tensorDesc);
+    return ocd_object_create(OCD_OBJ_TENSOR, sizeof(struct cudnnTensorStruct), (void **)tensorDesc);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t tensorDesc)
+{
+    OCD_LOG_API("tensorDesc=%p", (void *)tensorDesc);
+    if (tensorDesc == NULL) return CUDNN_STATUS_SUCCESS; /* destroying NULL is a no-op */
+    return ocd_object_destroy(OCD_OBJ_TENSOR, tensorDesc);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t tensorDesc,
+                                                     cudnnTensorFormat_t format,
+                                                     cudnnDataType_t dataType, int n, int c, int h,
+                                                     int w)
+{
+    OCD_LOG_API("tensorDesc=%p format=%d dataType=%d n=%d c=%d h=%d w=%d", (void *)tensorDesc,
+                (int)format, (int)dataType, n, c, h, w);
+    OCD_CHECK_OBJECT(OCD_OBJ_TENSOR, tensorDesc);
+    int dims[4] = {n, c, h, w}, strides[4];
+    for (int d = 0; d < 4; d++)
+        if (dims[d] <= 0) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dimension %d is %d", d, dims[d]);
+    OCD_TRY(check_type_and_format(dataType, format, 4, dims));
+    OCD_TRY(check_element_count(4, dims));
+    ocd_packed_strides(format, 4, dims, ocd_dtype_vector_width(dataType), strides);
+    return set_tensor(tensorDesc, dataType, format, 4, dims, strides);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t tensorDesc,
+                                                       cudnnDataType_t dataType, int n, int c,
+                                                       int h, int w, int nStride, int cStride,
+                                                       int hStride, int wStride)
+{
+    OCD_LOG_API("tensorDesc=%p dataType=%d dims=[%d,%d,%d,%d] strides=[%d,%d,%d,%d]",
+                (void *)tensorDesc, (int)dataType, n, c, h, w, nStride, cStride, hStride, wStride);
+    OCD_CHECK_OBJECT(OCD_OBJ_TENSOR, tensorDesc);
+    int dims[4] = {n, c, h, w}, strides[4] = {nStride, cStride, hStride, wStride};
+    if (!ocd_dtype_valid(dataType))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "invalid data type %d", (int)dataType);
+    if (ocd_dtype_vector_width(dataType) > 1)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "vector types need the NCHW_VECT_C format");
+    return set_tensor(tensorDesc, dataType, CUDNN_TENSOR_NCHW, 4, dims, strides);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetTensor4dDescriptor(const cudnnTensorDescriptor_t tensorDesc,
+                                                     cudnnDataType_t *dataType, int *n, int *c,
+                                                     int *h, int *w, int *nStride, int *cStride,
+                                                     int *hStride, int *wStride)
+{
+    OCD_LOG_API("tensorDesc=%p", (void *)tensorDesc);
+    OCD_CHECK_OBJECT(OCD_OBJ_TENSOR, tensorDesc);
+    if (!tensorDesc->set) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "tensorDesc was never set");
+    if (tensorDesc->nb_dims != 4)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "tensorDesc has %d dims, not 4", tensorDesc->nb_dims);
+    int *out[9] = {n, c, h, w, nStride, cStride, hStride, wStride, NULL};
+    if (dataType == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dataType is NULL");
+    for (int i = 0; i < 8; i++)
+        if (out[i] == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "output %d is NULL", i);
+    *dataType = tensorDesc->dtype;
+    for (int i = 0; i < 4; i++) {
+        *out[i] = tensorDesc->dims[i];
+        *out[4 + i] = tensorDesc->strides[i];
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t tensorDesc,
+                                                     cudnnDataType_t dataType, int nbDims,
+                                                     const int dimA[], const int strideA[])
+{
+    OCD_LOG_API("tensorDesc=%p dataType=%d nbDims=%d", (void *)tensorDesc, (int)dataType, nbDims);
+    OCD_CHECK_OBJECT(OCD_OBJ_TENSOR, tensorDesc);
+    OCD_TRY(check_nb_dims(nbDims, 1));
+    if (dimA == NULL || strideA == NULL)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dimA or strideA is NULL");
+    if (!ocd_dtype_valid(dataType))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "invalid data type %d", (int)dataType);
+    cudnnTensorFormat_t format = CUDNN_TENSOR_NCHW;
+    if (ocd_dtype_vector_width(dataType) > 1) {
+        format = CUDNN_TENSOR_NCHW_VECT_C;
+        OCD_TRY(check_type_and_format(dataType, format, nbDims, dimA));
+    }
+    return set_tensor(tensorDesc, dataType, format, nbDims, dimA, strideA);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnSetTensorNdDescriptorEx(cudnnTensorDescriptor_t tensorDesc,
+                                                       cudnnTensorFormat_t format,
+                                                       cudnnDataType_t dataType, int nbDims,
+                                                       const int dimA[])
+{
+    OCD_LOG_API("tensorDesc=%p format=%d dataType=%d nbDims=%d", (void *)tensorDesc, (int)format,
+                (int)dataType, nbDims);
+    OCD_CHECK_OBJECT(OCD_OBJ_TENSOR, tensorDesc);
+    OCD_TRY(check_nb_dims(nbDims, 3));
+    if (dimA == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dimA is NULL");
+    for (int d = 0; d < nbDims; d++)
+        if (dimA[d] <= 0) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dimension %d is %d", d, dimA[d]);
+    OCD_TRY(check_type_and_format(dataType, format, nbDims, dimA));
+    OCD_TRY(check_element_count(nbDims, dimA));
+    int strides[OCD_MAX_DIMS];
+    ocd_packed_strides(format, nbDims, dimA, ocd_dtype_vector_width(dataType), strides);
+    return set_tensor(tensorDesc, dataType, format, nbDims, dimA, strides);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetTensorNdDescriptor(const cudnnTensorDescriptor_t tensorDesc,
+                                                     int nbDimsRequested,
+                                                     cudnnDataType_t *dataType, int *nbDims,
+                                                     int dimA[], int strideA[])
+{
+    OCD_LOG_API("tensorDesc=%p nbDimsRequested=%d", (void *)tensorDesc, nbDimsRequested);
+    OCD_CHECK_OBJECT(OCD_OBJ_TENSOR, tensorDesc);
+    if (!tensorDesc->set) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "tensorDesc was never set");
+    if (nbDimsRequested < 0 || dataType == NULL || nbDims == NULL ||
+        (nbDimsRequested > 0 && (dimA == NULL || strideA == NULL)))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "nbDimsRequested is negative or an output is NULL");
+    *dataType = tensorDesc->dtype;
+    *nbDims = tensorDesc->nb_dims;
+    for (int d = 0; d < OCD_MIN(nbDimsRequested, tensorDesc->nb_dims); d++) {
+        dimA[d] = tensorDesc->dims[d];
+        strideA[d] = tensorDesc->strides[d];
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetTensorSizeInBytes(const cudnnTensorDescriptor_t tensorDesc,
+                                                    size_t *size)
+{
+    OCD_LOG_API("tensorDesc=%p", (void *)tensorDesc);
+    struct ocd_tensor_view v;
+    OCD_TRY(ocd_tensor_get(tensorDesc, "tensorDesc", &v));
+    if (size == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "size is NULL");
+    *size = (size_t)ocd_view_span_bytes(&v);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* ---- filter descriptors ---------------------------------------------------------------------- */
+
+cudnnStatus_t CUDNNWINAPI cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *filterDesc)
+{
+    OCD_LOG_API("filterDesc=%p", (void *)filterDesc);
+    return ocd_object_create(OCD_OBJ_FILTER, sizeof(struct cudnnFilterStruct), (void **)filterDesc);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t filterDesc)
+{
+    OCD_LOG_API("filterDesc=%p", (void *)filterDesc);
+    if (filterDesc == NULL) return CUDNN_STATUS_SUCCESS;
+    return ocd_object_destroy(OCD_OBJ_FILTER, filterDesc);
+}
+
+static cudnnStatus_t set_filter(cudnnFilterDescriptor_t f, cudnnDataType_t dtype,
+                                cudnnTensorFormat_t format, int nb_dims, const int dims[])
+{
+    OCD_TRY(check_nb_dims(nb_dims, 3));
+    if (dims == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "filterDimA is NULL");
+    for (int d = 0; d < nb_dims; d++)
+        if (dims[d] <= 0) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dimension %d is %d", d, dims[d]);
+    OCD_TRY(check_type_and_format(dtype, format, nb_dims, dims));
+    OCD_TRY(check_element_count(nb_dims, dims));
+    f->dtype = dtype;
+    f->format = format;
+    f->nb_dims = nb_dims;
+    memcpy(f->dims, dims, sizeof(int) * (size_t)nb_dims);
+    f->set = true;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t filterDesc,
+                                                     cudnnDataType_t dataType,
+                                                     cudnnTensorFormat_t format, int k, int c,
+                                                     int h, int w)
+{
+    OCD_LOG_API("filterDesc=%p dataType=%d format=%d k=%d c=%d h=%d w=%d", (void *)filterDesc,
+                (int)dataType, (int)format, k, c, h, w);
+    OCD_CHECK_OBJECT(OCD_OBJ_FILTER, filterDesc);
+    int dims[4] = {k, c, h, w};
+    return set_filter(filterDesc, dataType, format, 4, dims);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetFilter4dDescriptor(const cudnnFilterDescriptor_t filterDesc,
+                                                     cudnnDataType_t *dataType,
+                                                     cudnnTensorFormat_t *format, int *k, int *c,
+                                                     int *h, int *w)
+{
+    OCD_LOG_API("filterDesc=%p", (void *)filterDesc);
+    OCD_CHECK_OBJECT(OCD_OBJ_FILTER, filterDesc);
+    if (!filterDesc->set) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "filterDesc was never set");
+    if (filterDesc->nb_dims != 4)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "filterDesc has %d dims, not 4", filterDesc->nb_dims);
+    if (!dataType || !format || !k || !c || !h || !w)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "an output pointer is NULL");
+    *dataType = filterDesc->dtype;
+    *format = filterDesc->format;
+    *k = filterDesc->dims[0];
+    *c = filterDesc->dims[1];
+    *h = filterDesc->dims[2];
+    *w = filterDesc->dims[3];
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t filterDesc,
+                                                     cudnnDataType_t dataType,
+                                                     cudnnTensorFormat_t format, int nbDims,
+                                                     const int filterDimA[])
+{
+    OCD_LOG_API("filterDesc=%p dataType=%d format=%d nbDims=%d", (void *)filterDesc, (int)dataType,
+                (int)format, nbDims);
+    OCD_CHECK_OBJECT(OCD_OBJ_FILTER, filterDesc);
+    return set_filter(filterDesc, dataType, format, nbDims, filterDimA);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetFilterNdDescriptor(const cudnnFilterDescriptor_t filterDesc,
+                                                     int nbDimsRequested,
+                                                     cudnnDataType_t *dataType,
+                                                     cudnnTensorFormat_t *format, int *nbDims,
+                                                     int filterDimA[])
+{
+    OCD_LOG_API("filterDesc=%p nbDimsRequested=%d", (void *)filterDesc, nbDimsRequested);
+    OCD_CHECK_OBJECT(OCD_OBJ_FILTER, filterDesc);
+    if (!filterDesc->set) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "filterDesc was never set");
+    if (nbDimsRequested < 0 || !dataType || !format || !nbDims ||
+        (nbDimsRequested > 0 && filterDimA == NULL))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "nbDimsRequested is negative or an output is NULL");
+    *dataType = filterDesc->dtype;
+    *format = filterDesc->format;
+    *nbDims = filterDesc->nb_dims;
+    for (int d = 0; d < OCD_MIN(nbDimsRequested, filterDesc->nb_dims); d++)
+        filterDimA[d] = filterDesc->dims[d];
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetFilterSizeInBytes(const cudnnFilterDescriptor_t filterDesc,
+                                                    size_t *size)
+{
+    OCD_LOG_API("filterDesc=%p", (void *)filterDesc);
+    struct ocd_tensor_view v;
+    OCD_TRY(ocd_filter_get(filterDesc, "filterDesc", &v));
+    if (size == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "size is NULL");
+    *size = (size_t)ocd_view_span_bytes(&v);
+    return CUDNN_STATUS_SUCCESS;
+}

@@ -1,0 +1,83 @@
+/* tensor.h: tensor and filter descriptors, and the tensor view every kernel takes.
+
+   A descriptor keeps what the API was told (dims and strides as ints, strides counted in
+   elements, where an element of a vector type INT8x4/UINT8x4/INT8x32 is a whole vector along C).
+   A view is the normalized form kernels use: 64-bit dims and strides counted in scalars, with the
+   channel dimension split as (c / vect) * strides[1] + c % vect when the type is a vector type.
+   Any legal descriptor has a view, so a kernel with a generic strided path handles every layout. */
+#ifndef OCD_CORE_TENSOR_H
+#define OCD_CORE_TENSOR_H
+
+#include "core/object.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OCD_MAX_DIMS CUDNN_DIM_MAX
+
+struct cudnnTensorStruct {
+    struct ocd_object obj;
+    bool set; /* false until a Set call succeeded */
+    cudnnDataType_t dtype;
+    cudnnTensorFormat_t format; /* the layout it was set with; NCHW for explicit strides */
+    int nb_dims;
+    int dims[OCD_MAX_DIMS];    /* in scalars */
+    int strides[OCD_MAX_DIMS]; /* in elements (vectors for the vector types) */
+};
+
+struct cudnnFilterStruct {
+    struct ocd_object obj;
+    bool set;
+    cudnnDataType_t dtype;
+    cudnnTensorFormat_t format; /* NCHW: K C spatial...; NHWC: K spatial... C; VECT_C: as NCHW */
+    int nb_dims;
+    int dims[OCD_MAX_DIMS]; /* K, C, spatial dims, in scalars, whatever the format */
+};
+
+struct ocd_tensor_view {
+    cudnnDataType_t dtype; /* the descriptor's type (a vector type stays a vector type) */
+    int rank;
+    int vect;                      /* scalars per vector along dims[1]; 1 for scalar types */
+    int64_t dims[OCD_MAX_DIMS];    /* in scalars */
+    int64_t strides[OCD_MAX_DIMS]; /* in scalars; for dim 1 of a vector type, per whole vector */
+};
+
+/* Fills the strides of a packed layout: NCHW (row-major), NHWC (channels last) or NCHW_VECT_C
+   (row-major over C/vect with the vector innermost, in vector units). dims[1] is C. */
+void ocd_packed_strides(cudnnTensorFormat_t format, int nb_dims, const int dims[], int vect,
+                        int strides[]);
+
+/* Checks a tensor layout: dims >= 1, strides >= 1, no two elements sharing memory, the byte
+   size within 64 bits (every size product in this library is computed in int64_t and checked
+   here once, at Set time). Returns BAD_PARAM with a logged reason. */
+cudnnStatus_t ocd_check_layout(int nb_dims, const int dims[], const int strides[], int vect);
+
+/* The view of a set tensor descriptor (the API has checked it is live and set). */
+void ocd_tensor_view_of(const struct cudnnTensorStruct *t, struct ocd_tensor_view *v);
+/* The view of a filter in its format, packed. */
+void ocd_filter_view_of(const struct cudnnFilterStruct *f, struct ocd_tensor_view *v);
+
+/* Number of scalars the view addresses (product of dims). */
+int64_t ocd_view_count(const struct ocd_tensor_view *v);
+/* Bytes from the first to one past the last element the view can touch. */
+int64_t ocd_view_span_bytes(const struct ocd_tensor_view *v);
+/* True when the views have the same dims. */
+bool ocd_view_same_dims(const struct ocd_tensor_view *a, const struct ocd_tensor_view *b);
+/* True when the view's elements are dense in row-major order (dims[rank-1] fastest). */
+bool ocd_view_is_packed_rowmajor(const struct ocd_tensor_view *v);
+
+/* "float[2,3,4,5]/[60,20,5,1]": the canonical short form used in logs and test names. */
+void ocd_view_format(const struct ocd_tensor_view *v, char *buf, size_t size);
+
+/* API checks shared by every op: the descriptor is live and set. */
+cudnnStatus_t ocd_tensor_get(cudnnTensorDescriptor_t desc, const char *name,
+                             struct ocd_tensor_view *view);
+cudnnStatus_t ocd_filter_get(cudnnFilterDescriptor_t desc, const char *name,
+                             struct ocd_tensor_view *view);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCD_CORE_TENSOR_H */

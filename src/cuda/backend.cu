@@ -1,0 +1,102 @@
+/* backend.cu: the CUDA backend: device pointers, work enqueued on the handle's stream.
+
+   open binds the handle to the current device (cudaGetDevice) and records its properties;
+   without a driver or a device it answers NOT_INITIALIZED so that cudnnCreate falls back to the
+   host backend. Kernel launches live with their ops (src/cuda/<op>.cu); this file holds only what
+   the core needs. */
+#include "core/handle.h"
+#include "cuda/check.cuh"
+
+static cudnnStatus_t cuda_open(cudnnHandle_t h)
+{
+    int count = 0, dev = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        cudaGetLastError(); /* clear the sticky "no device" error */
+        return CUDNN_STATUS_NOT_INITIALIZED;
+    }
+    OCD_CUDA_TRY(cudaGetDevice(&dev));
+    cudaDeviceProp prop;
+    OCD_CUDA_TRY(cudaGetDeviceProperties(&prop, dev));
+    if (prop.major < 7 || (prop.major == 7 && prop.minor < 5))
+        return OCD_FAIL(CUDNN_STATUS_ARCH_MISMATCH, "device %d is sm_%d%d; opencudnn needs sm_75 or newer",
+                        dev, prop.major, prop.minor);
+    h->device = dev;
+    h->sm_count = prop.multiProcessorCount;
+    h->cc_major = prop.major;
+    h->cc_minor = prop.minor;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static void cuda_close(cudnnHandle_t h)
+{
+    (void)h;
+}
+
+static cudnnStatus_t cuda_copy(cudnnHandle_t h, void *dst, const void *src, size_t bytes,
+                               enum ocd_copy_dir dir)
+{
+    static const cudaMemcpyKind kinds[] = {cudaMemcpyDeviceToHost, cudaMemcpyHostToDevice,
+                                           cudaMemcpyDeviceToDevice};
+    OCD_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, kinds[dir], h->stream));
+    if (dir != OCD_COPY_ON_DEVICE) OCD_CUDA_TRY(cudaStreamSynchronize(h->stream));
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static cudnnStatus_t cuda_alloc(cudnnHandle_t h, void **ptr, size_t bytes)
+{
+    (void)h;
+    OCD_CUDA_TRY(cudaMalloc(ptr, bytes ? bytes : 1));
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static void cuda_release(cudnnHandle_t h, void *ptr)
+{
+    (void)h;
+    cudaFree(ptr);
+}
+
+static cudnnStatus_t cuda_sync(cudnnHandle_t h)
+{
+    OCD_CUDA_TRY(cudaStreamSynchronize(h->stream));
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static cudnnStatus_t cuda_time(cudnnHandle_t h, ocd_timed_work work, void *ctx, float *ms)
+{
+    cudaEvent_t start, stop;
+    OCD_CUDA_TRY(cudaEventCreate(&start));
+    cudaError_t err = cudaEventCreate(&stop);
+    if (err != cudaSuccess) {
+        cudaEventDestroy(start);
+        OCD_CUDA_TRY(err);
+    }
+    cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+    err = cudaEventRecord(start, h->stream);
+    if (err == cudaSuccess) status = work(ctx);
+    if (err == cudaSuccess) err = cudaEventRecord(stop, h->stream);
+    if (err == cudaSuccess) err = cudaEventSynchronize(stop);
+    if (err == cudaSuccess) err = cudaEventElapsedTime(ms, start, stop);
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    OCD_CUDA_TRY(err);
+    return status;
+}
+
+/* Kernels report no device-side errors of their own; what is left to ask is whether the stream
+   failed (a launch or fault error), waiting for it in BLOCKING mode. */
+static cudnnStatus_t cuda_query_error(cudnnHandle_t h, cudnnStatus_t *rstatus, cudnnErrQueryMode_t mode)
+{
+    cudaError_t err = mode == CUDNN_ERRQUERY_BLOCKING ? cudaStreamSynchronize(h->stream)
+                                                      : cudaStreamQuery(h->stream);
+    if (err == cudaErrorNotReady) {
+        *rstatus = CUDNN_STATUS_RUNTIME_IN_PROGRESS;
+        return CUDNN_STATUS_SUCCESS;
+    }
+    *rstatus = err == cudaSuccess ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_EXECUTION_FAILED;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+extern "C" const struct ocd_backend ocd_backend_cuda = {
+    "cuda", OCD_BACKEND_CUDA, cuda_open, cuda_close, cuda_copy, cuda_alloc,
+    cuda_release, cuda_sync, cuda_time, cuda_query_error,
+};

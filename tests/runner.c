@@ -1,0 +1,151 @@
+/* runner.c: runs every registered test on every backend present and prints
+   "N passed, N failed" (with the skipped count) as its last line.
+
+   Usage: opencudnn_tests [-b host|cuda] [-k substring] [-l]
+     -b  run only that backend's pass      -k  run only tests whose name contains substring
+     -l  list the tests
+   The random seed is printed; OPENCUDNN_TEST_SEED=<n> replays a run. */
+#include "test.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef OCD_TEST_CUDA
+#include <cuda_runtime.h>
+#endif
+
+struct test_entry {
+    const char *name, *file;
+    test_fn fn;
+    bool once;
+};
+
+static struct test_entry tests[1024];
+static int ntests;
+static int current_failures;
+static cudnnHandle_t current_handle;
+const char *test_backend = "host";
+
+void test_register(const char *name, test_fn fn, bool once, const char *file)
+{
+    if (ntests == (int)(sizeof tests / sizeof tests[0])) {
+        fprintf(stderr, "too many tests\n");
+        exit(2);
+    }
+    tests[ntests++] = (struct test_entry){name, file, fn, once};
+}
+
+bool test_check(bool cond, const char *expr, const char *file, int line)
+{
+    if (!cond) {
+        current_failures++;
+        printf("    FAILED %s:%d: %s\n", file, line, expr);
+    }
+    return cond;
+}
+
+bool test_check_status(cudnnStatus_t got, cudnnStatus_t want, const char *expr, const char *file, int line)
+{
+    if (got == want) return true;
+    current_failures++;
+    printf("    FAILED %s:%d: %s\n      returned %s, expected %s\n", file, line, expr,
+           cudnnGetErrorString(got), cudnnGetErrorString(want));
+    return false;
+}
+
+void test_fail(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    current_failures++;
+    printf("    FAILED %s:%d: ", file, line);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+}
+
+bool current_test_failed(void)
+{
+    return current_failures > 0;
+}
+
+cudnnHandle_t test_handle(void)
+{
+    if (current_handle == NULL) {
+        cudnnStatus_t s = cudnnCreate(&current_handle);
+        if (s != CUDNN_STATUS_SUCCESS) {
+            printf("cannot create a handle on the %s backend: %s\n", test_backend, cudnnGetErrorString(s));
+            exit(2);
+        }
+    }
+    return current_handle;
+}
+
+static bool cuda_present(void)
+{
+#ifdef OCD_TEST_CUDA
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return n > 0;
+#else
+    return false;
+#endif
+}
+
+extern void trand_seed(uint64_t seed);
+
+int main(int argc, char **argv)
+{
+    const char *only_backend = NULL, *filter = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-b") == 0 && i + 1 < argc) only_backend = argv[++i];
+        else if (strcmp(argv[i], "-k") == 0 && i + 1 < argc) filter = argv[++i];
+        else if (strcmp(argv[i], "-l") == 0) {
+            for (int t = 0; t < ntests; t++) printf("%s%s\n", tests[t].name, tests[t].once ? " (once)" : "");
+            return 0;
+        } else {
+            fprintf(stderr, "usage: %s [-b host|cuda] [-k substring] [-l]\n", argv[0]);
+            return 2;
+        }
+    }
+    const char *seed_env = getenv("OPENCUDNN_TEST_SEED");
+    uint64_t seed = seed_env ? strtoull(seed_env, NULL, 0) : (uint64_t)time(NULL);
+    printf("opencudnn tests: seed %llu (OPENCUDNN_TEST_SEED=%llu replays)\n", (unsigned long long)seed,
+           (unsigned long long)seed);
+
+    const char *backends[2] = {"host", "cuda"};
+    int nbackends = cuda_present() ? 2 : 1;
+    int passed = 0, failed = 0, skipped = 0;
+    for (int b = 0; b < nbackends; b++) {
+        if (only_backend && strcmp(only_backend, backends[b]) != 0) continue;
+        test_backend = backends[b];
+        setenv("OPENCUDNN_BACKEND", test_backend, 1);
+        printf("== backend %s\n", test_backend);
+        for (int t = 0; t < ntests; t++) {
+            if (filter && strstr(tests[t].name, filter) == NULL) continue;
+            if (tests[t].once && b > 0 && !(only_backend && strcmp(only_backend, "cuda") == 0)) {
+                skipped++;
+                continue;
+            }
+            trand_seed(seed ^ ((uint64_t)t * 0x9e3779b97f4a7c15ULL));
+            current_failures = 0;
+            tests[t].fn();
+            if (current_handle) {
+                cudnnDestroy(current_handle);
+                current_handle = NULL;
+            }
+            printf("  %-50s %s\n", tests[t].name, current_failures ? "FAIL" : "ok");
+            if (current_failures) failed++;
+            else passed++;
+        }
+    }
+    if (nbackends == 1 && (only_backend == NULL || strcmp(only_backend, "cuda") == 0))
+        printf("(no CUDA device: the cuda pass did not run)\n");
+    printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    return failed ? 1 : 0;
+}

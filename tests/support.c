@@ -1,0 +1,281 @@
+/* support.c: buffers on the backend under test, random data and typed comparisons for the
+   tests (see test.h). Independent of src/: its half and bfloat16 conversions are its own. */
+#include "test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef OCD_TEST_CUDA
+#include <cuda_runtime.h>
+#endif
+
+#ifdef OCD_TEST_CUDA
+static bool on_cuda(void)
+{
+    return strcmp(test_backend, "cuda") == 0;
+}
+#endif
+
+static void die(const char *what)
+{
+    fprintf(stderr, "test support: %s\n", what);
+    exit(2);
+}
+
+void *tbuf_alloc(size_t bytes)
+{
+    void *p = NULL;
+    if (bytes == 0) bytes = 1;
+#ifdef OCD_TEST_CUDA
+    if (on_cuda()) {
+        if (cudaMalloc(&p, bytes) != cudaSuccess) die("cudaMalloc failed");
+        tbuf_poison(p, bytes);
+        return p;
+    }
+#endif
+    p = malloc(bytes);
+    if (p == NULL) die("malloc failed");
+    tbuf_poison(p, bytes);
+    return p;
+}
+
+void tbuf_free(void *p)
+{
+#ifdef OCD_TEST_CUDA
+    if (on_cuda()) {
+        cudaFree(p);
+        return;
+    }
+#endif
+    free(p);
+}
+
+void tbuf_poison(void *p, size_t bytes)
+{
+#ifdef OCD_TEST_CUDA
+    if (on_cuda()) {
+        if (cudaMemset(p, 0xff, bytes) != cudaSuccess) die("cudaMemset failed");
+        return;
+    }
+#endif
+    memset(p, 0xff, bytes);
+}
+
+void tbuf_upload(void *dst, const void *src, size_t bytes)
+{
+#ifdef OCD_TEST_CUDA
+    if (on_cuda()) {
+        if (cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) != cudaSuccess) die("upload failed");
+        return;
+    }
+#endif
+    memcpy(dst, src, bytes);
+}
+
+void tbuf_download(void *dst, const void *src, size_t bytes)
+{
+#ifdef OCD_TEST_CUDA
+    if (on_cuda()) {
+        if (cudaDeviceSynchronize() != cudaSuccess) die("a kernel failed (cudaDeviceSynchronize)");
+        if (cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) != cudaSuccess) die("download failed");
+        return;
+    }
+#endif
+    memcpy(dst, src, bytes);
+}
+
+void *tbuf_from(const void *src, size_t bytes)
+{
+    void *p = tbuf_alloc(bytes);
+    tbuf_upload(p, src, bytes);
+    return p;
+}
+
+/* ---- random: xoshiro256** seeded by splitmix64 ------------------------------------------------ */
+
+static uint64_t rng[4];
+
+static uint64_t splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void trand_seed(uint64_t seed)
+{
+    for (int i = 0; i < 4; i++) rng[i] = splitmix(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+uint64_t trand_u64(void)
+{
+    uint64_t r = rotl(rng[1] * 5, 7) * 9, t = rng[1] << 17;
+    rng[2] ^= rng[0];
+    rng[3] ^= rng[1];
+    rng[1] ^= rng[2];
+    rng[0] ^= rng[3];
+    rng[2] ^= t;
+    rng[3] = rotl(rng[3], 45);
+    return r;
+}
+
+double trand_uniform(double lo, double hi)
+{
+    return lo + (hi - lo) * (double)(trand_u64() >> 11) * 0x1.0p-53;
+}
+
+int trand_int(int lo, int hi)
+{
+    return lo + (int)(trand_u64() % (uint64_t)(hi - lo + 1));
+}
+
+/* ---- typed scalars ------------------------------------------------------------------------------ */
+
+size_t tdtype_size(cudnnDataType_t t)
+{
+    switch (t) {
+    case CUDNN_DATA_DOUBLE: case CUDNN_DATA_INT64: return 8;
+    case CUDNN_DATA_FLOAT: case CUDNN_DATA_INT32: return 4;
+    case CUDNN_DATA_HALF: case CUDNN_DATA_BFLOAT16: return 2;
+    default: return 1;
+    }
+}
+
+static double half_decode(uint16_t h)
+{
+    int e = (h >> 10) & 31, m = h & 1023;
+    double sign = (h & 0x8000) ? -1.0 : 1.0;
+    if (e == 31) return m ? NAN : sign * INFINITY;
+    if (e == 0) return sign * ldexp((double)m, -24);
+    return sign * ldexp((double)(m + 1024), e - 25);
+}
+
+/* Rounds to the nearest half by search: exact decode of both neighbours, pick the closer. */
+static uint16_t half_encode(double v)
+{
+    if (isnan(v)) return 0x7e00;
+    uint16_t sign = v < 0 ? 0x8000 : 0;
+    double a = fabs(v);
+    if (a >= 65520.0) return sign | 0x7c00;
+    uint16_t lo = 0, hi = 0x7bff; /* largest finite */
+    while (lo < hi) {              /* smallest code with decode >= a */
+        uint16_t mid = (uint16_t)((lo + hi) / 2);
+        if (half_decode(mid) >= a) hi = mid;
+        else lo = (uint16_t)(mid + 1);
+    }
+    uint16_t best = lo;
+    if (lo > 0) {
+        double dlo = a - half_decode((uint16_t)(lo - 1)), dhi = half_decode(lo) - a;
+        if (dlo < dhi || (dlo == dhi && ((lo - 1) & 1) == 0)) best = (uint16_t)(lo - 1);
+    }
+    return sign | best;
+}
+
+static double bf16_decode(uint16_t b)
+{
+    uint32_t bits = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static uint16_t bf16_encode(double v)
+{
+    float f = (float)v;
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    if (isnan(f)) return 0x7fc0;
+    uint32_t lower = bits & 0xffff, upper = bits >> 16;
+    if (lower > 0x8000 || (lower == 0x8000 && (upper & 1))) upper++;
+    return (uint16_t)upper;
+}
+
+double tload(cudnnDataType_t t, const void *base, int64_t i)
+{
+    switch (t) {
+    case CUDNN_DATA_FLOAT: return ((const float *)base)[i];
+    case CUDNN_DATA_DOUBLE: return ((const double *)base)[i];
+    case CUDNN_DATA_HALF: return half_decode(((const uint16_t *)base)[i]);
+    case CUDNN_DATA_BFLOAT16: return bf16_decode(((const uint16_t *)base)[i]);
+    case CUDNN_DATA_INT8: case CUDNN_DATA_INT8x4: case CUDNN_DATA_INT8x32: return ((const int8_t *)base)[i];
+    case CUDNN_DATA_UINT8: case CUDNN_DATA_UINT8x4: return ((const uint8_t *)base)[i];
+    case CUDNN_DATA_INT32: return ((const int32_t *)base)[i];
+    case CUDNN_DATA_INT64: return (double)((const int64_t *)base)[i];
+    }
+    return NAN;
+}
+
+static double saturate(double v, double lo, double hi)
+{
+    if (isnan(v)) return 0;
+    v = nearbyint(v);
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+void tstore(cudnnDataType_t t, void *base, int64_t i, double v)
+{
+    switch (t) {
+    case CUDNN_DATA_FLOAT: ((float *)base)[i] = (float)v; return;
+    case CUDNN_DATA_DOUBLE: ((double *)base)[i] = v; return;
+    case CUDNN_DATA_HALF: ((uint16_t *)base)[i] = half_encode(v); return;
+    case CUDNN_DATA_BFLOAT16: ((uint16_t *)base)[i] = bf16_encode(v); return;
+    case CUDNN_DATA_INT8: case CUDNN_DATA_INT8x4: case CUDNN_DATA_INT8x32:
+        ((int8_t *)base)[i] = (int8_t)saturate(v, -128, 127); return;
+    case CUDNN_DATA_UINT8: case CUDNN_DATA_UINT8x4: ((uint8_t *)base)[i] = (uint8_t)saturate(v, 0, 255); return;
+    case CUDNN_DATA_INT32: ((int32_t *)base)[i] = (int32_t)saturate(v, -2147483648.0, 2147483647.0); return;
+    case CUDNN_DATA_INT64: ((int64_t *)base)[i] = (int64_t)saturate(v, -9.2e18, 9.2e18); return;
+    }
+}
+
+void tfill_random(cudnnDataType_t t, void *base, int64_t n, double lo, double hi)
+{
+    for (int64_t i = 0; i < n; i++) tstore(t, base, i, trand_uniform(lo, hi));
+}
+
+double ttolerance(cudnnDataType_t t)
+{
+    switch (t) {
+    case CUDNN_DATA_DOUBLE: return 1e-12;
+    case CUDNN_DATA_FLOAT: return 1e-5;
+    case CUDNN_DATA_HALF: return 1e-2;
+    case CUDNN_DATA_BFLOAT16: return 2e-2;
+    default: return 0; /* integers: exact, up to the rounding of the result */
+    }
+}
+
+bool tcompare(cudnnDataType_t t, const void *got, const double *want, int64_t n, double tol,
+              const char *what)
+{
+    int64_t bad = 0, first = -1;
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double g = tload(t, got, i), w = want[i];
+        bool ok;
+        if (isnan(w)) ok = isnan(g);
+        else if (isnan(g)) ok = false;
+        else if (isinf(w)) ok = g == w;
+        else {
+            double err = fabs(g - w), lim = tol * fmax(1.0, fabs(w));
+            if (tol == 0) lim = 0.5 + 1e-9; /* integers: the reference rounded either way */
+            ok = err <= lim;
+            if (err / fmax(1.0, fabs(w)) > worst) worst = err / fmax(1.0, fabs(w));
+        }
+        if (!ok) {
+            if (first < 0) first = i;
+            bad++;
+        }
+    }
+    if (bad) {
+        FAIL("%s: %lld of %lld values wrong; first at %lld: got %.9g, want %.9g (tolerance %g)", what,
+             (long long)bad, (long long)n, (long long)first, tload(t, got, first), want[first], tol);
+        return false;
+    }
+    return true;
+}

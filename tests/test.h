@@ -1,0 +1,77 @@
+/* test.h: the test suite's framework: registration, checks, device buffers, random data.
+
+   A test is `TEST(name) { ... }` in any .c file of tests/; it registers itself. The runner runs
+   each test once per backend present (host always, cuda when a device is usable) unless it is
+   declared with TEST_ONCE (backend-independent: descriptors, headers, loading). Checks record a
+   failure with file:line and go on; CHECK_STATUS compares statuses by name.
+
+   Device buffers: tbuf_* allocate on the backend under test (host memory or cudaMalloc), are
+   filled from host arrays and read back to host arrays. Outputs are poisoned (all bytes 0xFF: NaN
+   for float types, -1 for integers) before each call, so a result that was not written shows. */
+#ifndef OCD_TESTS_TEST_H
+#define OCD_TESTS_TEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <cudnn.h>
+
+typedef void (*test_fn)(void);
+
+void test_register(const char *name, test_fn fn, bool once, const char *file);
+
+#define TEST_DEFINE_(name, once)                                                               \
+    static void name(void);                                                                    \
+    __attribute__((constructor)) static void register_##name(void)                             \
+    {                                                                                          \
+        test_register(#name, name, once, __FILE__);                                            \
+    }                                                                                          \
+    static void name(void)
+#define TEST(name) TEST_DEFINE_(name, false)
+#define TEST_ONCE(name) TEST_DEFINE_(name, true)
+
+/* Records a failure; returns cond so that a test can stop early: if (!CHECK(x)) return; */
+bool test_check(bool cond, const char *expr, const char *file, int line);
+#define CHECK(cond) test_check((cond), #cond, __FILE__, __LINE__)
+bool test_check_status(cudnnStatus_t got, cudnnStatus_t want, const char *expr, const char *file, int line);
+#define CHECK_STATUS(call, want) test_check_status((call), (want), #call, __FILE__, __LINE__)
+#define CHECK_OK(call) CHECK_STATUS(call, CUDNN_STATUS_SUCCESS)
+bool current_test_failed(void);
+void test_fail(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define FAIL(...) test_fail(__FILE__, __LINE__, __VA_ARGS__)
+
+/* The backend of this pass: "host" or "cuda". */
+extern const char *test_backend;
+/* A handle on the backend under test (created per test, destroyed after it). */
+cudnnHandle_t test_handle(void);
+
+/* ---- buffers on the backend under test -------------------------------------------------------- */
+void *tbuf_alloc(size_t bytes);                  /* poisoned; never NULL (aborts the test run) */
+void tbuf_free(void *p);
+void tbuf_upload(void *dst, const void *src, size_t bytes);
+void tbuf_download(void *dst, const void *src, size_t bytes);
+void tbuf_poison(void *p, size_t bytes);
+/* A device copy of host data. */
+void *tbuf_from(const void *src, size_t bytes);
+
+/* ---- random data ---------------------------------------------------------------------------- */
+uint64_t trand_u64(void);
+double trand_uniform(double lo, double hi);
+int trand_int(int lo, int hi); /* inclusive */
+
+/* ---- typed host arrays -------------------------------------------------------------------- */
+size_t tdtype_size(cudnnDataType_t t); /* bytes of one scalar (1 for the int8 vector types) */
+double tload(cudnnDataType_t t, const void *base, int64_t i);          /* scalar i, as double */
+void tstore(cudnnDataType_t t, void *base, int64_t i, double v);       /* rounds to the type */
+/* Fills n scalars of type t with random values in [lo, hi] (integers rounded). */
+void tfill_random(cudnnDataType_t t, void *base, int64_t n, double lo, double hi);
+/* Relative tolerance for results of type t (DESIGN.md 5). */
+double ttolerance(cudnnDataType_t t);
+/* Compares n results against a double reference: |got - want| <= tol * max(1, |want|) for every
+   element; NaN where want is not NaN fails. Reports the first bad index. */
+bool tcompare(cudnnDataType_t t, const void *got, const double *want, int64_t n, double tol,
+              const char *what);
+
+#endif /* OCD_TESTS_TEST_H */

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# setup.sh: installs what building and testing opencudnn needs on a fresh Debian/Ubuntu machine:
+# a C compiler, CMake, Ninja, Python 3 and valgrind. The CUDA toolkit is optional: when nvcc is on
+# PATH (or in /usr/local/cuda/bin) the CUDA backend is built too.
+set -euo pipefail
+need=()
+for tool in cc:gcc c++:g++ cmake:cmake ninja:ninja-build python3:python3 readelf:binutils; do
+  command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool##*:}")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=$([ "$(id -u)" -eq 0 ] && echo "" || echo sudo)
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q "${need[@]}"
+fi
+echo "setup: build tools present${need:+ (installed: ${need[*]})}"

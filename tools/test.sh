@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# test.sh: builds opencudnn and runs the whole test suite, twice: a normal build (with the CUDA
+# backend when nvcc is found, so that a CUDA compile error fails here too) and a host-only build
+# under AddressSanitizer and UBSan. Extra arguments are passed to the first CMake configure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -x /usr/local/cuda/bin/nvcc ] && export PATH="$PATH:/usr/local/cuda/bin"
+jobs=$(nproc 2>/dev/null || echo 2)
+
+cmake -S . -B build -G Ninja "$@"
+cmake --build build -j "$jobs"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+cmake -S . -B build-sanitize -G Ninja -DOPENCUDNN_CUDA=OFF -DOPENCUDNN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+cmake --build build-sanitize -j "$jobs"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-sanitize --output-on-failure -j "$jobs"
