@@ -31,7 +31,8 @@ def compile_src(name, text, flags, compiler=None, run=False):
     with open(path, "w") as f:
         f.write(text)
     exe = path + ".out"
-    cmd = [compiler or args.cc] + flags + ["-I", args.include, path, "-o", exe]
+    # ours first: a later -I (the CUDA include directory) must not shadow our cudnn.h
+    cmd = [compiler or args.cc, "-I", args.include] + flags + [path, "-o", exe]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         failures.append("%s: compile failed (%s)\n%s" % (name, " ".join(flags), r.stderr[:3000]))

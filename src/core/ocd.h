@@ -14,6 +14,11 @@
 
 #include <cudnn.h>
 
+/* The library must be built against its own headers, never a vendor's cudnn.h found first. */
+#ifndef OPENCUDNN_CUDNN_H_
+#error "opencudnn is being compiled against a cudnn.h that is not its own: put include/ first"
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
