@@ -1,0 +1,45 @@
+/* tview.h: test tensors at any strides, for the dropout and spatial transformer tests. Values
+   live in logical row-major order (N, C, then the spatial dims) in double arrays; a tview stores
+   them, rounded to its type, at the strides of a layout on the backend under test, and reads them
+   back. Scalars of the buffer that hold no element stay poisoned (0xFF). */
+#ifndef OCD_TESTS_TVIEW_H
+#define OCD_TESTS_TVIEW_H
+
+#include "test.h"
+
+enum tview_layout {
+    TV_NCHW,   /* packed row-major */
+    TV_NHWC,   /* packed, channels last */
+    TV_PADDED, /* row-major order with a gap after every dimension (innermost stride 2) */
+    TV_LAYOUTS
+};
+
+struct tview {
+    cudnnDataType_t dtype;
+    int rank, dims[8], strides[8];
+    int64_t count; /* elements */
+    int64_t span;  /* scalars from the first element to one past the last */
+    cudnnTensorDescriptor_t desc;
+};
+
+const char *tview_layout_name(int layout);
+/* Sets up v and creates its descriptor (cudnnSetTensorNdDescriptor) for the dims and layout. */
+void tview_init(struct tview *v, cudnnDataType_t dtype, int rank, const int dims[], int layout);
+void tview_destroy(struct tview *v);
+size_t tview_bytes(const struct tview *v);
+/* Scalar offset of logical element i. */
+int64_t tview_offset(const struct tview *v, int64_t i);
+/* A buffer on the backend under test holding values (rounded to the type; values is updated to
+   what was stored); NULL values: all poison. */
+void *tview_upload(const struct tview *v, double *values);
+/* Reads the elements back. */
+void tview_download(const struct tview *v, const void *buf, double *values);
+/* Reads the elements back and compares them with want at the type's tolerance. */
+bool tview_check(const struct tview *v, const void *buf, const double *want, const char *what);
+/* n random values in [lo, hi]. */
+double *tview_random(int64_t n, double lo, double hi);
+/* A copy of a buffer's bytes on the host, and the check that the buffer still holds them. */
+void *tbuf_snapshot(const void *buf, size_t bytes);
+bool tbuf_unchanged(const void *buf, const void *snapshot, size_t bytes, const char *what);
+
+#endif
