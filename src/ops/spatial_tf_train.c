@@ -1,0 +1,79 @@
+/* spatial_tf_train.c: cudnnSpatialTfGridGeneratorBackward and cudnnSpatialTfSamplerBackward
+   (ops_train). The checks are those of the forward functions (spatial_tf.c), plus: dx has x's
+   dims and type, and no output is also an input (dx is x or dy, dgrid is grid). */
+#include "ops/spatial_tf.h"
+
+#include "core/dtype.h"
+
+static const struct ocd_impl grid_bwd_impls[] = {
+#ifdef OCD_HAVE_CUDA
+    {"cuda:stn_grid_bwd", OCD_BACKEND_CUDA, -1, ocd_stn_grid_applies, NULL, ocd_stn_grid_bwd_cuda},
+#endif
+    {"host:stn_grid_bwd", OCD_BACKEND_HOST, -1, ocd_stn_grid_applies, NULL, ocd_stn_grid_bwd_host},
+};
+
+cudnnStatus_t CUDNNWINAPI cudnnSpatialTfGridGeneratorBackward(cudnnHandle_t handle,
+                                                              const cudnnSpatialTransformerDescriptor_t stDesc,
+                                                              const void *dgrid, void *dtheta)
+{
+    OCD_LOG_API("handle=%p stDesc=%p dgrid=%p dtheta=%p", (void *)handle, (void *)stDesc, dgrid, dtheta);
+    OCD_CHECK_HANDLE(handle);
+    const struct cudnnSpatialTransformerStruct *st;
+    OCD_TRY(ocd_stn_get(stDesc, &st));
+    if (dgrid == NULL || dtheta == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dgrid or dtheta is NULL");
+    struct ocd_stn_grid_problem p = {st->dtype, st->dims[0], st->dims[2], st->dims[3], dgrid, dtheta};
+    return ocd_impl_run(handle, grid_bwd_impls, OCD_ARRAY_LEN(grid_bwd_impls), &p,
+                        "cudnnSpatialTfGridGeneratorBackward");
+}
+
+static const struct ocd_impl sampler_bwd_impls[] = {
+#ifdef OCD_HAVE_CUDA
+    {"cuda:stn_sampler_bwd", OCD_BACKEND_CUDA, -1, ocd_stn_sampler_applies, NULL, ocd_stn_sampler_bwd_cuda},
+#endif
+    {"host:stn_sampler_bwd", OCD_BACKEND_HOST, -1, ocd_stn_sampler_applies, NULL, ocd_stn_sampler_bwd_host},
+};
+
+cudnnStatus_t CUDNNWINAPI cudnnSpatialTfSamplerBackward(cudnnHandle_t handle,
+                                                        cudnnSpatialTransformerDescriptor_t stDesc,
+                                                        const void *alpha,
+                                                        const cudnnTensorDescriptor_t xDesc,
+                                                        const void *x, const void *beta,
+                                                        const cudnnTensorDescriptor_t dxDesc, void *dx,
+                                                        const void *alphaDgrid,
+                                                        const cudnnTensorDescriptor_t dyDesc,
+                                                        const void *dy, const void *grid,
+                                                        const void *betaDgrid, void *dgrid)
+{
+    OCD_LOG_API("handle=%p stDesc=%p alpha=%p xDesc=%p x=%p beta=%p dxDesc=%p dx=%p alphaDgrid=%p "
+                "dyDesc=%p dy=%p grid=%p betaDgrid=%p dgrid=%p",
+                (void *)handle, (void *)stDesc, alpha, (void *)xDesc, x, beta, (void *)dxDesc, dx,
+                alphaDgrid, (void *)dyDesc, dy, grid, betaDgrid, dgrid);
+    OCD_CHECK_HANDLE(handle);
+    const struct cudnnSpatialTransformerStruct *st;
+    OCD_TRY(ocd_stn_get(stDesc, &st));
+    struct ocd_stn_sampler_problem p = {0};
+    OCD_TRY(ocd_tensor_get(xDesc, "xDesc", &p.x));
+    OCD_TRY(ocd_tensor_get(dxDesc, "dxDesc", &p.dx));
+    OCD_TRY(ocd_tensor_get(dyDesc, "dyDesc", &p.y));
+    if (alpha == NULL || beta == NULL || alphaDgrid == NULL || betaDgrid == NULL)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "alpha, beta, alphaDgrid or betaDgrid is NULL");
+    if (x == NULL || dx == NULL || dy == NULL || grid == NULL || dgrid == NULL)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "x, dx, dy, grid or dgrid is NULL");
+    OCD_TRY(ocd_stn_sampler_check(st, &p.x, x, &p.y, dy, "dy"));
+    if (!ocd_view_same_dims(&p.x, &p.dx) || p.dx.dtype != p.x.dtype)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dxDesc's dims or type differ from xDesc's");
+    if (dx == x || dx == dy || dgrid == grid)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "an output (dx or dgrid) is also an input");
+    p.dtype = st->dtype;
+    p.x_data = x;
+    p.grid = grid;
+    p.dy_data = dy;
+    p.dx_data = dx;
+    p.dgrid = dgrid;
+    p.alpha = ocd_scaling_value(p.dtype, alpha);
+    p.beta = ocd_scaling_value(p.dtype, beta);
+    p.alpha_dgrid = ocd_scaling_value(p.dtype, alphaDgrid);
+    p.beta_dgrid = ocd_scaling_value(p.dtype, betaDgrid);
+    return ocd_impl_run(handle, sampler_bwd_impls, OCD_ARRAY_LEN(sampler_bwd_impls), &p,
+                        "cudnnSpatialTfSamplerBackward");
+}
