@@ -139,42 +139,73 @@ static double *prior_values(int64_t n, double beta)
     return v;
 }
 
-TEST(stn_sampler_forward_matches_reference)
+/* One sampler test: the descriptor, the tensors (x; y, or dy; dx, in y's layout so that the
+   backward changes layout; the grid) and the inputs. */
+struct sampler_test {
+    cudnnDataType_t dt;
+    const struct sampler_case *sc;
+    int blend;
+    char tag[64];
+    cudnnSpatialTransformerDescriptor_t st;
+    struct tview xv, yv, dxv, gv;
+    double *x, *grid;
+    void *xb, *gridb;
+};
+
+/* Runs body on every type, case and blend pair, with fresh random x and grid. */
+static void for_each_sampler_test(void (*body)(cudnnHandle_t h, struct sampler_test *s))
 {
     cudnnHandle_t h = test_handle();
     for (size_t t = 0; t < sizeof float_types / sizeof float_types[0]; t++)
         for (size_t k = 0; k < sizeof sampler_cases / sizeof sampler_cases[0]; k++)
             for (int b = 0; b < 2; b++) {
-                cudnnDataType_t dt = float_types[t];
-                const struct sampler_case *sc = &sampler_cases[k];
+                struct sampler_test s = {.dt = float_types[t], .sc = &sampler_cases[k], .blend = b};
+                const struct sampler_case *sc = s.sc;
                 int xdims[4] = {sc->n, sc->c, sc->hin, sc->win}, ydims[4] = {sc->n, sc->c, sc->h, sc->w};
-                cudnnSpatialTransformerDescriptor_t st = stn_desc(dt, sc->n, sc->c, sc->h, sc->w);
-                struct tview xv, yv, gv;
-                tview_init(&xv, dt, 4, xdims, sc->xlayout);
-                tview_init(&yv, dt, 4, ydims, sc->ylayout);
-                packed_init(&gv, dt, sc->n, sc->h * sc->w, 2);
-                double *x = tview_random(xv.count, -2, 2), *grid = tview_random(gv.count, -1.2, 1.2);
-                double *prior = prior_values(yv.count, blends[b][1]);
-                double *r = malloc(sizeof(double) * (size_t)yv.count), *want = malloc(sizeof(double) * (size_t)yv.count);
-                void *xb = tview_upload(&xv, x), *gridb = tview_upload(&gv, grid), *yb = tview_upload(&yv, prior);
-                union scale alpha, beta;
-                CHECK_OK(cudnnSpatialTfSamplerForward(h, st, scale_of(dt, &alpha, blends[b][0]), xv.desc, xb, gridb,
-                                                      scale_of(dt, &beta, blends[b][1]), yv.desc, yb));
-                ref_stn_sample(sc->n, sc->c, sc->hin, sc->win, x, sc->h, sc->w, grid, r);
-                blend_into(want, r, prior, yv.count, blends[b][0], blends[b][1]);
-                char what[96];
-                snprintf(what, sizeof what, "y, type %d case %zu blend %d", (int)dt, k, b);
-                tview_check(&yv, yb, want, what);
-                void *bufs[] = {x, grid, prior, r, want};
-                free_all(bufs, 5);
-                tbuf_free(xb);
-                tbuf_free(gridb);
-                tbuf_free(yb);
-                tview_destroy(&xv);
-                tview_destroy(&yv);
-                tview_destroy(&gv);
-                CHECK_OK(cudnnDestroySpatialTransformerDescriptor(st));
+                snprintf(s.tag, sizeof s.tag, "type %d case %zu blend %d", (int)s.dt, k, b);
+                s.st = stn_desc(s.dt, sc->n, sc->c, sc->h, sc->w);
+                tview_init(&s.xv, s.dt, 4, xdims, sc->xlayout);
+                tview_init(&s.yv, s.dt, 4, ydims, sc->ylayout);
+                tview_init(&s.dxv, s.dt, 4, xdims, sc->ylayout);
+                packed_init(&s.gv, s.dt, sc->n, sc->h * sc->w, 2);
+                s.x = tview_random(s.xv.count, -2, 2);
+                s.grid = tview_random(s.gv.count, -1.2, 1.2);
+                s.xb = tview_upload(&s.xv, s.x);
+                s.gridb = tview_upload(&s.gv, s.grid);
+                body(h, &s);
+                free(s.x);
+                free(s.grid);
+                tbuf_free(s.xb);
+                tbuf_free(s.gridb);
+                struct tview *views[] = {&s.xv, &s.yv, &s.dxv, &s.gv};
+                for (int i = 0; i < 4; i++) tview_destroy(views[i]);
+                CHECK_OK(cudnnDestroySpatialTransformerDescriptor(s.st));
             }
+}
+
+static void sampler_forward_case(cudnnHandle_t h, struct sampler_test *s)
+{
+    const struct sampler_case *sc = s->sc;
+    const double *bl = blends[s->blend];
+    double *prior = prior_values(s->yv.count, bl[1]);
+    double *r = malloc(sizeof(double) * (size_t)s->yv.count), *want = malloc(sizeof(double) * (size_t)s->yv.count);
+    void *yb = tview_upload(&s->yv, prior);
+    union scale alpha, beta;
+    CHECK_OK(cudnnSpatialTfSamplerForward(h, s->st, scale_of(s->dt, &alpha, bl[0]), s->xv.desc, s->xb, s->gridb,
+                                          scale_of(s->dt, &beta, bl[1]), s->yv.desc, yb));
+    ref_stn_sample(sc->n, sc->c, sc->hin, sc->win, s->x, sc->h, sc->w, s->grid, r);
+    blend_into(want, r, prior, s->yv.count, bl[0], bl[1]);
+    char what[96];
+    snprintf(what, sizeof what, "y, %s", s->tag);
+    tview_check(&s->yv, yb, want, what);
+    void *bufs[] = {prior, r, want};
+    free_all(bufs, 3);
+    tbuf_free(yb);
+}
+
+TEST(stn_sampler_forward_matches_reference)
+{
+    for_each_sampler_test(sampler_forward_case);
 }
 
 /* sum(dy * sample(x, grid)), the function whose gradients the backward returns. */
@@ -204,64 +235,47 @@ static void finite_differences(const struct sampler_case *sc, double *x, double 
     free(scratch);
 }
 
+static void sampler_backward_case(cudnnHandle_t h, struct sampler_test *s)
+{
+    const struct sampler_case *sc = s->sc;
+    const double *bl = blends[s->blend];
+    int64_t nx = s->xv.count, ng = s->gv.count;
+    double *dy = tview_random(s->yv.count, -1, 1);
+    double *dxprior = prior_values(nx, bl[1]), *dgprior = prior_values(ng, bl[3]);
+    void *dyb = tview_upload(&s->yv, dy), *dxb = tview_upload(&s->dxv, dxprior), *dgridb = tview_upload(&s->gv, dgprior);
+    union scale alpha, beta, alpha_g, beta_g;
+    CHECK_OK(cudnnSpatialTfSamplerBackward(h, s->st, scale_of(s->dt, &alpha, bl[0]), s->xv.desc, s->xb,
+                                           scale_of(s->dt, &beta, bl[1]), s->dxv.desc, dxb,
+                                           scale_of(s->dt, &alpha_g, bl[2]), s->yv.desc, dyb, s->gridb,
+                                           scale_of(s->dt, &beta_g, bl[3]), dgridb));
+    double *rdx = malloc(sizeof(double) * (size_t)nx), *rdg = malloc(sizeof(double) * (size_t)ng);
+    double *want = malloc(sizeof(double) * (size_t)(nx + ng)), *got = malloc(sizeof(double) * (size_t)(nx + ng));
+    ref_stn_sample_backward(sc->n, sc->c, sc->hin, sc->win, s->x, sc->h, sc->w, s->grid, dy, rdx, rdg);
+    char what[96];
+    blend_into(want, rdx, dxprior, nx, bl[0], bl[1]);
+    snprintf(what, sizeof what, "dx, %s", s->tag);
+    tview_check(&s->dxv, dxb, want, what);
+    blend_into(want, rdg, dgprior, ng, bl[2], bl[3]);
+    snprintf(what, sizeof what, "dgrid, %s", s->tag);
+    tview_check(&s->gv, dgridb, want, what);
+    if (s->dt == CUDNN_DATA_DOUBLE && s->blend == 0) { /* the gradients of sum(dy * y) */
+        finite_differences(sc, s->x, s->grid, dy, s->x, nx, want);
+        tview_download(&s->dxv, dxb, got);
+        tcompare(CUDNN_DATA_DOUBLE, got, want, nx, 1e-6, "dx against finite differences");
+        finite_differences(sc, s->x, s->grid, dy, s->grid, ng, want);
+        tview_download(&s->gv, dgridb, got);
+        tcompare(CUDNN_DATA_DOUBLE, got, want, ng, 1e-6, "dgrid against finite differences");
+    }
+    void *bufs[] = {dy, dxprior, dgprior, rdx, rdg, want, got};
+    free_all(bufs, 7);
+    tbuf_free(dyb);
+    tbuf_free(dxb);
+    tbuf_free(dgridb);
+}
+
 TEST(stn_sampler_backward_matches_reference)
 {
-    cudnnHandle_t h = test_handle();
-    for (size_t t = 0; t < sizeof float_types / sizeof float_types[0]; t++)
-        for (size_t k = 0; k < sizeof sampler_cases / sizeof sampler_cases[0]; k++)
-            for (int b = 0; b < 2; b++) {
-                cudnnDataType_t dt = float_types[t];
-                const struct sampler_case *sc = &sampler_cases[k];
-                int xdims[4] = {sc->n, sc->c, sc->hin, sc->win}, ydims[4] = {sc->n, sc->c, sc->h, sc->w};
-                cudnnSpatialTransformerDescriptor_t st = stn_desc(dt, sc->n, sc->c, sc->h, sc->w);
-                struct tview xv, dxv, dyv, gv;
-                tview_init(&xv, dt, 4, xdims, sc->xlayout);
-                tview_init(&dxv, dt, 4, xdims, sc->ylayout); /* dx and x in different layouts */
-                tview_init(&dyv, dt, 4, ydims, sc->ylayout);
-                packed_init(&gv, dt, sc->n, sc->h * sc->w, 2);
-                double *x = tview_random(xv.count, -2, 2), *grid = tview_random(gv.count, -1.2, 1.2);
-                double *dy = tview_random(dyv.count, -1, 1);
-                double *dxprior = prior_values(dxv.count, blends[b][1]), *dgprior = prior_values(gv.count, blends[b][3]);
-                void *xb = tview_upload(&xv, x), *gridb = tview_upload(&gv, grid), *dyb = tview_upload(&dyv, dy);
-                void *dxb = tview_upload(&dxv, dxprior), *dgridb = tview_upload(&gv, dgprior);
-                union scale alpha, beta, alpha_g, beta_g;
-                CHECK_OK(cudnnSpatialTfSamplerBackward(h, st, scale_of(dt, &alpha, blends[b][0]), xv.desc, xb,
-                                                       scale_of(dt, &beta, blends[b][1]), dxv.desc, dxb,
-                                                       scale_of(dt, &alpha_g, blends[b][2]), dyv.desc, dyb, gridb,
-                                                       scale_of(dt, &beta_g, blends[b][3]), dgridb));
-                double *rdx = malloc(sizeof(double) * (size_t)xv.count), *rdg = malloc(sizeof(double) * (size_t)gv.count);
-                double *want = malloc(sizeof(double) * (size_t)(xv.count + gv.count));
-                ref_stn_sample_backward(sc->n, sc->c, sc->hin, sc->win, x, sc->h, sc->w, grid, dy, rdx, rdg);
-                char what[96];
-                blend_into(want, rdx, dxprior, xv.count, blends[b][0], blends[b][1]);
-                snprintf(what, sizeof what, "dx, type %d case %zu blend %d", (int)dt, k, b);
-                tview_check(&dxv, dxb, want, what);
-                blend_into(want, rdg, dgprior, gv.count, blends[b][2], blends[b][3]);
-                snprintf(what, sizeof what, "dgrid, type %d case %zu blend %d", (int)dt, k, b);
-                tview_check(&gv, dgridb, want, what);
-                if (dt == CUDNN_DATA_DOUBLE && b == 0) { /* the gradients of sum(dy * y) */
-                    double *got = malloc(sizeof(double) * (size_t)(xv.count + gv.count));
-                    finite_differences(sc, x, grid, dy, x, xv.count, want);
-                    tview_download(&dxv, dxb, got);
-                    tcompare(CUDNN_DATA_DOUBLE, got, want, xv.count, 1e-6, "dx against finite differences");
-                    finite_differences(sc, x, grid, dy, grid, gv.count, want);
-                    tview_download(&gv, dgridb, got);
-                    tcompare(CUDNN_DATA_DOUBLE, got, want, gv.count, 1e-6, "dgrid against finite differences");
-                    free(got);
-                }
-                void *bufs[] = {x, grid, dy, dxprior, dgprior, rdx, rdg, want};
-                free_all(bufs, 8);
-                tbuf_free(xb);
-                tbuf_free(gridb);
-                tbuf_free(dyb);
-                tbuf_free(dxb);
-                tbuf_free(dgridb);
-                tview_destroy(&xv);
-                tview_destroy(&dxv);
-                tview_destroy(&dyv);
-                tview_destroy(&gv);
-                CHECK_OK(cudnnDestroySpatialTransformerDescriptor(st));
-            }
+    for_each_sampler_test(sampler_backward_case);
 }
 
 /* ---- bad inputs ---------------------------------------------------------------------------------- */
@@ -310,19 +324,21 @@ TEST(stn_grid_generator_bad_inputs_write_nothing)
     packed_init(&tv, CUDNN_DATA_FLOAT, 2, 2, 3);
     void *thetab = tview_upload(&tv, theta), *grid = tbuf_alloc(gbytes), *dtheta = tbuf_alloc(tbytes);
     void *gsnap = tbuf_snapshot(grid, gbytes), *tsnap = tbuf_snapshot(dtheta, tbytes);
-    CHECK_STATUS(cudnnSpatialTfGridGeneratorForward(NULL, ok, thetab, grid), CUDNN_STATUS_BAD_PARAM);
-    CHECK_STATUS(cudnnSpatialTfGridGeneratorForward(h, NULL, thetab, grid), CUDNN_STATUS_BAD_PARAM);
-    CHECK_STATUS(cudnnSpatialTfGridGeneratorForward(h, unset, thetab, grid), CUDNN_STATUS_BAD_PARAM);
-    CHECK_STATUS(cudnnSpatialTfGridGeneratorForward(h, ok, NULL, grid), CUDNN_STATUS_BAD_PARAM);
-    /* documented: NOT_SUPPORTED when the transformed tensor has more than 4 dimensions */
-    CHECK_STATUS(cudnnSpatialTfGridGeneratorForward(h, five, thetab, grid), CUDNN_STATUS_NOT_SUPPORTED);
-    CHECK_STATUS(cudnnSpatialTfGridGeneratorForward(h, ints, thetab, grid), CUDNN_STATUS_NOT_SUPPORTED);
-    CHECK_STATUS(cudnnSpatialTfGridGeneratorBackward(NULL, ok, grid, dtheta), CUDNN_STATUS_BAD_PARAM);
-    CHECK_STATUS(cudnnSpatialTfGridGeneratorBackward(h, ok, NULL, dtheta), CUDNN_STATUS_BAD_PARAM);
-    CHECK_STATUS(cudnnSpatialTfGridGeneratorBackward(h, ok, grid, NULL), CUDNN_STATUS_BAD_PARAM);
-    CHECK_STATUS(cudnnSpatialTfGridGeneratorBackward(h, unset, grid, dtheta), CUDNN_STATUS_BAD_PARAM);
-    CHECK_STATUS(cudnnSpatialTfGridGeneratorBackward(h, five, grid, dtheta), CUDNN_STATUS_NOT_SUPPORTED);
-    CHECK_STATUS(cudnnSpatialTfGridGeneratorBackward(h, ints, grid, dtheta), CUDNN_STATUS_NOT_SUPPORTED);
+    /* forward theta -> grid, backward grid (as dgrid) -> dtheta */
+    cudnnStatus_t (*const fn[2])(cudnnHandle_t, const cudnnSpatialTransformerDescriptor_t, const void *, void *) = {
+        cudnnSpatialTfGridGeneratorForward, cudnnSpatialTfGridGeneratorBackward};
+    for (int dir = 0; dir < 2; dir++) {
+        const void *src = dir ? grid : thetab;
+        void *dst = dir ? dtheta : grid;
+        CHECK_STATUS(fn[dir](NULL, ok, src, dst), CUDNN_STATUS_BAD_PARAM);
+        CHECK_STATUS(fn[dir](h, NULL, src, dst), CUDNN_STATUS_BAD_PARAM);
+        CHECK_STATUS(fn[dir](h, unset, src, dst), CUDNN_STATUS_BAD_PARAM);
+        CHECK_STATUS(fn[dir](h, ok, NULL, dst), CUDNN_STATUS_BAD_PARAM);
+        CHECK_STATUS(fn[dir](h, ok, src, NULL), CUDNN_STATUS_BAD_PARAM);
+        /* documented: NOT_SUPPORTED when the transformed tensor has more than 4 dimensions */
+        CHECK_STATUS(fn[dir](h, five, src, dst), CUDNN_STATUS_NOT_SUPPORTED);
+        CHECK_STATUS(fn[dir](h, ints, src, dst), CUDNN_STATUS_NOT_SUPPORTED);
+    }
     tbuf_unchanged(grid, gsnap, gbytes, "grid");
     tbuf_unchanged(dtheta, tsnap, tbytes, "dtheta");
     void *bufs[] = {theta, gsnap, tsnap};

@@ -72,6 +72,15 @@ static cudnnStatus_t check_set_args(cudnnDropoutDescriptor_t desc, cudnnHandle_t
     return CUDNN_STATUS_SUCCESS;
 }
 
+static void attach(cudnnDropoutDescriptor_t desc, float dropout, void *states, size_t bytes,
+                   unsigned long long seed)
+{
+    desc->dropout = dropout;
+    desc->states = states;
+    desc->states_bytes = bytes;
+    desc->seed = seed;
+}
+
 /* With states, initialises them from the seed (the call number starts at 0) in the handle's
    memory; without, sets only the probability, as documented, keeping any states attached. */
 cudnnStatus_t CUDNNWINAPI cudnnSetDropoutDescriptor(cudnnDropoutDescriptor_t dropoutDesc,
@@ -82,14 +91,13 @@ cudnnStatus_t CUDNNWINAPI cudnnSetDropoutDescriptor(cudnnDropoutDescriptor_t dro
     OCD_LOG_API("dropoutDesc=%p handle=%p dropout=%g states=%p stateSizeInBytes=%zu seed=%llu",
                 (void *)dropoutDesc, (void *)handle, (double)dropout, states, stateSizeInBytes, seed);
     OCD_TRY(check_set_args(dropoutDesc, handle, dropout, states, stateSizeInBytes));
-    if (states != NULL) {
-        struct ocd_dropout_state init = {seed, 0, 0, 0};
-        OCD_TRY(ocd_backend_copy(handle, states, &init, sizeof init, OCD_COPY_FROM_HOST));
-        dropoutDesc->states = states;
-        dropoutDesc->states_bytes = stateSizeInBytes;
-        dropoutDesc->seed = seed;
+    if (states == NULL) {
+        dropoutDesc->dropout = dropout;
+        return CUDNN_STATUS_SUCCESS;
     }
-    dropoutDesc->dropout = dropout;
+    struct ocd_dropout_state init = {seed, 0, 0, 0};
+    OCD_TRY(ocd_backend_copy(handle, states, &init, sizeof init, OCD_COPY_FROM_HOST));
+    attach(dropoutDesc, dropout, states, stateSizeInBytes, seed);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -104,10 +112,7 @@ cudnnStatus_t CUDNNWINAPI cudnnRestoreDropoutDescriptor(cudnnDropoutDescriptor_t
                 (void *)dropoutDesc, (void *)handle, (double)dropout, states, stateSizeInBytes, seed);
     OCD_TRY(check_set_args(dropoutDesc, handle, dropout, states, stateSizeInBytes));
     if (states == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "states is NULL");
-    dropoutDesc->dropout = dropout;
-    dropoutDesc->states = states;
-    dropoutDesc->states_bytes = stateSizeInBytes;
-    dropoutDesc->seed = seed;
+    attach(dropoutDesc, dropout, states, stateSizeInBytes, seed);
     return CUDNN_STATUS_SUCCESS;
 }
 

@@ -102,16 +102,24 @@ static const struct ocd_impl grid_fwd_impls[] = {
     {"host:stn_grid", OCD_BACKEND_HOST, -1, ocd_stn_grid_applies, NULL, ocd_stn_grid_fwd_host},
 };
 
+cudnnStatus_t ocd_stn_grid_problem_init(cudnnHandle_t handle, cudnnSpatialTransformerDescriptor_t desc,
+                                        const void *src, void *dst, struct ocd_stn_grid_problem *p)
+{
+    OCD_CHECK_HANDLE(handle);
+    const struct cudnnSpatialTransformerStruct *st;
+    OCD_TRY(ocd_stn_get(desc, &st));
+    if (src == NULL || dst == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "theta or grid (or their gradient) is NULL");
+    *p = (struct ocd_stn_grid_problem){st->dtype, st->dims[0], st->dims[2], st->dims[3], src, dst};
+    return CUDNN_STATUS_SUCCESS;
+}
+
 cudnnStatus_t CUDNNWINAPI cudnnSpatialTfGridGeneratorForward(cudnnHandle_t handle,
                                                              const cudnnSpatialTransformerDescriptor_t stDesc,
                                                              const void *theta, void *grid)
 {
     OCD_LOG_API("handle=%p stDesc=%p theta=%p grid=%p", (void *)handle, (void *)stDesc, theta, grid);
-    OCD_CHECK_HANDLE(handle);
-    const struct cudnnSpatialTransformerStruct *st;
-    OCD_TRY(ocd_stn_get(stDesc, &st));
-    if (theta == NULL || grid == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "theta or grid is NULL");
-    struct ocd_stn_grid_problem p = {st->dtype, st->dims[0], st->dims[2], st->dims[3], theta, grid};
+    struct ocd_stn_grid_problem p;
+    OCD_TRY(ocd_stn_grid_problem_init(handle, stDesc, theta, grid, &p));
     return ocd_impl_run(handle, grid_fwd_impls, OCD_ARRAY_LEN(grid_fwd_impls), &p,
                         "cudnnSpatialTfGridGeneratorForward");
 }

@@ -95,6 +95,11 @@ const char *ocd_stn_sampler_applies(cudnnHandle_t handle, const void *problem);
 cudnnStatus_t ocd_stn_get(cudnnSpatialTransformerDescriptor_t desc,
                           const struct cudnnSpatialTransformerStruct **st);
 
+/* The grid generator's checks (BAD_PARAM for a bad handle or descriptor or a NULL pointer), then
+   its problem: src/dst are theta/grid (forward) or dgrid/dtheta (backward). */
+cudnnStatus_t ocd_stn_grid_problem_init(cudnnHandle_t handle, cudnnSpatialTransformerDescriptor_t desc,
+                                        const void *src, void *dst, struct ocd_stn_grid_problem *p);
+
 /* The sampler's checks on x and its output (y, or dy with y_name "dy"): BAD_PARAM unless x is
    4-D with the descriptor's N and C, the output has the descriptor's dims, both are of its type,
    and the output is not x. */

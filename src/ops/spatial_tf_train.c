@@ -17,11 +17,8 @@ cudnnStatus_t CUDNNWINAPI cudnnSpatialTfGridGeneratorBackward(cudnnHandle_t hand
                                                               const void *dgrid, void *dtheta)
 {
     OCD_LOG_API("handle=%p stDesc=%p dgrid=%p dtheta=%p", (void *)handle, (void *)stDesc, dgrid, dtheta);
-    OCD_CHECK_HANDLE(handle);
-    const struct cudnnSpatialTransformerStruct *st;
-    OCD_TRY(ocd_stn_get(stDesc, &st));
-    if (dgrid == NULL || dtheta == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dgrid or dtheta is NULL");
-    struct ocd_stn_grid_problem p = {st->dtype, st->dims[0], st->dims[2], st->dims[3], dgrid, dtheta};
+    struct ocd_stn_grid_problem p;
+    OCD_TRY(ocd_stn_grid_problem_init(handle, stDesc, dgrid, dtheta, &p));
     return ocd_impl_run(handle, grid_bwd_impls, OCD_ARRAY_LEN(grid_bwd_impls), &p,
                         "cudnnSpatialTfGridGeneratorBackward");
 }
