@@ -133,6 +133,83 @@ TEST(dropout_forward_masks_match_reference)
         }
 }
 
+/* Packed tensors whose pointers are one element past an aligned address: on the CUDA backend the
+   vectorized kernels do not apply and the strided ones run. */
+TEST(dropout_misaligned_tensors_match_reference)
+{
+    cudnnHandle_t h = test_handle();
+    int big[4] = {1, 1, 1, 38}, dims[4] = {1, 1, 1, 37};
+    struct tview bv, v;
+    tview_init(&bv, CUDNN_DATA_FLOAT, 4, big, TV_NCHW);
+    tview_init(&v, CUDNN_DATA_FLOAT, 4, dims, TV_NCHW);
+    unsigned long long seed = trand_u64();
+    struct dropout d;
+    dropout_init(&d, 0.5f, seed);
+    size_t rbytes;
+    CHECK_OK(cudnnDropoutGetReserveSpaceSize(v.desc, &rbytes));
+    double *x = nonzero_values(bv.count);
+    float *xb = tview_upload(&bv, x), *yb = tview_upload(&bv, NULL);
+    void *reserve = tbuf_alloc(rbytes);
+    CHECK_OK(cudnnDropoutForward(h, d.desc, v.desc, xb + 1, v.desc, yb + 1, reserve, rbytes));
+    check_forward(&v, yb + 1, x + 1, seed, 0, 0.5f, "misaligned forward");
+    CHECK_OK(cudnnDropoutBackward(h, d.desc, v.desc, xb + 1, v.desc, yb + 1, reserve, rbytes));
+    check_forward(&v, yb + 1, x + 1, seed, 0, 0.5f, "misaligned backward");
+    free(x);
+    tbuf_free(xb);
+    tbuf_free(yb);
+    tbuf_free(reserve);
+    dropout_destroy(&d);
+    tview_destroy(&bv);
+    tview_destroy(&v);
+}
+
+/* The backward is the gradient of sum(dy * forward(x)) for the forward's mask: checked by
+   central differences of the library's forward in double, replaying the same call each time by
+   putting back the states Set wrote. */
+TEST(dropout_backward_matches_finite_differences)
+{
+    cudnnHandle_t h = test_handle();
+    int dims[4] = {2, 3, 2, 2};
+    struct tview v;
+    tview_init(&v, CUDNN_DATA_DOUBLE, 4, dims, TV_NHWC);
+    struct dropout d;
+    dropout_init(&d, 0.375f, trand_u64());
+    void *saved = tbuf_snapshot(d.states, d.states_bytes);
+    size_t rbytes;
+    CHECK_OK(cudnnDropoutGetReserveSpaceSize(v.desc, &rbytes));
+    int64_t n = v.count;
+    double *x = nonzero_values(n), *dy = tview_random(n, -1, 1), *y = malloc(sizeof(double) * (size_t)n);
+    double *fd = malloc(sizeof(double) * (size_t)n), *dx = malloc(sizeof(double) * (size_t)n), step = 1e-3;
+    void *yb = tview_upload(&v, NULL), *reserve = tbuf_alloc(rbytes);
+    for (int64_t i = 0; i < n; i++) {
+        double loss[2], keep = x[i];
+        for (int side = 0; side < 2; side++) {
+            x[i] = keep + (side ? step : -step);
+            void *xb = tview_upload(&v, x);
+            tbuf_upload(d.states, saved, d.states_bytes);
+            CHECK_OK(cudnnDropoutForward(h, d.desc, v.desc, xb, v.desc, yb, reserve, rbytes));
+            tview_download(&v, yb, y);
+            loss[side] = 0;
+            for (int64_t k = 0; k < n; k++) loss[side] += dy[k] * y[k];
+            tbuf_free(xb);
+        }
+        x[i] = keep;
+        fd[i] = (loss[1] - loss[0]) / (2 * step);
+    }
+    void *dyb = tview_upload(&v, dy), *dxb = tview_upload(&v, NULL);
+    CHECK_OK(cudnnDropoutBackward(h, d.desc, v.desc, dyb, v.desc, dxb, reserve, rbytes));
+    tview_download(&v, dxb, dx);
+    tcompare(CUDNN_DATA_DOUBLE, dx, fd, n, 1e-9, "dx against finite differences");
+    void *bufs[] = {saved, x, dy, y, fd, dx};
+    for (int i = 0; i < 6; i++) free(bufs[i]);
+    tbuf_free(yb);
+    tbuf_free(dyb);
+    tbuf_free(dxb);
+    tbuf_free(reserve);
+    dropout_destroy(&d);
+    tview_destroy(&v);
+}
+
 /* Bytes of a buffer, downloaded. */
 static void *bytes_of(const void *buf, size_t n)
 {
@@ -332,14 +409,15 @@ TEST(dropout_descriptor_bad_inputs)
     cudnnDropoutDescriptor_t desc;
     CHECK_STATUS(cudnnCreateDropoutDescriptor(NULL), CUDNN_STATUS_BAD_PARAM);
     CHECK_OK(cudnnCreateDropoutDescriptor(&desc));
-    size_t size = 0;
+    size_t size = 0, untouched = 12345;
     CHECK_OK(cudnnDropoutGetStatesSize(h, &size));
     CHECK(size > 0);
-    CHECK_STATUS(cudnnDropoutGetStatesSize(NULL, &size), CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnDropoutGetStatesSize(NULL, &untouched), CUDNN_STATUS_BAD_PARAM);
     CHECK_STATUS(cudnnDropoutGetStatesSize(h, NULL), CUDNN_STATUS_BAD_PARAM);
     cudnnTensorDescriptor_t unset;
     CHECK_OK(cudnnCreateTensorDescriptor(&unset));
-    CHECK_STATUS(cudnnDropoutGetReserveSpaceSize(unset, &size), CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnDropoutGetReserveSpaceSize(unset, &untouched), CUDNN_STATUS_BAD_PARAM);
+    CHECK(untouched == 12345);
     CHECK_OK(cudnnSetTensor4dDescriptor(unset, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 1, 33));
     CHECK_STATUS(cudnnDropoutGetReserveSpaceSize(unset, NULL), CUDNN_STATUS_BAD_PARAM);
     CHECK_OK(cudnnDestroyTensorDescriptor(unset));
@@ -366,9 +444,11 @@ TEST(dropout_descriptor_bad_inputs)
     tbuf_unchanged(buf, snap, size + 8, "states after failed Set/Restore");
     CHECK_OK(cudnnGetDropoutDescriptor(desc, h, &p, &states, &seed));
     CHECK(p == 0 && states == NULL && seed == 0);
+    p = -1;
+    CHECK_STATUS(cudnnGetDropoutDescriptor(desc, h, &p, &states, NULL), CUDNN_STATUS_BAD_PARAM);
+    CHECK(p == -1); /* nothing written */
     CHECK_STATUS(cudnnGetDropoutDescriptor(desc, h, NULL, &states, &seed), CUDNN_STATUS_BAD_PARAM);
     CHECK_STATUS(cudnnGetDropoutDescriptor(desc, h, &p, NULL, &seed), CUDNN_STATUS_BAD_PARAM);
-    CHECK_STATUS(cudnnGetDropoutDescriptor(desc, h, &p, &states, NULL), CUDNN_STATUS_BAD_PARAM);
     CHECK_STATUS(cudnnGetDropoutDescriptor(desc, NULL, &p, &states, &seed), CUDNN_STATUS_BAD_PARAM);
 
     CHECK_OK(cudnnDestroyDropoutDescriptor(NULL));

@@ -72,12 +72,10 @@ static cudnnStatus_t check_set_args(cudnnDropoutDescriptor_t desc, cudnnHandle_t
     return CUDNN_STATUS_SUCCESS;
 }
 
-static void attach(cudnnDropoutDescriptor_t desc, float dropout, void *states, size_t bytes,
-                   unsigned long long seed)
+static void attach(cudnnDropoutDescriptor_t desc, float dropout, void *states, unsigned long long seed)
 {
     desc->dropout = dropout;
     desc->states = states;
-    desc->states_bytes = bytes;
     desc->seed = seed;
 }
 
@@ -97,7 +95,7 @@ cudnnStatus_t CUDNNWINAPI cudnnSetDropoutDescriptor(cudnnDropoutDescriptor_t dro
     }
     struct ocd_dropout_state init = {seed, 0, 0, 0};
     OCD_TRY(ocd_backend_copy(handle, states, &init, sizeof init, OCD_COPY_FROM_HOST));
-    attach(dropoutDesc, dropout, states, stateSizeInBytes, seed);
+    attach(dropoutDesc, dropout, states, seed);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -112,7 +110,7 @@ cudnnStatus_t CUDNNWINAPI cudnnRestoreDropoutDescriptor(cudnnDropoutDescriptor_t
                 (void *)dropoutDesc, (void *)handle, (double)dropout, states, stateSizeInBytes, seed);
     OCD_TRY(check_set_args(dropoutDesc, handle, dropout, states, stateSizeInBytes));
     if (states == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "states is NULL");
-    attach(dropoutDesc, dropout, states, stateSizeInBytes, seed);
+    attach(dropoutDesc, dropout, states, seed);
     return CUDNN_STATUS_SUCCESS;
 }
 

@@ -41,7 +41,6 @@ struct cudnnDropoutStruct {
     struct ocd_object obj;
     float dropout;               /* probability of zeroing an element, in [0, 1] */
     void *states;                /* NULL until Set was given states, or Restore was called */
-    size_t states_bytes;
     unsigned long long seed;
 };
 
