@@ -4,8 +4,9 @@
    Philox call, ops/dropout.h), loads and stores them as one vector when both tensors are packed
    and aligned (the vec4 entries) or one by one through the views otherwise (the strided
    entries). The 4 keep bits of 8 neighbouring lanes form one 32-bit mask word, gathered with
-   three shuffles and stored by the first of them: the mask costs 1/32 of a bit per element
-   bit of data. The kernels loop over the tensor with a grid of a few blocks per multiprocessor.
+   three shuffles and stored by the first of them: the mask adds one bit of traffic per element
+   (1/32 of the data for float). The kernels loop over the tensor with a grid of a few blocks per
+   multiprocessor.
 
    The states stay on the device: each block of a forward kernel reads the seed and the call
    number from them, and the last block to have read them (counted with an atomic in the states,
