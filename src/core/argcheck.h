@@ -1,0 +1,40 @@
+/* argcheck.h: argument checks that many API entry points make, each returning the documented
+   status with a logged reason (or SUCCESS), so that every op words them the same way. */
+#ifndef OCD_CORE_ARGCHECK_H
+#define OCD_CORE_ARGCHECK_H
+
+#include "core/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* BAD_PARAM when alpha or beta is NULL. */
+cudnnStatus_t ocd_check_scaling(const void *alpha, const void *beta);
+
+/* BAD_PARAM naming the pointer when ptr is NULL. */
+cudnnStatus_t ocd_check_data(const void *ptr, const char *name);
+
+/* NOT_SUPPORTED unless the view holds float, double, half or bfloat16 data: the types of the
+   floating-point ops (activation, softmax, pooling, ...). */
+cudnnStatus_t ocd_check_float_type(const struct ocd_tensor_view *v, const char *name);
+
+/* True when the views have the same rank and strides. */
+bool ocd_view_same_strides(const struct ocd_tensor_view *a, const struct ocd_tensor_view *b);
+
+/* `status` (the op's documented one) unless the views have the same dims / the same data type. */
+cudnnStatus_t ocd_check_same_dims(cudnnStatus_t status, const struct ocd_tensor_view *a, const char *a_name,
+                                  const struct ocd_tensor_view *b, const char *b_name);
+cudnnStatus_t ocd_check_same_type(cudnnStatus_t status, const struct ocd_tensor_view *a, const char *a_name,
+                                  const struct ocd_tensor_view *b, const char *b_name);
+
+/* BAD_PARAM when an output is the same memory as an input but laid out with other strides: the
+   documented rule for in-place calls ("allowed only if the descriptors are identical"). */
+cudnnStatus_t ocd_check_in_place(const void *out, const struct ocd_tensor_view *out_view, const char *out_name,
+                                 const void *in, const struct ocd_tensor_view *in_view, const char *in_name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCD_CORE_ARGCHECK_H */

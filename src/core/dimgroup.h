@@ -1,0 +1,49 @@
+/* dimgroup.h: the dims that several same-shaped tensors share, merged wherever every tensor allows.
+
+   Elementwise and per-slice kernels (activation, softmax) do not care in which order they visit
+   the elements of a set of dims, only that every tensor is walked in step. ocd_dim_group_build
+   takes the dims picked by a mask, orders them by the first tensor's strides (largest first),
+   drops extents of 1 and merges two neighbours whenever every tensor lays them out as one run
+   (stride[outer] == stride[inner] * dims[inner]). A packed tensor, NCHW or NHWC or any other
+   order, thus becomes a single dim of stride 1; kernels choose their fast path by looking at the
+   rank and strides of the group alone, and keep a generic path for whatever is left.
+
+   Every product here fits in int64_t: ocd_check_layout bounded each tensor's span at Set time. */
+#ifndef OCD_CORE_DIMGROUP_H
+#define OCD_CORE_DIMGROUP_H
+
+#include "core/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OCD_GROUP_TENSORS 4 /* the most tensors one group walks together */
+
+struct ocd_dim_group {
+    int rank;  /* 0 when every selected dim has extent 1: then the group has one element */
+    int count; /* tensors */
+    int64_t dims[OCD_MAX_DIMS]; /* outermost first */
+    int64_t strides[OCD_GROUP_TENSORS][OCD_MAX_DIMS]; /* [tensor][dim], in scalars */
+};
+
+/* Builds the group of the dims d with bit d set in mask, for views[0..count-1], which the caller
+   has checked have the same dims. */
+void ocd_dim_group_build(struct ocd_dim_group *g, int count, const struct ocd_tensor_view *const views[],
+                         unsigned mask);
+
+/* Number of elements the group addresses (1 for rank 0). */
+int64_t ocd_dim_group_size(const struct ocd_dim_group *g);
+
+/* True when the group is one run of stride 1 in every tensor (or a single element): the tensors
+   can be walked as flat arrays. */
+bool ocd_dim_group_is_flat(const struct ocd_dim_group *g);
+
+/* Offsets, in scalars, of the element at row-major position `linear` of the group, per tensor. */
+void ocd_dim_group_offsets(const struct ocd_dim_group *g, int64_t linear, int64_t off[]);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCD_CORE_DIMGROUP_H */

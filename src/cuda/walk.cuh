@@ -1,0 +1,63 @@
+/* walk.cuh: what the CUDA kernels of several ops share: calling a templated launcher with the
+   storage type of a cudnnDataType_t, 16-byte vectors of a storage type, the offsets of an element
+   of a dim group (core/dimgroup.h), and the alpha/beta blend.
+
+   Index arithmetic: a tensor holds at most 2^31 - 1 elements (tensor.c), so element positions
+   and dims fit in 32 bits and are divided as such; offsets are 64-bit, since strides may spread
+   those elements over more than 2^31 scalars. */
+#ifndef OCD_CUDA_WALK_CUH
+#define OCD_CUDA_WALK_CUH
+
+#include "core/dimgroup.h"
+#include "cuda/check.cuh"
+#include "cuda/typed.cuh"
+
+/* Calls f with a null T* for the storage type T of a floating-point cudnnDataType_t:
+   ocd_cuda_dispatch(t, [&](auto *tag) { typedef decltype(*tag) ...; }). The API has checked t. */
+template <typename F> static inline cudnnStatus_t ocd_cuda_dispatch(cudnnDataType_t t, F &&f)
+{
+    switch (t) {
+    case CUDNN_DATA_DOUBLE: return f((double *)nullptr);
+    case CUDNN_DATA_HALF: return f((__half *)nullptr);
+    case CUDNN_DATA_BFLOAT16: return f((__nv_bfloat16 *)nullptr);
+    default: return f((float *)nullptr);
+    }
+}
+
+/* 16 bytes of a storage type, loaded and stored as one access. */
+template <typename T> struct alignas(16) ocd_vec16 {
+    static constexpr int N = 16 / sizeof(T);
+    T v[N];
+};
+
+static inline bool ocd_cuda_aligned16(const void *p)
+{
+    return ((uintptr_t)p & 15) == 0;
+}
+
+/* Offset in tensor t of the element at row-major position `linear` of the group. */
+__device__ __forceinline__ int64_t ocd_cuda_group_offset(const ocd_dim_group &g, int t, uint32_t linear)
+{
+    int64_t off = 0;
+    for (int d = g.rank - 1; d >= 0; d--) {
+        uint32_t n = (uint32_t)g.dims[d];
+        off += (int64_t)(linear % n) * g.strides[t][d];
+        linear /= n;
+    }
+    return off;
+}
+
+/* alpha * r + beta * *y, where y is read only when blend (beta != 0). */
+template <typename T, typename C> __device__ __forceinline__ void ocd_cuda_blend(T *y, C r, C alpha, C beta, bool blend)
+{
+    ocd_cuda_store(y, blend ? alpha * r + beta * ocd_cuda_load(y) : alpha * r);
+}
+
+/* Blocks for n items at `per_block` items a block, at least 1. */
+static inline unsigned ocd_cuda_blocks(int64_t n, int64_t per_block)
+{
+    int64_t b = (n + per_block - 1) / per_block;
+    return (unsigned)(b < 1 ? 1 : b);
+}
+
+#endif /* OCD_CUDA_WALK_CUH */

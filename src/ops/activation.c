@@ -1,0 +1,147 @@
+/* activation.c: the activation descriptor, cudnnActivationForward, and the implementation table
+   that both directions run through (cudnnActivationBackward lives in activation_train.c).
+
+   Both directions are one elementwise walk over a dim group (dimgroup.h): a packed tensor of any
+   layout is a flat array, which the CUDA entries read with 16-byte vectors; every other legal
+   layout, x and y with different strides included, goes to a strided path. cuDNN 8.2 rules
+   implemented here: IDENTITY "does not work with cudnnActivationForward() or
+   cudnnActivationBackward()" (BAD_PARAM, as an invalid mode for them); BAD_PARAM when the dims or
+   the data types of input and output differ, or when the call is in place (x == y) with
+   different strides. */
+#include "ops/activation.h"
+
+#include "core/argcheck.h"
+#include "core/dtype.h"
+#include "core/impl.h"
+
+/* ---- the descriptor ------------------------------------------------------------------------- */
+
+cudnnStatus_t ocd_activation_get(cudnnActivationDescriptor_t desc, const char *name, struct ocd_activation *out)
+{
+    if (!ocd_object_alive(OCD_OBJ_ACTIVATION, desc))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is %s", name,
+                        desc == NULL ? "NULL" : "not a live activation descriptor");
+    *out = desc->act;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnCreateActivationDescriptor(cudnnActivationDescriptor_t *activationDesc)
+{
+    OCD_LOG_API("activationDesc=%p", (void *)activationDesc);
+    if (activationDesc == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "activationDesc is NULL");
+    cudnnActivationDescriptor_t d;
+    OCD_TRY(ocd_object_create(OCD_OBJ_ACTIVATION, sizeof *d, (void **)&d));
+    /* Zeroed: SIGMOID, CUDNN_NOT_PROPAGATE_NAN, coef 0; swish's beta defaults to 1 (plain swish). */
+    d->act.swish_beta = 1.0;
+    *activationDesc = d;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnDestroyActivationDescriptor(cudnnActivationDescriptor_t activationDesc)
+{
+    OCD_LOG_API("activationDesc=%p", (void *)activationDesc);
+    if (activationDesc == NULL) return CUDNN_STATUS_SUCCESS;
+    return ocd_object_destroy(OCD_OBJ_ACTIVATION, activationDesc);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnSetActivationDescriptor(cudnnActivationDescriptor_t activationDesc,
+                                                       cudnnActivationMode_t mode,
+                                                       cudnnNanPropagation_t reluNanOpt, double coef)
+{
+    OCD_LOG_API("activationDesc=%p mode=%d reluNanOpt=%d coef=%g", (void *)activationDesc, (int)mode,
+                (int)reluNanOpt, coef);
+    OCD_CHECK_OBJECT(OCD_OBJ_ACTIVATION, activationDesc);
+    if ((unsigned)mode > CUDNN_ACTIVATION_SWISH)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "mode %d is not a cudnnActivationMode_t", (int)mode);
+    if (reluNanOpt != CUDNN_NOT_PROPAGATE_NAN && reluNanOpt != CUDNN_PROPAGATE_NAN)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "reluNanOpt %d is not a cudnnNanPropagation_t", (int)reluNanOpt);
+    activationDesc->act.mode = mode;
+    activationDesc->act.nan_opt = reluNanOpt;
+    activationDesc->act.coef = coef;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetActivationDescriptor(const cudnnActivationDescriptor_t activationDesc,
+                                                       cudnnActivationMode_t *mode,
+                                                       cudnnNanPropagation_t *reluNanOpt, double *coef)
+{
+    OCD_LOG_API("activationDesc=%p", (void *)activationDesc);
+    OCD_CHECK_OBJECT(OCD_OBJ_ACTIVATION, activationDesc);
+    if (mode == NULL || reluNanOpt == NULL || coef == NULL)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "an output pointer is NULL");
+    *mode = activationDesc->act.mode;
+    *reluNanOpt = activationDesc->act.nan_opt;
+    *coef = activationDesc->act.coef;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnSetActivationDescriptorSwishBeta(cudnnActivationDescriptor_t activationDesc,
+                                                                double swish_beta)
+{
+    OCD_LOG_API("activationDesc=%p swish_beta=%g", (void *)activationDesc, swish_beta);
+    OCD_CHECK_OBJECT(OCD_OBJ_ACTIVATION, activationDesc);
+    activationDesc->act.swish_beta = swish_beta;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetActivationDescriptorSwishBeta(cudnnActivationDescriptor_t activationDesc,
+                                                                double *swish_beta)
+{
+    OCD_LOG_API("activationDesc=%p", (void *)activationDesc);
+    OCD_CHECK_OBJECT(OCD_OBJ_ACTIVATION, activationDesc);
+    if (swish_beta == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "swish_beta is NULL");
+    *swish_beta = activationDesc->act.swish_beta;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* ---- the implementation table ----------------------------------------------------------------- */
+
+static const struct ocd_impl activation_impls[] = {
+#ifdef OCD_HAVE_CUDA
+    {"cuda:activation_flat_vec16", OCD_BACKEND_CUDA, -1, ocd_activation_applies_cuda_vec, NULL,
+     ocd_activation_run_cuda_vec},
+    {"cuda:activation_strided", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_activation_run_cuda_strided},
+#endif
+    {"host:activation_runs", OCD_BACKEND_HOST, -1, NULL, NULL, ocd_activation_run_host},
+};
+
+cudnnStatus_t ocd_activation_run(cudnnHandle_t handle, const struct ocd_activation_problem *p, const char *op)
+{
+    return ocd_impl_run(handle, activation_impls, OCD_ARRAY_LEN(activation_impls), p, op);
+}
+
+/* ---- forward ---------------------------------------------------------------------------------- */
+
+cudnnStatus_t CUDNNWINAPI cudnnActivationForward(cudnnHandle_t handle, cudnnActivationDescriptor_t activationDesc,
+                                                 const void *alpha, const cudnnTensorDescriptor_t xDesc,
+                                                 const void *x, const void *beta,
+                                                 const cudnnTensorDescriptor_t yDesc, void *y)
+{
+    OCD_LOG_API("handle=%p activationDesc=%p alpha=%p xDesc=%p x=%p beta=%p yDesc=%p y=%p", (void *)handle,
+                (void *)activationDesc, alpha, (void *)xDesc, x, beta, (void *)yDesc, y);
+    OCD_CHECK_HANDLE(handle);
+    struct ocd_activation_problem p = {0};
+    OCD_TRY(ocd_activation_get(activationDesc, "activationDesc", &p.act));
+    if (p.act.mode == CUDNN_ACTIVATION_IDENTITY)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "CUDNN_ACTIVATION_IDENTITY is only for the fused convolution");
+    OCD_TRY(ocd_check_scaling(alpha, beta));
+    struct ocd_tensor_view xv, yv;
+    OCD_TRY(ocd_tensor_get(xDesc, "xDesc", &xv));
+    OCD_TRY(ocd_tensor_get(yDesc, "yDesc", &yv));
+    OCD_TRY(ocd_check_data(x, "x"));
+    OCD_TRY(ocd_check_data(y, "y"));
+    OCD_TRY(ocd_check_same_dims(CUDNN_STATUS_BAD_PARAM, &xv, "xDesc", &yv, "yDesc"));
+    OCD_TRY(ocd_check_same_type(CUDNN_STATUS_BAD_PARAM, &xv, "xDesc", &yv, "yDesc"));
+    OCD_TRY(ocd_check_in_place(y, &yv, "y", x, &xv, "x"));
+    OCD_TRY(ocd_check_float_type(&xv, "xDesc"));
+
+    p.dtype = xv.dtype;
+    p.alpha = ocd_scaling_value(p.dtype, alpha);
+    p.beta = ocd_scaling_value(p.dtype, beta);
+    p.nsrc = 1;
+    p.src[0] = x;
+    p.dst = y;
+    const struct ocd_tensor_view *views[] = {&xv, &yv};
+    ocd_dim_group_build(&p.g, 2, views, ~0u);
+    return ocd_activation_run(handle, &p, "cudnnActivationForward");
+}

@@ -1,0 +1,64 @@
+/* activation_train.c: cudnnActivationBackward (libcudnn_ops_train), run through the activation
+   table of ops_infer (ocd_activation_run).
+
+   dx = alpha * dy * f'(.) + beta * dx. f' is taken from y for SIGMOID and TANH and from x for
+   the other modes (activation.h), so each call reads two tensors and writes one; the pointer of
+   the tensor a mode does not read may be NULL, its descriptor is still checked. cuDNN 8.2 rules
+   implemented here: NOT_SUPPORTED when the dims or the data types of the tensors differ; BAD_PARAM
+   when the call is in place (dx == dy, or dx on x or y) with different strides. The 8.2 text also
+   lists "the strides of x and dx (or y and dy) differ" under NOT_SUPPORTED; opencudnn serves those
+   layouts instead, as it serves any legal layout. */
+#include "ops/activation.h"
+
+#include "core/argcheck.h"
+#include "core/dtype.h"
+
+cudnnStatus_t CUDNNWINAPI cudnnActivationBackward(cudnnHandle_t handle, cudnnActivationDescriptor_t activationDesc,
+                                                  const void *alpha, const cudnnTensorDescriptor_t yDesc,
+                                                  const void *y, const cudnnTensorDescriptor_t dyDesc,
+                                                  const void *dy, const cudnnTensorDescriptor_t xDesc,
+                                                  const void *x, const void *beta,
+                                                  const cudnnTensorDescriptor_t dxDesc, void *dx)
+{
+    OCD_LOG_API("handle=%p activationDesc=%p alpha=%p yDesc=%p y=%p dyDesc=%p dy=%p xDesc=%p x=%p beta=%p "
+                "dxDesc=%p dx=%p",
+                (void *)handle, (void *)activationDesc, alpha, (void *)yDesc, y, (void *)dyDesc, dy,
+                (void *)xDesc, x, beta, (void *)dxDesc, dx);
+    OCD_CHECK_HANDLE(handle);
+    struct ocd_activation_problem p = {0};
+    OCD_TRY(ocd_activation_get(activationDesc, "activationDesc", &p.act));
+    if (p.act.mode == CUDNN_ACTIVATION_IDENTITY)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "CUDNN_ACTIVATION_IDENTITY is only for the fused convolution");
+    OCD_TRY(ocd_check_scaling(alpha, beta));
+    struct ocd_tensor_view yv, dyv, xv, dxv;
+    OCD_TRY(ocd_tensor_get(yDesc, "yDesc", &yv));
+    OCD_TRY(ocd_tensor_get(dyDesc, "dyDesc", &dyv));
+    OCD_TRY(ocd_tensor_get(xDesc, "xDesc", &xv));
+    OCD_TRY(ocd_tensor_get(dxDesc, "dxDesc", &dxv));
+    bool uses_y = ocd_act_uses_y(p.act.mode);
+    OCD_TRY(ocd_check_data(uses_y ? y : x, uses_y ? "y" : "x"));
+    OCD_TRY(ocd_check_data(dy, "dy"));
+    OCD_TRY(ocd_check_data(dx, "dx"));
+    OCD_TRY(ocd_check_same_dims(CUDNN_STATUS_NOT_SUPPORTED, &yv, "yDesc", &dyv, "dyDesc"));
+    OCD_TRY(ocd_check_same_dims(CUDNN_STATUS_NOT_SUPPORTED, &xv, "xDesc", &dxv, "dxDesc"));
+    OCD_TRY(ocd_check_same_dims(CUDNN_STATUS_NOT_SUPPORTED, &yv, "yDesc", &xv, "xDesc"));
+    OCD_TRY(ocd_check_same_type(CUDNN_STATUS_NOT_SUPPORTED, &yv, "yDesc", &dyv, "dyDesc"));
+    OCD_TRY(ocd_check_same_type(CUDNN_STATUS_NOT_SUPPORTED, &xv, "xDesc", &dxv, "dxDesc"));
+    OCD_TRY(ocd_check_same_type(CUDNN_STATUS_NOT_SUPPORTED, &yv, "yDesc", &xv, "xDesc"));
+    OCD_TRY(ocd_check_in_place(dx, &dxv, "dx", dy, &dyv, "dy"));
+    OCD_TRY(ocd_check_in_place(dx, &dxv, "dx", x, &xv, "x"));
+    OCD_TRY(ocd_check_in_place(dx, &dxv, "dx", y, &yv, "y"));
+    OCD_TRY(ocd_check_float_type(&dxv, "dxDesc"));
+
+    p.backward = true;
+    p.dtype = dxv.dtype;
+    p.alpha = ocd_scaling_value(p.dtype, alpha);
+    p.beta = ocd_scaling_value(p.dtype, beta);
+    p.nsrc = 2;
+    p.src[0] = uses_y ? y : x;
+    p.src[1] = dy;
+    p.dst = dx;
+    const struct ocd_tensor_view *views[] = {uses_y ? &yv : &xv, &dyv, &dxv};
+    ocd_dim_group_build(&p.g, 3, views, ~0u);
+    return ocd_activation_run(handle, &p, "cudnnActivationBackward");
+}
