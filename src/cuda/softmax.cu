@@ -1,0 +1,630 @@
+/* softmax.cu: softmax forward and backward on the GPU (the math is in ops/softmax.h).
+
+   Every kernel reads each input once from memory and writes the output once, except where a
+   slice is too long to stay on chip. Entries, most specialised first:
+   - cuda:softmax_rows_warp: slices contiguous in every tensor (CHANNEL over NHWC, INSTANCE over
+     a packed tensor) of at most 1024 elements: one warp per slice, the slice in registers,
+     16-byte loads when the layout allows.
+   - cuda:softmax_rows_block: contiguous slices longer than that: one block per slice, or, for a
+     slice longer than one block holds, several blocks that each keep their part in registers and
+     exchange partial statistics through the handle's scratch (scratch.cuh). Blocks take their
+     part in the order they start (an atomic ticket), so the blocks of one slice are resident
+     together as long as a slice has no more parts than the GPU has multiprocessors; longer slices
+     are read twice, streaming.
+   - cuda:softmax_tile: slices strided over a contiguous inner dim (CHANNEL over NCHW): a block
+     takes 32 neighbouring slices, its threads along the inner dim (coalesced), and keeps the
+     tile in shared memory between its two passes when it fits.
+   - cuda:softmax_generic: any layout; one warp per slice, offsets decoded per element.
+   Statistics are those of ops/softmax.h, in float (double for double data). An element of -inf
+   (a masked logit) adds nothing to the sums; a NaN makes its slice NaN. */
+#include <type_traits>
+
+#include "core/dtype.h"
+#include "core/reasons.h"
+#include "cuda/scratch.cuh"
+#include "cuda/walk.cuh"
+#include "ops/softmax.h"
+
+namespace {
+
+template <typename T> struct sm_args {
+    typedef typename ocd_compute<T>::type C;
+    const T *src0, *src1; /* forward x; backward y, dy */
+    T *dst;
+    ocd_dim_group slice, batch;
+    uint32_t len, rows; /* elements per slice, slices */
+    C alpha, beta;
+    bool blend, log;
+};
+
+template <typename T> sm_args<T> args_of(const ocd_softmax_problem *p)
+{
+    typedef typename ocd_compute<T>::type C;
+    sm_args<T> a;
+    a.src0 = (const T *)p->src[0];
+    a.src1 = (const T *)p->src[1];
+    a.dst = (T *)p->dst;
+    a.slice = p->slice;
+    a.batch = p->batch;
+    a.len = (uint32_t)ocd_dim_group_size(&p->slice);
+    a.rows = (uint32_t)ocd_dim_group_size(&p->batch);
+    a.alpha = (C)p->alpha;
+    a.beta = (C)p->beta;
+    a.blend = p->beta != 0;
+    a.log = p->log;
+    return a;
+}
+
+/* ---- statistics ------------------------------------------------------------------------------- */
+
+/* Forward: the running maximum m and the sum s of e^(v - m). Backward: s alone. */
+template <typename C> struct stat {
+    C m, s;
+};
+
+template <typename C> __device__ __forceinline__ C neg_inf()
+{
+    return -(C)INFINITY;
+}
+
+/* e^(v - m), 0 for v = -inf (so that -inf - -inf never appears). */
+template <typename C> __device__ __forceinline__ C term(C v, C m)
+{
+    return v == neg_inf<C>() ? (C)0 : exp(v - m);
+}
+
+template <typename C> __device__ __forceinline__ void add(stat<C> &st, C v)
+{
+    if (v > st.m) {
+        st.s = st.s * term(st.m, v) + (C)1;
+        st.m = v;
+    } else {
+        st.s += term(v, st.m);
+    }
+}
+
+/* s rescaled from maximum m to maximum to (m <= to); 0 stays 0 (an empty part). */
+template <typename C> __device__ __forceinline__ C rescale(C s, C m, C to)
+{
+    return s == (C)0 ? (C)0 : s * term(m, to);
+}
+
+template <typename C> __device__ __forceinline__ C warp_sum(C v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+template <typename C> __device__ __forceinline__ C warp_max(C v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        C w = __shfl_xor_sync(0xffffffffu, v, o);
+        v = w > v ? w : v;
+    }
+    return v;
+}
+
+/* The combination of the lanes' forward statistics, in every lane. */
+template <typename C> __device__ __forceinline__ stat<C> warp_combine(stat<C> st)
+{
+    C m = warp_max(st.m);
+    return stat<C>{m, warp_sum(rescale(st.s, st.m, m))};
+}
+
+/* Sum or maximum over the block, in every thread; red holds 33 values. */
+template <bool MAX, typename C> __device__ C block_reduce(C v, C *red)
+{
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    v = MAX ? warp_max(v) : warp_sum(v);
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < warps ? red[lane] : MAX ? neg_inf<C>() : (C)0;
+        v = MAX ? warp_max(v) : warp_sum(v);
+        if (lane == 0) red[32] = v;
+    }
+    __syncthreads();
+    v = red[32];
+    __syncthreads(); /* red may be used again */
+    return v;
+}
+
+template <typename C> __device__ stat<C> block_combine(stat<C> st, C *red)
+{
+    C m = block_reduce<true>(st.m, red);
+    return stat<C>{m, block_reduce<false>(rescale(st.s, st.m, m), red)};
+}
+
+/* What the output pass needs: forward (m, 1 / S) or, for LOG, (m, m + log S); backward (-, sum). */
+template <bool BWD, typename C> __device__ __forceinline__ stat<C> finish(const stat<C> &st, bool lg)
+{
+    if (BWD) return st;
+    return stat<C>{st.m, lg ? st.m + log(st.s) : (C)1 / st.s};
+}
+
+/* The result at one element, from a = x (forward) or y, b = dy (backward). */
+template <bool BWD, typename C> __device__ __forceinline__ C result(const stat<C> &k, bool lg, C a, C b)
+{
+    if (BWD) return lg ? b - exp(a) * k.s : a * (b - k.s);
+    return lg ? a - k.s : exp(a - k.m) * k.s;
+}
+
+/* The backward statistic of one element. */
+template <typename C> __device__ __forceinline__ C dot_term(bool lg, C a, C b)
+{
+    return lg ? b : a * b;
+}
+
+/* ---- V consecutive elements (V = 1, or a 16-byte vector) -------------------------------------- */
+
+template <typename T, int V>
+__device__ __forceinline__ void load_v(const T *p, typename ocd_compute<T>::type *out)
+{
+    if (V == 1) {
+        out[0] = ocd_cuda_load(p);
+    } else {
+        ocd_vec16<T> v = *reinterpret_cast<const ocd_vec16<T> *>(p);
+#pragma unroll
+        for (int k = 0; k < V; k++) out[k] = ocd_cuda_load(&v.v[k]);
+    }
+}
+
+/* p[k] = alpha * r[k] + beta * p[k] for k < V. */
+template <typename T, int V, typename C>
+__device__ __forceinline__ void store_v(T *p, const C *r, C alpha, C beta, bool blend)
+{
+    if (V == 1) {
+        ocd_cuda_blend(p, r[0], alpha, beta, blend);
+    } else {
+        ocd_vec16<T> v;
+        if (blend) v = *reinterpret_cast<const ocd_vec16<T> *>(p);
+#pragma unroll
+        for (int k = 0; k < V; k++) ocd_cuda_blend(&v.v[k], r[k], alpha, beta, blend);
+        *reinterpret_cast<ocd_vec16<T> *>(p) = v;
+    }
+}
+
+/* ---- one warp per contiguous slice ------------------------------------------------------------ */
+
+constexpr int WARP_ROWS = 8; /* slices (warps) per block */
+
+/* Lane l holds elements (k * 32 + l) * V + v for k < E / V, v < V. */
+template <typename T, bool BWD, int E, int V>
+__global__ void __launch_bounds__(32 * WARP_ROWS) rows_warp(sm_args<T> a)
+{
+    typedef typename ocd_compute<T>::type C;
+    uint32_t row = blockIdx.x * WARP_ROWS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (row >= a.rows) return;
+    const T *s0 = a.src0 + ocd_cuda_group_offset(a.batch, 0, row);
+    const T *s1 = BWD ? a.src1 + ocd_cuda_group_offset(a.batch, 1, row) : nullptr;
+    T *d = a.dst + ocd_cuda_group_offset(a.batch, BWD ? 2 : 1, row);
+    C va[E], vb[E];
+#pragma unroll
+    for (int k = 0; k < E / V; k++) {
+        uint32_t j = (k * 32 + lane) * V;
+        if (j < a.len) {
+            load_v<T, V>(s0 + j, &va[k * V]);
+            if (BWD) load_v<T, V>(s1 + j, &vb[k * V]);
+        }
+    }
+    stat<C> st{neg_inf<C>(), (C)0};
+#pragma unroll
+    for (int k = 0; k < E / V; k++) {
+        if ((k * 32 + lane) * V >= a.len) continue;
+#pragma unroll
+        for (int v = 0; v < V; v++) {
+            if (BWD) st.s += dot_term(a.log, va[k * V + v], vb[k * V + v]);
+            else st.m = va[k * V + v] > st.m ? va[k * V + v] : st.m;
+        }
+    }
+    if (BWD) {
+        st.s = warp_sum(st.s);
+    } else {
+        st.m = warp_max(st.m);
+#pragma unroll
+        for (int k = 0; k < E / V; k++) {
+            if ((k * 32 + lane) * V >= a.len) continue;
+#pragma unroll
+            for (int v = 0; v < V; v++) st.s += term(va[k * V + v], st.m);
+        }
+        st.s = warp_sum(st.s);
+    }
+    stat<C> fin = finish<BWD>(st, a.log);
+#pragma unroll
+    for (int k = 0; k < E / V; k++) {
+        uint32_t j = (k * 32 + lane) * V;
+        if (j >= a.len) continue;
+        C r[V];
+#pragma unroll
+        for (int v = 0; v < V; v++) r[v] = result<BWD>(fin, a.log, va[k * V + v], BWD ? vb[k * V + v] : (C)0);
+        store_v<T, V>(d + j, r, a.alpha, a.beta, a.blend);
+    }
+}
+
+/* ---- blocks per contiguous slice -------------------------------------------------------------- */
+
+constexpr int BLOCK = 512;
+
+/* Where the blocks of a split slice meet: a ticket handing out (slice, part) in start order, a
+   counter of published parts per slice, and the parts' statistics (m, s) per slice and part. All
+   counters are zeroed before the launch. */
+struct split_sync {
+    unsigned *ticket, *count;
+    void *parts;
+};
+
+/* RESIDENT: thread t holds elements begin + (k * BLOCK + t) * V + v of its part, k < E / V, in
+   registers; otherwise it streams over its part twice. */
+template <typename T, bool BWD, int E, int V, bool RESIDENT>
+__global__ void __launch_bounds__(BLOCK) rows_block(sm_args<T> a, uint32_t parts, uint32_t part_len, split_sync sync)
+{
+    typedef typename ocd_compute<T>::type C;
+    __shared__ C red[33];
+    __shared__ unsigned s_id;
+    uint32_t id = blockIdx.x;
+    if (parts > 1) {
+        if (threadIdx.x == 0) s_id = atomicAdd(sync.ticket, 1u);
+        __syncthreads();
+        id = s_id;
+    }
+    uint32_t row = id / parts, part = id % parts;
+    uint32_t begin = part * part_len, end = min(a.len, begin + part_len);
+    const T *s0 = a.src0 + ocd_cuda_group_offset(a.batch, 0, row);
+    const T *s1 = BWD ? a.src1 + ocd_cuda_group_offset(a.batch, 1, row) : nullptr;
+    T *d = a.dst + ocd_cuda_group_offset(a.batch, BWD ? 2 : 1, row);
+
+    C va[RESIDENT ? E : 1], vb[RESIDENT ? E : 1];
+    stat<C> st{neg_inf<C>(), (C)0};
+    if (RESIDENT) {
+#pragma unroll
+        for (int k = 0; k < E / V; k++) {
+            uint32_t j = begin + (k * BLOCK + threadIdx.x) * V;
+            if (j < end) {
+                load_v<T, V>(s0 + j, &va[k * V]);
+                if (BWD) load_v<T, V>(s1 + j, &vb[k * V]);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < E / V; k++) {
+            if (begin + (k * BLOCK + threadIdx.x) * V >= end) continue;
+#pragma unroll
+            for (int v = 0; v < V; v++) {
+                if (BWD) st.s += dot_term(a.log, va[k * V + v], vb[k * V + v]);
+                else add(st, va[k * V + v]);
+            }
+        }
+    } else {
+        for (uint32_t j = begin + threadIdx.x * V; j < end; j += BLOCK * V) {
+            C x[V], y[V];
+            load_v<T, V>(s0 + j, x);
+            if (BWD) load_v<T, V>(s1 + j, y);
+#pragma unroll
+            for (int v = 0; v < V; v++) {
+                if (BWD) st.s += dot_term(a.log, x[v], y[v]);
+                else add(st, x[v]);
+            }
+        }
+    }
+    if (BWD) st.s = block_reduce<false>(st.s, red);
+    else st = block_combine(st, red);
+
+    if (parts > 1) { /* publish this part, wait for the slice's others, combine them all */
+        C *p = (C *)sync.parts + (size_t)row * parts * 2;
+        if (threadIdx.x == 0) {
+            p[2 * part] = st.m;
+            p[2 * part + 1] = st.s;
+            __threadfence();
+            atomicAdd(&sync.count[row], 1u);
+            while (*(volatile unsigned *)&sync.count[row] < parts) __nanosleep(64);
+            __threadfence();
+        }
+        __syncthreads();
+        stat<C> all{neg_inf<C>(), (C)0};
+        for (uint32_t i = threadIdx.x; i < parts; i += BLOCK) {
+            stat<C> one{__ldcg(p + 2 * i), __ldcg(p + 2 * i + 1)};
+            if (BWD) {
+                all.s += one.s;
+            } else {
+                C m = one.m > all.m ? one.m : all.m;
+                all = stat<C>{m, rescale(all.s, all.m, m) + rescale(one.s, one.m, m)};
+            }
+        }
+        if (BWD) st.s = block_reduce<false>(all.s, red);
+        else st = block_combine(all, red);
+    }
+
+    stat<C> fin = finish<BWD>(st, a.log);
+    if (RESIDENT) {
+#pragma unroll
+        for (int k = 0; k < E / V; k++) {
+            uint32_t j = begin + (k * BLOCK + threadIdx.x) * V;
+            if (j >= end) continue;
+            C r[V];
+#pragma unroll
+            for (int v = 0; v < V; v++) r[v] = result<BWD>(fin, a.log, va[k * V + v], BWD ? vb[k * V + v] : (C)0);
+            store_v<T, V>(d + j, r, a.alpha, a.beta, a.blend);
+        }
+    } else {
+        for (uint32_t j = begin + threadIdx.x * V; j < end; j += BLOCK * V) {
+            C x[V], y[V], r[V];
+            load_v<T, V>(s0 + j, x);
+            if (BWD) load_v<T, V>(s1 + j, y);
+#pragma unroll
+            for (int v = 0; v < V; v++) r[v] = result<BWD>(fin, a.log, x[v], BWD ? y[v] : (C)0);
+            store_v<T, V>(d + j, r, a.alpha, a.beta, a.blend);
+        }
+    }
+}
+
+/* ---- tiles of slices strided over a contiguous inner dim ---------------------------------------- */
+
+constexpr int TILE_X = 32, TILE_Y = 8;
+
+/* Block b takes inner columns (b % tiles) * 32 .. + 31 of outer index b / tiles; thread (x, y)
+   takes column x and slice elements y, y + 8, ...; SMEM keeps the tile (the sources, as stored)
+   between the passes, otherwise the second pass reads it again. */
+template <typename T, bool BWD, bool SMEM>
+__global__ void __launch_bounds__(TILE_X *TILE_Y)
+tile(sm_args<T> a, ocd_dim_group outer, uint32_t inner, uint32_t tiles)
+{
+    typedef typename ocd_compute<T>::type C;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T *t0 = reinterpret_cast<T *>(smem_raw), *t1 = t0 + (size_t)a.len * TILE_X;
+    __shared__ C red_m[TILE_Y][TILE_X + 1], red_s[TILE_Y][TILE_X + 1];
+    uint32_t tx = threadIdx.x % TILE_X, ty = threadIdx.x / TILE_X;
+    uint32_t o = blockIdx.x / tiles, col = (blockIdx.x % tiles) * TILE_X + tx;
+    bool valid = col < inner;
+    int dt = BWD ? 2 : 1;
+    const T *s0 = a.src0 + ocd_cuda_group_offset(outer, 0, o) + col;
+    const T *s1 = BWD ? a.src1 + ocd_cuda_group_offset(outer, 1, o) + col : nullptr;
+    T *d = a.dst + ocd_cuda_group_offset(outer, dt, o) + col;
+    int64_t l0 = a.slice.strides[0][0], l1 = a.slice.strides[BWD ? 1 : 0][0], ld = a.slice.strides[dt][0];
+
+    stat<C> st{neg_inf<C>(), (C)0};
+    if (valid) {
+        for (uint32_t l = ty; l < a.len; l += TILE_Y) {
+            T x = s0[l * l0];
+            if (SMEM) t0[l * TILE_X + tx] = x;
+            if (BWD) {
+                T y = s1[l * l1];
+                if (SMEM) t1[l * TILE_X + tx] = y;
+                st.s += dot_term(a.log, ocd_cuda_load(&x), ocd_cuda_load(&y));
+            } else {
+                add(st, ocd_cuda_load(&x));
+            }
+        }
+    }
+    red_m[ty][tx] = st.m;
+    red_s[ty][tx] = st.s;
+    __syncthreads();
+    stat<C> all{neg_inf<C>(), (C)0};
+#pragma unroll
+    for (int y = 0; y < TILE_Y; y++) {
+        if (BWD) {
+            all.s += red_s[y][tx];
+        } else {
+            C m = red_m[y][tx] > all.m ? red_m[y][tx] : all.m;
+            all = stat<C>{m, rescale(all.s, all.m, m) + rescale(red_s[y][tx], red_m[y][tx], m)};
+        }
+    }
+    stat<C> fin = finish<BWD>(all, a.log);
+    if (!valid) return;
+    for (uint32_t l = ty; l < a.len; l += TILE_Y) {
+        C x = SMEM ? ocd_cuda_load(&t0[l * TILE_X + tx]) : ocd_cuda_load(s0 + l * l0);
+        C y = BWD ? (SMEM ? ocd_cuda_load(&t1[l * TILE_X + tx]) : ocd_cuda_load(s1 + l * l1)) : (C)0;
+        ocd_cuda_blend(d + l * ld, result<BWD>(fin, a.log, x, y), a.alpha, a.beta, a.blend);
+    }
+}
+
+/* ---- any layout: one warp per slice ------------------------------------------------------------ */
+
+template <typename T, bool BWD> __global__ void __launch_bounds__(32 * WARP_ROWS) generic(sm_args<T> a)
+{
+    typedef typename ocd_compute<T>::type C;
+    uint32_t row = blockIdx.x * WARP_ROWS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (row >= a.rows) return;
+    int dt = BWD ? 2 : 1;
+    const T *s0 = a.src0 + ocd_cuda_group_offset(a.batch, 0, row);
+    const T *s1 = BWD ? a.src1 + ocd_cuda_group_offset(a.batch, 1, row) : nullptr;
+    T *d = a.dst + ocd_cuda_group_offset(a.batch, dt, row);
+    stat<C> st{neg_inf<C>(), (C)0};
+    for (uint32_t j = lane; j < a.len; j += 32) {
+        C x = ocd_cuda_load(s0 + ocd_cuda_group_offset(a.slice, 0, j));
+        if (BWD) st.s += dot_term(a.log, x, ocd_cuda_load(s1 + ocd_cuda_group_offset(a.slice, 1, j)));
+        else add(st, x);
+    }
+    if (BWD) st.s = warp_sum(st.s);
+    else st = warp_combine(st);
+    stat<C> fin = finish<BWD>(st, a.log);
+    for (uint32_t j = lane; j < a.len; j += 32) {
+        C x = ocd_cuda_load(s0 + ocd_cuda_group_offset(a.slice, 0, j));
+        C y = BWD ? ocd_cuda_load(s1 + ocd_cuda_group_offset(a.slice, 1, j)) : (C)0;
+        ocd_cuda_blend(d + ocd_cuda_group_offset(a.slice, dt, j), result<BWD>(fin, a.log, x, y), a.alpha, a.beta,
+                       a.blend);
+    }
+}
+
+/* ---- launchers ---------------------------------------------------------------------------------- */
+
+const ocd_softmax_problem *problem_of(const void *problem)
+{
+    return (const ocd_softmax_problem *)problem;
+}
+
+/* Whether the slices can be read with 16-byte vectors: a contiguous slice of whole vectors, every
+   slice starting on a vector, 16-byte aligned pointers. */
+bool vector_rows(const ocd_softmax_problem *p)
+{
+    int n = 16 / (int)ocd_dtype_scalar_size(p->dtype);
+    if (ocd_dim_group_size(&p->slice) % n != 0) return false;
+    for (int t = 0; t <= p->nsrc; t++) {
+        const void *ptr = t < p->nsrc ? p->src[t] : p->dst;
+        if (!ocd_cuda_aligned16(ptr)) return false;
+        for (int d = 0; d < p->batch.rank; d++)
+            if (p->batch.strides[t][d] % n != 0) return false;
+    }
+    return true;
+}
+
+constexpr uint32_t WARP_MAX_LEN = 1024;
+
+template <typename T, bool BWD, int E, int V> cudnnStatus_t launch_warp(cudnnHandle_t h, const sm_args<T> &a)
+{
+    rows_warp<T, BWD, E, V><<<ocd_cuda_blocks(a.rows, WARP_ROWS), 32 * WARP_ROWS, 0, h->stream>>>(a);
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* The smallest E (elements per lane, a multiple of V) with 32 E >= len. */
+template <typename T, bool BWD, int V> cudnnStatus_t pick_warp(cudnnHandle_t h, const sm_args<T> &a)
+{
+    if constexpr (V <= 1)
+        if (a.len <= 32) return launch_warp<T, BWD, 1, 1>(h, a);
+    if constexpr (V <= 2)
+        if (a.len <= 64) return launch_warp<T, BWD, 2, V>(h, a);
+    if constexpr (V <= 4)
+        if (a.len <= 128) return launch_warp<T, BWD, 4, V>(h, a);
+    if (a.len <= 256) return launch_warp<T, BWD, 8, V>(h, a);
+    if (a.len <= 512) return launch_warp<T, BWD, 16, V>(h, a);
+    return launch_warp<T, BWD, 32, V>(h, a);
+}
+
+template <typename T, bool BWD, int E, int V, bool RESIDENT>
+cudnnStatus_t launch_block(cudnnHandle_t h, const sm_args<T> &a, uint32_t parts, uint32_t part_len)
+{
+    typedef typename ocd_compute<T>::type C;
+    split_sync sync = {nullptr, nullptr, nullptr};
+    if (parts > 1) {
+        size_t counters = ((size_t)a.rows + 1) * sizeof(unsigned), head = (counters + 15) / 16 * 16;
+        void *scratch;
+        OCD_TRY(ocd_cuda_scratch_acquire(h, head + (size_t)a.rows * parts * 2 * sizeof(C), &scratch));
+        OCD_CUDA_TRY(cudaMemsetAsync(scratch, 0, counters, h->stream));
+        sync.ticket = (unsigned *)scratch;
+        sync.count = sync.ticket + 1;
+        sync.parts = (char *)scratch + head;
+    }
+    rows_block<T, BWD, E, V, RESIDENT><<<a.rows * parts, BLOCK, 0, h->stream>>>(a, parts, part_len, sync);
+    OCD_CUDA_LAUNCHED();
+    return parts > 1 ? ocd_cuda_scratch_release(h) : CUDNN_STATUS_SUCCESS;
+}
+
+/* Parts of BLOCK * E elements with E as small as serves the slice in one part, else E = EMAX and
+   as many parts as needed; beyond one part per multiprocessor, parts that stream. */
+template <typename T, bool BWD, int V> cudnnStatus_t pick_block(cudnnHandle_t h, const sm_args<T> &a)
+{
+    typedef typename ocd_compute<T>::type C;
+    constexpr int EMAX = sizeof(C) == 8 ? 8 : 16, E4 = V > 4 ? V : 4, E8 = V > 8 ? V : 8;
+    if (a.len <= (uint32_t)BLOCK * E4) return launch_block<T, BWD, E4, V, true>(h, a, 1, BLOCK * E4);
+    if (a.len <= (uint32_t)BLOCK * E8) return launch_block<T, BWD, E8, V, true>(h, a, 1, BLOCK * E8);
+    uint32_t parts = (a.len + BLOCK * EMAX - 1) / (BLOCK * EMAX);
+    if (parts <= (uint32_t)h->sm_count) return launch_block<T, BWD, EMAX, V, true>(h, a, parts, BLOCK * EMAX);
+    parts = (uint32_t)h->sm_count;
+    uint32_t step = BLOCK * V, part_len = ((a.len + parts - 1) / parts + step - 1) / step * step;
+    return launch_block<T, BWD, V, V, false>(h, a, (a.len + part_len - 1) / part_len, part_len);
+}
+
+template <typename T, bool BWD, bool SMEM>
+cudnnStatus_t launch_tile(cudnnHandle_t h, const ocd_softmax_problem *p, const sm_args<T> &a, size_t smem)
+{
+    ocd_dim_group outer = p->batch;
+    outer.rank--;
+    uint32_t inner = (uint32_t)p->batch.dims[p->batch.rank - 1], tiles = (inner + TILE_X - 1) / TILE_X;
+    auto kernel = tile<T, BWD, SMEM>;
+    if (SMEM && smem > 48 * 1024)
+        OCD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    kernel<<<a.rows / inner * tiles, TILE_X * TILE_Y, SMEM ? smem : 0, h->stream>>>(a, outer, inner, tiles);
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
+}
+
+constexpr size_t TILE_SMEM_MAX = 96 * 1024;
+
+} // namespace
+
+/* ---- entries ---------------------------------------------------------------------------------- */
+
+static bool contiguous_slices(const ocd_softmax_problem *p)
+{
+    return ocd_dim_group_is_flat(&p->slice);
+}
+
+extern "C" const char *ocd_softmax_applies_cuda_rows_warp(cudnnHandle_t handle, const void *problem)
+{
+    const ocd_softmax_problem *p = problem_of(problem);
+    if (!contiguous_slices(p)) return "slices are not contiguous";
+    return ocd_dim_group_size(&p->slice) <= WARP_MAX_LEN ? NULL : "slices longer than one warp holds";
+}
+
+extern "C" const char *ocd_softmax_applies_cuda_rows_block(cudnnHandle_t handle, const void *problem)
+{
+    return contiguous_slices(problem_of(problem)) ? NULL : "slices are not contiguous";
+}
+
+extern "C" const char *ocd_softmax_applies_cuda_tile(cudnnHandle_t handle, const void *problem)
+{
+    const ocd_softmax_problem *p = problem_of(problem);
+    if (p->slice.rank != 1) return "slices span more than one strided dim";
+    if (p->batch.rank < 1) return OCD_REASON_SHAPE;
+    for (int t = 0; t <= p->nsrc; t++)
+        if (p->batch.strides[t][p->batch.rank - 1] != 1) return "no contiguous dim beside the slices";
+    return NULL;
+}
+
+extern "C" cudnnStatus_t ocd_softmax_run_cuda_rows_warp(cudnnHandle_t handle, const void *problem, void *ws,
+                                                        size_t ws_bytes)
+{
+    const ocd_softmax_problem *p = problem_of(problem);
+    bool vec = vector_rows(p);
+    return ocd_cuda_dispatch(p->dtype, [&](auto *tag) {
+        typedef typename std::remove_pointer<decltype(tag)>::type T;
+        constexpr int N = ocd_vec16<T>::N;
+        sm_args<T> a = args_of<T>(p);
+        if (p->backward) return vec ? pick_warp<T, true, N>(handle, a) : pick_warp<T, true, 1>(handle, a);
+        return vec ? pick_warp<T, false, N>(handle, a) : pick_warp<T, false, 1>(handle, a);
+    });
+}
+
+extern "C" cudnnStatus_t ocd_softmax_run_cuda_rows_block(cudnnHandle_t handle, const void *problem, void *ws,
+                                                         size_t ws_bytes)
+{
+    const ocd_softmax_problem *p = problem_of(problem);
+    bool vec = vector_rows(p);
+    return ocd_cuda_dispatch(p->dtype, [&](auto *tag) {
+        typedef typename std::remove_pointer<decltype(tag)>::type T;
+        constexpr int N = ocd_vec16<T>::N;
+        sm_args<T> a = args_of<T>(p);
+        if (p->backward) return vec ? pick_block<T, true, N>(handle, a) : pick_block<T, true, 1>(handle, a);
+        return vec ? pick_block<T, false, N>(handle, a) : pick_block<T, false, 1>(handle, a);
+    });
+}
+
+extern "C" cudnnStatus_t ocd_softmax_run_cuda_tile(cudnnHandle_t handle, const void *problem, void *ws,
+                                                   size_t ws_bytes)
+{
+    const ocd_softmax_problem *p = problem_of(problem);
+    return ocd_cuda_dispatch(p->dtype, [&](auto *tag) {
+        typedef typename std::remove_pointer<decltype(tag)>::type T;
+        sm_args<T> a = args_of<T>(p);
+        size_t smem = (size_t)a.len * TILE_X * sizeof(T) * p->nsrc;
+        bool fits = smem <= TILE_SMEM_MAX;
+        if (p->backward) return fits ? launch_tile<T, true, true>(handle, p, a, smem) : launch_tile<T, true, false>(handle, p, a, 0);
+        return fits ? launch_tile<T, false, true>(handle, p, a, smem) : launch_tile<T, false, false>(handle, p, a, 0);
+    });
+}
+
+extern "C" cudnnStatus_t ocd_softmax_run_cuda_generic(cudnnHandle_t handle, const void *problem, void *ws,
+                                                      size_t ws_bytes)
+{
+    const ocd_softmax_problem *p = problem_of(problem);
+    return ocd_cuda_dispatch(p->dtype, [&](auto *tag) {
+        typedef typename std::remove_pointer<decltype(tag)>::type T;
+        sm_args<T> a = args_of<T>(p);
+        unsigned blocks = ocd_cuda_blocks(a.rows, WARP_ROWS);
+        if (p->backward) generic<T, true><<<blocks, 32 * WARP_ROWS, 0, handle->stream>>>(a);
+        else generic<T, false><<<blocks, 32 * WARP_ROWS, 0, handle->stream>>>(a);
+        OCD_CUDA_LAUNCHED();
+        return CUDNN_STATUS_SUCCESS;
+    });
+}

@@ -1,0 +1,81 @@
+/* softmax.c: cudnnSoftmaxForward, and the implementation table both directions run through
+   (cudnnSoftmaxBackward lives in softmax_train.c).
+
+   cuDNN 8.2 rules implemented here: BAD_PARAM when the algorithm or the mode is not a valid
+   enumerant, when the dims or the data types of input and output differ, and (the in-place rule
+   of every op) when y is x with other strides. Every legal layout is served; the CUDA table
+   holds kernels for contiguous slices (CHANNEL over NHWC, INSTANCE over any packed layout), for
+   slices strided over a contiguous inner dim (CHANNEL over NCHW), and a generic one. */
+#include "ops/softmax.h"
+
+#include "core/argcheck.h"
+#include "core/dtype.h"
+#include "core/impl.h"
+
+static const struct ocd_impl softmax_impls[] = {
+#ifdef OCD_HAVE_CUDA
+    {"cuda:softmax_rows_warp", OCD_BACKEND_CUDA, -1, ocd_softmax_applies_cuda_rows_warp, NULL,
+     ocd_softmax_run_cuda_rows_warp},
+    {"cuda:softmax_rows_block", OCD_BACKEND_CUDA, -1, ocd_softmax_applies_cuda_rows_block, NULL,
+     ocd_softmax_run_cuda_rows_block},
+    {"cuda:softmax_tile", OCD_BACKEND_CUDA, -1, ocd_softmax_applies_cuda_tile, NULL, ocd_softmax_run_cuda_tile},
+    {"cuda:softmax_generic", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_softmax_run_cuda_generic},
+#endif
+    {"host:softmax_runs", OCD_BACKEND_HOST, -1, NULL, NULL, ocd_softmax_run_host},
+};
+
+cudnnStatus_t ocd_softmax_run(cudnnHandle_t handle, const struct ocd_softmax_problem *p, const char *op)
+{
+    return ocd_impl_run(handle, softmax_impls, OCD_ARRAY_LEN(softmax_impls), p, op);
+}
+
+cudnnStatus_t ocd_softmax_check_enums(cudnnSoftmaxAlgorithm_t algo, cudnnSoftmaxMode_t mode)
+{
+    if ((unsigned)algo > CUDNN_SOFTMAX_LOG)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "algo %d is not a cudnnSoftmaxAlgorithm_t", (int)algo);
+    if ((unsigned)mode > CUDNN_SOFTMAX_MODE_CHANNEL)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "mode %d is not a cudnnSoftmaxMode_t", (int)mode);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+void ocd_softmax_groups(struct ocd_softmax_problem *p, cudnnSoftmaxMode_t mode, int count,
+                        const struct ocd_tensor_view *const views[])
+{
+    /* INSTANCE: every dim but N; CHANNEL: dim 1 (C) alone. */
+    unsigned slice = mode == CUDNN_SOFTMAX_MODE_INSTANCE ? ~1u : 2u;
+    ocd_dim_group_build(&p->slice, count, views, slice);
+    ocd_dim_group_build(&p->batch, count, views, ~slice);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo,
+                                              cudnnSoftmaxMode_t mode, const void *alpha,
+                                              const cudnnTensorDescriptor_t xDesc, const void *x,
+                                              const void *beta, const cudnnTensorDescriptor_t yDesc, void *y)
+{
+    OCD_LOG_API("handle=%p algo=%d mode=%d alpha=%p xDesc=%p x=%p beta=%p yDesc=%p y=%p", (void *)handle,
+                (int)algo, (int)mode, alpha, (void *)xDesc, x, beta, (void *)yDesc, y);
+    OCD_CHECK_HANDLE(handle);
+    OCD_TRY(ocd_softmax_check_enums(algo, mode));
+    OCD_TRY(ocd_check_scaling(alpha, beta));
+    struct ocd_tensor_view xv, yv;
+    OCD_TRY(ocd_tensor_get(xDesc, "xDesc", &xv));
+    OCD_TRY(ocd_tensor_get(yDesc, "yDesc", &yv));
+    OCD_TRY(ocd_check_data(x, "x"));
+    OCD_TRY(ocd_check_data(y, "y"));
+    OCD_TRY(ocd_check_same_dims(CUDNN_STATUS_BAD_PARAM, &xv, "xDesc", &yv, "yDesc"));
+    OCD_TRY(ocd_check_same_type(CUDNN_STATUS_BAD_PARAM, &xv, "xDesc", &yv, "yDesc"));
+    OCD_TRY(ocd_check_in_place(y, &yv, "y", x, &xv, "x"));
+    OCD_TRY(ocd_check_float_type(&xv, "xDesc"));
+
+    struct ocd_softmax_problem p = {0};
+    p.log = algo == CUDNN_SOFTMAX_LOG;
+    p.dtype = xv.dtype;
+    p.alpha = ocd_scaling_value(p.dtype, alpha);
+    p.beta = ocd_scaling_value(p.dtype, beta);
+    p.nsrc = 1;
+    p.src[0] = x;
+    p.dst = y;
+    const struct ocd_tensor_view *views[] = {&xv, &yv};
+    ocd_softmax_groups(&p, mode, 2, views);
+    return ocd_softmax_run(handle, &p, "cudnnSoftmaxForward");
+}

@@ -1,0 +1,329 @@
+/* softmax.c: tests of cudnnSoftmaxForward and cudnnSoftmaxBackward against ref/softmax.c, by
+   finite differences, with special values, and on bad input. The shapes reach every CUDA path:
+   short contiguous slices (one warp), long ones (one block, several blocks, streaming), slices
+   strided over a contiguous dim (tiles, in and beyond shared memory) and gapped layouts (generic). */
+#include "ref/softmax.h"
+#include "test.h"
+#include "ttensor.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static const cudnnDataType_t float_types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF,
+                                              CUDNN_DATA_BFLOAT16};
+static const cudnnSoftmaxAlgorithm_t algos[] = {CUDNN_SOFTMAX_FAST, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_LOG};
+static const cudnnSoftmaxMode_t modes[] = {CUDNN_SOFTMAX_MODE_INSTANCE, CUDNN_SOFTMAX_MODE_CHANNEL};
+
+struct shape {
+    int rank, dims[5];
+};
+static const struct shape shapes[] = {
+    {4, {2, 5, 3, 7}},   /* odd sizes */
+    {4, {1, 1, 1, 1}},   /* a single element */
+    {4, {3, 1, 4, 4}},   /* C = 1 */
+    {4, {2, 37, 1, 1}},  /* a classifier's N x C x 1 x 1 */
+    {5, {2, 3, 2, 3, 4}},
+    {4, {2, 48, 3, 3}},  /* INSTANCE slices of 432 */
+};
+
+struct call {
+    cudnnDataType_t t;
+    cudnnSoftmaxAlgorithm_t algo;
+    cudnnSoftmaxMode_t mode;
+    const struct shape *s;
+    enum tlayout lx, ly;
+    double alpha, beta;
+};
+
+static void describe(const struct call *c, const char *dir, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s type %d algo %d mode %d dims %d,%d,%d,%d x %s y %s beta %g", dir, (int)c->t,
+             (int)c->algo, (int)c->mode, c->s->dims[0], c->s->dims[1], c->s->dims[2], c->s->dims[3],
+             tlayout_name(c->lx), tlayout_name(c->ly), c->beta);
+}
+
+/* Forward against the reference; y holds NaN when beta == 0 (it must not be read). */
+static bool check_forward(const struct call *c)
+{
+    char what[192];
+    describe(c, "forward", what, sizeof what);
+    struct ttensor tx, ty;
+    ttensor_init(&tx, c->t, c->s->rank, c->s->dims, c->lx);
+    ttensor_init(&ty, c->t, c->s->rank, c->s->dims, c->ly);
+    int64_t n = tx.count;
+    double *x = trandom_values(n, -4, 4), *y = c->beta == 0 ? tconst_values(n, NAN) : trandom_values(n, -1, 1);
+    double *want = malloc(sizeof(double) * (size_t)n), *got = malloc(sizeof(double) * (size_t)n);
+    void *px = ttensor_upload(&tx, x), *py = ttensor_upload(&ty, y);
+    ref_softmax_forward(c->algo, c->mode, c->s->rank, c->s->dims, x, want);
+    for (int64_t i = 0; i < n; i++) want[i] = c->alpha * want[i] + (c->beta == 0 ? 0 : c->beta * y[i]);
+    union tscalar a, b;
+    bool ok = CHECK_OK(cudnnSoftmaxForward(test_handle(), c->algo, c->mode, tscale(c->t, c->alpha, &a), tx.desc,
+                                           px, tscale(c->t, c->beta, &b), ty.desc, py));
+    ok = ok && ttensor_download(&ty, py, got, what);
+    ok = ok && tcompare(CUDNN_DATA_DOUBLE, got, want, n, ttolerance(c->t), what);
+    ok = ok && ttensor_unchanged(&tx, px, x, what);
+    ttensor_release(&tx, px);
+    ttensor_release(&ty, py);
+    ttensor_free(&tx);
+    ttensor_free(&ty);
+    free(x), free(y), free(want), free(got);
+    return ok;
+}
+
+/* Backward against the reference: y a softmax output (rounded to the type), dy random; y and dy
+   in layout lx, dx in ly. */
+static bool check_backward(const struct call *c)
+{
+    char what[192];
+    describe(c, "backward", what, sizeof what);
+    struct ttensor ty, tdx;
+    ttensor_init(&ty, c->t, c->s->rank, c->s->dims, c->lx);
+    ttensor_init(&tdx, c->t, c->s->rank, c->s->dims, c->ly);
+    int64_t n = ty.count;
+    double *x = trandom_values(n, -3, 3), *y = malloc(sizeof(double) * (size_t)n), *g = trandom_values(n, -1, 1);
+    double *dx0 = c->beta == 0 ? tconst_values(n, NAN) : trandom_values(n, -1, 1);
+    double *want = malloc(sizeof(double) * (size_t)n), *got = malloc(sizeof(double) * (size_t)n);
+    ref_softmax_forward(c->algo, c->mode, c->s->rank, c->s->dims, x, y);
+    void *py = ttensor_upload(&ty, y), *pg = ttensor_upload(&ty, g), *pdx = ttensor_upload(&tdx, dx0);
+    ref_softmax_backward(c->algo, c->mode, c->s->rank, c->s->dims, y, g, want);
+    for (int64_t i = 0; i < n; i++) want[i] = c->alpha * want[i] + (c->beta == 0 ? 0 : c->beta * dx0[i]);
+    union tscalar a, b;
+    bool ok = CHECK_OK(cudnnSoftmaxBackward(test_handle(), c->algo, c->mode, tscale(c->t, c->alpha, &a), ty.desc,
+                                            py, ty.desc, pg, tscale(c->t, c->beta, &b), tdx.desc, pdx));
+    ok = ok && ttensor_download(&tdx, pdx, got, what);
+    ok = ok && tcompare(CUDNN_DATA_DOUBLE, got, want, n, ttolerance(c->t), what);
+    ok = ok && ttensor_unchanged(&ty, py, y, what) && ttensor_unchanged(&ty, pg, g, what);
+    ttensor_release(&ty, py);
+    ttensor_release(&ty, pg);
+    ttensor_release(&tdx, pdx);
+    ttensor_free(&ty);
+    ttensor_free(&tdx);
+    free(x), free(y), free(g), free(dx0), free(want), free(got);
+    return ok;
+}
+
+/* Every type, algorithm, mode, shape and layout, forward and backward. */
+TEST(softmax_matches_reference)
+{
+    for (size_t ti = 0; ti < TLEN(float_types); ti++)
+        for (size_t ai = 0; ai < TLEN(algos); ai++)
+            for (size_t mi = 0; mi < TLEN(modes); mi++)
+                for (size_t si = 0; si < TLEN(shapes); si++)
+                    for (int l = 0; l < TL_COUNT; l++) {
+                        struct call c = {float_types[ti], algos[ai], modes[mi], &shapes[si], (enum tlayout)l,
+                                         (enum tlayout)l, si == 4 ? -0.5 : 1.0, l % 2 ? 0.0 : 0.75};
+                        if (!check_forward(&c) || !check_backward(&c)) return;
+                    }
+}
+
+/* Input and output in different layouts. */
+TEST(softmax_layout_change)
+{
+    const struct shape s = {4, {2, 6, 3, 5}};
+    for (size_t ti = 0; ti < TLEN(float_types); ti++)
+        for (size_t mi = 0; mi < TLEN(modes); mi++) {
+            struct call c = {float_types[ti], CUDNN_SOFTMAX_ACCURATE, modes[mi], &s, TL_NCHW, TL_NHWC, 1.0, 0.0};
+            struct call d = {float_types[ti], CUDNN_SOFTMAX_LOG, modes[mi], &s, TL_NHWC_GAPS, TL_NCHW, 2.0, 0.5};
+            if (!check_forward(&c) || !check_backward(&c) || !check_forward(&d) || !check_backward(&d)) return;
+        }
+}
+
+/* Slices long enough for the CUDA kernels that use whole blocks, several blocks per slice, and
+   shared memory overflow in the tiles; fewer combinations, since each is large. */
+TEST(softmax_long_slices)
+{
+    static const struct shape big[] = {
+        {4, {2, 1500, 1, 1}},  /* one block per slice */
+        {4, {3, 64, 16, 16}},  /* INSTANCE slices of 16384: two blocks each (float) */
+        {4, {1, 900, 2, 3}},   /* CHANNEL over NCHW with a tile larger than shared memory */
+        {4, {2, 3, 1, 1025}},  /* just over one warp's worth */
+    };
+    for (size_t ti = 0; ti < TLEN(float_types); ti++)
+        for (size_t si = 0; si < TLEN(big); si++)
+            for (size_t mi = 0; mi < TLEN(modes); mi++) {
+                enum tlayout l = si % 2 ? TL_NCHW : TL_NHWC;
+                struct call c = {float_types[ti], (cudnnSoftmaxAlgorithm_t)((ti + si) % 3), modes[mi], &big[si], l, l,
+                                 1.0, si == 1 ? 0.5 : 0.0};
+                if (!check_forward(&c) || !check_backward(&c)) return;
+            }
+}
+
+/* A slice longer than the GPU can hold in registers (streamed twice there). */
+TEST(softmax_very_long_slice)
+{
+    const struct shape s = {4, {1, 1, 1100, 1024}};
+    for (int a = 0; a < 3; a += 2) {
+        struct call c = {CUDNN_DATA_FLOAT, (cudnnSoftmaxAlgorithm_t)a, CUDNN_SOFTMAX_MODE_INSTANCE, &s, TL_NCHW,
+                         TL_NCHW, 1.0, a ? 0.25 : 0.0};
+        if (!check_forward(&c) || !check_backward(&c)) return;
+    }
+}
+
+/* Masked logits (-inf) weigh nothing; a NaN makes its slice NaN and leaves the others alone. */
+TEST(softmax_special_values)
+{
+    const int dims[4] = {3, 6, 1, 1};
+    struct ttensor t;
+    ttensor_init(&t, CUDNN_DATA_FLOAT, 4, dims, TL_NCHW);
+    double x[18], got[18], want[18];
+    for (int i = 0; i < 18; i++) x[i] = trand_uniform(-2, 2);
+    x[1] = x[4] = -INFINITY; /* slice 0: two masked */
+    x[8] = NAN;              /* slice 1: NaN */
+    double *zero = tconst_values(18, 0);
+    for (int a = 0; a < 3; a += 2) {
+        void *px = ttensor_upload(&t, x), *py = ttensor_upload(&t, zero);
+        float one = 1, z = 0;
+        CHECK_OK(cudnnSoftmaxForward(test_handle(), (cudnnSoftmaxAlgorithm_t)a, CUDNN_SOFTMAX_MODE_CHANNEL, &one,
+                                     t.desc, px, &z, t.desc, py));
+        ttensor_download(&t, py, got, "special values");
+        double finite[4] = {x[0], x[2], x[3], x[5]}, s[4];
+        const int fdims[4] = {1, 4, 1, 1};
+        ref_softmax_forward((cudnnSoftmaxAlgorithm_t)a, CUDNN_SOFTMAX_MODE_CHANNEL, 4, fdims, finite, s);
+        double masked = a == CUDNN_SOFTMAX_LOG ? -INFINITY : 0;
+        double w0[6] = {s[0], masked, s[1], s[2], masked, s[3]};
+        for (int i = 0; i < 6; i++) want[i] = w0[i];
+        for (int i = 6; i < 12; i++) want[i] = NAN;
+        const int d6[4] = {1, 6, 1, 1};
+        ref_softmax_forward((cudnnSoftmaxAlgorithm_t)a, CUDNN_SOFTMAX_MODE_CHANNEL, 4, d6, x + 12, want + 12);
+        tcompare(CUDNN_DATA_DOUBLE, got, want, 18, 1e-5, a ? "log softmax with -inf and NaN" : "softmax with -inf and NaN");
+        ttensor_release(&t, px);
+        ttensor_release(&t, py);
+    }
+    free(zero);
+    ttensor_free(&t);
+}
+
+/* The library's backward is the derivative of its forward: with y = softmax(x) and a weight dy,
+   dx_j = d/dx_j sum_i dy_i y_i(x), checked by central differences in double. */
+TEST(softmax_backward_finite_differences)
+{
+    const int dims[4] = {2, 4, 3, 2};
+    const int64_t n = 48;
+    const double h = 1e-6, one = 1, zero = 0;
+    struct ttensor t;
+    ttensor_init(&t, CUDNN_DATA_DOUBLE, 4, dims, TL_NCHW);
+    for (size_t ai = 0; ai < TLEN(algos); ai++)
+        for (size_t mi = 0; mi < TLEN(modes); mi++) {
+            double *x = trandom_values(n, -2, 2), *g = trandom_values(n, -1, 1), *z = tconst_values(n, 0);
+            double *y = malloc(sizeof(double) * n), *fd = malloc(sizeof(double) * n), *dx = malloc(sizeof(double) * n);
+            void *px = ttensor_upload(&t, x), *py = ttensor_upload(&t, z), *pg = ttensor_upload(&t, g),
+                 *pdx = ttensor_upload(&t, z);
+            CHECK_OK(cudnnSoftmaxForward(test_handle(), algos[ai], modes[mi], &one, t.desc, px, &zero, t.desc, py));
+            CHECK_OK(cudnnSoftmaxBackward(test_handle(), algos[ai], modes[mi], &one, t.desc, py, t.desc, pg, &zero,
+                                          t.desc, pdx));
+            ttensor_download(&t, pdx, dx, "dx");
+            for (int64_t j = 0; j < n; j++) {
+                double lp = 0, lm = 0, save = x[j];
+                for (int sign = -1; sign <= 1; sign += 2) {
+                    x[j] = save + sign * h;
+                    void *pxh = ttensor_upload(&t, x);
+                    CHECK_OK(cudnnSoftmaxForward(test_handle(), algos[ai], modes[mi], &one, t.desc, pxh, &zero, t.desc, py));
+                    ttensor_download(&t, py, y, "y(x +- h)");
+                    double l = 0;
+                    for (int64_t i = 0; i < n; i++) l += g[i] * y[i];
+                    if (sign < 0) lm = l;
+                    else lp = l;
+                    ttensor_release(&t, pxh);
+                }
+                x[j] = save;
+                fd[j] = (lp - lm) / (2 * h);
+            }
+            char what[64];
+            snprintf(what, sizeof what, "finite differences, algo %d mode %d", (int)algos[ai], (int)modes[mi]);
+            tcompare(CUDNN_DATA_DOUBLE, dx, fd, n, 1e-7, what);
+            ttensor_release(&t, px);
+            ttensor_release(&t, py);
+            ttensor_release(&t, pg);
+            ttensor_release(&t, pdx);
+            free(x), free(g), free(z), free(y), free(fd), free(dx);
+        }
+    ttensor_free(&t);
+}
+
+TEST(softmax_in_place)
+{
+    const int dims[4] = {2, 5, 2, 3};
+    struct ttensor t;
+    ttensor_init(&t, CUDNN_DATA_FLOAT, 4, dims, TL_NCHW);
+    double *x = trandom_values(60, -2, 2), *g = trandom_values(60, -1, 1), y[60], want[60], got[60];
+    void *p = ttensor_upload(&t, x);
+    float one = 1, zero = 0;
+    ref_softmax_forward(CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, 4, dims, x, y);
+    CHECK_OK(cudnnSoftmaxForward(test_handle(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, t.desc, p,
+                                 &zero, t.desc, p));
+    ttensor_download(&t, p, got, "in-place forward");
+    tcompare(CUDNN_DATA_DOUBLE, got, y, 60, 1e-5, "in-place forward");
+    void *pg = ttensor_upload(&t, g);
+    ref_softmax_backward(CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, 4, dims, got, g, want);
+    CHECK_OK(cudnnSoftmaxBackward(test_handle(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, t.desc, p,
+                                  t.desc, pg, &zero, t.desc, pg));
+    ttensor_download(&t, pg, got, "in-place backward");
+    tcompare(CUDNN_DATA_DOUBLE, got, want, 60, 1e-5, "in-place backward");
+    ttensor_release(&t, p);
+    ttensor_release(&t, pg);
+    ttensor_free(&t);
+    free(x);
+    free(g);
+}
+
+TEST(softmax_bad_inputs)
+{
+    const int dims[4] = {2, 3, 4, 5}, other[4] = {2, 3, 5, 4};
+    struct ttensor tf, tn, td, to, ti;
+    ttensor_init(&tf, CUDNN_DATA_FLOAT, 4, dims, TL_NCHW);
+    ttensor_init(&tn, CUDNN_DATA_FLOAT, 4, dims, TL_NHWC);
+    ttensor_init(&td, CUDNN_DATA_DOUBLE, 4, dims, TL_NCHW);
+    ttensor_init(&to, CUDNN_DATA_FLOAT, 4, other, TL_NCHW);
+    ttensor_init(&ti, CUDNN_DATA_INT8, 4, dims, TL_NCHW);
+    double *x = trandom_values(120, -1, 1), *y = tconst_values(120, 3.0);
+    void *px = ttensor_upload(&tf, x), *py = ttensor_upload(&tf, y), *pi = ttensor_upload(&ti, y);
+    cudnnTensorDescriptor_t unset;
+    cudnnCreateTensorDescriptor(&unset);
+    cudnnHandle_t h = test_handle();
+    float one = 1, zero = 0;
+    const cudnnSoftmaxAlgorithm_t A = CUDNN_SOFTMAX_ACCURATE;
+    const cudnnSoftmaxMode_t M = CUDNN_SOFTMAX_MODE_CHANNEL;
+#define FWD(handle, algo, mode, al, xd, xp, be, yd, yp, status)                                              \
+    CHECK_STATUS(cudnnSoftmaxForward(handle, algo, mode, al, xd, xp, be, yd, yp), status);                 \
+    ttensor_unchanged(&tf, py, y, "y after a rejected forward")
+    FWD(NULL, A, M, &one, tf.desc, px, &zero, tf.desc, py, CUDNN_STATUS_BAD_PARAM);
+    FWD(h, (cudnnSoftmaxAlgorithm_t)3, M, &one, tf.desc, px, &zero, tf.desc, py, CUDNN_STATUS_BAD_PARAM);
+    FWD(h, A, (cudnnSoftmaxMode_t)2, &one, tf.desc, px, &zero, tf.desc, py, CUDNN_STATUS_BAD_PARAM);
+    FWD(h, A, M, NULL, tf.desc, px, &zero, tf.desc, py, CUDNN_STATUS_BAD_PARAM);
+    FWD(h, A, M, &one, tf.desc, px, NULL, tf.desc, py, CUDNN_STATUS_BAD_PARAM);
+    FWD(h, A, M, &one, unset, px, &zero, tf.desc, py, CUDNN_STATUS_BAD_PARAM);
+    FWD(h, A, M, &one, tf.desc, NULL, &zero, tf.desc, py, CUDNN_STATUS_BAD_PARAM);
+    FWD(h, A, M, &one, to.desc, px, &zero, tf.desc, py, CUDNN_STATUS_BAD_PARAM); /* dims differ */
+    FWD(h, A, M, &one, td.desc, px, &zero, tf.desc, py, CUDNN_STATUS_BAD_PARAM); /* types differ */
+    FWD(h, A, M, &one, tn.desc, py, &zero, tf.desc, py, CUDNN_STATUS_BAD_PARAM); /* in place, strides differ */
+    CHECK_STATUS(cudnnSoftmaxForward(h, A, M, &one, ti.desc, pi, &zero, ti.desc, pi), CUDNN_STATUS_NOT_SUPPORTED);
+    ttensor_unchanged(&ti, pi, y, "int8 y after NOT_SUPPORTED");
+
+    void *pg = ttensor_upload(&tf, x), *pgn = ttensor_upload(&tn, x);
+#define BWD(algo, mode, yd, dyd, dyp, dxd, dxp, status)                                                      \
+    CHECK_STATUS(cudnnSoftmaxBackward(h, algo, mode, &one, yd, px, dyd, dyp, &zero, dxd, dxp), status);    \
+    ttensor_unchanged(&tf, py, y, "dx after a rejected backward")
+    BWD((cudnnSoftmaxAlgorithm_t)-1, M, tf.desc, tf.desc, pg, tf.desc, py, CUDNN_STATUS_BAD_PARAM);
+    BWD(A, (cudnnSoftmaxMode_t)7, tf.desc, tf.desc, pg, tf.desc, py, CUDNN_STATUS_BAD_PARAM);
+    BWD(A, M, tf.desc, to.desc, pg, tf.desc, py, CUDNN_STATUS_BAD_PARAM);  /* dims of y, dy differ */
+    BWD(A, M, tf.desc, tf.desc, pg, to.desc, py, CUDNN_STATUS_BAD_PARAM);  /* dims of dx differ */
+    BWD(A, M, tf.desc, tn.desc, pgn, tf.desc, py, CUDNN_STATUS_BAD_PARAM); /* strides of y, dy differ */
+    BWD(A, M, tf.desc, td.desc, pg, tf.desc, py, CUDNN_STATUS_BAD_PARAM);  /* types differ */
+    BWD(A, M, tn.desc, tn.desc, py, tf.desc, py, CUDNN_STATUS_BAD_PARAM);  /* dx on dy, strides differ */
+    BWD(A, M, tf.desc, tf.desc, NULL, tf.desc, py, CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnSoftmaxBackward(h, A, M, &one, ti.desc, pi, ti.desc, pi, &zero, ti.desc, pi),
+                 CUDNN_STATUS_NOT_SUPPORTED);
+    ttensor_unchanged(&ti, pi, y, "int8 dx after NOT_SUPPORTED");
+#undef FWD
+#undef BWD
+    cudnnDestroyTensorDescriptor(unset);
+    ttensor_release(&tf, px);
+    ttensor_release(&tf, py);
+    ttensor_release(&tf, pg);
+    ttensor_release(&tn, pgn);
+    ttensor_release(&ti, pi);
+    struct ttensor *all[] = {&tf, &tn, &td, &to, &ti};
+    for (int i = 0; i < 5; i++) ttensor_free(all[i]);
+    free(x);
+    free(y);
+}
