@@ -53,6 +53,28 @@ template <typename T, typename C> __device__ __forceinline__ void ocd_cuda_blend
     ocd_cuda_store(y, blend ? alpha * r + beta * ocd_cuda_load(y) : alpha * r);
 }
 
+/* Division by a run-time constant d >= 1 of numerators below 2^31, by a multiply and a shift
+   (Granlund and Montgomery): a few instructions instead of a 32-bit division's twenty. */
+struct ocd_fastdiv {
+    uint32_t d, mul, shift;
+};
+
+static inline ocd_fastdiv ocd_fastdiv_of(uint32_t d)
+{
+    ocd_fastdiv f;
+    f.d = d;
+    f.shift = 0;
+    while ((1ull << f.shift) < d) f.shift++;
+    f.mul = (uint32_t)(((1ull << 32) * ((1ull << f.shift) - d)) / d + 1);
+    return f;
+}
+
+/* n / f.d; n % f.d is n - q * f.d. */
+__device__ __forceinline__ uint32_t ocd_fastdiv_q(uint32_t n, const ocd_fastdiv &f)
+{
+    return (__umulhi(n, f.mul) + n) >> f.shift;
+}
+
 /* Blocks for n items at `per_block` items a block, at least 1. */
 static inline unsigned ocd_cuda_blocks(int64_t n, int64_t per_block)
 {

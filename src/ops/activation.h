@@ -23,6 +23,7 @@
 
 #include "core/dimgroup.h"
 #include "core/handle.h"
+#include "core/hostdevice.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -79,16 +80,9 @@ cudnnStatus_t ocd_activation_run(cudnnHandle_t handle, const struct ocd_activati
 }
 #endif
 
-/* ---- the math, for host (double) and device (float, double) -------------------------------- */
+/* ---- the math, for host (double) and device (float, double): see core/hostdevice.h ---------- */
 
-/* OCD_R is the compute type: a template parameter in CUDA, double in C. */
-#ifdef __CUDACC__
-#define OCD_ACT_FN template <typename OCD_R> __host__ __device__ __forceinline__ OCD_R
-#else
-#include <math.h>
-#define OCD_R double
-#define OCD_ACT_FN static inline double
-#endif
+#define OCD_ACT_FN OCD_REAL_TEMPLATE OCD_HD OCD_R
 
 OCD_ACT_FN ocd_act_sigmoid(OCD_R x)
 {
@@ -135,8 +129,5 @@ OCD_ACT_FN ocd_act_backward(int mode, bool propagate_nan, OCD_R coef, OCD_R sb, 
 }
 
 #undef OCD_ACT_FN
-#ifndef __CUDACC__
-#undef OCD_R
-#endif
 
 #endif /* OCD_OPS_ACTIVATION_H */

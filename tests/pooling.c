@@ -1,0 +1,444 @@
+/* pooling.c: tests of the pooling descriptor, the output-dimension queries, cudnnPoolingForward and
+   cudnnPoolingBackward against ref/pooling.c, by finite differences, and on bad input. */
+#include "ref/pooling.h"
+#include "test.h"
+#include "ttensor.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static const cudnnDataType_t float_types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF,
+                                              CUDNN_DATA_BFLOAT16};
+static const cudnnPoolingMode_t modes[] = {CUDNN_POOLING_MAX, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
+                                           CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
+                                           CUDNN_POOLING_MAX_DETERMINISTIC};
+
+/* A pooling problem; the output has the advised extent plus `extra` in each spatial dim. */
+struct pcase {
+    const char *name;
+    int nb, n, c, in[3], window[3], pad[3], stride[3], extra;
+};
+static const struct pcase cases[] = {
+    {"2x2 stride 2", 2, 2, 3, {4, 6}, {2, 2}, {0, 0}, {2, 2}, 0},
+    {"3x3 stride 2 pad 1, odd", 2, 2, 5, {7, 5}, {3, 3}, {1, 1}, {2, 2}, 0},
+    {"padding over half the window", 2, 1, 4, {5, 6}, {3, 2}, {2, 1}, {1, 1}, 0},
+    {"stride beyond the window", 2, 2, 3, {8, 7}, {2, 2}, {0, 0}, {3, 3}, 0},
+    {"1x1 image", 2, 3, 2, {1, 1}, {1, 1}, {0, 0}, {1, 1}, 0},
+    {"1x1 image, 3x3 window pad 1", 2, 2, 3, {1, 1}, {3, 3}, {1, 1}, {1, 1}, 0},
+    {"padding wider than the window", 2, 1, 2, {4, 3}, {2, 2}, {3, 3}, {2, 2}, 0},
+    {"output larger than advised", 2, 1, 2, {3, 3}, {2, 2}, {0, 0}, {2, 2}, 2},
+    {"3-D 2x2x2 stride 2", 3, 2, 3, {4, 5, 3}, {2, 2, 2}, {0, 0, 0}, {2, 2, 2}, 0},
+    {"3-D 3x3x3 pad 1, strides 1 2 1", 3, 1, 2, {3, 4, 5}, {3, 3, 3}, {1, 1, 1}, {1, 2, 1}, 0},
+    {"1-D", 1, 2, 3, {9}, {3}, {1}, {2}, 0},
+};
+
+static void out_dims(const struct pcase *pc, int out[])
+{
+    for (int i = 0; i < pc->nb; i++)
+        out[i] = 1 + (pc->in[i] + 2 * pc->pad[i] - pc->window[i]) / pc->stride[i] + pc->extra;
+}
+
+static cudnnPoolingDescriptor_t make_desc(const struct pcase *pc, cudnnPoolingMode_t mode, cudnnNanPropagation_t nan)
+{
+    cudnnPoolingDescriptor_t d = NULL;
+    CHECK_OK(cudnnCreatePoolingDescriptor(&d));
+    CHECK_OK(cudnnSetPoolingNdDescriptor(d, mode, nan, pc->nb, pc->window, pc->pad, pc->stride));
+    return d;
+}
+
+static struct ref_pool ref_of(const struct pcase *pc, cudnnPoolingMode_t mode, bool propagate)
+{
+    struct ref_pool r = {mode, propagate, pc->nb, {0}, {0}, {0}};
+    for (int i = 0; i < pc->nb; i++) {
+        r.window[i] = pc->window[i];
+        r.pad[i] = pc->pad[i];
+        r.stride[i] = pc->stride[i];
+    }
+    return r;
+}
+
+/* The tensors of a case: x and y in their layouts. */
+static void tensors(const struct pcase *pc, cudnnDataType_t t, enum tlayout lx, enum tlayout ly, struct ttensor *tx,
+                    struct ttensor *ty)
+{
+    int xd[5] = {pc->n, pc->c}, yd[5] = {pc->n, pc->c}, out[3];
+    out_dims(pc, out);
+    for (int i = 0; i < pc->nb; i++) {
+        xd[2 + i] = pc->in[i];
+        yd[2 + i] = out[i];
+    }
+    ttensor_init(tx, t, pc->nb + 2, xd, lx);
+    ttensor_init(ty, t, pc->nb + 2, yd, ly);
+}
+
+/* ---- descriptor and output dims ------------------------------------------------------------------ */
+
+TEST_ONCE(pooling_descriptor_set_get_destroy)
+{
+    cudnnPoolingDescriptor_t d;
+    CHECK_STATUS(cudnnCreatePoolingDescriptor(NULL), CUDNN_STATUS_BAD_PARAM);
+    if (!CHECK_OK(cudnnCreatePoolingDescriptor(&d))) return;
+    cudnnPoolingMode_t mode;
+    cudnnNanPropagation_t nan;
+    int v[6], nb = -1, win[8], pad[8], str[8];
+    /* never set */
+    CHECK_STATUS(cudnnGetPooling2dDescriptor(d, &mode, &nan, v, v + 1, v + 2, v + 3, v + 4, v + 5), CUDNN_STATUS_BAD_PARAM);
+    CHECK_OK(cudnnSetPooling2dDescriptor(d, CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING, CUDNN_PROPAGATE_NAN, 3, 2, 1,
+                                         -1, 2, 1)); /* negative padding crops: allowed */
+    CHECK_OK(cudnnGetPooling2dDescriptor(d, &mode, &nan, v, v + 1, v + 2, v + 3, v + 4, v + 5));
+    CHECK(mode == CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING && nan == CUDNN_PROPAGATE_NAN);
+    CHECK(v[0] == 3 && v[1] == 2 && v[2] == 1 && v[3] == -1 && v[4] == 2 && v[5] == 1);
+    CHECK_OK(cudnnGetPoolingNdDescriptor(d, 8, &mode, &nan, &nb, win, pad, str));
+    CHECK(nb == 2 && win[0] == 3 && win[1] == 2 && pad[1] == -1 && str[0] == 2);
+    /* Bad settings: BAD_PARAM, descriptor unchanged. */
+    CHECK_STATUS(cudnnSetPooling2dDescriptor(d, (cudnnPoolingMode_t)4, CUDNN_PROPAGATE_NAN, 2, 2, 0, 0, 2, 2),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnSetPooling2dDescriptor(d, CUDNN_POOLING_MAX, (cudnnNanPropagation_t)5, 2, 2, 0, 0, 2, 2),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnSetPooling2dDescriptor(d, CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN, -2, 2, 0, 0, 2, 2),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnSetPooling2dDescriptor(d, CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN, 2, 0, 0, 0, 2, 2),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnSetPooling2dDescriptor(d, CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN, 2, 2, 0, 0, -1, 2),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnSetPooling2dDescriptor(d, CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN, 2, 2, 0, 0, 2, 0),
+                 CUDNN_STATUS_BAD_PARAM);
+    const int w3[3] = {2, 2, 2}, p3[3] = {0, 0, 0}, s3[3] = {1, 1, 1};
+    CHECK_STATUS(cudnnSetPoolingNdDescriptor(d, CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN, 0, w3, p3, s3),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnSetPoolingNdDescriptor(d, CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN, 7, w3, p3, s3),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnSetPoolingNdDescriptor(d, CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN, 3, NULL, p3, s3),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_OK(cudnnGetPooling2dDescriptor(d, &mode, &nan, v, v + 1, v + 2, v + 3, v + 4, v + 5));
+    CHECK(mode == CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING && v[0] == 3 && v[3] == -1);
+    /* Nd with 3 dims: Get2d refuses it, GetNd returns as many as asked. */
+    CHECK_OK(cudnnSetPoolingNdDescriptor(d, CUDNN_POOLING_MAX_DETERMINISTIC, CUDNN_NOT_PROPAGATE_NAN, 3, w3, p3, s3));
+    CHECK_STATUS(cudnnGetPooling2dDescriptor(d, &mode, &nan, v, v + 1, v + 2, v + 3, v + 4, v + 5), CUDNN_STATUS_BAD_PARAM);
+    win[1] = -7;
+    CHECK_OK(cudnnGetPoolingNdDescriptor(d, 1, &mode, &nan, &nb, win, pad, str));
+    CHECK(nb == 3 && win[0] == 2 && win[1] == -7 && mode == CUDNN_POOLING_MAX_DETERMINISTIC);
+    CHECK_STATUS(cudnnGetPoolingNdDescriptor(d, 9, &mode, &nan, &nb, win, pad, str), CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnGetPoolingNdDescriptor(d, 3, &mode, &nan, NULL, win, pad, str), CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnGetPooling2dDescriptor(NULL, &mode, &nan, v, v + 1, v + 2, v + 3, v + 4, v + 5),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_OK(cudnnDestroyPoolingDescriptor(d));
+    CHECK_STATUS(cudnnGetPoolingNdDescriptor(d, 3, &mode, &nan, &nb, win, pad, str), CUDNN_STATUS_BAD_PARAM);
+    CHECK_OK(cudnnDestroyPoolingDescriptor(NULL));
+}
+
+TEST_ONCE(pooling_output_dims)
+{
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const struct pcase *pc = &cases[k];
+        if (pc->extra) continue;
+        struct ttensor tx, ty;
+        tensors(pc, CUDNN_DATA_FLOAT, TL_NCHW, TL_NCHW, &tx, &ty);
+        cudnnPoolingDescriptor_t d = make_desc(pc, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN);
+        int got[5] = {0};
+        if (CHECK_OK(cudnnGetPoolingNdForwardOutputDim(d, tx.desc, pc->nb + 2, got)))
+            for (int i = 0; i < pc->nb + 2; i++)
+                if (got[i] != ty.dims[i]) FAIL("%s: output dim %d is %d, want %d", pc->name, i, got[i], ty.dims[i]);
+        if (pc->nb == 2) {
+            int n, c, h, w;
+            if (CHECK_OK(cudnnGetPooling2dForwardOutputDim(d, tx.desc, &n, &c, &h, &w)))
+                CHECK(n == ty.dims[0] && c == ty.dims[1] && h == ty.dims[2] && w == ty.dims[3]);
+        } else {
+            int n;
+            CHECK_STATUS(cudnnGetPooling2dForwardOutputDim(d, tx.desc, &n, &n, &n, &n), CUDNN_STATUS_BAD_PARAM);
+        }
+        /* nbDims must be the input's rank and the descriptor's dims + 2 */
+        CHECK_STATUS(cudnnGetPoolingNdForwardOutputDim(d, tx.desc, pc->nb + 1, got), CUDNN_STATUS_BAD_PARAM);
+        cudnnDestroyPoolingDescriptor(d);
+        ttensor_free(&tx);
+        ttensor_free(&ty);
+    }
+    /* The window must fit the padded input; the output pointers must be there. */
+    const int dims[4] = {1, 1, 2, 5};
+    struct ttensor t;
+    ttensor_init(&t, CUDNN_DATA_FLOAT, 4, dims, TL_NCHW);
+    cudnnPoolingDescriptor_t d;
+    cudnnCreatePoolingDescriptor(&d);
+    int n = -1, c = -1, h = -1, w = -1, out[4] = {-1, -1, -1, -1};
+    CHECK_STATUS(cudnnGetPooling2dForwardOutputDim(d, t.desc, &n, &c, &h, &w), CUDNN_STATUS_BAD_PARAM); /* unset */
+    cudnnSetPooling2dDescriptor(d, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 3, 3, 0, 0, 1, 1);
+    CHECK_STATUS(cudnnGetPooling2dForwardOutputDim(d, t.desc, &n, &c, &h, &w), CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnGetPoolingNdForwardOutputDim(d, t.desc, 4, out), CUDNN_STATUS_BAD_PARAM);
+    CHECK(n == -1 && h == -1 && out[0] == -1);
+    cudnnSetPooling2dDescriptor(d, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 3, 3, 1, 0, 1, 2);
+    CHECK_OK(cudnnGetPooling2dForwardOutputDim(d, t.desc, &n, &c, &h, &w));
+    CHECK(n == 1 && c == 1 && h == 2 && w == 2);
+    CHECK_STATUS(cudnnGetPooling2dForwardOutputDim(d, t.desc, &n, &c, NULL, &w), CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnGetPoolingNdForwardOutputDim(d, t.desc, 4, NULL), CUDNN_STATUS_BAD_PARAM);
+    cudnnDestroyPoolingDescriptor(d);
+    ttensor_free(&t);
+}
+
+/* ---- forward and backward against the reference ------------------------------------------------ */
+
+static bool check_forward(cudnnDataType_t t, cudnnPoolingMode_t mode, const struct pcase *pc, enum tlayout lx,
+                          enum tlayout ly, double alpha, double beta)
+{
+    char what[192];
+    snprintf(what, sizeof what, "forward %s type %d mode %d x %s y %s beta %g", pc->name, (int)t, (int)mode,
+             tlayout_name(lx), tlayout_name(ly), beta);
+    struct ttensor tx, ty;
+    tensors(pc, t, lx, ly, &tx, &ty);
+    double *x = trandom_values(tx.count, -3, 3), *y = beta == 0 ? tconst_values(ty.count, NAN) : trandom_values(ty.count, -1, 1);
+    double *want = malloc(sizeof(double) * (size_t)ty.count), *got = malloc(sizeof(double) * (size_t)ty.count);
+    void *px = ttensor_upload(&tx, x), *py = ttensor_upload(&ty, y);
+    struct ref_pool r = ref_of(pc, mode, false);
+    ref_pooling_forward(&r, pc->n, pc->c, tx.dims + 2, ty.dims + 2, x, want);
+    for (int64_t i = 0; i < ty.count; i++) want[i] = alpha * want[i] + (beta == 0 ? 0 : beta * y[i]);
+    cudnnPoolingDescriptor_t d = make_desc(pc, mode, CUDNN_NOT_PROPAGATE_NAN);
+    union tscalar a, b;
+    bool ok = CHECK_OK(cudnnPoolingForward(test_handle(), d, tscale(t, alpha, &a), tx.desc, px, tscale(t, beta, &b),
+                                           ty.desc, py));
+    ok = ok && ttensor_download(&ty, py, got, what);
+    ok = ok && tcompare(CUDNN_DATA_DOUBLE, got, want, ty.count, ttolerance(t), what);
+    ok = ok && ttensor_unchanged(&tx, px, x, what);
+    cudnnDestroyPoolingDescriptor(d);
+    ttensor_release(&tx, px);
+    ttensor_release(&ty, py);
+    ttensor_free(&tx);
+    ttensor_free(&ty);
+    free(x), free(y), free(want), free(got);
+    return ok;
+}
+
+/* x and dx in layout lx, y and dy in ly (the API wants each pair alike). */
+static bool check_backward(cudnnDataType_t t, cudnnPoolingMode_t mode, const struct pcase *pc, enum tlayout lx,
+                           enum tlayout ly, double alpha, double beta)
+{
+    char what[192];
+    snprintf(what, sizeof what, "backward %s type %d mode %d x %s y %s beta %g", pc->name, (int)t, (int)mode,
+             tlayout_name(lx), tlayout_name(ly), beta);
+    struct ttensor tx, ty;
+    tensors(pc, t, lx, ly, &tx, &ty);
+    double *x = trandom_values(tx.count, -3, 3), *g = trandom_values(ty.count, -1, 1);
+    double *y = malloc(sizeof(double) * (size_t)ty.count);
+    double *dx0 = beta == 0 ? tconst_values(tx.count, NAN) : trandom_values(tx.count, -1, 1);
+    double *want = malloc(sizeof(double) * (size_t)tx.count), *got = malloc(sizeof(double) * (size_t)tx.count);
+    void *px = ttensor_upload(&tx, x), *pg = ttensor_upload(&ty, g), *pdx = ttensor_upload(&tx, dx0);
+    struct ref_pool r = ref_of(pc, mode, false);
+    ref_pooling_forward(&r, pc->n, pc->c, tx.dims + 2, ty.dims + 2, x, y);
+    void *py = ttensor_upload(&ty, y);
+    ref_pooling_backward(&r, pc->n, pc->c, tx.dims + 2, ty.dims + 2, x, g, want);
+    for (int64_t i = 0; i < tx.count; i++) want[i] = alpha * want[i] + (beta == 0 ? 0 : beta * dx0[i]);
+    cudnnPoolingDescriptor_t d = make_desc(pc, mode, CUDNN_NOT_PROPAGATE_NAN);
+    union tscalar a, b;
+    bool ok = CHECK_OK(cudnnPoolingBackward(test_handle(), d, tscale(t, alpha, &a), ty.desc, py, ty.desc, pg, tx.desc,
+                                            px, tscale(t, beta, &b), tx.desc, pdx));
+    ok = ok && ttensor_download(&tx, pdx, got, what);
+    ok = ok && tcompare(CUDNN_DATA_DOUBLE, got, want, tx.count, ttolerance(t), what);
+    ok = ok && ttensor_unchanged(&tx, px, x, what) && ttensor_unchanged(&ty, pg, g, what);
+    cudnnDestroyPoolingDescriptor(d);
+    ttensor_release(&tx, px);
+    ttensor_release(&ty, py);
+    ttensor_release(&ty, pg);
+    ttensor_release(&tx, pdx);
+    ttensor_free(&tx);
+    ttensor_free(&ty);
+    free(x), free(g), free(y), free(dx0), free(want), free(got);
+    return ok;
+}
+
+TEST(pooling_forward_matches_reference)
+{
+    for (size_t ti = 0; ti < TLEN(float_types); ti++)
+        for (size_t m = 0; m < TLEN(modes); m++)
+            for (size_t k = 0; k < TLEN(cases); k++)
+                for (int l = 0; l < TL_COUNT; l++)
+                    if (!check_forward(float_types[ti], modes[m], &cases[k], (enum tlayout)l,
+                                       (enum tlayout)((l + k) % TL_COUNT), k == 3 ? -2.0 : 1.0, l % 2 ? 0.0 : 0.5))
+                        return;
+}
+
+TEST(pooling_backward_matches_reference)
+{
+    for (size_t ti = 0; ti < TLEN(float_types); ti++)
+        for (size_t m = 0; m < TLEN(modes); m++)
+            for (size_t k = 0; k < TLEN(cases); k++)
+                for (int l = 0; l < TL_COUNT; l++)
+                    if (!check_backward(float_types[ti], modes[m], &cases[k], (enum tlayout)l,
+                                        (enum tlayout)((l + k) % TL_COUNT), k == 2 ? 0.5 : 1.0, l % 2 ? 0.0 : 0.25))
+                        return;
+}
+
+/* Channel counts that are and are not multiples of a 16-byte vector, for the NHWC paths. */
+TEST(pooling_channel_tails)
+{
+    static const struct pcase wide[] = {
+        {"NHWC, 16 channels", 2, 2, 16, {6, 6}, {3, 3}, {1, 1}, {2, 2}, 0},
+        {"NHWC, 24 channels, 3-D", 3, 1, 24, {3, 4, 4}, {2, 2, 2}, {0, 1, 0}, {1, 2, 2}, 0},
+        {"NHWC, 13 channels", 2, 2, 13, {5, 4}, {2, 2}, {0, 0}, {2, 2}, 0},
+    };
+    for (size_t ti = 0; ti < TLEN(float_types); ti++)
+        for (size_t m = 0; m < TLEN(modes); m++)
+            for (size_t k = 0; k < TLEN(wide); k++)
+                if (!check_forward(float_types[ti], modes[m], &wide[k], TL_NHWC, TL_NHWC, 1.0, m % 2 ? 0.5 : 0.0) ||
+                    !check_backward(float_types[ti], modes[m], &wide[k], TL_NHWC, TL_NHWC, 1.0, m % 2 ? 0.0 : 0.5))
+                    return;
+}
+
+/* dx is the gradient of sum(dy * y(x)): central differences of the library's forward, double. */
+TEST(pooling_backward_finite_differences)
+{
+    const double h = 1e-6, one = 1, zero = 0;
+    for (size_t m = 0; m < TLEN(modes); m++)
+        for (size_t k = 0; k < TLEN(cases); k += 2) {
+            const struct pcase *pc = &cases[k];
+            struct ttensor tx, ty;
+            tensors(pc, CUDNN_DATA_DOUBLE, TL_NCHW, TL_NCHW, &tx, &ty);
+            double *x = trandom_values(tx.count, -3, 3), *g = trandom_values(ty.count, -1, 1);
+            double *z = tconst_values(tx.count, 0), *y = malloc(sizeof(double) * (size_t)ty.count);
+            double *dx = malloc(sizeof(double) * (size_t)tx.count), *fd = malloc(sizeof(double) * (size_t)tx.count);
+            cudnnPoolingDescriptor_t d = make_desc(pc, modes[m], CUDNN_NOT_PROPAGATE_NAN);
+            void *px = ttensor_upload(&tx, x), *pg = ttensor_upload(&ty, g), *py = ttensor_upload(&ty, g),
+                 *pdx = ttensor_upload(&tx, z);
+            CHECK_OK(cudnnPoolingForward(test_handle(), d, &one, tx.desc, px, &zero, ty.desc, py));
+            CHECK_OK(cudnnPoolingBackward(test_handle(), d, &one, ty.desc, py, ty.desc, pg, tx.desc, px, &zero, tx.desc,
+                                          pdx));
+            ttensor_download(&tx, pdx, dx, "dx");
+            for (int64_t j = 0; j < tx.count; j++) {
+                double l[2], save = x[j];
+                for (int s = 0; s < 2; s++) {
+                    x[j] = save + (s ? h : -h);
+                    void *pxh = ttensor_upload(&tx, x);
+                    CHECK_OK(cudnnPoolingForward(test_handle(), d, &one, tx.desc, pxh, &zero, ty.desc, py));
+                    ttensor_download(&ty, py, y, "y(x +- h)");
+                    l[s] = 0;
+                    for (int64_t i = 0; i < ty.count; i++) l[s] += g[i] * y[i];
+                    ttensor_release(&tx, pxh);
+                }
+                x[j] = save;
+                fd[j] = (l[1] - l[0]) / (2 * h);
+            }
+            char what[128];
+            snprintf(what, sizeof what, "finite differences, %s, mode %d", pc->name, (int)modes[m]);
+            tcompare(CUDNN_DATA_DOUBLE, dx, fd, tx.count, 1e-7, what);
+            cudnnDestroyPoolingDescriptor(d);
+            ttensor_release(&tx, px);
+            ttensor_release(&ty, pg);
+            ttensor_release(&ty, py);
+            ttensor_release(&tx, pdx);
+            ttensor_free(&tx);
+            ttensor_free(&ty);
+            free(x), free(g), free(z), free(y), free(dx), free(fd);
+        }
+}
+
+/* NaN in a max window: dropped (NOT_PROPAGATE) or the result (PROPAGATE), the gradient following. */
+TEST(pooling_max_nan)
+{
+    const struct pcase pc = {"nan", 2, 1, 2, {4, 4}, {2, 2}, {0, 0}, {2, 2}, 0};
+    for (int nan = 0; nan < 2; nan++) {
+        struct ttensor tx, ty;
+        tensors(&pc, CUDNN_DATA_FLOAT, TL_NCHW, TL_NCHW, &tx, &ty);
+        double *x = trandom_values(32, -2, 2), y[8], want[32], got[32];
+        x[0] = NAN;           /* first in its window */
+        x[6] = x[7] = NAN;    /* half of another */
+        x[16] = x[17] = x[20] = x[21] = NAN; /* a whole window */
+        double *g = tconst_values(8, 1), *z = tconst_values(32, 0);
+        void *px = ttensor_upload(&tx, x), *py = ttensor_upload(&ty, g), *pg = ttensor_upload(&ty, g),
+             *pdx = ttensor_upload(&tx, z);
+        cudnnPoolingDescriptor_t d = make_desc(&pc, CUDNN_POOLING_MAX, (cudnnNanPropagation_t)nan);
+        struct ref_pool r = ref_of(&pc, CUDNN_POOLING_MAX, nan);
+        float one = 1, zero = 0;
+        ref_pooling_forward(&r, 1, 2, tx.dims + 2, ty.dims + 2, x, y);
+        CHECK_OK(cudnnPoolingForward(test_handle(), d, &one, tx.desc, px, &zero, ty.desc, py));
+        ttensor_download(&ty, py, got, "max with NaN");
+        tcompare(CUDNN_DATA_DOUBLE, got, y, 8, 1e-6, nan ? "forward, NaN propagated" : "forward, NaN dropped");
+        ref_pooling_backward(&r, 1, 2, tx.dims + 2, ty.dims + 2, x, g, want);
+        CHECK_OK(cudnnPoolingBackward(test_handle(), d, &one, ty.desc, py, ty.desc, pg, tx.desc, px, &zero, tx.desc, pdx));
+        ttensor_download(&tx, pdx, got, "max with NaN, backward");
+        tcompare(CUDNN_DATA_DOUBLE, got, want, 32, 1e-6, nan ? "backward, NaN propagated" : "backward, NaN dropped");
+        cudnnDestroyPoolingDescriptor(d);
+        ttensor_release(&tx, px);
+        ttensor_release(&ty, py);
+        ttensor_release(&ty, pg);
+        ttensor_release(&tx, pdx);
+        ttensor_free(&tx);
+        ttensor_free(&ty);
+        free(x), free(g), free(z);
+    }
+}
+
+/* ---- bad input: the documented status, and nothing written ------------------------------------ */
+
+TEST(pooling_bad_inputs)
+{
+    const struct pcase pc = {"bad", 2, 2, 3, {4, 4}, {2, 2}, {0, 0}, {2, 2}, 0};
+    struct ttensor tx, ty, tyn, tyd, tyc, tx5, ti, tyi;
+    tensors(&pc, CUDNN_DATA_FLOAT, TL_NCHW, TL_NCHW, &tx, &ty);
+    const int yn[4] = {2, 3, 2, 2}, yc[4] = {2, 4, 2, 2}, x5[5] = {2, 3, 4, 4, 1};
+    ttensor_init(&tyn, CUDNN_DATA_FLOAT, 4, yn, TL_NHWC);
+    ttensor_init(&tyd, CUDNN_DATA_DOUBLE, 4, yn, TL_NCHW);
+    ttensor_init(&tyc, CUDNN_DATA_FLOAT, 4, yc, TL_NCHW);
+    ttensor_init(&tx5, CUDNN_DATA_FLOAT, 5, x5, TL_NCHW);
+    tensors(&pc, CUDNN_DATA_INT8, TL_NCHW, TL_NCHW, &ti, &tyi);
+    double *x = trandom_values(96, -1, 1), *y = tconst_values(96, 3.0);
+    void *px = ttensor_upload(&tx, x), *py = ttensor_upload(&ty, y), *pg = ttensor_upload(&ty, x);
+    void *pdx = ttensor_upload(&tx, y), *pi = ttensor_upload(&ti, y), *pyi = ttensor_upload(&tyi, y);
+    cudnnPoolingDescriptor_t d = make_desc(&pc, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN), unset;
+    cudnnCreatePoolingDescriptor(&unset);
+    const int w4[4] = {1, 1, 1, 1}, p4[4] = {0}, s4[4] = {1, 1, 1, 1};
+    cudnnPoolingDescriptor_t four;
+    cudnnCreatePoolingDescriptor(&four);
+    cudnnSetPoolingNdDescriptor(four, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 4, w4, p4, s4);
+    const int x6[6] = {1, 1, 2, 2, 2, 2};
+    struct ttensor t6;
+    ttensor_init(&t6, CUDNN_DATA_FLOAT, 6, x6, TL_NCHW);
+    void *p6 = ttensor_upload(&t6, y);
+    cudnnHandle_t h = test_handle();
+    float one = 1, zero = 0;
+#define FWD(handle, desc, al, xd, xp, be, yd, yp, status)                                                     \
+    CHECK_STATUS(cudnnPoolingForward(handle, desc, al, xd, xp, be, yd, yp), status);                        \
+    ttensor_unchanged(&ty, py, y, "y after a rejected forward")
+    FWD(NULL, d, &one, tx.desc, px, &zero, ty.desc, py, CUDNN_STATUS_BAD_PARAM);
+    FWD(h, NULL, &one, tx.desc, px, &zero, ty.desc, py, CUDNN_STATUS_BAD_PARAM);
+    FWD(h, unset, &one, tx.desc, px, &zero, ty.desc, py, CUDNN_STATUS_BAD_PARAM);
+    FWD(h, d, NULL, tx.desc, px, &zero, ty.desc, py, CUDNN_STATUS_BAD_PARAM);
+    FWD(h, d, &one, tx.desc, px, NULL, ty.desc, py, CUDNN_STATUS_BAD_PARAM);
+    FWD(h, d, &one, tx.desc, NULL, &zero, ty.desc, py, CUDNN_STATUS_BAD_PARAM);
+    FWD(h, d, &one, tx.desc, px, &zero, ty.desc, NULL, CUDNN_STATUS_BAD_PARAM);
+    FWD(h, d, &one, tx.desc, px, &zero, tyc.desc, py, CUDNN_STATUS_BAD_PARAM); /* C differs */
+    FWD(h, d, &one, tx.desc, px, &zero, tyd.desc, py, CUDNN_STATUS_BAD_PARAM); /* types differ */
+    FWD(h, d, &one, tx5.desc, px, &zero, ty.desc, py, CUDNN_STATUS_BAD_PARAM); /* rank vs descriptor */
+    FWD(h, d, &one, ty.desc, py, &zero, ty.desc, py, CUDNN_STATUS_BAD_PARAM);  /* in place */
+    CHECK_STATUS(cudnnPoolingForward(h, d, &one, ti.desc, pi, &zero, tyi.desc, pyi), CUDNN_STATUS_NOT_SUPPORTED);
+    ttensor_unchanged(&tyi, pyi, y, "int8 y after NOT_SUPPORTED");
+    CHECK_STATUS(cudnnPoolingForward(h, four, &one, t6.desc, p6, &zero, t6.desc, py), CUDNN_STATUS_NOT_SUPPORTED);
+    ttensor_unchanged(&ty, py, y, "y after NOT_SUPPORTED");
+
+#define BWD(yd, dyd, xd, dxd, xp, dxp, status)                                                                \
+    CHECK_STATUS(cudnnPoolingBackward(h, d, &one, yd, py, dyd, pg, xd, xp, &zero, dxd, dxp), status);       \
+    ttensor_unchanged(&tx, pdx, y, "dx after a rejected backward")
+    BWD(ty.desc, tyn.desc, tx.desc, tx.desc, px, pdx, CUDNN_STATUS_BAD_PARAM);  /* strides of y, dy differ */
+    BWD(ty.desc, tyc.desc, tx.desc, tx.desc, px, pdx, CUDNN_STATUS_BAD_PARAM);  /* dims of y, dy differ */
+    BWD(ty.desc, ty.desc, tx.desc, ty.desc, px, pdx, CUDNN_STATUS_BAD_PARAM);   /* dims of x, dx differ */
+    BWD(ty.desc, tyd.desc, tx.desc, tx.desc, px, pdx, CUDNN_STATUS_BAD_PARAM);  /* types differ */
+    BWD(ty.desc, ty.desc, tx.desc, tx.desc, NULL, pdx, CUDNN_STATUS_BAD_PARAM); /* x NULL for MAX */
+    BWD(ty.desc, ty.desc, tx.desc, tx.desc, px, px, CUDNN_STATUS_BAD_PARAM);    /* dx on x */
+    BWD(tyc.desc, tyc.desc, tx.desc, tx.desc, px, pdx, CUDNN_STATUS_BAD_PARAM); /* C of x, y differ */
+    void *pdi = ttensor_upload(&ti, y);
+    CHECK_STATUS(cudnnPoolingBackward(h, d, &one, tyi.desc, pyi, tyi.desc, pyi, ti.desc, pi, &zero, ti.desc, pdi),
+                 CUDNN_STATUS_NOT_SUPPORTED);
+    ttensor_unchanged(&ti, pdi, y, "int8 dx after NOT_SUPPORTED");
+    ttensor_release(&ti, pdi);
+#undef FWD
+#undef BWD
+    cudnnDestroyPoolingDescriptor(d);
+    cudnnDestroyPoolingDescriptor(unset);
+    cudnnDestroyPoolingDescriptor(four);
+    void *bufs[] = {px, py, pg, pdx};
+    struct ttensor *owners[] = {&tx, &ty, &ty, &tx};
+    for (int i = 0; i < 4; i++) ttensor_release(owners[i], bufs[i]);
+    ttensor_release(&ti, pi);
+    ttensor_release(&tyi, pyi);
+    ttensor_release(&t6, p6);
+    struct ttensor *all[] = {&tx, &ty, &tyn, &tyd, &tyc, &tx5, &ti, &tyi, &t6};
+    for (int i = 0; i < 9; i++) ttensor_free(all[i]);
+    free(x);
+    free(y);
+}
