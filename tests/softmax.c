@@ -4,7 +4,7 @@
    strided over a contiguous dim (tiles, in and beyond shared memory) and gapped layouts (generic). */
 #include "ref/softmax.h"
 #include "test.h"
-#include "ttensor.h"
+#include "tview.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -31,7 +31,7 @@ struct call {
     cudnnSoftmaxAlgorithm_t algo;
     cudnnSoftmaxMode_t mode;
     const struct shape *s;
-    enum tlayout lx, ly;
+    enum tview_layout lx, ly;
     double alpha, beta;
 };
 
@@ -39,7 +39,7 @@ static void describe(const struct call *c, const char *dir, char *buf, size_t si
 {
     snprintf(buf, size, "%s type %d algo %d mode %d dims %d,%d,%d,%d x %s y %s beta %g", dir, (int)c->t,
              (int)c->algo, (int)c->mode, c->s->dims[0], c->s->dims[1], c->s->dims[2], c->s->dims[3],
-             tlayout_name(c->lx), tlayout_name(c->ly), c->beta);
+             tview_layout_name(c->lx), tview_layout_name(c->ly), c->beta);
 }
 
 /* Forward against the reference; y holds NaN when beta == 0 (it must not be read). */
@@ -47,25 +47,26 @@ static bool check_forward(const struct call *c)
 {
     char what[192];
     describe(c, "forward", what, sizeof what);
-    struct ttensor tx, ty;
-    ttensor_init(&tx, c->t, c->s->rank, c->s->dims, c->lx);
-    ttensor_init(&ty, c->t, c->s->rank, c->s->dims, c->ly);
+    struct tview tx, ty;
+    tview_init(&tx, c->t, c->s->rank, c->s->dims, c->lx);
+    tview_init(&ty, c->t, c->s->rank, c->s->dims, c->ly);
     int64_t n = tx.count;
-    double *x = trandom_values(n, -4, 4), *y = c->beta == 0 ? tconst_values(n, NAN) : trandom_values(n, -1, 1);
+    double *x = tview_random(n, -4, 4), *y = c->beta == 0 ? tview_fill(n, NAN) : tview_random(n, -1, 1);
     double *want = malloc(sizeof(double) * (size_t)n), *got = malloc(sizeof(double) * (size_t)n);
-    void *px = ttensor_upload(&tx, x), *py = ttensor_upload(&ty, y);
+    void *px = tview_upload(&tx, x), *py = tview_upload(&ty, y);
     ref_softmax_forward(c->algo, c->mode, c->s->rank, c->s->dims, x, want);
     for (int64_t i = 0; i < n; i++) want[i] = c->alpha * want[i] + (c->beta == 0 ? 0 : c->beta * y[i]);
     union tscalar a, b;
     bool ok = CHECK_OK(cudnnSoftmaxForward(test_handle(), c->algo, c->mode, tscale(c->t, c->alpha, &a), tx.desc,
                                            px, tscale(c->t, c->beta, &b), ty.desc, py));
-    ok = ok && ttensor_download(&ty, py, got, what);
+    tview_download(&ty, py, got);
+    ok = ok && tview_gaps_intact(&ty, py, what);
     ok = ok && tcompare(CUDNN_DATA_DOUBLE, got, want, n, ttolerance(c->t), what);
-    ok = ok && ttensor_unchanged(&tx, px, x, what);
-    ttensor_release(&tx, px);
-    ttensor_release(&ty, py);
-    ttensor_free(&tx);
-    ttensor_free(&ty);
+    ok = ok && tview_holds(&tx, px, x, what);
+    tview_free(&tx, px);
+    tview_free(&ty, py);
+    tview_destroy(&tx);
+    tview_destroy(&ty);
     free(x), free(y), free(want), free(got);
     return ok;
 }
@@ -76,28 +77,29 @@ static bool check_backward(const struct call *c)
 {
     char what[192];
     describe(c, "backward", what, sizeof what);
-    struct ttensor ty, tdx;
-    ttensor_init(&ty, c->t, c->s->rank, c->s->dims, c->lx);
-    ttensor_init(&tdx, c->t, c->s->rank, c->s->dims, c->ly);
+    struct tview ty, tdx;
+    tview_init(&ty, c->t, c->s->rank, c->s->dims, c->lx);
+    tview_init(&tdx, c->t, c->s->rank, c->s->dims, c->ly);
     int64_t n = ty.count;
-    double *x = trandom_values(n, -3, 3), *y = malloc(sizeof(double) * (size_t)n), *g = trandom_values(n, -1, 1);
-    double *dx0 = c->beta == 0 ? tconst_values(n, NAN) : trandom_values(n, -1, 1);
+    double *x = tview_random(n, -3, 3), *y = malloc(sizeof(double) * (size_t)n), *g = tview_random(n, -1, 1);
+    double *dx0 = c->beta == 0 ? tview_fill(n, NAN) : tview_random(n, -1, 1);
     double *want = malloc(sizeof(double) * (size_t)n), *got = malloc(sizeof(double) * (size_t)n);
     ref_softmax_forward(c->algo, c->mode, c->s->rank, c->s->dims, x, y);
-    void *py = ttensor_upload(&ty, y), *pg = ttensor_upload(&ty, g), *pdx = ttensor_upload(&tdx, dx0);
+    void *py = tview_upload(&ty, y), *pg = tview_upload(&ty, g), *pdx = tview_upload(&tdx, dx0);
     ref_softmax_backward(c->algo, c->mode, c->s->rank, c->s->dims, y, g, want);
     for (int64_t i = 0; i < n; i++) want[i] = c->alpha * want[i] + (c->beta == 0 ? 0 : c->beta * dx0[i]);
     union tscalar a, b;
     bool ok = CHECK_OK(cudnnSoftmaxBackward(test_handle(), c->algo, c->mode, tscale(c->t, c->alpha, &a), ty.desc,
                                             py, ty.desc, pg, tscale(c->t, c->beta, &b), tdx.desc, pdx));
-    ok = ok && ttensor_download(&tdx, pdx, got, what);
+    tview_download(&tdx, pdx, got);
+    ok = ok && tview_gaps_intact(&tdx, pdx, what);
     ok = ok && tcompare(CUDNN_DATA_DOUBLE, got, want, n, ttolerance(c->t), what);
-    ok = ok && ttensor_unchanged(&ty, py, y, what) && ttensor_unchanged(&ty, pg, g, what);
-    ttensor_release(&ty, py);
-    ttensor_release(&ty, pg);
-    ttensor_release(&tdx, pdx);
-    ttensor_free(&ty);
-    ttensor_free(&tdx);
+    ok = ok && tview_holds(&ty, py, y, what) && tview_holds(&ty, pg, g, what);
+    tview_free(&ty, py);
+    tview_free(&ty, pg);
+    tview_free(&tdx, pdx);
+    tview_destroy(&ty);
+    tview_destroy(&tdx);
     free(x), free(y), free(g), free(dx0), free(want), free(got);
     return ok;
 }
@@ -109,9 +111,9 @@ TEST(softmax_matches_reference)
         for (size_t ai = 0; ai < TLEN(algos); ai++)
             for (size_t mi = 0; mi < TLEN(modes); mi++)
                 for (size_t si = 0; si < TLEN(shapes); si++)
-                    for (int l = 0; l < TL_COUNT; l++) {
-                        struct call c = {float_types[ti], algos[ai], modes[mi], &shapes[si], (enum tlayout)l,
-                                         (enum tlayout)l, si == 4 ? -0.5 : 1.0, l % 2 ? 0.0 : 0.75};
+                    for (int l = 0; l < TV_LAYOUTS; l++) {
+                        struct call c = {float_types[ti], algos[ai], modes[mi], &shapes[si], (enum tview_layout)l,
+                                         (enum tview_layout)l, si == 4 ? -0.5 : 1.0, l % 2 ? 0.0 : 0.75};
                         if (!check_forward(&c) || !check_backward(&c)) return;
                     }
 }
@@ -122,8 +124,8 @@ TEST(softmax_layout_change)
     const struct shape s = {4, {2, 6, 3, 5}};
     for (size_t ti = 0; ti < TLEN(float_types); ti++)
         for (size_t mi = 0; mi < TLEN(modes); mi++) {
-            struct call c = {float_types[ti], CUDNN_SOFTMAX_ACCURATE, modes[mi], &s, TL_NCHW, TL_NHWC, 1.0, 0.0};
-            struct call d = {float_types[ti], CUDNN_SOFTMAX_LOG, modes[mi], &s, TL_NHWC_GAPS, TL_NCHW, 2.0, 0.5};
+            struct call c = {float_types[ti], CUDNN_SOFTMAX_ACCURATE, modes[mi], &s, TV_NCHW, TV_NHWC, 1.0, 0.0};
+            struct call d = {float_types[ti], CUDNN_SOFTMAX_LOG, modes[mi], &s, TV_NHWC_PADDED, TV_NCHW, 2.0, 0.5};
             if (!check_forward(&c) || !check_backward(&c) || !check_forward(&d) || !check_backward(&d)) return;
         }
 }
@@ -141,7 +143,7 @@ TEST(softmax_long_slices)
     for (size_t ti = 0; ti < TLEN(float_types); ti++)
         for (size_t si = 0; si < TLEN(big); si++)
             for (size_t mi = 0; mi < TLEN(modes); mi++) {
-                enum tlayout l = si % 2 ? TL_NCHW : TL_NHWC;
+                enum tview_layout l = si % 2 ? TV_NCHW : TV_NHWC;
                 struct call c = {float_types[ti], (cudnnSoftmaxAlgorithm_t)((ti + si) % 3), modes[mi], &big[si], l, l,
                                  1.0, si == 1 ? 0.5 : 0.0};
                 if (!check_forward(&c) || !check_backward(&c)) return;
@@ -153,8 +155,8 @@ TEST(softmax_very_long_slice)
 {
     const struct shape s = {4, {1, 1, 1100, 1024}};
     for (int a = 0; a < 3; a += 2) {
-        struct call c = {CUDNN_DATA_FLOAT, (cudnnSoftmaxAlgorithm_t)a, CUDNN_SOFTMAX_MODE_INSTANCE, &s, TL_NCHW,
-                         TL_NCHW, 1.0, a ? 0.25 : 0.0};
+        struct call c = {CUDNN_DATA_FLOAT, (cudnnSoftmaxAlgorithm_t)a, CUDNN_SOFTMAX_MODE_INSTANCE, &s, TV_NCHW,
+                         TV_NCHW, 1.0, a ? 0.25 : 0.0};
         if (!check_forward(&c) || !check_backward(&c)) return;
     }
 }
@@ -163,19 +165,19 @@ TEST(softmax_very_long_slice)
 TEST(softmax_special_values)
 {
     const int dims[4] = {3, 6, 1, 1};
-    struct ttensor t;
-    ttensor_init(&t, CUDNN_DATA_FLOAT, 4, dims, TL_NCHW);
+    struct tview t;
+    tview_init(&t, CUDNN_DATA_FLOAT, 4, dims, TV_NCHW);
     double x[18], got[18], want[18];
     for (int i = 0; i < 18; i++) x[i] = trand_uniform(-2, 2);
     x[1] = x[4] = -INFINITY; /* slice 0: two masked */
     x[8] = NAN;              /* slice 1: NaN */
-    double *zero = tconst_values(18, 0);
+    double *zero = tview_fill(18, 0);
     for (int a = 0; a < 3; a += 2) {
-        void *px = ttensor_upload(&t, x), *py = ttensor_upload(&t, zero);
+        void *px = tview_upload(&t, x), *py = tview_upload(&t, zero);
         float one = 1, z = 0;
         CHECK_OK(cudnnSoftmaxForward(test_handle(), (cudnnSoftmaxAlgorithm_t)a, CUDNN_SOFTMAX_MODE_CHANNEL, &one,
                                      t.desc, px, &z, t.desc, py));
-        ttensor_download(&t, py, got, "special values");
+        tview_download(&t, py, got);
         double finite[4] = {x[0], x[2], x[3], x[5]}, s[4];
         const int fdims[4] = {1, 4, 1, 1};
         ref_softmax_forward((cudnnSoftmaxAlgorithm_t)a, CUDNN_SOFTMAX_MODE_CHANNEL, 4, fdims, finite, s);
@@ -186,11 +188,11 @@ TEST(softmax_special_values)
         const int d6[4] = {1, 6, 1, 1};
         ref_softmax_forward((cudnnSoftmaxAlgorithm_t)a, CUDNN_SOFTMAX_MODE_CHANNEL, 4, d6, x + 12, want + 12);
         tcompare(CUDNN_DATA_DOUBLE, got, want, 18, 1e-5, a ? "log softmax with -inf and NaN" : "softmax with -inf and NaN");
-        ttensor_release(&t, px);
-        ttensor_release(&t, py);
+        tview_free(&t, px);
+        tview_free(&t, py);
     }
     free(zero);
-    ttensor_free(&t);
+    tview_destroy(&t);
 }
 
 /* The library's backward is the derivative of its forward: with y = softmax(x) and a weight dy,
@@ -200,30 +202,30 @@ TEST(softmax_backward_finite_differences)
     const int dims[4] = {2, 4, 3, 2};
     const int64_t n = 48;
     const double h = 1e-6, one = 1, zero = 0;
-    struct ttensor t;
-    ttensor_init(&t, CUDNN_DATA_DOUBLE, 4, dims, TL_NCHW);
+    struct tview t;
+    tview_init(&t, CUDNN_DATA_DOUBLE, 4, dims, TV_NCHW);
     for (size_t ai = 0; ai < TLEN(algos); ai++)
         for (size_t mi = 0; mi < TLEN(modes); mi++) {
-            double *x = trandom_values(n, -2, 2), *g = trandom_values(n, -1, 1), *z = tconst_values(n, 0);
+            double *x = tview_random(n, -2, 2), *g = tview_random(n, -1, 1), *z = tview_fill(n, 0);
             double *y = malloc(sizeof(double) * n), *fd = malloc(sizeof(double) * n), *dx = malloc(sizeof(double) * n);
-            void *px = ttensor_upload(&t, x), *py = ttensor_upload(&t, z), *pg = ttensor_upload(&t, g),
-                 *pdx = ttensor_upload(&t, z);
+            void *px = tview_upload(&t, x), *py = tview_upload(&t, z), *pg = tview_upload(&t, g),
+                 *pdx = tview_upload(&t, z);
             CHECK_OK(cudnnSoftmaxForward(test_handle(), algos[ai], modes[mi], &one, t.desc, px, &zero, t.desc, py));
             CHECK_OK(cudnnSoftmaxBackward(test_handle(), algos[ai], modes[mi], &one, t.desc, py, t.desc, pg, &zero,
                                           t.desc, pdx));
-            ttensor_download(&t, pdx, dx, "dx");
+            tview_download(&t, pdx, dx);
             for (int64_t j = 0; j < n; j++) {
                 double lp = 0, lm = 0, save = x[j];
                 for (int sign = -1; sign <= 1; sign += 2) {
                     x[j] = save + sign * h;
-                    void *pxh = ttensor_upload(&t, x);
+                    void *pxh = tview_upload(&t, x);
                     CHECK_OK(cudnnSoftmaxForward(test_handle(), algos[ai], modes[mi], &one, t.desc, pxh, &zero, t.desc, py));
-                    ttensor_download(&t, py, y, "y(x +- h)");
+                    tview_download(&t, py, y);
                     double l = 0;
                     for (int64_t i = 0; i < n; i++) l += g[i] * y[i];
                     if (sign < 0) lm = l;
                     else lp = l;
-                    ttensor_release(&t, pxh);
+                    tview_free(&t, pxh);
                 }
                 x[j] = save;
                 fd[j] = (lp - lm) / (2 * h);
@@ -231,37 +233,37 @@ TEST(softmax_backward_finite_differences)
             char what[64];
             snprintf(what, sizeof what, "finite differences, algo %d mode %d", (int)algos[ai], (int)modes[mi]);
             tcompare(CUDNN_DATA_DOUBLE, dx, fd, n, 1e-7, what);
-            ttensor_release(&t, px);
-            ttensor_release(&t, py);
-            ttensor_release(&t, pg);
-            ttensor_release(&t, pdx);
+            tview_free(&t, px);
+            tview_free(&t, py);
+            tview_free(&t, pg);
+            tview_free(&t, pdx);
             free(x), free(g), free(z), free(y), free(fd), free(dx);
         }
-    ttensor_free(&t);
+    tview_destroy(&t);
 }
 
 TEST(softmax_in_place)
 {
     const int dims[4] = {2, 5, 2, 3};
-    struct ttensor t;
-    ttensor_init(&t, CUDNN_DATA_FLOAT, 4, dims, TL_NCHW);
-    double *x = trandom_values(60, -2, 2), *g = trandom_values(60, -1, 1), y[60], want[60], got[60];
-    void *p = ttensor_upload(&t, x);
+    struct tview t;
+    tview_init(&t, CUDNN_DATA_FLOAT, 4, dims, TV_NCHW);
+    double *x = tview_random(60, -2, 2), *g = tview_random(60, -1, 1), y[60], want[60], got[60];
+    void *p = tview_upload(&t, x);
     float one = 1, zero = 0;
     ref_softmax_forward(CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, 4, dims, x, y);
     CHECK_OK(cudnnSoftmaxForward(test_handle(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, t.desc, p,
                                  &zero, t.desc, p));
-    ttensor_download(&t, p, got, "in-place forward");
+    tview_download(&t, p, got);
     tcompare(CUDNN_DATA_DOUBLE, got, y, 60, 1e-5, "in-place forward");
-    void *pg = ttensor_upload(&t, g);
+    void *pg = tview_upload(&t, g);
     ref_softmax_backward(CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, 4, dims, got, g, want);
     CHECK_OK(cudnnSoftmaxBackward(test_handle(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, t.desc, p,
                                   t.desc, pg, &zero, t.desc, pg));
-    ttensor_download(&t, pg, got, "in-place backward");
+    tview_download(&t, pg, got);
     tcompare(CUDNN_DATA_DOUBLE, got, want, 60, 1e-5, "in-place backward");
-    ttensor_release(&t, p);
-    ttensor_release(&t, pg);
-    ttensor_free(&t);
+    tview_free(&t, p);
+    tview_free(&t, pg);
+    tview_destroy(&t);
     free(x);
     free(g);
 }
@@ -269,14 +271,14 @@ TEST(softmax_in_place)
 TEST(softmax_bad_inputs)
 {
     const int dims[4] = {2, 3, 4, 5}, other[4] = {2, 3, 5, 4};
-    struct ttensor tf, tn, td, to, ti;
-    ttensor_init(&tf, CUDNN_DATA_FLOAT, 4, dims, TL_NCHW);
-    ttensor_init(&tn, CUDNN_DATA_FLOAT, 4, dims, TL_NHWC);
-    ttensor_init(&td, CUDNN_DATA_DOUBLE, 4, dims, TL_NCHW);
-    ttensor_init(&to, CUDNN_DATA_FLOAT, 4, other, TL_NCHW);
-    ttensor_init(&ti, CUDNN_DATA_INT8, 4, dims, TL_NCHW);
-    double *x = trandom_values(120, -1, 1), *y = tconst_values(120, 3.0);
-    void *px = ttensor_upload(&tf, x), *py = ttensor_upload(&tf, y), *pi = ttensor_upload(&ti, y);
+    struct tview tf, tn, td, to, ti;
+    tview_init(&tf, CUDNN_DATA_FLOAT, 4, dims, TV_NCHW);
+    tview_init(&tn, CUDNN_DATA_FLOAT, 4, dims, TV_NHWC);
+    tview_init(&td, CUDNN_DATA_DOUBLE, 4, dims, TV_NCHW);
+    tview_init(&to, CUDNN_DATA_FLOAT, 4, other, TV_NCHW);
+    tview_init(&ti, CUDNN_DATA_INT8, 4, dims, TV_NCHW);
+    double *x = tview_random(120, -1, 1), *y = tview_fill(120, 3.0);
+    void *px = tview_upload(&tf, x), *py = tview_upload(&tf, y), *pi = tview_upload(&ti, y);
     cudnnTensorDescriptor_t unset;
     cudnnCreateTensorDescriptor(&unset);
     cudnnHandle_t h = test_handle();
@@ -285,7 +287,7 @@ TEST(softmax_bad_inputs)
     const cudnnSoftmaxMode_t M = CUDNN_SOFTMAX_MODE_CHANNEL;
 #define FWD(handle, algo, mode, al, xd, xp, be, yd, yp, status)                                              \
     CHECK_STATUS(cudnnSoftmaxForward(handle, algo, mode, al, xd, xp, be, yd, yp), status);                 \
-    ttensor_unchanged(&tf, py, y, "y after a rejected forward")
+    tview_holds(&tf, py, y, "y after a rejected forward")
     FWD(NULL, A, M, &one, tf.desc, px, &zero, tf.desc, py, CUDNN_STATUS_BAD_PARAM);
     FWD(h, (cudnnSoftmaxAlgorithm_t)3, M, &one, tf.desc, px, &zero, tf.desc, py, CUDNN_STATUS_BAD_PARAM);
     FWD(h, A, (cudnnSoftmaxMode_t)2, &one, tf.desc, px, &zero, tf.desc, py, CUDNN_STATUS_BAD_PARAM);
@@ -297,12 +299,12 @@ TEST(softmax_bad_inputs)
     FWD(h, A, M, &one, td.desc, px, &zero, tf.desc, py, CUDNN_STATUS_BAD_PARAM); /* types differ */
     FWD(h, A, M, &one, tn.desc, py, &zero, tf.desc, py, CUDNN_STATUS_BAD_PARAM); /* in place, strides differ */
     CHECK_STATUS(cudnnSoftmaxForward(h, A, M, &one, ti.desc, pi, &zero, ti.desc, pi), CUDNN_STATUS_NOT_SUPPORTED);
-    ttensor_unchanged(&ti, pi, y, "int8 y after NOT_SUPPORTED");
+    tview_holds(&ti, pi, y, "int8 y after NOT_SUPPORTED");
 
-    void *pg = ttensor_upload(&tf, x), *pgn = ttensor_upload(&tn, x);
+    void *pg = tview_upload(&tf, x), *pgn = tview_upload(&tn, x);
 #define BWD(algo, mode, yd, dyd, dyp, dxd, dxp, status)                                                      \
     CHECK_STATUS(cudnnSoftmaxBackward(h, algo, mode, &one, yd, px, dyd, dyp, &zero, dxd, dxp), status);    \
-    ttensor_unchanged(&tf, py, y, "dx after a rejected backward")
+    tview_holds(&tf, py, y, "dx after a rejected backward")
     BWD((cudnnSoftmaxAlgorithm_t)-1, M, tf.desc, tf.desc, pg, tf.desc, py, CUDNN_STATUS_BAD_PARAM);
     BWD(A, (cudnnSoftmaxMode_t)7, tf.desc, tf.desc, pg, tf.desc, py, CUDNN_STATUS_BAD_PARAM);
     BWD(A, M, tf.desc, to.desc, pg, tf.desc, py, CUDNN_STATUS_BAD_PARAM);  /* dims of y, dy differ */
@@ -313,17 +315,17 @@ TEST(softmax_bad_inputs)
     BWD(A, M, tf.desc, tf.desc, NULL, tf.desc, py, CUDNN_STATUS_BAD_PARAM);
     CHECK_STATUS(cudnnSoftmaxBackward(h, A, M, &one, ti.desc, pi, ti.desc, pi, &zero, ti.desc, pi),
                  CUDNN_STATUS_NOT_SUPPORTED);
-    ttensor_unchanged(&ti, pi, y, "int8 dx after NOT_SUPPORTED");
+    tview_holds(&ti, pi, y, "int8 dx after NOT_SUPPORTED");
 #undef FWD
 #undef BWD
     cudnnDestroyTensorDescriptor(unset);
-    ttensor_release(&tf, px);
-    ttensor_release(&tf, py);
-    ttensor_release(&tf, pg);
-    ttensor_release(&tn, pgn);
-    ttensor_release(&ti, pi);
-    struct ttensor *all[] = {&tf, &tn, &td, &to, &ti};
-    for (int i = 0; i < 5; i++) ttensor_free(all[i]);
+    tview_free(&tf, px);
+    tview_free(&tf, py);
+    tview_free(&tf, pg);
+    tview_free(&tn, pgn);
+    tview_free(&ti, pi);
+    struct tview *all[] = {&tf, &tn, &td, &to, &ti};
+    for (int i = 0; i < 5; i++) tview_destroy(all[i]);
     free(x);
     free(y);
 }

@@ -23,7 +23,7 @@
 
 #include "core/dimgroup.h"
 #include "core/handle.h"
-#include "core/hostdevice.h"
+#include "core/hostdev.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -80,9 +80,9 @@ cudnnStatus_t ocd_activation_run(cudnnHandle_t handle, const struct ocd_activati
 }
 #endif
 
-/* ---- the math, for host (double) and device (float, double): see core/hostdevice.h ---------- */
+/* ---- the math, for host (double) and device (float, double): see core/hostdev.h ---------- */
 
-#define OCD_ACT_FN OCD_REAL_TEMPLATE OCD_HD OCD_R
+#define OCD_ACT_FN OCD_REAL_TEMPLATE OCD_HOST_DEVICE OCD_R
 
 OCD_ACT_FN ocd_act_sigmoid(OCD_R x)
 {

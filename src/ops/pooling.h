@@ -13,7 +13,7 @@
 #define OCD_OPS_POOLING_H
 
 #include "core/handle.h"
-#include "core/hostdevice.h"
+#include "core/hostdev.h"
 #include "core/tensor.h"
 
 #ifdef __cplusplus
@@ -75,10 +75,10 @@ cudnnStatus_t ocd_pooling_run_cuda(cudnnHandle_t handle, const void *problem, vo
 }
 #endif
 
-/* ---- window math (core/hostdevice.h) ------------------------------------------------------------ */
+/* ---- window math (core/hostdev.h) ------------------------------------------------------------ */
 
 /* The inputs [*lo, *hi) that output o's window covers in one dim. */
-OCD_HD void ocd_pool_window(int64_t o, int stride, int pad, int window, int64_t in, int64_t *lo, int64_t *hi)
+OCD_HOST_DEVICE void ocd_pool_window(int64_t o, int stride, int pad, int window, int64_t in, int64_t *lo, int64_t *hi)
 {
     int64_t s = o * stride - pad;
     *lo = s < 0 ? 0 : s;
@@ -86,13 +86,13 @@ OCD_HD void ocd_pool_window(int64_t o, int stride, int pad, int window, int64_t 
 }
 
 /* floor(a / b) for b > 0. */
-OCD_HD int64_t ocd_pool_floordiv(int64_t a, int64_t b)
+OCD_HOST_DEVICE int64_t ocd_pool_floordiv(int64_t a, int64_t b)
 {
     return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
 /* The outputs [*lo, *hi) whose windows cover input i in one dim. */
-OCD_HD void ocd_pool_covering(int64_t i, int stride, int pad, int window, int64_t out, int64_t *lo, int64_t *hi)
+OCD_HOST_DEVICE void ocd_pool_covering(int64_t i, int stride, int pad, int window, int64_t out, int64_t *lo, int64_t *hi)
 {
     /* o * stride - pad <= i < o * stride - pad + window */
     int64_t first = ocd_pool_floordiv(i + pad - window, stride) + 1, last = ocd_pool_floordiv(i + pad, stride);
@@ -101,7 +101,7 @@ OCD_HD void ocd_pool_covering(int64_t i, int stride, int pad, int window, int64_
 }
 
 /* True when v, met after `best` in scan order, becomes the window's maximum. */
-OCD_REAL_TEMPLATE OCD_HD bool ocd_pool_better(OCD_R v, OCD_R best, bool propagate_nan)
+OCD_REAL_TEMPLATE OCD_HOST_DEVICE bool ocd_pool_better(OCD_R v, OCD_R best, bool propagate_nan)
 {
     if (propagate_nan) return best == best && (v > best || v != v);
     return v > best || (best != best && v == v);
