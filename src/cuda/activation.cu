@@ -5,8 +5,11 @@
    4 x 16 bytes of each input, all loads issued before the first use, with the mode a template
    parameter so that the per-element math is straight-line code; a pure streaming kernel that
    should run at copy bandwidth. cuda:activation_strided serves every other legal layout, one
-   thread per element with the dim group decoded per tensor. Bytes moved: forward x and y (plus y
-   again when beta != 0); backward y or x, dy and dx (plus dx when beta != 0). */
+   thread per element with the dim group decoded per tensor. Half and bfloat16 data compute in
+   float with the GPU's fast exp, tanh and division (fastf below), whose errors lie below the
+   rounding to 16 bits; with the exact float functions the smooth modes would be bound by
+   arithmetic, not memory. Bytes moved: forward x and y (plus y again when beta != 0); backward
+   y or x, dy and dx (plus dx when beta != 0). */
 #include <type_traits>
 
 #include "core/reasons.h"
@@ -14,6 +17,43 @@
 #include "ops/activation.h"
 
 namespace {
+
+/* float with fast approximations: __expf (2 + 1.2 |x| ulps), tanh.approx (about 2^-11 relative)
+   and __fdividef; expm1 stays exact (ELU near 0 would lose its digits otherwise). */
+struct fastf {
+    float v;
+    fastf() = default;
+    __host__ __device__ constexpr fastf(float x) : v(x) {}
+    __host__ __device__ explicit operator float() const { return v; }
+};
+__host__ __device__ __forceinline__ fastf operator+(fastf a, fastf b) { return a.v + b.v; }
+__host__ __device__ __forceinline__ fastf operator-(fastf a, fastf b) { return a.v - b.v; }
+__host__ __device__ __forceinline__ fastf operator-(fastf a) { return -a.v; }
+__host__ __device__ __forceinline__ fastf operator*(fastf a, fastf b) { return a.v * b.v; }
+__host__ __device__ __forceinline__ bool operator>(fastf a, fastf b) { return a.v > b.v; }
+__host__ __device__ __forceinline__ bool operator<(fastf a, fastf b) { return a.v < b.v; }
+/* not isnan(a.v): inside this namespace that would name this very function */
+__host__ __device__ __forceinline__ bool isnan(fastf a) { return a.v != a.v; }
+__host__ __device__ __forceinline__ fastf expm1(fastf a) { return expm1f(a.v); }
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ fastf operator/(fastf a, fastf b) { return __fdividef(a.v, b.v); }
+__device__ __forceinline__ fastf exp(fastf a) { return __expf(a.v); }
+__device__ __forceinline__ fastf tanh(fastf a)
+{
+    float r;
+    asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(a.v));
+    return r;
+}
+#else
+__host__ __forceinline__ fastf operator/(fastf a, fastf b) { return a.v / b.v; }
+__host__ __forceinline__ fastf exp(fastf a) { return expf(a.v); }
+__host__ __forceinline__ fastf tanh(fastf a) { return tanhf(a.v); }
+#endif
+
+/* The type the activation math runs in for storage type T. */
+template <typename T> struct act_math { typedef typename ocd_compute<T>::type type; };
+template <> struct act_math<__half> { typedef fastf type; };
+template <> struct act_math<__nv_bfloat16> { typedef fastf type; };
 
 template <typename C> struct act_args {
     C coef, swish_beta, alpha, beta;
@@ -32,12 +72,15 @@ template <typename C> act_args<C> args_of(const ocd_activation_problem *p)
     return a;
 }
 
-template <int MODE, bool BWD, typename C>
-__device__ __forceinline__ C act_value(const act_args<C> &a, C v, C dy)
+/* f(v) or dy f'(v) in the math type M of the data. */
+template <typename M, typename C>
+__device__ __forceinline__ C act_value(int mode, bool bwd, const act_args<C> &a, C v, C dy)
 {
-    return BWD ? ocd_act_backward<C>(MODE, a.nan, a.coef, a.swish_beta, v, dy)
-               : ocd_act_forward<C>(MODE, a.nan, a.coef, a.swish_beta, v);
+    M r = bwd ? ocd_act_backward<M>(mode, a.nan, M(a.coef), M(a.swish_beta), M(v), M(dy))
+              : ocd_act_forward<M>(mode, a.nan, M(a.coef), M(a.swish_beta), M(v));
+    return (C)r;
 }
+
 
 constexpr int VEC_THREADS = 256, VEC_UNROLL = 4;
 
@@ -48,6 +91,7 @@ __global__ void __launch_bounds__(VEC_THREADS)
 activation_vec(const T *src0, const T *src1, T *dst, int64_t n, act_args<typename ocd_compute<T>::type> a)
 {
     typedef typename ocd_compute<T>::type C;
+    typedef typename act_math<T>::type M;
     typedef ocd_vec16<T> V;
     int64_t nvec = n / V::N;
     int64_t first = (int64_t)blockIdx.x * VEC_THREADS * VEC_UNROLL + threadIdx.x;
@@ -67,14 +111,14 @@ activation_vec(const T *src0, const T *src1, T *dst, int64_t n, act_args<typenam
         if (i >= nvec) continue;
 #pragma unroll
         for (int k = 0; k < V::N; k++) {
-            C r = act_value<MODE, BWD, C>(a, ocd_cuda_load(&v0[u].v[k]), BWD ? ocd_cuda_load(&v1[u].v[k]) : (C)0);
+            C r = act_value<M>(MODE, BWD, a, ocd_cuda_load(&v0[u].v[k]), BWD ? ocd_cuda_load(&v1[u].v[k]) : (C)0);
             ocd_cuda_blend(&out[u].v[k], r, a.alpha, a.beta, a.blend);
         }
         reinterpret_cast<V *>(dst)[i] = out[u];
     }
     if (blockIdx.x == 0 && threadIdx.x < n % V::N) {
         int64_t i = nvec * V::N + threadIdx.x;
-        C r = act_value<MODE, BWD, C>(a, ocd_cuda_load(src0 + i), BWD ? ocd_cuda_load(src1 + i) : (C)0);
+        C r = act_value<M>(MODE, BWD, a, ocd_cuda_load(src0 + i), BWD ? ocd_cuda_load(src1 + i) : (C)0);
         ocd_cuda_blend(dst + i, r, a.alpha, a.beta, a.blend);
     }
 }
@@ -89,9 +133,8 @@ activation_strided(const T *src0, const T *src1, T *dst, ocd_dim_group g, uint32
     uint32_t i = blockIdx.x * 256u + threadIdx.x;
     if (i >= n) return;
     C v = ocd_cuda_load(src0 + ocd_cuda_group_offset(g, 0, i));
-    C r = BWD ? ocd_act_backward<C>(mode, a.nan, a.coef, a.swish_beta, v,
-                                    ocd_cuda_load(src1 + ocd_cuda_group_offset(g, 1, i)))
-              : ocd_act_forward<C>(mode, a.nan, a.coef, a.swish_beta, v);
+    C r = act_value<typename act_math<T>::type>(mode, BWD, a, v,
+                                                BWD ? ocd_cuda_load(src1 + ocd_cuda_group_offset(g, 1, i)) : (C)0);
     ocd_cuda_blend(dst + ocd_cuda_group_offset(g, BWD ? 2 : 1, i), r, a.alpha, a.beta, a.blend);
 }
 

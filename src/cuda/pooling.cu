@@ -1,10 +1,16 @@
 /* pooling.cu: pooling forward and backward on the GPU, with the window math of ops/pooling.h.
 
-   Forward: one thread per output, scanning its window. Backward gathers: one thread per input,
-   summing the dy of every output whose window covers it (for MAX, only those whose window's
-   first maximum it is, found again in x), then blending into dx. No atomics: dx is written once,
-   deterministically, for MAX and MAX_DETERMINISTIC alike. Threads are laid along the contiguous
-   dim for coalesced access: along C when C is innermost (NHWC), along W otherwise (NCHW).
+   Threads are laid along the contiguous dim for coalesced access: along C when C is innermost
+   (NHWC), along W otherwise (NCHW). Pooling is latency-bound unless each thread keeps several
+   loads in flight, so windows are scanned in chunks of positions whose loads issue together
+   (scan), for one window per forward thread (more windows per thread cost registers and
+   measured slower) and for all the windows a backward thread needs.
+   Backward writes dx once, deterministically (MAX and MAX_DETERMINISTIC alike), without atomics:
+   - windows at most twice the stride (2x2/2, 3x3/2, ...): one thread per output owns the inputs
+     of its stride cell and finds, together, the maxima of the at most 2 windows per dim that
+     reach into the cell; every input of x is read about once;
+   - larger windows: one thread per input gathers from every output that covers it, finding each
+     window's maximum again.
    Entries: cuda:pooling_nhwc_vec16 gives each thread 16 bytes of channels (8 half or bfloat16,
    4 float, 2 double) loaded as one vector; cuda:pooling_direct takes every other layout, one
    channel per thread. Indices are decoded with ocd_fastdiv. Bytes moved: forward x and y;
@@ -83,88 +89,124 @@ __device__ __forceinline__ void store_c(T *p, const C *r, const pool_args<C> &a)
     }
 }
 
-struct window {
-    int lo[OCD_POOL_DIMS], hi[OCD_POOL_DIMS];
+/* W windows scanned together, so that their loads are in flight at once: window j starts at
+   s[j] (o * stride - pad per dim, possibly outside the input) at scalar offset off[j]. */
+template <int W> struct windows {
+    bool valid[W];
+    int s[W][3];
+    int64_t off[W];
 };
 
-template <typename C> __device__ __forceinline__ window window_of(const pool_args<C> &a, const int o[3])
+template <typename C> __device__ __forceinline__ bool inside(const pool_args<C> &a, int d, int h, int w)
 {
-    window w;
-#pragma unroll
-    for (int i = 0; i < OCD_POOL_DIMS; i++) {
-        int s = o[i] * a.str[i] - a.pad[i];
-        w.lo[i] = s < 0 ? 0 : s;
-        w.hi[i] = s + a.win[i] < a.in[i] ? s + a.win[i] : a.in[i];
-    }
-    return w;
+    return (unsigned)d < (unsigned)a.in[0] && (unsigned)h < (unsigned)a.in[1] && (unsigned)w < (unsigned)a.in[2];
 }
 
-template <typename C> __device__ __forceinline__ C divisor(const pool_args<C> &a, const window &w)
+/* MAX: acc = the first maximum of each window per channel (pooling.h), at = its position
+   (d * in_h + h) * in_w + w, -1 for an empty window. Averages: acc = the sums. The window is
+   walked in chunks of CH positions whose loads, for all W windows, issue before any is used. */
+template <typename T, int V, int W, typename C>
+__device__ __forceinline__ void scan(const T *x, const pool_args<C> &a, const windows<W> &w, C (&acc)[W][V],
+                                     int (&at)[W][V])
+{
+    constexpr int CH = 16 / (W * V) < 1 ? 1 : 16 / (W * V) > 4 ? 4 : 16 / (W * V);
+#pragma unroll
+    for (int j = 0; j < W; j++)
+#pragma unroll
+        for (int v = 0; v < V; v++) {
+            acc[j][v] = (C)0;
+            at[j][v] = -1;
+        }
+    int vol = a.win[0] * a.win[1] * a.win[2], k[3] = {0, 0, 0};
+    for (int t0 = 0; t0 < vol; t0 += CH) {
+        C v[CH][W][V];
+        int pos[CH][W];
+#pragma unroll
+        for (int t = 0; t < CH; t++) {
+            int64_t delta = k[0] * a.xs[2] + k[1] * a.xs[3] + k[2] * a.xs[4];
+#pragma unroll
+            for (int j = 0; j < W; j++) {
+                int d = w.s[j][0] + k[0], h = w.s[j][1] + k[1], kw = w.s[j][2] + k[2];
+                pos[t][j] = -1;
+                if (t0 + t >= vol || !w.valid[j] || !inside(a, d, h, kw)) continue;
+                pos[t][j] = (d * a.in[1] + h) * a.in[2] + kw;
+                load_c<T, V>(x + w.off[j] + delta, a.xs[1], v[t][j]);
+            }
+            if (++k[2] == a.win[2]) { /* the next position of the window, row-major */
+                k[2] = 0;
+                if (++k[1] == a.win[1]) {
+                    k[1] = 0;
+                    k[0]++;
+                }
+            }
+        }
+#pragma unroll
+        for (int t = 0; t < CH; t++)
+#pragma unroll
+            for (int j = 0; j < W; j++) {
+                if (pos[t][j] < 0) continue;
+#pragma unroll
+                for (int u = 0; u < V; u++) {
+                    if (!a.max) acc[j][u] += v[t][j][u];
+                    else if (at[j][u] < 0 || ocd_pool_better(v[t][j][u], acc[j][u], a.nan)) {
+                        acc[j][u] = v[t][j][u];
+                        at[j][u] = pos[t][j];
+                    }
+                }
+            }
+    }
+}
+
+/* The divisor of the window starting at s: its volume, or for EXCLUDE_PADDING the inputs inside. */
+template <typename C> __device__ __forceinline__ C divisor(const pool_args<C> &a, const int s[3])
 {
     if (!a.exclude) return a.volume;
     int n = 1;
 #pragma unroll
-    for (int i = 0; i < OCD_POOL_DIMS; i++) n *= w.hi[i] > w.lo[i] ? w.hi[i] - w.lo[i] : 0;
+    for (int i = 0; i < OCD_POOL_DIMS; i++) {
+        int lo = s[i] < 0 ? 0 : s[i], hi = s[i] + a.win[i] < a.in[i] ? s[i] + a.win[i] : a.in[i];
+        n *= hi > lo ? hi - lo : 0;
+    }
     return (C)n;
 }
 
-/* The window's maxima per channel and their positions (d * in_h + h) * in_w + w; false when the
-   window is empty. */
-template <typename T, int V, typename C>
-__device__ __forceinline__ bool window_max(const T *xp, const pool_args<C> &a, const window &w, C *best, int *at)
-{
-    bool found = false;
-    for (int d = w.lo[0]; d < w.hi[0]; d++)
-        for (int h = w.lo[1]; h < w.hi[1]; h++)
-            for (int k = w.lo[2]; k < w.hi[2]; k++) {
-                C v[V];
-                load_c<T, V>(xp + d * a.xs[2] + h * a.xs[3] + k * a.xs[4], a.xs[1], v);
-                int pos = (d * a.in[1] + h) * a.in[2] + k;
-#pragma unroll
-                for (int j = 0; j < V; j++)
-                    if (!found || ocd_pool_better(v[j], best[j], a.nan)) {
-                        best[j] = v[j];
-                        at[j] = pos;
-                    }
-                found = true;
-            }
-    return found;
-}
-
-template <typename T, int V, bool CLAST>
+/* Thread t of block b takes outputs b * 256 * W + t + 256 j, j < W. */
+template <typename T, int V, bool CLAST, int W>
 __global__ void __launch_bounds__(256)
 pool_forward(const T *x, T *y, pool_args<typename ocd_compute<T>::type> a, uint32_t total)
 {
     typedef typename ocd_compute<T>::type C;
-    uint32_t i = blockIdx.x * 256u + threadIdx.x;
-    if (i >= total) return;
-    uint32_t n, c;
-    int o[3];
-    decode<V, CLAST>(i, a, a.out, n, c, o);
-    window w = window_of(a, o);
-    const T *xp = x + n * a.xs[0] + c * a.xs[1];
-    C r[V];
-    if (a.max) {
-        int at[V];
-        if (!window_max<T, V>(xp, a, w, r, at))
+    windows<W> w;
+    int64_t yoff[W];
+    uint32_t first = blockIdx.x * (256u * W) + threadIdx.x;
 #pragma unroll
-            for (int j = 0; j < V; j++) r[j] = (C)0;
-    } else {
+    for (int j = 0; j < W; j++) {
+        uint32_t i = first + 256u * j, n, c;
+        int o[3];
+        w.valid[j] = i < total;
+        if (!w.valid[j]) continue;
+        decode<V, CLAST>(i, a, a.out, n, c, o);
+        w.off[j] = n * a.xs[0] + c * a.xs[1];
+        yoff[j] = n * a.ys[0] + c * a.ys[1];
 #pragma unroll
-        for (int j = 0; j < V; j++) r[j] = (C)0;
-        for (int d = w.lo[0]; d < w.hi[0]; d++)
-            for (int h = w.lo[1]; h < w.hi[1]; h++)
-                for (int k = w.lo[2]; k < w.hi[2]; k++) {
-                    C v[V];
-                    load_c<T, V>(xp + d * a.xs[2] + h * a.xs[3] + k * a.xs[4], a.xs[1], v);
-#pragma unroll
-                    for (int j = 0; j < V; j++) r[j] += v[j];
-                }
-        C div = divisor(a, w);
-#pragma unroll
-        for (int j = 0; j < V; j++) r[j] = div > (C)0 ? r[j] / div : (C)0;
+        for (int d = 0; d < 3; d++) {
+            w.s[j][d] = o[d] * a.str[d] - a.pad[d];
+            w.off[j] += w.s[j][d] * a.xs[2 + d];
+            yoff[j] += o[d] * a.ys[2 + d];
+        }
     }
-    store_c<T, V>(y + n * a.ys[0] + c * a.ys[1] + o[0] * a.ys[2] + o[1] * a.ys[3] + o[2] * a.ys[4], r, a);
+    C acc[W][V];
+    int at[W][V];
+    scan<T, V, W>(x, a, w, acc, at);
+#pragma unroll
+    for (int j = 0; j < W; j++) {
+        if (!w.valid[j]) continue;
+        C div = a.max ? (C)1 : divisor(a, w.s[j]);
+#pragma unroll
+        for (int u = 0; u < V; u++)
+            acc[j][u] = a.max ? (at[j][u] < 0 ? (C)0 : acc[j][u]) : div > (C)0 ? acc[j][u] / div : (C)0;
+        store_c<T, V>(y + yoff[j], acc[j], a);
+    }
 }
 
 /* The outputs [lo, hi) whose windows cover input i of dim k. */
@@ -176,9 +218,84 @@ template <typename C> __device__ __forceinline__ void covering(const pool_args<C
     hi = (int)h;
 }
 
+/* Backward for windows no larger than twice the stride: one thread per output o, which writes
+   the inputs of its cell, [o * stride - pad, (o + 1) * stride - pad) per dim (the first cell
+   reaching down to 0, the last up to the input's end, so that cells partition the input). Those
+   inputs lie in the windows of at most 2 outputs per dim (ND along d, 2 along h and w), whose
+   maxima are found once, together; each input of the cell is written once. */
+template <typename T, int V, bool CLAST, int ND>
+__global__ void __launch_bounds__(256)
+pool_backward_cells(const T *x, const T *dy, T *dx, pool_args<typename ocd_compute<T>::type> a, uint32_t total)
+{
+    typedef typename ocd_compute<T>::type C;
+    constexpr int W = ND * 4;
+    uint32_t i = blockIdx.x * 256u + threadIdx.x, n, c;
+    if (i >= total) return;
+    int o[3];
+    decode<V, CLAST>(i, a, a.out, n, c, o);
+    int lo[3], hi[3], first[3], last[3];
+#pragma unroll
+    for (int d = 0; d < 3; d++) {
+        int l = o[d] * a.str[d] - a.pad[d], h = l + a.str[d];
+        lo[d] = o[d] == 0 ? 0 : l < 0 ? 0 : l > a.in[d] ? a.in[d] : l;
+        hi[d] = o[d] == a.out[d] - 1 ? a.in[d] : h < 0 ? 0 : h > a.in[d] ? a.in[d] : h;
+        if (lo[d] >= hi[d]) return; /* an empty cell */
+        int unused;
+        covering(a, d, lo[d], first[d], unused);
+        covering(a, d, hi[d] - 1, unused, last[d]);
+    }
+    int64_t base_x = n * a.xs[0] + c * a.xs[1], base_y = n * a.ys[0] + c * a.ys[1];
+    windows<W> w;
+#pragma unroll
+    for (int j = 0; j < W; j++) {
+        int on[3] = {first[0] + j / 4, first[1] + (j / 2) % 2, first[2] + j % 2};
+        w.valid[j] = on[0] < last[0] && on[1] < last[1] && on[2] < last[2];
+        w.off[j] = base_x;
+#pragma unroll
+        for (int d = 0; d < 3; d++) {
+            w.s[j][d] = on[d] * a.str[d] - a.pad[d];
+            w.off[j] += w.s[j][d] * a.xs[2 + d];
+        }
+    }
+    C val[W][V];
+    int at[W][V];
+    if (a.max) scan<T, V, W>(x, a, w, val, at);
+#pragma unroll
+    for (int j = 0; j < W; j++) {
+        if (!w.valid[j]) continue;
+        int on[3] = {first[0] + j / 4, first[1] + (j / 2) % 2, first[2] + j % 2};
+        C g[V];
+        load_c<T, V>(dy + base_y + on[0] * a.ys[2] + on[1] * a.ys[3] + on[2] * a.ys[4], a.ys[1], g);
+        C div = a.max ? (C)1 : divisor(a, w.s[j]);
+#pragma unroll
+        for (int u = 0; u < V; u++) val[j][u] = a.max ? g[u] : div > (C)0 ? g[u] / div : (C)0;
+    }
+    for (int pd = lo[0]; pd < hi[0]; pd++)
+        for (int ph = lo[1]; ph < hi[1]; ph++)
+            for (int pw = lo[2]; pw < hi[2]; pw++) {
+                int pos = (pd * a.in[1] + ph) * a.in[2] + pw;
+                C r[V];
+#pragma unroll
+                for (int u = 0; u < V; u++) r[u] = (C)0;
+#pragma unroll
+                for (int j = 0; j < W; j++) {
+                    if (!w.valid[j] || (unsigned)(pd - w.s[j][0]) >= (unsigned)a.win[0] ||
+                        (unsigned)(ph - w.s[j][1]) >= (unsigned)a.win[1] ||
+                        (unsigned)(pw - w.s[j][2]) >= (unsigned)a.win[2])
+                        continue;
+#pragma unroll
+                    for (int u = 0; u < V; u++)
+                        if (!a.max || at[j][u] == pos) r[u] += val[j][u];
+                }
+                store_c<T, V>(dx + base_x + pd * a.xs[2] + ph * a.xs[3] + pw * a.xs[4], r, a);
+            }
+}
+
+/* Backward for any window: one thread per input, gathering from every output whose window
+   covers it (for MAX, finding that window's maximum again). */
 template <typename T, int V, bool CLAST>
 __global__ void __launch_bounds__(256)
-pool_backward(const T *x, const T *dy, T *dx, pool_args<typename ocd_compute<T>::type> a, uint32_t total)
+pool_backward_gather(const T *x, const T *dy, T *dx, pool_args<typename ocd_compute<T>::type> a, uint32_t total)
 {
     typedef typename ocd_compute<T>::type C;
     uint32_t i = blockIdx.x * 256u + threadIdx.x;
@@ -189,7 +306,8 @@ pool_backward(const T *x, const T *dy, T *dx, pool_args<typename ocd_compute<T>:
     int lo[3], hi[3];
 #pragma unroll
     for (int k = 0; k < 3; k++) covering(a, k, p[k], lo[k], hi[k]);
-    const T *xp = x + n * a.xs[0] + c * a.xs[1], *dyp = dy + n * a.ys[0] + c * a.ys[1];
+    int64_t base_x = n * a.xs[0] + c * a.xs[1];
+    const T *dyp = dy + n * a.ys[0] + c * a.ys[1];
     int me = (p[0] * a.in[1] + p[1]) * a.in[2] + p[2];
     C g[V];
 #pragma unroll
@@ -200,23 +318,38 @@ pool_backward(const T *x, const T *dy, T *dx, pool_args<typename ocd_compute<T>:
             for (o[2] = lo[2]; o[2] < hi[2]; o[2]++) {
                 C d[V];
                 load_c<T, V>(dyp + o[0] * a.ys[2] + o[1] * a.ys[3] + o[2] * a.ys[4], a.ys[1], d);
-                window w = window_of(a, o);
-                if (a.max) {
-                    C best[V];
-                    int at[V];
+                windows<1> w;
+                w.valid[0] = true;
+                w.off[0] = base_x;
 #pragma unroll
-                    for (int j = 0; j < V; j++) at[j] = -1;
-                    window_max<T, V>(xp, a, w, best, at);
+                for (int k = 0; k < 3; k++) {
+                    w.s[0][k] = o[k] * a.str[k] - a.pad[k];
+                    w.off[0] += w.s[0][k] * a.xs[2 + k];
+                }
+                if (a.max) {
+                    C best[1][V];
+                    int at[1][V];
+                    scan<T, V, 1>(x, a, w, best, at);
 #pragma unroll
                     for (int j = 0; j < V; j++)
-                        if (at[j] == me) g[j] += d[j];
+                        if (at[0][j] == me) g[j] += d[j];
                 } else {
-                    C div = divisor(a, w);
+                    C div = divisor(a, w.s[0]);
 #pragma unroll
                     for (int j = 0; j < V; j++) g[j] += d[j] / div;
                 }
             }
-    store_c<T, V>(dx + n * a.xs[0] + c * a.xs[1] + p[0] * a.xs[2] + p[1] * a.xs[3] + p[2] * a.xs[4], g, a);
+    store_c<T, V>(dx + base_x + p[0] * a.xs[2] + p[1] * a.xs[3] + p[2] * a.xs[4], g, a);
+}
+
+/* Whether the cells backward serves the problem: windows at most twice the stride in every dim
+   (3 x 3 with stride 2 included); with 16-byte vectors of channels, only when windows do not
+   overlap along d (eight windows of vectors would not fit in registers). */
+bool cells_apply(const ocd_pooling_problem *p, int v)
+{
+    for (int i = 0; i < OCD_POOL_DIMS; i++)
+        if (p->window[i] > 2 * p->stride[i]) return false;
+    return v == 1 || p->window[0] <= p->stride[0];
 }
 
 template <typename T, int V, bool CLAST> cudnnStatus_t launch(cudnnHandle_t h, const ocd_pooling_problem *p)
@@ -249,12 +382,23 @@ template <typename T, int V, bool CLAST> cudnnStatus_t launch(cudnnHandle_t h, c
     a.max = p->mode == CUDNN_POOLING_MAX || p->mode == CUDNN_POOLING_MAX_DETERMINISTIC;
     a.exclude = p->mode == CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
     uint32_t total = (uint32_t)(p->n * a.cv * e[0] * e[1] * e[2]);
-    unsigned blocks = ocd_cuda_blocks(total, 256);
-    if (p->backward)
-        pool_backward<T, V, CLAST><<<blocks, 256, 0, h->stream>>>((const T *)p->x, (const T *)p->dy, (T *)p->dx, a,
-                                                                  total);
-    else
-        pool_forward<T, V, CLAST><<<blocks, 256, 0, h->stream>>>((const T *)p->x, (T *)p->y, a, total);
+    const T *x = (const T *)p->x, *dy = (const T *)p->dy;
+    if (!p->backward) {
+        constexpr int W = 1; /* windows per thread: more cost registers (measured slower at 4) */
+        pool_forward<T, V, CLAST, W><<<ocd_cuda_blocks(total, 256 * W), 256, 0, h->stream>>>(x, (T *)p->y, a, total);
+    } else if (cells_apply(p, V)) {
+        total = (uint32_t)(p->n * a.cv * a.out[0] * a.out[1] * a.out[2]);
+        a.div_w = ocd_fastdiv_of((uint32_t)a.out[2]); /* cells walk the outputs */
+        a.div_h = ocd_fastdiv_of((uint32_t)a.out[1]);
+        a.div_d = ocd_fastdiv_of((uint32_t)a.out[0]);
+        unsigned blocks = ocd_cuda_blocks(total, 256);
+        bool deep = p->window[0] > p->stride[0]; /* windows overlap along d: only with V == 1 */
+        if constexpr (V == 1)
+            if (deep) pool_backward_cells<T, V, CLAST, 2><<<blocks, 256, 0, h->stream>>>(x, dy, (T *)p->dx, a, total);
+        if (!deep) pool_backward_cells<T, V, CLAST, 1><<<blocks, 256, 0, h->stream>>>(x, dy, (T *)p->dx, a, total);
+    } else {
+        pool_backward_gather<T, V, CLAST><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(x, dy, (T *)p->dx, a, total);
+    }
     OCD_CUDA_LAUNCHED();
     return CUDNN_STATUS_SUCCESS;
 }

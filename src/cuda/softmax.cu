@@ -15,8 +15,10 @@
      takes 32 neighbouring slices, its threads along the inner dim (coalesced), and keeps the
      tile in shared memory between its two passes when it fits.
    - cuda:softmax_generic: any layout; one warp per slice, offsets decoded per element.
-   Statistics are those of ops/softmax.h, in float (double for double data). An element of -inf
-   (a masked logit) adds nothing to the sums; a NaN makes its slice NaN. */
+   Statistics are those of ops/softmax.h, in float (double for double data); where the slice
+   stays on chip, the forward computes each e^(x - m) once and keeps it for the output. 16-bit
+   data use the fast __expf. An element of -inf (a masked logit) adds nothing to the sums; a NaN
+   makes its slice NaN. */
 #include <type_traits>
 
 #include "core/dtype.h"
@@ -57,6 +59,18 @@ template <typename T> sm_args<T> args_of(const ocd_softmax_problem *p)
 
 /* ---- statistics ------------------------------------------------------------------------------- */
 
+/* e^x in the compute type of storage type T: the fast __expf for 16-bit data, whose error lies
+   below their rounding (softmax would otherwise be bound by arithmetic there); exact otherwise. */
+template <typename T> struct sm_math {
+    static __device__ __forceinline__ typename ocd_compute<T>::type ex(typename ocd_compute<T>::type x) { return exp(x); }
+};
+template <> struct sm_math<__half> {
+    static __device__ __forceinline__ float ex(float x) { return __expf(x); }
+};
+template <> struct sm_math<__nv_bfloat16> {
+    static __device__ __forceinline__ float ex(float x) { return __expf(x); }
+};
+
 /* Forward: the running maximum m and the sum s of e^(v - m). Backward: s alone. */
 template <typename C> struct stat {
     C m, s;
@@ -68,25 +82,25 @@ template <typename C> __device__ __forceinline__ C neg_inf()
 }
 
 /* e^(v - m), 0 for v = -inf (so that -inf - -inf never appears). */
-template <typename C> __device__ __forceinline__ C term(C v, C m)
+template <typename T, typename C> __device__ __forceinline__ C term(C v, C m)
 {
-    return v == neg_inf<C>() ? (C)0 : exp(v - m);
+    return v == neg_inf<C>() ? (C)0 : sm_math<T>::ex(v - m);
 }
 
-template <typename C> __device__ __forceinline__ void add(stat<C> &st, C v)
+template <typename T, typename C> __device__ __forceinline__ void add(stat<C> &st, C v)
 {
     if (v > st.m) {
-        st.s = st.s * term(st.m, v) + (C)1;
+        st.s = st.s * term<T>(st.m, v) + (C)1;
         st.m = v;
     } else {
-        st.s += term(v, st.m);
+        st.s += term<T>(v, st.m);
     }
 }
 
 /* s rescaled from maximum m to maximum to (m <= to); 0 stays 0 (an empty part). */
-template <typename C> __device__ __forceinline__ C rescale(C s, C m, C to)
+template <typename T, typename C> __device__ __forceinline__ C rescale(C s, C m, C to)
 {
-    return s == (C)0 ? (C)0 : s * term(m, to);
+    return s == (C)0 ? (C)0 : s * term<T>(m, to);
 }
 
 template <typename C> __device__ __forceinline__ C warp_sum(C v)
@@ -107,10 +121,10 @@ template <typename C> __device__ __forceinline__ C warp_max(C v)
 }
 
 /* The combination of the lanes' forward statistics, in every lane. */
-template <typename C> __device__ __forceinline__ stat<C> warp_combine(stat<C> st)
+template <typename T, typename C> __device__ __forceinline__ stat<C> warp_combine(stat<C> st)
 {
     C m = warp_max(st.m);
-    return stat<C>{m, warp_sum(rescale(st.s, st.m, m))};
+    return stat<C>{m, warp_sum(rescale<T>(st.s, st.m, m))};
 }
 
 /* Sum or maximum over the block, in every thread; red holds 33 values. */
@@ -131,10 +145,10 @@ template <bool MAX, typename C> __device__ C block_reduce(C v, C *red)
     return v;
 }
 
-template <typename C> __device__ stat<C> block_combine(stat<C> st, C *red)
+template <typename T, typename C> __device__ stat<C> block_combine(stat<C> st, C *red)
 {
     C m = block_reduce<true>(st.m, red);
-    return stat<C>{m, block_reduce<false>(rescale(st.s, st.m, m), red)};
+    return stat<C>{m, block_reduce<false>(rescale<T>(st.s, st.m, m), red)};
 }
 
 /* What the output pass needs: forward (m, 1 / S) or, for LOG, (m, m + log S); backward (-, sum). */
@@ -144,11 +158,13 @@ template <bool BWD, typename C> __device__ __forceinline__ stat<C> finish(const 
     return stat<C>{st.m, lg ? st.m + log(st.s) : (C)1 / st.s};
 }
 
-/* The result at one element, from a = x (forward) or y, b = dy (backward). */
-template <bool BWD, typename C> __device__ __forceinline__ C result(const stat<C> &k, bool lg, C a, C b)
+/* The result at one element, from a = x (forward) or y, b = dy (backward). PRE: the forward
+   (but LOG) has already replaced a by e^(a - m). */
+template <typename T, bool BWD, bool PRE, typename C> __device__ __forceinline__ C result(const stat<C> &k, bool lg, C a, C b)
 {
-    if (BWD) return lg ? b - exp(a) * k.s : a * (b - k.s);
-    return lg ? a - k.s : exp(a - k.m) * k.s;
+    if (BWD) return lg ? b - sm_math<T>::ex(a) * k.s : a * (b - k.s);
+    if (lg) return a - k.s;
+    return (PRE ? a : sm_math<T>::ex(a - k.m)) * k.s;
 }
 
 /* The backward statistic of one element. */
@@ -227,7 +243,11 @@ __global__ void __launch_bounds__(32 * WARP_ROWS) rows_warp(sm_args<T> a)
         for (int k = 0; k < E / V; k++) {
             if ((k * 32 + lane) * V >= a.len) continue;
 #pragma unroll
-            for (int v = 0; v < V; v++) st.s += term(va[k * V + v], st.m);
+            for (int v = 0; v < V; v++) {
+                C e = term<T>(va[k * V + v], st.m);
+                st.s += e;
+                if (!a.log) va[k * V + v] = e;
+            }
         }
         st.s = warp_sum(st.s);
     }
@@ -238,7 +258,7 @@ __global__ void __launch_bounds__(32 * WARP_ROWS) rows_warp(sm_args<T> a)
         if (j >= a.len) continue;
         C r[V];
 #pragma unroll
-        for (int v = 0; v < V; v++) r[v] = result<BWD>(fin, a.log, va[k * V + v], BWD ? vb[k * V + v] : (C)0);
+        for (int v = 0; v < V; v++) r[v] = result<T, BWD, true>(fin, a.log, va[k * V + v], BWD ? vb[k * V + v] : (C)0);
         store_v<T, V>(d + j, r, a.alpha, a.beta, a.blend);
     }
 }
@@ -286,13 +306,27 @@ __global__ void __launch_bounds__(BLOCK) rows_block(sm_args<T> a, uint32_t parts
                 if (BWD) load_v<T, V>(s1 + j, &vb[k * V]);
             }
         }
+        /* forward: this part's maximum, then e^(x - m) in place of x (but for LOG) and their sum */
 #pragma unroll
         for (int k = 0; k < E / V; k++) {
             if (begin + (k * BLOCK + threadIdx.x) * V >= end) continue;
 #pragma unroll
             for (int v = 0; v < V; v++) {
                 if (BWD) st.s += dot_term(a.log, va[k * V + v], vb[k * V + v]);
-                else add(st, va[k * V + v]);
+                else st.m = va[k * V + v] > st.m ? va[k * V + v] : st.m;
+            }
+        }
+        if (!BWD) {
+            st.m = block_reduce<true>(st.m, red);
+#pragma unroll
+            for (int k = 0; k < E / V; k++) {
+                if (begin + (k * BLOCK + threadIdx.x) * V >= end) continue;
+#pragma unroll
+                for (int v = 0; v < V; v++) {
+                    C e = term<T>(va[k * V + v], st.m);
+                    st.s += e;
+                    if (!a.log) va[k * V + v] = e;
+                }
             }
         }
     } else {
@@ -303,12 +337,13 @@ __global__ void __launch_bounds__(BLOCK) rows_block(sm_args<T> a, uint32_t parts
 #pragma unroll
             for (int v = 0; v < V; v++) {
                 if (BWD) st.s += dot_term(a.log, x[v], y[v]);
-                else add(st, x[v]);
+                else add<T>(st, x[v]);
             }
         }
     }
-    if (BWD) st.s = block_reduce<false>(st.s, red);
-    else st = block_combine(st, red);
+    if (BWD || RESIDENT) st.s = block_reduce<false>(st.s, red);
+    else st = block_combine<T>(st, red);
+    C part_m = st.m; /* the maximum the resident exponentials were taken against */
 
     if (parts > 1) { /* publish this part, wait for the slice's others, combine them all */
         C *p = (C *)sync.parts + (size_t)row * parts * 2;
@@ -328,22 +363,25 @@ __global__ void __launch_bounds__(BLOCK) rows_block(sm_args<T> a, uint32_t parts
                 all.s += one.s;
             } else {
                 C m = one.m > all.m ? one.m : all.m;
-                all = stat<C>{m, rescale(all.s, all.m, m) + rescale(one.s, one.m, m)};
+                all = stat<C>{m, rescale<T>(all.s, all.m, m) + rescale<T>(one.s, one.m, m)};
             }
         }
         if (BWD) st.s = block_reduce<false>(all.s, red);
-        else st = block_combine(all, red);
+        else st = block_combine<T>(all, red);
     }
 
     stat<C> fin = finish<BWD>(st, a.log);
     if (RESIDENT) {
+        /* e^(x - m_part) / S e^(m_part - m) = e^(x - m) / S */
+        if (!BWD && !a.log) fin.s *= term<T>(part_m, fin.m);
 #pragma unroll
         for (int k = 0; k < E / V; k++) {
             uint32_t j = begin + (k * BLOCK + threadIdx.x) * V;
             if (j >= end) continue;
             C r[V];
 #pragma unroll
-            for (int v = 0; v < V; v++) r[v] = result<BWD>(fin, a.log, va[k * V + v], BWD ? vb[k * V + v] : (C)0);
+            for (int v = 0; v < V; v++)
+                r[v] = result<T, BWD, true>(fin, a.log, va[k * V + v], BWD ? vb[k * V + v] : (C)0);
             store_v<T, V>(d + j, r, a.alpha, a.beta, a.blend);
         }
     } else {
@@ -352,7 +390,7 @@ __global__ void __launch_bounds__(BLOCK) rows_block(sm_args<T> a, uint32_t parts
             load_v<T, V>(s0 + j, x);
             if (BWD) load_v<T, V>(s1 + j, y);
 #pragma unroll
-            for (int v = 0; v < V; v++) r[v] = result<BWD>(fin, a.log, x[v], BWD ? y[v] : (C)0);
+            for (int v = 0; v < V; v++) r[v] = result<T, BWD, false>(fin, a.log, x[v], BWD ? y[v] : (C)0);
             store_v<T, V>(d + j, r, a.alpha, a.beta, a.blend);
         }
     }
@@ -363,13 +401,16 @@ __global__ void __launch_bounds__(BLOCK) rows_block(sm_args<T> a, uint32_t parts
 constexpr int TILE_X = 32, TILE_Y = 8;
 
 /* Block b takes inner columns (b % tiles) * 32 .. + 31 of outer index b / tiles; thread (x, y)
-   takes column x and slice elements y, y + 8, ...; SMEM keeps the tile (the sources, as stored)
-   between the passes, otherwise the second pass reads it again. */
+   takes column x and slice elements y, y + 8, ..., loading U of them at once. SMEM keeps the tile
+   (the sources, as stored) between the passes, and for float and double the forward replaces it
+   by the exponentials (one e^x per element); otherwise the second pass reads the tile again. */
 template <typename T, bool BWD, bool SMEM>
 __global__ void __launch_bounds__(TILE_X *TILE_Y)
 tile(sm_args<T> a, ocd_dim_group outer, uint32_t inner, uint32_t tiles)
 {
     typedef typename ocd_compute<T>::type C;
+    constexpr int U = 4;
+    constexpr bool KEEP_EXP = SMEM && !BWD && sizeof(T) >= 4;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *t0 = reinterpret_cast<T *>(smem_raw), *t1 = t0 + (size_t)a.len * TILE_X;
     __shared__ C red_m[TILE_Y][TILE_X + 1], red_s[TILE_Y][TILE_X + 1];
@@ -382,31 +423,59 @@ tile(sm_args<T> a, ocd_dim_group outer, uint32_t inner, uint32_t tiles)
     T *d = a.dst + ocd_cuda_group_offset(outer, dt, o) + col;
     int64_t l0 = a.slice.strides[0][0], l1 = a.slice.strides[BWD ? 1 : 0][0], ld = a.slice.strides[dt][0];
 
+    /* pass 1: load; backward sums, forward takes the maximum (SMEM) or running statistics */
     stat<C> st{neg_inf<C>(), (C)0};
-    if (valid) {
-        for (uint32_t l = ty; l < a.len; l += TILE_Y) {
-            T x = s0[l * l0];
-            if (SMEM) t0[l * TILE_X + tx] = x;
+    for (uint32_t first = ty; valid && first < a.len; first += TILE_Y * U) {
+        T x[U], y[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            uint32_t l = first + u * TILE_Y;
+            if (l >= a.len) continue;
+            x[u] = s0[l * l0];
+            if (BWD) y[u] = s1[l * l1];
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            uint32_t l = first + u * TILE_Y;
+            if (l >= a.len) continue;
+            if (SMEM) t0[l * TILE_X + tx] = x[u];
+            C xv = ocd_cuda_load(&x[u]);
             if (BWD) {
-                T y = s1[l * l1];
-                if (SMEM) t1[l * TILE_X + tx] = y;
-                st.s += dot_term(a.log, ocd_cuda_load(&x), ocd_cuda_load(&y));
+                if (SMEM) t1[l * TILE_X + tx] = y[u];
+                st.s += dot_term(a.log, xv, ocd_cuda_load(&y[u]));
+            } else if (SMEM) {
+                st.m = xv > st.m ? xv : st.m;
             } else {
-                add(st, ocd_cuda_load(&x));
+                add<T>(st, xv);
             }
         }
     }
     red_m[ty][tx] = st.m;
-    red_s[ty][tx] = st.s;
     __syncthreads();
     stat<C> all{neg_inf<C>(), (C)0};
+    if (!BWD && SMEM) { /* the column's maximum, then its exponentials from the tile */
 #pragma unroll
-    for (int y = 0; y < TILE_Y; y++) {
-        if (BWD) {
-            all.s += red_s[y][tx];
-        } else {
-            C m = red_m[y][tx] > all.m ? red_m[y][tx] : all.m;
-            all = stat<C>{m, rescale(all.s, all.m, m) + rescale(red_s[y][tx], red_m[y][tx], m)};
+        for (int y = 0; y < TILE_Y; y++) all.m = red_m[y][tx] > all.m ? red_m[y][tx] : all.m;
+        for (uint32_t l = ty; valid && l < a.len; l += TILE_Y) {
+            C e = term<T>(ocd_cuda_load(&t0[l * TILE_X + tx]), all.m);
+            st.s += e;
+            if (KEEP_EXP && !a.log) ocd_cuda_store(&t0[l * TILE_X + tx], e);
+        }
+        red_s[ty][tx] = st.s;
+        __syncthreads();
+#pragma unroll
+        for (int y = 0; y < TILE_Y; y++) all.s += red_s[y][tx];
+    } else {
+        red_s[ty][tx] = st.s;
+        __syncthreads();
+#pragma unroll
+        for (int y = 0; y < TILE_Y; y++) {
+            if (BWD) {
+                all.s += red_s[y][tx];
+            } else {
+                C m = red_m[y][tx] > all.m ? red_m[y][tx] : all.m;
+                all = stat<C>{m, rescale<T>(all.s, all.m, m) + rescale<T>(red_s[y][tx], red_m[y][tx], m)};
+            }
         }
     }
     stat<C> fin = finish<BWD>(all, a.log);
@@ -414,7 +483,8 @@ tile(sm_args<T> a, ocd_dim_group outer, uint32_t inner, uint32_t tiles)
     for (uint32_t l = ty; l < a.len; l += TILE_Y) {
         C x = SMEM ? ocd_cuda_load(&t0[l * TILE_X + tx]) : ocd_cuda_load(s0 + l * l0);
         C y = BWD ? (SMEM ? ocd_cuda_load(&t1[l * TILE_X + tx]) : ocd_cuda_load(s1 + l * l1)) : (C)0;
-        ocd_cuda_blend(d + l * ld, result<BWD>(fin, a.log, x, y), a.alpha, a.beta, a.blend);
+        C r = KEEP_EXP ? result<T, BWD, true>(fin, a.log, x, y) : result<T, BWD, false>(fin, a.log, x, y);
+        ocd_cuda_blend(d + l * ld, r, a.alpha, a.beta, a.blend);
     }
 }
 
@@ -433,15 +503,15 @@ template <typename T, bool BWD> __global__ void __launch_bounds__(32 * WARP_ROWS
     for (uint32_t j = lane; j < a.len; j += 32) {
         C x = ocd_cuda_load(s0 + ocd_cuda_group_offset(a.slice, 0, j));
         if (BWD) st.s += dot_term(a.log, x, ocd_cuda_load(s1 + ocd_cuda_group_offset(a.slice, 1, j)));
-        else add(st, x);
+        else add<T>(st, x);
     }
     if (BWD) st.s = warp_sum(st.s);
-    else st = warp_combine(st);
+    else st = warp_combine<T>(st);
     stat<C> fin = finish<BWD>(st, a.log);
     for (uint32_t j = lane; j < a.len; j += 32) {
         C x = ocd_cuda_load(s0 + ocd_cuda_group_offset(a.slice, 0, j));
         C y = BWD ? ocd_cuda_load(s1 + ocd_cuda_group_offset(a.slice, 1, j)) : (C)0;
-        ocd_cuda_blend(d + ocd_cuda_group_offset(a.slice, dt, j), result<BWD>(fin, a.log, x, y), a.alpha, a.beta,
+        ocd_cuda_blend(d + ocd_cuda_group_offset(a.slice, dt, j), result<T, BWD, false>(fin, a.log, x, y), a.alpha, a.beta,
                        a.blend);
     }
 }
@@ -515,7 +585,7 @@ cudnnStatus_t launch_block(cudnnHandle_t h, const sm_args<T> &a, uint32_t parts,
 template <typename T, bool BWD, int V> cudnnStatus_t pick_block(cudnnHandle_t h, const sm_args<T> &a)
 {
     typedef typename ocd_compute<T>::type C;
-    constexpr int EMAX = sizeof(C) == 8 ? 8 : 16, E4 = V > 4 ? V : 4, E8 = V > 8 ? V : 8;
+    constexpr int EMAX = sizeof(C) == 8 ? 8 : BWD ? 16 : 32, E4 = V > 4 ? V : 4, E8 = V > 8 ? V : 8;
     if (a.len <= (uint32_t)BLOCK * E4) return launch_block<T, BWD, E4, V, true>(h, a, 1, BLOCK * E4);
     if (a.len <= (uint32_t)BLOCK * E8) return launch_block<T, BWD, E8, V, true>(h, a, 1, BLOCK * E8);
     uint32_t parts = (a.len + BLOCK * EMAX - 1) / (BLOCK * EMAX);

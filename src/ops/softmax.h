@@ -39,7 +39,8 @@ cudnnStatus_t ocd_softmax_run(cudnnHandle_t handle, const struct ocd_softmax_pro
 
 /* Validates what both directions take: the algorithm and mode enumerants (BAD_PARAM). */
 cudnnStatus_t ocd_softmax_check_enums(cudnnSoftmaxAlgorithm_t algo, cudnnSoftmaxMode_t mode);
-/* Fills the groups of p for tensors of view v's dims (views[0..count-1], sources then destination). */
+/* Fills the slice and batch groups of p for the mode, over views[0..count-1] (the sources, then
+   the destination), which have the same dims. */
 void ocd_softmax_groups(struct ocd_softmax_problem *p, cudnnSoftmaxMode_t mode, int count,
                         const struct ocd_tensor_view *const views[]);
 
