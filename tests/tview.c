@@ -139,6 +139,18 @@ double *tview_random(int64_t n, double lo, double hi)
     return values;
 }
 
+bool tview_check_blend(const struct tview *v, const void *buf, const double *raw, const double *prior, double alpha,
+                       double beta, double tol, const char *what)
+{
+    double *want = malloc(sizeof(double) * (size_t)v->count), *got = malloc(sizeof(double) * (size_t)v->count);
+    for (int64_t i = 0; i < v->count; i++) want[i] = alpha * raw[i] + (beta == 0 ? 0 : beta * prior[i]);
+    tview_download(v, buf, got);
+    bool ok = tview_gaps_intact(v, buf, what) && tcompare(CUDNN_DATA_DOUBLE, got, want, v->count, tol, what);
+    free(want);
+    free(got);
+    return ok;
+}
+
 double *tview_fill(int64_t n, double value)
 {
     double *values = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
@@ -151,6 +163,32 @@ const void *tscale(cudnnDataType_t t, double v, union tscalar *store)
     if (t == CUDNN_DATA_DOUBLE) store->d = v;
     else store->f = (float)v;
     return store;
+}
+
+void tbad_init(struct tbad *b)
+{
+    const int dims[4] = {2, 3, 4, 5}, other[4] = {2, 3, 5, 4};
+    tview_init(&b->f, CUDNN_DATA_FLOAT, 4, dims, TV_NCHW);
+    tview_init(&b->nhwc, CUDNN_DATA_FLOAT, 4, dims, TV_NHWC);
+    tview_init(&b->dbl, CUDNN_DATA_DOUBLE, 4, dims, TV_NCHW);
+    tview_init(&b->other, CUDNN_DATA_FLOAT, 4, other, TV_NCHW);
+    tview_init(&b->i8, CUDNN_DATA_INT8, 4, dims, TV_NCHW);
+    b->x = tview_random(120, -1, 1);
+    b->y = tview_fill(120, 3.0);
+    b->px = tview_upload(&b->f, b->x);
+    b->py = tview_upload(&b->f, b->y);
+    b->pi = tview_upload(&b->i8, b->y);
+}
+
+void tbad_free(struct tbad *b)
+{
+    tview_free(&b->f, b->px);
+    tview_free(&b->f, b->py);
+    tview_free(&b->i8, b->pi);
+    struct tview *all[] = {&b->f, &b->nhwc, &b->dbl, &b->other, &b->i8};
+    for (int i = 0; i < 5; i++) tview_destroy(all[i]);
+    free(b->x);
+    free(b->y);
 }
 
 void *tbuf_snapshot(const void *buf, size_t bytes)

@@ -46,6 +46,10 @@ bool tview_gaps_intact(const struct tview *v, const void *buf, const char *what)
 /* True when the elements hold exactly values (NaN matching NaN): an input left alone, or an
    output left unchanged by a call that failed. */
 bool tview_holds(const struct tview *v, const void *buf, const double *values, const char *what);
+/* The check of an op's blended output: the elements hold alpha * raw + beta * prior (prior left
+   out when beta == 0: it may be NaN that must not leak) within tol, and no gap was written. */
+bool tview_check_blend(const struct tview *v, const void *buf, const double *raw, const double *prior, double alpha,
+                       double beta, double tol, const char *what);
 /* Reads the elements back and compares them with want at the type's tolerance. */
 bool tview_check(const struct tview *v, const void *buf, const double *want, const char *what);
 /* n random values in [lo, hi]; n copies of value. */
@@ -58,6 +62,18 @@ union tscalar {
     double d;
 };
 const void *tscale(cudnnDataType_t t, double v, union tscalar *store);
+/* The tensors of a bad-input test of an op that maps x to a y of the same shape: 2x3x4x5 float
+   NCHW (f), the same in NHWC, in double and in int8, and other dims (4 and 5 swapped); buffers
+   x (random) and y (3.0 everywhere: a rejected call must leave it so) in f's layout, and y in
+   int8. */
+struct tbad {
+    struct tview f, nhwc, dbl, other, i8;
+    double *x, *y;
+    void *px, *py, *pi;
+};
+void tbad_init(struct tbad *b);
+void tbad_free(struct tbad *b);
+
 /* A copy of a buffer's bytes on the host, and the check that the buffer still holds them. */
 void *tbuf_snapshot(const void *buf, size_t bytes);
 bool tbuf_unchanged(const void *buf, const void *snapshot, size_t bytes, const char *what);

@@ -60,3 +60,16 @@ cudnnStatus_t ocd_check_in_place(const void *out, const struct ocd_tensor_view *
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is %s in place but their strides differ", out_name, in_name);
     return CUDNN_STATUS_SUCCESS;
 }
+
+cudnnStatus_t ocd_check_map(cudnnTensorDescriptor_t xDesc, const void *x, cudnnTensorDescriptor_t yDesc, const void *y,
+                            struct ocd_tensor_view *xv, struct ocd_tensor_view *yv)
+{
+    OCD_TRY(ocd_tensor_get(xDesc, "xDesc", xv));
+    OCD_TRY(ocd_tensor_get(yDesc, "yDesc", yv));
+    OCD_TRY(ocd_check_data(x, "x"));
+    OCD_TRY(ocd_check_data(y, "y"));
+    OCD_TRY(ocd_check_same_dims(CUDNN_STATUS_BAD_PARAM, xv, "xDesc", yv, "yDesc"));
+    OCD_TRY(ocd_check_same_type(CUDNN_STATUS_BAD_PARAM, xv, "xDesc", yv, "yDesc"));
+    OCD_TRY(ocd_check_in_place(y, yv, "y", x, xv, "x"));
+    return ocd_check_float_type(xv, "xDesc");
+}

@@ -33,6 +33,12 @@ cudnnStatus_t ocd_check_same_type(cudnnStatus_t status, const struct ocd_tensor_
 cudnnStatus_t ocd_check_in_place(const void *out, const struct ocd_tensor_view *out_view, const char *out_name,
                                  const void *in, const struct ocd_tensor_view *in_view, const char *in_name);
 
+/* The checks of an op that maps x to a y of the same shape (activation and softmax forward): both
+   descriptors live and set, both pointers given, the same dims and data type (BAD_PARAM), y on x
+   only with the same strides (BAD_PARAM), a floating-point type (NOT_SUPPORTED). Fills the views. */
+cudnnStatus_t ocd_check_map(cudnnTensorDescriptor_t xDesc, const void *x, cudnnTensorDescriptor_t yDesc, const void *y,
+                            struct ocd_tensor_view *xv, struct ocd_tensor_view *yv);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,8 @@
 /* dimgroup.c: building dim groups (see dimgroup.h). */
 #include "core/dimgroup.h"
 
+#include "core/dtype.h"
+
 #include <string.h>
 
 void ocd_dim_group_build(struct ocd_dim_group *g, int count, const struct ocd_tensor_view *const views[],
@@ -61,4 +63,16 @@ void ocd_dim_group_offsets(const struct ocd_dim_group *g, int64_t linear, int64_
         linear /= g->dims[d];
         for (int t = 0; t < g->count; t++) off[t] += i * g->strides[t][d];
     }
+}
+
+void ocd_map_io_set(struct ocd_map_io *io, cudnnDataType_t dtype, const void *alpha, const void *beta,
+                    const void *src0, const void *src1, void *dst)
+{
+    io->dtype = dtype;
+    io->alpha = ocd_scaling_value(dtype, alpha);
+    io->beta = ocd_scaling_value(dtype, beta);
+    io->nsrc = src1 ? 2 : 1;
+    io->src[0] = src0;
+    io->src[1] = src1;
+    io->dst = dst;
 }

@@ -27,6 +27,20 @@ struct ocd_dim_group {
     int64_t strides[OCD_GROUP_TENSORS][OCD_MAX_DIMS]; /* [tensor][dim], in scalars */
 };
 
+/* The data of an op that maps one or two sources to a destination of the same shape, blended as
+   alpha * result + beta * dst (activation, softmax); its group walks src[0..nsrc-1], then dst. */
+struct ocd_map_io {
+    cudnnDataType_t dtype;
+    double alpha, beta; /* read from the API's scaling pointers (ocd_scaling_value) */
+    int nsrc;
+    const void *src[2];
+    void *dst;
+};
+
+/* Fills io; src1 NULL means one source. */
+void ocd_map_io_set(struct ocd_map_io *io, cudnnDataType_t dtype, const void *alpha, const void *beta,
+                    const void *src0, const void *src1, void *dst);
+
 /* Builds the group of the dims d with bit d set in mask, for views[0..count-1], which the caller
    has checked have the same dims. */
 void ocd_dim_group_build(struct ocd_dim_group *g, int count, const struct ocd_tensor_view *const views[],

@@ -65,10 +65,10 @@ template <typename C> act_args<C> args_of(const ocd_activation_problem *p)
     act_args<C> a;
     a.coef = (C)p->act.coef;
     a.swish_beta = (C)p->act.swish_beta;
-    a.alpha = (C)p->alpha;
-    a.beta = (C)p->beta;
+    a.alpha = (C)p->io.alpha;
+    a.beta = (C)p->io.beta;
     a.nan = p->act.nan_opt == CUDNN_PROPAGATE_NAN;
-    a.blend = p->beta != 0;
+    a.blend = p->io.beta != 0;
     return a;
 }
 
@@ -142,12 +142,12 @@ template <typename T, int MODE> cudnnStatus_t launch_vec(cudnnHandle_t h, const 
 {
     int64_t n = ocd_dim_group_size(&p->g);
     unsigned blocks = ocd_cuda_blocks(n / ocd_vec16<T>::N, VEC_THREADS * VEC_UNROLL);
-    const T *s0 = (const T *)p->src[0], *s1 = (const T *)p->src[1];
+    const T *s0 = (const T *)p->io.src[0], *s1 = (const T *)p->io.src[1];
     auto a = args_of<typename ocd_compute<T>::type>(p);
     if (p->backward)
-        activation_vec<T, MODE, true><<<blocks, VEC_THREADS, 0, h->stream>>>(s0, s1, (T *)p->dst, n, a);
+        activation_vec<T, MODE, true><<<blocks, VEC_THREADS, 0, h->stream>>>(s0, s1, (T *)p->io.dst, n, a);
     else
-        activation_vec<T, MODE, false><<<blocks, VEC_THREADS, 0, h->stream>>>(s0, s1, (T *)p->dst, n, a);
+        activation_vec<T, MODE, false><<<blocks, VEC_THREADS, 0, h->stream>>>(s0, s1, (T *)p->io.dst, n, a);
     OCD_CUDA_LAUNCHED();
     return CUDNN_STATUS_SUCCESS;
 }
@@ -158,16 +158,16 @@ extern "C" const char *ocd_activation_applies_cuda_vec(cudnnHandle_t handle, con
 {
     const ocd_activation_problem *p = (const ocd_activation_problem *)problem;
     if (!ocd_dim_group_is_flat(&p->g)) return OCD_REASON_NOT_PACKED;
-    for (int i = 0; i < p->nsrc; i++)
-        if (!ocd_cuda_aligned16(p->src[i])) return OCD_REASON_ALIGNMENT;
-    return ocd_cuda_aligned16(p->dst) ? NULL : OCD_REASON_ALIGNMENT;
+    for (int i = 0; i < p->io.nsrc; i++)
+        if (!ocd_cuda_aligned16(p->io.src[i])) return OCD_REASON_ALIGNMENT;
+    return ocd_cuda_aligned16(p->io.dst) ? NULL : OCD_REASON_ALIGNMENT;
 }
 
 extern "C" cudnnStatus_t ocd_activation_run_cuda_vec(cudnnHandle_t handle, const void *problem, void *ws,
                                                      size_t ws_bytes)
 {
     const ocd_activation_problem *p = (const ocd_activation_problem *)problem;
-    return ocd_cuda_dispatch(p->dtype, [&](auto *tag) {
+    return ocd_cuda_dispatch(p->io.dtype, [&](auto *tag) {
         typedef typename std::remove_pointer<decltype(tag)>::type T;
         switch (p->act.mode) {
         case CUDNN_ACTIVATION_SIGMOID: return launch_vec<T, CUDNN_ACTIVATION_SIGMOID>(handle, p);
@@ -184,17 +184,17 @@ extern "C" cudnnStatus_t ocd_activation_run_cuda_strided(cudnnHandle_t handle, c
                                                          size_t ws_bytes)
 {
     const ocd_activation_problem *p = (const ocd_activation_problem *)problem;
-    return ocd_cuda_dispatch(p->dtype, [&](auto *tag) {
+    return ocd_cuda_dispatch(p->io.dtype, [&](auto *tag) {
         typedef typename std::remove_pointer<decltype(tag)>::type T;
         uint32_t n = (uint32_t)ocd_dim_group_size(&p->g);
         auto a = args_of<typename ocd_compute<T>::type>(p);
-        const T *s0 = (const T *)p->src[0], *s1 = (const T *)p->src[1];
+        const T *s0 = (const T *)p->io.src[0], *s1 = (const T *)p->io.src[1];
         unsigned blocks = ocd_cuda_blocks(n, 256);
         if (p->backward)
-            activation_strided<T, true><<<blocks, 256, 0, handle->stream>>>(s0, s1, (T *)p->dst, p->g, n,
+            activation_strided<T, true><<<blocks, 256, 0, handle->stream>>>(s0, s1, (T *)p->io.dst, p->g, n,
                                                                              p->act.mode, a);
         else
-            activation_strided<T, false><<<blocks, 256, 0, handle->stream>>>(s0, s1, (T *)p->dst, p->g, n,
+            activation_strided<T, false><<<blocks, 256, 0, handle->stream>>>(s0, s1, (T *)p->io.dst, p->g, n,
                                                                               p->act.mode, a);
         OCD_CUDA_LAUNCHED();
         return CUDNN_STATUS_SUCCESS;

@@ -62,33 +62,6 @@ __device__ __forceinline__ void decode(uint32_t i, const pool_args<C> &a, const 
     n = i;
 }
 
-/* V consecutive channels at p, channel stride 1 when V > 1. */
-template <typename T, int V>
-__device__ __forceinline__ void load_c(const T *p, int64_t cstride, typename ocd_compute<T>::type *out)
-{
-    if (V == 1) {
-        out[0] = ocd_cuda_load(p);
-    } else {
-        ocd_vec16<T> v = *reinterpret_cast<const ocd_vec16<T> *>(p);
-#pragma unroll
-        for (int k = 0; k < V; k++) out[k] = ocd_cuda_load(&v.v[k]);
-    }
-}
-
-template <typename T, int V, typename C>
-__device__ __forceinline__ void store_c(T *p, const C *r, const pool_args<C> &a)
-{
-    if (V == 1) {
-        ocd_cuda_blend(p, r[0], a.alpha, a.beta, a.blend);
-    } else {
-        ocd_vec16<T> v;
-        if (a.blend) v = *reinterpret_cast<const ocd_vec16<T> *>(p);
-#pragma unroll
-        for (int k = 0; k < V; k++) ocd_cuda_blend(&v.v[k], r[k], a.alpha, a.beta, a.blend);
-        *reinterpret_cast<ocd_vec16<T> *>(p) = v;
-    }
-}
-
 /* W windows scanned together, so that their loads are in flight at once: window j starts at
    s[j] (o * stride - pad per dim, possibly outside the input) at scalar offset off[j]. */
 template <int W> struct windows {
@@ -130,7 +103,7 @@ __device__ __forceinline__ void scan(const T *x, const pool_args<C> &a, const wi
                 pos[t][j] = -1;
                 if (t0 + t >= vol || !w.valid[j] || !inside(a, d, h, kw)) continue;
                 pos[t][j] = (d * a.in[1] + h) * a.in[2] + kw;
-                load_c<T, V>(x + w.off[j] + delta, a.xs[1], v[t][j]);
+                ocd_cuda_load_n<T, V>(x + w.off[j] + delta, v[t][j]);
             }
             if (++k[2] == a.win[2]) { /* the next position of the window, row-major */
                 k[2] = 0;
@@ -205,7 +178,7 @@ pool_forward(const T *x, T *y, pool_args<typename ocd_compute<T>::type> a, uint3
 #pragma unroll
         for (int u = 0; u < V; u++)
             acc[j][u] = a.max ? (at[j][u] < 0 ? (C)0 : acc[j][u]) : div > (C)0 ? acc[j][u] / div : (C)0;
-        store_c<T, V>(y + yoff[j], acc[j], a);
+        ocd_cuda_blend_n<T, V>(y + yoff[j], acc[j], a.alpha, a.beta, a.blend);
     }
 }
 
@@ -265,7 +238,7 @@ pool_backward_cells(const T *x, const T *dy, T *dx, pool_args<typename ocd_compu
         if (!w.valid[j]) continue;
         int on[3] = {first[0] + j / 4, first[1] + (j / 2) % 2, first[2] + j % 2};
         C g[V];
-        load_c<T, V>(dy + base_y + on[0] * a.ys[2] + on[1] * a.ys[3] + on[2] * a.ys[4], a.ys[1], g);
+        ocd_cuda_load_n<T, V>(dy + base_y + on[0] * a.ys[2] + on[1] * a.ys[3] + on[2] * a.ys[4], g);
         C div = a.max ? (C)1 : divisor(a, w.s[j]);
 #pragma unroll
         for (int u = 0; u < V; u++) val[j][u] = a.max ? g[u] : div > (C)0 ? g[u] / div : (C)0;
@@ -287,7 +260,8 @@ pool_backward_cells(const T *x, const T *dy, T *dx, pool_args<typename ocd_compu
                     for (int u = 0; u < V; u++)
                         if (!a.max || at[j][u] == pos) r[u] += val[j][u];
                 }
-                store_c<T, V>(dx + base_x + pd * a.xs[2] + ph * a.xs[3] + pw * a.xs[4], r, a);
+                ocd_cuda_blend_n<T, V>(dx + base_x + pd * a.xs[2] + ph * a.xs[3] + pw * a.xs[4], r, a.alpha, a.beta,
+                                       a.blend);
             }
 }
 
@@ -317,7 +291,7 @@ pool_backward_gather(const T *x, const T *dy, T *dx, pool_args<typename ocd_comp
         for (o[1] = lo[1]; o[1] < hi[1]; o[1]++)
             for (o[2] = lo[2]; o[2] < hi[2]; o[2]++) {
                 C d[V];
-                load_c<T, V>(dyp + o[0] * a.ys[2] + o[1] * a.ys[3] + o[2] * a.ys[4], a.ys[1], d);
+                ocd_cuda_load_n<T, V>(dyp + o[0] * a.ys[2] + o[1] * a.ys[3] + o[2] * a.ys[4], d);
                 windows<1> w;
                 w.valid[0] = true;
                 w.off[0] = base_x;
@@ -339,7 +313,7 @@ pool_backward_gather(const T *x, const T *dy, T *dx, pool_args<typename ocd_comp
                     for (int j = 0; j < V; j++) g[j] += d[j] / div;
                 }
             }
-    store_c<T, V>(dx + base_x + p[0] * a.xs[2] + p[1] * a.xs[3] + p[2] * a.xs[4], g, a);
+    ocd_cuda_blend_n<T, V>(dx + base_x + p[0] * a.xs[2] + p[1] * a.xs[3] + p[2] * a.xs[4], g, a.alpha, a.beta, a.blend);
 }
 
 /* Whether the cells backward serves the problem: windows at most twice the stride in every dim

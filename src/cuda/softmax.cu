@@ -43,16 +43,16 @@ template <typename T> sm_args<T> args_of(const ocd_softmax_problem *p)
 {
     typedef typename ocd_compute<T>::type C;
     sm_args<T> a;
-    a.src0 = (const T *)p->src[0];
-    a.src1 = (const T *)p->src[1];
-    a.dst = (T *)p->dst;
+    a.src0 = (const T *)p->io.src[0];
+    a.src1 = (const T *)p->io.src[1];
+    a.dst = (T *)p->io.dst;
     a.slice = p->slice;
     a.batch = p->batch;
     a.len = (uint32_t)ocd_dim_group_size(&p->slice);
     a.rows = (uint32_t)ocd_dim_group_size(&p->batch);
-    a.alpha = (C)p->alpha;
-    a.beta = (C)p->beta;
-    a.blend = p->beta != 0;
+    a.alpha = (C)p->io.alpha;
+    a.beta = (C)p->io.beta;
+    a.blend = p->io.beta != 0;
     a.log = p->log;
     return a;
 }
@@ -173,35 +173,6 @@ template <typename C> __device__ __forceinline__ C dot_term(bool lg, C a, C b)
     return lg ? b : a * b;
 }
 
-/* ---- V consecutive elements (V = 1, or a 16-byte vector) -------------------------------------- */
-
-template <typename T, int V>
-__device__ __forceinline__ void load_v(const T *p, typename ocd_compute<T>::type *out)
-{
-    if (V == 1) {
-        out[0] = ocd_cuda_load(p);
-    } else {
-        ocd_vec16<T> v = *reinterpret_cast<const ocd_vec16<T> *>(p);
-#pragma unroll
-        for (int k = 0; k < V; k++) out[k] = ocd_cuda_load(&v.v[k]);
-    }
-}
-
-/* p[k] = alpha * r[k] + beta * p[k] for k < V. */
-template <typename T, int V, typename C>
-__device__ __forceinline__ void store_v(T *p, const C *r, C alpha, C beta, bool blend)
-{
-    if (V == 1) {
-        ocd_cuda_blend(p, r[0], alpha, beta, blend);
-    } else {
-        ocd_vec16<T> v;
-        if (blend) v = *reinterpret_cast<const ocd_vec16<T> *>(p);
-#pragma unroll
-        for (int k = 0; k < V; k++) ocd_cuda_blend(&v.v[k], r[k], alpha, beta, blend);
-        *reinterpret_cast<ocd_vec16<T> *>(p) = v;
-    }
-}
-
 /* ---- one warp per contiguous slice ------------------------------------------------------------ */
 
 constexpr int WARP_ROWS = 8; /* slices (warps) per block */
@@ -221,8 +192,8 @@ __global__ void __launch_bounds__(32 * WARP_ROWS) rows_warp(sm_args<T> a)
     for (int k = 0; k < E / V; k++) {
         uint32_t j = (k * 32 + lane) * V;
         if (j < a.len) {
-            load_v<T, V>(s0 + j, &va[k * V]);
-            if (BWD) load_v<T, V>(s1 + j, &vb[k * V]);
+            ocd_cuda_load_n<T, V>(s0 + j, &va[k * V]);
+            if (BWD) ocd_cuda_load_n<T, V>(s1 + j, &vb[k * V]);
         }
     }
     stat<C> st{neg_inf<C>(), (C)0};
@@ -259,7 +230,7 @@ __global__ void __launch_bounds__(32 * WARP_ROWS) rows_warp(sm_args<T> a)
         C r[V];
 #pragma unroll
         for (int v = 0; v < V; v++) r[v] = result<T, BWD, true>(fin, a.log, va[k * V + v], BWD ? vb[k * V + v] : (C)0);
-        store_v<T, V>(d + j, r, a.alpha, a.beta, a.blend);
+        ocd_cuda_blend_n<T, V>(d + j, r, a.alpha, a.beta, a.blend);
     }
 }
 
@@ -302,8 +273,8 @@ __global__ void __launch_bounds__(BLOCK) rows_block(sm_args<T> a, uint32_t parts
         for (int k = 0; k < E / V; k++) {
             uint32_t j = begin + (k * BLOCK + threadIdx.x) * V;
             if (j < end) {
-                load_v<T, V>(s0 + j, &va[k * V]);
-                if (BWD) load_v<T, V>(s1 + j, &vb[k * V]);
+                ocd_cuda_load_n<T, V>(s0 + j, &va[k * V]);
+                if (BWD) ocd_cuda_load_n<T, V>(s1 + j, &vb[k * V]);
             }
         }
         /* forward: this part's maximum, then e^(x - m) in place of x (but for LOG) and their sum */
@@ -332,8 +303,8 @@ __global__ void __launch_bounds__(BLOCK) rows_block(sm_args<T> a, uint32_t parts
     } else {
         for (uint32_t j = begin + threadIdx.x * V; j < end; j += BLOCK * V) {
             C x[V], y[V];
-            load_v<T, V>(s0 + j, x);
-            if (BWD) load_v<T, V>(s1 + j, y);
+            ocd_cuda_load_n<T, V>(s0 + j, x);
+            if (BWD) ocd_cuda_load_n<T, V>(s1 + j, y);
 #pragma unroll
             for (int v = 0; v < V; v++) {
                 if (BWD) st.s += dot_term(a.log, x[v], y[v]);
@@ -382,16 +353,16 @@ __global__ void __launch_bounds__(BLOCK) rows_block(sm_args<T> a, uint32_t parts
 #pragma unroll
             for (int v = 0; v < V; v++)
                 r[v] = result<T, BWD, true>(fin, a.log, va[k * V + v], BWD ? vb[k * V + v] : (C)0);
-            store_v<T, V>(d + j, r, a.alpha, a.beta, a.blend);
+            ocd_cuda_blend_n<T, V>(d + j, r, a.alpha, a.beta, a.blend);
         }
     } else {
         for (uint32_t j = begin + threadIdx.x * V; j < end; j += BLOCK * V) {
             C x[V], y[V], r[V];
-            load_v<T, V>(s0 + j, x);
-            if (BWD) load_v<T, V>(s1 + j, y);
+            ocd_cuda_load_n<T, V>(s0 + j, x);
+            if (BWD) ocd_cuda_load_n<T, V>(s1 + j, y);
 #pragma unroll
             for (int v = 0; v < V; v++) r[v] = result<T, BWD, false>(fin, a.log, x[v], BWD ? y[v] : (C)0);
-            store_v<T, V>(d + j, r, a.alpha, a.beta, a.blend);
+            ocd_cuda_blend_n<T, V>(d + j, r, a.alpha, a.beta, a.blend);
         }
     }
 }
@@ -527,10 +498,10 @@ const ocd_softmax_problem *problem_of(const void *problem)
    slice starting on a vector, 16-byte aligned pointers. */
 bool vector_rows(const ocd_softmax_problem *p)
 {
-    int n = 16 / (int)ocd_dtype_scalar_size(p->dtype);
+    int n = 16 / (int)ocd_dtype_scalar_size(p->io.dtype);
     if (ocd_dim_group_size(&p->slice) % n != 0) return false;
-    for (int t = 0; t <= p->nsrc; t++) {
-        const void *ptr = t < p->nsrc ? p->src[t] : p->dst;
+    for (int t = 0; t <= p->io.nsrc; t++) {
+        const void *ptr = t < p->io.nsrc ? p->io.src[t] : p->io.dst;
         if (!ocd_cuda_aligned16(ptr)) return false;
         for (int d = 0; d < p->batch.rank; d++)
             if (p->batch.strides[t][d] % n != 0) return false;
@@ -611,6 +582,25 @@ cudnnStatus_t launch_tile(cudnnHandle_t h, const ocd_softmax_problem *p, const s
 
 constexpr size_t TILE_SMEM_MAX = 96 * 1024;
 
+template <typename T, bool BWD, int V, bool BLOCKS> cudnnStatus_t pick(cudnnHandle_t h, const sm_args<T> &a)
+{
+    if constexpr (BLOCKS) return pick_block<T, BWD, V>(h, a);
+    else return pick_warp<T, BWD, V>(h, a);
+}
+
+/* The kernels of contiguous slices: one warp per slice, or (BLOCKS) blocks. */
+template <bool BLOCKS> cudnnStatus_t run_rows(cudnnHandle_t handle, const ocd_softmax_problem *p)
+{
+    bool vec = vector_rows(p);
+    return ocd_cuda_dispatch(p->io.dtype, [&](auto *tag) {
+        typedef typename std::remove_pointer<decltype(tag)>::type T;
+        constexpr int N = ocd_vec16<T>::N;
+        sm_args<T> a = args_of<T>(p);
+        if (p->backward) return vec ? pick<T, true, N, BLOCKS>(handle, a) : pick<T, true, 1, BLOCKS>(handle, a);
+        return vec ? pick<T, false, N, BLOCKS>(handle, a) : pick<T, false, 1, BLOCKS>(handle, a);
+    });
+}
+
 } // namespace
 
 /* ---- entries ---------------------------------------------------------------------------------- */
@@ -637,7 +627,7 @@ extern "C" const char *ocd_softmax_applies_cuda_tile(cudnnHandle_t handle, const
     const ocd_softmax_problem *p = problem_of(problem);
     if (p->slice.rank != 1) return "slices span more than one strided dim";
     if (p->batch.rank < 1) return OCD_REASON_SHAPE;
-    for (int t = 0; t <= p->nsrc; t++)
+    for (int t = 0; t <= p->io.nsrc; t++)
         if (p->batch.strides[t][p->batch.rank - 1] != 1) return "no contiguous dim beside the slices";
     return NULL;
 }
@@ -645,39 +635,23 @@ extern "C" const char *ocd_softmax_applies_cuda_tile(cudnnHandle_t handle, const
 extern "C" cudnnStatus_t ocd_softmax_run_cuda_rows_warp(cudnnHandle_t handle, const void *problem, void *ws,
                                                         size_t ws_bytes)
 {
-    const ocd_softmax_problem *p = problem_of(problem);
-    bool vec = vector_rows(p);
-    return ocd_cuda_dispatch(p->dtype, [&](auto *tag) {
-        typedef typename std::remove_pointer<decltype(tag)>::type T;
-        constexpr int N = ocd_vec16<T>::N;
-        sm_args<T> a = args_of<T>(p);
-        if (p->backward) return vec ? pick_warp<T, true, N>(handle, a) : pick_warp<T, true, 1>(handle, a);
-        return vec ? pick_warp<T, false, N>(handle, a) : pick_warp<T, false, 1>(handle, a);
-    });
+    return run_rows<false>(handle, problem_of(problem));
 }
 
 extern "C" cudnnStatus_t ocd_softmax_run_cuda_rows_block(cudnnHandle_t handle, const void *problem, void *ws,
                                                          size_t ws_bytes)
 {
-    const ocd_softmax_problem *p = problem_of(problem);
-    bool vec = vector_rows(p);
-    return ocd_cuda_dispatch(p->dtype, [&](auto *tag) {
-        typedef typename std::remove_pointer<decltype(tag)>::type T;
-        constexpr int N = ocd_vec16<T>::N;
-        sm_args<T> a = args_of<T>(p);
-        if (p->backward) return vec ? pick_block<T, true, N>(handle, a) : pick_block<T, true, 1>(handle, a);
-        return vec ? pick_block<T, false, N>(handle, a) : pick_block<T, false, 1>(handle, a);
-    });
+    return run_rows<true>(handle, problem_of(problem));
 }
 
 extern "C" cudnnStatus_t ocd_softmax_run_cuda_tile(cudnnHandle_t handle, const void *problem, void *ws,
                                                    size_t ws_bytes)
 {
     const ocd_softmax_problem *p = problem_of(problem);
-    return ocd_cuda_dispatch(p->dtype, [&](auto *tag) {
+    return ocd_cuda_dispatch(p->io.dtype, [&](auto *tag) {
         typedef typename std::remove_pointer<decltype(tag)>::type T;
         sm_args<T> a = args_of<T>(p);
-        size_t smem = (size_t)a.len * TILE_X * sizeof(T) * p->nsrc;
+        size_t smem = (size_t)a.len * TILE_X * sizeof(T) * p->io.nsrc;
         bool fits = smem <= TILE_SMEM_MAX;
         if (p->backward) return fits ? launch_tile<T, true, true>(handle, p, a, smem) : launch_tile<T, true, false>(handle, p, a, 0);
         return fits ? launch_tile<T, false, true>(handle, p, a, smem) : launch_tile<T, false, false>(handle, p, a, 0);
@@ -688,7 +662,7 @@ extern "C" cudnnStatus_t ocd_softmax_run_cuda_generic(cudnnHandle_t handle, cons
                                                       size_t ws_bytes)
 {
     const ocd_softmax_problem *p = problem_of(problem);
-    return ocd_cuda_dispatch(p->dtype, [&](auto *tag) {
+    return ocd_cuda_dispatch(p->io.dtype, [&](auto *tag) {
         typedef typename std::remove_pointer<decltype(tag)>::type T;
         sm_args<T> a = args_of<T>(p);
         unsigned blocks = ocd_cuda_blocks(a.rows, WARP_ROWS);

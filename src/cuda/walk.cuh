@@ -30,6 +30,20 @@ template <typename T> struct alignas(16) ocd_vec16 {
     T v[N];
 };
 
+/* V consecutive scalars at p (V = 1, or a whole 16-byte vector, V = ocd_vec16<T>::N) in the
+   compute type. */
+template <typename T, int V>
+__device__ __forceinline__ void ocd_cuda_load_n(const T *p, typename ocd_compute<T>::type *out)
+{
+    if (V == 1) {
+        out[0] = ocd_cuda_load(p);
+    } else {
+        ocd_vec16<T> v = *reinterpret_cast<const ocd_vec16<T> *>(p);
+#pragma unroll
+        for (int k = 0; k < V; k++) out[k] = ocd_cuda_load(&v.v[k]);
+    }
+}
+
 static inline bool ocd_cuda_aligned16(const void *p)
 {
     return ((uintptr_t)p & 15) == 0;
@@ -51,6 +65,21 @@ __device__ __forceinline__ int64_t ocd_cuda_group_offset(const ocd_dim_group &g,
 template <typename T, typename C> __device__ __forceinline__ void ocd_cuda_blend(T *y, C r, C alpha, C beta, bool blend)
 {
     ocd_cuda_store(y, blend ? alpha * r + beta * ocd_cuda_load(y) : alpha * r);
+}
+
+/* p[k] = alpha * r[k] + beta * p[k] for k < V (as ocd_cuda_load_n), p read only when blend. */
+template <typename T, int V, typename C>
+__device__ __forceinline__ void ocd_cuda_blend_n(T *p, const C *r, C alpha, C beta, bool blend)
+{
+    if (V == 1) {
+        ocd_cuda_blend(p, r[0], alpha, beta, blend);
+    } else {
+        ocd_vec16<T> v;
+        if (blend) v = *reinterpret_cast<const ocd_vec16<T> *>(p);
+#pragma unroll
+        for (int k = 0; k < V; k++) ocd_cuda_blend(&v.v[k], r[k], alpha, beta, blend);
+        *reinterpret_cast<ocd_vec16<T> *>(p) = v;
+    }
 }
 
 /* Division by a run-time constant d >= 1 of numerators below 2^31, by a multiply and a shift

@@ -10,19 +10,19 @@ static void activation_run(void *ctx, const struct ocd_host_run *run)
     const struct ocd_activation_problem *p = ctx;
     const struct ocd_activation *a = &p->act;
     bool nan = a->nan_opt == CUDNN_PROPAGATE_NAN;
-    size_t size = ocd_dtype_scalar_size(p->dtype);
+    size_t size = ocd_dtype_scalar_size(p->io.dtype);
     double v[OCD_HOST_RUN_MAX], dy[OCD_HOST_RUN_MAX], r[OCD_HOST_RUN_MAX];
-    ocd_host_load_run(p->dtype, (const char *)p->src[0] + run->off[0] * (int64_t)size, run->stride[0], run->len, v);
+    ocd_host_load_run(p->io.dtype, (const char *)p->io.src[0] + run->off[0] * (int64_t)size, run->stride[0], run->len, v);
     if (p->backward) {
-        ocd_host_load_run(p->dtype, (const char *)p->src[1] + run->off[1] * (int64_t)size, run->stride[1], run->len, dy);
+        ocd_host_load_run(p->io.dtype, (const char *)p->io.src[1] + run->off[1] * (int64_t)size, run->stride[1], run->len, dy);
         for (int64_t i = 0; i < run->len; i++)
             r[i] = ocd_act_backward(a->mode, nan, a->coef, a->swish_beta, v[i], dy[i]);
     } else {
         for (int64_t i = 0; i < run->len; i++) r[i] = ocd_act_forward(a->mode, nan, a->coef, a->swish_beta, v[i]);
     }
-    int d = p->nsrc;
-    ocd_host_blend_run(p->dtype, (char *)p->dst + run->off[d] * (int64_t)size, run->stride[d], run->len, r,
-                       p->alpha, p->beta);
+    int d = p->io.nsrc;
+    ocd_host_blend_run(p->io.dtype, (char *)p->io.dst + run->off[d] * (int64_t)size, run->stride[d], run->len, r,
+                       p->io.alpha, p->io.beta);
 }
 
 cudnnStatus_t ocd_activation_run_host(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)

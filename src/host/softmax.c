@@ -19,7 +19,7 @@ struct slice_state {
 
 static void load(const struct slice_state *st, int t, const struct ocd_host_run *run, double *v)
 {
-    ocd_host_load_run(st->p->dtype, (const char *)st->p->src[t] + run->off[t] * (int64_t)st->size, run->stride[t],
+    ocd_host_load_run(st->p->io.dtype, (const char *)st->p->io.src[t] + run->off[t] * (int64_t)st->size, run->stride[t],
                       run->len, v);
 }
 
@@ -56,9 +56,9 @@ static void output_run(void *ctx, const struct ocd_host_run *run)
     } else {
         for (int64_t i = 0; i < run->len; i++) r[i] = p->log ? a[i] - st->r0 : exp(a[i] - st->m) * st->r1;
     }
-    int d = p->nsrc;
-    ocd_host_blend_run(p->dtype, (char *)p->dst + run->off[d] * (int64_t)st->size, run->stride[d], run->len, r,
-                       p->alpha, p->beta);
+    int d = p->io.nsrc;
+    ocd_host_blend_run(p->io.dtype, (char *)p->io.dst + run->off[d] * (int64_t)st->size, run->stride[d], run->len, r,
+                       p->io.alpha, p->io.beta);
 }
 
 static void slices(void *ctx, int64_t begin, int64_t end)
@@ -67,7 +67,7 @@ static void slices(void *ctx, int64_t begin, int64_t end)
     for (int64_t i = begin; i < end; i++) {
         int64_t base[OCD_GROUP_TENSORS];
         ocd_dim_group_offsets(&p->batch, i, base);
-        struct slice_state st = {p, ocd_dtype_scalar_size(p->dtype), -INFINITY, 0, 0, 0};
+        struct slice_state st = {p, ocd_dtype_scalar_size(p->io.dtype), -INFINITY, 0, 0, 0};
         ocd_host_walk_serial(&p->slice, base, stats_run, &st);
         st.r0 = st.m + log(st.s); /* LOG: y = x - (m + log S) */
         st.r1 = 1 / st.s;

@@ -11,7 +11,6 @@
 #include "ops/activation.h"
 
 #include "core/argcheck.h"
-#include "core/dtype.h"
 #include "core/impl.h"
 
 /* ---- the descriptor ------------------------------------------------------------------------- */
@@ -22,6 +21,14 @@ cudnnStatus_t ocd_activation_get(cudnnActivationDescriptor_t desc, const char *n
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is %s", name,
                         desc == NULL ? "NULL" : "not a live activation descriptor");
     *out = desc->act;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_activation_get_standalone(cudnnActivationDescriptor_t desc, struct ocd_activation *out)
+{
+    OCD_TRY(ocd_activation_get(desc, "activationDesc", out));
+    if (out->mode == CUDNN_ACTIVATION_IDENTITY)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "CUDNN_ACTIVATION_IDENTITY is only for the fused convolution");
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -121,26 +128,12 @@ cudnnStatus_t CUDNNWINAPI cudnnActivationForward(cudnnHandle_t handle, cudnnActi
                 (void *)activationDesc, alpha, (void *)xDesc, x, beta, (void *)yDesc, y);
     OCD_CHECK_HANDLE(handle);
     struct ocd_activation_problem p = {0};
-    OCD_TRY(ocd_activation_get(activationDesc, "activationDesc", &p.act));
-    if (p.act.mode == CUDNN_ACTIVATION_IDENTITY)
-        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "CUDNN_ACTIVATION_IDENTITY is only for the fused convolution");
+    OCD_TRY(ocd_activation_get_standalone(activationDesc, &p.act));
     OCD_TRY(ocd_check_scaling(alpha, beta));
     struct ocd_tensor_view xv, yv;
-    OCD_TRY(ocd_tensor_get(xDesc, "xDesc", &xv));
-    OCD_TRY(ocd_tensor_get(yDesc, "yDesc", &yv));
-    OCD_TRY(ocd_check_data(x, "x"));
-    OCD_TRY(ocd_check_data(y, "y"));
-    OCD_TRY(ocd_check_same_dims(CUDNN_STATUS_BAD_PARAM, &xv, "xDesc", &yv, "yDesc"));
-    OCD_TRY(ocd_check_same_type(CUDNN_STATUS_BAD_PARAM, &xv, "xDesc", &yv, "yDesc"));
-    OCD_TRY(ocd_check_in_place(y, &yv, "y", x, &xv, "x"));
-    OCD_TRY(ocd_check_float_type(&xv, "xDesc"));
+    OCD_TRY(ocd_check_map(xDesc, x, yDesc, y, &xv, &yv));
 
-    p.dtype = xv.dtype;
-    p.alpha = ocd_scaling_value(p.dtype, alpha);
-    p.beta = ocd_scaling_value(p.dtype, beta);
-    p.nsrc = 1;
-    p.src[0] = x;
-    p.dst = y;
+    ocd_map_io_set(&p.io, xv.dtype, alpha, beta, x, NULL, y);
     const struct ocd_tensor_view *views[] = {&xv, &yv};
     ocd_dim_group_build(&p.g, 2, views, ~0u);
     return ocd_activation_run(handle, &p, "cudnnActivationForward");

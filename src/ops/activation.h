@@ -45,6 +45,10 @@ struct cudnnActivationStruct {
    one. For ops that take an activation descriptor (conv bias-activation, batch norm Ex, ...). */
 cudnnStatus_t ocd_activation_get(cudnnActivationDescriptor_t desc, const char *name, struct ocd_activation *out);
 
+/* The parameters of the descriptor of cudnnActivationForward/Backward: live (BAD_PARAM), and not
+   IDENTITY, which "does not work with" them (BAD_PARAM, as an invalid mode for them). */
+cudnnStatus_t ocd_activation_get_standalone(cudnnActivationDescriptor_t desc, struct ocd_activation *out);
+
 /* True for the modes whose backward reads the forward output y rather than the input x. */
 static inline bool ocd_act_uses_y(cudnnActivationMode_t mode)
 {
@@ -52,15 +56,11 @@ static inline bool ocd_act_uses_y(cudnnActivationMode_t mode)
 }
 
 /* One activation call. Forward: src[0] = x, dst = y. Backward: src[0] = y or x (ocd_act_uses_y),
-   src[1] = dy, dst = dx. The group walks the sources then the destination, in that order. */
+   src[1] = dy, dst = dx (io), walked by the group in that order. */
 struct ocd_activation_problem {
     struct ocd_activation act;
     bool backward;
-    cudnnDataType_t dtype;
-    double alpha, beta;
-    int nsrc;
-    const void *src[2];
-    void *dst;
+    struct ocd_map_io io;
     struct ocd_dim_group g;
 };
 

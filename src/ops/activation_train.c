@@ -11,7 +11,6 @@
 #include "ops/activation.h"
 
 #include "core/argcheck.h"
-#include "core/dtype.h"
 
 cudnnStatus_t CUDNNWINAPI cudnnActivationBackward(cudnnHandle_t handle, cudnnActivationDescriptor_t activationDesc,
                                                   const void *alpha, const cudnnTensorDescriptor_t yDesc,
@@ -26,9 +25,7 @@ cudnnStatus_t CUDNNWINAPI cudnnActivationBackward(cudnnHandle_t handle, cudnnAct
                 (void *)xDesc, x, beta, (void *)dxDesc, dx);
     OCD_CHECK_HANDLE(handle);
     struct ocd_activation_problem p = {0};
-    OCD_TRY(ocd_activation_get(activationDesc, "activationDesc", &p.act));
-    if (p.act.mode == CUDNN_ACTIVATION_IDENTITY)
-        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "CUDNN_ACTIVATION_IDENTITY is only for the fused convolution");
+    OCD_TRY(ocd_activation_get_standalone(activationDesc, &p.act));
     OCD_TRY(ocd_check_scaling(alpha, beta));
     struct ocd_tensor_view yv, dyv, xv, dxv;
     OCD_TRY(ocd_tensor_get(yDesc, "yDesc", &yv));
@@ -51,13 +48,7 @@ cudnnStatus_t CUDNNWINAPI cudnnActivationBackward(cudnnHandle_t handle, cudnnAct
     OCD_TRY(ocd_check_float_type(&dxv, "dxDesc"));
 
     p.backward = true;
-    p.dtype = dxv.dtype;
-    p.alpha = ocd_scaling_value(p.dtype, alpha);
-    p.beta = ocd_scaling_value(p.dtype, beta);
-    p.nsrc = 2;
-    p.src[0] = uses_y ? y : x;
-    p.src[1] = dy;
-    p.dst = dx;
+    ocd_map_io_set(&p.io, dxv.dtype, alpha, beta, uses_y ? y : x, dy, dx);
     const struct ocd_tensor_view *views[] = {uses_y ? &yv : &xv, &dyv, &dxv};
     ocd_dim_group_build(&p.g, 3, views, ~0u);
     return ocd_activation_run(handle, &p, "cudnnActivationBackward");

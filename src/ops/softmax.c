@@ -9,7 +9,6 @@
 #include "ops/softmax.h"
 
 #include "core/argcheck.h"
-#include "core/dtype.h"
 #include "core/impl.h"
 
 static const struct ocd_impl softmax_impls[] = {
@@ -58,23 +57,11 @@ cudnnStatus_t CUDNNWINAPI cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftmax
     OCD_TRY(ocd_softmax_check_enums(algo, mode));
     OCD_TRY(ocd_check_scaling(alpha, beta));
     struct ocd_tensor_view xv, yv;
-    OCD_TRY(ocd_tensor_get(xDesc, "xDesc", &xv));
-    OCD_TRY(ocd_tensor_get(yDesc, "yDesc", &yv));
-    OCD_TRY(ocd_check_data(x, "x"));
-    OCD_TRY(ocd_check_data(y, "y"));
-    OCD_TRY(ocd_check_same_dims(CUDNN_STATUS_BAD_PARAM, &xv, "xDesc", &yv, "yDesc"));
-    OCD_TRY(ocd_check_same_type(CUDNN_STATUS_BAD_PARAM, &xv, "xDesc", &yv, "yDesc"));
-    OCD_TRY(ocd_check_in_place(y, &yv, "y", x, &xv, "x"));
-    OCD_TRY(ocd_check_float_type(&xv, "xDesc"));
+    OCD_TRY(ocd_check_map(xDesc, x, yDesc, y, &xv, &yv));
 
     struct ocd_softmax_problem p = {0};
     p.log = algo == CUDNN_SOFTMAX_LOG;
-    p.dtype = xv.dtype;
-    p.alpha = ocd_scaling_value(p.dtype, alpha);
-    p.beta = ocd_scaling_value(p.dtype, beta);
-    p.nsrc = 1;
-    p.src[0] = x;
-    p.dst = y;
+    ocd_map_io_set(&p.io, xv.dtype, alpha, beta, x, NULL, y);
     const struct ocd_tensor_view *views[] = {&xv, &yv};
     ocd_softmax_groups(&p, mode, 2, views);
     return ocd_softmax_run(handle, &p, "cudnnSoftmaxForward");

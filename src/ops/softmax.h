@@ -20,16 +20,12 @@
 extern "C" {
 #endif
 
-/* Forward: src[0] = x, dst = y. Backward: src[0] = y, src[1] = dy, dst = dx. The groups walk the
-   sources then the destination, in that order. */
+/* Forward: src[0] = x, dst = y. Backward: src[0] = y, src[1] = dy, dst = dx (io), walked by the
+   groups in that order. */
 struct ocd_softmax_problem {
     bool log; /* CUDNN_SOFTMAX_LOG */
     bool backward;
-    cudnnDataType_t dtype;
-    double alpha, beta;
-    int nsrc;
-    const void *src[2];
-    void *dst;
+    struct ocd_map_io io;
     struct ocd_dim_group slice, batch;
 };
 

@@ -7,7 +7,6 @@
 #include "ops/softmax.h"
 
 #include "core/argcheck.h"
-#include "core/dtype.h"
 
 cudnnStatus_t CUDNNWINAPI cudnnSoftmaxBackward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo,
                                                cudnnSoftmaxMode_t mode, const void *alpha,
@@ -41,13 +40,7 @@ cudnnStatus_t CUDNNWINAPI cudnnSoftmaxBackward(cudnnHandle_t handle, cudnnSoftma
     struct ocd_softmax_problem p = {0};
     p.log = algo == CUDNN_SOFTMAX_LOG;
     p.backward = true;
-    p.dtype = yv.dtype;
-    p.alpha = ocd_scaling_value(p.dtype, alpha);
-    p.beta = ocd_scaling_value(p.dtype, beta);
-    p.nsrc = 2;
-    p.src[0] = y;
-    p.src[1] = dy;
-    p.dst = dx;
+    ocd_map_io_set(&p.io, yv.dtype, alpha, beta, y, dy, dx);
     const struct ocd_tensor_view *views[] = {&yv, &dyv, &dxv};
     ocd_softmax_groups(&p, mode, 3, views);
     return ocd_softmax_run(handle, &p, "cudnnSoftmaxBackward");
