@@ -1,0 +1,494 @@
+/* conv.c: tests of the convolution API: descriptors, forward, backward data, backward filter,
+   backward bias, the fused bias + activation forward, Im2Col, filter reordering, the algorithm
+   queries, and bad inputs.
+
+   Numeric tests run a list of named shapes (odd sizes, strides, asymmetric padding, dilation,
+   groups, depthwise, 1x1, large filters, 3-D, CONVOLUTION mode, GEMM block edges) through every
+   data-type configuration of the cuDNN 8.2 tables and every algorithm: each algorithm the
+   heuristic reports as runnable must run and match tests/ref/conv.c; an algorithm it reports as
+   NOT_SUPPORTED must be refused with NOT_SUPPORTED by the execution call (listed, not failed).
+   Layouts rotate through packed NCHW, packed NHWC, padded strides (with poisoned gaps) and the
+   vector layouts. */
+#include "test.h"
+
+#include "ref/conv.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- tensors in a chosen layout -------------------------------------------------------------- */
+
+enum layout { L_NCHW, L_NHWC, L_STRIDED, L_VECT };
+
+struct ttensor {
+    cudnnTensorDescriptor_t desc;
+    cudnnDataType_t dtype;
+    int rank, vect;
+    int dims[5], strides[5]; /* strides in elements (vectors for vector types) */
+    size_t bytes;
+};
+
+static int vect_of(cudnnDataType_t t)
+{
+    return t == CUDNN_DATA_INT8x4 || t == CUDNN_DATA_UINT8x4 ? 4 : t == CUDNN_DATA_INT8x32 ? 32 : 1;
+}
+
+static bool make_tensor(struct ttensor *t, cudnnDataType_t dtype, enum layout l, int rank, const int *dims)
+{
+    memset(t, 0, sizeof *t);
+    t->dtype = dtype, t->rank = rank, t->vect = vect_of(dtype);
+    memcpy(t->dims, dims, sizeof(int) * (size_t)rank);
+    if (!CHECK_OK(cudnnCreateTensorDescriptor(&t->desc))) return false;
+    long span = 1;
+    if (l == L_NHWC) {
+        int s = 1;
+        t->strides[1] = s, s *= dims[1];
+        for (int d = rank - 1; d >= 2; d--) t->strides[d] = s, s *= dims[d];
+        t->strides[0] = s;
+        span = s * (long)dims[0];
+        if (!CHECK_OK(cudnnSetTensorNdDescriptorEx(t->desc, CUDNN_TENSOR_NHWC, dtype, rank, dims))) return false;
+    } else if (l == L_VECT) {
+        int s = 1;
+        for (int d = rank - 1; d >= 0; d--) t->strides[d] = s, s *= d == 1 ? dims[1] / t->vect : dims[d];
+        span = s;
+        if (!CHECK_OK(cudnnSetTensorNdDescriptorEx(t->desc, CUDNN_TENSOR_NCHW_VECT_C, dtype, rank, dims))) return false;
+    } else {
+        int s = 1;
+        for (int d = rank - 1; d >= 0; d--) {
+            t->strides[d] = s;
+            s = s * dims[d] + (l == L_STRIDED ? (d == rank - 1 ? 1 : d + 1) : 0);
+        }
+        span = s;
+        if (!CHECK_OK(cudnnSetTensorNdDescriptor(t->desc, dtype, rank, dims, t->strides))) return false;
+    }
+    t->bytes = (size_t)span * (size_t)t->vect * tdtype_size(dtype);
+    return true;
+}
+
+/* Scalar offset of logical element (row-major over dims) `i`. */
+static long tensor_offset(const struct ttensor *t, long i)
+{
+    long off = 0;
+    for (int d = t->rank - 1; d >= 0; d--) {
+        long idx = i % t->dims[d];
+        i /= t->dims[d];
+        off += d == 1 ? (idx / t->vect) * t->strides[1] * t->vect + idx % t->vect : idx * t->strides[d] * t->vect;
+    }
+    return off;
+}
+
+static long count_of(int rank, const int *dims)
+{
+    long n = 1;
+    for (int d = 0; d < rank; d++) n *= dims[d];
+    return n;
+}
+
+/* Writes logical values into device buffer dev in t's layout; gaps are poisoned. */
+static void fill_tensor(const struct ttensor *t, void *dev, const double *logical)
+{
+    unsigned char *host = malloc(t->bytes);
+    memset(host, 0xff, t->bytes);
+    for (long i = 0; i < count_of(t->rank, t->dims); i++) tstore(t->dtype, host, tensor_offset(t, i), logical[i]);
+    tbuf_upload(dev, host, t->bytes);
+    free(host);
+}
+
+static void *upload_tensor(const struct ttensor *t, const double *logical)
+{
+    void *dev = tbuf_alloc(t->bytes);
+    fill_tensor(t, dev, logical);
+    return dev;
+}
+
+static void download_tensor(const struct ttensor *t, const void *dev, void *logical_typed)
+{
+    unsigned char *host = malloc(t->bytes);
+    tbuf_download(host, dev, t->bytes);
+    for (long i = 0; i < count_of(t->rank, t->dims); i++)
+        tstore(t->dtype, logical_typed, i, tload(t->dtype, host, tensor_offset(t, i)));
+    free(host);
+}
+
+struct tfilter {
+    cudnnFilterDescriptor_t desc;
+    cudnnDataType_t dtype;
+    cudnnTensorFormat_t format;
+    int rank, vect, dims[5];
+    size_t bytes;
+};
+
+static bool make_filter(struct tfilter *f, cudnnDataType_t dtype, cudnnTensorFormat_t format, int rank, const int *dims)
+{
+    memset(f, 0, sizeof *f);
+    f->dtype = dtype, f->format = format, f->rank = rank, f->vect = vect_of(dtype);
+    memcpy(f->dims, dims, sizeof(int) * (size_t)rank);
+    f->bytes = (size_t)count_of(rank, dims) * tdtype_size(dtype);
+    return CHECK_OK(cudnnCreateFilterDescriptor(&f->desc)) &&
+           CHECK_OK(cudnnSetFilterNdDescriptor(f->desc, dtype, format, rank, dims));
+}
+
+/* Scalar offset of logical filter element i (k, c, spatial) in the filter's format. */
+static long filter_offset(const struct tfilter *f, long i)
+{
+    int idx[5];
+    for (int d = f->rank - 1; d >= 0; d--) idx[d] = (int)(i % f->dims[d]), i /= f->dims[d];
+    long sp = 0;
+    for (int d = 2; d < f->rank; d++) sp = sp * f->dims[d] + idx[d];
+    long spatial = count_of(f->rank - 2, f->dims + 2), k = idx[0], c = idx[1], C = f->dims[1];
+    if (f->format == CUDNN_TENSOR_NHWC) return (k * spatial + sp) * C + c;
+    if (f->format == CUDNN_TENSOR_NCHW_VECT_C)
+        return ((k * (C / f->vect) + c / f->vect) * spatial + sp) * f->vect + c % f->vect;
+    return (k * C + c) * spatial + sp;
+}
+
+static void fill_filter(const struct tfilter *f, void *dev, const double *logical)
+{
+    unsigned char *host = malloc(f->bytes);
+    for (long i = 0; i < count_of(f->rank, f->dims); i++) tstore(f->dtype, host, filter_offset(f, i), logical[i]);
+    tbuf_upload(dev, host, f->bytes);
+    free(host);
+}
+
+static void *upload_filter(const struct tfilter *f, const double *logical)
+{
+    void *dev = tbuf_alloc(f->bytes);
+    fill_filter(f, dev, logical);
+    return dev;
+}
+
+static void download_filter(const struct tfilter *f, const void *dev, void *logical_typed)
+{
+    unsigned char *host = malloc(f->bytes);
+    tbuf_download(host, dev, f->bytes);
+    for (long i = 0; i < count_of(f->rank, f->dims); i++)
+        tstore(f->dtype, logical_typed, i, tload(f->dtype, host, filter_offset(f, i)));
+    free(host);
+}
+
+/* Random values of type t, rounded to it, in [lo, hi]. */
+static double *random_values(cudnnDataType_t t, long n, double lo, double hi)
+{
+    double *v = malloc(sizeof *v * (size_t)(n ? n : 1));
+    unsigned char tmp[8];
+    for (long i = 0; i < n; i++) {
+        tstore(t, tmp, 0, trand_uniform(lo, hi));
+        v[i] = tload(t, tmp, 0);
+    }
+    return v;
+}
+
+/* ---- shapes and configurations ------------------------------------------------------------------ */
+
+struct shape {
+    const char *name;
+    int nsp, n, c, k, groups;
+    int in[3], filt[3], pad[3], stride[3], dil[3];
+    bool convolution;
+};
+
+static const struct shape shapes[] = {
+    {"3x3_pad1_odd", 2, 2, 4, 6, 1, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
+    {"stride2_asymmetric", 2, 1, 3, 4, 1, {7, 6}, {3, 2}, {1, 0}, {2, 1}, {1, 1}, false},
+    {"dilated", 2, 2, 2, 3, 1, {8, 7}, {3, 3}, {2, 1}, {1, 1}, {2, 3}, false},
+    {"groups3", 2, 2, 6, 9, 3, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
+    {"depthwise_stride2", 2, 1, 5, 5, 5, {6, 6}, {3, 3}, {1, 1}, {2, 2}, {1, 1}, false},
+    {"1x1", 2, 3, 7, 5, 1, {4, 3}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false},
+    {"7x7_large_filter", 2, 1, 2, 3, 1, {9, 9}, {7, 7}, {3, 3}, {1, 1}, {1, 1}, false},
+    {"convolution_mode", 2, 1, 3, 2, 1, {6, 5}, {3, 2}, {1, 1}, {1, 1}, {1, 1}, true},
+    {"single_output", 2, 1, 1, 1, 1, {3, 3}, {3, 3}, {0, 0}, {1, 1}, {1, 1}, false},
+    {"gemm_block_edges", 2, 2, 32, 20, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
+    {"wide_n", 2, 1, 4, 264, 1, {3, 2}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false},
+    {"3d", 3, 1, 3, 4, 1, {4, 5, 4}, {3, 3, 2}, {1, 1, 0}, {1, 2, 1}, {1, 1, 1}, false},
+    {"3d_groups_dilated_conv", 3, 2, 4, 4, 2, {5, 4, 5}, {2, 3, 3}, {1, 1, 1}, {1, 1, 2}, {2, 1, 1}, true},
+};
+
+/* int8 configurations need C and K multiples of 4 (32 for INT8x32), 2-D and unit dilation. */
+static const struct shape int8_shapes[] = {
+    {"int8_3x3", 2, 2, 4, 8, 1, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
+    {"int8_stride2_groups", 2, 1, 8, 8, 2, {6, 7}, {3, 3}, {1, 0}, {2, 2}, {1, 1}, true},
+};
+static const struct shape int8x32_shape = {"int8x32", 2, 1, 32, 32, 1, {4, 4}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
+
+struct config {
+    const char *name;
+    cudnnDataType_t x, w, y, compute;
+    cudnnMathType_t math;
+    enum layout layout; /* int8: the fixed layout; L_NCHW for float types (they rotate) */
+};
+
+#define F CUDNN_DATA_FLOAT
+static const struct config float_configs[] = {
+    {"float", F, F, F, F, CUDNN_DEFAULT_MATH, L_NCHW},
+    {"float_tf32", F, F, F, F, CUDNN_TENSOR_OP_MATH, L_NCHW},
+    {"double", CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, CUDNN_DEFAULT_MATH, L_NCHW},
+    {"pseudo_half", CUDNN_DATA_HALF, CUDNN_DATA_HALF, CUDNN_DATA_HALF, F, CUDNN_DEFAULT_MATH, L_NCHW},
+    {"true_half", CUDNN_DATA_HALF, CUDNN_DATA_HALF, CUDNN_DATA_HALF, CUDNN_DATA_HALF, CUDNN_DEFAULT_MATH, L_NCHW},
+    {"bfloat16", CUDNN_DATA_BFLOAT16, CUDNN_DATA_BFLOAT16, CUDNN_DATA_BFLOAT16, F, CUDNN_DEFAULT_MATH, L_NCHW},
+};
+static const struct config int8_configs[] = {
+    {"int8", CUDNN_DATA_INT8, CUDNN_DATA_INT8, CUDNN_DATA_INT8, CUDNN_DATA_INT32, CUDNN_DEFAULT_MATH, L_NHWC},
+    {"int8_ext", CUDNN_DATA_INT8, CUDNN_DATA_INT8, F, CUDNN_DATA_INT32, CUDNN_DEFAULT_MATH, L_NHWC},
+    {"uint8", CUDNN_DATA_UINT8, CUDNN_DATA_INT8, CUDNN_DATA_UINT8, CUDNN_DATA_INT32, CUDNN_DEFAULT_MATH, L_NHWC},
+    {"int8x4", CUDNN_DATA_INT8x4, CUDNN_DATA_INT8x4, CUDNN_DATA_INT8x4, CUDNN_DATA_INT32, CUDNN_DEFAULT_MATH, L_VECT},
+    {"int8x4_ext", CUDNN_DATA_INT8x4, CUDNN_DATA_INT8x4, F, CUDNN_DATA_INT32, CUDNN_DEFAULT_MATH, L_VECT},
+};
+static const struct config int8x32_config = {"int8x32", CUDNN_DATA_INT8x32, CUDNN_DATA_INT8x32, CUDNN_DATA_INT8x32,
+                                             CUDNN_DATA_INT32, CUDNN_DEFAULT_MATH, L_VECT};
+#undef F
+
+enum dir { FWD, BWD_DATA, BWD_FILTER };
+
+/* Everything of one problem: descriptors, logical host data, device buffers. */
+struct problem {
+    struct ref_conv r;
+    struct ttensor x, y;
+    struct tfilter w;
+    cudnnConvolutionDescriptor_t conv;
+    const struct config *cf;
+};
+
+static bool is_int(cudnnDataType_t t)
+{
+    return t != CUDNN_DATA_FLOAT && t != CUDNN_DATA_DOUBLE && t != CUDNN_DATA_HALF && t != CUDNN_DATA_BFLOAT16;
+}
+
+static bool make_problem(struct problem *p, const struct shape *sh, const struct config *cf, int variant)
+{
+    memset(p, 0, sizeof *p);
+    p->cf = cf;
+    struct ref_conv *r = &p->r;
+    r->nsp = sh->nsp, r->n = sh->n, r->c = sh->c, r->k = sh->k, r->groups = sh->groups, r->convolution = sh->convolution;
+    for (int d = 0; d < sh->nsp; d++) {
+        r->in[d] = sh->in[d], r->filt[d] = sh->filt[d], r->pad[d] = sh->pad[d];
+        r->stride[d] = sh->stride[d], r->dil[d] = sh->dil[d];
+    }
+    if (!CHECK(ref_conv_out_dims(r))) return false;
+    int rank = sh->nsp + 2, xd[5] = {r->n, r->c}, yd[5] = {r->n, r->k}, wd[5] = {r->k, r->c / r->groups};
+    for (int d = 0; d < sh->nsp; d++) xd[d + 2] = r->in[d], yd[d + 2] = r->out[d], wd[d + 2] = r->filt[d];
+    static const enum layout rot[3] = {L_NCHW, L_NHWC, L_STRIDED};
+    enum layout xl = cf->layout, yl = cf->layout;
+    cudnnTensorFormat_t wf = cf->layout == L_NHWC ? CUDNN_TENSOR_NHWC : cf->layout == L_VECT ? CUDNN_TENSOR_NCHW_VECT_C
+                                                                                            : CUDNN_TENSOR_NCHW;
+    if (!is_int(cf->x)) {
+        xl = rot[variant % 3], yl = rot[(variant + 1) % 3];
+        wf = variant % 2 ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    } else if (cf->layout == L_VECT && cf->y == CUDNN_DATA_FLOAT) {
+        yl = variant % 2 ? L_NHWC : L_NCHW;
+    }
+    int pad[3], stride[3], dil[3];
+    for (int d = 0; d < sh->nsp; d++) pad[d] = r->pad[d], stride[d] = r->stride[d], dil[d] = r->dil[d];
+    return make_tensor(&p->x, cf->x, xl, rank, xd) && make_tensor(&p->y, cf->y, yl, rank, yd) &&
+           make_filter(&p->w, cf->w, wf, rank, wd) && CHECK_OK(cudnnCreateConvolutionDescriptor(&p->conv)) &&
+           CHECK_OK(cudnnSetConvolutionNdDescriptor(p->conv, sh->nsp, pad, stride, dil,
+                                                    sh->convolution ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION,
+                                                    cf->compute)) &&
+           CHECK_OK(cudnnSetConvolutionGroupCount(p->conv, sh->groups)) &&
+           CHECK_OK(cudnnSetConvolutionMathType(p->conv, cf->math));
+}
+
+static void free_problem(struct problem *p)
+{
+    cudnnDestroyTensorDescriptor(p->x.desc);
+    cudnnDestroyTensorDescriptor(p->y.desc);
+    cudnnDestroyFilterDescriptor(p->w.desc);
+    cudnnDestroyConvolutionDescriptor(p->conv);
+}
+
+static int algo_count(enum dir d)
+{
+    return d == FWD ? CUDNN_CONVOLUTION_FWD_ALGO_COUNT : d == BWD_DATA ? CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT
+                                                                       : CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
+}
+
+/* One perf result, whatever the direction. */
+struct perf {
+    int algo;
+    cudnnStatus_t status;
+    float time;
+    size_t memory;
+    cudnnDeterminism_t determinism;
+    cudnnMathType_t math;
+};
+
+#define COPY_PERF(dst, src, n)                                                                  \
+    for (int i_ = 0; i_ < (n); i_++)                                                            \
+    (dst)[i_] = (struct perf){(int)(src)[i_].algo, (src)[i_].status, (src)[i_].time, (src)[i_].memory, \
+                              (src)[i_].determinism, (src)[i_].mathType}
+
+/* cudnnGet*Algorithm_v7 for the direction. */
+static int heuristic(const struct problem *p, enum dir d, int requested, struct perf *out)
+{
+    cudnnHandle_t h = test_handle();
+    int n = -1;
+    if (d == FWD) {
+        cudnnConvolutionFwdAlgoPerf_t r[16];
+        CHECK_OK(cudnnGetConvolutionForwardAlgorithm_v7(h, p->x.desc, p->w.desc, p->conv, p->y.desc, requested, &n, r));
+        COPY_PERF(out, r, n);
+    } else if (d == BWD_DATA) {
+        cudnnConvolutionBwdDataAlgoPerf_t r[16];
+        CHECK_OK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, p->w.desc, p->y.desc, p->conv, p->x.desc, requested, &n, r));
+        COPY_PERF(out, r, n);
+    } else {
+        cudnnConvolutionBwdFilterAlgoPerf_t r[16];
+        CHECK_OK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, p->x.desc, p->y.desc, p->conv, p->w.desc, requested, &n, r));
+        COPY_PERF(out, r, n);
+    }
+    return n;
+}
+
+static cudnnStatus_t workspace_size(const struct problem *p, enum dir d, int algo, size_t *bytes)
+{
+    cudnnHandle_t h = test_handle();
+    if (d == FWD)
+        return cudnnGetConvolutionForwardWorkspaceSize(h, p->x.desc, p->w.desc, p->conv, p->y.desc, algo, bytes);
+    if (d == BWD_DATA)
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(h, p->w.desc, p->y.desc, p->conv, p->x.desc, algo, bytes);
+    return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, p->x.desc, p->y.desc, p->conv, p->w.desc, algo, bytes);
+}
+
+/* Runs direction d with algorithm `algo` on device buffers (x, w, y: the forward names). */
+static cudnnStatus_t execute(const struct problem *p, enum dir d, int algo, void *x, void *w, void *y, void *ws,
+                             size_t ws_bytes, double alpha, double beta)
+{
+    cudnnHandle_t h = test_handle();
+    float af = (float)alpha, bf = (float)beta;
+    bool dbl = p->cf->x == CUDNN_DATA_DOUBLE;
+    const void *a = dbl ? (const void *)&alpha : &af, *b = dbl ? (const void *)&beta : &bf;
+    if (d == FWD)
+        return cudnnConvolutionForward(h, a, p->x.desc, x, p->w.desc, w, p->conv, algo, ws, ws_bytes, b, p->y.desc, y);
+    if (d == BWD_DATA)
+        return cudnnConvolutionBackwardData(h, a, p->w.desc, w, p->y.desc, y, p->conv, algo, ws, ws_bytes, b, p->x.desc, x);
+    return cudnnConvolutionBackwardFilter(h, a, p->x.desc, x, p->y.desc, y, p->conv, algo, ws, ws_bytes, b, p->w.desc, w);
+}
+
+static double tolerance(const struct config *cf, cudnnDataType_t out)
+{
+    if (is_int(out)) return 0;
+    double t = ttolerance(out) * 4;
+    if (cf->math != CUDNN_DEFAULT_MATH && cf->x == CUDNN_DATA_FLOAT) t = 1e-3; /* TF32 may be used */
+    return t;
+}
+
+static double saturate_for(cudnnDataType_t t, double v)
+{
+    double lo = t == CUDNN_DATA_UINT8 || t == CUDNN_DATA_UINT8x4 ? 0 : -128, hi = lo == 0 ? 255 : 127;
+    if (!is_int(t)) return v;
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Checks every algorithm of direction d on problem p against the reference. */
+static void check_direction(struct problem *p, enum dir d, const char *label)
+{
+    const struct config *cf = p->cf;
+    long nx = ref_conv_x_count(&p->r), nw = ref_conv_w_count(&p->r), ny = ref_conv_y_count(&p->r);
+    bool int8 = is_int(cf->x);
+    double lo = int8 ? (cf->x == CUDNN_DATA_UINT8 ? 0 : -4) : -1, hi = int8 ? 4 : 1;
+    double *x = random_values(cf->x, nx, lo, hi), *w = random_values(cf->w, nw, int8 ? -3 : -1, int8 ? 3 : 1);
+    double *y = random_values(cf->y, ny, -1, 1);
+    long ndst = d == FWD ? ny : d == BWD_DATA ? nx : nw;
+    cudnnDataType_t dst_type = d == FWD ? cf->y : d == BWD_DATA ? cf->x : cf->w;
+    double *old = random_values(dst_type, ndst, int8 ? -20 : -1, int8 ? 20 : 1), *want = malloc(sizeof *want * (size_t)ndst);
+    double alpha = int8 && !is_int(cf->y) ? 1.0 : int8 ? 0.25 : 0.75;
+    if (d == FWD) ref_conv_fwd(&p->r, x, w, want);
+    else if (d == BWD_DATA) ref_conv_bwd_data(&p->r, y, w, want);
+    else ref_conv_bwd_filter(&p->r, x, y, want);
+    void *dx = upload_tensor(&p->x, x), *dw = upload_filter(&p->w, w), *dy = upload_tensor(&p->y, y);
+    size_t dst_bytes = d == FWD ? p->y.bytes : d == BWD_DATA ? p->x.bytes : p->w.bytes;
+    void *got = malloc(dst_bytes > (size_t)ndst * 8 ? dst_bytes : (size_t)ndst * 8);
+    double *expect = malloc(sizeof *expect * (size_t)ndst);
+    struct perf perf[16];
+    int n = heuristic(p, d, 16, perf), ran = 0;
+    CHECK(n == algo_count(d));
+    for (int i = 0; i < n; i++) {
+        char what[256];
+        snprintf(what, sizeof what, "%s algo %d", label, perf[i].algo);
+        if (perf[i].status != CUDNN_STATUS_SUCCESS) {
+            /* listed as not supported by the registry: execution must agree and write nothing */
+            CHECK(perf[i].status == CUDNN_STATUS_NOT_SUPPORTED);
+            tbuf_poison(d == FWD ? dy : d == BWD_DATA ? dx : dw, dst_bytes);
+            if (!CHECK_STATUS(execute(p, d, perf[i].algo, dx, dw, dy, NULL, 0, 1, 0), CUDNN_STATUS_NOT_SUPPORTED))
+                printf("      (%s)\n", what);
+            continue;
+        }
+        size_t ws_bytes = (size_t)-1;
+        CHECK_OK(workspace_size(p, d, perf[i].algo, &ws_bytes));
+        CHECK(ws_bytes == perf[i].memory);
+        void *ws = ws_bytes ? tbuf_alloc(ws_bytes) : NULL;
+        for (int variant = 0; variant < 2; variant++) {
+            double beta = variant ? 0.5 : 0;
+            void *dst = d == FWD ? dy : d == BWD_DATA ? dx : dw;
+            if (beta != 0) {
+                if (d == FWD) fill_tensor(&p->y, dst, old);
+                else if (d == BWD_DATA) fill_tensor(&p->x, dst, old);
+                else fill_filter(&p->w, dst, old);
+            } else {
+                tbuf_poison(dst, dst_bytes); /* NaN in the output must not leak through beta = 0 */
+            }
+            for (long e = 0; e < ndst; e++) expect[e] = saturate_for(dst_type, alpha * want[e] + beta * old[e]);
+            if (!CHECK_OK(execute(p, d, perf[i].algo, dx, dw, dy, ws, ws_bytes, alpha, beta))) {
+                printf("      (%s)\n", what);
+                continue;
+            }
+            if (d == FWD) download_tensor(&p->y, dy, got);
+            else if (d == BWD_DATA) download_tensor(&p->x, dx, got);
+            else download_filter(&p->w, dw, got);
+            snprintf(what, sizeof what, "%s algo %d beta %g", label, perf[i].algo, beta);
+            tcompare(dst_type, got, expect, ndst, tolerance(cf, dst_type), what);
+        }
+        if (ws) tbuf_free(ws);
+        ran++;
+    }
+    if (getenv("CONV_VERBOSE")) printf("      %s: %d of %d ran\n", label, ran, n);
+    if (!CHECK(ran > 0)) printf("      (%s: no algorithm ran)\n", label);
+    tbuf_free(dx), tbuf_free(dw), tbuf_free(dy);
+    free(x), free(w), free(y), free(old), free(want), free(got), free(expect);
+}
+
+static void run_matrix(enum dir d)
+{
+    static const char *const dirs[] = {"fwd", "bwd_data", "bwd_filter"};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        for (size_t c = 0; c < sizeof float_configs / sizeof float_configs[0]; c++) {
+            struct problem p;
+            char label[160];
+            snprintf(label, sizeof label, "%s %s %s", dirs[d], shapes[s].name, float_configs[c].name);
+            if (make_problem(&p, &shapes[s], &float_configs[c], (int)(s + c))) check_direction(&p, d, label);
+            free_problem(&p);
+        }
+    }
+}
+
+TEST(conv_fwd_every_float_config_shape_and_algo)
+{
+    run_matrix(FWD);
+}
+
+TEST(conv_bwd_data_every_config_shape_and_algo)
+{
+    run_matrix(BWD_DATA);
+}
+
+TEST(conv_bwd_filter_every_config_shape_and_algo)
+{
+    run_matrix(BWD_FILTER);
+}
+
+TEST(conv_fwd_int8_configs)
+{
+    for (size_t s = 0; s < sizeof int8_shapes / sizeof int8_shapes[0]; s++) {
+        for (size_t c = 0; c < sizeof int8_configs / sizeof int8_configs[0]; c++) {
+            for (int variant = 0; variant < 2; variant++) {
+                struct problem p;
+                char label[160];
+                snprintf(label, sizeof label, "fwd %s %s v%d", int8_shapes[s].name, int8_configs[c].name, variant);
+                if (make_problem(&p, &int8_shapes[s], &int8_configs[c], variant)) check_direction(&p, FWD, label);
+                free_problem(&p);
+            }
+        }
+    }
+    struct problem p;
+    if (make_problem(&p, &int8x32_shape, &int8x32_config, 0)) check_direction(&p, FWD, "fwd int8x32");
+    free_problem(&p);
+}
