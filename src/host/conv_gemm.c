@@ -13,9 +13,9 @@
      explicit (GEMM)   precomputed tables, and the gathered operand (the im2col matrix, or its
                        analogue for the gradients) materialised densely in the workspace.
    The engine packs blocks of A (MC x KC) and B (KC x NC) into micro-panels and runs an MR x NR
-   micro-kernel written for gcc's auto-vectoriser; on x86-64 Linux it is also compiled for
-   Haswell (AVX2 + FMA) and picked at run time (target_clones), so the portable build still uses
-   FMA where the processor has it. Tasks (group, M block, N block) run on the worker pool.
+   micro-kernel written for gcc's auto-vectoriser; on x86-64 it is also compiled for AVX2 + FMA
+   and picked at run time, so the portable build still uses FMA where the processor has it (the
+   file is compiled with -ffp-contract=fast so that a*b+c becomes one FMA). Tasks (group, M block, N block) run on the worker pool.
    float data, half and bfloat16 compute in float; double and the int8 configurations in double
    (exact for int8 products). */
 #include "host/conv.h"
@@ -26,10 +26,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && !defined(__clang__)
-#define KERNEL_CLONES __attribute__((target_clones("arch=haswell", "default")))
+/* The micro-kernel is compiled twice on x86-64 with gcc or clang: for the baseline and for
+   AVX2 + FMA, chosen once at run time; the build itself stays portable (OPENCUDNN_NATIVE=ON
+   compiles everything for the build machine instead). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define OCD_GEMM_X86_DISPATCH 1
+static bool have_avx2_fma(void)
+{
+    static int cached = -1; /* racing threads compute the same answer */
+    if (cached < 0) {
+        __builtin_cpu_init();
+        cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    }
+    return cached;
+}
 #else
-#define KERNEL_CLONES
+#define OCD_GEMM_X86_DISPATCH 0
 #endif
 
 /* ---- index tables ------------------------------------------------------------------------------ */
@@ -305,18 +317,30 @@ static struct table slice(const struct gemm_plan *g, const struct tables *pre, i
 
 enum { IMPLICIT, PRECOMP, EXPLICIT };
 
+/* Micro-tile widths: two vectors of the widest vector unit dispatched (AVX2: 8 floats, 4 doubles). */
+#define F32_NR 16
+#define F64_NR 8
+
+/* Bytes of B packed once for the whole problem (forward and data gradient: B is the filter). */
+static size_t prepacked_b_bytes(const struct gemm_plan *g)
+{
+    if (g->p->dir == OCD_CONV_BWD_FILTER) return 0;
+    int64_t nr = g->dbl ? F64_NR : F32_NR, npad = (g->dims.n + nr - 1) / nr * nr;
+    return align64((size_t)(g->dims.groups * g->dims.k * npad) * (g->dbl ? sizeof(double) : sizeof(float)));
+}
+
 #define GEMM_T float
 #define GEMM_NATIVE CUDNN_DATA_FLOAT
 #define GEMM_SFX f32
 #define GEMM_MR 6
-#define GEMM_NR 16
+#define GEMM_NR F32_NR
 #include "host/conv_gemm_engine.h"
 
 #define GEMM_T double
 #define GEMM_NATIVE CUDNN_DATA_DOUBLE
 #define GEMM_SFX f64
 #define GEMM_MR 6
-#define GEMM_NR 8
+#define GEMM_NR F64_NR
 #include "host/conv_gemm_engine.h"
 
 static cudnnStatus_t run(const struct ocd_conv_problem *p, void *ws, int strategy)
@@ -340,7 +364,7 @@ size_t ocd_host_conv_gemm_precomp_workspace(cudnnHandle_t handle, const void *pr
 {
     struct gemm_plan g;
     plan_gemm(problem, &g);
-    return precomp_bytes(&g);
+    return precomp_bytes(&g) + prepacked_b_bytes(&g);
 }
 
 cudnnStatus_t ocd_host_conv_gemm_explicit(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
@@ -354,5 +378,6 @@ size_t ocd_host_conv_gemm_explicit_workspace(cudnnHandle_t handle, const void *p
     plan_gemm(problem, &g);
     const struct operand *o = gathered(&g);
     int64_t rows = o == &g.a ? g.dims.m : g.dims.k, cols = o == &g.a ? g.dims.k : g.dims.n;
-    return precomp_bytes(&g) + (size_t)(g.dims.groups * rows * cols) * (g.dbl ? sizeof(double) : sizeof(float));
+    return precomp_bytes(&g) + prepacked_b_bytes(&g) +
+           (size_t)(g.dims.groups * rows * cols) * (g.dbl ? sizeof(double) : sizeof(float));
 }
