@@ -492,3 +492,184 @@ TEST(conv_fwd_int8_configs)
     if (make_problem(&p, &int8x32_shape, &int8x32_config, 0)) check_direction(&p, FWD, "fwd int8x32");
     free_problem(&p);
 }
+
+/* ---- finite differences: the backward directions are the gradients of the forward one -------- */
+
+/* sum(g * conv(x, w)) through the library's forward in double precision. */
+static double loss(struct problem *p, const double *x, const double *w, const double *g)
+{
+    long ny = ref_conv_y_count(&p->r);
+    void *dx = upload_tensor(&p->x, x), *dw = upload_filter(&p->w, w), *dy = tbuf_alloc(p->y.bytes);
+    double *y = malloc(sizeof *y * (size_t)ny), sum = 0;
+    CHECK_OK(execute(p, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, dx, dw, dy, NULL, 0, 1, 0));
+    download_tensor(&p->y, dy, y);
+    for (long i = 0; i < ny; i++) sum += g[i] * y[i];
+    tbuf_free(dx), tbuf_free(dw), tbuf_free(dy), free(y);
+    return sum;
+}
+
+TEST(conv_backward_matches_finite_differences)
+{
+    static const struct config dbl = {"double", CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE,
+                                      CUDNN_DATA_DOUBLE, CUDNN_DEFAULT_MATH, L_NCHW};
+    static const int picks[] = {1, 2, 3, 12}; /* strided, dilated, grouped, 3-D grouped CONVOLUTION */
+    for (size_t s = 0; s < sizeof picks / sizeof picks[0]; s++) {
+        struct problem p;
+        if (!make_problem(&p, &shapes[picks[s]], &dbl, (int)s)) {
+            free_problem(&p);
+            continue;
+        }
+        long nx = ref_conv_x_count(&p.r), nw = ref_conv_w_count(&p.r), ny = ref_conv_y_count(&p.r);
+        double *x = random_values(CUDNN_DATA_DOUBLE, nx, -1, 1), *w = random_values(CUDNN_DATA_DOUBLE, nw, -1, 1);
+        double *g = random_values(CUDNN_DATA_DOUBLE, ny, -1, 1), *gx = malloc(sizeof *gx * (size_t)nx);
+        double *gw = malloc(sizeof *gw * (size_t)nw);
+        void *dx = tbuf_alloc(p.x.bytes), *dw = upload_filter(&p.w, w), *dy = upload_tensor(&p.y, g);
+        size_t ws = 0;
+        CHECK_OK(workspace_size(&p, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, &ws));
+        void *wsp = tbuf_alloc(ws);
+        CHECK_OK(execute(&p, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, dx, dw, dy, wsp, ws, 1, 0));
+        download_tensor(&p.x, dx, gx);
+        tbuf_free(dx), tbuf_free(wsp);
+        dx = upload_tensor(&p.x, x);
+        CHECK_OK(workspace_size(&p, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, &ws));
+        wsp = tbuf_alloc(ws);
+        CHECK_OK(execute(&p, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, dx, dw, dy, wsp, ws, 1, 0));
+        download_filter(&p.w, dw, gw);
+        const double h = 1e-3;
+        for (int t = 0; t < 6; t++) {
+            long i = (long)(trand_u64() % (uint64_t)nx), j = (long)(trand_u64() % (uint64_t)nw);
+            double keep = x[i];
+            x[i] = keep + h;
+            double up = loss(&p, x, w, g);
+            x[i] = keep - h;
+            double down = loss(&p, x, w, g);
+            x[i] = keep;
+            double fd = (up - down) / (2 * h);
+            if (!CHECK(fabs(fd - gx[i]) <= 1e-7 * fmax(1, fabs(fd))))
+                printf("      %s dx[%ld]: finite difference %.12g, backward data %.12g\n", shapes[picks[s]].name, i, fd, gx[i]);
+            keep = w[j];
+            w[j] = keep + h;
+            up = loss(&p, x, w, g);
+            w[j] = keep - h;
+            down = loss(&p, x, w, g);
+            w[j] = keep;
+            fd = (up - down) / (2 * h);
+            if (!CHECK(fabs(fd - gw[j]) <= 1e-7 * fmax(1, fabs(fd))))
+                printf("      %s dw[%ld]: finite difference %.12g, backward filter %.12g\n", shapes[picks[s]].name, j, fd, gw[j]);
+        }
+        tbuf_free(dx), tbuf_free(dw), tbuf_free(dy), tbuf_free(wsp);
+        free(x), free(w), free(g), free(gx), free(gw);
+        free_problem(&p);
+    }
+}
+
+/* ---- the reference entries: every direction through the plain loops alone ----------------------- */
+
+TEST(conv_reference_entries_alone)
+{
+    const char *saved = getenv("OPENCUDNN_DISABLE");
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", saved ? saved : "");
+    /* switch off everything but the direct kernels: the heuristic then serves each GEMM-family
+       algorithm with the reference entry */
+    setenv("OPENCUDNN_DISABLE",
+           "host:fwd_implicit_precomp_gemm,host:fwd_implicit_gemm,host:fwd_gemm,host:dgrad_implicit_precomp_gemm,"
+           "host:dgrad_implicit_gemm,host:wgrad_gemm,host:wgrad_implicit_precomp_gemm,host:wgrad_implicit_gemm",
+           1);
+    static const int picks[] = {0, 3, 12};
+    for (size_t s = 0; s < sizeof picks / sizeof picks[0]; s++)
+        for (int d = FWD; d <= BWD_FILTER; d++) {
+            struct problem p;
+            char label[128];
+            snprintf(label, sizeof label, "reference %d %s", d, shapes[picks[s]].name);
+            if (make_problem(&p, &shapes[picks[s]], &float_configs[0], (int)s)) check_direction(&p, d, label);
+            free_problem(&p);
+        }
+    setenv("OPENCUDNN_DISABLE", copy, 1);
+}
+
+/* ---- descriptors --------------------------------------------------------------------------------- */
+
+TEST_ONCE(conv_descriptor_set_get_and_defaults)
+{
+    cudnnConvolutionDescriptor_t c;
+    CHECK_STATUS(cudnnCreateConvolutionDescriptor(NULL), CUDNN_STATUS_BAD_PARAM);
+    if (!CHECK_OK(cudnnCreateConvolutionDescriptor(&c))) return;
+    int groups = 0;
+    cudnnMathType_t math = CUDNN_FMA_MATH;
+    cudnnReorderType_t reorder = CUDNN_NO_REORDER;
+    CHECK_OK(cudnnGetConvolutionGroupCount(c, &groups));
+    CHECK(groups == 1);
+    CHECK_OK(cudnnGetConvolutionMathType(c, &math));
+    CHECK(math == CUDNN_DEFAULT_MATH);
+    CHECK_OK(cudnnGetConvolutionReorderType(c, &reorder));
+    CHECK(reorder == CUDNN_DEFAULT_REORDER);
+    /* cudnnSetConvolution2dDescriptor: negative padding, stride or dilation <= 0, a bad mode */
+    CHECK_STATUS(cudnnSetConvolution2dDescriptor(c, -1, 0, 1, 1, 1, 1, CUDNN_CONVOLUTION, CUDNN_DATA_FLOAT), CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnSetConvolution2dDescriptor(c, 0, 0, 0, 1, 1, 1, CUDNN_CONVOLUTION, CUDNN_DATA_FLOAT), CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnSetConvolution2dDescriptor(c, 0, 0, 1, 1, 1, 0, CUDNN_CONVOLUTION, CUDNN_DATA_FLOAT), CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnSetConvolution2dDescriptor(c, 0, 0, 1, 1, 1, 1, (cudnnConvolutionMode_t)7, CUDNN_DATA_FLOAT), CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnSetConvolution2dDescriptor(NULL, 0, 0, 1, 1, 1, 1, CUDNN_CONVOLUTION, CUDNN_DATA_FLOAT), CUDNN_STATUS_BAD_PARAM);
+    int v[8];
+    cudnnConvolutionMode_t mode;
+    cudnnDataType_t ct;
+    /* never set: Get refuses */
+    CHECK_STATUS(cudnnGetConvolution2dDescriptor(c, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &mode, &ct), CUDNN_STATUS_BAD_PARAM);
+    CHECK_OK(cudnnSetConvolution2dDescriptor(c, 0, 2, 3, 4, 5, 6, CUDNN_CONVOLUTION, CUDNN_DATA_HALF));
+    CHECK_OK(cudnnGetConvolution2dDescriptor(c, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &mode, &ct));
+    CHECK(v[0] == 0 && v[1] == 2 && v[2] == 3 && v[3] == 4 && v[4] == 5 && v[5] == 6);
+    CHECK(mode == CUDNN_CONVOLUTION && ct == CUDNN_DATA_HALF);
+    int pad[3] = {1, 2, 3}, stride[3] = {1, 1, 2}, dil[3] = {2, 1, 1}, len = 0, gp[3], gs[3], gd[3];
+    CHECK_OK(cudnnSetConvolutionNdDescriptor(c, 3, pad, stride, dil, CUDNN_CROSS_CORRELATION, CUDNN_DATA_DOUBLE));
+    CHECK_OK(cudnnGetConvolutionNdDescriptor(c, 3, &len, gp, gs, gd, &mode, &ct));
+    CHECK(len == 3 && gp[2] == 3 && gs[2] == 2 && gd[0] == 2 && mode == CUDNN_CROSS_CORRELATION && ct == CUDNN_DATA_DOUBLE);
+    /* a 3-d descriptor has no 2-d view */
+    CHECK_STATUS(cudnnGetConvolution2dDescriptor(c, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &mode, &ct), CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnSetConvolutionNdDescriptor(c, 0, pad, stride, dil, CUDNN_CONVOLUTION, CUDNN_DATA_FLOAT), CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnSetConvolutionNdDescriptor(c, 3, pad, stride, dil, CUDNN_CONVOLUTION, CUDNN_DATA_INT8), CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnSetConvolutionGroupCount(c, 0), CUDNN_STATUS_BAD_PARAM);
+    CHECK_OK(cudnnSetConvolutionGroupCount(c, 4));
+    CHECK_OK(cudnnGetConvolutionGroupCount(c, &groups));
+    CHECK(groups == 4);
+    CHECK_STATUS(cudnnSetConvolutionMathType(c, (cudnnMathType_t)9), CUDNN_STATUS_BAD_PARAM);
+    CHECK_OK(cudnnSetConvolutionMathType(c, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
+    CHECK_OK(cudnnGetConvolutionMathType(c, &math));
+    CHECK(math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+    CHECK_STATUS(cudnnSetConvolutionReorderType(c, (cudnnReorderType_t)5), CUDNN_STATUS_BAD_PARAM);
+    CHECK_OK(cudnnSetConvolutionReorderType(c, CUDNN_NO_REORDER));
+    CHECK_OK(cudnnGetConvolutionReorderType(c, &reorder));
+    CHECK(reorder == CUDNN_NO_REORDER);
+    CHECK_STATUS(cudnnGetConvolutionReorderType(c, NULL), CUDNN_STATUS_BAD_PARAM);
+    CHECK_OK(cudnnDestroyConvolutionDescriptor(c));
+    CHECK_OK(cudnnDestroyConvolutionDescriptor(NULL));
+    CHECK_STATUS(cudnnSetConvolutionGroupCount(c, 1), CUDNN_STATUS_BAD_PARAM); /* destroyed */
+}
+
+TEST_ONCE(conv_forward_output_dims)
+{
+    struct ttensor x;
+    struct tfilter w;
+    cudnnConvolutionDescriptor_t c;
+    int xd[4] = {2, 6, 11, 8}, wd[4] = {5, 3, 3, 2};
+    if (!make_tensor(&x, CUDNN_DATA_FLOAT, L_NCHW, 4, xd) || !make_filter(&w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, wd)) return;
+    CHECK_OK(cudnnCreateConvolutionDescriptor(&c));
+    CHECK_OK(cudnnSetConvolution2dDescriptor(c, 1, 0, 2, 3, 2, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    int n, k, h, wo;
+    /* 6 channels = 3 per group x 2 groups: a mismatch without the group count */
+    CHECK_STATUS(cudnnGetConvolution2dForwardOutputDim(c, x.desc, w.desc, &n, &k, &h, &wo), CUDNN_STATUS_BAD_PARAM);
+    CHECK_OK(cudnnSetConvolutionGroupCount(c, 2));
+    CHECK_OK(cudnnGetConvolution2dForwardOutputDim(c, x.desc, w.desc, &n, &k, &h, &wo));
+    /* 1 + (11 + 2 - 5) / 2 = 5 and 1 + (8 - 2) / 3 = 3 */
+    CHECK(n == 2 && k == 5 && h == 5 && wo == 3);
+    int out[4];
+    CHECK_OK(cudnnGetConvolutionNdForwardOutputDim(c, x.desc, w.desc, 4, out));
+    CHECK(out[0] == 2 && out[1] == 5 && out[2] == 5 && out[3] == 3);
+    CHECK_STATUS(cudnnGetConvolutionNdForwardOutputDim(c, x.desc, w.desc, 5, out), CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnGetConvolution2dForwardOutputDim(c, x.desc, w.desc, NULL, &k, &h, &wo), CUDNN_STATUS_BAD_PARAM);
+    /* a dilated filter larger than the padded input */
+    CHECK_OK(cudnnSetConvolution2dDescriptor(c, 0, 0, 1, 1, 6, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    CHECK_STATUS(cudnnGetConvolution2dForwardOutputDim(c, x.desc, w.desc, &n, &k, &h, &wo), CUDNN_STATUS_BAD_PARAM);
+    cudnnDestroyConvolutionDescriptor(c);
+    cudnnDestroyTensorDescriptor(x.desc);
+    cudnnDestroyFilterDescriptor(w.desc);
+}

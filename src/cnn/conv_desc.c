@@ -23,6 +23,7 @@ cudnnStatus_t ocd_conv_desc_get(cudnnConvolutionDescriptor_t desc, const char *n
 cudnnStatus_t CUDNNWINAPI cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *convDesc)
 {
     OCD_LOG_API("convDesc=%p", (void *)convDesc);
+    if (convDesc == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "convDesc is NULL");
     cudnnConvolutionDescriptor_t d;
     OCD_TRY(ocd_object_create(OCD_OBJ_CONVOLUTION, sizeof *d, (void **)&d));
     d->array_length = 2;
