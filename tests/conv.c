@@ -673,3 +673,326 @@ TEST_ONCE(conv_forward_output_dims)
     cudnnDestroyTensorDescriptor(x.desc);
     cudnnDestroyFilterDescriptor(w.desc);
 }
+
+/* ---- bad inputs: the documented status, and nothing written ------------------------------------- */
+
+/* True when the device buffer still holds the 0xAB pattern. */
+static bool untouched(const void *dev, size_t bytes)
+{
+    unsigned char *host = malloc(bytes);
+    tbuf_download(host, dev, bytes);
+    bool same = true;
+    for (size_t i = 0; i < bytes; i++) same &= host[i] == 0xAB;
+    free(host);
+    return same;
+}
+
+static void *patterned(size_t bytes)
+{
+    unsigned char *host = malloc(bytes);
+    memset(host, 0xAB, bytes);
+    void *dev = tbuf_from(host, bytes);
+    free(host);
+    return dev;
+}
+
+TEST(conv_bad_inputs_exact_status_nothing_written)
+{
+    cudnnHandle_t h = test_handle();
+    struct problem p;
+    if (!make_problem(&p, &shapes[0], &float_configs[0], 0)) return; /* n2 c4 k6 5x5, 3x3 pad 1 */
+    void *x = patterned(p.x.bytes), *w = patterned(p.w.bytes), *y = patterned(p.y.bytes);
+    float one = 1, zero = 0;
+    size_t ws_need = 0;
+    CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, p.x.desc, p.w.desc, p.conv, p.y.desc,
+                                                     CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, &ws_need));
+    CHECK(ws_need > 0);
+    void *ws = tbuf_alloc(ws_need);
+#define FWD_CALL(algo, wsp, wsb, xd, wd, cd, yd)                                                \
+    cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, algo, wsp, wsb, &zero, yd, y)
+    /* a workspace smaller than the algorithm needs: BAD_PARAM */
+    CHECK_STATUS(FWD_CALL(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, ws, ws_need - 1, p.x.desc, p.w.desc, p.conv, p.y.desc),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(FWD_CALL(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, NULL, ws_need, p.x.desc, p.w.desc, p.conv, p.y.desc),
+                 CUDNN_STATUS_BAD_PARAM);
+    /* an algorithm whose documented restrictions exclude the problem: WINOGRAD_NONFUSED on 3x3
+       with stride 2, FFT with dilation: NOT_SUPPORTED; an invalid enum: BAD_PARAM */
+    cudnnConvolutionDescriptor_t strided;
+    CHECK_OK(cudnnCreateConvolutionDescriptor(&strided));
+    CHECK_OK(cudnnSetConvolution2dDescriptor(strided, 1, 1, 2, 2, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    struct ttensor y3;
+    int y3d[4] = {2, 6, 3, 3};
+    make_tensor(&y3, CUDNN_DATA_FLOAT, L_NCHW, 4, y3d);
+    CHECK_STATUS(FWD_CALL(CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, ws, ws_need, p.x.desc, p.w.desc, strided, y3.desc),
+                 CUDNN_STATUS_NOT_SUPPORTED);
+    CHECK_STATUS(FWD_CALL((cudnnConvolutionFwdAlgo_t)8, ws, ws_need, p.x.desc, p.w.desc, p.conv, p.y.desc), CUDNN_STATUS_BAD_PARAM);
+    /* the output dims disagree with the formula: NOT_SUPPORTED for the forward */
+    CHECK_STATUS(FWD_CALL(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0, p.x.desc, p.w.desc, strided, p.y.desc),
+                 CUDNN_STATUS_NOT_SUPPORTED);
+    /* mismatched channels: x has 4, the filter 3 x 1 group */
+    struct tfilter w3;
+    int w3d[4] = {6, 3, 3, 3};
+    make_filter(&w3, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, w3d);
+    CHECK_STATUS(FWD_CALL(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0, p.x.desc, w3.desc, p.conv, p.y.desc),
+                 CUDNN_STATUS_BAD_PARAM);
+    /* mismatched types: a double filter */
+    struct tfilter wd;
+    int wdd[4] = {6, 4, 3, 3};
+    make_filter(&wd, CUDNN_DATA_DOUBLE, CUDNN_TENSOR_NCHW, 4, wdd);
+    CHECK_STATUS(FWD_CALL(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0, p.x.desc, wd.desc, p.conv, p.y.desc),
+                 CUDNN_STATUS_BAD_PARAM);
+    /* float data with a double compute type: no such configuration */
+    cudnnConvolutionDescriptor_t dbl;
+    CHECK_OK(cudnnCreateConvolutionDescriptor(&dbl));
+    CHECK_OK(cudnnSetConvolution2dDescriptor(dbl, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_DOUBLE));
+    CHECK_STATUS(FWD_CALL(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0, p.x.desc, p.w.desc, dbl, p.y.desc),
+                 CUDNN_STATUS_NOT_SUPPORTED);
+    /* NULL data, NULL scaling factors */
+    CHECK_STATUS(cudnnConvolutionForward(h, &one, p.x.desc, NULL, p.w.desc, w, p.conv, 0, NULL, 0, &zero, p.y.desc, y),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnConvolutionForward(h, NULL, p.x.desc, x, p.w.desc, w, p.conv, 0, NULL, 0, &zero, p.y.desc, y),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnConvolutionForward(NULL, &one, p.x.desc, x, p.w.desc, w, p.conv, 0, NULL, 0, &zero, p.y.desc, y),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK(untouched(y, p.y.bytes));
+    /* the data gradient: K not a multiple of the group count is NOT_SUPPORTED there (BAD_PARAM
+       forward), dy dims off the formula are BAD_PARAM */
+    cudnnConvolutionDescriptor_t g4;
+    CHECK_OK(cudnnCreateConvolutionDescriptor(&g4));
+    CHECK_OK(cudnnSetConvolution2dDescriptor(g4, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    CHECK_OK(cudnnSetConvolutionGroupCount(g4, 4));
+    struct tfilter w1;
+    int w1d[4] = {6, 1, 3, 3};
+    make_filter(&w1, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, w1d);
+    CHECK_STATUS(cudnnConvolutionBackwardData(h, &one, w1.desc, w, p.y.desc, y, g4, CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, NULL, 0,
+                                              &zero, p.x.desc, x),
+                 CUDNN_STATUS_NOT_SUPPORTED);
+    CHECK_STATUS(FWD_CALL(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0, p.x.desc, w1.desc, g4, p.y.desc),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnConvolutionBackwardData(h, &one, p.w.desc, w, y3.desc, y, p.conv, CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, NULL,
+                                              0, &zero, p.x.desc, x),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnConvolutionBackwardFilter(h, &one, p.x.desc, x, y3.desc, y, p.conv, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0,
+                                                NULL, 0, &zero, p.w.desc, w),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnConvolutionBackwardFilter(h, &one, p.x.desc, x, p.y.desc, y, p.conv,
+                                                CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD, NULL, 0, &zero, p.w.desc, w),
+                 CUDNN_STATUS_NOT_SUPPORTED);
+    CHECK(untouched(x, p.x.bytes));
+    CHECK(untouched(w, p.w.bytes));
+    CHECK(untouched(y, p.y.bytes));
+    /* int8 data with an NCHW filter: the int8 configurations need NHWC (wrong filter layout) */
+    struct ttensor xi, yi;
+    struct tfilter wi;
+    int xid[4] = {1, 4, 5, 5}, yid[4] = {1, 4, 5, 5}, wid[4] = {4, 4, 3, 3};
+    make_tensor(&xi, CUDNN_DATA_INT8, L_NHWC, 4, xid);
+    make_tensor(&yi, CUDNN_DATA_INT8, L_NHWC, 4, yid);
+    make_filter(&wi, CUDNN_DATA_INT8, CUDNN_TENSOR_NCHW, 4, wid);
+    cudnnConvolutionDescriptor_t ci;
+    CHECK_OK(cudnnCreateConvolutionDescriptor(&ci));
+    CHECK_OK(cudnnSetConvolution2dDescriptor(ci, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_INT32));
+    CHECK_STATUS(cudnnConvolutionForward(h, &one, xi.desc, x, wi.desc, w, ci, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0,
+                                         &zero, yi.desc, y),
+                 CUDNN_STATUS_NOT_SUPPORTED);
+    /* int8 data has no backward configuration */
+    CHECK_STATUS(cudnnConvolutionBackwardData(h, &one, wi.desc, w, yi.desc, y, ci, CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, NULL, 0,
+                                              &zero, xi.desc, x),
+                 CUDNN_STATUS_NOT_SUPPORTED);
+    CHECK(untouched(x, p.x.bytes));
+    CHECK(untouched(y, p.y.bytes));
+#undef FWD_CALL
+    cudnnDestroyTensorDescriptor(y3.desc), cudnnDestroyTensorDescriptor(xi.desc), cudnnDestroyTensorDescriptor(yi.desc);
+    cudnnDestroyFilterDescriptor(w3.desc), cudnnDestroyFilterDescriptor(wd.desc), cudnnDestroyFilterDescriptor(w1.desc);
+    cudnnDestroyFilterDescriptor(wi.desc);
+    cudnnDestroyConvolutionDescriptor(strided), cudnnDestroyConvolutionDescriptor(dbl);
+    cudnnDestroyConvolutionDescriptor(g4), cudnnDestroyConvolutionDescriptor(ci);
+    tbuf_free(x), tbuf_free(w), tbuf_free(y), tbuf_free(ws);
+    free_problem(&p);
+}
+
+/* ---- algorithm queries ---------------------------------------------------------------------------- */
+
+static void check_perf_list(const struct perf *perf, int n, int requested, enum dir d, bool timed)
+{
+    int count = algo_count(d);
+    CHECK(n >= 1 && n <= requested && n <= count);
+    bool seen[16] = {false}, failing = false;
+    for (int i = 0; i < n; i++) {
+        CHECK(perf[i].algo >= 0 && perf[i].algo < count && !seen[perf[i].algo]);
+        seen[perf[i].algo] = true;
+        if (perf[i].status != CUDNN_STATUS_SUCCESS) failing = true;
+        else CHECK(!failing); /* runnable algorithms come first */
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && timed) {
+            CHECK(perf[i].time >= 0);
+            if (i > 0 && perf[i - 1].status == CUDNN_STATUS_SUCCESS) CHECK(perf[i - 1].time <= perf[i].time);
+        }
+        CHECK(perf[i].determinism == CUDNN_DETERMINISTIC || perf[i].determinism == CUDNN_NON_DETERMINISTIC);
+    }
+}
+
+TEST(conv_algorithm_queries)
+{
+    cudnnHandle_t h = test_handle();
+    int count = 0;
+    CHECK_OK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &count));
+    CHECK(count == CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+    CHECK_OK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &count));
+    CHECK(count == CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
+    CHECK_OK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &count));
+    CHECK(count == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
+    CHECK_STATUS(cudnnGetConvolutionForwardAlgorithmMaxCount(h, NULL), CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnGetConvolutionForwardAlgorithmMaxCount(NULL, &count), CUDNN_STATUS_BAD_PARAM);
+    struct problem p;
+    if (!make_problem(&p, &shapes[0], &float_configs[0], 0)) return;
+    for (int d = FWD; d <= BWD_FILTER; d++) {
+        struct perf perf[16];
+        int n = heuristic(&p, d, 3, perf);
+        check_perf_list(perf, n, 3, d, false);
+        n = heuristic(&p, d, 16, perf);
+        check_perf_list(perf, n, 16, d, false);
+        CHECK(n == algo_count(d));
+        for (int i = 0; i < n; i++) {
+            size_t bytes = 0;
+            cudnnStatus_t s = workspace_size(&p, d, perf[i].algo, &bytes);
+            CHECK(s == perf[i].status);
+            if (s == CUDNN_STATUS_SUCCESS) CHECK(bytes == perf[i].memory);
+            CHECK(perf[i].math == CUDNN_DEFAULT_MATH || test_backend[0] == 'c');
+        }
+    }
+    /* Find: timed, sorted, each runnable one really runs; the result is cached per problem */
+    cudnnConvolutionFwdAlgoPerf_t fr[16], fr2[16];
+    int n = 0, n2 = 0;
+    CHECK_OK(cudnnFindConvolutionForwardAlgorithm(h, p.x.desc, p.w.desc, p.conv, p.y.desc, 16, &n, fr));
+    struct perf perf[16];
+    COPY_PERF(perf, fr, n);
+    check_perf_list(perf, n, 16, FWD, true);
+    CHECK(fr[0].status == CUDNN_STATUS_SUCCESS);
+    CHECK_OK(cudnnFindConvolutionForwardAlgorithm(h, p.x.desc, p.w.desc, p.conv, p.y.desc, 16, &n2, fr2));
+    CHECK(n2 == n && memcmp(fr, fr2, sizeof fr[0] * (size_t)n) == 0);
+    cudnnConvolutionBwdDataAlgoPerf_t dr[16];
+    CHECK_OK(cudnnFindConvolutionBackwardDataAlgorithm(h, p.w.desc, p.y.desc, p.conv, p.x.desc, 2, &n, dr));
+    CHECK(n == 2 && dr[0].status == CUDNN_STATUS_SUCCESS);
+    cudnnConvolutionBwdFilterAlgoPerf_t wr[16];
+    CHECK_OK(cudnnFindConvolutionBackwardFilterAlgorithm(h, p.x.desc, p.y.desc, p.conv, p.w.desc, 16, &n, wr));
+    COPY_PERF(perf, wr, n);
+    check_perf_list(perf, n, 16, BWD_FILTER, true);
+    /* FindEx without a workspace: algorithms needing one report ALLOC_FAILED, after the others */
+    void *x = tbuf_alloc(p.x.bytes), *w = tbuf_alloc(p.w.bytes), *y = tbuf_alloc(p.y.bytes);
+    void *zx = calloc(p.x.bytes, 1), *zw = calloc(p.w.bytes, 1);
+    tbuf_upload(x, zx, p.x.bytes), tbuf_upload(w, zw, p.w.bytes);
+    CHECK_OK(cudnnFindConvolutionForwardAlgorithmEx(h, p.x.desc, x, p.w.desc, w, p.conv, p.y.desc, y, 16, &n, fr, NULL, 0));
+    bool saw_alloc = false;
+    for (int i = 0; i < n; i++) {
+        if (fr[i].status == CUDNN_STATUS_SUCCESS) CHECK(fr[i].memory == 0 && !saw_alloc);
+        saw_alloc |= fr[i].status == CUDNN_STATUS_ALLOC_FAILED;
+    }
+    CHECK(saw_alloc || test_backend[0] == 'c'); /* the host GEMM algorithms need a workspace */
+    CHECK_STATUS(cudnnFindConvolutionForwardAlgorithmEx(h, p.x.desc, NULL, p.w.desc, w, p.conv, p.y.desc, y, 16, &n, fr, NULL, 0),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnFindConvolutionForwardAlgorithm(h, p.x.desc, p.w.desc, p.conv, p.y.desc, 0, &n, fr), CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnGetConvolutionForwardAlgorithm_v7(h, p.x.desc, p.w.desc, p.conv, p.y.desc, 4, NULL, fr),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, p.x.desc, p.y.desc, p.conv, p.w.desc,
+                                                                CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, NULL),
+                 CUDNN_STATUS_BAD_PARAM);
+    free(zx), free(zw);
+    tbuf_free(x), tbuf_free(w), tbuf_free(y);
+    free_problem(&p);
+}
+
+/* ---- backward bias ----------------------------------------------------------------------------- */
+
+TEST(conv_backward_bias)
+{
+    cudnnHandle_t h = test_handle();
+    static const cudnnDataType_t types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16};
+    for (size_t t = 0; t < 4; t++) {
+        for (int rank = 4; rank <= 5; rank++) {
+            int dyd[5] = {3, 5, 4, 3, 2}, dbd[5] = {1, 5, 1, 1, 1};
+            struct ttensor dy, db;
+            make_tensor(&dy, types[t], rank == 4 ? L_STRIDED : L_NHWC, rank, dyd);
+            make_tensor(&db, types[t], L_NCHW, rank, dbd);
+            long n = count_of(rank, dyd), per = n / (dyd[0] * dyd[1]);
+            double *v = random_values(types[t], n, -1, 1), *old = random_values(types[t], 5, -1, 1), want[5];
+            for (int k = 0; k < 5; k++) {
+                double sum = 0;
+                for (int i = 0; i < dyd[0]; i++)
+                    for (long j = 0; j < per; j++) sum += v[((long)i * 5 + k) * per + j];
+                want[k] = 2 * sum + 0.5 * old[k];
+            }
+            void *ddy = upload_tensor(&dy, v), *ddb = upload_tensor(&db, old);
+            double a = 2, b = 0.5;
+            float af = 2, bf = 0.5;
+            bool dbl = types[t] == CUDNN_DATA_DOUBLE;
+            CHECK_OK(cudnnConvolutionBackwardBias(h, dbl ? (void *)&a : &af, dy.desc, ddy, dbl ? (void *)&b : &bf, db.desc, ddb));
+            double got[5];
+            download_tensor(&db, ddb, got);
+            tcompare(types[t], got, want, 5, ttolerance(types[t]) * 8 * (types[t] == CUDNN_DATA_HALF ? 4 : 1), "bias gradient");
+            /* db must be 1 x C x 1 x 1: a wrong shape is BAD_PARAM and writes nothing */
+            struct ttensor bad;
+            int badd[5] = {1, 4, 1, 1, 1};
+            make_tensor(&bad, types[t], L_NCHW, rank, badd);
+            tbuf_poison(ddb, db.bytes);
+            CHECK_STATUS(cudnnConvolutionBackwardBias(h, dbl ? (void *)&a : &af, dy.desc, ddy, dbl ? (void *)&b : &bf, bad.desc, ddb),
+                         CUDNN_STATUS_BAD_PARAM);
+            cudnnDestroyTensorDescriptor(bad.desc), cudnnDestroyTensorDescriptor(dy.desc), cudnnDestroyTensorDescriptor(db.desc);
+            tbuf_free(ddy), tbuf_free(ddb), free(v), free(old);
+        }
+    }
+}
+
+/* ---- Im2Col and filter reordering ---------------------------------------------------------------- */
+
+TEST(conv_im2col_matches_reference)
+{
+    cudnnHandle_t h = test_handle();
+    static const int picks[] = {1, 2, 7}; /* strided asymmetric, dilated, CONVOLUTION mode */
+    for (size_t s = 0; s < 3; s++) {
+        struct problem p;
+        if (!make_problem(&p, &shapes[picks[s]], &float_configs[0], (int)s)) continue;
+        long nx = ref_conv_x_count(&p.r);
+        long rows = (long)p.r.n * p.r.out[0] * p.r.out[1], cols = (long)p.r.c * p.r.filt[0] * p.r.filt[1];
+        double *x = random_values(CUDNN_DATA_FLOAT, nx, -1, 1), *want = malloc(sizeof *want * (size_t)(rows * cols));
+        ref_conv_im2col(&p.r, x, want);
+        void *dx = upload_tensor(&p.x, x), *col = tbuf_alloc((size_t)(rows * cols) * 4);
+        CHECK_OK(cudnnIm2Col(h, p.x.desc, dx, p.w.desc, p.conv, col));
+        float *got = malloc((size_t)(rows * cols) * 4);
+        tbuf_download(got, col, (size_t)(rows * cols) * 4);
+        tcompare(CUDNN_DATA_FLOAT, got, want, rows * cols, 1e-30, shapes[picks[s]].name); /* exact */
+        tbuf_free(dx), tbuf_free(col), free(x), free(want), free(got);
+        free_problem(&p);
+    }
+    struct problem p3;
+    if (make_problem(&p3, &shapes[11], &float_configs[0], 0)) {
+        void *x = tbuf_alloc(p3.x.bytes), *col = patterned(64);
+        CHECK_STATUS(cudnnIm2Col(h, p3.x.desc, x, p3.w.desc, p3.conv, col), CUDNN_STATUS_NOT_SUPPORTED); /* 3-D */
+        CHECK(untouched(col, 64));
+        tbuf_free(x), tbuf_free(col);
+    }
+    free_problem(&p3);
+}
+
+TEST(conv_reorder_filter_and_bias_round_trip)
+{
+    cudnnHandle_t h = test_handle();
+    struct tfilter w;
+    int wd[4] = {32, 32, 3, 3};
+    if (!make_filter(&w, CUDNN_DATA_INT8x32, CUDNN_TENSOR_NCHW_VECT_C, 4, wd)) return;
+    double *v = random_values(CUDNN_DATA_INT8, 32 * 32 * 9, -100, 100), *bias = random_values(CUDNN_DATA_FLOAT, 32, -1, 1);
+    void *src = upload_filter(&w, v), *dst = tbuf_alloc(w.bytes);
+    float fb[32], got_b[32];
+    for (int i = 0; i < 32; i++) fb[i] = (float)bias[i];
+    void *bsrc = tbuf_from(fb, sizeof fb), *bdst = tbuf_alloc(sizeof fb);
+    CHECK_OK(cudnnReorderFilterAndBias(h, w.desc, CUDNN_DEFAULT_REORDER, src, dst, 1, bsrc, bdst));
+    signed char *a = malloc(w.bytes), *b = malloc(w.bytes);
+    tbuf_download(a, src, w.bytes);
+    tbuf_download(b, dst, w.bytes);
+    CHECK(memcmp(a, b, w.bytes) == 0); /* opencudnn's reordered layout is the plain one */
+    tbuf_download(got_b, bdst, sizeof got_b);
+    CHECK(memcmp(fb, got_b, sizeof fb) == 0);
+    CHECK_STATUS(cudnnReorderFilterAndBias(h, w.desc, (cudnnReorderType_t)3, src, dst, 0, NULL, NULL), CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnReorderFilterAndBias(h, w.desc, CUDNN_DEFAULT_REORDER, src, dst, 1, NULL, bdst), CUDNN_STATUS_BAD_PARAM);
+    free(a), free(b), free(v), free(bias);
+    tbuf_free(src), tbuf_free(dst), tbuf_free(bsrc), tbuf_free(bdst);
+    cudnnDestroyFilterDescriptor(w.desc);
+}
