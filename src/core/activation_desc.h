@@ -23,6 +23,10 @@ struct ocd_activation_params {
 cudnnStatus_t ocd_activation_params(cudnnActivationDescriptor_t desc, const char *name,
                                     struct ocd_activation_params *out);
 
+/* Writes parameters into a live activation descriptor; BAD_PARAM (logged) otherwise. */
+cudnnStatus_t ocd_activation_set_params(cudnnActivationDescriptor_t desc, const char *name,
+                                        const struct ocd_activation_params *in);
+
 #ifdef __cplusplus
 }
 #endif
