@@ -14,6 +14,7 @@
 #include "core/dtype.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +209,17 @@ void ocd_conv_problem_format(const struct ocd_conv_problem *p, char *buf, size_t
                  ocd_dtype_name(p->compute), (int)p->math, (int)p->w_format, x, w, y);
 }
 
+/* One perf result, direction-independent (the three cuDNN perf structs differ only in the type of
+   algo). */
+struct ocd_conv_perf {
+    int algo;
+    cudnnStatus_t status;
+    float time; /* ms; -1 when not timed */
+    size_t memory;
+    cudnnDeterminism_t determinism;
+    cudnnMathType_t math;
+};
+
 /* ---- execution and queries --------------------------------------------------------------------- */
 
 cudnnStatus_t ocd_conv_execute(cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,
@@ -287,8 +299,9 @@ static int rank_algorithms(cudnnHandle_t handle, const struct ocd_conv_problem *
     return n;
 }
 
-void ocd_conv_heuristic(cudnnHandle_t handle, const struct ocd_conv_problem *p, int requested,
-                        int *returned, struct ocd_conv_perf *perf)
+/* Every algorithm once, those that run first in table order (the heuristic), at most `requested`. */
+static void heuristic(cudnnHandle_t handle, const struct ocd_conv_problem *p, int requested, int *returned,
+                      struct ocd_conv_perf *perf)
 {
     struct ocd_conv_perf all[16];
     const struct ocd_conv_impl *impls[16];
@@ -407,9 +420,10 @@ static cudnnStatus_t sample_buffer(cudnnHandle_t handle, const struct ocd_tensor
     return status;
 }
 
-cudnnStatus_t ocd_conv_find(cudnnHandle_t handle, struct ocd_conv_problem *p, int requested,
-                            int *returned, struct ocd_conv_perf *perf, bool user_buffers,
-                            void *workspace, size_t workspace_bytes, const char *op)
+/* Times every algorithm that runs, fastest first, then the others; results cached per problem. */
+static cudnnStatus_t find(cudnnHandle_t handle, struct ocd_conv_problem *p, int requested, int *returned,
+                          struct ocd_conv_perf *perf, bool user_buffers, void *workspace, size_t workspace_bytes,
+                          const char *op)
 {
     char key[1536];
     struct ocd_conv_perf all[16];
@@ -452,6 +466,51 @@ cudnnStatus_t ocd_conv_find(cudnnHandle_t handle, struct ocd_conv_problem *p, in
     }
     n = OCD_MIN(n, requested);
     memcpy(perf, all, sizeof *perf * (size_t)n);
+    *returned = n;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* The three perf structs of the API differ only in the enum type of algo; one layout serves them. */
+_Static_assert(sizeof(cudnnConvolutionFwdAlgoPerf_t) == sizeof(cudnnConvolutionBwdDataAlgoPerf_t) &&
+                   sizeof(cudnnConvolutionFwdAlgoPerf_t) == sizeof(cudnnConvolutionBwdFilterAlgoPerf_t) &&
+                   offsetof(cudnnConvolutionBwdDataAlgoPerf_t, mathType) == offsetof(cudnnConvolutionFwdAlgoPerf_t, mathType) &&
+                   offsetof(cudnnConvolutionBwdFilterAlgoPerf_t, mathType) == offsetof(cudnnConvolutionFwdAlgoPerf_t, mathType),
+               "the convolution perf structs share one layout");
+
+static void export_perf(const struct ocd_conv_perf *src, int n, void *dst)
+{
+    for (int i = 0; i < n; i++) {
+        cudnnConvolutionFwdAlgoPerf_t r;
+        memset(&r, 0, sizeof r);
+        r.algo = (cudnnConvolutionFwdAlgo_t)src[i].algo;
+        r.status = src[i].status;
+        r.time = src[i].time;
+        r.memory = src[i].memory;
+        r.determinism = src[i].determinism;
+        r.mathType = src[i].math;
+        memcpy((char *)dst + (size_t)i * sizeof r, &r, sizeof r);
+    }
+}
+
+cudnnStatus_t ocd_conv_get_algorithms(cudnnHandle_t handle, const struct ocd_conv_problem *p, int requested,
+                                      int *returned, void *perf_results)
+{
+    struct ocd_conv_perf perf[16];
+    int n = 0;
+    heuristic(handle, p, requested, &n, perf);
+    export_perf(perf, n, perf_results);
+    *returned = n;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_conv_find_algorithms(cudnnHandle_t handle, struct ocd_conv_problem *p, int requested, int *returned,
+                                       void *perf_results, bool user_buffers, void *workspace, size_t workspace_bytes,
+                                       const char *op)
+{
+    struct ocd_conv_perf perf[16];
+    int n = 0;
+    OCD_TRY(find(handle, p, requested, &n, perf, user_buffers, workspace, workspace_bytes, op));
+    export_perf(perf, n, perf_results);
     *returned = n;
     return CUDNN_STATUS_SUCCESS;
 }
@@ -511,12 +570,7 @@ cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionForwardAlgorithm_v7(
     OCD_TRY(ocd_conv_check_query_args(handle, requestedAlgoCount, returnedAlgoCount, perfResults));
     struct ocd_conv_problem p;
     OCD_TRY(fwd_problem(&p, srcDesc, filterDesc, convDesc, destDesc));
-    struct ocd_conv_perf perf[16];
-    int n;
-    ocd_conv_heuristic(handle, &p, requestedAlgoCount, &n, perf);
-    OCD_CONV_PERF_EXPORT(perfResults, perf, n, cudnnConvolutionFwdAlgo_t);
-    *returnedAlgoCount = n;
-    return CUDNN_STATUS_SUCCESS;
+    return ocd_conv_get_algorithms(handle, &p, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionForwardAlgorithm(
@@ -529,12 +583,8 @@ cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionForwardAlgorithm(
     OCD_TRY(ocd_conv_check_query_args(handle, requestedAlgoCount, returnedAlgoCount, perfResults));
     struct ocd_conv_problem p;
     OCD_TRY(fwd_problem(&p, xDesc, wDesc, convDesc, yDesc));
-    struct ocd_conv_perf perf[16];
-    int n;
-    OCD_TRY(ocd_conv_find(handle, &p, requestedAlgoCount, &n, perf, false, NULL, 0, __func__));
-    OCD_CONV_PERF_EXPORT(perfResults, perf, n, cudnnConvolutionFwdAlgo_t);
-    *returnedAlgoCount = n;
-    return CUDNN_STATUS_SUCCESS;
+    return ocd_conv_find_algorithms(handle, &p, requestedAlgoCount, returnedAlgoCount, perfResults, false, NULL, 0,
+                                    __func__);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionForwardAlgorithmEx(
@@ -552,12 +602,8 @@ cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionForwardAlgorithmEx(
     OCD_TRY(fwd_problem(&p, xDesc, wDesc, convDesc, yDesc));
     if (x == NULL || w == NULL || y == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "x, w or y is NULL");
     p.x_data = (void *)x, p.w_data = (void *)w, p.y_data = y;
-    struct ocd_conv_perf perf[16];
-    int n;
-    OCD_TRY(ocd_conv_find(handle, &p, requestedAlgoCount, &n, perf, true, workSpace, workSpaceSizeInBytes, __func__));
-    OCD_CONV_PERF_EXPORT(perfResults, perf, n, cudnnConvolutionFwdAlgo_t);
-    *returnedAlgoCount = n;
-    return CUDNN_STATUS_SUCCESS;
+    return ocd_conv_find_algorithms(handle, &p, requestedAlgoCount, returnedAlgoCount, perfResults, true, workSpace, workSpaceSizeInBytes,
+                                    __func__);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionForwardWorkspaceSize(
@@ -673,12 +719,7 @@ cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionBackwardDataAlgorithm_v7(
     OCD_TRY(ocd_conv_check_query_args(handle, requestedAlgoCount, returnedAlgoCount, perfResults));
     struct ocd_conv_problem p;
     OCD_TRY(bwd_data_problem(&p, filterDesc, diffDesc, convDesc, gradDesc));
-    struct ocd_conv_perf perf[16];
-    int n;
-    ocd_conv_heuristic(handle, &p, requestedAlgoCount, &n, perf);
-    OCD_CONV_PERF_EXPORT(perfResults, perf, n, cudnnConvolutionBwdDataAlgo_t);
-    *returnedAlgoCount = n;
-    return CUDNN_STATUS_SUCCESS;
+    return ocd_conv_get_algorithms(handle, &p, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardDataAlgorithm(
@@ -691,12 +732,8 @@ cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardDataAlgorithm(
     OCD_TRY(ocd_conv_check_query_args(handle, requestedAlgoCount, returnedAlgoCount, perfResults));
     struct ocd_conv_problem p;
     OCD_TRY(bwd_data_problem(&p, wDesc, dyDesc, convDesc, dxDesc));
-    struct ocd_conv_perf perf[16];
-    int n;
-    OCD_TRY(ocd_conv_find(handle, &p, requestedAlgoCount, &n, perf, false, NULL, 0, __func__));
-    OCD_CONV_PERF_EXPORT(perfResults, perf, n, cudnnConvolutionBwdDataAlgo_t);
-    *returnedAlgoCount = n;
-    return CUDNN_STATUS_SUCCESS;
+    return ocd_conv_find_algorithms(handle, &p, requestedAlgoCount, returnedAlgoCount, perfResults, false, NULL, 0,
+                                    __func__);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardDataAlgorithmEx(
@@ -714,12 +751,8 @@ cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardDataAlgorithmEx(
     OCD_TRY(bwd_data_problem(&p, wDesc, dyDesc, convDesc, dxDesc));
     if (w == NULL || dy == NULL || dx == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "w, dy or dx is NULL");
     p.x_data = dx, p.w_data = (void *)w, p.y_data = (void *)dy;
-    struct ocd_conv_perf perf[16];
-    int n;
-    OCD_TRY(ocd_conv_find(handle, &p, requestedAlgoCount, &n, perf, true, workSpace, workSpaceSizeInBytes, __func__));
-    OCD_CONV_PERF_EXPORT(perfResults, perf, n, cudnnConvolutionBwdDataAlgo_t);
-    *returnedAlgoCount = n;
-    return CUDNN_STATUS_SUCCESS;
+    return ocd_conv_find_algorithms(handle, &p, requestedAlgoCount, returnedAlgoCount, perfResults, true, workSpace, workSpaceSizeInBytes,
+                                    __func__);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionBackwardDataWorkspaceSize(

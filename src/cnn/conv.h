@@ -185,44 +185,20 @@ cudnnStatus_t ocd_conv_execute(cudnnHandle_t handle, const struct ocd_conv_probl
 cudnnStatus_t ocd_conv_workspace_query(cudnnHandle_t handle, const struct ocd_conv_problem *p,
                                        int algo, size_t *bytes, const char *op);
 
-/* One perf result, direction-independent (the three cuDNN perf structs differ only in the type of
-   algo). */
-struct ocd_conv_perf {
-    int algo;
-    cudnnStatus_t status;
-    float time; /* ms; -1 when not timed */
-    size_t memory;
-    cudnnDeterminism_t determinism;
-    cudnnMathType_t math;
-};
 
 /* cudnnGet*Algorithm_v7: every algorithm once, those that run first in table order, then the
-   others (NOT_SUPPORTED), at most `requested`. */
-void ocd_conv_heuristic(cudnnHandle_t handle, const struct ocd_conv_problem *p, int requested,
-                        int *returned, struct ocd_conv_perf *perf);
+   others (NOT_SUPPORTED), at most `requested`, written to the API's perf struct array of the
+   direction (the three share one layout). */
+cudnnStatus_t ocd_conv_get_algorithms(cudnnHandle_t handle, const struct ocd_conv_problem *p, int requested,
+                                      int *returned, void *perf_results);
 
 /* cudnnFind*Algorithm(Ex): times every algorithm that runs, fastest first, then the others.
-   Without user buffers (p's data NULL) it allocates samples and workspace itself (ALLOC_FAILED
-   when it cannot); with them (Ex) it runs in the user's buffers and workspace. Results are cached
-   per problem string. */
-cudnnStatus_t ocd_conv_find(cudnnHandle_t handle, struct ocd_conv_problem *p, int requested,
-                            int *returned, struct ocd_conv_perf *perf, bool user_buffers,
-                            void *workspace, size_t workspace_bytes, const char *op);
-
-/* Copies perf results into one of the API's perf struct arrays (the layouts agree field by field
-   but for the enum type of algo). */
-#define OCD_CONV_PERF_EXPORT(dst, src, count, algo_type)                                        \
-    do {                                                                                        \
-        for (int ocd_i_ = 0; ocd_i_ < (count); ocd_i_++) {                                      \
-            memset(&(dst)[ocd_i_], 0, sizeof (dst)[ocd_i_]);                                    \
-            (dst)[ocd_i_].algo = (algo_type)(src)[ocd_i_].algo;                                 \
-            (dst)[ocd_i_].status = (src)[ocd_i_].status;                                        \
-            (dst)[ocd_i_].time = (src)[ocd_i_].time;                                            \
-            (dst)[ocd_i_].memory = (src)[ocd_i_].memory;                                        \
-            (dst)[ocd_i_].determinism = (src)[ocd_i_].determinism;                              \
-            (dst)[ocd_i_].mathType = (src)[ocd_i_].math;                                        \
-        }                                                                                       \
-    } while (0)
+   Without user buffers it allocates samples and workspace itself (ALLOC_FAILED when it cannot);
+   with them (Ex: p's data set) it runs in the user's buffers, and an algorithm needing more
+   workspace than offered reports ALLOC_FAILED. Results are cached per problem string. */
+cudnnStatus_t ocd_conv_find_algorithms(cudnnHandle_t handle, struct ocd_conv_problem *p, int requested, int *returned,
+                                       void *perf_results, bool user_buffers, void *workspace, size_t workspace_bytes,
+                                       const char *op);
 
 /* The checks the Get/Find entry points share: a live handle, outputs not NULL, requested >= 1. */
 cudnnStatus_t ocd_conv_check_query_args(cudnnHandle_t handle, int requested, const int *returned, const void *perf);

@@ -34,12 +34,7 @@ cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionBackwardFilterAlgorithm_v7(
     OCD_TRY(ocd_conv_check_query_args(handle, requestedAlgoCount, returnedAlgoCount, perfResults));
     struct ocd_conv_problem p;
     OCD_TRY(bwd_filter_problem(&p, srcDesc, diffDesc, convDesc, gradDesc));
-    struct ocd_conv_perf perf[16];
-    int n;
-    ocd_conv_heuristic(handle, &p, requestedAlgoCount, &n, perf);
-    OCD_CONV_PERF_EXPORT(perfResults, perf, n, cudnnConvolutionBwdFilterAlgo_t);
-    *returnedAlgoCount = n;
-    return CUDNN_STATUS_SUCCESS;
+    return ocd_conv_get_algorithms(handle, &p, requestedAlgoCount, returnedAlgoCount, perfResults);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardFilterAlgorithm(
@@ -52,12 +47,8 @@ cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardFilterAlgorithm(
     OCD_TRY(ocd_conv_check_query_args(handle, requestedAlgoCount, returnedAlgoCount, perfResults));
     struct ocd_conv_problem p;
     OCD_TRY(bwd_filter_problem(&p, xDesc, dyDesc, convDesc, dwDesc));
-    struct ocd_conv_perf perf[16];
-    int n;
-    OCD_TRY(ocd_conv_find(handle, &p, requestedAlgoCount, &n, perf, false, NULL, 0, __func__));
-    OCD_CONV_PERF_EXPORT(perfResults, perf, n, cudnnConvolutionBwdFilterAlgo_t);
-    *returnedAlgoCount = n;
-    return CUDNN_STATUS_SUCCESS;
+    return ocd_conv_find_algorithms(handle, &p, requestedAlgoCount, returnedAlgoCount, perfResults, false, NULL, 0,
+                                    __func__);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardFilterAlgorithmEx(
@@ -75,12 +66,8 @@ cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardFilterAlgorithmEx(
     OCD_TRY(bwd_filter_problem(&p, xDesc, dyDesc, convDesc, dwDesc));
     if (x == NULL || y == NULL || dw == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "x, y (dy) or dw is NULL");
     p.x_data = (void *)x, p.y_data = (void *)y, p.w_data = dw;
-    struct ocd_conv_perf perf[16];
-    int n;
-    OCD_TRY(ocd_conv_find(handle, &p, requestedAlgoCount, &n, perf, true, workSpace, workSpaceSizeInBytes, __func__));
-    OCD_CONV_PERF_EXPORT(perfResults, perf, n, cudnnConvolutionBwdFilterAlgo_t);
-    *returnedAlgoCount = n;
-    return CUDNN_STATUS_SUCCESS;
+    return ocd_conv_find_algorithms(handle, &p, requestedAlgoCount, returnedAlgoCount, perfResults, true, workSpace, workSpaceSizeInBytes,
+                                    __func__);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionBackwardFilterWorkspaceSize(
