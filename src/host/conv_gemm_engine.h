@@ -177,6 +177,7 @@ struct FN(job) {
     const struct gemm_plan *g;
     const struct tables *pre; /* NULL: the implicit strategy */
     GEMM_T *packed_b;         /* all of B packed once (see prepack), or NULL: packed per tile */
+    int64_t mc, nc;           /* tile sizes: at most GEMM_MC x GEMM_NC, smaller to feed every thread */
     int64_t mt, nt;           /* tiles along M and N */
     bool failed;              /* a task could not allocate its scratch */
 };
@@ -238,8 +239,8 @@ static void FN(tiles)(void *ctx, int64_t begin, int64_t end)
     struct table none = {NULL, NULL};
     for (int64_t t = begin; t < end; t++) {
         int64_t group = t / (job->mt * job->nt), mb = t / job->nt % job->mt, nb = t % job->nt;
-        int64_t m0 = mb * GEMM_MC, mc = OCD_MIN(GEMM_MC, g->dims.m - m0);
-        int64_t n0 = nb * GEMM_NC, nc = OCD_MIN(GEMM_NC, g->dims.n - n0);
+        int64_t m0 = mb * job->mc, mc = OCD_MIN(job->mc, g->dims.m - m0);
+        int64_t n0 = nb * job->nc, nc = OCD_MIN(job->nc, g->dims.n - n0);
         int64_t ldacc = (nc + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
         int64_t mcp = (mc + GEMM_MR - 1) / GEMM_MR * GEMM_MR;
         struct table ar = a_dense ? none : slice(g, job->pre, 0, group, m0, m0 + mc, s.t[0]);
@@ -358,8 +359,17 @@ static cudnnStatus_t FN(run)(struct gemm_plan *g, void *ws, int strategy)
         o->ld = gj.cols;
         o->dense_group = gj.rows * gj.cols;
     }
-    struct FN(job) job = {g, strategy == IMPLICIT ? NULL : &pre, packed_b, (g->dims.m + GEMM_MC - 1) / GEMM_MC,
-                          (g->dims.n + GEMM_NC - 1) / GEMM_NC, false};
+    struct FN(job) job = {g, strategy == IMPLICIT ? NULL : &pre, packed_b, GEMM_MC, GEMM_NC, 0, 0, false};
+    /* Halve the tiles (N first: it repacks only A) until every thread has two tasks or the tiles
+       are a few micro-tiles; the reduction (K) is never split, so results do not depend on it. */
+    int64_t want = 2 * (int64_t)ocd_parallel_threads();
+    for (;;) {
+        job.mt = (g->dims.m + job.mc - 1) / job.mc, job.nt = (g->dims.n + job.nc - 1) / job.nc;
+        if (g->dims.groups * job.mt * job.nt >= want) break;
+        if (job.nc > 4 * GEMM_NR && g->dims.n > job.nc / 2) job.nc /= 2;
+        else if (job.mc > 4 * GEMM_MR && g->dims.m > job.mc / 2) job.mc /= 2;
+        else break;
+    }
     ocd_parallel_for(g->dims.groups * job.mt * job.nt, 1, FN(tiles), &job);
     if (strategy == IMPLICIT) free(packed_b);
     if (job.failed) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate the GEMM scratch of a task");
