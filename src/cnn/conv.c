@@ -325,15 +325,15 @@ static pthread_mutex_t find_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct find_cache_entry find_cache[FIND_CACHE_SIZE];
 static int find_cache_next;
 
-/* The cache key: the problem, the backend and device, the entries switched off, and for Ex the
-   workspace the user offers (it decides which algorithms can run). */
+/* The cache key: the problem, the backend and device, the entries switched off, the workspace
+   cap, and for Ex the workspace the user offers (they decide which algorithms can run). */
 static void find_key(cudnnHandle_t handle, const struct ocd_conv_problem *p, bool user_buffers,
                      size_t workspace_bytes, char *key, size_t size)
 {
     char desc[1024];
-    const char *off = getenv("OPENCUDNN_DISABLE");
+    const char *off = getenv("OPENCUDNN_DISABLE"), *cap = getenv("CUDNN_CONV_WSCAP_DBG");
     ocd_conv_problem_format(p, desc, sizeof desc);
-    snprintf(key, size, "%s:%d|%s|%s|%zu", handle->backend->name, handle->device, off ? off : "",
+    snprintf(key, size, "%s:%d|%s|%s|%s|%zu", handle->backend->name, handle->device, off ? off : "", cap ? cap : "",
              user_buffers ? "ex" : "own", user_buffers ? workspace_bytes : 0);
     size_t used = strlen(key);
     if (used + 1 < size) snprintf(key + used, size - used, "|%s", desc);
