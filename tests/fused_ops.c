@@ -1,7 +1,12 @@
 /* fused_ops.c: tests of the FusedOps API: parameter packs (every label set and read back,
-   descriptors kept as copies), plans and their statuses. */
+   descriptors kept as copies), plans and their statuses, and the four fused operations of
+   cuDNN 8.2 against references in double (tests/ref/conv.c for the convolutions). */
 #include "test.h"
 
+#include "ref/conv.h"
+
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 TEST_ONCE(fused_ops_const_pack_every_label)
@@ -128,7 +133,7 @@ TEST_ONCE(fused_ops_variant_pack_pointers_and_scalars)
     CHECK_OK(cudnnDestroyFusedOpsVariantParamPack(NULL));
 }
 
-TEST(fused_ops_plans_report_not_supported)
+TEST(fused_ops_plan_statuses)
 {
     cudnnHandle_t h = test_handle();
     cudnnFusedOpsPlan_t plan;
@@ -143,7 +148,8 @@ TEST(fused_ops_plans_report_not_supported)
         size_t ws = 77;
         CHECK_STATUS(cudnnMakeFusedOpsPlan(h, plan, other, &ws), CUDNN_STATUS_BAD_PARAM); /* ops differ */
         CHECK_STATUS(cudnnMakeFusedOpsPlan(h, plan, c, NULL), CUDNN_STATUS_BAD_PARAM);
-        CHECK_STATUS(cudnnMakeFusedOpsPlan(h, plan, c, &ws), CUDNN_STATUS_NOT_SUPPORTED);
+        /* an empty pack lacks what ops 0 to 3 need; ops 4 to 6 are reserved by the 8.2 headers */
+        CHECK_STATUS(cudnnMakeFusedOpsPlan(h, plan, c, &ws), ops < 4 ? CUDNN_STATUS_BAD_PARAM : CUDNN_STATUS_NOT_SUPPORTED);
         CHECK(ws == 77);
         CHECK_STATUS(cudnnFusedOpsExecute(h, plan, v), CUDNN_STATUS_BAD_PARAM); /* never made */
         CHECK_STATUS(cudnnFusedOpsExecute(h, plan, NULL), CUDNN_STATUS_BAD_PARAM);
@@ -152,4 +158,251 @@ TEST(fused_ops_plans_report_not_supported)
         cudnnDestroyFusedOpsVariantParamPack(v);
     }
     CHECK_OK(cudnnDestroyFusedOpsPlan(NULL));
+}
+
+/* ---- numeric checks ------------------------------------------------------------------------------ */
+
+static cudnnTensorDescriptor_t channel_tensor(cudnnDataType_t t, int c)
+{
+    cudnnTensorDescriptor_t d;
+    CHECK_OK(cudnnCreateTensorDescriptor(&d));
+    CHECK_OK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, t, 1, c, 1, 1));
+    return d;
+}
+
+/* A device buffer of n values of type t from doubles (rounded), and the rounded values back. */
+static void *upload(cudnnDataType_t t, double *v, long n)
+{
+    unsigned char *host = malloc((size_t)n * tdtype_size(t) + 1);
+    for (long i = 0; i < n; i++) {
+        tstore(t, host, i, v[i]);
+        v[i] = tload(t, host, i);
+    }
+    void *dev = tbuf_from(host, (size_t)n * tdtype_size(t));
+    free(host);
+    return dev;
+}
+
+static double *download(cudnnDataType_t t, const void *dev, long n)
+{
+    unsigned char *host = malloc((size_t)n * tdtype_size(t) + 1);
+    double *v = malloc(sizeof *v * (size_t)n);
+    tbuf_download(host, dev, (size_t)n * tdtype_size(t));
+    for (long i = 0; i < n; i++) v[i] = tload(t, host, i);
+    free(host);
+    return v;
+}
+
+static double *randoms(long n, double lo, double hi)
+{
+    double *v = malloc(sizeof *v * (size_t)n);
+    for (long i = 0; i < n; i++) v[i] = trand_uniform(lo, hi);
+    return v;
+}
+
+static void set_const(cudnnFusedOpsConstParamPack_t c, cudnnFusedOpsConstParamLabel_t l, const void *param)
+{
+    CHECK_OK(cudnnSetFusedOpsConstParamPackAttribute(c, l, param));
+}
+
+static void set_ptr(cudnnFusedOpsVariantParamPack_t v, cudnnFusedOpsVariantParamLabel_t l, void *ptr)
+{
+    CHECK_OK(cudnnSetFusedOpsVariantParamPackAttribute(v, l, ptr));
+}
+
+/* BN finalize, training (op 2) and inference (op 3): per-channel math against doubles. */
+static void check_bn_finalize(bool training)
+{
+    cudnnHandle_t h = test_handle();
+    const int C = 7;
+    const long m = 50;
+    cudnnFusedOps_t ops = training ? CUDNN_FUSED_BN_FINALIZE_STATISTICS_TRAINING : CUDNN_FUSED_BN_FINALIZE_STATISTICS_INFERENCE;
+    cudnnTensorDescriptor_t stats = channel_tensor(CUDNN_DATA_FLOAT, C), params = channel_tensor(CUDNN_DATA_FLOAT, C);
+    cudnnTensorDescriptor_t eq = channel_tensor(CUDNN_DATA_HALF, C);
+    double *mean = randoms(C, -1, 1), *var = randoms(C, 0.5, 2), *scale = randoms(C, -2, 2), *bias = randoms(C, -1, 1);
+    double *rmean = randoms(C, -1, 1), *rvar = randoms(C, 0.5, 2), ysum[7], ysq[7];
+    for (int k = 0; k < C; k++) ysum[k] = mean[k] * m, ysq[k] = (var[k] + mean[k] * mean[k]) * m;
+    void *d_ysum = upload(CUDNN_DATA_FLOAT, ysum, C), *d_ysq = upload(CUDNN_DATA_FLOAT, ysq, C);
+    void *d_scale = upload(CUDNN_DATA_FLOAT, scale, C), *d_bias = upload(CUDNN_DATA_FLOAT, bias, C);
+    void *d_rmean = upload(CUDNN_DATA_FLOAT, rmean, C), *d_rvar = upload(CUDNN_DATA_FLOAT, rvar, C);
+    void *d_smean = tbuf_alloc(C * 4), *d_sinv = tbuf_alloc(C * 4), *d_eqs = tbuf_alloc(C * 2), *d_eqb = tbuf_alloc(C * 2);
+    cudnnFusedOpsConstParamPack_t c;
+    cudnnFusedOpsVariantParamPack_t v;
+    cudnnFusedOpsPlan_t plan;
+    CHECK_OK(cudnnCreateFusedOpsConstParamPack(&c, ops));
+    CHECK_OK(cudnnCreateFusedOpsVariantParamPack(&v, ops));
+    CHECK_OK(cudnnCreateFusedOpsPlan(&plan, ops));
+    cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL;
+    cudnnFusedOpsPointerPlaceHolder_t ph = CUDNN_PTR_ELEM_ALIGNED;
+    set_const(c, CUDNN_PARAM_BN_MODE, &mode);
+    set_const(c, CUDNN_PARAM_BN_SCALEBIAS_MEANVAR_DESC, params);
+    set_const(c, CUDNN_PARAM_BN_EQSCALEBIAS_DESC, eq);
+    static const cudnnFusedOpsConstParamLabel_t all[] = {CUDNN_PARAM_BN_SCALE_PLACEHOLDER, CUDNN_PARAM_BN_BIAS_PLACEHOLDER,
+                                                         CUDNN_PARAM_BN_RUNNING_MEAN_PLACEHOLDER,
+                                                         CUDNN_PARAM_BN_RUNNING_VAR_PLACEHOLDER,
+                                                         CUDNN_PARAM_BN_EQSCALE_PLACEHOLDER, CUDNN_PARAM_BN_EQBIAS_PLACEHOLDER,
+                                                         CUDNN_PARAM_YSUM_PLACEHOLDER, CUDNN_PARAM_YSQSUM_PLACEHOLDER,
+                                                         CUDNN_PARAM_BN_SAVED_MEAN_PLACEHOLDER,
+                                                         CUDNN_PARAM_BN_SAVED_INVSTD_PLACEHOLDER};
+    for (int i = 0; i < (training ? 10 : 6); i++) set_const(c, all[i], &ph);
+    size_t ws = 1;
+    if (training) {
+        set_const(c, CUDNN_PARAM_YSTATS_DESC, stats);
+        CHECK_OK(cudnnMakeFusedOpsPlan(h, plan, c, &ws));
+    } else {
+        CHECK_OK(cudnnMakeFusedOpsPlan(h, plan, c, &ws));
+    }
+    CHECK(ws == 0);
+    set_ptr(v, CUDNN_PTR_BN_SCALE, d_scale), set_ptr(v, CUDNN_PTR_BN_BIAS, d_bias);
+    set_ptr(v, CUDNN_PTR_BN_RUNNING_MEAN, d_rmean), set_ptr(v, CUDNN_PTR_BN_RUNNING_VAR, d_rvar);
+    set_ptr(v, CUDNN_PTR_BN_EQSCALE, d_eqs), set_ptr(v, CUDNN_PTR_BN_EQBIAS, d_eqb);
+    int64_t count = m;
+    double factor = 0.25, eps = 1e-3;
+    CHECK_OK(cudnnSetFusedOpsVariantParamPackAttribute(v, CUDNN_SCALAR_INT64_T_BN_ACCUMULATION_COUNT, &count));
+    CHECK_OK(cudnnSetFusedOpsVariantParamPackAttribute(v, CUDNN_SCALAR_DOUBLE_BN_EXP_AVG_FACTOR, &factor));
+    CHECK_OK(cudnnSetFusedOpsVariantParamPackAttribute(v, CUDNN_SCALAR_DOUBLE_BN_EPSILON, &eps));
+    if (training) {
+        /* a pointer its placeholder promised is missing: BAD_PARAM */
+        CHECK_STATUS(cudnnFusedOpsExecute(h, plan, v), CUDNN_STATUS_BAD_PARAM);
+        set_ptr(v, CUDNN_PTR_YSUM, d_ysum), set_ptr(v, CUDNN_PTR_YSQSUM, d_ysq);
+        set_ptr(v, CUDNN_PTR_BN_SAVED_MEAN, d_smean), set_ptr(v, CUDNN_PTR_BN_SAVED_INVSTD, d_sinv);
+    }
+    if (!CHECK_OK(cudnnFusedOpsExecute(h, plan, v))) return;
+    double want_s[7], want_b[7], want_rm[7], want_rv[7], want_inv[7], want_mean[7];
+    for (int k = 0; k < C; k++) {
+        double mu = training ? ysum[k] / m : rmean[k], va = training ? ysq[k] / m - mu * mu : rvar[k];
+        double inv = 1 / sqrt(va + eps);
+        want_mean[k] = mu, want_inv[k] = inv;
+        want_s[k] = scale[k] * inv, want_b[k] = bias[k] - mu * scale[k] * inv;
+        want_rm[k] = training ? (1 - factor) * rmean[k] + factor * mu : rmean[k];
+        want_rv[k] = training ? (1 - factor) * rvar[k] + factor * va * m / (m - 1) : rvar[k];
+    }
+    double *got = download(CUDNN_DATA_HALF, d_eqs, C);
+    tcompare(CUDNN_DATA_DOUBLE, got, want_s, C, 1e-3, "eqScale");
+    free(got);
+    got = download(CUDNN_DATA_HALF, d_eqb, C);
+    tcompare(CUDNN_DATA_DOUBLE, got, want_b, C, 1e-3, "eqBias");
+    free(got);
+    got = download(CUDNN_DATA_FLOAT, d_rmean, C);
+    tcompare(CUDNN_DATA_DOUBLE, got, want_rm, C, 1e-5, "running mean");
+    free(got);
+    got = download(CUDNN_DATA_FLOAT, d_rvar, C);
+    tcompare(CUDNN_DATA_DOUBLE, got, want_rv, C, 1e-5, "running variance");
+    free(got);
+    if (training) {
+        got = download(CUDNN_DATA_FLOAT, d_smean, C);
+        tcompare(CUDNN_DATA_DOUBLE, got, want_mean, C, 1e-5, "saved mean");
+        free(got);
+        got = download(CUDNN_DATA_FLOAT, d_sinv, C);
+        tcompare(CUDNN_DATA_DOUBLE, got, want_inv, C, 1e-5, "saved inverse std");
+        free(got);
+    }
+    cudnnDestroyFusedOpsPlan(plan), cudnnDestroyFusedOpsConstParamPack(c), cudnnDestroyFusedOpsVariantParamPack(v);
+    cudnnDestroyTensorDescriptor(stats), cudnnDestroyTensorDescriptor(params), cudnnDestroyTensorDescriptor(eq);
+    void *bufs[] = {d_ysum, d_ysq, d_scale, d_bias, d_rmean, d_rvar, d_smean, d_sinv, d_eqs, d_eqb};
+    for (int i = 0; i < 10; i++) tbuf_free(bufs[i]);
+    free(mean), free(var), free(scale), free(bias), free(rmean), free(rvar);
+}
+
+TEST(fused_ops_bn_finalize_training_and_inference)
+{
+    check_bn_finalize(true);
+    check_bn_finalize(false);
+}
+
+/* Ops 0 and 1: x' = x * eqScale + eqBias (rounded to x's type), then the forward convolution with
+   per-channel statistics of y, or the filter gradient with dy. NCHW tensors of type t. */
+static void check_conv_op(bool wgrad, cudnnDataType_t t)
+{
+    cudnnHandle_t h = test_handle();
+    struct ref_conv r = {2, 2, 4, 6, 1, {6, 5}, {3, 3}, {0}, {0, 1}, {2, 1}, {1, 1}, false};
+    ref_conv_out_dims(&r);
+    long nx = ref_conv_x_count(&r), nw = ref_conv_w_count(&r), ny = ref_conv_y_count(&r);
+    cudnnTensorDescriptor_t xd, yd, eqd = channel_tensor(t, r.c), sd = channel_tensor(CUDNN_DATA_FLOAT, r.k);
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    CHECK_OK(cudnnCreateTensorDescriptor(&xd)), CHECK_OK(cudnnCreateTensorDescriptor(&yd));
+    CHECK_OK(cudnnCreateFilterDescriptor(&wd)), CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+    CHECK_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, t, r.n, r.c, r.in[0], r.in[1]));
+    CHECK_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, t, r.n, r.k, r.out[0], r.out[1]));
+    CHECK_OK(cudnnSetFilter4dDescriptor(wd, t, CUDNN_TENSOR_NCHW, r.k, r.c, r.filt[0], r.filt[1]));
+    CHECK_OK(cudnnSetConvolution2dDescriptor(cd, 0, 1, 2, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    double *x = randoms(nx, -1, 1), *w = randoms(nw, -1, 1), *y = randoms(ny, -1, 1);
+    double *s = randoms(r.c, 0.5, 1.5), *b = randoms(r.c, -0.5, 0.5);
+    void *dx = upload(t, x, nx), *dw = wgrad ? tbuf_alloc((size_t)nw * tdtype_size(t)) : upload(t, w, nw);
+    void *dy = wgrad ? upload(t, y, ny) : tbuf_alloc((size_t)ny * tdtype_size(t));
+    void *ds = upload(t, s, r.c), *db = upload(t, b, r.c), *dsum = tbuf_alloc(r.k * 4), *dsq = tbuf_alloc(r.k * 4);
+    cudnnFusedOps_t ops = wgrad ? CUDNN_FUSED_SCALE_BIAS_ACTIVATION_WGRAD : CUDNN_FUSED_SCALE_BIAS_ACTIVATION_CONV_BNSTATS;
+    cudnnFusedOpsConstParamPack_t c;
+    cudnnFusedOpsVariantParamPack_t v;
+    cudnnFusedOpsPlan_t plan;
+    CHECK_OK(cudnnCreateFusedOpsConstParamPack(&c, ops));
+    CHECK_OK(cudnnCreateFusedOpsVariantParamPack(&v, ops));
+    CHECK_OK(cudnnCreateFusedOpsPlan(&plan, ops));
+    cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
+    cudnnFusedOpsPointerPlaceHolder_t ph = CUDNN_PTR_16B_ALIGNED;
+    set_const(c, CUDNN_PARAM_BN_MODE, &mode);
+    set_const(c, CUDNN_PARAM_XDESC, xd), set_const(c, CUDNN_PARAM_XDATA_PLACEHOLDER, &ph);
+    set_const(c, CUDNN_PARAM_BN_EQSCALEBIAS_DESC, eqd);
+    set_const(c, CUDNN_PARAM_BN_EQSCALE_PLACEHOLDER, &ph), set_const(c, CUDNN_PARAM_BN_EQBIAS_PLACEHOLDER, &ph);
+    set_const(c, CUDNN_PARAM_CONV_DESC, cd);
+    set_const(c, wgrad ? CUDNN_PARAM_DWDESC : CUDNN_PARAM_WDESC, wd);
+    set_const(c, wgrad ? CUDNN_PARAM_DWDATA_PLACEHOLDER : CUDNN_PARAM_WDATA_PLACEHOLDER, &ph);
+    set_const(c, wgrad ? CUDNN_PARAM_DYDESC : CUDNN_PARAM_YDESC, yd);
+    set_const(c, wgrad ? CUDNN_PARAM_DYDATA_PLACEHOLDER : CUDNN_PARAM_YDATA_PLACEHOLDER, &ph);
+    if (!wgrad) {
+        set_const(c, CUDNN_PARAM_YSTATS_DESC, sd);
+        set_const(c, CUDNN_PARAM_YSUM_PLACEHOLDER, &ph), set_const(c, CUDNN_PARAM_YSQSUM_PLACEHOLDER, &ph);
+    }
+    size_t ws_bytes = 0;
+    if (!CHECK_OK(cudnnMakeFusedOpsPlan(h, plan, c, &ws_bytes))) return;
+    CHECK(ws_bytes >= (size_t)nx * tdtype_size(t)); /* holds the scaled input */
+    void *ws = tbuf_alloc(ws_bytes);
+    set_ptr(v, CUDNN_PTR_XDATA, dx), set_ptr(v, CUDNN_PTR_BN_EQSCALE, ds), set_ptr(v, CUDNN_PTR_BN_EQBIAS, db);
+    set_ptr(v, wgrad ? CUDNN_PTR_DWDATA : CUDNN_PTR_WDATA, dw), set_ptr(v, wgrad ? CUDNN_PTR_DYDATA : CUDNN_PTR_YDATA, dy);
+    if (!wgrad) set_ptr(v, CUDNN_PTR_YSUM, dsum), set_ptr(v, CUDNN_PTR_YSQSUM, dsq);
+    set_ptr(v, CUDNN_PTR_WORKSPACE, ws);
+    size_t small = ws_bytes - 1;
+    CHECK_OK(cudnnSetFusedOpsVariantParamPackAttribute(v, CUDNN_SCALAR_SIZE_T_WORKSPACE_SIZE_IN_BYTES, &small));
+    CHECK_STATUS(cudnnFusedOpsExecute(h, plan, v), CUDNN_STATUS_BAD_PARAM); /* too little workspace */
+    CHECK_OK(cudnnSetFusedOpsVariantParamPackAttribute(v, CUDNN_SCALAR_SIZE_T_WORKSPACE_SIZE_IN_BYTES, &ws_bytes));
+    if (CHECK_OK(cudnnFusedOpsExecute(h, plan, v))) {
+        unsigned char tmp[8];
+        long per = nx / ((long)r.n * r.c);
+        for (long i = 0; i < nx; i++) { /* the scaled input is stored in x's type */
+            tstore(t, tmp, 0, x[i] * s[i / per % r.c] + b[i / per % r.c]);
+            x[i] = tload(t, tmp, 0);
+        }
+        double tol = t == CUDNN_DATA_FLOAT ? 1e-4 : 2e-2;
+        if (wgrad) {
+            double *want = malloc(sizeof *want * (size_t)nw), *got = download(t, dw, nw);
+            ref_conv_bwd_filter(&r, x, y, want);
+            tcompare(CUDNN_DATA_DOUBLE, got, want, nw, tol, "fused wgrad");
+            free(want), free(got);
+        } else {
+            double *want = malloc(sizeof *want * (size_t)ny), *got = download(t, dy, ny), sum[6] = {0}, sq[6] = {0};
+            ref_conv_fwd(&r, x, w, want);
+            tcompare(CUDNN_DATA_DOUBLE, got, want, ny, tol, "fused forward");
+            long pq = ny / ((long)r.n * r.k);
+            for (long i = 0; i < ny; i++) sum[i / pq % r.k] += got[i], sq[i / pq % r.k] += got[i] * got[i];
+            double *gs = download(CUDNN_DATA_FLOAT, dsum, r.k), *gq = download(CUDNN_DATA_FLOAT, dsq, r.k);
+            tcompare(CUDNN_DATA_DOUBLE, gs, sum, r.k, 1e-4, "ySum");
+            tcompare(CUDNN_DATA_DOUBLE, gq, sq, r.k, 1e-4, "ySqSum");
+            free(want), free(got), free(gs), free(gq);
+        }
+    }
+    cudnnDestroyFusedOpsPlan(plan), cudnnDestroyFusedOpsConstParamPack(c), cudnnDestroyFusedOpsVariantParamPack(v);
+    cudnnDestroyTensorDescriptor(xd), cudnnDestroyTensorDescriptor(yd), cudnnDestroyTensorDescriptor(eqd);
+    cudnnDestroyTensorDescriptor(sd), cudnnDestroyFilterDescriptor(wd), cudnnDestroyConvolutionDescriptor(cd);
+    void *bufs[] = {dx, dw, dy, ds, db, dsum, dsq, ws};
+    for (int i = 0; i < 8; i++) tbuf_free(bufs[i]);
+    free(x), free(w), free(y), free(s), free(b);
+}
+
+TEST(fused_ops_scale_bias_conv_bnstats_and_wgrad)
+{
+    check_conv_op(false, CUDNN_DATA_FLOAT);
+    check_conv_op(true, CUDNN_DATA_FLOAT);
+    check_conv_op(false, CUDNN_DATA_HALF);
+    check_conv_op(true, CUDNN_DATA_HALF);
 }

@@ -132,12 +132,25 @@ cudnnStatus_t ocd_conv_problem_init(struct ocd_conv_problem *p, enum ocd_conv_di
                                     cudnnConvolutionDescriptor_t conv_desc,
                                     cudnnTensorDescriptor_t y_desc, const char *y_name)
 {
+    struct ocd_tensor_view v;
+    OCD_TRY(ocd_tensor_get(x_desc, x_name, &v));
+    OCD_TRY(ocd_filter_get(w_desc, w_name, &v));
+    OCD_TRY(ocd_conv_desc_get(conv_desc, "convDesc"));
+    OCD_TRY(ocd_tensor_get(y_desc, y_name, &v));
+    return ocd_conv_problem_of(p, dir, x_desc, x_name, w_desc, w_name, conv_desc, y_desc, y_name);
+}
+
+cudnnStatus_t ocd_conv_problem_of(struct ocd_conv_problem *p, enum ocd_conv_dir dir,
+                                  const struct cudnnTensorStruct *x_desc, const char *x_name,
+                                  const struct cudnnFilterStruct *w_desc, const char *w_name,
+                                  const struct cudnnConvolutionStruct *conv_desc,
+                                  const struct cudnnTensorStruct *y_desc, const char *y_name)
+{
     memset(p, 0, sizeof *p);
     p->dir = dir;
-    OCD_TRY(ocd_tensor_get(x_desc, x_name, &p->x));
-    OCD_TRY(ocd_filter_get(w_desc, w_name, &p->w));
-    OCD_TRY(ocd_conv_desc_get(conv_desc, "convDesc"));
-    OCD_TRY(ocd_tensor_get(y_desc, y_name, &p->y));
+    ocd_tensor_view_of(x_desc, &p->x);
+    ocd_filter_view_of(w_desc, &p->w);
+    ocd_tensor_view_of(y_desc, &p->y);
     p->w_format = w_desc->format;
     p->compute = conv_desc->compute;
     p->math = conv_desc->math;
@@ -490,6 +503,14 @@ static void export_perf(const struct ocd_conv_perf *src, int n, void *dst)
         r.mathType = src[i].math;
         memcpy((char *)dst + (size_t)i * sizeof r, &r, sizeof r);
     }
+}
+
+int ocd_conv_preferred_algo(cudnnHandle_t handle, const struct ocd_conv_problem *p)
+{
+    struct ocd_conv_perf perf[16];
+    int n = 0;
+    heuristic(handle, p, 1, &n, perf);
+    return n > 0 && perf[0].status == CUDNN_STATUS_SUCCESS ? perf[0].algo : -1;
 }
 
 cudnnStatus_t ocd_conv_get_algorithms(cudnnHandle_t handle, const struct ocd_conv_problem *p, int requested,

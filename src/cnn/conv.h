@@ -153,11 +153,13 @@ extern const size_t ocd_conv_im2col_impl_count;
 extern const struct ocd_impl ocd_conv_bias_grad_impls[];
 extern const size_t ocd_conv_bias_grad_impl_count;
 
-/* cudnnConvolutionBackwardBias: db[k] = alpha * sum over n and space of dy[n, k, ...] + beta * db[k]. */
+/* cudnnConvolutionBackwardBias: db[k] = alpha * sum over n and space of dy[n, k, ...] + beta * db[k];
+   with sq_data, also sq[k] = alpha * the sum of squares + beta * sq[k] (the statistics of the
+   fused forward convolution). */
 struct ocd_conv_bias_problem {
     struct ocd_tensor_view dy, db;
     const void *dy_data;
-    void *db_data;
+    void *db_data, *sq_data;
     double alpha, beta;
 };
 
@@ -171,6 +173,14 @@ cudnnStatus_t ocd_conv_problem_init(struct ocd_conv_problem *p, enum ocd_conv_di
                                     cudnnFilterDescriptor_t w_desc, const char *w_name,
                                     cudnnConvolutionDescriptor_t conv_desc,
                                     cudnnTensorDescriptor_t y_desc, const char *y_name);
+
+/* The same for descriptors known to be set (copies kept by a fused-ops pack): the checks after
+   the liveness of the descriptors. */
+cudnnStatus_t ocd_conv_problem_of(struct ocd_conv_problem *p, enum ocd_conv_dir dir,
+                                  const struct cudnnTensorStruct *x_desc, const char *x_name,
+                                  const struct cudnnFilterStruct *w_desc, const char *w_name,
+                                  const struct cudnnConvolutionStruct *conv_desc,
+                                  const struct cudnnTensorStruct *y_desc, const char *y_name);
 
 /* The canonical problem string (DESIGN.md practice 11): direction, shape, conv parameters, types
    and layouts; used in logs and as the key of the Find cache. */
@@ -192,6 +202,9 @@ cudnnStatus_t ocd_conv_workspace_query(cudnnHandle_t handle, const struct ocd_co
 cudnnStatus_t ocd_conv_get_algorithms(cudnnHandle_t handle, const struct ocd_conv_problem *p, int requested,
                                       int *returned, void *perf_results);
 
+/* The algorithm the heuristic ranks first, or -1 when none runs. */
+int ocd_conv_preferred_algo(cudnnHandle_t handle, const struct ocd_conv_problem *p);
+
 /* cudnnFind*Algorithm(Ex): times every algorithm that runs, fastest first, then the others.
    Without user buffers it allocates samples and workspace itself (ALLOC_FAILED when it cannot);
    with them (Ex: p's data set) it runs in the user's buffers, and an algorithm needing more
@@ -212,7 +225,7 @@ cudnnStatus_t ocd_conv_desc_get(cudnnConvolutionDescriptor_t desc, const char *n
 
 /* Forward output dims of x (rank nb) convolved with w: out[] gets nb dims. BAD_PARAM when the
    descriptors disagree (rank, channels x groups, filter larger than the padded input). */
-cudnnStatus_t ocd_conv_output_dims(cudnnConvolutionDescriptor_t conv, const struct ocd_tensor_view *x,
+cudnnStatus_t ocd_conv_output_dims(const struct cudnnConvolutionStruct *conv, const struct ocd_tensor_view *x,
                                    const struct ocd_tensor_view *w, int64_t out[]);
 
 #ifdef __cplusplus

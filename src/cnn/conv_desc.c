@@ -220,7 +220,7 @@ cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionNdDescriptor(const cudnnConvolution
 
 /* ---- forward output dims ------------------------------------------------------------------------ */
 
-cudnnStatus_t ocd_conv_output_dims(cudnnConvolutionDescriptor_t conv, const struct ocd_tensor_view *x,
+cudnnStatus_t ocd_conv_output_dims(const struct cudnnConvolutionStruct *conv, const struct ocd_tensor_view *x,
                                    const struct ocd_tensor_view *w, int64_t out[])
 {
     if (x->rank != w->rank)

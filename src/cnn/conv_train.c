@@ -133,6 +133,7 @@ cudnnStatus_t CUDNNWINAPI cudnnConvolutionBackwardBias(cudnnHandle_t handle, con
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the bias gradient of %s data is not supported", ocd_dtype_name(t));
     p.dy_data = dy;
     p.db_data = db;
+    p.sq_data = NULL;
     p.alpha = ocd_scaling_value(t, alpha);
     p.beta = ocd_scaling_value(t, beta);
     return ocd_impl_run(handle, ocd_conv_bias_grad_impls, ocd_conv_bias_grad_impl_count, &p, __func__);

@@ -13,7 +13,7 @@
 #include "core/dtype.h"
 #include "core/handle.h"
 #include "cuda/check.cuh"
-#include "cuda/typed.cuh"
+#include "cuda/dynamic.cuh"
 
 #include <string.h>
 
@@ -33,54 +33,6 @@ struct conv_params {
     double alpha, beta, alpha2;
     int ep_on, relu;
 };
-
-/* Scalar i of a buffer of type t, converted to the accumulator type. */
-template <typename Acc> __device__ Acc load_as(cudnnDataType_t t, const void *p, int64_t i)
-{
-    switch (t) {
-    case CUDNN_DATA_FLOAT: return (Acc)((const float *)p)[i];
-    case CUDNN_DATA_DOUBLE: return (Acc)((const double *)p)[i];
-    case CUDNN_DATA_HALF: return (Acc)__half2float(((const __half *)p)[i]);
-    case CUDNN_DATA_BFLOAT16: return (Acc)__bfloat162float(((const __nv_bfloat16 *)p)[i]);
-    case CUDNN_DATA_INT8: case CUDNN_DATA_INT8x4: case CUDNN_DATA_INT8x32: return (Acc)((const int8_t *)p)[i];
-    case CUDNN_DATA_UINT8: case CUDNN_DATA_UINT8x4: return (Acc)((const uint8_t *)p)[i];
-    case CUDNN_DATA_INT32: return (Acc)((const int32_t *)p)[i];
-    default: return (Acc)((const int64_t *)p)[i];
-    }
-}
-
-/* Stores v (float precision, double for double data) with the rounding and saturation of the type. */
-__device__ void store_as(cudnnDataType_t t, void *p, int64_t i, double v)
-{
-    switch (t) {
-    case CUDNN_DATA_DOUBLE: ((double *)p)[i] = v; return;
-    case CUDNN_DATA_FLOAT: ((float *)p)[i] = (float)v; return;
-    case CUDNN_DATA_HALF: ocd_cuda_store<__half, float>((__half *)p + i, (float)v); return;
-    case CUDNN_DATA_BFLOAT16: ocd_cuda_store<__nv_bfloat16, float>((__nv_bfloat16 *)p + i, (float)v); return;
-    case CUDNN_DATA_INT8: case CUDNN_DATA_INT8x4: case CUDNN_DATA_INT8x32:
-        ocd_cuda_store<int8_t, float>((int8_t *)p + i, (float)v); return;
-    case CUDNN_DATA_UINT8: case CUDNN_DATA_UINT8x4: ocd_cuda_store<uint8_t, float>((uint8_t *)p + i, (float)v); return;
-    case CUDNN_DATA_INT32: ocd_cuda_store<int32_t, float>((int32_t *)p + i, (float)v); return;
-    default: ((int64_t *)p)[i] = (int64_t)v; return;
-    }
-}
-
-/* Scalar offset of the element at coordinates idx (tensor.h: the vector split of dim 1). */
-__device__ int64_t offset_of(const ocd_cuda_view &v, const int64_t *idx)
-{
-    int64_t off = 0;
-    for (int d = 0; d < v.rank; d++)
-        off += d == 1 && v.vect > 1 ? (idx[1] / v.vect) * v.strides[1] + idx[1] % v.vect : idx[d] * v.strides[d];
-    return off;
-}
-
-__device__ void coords(const ocd_cuda_view &v, int64_t linear, int64_t *idx)
-{
-    for (int d = v.rank - 1; d >= 0; d--) {
-        idx[d] = linear % v.dims[d];
-        linear /= v.dims[d];
-    }
-}
 
 __device__ int64_t tap(const conv_params &p, int d, int64_t r)
 {
@@ -105,15 +57,15 @@ template <typename Acc> __device__ void finish(const conv_params &p, const ocd_c
     typedef typename ocd_compute<Acc>::type R; /* int accumulates, but scales in float */
     R r = (R)p.alpha * (R)acc;
     if (p.ep_on) {
-        if (p.z != nullptr) r += (R)p.alpha2 * load_as<R>(t, p.z, off);
+        if (p.z != nullptr) r += (R)p.alpha2 * ocd_cuda_load_as<R>(t, p.z, off);
         int64_t bidx[OCD_MAX_DIMS] = {0};
         bidx[1] = channel;
-        r += load_as<R>(p.bt, p.bp, offset_of(p.bias, bidx));
+        r += ocd_cuda_load_as<R>(p.bt, p.bp, ocd_cuda_offset_of(p.bias, bidx));
         if (p.relu && r < 0) r = 0;
     } else if (p.beta != 0) {
-        r += (R)p.beta * load_as<R>(t, p.dst, off);
+        r += (R)p.beta * ocd_cuda_load_as<R>(t, p.dst, off);
     }
-    store_as(t, p.dst, off, (double)r);
+    ocd_cuda_store_as(t, p.dst, off, (double)r);
 }
 
 template <typename Acc> __global__ void fwd_kernel(conv_params p, int64_t total)
@@ -121,7 +73,7 @@ template <typename Acc> __global__ void fwd_kernel(conv_params p, int64_t total)
     int64_t cg = p.c / p.groups, kg = p.k / p.groups;
     for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
         int64_t yi[OCD_MAX_DIMS] = {0}, xi[OCD_MAX_DIMS] = {0}, wi[OCD_MAX_DIMS] = {0};
-        coords(p.y, e, yi);
+        ocd_cuda_coords(p.y, e, yi);
         int64_t g = yi[1] / kg;
         Acc acc = 0;
         xi[0] = yi[0];
@@ -138,10 +90,10 @@ template <typename Acc> __global__ void fwd_kernel(conv_params p, int64_t total)
                     wi[d + 2] = tap(p, d, r[d]);
                 }
                 if (inside)
-                    acc += load_as<Acc>(p.xt, p.xp, offset_of(p.x, xi)) * load_as<Acc>(p.wt, p.wp, offset_of(p.w, wi));
+                    acc += ocd_cuda_load_as<Acc>(p.xt, p.xp, ocd_cuda_offset_of(p.x, xi)) * ocd_cuda_load_as<Acc>(p.wt, p.wp, ocd_cuda_offset_of(p.w, wi));
             } while (next_index(p.nsp, p.filt, r));
         }
-        finish<Acc>(p, p.y, p.yt, offset_of(p.y, yi), yi[1], acc);
+        finish<Acc>(p, p.y, p.yt, ocd_cuda_offset_of(p.y, yi), yi[1], acc);
     }
 }
 
@@ -150,7 +102,7 @@ template <typename Acc> __global__ void bwd_data_kernel(conv_params p, int64_t t
     int64_t cg = p.c / p.groups, kg = p.k / p.groups;
     for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
         int64_t xi[OCD_MAX_DIMS] = {0}, yi[OCD_MAX_DIMS] = {0}, wi[OCD_MAX_DIMS] = {0};
-        coords(p.x, e, xi);
+        ocd_cuda_coords(p.x, e, xi);
         int64_t g = xi[1] / cg;
         Acc acc = 0;
         yi[0] = xi[0];
@@ -168,10 +120,10 @@ template <typename Acc> __global__ void bwd_data_kernel(conv_params p, int64_t t
                     wi[d + 2] = tap(p, d, r[d]);
                 }
                 if (inside)
-                    acc += load_as<Acc>(p.yt, p.yp, offset_of(p.y, yi)) * load_as<Acc>(p.wt, p.wp, offset_of(p.w, wi));
+                    acc += ocd_cuda_load_as<Acc>(p.yt, p.yp, ocd_cuda_offset_of(p.y, yi)) * ocd_cuda_load_as<Acc>(p.wt, p.wp, ocd_cuda_offset_of(p.w, wi));
             } while (next_index(p.nsp, p.filt, r));
         }
-        finish<Acc>(p, p.x, p.xt, offset_of(p.x, xi), xi[1], acc);
+        finish<Acc>(p, p.x, p.xt, ocd_cuda_offset_of(p.x, xi), xi[1], acc);
     }
 }
 
@@ -180,7 +132,7 @@ template <typename Acc> __global__ void bwd_filter_kernel(conv_params p, int64_t
     int64_t cg = p.c / p.groups, kg = p.k / p.groups;
     for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
         int64_t wi[OCD_MAX_DIMS] = {0}, xi[OCD_MAX_DIMS] = {0}, yi[OCD_MAX_DIMS] = {0};
-        coords(p.w, e, wi);
+        ocd_cuda_coords(p.w, e, wi);
         int64_t g = wi[0] / kg;
         Acc acc = 0;
         yi[1] = wi[0];
@@ -196,10 +148,10 @@ template <typename Acc> __global__ void bwd_filter_kernel(conv_params p, int64_t
                     yi[d + 2] = o[d];
                 }
                 if (inside)
-                    acc += load_as<Acc>(p.yt, p.yp, offset_of(p.y, yi)) * load_as<Acc>(p.xt, p.xp, offset_of(p.x, xi));
+                    acc += ocd_cuda_load_as<Acc>(p.yt, p.yp, ocd_cuda_offset_of(p.y, yi)) * ocd_cuda_load_as<Acc>(p.xt, p.xp, ocd_cuda_offset_of(p.x, xi));
             } while (next_index(p.nsp, p.out, o));
         }
-        finish<Acc>(p, p.w, p.wt, offset_of(p.w, wi), wi[0], acc);
+        finish<Acc>(p, p.w, p.wt, ocd_cuda_offset_of(p.w, wi), wi[0], acc);
     }
 }
 
@@ -229,20 +181,21 @@ __global__ void im2col_kernel(conv_params p, int64_t rows, int64_t cols)
                                     q * p.stride[1] - p.pad[1] + tap(p, 1, s) * p.dil[1]};
         double v = 0;
         if (xi[2] >= 0 && xi[2] < p.in[0] && xi[3] >= 0 && xi[3] < p.in[1])
-            v = load_as<double>(p.xt, p.xp, offset_of(p.x, xi));
-        store_as(p.xt, p.dst, e, v); /* exact: every type converts to double and back */
+            v = ocd_cuda_load_as<double>(p.xt, p.xp, ocd_cuda_offset_of(p.x, xi));
+        ocd_cuda_store_as(p.xt, p.dst, e, v); /* exact: every type converts to double and back */
     }
 }
 
 /* One block per channel: each thread sums a strided share of (image, position) pairs, then the
-   block reduces in shared memory in a fixed order. */
+   block reduces in shared memory in a fixed order; with sqp, the sums of squares as well. */
 template <typename Acc> __global__ void bias_grad_kernel(ocd_cuda_view dy, cudnnDataType_t t, const void *dyp,
-                                                         ocd_cuda_view db, void *dbp, double alpha, double beta)
+                                                         ocd_cuda_view db, void *dbp, void *sqp, double alpha,
+                                                         double beta)
 {
-    __shared__ Acc part[kThreads];
+    __shared__ Acc part[kThreads], part2[kThreads];
     int64_t k = blockIdx.x, per_image = 1;
     for (int d = 2; d < dy.rank; d++) per_image *= dy.dims[d];
-    Acc acc = 0;
+    Acc acc = 0, sq = 0;
     for (int64_t e = threadIdx.x; e < dy.dims[0] * per_image; e += blockDim.x) {
         int64_t idx[OCD_MAX_DIMS] = {0}, rest = e % per_image;
         idx[0] = e / per_image;
@@ -251,21 +204,31 @@ template <typename Acc> __global__ void bias_grad_kernel(ocd_cuda_view dy, cudnn
             idx[d] = rest % dy.dims[d];
             rest /= dy.dims[d];
         }
-        acc += load_as<Acc>(t, dyp, offset_of(dy, idx));
+        Acc v = ocd_cuda_load_as<Acc>(t, dyp, ocd_cuda_offset_of(dy, idx));
+        acc += v;
+        sq += v * v;
     }
     part[threadIdx.x] = acc;
+    part2[threadIdx.x] = sq;
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s /= 2) {
-        if ((int)threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
+        if ((int)threadIdx.x < s) {
+            part[threadIdx.x] += part[threadIdx.x + s];
+            part2[threadIdx.x] += part2[threadIdx.x + s];
+        }
         __syncthreads();
     }
     if (threadIdx.x == 0) {
         int64_t bidx[OCD_MAX_DIMS] = {0};
         bidx[1] = k;
-        int64_t off = offset_of(db, bidx);
-        Acc r = (Acc)alpha * part[0];
-        if (beta != 0) r += (Acc)beta * load_as<Acc>(t, dbp, off);
-        store_as(t, dbp, off, (double)r);
+        int64_t off = ocd_cuda_offset_of(db, bidx);
+        Acc r = (Acc)alpha * part[0], r2 = (Acc)alpha * part2[0];
+        if (beta != 0) r += (Acc)beta * ocd_cuda_load_as<Acc>(t, dbp, off);
+        ocd_cuda_store_as(t, dbp, off, (double)r);
+        if (sqp != nullptr) {
+            if (beta != 0) r2 += (Acc)beta * ocd_cuda_load_as<Acc>(t, sqp, off);
+            ocd_cuda_store_as(t, sqp, off, (double)r2);
+        }
     }
 }
 
@@ -324,10 +287,10 @@ extern "C" cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const voi
     unsigned grid = (unsigned)p->dy.dims[1];
     if (p->dy.dtype == CUDNN_DATA_DOUBLE)
         bias_grad_kernel<double><<<grid, kThreads, 0, handle->stream>>>(dy, p->dy.dtype, p->dy_data, db, p->db_data,
-                                                                         p->alpha, p->beta);
+                                                                         p->sq_data, p->alpha, p->beta);
     else
         bias_grad_kernel<float><<<grid, kThreads, 0, handle->stream>>>(dy, p->dy.dtype, p->dy_data, db, p->db_data,
-                                                                        p->alpha, p->beta);
+                                                                        p->sq_data, p->alpha, p->beta);
     OCD_CUDA_LAUNCHED();
     return CUDNN_STATUS_SUCCESS;
 }

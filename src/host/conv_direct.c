@@ -193,7 +193,7 @@ static void bias_grad_range(void *ctx, int64_t begin, int64_t end)
     int64_t per_image = ocd_view_count(&p->dy) / (p->dy.dims[0] * p->dy.dims[1]);
     for (int64_t k = begin; k < end; k++) {
         int64_t idx[OCD_MAX_DIMS] = {0};
-        double acc = 0;
+        double acc = 0, sq = 0;
         for (int64_t n = 0; n < p->dy.dims[0]; n++) {
             idx[0] = n;
             idx[1] = k;
@@ -203,15 +203,21 @@ static void bias_grad_range(void *ctx, int64_t begin, int64_t end)
                     idx[d] = rest % p->dy.dims[d];
                     rest /= p->dy.dims[d];
                 }
-                acc += ocd_host_load(p->dy.dtype, p->dy_data, ocd_view_offset_of(&p->dy, idx));
+                double v = ocd_host_load(p->dy.dtype, p->dy_data, ocd_view_offset_of(&p->dy, idx));
+                acc += v;
+                sq += v * v;
             }
         }
         int64_t bidx[OCD_MAX_DIMS] = {0};
         bidx[1] = k;
         int64_t off = ocd_view_offset_of(&p->db, bidx);
-        double r = p->alpha * acc;
+        double r = p->alpha * acc, r2 = p->alpha * sq;
         if (p->beta != 0) r += p->beta * ocd_host_load(p->db.dtype, p->db_data, off);
         ocd_host_store(p->db.dtype, p->db_data, off, r);
+        if (p->sq_data != NULL) {
+            if (p->beta != 0) r2 += p->beta * ocd_host_load(p->db.dtype, p->sq_data, off);
+            ocd_host_store(p->db.dtype, p->sq_data, off, r2);
+        }
     }
 }
 
