@@ -200,6 +200,36 @@ static double *randoms(long n, double lo, double hi)
     return v;
 }
 
+/* The three objects of one fused operation. */
+struct fused {
+    cudnnFusedOpsConstParamPack_t c;
+    cudnnFusedOpsVariantParamPack_t v;
+    cudnnFusedOpsPlan_t plan;
+};
+
+static struct fused fused_create(cudnnFusedOps_t ops, cudnnBatchNormMode_t mode)
+{
+    struct fused f;
+    CHECK_OK(cudnnCreateFusedOpsConstParamPack(&f.c, ops));
+    CHECK_OK(cudnnCreateFusedOpsVariantParamPack(&f.v, ops));
+    CHECK_OK(cudnnCreateFusedOpsPlan(&f.plan, ops));
+    CHECK_OK(cudnnSetFusedOpsConstParamPackAttribute(f.c, CUDNN_PARAM_BN_MODE, &mode));
+    return f;
+}
+
+static void fused_destroy(struct fused f)
+{
+    cudnnDestroyFusedOpsPlan(f.plan), cudnnDestroyFusedOpsConstParamPack(f.c), cudnnDestroyFusedOpsVariantParamPack(f.v);
+}
+
+/* Compares n device values of type t with doubles. */
+static void check_values(cudnnDataType_t t, const void *dev, const double *want, long n, double tol, const char *what)
+{
+    double *got = download(t, dev, n);
+    tcompare(CUDNN_DATA_DOUBLE, got, want, n, tol, what);
+    free(got);
+}
+
 static void set_const(cudnnFusedOpsConstParamPack_t c, cudnnFusedOpsConstParamLabel_t l, const void *param)
 {
     CHECK_OK(cudnnSetFusedOpsConstParamPackAttribute(c, l, param));
@@ -226,15 +256,11 @@ static void check_bn_finalize(bool training)
     void *d_scale = upload(CUDNN_DATA_FLOAT, scale, C), *d_bias = upload(CUDNN_DATA_FLOAT, bias, C);
     void *d_rmean = upload(CUDNN_DATA_FLOAT, rmean, C), *d_rvar = upload(CUDNN_DATA_FLOAT, rvar, C);
     void *d_smean = tbuf_alloc(C * 4), *d_sinv = tbuf_alloc(C * 4), *d_eqs = tbuf_alloc(C * 2), *d_eqb = tbuf_alloc(C * 2);
-    cudnnFusedOpsConstParamPack_t c;
-    cudnnFusedOpsVariantParamPack_t v;
-    cudnnFusedOpsPlan_t plan;
-    CHECK_OK(cudnnCreateFusedOpsConstParamPack(&c, ops));
-    CHECK_OK(cudnnCreateFusedOpsVariantParamPack(&v, ops));
-    CHECK_OK(cudnnCreateFusedOpsPlan(&plan, ops));
-    cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL;
+    struct fused f = fused_create(ops, CUDNN_BATCHNORM_SPATIAL);
+    cudnnFusedOpsConstParamPack_t c = f.c;
+    cudnnFusedOpsVariantParamPack_t v = f.v;
+    cudnnFusedOpsPlan_t plan = f.plan;
     cudnnFusedOpsPointerPlaceHolder_t ph = CUDNN_PTR_ELEM_ALIGNED;
-    set_const(c, CUDNN_PARAM_BN_MODE, &mode);
     set_const(c, CUDNN_PARAM_BN_SCALEBIAS_MEANVAR_DESC, params);
     set_const(c, CUDNN_PARAM_BN_EQSCALEBIAS_DESC, eq);
     static const cudnnFusedOpsConstParamLabel_t all[] = {CUDNN_PARAM_BN_SCALE_PLACEHOLDER, CUDNN_PARAM_BN_BIAS_PLACEHOLDER,
@@ -277,27 +303,15 @@ static void check_bn_finalize(bool training)
         want_rm[k] = training ? (1 - factor) * rmean[k] + factor * mu : rmean[k];
         want_rv[k] = training ? (1 - factor) * rvar[k] + factor * va * m / (m - 1) : rvar[k];
     }
-    double *got = download(CUDNN_DATA_HALF, d_eqs, C);
-    tcompare(CUDNN_DATA_DOUBLE, got, want_s, C, 1e-3, "eqScale");
-    free(got);
-    got = download(CUDNN_DATA_HALF, d_eqb, C);
-    tcompare(CUDNN_DATA_DOUBLE, got, want_b, C, 1e-3, "eqBias");
-    free(got);
-    got = download(CUDNN_DATA_FLOAT, d_rmean, C);
-    tcompare(CUDNN_DATA_DOUBLE, got, want_rm, C, 1e-5, "running mean");
-    free(got);
-    got = download(CUDNN_DATA_FLOAT, d_rvar, C);
-    tcompare(CUDNN_DATA_DOUBLE, got, want_rv, C, 1e-5, "running variance");
-    free(got);
+    check_values(CUDNN_DATA_HALF, d_eqs, want_s, C, 1e-3, "eqScale");
+    check_values(CUDNN_DATA_HALF, d_eqb, want_b, C, 1e-3, "eqBias");
+    check_values(CUDNN_DATA_FLOAT, d_rmean, want_rm, C, 1e-5, "running mean");
+    check_values(CUDNN_DATA_FLOAT, d_rvar, want_rv, C, 1e-5, "running variance");
     if (training) {
-        got = download(CUDNN_DATA_FLOAT, d_smean, C);
-        tcompare(CUDNN_DATA_DOUBLE, got, want_mean, C, 1e-5, "saved mean");
-        free(got);
-        got = download(CUDNN_DATA_FLOAT, d_sinv, C);
-        tcompare(CUDNN_DATA_DOUBLE, got, want_inv, C, 1e-5, "saved inverse std");
-        free(got);
+        check_values(CUDNN_DATA_FLOAT, d_smean, want_mean, C, 1e-5, "saved mean");
+        check_values(CUDNN_DATA_FLOAT, d_sinv, want_inv, C, 1e-5, "saved inverse std");
     }
-    cudnnDestroyFusedOpsPlan(plan), cudnnDestroyFusedOpsConstParamPack(c), cudnnDestroyFusedOpsVariantParamPack(v);
+    fused_destroy(f);
     cudnnDestroyTensorDescriptor(stats), cudnnDestroyTensorDescriptor(params), cudnnDestroyTensorDescriptor(eq);
     void *bufs[] = {d_ysum, d_ysq, d_scale, d_bias, d_rmean, d_rvar, d_smean, d_sinv, d_eqs, d_eqb};
     for (int i = 0; i < 10; i++) tbuf_free(bufs[i]);
@@ -333,15 +347,11 @@ static void check_conv_op(bool wgrad, cudnnDataType_t t)
     void *dy = wgrad ? upload(t, y, ny) : tbuf_alloc((size_t)ny * tdtype_size(t));
     void *ds = upload(t, s, r.c), *db = upload(t, b, r.c), *dsum = tbuf_alloc(r.k * 4), *dsq = tbuf_alloc(r.k * 4);
     cudnnFusedOps_t ops = wgrad ? CUDNN_FUSED_SCALE_BIAS_ACTIVATION_WGRAD : CUDNN_FUSED_SCALE_BIAS_ACTIVATION_CONV_BNSTATS;
-    cudnnFusedOpsConstParamPack_t c;
-    cudnnFusedOpsVariantParamPack_t v;
-    cudnnFusedOpsPlan_t plan;
-    CHECK_OK(cudnnCreateFusedOpsConstParamPack(&c, ops));
-    CHECK_OK(cudnnCreateFusedOpsVariantParamPack(&v, ops));
-    CHECK_OK(cudnnCreateFusedOpsPlan(&plan, ops));
-    cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
+    struct fused f = fused_create(ops, CUDNN_BATCHNORM_SPATIAL_PERSISTENT);
+    cudnnFusedOpsConstParamPack_t c = f.c;
+    cudnnFusedOpsVariantParamPack_t v = f.v;
+    cudnnFusedOpsPlan_t plan = f.plan;
     cudnnFusedOpsPointerPlaceHolder_t ph = CUDNN_PTR_16B_ALIGNED;
-    set_const(c, CUDNN_PARAM_BN_MODE, &mode);
     set_const(c, CUDNN_PARAM_XDESC, xd), set_const(c, CUDNN_PARAM_XDATA_PLACEHOLDER, &ph);
     set_const(c, CUDNN_PARAM_BN_EQSCALEBIAS_DESC, eqd);
     set_const(c, CUDNN_PARAM_BN_EQSCALE_PLACEHOLDER, &ph), set_const(c, CUDNN_PARAM_BN_EQBIAS_PLACEHOLDER, &ph);
@@ -375,23 +385,22 @@ static void check_conv_op(bool wgrad, cudnnDataType_t t)
         }
         double tol = t == CUDNN_DATA_FLOAT ? 1e-4 : 2e-2;
         if (wgrad) {
-            double *want = malloc(sizeof *want * (size_t)nw), *got = download(t, dw, nw);
+            double *want = malloc(sizeof *want * (size_t)nw);
             ref_conv_bwd_filter(&r, x, y, want);
-            tcompare(CUDNN_DATA_DOUBLE, got, want, nw, tol, "fused wgrad");
-            free(want), free(got);
+            check_values(t, dw, want, nw, tol, "fused wgrad");
+            free(want);
         } else {
             double *want = malloc(sizeof *want * (size_t)ny), *got = download(t, dy, ny), sum[6] = {0}, sq[6] = {0};
             ref_conv_fwd(&r, x, w, want);
             tcompare(CUDNN_DATA_DOUBLE, got, want, ny, tol, "fused forward");
             long pq = ny / ((long)r.n * r.k);
             for (long i = 0; i < ny; i++) sum[i / pq % r.k] += got[i], sq[i / pq % r.k] += got[i] * got[i];
-            double *gs = download(CUDNN_DATA_FLOAT, dsum, r.k), *gq = download(CUDNN_DATA_FLOAT, dsq, r.k);
-            tcompare(CUDNN_DATA_DOUBLE, gs, sum, r.k, 1e-4, "ySum");
-            tcompare(CUDNN_DATA_DOUBLE, gq, sq, r.k, 1e-4, "ySqSum");
-            free(want), free(got), free(gs), free(gq);
+            check_values(CUDNN_DATA_FLOAT, dsum, sum, r.k, 1e-4, "ySum");
+            check_values(CUDNN_DATA_FLOAT, dsq, sq, r.k, 1e-4, "ySqSum");
+            free(want), free(got);
         }
     }
-    cudnnDestroyFusedOpsPlan(plan), cudnnDestroyFusedOpsConstParamPack(c), cudnnDestroyFusedOpsVariantParamPack(v);
+    fused_destroy(f);
     cudnnDestroyTensorDescriptor(xd), cudnnDestroyTensorDescriptor(yd), cudnnDestroyTensorDescriptor(eqd);
     cudnnDestroyTensorDescriptor(sd), cudnnDestroyFilterDescriptor(wd), cudnnDestroyConvolutionDescriptor(cd);
     void *bufs[] = {dx, dw, dy, ds, db, dsum, dsq, ws};
