@@ -189,8 +189,8 @@ __global__ void im2col_kernel(conv_params p, int64_t rows, int64_t cols)
 /* One block per channel: each thread sums a strided share of (image, position) pairs, then the
    block reduces in shared memory in a fixed order; with sqp, the sums of squares as well. */
 template <typename Acc> __global__ void bias_grad_kernel(ocd_cuda_view dy, cudnnDataType_t t, const void *dyp,
-                                                         ocd_cuda_view db, void *dbp, void *sqp, double alpha,
-                                                         double beta)
+                                                         ocd_cuda_view db, cudnnDataType_t bt, void *dbp, void *sqp,
+                                                         double alpha, double beta)
 {
     __shared__ Acc part[kThreads], part2[kThreads];
     int64_t k = blockIdx.x, per_image = 1;
@@ -223,11 +223,11 @@ template <typename Acc> __global__ void bias_grad_kernel(ocd_cuda_view dy, cudnn
         bidx[1] = k;
         int64_t off = ocd_cuda_offset_of(db, bidx);
         Acc r = (Acc)alpha * part[0], r2 = (Acc)alpha * part2[0];
-        if (beta != 0) r += (Acc)beta * ocd_cuda_load_as<Acc>(t, dbp, off);
-        ocd_cuda_store_as(t, dbp, off, (double)r);
+        if (beta != 0) r += (Acc)beta * ocd_cuda_load_as<Acc>(bt, dbp, off);
+        ocd_cuda_store_as(bt, dbp, off, (double)r);
         if (sqp != nullptr) {
-            if (beta != 0) r2 += (Acc)beta * ocd_cuda_load_as<Acc>(t, sqp, off);
-            ocd_cuda_store_as(t, sqp, off, (double)r2);
+            if (beta != 0) r2 += (Acc)beta * ocd_cuda_load_as<Acc>(bt, sqp, off);
+            ocd_cuda_store_as(bt, sqp, off, (double)r2);
         }
     }
 }
@@ -286,11 +286,11 @@ extern "C" cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const voi
     ocd_cuda_view dy = ocd_cuda_view_of(&p->dy), db = ocd_cuda_view_of(&p->db);
     unsigned grid = (unsigned)p->dy.dims[1];
     if (p->dy.dtype == CUDNN_DATA_DOUBLE)
-        bias_grad_kernel<double><<<grid, kThreads, 0, handle->stream>>>(dy, p->dy.dtype, p->dy_data, db, p->db_data,
-                                                                         p->sq_data, p->alpha, p->beta);
+        bias_grad_kernel<double><<<grid, kThreads, 0, handle->stream>>>(dy, p->dy.dtype, p->dy_data, db, p->db.dtype,
+                                                                         p->db_data, p->sq_data, p->alpha, p->beta);
     else
-        bias_grad_kernel<float><<<grid, kThreads, 0, handle->stream>>>(dy, p->dy.dtype, p->dy_data, db, p->db_data,
-                                                                        p->sq_data, p->alpha, p->beta);
+        bias_grad_kernel<float><<<grid, kThreads, 0, handle->stream>>>(dy, p->dy.dtype, p->dy_data, db, p->db.dtype,
+                                                                        p->db_data, p->sq_data, p->alpha, p->beta);
     OCD_CUDA_LAUNCHED();
     return CUDNN_STATUS_SUCCESS;
 }
