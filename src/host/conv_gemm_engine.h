@@ -57,13 +57,31 @@ static void FN(pack_a)(const struct operand *o, struct table r, struct table c, 
                 ro[i] = r.off[s + i];
                 for (int d = 0; d < 2; d++) rp[d][i] = d < o->nchk ? r.pos[(s + i) * OCD_CONV_MAX_SPATIAL + d] : 0;
             }
+            /* rows of one image row, evenly spaced (the usual strip of 2-D im2col): a tap either
+               misses the row entirely, or reads MR evenly spaced elements whose first and last
+               bound the others */
+            int64_t step = ro[1] - ro[0];
+            int32_t dw = rp[1][1] - rp[1][0];
+            bool even = o->nchk == 2 && dw > 0;
+            for (int i = 1; i < GEMM_MR && even; i++)
+                even = rp[0][i] == rp[0][0] && rp[1][i] - rp[1][0] == i * dw && ro[i] - ro[0] == i * step;
             for (int64_t k = 0; k < kc; k++) {
                 int64_t co = c.off[k];
                 int32_t c0p = o->nchk > 0 ? c.pos[k * OCD_CONV_MAX_SPATIAL] : 0;
                 int32_t c1p = o->nchk > 1 ? c.pos[k * OCD_CONV_MAX_SPATIAL + 1] : 0;
+                GEMM_T *out = panel + k * GEMM_MR;
+                if (even && (uint32_t)(rp[0][0] + c0p) >= lim[0]) {
+                    for (int i = 0; i < GEMM_MR; i++) out[i] = 0;
+                    continue;
+                }
+                if (even && rp[1][0] + c1p >= 0 && (uint32_t)(rp[1][GEMM_MR - 1] + c1p) < lim[1]) {
+                    const GEMM_T *src = base + ro[0] + co;
+                    for (int i = 0; i < GEMM_MR; i++) out[i] = src[i * step];
+                    continue;
+                }
                 for (int i = 0; i < GEMM_MR; i++) {
                     bool in = (uint32_t)(rp[0][i] + c0p) < lim[0] && (uint32_t)(rp[1][i] + c1p) < lim[1];
-                    panel[k * GEMM_MR + i] = in ? base[ro[i] + co] : 0;
+                    out[i] = in ? base[ro[i] + co] : 0;
                 }
             }
             continue;
@@ -216,9 +234,14 @@ static void FN(epilogue)(const struct gemm_plan *g, const GEMM_T *acc, int64_t l
     void *dst = p->dir == OCD_CONV_FWD ? p->y_data : p->dir == OCD_CONV_BWD_DATA ? p->x_data : p->w_data;
     bool plain = !p->ep.on && p->beta == 0 && v->dtype == GEMM_NATIVE;
     GEMM_T alpha = (GEMM_T)p->alpha;
-    for (int64_t i = 0; i < mc; i++) {
-        for (int64_t j = 0; j < nc; j++) {
-            int64_t off = cr.off[i] + cc.off[j];
+    /* walk the destination along its smaller stride (channels outer for NCHW outputs, pixels
+       outer for NHWC), so that stores stream instead of striding */
+    int64_t rs = mc > 1 ? cr.off[1] - cr.off[0] : 0, cs = nc > 1 ? cc.off[1] - cc.off[0] : 0;
+    bool cols_outer = (cs < 0 ? -cs : cs) > (rs < 0 ? -rs : rs);
+    int64_t outer = cols_outer ? nc : mc, inner = cols_outer ? mc : nc;
+    for (int64_t a = 0; a < outer; a++) {
+        for (int64_t b = 0; b < inner; b++) {
+            int64_t i = cols_outer ? b : a, j = cols_outer ? a : b, off = cr.off[i] + cc.off[j];
             if (plain) ((GEMM_T *)dst)[off] = alpha * acc[i * ldacc + j];
             else ocd_host_conv_store(p, off, g->c_channel_cols ? group * g->dims.n + n0 + j : 0, acc[i * ldacc + j]);
         }
