@@ -1,0 +1,206 @@
+/* reduce.cu: the CUDA reduction (core/reduce.h holds the problem, its plan and the semantics).
+
+   A work item is one (output, range of its reduced elements). Two kernels cover the layouts:
+   - rows: one block per work item, its threads striding over the range and combining in shared
+     memory; for reductions along A's unit stride (the threads read consecutive elements).
+   - columns: one thread per work item, walking its range with an odometer; for reductions
+     across A's unit stride, where consecutive outputs are consecutive in memory (consecutive
+     threads then read consecutive elements).
+   With one range per output the kernel finishes the output (alpha, beta, index); otherwise the
+   partials go to the workspace and a third kernel combines them in range order. */
+#include "cuda/reduce.h"
+
+#include "core/handle.h"
+#include "cuda/ewise.cuh"
+
+#define THREADS 256
+
+struct reduce_args {
+    cudnnReduceTensorOp_t op;
+    bool propagate, indices;
+    int kept_rank, red_rank;
+    cudnnDataType_t c_type;
+    uint32_t outputs, reduced, splits, chunk;
+    ocd_fastdiv kept_dims[OCD_MAX_DIMS], red_dims[OCD_MAX_DIMS], splits_div;
+    int64_t a_kept[OCD_MAX_DIMS], c_kept[OCD_MAX_DIMS], a_red[OCD_MAX_DIMS];
+    double alpha, beta;
+    void *c;
+    uint32_t *idx;
+    struct ocd_reduce_partial *partials;
+};
+
+/* Offsets in A and C of output o. */
+__device__ __forceinline__ void output_offsets(const reduce_args &g, uint32_t o, int64_t *a_off, int64_t *c_off)
+{
+    *a_off = *c_off = 0;
+    for (int d = g.kept_rank - 1; d >= 0; d--) {
+        uint32_t q = d > 0 ? ocd_fastdiv_div(g.kept_dims[d], o) : 0, r = o - q * g.kept_dims[d].d;
+        o = q;
+        *a_off += (int64_t)r * g.a_kept[d];
+        *c_off += (int64_t)r * g.c_kept[d];
+    }
+}
+
+/* Offset in A, from an output's base, of the reduced element at flattened index i. */
+__device__ __forceinline__ int64_t reduced_offset(const reduce_args &g, uint32_t i)
+{
+    int64_t off = 0;
+    for (int d = g.red_rank - 1; d >= 0; d--) {
+        uint32_t q = d > 0 ? ocd_fastdiv_div(g.red_dims[d], i) : 0, r = i - q * g.red_dims[d].d;
+        i = q;
+        off += (int64_t)r * g.a_red[d];
+    }
+    return off;
+}
+
+__device__ double load_any(cudnnDataType_t t, const void *p, int64_t i)
+{
+    switch (t) {
+    case CUDNN_DATA_DOUBLE: return ((const double *)p)[i];
+    case CUDNN_DATA_HALF: return __half2float(((const __half *)p)[i]);
+    case CUDNN_DATA_BFLOAT16: return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
+    case CUDNN_DATA_INT8: return ((const int8_t *)p)[i];
+    default: return ((const float *)p)[i];
+    }
+}
+
+__device__ void store_any(cudnnDataType_t t, void *p, int64_t i, double v)
+{
+    switch (t) {
+    case CUDNN_DATA_DOUBLE: ((double *)p)[i] = v; return;
+    case CUDNN_DATA_HALF: ((__half *)p)[i] = __float2half_rn((float)v); return;
+    case CUDNN_DATA_BFLOAT16: ((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn((float)v); return;
+    case CUDNN_DATA_INT8: ocd_cuda_store_sat<int8_t, float>((int8_t *)p + i, (float)v); return;
+    default: ((float *)p)[i] = (float)v; return;
+    }
+}
+
+/* The reduction of output o's range in work slot `slot` is p: leave it in the workspace when
+   the output has several ranges, else finish the output. */
+__device__ void finish_item(const reduce_args &g, uint32_t o, uint32_t slot, struct ocd_reduce_partial p, bool partial)
+{
+    if (partial) {
+        g.partials[slot] = p;
+        return;
+    }
+    int64_t a_off, c_off;
+    output_offsets(g, o, &a_off, &c_off);
+    double v = g.alpha * ocd_reduce_result(g.op, p, g.reduced);
+    if (g.beta != 0) v += g.beta * load_any(g.c_type, g.c, c_off);
+    store_any(g.c_type, g.c, c_off, v);
+    if (g.indices) g.idx[o] = p.index;
+}
+
+__device__ __forceinline__ struct ocd_reduce_partial shfl_down(struct ocd_reduce_partial p, int by)
+{
+    struct ocd_reduce_partial q;
+    q.value = __shfl_down_sync(0xffffffffu, p.value, by);
+    q.index = __shfl_down_sync(0xffffffffu, p.index, by);
+    q.unused = 0;
+    return q;
+}
+
+template <typename Ta> __global__ void reduce_rows(reduce_args g, const Ta *a)
+{
+    __shared__ struct ocd_reduce_partial warps[THREADS / 32];
+    const uint32_t items = g.outputs * g.splits;
+    for (uint32_t t = blockIdx.x; t < items; t += gridDim.x) {
+        uint32_t o = ocd_fastdiv_div(g.splits_div, t), s = t - o * g.splits;
+        uint32_t begin = s * g.chunk, end = min(begin + g.chunk, g.reduced);
+        int64_t a_off, c_off;
+        output_offsets(g, o, &a_off, &c_off);
+        struct ocd_reduce_partial p = ocd_reduce_start(g.op);
+        for (uint32_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+            ocd_reduce_step(g.op, g.propagate, &p, (double)ocd_cuda_load<Ta>(a + a_off + reduced_offset(g, i)), i);
+        for (int by = 16; by > 0; by /= 2) ocd_reduce_merge(g.op, g.propagate, &p, shfl_down(p, by));
+        if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = p;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            for (int w = 1; w < THREADS / 32; w++) ocd_reduce_merge(g.op, g.propagate, &p, warps[w]);
+            finish_item(g, o, t, p, g.splits > 1);
+        }
+        __syncthreads(); /* warps[] is reused by the next item */
+    }
+}
+
+template <typename Ta> __global__ void reduce_columns(reduce_args g, const Ta *a)
+{
+    const uint32_t items = g.outputs * g.splits;
+    for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < items; t += gridDim.x * blockDim.x) {
+        /* items are ordered range-major here, so that neighbouring threads take neighbouring outputs */
+        uint32_t s = t / g.outputs, o = t - s * g.outputs;
+        uint32_t begin = s * g.chunk, end = min(begin + g.chunk, g.reduced);
+        int64_t a_off, c_off;
+        output_offsets(g, o, &a_off, &c_off);
+        struct ocd_reduce_partial p = ocd_reduce_start(g.op);
+        for (uint32_t i = begin; i < end; i++)
+            ocd_reduce_step(g.op, g.propagate, &p, (double)ocd_cuda_load<Ta>(a + a_off + reduced_offset(g, i)), i);
+        finish_item(g, o, o * g.splits + s, p, g.splits > 1);
+    }
+}
+
+__global__ void reduce_combine(reduce_args g)
+{
+    for (uint32_t o = blockIdx.x * blockDim.x + threadIdx.x; o < g.outputs; o += gridDim.x * blockDim.x) {
+        struct ocd_reduce_partial p = g.partials[(size_t)o * g.splits];
+        for (uint32_t s = 1; s < g.splits; s++) ocd_reduce_merge(g.op, g.propagate, &p, g.partials[(size_t)o * g.splits + s]);
+        finish_item(g, o, o, p, false);
+    }
+}
+
+/* Columns when A's unit stride runs along the outputs rather than along the reduction. */
+static bool by_columns(const struct ocd_reduce *r)
+{
+    if (r->kept_rank == 0) return false;
+    return r->a_kept_strides[r->kept_rank - 1] < r->a_red_strides[r->red_rank - 1];
+}
+
+extern "C" cudnnStatus_t ocd_cuda_reduce_run(cudnnHandle_t handle, const void *problem, void *workspace,
+                                             size_t workspace_bytes)
+{
+    (void)workspace;
+    (void)workspace_bytes;
+    const struct ocd_reduce *r = (const struct ocd_reduce *)problem;
+    reduce_args g;
+    memset(&g, 0, sizeof g);
+    g.op = r->op;
+    g.propagate = r->propagate_nan;
+    g.indices = r->want_indices;
+    g.kept_rank = r->kept_rank;
+    g.red_rank = r->red_rank;
+    g.c_type = r->c_type;
+    g.outputs = (uint32_t)r->outputs;
+    g.reduced = (uint32_t)r->reduced;
+    g.splits = (uint32_t)r->splits;
+    g.chunk = (uint32_t)r->chunk;
+    g.splits_div = ocd_fastdiv_make(g.splits);
+    for (int d = 0; d < OCD_MAX_DIMS; d++) {
+        g.kept_dims[d] = ocd_fastdiv_make(d < r->kept_rank ? (uint32_t)r->kept_dims[d] : 1);
+        g.red_dims[d] = ocd_fastdiv_make(d < r->red_rank ? (uint32_t)r->red_dims[d] : 1);
+        g.a_kept[d] = d < r->kept_rank ? r->a_kept_strides[d] : 0;
+        g.c_kept[d] = d < r->kept_rank ? r->c_strides[d] : 0;
+        g.a_red[d] = d < r->red_rank ? r->a_red_strides[d] : 0;
+    }
+    g.alpha = r->alpha;
+    g.beta = r->beta;
+    g.c = r->c;
+    g.idx = r->indices;
+    g.partials = r->partials;
+    int64_t items = r->outputs * r->splits, most = (int64_t)handle->sm_count * (2048 / THREADS);
+    bool columns = by_columns(r);
+    int64_t blocks = columns ? (items + THREADS - 1) / THREADS : items;
+    unsigned grid = (unsigned)(blocks < most ? blocks : most);
+    bool known = ocd_cuda_dispatch_type(r->a_type, [&](auto ta) {
+        typedef typename decltype(ta)::type Ta;
+        if (columns) reduce_columns<Ta><<<grid, THREADS, 0, handle->stream>>>(g, (const Ta *)r->a);
+        else reduce_rows<Ta><<<grid, THREADS, 0, handle->stream>>>(g, (const Ta *)r->a);
+    });
+    if (!known) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s", OCD_REASON_DTYPE);
+    OCD_CUDA_LAUNCHED();
+    if (r->splits > 1) {
+        int64_t cb = (r->outputs + THREADS - 1) / THREADS;
+        reduce_combine<<<(unsigned)(cb < most ? cb : most), THREADS, 0, handle->stream>>>(g);
+        OCD_CUDA_LAUNCHED();
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
