@@ -116,7 +116,7 @@ static bool reducible_type(cudnnDataType_t t)
     return t == CUDNN_DATA_FLOAT || t == CUDNN_DATA_HALF || t == CUDNN_DATA_BFLOAT16 || t == CUDNN_DATA_INT8;
 }
 
-/* Every check the three calls share, then the problem with its plan. */
+/* The argument checks the three calls share (BAD_PARAM), then the problem with its plan. */
 static cudnnStatus_t prepare(cudnnHandle_t handle, cudnnReduceTensorDescriptor_t desc, cudnnTensorDescriptor_t aDesc,
                              cudnnTensorDescriptor_t cDesc, struct ocd_reduce *r)
 {
@@ -128,21 +128,26 @@ static cudnnStatus_t prepare(cudnnHandle_t handle, cudnnReduceTensorDescriptor_t
     OCD_TRY(ocd_check_broadcast(&cv, "cDesc", &av, "aDesc"));
     if (ocd_view_same_dims(&av, &cv))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "aDesc and cDesc have the same dimensions: nothing is reduced");
-    bool ad = av.dtype == CUDNN_DATA_DOUBLE, cd = cv.dtype == CUDNN_DATA_DOUBLE;
-    if (ad != cd)
+    if ((av.dtype == CUDNN_DATA_DOUBLE) != (cv.dtype == CUDNN_DATA_DOUBLE))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "aDesc is %s and cDesc %s: DOUBLE goes with DOUBLE only",
                         ocd_dtype_name(av.dtype), ocd_dtype_name(cv.dtype));
-    if (!ad && (!reducible_type(av.dtype) || !reducible_type(cv.dtype)))
-        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "reductions of %s into %s are not supported",
-                        ocd_dtype_name(av.dtype), ocd_dtype_name(cv.dtype));
-    if (desc->comp_type != (ad ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT))
-        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "compute type %s does not fit %s data",
-                        ocd_dtype_name(desc->comp_type), ocd_dtype_name(av.dtype));
     ocd_reduce_build(r, &av, &cv);
     r->op = desc->op;
     r->propagate_nan = desc->nan_opt == CUDNN_PROPAGATE_NAN;
-    r->double_compute = ad;
+    r->double_compute = av.dtype == CUDNN_DATA_DOUBLE;
     r->want_indices = desc->indices == CUDNN_REDUCE_TENSOR_FLATTENED_INDICES && ocd_reduce_selects(desc->op);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* What the reduction supports (NOT_SUPPORTED): the types, the compute type, 32-bit indices. */
+static cudnnStatus_t check_supported(cudnnReduceTensorDescriptor_t desc, const struct ocd_reduce *r)
+{
+    if (!r->double_compute && (!reducible_type(r->a_type) || !reducible_type(r->c_type)))
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "reductions of %s into %s are not supported",
+                        ocd_dtype_name(r->a_type), ocd_dtype_name(r->c_type));
+    if (desc->comp_type != (r->double_compute ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT))
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "compute type %s does not fit %s data",
+                        ocd_dtype_name(desc->comp_type), ocd_dtype_name(r->a_type));
     if (r->want_indices && desc->indices_type != CUDNN_32BIT_INDICES)
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "only 32-bit indices are supported (indices type %d)",
                         (int)desc->indices_type);
@@ -164,6 +169,7 @@ cudnnStatus_t CUDNNWINAPI cudnnGetReductionIndicesSize(cudnnHandle_t handle,
     struct ocd_reduce r;
     OCD_TRY(prepare(handle, reduceTensorDesc, aDesc, cDesc, &r));
     OCD_CHECK_NOT_NULL(sizeInBytes);
+    OCD_TRY(check_supported(reduceTensorDesc, &r));
     *sizeInBytes = indices_bytes(&r);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -178,6 +184,7 @@ cudnnStatus_t CUDNNWINAPI cudnnGetReductionWorkspaceSize(cudnnHandle_t handle,
     struct ocd_reduce r;
     OCD_TRY(prepare(handle, reduceTensorDesc, aDesc, cDesc, &r));
     OCD_CHECK_NOT_NULL(sizeInBytes);
+    OCD_TRY(check_supported(reduceTensorDesc, &r));
     *sizeInBytes = ocd_reduce_workspace(&r);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -198,6 +205,7 @@ cudnnStatus_t CUDNNWINAPI cudnnReduceTensor(cudnnHandle_t handle, const cudnnRed
     OCD_CHECK_NOT_NULL(beta);
     OCD_CHECK_NOT_NULL(A);
     OCD_CHECK_NOT_NULL(C);
+    OCD_TRY(check_supported(reduceTensorDesc, &r));
     size_t need_indices = indices_bytes(&r), need_workspace = ocd_reduce_workspace(&r);
     if (indicesSizeInBytes < need_indices)
         return OCD_FAIL(CUDNN_STATUS_INVALID_VALUE, "indicesSizeInBytes is %zu; the reduction needs %zu",
