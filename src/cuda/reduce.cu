@@ -148,11 +148,12 @@ __global__ void reduce_combine(reduce_args g)
     }
 }
 
-/* Columns when A's unit stride runs along the outputs rather than along the reduction. */
+/* Columns when A's unit stride runs along the outputs rather than along the reduction, or when
+   the reductions are too short to keep a block's threads busy. */
 static bool by_columns(const struct ocd_reduce *r)
 {
     if (r->kept_rank == 0) return false;
-    return r->a_kept_strides[r->kept_rank - 1] < r->a_red_strides[r->red_rank - 1];
+    return r->a_kept_strides[r->kept_rank - 1] < r->a_red_strides[r->red_rank - 1] || r->chunk < 64;
 }
 
 extern "C" cudnnStatus_t ocd_cuda_reduce_run(cudnnHandle_t handle, const void *problem, void *workspace,
