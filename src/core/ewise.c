@@ -154,12 +154,3 @@ void ocd_ewise_build(struct ocd_ewise *e, enum ocd_ewise_op op, const struct ocd
     for (int k = 0; k < nops; k++)
         for (int d = 0; d < s.rank; d++) ops[k]->strides[d] = s.strides[k][d];
 }
-
-bool ocd_ewise_is_linear(const struct ocd_ewise *e)
-{
-    if (e->rank != 1 || e->y.strides[0] != 1) return false;
-    int n = ocd_ewise_inputs(e->op);
-    if (n >= 1 && e->a.strides[0] > 1) return false;
-    if (n >= 2 && e->b.strides[0] > 1) return false;
-    return true;
-}

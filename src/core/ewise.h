@@ -61,10 +61,6 @@ int ocd_ewise_inputs(enum ocd_ewise_op op);
 void ocd_ewise_build(struct ocd_ewise *e, enum ocd_ewise_op op, const struct ocd_tensor_view *y,
                      const struct ocd_tensor_view *a, const struct ocd_tensor_view *b);
 
-/* True when every operand the op uses walks the single dimension with stride 1 (y, and each
-   input either contiguous too or, with stride 0, one broadcast scalar): the vectorized case. */
-bool ocd_ewise_is_linear(const struct ocd_ewise *e);
-
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,8 @@
 #ifndef OCD_CUDA_EWISE_CUH
 #define OCD_CUDA_EWISE_CUH
 
+#include <type_traits>
+
 #include "core/ewise.h"
 #include "core/impl.h"
 #include "core/reasons.h"
@@ -130,13 +132,30 @@ template <typename C> static inline ocd_cuda_scales<C> ocd_cuda_scales_of(const 
 }
 
 /* One element: y = op(alpha1 * a, alpha2 * b) + beta * y, y read only when beta != 0. a and b
-   are loaded by the caller (b is ignored by the unary ops). */
+   are loaded by the caller (b is ignored by the unary ops). Kernels that pass op as a
+   compile-time constant get the switch folded away. */
 template <typename Ty, typename C>
-__device__ __forceinline__ void ocd_cuda_ewise_apply(const ocd_cuda_scales<C> &s, Ty *y, C a, C b)
+__device__ __forceinline__ void ocd_cuda_ewise_apply(enum ocd_ewise_op op, const ocd_cuda_scales<C> &s, Ty *y, C a,
+                                                     C b)
 {
-    C r = ocd_cuda_ewise_op<C>(s.op, s.propagate, s.alpha1 * a, s.alpha2 * b);
+    C r = ocd_cuda_ewise_op<C>(op, s.propagate, s.alpha1 * a, s.alpha2 * b);
     if (s.beta != C(0)) r += s.beta * ocd_cuda_load<Ty>(y);
     ocd_cuda_store_sat<Ty, C>(y, r);
+}
+
+/* Calls fn(std::integral_constant<int, op>()) for the op, so that kernels can take it as a
+   template argument. */
+template <typename F> static void ocd_cuda_dispatch_op(enum ocd_ewise_op op, F fn)
+{
+    switch (op) {
+    case OCD_EWISE_ADD: fn(std::integral_constant<int, OCD_EWISE_ADD>()); return;
+    case OCD_EWISE_MUL: fn(std::integral_constant<int, OCD_EWISE_MUL>()); return;
+    case OCD_EWISE_MIN: fn(std::integral_constant<int, OCD_EWISE_MIN>()); return;
+    case OCD_EWISE_MAX: fn(std::integral_constant<int, OCD_EWISE_MAX>()); return;
+    case OCD_EWISE_SQRT: fn(std::integral_constant<int, OCD_EWISE_SQRT>()); return;
+    case OCD_EWISE_NOT: fn(std::integral_constant<int, OCD_EWISE_NOT>()); return;
+    default: fn(std::integral_constant<int, OCD_EWISE_COPY>()); return;
+    }
 }
 
 #endif /* OCD_CUDA_EWISE_CUH */

@@ -1,11 +1,12 @@
 /* tensor_ops.cu: the CUDA elementwise engine (core/ewise.h says what it computes).
 
    Two entries of the elementwise table live here:
-   - cuda:ewise_vec16, for problems that normalized to one unit-stride dimension (every packed
-     set, scale, add, op tensor and same-layout transform): each thread moves 16 bytes of its
-     widest operand per step in a grid-stride loop, the other operands as many elements, the
-     leftover tail element by element. Bytes moved: inputs read once, y written once, y read
-     once more only when beta != 0.
+   - cuda:ewise_vec16, for problems whose innermost dimension y walks with unit stride and each
+     input with unit stride or 0 (every packed set, scale, add, op tensor and same-layout
+     transform, and the broadcasts along rows such as a per-channel bias): each thread moves
+     two packs of 16 bytes of its widest operand per step in a grid-stride loop, the op being a
+     template argument; a single row's leftover tail goes element by element. Bytes moved:
+     inputs read once, y written once, y read once more only when beta != 0.
    - cuda:ewise_strided, for everything else: one thread per element in y's order (so writes
      are coalesced whenever y's fastest dimension is packed), offsets from the linear index by
      fast division, broadcast operands walking stride 0.
@@ -74,7 +75,7 @@ __global__ void ewise_strided(strided_args g, ocd_cuda_scales<typename ocd_compu
         int64_t off[3];
         strided_offsets(g, i, off);
         C av = (C)ocd_cuda_load<Ta>(a + off[1]), bv = binary ? (C)ocd_cuda_load<Ta>(b + off[2]) : C(0);
-        ocd_cuda_ewise_apply<Ty, C>(s, y + off[0], av, bv);
+        ocd_cuda_ewise_apply<Ty, C>(s.op, s, y + off[0], av, bv);
     }
 }
 
@@ -142,42 +143,85 @@ extern "C" cudnnStatus_t ocd_cuda_ewise_strided_run(cudnnHandle_t handle, const 
 
 /* ---- the vectorized path ---------------------------------------------------------------------- */
 
-/* N elements of an input from vector v: a 16-byte-or-narrower load, or one broadcast scalar. */
+/* Rows of the problem: every dim but the last is a row; along the last, y and each input that
+   is not broadcast (stride 0) have unit stride, so a row is walked in packs of N elements. */
+struct rows_args {
+    uint32_t packs;       /* packs per row (inner / N) */
+    uint32_t total;       /* packs in all rows */
+    uint32_t inner;       /* elements per row: for a single row, a tail may follow the packs */
+    int outer_rank;
+    ocd_fastdiv div_packs, outer_dims[OCD_EWISE_MAX_DIMS];
+    int64_t outer[3][OCD_EWISE_MAX_DIMS]; /* y, a, b strides of the row dims, in elements */
+    bool a_bcast, b_bcast;                /* the input is one value per row */
+};
+
+/* Offsets of the first element of row r in y, a and b. */
+__device__ __forceinline__ void row_offsets(const rows_args &g, uint32_t r, int64_t off[3])
+{
+    off[0] = off[1] = off[2] = 0;
+    for (int d = g.outer_rank - 1; d >= 0; d--) {
+        uint32_t q = d > 0 ? ocd_fastdiv_div(g.outer_dims[d], r) : 0, i = r - q * g.outer_dims[d].d;
+        r = q;
+#pragma unroll
+        for (int k = 0; k < 3; k++) off[k] += (int64_t)i * g.outer[k][d];
+    }
+}
+
+/* N elements of an input at p: a pack load, or one broadcast value. */
 template <typename T, typename C, int N>
-__device__ __forceinline__ void load_pack(const T *p, bool broadcast, uint32_t v, C out[N])
+__device__ __forceinline__ void load_pack(const T *p, bool broadcast, C out[N])
 {
     if (broadcast) {
         C x = (C)ocd_cuda_load<T>(p);
 #pragma unroll
         for (int k = 0; k < N; k++) out[k] = x;
     } else {
-        pack<T, N> in = reinterpret_cast<const pack<T, N> *>(p)[v];
+        pack<T, N> in = *reinterpret_cast<const pack<T, N> *>(p);
 #pragma unroll
         for (int k = 0; k < N; k++) out[k] = (C)ocd_cuda_load<T>(&in.v[k]);
     }
 }
 
-template <typename Ty, typename Ta, int N>
-__global__ void ewise_vec(uint32_t n, ocd_cuda_scales<typename ocd_compute<Ty>::type> s, Ty *y, const Ta *a,
-                          bool a_bcast, const Ta *b, bool b_bcast, bool binary)
+/* Two packs per thread and step, both loaded before either is stored, to keep enough bytes in
+   flight; OP is a compile-time op so that the element loop is straight-line code. */
+template <typename Ty, typename Ta, int N, int OP>
+__global__ void ewise_rows(rows_args g, ocd_cuda_scales<typename ocd_compute<Ty>::type> s, Ty *y, const Ta *a,
+                           const Ta *b)
 {
     typedef typename ocd_compute<Ty>::type C;
-    const uint32_t nvec = n / N, step = gridDim.x * blockDim.x, tid = blockIdx.x * blockDim.x + threadIdx.x;
-    for (uint32_t v = tid; v < nvec; v += step) {
-        C av[N], bv[N];
-        load_pack<Ta, C, N>(a, a_bcast, v, av);
-        if (binary) load_pack<Ta, C, N>(b, b_bcast, v, bv);
-        pack<Ty, N> out;
-        if (s.beta != C(0)) out = reinterpret_cast<const pack<Ty, N> *>(y)[v];
+    const bool binary = OP != OCD_EWISE_COPY && OP != OCD_EWISE_SQRT && OP != OCD_EWISE_NOT;
+    const uint32_t step = gridDim.x * blockDim.x;
+    for (uint32_t v0 = blockIdx.x * blockDim.x + threadIdx.x; v0 < g.total; v0 += 2 * step) {
+        C av[2][N], bv[2][N];
+        int64_t yo[2];
+        pack<Ty, N> out[2];
 #pragma unroll
-        for (int k = 0; k < N; k++) ocd_cuda_ewise_apply<Ty, C>(s, &out.v[k], av[k], binary ? bv[k] : C(0));
-        reinterpret_cast<pack<Ty, N> *>(y)[v] = out;
+        for (int u = 0; u < 2; u++) {
+            uint32_t v = v0 + u * step;
+            if (v >= g.total) continue;
+            uint32_t r = ocd_fastdiv_div(g.div_packs, v), col = (v - r * g.packs) * N;
+            int64_t off[3];
+            row_offsets(g, r, off);
+            yo[u] = off[0] + col;
+            load_pack<Ta, C, N>(a + off[1] + (g.a_bcast ? 0 : col), g.a_bcast, av[u]);
+            if (binary) load_pack<Ta, C, N>(b + off[2] + (g.b_bcast ? 0 : col), g.b_bcast, bv[u]);
+            if (s.beta != C(0)) out[u] = *reinterpret_cast<const pack<Ty, N> *>(y + yo[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < 2; u++) {
+            if (v0 + u * step >= g.total) continue;
+#pragma unroll
+            for (int k = 0; k < N; k++)
+                ocd_cuda_ewise_apply<Ty, C>((enum ocd_ewise_op)OP, s, &out[u].v[k], av[u][k], binary ? bv[u][k] : C(0));
+            *reinterpret_cast<pack<Ty, N> *>(y + yo[u]) = out[u];
+        }
     }
-    uint32_t i = nvec * N + tid; /* the tail, fewer than N elements */
-    if (i < n) {
-        C av = (C)ocd_cuda_load<Ta>(a + (a_bcast ? 0 : i));
-        C bv = binary ? (C)ocd_cuda_load<Ta>(b + (b_bcast ? 0 : i)) : C(0);
-        ocd_cuda_ewise_apply<Ty, C>(s, y + i, av, bv);
+    /* a single row's tail, fewer than N elements */
+    uint32_t i = g.packs * N + blockIdx.x * blockDim.x + threadIdx.x;
+    if (g.total == g.packs && i < g.inner) {
+        C av = (C)ocd_cuda_load<Ta>(a + (g.a_bcast ? 0 : i));
+        C bv = binary ? (C)ocd_cuda_load<Ta>(b + (g.b_bcast ? 0 : i)) : C(0);
+        ocd_cuda_ewise_apply<Ty, C>((enum ocd_ewise_op)OP, s, y + i, av, bv);
     }
 }
 
@@ -193,7 +237,7 @@ template <typename U> __global__ void fill_vec(uint32_t n, U *y, U value)
     if (i < n) y[i] = value;
 }
 
-/* Elements per step: 16 bytes of the widest operand. */
+/* Elements per pack: 16 bytes of the widest operand. */
 static int vec_width(const struct ocd_ewise *e)
 {
     size_t widest = ocd_dtype_scalar_size(e->y.dtype);
@@ -201,24 +245,66 @@ static int vec_width(const struct ocd_ewise *e)
     return (int)(16 / widest);
 }
 
-static bool aligned(const void *p, size_t bytes)
+/* Whether an operand can be read or written in packs of n: aligned base, unit stride along the
+   row (or, for an input, stride 0), and row strides that keep every row's start aligned. */
+static bool packable(const struct ocd_ewise *e, const struct ocd_ewise_operand *o, int n, bool input)
 {
-    return (uintptr_t)p % bytes == 0;
+    int last = e->rank - 1;
+    if (input && o->strides[last] == 0) return true; /* one value per row: scalar loads */
+    if (o->strides[last] != 1 || (uintptr_t)o->data % (n * ocd_dtype_scalar_size(o->dtype)) != 0) return false;
+    for (int d = 0; d < last; d++)
+        if (o->strides[d] % n != 0) return false;
+    return true;
+}
+
+/* The same-type pairs of every op's table entry, and the mixed ones cudnnOpTensor allows; ops
+   other than COPY only for cudnnOpTensor's pairs (the API lets no other through). */
+static bool op_pair_supported(const struct ocd_ewise *e)
+{
+    if (!ocd_cuda_pair_supported(e->y.dtype, e->a.dtype)) return false;
+    return e->op == OCD_EWISE_COPY || (e->y.dtype != CUDNN_DATA_UINT8 && e->y.dtype != CUDNN_DATA_INT32);
 }
 
 extern "C" const char *ocd_cuda_ewise_vec_applies(cudnnHandle_t handle, const void *problem)
 {
     (void)handle;
     const struct ocd_ewise *e = (const struct ocd_ewise *)problem;
-    if (!ocd_ewise_is_linear(e)) return OCD_REASON_NOT_PACKED;
-    if (e->op != OCD_EWISE_FILL && !ocd_cuda_pair_supported(e->y.dtype, e->a.dtype)) return OCD_REASON_DTYPE;
     int n = vec_width(e), inputs = ocd_ewise_inputs(e->op);
-    if (!aligned(e->y.data, n * ocd_dtype_scalar_size(e->y.dtype))) return OCD_REASON_ALIGNMENT;
-    if (inputs >= 1 && e->a.strides[0] && !aligned(e->a.data, n * ocd_dtype_scalar_size(e->a.dtype)))
-        return OCD_REASON_ALIGNMENT;
-    if (inputs >= 2 && e->b.strides[0] && !aligned(e->b.data, n * ocd_dtype_scalar_size(e->b.dtype)))
+    if (e->op == OCD_EWISE_FILL) {
+        if (e->rank != 1 || e->y.strides[0] != 1) return OCD_REASON_NOT_PACKED;
+        return (uintptr_t)e->y.data % 16 ? OCD_REASON_ALIGNMENT : NULL;
+    }
+    if (!op_pair_supported(e)) return OCD_REASON_DTYPE;
+    if (e->y.strides[e->rank - 1] != 1) return OCD_REASON_NOT_PACKED;
+    if (e->rank > 1 && e->dims[e->rank - 1] % n != 0) return OCD_REASON_SHAPE;
+    if (!packable(e, &e->y, n, false) || (inputs >= 1 && !packable(e, &e->a, n, true)) ||
+        (inputs >= 2 && !packable(e, &e->b, n, true)))
         return OCD_REASON_ALIGNMENT;
     return NULL;
+}
+
+template <typename Ty, typename Ta, int N, int OP>
+static void launch_rows(cudnnHandle_t handle, const struct ocd_ewise *e)
+{
+    typedef typename ocd_compute<Ty>::type C;
+    rows_args g;
+    memset(&g, 0, sizeof g);
+    int last = e->rank - 1;
+    g.inner = (uint32_t)e->dims[last];
+    g.packs = g.inner / N;
+    g.total = (uint32_t)(e->count / e->dims[last]) * g.packs;
+    g.div_packs = ocd_fastdiv_make(g.packs > 0 ? g.packs : 1);
+    g.outer_rank = last;
+    const struct ocd_ewise_operand *ops[3] = {&e->y, &e->a, &e->b};
+    for (int d = 0; d < OCD_EWISE_MAX_DIMS; d++) {
+        g.outer_dims[d] = ocd_fastdiv_make(d < last ? (uint32_t)e->dims[d] : 1);
+        for (int k = 0; k < 3; k++) g.outer[k][d] = d < last ? ops[k]->strides[d] : 0;
+    }
+    g.a_bcast = e->a.strides[last] == 0;
+    g.b_bcast = e->b.strides[last] == 0;
+    unsigned grid = grid_for(handle, (g.total + 1) / 2 + 1);
+    ewise_rows<Ty, Ta, N, OP><<<grid, THREADS, 0, handle->stream>>>(g, ocd_cuda_scales_of<C>(e), (Ty *)e->y.data,
+                                                                     (const Ta *)e->a.data, (const Ta *)e->b.data);
 }
 
 extern "C" cudnnStatus_t ocd_cuda_ewise_vec_run(cudnnHandle_t handle, const void *problem, void *workspace,
@@ -227,22 +313,23 @@ extern "C" cudnnStatus_t ocd_cuda_ewise_vec_run(cudnnHandle_t handle, const void
     (void)workspace;
     (void)workspace_bytes;
     const struct ocd_ewise *e = (const struct ocd_ewise *)problem;
-    uint32_t n = (uint32_t)e->count;
-    unsigned grid = grid_for(handle, n / vec_width(e) + 1);
     if (e->op == OCD_EWISE_FILL) {
+        uint32_t n = (uint32_t)e->count;
         dispatch_bits(e->y.dtype, [&](auto u) {
             typedef typename decltype(u)::type U;
-            fill_vec<U><<<grid, THREADS, 0, handle->stream>>>(n, (U *)e->y.data, fill_value<U>(e));
+            fill_vec<U><<<grid_for(handle, n / (16 / sizeof(U)) + 1), THREADS, 0, handle->stream>>>(
+                n, (U *)e->y.data, fill_value<U>(e));
         });
     } else {
         ocd_cuda_dispatch_pair(e->y.dtype, e->a.dtype, [&](auto ty, auto ta) {
             typedef typename decltype(ty)::type Ty;
             typedef typename decltype(ta)::type Ta;
-            typedef typename ocd_compute<Ty>::type C;
             const int N = 16 / (sizeof(Ty) > sizeof(Ta) ? sizeof(Ty) : sizeof(Ta));
-            ewise_vec<Ty, Ta, N><<<grid, THREADS, 0, handle->stream>>>(
-                n, ocd_cuda_scales_of<C>(e), (Ty *)e->y.data, (const Ta *)e->a.data, e->a.strides[0] == 0,
-                (const Ta *)e->b.data, e->b.strides[0] == 0, ocd_ewise_inputs(e->op) == 2);
+            /* uint8 and int32 outputs come from copies only (op_pair_supported) */
+            if (std::is_same<Ty, uint8_t>::value || std::is_same<Ty, int32_t>::value)
+                launch_rows<Ty, Ta, N, OCD_EWISE_COPY>(handle, e);
+            else
+                ocd_cuda_dispatch_op(e->op, [&](auto op) { launch_rows<Ty, Ta, N, decltype(op)::value>(handle, e); });
         });
     }
     OCD_CUDA_LAUNCHED();

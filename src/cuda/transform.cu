@@ -2,11 +2,12 @@
 
    cuda:transpose_tiled serves the elementwise copies whose two innermost dimensions (in y's
    order) are transposed between x and y: y walks the last with unit stride, x the one before
-   it. That is NCHW <-> NHWC (dims (N, HW, C) or (N, C, HW)), and the lane shuffles of
-   INT8 <-> INT8x4. A block moves TILE x TILE tiles through shared memory, reading x and writing
-   y along their unit strides, so both sides are coalesced; the extra column of the tile keeps
-   the column reads free of bank conflicts. Dims in front of the two are a batch, walked by
-   fast division once per tile. Bytes moved: x read once, y written once (and read once when
+   it. That is NCHW <-> NHWC (dims (N, HW, C) or (N, C, HW)). A block moves one tile through
+   shared memory, reading x and writing y along their unit strides, so both sides are
+   coalesced; the extra column of the tile keeps the column accesses free of bank conflicts.
+   Narrow types move as 4-byte words of 2 or 4 elements, transposed in registers, so that no
+   access is narrower than 4 bytes. Dims in front of the two are a batch, decomposed by fast
+   division once per tile. Bytes moved: x read once, y written once (and read once when
    beta != 0).
 
    cuda:fold_gather computes each destination element of a padding/folding transform from its
@@ -23,7 +24,7 @@
 
 struct transpose_args {
     uint32_t p, q;              /* x is unit-stride along p, y along q */
-    uint32_t tiles_p, tiles_q, tiles;
+    uint32_t tiles_p, tiles_q;
     int64_t x_q, y_p;           /* the other strides of the two dims */
     int batch_rank;
     ocd_fastdiv batch_dims[OCD_EWISE_MAX_DIMS];
@@ -31,40 +32,85 @@ struct transpose_args {
     ocd_fastdiv div_tiles_p, div_tiles_q;
 };
 
-template <typename Ty, typename Tx, int TILE>
-__global__ void transpose_tiled(transpose_args g, ocd_cuda_scales<typename ocd_compute<Ty>::type> s, Ty *y,
-                                const Tx *x)
+template <typename T, int N> struct __align__(sizeof(T) * N) word {
+    T v[N];
+};
+
+#define TILE 32       /* words per tile side */
+#define TILE_ROWS 4   /* blockDim.y: each thread moves TILE / TILE_ROWS rows of words */
+
+/* One tile per block. A word is V consecutive elements: the loads read words of x along p, each
+   thread transposes the V x V block of its V words in registers, and the stores write words of y
+   along q. V > 1 (2 for 2-byte, 4 for 1-byte types) makes every access at least 4 bytes wide;
+   the tile is TILE x TILE words, so TILE * V elements on a side. */
+template <typename T, int V>
+__global__ void transpose_tiled(transpose_args g, ocd_cuda_scales<typename ocd_compute<T>::type> s, T *y, const T *x)
 {
-    typedef typename ocd_compute<Ty>::type C;
-    __shared__ Tx tile[TILE][TILE + 1];
-    for (uint32_t t = blockIdx.x; t < g.tiles; t += gridDim.x) {
-        /* tile t = ((batch * tiles_q) + tq) * tiles_p + tp: consecutive blocks walk along p */
-        uint32_t rest = ocd_fastdiv_div(g.div_tiles_p, t), tp = t - rest * g.tiles_p;
-        uint32_t b = ocd_fastdiv_div(g.div_tiles_q, rest), tq = rest - b * g.tiles_q;
-        int64_t xo = 0, yo = 0;
-        for (int d = g.batch_rank - 1; d >= 0; d--) {
-            uint32_t q = d > 0 ? ocd_fastdiv_div(g.batch_dims[d], b) : 0, r = b - q * g.batch_dims[d].d;
-            b = q;
-            xo += (int64_t)r * g.x_batch[d];
-            yo += (int64_t)r * g.y_batch[d];
+    typedef typename ocd_compute<T>::type C;
+    typedef word<T, V> W;
+    __shared__ W tile[TILE * V][TILE + 1];
+    uint32_t t = blockIdx.x;
+    uint32_t rest = ocd_fastdiv_div(g.div_tiles_p, t), tp = t - rest * g.tiles_p;
+    uint32_t b = ocd_fastdiv_div(g.div_tiles_q, rest), tq = rest - b * g.tiles_q;
+    int64_t xo = 0, yo = 0;
+    for (int d = g.batch_rank - 1; d >= 0; d--) {
+        uint32_t q = d > 0 ? ocd_fastdiv_div(g.batch_dims[d], b) : 0, r = b - q * g.batch_dims[d].d;
+        b = q;
+        xo += (int64_t)r * g.x_batch[d];
+        yo += (int64_t)r * g.y_batch[d];
+    }
+    const uint32_t p0 = tp * TILE * V, q0 = tq * TILE * V, pb = p0 + threadIdx.x * V;
+#pragma unroll
+    for (int j = threadIdx.y; j < TILE; j += TILE_ROWS) {
+        W in[V];
+#pragma unroll
+        for (int i = 0; i < V; i++) {
+            uint32_t q = q0 + j * V + i;
+            if (pb < g.p && q < g.q) in[i] = *reinterpret_cast<const W *>(x + xo + pb + (int64_t)q * g.x_q);
         }
-        uint32_t p0 = tp * TILE, q0 = tq * TILE;
-        __syncthreads(); /* the previous tile's reads are done */
-        uint32_t p = p0 + threadIdx.x;
-        for (uint32_t j = threadIdx.y; j < TILE; j += blockDim.y) {
-            uint32_t q = q0 + j;
-            if (p < g.p && q < g.q) tile[j][threadIdx.x] = x[xo + p + (int64_t)q * g.x_q];
-        }
-        __syncthreads();
-        uint32_t q = q0 + threadIdx.x;
-        for (uint32_t j = threadIdx.y; j < TILE; j += blockDim.y) {
-            uint32_t pp = p0 + j;
-            if (pp < g.p && q < g.q)
-                ocd_cuda_ewise_apply<Ty, C>(s, y + yo + (int64_t)pp * g.y_p + q, (C)ocd_cuda_load<Tx>(&tile[threadIdx.x][j]),
-                                            C(0));
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            W w;
+#pragma unroll
+            for (int i = 0; i < V; i++) w.v[i] = in[i].v[k];
+            tile[threadIdx.x * V + k][j] = w;
         }
     }
+    __syncthreads();
+    const uint32_t qb = q0 + threadIdx.x * V;
+#pragma unroll
+    for (int r = threadIdx.y; r < TILE * V; r += TILE_ROWS) {
+        uint32_t p = p0 + r;
+        if (p >= g.p || qb >= g.q) continue;
+        W w = tile[r][threadIdx.x], out;
+        T *dst = y + yo + (int64_t)p * g.y_p + qb;
+        if (s.beta != C(0)) out = *reinterpret_cast<const W *>(dst);
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            ocd_cuda_ewise_apply<T, C>(OCD_EWISE_COPY, s, &out.v[k], (C)ocd_cuda_load<T>(&w.v[k]), C(0));
+        *reinterpret_cast<W *>(dst) = out;
+    }
 }
+
+/* The widest word (elements) the transpose can use: every extent and stride of the two dims a
+   multiple of it, both bases aligned to it. */
+static int word_width(const struct ocd_ewise *e)
+{
+    size_t size = ocd_dtype_scalar_size(e->y.dtype);
+    int r = e->rank;
+    for (int v = size <= 2 ? (int)(4 / size) : 1; v > 1; v /= 2) {
+        bool ok = e->dims[r - 1] % v == 0 && e->dims[r - 2] % v == 0 && e->a.strides[r - 1] % v == 0 &&
+                  e->y.strides[r - 2] % v == 0 && (uintptr_t)e->a.data % (v * size) == 0 &&
+                  (uintptr_t)e->y.data % (v * size) == 0;
+        for (int d = 0; d < r - 2; d++) ok = ok && e->a.strides[d] % v == 0 && e->y.strides[d] % v == 0;
+        if (ok) return v;
+    }
+    return 1;
+}
+
+/* Below this many elements along either side, most of a tile would idle: the strided path
+   serves such shapes (a few channels, say) better. */
+#define MIN_SIDE 8
 
 extern "C" const char *ocd_cuda_transpose_applies(cudnnHandle_t handle, const void *problem)
 {
@@ -72,24 +118,24 @@ extern "C" const char *ocd_cuda_transpose_applies(cudnnHandle_t handle, const vo
     const struct ocd_ewise *e = (const struct ocd_ewise *)problem;
     int r = e->rank;
     if (e->op != OCD_EWISE_COPY) return OCD_REASON_MODE;
-    if (r < 2 || e->y.strides[r - 1] != 1 || e->a.strides[r - 2] != 1 || e->a.strides[r - 1] == 1)
+    if (r < 2 || e->y.strides[r - 1] != 1 || e->a.strides[r - 2] != 1 || e->a.strides[r - 1] <= 1)
         return OCD_REASON_LAYOUT;
-    if (!ocd_cuda_pair_supported(e->y.dtype, e->a.dtype)) return OCD_REASON_DTYPE;
+    if (e->dims[r - 1] < MIN_SIDE || e->dims[r - 2] < MIN_SIDE) return OCD_REASON_SHAPE;
+    if (e->y.dtype != e->a.dtype || !ocd_cuda_pair_supported(e->y.dtype, e->a.dtype)) return OCD_REASON_DTYPE;
     return NULL;
 }
 
-template <typename Ty, typename Tx, int TILE>
-static void launch_transpose(cudnnHandle_t handle, const struct ocd_ewise *e)
+template <typename T, int V> static void launch_transpose(cudnnHandle_t handle, const struct ocd_ewise *e)
 {
-    typedef typename ocd_compute<Ty>::type C;
+    typedef typename ocd_compute<T>::type C;
     int r = e->rank;
     transpose_args g;
     g.p = (uint32_t)e->dims[r - 2];
     g.q = (uint32_t)e->dims[r - 1];
     g.x_q = e->a.strides[r - 1];
     g.y_p = e->y.strides[r - 2];
-    g.tiles_p = (g.p + TILE - 1) / TILE;
-    g.tiles_q = (g.q + TILE - 1) / TILE;
+    g.tiles_p = (g.p + TILE * V - 1) / (TILE * V);
+    g.tiles_q = (g.q + TILE * V - 1) / (TILE * V);
     g.batch_rank = r - 2;
     uint32_t batches = 1;
     for (int d = 0; d < OCD_EWISE_MAX_DIMS; d++) {
@@ -99,13 +145,11 @@ static void launch_transpose(cudnnHandle_t handle, const struct ocd_ewise *e)
         g.y_batch[d] = in ? e->y.strides[d] : 0;
         if (in) batches *= (uint32_t)e->dims[d];
     }
-    g.tiles = g.tiles_p * g.tiles_q * batches;
     g.div_tiles_p = ocd_fastdiv_make(g.tiles_p);
     g.div_tiles_q = ocd_fastdiv_make(g.tiles_q);
-    unsigned most = (unsigned)handle->sm_count * 8, grid = g.tiles < most ? g.tiles : most;
-    dim3 block(TILE, THREADS / TILE);
-    transpose_tiled<Ty, Tx, TILE><<<grid, block, 0, handle->stream>>>(g, ocd_cuda_scales_of<C>(e), (Ty *)e->y.data,
-                                                                      (const Tx *)e->a.data);
+    dim3 block(TILE, TILE_ROWS);
+    transpose_tiled<T, V><<<g.tiles_p * g.tiles_q * batches, block, 0, handle->stream>>>(
+        g, ocd_cuda_scales_of<C>(e), (T *)e->y.data, (const T *)e->a.data);
 }
 
 extern "C" cudnnStatus_t ocd_cuda_transpose_run(cudnnHandle_t handle, const void *problem, void *workspace,
@@ -114,12 +158,16 @@ extern "C" cudnnStatus_t ocd_cuda_transpose_run(cudnnHandle_t handle, const void
     (void)workspace;
     (void)workspace_bytes;
     const struct ocd_ewise *e = (const struct ocd_ewise *)problem;
-    ocd_cuda_dispatch_pair(e->y.dtype, e->a.dtype, [&](auto ty, auto tx) {
-        typedef typename decltype(ty)::type Ty;
-        typedef typename decltype(tx)::type Tx;
-        /* 64-wide tiles for narrow types keep each row of a tile at least 64 bytes */
-        if (sizeof(Tx) <= 2) launch_transpose<Ty, Tx, 64>(handle, e);
-        else launch_transpose<Ty, Tx, 32>(handle, e);
+    int v = word_width(e);
+    ocd_cuda_dispatch_type(e->y.dtype, [&](auto tag) {
+        typedef typename decltype(tag)::type T;
+        if constexpr (sizeof(T) == 1) {
+            if (v == 4) return launch_transpose<T, 4>(handle, e);
+        }
+        if constexpr (sizeof(T) <= 2) {
+            if (v >= 2) return launch_transpose<T, 2>(handle, e);
+        }
+        launch_transpose<T, 1>(handle, e);
     });
     OCD_CUDA_LAUNCHED();
     return CUDNN_STATUS_SUCCESS;
@@ -180,7 +228,7 @@ __global__ void fold_gather(fold_args g, ocd_cuda_scales<typename ocd_compute<T>
         bool inside = true;
         for (int d = 0; d < g.rank; d++) inside &= src[d] >= 0 && src[d] < g.src_dims[d];
         C v = inside ? (C)ocd_cuda_load<T>(x + view_offset(g.rank, g.vect_src, g.src_strides, src)) : C(0);
-        ocd_cuda_ewise_apply<T, C>(s, y + view_offset(g.rank, g.vect_dst, g.dst_strides, o), v, C(0));
+        ocd_cuda_ewise_apply<T, C>(OCD_EWISE_COPY, s, y + view_offset(g.rank, g.vect_dst, g.dst_strides, o), v, C(0));
     }
 }
 
