@@ -1,8 +1,8 @@
 /* reduce.cu: the CUDA reduction (core/reduce.h holds the problem, its plan and the semantics).
 
    A work item is one (output, range of its reduced elements). Two kernels cover the layouts:
-   - rows: one block per work item, its threads striding over the range and combining in shared
-     memory; for reductions along A's unit stride (the threads read consecutive elements).
+   - rows: one warp per work item, its lanes striding over the range and combining by shuffles;
+     for reductions along A's unit stride (the lanes read consecutive elements).
    - columns: one thread per work item, walking its range with an odometer; for reductions
      across A's unit stride, where consecutive outputs are consecutive in memory (consecutive
      threads then read consecutive elements).
@@ -100,26 +100,33 @@ __device__ __forceinline__ struct ocd_reduce_partial shfl_down(struct ocd_reduce
     return q;
 }
 
+/* LOADS elements per thread are loaded before any is folded in, so that each thread keeps that
+   many loads in flight. */
+#define LOADS 4
+
+/* One warp per work item: its lanes stride over the range, then combine by shuffles. */
 template <typename Ta> __global__ void reduce_rows(reduce_args g, const Ta *a)
 {
-    __shared__ struct ocd_reduce_partial warps[THREADS / 32];
-    const uint32_t items = g.outputs * g.splits;
-    for (uint32_t t = blockIdx.x; t < items; t += gridDim.x) {
+    const uint32_t items = g.outputs * g.splits, lane = threadIdx.x % 32;
+    const uint32_t warps = gridDim.x * (blockDim.x / 32);
+    for (uint32_t t = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; t < items; t += warps) {
         uint32_t o = ocd_fastdiv_div(g.splits_div, t), s = t - o * g.splits;
         uint32_t begin = s * g.chunk, end = min(begin + g.chunk, g.reduced);
         int64_t a_off, c_off;
         output_offsets(g, o, &a_off, &c_off);
         struct ocd_reduce_partial p = ocd_reduce_start(g.op);
-        for (uint32_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+        uint32_t i = begin + lane;
+        for (; i + (LOADS - 1) * 32 < end; i += LOADS * 32) {
+            double v[LOADS];
+#pragma unroll
+            for (int k = 0; k < LOADS; k++) v[k] = (double)ocd_cuda_load<Ta>(a + a_off + reduced_offset(g, i + k * 32));
+#pragma unroll
+            for (int k = 0; k < LOADS; k++) ocd_reduce_step(g.op, g.propagate, &p, v[k], i + k * 32);
+        }
+        for (; i < end; i += 32)
             ocd_reduce_step(g.op, g.propagate, &p, (double)ocd_cuda_load<Ta>(a + a_off + reduced_offset(g, i)), i);
         for (int by = 16; by > 0; by /= 2) ocd_reduce_merge(g.op, g.propagate, &p, shfl_down(p, by));
-        if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = p;
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            for (int w = 1; w < THREADS / 32; w++) ocd_reduce_merge(g.op, g.propagate, &p, warps[w]);
-            finish_item(g, o, t, p, g.splits > 1);
-        }
-        __syncthreads(); /* warps[] is reused by the next item */
+        if (lane == 0) finish_item(g, o, t, p, g.splits > 1);
     }
 }
 
@@ -133,7 +140,15 @@ template <typename Ta> __global__ void reduce_columns(reduce_args g, const Ta *a
         int64_t a_off, c_off;
         output_offsets(g, o, &a_off, &c_off);
         struct ocd_reduce_partial p = ocd_reduce_start(g.op);
-        for (uint32_t i = begin; i < end; i++)
+        uint32_t i = begin;
+        for (; i + LOADS <= end; i += LOADS) {
+            double v[LOADS];
+#pragma unroll
+            for (int k = 0; k < LOADS; k++) v[k] = (double)ocd_cuda_load<Ta>(a + a_off + reduced_offset(g, i + k));
+#pragma unroll
+            for (int k = 0; k < LOADS; k++) ocd_reduce_step(g.op, g.propagate, &p, v[k], i + k);
+        }
+        for (; i < end; i++)
             ocd_reduce_step(g.op, g.propagate, &p, (double)ocd_cuda_load<Ta>(a + a_off + reduced_offset(g, i)), i);
         finish_item(g, o, o * g.splits + s, p, g.splits > 1);
     }
@@ -149,11 +164,11 @@ __global__ void reduce_combine(reduce_args g)
 }
 
 /* Columns when A's unit stride runs along the outputs rather than along the reduction, or when
-   the reductions are too short to keep a block's threads busy. */
+   the reductions are too short to keep a warp's lanes busy. */
 static bool by_columns(const struct ocd_reduce *r)
 {
     if (r->kept_rank == 0) return false;
-    return r->a_kept_strides[r->kept_rank - 1] < r->a_red_strides[r->red_rank - 1] || r->chunk < 64;
+    return r->a_kept_strides[r->kept_rank - 1] < r->a_red_strides[r->red_rank - 1] || r->chunk < 16;
 }
 
 extern "C" cudnnStatus_t ocd_cuda_reduce_run(cudnnHandle_t handle, const void *problem, void *workspace,
@@ -189,7 +204,7 @@ extern "C" cudnnStatus_t ocd_cuda_reduce_run(cudnnHandle_t handle, const void *p
     g.partials = r->partials;
     int64_t items = r->outputs * r->splits, most = (int64_t)handle->sm_count * (2048 / THREADS);
     bool columns = by_columns(r);
-    int64_t blocks = columns ? (items + THREADS - 1) / THREADS : items;
+    int64_t blocks = (items * (columns ? 1 : 32) + THREADS - 1) / THREADS;
     unsigned grid = (unsigned)(blocks < most ? blocks : most);
     bool known = ocd_cuda_dispatch_type(r->a_type, [&](auto ta) {
         typedef typename decltype(ta)::type Ta;

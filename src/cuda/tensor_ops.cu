@@ -4,7 +4,7 @@
    - cuda:ewise_vec16, for problems whose innermost dimension y walks with unit stride and each
      input with unit stride or 0 (every packed set, scale, add, op tensor and same-layout
      transform, and the broadcasts along rows such as a per-channel bias): each thread moves
-     two packs of 16 bytes of its widest operand per step in a grid-stride loop, the op being a
+     up to four packs of 16 bytes of its widest operand per step in a grid-stride loop, the op being a
      template argument; a single row's leftover tail goes element by element. Bytes moved:
      inputs read once, y written once, y read once more only when beta != 0.
    - cuda:ewise_strided, for everything else: one thread per element in y's order (so writes
@@ -182,21 +182,28 @@ __device__ __forceinline__ void load_pack(const T *p, bool broadcast, C out[N])
     }
 }
 
-/* Two packs per thread and step, both loaded before either is stored, to keep enough bytes in
-   flight; OP is a compile-time op so that the element loop is straight-line code. */
+/* Packs per thread and step, all loaded before any is stored, to keep enough bytes in flight
+   without spilling: 4 packs of 4 (or fewer) elements, 2 of 8, 1 of 16. */
+static constexpr __host__ __device__ int unroll_for(int n)
+{
+    return n >= 16 ? 1 : n >= 8 ? 2 : 4;
+}
+
+/* OP is a compile-time op so that the element loop is straight-line code. */
 template <typename Ty, typename Ta, int N, int OP>
 __global__ void ewise_rows(rows_args g, ocd_cuda_scales<typename ocd_compute<Ty>::type> s, Ty *y, const Ta *a,
                            const Ta *b)
 {
     typedef typename ocd_compute<Ty>::type C;
+    const int UNROLL = unroll_for(N);
     const bool binary = OP != OCD_EWISE_COPY && OP != OCD_EWISE_SQRT && OP != OCD_EWISE_NOT;
     const uint32_t step = gridDim.x * blockDim.x;
-    for (uint32_t v0 = blockIdx.x * blockDim.x + threadIdx.x; v0 < g.total; v0 += 2 * step) {
-        C av[2][N], bv[2][N];
-        int64_t yo[2];
-        pack<Ty, N> out[2];
+    for (uint32_t v0 = blockIdx.x * blockDim.x + threadIdx.x; v0 < g.total; v0 += UNROLL * step) {
+        C av[UNROLL][N], bv[UNROLL][N];
+        int64_t yo[UNROLL];
+        pack<Ty, N> out[UNROLL];
 #pragma unroll
-        for (int u = 0; u < 2; u++) {
+        for (int u = 0; u < UNROLL; u++) {
             uint32_t v = v0 + u * step;
             if (v >= g.total) continue;
             uint32_t r = ocd_fastdiv_div(g.div_packs, v), col = (v - r * g.packs) * N;
@@ -208,7 +215,7 @@ __global__ void ewise_rows(rows_args g, ocd_cuda_scales<typename ocd_compute<Ty>
             if (s.beta != C(0)) out[u] = *reinterpret_cast<const pack<Ty, N> *>(y + yo[u]);
         }
 #pragma unroll
-        for (int u = 0; u < 2; u++) {
+        for (int u = 0; u < UNROLL; u++) {
             if (v0 + u * step >= g.total) continue;
 #pragma unroll
             for (int k = 0; k < N; k++)
@@ -302,7 +309,7 @@ static void launch_rows(cudnnHandle_t handle, const struct ocd_ewise *e)
     }
     g.a_bcast = e->a.strides[last] == 0;
     g.b_bcast = e->b.strides[last] == 0;
-    unsigned grid = grid_for(handle, (g.total + 1) / 2 + 1);
+    unsigned grid = grid_for(handle, (g.total + unroll_for(N) - 1) / unroll_for(N) + 1);
     ewise_rows<Ty, Ta, N, OP><<<grid, THREADS, 0, handle->stream>>>(g, ocd_cuda_scales_of<C>(e), (Ty *)e->y.data,
                                                                      (const Ta *)e->a.data, (const Ta *)e->b.data);
 }

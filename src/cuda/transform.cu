@@ -5,8 +5,9 @@
    it. That is NCHW <-> NHWC (dims (N, HW, C) or (N, C, HW)). A block moves one tile through
    shared memory, reading x and writing y along their unit strides, so both sides are
    coalesced; the extra column of the tile keeps the column accesses free of bank conflicts.
-   Narrow types move as 4-byte words of 2 or 4 elements, transposed in registers, so that no
-   access is narrower than 4 bytes. Dims in front of the two are a batch, decomposed by fast
+   Elements move as words of 2 (4-byte and 2-byte types) or 4 (1-byte types) elements,
+   transposed in registers, so that each access is 4 to 8 bytes wide and each thread keeps 16
+   loads in flight. Dims in front of the two are a batch, decomposed by fast
    division once per tile. Bytes moved: x read once, y written once (and read once when
    beta != 0).
 
@@ -41,8 +42,7 @@ template <typename T, int N> struct __align__(sizeof(T) * N) word {
 
 /* One tile per block. A word is V consecutive elements: the loads read words of x along p, each
    thread transposes the V x V block of its V words in registers, and the stores write words of y
-   along q. V > 1 (2 for 2-byte, 4 for 1-byte types) makes every access at least 4 bytes wide;
-   the tile is TILE x TILE words, so TILE * V elements on a side. */
+   along q. The tile is TILE x TILE words, so TILE * V elements on a side. */
 template <typename T, int V>
 __global__ void transpose_tiled(transpose_args g, ocd_cuda_scales<typename ocd_compute<T>::type> s, T *y, const T *x)
 {
@@ -98,7 +98,7 @@ static int word_width(const struct ocd_ewise *e)
 {
     size_t size = ocd_dtype_scalar_size(e->y.dtype);
     int r = e->rank;
-    for (int v = size <= 2 ? (int)(4 / size) : 1; v > 1; v /= 2) {
+    for (int v = size == 1 ? 4 : size <= 4 ? 2 : 1; v > 1; v /= 2) {
         bool ok = e->dims[r - 1] % v == 0 && e->dims[r - 2] % v == 0 && e->a.strides[r - 1] % v == 0 &&
                   e->y.strides[r - 2] % v == 0 && (uintptr_t)e->a.data % (v * size) == 0 &&
                   (uintptr_t)e->y.data % (v * size) == 0;
@@ -164,7 +164,7 @@ extern "C" cudnnStatus_t ocd_cuda_transpose_run(cudnnHandle_t handle, const void
         if constexpr (sizeof(T) == 1) {
             if (v == 4) return launch_transpose<T, 4>(handle, e);
         }
-        if constexpr (sizeof(T) <= 2) {
+        if constexpr (sizeof(T) <= 4) {
             if (v >= 2) return launch_transpose<T, 2>(handle, e);
         }
         launch_transpose<T, 1>(handle, e);
