@@ -1,13 +1,14 @@
 /* reduce.cu: the CUDA reduction (core/reduce.h holds the problem, its plan and the semantics).
 
    A work item is one (output, range of its reduced elements). Two kernels cover the layouts:
-   - rows: one warp per work item, its lanes striding over the range and combining by shuffles;
-     for reductions along A's unit stride (the lanes read consecutive elements).
+   - rows: a group of lanes (a warp, or fewer for short ranges) per work item, striding over the
+     range and combining by shuffles; for reductions along A's unit stride (the lanes read
+     consecutive elements).
    - columns: one thread per work item, walking its range with an odometer; for reductions
      across A's unit stride, where consecutive outputs are consecutive in memory (consecutive
      threads then read consecutive elements).
    With one range per output the kernel finishes the output (alpha, beta, index); otherwise the
-   partials go to the workspace and a third kernel combines them in range order. */
+   partials go to the workspace and a third kernel combines them, a warp per output. */
 #include "cuda/reduce.h"
 
 #include "core/handle.h"
@@ -21,6 +22,7 @@ struct reduce_args {
     int kept_rank, red_rank;
     cudnnDataType_t c_type;
     uint32_t outputs, reduced, splits, chunk;
+    uint32_t lanes; /* rows: lanes per work item */
     ocd_fastdiv kept_dims[OCD_MAX_DIMS], red_dims[OCD_MAX_DIMS], splits_div;
     int64_t a_kept[OCD_MAX_DIMS], c_kept[OCD_MAX_DIMS], a_red[OCD_MAX_DIMS];
     double alpha, beta;
@@ -104,29 +106,39 @@ __device__ __forceinline__ struct ocd_reduce_partial shfl_down(struct ocd_reduce
    many loads in flight. */
 #define LOADS 4
 
-/* One warp per work item: its lanes stride over the range, then combine by shuffles. */
+/* One group of g.lanes lanes (a power of two up to a warp) per work item: its lanes stride over
+   the range, then combine by shuffles within the group. Short ranges take small groups, so that
+   lanes are not left idle. */
 template <typename Ta> __global__ void reduce_rows(reduce_args g, const Ta *a)
 {
-    const uint32_t items = g.outputs * g.splits, lane = threadIdx.x % 32;
-    const uint32_t warps = gridDim.x * (blockDim.x / 32);
-    for (uint32_t t = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; t < items; t += warps) {
-        uint32_t o = ocd_fastdiv_div(g.splits_div, t), s = t - o * g.splits;
-        uint32_t begin = s * g.chunk, end = min(begin + g.chunk, g.reduced);
-        int64_t a_off, c_off;
-        output_offsets(g, o, &a_off, &c_off);
+    const uint32_t items = g.outputs * g.splits, lanes = g.lanes, lane = threadIdx.x % lanes;
+    const uint32_t groups = gridDim.x * (blockDim.x / lanes);
+    /* every lane of a warp runs the same number of iterations, so that the shuffles see them all */
+    const uint32_t per_warp = 32 / lanes, warp_first = (blockIdx.x * blockDim.x + threadIdx.x) / 32 * per_warp;
+    for (uint32_t base = warp_first; base < items; base += groups) {
+        uint32_t t = base + (threadIdx.x % 32) / lanes;
         struct ocd_reduce_partial p = ocd_reduce_start(g.op);
-        uint32_t i = begin + lane;
-        for (; i + (LOADS - 1) * 32 < end; i += LOADS * 32) {
-            double v[LOADS];
+        uint32_t o = 0, s = 0;
+        if (t < items) {
+            o = ocd_fastdiv_div(g.splits_div, t);
+            s = t - o * g.splits;
+            uint32_t begin = s * g.chunk, end = min(begin + g.chunk, g.reduced);
+            int64_t a_off, c_off;
+            output_offsets(g, o, &a_off, &c_off);
+            uint32_t i = begin + lane;
+            for (; i + (LOADS - 1) * lanes < end; i += LOADS * lanes) {
+                double v[LOADS];
 #pragma unroll
-            for (int k = 0; k < LOADS; k++) v[k] = (double)ocd_cuda_load<Ta>(a + a_off + reduced_offset(g, i + k * 32));
+                for (int k = 0; k < LOADS; k++)
+                    v[k] = (double)ocd_cuda_load<Ta>(a + a_off + reduced_offset(g, i + k * lanes));
 #pragma unroll
-            for (int k = 0; k < LOADS; k++) ocd_reduce_step(g.op, g.propagate, &p, v[k], i + k * 32);
+                for (int k = 0; k < LOADS; k++) ocd_reduce_step(g.op, g.propagate, &p, v[k], i + k * lanes);
+            }
+            for (; i < end; i += lanes)
+                ocd_reduce_step(g.op, g.propagate, &p, (double)ocd_cuda_load<Ta>(a + a_off + reduced_offset(g, i)), i);
         }
-        for (; i < end; i += 32)
-            ocd_reduce_step(g.op, g.propagate, &p, (double)ocd_cuda_load<Ta>(a + a_off + reduced_offset(g, i)), i);
-        for (int by = 16; by > 0; by /= 2) ocd_reduce_merge(g.op, g.propagate, &p, shfl_down(p, by));
-        if (lane == 0) finish_item(g, o, t, p, g.splits > 1);
+        for (uint32_t by = lanes / 2; by > 0; by /= 2) ocd_reduce_merge(g.op, g.propagate, &p, shfl_down(p, by));
+        if (t < items && lane == 0) finish_item(g, o, t, p, g.splits > 1);
     }
 }
 
@@ -154,12 +166,16 @@ template <typename Ta> __global__ void reduce_columns(reduce_args g, const Ta *a
     }
 }
 
+/* One warp per output: the lanes take the ranges' partials in turn, then combine by shuffles. */
 __global__ void reduce_combine(reduce_args g)
 {
-    for (uint32_t o = blockIdx.x * blockDim.x + threadIdx.x; o < g.outputs; o += gridDim.x * blockDim.x) {
-        struct ocd_reduce_partial p = g.partials[(size_t)o * g.splits];
-        for (uint32_t s = 1; s < g.splits; s++) ocd_reduce_merge(g.op, g.propagate, &p, g.partials[(size_t)o * g.splits + s]);
-        finish_item(g, o, o, p, false);
+    const uint32_t lane = threadIdx.x % 32, warps = gridDim.x * (blockDim.x / 32);
+    for (uint32_t o = (blockIdx.x * blockDim.x + threadIdx.x) / 32; o < g.outputs; o += warps) {
+        struct ocd_reduce_partial p = ocd_reduce_start(g.op);
+        for (uint32_t s = lane; s < g.splits; s += 32)
+            ocd_reduce_merge(g.op, g.propagate, &p, g.partials[(size_t)o * g.splits + s]);
+        for (int by = 16; by > 0; by /= 2) ocd_reduce_merge(g.op, g.propagate, &p, shfl_down(p, by));
+        if (lane == 0) finish_item(g, o, o, p, false);
     }
 }
 
@@ -190,6 +206,8 @@ extern "C" cudnnStatus_t ocd_cuda_reduce_run(cudnnHandle_t handle, const void *p
     g.splits = (uint32_t)r->splits;
     g.chunk = (uint32_t)r->chunk;
     g.splits_div = ocd_fastdiv_make(g.splits);
+    g.lanes = 32;
+    while (g.lanes > 1 && g.lanes * LOADS > g.chunk) g.lanes /= 2;
     for (int d = 0; d < OCD_MAX_DIMS; d++) {
         g.kept_dims[d] = ocd_fastdiv_make(d < r->kept_rank ? (uint32_t)r->kept_dims[d] : 1);
         g.red_dims[d] = ocd_fastdiv_make(d < r->red_rank ? (uint32_t)r->red_dims[d] : 1);
@@ -204,7 +222,7 @@ extern "C" cudnnStatus_t ocd_cuda_reduce_run(cudnnHandle_t handle, const void *p
     g.partials = r->partials;
     int64_t items = r->outputs * r->splits, most = (int64_t)handle->sm_count * (2048 / THREADS);
     bool columns = by_columns(r);
-    int64_t blocks = (items * (columns ? 1 : 32) + THREADS - 1) / THREADS;
+    int64_t blocks = (items * (columns ? 1 : g.lanes) + THREADS - 1) / THREADS;
     unsigned grid = (unsigned)(blocks < most ? blocks : most);
     bool known = ocd_cuda_dispatch_type(r->a_type, [&](auto ta) {
         typedef typename decltype(ta)::type Ta;
@@ -214,7 +232,7 @@ extern "C" cudnnStatus_t ocd_cuda_reduce_run(cudnnHandle_t handle, const void *p
     if (!known) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s", OCD_REASON_DTYPE);
     OCD_CUDA_LAUNCHED();
     if (r->splits > 1) {
-        int64_t cb = (r->outputs + THREADS - 1) / THREADS;
+        int64_t cb = (r->outputs * 32 + THREADS - 1) / THREADS;
         reduce_combine<<<(unsigned)(cb < most ? cb : most), THREADS, 0, handle->stream>>>(g);
         OCD_CUDA_LAUNCHED();
     }
