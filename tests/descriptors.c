@@ -117,6 +117,18 @@ TEST_ONCE(tensor_nd_ex_formats)
     CHECK_OK(cudnnDestroyTensorDescriptor(t));
 }
 
+/* A refused call: the status it returned, the one the documentation gives, and what it was. */
+struct refusal {
+    cudnnStatus_t got, want;
+    const char *what;
+};
+
+static void check_refusal(const struct refusal *r)
+{
+    if (r->got != r->want)
+        FAIL("%s: returned %s, expected %s", r->what, cudnnGetErrorString(r->got), cudnnGetErrorString(r->want));
+}
+
 /* Each refusal: its status, and the descriptor still reads back as the NCHW float 2x3x4x5. */
 TEST_ONCE(tensor_refusals_leave_the_descriptor_unchanged)
 {
@@ -125,10 +137,7 @@ TEST_ONCE(tensor_refusals_leave_the_descriptor_unchanged)
     const cudnnStatus_t BAD = CUDNN_STATUS_BAD_PARAM, NS = CUDNN_STATUS_NOT_SUPPORTED;
     CHECK_OK(cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 3, 4, 5));
     const int four[] = {2, 3, 4, 5}, packed[] = {60, 20, 5, 1};
-    struct {
-        cudnnStatus_t got, want;
-        const char *what;
-    } cases[] = {
+    struct refusal cases[] = {
         {cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, -1, 3, 4, 5), BAD, "negative n"},
         {cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 0, 4, 5), BAD, "zero c"},
         {cudnnSetTensor4dDescriptor(t, (cudnnTensorFormat_t)3, CUDNN_DATA_FLOAT, 2, 3, 4, 5), BAD, "bad format"},
@@ -164,9 +173,7 @@ TEST_ONCE(tensor_refusals_leave_the_descriptor_unchanged)
          "NdEx negative"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (cases[i].got != cases[i].want)
-            FAIL("%s: returned %s, expected %s", cases[i].what, cudnnGetErrorString(cases[i].got),
-                 cudnnGetErrorString(cases[i].want));
+        check_refusal(&cases[i]);
         expect_layout(t, CUDNN_DATA_FLOAT, 4, four, packed, 480, cases[i].what);
     }
     /* getters: bad arguments, nothing written */
@@ -245,10 +252,7 @@ TEST_ONCE(filter_descriptors)
     /* refusals keep the 5-D float filter */
     const cudnnStatus_t BAD = CUDNN_STATUS_BAD_PARAM, NS = CUDNN_STATUS_NOT_SUPPORTED;
     const int dims5[] = {2, 3, 2, 3, 4};
-    struct {
-        cudnnStatus_t got, want;
-        const char *what;
-    } cases[] = {
+    struct refusal cases[] = {
         {cudnnSetFilter4dDescriptor(f, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, -2, 3, 3, 3), BAD, "negative k"},
         {cudnnSetFilter4dDescriptor(f, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 2, 3, 0, 3), BAD, "zero h"},
         {cudnnSetFilter4dDescriptor(f, (cudnnDataType_t)50, CUDNN_TENSOR_NCHW, 2, 3, 3, 3), BAD, "bad type"},
@@ -264,9 +268,7 @@ TEST_ONCE(filter_descriptors)
         {cudnnSetFilterNdDescriptor(f, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, (int[]){2, -3, 3, 3}), BAD, "negative"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (cases[i].got != cases[i].want)
-            FAIL("%s: returned %s, expected %s", cases[i].what, cudnnGetErrorString(cases[i].got),
-                 cudnnGetErrorString(cases[i].want));
+        check_refusal(&cases[i]);
         expect_filter(f, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, 5, dims5, 144 * 4, cases[i].what);
     }
     int k = -9;

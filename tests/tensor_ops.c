@@ -50,15 +50,6 @@ static const char *type_name(cudnnDataType_t t)
     return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
 }
 
-/* Downloads C and compares every scalar of its span with want. */
-static void compare_span(const struct rtensor *ct, const void *dc, const double *want, const char *what)
-{
-    void *got = malloc(rt_bytes(ct));
-    tbuf_download(got, dc, rt_bytes(ct));
-    tcompare(ct->dtype, got, want, rt_span(ct), ttolerance(ct->dtype), what);
-    free(got);
-}
-
 /* ---- cudnnSetTensor -------------------------------------------------------------------------------- */
 
 TEST(set_tensor_every_type_and_layout)
@@ -83,7 +74,7 @@ TEST(set_tensor_every_type_and_layout)
             while (rt_next(yt.rank, yt.dims, idx));
             char what[96];
             snprintf(what, sizeof what, "cudnnSetTensor %s layout %d", type_name(t), k);
-            compare_span(&yt, dy, want, what);
+            tcompare_span(&yt, dy, want, -1, what);
             free(want);
             free(y0);
             tbuf_free(dy);
@@ -112,7 +103,7 @@ TEST(scale_tensor_every_type_and_layout)
             ref_ewise(REF_COPY, false, alpha, &yt, y0, 0, NULL, NULL, 0, &yt, y0, want);
             char what[96];
             snprintf(what, sizeof what, "cudnnScaleTensor %s layout %d", type_name(t), k);
-            compare_span(&yt, dy, want, what);
+            tcompare_span(&yt, dy, want, -1, what);
             free(want);
             free(y0);
             tbuf_free(dy);
@@ -134,7 +125,7 @@ static void run_add(const struct rtensor *at, const struct rtensor *ct, double a
     CHECK_OK(cudnnAddTensor(test_handle(), tscale(&sa, ct->dtype, alpha), ad, da, tscale(&sb, ct->dtype, beta), cd, dc));
     double *want = malloc(sizeof(double) * (size_t)rt_span(ct));
     ref_ewise(REF_COPY, false, alpha, at, a, 0, NULL, NULL, beta, ct, c, want);
-    compare_span(ct, dc, want, what);
+    tcompare_span(ct, dc, want, -1, what);
     free(want);
     free(a);
     free(c);
@@ -188,7 +179,7 @@ TEST(add_tensor_in_place_doubles)
     CHECK_OK(cudnnAddTensor(test_handle(), &one, cd, dc, &one, cd, dc));
     double *want = malloc(sizeof(double) * (size_t)rt_span(&ct));
     ref_ewise(REF_COPY, false, 2.0, &ct, c, 0, NULL, NULL, 0, &ct, c, want);
-    compare_span(&ct, dc, want, "cudnnAddTensor in place");
+    tcompare_span(&ct, dc, want, -1, "cudnnAddTensor in place");
     free(want);
     free(c);
     tbuf_free(dc);
@@ -238,7 +229,7 @@ static void run_op(const struct op_case *k, const char *what)
     double *want = malloc(sizeof(double) * (size_t)rt_span(k->ct));
     ref_ewise((int)k->op, k->nan == CUDNN_PROPAGATE_NAN, k->alpha1, k->at, a, k->alpha2, unary ? NULL : k->bt, b,
               k->beta, k->ct, c, want);
-    compare_span(k->ct, dc, want, what);
+    tcompare_span(k->ct, dc, want, -1, what);
     free(want);
     free(a);
     free(b);
@@ -448,7 +439,7 @@ static void bad_env_close(struct bad_env *e)
 #define EXPECT_UNTOUCHED(call, status)                                                                      \
     do {                                                                                                    \
         CHECK_STATUS(call, status);                                                                         \
-        if (!tbuf_equals(e.dc, e.pattern, e.bytes)) FAIL("%s wrote its output", #call);                      \
+        tbuf_unchanged(e.dc, e.pattern, e.bytes, #call);                                                    \
     } while (0)
 
 TEST(set_scale_add_bad_inputs)

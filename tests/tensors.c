@@ -38,11 +38,11 @@ const void *tscale(struct tscale *s, cudnnDataType_t data_type, double v)
     return data_type == CUDNN_DATA_DOUBLE ? (const void *)&s->d : (const void *)&s->f;
 }
 
-bool tbuf_equals(const void *dev, const void *host, size_t bytes)
+bool tcompare_span(const struct rtensor *t, const void *dev, const double *want, double tol, const char *what)
 {
-    void *got = malloc(bytes);
-    tbuf_download(got, dev, bytes);
-    bool same = memcmp(got, host, bytes) == 0;
+    void *got = malloc(rt_bytes(t));
+    tbuf_download(got, dev, rt_bytes(t));
+    bool ok = tcompare(t->dtype, got, want, rt_span(t), tol >= 0 ? tol : ttolerance(t->dtype), what);
     free(got);
-    return same;
+    return ok;
 }

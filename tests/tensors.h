@@ -1,11 +1,13 @@
 /* tensors.h: test helpers between reference layouts (ref/tensor_ops.h) and the API: descriptors
-   for a layout, host buffers of a layout, scaling factors of the right width, and the check
-   that a failed call wrote nothing. */
+   for a layout, host buffers of a layout, scaling factors of the right width, and the comparison
+   of a whole span, gaps included. (tview.h's tbuf_unchanged checks that a failed call wrote
+   nothing.) */
 #ifndef OCD_TESTS_TENSORS_H
 #define OCD_TESTS_TENSORS_H
 
 #include "ref/tensor_ops.h"
 #include "test.h"
+#include "tview.h"
 
 /* A descriptor of the layout (cudnnSetTensorNdDescriptor); destroy with cudnnDestroyTensorDescriptor. */
 cudnnTensorDescriptor_t tdesc(const struct rtensor *t);
@@ -23,7 +25,8 @@ struct tscale {
 };
 const void *tscale(struct tscale *s, cudnnDataType_t data_type, double v);
 
-/* True when device buffer dev holds exactly the host bytes. */
-bool tbuf_equals(const void *dev, const void *host, size_t bytes);
+/* Downloads the layout's span from dev and compares every scalar with want (rt_span(t)
+   values) at the type's tolerance, or tol when tol >= 0. */
+bool tcompare_span(const struct rtensor *t, const void *dev, const double *want, double tol, const char *what);
 
 #endif /* OCD_TESTS_TENSORS_H */

@@ -34,10 +34,7 @@ static void run_transform(const struct rtensor *xt, const struct rtensor *yt, do
                                   yd, dy));
     double *want = malloc(sizeof(double) * (size_t)rt_span(yt));
     ref_ewise(REF_COPY, false, alpha, xt, x, 0, NULL, NULL, beta, yt, y, want);
-    void *got = malloc(rt_bytes(yt));
-    tbuf_download(got, dy, rt_bytes(yt));
-    tcompare(yt->dtype, got, want, rt_span(yt), ttolerance(yt->dtype), what);
-    free(got);
+    tcompare_span(yt, dy, want, -1, what);
     free(want);
     free(x);
     free(y);
@@ -426,7 +423,7 @@ TEST(transform_bad_inputs)
 #define UNTOUCHED(call, status)                                                                             \
     do {                                                                                                    \
         CHECK_STATUS(call, status);                                                                         \
-        if (!tbuf_equals(dy, pattern, bytes)) FAIL("%s wrote its output", #call);                            \
+        tbuf_unchanged(dy, pattern, bytes, #call);                                                          \
     } while (0)
     /* cudnnTransformTensor: "the dimensions or the data type of the two descriptors differ" */
     UNTOUCHED(cudnnTransformTensor(h, &one, x, dx, &zero, yo, dy), BAD);

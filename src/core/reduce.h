@@ -14,6 +14,7 @@
 #ifndef OCD_CORE_REDUCE_H
 #define OCD_CORE_REDUCE_H
 
+#include "core/hostdev.h"
 #include "core/tensor.h"
 
 #include <math.h>
@@ -58,18 +59,12 @@ struct ocd_reduce {
    (a range of NaNs only gives NaN). MUL_NO_ZEROS skips zeros (a range of zeros gives 1, the empty
    product). AMAX is MAX of absolute values and reports its index like MAX. */
 
-#ifdef __CUDACC__
-#define OCD_REDUCE_FN static inline __host__ __device__
-#else
-#define OCD_REDUCE_FN static inline
-#endif
-
-OCD_REDUCE_FN bool ocd_reduce_selects(cudnnReduceTensorOp_t op)
+OCD_HOST_DEVICE bool ocd_reduce_selects(cudnnReduceTensorOp_t op)
 {
     return op == CUDNN_REDUCE_TENSOR_MIN || op == CUDNN_REDUCE_TENSOR_MAX || op == CUDNN_REDUCE_TENSOR_AMAX;
 }
 
-OCD_REDUCE_FN struct ocd_reduce_partial ocd_reduce_start(cudnnReduceTensorOp_t op)
+OCD_HOST_DEVICE struct ocd_reduce_partial ocd_reduce_start(cudnnReduceTensorOp_t op)
 {
     struct ocd_reduce_partial p;
     p.value = op == CUDNN_REDUCE_TENSOR_MUL || op == CUDNN_REDUCE_TENSOR_MUL_NO_ZEROS ? 1.0 : 0.0;
@@ -79,7 +74,7 @@ OCD_REDUCE_FN struct ocd_reduce_partial ocd_reduce_start(cudnnReduceTensorOp_t o
 }
 
 /* Whether candidate (v, i) replaces the best so far (b, j) of MIN/MAX/AMAX. */
-OCD_REDUCE_FN bool ocd_reduce_better(cudnnReduceTensorOp_t op, bool propagate_nan, double v, uint32_t i,
+OCD_HOST_DEVICE bool ocd_reduce_better(cudnnReduceTensorOp_t op, bool propagate_nan, double v, uint32_t i,
                                      double b, uint32_t j)
 {
     if (j == OCD_REDUCE_EMPTY) return true;
@@ -93,7 +88,7 @@ OCD_REDUCE_FN bool ocd_reduce_better(cudnnReduceTensorOp_t op, bool propagate_na
 }
 
 /* Folds element v, at flattened reduced index i, into p. */
-OCD_REDUCE_FN void ocd_reduce_step(cudnnReduceTensorOp_t op, bool propagate_nan, struct ocd_reduce_partial *p,
+OCD_HOST_DEVICE void ocd_reduce_step(cudnnReduceTensorOp_t op, bool propagate_nan, struct ocd_reduce_partial *p,
                                    double v, uint32_t i)
 {
     switch (op) {
@@ -113,7 +108,7 @@ OCD_REDUCE_FN void ocd_reduce_step(cudnnReduceTensorOp_t op, bool propagate_nan,
 }
 
 /* Folds partial q (of a later or earlier range) into p. */
-OCD_REDUCE_FN void ocd_reduce_merge(cudnnReduceTensorOp_t op, bool propagate_nan, struct ocd_reduce_partial *p,
+OCD_HOST_DEVICE void ocd_reduce_merge(cudnnReduceTensorOp_t op, bool propagate_nan, struct ocd_reduce_partial *p,
                                     struct ocd_reduce_partial q)
 {
     switch (op) {
@@ -129,7 +124,7 @@ OCD_REDUCE_FN void ocd_reduce_merge(cudnnReduceTensorOp_t op, bool propagate_nan
 }
 
 /* The reduction's value for the whole reduced set of `count` elements. */
-OCD_REDUCE_FN double ocd_reduce_result(cudnnReduceTensorOp_t op, struct ocd_reduce_partial p, int64_t count)
+OCD_HOST_DEVICE double ocd_reduce_result(cudnnReduceTensorOp_t op, struct ocd_reduce_partial p, int64_t count)
 {
     if (op == CUDNN_REDUCE_TENSOR_AVG) return p.value / (double)count;
     if (op == CUDNN_REDUCE_TENSOR_NORM2) return sqrt(p.value);

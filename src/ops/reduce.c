@@ -159,6 +159,18 @@ static size_t indices_bytes(const struct ocd_reduce *r)
     return r->want_indices ? (size_t)r->outputs * sizeof(uint32_t) : 0;
 }
 
+/* What the two size queries share: the checks, then the size of the indices or the workspace. */
+static cudnnStatus_t get_size(cudnnHandle_t handle, cudnnReduceTensorDescriptor_t desc, cudnnTensorDescriptor_t aDesc,
+                              cudnnTensorDescriptor_t cDesc, size_t *sizeInBytes, bool workspace)
+{
+    struct ocd_reduce r;
+    OCD_TRY(prepare(handle, desc, aDesc, cDesc, &r));
+    OCD_CHECK_NOT_NULL(sizeInBytes);
+    OCD_TRY(check_supported(desc, &r));
+    *sizeInBytes = workspace ? ocd_reduce_workspace(&r) : indices_bytes(&r);
+    return CUDNN_STATUS_SUCCESS;
+}
+
 cudnnStatus_t CUDNNWINAPI cudnnGetReductionIndicesSize(cudnnHandle_t handle,
                                                        const cudnnReduceTensorDescriptor_t reduceTensorDesc,
                                                        const cudnnTensorDescriptor_t aDesc,
@@ -166,12 +178,7 @@ cudnnStatus_t CUDNNWINAPI cudnnGetReductionIndicesSize(cudnnHandle_t handle,
 {
     OCD_LOG_API("handle=%p reduceTensorDesc=%p aDesc=%p cDesc=%p sizeInBytes=%p", (void *)handle,
                 (void *)reduceTensorDesc, (void *)aDesc, (void *)cDesc, (void *)sizeInBytes);
-    struct ocd_reduce r;
-    OCD_TRY(prepare(handle, reduceTensorDesc, aDesc, cDesc, &r));
-    OCD_CHECK_NOT_NULL(sizeInBytes);
-    OCD_TRY(check_supported(reduceTensorDesc, &r));
-    *sizeInBytes = indices_bytes(&r);
-    return CUDNN_STATUS_SUCCESS;
+    return get_size(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes, false);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnGetReductionWorkspaceSize(cudnnHandle_t handle,
@@ -181,12 +188,7 @@ cudnnStatus_t CUDNNWINAPI cudnnGetReductionWorkspaceSize(cudnnHandle_t handle,
 {
     OCD_LOG_API("handle=%p reduceTensorDesc=%p aDesc=%p cDesc=%p sizeInBytes=%p", (void *)handle,
                 (void *)reduceTensorDesc, (void *)aDesc, (void *)cDesc, (void *)sizeInBytes);
-    struct ocd_reduce r;
-    OCD_TRY(prepare(handle, reduceTensorDesc, aDesc, cDesc, &r));
-    OCD_CHECK_NOT_NULL(sizeInBytes);
-    OCD_TRY(check_supported(reduceTensorDesc, &r));
-    *sizeInBytes = ocd_reduce_workspace(&r);
-    return CUDNN_STATUS_SUCCESS;
+    return get_size(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes, true);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnReduceTensor(cudnnHandle_t handle, const cudnnReduceTensorDescriptor_t reduceTensorDesc,

@@ -48,7 +48,34 @@ cudnnStatus_t ocd_ewise_run(cudnnHandle_t handle, const struct ocd_ewise *e, con
     return ocd_impl_run(handle, ewise_impls, OCD_ARRAY_LEN(ewise_impls), e, op);
 }
 
+cudnnStatus_t ocd_ewise_copy(cudnnHandle_t handle, const void *alpha, const struct ocd_tensor_view *xv, const void *x,
+                             const void *beta, const struct ocd_tensor_view *yv, void *y, const char *op)
+{
+    struct ocd_ewise e;
+    ocd_ewise_build(&e, OCD_EWISE_COPY, yv, xv, NULL);
+    e.y.data = y;
+    e.a.data = x;
+    e.alpha1 = ocd_scaling_value(yv->dtype, alpha);
+    e.beta = ocd_scaling_value(yv->dtype, beta);
+    return ocd_ewise_run(handle, &e, op);
+}
+
 /* ---- checks shared with transform.c and reduce.c ------------------------------------------------- */
+
+cudnnStatus_t ocd_check_blend_args(cudnnHandle_t handle, const void *alpha, cudnnTensorDescriptor_t xDesc,
+                                   const char *x_name, const void *x, const void *beta,
+                                   cudnnTensorDescriptor_t yDesc, const char *y_name, const void *y,
+                                   struct ocd_tensor_view *xv, struct ocd_tensor_view *yv)
+{
+    OCD_CHECK_HANDLE(handle);
+    OCD_TRY(ocd_tensor_get(xDesc, x_name, xv));
+    OCD_TRY(ocd_tensor_get(yDesc, y_name, yv));
+    OCD_CHECK_NOT_NULL(alpha);
+    OCD_CHECK_NOT_NULL(beta);
+    if (x == NULL || y == NULL)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the data of %s is NULL", x == NULL ? x_name : y_name);
+    return CUDNN_STATUS_SUCCESS;
+}
 
 cudnnStatus_t ocd_check_compute_type(const struct ocd_tensor_view *v, const char *name)
 {
@@ -132,27 +159,15 @@ cudnnStatus_t CUDNNWINAPI cudnnAddTensor(cudnnHandle_t handle, const void *alpha
 {
     OCD_LOG_API("handle=%p alpha=%p aDesc=%p A=%p beta=%p cDesc=%p C=%p", (void *)handle, alpha, (void *)aDesc,
                 A, beta, (void *)cDesc, C);
-    OCD_CHECK_HANDLE(handle);
     struct ocd_tensor_view av, cv;
-    OCD_TRY(ocd_tensor_get(aDesc, "aDesc", &av));
-    OCD_TRY(ocd_tensor_get(cDesc, "cDesc", &cv));
-    OCD_CHECK_NOT_NULL(alpha);
-    OCD_CHECK_NOT_NULL(beta);
-    OCD_CHECK_NOT_NULL(A);
-    OCD_CHECK_NOT_NULL(C);
+    OCD_TRY(ocd_check_blend_args(handle, alpha, aDesc, "aDesc", A, beta, cDesc, "cDesc", C, &av, &cv));
     OCD_TRY(ocd_check_broadcast(&av, "aDesc", &cv, "cDesc"));
     if (av.dtype != cv.dtype)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "aDesc is %s and cDesc %s: the data types must be the same",
                         ocd_dtype_name(av.dtype), ocd_dtype_name(cv.dtype));
     OCD_TRY(check_rank(&cv, "cDesc"));
     OCD_TRY(ocd_check_compute_type(&cv, "cDesc"));
-    struct ocd_ewise e;
-    ocd_ewise_build(&e, OCD_EWISE_COPY, &cv, &av, NULL);
-    e.y.data = C;
-    e.a.data = A;
-    e.alpha1 = ocd_scaling_value(cv.dtype, alpha);
-    e.beta = ocd_scaling_value(cv.dtype, beta);
-    return ocd_ewise_run(handle, &e, "cudnnAddTensor");
+    return ocd_ewise_copy(handle, alpha, &av, A, beta, &cv, C, "cudnnAddTensor");
 }
 
 /* ---- the op tensor descriptor ----------------------------------------------------------------- */

@@ -21,6 +21,20 @@ extern "C" {
    function in the log). */
 cudnnStatus_t ocd_ewise_run(cudnnHandle_t handle, const struct ocd_ewise *e, const char *op);
 
+/* y = alpha * x + beta * y between views of the same dims (x may be broadcast along dims of
+   extent 1): cudnnAddTensor and the layout-changing transforms. alpha and beta are the API's
+   scaling pointers. */
+cudnnStatus_t ocd_ewise_copy(cudnnHandle_t handle, const void *alpha, const struct ocd_tensor_view *xv, const void *x,
+                             const void *beta, const struct ocd_tensor_view *yv, void *y, const char *op);
+
+/* The argument checks of a call y = alpha * f(x) + beta * y (cudnnAddTensor,
+   cudnnTransformTensor): a live handle, both descriptors live and set (their views are returned),
+   and no NULL pointer; BAD_PARAM, logged with the argument's name, otherwise. */
+cudnnStatus_t ocd_check_blend_args(cudnnHandle_t handle, const void *alpha, cudnnTensorDescriptor_t xDesc,
+                                   const char *x_name, const void *x, const void *beta,
+                                   cudnnTensorDescriptor_t yDesc, const char *y_name, const void *y,
+                                   struct ocd_tensor_view *xv, struct ocd_tensor_view *yv);
+
 /* NOT_SUPPORTED, logged, for a type no tensor operation computes with (INT64, a backend-API
    type): every other type of a set descriptor is served. */
 cudnnStatus_t ocd_check_compute_type(const struct ocd_tensor_view *v, const char *name);

@@ -196,46 +196,31 @@ static cudnnStatus_t check_types(const struct ocd_tensor_view *xv, const struct 
     return ocd_check_compute_type(yv, "the destination");
 }
 
-/* y = alpha * x + beta * y between two layouts of the same dims. */
-static cudnnStatus_t run_copy(cudnnHandle_t handle, const void *alpha, const struct ocd_tensor_view *xv,
-                              const void *x, const void *beta, const struct ocd_tensor_view *yv, void *y,
-                              const char *op)
-{
-    struct ocd_ewise e;
-    ocd_ewise_build(&e, OCD_EWISE_COPY, yv, xv, NULL);
-    e.y.data = y;
-    e.a.data = x;
-    e.alpha1 = ocd_scaling_value(yv->dtype, alpha);
-    e.beta = ocd_scaling_value(yv->dtype, beta);
-    return ocd_ewise_run(handle, &e, op);
-}
-
 cudnnStatus_t CUDNNWINAPI cudnnTransformTensor(cudnnHandle_t handle, const void *alpha,
                                                const cudnnTensorDescriptor_t xDesc, const void *x, const void *beta,
                                                const cudnnTensorDescriptor_t yDesc, void *y)
 {
     OCD_LOG_API("handle=%p alpha=%p xDesc=%p x=%p beta=%p yDesc=%p y=%p", (void *)handle, alpha, (void *)xDesc, x,
                 beta, (void *)yDesc, y);
-    OCD_CHECK_HANDLE(handle);
     struct ocd_tensor_view xv, yv;
-    OCD_TRY(ocd_tensor_get(xDesc, "xDesc", &xv));
-    OCD_TRY(ocd_tensor_get(yDesc, "yDesc", &yv));
-    OCD_CHECK_NOT_NULL(alpha);
-    OCD_CHECK_NOT_NULL(beta);
-    OCD_CHECK_NOT_NULL(x);
-    OCD_CHECK_NOT_NULL(y);
+    OCD_TRY(ocd_check_blend_args(handle, alpha, xDesc, "xDesc", x, beta, yDesc, "yDesc", y, &xv, &yv));
     if (!ocd_view_same_dims(&xv, &yv))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "xDesc and yDesc have different dimensions");
     OCD_TRY(check_types(&xv, &yv));
     OCD_TRY(ocd_check_no_overlap(&xv, x, &yv, y));
-    return run_copy(handle, alpha, &xv, x, beta, &yv, y, "cudnnTransformTensor");
+    return ocd_ewise_copy(handle, alpha, &xv, x, beta, &yv, y, "cudnnTransformTensor");
 }
 
-/* What cudnnTransformTensorEx and cudnnTransformFilter share, from the views on. */
+/* What cudnnTransformTensorEx and cudnnTransformFilter share, from the views on: the checks of
+   the pointers, shapes and types, and the run. */
 static cudnnStatus_t transform_ex(cudnnHandle_t handle, const struct cudnnTensorTransformStruct *t,
                                   const void *alpha, const struct ocd_tensor_view *sv, const void *src,
                                   const void *beta, const struct ocd_tensor_view *dv, void *dst, const char *op)
 {
+    OCD_CHECK_NOT_NULL(alpha);
+    OCD_CHECK_NOT_NULL(beta);
+    OCD_CHECK_NOT_NULL(src);
+    OCD_CHECK_NOT_NULL(dst);
     if (sv->rank != dv->rank || sv->rank != t->nb_dims)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the source has %d dimensions, the destination %d, the transform %d",
                         sv->rank, dv->rank, t->nb_dims);
@@ -247,7 +232,7 @@ static cudnnStatus_t transform_ex(cudnnHandle_t handle, const struct cudnnTensor
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dimension %d of the destination is %lld; the transform makes %lld",
                             d, (long long)dv->dims[d], (long long)want[d]);
     OCD_TRY(ocd_check_no_overlap(sv, src, dv, dst));
-    if (!pads(t) && !folds(t)) return run_copy(handle, alpha, sv, src, beta, dv, dst, op);
+    if (!pads(t) && !folds(t)) return ocd_ewise_copy(handle, alpha, sv, src, beta, dv, dst, op);
     struct ocd_fold f;
     memset(&f, 0, sizeof f);
     f.src = *sv;
@@ -280,10 +265,6 @@ cudnnStatus_t CUDNNWINAPI cudnnTransformTensorEx(cudnnHandle_t handle, const cud
     struct ocd_tensor_view sv, dv;
     OCD_TRY(ocd_tensor_get(srcDesc, "srcDesc", &sv));
     OCD_TRY(ocd_tensor_get(destDesc, "destDesc", &dv));
-    OCD_CHECK_NOT_NULL(alpha);
-    OCD_CHECK_NOT_NULL(beta);
-    OCD_CHECK_NOT_NULL(srcData);
-    OCD_CHECK_NOT_NULL(destData);
     return transform_ex(handle, transDesc, alpha, &sv, srcData, beta, &dv, destData, "cudnnTransformTensorEx");
 }
 
@@ -299,10 +280,6 @@ cudnnStatus_t CUDNNWINAPI cudnnTransformFilter(cudnnHandle_t handle, const cudnn
     struct ocd_tensor_view sv, dv;
     OCD_TRY(ocd_filter_get(srcDesc, "srcDesc", &sv));
     OCD_TRY(ocd_filter_get(destDesc, "destDesc", &dv));
-    OCD_CHECK_NOT_NULL(alpha);
-    OCD_CHECK_NOT_NULL(beta);
-    OCD_CHECK_NOT_NULL(srcData);
-    OCD_CHECK_NOT_NULL(destData);
     return transform_ex(handle, transDesc, alpha, &sv, srcData, beta, &dv, destData, "cudnnTransformFilter");
 }
 
