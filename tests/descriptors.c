@@ -192,12 +192,13 @@ TEST_ONCE(tensor_refusals_leave_the_descriptor_unchanged)
     /* a 5-D descriptor has no 4-D view; an unset one has no layout */
     CHECK_OK(cudnnSetTensorNdDescriptorEx(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 5, (int[]){1, 2, 3, 4, 5}));
     CHECK_STATUS(cudnnGetTensor4dDescriptor(t, &dt, &n, &x, &x, &x, &x, &x, &x, &x), BAD);
+    /* (dead first: a descriptor created after it may get its address) */
+    CHECK_STATUS(cudnnDestroyTensorDescriptor(dead), BAD);
     cudnnTensorDescriptor_t unset = new_tensor();
     CHECK_STATUS(cudnnGetTensorSizeInBytes(unset, &size), BAD);
     CHECK_STATUS(cudnnGetTensorNdDescriptor(unset, 4, &dt, &nb, dims, strides), BAD);
     CHECK_STATUS(cudnnCreateTensorDescriptor(NULL), BAD);
     CHECK_OK(cudnnDestroyTensorDescriptor(NULL));
-    CHECK_STATUS(cudnnDestroyTensorDescriptor(dead), BAD);
     CHECK_OK(cudnnDestroyTensorDescriptor(unset));
     CHECK_OK(cudnnDestroyTensorDescriptor(t));
 }
@@ -279,11 +280,11 @@ TEST_ONCE(filter_descriptors)
     CHECK_STATUS(cudnnGetFilterSizeInBytes(f, NULL), BAD);
     CHECK_STATUS(cudnnGetFilterSizeInBytes(dead, &size), BAD);
     CHECK(k == -9 && size == 99);
+    CHECK_STATUS(cudnnDestroyFilterDescriptor(dead), BAD); /* before a new one can take its address */
     cudnnFilterDescriptor_t unset;
     CHECK_OK(cudnnCreateFilterDescriptor(&unset));
     CHECK_STATUS(cudnnGetFilterSizeInBytes(unset, &size), BAD);
     CHECK_OK(cudnnDestroyFilterDescriptor(unset));
     CHECK_OK(cudnnDestroyFilterDescriptor(NULL));
-    CHECK_STATUS(cudnnDestroyFilterDescriptor(dead), BAD);
     CHECK_OK(cudnnDestroyFilterDescriptor(f));
 }
