@@ -288,6 +288,11 @@ static void fill_random(const struct dtype *t, void *dst, int64_t n, uint64_t *r
         mem_copy((char *)dst + done * t->size, stage, (size_t)chunk * t->size, true);
     }
     free(stage);
+#ifdef BENCH_CUDA
+    /* A copy from pageable memory may still be in flight when cudaMemcpy returns, and the calls
+       run on a non-blocking stream that does not wait for it. */
+    if (on_device) CUDA_TRY(cudaDeviceSynchronize());
+#endif
 }
 
 /* ---- problem strings ---------------------------------------------------------------------------- */

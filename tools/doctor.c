@@ -114,6 +114,8 @@ static void check_libraries(const char *expect_dir)
         void *h = dlopen(libraries[i].soname, RTLD_NOW | RTLD_NOLOAD);
         /* The front is asked for a function it defines itself; a sub-library for its check. */
         const char *file = h ? mapped_file(h, i == 0 ? "cudnnGetVersion" : libraries[i].check_name) : NULL;
+        char resolved[PATH_MAX];
+        if (file != NULL && realpath(file, resolved) != NULL) file = resolved;
         printf("  %-24s %s\n", libraries[i].soname, file ? file : "(not loaded)");
         if (file == NULL) {
             problem("%s is not loaded", libraries[i].soname);
