@@ -601,7 +601,7 @@ static const struct op ops[] = {
 /* The op of a parsed problem, after checking that its keys are the op's, in the op's order. */
 static const struct op *problem_op(const struct problem *p, const char **why)
 {
-    static char msg[256];
+    static char msg[640];
     for (size_t i = 0; i < ARRAY_LEN(ops); i++) {
         if (strcmp(ops[i].name, p->value[0]) != 0) continue;
         char keys[256] = "";

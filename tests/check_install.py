@@ -22,7 +22,9 @@ ap.add_argument("--cmake", default="cmake")
 ap.add_argument("--cc", default="cc")
 ap.add_argument("--generator", default="")
 ap.add_argument("--libdir", default="lib")
+ap.add_argument("--flags", default="", help="compile and link flags the build used (';'-separated: sanitizers)")
 args = ap.parse_args()
+flags = [f for f in args.flags.split(";") if f]
 
 failures = []
 tmp = tempfile.mkdtemp(prefix="ocd_install_")
@@ -72,7 +74,8 @@ run([os.path.join(prefix, "bin", "opencudnn_doctor"), "--expect-dir", libdir], "
 consumer = os.path.join(tmp, "consumer")
 configure = [args.cmake, "-S", os.path.join(args.source, "tests", "install"), "-B", consumer,
              "-DCMAKE_PREFIX_PATH=" + prefix, "-DCMAKE_C_COMPILER=" + args.cc,
-             "-DHELLO_SOURCE=" + os.path.join(args.source, "examples", "hello_cudnn.c")]
+             "-DHELLO_SOURCE=" + os.path.join(args.source, "examples", "hello_cudnn.c"),
+             "-DCMAKE_C_FLAGS=" + " ".join(flags), "-DCMAKE_EXE_LINKER_FLAGS=" + " ".join(flags)]
 if args.generator:
     configure += ["-G", args.generator]
 if run(configure, "find_package(CUDNN) configure") is not None and \
@@ -86,14 +89,14 @@ if pkg_config is None:
     print("skipped: pkg-config is not installed")
 else:
     pc_env = {"PKG_CONFIG_PATH": os.path.join(libdir, "pkgconfig")}
-    flags = run([pkg_config, "--cflags", "--libs", "cudnn"], "pkg-config cudnn", pc_env)
-    if flags is not None:
+    pc_flags = run([pkg_config, "--cflags", "--libs", "cudnn"], "pkg-config cudnn", pc_env)
+    if pc_flags is not None:
         exe = os.path.join(tmp, "hello_pkgconfig")
         # The program is built without the CUDA runtime, so it keeps its data in host memory and
         # asks for the host backend.
-        if run([args.cc, "-std=c11", "-DOPENCUDNN_NO_CUDA_HEADERS",
-                os.path.join(args.source, "examples", "hello_cudnn.c"), "-o", exe, "-Wl,-rpath," + libdir]
-               + flags.split() + ["-lm"], "pkg-config build") is not None:
+        if run([args.cc, "-std=c11", "-DOPENCUDNN_NO_CUDA_HEADERS"] + flags +
+               [os.path.join(args.source, "examples", "hello_cudnn.c"), "-o", exe, "-Wl,-rpath," + libdir]
+               + pc_flags.split() + ["-lm"], "pkg-config build") is not None:
             run([exe], "hello_cudnn built with pkg-config", {"OPENCUDNN_BACKEND": "host"}, expect="All tests passed.")
 
 shutil.rmtree(tmp, ignore_errors=True)
