@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpu-check.sh: the whole check on a GPU machine, one command from the repository root, inside a
-# time budget (GPU_CHECK_BUDGET seconds, default 480, so that it ends well under 9 minutes):
+# time budget (GPU_CHECK_BUDGET seconds, default 450, so that it ends well under 9 minutes):
 #   1. configure and build with the CUDA backend for sm_90 (Release, Ninja)      -> build.log
 #   2. the test runner (its cuda pass runs where a device is present), the other ctest tests,
 #      the doctor and the Python demo on the device                               -> tests.log
@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.." || exit 1
 
 OUT=${OUT:-$PWD/gpu-check-out}
 mkdir -p "$OUT"
-budget=${GPU_CHECK_BUDGET:-480}
+budget=${GPU_CHECK_BUDGET:-450}
 build=${GPU_CHECK_BUILD:-build-gpu}
 start=$SECONDS
 summary=$OUT/summary.txt
@@ -84,8 +84,8 @@ run_step "$OUT/build.log" "$(min 120 "$(left)")" cmake -S . -B "$build" -G Ninja
     -DCMAKE_CUDA_ARCHITECTURES=90 -DOPENCUDNN_BENCH_VENDOR_DIR="$vendor"
 rc=$?
 if [ $rc -eq 0 ]; then
-    # Leave about three minutes for the tests, the sanitizer and the benchmark.
-    run_step "$OUT/build.log" "$(min 330 $(($(left) - 180)))" cmake --build "$build" -j "$jobs"
+    # Each later step's limit leaves the steps after it about 100 seconds (the benchmark's need).
+    run_step "$OUT/build.log" "$(min 330 $(($(left) - 200)))" cmake --build "$build" -j "$jobs"
     rc=$?
 fi
 verdict build $rc "$(grep -c -E 'warning[: ]' "$OUT/build.log") warning lines, $((SECONDS - start))s"
@@ -98,13 +98,13 @@ fi
 # ---- 2. tests -----------------------------------------------------------------------------------------
 tests_log=$OUT/tests.log
 : >"$tests_log"
-run_step "$tests_log" "$(min 150 $(($(left) - 120)))" "$build/tests/opencudnn_tests"
+run_step "$tests_log" "$(min 150 $(($(left) - 150)))" "$build/tests/opencudnn_tests"
 rc=$?
 detail=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$tests_log" | tail -1)
 grep -q '^== backend cuda' "$tests_log" || detail="$detail; the cuda pass DID NOT RUN"
 verdict runner $rc "$detail"
 
-run_step "$tests_log" "$(min 120 $(($(left) - 100)))" ctest --test-dir "$build" -E '^unit$' --output-on-failure -j "$jobs"
+run_step "$tests_log" "$(min 120 $(($(left) - 130)))" ctest --test-dir "$build" -E '^unit$' --output-on-failure -j "$jobs"
 rc=$?
 verdict ctest $rc "$(grep -E 'tests passed|tests failed' "$tests_log" | tail -1)"
 
@@ -119,7 +119,7 @@ verdict demo $rc "$(grep -E 'per call' "$tests_log" | tail -1)"
 sanitizer_log=$OUT/sanitizer.log
 : >"$sanitizer_log"
 if command -v compute-sanitizer >/dev/null 2>&1; then
-    run_step "$sanitizer_log" "$(min 150 $(($(left) - 90)))" compute-sanitizer --tool memcheck --error-exitcode 99 \
+    run_step "$sanitizer_log" "$(min 120 $(($(left) - 110)))" compute-sanitizer --tool memcheck --error-exitcode 99 \
         --print-limit 20 "$build/tests/opencudnn_tests" -b cuda
     rc=$?
     verdict sanitizer $rc "$(grep -E 'ERROR SUMMARY' "$sanitizer_log" | tail -1) $(grep -E '^[0-9]+ passed' "$sanitizer_log" | tail -1)"
