@@ -133,6 +133,8 @@ fi
 run_step "$OUT/bench.log" "$(min 240 $(($(left) - 10)))" bench/run.sh -B "$build" -V "$vendor" -o "$OUT/bench.md" \
     -- ${GPU_CHECK_BENCH_ARGS:-}
 rc=$?
+# Stopped early, the programs have still written the rows they finished: join those.
+[ $rc -ne 0 ] && bench/run.sh -J -o "$OUT/bench.md" >>"$OUT/bench.log" 2>&1
 verdict bench $rc "$(grep -E '^summary:' "$OUT/bench.md" 2>/dev/null | sed 's/^summary: //')"
 
 say "total: $((SECONDS - start))s; logs in $OUT"
