@@ -2,6 +2,7 @@
    cudnnActivationBackward against ref/activation.c, by finite differences, and on bad input. */
 #include "ref/activation.h"
 #include "test.h"
+#include "tensors.h"
 #include "tview.h"
 
 #include <math.h>
@@ -105,9 +106,9 @@ static bool check_forward(cudnnDataType_t t, cudnnActivationMode_t mode, cudnnNa
     void *dx = tview_upload(&tx, x), *dy = tview_upload(&ty, y);
     for (int64_t i = 0; i < n; i++) want[i] = ref_activation(mode, nan == CUDNN_PROPAGATE_NAN, coef_of(mode), SWISH_BETA, x[i]);
     cudnnActivationDescriptor_t d = make_desc(mode, nan);
-    union tscalar a, b;
-    bool ok = CHECK_OK(cudnnActivationForward(test_handle(), d, tscale(t, alpha, &a), tx.desc, dx,
-                                              tscale(t, beta, &b), ty.desc, dy));
+    struct tscale a, b;
+    bool ok = CHECK_OK(cudnnActivationForward(test_handle(), d, tscale(&a, t, alpha), tx.desc, dx,
+                                              tscale(&b, t, beta), ty.desc, dy));
     ok = ok && tview_check_blend(&ty, dy, want, y, alpha, beta, ttolerance(t), what);
     ok = ok && tview_holds(&tx, dx, x, what);
     cudnnDestroyActivationDescriptor(d);
@@ -207,9 +208,9 @@ static bool check_backward(cudnnDataType_t t, cudnnActivationMode_t mode, const 
     void *py = tview_upload(&ty, y), *pdy = tview_upload(&ty, g), *pdx = tview_upload(&tx, dx0);
     for (int64_t i = 0; i < n; i++) want[i] = ref_activation_grad(mode, false, coef, SWISH_BETA, x[i], g[i]);
     cudnnActivationDescriptor_t d = make_desc(mode, CUDNN_NOT_PROPAGATE_NAN);
-    union tscalar a, b;
-    bool ok = CHECK_OK(cudnnActivationBackward(test_handle(), d, tscale(t, alpha, &a), ty.desc, py, ty.desc, pdy,
-                                               tx.desc, px, tscale(t, beta, &b), tx.desc, pdx));
+    struct tscale a, b;
+    bool ok = CHECK_OK(cudnnActivationBackward(test_handle(), d, tscale(&a, t, alpha), ty.desc, py, ty.desc, pdy,
+                                               tx.desc, px, tscale(&b, t, beta), tx.desc, pdx));
     /* sigmoid and tanh differentiate through y, rounded to the type: allow that rounding */
     ok = ok && tview_check_blend(&tx, pdx, want, dx0, alpha, beta, 2 * ttolerance(t), what);
     ok = ok && tview_holds(&ty, pdy, g, what) && tview_holds(&tx, px, x, what);

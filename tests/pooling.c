@@ -2,6 +2,7 @@
    cudnnPoolingBackward against ref/pooling.c, by finite differences, and on bad input. */
 #include "ref/pooling.h"
 #include "test.h"
+#include "tensors.h"
 #include "tview.h"
 
 #include <math.h>
@@ -190,8 +191,8 @@ static bool check_forward(cudnnDataType_t t, cudnnPoolingMode_t mode, const stru
     struct ref_pool r = ref_of(pc, mode, false);
     ref_pooling_forward(&r, pc->n, pc->c, tx.dims + 2, ty.dims + 2, x, want);
     cudnnPoolingDescriptor_t d = make_desc(pc, mode, CUDNN_NOT_PROPAGATE_NAN);
-    union tscalar a, b;
-    bool ok = CHECK_OK(cudnnPoolingForward(test_handle(), d, tscale(t, alpha, &a), tx.desc, px, tscale(t, beta, &b),
+    struct tscale a, b;
+    bool ok = CHECK_OK(cudnnPoolingForward(test_handle(), d, tscale(&a, t, alpha), tx.desc, px, tscale(&b, t, beta),
                                            ty.desc, py));
     ok = ok && tview_check_blend(&ty, py, want, y, alpha, beta, ttolerance(t), what);
     ok = ok && tview_holds(&tx, px, x, what);
@@ -223,9 +224,9 @@ static bool check_backward(cudnnDataType_t t, cudnnPoolingMode_t mode, const str
     void *py = tview_upload(&ty, y);
     ref_pooling_backward(&r, pc->n, pc->c, tx.dims + 2, ty.dims + 2, x, g, want);
     cudnnPoolingDescriptor_t d = make_desc(pc, mode, CUDNN_NOT_PROPAGATE_NAN);
-    union tscalar a, b;
-    bool ok = CHECK_OK(cudnnPoolingBackward(test_handle(), d, tscale(t, alpha, &a), ty.desc, py, ty.desc, pg, tx.desc,
-                                            px, tscale(t, beta, &b), tx.desc, pdx));
+    struct tscale a, b;
+    bool ok = CHECK_OK(cudnnPoolingBackward(test_handle(), d, tscale(&a, t, alpha), ty.desc, py, ty.desc, pg, tx.desc,
+                                            px, tscale(&b, t, beta), tx.desc, pdx));
     ok = ok && tview_check_blend(&tx, pdx, want, dx0, alpha, beta, ttolerance(t), what);
     ok = ok && tview_holds(&tx, px, x, what) && tview_holds(&ty, pg, g, what);
     cudnnDestroyPoolingDescriptor(d);

@@ -4,6 +4,7 @@
    strided over a contiguous dim (tiles, in and beyond shared memory) and gapped layouts (generic). */
 #include "ref/softmax.h"
 #include "test.h"
+#include "tensors.h"
 #include "tview.h"
 
 #include <math.h>
@@ -55,9 +56,9 @@ static bool check_forward(const struct call *c)
     double *want = malloc(sizeof(double) * (size_t)n);
     void *px = tview_upload(&tx, x), *py = tview_upload(&ty, y);
     ref_softmax_forward(c->algo, c->mode, c->s->rank, c->s->dims, x, want);
-    union tscalar a, b;
-    bool ok = CHECK_OK(cudnnSoftmaxForward(test_handle(), c->algo, c->mode, tscale(c->t, c->alpha, &a), tx.desc,
-                                           px, tscale(c->t, c->beta, &b), ty.desc, py));
+    struct tscale a, b;
+    bool ok = CHECK_OK(cudnnSoftmaxForward(test_handle(), c->algo, c->mode, tscale(&a, c->t, c->alpha), tx.desc,
+                                           px, tscale(&b, c->t, c->beta), ty.desc, py));
     ok = ok && tview_check_blend(&ty, py, want, y, c->alpha, c->beta, ttolerance(c->t), what);
     ok = ok && tview_holds(&tx, px, x, what);
     tview_free(&tx, px);
@@ -84,9 +85,9 @@ static bool check_backward(const struct call *c)
     ref_softmax_forward(c->algo, c->mode, c->s->rank, c->s->dims, x, y);
     void *py = tview_upload(&ty, y), *pg = tview_upload(&ty, g), *pdx = tview_upload(&tdx, dx0);
     ref_softmax_backward(c->algo, c->mode, c->s->rank, c->s->dims, y, g, want);
-    union tscalar a, b;
-    bool ok = CHECK_OK(cudnnSoftmaxBackward(test_handle(), c->algo, c->mode, tscale(c->t, c->alpha, &a), ty.desc,
-                                            py, ty.desc, pg, tscale(c->t, c->beta, &b), tdx.desc, pdx));
+    struct tscale a, b;
+    bool ok = CHECK_OK(cudnnSoftmaxBackward(test_handle(), c->algo, c->mode, tscale(&a, c->t, c->alpha), ty.desc,
+                                            py, ty.desc, pg, tscale(&b, c->t, c->beta), tdx.desc, pdx));
     ok = ok && tview_check_blend(&tdx, pdx, want, dx0, c->alpha, c->beta, ttolerance(c->t), what);
     ok = ok && tview_holds(&ty, py, y, what) && tview_holds(&ty, pg, g, what);
     tview_free(&ty, py);

@@ -158,13 +158,6 @@ double *tview_fill(int64_t n, double value)
     return values;
 }
 
-const void *tscale(cudnnDataType_t t, double v, union tscalar *store)
-{
-    if (t == CUDNN_DATA_DOUBLE) store->d = v;
-    else store->f = (float)v;
-    return store;
-}
-
 void tbad_init(struct tbad *b)
 {
     const int dims[4] = {2, 3, 4, 5}, other[4] = {2, 3, 5, 4};

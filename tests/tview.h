@@ -56,12 +56,6 @@ bool tview_check(const struct tview *v, const void *buf, const double *want, con
 double *tview_random(int64_t n, double lo, double hi);
 double *tview_fill(int64_t n, double value);
 
-/* alpha or beta as ops take them for data of type t: double for double data, float otherwise. */
-union tscalar {
-    float f;
-    double d;
-};
-const void *tscale(cudnnDataType_t t, double v, union tscalar *store);
 /* The tensors of a bad-input test of an op that maps x to a y of the same shape: 2x3x4x5 float
    NCHW (f), the same in NHWC, in double and in int8, and other dims (4 and 5 swapped); buffers
    x (random) and y (3.0 everywhere: a rejected call must leave it so) in f's layout, and y in

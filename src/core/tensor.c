@@ -1,10 +1,15 @@
 /* tensor.c: tensor and filter descriptors of the API, and their views (see tensor.h).
 
    cuDNN 8.2 rules implemented here: dims and strides must be positive (BAD_PARAM); nbDims is
-   limited to CUDNN_DIM_MAX (NOT_SUPPORTED above it, BAD_PARAM below the minimum of the call);
-   the vector types go with NCHW_VECT_C and need C divisible by the vector width (BAD_PARAM);
-   a tensor of more than 2^31 - 1 elements is NOT_SUPPORTED, as the documentation of
-   cudnnSetTensor4dDescriptor states. */
+   limited to CUDNN_DIM_MAX (NOT_SUPPORTED above it); cudnnSetTensorNdDescriptor takes 3 to 8
+   dimensions ("NOT_SUPPORTED: nbDims is outside the range [4, CUDNN_DIM_MAX]", widened to 3 for
+   the 3-D tensors the RNN API documents), the other setters answer BAD_PARAM below their
+   minimum; the vector types go with NCHW_VECT_C and need C divisible by the vector width
+   (BAD_PARAM), and the setters with explicit strides (4dEx, Nd) read a vector type as
+   NCHW_VECT_C with strides counted in vectors, so that what cudnnGetTensor4dDescriptor returns
+   can be set again; a tensor of more than 2^31 - 1 elements, its padding between dimensions
+   included, is NOT_SUPPORTED ("the total size of the tensor descriptor exceeds the maximum
+   limit of 2 Giga-elements"). */
 #include "core/tensor.h"
 
 #include "core/dtype.h"
@@ -199,8 +204,15 @@ static cudnnStatus_t set_tensor(cudnnTensorDescriptor_t t, cudnnDataType_t dtype
                                 cudnnTensorFormat_t format, int nb_dims, const int dims[],
                                 const int strides[])
 {
-    OCD_TRY(ocd_check_layout(nb_dims, dims, strides, ocd_dtype_vector_width(dtype)));
+    int vect = ocd_dtype_vector_width(dtype);
+    OCD_TRY(ocd_check_layout(nb_dims, dims, strides, vect));
     OCD_TRY(check_element_count(nb_dims, dims));
+    /* The limit counts the padding between dimensions too: the span of the strides, in
+       elements (scalars for the vector types). ocd_check_layout bounded it to 64 bits. */
+    int64_t last = 0;
+    for (int d = 0; d < nb_dims; d++) last += (int64_t)((d == 1 ? dims[d] / vect : dims[d]) - 1) * strides[d];
+    if ((last + 1) * vect > MAX_ELEMENTS)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the strides span more than 2^31-1 elements");
     t->dtype = dtype;
     t->format = format;
     t->nb_dims = nb_dims;
@@ -218,6 +230,33 @@ static cudnnStatus_t check_nb_dims(int nb_dims, int min)
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "nbDims %d is above CUDNN_DIM_MAX", nb_dims);
     if (nb_dims < min) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "nbDims %d is below %d", nb_dims, min);
     return CUDNN_STATUS_SUCCESS;
+}
+
+/* The setters with explicit strides: a vector type is laid out as NCHW_VECT_C, the strides
+   counting whole vectors. */
+static cudnnStatus_t set_strided(cudnnTensorDescriptor_t t, cudnnDataType_t dtype, int nb_dims,
+                                 const int dims[], const int strides[])
+{
+    if (!ocd_dtype_valid(dtype))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "invalid data type %d", (int)dtype);
+    cudnnTensorFormat_t format = CUDNN_TENSOR_NCHW;
+    if (ocd_dtype_vector_width(dtype) > 1) {
+        format = CUDNN_TENSOR_NCHW_VECT_C;
+        OCD_TRY(check_type_and_format(dtype, format, nb_dims, dims));
+    }
+    return set_tensor(t, dtype, format, nb_dims, dims, strides);
+}
+
+cudnnStatus_t ocd_tensor_set_packed(cudnnTensorDescriptor_t t, cudnnTensorFormat_t format,
+                                    cudnnDataType_t dtype, int nb_dims, const int dims[])
+{
+    for (int d = 0; d < nb_dims; d++)
+        if (dims[d] <= 0) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dimension %d is %d", d, dims[d]);
+    OCD_TRY(check_type_and_format(dtype, format, nb_dims, dims));
+    OCD_TRY(check_element_count(nb_dims, dims));
+    int strides[OCD_MAX_DIMS];
+    ocd_packed_strides(format, nb_dims, dims, ocd_dtype_vector_width(dtype), strides);
+    return set_tensor(t, dtype, format, nb_dims, dims, strides);
 }
 
 /* ---- tensor descriptors ---------------------------------------------------------------------- */
@@ -243,13 +282,10 @@ cudnnStatus_t CUDNNWINAPI cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t ten
     OCD_LOG_API("tensorDesc=%p format=%d dataType=%d n=%d c=%d h=%d w=%d", (void *)tensorDesc,
                 (int)format, (int)dataType, n, c, h, w);
     OCD_CHECK_OBJECT(OCD_OBJ_TENSOR, tensorDesc);
-    int dims[4] = {n, c, h, w}, strides[4];
-    for (int d = 0; d < 4; d++)
+    int dims[4] = {n, c, h, w};
+    for (int d = 0; d < 4; d++) /* checked here too, so that the log names this function */
         if (dims[d] <= 0) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dimension %d is %d", d, dims[d]);
-    OCD_TRY(check_type_and_format(dataType, format, 4, dims));
-    OCD_TRY(check_element_count(4, dims));
-    ocd_packed_strides(format, 4, dims, ocd_dtype_vector_width(dataType), strides);
-    return set_tensor(tensorDesc, dataType, format, 4, dims, strides);
+    return ocd_tensor_set_packed(tensorDesc, format, dataType, 4, dims);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t tensorDesc,
@@ -261,11 +297,7 @@ cudnnStatus_t CUDNNWINAPI cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t t
                 (void *)tensorDesc, (int)dataType, n, c, h, w, nStride, cStride, hStride, wStride);
     OCD_CHECK_OBJECT(OCD_OBJ_TENSOR, tensorDesc);
     int dims[4] = {n, c, h, w}, strides[4] = {nStride, cStride, hStride, wStride};
-    if (!ocd_dtype_valid(dataType))
-        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "invalid data type %d", (int)dataType);
-    if (ocd_dtype_vector_width(dataType) > 1)
-        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "vector types need the NCHW_VECT_C format");
-    return set_tensor(tensorDesc, dataType, CUDNN_TENSOR_NCHW, 4, dims, strides);
+    return set_strided(tensorDesc, dataType, 4, dims, strides);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnGetTensor4dDescriptor(const cudnnTensorDescriptor_t tensorDesc,
@@ -296,17 +328,11 @@ cudnnStatus_t CUDNNWINAPI cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t ten
 {
     OCD_LOG_API("tensorDesc=%p dataType=%d nbDims=%d", (void *)tensorDesc, (int)dataType, nbDims);
     OCD_CHECK_OBJECT(OCD_OBJ_TENSOR, tensorDesc);
-    OCD_TRY(check_nb_dims(nbDims, 1));
+    if (nbDims < 3 || nbDims > CUDNN_DIM_MAX)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "nbDims %d is outside [3, CUDNN_DIM_MAX]", nbDims);
     if (dimA == NULL || strideA == NULL)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dimA or strideA is NULL");
-    if (!ocd_dtype_valid(dataType))
-        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "invalid data type %d", (int)dataType);
-    cudnnTensorFormat_t format = CUDNN_TENSOR_NCHW;
-    if (ocd_dtype_vector_width(dataType) > 1) {
-        format = CUDNN_TENSOR_NCHW_VECT_C;
-        OCD_TRY(check_type_and_format(dataType, format, nbDims, dimA));
-    }
-    return set_tensor(tensorDesc, dataType, format, nbDims, dimA, strideA);
+    return set_strided(tensorDesc, dataType, nbDims, dimA, strideA);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnSetTensorNdDescriptorEx(cudnnTensorDescriptor_t tensorDesc,
@@ -319,13 +345,7 @@ cudnnStatus_t CUDNNWINAPI cudnnSetTensorNdDescriptorEx(cudnnTensorDescriptor_t t
     OCD_CHECK_OBJECT(OCD_OBJ_TENSOR, tensorDesc);
     OCD_TRY(check_nb_dims(nbDims, 3));
     if (dimA == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dimA is NULL");
-    for (int d = 0; d < nbDims; d++)
-        if (dimA[d] <= 0) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dimension %d is %d", d, dimA[d]);
-    OCD_TRY(check_type_and_format(dataType, format, nbDims, dimA));
-    OCD_TRY(check_element_count(nbDims, dimA));
-    int strides[OCD_MAX_DIMS];
-    ocd_packed_strides(format, nbDims, dimA, ocd_dtype_vector_width(dataType), strides);
-    return set_tensor(tensorDesc, dataType, format, nbDims, dimA, strides);
+    return ocd_tensor_set_packed(tensorDesc, format, dataType, nbDims, dimA);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnGetTensorNdDescriptor(const cudnnTensorDescriptor_t tensorDesc,

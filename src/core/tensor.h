@@ -53,6 +53,12 @@ void ocd_packed_strides(cudnnTensorFormat_t format, int nb_dims, const int dims[
    here once, at Set time). Returns BAD_PARAM with a logged reason. */
 cudnnStatus_t ocd_check_layout(int nb_dims, const int dims[], const int strides[], int vect);
 
+/* Sets t to a packed layout of the format (what cudnnSetTensorNdDescriptorEx does, for callers
+   inside the library): BAD_PARAM or NOT_SUPPORTED, logged, with t unchanged, when the dims,
+   type or format are not a legal tensor. */
+cudnnStatus_t ocd_tensor_set_packed(cudnnTensorDescriptor_t t, cudnnTensorFormat_t format,
+                                    cudnnDataType_t dtype, int nb_dims, const int dims[]);
+
 /* The view of a set tensor descriptor (the API has checked it is live and set). */
 void ocd_tensor_view_of(const struct cudnnTensorStruct *t, struct ocd_tensor_view *v);
 /* The view of a filter in its format, packed. */

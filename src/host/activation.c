@@ -8,7 +8,7 @@
 static void activation_run(void *ctx, const struct ocd_host_run *run)
 {
     const struct ocd_activation_problem *p = ctx;
-    const struct ocd_activation *a = &p->act;
+    const struct ocd_activation_params *a = &p->act;
     bool nan = a->nan_opt == CUDNN_PROPAGATE_NAN;
     size_t size = ocd_dtype_scalar_size(p->io.dtype);
     double v[OCD_HOST_RUN_MAX], dy[OCD_HOST_RUN_MAX], r[OCD_HOST_RUN_MAX];

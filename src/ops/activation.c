@@ -15,18 +15,41 @@
 
 /* ---- the descriptor ------------------------------------------------------------------------- */
 
-cudnnStatus_t ocd_activation_get(cudnnActivationDescriptor_t desc, const char *name, struct ocd_activation *out)
+/* Private to this file: other ops go through core/activation_desc.h. A created descriptor is
+   usable as it is (the zeroed SIGMOID, CUDNN_NOT_PROPAGATE_NAN, coef 0, swish beta 1), so there is
+   no "never set" state. */
+struct cudnnActivationStruct {
+    struct ocd_object obj;
+    struct ocd_activation_params act;
+};
+
+static cudnnStatus_t check_live(cudnnActivationDescriptor_t desc, const char *name)
 {
     if (!ocd_object_alive(OCD_OBJ_ACTIVATION, desc))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is %s", name,
                         desc == NULL ? "NULL" : "not a live activation descriptor");
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_activation_params(cudnnActivationDescriptor_t desc, const char *name,
+                                    struct ocd_activation_params *out)
+{
+    OCD_TRY(check_live(desc, name));
     *out = desc->act;
     return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t ocd_activation_get_standalone(cudnnActivationDescriptor_t desc, struct ocd_activation *out)
+cudnnStatus_t ocd_activation_set_params(cudnnActivationDescriptor_t desc, const char *name,
+                                        const struct ocd_activation_params *in)
 {
-    OCD_TRY(ocd_activation_get(desc, "activationDesc", out));
+    OCD_TRY(check_live(desc, name));
+    desc->act = *in;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_activation_get_standalone(cudnnActivationDescriptor_t desc, struct ocd_activation_params *out)
+{
+    OCD_TRY(ocd_activation_params(desc, "activationDesc", out));
     if (out->mode == CUDNN_ACTIVATION_IDENTITY)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "CUDNN_ACTIVATION_IDENTITY is only for the fused convolution");
     return CUDNN_STATUS_SUCCESS;

@@ -21,6 +21,7 @@
 #ifndef OCD_OPS_ACTIVATION_H
 #define OCD_OPS_ACTIVATION_H
 
+#include "core/activation_desc.h"
 #include "core/dimgroup.h"
 #include "core/handle.h"
 #include "core/hostdev.h"
@@ -29,25 +30,12 @@
 extern "C" {
 #endif
 
-struct ocd_activation {
-    cudnnActivationMode_t mode;
-    cudnnNanPropagation_t nan_opt;
-    double coef;       /* clipping ceiling for CLIPPED_RELU, alpha for ELU */
-    double swish_beta; /* for SWISH; 1.0 after Create */
-};
-
-struct cudnnActivationStruct {
-    struct ocd_object obj;
-    struct ocd_activation act;
-};
-
-/* The parameters of a live activation descriptor; BAD_PARAM, logged with `name`, when it is not
-   one. For ops that take an activation descriptor (conv bias-activation, batch norm Ex, ...). */
-cudnnStatus_t ocd_activation_get(cudnnActivationDescriptor_t desc, const char *name, struct ocd_activation *out);
+/* The descriptor's parameters are struct ocd_activation_params (core/activation_desc.h), which
+   other ops read through ocd_activation_params; swish_beta is 1.0 after Create. */
 
 /* The parameters of the descriptor of cudnnActivationForward/Backward: live (BAD_PARAM), and not
    IDENTITY, which "does not work with" them (BAD_PARAM, as an invalid mode for them). */
-cudnnStatus_t ocd_activation_get_standalone(cudnnActivationDescriptor_t desc, struct ocd_activation *out);
+cudnnStatus_t ocd_activation_get_standalone(cudnnActivationDescriptor_t desc, struct ocd_activation_params *out);
 
 /* True for the modes whose backward reads the forward output y rather than the input x. */
 static inline bool ocd_act_uses_y(cudnnActivationMode_t mode)
@@ -58,7 +46,7 @@ static inline bool ocd_act_uses_y(cudnnActivationMode_t mode)
 /* One activation call. Forward: src[0] = x, dst = y. Backward: src[0] = y or x (ocd_act_uses_y),
    src[1] = dy, dst = dx (io), walked by the group in that order. */
 struct ocd_activation_problem {
-    struct ocd_activation act;
+    struct ocd_activation_params act;
     bool backward;
     struct ocd_map_io io;
     struct ocd_dim_group g;

@@ -1,0 +1,1023 @@
+/* bench.c: the benchmark. One source, built twice: against opencudnn (opencudnn_bench) and against
+   another cuDNN (opencudnn_bench_vendor: the vendor's cuDNN 9 on the GPU machine; see
+   CMakeLists.txt beside this file), so that both run the same cases through the same API and
+   bench/run.sh can put them side by side.
+
+   Main decision: cases are data. A suite is a table of rows {name, timing, problem}; the problem
+   string is the canonical description of one API call and names the op that runs it. A new suite
+   (convolution, norms, activations...) is a new table, plus one entry in `ops` for each new kind
+   of call. The same string given to --problem replays one call; --list prints every case.
+
+   Problem strings: "op=<op> key=value ...", one space between, the keys exactly those the op lists
+   and in its order (that makes the string canonical: one call, one spelling). Values:
+     dt      the data type of every tensor: f32, f16, bf16, f64
+     tensor  DIMS[:LAYOUT], DIMS as d0xd1x...; LAYOUT nchw (packed, last dim innermost; the
+             default) or nhwc (packed channels-last: dim 1 innermost, then the last dims, dim 0
+             outermost)
+     alpha, beta, value...  decimal numbers (value has the tensor's type, as cudnnSetTensor takes it)
+
+   Timing: a TIME_DEVICE case runs the call n times between two CUDA events (a host clock on the
+   host backend) after warm-up, in --reps batches, and reports the median time per call; n is
+   chosen so that a batch lasts about --min-ms. A TIME_HOST_CALL case measures what a call costs
+   the calling thread: the device is idle (synchronized) before each call and the clock stops when
+   the call returns, so no kernel time is counted; the median over the calls. A device-to-device
+   copy measured in the same run gives the bandwidth ceiling that GB/s is compared with.
+
+   Checks: before timing, each case runs once on fresh random data, seeded by the case name so that
+   both builds see the same data, and reports a checksum of its output: S = sum w_i y_i with
+   pseudo-random weights w_i in [-1, 1], and N = sqrt(sum (w_i y_i)^2). Two correct results differ
+   in S by rounding only (far under 1% of N); a wrong index or an unwritten region moves S by about
+   N. bench/run.sh compares the builds that way.
+
+   Only API present in both cuDNN 8 and 9 is used for shared cases; statuses are reported by name
+   (cudnnGetErrorString), since cuDNN 9 renumbered cudnnStatus_t. */
+#include <cudnn.h>
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef BENCH_CUDA
+#include <cuda_runtime.h>
+#endif
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "bench: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(1);
+}
+
+#ifdef BENCH_CUDA
+#define CUDA_TRY(call)                                                                             \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) die("%s: %s (%s:%d)", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
+    } while (0)
+#endif
+
+/* ---- memory and clocks on the benchmark's backend ----------------------------------------------- */
+
+/* true: buffers are device memory and calls are timed with CUDA events on `stream`; false: host
+   memory (opencudnn's host backend), timed with the host clock. */
+static bool on_device;
+#ifdef BENCH_CUDA
+static cudaStream_t stream;
+#endif
+
+static double host_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static void *mem_alloc(size_t bytes)
+{
+    void *p = NULL;
+#ifdef BENCH_CUDA
+    if (on_device) {
+        CUDA_TRY(cudaMalloc(&p, bytes));
+        return p;
+    }
+#endif
+    p = malloc(bytes);
+    if (p == NULL) die("out of host memory (%zu bytes)", bytes);
+    return p;
+}
+
+static void mem_free(void *p)
+{
+#ifdef BENCH_CUDA
+    if (on_device) {
+        CUDA_TRY(cudaFree(p));
+        return;
+    }
+#endif
+    free(p);
+}
+
+static void mem_copy(void *dst, const void *src, size_t bytes, bool to_device)
+{
+#ifdef BENCH_CUDA
+    if (on_device) {
+        CUDA_TRY(cudaMemcpy(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost));
+        return;
+    }
+#endif
+    (void)to_device;
+    memcpy(dst, src, bytes);
+}
+
+/* Waits until the device is idle. */
+static void device_sync(void)
+{
+#ifdef BENCH_CUDA
+    if (on_device) CUDA_TRY(cudaStreamSynchronize(stream));
+#endif
+}
+
+struct timer {
+#ifdef BENCH_CUDA
+    cudaEvent_t start, stop;
+#endif
+    double t0;
+};
+
+static void timer_start(struct timer *t)
+{
+#ifdef BENCH_CUDA
+    if (on_device) {
+        CUDA_TRY(cudaEventRecord(t->start, stream));
+        return;
+    }
+#endif
+    t->t0 = host_ms();
+}
+
+/* Milliseconds since timer_start, once the work enqueued in between has finished. */
+static double timer_stop(struct timer *t)
+{
+#ifdef BENCH_CUDA
+    if (on_device) {
+        float ms = 0;
+        CUDA_TRY(cudaEventRecord(t->stop, stream));
+        CUDA_TRY(cudaEventSynchronize(t->stop));
+        CUDA_TRY(cudaEventElapsedTime(&ms, t->start, t->stop));
+        return ms;
+    }
+#endif
+    return host_ms() - t->t0;
+}
+
+/* ---- data types and random data ----------------------------------------------------------------- */
+
+struct dtype {
+    const char *name; /* as problem strings spell it */
+    cudnnDataType_t type;
+    size_t size;
+};
+
+static const struct dtype dtypes[] = {
+    {"f32", CUDNN_DATA_FLOAT, 4},
+    {"f16", CUDNN_DATA_HALF, 2},
+    {"bf16", CUDNN_DATA_BFLOAT16, 2},
+    {"f64", CUDNN_DATA_DOUBLE, 8},
+};
+
+static uint64_t splitmix(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static uint64_t hash_string(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* Stores one random value of type t at dst: magnitudes between 1/32 and 1, either sign, built
+   from bits so that no conversion is needed (and never a zero, NaN or infinity). */
+static void random_value(const struct dtype *t, void *dst, uint64_t *rng)
+{
+    uint64_t r = splitmix(rng);
+    double v = ldexp(1.0 + (double)(r >> 12) * 0x1p-52, -(int)(r % 5) - 1) * ((r >> 3) & 1 ? -1 : 1);
+    switch (t->type) {
+    case CUDNN_DATA_DOUBLE: memcpy(dst, &v, 8); return;
+    case CUDNN_DATA_HALF: { /* sign, exponent 10..14 (2^-5..2^-1), 10 random mantissa bits */
+        uint16_t h = (uint16_t)(((r >> 3) & 1) << 15 | (10 + r % 5) << 10 | ((r >> 20) & 0x3ff));
+        memcpy(dst, &h, 2);
+        return;
+    }
+    case CUDNN_DATA_BFLOAT16: { /* sign, exponent 122..126, 7 random mantissa bits */
+        uint16_t b = (uint16_t)(((r >> 3) & 1) << 15 | (122 + r % 5) << 7 | ((r >> 20) & 0x7f));
+        memcpy(dst, &b, 2);
+        return;
+    }
+    default: {
+        float f = (float)v;
+        memcpy(dst, &f, 4);
+        return;
+    }
+    }
+}
+
+/* The value at src of type t, as a double. */
+static double decode(const struct dtype *t, const void *src)
+{
+    uint16_t h;
+    float f;
+    switch (t->type) {
+    case CUDNN_DATA_DOUBLE: {
+        double d;
+        memcpy(&d, src, 8);
+        return d;
+    }
+    case CUDNN_DATA_HALF: {
+        memcpy(&h, src, 2);
+        int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+        double mag = e == 0x1f ? (m ? NAN : INFINITY) : e == 0 ? ldexp(m, -24) : ldexp(m | 0x400, e - 25);
+        return h & 0x8000 ? -mag : mag;
+    }
+    case CUDNN_DATA_BFLOAT16: {
+        memcpy(&h, src, 2);
+        uint32_t bits = (uint32_t)h << 16;
+        memcpy(&f, &bits, 4);
+        return f;
+    }
+    default: memcpy(&f, src, 4); return f;
+    }
+}
+
+/* Writes v in type t (the number cudnnSetTensor takes): exact for the constants of the tables,
+   rounded to nearest otherwise. */
+static void encode(const struct dtype *t, double v, void *dst)
+{
+    float f = (float)v;
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    switch (t->type) {
+    case CUDNN_DATA_DOUBLE: memcpy(dst, &v, 8); return;
+    case CUDNN_DATA_HALF: {
+        int e;
+        double m = frexp(fabs(v), &e); /* |v| = m * 2^e, m in [0.5, 1) */
+        if (v != 0 && (e + 14 < 1 || e + 14 > 30)) die("%g is not a normal half value", v);
+        uint32_t q = v == 0 ? 0 : (uint32_t)((e + 14) << 10) + (uint32_t)llround((m * 2 - 1) * 1024);
+        uint16_t h = (uint16_t)((v < 0 ? 0x8000 : 0) | q);
+        memcpy(dst, &h, 2);
+        return;
+    }
+    case CUDNN_DATA_BFLOAT16: {
+        uint16_t b = (uint16_t)((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+        memcpy(dst, &b, 2);
+        return;
+    }
+    default: memcpy(dst, &f, 4); return;
+    }
+}
+
+/* Fills n values of type t at dst (on the backend) with random data. The host staging buffer
+   holds FILL_PERIOD values and is uploaded over and over: a period that is not a power of two, so
+   that the repetition does not line up with tensor dims. */
+enum { FILL_PERIOD = 4000037 };
+
+static void fill_random(const struct dtype *t, void *dst, int64_t n, uint64_t *rng)
+{
+    int64_t period = n < FILL_PERIOD ? n : FILL_PERIOD;
+    char *stage = malloc((size_t)period * t->size);
+    if (stage == NULL) die("out of host memory");
+    for (int64_t i = 0; i < period; i++) random_value(t, stage + i * t->size, rng);
+    for (int64_t done = 0; done < n; done += period) {
+        int64_t chunk = n - done < period ? n - done : period;
+        mem_copy((char *)dst + done * t->size, stage, (size_t)chunk * t->size, true);
+    }
+    free(stage);
+#ifdef BENCH_CUDA
+    /* A copy from pageable memory may still be in flight when cudaMemcpy returns, and the calls
+       run on a non-blocking stream that does not wait for it. */
+    if (on_device) CUDA_TRY(cudaDeviceSynchronize());
+#endif
+}
+
+/* ---- problem strings ---------------------------------------------------------------------------- */
+
+enum { MAX_KEYS = 16 };
+
+struct problem {
+    int nkeys;
+    char key[MAX_KEYS][16];
+    char value[MAX_KEYS][64];
+};
+
+/* Splits "k=v k=v ..." into p; NULL or what is wrong. */
+static const char *problem_parse(const char *text, struct problem *p)
+{
+    static char why[128];
+    p->nkeys = 0;
+    for (const char *s = text; *s;) {
+        while (*s == ' ') s++;
+        if (!*s) break;
+        size_t len = strcspn(s, " "), eq = strcspn(s, "=");
+        if (p->nkeys == MAX_KEYS) return "too many keys";
+        if (eq >= len || eq == 0 || eq >= sizeof p->key[0] || len - eq - 1 >= sizeof p->value[0]) {
+            snprintf(why, sizeof why, "bad token '%.*s' (want key=value)", (int)len, s);
+            return why;
+        }
+        memcpy(p->key[p->nkeys], s, eq);
+        p->key[p->nkeys][eq] = '\0';
+        memcpy(p->value[p->nkeys], s + eq + 1, len - eq - 1);
+        p->value[p->nkeys][len - eq - 1] = '\0';
+        p->nkeys++;
+        s += len;
+    }
+    return p->nkeys > 0 && strcmp(p->key[0], "op") == 0 ? NULL : "a problem starts with op=";
+}
+
+/* The value of key in p (present: the op's key list was checked before setup runs). */
+static const char *problem_get(const struct problem *p, const char *key)
+{
+    for (int i = 0; i < p->nkeys; i++)
+        if (strcmp(p->key[i], key) == 0) return p->value[i];
+    die("problem has no key %s", key);
+}
+
+static double problem_number(const struct problem *p, const char *key)
+{
+    const char *v = problem_get(p, key);
+    char *end;
+    double d = strtod(v, &end);
+    if (end == v || *end) die("%s=%s is not a number", key, v);
+    return d;
+}
+
+/* ---- one call: its tensors, buffers and scalars ------------------------------------------------ */
+
+enum { MAX_TENSORS = 4 };
+
+struct tensor {
+    int nd;
+    int dims[8], strides[8];
+    int64_t count; /* elements */
+    cudnnTensorDescriptor_t desc;
+    void *data; /* NULL in a dry run */
+};
+
+/* alpha and beta are float for float, half and bfloat16 data, double for double data. */
+struct scaling {
+    float f;
+    double d;
+};
+
+struct call {
+    cudnnHandle_t handle;
+    const struct dtype *dt;
+    bool dry;          /* descriptors only: no buffers, nothing runs (--list) */
+    uint64_t rng;      /* the case's random stream */
+    int ntensors, out; /* out: the tensor the result lands in */
+    struct tensor t[MAX_TENSORS];
+    struct scaling alpha, alpha2, beta;
+    unsigned char value[8]; /* cudnnSetTensor's value, in the tensor's type */
+    cudnnOpTensorDescriptor_t op_desc;
+    double bytes; /* the fewest bytes the call must move through memory (each op says how) */
+};
+
+static const void *scaling_ptr(const struct call *c, const struct scaling *s)
+{
+    return c->dt->type == CUDNN_DATA_DOUBLE ? (const void *)&s->d : (const void *)&s->f;
+}
+
+static struct scaling scaling_of(double v)
+{
+    return (struct scaling){(float)v, v};
+}
+
+static double tensor_bytes(const struct call *c, int i)
+{
+    return (double)c->t[i].count * (double)c->dt->size;
+}
+
+/* Parses "d0xd1x...[:layout]" into the packed strides of that layout. */
+static const char *parse_tensor(const char *spec, struct tensor *t)
+{
+    static char why[128];
+    const char *s = spec;
+    t->nd = 0;
+    t->count = 1;
+    while (*s && *s != ':') {
+        char *end;
+        long d = strtol(s, &end, 10);
+        if (end == s || d <= 0 || d > INT32_MAX || t->nd == 8) goto bad;
+        t->dims[t->nd++] = (int)d;
+        t->count *= d;
+        s = end;
+        if (*s == 'x') s++;
+        else if (*s && *s != ':') goto bad;
+    }
+    bool nhwc = false;
+    if (*s == ':') {
+        if (strcmp(s + 1, "nhwc") == 0) nhwc = true;
+        else if (strcmp(s + 1, "nchw") != 0) goto bad;
+    }
+    if (t->nd < 3) goto bad;
+    /* Strides, innermost dim first: nchw: d-1, ..., 1, 0; nhwc: 1, d-1, ..., 2, 0. */
+    int order[8], k = 0;
+    if (nhwc) order[k++] = 1;
+    for (int i = t->nd - 1; i >= 1; i--)
+        if (!(nhwc && i == 1)) order[k++] = i;
+    order[k++] = 0;
+    int64_t stride = 1;
+    for (int i = 0; i < t->nd; i++) {
+        if (stride > INT32_MAX) goto bad;
+        t->strides[order[i]] = (int)stride;
+        stride *= t->dims[order[i]];
+    }
+    return NULL;
+bad:
+    snprintf(why, sizeof why, "bad tensor '%s' (want d0xd1x...[:nchw|:nhwc], 3 to 8 dims)", spec);
+    return why;
+}
+
+/* Adds the tensor of problem key `key` to the call: its descriptor, and (not in a dry run) its
+   buffer filled with random data. */
+static const char *add_tensor(struct call *c, const struct problem *p, const char *key)
+{
+    struct tensor *t = &c->t[c->ntensors];
+    const char *why = parse_tensor(problem_get(p, key), t);
+    if (why) return why;
+    c->ntensors++;
+    cudnnStatus_t s = cudnnCreateTensorDescriptor(&t->desc);
+    if (s == CUDNN_STATUS_SUCCESS) s = cudnnSetTensorNdDescriptor(t->desc, c->dt->type, t->nd, t->dims, t->strides);
+    if (s != CUDNN_STATUS_SUCCESS) return cudnnGetErrorString(s);
+    if (!c->dry) {
+        t->data = mem_alloc((size_t)t->count * c->dt->size);
+        fill_random(c->dt, t->data, t->count, &c->rng);
+    }
+    return NULL;
+}
+
+static void call_release(struct call *c)
+{
+    for (int i = 0; i < c->ntensors; i++) {
+        cudnnDestroyTensorDescriptor(c->t[i].desc);
+        if (c->t[i].data) mem_free(c->t[i].data);
+    }
+    if (c->op_desc) cudnnDestroyOpTensorDescriptor(c->op_desc);
+    c->ntensors = 0;
+    c->op_desc = NULL;
+}
+
+/* ---- ops: one entry per kind of call ------------------------------------------------------------ */
+
+/* Each setup reads its problem's keys, adds its tensors (in the order run uses them), sets out,
+   alpha/beta and bytes (the formula next to it), and returns NULL or what is wrong. */
+
+/* copy: the device-to-device copy of a buffer the size of y: the bandwidth ceiling.
+   bytes = |y| read + |y| written. */
+static const char *setup_copy(struct call *c, const struct problem *p)
+{
+    const char *why = add_tensor(c, p, "y");
+    if (!why) why = add_tensor(c, p, "y"); /* the source, of the same size */
+    c->bytes = 2 * tensor_bytes(c, 0);
+    return why;
+}
+
+static cudnnStatus_t run_copy(struct call *c)
+{
+    size_t bytes = (size_t)c->t[0].count * c->dt->size;
+#ifdef BENCH_CUDA
+    if (on_device) {
+        CUDA_TRY(cudaMemcpyAsync(c->t[0].data, c->t[1].data, bytes, cudaMemcpyDeviceToDevice, stream));
+        return CUDNN_STATUS_SUCCESS;
+    }
+#endif
+    memcpy(c->t[0].data, c->t[1].data, bytes);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* settensor: y = value. bytes = |y| written. */
+static const char *setup_settensor(struct call *c, const struct problem *p)
+{
+    encode(c->dt, problem_number(p, "value"), c->value);
+    const char *why = add_tensor(c, p, "y");
+    c->bytes = tensor_bytes(c, 0);
+    return why;
+}
+
+static cudnnStatus_t run_settensor(struct call *c)
+{
+    return cudnnSetTensor(c->handle, c->t[0].desc, c->t[0].data, c->value);
+}
+
+/* scaletensor: y = alpha * y. bytes = |y| read + |y| written. */
+static const char *setup_scaletensor(struct call *c, const struct problem *p)
+{
+    c->alpha = scaling_of(problem_number(p, "alpha"));
+    const char *why = add_tensor(c, p, "y");
+    c->bytes = 2 * tensor_bytes(c, 0);
+    return why;
+}
+
+static cudnnStatus_t run_scaletensor(struct call *c)
+{
+    return cudnnScaleTensor(c->handle, c->t[0].desc, c->t[0].data, scaling_ptr(c, &c->alpha));
+}
+
+/* addtensor: y = alpha * x + beta * y, x broadcast where its dims are 1; transform: the same
+   between layouts (same dims, other strides). bytes = |x| read + |y| written + |y| read when
+   beta != 0. */
+static const char *setup_x_into_y(struct call *c, const struct problem *p)
+{
+    c->alpha = scaling_of(problem_number(p, "alpha"));
+    c->beta = scaling_of(problem_number(p, "beta"));
+    const char *why = add_tensor(c, p, "x");
+    if (!why) why = add_tensor(c, p, "y");
+    c->out = 1;
+    c->bytes = tensor_bytes(c, 0) + tensor_bytes(c, 1) * (c->beta.d != 0 ? 2 : 1);
+    return why;
+}
+
+static cudnnStatus_t run_addtensor(struct call *c)
+{
+    return cudnnAddTensor(c->handle, scaling_ptr(c, &c->alpha), c->t[0].desc, c->t[0].data,
+                          scaling_ptr(c, &c->beta), c->t[1].desc, c->t[1].data);
+}
+
+/* optensor: c = op(alpha1 * a, alpha2 * b) + beta * c, b broadcast where its dims are 1; the
+   compute type is double for f64 data and float otherwise.
+   bytes = |a| + |b| read + |c| written + |c| read when beta != 0. */
+static const char *setup_optensor(struct call *c, const struct problem *p)
+{
+    static const struct {
+        const char *name;
+        cudnnOpTensorOp_t op;
+    } opts[] = {{"add", CUDNN_OP_TENSOR_ADD}, {"mul", CUDNN_OP_TENSOR_MUL}, {"min", CUDNN_OP_TENSOR_MIN},
+                {"max", CUDNN_OP_TENSOR_MAX}};
+    const char *name = problem_get(p, "opt");
+    size_t i = 0;
+    while (i < ARRAY_LEN(opts) && strcmp(opts[i].name, name) != 0) i++;
+    if (i == ARRAY_LEN(opts)) return "opt must be add, mul, min or max";
+    c->alpha = scaling_of(problem_number(p, "alpha1"));
+    c->alpha2 = scaling_of(problem_number(p, "alpha2"));
+    c->beta = scaling_of(problem_number(p, "beta"));
+    cudnnStatus_t s = cudnnCreateOpTensorDescriptor(&c->op_desc);
+    if (s == CUDNN_STATUS_SUCCESS)
+        s = cudnnSetOpTensorDescriptor(c->op_desc, opts[i].op,
+                                       c->dt->type == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT,
+                                       CUDNN_NOT_PROPAGATE_NAN);
+    if (s != CUDNN_STATUS_SUCCESS) return cudnnGetErrorString(s);
+    const char *why = add_tensor(c, p, "a");
+    if (!why) why = add_tensor(c, p, "b");
+    if (!why) why = add_tensor(c, p, "c");
+    c->out = 2;
+    c->bytes = tensor_bytes(c, 0) + tensor_bytes(c, 1) + tensor_bytes(c, 2) * (c->beta.d != 0 ? 2 : 1);
+    return why;
+}
+
+static cudnnStatus_t run_optensor(struct call *c)
+{
+    return cudnnOpTensor(c->handle, c->op_desc, scaling_ptr(c, &c->alpha), c->t[0].desc, c->t[0].data,
+                         scaling_ptr(c, &c->alpha2), c->t[1].desc, c->t[1].data, scaling_ptr(c, &c->beta),
+                         c->t[2].desc, c->t[2].data);
+}
+
+static cudnnStatus_t run_transform(struct call *c)
+{
+    return cudnnTransformTensor(c->handle, scaling_ptr(c, &c->alpha), c->t[0].desc, c->t[0].data,
+                                scaling_ptr(c, &c->beta), c->t[1].desc, c->t[1].data);
+}
+
+struct op {
+    const char *name;
+    const char *keys; /* every key after op=, in canonical order */
+    const char *(*setup)(struct call *c, const struct problem *p);
+    cudnnStatus_t (*run)(struct call *c);
+};
+
+static const struct op ops[] = {
+    {"copy", "dt y", setup_copy, run_copy},
+    {"settensor", "dt y value", setup_settensor, run_settensor},
+    {"scaletensor", "dt y alpha", setup_scaletensor, run_scaletensor},
+    {"addtensor", "dt x y alpha beta", setup_x_into_y, run_addtensor},
+    {"optensor", "opt dt a b c alpha1 alpha2 beta", setup_optensor, run_optensor},
+    {"transform", "dt x y alpha beta", setup_x_into_y, run_transform},
+};
+
+/* The op of a parsed problem, after checking that its keys are the op's, in the op's order. */
+static const struct op *problem_op(const struct problem *p, const char **why)
+{
+    static char msg[640];
+    for (size_t i = 0; i < ARRAY_LEN(ops); i++) {
+        if (strcmp(ops[i].name, p->value[0]) != 0) continue;
+        char keys[256] = "";
+        for (int k = 1; k < p->nkeys; k++) {
+            strncat(keys, k > 1 ? " " : "", sizeof keys - strlen(keys) - 1);
+            strncat(keys, p->key[k], sizeof keys - strlen(keys) - 1);
+        }
+        if (strcmp(keys, ops[i].keys) != 0) {
+            snprintf(msg, sizeof msg, "op=%s takes the keys '%s', in that order (got '%s')", ops[i].name,
+                     ops[i].keys, keys);
+            *why = msg;
+            return NULL;
+        }
+        return &ops[i];
+    }
+    snprintf(msg, sizeof msg, "unknown op '%s'", p->value[0]);
+    *why = msg;
+    return NULL;
+}
+
+static const struct dtype *problem_dtype(const struct problem *p)
+{
+    const char *name = problem_get(p, "dt");
+    for (size_t i = 0; i < ARRAY_LEN(dtypes); i++)
+        if (strcmp(dtypes[i].name, name) == 0) return &dtypes[i];
+    return NULL;
+}
+
+/* ---- the suites ----------------------------------------------------------------------------------- */
+
+enum timing {
+    TIME_DEVICE,   /* device time per call (CUDA events around a batch) */
+    TIME_HOST_CALL /* host time per call, the device idle before each */
+};
+
+struct bench_case {
+    const char *name; /* unique, short: what --case matches */
+    enum timing timing;
+    const char *problem;
+};
+
+struct suite {
+    const char *name;
+    const struct bench_case *cases;
+    size_t ncases;
+};
+
+/* The bandwidth ceiling: always measured first in a run that times anything on the device. */
+static const struct bench_case ceiling_cases[] = {
+    {"copy", TIME_DEVICE, "op=copy dt=f32 y=32x256x128x128"}, /* 512 MiB read + 512 MiB written */
+};
+
+/* The memory-bound tensor ops on large tensors: T is 128 Mi elements (512 MiB in f32, 256 MiB in
+   f16), B its per-channel bias. The byte counts follow each op's formula above. */
+#define T "32x256x128x128"
+#define T_NHWC T ":nhwc"
+#define B "1x256x1x1"
+static const struct bench_case tensor_cases[] = {
+    /* y written: 512 MiB / 256 MiB */
+    {"set_f32", TIME_DEVICE, "op=settensor dt=f32 y=" T " value=0.5"},
+    {"set_f16", TIME_DEVICE, "op=settensor dt=f16 y=" T " value=0.5"},
+    /* y read and written: 1 GiB / 512 MiB. alpha -1: the timed calls repeat on their own output,
+       which any other factor would drive towards zero or infinity. */
+    {"scale_f32", TIME_DEVICE, "op=scaletensor dt=f32 y=" T " alpha=-1"},
+    {"scale_f16", TIME_DEVICE, "op=scaletensor dt=f16 y=" T " alpha=-1"},
+    /* x read, y read and written: 1.5 GiB / 768 MiB */
+    {"add_same_f32", TIME_DEVICE, "op=addtensor dt=f32 x=" T " y=" T " alpha=1 beta=1"},
+    {"add_same_f16", TIME_DEVICE, "op=addtensor dt=f16 x=" T " y=" T " alpha=1 beta=1"},
+    /* bias (1 KiB / 512 B) read, y read and written: 1 GiB / 512 MiB */
+    {"add_bias_f32", TIME_DEVICE, "op=addtensor dt=f32 x=" B " y=" T " alpha=1 beta=1"},
+    {"add_bias_f16", TIME_DEVICE, "op=addtensor dt=f16 x=" B " y=" T " alpha=1 beta=1"},
+    {"add_bias_nhwc_f32", TIME_DEVICE, "op=addtensor dt=f32 x=" B ":nhwc y=" T_NHWC " alpha=1 beta=1"},
+    {"add_bias_nhwc_f16", TIME_DEVICE, "op=addtensor dt=f16 x=" B ":nhwc y=" T_NHWC " alpha=1 beta=1"},
+    /* a and b read, c written (beta 0): 1.5 GiB / 768 MiB */
+    {"optensor_add_f32", TIME_DEVICE, "op=optensor opt=add dt=f32 a=" T " b=" T " c=" T " alpha1=1 alpha2=1 beta=0"},
+    {"optensor_add_f16", TIME_DEVICE, "op=optensor opt=add dt=f16 a=" T " b=" T " c=" T " alpha1=1 alpha2=1 beta=0"},
+    {"optensor_mul_f32", TIME_DEVICE, "op=optensor opt=mul dt=f32 a=" T " b=" T " c=" T " alpha1=1 alpha2=1 beta=0"},
+    {"optensor_mul_f16", TIME_DEVICE, "op=optensor opt=mul dt=f16 a=" T " b=" T " c=" T " alpha1=1 alpha2=1 beta=0"},
+    /* x read, y written (beta 0): 1 GiB / 512 MiB */
+    {"transform_nchw_nhwc_f32", TIME_DEVICE, "op=transform dt=f32 x=" T " y=" T_NHWC " alpha=1 beta=0"},
+    {"transform_nchw_nhwc_f16", TIME_DEVICE, "op=transform dt=f16 x=" T " y=" T_NHWC " alpha=1 beta=0"},
+    {"transform_nhwc_nchw_f32", TIME_DEVICE, "op=transform dt=f32 x=" T_NHWC " y=" T " alpha=1 beta=0"},
+    {"transform_nhwc_nchw_f16", TIME_DEVICE, "op=transform dt=f16 x=" T_NHWC " y=" T " alpha=1 beta=0"},
+    /* The host cost of one small call (the API's overhead): validation, dispatch, launch. */
+    {"latency_add_bias_f32", TIME_HOST_CALL, "op=addtensor dt=f32 x=1x16x1x1 y=1x16x8x8 alpha=1 beta=1"},
+};
+#undef T
+#undef T_NHWC
+#undef B
+
+static const struct suite suites[] = {
+    {"ceiling", ceiling_cases, ARRAY_LEN(ceiling_cases)},
+    {"tensor", tensor_cases, ARRAY_LEN(tensor_cases)},
+};
+
+/* ---- running a case --------------------------------------------------------------------------- */
+
+struct options {
+    const char *suites; /* comma-separated suite names, NULL: all */
+    const char *cases;  /* comma-separated substrings of case names, NULL: all */
+    bool list, tsv, strict;
+    int reps, iters; /* iters 0: chosen from min_ms */
+    double min_ms;
+};
+
+struct result {
+    const char *status; /* cudnnGetErrorString of the call, or why the case did not run */
+    double ms;          /* per call (median), or -1 */
+    double bytes;
+    double sum, norm; /* the checksum of the output (see the top of this file) */
+};
+
+static double median(double *v, int n)
+{
+    for (int i = 1; i < n; i++) /* insertion sort: n is small */
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void checksum(const struct call *c, struct result *r)
+{
+    const struct tensor *t = &c->t[c->out];
+    size_t bytes = (size_t)t->count * c->dt->size;
+    char *host = malloc(bytes);
+    if (host == NULL) die("out of host memory");
+    mem_copy(host, t->data, bytes, false);
+    uint64_t w_state = 42;
+    double sum = 0, sq = 0;
+    for (int64_t i = 0; i < t->count; i++) {
+        double w = (double)(splitmix(&w_state) >> 11) * 0x1p-52 - 1.0, v = w * decode(c->dt, host + i * c->dt->size);
+        sum += v;
+        sq += v * v;
+    }
+    free(host);
+    r->sum = sum;
+    r->norm = sqrt(sq);
+}
+
+/* Runs the call: first once to check status and output, then timed. Exits on a CUDA error:
+   after one the device is in an unknown state and no later number would mean anything. */
+static void measure(struct call *c, const struct op *op, enum timing timing, const struct options *o,
+                    struct result *r)
+{
+    cudnnStatus_t s = op->run(c);
+    device_sync();
+    r->status = cudnnGetErrorString(s);
+    if (s != CUDNN_STATUS_SUCCESS) return;
+    checksum(c, r);
+
+    enum { MAX_SAMPLES = 1001 };
+    double samples[MAX_SAMPLES];
+    if (timing == TIME_HOST_CALL) {
+        int n = o->iters > 0 ? o->iters : 1000;
+        if (n > MAX_SAMPLES) n = MAX_SAMPLES;
+        for (int i = 0; i < 10; i++) op->run(c); /* warm-up */
+        for (int i = 0; i < n; i++) {
+            device_sync();
+            double t0 = host_ms();
+            op->run(c);
+            samples[i] = host_ms() - t0;
+        }
+        device_sync();
+        r->ms = median(samples, n);
+        return;
+    }
+    struct timer timer;
+#ifdef BENCH_CUDA
+    if (on_device) {
+        CUDA_TRY(cudaEventCreate(&timer.start));
+        CUDA_TRY(cudaEventCreate(&timer.stop));
+    }
+#endif
+    for (int i = 0; i < 3; i++) op->run(c); /* warm-up */
+    int n = o->iters;
+    if (n <= 0) { /* as many calls as fill min_ms, from the time of one */
+        timer_start(&timer);
+        op->run(c);
+        double one = timer_stop(&timer);
+        n = one > 0 ? (int)ceil(o->min_ms / one) : 1000;
+        n = n < 3 ? 3 : n > 10000 ? 10000 : n;
+    }
+    int reps = o->reps < 1 ? 1 : o->reps > MAX_SAMPLES ? MAX_SAMPLES : o->reps;
+    for (int rep = 0; rep < reps; rep++) {
+        timer_start(&timer);
+        for (int i = 0; i < n; i++) op->run(c);
+        samples[rep] = timer_stop(&timer) / n;
+    }
+    r->ms = median(samples, reps);
+#ifdef BENCH_CUDA
+    if (on_device) {
+        CUDA_TRY(cudaEventDestroy(timer.start));
+        CUDA_TRY(cudaEventDestroy(timer.stop));
+    }
+#endif
+}
+
+/* Sets up, measures and releases one case; r->status says why when it did not run. In a dry run
+   (--list) only parses the problem and creates the descriptors. */
+static void run_case(cudnnHandle_t handle, const char *name, enum timing timing, const char *text, bool dry,
+                     const struct options *o, struct result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->ms = -1;
+    struct problem p;
+    const char *why = problem_parse(text, &p);
+    const struct op *op = why ? NULL : problem_op(&p, &why);
+    struct call c = {.handle = handle, .dry = dry, .rng = hash_string(name)};
+    if (op != NULL && (c.dt = problem_dtype(&p)) == NULL) why = "dt must be f32, f16, bf16 or f64";
+    if (op != NULL && c.dt != NULL) why = op->setup(&c, &p);
+    r->bytes = c.bytes;
+    if (why != NULL) r->status = why;
+    else if (!dry) measure(&c, op, timing, o, r);
+    call_release(&c);
+}
+
+/* ---- output ---------------------------------------------------------------------------------------- */
+
+static double gbps(const struct result *r)
+{
+    return r->ms > 0 ? r->bytes / (r->ms * 1e-3) / 1e9 : 0;
+}
+
+static void print_header(bool tsv)
+{
+    if (tsv) printf("name\tsuite\ttiming\tstatus\tms\tbytes\tcheck\tproblem\n");
+    else printf("%-26s %10s %9s %6s  %s\n", "case", "ms", "GB/s", "%copy", "problem");
+}
+
+static void print_result(const char *suite, const char *name, enum timing timing, const char *problem,
+                         const struct result *r, double ceiling, bool tsv)
+{
+    if (tsv) {
+        printf("%s\t%s\t%s\t%s\t%.6g\t%.0f\t%.9g,%.9g\t%s\n", name, suite, timing == TIME_DEVICE ? "device" : "host",
+               r->status, r->ms, r->bytes, r->sum, r->norm, problem);
+    } else if (r->ms < 0) {
+        printf("%-26s %10s %9s %6s  %s: %s\n", name, "-", "-", "-", r->status, problem);
+    } else if (timing == TIME_HOST_CALL) {
+        printf("%-26s %10.5f %9s %6s  %s (host time per call)\n", name, r->ms, "-", "-", problem);
+    } else {
+        char pct[16] = "-";
+        if (ceiling > 0) snprintf(pct, sizeof pct, "%.0f%%", 100 * gbps(r) / ceiling);
+        printf("%-26s %10.4f %9.1f %6s  %s\n", name, r->ms, gbps(r), pct, problem);
+    }
+    fflush(stdout);
+}
+
+/* true when `name` is in the comma-separated `list` (exactly, for suites) or contains one of its
+   items (for cases); a NULL list takes everything. */
+static bool selected(const char *list, const char *name, bool exact)
+{
+    if (list == NULL) return true;
+    for (const char *s = list; *s;) {
+        size_t len = strcspn(s, ",");
+        if (len > 0) {
+            char item[128];
+            snprintf(item, sizeof item, "%.*s", (int)len, s);
+            if (exact ? strcmp(name, item) == 0 : strstr(name, item) != NULL) return true;
+        }
+        s += len + (s[len] == ',');
+    }
+    return false;
+}
+
+static void usage(const char *argv0)
+{
+    fprintf(stderr,
+            "usage: %s [--suite S[,S]] [--case SUBSTR[,SUBSTR]] [--problem STRING]... [--latency]\n"
+            "          [--list] [--tsv] [--reps N] [--iters N] [--min-ms MS] [--strict]\n"
+            "  --suite    run only these suites (--list shows them)\n"
+            "  --case     run only cases whose name contains one of these\n"
+            "  --problem  run this problem string instead of the tables (repeatable); --latency times\n"
+            "             it as host time per call instead of device time\n"
+            "  --list     print every case with its problem string (each is parsed and its descriptors\n"
+            "             created, which checks the tables without running anything)\n"
+            "  --tsv      one tab-separated line per case, for bench/run.sh\n"
+            "  --reps     timed batches per case (median reported; default 5)\n"
+            "  --iters    calls per batch (default: enough for --min-ms, default 20 ms)\n"
+            "  --strict   exit 1 unless every case returned CUDNN_STATUS_SUCCESS\n"
+            "Environment: OPENCUDNN_BACKEND=host|cuda picks opencudnn's backend (and where the benchmark\n"
+            "puts its data).\n",
+            argv0);
+    exit(2);
+}
+
+/* Picks where data lives and tells opencudnn the same, so the handle and the buffers agree: the
+   device when built with CUDA and one is present (unless OPENCUDNN_BACKEND=host), else host. The
+   vendor's cuDNN has no host backend: its build always takes the device. */
+static void choose_backend(void)
+{
+#ifdef BENCH_VENDOR
+    const char *forced = "cuda";
+#else
+    const char *forced = getenv("OPENCUDNN_BACKEND");
+#endif
+    on_device = false;
+#ifdef BENCH_CUDA
+    int count = 0;
+    if (!(forced && strcmp(forced, "host") == 0)) {
+        if (cudaGetDeviceCount(&count) != cudaSuccess) cudaGetLastError();
+        on_device = count > 0;
+    }
+#endif
+    if (forced && strcmp(forced, on_device ? "cuda" : "host") != 0)
+        die("OPENCUDNN_BACKEND=%s, but the benchmark's data would be in %s memory", forced,
+            on_device ? "device" : "host");
+    setenv("OPENCUDNN_BACKEND", on_device ? "cuda" : "host", 1);
+}
+
+static void print_banner(void)
+{
+    char device[320] = "host";
+#ifdef BENCH_CUDA
+    if (on_device) {
+        struct cudaDeviceProp prop;
+        int dev = 0;
+        CUDA_TRY(cudaGetDevice(&dev));
+        CUDA_TRY(cudaGetDeviceProperties(&prop, dev));
+        snprintf(device, sizeof device, "%s (sm_%d%d, %d SMs)", prop.name, prop.major, prop.minor,
+                 prop.multiProcessorCount);
+    }
+#endif
+#ifdef BENCH_VENDOR
+    const char *build = "vendor";
+#else
+    const char *build = "opencudnn";
+#endif
+    printf("# %s: cuDNN %zu (headers %d), CUDA runtime %zu, data on %s\n", build, cudnnGetVersion(), CUDNN_VERSION,
+           cudnnGetCudartVersion(), device);
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = {.reps = 5, .min_ms = 20};
+    const char *problems[64];
+    int nproblems = 0;
+    bool latency = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--suite") == 0 && v) o.suites = argv[++i];
+        else if (strcmp(a, "--case") == 0 && v) o.cases = argv[++i];
+        else if (strcmp(a, "--problem") == 0 && v && nproblems < 64) problems[nproblems++] = argv[++i];
+        else if (strcmp(a, "--reps") == 0 && v) o.reps = atoi(argv[++i]);
+        else if (strcmp(a, "--iters") == 0 && v) o.iters = atoi(argv[++i]);
+        else if (strcmp(a, "--min-ms") == 0 && v) o.min_ms = atof(argv[++i]);
+        else if (strcmp(a, "--latency") == 0) latency = true;
+        else if (strcmp(a, "--list") == 0) o.list = true;
+        else if (strcmp(a, "--tsv") == 0) o.tsv = true;
+        else if (strcmp(a, "--strict") == 0) o.strict = true;
+        else usage(argv[0]);
+    }
+    choose_backend();
+    cudnnHandle_t handle;
+    cudnnStatus_t s = cudnnCreate(&handle);
+    if (s != CUDNN_STATUS_SUCCESS) die("cudnnCreate: %s", cudnnGetErrorString(s));
+#ifdef BENCH_CUDA
+    if (on_device) {
+        CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        s = cudnnSetStream(handle, stream);
+        if (s != CUDNN_STATUS_SUCCESS) die("cudnnSetStream: %s", cudnnGetErrorString(s));
+    }
+#endif
+    print_banner();
+
+    int bad = 0, ran = 0;
+    struct result r;
+    if (o.list) {
+        for (size_t si = 0; si < ARRAY_LEN(suites); si++)
+            for (size_t ci = 0; ci < suites[si].ncases; ci++) {
+                const struct bench_case *bc = &suites[si].cases[ci];
+                run_case(handle, bc->name, bc->timing, bc->problem, true, &o, &r);
+                printf("%-8s %-26s %-6s %s%s%s\n", suites[si].name, bc->name,
+                       bc->timing == TIME_DEVICE ? "device" : "host", bc->problem, r.status ? "  ERROR: " : "",
+                       r.status ? r.status : "");
+                bad += r.status != NULL;
+            }
+    } else {
+        print_header(o.tsv);
+        /* The ceiling comes first, whatever the filters, when the tables run: every GB/s figure
+           is read against it. (--problem runs only what it is given: add op=copy to compare.) */
+        double ceiling = 0;
+        if (nproblems == 0) {
+            const struct bench_case *cc = &ceiling_cases[0];
+            run_case(handle, cc->name, cc->timing, cc->problem, false, &o, &r);
+            if (r.ms > 0) ceiling = gbps(&r);
+            print_result("ceiling", cc->name, cc->timing, cc->problem, &r, ceiling, o.tsv);
+        }
+        for (int i = 0; i < nproblems; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "problem%d", i + 1);
+            enum timing timing = latency ? TIME_HOST_CALL : TIME_DEVICE;
+            run_case(handle, name, timing, problems[i], false, &o, &r);
+            print_result("problem", name, timing, problems[i], &r, ceiling, o.tsv);
+            ran++;
+            bad += strcmp(r.status, "CUDNN_STATUS_SUCCESS") != 0;
+        }
+        for (size_t si = 0; nproblems == 0 && si < ARRAY_LEN(suites); si++) {
+            if (suites[si].cases == ceiling_cases || !selected(o.suites, suites[si].name, true)) continue;
+            for (size_t ci = 0; ci < suites[si].ncases; ci++) {
+                const struct bench_case *bc = &suites[si].cases[ci];
+                if (!selected(o.cases, bc->name, false)) continue;
+                run_case(handle, bc->name, bc->timing, bc->problem, false, &o, &r);
+                print_result(suites[si].name, bc->name, bc->timing, bc->problem, &r, ceiling, o.tsv);
+                ran++;
+                bad += strcmp(r.status, "CUDNN_STATUS_SUCCESS") != 0;
+            }
+        }
+        if (ran == 0) fprintf(stderr, "bench: no case matches the filters\n");
+    }
+#ifdef BENCH_CUDA
+    if (on_device) CUDA_TRY(cudaStreamDestroy(stream));
+#endif
+    cudnnDestroy(handle);
+    if (o.list) return bad ? 1 : 0;
+    return (o.strict && bad) || ran == 0 ? 1 : 0;
+}

@@ -1,0 +1,874 @@
+/* conv.c: the convolution API of cnn_infer: forward, backward data, the fused
+   convolution + bias + activation, their algorithm queries (heuristic, Find, workspace), Im2Col and
+   filter reordering; plus the validation and query machinery that conv_train.c (backward filter)
+   shares through ocd_conv_* functions.
+
+   Main decision: every entry point validates its arguments into a struct ocd_conv_problem
+   (ocd_conv_problem_init: the documented BAD_PARAM / NOT_SUPPORTED rules of each direction) and
+   then goes through the registry (conv.h) for everything else: which algorithms run, the
+   workspace they need, Find timings. An insufficient workspace is BAD_PARAM, as cuDNN 8 returns
+   in practice (the documentation leaves it open). */
+#include "cnn/conv.h"
+
+#include "core/activation_desc.h"
+#include "core/dtype.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const struct ocd_tensor_view *ocd_conv_dst_view(const struct ocd_conv_problem *p)
+{
+    return p->dir == OCD_CONV_FWD ? &p->y : p->dir == OCD_CONV_BWD_DATA ? &p->x : &p->w;
+}
+
+int64_t ocd_conv_spatial(const struct ocd_conv_shape *s, const int64_t *dims)
+{
+    int64_t n = 1;
+    for (int d = 0; d < s->nsp; d++) n *= dims[d];
+    return n;
+}
+
+void ocd_conv_gemm_dims(const struct ocd_conv_problem *p, struct ocd_conv_gemm *g)
+{
+    const struct ocd_conv_shape *s = &p->s;
+    int64_t cg = s->c / s->groups, kg = s->k / s->groups, rs = ocd_conv_spatial(s, s->filt);
+    g->groups = s->groups;
+    switch (p->dir) {
+    case OCD_CONV_FWD:
+        g->m = s->n * ocd_conv_spatial(s, s->out), g->n = kg, g->k = cg * rs;
+        break;
+    case OCD_CONV_BWD_DATA:
+        g->m = s->n * ocd_conv_spatial(s, s->in), g->n = cg, g->k = kg * rs;
+        break;
+    default:
+        g->m = kg, g->n = cg * rs, g->k = s->n * ocd_conv_spatial(s, s->out);
+        break;
+    }
+}
+
+/* ---- validation ------------------------------------------------------------------------------ */
+
+static bool float_family(cudnnDataType_t t)
+{
+    return t == CUDNN_DATA_FLOAT || t == CUDNN_DATA_DOUBLE || t == CUDNN_DATA_HALF || t == CUDNN_DATA_BFLOAT16;
+}
+
+static bool int8_family(cudnnDataType_t t)
+{
+    return t == CUDNN_DATA_INT8 || t == CUDNN_DATA_UINT8 || t == CUDNN_DATA_INT8x4 ||
+           t == CUDNN_DATA_UINT8x4 || t == CUDNN_DATA_INT8x32;
+}
+
+/* The compute types a floating-point configuration allows: TRUE_HALF and PSEUDO_HALF for half,
+   PSEUDO_BFLOAT16 for bfloat16, FLOAT_CONFIG and DOUBLE_CONFIG. */
+static bool float_compute_ok(cudnnDataType_t data, cudnnDataType_t compute)
+{
+    switch (data) {
+    case CUDNN_DATA_HALF: return compute == CUDNN_DATA_HALF || compute == CUDNN_DATA_FLOAT;
+    case CUDNN_DATA_BFLOAT16: return compute == CUDNN_DATA_FLOAT;
+    case CUDNN_DATA_FLOAT: return compute == CUDNN_DATA_FLOAT;
+    case CUDNN_DATA_DOUBLE: return compute == CUDNN_DATA_DOUBLE;
+    default: return false;
+    }
+}
+
+static bool packed_nhwc(const struct ocd_tensor_view *v)
+{
+    int dims[OCD_MAX_DIMS], strides[OCD_MAX_DIMS];
+    for (int d = 0; d < v->rank; d++) dims[d] = (int)v->dims[d];
+    ocd_packed_strides(CUDNN_TENSOR_NHWC, v->rank, dims, 1, strides);
+    for (int d = 0; d < v->rank; d++)
+        if (v->dims[d] > 1 && v->strides[d] != strides[d]) return false;
+    return true;
+}
+
+/* The data-type configurations of the cuDNN 8.2 tables: types that disagree are BAD_PARAM, a
+   combination of agreeing types that no configuration lists is NOT_SUPPORTED. */
+static cudnnStatus_t check_config(const struct ocd_conv_problem *p)
+{
+    cudnnDataType_t xt = p->x.dtype, wt = p->w.dtype, yt = p->y.dtype, ct = p->compute;
+    if (p->dir != OCD_CONV_FWD || float_family(xt)) {
+        if (xt != wt || xt != yt)
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the data types differ (x %s, w %s, y %s)",
+                            ocd_dtype_name(xt), ocd_dtype_name(wt), ocd_dtype_name(yt));
+        if (!float_family(xt))
+            return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "no configuration of this direction takes %s data",
+                            ocd_dtype_name(xt));
+        if (!float_compute_ok(xt, ct))
+            return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s data with compute type %s is no configuration",
+                            ocd_dtype_name(xt), ocd_dtype_name(ct));
+        return CUDNN_STATUS_SUCCESS;
+    }
+    if (!int8_family(xt))
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "no convolution configuration takes %s data", ocd_dtype_name(xt));
+    /* INT8*, UINT8* (with INT8 or UINT8 filters), INT8x32; output of the same type or FLOAT (EXT) */
+    cudnnDataType_t signed_x = xt == CUDNN_DATA_UINT8 ? CUDNN_DATA_INT8 : xt == CUDNN_DATA_UINT8x4 ? CUDNN_DATA_INT8x4 : xt;
+    if (wt != xt && wt != signed_x)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the filter type %s does not go with %s data",
+                        ocd_dtype_name(wt), ocd_dtype_name(xt));
+    bool ext = yt == CUDNN_DATA_FLOAT;
+    if (yt != xt && !(ext && xt != CUDNN_DATA_INT8x32))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the output type %s does not go with %s data",
+                        ocd_dtype_name(yt), ocd_dtype_name(xt));
+    if (ct != CUDNN_DATA_INT32)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "int8 configurations compute in INT32, not %s", ocd_dtype_name(ct));
+    if (p->x.vect == 1) {
+        /* INT8_CONFIG and friends: NHWC filter, fully packed NHWC x and y, channels by 4 */
+        if (p->w_format != CUDNN_TENSOR_NHWC || !packed_nhwc(&p->x) || !packed_nhwc(&p->y))
+            return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED,
+                            "int8 data needs an NHWC filter and fully packed NHWC input and output");
+        if (p->x.dims[1] % 4 != 0 || p->w.dims[1] % 4 != 0 || (!ext && p->y.dims[1] % 4 != 0))
+            return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "int8 data needs channel counts that are multiples of 4");
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_conv_problem_init(struct ocd_conv_problem *p, enum ocd_conv_dir dir,
+                                    cudnnTensorDescriptor_t x_desc, const char *x_name,
+                                    cudnnFilterDescriptor_t w_desc, const char *w_name,
+                                    cudnnConvolutionDescriptor_t conv_desc,
+                                    cudnnTensorDescriptor_t y_desc, const char *y_name)
+{
+    struct ocd_tensor_view v;
+    OCD_TRY(ocd_tensor_get(x_desc, x_name, &v));
+    OCD_TRY(ocd_filter_get(w_desc, w_name, &v));
+    OCD_TRY(ocd_conv_desc_get(conv_desc, "convDesc"));
+    OCD_TRY(ocd_tensor_get(y_desc, y_name, &v));
+    return ocd_conv_problem_of(p, dir, x_desc, x_name, w_desc, w_name, conv_desc, y_desc, y_name);
+}
+
+cudnnStatus_t ocd_conv_problem_of(struct ocd_conv_problem *p, enum ocd_conv_dir dir,
+                                  const struct cudnnTensorStruct *x_desc, const char *x_name,
+                                  const struct cudnnFilterStruct *w_desc, const char *w_name,
+                                  const struct cudnnConvolutionStruct *conv_desc,
+                                  const struct cudnnTensorStruct *y_desc, const char *y_name)
+{
+    memset(p, 0, sizeof *p);
+    p->dir = dir;
+    ocd_tensor_view_of(x_desc, &p->x);
+    ocd_filter_view_of(w_desc, &p->w);
+    ocd_tensor_view_of(y_desc, &p->y);
+    p->w_format = w_desc->format;
+    p->compute = conv_desc->compute;
+    p->math = conv_desc->math;
+    p->reorder = conv_desc->reorder;
+    if (p->x.rank != p->y.rank || p->x.rank != p->w.rank)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s, %s and %s have %d, %d and %d dims", x_name, w_name, y_name,
+                        p->x.rank, p->w.rank, p->y.rank);
+    if (p->x.rank < 3) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s has %d dims, fewer than 3", x_name, p->x.rank);
+    if (p->x.rank != conv_desc->array_length + 2)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s has %d dims but convDesc %d spatial dims", x_name,
+                        p->x.rank, conv_desc->array_length);
+    if (p->x.rank != 4 && p->x.rank != 5)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "only 2-D and 3-D convolutions (4-D and 5-D tensors) are supported");
+    OCD_TRY(check_config(p));
+    int64_t out[OCD_MAX_DIMS];
+    OCD_TRY(ocd_conv_output_dims(conv_desc, &p->x, &p->w, out));
+    int groups = conv_desc->groups;
+    if (p->w.dims[0] % groups != 0)
+        return OCD_FAIL(dir == OCD_CONV_BWD_DATA ? CUDNN_STATUS_NOT_SUPPORTED : CUDNN_STATUS_BAD_PARAM,
+                        "%lld filters are not a multiple of groupCount %d", (long long)p->w.dims[0], groups);
+    if (p->y.dims[0] != p->x.dims[0] || p->y.dims[1] != p->w.dims[0])
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is %lld images x %lld channels; expected %lld x %lld", y_name,
+                        (long long)p->y.dims[0], (long long)p->y.dims[1], (long long)out[0], (long long)out[1]);
+    for (int d = 2; d < p->x.rank; d++)
+        if (p->y.dims[d] != out[d])
+            return OCD_FAIL(dir == OCD_CONV_FWD ? CUDNN_STATUS_NOT_SUPPORTED : CUDNN_STATUS_BAD_PARAM,
+                            "%s spatial dim %d is %lld; the output-dim formula gives %lld", y_name, d - 2,
+                            (long long)p->y.dims[d], (long long)out[d]);
+    struct ocd_conv_shape *s = &p->s;
+    s->nsp = p->x.rank - 2;
+    s->n = p->x.dims[0];
+    s->c = p->x.dims[1];
+    s->k = p->w.dims[0];
+    s->groups = groups;
+    for (int d = 0; d < s->nsp; d++) {
+        s->in[d] = p->x.dims[d + 2];
+        s->filt[d] = p->w.dims[d + 2];
+        s->out[d] = out[d + 2];
+        s->pad[d] = conv_desc->pad[d];
+        s->stride[d] = conv_desc->stride[d];
+        s->dilation[d] = conv_desc->dilation[d];
+    }
+    s->flip = conv_desc->mode == CUDNN_CONVOLUTION;
+    p->alpha = 1;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+void ocd_conv_problem_format(const struct ocd_conv_problem *p, char *buf, size_t size)
+{
+    static const char *const dirs[] = {"fwd", "bwd_data", "bwd_filter"};
+    const struct ocd_conv_shape *s = &p->s;
+    char x[160], w[160], y[160];
+    ocd_view_format(&p->x, x, sizeof x);
+    ocd_view_format(&p->w, w, sizeof w);
+    ocd_view_format(&p->y, y, sizeof y);
+    size_t n = (size_t)snprintf(buf, size, "%s n%lld c%lld k%lld g%lld", dirs[p->dir], (long long)s->n,
+                                (long long)s->c, (long long)s->k, (long long)s->groups);
+    static const char *const keys[] = {"in", "f", "out", "pad", "str", "dil"};
+    for (int f = 0; f < 6 && n < size; f++) {
+        n += (size_t)snprintf(buf + n, size - n, " %s", keys[f]);
+        for (int d = 0; d < s->nsp && n < size; d++) {
+            long long v = f == 0 ? s->in[d] : f == 1 ? s->filt[d] : f == 2 ? s->out[d]
+                        : f == 3 ? s->pad[d] : f == 4 ? s->stride[d] : s->dilation[d];
+            n += (size_t)snprintf(buf + n, size - n, "%s%lld", d ? "x" : "", v);
+        }
+    }
+    if (n < size)
+        snprintf(buf + n, size - n, " %s compute %s math %d wfmt %d x %s w %s y %s", s->flip ? "conv" : "xcorr",
+                 ocd_dtype_name(p->compute), (int)p->math, (int)p->w_format, x, w, y);
+}
+
+/* One perf result, direction-independent (the three cuDNN perf structs differ only in the type of
+   algo). */
+struct ocd_conv_perf {
+    int algo;
+    cudnnStatus_t status;
+    float time; /* ms; -1 when not timed */
+    size_t memory;
+    cudnnDeterminism_t determinism;
+    cudnnMathType_t math;
+};
+
+/* ---- execution and queries --------------------------------------------------------------------- */
+
+cudnnStatus_t ocd_conv_execute(cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,
+                               void *workspace, size_t workspace_bytes, const char *op)
+{
+    char why[1024];
+    if (algo < 0 || algo >= ocd_conv_algo_count(p->dir))
+        return ocd_fail(CUDNN_STATUS_BAD_PARAM, op, __FILE__, __LINE__, "invalid algorithm %d", algo);
+    const struct ocd_conv_impl *impl = ocd_conv_pick(handle, p, algo, why, sizeof why);
+    if (impl == NULL)
+        return ocd_fail(CUDNN_STATUS_NOT_SUPPORTED, op, __FILE__, __LINE__, "%s: %s",
+                        ocd_conv_algo_name(p->dir, algo), why);
+    size_t need = ocd_conv_impl_workspace(handle, impl, p);
+    if (workspace_bytes < need || (need > 0 && workspace == NULL))
+        return ocd_fail(CUDNN_STATUS_BAD_PARAM, op, __FILE__, __LINE__,
+                        "%s needs %zu bytes of workspace; %zu given%s", impl->base.name, need, workspace_bytes,
+                        workspace == NULL ? " (NULL)" : "");
+    if (ocd_log_mask & CUDNN_SEV_INFO_EN) {
+        char desc[1024];
+        ocd_conv_problem_format(p, desc, sizeof desc);
+        ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s: %s runs %s", op, impl->base.name, desc);
+    }
+    return impl->base.run(handle, p, workspace, workspace_bytes);
+}
+
+cudnnStatus_t ocd_conv_workspace_query(cudnnHandle_t handle, const struct ocd_conv_problem *p,
+                                       int algo, size_t *bytes, const char *op)
+{
+    char why[1024];
+    if (algo < 0 || algo >= ocd_conv_algo_count(p->dir))
+        return ocd_fail(CUDNN_STATUS_BAD_PARAM, op, __FILE__, __LINE__, "invalid algorithm %d", algo);
+    const struct ocd_conv_impl *impl = ocd_conv_pick(handle, p, algo, why, sizeof why);
+    if (impl == NULL)
+        return ocd_fail(CUDNN_STATUS_NOT_SUPPORTED, op, __FILE__, __LINE__, "%s: %s",
+                        ocd_conv_algo_name(p->dir, algo), why);
+    *bytes = ocd_conv_impl_workspace(handle, impl, p);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static struct ocd_conv_perf perf_of(cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,
+                                    const struct ocd_conv_impl *impl)
+{
+    struct ocd_conv_perf r = {algo, CUDNN_STATUS_NOT_SUPPORTED, -1.0f, 0, CUDNN_DETERMINISTIC, p->math};
+    if (impl != NULL) {
+        r.status = CUDNN_STATUS_SUCCESS;
+        r.memory = ocd_conv_impl_workspace(handle, impl, p);
+        r.determinism = impl->determinism;
+        r.math = ocd_conv_reported_math(impl, p);
+    }
+    return r;
+}
+
+/* Every algorithm once: those with an entry first (in the order of their first entry in the
+   table, the heuristic), then the rest as NOT_SUPPORTED in enum order. Returns the count. */
+static int rank_algorithms(cudnnHandle_t handle, const struct ocd_conv_problem *p, struct ocd_conv_perf *out,
+                           const struct ocd_conv_impl **impls)
+{
+    const struct ocd_conv_table *t = ocd_conv_table(p->dir);
+    int count = ocd_conv_algo_count(p->dir), n = 0;
+    bool listed[16] = {false};
+    char why[1024];
+    for (size_t e = 0; e < t->count; e++) {
+        for (int a = 0; a < count; a++) {
+            if (listed[a] || !(t->impls[e].algos & (1u << a))) continue;
+            const struct ocd_conv_impl *impl = ocd_conv_pick(handle, p, a, why, sizeof why);
+            if (impl != &t->impls[e]) continue; /* an earlier entry or none serves it */
+            listed[a] = true;
+            impls[n] = impl;
+            out[n++] = perf_of(handle, p, a, impl);
+        }
+    }
+    for (int a = 0; a < count; a++) {
+        if (listed[a]) continue;
+        impls[n] = NULL;
+        out[n++] = perf_of(handle, p, a, NULL);
+    }
+    return n;
+}
+
+/* Every algorithm once, those that run first in table order (the heuristic), at most `requested`. */
+static void heuristic(cudnnHandle_t handle, const struct ocd_conv_problem *p, int requested, int *returned,
+                      struct ocd_conv_perf *perf)
+{
+    struct ocd_conv_perf all[16];
+    const struct ocd_conv_impl *impls[16];
+    int n = rank_algorithms(handle, p, all, impls);
+    n = OCD_MIN(n, requested);
+    memcpy(perf, all, sizeof *perf * (size_t)n);
+    *returned = n;
+}
+
+/* ---- Find: timing, and the cache of its results ----------------------------------------------- */
+
+#define FIND_CACHE_SIZE 64
+
+struct find_cache_entry {
+    char key[1536];
+    int count;
+    struct ocd_conv_perf perf[16];
+};
+
+static pthread_mutex_t find_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct find_cache_entry find_cache[FIND_CACHE_SIZE];
+static int find_cache_next;
+
+/* The cache key: the problem, the backend and device, the entries switched off, the workspace
+   cap, and for Ex the workspace the user offers (they decide which algorithms can run). */
+static void find_key(cudnnHandle_t handle, const struct ocd_conv_problem *p, bool user_buffers,
+                     size_t workspace_bytes, char *key, size_t size)
+{
+    char desc[1024];
+    const char *off = getenv("OPENCUDNN_DISABLE"), *cap = getenv("CUDNN_CONV_WSCAP_DBG");
+    ocd_conv_problem_format(p, desc, sizeof desc);
+    snprintf(key, size, "%s:%d|%s|%s|%s|%zu", handle->backend->name, handle->device, off ? off : "", cap ? cap : "",
+             user_buffers ? "ex" : "own", user_buffers ? workspace_bytes : 0);
+    size_t used = strlen(key);
+    if (used + 1 < size) snprintf(key + used, size - used, "|%s", desc);
+}
+
+static bool find_cached(const char *key, int *count, struct ocd_conv_perf *perf)
+{
+    bool hit = false;
+    pthread_mutex_lock(&find_lock);
+    for (int i = 0; i < FIND_CACHE_SIZE && !hit; i++) {
+        if (find_cache[i].count > 0 && strcmp(find_cache[i].key, key) == 0) {
+            *count = find_cache[i].count;
+            memcpy(perf, find_cache[i].perf, sizeof find_cache[i].perf);
+            hit = true;
+        }
+    }
+    pthread_mutex_unlock(&find_lock);
+    return hit;
+}
+
+static void find_store(const char *key, int count, const struct ocd_conv_perf *perf)
+{
+    pthread_mutex_lock(&find_lock);
+    struct find_cache_entry *e = &find_cache[find_cache_next];
+    find_cache_next = (find_cache_next + 1) % FIND_CACHE_SIZE;
+    snprintf(e->key, sizeof e->key, "%s", key);
+    e->count = count;
+    memcpy(e->perf, perf, sizeof e->perf);
+    pthread_mutex_unlock(&find_lock);
+}
+
+struct timed_run {
+    cudnnHandle_t handle;
+    const struct ocd_conv_impl *impl;
+    const struct ocd_conv_problem *p;
+    void *workspace;
+    size_t workspace_bytes;
+};
+
+static cudnnStatus_t timed_run(void *ctx)
+{
+    struct timed_run *t = ctx;
+    return t->impl->base.run(t->handle, t->p, t->workspace, t->workspace_bytes);
+}
+
+/* Successes by time, then failures, then NOT_SUPPORTED; stable within each class. */
+static int perf_class(const struct ocd_conv_perf *r)
+{
+    return r->status == CUDNN_STATUS_SUCCESS ? 0 : r->status == CUDNN_STATUS_NOT_SUPPORTED ? 2 : 1;
+}
+
+static void sort_perf(struct ocd_conv_perf *perf, int n)
+{
+    for (int i = 1; i < n; i++) {
+        struct ocd_conv_perf r = perf[i];
+        int j = i;
+        while (j > 0) {
+            const struct ocd_conv_perf *q = &perf[j - 1];
+            int cr = perf_class(&r), cq = perf_class(q);
+            if (cq < cr || (cq == cr && (cr != 0 || q->time <= r.time))) break;
+            perf[j] = perf[j - 1];
+            j--;
+        }
+        perf[j] = r;
+    }
+}
+
+/* Allocates a sample buffer for a view on the device, zero-filled so that timings see no NaN or
+   denormal data. */
+static cudnnStatus_t sample_buffer(cudnnHandle_t handle, const struct ocd_tensor_view *v, void **out)
+{
+    size_t bytes = (size_t)ocd_view_span_bytes(v);
+    void *zeros = calloc(1, bytes);
+    if (zeros == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate %zu bytes", bytes);
+    cudnnStatus_t status = ocd_backend_alloc(handle, out, bytes);
+    if (status == CUDNN_STATUS_SUCCESS) {
+        status = ocd_backend_copy(handle, *out, zeros, bytes, OCD_COPY_FROM_HOST);
+        if (status != CUDNN_STATUS_SUCCESS) {
+            ocd_backend_release(handle, *out);
+            *out = NULL;
+        }
+    }
+    free(zeros);
+    return status;
+}
+
+/* Times every algorithm that runs, fastest first, then the others; results cached per problem. */
+static cudnnStatus_t find(cudnnHandle_t handle, struct ocd_conv_problem *p, int requested, int *returned,
+                          struct ocd_conv_perf *perf, bool user_buffers, void *workspace, size_t workspace_bytes,
+                          const char *op)
+{
+    char key[1536];
+    struct ocd_conv_perf all[16];
+    int n = 0;
+    find_key(handle, p, user_buffers, workspace_bytes, key, sizeof key);
+    if (!find_cached(key, &n, all)) {
+        const struct ocd_conv_impl *impls[16];
+        n = rank_algorithms(handle, p, all, impls);
+        void *samples[3] = {NULL, NULL, NULL};
+        cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+        if (!user_buffers) {
+            p->alpha = 1, p->beta = 0;
+            status = sample_buffer(handle, &p->x, &samples[0]);
+            if (status == CUDNN_STATUS_SUCCESS) status = sample_buffer(handle, &p->w, &samples[1]);
+            if (status == CUDNN_STATUS_SUCCESS) status = sample_buffer(handle, &p->y, &samples[2]);
+            p->x_data = samples[0], p->w_data = samples[1], p->y_data = samples[2];
+        }
+        for (int i = 0; i < n && status == CUDNN_STATUS_SUCCESS; i++) {
+            if (impls[i] == NULL) continue;
+            struct timed_run t = {handle, impls[i], p, workspace, workspace_bytes};
+            if (!user_buffers && all[i].memory > 0) {
+                if (ocd_backend_alloc(handle, &t.workspace, all[i].memory) != CUDNN_STATUS_SUCCESS) {
+                    all[i].status = CUDNN_STATUS_ALLOC_FAILED;
+                    continue;
+                }
+                t.workspace_bytes = all[i].memory;
+            } else if (user_buffers && (all[i].memory > workspace_bytes || (all[i].memory > 0 && workspace == NULL))) {
+                all[i].status = CUDNN_STATUS_ALLOC_FAILED; /* the documented status of a too small workspace */
+                continue;
+            }
+            all[i].status = ocd_backend_time(handle, timed_run, &t, &all[i].time);
+            if (all[i].status != CUDNN_STATUS_SUCCESS) all[i].time = -1.0f;
+            if (!user_buffers) ocd_backend_release(handle, t.workspace);
+        }
+        for (int b = 0; b < 3; b++) ocd_backend_release(handle, samples[b]);
+        if (status != CUDNN_STATUS_SUCCESS)
+            return ocd_fail(status, op, __FILE__, __LINE__, "cannot allocate the sample buffers");
+        sort_perf(all, n);
+        find_store(key, n, all);
+    }
+    n = OCD_MIN(n, requested);
+    memcpy(perf, all, sizeof *perf * (size_t)n);
+    *returned = n;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* The three perf structs of the API differ only in the enum type of algo; one layout serves them. */
+_Static_assert(sizeof(cudnnConvolutionFwdAlgoPerf_t) == sizeof(cudnnConvolutionBwdDataAlgoPerf_t) &&
+                   sizeof(cudnnConvolutionFwdAlgoPerf_t) == sizeof(cudnnConvolutionBwdFilterAlgoPerf_t) &&
+                   offsetof(cudnnConvolutionBwdDataAlgoPerf_t, mathType) == offsetof(cudnnConvolutionFwdAlgoPerf_t, mathType) &&
+                   offsetof(cudnnConvolutionBwdFilterAlgoPerf_t, mathType) == offsetof(cudnnConvolutionFwdAlgoPerf_t, mathType),
+               "the convolution perf structs share one layout");
+
+static void export_perf(const struct ocd_conv_perf *src, int n, void *dst)
+{
+    for (int i = 0; i < n; i++) {
+        cudnnConvolutionFwdAlgoPerf_t r;
+        memset(&r, 0, sizeof r);
+        r.algo = (cudnnConvolutionFwdAlgo_t)src[i].algo;
+        r.status = src[i].status;
+        r.time = src[i].time;
+        r.memory = src[i].memory;
+        r.determinism = src[i].determinism;
+        r.mathType = src[i].math;
+        memcpy((char *)dst + (size_t)i * sizeof r, &r, sizeof r);
+    }
+}
+
+int ocd_conv_preferred_algo(cudnnHandle_t handle, const struct ocd_conv_problem *p)
+{
+    struct ocd_conv_perf perf[16];
+    int n = 0;
+    heuristic(handle, p, 1, &n, perf);
+    return n > 0 && perf[0].status == CUDNN_STATUS_SUCCESS ? perf[0].algo : -1;
+}
+
+cudnnStatus_t ocd_conv_get_algorithms(cudnnHandle_t handle, const struct ocd_conv_problem *p, int requested,
+                                      int *returned, void *perf_results)
+{
+    struct ocd_conv_perf perf[16];
+    int n = 0;
+    heuristic(handle, p, requested, &n, perf);
+    export_perf(perf, n, perf_results);
+    *returned = n;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_conv_find_algorithms(cudnnHandle_t handle, struct ocd_conv_problem *p, int requested, int *returned,
+                                       void *perf_results, bool user_buffers, void *workspace, size_t workspace_bytes,
+                                       const char *op)
+{
+    struct ocd_conv_perf perf[16];
+    int n = 0;
+    OCD_TRY(find(handle, p, requested, &n, perf, user_buffers, workspace, workspace_bytes, op));
+    export_perf(perf, n, perf_results);
+    *returned = n;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* ---- shared argument checks of the entry points ------------------------------------------------- */
+
+/* The checks the Get/Find entry points share: the handle, the counts and the outputs. */
+cudnnStatus_t ocd_conv_check_query_args(cudnnHandle_t handle, int requested, const int *returned, const void *perf)
+{
+    OCD_CHECK_HANDLE(handle);
+    if (returned == NULL || perf == NULL)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "returnedAlgoCount or perfResults is NULL");
+    if (requested < 1) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "requestedAlgoCount %d is below 1", requested);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* alpha and beta: host pointers, double for double data and float otherwise. */
+cudnnStatus_t ocd_conv_set_scaling(struct ocd_conv_problem *p, const void *alpha, const void *beta)
+{
+    if (alpha == NULL || beta == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "alpha or beta is NULL");
+    p->alpha = ocd_scaling_value(p->x.dtype, alpha);
+    p->beta = ocd_scaling_value(p->x.dtype, beta);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_conv_max_count(cudnnHandle_t handle, int *count, enum ocd_conv_dir dir)
+{
+    OCD_CHECK_HANDLE(handle);
+    if (count == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "count is NULL");
+    *count = ocd_conv_algo_count(dir);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* ---- forward ------------------------------------------------------------------------------------ */
+
+static cudnnStatus_t fwd_problem(struct ocd_conv_problem *p, cudnnTensorDescriptor_t xDesc,
+                                 cudnnFilterDescriptor_t wDesc, cudnnConvolutionDescriptor_t convDesc,
+                                 cudnnTensorDescriptor_t yDesc)
+{
+    return ocd_conv_problem_init(p, OCD_CONV_FWD, xDesc, "xDesc", wDesc, "wDesc", convDesc, yDesc, "yDesc");
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionForwardAlgorithmMaxCount(cudnnHandle_t handle, int *count)
+{
+    OCD_LOG_API("handle=%p count=%p", (void *)handle, (void *)count);
+    return ocd_conv_max_count(handle, count, OCD_CONV_FWD);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionForwardAlgorithm_v7(
+    cudnnHandle_t handle, const cudnnTensorDescriptor_t srcDesc, const cudnnFilterDescriptor_t filterDesc,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t destDesc,
+    const int requestedAlgoCount, int *returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t *perfResults)
+{
+    OCD_LOG_API("handle=%p srcDesc=%p filterDesc=%p convDesc=%p destDesc=%p requestedAlgoCount=%d",
+                (void *)handle, (void *)srcDesc, (void *)filterDesc, (void *)convDesc, (void *)destDesc,
+                requestedAlgoCount);
+    OCD_TRY(ocd_conv_check_query_args(handle, requestedAlgoCount, returnedAlgoCount, perfResults));
+    struct ocd_conv_problem p;
+    OCD_TRY(fwd_problem(&p, srcDesc, filterDesc, convDesc, destDesc));
+    return ocd_conv_get_algorithms(handle, &p, requestedAlgoCount, returnedAlgoCount, perfResults);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionForwardAlgorithm(
+    cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const cudnnFilterDescriptor_t wDesc,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t yDesc, const int requestedAlgoCount,
+    int *returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t *perfResults)
+{
+    OCD_LOG_API("handle=%p xDesc=%p wDesc=%p convDesc=%p yDesc=%p requestedAlgoCount=%d", (void *)handle,
+                (void *)xDesc, (void *)wDesc, (void *)convDesc, (void *)yDesc, requestedAlgoCount);
+    OCD_TRY(ocd_conv_check_query_args(handle, requestedAlgoCount, returnedAlgoCount, perfResults));
+    struct ocd_conv_problem p;
+    OCD_TRY(fwd_problem(&p, xDesc, wDesc, convDesc, yDesc));
+    return ocd_conv_find_algorithms(handle, &p, requestedAlgoCount, returnedAlgoCount, perfResults, false, NULL, 0,
+                                    __func__);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionForwardAlgorithmEx(
+    cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const void *x, const cudnnFilterDescriptor_t wDesc,
+    const void *w, const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t yDesc, void *y,
+    const int requestedAlgoCount, int *returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t *perfResults,
+    void *workSpace, size_t workSpaceSizeInBytes)
+{
+    OCD_LOG_API("handle=%p xDesc=%p x=%p wDesc=%p w=%p convDesc=%p yDesc=%p y=%p requestedAlgoCount=%d "
+                "workSpace=%p workSpaceSizeInBytes=%zu",
+                (void *)handle, (void *)xDesc, x, (void *)wDesc, w, (void *)convDesc, (void *)yDesc, y,
+                requestedAlgoCount, workSpace, workSpaceSizeInBytes);
+    OCD_TRY(ocd_conv_check_query_args(handle, requestedAlgoCount, returnedAlgoCount, perfResults));
+    struct ocd_conv_problem p;
+    OCD_TRY(fwd_problem(&p, xDesc, wDesc, convDesc, yDesc));
+    if (x == NULL || w == NULL || y == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "x, w or y is NULL");
+    p.x_data = (void *)x, p.w_data = (void *)w, p.y_data = y;
+    return ocd_conv_find_algorithms(handle, &p, requestedAlgoCount, returnedAlgoCount, perfResults, true, workSpace, workSpaceSizeInBytes,
+                                    __func__);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionForwardWorkspaceSize(
+    cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const cudnnFilterDescriptor_t wDesc,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t yDesc, cudnnConvolutionFwdAlgo_t algo,
+    size_t *sizeInBytes)
+{
+    OCD_LOG_API("handle=%p xDesc=%p wDesc=%p convDesc=%p yDesc=%p algo=%d", (void *)handle, (void *)xDesc,
+                (void *)wDesc, (void *)convDesc, (void *)yDesc, (int)algo);
+    OCD_CHECK_HANDLE(handle);
+    struct ocd_conv_problem p;
+    OCD_TRY(fwd_problem(&p, xDesc, wDesc, convDesc, yDesc));
+    if (sizeInBytes == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "sizeInBytes is NULL");
+    return ocd_conv_workspace_query(handle, &p, (int)algo, sizeInBytes, __func__);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnConvolutionForward(cudnnHandle_t handle, const void *alpha,
+                                                  const cudnnTensorDescriptor_t xDesc, const void *x,
+                                                  const cudnnFilterDescriptor_t wDesc, const void *w,
+                                                  const cudnnConvolutionDescriptor_t convDesc,
+                                                  cudnnConvolutionFwdAlgo_t algo, void *workSpace,
+                                                  size_t workSpaceSizeInBytes, const void *beta,
+                                                  const cudnnTensorDescriptor_t yDesc, void *y)
+{
+    OCD_LOG_API("handle=%p xDesc=%p x=%p wDesc=%p w=%p convDesc=%p algo=%d workSpace=%p "
+                "workSpaceSizeInBytes=%zu yDesc=%p y=%p",
+                (void *)handle, (void *)xDesc, x, (void *)wDesc, w, (void *)convDesc, (int)algo, workSpace,
+                workSpaceSizeInBytes, (void *)yDesc, y);
+    OCD_CHECK_HANDLE(handle);
+    struct ocd_conv_problem p;
+    OCD_TRY(fwd_problem(&p, xDesc, wDesc, convDesc, yDesc));
+    if (x == NULL || w == NULL || y == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "x, w or y is NULL");
+    OCD_TRY(ocd_conv_set_scaling(&p, alpha, beta));
+    p.x_data = (void *)x, p.w_data = (void *)w, p.y_data = y;
+    return ocd_conv_execute(handle, &p, (int)algo, workSpace, workSpaceSizeInBytes, __func__);
+}
+
+/* y = act(alpha1 * conv(x, w) + alpha2 * z + bias). The documentation allows RELU and IDENTITY,
+   and IDENTITY only with IMPLICIT_PRECOMP_GEMM; z must be described as y is (it may be y itself);
+   bias is 1 x K x 1 x 1, FLOAT for the integer configurations and of y's type otherwise. */
+cudnnStatus_t CUDNNWINAPI cudnnConvolutionBiasActivationForward(
+    cudnnHandle_t handle, const void *alpha1, const cudnnTensorDescriptor_t xDesc, const void *x,
+    const cudnnFilterDescriptor_t wDesc, const void *w, const cudnnConvolutionDescriptor_t convDesc,
+    cudnnConvolutionFwdAlgo_t algo, void *workSpace, size_t workSpaceSizeInBytes, const void *alpha2,
+    const cudnnTensorDescriptor_t zDesc, const void *z, const cudnnTensorDescriptor_t biasDesc, const void *bias,
+    const cudnnActivationDescriptor_t activationDesc, const cudnnTensorDescriptor_t yDesc, void *y)
+{
+    OCD_LOG_API("handle=%p xDesc=%p x=%p wDesc=%p w=%p convDesc=%p algo=%d workSpace=%p "
+                "workSpaceSizeInBytes=%zu zDesc=%p z=%p biasDesc=%p bias=%p activationDesc=%p yDesc=%p y=%p",
+                (void *)handle, (void *)xDesc, x, (void *)wDesc, w, (void *)convDesc, (int)algo, workSpace,
+                workSpaceSizeInBytes, (void *)zDesc, z, (void *)biasDesc, bias, (void *)activationDesc,
+                (void *)yDesc, y);
+    OCD_CHECK_HANDLE(handle);
+    struct ocd_conv_problem p;
+    OCD_TRY(fwd_problem(&p, xDesc, wDesc, convDesc, yDesc));
+    if (x == NULL || w == NULL || y == NULL || bias == NULL)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "x, w, bias or y is NULL");
+    if (alpha1 == NULL || alpha2 == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "alpha1 or alpha2 is NULL");
+    struct ocd_tensor_view zv, bv;
+    OCD_TRY(ocd_tensor_get(zDesc, "zDesc", &zv));
+    OCD_TRY(ocd_tensor_get(biasDesc, "biasDesc", &bv));
+    struct ocd_activation_params act;
+    OCD_TRY(ocd_activation_params(activationDesc, "activationDesc", &act));
+    if (zv.dtype != p.y.dtype || !ocd_view_same_dims(&zv, &p.y) ||
+        memcmp(zv.strides, p.y.strides, sizeof zv.strides) != 0)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "zDesc does not match yDesc (type, dims and strides)");
+    cudnnDataType_t bias_type = int8_family(p.x.dtype) ? CUDNN_DATA_FLOAT : p.y.dtype;
+    bool bias_shape = bv.rank == p.y.rank && bv.dims[1] == p.y.dims[1];
+    for (int d = 0; d < bv.rank && bias_shape; d++) bias_shape = d == 1 || bv.dims[d] == 1;
+    if (!bias_shape || bv.dtype != bias_type)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "biasDesc must be %s 1 x %lld x 1 x 1%s", ocd_dtype_name(bias_type),
+                        (long long)p.y.dims[1], p.y.rank == 5 ? " x 1" : "");
+    if (act.mode != CUDNN_ACTIVATION_RELU && act.mode != CUDNN_ACTIVATION_IDENTITY)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "activation mode %d: only RELU and IDENTITY are allowed", (int)act.mode);
+    if (act.mode == CUDNN_ACTIVATION_IDENTITY && algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED,
+                        "the IDENTITY activation is only enabled with CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM");
+    p.alpha = ocd_scaling_value(p.x.dtype, alpha1);
+    p.ep.on = true;
+    p.ep.alpha2 = ocd_scaling_value(p.x.dtype, alpha2);
+    if (p.ep.alpha2 != 0 && z == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "z is NULL and alpha2 is not 0");
+    p.ep.z = p.ep.alpha2 != 0 ? z : NULL;
+    p.ep.bias = bias;
+    p.ep.bias_view = bv;
+    p.ep.relu = act.mode == CUDNN_ACTIVATION_RELU;
+    p.x_data = (void *)x, p.w_data = (void *)w, p.y_data = y;
+    return ocd_conv_execute(handle, &p, (int)algo, workSpace, workSpaceSizeInBytes, __func__);
+}
+
+/* ---- backward data ------------------------------------------------------------------------------- */
+
+static cudnnStatus_t bwd_data_problem(struct ocd_conv_problem *p, cudnnFilterDescriptor_t wDesc,
+                                      cudnnTensorDescriptor_t dyDesc, cudnnConvolutionDescriptor_t convDesc,
+                                      cudnnTensorDescriptor_t dxDesc)
+{
+    return ocd_conv_problem_init(p, OCD_CONV_BWD_DATA, dxDesc, "dxDesc", wDesc, "wDesc", convDesc, dyDesc, "dyDesc");
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionBackwardDataAlgorithmMaxCount(cudnnHandle_t handle, int *count)
+{
+    OCD_LOG_API("handle=%p count=%p", (void *)handle, (void *)count);
+    return ocd_conv_max_count(handle, count, OCD_CONV_BWD_DATA);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionBackwardDataAlgorithm_v7(
+    cudnnHandle_t handle, const cudnnFilterDescriptor_t filterDesc, const cudnnTensorDescriptor_t diffDesc,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t gradDesc,
+    const int requestedAlgoCount, int *returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t *perfResults)
+{
+    OCD_LOG_API("handle=%p filterDesc=%p diffDesc=%p convDesc=%p gradDesc=%p requestedAlgoCount=%d",
+                (void *)handle, (void *)filterDesc, (void *)diffDesc, (void *)convDesc, (void *)gradDesc,
+                requestedAlgoCount);
+    OCD_TRY(ocd_conv_check_query_args(handle, requestedAlgoCount, returnedAlgoCount, perfResults));
+    struct ocd_conv_problem p;
+    OCD_TRY(bwd_data_problem(&p, filterDesc, diffDesc, convDesc, gradDesc));
+    return ocd_conv_get_algorithms(handle, &p, requestedAlgoCount, returnedAlgoCount, perfResults);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardDataAlgorithm(
+    cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc, const cudnnTensorDescriptor_t dyDesc,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc, const int requestedAlgoCount,
+    int *returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t *perfResults)
+{
+    OCD_LOG_API("handle=%p wDesc=%p dyDesc=%p convDesc=%p dxDesc=%p requestedAlgoCount=%d", (void *)handle,
+                (void *)wDesc, (void *)dyDesc, (void *)convDesc, (void *)dxDesc, requestedAlgoCount);
+    OCD_TRY(ocd_conv_check_query_args(handle, requestedAlgoCount, returnedAlgoCount, perfResults));
+    struct ocd_conv_problem p;
+    OCD_TRY(bwd_data_problem(&p, wDesc, dyDesc, convDesc, dxDesc));
+    return ocd_conv_find_algorithms(handle, &p, requestedAlgoCount, returnedAlgoCount, perfResults, false, NULL, 0,
+                                    __func__);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnFindConvolutionBackwardDataAlgorithmEx(
+    cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc, const void *w, const cudnnTensorDescriptor_t dyDesc,
+    const void *dy, const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc, void *dx,
+    const int requestedAlgoCount, int *returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t *perfResults,
+    void *workSpace, size_t workSpaceSizeInBytes)
+{
+    OCD_LOG_API("handle=%p wDesc=%p w=%p dyDesc=%p dy=%p convDesc=%p dxDesc=%p dx=%p requestedAlgoCount=%d "
+                "workSpace=%p workSpaceSizeInBytes=%zu",
+                (void *)handle, (void *)wDesc, w, (void *)dyDesc, dy, (void *)convDesc, (void *)dxDesc, dx,
+                requestedAlgoCount, workSpace, workSpaceSizeInBytes);
+    OCD_TRY(ocd_conv_check_query_args(handle, requestedAlgoCount, returnedAlgoCount, perfResults));
+    struct ocd_conv_problem p;
+    OCD_TRY(bwd_data_problem(&p, wDesc, dyDesc, convDesc, dxDesc));
+    if (w == NULL || dy == NULL || dx == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "w, dy or dx is NULL");
+    p.x_data = dx, p.w_data = (void *)w, p.y_data = (void *)dy;
+    return ocd_conv_find_algorithms(handle, &p, requestedAlgoCount, returnedAlgoCount, perfResults, true, workSpace, workSpaceSizeInBytes,
+                                    __func__);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionBackwardDataWorkspaceSize(
+    cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc, const cudnnTensorDescriptor_t dyDesc,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc,
+    cudnnConvolutionBwdDataAlgo_t algo, size_t *sizeInBytes)
+{
+    OCD_LOG_API("handle=%p wDesc=%p dyDesc=%p convDesc=%p dxDesc=%p algo=%d", (void *)handle, (void *)wDesc,
+                (void *)dyDesc, (void *)convDesc, (void *)dxDesc, (int)algo);
+    OCD_CHECK_HANDLE(handle);
+    struct ocd_conv_problem p;
+    OCD_TRY(bwd_data_problem(&p, wDesc, dyDesc, convDesc, dxDesc));
+    if (sizeInBytes == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "sizeInBytes is NULL");
+    return ocd_conv_workspace_query(handle, &p, (int)algo, sizeInBytes, __func__);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnConvolutionBackwardData(cudnnHandle_t handle, const void *alpha,
+                                                       const cudnnFilterDescriptor_t wDesc, const void *w,
+                                                       const cudnnTensorDescriptor_t dyDesc, const void *dy,
+                                                       const cudnnConvolutionDescriptor_t convDesc,
+                                                       cudnnConvolutionBwdDataAlgo_t algo, void *workSpace,
+                                                       size_t workSpaceSizeInBytes, const void *beta,
+                                                       const cudnnTensorDescriptor_t dxDesc, void *dx)
+{
+    OCD_LOG_API("handle=%p wDesc=%p w=%p dyDesc=%p dy=%p convDesc=%p algo=%d workSpace=%p "
+                "workSpaceSizeInBytes=%zu dxDesc=%p dx=%p",
+                (void *)handle, (void *)wDesc, w, (void *)dyDesc, dy, (void *)convDesc, (int)algo, workSpace,
+                workSpaceSizeInBytes, (void *)dxDesc, dx);
+    OCD_CHECK_HANDLE(handle);
+    struct ocd_conv_problem p;
+    OCD_TRY(bwd_data_problem(&p, wDesc, dyDesc, convDesc, dxDesc));
+    if (w == NULL || dy == NULL || dx == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "w, dy or dx is NULL");
+    OCD_TRY(ocd_conv_set_scaling(&p, alpha, beta));
+    p.x_data = dx, p.w_data = (void *)w, p.y_data = (void *)dy;
+    return ocd_conv_execute(handle, &p, (int)algo, workSpace, workSpaceSizeInBytes, __func__);
+}
+
+/* ---- Im2Col and filter reordering ---------------------------------------------------------------- */
+
+/* The im2col matrix of the forward GEMM: N*P*Q rows (n, then p, then q) by C*R*S columns (c, then
+   r, then s), dense row-major, of x's type; CONVOLUTION mode reads the mirrored filter position so
+   that a GEMM with the unmirrored filter gives the convolution. 2-D only, as documented. */
+cudnnStatus_t CUDNNWINAPI cudnnIm2Col(cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const void *x,
+                                      const cudnnFilterDescriptor_t wDesc, const cudnnConvolutionDescriptor_t convDesc,
+                                      void *colBuffer)
+{
+    OCD_LOG_API("handle=%p xDesc=%p x=%p wDesc=%p convDesc=%p colBuffer=%p", (void *)handle, (void *)xDesc, x,
+                (void *)wDesc, (void *)convDesc, colBuffer);
+    OCD_CHECK_HANDLE(handle);
+    struct ocd_conv_problem p;
+    memset(&p, 0, sizeof p);
+    OCD_TRY(ocd_tensor_get(xDesc, "xDesc", &p.x));
+    OCD_TRY(ocd_filter_get(wDesc, "wDesc", &p.w));
+    OCD_TRY(ocd_conv_desc_get(convDesc, "convDesc"));
+    if (x == NULL || colBuffer == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "x or colBuffer is NULL");
+    int64_t out[OCD_MAX_DIMS];
+    OCD_TRY(ocd_conv_output_dims(convDesc, &p.x, &p.w, out));
+    if (p.x.rank != 4) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnIm2Col supports 2-D convolutions only");
+    if (p.x.vect > 1) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "cudnnIm2Col does not take vector types");
+    struct ocd_conv_shape *s = &p.s;
+    s->nsp = 2, s->n = p.x.dims[0], s->c = p.x.dims[1], s->k = p.w.dims[0], s->groups = 1;
+    for (int d = 0; d < 2; d++) {
+        s->in[d] = p.x.dims[d + 2], s->filt[d] = p.w.dims[d + 2], s->out[d] = out[d + 2];
+        s->pad[d] = convDesc->pad[d], s->stride[d] = convDesc->stride[d], s->dilation[d] = convDesc->dilation[d];
+    }
+    s->flip = convDesc->mode == CUDNN_CONVOLUTION;
+    p.x_data = (void *)x;
+    p.y_data = colBuffer; /* the destination */
+    return ocd_impl_run(handle, ocd_conv_im2col_impls, ocd_conv_im2col_impl_count, &p, __func__);
+}
+
+/* opencudnn's "reordered" INT8x32 filter and bias layout is the plain layout (its kernels read
+   the plain one), so reordering is a copy; round trips through it are exact. */
+cudnnStatus_t CUDNNWINAPI cudnnReorderFilterAndBias(cudnnHandle_t handle, const cudnnFilterDescriptor_t filterDesc,
+                                                    cudnnReorderType_t reorderType, const void *filterData,
+                                                    void *reorderedFilterData, int reorderBias,
+                                                    const void *biasData, void *reorderedBiasData)
+{
+    OCD_LOG_API("handle=%p filterDesc=%p reorderType=%d filterData=%p reorderedFilterData=%p reorderBias=%d "
+                "biasData=%p reorderedBiasData=%p",
+                (void *)handle, (void *)filterDesc, (int)reorderType, filterData, reorderedFilterData, reorderBias,
+                biasData, reorderedBiasData);
+    OCD_CHECK_HANDLE(handle);
+    struct ocd_tensor_view wv;
+    OCD_TRY(ocd_filter_get(filterDesc, "filterDesc", &wv));
+    if (reorderType != CUDNN_DEFAULT_REORDER && reorderType != CUDNN_NO_REORDER)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "invalid reorder type %d", (int)reorderType);
+    if (filterData == NULL || reorderedFilterData == NULL)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "filterData or reorderedFilterData is NULL");
+    if (reorderBias > 0 && (biasData == NULL || reorderedBiasData == NULL))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "biasData or reorderedBiasData is NULL");
+    OCD_TRY(ocd_backend_copy(handle, reorderedFilterData, filterData, (size_t)ocd_view_span_bytes(&wv),
+                             OCD_COPY_ON_DEVICE));
+    if (reorderBias > 0) /* one float per filter: the bias type of the int8 configurations */
+        OCD_TRY(ocd_backend_copy(handle, reorderedBiasData, biasData, (size_t)wv.dims[0] * sizeof(float),
+                                 OCD_COPY_ON_DEVICE));
+    return CUDNN_STATUS_SUCCESS;
+}

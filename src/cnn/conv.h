@@ -1,0 +1,235 @@
+/* conv.h: the convolution descriptor, the per-direction problem every convolution kernel takes,
+   the conv -> GEMM dimension mapping, and the algorithm registry.
+
+   Main decision: one problem struct serves the three directions. Its tensors are always named
+   for the forward operation (x the input image, w the filter, y the output image); the direction
+   says which of them is written (y for forward, x for backward data, w for backward filter).
+   Kernels therefore share index arithmetic: a forward kernel and its adjoint read the same
+   fields. The API files validate everything (BAD_PARAM, nothing written) before a problem
+   exists; the registry entries only say whether they implement it.
+
+   The registry (conv_registry.c) is one table per direction of struct ocd_conv_impl. An entry
+   serves a set of the cuDNN algorithm enums of its direction (a bit mask): a specialised entry
+   usually serves one algorithm, a reference entry serves every algorithm of the GEMM/direct
+   family that its backend offers and comes last. For an algorithm the walker first applies the
+   documented restrictions of the cuDNN 8.2 API reference (ocd_conv_algo_rejects: WINOGRAD needs
+   3x3 filters, FFT needs unit strides, ...), then takes the first entry that runs on the
+   handle's backend, is not switched off (OPENCUDNN_DISABLE) and applies. A new kernel (say a
+   tensor-core implicit GEMM for sm_90) is one new entry placed before the reference one. */
+#ifndef OCD_CNN_CONV_H
+#define OCD_CNN_CONV_H
+
+#include "core/impl.h"
+#include "core/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Spatial dims a convolution descriptor can hold (the tensor rank minus N and C). Execution
+   supports 2 (4-D tensors) and 3 (5-D tensors), as cuDNN 8.2 documents. */
+#define OCD_CONV_MAX_ARRAY (OCD_MAX_DIMS - 2)
+#define OCD_CONV_MAX_SPATIAL 3
+
+struct cudnnConvolutionStruct {
+    struct ocd_object obj;
+    bool set; /* false until a Set*Descriptor call succeeded */
+    int array_length;
+    int pad[OCD_CONV_MAX_ARRAY], stride[OCD_CONV_MAX_ARRAY], dilation[OCD_CONV_MAX_ARRAY];
+    cudnnConvolutionMode_t mode;
+    cudnnDataType_t compute;
+    cudnnMathType_t math;
+    int groups;
+    cudnnReorderType_t reorder;
+};
+
+enum ocd_conv_dir { OCD_CONV_FWD, OCD_CONV_BWD_DATA, OCD_CONV_BWD_FILTER, OCD_CONV_DIRS };
+
+/* The geometry of one convolution, identical in every direction. Spatial arrays run over the
+   nsp spatial dims in tensor order (D, H, W or H, W). */
+struct ocd_conv_shape {
+    int nsp;
+    int64_t n;      /* images */
+    int64_t c;      /* input channels, all groups */
+    int64_t k;      /* output channels (filters), all groups */
+    int64_t groups; /* c / groups input and k / groups output channels per group */
+    int64_t in[OCD_CONV_MAX_SPATIAL], filt[OCD_CONV_MAX_SPATIAL], out[OCD_CONV_MAX_SPATIAL];
+    int pad[OCD_CONV_MAX_SPATIAL], stride[OCD_CONV_MAX_SPATIAL], dilation[OCD_CONV_MAX_SPATIAL];
+    bool flip; /* CUDNN_CONVOLUTION: the filter is mirrored in every spatial dim */
+};
+
+/* The epilogue of cudnnConvolutionBiasActivationForward: y = act(alpha*conv + alpha2*z + bias).
+   z has y's layout (the API checks it); bias is 1 x K x 1 x 1 (x 1). */
+struct ocd_conv_epilogue {
+    bool on;
+    double alpha2;
+    const void *z; /* NULL when alpha2 == 0: z is then not read */
+    const void *bias;
+    struct ocd_tensor_view bias_view;
+    bool relu; /* RELU, else IDENTITY */
+};
+
+struct ocd_conv_problem {
+    enum ocd_conv_dir dir;
+    struct ocd_conv_shape s;
+    /* Views named for the forward op: x is the input (dx in backward data), w the filter (dw),
+       y the output (dy). The filter view is packed in its descriptor's format. */
+    struct ocd_tensor_view x, w, y;
+    cudnnTensorFormat_t w_format;
+    /* Data: the one written by the direction is the destination; the others are only read. */
+    void *x_data, *w_data, *y_data;
+    cudnnDataType_t compute; /* the descriptor's compute type */
+    cudnnMathType_t math;
+    cudnnReorderType_t reorder;
+    double alpha, beta; /* dst = alpha * result + beta * dst; beta == 0: dst is not read */
+    struct ocd_conv_epilogue ep;
+};
+
+/* The view the direction writes, and its data. */
+const struct ocd_tensor_view *ocd_conv_dst_view(const struct ocd_conv_problem *p);
+
+/* ---- conv -> GEMM dimension mapping ------------------------------------------------------------ */
+
+/* The implicit-GEMM view of a convolution, per group (the convention of CUTLASS's conv problem
+   sizes): C[M x N] = A[M x K] * B[K x N], with
+     forward:        M = N*P*Q (output pixels), N = K/G (filters),        K = C/G*R*S
+     backward data:  M = N*H*W (input pixels),  N = C/G (input channels), K = K/G*R*S
+     backward filter M = K/G (filters),         N = C/G*R*S,              K = N*P*Q
+   (P, Q the output and H, W the input spatial sizes, all spatial dims multiplied for 3-D).
+   FLOPs of the whole convolution = 2 * groups * M * N * K. */
+struct ocd_conv_gemm {
+    int64_t m, n, k, groups;
+};
+void ocd_conv_gemm_dims(const struct ocd_conv_problem *p, struct ocd_conv_gemm *g);
+
+/* Product of the spatial sizes: of the input (in), the filter (filt) and the output (out). */
+int64_t ocd_conv_spatial(const struct ocd_conv_shape *s, const int64_t *dims);
+
+/* ---- the registry ------------------------------------------------------------------------------ */
+
+struct ocd_conv_impl {
+    /* name, backend, applies, workspace, run; base.algo is unused (-1): see algos */
+    struct ocd_impl base;
+    unsigned algos; /* bit a set: serves algorithm enum a of the table's direction */
+    cudnnDeterminism_t determinism;
+    bool tensor_ops; /* uses tensor cores: needs a math type that allows them */
+};
+
+struct ocd_conv_table {
+    const struct ocd_conv_impl *impls;
+    size_t count;
+};
+
+/* The table of a direction (conv_registry.c). */
+const struct ocd_conv_table *ocd_conv_table(enum ocd_conv_dir dir);
+
+/* Number of algorithm enums of the direction: 8, 6 or 7 (the *_ALGO_COUNT of the headers). */
+int ocd_conv_algo_count(enum ocd_conv_dir dir);
+const char *ocd_conv_algo_name(enum ocd_conv_dir dir, int algo);
+
+/* Why the cuDNN 8.2 documentation rules algorithm `algo` out for this problem, or NULL. */
+const char *ocd_conv_algo_rejects(const struct ocd_conv_problem *p, int algo);
+
+/* The entry that runs `algo` for the problem on the handle's backend, or NULL with *why set
+   (the documented restriction or the reasons of every entry). Logs each skipped entry. */
+const struct ocd_conv_impl *ocd_conv_pick(cudnnHandle_t handle, const struct ocd_conv_problem *p,
+                                          int algo, char *why, size_t why_size);
+
+/* Workspace bytes an entry needs for the problem. */
+size_t ocd_conv_impl_workspace(cudnnHandle_t handle, const struct ocd_conv_impl *impl,
+                               const struct ocd_conv_problem *p);
+
+/* True when the math type lets an entry use tensor cores (every type but CUDNN_FMA_MATH). */
+bool ocd_conv_math_allows_tensor_ops(const struct ocd_conv_problem *p);
+
+/* The math type a perf result reports for an entry. */
+cudnnMathType_t ocd_conv_reported_math(const struct ocd_conv_impl *impl, const struct ocd_conv_problem *p);
+
+/* Tables of the simple operations around convolution (ocd_impl_run picks from them): Im2Col
+   (problem: a forward ocd_conv_problem whose y_data is the column buffer, groups 1) and the bias
+   gradient (problem: struct ocd_conv_bias_problem). */
+extern const struct ocd_impl ocd_conv_im2col_impls[];
+extern const size_t ocd_conv_im2col_impl_count;
+extern const struct ocd_impl ocd_conv_bias_grad_impls[];
+extern const size_t ocd_conv_bias_grad_impl_count;
+
+/* cudnnConvolutionBackwardBias: db[k] = alpha * sum over n and space of dy[n, k, ...] + beta * db[k];
+   with sq_data, also sq[k] = alpha * the sum of squares + beta * sq[k] (the statistics of the
+   fused forward convolution). */
+struct ocd_conv_bias_problem {
+    struct ocd_tensor_view dy, db;
+    const void *dy_data;
+    void *db_data, *sq_data;
+    double alpha, beta;
+};
+
+/* ---- shared by the API files (conv.c, conv_train.c, fused_ops_train.c) --------------------------- */
+
+/* Validates descriptors for a direction and fills everything of the problem but data pointers
+   and scalars. Statuses are those documented per direction (BAD_PARAM, NOT_SUPPORTED). x/w/y are
+   named for the forward op whatever the direction (for backward data: x = dxDesc, y = dyDesc). */
+cudnnStatus_t ocd_conv_problem_init(struct ocd_conv_problem *p, enum ocd_conv_dir dir,
+                                    cudnnTensorDescriptor_t x_desc, const char *x_name,
+                                    cudnnFilterDescriptor_t w_desc, const char *w_name,
+                                    cudnnConvolutionDescriptor_t conv_desc,
+                                    cudnnTensorDescriptor_t y_desc, const char *y_name);
+
+/* The same for descriptors known to be set (copies kept by a fused-ops pack): the checks after
+   the liveness of the descriptors. */
+cudnnStatus_t ocd_conv_problem_of(struct ocd_conv_problem *p, enum ocd_conv_dir dir,
+                                  const struct cudnnTensorStruct *x_desc, const char *x_name,
+                                  const struct cudnnFilterStruct *w_desc, const char *w_name,
+                                  const struct cudnnConvolutionStruct *conv_desc,
+                                  const struct cudnnTensorStruct *y_desc, const char *y_name);
+
+/* The canonical problem string (DESIGN.md practice 11): direction, shape, conv parameters, types
+   and layouts; used in logs and as the key of the Find cache. */
+void ocd_conv_problem_format(const struct ocd_conv_problem *p, char *buf, size_t size);
+
+/* Runs algorithm `algo`: picks the entry (NOT_SUPPORTED, logged, when none), checks the
+   workspace (BAD_PARAM when smaller than the entry needs; nothing is written) and runs it. */
+cudnnStatus_t ocd_conv_execute(cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,
+                               void *workspace, size_t workspace_bytes, const char *op);
+
+/* Workspace query: SUCCESS with the size, or NOT_SUPPORTED (logged) when nothing runs `algo`. */
+cudnnStatus_t ocd_conv_workspace_query(cudnnHandle_t handle, const struct ocd_conv_problem *p,
+                                       int algo, size_t *bytes, const char *op);
+
+
+/* cudnnGet*Algorithm_v7: every algorithm once, those that run first in table order, then the
+   others (NOT_SUPPORTED), at most `requested`, written to the API's perf struct array of the
+   direction (the three share one layout). */
+cudnnStatus_t ocd_conv_get_algorithms(cudnnHandle_t handle, const struct ocd_conv_problem *p, int requested,
+                                      int *returned, void *perf_results);
+
+/* The algorithm the heuristic ranks first, or -1 when none runs. */
+int ocd_conv_preferred_algo(cudnnHandle_t handle, const struct ocd_conv_problem *p);
+
+/* cudnnFind*Algorithm(Ex): times every algorithm that runs, fastest first, then the others.
+   Without user buffers it allocates samples and workspace itself (ALLOC_FAILED when it cannot);
+   with them (Ex: p's data set) it runs in the user's buffers, and an algorithm needing more
+   workspace than offered reports ALLOC_FAILED. Results are cached per problem string. */
+cudnnStatus_t ocd_conv_find_algorithms(cudnnHandle_t handle, struct ocd_conv_problem *p, int requested, int *returned,
+                                       void *perf_results, bool user_buffers, void *workspace, size_t workspace_bytes,
+                                       const char *op);
+
+/* The checks the Get/Find entry points share: a live handle, outputs not NULL, requested >= 1. */
+cudnnStatus_t ocd_conv_check_query_args(cudnnHandle_t handle, int requested, const int *returned, const void *perf);
+/* cudnnGet*AlgorithmMaxCount: the handle, the output, and the algorithm count of the direction. */
+cudnnStatus_t ocd_conv_max_count(cudnnHandle_t handle, int *count, enum ocd_conv_dir dir);
+/* Reads alpha and beta (host pointers; double for double data, float otherwise) into p. */
+cudnnStatus_t ocd_conv_set_scaling(struct ocd_conv_problem *p, const void *alpha, const void *beta);
+
+/* Checks a convolution descriptor argument: BAD_PARAM unless live and set. */
+cudnnStatus_t ocd_conv_desc_get(cudnnConvolutionDescriptor_t desc, const char *name);
+
+/* Forward output dims of x (rank nb) convolved with w: out[] gets nb dims. BAD_PARAM when the
+   descriptors disagree (rank, channels x groups, filter larger than the padded input). */
+cudnnStatus_t ocd_conv_output_dims(const struct cudnnConvolutionStruct *conv, const struct ocd_tensor_view *x,
+                                   const struct ocd_tensor_view *w, int64_t out[]);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCD_CNN_CONV_H */

@@ -1,0 +1,326 @@
+/* conv_registry.c: the implementation tables of the convolution directions, the documented
+   restrictions of each cuDNN algorithm, and the walker that picks an entry (see conv.h).
+
+   Main decision: the documented per-algorithm restrictions of the cuDNN 8.2 API reference are
+   enforced here, once, whatever the backend, so that an application sees the same
+   NOT_SUPPORTED for WINOGRAD with a 5x5 filter on every backend; the tables then say honestly
+   which algorithms a backend implements. The host backend implements the matrix-product family
+   (IMPLICIT_GEMM, IMPLICIT_PRECOMP_GEMM, GEMM, the backward ALGO_0/1/3) with its packed GEMM
+   engine and DIRECT with plain loops; the CUDA backend has a direct reference kernel serving all
+   of that family. FFT and Winograd algorithms have no entry on either backend yet. */
+#include "cnn/conv.h"
+
+#include "core/dtype.h"
+#include "core/reasons.h"
+#include "host/conv.h"
+#ifdef OCD_HAVE_CUDA
+#include "cuda/conv_direct.h"
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define BIT(a) (1u << (a))
+
+/* ---- the tables ------------------------------------------------------------------------------- */
+
+#define HOST_ENTRY(name_, algos_, run_, ws_)                                                   \
+    {{name_, OCD_BACKEND_HOST, -1, NULL, ws_, run_}, algos_, CUDNN_DETERMINISTIC, false}
+
+static const struct ocd_conv_impl fwd_impls[] = {
+    HOST_ENTRY("host:fwd_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM),
+               ocd_host_conv_gemm_precomp, ocd_host_conv_gemm_precomp_workspace),
+    HOST_ENTRY("host:fwd_implicit_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM), ocd_host_conv_gemm_implicit, NULL),
+    HOST_ENTRY("host:fwd_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM), ocd_host_conv_gemm_explicit,
+               ocd_host_conv_gemm_explicit_workspace),
+    HOST_ENTRY("host:fwd_direct",
+               BIT(CUDNN_CONVOLUTION_FWD_ALGO_DIRECT) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) |
+                   BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM),
+               ocd_host_conv_direct, NULL),
+#ifdef OCD_HAVE_CUDA
+    {{"cuda:fwd_direct", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_direct},
+     BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) |
+         BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_DIRECT),
+     CUDNN_DETERMINISTIC, false},
+#endif
+};
+
+static const struct ocd_conv_impl bwd_data_impls[] = {
+    HOST_ENTRY("host:dgrad_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), ocd_host_conv_gemm_precomp,
+               ocd_host_conv_gemm_precomp_workspace),
+    HOST_ENTRY("host:dgrad_implicit_gemm", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0), ocd_host_conv_gemm_implicit, NULL),
+    HOST_ENTRY("host:dgrad_direct", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1),
+               ocd_host_conv_direct, NULL),
+#ifdef OCD_HAVE_CUDA
+    {{"cuda:dgrad_direct", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_direct},
+     BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), CUDNN_DETERMINISTIC, false},
+#endif
+};
+
+static const struct ocd_conv_impl bwd_filter_impls[] = {
+    HOST_ENTRY("host:wgrad_gemm", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), ocd_host_conv_gemm_explicit,
+               ocd_host_conv_gemm_explicit_workspace),
+    HOST_ENTRY("host:wgrad_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3),
+               ocd_host_conv_gemm_precomp, ocd_host_conv_gemm_precomp_workspace),
+    HOST_ENTRY("host:wgrad_implicit_gemm", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0), ocd_host_conv_gemm_implicit, NULL),
+    HOST_ENTRY("host:wgrad_direct",
+               BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1) |
+                   BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3),
+               ocd_host_conv_direct, NULL),
+#ifdef OCD_HAVE_CUDA
+    {{"cuda:wgrad_direct", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_direct},
+     BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1) |
+         BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3),
+     CUDNN_DETERMINISTIC, false},
+#endif
+};
+
+static const struct ocd_conv_table tables[OCD_CONV_DIRS] = {
+    {fwd_impls, OCD_ARRAY_LEN(fwd_impls)},
+    {bwd_data_impls, OCD_ARRAY_LEN(bwd_data_impls)},
+    {bwd_filter_impls, OCD_ARRAY_LEN(bwd_filter_impls)},
+};
+
+const struct ocd_impl ocd_conv_im2col_impls[] = {
+    {"host:im2col", OCD_BACKEND_HOST, -1, NULL, NULL, ocd_host_conv_im2col},
+#ifdef OCD_HAVE_CUDA
+    {"cuda:im2col", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_im2col},
+#endif
+};
+const size_t ocd_conv_im2col_impl_count = OCD_ARRAY_LEN(ocd_conv_im2col_impls);
+
+const struct ocd_impl ocd_conv_bias_grad_impls[] = {
+    {"host:bias_grad", OCD_BACKEND_HOST, -1, NULL, NULL, ocd_host_conv_bias_grad},
+#ifdef OCD_HAVE_CUDA
+    {"cuda:bias_grad", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_bias_grad},
+#endif
+};
+const size_t ocd_conv_bias_grad_impl_count = OCD_ARRAY_LEN(ocd_conv_bias_grad_impls);
+
+const struct ocd_conv_table *ocd_conv_table(enum ocd_conv_dir dir)
+{
+    return &tables[dir];
+}
+
+int ocd_conv_algo_count(enum ocd_conv_dir dir)
+{
+    static const int counts[OCD_CONV_DIRS] = {CUDNN_CONVOLUTION_FWD_ALGO_COUNT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                                              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT};
+    return counts[dir];
+}
+
+const char *ocd_conv_algo_name(enum ocd_conv_dir dir, int algo)
+{
+    static const char *const fwd[] = {"FWD_ALGO_IMPLICIT_GEMM", "FWD_ALGO_IMPLICIT_PRECOMP_GEMM", "FWD_ALGO_GEMM",
+                                      "FWD_ALGO_DIRECT", "FWD_ALGO_FFT", "FWD_ALGO_FFT_TILING",
+                                      "FWD_ALGO_WINOGRAD", "FWD_ALGO_WINOGRAD_NONFUSED"};
+    static const char *const bwd_data[] = {"BWD_DATA_ALGO_0", "BWD_DATA_ALGO_1", "BWD_DATA_ALGO_FFT",
+                                           "BWD_DATA_ALGO_FFT_TILING", "BWD_DATA_ALGO_WINOGRAD",
+                                           "BWD_DATA_ALGO_WINOGRAD_NONFUSED"};
+    static const char *const bwd_filter[] = {"BWD_FILTER_ALGO_0", "BWD_FILTER_ALGO_1", "BWD_FILTER_ALGO_FFT",
+                                             "BWD_FILTER_ALGO_3", "BWD_FILTER_ALGO_WINOGRAD",
+                                             "BWD_FILTER_ALGO_WINOGRAD_NONFUSED", "BWD_FILTER_ALGO_FFT_TILING"};
+    if (algo < 0 || algo >= ocd_conv_algo_count(dir)) return "invalid algorithm";
+    return dir == OCD_CONV_FWD ? fwd[algo] : dir == OCD_CONV_BWD_DATA ? bwd_data[algo] : bwd_filter[algo];
+}
+
+/* ---- documented restrictions (cuDNN 8.2 API reference, the support tables of
+        cudnnConvolutionForward, cudnnConvolutionBackwardData and cudnnConvolutionBackwardFilter) -- */
+
+static bool unit_dilation(const struct ocd_conv_shape *s)
+{
+    for (int d = 0; d < s->nsp; d++)
+        if (s->dilation[d] != 1) return false;
+    return true;
+}
+
+static bool unit_stride(const struct ocd_conv_shape *s)
+{
+    for (int d = 0; d < s->nsp; d++)
+        if (s->stride[d] != 1) return false;
+    return true;
+}
+
+static bool filter_larger_than_pad(const struct ocd_conv_shape *s)
+{
+    for (int d = 0; d < s->nsp; d++)
+        if (s->filt[d] <= s->pad[d]) return false;
+    return true;
+}
+
+static bool filter_is(const struct ocd_conv_shape *s, int r)
+{
+    return s->nsp == 2 && s->filt[0] == r && s->filt[1] == r;
+}
+
+/* TRUE_HALF_CONFIG: half data computed in half. */
+static bool true_half(const struct ocd_conv_problem *p)
+{
+    return p->x.dtype == CUDNN_DATA_HALF && p->compute == CUDNN_DATA_HALF;
+}
+
+/* PSEUDO_HALF_CONFIG or FLOAT_CONFIG: what the FFT and Winograd algorithms take. */
+static bool half_or_float(const struct ocd_conv_problem *p)
+{
+    return (p->x.dtype == CUDNN_DATA_HALF && p->compute == CUDNN_DATA_FLOAT) || p->x.dtype == CUDNN_DATA_FLOAT;
+}
+
+/* The FFT family: 2-D (FFT_TILING also 3-D), unit stride and dilation, filter larger than the
+   padding; FFT needs padded inputs of at most 256, FFT_TILING filters of at most 32 (16 in 3-D);
+   DOUBLE only for FFT_TILING when a 1-D transform does (a filter dim of 1). */
+static const char *fft_rejects(const struct ocd_conv_problem *p, bool tiling)
+{
+    const struct ocd_conv_shape *s = &p->s;
+    if (!unit_stride(s) || !unit_dilation(s)) return "FFT algorithms need unit strides and dilations";
+    if (!filter_larger_than_pad(s)) return "FFT algorithms need filters larger than the padding";
+    if (!tiling && s->nsp != 2) return "FFT handles 2-D convolutions only";
+    bool double_1d = p->x.dtype == CUDNN_DATA_DOUBLE && tiling && (s->filt[s->nsp - 2] == 1 || s->filt[s->nsp - 1] == 1);
+    if (!half_or_float(p) && !double_1d) return "no FFT configuration for these data types";
+    for (int d = 0; d < s->nsp; d++) {
+        if (!tiling && s->in[d] + 2 * s->pad[d] > 256) return "FFT needs padded inputs of at most 256";
+        if (tiling && s->filt[d] > (s->nsp == 2 ? 32 : 16)) return "FFT_TILING needs smaller filters";
+    }
+    return NULL;
+}
+
+/* WINOGRAD: 3x3, PSEUDO_HALF or FLOAT; WINOGRAD_NONFUSED: 3x3 or 5x5, also TRUE_HALF but not 5x5.
+   Both 2-D with unit strides and dilations. */
+static const char *winograd_rejects(const struct ocd_conv_problem *p, bool nonfused)
+{
+    const struct ocd_conv_shape *s = &p->s;
+    if (s->nsp != 2 || !unit_stride(s) || !unit_dilation(s))
+        return "Winograd algorithms need 2-D convolutions with unit strides and dilations";
+    if (!nonfused) return filter_is(s, 3) && half_or_float(p) ? NULL : "WINOGRAD needs 3x3 filters and half or float data";
+    if (!filter_is(s, 3) && !filter_is(s, 5)) return "WINOGRAD_NONFUSED needs 3x3 or 5x5 filters";
+    if (!half_or_float(p) && !(true_half(p) && filter_is(s, 3)))
+        return "no WINOGRAD_NONFUSED configuration for these data types and filter";
+    return NULL;
+}
+
+static const char *fwd_rejects(const struct ocd_conv_problem *p, int algo)
+{
+    const struct ocd_conv_shape *s = &p->s;
+    bool int8 = ocd_dtype_scalar(p->x.dtype) == CUDNN_DATA_INT8 || ocd_dtype_scalar(p->x.dtype) == CUDNN_DATA_UINT8;
+    if (int8) {
+        if (algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM && algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
+            return "int8 configurations run IMPLICIT_GEMM and IMPLICIT_PRECOMP_GEMM only";
+        if (!unit_dilation(s)) return "int8 configurations need unit dilations";
+        if (s->nsp != 2) return "int8 configurations are 2-D only";
+        if (p->x.dtype == CUDNN_DATA_INT8x32 && algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
+            return "INT8x32 runs IMPLICIT_PRECOMP_GEMM only";
+        return NULL;
+    }
+    switch (algo) {
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM:
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM:
+    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return NULL;
+    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM:
+        if (!unit_dilation(s)) return "GEMM needs unit dilations";
+        if (true_half(p)) return "GEMM has no TRUE_HALF configuration";
+        if (s->nsp != 2 && p->x.dtype == CUDNN_DATA_HALF) return "GEMM is 2-D only for half data";
+        return NULL;
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return fft_rejects(p, false);
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return fft_rejects(p, true);
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return winograd_rejects(p, false);
+    default: return winograd_rejects(p, true);
+    }
+}
+
+static const char *bwd_data_rejects(const struct ocd_conv_problem *p, int algo)
+{
+    const struct ocd_conv_shape *s = &p->s;
+    switch (algo) {
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_0: return NULL;
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_1:
+        return s->nsp == 3 && !unit_dilation(s) ? "3-D ALGO_1 needs unit dilations" : NULL;
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT: return fft_rejects(p, false);
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING: return fft_rejects(p, true);
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD: return winograd_rejects(p, false);
+    default: return winograd_rejects(p, true);
+    }
+}
+
+static const char *bwd_filter_rejects(const struct ocd_conv_problem *p, int algo)
+{
+    const struct ocd_conv_shape *s = &p->s;
+    switch (algo) {
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0: return true_half(p) ? "ALGO_0 has no TRUE_HALF configuration" : NULL;
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1: return NULL;
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3:
+        if (!unit_dilation(s)) return "ALGO_3 needs unit dilations";
+        return true_half(p) || p->x.dtype == CUDNN_DATA_BFLOAT16 ? "no ALGO_3 configuration for these data types" : NULL;
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT: return fft_rejects(p, false);
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD: return "BWD_FILTER_ALGO_WINOGRAD is not implemented by cuDNN";
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED: return winograd_rejects(p, true);
+    default:
+        /* FFT_TILING of the filter gradient is 1-D: an input height or width of 1, the other <= 256 */
+        if (s->nsp != 2 || (s->in[0] != 1 && s->in[1] != 1) || s->in[0] > 256 || s->in[1] > 256)
+            return "BWD_FILTER_ALGO_FFT_TILING handles 1-D problems (height or width 1, at most 256) only";
+        return fft_rejects(p, true);
+    }
+}
+
+const char *ocd_conv_algo_rejects(const struct ocd_conv_problem *p, int algo)
+{
+    return p->dir == OCD_CONV_FWD ? fwd_rejects(p, algo)
+           : p->dir == OCD_CONV_BWD_DATA ? bwd_data_rejects(p, algo)
+                                         : bwd_filter_rejects(p, algo);
+}
+
+/* ---- the walker -------------------------------------------------------------------------------- */
+
+bool ocd_conv_math_allows_tensor_ops(const struct ocd_conv_problem *p)
+{
+    return p->math != CUDNN_FMA_MATH;
+}
+
+cudnnMathType_t ocd_conv_reported_math(const struct ocd_conv_impl *impl, const struct ocd_conv_problem *p)
+{
+    if (impl->tensor_ops) return p->math == CUDNN_DEFAULT_MATH ? CUDNN_TENSOR_OP_MATH : p->math;
+    return p->math == CUDNN_FMA_MATH ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
+}
+
+size_t ocd_conv_impl_workspace(cudnnHandle_t handle, const struct ocd_conv_impl *impl,
+                               const struct ocd_conv_problem *p)
+{
+    return impl->base.workspace ? impl->base.workspace(handle, p) : 0;
+}
+
+/* CUDNN_CONV_WSCAP_DBG (MiB, cuDNN 8.0.5 and later) caps the workspace an algorithm may ask for;
+   entries that need more are skipped. */
+static bool over_workspace_cap(size_t bytes)
+{
+    const char *cap = getenv("CUDNN_CONV_WSCAP_DBG");
+    if (cap == NULL || *cap == '\0') return false;
+    double mib = atof(cap);
+    return mib >= 0 && (double)bytes > mib * 1048576.0;
+}
+
+const struct ocd_conv_impl *ocd_conv_pick(cudnnHandle_t handle, const struct ocd_conv_problem *p,
+                                          int algo, char *why, size_t why_size)
+{
+    const char *doc = ocd_conv_algo_rejects(p, algo);
+    if (doc != NULL) {
+        snprintf(why, why_size, "%s", doc);
+        return NULL;
+    }
+    const struct ocd_conv_table *t = ocd_conv_table(p->dir);
+    size_t used = 0;
+    why[0] = '\0';
+    for (size_t i = 0; i < t->count; i++) {
+        const struct ocd_conv_impl *e = &t->impls[i];
+        if (!(e->algos & BIT(algo))) continue;
+        const char *r = ocd_impl_rejects(handle, &e->base, p);
+        if (r == NULL && e->tensor_ops && !ocd_conv_math_allows_tensor_ops(p)) r = OCD_REASON_MATH;
+        if (r == NULL && over_workspace_cap(ocd_conv_impl_workspace(handle, e, p))) r = OCD_REASON_WORKSPACE;
+        if (r == NULL) return e;
+        if (r == (const char *)OCD_REASON_BACKEND) continue;
+        ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s: impl %s skipped: %s",
+                        ocd_conv_algo_name(p->dir, algo), e->base.name, r);
+        if (used < why_size)
+            used += (size_t)snprintf(why + used, why_size - used, "%s%s: %s", used ? "; " : "", e->base.name, r);
+    }
+    if (used == 0)
+        snprintf(why, why_size, "the %s backend has no implementation of this algorithm", handle->backend->name);
+    return NULL;
+}

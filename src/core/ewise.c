@@ -1,0 +1,156 @@
+/* ewise.c: normalization of elementwise problems (see ewise.h).
+
+   The one subtle step is the vector split. A vector type (INT8x4, UINT8x4, INT8x32) addresses
+   channel c at (c / v) * stride + c % v, which is not linear in c. Splitting C into sub-dimensions
+   whose extents are multiples of every operand's vector width makes it linear in each of them:
+   with widths {4} C becomes (C/4, 4); with {32} (C/32, 32); with {4, 32} (C/32, 8, 4). A scalar
+   operand walks the same sub-dimensions with its channel stride times each sub-dimension's
+   unit. */
+#include "core/ewise.h"
+
+#include "core/dtype.h"
+
+#include <string.h>
+
+int ocd_ewise_inputs(enum ocd_ewise_op op)
+{
+    switch (op) {
+    case OCD_EWISE_FILL: return 0;
+    case OCD_EWISE_COPY: case OCD_EWISE_SQRT: case OCD_EWISE_NOT: return 1;
+    default: return 2;
+    }
+}
+
+/* Working form: up to three operands over dims in the views' logical order. */
+struct shape {
+    int rank, nops;
+    int64_t dims[OCD_EWISE_MAX_DIMS];
+    int64_t strides[3][OCD_EWISE_MAX_DIMS];
+};
+
+/* Channel sub-dimensions for the vector widths present: their extents' units (scalars of C
+   per step), outermost first. Returns their number (1 when no operand is a vector type). */
+static int channel_units(int widest, int narrowest, int64_t units[3])
+{
+    if (widest == 1) {
+        units[0] = 1;
+        return 1;
+    }
+    if (widest == narrowest) {
+        units[0] = widest;
+        units[1] = 1;
+        return 2;
+    }
+    units[0] = widest;
+    units[1] = narrowest;
+    units[2] = 1;
+    return 3;
+}
+
+static void expand(struct shape *s, const struct ocd_tensor_view *const views[3], int nops,
+                   const struct ocd_tensor_view *y)
+{
+    int widest = 1, narrowest = 64;
+    for (int k = 0; k < nops; k++) {
+        int v = views[k]->vect;
+        if (v > widest) widest = v;
+        if (v > 1 && v < narrowest) narrowest = v;
+    }
+    int64_t units[3];
+    int nunits = y->rank >= 2 ? channel_units(widest, narrowest, units) : 1;
+    s->rank = 0;
+    s->nops = nops;
+    for (int d = 0; d < y->rank; d++) {
+        int parts = d == 1 ? nunits : 1;
+        for (int j = 0; j < parts; j++) {
+            int at = s->rank++;
+            int64_t unit = parts == 1 ? 1 : units[j];
+            int64_t outer = j == 0 ? y->dims[d] : units[j - 1];
+            s->dims[at] = parts == 1 ? y->dims[d] : outer / unit;
+            for (int k = 0; k < nops; k++) {
+                const struct ocd_tensor_view *v = views[k];
+                int64_t st;
+                if (v->dims[d] == 1 && y->dims[d] != 1) st = 0; /* broadcast */
+                else if (v->vect > 1 && d == 1) st = unit >= v->vect ? unit / v->vect * v->strides[d] : unit;
+                else st = unit * v->strides[d];
+                s->strides[k][at] = st;
+            }
+        }
+    }
+}
+
+static void drop_unit_dims(struct shape *s)
+{
+    int r = 0;
+    for (int d = 0; d < s->rank; d++) {
+        if (s->dims[d] == 1) continue;
+        s->dims[r] = s->dims[d];
+        for (int k = 0; k < s->nops; k++) s->strides[k][r] = s->strides[k][d];
+        r++;
+    }
+    s->rank = r;
+}
+
+/* Orders the dims by y's stride, largest first (insertion sort: rank is at most 10). */
+static void sort_by_y(struct shape *s)
+{
+    for (int i = 1; i < s->rank; i++) {
+        for (int j = i; j > 0 && s->strides[0][j - 1] < s->strides[0][j]; j--) {
+            int64_t t = s->dims[j];
+            s->dims[j] = s->dims[j - 1];
+            s->dims[j - 1] = t;
+            for (int k = 0; k < s->nops; k++) {
+                t = s->strides[k][j];
+                s->strides[k][j] = s->strides[k][j - 1];
+                s->strides[k][j - 1] = t;
+            }
+        }
+    }
+}
+
+static void merge(struct shape *s)
+{
+    int r = 0;
+    for (int d = 1; d < s->rank; d++) {
+        bool ok = true;
+        for (int k = 0; k < s->nops; k++) ok &= s->strides[k][r] == s->strides[k][d] * s->dims[d];
+        if (ok) {
+            s->dims[r] *= s->dims[d];
+            for (int k = 0; k < s->nops; k++) s->strides[k][r] = s->strides[k][d];
+        } else {
+            r++;
+            s->dims[r] = s->dims[d];
+            for (int k = 0; k < s->nops; k++) s->strides[k][r] = s->strides[k][d];
+        }
+    }
+    s->rank = s->rank ? r + 1 : 0;
+}
+
+void ocd_ewise_build(struct ocd_ewise *e, enum ocd_ewise_op op, const struct ocd_tensor_view *y,
+                     const struct ocd_tensor_view *a, const struct ocd_tensor_view *b)
+{
+    memset(e, 0, sizeof *e);
+    e->op = op;
+    const struct ocd_tensor_view *views[3] = {y, a, b};
+    int nops = 1 + ocd_ewise_inputs(op);
+    struct shape s;
+    expand(&s, views, nops, y);
+    drop_unit_dims(&s);
+    sort_by_y(&s);
+    merge(&s);
+    if (s.rank == 0) { /* a single element */
+        s.rank = 1;
+        s.dims[0] = 1;
+        for (int k = 0; k < nops; k++) s.strides[k][0] = 1;
+    }
+    e->rank = s.rank;
+    e->count = 1;
+    for (int d = 0; d < s.rank; d++) {
+        e->dims[d] = s.dims[d];
+        e->count *= s.dims[d];
+    }
+    struct ocd_ewise_operand *ops[3] = {&e->y, &e->a, &e->b};
+    for (int k = 0; k < 3; k++) ops[k]->dtype = k < nops ? ocd_dtype_scalar(views[k]->dtype) : CUDNN_DATA_FLOAT;
+    for (int k = 0; k < nops; k++)
+        for (int d = 0; d < s.rank; d++) ops[k]->strides[d] = s.strides[k][d];
+}

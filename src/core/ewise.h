@@ -1,0 +1,68 @@
+/* ewise.h: the elementwise problem that cudnnSetTensor, cudnnScaleTensor, cudnnAddTensor,
+   cudnnOpTensor and cudnnTransformTensor all reduce to, in the normalized form every backend's
+   engine takes:
+
+       y = op(alpha1 * a, alpha2 * b) + beta * y        (y is not read when beta == 0)
+
+   Normalization (ocd_ewise_build) turns any legal set of views into plain strided loops: a
+   vector type's channel dimension is split into (vectors, lanes) dimensions so that no engine
+   ever deals with NCHW_VECT_C; a broadcast operand gets stride 0; dimensions of extent 1 are
+   dropped; the dimensions are ordered by y's strides (the last is y's fastest), and neighbours
+   that every operand walks contiguously are merged. A packed problem of any layout therefore
+   arrives as one dimension with unit strides, which the engines' vectorized paths recognize. */
+#ifndef OCD_CORE_EWISE_H
+#define OCD_CORE_EWISE_H
+
+#include "core/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Splitting the channel dimension of a vector type adds at most two dimensions. */
+#define OCD_EWISE_MAX_DIMS (OCD_MAX_DIMS + 2)
+
+enum ocd_ewise_op {
+    OCD_EWISE_FILL, /* y = the bit pattern in `fill` (cudnnSetTensor); no a, b, alpha or beta */
+    OCD_EWISE_COPY, /* alpha1 * a */
+    OCD_EWISE_ADD,  /* alpha1 * a + alpha2 * b */
+    OCD_EWISE_MUL,  /* (alpha1 * a) * (alpha2 * b) */
+    OCD_EWISE_MIN,  /* min(alpha1 * a, alpha2 * b), NaN per propagate_nan */
+    OCD_EWISE_MAX,  /* max(alpha1 * a, alpha2 * b), NaN per propagate_nan */
+    OCD_EWISE_SQRT, /* sqrt(alpha1 * a) */
+    OCD_EWISE_NOT   /* 1 - alpha1 * a */
+};
+
+/* One operand after normalization: its scalar type, base pointer and a stride (in scalars of
+   its type, 0 where it is broadcast) for each of the problem's dimensions. */
+struct ocd_ewise_operand {
+    cudnnDataType_t dtype; /* a scalar type: vector types are given as their scalar type */
+    const void *data;
+    int64_t strides[OCD_EWISE_MAX_DIMS];
+};
+
+struct ocd_ewise {
+    enum ocd_ewise_op op;
+    bool propagate_nan; /* MIN and MAX: NaN wins (true) or is ignored (false) */
+    int rank;           /* >= 1 */
+    int64_t dims[OCD_EWISE_MAX_DIMS];
+    int64_t count;      /* product of dims */
+    struct ocd_ewise_operand y, a, b; /* a and b are unused by the ops that do not name them */
+    double alpha1, alpha2, beta;
+    uint64_t fill;      /* FILL: the value's bytes (little-endian), as many as y's scalar size */
+};
+
+/* Number of inputs the op reads besides y: 0 (FILL), 1 (COPY, SQRT, NOT) or 2. */
+int ocd_ewise_inputs(enum ocd_ewise_op op);
+
+/* Builds the normalized problem from views of the same rank: y, then a and b where the op uses
+   them (NULL otherwise). The API has checked that each dimension of a and b equals y's or is 1.
+   Data pointers, scaling factors and the fill value are set by the caller afterwards. */
+void ocd_ewise_build(struct ocd_ewise *e, enum ocd_ewise_op op, const struct ocd_tensor_view *y,
+                     const struct ocd_tensor_view *a, const struct ocd_tensor_view *b);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCD_CORE_EWISE_H */

@@ -1,0 +1,345 @@
+/* tensor_ops.cu: the CUDA elementwise engine (core/ewise.h says what it computes).
+
+   Two entries of the elementwise table live here:
+   - cuda:ewise_vec16, for problems whose innermost dimension y walks with unit stride and each
+     input with unit stride or 0 (every packed set, scale, add, op tensor and same-layout
+     transform, and the broadcasts along rows such as a per-channel bias): each thread moves
+     up to four packs of 16 bytes of its widest operand per step in a grid-stride loop, the op being a
+     template argument; a single row's leftover tail goes element by element. Bytes moved:
+     inputs read once, y written once, y read once more only when beta != 0.
+   - cuda:ewise_strided, for everything else: one thread per element in y's order (so writes
+     are coalesced whenever y's fastest dimension is packed), offsets from the linear index by
+     fast division, broadcast operands walking stride 0.
+   cudnnSetTensor's fill writes raw bit patterns of the element size, so it is exact for every
+   type and needs no conversion. */
+#include "cuda/tensor_ops.h"
+
+#include "core/dtype.h"
+#include "cuda/ewise.cuh"
+
+#define THREADS 256
+
+/* Enough resident blocks to fill every multiprocessor (2048 threads each) for grid-stride loops. */
+static unsigned grid_for(cudnnHandle_t h, int64_t work)
+{
+    int64_t want = (work + THREADS - 1) / THREADS, most = (int64_t)h->sm_count * (2048 / THREADS);
+    return (unsigned)(want < 1 ? 1 : want < most ? want : most);
+}
+
+template <typename T, int N> struct __align__(sizeof(T) * N) pack {
+    T v[N];
+};
+
+/* ---- the strided path ------------------------------------------------------------------------- */
+
+struct strided_args {
+    int rank;
+    uint32_t count;
+    ocd_fastdiv dims[OCD_EWISE_MAX_DIMS];
+    int64_t strides[3][OCD_EWISE_MAX_DIMS]; /* y, a, b */
+};
+
+static strided_args strided_args_of(const struct ocd_ewise *e)
+{
+    strided_args g;
+    g.rank = e->rank;
+    g.count = (uint32_t)e->count;
+    const struct ocd_ewise_operand *ops[3] = {&e->y, &e->a, &e->b};
+    for (int d = 0; d < OCD_EWISE_MAX_DIMS; d++) {
+        g.dims[d] = ocd_fastdiv_make(d < e->rank ? (uint32_t)e->dims[d] : 1);
+        for (int k = 0; k < 3; k++) g.strides[k][d] = d < e->rank ? ops[k]->strides[d] : 0;
+    }
+    return g;
+}
+
+/* Offsets of element i (in y's order) in y, a and b. */
+__device__ __forceinline__ void strided_offsets(const strided_args &g, uint32_t i, int64_t off[3])
+{
+    off[0] = off[1] = off[2] = 0;
+#pragma unroll
+    for (int d = OCD_EWISE_MAX_DIMS - 1; d >= 0; d--) {
+        if (d >= g.rank) continue;
+        uint32_t q = d > 0 ? ocd_fastdiv_div(g.dims[d], i) : 0, r = i - q * g.dims[d].d;
+        i = q;
+#pragma unroll
+        for (int k = 0; k < 3; k++) off[k] += (int64_t)r * g.strides[k][d];
+    }
+}
+
+template <typename Ty, typename Ta>
+__global__ void ewise_strided(strided_args g, ocd_cuda_scales<typename ocd_compute<Ty>::type> s, Ty *y,
+                              const Ta *a, const Ta *b, bool binary)
+{
+    typedef typename ocd_compute<Ty>::type C;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < g.count; i += gridDim.x * blockDim.x) {
+        int64_t off[3];
+        strided_offsets(g, i, off);
+        C av = (C)ocd_cuda_load<Ta>(a + off[1]), bv = binary ? (C)ocd_cuda_load<Ta>(b + off[2]) : C(0);
+        ocd_cuda_ewise_apply<Ty, C>(s.op, s, y + off[0], av, bv);
+    }
+}
+
+template <typename U> __global__ void fill_strided(strided_args g, U *y, U value)
+{
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < g.count; i += gridDim.x * blockDim.x) {
+        int64_t off[3];
+        strided_offsets(g, i, off);
+        y[off[0]] = value;
+    }
+}
+
+/* Calls fn(tag<U>) with the unsigned type of the fill's element size. */
+template <typename F> static void dispatch_bits(cudnnDataType_t t, F fn)
+{
+    switch (ocd_dtype_scalar_size(t)) {
+    case 1: fn(ocd_type_tag<uint8_t>()); return;
+    case 2: fn(ocd_type_tag<uint16_t>()); return;
+    case 4: fn(ocd_type_tag<uint32_t>()); return;
+    default: fn(ocd_type_tag<uint64_t>()); return;
+    }
+}
+
+template <typename U> static U fill_value(const struct ocd_ewise *e)
+{
+    U v;
+    memcpy(&v, &e->fill, sizeof v);
+    return v;
+}
+
+extern "C" const char *ocd_cuda_ewise_strided_applies(cudnnHandle_t handle, const void *problem)
+{
+    (void)handle;
+    const struct ocd_ewise *e = (const struct ocd_ewise *)problem;
+    if (e->op != OCD_EWISE_FILL && !ocd_cuda_pair_supported(e->y.dtype, e->a.dtype)) return OCD_REASON_DTYPE;
+    return NULL;
+}
+
+extern "C" cudnnStatus_t ocd_cuda_ewise_strided_run(cudnnHandle_t handle, const void *problem, void *workspace,
+                                                    size_t workspace_bytes)
+{
+    (void)workspace;
+    (void)workspace_bytes;
+    const struct ocd_ewise *e = (const struct ocd_ewise *)problem;
+    strided_args g = strided_args_of(e);
+    unsigned grid = grid_for(handle, e->count);
+    if (e->op == OCD_EWISE_FILL) {
+        dispatch_bits(e->y.dtype, [&](auto u) {
+            typedef typename decltype(u)::type U;
+            fill_strided<U><<<grid, THREADS, 0, handle->stream>>>(g, (U *)e->y.data, fill_value<U>(e));
+        });
+    } else {
+        ocd_cuda_dispatch_pair(e->y.dtype, e->a.dtype, [&](auto ty, auto ta) {
+            typedef typename decltype(ty)::type Ty;
+            typedef typename decltype(ta)::type Ta;
+            typedef typename ocd_compute<Ty>::type C;
+            ewise_strided<Ty, Ta><<<grid, THREADS, 0, handle->stream>>>(
+                g, ocd_cuda_scales_of<C>(e), (Ty *)e->y.data, (const Ta *)e->a.data, (const Ta *)e->b.data,
+                ocd_ewise_inputs(e->op) == 2);
+        });
+    }
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* ---- the vectorized path ---------------------------------------------------------------------- */
+
+/* Rows of the problem: every dim but the last is a row; along the last, y and each input that
+   is not broadcast (stride 0) have unit stride, so a row is walked in packs of N elements. */
+struct rows_args {
+    uint32_t packs;       /* packs per row (inner / N) */
+    uint32_t total;       /* packs in all rows */
+    uint32_t inner;       /* elements per row: for a single row, a tail may follow the packs */
+    int outer_rank;
+    ocd_fastdiv div_packs, outer_dims[OCD_EWISE_MAX_DIMS];
+    int64_t outer[3][OCD_EWISE_MAX_DIMS]; /* y, a, b strides of the row dims, in elements */
+    bool a_bcast, b_bcast;                /* the input is one value per row */
+};
+
+/* Offsets of the first element of row r in y, a and b. */
+__device__ __forceinline__ void row_offsets(const rows_args &g, uint32_t r, int64_t off[3])
+{
+    off[0] = off[1] = off[2] = 0;
+    for (int d = g.outer_rank - 1; d >= 0; d--) {
+        uint32_t q = d > 0 ? ocd_fastdiv_div(g.outer_dims[d], r) : 0, i = r - q * g.outer_dims[d].d;
+        r = q;
+#pragma unroll
+        for (int k = 0; k < 3; k++) off[k] += (int64_t)i * g.outer[k][d];
+    }
+}
+
+/* N elements of an input at p: a pack load, or one broadcast value. */
+template <typename T, typename C, int N>
+__device__ __forceinline__ void load_pack(const T *p, bool broadcast, C out[N])
+{
+    if (broadcast) {
+        C x = (C)ocd_cuda_load<T>(p);
+#pragma unroll
+        for (int k = 0; k < N; k++) out[k] = x;
+    } else {
+        pack<T, N> in = *reinterpret_cast<const pack<T, N> *>(p);
+#pragma unroll
+        for (int k = 0; k < N; k++) out[k] = (C)ocd_cuda_load<T>(&in.v[k]);
+    }
+}
+
+/* Packs per thread and step, all loaded before any is stored, to keep enough bytes in flight
+   without spilling: 4 packs of 4 or fewer elements, 2 of 8, 1 of 16 (measured best on an H200:
+   more packs of 8 or 16 elements ran slower). */
+static constexpr __host__ __device__ int unroll_for(int n)
+{
+    return n >= 16 ? 1 : n >= 8 ? 2 : 4;
+}
+
+/* OP is a compile-time op so that the element loop is straight-line code. */
+template <typename Ty, typename Ta, int N, int OP>
+__global__ void ewise_rows(rows_args g, ocd_cuda_scales<typename ocd_compute<Ty>::type> s, Ty *y, const Ta *a,
+                           const Ta *b)
+{
+    typedef typename ocd_compute<Ty>::type C;
+    const int UNROLL = unroll_for(N);
+    const bool binary = OP != OCD_EWISE_COPY && OP != OCD_EWISE_SQRT && OP != OCD_EWISE_NOT;
+    const uint32_t step = gridDim.x * blockDim.x;
+    for (uint32_t v0 = blockIdx.x * blockDim.x + threadIdx.x; v0 < g.total; v0 += UNROLL * step) {
+        C av[UNROLL][N], bv[UNROLL][N];
+        int64_t yo[UNROLL];
+        pack<Ty, N> out[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            uint32_t v = v0 + u * step;
+            if (v >= g.total) continue;
+            uint32_t r = ocd_fastdiv_div(g.div_packs, v), col = (v - r * g.packs) * N;
+            int64_t off[3];
+            row_offsets(g, r, off);
+            yo[u] = off[0] + col;
+            load_pack<Ta, C, N>(a + off[1] + (g.a_bcast ? 0 : col), g.a_bcast, av[u]);
+            if (binary) load_pack<Ta, C, N>(b + off[2] + (g.b_bcast ? 0 : col), g.b_bcast, bv[u]);
+            if (s.beta != C(0)) out[u] = *reinterpret_cast<const pack<Ty, N> *>(y + yo[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            if (v0 + u * step >= g.total) continue;
+#pragma unroll
+            for (int k = 0; k < N; k++)
+                ocd_cuda_ewise_apply<Ty, C>((enum ocd_ewise_op)OP, s, &out[u].v[k], av[u][k], binary ? bv[u][k] : C(0));
+            *reinterpret_cast<pack<Ty, N> *>(y + yo[u]) = out[u];
+        }
+    }
+    /* a single row's tail, fewer than N elements */
+    uint32_t i = g.packs * N + blockIdx.x * blockDim.x + threadIdx.x;
+    if (g.total == g.packs && i < g.inner) {
+        C av = (C)ocd_cuda_load<Ta>(a + (g.a_bcast ? 0 : i));
+        C bv = binary ? (C)ocd_cuda_load<Ta>(b + (g.b_bcast ? 0 : i)) : C(0);
+        ocd_cuda_ewise_apply<Ty, C>((enum ocd_ewise_op)OP, s, y + i, av, bv);
+    }
+}
+
+template <typename U> __global__ void fill_vec(uint32_t n, U *y, U value)
+{
+    const int N = 16 / sizeof(U);
+    const uint32_t nvec = n / N, step = gridDim.x * blockDim.x, tid = blockIdx.x * blockDim.x + threadIdx.x;
+    pack<U, N> out;
+#pragma unroll
+    for (int k = 0; k < N; k++) out.v[k] = value;
+    for (uint32_t v = tid; v < nvec; v += step) reinterpret_cast<pack<U, N> *>(y)[v] = out;
+    uint32_t i = nvec * N + tid;
+    if (i < n) y[i] = value;
+}
+
+/* Elements per pack: 16 bytes of the widest operand. */
+static int vec_width(const struct ocd_ewise *e)
+{
+    size_t widest = ocd_dtype_scalar_size(e->y.dtype);
+    if (e->op != OCD_EWISE_FILL) widest = OCD_MAX(widest, ocd_dtype_scalar_size(e->a.dtype));
+    return (int)(16 / widest);
+}
+
+/* Whether an operand can be read or written in packs of n: aligned base, unit stride along the
+   row (or, for an input, stride 0), and row strides that keep every row's start aligned. */
+static bool packable(const struct ocd_ewise *e, const struct ocd_ewise_operand *o, int n, bool input)
+{
+    int last = e->rank - 1;
+    if (input && o->strides[last] == 0) return true; /* one value per row: scalar loads */
+    if (o->strides[last] != 1 || (uintptr_t)o->data % (n * ocd_dtype_scalar_size(o->dtype)) != 0) return false;
+    for (int d = 0; d < last; d++)
+        if (o->strides[d] % n != 0) return false;
+    return true;
+}
+
+/* The same-type pairs of every op's table entry, and the mixed ones cudnnOpTensor allows; ops
+   other than COPY only for cudnnOpTensor's pairs (the API lets no other through). */
+static bool op_pair_supported(const struct ocd_ewise *e)
+{
+    if (!ocd_cuda_pair_supported(e->y.dtype, e->a.dtype)) return false;
+    return e->op == OCD_EWISE_COPY || (e->y.dtype != CUDNN_DATA_UINT8 && e->y.dtype != CUDNN_DATA_INT32);
+}
+
+extern "C" const char *ocd_cuda_ewise_vec_applies(cudnnHandle_t handle, const void *problem)
+{
+    (void)handle;
+    const struct ocd_ewise *e = (const struct ocd_ewise *)problem;
+    int n = vec_width(e), inputs = ocd_ewise_inputs(e->op);
+    if (e->op == OCD_EWISE_FILL) {
+        if (e->rank != 1 || e->y.strides[0] != 1) return OCD_REASON_NOT_PACKED;
+        return (uintptr_t)e->y.data % 16 ? OCD_REASON_ALIGNMENT : NULL;
+    }
+    if (!op_pair_supported(e)) return OCD_REASON_DTYPE;
+    if (e->y.strides[e->rank - 1] != 1) return OCD_REASON_NOT_PACKED;
+    if (e->rank > 1 && e->dims[e->rank - 1] % n != 0) return OCD_REASON_SHAPE;
+    if (!packable(e, &e->y, n, false) || (inputs >= 1 && !packable(e, &e->a, n, true)) ||
+        (inputs >= 2 && !packable(e, &e->b, n, true)))
+        return OCD_REASON_ALIGNMENT;
+    return NULL;
+}
+
+template <typename Ty, typename Ta, int N, int OP>
+static void launch_rows(cudnnHandle_t handle, const struct ocd_ewise *e)
+{
+    typedef typename ocd_compute<Ty>::type C;
+    rows_args g;
+    memset(&g, 0, sizeof g);
+    int last = e->rank - 1;
+    g.inner = (uint32_t)e->dims[last];
+    g.packs = g.inner / N;
+    g.total = (uint32_t)(e->count / e->dims[last]) * g.packs;
+    g.div_packs = ocd_fastdiv_make(g.packs > 0 ? g.packs : 1);
+    g.outer_rank = last;
+    const struct ocd_ewise_operand *ops[3] = {&e->y, &e->a, &e->b};
+    for (int d = 0; d < OCD_EWISE_MAX_DIMS; d++) {
+        g.outer_dims[d] = ocd_fastdiv_make(d < last ? (uint32_t)e->dims[d] : 1);
+        for (int k = 0; k < 3; k++) g.outer[k][d] = d < last ? ops[k]->strides[d] : 0;
+    }
+    g.a_bcast = e->a.strides[last] == 0;
+    g.b_bcast = e->b.strides[last] == 0;
+    unsigned grid = grid_for(handle, (g.total + unroll_for(N) - 1) / unroll_for(N) + 1);
+    ewise_rows<Ty, Ta, N, OP><<<grid, THREADS, 0, handle->stream>>>(g, ocd_cuda_scales_of<C>(e), (Ty *)e->y.data,
+                                                                     (const Ta *)e->a.data, (const Ta *)e->b.data);
+}
+
+extern "C" cudnnStatus_t ocd_cuda_ewise_vec_run(cudnnHandle_t handle, const void *problem, void *workspace,
+                                                size_t workspace_bytes)
+{
+    (void)workspace;
+    (void)workspace_bytes;
+    const struct ocd_ewise *e = (const struct ocd_ewise *)problem;
+    if (e->op == OCD_EWISE_FILL) {
+        uint32_t n = (uint32_t)e->count;
+        dispatch_bits(e->y.dtype, [&](auto u) {
+            typedef typename decltype(u)::type U;
+            fill_vec<U><<<grid_for(handle, n / (16 / sizeof(U)) + 1), THREADS, 0, handle->stream>>>(
+                n, (U *)e->y.data, fill_value<U>(e));
+        });
+    } else {
+        ocd_cuda_dispatch_pair(e->y.dtype, e->a.dtype, [&](auto ty, auto ta) {
+            typedef typename decltype(ty)::type Ty;
+            typedef typename decltype(ta)::type Ta;
+            const int N = 16 / (sizeof(Ty) > sizeof(Ta) ? sizeof(Ty) : sizeof(Ta));
+            /* uint8 and int32 outputs come from copies only (op_pair_supported) */
+            if (std::is_same<Ty, uint8_t>::value || std::is_same<Ty, int32_t>::value)
+                launch_rows<Ty, Ta, N, OCD_EWISE_COPY>(handle, e);
+            else
+                ocd_cuda_dispatch_op(e->op, [&](auto op) { launch_rows<Ty, Ta, N, decltype(op)::value>(handle, e); });
+        });
+    }
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
+}

@@ -1,0 +1,274 @@
+/* transform.cu: CUDA layout changes.
+
+   cuda:transpose_tiled serves the elementwise copies whose two innermost dimensions (in y's
+   order) are transposed between x and y: y walks the last with unit stride, x the one before
+   it. That is NCHW <-> NHWC (dims (N, HW, C) or (N, C, HW)). A block moves one tile through
+   shared memory, reading x and writing y along their unit strides, so both sides are
+   coalesced; the extra column of the tile keeps the column accesses free of bank conflicts.
+   Elements move as words of 2 (4-byte and 2-byte types) or 4 (1-byte types) elements,
+   transposed in registers, so that each access is 4 to 8 bytes wide and each thread keeps 16
+   loads in flight. Dims in front of the two are a batch, decomposed by fast
+   division once per tile. Bytes moved: x read once, y written once (and read once when
+   beta != 0).
+
+   cuda:fold_gather computes each destination element of a padding/folding transform from its
+   source (core/transform.h); these transforms are small and run once per model, so the kernel
+   is simple: one thread per element. */
+#include "cuda/transform.h"
+
+#include "core/dtype.h"
+#include "cuda/ewise.cuh"
+
+#define THREADS 256
+
+/* ---- the tiled transpose --------------------------------------------------------------------- */
+
+struct transpose_args {
+    uint32_t p, q;              /* x is unit-stride along p, y along q */
+    uint32_t tiles_p, tiles_q;
+    int64_t x_q, y_p;           /* the other strides of the two dims */
+    int batch_rank;
+    ocd_fastdiv batch_dims[OCD_EWISE_MAX_DIMS];
+    int64_t x_batch[OCD_EWISE_MAX_DIMS], y_batch[OCD_EWISE_MAX_DIMS];
+    ocd_fastdiv div_tiles_p, div_tiles_q;
+};
+
+template <typename T, int N> struct __align__(sizeof(T) * N) word {
+    T v[N];
+};
+
+#define TILE 32       /* words per tile side */
+#define TILE_ROWS 4   /* blockDim.y: each thread moves TILE / TILE_ROWS rows of words */
+
+/* One tile per block. A word is V consecutive elements: the loads read words of x along p, each
+   thread transposes the V x V block of its V words in registers, and the stores write words of y
+   along q. The tile is TILE x TILE words, so TILE * V elements on a side. */
+template <typename T, int V>
+__global__ void transpose_tiled(transpose_args g, ocd_cuda_scales<typename ocd_compute<T>::type> s, T *y, const T *x)
+{
+    typedef typename ocd_compute<T>::type C;
+    typedef word<T, V> W;
+    __shared__ W tile[TILE * V][TILE + 1];
+    uint32_t t = blockIdx.x;
+    uint32_t rest = ocd_fastdiv_div(g.div_tiles_p, t), tp = t - rest * g.tiles_p;
+    uint32_t b = ocd_fastdiv_div(g.div_tiles_q, rest), tq = rest - b * g.tiles_q;
+    int64_t xo = 0, yo = 0;
+    for (int d = g.batch_rank - 1; d >= 0; d--) {
+        uint32_t q = d > 0 ? ocd_fastdiv_div(g.batch_dims[d], b) : 0, r = b - q * g.batch_dims[d].d;
+        b = q;
+        xo += (int64_t)r * g.x_batch[d];
+        yo += (int64_t)r * g.y_batch[d];
+    }
+    const uint32_t p0 = tp * TILE * V, q0 = tq * TILE * V, pb = p0 + threadIdx.x * V;
+#pragma unroll
+    for (int j = threadIdx.y; j < TILE; j += TILE_ROWS) {
+        W in[V];
+#pragma unroll
+        for (int i = 0; i < V; i++) {
+            uint32_t q = q0 + j * V + i;
+            if (pb < g.p && q < g.q) in[i] = *reinterpret_cast<const W *>(x + xo + pb + (int64_t)q * g.x_q);
+        }
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            W w;
+#pragma unroll
+            for (int i = 0; i < V; i++) w.v[i] = in[i].v[k];
+            tile[threadIdx.x * V + k][j] = w;
+        }
+    }
+    __syncthreads();
+    const uint32_t qb = q0 + threadIdx.x * V;
+#pragma unroll
+    for (int r = threadIdx.y; r < TILE * V; r += TILE_ROWS) {
+        uint32_t p = p0 + r;
+        if (p >= g.p || qb >= g.q) continue;
+        W w = tile[r][threadIdx.x], out;
+        T *dst = y + yo + (int64_t)p * g.y_p + qb;
+        if (s.beta != C(0)) out = *reinterpret_cast<const W *>(dst);
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            ocd_cuda_ewise_apply<T, C>(OCD_EWISE_COPY, s, &out.v[k], (C)ocd_cuda_load<T>(&w.v[k]), C(0));
+        *reinterpret_cast<W *>(dst) = out;
+    }
+}
+
+/* The widest word (elements) the transpose can use: every extent and stride of the two dims a
+   multiple of it, both bases aligned to it. */
+static int word_width(const struct ocd_ewise *e)
+{
+    size_t size = ocd_dtype_scalar_size(e->y.dtype);
+    int r = e->rank;
+    for (int v = size == 1 ? 4 : size <= 4 ? 2 : 1; v > 1; v /= 2) {
+        bool ok = e->dims[r - 1] % v == 0 && e->dims[r - 2] % v == 0 && e->a.strides[r - 1] % v == 0 &&
+                  e->y.strides[r - 2] % v == 0 && (uintptr_t)e->a.data % (v * size) == 0 &&
+                  (uintptr_t)e->y.data % (v * size) == 0;
+        for (int d = 0; d < r - 2; d++) ok = ok && e->a.strides[d] % v == 0 && e->y.strides[d] % v == 0;
+        if (ok) return v;
+    }
+    return 1;
+}
+
+/* Below this many elements along either side, most of a tile would idle: the strided path
+   serves such shapes (a few channels, say) better. */
+#define MIN_SIDE 8
+
+extern "C" const char *ocd_cuda_transpose_applies(cudnnHandle_t handle, const void *problem)
+{
+    (void)handle;
+    const struct ocd_ewise *e = (const struct ocd_ewise *)problem;
+    int r = e->rank;
+    if (e->op != OCD_EWISE_COPY) return OCD_REASON_MODE;
+    if (r < 2 || e->y.strides[r - 1] != 1 || e->a.strides[r - 2] != 1 || e->a.strides[r - 1] <= 1)
+        return OCD_REASON_LAYOUT;
+    if (e->dims[r - 1] < MIN_SIDE || e->dims[r - 2] < MIN_SIDE) return OCD_REASON_SHAPE;
+    if (e->y.dtype != e->a.dtype || !ocd_cuda_pair_supported(e->y.dtype, e->a.dtype)) return OCD_REASON_DTYPE;
+    return NULL;
+}
+
+template <typename T, int V> static void launch_transpose(cudnnHandle_t handle, const struct ocd_ewise *e)
+{
+    typedef typename ocd_compute<T>::type C;
+    int r = e->rank;
+    transpose_args g;
+    g.p = (uint32_t)e->dims[r - 2];
+    g.q = (uint32_t)e->dims[r - 1];
+    g.x_q = e->a.strides[r - 1];
+    g.y_p = e->y.strides[r - 2];
+    g.tiles_p = (g.p + TILE * V - 1) / (TILE * V);
+    g.tiles_q = (g.q + TILE * V - 1) / (TILE * V);
+    g.batch_rank = r - 2;
+    uint32_t batches = 1;
+    for (int d = 0; d < OCD_EWISE_MAX_DIMS; d++) {
+        bool in = d < r - 2;
+        g.batch_dims[d] = ocd_fastdiv_make(in ? (uint32_t)e->dims[d] : 1);
+        g.x_batch[d] = in ? e->a.strides[d] : 0;
+        g.y_batch[d] = in ? e->y.strides[d] : 0;
+        if (in) batches *= (uint32_t)e->dims[d];
+    }
+    g.div_tiles_p = ocd_fastdiv_make(g.tiles_p);
+    g.div_tiles_q = ocd_fastdiv_make(g.tiles_q);
+    dim3 block(TILE, TILE_ROWS);
+    transpose_tiled<T, V><<<g.tiles_p * g.tiles_q * batches, block, 0, handle->stream>>>(
+        g, ocd_cuda_scales_of<C>(e), (T *)e->y.data, (const T *)e->a.data);
+}
+
+extern "C" cudnnStatus_t ocd_cuda_transpose_run(cudnnHandle_t handle, const void *problem, void *workspace,
+                                                size_t workspace_bytes)
+{
+    (void)workspace;
+    (void)workspace_bytes;
+    const struct ocd_ewise *e = (const struct ocd_ewise *)problem;
+    int v = word_width(e);
+    ocd_cuda_dispatch_type(e->y.dtype, [&](auto tag) {
+        typedef typename decltype(tag)::type T;
+        if constexpr (sizeof(T) == 1) {
+            if (v == 4) return launch_transpose<T, 4>(handle, e);
+        }
+        if constexpr (sizeof(T) <= 4) {
+            if (v >= 2) return launch_transpose<T, 2>(handle, e);
+        }
+        launch_transpose<T, 1>(handle, e);
+    });
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* ---- the fold gather ------------------------------------------------------------------------ */
+
+/* A view for the device: dims, scalar strides and the vector width, as in core/tensor.h. */
+struct fold_args {
+    int rank, vect_src, vect_dst;
+    bool unfold;
+    uint32_t count;
+    ocd_fastdiv dst_dims[OCD_MAX_DIMS], factor[OCD_MAX_DIMS], padded_c;
+    int64_t src_dims[OCD_MAX_DIMS], src_strides[OCD_MAX_DIMS], dst_strides[OCD_MAX_DIMS];
+    int64_t pad_before[OCD_MAX_DIMS];
+};
+
+__device__ __forceinline__ int64_t view_offset(int rank, int vect, const int64_t strides[], const int64_t idx[])
+{
+    int64_t off = 0;
+    for (int d = 0; d < rank; d++)
+        off += d == 1 && vect > 1 ? (idx[1] / vect) * strides[1] + idx[1] % vect : idx[d] * strides[d];
+    return off;
+}
+
+template <typename T>
+__global__ void fold_gather(fold_args g, ocd_cuda_scales<typename ocd_compute<T>::type> s, T *y, const T *x)
+{
+    typedef typename ocd_compute<T>::type C;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < g.count; i += gridDim.x * blockDim.x) {
+        int64_t o[OCD_MAX_DIMS], src[OCD_MAX_DIMS];
+        uint32_t rest = i;
+        for (int d = g.rank - 1; d >= 0; d--) {
+            uint32_t q = d > 0 ? ocd_fastdiv_div(g.dst_dims[d], rest) : 0;
+            o[d] = rest - q * g.dst_dims[d].d;
+            rest = q;
+        }
+        if (g.unfold) {
+            uint32_t blk = 0;
+            for (int d = 2; d < g.rank; d++) {
+                uint32_t xp = (uint32_t)(o[d] + g.pad_before[d]), q = ocd_fastdiv_div(g.factor[d], xp);
+                src[d] = q;
+                blk = blk * g.factor[d].d + (xp - q * g.factor[d].d);
+            }
+            src[0] = o[0] + g.pad_before[0];
+            src[1] = (int64_t)blk * g.padded_c.d + o[1] + g.pad_before[1];
+        } else {
+            uint32_t blk = ocd_fastdiv_div(g.padded_c, (uint32_t)o[1]);
+            int64_t cp = o[1] - (int64_t)blk * g.padded_c.d;
+            for (int d = g.rank - 1; d >= 2; d--) {
+                uint32_t q = ocd_fastdiv_div(g.factor[d], blk);
+                src[d] = o[d] * g.factor[d].d + (blk - q * g.factor[d].d) - g.pad_before[d];
+                blk = q;
+            }
+            src[0] = o[0] - g.pad_before[0];
+            src[1] = cp - g.pad_before[1];
+        }
+        bool inside = true;
+        for (int d = 0; d < g.rank; d++) inside &= src[d] >= 0 && src[d] < g.src_dims[d];
+        C v = inside ? (C)ocd_cuda_load<T>(x + view_offset(g.rank, g.vect_src, g.src_strides, src)) : C(0);
+        ocd_cuda_ewise_apply<T, C>(OCD_EWISE_COPY, s, y + view_offset(g.rank, g.vect_dst, g.dst_strides, o), v, C(0));
+    }
+}
+
+extern "C" cudnnStatus_t ocd_cuda_fold_run(cudnnHandle_t handle, const void *problem, void *workspace,
+                                           size_t workspace_bytes)
+{
+    (void)workspace;
+    (void)workspace_bytes;
+    const struct ocd_fold *f = (const struct ocd_fold *)problem;
+    fold_args g;
+    g.rank = f->dst.rank;
+    g.vect_src = f->src.vect;
+    g.vect_dst = f->dst.vect;
+    g.unfold = f->unfold;
+    g.count = (uint32_t)ocd_view_count(&f->dst);
+    g.padded_c = ocd_fastdiv_make((uint32_t)f->padded_c);
+    for (int d = 0; d < OCD_MAX_DIMS; d++) {
+        bool in = d < g.rank;
+        g.dst_dims[d] = ocd_fastdiv_make(in ? (uint32_t)f->dst.dims[d] : 1);
+        g.factor[d] = ocd_fastdiv_make(in ? (uint32_t)f->factor[d] : 1);
+        g.src_dims[d] = in ? f->src.dims[d] : 1;
+        g.src_strides[d] = in ? f->src.strides[d] : 0;
+        g.dst_strides[d] = in ? f->dst.strides[d] : 0;
+        g.pad_before[d] = in ? f->pad_before[d] : 0;
+    }
+    /* y = alpha * gathered + beta * y: the elementwise COPY op with these scales */
+    struct ocd_ewise scales;
+    memset(&scales, 0, sizeof scales);
+    scales.op = OCD_EWISE_COPY;
+    scales.alpha1 = f->alpha;
+    scales.beta = f->beta;
+    int64_t blocks = ((int64_t)g.count + THREADS - 1) / THREADS, most = (int64_t)handle->sm_count * 8;
+    unsigned grid = (unsigned)(blocks < most ? blocks : most);
+    bool known = ocd_cuda_dispatch_type(ocd_dtype_scalar(f->dst.dtype), [&](auto t) {
+        typedef typename decltype(t)::type T;
+        typedef typename ocd_compute<T>::type C;
+        fold_gather<T><<<grid, THREADS, 0, handle->stream>>>(g, ocd_cuda_scales_of<C>(&scales), (T *)f->y,
+                                                             (const T *)f->x);
+    });
+    if (!known) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s", OCD_REASON_DTYPE);
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
+}

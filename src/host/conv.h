@@ -1,0 +1,39 @@
+/* conv.h (host): the host backend's convolution kernels, entries of the tables in
+   src/cnn/conv_registry.c. Each takes a struct ocd_conv_problem (src/cnn/conv.h) and serves every
+   direction (p->dir), every data-type configuration and every layout a view can describe.
+
+   conv_direct.c: plain loops in double, the reference entry of every table; Im2Col; the bias
+   gradient. conv_gemm.c: the packed GEMM engine in three strategies that the cuDNN algorithm
+   enums name: implicit (index tables built per block, no workspace), implicit precomputed (index
+   tables for the whole problem in the workspace) and explicit (the gathered operand
+   materialised in the workspace, im2col style). */
+#ifndef OCD_HOST_CONV_H
+#define OCD_HOST_CONV_H
+
+#include "cnn/conv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+cudnnStatus_t ocd_host_conv_direct(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+
+cudnnStatus_t ocd_host_conv_gemm_implicit(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+cudnnStatus_t ocd_host_conv_gemm_precomp(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+size_t ocd_host_conv_gemm_precomp_workspace(cudnnHandle_t handle, const void *problem);
+cudnnStatus_t ocd_host_conv_gemm_explicit(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+size_t ocd_host_conv_gemm_explicit_workspace(cudnnHandle_t handle, const void *problem);
+
+cudnnStatus_t ocd_host_conv_im2col(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+cudnnStatus_t ocd_host_conv_bias_grad(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+
+/* Stores one result of a convolution at scalar offset `off` of the destination of p, applying
+   alpha/beta or, for the fused forward, alpha, z, the bias of output channel `channel` and the
+   activation. beta == 0 never reads the destination. */
+void ocd_host_conv_store(const struct ocd_conv_problem *p, int64_t off, int64_t channel, double acc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCD_HOST_CONV_H */

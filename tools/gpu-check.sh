@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# gpu-check.sh: the whole check on a GPU machine, one command from the repository root, inside a
+# time budget (GPU_CHECK_BUDGET seconds, default 450, so that it ends well under 9 minutes):
+#   1. configure and build with the CUDA backend for sm_90 (Release, Ninja)      -> build.log
+#   2. the test runner (its cuda pass runs where a device is present), the other ctest tests,
+#      the doctor and the Python demo on the device                               -> tests.log
+#   3. the runner's cuda pass under compute-sanitizer memcheck, when installed    -> sanitizer.log
+#   4. the benchmark against ours and the vendor's cuDNN 9 (python3's nvidia.cudnn), side by side
+#                                                        -> bench.md, bench.ours.tsv, bench.vendor.tsv, bench.log
+#   5. a summary, printed last                                                    -> summary.txt
+# Everything is written under $OUT (default ./gpu-check-out): the eight files above, no more. A
+# failing step does not stop the later ones (a failed build does); the exit status is 1 when any
+# step failed or was skipped for lack of time.
+#
+# Our build never sees the vendor's cudnn.h: our include/ comes first on every target (the ctest
+# `headers` proves it with the CUDA include directory present), the compiler search-path variables
+# are cleared below, and the vendor's directory reaches only the benchmark's vendor program.
+#
+# Settings (environment): GPU_CHECK_BUDGET (seconds), GPU_CHECK_BUILD (build directory, default
+# build-gpu), GPU_CHECK_BENCH_ARGS (arguments for the benchmark, e.g. "--suite tensor").
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+
+OUT=${OUT:-$PWD/gpu-check-out}
+mkdir -p "$OUT"
+budget=${GPU_CHECK_BUDGET:-450}
+build=${GPU_CHECK_BUILD:-build-gpu}
+start=$SECONDS
+summary=$OUT/summary.txt
+: >"$summary"
+failed=0
+
+[ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
+unset CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH LIBRARY_PATH
+jobs=$(nproc 2>/dev/null || echo 4)
+
+say() { echo "$*" >>"$summary"; }
+left() { echo $((budget - (SECONDS - start))); }
+min() { if [ "$1" -lt "$2" ]; then echo "$1"; else echo "$2"; fi; }
+
+# run_step LOG LIMIT CMD...: runs CMD for at most LIMIT seconds, appending its output to LOG, and
+# returns its exit status (124 when it ran out of time, 125 when no time was left to start it).
+run_step() {
+    local log=$1 limit=$2
+    shift 2
+    if [ "$limit" -lt 5 ]; then
+        echo "== skipped (no time left): $*" >>"$log"
+        return 125
+    fi
+    echo "== $* (limit ${limit}s)" >>"$log"
+    local t0=$SECONDS rc=0
+    timeout --kill-after=10 "$limit" "$@" >>"$log" 2>&1 || rc=$?
+    echo "== exit $rc after $((SECONDS - t0))s" >>"$log"
+    return "$rc"
+}
+
+# verdict NAME RC [DETAIL]: one summary line for a step.
+verdict() {
+    local what
+    case $2 in
+    0) what=ok ;;
+    124 | 137) what="TIMED OUT" ;;
+    125) what="SKIPPED (no time left)" ;;
+    *) what="FAILED (exit $2)" ;;
+    esac
+    if [ "$2" -ne 0 ]; then failed=1; fi
+    say "$(printf '%-10s %s%s' "$1:" "$what" "${3:+; $3}")"
+}
+
+# ---- 0. where we are -------------------------------------------------------------------------------
+vendor=$(python3 -c 'import nvidia.cudnn as m; print(list(m.__path__)[0])' 2>/dev/null || true)
+[ -n "$vendor" ] && [ ! -f "$vendor/include/cudnn.h" ] && vendor=
+{
+    echo "gpu-check $(date -u '+%Y-%m-%d %H:%M:%S UTC'), budget ${budget}s"
+    nvidia-smi -L 2>&1
+    nvcc --version 2>&1 | tail -1
+    cmake --version | head -1
+    echo "vendor cuDNN: ${vendor:-none found}"
+} >"$OUT/build.log"
+say "gpu-check: $(nvidia-smi -L 2>/dev/null | head -1 || echo 'no nvidia-smi'); vendor cuDNN: ${vendor:-none}"
+
+# ---- 1. build ---------------------------------------------------------------------------------------
+run_step "$OUT/build.log" "$(min 120 "$(left)")" cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DOPENCUDNN_BENCH_VENDOR_DIR="$vendor"
+rc=$?
+if [ $rc -eq 0 ]; then
+    # Each later step's limit leaves the steps after it about 100 seconds (the benchmark's need).
+    run_step "$OUT/build.log" "$(min 330 $(($(left) - 200)))" cmake --build "$build" -j "$jobs"
+    rc=$?
+fi
+verdict build $rc "$(grep -c -E 'warning[: ]' "$OUT/build.log") warning lines, $((SECONDS - start))s"
+if [ $rc -ne 0 ]; then
+    tail -n 30 "$OUT/build.log" >>"$summary"
+    cat "$summary"
+    exit 1
+fi
+
+# ---- 2. tests -----------------------------------------------------------------------------------------
+tests_log=$OUT/tests.log
+: >"$tests_log"
+run_step "$tests_log" "$(min 150 $(($(left) - 150)))" "$build/tests/opencudnn_tests"
+rc=$?
+detail=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$tests_log" | tail -1)
+grep -q '^== backend cuda' "$tests_log" || detail="$detail; the cuda pass DID NOT RUN"
+verdict runner $rc "$detail"
+
+run_step "$tests_log" "$(min 120 $(($(left) - 130)))" ctest --test-dir "$build" -E '^unit$' --output-on-failure -j "$jobs"
+rc=$?
+verdict ctest $rc "$(grep -E 'tests passed|tests failed' "$tests_log" | tail -1)"
+
+run_step "$tests_log" "$(min 30 "$(left)")" "$build/tools/opencudnn_doctor"
+rc=$?
+verdict doctor $rc "$(grep -E '^backend:' "$tests_log" | tail -1)"
+run_step "$tests_log" "$(min 30 "$(left)")" python3 tools/cudnn_demo.py --lib "$build"
+rc=$?
+verdict demo $rc "$(grep -E 'per call' "$tests_log" | tail -1)"
+
+# ---- 3. compute-sanitizer -------------------------------------------------------------------------
+sanitizer_log=$OUT/sanitizer.log
+: >"$sanitizer_log"
+if command -v compute-sanitizer >/dev/null 2>&1; then
+    run_step "$sanitizer_log" "$(min 120 $(($(left) - 110)))" compute-sanitizer --tool memcheck --error-exitcode 99 \
+        --print-limit 20 "$build/tests/opencudnn_tests" -b cuda
+    rc=$?
+    verdict sanitizer $rc "$(grep -E 'ERROR SUMMARY' "$sanitizer_log" | tail -1) $(grep -E '^[0-9]+ passed' "$sanitizer_log" | tail -1)"
+else
+    echo "compute-sanitizer is not installed" >>"$sanitizer_log"
+    say "sanitizer: not installed"
+fi
+
+# ---- 4. benchmark ----------------------------------------------------------------------------------
+# shellcheck disable=SC2086
+run_step "$OUT/bench.log" "$(min 240 $(($(left) - 10)))" bench/run.sh -B "$build" -V "$vendor" -o "$OUT/bench.md" \
+    -- ${GPU_CHECK_BENCH_ARGS:-}
+rc=$?
+# Stopped early, the programs have still written the rows they finished: join those.
+[ $rc -ne 0 ] && bench/run.sh -J -o "$OUT/bench.md" >>"$OUT/bench.log" 2>&1
+verdict bench $rc "$(grep -E '^summary:' "$OUT/bench.md" 2>/dev/null | sed 's/^summary: //')"
+
+say "total: $((SECONDS - start))s; logs in $OUT"
+cat "$summary"
+exit $failed
