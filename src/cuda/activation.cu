@@ -167,7 +167,7 @@ extern "C" cudnnStatus_t ocd_activation_run_cuda_vec(cudnnHandle_t handle, const
                                                      size_t ws_bytes)
 {
     const ocd_activation_problem *p = (const ocd_activation_problem *)problem;
-    return ocd_cuda_dispatch(p->io.dtype, [&](auto *tag) {
+    return ocd_cuda_dispatch_float(p->io.dtype, [&](auto *tag) {
         typedef typename std::remove_pointer<decltype(tag)>::type T;
         switch (p->act.mode) {
         case CUDNN_ACTIVATION_SIGMOID: return launch_vec<T, CUDNN_ACTIVATION_SIGMOID>(handle, p);
@@ -184,7 +184,7 @@ extern "C" cudnnStatus_t ocd_activation_run_cuda_strided(cudnnHandle_t handle, c
                                                          size_t ws_bytes)
 {
     const ocd_activation_problem *p = (const ocd_activation_problem *)problem;
-    return ocd_cuda_dispatch(p->io.dtype, [&](auto *tag) {
+    return ocd_cuda_dispatch_float(p->io.dtype, [&](auto *tag) {
         typedef typename std::remove_pointer<decltype(tag)>::type T;
         uint32_t n = (uint32_t)ocd_dim_group_size(&p->g);
         auto a = args_of<typename ocd_compute<T>::type>(p);

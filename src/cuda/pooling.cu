@@ -13,12 +13,13 @@
      window's maximum again.
    Entries: cuda:pooling_nhwc_vec16 gives each thread 16 bytes of channels (8 half or bfloat16,
    4 float, 2 double) loaded as one vector; cuda:pooling_direct takes every other layout, one
-   channel per thread. Indices are decoded with ocd_fastdiv. Bytes moved: forward x and y;
-   backward dy, dx and, for MAX, x (y is not read). */
+   channel per thread. Indices are decoded with ocd_fastdiv (cuda/ewise.cuh). Bytes moved:
+   forward x and y; backward dy, dx and, for MAX, x (y is not read). */
 #include <type_traits>
 
 #include "core/dtype.h"
 #include "core/reasons.h"
+#include "cuda/ewise.cuh"
 #include "cuda/walk.cuh"
 #include "ops/pooling.h"
 
@@ -41,21 +42,21 @@ __device__ __forceinline__ void decode(uint32_t i, const pool_args<C> &a, const 
 {
     uint32_t q;
     if (CLAST) {
-        q = ocd_fastdiv_q(i, a.div_c);
+        q = ocd_fastdiv_div(a.div_c, i);
         c = (i - q * a.cv) * V;
         i = q;
     }
-    q = ocd_fastdiv_q(i, a.div_w);
+    q = ocd_fastdiv_div(a.div_w, i);
     p[2] = (int)(i - q * (uint32_t)e[2]);
     i = q;
-    q = ocd_fastdiv_q(i, a.div_h);
+    q = ocd_fastdiv_div(a.div_h, i);
     p[1] = (int)(i - q * (uint32_t)e[1]);
     i = q;
-    q = ocd_fastdiv_q(i, a.div_d);
+    q = ocd_fastdiv_div(a.div_d, i);
     p[0] = (int)(i - q * (uint32_t)e[0]);
     i = q;
     if (!CLAST) {
-        q = ocd_fastdiv_q(i, a.div_c);
+        q = ocd_fastdiv_div(a.div_c, i);
         c = i - q * a.c;
         i = q;
     }
@@ -344,10 +345,10 @@ template <typename T, int V, bool CLAST> cudnnStatus_t launch(cudnnHandle_t h, c
         a.ys[i] = p->ys[i];
     }
     const int *e = p->backward ? a.in : a.out; /* the tensor the threads walk */
-    a.div_c = ocd_fastdiv_of(CLAST ? a.cv : a.c);
-    a.div_w = ocd_fastdiv_of((uint32_t)e[2]);
-    a.div_h = ocd_fastdiv_of((uint32_t)e[1]);
-    a.div_d = ocd_fastdiv_of((uint32_t)e[0]);
+    a.div_c = ocd_fastdiv_make(CLAST ? a.cv : a.c);
+    a.div_w = ocd_fastdiv_make((uint32_t)e[2]);
+    a.div_h = ocd_fastdiv_make((uint32_t)e[1]);
+    a.div_d = ocd_fastdiv_make((uint32_t)e[0]);
     a.alpha = (C)p->alpha;
     a.beta = (C)p->beta;
     a.volume = (C)((double)p->window[0] * p->window[1] * p->window[2]);
@@ -362,9 +363,9 @@ template <typename T, int V, bool CLAST> cudnnStatus_t launch(cudnnHandle_t h, c
         pool_forward<T, V, CLAST, W><<<ocd_cuda_blocks(total, 256 * W), 256, 0, h->stream>>>(x, (T *)p->y, a, total);
     } else if (cells_apply(p, V)) {
         total = (uint32_t)(p->n * a.cv * a.out[0] * a.out[1] * a.out[2]);
-        a.div_w = ocd_fastdiv_of((uint32_t)a.out[2]); /* cells walk the outputs */
-        a.div_h = ocd_fastdiv_of((uint32_t)a.out[1]);
-        a.div_d = ocd_fastdiv_of((uint32_t)a.out[0]);
+        a.div_w = ocd_fastdiv_make((uint32_t)a.out[2]); /* cells walk the outputs */
+        a.div_h = ocd_fastdiv_make((uint32_t)a.out[1]);
+        a.div_d = ocd_fastdiv_make((uint32_t)a.out[0]);
         unsigned blocks = ocd_cuda_blocks(total, 256);
         bool deep = p->window[0] > p->stride[0]; /* windows overlap along d: only with V == 1 */
         if constexpr (V == 1)
@@ -402,7 +403,7 @@ extern "C" cudnnStatus_t ocd_pooling_run_cuda_nhwc_vec(cudnnHandle_t handle, con
                                                        size_t ws_bytes)
 {
     const ocd_pooling_problem *p = problem_of(problem);
-    return ocd_cuda_dispatch(p->dtype, [&](auto *tag) {
+    return ocd_cuda_dispatch_float(p->dtype, [&](auto *tag) {
         typedef typename std::remove_pointer<decltype(tag)>::type T;
         return launch<T, ocd_vec16<T>::N, true>(handle, p);
     });
@@ -412,7 +413,7 @@ extern "C" cudnnStatus_t ocd_pooling_run_cuda(cudnnHandle_t handle, const void *
 {
     const ocd_pooling_problem *p = problem_of(problem);
     bool clast = p->xs[1] == 1 && p->c > 1;
-    return ocd_cuda_dispatch(p->dtype, [&](auto *tag) {
+    return ocd_cuda_dispatch_float(p->dtype, [&](auto *tag) {
         typedef typename std::remove_pointer<decltype(tag)>::type T;
         return clast ? launch<T, 1, true>(handle, p) : launch<T, 1, false>(handle, p);
     });

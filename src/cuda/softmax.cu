@@ -592,7 +592,7 @@ template <typename T, bool BWD, int V, bool BLOCKS> cudnnStatus_t pick(cudnnHand
 template <bool BLOCKS> cudnnStatus_t run_rows(cudnnHandle_t handle, const ocd_softmax_problem *p)
 {
     bool vec = vector_rows(p);
-    return ocd_cuda_dispatch(p->io.dtype, [&](auto *tag) {
+    return ocd_cuda_dispatch_float(p->io.dtype, [&](auto *tag) {
         typedef typename std::remove_pointer<decltype(tag)>::type T;
         constexpr int N = ocd_vec16<T>::N;
         sm_args<T> a = args_of<T>(p);
@@ -648,7 +648,7 @@ extern "C" cudnnStatus_t ocd_softmax_run_cuda_tile(cudnnHandle_t handle, const v
                                                    size_t ws_bytes)
 {
     const ocd_softmax_problem *p = problem_of(problem);
-    return ocd_cuda_dispatch(p->io.dtype, [&](auto *tag) {
+    return ocd_cuda_dispatch_float(p->io.dtype, [&](auto *tag) {
         typedef typename std::remove_pointer<decltype(tag)>::type T;
         sm_args<T> a = args_of<T>(p);
         size_t smem = (size_t)a.len * TILE_X * sizeof(T) * p->io.nsrc;
@@ -662,7 +662,7 @@ extern "C" cudnnStatus_t ocd_softmax_run_cuda_generic(cudnnHandle_t handle, cons
                                                       size_t ws_bytes)
 {
     const ocd_softmax_problem *p = problem_of(problem);
-    return ocd_cuda_dispatch(p->io.dtype, [&](auto *tag) {
+    return ocd_cuda_dispatch_float(p->io.dtype, [&](auto *tag) {
         typedef typename std::remove_pointer<decltype(tag)>::type T;
         sm_args<T> a = args_of<T>(p);
         unsigned blocks = ocd_cuda_blocks(a.rows, WARP_ROWS);

@@ -12,9 +12,11 @@
 #include "cuda/check.cuh"
 #include "cuda/typed.cuh"
 
-/* Calls f with a null T* for the storage type T of a floating-point cudnnDataType_t:
-   ocd_cuda_dispatch(t, [&](auto *tag) { typedef decltype(*tag) ...; }). The API has checked t. */
-template <typename F> static inline cudnnStatus_t ocd_cuda_dispatch(cudnnDataType_t t, F &&f)
+/* Calls f with a null T* for the storage type T of a floating-point cudnnDataType_t and returns
+   its status: ocd_cuda_dispatch_float(t, [&](auto *tag) { ... }). For the ops that take float,
+   double, half and bfloat16 only (the API has checked t): unlike ocd_cuda_dispatch_type
+   (cuda/ewise.cuh) it instantiates no integer kernels. */
+template <typename F> static inline cudnnStatus_t ocd_cuda_dispatch_float(cudnnDataType_t t, F &&f)
 {
     switch (t) {
     case CUDNN_DATA_DOUBLE: return f((double *)nullptr);
@@ -80,28 +82,6 @@ __device__ __forceinline__ void ocd_cuda_blend_n(T *p, const C *r, C alpha, C be
         for (int k = 0; k < V; k++) ocd_cuda_blend(&v.v[k], r[k], alpha, beta, blend);
         *reinterpret_cast<ocd_vec16<T> *>(p) = v;
     }
-}
-
-/* Division by a run-time constant d >= 1 of numerators below 2^31, by a multiply and a shift
-   (Granlund and Montgomery): a few instructions instead of a 32-bit division's twenty. */
-struct ocd_fastdiv {
-    uint32_t d, mul, shift;
-};
-
-static inline ocd_fastdiv ocd_fastdiv_of(uint32_t d)
-{
-    ocd_fastdiv f;
-    f.d = d;
-    f.shift = 0;
-    while ((1ull << f.shift) < d) f.shift++;
-    f.mul = (uint32_t)(((1ull << 32) * ((1ull << f.shift) - d)) / d + 1);
-    return f;
-}
-
-/* n / f.d; n % f.d is n - q * f.d. */
-__device__ __forceinline__ uint32_t ocd_fastdiv_q(uint32_t n, const ocd_fastdiv &f)
-{
-    return (__umulhi(n, f.mul) + n) >> f.shift;
 }
 
 /* Blocks for n items at `per_block` items a block, at least 1. */
