@@ -48,17 +48,6 @@ static void tb_free(struct tbuf *b)
     tl_destroy(&b->t);
 }
 
-const void *bn_scalar(cudnnDataType_t t, double v, double storage[1])
-{
-    if (t == CUDNN_DATA_DOUBLE) {
-        storage[0] = v;
-    } else {
-        float f = (float)v;
-        memcpy(storage, &f, sizeof f);
-    }
-    return storage;
-}
-
 struct bn_case bn_case_default(enum bn_api api, cudnnDataType_t dtype, int rank, const int dims[])
 {
     struct bn_case c;
@@ -140,7 +129,7 @@ static void run_inference(struct run *r)
     const struct bn_case *c = r->c;
     if (c->api == BN_API_EX && c->ops != 0) return; /* no Ex inference call exists */
     double sa[1], sb[1];
-    const void *alpha = bn_scalar(c->dtype, c->alpha, sa), *beta = bn_scalar(c->dtype, c->beta, sb);
+    const void *alpha = tl_scalar(c->dtype, c->alpha, sa), *beta = tl_scalar(c->dtype, c->beta, sb);
     tb_random(&r->x, -2, 3);
     tb_random(&r->mean, -1, 1);
     tb_random(&r->var, 0.5, 2);
@@ -174,7 +163,7 @@ static void run_training_step(struct run *r, double f)
 {
     const struct bn_case *c = r->c;
     double sa[1], sb[1];
-    const void *alpha = bn_scalar(c->dtype, c->alpha, sa), *beta = bn_scalar(c->dtype, c->beta, sb);
+    const void *alpha = tl_scalar(c->dtype, c->alpha, sa), *beta = tl_scalar(c->dtype, c->beta, sb);
     tb_random(&r->x, -2, 3);
     tb_output(&r->y, c->beta);
     tb_output(&r->smean, 0);
@@ -253,8 +242,8 @@ static void run_backward(struct run *r)
 {
     const struct bn_case *c = r->c;
     double s1[1], s2[1], s3[1], s4[1];
-    const void *ad = bn_scalar(c->dtype, c->alpha, s1), *bd = bn_scalar(c->dtype, c->beta, s2);
-    const void *ap = bn_scalar(c->dtype, c->alpha_param, s3), *bp = bn_scalar(c->dtype, c->beta_param, s4);
+    const void *ad = tl_scalar(c->dtype, c->alpha, s1), *bd = tl_scalar(c->dtype, c->beta, s2);
+    const void *ap = tl_scalar(c->dtype, c->alpha_param, s3), *bp = tl_scalar(c->dtype, c->beta_param, s4);
     int64_t k = r->k, n = r->n;
     tb_random(&r->dy, -1, 1);
     tb_output(&r->dx, c->beta);

@@ -30,7 +30,5 @@ struct bn_case {
 struct bn_case bn_case_default(enum bn_api api, cudnnDataType_t dtype, int rank, const int dims[]);
 /* Runs the case; failures are recorded with a description of it. */
 void bn_check_case(const struct bn_case *c);
-/* A scaling factor of the type the API reads for data of type t. */
-const void *bn_scalar(cudnnDataType_t t, double v, double storage[1]);
 
 #endif

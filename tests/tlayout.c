@@ -141,3 +141,14 @@ bool tl_unchanged(const struct tl_tensor *t, const void *buf, const void *snapsh
     free(now);
     return same;
 }
+
+const void *tl_scalar(cudnnDataType_t t, double v, double storage[1])
+{
+    if (t == CUDNN_DATA_DOUBLE) {
+        storage[0] = v;
+    } else {
+        float f = (float)v;
+        memcpy(storage, &f, sizeof f);
+    }
+    return storage;
+}

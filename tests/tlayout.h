@@ -42,6 +42,9 @@ bool tl_download(const struct tl_tensor *t, const void *buf, double *values);
 /* Compares a buffer's values against want with relative tolerance tol (ttolerance of the data
    type the results were computed from). */
 bool tl_check(const struct tl_tensor *t, const void *buf, const double *want, double tol, const char *what);
+/* A scaling factor (alpha, beta) of the type the API reads for data of type t: double for
+   double, float otherwise; storage holds it. */
+const void *tl_scalar(cudnnDataType_t t, double v, double storage[1]);
 /* The whole buffer, as raw bytes, for "nothing written" checks. */
 void *tl_snapshot(const struct tl_tensor *t, const void *buf);
 bool tl_unchanged(const struct tl_tensor *t, const void *buf, const void *snapshot);

@@ -85,14 +85,6 @@ static void store_slot(const struct ocd_bn_problem *p, const struct ocd_tensor_v
     ocd_host_store(p->ptype, base, slot_offset(p, v, k), value);
 }
 
-/* y = alpha * v + beta * y, without reading y when beta is 0. */
-static void blend(cudnnDataType_t t, void *base, int64_t off, double alpha, double beta, double v)
-{
-    double out = alpha * v;
-    if (beta != 0) out += beta * ocd_host_load(t, base, off);
-    ocd_host_store(t, base, off, out);
-}
-
 /* Mean and biased variance of x over slot k. */
 static void slot_stats(const struct ocd_bn_problem *p, int64_t k, double *mean, double *var)
 {
@@ -124,7 +116,7 @@ static void slot_forward(const struct ocd_bn_problem *p, int64_t k, double mean,
             if (p->reserve_ptr) ocd_host_store(p->dtype, p->reserve_ptr, w.off[TRES], v);
             v = ocd_bn_act_forward_d(p->act_mode, p->act_nan, p->act_coef, p->act_swish, v);
         }
-        blend(p->dtype, p->y_ptr, w.off[TY], p->alpha, p->beta, v);
+        ocd_host_blend(p->dtype, p->y_ptr, w.off[TY], p->alpha, p->beta, v);
     }
 }
 
@@ -179,12 +171,12 @@ static void slot_backward(const struct ocd_bn_problem *p, int64_t k)
         double dp = ocd_host_load(p->dtype, p->dy_ptr, w.off[TDY]);
         if (act) dp *= ocd_bn_act_grad_d(p->act_mode, p->act_coef, p->act_swish, ocd_host_load(p->dtype, p->reserve_ptr, w.off[TRES]));
         double g = A * dp + B * ocd_host_load(p->dtype, p->x_ptr, w.off[TX]) + C;
-        blend(p->dtype, p->dx_ptr, w.off[TDX], p->alpha, p->beta, g);
-        if (p->dz_ptr) blend(p->dtype, p->dz_ptr, w.off[TDZ], p->alpha, p->beta, dp);
+        ocd_host_blend(p->dtype, p->dx_ptr, w.off[TDX], p->alpha, p->beta, g);
+        if (p->dz_ptr) ocd_host_blend(p->dtype, p->dz_ptr, w.off[TDZ], p->alpha, p->beta, dp);
     }
     int64_t poff = slot_offset(p, &p->param, k);
-    blend(p->ptype, p->dscale, poff, p->alpha_param, p->beta_param, sdpx * invstd);
-    blend(p->ptype, p->dbias, poff, p->alpha_param, p->beta_param, sdp);
+    ocd_host_blend(p->ptype, p->dscale, poff, p->alpha_param, p->beta_param, sdpx * invstd);
+    ocd_host_blend(p->ptype, p->dbias, poff, p->alpha_param, p->beta_param, sdp);
 }
 
 static void slot_range(void *ctx, int64_t begin, int64_t end)

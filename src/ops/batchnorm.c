@@ -83,19 +83,12 @@ static cudnnStatus_t get_slots(cudnnTensorDescriptor_t desc, const char *name,
     return CUDNN_STATUS_SUCCESS;
 }
 
-static bool same_strides(const struct ocd_tensor_view *a, const struct ocd_tensor_view *b)
-{
-    for (int d = 0; d < a->rank; d++)
-        if (a->dims[d] > 1 && a->strides[d] != b->strides[d]) return false;
-    return true;
-}
-
 /* In place is allowed only with identical layouts: the kernels read an element and write the
    same element, nothing else. */
 static cudnnStatus_t check_alias(const void *out, const struct ocd_tensor_view *vo, const char *out_name,
                                  const void *in, const struct ocd_tensor_view *vi, const char *in_name)
 {
-    if (out != NULL && out == in && !same_strides(vo, vi))
+    if (out != NULL && out == in && !ocd_view_same_strides(vo, vi))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is %s in place with different strides", out_name,
                         in_name);
     return CUDNN_STATUS_SUCCESS;
