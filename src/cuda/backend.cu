@@ -6,6 +6,17 @@
    the core needs. */
 #include "core/handle.h"
 #include "cuda/check.cuh"
+#include "cuda/scratch.cuh"
+
+#include <stdlib.h>
+
+/* What a CUDA handle owns (handle->backend_data): the scratch buffer of scratch.cuh. */
+struct cuda_state {
+    void *scratch;
+    size_t scratch_bytes;
+    cudaEvent_t scratch_free; /* recorded after the last user's work; created on first use */
+    cudaStream_t scratch_stream;
+};
 
 static cudnnStatus_t cuda_open(cudnnHandle_t h)
 {
@@ -20,6 +31,8 @@ static cudnnStatus_t cuda_open(cudnnHandle_t h)
     if (prop.major < 7 || (prop.major == 7 && prop.minor < 5))
         return OCD_FAIL(CUDNN_STATUS_ARCH_MISMATCH, "device %d is sm_%d%d; opencudnn needs sm_75 or newer",
                         dev, prop.major, prop.minor);
+    h->backend_data = calloc(1, sizeof(struct cuda_state));
+    if (h->backend_data == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate the handle's state");
     h->device = dev;
     h->sm_count = prop.multiProcessorCount;
     h->cc_major = prop.major;
@@ -29,7 +42,38 @@ static cudnnStatus_t cuda_open(cudnnHandle_t h)
 
 static void cuda_close(cudnnHandle_t h)
 {
-    (void)h;
+    struct cuda_state *st = (struct cuda_state *)h->backend_data;
+    if (st == NULL) return;
+    if (st->scratch) cudaFree(st->scratch);
+    if (st->scratch_free) cudaEventDestroy(st->scratch_free);
+    free(st);
+    h->backend_data = NULL;
+}
+
+cudnnStatus_t ocd_cuda_scratch(cudnnHandle_t h, size_t bytes, void **ptr)
+{
+    struct cuda_state *st = (struct cuda_state *)h->backend_data;
+    if (st->scratch_free == NULL)
+        OCD_CUDA_TRY(cudaEventCreateWithFlags(&st->scratch_free, cudaEventDisableTiming));
+    else if (st->scratch_stream != h->stream)
+        OCD_CUDA_TRY(cudaStreamWaitEvent(h->stream, st->scratch_free, 0));
+    if (bytes > st->scratch_bytes) {
+        if (st->scratch) OCD_CUDA_TRY(cudaFree(st->scratch));
+        st->scratch = NULL;
+        st->scratch_bytes = 0;
+        OCD_CUDA_TRY(cudaMalloc(&st->scratch, bytes));
+        st->scratch_bytes = bytes;
+    }
+    *ptr = st->scratch;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_cuda_scratch_done(cudnnHandle_t h)
+{
+    struct cuda_state *st = (struct cuda_state *)h->backend_data;
+    OCD_CUDA_TRY(cudaEventRecord(st->scratch_free, h->stream));
+    st->scratch_stream = h->stream;
+    return CUDNN_STATUS_SUCCESS;
 }
 
 static cudnnStatus_t cuda_copy(cudnnHandle_t h, void *dst, const void *src, size_t bytes,
