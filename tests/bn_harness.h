@@ -5,7 +5,7 @@
 #ifndef OCD_TESTS_BN_HARNESS_H
 #define OCD_TESTS_BN_HARNESS_H
 
-#include "tlayout.h"
+#include "tview.h"
 
 enum bn_api { BN_API_PLAIN, BN_API_EX, BN_API_NORM };
 
@@ -18,7 +18,7 @@ struct bn_case {
     bool persistent;            /* SPATIAL_PERSISTENT, or CUDNN_NORM_ALGO_PERSIST */
     int ops;                    /* cudnnBatchNormOps_t / cudnnNormOps_t */
     int act_mode;               /* with ops != 0 */
-    double act_coef;
+    double act_coef;            /* also the swish beta */
     double alpha, beta, alpha_param, beta_param;
     bool save, running, use_saved;
     bool slot_strided;          /* per-slot tensors with padded strides */
@@ -28,7 +28,10 @@ struct bn_case {
 
 /* A case with the usual defaults for the shape and type given. */
 struct bn_case bn_case_default(enum bn_api api, cudnnDataType_t dtype, int rank, const int dims[]);
-/* Runs the case; failures are recorded with a description of it. */
+/* True when activation descriptors can be created in this build: the fused cases need one. */
+bool bn_activations_exist(void);
+/* Runs the case (a fused one only when activation descriptors exist); failures are recorded
+   with a description of it. */
 void bn_check_case(const struct bn_case *c);
 
 #endif

@@ -2,7 +2,7 @@
    4-D and 5-D, means given or NULL, dMeans given or NULL, window sizes odd and even, alpha and
    beta (beta = 0 over NaN), in place, finite-difference gradients for x and the means, and bad
    inputs with their exact statuses and nothing written. */
-#include "tlayout.h"
+#include "tview.h"
 
 #include "ref/lrn.h"
 
@@ -28,27 +28,27 @@ static void dn_run(const struct dn_case *c)
     cudnnLRNDescriptor_t d;
     CHECK_OK(cudnnCreateLRNDescriptor(&d));
     CHECK_OK(cudnnSetLRNDescriptor(d, c->wn, q.alpha, q.beta, q.k));
-    struct tl_tensor t;
-    tl_init(&t, c->dtype, c->rank, c->dims, c->layout);
+    struct tview t;
+    tview_init(&t, c->dtype, c->rank, c->dims, c->layout);
     int64_t n = t.count, dims5[5] = {c->dims[0], c->dims[1], 1, 1, 1};
     for (int i = 2; i < c->rank; i++) dims5[i + 5 - c->rank] = c->dims[i];
     double *x = malloc((size_t)n * sizeof *x), *m = malloc((size_t)n * sizeof *m), *dy = malloc((size_t)n * sizeof *dy);
     double *prior = malloc((size_t)n * sizeof *prior), *prior2 = malloc((size_t)n * sizeof *prior2);
     double *want = malloc((size_t)n * sizeof *want);
-    tl_random(c->dtype, x, n, -2, 2);
-    tl_random(c->dtype, m, n, -0.5, 0.5);
-    tl_random(c->dtype, dy, n, -1, 1);
-    tl_random(c->dtype, prior, n, -1, 1);
-    tl_random(c->dtype, prior2, n, -1, 1);
-    void *bx = tl_upload(&t, x), *bm = c->means ? tl_upload(&t, m) : NULL, *bdy = tl_upload(&t, dy);
-    void *bt1 = tl_upload(&t, NULL), *bt2 = tl_upload(&t, NULL);
-    void *by = c->in_place ? bx : tl_upload(&t, c->beta != 0 ? prior : NULL);
-    void *bdx = tl_upload(&t, c->beta != 0 ? prior : NULL), *bdm = c->dmeans ? tl_upload(&t, c->beta != 0 ? prior2 : NULL) : NULL;
-    double sa[1], sb[1];
-    const void *pa = tl_scalar(c->dtype, c->alpha, sa), *pb = tl_scalar(c->dtype, c->beta, sb);
+    tfill_random(CUDNN_DATA_DOUBLE, x, n, -2, 2);
+    tfill_random(CUDNN_DATA_DOUBLE, m, n, -0.5, 0.5);
+    tfill_random(CUDNN_DATA_DOUBLE, dy, n, -1, 1);
+    tfill_random(CUDNN_DATA_DOUBLE, prior, n, -1, 1);
+    tfill_random(CUDNN_DATA_DOUBLE, prior2, n, -1, 1);
+    void *bx = tview_upload(&t, x), *bm = c->means ? tview_upload(&t, m) : NULL, *bdy = tview_upload(&t, dy);
+    void *bt1 = tview_upload(&t, NULL), *bt2 = tview_upload(&t, NULL);
+    void *by = c->in_place ? bx : tview_upload(&t, c->beta != 0 ? prior : NULL);
+    void *bdx = tview_upload(&t, c->beta != 0 ? prior : NULL), *bdm = c->dmeans ? tview_upload(&t, c->beta != 0 ? prior2 : NULL) : NULL;
+    union tscalar sa, sb;
+    const void *pa = tscale(c->dtype, c->alpha, &sa), *pb = tscale(c->dtype, c->beta, &sb);
     char what[200];
     snprintf(what, sizeof what, "divnorm %s %dD %s n=%u means %d dmeans %d in place %d", tdtype_size(c->dtype) == 8 ? "double"
-             : c->dtype == CUDNN_DATA_FLOAT ? "float" : "16-bit", c->rank, tl_layout_name(c->layout), c->wn,
+             : c->dtype == CUDNN_DATA_FLOAT ? "float" : "16-bit", c->rank, tview_layout_name(c->layout), c->wn,
              c->means, c->dmeans, c->in_place);
     const double *mref = c->means ? m : NULL;
     /* backward first: the in-place forward overwrites x */
@@ -60,8 +60,12 @@ static void dn_run(const struct dn_case *c)
             wm[i] = -c->alpha * want[i] + (c->beta != 0 ? c->beta * prior2[i] : 0);
             want[i] = c->alpha * want[i] + (c->beta != 0 ? c->beta * prior[i] : 0);
         }
-        tl_check(&t, bdx, want, ttolerance(c->dtype), what);
-        if (c->dmeans) tl_check(&t, bdm, wm, ttolerance(c->dtype), what);
+        tview_check(&t, bdx, want, what);
+        tview_gaps_intact(&t, bdx, what);
+        if (c->dmeans) {
+            tview_check(&t, bdm, wm, what);
+            tview_gaps_intact(&t, bdm, what);
+        }
         free(wm);
     }
     if (CHECK_OK(cudnnDivisiveNormalizationForward(h, d, CUDNN_DIVNORM_PRECOMPUTED_MEANS, pa, t.desc, bx, bm, bt1,
@@ -69,7 +73,8 @@ static void dn_run(const struct dn_case *c)
         ref_divnorm_forward(dims5, c->rank - 2, &q, x, mref, want);
         for (int64_t i = 0; i < n; i++)
             want[i] = c->alpha * want[i] + (c->beta != 0 ? c->beta * (c->in_place ? x[i] : prior[i]) : 0);
-        tl_check(&t, by, want, ttolerance(c->dtype), what);
+        tview_check(&t, by, want, what);
+        tview_gaps_intact(&t, by, what);
     }
     void *bufs[] = {bx, bm, bdy, bt1, bt2, c->in_place ? NULL : by, bdx, bdm};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
@@ -80,17 +85,17 @@ static void dn_run(const struct dn_case *c)
     free(prior);
     free(prior2);
     free(want);
-    tl_destroy(&t);
+    tview_destroy(&t);
     cudnnDestroyLRNDescriptor(d);
 }
 
 TEST(divnorm_types_layouts_windows)
 {
     for (size_t t = 0; t < 4; t++) {
-        for (int layout = 0; layout < TL_LAYOUTS; layout++) {
+        for (int layout = 0; layout < TV_LAYOUTS; layout++) {
             for (unsigned wn = 1; wn <= 4; wn++) {
                 struct dn_case c = {all_types[t], 4, {2, 3, 4, 5}, layout, wn, (wn + layout) % 2 == 0,
-                                    wn % 2 == 1, wn == 3 && layout == TL_NHWC, 1, 0};
+                                    wn % 2 == 1, wn == 3 && layout == TV_NHWC, 1, 0};
                 if ((layout + wn) % 3 == 1) {
                     c.alpha = 0.5;
                     c.beta = 0.75;
@@ -98,9 +103,9 @@ TEST(divnorm_types_layouts_windows)
                 dn_run(&c);
             }
         }
-        struct dn_case c5 = {all_types[t], 5, {1, 2, 3, 4, 3}, TL_NHWC, 3, true, true, false, 1.5, 0.5};
+        struct dn_case c5 = {all_types[t], 5, {1, 2, 3, 4, 3}, TV_NHWC, 3, true, true, false, 1.5, 0.5};
         dn_run(&c5);
-        struct dn_case c1 = {all_types[t], 4, {2, 2, 1, 1}, TL_NCHW, 5, true, false, false, 1, 0};
+        struct dn_case c1 = {all_types[t], 4, {2, 2, 1, 1}, TV_NCHW, 5, true, false, false, 1, 0};
         dn_run(&c1);
     }
 }
@@ -110,22 +115,22 @@ TEST(divnorm_backward_finite_differences)
     cudnnHandle_t h = test_handle();
     int dims[4] = {1, 2, 4, 3};
     int64_t dims5[5] = {1, 2, 1, 4, 3};
-    struct tl_tensor t;
-    tl_init(&t, CUDNN_DATA_DOUBLE, 4, dims, TL_NCHW);
+    struct tview t;
+    tview_init(&t, CUDNN_DATA_DOUBLE, 4, dims, TV_NCHW);
     struct ref_lrn_params q = {3, 2.0, 0.6, 1.5};
     cudnnLRNDescriptor_t d;
     CHECK_OK(cudnnCreateLRNDescriptor(&d));
     CHECK_OK(cudnnSetLRNDescriptor(d, 3, q.alpha, q.beta, q.k));
     double x[24], m[24], dy[24], y[24], dx[24], dm[24], one = 1, zero = 0;
-    tl_random(CUDNN_DATA_DOUBLE, x, 24, -2, 2);
-    tl_random(CUDNN_DATA_DOUBLE, m, 24, -0.5, 0.5);
-    tl_random(CUDNN_DATA_DOUBLE, dy, 24, -1, 1);
-    void *bx = tl_upload(&t, x), *bm = tl_upload(&t, m), *bdy = tl_upload(&t, dy), *bt1 = tl_upload(&t, NULL);
-    void *bt2 = tl_upload(&t, NULL), *bdx = tl_upload(&t, NULL), *bdm = tl_upload(&t, NULL);
+    tfill_random(CUDNN_DATA_DOUBLE, x, 24, -2, 2);
+    tfill_random(CUDNN_DATA_DOUBLE, m, 24, -0.5, 0.5);
+    tfill_random(CUDNN_DATA_DOUBLE, dy, 24, -1, 1);
+    void *bx = tview_upload(&t, x), *bm = tview_upload(&t, m), *bdy = tview_upload(&t, dy), *bt1 = tview_upload(&t, NULL);
+    void *bt2 = tview_upload(&t, NULL), *bdx = tview_upload(&t, NULL), *bdm = tview_upload(&t, NULL);
     CHECK_OK(cudnnDivisiveNormalizationBackward(h, d, CUDNN_DIVNORM_PRECOMPUTED_MEANS, &one, t.desc, bx, bm, bdy, bt1,
                                                 bt2, &zero, t.desc, bdx, bdm));
-    tl_download(&t, bdx, dx);
-    tl_download(&t, bdm, dm);
+    tview_download(&t, bdx, dx);
+    tview_download(&t, bdm, dm);
     for (int which = 0; which < 2; which++) {
         double *v = which ? m : x, *got = which ? dm : dx;
         for (int i = 0; i < 24; i++) {
@@ -146,7 +151,7 @@ TEST(divnorm_backward_finite_differences)
     }
     void *bufs[] = {bx, bm, bdy, bt1, bt2, bdx, bdm};
     for (size_t i = 0; i < 7; i++) tbuf_free(bufs[i]);
-    tl_destroy(&t);
+    tview_destroy(&t);
     cudnnDestroyLRNDescriptor(d);
 }
 
@@ -156,24 +161,24 @@ TEST(divnorm_bad_inputs)
     cudnnLRNDescriptor_t d;
     CHECK_OK(cudnnCreateLRNDescriptor(&d));
     int dims[4] = {2, 3, 2, 2}, d3[3] = {2, 3, 4}, other[4] = {2, 3, 2, 3};
-    struct tl_tensor x, xn, xh, x3, xo;
-    tl_init(&x, CUDNN_DATA_FLOAT, 4, dims, TL_NCHW);
-    tl_init(&xn, CUDNN_DATA_FLOAT, 4, dims, TL_NHWC);
-    tl_init(&xh, CUDNN_DATA_HALF, 4, dims, TL_NCHW);
-    tl_init(&x3, CUDNN_DATA_FLOAT, 3, d3, TL_NCHW);
-    tl_init(&xo, CUDNN_DATA_FLOAT, 4, other, TL_NCHW);
+    struct tview x, xn, xh, x3, xo;
+    tview_init(&x, CUDNN_DATA_FLOAT, 4, dims, TV_NCHW);
+    tview_init(&xn, CUDNN_DATA_FLOAT, 4, dims, TV_NHWC);
+    tview_init(&xh, CUDNN_DATA_HALF, 4, dims, TV_NCHW);
+    tview_init(&x3, CUDNN_DATA_FLOAT, 3, d3, TV_NCHW);
+    tview_init(&xo, CUDNN_DATA_FLOAT, 4, other, TV_NCHW);
     double v[24];
-    tl_random(CUDNN_DATA_FLOAT, v, 24, -1, 1);
-    void *bx = tl_upload(&x, v), *by = tl_upload(&x, v), *bdx = tl_upload(&x, v), *t1 = tl_upload(&x, v);
-    void *t2 = tl_upload(&x, v), *bdm = tl_upload(&x, v);
-    void *snaps[4] = {tl_snapshot(&x, by), tl_snapshot(&x, bdx), tl_snapshot(&x, bdm), tl_snapshot(&x, bx)};
+    tfill_random(CUDNN_DATA_DOUBLE, v, 24, -1, 1);
+    void *bx = tview_upload(&x, v), *by = tview_upload(&x, v), *bdx = tview_upload(&x, v), *t1 = tview_upload(&x, v);
+    void *t2 = tview_upload(&x, v), *bdm = tview_upload(&x, v);
+    void *snaps[4] = {tbuf_snapshot(by, tview_bytes(&x)), tbuf_snapshot(bdx, tview_bytes(&x)), tbuf_snapshot(bdm, tview_bytes(&x)), tbuf_snapshot(bx, tview_bytes(&x))};
     float one = 1, zero = 0;
     const cudnnDivNormMode_t M = CUDNN_DIVNORM_PRECOMPUTED_MEANS;
 #define EXPECT(call, status)                                                                      \
     do {                                                                                          \
         CHECK_STATUS(call, status);                                                               \
-        if (!tl_unchanged(&x, by, snaps[0]) || !tl_unchanged(&x, bdx, snaps[1]) ||                \
-            !tl_unchanged(&x, bdm, snaps[2]) || !tl_unchanged(&x, bx, snaps[3]))                  \
+        if (!tbuf_unchanged(by, snaps[0], tview_bytes(&x), "an output") || !tbuf_unchanged(bdx, snaps[1], tview_bytes(&x), "an output") ||                \
+            !tbuf_unchanged(bdm, snaps[2], tview_bytes(&x), "an output") || !tbuf_unchanged(bx, snaps[3], tview_bytes(&x), "an output"))                  \
             FAIL("written by %s", #call);                                                         \
     } while (0)
     EXPECT(cudnnDivisiveNormalizationForward(NULL, d, M, &one, x.desc, bx, NULL, t1, t2, &zero, x.desc, by),
@@ -218,7 +223,7 @@ TEST(divnorm_bad_inputs)
     void *bufs[] = {bx, by, bdx, t1, t2, bdm};
     for (size_t i = 0; i < 6; i++) tbuf_free(bufs[i]);
     for (size_t i = 0; i < 4; i++) free(snaps[i]);
-    struct tl_tensor *ts[] = {&x, &xn, &xh, &x3, &xo};
-    for (size_t i = 0; i < 5; i++) tl_destroy(ts[i]);
+    struct tview *ts[] = {&x, &xn, &xh, &x3, &xo};
+    for (size_t i = 0; i < 5; i++) tview_destroy(ts[i]);
     cudnnDestroyLRNDescriptor(d);
 }

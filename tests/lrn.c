@@ -2,7 +2,7 @@
    NCHW / NHWC / padded / strided layouts and 5-D, odd and even window sizes (even ones look
    further ahead), windows wider than the channel count, alpha and beta (beta = 0 over NaN),
    finite-difference gradients, and bad inputs with their exact statuses and nothing written. */
-#include "tlayout.h"
+#include "tview.h"
 
 #include "ref/lrn.h"
 
@@ -47,31 +47,33 @@ static void lrn_case(cudnnDataType_t dtype, int rank, const int dims[], int layo
     cudnnLRNDescriptor_t d;
     CHECK_OK(cudnnCreateLRNDescriptor(&d));
     CHECK_OK(cudnnSetLRNDescriptor(d, wn, q.alpha, q.beta, q.k));
-    struct tl_tensor t;
-    tl_init(&t, dtype, rank, dims, layout);
+    struct tview t;
+    tview_init(&t, dtype, rank, dims, layout);
     int64_t n = t.count, s = n / ((int64_t)dims[0] * dims[1]);
     double *x = malloc((size_t)n * sizeof *x), *dy = malloc((size_t)n * sizeof *dy);
     double *prior = malloc((size_t)n * sizeof *prior), *want = malloc((size_t)n * sizeof *want);
-    tl_random(dtype, x, n, -2, 2);
-    tl_random(dtype, dy, n, -1, 1);
-    tl_random(dtype, prior, n, -1, 1);
-    void *bx = tl_upload(&t, x), *bdy = tl_upload(&t, dy), *by = tl_upload(&t, beta != 0 ? prior : NULL);
-    void *bdx = tl_upload(&t, beta != 0 ? prior : NULL);
-    double sa[1], sb[1];
-    const void *pa = tl_scalar(dtype, alpha, sa), *pb = tl_scalar(dtype, beta, sb);
+    tfill_random(CUDNN_DATA_DOUBLE, x, n, -2, 2);
+    tfill_random(CUDNN_DATA_DOUBLE, dy, n, -1, 1);
+    tfill_random(CUDNN_DATA_DOUBLE, prior, n, -1, 1);
+    void *bx = tview_upload(&t, x), *bdy = tview_upload(&t, dy), *by = tview_upload(&t, beta != 0 ? prior : NULL);
+    void *bdx = tview_upload(&t, beta != 0 ? prior : NULL);
+    union tscalar sa, sb;
+    const void *pa = tscale(dtype, alpha, &sa), *pb = tscale(dtype, beta, &sb);
     char what[200];
     snprintf(what, sizeof what, "LRN %s %dD %s n=%u", tdtype_size(dtype) == 8 ? "double" : dtype == CUDNN_DATA_FLOAT ? "float" : "16-bit",
-             rank, tl_layout_name(layout), wn);
+             rank, tview_layout_name(layout), wn);
     if (CHECK_OK(cudnnLRNCrossChannelForward(h, d, CUDNN_LRN_CROSS_CHANNEL_DIM1, pa, t.desc, bx, pb, t.desc, by))) {
         ref_lrn_forward(dims[0], dims[1], s, &q, x, want);
         for (int64_t i = 0; i < n; i++) want[i] = alpha * want[i] + (beta != 0 ? beta * prior[i] : 0);
-        tl_check(&t, by, want, ttolerance(dtype), what);
+        tview_check(&t, by, want, what);
+        tview_gaps_intact(&t, by, what);
     }
     if (CHECK_OK(cudnnLRNCrossChannelBackward(h, d, CUDNN_LRN_CROSS_CHANNEL_DIM1, pa, t.desc, by, t.desc, bdy,
                                               t.desc, bx, pb, t.desc, bdx))) {
         ref_lrn_backward(dims[0], dims[1], s, &q, x, dy, want);
         for (int64_t i = 0; i < n; i++) want[i] = alpha * want[i] + (beta != 0 ? beta * prior[i] : 0);
-        tl_check(&t, bdx, want, ttolerance(dtype), what);
+        tview_check(&t, bdx, want, what);
+        tview_gaps_intact(&t, bdx, what);
     }
     tbuf_free(bx);
     tbuf_free(bdy);
@@ -81,7 +83,7 @@ static void lrn_case(cudnnDataType_t dtype, int rank, const int dims[], int layo
     free(dy);
     free(prior);
     free(want);
-    tl_destroy(&t);
+    tview_destroy(&t);
     cudnnDestroyLRNDescriptor(d);
 }
 
@@ -90,15 +92,15 @@ TEST(lrn_types_layouts_windows)
     static const unsigned windows[] = {1, 2, 5, 16};
     int dims[4] = {2, 7, 3, 2};
     for (size_t t = 0; t < 4; t++)
-        for (int layout = 0; layout < TL_LAYOUTS; layout++)
+        for (int layout = 0; layout < TV_LAYOUTS; layout++)
             for (size_t w = 0; w < 4; w++)
                 lrn_case(all_types[t], 4, dims, layout, windows[w], (w + layout) % 2 ? 0.5 : 1,
                          (w + layout) % 2 ? 0.75 : 0);
     int d5[5] = {2, 5, 2, 3, 2}, one[4] = {1, 3, 1, 1};
     for (size_t t = 0; t < 4; t++) {
-        lrn_case(all_types[t], 5, d5, TL_NCHW, 4, 1, 0);
-        lrn_case(all_types[t], 5, d5, TL_NCHW_GAPS, 3, 2, 0.5);
-        lrn_case(all_types[t], 4, one, TL_NHWC, 7, 1, 0);
+        lrn_case(all_types[t], 5, d5, TV_NCHW, 4, 1, 0);
+        lrn_case(all_types[t], 5, d5, TV_NCHW_PADDED, 3, 2, 0.5);
+        lrn_case(all_types[t], 4, one, TV_NHWC, 7, 1, 0);
     }
 }
 
@@ -106,21 +108,21 @@ TEST(lrn_backward_finite_differences)
 {
     cudnnHandle_t h = test_handle();
     int dims[4] = {2, 6, 2, 2};
-    struct tl_tensor t;
-    tl_init(&t, CUDNN_DATA_DOUBLE, 4, dims, TL_NHWC);
+    struct tview t;
+    tview_init(&t, CUDNN_DATA_DOUBLE, 4, dims, TV_NHWC);
     for (unsigned wn = 2; wn <= 5; wn += 3) {
         struct ref_lrn_params q = {(int)wn, 2.0, 0.6, 1.5};
         cudnnLRNDescriptor_t d;
         CHECK_OK(cudnnCreateLRNDescriptor(&d));
         CHECK_OK(cudnnSetLRNDescriptor(d, wn, q.alpha, q.beta, q.k));
         double x[48], dy[48], y[48], dx[48], one = 1, zero = 0;
-        tl_random(CUDNN_DATA_DOUBLE, x, 48, -2, 2);
-        tl_random(CUDNN_DATA_DOUBLE, dy, 48, -1, 1);
-        void *bx = tl_upload(&t, x), *bdy = tl_upload(&t, dy), *by = tl_upload(&t, NULL), *bdx = tl_upload(&t, NULL);
+        tfill_random(CUDNN_DATA_DOUBLE, x, 48, -2, 2);
+        tfill_random(CUDNN_DATA_DOUBLE, dy, 48, -1, 1);
+        void *bx = tview_upload(&t, x), *bdy = tview_upload(&t, dy), *by = tview_upload(&t, NULL), *bdx = tview_upload(&t, NULL);
         CHECK_OK(cudnnLRNCrossChannelForward(h, d, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, t.desc, bx, &zero, t.desc, by));
         CHECK_OK(cudnnLRNCrossChannelBackward(h, d, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, t.desc, by, t.desc, bdy,
                                               t.desc, bx, &zero, t.desc, bdx));
-        tl_download(&t, bdx, dx);
+        tview_download(&t, bdx, dx);
         for (int i = 0; i < 48; i++) {
             double keep = x[i], lp = 0, lm = 0;
             x[i] = keep + 1e-6;
@@ -142,7 +144,7 @@ TEST(lrn_backward_finite_differences)
         tbuf_free(bdx);
         cudnnDestroyLRNDescriptor(d);
     }
-    tl_destroy(&t);
+    tview_destroy(&t);
 }
 
 TEST(lrn_bad_inputs)
@@ -152,24 +154,24 @@ TEST(lrn_bad_inputs)
     CHECK_OK(cudnnCreateLRNDescriptor(&d));
     int dims[4] = {2, 4, 2, 2}, d3[3] = {2, 4, 4}, d2[2] = {2, 16}, other[4] = {2, 4, 2, 3};
     int d5[5] = {1, 2, 2, 2, 2};
-    struct tl_tensor x, y, xh, x3, x2, xo, x5s;
-    tl_init(&x, CUDNN_DATA_FLOAT, 4, dims, TL_NCHW);
-    tl_init(&y, CUDNN_DATA_FLOAT, 4, dims, TL_NHWC);
-    tl_init(&xh, CUDNN_DATA_HALF, 4, dims, TL_NCHW);
-    tl_init(&x3, CUDNN_DATA_FLOAT, 3, d3, TL_NCHW);
-    tl_init(&x2, CUDNN_DATA_FLOAT, 2, d2, TL_NCHW);
-    tl_init(&xo, CUDNN_DATA_FLOAT, 4, other, TL_NCHW);
-    tl_init(&x5s, CUDNN_DATA_FLOAT, 5, d5, TL_STRIDED);
+    struct tview x, y, xh, x3, x2, xo, x5s;
+    tview_init(&x, CUDNN_DATA_FLOAT, 4, dims, TV_NCHW);
+    tview_init(&y, CUDNN_DATA_FLOAT, 4, dims, TV_NHWC);
+    tview_init(&xh, CUDNN_DATA_HALF, 4, dims, TV_NCHW);
+    tview_init(&x3, CUDNN_DATA_FLOAT, 3, d3, TV_NCHW);
+    tview_init(&x2, CUDNN_DATA_FLOAT, 2, d2, TV_NCHW);
+    tview_init(&xo, CUDNN_DATA_FLOAT, 4, other, TV_NCHW);
+    tview_init(&x5s, CUDNN_DATA_FLOAT, 5, d5, TV_PADDED);
     double v[32];
-    tl_random(CUDNN_DATA_FLOAT, v, 32, -1, 1);
-    void *bx = tl_upload(&x, v), *by = tl_upload(&x, v), *bdx = tl_upload(&x, v), *big = tl_upload(&x5s, NULL);
-    void *snap_y = tl_snapshot(&x, by), *snap_dx = tl_snapshot(&x, bdx);
+    tfill_random(CUDNN_DATA_DOUBLE, v, 32, -1, 1);
+    void *bx = tview_upload(&x, v), *by = tview_upload(&x, v), *bdx = tview_upload(&x, v), *big = tview_upload(&x5s, NULL);
+    void *snap_y = tbuf_snapshot(by, tview_bytes(&x)), *snap_dx = tbuf_snapshot(bdx, tview_bytes(&x));
     float one = 1, zero = 0;
     const cudnnLRNMode_t M = CUDNN_LRN_CROSS_CHANNEL_DIM1;
 #define EXPECT(call, status)                                                                      \
     do {                                                                                          \
         CHECK_STATUS(call, status);                                                               \
-        if (!tl_unchanged(&x, by, snap_y) || !tl_unchanged(&x, bdx, snap_dx)) FAIL("written by %s", #call); \
+        if (!tbuf_unchanged(by, snap_y, tview_bytes(&x), "an output") || !tbuf_unchanged(bdx, snap_dx, tview_bytes(&x), "an output")) FAIL("written by %s", #call); \
     } while (0)
     EXPECT(cudnnLRNCrossChannelForward(NULL, d, M, &one, x.desc, bx, &zero, x.desc, by), CUDNN_STATUS_BAD_PARAM);
     EXPECT(cudnnLRNCrossChannelForward(h, NULL, M, &one, x.desc, bx, &zero, x.desc, by), CUDNN_STATUS_BAD_PARAM);
@@ -203,7 +205,7 @@ TEST(lrn_bad_inputs)
     tbuf_free(big);
     free(snap_y);
     free(snap_dx);
-    struct tl_tensor *ts[] = {&x, &y, &xh, &x3, &x2, &xo, &x5s};
-    for (size_t i = 0; i < 7; i++) tl_destroy(ts[i]);
+    struct tview *ts[] = {&x, &y, &xh, &x3, &x2, &xo, &x5s};
+    for (size_t i = 0; i < 7; i++) tview_destroy(ts[i]);
     cudnnDestroyLRNDescriptor(d);
 }

@@ -14,19 +14,19 @@ TEST(norm_types_layouts_ops)
 {
     int dims4[4] = {2, 8, 3, 2}, dims5[5] = {2, 3, 2, 2, 3};
     for (size_t t = 0; t < 4; t++) {
-        for (int layout = 0; layout < TL_LAYOUTS; layout++) {
+        for (int layout = 0; layout < TV_LAYOUTS; layout++) {
             for (int ops = 0; ops < 3; ops++) {
-                bool five = layout == TL_STRIDED && ops == 1;
+                bool five = layout == TV_PADDED && ops == 1;
                 struct bn_case c = bn_case_default(BN_API_NORM, all_types[t], five ? 5 : 4, five ? dims5 : dims4);
                 c.layout = c.out_layout = layout;
                 c.ops = ops;
                 c.act_mode = ops == 1 ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_TANH;
                 c.per_activation = (layout + ops) % 3 == 0;
                 c.persistent = !c.per_activation && layout % 2;
-                c.slot_strided = layout == TL_NCHW_GAPS || layout == TL_STRIDED;
-                c.no_workspace = layout == TL_NHWC_GAPS;
+                c.slot_strided = layout == TV_NCHW_PADDED || layout == TV_PADDED;
+                c.no_workspace = layout == TV_NHWC_PADDED;
                 c.use_saved = c.persistent || ops != 0;
-                c.save = c.use_saved || layout != TL_NHWC;
+                c.save = c.use_saved || layout != TV_NHWC;
                 if (ops == 2) {
                     c.alpha = 0.75;
                     c.beta = 0.5;
@@ -75,24 +75,24 @@ TEST_ONCE(norm_derive_descriptors)
 TEST(norm_api_rules)
 {
     cudnnHandle_t h = test_handle();
-    struct tl_tensor x, p, pw;
+    struct tview x, p, pw;
     int dims[4] = {2, 4, 2, 2}, pd[4] = {1, 4, 1, 1}, pwd[4] = {1, 4, 2, 2};
-    tl_init(&x, CUDNN_DATA_FLOAT, 4, dims, TL_NHWC);
-    tl_init(&p, CUDNN_DATA_FLOAT, 4, pd, TL_NCHW);
-    tl_init(&pw, CUDNN_DATA_FLOAT, 4, pwd, TL_NCHW);
+    tview_init(&x, CUDNN_DATA_FLOAT, 4, dims, TV_NHWC);
+    tview_init(&p, CUDNN_DATA_FLOAT, 4, pd, TV_NCHW);
+    tview_init(&pw, CUDNN_DATA_FLOAT, 4, pwd, TV_NCHW);
     double v[32];
-    tl_random(CUDNN_DATA_FLOAT, v, 32, -1, 2);
-    void *bx = tl_upload(&x, v), *by = tl_upload(&x, NULL), *bdx = tl_upload(&x, NULL);
-    void *bs = tl_upload(&p, v), *bb = tl_upload(&p, v + 4), *bm = tl_upload(&p, v + 8), *bv = tl_upload(&p, v + 1);
-    void *bsm = tl_upload(&p, NULL), *bsi = tl_upload(&p, NULL), *bds = tl_upload(&p, NULL), *bdb = tl_upload(&p, NULL);
-    void *snap_y = tl_snapshot(&x, by), *snap_dx = tl_snapshot(&x, bdx), *snap_sm = tl_snapshot(&p, bsm);
+    tfill_random(CUDNN_DATA_DOUBLE, v, 32, -1, 2);
+    void *bx = tview_upload(&x, v), *by = tview_upload(&x, NULL), *bdx = tview_upload(&x, NULL);
+    void *bs = tview_upload(&p, v), *bb = tview_upload(&p, v + 4), *bm = tview_upload(&p, v + 8), *bv = tview_upload(&p, v + 1);
+    void *bsm = tview_upload(&p, NULL), *bsi = tview_upload(&p, NULL), *bds = tview_upload(&p, NULL), *bdb = tview_upload(&p, NULL);
+    void *snap_y = tbuf_snapshot(by, tview_bytes(&x)), *snap_dx = tbuf_snapshot(bdx, tview_bytes(&x)), *snap_sm = tbuf_snapshot(bsm, tview_bytes(&p));
     float one = 1, zero = 0;
     size_t sz = 777;
     const cudnnNormMode_t PC = CUDNN_NORM_PER_CHANNEL;
     const cudnnNormOps_t N = CUDNN_NORM_OPS_NORM;
     const cudnnNormAlgo_t STD = CUDNN_NORM_ALGO_STANDARD, PER = CUDNN_NORM_ALGO_PERSIST;
 #define UNTOUCHED()                                                                                   \
-    CHECK(tl_unchanged(&x, by, snap_y) && tl_unchanged(&x, bdx, snap_dx) && tl_unchanged(&p, bsm, snap_sm))
+    CHECK(tbuf_unchanged(by, snap_y, tview_bytes(&x), "an output") && tbuf_unchanged(bdx, snap_dx, tview_bytes(&x), "an output") && tbuf_unchanged(bsm, snap_sm, tview_bytes(&p), "an output"))
     CHECK_STATUS(cudnnNormalizationForwardInference(h, PC, N, STD, &one, &zero, x.desc, bx, p.desc, bs, bb, p.desc,
                                                     bm, bv, NULL, NULL, NULL, x.desc, by, 1e-5, 2),
                  CUDNN_STATUS_NOT_SUPPORTED);
@@ -162,7 +162,7 @@ TEST(norm_api_rules)
     free(snap_y);
     free(snap_dx);
     free(snap_sm);
-    tl_destroy(&x);
-    tl_destroy(&p);
-    tl_destroy(&pw);
+    tview_destroy(&x);
+    tview_destroy(&p);
+    tview_destroy(&pw);
 }

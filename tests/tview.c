@@ -6,7 +6,7 @@
 
 const char *tview_layout_name(int layout)
 {
-    static const char *names[] = {"NCHW", "NHWC", "padded"};
+    static const char *names[] = {"NCHW", "NHWC", "padded", "NHWC padded", "NCHW padded"};
     return layout >= 0 && layout < TV_LAYOUTS ? names[layout] : "?";
 }
 
@@ -21,9 +21,10 @@ void tview_init(struct tview *v, cudnnDataType_t dtype, int rank, const int dims
         v->count *= dims[d];
     }
     int64_t s = layout == TV_PADDED ? 2 : 1;
-    if (layout == TV_NHWC && rank >= 3) { /* C innermost, then the spatial dims, N outermost */
+    bool last = (layout == TV_NHWC || layout == TV_NHWC_PADDED) && rank >= 3;
+    if (last) { /* C innermost, then the spatial dims, N outermost */
         v->strides[1] = (int)s;
-        s *= dims[1];
+        s = s * dims[1] + (layout == TV_NHWC_PADDED ? 3 : 0);
         for (int d = rank - 1; d >= 2; d--) {
             v->strides[d] = (int)s;
             s *= dims[d];
@@ -32,7 +33,8 @@ void tview_init(struct tview *v, cudnnDataType_t dtype, int rank, const int dims
     } else {
         for (int d = rank - 1; d >= 0; d--) {
             v->strides[d] = (int)s;
-            s = s * dims[d] + (layout == TV_PADDED ? 1 : 0);
+            int64_t gap = layout == TV_PADDED ? 1 : layout == TV_NCHW_PADDED && d == 2 ? 3 : layout == TV_NCHW_PADDED && d == 1 ? 5 : 0;
+            s = s * dims[d] + gap;
         }
     }
     v->span = 1;
@@ -49,7 +51,18 @@ void tview_destroy(struct tview *v)
 
 size_t tview_bytes(const struct tview *v)
 {
-    return (size_t)v->span * tdtype_size(v->dtype);
+    return (size_t)(v->span + v->shift) * tdtype_size(v->dtype);
+}
+
+/* The buffer's start, from the first element's address. */
+static unsigned char *base_of(const struct tview *v, const void *buf)
+{
+    return (unsigned char *)buf - v->shift * (int64_t)tdtype_size(v->dtype);
+}
+
+void tview_free(const struct tview *v, void *buf)
+{
+    tbuf_free(base_of(v, buf));
 }
 
 int64_t tview_offset(const struct tview *v, int64_t i)
@@ -68,21 +81,46 @@ void *tview_upload(const struct tview *v, double *values)
     unsigned char *host = malloc(bytes);
     memset(host, 0xff, bytes);
     for (int64_t i = 0; values != NULL && i < v->count; i++) {
-        tstore(v->dtype, host, tview_offset(v, i), values[i]);
-        values[i] = tload(v->dtype, host, tview_offset(v, i));
+        tstore(v->dtype, host, v->shift + tview_offset(v, i), values[i]);
+        values[i] = tload(v->dtype, host, v->shift + tview_offset(v, i));
     }
-    void *buf = tbuf_from(host, bytes);
+    unsigned char *buf = tbuf_from(host, bytes);
     free(host);
-    return buf;
+    return buf + v->shift * (int64_t)tdtype_size(v->dtype);
 }
 
 void tview_download(const struct tview *v, const void *buf, double *values)
 {
     size_t bytes = tview_bytes(v);
     unsigned char *host = malloc(bytes);
-    tbuf_download(host, buf, bytes);
-    for (int64_t i = 0; i < v->count; i++) values[i] = tload(v->dtype, host, tview_offset(v, i));
+    tbuf_download(host, base_of(v, buf), bytes);
+    for (int64_t i = 0; i < v->count; i++) values[i] = tload(v->dtype, host, v->shift + tview_offset(v, i));
     free(host);
+}
+
+bool tview_gaps_intact(const struct tview *v, const void *buf, const char *what)
+{
+    size_t bytes = tview_bytes(v), size = tdtype_size(v->dtype);
+    unsigned char *host = malloc(bytes);
+    tbuf_download(host, base_of(v, buf), bytes);
+    for (int64_t i = 0; i < v->count; i++) /* mark the elements as poison too, then look at all */
+        memset(host + (v->shift + tview_offset(v, i)) * (int64_t)size, 0xff, size);
+    size_t bad = 0;
+    while (bad < bytes && host[bad] == 0xff) bad++;
+    free(host);
+    if (bad < bytes) FAIL("%s: scalar %zu of the buffer lies outside the tensor and was written", what, bad / size);
+    return bad == bytes;
+}
+
+bool tview_holds(const struct tview *v, const void *buf, const double *values, const char *what)
+{
+    double *now = malloc(sizeof(double) * (size_t)v->count);
+    tview_download(v, buf, now);
+    int64_t i = 0;
+    while (i < v->count && (now[i] == values[i] || (now[i] != now[i] && values[i] != values[i]))) i++;
+    if (i < v->count) FAIL("%s: element %lld changed from %g to %g", what, (long long)i, values[i], now[i]);
+    free(now);
+    return i == v->count;
 }
 
 bool tview_check(const struct tview *v, const void *buf, const double *want, const char *what)
@@ -100,6 +138,20 @@ double *tview_random(int64_t n, double lo, double hi)
     double *values = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
     for (int64_t i = 0; i < n; i++) values[i] = trand_uniform(lo, hi);
     return values;
+}
+
+double *tview_fill(int64_t n, double value)
+{
+    double *values = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    for (int64_t i = 0; i < n; i++) values[i] = value;
+    return values;
+}
+
+const void *tscale(cudnnDataType_t t, double v, union tscalar *store)
+{
+    if (t == CUDNN_DATA_DOUBLE) store->d = v;
+    else store->f = (float)v;
+    return store;
 }
 
 void *tbuf_snapshot(const void *buf, size_t bytes)

@@ -1,7 +1,8 @@
-/* tview.h: test tensors at any strides, for the dropout and spatial transformer tests. Values
-   live in logical row-major order (N, C, then the spatial dims) in double arrays; a tview stores
-   them, rounded to its type, at the strides of a layout on the backend under test, and reads them
-   back. Scalars of the buffer that hold no element stay poisoned (0xFF). */
+/* tview.h: test tensors at any strides. Values live in logical row-major order (N, C, then the
+   spatial dims) in double arrays; a tview stores them, rounded to its type, at the strides of a
+   layout on the backend under test, and reads them back. Scalars of the buffer that hold no
+   element stay poisoned (0xFF); tview_gaps_intact checks that an op wrote none of them. A shift
+   puts the first element that many scalars into the buffer, to misalign pointers. */
 #ifndef OCD_TESTS_TVIEW_H
 #define OCD_TESTS_TVIEW_H
 
@@ -11,14 +12,19 @@ enum tview_layout {
     TV_NCHW,   /* packed row-major */
     TV_NHWC,   /* packed, channels last */
     TV_PADDED, /* row-major order with a gap after every dimension (innermost stride 2) */
+    TV_NHWC_PADDED, /* channels last, each pixel's channels followed by a gap of 3 scalars */
+    TV_NCHW_PADDED, /* row-major, spatial dims packed, a gap of 3 after each channel and 5 after each image */
     TV_LAYOUTS
 };
+
+#define TLEN(a) (sizeof(a) / sizeof((a)[0]))
 
 struct tview {
     cudnnDataType_t dtype;
     int rank, dims[8], strides[8];
     int64_t count; /* elements */
     int64_t span;  /* scalars from the first element to one past the last */
+    int64_t shift; /* scalars of gap before the first element: 0 after tview_init */
     cudnnTensorDescriptor_t desc;
 };
 
@@ -30,14 +36,29 @@ size_t tview_bytes(const struct tview *v);
 /* Scalar offset of logical element i. */
 int64_t tview_offset(const struct tview *v, int64_t i);
 /* A buffer on the backend under test holding values (rounded to the type; values is updated to
-   what was stored); NULL values: all poison. */
+   what was stored); NULL values: all poison. Returns the first element's address; free it with
+   tview_free (tbuf_free too while shift is 0). */
 void *tview_upload(const struct tview *v, double *values);
+void tview_free(const struct tview *v, void *buf);
 /* Reads the elements back. */
 void tview_download(const struct tview *v, const void *buf, double *values);
+/* True when no scalar of the buffer outside the elements (the gaps and the shift) was written. */
+bool tview_gaps_intact(const struct tview *v, const void *buf, const char *what);
+/* True when the elements hold exactly values (NaN matching NaN): an input left alone, or an
+   output left unchanged by a call that failed. */
+bool tview_holds(const struct tview *v, const void *buf, const double *values, const char *what);
 /* Reads the elements back and compares them with want at the type's tolerance. */
 bool tview_check(const struct tview *v, const void *buf, const double *want, const char *what);
-/* n random values in [lo, hi]. */
+/* n random values in [lo, hi]; n copies of value. */
 double *tview_random(int64_t n, double lo, double hi);
+double *tview_fill(int64_t n, double value);
+
+/* alpha or beta as ops take them for data of type t: double for double data, float otherwise. */
+union tscalar {
+    float f;
+    double d;
+};
+const void *tscale(cudnnDataType_t t, double v, union tscalar *store);
 /* A copy of a buffer's bytes on the host, and the check that the buffer still holds them. */
 void *tbuf_snapshot(const void *buf, size_t bytes);
 bool tbuf_unchanged(const void *buf, const void *snapshot, size_t bytes, const char *what);

@@ -3,19 +3,20 @@
    open binds the handle to the current device (cudaGetDevice) and records its properties;
    without a driver or a device it answers NOT_INITIALIZED so that cudnnCreate falls back to the
    host backend. Kernel launches live with their ops (src/cuda/<op>.cu); this file holds only what
-   the core needs. */
+   the core needs, and the handle's scratch (scratch.cuh). */
 #include "core/handle.h"
 #include "cuda/check.cuh"
 #include "cuda/scratch.cuh"
 
 #include <stdlib.h>
 
-/* What a CUDA handle owns (handle->backend_data): the scratch buffer of scratch.cuh. */
+/* What a CUDA handle owns (handle->backend_data). */
 struct cuda_state {
-    void *scratch;
+    void *scratch;          /* device memory, scratch_bytes long, or NULL */
     size_t scratch_bytes;
-    cudaEvent_t scratch_free; /* recorded after the last user's work; created on first use */
+    cudaEvent_t scratch_done; /* recorded after the last use, on scratch_stream */
     cudaStream_t scratch_stream;
+    bool scratch_used;
 };
 
 static cudnnStatus_t cuda_open(cudnnHandle_t h)
@@ -31,8 +32,9 @@ static cudnnStatus_t cuda_open(cudnnHandle_t h)
     if (prop.major < 7 || (prop.major == 7 && prop.minor < 5))
         return OCD_FAIL(CUDNN_STATUS_ARCH_MISMATCH, "device %d is sm_%d%d; opencudnn needs sm_75 or newer",
                         dev, prop.major, prop.minor);
-    h->backend_data = calloc(1, sizeof(struct cuda_state));
-    if (h->backend_data == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate the handle's state");
+    struct cuda_state *st = (struct cuda_state *)calloc(1, sizeof *st);
+    if (st == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate the handle's state");
+    h->backend_data = st;
     h->device = dev;
     h->sm_count = prop.multiProcessorCount;
     h->cc_major = prop.major;
@@ -44,35 +46,39 @@ static void cuda_close(cudnnHandle_t h)
 {
     struct cuda_state *st = (struct cuda_state *)h->backend_data;
     if (st == NULL) return;
-    if (st->scratch) cudaFree(st->scratch);
-    if (st->scratch_free) cudaEventDestroy(st->scratch_free);
+    if (st->scratch) cudaFree(st->scratch); /* waits for the work that uses it */
+    if (st->scratch_done) cudaEventDestroy(st->scratch_done);
     free(st);
     h->backend_data = NULL;
 }
 
-cudnnStatus_t ocd_cuda_scratch(cudnnHandle_t h, size_t bytes, void **ptr)
+extern "C" cudnnStatus_t ocd_cuda_scratch_acquire(cudnnHandle_t h, size_t bytes, void **ptr)
 {
     struct cuda_state *st = (struct cuda_state *)h->backend_data;
-    if (st->scratch_free == NULL)
-        OCD_CUDA_TRY(cudaEventCreateWithFlags(&st->scratch_free, cudaEventDisableTiming));
-    else if (st->scratch_stream != h->stream)
-        OCD_CUDA_TRY(cudaStreamWaitEvent(h->stream, st->scratch_free, 0));
+    if (st->scratch_done == NULL) OCD_CUDA_TRY(cudaEventCreateWithFlags(&st->scratch_done, cudaEventDisableTiming));
     if (bytes > st->scratch_bytes) {
-        if (st->scratch) OCD_CUDA_TRY(cudaFree(st->scratch));
-        st->scratch = NULL;
-        st->scratch_bytes = 0;
-        OCD_CUDA_TRY(cudaMalloc(&st->scratch, bytes));
-        st->scratch_bytes = bytes;
+        size_t want = bytes < ((size_t)1 << 20) ? (size_t)1 << 20 : bytes;
+        if (st->scratch) {
+            /* cudaFree waits for the device, hence for the previous user. */
+            OCD_CUDA_TRY(cudaFree(st->scratch));
+            st->scratch = NULL;
+            st->scratch_bytes = 0;
+        }
+        OCD_CUDA_TRY(cudaMalloc(&st->scratch, want));
+        st->scratch_bytes = want;
+    } else if (st->scratch_used && st->scratch_stream != h->stream) {
+        OCD_CUDA_TRY(cudaStreamWaitEvent(h->stream, st->scratch_done, 0));
     }
     *ptr = st->scratch;
     return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t ocd_cuda_scratch_done(cudnnHandle_t h)
+extern "C" cudnnStatus_t ocd_cuda_scratch_release(cudnnHandle_t h)
 {
     struct cuda_state *st = (struct cuda_state *)h->backend_data;
-    OCD_CUDA_TRY(cudaEventRecord(st->scratch_free, h->stream));
+    OCD_CUDA_TRY(cudaEventRecord(st->scratch_done, h->stream));
     st->scratch_stream = h->stream;
+    st->scratch_used = true;
     return CUDNN_STATUS_SUCCESS;
 }
 

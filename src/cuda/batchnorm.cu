@@ -25,7 +25,6 @@
    training moves x twice and y once; backward x and dy twice, dx once: the element pass visits
    the work in the reverse order of the reduction, so that what the reduction read last is still
    in L2 when the element pass starts. */
-#include "core/dtype.h"
 #include "core/reasons.h"
 #include "cuda/check.cuh"
 #include "cuda/scratch.cuh"
@@ -33,7 +32,6 @@
 #include "ops/batchnorm.h"
 
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <type_traits>
@@ -50,21 +48,23 @@ const int FINISH_SLOTS = 32, FINISH_LANES = 8;
 
 /* ---- device helpers -------------------------------------------------------------------------- */
 
-__device__ __forceinline__ float act_forward(int m, int nan, float coef, float v) { return ocd_act_forward_f(m, nan, coef, v); }
-__device__ __forceinline__ double act_forward(int m, int nan, double coef, double v) { return ocd_act_forward_d(m, nan, coef, v); }
-__device__ __forceinline__ float act_grad(int m, float coef, float v) { return ocd_act_grad_f(m, coef, v); }
-__device__ __forceinline__ double act_grad(int m, double coef, double v) { return ocd_act_grad_d(m, coef, v); }
+__device__ __forceinline__ float act_forward(int m, int nan, float coef, float swish, float v)
+{
+    return ocd_bn_act_forward_f(m, nan, coef, swish, v);
+}
+__device__ __forceinline__ double act_forward(int m, int nan, double coef, double swish, double v)
+{
+    return ocd_bn_act_forward_d(m, nan, coef, swish, v);
+}
+__device__ __forceinline__ float act_grad(int m, float coef, float swish, float v) { return ocd_bn_act_grad_f(m, coef, swish, v); }
+__device__ __forceinline__ double act_grad(int m, double coef, double swish, double v) { return ocd_bn_act_grad_d(m, coef, swish, v); }
 __device__ __forceinline__ float inv_sqrt(float v) { return rsqrtf(v); }
 __device__ __forceinline__ double inv_sqrt(double v) { return 1.0 / sqrt(v); }
 
 /* V consecutive scalars as loaded: one 16-byte vector (a single scalar when V is 1), unpacked
    to compute values only where used, so that loads in flight hold few registers. */
-template <int BYTES> struct RawOf;
-template <> struct RawOf<16> { typedef uint4 type; };
-template <> struct RawOf<8> { typedef uint2 type; };
-template <> struct RawOf<4> { typedef unsigned type; };
 template <typename T, int V> struct VecOf {
-    typedef typename RawOf<V * (int)sizeof(T)>::type type;
+    typedef uint4 type;
 };
 template <typename T> struct VecOf<T, 1> {
     typedef T type;
@@ -141,34 +141,18 @@ struct SlotMap {
     }
 };
 
-/* Rows layouts give each of a thread's rows of a chunk a position (Pos), computed once per
-   chunk, from which at() gives any tensor's offset of a slot. */
+/* Rows layouts give a row a position (Pos), from which at() gives any tensor's offset of a slot. */
 
 /* Channels last: slot j of row r at (r / S) * sN + (r % S) * sS + j in every tensor; a position is
-   the row's offset, found with one division per chunk. */
+   the row's offset. */
 struct LayRows {
     typedef int64_t Pos;
     uint32_t S;
     int64_t sN, sS;
-    __device__ __forceinline__ int64_t off(int, uint32_t r, uint32_t j) const
+    __device__ __forceinline__ Pos pos(uint32_t r) const
     {
         uint32_t n = r / S;
-        return n * sN + (int64_t)(r - n * S) * sS + j;
-    }
-    /* rows r0, r0 + step, ... */
-    __device__ __forceinline__ void chunk(uint32_t r0, uint32_t step, Pos pos[UNROLL]) const
-    {
-        uint32_t n = r0 / S, s = r0 - n * S;
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
-            pos[u] = (int64_t)n * sN + (int64_t)s * sS;
-            s += step;
-            if (s >= S) { /* the next row is in a later image: rare when S is large */
-                uint32_t q = s / S;
-                n += q;
-                s -= q * S;
-            }
-        }
+        return n * sN + (int64_t)(r - n * S) * sS;
     }
     __device__ __forceinline__ int64_t at(Pos p, int, uint32_t j) const { return p + j; }
 };
@@ -180,7 +164,8 @@ struct LayStrided {
     int nr, ns;
     uint32_t rext[5], sext[4]; /* innermost first */
     int64_t rstr[NTENS][5], sstr[NTENS][4];
-    __device__ int64_t off(int t, uint32_t r, uint32_t j) const
+    __device__ __forceinline__ Pos pos(uint32_t r) const { return r; }
+    __device__ int64_t at(uint32_t r, int t, uint32_t j) const
     {
         int64_t o = 0;
         for (int d = 0; d < nr; d++) {
@@ -193,12 +178,6 @@ struct LayStrided {
         }
         return o;
     }
-    __device__ __forceinline__ void chunk(uint32_t r0, uint32_t step, Pos pos[UNROLL]) const
-    {
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) pos[u] = r0 + u * step;
-    }
-    __device__ __forceinline__ int64_t at(Pos p, int t, uint32_t j) const { return off(t, p, j); }
 };
 
 /* Channels first: element i of channel c at c * sC + (i / S) * sN + i % S in every tensor. */
@@ -218,7 +197,7 @@ template <typename T> struct Args {
     T *y, *dx, *dz, *res;
     const C *scale, *bias, *est_mean, *est_var, *saved_mean, *saved_invstd;
     C *save_mean, *save_invstd, *run_mean, *run_var, *dscale, *dbias;
-    C alpha, beta, alpha_p, beta_p, act_coef;
+    C alpha, beta, alpha_p, beta_p, act_coef, act_swish;
     double eps, factor;
     uint32_t K, M;
     int act_mode, act_nan;
@@ -263,7 +242,7 @@ __device__ __forceinline__ void unpack_dp(const Args<T> &a, const GradChunk<T, V
         C pre[V];
         unpack(g.pre, pre);
 #pragma unroll
-        for (int i = 0; i < V; i++) dp[i] *= act_grad(a.act_mode, a.act_coef, pre[i]);
+        for (int i = 0; i < V; i++) dp[i] *= act_grad(a.act_mode, a.act_coef, a.act_swish, pre[i]);
     }
 }
 
@@ -298,8 +277,8 @@ template <bool TWO_INPUTS, bool MANY_COEFS, int V> struct Rounds {
 
 /* ---- reduce ---------------------------------------------------------------------------------- */
 
-template <typename T, int V, int MB, bool GRAD, class L>
-__global__ void __launch_bounds__(THREADS, MB) k_reduce_rows(const L lay, const Args<T> a)
+template <typename T, int V, bool GRAD, class L>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_reduce_rows(const L lay, const Args<T> a)
 {
     typedef typename ocd_compute<T>::type C;
     const int U = Rounds<GRAD, false, V>::U;
@@ -311,13 +290,11 @@ __global__ void __launch_bounds__(THREADS, MB) k_reduce_rows(const L lay, const 
 #pragma unroll
     for (int i = 0; i < V; i++) ref[i] = s1[i] = s2[i] = 0;
     if (n > 0) {
-        if (!GRAD) load_lanes<false, T, V>(a.x + lay.off(T_X, 0, j0), n, ref);
+        if (!GRAD) load_lanes<false, T, V>(a.x + lay.at(lay.pos(0), T_X, j0), n, ref);
         else
             for (int i = 0; i < n; i++) ref[i] = slot_mean(a, j0 + i);
         for (uint32_t chunk = blockIdx.y; chunk < a.nchunks; chunk += gridDim.y) {
             const uint32_t r0 = chunk * a.chunk + ty;
-            typename L::Pos pos[UNROLL];
-            lay.chunk(r0, a.ty, pos);
 #pragma unroll
             for (int u0 = 0; u0 < UNROLL; u0 += U) {
                 Chunk<T, V> xc[U];
@@ -325,9 +302,10 @@ __global__ void __launch_bounds__(THREADS, MB) k_reduce_rows(const L lay, const 
                 bool ok[U];
 #pragma unroll
                 for (int u = 0; u < U; u++) { /* the loads of the round first, all in flight */
-                    ok[u] = r0 + (u0 + u) * a.ty < a.M;
+                    const uint32_t r = r0 + (u0 + u) * a.ty;
+                    ok[u] = r < a.M;
                     if (!ok[u]) continue;
-                    const typename L::Pos p = pos[u0 + u];
+                    const typename L::Pos p = lay.pos(r);
                     load_chunk<false>(a.x + lay.at(p, T_X, j0), n, xc[u]);
                     if (GRAD) load_grad<false>(a, lay.at(p, T_DY, j0), a.res ? lay.at(p, T_RES, j0) : 0, n, gc[u]);
                 }
@@ -544,7 +522,7 @@ __device__ __forceinline__ void apply_chunk(const Args<T> &a, const Offs &o, int
         if (a.act) {
             if (a.res) store_lanes<T, V>(a.res + o.res, n, out);
 #pragma unroll
-            for (int i = 0; i < V; i++) out[i] = act_forward(a.act_mode, a.act_nan, a.act_coef, out[i]);
+            for (int i = 0; i < V; i++) out[i] = act_forward(a.act_mode, a.act_nan, a.act_coef, a.act_swish, out[i]);
         }
         if (a.beta != 0) load_lanes<true, T, V>(a.y + o.out, n, tmp);
 #pragma unroll
@@ -571,8 +549,8 @@ __device__ __forceinline__ void apply_chunk(const Args<T> &a, const Offs &o, int
 }
 
 
-template <typename T, int V, int MB, bool BWD, class L>
-__global__ void __launch_bounds__(THREADS, MB) k_apply_rows(const L lay, const Args<T> a)
+template <typename T, int V, bool BWD, class L>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_apply_rows(const L lay, const Args<T> a)
 {
     typedef typename ocd_compute<T>::type C;
     const int U = Rounds<BWD, true, V>::U;
@@ -590,25 +568,25 @@ __global__ void __launch_bounds__(THREADS, MB) k_apply_rows(const L lay, const A
     /* the chunks, and the rows in them, in the reverse order of the reduction: see the top */
     for (int64_t chunk = (int64_t)a.nchunks - 1 - blockIdx.y; chunk >= 0; chunk -= gridDim.y) {
         const uint32_t r0 = (uint32_t)chunk * a.chunk + threadIdx.y;
-        typename L::Pos pos[UNROLL];
-        lay.chunk(r0, a.ty, pos);
 #pragma unroll
         for (int u0 = 0; u0 < UNROLL; u0 += U) {
             Chunk<T, V> xc[U];
             GradChunk<T, V> gc[U];
 #pragma unroll
             for (int u = 0; u < U; u++) {
-                const int k = UNROLL - 1 - u0 - u;
-                if (r0 + k * a.ty >= a.M) continue;
-                load_chunk<true>(a.x + lay.at(pos[k], T_X, j0), n, xc[u]);
-                if (BWD) load_grad<true>(a, lay.at(pos[k], T_DY, j0), a.res ? lay.at(pos[k], T_RES, j0) : 0, n, gc[u]);
+                const uint32_t r = r0 + (UNROLL - 1 - u0 - u) * a.ty;
+                if (r >= a.M) continue;
+                const typename L::Pos p = lay.pos(r);
+                load_chunk<true>(a.x + lay.at(p, T_X, j0), n, xc[u]);
+                if (BWD) load_grad<true>(a, lay.at(p, T_DY, j0), a.res ? lay.at(p, T_RES, j0) : 0, n, gc[u]);
             }
 #pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int k = UNROLL - 1 - u0 - u;
-                if (r0 + k * a.ty >= a.M) continue;
-                const Offs o = {lay.at(pos[k], BWD ? T_DX : T_Y, j0), lay.at(pos[k], BWD ? T_DZ : T_Z, j0),
-                                a.res ? lay.at(pos[k], T_RES, j0) : 0};
+            for (int u = 0; u < U; u++) { /* positions recomputed: cheaper than keeping registers */
+                const uint32_t r = r0 + (UNROLL - 1 - u0 - u) * a.ty;
+                if (r >= a.M) continue;
+                const typename L::Pos p = lay.pos(r);
+                const Offs o = {lay.at(p, BWD ? T_DX : T_Y, j0), lay.at(p, BWD ? T_DZ : T_Z, j0),
+                                a.res ? lay.at(p, T_RES, j0) : 0};
                 apply_chunk<T, V, BWD>(a, o, n, xc[u], gc[u], c0, c1, c2);
             }
         }
@@ -656,7 +634,6 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_apply_chan(const LayCha
 struct Plan {
     Kind kind;
     int vec;        /* V the strides allow; 1 when they do not */
-    int minb;       /* blocks resident per SM the kernels are built for */
     int G;          /* blocks along y (see Args) */
     uint32_t per_split, nchunks;
     LayRows rows;
@@ -753,19 +730,11 @@ const char *make_plan(cudnnHandle_t h, const struct ocd_bn_problem *p, Kind kind
     int sdims[OCD_MAX_DIMS], rdims[OCD_MAX_DIMS];
     int ns = sorted_dims(p, true, sdims), nr = sorted_dims(p, false, rdims);
     int vw = vector_width(p->dtype);
-    pl->minb = MIN_BLOCKS;
-    if (kind == CHANNELS_LAST && ocd_dtype_scalar_size(p->dtype) == 2) {
-        static const int variants[][2] = {{8, 3}, {8, 4}, {4, 4}, {2, 6}, {4, 3}};
-        const char *e = getenv("OPENCUDNN_BN_CL");
-        int k = e ? atoi(e) : 0;
-        vw = variants[k][0];
-        pl->minb = variants[k][1];
-    }
     if (kind != STRIDED)
         for (int t = 0; t < NTENS; t++)
             if (v[t] && !ocd_view_same_strides(v[t], &p->x)) return "the tensors' strides differ";
     const int64_t K = p->slots, M = p->reduced;
-    int64_t wave = (int64_t)h->sm_count * pl->minb; /* blocks resident at once */
+    int64_t wave = (int64_t)h->sm_count * MIN_BLOCKS; /* blocks resident at once */
     if (kind == CHANNELS_LAST) {
         if (!dense_from(&p->x, sdims, ns, 1)) return "the slots are not the dense innermost dimension";
         /* the spatial dims of the rows must collapse into one stride */
@@ -848,45 +817,33 @@ template <typename T> struct Runner {
 
     dim3 rows_grid() const { return dim3(div_up(a.K, (int64_t)a.tx * V), (unsigned)a.G); }
 
-    template <int VV, int MB, bool GRAD> cudnnStatus_t reduce_v()
+    template <int VV, bool GRAD> cudnnStatus_t reduce_v()
     {
         if (pl->kind == CHANNELS_FIRST)
             k_reduce_chan<T, VV, GRAD><<<dim3(a.K, a.G), THREADS, 0, h->stream>>>(pl->chan, a);
         else if (pl->kind == CHANNELS_LAST)
-            k_reduce_rows<T, VV, MB, GRAD><<<rows_grid(), dim3(a.tx, a.ty), 0, h->stream>>>(pl->rows, a);
+            k_reduce_rows<T, VV, GRAD><<<rows_grid(), dim3(a.tx, a.ty), 0, h->stream>>>(pl->rows, a);
         else
-            k_reduce_rows<T, 1, MIN_BLOCKS, GRAD><<<rows_grid(), dim3(a.tx, a.ty), 0, h->stream>>>(pl->strided, a);
+            k_reduce_rows<T, 1, GRAD><<<rows_grid(), dim3(a.tx, a.ty), 0, h->stream>>>(pl->strided, a);
         OCD_CUDA_LAUNCHED();
         return CUDNN_STATUS_SUCCESS;
     }
 
-    template <int VV, int MB, bool BWD> cudnnStatus_t apply_v()
+    template <int VV, bool BWD> cudnnStatus_t apply_v()
     {
         if (pl->kind == CHANNELS_FIRST)
             k_apply_chan<T, VV, BWD><<<dim3(a.K, a.G), THREADS, 0, h->stream>>>(pl->chan, a);
         else if (pl->kind == CHANNELS_LAST)
-            k_apply_rows<T, VV, MB, BWD><<<rows_grid(), dim3(a.tx, a.ty), 0, h->stream>>>(pl->rows, a);
+            k_apply_rows<T, VV, BWD><<<rows_grid(), dim3(a.tx, a.ty), 0, h->stream>>>(pl->rows, a);
         else
-            k_apply_rows<T, 1, MIN_BLOCKS, BWD><<<rows_grid(), dim3(a.tx, a.ty), 0, h->stream>>>(pl->strided, a);
+            k_apply_rows<T, 1, BWD><<<rows_grid(), dim3(a.tx, a.ty), 0, h->stream>>>(pl->strided, a);
         OCD_CUDA_LAUNCHED();
         return CUDNN_STATUS_SUCCESS;
     }
 
     static const int VEC = 16 / sizeof(T);
-    template <bool OP, bool APPLY> cudnnStatus_t go()
-    {
-        if (V == 1) return APPLY ? apply_v<1, MIN_BLOCKS, OP>() : reduce_v<1, MIN_BLOCKS, OP>();
-        if constexpr (sizeof(T) == 2) if (pl->kind == CHANNELS_LAST) {
-            const int key = V * 10 + pl->minb;
-            if (key == 84) return APPLY ? apply_v<8, 4, OP>() : reduce_v<8, 4, OP>();
-            if (key == 44) return APPLY ? apply_v<4, 4, OP>() : reduce_v<4, 4, OP>();
-            if (key == 26) return APPLY ? apply_v<2, 6, OP>() : reduce_v<2, 6, OP>();
-            if (key == 43) return APPLY ? apply_v<4, 3, OP>() : reduce_v<4, 3, OP>();
-        }
-        return APPLY ? apply_v<VEC, MIN_BLOCKS, OP>() : reduce_v<VEC, MIN_BLOCKS, OP>();
-    }
-    template <bool GRAD> cudnnStatus_t reduce() { return go<GRAD, false>(); }
-    template <bool BWD> cudnnStatus_t apply() { return go<BWD, true>(); }
+    template <bool GRAD> cudnnStatus_t reduce() { return V > 1 ? reduce_v<VEC, GRAD>() : reduce_v<1, GRAD>(); }
+    template <bool BWD> cudnnStatus_t apply() { return V > 1 ? apply_v<VEC, BWD>() : apply_v<1, BWD>(); }
 
     template <bool GRAD, bool STATS_ONLY> cudnnStatus_t finish()
     {
@@ -962,6 +919,7 @@ cudnnStatus_t run_typed(cudnnHandle_t h, const struct ocd_bn_problem *p, const P
     a.act_mode = p->act_mode;
     a.act_nan = p->act_nan;
     a.act_coef = (C)p->act_coef;
+    a.act_swish = (C)p->act_swish;
     a.eps = p->epsilon;
     a.factor = p->factor;
     a.K = (uint32_t)p->slots;
@@ -988,7 +946,7 @@ cudnnStatus_t run_kind(cudnnHandle_t h, const void *problem, void *workspace, si
     if (why) return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "the plan that applied no longer does: %s", why);
     void *ws = workspace;
     bool scratch = pl.workspace > 0 && (workspace == NULL || workspace_bytes < pl.workspace);
-    if (scratch) OCD_TRY(ocd_cuda_scratch(h, pl.workspace, &ws));
+    if (scratch) OCD_TRY(ocd_cuda_scratch_acquire(h, pl.workspace, &ws));
     cudnnStatus_t s;
     switch (p->dtype) {
     case CUDNN_DATA_FLOAT: s = run_typed<float>(h, p, &pl, ws); break;
@@ -997,7 +955,7 @@ cudnnStatus_t run_kind(cudnnHandle_t h, const void *problem, void *workspace, si
     default: s = run_typed<__nv_bfloat16>(h, p, &pl, ws); break;
     }
     if (scratch) {
-        cudnnStatus_t done = ocd_cuda_scratch_done(h);
+        cudnnStatus_t done = ocd_cuda_scratch_release(h);
         if (s == CUDNN_STATUS_SUCCESS) s = done;
     }
     return s;

@@ -46,6 +46,7 @@ double ref_act(int mode, double coef, double v)
     case CUDNN_ACTIVATION_TANH: return tanh(v);
     case CUDNN_ACTIVATION_CLIPPED_RELU: return v < 0 ? 0 : v > coef ? coef : v;
     case CUDNN_ACTIVATION_ELU: return v > 0 ? v : coef * (exp(v) - 1);
+    case CUDNN_ACTIVATION_SWISH: return v / (1 + exp(-coef * v));
     default: return v;
     }
 }
@@ -58,6 +59,10 @@ double ref_act_grad(int mode, double coef, double v)
     case CUDNN_ACTIVATION_TANH: return 1 / (cosh(v) * cosh(v));
     case CUDNN_ACTIVATION_CLIPPED_RELU: return v > 0 && v < coef ? 1 : 0;
     case CUDNN_ACTIVATION_ELU: return v > 0 ? 1 : coef * exp(v);
+    case CUDNN_ACTIVATION_SWISH: { /* d/dv of v * s(coef v) */
+        double sg = 1 / (1 + exp(-coef * v));
+        return sg + coef * v * sg * (1 - sg);
+    }
     default: return 1;
     }
 }

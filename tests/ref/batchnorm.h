@@ -3,7 +3,8 @@
 
    Tensors are logical row-major arrays (n, c, s) where s runs over the spatial positions
    (D*H*W). A slot is a channel (spatial mode) or a (c, s) pair (per activation); per-slot arrays
-   are indexed by slot. act_mode < 0 means no activation. */
+   are indexed by slot. act_mode < 0 means no activation; coef is the ceiling of CLIPPED_RELU, the
+   alpha of ELU and the beta of SWISH. */
 #ifndef OCD_TESTS_REF_BATCHNORM_H
 #define OCD_TESTS_REF_BATCHNORM_H
 
