@@ -143,20 +143,38 @@ TEST(bn_ex_fused_ops)
 
 /* ---- finite differences ---------------------------------------------------------------------- */
 
-/* L = sum dy * act(BN(x) + z), the statistics being those of x. */
-static double loss(const struct ref_bn_shape *sh, const double *x, const double *z, const double *scale,
-                   const double *bias, const double *dy, int act, double coef, double eps)
+/* L = sum dy * act(BN(x) + z), the statistics being those of x; z may be NULL. */
+struct fd_problem {
+    struct ref_bn_shape sh;
+    double *x, *z, *scale, *bias, *dy;
+    int act;
+    double eps;
+};
+
+static double loss(const struct fd_problem *f)
 {
-    int64_t k = ref_bn_slots(sh), n = sh->n * sh->c * sh->s;
+    int64_t k = ref_bn_slots(&f->sh), n = f->sh.n * f->sh.c * f->sh.s;
     double *mean = malloc((size_t)k * sizeof *mean), *var = malloc((size_t)k * sizeof *var);
     double *out = malloc((size_t)n * sizeof *out), l = 0;
-    ref_bn_stats(sh, x, mean, var);
-    ref_bn_forward(sh, x, z, scale, bias, mean, var, eps, act, coef, NULL, out);
-    for (int64_t i = 0; i < n; i++) l += dy[i] * out[i];
+    ref_bn_stats(&f->sh, f->x, mean, var);
+    ref_bn_forward(&f->sh, f->x, f->z, f->scale, f->bias, mean, var, f->eps, f->act, 0, NULL, out);
+    for (int64_t i = 0; i < n; i++) l += f->dy[i] * out[i];
     free(mean);
     free(var);
     free(out);
     return l;
+}
+
+/* dL/dv[i] by central differences (v is one of the problem's arrays). */
+static double central_difference(const struct fd_problem *f, double *v, int64_t i)
+{
+    const double h = 1e-5, keep = v[i];
+    v[i] = keep + h;
+    double lp = loss(f);
+    v[i] = keep - h;
+    double lm = loss(f);
+    v[i] = keep;
+    return (lp - lm) / (2 * h);
 }
 
 static void fd_compare(const double *got, const double *want, int64_t n, const char *what)
@@ -175,7 +193,7 @@ TEST(bn_backward_finite_differences)
 {
     cudnnHandle_t h = test_handle();
     int dims[4] = {3, 2, 2, 3};
-    const double eps = 1e-3, hstep = 1e-5;
+    const double eps = 1e-3;
     const bool acts = bn_activations_exist(); /* the fused case needs an activation descriptor */
     for (int mode = 0; mode < 2; mode++) {
         for (int ops = 0; ops <= (acts ? 2 : 0); ops += 2) {
@@ -217,33 +235,14 @@ TEST(bn_backward_finite_differences)
             tview_download(&pt, bds, ds);
             tview_download(&pt, bdb, db);
             double fx[36], fz[36], fs[12], fb[12];
+            struct fd_problem f = {sh, x, ops ? z : NULL, scale, bias, dy, act, eps};
             for (int64_t i = 0; i < n; i++) {
-                double keep = x[i];
-                x[i] = keep + hstep;
-                double lp = loss(&sh, x, ops ? z : NULL, scale, bias, dy, act, 0, eps);
-                x[i] = keep - hstep;
-                fx[i] = (lp - loss(&sh, x, ops ? z : NULL, scale, bias, dy, act, 0, eps)) / (2 * hstep);
-                x[i] = keep;
-                keep = z[i];
-                z[i] = keep + hstep;
-                lp = loss(&sh, x, z, scale, bias, dy, act, 0, eps);
-                z[i] = keep - hstep;
-                fz[i] = (lp - loss(&sh, x, z, scale, bias, dy, act, 0, eps)) / (2 * hstep);
-                z[i] = keep;
+                fx[i] = central_difference(&f, x, i);
+                fz[i] = ops ? central_difference(&f, z, i) : 0;
             }
             for (int64_t j = 0; j < k; j++) {
-                double keep = scale[j];
-                scale[j] = keep + hstep;
-                double lp = loss(&sh, x, ops ? z : NULL, scale, bias, dy, act, 0, eps);
-                scale[j] = keep - hstep;
-                fs[j] = (lp - loss(&sh, x, ops ? z : NULL, scale, bias, dy, act, 0, eps)) / (2 * hstep);
-                scale[j] = keep;
-                keep = bias[j];
-                bias[j] = keep + hstep;
-                lp = loss(&sh, x, ops ? z : NULL, scale, bias, dy, act, 0, eps);
-                bias[j] = keep - hstep;
-                fb[j] = (lp - loss(&sh, x, ops ? z : NULL, scale, bias, dy, act, 0, eps)) / (2 * hstep);
-                bias[j] = keep;
+                fs[j] = central_difference(&f, scale, j);
+                fb[j] = central_difference(&f, bias, j);
             }
             fd_compare(dx, fx, n, "dx");
             fd_compare(ds, fs, k, "dscale");

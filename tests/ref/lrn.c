@@ -51,9 +51,9 @@ void ref_lrn_backward(int64_t n, int64_t c, int64_t s, const struct ref_lrn_para
             }
 }
 
-static int64_t at(const int64_t dims[5], int64_t i, int64_t ch, int64_t d, int64_t h, int64_t w)
+static int64_t at(const int64_t dims[5], const int64_t c[5])
 {
-    return (((i * dims[1] + ch) * dims[2] + d) * dims[3] + h) * dims[4] + w;
+    return (((c[0] * dims[1] + c[1]) * dims[2] + c[2]) * dims[3] + c[3]) * dims[4] + c[4];
 }
 
 static double u_of(const double *x, const double *means, int64_t o)
@@ -61,49 +61,49 @@ static double u_of(const double *x, const double *means, int64_t o)
     return x[o] - (means ? means[o] : 0);
 }
 
-/* Runs body with o set to each in-bounds element of the window of (d, h, w) in image i, channel ch. */
-#define FOR_WINDOW(dims, q, i, ch, d, h, w, o, body)                                              \
-    for (int64_t d_ = (d) - lo_of((q)->n); d_ <= (d) + hi_of((q)->n); d_++)                         \
-        for (int64_t h_ = (h) - lo_of((q)->n); h_ <= (h) + hi_of((q)->n); h_++)                     \
-            for (int64_t w_ = (w) - lo_of((q)->n); w_ <= (w) + hi_of((q)->n); w_++) {               \
+/* Runs body with o set to each in-bounds element of the spatial window of the element at c. */
+#define FOR_WINDOW(dims, q, c, o, body)                                                           \
+    for (int64_t d_ = (c)[2] - lo_of((q)->n); d_ <= (c)[2] + hi_of((q)->n); d_++)                 \
+        for (int64_t h_ = (c)[3] - lo_of((q)->n); h_ <= (c)[3] + hi_of((q)->n); h_++)             \
+            for (int64_t w_ = (c)[4] - lo_of((q)->n); w_ <= (c)[4] + hi_of((q)->n); w_++) {       \
                 if (d_ < 0 || d_ >= (dims)[2] || h_ < 0 || h_ >= (dims)[3] || w_ < 0 || w_ >= (dims)[4]) \
                     continue;                                                                       \
-                int64_t o = at((dims), (i), (ch), d_, h_, w_);                                      \
+                const int64_t q_[5] = {(c)[0], (c)[1], d_, h_, w_};                                 \
+                int64_t o = at((dims), q_);                                                         \
                 body;                                                                               \
             }
+
+/* The coordinates of element e, and s at it. */
+static double divnorm_s(const int64_t dims[5], int spatial, const struct ref_lrn_params *q, const double *x,
+                        const double *means, int64_t e, int64_t c[5])
+{
+    for (int d = 4; d >= 0; d--) {
+        c[d] = e % dims[d];
+        e /= dims[d];
+    }
+    double sum = 0;
+    FOR_WINDOW(dims, q, c, o, sum += u_of(x, means, o) * u_of(x, means, o));
+    return q->k + q->alpha / pow(q->n, spatial) * sum;
+}
 
 void ref_divnorm_forward(const int64_t dims[5], int spatial, const struct ref_lrn_params *q, const double *x,
                          const double *means, double *y)
 {
-    double scale = q->alpha / pow(q->n, spatial);
-    for (int64_t i = 0; i < dims[0]; i++)
-        for (int64_t ch = 0; ch < dims[1]; ch++)
-            for (int64_t d = 0; d < dims[2]; d++)
-                for (int64_t h = 0; h < dims[3]; h++)
-                    for (int64_t w = 0; w < dims[4]; w++) {
-                        double sum = 0;
-                        FOR_WINDOW(dims, q, i, ch, d, h, w, o, sum += u_of(x, means, o) * u_of(x, means, o));
-                        int64_t o = at(dims, i, ch, d, h, w);
-                        y[o] = u_of(x, means, o) * pow(q->k + scale * sum, -q->beta);
-                    }
+    int64_t total = dims[0] * dims[1] * dims[2] * dims[3] * dims[4], c[5];
+    for (int64_t e = 0; e < total; e++) y[e] = u_of(x, means, e) * pow(divnorm_s(dims, spatial, q, x, means, e, c), -q->beta);
 }
 
 void ref_divnorm_backward(const int64_t dims[5], int spatial, const struct ref_lrn_params *q, const double *x,
                           const double *means, const double *dy, double *dx)
 {
+    int64_t total = dims[0] * dims[1] * dims[2] * dims[3] * dims[4], c[5];
     double scale = q->alpha / pow(q->n, spatial);
-    for (int64_t e = 0; e < dims[0] * dims[1] * dims[2] * dims[3] * dims[4]; e++) dx[e] = 0;
-    for (int64_t i = 0; i < dims[0]; i++)
-        for (int64_t ch = 0; ch < dims[1]; ch++)
-            for (int64_t d = 0; d < dims[2]; d++)
-                for (int64_t h = 0; h < dims[3]; h++)
-                    for (int64_t w = 0; w < dims[4]; w++) {
-                        double sum = 0;
-                        FOR_WINDOW(dims, q, i, ch, d, h, w, o, sum += u_of(x, means, o) * u_of(x, means, o));
-                        int64_t p = at(dims, i, ch, d, h, w);
-                        double sv = q->k + scale * sum, up = u_of(x, means, p);
-                        dx[p] += dy[p] * pow(sv, -q->beta);
-                        double common = dy[p] * up * -q->beta * pow(sv, -q->beta - 1) * 2 * scale;
-                        FOR_WINDOW(dims, q, i, ch, d, h, w, o, dx[o] += common * u_of(x, means, o));
-                    }
+    for (int64_t e = 0; e < total; e++) dx[e] = 0;
+    for (int64_t p = 0; p < total; p++) {
+        double sv = divnorm_s(dims, spatial, q, x, means, p, c), up = u_of(x, means, p);
+        dx[p] += dy[p] * pow(sv, -q->beta);
+        /* d s / d u_o = 2 scale u_o for o in the window */
+        double common = dy[p] * up * -q->beta * pow(sv, -q->beta - 1) * 2 * scale;
+        FOR_WINDOW(dims, q, c, o, dx[o] += common * u_of(x, means, o));
+    }
 }
