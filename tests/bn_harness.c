@@ -139,8 +139,8 @@ static void run_inference(struct run *r)
 {
     const struct bn_case *c = r->c;
     if (c->api == BN_API_EX && c->ops != 0) return; /* no Ex inference call exists */
-    union tscalar sa, sb;
-    const void *alpha = tscale(c->dtype, c->alpha, &sa), *beta = tscale(c->dtype, c->beta, &sb);
+    struct tscale sa, sb;
+    const void *alpha = tscale(&sa, c->dtype, c->alpha), *beta = tscale(&sb, c->dtype, c->beta);
     tb_random(&r->x, -2, 3);
     tb_random(&r->mean, -1, 1);
     tb_random(&r->var, 0.5, 2);
@@ -173,8 +173,8 @@ static void run_inference(struct run *r)
 static void run_training_step(struct run *r, double f)
 {
     const struct bn_case *c = r->c;
-    union tscalar sa, sb;
-    const void *alpha = tscale(c->dtype, c->alpha, &sa), *beta = tscale(c->dtype, c->beta, &sb);
+    struct tscale sa, sb;
+    const void *alpha = tscale(&sa, c->dtype, c->alpha), *beta = tscale(&sb, c->dtype, c->beta);
     tb_random(&r->x, -2, 3);
     tb_output(&r->y, c->beta);
     tb_output(&r->smean, 0);
@@ -252,9 +252,9 @@ static void run_training_step(struct run *r, double f)
 static void run_backward(struct run *r)
 {
     const struct bn_case *c = r->c;
-    union tscalar s1, s2, s3, s4;
-    const void *ad = tscale(c->dtype, c->alpha, &s1), *bd = tscale(c->dtype, c->beta, &s2);
-    const void *ap = tscale(c->dtype, c->alpha_param, &s3), *bp = tscale(c->dtype, c->beta_param, &s4);
+    struct tscale s1, s2, s3, s4;
+    const void *ad = tscale(&s1, c->dtype, c->alpha), *bd = tscale(&s2, c->dtype, c->beta);
+    const void *ap = tscale(&s3, c->dtype, c->alpha_param), *bp = tscale(&s4, c->dtype, c->beta_param);
     int64_t k = r->k, n = r->n;
     tb_random(&r->dy, -1, 1);
     tb_output(&r->dx, c->beta);

@@ -5,6 +5,7 @@
 #ifndef OCD_TESTS_BN_HARNESS_H
 #define OCD_TESTS_BN_HARNESS_H
 
+#include "tensors.h"
 #include "tview.h"
 
 enum bn_api { BN_API_PLAIN, BN_API_EX, BN_API_NORM };

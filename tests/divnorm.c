@@ -2,6 +2,7 @@
    4-D and 5-D, means given or NULL, dMeans given or NULL, window sizes odd and even, alpha and
    beta (beta = 0 over NaN), in place, finite-difference gradients for x and the means, and bad
    inputs with their exact statuses and nothing written. */
+#include "tensors.h"
 #include "tview.h"
 
 #include "ref/lrn.h"
@@ -44,8 +45,8 @@ static void dn_run(const struct dn_case *c)
     void *bt1 = tview_upload(&t, NULL), *bt2 = tview_upload(&t, NULL);
     void *by = c->in_place ? bx : tview_upload(&t, c->beta != 0 ? prior : NULL);
     void *bdx = tview_upload(&t, c->beta != 0 ? prior : NULL), *bdm = c->dmeans ? tview_upload(&t, c->beta != 0 ? prior2 : NULL) : NULL;
-    union tscalar sa, sb;
-    const void *pa = tscale(c->dtype, c->alpha, &sa), *pb = tscale(c->dtype, c->beta, &sb);
+    struct tscale sa, sb;
+    const void *pa = tscale(&sa, c->dtype, c->alpha), *pb = tscale(&sb, c->dtype, c->beta);
     char what[200];
     snprintf(what, sizeof what, "divnorm %s %dD %s n=%u means %d dmeans %d in place %d", tdtype_size(c->dtype) == 8 ? "double"
              : c->dtype == CUDNN_DATA_FLOAT ? "float" : "16-bit", c->rank, tview_layout_name(c->layout), c->wn,

@@ -147,13 +147,6 @@ double *tview_fill(int64_t n, double value)
     return values;
 }
 
-const void *tscale(cudnnDataType_t t, double v, union tscalar *store)
-{
-    if (t == CUDNN_DATA_DOUBLE) store->d = v;
-    else store->f = (float)v;
-    return store;
-}
-
 void *tbuf_snapshot(const void *buf, size_t bytes)
 {
     void *host = malloc(bytes);

@@ -53,12 +53,6 @@ bool tview_check(const struct tview *v, const void *buf, const double *want, con
 double *tview_random(int64_t n, double lo, double hi);
 double *tview_fill(int64_t n, double value);
 
-/* alpha or beta as ops take them for data of type t: double for double data, float otherwise. */
-union tscalar {
-    float f;
-    double d;
-};
-const void *tscale(cudnnDataType_t t, double v, union tscalar *store);
 /* A copy of a buffer's bytes on the host, and the check that the buffer still holds them. */
 void *tbuf_snapshot(const void *buf, size_t bytes);
 bool tbuf_unchanged(const void *buf, const void *snapshot, size_t bytes, const char *what);

@@ -3,10 +3,11 @@
 
    Documented rules (cuDNN 8.2): Set takes lrnN in [CUDNN_LRN_MIN_N, CUDNN_LRN_MAX_N], lrnK >=
    CUDNN_LRN_MIN_K and lrnBeta >= CUDNN_LRN_MIN_BETA, else BAD_PARAM; Create sets n 5, alpha 1e-4,
-   beta 0.75, k 2. The compute calls: BAD_PARAM for NULL pointers, a rank of 2 or less, and a 5-D
-   tensor that is not DHW-packed; NOT_SUPPORTED for data types or dims that differ between the
-   tensors. Beyond the list: ranks 3 and above 5 are NOT_SUPPORTED (only 4-D and 5-D exist for
-   these ops), as is an output that is also an input: every output reads its neighbours. */
+   beta 0.75, k 2. The compute calls: BAD_PARAM for NULL pointers and a 5-D tensor that is not
+   DHW-packed; NOT_SUPPORTED for data types or dims that differ between the tensors. (The
+   documented BAD_PARAM for a rank of 2 or less cannot arise: no descriptor has fewer than 3
+   dimensions.) Beyond the list: ranks 3 and above 5 are NOT_SUPPORTED (only 4-D and 5-D exist
+   for these ops), as is an output that is also an input: every output reads its neighbours. */
 #include "ops/lrn.h"
 
 #include "core/dtype.h"
@@ -102,8 +103,6 @@ cudnnStatus_t ocd_lrn_check_tensors(const struct ocd_lrn_tensor *t, int count, c
     }
     for (int i = 0; i < count; i++) {
         const struct ocd_tensor_view *v = t[i].view;
-        if (v->rank <= 2)
-            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s has %d dimensions; LRN needs more than 2", t[i].name, v->rank);
         if (v->rank != 4 && v->rank != 5)
             return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s has %d dimensions; LRN takes 4 or 5", t[i].name, v->rank);
         if (v->rank == 5 && !dhw_packed(v))
