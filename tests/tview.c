@@ -6,7 +6,7 @@
 
 const char *tview_layout_name(int layout)
 {
-    static const char *names[] = {"NCHW", "NHWC", "padded", "NHWC padded"};
+    static const char *names[] = {"NCHW", "NHWC", "padded", "NHWC padded", "NCHW padded"};
     return layout >= 0 && layout < TV_LAYOUTS ? names[layout] : "?";
 }
 
@@ -33,7 +33,8 @@ void tview_init(struct tview *v, cudnnDataType_t dtype, int rank, const int dims
     } else {
         for (int d = rank - 1; d >= 0; d--) {
             v->strides[d] = (int)s;
-            s = s * dims[d] + (layout == TV_PADDED ? 1 : 0);
+            int64_t gap = layout == TV_PADDED ? 1 : layout == TV_NCHW_PADDED && d == 2 ? 3 : layout == TV_NCHW_PADDED && d == 1 ? 5 : 0;
+            s = s * dims[d] + gap;
         }
     }
     v->span = 1;

@@ -13,6 +13,7 @@ enum tview_layout {
     TV_NHWC,   /* packed, channels last */
     TV_PADDED, /* row-major order with a gap after every dimension (innermost stride 2) */
     TV_NHWC_PADDED, /* channels last, each pixel's channels followed by a gap of 3 scalars */
+    TV_NCHW_PADDED, /* row-major, spatial dims packed, a gap of 3 after each channel and 5 after each image */
     TV_LAYOUTS
 };
 

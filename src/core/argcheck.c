@@ -27,14 +27,6 @@ cudnnStatus_t ocd_check_float_type(const struct ocd_tensor_view *v, const char *
     }
 }
 
-bool ocd_view_same_strides(const struct ocd_tensor_view *a, const struct ocd_tensor_view *b)
-{
-    if (a->rank != b->rank) return false;
-    for (int d = 0; d < a->rank; d++)
-        if (a->strides[d] != b->strides[d]) return false;
-    return true;
-}
-
 cudnnStatus_t ocd_check_same_dims(cudnnStatus_t status, const struct ocd_tensor_view *a, const char *a_name,
                                   const struct ocd_tensor_view *b, const char *b_name)
 {

@@ -19,9 +19,6 @@ cudnnStatus_t ocd_check_data(const void *ptr, const char *name);
    floating-point ops (activation, softmax, pooling, ...). */
 cudnnStatus_t ocd_check_float_type(const struct ocd_tensor_view *v, const char *name);
 
-/* True when the views have the same rank and strides. */
-bool ocd_view_same_strides(const struct ocd_tensor_view *a, const struct ocd_tensor_view *b);
-
 /* `status` (the op's documented one) unless the views have the same dims / the same data type. */
 cudnnStatus_t ocd_check_same_dims(cudnnStatus_t status, const struct ocd_tensor_view *a, const char *a_name,
                                   const struct ocd_tensor_view *b, const char *b_name);

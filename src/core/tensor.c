@@ -126,6 +126,14 @@ bool ocd_view_same_dims(const struct ocd_tensor_view *a, const struct ocd_tensor
     return true;
 }
 
+bool ocd_view_same_strides(const struct ocd_tensor_view *a, const struct ocd_tensor_view *b)
+{
+    if (a->rank != b->rank || a->vect != b->vect) return false;
+    for (int d = 0; d < a->rank; d++)
+        if (a->dims[d] > 1 && a->strides[d] != b->strides[d]) return false;
+    return true;
+}
+
 bool ocd_view_is_packed_rowmajor(const struct ocd_tensor_view *v)
 {
     if (v->vect != 1) return false;

@@ -70,6 +70,8 @@ int64_t ocd_view_count(const struct ocd_tensor_view *v);
 int64_t ocd_view_span_bytes(const struct ocd_tensor_view *v);
 /* True when the views have the same dims. */
 bool ocd_view_same_dims(const struct ocd_tensor_view *a, const struct ocd_tensor_view *b);
+/* True when the views place every element of their (equal) dims at the same offset. */
+bool ocd_view_same_strides(const struct ocd_tensor_view *a, const struct ocd_tensor_view *b);
 /* True when the view's elements are dense in row-major order (dims[rank-1] fastest). */
 bool ocd_view_is_packed_rowmajor(const struct ocd_tensor_view *v);
 

@@ -53,6 +53,15 @@ static inline void ocd_host_store(cudnnDataType_t t, void *base, int64_t i, doub
     }
 }
 
+/* dst = alpha * v + beta * dst at scalar i, without reading dst when beta is 0 (DESIGN.md 2: NaN
+   already in an output must not leak through a zero beta). */
+static inline void ocd_host_blend(cudnnDataType_t t, void *base, int64_t i, double alpha, double beta, double v)
+{
+    double out = alpha * v;
+    if (beta != 0) out += beta * ocd_host_load(t, base, i);
+    ocd_host_store(t, base, i, out);
+}
+
 /* Scalar offset of the element with coordinates idx[0..rank-1] (tensor.h: the vector split). */
 static inline int64_t ocd_view_offset_of(const struct ocd_tensor_view *v, const int64_t idx[])
 {

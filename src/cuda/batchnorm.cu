@@ -1,0 +1,1024 @@
+/* batchnorm.cu: the normalization engine on CUDA (batchnorm.h), in three implementations that
+   differ only in how they walk the tensors:
+
+     channels last   the slots are the contiguous dimension (NHWC spatial; any dense x per
+                     activation): a block is TX threads along the slots, each holding V slots as
+                     one 16-byte vector, times TY threads along the rows (n and the spatial
+                     positions), so that every warp reads whole rows;
+     channels first  spatial mode with the spatial dims contiguous (NCHW): a block serves one
+                     channel and its threads walk that channel's elements, V at a time;
+     strided         anything else: every tensor with its own strides, one slot per thread.
+
+   Every direction is at most three kernels, the reductions being two-level and atomic-free:
+     reduce   each block sums, for its slots over its split of the rows, two quantities:
+              statistics: x - shift and (x - shift)^2, where shift is the slot's first x (all
+              blocks use the same, so partial sums just add; the shift keeps the variance free
+              of cancellation); gradient: dp and dp * (x - mean). Partials go to the workspace
+              (or the handle's scratch, cuda/scratch.cuh), [2][splits][slots];
+     finish   one thread per slot adds the splits' partials in a fixed order and derives what
+              the slot needs (mean, 1/std, saved and running statistics, the parameter
+              gradients), then the slot's coefficients of the element pass;
+     apply    y = alpha * act(a*x + b (+ z)) + beta * y, or dx = alpha * (A*dp + B*x + C) + ...
+   Results are deterministic: the splits depend only on the shape and the device.
+   Scheduling: rows kernels keep one wave of blocks resident (MIN_BLOCKS per SM) that stride over
+   chunks of UNROLL*TY rows; channels-first kernels run several waves of (channel, split) blocks.
+   Forward training moves x twice and y once; backward x and dy twice, dx once: the element pass
+   visits the work in the reverse order of the reduction, so that what the reduction read last is
+   still in L2 when the element pass starts.
+
+   Measured on an H200 (64x256x56x56, copy ceiling 4.15 TB/s; bytes = tensor passes above):
+   fp32 NCHW and NHWC, fp16 NCHW: inference 3.66-3.75 TB/s, training 3.48-3.66, backward
+   3.59-3.97. fp16/bf16 NHWC (channels last, 8 lanes a thread, 80 registers, 3 blocks per SM):
+   inference 3.29, training 2.96, backward 3.14 TB/s: below the others; fewer registers (the
+   per-lane coefficients in shared memory) and more resident blocks are the next step. */
+#include "core/reasons.h"
+#include "cuda/check.cuh"
+#include "cuda/scratch.cuh"
+#include "cuda/typed.cuh"
+#include "ops/batchnorm.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include <type_traits>
+
+namespace {
+
+enum { T_X, T_Y, T_Z, T_DY, T_DX, T_DZ, T_RES, NTENS };
+enum Kind { CHANNELS_LAST, CHANNELS_FIRST, STRIDED };
+
+const int THREADS = 256;
+const int MIN_BLOCKS = 3; /* resident per SM: __launch_bounds__ caps the registers for it */
+const int UNROLL = 4;     /* rows per thread per chunk */
+const int FINISH_SLOTS = 32, FINISH_LANES = 8;
+
+/* ---- device helpers -------------------------------------------------------------------------- */
+
+__device__ __forceinline__ float act_forward(int m, int nan, float coef, float swish, float v)
+{
+    return ocd_bn_act_forward_f(m, nan, coef, swish, v);
+}
+__device__ __forceinline__ double act_forward(int m, int nan, double coef, double swish, double v)
+{
+    return ocd_bn_act_forward_d(m, nan, coef, swish, v);
+}
+__device__ __forceinline__ float act_grad(int m, float coef, float swish, float v) { return ocd_bn_act_grad_f(m, coef, swish, v); }
+__device__ __forceinline__ double act_grad(int m, double coef, double swish, double v) { return ocd_bn_act_grad_d(m, coef, swish, v); }
+__device__ __forceinline__ float inv_sqrt(float v) { return rsqrtf(v); }
+__device__ __forceinline__ double inv_sqrt(double v) { return 1.0 / sqrt(v); }
+
+/* V consecutive scalars as loaded: one 16-byte vector (a single scalar when V is 1), unpacked
+   to compute values only where used, so that loads in flight hold few registers. */
+template <typename T, int V> struct VecOf {
+    typedef uint4 type;
+};
+template <typename T> struct VecOf<T, 1> {
+    typedef T type;
+};
+template <typename T, int V> struct Chunk {
+    typedef typename VecOf<T, V>::type Vec;
+    Vec raw;
+};
+
+/* Loads n (<= V) scalars at p; a full vector is one 16-byte load, marked evict-first when STREAM
+   (its last use). Lanes past n are left undefined: callers never use them. */
+template <bool STREAM, typename T, int V>
+__device__ __forceinline__ void load_chunk(const T *p, int n, Chunk<T, V> &c)
+{
+    if constexpr (V == 1) {
+        c.raw = *p;
+    } else if (n == V) {
+        typedef typename Chunk<T, V>::Vec Vec;
+        c.raw = STREAM ? __ldcs(reinterpret_cast<const Vec *>(p)) : *reinterpret_cast<const Vec *>(p);
+    } else {
+        T *e = reinterpret_cast<T *>(&c.raw);
+        for (int i = 0; i < V; i++)
+            if (i < n) e[i] = p[i];
+    }
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void unpack(const Chunk<T, V> &c, typename ocd_compute<T>::type out[V])
+{
+    const T *e = reinterpret_cast<const T *>(&c.raw);
+#pragma unroll
+    for (int i = 0; i < V; i++) out[i] = ocd_cuda_load(e + i);
+}
+
+template <bool STREAM, typename T, int V>
+__device__ __forceinline__ void load_lanes(const T *p, int n, typename ocd_compute<T>::type out[V])
+{
+    Chunk<T, V> c;
+    load_chunk<STREAM>(p, n, c);
+    unpack(c, out);
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void store_lanes(T *p, int n, const typename ocd_compute<T>::type v[V])
+{
+    if (V > 1 && n == V) {
+        typedef typename Chunk<T, V>::Vec Vec;
+        Vec raw;
+        T *e = reinterpret_cast<T *>(&raw);
+#pragma unroll
+        for (int i = 0; i < V; i++) ocd_cuda_store(e + i, v[i]);
+        __stcs(reinterpret_cast<Vec *>(p), raw);
+    } else {
+#pragma unroll
+        for (int i = 0; i < V; i++)
+            if (i < n) ocd_cuda_store(p + i, v[i]);
+    }
+}
+
+/* Slot j -> the offsets of its parameters (scale, bias, gradients) and statistics. */
+struct SlotMap {
+    int nd;
+    uint32_t ext[4]; /* innermost first, in the order the layout numbers slots */
+    int64_t pstr[4], sstr[4];
+    __device__ void offsets(uint32_t j, int64_t &po, int64_t &so) const
+    {
+        po = so = 0;
+        for (int d = 0; d < nd; d++) {
+            uint32_t c = j % ext[d];
+            j /= ext[d];
+            po += c * pstr[d];
+            so += c * sstr[d];
+        }
+    }
+};
+
+/* Rows layouts give a row a position (Pos), from which at() gives any tensor's offset of a slot. */
+
+/* Channels last: slot j of row r at (r / S) * sN + (r % S) * sS + j in every tensor; a position is
+   the row's offset. */
+struct LayRows {
+    typedef int64_t Pos;
+    uint32_t S;
+    int64_t sN, sS;
+    __device__ __forceinline__ Pos pos(uint32_t r) const
+    {
+        uint32_t n = r / S;
+        return n * sN + (int64_t)(r - n * S) * sS;
+    }
+    __device__ __forceinline__ int64_t at(Pos p, int, uint32_t j) const { return p + j; }
+};
+
+/* Strided: each tensor with its strides; rows and slots decompose over their dimensions. A
+   position is the row number. */
+struct LayStrided {
+    typedef uint32_t Pos;
+    int nr, ns;
+    uint32_t rext[5], sext[4]; /* innermost first */
+    int64_t rstr[NTENS][5], sstr[NTENS][4];
+    __device__ __forceinline__ Pos pos(uint32_t r) const { return r; }
+    __device__ int64_t at(uint32_t r, int t, uint32_t j) const
+    {
+        int64_t o = 0;
+        for (int d = 0; d < nr; d++) {
+            o += (r % rext[d]) * rstr[t][d];
+            r /= rext[d];
+        }
+        for (int d = 0; d < ns; d++) {
+            o += (j % sext[d]) * sstr[t][d];
+            j /= sext[d];
+        }
+        return o;
+    }
+};
+
+/* Channels first: element i of channel c at c * sC + (i / S) * sN + i % S in every tensor. */
+struct LayChan {
+    uint32_t S;
+    int64_t sC, sN;
+    __device__ __forceinline__ int64_t off(uint32_t c, uint32_t i) const
+    {
+        uint32_t n = i / S;
+        return c * sC + n * sN + (i - n * S);
+    }
+};
+
+template <typename T> struct Args {
+    typedef typename ocd_compute<T>::type C;
+    const T *x, *z, *dy;
+    T *y, *dx, *dz, *res;
+    const C *scale, *bias, *est_mean, *est_var, *saved_mean, *saved_invstd;
+    C *save_mean, *save_invstd, *run_mean, *run_var, *dscale, *dbias;
+    C alpha, beta, alpha_p, beta_p, act_coef, act_swish;
+    double eps, factor;
+    uint32_t K, M;
+    int act_mode, act_nan;
+    bool act;
+    SlotMap sm;
+    C *part, *shift, *mean_s, *invstd_s, *coef; /* scratch, dense by slot */
+    int G;              /* blocks along y: row strides, or channel splits */
+    uint32_t per_split; /* channels first: elements per split */
+    uint32_t chunk, nchunks; /* rows kernels: rows per chunk (UNROLL * ty) and their count */
+    int tx, ty;
+};
+
+/* The mean a backward slot uses: the saved one, or the one the statistics pass left. */
+template <typename T>
+__device__ __forceinline__ typename ocd_compute<T>::type slot_mean(const Args<T> &a, uint32_t j)
+{
+    if (a.saved_mean == NULL) return a.mean_s[j];
+    int64_t po, so;
+    a.sm.offsets(j, po, so);
+    return a.saved_mean[so];
+}
+
+/* The gradient inputs of n lanes as loaded: dy, and the pre-activation when an activation is fused. */
+template <typename T, int V> struct GradChunk {
+    Chunk<T, V> dy, pre;
+};
+
+template <bool STREAM, typename T, int V>
+__device__ __forceinline__ void load_grad(const Args<T> &a, int64_t o, int64_t ro, int n, GradChunk<T, V> &g)
+{
+    load_chunk<STREAM>(a.dy + o, n, g.dy);
+    if (a.act) load_chunk<STREAM>(a.res + ro, n, g.pre);
+}
+
+/* dp = dy * act'(pre). */
+template <typename T, int V>
+__device__ __forceinline__ void unpack_dp(const Args<T> &a, const GradChunk<T, V> &g, typename ocd_compute<T>::type dp[V])
+{
+    typedef typename ocd_compute<T>::type C;
+    unpack(g.dy, dp);
+    if (a.act) {
+        C pre[V];
+        unpack(g.pre, pre);
+#pragma unroll
+        for (int i = 0; i < V; i++) dp[i] *= act_grad(a.act_mode, a.act_coef, a.act_swish, pre[i]);
+    }
+}
+
+/* Adds one chunk of x (and the gradient inputs) to the lanes' sums. */
+template <typename T, int V, bool GRAD>
+__device__ __forceinline__ void accumulate(const Args<T> &a, const Chunk<T, V> &xc, const GradChunk<T, V> &gc,
+                                           const typename ocd_compute<T>::type ref[V],
+                                           typename ocd_compute<T>::type s1[V], typename ocd_compute<T>::type s2[V])
+{
+    typedef typename ocd_compute<T>::type C;
+    C xv[V], dp[V];
+    unpack(xc, xv);
+    if (GRAD) unpack_dp(a, gc, dp);
+#pragma unroll
+    for (int i = 0; i < V; i++) {
+        if (!GRAD) {
+            C d = xv[i] - ref[i];
+            s1[i] += d;
+            s2[i] += d * d;
+        } else {
+            s1[i] += dp[i];
+            s2[i] += dp[i] * (xv[i] - ref[i]);
+        }
+    }
+}
+
+/* Vectors whose loads are in flight together per thread: 4 of x, or 2 each of x and dy; the
+   backward element pass of 8-lane vectors keeps 24 coefficients in registers and takes one. */
+template <bool TWO_INPUTS, bool MANY_COEFS, int V> struct Rounds {
+    static const int U = !TWO_INPUTS ? 4 : MANY_COEFS && V >= 8 ? 1 : 2;
+};
+
+/* ---- reduce ---------------------------------------------------------------------------------- */
+
+template <typename T, int V, bool GRAD, class L>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_reduce_rows(const L lay, const Args<T> a)
+{
+    typedef typename ocd_compute<T>::type C;
+    const int U = Rounds<GRAD, false, V>::U;
+    __shared__ C sh1[THREADS * V], sh2[THREADS * V];
+    const int tx = threadIdx.x, ty = threadIdx.y, width = a.tx * V;
+    const uint32_t j0 = (blockIdx.x * a.tx + tx) * V;
+    const int n = j0 < a.K ? min(V, (int)(a.K - j0)) : 0;
+    C ref[V], s1[V], s2[V];
+#pragma unroll
+    for (int i = 0; i < V; i++) ref[i] = s1[i] = s2[i] = 0;
+    if (n > 0) {
+        if (!GRAD) load_lanes<false, T, V>(a.x + lay.at(lay.pos(0), T_X, j0), n, ref);
+        else
+            for (int i = 0; i < n; i++) ref[i] = slot_mean(a, j0 + i);
+        for (uint32_t chunk = blockIdx.y; chunk < a.nchunks; chunk += gridDim.y) {
+            const uint32_t r0 = chunk * a.chunk + ty;
+#pragma unroll
+            for (int u0 = 0; u0 < UNROLL; u0 += U) {
+                Chunk<T, V> xc[U];
+                GradChunk<T, V> gc[U];
+                bool ok[U];
+#pragma unroll
+                for (int u = 0; u < U; u++) { /* the loads of the round first, all in flight */
+                    const uint32_t r = r0 + (u0 + u) * a.ty;
+                    ok[u] = r < a.M;
+                    if (!ok[u]) continue;
+                    const typename L::Pos p = lay.pos(r);
+                    load_chunk<false>(a.x + lay.at(p, T_X, j0), n, xc[u]);
+                    if (GRAD) load_grad<false>(a, lay.at(p, T_DY, j0), a.res ? lay.at(p, T_RES, j0) : 0, n, gc[u]);
+                }
+#pragma unroll
+                for (int u = 0; u < U; u++)
+                    if (ok[u]) accumulate<T, V, GRAD>(a, xc[u], gc[u], ref, s1, s2);
+            }
+        }
+    }
+    const int base = ty * width + tx * V;
+#pragma unroll
+    for (int i = 0; i < V; i++) {
+        sh1[base + i] = s1[i];
+        sh2[base + i] = s2[i];
+    }
+    __syncthreads();
+    for (int stride = a.ty / 2; stride > 0; stride >>= 1) {
+        if (ty < stride)
+#pragma unroll
+            for (int i = 0; i < V; i++) {
+                sh1[base + i] += sh1[base + stride * width + i];
+                sh2[base + i] += sh2[base + stride * width + i];
+            }
+        __syncthreads();
+    }
+    if (ty != 0) return;
+    for (int i = 0; i < n; i++) {
+        a.part[(size_t)blockIdx.y * a.K + j0 + i] = sh1[base + i];
+        a.part[((size_t)a.G + blockIdx.y) * a.K + j0 + i] = sh2[base + i];
+        if (!GRAD && blockIdx.y == 0) a.shift[j0 + i] = ref[i];
+    }
+}
+
+template <typename C> __device__ __forceinline__ C block_sum(C v, C *shared)
+{
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads(); /* shared may hold the previous sum */
+    if (lane == 0) shared[warp] = v;
+    __syncthreads();
+    v = 0;
+    if (threadIdx.x == 0)
+        for (int w = 0; w < THREADS / 32; w++) v += shared[w];
+    return v;
+}
+
+template <typename T, int V, bool GRAD>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_reduce_chan(const LayChan lay, const Args<T> a)
+{
+    typedef typename ocd_compute<T>::type C;
+    const int U = Rounds<GRAD, false, V>::U;
+    __shared__ C shared[THREADS / 32];
+    const uint32_t c = blockIdx.x, i0 = blockIdx.y * a.per_split, i1 = min(a.M, i0 + a.per_split);
+    C ref[V], s1[V], s2[V];
+    const C r0 = GRAD ? slot_mean(a, c) : ocd_cuda_load(a.x + lay.off(c, 0));
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+        ref[k] = r0;
+        s1[k] = s2[k] = 0;
+    }
+    for (uint32_t i = i0 + threadIdx.x * V; i < i1; i += THREADS * V * U) {
+        Chunk<T, V> xc[U];
+        GradChunk<T, V> gc[U];
+        bool ok[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const uint32_t e = i + u * THREADS * V;
+            ok[u] = e < i1;
+            if (!ok[u]) continue;
+            const int64_t o = lay.off(c, e);
+            load_chunk<false>(a.x + o, V, xc[u]);
+            if (GRAD) load_grad<false>(a, o, o, V, gc[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (ok[u]) accumulate<T, V, GRAD>(a, xc[u], gc[u], ref, s1, s2);
+    }
+    C t1 = 0, t2 = 0;
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+        t1 += s1[k];
+        t2 += s2[k];
+    }
+    t1 = block_sum(t1, shared);
+    t2 = block_sum(t2, shared);
+    if (threadIdx.x != 0) return;
+    a.part[(size_t)blockIdx.y * a.K + c] = t1;
+    a.part[((size_t)a.G + blockIdx.y) * a.K + c] = t2;
+    if (!GRAD && blockIdx.y == 0) a.shift[c] = r0;
+}
+
+/* ---- finish ---------------------------------------------------------------------------------- */
+
+/* STATS_ONLY: backward without saved statistics keeps mean and 1/std in the scratch. */
+template <typename T, bool GRAD, bool STATS_ONLY>
+__global__ void __launch_bounds__(FINISH_SLOTS *FINISH_LANES) k_finish(const Args<T> a)
+{
+    typedef typename ocd_compute<T>::type C;
+    __shared__ C sh1[FINISH_LANES][FINISH_SLOTS], sh2[FINISH_LANES][FINISH_SLOTS];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const uint32_t j = blockIdx.x * FINISH_SLOTS + tx;
+    C s1 = 0, s2 = 0;
+    if (j < a.K)
+        for (int g = ty; g < a.G; g += FINISH_LANES) {
+            s1 += a.part[(size_t)g * a.K + j];
+            s2 += a.part[((size_t)a.G + g) * a.K + j];
+        }
+    sh1[ty][tx] = s1;
+    sh2[ty][tx] = s2;
+    __syncthreads();
+    for (int stride = FINISH_LANES / 2; stride > 0; stride >>= 1) {
+        if (ty < stride) {
+            sh1[ty][tx] += sh1[ty + stride][tx];
+            sh2[ty][tx] += sh2[ty + stride][tx];
+        }
+        __syncthreads();
+    }
+    if (ty != 0 || j >= a.K) return;
+    s1 = sh1[0][tx];
+    s2 = sh2[0][tx];
+    int64_t po, so;
+    a.sm.offsets(j, po, so);
+    const C m = (C)a.M;
+    if (!GRAD) {
+        C d = s1 / m, mean = a.shift[j] + d, var = max(s2 / m - d * d, (C)0);
+        C invstd = inv_sqrt(var + (C)a.eps);
+        if (STATS_ONLY) {
+            a.mean_s[j] = mean;
+            a.invstd_s[j] = invstd;
+            return;
+        }
+        if (a.save_mean) {
+            a.save_mean[so] = mean;
+            a.save_invstd[so] = invstd;
+        }
+        if (a.run_mean) {
+            /* the running variance is the unbiased one; a factor of 1 does not read the old values */
+            C f = (C)a.factor, unbiased = a.M > 1 ? var * m / (m - 1) : var;
+            C rm = f * mean, rv = f * unbiased;
+            if (a.factor != 1) {
+                rm += (1 - f) * a.run_mean[so];
+                rv += (1 - f) * a.run_var[so];
+            }
+            a.run_mean[so] = rm;
+            a.run_var[so] = rv;
+        }
+        C sc = a.scale[po] * invstd;
+        a.coef[j] = sc;
+        a.coef[a.K + j] = a.bias[po] - mean * sc;
+    } else {
+        C mean = a.saved_mean ? a.saved_mean[so] : a.mean_s[j];
+        C invstd = a.saved_invstd ? a.saved_invstd[so] : a.invstd_s[j];
+        C ds = a.alpha_p * (s2 * invstd), db = a.alpha_p * s1;
+        if (a.beta_p != 0) {
+            ds += a.beta_p * a.dscale[po];
+            db += a.beta_p * a.dbias[po];
+        }
+        a.dscale[po] = ds;
+        a.dbias[po] = db;
+        C A, B, Cc, sc = a.scale[po];
+        OCD_BN_BACKWARD_COEFS(C, mean, invstd, sc, a.M, s1, s2, A, B, Cc);
+        a.coef[j] = A;
+        a.coef[a.K + j] = B;
+        a.coef[2 * a.K + j] = Cc;
+    }
+}
+
+/* ---- apply ----------------------------------------------------------------------------------- */
+
+/* The coefficients of slot j: from the finish pass, or (inference) from the parameters. */
+template <typename T, bool BWD>
+__device__ __forceinline__ void slot_coefs(const Args<T> &a, uint32_t j, typename ocd_compute<T>::type c[3])
+{
+    typedef typename ocd_compute<T>::type C;
+    if (a.coef) {
+        c[0] = a.coef[j];
+        c[1] = a.coef[a.K + j];
+        c[2] = BWD ? a.coef[2 * a.K + j] : (C)0;
+        return;
+    }
+    int64_t po, so;
+    a.sm.offsets(j, po, so);
+    C sc = a.scale[po] * inv_sqrt(a.est_var[so] + (C)a.eps);
+    c[0] = sc;
+    c[1] = a.bias[po] - a.est_mean[so] * sc;
+    c[2] = 0;
+}
+
+/* The element pass of one chunk of n lanes at the offsets o, its main inputs loaded:
+   forward y = alpha * act(c0*x + c1 (+ z)) + beta*y, backward dx = alpha * (c0*dp + c1*x + c2) +
+   beta*dx and dz = alpha*dp + beta*dz. */
+/* Where apply_chunk writes: y and z forward, dx and dz backward, and the reserve space. */
+struct Offs {
+    int64_t out, extra, res;
+};
+
+template <typename T, int V, bool BWD>
+__device__ __forceinline__ void apply_chunk(const Args<T> &a, const Offs &o, int n, const Chunk<T, V> &xc,
+                                            const GradChunk<T, V> &gc, const typename ocd_compute<T>::type c0[V],
+                                            const typename ocd_compute<T>::type c1[V],
+                                            const typename ocd_compute<T>::type c2[V])
+{
+    typedef typename ocd_compute<T>::type C;
+    C out[V], tmp[V]; /* few arrays live at once: registers are what limits the blocks per SM */
+    unpack(xc, tmp);
+    if (!BWD) {
+#pragma unroll
+        for (int i = 0; i < V; i++) out[i] = c0[i] * tmp[i] + c1[i];
+        if (a.z) {
+            load_lanes<true, T, V>(a.z + o.extra, n, tmp);
+#pragma unroll
+            for (int i = 0; i < V; i++) out[i] += tmp[i];
+        }
+        if (a.act) {
+            if (a.res) store_lanes<T, V>(a.res + o.res, n, out);
+#pragma unroll
+            for (int i = 0; i < V; i++) out[i] = act_forward(a.act_mode, a.act_nan, a.act_coef, a.act_swish, out[i]);
+        }
+        if (a.beta != 0) load_lanes<true, T, V>(a.y + o.out, n, tmp);
+#pragma unroll
+        for (int i = 0; i < V; i++) out[i] = a.alpha * out[i] + (a.beta != 0 ? a.beta * tmp[i] : (C)0);
+        store_lanes<T, V>(a.y + o.out, n, out);
+    } else {
+        C dp[V];
+        unpack_dp(a, gc, dp);
+#pragma unroll
+        for (int i = 0; i < V; i++) out[i] = a.alpha * (c0[i] * dp[i] + c1[i] * tmp[i] + c2[i]);
+        if (a.beta != 0) {
+            load_lanes<true, T, V>(a.dx + o.out, n, tmp);
+#pragma unroll
+            for (int i = 0; i < V; i++) out[i] += a.beta * tmp[i];
+        }
+        store_lanes<T, V>(a.dx + o.out, n, out);
+        if (a.dz) {
+            if (a.beta != 0) load_lanes<true, T, V>(a.dz + o.extra, n, tmp);
+#pragma unroll
+            for (int i = 0; i < V; i++) out[i] = a.alpha * dp[i] + (a.beta != 0 ? a.beta * tmp[i] : (C)0);
+            store_lanes<T, V>(a.dz + o.extra, n, out);
+        }
+    }
+}
+
+template <typename T, int V, bool BWD, class L>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_apply_rows(const L lay, const Args<T> a)
+{
+    typedef typename ocd_compute<T>::type C;
+    const int U = Rounds<BWD, true, V>::U;
+    const uint32_t j0 = (blockIdx.x * a.tx + threadIdx.x) * V;
+    if (j0 >= a.K) return;
+    const int n = min(V, (int)(a.K - j0));
+    C c[3], c0[V], c1[V], c2[V];
+#pragma unroll
+    for (int i = 0; i < V; i++) {
+        if (i < n) slot_coefs<T, BWD>(a, j0 + i, c);
+        c0[i] = c[0];
+        c1[i] = c[1];
+        c2[i] = c[2];
+    }
+    /* the chunks, and the rows in them, in the reverse order of the reduction: see the top */
+    for (int64_t chunk = (int64_t)a.nchunks - 1 - blockIdx.y; chunk >= 0; chunk -= gridDim.y) {
+        const uint32_t r0 = (uint32_t)chunk * a.chunk + threadIdx.y;
+#pragma unroll
+        for (int u0 = 0; u0 < UNROLL; u0 += U) {
+            Chunk<T, V> xc[U];
+            GradChunk<T, V> gc[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const uint32_t r = r0 + (UNROLL - 1 - u0 - u) * a.ty;
+                if (r >= a.M) continue;
+                const typename L::Pos p = lay.pos(r);
+                load_chunk<true>(a.x + lay.at(p, T_X, j0), n, xc[u]);
+                if (BWD) load_grad<true>(a, lay.at(p, T_DY, j0), a.res ? lay.at(p, T_RES, j0) : 0, n, gc[u]);
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) { /* positions recomputed: cheaper than keeping registers */
+                const uint32_t r = r0 + (UNROLL - 1 - u0 - u) * a.ty;
+                if (r >= a.M) continue;
+                const typename L::Pos p = lay.pos(r);
+                const Offs o = {lay.at(p, BWD ? T_DX : T_Y, j0), lay.at(p, BWD ? T_DZ : T_Z, j0),
+                                a.res ? lay.at(p, T_RES, j0) : 0};
+                apply_chunk<T, V, BWD>(a, o, n, xc[u], gc[u], c0, c1, c2);
+            }
+        }
+    }
+}
+
+template <typename T, int V, bool BWD>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_apply_chan(const LayChan lay, const Args<T> a)
+{
+    typedef typename ocd_compute<T>::type C;
+    const int U = Rounds<BWD, true, V>::U;
+    /* the blocks in the reverse order of the reduction's: see the top */
+    const uint32_t ch = gridDim.x - 1 - blockIdx.x, split = gridDim.y - 1 - blockIdx.y;
+    C c[3], c0[V], c1[V], c2[V];
+    slot_coefs<T, BWD>(a, ch, c);
+#pragma unroll
+    for (int i = 0; i < V; i++) {
+        c0[i] = c[0];
+        c1[i] = c[1];
+        c2[i] = c[2];
+    }
+    const int64_t i0 = (int64_t)split * a.per_split, i1 = OCD_MIN((int64_t)a.M, i0 + a.per_split);
+    for (int64_t i = i1 - (int64_t)(threadIdx.x + 1) * V; i >= i0; i -= (int64_t)THREADS * V * U) {
+        Chunk<T, V> xc[U];
+        GradChunk<T, V> gc[U];
+        int64_t o[U];
+        bool ok[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int64_t e = i - (int64_t)u * THREADS * V;
+            ok[u] = e >= i0;
+            if (!ok[u]) continue;
+            o[u] = lay.off(ch, (uint32_t)e);
+            load_chunk<true>(a.x + o[u], V, xc[u]);
+            if (BWD) load_grad<true>(a, o[u], o[u], V, gc[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (ok[u]) apply_chunk<T, V, BWD>(a, Offs{o[u], o[u], o[u]}, V, xc[u], gc[u], c0, c1, c2);
+    }
+}
+
+/* ---- plans ----------------------------------------------------------------------------------- */
+
+struct Plan {
+    Kind kind;
+    int vec;        /* V the strides allow; 1 when they do not */
+    int G;          /* blocks along y (see Args) */
+    uint32_t per_split;
+    LayRows rows;
+    LayChan chan;
+    LayStrided strided;
+    SlotMap sm;
+    size_t workspace;
+};
+
+/* The data tensors the problem touches (NULL for the others). */
+void involved(const struct ocd_bn_problem *p, const struct ocd_tensor_view *v[NTENS])
+{
+    bool bwd = p->dir == OCD_BN_BACKWARD, add = p->ops == OCD_BN_OPS_ADD_ACT;
+    v[T_X] = &p->x;
+    v[T_Y] = bwd ? NULL : &p->y;
+    v[T_Z] = !bwd && add ? &p->z : NULL;
+    v[T_DY] = bwd ? &p->dy : NULL;
+    v[T_DX] = bwd ? &p->dx : NULL;
+    v[T_DZ] = bwd && add ? &p->dz : NULL;
+    v[T_RES] = p->ops != OCD_BN_OPS_NORM && p->dir != OCD_BN_INFERENCE ? &p->reserve : NULL;
+}
+
+bool is_slot_dim(const struct ocd_bn_problem *p, int d)
+{
+    return d == 1 || (d >= 2 && p->per_activation);
+}
+
+/* The dims (of extent > 1) in the set, by increasing stride of x. */
+int sorted_dims(const struct ocd_bn_problem *p, bool slots, int out[])
+{
+    int n = 0;
+    for (int d = 0; d < p->x.rank; d++) {
+        if (is_slot_dim(p, d) != slots || p->x.dims[d] == 1) continue;
+        int i = n++;
+        while (i > 0 && p->x.strides[out[i - 1]] > p->x.strides[d]) {
+            out[i] = out[i - 1];
+            i--;
+        }
+        out[i] = d;
+    }
+    return n;
+}
+
+/* True when the dims, innermost first, are dense from stride `unit`. */
+bool dense_from(const struct ocd_tensor_view *v, const int dims[], int n, int64_t unit)
+{
+    for (int i = 0; i < n; i++) {
+        if (v->strides[dims[i]] != unit) return false;
+        unit *= v->dims[dims[i]];
+    }
+    return true;
+}
+
+void slot_map(const struct ocd_bn_problem *p, const int dims[], int n, SlotMap *sm)
+{
+    sm->nd = n;
+    for (int i = 0; i < n; i++) {
+        sm->ext[i] = (uint32_t)p->x.dims[dims[i]];
+        sm->pstr[i] = p->param.strides[dims[i]];
+        sm->sstr[i] = p->stat.strides[dims[i]];
+    }
+}
+
+int vector_width(cudnnDataType_t t)
+{
+    return t == CUDNN_DATA_DOUBLE ? 2 : t == CUDNN_DATA_FLOAT ? 4 : 8;
+}
+
+size_t round_up(size_t v, size_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+uint32_t div_up(int64_t a, int64_t b)
+{
+    return (uint32_t)((a + b - 1) / b);
+}
+
+/* Threads along the slots of a rows block for V lanes each: a power of two up to 32. */
+int block_tx(int64_t slots, int v)
+{
+    int tx = 1;
+    while (tx < 32 && (int64_t)tx * v < slots) tx *= 2;
+    return tx;
+}
+
+/* Fills the plan of kind for the problem, or says why that kind does not apply. */
+const char *make_plan(cudnnHandle_t h, const struct ocd_bn_problem *p, Kind kind, Plan *pl)
+{
+    const struct ocd_tensor_view *v[NTENS];
+    involved(p, v);
+    memset(pl, 0, sizeof *pl);
+    pl->kind = kind;
+    int sdims[OCD_MAX_DIMS], rdims[OCD_MAX_DIMS];
+    int ns = sorted_dims(p, true, sdims), nr = sorted_dims(p, false, rdims);
+    int vw = vector_width(p->dtype);
+    if (kind != STRIDED)
+        for (int t = 0; t < NTENS; t++)
+            if (v[t] && !ocd_view_same_strides(v[t], &p->x)) return "the tensors' strides differ";
+    const int64_t K = p->slots, M = p->reduced;
+    int64_t wave = (int64_t)h->sm_count * MIN_BLOCKS; /* blocks resident at once */
+    if (kind == CHANNELS_LAST) {
+        if (!dense_from(&p->x, sdims, ns, 1)) return "the slots are not the dense innermost dimension";
+        /* the spatial dims of the rows must collapse into one stride */
+        int sp[OCD_MAX_DIMS], nsp = 0;
+        for (int i = 0; i < nr; i++)
+            if (rdims[i] != 0) sp[nsp++] = rdims[i];
+        int64_t S = 1;
+        for (int i = 0; i < nsp; i++) S *= p->x.dims[sp[i]];
+        if (nsp > 0 && !dense_from(&p->x, sp, nsp, p->x.strides[sp[0]])) return "the spatial dims do not collapse";
+        pl->rows.S = (uint32_t)S;
+        pl->rows.sN = p->x.strides[0];
+        pl->rows.sS = nsp ? p->x.strides[sp[0]] : 0;
+        pl->vec = pl->rows.sN % vw == 0 && (S == 1 || pl->rows.sS % vw == 0) ? vw : 1;
+        slot_map(p, sdims, ns, &pl->sm);
+    } else if (kind == CHANNELS_FIRST) {
+        if (p->per_activation) return OCD_REASON_MODE;
+        int sp[OCD_MAX_DIMS], nsp = 0;
+        for (int i = 0; i < nr; i++)
+            if (rdims[i] != 0) sp[nsp++] = rdims[i];
+        if (!dense_from(&p->x, sp, nsp, 1)) return "the spatial dims are not contiguous";
+        int64_t S = M / p->x.dims[0];
+        pl->chan.S = (uint32_t)S;
+        pl->chan.sC = p->x.strides[1];
+        pl->chan.sN = p->x.strides[0];
+        pl->vec = S % vw == 0 && pl->chan.sC % vw == 0 && pl->chan.sN % vw == 0 ? vw : 1;
+        slot_map(p, sdims, ns, &pl->sm);
+    } else {
+        /* canonical numbering: slots row-major over (C, D, H, W), rows over (N, D, H, W) */
+        LayStrided *s = &pl->strided;
+        int cs[OCD_MAX_DIMS], cr[OCD_MAX_DIMS];
+        for (int d = p->x.rank - 1; d >= 0; d--) {
+            if (is_slot_dim(p, d)) cs[s->ns++] = d;
+            else cr[s->nr++] = d;
+        }
+        for (int i = 0; i < s->ns; i++) s->sext[i] = (uint32_t)p->x.dims[cs[i]];
+        for (int i = 0; i < s->nr; i++) s->rext[i] = (uint32_t)p->x.dims[cr[i]];
+        for (int t = 0; t < NTENS; t++) {
+            if (!v[t]) continue;
+            for (int i = 0; i < s->ns; i++) s->sstr[t][i] = v[t]->strides[cs[i]];
+            for (int i = 0; i < s->nr; i++) s->rstr[t][i] = v[t]->strides[cr[i]];
+        }
+        pl->vec = 1;
+        slot_map(p, cs, s->ns, &pl->sm);
+    }
+    if (kind == CHANNELS_FIRST) {
+        /* about eight waves of (channel, split) blocks, each thread taking at least 4 vectors */
+        int64_t most = div_up(M, (int64_t)THREADS * pl->vec * UNROLL);
+        int64_t g = OCD_MAX(1, OCD_MIN(OCD_MIN(most, 65535), div_up(8 * wave, K)));
+        pl->per_split = (uint32_t)round_up(div_up(M, g), (size_t)pl->vec);
+        pl->G = (int)div_up(M, pl->per_split);
+    } else {
+        /* one wave of blocks striding over the chunks; the chunk depends on the vector width
+           (ty), the number of blocks only on the nominal one, so the workspace does not */
+        int tx = block_tx(K, pl->vec), ty = THREADS / tx;
+        int64_t groups = div_up(K, (int64_t)tx * pl->vec);
+        int64_t nchunks = div_up(M, (int64_t)ty * UNROLL);
+        pl->G = (int)OCD_MAX(1, OCD_MIN(OCD_MIN(nchunks, 65535), wave / groups));
+    }
+    if (p->dir != OCD_BN_INFERENCE) {
+        size_t cs = p->dtype == CUDNN_DATA_DOUBLE ? 8 : 4;
+        /* partials [2][G][K], shift, mean and 1/std, coefficients [3][K] */
+        pl->workspace = round_up((size_t)(2 * (int64_t)pl->G + 6) * (size_t)K * cs, 256);
+    }
+    return NULL;
+}
+
+bool aligned(const void *p)
+{
+    return ((uintptr_t)p & 15) == 0;
+}
+
+/* ---- launching ------------------------------------------------------------------------------- */
+
+template <typename T> struct Runner {
+    typedef typename ocd_compute<T>::type C;
+    cudnnHandle_t h;
+    const Plan *pl;
+    Args<T> a;
+    int V; /* the vector width used: the plan's, unless a pointer is not 16-byte aligned */
+
+    dim3 rows_grid() const { return dim3(div_up(a.K, (int64_t)a.tx * V), (unsigned)a.G); }
+
+    template <int VV, bool GRAD> cudnnStatus_t reduce_v()
+    {
+        if (pl->kind == CHANNELS_FIRST)
+            k_reduce_chan<T, VV, GRAD><<<dim3(a.K, a.G), THREADS, 0, h->stream>>>(pl->chan, a);
+        else if (pl->kind == CHANNELS_LAST)
+            k_reduce_rows<T, VV, GRAD><<<rows_grid(), dim3(a.tx, a.ty), 0, h->stream>>>(pl->rows, a);
+        else
+            k_reduce_rows<T, 1, GRAD><<<rows_grid(), dim3(a.tx, a.ty), 0, h->stream>>>(pl->strided, a);
+        OCD_CUDA_LAUNCHED();
+        return CUDNN_STATUS_SUCCESS;
+    }
+
+    template <int VV, bool BWD> cudnnStatus_t apply_v()
+    {
+        if (pl->kind == CHANNELS_FIRST)
+            k_apply_chan<T, VV, BWD><<<dim3(a.K, a.G), THREADS, 0, h->stream>>>(pl->chan, a);
+        else if (pl->kind == CHANNELS_LAST)
+            k_apply_rows<T, VV, BWD><<<rows_grid(), dim3(a.tx, a.ty), 0, h->stream>>>(pl->rows, a);
+        else
+            k_apply_rows<T, 1, BWD><<<rows_grid(), dim3(a.tx, a.ty), 0, h->stream>>>(pl->strided, a);
+        OCD_CUDA_LAUNCHED();
+        return CUDNN_STATUS_SUCCESS;
+    }
+
+    static const int VEC = 16 / sizeof(T);
+    template <bool GRAD> cudnnStatus_t reduce() { return V > 1 ? reduce_v<VEC, GRAD>() : reduce_v<1, GRAD>(); }
+    template <bool BWD> cudnnStatus_t apply() { return V > 1 ? apply_v<VEC, BWD>() : apply_v<1, BWD>(); }
+
+    template <bool GRAD, bool STATS_ONLY> cudnnStatus_t finish()
+    {
+        k_finish<T, GRAD, STATS_ONLY><<<div_up(a.K, FINISH_SLOTS), dim3(FINISH_SLOTS, FINISH_LANES), 0, h->stream>>>(a);
+        OCD_CUDA_LAUNCHED();
+        return CUDNN_STATUS_SUCCESS;
+    }
+
+    cudnnStatus_t run(const struct ocd_bn_problem *p, void *ws)
+    {
+        a.coef = NULL;
+        if (p->dir != OCD_BN_INFERENCE) {
+            C *w = (C *)ws;
+            size_t gk = (size_t)a.G * a.K;
+            a.part = w;
+            a.shift = w + 2 * gk;
+            a.mean_s = a.shift + a.K;
+            a.invstd_s = a.mean_s + a.K;
+            a.coef = a.invstd_s + a.K;
+        }
+        switch (p->dir) {
+        case OCD_BN_INFERENCE: return apply<false>();
+        case OCD_BN_TRAINING:
+            OCD_TRY(reduce<false>());
+            OCD_TRY((finish<false, false>()));
+            return apply<false>();
+        case OCD_BN_BACKWARD:
+            if (p->saved_mean == NULL) {
+                OCD_TRY(reduce<false>());
+                OCD_TRY((finish<false, true>()));
+            }
+            OCD_TRY(reduce<true>());
+            OCD_TRY((finish<true, false>()));
+            return apply<true>();
+        }
+        return CUDNN_STATUS_SUCCESS;
+    }
+};
+
+template <typename T>
+cudnnStatus_t run_typed(cudnnHandle_t h, const struct ocd_bn_problem *p, const Plan *pl, void *ws)
+{
+    typedef typename ocd_compute<T>::type C;
+    Runner<T> r;
+    r.h = h;
+    r.pl = pl;
+    Args<T> &a = r.a;
+    memset(&a, 0, sizeof a);
+    a.x = (const T *)p->x_ptr;
+    a.z = (const T *)p->z_ptr;
+    a.dy = (const T *)p->dy_ptr;
+    a.y = (T *)p->y_ptr;
+    a.dx = (T *)p->dx_ptr;
+    a.dz = (T *)p->dz_ptr;
+    a.res = (T *)p->reserve_ptr;
+    a.scale = (const C *)p->scale;
+    a.bias = (const C *)p->bias;
+    a.est_mean = (const C *)p->est_mean;
+    a.est_var = (const C *)p->est_var;
+    a.saved_mean = (const C *)p->saved_mean;
+    a.saved_invstd = (const C *)p->saved_invstd;
+    a.save_mean = (C *)p->save_mean;
+    a.save_invstd = (C *)p->save_invstd;
+    a.run_mean = (C *)p->run_mean;
+    a.run_var = (C *)p->run_var;
+    a.dscale = (C *)p->dscale;
+    a.dbias = (C *)p->dbias;
+    a.alpha = (C)p->alpha;
+    a.beta = (C)p->beta;
+    a.alpha_p = (C)p->alpha_param;
+    a.beta_p = (C)p->beta_param;
+    a.act = p->ops != OCD_BN_OPS_NORM;
+    a.act_mode = p->act_mode;
+    a.act_nan = p->act_nan;
+    a.act_coef = (C)p->act_coef;
+    a.act_swish = (C)p->act_swish;
+    a.eps = p->epsilon;
+    a.factor = p->factor;
+    a.K = (uint32_t)p->slots;
+    a.M = (uint32_t)p->reduced;
+    a.sm = pl->sm;
+    a.G = pl->G;
+    a.per_split = pl->per_split;
+    const void *ptrs[] = {a.x, a.z, a.dy, a.y, a.dx, a.dz, a.res};
+    r.V = pl->vec;
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
+        if (!aligned(ptrs[i])) r.V = 1;
+    a.tx = pl->kind == CHANNELS_FIRST ? THREADS : block_tx(a.K, r.V);
+    a.ty = THREADS / a.tx;
+    a.chunk = (uint32_t)(UNROLL * a.ty);
+    a.nchunks = div_up(a.M, a.chunk);
+    return r.run(p, ws);
+}
+
+cudnnStatus_t run_kind(cudnnHandle_t h, const void *problem, void *workspace, size_t workspace_bytes, Kind kind)
+{
+    const struct ocd_bn_problem *p = (const struct ocd_bn_problem *)problem;
+    Plan pl;
+    const char *why = make_plan(h, p, kind, &pl);
+    if (why) return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "the plan that applied no longer does: %s", why);
+    void *ws = workspace;
+    bool scratch = pl.workspace > 0 && (workspace == NULL || workspace_bytes < pl.workspace);
+    if (scratch) OCD_TRY(ocd_cuda_scratch_acquire(h, pl.workspace, &ws));
+    cudnnStatus_t s;
+    switch (p->dtype) {
+    case CUDNN_DATA_FLOAT: s = run_typed<float>(h, p, &pl, ws); break;
+    case CUDNN_DATA_DOUBLE: s = run_typed<double>(h, p, &pl, ws); break;
+    case CUDNN_DATA_HALF: s = run_typed<__half>(h, p, &pl, ws); break;
+    default: s = run_typed<__nv_bfloat16>(h, p, &pl, ws); break;
+    }
+    if (scratch) {
+        cudnnStatus_t done = ocd_cuda_scratch_release(h);
+        if (s == CUDNN_STATUS_SUCCESS) s = done;
+    }
+    return s;
+}
+
+size_t workspace_of(cudnnHandle_t h, const void *problem, Kind kind)
+{
+    Plan pl;
+    return make_plan(h, (const struct ocd_bn_problem *)problem, kind, &pl) ? 0 : pl.workspace;
+}
+
+} // namespace
+
+extern "C" {
+
+const char *ocd_bn_cuda_applies_channels_last(cudnnHandle_t handle, const void *problem)
+{
+    Plan pl;
+    return make_plan(handle, (const struct ocd_bn_problem *)problem, CHANNELS_LAST, &pl);
+}
+
+const char *ocd_bn_cuda_applies_channels_first(cudnnHandle_t handle, const void *problem)
+{
+    Plan pl;
+    return make_plan(handle, (const struct ocd_bn_problem *)problem, CHANNELS_FIRST, &pl);
+}
+
+size_t ocd_bn_cuda_workspace_channels_last(cudnnHandle_t handle, const void *problem)
+{
+    return workspace_of(handle, problem, CHANNELS_LAST);
+}
+
+size_t ocd_bn_cuda_workspace_channels_first(cudnnHandle_t handle, const void *problem)
+{
+    return workspace_of(handle, problem, CHANNELS_FIRST);
+}
+
+size_t ocd_bn_cuda_workspace_strided(cudnnHandle_t handle, const void *problem)
+{
+    return workspace_of(handle, problem, STRIDED);
+}
+
+cudnnStatus_t ocd_bn_cuda_run_channels_last(cudnnHandle_t handle, const void *problem, void *workspace,
+                                            size_t workspace_bytes)
+{
+    return run_kind(handle, problem, workspace, workspace_bytes, CHANNELS_LAST);
+}
+
+cudnnStatus_t ocd_bn_cuda_run_channels_first(cudnnHandle_t handle, const void *problem, void *workspace,
+                                             size_t workspace_bytes)
+{
+    return run_kind(handle, problem, workspace, workspace_bytes, CHANNELS_FIRST);
+}
+
+cudnnStatus_t ocd_bn_cuda_run_strided(cudnnHandle_t handle, const void *problem, void *workspace,
+                                      size_t workspace_bytes)
+{
+    return run_kind(handle, problem, workspace, workspace_bytes, STRIDED);
+}
+
+} // extern "C"
