@@ -402,8 +402,8 @@ cudnnStatus_t CUDNNWINAPI cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t f
     return ocd_object_destroy(OCD_OBJ_FILTER, filterDesc);
 }
 
-static cudnnStatus_t set_filter(cudnnFilterDescriptor_t f, cudnnDataType_t dtype,
-                                cudnnTensorFormat_t format, int nb_dims, const int dims[])
+cudnnStatus_t ocd_filter_set(cudnnFilterDescriptor_t f, cudnnDataType_t dtype, cudnnTensorFormat_t format,
+                             int nb_dims, const int dims[])
 {
     OCD_TRY(check_nb_dims(nb_dims, 3));
     if (dims == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "filterDimA is NULL");
@@ -428,7 +428,7 @@ cudnnStatus_t CUDNNWINAPI cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t fil
                 (int)dataType, (int)format, k, c, h, w);
     OCD_CHECK_OBJECT(OCD_OBJ_FILTER, filterDesc);
     int dims[4] = {k, c, h, w};
-    return set_filter(filterDesc, dataType, format, 4, dims);
+    return ocd_filter_set(filterDesc, dataType, format, 4, dims);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnGetFilter4dDescriptor(const cudnnFilterDescriptor_t filterDesc,
@@ -460,7 +460,7 @@ cudnnStatus_t CUDNNWINAPI cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t fil
     OCD_LOG_API("filterDesc=%p dataType=%d format=%d nbDims=%d", (void *)filterDesc, (int)dataType,
                 (int)format, nbDims);
     OCD_CHECK_OBJECT(OCD_OBJ_FILTER, filterDesc);
-    return set_filter(filterDesc, dataType, format, nbDims, filterDimA);
+    return ocd_filter_set(filterDesc, dataType, format, nbDims, filterDimA);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnGetFilterNdDescriptor(const cudnnFilterDescriptor_t filterDesc,

@@ -59,6 +59,11 @@ cudnnStatus_t ocd_check_layout(int nb_dims, const int dims[], const int strides[
 cudnnStatus_t ocd_tensor_set_packed(cudnnTensorDescriptor_t t, cudnnTensorFormat_t format,
                                     cudnnDataType_t dtype, int nb_dims, const int dims[]);
 
+/* Sets a filter descriptor (what cudnnSetFilterNdDescriptor does, for callers inside the
+   library): BAD_PARAM or NOT_SUPPORTED, logged, with f unchanged, when the filter is not legal. */
+cudnnStatus_t ocd_filter_set(cudnnFilterDescriptor_t f, cudnnDataType_t dtype, cudnnTensorFormat_t format,
+                             int nb_dims, const int dims[]);
+
 /* The view of a set tensor descriptor (the API has checked it is live and set). */
 void ocd_tensor_view_of(const struct cudnnTensorStruct *t, struct ocd_tensor_view *v);
 /* The view of a filter in its format, packed. */

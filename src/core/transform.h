@@ -10,7 +10,10 @@
      padded channel count and t... is blk written row-major over the fold factors.
    - unfold is the exact inverse, then the padding is cut away: destination (n, c, x...) takes
      source (n + pb0, blk * Cp + c + pb1, (x + pb) / f...) with blk from ((x + pb) % f...).
-   A destination element whose source lies in the padding is 0. */
+   A destination element whose source lies in the padding is 0.
+
+   The tensor transform descriptor itself lives in src/ops/transform.c; ocd_transform_desc_set
+   fills one for callers inside the library (the folded convolution of cnn_infer). */
 #ifndef OCD_CORE_TRANSFORM_H
 #define OCD_CORE_TRANSFORM_H
 
@@ -30,6 +33,13 @@ struct ocd_fold {
     int64_t padded_c;                 /* Cp: channels of the padded, unfolded tensor */
     double alpha, beta;               /* y = alpha * gathered + beta * y (beta == 0: not read) */
 };
+
+/* What cudnnSetTensorTransformDescriptor does once the descriptor is known to be live: the same
+   checks and statuses (logged), nothing changed in t on failure. */
+cudnnStatus_t ocd_transform_desc_set(cudnnTensorTransformDescriptor_t t, uint32_t nbDims,
+                                     cudnnTensorFormat_t destFormat, const int32_t padBeforeA[],
+                                     const int32_t padAfterA[], const uint32_t foldA[],
+                                     cudnnFoldingDirection_t direction);
 
 #ifdef __cplusplus
 }

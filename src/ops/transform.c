@@ -67,17 +67,11 @@ cudnnStatus_t CUDNNWINAPI cudnnDestroyTensorTransformDescriptor(cudnnTensorTrans
     return ocd_object_destroy(OCD_OBJ_TENSOR_TRANSFORM, transformDesc);
 }
 
-cudnnStatus_t CUDNNWINAPI cudnnSetTensorTransformDescriptor(cudnnTensorTransformDescriptor_t transformDesc,
-                                                            const uint32_t nbDims,
-                                                            const cudnnTensorFormat_t destFormat,
-                                                            const int32_t padBeforeA[], const int32_t padAfterA[],
-                                                            const uint32_t foldA[],
-                                                            const cudnnFoldingDirection_t direction)
+cudnnStatus_t ocd_transform_desc_set(cudnnTensorTransformDescriptor_t t, uint32_t nbDims,
+                                     cudnnTensorFormat_t destFormat, const int32_t padBeforeA[],
+                                     const int32_t padAfterA[], const uint32_t foldA[],
+                                     cudnnFoldingDirection_t direction)
 {
-    OCD_LOG_API("transformDesc=%p nbDims=%u destFormat=%d padBeforeA=%p padAfterA=%p foldA=%p direction=%d",
-                (void *)transformDesc, nbDims, (int)destFormat, (const void *)padBeforeA,
-                (const void *)padAfterA, (const void *)foldA, (int)direction);
-    OCD_CHECK_OBJECT(OCD_OBJ_TENSOR_TRANSFORM, transformDesc);
     if (nbDims <= 2) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "nbDims %u is not greater than 2", nbDims);
     if (nbDims > CUDNN_DIM_MAX)
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "nbDims %u is above CUDNN_DIM_MAX", nbDims);
@@ -88,7 +82,6 @@ cudnnStatus_t CUDNNWINAPI cudnnSetTensorTransformDescriptor(cudnnTensorTransform
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the padding of dimension %u is negative", d);
     if (destFormat != CUDNN_TENSOR_NCHW && destFormat != CUDNN_TENSOR_NHWC)
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "destFormat %d is neither NCHW nor NHWC", (int)destFormat);
-    struct cudnnTensorTransformStruct *t = transformDesc;
     t->nb_dims = (int)nbDims;
     t->dest_format = destFormat;
     for (int d = 0; d < OCD_MAX_DIMS; d++) {
@@ -100,6 +93,20 @@ cudnnStatus_t CUDNNWINAPI cudnnSetTensorTransformDescriptor(cudnnTensorTransform
     t->direction = direction;
     t->set = true;
     return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnSetTensorTransformDescriptor(cudnnTensorTransformDescriptor_t transformDesc,
+                                                            const uint32_t nbDims,
+                                                            const cudnnTensorFormat_t destFormat,
+                                                            const int32_t padBeforeA[], const int32_t padAfterA[],
+                                                            const uint32_t foldA[],
+                                                            const cudnnFoldingDirection_t direction)
+{
+    OCD_LOG_API("transformDesc=%p nbDims=%u destFormat=%d padBeforeA=%p padAfterA=%p foldA=%p direction=%d",
+                (void *)transformDesc, nbDims, (int)destFormat, (const void *)padBeforeA,
+                (const void *)padAfterA, (const void *)foldA, (int)direction);
+    OCD_CHECK_OBJECT(OCD_OBJ_TENSOR_TRANSFORM, transformDesc);
+    return ocd_transform_desc_set(transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction);
 }
 
 /* Writes min(nbDimsRequested, nbDims) pads and two fewer fold factors; NULL arrays are skipped. */
