@@ -3,7 +3,6 @@
 #include "ref/activation.h"
 #include "test.h"
 #include "tensors.h"
-#include "tview.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,7 +6,6 @@
 #define OCD_TESTS_BN_HARNESS_H
 
 #include "tensors.h"
-#include "tview.h"
 
 enum bn_api { BN_API_PLAIN, BN_API_EX, BN_API_NORM };
 

@@ -10,7 +10,6 @@
    Bad inputs: exact statuses, and no output descriptor changed. */
 #include "tensors.h"
 #include "test.h"
-#include "tview.h"
 
 #include "ref/conv.h"
 

@@ -3,7 +3,6 @@
    beta (beta = 0 over NaN), in place, finite-difference gradients for x and the means, and bad
    inputs with their exact statuses and nothing written. */
 #include "tensors.h"
-#include "tview.h"
 
 #include "ref/lrn.h"
 

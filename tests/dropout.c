@@ -5,7 +5,7 @@
    backends must match it, they match each other. Inputs are never zero, so an output of zero
    means "dropped". */
 #include "test.h"
-#include "tview.h"
+#include "tensors.h"
 #include "ref/dropout.h"
 
 #include <math.h>

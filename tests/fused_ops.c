@@ -2,6 +2,7 @@
    descriptors kept as copies), plans and their statuses, and the four fused operations of
    cuDNN 8.2 against references in double (tests/ref/conv.c for the convolutions). */
 #include "test.h"
+#include "tensors.h"
 
 #include "ref/conv.h"
 
@@ -170,36 +171,6 @@ static cudnnTensorDescriptor_t channel_tensor(cudnnDataType_t t, int c)
     return d;
 }
 
-/* A device buffer of n values of type t from doubles (rounded), and the rounded values back. */
-static void *upload(cudnnDataType_t t, double *v, long n)
-{
-    unsigned char *host = malloc((size_t)n * tdtype_size(t) + 1);
-    for (long i = 0; i < n; i++) {
-        tstore(t, host, i, v[i]);
-        v[i] = tload(t, host, i);
-    }
-    void *dev = tbuf_from(host, (size_t)n * tdtype_size(t));
-    free(host);
-    return dev;
-}
-
-static double *download(cudnnDataType_t t, const void *dev, long n)
-{
-    unsigned char *host = malloc((size_t)n * tdtype_size(t) + 1);
-    double *v = malloc(sizeof *v * (size_t)n);
-    tbuf_download(host, dev, (size_t)n * tdtype_size(t));
-    for (long i = 0; i < n; i++) v[i] = tload(t, host, i);
-    free(host);
-    return v;
-}
-
-static double *randoms(long n, double lo, double hi)
-{
-    double *v = malloc(sizeof *v * (size_t)n);
-    for (long i = 0; i < n; i++) v[i] = trand_uniform(lo, hi);
-    return v;
-}
-
 /* The three objects of one fused operation. */
 struct fused {
     cudnnFusedOpsConstParamPack_t c;
@@ -222,14 +193,6 @@ static void fused_destroy(struct fused f)
     cudnnDestroyFusedOpsPlan(f.plan), cudnnDestroyFusedOpsConstParamPack(f.c), cudnnDestroyFusedOpsVariantParamPack(f.v);
 }
 
-/* Compares n device values of type t with doubles. */
-static void check_values(cudnnDataType_t t, const void *dev, const double *want, long n, double tol, const char *what)
-{
-    double *got = download(t, dev, n);
-    tcompare(CUDNN_DATA_DOUBLE, got, want, n, tol, what);
-    free(got);
-}
-
 static void set_const(cudnnFusedOpsConstParamPack_t c, cudnnFusedOpsConstParamLabel_t l, const void *param)
 {
     CHECK_OK(cudnnSetFusedOpsConstParamPackAttribute(c, l, param));
@@ -249,12 +212,12 @@ static void check_bn_finalize(bool training)
     cudnnFusedOps_t ops = training ? CUDNN_FUSED_BN_FINALIZE_STATISTICS_TRAINING : CUDNN_FUSED_BN_FINALIZE_STATISTICS_INFERENCE;
     cudnnTensorDescriptor_t stats = channel_tensor(CUDNN_DATA_FLOAT, C), params = channel_tensor(CUDNN_DATA_FLOAT, C);
     cudnnTensorDescriptor_t eq = channel_tensor(CUDNN_DATA_HALF, C);
-    double *mean = randoms(C, -1, 1), *var = randoms(C, 0.5, 2), *scale = randoms(C, -2, 2), *bias = randoms(C, -1, 1);
-    double *rmean = randoms(C, -1, 1), *rvar = randoms(C, 0.5, 2), ysum[7], ysq[7];
+    double *mean = tview_random(C, -1, 1), *var = tview_random(C, 0.5, 2), *scale = tview_random(C, -2, 2), *bias = tview_random(C, -1, 1);
+    double *rmean = tview_random(C, -1, 1), *rvar = tview_random(C, 0.5, 2), ysum[7], ysq[7];
     for (int k = 0; k < C; k++) ysum[k] = mean[k] * m, ysq[k] = (var[k] + mean[k] * mean[k]) * m;
-    void *d_ysum = upload(CUDNN_DATA_FLOAT, ysum, C), *d_ysq = upload(CUDNN_DATA_FLOAT, ysq, C);
-    void *d_scale = upload(CUDNN_DATA_FLOAT, scale, C), *d_bias = upload(CUDNN_DATA_FLOAT, bias, C);
-    void *d_rmean = upload(CUDNN_DATA_FLOAT, rmean, C), *d_rvar = upload(CUDNN_DATA_FLOAT, rvar, C);
+    void *d_ysum = tvalues_upload(CUDNN_DATA_FLOAT, ysum, C), *d_ysq = tvalues_upload(CUDNN_DATA_FLOAT, ysq, C);
+    void *d_scale = tvalues_upload(CUDNN_DATA_FLOAT, scale, C), *d_bias = tvalues_upload(CUDNN_DATA_FLOAT, bias, C);
+    void *d_rmean = tvalues_upload(CUDNN_DATA_FLOAT, rmean, C), *d_rvar = tvalues_upload(CUDNN_DATA_FLOAT, rvar, C);
     void *d_smean = tbuf_alloc(C * 4), *d_sinv = tbuf_alloc(C * 4), *d_eqs = tbuf_alloc(C * 2), *d_eqb = tbuf_alloc(C * 2);
     struct fused f = fused_create(ops, CUDNN_BATCHNORM_SPATIAL);
     cudnnFusedOpsConstParamPack_t c = f.c;
@@ -303,13 +266,13 @@ static void check_bn_finalize(bool training)
         want_rm[k] = training ? (1 - factor) * rmean[k] + factor * mu : rmean[k];
         want_rv[k] = training ? (1 - factor) * rvar[k] + factor * va * m / (m - 1) : rvar[k];
     }
-    check_values(CUDNN_DATA_HALF, d_eqs, want_s, C, 1e-3, "eqScale");
-    check_values(CUDNN_DATA_HALF, d_eqb, want_b, C, 1e-3, "eqBias");
-    check_values(CUDNN_DATA_FLOAT, d_rmean, want_rm, C, 1e-5, "running mean");
-    check_values(CUDNN_DATA_FLOAT, d_rvar, want_rv, C, 1e-5, "running variance");
+    tvalues_check(CUDNN_DATA_HALF, d_eqs, want_s, C, 1e-3, "eqScale");
+    tvalues_check(CUDNN_DATA_HALF, d_eqb, want_b, C, 1e-3, "eqBias");
+    tvalues_check(CUDNN_DATA_FLOAT, d_rmean, want_rm, C, 1e-5, "running mean");
+    tvalues_check(CUDNN_DATA_FLOAT, d_rvar, want_rv, C, 1e-5, "running variance");
     if (training) {
-        check_values(CUDNN_DATA_FLOAT, d_smean, want_mean, C, 1e-5, "saved mean");
-        check_values(CUDNN_DATA_FLOAT, d_sinv, want_inv, C, 1e-5, "saved inverse std");
+        tvalues_check(CUDNN_DATA_FLOAT, d_smean, want_mean, C, 1e-5, "saved mean");
+        tvalues_check(CUDNN_DATA_FLOAT, d_sinv, want_inv, C, 1e-5, "saved inverse std");
     }
     fused_destroy(f);
     cudnnDestroyTensorDescriptor(stats), cudnnDestroyTensorDescriptor(params), cudnnDestroyTensorDescriptor(eq);
@@ -341,11 +304,11 @@ static void check_conv_op(bool wgrad, cudnnDataType_t t)
     CHECK_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, t, r.n, r.k, r.out[0], r.out[1]));
     CHECK_OK(cudnnSetFilter4dDescriptor(wd, t, CUDNN_TENSOR_NCHW, r.k, r.c, r.filt[0], r.filt[1]));
     CHECK_OK(cudnnSetConvolution2dDescriptor(cd, 0, 1, 2, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    double *x = randoms(nx, -1, 1), *w = randoms(nw, -1, 1), *y = randoms(ny, -1, 1);
-    double *s = randoms(r.c, 0.5, 1.5), *b = randoms(r.c, -0.5, 0.5);
-    void *dx = upload(t, x, nx), *dw = wgrad ? tbuf_alloc((size_t)nw * tdtype_size(t)) : upload(t, w, nw);
-    void *dy = wgrad ? upload(t, y, ny) : tbuf_alloc((size_t)ny * tdtype_size(t));
-    void *ds = upload(t, s, r.c), *db = upload(t, b, r.c), *dsum = tbuf_alloc(r.k * 4), *dsq = tbuf_alloc(r.k * 4);
+    double *x = tview_random(nx, -1, 1), *w = tview_random(nw, -1, 1), *y = tview_random(ny, -1, 1);
+    double *s = tview_random(r.c, 0.5, 1.5), *b = tview_random(r.c, -0.5, 0.5);
+    void *dx = tvalues_upload(t, x, nx), *dw = wgrad ? tbuf_alloc((size_t)nw * tdtype_size(t)) : tvalues_upload(t, w, nw);
+    void *dy = wgrad ? tvalues_upload(t, y, ny) : tbuf_alloc((size_t)ny * tdtype_size(t));
+    void *ds = tvalues_upload(t, s, r.c), *db = tvalues_upload(t, b, r.c), *dsum = tbuf_alloc(r.k * 4), *dsq = tbuf_alloc(r.k * 4);
     cudnnFusedOps_t ops = wgrad ? CUDNN_FUSED_SCALE_BIAS_ACTIVATION_WGRAD : CUDNN_FUSED_SCALE_BIAS_ACTIVATION_CONV_BNSTATS;
     struct fused f = fused_create(ops, CUDNN_BATCHNORM_SPATIAL_PERSISTENT);
     cudnnFusedOpsConstParamPack_t c = f.c;
@@ -387,16 +350,16 @@ static void check_conv_op(bool wgrad, cudnnDataType_t t)
         if (wgrad) {
             double *want = malloc(sizeof *want * (size_t)nw);
             ref_conv_bwd_filter(&r, x, y, want);
-            check_values(t, dw, want, nw, tol, "fused wgrad");
+            tvalues_check(t, dw, want, nw, tol, "fused wgrad");
             free(want);
         } else {
-            double *want = malloc(sizeof *want * (size_t)ny), *got = download(t, dy, ny), sum[6] = {0}, sq[6] = {0};
+            double *want = malloc(sizeof *want * (size_t)ny), *got = tvalues_download(t, dy, ny), sum[6] = {0}, sq[6] = {0};
             ref_conv_fwd(&r, x, w, want);
             tcompare(CUDNN_DATA_DOUBLE, got, want, ny, tol, "fused forward");
             long pq = ny / ((long)r.n * r.k);
             for (long i = 0; i < ny; i++) sum[i / pq % r.k] += got[i], sq[i / pq % r.k] += got[i] * got[i];
-            check_values(CUDNN_DATA_FLOAT, dsum, sum, r.k, 1e-4, "ySum");
-            check_values(CUDNN_DATA_FLOAT, dsq, sq, r.k, 1e-4, "ySqSum");
+            tvalues_check(CUDNN_DATA_FLOAT, dsum, sum, r.k, 1e-4, "ySum");
+            tvalues_check(CUDNN_DATA_FLOAT, dsq, sq, r.k, 1e-4, "ySqSum");
             free(want), free(got);
         }
     }

@@ -3,7 +3,6 @@
    further ahead), windows wider than the channel count, alpha and beta (beta = 0 over NaN),
    finite-difference gradients, and bad inputs with their exact statuses and nothing written. */
 #include "tensors.h"
-#include "tview.h"
 
 #include "ref/lrn.h"
 

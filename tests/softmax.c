@@ -5,7 +5,6 @@
 #include "ref/softmax.h"
 #include "test.h"
 #include "tensors.h"
-#include "tview.h"
 
 #include <math.h>
 #include <stdlib.h>

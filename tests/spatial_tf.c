@@ -3,7 +3,7 @@
    tensor layout, with alpha/beta (beta = 0 over NaN outputs, which must not leak). The backward
    functions are also checked against central differences of the reference forward (double). */
 #include "test.h"
-#include "tview.h"
+#include "tensors.h"
 #include "ref/spatial_tf.h"
 
 #include <math.h>

@@ -5,39 +5,50 @@
 
 #include <string.h>
 
+int ocd_dims_sort_merge(int rank, int count, int64_t dims[], int64_t *strides, int row)
+{
+    /* Drop the dims of extent 1, then insertion-sort the rest by tensor 0's stride, largest
+       first (rank is at most OCD_EWISE_MAX_DIMS; the sort is stable, so equal strides keep
+       their logical order). */
+    int n = 0;
+    for (int d = 0; d < rank; d++) {
+        if (dims[d] == 1) continue;
+        int i = n++;
+        while (i > 0 && strides[i - 1] < strides[d]) i--;
+        int64_t extent = dims[d], moved[OCD_GROUP_TENSORS];
+        for (int t = 0; t < count; t++) moved[t] = strides[t * row + d];
+        for (int j = n - 1; j > i; j--) {
+            dims[j] = dims[j - 1];
+            for (int t = 0; t < count; t++) strides[t * row + j] = strides[t * row + j - 1];
+        }
+        dims[i] = extent;
+        for (int t = 0; t < count; t++) strides[t * row + i] = moved[t];
+    }
+    /* Merge each dim into the previous (outer) one where every tensor continues that run. */
+    int r = 0;
+    for (int d = 0; d < n; d++) {
+        bool merge = r > 0;
+        for (int t = 0; t < count && merge; t++) merge = strides[t * row + r - 1] == strides[t * row + d] * dims[d];
+        if (merge) dims[r - 1] *= dims[d];
+        else dims[r++] = dims[d];
+        for (int t = 0; t < count; t++) strides[t * row + r - 1] = strides[t * row + d];
+    }
+    return r;
+}
+
 void ocd_dim_group_build(struct ocd_dim_group *g, int count, const struct ocd_tensor_view *const views[],
                          unsigned mask)
 {
     memset(g, 0, sizeof *g);
     g->count = count;
-    /* Pick the dims of extent > 1, sorted by the first tensor's stride, largest first. Two such
-       dims never share a stride (ocd_check_layout rejects overlapping layouts), so the order is
-       total. */
-    int order[OCD_MAX_DIMS], n = 0;
+    int n = 0;
     for (int d = 0; d < views[0]->rank; d++) {
-        if (!(mask & (1u << d)) || views[0]->dims[d] == 1) continue;
-        int i = n++;
-        while (i > 0 && views[0]->strides[order[i - 1]] < views[0]->strides[d]) {
-            order[i] = order[i - 1];
-            i--;
-        }
-        order[i] = d;
+        if (!(mask & (1u << d))) continue;
+        g->dims[n] = views[0]->dims[d];
+        for (int t = 0; t < count; t++) g->strides[t][n] = views[t]->strides[d];
+        n++;
     }
-    for (int i = 0; i < n; i++) {
-        int d = order[i];
-        int r = g->rank;
-        bool merge = r > 0;
-        for (int t = 0; t < count && merge; t++)
-            merge = g->strides[t][r - 1] == views[t]->strides[d] * views[t]->dims[d];
-        if (merge) { /* the previous (outer) dim continues into this one */
-            g->dims[r - 1] *= views[0]->dims[d];
-            for (int t = 0; t < count; t++) g->strides[t][r - 1] = views[t]->strides[d];
-            continue;
-        }
-        g->dims[r] = views[0]->dims[d];
-        for (int t = 0; t < count; t++) g->strides[t][r] = views[t]->strides[d];
-        g->rank++;
-    }
+    g->rank = ocd_dims_sort_merge(n, count, g->dims, &g->strides[0][0], OCD_MAX_DIMS);
 }
 
 int64_t ocd_dim_group_size(const struct ocd_dim_group *g)

@@ -41,6 +41,13 @@ struct ocd_map_io {
 void ocd_map_io_set(struct ocd_map_io *io, cudnnDataType_t dtype, const void *alpha, const void *beta,
                     const void *src0, const void *src1, void *dst);
 
+/* The sort-and-merge behind ocd_dim_group_build and ocd_ewise_build (core/ewise.h): drops the
+   dims of extent 1, orders the rest by tensor 0's strides, largest first (stable), and merges
+   neighbours that every tensor lays out as one run. dims[0..rank-1]; tensor t's stride of dim d
+   is strides[t * row + d], for count <= OCD_GROUP_TENSORS tensors. Returns the new rank (0 when
+   every dim has extent 1). */
+int ocd_dims_sort_merge(int rank, int count, int64_t dims[], int64_t *strides, int row);
+
 /* Builds the group of the dims d with bit d set in mask, for views[0..count-1], which the caller
    has checked have the same dims. */
 void ocd_dim_group_build(struct ocd_dim_group *g, int count, const struct ocd_tensor_view *const views[],

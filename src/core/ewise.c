@@ -8,6 +8,7 @@
    unit. */
 #include "core/ewise.h"
 
+#include "core/dimgroup.h"
 #include "core/dtype.h"
 
 #include <string.h>
@@ -79,53 +80,6 @@ static void expand(struct shape *s, const struct ocd_tensor_view *const views[3]
     }
 }
 
-static void drop_unit_dims(struct shape *s)
-{
-    int r = 0;
-    for (int d = 0; d < s->rank; d++) {
-        if (s->dims[d] == 1) continue;
-        s->dims[r] = s->dims[d];
-        for (int k = 0; k < s->nops; k++) s->strides[k][r] = s->strides[k][d];
-        r++;
-    }
-    s->rank = r;
-}
-
-/* Orders the dims by y's stride, largest first (insertion sort: rank is at most 10). */
-static void sort_by_y(struct shape *s)
-{
-    for (int i = 1; i < s->rank; i++) {
-        for (int j = i; j > 0 && s->strides[0][j - 1] < s->strides[0][j]; j--) {
-            int64_t t = s->dims[j];
-            s->dims[j] = s->dims[j - 1];
-            s->dims[j - 1] = t;
-            for (int k = 0; k < s->nops; k++) {
-                t = s->strides[k][j];
-                s->strides[k][j] = s->strides[k][j - 1];
-                s->strides[k][j - 1] = t;
-            }
-        }
-    }
-}
-
-static void merge(struct shape *s)
-{
-    int r = 0;
-    for (int d = 1; d < s->rank; d++) {
-        bool ok = true;
-        for (int k = 0; k < s->nops; k++) ok &= s->strides[k][r] == s->strides[k][d] * s->dims[d];
-        if (ok) {
-            s->dims[r] *= s->dims[d];
-            for (int k = 0; k < s->nops; k++) s->strides[k][r] = s->strides[k][d];
-        } else {
-            r++;
-            s->dims[r] = s->dims[d];
-            for (int k = 0; k < s->nops; k++) s->strides[k][r] = s->strides[k][d];
-        }
-    }
-    s->rank = s->rank ? r + 1 : 0;
-}
-
 void ocd_ewise_build(struct ocd_ewise *e, enum ocd_ewise_op op, const struct ocd_tensor_view *y,
                      const struct ocd_tensor_view *a, const struct ocd_tensor_view *b)
 {
@@ -135,9 +89,7 @@ void ocd_ewise_build(struct ocd_ewise *e, enum ocd_ewise_op op, const struct ocd
     int nops = 1 + ocd_ewise_inputs(op);
     struct shape s;
     expand(&s, views, nops, y);
-    drop_unit_dims(&s);
-    sort_by_y(&s);
-    merge(&s);
+    s.rank = ocd_dims_sort_merge(s.rank, nops, s.dims, &s.strides[0][0], OCD_EWISE_MAX_DIMS);
     if (s.rank == 0) { /* a single element */
         s.rank = 1;
         s.dims[0] = 1;

@@ -128,6 +128,15 @@ void ocd_log_message(cudnnSeverity_t sev, cudnnStatus_t status, const char *fmt,
     va_end(ap);
 }
 
+/* The API function this thread entered last (ocd_log_enter). Every API entry but a few version
+   queries, which fail through no helper, enters one, so the name is current when a helper fails. */
+static _Thread_local const char *api_name;
+
+void ocd_log_enter(const char *api)
+{
+    api_name = api;
+}
+
 void ocd_log_api(const char *func, const char *fmt, ...)
 {
     char prefix[160];
@@ -145,9 +154,15 @@ cudnnStatus_t ocd_fail(cudnnStatus_t status, const char *func, const char *file,
     /* NOT_SUPPORTED is the answer to a legal request we cannot serve: a warning, not an error. */
     cudnnSeverity_t sev = status == CUDNN_STATUS_NOT_SUPPORTED ? CUDNN_SEV_WARNING : CUDNN_SEV_ERROR;
     if (!(ocd_log_mask & (1u << sev))) return status;
-    char prefix[256];
-    snprintf(prefix, sizeof prefix, "function %s() returned %s (%s:%d): ", func,
-             ocd_status_string(status), file, line);
+    char prefix[320];
+    /* A helper's failure is the API function's: name that, and the helper after the place. A
+       func that is itself an API name (cudnn*) is the call, whatever was entered before. */
+    if (api_name != NULL && strncmp(func, "cudnn", 5) != 0 && strcmp(func, api_name) != 0)
+        snprintf(prefix, sizeof prefix, "function %s() returned %s (%s:%d, in %s): ", api_name,
+                 ocd_status_string(status), file, line, func);
+    else
+        snprintf(prefix, sizeof prefix, "function %s() returned %s (%s:%d): ", func,
+                 ocd_status_string(status), file, line);
     va_list ap;
     va_start(ap, fmt);
     vemit(sev, status, prefix, fmt, ap);

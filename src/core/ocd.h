@@ -52,12 +52,21 @@ cudnnStatus_t ocd_fail(cudnnStatus_t status, const char *func, const char *file,
 #endif
     ;
 
+/* Records that the calling thread has entered API function api (a string literal: __func__),
+   so that an error a shared helper finds (OCD_FAIL in ocd_tensor_get, say) is logged under the
+   API function's name rather than the helper's. OCD_LOG_API calls it. */
+void ocd_log_enter(const char *api);
+
+/* The first statement of every API entry: names the call for errors and logs it. */
 #define OCD_LOG_API(...)                                                                        \
     do {                                                                                        \
+        ocd_log_enter(__func__);                                                                \
         if (ocd_log_mask & CUDNN_SEV_INFO_EN) ocd_log_api(__func__, __VA_ARGS__);               \
     } while (0)
 
-/* return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "xDesc has %d dims", n); */
+/* return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "xDesc has %d dims", n); the log names the API function
+   the thread is in (ocd_log_enter) and, when the failing function is another one (a helper),
+   that one too. */
 #define OCD_FAIL(status, ...) ocd_fail((status), __func__, __FILE__, __LINE__, __VA_ARGS__)
 
 /* Evaluates a call that returns a cudnnStatus_t and returns it from the caller when it failed. */

@@ -54,16 +54,6 @@ const int FINISH_SLOTS = 32, FINISH_LANES = 8;
 
 /* ---- device helpers -------------------------------------------------------------------------- */
 
-__device__ __forceinline__ float act_forward(int m, int nan, float coef, float swish, float v)
-{
-    return ocd_bn_act_forward_f(m, nan, coef, swish, v);
-}
-__device__ __forceinline__ double act_forward(int m, int nan, double coef, double swish, double v)
-{
-    return ocd_bn_act_forward_d(m, nan, coef, swish, v);
-}
-__device__ __forceinline__ float act_grad(int m, float coef, float swish, float v) { return ocd_bn_act_grad_f(m, coef, swish, v); }
-__device__ __forceinline__ double act_grad(int m, double coef, double swish, double v) { return ocd_bn_act_grad_d(m, coef, swish, v); }
 __device__ __forceinline__ float inv_sqrt(float v) { return rsqrtf(v); }
 __device__ __forceinline__ double inv_sqrt(double v) { return 1.0 / sqrt(v); }
 
@@ -248,7 +238,7 @@ __device__ __forceinline__ void unpack_dp(const Args<T> &a, const GradChunk<T, V
         C pre[V];
         unpack(g.pre, pre);
 #pragma unroll
-        for (int i = 0; i < V; i++) dp[i] *= act_grad(a.act_mode, a.act_coef, a.act_swish, pre[i]);
+        for (int i = 0; i < V; i++) dp[i] *= ocd_act_derivative(a.act_mode, a.act_coef, a.act_swish, pre[i]);
     }
 }
 
@@ -528,7 +518,7 @@ __device__ __forceinline__ void apply_chunk(const Args<T> &a, const Offs &o, int
         if (a.act) {
             if (a.res) store_lanes<T, V>(a.res + o.res, n, out);
 #pragma unroll
-            for (int i = 0; i < V; i++) out[i] = act_forward(a.act_mode, a.act_nan, a.act_coef, a.act_swish, out[i]);
+            for (int i = 0; i < V; i++) out[i] = ocd_act_forward(a.act_mode, a.act_nan == CUDNN_PROPAGATE_NAN, a.act_coef, a.act_swish, out[i]);
         }
         if (a.beta != 0) load_lanes<true, T, V>(a.y + o.out, n, tmp);
 #pragma unroll

@@ -78,21 +78,6 @@ static inline bool ocd_cuda_pair_supported(cudnnDataType_t ty, cudnnDataType_t t
     return ocd_cuda_dispatch_pair(ty, ta, [](auto, auto) {});
 }
 
-/* Stores a compute-type value to integer types with rounding to nearest even and saturation,
-   NaN giving 0, as the host backend does. */
-template <typename T, typename C> __device__ __forceinline__ void ocd_cuda_store_sat(T *p, C v)
-{
-    ocd_cuda_store<T, C>(p, v);
-}
-template <> __device__ __forceinline__ void ocd_cuda_store_sat<int8_t, float>(int8_t *p, float v)
-{
-    *p = (int8_t)min(max(__float2int_rn(v), -128), 127);
-}
-template <> __device__ __forceinline__ void ocd_cuda_store_sat<uint8_t, float>(uint8_t *p, float v)
-{
-    *p = (uint8_t)min(max(__float2int_rn(v), 0), 255);
-}
-
 /* ---- the ops ---------------------------------------------------------------------------------- */
 
 /* r = op(x, y) for already scaled operands x = alpha1 * a, y = alpha2 * b. */
@@ -140,7 +125,7 @@ __device__ __forceinline__ void ocd_cuda_ewise_apply(enum ocd_ewise_op op, const
 {
     C r = ocd_cuda_ewise_op<C>(op, s.propagate, s.alpha1 * a, s.alpha2 * b);
     if (s.beta != C(0)) r += s.beta * ocd_cuda_load<Ty>(y);
-    ocd_cuda_store_sat<Ty, C>(y, r);
+    ocd_cuda_store<Ty, C>(y, r);
 }
 
 /* Calls fn(std::integral_constant<int, op>()) for the op, so that kernels can take it as a

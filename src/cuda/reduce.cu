@@ -12,6 +12,7 @@
 #include "cuda/reduce.h"
 
 #include "core/handle.h"
+#include "cuda/dynamic.cuh"
 #include "cuda/ewise.cuh"
 
 #define THREADS 256
@@ -55,28 +56,6 @@ __device__ __forceinline__ int64_t reduced_offset(const reduce_args &g, uint32_t
     return off;
 }
 
-__device__ double load_any(cudnnDataType_t t, const void *p, int64_t i)
-{
-    switch (t) {
-    case CUDNN_DATA_DOUBLE: return ((const double *)p)[i];
-    case CUDNN_DATA_HALF: return __half2float(((const __half *)p)[i]);
-    case CUDNN_DATA_BFLOAT16: return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
-    case CUDNN_DATA_INT8: return ((const int8_t *)p)[i];
-    default: return ((const float *)p)[i];
-    }
-}
-
-__device__ void store_any(cudnnDataType_t t, void *p, int64_t i, double v)
-{
-    switch (t) {
-    case CUDNN_DATA_DOUBLE: ((double *)p)[i] = v; return;
-    case CUDNN_DATA_HALF: ((__half *)p)[i] = __float2half_rn((float)v); return;
-    case CUDNN_DATA_BFLOAT16: ((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn((float)v); return;
-    case CUDNN_DATA_INT8: ocd_cuda_store_sat<int8_t, float>((int8_t *)p + i, (float)v); return;
-    default: ((float *)p)[i] = (float)v; return;
-    }
-}
-
 /* The reduction of output o's range in work slot `slot` is p: leave it in the workspace when
    the output has several ranges, else finish the output. */
 __device__ void finish_item(const reduce_args &g, uint32_t o, uint32_t slot, struct ocd_reduce_partial p, bool partial)
@@ -88,8 +67,8 @@ __device__ void finish_item(const reduce_args &g, uint32_t o, uint32_t slot, str
     int64_t a_off, c_off;
     output_offsets(g, o, &a_off, &c_off);
     double v = g.alpha * ocd_reduce_result(g.op, p, g.reduced);
-    if (g.beta != 0) v += g.beta * load_any(g.c_type, g.c, c_off);
-    store_any(g.c_type, g.c, c_off, v);
+    if (g.beta != 0) v += g.beta * ocd_cuda_load_as<double>(g.c_type, g.c, c_off);
+    ocd_cuda_store_as(g.c_type, g.c, c_off, v);
     if (g.indices) g.idx[o] = p.index;
 }
 

@@ -1,7 +1,8 @@
 /* typed.cuh: scalar types on the device, and passing tensor views to kernels.
 
    ocd_cuda_load<T>/ocd_cuda_store<T> convert between a storage type and float (double stays
-   double); stores to integer types round to nearest and saturate. struct ocd_cuda_view is a
+   double); stores to integer types round to nearest even and saturate, NaN giving 0, as the
+   host backend's ocd_host_store does (host/typed.h): the one device store every kernel uses. struct ocd_cuda_view is a
    kernel-argument copy of a host ocd_tensor_view. */
 #ifndef OCD_CUDA_TYPED_CUH
 #define OCD_CUDA_TYPED_CUH
@@ -43,11 +44,11 @@ template <> __device__ __forceinline__ void ocd_cuda_store<__nv_bfloat16, float>
 }
 template <> __device__ __forceinline__ void ocd_cuda_store<int8_t, float>(int8_t *p, float v)
 {
-    *p = (int8_t)__float2int_rn(fminf(fmaxf(v, -128.f), 127.f));
+    *p = (int8_t)min(max(__float2int_rn(v), -128), 127); /* NaN converts to 0 */
 }
 template <> __device__ __forceinline__ void ocd_cuda_store<uint8_t, float>(uint8_t *p, float v)
 {
-    *p = (uint8_t)__float2int_rn(fminf(fmaxf(v, 0.f), 255.f));
+    *p = (uint8_t)min(max(__float2int_rn(v), 0), 255);
 }
 template <> __device__ __forceinline__ void ocd_cuda_store<int32_t, float>(int32_t *p, float v)
 {

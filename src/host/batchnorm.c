@@ -114,7 +114,7 @@ static void slot_forward(const struct ocd_bn_problem *p, int64_t k, double mean,
         if (p->z_ptr) v += ocd_host_load(p->dtype, p->z_ptr, w.off[TZ]);
         if (act) {
             if (p->reserve_ptr) ocd_host_store(p->dtype, p->reserve_ptr, w.off[TRES], v);
-            v = ocd_bn_act_forward_d(p->act_mode, p->act_nan, p->act_coef, p->act_swish, v);
+            v = ocd_act_forward(p->act_mode, p->act_nan == CUDNN_PROPAGATE_NAN, p->act_coef, p->act_swish, v);
         }
         ocd_host_blend(p->dtype, p->y_ptr, w.off[TY], p->alpha, p->beta, v);
     }
@@ -160,7 +160,7 @@ static void slot_backward(const struct ocd_bn_problem *p, int64_t k)
     walk_start(&w, p, k);
     for (int64_t i = 0; i < p->reduced; i++, walk_next(&w)) {
         double dp = ocd_host_load(p->dtype, p->dy_ptr, w.off[TDY]);
-        if (act) dp *= ocd_bn_act_grad_d(p->act_mode, p->act_coef, p->act_swish, ocd_host_load(p->dtype, p->reserve_ptr, w.off[TRES]));
+        if (act) dp *= ocd_act_derivative(p->act_mode, p->act_coef, p->act_swish, ocd_host_load(p->dtype, p->reserve_ptr, w.off[TRES]));
         sdp += dp;
         sdpx += dp * (ocd_host_load(p->dtype, p->x_ptr, w.off[TX]) - mean);
     }
@@ -169,7 +169,7 @@ static void slot_backward(const struct ocd_bn_problem *p, int64_t k)
     walk_start(&w, p, k);
     for (int64_t i = 0; i < p->reduced; i++, walk_next(&w)) {
         double dp = ocd_host_load(p->dtype, p->dy_ptr, w.off[TDY]);
-        if (act) dp *= ocd_bn_act_grad_d(p->act_mode, p->act_coef, p->act_swish, ocd_host_load(p->dtype, p->reserve_ptr, w.off[TRES]));
+        if (act) dp *= ocd_act_derivative(p->act_mode, p->act_coef, p->act_swish, ocd_host_load(p->dtype, p->reserve_ptr, w.off[TRES]));
         double g = A * dp + B * ocd_host_load(p->dtype, p->x_ptr, w.off[TX]) + C;
         ocd_host_blend(p->dtype, p->dx_ptr, w.off[TDX], p->alpha, p->beta, g);
         if (p->dz_ptr) ocd_host_blend(p->dtype, p->dz_ptr, w.off[TDZ], p->alpha, p->beta, dp);

@@ -38,7 +38,7 @@ extern "C" {
 cudnnStatus_t ocd_activation_get_standalone(cudnnActivationDescriptor_t desc, struct ocd_activation_params *out);
 
 /* True for the modes whose backward reads the forward output y rather than the input x. */
-static inline bool ocd_act_uses_y(cudnnActivationMode_t mode)
+OCD_HOST_DEVICE bool ocd_act_uses_y(cudnnActivationMode_t mode)
 {
     return mode == CUDNN_ACTIVATION_SIGMOID || mode == CUDNN_ACTIVATION_TANH;
 }
@@ -114,6 +114,15 @@ OCD_ACT_FN ocd_act_backward(int mode, bool propagate_nan, OCD_R coef, OCD_R sb, 
     }
     default: return dy; /* IDENTITY */
     }
+}
+
+/* f'(x) of a mode at an input x, for ops that keep the pre-activations rather than y (batch
+   normalization's reserve space). It has no NaN option: a NaN x gets gradient 0 in RELU and
+   CLIPPED_RELU, as CUDNN_NOT_PROPAGATE_NAN gives, and NaN in the smooth modes. */
+OCD_ACT_FN ocd_act_derivative(int mode, OCD_R coef, OCD_R sb, OCD_R x)
+{
+    OCD_R v = ocd_act_uses_y((cudnnActivationMode_t)mode) ? ocd_act_forward(mode, false, coef, sb, x) : x;
+    return ocd_act_backward(mode, false, coef, sb, v, (OCD_R)1);
 }
 
 #undef OCD_ACT_FN

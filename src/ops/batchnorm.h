@@ -23,6 +23,7 @@
 #include "core/hostdev.h"
 #include "core/impl.h"
 #include "core/tensor.h"
+#include "ops/activation.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -148,54 +149,5 @@ cudnnStatus_t ocd_bn_cuda_run_strided(cudnnHandle_t handle, const void *problem,
 #ifdef __cplusplus
 }
 #endif
-
-/* The fused activation, for the host (double) and the device (float and double):
-   ocd_bn_act_forward_{f,d}(mode, nan, coef, swish, v) is the activation of v, and
-   ocd_bn_act_grad_{f,d}(mode, coef, swish, v) its derivative at v. RELU maps NaN to 0 unless nan
-   is CUDNN_PROPAGATE_NAN, as does CLIPPED_RELU (ceiling coef); ELU takes coef as its alpha, SWISH
-   its beta from swish; the derivative at the kinks of RELU and CLIPPED_RELU is 0. (When the
-   activation op's shared math lands, normalization should call it instead.) */
-#define OCD_BN_ACT_DEFINE(T, SUF)                                                               \
-    OCD_HOST_DEVICE T ocd_bn_act_forward_##SUF(int mode, int nan, T coef, T swish, T v)        \
-    {                                                                                           \
-        switch (mode) {                                                                         \
-        case CUDNN_ACTIVATION_RELU:                                                             \
-            return v > (T)0 ? v : (v != v && nan == CUDNN_PROPAGATE_NAN) ? v : (T)0;            \
-        case CUDNN_ACTIVATION_CLIPPED_RELU:                                                     \
-            if (v != v) return nan == CUDNN_PROPAGATE_NAN ? v : (T)0;                          \
-            return v <= (T)0 ? (T)0 : v < coef ? v : coef;                                      \
-        case CUDNN_ACTIVATION_SIGMOID: return (T)1 / ((T)1 + exp(-v));                          \
-        case CUDNN_ACTIVATION_TANH: return tanh(v);                                             \
-        case CUDNN_ACTIVATION_ELU: return v > (T)0 ? v : coef * (exp(v) - (T)1);                \
-        case CUDNN_ACTIVATION_SWISH: return v / ((T)1 + exp(-swish * v));                       \
-        default: return v;                                                                      \
-        }                                                                                       \
-    }                                                                                           \
-    OCD_HOST_DEVICE T ocd_bn_act_grad_##SUF(int mode, T coef, T swish, T v)                    \
-    {                                                                                           \
-        switch (mode) {                                                                         \
-        case CUDNN_ACTIVATION_RELU: return v > (T)0 ? (T)1 : (T)0;                             \
-        case CUDNN_ACTIVATION_CLIPPED_RELU: return v > (T)0 && v < coef ? (T)1 : (T)0;          \
-        case CUDNN_ACTIVATION_SIGMOID: {                                                        \
-            T s = (T)1 / ((T)1 + exp(-v));                                                      \
-            return s * ((T)1 - s);                                                              \
-        }                                                                                       \
-        case CUDNN_ACTIVATION_TANH: {                                                           \
-            T t = tanh(v);                                                                      \
-            return (T)1 - t * t;                                                                \
-        }                                                                                       \
-        case CUDNN_ACTIVATION_ELU: return v > (T)0 ? (T)1 : coef * exp(v);                      \
-        case CUDNN_ACTIVATION_SWISH: {                                                          \
-            T s = (T)1 / ((T)1 + exp(-swish * v));                                              \
-            return s + swish * v * s * ((T)1 - s);                                              \
-        }                                                                                       \
-        default: return (T)1;                                                                   \
-        }                                                                                       \
-    }
-
-#ifdef __CUDACC__
-OCD_BN_ACT_DEFINE(float, f)
-#endif
-OCD_BN_ACT_DEFINE(double, d)
 
 #endif /* OCD_OPS_BATCHNORM_H */
