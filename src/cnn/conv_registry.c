@@ -6,8 +6,9 @@
    NOT_SUPPORTED for WINOGRAD with a 5x5 filter on every backend; the tables then say honestly
    which algorithms a backend implements. The host backend implements the matrix-product family
    (IMPLICIT_GEMM, IMPLICIT_PRECOMP_GEMM, GEMM, the backward ALGO_0/1/3) with its packed GEMM
-   engine and DIRECT with plain loops; the CUDA backend has a direct reference kernel serving all
-   of that family. FFT and Winograd algorithms have no entry on either backend yet. */
+   engine and DIRECT with plain loops; the CUDA backend has tensor-core entries (cuBLAS GEMMs for
+   1x1 filters, implicit-GEMM kernels, im2col + cuBLAS GEMM) ahead of a direct reference kernel
+   serving all of that family. FFT and Winograd algorithms have no entry on either backend yet. */
 #include "cnn/conv.h"
 
 #include "core/dtype.h"
@@ -15,6 +16,7 @@
 #include "host/conv.h"
 #ifdef OCD_HAVE_CUDA
 #include "cuda/conv_direct.h"
+#include "cuda/conv_igemm.h"
 #endif
 
 #include <stdio.h>
@@ -27,6 +29,47 @@
 #define HOST_ENTRY(name_, algos_, run_, ws_)                                                   \
     {{name_, OCD_BACKEND_HOST, -1, NULL, ws_, run_}, algos_, CUDNN_DETERMINISTIC, false}
 
+#ifdef OCD_HAVE_CUDA
+/* The tensor-core entries of the CUDA backend (cuda/conv_igemm.h), most specialised first: cuBLAS
+   GEMMs where a 1x1 filter makes the activation the GEMM operand, the implicit-GEMM tiles (largest
+   first; fp16/bf16, then TF32), then im2col + cuBLAS GEMM for what the kernels decline (channel
+   tails, odd layouts); the direct kernel stays last. Each _tc entry uses tensor cores (fp32 as
+   TF32), so FMA_MATH skips it; its plain twin computes fp32 and double. The implicit GEMM serves
+   the algorithms the cuDNN 8.2 guide lists as tensor-core ones (IMPLICIT_PRECOMP_GEMM, BWD_DATA
+   ALGO_1, BWD_FILTER ALGO_1); IMPLICIT_GEMM, documented as workspace-free, gets only the 1x1 GEMM. */
+#define CUDA_ENTRY(name_, algos_, applies_, ws_, run_, tc_)                                     \
+    {{name_, OCD_BACKEND_CUDA, -1, applies_, ws_, run_}, algos_, CUDNN_DETERMINISTIC, tc_},
+#define CUBLAS_1X1_ENTRIES(dir_, algos_)                                                        \
+    CUDA_ENTRY("cuda:" dir_ "_gemm1x1_cublas_tc", algos_, ocd_cuda_conv_gemm1x1_applies_tc,     \
+               ocd_cuda_conv_cublas_workspace, ocd_cuda_conv_cublas_run_tc, true)               \
+    CUDA_ENTRY("cuda:" dir_ "_gemm1x1_cublas", algos_, ocd_cuda_conv_gemm1x1_applies,           \
+               ocd_cuda_conv_cublas_workspace, ocd_cuda_conv_cublas_run, false)
+#define CUBLAS_IM2COL_ENTRIES(dir_, algos_)                                                     \
+    CUDA_ENTRY("cuda:" dir_ "_im2col_gemm_cublas_tc", algos_, ocd_cuda_conv_im2col_gemm_applies_tc, \
+               ocd_cuda_conv_cublas_workspace, ocd_cuda_conv_cublas_run_tc, true)               \
+    CUDA_ENTRY("cuda:" dir_ "_im2col_gemm_cublas", algos_, ocd_cuda_conv_im2col_gemm_applies,   \
+               ocd_cuda_conv_cublas_workspace, ocd_cuda_conv_cublas_run, false)
+#define IGEMM_ENTRY(dir_, variant_, bk_, algos_, i, bm, bn, st)                                 \
+    CUDA_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, bk_, bm, bn, st), algos_,                        \
+               ocd_cuda_conv_igemm_applies_##variant_##_##i, ocd_cuda_conv_igemm_workspace_##i,  \
+               ocd_cuda_conv_igemm_run_##i, true)
+#define FWD_GEMM_ALGOS (BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM))
+#define DGRAD_GEMM_ALGOS (BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1))
+#define WGRAD_GEMM_ALGOS                                                                        \
+    (BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1) |      \
+     BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3))
+#define FWD_IGEMM_TC(i, bm, bn, wm, wn, st)                                                     \
+    IGEMM_ENTRY("fwd", tc, 32, BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM), i, bm, bn, st)
+#define FWD_IGEMM_TF32(i, bm, bn, wm, wn, st)                                                   \
+    IGEMM_ENTRY("fwd", tf32, 16, BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM), i, bm, bn, st)
+#define DGRAD_IGEMM_TC(i, bm, bn, wm, wn, st)                                                   \
+    IGEMM_ENTRY("dgrad", tc, 32, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
+#define DGRAD_IGEMM_TF32(i, bm, bn, wm, wn, st)                                                 \
+    IGEMM_ENTRY("dgrad", tf32, 16, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
+#define WGRAD_IGEMM_TC(i, bm, bn, wm, wn, st)                                                   \
+    IGEMM_ENTRY("wgrad", tc, 32, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), i, bm, bn, st)
+#endif
+
 static const struct ocd_conv_impl fwd_impls[] = {
     HOST_ENTRY("host:fwd_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM),
                ocd_host_conv_gemm_precomp, ocd_host_conv_gemm_precomp_workspace),
@@ -38,6 +81,10 @@ static const struct ocd_conv_impl fwd_impls[] = {
                    BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM),
                ocd_host_conv_direct, NULL),
 #ifdef OCD_HAVE_CUDA
+    CUBLAS_1X1_ENTRIES("fwd", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) | FWD_GEMM_ALGOS)
+    OCD_IGEMM_TILES(FWD_IGEMM_TC)
+    OCD_IGEMM_TILES(FWD_IGEMM_TF32)
+    CUBLAS_IM2COL_ENTRIES("fwd", FWD_GEMM_ALGOS)
     {{"cuda:fwd_direct", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_direct},
      BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) |
          BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_DIRECT),
@@ -52,6 +99,10 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
     HOST_ENTRY("host:dgrad_direct", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1),
                ocd_host_conv_direct, NULL),
 #ifdef OCD_HAVE_CUDA
+    CUBLAS_1X1_ENTRIES("dgrad", DGRAD_GEMM_ALGOS)
+    OCD_IGEMM_TILES(DGRAD_IGEMM_TC)
+    OCD_IGEMM_TILES(DGRAD_IGEMM_TF32)
+    CUBLAS_IM2COL_ENTRIES("dgrad", DGRAD_GEMM_ALGOS)
     {{"cuda:dgrad_direct", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_direct},
      BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), CUDNN_DETERMINISTIC, false},
 #endif
@@ -68,6 +119,9 @@ static const struct ocd_conv_impl bwd_filter_impls[] = {
                    BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3),
                ocd_host_conv_direct, NULL),
 #ifdef OCD_HAVE_CUDA
+    CUBLAS_1X1_ENTRIES("wgrad", WGRAD_GEMM_ALGOS)
+    OCD_IGEMM_TILES(WGRAD_IGEMM_TC)
+    CUBLAS_IM2COL_ENTRIES("wgrad", WGRAD_GEMM_ALGOS)
     {{"cuda:wgrad_direct", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_direct},
      BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1) |
          BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3),

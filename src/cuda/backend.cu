@@ -6,6 +6,7 @@
    the core needs, and the handle's scratch (scratch.cuh). */
 #include "core/handle.h"
 #include "cuda/check.cuh"
+#include "cuda/cublas_loader.h"
 #include "cuda/scratch.cuh"
 
 #include <stdlib.h>
@@ -44,6 +45,7 @@ static cudnnStatus_t cuda_open(cudnnHandle_t h)
 
 static void cuda_close(cudnnHandle_t h)
 {
+    ocd_cublas_release(h);
     struct cuda_state *st = (struct cuda_state *)h->backend_data;
     if (st == NULL) return;
     if (st->scratch) cudaFree(st->scratch); /* waits for the work that uses it */

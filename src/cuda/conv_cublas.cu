@@ -1,0 +1,436 @@
+/* conv_cublas.cu: convolutions as cuBLAS GEMMs, in every direction, for packed NHWC and packed
+   NCHW activations (conv_igemm.h declares the entries).
+
+   Main decision: the column matrix ("im2col") is laid out so that one strided-batched GEMM per
+   call does the work and the filter is used as it lies: its row of K/G * T*R*S elements in the
+   filter's own order (KRSC for an NHWC-format filter, KCRS otherwise) is the GEMM K dimension,
+   and the column matrix orders its K the same way. A 1x1 filter with unit stride and no padding
+   needs no column matrix at all: the activation is the GEMM operand ("gemm1x1", no workspace).
+     NHWC: col[n*P*Q][G][K/G-of-C] (one GEMM batched over groups)
+     NCHW: col[N][G][C/G*T*R*S][P*Q] (one GEMM per group, batched over images)
+   Forward: y = w * col (alpha, beta straight to cuBLAS, which reads y only when beta != 0).
+   Backward data: dcol = w^T * dy in fp32 (fp64 for double) in the workspace, then col2im gathers
+   each dx element from the dcol entries that read it (deterministic) and applies alpha and beta.
+   Backward filter: dw = dy^T * col; for NCHW the sum over images runs as one GEMM per image
+   accumulating into an fp32 (fp64) buffer, finished with alpha and beta.
+
+   The tensor-core flavour (the _tc entries) computes fp16 and bf16 with fp32 accumulation and
+   fp32 as TF32 (CUBLAS_COMPUTE_32F_FAST_TF32); the plain flavour computes fp32 and fp64. */
+#include "cuda/conv_igemm.h"
+
+#include "core/reasons.h"
+#include "cuda/check.cuh"
+#include "cuda/cublas_loader.h"
+#include "cuda/typed.cuh"
+
+#include <string.h>
+
+/* ---- geometry shared by the column kernels ------------------------------------------------------ */
+
+struct col_geom {
+    int64_t n, g, cg, kc; /* images, groups, channels per group, column-matrix K = cg * t * r * s */
+    int64_t d, h, w;      /* input extents */
+    int64_t z, p, q;      /* output extents */
+    int64_t sn, sc, sd, sh, sw; /* the activation's strides (x or dx) */
+    int t, r, s, pd, ph, pw, ud, uh, uw, dd, dh, dw;
+    int flip, krsc, nhwc;
+};
+
+/* Column index kk (the filter's own order) -> channel in group and filter tap, the tap mirrored
+   in CONVOLUTION mode (the column matrix then multiplies the filter as it lies). */
+__host__ __device__ __forceinline__ void col_tap(const col_geom &gm, int64_t kk, int64_t *c, int *t, int *r, int *s)
+{
+    int64_t q = kk;
+    if (gm.krsc) {
+        *c = q % gm.cg, q /= gm.cg;
+        *s = (int)(q % gm.s), q /= gm.s;
+        *r = (int)(q % gm.r), *t = (int)(q / gm.r);
+    } else {
+        *s = (int)(q % gm.s), q /= gm.s;
+        *r = (int)(q % gm.r), q /= gm.r;
+        *t = (int)(q % gm.t), *c = q / gm.t;
+    }
+    if (gm.flip) *t = gm.t - 1 - *t, *r = gm.r - 1 - *r, *s = gm.s - 1 - *s;
+}
+
+/* The column-matrix offset of (image, output pixel, group, kk). */
+__host__ __device__ __forceinline__ int64_t col_offset(const col_geom &gm, int64_t n, int64_t opix, int64_t g, int64_t kk)
+{
+    int64_t pq = gm.z * gm.p * gm.q;
+    return gm.nhwc ? ((n * pq + opix) * gm.g + g) * gm.kc + kk : ((n * gm.g + g) * gm.kc + kk) * pq + opix;
+}
+
+/* col = im2col(x), elements first, first + step, ... of the column matrix in its memory order.
+   The kernels below run these loops with one thread per element; they are host-callable (like
+   the implicit GEMM's loaders) so that their index arithmetic can be exercised without a GPU. */
+template <typename T>
+__host__ __device__ void cublas_im2col_range(const T *x, T *col, const col_geom &gm, int64_t first, int64_t step)
+{
+    const int64_t pq = gm.z * gm.p * gm.q, total = gm.n * pq * gm.g * gm.kc;
+    for (int64_t i = first; i < total; i += step) {
+        int64_t n, opix, g, kk, rest;
+        if (gm.nhwc) {
+            kk = i % gm.kc, rest = i / gm.kc;
+            g = rest % gm.g, rest /= gm.g;
+            opix = rest % pq, n = rest / pq;
+        } else {
+            opix = i % pq, rest = i / pq;
+            kk = rest % gm.kc, rest /= gm.kc;
+            g = rest % gm.g, n = rest / gm.g;
+        }
+        int64_t c;
+        int t, r, s;
+        col_tap(gm, kk, &c, &t, &r, &s);
+        int64_t oq = opix % gm.q, op = (opix / gm.q) % gm.p, oz = opix / (gm.q * gm.p);
+        int64_t zz = oz * gm.ud - gm.pd + (int64_t)t * gm.dd, hh = op * gm.uh - gm.ph + (int64_t)r * gm.dh,
+                ww = oq * gm.uw - gm.pw + (int64_t)s * gm.dw;
+        bool in = zz >= 0 && zz < gm.d && hh >= 0 && hh < gm.h && ww >= 0 && ww < gm.w;
+        col[i] = in ? x[n * gm.sn + (g * gm.cg + c) * gm.sc + zz * gm.sd + hh * gm.sh + ww * gm.sw] : T(0);
+    }
+}
+
+/* dx = alpha * col2im(dcol) + beta * dx: each dx element sums, in a fixed order, the dcol entries
+   of the (output pixel, tap) pairs that read it. Elements first, first + step, ... of dx in its
+   memory order. */
+template <typename T, typename A>
+__host__ __device__ void cublas_col2im_range(const A *dcol, T *dx, const col_geom &gm, A alpha, A beta, int64_t first,
+                                             int64_t step)
+{
+    const int64_t c_all = gm.g * gm.cg, sp = gm.d * gm.h * gm.w, total = gm.n * c_all * sp;
+    for (int64_t i = first; i < total; i += step) {
+        int64_t n, c, pix;
+        if (gm.nhwc) {
+            c = i % c_all, pix = (i / c_all) % sp, n = i / (c_all * sp);
+        } else {
+            pix = i % sp, c = (i / sp) % c_all, n = i / (sp * c_all);
+        }
+        int64_t w = pix % gm.w, h = (pix / gm.w) % gm.h, d = pix / (gm.w * gm.h);
+        int64_t g = c / gm.cg, cc = c % gm.cg;
+        A sum = 0;
+        for (int t = 0; t < gm.t; t++) {
+            int te = gm.flip ? gm.t - 1 - t : t;
+            int64_t nz = d + gm.pd - (int64_t)te * gm.dd;
+            if (nz < 0 || nz % gm.ud != 0 || nz / gm.ud >= gm.z) continue;
+            for (int r = 0; r < gm.r; r++) {
+                int re = gm.flip ? gm.r - 1 - r : r;
+                int64_t nh = h + gm.ph - (int64_t)re * gm.dh;
+                if (nh < 0 || nh % gm.uh != 0 || nh / gm.uh >= gm.p) continue;
+                for (int s = 0; s < gm.s; s++) {
+                    int se = gm.flip ? gm.s - 1 - s : s;
+                    int64_t nw = w + gm.pw - (int64_t)se * gm.dw;
+                    if (nw < 0 || nw % gm.uw != 0 || nw / gm.uw >= gm.q) continue;
+                    int64_t opix = ((nz / gm.ud) * gm.p + nh / gm.uh) * gm.q + nw / gm.uw;
+                    int64_t kk = gm.krsc ? ((int64_t)(t * gm.r + r) * gm.s + s) * gm.cg + cc
+                                         : ((cc * gm.t + t) * gm.r + r) * gm.s + s;
+                    sum += dcol[col_offset(gm, n, opix, g, kk)];
+                }
+            }
+        }
+        T *dst = dx + n * gm.sn + c * gm.sc + d * gm.sd + h * gm.sh + w * gm.sw;
+        A v = alpha * sum;
+        if (beta != 0) v += beta * (A)*dst; /* (A) and (T): the types' own round-to-nearest conversions */
+        *dst = (T)v;
+    }
+}
+
+/* dw = alpha * acc + beta * dw over a packed filter (acc has the filter's element order). */
+template <typename T, typename A>
+__host__ __device__ void cublas_finish_range(const A *acc, T *dw, int64_t count, A alpha, A beta, int64_t first,
+                                             int64_t step)
+{
+    for (int64_t i = first; i < count; i += step) {
+        A v = alpha * acc[i];
+        if (beta != 0) v += beta * (A)dw[i];
+        dw[i] = (T)v;
+    }
+}
+
+#define OCD_GRID_STRIDE blockIdx.x *(int64_t)blockDim.x + threadIdx.x, (int64_t)gridDim.x *blockDim.x
+
+template <typename T> __global__ void cublas_im2col(const T *x, T *col, const col_geom gm)
+{
+    cublas_im2col_range(x, col, gm, OCD_GRID_STRIDE);
+}
+
+template <typename T, typename A> __global__ void cublas_col2im(const A *dcol, T *dx, const col_geom gm, A alpha, A beta)
+{
+    cublas_col2im_range(dcol, dx, gm, alpha, beta, OCD_GRID_STRIDE);
+}
+
+template <typename T, typename A> __global__ void cublas_finish(const A *acc, T *dw, int64_t count, A alpha, A beta)
+{
+    cublas_finish_range(acc, dw, count, alpha, beta, OCD_GRID_STRIDE);
+}
+
+static unsigned grid_for(int64_t count)
+{
+    return (unsigned)OCD_MAX((int64_t)1, OCD_MIN((count + 255) / 256, (int64_t)65535 * 16));
+}
+
+/* ---- planning ------------------------------------------------------------------------------------- */
+
+struct cublas_plan {
+    bool direct; /* 1x1, unit stride, no padding: the activation is the GEMM operand */
+    cudnnDataType_t dtype;
+    cudaDataType_t data_type, acc_type;
+    cublasComputeType_t compute;
+    size_t esize, acc_size;
+    col_geom gm;
+    int64_t pq, hw;       /* output and input pixels per image */
+    size_t ws_col, ws_acc; /* workspace offsets */
+    size_t ws_bytes;
+};
+
+/* True when the view is densely packed in `format` (NCHW row-major or NHWC channels-last);
+   strides of extent-1 dims do not matter. */
+static bool packed_as(const struct ocd_tensor_view *v, cudnnTensorFormat_t format)
+{
+    int dims[OCD_MAX_DIMS], strides[OCD_MAX_DIMS];
+    for (int d = 0; d < v->rank; d++) dims[d] = (int)v->dims[d];
+    ocd_packed_strides(format, v->rank, dims, 1, strides);
+    for (int d = 0; d < v->rank; d++)
+        if (v->dims[d] > 1 && v->strides[d] != strides[d]) return false;
+    return true;
+}
+
+static size_t align_up(size_t v)
+{
+    return (v + 255) & ~(size_t)255;
+}
+
+static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, bool tc, cublas_plan *pl)
+{
+    memset(pl, 0, sizeof *pl);
+    const struct ocd_conv_shape *s = &p->s;
+    if (p->ep.on) return "the fused bias and activation run in the implicit-GEMM and direct entries";
+    cudnnDataType_t dt = p->x.dtype;
+    pl->dtype = dt;
+    pl->compute = CUBLAS_COMPUTE_32F;
+    pl->acc_type = CUDA_R_32F, pl->acc_size = 4;
+    if (tc) {
+        if (h->cc_major < 8 && dt != CUDNN_DATA_HALF) return OCD_REASON_ARCH;
+        if (dt == CUDNN_DATA_HALF) {
+            pl->data_type = CUDA_R_16F, pl->esize = 2;
+        } else if (dt == CUDNN_DATA_BFLOAT16) {
+            pl->data_type = CUDA_R_16BF, pl->esize = 2;
+        } else if (dt == CUDNN_DATA_FLOAT) {
+            if (!ocd_cuda_tf32_allowed()) return "TF32 switched off by NVIDIA_TF32_OVERRIDE=0";
+            pl->data_type = CUDA_R_32F, pl->esize = 4, pl->compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+        } else {
+            return OCD_REASON_DTYPE;
+        }
+    } else if (dt == CUDNN_DATA_FLOAT) {
+        pl->data_type = CUDA_R_32F, pl->esize = 4;
+    } else if (dt == CUDNN_DATA_DOUBLE) {
+        pl->data_type = CUDA_R_64F, pl->esize = 8, pl->compute = CUBLAS_COMPUTE_64F;
+        pl->acc_type = CUDA_R_64F, pl->acc_size = 8;
+    } else {
+        return OCD_REASON_DTYPE;
+    }
+    bool nhwc = packed_as(&p->x, CUDNN_TENSOR_NHWC) && packed_as(&p->y, CUDNN_TENSOR_NHWC);
+    bool nchw = packed_as(&p->x, CUDNN_TENSOR_NCHW) && packed_as(&p->y, CUDNN_TENSOR_NCHW);
+    if (!nhwc && !nchw) return "needs x and y both packed NHWC or both packed NCHW";
+
+    col_geom &gm = pl->gm;
+    const bool three = s->nsp == 3;
+    gm.n = s->n, gm.g = s->groups, gm.cg = s->c / s->groups;
+    gm.t = three ? (int)s->filt[0] : 1, gm.r = (int)s->filt[s->nsp - 2], gm.s = (int)s->filt[s->nsp - 1];
+    gm.kc = gm.cg * gm.t * gm.r * gm.s;
+    gm.d = three ? s->in[0] : 1, gm.h = s->in[s->nsp - 2], gm.w = s->in[s->nsp - 1];
+    gm.z = three ? s->out[0] : 1, gm.p = s->out[s->nsp - 2], gm.q = s->out[s->nsp - 1];
+    gm.sn = p->x.strides[0], gm.sc = p->x.strides[1];
+    gm.sd = three ? p->x.strides[2] : 0, gm.sh = p->x.strides[p->x.rank - 2], gm.sw = p->x.strides[p->x.rank - 1];
+    gm.pd = three ? s->pad[0] : 0, gm.ph = s->pad[s->nsp - 2], gm.pw = s->pad[s->nsp - 1];
+    gm.ud = three ? s->stride[0] : 1, gm.uh = s->stride[s->nsp - 2], gm.uw = s->stride[s->nsp - 1];
+    gm.dd = three ? s->dilation[0] : 1, gm.dh = s->dilation[s->nsp - 2], gm.dw = s->dilation[s->nsp - 1];
+    gm.flip = s->flip;
+    gm.krsc = p->w_format == CUDNN_TENSOR_NHWC;
+    gm.nhwc = nhwc;
+    pl->pq = gm.z * gm.p * gm.q;
+    pl->hw = gm.d * gm.h * gm.w;
+    pl->direct = true;
+    for (int d = 0; d < s->nsp; d++) pl->direct &= s->filt[d] == 1 && s->stride[d] == 1 && s->pad[d] == 0;
+
+    /* cuBLAS takes int extents and leading dimensions */
+    const int64_t kg = s->k / s->groups, lim = INT32_MAX;
+    if (s->n * pl->pq > lim || s->n * pl->hw > lim || gm.g * gm.kc > lim || s->k > lim || s->c > lim ||
+        pl->pq > lim || pl->hw > lim || kg * gm.kc > lim)
+        return OCD_REASON_SHAPE;
+
+    const char *why = ocd_cublas_handle(h, NULL);
+    if (why) return why;
+
+    size_t ws = 0;
+    const size_t cols = (size_t)(s->n * pl->pq * gm.g * gm.kc);
+    if (!pl->direct) {
+        pl->ws_col = ws;
+        ws = align_up(ws + cols * (p->dir == OCD_CONV_BWD_DATA ? pl->acc_size : pl->esize));
+    }
+    if (p->dir == OCD_CONV_BWD_FILTER && !nhwc) {
+        pl->ws_acc = ws;
+        ws = align_up(ws + (size_t)(s->k * gm.kc) * pl->acc_size);
+    }
+    pl->ws_bytes = ws;
+    return NULL;
+}
+
+/* ---- running -------------------------------------------------------------------------------------- */
+
+/* Row-major C[m x n] = alpha * op(A)[m x k] * op(B)[k x n] + beta * C, batched with element
+   strides; as column-major cuBLAS sees it, C^T = op(B)^T * op(A)^T. */
+struct gemm_call {
+    cublasHandle_t blas;
+    const cublas_plan *pl;
+};
+
+static cudnnStatus_t gemm_rm(const gemm_call &gc, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *alpha,
+                             const void *a, cudaDataType at, int64_t lda, int64_t sa, const void *b, cudaDataType bt,
+                             int64_t ldb, int64_t sb, const void *beta, void *c, cudaDataType ct, int64_t ldc, int64_t sc,
+                             int64_t batch)
+{
+    const struct ocd_cublas_api *api = ocd_cublas_api();
+    OCD_CUBLAS_TRY(api->gemm_strided_batched(gc.blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                             (int)n, (int)m, (int)k, alpha, b, bt, (int)ldb, sb, a, at, (int)lda, sa,
+                                             beta, c, ct, (int)ldc, sc, (int)batch, gc.pl->compute, CUBLAS_GEMM_DEFAULT));
+    return CUDNN_STATUS_SUCCESS;
+}
+
+template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const struct ocd_conv_problem *p, const cublas_plan &pl,
+                                                     cublasHandle_t blas, char *ws)
+{
+    typedef typename ocd_compute<T>::type A; /* float, or double for double data */
+    const col_geom &gm = pl.gm;
+    const int64_t n = gm.n, g = gm.g, cg = gm.cg, kc = gm.kc, kg = p->s.k / g, k = p->s.k, c = g * cg;
+    const int64_t pq = pl.pq, hw = pl.hw;
+    const cudaDataType dt = pl.data_type, acc = pl.acc_type;
+    const A alpha = (A)p->alpha, beta = (A)p->beta, one = 1, zero = 0;
+    const gemm_call gc = {blas, &pl};
+    cudaStream_t st = h->stream;
+    T *col = (T *)(ws + pl.ws_col);
+    const T *w = (const T *)p->w_data;
+
+    if (p->dir == OCD_CONV_FWD || p->dir == OCD_CONV_BWD_FILTER) {
+        const T *x = (const T *)p->x_data;
+        if (!pl.direct) {
+            cublas_im2col<T><<<grid_for(n * pq * g * kc), 256, 0, st>>>(x, col, gm);
+            OCD_CUDA_LAUNCHED();
+        }
+        const T *src = pl.direct ? x : col;
+        /* per image and group, the activation operand: NHWC rows of ld_src, NCHW [rows][pq] blocks */
+        const int64_t ld_src = pl.direct ? c : g * kc, gs_src = pl.direct ? cg : kc;
+        const int64_t img_src = pl.direct ? c * hw : g * kc * pq, gblk_src = pl.direct ? cg * hw : kc * pq;
+        if (p->dir == OCD_CONV_FWD) {
+            T *y = (T *)p->y_data;
+            if (gm.nhwc)
+                return gemm_rm(gc, false, true, n * pq, kg, kc, &alpha, src, dt, ld_src, gs_src, w, dt, kc, kg * kc,
+                               &beta, y, dt, k, kg, g);
+            for (int64_t gi = 0; gi < g; gi++)
+                OCD_TRY(gemm_rm(gc, false, false, kg, pq, kc, &alpha, w + gi * kg * kc, dt, kc, 0, src + gi * gblk_src,
+                                dt, pq, img_src, &beta, y + gi * kg * pq, dt, pq, k * pq, n));
+            return CUDNN_STATUS_SUCCESS;
+        }
+        const T *dy = (const T *)p->y_data;
+        T *dw = (T *)p->w_data;
+        if (gm.nhwc)
+            return gemm_rm(gc, true, false, kg, kc, n * pq, &alpha, dy, dt, k, kg, src, dt, ld_src, gs_src, &beta, dw,
+                           dt, kc, kg * kc, g);
+        A *sum = (A *)(ws + pl.ws_acc);
+        for (int64_t ni = 0; ni < n; ni++)
+            OCD_TRY(gemm_rm(gc, false, true, kg, kc, pq, &one, dy + ni * k * pq, dt, pq, kg * pq, src + ni * img_src, dt,
+                            pq, gblk_src, ni ? &one : &zero, sum, acc, kc, kg * kc, g));
+        cublas_finish<T, A><<<grid_for(k * kc), 256, 0, st>>>(sum, dw, k * kc, alpha, beta);
+        OCD_CUDA_LAUNCHED();
+        return CUDNN_STATUS_SUCCESS;
+    }
+
+    /* backward data */
+    const T *dy = (const T *)p->y_data;
+    T *dx = (T *)p->x_data;
+    A *dcol = (A *)(ws + pl.ws_col);
+    void *dst = pl.direct ? (void *)dx : (void *)dcol;
+    const cudaDataType dst_type = pl.direct ? dt : acc;
+    const A *a = pl.direct ? &alpha : &one, *b = pl.direct ? &beta : &zero;
+    if (gm.nhwc) {
+        OCD_TRY(gemm_rm(gc, false, false, n * pq, kc, kg, a, dy, dt, k, kg, w, dt, kc, kg * kc, b, dst, dst_type,
+                        pl.direct ? c : g * kc, pl.direct ? cg : kc, g));
+    } else {
+        const size_t dsize = pl.direct ? sizeof(T) : sizeof(A);
+        for (int64_t gi = 0; gi < g; gi++)
+            OCD_TRY(gemm_rm(gc, true, false, kc, pq, kg, a, w + gi * kg * kc, dt, kc, 0, dy + gi * kg * pq, dt, pq,
+                            k * pq, b, (char *)dst + (size_t)(gi * (pl.direct ? cg * hw : kc * pq)) * dsize, dst_type, pq,
+                            pl.direct ? c * hw : g * kc * pq, n));
+    }
+    if (!pl.direct) {
+        cublas_col2im<T, A><<<grid_for(n * c * hw), 256, 0, st>>>(dcol, dx, gm, alpha, beta);
+        OCD_CUDA_LAUNCHED();
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static cudnnStatus_t cublas_run(cudnnHandle_t h, const void *problem, void *workspace, size_t workspace_bytes, bool tc)
+{
+    const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
+    cublas_plan pl;
+    const char *why = make_plan(h, p, tc, &pl);
+    cublasHandle_t blas = NULL;
+    if (why == NULL) why = ocd_cublas_handle(h, &blas);
+    if (why != NULL || workspace_bytes < pl.ws_bytes)
+        return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "cuBLAS convolution entry run without a plan: %s",
+                        why ? why : "workspace too small");
+    char *ws = (char *)workspace;
+    switch (pl.dtype) {
+    case CUDNN_DATA_HALF: return run_typed<__half>(h, p, pl, blas, ws);
+    case CUDNN_DATA_BFLOAT16: return run_typed<__nv_bfloat16>(h, p, pl, blas, ws);
+    case CUDNN_DATA_FLOAT: return run_typed<float>(h, p, pl, blas, ws);
+    default: return run_typed<double>(h, p, pl, blas, ws);
+    }
+}
+
+/* ---- the entries ---------------------------------------------------------------------------------- */
+
+static const char *applies(cudnnHandle_t h, const void *problem, bool tc, bool only_direct)
+{
+    cublas_plan pl;
+    const char *why = make_plan(h, (const struct ocd_conv_problem *)problem, tc, &pl);
+    if (why == NULL && only_direct && !pl.direct) why = "not a 1x1 convolution with unit stride and no padding";
+    return why;
+}
+
+extern "C" const char *ocd_cuda_conv_gemm1x1_applies_tc(cudnnHandle_t h, const void *problem)
+{
+    return applies(h, problem, true, true);
+}
+
+extern "C" const char *ocd_cuda_conv_gemm1x1_applies(cudnnHandle_t h, const void *problem)
+{
+    return applies(h, problem, false, true);
+}
+
+extern "C" const char *ocd_cuda_conv_im2col_gemm_applies_tc(cudnnHandle_t h, const void *problem)
+{
+    return applies(h, problem, true, false);
+}
+
+extern "C" const char *ocd_cuda_conv_im2col_gemm_applies(cudnnHandle_t h, const void *problem)
+{
+    return applies(h, problem, false, false);
+}
+
+extern "C" size_t ocd_cuda_conv_cublas_workspace(cudnnHandle_t h, const void *problem)
+{
+    const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
+    cublas_plan pl;
+    /* the workspace does not depend on the flavour; an fp32 problem plans as the plain one */
+    bool tc = p->x.dtype == CUDNN_DATA_HALF || p->x.dtype == CUDNN_DATA_BFLOAT16;
+    return make_plan(h, p, tc, &pl) ? 0 : pl.ws_bytes;
+}
+
+extern "C" cudnnStatus_t ocd_cuda_conv_cublas_run_tc(cudnnHandle_t h, const void *problem, void *ws, size_t bytes)
+{
+    return cublas_run(h, problem, ws, bytes, true);
+}
+
+extern "C" cudnnStatus_t ocd_cuda_conv_cublas_run(cudnnHandle_t h, const void *problem, void *ws, size_t bytes)
+{
+    return cublas_run(h, problem, ws, bytes, false);
+}

@@ -1,0 +1,452 @@
+/* conv_igemm.cu: the implicit-GEMM convolution entries (conv_igemm.h): planning, the copies that
+   bring operands into the kernel's layout, and launching (the kernel is conv_igemm.cuh).
+
+   Main decision: one plan function (make_plan) answers everything an entry is asked. It maps the
+   convolution onto the GEMM of conv_igemm.cuh (ocd_conv_gemm_dims is the mapping; this file only
+   adds where each operand lives), decides which operands must first be copied into the workspace,
+   picks split-K, lays out the workspace, and says why it cannot when it cannot. applies, workspace
+   and run call it with the same inputs and so always agree.
+
+   What the kernel reads directly: activations whose channels are contiguous with 16-byte aligned
+   pixel strides (NHWC and its padded variants), and for the forward pass a KRSC (NHWC-format)
+   filter. Activations whose spatial dims are packed but whose channels are not (NCHW and its
+   padded-N/C variants) are first transposed to packed NHWC in the workspace; the filter is
+   re-packed to KRSC (forward) or to [G][C/G][T][R][S][K/G] with the taps mirrored for
+   CONVOLUTION mode (backward data). Outputs are written in place in any layout.
+
+   Constraints (each a reason): sm_80 or newer; fp16 and bf16 (tf32 entries: fp32 data, forward
+   and backward data, TF32 allowed); channels per group, and for the backward passes filters per
+   group, multiples of 8 (4 for fp32), the fallback serving channel tails; every GEMM extent and
+   pixel index below 2^31; no more than 65535 column tiles or groups x splits. */
+#include "cuda/conv_igemm.cuh"
+
+#include "core/dtype.h"
+#include "core/reasons.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helper kernels: copies into the kernel's operand layouts -------------------------------------- */
+
+/* [N][C][S] with strides (sn, sc, 1) -> packed [N][S][C], through 32 x 32 shared-memory tiles so
+   that reads and writes are both coalesced. Block (32, 8); grid (S / 32, C / 32, <= N). */
+template <typename U>
+__global__ void igemm_to_nhwc(const U *src, U *dst, int64_t sn, int64_t sc, int c, int64_t s, int n)
+{
+    __shared__ U tile[32][33];
+    const int64_t s0 = (int64_t)blockIdx.x * 32;
+    const int c0 = blockIdx.y * 32;
+    for (int img = blockIdx.z; img < n; img += gridDim.z) {
+        const U *sp = src + img * sn;
+        U *dp = dst + (int64_t)img * s * c;
+        for (int j = threadIdx.y; j < 32; j += 8) {
+            int64_t si = s0 + threadIdx.x;
+            if (c0 + j < c && si < s) tile[j][threadIdx.x] = sp[(c0 + j) * sc + si];
+        }
+        __syncthreads();
+        for (int j = threadIdx.y; j < 32; j += 8) {
+            int ci = c0 + threadIdx.x;
+            if (ci < c && s0 + j < s) dp[(s0 + j) * c + ci] = tile[threadIdx.x][j];
+        }
+        __syncthreads();
+    }
+}
+
+/* The filter (K, C/G, T, R, S with any strides) re-packed densely as [G][A][T][R][S][B]: (A, B) =
+   (K/G, C/G) for the forward pass (KRSC), (C/G, K/G) for backward data, whose taps are also
+   mirrored in CONVOLUTION mode. One thread per destination element. */
+struct igemm_filter_pack {
+    int64_t sk, sc, st, sr, ss;
+    int g, kg, cg, t, r, s;
+    int dgrad, flip;
+};
+
+/* The source offset of destination element i (host-callable: see igemm_cp_async16). */
+__host__ __device__ __forceinline__ int64_t igemm_filter_src(const igemm_filter_pack &f, int64_t i)
+{
+    const int64_t a_n = f.dgrad ? f.cg : f.kg, b_n = f.dgrad ? f.kg : f.cg;
+    int64_t b = i % b_n;
+    i /= b_n;
+    int64_t ss = i % f.s;
+    i /= f.s;
+    int64_t rr = i % f.r;
+    i /= f.r;
+    int64_t tt = i % f.t;
+    i /= f.t;
+    int64_t a = i % a_n, g = i / a_n;
+    int64_t k = f.dgrad ? b : a, c = f.dgrad ? a : b;
+    if (f.flip) tt = f.t - 1 - tt, rr = f.r - 1 - rr, ss = f.s - 1 - ss;
+    return (g * f.kg + k) * f.sk + c * f.sc + tt * f.st + rr * f.sr + ss * f.ss;
+}
+
+template <typename U> __global__ void igemm_pack_filter(const U *w, U *dst, const igemm_filter_pack f)
+{
+    const int64_t total = (int64_t)f.g * f.kg * f.cg * f.t * f.r * f.s;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x)
+        dst[i] = w[igemm_filter_src(f, i)];
+}
+
+/* ---- planning ------------------------------------------------------------------------------------- */
+
+struct igemm_tile_info {
+    int bm, bn;
+};
+static const igemm_tile_info tile_info[OCD_IGEMM_NTILES] = {
+#define X(i, bm, bn, wm, wn, st) {bm, bn},
+    OCD_IGEMM_TILES(X)
+#undef X
+};
+
+/* A planned copy of an NCHW-like activation into packed NHWC in the workspace. */
+struct igemm_copy {
+    bool on;
+    const void *src;
+    int64_t sn, sc, s, ws_off;
+    int c, n;
+};
+
+struct igemm_plan {
+    igemm_type type;
+    int esize;
+    igemm_params prm;
+    igemm_copy copy_a, copy_b;
+    bool pack_filter;
+    igemm_filter_pack pack;
+    int64_t ws_filter, ws_part;
+    size_t ws_bytes;
+};
+
+/* An activation view (N, C, [D,] H, W) with the strides of extent-1 dims set to 0, which the
+   alignment and packing tests below may then ignore. */
+struct act_dims {
+    int64_t n, c, d, h, w;
+    int64_t sn, sc, sd, sh, sw;
+};
+
+static act_dims act_of(const struct ocd_tensor_view *v)
+{
+    act_dims a;
+    bool three = v->rank == 5;
+    a.n = v->dims[0], a.c = v->dims[1];
+    a.d = three ? v->dims[2] : 1, a.h = v->dims[v->rank - 2], a.w = v->dims[v->rank - 1];
+    a.sn = a.n > 1 ? v->strides[0] : 0;
+    a.sc = a.c > 1 ? v->strides[1] : 0;
+    a.sd = three && a.d > 1 ? v->strides[2] : 0;
+    a.sh = a.h > 1 ? v->strides[v->rank - 2] : 0;
+    a.sw = a.w > 1 ? v->strides[v->rank - 1] : 0;
+    return a;
+}
+
+static size_t align_up(size_t v)
+{
+    return (v + 255) & ~(size_t)255;
+}
+
+/* Fills *act for the kernel: the tensor itself when its channels are contiguous and 16-byte
+   chunks stay aligned, else a planned transpose into the workspace (at *ws) when its spatial
+   dims are packed. NULL or a reason. */
+static const char *plan_act(const struct ocd_tensor_view *v, const void *data, int esize, int64_t group_c,
+                            igemm_act *act, igemm_copy *copy, size_t *ws)
+{
+    act_dims a = act_of(v);
+    int e = 16 / esize;
+    act->group_c = group_c;
+    act->d = (int)a.d, act->h = (int)a.h, act->w = (int)a.w;
+    copy->on = false;
+    if (a.sc <= 1 && a.sn % e == 0 && a.sd % e == 0 && a.sh % e == 0 && a.sw % e == 0 && (uintptr_t)data % 16 == 0) {
+        act->ptr = data;
+        act->sn = a.sn, act->sd = a.sd, act->sh = a.sh, act->sw = a.sw;
+        return NULL;
+    }
+    bool spatial_packed = (a.w == 1 || a.sw == 1) && (a.h == 1 || a.sh == a.w) && (a.d == 1 || a.sd == a.h * a.w);
+    if (!spatial_packed) return OCD_REASON_LAYOUT;
+    int64_t s = a.d * a.h * a.w;
+    if (a.c > 65535 * 32) return OCD_REASON_SHAPE;
+    copy->on = true;
+    copy->src = data;
+    copy->sn = a.sn, copy->sc = a.sc, copy->s = s, copy->ws_off = (int64_t)*ws;
+    copy->c = (int)a.c, copy->n = (int)a.n;
+    *ws = align_up(*ws + (size_t)(a.n * s * a.c) * (size_t)esize);
+    act->ptr = NULL; /* the workspace copy, bound at run time */
+    act->sn = s * a.c, act->sd = a.h * a.w * a.c, act->sh = a.w * a.c, act->sw = a.c;
+    return NULL;
+}
+
+static igemm_map map_one(int64_t stride)
+{
+    igemm_map m;
+    m.div[0] = m.div[1] = m.div[2] = ocd_fastdiv_make(1);
+    m.stride[0] = stride, m.stride[1] = m.stride[2] = m.stride[3] = 0;
+    return m;
+}
+
+/* GEMM row -> pixel (n, d, h, w) of an activation. */
+static igemm_map map_pixels(const act_dims &a)
+{
+    igemm_map m;
+    m.div[0] = ocd_fastdiv_make((uint32_t)a.w);
+    m.div[1] = ocd_fastdiv_make((uint32_t)a.h);
+    m.div[2] = ocd_fastdiv_make((uint32_t)a.d);
+    m.stride[0] = a.sn, m.stride[1] = a.sd, m.stride[2] = a.sh, m.stride[3] = a.sw;
+    return m;
+}
+
+/* The filter's strides as (k, c, t, r, s), whatever its rank. */
+static void filter_strides(const struct ocd_tensor_view *w, int64_t st[5])
+{
+    bool three = w->rank == 5;
+    st[0] = w->strides[0], st[1] = w->strides[1];
+    st[2] = three ? w->strides[2] : 0;
+    st[3] = w->strides[w->rank - 2], st[4] = w->strides[w->rank - 1];
+}
+
+/* A larger tile declines problems where a smaller one keeps more of the GPU busy: in the
+   forward and backward-data passes when its grid would not fill every multiprocessor once, in
+   the backward-filter pass (whose K is split to fill the GPU anyway) when the filter gradient
+   does not fill the tile. */
+static const char *tile_rejects(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, int64_t m, int64_t n,
+                                int64_t groups)
+{
+    if (tile == OCD_IGEMM_NTILES - 1) return NULL;
+    const igemm_tile_info &t = tile_info[tile];
+    if (p->dir == OCD_CONV_BWD_FILTER)
+        return m >= t.bm && n >= t.bn ? NULL : "the filter gradient is smaller than this tile";
+    int64_t ctas = ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn) * groups;
+    return ctas >= h->sm_count ? NULL : "too few tiles of this size to fill the GPU; a smaller tile serves";
+}
+
+bool ocd_cuda_tf32_allowed(void)
+{
+    const char *v = getenv("NVIDIA_TF32_OVERRIDE");
+    return v == NULL || strcmp(v, "0") != 0;
+}
+
+static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, bool tf32, igemm_plan *pl)
+{
+    memset(pl, 0, sizeof *pl);
+    if (h->cc_major < 8) return OCD_REASON_ARCH;
+    cudnnDataType_t dt = p->x.dtype;
+    if (tf32) {
+        if (dt != CUDNN_DATA_FLOAT) return OCD_REASON_DTYPE;
+        if (!ocd_cuda_tf32_allowed()) return "TF32 switched off by NVIDIA_TF32_OVERRIDE=0";
+        if (p->dir == OCD_CONV_BWD_FILTER) return "no TF32 kernel for the filter gradient (MN-major operands)";
+        pl->type = IGEMM_TF32;
+    } else if (dt == CUDNN_DATA_HALF) {
+        pl->type = IGEMM_F16;
+    } else if (dt == CUDNN_DATA_BFLOAT16) {
+        pl->type = IGEMM_BF16;
+    } else {
+        return OCD_REASON_DTYPE;
+    }
+    const int esize = dt == CUDNN_DATA_FLOAT ? 4 : 2, e = 16 / esize, bk = 64 / esize;
+    pl->esize = esize;
+    const struct ocd_conv_shape *s = &p->s;
+    const int64_t g = s->groups, cg = s->c / g, kg = s->k / g;
+    /* the GEMM K runs over channels per group (forward) or filters per group (backward data),
+       both for the filter gradient; 16-byte chunks must not straddle a filter tap */
+    if ((p->dir != OCD_CONV_BWD_DATA && cg % e != 0) || (p->dir != OCD_CONV_FWD && kg % e != 0))
+        return "channels or filters per group are not a multiple of 8 (4 for fp32)";
+    struct ocd_conv_gemm gm;
+    ocd_conv_gemm_dims(p, &gm);
+    const int64_t lim = INT32_MAX - 256;
+    if (gm.m > lim || gm.n > lim || gm.k > lim) return OCD_REASON_SHAPE;
+    for (int d = 0; d < s->nsp; d++)
+        if (s->in[d] + 2 * s->pad[d] + (s->filt[d] + 1) * s->dilation[d] + s->stride[d] > (1 << 30))
+            return OCD_REASON_SHAPE;
+    if (p->ep.on) {
+        if (p->ep.bias_view.dtype != p->y.dtype) return OCD_REASON_DTYPE;
+    }
+    const char *why = tile_rejects(h, p, tile, gm.m, gm.n, g);
+    if (why) return why;
+
+    igemm_params &prm = pl->prm;
+    prm.M = (int)gm.m, prm.N = (int)gm.n, prm.K = (int)gm.k, prm.groups = (int)g;
+    const bool three = s->nsp == 3;
+    prm.T = three ? (int)s->filt[0] : 1, prm.R = (int)s->filt[s->nsp - 2], prm.S = (int)s->filt[s->nsp - 1];
+    prm.pd = three ? s->pad[0] : 0, prm.ph = s->pad[s->nsp - 2], prm.pw = s->pad[s->nsp - 1];
+    prm.ud = three ? s->stride[0] : 1, prm.uh = s->stride[s->nsp - 2], prm.uw = s->stride[s->nsp - 1];
+    prm.dd = three ? s->dilation[0] : 1, prm.dh = s->dilation[s->nsp - 2], prm.dw = s->dilation[s->nsp - 1];
+    prm.flip = s->flip;
+
+    const act_dims xa = act_of(&p->x), ya = act_of(&p->y);
+    int64_t wst[5];
+    filter_strides(&p->w, wst);
+    size_t ws = 0;
+    igemm_epi &ep = prm.epi;
+    ep.alpha = (float)p->alpha;
+    ep.beta = (float)p->beta;
+    switch (p->dir) {
+    case OCD_CONV_FWD: {
+        if ((why = plan_act(&p->x, p->x_data, esize, cg, &prm.a, &pl->copy_a, &ws))) return why;
+        /* B: the filter rows [k][t][r][s][c], read in place when it is a KRSC filter */
+        bool krsc = p->w_format == CUDNN_TENSOR_NHWC && (uintptr_t)p->w_data % 16 == 0;
+        prm.b_ld = cg * prm.T * prm.R * prm.S, prm.b_gs = kg * prm.b_ld;
+        prm.bmat = krsc ? p->w_data : NULL;
+        pl->pack_filter = !krsc;
+        prm.k_div[0] = ocd_fastdiv_make((uint32_t)cg);
+        prm.k_div[1] = ocd_fastdiv_make((uint32_t)prm.S);
+        prm.k_div[2] = ocd_fastdiv_make((uint32_t)prm.R);
+        ep.out = p->y_data;
+        ep.z = p->y_data;
+        ep.row = map_pixels(ya);
+        ep.col = map_one(ya.sc);
+        ep.group_off = kg * ya.sc;
+        if (p->ep.on) {
+            ep.beta = (float)p->ep.alpha2;
+            ep.z = p->ep.z;
+            if (ep.z == NULL) ep.beta = 0;
+            ep.bias = p->ep.bias;
+            ep.relu = p->ep.relu;
+            if (p->ep.bias_view.strides[1] != 1 && p->y.dims[1] > 1) return OCD_REASON_LAYOUT;
+        }
+        break;
+    }
+    case OCD_CONV_BWD_DATA: {
+        if ((why = plan_act(&p->y, p->y_data, esize, kg, &prm.a, &pl->copy_a, &ws))) return why;
+        prm.b_ld = kg * prm.T * prm.R * prm.S, prm.b_gs = cg * prm.b_ld;
+        pl->pack_filter = true;
+        prm.k_div[0] = ocd_fastdiv_make((uint32_t)kg);
+        prm.k_div[1] = ocd_fastdiv_make((uint32_t)prm.S);
+        prm.k_div[2] = ocd_fastdiv_make((uint32_t)prm.R);
+        prm.str_div[0] = ocd_fastdiv_make((uint32_t)prm.uw);
+        prm.str_div[1] = ocd_fastdiv_make((uint32_t)prm.uh);
+        prm.str_div[2] = ocd_fastdiv_make((uint32_t)prm.ud);
+        ep.out = p->x_data;
+        ep.z = p->x_data;
+        ep.row = map_pixels(xa);
+        ep.col = map_one(xa.sc);
+        ep.group_off = cg * xa.sc;
+        break;
+    }
+    default: {
+        if ((why = plan_act(&p->y, p->y_data, esize, kg, &prm.a, &pl->copy_a, &ws))) return why;
+        if ((why = plan_act(&p->x, p->x_data, esize, cg, &prm.b, &pl->copy_b, &ws))) return why;
+        prm.k_div[0] = ocd_fastdiv_make((uint32_t)ya.w);
+        prm.k_div[1] = ocd_fastdiv_make((uint32_t)ya.h);
+        prm.k_div[2] = ocd_fastdiv_make((uint32_t)ya.d);
+        ep.out = p->w_data;
+        ep.z = p->w_data;
+        ep.row = map_one(wst[0]);
+        ep.col.div[0] = ocd_fastdiv_make((uint32_t)cg);
+        ep.col.div[1] = ocd_fastdiv_make((uint32_t)prm.S);
+        ep.col.div[2] = ocd_fastdiv_make((uint32_t)prm.R);
+        ep.col.stride[0] = wst[2], ep.col.stride[1] = wst[3], ep.col.stride[2] = wst[4], ep.col.stride[3] = wst[1];
+        ep.group_off = kg * wst[0];
+        break;
+    }
+    }
+    if (ep.beta == 0.f) ep.z = NULL;
+
+    if (pl->pack_filter) {
+        igemm_filter_pack &f = pl->pack;
+        f.sk = wst[0], f.sc = wst[1], f.st = wst[2], f.sr = wst[3], f.ss = wst[4];
+        f.g = (int)g, f.kg = (int)kg, f.cg = (int)cg, f.t = prm.T, f.r = prm.R, f.s = prm.S;
+        f.dgrad = p->dir == OCD_CONV_BWD_DATA;
+        f.flip = f.dgrad && s->flip;
+        pl->ws_filter = (int64_t)ws;
+        ws = align_up(ws + (size_t)(s->k * cg * prm.T * prm.R * prm.S) * (size_t)esize);
+    }
+
+    /* Split-K when the tiles alone leave multiprocessors idle: about two CTAs per multiprocessor,
+       at least 16 K tiles per split, at most 64 splits. */
+    const igemm_tile_info &ti = tile_info[tile];
+    const int64_t tiles = ((gm.m + ti.bm - 1) / ti.bm) * ((gm.n + ti.bn - 1) / ti.bn) * g;
+    const int64_t ktiles = (gm.k + bk - 1) / bk;
+    int64_t splits = 1;
+    if (tiles < h->sm_count) {
+        splits = (2 * (int64_t)h->sm_count + tiles - 1) / tiles;
+        splits = OCD_MIN(splits, OCD_MIN(ktiles / 16, (int64_t)64));
+        splits = OCD_MAX(splits, (int64_t)1);
+    }
+    const int64_t kps = (ktiles + splits - 1) / splits;
+    splits = (ktiles + kps - 1) / kps;
+    prm.splits = (int)splits, prm.kt_per_split = (int)kps;
+    if ((gm.n + ti.bn - 1) / ti.bn > 65535 || g * splits > 65535) return OCD_REASON_SHAPE;
+    if (splits > 1) {
+        pl->ws_part = (int64_t)ws;
+        ws = align_up(ws + (size_t)(splits * g * gm.m * gm.n) * sizeof(float));
+    }
+    pl->ws_bytes = ws;
+    return NULL;
+}
+
+/* ---- running -------------------------------------------------------------------------------------- */
+
+template <typename U>
+static cudnnStatus_t launch_copies(igemm_plan *pl, const void *filter, char *ws, cudaStream_t stream)
+{
+    igemm_copy *copies[2] = {&pl->copy_a, &pl->copy_b};
+    igemm_act *acts[2] = {&pl->prm.a, &pl->prm.b};
+    for (int i = 0; i < 2; i++) {
+        const igemm_copy &c = *copies[i];
+        if (!c.on) continue;
+        U *dst = (U *)(ws + c.ws_off);
+        dim3 grid((unsigned)((c.s + 31) / 32), (unsigned)((c.c + 31) / 32), (unsigned)OCD_MIN(c.n, 65535));
+        igemm_to_nhwc<U><<<grid, dim3(32, 8), 0, stream>>>((const U *)c.src, dst, c.sn, c.sc, c.c, c.s, c.n);
+        OCD_CUDA_LAUNCHED();
+        acts[i]->ptr = dst;
+    }
+    if (pl->pack_filter) {
+        const igemm_filter_pack &f = pl->pack;
+        int64_t total = (int64_t)f.g * f.kg * f.cg * f.t * f.r * f.s;
+        U *dst = (U *)(ws + pl->ws_filter);
+        unsigned blocks = (unsigned)OCD_MIN((total + 255) / 256, (int64_t)65535);
+        igemm_pack_filter<U><<<blocks, 256, 0, stream>>>((const U *)filter, dst, f);
+        OCD_CUDA_LAUNCHED();
+        pl->prm.bmat = dst;
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static cudnnStatus_t igemm_run(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, void *workspace,
+                               size_t workspace_bytes)
+{
+    igemm_plan pl;
+    bool tf32 = p->x.dtype == CUDNN_DATA_FLOAT;
+    const char *why = make_plan(h, p, tile, tf32, &pl);
+    if (why != NULL || workspace_bytes < pl.ws_bytes)
+        return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "implicit GEMM entry run without a plan: %s",
+                        why ? why : "workspace too small");
+    char *ws = (char *)workspace;
+    OCD_TRY(pl.esize == 4 ? launch_copies<uint32_t>(&pl, p->w_data, ws, h->stream)
+                          : launch_copies<uint16_t>(&pl, p->w_data, ws, h->stream));
+    if (pl.prm.splits > 1) pl.prm.epi.partial = (float *)(ws + pl.ws_part);
+    const igemm_launch_fn *table = p->dir == OCD_CONV_FWD        ? ocd_igemm_fwd_launch[tile]
+                                   : p->dir == OCD_CONV_BWD_DATA ? ocd_igemm_dgrad_launch[tile]
+                                                                 : ocd_igemm_wgrad_launch[tile];
+    return table[pl.type](&pl.prm, h->stream);
+}
+
+/* ---- the entries ---------------------------------------------------------------------------------- */
+
+#define X(i, bm, bn, wm, wn, st)                                                                    \
+    extern "C" const char *ocd_cuda_conv_igemm_applies_tc_##i(cudnnHandle_t h, const void *problem) \
+    {                                                                                               \
+        igemm_plan pl;                                                                              \
+        return make_plan(h, (const struct ocd_conv_problem *)problem, i, false, &pl);              \
+    }                                                                                               \
+    extern "C" const char *ocd_cuda_conv_igemm_applies_tf32_##i(cudnnHandle_t h, const void *problem) \
+    {                                                                                               \
+        igemm_plan pl;                                                                              \
+        return make_plan(h, (const struct ocd_conv_problem *)problem, i, true, &pl);               \
+    }                                                                                               \
+    extern "C" size_t ocd_cuda_conv_igemm_workspace_##i(cudnnHandle_t h, const void *problem)       \
+    {                                                                                               \
+        igemm_plan pl;                                                                              \
+        const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;                \
+        return make_plan(h, p, i, p->x.dtype == CUDNN_DATA_FLOAT, &pl) ? 0 : pl.ws_bytes;         \
+    }                                                                                               \
+    extern "C" cudnnStatus_t ocd_cuda_conv_igemm_run_##i(cudnnHandle_t h, const void *problem, void *ws, \
+                                                         size_t ws_bytes)                           \
+    {                                                                                               \
+        return igemm_run(h, (const struct ocd_conv_problem *)problem, i, ws, ws_bytes);             \
+    }
+OCD_IGEMM_TILES(X)
+#undef X
+
+/* The Hopper step (sm_90a), which tunes rather than rewrites: keep make_plan, the index maps, the
+   loaders' address arithmetic and the epilogue; replace the mainloop of igemm_kernel with a
+   warp-specialized one (a producer warp issuing cp.async.bulk.tensor loads - the im2col tensor
+   map mode for the forward A operand, tiled mode for dense B - into an mbarrier ring, two
+   consumer warpgroups issuing wgmma.mma_async m64nNk16 from shared memory), and add 128x256 and
+   256x128 rows to OCD_IGEMM_TILES with a cluster launch for B multicast. */

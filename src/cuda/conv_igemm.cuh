@@ -1,0 +1,710 @@
+/* conv_igemm.cuh: the tensor-core implicit-GEMM convolution kernel: one mainloop, one epilogue,
+   and a loader per operand shape. Included by conv_igemm_{fwd,dgrad,wgrad}.cu, which instantiate
+   it per direction, and by conv_igemm.cu, which plans and launches.
+
+   The GEMM each direction computes, per group g (conv_igemm.cu, make_plan, is the one place the
+   mapping is written down):
+     forward          y[M=N*P*Q, N=K/G]   = gather(x)[M, K=T*R*S*C/G]  * w[N, K]^T
+     backward data    dx[M=N*H*W, N=C/G]  = gather(dy)[M, K=T*R*S*K/G] * wt[N, K]^T
+     backward filter  dw[M=K/G, N=T*R*S*C/G] = dy^T[M, K=N*P*Q]         * gather(x)[K, N]
+   where wt is the filter re-packed as [G][C/G][T][R][S][K/G] into the workspace.
+
+   Main decisions.
+   - Operands move global -> shared with 16-byte cp.async (zero-filled where the gather falls in
+     the padding or past an edge), STAGES tiles deep, one barrier per K tile. 16 bytes is 8
+     channels of a 16-bit type (4 of fp32), so every gathered chunk lies inside one filter tap:
+     that is why the channels per group (and K per group for the backward passes) must be
+     multiples of 8 (4 for fp32) and why activations need unit channel stride (NHWC).
+   - Shared memory holds an operand either K-major ([rows][BK], forward and backward-data
+     operands, read with ldmatrix) or MN-major ([BK][rows], backward-filter operands, read with
+     ldmatrix.trans). Each row is padded by 16 bytes so that the 8 row addresses of one ldmatrix
+     fall in 8 different bank groups.
+   - Tensor cores through mma.sync: m16n8k16 for fp16/bf16, m16n8k8 for tf32 (fp32 data, rounded
+     to tf32 after ldmatrix). One mma k-step is always 32 bytes of K, so a fragment is loaded the
+     same way for every type; a K tile is 64 bytes (BK = 32 for 16-bit types, 16 for fp32).
+     tf32 is only used K-major: ldmatrix.trans moves 16-bit elements.
+   - The epilogue owns alpha, beta (the old output, or z for the fused call, is read only when
+     beta != 0), bias and ReLU, and writes through two index maps (GEMM row -> offset, GEMM
+     column -> offset), so any output layout is written in place. With split-K the mainloop
+     writes fp32 partial tiles into the workspace and a second kernel sums them in split order
+     (deterministic) and runs the same epilogue.
+   - Hopper: this is the sm_80 path and what sm_90 runs today. The next step for sm_90 replaces
+     the mainloop only (TMA im2col loads + wgmma on a warpgroup), keeping the plan, the index
+     maps and the epilogue; see the end of conv_igemm.cu. */
+#ifndef OCD_CUDA_CONV_IGEMM_CUH
+#define OCD_CUDA_CONV_IGEMM_CUH
+
+#include <climits>
+#include <cstring>
+
+#include "cuda/check.cuh"
+#include "cuda/conv_igemm.h"
+#include "cuda/fastdiv.cuh"
+#include "cuda/typed.cuh"
+
+/* ---- kernel arguments -------------------------------------------------------------------------- */
+
+/* An activation tensor whose channels are contiguous (NHWC and its padded variants). */
+struct igemm_act {
+    const void *ptr;
+    int64_t sn, sd, sh, sw; /* element strides of batch and the three spatial dims */
+    int64_t group_c;        /* channel offset from one group to the next */
+    int d, h, w;            /* spatial extents (d == 1 for 2-D) */
+};
+
+/* A GEMM row or column index -> element offset: the index is a mixed-radix number of up to four
+   digits, digit 3 innermost; digit i moves by stride[i]. A one-digit map has div = {1, 1, 1}. */
+struct igemm_map {
+    ocd_fastdiv div[3]; /* extents of digits 3, 2 and 1 */
+    int64_t stride[4];
+};
+
+struct igemm_epi {
+    void *out;          /* y, dx or dw */
+    const void *z;      /* read (scaled by beta) when beta != 0: the output itself, or the fused call's z */
+    const void *bias;   /* per output channel, indexed g * N + n; NULL for none (forward only) */
+    float alpha, beta;
+    int relu;
+    igemm_map row, col;
+    int64_t group_off;  /* output offset from one group to the next */
+    float *partial;     /* split-K: [splits][G][M][N] fp32 partial sums; NULL without split-K */
+};
+
+struct igemm_params {
+    int M, N, K;                     /* GEMM sizes of one group */
+    int groups, splits, kt_per_split; /* grid.z = groups * splits; each split owns kt_per_split K tiles */
+    int T, R, S;                     /* filter extents (T == 1 for 2-D) */
+    int pd, ph, pw, ud, uh, uw, dd, dh, dw; /* padding, stride, dilation */
+    int flip;                        /* CONVOLUTION mode: gathers take mirrored filter taps */
+    igemm_act a;                     /* forward: x; backward data: dy; backward filter: dy */
+    igemm_act b;                     /* backward filter: x */
+    const void *bmat;                /* forward, backward data: the dense B operand [G][N][K] */
+    int64_t b_ld, b_gs;              /* its row stride and group stride, in elements */
+    ocd_fastdiv k_div[3];            /* decodes the GEMM K index: fwd (C/G, S, R), dgrad (K/G, S, R),
+                                        wgrad (Q, P, Z) */
+    ocd_fastdiv str_div[3];          /* backward data: strides uw, uh, ud */
+    igemm_epi epi;
+};
+
+/* ---- PTX wrappers (sm_80 and newer; the kernels compile to nothing below) -------------------- */
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define OCD_IGEMM_ARCH_OK 1
+#endif
+
+/* One 16-byte chunk global -> shared, zero-filled when !pred. The loaders are host-callable too
+   (a host copy then stands in for cp.async), so that their index arithmetic can be exercised
+   without a GPU. */
+__host__ __device__ __forceinline__ void igemm_cp_async16(void *smem, const void *gmem, bool pred)
+{
+#if defined(OCD_IGEMM_ARCH_OK)
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    int bytes = pred ? 16 : 0; /* 0: nothing is read, the 16 bytes are zero-filled */
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes)
+                 : "memory");
+#elif !defined(__CUDA_ARCH__)
+    if (pred) memcpy(smem, gmem, 16);
+    else memset(smem, 0, 16);
+#endif
+}
+
+__device__ __forceinline__ void igemm_cp_commit()
+{
+#ifdef OCD_IGEMM_ARCH_OK
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+template <int N> __device__ __forceinline__ void igemm_cp_wait()
+{
+#ifdef OCD_IGEMM_ARCH_OK
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+template <bool TRANS> __device__ __forceinline__ void igemm_ldmatrix_x4(uint32_t r[4], const void *smem)
+{
+#ifdef OCD_IGEMM_ARCH_OK
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    if (TRANS)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(s)
+                     : "memory");
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(s)
+                     : "memory");
+#endif
+}
+
+/* Per element type: chunk width, and the mma that consumes one 32-byte k-step. */
+template <typename T> struct igemm_elem;
+
+template <> struct igemm_elem<__half> {
+    static constexpr bool TF32 = false;
+    static __device__ __forceinline__ void mma(float c[4], const uint32_t a[4], const uint32_t b[2])
+    {
+#ifdef OCD_IGEMM_ARCH_OK
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+    }
+};
+
+template <> struct igemm_elem<__nv_bfloat16> {
+    static constexpr bool TF32 = false;
+    static __device__ __forceinline__ void mma(float c[4], const uint32_t a[4], const uint32_t b[2])
+    {
+#ifdef OCD_IGEMM_ARCH_OK
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
+                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+    }
+};
+
+template <> struct igemm_elem<float> {
+    static constexpr bool TF32 = true;
+    static __device__ __forceinline__ void mma(float c[4], const uint32_t a[4], const uint32_t b[2])
+    {
+#ifdef OCD_IGEMM_ARCH_OK
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, "
+                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+    }
+};
+
+/* fp32 bits -> tf32 bits, rounded to nearest (ties away), as the tensor cores expect. */
+__device__ __forceinline__ uint32_t igemm_to_tf32(uint32_t x)
+{
+    uint32_t r = x;
+#ifdef OCD_IGEMM_ARCH_OK
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(x)));
+#endif
+    return r;
+}
+
+/* ---- tile shapes -------------------------------------------------------------------------------- */
+
+/* A CTA tile of BM x BN outputs computed by WARPS_M x WARPS_N warps, STAGES K tiles in flight. */
+template <int BM_, int BN_, int WARPS_M_, int WARPS_N_, int STAGES_> struct igemm_tile {
+    static constexpr int BM = BM_, BN = BN_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, STAGES = STAGES_;
+    static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
+    static constexpr int WTM = BM / WARPS_M, WTN = BN / WARPS_N; /* warp tile */
+    static constexpr int MI = WTM / 16, NI = WTN / 8;            /* mma tiles per warp */
+    static_assert(WTM % 16 == 0 && WTN % 16 == 0, "warp tile must be a multiple of 16x16");
+    static_assert(STAGES >= 2, "the pipeline needs two stages at least");
+};
+
+/* Geometry of one operand's shared-memory stage: ROWS GEMM rows (M for A, N for B) by one K tile
+   of 64 bytes, K-major or MN-major, each row padded by one 16-byte chunk. */
+template <typename T, int ROWS, bool KMAJOR> struct igemm_smem {
+    static constexpr int E = 16 / (int)sizeof(T);  /* elements per 16-byte chunk */
+    static constexpr int BK = 64 / (int)sizeof(T); /* elements per K tile */
+    static constexpr int KSTEP = BK / 2;            /* elements per mma k-step (32 bytes) */
+    static constexpr int LD = KMAJOR ? BK + E : ROWS + E;
+    static constexpr int STAGE = KMAJOR ? ROWS * LD : BK * LD; /* elements per stage */
+    static_assert(KMAJOR || sizeof(T) == 2, "MN-major operands need ldmatrix.trans: 16-bit types only");
+};
+
+/* The row address lane `lane` gives ldmatrix.x4 (.trans when MN-major) for the A fragment of one
+   16 x KSTEP mma tile at rows m0.., K offset k0 (elements): matrices 0..3 are (rows 0-7, k lo),
+   (rows 8-15, k lo), (rows 0-7, k hi), (rows 8-15, k hi), the order of a[0..3]. */
+template <typename T, int ROWS, bool KMAJOR>
+__host__ __device__ __forceinline__ const T *igemm_frag_a_addr(const T *s, int m0, int k0, int lane)
+{
+    typedef igemm_smem<T, ROWS, KMAJOR> L;
+    return KMAJOR ? s + (m0 + (lane & 15)) * L::LD + k0 + (lane >> 4) * L::E
+                  : s + (k0 + (lane >> 4) * 8 + (lane & 7)) * L::LD + m0 + ((lane >> 3) & 1) * 8;
+}
+
+/* Likewise for the B fragments of two 8-column mma tiles at columns n0.. and n0 + 8..: matrices
+   (n 0-7, k lo), (n 0-7, k hi), (n 8-15, k lo), (n 8-15, k hi), i.e. b[0..1] and b[2..3]. */
+template <typename T, int ROWS, bool KMAJOR>
+__host__ __device__ __forceinline__ const T *igemm_frag_b_addr(const T *s, int n0, int k0, int lane)
+{
+    typedef igemm_smem<T, ROWS, KMAJOR> L;
+    return KMAJOR ? s + (n0 + (lane >> 4) * 8 + (lane & 7)) * L::LD + k0 + ((lane >> 3) & 1) * L::E
+                  : s + (k0 + ((lane >> 3) & 1) * 8 + (lane & 7)) * L::LD + n0 + (lane >> 4) * 8;
+}
+
+template <typename T, int ROWS, bool KMAJOR>
+__device__ __forceinline__ void igemm_frag_a(uint32_t a[4], const T *s, int m0, int k0, int lane)
+{
+    igemm_ldmatrix_x4<!KMAJOR>(a, igemm_frag_a_addr<T, ROWS, KMAJOR>(s, m0, k0, lane));
+}
+
+template <typename T, int ROWS, bool KMAJOR>
+__device__ __forceinline__ void igemm_frag_b(uint32_t b[4], const T *s, int n0, int k0, int lane)
+{
+    igemm_ldmatrix_x4<!KMAJOR>(b, igemm_frag_b_addr<T, ROWS, KMAJOR>(s, n0, k0, lane));
+}
+
+/* ---- index maps and the epilogue ------------------------------------------------------------ */
+
+__host__ __device__ __forceinline__ int64_t igemm_map_offset(const igemm_map &mp, uint32_t i)
+{
+    uint32_t d3, d2, d1;
+    uint32_t q = ocd_fastdiv_divmod(mp.div[0], i, &d3);
+    q = ocd_fastdiv_divmod(mp.div[1], q, &d2);
+    q = ocd_fastdiv_divmod(mp.div[2], q, &d1);
+    return (int64_t)q * mp.stride[0] + (int64_t)d1 * mp.stride[1] + (int64_t)d2 * mp.stride[2] +
+           (int64_t)d3 * mp.stride[3];
+}
+
+/* out = act(alpha * acc + beta * z + bias) at element offset off; z is not read when beta == 0. */
+template <typename T>
+__device__ __forceinline__ void igemm_epi_store(const igemm_epi &e, int64_t off, int64_t channel, float acc)
+{
+    float v = e.alpha * acc;
+    if (e.beta != 0.f) v += e.beta * ocd_cuda_load((const T *)e.z + off);
+    if (e.bias != NULL) v += ocd_cuda_load((const T *)e.bias + channel);
+    if (e.relu) v = fmaxf(v, 0.f);
+    ocd_cuda_store((T *)e.out + off, v);
+}
+
+/* ---- operand loaders ---------------------------------------------------------------------------
+   Each loader owns one operand of one direction: setup() runs once per CTA (per-thread row state),
+   load() issues the cp.async copies of one K tile into one stage. The thread -> chunk assignment is
+   fixed: K-major stages have 4 chunks per row (thread tid takes chunk tid % 4 of rows tid / 4,
+   tid / 4 + THREADS / 4, ...); MN-major stages have ROWS / E chunks per K row. */
+
+/* Forward A: rows are output pixels (n, z, p, q), K runs over (t, r, s, c) of one group. */
+template <typename T, int ROWS, int THREADS> struct igemm_load_fwd_a {
+    typedef igemm_smem<T, ROWS, true> L;
+    static constexpr int ITERS = ROWS * 4 / THREADS, STEP = THREADS / 4;
+    static_assert(ITERS * THREADS == ROWS * 4, "tile rows must cover the threads");
+    int64_t base[ITERS];
+    int zi[ITERS], hi[ITERS], wi[ITERS];
+    int row0, kc;
+    int64_t cbase;
+
+    __host__ __device__ __forceinline__ void setup(const igemm_params &p, int m0, int n0, int g, int tid)
+    {
+        kc = tid & 3;
+        row0 = tid >> 2;
+        cbase = g * p.a.group_c;
+#pragma unroll
+        for (int i = 0; i < ITERS; i++) {
+            int m = m0 + row0 + i * STEP;
+            base[i] = 0;
+            zi[i] = hi[i] = wi[i] = INT_MIN / 2; /* a row past M never passes the bounds check */
+            if (m < p.M) {
+                /* the GEMM row decomposes as the output pixel does (epi.row) */
+                uint32_t q, pp, z, n = ocd_fastdiv_divmod(p.epi.row.div[0], (uint32_t)m, &q);
+                n = ocd_fastdiv_divmod(p.epi.row.div[1], n, &pp);
+                n = ocd_fastdiv_divmod(p.epi.row.div[2], n, &z);
+                base[i] = (int64_t)n * p.a.sn;
+                zi[i] = (int)z * p.ud - p.pd;
+                hi[i] = (int)pp * p.uh - p.ph;
+                wi[i] = (int)q * p.uw - p.pw;
+            }
+        }
+    }
+
+    __host__ __device__ __forceinline__ void load(T *s, int kt, const igemm_params &p) const
+    {
+        int kk = kt * L::BK + kc * L::E;
+        bool kok = kk < p.K;
+        uint32_t c, sx, r, t = ocd_fastdiv_divmod(p.k_div[0], (uint32_t)(kok ? kk : 0), &c);
+        t = ocd_fastdiv_divmod(p.k_div[1], t, &sx);
+        t = ocd_fastdiv_divmod(p.k_div[2], t, &r);
+        if (p.flip) {
+            t = p.T - 1 - t;
+            r = p.R - 1 - r;
+            sx = p.S - 1 - sx;
+        }
+        int oz = (int)t * p.dd, oh = (int)r * p.dh, ow = (int)sx * p.dw;
+        const T *x = (const T *)p.a.ptr;
+#pragma unroll
+        for (int i = 0; i < ITERS; i++) {
+            int z = zi[i] + oz, h = hi[i] + oh, w = wi[i] + ow;
+            bool ok = kok && (unsigned)z < (unsigned)p.a.d && (unsigned)h < (unsigned)p.a.h &&
+                      (unsigned)w < (unsigned)p.a.w;
+            const T *src = ok ? x + base[i] + z * p.a.sd + h * p.a.sh + w * p.a.sw + cbase + c : x;
+            igemm_cp_async16(s + (row0 + i * STEP) * L::LD + kc * L::E, src, ok);
+        }
+    }
+};
+
+/* Backward-data A: rows are dx pixels (n, z, h, w), K runs over (t, r, s, k) of one group; the
+   dy element exists only where (h + pad - r * dil) is a non-negative multiple of the stride
+   below P. The filter taps are not mirrored here: the re-packed filter already is. */
+template <typename T, int ROWS, int THREADS> struct igemm_load_dgrad_a {
+    typedef igemm_smem<T, ROWS, true> L;
+    static constexpr int ITERS = ROWS * 4 / THREADS, STEP = THREADS / 4;
+    static_assert(ITERS * THREADS == ROWS * 4, "tile rows must cover the threads");
+    int64_t base[ITERS];
+    int zi[ITERS], hi[ITERS], wi[ITERS];
+    int row0, kc;
+    int64_t cbase;
+
+    __host__ __device__ __forceinline__ void setup(const igemm_params &p, int m0, int n0, int g, int tid)
+    {
+        kc = tid & 3;
+        row0 = tid >> 2;
+        cbase = g * p.a.group_c;
+#pragma unroll
+        for (int i = 0; i < ITERS; i++) {
+            int m = m0 + row0 + i * STEP;
+            base[i] = 0;
+            zi[i] = hi[i] = wi[i] = INT_MIN / 2; /* negative: fails the first check */
+            if (m < p.M) {
+                uint32_t w, h, z, n = ocd_fastdiv_divmod(p.epi.row.div[0], (uint32_t)m, &w);
+                n = ocd_fastdiv_divmod(p.epi.row.div[1], n, &h);
+                n = ocd_fastdiv_divmod(p.epi.row.div[2], n, &z);
+                base[i] = (int64_t)n * p.a.sn;
+                zi[i] = (int)z + p.pd;
+                hi[i] = (int)h + p.ph;
+                wi[i] = (int)w + p.pw;
+            }
+        }
+    }
+
+    __host__ __device__ __forceinline__ void load(T *s, int kt, const igemm_params &p) const
+    {
+        int kk = kt * L::BK + kc * L::E;
+        bool kok = kk < p.K;
+        uint32_t k, sx, r, t = ocd_fastdiv_divmod(p.k_div[0], (uint32_t)(kok ? kk : 0), &k);
+        t = ocd_fastdiv_divmod(p.k_div[1], t, &sx);
+        t = ocd_fastdiv_divmod(p.k_div[2], t, &r);
+        int oz = (int)t * p.dd, oh = (int)r * p.dh, ow = (int)sx * p.dw;
+        const T *dy = (const T *)p.a.ptr;
+#pragma unroll
+        for (int i = 0; i < ITERS; i++) {
+            int nz = zi[i] - oz, nh = hi[i] - oh, nw = wi[i] - ow;
+            bool ok = kok && nz >= 0 && nh >= 0 && nw >= 0;
+            uint32_t qz = 0, qh = 0, qw = 0;
+            if (ok) {
+                uint32_t rz, rh, rw;
+                qz = ocd_fastdiv_divmod(p.str_div[2], (uint32_t)nz, &rz);
+                qh = ocd_fastdiv_divmod(p.str_div[1], (uint32_t)nh, &rh);
+                qw = ocd_fastdiv_divmod(p.str_div[0], (uint32_t)nw, &rw);
+                ok = (rz | rh | rw) == 0 && qz < (uint32_t)p.a.d && qh < (uint32_t)p.a.h &&
+                     qw < (uint32_t)p.a.w;
+            }
+            const T *src = ok ? dy + base[i] + qz * p.a.sd + qh * p.a.sh + qw * p.a.sw + cbase + k : dy;
+            igemm_cp_async16(s + (row0 + i * STEP) * L::LD + kc * L::E, src, ok);
+        }
+    }
+};
+
+/* Dense K-major B (forward: the KRSC filter; backward data: the re-packed filter): row n of
+   group g starts at bmat + g * b_gs + n * b_ld. */
+template <typename T, int ROWS, int THREADS> struct igemm_load_dense_b {
+    typedef igemm_smem<T, ROWS, true> L;
+    static constexpr int ITERS = ROWS * 4 / THREADS, STEP = THREADS / 4;
+    static_assert(ITERS * THREADS == ROWS * 4, "tile rows must cover the threads");
+    int64_t off[ITERS]; /* -1: row past N */
+    int row0, kc;
+
+    __host__ __device__ __forceinline__ void setup(const igemm_params &p, int m0, int n0, int g, int tid)
+    {
+        kc = tid & 3;
+        row0 = tid >> 2;
+#pragma unroll
+        for (int i = 0; i < ITERS; i++) {
+            int n = n0 + row0 + i * STEP;
+            off[i] = n < p.N ? g * p.b_gs + (int64_t)n * p.b_ld : -1;
+        }
+    }
+
+    __host__ __device__ __forceinline__ void load(T *s, int kt, const igemm_params &p) const
+    {
+        int kk = kt * L::BK + kc * L::E;
+        const T *w = (const T *)p.bmat;
+#pragma unroll
+        for (int i = 0; i < ITERS; i++) {
+            bool ok = off[i] >= 0 && kk < p.K;
+            igemm_cp_async16(s + (row0 + i * STEP) * L::LD + kc * L::E, ok ? w + off[i] + kk : w, ok);
+        }
+    }
+};
+
+/* Backward-filter A = dy^T, MN-major: K rows are pixels (n, z, p, q), columns output channels. */
+template <typename T, int ROWS, int THREADS> struct igemm_load_wgrad_a {
+    typedef igemm_smem<T, ROWS, false> L;
+    static constexpr int CPR = ROWS / L::E, ITERS = L::BK * CPR / THREADS, STEP = THREADS / CPR;
+    static_assert(THREADS % CPR == 0 && ITERS * THREADS == L::BK * CPR, "tile must cover the threads");
+    int krow0, cc;
+    bool mok;
+    int64_t coff;
+
+    __host__ __device__ __forceinline__ void setup(const igemm_params &p, int m0, int n0, int g, int tid)
+    {
+        krow0 = tid / CPR;
+        cc = tid % CPR;
+        int m = m0 + cc * L::E;
+        mok = m < p.M;
+        coff = g * p.a.group_c + m;
+    }
+
+    __host__ __device__ __forceinline__ void load(T *s, int kt, const igemm_params &p) const
+    {
+        const T *dy = (const T *)p.a.ptr;
+#pragma unroll
+        for (int i = 0; i < ITERS; i++) {
+            int row = krow0 + i * STEP, npq = kt * L::BK + row;
+            bool ok = mok && npq < p.K;
+            uint32_t q, pp, z, n = ocd_fastdiv_divmod(p.k_div[0], (uint32_t)(ok ? npq : 0), &q);
+            n = ocd_fastdiv_divmod(p.k_div[1], n, &pp);
+            n = ocd_fastdiv_divmod(p.k_div[2], n, &z);
+            const T *src = ok ? dy + n * p.a.sn + z * p.a.sd + pp * p.a.sh + q * p.a.sw + coff : dy;
+            igemm_cp_async16(s + row * L::LD + cc * L::E, src, ok);
+        }
+    }
+};
+
+/* Backward-filter B = gather(x), MN-major: K rows are output pixels (n, z, p, q), columns are
+   (t, r, s, c) of one group, decoded as the filter's columns are (epi.col). */
+template <typename T, int ROWS, int THREADS> struct igemm_load_wgrad_b {
+    typedef igemm_smem<T, ROWS, false> L;
+    static constexpr int CPR = ROWS / L::E, ITERS = L::BK * CPR / THREADS, STEP = THREADS / CPR;
+    static_assert(THREADS % CPR == 0 && ITERS * THREADS == L::BK * CPR, "tile must cover the threads");
+    int krow0, cc;
+    bool nok;
+    int toff, roff, soff;
+    int64_t coff;
+
+    __host__ __device__ __forceinline__ void setup(const igemm_params &p, int m0, int n0, int g, int tid)
+    {
+        krow0 = tid / CPR;
+        cc = tid % CPR;
+        int ncol = n0 + cc * L::E;
+        nok = ncol < p.N;
+        uint32_t c, sx, r, t = ocd_fastdiv_divmod(p.epi.col.div[0], (uint32_t)(nok ? ncol : 0), &c);
+        t = ocd_fastdiv_divmod(p.epi.col.div[1], t, &sx);
+        t = ocd_fastdiv_divmod(p.epi.col.div[2], t, &r);
+        if (p.flip) {
+            t = p.T - 1 - t;
+            r = p.R - 1 - r;
+            sx = p.S - 1 - sx;
+        }
+        toff = (int)t * p.dd - p.pd;
+        roff = (int)r * p.dh - p.ph;
+        soff = (int)sx * p.dw - p.pw;
+        coff = g * p.b.group_c + c;
+    }
+
+    __host__ __device__ __forceinline__ void load(T *s, int kt, const igemm_params &p) const
+    {
+        const T *x = (const T *)p.b.ptr;
+#pragma unroll
+        for (int i = 0; i < ITERS; i++) {
+            int row = krow0 + i * STEP, npq = kt * L::BK + row;
+            bool ok = nok && npq < p.K;
+            uint32_t q, pp, z, n = ocd_fastdiv_divmod(p.k_div[0], (uint32_t)(ok ? npq : 0), &q);
+            n = ocd_fastdiv_divmod(p.k_div[1], n, &pp);
+            n = ocd_fastdiv_divmod(p.k_div[2], n, &z);
+            int zz = (int)z * p.ud + toff, hh = (int)pp * p.uh + roff, ww = (int)q * p.uw + soff;
+            ok = ok && (unsigned)zz < (unsigned)p.b.d && (unsigned)hh < (unsigned)p.b.h &&
+                 (unsigned)ww < (unsigned)p.b.w;
+            const T *src = ok ? x + n * p.b.sn + zz * p.b.sd + hh * p.b.sh + ww * p.b.sw + coff : x;
+            igemm_cp_async16(s + row * L::LD + cc * L::E, src, ok);
+        }
+    }
+};
+
+/* The three directions: which loader feeds which operand, and how each operand is laid out. */
+struct igemm_dir_fwd {
+    static constexpr bool A_KMAJOR = true, B_KMAJOR = true;
+    template <typename T, int R, int TH> using ALoad = igemm_load_fwd_a<T, R, TH>;
+    template <typename T, int R, int TH> using BLoad = igemm_load_dense_b<T, R, TH>;
+};
+struct igemm_dir_dgrad {
+    static constexpr bool A_KMAJOR = true, B_KMAJOR = true;
+    template <typename T, int R, int TH> using ALoad = igemm_load_dgrad_a<T, R, TH>;
+    template <typename T, int R, int TH> using BLoad = igemm_load_dense_b<T, R, TH>;
+};
+struct igemm_dir_wgrad {
+    static constexpr bool A_KMAJOR = false, B_KMAJOR = false;
+    template <typename T, int R, int TH> using ALoad = igemm_load_wgrad_a<T, R, TH>;
+    template <typename T, int R, int TH> using BLoad = igemm_load_wgrad_b<T, R, TH>;
+};
+
+/* ---- the kernel --------------------------------------------------------------------------------
+   grid = (ceil(M / BM), ceil(N / BN), groups * splits); dynamic shared memory igemm_smem_bytes. */
+
+template <class Tile, typename T, class Dir> struct igemm_shape {
+    typedef igemm_smem<T, Tile::BM, Dir::A_KMAJOR> SA;
+    typedef igemm_smem<T, Tile::BN, Dir::B_KMAJOR> SB;
+    static constexpr size_t SMEM = (size_t)Tile::STAGES * (SA::STAGE + SB::STAGE) * sizeof(T);
+};
+
+template <class Tile, typename T, class Dir>
+__global__ void __launch_bounds__(Tile::THREADS) igemm_kernel(const __grid_constant__ igemm_params p)
+{
+#ifdef OCD_IGEMM_ARCH_OK
+    typedef igemm_shape<Tile, T, Dir> Shape;
+    typedef typename Shape::SA SA;
+    typedef typename Shape::SB SB;
+    typedef igemm_elem<T> Elem;
+    constexpr int STAGES = Tile::STAGES, MI = Tile::MI, NI = Tile::NI;
+
+    extern __shared__ __align__(16) unsigned char igemm_smem_raw[];
+    T *sa = (T *)igemm_smem_raw;
+    T *sb = sa + STAGES * SA::STAGE;
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = (warp % Tile::WARPS_M) * Tile::WTM, wn = (warp / Tile::WARPS_M) * Tile::WTN;
+    const int m0 = blockIdx.x * Tile::BM, n0 = blockIdx.y * Tile::BN;
+    const int g = blockIdx.z / p.splits, split = blockIdx.z % p.splits;
+    const int ktiles = (p.K + SA::BK - 1) / SA::BK;
+    const int kt0 = split * p.kt_per_split;
+    const int nkt = max(0, min(ktiles, kt0 + p.kt_per_split) - kt0);
+
+    typename Dir::template ALoad<T, Tile::BM, Tile::THREADS> al;
+    typename Dir::template BLoad<T, Tile::BN, Tile::THREADS> bl;
+    al.setup(p, m0, n0, g, tid);
+    bl.setup(p, m0, n0, g, tid);
+
+    float acc[MI][NI][4];
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < NI; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.f;
+
+    /* Prologue: STAGES - 1 tiles in flight. One commit per slot, empty or not, keeps the group
+       count uniform so that wait_group<STAGES - 2> always means "tile kt has landed". */
+#pragma unroll
+    for (int st = 0; st < STAGES - 1; st++) {
+        if (st < nkt) {
+            al.load(sa + st * SA::STAGE, kt0 + st, p);
+            bl.load(sb + st * SB::STAGE, kt0 + st, p);
+        }
+        igemm_cp_commit();
+    }
+
+    for (int kt = 0; kt < nkt; kt++) {
+        igemm_cp_wait<STAGES - 2>();
+        /* tile kt is visible to all; and every warp is done with tile kt - 1, whose stage the
+           prefetch below overwrites */
+        __syncthreads();
+        int pf = kt + STAGES - 1;
+        if (pf < nkt) {
+            int st = pf % STAGES;
+            al.load(sa + st * SA::STAGE, kt0 + pf, p);
+            bl.load(sb + st * SB::STAGE, kt0 + pf, p);
+        }
+        igemm_cp_commit();
+
+        const T *ca = sa + (kt % STAGES) * SA::STAGE;
+        const T *cb = sb + (kt % STAGES) * SB::STAGE;
+#pragma unroll
+        for (int ks = 0; ks < 2; ks++) {
+            uint32_t af[MI][4], bf[NI / 2][4];
+#pragma unroll
+            for (int i = 0; i < MI; i++)
+                igemm_frag_a<T, Tile::BM, Dir::A_KMAJOR>(af[i], ca, wm + i * 16, ks * SA::KSTEP, lane);
+#pragma unroll
+            for (int j = 0; j < NI / 2; j++)
+                igemm_frag_b<T, Tile::BN, Dir::B_KMAJOR>(bf[j], cb, wn + j * 16, ks * SB::KSTEP, lane);
+            if (Elem::TF32) {
+#pragma unroll
+                for (int i = 0; i < MI; i++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) af[i][e] = igemm_to_tf32(af[i][e]);
+#pragma unroll
+                for (int j = 0; j < NI / 2; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) bf[j][e] = igemm_to_tf32(bf[j][e]);
+            }
+#pragma unroll
+            for (int i = 0; i < MI; i++)
+#pragma unroll
+                for (int j = 0; j < NI; j++) Elem::mma(acc[i][j], af[i], &bf[j / 2][(j % 2) * 2]);
+        }
+    }
+    igemm_cp_wait<0>();
+
+    /* Epilogue. Thread lane holds rows lane / 4 and lane / 4 + 8 and columns 2 * (lane % 4) + {0, 1}
+       of each 16 x 8 mma tile. */
+    const igemm_epi &e = p.epi;
+    const int64_t pstride = (int64_t)p.groups * p.M * p.N;
+    float *part = e.partial ? e.partial + split * pstride + (int64_t)g * p.M * p.N : NULL;
+#pragma unroll
+    for (int i = 0; i < MI; i++) {
+#pragma unroll
+        for (int hr = 0; hr < 2; hr++) {
+            int m = m0 + wm + i * 16 + (lane >> 2) + hr * 8;
+            if (m >= p.M) continue;
+            int64_t roff = part ? (int64_t)m * p.N : igemm_map_offset(e.row, (uint32_t)m) + g * e.group_off;
+#pragma unroll
+            for (int j = 0; j < NI; j++) {
+#pragma unroll
+                for (int c = 0; c < 2; c++) {
+                    int n = n0 + wn + j * 8 + (lane & 3) * 2 + c;
+                    if (n >= p.N) continue;
+                    float v = acc[i][j][hr * 2 + c];
+                    if (part)
+                        part[roff + n] = v;
+                    else
+                        igemm_epi_store<T>(e, roff + igemm_map_offset(e.col, (uint32_t)n),
+                                           (int64_t)g * p.N + n, v);
+                }
+            }
+        }
+    }
+#endif
+}
+
+/* Split-K: sums the partial tiles in split order and runs the epilogue; one thread per output. */
+template <typename T> __global__ void igemm_splitk_reduce(const __grid_constant__ igemm_params p)
+{
+    const int64_t mn = (int64_t)p.M * p.N, total = mn * p.groups;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        float s = 0.f;
+        for (int sp = 0; sp < p.splits; sp++) s += p.epi.partial[sp * total + i];
+        int g = (int)(i / mn);
+        int64_t r = i - g * mn;
+        int m = (int)(r / p.N), n = (int)(r - (int64_t)m * p.N);
+        int64_t off = igemm_map_offset(p.epi.row, (uint32_t)m) + g * p.epi.group_off +
+                      igemm_map_offset(p.epi.col, (uint32_t)n);
+        igemm_epi_store<T>(p.epi, off, (int64_t)g * p.N + n, s);
+    }
+}
+
+/* ---- launchers ---------------------------------------------------------------------------------- */
+
+typedef cudnnStatus_t (*igemm_launch_fn)(const igemm_params *p, cudaStream_t stream);
+
+/* Launches the mainloop (and the split-K reduction when p->splits > 1). */
+template <class Tile, typename T, class Dir> cudnnStatus_t igemm_launch(const igemm_params *p, cudaStream_t stream)
+{
+    typedef igemm_shape<Tile, T, Dir> Shape;
+    void (*kernel)(const igemm_params) = igemm_kernel<Tile, T, Dir>;
+    if (Shape::SMEM > 48 * 1024)
+        OCD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Shape::SMEM));
+    dim3 grid((unsigned)((p->M + Tile::BM - 1) / Tile::BM), (unsigned)((p->N + Tile::BN - 1) / Tile::BN),
+              (unsigned)(p->groups * p->splits));
+    kernel<<<grid, Tile::THREADS, Shape::SMEM, stream>>>(*p);
+    OCD_CUDA_LAUNCHED();
+    if (p->splits > 1) {
+        int64_t total = (int64_t)p->groups * p->M * p->N;
+        unsigned blocks = (unsigned)OCD_MIN((total + 255) / 256, (int64_t)65535 * 8);
+        igemm_splitk_reduce<T><<<blocks, 256, 0, stream>>>(*p);
+        OCD_CUDA_LAUNCHED();
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* Element types, in launcher-table column order. */
+enum igemm_type { IGEMM_F16, IGEMM_BF16, IGEMM_TF32, IGEMM_NTYPES };
+
+/* Per direction, [tile][type] launchers (NULL where a combination does not exist: tf32 for the
+   backward-filter pass). Defined in conv_igemm_{fwd,dgrad,wgrad}.cu. */
+extern const igemm_launch_fn ocd_igemm_fwd_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES];
+extern const igemm_launch_fn ocd_igemm_dgrad_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES];
+extern const igemm_launch_fn ocd_igemm_wgrad_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES];
+
+#endif /* OCD_CUDA_CONV_IGEMM_CUH */

@@ -1,0 +1,90 @@
+/* cublas_loader.cu: loads cuBLAS at run time (see cublas_loader.h). A .cu file only because
+   src/cuda holds the CUDA backend's sources; nothing here runs on the device. */
+#include "cuda/cublas_loader.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+
+static struct ocd_cublas_api api;
+static const struct ocd_cublas_api *loaded;
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+static void load(void)
+{
+    static const char *const names[] = {"libcublas.so.13", "libcublas.so", "libcublas.so.12", "libcublas.so.11"};
+    char tried[1024];
+    size_t used = 0;
+    tried[0] = '\0';
+    for (size_t i = 0; i < OCD_ARRAY_LEN(names); i++) {
+        void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (lib == NULL) {
+            const char *err = dlerror();
+            if (used < sizeof tried)
+                used += (size_t)snprintf(tried + used, sizeof tried - used, "%s%s", used ? "; " : "",
+                                         err ? err : names[i]);
+            continue;
+        }
+        struct ocd_cublas_api a;
+        /* POSIX guarantees that a data pointer from dlsym converts to a function pointer */
+        *(void **)&a.create = dlsym(lib, "cublasCreate_v2");
+        *(void **)&a.destroy = dlsym(lib, "cublasDestroy_v2");
+        *(void **)&a.set_stream = dlsym(lib, "cublasSetStream_v2");
+        *(void **)&a.gemm_strided_batched = dlsym(lib, "cublasGemmStridedBatchedEx");
+        *(void **)&a.status_string = dlsym(lib, "cublasGetStatusString");
+        a.library = names[i];
+        if (a.create && a.destroy && a.set_stream && a.gemm_strided_batched) {
+            api = a;
+            loaded = &api;
+            ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "cuBLAS loaded from %s", names[i]);
+            return;
+        }
+        if (used < sizeof tried)
+            used += (size_t)snprintf(tried + used, sizeof tried - used, "%s%s: a needed function is missing",
+                                     used ? "; " : "", names[i]);
+        dlclose(lib);
+    }
+    ocd_log_message(CUDNN_SEV_WARNING, CUDNN_STATUS_SUCCESS,
+                    "cuBLAS not available, the convolution entries that use it are off (%s)", tried);
+}
+
+const struct ocd_cublas_api *ocd_cublas_api(void)
+{
+    pthread_once(&load_once, load);
+    return loaded;
+}
+
+cudnnStatus_t ocd_cublas_status(cublasStatus_t status, const char *what, const char *func, const char *file,
+                                int line)
+{
+    const struct ocd_cublas_api *a = ocd_cublas_api();
+    const char *name = a && a->status_string ? a->status_string(status) : "cuBLAS error";
+    return ocd_fail(status == CUBLAS_STATUS_ALLOC_FAILED ? CUDNN_STATUS_ALLOC_FAILED : CUDNN_STATUS_EXECUTION_FAILED,
+                    func, file, line, "%s: %s (%d)", what, name, (int)status);
+}
+
+const char *ocd_cublas_handle(cudnnHandle_t handle, cublasHandle_t *blas)
+{
+    const struct ocd_cublas_api *a = ocd_cublas_api();
+    if (a == NULL) return "cuBLAS not available";
+    if (handle->blas == NULL) {
+        cublasHandle_t b = NULL;
+        cublasStatus_t st = a->create(&b);
+        if (st != CUBLAS_STATUS_SUCCESS) {
+            ocd_cublas_status(st, "cublasCreate", __func__, __FILE__, __LINE__);
+            return "cuBLAS could not start on this device";
+        }
+        handle->blas = b;
+    }
+    if (blas == NULL) return NULL;
+    cublasHandle_t b = (cublasHandle_t)handle->blas;
+    if (a->set_stream(b, handle->stream) != CUBLAS_STATUS_SUCCESS) return "cuBLAS could not bind the handle's stream";
+    *blas = b;
+    return NULL;
+}
+
+void ocd_cublas_release(cudnnHandle_t handle)
+{
+    if (handle->blas != NULL && loaded != NULL) loaded->destroy((cublasHandle_t)handle->blas);
+    handle->blas = NULL;
+}
