@@ -270,7 +270,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         pl->ws_acc = ws;
         ws = align_up(ws + (size_t)(s->k * gm.kc) * pl->acc_size);
     }
-    pl->ws_bytes = ws;
+    pl->ws_bytes = ws ? ws + 256 : 0; /* room to align the user's pointer */
     return NULL;
 }
 
@@ -377,7 +377,7 @@ static cudnnStatus_t cublas_run(cudnnHandle_t h, const void *problem, void *work
     if (why != NULL || workspace_bytes < pl.ws_bytes)
         return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "cuBLAS convolution entry run without a plan: %s",
                         why ? why : "workspace too small");
-    char *ws = (char *)workspace;
+    char *ws = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
     switch (pl.dtype) {
     case CUDNN_DATA_HALF: return run_typed<__half>(h, p, pl, blas, ws);
     case CUDNN_DATA_BFLOAT16: return run_typed<__nv_bfloat16>(h, p, pl, blas, ws);

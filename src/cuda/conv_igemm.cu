@@ -200,19 +200,20 @@ static void filter_strides(const struct ocd_tensor_view *w, int64_t st[5])
     st[3] = w->strides[w->rank - 2], st[4] = w->strides[w->rank - 1];
 }
 
-/* A larger tile declines problems where a smaller one keeps more of the GPU busy: in the
-   forward and backward-data passes when its grid would not fill every multiprocessor once, in
-   the backward-filter pass (whose K is split to fill the GPU anyway) when the filter gradient
-   does not fill the tile. */
+/* A larger tile declines problems a smaller one serves better: when more than a quarter of its
+   tiles' area would be padding (a GEMM N of 64 in a 128-wide tile), and, in the forward and
+   backward-data passes, when its grid would not give every multiprocessor a tile (the filter
+   gradient splits its long K to fill the GPU instead). The last tile always applies. */
 static const char *tile_rejects(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, int64_t m, int64_t n,
                                 int64_t groups)
 {
     if (tile == OCD_IGEMM_NTILES - 1) return NULL;
     const igemm_tile_info &t = tile_info[tile];
-    if (p->dir == OCD_CONV_BWD_FILTER)
-        return m >= t.bm && n >= t.bn ? NULL : "the filter gradient is smaller than this tile";
-    int64_t ctas = ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn) * groups;
-    return ctas >= h->sm_count ? NULL : "too few tiles of this size to fill the GPU; a smaller tile serves";
+    const int64_t mt = (m + t.bm - 1) / t.bm, nt = (n + t.bn - 1) / t.bn;
+    if (4 * m * n < 3 * mt * t.bm * nt * t.bn) return "this tile would be mostly padding; a smaller tile serves";
+    if (p->dir != OCD_CONV_BWD_FILTER && mt * nt * groups < h->sm_count)
+        return "too few tiles of this size to fill the GPU; a smaller tile serves";
+    return NULL;
 }
 
 bool ocd_cuda_tf32_allowed(void)
@@ -366,7 +367,8 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         pl->ws_part = (int64_t)ws;
         ws = align_up(ws + (size_t)(splits * g * gm.m * gm.n) * sizeof(float));
     }
-    pl->ws_bytes = ws;
+    /* room to align a user's workspace pointer to 256 bytes (the copies feed 16-byte cp.async) */
+    pl->ws_bytes = ws ? ws + 256 : 0;
     return NULL;
 }
 
@@ -407,7 +409,7 @@ static cudnnStatus_t igemm_run(cudnnHandle_t h, const struct ocd_conv_problem *p
     if (why != NULL || workspace_bytes < pl.ws_bytes)
         return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "implicit GEMM entry run without a plan: %s",
                         why ? why : "workspace too small");
-    char *ws = (char *)workspace;
+    char *ws = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
     OCD_TRY(pl.esize == 4 ? launch_copies<uint32_t>(&pl, p->w_data, ws, h->stream)
                           : launch_copies<uint16_t>(&pl, p->w_data, ws, h->stream));
     if (pl.prm.splits > 1) pl.prm.epi.partial = (float *)(ws + pl.ws_part);
