@@ -75,16 +75,6 @@ static bool float_compute_ok(cudnnDataType_t data, cudnnDataType_t compute)
     }
 }
 
-static bool packed_nhwc(const struct ocd_tensor_view *v)
-{
-    int dims[OCD_MAX_DIMS], strides[OCD_MAX_DIMS];
-    for (int d = 0; d < v->rank; d++) dims[d] = (int)v->dims[d];
-    ocd_packed_strides(CUDNN_TENSOR_NHWC, v->rank, dims, 1, strides);
-    for (int d = 0; d < v->rank; d++)
-        if (v->dims[d] > 1 && v->strides[d] != strides[d]) return false;
-    return true;
-}
-
 /* The data-type configurations of the cuDNN 8.2 tables: types that disagree are BAD_PARAM, a
    combination of agreeing types that no configuration lists is NOT_SUPPORTED. */
 static cudnnStatus_t check_config(const struct ocd_conv_problem *p)
@@ -117,7 +107,7 @@ static cudnnStatus_t check_config(const struct ocd_conv_problem *p)
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "int8 configurations compute in INT32, not %s", ocd_dtype_name(ct));
     if (p->x.vect == 1) {
         /* INT8_CONFIG and friends: NHWC filter, fully packed NHWC x and y, channels by 4 */
-        if (p->w_format != CUDNN_TENSOR_NHWC || !packed_nhwc(&p->x) || !packed_nhwc(&p->y))
+        if (p->w_format != CUDNN_TENSOR_NHWC || !ocd_view_is_packed_nhwc(&p->x) || !ocd_view_is_packed_nhwc(&p->y))
             return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED,
                             "int8 data needs an NHWC filter and fully packed NHWC input and output");
         if (p->x.dims[1] % 4 != 0 || p->w.dims[1] % 4 != 0 || (!ext && p->y.dims[1] % 4 != 0))

@@ -145,6 +145,19 @@ bool ocd_view_is_packed_rowmajor(const struct ocd_tensor_view *v)
     return true;
 }
 
+bool ocd_view_is_packed_nhwc(const struct ocd_tensor_view *v)
+{
+    if (v->vect != 1 || v->rank < 3) return false;
+    /* C innermost, then the spatial dims right to left, N outermost */
+    int64_t s = v->dims[1];
+    if (v->dims[1] != 1 && v->strides[1] != 1) return false;
+    for (int d = v->rank - 1; d >= 2; d--) {
+        if (v->dims[d] != 1 && v->strides[d] != s) return false;
+        s *= v->dims[d];
+    }
+    return v->dims[0] == 1 || v->strides[0] == s;
+}
+
 void ocd_view_format(const struct ocd_tensor_view *v, char *buf, size_t size)
 {
     size_t n = (size_t)snprintf(buf, size, "%s[", ocd_dtype_name(v->dtype));

@@ -79,6 +79,9 @@ bool ocd_view_same_dims(const struct ocd_tensor_view *a, const struct ocd_tensor
 bool ocd_view_same_strides(const struct ocd_tensor_view *a, const struct ocd_tensor_view *b);
 /* True when the view's elements are dense in row-major order (dims[rank-1] fastest). */
 bool ocd_view_is_packed_rowmajor(const struct ocd_tensor_view *v);
+/* True when the view's elements are dense channels-last (NHWC: C fastest, then the spatial dims
+   right to left, N outermost). Extent-1 dims may have any stride. */
+bool ocd_view_is_packed_nhwc(const struct ocd_tensor_view *v);
 
 /* "float[2,3,4,5]/[60,20,5,1]": the canonical short form used in logs and test names. */
 void ocd_view_format(const struct ocd_tensor_view *v, char *buf, size_t size);

@@ -181,18 +181,6 @@ struct cublas_plan {
     size_t ws_bytes;
 };
 
-/* True when the view is densely packed in `format` (NCHW row-major or NHWC channels-last);
-   strides of extent-1 dims do not matter. */
-static bool packed_as(const struct ocd_tensor_view *v, cudnnTensorFormat_t format)
-{
-    int dims[OCD_MAX_DIMS], strides[OCD_MAX_DIMS];
-    for (int d = 0; d < v->rank; d++) dims[d] = (int)v->dims[d];
-    ocd_packed_strides(format, v->rank, dims, 1, strides);
-    for (int d = 0; d < v->rank; d++)
-        if (v->dims[d] > 1 && v->strides[d] != strides[d]) return false;
-    return true;
-}
-
 static size_t align_up(size_t v)
 {
     return (v + 255) & ~(size_t)255;
@@ -227,8 +215,8 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     } else {
         return OCD_REASON_DTYPE;
     }
-    bool nhwc = packed_as(&p->x, CUDNN_TENSOR_NHWC) && packed_as(&p->y, CUDNN_TENSOR_NHWC);
-    bool nchw = packed_as(&p->x, CUDNN_TENSOR_NCHW) && packed_as(&p->y, CUDNN_TENSOR_NCHW);
+    bool nhwc = ocd_view_is_packed_nhwc(&p->x) && ocd_view_is_packed_nhwc(&p->y);
+    bool nchw = ocd_view_is_packed_rowmajor(&p->x) && ocd_view_is_packed_rowmajor(&p->y);
     if (!nhwc && !nchw) return "needs x and y both packed NHWC or both packed NCHW";
 
     col_geom &gm = pl->gm;

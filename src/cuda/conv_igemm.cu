@@ -172,10 +172,18 @@ static const char *plan_act(const struct ocd_tensor_view *v, const void *data, i
     return NULL;
 }
 
+/* The divisors of a three-digit decode, innermost first. */
+static void set_divs(ocd_fastdiv div[3], int64_t d0, int64_t d1, int64_t d2)
+{
+    div[0] = ocd_fastdiv_make((uint32_t)d0);
+    div[1] = ocd_fastdiv_make((uint32_t)d1);
+    div[2] = ocd_fastdiv_make((uint32_t)d2);
+}
+
 static igemm_map map_one(int64_t stride)
 {
     igemm_map m;
-    m.div[0] = m.div[1] = m.div[2] = ocd_fastdiv_make(1);
+    set_divs(m.div, 1, 1, 1);
     m.stride[0] = stride, m.stride[1] = m.stride[2] = m.stride[3] = 0;
     return m;
 }
@@ -184,9 +192,7 @@ static igemm_map map_one(int64_t stride)
 static igemm_map map_pixels(const act_dims &a)
 {
     igemm_map m;
-    m.div[0] = ocd_fastdiv_make((uint32_t)a.w);
-    m.div[1] = ocd_fastdiv_make((uint32_t)a.h);
-    m.div[2] = ocd_fastdiv_make((uint32_t)a.d);
+    set_divs(m.div, a.w, a.h, a.d);
     m.stride[0] = a.sn, m.stride[1] = a.sd, m.stride[2] = a.sh, m.stride[3] = a.sw;
     return m;
 }
@@ -284,9 +290,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         prm.b_ld = cg * prm.T * prm.R * prm.S, prm.b_gs = kg * prm.b_ld;
         prm.bmat = krsc ? p->w_data : NULL;
         pl->pack_filter = !krsc;
-        prm.k_div[0] = ocd_fastdiv_make((uint32_t)cg);
-        prm.k_div[1] = ocd_fastdiv_make((uint32_t)prm.S);
-        prm.k_div[2] = ocd_fastdiv_make((uint32_t)prm.R);
+        set_divs(prm.k_div, cg, prm.S, prm.R);
         ep.out = p->y_data;
         ep.z = p->y_data;
         ep.row = map_pixels(ya);
@@ -306,12 +310,8 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         if ((why = plan_act(&p->y, p->y_data, esize, kg, &prm.a, &pl->copy_a, &ws))) return why;
         prm.b_ld = kg * prm.T * prm.R * prm.S, prm.b_gs = cg * prm.b_ld;
         pl->pack_filter = true;
-        prm.k_div[0] = ocd_fastdiv_make((uint32_t)kg);
-        prm.k_div[1] = ocd_fastdiv_make((uint32_t)prm.S);
-        prm.k_div[2] = ocd_fastdiv_make((uint32_t)prm.R);
-        prm.str_div[0] = ocd_fastdiv_make((uint32_t)prm.uw);
-        prm.str_div[1] = ocd_fastdiv_make((uint32_t)prm.uh);
-        prm.str_div[2] = ocd_fastdiv_make((uint32_t)prm.ud);
+        set_divs(prm.k_div, kg, prm.S, prm.R);
+        set_divs(prm.str_div, prm.uw, prm.uh, prm.ud);
         ep.out = p->x_data;
         ep.z = p->x_data;
         ep.row = map_pixels(xa);
@@ -322,15 +322,11 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     default: {
         if ((why = plan_act(&p->y, p->y_data, esize, kg, &prm.a, &pl->copy_a, &ws))) return why;
         if ((why = plan_act(&p->x, p->x_data, esize, cg, &prm.b, &pl->copy_b, &ws))) return why;
-        prm.k_div[0] = ocd_fastdiv_make((uint32_t)ya.w);
-        prm.k_div[1] = ocd_fastdiv_make((uint32_t)ya.h);
-        prm.k_div[2] = ocd_fastdiv_make((uint32_t)ya.d);
+        set_divs(prm.k_div, ya.w, ya.h, ya.d);
         ep.out = p->w_data;
         ep.z = p->w_data;
         ep.row = map_one(wst[0]);
-        ep.col.div[0] = ocd_fastdiv_make((uint32_t)cg);
-        ep.col.div[1] = ocd_fastdiv_make((uint32_t)prm.S);
-        ep.col.div[2] = ocd_fastdiv_make((uint32_t)prm.R);
+        set_divs(ep.col.div, cg, prm.S, prm.R);
         ep.col.stride[0] = wst[2], ep.col.stride[1] = wst[3], ep.col.stride[2] = wst[4], ep.col.stride[3] = wst[1];
         ep.group_off = kg * wst[0];
         break;

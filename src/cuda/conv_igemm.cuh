@@ -2,8 +2,8 @@
    and a loader per operand shape. Included by conv_igemm_{fwd,dgrad,wgrad}.cu, which instantiate
    it per direction, and by conv_igemm.cu, which plans and launches.
 
-   The GEMM each direction computes, per group g (conv_igemm.cu, make_plan, is the one place the
-   mapping is written down):
+   The GEMM each direction computes, per group g (M, N and K come from ocd_conv_gemm_dims, the one
+   conv -> GEMM mapping; make_plan in conv_igemm.cu says where each operand lives):
      forward          y[M=N*P*Q, N=K/G]   = gather(x)[M, K=T*R*S*C/G]  * w[N, K]^T
      backward data    dx[M=N*H*W, N=C/G]  = gather(dy)[M, K=T*R*S*K/G] * wt[N, K]^T
      backward filter  dw[M=K/G, N=T*R*S*C/G] = dy^T[M, K=N*P*Q]         * gather(x)[K, N]
@@ -13,8 +13,9 @@
    - Operands move global -> shared with 16-byte cp.async (zero-filled where the gather falls in
      the padding or past an edge), STAGES tiles deep, one barrier per K tile. 16 bytes is 8
      channels of a 16-bit type (4 of fp32), so every gathered chunk lies inside one filter tap:
-     that is why the channels per group (and K per group for the backward passes) must be
-     multiples of 8 (4 for fp32) and why activations need unit channel stride (NHWC).
+     that is why the GEMM's channel dimension (C/G forward, K/G backward data, both for the
+     filter gradient) must be a multiple of 8 (4 for fp32) and why activations need unit channel
+     stride (NHWC; other layouts are transposed into the workspace first).
    - Shared memory holds an operand either K-major ([rows][BK], forward and backward-data
      operands, read with ldmatrix) or MN-major ([BK][rows], backward-filter operands, read with
      ldmatrix.trans). Each row is padded by 16 bytes so that the 8 row addresses of one ldmatrix
@@ -142,16 +143,22 @@ template <bool TRANS> __device__ __forceinline__ void igemm_ldmatrix_x4(uint32_t
 /* Per element type: chunk width, and the mma that consumes one 32-byte k-step. */
 template <typename T> struct igemm_elem;
 
+/* mma.sync m16n8k16 with fp32 accumulators; ab names the input type (f16 or bf16). */
+#ifdef OCD_IGEMM_ARCH_OK
+#define OCD_IGEMM_MMA_16BIT(ab, c, a, b)                                                            \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." ab "." ab ".f32 {%0,%1,%2,%3}, "           \
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                                          \
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                     \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
+#else
+#define OCD_IGEMM_MMA_16BIT(ab, c, a, b) ((void)0)
+#endif
+
 template <> struct igemm_elem<__half> {
     static constexpr bool TF32 = false;
     static __device__ __forceinline__ void mma(float c[4], const uint32_t a[4], const uint32_t b[2])
     {
-#ifdef OCD_IGEMM_ARCH_OK
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
-                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#endif
+        OCD_IGEMM_MMA_16BIT("f16", c, a, b);
     }
 };
 
@@ -159,12 +166,7 @@ template <> struct igemm_elem<__nv_bfloat16> {
     static constexpr bool TF32 = false;
     static __device__ __forceinline__ void mma(float c[4], const uint32_t a[4], const uint32_t b[2])
     {
-#ifdef OCD_IGEMM_ARCH_OK
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
-                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#endif
+        OCD_IGEMM_MMA_16BIT("bf16", c, a, b);
     }
 };
 
@@ -276,17 +278,20 @@ __device__ __forceinline__ void igemm_epi_store(const igemm_epi &e, int64_t off,
    fixed: K-major stages have 4 chunks per row (thread tid takes chunk tid % 4 of rows tid / 4,
    tid / 4 + THREADS / 4, ...); MN-major stages have ROWS / E chunks per K row. */
 
-/* Forward A: rows are output pixels (n, z, p, q), K runs over (t, r, s, c) of one group. */
-template <typename T, int ROWS, int THREADS> struct igemm_load_fwd_a {
+/* What the two K-major gathers share (forward A and backward-data A): rows are pixels, decoded as
+   the output's rows are (epi.row), each starting at spatial coordinate coord * mul + add; K runs
+   over (t, r, s, channel) of one group, decoded with k_div. */
+template <typename T, int ROWS, int THREADS> struct igemm_pixel_rows {
     typedef igemm_smem<T, ROWS, true> L;
     static constexpr int ITERS = ROWS * 4 / THREADS, STEP = THREADS / 4;
     static_assert(ITERS * THREADS == ROWS * 4, "tile rows must cover the threads");
-    int64_t base[ITERS];
-    int zi[ITERS], hi[ITERS], wi[ITERS];
+    int64_t base[ITERS];              /* batch offset of each row */
+    int zi[ITERS], hi[ITERS], wi[ITERS]; /* its start coordinates; INT_MIN / 2 past M (fails any bounds check) */
     int row0, kc;
     int64_t cbase;
 
-    __host__ __device__ __forceinline__ void setup(const igemm_params &p, int m0, int n0, int g, int tid)
+    __host__ __device__ __forceinline__ void setup_rows(const igemm_params &p, int m0, int g, int tid, int mul_d,
+                                                        int add_d, int mul_h, int add_h, int mul_w, int add_w)
     {
         kc = tid & 3;
         row0 = tid >> 2;
@@ -295,27 +300,50 @@ template <typename T, int ROWS, int THREADS> struct igemm_load_fwd_a {
         for (int i = 0; i < ITERS; i++) {
             int m = m0 + row0 + i * STEP;
             base[i] = 0;
-            zi[i] = hi[i] = wi[i] = INT_MIN / 2; /* a row past M never passes the bounds check */
+            zi[i] = hi[i] = wi[i] = INT_MIN / 2;
             if (m < p.M) {
-                /* the GEMM row decomposes as the output pixel does (epi.row) */
-                uint32_t q, pp, z, n = ocd_fastdiv_divmod(p.epi.row.div[0], (uint32_t)m, &q);
-                n = ocd_fastdiv_divmod(p.epi.row.div[1], n, &pp);
-                n = ocd_fastdiv_divmod(p.epi.row.div[2], n, &z);
+                uint32_t w, h, d, n = ocd_fastdiv_divmod(p.epi.row.div[0], (uint32_t)m, &w);
+                n = ocd_fastdiv_divmod(p.epi.row.div[1], n, &h);
+                n = ocd_fastdiv_divmod(p.epi.row.div[2], n, &d);
                 base[i] = (int64_t)n * p.a.sn;
-                zi[i] = (int)z * p.ud - p.pd;
-                hi[i] = (int)pp * p.uh - p.ph;
-                wi[i] = (int)q * p.uw - p.pw;
+                zi[i] = (int)d * mul_d + add_d;
+                hi[i] = (int)h * mul_h + add_h;
+                wi[i] = (int)w * mul_w + add_w;
             }
         }
     }
 
-    __host__ __device__ __forceinline__ void load(T *s, int kt, const igemm_params &p) const
+    /* The thread's K chunk of tile kt: false past K; else its filter tap and channel in group. */
+    __host__ __device__ __forceinline__ bool k_chunk(const igemm_params &p, int kt, uint32_t *c, uint32_t *t,
+                                                     uint32_t *r, uint32_t *s) const
     {
         int kk = kt * L::BK + kc * L::E;
-        bool kok = kk < p.K;
-        uint32_t c, sx, r, t = ocd_fastdiv_divmod(p.k_div[0], (uint32_t)(kok ? kk : 0), &c);
-        t = ocd_fastdiv_divmod(p.k_div[1], t, &sx);
-        t = ocd_fastdiv_divmod(p.k_div[2], t, &r);
+        uint32_t q = ocd_fastdiv_divmod(p.k_div[0], (uint32_t)(kk < p.K ? kk : 0), c);
+        q = ocd_fastdiv_divmod(p.k_div[1], q, s);
+        *t = ocd_fastdiv_divmod(p.k_div[2], q, r);
+        return kk < p.K;
+    }
+
+    __host__ __device__ __forceinline__ T *dst(T *stage, int i) const
+    {
+        return stage + (row0 + i * STEP) * L::LD + kc * L::E;
+    }
+};
+
+/* Forward A: rows are output pixels (n, z, p, q), K runs over (t, r, s, c); a row's input window
+   starts at out * stride - pad. */
+template <typename T, int ROWS, int THREADS> struct igemm_load_fwd_a : igemm_pixel_rows<T, ROWS, THREADS> {
+    typedef igemm_pixel_rows<T, ROWS, THREADS> R;
+
+    __host__ __device__ __forceinline__ void setup(const igemm_params &p, int m0, int n0, int g, int tid)
+    {
+        R::setup_rows(p, m0, g, tid, p.ud, -p.pd, p.uh, -p.ph, p.uw, -p.pw);
+    }
+
+    __host__ __device__ __forceinline__ void load(T *s, int kt, const igemm_params &p) const
+    {
+        uint32_t c, t, r, sx;
+        bool kok = R::k_chunk(p, kt, &c, &t, &r, &sx);
         if (p.flip) {
             t = p.T - 1 - t;
             r = p.R - 1 - r;
@@ -324,62 +352,36 @@ template <typename T, int ROWS, int THREADS> struct igemm_load_fwd_a {
         int oz = (int)t * p.dd, oh = (int)r * p.dh, ow = (int)sx * p.dw;
         const T *x = (const T *)p.a.ptr;
 #pragma unroll
-        for (int i = 0; i < ITERS; i++) {
-            int z = zi[i] + oz, h = hi[i] + oh, w = wi[i] + ow;
+        for (int i = 0; i < R::ITERS; i++) {
+            int z = R::zi[i] + oz, h = R::hi[i] + oh, w = R::wi[i] + ow;
             bool ok = kok && (unsigned)z < (unsigned)p.a.d && (unsigned)h < (unsigned)p.a.h &&
                       (unsigned)w < (unsigned)p.a.w;
-            const T *src = ok ? x + base[i] + z * p.a.sd + h * p.a.sh + w * p.a.sw + cbase + c : x;
-            igemm_cp_async16(s + (row0 + i * STEP) * L::LD + kc * L::E, src, ok);
+            const T *src = ok ? x + R::base[i] + z * p.a.sd + h * p.a.sh + w * p.a.sw + R::cbase + c : x;
+            igemm_cp_async16(R::dst(s, i), src, ok);
         }
     }
 };
 
-/* Backward-data A: rows are dx pixels (n, z, h, w), K runs over (t, r, s, k) of one group; the
-   dy element exists only where (h + pad - r * dil) is a non-negative multiple of the stride
-   below P. The filter taps are not mirrored here: the re-packed filter already is. */
-template <typename T, int ROWS, int THREADS> struct igemm_load_dgrad_a {
-    typedef igemm_smem<T, ROWS, true> L;
-    static constexpr int ITERS = ROWS * 4 / THREADS, STEP = THREADS / 4;
-    static_assert(ITERS * THREADS == ROWS * 4, "tile rows must cover the threads");
-    int64_t base[ITERS];
-    int zi[ITERS], hi[ITERS], wi[ITERS];
-    int row0, kc;
-    int64_t cbase;
+/* Backward-data A: rows are dx pixels (n, z, h, w), K runs over (t, r, s, k); the dy element
+   exists only where (h + pad - r * dil) is a non-negative multiple of the stride below P. The
+   filter taps are not mirrored here: the re-packed filter already is. */
+template <typename T, int ROWS, int THREADS> struct igemm_load_dgrad_a : igemm_pixel_rows<T, ROWS, THREADS> {
+    typedef igemm_pixel_rows<T, ROWS, THREADS> R;
 
     __host__ __device__ __forceinline__ void setup(const igemm_params &p, int m0, int n0, int g, int tid)
     {
-        kc = tid & 3;
-        row0 = tid >> 2;
-        cbase = g * p.a.group_c;
-#pragma unroll
-        for (int i = 0; i < ITERS; i++) {
-            int m = m0 + row0 + i * STEP;
-            base[i] = 0;
-            zi[i] = hi[i] = wi[i] = INT_MIN / 2; /* negative: fails the first check */
-            if (m < p.M) {
-                uint32_t w, h, z, n = ocd_fastdiv_divmod(p.epi.row.div[0], (uint32_t)m, &w);
-                n = ocd_fastdiv_divmod(p.epi.row.div[1], n, &h);
-                n = ocd_fastdiv_divmod(p.epi.row.div[2], n, &z);
-                base[i] = (int64_t)n * p.a.sn;
-                zi[i] = (int)z + p.pd;
-                hi[i] = (int)h + p.ph;
-                wi[i] = (int)w + p.pw;
-            }
-        }
+        R::setup_rows(p, m0, g, tid, 1, p.pd, 1, p.ph, 1, p.pw);
     }
 
     __host__ __device__ __forceinline__ void load(T *s, int kt, const igemm_params &p) const
     {
-        int kk = kt * L::BK + kc * L::E;
-        bool kok = kk < p.K;
-        uint32_t k, sx, r, t = ocd_fastdiv_divmod(p.k_div[0], (uint32_t)(kok ? kk : 0), &k);
-        t = ocd_fastdiv_divmod(p.k_div[1], t, &sx);
-        t = ocd_fastdiv_divmod(p.k_div[2], t, &r);
+        uint32_t k, t, r, sx;
+        bool kok = R::k_chunk(p, kt, &k, &t, &r, &sx);
         int oz = (int)t * p.dd, oh = (int)r * p.dh, ow = (int)sx * p.dw;
         const T *dy = (const T *)p.a.ptr;
 #pragma unroll
-        for (int i = 0; i < ITERS; i++) {
-            int nz = zi[i] - oz, nh = hi[i] - oh, nw = wi[i] - ow;
+        for (int i = 0; i < R::ITERS; i++) {
+            int nz = R::zi[i] - oz, nh = R::hi[i] - oh, nw = R::wi[i] - ow;
             bool ok = kok && nz >= 0 && nh >= 0 && nw >= 0;
             uint32_t qz = 0, qh = 0, qw = 0;
             if (ok) {
@@ -390,8 +392,8 @@ template <typename T, int ROWS, int THREADS> struct igemm_load_dgrad_a {
                 ok = (rz | rh | rw) == 0 && qz < (uint32_t)p.a.d && qh < (uint32_t)p.a.h &&
                      qw < (uint32_t)p.a.w;
             }
-            const T *src = ok ? dy + base[i] + qz * p.a.sd + qh * p.a.sh + qw * p.a.sw + cbase + k : dy;
-            igemm_cp_async16(s + (row0 + i * STEP) * L::LD + kc * L::E, src, ok);
+            const T *src = ok ? dy + R::base[i] + qz * p.a.sd + qh * p.a.sh + qw * p.a.sw + R::cbase + k : dy;
+            igemm_cp_async16(R::dst(s, i), src, ok);
         }
     }
 };
@@ -428,20 +430,48 @@ template <typename T, int ROWS, int THREADS> struct igemm_load_dense_b {
     }
 };
 
-/* Backward-filter A = dy^T, MN-major: K rows are pixels (n, z, p, q), columns output channels. */
-template <typename T, int ROWS, int THREADS> struct igemm_load_wgrad_a {
+/* What the two MN-major gathers of the filter gradient share: K rows are output pixels
+   (n, z, p, q), decoded with k_div; each thread owns one 16-byte column chunk (cc) of rows krow0,
+   krow0 + STEP, ... */
+template <typename T, int ROWS, int THREADS> struct igemm_pixel_krows {
     typedef igemm_smem<T, ROWS, false> L;
     static constexpr int CPR = ROWS / L::E, ITERS = L::BK * CPR / THREADS, STEP = THREADS / CPR;
     static_assert(THREADS % CPR == 0 && ITERS * THREADS == L::BK * CPR, "tile must cover the threads");
     int krow0, cc;
+
+    __host__ __device__ __forceinline__ void setup_krows(int tid)
+    {
+        krow0 = tid / CPR;
+        cc = tid % CPR;
+    }
+
+    /* The pixel of row i of tile kt: false past K. */
+    __host__ __device__ __forceinline__ bool pixel(const igemm_params &p, int kt, int i, uint32_t *n, uint32_t *z,
+                                                   uint32_t *pp, uint32_t *q) const
+    {
+        int npq = kt * L::BK + krow0 + i * STEP;
+        uint32_t t = ocd_fastdiv_divmod(p.k_div[0], (uint32_t)(npq < p.K ? npq : 0), q);
+        t = ocd_fastdiv_divmod(p.k_div[1], t, pp);
+        *n = ocd_fastdiv_divmod(p.k_div[2], t, z);
+        return npq < p.K;
+    }
+
+    __host__ __device__ __forceinline__ T *dst(T *stage, int i) const
+    {
+        return stage + (krow0 + i * STEP) * L::LD + cc * L::E;
+    }
+};
+
+/* Backward-filter A = dy^T: columns are output channels of one group. */
+template <typename T, int ROWS, int THREADS> struct igemm_load_wgrad_a : igemm_pixel_krows<T, ROWS, THREADS> {
+    typedef igemm_pixel_krows<T, ROWS, THREADS> R;
     bool mok;
     int64_t coff;
 
     __host__ __device__ __forceinline__ void setup(const igemm_params &p, int m0, int n0, int g, int tid)
     {
-        krow0 = tid / CPR;
-        cc = tid % CPR;
-        int m = m0 + cc * L::E;
+        R::setup_krows(tid);
+        int m = m0 + R::cc * R::L::E;
         mok = m < p.M;
         coff = g * p.a.group_c + m;
     }
@@ -450,34 +480,27 @@ template <typename T, int ROWS, int THREADS> struct igemm_load_wgrad_a {
     {
         const T *dy = (const T *)p.a.ptr;
 #pragma unroll
-        for (int i = 0; i < ITERS; i++) {
-            int row = krow0 + i * STEP, npq = kt * L::BK + row;
-            bool ok = mok && npq < p.K;
-            uint32_t q, pp, z, n = ocd_fastdiv_divmod(p.k_div[0], (uint32_t)(ok ? npq : 0), &q);
-            n = ocd_fastdiv_divmod(p.k_div[1], n, &pp);
-            n = ocd_fastdiv_divmod(p.k_div[2], n, &z);
+        for (int i = 0; i < R::ITERS; i++) {
+            uint32_t n, z, pp, q;
+            bool ok = R::pixel(p, kt, i, &n, &z, &pp, &q) && mok;
             const T *src = ok ? dy + n * p.a.sn + z * p.a.sd + pp * p.a.sh + q * p.a.sw + coff : dy;
-            igemm_cp_async16(s + row * L::LD + cc * L::E, src, ok);
+            igemm_cp_async16(R::dst(s, i), src, ok);
         }
     }
 };
 
-/* Backward-filter B = gather(x), MN-major: K rows are output pixels (n, z, p, q), columns are
-   (t, r, s, c) of one group, decoded as the filter's columns are (epi.col). */
-template <typename T, int ROWS, int THREADS> struct igemm_load_wgrad_b {
-    typedef igemm_smem<T, ROWS, false> L;
-    static constexpr int CPR = ROWS / L::E, ITERS = L::BK * CPR / THREADS, STEP = THREADS / CPR;
-    static_assert(THREADS % CPR == 0 && ITERS * THREADS == L::BK * CPR, "tile must cover the threads");
-    int krow0, cc;
+/* Backward-filter B = gather(x): columns are (t, r, s, c) of one group, decoded as the filter's
+   columns are (epi.col). */
+template <typename T, int ROWS, int THREADS> struct igemm_load_wgrad_b : igemm_pixel_krows<T, ROWS, THREADS> {
+    typedef igemm_pixel_krows<T, ROWS, THREADS> R;
     bool nok;
     int toff, roff, soff;
     int64_t coff;
 
     __host__ __device__ __forceinline__ void setup(const igemm_params &p, int m0, int n0, int g, int tid)
     {
-        krow0 = tid / CPR;
-        cc = tid % CPR;
-        int ncol = n0 + cc * L::E;
+        R::setup_krows(tid);
+        int ncol = n0 + R::cc * R::L::E;
         nok = ncol < p.N;
         uint32_t c, sx, r, t = ocd_fastdiv_divmod(p.epi.col.div[0], (uint32_t)(nok ? ncol : 0), &c);
         t = ocd_fastdiv_divmod(p.epi.col.div[1], t, &sx);
@@ -497,17 +520,14 @@ template <typename T, int ROWS, int THREADS> struct igemm_load_wgrad_b {
     {
         const T *x = (const T *)p.b.ptr;
 #pragma unroll
-        for (int i = 0; i < ITERS; i++) {
-            int row = krow0 + i * STEP, npq = kt * L::BK + row;
-            bool ok = nok && npq < p.K;
-            uint32_t q, pp, z, n = ocd_fastdiv_divmod(p.k_div[0], (uint32_t)(ok ? npq : 0), &q);
-            n = ocd_fastdiv_divmod(p.k_div[1], n, &pp);
-            n = ocd_fastdiv_divmod(p.k_div[2], n, &z);
+        for (int i = 0; i < R::ITERS; i++) {
+            uint32_t n, z, pp, q;
+            bool ok = R::pixel(p, kt, i, &n, &z, &pp, &q) && nok;
             int zz = (int)z * p.ud + toff, hh = (int)pp * p.uh + roff, ww = (int)q * p.uw + soff;
             ok = ok && (unsigned)zz < (unsigned)p.b.d && (unsigned)hh < (unsigned)p.b.h &&
                  (unsigned)ww < (unsigned)p.b.w;
             const T *src = ok ? x + n * p.b.sn + zz * p.b.sd + hh * p.b.sh + ww * p.b.sw + coff : x;
-            igemm_cp_async16(s + row * L::LD + cc * L::E, src, ok);
+            igemm_cp_async16(R::dst(s, i), src, ok);
         }
     }
 };
@@ -701,8 +721,25 @@ template <class Tile, typename T, class Dir> cudnnStatus_t igemm_launch(const ig
 /* Element types, in launcher-table column order. */
 enum igemm_type { IGEMM_F16, IGEMM_BF16, IGEMM_TF32, IGEMM_NTYPES };
 
-/* Per direction, [tile][type] launchers (NULL where a combination does not exist: tf32 for the
-   backward-filter pass). Defined in conv_igemm_{fwd,dgrad,wgrad}.cu. */
+/* The launcher of one kernel instance, or NULL where the combination does not exist (tf32 with
+   MN-major operands), without instantiating it. */
+template <bool EXISTS, class Tile, typename T, class Dir> struct igemm_launcher {
+    static constexpr igemm_launch_fn fn = igemm_launch<Tile, T, Dir>;
+};
+template <class Tile, typename T, class Dir> struct igemm_launcher<false, Tile, T, Dir> {
+    static constexpr igemm_launch_fn fn = NULL;
+};
+
+/* One row of a direction's launcher table, for OCD_IGEMM_TILES; OCD_IGEMM_DIR names the
+   direction. Each conv_igemm_<dir>.cu defines the table of its direction, so that the three
+   directions compile in parallel. */
+#define OCD_IGEMM_LAUNCH_ROW(i, bm, bn, wm, wn, st)                                                 \
+    {igemm_launcher<true, igemm_tile<bm, bn, wm, wn, st>, __half, OCD_IGEMM_DIR>::fn,                 \
+     igemm_launcher<true, igemm_tile<bm, bn, wm, wn, st>, __nv_bfloat16, OCD_IGEMM_DIR>::fn,          \
+     igemm_launcher<OCD_IGEMM_DIR::A_KMAJOR && OCD_IGEMM_DIR::B_KMAJOR, igemm_tile<bm, bn, wm, wn, st>, float, \
+                    OCD_IGEMM_DIR>::fn},
+
+/* Per direction, [tile][type] launchers (NULL for tf32 in the backward-filter pass). */
 extern const igemm_launch_fn ocd_igemm_fwd_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES];
 extern const igemm_launch_fn ocd_igemm_dgrad_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES];
 extern const igemm_launch_fn ocd_igemm_wgrad_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES];

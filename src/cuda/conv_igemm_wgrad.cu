@@ -3,8 +3,6 @@
    with ldmatrix.trans, which moves 16-bit elements only: fp32 goes to the cuBLAS entries). */
 #include "cuda/conv_igemm.cuh"
 
-#define X(i, bm, bn, wm, wn, st)                                                                    \
-    {igemm_launch<igemm_tile<bm, bn, wm, wn, st>, __half, igemm_dir_wgrad>,                         \
-     igemm_launch<igemm_tile<bm, bn, wm, wn, st>, __nv_bfloat16, igemm_dir_wgrad>, NULL},
-const igemm_launch_fn ocd_igemm_wgrad_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES] = {OCD_IGEMM_TILES(X)};
-#undef X
+#define OCD_IGEMM_DIR igemm_dir_wgrad
+const igemm_launch_fn ocd_igemm_wgrad_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES] = {
+    OCD_IGEMM_TILES(OCD_IGEMM_LAUNCH_ROW)};
