@@ -40,7 +40,7 @@
 
 #include "cuda/check.cuh"
 #include "cuda/conv_igemm.h"
-#include "cuda/fastdiv.cuh"
+#include "cuda/ewise.cuh"
 #include "cuda/typed.cuh"
 
 /* ---- kernel arguments -------------------------------------------------------------------------- */

@@ -33,9 +33,23 @@ static inline ocd_fastdiv ocd_fastdiv_make(uint32_t d)
     return f;
 }
 
-__device__ __forceinline__ uint32_t ocd_fastdiv_div(const ocd_fastdiv &f, uint32_t n)
+/* Host-callable too: kernels whose index arithmetic also runs on the host (the convolution's
+   loaders, see cuda/conv_igemm.cuh) share it. */
+__host__ __device__ __forceinline__ uint32_t ocd_fastdiv_div(const ocd_fastdiv &f, uint32_t n)
 {
+#ifdef __CUDA_ARCH__
     return (__umulhi(n, f.m) + n) >> f.s;
+#else
+    return ((uint32_t)(((uint64_t)n * f.m) >> 32) + n) >> f.s;
+#endif
+}
+
+/* n / d, with n % d in *rem. */
+__host__ __device__ __forceinline__ uint32_t ocd_fastdiv_divmod(const ocd_fastdiv &f, uint32_t n, uint32_t *rem)
+{
+    uint32_t q = ocd_fastdiv_div(f, n);
+    *rem = n - q * f.d;
+    return q;
 }
 
 /* ---- data types ---------------------------------------------------------------------------- */
