@@ -15,9 +15,10 @@
    CONVOLUTION mode (backward data). Outputs are written in place in any layout.
 
    Constraints (each a reason): sm_80 or newer; fp16 and bf16 (tf32 entries: fp32 data, forward
-   and backward data, TF32 allowed); channels per group, and for the backward passes filters per
-   group, multiples of 8 (4 for fp32), the fallback serving channel tails; every GEMM extent and
-   pixel index below 2^31; no more than 65535 column tiles or groups x splits. */
+   and backward data, TF32 allowed); the GEMM's channel dimension (C/G forward, K/G backward data,
+   both for the filter gradient) a multiple of 8 (4 for fp32), the other entries serving channel
+   tails; tensors read in place 16-byte aligned; every GEMM extent and pixel index below 2^31; no
+   more than 65535 column tiles or groups x splits. */
 #include "cuda/conv_igemm.cuh"
 
 #include "core/dtype.h"
@@ -142,9 +143,11 @@ static size_t align_up(size_t v)
     return (v + 255) & ~(size_t)255;
 }
 
-/* Fills *act for the kernel: the tensor itself when its channels are contiguous and 16-byte
-   chunks stay aligned, else a planned transpose into the workspace (at *ws) when its spatial
-   dims are packed. NULL or a reason. */
+/* Fills *act for the kernel: the tensor itself when its channels are contiguous and its strides
+   keep 16-byte chunks aligned (the pointer must then be 16-byte aligned too), else a planned
+   transpose into the workspace (at *ws) when its spatial dims are packed. NULL or a reason. The
+   choice depends on the layout alone, so that the workspace size never depends on pointers (the
+   workspace queries have none). */
 static const char *plan_act(const struct ocd_tensor_view *v, const void *data, int esize, int64_t group_c,
                             igemm_act *act, igemm_copy *copy, size_t *ws)
 {
@@ -153,7 +156,8 @@ static const char *plan_act(const struct ocd_tensor_view *v, const void *data, i
     act->group_c = group_c;
     act->d = (int)a.d, act->h = (int)a.h, act->w = (int)a.w;
     copy->on = false;
-    if (a.sc <= 1 && a.sn % e == 0 && a.sd % e == 0 && a.sh % e == 0 && a.sw % e == 0 && (uintptr_t)data % 16 == 0) {
+    if (a.sc <= 1 && a.sn % e == 0 && a.sd % e == 0 && a.sh % e == 0 && a.sw % e == 0) {
+        if ((uintptr_t)data % 16 != 0) return OCD_REASON_ALIGNMENT;
         act->ptr = data;
         act->sn = a.sn, act->sd = a.sd, act->sh = a.sh, act->sw = a.sw;
         return NULL;
@@ -286,7 +290,8 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     case OCD_CONV_FWD: {
         if ((why = plan_act(&p->x, p->x_data, esize, cg, &prm.a, &pl->copy_a, &ws))) return why;
         /* B: the filter rows [k][t][r][s][c], read in place when it is a KRSC filter */
-        bool krsc = p->w_format == CUDNN_TENSOR_NHWC && (uintptr_t)p->w_data % 16 == 0;
+        bool krsc = p->w_format == CUDNN_TENSOR_NHWC;
+        if (krsc && (uintptr_t)p->w_data % 16 != 0) return OCD_REASON_ALIGNMENT;
         prm.b_ld = cg * prm.T * prm.R * prm.S, prm.b_gs = kg * prm.b_ld;
         prm.bmat = krsc ? p->w_data : NULL;
         pl->pack_filter = !krsc;
