@@ -15,13 +15,19 @@
              default) or nhwc (packed channels-last: dim 1 innermost, then the last dims, dim 0
              outermost)
      alpha, beta, value...  decimal numbers (value has the tensor's type, as cudnnSetTensor takes it)
+   The convolutions (convfwd, convbwdd, convbwdf) take the shape as numbers instead (n c h w k r s
+   pad stride dil) and layout=nchw|nhwc; see setup_conv. Suites: ceiling, tensor, resnet50 (its
+   convolution shapes at batch 64, three directions, f32 NCHW, f16 and bf16 NHWC, plus one
+   host-call case), resnet50_b256 (forward f16 at batch 256).
 
    Timing: a TIME_DEVICE case runs the call n times between two CUDA events (a host clock on the
    host backend) after warm-up, in --reps batches, and reports the median time per call; n is
    chosen so that a batch lasts about --min-ms. A TIME_HOST_CALL case measures what a call costs
    the calling thread: the device is idle (synchronized) before each call and the clock stops when
    the call returns, so no kernel time is counted; the median over the calls. A device-to-device
-   copy measured in the same run gives the bandwidth ceiling that GB/s is compared with.
+   copy measured in the same run gives the bandwidth ceiling that GB/s is compared with. Ops that
+   count their arithmetic (the convolutions) also report flops, printed as TFLOP/s; in --tsv it is
+   the last column, after problem, so that readers of the older columns keep working.
 
    Checks: before timing, each case runs once on fresh random data, seeded by the case name so that
    both builds see the same data, and reports a checksum of its output: S = sum w_i y_i with
@@ -374,7 +380,15 @@ struct call {
     struct scaling alpha, alpha2, beta;
     unsigned char value[8]; /* cudnnSetTensor's value, in the tensor's type */
     cudnnOpTensorDescriptor_t op_desc;
+    /* convolutions: the filter (also t[1], for its buffer), the convolution, the algorithm picked
+       by cudnnGetConvolution*Algorithm_v7 and its workspace */
+    cudnnFilterDescriptor_t filter_desc;
+    cudnnConvolutionDescriptor_t conv_desc;
+    int algo;
+    void *workspace;
+    size_t workspace_bytes;
     double bytes; /* the fewest bytes the call must move through memory (each op says how) */
+    double flops; /* the arithmetic of the call (0: not counted; the convolutions say how) */
 };
 
 static const void *scaling_ptr(const struct call *c, const struct scaling *s)
@@ -435,10 +449,10 @@ bad:
 
 /* Adds the tensor of problem key `key` to the call: its descriptor, and (not in a dry run) its
    buffer filled with random data. */
-static const char *add_tensor(struct call *c, const struct problem *p, const char *key)
+static const char *add_tensor_spec(struct call *c, const char *spec)
 {
     struct tensor *t = &c->t[c->ntensors];
-    const char *why = parse_tensor(problem_get(p, key), t);
+    const char *why = parse_tensor(spec, t);
     if (why) return why;
     c->ntensors++;
     cudnnStatus_t s = cudnnCreateTensorDescriptor(&t->desc);
@@ -451,6 +465,11 @@ static const char *add_tensor(struct call *c, const struct problem *p, const cha
     return NULL;
 }
 
+static const char *add_tensor(struct call *c, const struct problem *p, const char *key)
+{
+    return add_tensor_spec(c, problem_get(p, key));
+}
+
 static void call_release(struct call *c)
 {
     for (int i = 0; i < c->ntensors; i++) {
@@ -458,8 +477,14 @@ static void call_release(struct call *c)
         if (c->t[i].data) mem_free(c->t[i].data);
     }
     if (c->op_desc) cudnnDestroyOpTensorDescriptor(c->op_desc);
+    if (c->filter_desc) cudnnDestroyFilterDescriptor(c->filter_desc);
+    if (c->conv_desc) cudnnDestroyConvolutionDescriptor(c->conv_desc);
+    if (c->workspace) mem_free(c->workspace);
     c->ntensors = 0;
     c->op_desc = NULL;
+    c->filter_desc = NULL;
+    c->conv_desc = NULL;
+    c->workspace = NULL;
 }
 
 /* ---- ops: one entry per kind of call ------------------------------------------------------------ */
@@ -582,6 +607,156 @@ static cudnnStatus_t run_transform(struct call *c)
                                 scaling_ptr(c, &c->beta), c->t[1].desc, c->t[1].data);
 }
 
+/* convfwd, convbwdd, convbwdf: a 2-D convolution (cross-correlation, one group) and its two
+   gradients. Keys: layout nchw|nhwc (of x, y and the filter alike), x = n x c x h x w, filter =
+   k x c x r x s, pad/stride/dil the same along both spatial dims; y = n x k x p x q with
+   p = (h + 2 pad - dil (r - 1) - 1) / stride + 1 (q alike). Tensors, in this order: x (dx for
+   convbwdd), the filter (dw for convbwdf), y (dy for the gradients); the result is y, dx or dw.
+   alpha 1, beta 0. The compute type is float (double for f64): half and bfloat16 data with float
+   accumulation, as training frameworks run them, and tensor-op math allowed for them (default
+   math for f32 and f64). The algorithm is the first that cudnnGetConvolution*Algorithm_v7 returns
+   with CUDNN_STATUS_SUCCESS (the library's heuristic choice, no search), with the workspace its
+   Get*WorkspaceSize asks for; not in a dry run.
+   flops = 2 N K P Q C R S per group (a multiply and an add for each filter tap of each output;
+   each gradient does the same arithmetic); bytes = |x| + |filter| + |y| (each tensor read or
+   written once: the fewest possible, far under what a convolution really moves). */
+enum { CONV_FWD, CONV_BWD_DATA, CONV_BWD_FILTER };
+
+static const char *setup_conv(struct call *c, const struct problem *p, int dir)
+{
+    static char why_buf[128];
+    const char *layout = problem_get(p, "layout");
+    bool nhwc = strcmp(layout, "nhwc") == 0;
+    if (!nhwc && strcmp(layout, "nchw") != 0) return "layout must be nchw or nhwc";
+    static const char *const names[] = {"n", "c", "h", "w", "k", "r", "s", "pad", "stride", "dil"};
+    int v[ARRAY_LEN(names)];
+    for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+        double d = problem_number(p, names[i]);
+        if (d != floor(d) || d < (i == 7 ? 0 : 1) || d > INT32_MAX) {
+            snprintf(why_buf, sizeof why_buf, "%s must be a whole number >= %d", names[i], i == 7 ? 0 : 1);
+            return why_buf;
+        }
+        v[i] = (int)d;
+    }
+    int n = v[0], ch = v[1], h = v[2], w = v[3], k = v[4], r = v[5], s = v[6], pad = v[7], stride = v[8], dil = v[9];
+    int ph = h + 2 * pad - dil * (r - 1) - 1, qw = w + 2 * pad - dil * (s - 1) - 1;
+    if (ph < 0 || qw < 0) return "the filter is larger than the padded input";
+    int pp = ph / stride + 1, qq = qw / stride + 1;
+    const char *lay = nhwc ? ":nhwc" : "";
+    char spec[96];
+    snprintf(spec, sizeof spec, "%dx%dx%dx%d%s", n, ch, h, w, lay);
+    const char *why = add_tensor_spec(c, spec);
+    snprintf(spec, sizeof spec, "%dx%dx%dx%d%s", k, ch, r, s, lay);
+    if (!why) why = add_tensor_spec(c, spec);
+    snprintf(spec, sizeof spec, "%dx%dx%dx%d%s", n, k, pp, qq, lay);
+    if (!why) why = add_tensor_spec(c, spec);
+    if (why) return why;
+    c->out = dir == CONV_FWD ? 2 : dir == CONV_BWD_DATA ? 0 : 1;
+    c->alpha = scaling_of(1);
+    c->beta = scaling_of(0);
+    c->bytes = tensor_bytes(c, 0) + tensor_bytes(c, 1) + tensor_bytes(c, 2);
+    c->flops = 2.0 * n * k * pp * qq * (double)ch * r * s;
+
+    bool half = c->dt->type == CUDNN_DATA_HALF || c->dt->type == CUDNN_DATA_BFLOAT16;
+    cudnnStatus_t st = cudnnCreateFilterDescriptor(&c->filter_desc);
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = cudnnSetFilter4dDescriptor(c->filter_desc, c->dt->type, nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                        k, ch, r, s);
+    if (st == CUDNN_STATUS_SUCCESS) st = cudnnCreateConvolutionDescriptor(&c->conv_desc);
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = cudnnSetConvolution2dDescriptor(c->conv_desc, pad, pad, stride, stride, dil, dil, CUDNN_CROSS_CORRELATION,
+                                             c->dt->type == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT);
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = cudnnSetConvolutionMathType(c->conv_desc, half ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH);
+    if (st != CUDNN_STATUS_SUCCESS) return cudnnGetErrorString(st);
+    if (c->dry) return NULL;
+
+    cudnnTensorDescriptor_t x = c->t[0].desc, y = c->t[2].desc;
+    cudnnFilterDescriptor_t f = c->filter_desc;
+    enum { MAX_ALGOS = 16 };
+    int max = 0, got = 0, found = -1;
+    if (dir == CONV_FWD) {
+        cudnnConvolutionFwdAlgoPerf_t perf[MAX_ALGOS];
+        st = cudnnGetConvolutionForwardAlgorithmMaxCount(c->handle, &max);
+        if (st == CUDNN_STATUS_SUCCESS)
+            st = cudnnGetConvolutionForwardAlgorithm_v7(c->handle, x, f, c->conv_desc, y,
+                                                        max < MAX_ALGOS ? max : MAX_ALGOS, &got, perf);
+        for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < got && found < 0; i++)
+            if (perf[i].status == CUDNN_STATUS_SUCCESS) found = (int)perf[i].algo;
+        if (found >= 0)
+            st = cudnnGetConvolutionForwardWorkspaceSize(c->handle, x, f, c->conv_desc, y,
+                                                         (cudnnConvolutionFwdAlgo_t)found, &c->workspace_bytes);
+    } else if (dir == CONV_BWD_DATA) {
+        cudnnConvolutionBwdDataAlgoPerf_t perf[MAX_ALGOS];
+        st = cudnnGetConvolutionBackwardDataAlgorithmMaxCount(c->handle, &max);
+        if (st == CUDNN_STATUS_SUCCESS)
+            st = cudnnGetConvolutionBackwardDataAlgorithm_v7(c->handle, f, y, c->conv_desc, x,
+                                                             max < MAX_ALGOS ? max : MAX_ALGOS, &got, perf);
+        for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < got && found < 0; i++)
+            if (perf[i].status == CUDNN_STATUS_SUCCESS) found = (int)perf[i].algo;
+        if (found >= 0)
+            st = cudnnGetConvolutionBackwardDataWorkspaceSize(c->handle, f, y, c->conv_desc, x,
+                                                              (cudnnConvolutionBwdDataAlgo_t)found,
+                                                              &c->workspace_bytes);
+    } else {
+        cudnnConvolutionBwdFilterAlgoPerf_t perf[MAX_ALGOS];
+        st = cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(c->handle, &max);
+        if (st == CUDNN_STATUS_SUCCESS)
+            st = cudnnGetConvolutionBackwardFilterAlgorithm_v7(c->handle, x, y, c->conv_desc, f,
+                                                               max < MAX_ALGOS ? max : MAX_ALGOS, &got, perf);
+        for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < got && found < 0; i++)
+            if (perf[i].status == CUDNN_STATUS_SUCCESS) found = (int)perf[i].algo;
+        if (found >= 0)
+            st = cudnnGetConvolutionBackwardFilterWorkspaceSize(c->handle, x, y, c->conv_desc, f,
+                                                                (cudnnConvolutionBwdFilterAlgo_t)found,
+                                                                &c->workspace_bytes);
+    }
+    if (st != CUDNN_STATUS_SUCCESS) return cudnnGetErrorString(st);
+    if (found < 0) return "no algorithm with status CUDNN_STATUS_SUCCESS";
+    c->algo = found;
+    if (c->workspace_bytes > 0) c->workspace = mem_alloc(c->workspace_bytes);
+    return NULL;
+}
+
+static const char *setup_convfwd(struct call *c, const struct problem *p)
+{
+    return setup_conv(c, p, CONV_FWD);
+}
+
+static const char *setup_convbwdd(struct call *c, const struct problem *p)
+{
+    return setup_conv(c, p, CONV_BWD_DATA);
+}
+
+static const char *setup_convbwdf(struct call *c, const struct problem *p)
+{
+    return setup_conv(c, p, CONV_BWD_FILTER);
+}
+
+static cudnnStatus_t run_convfwd(struct call *c)
+{
+    return cudnnConvolutionForward(c->handle, scaling_ptr(c, &c->alpha), c->t[0].desc, c->t[0].data, c->filter_desc,
+                                   c->t[1].data, c->conv_desc, (cudnnConvolutionFwdAlgo_t)c->algo, c->workspace,
+                                   c->workspace_bytes, scaling_ptr(c, &c->beta), c->t[2].desc, c->t[2].data);
+}
+
+static cudnnStatus_t run_convbwdd(struct call *c)
+{
+    return cudnnConvolutionBackwardData(c->handle, scaling_ptr(c, &c->alpha), c->filter_desc, c->t[1].data,
+                                        c->t[2].desc, c->t[2].data, c->conv_desc,
+                                        (cudnnConvolutionBwdDataAlgo_t)c->algo, c->workspace, c->workspace_bytes,
+                                        scaling_ptr(c, &c->beta), c->t[0].desc, c->t[0].data);
+}
+
+static cudnnStatus_t run_convbwdf(struct call *c)
+{
+    return cudnnConvolutionBackwardFilter(c->handle, scaling_ptr(c, &c->alpha), c->t[0].desc, c->t[0].data,
+                                          c->t[2].desc, c->t[2].data, c->conv_desc,
+                                          (cudnnConvolutionBwdFilterAlgo_t)c->algo, c->workspace,
+                                          c->workspace_bytes, scaling_ptr(c, &c->beta), c->filter_desc,
+                                          c->t[1].data);
+}
+
 struct op {
     const char *name;
     const char *keys; /* every key after op=, in canonical order */
@@ -596,6 +771,11 @@ static const struct op ops[] = {
     {"addtensor", "dt x y alpha beta", setup_x_into_y, run_addtensor},
     {"optensor", "opt dt a b c alpha1 alpha2 beta", setup_optensor, run_optensor},
     {"transform", "dt x y alpha beta", setup_x_into_y, run_transform},
+#define CONV_KEYS "dt layout n c h w k r s pad stride dil"
+    {"convfwd", CONV_KEYS, setup_convfwd, run_convfwd},
+    {"convbwdd", CONV_KEYS, setup_convbwdd, run_convbwdd},
+    {"convbwdf", CONV_KEYS, setup_convbwdf, run_convbwdf},
+#undef CONV_KEYS
 };
 
 /* The op of a parsed problem, after checking that its keys are the op's, in the op's order. */
@@ -692,9 +872,67 @@ static const struct bench_case tensor_cases[] = {
 #undef T_NHWC
 #undef B
 
+/* ResNet-50 v1.5 (torchvision's: the stride of a downsampling bottleneck on its 3x3 conv), its
+   convolutions, each shape once: X(name, c, k, h, r, pad, stride) with input c x h x h, k filters
+   of r x r. The stem at 224; layer1 at 56; layers 2 to 4 start at 56, 28, 14 and run at 28, 14, 7.
+   Each bottleneck is 1x1 reduce, 3x3, 1x1 expand; the first of a layer also has the 1x1
+   downsample of the shortcut (ds, stride 2 in layers 2 to 4). Same shapes are listed once: layer1's
+   downsample 1x1 64->256 at 56 is l1_1x1_64_256, and the first block's 1x1 expand of layers 2 to 4
+   is the same shape as the other blocks'. Layers use per block (first/rest): l1 3 blocks, l2 4, l3
+   6, l4 3. */
+#define RN50_SHAPES(X, N, OP, DIR, DT, LAYOUT, SUFFIX)                                              \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, stem_7x7s2_3_64, 3, 64, 224, 7, 3, 2)                        \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l1_1x1_64_64, 64, 64, 56, 1, 0, 1)                           \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l1_3x3_64_64, 64, 64, 56, 3, 1, 1)                           \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l1_1x1_64_256, 64, 256, 56, 1, 0, 1)                         \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l1_1x1_256_64, 256, 64, 56, 1, 0, 1)                         \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l2_1x1_256_128, 256, 128, 56, 1, 0, 1)                       \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l2_3x3s2_128_128, 128, 128, 56, 3, 1, 2)                     \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l2_ds_256_512, 256, 512, 56, 1, 0, 2)                        \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l2_1x1_128_512, 128, 512, 28, 1, 0, 1)                       \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l2_1x1_512_128, 512, 128, 28, 1, 0, 1)                       \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l2_3x3_128_128, 128, 128, 28, 3, 1, 1)                       \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l3_1x1_512_256, 512, 256, 28, 1, 0, 1)                       \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l3_3x3s2_256_256, 256, 256, 28, 3, 1, 2)                     \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l3_ds_512_1024, 512, 1024, 28, 1, 0, 2)                      \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l3_1x1_256_1024, 256, 1024, 14, 1, 0, 1)                     \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l3_1x1_1024_256, 1024, 256, 14, 1, 0, 1)                     \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l3_3x3_256_256, 256, 256, 14, 3, 1, 1)                       \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l4_1x1_1024_512, 1024, 512, 14, 1, 0, 1)                     \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l4_3x3s2_512_512, 512, 512, 14, 3, 1, 2)                     \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l4_ds_1024_2048, 1024, 2048, 14, 1, 0, 2)                    \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l4_1x1_512_2048, 512, 2048, 7, 1, 0, 1)                      \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l4_1x1_2048_512, 2048, 512, 7, 1, 0, 1)                      \
+    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l4_3x3_512_512, 512, 512, 7, 3, 1, 1)
+/* One row: name SHAPE_DIR_DT[SUFFIX], e.g. l2_3x3s2_128_128_bwdf_bf16. */
+#define RN50_ROW(N, OP, DIR, DT, LAYOUT, SUFFIX, name, c, k, h, r, pad, st)                          \
+    {#name "_" #DIR "_" #DT SUFFIX, TIME_DEVICE,                                                   \
+     "op=" #OP " dt=" #DT " layout=" #LAYOUT " n=" #N " c=" #c " h=" #h " w=" #h " k=" #k " r=" #r  \
+     " s=" #r " pad=" #pad " stride=" #st " dil=1"},
+#define RN50_DIRS(N, DT, LAYOUT, SUFFIX)                                                            \
+    RN50_SHAPES(RN50_ROW, N, convfwd, fwd, DT, LAYOUT, SUFFIX)                                     \
+    RN50_SHAPES(RN50_ROW, N, convbwdd, bwdd, DT, LAYOUT, SUFFIX)                                   \
+    RN50_SHAPES(RN50_ROW, N, convbwdf, bwdf, DT, LAYOUT, SUFFIX)
+/* Batch 64: forward, backward data, backward filter in f32 NCHW, f16 NHWC and bf16 NHWC; then the
+   host cost of one small forward call (batch 1, the algorithm picked once in setup). */
+static const struct bench_case resnet50_cases[] = {
+    RN50_DIRS(64, f32, nchw, "") RN50_DIRS(64, f16, nhwc, "") RN50_DIRS(64, bf16, nhwc, "")
+    {"latency_conv_1x1_f16", TIME_HOST_CALL,
+     "op=convfwd dt=f16 layout=nhwc n=1 c=64 h=56 w=56 k=64 r=1 s=1 pad=0 stride=1 dil=1"},
+};
+/* Batch 256: forward in f16 NHWC only (the others would take long). */
+static const struct bench_case resnet50_b256_cases[] = {
+    RN50_SHAPES(RN50_ROW, 256, convfwd, fwd, f16, nhwc, "_b256")
+};
+#undef RN50_SHAPES
+#undef RN50_ROW
+#undef RN50_DIRS
+
 static const struct suite suites[] = {
     {"ceiling", ceiling_cases, ARRAY_LEN(ceiling_cases)},
     {"tensor", tensor_cases, ARRAY_LEN(tensor_cases)},
+    {"resnet50", resnet50_cases, ARRAY_LEN(resnet50_cases)},
+    {"resnet50_b256", resnet50_b256_cases, ARRAY_LEN(resnet50_b256_cases)},
 };
 
 /* ---- running a case --------------------------------------------------------------------------- */
@@ -711,6 +949,7 @@ struct result {
     const char *status; /* cudnnGetErrorString of the call, or why the case did not run */
     double ms;          /* per call (median), or -1 */
     double bytes;
+    double flops; /* 0: not counted */
     double sum, norm; /* the checksum of the output (see the top of this file) */
 };
 
@@ -816,6 +1055,7 @@ static void run_case(cudnnHandle_t handle, const char *name, enum timing timing,
     if (op != NULL && (c.dt = problem_dtype(&p)) == NULL) why = "dt must be f32, f16, bf16 or f64";
     if (op != NULL && c.dt != NULL) why = op->setup(&c, &p);
     r->bytes = c.bytes;
+    r->flops = c.flops;
     if (why != NULL) r->status = why;
     else if (!dry) measure(&c, op, timing, o, r);
     call_release(&c);
@@ -830,24 +1070,27 @@ static double gbps(const struct result *r)
 
 static void print_header(bool tsv)
 {
-    if (tsv) printf("name\tsuite\ttiming\tstatus\tms\tbytes\tcheck\tproblem\n");
-    else printf("%-26s %10s %9s %6s  %s\n", "case", "ms", "GB/s", "%copy", "problem");
+    /* flops is the last column, added after the others so that older readers still work. */
+    if (tsv) printf("name\tsuite\ttiming\tstatus\tms\tbytes\tcheck\tproblem\tflops\n");
+    else printf("%-26s %10s %9s %6s %8s  %s\n", "case", "ms", "GB/s", "%copy", "TFLOP/s", "problem");
 }
 
 static void print_result(const char *suite, const char *name, enum timing timing, const char *problem,
                          const struct result *r, double ceiling, bool tsv)
 {
     if (tsv) {
-        printf("%s\t%s\t%s\t%s\t%.6g\t%.0f\t%.9g,%.9g\t%s\n", name, suite, timing == TIME_DEVICE ? "device" : "host",
-               r->status, r->ms, r->bytes, r->sum, r->norm, problem);
+        printf("%s\t%s\t%s\t%s\t%.6g\t%.0f\t%.9g,%.9g\t%s\t%.0f\n", name, suite,
+               timing == TIME_DEVICE ? "device" : "host", r->status, r->ms, r->bytes, r->sum, r->norm, problem,
+               r->flops);
     } else if (r->ms < 0) {
-        printf("%-26s %10s %9s %6s  %s: %s\n", name, "-", "-", "-", r->status, problem);
+        printf("%-26s %10s %9s %6s %8s  %s: %s\n", name, "-", "-", "-", "-", r->status, problem);
     } else if (timing == TIME_HOST_CALL) {
-        printf("%-26s %10.5f %9s %6s  %s (host time per call)\n", name, r->ms, "-", "-", problem);
+        printf("%-26s %10.5f %9s %6s %8s  %s (host time per call)\n", name, r->ms, "-", "-", "-", problem);
     } else {
-        char pct[16] = "-";
+        char pct[16] = "-", tflops[16] = "-";
         if (ceiling > 0) snprintf(pct, sizeof pct, "%.0f%%", 100 * gbps(r) / ceiling);
-        printf("%-26s %10.4f %9.1f %6s  %s\n", name, r->ms, gbps(r), pct, problem);
+        if (r->flops > 0) snprintf(tflops, sizeof tflops, "%.2f", r->flops / (r->ms * 1e-3) / 1e12);
+        printf("%-26s %10.4f %9.1f %6s %8s  %s\n", name, r->ms, gbps(r), pct, tflops, problem);
     }
     fflush(stdout);
 }
@@ -976,7 +1219,7 @@ int main(int argc, char **argv)
             for (size_t ci = 0; ci < suites[si].ncases; ci++) {
                 const struct bench_case *bc = &suites[si].cases[ci];
                 run_case(handle, bc->name, bc->timing, bc->problem, true, &o, &r);
-                printf("%-8s %-26s %-6s %s%s%s\n", suites[si].name, bc->name,
+                printf("%-13s %-28s %-6s %s%s%s\n", suites[si].name, bc->name,
                        bc->timing == TIME_DEVICE ? "device" : "host", bc->problem, r.status ? "  ERROR: " : "",
                        r.status ? r.status : "");
                 bad += r.status != NULL;

@@ -84,6 +84,7 @@ awk -F '\t' -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" '
 function short(s) { sub(/^CUDNN_STATUS_/, "", s); return s }
 function ok(r) { return r[4] == "CUDNN_STATUS_SUCCESS" && r[5] > 0 }
 function gbps(bytes, ms) { return bytes / ms / 1e6 }
+function tflops(r) { return r[9] > 0 ? sprintf("%.4g", r[9] / r[5] / 1e9) : "-" } # column 9 (flops): absent in older TSVs
 { file = FILENAME == ARGV[1] ? 1 : 2 }
 /^#/ { banner[file] = substr($0, 3); next }
 $1 == "name" { next }
@@ -98,10 +99,10 @@ END {
     printf "- copy ceiling (device-to-device cudaMemcpy, bytes read + written): ours run %s GB/s, vendor run %s GB/s\n", \
         (1 in ceiling) ? sprintf("%.0f", ceiling[1]) : "-", (2 in ceiling) ? sprintf("%.0f", ceiling[2]) : "-"
     printf "- ratio = ours / vendor time (below 1: ours faster); GB/s = the bytes the call must move / time; "
-    printf "%% copy = ours GB/s / the copy ceiling of ours run; check = both outputs agree (weighted checksum); "
+    printf "%% copy = ours GB/s / the copy ceiling of ours run; TFLOP/s = the flops the call counts (convolutions: 2NKPQCRS) / time; check = both outputs agree (weighted checksum); "
     printf "host-call rows: host time per call, device idle\n\n"
-    printf "| case | ours ms | vendor ms | ratio | ours GB/s | vendor GB/s | %% copy | check | problem |\n"
-    printf "|---|---:|---:|---:|---:|---:|---:|---|---|\n"
+    printf "| case | ours ms | vendor ms | ratio | ours GB/s | vendor GB/s | %% copy | ours TFLOP/s | vendor TFLOP/s | check | problem |\n"
+    printf "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n"
     for (i = 0; i < n; i++) {
         key = order[i]
         split("", a); split("", b)
@@ -111,7 +112,7 @@ END {
         if (host) row = row " (host call)"
         ta = !na ? "-" : ok(a) ? sprintf("%.4g", a[5]) : short(a[4])
         tb = !nb ? "-" : ok(b) ? sprintf("%.4g", b[5]) : short(b[4])
-        ratio = "-"; ga = "-"; gb = "-"; pct = "-"; check = "-"
+        ratio = "-"; ga = "-"; gb = "-"; pct = "-"; check = "-"; fa = "-"; fb = "-"
         if (na && nb && ok(a) && ok(b)) {
             ratio = sprintf("%.2f", a[5] / b[5])
             if (!host && a[2] != "ceiling") { rs += log(a[5] / b[5]); rn++ }
@@ -123,8 +124,10 @@ END {
         }
         if (!host && na && ok(a)) { ga = sprintf("%.4g", gbps(a[6], a[5])); if (ceiling[1] > 0) pct = sprintf("%.0f%%", 100 * gbps(a[6], a[5]) / ceiling[1]) }
         if (!host && nb && ok(b)) gb = sprintf("%.4g", gbps(b[6], b[5]))
+        if (!host && na && ok(a)) fa = tflops(a)
+        if (!host && nb && ok(b)) fb = tflops(b)
         if (na && !ok(a)) nfail++
-        printf "| %s | %s | %s | %s | %s | %s | %s | %s | `%s` |\n", row, ta, tb, ratio, ga, gb, pct, check, problem
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | `%s` |\n", row, ta, tb, ratio, ga, gb, pct, fa, fb, check, problem
     }
     printf "\nsummary: %d cases; ours failed %d", n, nfail
     if (rn) printf "; geometric mean of ours/vendor time %.2f over %d device-timed op cases", exp(rs / rn), rn
