@@ -394,17 +394,6 @@ static cudnnStatus_t execute(const struct problem *p, enum dir d, int algo, void
     return cudnnConvolutionBackwardFilter(h, a, p->x.desc, x, p->y.desc, y, p->conv, algo, ws, ws_bytes, b, p->w.desc, w);
 }
 
-/* The tolerance for results of type out computed with math type `math` (the one a perf result
-   reports). Float data computed on tensor cores is TF32, whose 10-bit mantissa is half's: half's
-   tolerance applies (the CUDA backend's TF32 entries report TENSOR_OP_MATH; under DEFAULT_MATH
-   TF32 is allowed, as in cuDNN 8 on Ampere and later). */
-static double tolerance(const struct config *cf, cudnnDataType_t out, cudnnMathType_t math)
-{
-    if (is_int(out)) return 0;
-    bool tf32 = cf->x == CUDNN_DATA_FLOAT && (math == CUDNN_TENSOR_OP_MATH || math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
-    return (tf32 ? ttolerance(CUDNN_DATA_HALF) : ttolerance(out)) * 4;
-}
-
 static double saturate_for(cudnnDataType_t t, double v)
 {
     double lo = t == CUDNN_DATA_UINT8 || t == CUDNN_DATA_UINT8x4 ? 0 : -128, hi = lo == 0 ? 255 : 127;
@@ -469,7 +458,7 @@ static void check_direction(struct problem *p, enum dir d, const char *label)
             else if (d == BWD_DATA) download_tensor(&p->x, dx, got);
             else download_filter(&p->w, dw, got);
             snprintf(what, sizeof what, "%s algo %d beta %g", label, perf[i].algo, beta);
-            tcompare(dst_type, got, expect, ndst, tolerance(cf, dst_type, perf[i].math), what);
+            tcompare(dst_type, got, expect, ndst, tconv_tolerance(cf->x, dst_type, perf[i].math), what);
         }
         if (ws) tbuf_free(ws);
         ran++;
@@ -1202,7 +1191,7 @@ static void check_bias_activation(const struct shape *sh, const struct config *c
         char what[128];
         snprintf(what, sizeof what, "bias activation %s %s mode %d%s", sh->name, cf->name, (int)mode, in_place ? " in place" : "");
         /* the perf result is not at hand: any math type but FMA may have used tensor cores */
-        tcompare(cf->y, got, want, ny, tolerance(cf, cf->y, cf->math == CUDNN_FMA_MATH ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH),
+        tcompare(cf->y, got, want, ny, tconv_tolerance(cf->x, cf->y, cf->math == CUDNN_FMA_MATH ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH),
                  what);
     }
     if (mode == CUDNN_ACTIVATION_IDENTITY) /* IDENTITY is only enabled with IMPLICIT_PRECOMP_GEMM */

@@ -250,6 +250,13 @@ double ttolerance(cudnnDataType_t t)
     }
 }
 
+double tconv_tolerance(cudnnDataType_t x, cudnnDataType_t out, cudnnMathType_t math)
+{
+    if (ttolerance(out) == 0) return 0; /* integers */
+    bool tf32 = x == CUDNN_DATA_FLOAT && (math == CUDNN_TENSOR_OP_MATH || math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+    return (tf32 ? ttolerance(CUDNN_DATA_HALF) : ttolerance(out)) * 4;
+}
+
 /* Whether value g passes against the reference w. (A separate function: GCC 13 at -O3 unswitched
    the loop below with this test inlined into it and flagged equal values as wrong.) */
 static bool close_enough(double g, double w, double tol)

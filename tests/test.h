@@ -69,6 +69,10 @@ void tstore(cudnnDataType_t t, void *base, int64_t i, double v);       /* rounds
 void tfill_random(cudnnDataType_t t, void *base, int64_t n, double lo, double hi);
 /* Relative tolerance for results of type t (DESIGN.md 5). */
 double ttolerance(cudnnDataType_t t);
+/* Relative tolerance for a convolution's results of type out from data of type x, computed under
+   the math type an algorithm reports: float data on tensor cores (TENSOR_OP_MATH*) is rounded to
+   TF32, whose 10-bit mantissa is half's, so half's tolerance applies. Sums of many products: 4x. */
+double tconv_tolerance(cudnnDataType_t x, cudnnDataType_t out, cudnnMathType_t math);
 /* Compares n results against a double reference: |got - want| <= tol * max(1, |want|) for every
    element; NaN where want is not NaN fails. Reports the first bad index. */
 bool tcompare(cudnnDataType_t t, const void *got, const double *want, int64_t n, double tol,
