@@ -561,21 +561,30 @@ TEST(conv_cuda_tensor_core_entries_are_reached)
         enum dir d;
         int algo;
         const char *prefix;
+        const char *disable; /* OPENCUDNN_DISABLE for the case: the entries ahead of the one wanted */
     } cases[] = {
-        {0, 0, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "cuda:fwd_igemm_tc_"},
-        {1, 1, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, "cuda:dgrad_igemm_tc_"},
-        {2, 0, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_igemm_tc_"},
-        {4, 0, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "cuda:fwd_igemm_tc_"},
-        {6, 0, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_igemm_tc_"},
-        {0, 2, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "cuda:fwd_igemm_tf32_"},
-        {1, 2, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, "cuda:dgrad_igemm_tf32_"},
-        {0, 3, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "cuda:fwd_igemm_tc_"},
-        {3, 0, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, "cuda:fwd_gemm1x1_cublas_tc"},
-        {3, 3, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_gemm1x1_cublas_tc"},
-        {5, 0, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, "cuda:dgrad_im2col_gemm_cublas_tc"},
-        {0, 4, FWD, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, "cuda:fwd_im2col_gemm_cublas"},
-        {0, 5, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, "cuda:wgrad_im2col_gemm_cublas"},
+        {0, 0, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "cuda:fwd_igemm_tc_", NULL},
+        {1, 1, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, "cuda:dgrad_igemm_tc_", NULL},
+        {2, 0, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_igemm_tc_", NULL},
+        {4, 0, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "cuda:fwd_igemm_tc_", NULL},
+        {6, 0, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_igemm_tc_", NULL},
+        {0, 2, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "cuda:fwd_igemm_tf32_", NULL},
+        {1, 2, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, "cuda:dgrad_igemm_tf32_", NULL},
+        {0, 3, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "cuda:fwd_igemm_tc_", NULL},
+        /* small 1x1 GEMMs go to the implicit GEMM while it is on */
+        {3, 0, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, "cuda:fwd_igemm_tc_", NULL},
+        {3, 0, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, "cuda:fwd_gemm1x1_cublas_tc", "cuda:fwd_igemm*"},
+        {3, 0, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_gemm1x1_cublas_tc", "cuda:wgrad_igemm*"},
+        /* NCHW filter gradients, 1x1 or not, grouped or not: one GEMM per group over re-laid operands */
+        {3, 3, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_im2col_gemm_cublas_tc", "cuda:wgrad_igemm*"},
+        {1, 3, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_im2col_gemm_cublas_tc", "cuda:wgrad_igemm*"},
+        {0, 4, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_im2col_gemm_cublas", NULL},
+        {5, 0, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, "cuda:dgrad_im2col_gemm_cublas_tc", NULL},
+        {0, 4, FWD, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, "cuda:fwd_im2col_gemm_cublas", NULL},
+        {0, 5, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, "cuda:wgrad_im2col_gemm_cublas", NULL},
     };
+    char saved[256];
+    snprintf(saved, sizeof saved, "%s", getenv("OPENCUDNN_DISABLE") ? getenv("OPENCUDNN_DISABLE") : "");
     unsigned mask0;
     void *udata0;
     cudnnCallback_t fn0;
@@ -591,6 +600,7 @@ TEST(conv_cuda_tensor_core_entries_are_reached)
         double *x = random_values(p.cf->x, nx, -1, 1), *w = random_values(p.cf->w, nw, -1, 1);
         double *y = random_values(p.cf->y, ny, -1, 1);
         void *dx = upload_tensor(&p.x, x), *dw = upload_filter(&p.w, w), *dy = upload_tensor(&p.y, y);
+        if (cases[i].disable) setenv("OPENCUDNN_DISABLE", cases[i].disable, 1);
         size_t ws_bytes = 0;
         CHECK_OK(workspace_size(&p, cases[i].d, cases[i].algo, &ws_bytes));
         void *ws = ws_bytes ? tbuf_alloc(ws_bytes) : NULL;
@@ -598,9 +608,22 @@ TEST(conv_cuda_tensor_core_entries_are_reached)
         CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN, &r, capture_impl));
         CHECK_OK(execute(&p, cases[i].d, cases[i].algo, dx, dw, dy, ws, ws_bytes, 1, 0));
         CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
+        if (cases[i].disable) setenv("OPENCUDNN_DISABLE", saved, 1);
         if (!CHECK(strncmp(r.name, cases[i].prefix, strlen(cases[i].prefix)) == 0))
             printf("      (%s %s dir %d algo %d: ran \"%s\", expected %s...)\n", tc_shapes[cases[i].shape].name,
                    tc_configs[cases[i].config].name, (int)cases[i].d, cases[i].algo, r.name, cases[i].prefix);
+        /* and what it computed */
+        enum dir d = cases[i].d;
+        long ndst = d == FWD ? ny : d == BWD_DATA ? nx : nw;
+        double *want = malloc(sizeof *want * (size_t)ndst);
+        void *got = malloc(8 * (size_t)ndst); /* in the destination's type, at most 8 bytes each */
+        if (d == FWD) ref_conv_fwd(&p.r, x, w, want), download_tensor(&p.y, dy, got);
+        else if (d == BWD_DATA) ref_conv_bwd_data(&p.r, y, w, want), download_tensor(&p.x, dx, got);
+        else ref_conv_bwd_filter(&p.r, x, y, want), download_filter(&p.w, dw, got);
+        cudnnDataType_t dst_type = d == FWD ? p.cf->y : d == BWD_DATA ? p.cf->x : p.cf->w;
+        cudnnMathType_t math = strstr(r.name, "_tc") || strstr(r.name, "_tf32") ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+        tcompare(dst_type, got, want, ndst, tconv_tolerance(p.cf->x, dst_type, math), r.name);
+        free(want), free(got);
         if (ws) tbuf_free(ws);
         tbuf_free(dx), tbuf_free(dw), tbuf_free(dy);
         free(x), free(w), free(y);

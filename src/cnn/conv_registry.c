@@ -36,7 +36,8 @@
    tails, odd layouts); the direct kernel stays last. Each _tc entry uses tensor cores (fp32 as
    TF32), so FMA_MATH skips it; its plain twin computes fp32 and double. The implicit GEMM serves
    the algorithms the cuDNN 8.2 guide lists as tensor-core ones (IMPLICIT_PRECOMP_GEMM, BWD_DATA
-   ALGO_1, BWD_FILTER ALGO_1); IMPLICIT_GEMM, documented as workspace-free, gets only the 1x1 GEMM. */
+   ALGO_1, BWD_FILTER ALGO_1), and forward IMPLICIT_GEMM where it needs no workspace (the pick
+   enforces that for every IMPLICIT_GEMM entry). */
 #define CUDA_ENTRY(name_, algos_, applies_, ws_, run_, tc_)                                     \
     {{name_, OCD_BACKEND_CUDA, -1, applies_, ws_, run_}, algos_, CUDNN_DETERMINISTIC, tc_},
 #define CUBLAS_1X1_ENTRIES(dir_, algos_)                                                        \
@@ -58,10 +59,9 @@
 #define WGRAD_GEMM_ALGOS                                                                        \
     (BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1) |      \
      BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3))
-#define FWD_IGEMM_TC(i, bm, bn, wm, wn, st)                                                     \
-    IGEMM_ENTRY("fwd", tc, 32, BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM), i, bm, bn, st)
-#define FWD_IGEMM_TF32(i, bm, bn, wm, wn, st)                                                   \
-    IGEMM_ENTRY("fwd", tf32, 16, BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM), i, bm, bn, st)
+#define FWD_IGEMM_ALGOS (BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM))
+#define FWD_IGEMM_TC(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", tc, 32, FWD_IGEMM_ALGOS, i, bm, bn, st)
+#define FWD_IGEMM_TF32(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", tf32, 16, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define DGRAD_IGEMM_TC(i, bm, bn, wm, wn, st)                                                   \
     IGEMM_ENTRY("dgrad", tc, 32, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
 #define DGRAD_IGEMM_TF32(i, bm, bn, wm, wn, st)                                                 \
@@ -366,7 +366,13 @@ const struct ocd_conv_impl *ocd_conv_pick(cudnnHandle_t handle, const struct ocd
         if (!(e->algos & BIT(algo))) continue;
         const char *r = ocd_impl_rejects(handle, &e->base, p);
         if (r == NULL && e->tensor_ops && !ocd_conv_math_allows_tensor_ops(p)) r = OCD_REASON_MATH;
-        if (r == NULL && over_workspace_cap(ocd_conv_impl_workspace(handle, e, p))) r = OCD_REASON_WORKSPACE;
+        if (r == NULL) {
+            size_t ws = ocd_conv_impl_workspace(handle, e, p);
+            if (over_workspace_cap(ws)) r = OCD_REASON_WORKSPACE;
+            /* the guide's IMPLICIT_GEMM forms no matrix: the entries that serve it need no workspace */
+            else if (ws > 0 && p->dir == OCD_CONV_FWD && algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM)
+                r = "IMPLICIT_GEMM runs without workspace, and this entry needs some for this problem";
+        }
         if (r == NULL) return e;
         if (r == (const char *)OCD_REASON_BACKEND) continue;
         ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s: impl %s skipped: %s",

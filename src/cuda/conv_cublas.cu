@@ -11,8 +11,11 @@
    Forward: y = w * col (alpha, beta straight to cuBLAS, which reads y only when beta != 0).
    Backward data: dcol = w^T * dy in fp32 (fp64 for double) in the workspace, then col2im gathers
    each dx element from the dcol entries that read it (deterministic) and applies alpha and beta.
-   Backward filter: dw = dy^T * col; for NCHW the sum over images runs as one GEMM per image
-   accumulating into an fp32 (fp64) buffer, finished with alpha and beta.
+   Backward filter: dw = dy^T * col, the sum over images and pixels being the GEMM K dimension.
+   NHWC has it as it lies; for NCHW both operands are first laid out channel-major over all
+   images, [G][channel or kk][N][P*Q] (col by the im2col kernel, dy by the same kernel as a 1x1
+   "im2col"), so that one GEMM per group does the whole sum (a GEMM per image, accumulating,
+   left the device mostly idle: 5 to 14 times slower on ResNet-50 layers).
 
    The tensor-core flavour (the _tc entries) computes fp16 and bf16 with fp32 accumulation and
    fp32 as TF32 (CUBLAS_COMPUTE_32F_FAST_TF32); the plain flavour computes fp32 and fp64. */
@@ -34,6 +37,7 @@ struct col_geom {
     int64_t sn, sc, sd, sh, sw; /* the activation's strides (x or dx) */
     int t, r, s, pd, ph, pw, ud, uh, uw, dd, dh, dw;
     int flip, krsc, nhwc;
+    int kmajor; /* NCHW backward filter: the column matrix is [G][kc][N][P*Q] */
 };
 
 /* Column index kk (the filter's own order) -> channel in group and filter tap, the tap mirrored
@@ -57,6 +61,7 @@ __host__ __device__ __forceinline__ void col_tap(const col_geom &gm, int64_t kk,
 __host__ __device__ __forceinline__ int64_t col_offset(const col_geom &gm, int64_t n, int64_t opix, int64_t g, int64_t kk)
 {
     int64_t pq = gm.z * gm.p * gm.q;
+    if (gm.kmajor) return ((g * gm.kc + kk) * gm.n + n) * pq + opix;
     return gm.nhwc ? ((n * pq + opix) * gm.g + g) * gm.kc + kk : ((n * gm.g + g) * gm.kc + kk) * pq + opix;
 }
 
@@ -69,7 +74,11 @@ __host__ __device__ void cublas_im2col_range(const T *x, T *col, const col_geom 
     const int64_t pq = gm.z * gm.p * gm.q, total = gm.n * pq * gm.g * gm.kc;
     for (int64_t i = first; i < total; i += step) {
         int64_t n, opix, g, kk, rest;
-        if (gm.nhwc) {
+        if (gm.kmajor) {
+            opix = i % pq, rest = i / pq;
+            n = rest % gm.n, rest /= gm.n;
+            kk = rest % gm.kc, g = rest / gm.kc;
+        } else if (gm.nhwc) {
             kk = i % gm.kc, rest = i / gm.kc;
             g = rest % gm.g, rest /= gm.g;
             opix = rest % pq, n = rest / pq;
@@ -133,18 +142,6 @@ __host__ __device__ void cublas_col2im_range(const A *dcol, T *dx, const col_geo
     }
 }
 
-/* dw = alpha * acc + beta * dw over a packed filter (acc has the filter's element order). */
-template <typename T, typename A>
-__host__ __device__ void cublas_finish_range(const A *acc, T *dw, int64_t count, A alpha, A beta, int64_t first,
-                                             int64_t step)
-{
-    for (int64_t i = first; i < count; i += step) {
-        A v = alpha * acc[i];
-        if (beta != 0) v += beta * (A)dw[i];
-        dw[i] = (T)v;
-    }
-}
-
 #define OCD_GRID_STRIDE blockIdx.x *(int64_t)blockDim.x + threadIdx.x, (int64_t)gridDim.x *blockDim.x
 
 template <typename T> __global__ void cublas_im2col(const T *x, T *col, const col_geom gm)
@@ -155,11 +152,6 @@ template <typename T> __global__ void cublas_im2col(const T *x, T *col, const co
 template <typename T, typename A> __global__ void cublas_col2im(const A *dcol, T *dx, const col_geom gm, A alpha, A beta)
 {
     cublas_col2im_range(dcol, dx, gm, alpha, beta, OCD_GRID_STRIDE);
-}
-
-template <typename T, typename A> __global__ void cublas_finish(const A *acc, T *dw, int64_t count, A alpha, A beta)
-{
-    cublas_finish_range(acc, dw, count, alpha, beta, OCD_GRID_STRIDE);
 }
 
 static unsigned grid_for(int64_t count)
@@ -177,7 +169,8 @@ struct cublas_plan {
     size_t esize, acc_size;
     col_geom gm;
     int64_t pq, hw;       /* output and input pixels per image */
-    size_t ws_col, ws_acc; /* workspace offsets */
+    col_geom dy_gm;       /* NCHW backward filter: dy as a 1x1 column matrix */
+    size_t ws_col, ws_dy; /* workspace offsets */
     size_t ws_bytes;
 };
 
@@ -238,6 +231,20 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     pl->hw = gm.d * gm.h * gm.w;
     pl->direct = true;
     for (int d = 0; d < s->nsp; d++) pl->direct &= s->filt[d] == 1 && s->stride[d] == 1 && s->pad[d] == 0;
+    if (p->dir == OCD_CONV_BWD_FILTER && !nhwc) {
+        /* both operands re-laid channel-major over all images (file comment) */
+        pl->direct = false;
+        gm.kmajor = 1;
+        col_geom &dg = pl->dy_gm;
+        dg = gm;
+        dg.cg = dg.kc = s->k / s->groups;
+        dg.d = gm.z, dg.h = gm.p, dg.w = gm.q;
+        dg.sn = p->y.strides[0], dg.sc = p->y.strides[1];
+        dg.sd = three ? p->y.strides[2] : 0, dg.sh = p->y.strides[p->y.rank - 2], dg.sw = p->y.strides[p->y.rank - 1];
+        dg.t = dg.r = dg.s = 1;
+        dg.pd = dg.ph = dg.pw = 0, dg.ud = dg.uh = dg.uw = 1, dg.dd = dg.dh = dg.dw = 1;
+        dg.flip = 0, dg.krsc = 0;
+    }
 
     /* cuBLAS takes int extents and leading dimensions */
     const int64_t kg = s->k / s->groups, lim = INT32_MAX;
@@ -254,9 +261,9 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         pl->ws_col = ws;
         ws = align_up(ws + cols * (p->dir == OCD_CONV_BWD_DATA ? pl->acc_size : pl->esize));
     }
-    if (p->dir == OCD_CONV_BWD_FILTER && !nhwc) {
-        pl->ws_acc = ws;
-        ws = align_up(ws + (size_t)(s->k * gm.kc) * pl->acc_size);
+    if (gm.kmajor) {
+        pl->ws_dy = ws;
+        ws = align_up(ws + (size_t)(s->n * s->k * pl->pq) * pl->esize);
     }
     pl->ws_bytes = ws ? ws + 256 : 0; /* room to align the user's pointer */
     return NULL;
@@ -322,13 +329,12 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
         if (gm.nhwc)
             return gemm_rm(gc, true, false, kg, kc, n * pq, &alpha, dy, dt, k, kg, src, dt, ld_src, gs_src, &beta, dw,
                            dt, kc, kg * kc, g);
-        A *sum = (A *)(ws + pl.ws_acc);
-        for (int64_t ni = 0; ni < n; ni++)
-            OCD_TRY(gemm_rm(gc, false, true, kg, kc, pq, &one, dy + ni * k * pq, dt, pq, kg * pq, src + ni * img_src, dt,
-                            pq, gblk_src, ni ? &one : &zero, sum, acc, kc, kg * kc, g));
-        cublas_finish<T, A><<<grid_for(k * kc), 256, 0, st>>>(sum, dw, k * kc, alpha, beta);
+        T *dyt = (T *)(ws + pl.ws_dy);
+        cublas_im2col<T><<<grid_for(n * k * pq), 256, 0, st>>>(dy, dyt, pl.dy_gm);
         OCD_CUDA_LAUNCHED();
-        return CUDNN_STATUS_SUCCESS;
+        const int64_t npq = n * pq;
+        return gemm_rm(gc, false, true, kg, kc, npq, &alpha, dyt, dt, npq, kg * npq, col, dt, npq, kc * npq, &beta, dw,
+                       dt, kc, kg * kc, g);
     }
 
     /* backward data */
@@ -376,11 +382,23 @@ static cudnnStatus_t cublas_run(cudnnHandle_t h, const void *problem, void *work
 
 /* ---- the entries ---------------------------------------------------------------------------------- */
 
+/* Below this many multiply-adds a 1x1 GEMM goes to the implicit GEMM when it serves it: cuBLAS
+   spends about 12 us of host time per call choosing and launching its kernel (H200, cuBLAS 13,
+   bench latency_conv_1x1_f16: 12.3 us against 7.7 us for the implicit GEMM), which is more than
+   the whole device time of such a problem. */
+static const double small_gemm_macs = (double)(1 << 26);
+
 static const char *applies(cudnnHandle_t h, const void *problem, bool tc, bool only_direct)
 {
+    const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
     cublas_plan pl;
-    const char *why = make_plan(h, (const struct ocd_conv_problem *)problem, tc, &pl);
-    if (why == NULL && only_direct && !pl.direct) why = "not a 1x1 convolution with unit stride and no padding";
+    const char *why = make_plan(h, p, tc, &pl);
+    if (why == NULL && only_direct && !pl.direct)
+        why = pl.gm.kmajor ? "an NCHW filter gradient re-lays both operands in the workspace (the im2col entry)"
+                           : "not a 1x1 convolution with unit stride and no padding";
+    if (why == NULL && tc && (double)pl.gm.n * pl.pq * p->s.k * pl.gm.kc < small_gemm_macs &&
+        ocd_cuda_conv_igemm_serves(h, p))
+        why = "a small GEMM, which the implicit GEMM serves at a lower host cost per call";
     return why;
 }
 

@@ -417,10 +417,25 @@ static cudnnStatus_t igemm_run(cudnnHandle_t h, const struct ocd_conv_problem *p
     const igemm_launch_fn *table = p->dir == OCD_CONV_FWD        ? ocd_igemm_fwd_launch[tile]
                                    : p->dir == OCD_CONV_BWD_DATA ? ocd_igemm_dgrad_launch[tile]
                                                                  : ocd_igemm_wgrad_launch[tile];
-    return table[pl.type](&pl.prm, h->stream);
+    return table[pl.type](&pl.prm, h->device, h->stream);
 }
 
 /* ---- the entries ---------------------------------------------------------------------------------- */
+
+extern "C" bool ocd_cuda_conv_igemm_serves(cudnnHandle_t h, const struct ocd_conv_problem *p)
+{
+    /* the entry names of the smallest tile, [direction][tc, tf32] */
+#define X(i, bm, bn, wm, wn, st)                                                                    \
+    {{OCD_IGEMM_NAME("fwd", "tc", 32, bm, bn, st), OCD_IGEMM_NAME("fwd", "tf32", 16, bm, bn, st)},      \
+     {OCD_IGEMM_NAME("dgrad", "tc", 32, bm, bn, st), OCD_IGEMM_NAME("dgrad", "tf32", 16, bm, bn, st)},  \
+     {OCD_IGEMM_NAME("wgrad", "tc", 32, bm, bn, st), OCD_IGEMM_NAME("wgrad", "tf32", 16, bm, bn, st)}},
+    static const char *const names[OCD_IGEMM_NTILES][OCD_CONV_DIRS][2] = {OCD_IGEMM_TILES(X)};
+#undef X
+    const bool tf32 = p->x.dtype == CUDNN_DATA_FLOAT;
+    if (ocd_impl_disabled(names[OCD_IGEMM_NTILES - 1][p->dir][tf32])) return false;
+    igemm_plan pl;
+    return make_plan(h, p, OCD_IGEMM_NTILES - 1, tf32, &pl) == NULL && pl.ws_bytes == 0;
+}
 
 #define X(i, bm, bn, wm, wn, st)                                                                    \
     extern "C" const char *ocd_cuda_conv_igemm_applies_tc_##i(cudnnHandle_t h, const void *problem) \

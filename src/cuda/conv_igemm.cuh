@@ -696,15 +696,22 @@ template <typename T> __global__ void igemm_splitk_reduce(const __grid_constant_
 
 /* ---- launchers ---------------------------------------------------------------------------------- */
 
-typedef cudnnStatus_t (*igemm_launch_fn)(const igemm_params *p, cudaStream_t stream);
+typedef cudnnStatus_t (*igemm_launch_fn)(const igemm_params *p, int device, cudaStream_t stream);
 
-/* Launches the mainloop (and the split-K reduction when p->splits > 1). */
-template <class Tile, typename T, class Dir> cudnnStatus_t igemm_launch(const igemm_params *p, cudaStream_t stream)
+/* Launches the mainloop (and the split-K reduction when p->splits > 1) on `device`, the current
+   one. The opt-in to more than 48 KB of shared memory is made once per kernel and device (a bit
+   each in smem_opted): cudaFuncSetAttribute on every call costs host time the latency goal
+   cannot spare. Two threads racing here both set the same value, which is harmless. */
+template <class Tile, typename T, class Dir> cudnnStatus_t igemm_launch(const igemm_params *p, int device, cudaStream_t stream)
 {
     typedef igemm_shape<Tile, T, Dir> Shape;
     void (*kernel)(const igemm_params) = igemm_kernel<Tile, T, Dir>;
-    if (Shape::SMEM > 48 * 1024)
+    static unsigned long long smem_opted; /* bit d: done on device d (devices 0..63) */
+    const unsigned long long bit = device < 64 ? 1ull << device : 0;
+    if (Shape::SMEM > 48 * 1024 && !(__atomic_load_n(&smem_opted, __ATOMIC_ACQUIRE) & bit)) {
         OCD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Shape::SMEM));
+        __atomic_fetch_or(&smem_opted, bit, __ATOMIC_RELEASE);
+    }
     dim3 grid((unsigned)((p->M + Tile::BM - 1) / Tile::BM), (unsigned)((p->N + Tile::BN - 1) / Tile::BN),
               (unsigned)(p->groups * p->splits));
     kernel<<<grid, Tile::THREADS, Shape::SMEM, stream>>>(*p);

@@ -51,6 +51,11 @@ cudnnStatus_t ocd_cuda_conv_cublas_run_tc(cudnnHandle_t handle, const void *prob
 cudnnStatus_t ocd_cuda_conv_cublas_run(cudnnHandle_t handle, const void *problem, void *workspace,
                                        size_t workspace_bytes);
 
+/* True when the implicit GEMM's smallest tile (fp16/bf16, or fp32 as TF32) serves the problem
+   in one launch, without workspace: the cuBLAS 1x1 entry then leaves it small problems
+   (conv_cublas.cu says why). */
+bool ocd_cuda_conv_igemm_serves(cudnnHandle_t handle, const struct ocd_conv_problem *problem);
+
 /* TF32 is allowed unless NVIDIA_TF32_OVERRIDE=0 (the variable cuDNN and cuBLAS honour). */
 bool ocd_cuda_tf32_allowed(void);
 
