@@ -24,6 +24,7 @@
 #include "core/reasons.h"
 #include "cuda/check.cuh"
 #include "cuda/cublas_loader.h"
+#include "cuda/ewise.cuh"
 #include "cuda/typed.cuh"
 
 #include <string.h>
@@ -38,21 +39,32 @@ struct col_geom {
     int t, r, s, pd, ph, pw, ud, uh, uw, dd, dh, dw;
     int flip, krsc, nhwc;
     int kmajor; /* NCHW backward filter: the column matrix is [G][kc][N][P*Q] */
+    /* The kernels decode element indices by fast 32-bit division (make_plan keeps every index of
+       the column matrix and the activations under 2^31, so that grid-stride steps cannot wrap): 64-bit division costs about a hundred
+       instructions a step, which made the column kernels far slower than the memory they move. */
+    ocd_fastdiv div_n, div_g, div_cg, div_kc, div_t, div_r, div_s; /* column index -> (n, g, kk), kk -> tap */
+    ocd_fastdiv div_pq, div_p, div_q;                                /* output pixel -> (z, p, q) */
+    ocd_fastdiv div_c, div_hw, div_h, div_w, div_ud, div_uh, div_uw; /* activation index -> (n, c, d, h, w) */
 };
+
+__host__ __device__ __forceinline__ uint32_t col_divmod(const ocd_fastdiv &f, uint32_t v, uint32_t *rem)
+{
+    return ocd_fastdiv_divmod(f, v, rem);
+}
 
 /* Column index kk (the filter's own order) -> channel in group and filter tap, the tap mirrored
    in CONVOLUTION mode (the column matrix then multiplies the filter as it lies). */
-__host__ __device__ __forceinline__ void col_tap(const col_geom &gm, int64_t kk, int64_t *c, int *t, int *r, int *s)
+__host__ __device__ __forceinline__ void col_tap(const col_geom &gm, uint32_t kk, uint32_t *c, uint32_t *t, uint32_t *r,
+                                                 uint32_t *s)
 {
-    int64_t q = kk;
     if (gm.krsc) {
-        *c = q % gm.cg, q /= gm.cg;
-        *s = (int)(q % gm.s), q /= gm.s;
-        *r = (int)(q % gm.r), *t = (int)(q / gm.r);
+        kk = col_divmod(gm.div_cg, kk, c);
+        kk = col_divmod(gm.div_s, kk, s);
+        *t = col_divmod(gm.div_r, kk, r);
     } else {
-        *s = (int)(q % gm.s), q /= gm.s;
-        *r = (int)(q % gm.r), q /= gm.r;
-        *t = (int)(q % gm.t), *c = q / gm.t;
+        kk = col_divmod(gm.div_s, kk, s);
+        kk = col_divmod(gm.div_r, kk, r);
+        *c = col_divmod(gm.div_t, kk, t);
     }
     if (gm.flip) *t = gm.t - 1 - *t, *r = gm.r - 1 - *r, *s = gm.s - 1 - *s;
 }
@@ -65,72 +77,98 @@ __host__ __device__ __forceinline__ int64_t col_offset(const col_geom &gm, int64
     return gm.nhwc ? ((n * pq + opix) * gm.g + g) * gm.kc + kk : ((n * gm.g + g) * gm.kc + kk) * pq + opix;
 }
 
+/* The fast divisions of a geometry whose extents are set. */
+static void col_geom_divs(col_geom &gm)
+{
+    gm.div_n = ocd_fastdiv_make((uint32_t)gm.n), gm.div_g = ocd_fastdiv_make((uint32_t)gm.g);
+    gm.div_cg = ocd_fastdiv_make((uint32_t)gm.cg), gm.div_kc = ocd_fastdiv_make((uint32_t)gm.kc);
+    gm.div_t = ocd_fastdiv_make((uint32_t)gm.t), gm.div_r = ocd_fastdiv_make((uint32_t)gm.r);
+    gm.div_s = ocd_fastdiv_make((uint32_t)gm.s);
+    gm.div_pq = ocd_fastdiv_make((uint32_t)(gm.z * gm.p * gm.q)), gm.div_p = ocd_fastdiv_make((uint32_t)gm.p);
+    gm.div_q = ocd_fastdiv_make((uint32_t)gm.q);
+    gm.div_c = ocd_fastdiv_make((uint32_t)(gm.g * gm.cg)), gm.div_hw = ocd_fastdiv_make((uint32_t)(gm.d * gm.h * gm.w));
+    gm.div_h = ocd_fastdiv_make((uint32_t)gm.h), gm.div_w = ocd_fastdiv_make((uint32_t)gm.w);
+    gm.div_ud = ocd_fastdiv_make((uint32_t)gm.ud), gm.div_uh = ocd_fastdiv_make((uint32_t)gm.uh);
+    gm.div_uw = ocd_fastdiv_make((uint32_t)gm.uw);
+}
+
 /* col = im2col(x), elements first, first + step, ... of the column matrix in its memory order.
    The kernels below run these loops with one thread per element; they are host-callable (like
    the implicit GEMM's loaders) so that their index arithmetic can be exercised without a GPU. */
 template <typename T>
-__host__ __device__ void cublas_im2col_range(const T *x, T *col, const col_geom &gm, int64_t first, int64_t step)
+__host__ __device__ void cublas_im2col_range(const T *x, T *col, const col_geom &gm, uint32_t first, uint32_t step)
 {
-    const int64_t pq = gm.z * gm.p * gm.q, total = gm.n * pq * gm.g * gm.kc;
-    for (int64_t i = first; i < total; i += step) {
-        int64_t n, opix, g, kk, rest;
+    const uint32_t total = (uint32_t)(gm.n * gm.z * gm.p * gm.q * gm.g * gm.kc);
+    for (uint32_t i = first; i < total; i += step) {
+        uint32_t n, opix, g, kk, rest;
         if (gm.kmajor) {
-            opix = i % pq, rest = i / pq;
-            n = rest % gm.n, rest /= gm.n;
-            kk = rest % gm.kc, g = rest / gm.kc;
+            rest = col_divmod(gm.div_pq, i, &opix);
+            rest = col_divmod(gm.div_n, rest, &n);
+            g = col_divmod(gm.div_kc, rest, &kk);
         } else if (gm.nhwc) {
-            kk = i % gm.kc, rest = i / gm.kc;
-            g = rest % gm.g, rest /= gm.g;
-            opix = rest % pq, n = rest / pq;
+            rest = col_divmod(gm.div_kc, i, &kk);
+            rest = col_divmod(gm.div_g, rest, &g);
+            n = col_divmod(gm.div_pq, rest, &opix);
         } else {
-            opix = i % pq, rest = i / pq;
-            kk = rest % gm.kc, rest /= gm.kc;
-            g = rest % gm.g, n = rest / gm.g;
+            rest = col_divmod(gm.div_pq, i, &opix);
+            rest = col_divmod(gm.div_kc, rest, &kk);
+            n = col_divmod(gm.div_g, rest, &g);
         }
-        int64_t c;
-        int t, r, s;
+        uint32_t c, t, r, s, oq, op;
         col_tap(gm, kk, &c, &t, &r, &s);
-        int64_t oq = opix % gm.q, op = (opix / gm.q) % gm.p, oz = opix / (gm.q * gm.p);
-        int64_t zz = oz * gm.ud - gm.pd + (int64_t)t * gm.dd, hh = op * gm.uh - gm.ph + (int64_t)r * gm.dh,
-                ww = oq * gm.uw - gm.pw + (int64_t)s * gm.dw;
+        rest = col_divmod(gm.div_q, opix, &oq);
+        uint32_t oz = col_divmod(gm.div_p, rest, &op);
+        int64_t zz = (int64_t)oz * gm.ud - gm.pd + (int64_t)t * gm.dd, hh = (int64_t)op * gm.uh - gm.ph + (int64_t)r * gm.dh,
+                ww = (int64_t)oq * gm.uw - gm.pw + (int64_t)s * gm.dw;
         bool in = zz >= 0 && zz < gm.d && hh >= 0 && hh < gm.h && ww >= 0 && ww < gm.w;
         col[i] = in ? x[n * gm.sn + (g * gm.cg + c) * gm.sc + zz * gm.sd + hh * gm.sh + ww * gm.sw] : T(0);
     }
+}
+
+/* (v - tap * dilation + pad) / stride when that is an output index, else -1. */
+__host__ __device__ __forceinline__ int64_t col_source(int64_t v, int pad, int tap, int dil, const ocd_fastdiv &stride,
+                                                       int64_t out)
+{
+    int64_t num = v + pad - (int64_t)tap * dil;
+    if (num < 0) return -1;
+    uint32_t rem, o = col_divmod(stride, (uint32_t)num, &rem);
+    return rem == 0 && o < out ? (int64_t)o : -1;
 }
 
 /* dx = alpha * col2im(dcol) + beta * dx: each dx element sums, in a fixed order, the dcol entries
    of the (output pixel, tap) pairs that read it. Elements first, first + step, ... of dx in its
    memory order. */
 template <typename T, typename A>
-__host__ __device__ void cublas_col2im_range(const A *dcol, T *dx, const col_geom &gm, A alpha, A beta, int64_t first,
-                                             int64_t step)
+__host__ __device__ void cublas_col2im_range(const A *dcol, T *dx, const col_geom &gm, A alpha, A beta, uint32_t first,
+                                             uint32_t step)
 {
-    const int64_t c_all = gm.g * gm.cg, sp = gm.d * gm.h * gm.w, total = gm.n * c_all * sp;
-    for (int64_t i = first; i < total; i += step) {
-        int64_t n, c, pix;
+    const uint32_t total = (uint32_t)(gm.n * gm.g * gm.cg * gm.d * gm.h * gm.w);
+    for (uint32_t i = first; i < total; i += step) {
+        uint32_t n, c, pix, rest;
         if (gm.nhwc) {
-            c = i % c_all, pix = (i / c_all) % sp, n = i / (c_all * sp);
+            rest = col_divmod(gm.div_c, i, &c);
+            n = col_divmod(gm.div_hw, rest, &pix);
         } else {
-            pix = i % sp, c = (i / sp) % c_all, n = i / (sp * c_all);
+            rest = col_divmod(gm.div_hw, i, &pix);
+            n = col_divmod(gm.div_c, rest, &c);
         }
-        int64_t w = pix % gm.w, h = (pix / gm.w) % gm.h, d = pix / (gm.w * gm.h);
-        int64_t g = c / gm.cg, cc = c % gm.cg;
+        uint32_t w, h, cc;
+        rest = col_divmod(gm.div_w, pix, &w);
+        uint32_t d = col_divmod(gm.div_h, rest, &h);
+        uint32_t g = col_divmod(gm.div_cg, c, &cc);
         A sum = 0;
         for (int t = 0; t < gm.t; t++) {
-            int te = gm.flip ? gm.t - 1 - t : t;
-            int64_t nz = d + gm.pd - (int64_t)te * gm.dd;
-            if (nz < 0 || nz % gm.ud != 0 || nz / gm.ud >= gm.z) continue;
+            int64_t oz = col_source(d, gm.pd, gm.flip ? gm.t - 1 - t : t, gm.dd, gm.div_ud, gm.z);
+            if (oz < 0) continue;
             for (int r = 0; r < gm.r; r++) {
-                int re = gm.flip ? gm.r - 1 - r : r;
-                int64_t nh = h + gm.ph - (int64_t)re * gm.dh;
-                if (nh < 0 || nh % gm.uh != 0 || nh / gm.uh >= gm.p) continue;
+                int64_t op = col_source(h, gm.ph, gm.flip ? gm.r - 1 - r : r, gm.dh, gm.div_uh, gm.p);
+                if (op < 0) continue;
                 for (int s = 0; s < gm.s; s++) {
-                    int se = gm.flip ? gm.s - 1 - s : s;
-                    int64_t nw = w + gm.pw - (int64_t)se * gm.dw;
-                    if (nw < 0 || nw % gm.uw != 0 || nw / gm.uw >= gm.q) continue;
-                    int64_t opix = ((nz / gm.ud) * gm.p + nh / gm.uh) * gm.q + nw / gm.uw;
+                    int64_t oq = col_source(w, gm.pw, gm.flip ? gm.s - 1 - s : s, gm.dw, gm.div_uw, gm.q);
+                    if (oq < 0) continue;
+                    int64_t opix = (oz * gm.p + op) * gm.q + oq;
                     int64_t kk = gm.krsc ? ((int64_t)(t * gm.r + r) * gm.s + s) * gm.cg + cc
-                                         : ((cc * gm.t + t) * gm.r + r) * gm.s + s;
+                                         : (((int64_t)cc * gm.t + t) * gm.r + r) * gm.s + s;
                     sum += dcol[col_offset(gm, n, opix, g, kk)];
                 }
             }
@@ -142,7 +180,7 @@ __host__ __device__ void cublas_col2im_range(const A *dcol, T *dx, const col_geo
     }
 }
 
-#define OCD_GRID_STRIDE blockIdx.x *(int64_t)blockDim.x + threadIdx.x, (int64_t)gridDim.x *blockDim.x
+#define OCD_GRID_STRIDE blockIdx.x *blockDim.x + threadIdx.x, gridDim.x *blockDim.x
 
 template <typename T> __global__ void cublas_im2col(const T *x, T *col, const col_geom gm)
 {
@@ -244,12 +282,17 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         dg.t = dg.r = dg.s = 1;
         dg.pd = dg.ph = dg.pw = 0, dg.ud = dg.uh = dg.uw = 1, dg.dd = dg.dh = dg.dw = 1;
         dg.flip = 0, dg.krsc = 0;
+        col_geom_divs(dg);
     }
+    col_geom_divs(gm);
 
     /* cuBLAS takes int extents and leading dimensions */
     const int64_t kg = s->k / s->groups, lim = INT32_MAX;
     if (s->n * pl->pq > lim || s->n * pl->hw > lim || gm.g * gm.kc > lim || s->k > lim || s->c > lim ||
         pl->pq > lim || pl->hw > lim || kg * gm.kc > lim)
+        return OCD_REASON_SHAPE;
+    /* the column kernels' 32-bit element indices (col_geom) */
+    if (s->n * pl->pq * gm.g * gm.kc > lim || s->n * s->c * pl->hw > lim || s->n * s->k * pl->pq > lim)
         return OCD_REASON_SHAPE;
 
     const char *why = ocd_cublas_handle(h, NULL);
