@@ -340,14 +340,30 @@ size_t ocd_conv_impl_workspace(cudnnHandle_t handle, const struct ocd_conv_impl 
     return impl->base.workspace ? impl->base.workspace(handle, p) : 0;
 }
 
-/* CUDNN_CONV_WSCAP_DBG (MiB, cuDNN 8.0.5 and later) caps the workspace an algorithm may ask for;
-   entries that need more are skipped. */
-static bool over_workspace_cap(size_t bytes)
+/* CUDNN_CONV_WSCAP_DBG (MiB, cuDNN 8.0.5 and later; its value is cap) caps the workspace an
+   algorithm may ask for; entries that need more are skipped. */
+static bool over_workspace_cap(const char *cap, size_t bytes)
 {
-    const char *cap = getenv("CUDNN_CONV_WSCAP_DBG");
     if (cap == NULL || *cap == '\0') return false;
     double mib = atof(cap);
     return mib >= 0 && (double)bytes > mib * 1048576.0;
+}
+
+/* Why entry e cannot serve algo for p, or NULL when it can. */
+static const char *entry_rejects(cudnnHandle_t handle, const struct ocd_conv_impl *e, const struct ocd_conv_problem *p,
+                                 int algo)
+{
+    const char *r = ocd_impl_rejects(handle, &e->base, p);
+    if (r == NULL && e->tensor_ops && !ocd_conv_math_allows_tensor_ops(p)) r = OCD_REASON_MATH;
+    /* the guide's IMPLICIT_GEMM forms no matrix: the entries that serve it need no workspace */
+    const bool implicit = p->dir == OCD_CONV_FWD && algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    const char *cap = getenv("CUDNN_CONV_WSCAP_DBG");
+    if (r == NULL && (implicit || (cap != NULL && *cap != '\0'))) { /* else the workspace is not asked */
+        size_t ws = ocd_conv_impl_workspace(handle, e, p);
+        if (over_workspace_cap(cap, ws)) r = OCD_REASON_WORKSPACE;
+        else if (ws > 0 && implicit) r = "IMPLICIT_GEMM runs without workspace, and this entry needs some for this problem";
+    }
+    return r;
 }
 
 const struct ocd_conv_impl *ocd_conv_pick(cudnnHandle_t handle, const struct ocd_conv_problem *p,
@@ -359,22 +375,17 @@ const struct ocd_conv_impl *ocd_conv_pick(cudnnHandle_t handle, const struct ocd
         return NULL;
     }
     const struct ocd_conv_table *t = ocd_conv_table(p->dir);
+    for (size_t i = 0; i < t->count; i++)
+        if ((t->impls[i].algos & BIT(algo)) && entry_rejects(handle, &t->impls[i], p, algo) == NULL)
+            return &t->impls[i];
+    /* None serves it: only now are the reasons worth formatting (this is off the call path). */
     size_t used = 0;
     why[0] = '\0';
     for (size_t i = 0; i < t->count; i++) {
         const struct ocd_conv_impl *e = &t->impls[i];
         if (!(e->algos & BIT(algo))) continue;
-        const char *r = ocd_impl_rejects(handle, &e->base, p);
-        if (r == NULL && e->tensor_ops && !ocd_conv_math_allows_tensor_ops(p)) r = OCD_REASON_MATH;
-        if (r == NULL) {
-            size_t ws = ocd_conv_impl_workspace(handle, e, p);
-            if (over_workspace_cap(ws)) r = OCD_REASON_WORKSPACE;
-            /* the guide's IMPLICIT_GEMM forms no matrix: the entries that serve it need no workspace */
-            else if (ws > 0 && p->dir == OCD_CONV_FWD && algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM)
-                r = "IMPLICIT_GEMM runs without workspace, and this entry needs some for this problem";
-        }
-        if (r == NULL) return e;
-        if (r == (const char *)OCD_REASON_BACKEND) continue;
+        const char *r = entry_rejects(handle, e, p, algo);
+        if (r == NULL || r == (const char *)OCD_REASON_BACKEND) continue;
         ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s: impl %s skipped: %s",
                         ocd_conv_algo_name(p->dir, algo), e->base.name, r);
         if (used < why_size)
