@@ -1203,6 +1203,8 @@ static const struct bench_case tensor_cases[] = {
     {"transform_nhwc_nchw_f16", TIME_DEVICE, "op=transform dt=f16 x=" T_NHWC " y=" T " alpha=1 beta=0"},
     /* The host cost of one small call (the API's overhead): validation, dispatch, launch. */
     {"latency_add_bias_f32", TIME_HOST_CALL, "op=addtensor dt=f32 x=1x16x1x1 y=1x16x8x8 alpha=1 beta=1"},
+    /* The floor under every such call: one device-to-device cudaMemcpyAsync, no cuDNN at all. */
+    {"latency_floor_memcpy", TIME_HOST_CALL, "op=copy dt=f32 y=1x16x8x8"},
 };
 #undef T
 #undef T_NHWC
