@@ -277,6 +277,28 @@ TEST(pooling_channel_tails)
                     return;
 }
 
+/* Shapes at the edges of the CUDA tile kernels (cuda/pooling.cu): rows too wide for one band in
+   shared memory (bands of rows, the last one short), a last chunk of channel groups that is
+   partial, and planes small enough that a block takes several; in both layouts. */
+TEST(pooling_tile_edges)
+{
+    static const struct pcase edges[] = {
+        {"wide rows, bands of rows", 2, 1, 3, {23, 1001}, {3, 3}, {1, 1}, {2, 2}, 0},
+        {"wide rows, 16 channels", 2, 1, 16, {13, 301}, {3, 3}, {1, 1}, {2, 2}, 0},
+        {"24 channels, a partial chunk", 2, 2, 24, {7, 5}, {2, 2}, {0, 0}, {2, 2}, 0},
+        {"small planes, odd channels", 2, 2, 13, {7, 5}, {3, 3}, {1, 1}, {2, 2}, 1},
+    };
+    for (size_t ti = 0; ti < TLEN(float_types); ti++)
+        for (size_t m = 0; m < TLEN(modes); m++)
+            for (size_t k = 0; k < TLEN(edges); k++)
+                for (int l = TV_NCHW; l <= TV_NHWC; l++) {
+                    enum tview_layout lay = (enum tview_layout)l;
+                    if (!check_forward(float_types[ti], modes[m], &edges[k], lay, lay, 1.0, k % 2 ? 0.5 : 0.0) ||
+                        !check_backward(float_types[ti], modes[m], &edges[k], lay, lay, 1.0, k % 2 ? 0.0 : 0.5))
+                        return;
+                }
+}
+
 /* dx is the gradient of sum(dy * y(x)): central differences of the library's forward, double. */
 TEST(pooling_backward_finite_differences)
 {
