@@ -571,8 +571,8 @@ TEST(conv_cuda_tensor_core_entries_are_reached)
         {0, 2, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "cuda:fwd_igemm_tf32_", NULL},
         {1, 2, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, "cuda:dgrad_igemm_tf32_", NULL},
         {0, 3, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "cuda:fwd_igemm_tc_", NULL},
-        /* small 1x1 GEMMs go to the implicit GEMM while it is on */
-        {3, 0, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, "cuda:fwd_igemm_tc_", NULL},
+        /* small 1x1 GEMMs go to the implicit GEMM when it needs no workspace; here the filter
+           (KCRS) must be packed, so cuBLAS keeps it */
         {3, 0, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, "cuda:fwd_gemm1x1_cublas_tc", "cuda:fwd_igemm*"},
         {3, 0, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_gemm1x1_cublas_tc", "cuda:wgrad_igemm*"},
         /* NCHW filter gradients, 1x1 or not, grouped or not: one GEMM per group over re-laid operands */

@@ -312,12 +312,6 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         break;
     }
     case OCD_CONV_BWD_DATA: {
-        /* A filter narrower than the stride leaves most input pixels without a single product
-           (a strided 1x1 filter: three in four at stride 2); this kernel would compute them as
-           zeros at full cost, while the cuBLAS column entry multiplies only what exists. */
-        for (int d = 0; d < s->nsp; d++)
-            if ((s->filt[d] - 1) * s->dilation[d] + 1 < s->stride[d])
-                return "the filter is narrower than the stride: most of dx gets no product (the column entry serves it)";
         if ((why = plan_act(&p->y, p->y_data, esize, kg, &prm.a, &pl->copy_a, &ws))) return why;
         prm.b_ld = kg * prm.T * prm.R * prm.S, prm.b_gs = cg * prm.b_ld;
         pl->pack_filter = true;
