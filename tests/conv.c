@@ -254,6 +254,9 @@ static const struct shape tc_shapes[] = {
     {"tc_3d", 3, 2, 8, 16, 1, {4, 5, 6}, {3, 2, 3}, {1, 0, 1}, {1, 2, 1}, {1, 1, 2}, true},
     {"tc_channel_tail", 2, 2, 12, 10, 1, {6, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
     {"tc_split_k", 2, 4, 8, 8, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
+    /* deep enough (N*P*Q = 4489) for the cuBLAS NCHW filter gradient to cut K in two chunks, the
+       second shorter */
+    {"tc_wgrad_chunks", 2, 1, 8, 8, 1, {67, 67}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
 };
 
 #define F CUDNN_DATA_FLOAT
@@ -579,6 +582,8 @@ TEST(conv_cuda_tensor_core_entries_are_reached)
         {3, 3, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_im2col_gemm_cublas_tc", "cuda:wgrad_igemm*"},
         {1, 3, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_im2col_gemm_cublas_tc", "cuda:wgrad_igemm*"},
         {0, 4, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_im2col_gemm_cublas", NULL},
+        {7, 4, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_im2col_gemm_cublas", NULL},
+        {7, 3, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_im2col_gemm_cublas_tc", "cuda:wgrad_igemm*"},
         {5, 0, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, "cuda:dgrad_im2col_gemm_cublas_tc", NULL},
         {0, 4, FWD, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, "cuda:fwd_im2col_gemm_cublas", NULL},
         {0, 5, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, "cuda:wgrad_im2col_gemm_cublas", NULL},

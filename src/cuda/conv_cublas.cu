@@ -15,7 +15,10 @@
    NHWC has it as it lies; for NCHW both operands are first laid out channel-major over all
    images, [G][channel or kk][N][P*Q] (col by the im2col kernel, dy by the same kernel as a 1x1
    "im2col"), so that one GEMM per group does the whole sum (a GEMM per image, accumulating,
-   left the device mostly idle: 5 to 14 times slower on ResNet-50 layers).
+   left the device mostly idle: 5 to 14 times slower on ResNet-50 layers). That GEMM is skinny
+   (K/G x C/G*R*S outputs, N*P*Q deep): without groups its K is cut into chunks, one strided-
+   batched GEMM writes a partial product per chunk in fp32 (fp64), and a last kernel sums them
+   in chunk order (deterministic) with alpha and beta.
 
    The tensor-core flavour (the _tc entries) computes fp16 and bf16 with fp32 accumulation and
    fp32 as TF32 (CUBLAS_COMPUTE_32F_FAST_TF32); the plain flavour computes fp32 and fp64. */
@@ -180,6 +183,19 @@ __host__ __device__ void cublas_col2im_range(const A *dcol, T *dx, const col_geo
     }
 }
 
+/* dw = alpha * (the sum of the chunks' partial products, in chunk order) + beta * dw. */
+template <typename T, typename A>
+__global__ void cublas_sum_chunks(const A *part, int chunks, T *dw, int64_t count, A alpha, A beta)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)gridDim.x * blockDim.x) {
+        A sum = 0;
+        for (int c = 0; c < chunks; c++) sum += part[c * count + i];
+        A v = alpha * sum;
+        if (beta != 0) v += beta * (A)dw[i];
+        dw[i] = (T)v;
+    }
+}
+
 #define OCD_GRID_STRIDE blockIdx.x *blockDim.x + threadIdx.x, gridDim.x *blockDim.x
 
 template <typename T> __global__ void cublas_im2col(const T *x, T *col, const col_geom gm)
@@ -208,7 +224,8 @@ struct cublas_plan {
     col_geom gm;
     int64_t pq, hw;       /* output and input pixels per image */
     col_geom dy_gm;       /* NCHW backward filter: dy as a 1x1 column matrix */
-    size_t ws_col, ws_dy; /* workspace offsets */
+    size_t ws_col, ws_dy, ws_part; /* workspace offsets */
+    int64_t chunks, kchunk; /* NCHW backward filter: K cut in chunks of kchunk (the last shorter) */
     size_t ws_bytes;
 };
 
@@ -307,6 +324,16 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if (gm.kmajor) {
         pl->ws_dy = ws;
         ws = align_up(ws + (size_t)(s->n * s->k * pl->pq) * pl->esize);
+        /* chunks: about two output tiles of 128 x 128 per multiprocessor, each at least 2048 deep */
+        const int64_t npq = s->n * pl->pq, tiles = ((kg + 127) / 128) * ((gm.kc + 127) / 128);
+        int64_t chunks = gm.g > 1 ? 1 : OCD_MIN((2 * (int64_t)h->sm_count + tiles - 1) / tiles, (int64_t)64);
+        chunks = OCD_MAX((int64_t)1, OCD_MIN(chunks, npq / 2048));
+        pl->kchunk = (npq + chunks - 1) / chunks;
+        pl->chunks = (npq + pl->kchunk - 1) / pl->kchunk;
+        if (pl->chunks > 1) {
+            pl->ws_part = ws;
+            ws = align_up(ws + (size_t)(pl->chunks * s->k * gm.kc) * pl->acc_size);
+        }
     }
     pl->ws_bytes = ws ? ws + 256 : 0; /* room to align the user's pointer */
     return NULL;
@@ -376,8 +403,20 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
         cublas_im2col<T><<<grid_for(n * k * pq), 256, 0, st>>>(dy, dyt, pl.dy_gm);
         OCD_CUDA_LAUNCHED();
         const int64_t npq = n * pq;
-        return gemm_rm(gc, false, true, kg, kc, npq, &alpha, dyt, dt, npq, kg * npq, col, dt, npq, kc * npq, &beta, dw,
-                       dt, kc, kg * kc, g);
+        if (pl.chunks == 1)
+            return gemm_rm(gc, false, true, kg, kc, npq, &alpha, dyt, dt, npq, kg * npq, col, dt, npq, kc * npq, &beta,
+                           dw, dt, kc, kg * kc, g);
+        /* one group: the full chunks in one batched call, the shorter last one after, then the sum */
+        A *part = (A *)(ws + pl.ws_part);
+        const int64_t full = npq / pl.kchunk, rest = npq - full * pl.kchunk, kk = k * kc;
+        OCD_TRY(gemm_rm(gc, false, true, k, kc, pl.kchunk, &one, dyt, dt, npq, pl.kchunk, col, dt, npq, pl.kchunk, &zero,
+                        part, acc, kc, kk, full));
+        if (rest > 0)
+            OCD_TRY(gemm_rm(gc, false, true, k, kc, rest, &one, dyt + full * pl.kchunk, dt, npq, 0,
+                            col + full * pl.kchunk, dt, npq, 0, &zero, part + full * kk, acc, kc, kk, 1));
+        cublas_sum_chunks<T, A><<<grid_for(kk), 256, 0, st>>>(part, (int)pl.chunks, dw, kk, alpha, beta);
+        OCD_CUDA_LAUNCHED();
+        return CUDNN_STATUS_SUCCESS;
     }
 
     /* backward data */
