@@ -19,8 +19,8 @@
    pad stride dil) and layout=nchw|nhwc; see setup_conv. Suites: ceiling, tensor, resnet50 (its
    convolution shapes at batch 64, three directions, f32 NCHW, f16 and bf16 NHWC, plus one
    host-call case), resnet50_b256 (forward f16 at batch 256), nn (activation, softmax, max pooling
-   and batch norm, forward and backward, on 64 x 256 x 56 x 56 in f32 NCHW and f16 NHWC; those ops
-   take x as a tensor spec plus their modes, see the nn ops).
+   and batch norm, forward and backward, on 64 x 256 x 56 x 56 in f32 NCHW and f16 NHWC, softmax
+   also in bf16 NHWC; those ops take x as a tensor spec plus their modes, see the nn ops).
 
    Timing: a TIME_DEVICE case runs the call n times between two CUDA events (a host clock on the
    host backend) after warm-up, in --reps batches, and reports the median time per call; n is
@@ -1268,17 +1268,19 @@ static const struct bench_case resnet50_b256_cases[] = {
 
 /* The memory-bound nn layers on ResNet-50's layer1 activations: X is 64 x 256 x 56 x 56 (49 Mi
    elements: 196 MiB in f32, 98 MiB in f16), f32 NCHW and f16 NHWC; Y is the 3x3 stride 2 pooled
-   64 x 256 x 28 x 28 (49 MiB / 24.5 MiB); |p| = 1 KiB (256 floats). The byte counts follow each op's
-   formula above. */
+   64 x 256 x 28 x 28 (49 MiB / 24.5 MiB); |p| = 1 KiB (256 floats). Softmax runs in bf16 NHWC too
+   (the 16-bit rows kernel with the other rounding). The byte counts follow each op's formula above. */
+#define SOFTMAX_ROWS(DT, LAY)                                                                         \
+    /* x read, y written: 392 MiB / 196 MiB */                                                        \
+    {"softmax_fwd_" #DT, TIME_DEVICE, "op=softmaxfwd algo=accurate mode=channel dt=" #DT " x=64x256x56x56" LAY}, \
+    /* y, dy read, dx written: 588 MiB / 294 MiB */                                                   \
+    {"softmax_bwd_" #DT, TIME_DEVICE, "op=softmaxbwd algo=accurate mode=channel dt=" #DT " x=64x256x56x56" LAY},
 #define NN_ROWS(DT, LAY)                                                                              \
     /* x read, y written: 392 MiB / 196 MiB */                                                        \
     {"relu_fwd_" #DT, TIME_DEVICE, "op=actfwd mode=relu dt=" #DT " x=64x256x56x56" LAY},              \
     /* dy, x read, dx written: 588 MiB / 294 MiB */                                                   \
     {"relu_bwd_" #DT, TIME_DEVICE, "op=actbwd mode=relu dt=" #DT " x=64x256x56x56" LAY},              \
-    /* x read, y written: 392 MiB / 196 MiB */                                                        \
-    {"softmax_fwd_" #DT, TIME_DEVICE, "op=softmaxfwd algo=accurate mode=channel dt=" #DT " x=64x256x56x56" LAY}, \
-    /* y, dy read, dx written: 588 MiB / 294 MiB */                                                   \
-    {"softmax_bwd_" #DT, TIME_DEVICE, "op=softmaxbwd algo=accurate mode=channel dt=" #DT " x=64x256x56x56" LAY}, \
+    SOFTMAX_ROWS(DT, LAY)                                                                             \
     /* x read, y written: 245 MiB / 122.5 MiB */                                                      \
     {"maxpool_3x3s2_fwd_" #DT, TIME_DEVICE,                                                          \
      "op=poolfwd mode=max dt=" #DT " x=64x256x56x56" LAY " win=3 pad=1 stride=2"},                    \
@@ -1292,9 +1294,10 @@ static const struct bench_case resnet50_b256_cases[] = {
     /* x, dy read, dx written: 588 MiB / 294 MiB, + 5 KiB of parameters */                            \
     {"bn_bwd_" #DT, TIME_DEVICE, "op=bnbwd mode=spatial dt=" #DT " x=64x256x56x56" LAY},
 static const struct bench_case nn_cases[] = {
-    NN_ROWS(f32, "") NN_ROWS(f16, ":nhwc")
+    NN_ROWS(f32, "") NN_ROWS(f16, ":nhwc") SOFTMAX_ROWS(bf16, ":nhwc")
 };
 #undef NN_ROWS
+#undef SOFTMAX_ROWS
 
 static const struct suite suites[] = {
     {"ceiling", ceiling_cases, ARRAY_LEN(ceiling_cases)},

@@ -1,7 +1,8 @@
 /* softmax.c: tests of cudnnSoftmaxForward and cudnnSoftmaxBackward against ref/softmax.c, by
    finite differences, with special values, and on bad input. The shapes reach every CUDA path:
-   short contiguous slices (one warp), long ones (one block, several blocks, streaming), slices
-   strided over a contiguous dim (tiles, in and beyond shared memory) and gapped layouts (generic). */
+   short contiguous slices (lane groups, one warp), long ones (one block, several blocks,
+   streaming), slices strided over a contiguous dim (vector tiles, tiles in and beyond shared
+   memory) and gapped layouts (generic). */
 #include "ref/softmax.h"
 #include "test.h"
 #include "tensors.h"
@@ -140,6 +141,29 @@ TEST(softmax_long_slices)
                 enum tview_layout l = si % 2 ? TV_NCHW : TV_NHWC;
                 struct call c = {float_types[ti], (cudnnSoftmaxAlgorithm_t)((ti + si) % 3), modes[mi], &big[si], l, l,
                                  1.0, si == 1 ? 0.5 : 0.0};
+                if (!check_forward(&c) || !check_backward(&c)) return;
+            }
+}
+
+/* Shapes of the vector kernels (cuda:softmax_rows_lanes, cuda:softmax_tile_vec) and their edges,
+   in NHWC (contiguous slices) and NCHW (slices strided over H x W): C = 256 as the bench runs it;
+   C = 40, five 16-byte vectors of halves, so that a lane group holds fewer vectors than it has
+   room for; a last warp with groups past the last slice (3 x 5 x 7 = 105 slices); H x W = 40 and
+   72, a column tile and a partial one for every type; C = 300, a backward tile above 48 KiB of
+   shared memory; C = 1000, a tile beyond the bound, left to cuda:softmax_tile. */
+TEST(softmax_vector_shapes)
+{
+    static const struct shape vs[] = {
+        {4, {3, 256, 5, 7}},
+        {4, {2, 40, 8, 9}},
+        {4, {2, 300, 5, 8}},
+        {4, {1, 1000, 2, 4}},
+    };
+    for (size_t ti = 0; ti < TLEN(float_types); ti++)
+        for (size_t si = 0; si < TLEN(vs); si++)
+            for (int l = 0; l < 2; l++) {
+                struct call c = {float_types[ti], algos[(ti + si + l) % 3], CUDNN_SOFTMAX_MODE_CHANNEL, &vs[si],
+                                 l ? TV_NHWC : TV_NCHW, l ? TV_NHWC : TV_NCHW, 1.0, si % 2 ? 0.5 : 0.0};
                 if (!check_forward(&c) || !check_backward(&c)) return;
             }
 }

@@ -1,24 +1,37 @@
 /* softmax.cu: softmax forward and backward on the GPU (the math is in ops/softmax.h).
 
    Every kernel reads each input once from memory and writes the output once, except where a
-   slice is too long to stay on chip. Entries, most specialised first:
-   - cuda:softmax_rows_warp: slices contiguous in every tensor (CHANNEL over NHWC, INSTANCE over
-     a packed tensor) of at most 1024 elements: one warp per slice, the slice in registers,
-     16-byte loads when the layout allows.
+   slice is too long to stay on chip. A softmax moves little data per element, so what decides
+   the speed is how many bytes each multiprocessor keeps in flight: the first entry of each
+   layout keeps several 16-byte loads in flight per thread. Entries, most specialised first:
+   - cuda:softmax_rows_lanes: contiguous slices of aligned 16-byte vectors (CHANNEL over NHWC with
+     C a multiple of 8 halves or 4 floats, INSTANCE over a small packed image), short enough for
+     16 lanes: a group of the fewest lanes (a power of two) that holds the slice with 4 vector
+     loads a lane (2 of y and 2 of dy backward) takes it, several slices per warp. For 256 halves
+     that is 8 lanes and 4 slices a warp, 2 KiB in flight per warp and 3-step shuffles, where one
+     warp per slice keeps 512 bytes in flight and waits on 5-step shuffles twice.
+   - cuda:softmax_rows_warp: contiguous slices of at most 1024 elements: one warp per slice, the
+     slice in registers, 16-byte loads when the layout allows.
    - cuda:softmax_rows_block: contiguous slices longer than that: one block per slice, or, for a
      slice longer than one block holds, several blocks that each keep their part in registers and
      exchange partial statistics through the handle's scratch (scratch.cuh). Blocks take their
      part in the order they start (an atomic ticket), so the blocks of one slice are resident
      together as long as a slice has no more parts than the GPU has multiprocessors; longer slices
      are read twice, streaming.
-   - cuda:softmax_tile: slices strided over a contiguous inner dim (CHANNEL over NCHW): a block
-     takes 32 neighbouring slices, its threads along the inner dim (coalesced), and keeps the
-     tile in shared memory between its two passes when it fits.
+   - cuda:softmax_tile_vec: slices strided over a contiguous inner dim (CHANNEL over NCHW) whose
+     rows are whole aligned 16-byte vectors (inner dim and strides multiples of 4 floats or 8
+     halves) and whose 128-byte-wide column tile, all of C, fits in 80 KiB of shared memory (C
+     <= 640 forward, 320 backward, any type; half that before sm_80): a block moves its tile in with
+     8 vector loads in flight per thread and source (32 KiB a block for C = 256 floats), reduces
+     the columns there and writes with vector stores.
+   - cuda:softmax_tile: any slice strided over a contiguous inner dim: a block takes 32
+     neighbouring slices, its threads along the inner dim (coalesced, 4 scalar loads in flight),
+     and keeps the tile in shared memory between its two passes when it fits.
    - cuda:softmax_generic: any layout; one warp per slice, offsets decoded per element.
    Statistics are those of ops/softmax.h, in float (double for double data); where the slice
-   stays on chip, the forward computes each e^(x - m) once and keeps it for the output. 16-bit
-   data use the fast __expf. An element of -inf (a masked logit) adds nothing to the sums; a NaN
-   makes its slice NaN. */
+   stays on chip, the forward computes each e^(x - m) once and keeps it for the output (16-bit
+   tiles compute it twice rather than round it). 16-bit data use the fast __expf. An element of
+   -inf (a masked logit) adds nothing to the sums; a NaN makes its slice NaN. */
 #include <type_traits>
 
 #include "core/dtype.h"
@@ -103,17 +116,19 @@ template <typename T, typename C> __device__ __forceinline__ C rescale(C s, C m,
     return s == (C)0 ? (C)0 : s * term<T>(m, to);
 }
 
-template <typename C> __device__ __forceinline__ C warp_sum(C v)
+/* Sum or maximum over each aligned group of W lanes (a power of two, at most 32), in every lane of
+   the group; the whole warp takes part. */
+template <int W = 32, typename C> __device__ __forceinline__ C warp_sum(C v)
 {
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    for (int o = W / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
 
-template <typename C> __device__ __forceinline__ C warp_max(C v)
+template <int W = 32, typename C> __device__ __forceinline__ C warp_max(C v)
 {
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
+    for (int o = W / 2; o > 0; o >>= 1) {
         C w = __shfl_xor_sync(0xffffffffu, v, o);
         v = w > v ? w : v;
     }
@@ -173,24 +188,30 @@ template <typename C> __device__ __forceinline__ C dot_term(bool lg, C a, C b)
     return lg ? b : a * b;
 }
 
-/* ---- one warp per contiguous slice ------------------------------------------------------------ */
+/* ---- a warp, or a group of its lanes, per contiguous slice -------------------------------------- */
 
-constexpr int WARP_ROWS = 8; /* slices (warps) per block */
+constexpr int WARP_ROWS = 8; /* warps per block */
 
-/* Lane l holds elements (k * 32 + l) * V + v for k < E / V, v < V. */
-template <typename T, bool BWD, int E, int V>
+/* Groups of LANES lanes (a power of two, at most 32) per slice, 32 / LANES slices per warp; lane l
+   of a group holds elements (k * LANES + l) * V + v for k < E / V, v < V. A group past the last
+   slice computes a copy of the last one and stores nothing, so that every lane of the warp takes
+   part in the shuffles. */
+template <typename T, bool BWD, int LANES, int E, int V>
 __global__ void __launch_bounds__(32 * WARP_ROWS) rows_warp(sm_args<T> a)
 {
     typedef typename ocd_compute<T>::type C;
-    uint32_t row = blockIdx.x * WARP_ROWS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
-    if (row >= a.rows) return;
+    uint32_t first = (blockIdx.x * WARP_ROWS + (threadIdx.x >> 5)) * (32 / LANES);
+    if (first >= a.rows) return;
+    uint32_t row = first + (threadIdx.x & 31) / LANES, lane = threadIdx.x % LANES;
+    bool live = row < a.rows;
+    if (!live) row = a.rows - 1;
     const T *s0 = a.src0 + ocd_cuda_group_offset(a.batch, 0, row);
     const T *s1 = BWD ? a.src1 + ocd_cuda_group_offset(a.batch, 1, row) : nullptr;
     T *d = a.dst + ocd_cuda_group_offset(a.batch, BWD ? 2 : 1, row);
     C va[E], vb[E];
 #pragma unroll
     for (int k = 0; k < E / V; k++) {
-        uint32_t j = (k * 32 + lane) * V;
+        uint32_t j = (k * LANES + lane) * V;
         if (j < a.len) {
             ocd_cuda_load_n<T, V>(s0 + j, &va[k * V]);
             if (BWD) ocd_cuda_load_n<T, V>(s1 + j, &vb[k * V]);
@@ -199,7 +220,7 @@ __global__ void __launch_bounds__(32 * WARP_ROWS) rows_warp(sm_args<T> a)
     stat<C> st{neg_inf<C>(), (C)0};
 #pragma unroll
     for (int k = 0; k < E / V; k++) {
-        if ((k * 32 + lane) * V >= a.len) continue;
+        if ((k * LANES + lane) * V >= a.len) continue;
 #pragma unroll
         for (int v = 0; v < V; v++) {
             if (BWD) st.s += dot_term(a.log, va[k * V + v], vb[k * V + v]);
@@ -207,12 +228,12 @@ __global__ void __launch_bounds__(32 * WARP_ROWS) rows_warp(sm_args<T> a)
         }
     }
     if (BWD) {
-        st.s = warp_sum(st.s);
+        st.s = warp_sum<LANES>(st.s);
     } else {
-        st.m = warp_max(st.m);
+        st.m = warp_max<LANES>(st.m);
 #pragma unroll
         for (int k = 0; k < E / V; k++) {
-            if ((k * 32 + lane) * V >= a.len) continue;
+            if ((k * LANES + lane) * V >= a.len) continue;
 #pragma unroll
             for (int v = 0; v < V; v++) {
                 C e = term<T>(va[k * V + v], st.m);
@@ -220,13 +241,13 @@ __global__ void __launch_bounds__(32 * WARP_ROWS) rows_warp(sm_args<T> a)
                 if (!a.log) va[k * V + v] = e;
             }
         }
-        st.s = warp_sum(st.s);
+        st.s = warp_sum<LANES>(st.s);
     }
     stat<C> fin = finish<BWD>(st, a.log);
 #pragma unroll
     for (int k = 0; k < E / V; k++) {
-        uint32_t j = (k * 32 + lane) * V;
-        if (j >= a.len) continue;
+        uint32_t j = (k * LANES + lane) * V;
+        if (j >= a.len || !live) continue;
         C r[V];
 #pragma unroll
         for (int v = 0; v < V; v++) r[v] = result<T, BWD, true>(fin, a.log, va[k * V + v], BWD ? vb[k * V + v] : (C)0);
@@ -459,6 +480,106 @@ tile(sm_args<T> a, ocd_dim_group outer, uint32_t inner, uint32_t tiles)
     }
 }
 
+/* ---- whole column tiles in shared memory, 16-byte vectors ---------------------------------------- */
+
+constexpr int VT_THREADS = 256, VT_BATCH = 8; /* threads; 16-byte loads in flight per thread and source */
+constexpr int VT_ROW_BYTES = 128;              /* a tile's width along the inner dim */
+
+/* Block b takes the COLS = 128 / sizeof(T) inner columns (b % tiles) * COLS .. + COLS - 1 of outer
+   index b / tiles over the whole slice dim. Each source's tile moves into shared memory with
+   16-byte loads, VT_BATCH of them in flight per thread (tile's loop keeps 4 scalars in flight),
+   so that every source is read from memory once; vector q of a tile is slice element q / VPR,
+   columns (q % VPR) * N ... Thread (x, y) then takes the statistics of column x over slice
+   elements y, y + TY, ..., and the output leaves with 16-byte stores. As in tile, the forward of
+   float and double keeps the exponentials in the tile; 16-bit data compute them again. The
+   caller has checked that vectors never straddle a row: inner, the slice and outer strides are
+   multiples of N and the pointers 16-byte aligned. The blocks a multiprocessor that the launch
+   bounds ask registers for match what sm_90's shared memory holds of C = 256 float tiles (32 KiB
+   forward, 64 KiB backward), 128 and 192 KiB of loads in flight a multiprocessor. */
+template <typename T, bool BWD>
+__global__ void __launch_bounds__(VT_THREADS, BWD ? 3 : 4)
+tile_vec(sm_args<T> a, ocd_dim_group outer, uint32_t inner, uint32_t tiles)
+{
+    typedef typename ocd_compute<T>::type C;
+    typedef ocd_vec16<T> vec;
+    constexpr uint32_t N = vec::N, COLS = VT_ROW_BYTES / sizeof(T), VPR = COLS / N, TY = VT_THREADS / COLS;
+    constexpr bool KEEP_EXP = !BWD && sizeof(T) >= 4;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    vec *t0 = reinterpret_cast<vec *>(smem_raw), *t1 = t0 + (size_t)a.len * VPR;
+    __shared__ C red_m[TY][COLS + 1], red_s[TY][COLS + 1], fin_m[COLS], fin_s[COLS];
+    uint32_t o = blockIdx.x / tiles, col0 = (blockIdx.x % tiles) * COLS, total = a.len * VPR;
+    int dt = BWD ? 2 : 1;
+    const T *s0 = a.src0 + ocd_cuda_group_offset(outer, 0, o) + col0;
+    const T *s1 = BWD ? a.src1 + ocd_cuda_group_offset(outer, 1, o) + col0 : nullptr;
+    T *d = a.dst + ocd_cuda_group_offset(outer, dt, o) + col0;
+    int64_t l0 = a.slice.strides[0][0], l1 = a.slice.strides[BWD ? 1 : 0][0], ld = a.slice.strides[dt][0];
+
+    for (uint32_t q0 = 0; q0 < total; q0 += VT_THREADS * VT_BATCH) {
+        vec v0[VT_BATCH], v1[VT_BATCH];
+#pragma unroll
+        for (int k = 0; k < VT_BATCH; k++) {
+            uint32_t q = q0 + k * VT_THREADS + threadIdx.x, l = q / VPR, c = q % VPR * N;
+            if (q >= total || col0 + c >= inner) continue;
+            v0[k] = *reinterpret_cast<const vec *>(s0 + l * l0 + c);
+            if (BWD) v1[k] = *reinterpret_cast<const vec *>(s1 + l * l1 + c);
+        }
+#pragma unroll
+        for (int k = 0; k < VT_BATCH; k++) {
+            uint32_t q = q0 + k * VT_THREADS + threadIdx.x;
+            if (q >= total || col0 + q % VPR * N >= inner) continue;
+            t0[q] = v0[k];
+            if (BWD) t1[q] = v1[k];
+        }
+    }
+    __syncthreads();
+
+    /* statistics per column; a column past inner computes garbage that is never stored */
+    T *x0 = reinterpret_cast<T *>(t0), *x1 = reinterpret_cast<T *>(t1);
+    uint32_t tx = threadIdx.x % COLS, ty = threadIdx.x / COLS;
+    stat<C> st{neg_inf<C>(), (C)0};
+    if (BWD) {
+        for (uint32_t l = ty; l < a.len; l += TY)
+            st.s += dot_term(a.log, ocd_cuda_load(&x0[l * COLS + tx]), ocd_cuda_load(&x1[l * COLS + tx]));
+    } else {
+        for (uint32_t l = ty; l < a.len; l += TY) {
+            C x = ocd_cuda_load(&x0[l * COLS + tx]);
+            st.m = x > st.m ? x : st.m;
+        }
+        red_m[ty][tx] = st.m;
+        __syncthreads();
+#pragma unroll
+        for (uint32_t y = 0; y < TY; y++) st.m = red_m[y][tx] > st.m ? red_m[y][tx] : st.m;
+        for (uint32_t l = ty; l < a.len; l += TY) {
+            C e = term<T>(ocd_cuda_load(&x0[l * COLS + tx]), st.m);
+            st.s += e;
+            if (KEEP_EXP && !a.log) ocd_cuda_store(&x0[l * COLS + tx], e);
+        }
+    }
+    red_s[ty][tx] = st.s;
+    __syncthreads();
+    if (ty == 0) {
+        stat<C> all{st.m, (C)0};
+#pragma unroll
+        for (uint32_t y = 0; y < TY; y++) all.s += red_s[y][tx];
+        stat<C> fin = finish<BWD>(all, a.log);
+        fin_m[tx] = fin.m;
+        fin_s[tx] = fin.s;
+    }
+    __syncthreads();
+
+    for (uint32_t q = threadIdx.x; q < total; q += VT_THREADS) {
+        uint32_t l = q / VPR, c = q % VPR * N;
+        if (col0 + c >= inner) continue;
+        C x[N], y[N], r[N];
+        ocd_cuda_load_n<T, N>(x0 + (size_t)q * N, x);
+        if (BWD) ocd_cuda_load_n<T, N>(x1 + (size_t)q * N, y);
+#pragma unroll
+        for (uint32_t v = 0; v < N; v++)
+            r[v] = result<T, BWD, KEEP_EXP>(stat<C>{fin_m[c + v], fin_s[c + v]}, a.log, x[v], BWD ? y[v] : (C)0);
+        ocd_cuda_blend_n<T, N>(d + l * ld + c, r, a.alpha, a.beta, a.blend);
+    }
+}
+
 /* ---- any layout: one warp per slice ------------------------------------------------------------ */
 
 template <typename T, bool BWD> __global__ void __launch_bounds__(32 * WARP_ROWS) generic(sm_args<T> a)
@@ -511,25 +632,46 @@ bool vector_rows(const ocd_softmax_problem *p)
 
 constexpr uint32_t WARP_MAX_LEN = 1024;
 
-template <typename T, bool BWD, int E, int V> cudnnStatus_t launch_warp(cudnnHandle_t h, const sm_args<T> &a)
+template <typename T, bool BWD, int LANES, int E, int V> cudnnStatus_t launch_warp(cudnnHandle_t h, const sm_args<T> &a)
 {
-    rows_warp<T, BWD, E, V><<<ocd_cuda_blocks(a.rows, WARP_ROWS), 32 * WARP_ROWS, 0, h->stream>>>(a);
+    rows_warp<T, BWD, LANES, E, V><<<ocd_cuda_blocks(a.rows, WARP_ROWS * (32 / LANES)), 32 * WARP_ROWS, 0, h->stream>>>(a);
     OCD_CUDA_LAUNCHED();
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* The smallest E (elements per lane, a multiple of V) with 32 E >= len. */
+/* One warp per slice: the smallest E (elements per lane, a multiple of V) with 32 E >= len. */
 template <typename T, bool BWD, int V> cudnnStatus_t pick_warp(cudnnHandle_t h, const sm_args<T> &a)
 {
     if constexpr (V <= 1)
-        if (a.len <= 32) return launch_warp<T, BWD, 1, 1>(h, a);
+        if (a.len <= 32) return launch_warp<T, BWD, 32, 1, 1>(h, a);
     if constexpr (V <= 2)
-        if (a.len <= 64) return launch_warp<T, BWD, 2, V>(h, a);
+        if (a.len <= 64) return launch_warp<T, BWD, 32, 2, V>(h, a);
     if constexpr (V <= 4)
-        if (a.len <= 128) return launch_warp<T, BWD, 4, V>(h, a);
-    if (a.len <= 256) return launch_warp<T, BWD, 8, V>(h, a);
-    if (a.len <= 512) return launch_warp<T, BWD, 16, V>(h, a);
-    return launch_warp<T, BWD, 32, V>(h, a);
+        if (a.len <= 128) return launch_warp<T, BWD, 32, 4, V>(h, a);
+    if (a.len <= 256) return launch_warp<T, BWD, 32, 8, V>(h, a);
+    if (a.len <= 512) return launch_warp<T, BWD, 32, 16, V>(h, a);
+    return launch_warp<T, BWD, 32, 32, V>(h, a);
+}
+
+/* 16-byte loads per lane in cuda:softmax_rows_lanes, over all the sources: a warp keeps 2 KiB in
+   flight, four times what one warp per 512-byte slice keeps (LANE_VECS / 2 of y and of dy each in
+   the backward). The lanes of a slice are the fewest (a power of two) that hold it that way. */
+constexpr int LANE_VECS = 4, LANES_MAX = 16;
+
+template <bool BWD> constexpr uint32_t lane_vecs()
+{
+    return BWD ? LANE_VECS / 2 : LANE_VECS;
+}
+
+template <typename T, bool BWD> cudnnStatus_t pick_lanes(cudnnHandle_t h, const sm_args<T> &a)
+{
+    constexpr int N = ocd_vec16<T>::N, E = (int)lane_vecs<BWD>() * N;
+    uint32_t lanes = (a.len + E - 1) / E;
+    if (lanes <= 1) return launch_warp<T, BWD, 1, E, N>(h, a);
+    if (lanes <= 2) return launch_warp<T, BWD, 2, E, N>(h, a);
+    if (lanes <= 4) return launch_warp<T, BWD, 4, E, N>(h, a);
+    if (lanes <= 8) return launch_warp<T, BWD, 8, E, N>(h, a);
+    return launch_warp<T, BWD, LANES_MAX, E, N>(h, a);
 }
 
 template <typename T, bool BWD, int E, int V, bool RESIDENT>
@@ -582,6 +724,34 @@ cudnnStatus_t launch_tile(cudnnHandle_t h, const ocd_softmax_problem *p, const s
 
 constexpr size_t TILE_SMEM_MAX = 96 * 1024;
 
+/* Dynamic shared memory of tile_vec: a 128-byte row per slice element and source. Its bound
+   leaves room for the static arrays on every sm_80+ part (99 KiB a block at least) and for two
+   blocks a multiprocessor on sm_90; sm_75 (64 KiB a block) takes half. */
+size_t tile_vec_smem(const ocd_softmax_problem *p)
+{
+    return (size_t)ocd_dim_group_size(&p->slice) * VT_ROW_BYTES * p->io.nsrc;
+}
+
+size_t tile_vec_smem_max(cudnnHandle_t h)
+{
+    return (h->cc_major >= 8 ? 80 : 40) * 1024;
+}
+
+template <typename T, bool BWD> cudnnStatus_t launch_tile_vec(cudnnHandle_t h, const ocd_softmax_problem *p, const sm_args<T> &a)
+{
+    ocd_dim_group outer = p->batch;
+    outer.rank--;
+    uint32_t cols = VT_ROW_BYTES / sizeof(T);
+    uint32_t inner = (uint32_t)p->batch.dims[p->batch.rank - 1], tiles = (inner + cols - 1) / cols;
+    size_t smem = tile_vec_smem(p);
+    auto kernel = tile_vec<T, BWD>;
+    if (smem > 48 * 1024)
+        OCD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    kernel<<<a.rows / inner * tiles, VT_THREADS, smem, h->stream>>>(a, outer, inner, tiles);
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
+}
+
 template <typename T, bool BWD, int V, bool BLOCKS> cudnnStatus_t pick(cudnnHandle_t h, const sm_args<T> &a)
 {
     if constexpr (BLOCKS) return pick_block<T, BWD, V>(h, a);
@@ -632,6 +802,43 @@ extern "C" const char *ocd_softmax_applies_cuda_tile(cudnnHandle_t handle, const
     return NULL;
 }
 
+extern "C" const char *ocd_softmax_applies_cuda_rows_lanes(cudnnHandle_t handle, const void *problem)
+{
+    const ocd_softmax_problem *p = problem_of(problem);
+    if (!contiguous_slices(p)) return "slices are not contiguous";
+    if (!vector_rows(p)) return OCD_REASON_ALIGNMENT;
+    uint32_t n = 16 / (uint32_t)ocd_dtype_scalar_size(p->io.dtype);
+    uint32_t most = LANES_MAX * (p->backward ? lane_vecs<true>() : lane_vecs<false>()) * n;
+    return ocd_dim_group_size(&p->slice) <= most ? NULL : "slices longer than half a warp holds";
+}
+
+extern "C" const char *ocd_softmax_applies_cuda_tile_vec(cudnnHandle_t handle, const void *problem)
+{
+    const ocd_softmax_problem *p = problem_of(problem);
+    const char *why = ocd_softmax_applies_cuda_tile(handle, problem);
+    if (why != NULL) return why;
+    int64_t n = 16 / (int64_t)ocd_dtype_scalar_size(p->io.dtype);
+    if (p->batch.dims[p->batch.rank - 1] % n != 0) return OCD_REASON_ALIGNMENT;
+    for (int t = 0; t <= p->io.nsrc; t++) {
+        if (!ocd_cuda_aligned16(t < p->io.nsrc ? p->io.src[t] : p->io.dst)) return OCD_REASON_ALIGNMENT;
+        if (p->slice.strides[t][0] % n != 0) return OCD_REASON_ALIGNMENT;
+        for (int d = 0; d < p->batch.rank - 1; d++)
+            if (p->batch.strides[t][d] % n != 0) return OCD_REASON_ALIGNMENT;
+    }
+    return tile_vec_smem(p) <= tile_vec_smem_max(handle) ? NULL : "tile larger than shared memory";
+}
+
+extern "C" cudnnStatus_t ocd_softmax_run_cuda_rows_lanes(cudnnHandle_t handle, const void *problem, void *ws,
+                                                         size_t ws_bytes)
+{
+    const ocd_softmax_problem *p = problem_of(problem);
+    return ocd_cuda_dispatch_float(p->io.dtype, [&](auto *tag) {
+        typedef typename std::remove_pointer<decltype(tag)>::type T;
+        sm_args<T> a = args_of<T>(p);
+        return p->backward ? pick_lanes<T, true>(handle, a) : pick_lanes<T, false>(handle, a);
+    });
+}
+
 extern "C" cudnnStatus_t ocd_softmax_run_cuda_rows_warp(cudnnHandle_t handle, const void *problem, void *ws,
                                                         size_t ws_bytes)
 {
@@ -655,6 +862,17 @@ extern "C" cudnnStatus_t ocd_softmax_run_cuda_tile(cudnnHandle_t handle, const v
         bool fits = smem <= TILE_SMEM_MAX;
         if (p->backward) return fits ? launch_tile<T, true, true>(handle, p, a, smem) : launch_tile<T, true, false>(handle, p, a, 0);
         return fits ? launch_tile<T, false, true>(handle, p, a, smem) : launch_tile<T, false, false>(handle, p, a, 0);
+    });
+}
+
+extern "C" cudnnStatus_t ocd_softmax_run_cuda_tile_vec(cudnnHandle_t handle, const void *problem, void *ws,
+                                                       size_t ws_bytes)
+{
+    const ocd_softmax_problem *p = problem_of(problem);
+    return ocd_cuda_dispatch_float(p->io.dtype, [&](auto *tag) {
+        typedef typename std::remove_pointer<decltype(tag)>::type T;
+        sm_args<T> a = args_of<T>(p);
+        return p->backward ? launch_tile_vec<T, true>(handle, p, a) : launch_tile_vec<T, false>(handle, p, a);
     });
 }
 

@@ -13,10 +13,14 @@
 
 static const struct ocd_impl softmax_impls[] = {
 #ifdef OCD_HAVE_CUDA
+    {"cuda:softmax_rows_lanes", OCD_BACKEND_CUDA, -1, ocd_softmax_applies_cuda_rows_lanes, NULL,
+     ocd_softmax_run_cuda_rows_lanes},
     {"cuda:softmax_rows_warp", OCD_BACKEND_CUDA, -1, ocd_softmax_applies_cuda_rows_warp, NULL,
      ocd_softmax_run_cuda_rows_warp},
     {"cuda:softmax_rows_block", OCD_BACKEND_CUDA, -1, ocd_softmax_applies_cuda_rows_block, NULL,
      ocd_softmax_run_cuda_rows_block},
+    {"cuda:softmax_tile_vec", OCD_BACKEND_CUDA, -1, ocd_softmax_applies_cuda_tile_vec, NULL,
+     ocd_softmax_run_cuda_tile_vec},
     {"cuda:softmax_tile", OCD_BACKEND_CUDA, -1, ocd_softmax_applies_cuda_tile, NULL, ocd_softmax_run_cuda_tile},
     {"cuda:softmax_generic", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_softmax_run_cuda_generic},
 #endif
