@@ -100,6 +100,12 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
                ocd_host_conv_direct, NULL),
 #ifdef OCD_HAVE_CUDA
     CUBLAS_1X1_ENTRIES("dgrad", DGRAD_GEMM_ALGOS)
+    CUDA_ENTRY("cuda:dgrad_igemm_tc_phases", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1),
+               ocd_cuda_conv_igemm_phases_applies_tc, ocd_cuda_conv_igemm_phases_workspace,
+               ocd_cuda_conv_igemm_phases_run, true)
+    CUDA_ENTRY("cuda:dgrad_igemm_tf32_phases", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1),
+               ocd_cuda_conv_igemm_phases_applies_tf32, ocd_cuda_conv_igemm_phases_workspace,
+               ocd_cuda_conv_igemm_phases_run, true)
     OCD_IGEMM_TILES(DGRAD_IGEMM_TC)
     OCD_IGEMM_TILES(DGRAD_IGEMM_TF32)
     CUBLAS_IM2COL_ENTRIES("dgrad", DGRAD_GEMM_ALGOS)

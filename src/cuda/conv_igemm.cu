@@ -19,6 +19,14 @@
    packed the same way: more multiply-adds (8/3 at C = 3), but the tensor cores instead of the
    column path, which measured 7 times slower than the vendor on ResNet-50's first layer.
 
+   Backward data with a stride runs phase by phase (the _phases entries): the input pixels whose
+   coordinates are a (mod stride) in every dim receive products from one subset of filter taps
+   only, taps a + pad (mod stride) apart by the stride. Each phase is therefore a unit-stride
+   backward-data problem of its own, on a strided view of dx, with the filter view of its taps
+   (mirrored for CONVOLUTION mode); it runs through the same plan and kernel, one phase after the
+   other on the stream and sharing the workspace. Phases without taps get dx = beta * dx. The
+   plain kernel, which tests every tap at every pixel, did stride^2 times the work.
+
    Constraints (each a reason): sm_80 or newer; fp16 and bf16 (tf32 entries: fp32 data, forward
    and backward data, TF32 allowed); the GEMM's channel dimension (C/G forward with groups, K/G
    backward data, both for the filter gradient) a multiple of 8 (4 for fp32), the other entries
@@ -27,6 +35,7 @@
 #include "cuda/conv_igemm.cuh"
 
 #include "core/dtype.h"
+#include "cuda/typed.cuh"
 #include "core/reasons.h"
 
 #include <stdlib.h>
@@ -535,6 +544,172 @@ extern "C" bool ocd_cuda_conv_igemm_serves(cudnnHandle_t h, const struct ocd_con
     }
 OCD_IGEMM_TILES(X)
 #undef X
+
+/* ---- strided backward data, phase by phase (file comment) ------------------------------------------ */
+
+#define IGEMM_MAX_PHASES 64
+
+/* Phase `ph` (mixed radix over the spatial dims, the last fastest) of a strided backward-data
+   problem, as a unit-stride one. *taps is false when no filter tap reaches the phase, *pixels
+   false when it holds no input pixel. */
+static void phase_problem(const struct ocd_conv_problem *p, int ph, int esize, struct ocd_conv_problem *sub,
+                          bool *taps, bool *pixels)
+{
+    *sub = *p;
+    sub->s.flip = false;
+    *taps = *pixels = true;
+    int64_t xoff = 0, woff = 0;
+    for (int d = p->s.nsp - 1; d >= 0; d--) {
+        const int u = p->s.stride[d], a = ph % u, pad = p->s.pad[d], vd = 2 + d;
+        ph /= u;
+        const int64_t in = p->s.in[d], filt = p->s.filt[d];
+        const int r0 = (a + pad) % u; /* the first tap of the phase */
+        const int64_t pixels_d = in > a ? (in - a + u - 1) / u : 0, taps_d = filt > r0 ? (filt - r0 + u - 1) / u : 0;
+        sub->s.in[d] = pixels_d, sub->s.filt[d] = taps_d;
+        sub->s.pad[d] = (a + pad - r0) / u, sub->s.stride[d] = 1, sub->s.dilation[d] = 1;
+        xoff += a * p->x.strides[vd];
+        sub->x.dims[vd] = pixels_d, sub->x.strides[vd] = p->x.strides[vd] * u;
+        /* the phase's taps of the cross-correlation filter: w itself, or w mirrored */
+        woff += (p->s.flip ? filt - 1 - r0 : r0) * p->w.strides[vd];
+        sub->w.dims[vd] = taps_d, sub->w.strides[vd] = p->w.strides[vd] * u * (p->s.flip ? -1 : 1);
+        *taps = *taps && taps_d > 0;
+        *pixels = *pixels && pixels_d > 0;
+    }
+    /* (the workspace queries have no data: no offset is applied to NULL) */
+    sub->x_data = p->x_data ? (char *)p->x_data + xoff * esize : NULL;
+    sub->w_data = p->w_data ? (char *)p->w_data + woff * esize : NULL;
+}
+
+/* The first tile whose plan serves the phase, or -1 with the reason in *why. */
+static int phase_tile(cudnnHandle_t h, const struct ocd_conv_problem *sub, bool tf32, igemm_plan *pl, const char **why)
+{
+    for (int tile = 0; tile < OCD_IGEMM_NTILES; tile++)
+        if ((*why = make_plan(h, sub, tile, tf32, pl)) == NULL) return tile;
+    return -1;
+}
+
+/* Why the phases entry cannot serve p, or NULL; *ws_bytes gets the workspace (the largest phase's). */
+static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, bool tf32, size_t *ws_bytes)
+{
+    *ws_bytes = 0;
+    if (p->dir != OCD_CONV_BWD_DATA) return "backward data only";
+    int phases = 1;
+    for (int d = 0; d < p->s.nsp; d++) {
+        if (p->s.dilation[d] != 1) return "dilated: the phases are for strided, undilated filters";
+        phases *= p->s.stride[d];
+    }
+    if (phases == 1) return "unit stride: the implicit GEMM serves it directly";
+    if (phases > IGEMM_MAX_PHASES) return "more than 64 stride phases";
+    if (ocd_view_count(&p->x) >= INT32_MAX) return OCD_REASON_SHAPE; /* scale_phase's 32-bit index */
+    const int esize = p->x.dtype == CUDNN_DATA_FLOAT ? 4 : 2;
+    for (int ph = 0; ph < phases; ph++) {
+        struct ocd_conv_problem sub;
+        bool taps, pixels;
+        phase_problem(p, ph, esize, &sub, &taps, &pixels);
+        if (!pixels || !taps) continue;
+        igemm_plan pl;
+        const char *why;
+        if (phase_tile(h, &sub, tf32, &pl, &why) < 0) return why;
+        *ws_bytes = OCD_MAX(*ws_bytes, pl.ws_bytes);
+    }
+    return NULL;
+}
+
+/* dx = beta * dx over a phase without taps (a strided view: n, c, d, h, w); beta == 0 writes
+   zeros without reading. */
+struct igemm_view5 {
+    uint32_t total;
+    ocd_fastdiv div[4]; /* w, h, d, c */
+    int64_t st[5];      /* n, c, d, h, w */
+};
+
+template <typename T> __global__ void igemm_scale_view(T *x, const igemm_view5 v, float beta)
+{
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < v.total; i += gridDim.x * blockDim.x) {
+        uint32_t w, h, d, c, rest;
+        rest = ocd_fastdiv_divmod(v.div[0], i, &w);
+        rest = ocd_fastdiv_divmod(v.div[1], rest, &h);
+        rest = ocd_fastdiv_divmod(v.div[2], rest, &d);
+        uint32_t n = ocd_fastdiv_divmod(v.div[3], rest, &c);
+        T *e = x + n * v.st[0] + c * v.st[1] + d * v.st[2] + h * v.st[3] + w * v.st[4];
+        *e = beta == 0.f ? T(0.f) : T(beta * ocd_cuda_load<T>(e));
+    }
+}
+
+static cudnnStatus_t scale_phase(cudnnHandle_t h, const struct ocd_conv_problem *sub)
+{
+    const act_dims a = act_of(&sub->x);
+    const int64_t total = a.n * a.c * a.d * a.h * a.w;
+    if (total == 0) return CUDNN_STATUS_SUCCESS;
+    igemm_view5 v;
+    v.total = (uint32_t)total; /* below 2^31: make_plan's pixel-index limit holds for dx */
+    v.div[0] = ocd_fastdiv_make((uint32_t)a.w), v.div[1] = ocd_fastdiv_make((uint32_t)a.h);
+    v.div[2] = ocd_fastdiv_make((uint32_t)a.d), v.div[3] = ocd_fastdiv_make((uint32_t)a.c);
+    v.st[0] = a.sn, v.st[1] = a.sc, v.st[2] = a.sd, v.st[3] = a.sh, v.st[4] = a.sw;
+    const unsigned blocks = (unsigned)OCD_MIN((total + 255) / 256, (int64_t)65535 * 16);
+    const float beta = (float)sub->beta;
+    switch (sub->x.dtype) {
+    case CUDNN_DATA_HALF: igemm_scale_view<__half><<<blocks, 256, 0, h->stream>>>((__half *)sub->x_data, v, beta); break;
+    case CUDNN_DATA_BFLOAT16:
+        igemm_scale_view<__nv_bfloat16><<<blocks, 256, 0, h->stream>>>((__nv_bfloat16 *)sub->x_data, v, beta);
+        break;
+    default: igemm_scale_view<float><<<blocks, 256, 0, h->stream>>>((float *)sub->x_data, v, beta); break;
+    }
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static cudnnStatus_t phases_run(cudnnHandle_t h, const struct ocd_conv_problem *p, void *workspace, size_t bytes,
+                                bool tf32)
+{
+    size_t need;
+    const char *why = phases_plan(h, p, tf32, &need);
+    if (why != NULL || bytes < need)
+        return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "phased implicit GEMM run without a plan: %s",
+                        why ? why : "workspace too small");
+    int phases = 1;
+    for (int d = 0; d < p->s.nsp; d++) phases *= p->s.stride[d];
+    const int esize = p->x.dtype == CUDNN_DATA_FLOAT ? 4 : 2;
+    for (int ph = 0; ph < phases; ph++) {
+        struct ocd_conv_problem sub;
+        bool taps, pixels;
+        phase_problem(p, ph, esize, &sub, &taps, &pixels);
+        if (!pixels) continue;
+        if (!taps) {
+            OCD_TRY(scale_phase(h, &sub));
+            continue;
+        }
+        igemm_plan pl;
+        int tile = phase_tile(h, &sub, tf32, &pl, &why);
+        OCD_TRY(igemm_run(h, &sub, tile, workspace, bytes));
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+extern "C" const char *ocd_cuda_conv_igemm_phases_applies_tc(cudnnHandle_t h, const void *problem)
+{
+    size_t ws;
+    return phases_plan(h, (const struct ocd_conv_problem *)problem, false, &ws);
+}
+
+extern "C" const char *ocd_cuda_conv_igemm_phases_applies_tf32(cudnnHandle_t h, const void *problem)
+{
+    size_t ws;
+    return phases_plan(h, (const struct ocd_conv_problem *)problem, true, &ws);
+}
+
+extern "C" size_t ocd_cuda_conv_igemm_phases_workspace(cudnnHandle_t h, const void *problem)
+{
+    const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
+    size_t ws;
+    return phases_plan(h, p, p->x.dtype == CUDNN_DATA_FLOAT, &ws) ? 0 : ws;
+}
+
+extern "C" cudnnStatus_t ocd_cuda_conv_igemm_phases_run(cudnnHandle_t h, const void *problem, void *ws, size_t bytes)
+{
+    const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
+    return phases_run(h, p, ws, bytes, p->x.dtype == CUDNN_DATA_FLOAT);
+}
 
 /* The Hopper step (sm_90a), which tunes rather than rewrites: keep make_plan, the index maps, the
    loaders' address arithmetic and the epilogue; replace the mainloop of igemm_kernel with a

@@ -51,6 +51,14 @@ cudnnStatus_t ocd_cuda_conv_cublas_run_tc(cudnnHandle_t handle, const void *prob
 cudnnStatus_t ocd_cuda_conv_cublas_run(cudnnHandle_t handle, const void *problem, void *workspace,
                                        size_t workspace_bytes);
 
+/* Backward data with a stride, phase by phase (conv_igemm.cu says how); _tc for fp16 and bf16,
+   _tf32 for fp32 data. */
+const char *ocd_cuda_conv_igemm_phases_applies_tc(cudnnHandle_t handle, const void *problem);
+const char *ocd_cuda_conv_igemm_phases_applies_tf32(cudnnHandle_t handle, const void *problem);
+size_t ocd_cuda_conv_igemm_phases_workspace(cudnnHandle_t handle, const void *problem);
+cudnnStatus_t ocd_cuda_conv_igemm_phases_run(cudnnHandle_t handle, const void *problem, void *workspace,
+                                             size_t workspace_bytes);
+
 /* True when the implicit GEMM's smallest tile (fp16/bf16, or fp32 as TF32) serves the problem
    in one launch, without workspace: the cuBLAS 1x1 entry then leaves it small problems
    (conv_cublas.cu says why). */
