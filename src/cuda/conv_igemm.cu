@@ -615,23 +615,26 @@ static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p
     return NULL;
 }
 
-/* dx = beta * dx over a phase without taps (a strided view: n, c, d, h, w); beta == 0 writes
-   zeros without reading. */
+/* dx = beta * dx over a phase without taps (a strided view of dx); beta == 0 writes zeros
+   without reading. The view's dims are walked in the order of their strides, smallest first, so
+   that neighbouring threads touch neighbouring elements (channels, in NHWC). */
 struct igemm_view5 {
     uint32_t total;
-    ocd_fastdiv div[4]; /* w, h, d, c */
-    int64_t st[5];      /* n, c, d, h, w */
+    ocd_fastdiv div[4]; /* the four fastest extents, fastest first */
+    int64_t st[5];      /* the strides in the same order */
 };
 
 template <typename T> __global__ void igemm_scale_view(T *x, const igemm_view5 v, float beta)
 {
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < v.total; i += gridDim.x * blockDim.x) {
-        uint32_t w, h, d, c, rest;
-        rest = ocd_fastdiv_divmod(v.div[0], i, &w);
-        rest = ocd_fastdiv_divmod(v.div[1], rest, &h);
-        rest = ocd_fastdiv_divmod(v.div[2], rest, &d);
-        uint32_t n = ocd_fastdiv_divmod(v.div[3], rest, &c);
-        T *e = x + n * v.st[0] + c * v.st[1] + d * v.st[2] + h * v.st[3] + w * v.st[4];
+        int64_t off = 0;
+        uint32_t rest = i, digit;
+#pragma unroll
+        for (int d = 0; d < 4; d++) {
+            rest = ocd_fastdiv_divmod(v.div[d], rest, &digit);
+            off += digit * v.st[d];
+        }
+        T *e = x + off + rest * v.st[4];
         *e = beta == 0.f ? T(0.f) : T(beta * ocd_cuda_load<T>(e));
     }
 }
@@ -639,13 +642,20 @@ template <typename T> __global__ void igemm_scale_view(T *x, const igemm_view5 v
 static cudnnStatus_t scale_phase(cudnnHandle_t h, const struct ocd_conv_problem *sub)
 {
     const act_dims a = act_of(&sub->x);
+    int64_t ext[5] = {a.w, a.h, a.d, a.c, a.n}, st[5] = {a.sw, a.sh, a.sd, a.sc, a.sn};
+    for (int i = 1; i < 5; i++) /* by stride, ascending (extent-1 dims have stride 0: first) */
+        for (int j = i; j > 0 && st[j] < st[j - 1]; j--) {
+            int64_t t = st[j];
+            st[j] = st[j - 1], st[j - 1] = t;
+            t = ext[j];
+            ext[j] = ext[j - 1], ext[j - 1] = t;
+        }
     const int64_t total = a.n * a.c * a.d * a.h * a.w;
     if (total == 0) return CUDNN_STATUS_SUCCESS;
     igemm_view5 v;
-    v.total = (uint32_t)total; /* below 2^31: make_plan's pixel-index limit holds for dx */
-    v.div[0] = ocd_fastdiv_make((uint32_t)a.w), v.div[1] = ocd_fastdiv_make((uint32_t)a.h);
-    v.div[2] = ocd_fastdiv_make((uint32_t)a.d), v.div[3] = ocd_fastdiv_make((uint32_t)a.c);
-    v.st[0] = a.sn, v.st[1] = a.sc, v.st[2] = a.sd, v.st[3] = a.sh, v.st[4] = a.sw;
+    v.total = (uint32_t)total; /* below 2^31: phases_plan checks dx's count */
+    for (int d = 0; d < 4; d++) v.div[d] = ocd_fastdiv_make((uint32_t)ext[d]);
+    for (int d = 0; d < 5; d++) v.st[d] = st[d];
     const unsigned blocks = (unsigned)OCD_MIN((total + 255) / 256, (int64_t)65535 * 16);
     const float beta = (float)sub->beta;
     switch (sub->x.dtype) {
