@@ -20,9 +20,14 @@
 #include <limits.h>
 #include <string.h>
 
-/* The GEMM (per image and group) below which the built-in engine wins: measured on a 2-core
-   Zen 3 with OpenBLAS 0.3.21 (bench/results.md, "Host backend"). M x N x K of Y = W * columns. */
+/* Where the library wins, measured on a 2-core Zen 3 with OpenBLAS 0.3.21 (bench/results.md,
+   "Host backend"): from a GEMM per image and group of 64 x 196 x 576 (the smallest measured, a
+   win at batch 1 and 2), except when the column matrix outgrows the cache while fewer than 128
+   filters per group share each of its elements (ResNet-50's 64-channel 56x56 layer at batch 8:
+   58 MB of columns, where the packed engine, which gathers as it goes, is faster). */
 #define MIN_GEMM_FLOPS (2.0 * 64 * 196 * 576)
+#define MIN_FILTERS_FOR_LARGE_COLUMNS 128
+#define LARGE_COLUMNS_BYTES ((size_t)16 << 20)
 
 /* x itself is the column matrix: a 1x1 filter, unit strides, no padding, rows of x H*W
    contiguous elements and channels at least that far apart. */
@@ -55,6 +60,8 @@ const char *ocd_host_conv_cblas_applies(cudnnHandle_t handle, const void *proble
     double flops = 2.0 * (s->k / s->groups) * (double)(s->out[0] * s->out[1]) * (double)(s->c / s->groups) *
                    (double)(s->filt[0] * s->filt[1]);
     if (flops < MIN_GEMM_FLOPS) return "GEMMs this small run faster in the built-in engine";
+    if (s->k / s->groups < MIN_FILTERS_FOR_LARGE_COLUMNS && ocd_host_conv_cblas_workspace(handle, p) > LARGE_COLUMNS_BYTES)
+        return "a column matrix this large, for this few filters, runs faster in the built-in engine";
     return NULL;
 }
 
