@@ -18,9 +18,10 @@
    The convolutions (convfwd, convbwdd, convbwdf) take the shape as numbers instead (n c h w k r s
    pad stride dil) and layout=nchw|nhwc; see setup_conv. Suites: ceiling, tensor, resnet50 (its
    convolution shapes at batch 64, three directions, f32 NCHW, f16 and bf16 NHWC, plus one
-   host-call case), resnet50_b256 (forward f16 at batch 256), nn (activation, softmax, max pooling
-   and batch norm, forward and backward, on 64 x 256 x 56 x 56 in f32 NCHW and f16 NHWC, softmax
-   also in bf16 NHWC; those ops take x as a tensor spec plus their modes, see the nn ops).
+   host-call case), resnet50_b256 (forward f16 at batch 256), resnet50_host (its 3x3 layers forward
+   in f32 NCHW at batch 8: the host backend's suite), nn (activation, softmax, max pooling and
+   batch norm, forward and backward, on 64 x 256 x 56 x 56 in f32 NCHW and f16 NHWC, softmax also
+   in bf16 NHWC; those ops take x as a tensor spec plus their modes, see the nn ops).
 
    Timing: a TIME_DEVICE case runs the call n times between two CUDA events (a host clock on the
    host backend) after warm-up, in --reps batches, and reports the median time per call; n is
@@ -29,7 +30,9 @@
    the call returns, so no kernel time is counted; the median over the calls. A device-to-device
    copy measured in the same run gives the bandwidth ceiling that GB/s is compared with. Ops that
    count their arithmetic (the convolutions) also report flops, printed as TFLOP/s; in --tsv it is
-   the last column, after problem, so that readers of the older columns keep working.
+   the last column, after problem, so that readers of the older columns keep working. On the host
+   backend they are printed as GFLOP/s and as a share of the processor's fp32 FMA peak (see
+   host_fma_peak).
 
    Checks: before timing, each case runs once on fresh random data, seeded by the case name so that
    both builds see the same data, and reports a checksum of its output: S = sum w_i y_i with
@@ -49,6 +52,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "host_peak.h"
+#include "resnet50_shapes.h"
 
 #ifdef BENCH_CUDA
 #include <cuda_runtime.h>
@@ -1210,38 +1217,6 @@ static const struct bench_case tensor_cases[] = {
 #undef T_NHWC
 #undef B
 
-/* ResNet-50 v1.5 (torchvision's: the stride of a downsampling bottleneck on its 3x3 conv), its
-   convolutions, each shape once: X(name, c, k, h, r, pad, stride) with input c x h x h, k filters
-   of r x r. The stem at 224; layer1 at 56; layers 2 to 4 start at 56, 28, 14 and run at 28, 14, 7.
-   Each bottleneck is 1x1 reduce, 3x3, 1x1 expand; the first of a layer also has the 1x1
-   downsample of the shortcut (ds, stride 2 in layers 2 to 4). Same shapes are listed once: layer1's
-   downsample 1x1 64->256 at 56 is l1_1x1_64_256, and the first block's 1x1 expand of layers 2 to 4
-   is the same shape as the other blocks'. Layers use per block (first/rest): l1 3 blocks, l2 4, l3
-   6, l4 3. */
-#define RN50_SHAPES(X, N, OP, DIR, DT, LAYOUT, SUFFIX)                                              \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, stem_7x7s2_3_64, 3, 64, 224, 7, 3, 2)                        \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l1_1x1_64_64, 64, 64, 56, 1, 0, 1)                           \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l1_3x3_64_64, 64, 64, 56, 3, 1, 1)                           \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l1_1x1_64_256, 64, 256, 56, 1, 0, 1)                         \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l1_1x1_256_64, 256, 64, 56, 1, 0, 1)                         \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l2_1x1_256_128, 256, 128, 56, 1, 0, 1)                       \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l2_3x3s2_128_128, 128, 128, 56, 3, 1, 2)                     \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l2_ds_256_512, 256, 512, 56, 1, 0, 2)                        \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l2_1x1_128_512, 128, 512, 28, 1, 0, 1)                       \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l2_1x1_512_128, 512, 128, 28, 1, 0, 1)                       \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l2_3x3_128_128, 128, 128, 28, 3, 1, 1)                       \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l3_1x1_512_256, 512, 256, 28, 1, 0, 1)                       \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l3_3x3s2_256_256, 256, 256, 28, 3, 1, 2)                     \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l3_ds_512_1024, 512, 1024, 28, 1, 0, 2)                      \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l3_1x1_256_1024, 256, 1024, 14, 1, 0, 1)                     \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l3_1x1_1024_256, 1024, 256, 14, 1, 0, 1)                     \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l3_3x3_256_256, 256, 256, 14, 3, 1, 1)                       \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l4_1x1_1024_512, 1024, 512, 14, 1, 0, 1)                     \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l4_3x3s2_512_512, 512, 512, 14, 3, 1, 2)                     \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l4_ds_1024_2048, 1024, 2048, 14, 1, 0, 2)                    \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l4_1x1_512_2048, 512, 2048, 7, 1, 0, 1)                      \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l4_1x1_2048_512, 2048, 512, 7, 1, 0, 1)                      \
-    X(N, OP, DIR, DT, LAYOUT, SUFFIX, l4_3x3_512_512, 512, 512, 7, 3, 1, 1)
 /* One row: name SHAPE_DIR_DT[SUFFIX], e.g. l2_3x3s2_128_128_bwdf_bf16. */
 #define RN50_ROW(N, OP, DIR, DT, LAYOUT, SUFFIX, name, c, k, h, r, pad, st)                          \
     {#name "_" #DIR "_" #DT SUFFIX, TIME_DEVICE,                                                   \
@@ -1262,7 +1237,14 @@ static const struct bench_case resnet50_cases[] = {
 static const struct bench_case resnet50_b256_cases[] = {
     RN50_SHAPES(RN50_ROW, 256, convfwd, fwd, f16, nhwc, "_b256")
 };
-#undef RN50_SHAPES
+/* The host backend's suite (a 2-core CPU does a batch-64 layer in seconds): the 3x3 layers
+   (r = 3 picks them: RN50_ONLY_<r>), forward, f32 NCHW, batch 8. */
+#define RN50_3X3_ROW(N, OP, DIR, DT, LAYOUT, SUFFIX, name, c, k, h, r, pad, st)                      \
+    RN50_ONLY_##r(RN50_ROW(N, OP, DIR, DT, LAYOUT, SUFFIX, name, c, k, h, r, pad, st))
+static const struct bench_case resnet50_host_cases[] = {
+    RN50_SHAPES(RN50_3X3_ROW, 8, convfwd, fwd, f32, nchw, "_b8")
+};
+#undef RN50_3X3_ROW
 #undef RN50_ROW
 #undef RN50_DIRS
 
@@ -1304,6 +1286,7 @@ static const struct suite suites[] = {
     {"tensor", tensor_cases, ARRAY_LEN(tensor_cases)},
     {"resnet50", resnet50_cases, ARRAY_LEN(resnet50_cases)},
     {"resnet50_b256", resnet50_b256_cases, ARRAY_LEN(resnet50_b256_cases)},
+    {"resnet50_host", resnet50_host_cases, ARRAY_LEN(resnet50_host_cases)},
     {"nn", nn_cases, ARRAY_LEN(nn_cases)},
 };
 
@@ -1440,10 +1423,14 @@ static double gbps(const struct result *r)
     return r->ms > 0 ? r->bytes / (r->ms * 1e-3) / 1e9 : 0;
 }
 
+static double fma_peak; /* GFLOP/s, on the host backend only */
+
 static void print_header(bool tsv)
 {
     /* flops is the last column, added after the others so that older readers still work. */
     if (tsv) printf("name\tsuite\ttiming\tstatus\tms\tbytes\tcheck\tproblem\tflops\n");
+    else if (!on_device)
+        printf("%-26s %10s %9s %6s %8s %6s  %s\n", "case", "ms", "GB/s", "%copy", "GFLOP/s", "%peak", "problem");
     else printf("%-26s %10s %9s %6s %8s  %s\n", "case", "ms", "GB/s", "%copy", "TFLOP/s", "problem");
 }
 
@@ -1458,6 +1445,13 @@ static void print_result(const char *suite, const char *name, enum timing timing
         printf("%-26s %10s %9s %6s %8s  %s: %s\n", name, "-", "-", "-", "-", r->status, problem);
     } else if (timing == TIME_HOST_CALL) {
         printf("%-26s %10.5f %9s %6s %8s  %s (host time per call)\n", name, r->ms, "-", "-", "-", problem);
+    } else if (!on_device) {
+        char pct[16] = "-", gflops[16] = "-", peak[16] = "-";
+        double g = r->flops / (r->ms * 1e-3) / 1e9;
+        if (ceiling > 0) snprintf(pct, sizeof pct, "%.0f%%", 100 * gbps(r) / ceiling);
+        if (r->flops > 0) snprintf(gflops, sizeof gflops, "%.1f", g);
+        if (r->flops > 0 && fma_peak > 0) snprintf(peak, sizeof peak, "%.0f%%", 100 * g / fma_peak);
+        printf("%-26s %10.4f %9.1f %6s %8s %6s  %s\n", name, r->ms, gbps(r), pct, gflops, peak, problem);
     } else {
         char pct[16] = "-", tflops[16] = "-";
         if (ceiling > 0) snprintf(pct, sizeof pct, "%.0f%%", 100 * gbps(r) / ceiling);
@@ -1547,8 +1541,13 @@ static void print_banner(void)
 #else
     const char *build = "opencudnn";
 #endif
-    printf("# %s: cuDNN %zu (headers %d), CUDA runtime %zu, data on %s\n", build, cudnnGetVersion(), CUDNN_VERSION,
+    /* one line: bench/run.sh takes it as the run's description */
+    printf("# %s: cuDNN %zu (headers %d), CUDA runtime %zu, data on %s", build, cudnnGetVersion(), CUDNN_VERSION,
            cudnnGetCudartVersion(), device);
+    if (!on_device && fma_peak > 0)
+        printf(", fp32 FMA peak %.1f GFLOP/s (%ld processors x /proc/cpuinfo clock x 32 flops per cycle)", fma_peak,
+               sysconf(_SC_NPROCESSORS_ONLN));
+    printf("\n");
 }
 
 int main(int argc, char **argv)
@@ -1572,6 +1571,7 @@ int main(int argc, char **argv)
         else usage(argv[0]);
     }
     choose_backend();
+    if (!on_device) fma_peak = host_fma_peak();
     cudnnHandle_t handle;
     cudnnStatus_t s = cudnnCreate(&handle);
     if (s != CUDNN_STATUS_SUCCESS) die("cudnnCreate: %s", cudnnGetErrorString(s));

@@ -524,8 +524,9 @@ static void capture_impl(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *d
 {
     struct ran_impl *r = udata;
     const char *runs = strstr(msg, " runs ");
-    const char *start = runs ? strstr(msg, ": cuda:") : NULL;
-    if (start && start < runs) snprintf(r->name, sizeof r->name, "%.*s", (int)(runs - start - 2), start + 2);
+    const char *start = NULL; /* the last ": " before " runs " */
+    for (const char *at = msg; runs && (at = strstr(at, ": ")) != NULL && at < runs; at++) start = at;
+    if (start) snprintf(r->name, sizeof r->name, "%.*s", (int)(runs - start - 2), start + 2);
 }
 
 /* On the CUDA pass, the algorithms that have a tensor-core entry reach it: the implicit GEMM for
@@ -634,6 +635,74 @@ TEST(conv_cuda_tensor_core_entries_are_reached)
         free(x), free(w), free(y);
         free_problem(&p);
     }
+}
+
+/* The host's CBLAS entry (a build with OPENCUDNN_CBLAS): forward GEMM reaches host:fwd_gemm_cblas
+   on the NCHW float and double problems it takes, and the packed engine (host:fwd_gemm) with
+   the entry switched off; every algorithm is checked against the reference both ways. The shapes
+   are above the size under which the entry leaves the work to the packed engine (a GEMM per
+   image and group of 64 x 196 x 576) and cover padding, stride, CONVOLUTION mode, groups, a
+   strided x and a 1x1 filter that multiplies x in place (GEMM takes no dilation). */
+TEST(conv_host_cblas_entry_and_packed_engine)
+{
+    if (test_backend[0] != 'h') return;
+    static const struct shape cblas_shapes[] = {
+        {"cblas_3x3", 2, 2, 64, 64, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
+        {"cblas_stride2_convolution_mode", 2, 1, 64, 72, 1, {31, 30}, {3, 3}, {2, 1}, {2, 2}, {1, 1}, true},
+        {"cblas_groups2", 2, 1, 128, 128, 2, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
+        {"cblas_1x1", 2, 2, 576, 64, 1, {14, 14}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false},
+    };
+    /* variant 2 of a rotating config: x padded-strided, y and the filter NCHW */
+    static const struct {
+        struct config cf;
+        int variant;
+    } cfs[] = {
+        {{"float_nchw", CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DEFAULT_MATH, L_NCHW,
+          true}, 0},
+        {{"double_nchw", CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, CUDNN_DEFAULT_MATH,
+          L_NCHW, true}, 0},
+        {{"float_x_strided", CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DEFAULT_MATH,
+          L_NCHW, false}, 2},
+    };
+#ifdef OCD_TEST_CBLAS
+    const char *want = "host:fwd_gemm_cblas";
+#else
+    const char *want = "host:fwd_gemm";
+#endif
+    char saved[256];
+    snprintf(saved, sizeof saved, "%s", getenv("OPENCUDNN_DISABLE") ? getenv("OPENCUDNN_DISABLE") : "");
+    unsigned mask0;
+    void *udata0;
+    cudnnCallback_t fn0;
+    CHECK_OK(cudnnGetCallback(&mask0, &udata0, &fn0));
+    for (size_t s = 0; s < sizeof cblas_shapes / sizeof cblas_shapes[0]; s++)
+        for (size_t c = 0; c < sizeof cfs / sizeof cfs[0]; c++)
+            for (int off = 0; off < 2; off++) {
+                struct problem p;
+                char label[160];
+                snprintf(label, sizeof label, "fwd %s %s%s", cblas_shapes[s].name, cfs[c].cf.name,
+                         off ? " cblas off" : "");
+                if (off) setenv("OPENCUDNN_DISABLE", "host:fwd_gemm_cblas", 1);
+                if (make_problem(&p, &cblas_shapes[s], &cfs[c].cf, cfs[c].variant)) {
+                    /* which entry serves GEMM: run it once on poisoned data */
+                    size_t ws_bytes = 0;
+                    CHECK_OK(workspace_size(&p, FWD, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, &ws_bytes));
+                    void *ws = ws_bytes ? tbuf_alloc(ws_bytes) : NULL;
+                    void *dx = tbuf_alloc(p.x.bytes), *dw = tbuf_alloc(p.w.bytes), *dy = tbuf_alloc(p.y.bytes);
+                    struct ran_impl r = {""};
+                    CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN, &r, capture_impl));
+                    CHECK_OK(execute(&p, FWD, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, dx, dw, dy, ws, ws_bytes, 1, 0));
+                    CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
+                    const char *expect = off ? "host:fwd_gemm" : want;
+                    if (!CHECK(strcmp(r.name, expect) == 0))
+                        printf("      (%s: GEMM ran \"%s\", expected %s)\n", label, r.name, expect);
+                    tbuf_free(dx), tbuf_free(dw), tbuf_free(dy);
+                    if (ws) tbuf_free(ws);
+                    check_direction(&p, FWD, label);
+                }
+                free_problem(&p);
+                if (off) setenv("OPENCUDNN_DISABLE", saved, 1);
+            }
 }
 
 TEST(conv_fwd_int8_configs)

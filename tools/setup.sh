@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # setup.sh: installs what building and testing opencudnn needs on a fresh Debian/Ubuntu machine:
 # a C compiler, CMake, Ninja, Python 3 and valgrind. The CUDA toolkit is optional: when nvcc is on
-# PATH (or in /usr/local/cuda/bin) the CUDA backend is built too.
+# PATH (or in /usr/local/cuda/bin) the CUDA backend is built too. OpenBLAS (libopenblas-dev) is
+# optional as well: installed when apt has it, so that the host's CBLAS entry is built and tested
+# (OPENCUDNN_CBLAS=AUTO); the build and the tests pass without it.
 set -euo pipefail
 need=()
 for tool in cc:gcc c++:g++ cmake:cmake ninja:ninja-build python3:python3 readelf:binutils; do
@@ -11,5 +13,10 @@ if [ ${#need[@]} -gt 0 ]; then
   SUDO=$([ "$(id -u)" -eq 0 ] && echo "" || echo sudo)
   $SUDO apt-get update -q
   $SUDO apt-get install -y -q "${need[@]}"
+fi
+if ! dpkg -s libopenblas-dev >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  SUDO=$([ "$(id -u)" -eq 0 ] && echo "" || echo sudo)
+  { [ ${#need[@]} -gt 0 ] || $SUDO apt-get update -q; } && $SUDO apt-get install -y -q libopenblas-dev ||
+    echo "setup: libopenblas-dev not installed: the host convolution keeps its built-in GEMM"
 fi
 echo "setup: build tools present${need:+ (installed: ${need[*]})}"

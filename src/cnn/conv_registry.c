@@ -6,7 +6,8 @@
    NOT_SUPPORTED for WINOGRAD with a 5x5 filter on every backend; the tables then say honestly
    which algorithms a backend implements. The host backend implements the matrix-product family
    (IMPLICIT_GEMM, IMPLICIT_PRECOMP_GEMM, GEMM, the backward ALGO_0/1/3) with its packed GEMM
-   engine and DIRECT with plain loops; the CUDA backend has tensor-core entries (cuBLAS GEMMs for
+   engine (forward GEMM through a CBLAS library where one was built in and wins) and DIRECT with
+   plain loops; the CUDA backend has tensor-core entries (cuBLAS GEMMs for
    1x1 filters, implicit-GEMM kernels, im2col + cuBLAS GEMM) ahead of a direct reference kernel
    serving all of that family. FFT and Winograd algorithms have no entry on either backend yet. */
 #include "cnn/conv.h"
@@ -71,6 +72,13 @@
 #endif
 
 static const struct ocd_conv_impl fwd_impls[] = {
+#ifdef OCD_HAVE_CBLAS
+    /* first: where it applies it beats the packed engine (bench/results.md), so the heuristic
+       offers GEMM first there */
+    {{"host:fwd_gemm_cblas", OCD_BACKEND_HOST, -1, ocd_host_conv_cblas_applies, ocd_host_conv_cblas_workspace,
+      ocd_host_conv_cblas},
+     BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM), CUDNN_DETERMINISTIC, false},
+#endif
     HOST_ENTRY("host:fwd_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM),
                ocd_host_conv_gemm_precomp, ocd_host_conv_gemm_precomp_workspace),
     HOST_ENTRY("host:fwd_implicit_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM), ocd_host_conv_gemm_implicit, NULL),

@@ -6,7 +6,8 @@
    gradient. conv_gemm.c: the packed GEMM engine in three strategies that the cuDNN algorithm
    enums name: implicit (index tables built per block, no workspace), implicit precomputed (index
    tables for the whole problem in the workspace) and explicit (the gathered operand
-   materialised in the workspace, im2col style). */
+   materialised in the workspace, im2col style). conv_cblas.c (built when a CBLAS library was found):
+   the forward im2col + CBLAS GEMM, for the NCHW-like float and double problems where it wins. */
 #ifndef OCD_HOST_CONV_H
 #define OCD_HOST_CONV_H
 
@@ -23,6 +24,12 @@ cudnnStatus_t ocd_host_conv_gemm_precomp(cudnnHandle_t handle, const void *probl
 size_t ocd_host_conv_gemm_precomp_workspace(cudnnHandle_t handle, const void *problem);
 cudnnStatus_t ocd_host_conv_gemm_explicit(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 size_t ocd_host_conv_gemm_explicit_workspace(cudnnHandle_t handle, const void *problem);
+
+#ifdef OCD_HAVE_CBLAS
+const char *ocd_host_conv_cblas_applies(cudnnHandle_t handle, const void *problem);
+size_t ocd_host_conv_cblas_workspace(cudnnHandle_t handle, const void *problem);
+cudnnStatus_t ocd_host_conv_cblas(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+#endif
 
 cudnnStatus_t ocd_host_conv_im2col(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 cudnnStatus_t ocd_host_conv_bias_grad(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
