@@ -1250,8 +1250,9 @@ static const struct bench_case resnet50_host_cases[] = {
 
 /* The memory-bound nn layers on ResNet-50's layer1 activations: X is 64 x 256 x 56 x 56 (49 Mi
    elements: 196 MiB in f32, 98 MiB in f16), f32 NCHW and f16 NHWC; Y is the 3x3 stride 2 pooled
-   64 x 256 x 28 x 28 (49 MiB / 24.5 MiB); |p| = 1 KiB (256 floats). Softmax runs in bf16 NHWC too
-   (the 16-bit rows kernel with the other rounding). The byte counts follow each op's formula above. */
+   64 x 256 x 28 x 28 (49 MiB / 24.5 MiB); |p| = 1 KiB (256 floats). Softmax and batch norm run in bf16
+   NHWC too (the 16-bit kernels with the other rounding). The byte counts follow each op's formula
+   above. */
 #define SOFTMAX_ROWS(DT, LAY)                                                                         \
     /* x read, y written: 392 MiB / 196 MiB */                                                        \
     {"softmax_fwd_" #DT, TIME_DEVICE, "op=softmaxfwd algo=accurate mode=channel dt=" #DT " x=64x256x56x56" LAY}, \
@@ -1269,6 +1270,8 @@ static const struct bench_case resnet50_host_cases[] = {
     /* x, dy read, dx written: 441 MiB / 220.5 MiB */                                                 \
     {"maxpool_3x3s2_bwd_" #DT, TIME_DEVICE,                                                          \
      "op=poolbwd mode=max dt=" #DT " x=64x256x56x56" LAY " win=3 pad=1 stride=2"},                    \
+    BN_ROWS(DT, LAY)
+#define BN_ROWS(DT, LAY)                                                                              \
     /* x read, y written: 392 MiB / 196 MiB, + 4 KiB of parameters */                                 \
     {"bn_fwd_inf_" #DT, TIME_DEVICE, "op=bnfwdinf mode=spatial dt=" #DT " x=64x256x56x56" LAY},       \
     /* x read, y written: 392 MiB / 196 MiB, + 8 KiB of parameters */                                 \
@@ -1276,10 +1279,11 @@ static const struct bench_case resnet50_host_cases[] = {
     /* x, dy read, dx written: 588 MiB / 294 MiB, + 5 KiB of parameters */                            \
     {"bn_bwd_" #DT, TIME_DEVICE, "op=bnbwd mode=spatial dt=" #DT " x=64x256x56x56" LAY},
 static const struct bench_case nn_cases[] = {
-    NN_ROWS(f32, "") NN_ROWS(f16, ":nhwc") SOFTMAX_ROWS(bf16, ":nhwc")
+    NN_ROWS(f32, "") NN_ROWS(f16, ":nhwc") SOFTMAX_ROWS(bf16, ":nhwc") BN_ROWS(bf16, ":nhwc")
 };
 #undef NN_ROWS
 #undef SOFTMAX_ROWS
+#undef BN_ROWS
 
 static const struct suite suites[] = {
     {"ceiling", ceiling_cases, ARRAY_LEN(ceiling_cases)},

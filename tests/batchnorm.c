@@ -112,6 +112,42 @@ TEST(bn_edge_shapes)
     }
 }
 
+/* Shapes large enough for the CUDA rows kernels (channels last) to split the rows over several
+   blocks of chunks and leave a partial one: packed NHWC with C a multiple of 8 but not a power of
+   two (whole vectors, rows at one stride: the flat entry; idle threads along the slots), with C =
+   256 (a warp per row), per activation over NCHW (rows = images), and NHWC with C = 12 (vector
+   tails). Plain, blended (alpha/beta), and fused add + ReLU through the Ex API. */
+TEST(bn_rows_split)
+{
+    static const struct { int dims[4]; int layout; bool per_activation; } shapes[] = {
+        {{5, 40, 37, 29}, TV_NHWC, false}, {{3, 256, 9, 7}, TV_NHWC, false},
+        {{67, 8, 4, 4}, TV_NCHW, true},    {{4, 12, 31, 17}, TV_NHWC, false},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        for (size_t t = 0; t < 4; t++) {
+            for (int variant = 0; variant < 3; variant++) {
+                if (variant == 2 && !bn_activations_exist()) continue;
+                struct bn_case c = bn_case_default(variant == 2 ? BN_API_EX : BN_API_PLAIN, all_types[t], 4,
+                                                   shapes[i].dims);
+                c.layout = c.out_layout = shapes[i].layout;
+                c.per_activation = shapes[i].per_activation;
+                if (variant == 1) {
+                    c.alpha = 0.5;
+                    c.beta = 0.75;
+                    c.alpha_param = 2;
+                    c.beta_param = 0.5;
+                    c.use_saved = false;
+                }
+                if (variant == 2) {
+                    c.ops = CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION;
+                    c.act_mode = CUDNN_ACTIVATION_RELU;
+                }
+                bn_check_case(&c);
+            }
+        }
+    }
+}
+
 /* The Ex ops: BN + activation and BN + add + activation for each activation, with and without a
    workspace. */
 TEST(bn_ex_fused_ops)

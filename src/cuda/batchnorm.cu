@@ -1,10 +1,13 @@
-/* batchnorm.cu: the normalization engine on CUDA (batchnorm.h), in three implementations that
-   differ only in how they walk the tensors:
+/* batchnorm.cu: the normalization engine on CUDA (batchnorm.h), in implementations that differ
+   only in how they walk the tensors:
 
      channels last   the slots are the contiguous dimension (NHWC spatial; any dense x per
                      activation): a block is TX threads along the slots, each holding V slots as
                      one 16-byte vector, times TY threads along the rows (n and the spatial
                      positions), so that every warp reads whole rows;
+     flat            its common case: the rows at one stride (packed NHWC), whole vectors and
+                     16-byte aligned pointers: the same kernels on a layout that finds a row
+                     with one multiply instead of a division (a separate entry);
      channels first  spatial mode with the spatial dims contiguous (NCHW): a block serves one
                      channel and its threads walk that channel's elements, V at a time;
      strided         anything else: every tensor with its own strides, one slot per thread.
@@ -15,22 +18,24 @@
               blocks use the same, so partial sums just add; the shift keeps the variance free
               of cancellation); gradient: dp and dp * (x - mean). Partials go to the workspace
               (or the handle's scratch, cuda/scratch.cuh), [2][splits][slots];
-     finish   one thread per slot adds the splits' partials in a fixed order and derives what
-              the slot needs (mean, 1/std, saved and running statistics, the parameter
-              gradients), then the slot's coefficients of the element pass;
+     finish   FINISH_LANES threads per slot add the splits' partials in a fixed order and one
+              derives what the slot needs (mean, 1/std, saved and running statistics, the
+              parameter gradients), then the slot's coefficients of the element pass;
      apply    y = alpha * act(a*x + b (+ z)) + beta * y, or dx = alpha * (A*dp + B*x + C) + ...
    Results are deterministic: the splits depend only on the shape and the device.
    Scheduling: rows kernels keep one wave of blocks resident (MIN_BLOCKS per SM) that stride over
-   chunks of UNROLL*TY rows; channels-first kernels run several waves of (channel, split) blocks.
-   Forward training moves x twice and y once; backward x and dy twice, dx once: the element pass
-   visits the work in the reverse order of the reduction, so that what the reduction read last is
-   still in L2 when the element pass starts.
+   chunks of ROWS*TY rows, each thread keeping 8 vectors of loads in flight (RowRounds); their
+   element pass reads its per-lane coefficients from shared memory, and the fused-activation
+   gradient passes are kernels of their own, so that the plain kernels hold no registers for
+   the activation (no spills: check with -Xptxas -v). Channels-first kernels run several waves
+   of (channel, split) blocks. Forward training moves x twice and y once; backward x and dy
+   twice, dx once: the element pass visits the work in the reverse order of the reduction, so
+   that what the reduction read last is still in L2 when the element pass starts.
 
-   Measured on an H200 (64x256x56x56, copy ceiling 4.15 TB/s; bytes = tensor passes above):
-   fp32 NCHW and NHWC, fp16 NCHW: inference 3.66-3.75 TB/s, training 3.48-3.66, backward
-   3.59-3.97. fp16/bf16 NHWC (channels last, 8 lanes a thread, 80 registers, 3 blocks per SM):
-   inference 3.29, training 2.96, backward 3.14 TB/s: below the others; fewer registers (the
-   per-lane coefficients in shared memory) and more resident blocks are the next step. */
+   Measured on an H200 (64x256x56x56, copy ceiling 4.18 TB/s; bytes = tensor passes above):
+   fp32 NCHW: inference 3.88 TB/s, training 3.67, backward 3.88. fp16 NHWC before the flat
+   entry (4 vectors in flight, per-row division, spills in the 16-bit gradient kernels):
+   inference 3.32, training 2.99, backward 2.91. The flat entry is not measured yet. */
 #include "core/reasons.h"
 #include "cuda/check.cuh"
 #include "cuda/scratch.cuh"
@@ -45,12 +50,13 @@
 namespace {
 
 enum { T_X, T_Y, T_Z, T_DY, T_DX, T_DZ, T_RES, NTENS };
-enum Kind { CHANNELS_LAST, CHANNELS_FIRST, STRIDED };
+enum Kind { FLAT, CHANNELS_LAST, CHANNELS_FIRST, STRIDED };
 
 const int THREADS = 256;
 const int MIN_BLOCKS = 3; /* resident per SM: __launch_bounds__ caps the registers for it */
-const int UNROLL = 4;     /* rows per thread per chunk */
-const int FINISH_SLOTS = 32, FINISH_LANES = 8;
+const int UNROLL = 4;     /* channels first: vectors per thread per split, at least */
+const int ROWS = 8;       /* rows kernels: rows per thread per chunk */
+const int FINISH_SLOTS = 32, FINISH_LANES = 32; /* lanes: threads adding one slot's partials */
 
 /* ---- device helpers -------------------------------------------------------------------------- */
 
@@ -153,6 +159,15 @@ struct LayRows {
     __device__ __forceinline__ int64_t at(Pos p, int, uint32_t j) const { return p + j; }
 };
 
+/* Channels last with all the rows at one stride (packed NHWC, one image, or no spatial dims):
+   slot j of row r at r * sR + j; no division per row. */
+struct LayFlat {
+    typedef int64_t Pos;
+    int64_t sR;
+    __device__ __forceinline__ Pos pos(uint32_t r) const { return (int64_t)r * sR; }
+    __device__ __forceinline__ int64_t at(Pos p, int, uint32_t j) const { return p + j; }
+};
+
 /* Strided: each tensor with its strides; rows and slots decompose over their dimensions. A
    position is the row number. */
 struct LayStrided {
@@ -202,7 +217,7 @@ template <typename T> struct Args {
     C *part, *shift, *mean_s, *invstd_s, *coef; /* scratch, dense by slot */
     int G;              /* blocks along y: row strides, or channel splits */
     uint32_t per_split; /* channels first: elements per split */
-    uint32_t chunk, nchunks; /* rows kernels: rows per chunk (UNROLL * ty) and their count */
+    uint32_t chunk, nchunks; /* rows kernels: rows per chunk (ROWS * ty) and their count */
     int tx, ty;
 };
 
@@ -221,20 +236,22 @@ template <typename T, int V> struct GradChunk {
     Chunk<T, V> dy, pre;
 };
 
-template <bool STREAM, typename T, int V>
+/* ACT false: the caller knows that no activation is fused, and pre is neither loaded nor used
+   (so that it holds no registers); true: a.act says. */
+template <bool STREAM, bool ACT, typename T, int V>
 __device__ __forceinline__ void load_grad(const Args<T> &a, int64_t o, int64_t ro, int n, GradChunk<T, V> &g)
 {
     load_chunk<STREAM>(a.dy + o, n, g.dy);
-    if (a.act) load_chunk<STREAM>(a.res + ro, n, g.pre);
+    if (ACT && a.act) load_chunk<STREAM>(a.res + ro, n, g.pre);
 }
 
 /* dp = dy * act'(pre). */
-template <typename T, int V>
+template <bool ACT, typename T, int V>
 __device__ __forceinline__ void unpack_dp(const Args<T> &a, const GradChunk<T, V> &g, typename ocd_compute<T>::type dp[V])
 {
     typedef typename ocd_compute<T>::type C;
     unpack(g.dy, dp);
-    if (a.act) {
+    if (ACT && a.act) {
         C pre[V];
         unpack(g.pre, pre);
 #pragma unroll
@@ -243,7 +260,7 @@ __device__ __forceinline__ void unpack_dp(const Args<T> &a, const GradChunk<T, V
 }
 
 /* Adds one chunk of x (and the gradient inputs) to the lanes' sums. */
-template <typename T, int V, bool GRAD>
+template <typename T, int V, bool GRAD, bool ACT>
 __device__ __forceinline__ void accumulate(const Args<T> &a, const Chunk<T, V> &xc, const GradChunk<T, V> &gc,
                                            const typename ocd_compute<T>::type ref[V],
                                            typename ocd_compute<T>::type s1[V], typename ocd_compute<T>::type s2[V])
@@ -251,7 +268,7 @@ __device__ __forceinline__ void accumulate(const Args<T> &a, const Chunk<T, V> &
     typedef typename ocd_compute<T>::type C;
     C xv[V], dp[V];
     unpack(xc, xv);
-    if (GRAD) unpack_dp(a, gc, dp);
+    if (GRAD) unpack_dp<ACT>(a, gc, dp);
 #pragma unroll
     for (int i = 0; i < V; i++) {
         if (!GRAD) {
@@ -265,34 +282,47 @@ __device__ __forceinline__ void accumulate(const Args<T> &a, const Chunk<T, V> &
     }
 }
 
-/* Vectors whose loads are in flight together per thread: 4 of x, or 2 each of x and dy; the
-   backward element pass of 8-lane vectors keeps 24 coefficients in registers and takes one. */
+/* Channels-first kernels: vectors whose loads are in flight together per thread, 4 of x or 2
+   each of x and dy; the backward element pass of 8-lane vectors keeps 24 coefficients in
+   registers and takes one. */
 template <bool TWO_INPUTS, bool MANY_COEFS, int V> struct Rounds {
     static const int U = !TWO_INPUTS ? 4 : MANY_COEFS && V >= 8 ? 1 : 2;
 };
 
+/* Rows kernels: rows a thread takes per round, all their loads issued before any is used: 8
+   vectors per thread in flight, of x alone or of x and dy; with the fused activation backward
+   (ACT) one row of x, dy and pre, the derivative taking the registers. ROWS, the rows per thread
+   of a chunk, is a multiple of each. */
+template <bool TWO_INPUTS, bool ACT> struct RowRounds {
+    static const int U = !TWO_INPUTS ? 8 : ACT ? 1 : 4;
+};
+
 /* ---- reduce ---------------------------------------------------------------------------------- */
 
-template <typename T, int V, bool GRAD, class L>
+/* The rows reductions. ACT as for load_grad: the gradient pass has a kernel for the fused
+   activation and one without (whose pre-activation loads would otherwise hold registers). */
+template <typename T, int V, bool GRAD, bool ACT, class L>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_reduce_rows(const L lay, const Args<T> a)
 {
     typedef typename ocd_compute<T>::type C;
-    const int U = Rounds<GRAD, false, V>::U;
+    const int U = RowRounds<GRAD, ACT>::U;
     __shared__ C sh1[THREADS * V], sh2[THREADS * V];
     const int tx = threadIdx.x, ty = threadIdx.y, width = a.tx * V;
     const uint32_t j0 = (blockIdx.x * a.tx + tx) * V;
     const int n = j0 < a.K ? min(V, (int)(a.K - j0)) : 0;
-    C ref[V], s1[V], s2[V];
+    C ref[V], s1[V], s2[V]; /* indexed by constants only (unrolled loops): kept in registers */
 #pragma unroll
     for (int i = 0; i < V; i++) ref[i] = s1[i] = s2[i] = 0;
     if (n > 0) {
         if (!GRAD) load_lanes<false, T, V>(a.x + lay.at(lay.pos(0), T_X, j0), n, ref);
         else
-            for (int i = 0; i < n; i++) ref[i] = slot_mean(a, j0 + i);
+#pragma unroll
+            for (int i = 0; i < V; i++)
+                if (i < n) ref[i] = slot_mean(a, j0 + i);
         for (uint32_t chunk = blockIdx.y; chunk < a.nchunks; chunk += gridDim.y) {
             const uint32_t r0 = chunk * a.chunk + ty;
 #pragma unroll
-            for (int u0 = 0; u0 < UNROLL; u0 += U) {
+            for (int u0 = 0; u0 < ROWS; u0 += U) {
                 Chunk<T, V> xc[U];
                 GradChunk<T, V> gc[U];
                 bool ok[U];
@@ -303,11 +333,11 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_reduce_rows(const L lay
                     if (!ok[u]) continue;
                     const typename L::Pos p = lay.pos(r);
                     load_chunk<false>(a.x + lay.at(p, T_X, j0), n, xc[u]);
-                    if (GRAD) load_grad<false>(a, lay.at(p, T_DY, j0), a.res ? lay.at(p, T_RES, j0) : 0, n, gc[u]);
+                    if (GRAD) load_grad<false, ACT>(a, lay.at(p, T_DY, j0), a.res ? lay.at(p, T_RES, j0) : 0, n, gc[u]);
                 }
 #pragma unroll
                 for (int u = 0; u < U; u++)
-                    if (ok[u]) accumulate<T, V, GRAD>(a, xc[u], gc[u], ref, s1, s2);
+                    if (ok[u]) accumulate<T, V, GRAD, ACT>(a, xc[u], gc[u], ref, s1, s2);
             }
         }
     }
@@ -328,7 +358,9 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_reduce_rows(const L lay
         __syncthreads();
     }
     if (ty != 0) return;
-    for (int i = 0; i < n; i++) {
+#pragma unroll
+    for (int i = 0; i < V; i++) {
+        if (i >= n) break;
         a.part[(size_t)blockIdx.y * a.K + j0 + i] = sh1[base + i];
         a.part[((size_t)a.G + blockIdx.y) * a.K + j0 + i] = sh2[base + i];
         if (!GRAD && blockIdx.y == 0) a.shift[j0 + i] = ref[i];
@@ -373,11 +405,11 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_reduce_chan(const LayCh
             if (!ok[u]) continue;
             const int64_t o = lay.off(c, e);
             load_chunk<false>(a.x + o, V, xc[u]);
-            if (GRAD) load_grad<false>(a, o, o, V, gc[u]);
+            if (GRAD) load_grad<false, true>(a, o, o, V, gc[u]);
         }
 #pragma unroll
         for (int u = 0; u < U; u++)
-            if (ok[u]) accumulate<T, V, GRAD>(a, xc[u], gc[u], ref, s1, s2);
+            if (ok[u]) accumulate<T, V, GRAD, true>(a, xc[u], gc[u], ref, s1, s2);
     }
     C t1 = 0, t2 = 0;
 #pragma unroll
@@ -490,15 +522,32 @@ __device__ __forceinline__ void slot_coefs(const Args<T> &a, uint32_t j, typenam
     c[2] = 0;
 }
 
-/* The element pass of one chunk of n lanes at the offsets o, its main inputs loaded:
-   forward y = alpha * act(c0*x + c1 (+ z)) + beta*y, backward dx = alpha * (c0*dp + c1*x + c2) +
-   beta*dx and dz = alpha*dp + beta*dz. */
+/* out = alpha * out + beta * dst, dst read only when beta != 0, nothing done when alpha is 1 and
+   beta 0 (the usual case: no multiply per lane). tmp is scratch. */
+template <typename T, int V>
+__device__ __forceinline__ void blend(const Args<T> &a, const T *dst, int n, typename ocd_compute<T>::type out[V],
+                                      typename ocd_compute<T>::type tmp[V])
+{
+    if (a.beta != 0) {
+        load_lanes<true, T, V>(dst, n, tmp);
+#pragma unroll
+        for (int i = 0; i < V; i++) out[i] = a.alpha * out[i] + a.beta * tmp[i];
+    } else if (a.alpha != 1) {
+#pragma unroll
+        for (int i = 0; i < V; i++) out[i] *= a.alpha;
+    }
+}
+
 /* Where apply_chunk writes: y and z forward, dx and dz backward, and the reserve space. */
 struct Offs {
     int64_t out, extra, res;
 };
 
-template <typename T, int V, bool BWD>
+/* The element pass of one chunk of n lanes at the offsets o, its main inputs loaded:
+   forward y = alpha * act(c0*x + c1 (+ z)) + beta*y, backward dx = alpha * (c0*dp + c1*x + c2) +
+   beta*dx and dz = alpha*dp + beta*dz. ACT as for load_grad: z, dz and the reserve space come
+   only with an activation. */
+template <typename T, int V, bool BWD, bool ACT>
 __device__ __forceinline__ void apply_chunk(const Args<T> &a, const Offs &o, int n, const Chunk<T, V> &xc,
                                             const GradChunk<T, V> &gc, const typename ocd_compute<T>::type c0[V],
                                             const typename ocd_compute<T>::type c1[V],
@@ -510,79 +559,88 @@ __device__ __forceinline__ void apply_chunk(const Args<T> &a, const Offs &o, int
     if (!BWD) {
 #pragma unroll
         for (int i = 0; i < V; i++) out[i] = c0[i] * tmp[i] + c1[i];
-        if (a.z) {
+        if (ACT && a.z) {
             load_lanes<true, T, V>(a.z + o.extra, n, tmp);
 #pragma unroll
             for (int i = 0; i < V; i++) out[i] += tmp[i];
         }
-        if (a.act) {
+        if (ACT && a.act) {
             if (a.res) store_lanes<T, V>(a.res + o.res, n, out);
 #pragma unroll
             for (int i = 0; i < V; i++) out[i] = ocd_act_forward(a.act_mode, a.act_nan == CUDNN_PROPAGATE_NAN, a.act_coef, a.act_swish, out[i]);
         }
-        if (a.beta != 0) load_lanes<true, T, V>(a.y + o.out, n, tmp);
-#pragma unroll
-        for (int i = 0; i < V; i++) out[i] = a.alpha * out[i] + (a.beta != 0 ? a.beta * tmp[i] : (C)0);
+        blend<T, V>(a, a.y + o.out, n, out, tmp);
         store_lanes<T, V>(a.y + o.out, n, out);
     } else {
         C dp[V];
-        unpack_dp(a, gc, dp);
+        unpack_dp<ACT>(a, gc, dp);
 #pragma unroll
-        for (int i = 0; i < V; i++) out[i] = a.alpha * (c0[i] * dp[i] + c1[i] * tmp[i] + c2[i]);
-        if (a.beta != 0) {
-            load_lanes<true, T, V>(a.dx + o.out, n, tmp);
-#pragma unroll
-            for (int i = 0; i < V; i++) out[i] += a.beta * tmp[i];
-        }
+        for (int i = 0; i < V; i++) out[i] = c0[i] * dp[i] + (c1[i] * tmp[i] + c2[i]);
+        blend<T, V>(a, a.dx + o.out, n, out, tmp);
         store_lanes<T, V>(a.dx + o.out, n, out);
-        if (a.dz) {
-            if (a.beta != 0) load_lanes<true, T, V>(a.dz + o.extra, n, tmp);
+        if (ACT && a.dz) {
 #pragma unroll
-            for (int i = 0; i < V; i++) out[i] = a.alpha * dp[i] + (a.beta != 0 ? a.beta * tmp[i] : (C)0);
+            for (int i = 0; i < V; i++) out[i] = dp[i];
+            blend<T, V>(a, a.dz + o.extra, n, out, tmp);
             store_lanes<T, V>(a.dz + o.extra, n, out);
         }
     }
 }
 
-template <typename T, int V, bool BWD, class L>
+/* The rows element passes. The coefficients of the block's a.tx * V (<= THREADS) lanes are
+   computed once into shared memory and read at each use, so that the registers go to loads in
+   flight. ACT as for load_grad: forward takes any fused op (ACT true), backward has a kernel for
+   the fused activation and one without. */
+template <typename T, int V, bool BWD, bool ACT, class L>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_apply_rows(const L lay, const Args<T> a)
 {
     typedef typename ocd_compute<T>::type C;
-    const int U = Rounds<BWD, true, V>::U;
+    const int U = RowRounds<BWD, ACT>::U;
+    __shared__ __align__(16) C coefs[3 * THREADS];
+    const int width = a.tx * V, t = threadIdx.y * a.tx + threadIdx.x;
+    if (t < width) {
+        const uint32_t j = blockIdx.x * width + t;
+        C c[3] = {0, 0, 0};
+        if (j < a.K) slot_coefs<T, BWD>(a, j, c);
+        coefs[t] = c[0];
+        coefs[THREADS + t] = c[1];
+        coefs[2 * THREADS + t] = c[2];
+    }
+    __syncthreads();
     const uint32_t j0 = (blockIdx.x * a.tx + threadIdx.x) * V;
     if (j0 >= a.K) return;
     const int n = min(V, (int)(a.K - j0));
-    C c[3], c0[V], c1[V], c2[V];
-#pragma unroll
-    for (int i = 0; i < V; i++) {
-        if (i < n) slot_coefs<T, BWD>(a, j0 + i, c);
-        c0[i] = c[0];
-        c1[i] = c[1];
-        c2[i] = c[2];
-    }
+    const C *cs = coefs + threadIdx.x * V;
     /* the chunks, and the rows in them, in the reverse order of the reduction: see the top */
     for (int64_t chunk = (int64_t)a.nchunks - 1 - blockIdx.y; chunk >= 0; chunk -= gridDim.y) {
         const uint32_t r0 = (uint32_t)chunk * a.chunk + threadIdx.y;
 #pragma unroll
-        for (int u0 = 0; u0 < UNROLL; u0 += U) {
+        for (int u0 = 0; u0 < ROWS; u0 += U) {
             Chunk<T, V> xc[U];
             GradChunk<T, V> gc[U];
 #pragma unroll
             for (int u = 0; u < U; u++) {
-                const uint32_t r = r0 + (UNROLL - 1 - u0 - u) * a.ty;
+                const uint32_t r = r0 + (ROWS - 1 - u0 - u) * a.ty;
                 if (r >= a.M) continue;
                 const typename L::Pos p = lay.pos(r);
                 load_chunk<true>(a.x + lay.at(p, T_X, j0), n, xc[u]);
-                if (BWD) load_grad<true>(a, lay.at(p, T_DY, j0), a.res ? lay.at(p, T_RES, j0) : 0, n, gc[u]);
+                if (BWD) load_grad<true, ACT>(a, lay.at(p, T_DY, j0), a.res ? lay.at(p, T_RES, j0) : 0, n, gc[u]);
             }
 #pragma unroll
             for (int u = 0; u < U; u++) { /* positions recomputed: cheaper than keeping registers */
-                const uint32_t r = r0 + (UNROLL - 1 - u0 - u) * a.ty;
+                const uint32_t r = r0 + (ROWS - 1 - u0 - u) * a.ty;
                 if (r >= a.M) continue;
                 const typename L::Pos p = lay.pos(r);
                 const Offs o = {lay.at(p, BWD ? T_DX : T_Y, j0), lay.at(p, BWD ? T_DZ : T_Z, j0),
                                 a.res ? lay.at(p, T_RES, j0) : 0};
-                apply_chunk<T, V, BWD>(a, o, n, xc[u], gc[u], c0, c1, c2);
+                C c0[V], c1[V], c2[V];
+#pragma unroll
+                for (int i = 0; i < V; i++) {
+                    c0[i] = cs[i];
+                    c1[i] = cs[THREADS + i];
+                    c2[i] = BWD ? cs[2 * THREADS + i] : (C)0;
+                }
+                apply_chunk<T, V, BWD, ACT>(a, o, n, xc[u], gc[u], c0, c1, c2);
             }
         }
     }
@@ -616,11 +674,11 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_apply_chan(const LayCha
             if (!ok[u]) continue;
             o[u] = lay.off(ch, (uint32_t)e);
             load_chunk<true>(a.x + o[u], V, xc[u]);
-            if (BWD) load_grad<true>(a, o[u], o[u], V, gc[u]);
+            if (BWD) load_grad<true, true>(a, o[u], o[u], V, gc[u]);
         }
 #pragma unroll
         for (int u = 0; u < U; u++)
-            if (ok[u]) apply_chunk<T, V, BWD>(a, Offs{o[u], o[u], o[u]}, V, xc[u], gc[u], c0, c1, c2);
+            if (ok[u]) apply_chunk<T, V, BWD, true>(a, Offs{o[u], o[u], o[u]}, V, xc[u], gc[u], c0, c1, c2);
     }
 }
 
@@ -632,6 +690,7 @@ struct Plan {
     int G;          /* blocks along y (see Args) */
     uint32_t per_split;
     LayRows rows;
+    LayFlat flat;
     LayChan chan;
     LayStrided strided;
     SlotMap sm;
@@ -715,6 +774,21 @@ int block_tx(int64_t slots, int v)
     return tx;
 }
 
+bool aligned(const void *p)
+{
+    return ((uintptr_t)p & 15) == 0;
+}
+
+/* True when every data pointer of the problem is 16-byte aligned (a NULL one is: the size
+   queries have none). */
+bool pointers_aligned(const struct ocd_bn_problem *p)
+{
+    const void *ptrs[] = {p->x_ptr, p->z_ptr, p->dy_ptr, p->y_ptr, p->dx_ptr, p->dz_ptr, p->reserve_ptr};
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
+        if (!aligned(ptrs[i])) return false;
+    return true;
+}
+
 /* Fills the plan of kind for the problem, or says why that kind does not apply. */
 const char *make_plan(cudnnHandle_t h, const struct ocd_bn_problem *p, Kind kind, Plan *pl)
 {
@@ -730,7 +804,7 @@ const char *make_plan(cudnnHandle_t h, const struct ocd_bn_problem *p, Kind kind
             if (v[t] && !ocd_view_same_strides(v[t], &p->x)) return "the tensors' strides differ";
     const int64_t K = p->slots, M = p->reduced;
     int64_t wave = (int64_t)h->sm_count * MIN_BLOCKS; /* blocks resident at once */
-    if (kind == CHANNELS_LAST) {
+    if (kind == CHANNELS_LAST || kind == FLAT) {
         if (!dense_from(&p->x, sdims, ns, 1)) return "the slots are not the dense innermost dimension";
         /* the spatial dims of the rows must collapse into one stride */
         int sp[OCD_MAX_DIMS], nsp = 0;
@@ -744,6 +818,16 @@ const char *make_plan(cudnnHandle_t h, const struct ocd_bn_problem *p, Kind kind
         pl->rows.sS = nsp ? p->x.strides[sp[0]] : 0;
         pl->vec = pl->rows.sN % vw == 0 && (S == 1 || pl->rows.sS % vw == 0) ? vw : 1;
         slot_map(p, sdims, ns, &pl->sm);
+        if (kind == FLAT) {
+            /* the rows at one stride: no spatial dims, one image, or images packed */
+            if (nsp == 0) pl->flat.sR = pl->rows.sN;
+            else if (p->x.dims[0] == 1 || pl->rows.sN == S * pl->rows.sS) pl->flat.sR = pl->rows.sS;
+            else return "the rows are not at one stride";
+            /* whole vectors only, so that no lane is ever masked */
+            if (K % vw != 0 || pl->flat.sR % vw != 0) return "the slots or the row stride are not whole vectors";
+            if (!pointers_aligned(p)) return "a data pointer is not 16-byte aligned";
+            pl->vec = vw;
+        }
     } else if (kind == CHANNELS_FIRST) {
         if (p->per_activation) return OCD_REASON_MODE;
         int sp[OCD_MAX_DIMS], nsp = 0;
@@ -785,7 +869,7 @@ const char *make_plan(cudnnHandle_t h, const struct ocd_bn_problem *p, Kind kind
            (ty), the number of blocks only on the nominal one, so the workspace does not */
         int tx = block_tx(K, pl->vec), ty = THREADS / tx;
         int64_t groups = div_up(K, (int64_t)tx * pl->vec);
-        int64_t nchunks = div_up(M, (int64_t)ty * UNROLL);
+        int64_t nchunks = div_up(M, (int64_t)ty * ROWS);
         pl->G = (int)OCD_MAX(1, OCD_MIN(OCD_MIN(nchunks, 65535), wave / groups));
     }
     if (p->dir != OCD_BN_INFERENCE) {
@@ -794,11 +878,6 @@ const char *make_plan(cudnnHandle_t h, const struct ocd_bn_problem *p, Kind kind
         pl->workspace = round_up((size_t)(2 * (int64_t)pl->G + 6) * (size_t)K * cs, 256);
     }
     return NULL;
-}
-
-bool aligned(const void *p)
-{
-    return ((uintptr_t)p & 15) == 0;
 }
 
 /* ---- launching ------------------------------------------------------------------------------- */
@@ -812,33 +891,72 @@ template <typename T> struct Runner {
 
     dim3 rows_grid() const { return dim3(div_up(a.K, (int64_t)a.tx * V), (unsigned)a.G); }
 
-    template <int VV, bool GRAD> cudnnStatus_t reduce_v()
-    {
-        if (pl->kind == CHANNELS_FIRST)
-            k_reduce_chan<T, VV, GRAD><<<dim3(a.K, a.G), THREADS, 0, h->stream>>>(pl->chan, a);
-        else if (pl->kind == CHANNELS_LAST)
-            k_reduce_rows<T, VV, GRAD><<<rows_grid(), dim3(a.tx, a.ty), 0, h->stream>>>(pl->rows, a);
-        else
-            k_reduce_rows<T, 1, GRAD><<<rows_grid(), dim3(a.tx, a.ty), 0, h->stream>>>(pl->strided, a);
-        OCD_CUDA_LAUNCHED();
-        return CUDNN_STATUS_SUCCESS;
-    }
-
-    template <int VV, bool BWD> cudnnStatus_t apply_v()
-    {
-        if (pl->kind == CHANNELS_FIRST)
-            k_apply_chan<T, VV, BWD><<<dim3(a.K, a.G), THREADS, 0, h->stream>>>(pl->chan, a);
-        else if (pl->kind == CHANNELS_LAST)
-            k_apply_rows<T, VV, BWD><<<rows_grid(), dim3(a.tx, a.ty), 0, h->stream>>>(pl->rows, a);
-        else
-            k_apply_rows<T, 1, BWD><<<rows_grid(), dim3(a.tx, a.ty), 0, h->stream>>>(pl->strided, a);
-        OCD_CUDA_LAUNCHED();
-        return CUDNN_STATUS_SUCCESS;
-    }
-
     static const int VEC = 16 / sizeof(T);
-    template <bool GRAD> cudnnStatus_t reduce() { return V > 1 ? reduce_v<VEC, GRAD>() : reduce_v<1, GRAD>(); }
-    template <bool BWD> cudnnStatus_t apply() { return V > 1 ? apply_v<VEC, BWD>() : apply_v<1, BWD>(); }
+
+    /* The rows kernels on layout lay: see k_reduce_rows and k_apply_rows for ACT. */
+    template <int VV, bool GRAD, class L> void reduce_rows(const L &lay)
+    {
+        const dim3 grid = rows_grid(), block(a.tx, a.ty);
+        if constexpr (GRAD) {
+            if (a.act) {
+                k_reduce_rows<T, VV, true, true><<<grid, block, 0, h->stream>>>(lay, a);
+                return;
+            }
+        }
+        k_reduce_rows<T, VV, GRAD, false><<<grid, block, 0, h->stream>>>(lay, a);
+    }
+
+    template <int VV, bool BWD, class L> void apply_rows(const L &lay)
+    {
+        const dim3 grid = rows_grid(), block(a.tx, a.ty);
+        if constexpr (BWD) {
+            if (!a.act) {
+                k_apply_rows<T, VV, true, false><<<grid, block, 0, h->stream>>>(lay, a);
+                return;
+            }
+        }
+        k_apply_rows<T, VV, BWD, true><<<grid, block, 0, h->stream>>>(lay, a);
+    }
+
+    /* The reduction kernel of the plan's kind, with V lanes a thread. */
+    template <bool GRAD> cudnnStatus_t reduce()
+    {
+        const dim3 chan(a.K, a.G);
+        switch (pl->kind) {
+        case FLAT: reduce_rows<VEC, GRAD>(pl->flat); break;
+        case CHANNELS_LAST:
+            if (V > 1) reduce_rows<VEC, GRAD>(pl->rows);
+            else reduce_rows<1, GRAD>(pl->rows);
+            break;
+        case CHANNELS_FIRST:
+            if (V > 1) k_reduce_chan<T, VEC, GRAD><<<chan, THREADS, 0, h->stream>>>(pl->chan, a);
+            else k_reduce_chan<T, 1, GRAD><<<chan, THREADS, 0, h->stream>>>(pl->chan, a);
+            break;
+        case STRIDED: reduce_rows<1, GRAD>(pl->strided); break;
+        }
+        OCD_CUDA_LAUNCHED();
+        return CUDNN_STATUS_SUCCESS;
+    }
+
+    /* The element pass of the plan's kind, with V lanes a thread. */
+    template <bool BWD> cudnnStatus_t apply()
+    {
+        const dim3 chan(a.K, a.G);
+        switch (pl->kind) {
+        case FLAT: apply_rows<VEC, BWD>(pl->flat); break;
+        case CHANNELS_LAST:
+            if (V > 1) apply_rows<VEC, BWD>(pl->rows);
+            else apply_rows<1, BWD>(pl->rows);
+            break;
+        case CHANNELS_FIRST:
+            if (V > 1) k_apply_chan<T, VEC, BWD><<<chan, THREADS, 0, h->stream>>>(pl->chan, a);
+            else k_apply_chan<T, 1, BWD><<<chan, THREADS, 0, h->stream>>>(pl->chan, a);
+            break;
+        case STRIDED: apply_rows<1, BWD>(pl->strided); break;
+        }
+        OCD_CUDA_LAUNCHED();
+        return CUDNN_STATUS_SUCCESS;
+    }
 
     template <bool GRAD, bool STATS_ONLY> cudnnStatus_t finish()
     {
@@ -922,13 +1040,10 @@ cudnnStatus_t run_typed(cudnnHandle_t h, const struct ocd_bn_problem *p, const P
     a.sm = pl->sm;
     a.G = pl->G;
     a.per_split = pl->per_split;
-    const void *ptrs[] = {a.x, a.z, a.dy, a.y, a.dx, a.dz, a.res};
-    r.V = pl->vec;
-    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
-        if (!aligned(ptrs[i])) r.V = 1;
+    r.V = pointers_aligned(p) ? pl->vec : 1; /* the flat plan has checked them */
     a.tx = pl->kind == CHANNELS_FIRST ? THREADS : block_tx(a.K, r.V);
     a.ty = THREADS / a.tx;
-    a.chunk = (uint32_t)(UNROLL * a.ty);
+    a.chunk = (uint32_t)(ROWS * a.ty);
     a.nchunks = div_up(a.M, a.chunk);
     return r.run(p, ws);
 }
@@ -966,6 +1081,12 @@ size_t workspace_of(cudnnHandle_t h, const void *problem, Kind kind)
 
 extern "C" {
 
+const char *ocd_bn_cuda_applies_flat(cudnnHandle_t handle, const void *problem)
+{
+    Plan pl;
+    return make_plan(handle, (const struct ocd_bn_problem *)problem, FLAT, &pl);
+}
+
 const char *ocd_bn_cuda_applies_channels_last(cudnnHandle_t handle, const void *problem)
 {
     Plan pl;
@@ -976,6 +1097,11 @@ const char *ocd_bn_cuda_applies_channels_first(cudnnHandle_t handle, const void 
 {
     Plan pl;
     return make_plan(handle, (const struct ocd_bn_problem *)problem, CHANNELS_FIRST, &pl);
+}
+
+size_t ocd_bn_cuda_workspace_flat(cudnnHandle_t handle, const void *problem)
+{
+    return workspace_of(handle, problem, FLAT);
 }
 
 size_t ocd_bn_cuda_workspace_channels_last(cudnnHandle_t handle, const void *problem)
@@ -991,6 +1117,12 @@ size_t ocd_bn_cuda_workspace_channels_first(cudnnHandle_t handle, const void *pr
 size_t ocd_bn_cuda_workspace_strided(cudnnHandle_t handle, const void *problem)
 {
     return workspace_of(handle, problem, STRIDED);
+}
+
+cudnnStatus_t ocd_bn_cuda_run_flat(cudnnHandle_t handle, const void *problem, void *workspace,
+                                   size_t workspace_bytes)
+{
+    return run_kind(handle, problem, workspace, workspace_bytes, FLAT);
 }
 
 cudnnStatus_t ocd_bn_cuda_run_channels_last(cudnnHandle_t handle, const void *problem, void *workspace,

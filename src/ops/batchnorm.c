@@ -20,6 +20,8 @@
 
 static const struct ocd_impl bn_impls[] = {
 #ifdef OCD_HAVE_CUDA
+    {"cuda:bn_channels_last_flat", OCD_BACKEND_CUDA, -1, ocd_bn_cuda_applies_flat,
+     ocd_bn_cuda_workspace_flat, ocd_bn_cuda_run_flat},
     {"cuda:bn_channels_last", OCD_BACKEND_CUDA, -1, ocd_bn_cuda_applies_channels_last,
      ocd_bn_cuda_workspace_channels_last, ocd_bn_cuda_run_channels_last},
     {"cuda:bn_channels_first", OCD_BACKEND_CUDA, -1, ocd_bn_cuda_applies_channels_first,

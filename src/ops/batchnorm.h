@@ -127,17 +127,22 @@ cudnnStatus_t ocd_bn_derive(cudnnTensorDescriptor_t derived, cudnnTensorDescript
 
 /* Implementations (src/host/batchnorm.c, src/cuda/batchnorm.cu), listed in batchnorm.c's table.
    The CUDA entries differ in how they walk the tensors: channels last (the slots are the
-   contiguous dimension: NHWC, or any dense x per activation), channels first (each channel is
-   runs of contiguous spatial elements: NCHW), and strided (anything else). Their workspace holds
+   contiguous dimension: NHWC, or any dense x per activation), its flat case first (the rows at
+   one stride, whole 16-byte vectors, aligned pointers: packed NHWC), channels first (each
+   channel is runs of contiguous spatial elements: NCHW), and strided (anything else). Their workspace holds
    per-block partial sums; a call given less runs on the handle's scratch (cuda/scratch.cuh). */
 cudnnStatus_t ocd_bn_host_run(cudnnHandle_t handle, const void *problem, void *workspace,
                               size_t workspace_bytes);
 #ifdef OCD_HAVE_CUDA
+const char *ocd_bn_cuda_applies_flat(cudnnHandle_t handle, const void *problem);
 const char *ocd_bn_cuda_applies_channels_last(cudnnHandle_t handle, const void *problem);
 const char *ocd_bn_cuda_applies_channels_first(cudnnHandle_t handle, const void *problem);
+size_t ocd_bn_cuda_workspace_flat(cudnnHandle_t handle, const void *problem);
 size_t ocd_bn_cuda_workspace_channels_last(cudnnHandle_t handle, const void *problem);
 size_t ocd_bn_cuda_workspace_channels_first(cudnnHandle_t handle, const void *problem);
 size_t ocd_bn_cuda_workspace_strided(cudnnHandle_t handle, const void *problem);
+cudnnStatus_t ocd_bn_cuda_run_flat(cudnnHandle_t handle, const void *problem, void *workspace,
+                                   size_t workspace_bytes);
 cudnnStatus_t ocd_bn_cuda_run_channels_last(cudnnHandle_t handle, const void *problem,
                                             void *workspace, size_t workspace_bytes);
 cudnnStatus_t ocd_bn_cuda_run_channels_first(cudnnHandle_t handle, const void *problem,
