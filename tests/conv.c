@@ -529,6 +529,22 @@ static void capture_impl(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *d
     if (start) snprintf(r->name, sizeof r->name, "%.*s", (int)(runs - start - 2), start + 2);
 }
 
+/* One call (alpha 1, beta 0) with the INFO log captured: r gets the implementation that ran; the
+   caller's callback is restored afterwards. */
+static cudnnStatus_t execute_capturing(const struct problem *p, enum dir d, int algo, void *dx, void *dw, void *dy, void *ws,
+                                       size_t ws_bytes, struct ran_impl *r)
+{
+    unsigned mask;
+    void *udata;
+    cudnnCallback_t fn;
+    CHECK_OK(cudnnGetCallback(&mask, &udata, &fn));
+    r->name[0] = '\0';
+    CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN, r, capture_impl));
+    cudnnStatus_t status = execute(p, d, algo, dx, dw, dy, ws, ws_bytes, 1, 0);
+    CHECK_OK(cudnnSetCallback(mask, udata, fn));
+    return status;
+}
+
 /* On the CUDA pass, the algorithms that have a tensor-core entry reach it: the implicit GEMM for
    NHWC half data (also with groups, strides, dilation, 3-D), the 1x1 GEMM, im2col + GEMM for a
    channel tail, TF32 for float data under DEFAULT_MATH and plain cuBLAS under FMA_MATH. */
@@ -591,10 +607,6 @@ TEST(conv_cuda_tensor_core_entries_are_reached)
     };
     char saved[256];
     snprintf(saved, sizeof saved, "%s", getenv("OPENCUDNN_DISABLE") ? getenv("OPENCUDNN_DISABLE") : "");
-    unsigned mask0;
-    void *udata0;
-    cudnnCallback_t fn0;
-    CHECK_OK(cudnnGetCallback(&mask0, &udata0, &fn0));
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (!blas && strstr(cases[i].prefix, "cublas")) continue;
         struct problem p;
@@ -610,10 +622,8 @@ TEST(conv_cuda_tensor_core_entries_are_reached)
         size_t ws_bytes = 0;
         CHECK_OK(workspace_size(&p, cases[i].d, cases[i].algo, &ws_bytes));
         void *ws = ws_bytes ? tbuf_alloc(ws_bytes) : NULL;
-        struct ran_impl r = {""};
-        CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN, &r, capture_impl));
-        CHECK_OK(execute(&p, cases[i].d, cases[i].algo, dx, dw, dy, ws, ws_bytes, 1, 0));
-        CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
+        struct ran_impl r;
+        CHECK_OK(execute_capturing(&p, cases[i].d, cases[i].algo, dx, dw, dy, ws, ws_bytes, &r));
         if (cases[i].disable) setenv("OPENCUDNN_DISABLE", saved, 1);
         if (!CHECK(strncmp(r.name, cases[i].prefix, strlen(cases[i].prefix)) == 0))
             printf("      (%s %s dir %d algo %d: ran \"%s\", expected %s...)\n", tc_shapes[cases[i].shape].name,
@@ -671,10 +681,6 @@ TEST(conv_host_cblas_entry_and_packed_engine)
 #endif
     char saved[256];
     snprintf(saved, sizeof saved, "%s", getenv("OPENCUDNN_DISABLE") ? getenv("OPENCUDNN_DISABLE") : "");
-    unsigned mask0;
-    void *udata0;
-    cudnnCallback_t fn0;
-    CHECK_OK(cudnnGetCallback(&mask0, &udata0, &fn0));
     for (size_t s = 0; s < sizeof cblas_shapes / sizeof cblas_shapes[0]; s++)
         for (size_t c = 0; c < sizeof cfs / sizeof cfs[0]; c++)
             for (int off = 0; off < 2; off++) {
@@ -689,10 +695,8 @@ TEST(conv_host_cblas_entry_and_packed_engine)
                     CHECK_OK(workspace_size(&p, FWD, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, &ws_bytes));
                     void *ws = ws_bytes ? tbuf_alloc(ws_bytes) : NULL;
                     void *dx = tbuf_alloc(p.x.bytes), *dw = tbuf_alloc(p.w.bytes), *dy = tbuf_alloc(p.y.bytes);
-                    struct ran_impl r = {""};
-                    CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN, &r, capture_impl));
-                    CHECK_OK(execute(&p, FWD, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, dx, dw, dy, ws, ws_bytes, 1, 0));
-                    CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
+                    struct ran_impl r;
+                    CHECK_OK(execute_capturing(&p, FWD, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, dx, dw, dy, ws, ws_bytes, &r));
                     const char *expect = off ? "host:fwd_gemm" : want;
                     if (!CHECK(strcmp(r.name, expect) == 0))
                         printf("      (%s: GEMM ran \"%s\", expected %s)\n", label, r.name, expect);
