@@ -755,6 +755,493 @@ template <typename T, int V, bool CLAST> cudnnStatus_t launch_tile(cudnnHandle_t
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* ---- compile-time windows: the rows (forward) and cells (backward) kernels ------------------- */
+
+/* floor(a / b) for b > 0, at compile time. */
+constexpr int fixed_floordiv(int a, int b)
+{
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/* A window shape compiled with every offset a constant: K x K, stride S, padding P in both dims,
+   R adjacent outputs (forward) or stride cells (backward) along W a thread. Backward, strip t
+   owns the input columns [t R S, (t + 1) R S), reached by the windows t R + J0 .. t R + J1, and
+   step s the input rows [s S, (s + 1) S), reached by the window rows s + J0 .. s + H1 (K <= 2 S:
+   at most two). Forward, the R windows of strip t read the columns t R S - P + [0, FN). The
+   aligned middle of both spans, [t R S, (t + 1) R S), is what 16-byte loads along W take. */
+template <int K_, int S_, int P_, int R_> struct fixed_shape {
+    enum : int { K = K_, S = S_, P = P_, R = R_ };
+    enum : int { J0 = -fixed_floordiv(K - 1 - P, S), J1 = fixed_floordiv(R * S - 1 + P, S), H1 = fixed_floordiv(S - 1 + P, S) };
+    enum : int { NW = J1 - J0 + 1, NH = H1 - J0 + 1, FN = (R - 1) * S + K, BN = (NW - 1) * S + K };
+    static_assert(K <= 2 * S && P >= 0 && P < K, "windows reach at most two cells per dim");
+    static_assert(K - S - P >= 0 && J1 * S + K - P - R * S >= 0 && P - J0 * S >= 0,
+                  "the aligned middle lies inside both spans");
+};
+
+enum fixed_mode { FIXED_MAX, FIXED_MAX_NAN, FIXED_AVG }; /* FIXED_MAX_NAN: MAX, NaN propagated */
+
+template <typename C> struct fixed_args {
+    int in_h, in_w, out_h, out_w;
+    int steps, cells_h;     /* backward: steps a thread walks, and ceil(in_h / S) in all */
+    int64_t xs[4], ys[4];   /* strides of image, group of V channels, h, w, in scalars */
+    ocd_fastdiv e0, e1, e2; /* extents of the thread index, fastest first (fixed_decode) */
+    C alpha, beta;
+    bool blend, exclude;
+    bool vec; /* W contiguous and x's rows 16-byte aligned: the spans' middles load as vectors */
+};
+
+/* Scalars in the compute type, host-callable (the emulation of these kernels runs on a CPU). */
+__host__ __device__ __forceinline__ float fixed_cvt(float v)
+{
+    return v;
+}
+__host__ __device__ __forceinline__ double fixed_cvt(double v)
+{
+    return v;
+}
+__host__ __device__ __forceinline__ float fixed_cvt(__half v)
+{
+    return __half2float(v);
+}
+__host__ __device__ __forceinline__ float fixed_cvt(__nv_bfloat16 v)
+{
+    return __bfloat162float(v);
+}
+__host__ __device__ __forceinline__ void fixed_put(float *p, float v)
+{
+    *p = v;
+}
+__host__ __device__ __forceinline__ void fixed_put(double *p, double v)
+{
+    *p = v;
+}
+__host__ __device__ __forceinline__ void fixed_put(__half *p, float v)
+{
+    *p = __float2half_rn(v);
+}
+__host__ __device__ __forceinline__ void fixed_put(__nv_bfloat16 *p, float v)
+{
+    *p = __float2bfloat16_rn(v);
+}
+
+/* V lanes at p: one scalar, or a whole 16-byte vector. */
+template <typename T, int V, typename C> __host__ __device__ __forceinline__ void fixed_lanes(const T *p, C (&v)[V])
+{
+    if constexpr (V == 1) {
+        v[0] = fixed_cvt(*p);
+    } else {
+        ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(p);
+#pragma unroll
+        for (int u = 0; u < V; u++) v[u] = fixed_cvt(b.v[u]);
+    }
+}
+
+/* p = alpha * r + beta * p, p read only when blending. */
+template <typename T, int V, typename C>
+__host__ __device__ __forceinline__ void fixed_blend(T *p, const C (&r)[V], const fixed_args<C> &a)
+{
+    C old[V];
+    if (a.blend) fixed_lanes<T, V>(p, old);
+    if constexpr (V == 1) {
+        fixed_put(p, a.blend ? a.alpha * r[0] + a.beta * old[0] : a.alpha * r[0]);
+    } else {
+        ocd_vec16<T> b;
+#pragma unroll
+        for (int u = 0; u < V; u++) fixed_put(&b.v[u], a.blend ? a.alpha * r[u] + a.beta * old[u] : a.alpha * r[u]);
+        *reinterpret_cast<ocd_vec16<T> *>(p) = b;
+    }
+}
+
+/* The value a window's inputs are combined from, and that columns outside the input hold: it
+   changes no result. MAX is fmax (a NaN loses, so NaN); MAX_NAN keeps NaN (-inf); sums add 0. */
+template <int MODE, typename C> __host__ __device__ __forceinline__ C fixed_fill()
+{
+    return MODE == FIXED_MAX ? (C)NAN : MODE == FIXED_MAX_NAN ? -(C)INFINITY : (C)0;
+}
+
+/* Combines input v into acc. The maximum's value so found is that of ocd_pool_better's first
+   maximum (ops/pooling.h); its position is found apart (fixed_windows). */
+template <int MODE, typename C> __host__ __device__ __forceinline__ C fixed_combine(C acc, C v)
+{
+    if (MODE == FIXED_AVG) return acc + v;
+    if (MODE == FIXED_MAX) return fmax(acc, v);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (sizeof(C) == 4) {
+        float r;
+        asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(acc), "f"(v));
+        return r;
+    }
+#endif
+    return v > acc || v != v ? v : acc;
+}
+
+/* Inputs of [s, s + k) inside [0, n). */
+__host__ __device__ __forceinline__ int fixed_count(int s, int k, int n)
+{
+    int lo = s < 0 ? 0 : s, hi = s + k < n ? s + k : n;
+    return hi > lo ? hi - lo : 0;
+}
+
+/* Columns [c0, c0 + N) of the row at `row` (column stride cs), `fill` outside [0, w). With vec
+   (the span inside the row, W contiguous, rows aligned), columns HEAD .. HEAD + M - 1 of the span
+   come as 16-byte vectors. */
+template <typename T, int V, int N, int HEAD, int M, typename C>
+__host__ __device__ __forceinline__ void fixed_load(const T *row, int64_t cs, int c0, int w, bool vec, bool inside,
+                                                    C fill, C (&v)[N][V])
+{
+    if constexpr (V == 1) {
+        if (vec) {
+            constexpr int L = ocd_vec16<T>::N;
+            static_assert(M % L == 0, "whole vectors");
+            const T *p = row + c0;
+#pragma unroll
+            for (int j = 0; j < N; j++)
+                if (j < HEAD || j >= HEAD + M) v[j][0] = fixed_cvt(p[j]);
+#pragma unroll
+            for (int q = 0; q < M / L; q++) {
+                ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(p + HEAD + q * L);
+#pragma unroll
+                for (int l = 0; l < L; l++) v[HEAD + q * L + l][0] = fixed_cvt(b.v[l]);
+            }
+            return;
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+        int c = c0 + j;
+        if (inside || (unsigned)c < (unsigned)w) {
+            fixed_lanes<T, V>(row + c * cs, v[j]);
+        } else {
+#pragma unroll
+            for (int u = 0; u < V; u++) v[j][u] = fill;
+        }
+    }
+}
+
+/* Thread i -> image n, channel group g, row r (an output row forward, a chunk of steps
+   backward) and strip t: channels-last, groups vary fastest, then strips, rows, images (a warp
+   reads whole pixels); else strips, rows, groups, images (a warp reads along rows). */
+template <bool CLAST, typename C>
+__host__ __device__ __forceinline__ void fixed_decode(const fixed_args<C> &a, uint32_t i, int &n, int &g, int &r,
+                                                      int &t)
+{
+    uint32_t q0 = ocd_fastdiv_div(a.e0, i), q1 = ocd_fastdiv_div(a.e1, q0), q2 = ocd_fastdiv_div(a.e2, q1);
+    int p0 = (int)(i - q0 * a.e0.d), p1 = (int)(q0 - q1 * a.e1.d), p2 = (int)(q1 - q2 * a.e2.d);
+    n = (int)q2;
+    g = CLAST ? p0 : p2;
+    t = CLAST ? p1 : p0;
+    r = CLAST ? p2 : p1;
+}
+
+/* Forward, thread i: outputs t R .. t R + R - 1 of output row r, from the K input rows of the
+   windows, each read once as one span of FN columns. */
+template <typename T, int V, bool CLAST, class F, int MODE, typename C>
+__host__ __device__ __forceinline__ void fixed_forward_thread(const T *__restrict__ x, T *__restrict__ y,
+                                                              const fixed_args<C> &a, uint32_t i)
+{
+    int n, g, oh, t;
+    fixed_decode<CLAST>(a, i, n, g, oh, t);
+    int ow0 = t * F::R, c0 = ow0 * F::S - F::P, h0 = oh * F::S - F::P;
+    bool inside = c0 >= 0 && c0 + F::FN <= a.in_w;
+    const C fill = fixed_fill<MODE, C>();
+    C acc[F::R][V];
+#pragma unroll
+    for (int r = 0; r < F::R; r++)
+#pragma unroll
+        for (int u = 0; u < V; u++) acc[r][u] = fill;
+    const T *xp = x + n * a.xs[0] + g * a.xs[1];
+#pragma unroll
+    for (int kh = 0; kh < F::K; kh++) {
+        int ih = h0 + kh;
+        if ((unsigned)ih >= (unsigned)a.in_h) continue;
+        C v[F::FN][V];
+        fixed_load<T, V, F::FN, F::P, F::R * F::S>(xp + ih * a.xs[2], a.xs[3], c0, a.in_w, a.vec && inside, inside,
+                                                    fill, v);
+#pragma unroll
+        for (int r = 0; r < F::R; r++)
+#pragma unroll
+            for (int kw = 0; kw < F::K; kw++)
+#pragma unroll
+                for (int u = 0; u < V; u++) acc[r][u] = fixed_combine<MODE>(acc[r][u], v[r * F::S + kw][u]);
+    }
+    int rows = fixed_count(h0, F::K, a.in_h);
+    T *yp = y + n * a.ys[0] + g * a.ys[1] + oh * a.ys[2];
+#pragma unroll
+    for (int r = 0; r < F::R; r++) {
+        if (ow0 + r >= a.out_w) break;
+        int count = rows * fixed_count(c0 + r * F::S, F::K, a.in_w);
+        C div = a.exclude ? (C)count : (C)(F::K * F::K);
+#pragma unroll
+        for (int u = 0; u < V; u++)
+            acc[r][u] = count == 0 ? (C)0 : MODE == FIXED_AVG ? acc[r][u] / div : acc[r][u];
+        fixed_blend<T, V>(yp + (ow0 + r) * a.ys[3], acc[r], a);
+    }
+}
+
+/* Window row o of strip t, windows t R + J0 + j: per window, the gradient it passes on (dy, or
+   dy / divisor averaging; 0 for a window outside y or without input) and, for MAX, the position
+   kh K + kw of its first maximum per lane, 4 bits a lane (15: none). The maximum's value is found
+   first (fixed_combine), then its first position in scan order: an input equal to it, or for a
+   NaN maximum the first NaN (MAX_NAN) or the first input (MAX, every input NaN). The x rows are
+   read twice, the second time from L1, so that only one row is held at a time. */
+template <typename T, int V, class F, int MODE, typename C>
+__host__ __device__ __forceinline__ void fixed_windows(const T *xp, const T *dyp, const fixed_args<C> &a, int o, int t,
+                                                       uint32_t (&arg)[F::NW], C (&gr)[F::NW][V])
+{
+    int ow0 = t * F::R + F::J0, c0 = ow0 * F::S - F::P, h0 = o * F::S - F::P;
+    int rows = (unsigned)o < (unsigned)a.out_h ? fixed_count(h0, F::K, a.in_h) : 0;
+    bool ok[F::NW];
+#pragma unroll
+    for (int j = 0; j < F::NW; j++) {
+        int ow = ow0 + j, count = rows * fixed_count(c0 + j * F::S, F::K, a.in_w);
+        ok[j] = count > 0 && (unsigned)ow < (unsigned)a.out_w;
+        if (ok[j]) fixed_lanes<T, V>(dyp + o * a.ys[2] + ow * a.ys[3], gr[j]);
+        C div = a.exclude ? (C)count : (C)(F::K * F::K);
+#pragma unroll
+        for (int u = 0; u < V; u++) gr[j][u] = !ok[j] ? (C)0 : MODE == FIXED_AVG ? gr[j][u] / div : gr[j][u];
+        arg[j] = 0xffffffffu;
+    }
+    if (MODE == FIXED_AVG) return;
+    constexpr int HEAD = F::P - F::J0 * F::S;
+    bool inside = c0 >= 0 && c0 + F::BN <= a.in_w, vec = a.vec && inside;
+    const C fill = fixed_fill<MODE, C>();
+    C m[F::NW][V];
+#pragma unroll
+    for (int j = 0; j < F::NW; j++)
+#pragma unroll
+        for (int u = 0; u < V; u++) m[j][u] = fill;
+#pragma unroll
+    for (int kh = 0; kh < F::K; kh++) {
+        int ih = h0 + kh;
+        if (rows == 0 || (unsigned)ih >= (unsigned)a.in_h) continue;
+        C v[F::BN][V];
+        fixed_load<T, V, F::BN, HEAD, F::R * F::S>(xp + ih * a.xs[2], a.xs[3], c0, a.in_w, vec, inside, fill, v);
+#pragma unroll
+        for (int j = 0; j < F::NW; j++)
+#pragma unroll
+            for (int kw = 0; kw < F::K; kw++)
+#pragma unroll
+                for (int u = 0; u < V; u++) m[j][u] = fixed_combine<MODE>(m[j][u], v[j * F::S + kw][u]);
+    }
+    int at[F::NW][V];
+#pragma unroll
+    for (int j = 0; j < F::NW; j++)
+#pragma unroll
+        for (int u = 0; u < V; u++) at[j][u] = 15;
+#pragma unroll
+    for (int kh = F::K - 1; kh >= 0; kh--) { /* backwards: the last hit is the first position */
+        int ih = h0 + kh;
+        if (rows == 0 || (unsigned)ih >= (unsigned)a.in_h) continue;
+        C v[F::BN][V];
+        fixed_load<T, V, F::BN, HEAD, F::R * F::S>(xp + ih * a.xs[2], a.xs[3], c0, a.in_w, vec, inside, fill, v);
+#pragma unroll
+        for (int j = 0; j < F::NW; j++)
+#pragma unroll
+            for (int kw = F::K - 1; kw >= 0; kw--) {
+                bool in = inside || (unsigned)(c0 + j * F::S + kw) < (unsigned)a.in_w;
+#pragma unroll
+                for (int u = 0; u < V; u++) {
+                    C e = v[j * F::S + kw][u], best = m[j][u];
+                    bool hit = e == best || (MODE == FIXED_MAX_NAN ? e != e : best != best);
+                    at[j][u] = in && hit ? kh * F::K + kw : at[j][u];
+                }
+            }
+    }
+#pragma unroll
+    for (int j = 0; j < F::NW; j++) {
+        uint32_t packed = 0;
+#pragma unroll
+        for (int u = 0; u < V; u++) packed |= (uint32_t)at[j][u] << (4 * u);
+        arg[j] = ok[j] ? packed : 0xffffffffu;
+    }
+}
+
+/* Backward, thread i: the inputs of strip t's columns in steps [chunk * steps, ...) of S rows,
+   each written once; the window rows reaching a step are found once, the last kept for the next
+   step. Each input sums, in y's row-major order as the host backend does, the gradient of the
+   windows whose maximum it is (or of every window covering it, averaging); which window
+   positions an input is, in which window, is a compile-time constant. */
+template <typename T, int V, bool CLAST, class F, int MODE, typename C>
+__host__ __device__ __forceinline__ void fixed_backward_thread(const T *__restrict__ x, const T *__restrict__ dy,
+                                                               T *__restrict__ dx, const fixed_args<C> &a, uint32_t i)
+{
+    static_assert(V <= 8, "positions take 4 bits a lane");
+    int n, g, chunk, t;
+    fixed_decode<CLAST>(a, i, n, g, chunk, t);
+    int s0 = chunk * a.steps, s1 = s0 + a.steps < a.cells_h ? s0 + a.steps : a.cells_h;
+    const T *xp = MODE == FIXED_AVG ? x : x + n * a.xs[0] + g * a.xs[1];
+    const T *dyp = dy + n * a.ys[0] + g * a.ys[1];
+    T *dxp = dx + n * a.xs[0] + g * a.xs[1];
+    uint32_t arg[F::NH][F::NW];
+    C gr[F::NH][F::NW][V];
+#pragma unroll
+    for (int k = 0; k < F::NH - 1; k++) fixed_windows<T, V, F, MODE>(xp, dyp, a, s0 + F::J0 + k, t, arg[k], gr[k]);
+    for (int s = s0; s < s1; s++) {
+        fixed_windows<T, V, F, MODE>(xp, dyp, a, s + F::H1, t, arg[F::NH - 1], gr[F::NH - 1]);
+#pragma unroll
+        for (int r = 0; r < F::S; r++) {
+            int ih = s * F::S + r;
+            if (ih >= a.in_h) break;
+#pragma unroll
+            for (int c = 0; c < F::R * F::S; c++) {
+                int iw = t * F::R * F::S + c;
+                if (iw >= a.in_w) break;
+                C sum[V];
+#pragma unroll
+                for (int u = 0; u < V; u++) sum[u] = (C)0;
+#pragma unroll
+                for (int wr = 0; wr < F::NH; wr++)
+#pragma unroll
+                    for (int j = 0; j < F::NW; j++) {
+                        int kh = r - (F::J0 + wr) * F::S + F::P, kw = c - (F::J0 + j) * F::S + F::P;
+                        if (kh < 0 || kh >= F::K || kw < 0 || kw >= F::K) continue;
+#pragma unroll
+                        for (int u = 0; u < V; u++)
+                            if (MODE == FIXED_AVG || ((arg[wr][j] >> (4 * u)) & 15u) == (uint32_t)(kh * F::K + kw))
+                                sum[u] += gr[wr][j][u];
+                    }
+                fixed_blend<T, V>(dxp + ih * a.xs[2] + iw * a.xs[3], sum, a);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < F::NH - 1; k++) {
+#pragma unroll
+            for (int j = 0; j < F::NW; j++) {
+                arg[k][j] = arg[k + 1][j];
+#pragma unroll
+                for (int u = 0; u < V; u++) gr[k][j][u] = gr[k + 1][j][u];
+            }
+        }
+    }
+}
+
+template <typename T, int V, bool CLAST, class F, int MODE>
+__global__ void __launch_bounds__(256)
+pool_fixed_forward(const T *__restrict__ x, T *__restrict__ y, fixed_args<typename ocd_compute<T>::type> a,
+                   uint32_t total)
+{
+    uint32_t i = blockIdx.x * 256u + threadIdx.x;
+    if (i < total) fixed_forward_thread<T, V, CLAST, F, MODE>(x, y, a, i);
+}
+
+template <typename T, int V, bool CLAST, class F, int MODE>
+__global__ void __launch_bounds__(256)
+pool_fixed_backward(const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx,
+                    fixed_args<typename ocd_compute<T>::type> a, uint32_t total)
+{
+    uint32_t i = blockIdx.x * 256u + threadIdx.x;
+    if (i < total) fixed_backward_thread<T, V, CLAST, F, MODE>(x, dy, dx, a, i);
+}
+
+/* Which compiled shape serves a 2-D problem: 3 for 3x3 stride 2 pad 1, 2 for 2x2 stride 2 pad 0,
+   0 for none. */
+int fixed_window_of(const ocd_pooling_problem *p)
+{
+    if (p->window[1] != p->window[2] || p->stride[1] != 2 || p->stride[2] != 2 || p->pad[1] != p->pad[2]) return 0;
+    if (p->window[1] == 3 && p->pad[1] == 1) return 3;
+    return p->window[1] == 2 && p->pad[1] == 0 ? 2 : 0;
+}
+
+/* Why the fixed kernels do not serve a problem, or NULL; the layout is the caller's check. */
+const char *fixed_applies(const ocd_pooling_problem *p)
+{
+    if (p->in[0] != 1 || p->out[0] != 1 || p->window[0] != 1 || p->pad[0] != 0) return OCD_REASON_RANK;
+    if (fixed_window_of(p) == 0) return "the window is not 3x3 stride 2 pad 1 or 2x2 stride 2 pad 0";
+    if (p->dtype == CUDNN_DATA_DOUBLE) return OCD_REASON_DTYPE;
+    return NULL;
+}
+
+/* Sets the extents of the thread index (fixed_decode) and returns the thread count. */
+template <bool CLAST, typename C>
+uint32_t fixed_extents(fixed_args<C> &a, int64_t n, int groups, int strips, int rows)
+{
+    int e[3] = {CLAST ? groups : strips, CLAST ? strips : rows, CLAST ? rows : groups};
+    a.e0 = ocd_fastdiv_make((uint32_t)e[0]);
+    a.e1 = ocd_fastdiv_make((uint32_t)e[1]);
+    a.e2 = ocd_fastdiv_make((uint32_t)e[2]);
+    return (uint32_t)(n * groups * strips * rows); /* < 2^31: at most one thread per element */
+}
+
+/* The kernel arguments of an applicable problem for shape F (forward, or backward when
+   BACKWARD); returns the thread count. */
+template <typename T, int V, bool CLAST, class F, bool BACKWARD>
+uint32_t fixed_plan(const ocd_pooling_problem *p, fixed_args<typename ocd_compute<T>::type> &a)
+{
+    typedef typename ocd_compute<T>::type C;
+    constexpr int L = ocd_vec16<T>::N;
+    a.in_h = (int)p->in[1];
+    a.in_w = (int)p->in[2];
+    a.out_h = (int)p->out[1];
+    a.out_w = (int)p->out[2];
+    const int at[4] = {0, 1, 3, 4};
+    for (int i = 0; i < 4; i++) {
+        a.xs[i] = p->xs[at[i]] * (i == 1 ? V : 1);
+        a.ys[i] = p->ys[at[i]] * (i == 1 ? V : 1);
+    }
+    a.alpha = (C)p->alpha;
+    a.beta = (C)p->beta;
+    a.blend = p->beta != 0;
+    a.exclude = p->mode == CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+    a.vec = !CLAST && p->x != NULL && ocd_cuda_aligned16(p->x) && a.xs[3] == 1 && a.xs[0] % L == 0 &&
+            a.xs[1] % L == 0 && a.xs[2] % L == 0;
+    a.cells_h = (a.in_h + F::S - 1) / F::S;
+    a.steps = 4; /* a fourth more window rows found than steps walked, and threads enough */
+    int groups = (int)(p->c / V);
+    if (!BACKWARD) return fixed_extents<CLAST>(a, p->n, groups, (a.out_w + F::R - 1) / F::R, a.out_h);
+    return fixed_extents<CLAST>(a, p->n, groups, (a.in_w + F::R * F::S - 1) / (F::R * F::S),
+                                (a.cells_h + a.steps - 1) / a.steps);
+}
+
+/* Outputs per thread: 4 along W (two 16-byte loads of fp32 per input row), or with 16-byte
+   vectors of channels 2 forward and 1 backward (registers). */
+template <bool CLAST, bool BACKWARD> constexpr int fixed_r()
+{
+    return !CLAST ? 4 : BACKWARD ? 1 : 2;
+}
+
+template <typename T, int V, bool CLAST, int K, int MODE>
+cudnnStatus_t launch_fixed_mode(cudnnHandle_t h, const ocd_pooling_problem *p)
+{
+    fixed_args<typename ocd_compute<T>::type> a;
+    const T *x = (const T *)p->x;
+    if (!p->backward) {
+        typedef fixed_shape<K, 2, K == 3 ? 1 : 0, fixed_r<CLAST, false>()> F;
+        uint32_t total = fixed_plan<T, V, CLAST, F, false>(p, a);
+        pool_fixed_forward<T, V, CLAST, F, MODE><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(x, (T *)p->y, a,
+                                                                                                    total);
+    } else {
+        typedef fixed_shape<K, 2, K == 3 ? 1 : 0, fixed_r<CLAST, true>()> F;
+        uint32_t total = fixed_plan<T, V, CLAST, F, true>(p, a);
+        pool_fixed_backward<T, V, CLAST, F, MODE><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(
+            x, (const T *)p->dy, (T *)p->dx, a, total);
+    }
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
+}
+
+template <typename T, int V, bool CLAST, int K> cudnnStatus_t launch_fixed_window(cudnnHandle_t h, const ocd_pooling_problem *p)
+{
+    if (p->mode == CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING || p->mode == CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING)
+        return launch_fixed_mode<T, V, CLAST, K, FIXED_AVG>(h, p);
+    if (p->propagate_nan) return launch_fixed_mode<T, V, CLAST, K, FIXED_MAX_NAN>(h, p);
+    return launch_fixed_mode<T, V, CLAST, K, FIXED_MAX>(h, p);
+}
+
+/* Runs an applicable problem: float, half or bfloat16, in V-lane elements. */
+template <bool CLAST> cudnnStatus_t launch_fixed(cudnnHandle_t h, const ocd_pooling_problem *p)
+{
+    return ocd_cuda_dispatch_float(p->dtype, [&](auto *tag) {
+        typedef typename std::remove_pointer<decltype(tag)>::type T;
+        if constexpr (std::is_same<T, double>::value) {
+            return CUDNN_STATUS_NOT_SUPPORTED; /* fixed_applies refuses double */
+        } else {
+            constexpr int V = CLAST ? ocd_vec16<T>::N : 1;
+            return fixed_window_of(p) == 3 ? launch_fixed_window<T, V, CLAST, 3>(h, p)
+                                           : launch_fixed_window<T, V, CLAST, 2>(h, p);
+        }
+    });
+}
+
 const ocd_pooling_problem *problem_of(const void *problem)
 {
     return (const ocd_pooling_problem *)problem;
@@ -832,4 +1319,29 @@ extern "C" cudnnStatus_t ocd_pooling_run_cuda_tile_nchw(cudnnHandle_t handle, co
         typedef typename std::remove_pointer<decltype(tag)>::type T;
         return launch_tile<T, 1, false>(handle, p);
     });
+}
+
+extern "C" const char *ocd_pooling_applies_cuda_fixed_nchw(cudnnHandle_t handle, const void *problem)
+{
+    const ocd_pooling_problem *p = problem_of(problem);
+    if (p->xs[4] != 1 || p->ys[4] != 1) return OCD_REASON_LAYOUT; /* rows of W must be contiguous */
+    return fixed_applies(p);
+}
+
+extern "C" cudnnStatus_t ocd_pooling_run_cuda_fixed_nchw(cudnnHandle_t handle, const void *problem, void *ws,
+                                                         size_t ws_bytes)
+{
+    return launch_fixed<false>(handle, problem_of(problem));
+}
+
+extern "C" const char *ocd_pooling_applies_cuda_fixed_nhwc(cudnnHandle_t handle, const void *problem)
+{
+    const char *why = ocd_pooling_applies_cuda_nhwc_vec(handle, problem);
+    return why != NULL ? why : fixed_applies(problem_of(problem));
+}
+
+extern "C" cudnnStatus_t ocd_pooling_run_cuda_fixed_nhwc(cudnnHandle_t handle, const void *problem, void *ws,
+                                                         size_t ws_bytes)
+{
+    return launch_fixed<true>(handle, problem_of(problem));
 }

@@ -66,6 +66,10 @@ cudnnStatus_t ocd_pooling_run(cudnnHandle_t handle, const struct ocd_pooling_pro
 /* Implementations. */
 cudnnStatus_t ocd_pooling_run_host(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 #ifdef OCD_HAVE_CUDA
+const char *ocd_pooling_applies_cuda_fixed_nhwc(cudnnHandle_t handle, const void *problem);
+cudnnStatus_t ocd_pooling_run_cuda_fixed_nhwc(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+const char *ocd_pooling_applies_cuda_fixed_nchw(cudnnHandle_t handle, const void *problem);
+cudnnStatus_t ocd_pooling_run_cuda_fixed_nchw(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 const char *ocd_pooling_applies_cuda_tile_nhwc(cudnnHandle_t handle, const void *problem);
 cudnnStatus_t ocd_pooling_run_cuda_tile_nhwc(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 const char *ocd_pooling_applies_cuda_tile_nchw(cudnnHandle_t handle, const void *problem);
