@@ -1,7 +1,22 @@
 /* pooling.cu: pooling forward and backward on the GPU, with the window math of ops/pooling.h.
    Backward writes dx once, deterministically (MAX and MAX_DETERMINISTIC alike), without atomics.
 
-   2-D problems go to the tile kernels when a band of rows fits in shared memory. Pooling moves
+   The common windows, 3x3 stride 2 pad 1 and 2x2 stride 2 pad 0 (2-D, float, half, bfloat16),
+   go first to the fixed kernels (NCHW: float only), compiled for the window: measured on the H200, the general
+   kernels below were bound by instructions (about 580 a fp32 output: index decoding, shared-memory
+   index math and the NaN-aware tie rule per element), not by memory. With every offset a
+   constant, a thread takes R adjacent outputs along W and reads each input row of their windows
+   once, as one span of columns held in registers (the middle of the span as 16-byte loads when W
+   is contiguous and rows are aligned); a maximum is fmax (max.NaN when NaN propagates), its first
+   position in scan order found afterwards from its value, and only backward. Backward, a thread
+   owns the inputs of R stride cells along W and walks down a few steps of S rows: the window
+   rows reaching a step are found once (the last one kept for the next step), then each input
+   sums the gradient of the windows whose maximum it is, which window positions it can be being a
+   compile-time constant; dx is written once, without atomics. Entries:
+   cuda:pooling_fixed_nchw (rows of W contiguous, R = 4) and cuda:pooling_fixed_nhwc_vec16
+   (16-byte vectors of channels per thread, R = 2 forward and 1 backward, for registers).
+
+   Other 2-D problems go to the tile kernels when a band of rows fits in shared memory. Pooling moves
    little data per output, so what decides its speed is reading x once, coalesced, with many
    loads in flight, and not finding a window's maximum more than once. A block copies the rows of
    x (and dy) its band needs into shared memory, full width, each thread keeping up to 64 bytes
@@ -771,7 +786,8 @@ constexpr int fixed_floordiv(int a, int b)
    aligned middle of both spans, [t R S, (t + 1) R S), is what 16-byte loads along W take. */
 template <int K_, int S_, int P_, int R_> struct fixed_shape {
     enum : int { K = K_, S = S_, P = P_, R = R_ };
-    enum : int { J0 = -fixed_floordiv(K - 1 - P, S), J1 = fixed_floordiv(R * S - 1 + P, S), H1 = fixed_floordiv(S - 1 + P, S) };
+    enum : int { J0 = -fixed_floordiv(K - 1 - P, S), J1 = fixed_floordiv(R * S - 1 + P, S) };
+    enum : int { H1 = fixed_floordiv(S - 1 + P, S) };
     enum : int { NW = J1 - J0 + 1, NH = H1 - J0 + 1, FN = (R - 1) * S + K, BN = (NW - 1) * S + K };
     static_assert(K <= 2 * S && P >= 0 && P < K, "windows reach at most two cells per dim");
     static_assert(K - S - P >= 0 && J1 * S + K - P - R * S >= 0 && P - J0 * S >= 0,
@@ -795,10 +811,6 @@ __host__ __device__ __forceinline__ float fixed_cvt(float v)
 {
     return v;
 }
-__host__ __device__ __forceinline__ double fixed_cvt(double v)
-{
-    return v;
-}
 __host__ __device__ __forceinline__ float fixed_cvt(__half v)
 {
     return __half2float(v);
@@ -808,10 +820,6 @@ __host__ __device__ __forceinline__ float fixed_cvt(__nv_bfloat16 v)
     return __bfloat162float(v);
 }
 __host__ __device__ __forceinline__ void fixed_put(float *p, float v)
-{
-    *p = v;
-}
-__host__ __device__ __forceinline__ void fixed_put(double *p, double v)
 {
     *p = v;
 }
@@ -1023,11 +1031,9 @@ __host__ __device__ __forceinline__ void fixed_windows(const T *xp, const T *dyp
 #pragma unroll
                 for (int u = 0; u < V; u++) m[j][u] = fixed_combine<MODE>(m[j][u], v[j * F::S + kw][u]);
     }
-    int at[F::NW][V];
+    uint32_t at[F::NW];
 #pragma unroll
-    for (int j = 0; j < F::NW; j++)
-#pragma unroll
-        for (int u = 0; u < V; u++) at[j][u] = 15;
+    for (int j = 0; j < F::NW; j++) at[j] = 0xffffffffu;
 #pragma unroll
     for (int kh = F::K - 1; kh >= 0; kh--) { /* backwards: the last hit is the first position */
         int ih = h0 + kh;
@@ -1043,17 +1049,13 @@ __host__ __device__ __forceinline__ void fixed_windows(const T *xp, const T *dyp
                 for (int u = 0; u < V; u++) {
                     C e = v[j * F::S + kw][u], best = m[j][u];
                     bool hit = e == best || (MODE == FIXED_MAX_NAN ? e != e : best != best);
-                    at[j][u] = in && hit ? kh * F::K + kw : at[j][u];
+                    uint32_t pos = (uint32_t)(kh * F::K + kw) << (4 * u);
+                    at[j] = in && hit ? (at[j] & ~(15u << (4 * u))) | pos : at[j];
                 }
             }
     }
 #pragma unroll
-    for (int j = 0; j < F::NW; j++) {
-        uint32_t packed = 0;
-#pragma unroll
-        for (int u = 0; u < V; u++) packed |= (uint32_t)at[j][u] << (4 * u);
-        arg[j] = ok[j] ? packed : 0xffffffffu;
-    }
+    for (int j = 0; j < F::NW; j++) arg[j] = ok[j] ? at[j] : 0xffffffffu;
 }
 
 /* Backward, thread i: the inputs of strip t's columns in steps [chunk * steps, ...) of S rows,
@@ -1124,12 +1126,19 @@ pool_fixed_forward(const T *__restrict__ x, T *__restrict__ y, fixed_args<typena
     if (i < total) fixed_forward_thread<T, V, CLAST, F, MODE>(x, y, a, i);
 }
 
+/* Blocks of the backward: 128 threads with vectors of channels, whose 3x3 windows need more
+   than the 128 registers ptxas grants a thread of a 256-thread block. */
+template <int V> __host__ __device__ constexpr int fixed_backward_block()
+{
+    return V > 1 ? 128 : 256;
+}
+
 template <typename T, int V, bool CLAST, class F, int MODE>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(fixed_backward_block<V>())
 pool_fixed_backward(const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx,
                     fixed_args<typename ocd_compute<T>::type> a, uint32_t total)
 {
-    uint32_t i = blockIdx.x * 256u + threadIdx.x;
+    uint32_t i = blockIdx.x * (uint32_t)fixed_backward_block<V>() + threadIdx.x;
     if (i < total) fixed_backward_thread<T, V, CLAST, F, MODE>(x, dy, dx, a, i);
 }
 
@@ -1147,8 +1156,7 @@ const char *fixed_applies(const ocd_pooling_problem *p)
 {
     if (p->in[0] != 1 || p->out[0] != 1 || p->window[0] != 1 || p->pad[0] != 0) return OCD_REASON_RANK;
     if (fixed_window_of(p) == 0) return "the window is not 3x3 stride 2 pad 1 or 2x2 stride 2 pad 0";
-    if (p->dtype == CUDNN_DATA_DOUBLE) return OCD_REASON_DTYPE;
-    return NULL;
+    return p->dtype == CUDNN_DATA_DOUBLE ? OCD_REASON_DTYPE : NULL;
 }
 
 /* Sets the extents of the thread index (fixed_decode) and returns the thread count. */
@@ -1212,28 +1220,31 @@ cudnnStatus_t launch_fixed_mode(cudnnHandle_t h, const ocd_pooling_problem *p)
     } else {
         typedef fixed_shape<K, 2, K == 3 ? 1 : 0, fixed_r<CLAST, true>()> F;
         uint32_t total = fixed_plan<T, V, CLAST, F, true>(p, a);
-        pool_fixed_backward<T, V, CLAST, F, MODE><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(
+        constexpr int B = fixed_backward_block<V>();
+        pool_fixed_backward<T, V, CLAST, F, MODE><<<ocd_cuda_blocks(total, B), B, 0, h->stream>>>(
             x, (const T *)p->dy, (T *)p->dx, a, total);
     }
     OCD_CUDA_LAUNCHED();
     return CUDNN_STATUS_SUCCESS;
 }
 
-template <typename T, int V, bool CLAST, int K> cudnnStatus_t launch_fixed_window(cudnnHandle_t h, const ocd_pooling_problem *p)
+template <typename T, int V, bool CLAST, int K>
+cudnnStatus_t launch_fixed_window(cudnnHandle_t h, const ocd_pooling_problem *p)
 {
-    if (p->mode == CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING || p->mode == CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING)
+    if (p->mode != CUDNN_POOLING_MAX && p->mode != CUDNN_POOLING_MAX_DETERMINISTIC)
         return launch_fixed_mode<T, V, CLAST, K, FIXED_AVG>(h, p);
     if (p->propagate_nan) return launch_fixed_mode<T, V, CLAST, K, FIXED_MAX_NAN>(h, p);
     return launch_fixed_mode<T, V, CLAST, K, FIXED_MAX>(h, p);
 }
 
-/* Runs an applicable problem: float, half or bfloat16, in V-lane elements. */
+/* Runs an applicable problem: float with W contiguous; float, half or bfloat16 in 16-byte
+   vectors of channels (CLAST). */
 template <bool CLAST> cudnnStatus_t launch_fixed(cudnnHandle_t h, const ocd_pooling_problem *p)
 {
     return ocd_cuda_dispatch_float(p->dtype, [&](auto *tag) {
         typedef typename std::remove_pointer<decltype(tag)>::type T;
-        if constexpr (std::is_same<T, double>::value) {
-            return CUDNN_STATUS_NOT_SUPPORTED; /* fixed_applies refuses double */
+        if constexpr (std::is_same<T, double>::value || (!CLAST && !std::is_same<T, float>::value)) {
+            return CUDNN_STATUS_NOT_SUPPORTED; /* the applies functions refuse these */
         } else {
             constexpr int V = CLAST ? ocd_vec16<T>::N : 1;
             return fixed_window_of(p) == 3 ? launch_fixed_window<T, V, CLAST, 3>(h, p)
@@ -1325,6 +1336,7 @@ extern "C" const char *ocd_pooling_applies_cuda_fixed_nchw(cudnnHandle_t handle,
 {
     const ocd_pooling_problem *p = problem_of(problem);
     if (p->xs[4] != 1 || p->ys[4] != 1) return OCD_REASON_LAYOUT; /* rows of W must be contiguous */
+    if (p->dtype != CUDNN_DATA_FLOAT) return OCD_REASON_DTYPE; /* half and bfloat16 take the NHWC layout */
     return fixed_applies(p);
 }
 
