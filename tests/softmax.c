@@ -150,7 +150,8 @@ TEST(softmax_long_slices)
    C = 40, five 16-byte vectors of halves, so that a lane group holds fewer vectors than it has
    room for; a last warp with groups past the last slice (3 x 5 x 7 = 105 slices); H x W = 40 and
    72, a column tile and a partial one for every type; C = 300, a backward tile above 48 KiB of
-   shared memory; C = 1000, a tile beyond the bound, left to cuda:softmax_tile. */
+   shared memory; C = 1000, a tile beyond the bound, left to cuda:softmax_tile; C = 8, 512 and
+   520, the shortest slice of the lane kernels and the edges of the longest. */
 TEST(softmax_vector_shapes)
 {
     static const struct shape vs[] = {
@@ -158,6 +159,9 @@ TEST(softmax_vector_shapes)
         {4, {2, 40, 8, 9}},
         {4, {2, 300, 5, 8}},
         {4, {1, 1000, 2, 4}},
+        {4, {3, 8, 5, 7}},   /* one vector a slice: one lane a slice in the lane kernels */
+        {4, {2, 512, 3, 1}}, /* the longest 16-bit slice of cuda:softmax_rows_packed (16 lanes) */
+        {4, {1, 520, 2, 1}}, /* one vector longer: left to the next entry */
     };
     for (size_t ti = 0; ti < TLEN(float_types); ti++)
         for (size_t si = 0; si < TLEN(vs); si++)
@@ -211,6 +215,39 @@ TEST(softmax_special_values)
     }
     free(zero);
     tview_destroy(&t);
+}
+
+/* The same in half and bfloat16 over slices of whole 16-byte vectors (C = 16, the 16-bit lane
+   kernels): masked logits, a NaN slice, a slice of -inf only (NaN, as in float: 0 / 0). */
+TEST(softmax_special_values_16bit)
+{
+    const cudnnDataType_t types[] = {CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16};
+    const int dims[4] = {4, 16, 1, 1}, d16[4] = {1, 16, 1, 1};
+    double x[64], got[64], want[64];
+    for (size_t ti = 0; ti < TLEN(types); ti++)
+        for (int a = 0; a < 3; a += 2) {
+            struct tview t;
+            tview_init(&t, types[ti], 4, dims, TV_NHWC);
+            for (int i = 0; i < 64; i++) x[i] = trand_uniform(-2, 2);
+            x[3] = x[12] = -INFINITY; /* slice 0: two masked */
+            x[16 + 9] = NAN;          /* slice 1: NaN */
+            for (int i = 32; i < 48; i++) x[i] = -INFINITY;
+            for (int n = 0; n < 4; n += 3) ref_softmax_forward((cudnnSoftmaxAlgorithm_t)a, CUDNN_SOFTMAX_MODE_CHANNEL, 4,
+                                                              d16, x + 16 * n, want + 16 * n);
+            for (int i = 16; i < 48; i++) want[i] = NAN;
+            double *zero = tview_fill(64, 0);
+            void *px = tview_upload(&t, x), *py = tview_upload(&t, zero);
+            float one = 1, z = 0;
+            CHECK_OK(cudnnSoftmaxForward(test_handle(), (cudnnSoftmaxAlgorithm_t)a, CUDNN_SOFTMAX_MODE_CHANNEL, &one,
+                                         t.desc, px, &z, t.desc, py));
+            tview_download(&t, py, got);
+            tcompare(CUDNN_DATA_DOUBLE, got, want, 64, ttolerance(types[ti]),
+                     a ? "16-bit log softmax with -inf and NaN" : "16-bit softmax with -inf and NaN");
+            tview_free(&t, px);
+            tview_free(&t, py);
+            tview_destroy(&t);
+            free(zero);
+        }
 }
 
 /* The library's backward is the derivative of its forward: with y = softmax(x) and a weight dy,

@@ -13,6 +13,8 @@
 
 static const struct ocd_impl softmax_impls[] = {
 #ifdef OCD_HAVE_CUDA
+    {"cuda:softmax_rows_packed", OCD_BACKEND_CUDA, -1, ocd_softmax_applies_cuda_rows_packed, NULL,
+     ocd_softmax_run_cuda_rows_packed},
     {"cuda:softmax_rows_lanes", OCD_BACKEND_CUDA, -1, ocd_softmax_applies_cuda_rows_lanes, NULL,
      ocd_softmax_run_cuda_rows_lanes},
     {"cuda:softmax_rows_warp", OCD_BACKEND_CUDA, -1, ocd_softmax_applies_cuda_rows_warp, NULL,
