@@ -5,7 +5,9 @@
      input with unit stride or 0 (every packed set, scale, add, op tensor and same-layout
      transform, and the broadcasts along rows such as a per-channel bias): each thread moves
      up to four packs of 16 bytes of its widest operand per step in a grid-stride loop, the op being a
-     template argument; a single row's leftover tail goes element by element. Bytes moved:
+     template argument, a block's step covering a segment of consecutive packs whose row is decoded
+     once when the segment lies in one row (rows_segment); half and bfloat16 results are rounded
+     two at a time; a single row's leftover tail goes element by element. Bytes moved:
      inputs read once, y written once, y read once more only when beta != 0.
    - cuda:ewise_strided, for everything else: one thread per element in y's order (so writes
      are coalesced whenever y's fastest dimension is packed), offsets from the linear index by
