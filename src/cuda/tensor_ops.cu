@@ -280,6 +280,7 @@ __global__ void ewise_rows(rows_args g, ocd_cuda_scales<typename ocd_compute<Ty>
             load_pack<Ta, C, N>(a + off[1], g.a_bcast, av[u]);
             if (binary) load_pack<Ta, C, N>(b + off[2], g.b_bcast, bv[u]);
             if (s.beta != C(0)) load_pack<Ty, C, N>(y + yo[u], false, yv[u]);
+            else load_pack<C, C, N>(&s.beta, true, yv[u]); /* zeros, unread: y is not read when beta == 0 */
         }
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
