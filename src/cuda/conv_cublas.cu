@@ -32,7 +32,20 @@
 
 #include <string.h>
 
-/* ---- geometry shared by the column kernels ------------------------------------------------------ */
+/* ---- the column kernels ------------------------------------------------------------------------ */
+
+/* Both column kernels give each thread a run of COL_RUN consecutive elements of their output along
+   its fastest dimension (runs split at row ends): the element's coordinates are decoded once per
+   run by fast 32-bit division, then stepped. Offsets are 32-bit: make_plan keeps every index of
+   the column matrix and the activations under 2^31, and coordinates outside the tensor (padding)
+   are compared unsigned, so a wrapped negative one reads as out of range. Decoding each element
+   by itself (about 190 instructions an element) made these kernels instruction-bound. */
+#define COL_RUN 8
+#define COL_DIGITS 8 /* digits of an im2col row index: n, g, channel, t, r, s, oz, op at most */
+
+template <typename T> struct __align__(16) col_vec {
+    T v[16 / sizeof(T)];
+};
 
 struct col_geom {
     int64_t n, g, cg, kc; /* images, groups, channels per group, column-matrix K = cg * t * r * s */
@@ -42,144 +55,229 @@ struct col_geom {
     int t, r, s, pd, ph, pw, ud, uh, uw, dd, dh, dw;
     int flip, krsc, nhwc;
     int kmajor; /* NCHW backward filter: the column matrix is [G][kc][N][P*Q] */
-    /* The kernels decode element indices by fast 32-bit division (make_plan keeps every index of
-       the column matrix and the activations under 2^31, so that grid-stride steps cannot wrap): 64-bit division costs about a hundred
-       instructions a step, which made the column kernels far slower than the memory they move. */
-    ocd_fastdiv div_n, div_g, div_cg, div_kc, div_t, div_r, div_s; /* column index -> (n, g, kk), kk -> tap */
-    ocd_fastdiv div_pq, div_p, div_q;                                /* output pixel -> (z, p, q) */
-    ocd_fastdiv div_c, div_hw, div_h, div_w, div_ud, div_uh, div_uw; /* activation index -> (n, c, d, h, w) */
+    /* col2im: dx rows (w of one (n, c, d, h) in NCHW; the channels of one group and pixel in
+       NHWC), cut into runs */
+    uint32_t runs, run_count; /* runs per row, runs in all */
+    ocd_fastdiv div_runs, div_c, div_g, div_cg, div_d, div_h, div_w, div_ud, div_uh, div_uw;
 };
 
-__host__ __device__ __forceinline__ uint32_t col_divmod(const ocd_fastdiv &f, uint32_t v, uint32_t *rem)
-{
-    return ocd_fastdiv_divmod(f, v, rem);
-}
+/* im2col as rows: the column matrix, in memory order, is rows of len elements along its fastest
+   dimension (oq for the NCHW layouts, the channel or the s tap for NHWC, or a whole output plane
+   when a 1x1 filter with unit stride and no padding reads a packed plane as it lies). The row index
+   is a mixed-radix number whose digits (n, g, channel, taps, oz, op, fastest first) each add a
+   fixed amount to the source's channel offset and to its z, h and w coordinates; along the row,
+   the source offset steps by `step` and the w coordinate by `du`. */
+struct col_rows {
+    uint32_t len, count;  /* row length; runs in all */
+    ocd_fastdiv div_runs; /* runs per row */
+    int ndig;
+    ocd_fastdiv radix[COL_DIGITS]; /* every digit's but the last, which is the quotient */
+    uint32_t coef[COL_DIGITS][4];  /* per digit: n/c offset, z, h, w (two's complement) */
+    uint32_t base[4];
+    uint32_t step, du;             /* along the row: source offset and w per element */
+    uint32_t d, h, w, sd, sh, sw;  /* coordinate limits and strides */
+    bool vec_load, vec_store;      /* plane rows from aligned sources; rows of whole 16-byte packs */
+};
 
-/* Column index kk (the filter's own order) -> channel in group and filter tap, the tap mirrored
-   in CONVOLUTION mode (the column matrix then multiplies the filter as it lies). */
-__host__ __device__ __forceinline__ void col_tap(const col_geom &gm, uint32_t kk, uint32_t *c, uint32_t *t, uint32_t *r,
-                                                 uint32_t *s)
+enum col_digit { COL_N, COL_G, COL_C, COL_T, COL_R, COL_S, COL_OZ, COL_OP, COL_OQ };
+
+/* Appends a digit (as the slowest so far); digits of extent 1 are always 0 and are left out. */
+static void col_rows_digit(col_rows &cr, const col_geom &gm, enum col_digit which)
 {
-    if (gm.krsc) {
-        kk = col_divmod(gm.div_cg, kk, c);
-        kk = col_divmod(gm.div_s, kk, s);
-        *t = col_divmod(gm.div_r, kk, r);
-    } else {
-        kk = col_divmod(gm.div_s, kk, s);
-        kk = col_divmod(gm.div_r, kk, r);
-        *c = col_divmod(gm.div_t, kk, t);
+    const int64_t f = gm.flip ? -1 : 1; /* CONVOLUTION mode mirrors the taps */
+    int64_t radix = 1, c[4] = {0, 0, 0, 0};
+    switch (which) {
+    case COL_N: radix = gm.n, c[0] = gm.sn; break;
+    case COL_G: radix = gm.g, c[0] = gm.cg * gm.sc; break;
+    case COL_C: radix = gm.cg, c[0] = gm.sc; break;
+    case COL_T: radix = gm.t, c[1] = f * gm.dd; break;
+    case COL_R: radix = gm.r, c[2] = f * gm.dh; break;
+    case COL_S: radix = gm.s, c[3] = f * gm.dw; break;
+    case COL_OZ: radix = gm.z, c[1] = gm.ud; break;
+    case COL_OP: radix = gm.p, c[2] = gm.uh; break;
+    case COL_OQ: radix = gm.q, c[3] = gm.uw; break;
     }
-    if (gm.flip) *t = gm.t - 1 - *t, *r = gm.r - 1 - *r, *s = gm.s - 1 - *s;
+    if (radix == 1) return;
+    cr.radix[cr.ndig] = ocd_fastdiv_make((uint32_t)radix);
+    for (int e = 0; e < 4; e++) cr.coef[cr.ndig][e] = (uint32_t)c[e];
+    cr.ndig++;
 }
 
-/* The column-matrix offset of (image, output pixel, group, kk). */
-__host__ __device__ __forceinline__ int64_t col_offset(const col_geom &gm, int64_t n, int64_t opix, int64_t g, int64_t kk)
+/* The rows of im2col(x) for geometry gm (esize: bytes per element). */
+static col_rows col_rows_of(const col_geom &gm, const void *x, size_t esize)
 {
-    int64_t pq = gm.z * gm.p * gm.q;
-    if (gm.kmajor) return ((g * gm.kc + kk) * gm.n + n) * pq + opix;
-    return gm.nhwc ? ((n * pq + opix) * gm.g + g) * gm.kc + kk : ((n * gm.g + g) * gm.kc + kk) * pq + opix;
+    col_rows cr;
+    memset(&cr, 0, sizeof cr);
+    const int64_t f = gm.flip ? -1 : 1, vec = (int64_t)(16 / esize);
+    cr.base[1] = (uint32_t)(-gm.pd + (gm.flip ? (int64_t)(gm.t - 1) * gm.dd : 0));
+    cr.base[2] = (uint32_t)(-gm.ph + (gm.flip ? (int64_t)(gm.r - 1) * gm.dh : 0));
+    cr.base[3] = (uint32_t)(-gm.pw + (gm.flip ? (int64_t)(gm.s - 1) * gm.dw : 0));
+    cr.d = (uint32_t)gm.d, cr.h = (uint32_t)gm.h, cr.w = (uint32_t)gm.w;
+    cr.sd = (uint32_t)gm.sd, cr.sh = (uint32_t)gm.sh, cr.sw = (uint32_t)gm.sw;
+    /* the channel digits in the filter's order (KRSC: c fastest; KCRS: s fastest) */
+    static const enum col_digit krsc[] = {COL_C, COL_S, COL_R, COL_T}, kcrs[] = {COL_S, COL_R, COL_T, COL_C};
+    const enum col_digit *taps = gm.krsc ? krsc : kcrs;
+    bool plane = false;
+    if (gm.nhwc) {
+        /* col[n][opix][g][kk]: rows along kk's fastest digit */
+        cr.len = (uint32_t)(gm.krsc ? gm.cg : gm.s);
+        cr.step = (uint32_t)(gm.krsc ? gm.sc : f * gm.dw * gm.sw), cr.du = gm.krsc ? 0 : (uint32_t)(f * gm.dw);
+        for (int k = 1; k < 4; k++) col_rows_digit(cr, gm, taps[k]);
+        static const enum col_digit rest[] = {COL_G, COL_OQ, COL_OP, COL_OZ, COL_N};
+        for (enum col_digit dg : rest) col_rows_digit(cr, gm, dg);
+    } else {
+        /* col[n][g][kk][opix] or [g][kk][n][opix]: rows along oq, or whole planes */
+        plane = gm.t * gm.r * gm.s == 1 && gm.ud * gm.uh * gm.uw == 1 && gm.pd + gm.ph + gm.pw == 0 && gm.sw == 1 &&
+                gm.sh == gm.w && (gm.d == 1 || gm.sd == gm.h * gm.w);
+        cr.len = (uint32_t)(plane ? gm.z * gm.p * gm.q : gm.q);
+        cr.step = plane ? 1 : (uint32_t)(gm.uw * gm.sw), cr.du = plane ? 0 : (uint32_t)gm.uw;
+        if (!plane) col_rows_digit(cr, gm, COL_OP), col_rows_digit(cr, gm, COL_OZ);
+        if (gm.kmajor) col_rows_digit(cr, gm, COL_N);
+        for (int k = 0; k < 4; k++) col_rows_digit(cr, gm, taps[k]);
+        col_rows_digit(cr, gm, COL_G);
+        if (!gm.kmajor) col_rows_digit(cr, gm, COL_N);
+    }
+    const uint32_t runs = (cr.len + COL_RUN - 1) / COL_RUN;
+    cr.div_runs = ocd_fastdiv_make(runs);
+    cr.count = (uint32_t)(gm.n * gm.z * gm.p * gm.q * gm.g * gm.kc / cr.len) * runs;
+    cr.vec_store = cr.len % vec == 0;
+    cr.vec_load = plane && cr.vec_store && gm.sn % vec == 0 && gm.sc % vec == 0 && (uintptr_t)x % 16 == 0;
+    return cr;
 }
 
-/* The fast divisions of a geometry whose extents are set. */
-static void col_geom_divs(col_geom &gm)
+/* col = im2col(x), runs first, first + step, ... (rows cut in runs of COL_RUN). The kernels below
+   run these loops with one thread per run; they are host-callable (like the implicit GEMM's
+   loaders) so that their index arithmetic can be exercised without a GPU. */
+template <typename T>
+__host__ __device__ void cublas_im2col_range(const T *x, T *col, const col_rows &cr, uint32_t first, uint32_t step)
 {
-    gm.div_n = ocd_fastdiv_make((uint32_t)gm.n), gm.div_g = ocd_fastdiv_make((uint32_t)gm.g);
-    gm.div_cg = ocd_fastdiv_make((uint32_t)gm.cg), gm.div_kc = ocd_fastdiv_make((uint32_t)gm.kc);
-    gm.div_t = ocd_fastdiv_make((uint32_t)gm.t), gm.div_r = ocd_fastdiv_make((uint32_t)gm.r);
-    gm.div_s = ocd_fastdiv_make((uint32_t)gm.s);
-    gm.div_pq = ocd_fastdiv_make((uint32_t)(gm.z * gm.p * gm.q)), gm.div_p = ocd_fastdiv_make((uint32_t)gm.p);
-    gm.div_q = ocd_fastdiv_make((uint32_t)gm.q);
-    gm.div_c = ocd_fastdiv_make((uint32_t)(gm.g * gm.cg)), gm.div_hw = ocd_fastdiv_make((uint32_t)(gm.d * gm.h * gm.w));
+    const int VEC = 16 / sizeof(T);
+    for (uint32_t v = first; v < cr.count; v += step) {
+        uint32_t j0, row = ocd_fastdiv_divmod(cr.div_runs, v, &j0), rest = row;
+        j0 *= COL_RUN;
+        uint32_t a[4] = {cr.base[0], cr.base[1], cr.base[2], cr.base[3]}; /* n/c offset, z, h, w */
+#pragma unroll
+        for (int k = 0; k < COL_DIGITS; k++) {
+            if (k >= cr.ndig) break;
+            uint32_t digit = rest;
+            if (k < cr.ndig - 1) rest = ocd_fastdiv_divmod(cr.radix[k], rest, &digit);
+#pragma unroll
+            for (int e = 0; e < 4; e++) a[e] += digit * cr.coef[k][e];
+        }
+        const uint32_t ulim = a[1] < cr.d && a[2] < cr.h ? cr.w : 0, n = cr.len - j0;
+        const uint32_t off = a[0] + a[1] * cr.sd + a[2] * cr.sh + a[3] * cr.sw + j0 * cr.step, u = a[3] + j0 * cr.du;
+        col_vec<T> val[COL_RUN / VEC];
+        if (cr.vec_load && n >= COL_RUN) { /* a plane row: every element is in the source */
+#pragma unroll
+            for (int j = 0; j < COL_RUN; j += VEC) val[j / VEC] = *reinterpret_cast<const col_vec<T> *>(x + off + j);
+        } else {
+#pragma unroll
+            for (int j = 0; j < COL_RUN; j++)
+                val[j / VEC].v[j % VEC] = (uint32_t)j < n && u + j * cr.du < ulim ? x[off + j * cr.step] : T(0);
+        }
+        T *dst = col + row * cr.len + j0;
+        if (cr.vec_store && n >= COL_RUN) {
+#pragma unroll
+            for (int j = 0; j < COL_RUN; j += VEC) *reinterpret_cast<col_vec<T> *>(dst + j) = val[j / VEC];
+        } else {
+#pragma unroll
+            for (int j = 0; j < COL_RUN; j++)
+                if ((uint32_t)j < n) dst[j] = val[j / VEC].v[j % VEC];
+        }
+    }
+}
+
+/* The col2im rows (col_geom) and the fast divisions of a geometry whose extents are set. */
+static void col_geom_finish(col_geom &gm)
+{
+    const uint32_t len = (uint32_t)(gm.nhwc ? gm.cg : gm.w);
+    gm.runs = (len + COL_RUN - 1) / COL_RUN;
+    gm.run_count = (uint32_t)(gm.n * gm.g * gm.cg * gm.d * gm.h * gm.w / len) * gm.runs;
+    gm.div_runs = ocd_fastdiv_make(gm.runs);
+    gm.div_c = ocd_fastdiv_make((uint32_t)(gm.g * gm.cg)), gm.div_g = ocd_fastdiv_make((uint32_t)gm.g);
+    gm.div_cg = ocd_fastdiv_make((uint32_t)gm.cg), gm.div_d = ocd_fastdiv_make((uint32_t)gm.d);
     gm.div_h = ocd_fastdiv_make((uint32_t)gm.h), gm.div_w = ocd_fastdiv_make((uint32_t)gm.w);
     gm.div_ud = ocd_fastdiv_make((uint32_t)gm.ud), gm.div_uh = ocd_fastdiv_make((uint32_t)gm.uh);
     gm.div_uw = ocd_fastdiv_make((uint32_t)gm.uw);
 }
 
-/* col = im2col(x), elements first, first + step, ... of the column matrix in its memory order.
-   The kernels below run these loops with one thread per element; they are host-callable (like
-   the implicit GEMM's loaders) so that their index arithmetic can be exercised without a GPU. */
-template <typename T>
-__host__ __device__ void cublas_im2col_range(const T *x, T *col, const col_geom &gm, uint32_t first, uint32_t step)
-{
-    const uint32_t total = (uint32_t)(gm.n * gm.z * gm.p * gm.q * gm.g * gm.kc);
-    for (uint32_t i = first; i < total; i += step) {
-        uint32_t n, opix, g, kk, rest;
-        if (gm.kmajor) {
-            rest = col_divmod(gm.div_pq, i, &opix);
-            rest = col_divmod(gm.div_n, rest, &n);
-            g = col_divmod(gm.div_kc, rest, &kk);
-        } else if (gm.nhwc) {
-            rest = col_divmod(gm.div_kc, i, &kk);
-            rest = col_divmod(gm.div_g, rest, &g);
-            n = col_divmod(gm.div_pq, rest, &opix);
-        } else {
-            rest = col_divmod(gm.div_pq, i, &opix);
-            rest = col_divmod(gm.div_kc, rest, &kk);
-            n = col_divmod(gm.div_g, rest, &g);
-        }
-        uint32_t c, t, r, s, oq, op;
-        col_tap(gm, kk, &c, &t, &r, &s);
-        rest = col_divmod(gm.div_q, opix, &oq);
-        uint32_t oz = col_divmod(gm.div_p, rest, &op);
-        int64_t zz = (int64_t)oz * gm.ud - gm.pd + (int64_t)t * gm.dd, hh = (int64_t)op * gm.uh - gm.ph + (int64_t)r * gm.dh,
-                ww = (int64_t)oq * gm.uw - gm.pw + (int64_t)s * gm.dw;
-        bool in = zz >= 0 && zz < gm.d && hh >= 0 && hh < gm.h && ww >= 0 && ww < gm.w;
-        col[i] = in ? x[n * gm.sn + (g * gm.cg + c) * gm.sc + zz * gm.sd + hh * gm.sh + ww * gm.sw] : T(0);
-    }
-}
-
-/* (v - tap * dilation + pad) / stride when that is an output index, else -1. */
-__host__ __device__ __forceinline__ int64_t col_source(int64_t v, int pad, int tap, int dil, const ocd_fastdiv &stride,
+/* (v - tap * dilation + pad) / stride when that is an output index below out, else -1 (v, pad,
+   tap * dilation all below 2^31). */
+__host__ __device__ __forceinline__ int32_t col_source(int32_t v, int pad, int tap, int dil, const ocd_fastdiv &stride,
                                                        int64_t out)
 {
-    int64_t num = v + pad - (int64_t)tap * dil;
+    int32_t num = v + pad - tap * dil;
     if (num < 0) return -1;
-    uint32_t rem, o = col_divmod(stride, (uint32_t)num, &rem);
-    return rem == 0 && o < out ? (int64_t)o : -1;
+    uint32_t rem, o = ocd_fastdiv_divmod(stride, (uint32_t)num, &rem);
+    return rem == 0 && o < out ? (int32_t)o : -1;
 }
 
-/* dx = alpha * col2im(dcol) + beta * dx: each dx element sums, in a fixed order, the dcol entries
-   of the (output pixel, tap) pairs that read it. Elements first, first + step, ... of dx in its
-   memory order. */
-template <typename T, typename A>
+/* dx = alpha * col2im(dcol) + beta * dx: each dx element sums, in a fixed order (taps t, r, s),
+   the dcol entries of the (output pixel, tap) pairs that read it. Runs first, first + step, ...
+   of dx's rows (col_geom); NHWC is a template argument so that, along a run of channels, the
+   pixel and with it every tap's source is known once per run. */
+template <typename T, typename A, bool NHWC>
 __host__ __device__ void cublas_col2im_range(const A *dcol, T *dx, const col_geom &gm, A alpha, A beta, uint32_t first,
                                              uint32_t step)
 {
-    const uint32_t total = (uint32_t)(gm.n * gm.g * gm.cg * gm.d * gm.h * gm.w);
-    for (uint32_t i = first; i < total; i += step) {
-        uint32_t n, c, pix, rest;
-        if (gm.nhwc) {
-            rest = col_divmod(gm.div_c, i, &c);
-            n = col_divmod(gm.div_hw, rest, &pix);
-        } else {
-            rest = col_divmod(gm.div_hw, i, &pix);
-            n = col_divmod(gm.div_c, rest, &c);
+    const uint32_t pq = (uint32_t)(gm.z * gm.p * gm.q), kc = (uint32_t)gm.kc;
+    /* dcol = col[n][g][kk][opix] (NCHW) or col[n][opix][g][kk] (NHWC) */
+    const uint32_t opix_stride = NHWC ? (uint32_t)gm.g * kc : 1, kk_stride = NHWC ? 1 : pq;
+    for (uint32_t v = first; v < gm.run_count; v += step) {
+        uint32_t j0, n, g, cc, d, h, w, rest = ocd_fastdiv_divmod(gm.div_runs, v, &j0), len;
+        j0 *= COL_RUN;
+        if (NHWC) { /* rows: (n, d, h, w, g), along cc */
+            rest = ocd_fastdiv_divmod(gm.div_g, rest, &g);
+            rest = ocd_fastdiv_divmod(gm.div_w, rest, &w);
+            rest = ocd_fastdiv_divmod(gm.div_h, rest, &h);
+            n = ocd_fastdiv_divmod(gm.div_d, rest, &d);
+            cc = j0, len = (uint32_t)gm.cg;
+        } else { /* rows: (n, c, d, h), along w */
+            uint32_t c;
+            rest = ocd_fastdiv_divmod(gm.div_h, rest, &h);
+            rest = ocd_fastdiv_divmod(gm.div_d, rest, &d);
+            n = ocd_fastdiv_divmod(gm.div_c, rest, &c);
+            g = ocd_fastdiv_divmod(gm.div_cg, c, &cc);
+            w = j0, len = (uint32_t)gm.w;
         }
-        uint32_t w, h, cc;
-        rest = col_divmod(gm.div_w, pix, &w);
-        uint32_t d = col_divmod(gm.div_h, rest, &h);
-        uint32_t g = col_divmod(gm.div_cg, c, &cc);
-        A sum = 0;
+        const uint32_t cnt = len - j0, col_base = NHWC ? n * pq * opix_stride + g * kc : (n * (uint32_t)gm.g + g) * kc * pq;
+        A sum[COL_RUN];
+#pragma unroll
+        for (int j = 0; j < COL_RUN; j++) sum[j] = 0;
         for (int t = 0; t < gm.t; t++) {
-            int64_t oz = col_source(d, gm.pd, gm.flip ? gm.t - 1 - t : t, gm.dd, gm.div_ud, gm.z);
+            const int tf = gm.flip ? gm.t - 1 - t : t;
+            const int32_t oz = col_source((int32_t)d, gm.pd, tf, gm.dd, gm.div_ud, gm.z);
             if (oz < 0) continue;
             for (int r = 0; r < gm.r; r++) {
-                int64_t op = col_source(h, gm.ph, gm.flip ? gm.r - 1 - r : r, gm.dh, gm.div_uh, gm.p);
+                const int rf = gm.flip ? gm.r - 1 - r : r;
+                const int32_t op = col_source((int32_t)h, gm.ph, rf, gm.dh, gm.div_uh, gm.p);
                 if (op < 0) continue;
                 for (int s = 0; s < gm.s; s++) {
-                    int64_t oq = col_source(w, gm.pw, gm.flip ? gm.s - 1 - s : s, gm.dw, gm.div_uw, gm.q);
-                    if (oq < 0) continue;
-                    int64_t opix = (oz * gm.p + op) * gm.q + oq;
-                    int64_t kk = gm.krsc ? ((int64_t)(t * gm.r + r) * gm.s + s) * gm.cg + cc
-                                         : (((int64_t)cc * gm.t + t) * gm.r + r) * gm.s + s;
-                    sum += dcol[col_offset(gm, n, opix, g, kk)];
+                    const int sf = gm.flip ? gm.s - 1 - s : s;
+                    /* element j: kk of channel cc + j (NHWC), or pixel w + j (NCHW) */
+                    const uint32_t tap = ((uint32_t)t * gm.r + r) * gm.s + s;
+                    const uint32_t kk0 = gm.krsc ? tap * gm.cg + cc : cc * (uint32_t)(gm.t * gm.r * gm.s) + tap;
+                    const uint32_t kk_step = !NHWC ? 0 : gm.krsc ? 1 : (uint32_t)(gm.t * gm.r * gm.s);
+                    const uint32_t base = col_base + kk0 * kk_stride + ((uint32_t)oz * gm.p + op) * gm.q * opix_stride;
+#pragma unroll
+                    for (int j = 0; j < COL_RUN; j++) {
+                        const int32_t oq = col_source((int32_t)(w + (NHWC ? 0 : j)), gm.pw, sf, gm.dw, gm.div_uw, gm.q);
+                        if ((uint32_t)j < cnt && oq >= 0)
+                            sum[j] += dcol[base + j * kk_step * kk_stride + (uint32_t)oq * opix_stride];
+                    }
                 }
             }
         }
-        T *dst = dx + n * gm.sn + c * gm.sc + d * gm.sd + h * gm.sh + w * gm.sw;
-        A v = alpha * sum;
-        if (beta != 0) v += beta * (A)*dst; /* (A) and (T): the types' own round-to-nearest conversions */
-        *dst = (T)v;
+        T *dst = dx + n * (uint32_t)gm.sn + (g * (uint32_t)gm.cg + cc) * (uint32_t)gm.sc + d * (uint32_t)gm.sd +
+                 h * (uint32_t)gm.sh + w * (uint32_t)gm.sw;
+        const uint32_t dst_step = (uint32_t)(NHWC ? gm.sc : gm.sw);
+#pragma unroll
+        for (int j = 0; j < COL_RUN; j++) {
+            if ((uint32_t)j >= cnt) break;
+            A v = alpha * sum[j];
+            if (beta != 0) v += beta * (A)dst[j * dst_step]; /* (A) and (T): the types' own round-to-nearest conversions */
+            dst[j * dst_step] = (T)v;
+        }
     }
 }
 
@@ -198,14 +296,15 @@ __global__ void cublas_sum_chunks(const A *part, int chunks, T *dw, int64_t coun
 
 #define OCD_GRID_STRIDE blockIdx.x *blockDim.x + threadIdx.x, gridDim.x *blockDim.x
 
-template <typename T> __global__ void cublas_im2col(const T *x, T *col, const col_geom gm)
+template <typename T> __global__ void cublas_im2col(const T *x, T *col, const col_rows cr)
 {
-    cublas_im2col_range(x, col, gm, OCD_GRID_STRIDE);
+    cublas_im2col_range(x, col, cr, OCD_GRID_STRIDE);
 }
 
-template <typename T, typename A> __global__ void cublas_col2im(const A *dcol, T *dx, const col_geom gm, A alpha, A beta)
+template <typename T, typename A, bool NHWC>
+__global__ void cublas_col2im(const A *dcol, T *dx, const col_geom gm, A alpha, A beta)
 {
-    cublas_col2im_range(dcol, dx, gm, alpha, beta, OCD_GRID_STRIDE);
+    cublas_col2im_range<T, A, NHWC>(dcol, dx, gm, alpha, beta, OCD_GRID_STRIDE);
 }
 
 static unsigned grid_for(int64_t count)
@@ -299,9 +398,9 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         dg.t = dg.r = dg.s = 1;
         dg.pd = dg.ph = dg.pw = 0, dg.ud = dg.uh = dg.uw = 1, dg.dd = dg.dh = dg.dw = 1;
         dg.flip = 0, dg.krsc = 0;
-        col_geom_divs(dg);
+        col_geom_finish(dg);
     }
-    col_geom_divs(gm);
+    col_geom_finish(gm);
 
     /* cuBLAS takes int extents and leading dimensions */
     const int64_t kg = s->k / s->groups, lim = INT32_MAX;
@@ -377,7 +476,8 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
     if (p->dir == OCD_CONV_FWD || p->dir == OCD_CONV_BWD_FILTER) {
         const T *x = (const T *)p->x_data;
         if (!pl.direct) {
-            cublas_im2col<T><<<grid_for(n * pq * g * kc), 256, 0, st>>>(x, col, gm);
+            const col_rows cr = col_rows_of(gm, x, sizeof(T));
+            cublas_im2col<T><<<grid_for(cr.count), 256, 0, st>>>(x, col, cr);
             OCD_CUDA_LAUNCHED();
         }
         const T *src = pl.direct ? x : col;
@@ -400,7 +500,8 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
             return gemm_rm(gc, true, false, kg, kc, n * pq, &alpha, dy, dt, k, kg, src, dt, ld_src, gs_src, &beta, dw,
                            dt, kc, kg * kc, g);
         T *dyt = (T *)(ws + pl.ws_dy);
-        cublas_im2col<T><<<grid_for(n * k * pq), 256, 0, st>>>(dy, dyt, pl.dy_gm);
+        const col_rows cr = col_rows_of(pl.dy_gm, dy, sizeof(T));
+        cublas_im2col<T><<<grid_for(cr.count), 256, 0, st>>>(dy, dyt, cr);
         OCD_CUDA_LAUNCHED();
         const int64_t npq = n * pq;
         if (pl.chunks == 1)
@@ -437,7 +538,10 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
                             pl.direct ? c * hw : g * kc * pq, n));
     }
     if (!pl.direct) {
-        cublas_col2im<T, A><<<grid_for(n * c * hw), 256, 0, st>>>(dcol, dx, gm, alpha, beta);
+        if (gm.nhwc)
+            cublas_col2im<T, A, true><<<grid_for(gm.run_count), 256, 0, st>>>(dcol, dx, gm, alpha, beta);
+        else
+            cublas_col2im<T, A, false><<<grid_for(gm.run_count), 256, 0, st>>>(dcol, dx, gm, alpha, beta);
         OCD_CUDA_LAUNCHED();
     }
     return CUDNN_STATUS_SUCCESS;

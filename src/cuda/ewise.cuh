@@ -130,16 +130,24 @@ template <typename C> static inline ocd_cuda_scales<C> ocd_cuda_scales_of(const 
     return s;
 }
 
+/* op(alpha1 * a, alpha2 * b) + beta * y, y (the old value) used only when beta != 0 (b is
+   ignored by the unary ops). Kernels that pass op as a compile-time constant get the switch
+   folded away. */
+template <typename C>
+__device__ __forceinline__ C ocd_cuda_ewise_value(enum ocd_ewise_op op, const ocd_cuda_scales<C> &s, C a, C b, C y)
+{
+    C r = ocd_cuda_ewise_op<C>(op, s.propagate, s.alpha1 * a, s.alpha2 * b);
+    if (s.beta != C(0)) r += s.beta * y;
+    return r;
+}
+
 /* One element: y = op(alpha1 * a, alpha2 * b) + beta * y, y read only when beta != 0. a and b
-   are loaded by the caller (b is ignored by the unary ops). Kernels that pass op as a
-   compile-time constant get the switch folded away. */
+   are loaded by the caller. */
 template <typename Ty, typename C>
 __device__ __forceinline__ void ocd_cuda_ewise_apply(enum ocd_ewise_op op, const ocd_cuda_scales<C> &s, Ty *y, C a,
                                                      C b)
 {
-    C r = ocd_cuda_ewise_op<C>(op, s.propagate, s.alpha1 * a, s.alpha2 * b);
-    if (s.beta != C(0)) r += s.beta * ocd_cuda_load<Ty>(y);
-    ocd_cuda_store<Ty, C>(y, r);
+    ocd_cuda_store<Ty, C>(y, ocd_cuda_ewise_value<C>(op, s, a, b, s.beta != C(0) ? ocd_cuda_load<Ty>(y) : C(0)));
 }
 
 /* Calls fn(std::integral_constant<int, op>()) for the op, so that kernels can take it as a

@@ -5,7 +5,9 @@
      input with unit stride or 0 (every packed set, scale, add, op tensor and same-layout
      transform, and the broadcasts along rows such as a per-channel bias): each thread moves
      up to four packs of 16 bytes of its widest operand per step in a grid-stride loop, the op being a
-     template argument; a single row's leftover tail goes element by element. Bytes moved:
+     template argument, a block's step covering a segment of consecutive packs whose row is decoded
+     once when the segment lies in one row (rows_segment); half and bfloat16 results are rounded
+     two at a time; a single row's leftover tail goes element by element. Bytes moved:
      inputs read once, y written once, y read once more only when beta != 0.
    - cuda:ewise_strided, for everything else: one thread per element in y's order (so writes
      are coalesced whenever y's fastest dimension is packed), offsets from the linear index by
@@ -144,27 +146,67 @@ extern "C" cudnnStatus_t ocd_cuda_ewise_strided_run(cudnnHandle_t handle, const 
 /* ---- the vectorized path ---------------------------------------------------------------------- */
 
 /* Rows of the problem: every dim but the last is a row; along the last, y and each input that
-   is not broadcast (stride 0) have unit stride, so a row is walked in packs of N elements. */
+   is not broadcast (stride 0) have unit stride, so a row is walked in packs of N elements.
+   Offsets are 32-bit (cuda/ewise.cuh). */
 struct rows_args {
     uint32_t packs;       /* packs per row (inner / N) */
     uint32_t total;       /* packs in all rows */
     uint32_t inner;       /* elements per row: for a single row, a tail may follow the packs */
     int outer_rank;
     ocd_fastdiv div_packs, outer_dims[OCD_EWISE_MAX_DIMS];
-    int64_t outer[3][OCD_EWISE_MAX_DIMS]; /* y, a, b strides of the row dims, in elements */
-    bool a_bcast, b_bcast;                /* the input is one value per row */
+    uint32_t outer[3][OCD_EWISE_MAX_DIMS]; /* y, a, b strides of the row dims, in elements */
+    bool a_bcast, b_bcast;                 /* the input is one value per row */
 };
 
 /* Offsets of the first element of row r in y, a and b. */
-__device__ __forceinline__ void row_offsets(const rows_args &g, uint32_t r, int64_t off[3])
+__host__ __device__ __forceinline__ void row_offsets(const rows_args &g, uint32_t r, uint32_t off[3])
 {
     off[0] = off[1] = off[2] = 0;
     for (int d = g.outer_rank - 1; d >= 0; d--) {
         uint32_t q = d > 0 ? ocd_fastdiv_div(g.outer_dims[d], r) : 0, i = r - q * g.outer_dims[d].d;
         r = q;
 #pragma unroll
-        for (int k = 0; k < 3; k++) off[k] += (int64_t)i * g.outer[k][d];
+        for (int k = 0; k < 3; k++) off[k] += i * g.outer[k][d];
     }
+}
+
+/* A block step covers a segment of `seg` consecutive packs, pack u * threads + t of it going to
+   thread t (so that each load is coalesced). When the segment lies in one row, which is the rule
+   for rows longer than a segment, the row is decoded once for all of them; otherwise pack by pack. */
+struct rows_segment {
+    uint32_t first, col0; /* the segment's first pack, and its column in packs */
+    bool one_row;
+    uint32_t off[3];      /* one_row: the row's offsets */
+};
+
+__host__ __device__ __forceinline__ rows_segment rows_segment_at(const rows_args &g, uint32_t first, uint32_t seg)
+{
+    rows_segment sg;
+    sg.first = first;
+    const uint32_t r = ocd_fastdiv_div(g.div_packs, first);
+    sg.col0 = first - r * g.packs;
+    sg.one_row = sg.col0 + seg <= g.packs;
+    row_offsets(g, sg.one_row ? r : 0, sg.off);
+    return sg;
+}
+
+/* Offsets in y, a and b of pack i of the segment (first + i < total): a broadcast input stays at
+   its row's value. */
+__host__ __device__ __forceinline__ void rows_pack_offsets(const rows_args &g, const rows_segment &sg, uint32_t i, int n,
+                                                           uint32_t off[3])
+{
+    uint32_t col;
+    if (sg.one_row) {
+        off[0] = sg.off[0], off[1] = sg.off[1], off[2] = sg.off[2];
+        col = (sg.col0 + i) * n;
+    } else {
+        const uint32_t v = sg.first + i, r = ocd_fastdiv_div(g.div_packs, v);
+        row_offsets(g, r, off);
+        col = (v - r * g.packs) * n;
+    }
+    off[0] += col;
+    off[1] += g.a_bcast ? 0 : col;
+    off[2] += g.b_bcast ? 0 : col;
 }
 
 /* N elements of an input at p: a pack load, or one broadcast value. */
@@ -182,6 +224,31 @@ __device__ __forceinline__ void load_pack(const T *p, bool broadcast, C out[N])
     }
 }
 
+/* N results to storage: half and bfloat16 two at a time (one cvt.rn.f16x2.f32 or .bf16x2 for
+   two elements, each rounded to nearest even as ocd_cuda_store rounds one). */
+template <typename T, typename C, int N> struct store_pack {
+    static __device__ __forceinline__ void to(pack<T, N> &out, const C r[N])
+    {
+#pragma unroll
+        for (int k = 0; k < N; k++) ocd_cuda_store<T, C>(&out.v[k], r[k]);
+    }
+};
+template <int N> struct store_pack<__half, float, N> {
+    static __device__ __forceinline__ void to(pack<__half, N> &out, const float r[N])
+    {
+#pragma unroll
+        for (int k = 0; k < N; k += 2) *reinterpret_cast<__half2 *>(&out.v[k]) = __floats2half2_rn(r[k], r[k + 1]);
+    }
+};
+template <int N> struct store_pack<__nv_bfloat16, float, N> {
+    static __device__ __forceinline__ void to(pack<__nv_bfloat16, N> &out, const float r[N])
+    {
+#pragma unroll
+        for (int k = 0; k < N; k += 2)
+            *reinterpret_cast<__nv_bfloat162 *>(&out.v[k]) = __floats2bfloat162_rn(r[k], r[k + 1]);
+    }
+};
+
 /* Packs per thread and step, all loaded before any is stored, to keep enough bytes in flight
    without spilling: 4 packs of 4 or fewer elements, 2 of 8, 1 of 16 (measured best on an H200:
    more packs of 8 or 16 elements ran slower). */
@@ -198,30 +265,33 @@ __global__ void ewise_rows(rows_args g, ocd_cuda_scales<typename ocd_compute<Ty>
     typedef typename ocd_compute<Ty>::type C;
     const int UNROLL = unroll_for(N);
     const bool binary = OP != OCD_EWISE_COPY && OP != OCD_EWISE_SQRT && OP != OCD_EWISE_NOT;
-    const uint32_t step = gridDim.x * blockDim.x;
-    for (uint32_t v0 = blockIdx.x * blockDim.x + threadIdx.x; v0 < g.total; v0 += UNROLL * step) {
-        C av[UNROLL][N], bv[UNROLL][N];
-        int64_t yo[UNROLL];
-        pack<Ty, N> out[UNROLL];
+    const uint32_t seg = UNROLL * blockDim.x;
+    for (uint32_t first = blockIdx.x * seg; first < g.total; first += gridDim.x * seg) {
+        const rows_segment sg = rows_segment_at(g, first, seg);
+        C av[UNROLL][N], bv[UNROLL][N], yv[UNROLL][N];
+        uint32_t yo[UNROLL];
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
-            uint32_t v = v0 + u * step;
-            if (v >= g.total) continue;
-            uint32_t r = ocd_fastdiv_div(g.div_packs, v), col = (v - r * g.packs) * N;
-            int64_t off[3];
-            row_offsets(g, r, off);
-            yo[u] = off[0] + col;
-            load_pack<Ta, C, N>(a + off[1] + (g.a_bcast ? 0 : col), g.a_bcast, av[u]);
-            if (binary) load_pack<Ta, C, N>(b + off[2] + (g.b_bcast ? 0 : col), g.b_bcast, bv[u]);
-            if (s.beta != C(0)) out[u] = *reinterpret_cast<const pack<Ty, N> *>(y + yo[u]);
+            const uint32_t i = u * blockDim.x + threadIdx.x;
+            if (first + i >= g.total) continue;
+            uint32_t off[3];
+            rows_pack_offsets(g, sg, i, N, off);
+            yo[u] = off[0];
+            load_pack<Ta, C, N>(a + off[1], g.a_bcast, av[u]);
+            if (binary) load_pack<Ta, C, N>(b + off[2], g.b_bcast, bv[u]);
+            if (s.beta != C(0)) load_pack<Ty, C, N>(y + yo[u], false, yv[u]);
+            else load_pack<C, C, N>(&s.beta, true, yv[u]); /* zeros, unread: y is not read when beta == 0 */
         }
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
-            if (v0 + u * step >= g.total) continue;
+            if (first + u * blockDim.x + threadIdx.x >= g.total) continue;
+            C r[N];
 #pragma unroll
             for (int k = 0; k < N; k++)
-                ocd_cuda_ewise_apply<Ty, C>((enum ocd_ewise_op)OP, s, &out[u].v[k], av[u][k], binary ? bv[u][k] : C(0));
-            *reinterpret_cast<pack<Ty, N> *>(y + yo[u]) = out[u];
+                r[k] = ocd_cuda_ewise_value<C>((enum ocd_ewise_op)OP, s, av[u][k], binary ? bv[u][k] : C(0), yv[u][k]);
+            pack<Ty, N> out;
+            store_pack<Ty, C, N>::to(out, r);
+            *reinterpret_cast<pack<Ty, N> *>(y + yo[u]) = out;
         }
     }
     /* a single row's tail, fewer than N elements */
@@ -306,7 +376,7 @@ static void launch_rows(cudnnHandle_t handle, const struct ocd_ewise *e)
     const struct ocd_ewise_operand *ops[3] = {&e->y, &e->a, &e->b};
     for (int d = 0; d < OCD_EWISE_MAX_DIMS; d++) {
         g.outer_dims[d] = ocd_fastdiv_make(d < last ? (uint32_t)e->dims[d] : 1);
-        for (int k = 0; k < 3; k++) g.outer[k][d] = d < last ? ops[k]->strides[d] : 0;
+        for (int k = 0; k < 3; k++) g.outer[k][d] = d < last ? (uint32_t)ops[k]->strides[d] : 0;
     }
     g.a_bcast = e->a.strides[last] == 0;
     g.b_bcast = e->b.strides[last] == 0;
