@@ -616,47 +616,76 @@ static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p
 }
 
 /* dx = beta * dx over a phase without taps (a strided view of dx); beta == 0 writes zeros
-   without reading. The view's dims are walked in the order of their strides, smallest first, so
-   that neighbouring threads touch neighbouring elements (channels, in NHWC). */
+   without reading. Each thread takes a run of up to IGEMM_SCALE_RUN elements along the view's
+   fastest dim (channels, in NHWC), decoding its position once per run: per element, a decode
+   cost about 80 instructions and left the kernel instruction-bound. Runs are numbered along that
+   dim first, so that neighbouring threads write neighbouring runs. */
+#define IGEMM_SCALE_RUN 8
+
 struct igemm_view5 {
-    uint32_t total;
-    ocd_fastdiv div[4]; /* the four fastest extents, fastest first */
-    int64_t st[5];      /* the strides in the same order */
+    uint32_t runs;      /* runs in all */
+    uint32_t len;       /* the fastest dim's extent */
+    ocd_fastdiv div[4]; /* runs per row of the fastest dim, then the next three extents */
+    uint32_t st[5];     /* the strides, fastest dim first (dx's count is below 2^31, so is any offset) */
 };
 
-template <typename T> __global__ void igemm_scale_view(T *x, const igemm_view5 v, float beta)
+/* Runs first, first + step, ... (host-callable, like the column kernels' ranges). */
+template <typename T>
+__host__ __device__ void igemm_scale_view_range(T *x, const igemm_view5 &v, float beta, uint32_t first, uint32_t step)
 {
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < v.total; i += gridDim.x * blockDim.x) {
-        int64_t off = 0;
-        uint32_t rest = i, digit;
+    for (uint32_t i = first; i < v.runs; i += step) {
+        uint32_t run, digit, rest = ocd_fastdiv_divmod(v.div[0], i, &run);
+        const uint32_t start = run * IGEMM_SCALE_RUN;
+        uint32_t off = start * v.st[0];
 #pragma unroll
-        for (int d = 0; d < 4; d++) {
+        for (int d = 1; d < 4; d++) {
             rest = ocd_fastdiv_divmod(v.div[d], rest, &digit);
             off += digit * v.st[d];
         }
-        T *e = x + off + rest * v.st[4];
-        *e = beta == 0.f ? T(0.f) : T(beta * ocd_cuda_load<T>(e));
+        off += rest * v.st[4];
+        const uint32_t count = v.len - start < IGEMM_SCALE_RUN ? v.len - start : IGEMM_SCALE_RUN;
+        for (uint32_t k = 0; k < count; k++, off += v.st[0])
+            x[off] = beta == 0.f ? T(0.f) : T(beta * (float)x[off]);
     }
 }
 
-static cudnnStatus_t scale_phase(cudnnHandle_t h, const struct ocd_conv_problem *sub)
+template <typename T> __global__ void igemm_scale_view(T *x, const igemm_view5 v, float beta)
 {
-    const act_dims a = act_of(&sub->x);
+    igemm_scale_view_range<T>(x, v, beta, blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x);
+}
+
+/* The view of dx a phase covers, as igemm_view5: dims ordered by stride, those of extent 1 last. */
+static igemm_view5 scale_view_of(const act_dims &a, int64_t *total)
+{
+    igemm_view5 v;
+    memset(&v, 0, sizeof v);
+    *total = a.n * a.c * a.d * a.h * a.w;
+    if (*total == 0) return v;
     int64_t ext[5] = {a.w, a.h, a.d, a.c, a.n}, st[5] = {a.sw, a.sh, a.sd, a.sc, a.sn};
-    for (int i = 1; i < 5; i++) /* by stride, ascending (extent-1 dims have stride 0: first) */
-        for (int j = i; j > 0 && st[j] < st[j - 1]; j--) {
+    for (int i = 1; i < 5; i++) /* insertion sort by stride; an extent-1 dim (stride 0) sorts last */
+        for (int j = i; j > 0; j--) {
+            int64_t kj = ext[j] == 1 ? INT64_MAX : st[j], kp = ext[j - 1] == 1 ? INT64_MAX : st[j - 1];
+            if (kj >= kp) break;
             int64_t t = st[j];
             st[j] = st[j - 1], st[j - 1] = t;
             t = ext[j];
             ext[j] = ext[j - 1], ext[j - 1] = t;
         }
-    const int64_t total = a.n * a.c * a.d * a.h * a.w;
+    const int64_t per_row = (ext[0] + IGEMM_SCALE_RUN - 1) / IGEMM_SCALE_RUN;
+    v.runs = (uint32_t)(*total / ext[0] * per_row);
+    v.len = (uint32_t)ext[0];
+    v.div[0] = ocd_fastdiv_make((uint32_t)per_row);
+    for (int d = 1; d < 4; d++) v.div[d] = ocd_fastdiv_make((uint32_t)ext[d]);
+    for (int d = 0; d < 5; d++) v.st[d] = (uint32_t)st[d];
+    return v;
+}
+
+static cudnnStatus_t scale_phase(cudnnHandle_t h, const struct ocd_conv_problem *sub)
+{
+    int64_t total;
+    const igemm_view5 v = scale_view_of(act_of(&sub->x), &total);
     if (total == 0) return CUDNN_STATUS_SUCCESS;
-    igemm_view5 v;
-    v.total = (uint32_t)total; /* below 2^31: phases_plan checks dx's count */
-    for (int d = 0; d < 4; d++) v.div[d] = ocd_fastdiv_make((uint32_t)ext[d]);
-    for (int d = 0; d < 5; d++) v.st[d] = st[d];
-    const unsigned blocks = (unsigned)OCD_MIN((total + 255) / 256, (int64_t)65535 * 16);
+    const unsigned blocks = (unsigned)OCD_MIN(((int64_t)v.runs + 255) / 256, (int64_t)65535 * 16);
     const float beta = (float)sub->beta;
     switch (sub->x.dtype) {
     case CUDNN_DATA_HALF: igemm_scale_view<__half><<<blocks, 256, 0, h->stream>>>((__half *)sub->x_data, v, beta); break;
