@@ -18,7 +18,7 @@
    The convolutions (convfwd, convbwdd, convbwdf) take the shape as numbers instead (n c h w k r s
    pad stride dil) and layout=nchw|nhwc; see setup_conv. Suites: ceiling, tensor, resnet50 (its
    convolution shapes at batch 64, three directions, f32 NCHW, f16 and bf16 NHWC, plus one
-   host-call case), resnet50_b256 (forward f16 at batch 256), resnet50_host (its 3x3 layers forward
+   host-call case), resnet50_b256 (the same at batch 256), resnet50_host (its 3x3 layers forward
    in f32 NCHW at batch 8: the host backend's suite), nn (activation, softmax, max pooling and
    batch norm, forward and backward, on 64 x 256 x 56 x 56 in f32 NCHW and f16 NHWC, softmax also
    in bf16 NHWC; those ops take x as a tensor spec plus their modes, see the nn ops).
@@ -1233,9 +1233,10 @@ static const struct bench_case resnet50_cases[] = {
     {"latency_conv_1x1_f16", TIME_HOST_CALL,
      "op=convfwd dt=f16 layout=nhwc n=1 c=64 h=56 w=56 k=64 r=1 s=1 pad=0 stride=1 dil=1"},
 };
-/* Batch 256: forward in f16 NHWC only (the others would take long). */
+/* Batch 256: the same three directions and three types. Run it on its own (`--suite
+   resnet50_b256`): 207 cases of four times the batch-64 work, several minutes per build. */
 static const struct bench_case resnet50_b256_cases[] = {
-    RN50_SHAPES(RN50_ROW, 256, convfwd, fwd, f16, nhwc, "_b256")
+    RN50_DIRS(256, f32, nchw, "_b256") RN50_DIRS(256, f16, nhwc, "_b256") RN50_DIRS(256, bf16, nhwc, "_b256")
 };
 /* The host backend's suite (a 2-core CPU does a batch-64 layer in seconds): the 3x3 layers
    (r = 3 picks them: RN50_ONLY_<r>), forward, f32 NCHW, batch 8. */

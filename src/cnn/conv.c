@@ -225,17 +225,80 @@ struct ocd_conv_perf {
 
 /* ---- execution and queries --------------------------------------------------------------------- */
 
+/* The calling thread's last choice per direction. A call that repeats the previous one of its
+   direction exactly (every byte of the problem: shapes, layouts, pointers, scalars; the handle,
+   its backend and device; the algorithm; the environment switches the pick reads) skips the pick
+   and the workspace query, which plan every candidate entry: once an application has chosen its
+   algorithm, a repeated call goes straight to its entry (the host cost of a call is a goal of
+   issue 4: bench/results.md, latency_conv_1x1_f16). */
+#define MEMO_ENV_MAX 128
+static const char *const memo_env_names[] = {"OPENCUDNN_DISABLE", "CUDNN_CONV_WSCAP_DBG", "NVIDIA_TF32_OVERRIDE"};
+#define MEMO_ENVS ((int)(sizeof memo_env_names / sizeof memo_env_names[0]))
+
+struct conv_memo {
+    bool valid;
+    cudnnHandle_t handle;
+    enum ocd_backend_kind kind;
+    int device, algo;
+    struct ocd_conv_problem p;
+    char env[MEMO_ENVS][MEMO_ENV_MAX];
+    const struct ocd_conv_impl *impl;
+    size_t need;
+};
+static _Thread_local struct conv_memo conv_memos[OCD_CONV_DIRS];
+
+/* The switches as now set, into env; false when one is too long to remember. */
+static bool memo_env(char env[MEMO_ENVS][MEMO_ENV_MAX])
+{
+    for (int i = 0; i < MEMO_ENVS; i++) {
+        const char *v = getenv(memo_env_names[i]);
+        size_t n = v ? strlen(v) : 0;
+        if (n >= MEMO_ENV_MAX) return false;
+        if (n) memcpy(env[i], v, n);
+        env[i][n] = '\0';
+    }
+    return true;
+}
+
+static bool memo_matches(const struct conv_memo *m, cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,
+                         char env[MEMO_ENVS][MEMO_ENV_MAX])
+{
+    if (!m->valid || m->handle != handle || m->kind != ocd_handle_kind(handle) || m->device != handle->device ||
+        m->algo != algo)
+        return false;
+    for (int i = 0; i < MEMO_ENVS; i++)
+        if (strcmp(m->env[i], env[i]) != 0) return false;
+    return memcmp(&m->p, p, sizeof *p) == 0; /* problems are zeroed before they are filled: padding too */
+}
+
 cudnnStatus_t ocd_conv_execute(cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,
                                void *workspace, size_t workspace_bytes, const char *op)
 {
-    char why[1024];
     if (algo < 0 || algo >= ocd_conv_algo_count(p->dir))
         return ocd_fail(CUDNN_STATUS_BAD_PARAM, op, __FILE__, __LINE__, "invalid algorithm %d", algo);
-    const struct ocd_conv_impl *impl = ocd_conv_pick(handle, p, algo, why, sizeof why);
-    if (impl == NULL)
-        return ocd_fail(CUDNN_STATUS_NOT_SUPPORTED, op, __FILE__, __LINE__, "%s: %s",
-                        ocd_conv_algo_name(p->dir, algo), why);
-    size_t need = ocd_conv_impl_workspace(handle, impl, p);
+    struct conv_memo *m = &conv_memos[p->dir];
+    char env[MEMO_ENVS][MEMO_ENV_MAX];
+    const bool rememberable = memo_env(env);
+    const struct ocd_conv_impl *impl;
+    size_t need;
+    if (rememberable && memo_matches(m, handle, p, algo, env)) {
+        impl = m->impl;
+        need = m->need;
+    } else {
+        char why[1024];
+        impl = ocd_conv_pick(handle, p, algo, why, sizeof why);
+        if (impl == NULL)
+            return ocd_fail(CUDNN_STATUS_NOT_SUPPORTED, op, __FILE__, __LINE__, "%s: %s",
+                            ocd_conv_algo_name(p->dir, algo), why);
+        need = ocd_conv_impl_workspace(handle, impl, p);
+        m->valid = rememberable;
+        if (rememberable) {
+            m->handle = handle, m->kind = ocd_handle_kind(handle), m->device = handle->device, m->algo = algo;
+            memcpy(&m->p, p, sizeof *p);
+            memcpy(m->env, env, sizeof env);
+            m->impl = impl, m->need = need;
+        }
+    }
     if (workspace_bytes < need || (need > 0 && workspace == NULL))
         return ocd_fail(CUDNN_STATUS_BAD_PARAM, op, __FILE__, __LINE__,
                         "%s needs %zu bytes of workspace; %zu given%s", impl->base.name, need, workspace_bytes,
