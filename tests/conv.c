@@ -799,6 +799,43 @@ TEST(conv_backward_matches_finite_differences)
 
 /* ---- the reference entries: every direction through the plain loops alone ----------------------- */
 
+/* A repeated call reuses its choice (ocd_conv_execute's memo), but still follows the switches:
+   the same call with the entry that served it switched off runs another, and back again. */
+TEST(conv_repeated_call_follows_the_switches)
+{
+    struct problem p;
+    if (!make_problem(&p, &shapes[0], &float_configs[0], 0)) {
+        free_problem(&p);
+        return;
+    }
+    const int algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+    char saved[256], first[128];
+    snprintf(saved, sizeof saved, "%s", getenv("OPENCUDNN_DISABLE") ? getenv("OPENCUDNN_DISABLE") : "");
+    void *dx = tbuf_alloc(p.x.bytes), *dw = tbuf_alloc(p.w.bytes), *dy = tbuf_alloc(p.y.bytes);
+    size_t ws_bytes = 0;
+    CHECK_OK(workspace_size(&p, FWD, algo, &ws_bytes));
+    size_t ws_cap = ws_bytes + ((size_t)1 << 20); /* room for the entry that serves it next */
+    void *ws = tbuf_alloc(ws_cap);
+    struct ran_impl r;
+    CHECK_OK(execute_capturing(&p, FWD, algo, dx, dw, dy, ws, ws_cap, &r));
+    snprintf(first, sizeof first, "%s", r.name);
+    CHECK(first[0] != '\0');
+    CHECK_OK(execute_capturing(&p, FWD, algo, dx, dw, dy, ws, ws_cap, &r));
+    CHECK(strcmp(r.name, first) == 0);
+    setenv("OPENCUDNN_DISABLE", first, 1);
+    CHECK_OK(execute_capturing(&p, FWD, algo, dx, dw, dy, ws, ws_cap, &r));
+    if (!CHECK(r.name[0] != '\0' && strcmp(r.name, first) != 0))
+        printf("      (with %s switched off, %s ran)\n", first, r.name);
+    setenv("OPENCUDNN_DISABLE", saved, 1);
+    CHECK_OK(execute_capturing(&p, FWD, algo, dx, dw, dy, ws, ws_cap, &r));
+    CHECK(strcmp(r.name, first) == 0);
+    /* the remembered workspace size still guards the call */
+    if (ws_bytes > 0)
+        CHECK_STATUS(execute(&p, FWD, algo, dx, dw, dy, ws, ws_bytes - 1, 1, 0), CUDNN_STATUS_BAD_PARAM);
+    tbuf_free(ws), tbuf_free(dx), tbuf_free(dw), tbuf_free(dy);
+    free_problem(&p);
+}
+
 TEST(conv_reference_entries_alone)
 {
     const char *saved = getenv("OPENCUDNN_DISABLE");
