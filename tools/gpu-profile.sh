@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# gpu-profile.sh: what limits the kernels of a few benchmark problems, on a GPU machine, with
+# Nsight Compute (ncu). For each problem string (bench/bench.c's syntax, e.g.
+# "op=poolfwd mode=max dt=f32 x=64x256x56x56 win=3 pad=1 stride=2") it runs the benchmark once
+# under ncu and prints, per kernel launch of the call: time, DRAM and SM throughput (% of peak),
+# warps active (% of the SM's), registers per thread, grid size and instructions executed. High SM
+# and low DRAM throughput: the kernel is instruction-bound; both low with few warps active: it
+# keeps too few bytes in flight. Output goes to stdout and to $OUT/profile.txt when OUT is set.
+#
+#   tools/gpu-profile.sh [-B BUILD_DIR] [-n LAUNCHES] PROBLEM...
+#
+# BUILD_DIR (default build-gpu) is configured (Release, CUDA for sm_90) and the benchmark built
+# when needed. LAUNCHES (default 8) caps the kernel launches profiled per problem (a call is
+# usually 1 to 6 launches; the benchmark runs the call several times).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=build-gpu
+launches=8
+while getopts B:n:h opt; do
+    case $opt in
+    B) build=$OPTARG ;;
+    n) launches=$OPTARG ;;
+    *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    esac
+done
+shift $((OPTIND - 1))
+[ $# -gt 0 ] || { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+
+[ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
+unset CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH LIBRARY_PATH
+command -v ncu >/dev/null || { echo "gpu-profile: ncu (Nsight Compute) is not installed" >&2; exit 1; }
+if [ ! -f "$build/CMakeCache.txt" ]; then
+    cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >&2
+fi
+cmake --build "$build" -j "$(nproc 2>/dev/null || echo 4)" --target opencudnn_bench >&2
+
+metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed
+metrics=$metrics,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active
+metrics=$metrics,launch__registers_per_thread,launch__grid_size,smsp__inst_executed.sum
+
+report=$(mktemp)
+trap 'rm -f "$report"' EXIT
+for problem in "$@"; do
+    echo "== $problem"
+    ncu --metrics "$metrics" --csv --print-units base --launch-count "$launches" \
+        "$build/bench/opencudnn_bench" --problem "$problem" --reps 1 --iters 1 >"$report" 2>/dev/null || true
+    # One CSV row per (launch, metric): gather them into one line per launch.
+    python3 - "$report" <<'EOF'
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 12 and r[0].isdigit()]
+launches = {}
+for r in rows:
+    launches.setdefault(r[0], {"kernel": r[4]})[r[-3]] = r[-1]
+short = {"gpu__time_duration.sum": "us", "dram__throughput.avg.pct_of_peak_sustained_elapsed": "dram%",
+         "sm__throughput.avg.pct_of_peak_sustained_elapsed": "sm%",
+         "sm__warps_active.avg.pct_of_peak_sustained_active": "warps%", "launch__registers_per_thread": "regs",
+         "launch__grid_size": "grid", "smsp__inst_executed.sum": "warp-instr"}
+print("%10s %6s %6s %6s %5s %8s %12s  %s" % ("us", "dram%", "sm%", "warps%", "regs", "grid", "warp-instr", "kernel"))
+for k in sorted(launches, key=int):
+    m = {short[n]: v for n, v in launches[k].items() if n in short}
+    num = lambda n: float(m.get(n, "0").replace(",", "") or 0)
+    name = launches[k]["kernel"].replace("(anonymous namespace)::", "")
+    name = (name[5:] if name.startswith("void ") else name).split("(")[0][:80]  # no return type, no parameters
+    print("%10.1f %6.1f %6.1f %6.1f %5d %8d %12d  %s" % (num("us") / 1000, num("dram%"), num("sm%"), num("warps%"),
+                                                       num("regs"), num("grid"), num("warp-instr"), name))
+if not launches:
+    print("(no kernel launches profiled: is ncu allowed to read the GPU's counters here?)")
+EOF
+done | tee ${OUT:+"$OUT/profile.txt"}
