@@ -515,6 +515,24 @@ TEST(conv_tensor_core_shapes_every_direction_and_algo)
                    sizeof tc_configs / sizeof tc_configs[0]);
 }
 
+/* OPENCUDNN_DISABLE as it was before a test set its own, to put back afterwards. */
+struct disable_list {
+    char value[256];
+};
+
+static struct disable_list disable_saved(void)
+{
+    struct disable_list d;
+    const char *v = getenv("OPENCUDNN_DISABLE");
+    snprintf(d.value, sizeof d.value, "%s", v ? v : "");
+    return d;
+}
+
+static void disable_restore(const struct disable_list *d)
+{
+    setenv("OPENCUDNN_DISABLE", d->value, 1);
+}
+
 /* Which implementation ran, from the INFO log line "<op>: <impl> runs <problem>". */
 struct ran_impl {
     char name[128];
@@ -605,8 +623,7 @@ TEST(conv_cuda_tensor_core_entries_are_reached)
         {0, 4, FWD, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, "cuda:fwd_im2col_gemm_cublas", NULL},
         {0, 5, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, "cuda:wgrad_im2col_gemm_cublas", NULL},
     };
-    char saved[256];
-    snprintf(saved, sizeof saved, "%s", getenv("OPENCUDNN_DISABLE") ? getenv("OPENCUDNN_DISABLE") : "");
+    const struct disable_list saved = disable_saved();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (!blas && strstr(cases[i].prefix, "cublas")) continue;
         struct problem p;
@@ -624,7 +641,7 @@ TEST(conv_cuda_tensor_core_entries_are_reached)
         void *ws = ws_bytes ? tbuf_alloc(ws_bytes) : NULL;
         struct ran_impl r;
         CHECK_OK(execute_capturing(&p, cases[i].d, cases[i].algo, dx, dw, dy, ws, ws_bytes, &r));
-        if (cases[i].disable) setenv("OPENCUDNN_DISABLE", saved, 1);
+        if (cases[i].disable) disable_restore(&saved);
         if (!CHECK(strncmp(r.name, cases[i].prefix, strlen(cases[i].prefix)) == 0))
             printf("      (%s %s dir %d algo %d: ran \"%s\", expected %s...)\n", tc_shapes[cases[i].shape].name,
                    tc_configs[cases[i].config].name, (int)cases[i].d, cases[i].algo, r.name, cases[i].prefix);
@@ -679,8 +696,7 @@ TEST(conv_host_cblas_entry_and_packed_engine)
 #else
     const char *want = "host:fwd_gemm";
 #endif
-    char saved[256];
-    snprintf(saved, sizeof saved, "%s", getenv("OPENCUDNN_DISABLE") ? getenv("OPENCUDNN_DISABLE") : "");
+    const struct disable_list saved = disable_saved();
     for (size_t s = 0; s < sizeof cblas_shapes / sizeof cblas_shapes[0]; s++)
         for (size_t c = 0; c < sizeof cfs / sizeof cfs[0]; c++)
             for (int off = 0; off < 2; off++) {
@@ -705,7 +721,7 @@ TEST(conv_host_cblas_entry_and_packed_engine)
                     check_direction(&p, FWD, label);
                 }
                 free_problem(&p);
-                if (off) setenv("OPENCUDNN_DISABLE", saved, 1);
+                if (off) disable_restore(&saved);
             }
 }
 
@@ -809,8 +825,8 @@ TEST(conv_repeated_call_follows_the_switches)
         return;
     }
     const int algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
-    char saved[256], first[128];
-    snprintf(saved, sizeof saved, "%s", getenv("OPENCUDNN_DISABLE") ? getenv("OPENCUDNN_DISABLE") : "");
+    const struct disable_list saved = disable_saved();
+    char first[128];
     void *dx = tbuf_alloc(p.x.bytes), *dw = tbuf_alloc(p.w.bytes), *dy = tbuf_alloc(p.y.bytes);
     size_t ws_bytes = 0;
     CHECK_OK(workspace_size(&p, FWD, algo, &ws_bytes));
@@ -826,7 +842,7 @@ TEST(conv_repeated_call_follows_the_switches)
     CHECK_OK(execute_capturing(&p, FWD, algo, dx, dw, dy, ws, ws_cap, &r));
     if (!CHECK(r.name[0] != '\0' && strcmp(r.name, first) != 0))
         printf("      (with %s switched off, %s ran)\n", first, r.name);
-    setenv("OPENCUDNN_DISABLE", saved, 1);
+    disable_restore(&saved);
     CHECK_OK(execute_capturing(&p, FWD, algo, dx, dw, dy, ws, ws_cap, &r));
     CHECK(strcmp(r.name, first) == 0);
     /* the remembered workspace size still guards the call */
@@ -838,9 +854,7 @@ TEST(conv_repeated_call_follows_the_switches)
 
 TEST(conv_reference_entries_alone)
 {
-    const char *saved = getenv("OPENCUDNN_DISABLE");
-    char copy[256];
-    snprintf(copy, sizeof copy, "%s", saved ? saved : "");
+    const struct disable_list saved = disable_saved();
     /* switch off everything but the direct kernels: the heuristic then serves each GEMM-family
        algorithm with the reference entry */
     setenv("OPENCUDNN_DISABLE",
@@ -858,7 +872,7 @@ TEST(conv_reference_entries_alone)
             if (make_problem(&p, &shapes[picks[s]], &float_configs[0], (int)s)) check_direction(&p, d, label);
             free_problem(&p);
         }
-    setenv("OPENCUDNN_DISABLE", copy, 1);
+    disable_restore(&saved);
 }
 
 /* ---- descriptors --------------------------------------------------------------------------------- */
