@@ -484,15 +484,13 @@ static cudnnStatus_t launch_copies(igemm_plan *pl, const void *filter, char *ws,
     return CUDNN_STATUS_SUCCESS;
 }
 
-static cudnnStatus_t igemm_run(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, void *workspace,
-                               size_t workspace_bytes)
+/* Runs p with its plan for tile (make_plan's; pl's pointers are bound to the workspace here). */
+static cudnnStatus_t run_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, igemm_plan &pl,
+                              void *workspace, size_t workspace_bytes)
 {
-    igemm_plan pl;
-    bool tf32 = p->x.dtype == CUDNN_DATA_FLOAT;
-    const char *why = make_plan(h, p, tile, tf32, &pl);
-    if (why != NULL || workspace_bytes < pl.ws_bytes)
-        return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "implicit GEMM entry run without a plan: %s",
-                        why ? why : "workspace too small");
+    if (workspace_bytes < pl.ws_bytes)
+        return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "implicit GEMM entry run with %zu bytes of workspace, %zu needed",
+                        workspace_bytes, pl.ws_bytes);
     char *ws = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
     OCD_TRY(pl.esize == 4 ? launch_copies<uint32_t>(&pl, p->w_data, ws, h->stream)
                           : launch_copies<uint16_t>(&pl, p->w_data, ws, h->stream));
@@ -501,6 +499,15 @@ static cudnnStatus_t igemm_run(cudnnHandle_t h, const struct ocd_conv_problem *p
                                    : p->dir == OCD_CONV_BWD_DATA ? ocd_igemm_dgrad_launch[tile]
                                                                  : ocd_igemm_wgrad_launch[tile];
     return table[pl.type](&pl.prm, h->device, h->stream);
+}
+
+static cudnnStatus_t igemm_run(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, void *workspace,
+                               size_t workspace_bytes)
+{
+    igemm_plan pl;
+    const char *why = make_plan(h, p, tile, p->x.dtype == CUDNN_DATA_FLOAT, &pl);
+    if (why != NULL) return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "implicit GEMM entry run without a plan: %s", why);
+    return run_plan(h, p, tile, pl, workspace, workspace_bytes);
 }
 
 /* ---- the entries ---------------------------------------------------------------------------------- */
@@ -588,16 +595,22 @@ static int phase_tile(cudnnHandle_t h, const struct ocd_conv_problem *sub, bool 
     return -1;
 }
 
+/* The number of stride phases: the product of the strides. */
+static int phase_count(const struct ocd_conv_problem *p)
+{
+    int phases = 1;
+    for (int d = 0; d < p->s.nsp; d++) phases *= p->s.stride[d];
+    return phases;
+}
+
 /* Why the phases entry cannot serve p, or NULL; *ws_bytes gets the workspace (the largest phase's). */
 static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, bool tf32, size_t *ws_bytes)
 {
     *ws_bytes = 0;
     if (p->dir != OCD_CONV_BWD_DATA) return "backward data only";
-    int phases = 1;
-    for (int d = 0; d < p->s.nsp; d++) {
+    for (int d = 0; d < p->s.nsp; d++)
         if (p->s.dilation[d] != 1) return "dilated: the phases are for strided, undilated filters";
-        phases *= p->s.stride[d];
-    }
+    const int phases = phase_count(p);
     if (phases == 1) return "unit stride: the implicit GEMM serves it directly";
     if (phases > IGEMM_MAX_PHASES) return "more than 64 stride phases";
     if (ocd_view_count(&p->x) >= INT32_MAX) return OCD_REASON_SHAPE; /* scale_phase's 32-bit index */
@@ -701,15 +714,10 @@ static cudnnStatus_t scale_phase(cudnnHandle_t h, const struct ocd_conv_problem 
 static cudnnStatus_t phases_run(cudnnHandle_t h, const struct ocd_conv_problem *p, void *workspace, size_t bytes,
                                 bool tf32)
 {
-    size_t need;
-    const char *why = phases_plan(h, p, tf32, &need);
-    if (why != NULL || bytes < need)
-        return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "phased implicit GEMM run without a plan: %s",
-                        why ? why : "workspace too small");
-    int phases = 1;
-    for (int d = 0; d < p->s.nsp; d++) phases *= p->s.stride[d];
+    /* applies and the workspace query have planned every phase; each is planned once more here,
+       for its run, and checks its own workspace */
     const int esize = p->x.dtype == CUDNN_DATA_FLOAT ? 4 : 2;
-    for (int ph = 0; ph < phases; ph++) {
+    for (int ph = 0; ph < phase_count(p); ph++) {
         struct ocd_conv_problem sub;
         bool taps, pixels;
         phase_problem(p, ph, esize, &sub, &taps, &pixels);
@@ -719,8 +727,10 @@ static cudnnStatus_t phases_run(cudnnHandle_t h, const struct ocd_conv_problem *
             continue;
         }
         igemm_plan pl;
-        int tile = phase_tile(h, &sub, tf32, &pl, &why);
-        OCD_TRY(igemm_run(h, &sub, tile, workspace, bytes));
+        const char *why;
+        const int tile = phase_tile(h, &sub, tf32, &pl, &why);
+        if (tile < 0) return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "phased implicit GEMM run without a plan: %s", why);
+        OCD_TRY(run_plan(h, &sub, tile, pl, workspace, bytes));
     }
     return CUDNN_STATUS_SUCCESS;
 }
