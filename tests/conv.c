@@ -257,6 +257,9 @@ static const struct shape tc_shapes[] = {
     /* deep enough (N*P*Q = 4489) for the cuBLAS NCHW filter gradient to cut K in two chunks, the
        second shorter */
     {"tc_wgrad_chunks", 2, 1, 8, 8, 1, {67, 67}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
+    /* a 1x1 filter with stride 2 (ResNet's downsampling): three of backward data's four stride
+       phases have no taps (dx zeroed at beta 0, scaled otherwise) */
+    {"tc_1x1_stride2", 2, 2, 16, 8, 1, {7, 6}, {1, 1}, {0, 0}, {2, 2}, {1, 1}, false},
 };
 
 #define F CUDNN_DATA_FLOAT

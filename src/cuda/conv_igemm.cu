@@ -24,7 +24,8 @@
    only, taps a + pad (mod stride) apart by the stride. Each phase is therefore a unit-stride
    backward-data problem of its own, on a strided view of dx, with the filter view of its taps
    (mirrored for CONVOLUTION mode); it runs through the same plan and kernel, one phase after the
-   other on the stream and sharing the workspace. Phases without taps get dx = beta * dx. The
+   other on the stream and sharing the workspace. Phases without taps get dx = beta * dx (with
+   beta 0 and a dense dx, one memset of all of dx before the phases). The
    plain kernel, which tests every tap at every pixel, did stride^2 times the work.
 
    Constraints (each a reason): sm_80 or newer; fp16 and bf16 (tf32 entries: fp32 data, forward
@@ -37,6 +38,7 @@
 #include "core/dtype.h"
 #include "cuda/typed.cuh"
 #include "core/reasons.h"
+#include "core/dimgroup.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -629,42 +631,32 @@ static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p
 }
 
 /* dx = beta * dx over a phase without taps (a strided view of dx); beta == 0 writes zeros
-   without reading. Each thread takes a run of up to IGEMM_SCALE_RUN elements along the view's
-   fastest dim (channels, in NHWC), decoding its position once per run: per element, a decode
-   cost about 80 instructions and left the kernel instruction-bound. Runs are numbered along that
-   dim first, so that neighbouring threads write neighbouring runs. */
-#define IGEMM_SCALE_RUN 8
-
+   without reading. A warp walks 32 neighbouring elements of the view's fastest dim (channels, in
+   NHWC), so that its stores are coalesced; each thread decodes its row (the other dims) once and
+   takes every 32nd element of it. A run of 8 elements per thread, tried before, cost twice the
+   time: each store instruction of a warp then spanned 32 sectors. */
 struct igemm_view5 {
-    uint32_t runs;      /* runs in all */
+    uint32_t rows;      /* the product of the four slower extents */
     uint32_t len;       /* the fastest dim's extent */
-    ocd_fastdiv div[4]; /* runs per row of the fastest dim, then the next three extents */
+    ocd_fastdiv div[3]; /* the three slower extents after it, fastest first */
     uint32_t st[5];     /* the strides, fastest dim first (dx's count is below 2^31, so is any offset) */
 };
 
-/* Runs first, first + step, ... (host-callable, like the column kernels' ranges). */
-template <typename T>
-__host__ __device__ void igemm_scale_view_range(T *x, const igemm_view5 &v, float beta, uint32_t first, uint32_t step)
-{
-    for (uint32_t i = first; i < v.runs; i += step) {
-        uint32_t run, digit, rest = ocd_fastdiv_divmod(v.div[0], i, &run);
-        const uint32_t start = run * IGEMM_SCALE_RUN;
-        uint32_t off = start * v.st[0];
-#pragma unroll
-        for (int d = 1; d < 4; d++) {
-            rest = ocd_fastdiv_divmod(v.div[d], rest, &digit);
-            off += digit * v.st[d];
-        }
-        off += rest * v.st[4];
-        const uint32_t count = v.len - start < IGEMM_SCALE_RUN ? v.len - start : IGEMM_SCALE_RUN;
-        for (uint32_t k = 0; k < count; k++, off += v.st[0])
-            x[off] = beta == 0.f ? T(0.f) : T(beta * (float)x[off]);
-    }
-}
-
 template <typename T> __global__ void igemm_scale_view(T *x, const igemm_view5 v, float beta)
 {
-    igemm_scale_view_range<T>(x, v, beta, blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x);
+    for (uint32_t row = blockIdx.x * blockDim.y + threadIdx.y; row < v.rows; row += gridDim.x * blockDim.y) {
+        uint32_t rest = row, digit, off = 0;
+#pragma unroll
+        for (int d = 0; d < 3; d++) {
+            rest = ocd_fastdiv_divmod(v.div[d], rest, &digit);
+            off += digit * v.st[d + 1];
+        }
+        off += rest * v.st[4];
+        for (uint32_t e = threadIdx.x; e < v.len; e += 32) {
+            T *p = x + off + e * v.st[0];
+            *p = beta == 0.f ? T(0.f) : T(beta * (float)*p);
+        }
+    }
 }
 
 /* The view of dx a phase covers, as igemm_view5: dims ordered by stride, those of extent 1 last. */
@@ -684,11 +676,9 @@ static igemm_view5 scale_view_of(const act_dims &a, int64_t *total)
             t = ext[j];
             ext[j] = ext[j - 1], ext[j - 1] = t;
         }
-    const int64_t per_row = (ext[0] + IGEMM_SCALE_RUN - 1) / IGEMM_SCALE_RUN;
-    v.runs = (uint32_t)(*total / ext[0] * per_row);
+    v.rows = (uint32_t)(*total / ext[0]);
     v.len = (uint32_t)ext[0];
-    v.div[0] = ocd_fastdiv_make((uint32_t)per_row);
-    for (int d = 1; d < 4; d++) v.div[d] = ocd_fastdiv_make((uint32_t)ext[d]);
+    for (int d = 0; d < 3; d++) v.div[d] = ocd_fastdiv_make((uint32_t)ext[d + 1]);
     for (int d = 0; d < 5; d++) v.st[d] = (uint32_t)st[d];
     return v;
 }
@@ -698,17 +688,30 @@ static cudnnStatus_t scale_phase(cudnnHandle_t h, const struct ocd_conv_problem 
     int64_t total;
     const igemm_view5 v = scale_view_of(act_of(&sub->x), &total);
     if (total == 0) return CUDNN_STATUS_SUCCESS;
-    const unsigned blocks = (unsigned)OCD_MIN(((int64_t)v.runs + 255) / 256, (int64_t)65535 * 16);
+    const dim3 block(32, 8);
+    const unsigned blocks = (unsigned)OCD_MIN(((int64_t)v.rows + 7) / 8, (int64_t)65535 * 16);
     const float beta = (float)sub->beta;
     switch (sub->x.dtype) {
-    case CUDNN_DATA_HALF: igemm_scale_view<__half><<<blocks, 256, 0, h->stream>>>((__half *)sub->x_data, v, beta); break;
+    case CUDNN_DATA_HALF: igemm_scale_view<__half><<<blocks, block, 0, h->stream>>>((__half *)sub->x_data, v, beta); break;
     case CUDNN_DATA_BFLOAT16:
-        igemm_scale_view<__nv_bfloat16><<<blocks, 256, 0, h->stream>>>((__nv_bfloat16 *)sub->x_data, v, beta);
+        igemm_scale_view<__nv_bfloat16><<<blocks, block, 0, h->stream>>>((__nv_bfloat16 *)sub->x_data, v, beta);
         break;
-    default: igemm_scale_view<float><<<blocks, 256, 0, h->stream>>>((float *)sub->x_data, v, beta); break;
+    default: igemm_scale_view<float><<<blocks, block, 0, h->stream>>>((float *)sub->x_data, v, beta); break;
     }
     OCD_CUDA_LAUNCHED();
     return CUDNN_STATUS_SUCCESS;
+}
+
+/* True when dx is dense (in any dim order) and beta is 0: then one memset zeroes every phase
+   without taps at the copy rate, where their strided views would write part-sectors. The phases
+   with taps write their elements again, over the zeros. */
+static bool phases_zero_first(const struct ocd_conv_problem *p)
+{
+    if (p->beta != 0.0) return false;
+    struct ocd_dim_group g;
+    const struct ocd_tensor_view *views[1] = {&p->x};
+    ocd_dim_group_build(&g, 1, views, (1u << p->x.rank) - 1);
+    return ocd_dim_group_is_flat(&g);
 }
 
 static cudnnStatus_t phases_run(cudnnHandle_t h, const struct ocd_conv_problem *p, void *workspace, size_t bytes,
@@ -717,13 +720,15 @@ static cudnnStatus_t phases_run(cudnnHandle_t h, const struct ocd_conv_problem *
     /* applies and the workspace query have planned every phase; each is planned once more here,
        for its run, and checks its own workspace */
     const int esize = p->x.dtype == CUDNN_DATA_FLOAT ? 4 : 2;
+    const bool zeroed = phases_zero_first(p);
+    if (zeroed) OCD_CUDA_TRY(cudaMemsetAsync(p->x_data, 0, (size_t)ocd_view_count(&p->x) * esize, h->stream));
     for (int ph = 0; ph < phase_count(p); ph++) {
         struct ocd_conv_problem sub;
         bool taps, pixels;
         phase_problem(p, ph, esize, &sub, &taps, &pixels);
         if (!pixels) continue;
         if (!taps) {
-            OCD_TRY(scale_phase(h, &sub));
+            if (!zeroed) OCD_TRY(scale_phase(h, &sub));
             continue;
         }
         igemm_plan pl;
