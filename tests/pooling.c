@@ -300,9 +300,10 @@ TEST(pooling_tile_edges)
 }
 
 /* Shapes at the edges of the fixed-window CUDA kernels (cuda/pooling.cu: 3x3 stride 2 pad 1 and
-   2x2 stride 2, 4 outputs along W a thread in NCHW): W a multiple of 4 (16-byte loads along W) or
-   not, strips cut by the right border, steps of rows cut by the bottom, an output larger than
-   advised, tiny images, channels a multiple of a 16-byte vector (NHWC) or not. */
+   2x2 stride 2; in NCHW 4 outputs along W a thread forward, 4 inputs backward): W a multiple of 4
+   (16-byte loads and stores along W) or not, strips cut by the right border, steps of rows cut by
+   the bottom, an output larger than advised, tiny images, channels a multiple of a 16-byte vector
+   (NHWC) or not. */
 TEST(pooling_fixed_windows)
 {
     static const struct pcase fixed[] = {
@@ -326,47 +327,52 @@ TEST(pooling_fixed_windows)
                 }
 }
 
-/* Ties and NaN in 3x3 stride 2 windows that overlap (the fixed kernels find a maximum's value
-   first, then its first position): the first maximum takes the gradient, NaN dropped or
-   propagated, in both layouts and half precision. */
+/* Ties and NaN in 3x3 stride 2 windows that overlap (the fixed kernels scan windows that cross
+   the border as those inside, from a best value nothing loses to): the first maximum takes the
+   gradient, NaN dropped or propagated, in both layouts and half precision, W odd or a multiple of
+   4 (16-byte vectors along W). */
+static void check_ties_nan(const struct pcase *pc, int nan, cudnnDataType_t t, enum tview_layout l)
+{
+    struct tview tx, ty;
+    tensors(pc, t, l, l, &tx, &ty);
+    double *x = tview_random(tx.count, -2, 2), *y = malloc(sizeof(double) * (size_t)ty.count);
+    double *want = malloc(sizeof(double) * (size_t)tx.count);
+    for (int64_t i = 0; i < tx.count; i++) x[i] = i % 11 == 3 ? NAN : (double)(int)(x[i] * 1.5); /* ties */
+    for (int64_t i = 0; i < 2 * pc->in[1]; i++) x[i] = NAN; /* channel 0: two rows of NaN, windows of NaN only */
+    double *g = tview_random(ty.count, -1, 1), *z = tview_fill(tx.count, 0);
+    void *px = tview_upload(&tx, x), *py = tview_upload(&ty, g), *pg = tview_upload(&ty, g),
+         *pdx = tview_upload(&tx, z);
+    cudnnPoolingDescriptor_t d = make_desc(pc, CUDNN_POOLING_MAX, (cudnnNanPropagation_t)nan);
+    struct ref_pool r = ref_of(pc, CUDNN_POOLING_MAX, nan);
+    float one = 1, zero = 0;
+    char what[128];
+    snprintf(what, sizeof what, "%s and NaN, propagate %d, type %d, %s", pc->name, nan, (int)t, tview_layout_name(l));
+    ref_pooling_forward(&r, pc->n, pc->c, tx.dims + 2, ty.dims + 2, x, y);
+    CHECK_OK(cudnnPoolingForward(test_handle(), d, &one, tx.desc, px, &zero, ty.desc, py));
+    tview_check_blend(&ty, py, y, y, 1, 0, ttolerance(t), what);
+    ref_pooling_backward(&r, pc->n, pc->c, tx.dims + 2, ty.dims + 2, x, g, want);
+    CHECK_OK(cudnnPoolingBackward(test_handle(), d, &one, ty.desc, py, ty.desc, pg, tx.desc, px, &zero, tx.desc, pdx));
+    tview_check_blend(&tx, pdx, want, want, 1, 0, ttolerance(t), what);
+    cudnnDestroyPoolingDescriptor(d);
+    tview_free(&tx, px);
+    tview_free(&ty, py);
+    tview_free(&ty, pg);
+    tview_free(&tx, pdx);
+    tview_destroy(&tx);
+    tview_destroy(&ty);
+    free(x), free(y), free(want), free(g), free(z);
+}
+
 TEST(pooling_fixed_ties_nan)
 {
-    const struct pcase pc = {"ties", 2, 1, 8, {7, 9}, {3, 3}, {1, 1}, {2, 2}, 0};
+    static const struct pcase shapes[] = {{"ties", 2, 1, 8, {7, 9}, {3, 3}, {1, 1}, {2, 2}, 0},
+                                          {"ties, W 16", 2, 1, 8, {9, 16}, {3, 3}, {1, 1}, {2, 2}, 0}};
     const cudnnDataType_t types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF};
-    for (int nan = 0; nan < 2; nan++)
-        for (int ti = 0; ti < 2; ti++)
-            for (int l = TV_NCHW; l <= TV_NHWC; l++) {
-                struct tview tx, ty;
-                tensors(&pc, types[ti], (enum tview_layout)l, (enum tview_layout)l, &tx, &ty);
-                double *x = tview_random(tx.count, -2, 2), *y = malloc(sizeof(double) * (size_t)ty.count);
-                double *want = malloc(sizeof(double) * (size_t)tx.count);
-                for (int64_t i = 0; i < tx.count; i++) x[i] = i % 11 == 3 ? NAN : (double)(int)(x[i] * 1.5); /* ties */
-                for (int64_t i = 0; i < 18; i++) x[i] = NAN; /* channel 0: two rows of NaN, windows of NaN only */
-                double *g = tview_random(ty.count, -1, 1), *z = tview_fill(tx.count, 0);
-                void *px = tview_upload(&tx, x), *py = tview_upload(&ty, g), *pg = tview_upload(&ty, g),
-                     *pdx = tview_upload(&tx, z);
-                cudnnPoolingDescriptor_t d = make_desc(&pc, CUDNN_POOLING_MAX, (cudnnNanPropagation_t)nan);
-                struct ref_pool r = ref_of(&pc, CUDNN_POOLING_MAX, nan);
-                float one = 1, zero = 0;
-                char what[96];
-                snprintf(what, sizeof what, "ties and NaN, propagate %d, type %d, %s", nan, (int)types[ti],
-                         tview_layout_name((enum tview_layout)l));
-                ref_pooling_forward(&r, pc.n, pc.c, tx.dims + 2, ty.dims + 2, x, y);
-                CHECK_OK(cudnnPoolingForward(test_handle(), d, &one, tx.desc, px, &zero, ty.desc, py));
-                tview_check_blend(&ty, py, y, y, 1, 0, ttolerance(types[ti]), what);
-                ref_pooling_backward(&r, pc.n, pc.c, tx.dims + 2, ty.dims + 2, x, g, want);
-                CHECK_OK(cudnnPoolingBackward(test_handle(), d, &one, ty.desc, py, ty.desc, pg, tx.desc, px, &zero,
-                                              tx.desc, pdx));
-                tview_check_blend(&tx, pdx, want, want, 1, 0, ttolerance(types[ti]), what);
-                cudnnDestroyPoolingDescriptor(d);
-                tview_free(&tx, px);
-                tview_free(&ty, py);
-                tview_free(&ty, pg);
-                tview_free(&tx, pdx);
-                tview_destroy(&tx);
-                tview_destroy(&ty);
-                free(x), free(y), free(want), free(g), free(z);
-            }
+    for (size_t k = 0; k < TLEN(shapes); k++)
+        for (int nan = 0; nan < 2; nan++)
+            for (int ti = 0; ti < 2; ti++)
+                for (int l = TV_NCHW; l <= TV_NHWC; l++)
+                    check_ties_nan(&shapes[k], nan, types[ti], (enum tview_layout)l);
 }
 
 /* dx is the gradient of sum(dy * y(x)): central differences of the library's forward, double. */

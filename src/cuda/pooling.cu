@@ -2,20 +2,23 @@
    Backward writes dx once, deterministically (MAX and MAX_DETERMINISTIC alike), without atomics.
 
    The common windows, 3x3 stride 2 pad 1 and 2x2 stride 2 pad 0 (2-D, float, half, bfloat16),
-   go first to the fixed kernels (NCHW: float only), compiled for the window: measured on the H200, the general
-   kernels below were bound by instructions (about 580 a fp32 output: index decoding, shared-memory
-   index math and the NaN-aware tie rule per element), not by memory. With every offset a
-   constant, a thread takes R adjacent outputs along W and reads each input row of their windows
-   once, as one span of columns held in registers (the middle of the span as 16-byte loads when W
-   is contiguous and rows are aligned); a maximum is fmax (max.NaN when NaN propagates), its first
-   position in scan order found afterwards from its value, and only backward. Backward, a thread
-   owns the inputs of R stride cells along W and walks down a few steps of S rows: the window
-   rows reaching a step are found once (the last one kept for the next step), then each input
-   sums the gradient of the windows whose maximum it is, which window positions it can be being a
-   compile-time constant; dx is written once, without atomics. Entries:
-   cuda:pooling_fixed_nchw (rows of W contiguous, R = 4; float only) and cuda:pooling_fixed_nhwc_vec16
-   (16-byte vectors of channels per thread, R = 2; forward only: backward, the tile kernel measured
-   faster).
+   go first to the fixed kernels (NCHW: float only), compiled for the window: measured on the
+   H200, the general kernels below were bound by instructions (about 580 a fp32 output: index
+   decoding, shared-memory index math and the NaN-aware tie rule per element), not by memory. With
+   every offset a constant, a thread takes R adjacent outputs along W and reads each input row of
+   their windows once, as one span of columns held in registers (the middle of the span as 16-byte
+   loads when W is contiguous and rows are aligned); a maximum is fmax (max.NaN when NaN
+   propagates). Backward (NCHW only), a thread owns the inputs of R = 2 stride cells along W, one
+   16-byte vector of floats a row, and walks down a few steps of S rows: each window row reaching
+   a step is scanned once, value and first position in scan order together, from x rows in
+   registers (the rows two window rows share loaded once), the last kept for the next step; then
+   each input sums the gradient of the windows whose maximum it is, which window positions it can
+   be being a compile-time constant, and dx rows are written once, as vectors, without atomics
+   (the previous kernel, 8 columns a thread with scalar stores and each window row's rows read
+   twice, measured 0.58 ms on 64x256x56x56 3x3/2, cuDNN 0.21 ms). Entries:
+   cuda:pooling_fixed_nchw (rows of W contiguous, R = 4 forward; float only) and
+   cuda:pooling_fixed_nhwc_vec16 (16-byte vectors of channels per thread, R = 2; forward only:
+   backward, the tile kernel measured faster).
 
    Other 2-D problems go to the tile kernels when a band of rows fits in shared memory. Pooling moves
    little data per output, so what decides its speed is reading x once, coalesced, with many
@@ -804,7 +807,7 @@ template <typename C> struct fixed_args {
     ocd_fastdiv e0, e1, e2; /* extents of the thread index, fastest first (fixed_decode) */
     C alpha, beta;
     bool blend, exclude;
-    bool vec; /* W contiguous and x's rows 16-byte aligned: the spans' middles load as vectors */
+    bool vec; /* W contiguous, rows of x (and dx) 16-byte aligned: spans' middles (dx rows) as vectors */
 };
 
 /* Scalars in the compute type, host-callable (the emulation of these kernels runs on a CPU). */
@@ -862,14 +865,15 @@ __host__ __device__ __forceinline__ void fixed_blend(T *p, const C (&r)[V], cons
 }
 
 /* The value a window's inputs are combined from, and that columns outside the input hold: it
-   changes no result. MAX is fmax (a NaN loses, so NaN); MAX_NAN keeps NaN (-inf); sums add 0. */
+   changes no result, and by ocd_pool_better it is never a better maximum than any value. MAX is
+   fmax (a NaN loses, so NaN); MAX_NAN keeps NaN (-inf); sums add 0. */
 template <int MODE, typename C> __host__ __device__ __forceinline__ C fixed_fill()
 {
     return MODE == FIXED_MAX ? (C)NAN : MODE == FIXED_MAX_NAN ? -(C)INFINITY : (C)0;
 }
 
-/* Combines input v into acc. The maximum's value so found is that of ocd_pool_better's first
-   maximum (ops/pooling.h); its position is found apart (fixed_windows). */
+/* Combines input v into acc (forward). The maximum's value so found is that of ocd_pool_better's
+   first maximum (ops/pooling.h). */
 template <int MODE, typename C> __host__ __device__ __forceinline__ C fixed_combine(C acc, C v)
 {
     if (MODE == FIXED_AVG) return acc + v;
@@ -891,9 +895,9 @@ __host__ __device__ __forceinline__ int fixed_count(int s, int k, int n)
     return hi > lo ? hi - lo : 0;
 }
 
-/* Columns [c0, c0 + N) of the row at `row` (column stride cs), `fill` outside [0, w). With vec
-   (the span inside the row, W contiguous, rows aligned), columns HEAD .. HEAD + M - 1 of the span
-   come as 16-byte vectors. */
+/* Columns [c0, c0 + N) of the row at `row` (column stride cs), `fill` outside [0, w); `inside`:
+   the whole span lies in [0, w). With vec (W contiguous, rows aligned, columns HEAD .. HEAD + M - 1
+   of the span inside the row), those come as 16-byte vectors. */
 template <typename T, int V, int N, int HEAD, int M, typename C>
 __host__ __device__ __forceinline__ void fixed_load(const T *row, int64_t cs, int c0, int w, bool vec, bool inside,
                                                     C fill, C (&v)[N][V])
@@ -902,13 +906,13 @@ __host__ __device__ __forceinline__ void fixed_load(const T *row, int64_t cs, in
         if (vec) {
             constexpr int L = ocd_vec16<T>::N;
             static_assert(M % L == 0, "whole vectors");
-            const T *p = row + c0;
 #pragma unroll
             for (int j = 0; j < N; j++)
-                if (j < HEAD || j >= HEAD + M) v[j][0] = fixed_cvt(p[j]);
+                if (j < HEAD || j >= HEAD + M)
+                    v[j][0] = inside || (unsigned)(c0 + j) < (unsigned)w ? fixed_cvt(row[c0 + j]) : fill;
 #pragma unroll
             for (int q = 0; q < M / L; q++) {
-                ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(p + HEAD + q * L);
+                ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(row + c0 + HEAD + q * L);
 #pragma unroll
                 for (int l = 0; l < L; l++) v[HEAD + q * L + l][0] = fixed_cvt(b.v[l]);
             }
@@ -987,137 +991,137 @@ __host__ __device__ __forceinline__ void fixed_forward_thread(const T *__restric
     }
 }
 
-/* Window row o of strip t, windows t R + J0 + j: per window, the gradient it passes on (dy, or
-   dy / divisor averaging; 0 for a window outside y or without input) and, for MAX, the position
-   kh K + kw of its first maximum per lane, 4 bits a lane (15: none). The maximum's value is found
-   first (fixed_combine), then its first position in scan order: an input equal to it, or for a
-   NaN maximum the first NaN (MAX_NAN) or the first input (MAX, every input NaN). The x rows are
-   read twice, the second time from L1, so that only one row is held at a time. */
-template <typename T, int V, class F, int MODE, typename C>
-__host__ __device__ __forceinline__ void fixed_windows(const T *xp, const T *dyp, const fixed_args<C> &a, int o, int t,
-                                                       uint32_t (&arg)[F::NW], C (&gr)[F::NW][V])
+/* Backward, window row o of strip t, windows ow = t R + J0 + j: per window, the gradient it passes
+   on, gr[j] (dy, or dy / divisor averaging; 0 for a window outside y or without input), and for
+   MAX the position kh K + kw of its first maximum, at[j] (-1: none). rows[kh] takes x row
+   o S - P + kh, columns (t R + J0) S - P + [0, BN), `fill` outside the image; with `kept` (window
+   row o - 1 found last by this thread) its first K - S rows are that row's last ones, not loaded
+   again; with vec the middle M columns, the strip's own, come as one vector. A window's scan
+   starts with `fill` as the best value, which nothing loses to (fixed_fill), and its first input
+   inside the image as the position: that input keeps it unless a later one is better
+   (ops/pooling.h), so one path, without a branch, serves windows inside and across the border. */
+template <typename T, class F, int MODE, typename C>
+__host__ __device__ __forceinline__ void fixed_window_row(const T *xp, const T *dyp, const fixed_args<C> &a, int o,
+                                                          int t, bool vec, bool kept, C (&rows)[F::K][F::BN][1],
+                                                          int (&at)[F::NW], C (&gr)[F::NW])
 {
     int ow0 = t * F::R + F::J0, c0 = ow0 * F::S - F::P, h0 = o * F::S - F::P;
-    int rows = (unsigned)o < (unsigned)a.out_h ? fixed_count(h0, F::K, a.in_h) : 0;
+    int nrows = (unsigned)o < (unsigned)a.out_h ? fixed_count(h0, F::K, a.in_h) : 0;
     bool ok[F::NW];
 #pragma unroll
     for (int j = 0; j < F::NW; j++) {
-        int ow = ow0 + j, count = rows * fixed_count(c0 + j * F::S, F::K, a.in_w);
+        int ow = ow0 + j, count = nrows * fixed_count(c0 + j * F::S, F::K, a.in_w);
         ok[j] = count > 0 && (unsigned)ow < (unsigned)a.out_w;
-        if (ok[j]) fixed_lanes<T, V>(dyp + o * a.ys[2] + ow * a.ys[3], gr[j]);
+        C g = ok[j] ? fixed_cvt(dyp[o * a.ys[2] + ow * a.ys[3]]) : (C)0;
         C div = a.exclude ? (C)count : (C)(F::K * F::K);
-#pragma unroll
-        for (int u = 0; u < V; u++) gr[j][u] = !ok[j] ? (C)0 : MODE == FIXED_AVG ? gr[j][u] / div : gr[j][u];
-        arg[j] = 0xffffffffu;
+        gr[j] = !ok[j] ? (C)0 : MODE == FIXED_AVG ? g / div : g;
+        at[j] = -1;
     }
     if (MODE == FIXED_AVG) return;
-    constexpr int HEAD = F::P - F::J0 * F::S;
-    bool inside = c0 >= 0 && c0 + F::BN <= a.in_w, vec = a.vec && inside;
+    constexpr int HEAD = F::P - F::J0 * F::S, M = F::R * F::S;
     const C fill = fixed_fill<MODE, C>();
-    C m[F::NW][V];
+    bool inside = c0 >= 0 && c0 + F::BN <= a.in_w;
+    if (kept) {
 #pragma unroll
-    for (int j = 0; j < F::NW; j++)
+        for (int kh = 0; kh < F::K - F::S; kh++)
 #pragma unroll
-        for (int u = 0; u < V; u++) m[j][u] = fill;
+            for (int c = 0; c < F::BN; c++) rows[kh][c][0] = rows[kh + F::S][c][0];
+    }
 #pragma unroll
     for (int kh = 0; kh < F::K; kh++) {
         int ih = h0 + kh;
-        if (rows == 0 || (unsigned)ih >= (unsigned)a.in_h) continue;
-        C v[F::BN][V];
-        fixed_load<T, V, F::BN, HEAD, F::R * F::S>(xp + ih * a.xs[2], a.xs[3], c0, a.in_w, vec, inside, fill, v);
+        if (kept && kh < F::K - F::S) continue;
+        if (nrows > 0 && (unsigned)ih < (unsigned)a.in_h) {
+            fixed_load<T, 1, F::BN, HEAD, M>(xp + ih * a.xs[2], a.xs[3], c0, a.in_w, vec, inside, fill, rows[kh]);
+        } else {
 #pragma unroll
-        for (int j = 0; j < F::NW; j++)
-#pragma unroll
-            for (int kw = 0; kw < F::K; kw++)
-#pragma unroll
-                for (int u = 0; u < V; u++) m[j][u] = fixed_combine<MODE>(m[j][u], v[j * F::S + kw][u]);
+            for (int c = 0; c < F::BN; c++) rows[kh][c][0] = fill;
+        }
     }
-    uint32_t at[F::NW];
+    int kh0 = h0 < 0 ? -h0 : 0;
 #pragma unroll
-    for (int j = 0; j < F::NW; j++) at[j] = 0xffffffffu;
+    for (int j = 0; j < F::NW; j++) {
+        int cj = c0 + j * F::S, first = kh0 * F::K + (cj < 0 ? -cj : 0);
+        C best = fill;
 #pragma unroll
-    for (int kh = F::K - 1; kh >= 0; kh--) { /* backwards: the last hit is the first position */
-        int ih = h0 + kh;
-        if (rows == 0 || (unsigned)ih >= (unsigned)a.in_h) continue;
-        C v[F::BN][V];
-        fixed_load<T, V, F::BN, HEAD, F::R * F::S>(xp + ih * a.xs[2], a.xs[3], c0, a.in_w, vec, inside, fill, v);
+        for (int kh = 0; kh < F::K; kh++)
 #pragma unroll
-        for (int j = 0; j < F::NW; j++)
-#pragma unroll
-            for (int kw = F::K - 1; kw >= 0; kw--) {
-                bool in = inside || (unsigned)(c0 + j * F::S + kw) < (unsigned)a.in_w;
-#pragma unroll
-                for (int u = 0; u < V; u++) {
-                    C e = v[j * F::S + kw][u], best = m[j][u];
-                    bool hit = e == best || (MODE == FIXED_MAX_NAN ? e != e : best != best);
-                    uint32_t pos = (uint32_t)(kh * F::K + kw) << (4 * u);
-                    at[j] = in && hit ? (at[j] & ~(15u << (4 * u))) | pos : at[j];
-                }
+            for (int kw = 0; kw < F::K; kw++) {
+                C e = rows[kh][j * F::S + kw][0];
+                bool take = ocd_pool_better(e, best, MODE == FIXED_MAX_NAN);
+                best = take ? e : best;
+                first = take ? kh * F::K + kw : first;
             }
+        at[j] = ok[j] ? first : -1;
     }
-#pragma unroll
-    for (int j = 0; j < F::NW; j++) arg[j] = ok[j] ? at[j] : 0xffffffffu;
 }
 
-/* Backward, thread i: the inputs of strip t's columns in steps [chunk * steps, ...) of S rows,
-   each written once; the window rows reaching a step are found once, the last kept for the next
-   step. Each input sums, in y's row-major order as the host backend does, the gradient of the
-   windows whose maximum it is (or of every window covering it, averaging); which window
-   positions an input is, in which window, is a compile-time constant. */
-template <typename T, int V, bool CLAST, class F, int MODE, typename C>
+/* Backward, thread i: the inputs of strip t's M = R S columns (one 16-byte vector) in steps
+   [chunk * steps, ...) of S rows, each row written once as a vector when W allows; the window
+   rows reaching a step are found once, the last kept for the next step, and so are the x rows two
+   window rows share. Each input sums, in y's row-major order as the host backend does, the
+   gradient of the windows whose maximum it is (or of every window covering it, averaging); which
+   window positions an input is, in which window, is a compile-time constant. */
+template <typename T, class F, int MODE, typename C>
 __host__ __device__ __forceinline__ void fixed_backward_thread(const T *__restrict__ x, const T *__restrict__ dy,
                                                                T *__restrict__ dx, const fixed_args<C> &a, uint32_t i)
 {
-    static_assert(V <= 8, "positions take 4 bits a lane");
+    constexpr int M = F::R * F::S;
+    static_assert(ocd_vec16<T>::N == M, "a strip's row is one 16-byte vector");
     int n, g, chunk, t;
-    fixed_decode<CLAST>(a, i, n, g, chunk, t);
+    fixed_decode<false>(a, i, n, g, chunk, t);
     int s0 = chunk * a.steps, s1 = s0 + a.steps < a.cells_h ? s0 + a.steps : a.cells_h;
     const T *xp = MODE == FIXED_AVG ? x : x + n * a.xs[0] + g * a.xs[1];
     const T *dyp = dy + n * a.ys[0] + g * a.ys[1];
     T *dxp = dx + n * a.xs[0] + g * a.xs[1];
-    uint32_t arg[F::NH][F::NW];
-    C gr[F::NH][F::NW][V];
+    C rows[F::K][F::BN][1];
+    int at[F::NH][F::NW];
+    C gr[F::NH][F::NW];
+    int iw0 = t * M;
+    bool vec = a.vec && iw0 + M <= a.in_w, kept = false;
 #pragma unroll
-    for (int k = 0; k < F::NH - 1; k++) fixed_windows<T, V, F, MODE>(xp, dyp, a, s0 + F::J0 + k, t, arg[k], gr[k]);
-    for (int s = s0; s < s1; s++) {
-        fixed_windows<T, V, F, MODE>(xp, dyp, a, s + F::H1, t, arg[F::NH - 1], gr[F::NH - 1]);
+    for (int k = 0; k < F::NH - 1; k++, kept = true)
+        fixed_window_row<T, F, MODE>(xp, dyp, a, s0 + F::J0 + k, t, vec, kept, rows, at[k], gr[k]);
+    for (int s = s0; s < s1; s++, kept = true) {
+        fixed_window_row<T, F, MODE>(xp, dyp, a, s + F::H1, t, vec, kept, rows, at[F::NH - 1], gr[F::NH - 1]);
 #pragma unroll
         for (int r = 0; r < F::S; r++) {
             int ih = s * F::S + r;
             if (ih >= a.in_h) break;
+            C sum[M];
 #pragma unroll
-            for (int c = 0; c < F::R * F::S; c++) {
-                int iw = t * F::R * F::S + c;
-                if (iw >= a.in_w) break;
-                C sum[V];
-#pragma unroll
-                for (int u = 0; u < V; u++) sum[u] = (C)0;
+            for (int c = 0; c < M; c++) {
+                sum[c] = (C)0;
 #pragma unroll
                 for (int wr = 0; wr < F::NH; wr++)
 #pragma unroll
                     for (int j = 0; j < F::NW; j++) {
                         int kh = r - (F::J0 + wr) * F::S + F::P, kw = c - (F::J0 + j) * F::S + F::P;
                         if (kh < 0 || kh >= F::K || kw < 0 || kw >= F::K) continue;
-#pragma unroll
-                        for (int u = 0; u < V; u++)
-                            if (MODE == FIXED_AVG || ((arg[wr][j] >> (4 * u)) & 15u) == (uint32_t)(kh * F::K + kw))
-                                sum[u] += gr[wr][j][u];
+                        if (MODE == FIXED_AVG || at[wr][j] == kh * F::K + kw) sum[c] += gr[wr][j];
                     }
-                fixed_blend<T, V>(dxp + ih * a.xs[2] + iw * a.xs[3], sum, a);
+            }
+            T *row = dxp + ih * a.xs[2];
+            if (vec) {
+                fixed_blend<T, M>(row + iw0, sum, a);
+                continue;
+            }
+#pragma unroll
+            for (int c = 0; c < M; c++) {
+                C one[1] = {sum[c]};
+                if (iw0 + c < a.in_w) fixed_blend<T, 1>(row + (iw0 + c) * a.xs[3], one, a);
             }
         }
 #pragma unroll
         for (int k = 0; k < F::NH - 1; k++) {
 #pragma unroll
             for (int j = 0; j < F::NW; j++) {
-                arg[k][j] = arg[k + 1][j];
-#pragma unroll
-                for (int u = 0; u < V; u++) gr[k][j][u] = gr[k + 1][j][u];
+                at[k][j] = at[k + 1][j];
+                gr[k][j] = gr[k + 1][j];
             }
         }
     }
 }
-
 template <typename T, int V, bool CLAST, class F, int MODE>
 __global__ void __launch_bounds__(256)
 pool_fixed_forward(const T *__restrict__ x, T *__restrict__ y, fixed_args<typename ocd_compute<T>::type> a,
@@ -1127,13 +1131,13 @@ pool_fixed_forward(const T *__restrict__ x, T *__restrict__ y, fixed_args<typena
     if (i < total) fixed_forward_thread<T, V, CLAST, F, MODE>(x, y, a, i);
 }
 
-template <typename T, int V, bool CLAST, class F, int MODE>
+template <typename T, class F, int MODE>
 __global__ void __launch_bounds__(256)
 pool_fixed_backward(const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx,
                     fixed_args<typename ocd_compute<T>::type> a, uint32_t total)
 {
     uint32_t i = blockIdx.x * 256u + threadIdx.x;
-    if (i < total) fixed_backward_thread<T, V, CLAST, F, MODE>(x, dy, dx, a, i);
+    if (i < total) fixed_backward_thread<T, F, MODE>(x, dy, dx, a, i);
 }
 
 /* Which compiled shape serves a 2-D problem: 3 for 3x3 stride 2 pad 1, 2 for 2x2 stride 2 pad 0,
@@ -1184,8 +1188,10 @@ uint32_t fixed_plan(const ocd_pooling_problem *p, fixed_args<typename ocd_comput
     a.beta = (C)p->beta;
     a.blend = p->beta != 0;
     a.exclude = p->mode == CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
-    a.vec = !CLAST && p->x != NULL && ocd_cuda_aligned16(p->x) && a.xs[3] == 1 && a.xs[0] % L == 0 &&
-            a.xs[1] % L == 0 && a.xs[2] % L == 0;
+    bool avg = p->mode != CUDNN_POOLING_MAX && p->mode != CUDNN_POOLING_MAX_DETERMINISTIC;
+    bool rows = BACKWARD ? ocd_cuda_aligned16(p->dx) && (avg || ocd_cuda_aligned16(p->x)) /* x unread averaging */
+                         : ocd_cuda_aligned16(p->x);
+    a.vec = !CLAST && rows && a.xs[3] == 1 && a.xs[0] % L == 0 && a.xs[1] % L == 0 && a.xs[2] % L == 0;
     a.cells_h = (a.in_h + F::S - 1) / F::S;
     a.steps = 4; /* a fourth more window rows found than steps walked, and threads enough */
     int groups = (int)(p->c / V);
@@ -1194,7 +1200,7 @@ uint32_t fixed_plan(const ocd_pooling_problem *p, fixed_args<typename ocd_comput
                                 (a.cells_h + a.steps - 1) / a.steps);
 }
 
-/* Outputs per thread: 4 along W (two 16-byte loads of fp32 per input row), or with 16-byte
+/* Forward outputs per thread: 4 along W (two 16-byte loads of fp32 per input row), or with 16-byte
    vectors of channels 2 (registers). */
 template <bool CLAST> constexpr int fixed_r()
 {
@@ -1214,8 +1220,9 @@ cudnnStatus_t launch_fixed_mode(cudnnHandle_t h, const ocd_pooling_problem *p)
     } else if constexpr (CLAST) {
         return CUDNN_STATUS_NOT_SUPPORTED; /* forward only: ocd_pooling_applies_cuda_fixed_nhwc refuses it */
     } else {
-        uint32_t total = fixed_plan<T, V, CLAST, F, true>(p, a);
-        pool_fixed_backward<T, V, CLAST, F, MODE><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(
+        typedef fixed_shape<K, 2, K == 3 ? 1 : 0, 2> B; /* 2 cells along W: a vector of 4 floats */
+        uint32_t total = fixed_plan<T, V, CLAST, B, true>(p, a);
+        pool_fixed_backward<T, B, MODE><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(
             x, (const T *)p->dy, (T *)p->dx, a, total);
     }
     OCD_CUDA_LAUNCHED();
