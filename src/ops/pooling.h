@@ -108,11 +108,13 @@ OCD_HOST_DEVICE void ocd_pool_covering(int64_t i, int stride, int pad, int windo
     *hi = last + 1 < out ? last + 1 : out;
 }
 
-/* True when v, met after `best` in scan order, becomes the window's maximum. */
+/* True when v, met after `best` in scan order, becomes the window's maximum: NaN propagated, a
+   larger number or a NaN beats a number and nothing beats a NaN; else a larger number beats a
+   number, any number beats a NaN and a NaN beats nothing. !(v <= best) is v > best or either NaN:
+   two comparisons an element in the kernels' scans. */
 OCD_REAL_TEMPLATE OCD_HOST_DEVICE bool ocd_pool_better(OCD_R v, OCD_R best, bool propagate_nan)
 {
-    if (propagate_nan) return best == best && (v > best || v != v);
-    return v > best || (best != best && v == v);
+    return (propagate_nan ? best == best : v == v) && !(v <= best);
 }
 
 #endif /* OCD_OPS_POOLING_H */
