@@ -145,13 +145,16 @@ TEST(softmax_long_slices)
             }
 }
 
-/* Shapes of the vector kernels (cuda:softmax_rows_lanes, cuda:softmax_tile_vec) and their edges,
-   in NHWC (contiguous slices) and NCHW (slices strided over H x W): C = 256 as the bench runs it;
-   C = 40, five 16-byte vectors of halves, so that a lane group holds fewer vectors than it has
-   room for; a last warp with groups past the last slice (3 x 5 x 7 = 105 slices); H x W = 40 and
-   72, a column tile and a partial one for every type; C = 300, a backward tile above 48 KiB of
-   shared memory; C = 1000, a tile beyond the bound, left to cuda:softmax_tile; C = 8, 512 and
-   520, the shortest slice of the lane kernels and the edges of the longest. */
+/* Shapes of the vector kernels (cuda:softmax_rows_lanes, cuda:softmax_rows_packed,
+   cuda:softmax_cols_regs, cuda:softmax_tile_vec) and their edges, in NHWC (contiguous slices) and
+   NCHW (slices strided over H x W): C = 256 as the bench runs it; C = 40, five 16-byte vectors of
+   halves, so that a lane group holds fewer vectors than it has room for; a last warp with groups
+   past the last slice (3 x 5 x 7 = 105 slices); H x W = 40 and 72, a column tile and a partial
+   one for every type; C = 300, a backward tile above 48 KiB of shared memory; C = 1000, a tile
+   beyond the bound, left to cuda:softmax_tile; C = 8, 512 and 520, the shortest slice of the lane
+   kernels and the edges of the longest; C = 256 and 100 over H x W = 72 and 36, the longest
+   float slice of cuda:softmax_cols_regs and one that fills its threads unevenly, with partial
+   column tiles of two vectors and one. */
 TEST(softmax_vector_shapes)
 {
     static const struct shape vs[] = {
@@ -160,8 +163,10 @@ TEST(softmax_vector_shapes)
         {4, {2, 300, 5, 8}},
         {4, {1, 1000, 2, 4}},
         {4, {3, 8, 5, 7}},   /* one vector a slice: one lane a slice in the lane kernels */
-        {4, {2, 512, 3, 1}}, /* the longest 16-bit slice of cuda:softmax_rows_packed (16 lanes) */
+        {4, {2, 512, 3, 1}}, /* the longest 16-bit forward slice of cuda:softmax_rows_packed (16 lanes) */
         {4, {1, 520, 2, 1}}, /* one vector longer: left to the next entry */
+        {4, {2, 256, 6, 12}},
+        {4, {1, 100, 6, 6}},
     };
     for (size_t ti = 0; ti < TLEN(float_types); ti++)
         for (size_t si = 0; si < TLEN(vs); si++)

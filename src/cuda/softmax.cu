@@ -4,11 +4,13 @@
    slice is too long to stay on chip. A softmax moves little data per element, so what decides
    the speed is how many bytes each multiprocessor keeps in flight: the first entry of each
    layout keeps several 16-byte loads in flight per thread. Entries, most specialised first:
-   - cuda:softmax_rows_packed: the forward of cuda:softmax_rows_lanes for half and bfloat16, in
-     about 6 instructions an element where the general kernel takes 33 (measured, Nsight Compute,
-     256 halves a slice: instruction-bound at 67% of copy speed): the maximum over the stored
-     pairs, e^(x - m) as one FMA and one ex2.approx (log2 e folded into the FMA that subtracts the
-     maximum), conversions two at a time, alpha folded into 1 / S, no branch per element.
+   - cuda:softmax_rows_packed: cuda:softmax_rows_lanes for half and bfloat16, in pairs. Forward
+     in about 6 instructions an element where the general kernel takes 33 (measured, Nsight
+     Compute, 256 halves a slice: instruction-bound at 67% of copy speed): the maximum over the
+     stored pairs, e^(x - m) as one FMA and one ex2.approx (log2 e folded into the FMA that
+     subtracts the maximum), conversions two at a time, alpha folded into 1 / S, no branch per
+     element. Backward: y and dy kept as stored, converted and rounded two at a time (the general
+     kernel rounds half one element at a time: 86% of copy speed against 96% for bfloat16).
    - cuda:softmax_rows_lanes: contiguous slices of aligned 16-byte vectors (CHANNEL over NHWC with
      C a multiple of 8 halves or 4 floats, INSTANCE over a small packed image), short enough for
      16 lanes: a group of the fewest lanes (a power of two) that holds the slice with 4 vector
@@ -23,6 +25,11 @@
      part in the order they start (an atomic ticket), so the blocks of one slice are resident
      together as long as a slice has no more parts than the GPU has multiprocessors; longer slices
      are read twice, streaming.
+   - cuda:softmax_cols_regs: float slices of 32 to 256 elements strided over a contiguous inner
+     dim (CHANNEL over NCHW) whose rows are whole aligned 16-byte vectors: a block takes 32 inner
+     columns, 8 lanes along them with a vector of 4 each and the rest of its threads splitting the
+     slice, every element in a register from its one load to its store (tile_vec moves the tile
+     through shared memory: 71% of copy speed forward, 78% backward, C = 256).
    - cuda:softmax_tile_vec: slices strided over a contiguous inner dim (CHANNEL over NCHW) whose
      rows are whole aligned 16-byte vectors (inner dim and strides multiples of 4 floats or 8
      halves) and whose 128-byte-wide column tile, all of C, fits in 80 KiB of shared memory (C
@@ -123,18 +130,19 @@ template <typename T, typename C> __device__ __forceinline__ C rescale(C s, C m,
 }
 
 /* Sum or maximum over each aligned group of W lanes (a power of two, at most 32), in every lane of
-   the group; the whole warp takes part. */
-template <int W = 32, typename C> __device__ __forceinline__ C warp_sum(C v)
+   the group; the whole warp takes part. With LO > 1, over the lanes of the group that agree in
+   their lane index modulo LO (a power of two below W). */
+template <int W = 32, int LO = 1, typename C> __device__ __forceinline__ C warp_sum(C v)
 {
 #pragma unroll
-    for (int o = W / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    for (int o = W / 2; o >= LO; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
 
-template <int W = 32, typename C> __device__ __forceinline__ C warp_max(C v)
+template <int W = 32, int LO = 1, typename C> __device__ __forceinline__ C warp_max(C v)
 {
 #pragma unroll
-    for (int o = W / 2; o > 0; o >>= 1) {
+    for (int o = W / 2; o >= LO; o >>= 1) {
         C w = __shfl_xor_sync(0xffffffffu, v, o);
         v = w > v ? w : v;
     }
@@ -386,6 +394,68 @@ __global__ void __launch_bounds__(32 * WARP_ROWS) rows_packed(sm_args<T> a)
     }
 }
 
+/* The backward of rows_warp<T, true, LANES, E, 8> (same lanes, slices and vectors: E = VECS * 8)
+   for 16-bit T: y and dy stay in registers as loaded, pairs convert two at a time on the way out
+   (rows_warp converts and rounds one element at a time), and a vector past the slice's end holds
+   zeros, which add nothing to the sum, so that no element needs a branch. */
+template <typename T, int LANES, bool LOG>
+__global__ void __launch_bounds__(32 * WARP_ROWS) rows_packed_bwd(sm_args<T> a)
+{
+    typedef pair16<T> pr;
+    typedef typename pr::P P;
+    constexpr int VECS = LANE_VECS / 2, W = 4; /* vectors a lane and source, pairs a vector */
+    uint32_t first = (blockIdx.x * WARP_ROWS + (threadIdx.x >> 5)) * (32 / LANES);
+    if (first >= a.rows) return;
+    uint32_t row = first + (threadIdx.x & 31) / LANES, lane = threadIdx.x % LANES;
+    bool live = row < a.rows;
+    if (!live) row = a.rows - 1;
+    const T *sy = a.src0 + row_offset(a.batch, 0, row), *sg = a.src1 + row_offset(a.batch, 1, row);
+    T *d = a.dst + row_offset(a.batch, 2, row);
+    uint32_t wy[VECS][W], wg[VECS][W];
+#pragma unroll
+    for (int k = 0; k < VECS; k++) {
+        uint32_t j = (k * LANES + lane) * 8;
+        uint4 y = make_uint4(0, 0, 0, 0), g = y;
+        if (j < a.len) {
+            y = *reinterpret_cast<const uint4 *>(sy + j);
+            g = *reinterpret_cast<const uint4 *>(sg + j);
+        }
+        wy[k][0] = y.x, wy[k][1] = y.y, wy[k][2] = y.z, wy[k][3] = y.w;
+        wg[k][0] = g.x, wg[k][1] = g.y, wg[k][2] = g.z, wg[k][3] = g.w;
+    }
+    float s0 = 0, s1 = 0;
+#pragma unroll
+    for (int k = 0; k < VECS; k++)
+#pragma unroll
+        for (int i = 0; i < W; i++) {
+            float2 y = pr::to_float(bits<P>(wy[k][i])), g = pr::to_float(bits<P>(wg[k][i]));
+            s0 += dot_term(LOG, y.x, g.x);
+            s1 += dot_term(LOG, y.y, g.y);
+        }
+    stat<float> fin{0.0f, warp_sum<LANES>(s0 + s1)};
+    if (!live) return;
+#pragma unroll
+    for (int k = 0; k < VECS; k++) {
+        uint32_t j = (k * LANES + lane) * 8;
+        if (j >= a.len) continue;
+        uint4 old = a.blend ? *reinterpret_cast<const uint4 *>(d + j) : make_uint4(0, 0, 0, 0);
+        const uint32_t ow[W] = {old.x, old.y, old.z, old.w};
+        uint32_t out[W];
+#pragma unroll
+        for (int i = 0; i < W; i++) {
+            float2 y = pr::to_float(bits<P>(wy[k][i])), g = pr::to_float(bits<P>(wg[k][i]));
+            float r0 = a.alpha * result<T, true, true>(fin, LOG, y.x, g.x);
+            float r1 = a.alpha * result<T, true, true>(fin, LOG, y.y, g.y);
+            if (a.blend) {
+                float2 o = pr::to_float(bits<P>(ow[i]));
+                r0 = fmaf(a.beta, o.x, r0), r1 = fmaf(a.beta, o.y, r1);
+            }
+            out[i] = bits<uint32_t>(pr::of_float(r0, r1));
+        }
+        *reinterpret_cast<uint4 *>(d + j) = make_uint4(out[0], out[1], out[2], out[3]);
+    }
+}
+
 /* ---- blocks per contiguous slice -------------------------------------------------------------- */
 
 constexpr int BLOCK = 512;
@@ -611,6 +681,119 @@ tile(sm_args<T> a, ocd_dim_group outer, uint32_t inner, uint32_t tiles)
     }
 }
 
+/* ---- columns of slices strided over a contiguous inner dim, in registers ------------------------ */
+
+/* cuda:softmax_cols_regs: CR_LANES lanes along the inner dim (128 contiguous bytes of floats), the
+   other lanes and warps of a block split the slice dim; slices of CR_MIN to CR_MAX elements (at
+   least half the threads of a block busy). */
+constexpr int CR_LANES = 8, CR_MIN = 32, CR_MAX = 256;
+
+/* Threads of a block: the forward holds one source, the backward two. */
+template <bool BWD> __host__ __device__ constexpr int cr_threads()
+{
+    return BWD ? 512 : 256;
+}
+
+/* Block b takes inner columns (b % tiles) * COLS .. + COLS - 1 (COLS = CR_LANES * N) of outer
+   index b / tiles over the whole slice dim; its thread at (h, g) holds the vectors of columns
+   h * N .. + N - 1 at slice elements g + k * G, k < CPT (CPT * G >= len), in registers: every
+   source is read once with CPT 16-byte loads in flight per thread and source (128 bytes,
+   128 KiB a multiprocessor at the 4 and 2 blocks the launch bounds ask for), and the forward
+   takes e^(x - m) once an element. A column's statistics meet over the warp's lanes by shuffles,
+   over the warps through shared memory (forward: the maximum, then the sum; backward: the sum).
+   An element past the slice or a column past inner holds -inf forward (0 backward), which
+   weighs nothing, and is never stored. The caller has checked what vector_cols checks. */
+template <bool BWD, int CPT>
+__global__ void __launch_bounds__(cr_threads<BWD>(), BWD ? 2 : 4)
+cols_regs(sm_args<float> a, ocd_dim_group outer, uint32_t inner, uint32_t tiles)
+{
+    typedef float C;
+    constexpr int N = ocd_vec16<float>::N, THREADS = cr_threads<BWD>(), G = THREADS / CR_LANES;
+    constexpr int WARPS = THREADS / 32, COLS = CR_LANES * N;
+    __shared__ ocd_vec16<C> red_m[WARPS][CR_LANES], red_s[WARPS][CR_LANES];
+    uint32_t h = threadIdx.x % CR_LANES, g = threadIdx.x / CR_LANES, warp = threadIdx.x / 32;
+    uint32_t o = blockIdx.x / tiles, col = (blockIdx.x % tiles) * COLS + h * N;
+    bool valid = col < inner;
+    int dt = BWD ? 2 : 1;
+    const float *s0 = a.src0 + ocd_cuda_group_offset(outer, 0, o) + col;
+    const float *s1 = BWD ? a.src1 + ocd_cuda_group_offset(outer, 1, o) + col : nullptr;
+    float *d = a.dst + ocd_cuda_group_offset(outer, dt, o) + col;
+    int64_t l0 = a.slice.strides[0][0], l1 = a.slice.strides[BWD ? 1 : 0][0], ld = a.slice.strides[dt][0];
+
+    C va[CPT * N], vb[CPT * N];
+#pragma unroll
+    for (int k = 0; k < CPT; k++) {
+        uint32_t l = g + k * G;
+#pragma unroll
+        for (int v = 0; v < N; v++) va[k * N + v] = BWD ? (C)0 : neg_inf<C>();
+        if (BWD)
+#pragma unroll
+            for (int v = 0; v < N; v++) vb[k * N + v] = 0;
+        if (!valid || l >= a.len) continue;
+        ocd_cuda_load_n<float, N>(s0 + l * l0, &va[k * N]);
+        if (BWD) ocd_cuda_load_n<float, N>(s1 + l * l1, &vb[k * N]);
+    }
+    bool leader = threadIdx.x % 32 < CR_LANES; /* the lanes that publish their warp's columns */
+    stat<C> st[N];
+#pragma unroll
+    for (int v = 0; v < N; v++) st[v] = stat<C>{neg_inf<C>(), (C)0};
+    ocd_vec16<C> w;
+    if (!BWD) {
+#pragma unroll
+        for (int v = 0; v < N; v++) {
+#pragma unroll
+            for (int k = 0; k < CPT; k++) st[v].m = va[k * N + v] > st[v].m ? va[k * N + v] : st[v].m;
+            w.v[v] = warp_max<32, CR_LANES>(st[v].m);
+        }
+        if (leader) red_m[warp][h] = w;
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < WARPS; i++) {
+            w = red_m[i][h];
+#pragma unroll
+            for (int v = 0; v < N; v++) st[v].m = w.v[v] > st[v].m ? w.v[v] : st[v].m;
+        }
+    }
+#pragma unroll
+    for (int v = 0; v < N; v++) {
+#pragma unroll
+        for (int k = 0; k < CPT; k++) {
+            if (BWD) {
+                st[v].s += dot_term(a.log, va[k * N + v], vb[k * N + v]);
+            } else {
+                C e = term<float>(va[k * N + v], st[v].m);
+                st[v].s += e;
+                if (!a.log) va[k * N + v] = e;
+            }
+        }
+        w.v[v] = warp_sum<32, CR_LANES>(st[v].s);
+    }
+    if (leader) red_s[warp][h] = w;
+    __syncthreads();
+    stat<C> fin[N];
+#pragma unroll
+    for (int v = 0; v < N; v++) st[v].s = 0;
+#pragma unroll
+    for (int i = 0; i < WARPS; i++) {
+        w = red_s[i][h];
+#pragma unroll
+        for (int v = 0; v < N; v++) st[v].s += w.v[v];
+    }
+#pragma unroll
+    for (int v = 0; v < N; v++) fin[v] = finish<BWD>(st[v], a.log);
+    if (!valid) return;
+#pragma unroll
+    for (int k = 0; k < CPT; k++) {
+        uint32_t l = g + k * G;
+        if (l >= a.len) continue;
+        C r[N];
+#pragma unroll
+        for (int v = 0; v < N; v++)
+            r[v] = result<float, BWD, true>(fin[v], a.log, va[k * N + v], BWD ? vb[k * N + v] : (C)0);
+        ocd_cuda_blend_n<float, N>(d + l * ld, r, a.alpha, a.beta, a.blend);
+    }
+}
+
 /* ---- whole column tiles in shared memory, 16-byte vectors ---------------------------------------- */
 
 constexpr int VT_THREADS = 256, VT_BATCH = 8; /* threads; 16-byte loads in flight per thread and source */
@@ -800,28 +983,31 @@ template <typename T, bool BWD> cudnnStatus_t pick_lanes(cudnnHandle_t h, const 
     return launch_warp<T, BWD, LANES_MAX, E, N>(h, a);
 }
 
-template <typename T, int LANES, bool LOG> cudnnStatus_t launch_packed(cudnnHandle_t h, const sm_args<T> &a)
+template <typename T, bool BWD, int LANES, bool LOG> cudnnStatus_t launch_packed(cudnnHandle_t h, const sm_args<T> &a)
 {
-    rows_packed<T, LANES, LOG><<<ocd_cuda_blocks(a.rows, WARP_ROWS * (32 / LANES)), 32 * WARP_ROWS, 0, h->stream>>>(a);
+    auto kernel = BWD ? rows_packed_bwd<T, LANES, LOG> : rows_packed<T, LANES, LOG>;
+    kernel<<<ocd_cuda_blocks(a.rows, WARP_ROWS * (32 / LANES)), 32 * WARP_ROWS, 0, h->stream>>>(a);
     OCD_CUDA_LAUNCHED();
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* The lanes of pick_lanes' forward (LANE_VECS vectors of 8 a lane). */
-template <typename T, bool LOG> cudnnStatus_t pick_packed(cudnnHandle_t h, const sm_args<T> &a)
+/* The lanes of pick_lanes (lane_vecs<BWD>() vectors of 8 a lane and source). */
+template <typename T, bool BWD, bool LOG> cudnnStatus_t pick_packed(cudnnHandle_t h, const sm_args<T> &a)
 {
-    uint32_t lanes = (a.len + LANE_VECS * 8 - 1) / (LANE_VECS * 8);
-    if (lanes <= 1) return launch_packed<T, 1, LOG>(h, a);
-    if (lanes <= 2) return launch_packed<T, 2, LOG>(h, a);
-    if (lanes <= 4) return launch_packed<T, 4, LOG>(h, a);
-    if (lanes <= 8) return launch_packed<T, 8, LOG>(h, a);
-    return launch_packed<T, LANES_MAX, LOG>(h, a);
+    constexpr uint32_t E = lane_vecs<BWD>() * 8;
+    uint32_t lanes = (a.len + E - 1) / E;
+    if (lanes <= 1) return launch_packed<T, BWD, 1, LOG>(h, a);
+    if (lanes <= 2) return launch_packed<T, BWD, 2, LOG>(h, a);
+    if (lanes <= 4) return launch_packed<T, BWD, 4, LOG>(h, a);
+    if (lanes <= 8) return launch_packed<T, BWD, 8, LOG>(h, a);
+    return launch_packed<T, BWD, LANES_MAX, LOG>(h, a);
 }
 
 template <typename T> cudnnStatus_t run_packed(cudnnHandle_t h, const ocd_softmax_problem *p)
 {
     sm_args<T> a = args_of<T>(p);
-    return p->log ? pick_packed<T, true>(h, a) : pick_packed<T, false>(h, a);
+    if (p->backward) return p->log ? pick_packed<T, true, true>(h, a) : pick_packed<T, true, false>(h, a);
+    return p->log ? pick_packed<T, false, true>(h, a) : pick_packed<T, false, false>(h, a);
 }
 
 template <typename T, bool BWD, int E, int V, bool RESIDENT>
@@ -858,16 +1044,31 @@ template <typename T, bool BWD, int V> cudnnStatus_t pick_block(cudnnHandle_t h,
     return launch_block<T, BWD, V, V, false>(h, a, (a.len + part_len - 1) / part_len, part_len);
 }
 
+/* The grid of the column kernels: a block per `cols` inner columns (a tile) of an outer index. */
+struct col_grid {
+    ocd_dim_group outer; /* the batch dims but the contiguous inner one */
+    uint32_t inner, tiles, blocks;
+};
+
+col_grid col_grid_of(const ocd_softmax_problem *p, uint32_t cols)
+{
+    col_grid c;
+    c.outer = p->batch;
+    c.outer.rank--;
+    c.inner = (uint32_t)p->batch.dims[p->batch.rank - 1];
+    c.tiles = (c.inner + cols - 1) / cols;
+    c.blocks = (uint32_t)(ocd_dim_group_size(&p->batch) / c.inner * c.tiles);
+    return c;
+}
+
 template <typename T, bool BWD, bool SMEM>
 cudnnStatus_t launch_tile(cudnnHandle_t h, const ocd_softmax_problem *p, const sm_args<T> &a, size_t smem)
 {
-    ocd_dim_group outer = p->batch;
-    outer.rank--;
-    uint32_t inner = (uint32_t)p->batch.dims[p->batch.rank - 1], tiles = (inner + TILE_X - 1) / TILE_X;
+    col_grid c = col_grid_of(p, TILE_X);
     auto kernel = tile<T, BWD, SMEM>;
     if (SMEM && smem > 48 * 1024)
         OCD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    kernel<<<a.rows / inner * tiles, TILE_X * TILE_Y, SMEM ? smem : 0, h->stream>>>(a, outer, inner, tiles);
+    kernel<<<c.blocks, TILE_X * TILE_Y, SMEM ? smem : 0, h->stream>>>(a, c.outer, c.inner, c.tiles);
     OCD_CUDA_LAUNCHED();
     return CUDNN_STATUS_SUCCESS;
 }
@@ -889,17 +1090,35 @@ size_t tile_vec_smem_max(cudnnHandle_t h)
 
 template <typename T, bool BWD> cudnnStatus_t launch_tile_vec(cudnnHandle_t h, const ocd_softmax_problem *p, const sm_args<T> &a)
 {
-    ocd_dim_group outer = p->batch;
-    outer.rank--;
-    uint32_t cols = VT_ROW_BYTES / sizeof(T);
-    uint32_t inner = (uint32_t)p->batch.dims[p->batch.rank - 1], tiles = (inner + cols - 1) / cols;
+    col_grid c = col_grid_of(p, VT_ROW_BYTES / sizeof(T));
     size_t smem = tile_vec_smem(p);
     auto kernel = tile_vec<T, BWD>;
     if (smem > 48 * 1024)
         OCD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    kernel<<<a.rows / inner * tiles, VT_THREADS, smem, h->stream>>>(a, outer, inner, tiles);
+    kernel<<<c.blocks, VT_THREADS, smem, h->stream>>>(a, c.outer, c.inner, c.tiles);
     OCD_CUDA_LAUNCHED();
     return CUDNN_STATUS_SUCCESS;
+}
+
+template <bool BWD, int CPT> cudnnStatus_t launch_cols_regs(cudnnHandle_t h, const ocd_softmax_problem *p)
+{
+    col_grid c = col_grid_of(p, CR_LANES * ocd_vec16<float>::N);
+    cols_regs<BWD, CPT><<<c.blocks, cr_threads<BWD>(), 0, h->stream>>>(args_of<float>(p), c.outer, c.inner, c.tiles);
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* The fewest slice elements a thread (CPT, a power of two) that hold the slice. */
+template <bool BWD> cudnnStatus_t pick_cols_regs(cudnnHandle_t h, const ocd_softmax_problem *p)
+{
+    constexpr uint32_t G = cr_threads<BWD>() / CR_LANES;
+    static_assert(CR_MAX == (BWD ? 4 : 8) * G, "the longest slice fills the largest CPT");
+    uint32_t len = (uint32_t)ocd_dim_group_size(&p->slice);
+    if (len <= G) return launch_cols_regs<BWD, 1>(h, p);
+    if (len <= 2 * G) return launch_cols_regs<BWD, 2>(h, p);
+    if constexpr (!BWD)
+        if (len > 4 * G) return launch_cols_regs<BWD, 8>(h, p);
+    return launch_cols_regs<BWD, 4>(h, p);
 }
 
 template <typename T, bool BWD, int V, bool BLOCKS> cudnnStatus_t pick(cudnnHandle_t h, const sm_args<T> &a)
@@ -966,14 +1185,15 @@ extern "C" const char *ocd_softmax_applies_cuda_rows_packed(cudnnHandle_t handle
 {
     const ocd_softmax_problem *p = problem_of(problem);
     if (p->io.dtype != CUDNN_DATA_HALF && p->io.dtype != CUDNN_DATA_BFLOAT16) return OCD_REASON_DTYPE;
-    if (p->backward) return "forward only";
     return ocd_softmax_applies_cuda_rows_lanes(handle, problem);
 }
 
-extern "C" const char *ocd_softmax_applies_cuda_tile_vec(cudnnHandle_t handle, const void *problem)
+/* What the vector column kernels need: slices strided over a contiguous inner dim, read as
+   16-byte vectors that never straddle a row (inner, the slice and outer strides multiples of a
+   vector, 16-byte aligned pointers). */
+static const char *vector_cols(cudnnHandle_t handle, const ocd_softmax_problem *p)
 {
-    const ocd_softmax_problem *p = problem_of(problem);
-    const char *why = ocd_softmax_applies_cuda_tile(handle, problem);
+    const char *why = ocd_softmax_applies_cuda_tile(handle, p);
     if (why != NULL) return why;
     int64_t n = 16 / (int64_t)ocd_dtype_scalar_size(p->io.dtype);
     if (p->batch.dims[p->batch.rank - 1] % n != 0) return OCD_REASON_ALIGNMENT;
@@ -983,6 +1203,24 @@ extern "C" const char *ocd_softmax_applies_cuda_tile_vec(cudnnHandle_t handle, c
         for (int d = 0; d < p->batch.rank - 1; d++)
             if (p->batch.strides[t][d] % n != 0) return OCD_REASON_ALIGNMENT;
     }
+    return NULL;
+}
+
+extern "C" const char *ocd_softmax_applies_cuda_cols_regs(cudnnHandle_t handle, const void *problem)
+{
+    const ocd_softmax_problem *p = problem_of(problem);
+    if (p->io.dtype != CUDNN_DATA_FLOAT) return OCD_REASON_DTYPE;
+    const char *why = vector_cols(handle, p);
+    if (why != NULL) return why;
+    int64_t len = ocd_dim_group_size(&p->slice);
+    return len >= CR_MIN && len <= CR_MAX ? NULL : "slices outside 32 to 256 elements";
+}
+
+extern "C" const char *ocd_softmax_applies_cuda_tile_vec(cudnnHandle_t handle, const void *problem)
+{
+    const ocd_softmax_problem *p = problem_of(problem);
+    const char *why = vector_cols(handle, p);
+    if (why != NULL) return why;
     return tile_vec_smem(p) <= tile_vec_smem_max(handle) ? NULL : "tile larger than shared memory";
 }
 
@@ -1028,6 +1266,13 @@ extern "C" cudnnStatus_t ocd_softmax_run_cuda_tile(cudnnHandle_t handle, const v
         if (p->backward) return fits ? launch_tile<T, true, true>(handle, p, a, smem) : launch_tile<T, true, false>(handle, p, a, 0);
         return fits ? launch_tile<T, false, true>(handle, p, a, smem) : launch_tile<T, false, false>(handle, p, a, 0);
     });
+}
+
+extern "C" cudnnStatus_t ocd_softmax_run_cuda_cols_regs(cudnnHandle_t handle, const void *problem, void *ws,
+                                                        size_t ws_bytes)
+{
+    const ocd_softmax_problem *p = problem_of(problem);
+    return p->backward ? pick_cols_regs<true>(handle, p) : pick_cols_regs<false>(handle, p);
 }
 
 extern "C" cudnnStatus_t ocd_softmax_run_cuda_tile_vec(cudnnHandle_t handle, const void *problem, void *ws,

@@ -21,6 +21,8 @@ static const struct ocd_impl softmax_impls[] = {
      ocd_softmax_run_cuda_rows_warp},
     {"cuda:softmax_rows_block", OCD_BACKEND_CUDA, -1, ocd_softmax_applies_cuda_rows_block, NULL,
      ocd_softmax_run_cuda_rows_block},
+    {"cuda:softmax_cols_regs", OCD_BACKEND_CUDA, -1, ocd_softmax_applies_cuda_cols_regs, NULL,
+     ocd_softmax_run_cuda_cols_regs},
     {"cuda:softmax_tile_vec", OCD_BACKEND_CUDA, -1, ocd_softmax_applies_cuda_tile_vec, NULL,
      ocd_softmax_run_cuda_tile_vec},
     {"cuda:softmax_tile", OCD_BACKEND_CUDA, -1, ocd_softmax_applies_cuda_tile, NULL, ocd_softmax_run_cuda_tile},

@@ -47,12 +47,14 @@ const char *ocd_softmax_applies_cuda_rows_packed(cudnnHandle_t handle, const voi
 const char *ocd_softmax_applies_cuda_rows_lanes(cudnnHandle_t handle, const void *problem);
 const char *ocd_softmax_applies_cuda_rows_warp(cudnnHandle_t handle, const void *problem);
 const char *ocd_softmax_applies_cuda_rows_block(cudnnHandle_t handle, const void *problem);
+const char *ocd_softmax_applies_cuda_cols_regs(cudnnHandle_t handle, const void *problem);
 const char *ocd_softmax_applies_cuda_tile_vec(cudnnHandle_t handle, const void *problem);
 const char *ocd_softmax_applies_cuda_tile(cudnnHandle_t handle, const void *problem);
 cudnnStatus_t ocd_softmax_run_cuda_rows_packed(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 cudnnStatus_t ocd_softmax_run_cuda_rows_lanes(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 cudnnStatus_t ocd_softmax_run_cuda_rows_warp(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 cudnnStatus_t ocd_softmax_run_cuda_rows_block(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+cudnnStatus_t ocd_softmax_run_cuda_cols_regs(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 cudnnStatus_t ocd_softmax_run_cuda_tile_vec(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 cudnnStatus_t ocd_softmax_run_cuda_tile(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 cudnnStatus_t ocd_softmax_run_cuda_generic(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
