@@ -1122,6 +1122,7 @@ __host__ __device__ __forceinline__ void fixed_backward_thread(const T *__restri
         }
     }
 }
+
 template <typename T, int V, bool CLAST, class F, int MODE>
 __global__ void __launch_bounds__(256)
 pool_fixed_forward(const T *__restrict__ x, T *__restrict__ y, fixed_args<typename ocd_compute<T>::type> a,
