@@ -316,6 +316,27 @@ __device__ __forceinline__ int64_t row_offset(const ocd_dim_group &g, int t, uin
     return g.rank == 1 ? (int64_t)row * g.strides[t][0] : ocd_cuda_group_offset(g, t, row);
 }
 
+/* Stores the 8 results r of a 16-byte vector at p, converted and rounded two at a time, as
+   alpha * result + beta * p when blending (alpha is in r already). */
+template <typename T>
+__device__ __forceinline__ void store_pairs_blended(T *p, const sm_args<T> &a, float (&r)[8])
+{
+    typedef pair16<T> pr;
+    typedef typename pr::P P;
+    uint4 old = a.blend ? *reinterpret_cast<const uint4 *>(p) : make_uint4(0, 0, 0, 0);
+    const uint32_t ow[4] = {old.x, old.y, old.z, old.w};
+    uint32_t out[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        if (a.blend) {
+            float2 o = pr::to_float(bits<P>(ow[i]));
+            r[2 * i] = fmaf(a.beta, o.x, r[2 * i]), r[2 * i + 1] = fmaf(a.beta, o.y, r[2 * i + 1]);
+        }
+        out[i] = bits<uint32_t>(pr::of_float(r[2 * i], r[2 * i + 1]));
+    }
+    *reinterpret_cast<uint4 *>(p) = make_uint4(out[0], out[1], out[2], out[3]);
+}
+
 /* The forward of rows_warp<T, false, LANES, E, 8> (same lanes, slices and vectors: E = VECS * 8)
    for 16-bit T, in fewer instructions an element: the maximum over the stored pairs (half an
    instruction an element), e^(x - m) as 2^(x log2e - m log2e) in one FMA and one ex2.approx,
@@ -372,25 +393,17 @@ __global__ void __launch_bounds__(32 * WARP_ROWS) rows_packed(sm_args<T> a)
     for (int k = 0; k < VECS; k++) {
         uint32_t j = (k * LANES + lane) * 8;
         if (j >= a.len) continue;
-        uint4 old = a.blend ? *reinterpret_cast<const uint4 *>(d + j) : make_uint4(0, 0, 0, 0);
-        const uint32_t ow[W] = {old.x, old.y, old.z, old.w};
-        uint32_t out[W];
+        float r[8];
 #pragma unroll
         for (int i = 0; i < W; i++) {
-            float r0, r1;
             if (LOG) {
                 float2 x = pr::to_float(bits<P>(w[k][i]));
-                r0 = fmaf(x.x, sc, off), r1 = fmaf(x.y, sc, off);
+                r[2 * i] = fmaf(x.x, sc, off), r[2 * i + 1] = fmaf(x.y, sc, off);
             } else {
-                r0 = e[(k * W + i) * 2] * sc, r1 = e[(k * W + i) * 2 + 1] * sc;
+                r[2 * i] = e[(k * W + i) * 2] * sc, r[2 * i + 1] = e[(k * W + i) * 2 + 1] * sc;
             }
-            if (a.blend) {
-                float2 y = pr::to_float(bits<P>(ow[i]));
-                r0 = fmaf(a.beta, y.x, r0), r1 = fmaf(a.beta, y.y, r1);
-            }
-            out[i] = bits<uint32_t>(pr::of_float(r0, r1));
         }
-        *reinterpret_cast<uint4 *>(d + j) = make_uint4(out[0], out[1], out[2], out[3]);
+        store_pairs_blended<T>(d + j, a, r);
     }
 }
 
@@ -438,21 +451,14 @@ __global__ void __launch_bounds__(32 * WARP_ROWS) rows_packed_bwd(sm_args<T> a)
     for (int k = 0; k < VECS; k++) {
         uint32_t j = (k * LANES + lane) * 8;
         if (j >= a.len) continue;
-        uint4 old = a.blend ? *reinterpret_cast<const uint4 *>(d + j) : make_uint4(0, 0, 0, 0);
-        const uint32_t ow[W] = {old.x, old.y, old.z, old.w};
-        uint32_t out[W];
+        float r[8];
 #pragma unroll
         for (int i = 0; i < W; i++) {
             float2 y = pr::to_float(bits<P>(wy[k][i])), g = pr::to_float(bits<P>(wg[k][i]));
-            float r0 = a.alpha * result<T, true, true>(fin, LOG, y.x, g.x);
-            float r1 = a.alpha * result<T, true, true>(fin, LOG, y.y, g.y);
-            if (a.blend) {
-                float2 o = pr::to_float(bits<P>(ow[i]));
-                r0 = fmaf(a.beta, o.x, r0), r1 = fmaf(a.beta, o.y, r1);
-            }
-            out[i] = bits<uint32_t>(pr::of_float(r0, r1));
+            r[2 * i] = a.alpha * result<T, true, true>(fin, LOG, y.x, g.x);
+            r[2 * i + 1] = a.alpha * result<T, true, true>(fin, LOG, y.y, g.y);
         }
-        *reinterpret_cast<uint4 *>(d + j) = make_uint4(out[0], out[1], out[2], out[3]);
+        store_pairs_blended<T>(d + j, a, r);
     }
 }
 
