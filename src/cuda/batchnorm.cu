@@ -23,19 +23,23 @@
               parameter gradients), then the slot's coefficients of the element pass;
      apply    y = alpha * act(a*x + b (+ z)) + beta * y, or dx = alpha * (A*dp + B*x + C) + ...
    Results are deterministic: the splits depend only on the shape and the device.
-   Scheduling: rows kernels keep one wave of blocks resident (MIN_BLOCKS per SM) that stride over
-   chunks of ROWS*TY rows, each thread keeping 8 vectors of loads in flight (RowRounds); their
-   element pass reads its per-lane coefficients from shared memory, and the fused-activation
-   gradient passes are kernels of their own, so that the plain kernels hold no registers for
-   the activation (no spills: check with -Xptxas -v). Channels-first kernels run several waves
-   of (channel, split) blocks. Forward training moves x twice and y once; backward x and dy
+   Scheduling: the rows reductions keep one wave of blocks resident (RowRounds::BLOCKS per SM)
+   that stride over chunks of ROWS*TY rows; the rows element passes run a block per chunk, as
+   many resident as their registers allow. Each thread keeps 4 vectors of loads in flight
+   (RowRounds): more warps with fewer loads each, so that some load while others compute. The
+   element pass reads its per-lane coefficients from shared memory, and the fused-op passes are
+   kernels of their own, so that the plain kernels hold no registers for the activation (no
+   spills: check with -Xptxas -v). Channels-first kernels run several waves of (channel, split)
+   blocks. Forward training moves x twice and y once; backward x and dy
    twice, dx once: the element pass visits the work in the reverse order of the reduction, so
    that what the reduction read last is still in L2 when the element pass starts.
 
    Measured on an H200 (64x256x56x56, copy ceiling 4.18 TB/s; bytes = tensor passes above):
    fp32 NCHW: inference 3.88 TB/s, training 3.67, backward 3.88. fp16 NHWC before the flat
    entry (4 vectors in flight, per-row division, spills in the 16-bit gradient kernels):
-   inference 3.32, training 2.99, backward 2.91. The flat entry is not measured yet. */
+   inference 3.32, training 2.99, backward 2.91; with 3 blocks per SM (bench, later): inference
+   0.063 ms, training 0.101, backward 0.151. The rows kernels at 4-5 blocks per SM with 4 vectors
+   in flight are not measured yet. */
 #include "core/reasons.h"
 #include "cuda/check.cuh"
 #include "cuda/scratch.cuh"
@@ -54,6 +58,13 @@ enum Kind { FLAT, CHANNELS_LAST, CHANNELS_FIRST, STRIDED };
 
 const int THREADS = 256;
 const int MIN_BLOCKS = 3; /* resident per SM: __launch_bounds__ caps the registers for it */
+/* the same for the plain rows kernels (see RowRounds); sm_75 holds at most 1024 threads an SM */
+const int ROW_REDUCE_BLOCKS = 4;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+const int ROW_APPLY_BLOCKS = 4;
+#else
+const int ROW_APPLY_BLOCKS = 5;
+#endif
 const int UNROLL = 4;     /* channels first: vectors per thread per split, at least */
 const int ROWS = 8;       /* rows kernels: rows per thread per chunk */
 /* finish: threads a block; lanes (threads adding one slot's partials) at most, and the partials
@@ -291,12 +302,17 @@ template <bool TWO_INPUTS, bool MANY_COEFS, int V> struct Rounds {
     static const int U = !TWO_INPUTS ? 4 : MANY_COEFS && V >= 8 ? 1 : 2;
 };
 
-/* Rows kernels: rows a thread takes per round, all their loads issued before any is used: 8
-   vectors per thread in flight, of x alone or of x and dy; with the fused activation backward
-   (ACT) one row of x, dy and pre, the derivative taking the registers. ROWS, the rows per thread
-   of a chunk, is a multiple of each. */
-template <bool TWO_INPUTS, bool ACT> struct RowRounds {
-    static const int U = !TWO_INPUTS ? 8 : ACT ? 1 : 4;
+/* Rows kernels: rows a thread takes per round, all their loads issued before any is used: 4
+   vectors per thread in flight, of x alone or 2 rows of x and dy; with the fused activation
+   backward (ACT) one row of x, dy and pre. ROWS, the rows per thread of a chunk, is a multiple of
+   each. BLOCKS: resident per SM, for which __launch_bounds__ caps the registers (16-bit, sm_90,
+   no spills): plain element passes 5 (48 registers), plain reductions 4 (64), the
+   fused-op kernels MIN_BLOCKS (the activation takes the registers). Many warps with 4
+   loads each rather than few with 8: at 3 blocks per SM the 16-bit kernels kept DRAM 55-62%
+   busy, 36% of the warps active. */
+template <bool TWO_INPUTS, bool ACT, bool REDUCE> struct RowRounds {
+    static const int U = !TWO_INPUTS ? 4 : ACT ? 1 : 2;
+    static const int BLOCKS = ACT ? MIN_BLOCKS : REDUCE ? ROW_REDUCE_BLOCKS : ROW_APPLY_BLOCKS;
 };
 
 /* ---- reduce ---------------------------------------------------------------------------------- */
@@ -304,10 +320,11 @@ template <bool TWO_INPUTS, bool ACT> struct RowRounds {
 /* The rows reductions. ACT as for load_grad: the gradient pass has a kernel for the fused
    activation and one without (whose pre-activation loads would otherwise hold registers). */
 template <typename T, int V, bool GRAD, bool ACT, class L>
-__global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_reduce_rows(const L lay, const Args<T> a)
+__global__ void __launch_bounds__(THREADS, (RowRounds<GRAD, ACT, true>::BLOCKS))
+k_reduce_rows(const L lay, const Args<T> a)
 {
     typedef typename ocd_compute<T>::type C;
-    const int U = RowRounds<GRAD, ACT>::U;
+    const int U = RowRounds<GRAD, ACT, true>::U;
     __shared__ C sh1[THREADS * V], sh2[THREADS * V];
     const int tx = threadIdx.x, ty = threadIdx.y, width = a.tx * V;
     const uint32_t j0 = (blockIdx.x * a.tx + tx) * V;
@@ -595,13 +612,14 @@ __device__ __forceinline__ void apply_chunk(const Args<T> &a, const Offs &o, int
 
 /* The rows element passes. The coefficients of the block's a.tx * V (<= THREADS) lanes are
    computed once into shared memory and read at each use, so that the registers go to loads in
-   flight. ACT as for load_grad: forward takes any fused op (ACT true), backward has a kernel for
-   the fused activation and one without. */
+   flight. ACT as for load_grad: a kernel for the fused ops (z, the activation, the reserve space)
+   and one without. */
 template <typename T, int V, bool BWD, bool ACT, class L>
-__global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_apply_rows(const L lay, const Args<T> a)
+__global__ void __launch_bounds__(THREADS, (RowRounds<BWD, ACT, false>::BLOCKS))
+k_apply_rows(const L lay, const Args<T> a)
 {
     typedef typename ocd_compute<T>::type C;
-    const int U = RowRounds<BWD, ACT>::U;
+    const int U = RowRounds<BWD, ACT, false>::U;
     __shared__ __align__(16) C coefs[3 * THREADS];
     const int width = a.tx * V, t = threadIdx.y * a.tx + threadIdx.x;
     if (t < width) {
@@ -871,12 +889,15 @@ const char *make_plan(cudnnHandle_t h, const struct ocd_bn_problem *p, Kind kind
         pl->per_split = (uint32_t)round_up(div_up(M, g), (size_t)pl->vec);
         pl->G = (int)div_up(M, pl->per_split);
     } else {
-        /* one wave of blocks striding over the chunks; the chunk depends on the vector width
-           (ty), the number of blocks only on the nominal one, so the workspace does not */
+        /* the reduction: one wave of blocks striding over the chunks (the blocks resident of its
+           kernel: see RowRounds); the chunk depends on the vector width (ty), the number of
+           blocks only on the nominal one, so the workspace does not */
         int tx = block_tx(K, pl->vec), ty = THREADS / tx;
         int64_t groups = div_up(K, (int64_t)tx * pl->vec);
         int64_t nchunks = div_up(M, (int64_t)ty * ROWS);
-        pl->G = (int)OCD_MAX(1, OCD_MIN(OCD_MIN(nchunks, 65535), wave / groups));
+        bool fused_grad = p->dir == OCD_BN_BACKWARD && p->ops != OCD_BN_OPS_NORM;
+        int64_t resident = (int64_t)h->sm_count * (fused_grad ? MIN_BLOCKS : ROW_REDUCE_BLOCKS);
+        pl->G = (int)OCD_MAX(1, OCD_MIN(OCD_MIN(nchunks, 65535), resident / groups));
     }
     if (p->dir != OCD_BN_INFERENCE) {
         size_t cs = p->dtype == CUDNN_DATA_DOUBLE ? 8 : 4;
@@ -895,14 +916,17 @@ template <typename T> struct Runner {
     Args<T> a;
     int V; /* the vector width used: the plan's, unless a pointer is not 16-byte aligned */
 
-    dim3 rows_grid() const { return dim3(div_up(a.K, (int64_t)a.tx * V), (unsigned)a.G); }
+    /* Rows grids: blocks along the slots times blocks along the rows, the reduction's a.G, the
+       element pass's one a chunk (up to the grid's limit), so that the hardware keeps as many
+       resident as the registers allow and a free SM takes the next chunk. */
+    dim3 rows_grid(unsigned y) const { return dim3(div_up(a.K, (int64_t)a.tx * V), y); }
 
     static const int VEC = 16 / sizeof(T);
 
     /* The rows kernels on layout lay: see k_reduce_rows and k_apply_rows for ACT. */
     template <int VV, bool GRAD, class L> void reduce_rows(const L &lay)
     {
-        const dim3 grid = rows_grid(), block(a.tx, a.ty);
+        const dim3 grid = rows_grid((unsigned)a.G), block(a.tx, a.ty);
         if constexpr (GRAD) {
             if (a.act) {
                 k_reduce_rows<T, VV, true, true><<<grid, block, 0, h->stream>>>(lay, a);
@@ -912,16 +936,12 @@ template <typename T> struct Runner {
         k_reduce_rows<T, VV, GRAD, false><<<grid, block, 0, h->stream>>>(lay, a);
     }
 
+    /* ACT as for k_apply_rows: the plain kernel whenever no op is fused. */
     template <int VV, bool BWD, class L> void apply_rows(const L &lay)
     {
-        const dim3 grid = rows_grid(), block(a.tx, a.ty);
-        if constexpr (BWD) {
-            if (!a.act) {
-                k_apply_rows<T, VV, true, false><<<grid, block, 0, h->stream>>>(lay, a);
-                return;
-            }
-        }
-        k_apply_rows<T, VV, BWD, true><<<grid, block, 0, h->stream>>>(lay, a);
+        const dim3 grid = rows_grid(OCD_MIN(a.nchunks, 65535u)), block(a.tx, a.ty);
+        if (!a.act) k_apply_rows<T, VV, BWD, false><<<grid, block, 0, h->stream>>>(lay, a);
+        else k_apply_rows<T, VV, BWD, true><<<grid, block, 0, h->stream>>>(lay, a);
     }
 
     /* The reduction kernel of the plan's kind, with V lanes a thread. */
@@ -965,9 +985,10 @@ template <typename T> struct Runner {
     }
 
     /* The fewest lanes (a power of two, up to FINISH_LANES) that add at most FINISH_PER_LANE
-       partials each, the rest of the block's threads along the slots: for the 396 splits of a
-       wave on an H200 and 256 slots, 128 lanes and 128 blocks (where 32 lanes and 8 blocks of
-       1024 threads took 7 us, each thread adding 13 partials one after the other). */
+       partials each, the rest of the block's threads along the slots: for the 528 splits of a
+       wave on an H200 and 256 slots, 128 lanes (of 5 partials at most) and 128 blocks (where, at
+       396 splits, 32 lanes and 8 blocks of 1024 threads took 7 us, each thread adding 13
+       partials one after the other). */
     template <bool GRAD, bool STATS_ONLY> cudnnStatus_t finish()
     {
         int lanes = 1;
