@@ -87,7 +87,8 @@ struct run {
     void *reserve;
     size_t reserve_bytes;
     int ref_act; /* -1: no activation */
-    double tol;  /* of the data type, for every result */
+    double tol;     /* of the data type, for every result but the parameter gradients */
+    double sum_tol; /* dscale and dbias: sums of m terms that cancel, rounded in ptype */
 };
 
 static cudnnBatchNormMode_t bn_mode(const struct bn_case *c)
@@ -315,9 +316,9 @@ static void run_backward(struct run *r)
         snprintf(what, sizeof what, "backward dx, %s", r->what);
         check(&r->dx.t, r->dx.dev, dx, r->tol, what);
         snprintf(what, sizeof what, "backward dscale, %s", r->what);
-        check(&r->dscale.t, r->dscale.dev, dsc, r->tol, what);
+        check(&r->dscale.t, r->dscale.dev, dsc, r->sum_tol, what);
         snprintf(what, sizeof what, "backward dbias, %s", r->what);
-        check(&r->dbias.t, r->dbias.dev, dbi, r->tol, what);
+        check(&r->dbias.t, r->dbias.dev, dbi, r->sum_tol, what);
         if (c->ops == 2) {
             snprintf(what, sizeof what, "backward dz, %s", r->what);
             check(&r->dz.t, r->dz.dev, dpre, r->tol, what);
@@ -371,6 +372,10 @@ void bn_check_case(const struct bn_case *c)
     r.ptype = c->dtype == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
     r.ref_act = c->ops ? c->act_mode : -1;
     r.tol = ttolerance(c->dtype);
+    /* a sum of m rounded terms errs by about sqrt(m) roundings of their magnitude, which the
+       sum itself (they cancel) does not bound: 1e-5 of |dscale| failed now and then on 5365
+       float terms (1.3e-5 off) */
+    r.sum_tol = fmax(r.tol, ttolerance(r.ptype) * sqrt((double)r.m));
 
     tb_init(&r.x, c->dtype, c->rank, c->dims, c->layout);
     tb_init(&r.z, c->dtype, c->rank, c->dims, c->layout);
