@@ -209,21 +209,19 @@ __host__ __device__ __forceinline__ void rows_pack_offsets(const rows_args &g, c
     off[2] += g.b_bcast ? 0 : col;
 }
 
-/* An input's pack at p as stored (converted only when used, so that the registers holding the
-   loads in flight are as few as the bytes): the whole pack, or for a broadcast input its one
-   value in element 0. */
-template <typename T, int N>
-__device__ __forceinline__ void load_pack(const T *p, bool broadcast, pack<T, N> &out)
+/* N elements of an input at p: a pack load, or one broadcast value. */
+template <typename T, typename C, int N>
+__device__ __forceinline__ void load_pack(const T *p, bool broadcast, C out[N])
 {
-    if (broadcast) out.v[0] = *p;
-    else out = *reinterpret_cast<const pack<T, N> *>(p);
-}
-
-/* Element k of a pack loaded by load_pack, in the compute type. */
-template <typename T, int N>
-__device__ __forceinline__ typename ocd_compute<T>::type pack_value(const pack<T, N> &in, bool broadcast, int k)
-{
-    return ocd_cuda_load<T>(&in.v[broadcast ? 0 : k]);
+    if (broadcast) {
+        C x = (C)ocd_cuda_load<T>(p);
+#pragma unroll
+        for (int k = 0; k < N; k++) out[k] = x;
+    } else {
+        pack<T, N> in = *reinterpret_cast<const pack<T, N> *>(p);
+#pragma unroll
+        for (int k = 0; k < N; k++) out[k] = (C)ocd_cuda_load<T>(&in.v[k]);
+    }
 }
 
 /* N results to storage: half and bfloat16 two at a time (one cvt.rn.f16x2.f32 or .bf16x2 for
@@ -253,28 +251,25 @@ template <int N> struct store_pack<__nv_bfloat16, float, N> {
 
 /* Packs per thread and step, all loaded before any is stored, to keep enough bytes in flight
    without spilling: 4 packs of 4 or fewer elements, 2 of 8, 1 of 16 (measured best on an H200:
-   more packs of 8 or 16 elements ran slower with two operands streamed); 4 packs of 8 when one
-   operand alone is streamed (scale, per-channel bias), which with 2 had half the bytes in flight
-   of the two-operand ops and reached 81-86% of copy where those reached 95-98%. */
-static constexpr __host__ __device__ int unroll_for(int n, int streamed)
+   more packs of 8 or 16 elements ran slower). */
+static constexpr __host__ __device__ int unroll_for(int n)
 {
-    return n >= 16 ? 1 : n >= 8 ? (streamed <= 1 ? 4 : 2) : 4;
+    return n >= 16 ? 1 : n >= 8 ? 2 : 4;
 }
 
 /* OP is a compile-time op so that the element loop is straight-line code. */
-template <typename Ty, typename Ta, int N, int OP, int UNROLL>
+template <typename Ty, typename Ta, int N, int OP>
 __global__ void ewise_rows(rows_args g, ocd_cuda_scales<typename ocd_compute<Ty>::type> s, Ty *y, const Ta *a,
                            const Ta *b)
 {
     typedef typename ocd_compute<Ty>::type C;
+    const int UNROLL = unroll_for(N);
     const bool binary = OP != OCD_EWISE_COPY && OP != OCD_EWISE_SQRT && OP != OCD_EWISE_NOT;
     const uint32_t seg = UNROLL * blockDim.x;
     for (uint32_t first = blockIdx.x * seg; first < g.total; first += gridDim.x * seg) {
         const rows_segment sg = rows_segment_at(g, first, seg);
-        pack<Ta, N> av[UNROLL], bv[UNROLL];
-        pack<Ty, N> yv[UNROLL];
+        C av[UNROLL][N], bv[UNROLL][N], yv[UNROLL][N];
         uint32_t yo[UNROLL];
-        const bool blend = s.beta != C(0); /* y is not read when beta == 0 */
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
             const uint32_t i = u * blockDim.x + threadIdx.x;
@@ -282,9 +277,10 @@ __global__ void ewise_rows(rows_args g, ocd_cuda_scales<typename ocd_compute<Ty>
             uint32_t off[3];
             rows_pack_offsets(g, sg, i, N, off);
             yo[u] = off[0];
-            load_pack<Ta, N>(a + off[1], g.a_bcast, av[u]);
-            if (binary) load_pack<Ta, N>(b + off[2], g.b_bcast, bv[u]);
-            if (blend) load_pack<Ty, N>(y + yo[u], false, yv[u]);
+            load_pack<Ta, C, N>(a + off[1], g.a_bcast, av[u]);
+            if (binary) load_pack<Ta, C, N>(b + off[2], g.b_bcast, bv[u]);
+            if (s.beta != C(0)) load_pack<Ty, C, N>(y + yo[u], false, yv[u]);
+            else load_pack<C, C, N>(&s.beta, true, yv[u]); /* zeros, unread: y is not read when beta == 0 */
         }
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
@@ -292,9 +288,7 @@ __global__ void ewise_rows(rows_args g, ocd_cuda_scales<typename ocd_compute<Ty>
             C r[N];
 #pragma unroll
             for (int k = 0; k < N; k++)
-                r[k] = ocd_cuda_ewise_value<C>((enum ocd_ewise_op)OP, s, (C)pack_value<Ta, N>(av[u], g.a_bcast, k),
-                                               binary ? (C)pack_value<Ta, N>(bv[u], g.b_bcast, k) : C(0),
-                                               blend ? (C)pack_value<Ty, N>(yv[u], false, k) : C(0));
+                r[k] = ocd_cuda_ewise_value<C>((enum ocd_ewise_op)OP, s, av[u][k], binary ? bv[u][k] : C(0), yv[u][k]);
             pack<Ty, N> out;
             store_pack<Ty, C, N>::to(out, r);
             *reinterpret_cast<pack<Ty, N> *>(y + yo[u]) = out;
@@ -367,32 +361,10 @@ extern "C" const char *ocd_cuda_ewise_vec_applies(cudnnHandle_t handle, const vo
     return NULL;
 }
 
-/* The operands a call streams from memory: y when blended, and each input of y's shape (a
-   broadcast one, a per-channel bias say, stays in cache). */
-static int streamed_operands(const struct ocd_ewise *e)
-{
-    const struct ocd_ewise_operand *in[2] = {&e->a, &e->b};
-    int streamed = e->beta != 0;
-    for (int k = 0; k < ocd_ewise_inputs(e->op); k++) {
-        bool broadcast = false;
-        for (int d = 0; d < e->rank; d++) broadcast = broadcast || (e->dims[d] > 1 && in[k]->strides[d] == 0);
-        streamed += !broadcast;
-    }
-    return streamed;
-}
-
-template <typename Ty, typename Ta, int N, int OP, int UNROLL>
-static void launch_rows_unrolled(cudnnHandle_t handle, const struct ocd_ewise *e, const rows_args &g)
-{
-    typedef typename ocd_compute<Ty>::type C;
-    unsigned grid = grid_for(handle, (g.total + UNROLL - 1) / UNROLL + 1);
-    ewise_rows<Ty, Ta, N, OP, UNROLL><<<grid, THREADS, 0, handle->stream>>>(
-        g, ocd_cuda_scales_of<C>(e), (Ty *)e->y.data, (const Ta *)e->a.data, (const Ta *)e->b.data);
-}
-
 template <typename Ty, typename Ta, int N, int OP>
 static void launch_rows(cudnnHandle_t handle, const struct ocd_ewise *e)
 {
+    typedef typename ocd_compute<Ty>::type C;
     rows_args g;
     memset(&g, 0, sizeof g);
     int last = e->rank - 1;
@@ -408,8 +380,9 @@ static void launch_rows(cudnnHandle_t handle, const struct ocd_ewise *e)
     }
     g.a_bcast = e->a.strides[last] == 0;
     g.b_bcast = e->b.strides[last] == 0;
-    if (streamed_operands(e) <= 1) launch_rows_unrolled<Ty, Ta, N, OP, unroll_for(N, 1)>(handle, e, g);
-    else launch_rows_unrolled<Ty, Ta, N, OP, unroll_for(N, 2)>(handle, e, g);
+    unsigned grid = grid_for(handle, (g.total + unroll_for(N) - 1) / unroll_for(N) + 1);
+    ewise_rows<Ty, Ta, N, OP><<<grid, THREADS, 0, handle->stream>>>(g, ocd_cuda_scales_of<C>(e), (Ty *)e->y.data,
+                                                                     (const Ta *)e->a.data, (const Ta *)e->b.data);
 }
 
 extern "C" cudnnStatus_t ocd_cuda_ewise_vec_run(cudnnHandle_t handle, const void *problem, void *workspace,
