@@ -277,6 +277,24 @@ TEST(pooling_channel_tails)
                     return;
 }
 
+/* Forward and backward of each case, every float type and mode, NCHW and NHWC alike: the
+   forward blends (beta 0.5) on the cases of parity `blended`, the backward on the others; the
+   forward's alpha is odd_alpha on the odd cases, 1 elsewhere. */
+static void check_kernel_edges(const struct pcase *cases, size_t n, size_t blended, double odd_alpha)
+{
+    for (size_t ti = 0; ti < TLEN(float_types); ti++)
+        for (size_t m = 0; m < TLEN(modes); m++)
+            for (size_t k = 0; k < n; k++)
+                for (int l = TV_NCHW; l <= TV_NHWC; l++) {
+                    enum tview_layout lay = (enum tview_layout)l;
+                    bool fwd_blends = k % 2 == blended;
+                    if (!check_forward(float_types[ti], modes[m], &cases[k], lay, lay, k % 2 ? odd_alpha : 1.0,
+                                       fwd_blends ? 0.5 : 0.0) ||
+                        !check_backward(float_types[ti], modes[m], &cases[k], lay, lay, 1.0, fwd_blends ? 0.0 : 0.5))
+                        return;
+                }
+}
+
 /* Shapes at the edges of the CUDA tile kernels (cuda/pooling.cu): rows too wide for one band in
    shared memory (bands of rows, the last one short), a last chunk of channel groups that is
    partial, and planes small enough that a block takes several; in both layouts. */
@@ -288,15 +306,7 @@ TEST(pooling_tile_edges)
         {"24 channels, a partial chunk", 2, 2, 24, {7, 5}, {2, 2}, {0, 0}, {2, 2}, 0},
         {"small planes, odd channels", 2, 2, 13, {7, 5}, {3, 3}, {1, 1}, {2, 2}, 1},
     };
-    for (size_t ti = 0; ti < TLEN(float_types); ti++)
-        for (size_t m = 0; m < TLEN(modes); m++)
-            for (size_t k = 0; k < TLEN(edges); k++)
-                for (int l = TV_NCHW; l <= TV_NHWC; l++) {
-                    enum tview_layout lay = (enum tview_layout)l;
-                    if (!check_forward(float_types[ti], modes[m], &edges[k], lay, lay, 1.0, k % 2 ? 0.5 : 0.0) ||
-                        !check_backward(float_types[ti], modes[m], &edges[k], lay, lay, 1.0, k % 2 ? 0.0 : 0.5))
-                        return;
-                }
+    check_kernel_edges(edges, TLEN(edges), 1, 1.0);
 }
 
 /* Shapes at the edges of the fixed-window CUDA kernels (cuda/pooling.cu: 3x3 stride 2 pad 1 and
@@ -315,16 +325,7 @@ TEST(pooling_fixed_windows)
         {"2x2/2, odd H and W", 2, 1, 24, {11, 13}, {2, 2}, {0, 0}, {2, 2}, 0},
         {"2x2/2, larger output", 2, 1, 8, {4, 4}, {2, 2}, {0, 0}, {2, 2}, 1},
     };
-    for (size_t ti = 0; ti < TLEN(float_types); ti++)
-        for (size_t m = 0; m < TLEN(modes); m++)
-            for (size_t k = 0; k < TLEN(fixed); k++)
-                for (int l = TV_NCHW; l <= TV_NHWC; l++) {
-                    enum tview_layout lay = (enum tview_layout)l;
-                    double alpha = k % 2 ? 2.0 : 1.0;
-                    if (!check_forward(float_types[ti], modes[m], &fixed[k], lay, lay, alpha, k % 2 ? 0.0 : 0.5) ||
-                        !check_backward(float_types[ti], modes[m], &fixed[k], lay, lay, 1.0, k % 2 ? 0.5 : 0.0))
-                        return;
-                }
+    check_kernel_edges(fixed, TLEN(fixed), 0, 2.0);
 }
 
 /* Ties and NaN in 3x3 stride 2 windows that overlap (the fixed kernels scan windows that cross
