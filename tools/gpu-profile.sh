@@ -3,9 +3,10 @@
 # Nsight Compute (ncu). For each problem string (bench/bench.c's syntax, e.g.
 # "op=poolfwd mode=max dt=f32 x=64x256x56x56 win=3 pad=1 stride=2") it runs the benchmark once
 # under ncu and prints, per kernel launch of the call: time, DRAM and SM throughput (% of peak),
-# warps active (% of the SM's), registers per thread, grid size and instructions executed. High SM
-# and low DRAM throughput: the kernel is instruction-bound; both low with few warps active: it
-# keeps too few bytes in flight. Output goes to stdout and to $OUT/profile.txt when OUT is set.
+# warps active (% of the SM's), registers per thread, grid size, instructions executed and the
+# megabytes read from and written to DRAM. High SM and low DRAM throughput: the kernel is
+# instruction-bound; both low with few warps active: it keeps too few bytes in flight. Output
+# goes to stdout and to $OUT/profile.txt when OUT is set.
 #
 #   tools/gpu-profile.sh [-B BUILD_DIR] [-n LAUNCHES] PROBLEM...
 #
@@ -21,11 +22,11 @@ while getopts B:n:h opt; do
     case $opt in
     B) build=$OPTARG ;;
     n) launches=$OPTARG ;;
-    *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
-[ $# -gt 0 ] || { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 [ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
 unset CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH LIBRARY_PATH
@@ -38,6 +39,7 @@ cmake --build "$build" -j "$(nproc 2>/dev/null || echo 4)" --target opencudnn_be
 metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed
 metrics=$metrics,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active
 metrics=$metrics,launch__registers_per_thread,launch__grid_size,smsp__inst_executed.sum
+metrics=$metrics,dram__bytes_read.sum,dram__bytes_write.sum
 
 report=$(mktemp)
 trap 'rm -f "$report"' EXIT
@@ -55,15 +57,18 @@ for r in rows:
 short = {"gpu__time_duration.sum": "us", "dram__throughput.avg.pct_of_peak_sustained_elapsed": "dram%",
          "sm__throughput.avg.pct_of_peak_sustained_elapsed": "sm%",
          "sm__warps_active.avg.pct_of_peak_sustained_active": "warps%", "launch__registers_per_thread": "regs",
-         "launch__grid_size": "grid", "smsp__inst_executed.sum": "warp-instr"}
-print("%10s %6s %6s %6s %5s %8s %12s  %s" % ("us", "dram%", "sm%", "warps%", "regs", "grid", "warp-instr", "kernel"))
+         "launch__grid_size": "grid", "smsp__inst_executed.sum": "warp-instr",
+         "dram__bytes_read.sum": "rd", "dram__bytes_write.sum": "wr"}
+print("%10s %6s %6s %6s %5s %8s %12s %8s %8s  %s" % ("us", "dram%", "sm%", "warps%", "regs", "grid", "warp-instr",
+                                                   "MB read", "MB wrote", "kernel"))
 for k in sorted(launches, key=int):
     m = {short[n]: v for n, v in launches[k].items() if n in short}
     num = lambda n: float(m.get(n, "0").replace(",", "") or 0)
     name = launches[k]["kernel"].replace("(anonymous namespace)::", "")
     name = (name[5:] if name.startswith("void ") else name).split("(")[0][:80]  # no return type, no parameters
-    print("%10.1f %6.1f %6.1f %6.1f %5d %8d %12d  %s" % (num("us") / 1000, num("dram%"), num("sm%"), num("warps%"),
-                                                       num("regs"), num("grid"), num("warp-instr"), name))
+    print("%10.1f %6.1f %6.1f %6.1f %5d %8d %12d %8.1f %8.1f  %s" % (
+        num("us") / 1000, num("dram%"), num("sm%"), num("warps%"), num("regs"), num("grid"), num("warp-instr"),
+        num("rd") / 1e6, num("wr") / 1e6, name))
 if not launches:
     print("(no kernel launches profiled: is ncu allowed to read the GPU's counters here?)")
 EOF
