@@ -5,10 +5,16 @@
    go first to the fixed kernels (NCHW: float only), compiled for the window: measured on the
    H200, the general kernels below were bound by instructions (about 580 a fp32 output: index
    decoding, shared-memory index math and the NaN-aware tie rule per element), not by memory. With
-   every offset a constant, a thread takes R adjacent outputs along W and reads each input row of
-   their windows once, as one span of columns held in registers (the middle of the span as 16-byte
-   loads when W is contiguous and rows are aligned); a maximum is fmax (max.NaN when NaN
-   propagates). Backward (NCHW only), a thread owns the inputs of R = 2 stride cells along W, one
+   every offset a constant, a forward thread takes RH rows of R adjacent outputs along W and reads
+   each input row of their windows once (rows that vertically adjacent windows share, once), as
+   one span of columns held in registers (the middle of the span as 16-byte loads when W is
+   contiguous and rows are aligned), every load issued without a branch (rows and columns outside
+   the image read clamped into it); a maximum is fmax (max.NaN when NaN propagates), taken per
+   input row over each window's columns, then over the window's rows, and on 16-bit channels as
+   packed pairs (the previous forward, one row of outputs a thread, each row's loads behind a
+   branch, measured 56% of copy bandwidth on 64x256x56x56 3x3/2 fp32, about 170 instructions an
+   output; this one's SASS, about 35 fp32 and 14 16-bit NHWC).
+   Backward (NCHW only), a thread owns the inputs of R = 2 stride cells along W, one
    16-byte vector of floats a row, and walks down a few steps of S rows: each window row reaching
    a step is scanned once, value and first position in scan order together, from x rows in
    registers (the rows two window rows share loaded once), the last kept for the next step; then
@@ -16,8 +22,8 @@
    be being a compile-time constant, and dx rows are written once, as vectors, without atomics
    (the previous kernel, 8 columns a thread with scalar stores and each window row's rows read
    twice, measured 0.58 ms on 64x256x56x56 3x3/2, cuDNN 0.21 ms). Entries:
-   cuda:pooling_fixed_nchw (rows of W contiguous, R = 4 forward; float only) and
-   cuda:pooling_fixed_nhwc_vec16 (16-byte vectors of channels per thread, R = 2; forward only:
+   cuda:pooling_fixed_nchw (rows of W contiguous, 4 x 4 outputs forward; float only) and
+   cuda:pooling_fixed_nhwc_vec16 (16-byte vectors of channels per thread, 2 x 2 outputs; forward only:
    backward, the tile kernel measured faster).
 
    Other 2-D problems go to the tile kernels when a band of rows fits in shared memory. Pooling moves
@@ -1054,15 +1060,16 @@ __host__ __device__ __forceinline__ void fixed_forward_rows(const T *xp, const f
     for (int k = 0; k < F::FH; k++) {
         L v[F::FN][N], h[F::R][N];
         fixed_span<T, V, F, MODE, VEC>(xp, a, h0 + k, c0, v);
+        if constexpr (MODE != FIXED_AVG) {
 #pragma unroll
-        for (int r = 0; r < F::R; r++)
+            for (int r = 0; r < F::R; r++)
 #pragma unroll
-            for (int u = 0; u < N; u++) {
-                h[r][u] = v[r * F::S][u];
+                for (int u = 0; u < N; u++) {
+                    h[r][u] = v[r * F::S][u];
 #pragma unroll
-                for (int kw = 1; kw < F::K; kw++)
-                    if (MODE != FIXED_AVG) h[r][u] = fixed_pick<MODE>(h[r][u], v[r * F::S + kw][u]);
-            }
+                    for (int kw = 1; kw < F::K; kw++) h[r][u] = fixed_pick<MODE>(h[r][u], v[r * F::S + kw][u]);
+                }
+        }
 #pragma unroll
         for (int o = 0; o < F::RH; o++) {
             if (k < o * F::S || k >= o * F::S + F::K) continue; /* input row k is not in output row o's windows */
@@ -1370,9 +1377,9 @@ uint32_t fixed_plan(const ocd_pooling_problem *p, fixed_args<typename ocd_comput
                                 (a.cells_h + a.steps - 1) / a.steps);
 }
 
-/* The forward shape: a thread takes 4 x 4 outputs along W (two 16-byte loads of fp32 per input
-   row, 9 input rows for 4 output rows of 3x3/2), or with 16-byte vectors of channels 2 x 2
-   (registers). */
+/* The forward shape: a thread takes 4 rows of 4 outputs along W (two 16-byte loads of fp32 per
+   input row, 9 input rows for the 4 output rows of 3x3/2), or with 16-byte vectors of channels
+   2 x 2 (registers: 76 for 16-bit 3x3/2 MAX, no spills). */
 template <bool CLAST, int K>
 using fixed_forward_shape = fixed_rows<fixed_shape<K, 2, K == 3 ? 1 : 0, CLAST ? 2 : 4>, CLAST ? 2 : 4>;
 
