@@ -312,8 +312,8 @@ TEST(pooling_tile_edges)
 /* Shapes at the edges of the fixed-window CUDA kernels (cuda/pooling.cu: 3x3 stride 2 pad 1 and
    2x2 stride 2; in NCHW 4 x 4 outputs a thread forward, 4 inputs backward; NHWC 2 x 2 forward): W a
    multiple of 4 (16-byte loads and stores along W) or not, strips cut by the right border, steps
-   and groups of rows cut by the bottom, an output larger than advised, tiny images, channels a multiple of a 16-byte vector
-   (NHWC) or not. */
+   and groups of rows cut by the bottom, an output larger than advised, tiny images, channels a
+   multiple of a 16-byte vector (NHWC) or not. */
 TEST(pooling_fixed_windows)
 {
     static const struct pcase fixed[] = {

@@ -988,7 +988,8 @@ template <int MODE> __host__ __device__ __forceinline__ __nv_bfloat162 fixed_pic
 }
 
 /* The N lanes of one column (V channels) at p. */
-template <typename T, int V, typename L, int N> __host__ __device__ __forceinline__ void fixed_column(const T *p, L (&v)[N])
+template <typename T, int V, typename L, int N>
+__host__ __device__ __forceinline__ void fixed_column(const T *p, L (&v)[N])
 {
     if constexpr (N == V) {
         fixed_lanes<T, V>(p, v);
