@@ -814,7 +814,7 @@ template <typename C> struct fixed_args {
     ocd_fastdiv e0, e1, e2; /* extents of the thread index, fastest first (fixed_decode) */
     C alpha, beta;
     bool blend, exclude;
-    bool vec; /* W contiguous, rows of x (and dx) 16-byte aligned: spans' middles (dx rows) as vectors */
+    bool vec; /* W contiguous, rows of x and dx (y forward) 16-byte aligned: spans' middles, dx (y) rows as vectors */
 };
 
 /* Scalars in the compute type, host-callable (the emulation of these kernels runs on a CPU). */
