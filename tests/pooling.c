@@ -310,15 +310,16 @@ TEST(pooling_tile_edges)
 }
 
 /* Shapes at the edges of the fixed-window CUDA kernels (cuda/pooling.cu: 3x3 stride 2 pad 1 and
-   2x2 stride 2; in NCHW 4 outputs along W a thread forward, 4 inputs backward): W a multiple of 4
-   (16-byte loads and stores along W) or not, strips cut by the right border, steps of rows cut by
-   the bottom, an output larger than advised, tiny images, channels a multiple of a 16-byte vector
-   (NHWC) or not. */
+   2x2 stride 2; in NCHW 4 x 4 outputs a thread forward, 4 inputs backward; NHWC 2 x 2 forward): W a
+   multiple of 4 (16-byte loads and stores along W) or not, strips cut by the right border, steps
+   and groups of rows cut by the bottom, an output larger than advised, tiny images, channels a
+   multiple of a 16-byte vector (NHWC) or not. */
 TEST(pooling_fixed_windows)
 {
     static const struct pcase fixed[] = {
         {"3x3/2 pad 1, W 16", 2, 2, 8, {9, 16}, {3, 3}, {1, 1}, {2, 2}, 0},
         {"3x3/2 pad 1, odd W", 2, 1, 16, {12, 19}, {3, 3}, {1, 1}, {2, 2}, 0},
+        {"3x3/2 pad 1, W 32, 3 groups of rows", 2, 1, 8, {19, 32}, {3, 3}, {1, 1}, {2, 2}, 0},
         {"3x3/2 pad 1, larger output", 2, 1, 8, {7, 8}, {3, 3}, {1, 1}, {2, 2}, 2},
         {"3x3/2 pad 1, 2x1 image", 2, 2, 16, {2, 1}, {3, 3}, {1, 1}, {2, 2}, 0},
         {"2x2/2, W 24", 2, 2, 8, {10, 24}, {2, 2}, {0, 0}, {2, 2}, 0},

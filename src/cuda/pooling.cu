@@ -5,10 +5,16 @@
    go first to the fixed kernels (NCHW: float only), compiled for the window: measured on the
    H200, the general kernels below were bound by instructions (about 580 a fp32 output: index
    decoding, shared-memory index math and the NaN-aware tie rule per element), not by memory. With
-   every offset a constant, a thread takes R adjacent outputs along W and reads each input row of
-   their windows once, as one span of columns held in registers (the middle of the span as 16-byte
-   loads when W is contiguous and rows are aligned); a maximum is fmax (max.NaN when NaN
-   propagates). Backward (NCHW only), a thread owns the inputs of R = 2 stride cells along W, one
+   every offset a constant, a forward thread takes RH rows of R adjacent outputs along W and reads
+   each input row of their windows once (rows that vertically adjacent windows share, once), as
+   one span of columns held in registers (the middle of the span as 16-byte loads when W is
+   contiguous and rows are aligned), every load issued without a branch (rows and columns outside
+   the image read clamped into it); a maximum is fmax (max.NaN when NaN propagates), taken per
+   input row over each window's columns, then over the window's rows, and on 16-bit channels as
+   packed pairs (the previous forward, one row of outputs a thread, each row's loads behind a
+   branch, measured 56% of copy bandwidth on 64x256x56x56 3x3/2 fp32, about 170 instructions an
+   output; this one's SASS, about 35 fp32 and 14 16-bit NHWC).
+   Backward (NCHW only), a thread owns the inputs of R = 2 stride cells along W, one
    16-byte vector of floats a row, and walks down a few steps of S rows: each window row reaching
    a step is scanned once, value and first position in scan order together, from x rows in
    registers (the rows two window rows share loaded once), the last kept for the next step; then
@@ -16,8 +22,8 @@
    be being a compile-time constant, and dx rows are written once, as vectors, without atomics
    (the previous kernel, 8 columns a thread with scalar stores and each window row's rows read
    twice, measured 0.58 ms on 64x256x56x56 3x3/2, cuDNN 0.21 ms). Entries:
-   cuda:pooling_fixed_nchw (rows of W contiguous, R = 4 forward; float only) and
-   cuda:pooling_fixed_nhwc_vec16 (16-byte vectors of channels per thread, R = 2; forward only:
+   cuda:pooling_fixed_nchw (rows of W contiguous, 4 x 4 outputs forward; float only) and
+   cuda:pooling_fixed_nhwc_vec16 (16-byte vectors of channels per thread, 2 x 2 outputs; forward only:
    backward, the tile kernel measured faster).
 
    Other 2-D problems go to the tile kernels when a band of rows fits in shared memory. Pooling moves
@@ -47,6 +53,7 @@
    double) loaded as one vector; cuda:pooling_direct takes every other layout, one channel per
    thread. Indices are decoded with ocd_fastdiv (cuda/ewise.cuh). Bytes moved: forward x and y;
    backward dy, dx and, for MAX, x (y is not read). */
+#include <string.h>
 #include <type_traits>
 
 #include "core/dtype.h"
@@ -807,7 +814,7 @@ template <typename C> struct fixed_args {
     ocd_fastdiv e0, e1, e2; /* extents of the thread index, fastest first (fixed_decode) */
     C alpha, beta;
     bool blend, exclude;
-    bool vec; /* W contiguous, rows of x (and dx) 16-byte aligned: spans' middles (dx rows) as vectors */
+    bool vec; /* W contiguous, rows of x and dx (y forward) 16-byte aligned: spans' middles, dx (y) rows as vectors */
 };
 
 /* Scalars in the compute type, host-callable (the emulation of these kernels runs on a CPU). */
@@ -946,48 +953,216 @@ __host__ __device__ __forceinline__ void fixed_decode(const fixed_args<C> &a, ui
     r = CLAST ? p2 : p1;
 }
 
-/* Forward, thread i: outputs t R .. t R + R - 1 of output row r, from the K input rows of the
-   windows, each read once as one span of FN columns. */
+/* Forward: a thread takes RH output rows of the R outputs of its strip, reading each of the FH
+   input rows of their windows once (a row that vertically adjacent windows share, loaded once). */
+template <class F, int RH_> struct fixed_rows : F {
+    enum : int { RH = RH_, FH = (RH_ - 1) * F::S + F::K };
+};
+
+/* The lanes a forward thread combines a column of input in: V values of the compute type, or for
+   MAX on 8 channels of half or bfloat16 (PAIRED) 4 pairs of T, combined packed: a maximum is one
+   of its inputs, so the value is that found in float. */
+template <typename T, bool PAIRED> struct fixed_lane {
+    typedef typename ocd_compute<T>::type type;
+};
+template <> struct fixed_lane<__half, true> {
+    typedef __half2 type;
+};
+template <> struct fixed_lane<__nv_bfloat16, true> {
+    typedef __nv_bfloat162 type;
+};
+
+/* fixed_combine of the MAX modes on lanes: __hmax2 returns the other input for a NaN, as fmax
+   does, and __hmax2_nan NaN, as max.NaN does. */
+template <int MODE> __host__ __device__ __forceinline__ float fixed_pick(float acc, float v)
+{
+    return fixed_combine<MODE>(acc, v);
+}
+template <int MODE> __host__ __device__ __forceinline__ __half2 fixed_pick(__half2 acc, __half2 v)
+{
+    return MODE == FIXED_MAX ? __hmax2(acc, v) : __hmax2_nan(acc, v);
+}
+template <int MODE> __host__ __device__ __forceinline__ __nv_bfloat162 fixed_pick(__nv_bfloat162 acc, __nv_bfloat162 v)
+{
+    return MODE == FIXED_MAX ? __hmax2(acc, v) : __hmax2_nan(acc, v);
+}
+
+/* The N lanes of one column (V channels) at p. */
+template <typename T, int V, typename L, int N>
+__host__ __device__ __forceinline__ void fixed_column(const T *p, L (&v)[N])
+{
+    if constexpr (N == V) {
+        fixed_lanes<T, V>(p, v);
+    } else {
+        ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(p); /* one 16-byte load */
+        memcpy(v, b.v, sizeof v);
+    }
+}
+
+/* N lanes to V values of the compute type. */
+template <typename L, int N, typename C, int V>
+__host__ __device__ __forceinline__ void fixed_spread(const L (&l)[N], C (&v)[V])
+{
+#pragma unroll
+    for (int k = 0; k < N; k++) {
+        if constexpr (N == V) {
+            v[k] = l[k];
+        } else {
+            v[2 * k] = __low2float(l[k]);
+            v[2 * k + 1] = __high2float(l[k]);
+        }
+    }
+}
+
+/* Columns c0 + [0, FN) of input row ih (forward), in lanes. Rows and columns outside the image are
+   read clamped into it: a maximum then sees again an input of the same window (the window of an
+   output holds at least one input, P < K), which changes no maximum; sums take 0 there instead.
+   With VEC (W contiguous, rows aligned, the span's middle inside the row) the middle comes as
+   16-byte vectors. Without a branch, all of a thread's loads can be in flight together. */
+template <typename T, int V, class F, int MODE, bool VEC, typename L, int N, typename C>
+__host__ __device__ __forceinline__ void fixed_span(const T *xp, const fixed_args<C> &a, int ih, int c0,
+                                                    L (&v)[F::FN][N])
+{
+    constexpr int M = F::R * F::S, LV = ocd_vec16<T>::N;
+    bool in = (unsigned)ih < (unsigned)a.in_h;
+    const T *row = xp + (ih < 0 ? 0 : in ? ih : a.in_h - 1) * a.xs[2];
+#pragma unroll
+    for (int j = 0; j < F::FN; j++) {
+        if (VEC && j >= F::P && j < F::P + M) continue;
+        int c = c0 + j;
+        fixed_column<T, V>(row + (c < 0 ? 0 : c < a.in_w ? c : a.in_w - 1) * a.xs[3], v[j]);
+        if constexpr (MODE == FIXED_AVG) {
+            if (!in || (unsigned)c >= (unsigned)a.in_w)
+#pragma unroll
+                for (int u = 0; u < N; u++) v[j][u] = (L)0;
+        }
+    }
+    if constexpr (VEC) {
+        static_assert(V == 1 && M % LV == 0, "whole vectors of scalars");
+#pragma unroll
+        for (int q = 0; q < M / LV; q++) {
+            ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(row + c0 + F::P + q * LV);
+#pragma unroll
+            for (int l = 0; l < LV; l++) v[F::P + q * LV + l][0] = MODE == FIXED_AVG && !in ? 0 : fixed_cvt(b.v[l]);
+        }
+    }
+}
+
+/* The FH input rows of a forward thread, combined into acc[output row][output][lane]: a maximum
+   per input row over each window's K columns, then over the window's K rows (fmax and max.NaN
+   give one value in any order); a sum adds each window's inputs in scan order (rows, then
+   columns), as a window-at-a-time scan does (the 0 of a row outside the image leaves a sum
+   started at +0 unchanged). */
+template <typename T, int V, class F, int MODE, bool VEC, typename L, int N, typename C>
+__host__ __device__ __forceinline__ void fixed_forward_rows(const T *xp, const fixed_args<C> &a, int h0, int c0,
+                                                            L (&acc)[F::RH][F::R][N])
+{
+#pragma unroll
+    for (int k = 0; k < F::FH; k++) {
+        L v[F::FN][N], h[F::R][N];
+        fixed_span<T, V, F, MODE, VEC>(xp, a, h0 + k, c0, v);
+        if constexpr (MODE != FIXED_AVG) {
+#pragma unroll
+            for (int r = 0; r < F::R; r++)
+#pragma unroll
+                for (int u = 0; u < N; u++) {
+                    h[r][u] = v[r * F::S][u];
+#pragma unroll
+                    for (int kw = 1; kw < F::K; kw++) h[r][u] = fixed_pick<MODE>(h[r][u], v[r * F::S + kw][u]);
+                }
+        }
+#pragma unroll
+        for (int o = 0; o < F::RH; o++) {
+            if (k < o * F::S || k >= o * F::S + F::K) continue; /* input row k is not in output row o's windows */
+#pragma unroll
+            for (int r = 0; r < F::R; r++)
+#pragma unroll
+                for (int u = 0; u < N; u++) {
+                    if constexpr (MODE == FIXED_AVG) {
+                        if (k == o * F::S) acc[o][r][u] = 0;
+#pragma unroll
+                        for (int kw = 0; kw < F::K; kw++)
+                            acc[o][r][u] = fixed_combine<MODE>(acc[o][r][u], v[r * F::S + kw][u]);
+                    } else {
+                        acc[o][r][u] = k == o * F::S ? h[r][u] : fixed_pick<MODE>(acc[o][r][u], h[r][u]);
+                    }
+                }
+        }
+    }
+}
+
+/* Forward, thread i: outputs t R .. t R + R - 1 of output rows r RH .. r RH + RH - 1, from the FH
+   input rows of their windows, each read once as one span of FN columns (fixed_forward_rows).
+   Float rows along W are stored as 16-byte vectors when whole; paired 16-bit maxima, unblended
+   with alpha 1, are stored as found (alpha r is r). */
 template <typename T, int V, bool CLAST, class F, int MODE, typename C>
 __host__ __device__ __forceinline__ void fixed_forward_thread(const T *__restrict__ x, T *__restrict__ y,
                                                               const fixed_args<C> &a, uint32_t i)
 {
-    int n, g, oh, t;
-    fixed_decode<CLAST>(a, i, n, g, oh, t);
-    int ow0 = t * F::R, c0 = ow0 * F::S - F::P, h0 = oh * F::S - F::P;
-    bool inside = c0 >= 0 && c0 + F::FN <= a.in_w;
-    const C fill = fixed_fill<MODE, C>();
-    C acc[F::R][V];
-#pragma unroll
-    for (int r = 0; r < F::R; r++)
-#pragma unroll
-        for (int u = 0; u < V; u++) acc[r][u] = fill;
+    constexpr bool PAIRED = MODE != FIXED_AVG && sizeof(T) == 2 && V == 8;
+    typedef typename fixed_lane<T, PAIRED>::type L;
+    constexpr int N = PAIRED ? V / 2 : V;
+    int n, g, rg, t;
+    fixed_decode<CLAST>(a, i, n, g, rg, t);
+    int ow0 = t * F::R, oh0 = rg * F::RH, c0 = ow0 * F::S - F::P, h0 = oh0 * F::S - F::P;
     const T *xp = x + n * a.xs[0] + g * a.xs[1];
+    L acc[F::RH][F::R][N];
+    if (!CLAST && a.vec && c0 + F::P + F::R * F::S <= a.in_w)
+        fixed_forward_rows<T, V, F, MODE, !CLAST>(xp, a, h0, c0, acc);
+    else
+        fixed_forward_rows<T, V, F, MODE, false>(xp, a, h0, c0, acc);
+    T *yp = y + n * a.ys[0] + g * a.ys[1];
 #pragma unroll
-    for (int kh = 0; kh < F::K; kh++) {
-        int ih = h0 + kh;
-        if ((unsigned)ih >= (unsigned)a.in_h) continue;
-        C v[F::FN][V];
-        fixed_load<T, V, F::FN, F::P, F::R * F::S>(xp + ih * a.xs[2], a.xs[3], c0, a.in_w, a.vec && inside, inside,
-                                                    fill, v);
+    for (int o = 0; o < F::RH; o++) {
+        int oh = oh0 + o;
+        if (oh >= a.out_h) break;
+        T *yr = yp + oh * a.ys[2];
+        /* A window without input (an output larger than the image's windows reach) gives 0; a
+           window starts at -P or later and ends past 0 (P < K). */
+        bool none[F::R];
 #pragma unroll
-        for (int r = 0; r < F::R; r++)
+        for (int r = 0; r < F::R; r++) none[r] = h0 + o * F::S >= a.in_h || c0 + r * F::S >= a.in_w;
+        if constexpr (PAIRED) {
+            if (!a.blend && a.alpha == (C)1) {
 #pragma unroll
-            for (int kw = 0; kw < F::K; kw++)
+                for (int r = 0; r < F::R; r++) {
+                    if (ow0 + r >= a.out_w) break;
+                    uint32_t w[N]; /* the pairs' bits; 0 is +0 */
+                    memcpy(w, acc[o][r], sizeof w);
+                    uint4 b = make_uint4(none[r] ? 0u : w[0], none[r] ? 0u : w[1], none[r] ? 0u : w[2],
+                                         none[r] ? 0u : w[3]);
+                    *reinterpret_cast<uint4 *>(yr + (ow0 + r) * a.ys[3]) = b;
+                }
+                continue;
+            }
+        }
+        C out[F::R][V];
 #pragma unroll
-                for (int u = 0; u < V; u++) acc[r][u] = fixed_combine<MODE>(acc[r][u], v[r * F::S + kw][u]);
-    }
-    int rows = fixed_count(h0, F::K, a.in_h);
-    T *yp = y + n * a.ys[0] + g * a.ys[1] + oh * a.ys[2];
+        for (int r = 0; r < F::R; r++) {
+            fixed_spread(acc[o][r], out[r]);
+            if constexpr (MODE == FIXED_AVG) {
+                int count = fixed_count(h0 + o * F::S, F::K, a.in_h) * fixed_count(c0 + r * F::S, F::K, a.in_w);
+                C div = a.exclude ? (C)count : (C)(F::K * F::K);
 #pragma unroll
-    for (int r = 0; r < F::R; r++) {
-        if (ow0 + r >= a.out_w) break;
-        int count = rows * fixed_count(c0 + r * F::S, F::K, a.in_w);
-        C div = a.exclude ? (C)count : (C)(F::K * F::K);
+                for (int u = 0; u < V; u++) out[r][u] = out[r][u] / div;
+            }
 #pragma unroll
-        for (int u = 0; u < V; u++)
-            acc[r][u] = count == 0 ? (C)0 : MODE == FIXED_AVG ? acc[r][u] / div : acc[r][u];
-        fixed_blend<T, V>(yp + (ow0 + r) * a.ys[3], acc[r], a);
+            for (int u = 0; u < V; u++) out[r][u] = none[r] ? (C)0 : out[r][u];
+        }
+        if constexpr (!CLAST && F::R == ocd_vec16<T>::N) {
+            if (a.vec && ow0 + F::R <= a.out_w) { /* a whole strip: one vector */
+                C q[F::R];
+#pragma unroll
+                for (int r = 0; r < F::R; r++) q[r] = out[r][0];
+                fixed_blend<T, F::R>(yr + ow0, q, a);
+                continue;
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < F::R; r++) {
+            if (ow0 + r >= a.out_w) break;
+            fixed_blend<T, V>(yr + (ow0 + r) * a.ys[3], out[r], a);
+        }
     }
 }
 
@@ -1191,29 +1366,30 @@ uint32_t fixed_plan(const ocd_pooling_problem *p, fixed_args<typename ocd_comput
     a.exclude = p->mode == CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
     bool avg = p->mode != CUDNN_POOLING_MAX && p->mode != CUDNN_POOLING_MAX_DETERMINISTIC;
     bool rows = BACKWARD ? ocd_cuda_aligned16(p->dx) && (avg || ocd_cuda_aligned16(p->x)) /* x unread averaging */
-                         : ocd_cuda_aligned16(p->x);
+                         : ocd_cuda_aligned16(p->x) && ocd_cuda_aligned16(p->y) && a.ys[3] == 1 && a.ys[0] % L == 0 &&
+                               a.ys[1] % L == 0 && a.ys[2] % L == 0; /* y rows too: whole strips stored as vectors */
     a.vec = !CLAST && rows && a.xs[3] == 1 && a.xs[0] % L == 0 && a.xs[1] % L == 0 && a.xs[2] % L == 0;
     a.cells_h = (a.in_h + F::S - 1) / F::S;
     a.steps = 8; /* an eighth more window rows found than steps walked, and threads enough */
     int groups = (int)(p->c / V);
-    if (!BACKWARD) return fixed_extents<CLAST>(a, p->n, groups, (a.out_w + F::R - 1) / F::R, a.out_h);
+    if constexpr (!BACKWARD)
+        return fixed_extents<CLAST>(a, p->n, groups, (a.out_w + F::R - 1) / F::R, (a.out_h + F::RH - 1) / F::RH);
     return fixed_extents<CLAST>(a, p->n, groups, (a.in_w + F::R * F::S - 1) / (F::R * F::S),
                                 (a.cells_h + a.steps - 1) / a.steps);
 }
 
-/* Forward outputs per thread: 4 along W (two 16-byte loads of fp32 per input row), or with 16-byte
-   vectors of channels 2 (registers). */
-template <bool CLAST> constexpr int fixed_r()
-{
-    return CLAST ? 2 : 4;
-}
+/* The forward shape: a thread takes 4 rows of 4 outputs along W (two 16-byte loads of fp32 per
+   input row, 9 input rows for the 4 output rows of 3x3/2), or with 16-byte vectors of channels
+   2 x 2 (registers: 76 for 16-bit 3x3/2 MAX, no spills). */
+template <bool CLAST, int K>
+using fixed_forward_shape = fixed_rows<fixed_shape<K, 2, K == 3 ? 1 : 0, CLAST ? 2 : 4>, CLAST ? 2 : 4>;
 
 template <typename T, int V, bool CLAST, int K, int MODE>
 cudnnStatus_t launch_fixed_mode(cudnnHandle_t h, const ocd_pooling_problem *p)
 {
     fixed_args<typename ocd_compute<T>::type> a;
     const T *x = (const T *)p->x;
-    typedef fixed_shape<K, 2, K == 3 ? 1 : 0, fixed_r<CLAST>()> F;
+    typedef fixed_forward_shape<CLAST, K> F;
     if (!p->backward) {
         uint32_t total = fixed_plan<T, V, CLAST, F, false>(p, a);
         pool_fixed_forward<T, V, CLAST, F, MODE><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(x, (T *)p->y, a,
