@@ -161,6 +161,11 @@ struct rows_args {
 /* Offsets of the first element of row r in y, a and b. */
 __host__ __device__ __forceinline__ void row_offsets(const rows_args &g, uint32_t r, uint32_t off[3])
 {
+    if (g.outer_rank == 1) { /* one row dimension (a channels-last bias, say): no division, no loop */
+#pragma unroll
+        for (int k = 0; k < 3; k++) off[k] = r * g.outer[k][0];
+        return;
+    }
     off[0] = off[1] = off[2] = 0;
     for (int d = g.outer_rank - 1; d >= 0; d--) {
         uint32_t q = d > 0 ? ocd_fastdiv_div(g.outer_dims[d], r) : 0, i = r - q * g.outer_dims[d].d;
