@@ -4,10 +4,13 @@
    - cuda:ewise_vec16, for problems whose innermost dimension y walks with unit stride and each
      input with unit stride or 0 (every packed set, scale, add, op tensor and same-layout
      transform, and the broadcasts along rows such as a per-channel bias): each thread moves
-     up to four packs of 16 bytes of its widest operand per step in a grid-stride loop, the op being a
-     template argument, a block's step covering a segment of consecutive packs whose row is decoded
-     once when the segment lies in one row (rows_segment); half and bfloat16 results are rounded
-     two at a time; a single row's leftover tail goes element by element. Bytes moved:
+     up to four packs of 16 bytes of its widest operand per step in a grid-stride loop (unroll_for),
+     the op being a template argument, a block's step covering a segment of consecutive packs whose
+     row is decoded once when the segment lies in one row (rows_segment); loaded packs wait in
+     registers as stored, converted only when used (raw_pack), y's blend is decided once per step
+     rather than per element, half and bfloat16 results are rounded two at a time; a single row's
+     leftover tail goes element by element. The per-thread code is host-callable (rows_thread) so
+     that a CPU emulation can run every thread of a launch. Bytes moved:
      inputs read once, y written once, y read once more only when beta != 0.
    - cuda:ewise_strided, for everything else: one thread per element in y's order (so writes
      are coalesced whenever y's fastest dimension is packed), offsets from the linear index by
