@@ -454,7 +454,22 @@ static void launch_rows_unrolled(cudnnHandle_t handle, const struct ocd_ewise *e
 {
     typedef typename ocd_compute<Ty>::type C;
     const rows_args g = rows_args_of(e, N);
-    unsigned grid = grid_for(handle, (g.total + UNROLL - 1) / UNROLL + 1);
+    /* No more blocks than are resident at once (the kernel's registers decide how many fit on a
+       multiprocessor): the grid-stride loop then runs as one full wave, where a grid of 8 blocks a
+       multiprocessor ran a partial last wave, short of bytes in flight, for kernels that fit 3 or
+       5. Queried once per kernel; it sets the speed only, never the result. */
+    static int per_sm = 0;
+    if (per_sm == 0) {
+        int n = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, ewise_rows<Ty, Ta, N, OP, UNROLL>, THREADS, 0) !=
+                cudaSuccess || n < 1) {
+            (void)cudaGetLastError(); /* not this launch's error */
+            n = 2048 / THREADS;
+        }
+        per_sm = n;
+    }
+    const int64_t want = ((int64_t)(g.total + UNROLL - 1) / UNROLL + 1 + THREADS - 1) / THREADS;
+    const unsigned grid = (unsigned)OCD_MIN(want, (int64_t)handle->sm_count * per_sm);
     ewise_rows<Ty, Ta, N, OP, UNROLL><<<grid, THREADS, 0, handle->stream>>>(
         g, ocd_cuda_scales_of<C>(e), (Ty *)e->y.data, (const Ta *)e->a.data, (const Ta *)e->b.data);
 }
