@@ -284,8 +284,8 @@ static constexpr __host__ __device__ int unroll_for(int n, int streamed)
 }
 
 /* One thread's share of a block step: packs u * threads + t (u < UNROLL) of the segment sg, all
-   loaded before any is stored; y is read only when BLEND (beta != 0), decided once per launch
-   rather than per element. */
+   loaded before any is stored; y is read only when BLEND (beta != 0), which the caller decides
+   once per step rather than per element. */
 template <typename Ty, typename Ta, int N, int OP, int UNROLL, bool BLEND>
 __host__ __device__ __forceinline__ void rows_step(const rows_args &g,
                                                    const ocd_cuda_scales<typename ocd_compute<Ty>::type> &s, Ty *y,
