@@ -428,7 +428,7 @@ static int streamed_operands(const struct ocd_ewise *e)
     return streamed;
 }
 
-/* The kernel's arguments for problem e in packs of n (host-callable for the emulation). */
+/* The kernel's arguments for problem e in packs of n (the launch's, and the CPU emulation's). */
 static rows_args rows_args_of(const struct ocd_ewise *e, int n)
 {
     rows_args g;
