@@ -85,6 +85,23 @@ TEST(set_tensor_every_type_and_layout)
 
 /* ---- cudnnScaleTensor ------------------------------------------------------------------------------- */
 
+static void run_scale(const struct rtensor *yt, double alpha, const char *what)
+{
+    double lo, hi;
+    value_range(yt->dtype, &lo, &hi);
+    void *y0 = thost_random(yt, lo, hi), *dy = tbuf_from(y0, rt_bytes(yt));
+    cudnnTensorDescriptor_t yd = tdesc(yt);
+    struct tscale s;
+    CHECK_OK(cudnnScaleTensor(test_handle(), yd, dy, tscale(&s, yt->dtype, alpha)));
+    double *want = malloc(sizeof(double) * (size_t)rt_span(yt));
+    ref_ewise(REF_COPY, false, alpha, yt, y0, 0, NULL, NULL, 0, yt, y0, want);
+    tcompare_span(yt, dy, want, -1, what);
+    free(want);
+    free(y0);
+    tbuf_free(dy);
+    cudnnDestroyTensorDescriptor(yd);
+}
+
 TEST(scale_tensor_every_type_and_layout)
 {
     const int dims[] = {2, 32, 3, 5};
@@ -93,21 +110,9 @@ TEST(scale_tensor_every_type_and_layout)
         for (int k = 0; k < NLAYOUTS; k++) {
             struct rtensor yt;
             layout(k, t, 4, dims, &yt);
-            double lo, hi, alpha = k % 2 ? -1.5 : 0.75;
-            value_range(t, &lo, &hi);
-            void *y0 = thost_random(&yt, lo, hi), *dy = tbuf_from(y0, rt_bytes(&yt));
-            cudnnTensorDescriptor_t yd = tdesc(&yt);
-            struct tscale s;
-            CHECK_OK(cudnnScaleTensor(test_handle(), yd, dy, tscale(&s, t, alpha)));
-            double *want = malloc(sizeof(double) * (size_t)rt_span(&yt));
-            ref_ewise(REF_COPY, false, alpha, &yt, y0, 0, NULL, NULL, 0, &yt, y0, want);
             char what[96];
             snprintf(what, sizeof what, "cudnnScaleTensor %s layout %d", type_name(t), k);
-            tcompare_span(&yt, dy, want, -1, what);
-            free(want);
-            free(y0);
-            tbuf_free(dy);
-            cudnnDestroyTensorDescriptor(yd);
+            run_scale(&yt, k % 2 ? -1.5 : 0.75, what);
         }
     }
 }
@@ -163,6 +168,35 @@ TEST(add_tensor_every_type_broadcast_and_layout)
                     run_add(&at, &ct, b ? 1.25 : -0.75, b ? -0.5 : 0.0, what);
                 }
             }
+        }
+    }
+}
+
+/* Rows long enough that a block's step of packs lies in one row for some steps and spans two
+   for others (NCHW, the bias one value per row), rows of 256 channels that a step spans many of
+   (NHWC), and the same tensors scaled: the vectorized kernel's one-row and row-by-row paths, with
+   one operand streamed (4 packs a thread for 16-bit types) or two. */
+TEST(add_tensor_bias_long_rows)
+{
+    const cudnnDataType_t types[] = {CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE,
+                                     CUDNN_DATA_INT8};
+    const int cdims[] = {2, 3, 96, 96}, bdims[] = {1, 3, 1, 1}, nhwc_c[] = {2, 256, 3, 5}, nhwc_b[] = {1, 256, 1, 1};
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+        for (int k = 0; k < 2; k++) {
+            cudnnTensorFormat_t f = k ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+            struct rtensor ct, bt;
+            rt_packed(&ct, types[ti], f, 4, k ? nhwc_c : cdims);
+            rt_packed(&bt, types[ti], f, 4, k ? nhwc_b : bdims);
+            char what[128];
+            for (int b = 0; b < 2; b++) {
+                snprintf(what, sizeof what, "cudnnAddTensor %s bias, long rows, layout %d, beta %d",
+                         type_name(types[ti]), k, b);
+                run_add(&bt, &ct, 1.25, b ? 1.0 : 0.0, what);
+            }
+            snprintf(what, sizeof what, "cudnnAddTensor %s long rows, layout %d", type_name(types[ti]), k);
+            run_add(&ct, &ct, -0.75, 0.5, what);
+            snprintf(what, sizeof what, "cudnnScaleTensor %s long rows, layout %d", type_name(types[ti]), k);
+            run_scale(&ct, -1, what);
         }
     }
 }

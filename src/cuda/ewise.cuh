@@ -94,8 +94,9 @@ static inline bool ocd_cuda_pair_supported(cudnnDataType_t ty, cudnnDataType_t t
 
 /* ---- the ops ---------------------------------------------------------------------------------- */
 
-/* r = op(x, y) for already scaled operands x = alpha1 * a, y = alpha2 * b. */
-template <typename C> __device__ __forceinline__ C ocd_cuda_ewise_op(enum ocd_ewise_op op, bool propagate, C x, C y)
+/* r = op(x, y) for already scaled operands x = alpha1 * a, y = alpha2 * b. Host-callable, as
+   are the next two, for the CPU emulation of the elementwise kernels. */
+template <typename C> __host__ __device__ __forceinline__ C ocd_cuda_ewise_op(enum ocd_ewise_op op, bool propagate, C x, C y)
 {
     switch (op) {
     case OCD_EWISE_ADD: return x + y;
@@ -130,24 +131,26 @@ template <typename C> static inline ocd_cuda_scales<C> ocd_cuda_scales_of(const 
     return s;
 }
 
-/* op(alpha1 * a, alpha2 * b) + beta * y, y (the old value) used only when beta != 0 (b is
-   ignored by the unary ops). Kernels that pass op as a compile-time constant get the switch
-   folded away. */
+/* op(alpha1 * a, alpha2 * b) + beta * y, y (the old value) used only when blend, which callers
+   set to beta != 0 (b is ignored by the unary ops). Kernels that pass op, or blend, as a
+   compile-time constant get the switch, or the test, folded away. */
 template <typename C>
-__device__ __forceinline__ C ocd_cuda_ewise_value(enum ocd_ewise_op op, const ocd_cuda_scales<C> &s, C a, C b, C y)
+__host__ __device__ __forceinline__ C ocd_cuda_ewise_value(enum ocd_ewise_op op, const ocd_cuda_scales<C> &s, C a, C b,
+                                                           C y, bool blend)
 {
     C r = ocd_cuda_ewise_op<C>(op, s.propagate, s.alpha1 * a, s.alpha2 * b);
-    if (s.beta != C(0)) r += s.beta * y;
+    if (blend) r += s.beta * y;
     return r;
 }
 
 /* One element: y = op(alpha1 * a, alpha2 * b) + beta * y, y read only when beta != 0. a and b
    are loaded by the caller. */
 template <typename Ty, typename C>
-__device__ __forceinline__ void ocd_cuda_ewise_apply(enum ocd_ewise_op op, const ocd_cuda_scales<C> &s, Ty *y, C a,
-                                                     C b)
+__host__ __device__ __forceinline__ void ocd_cuda_ewise_apply(enum ocd_ewise_op op, const ocd_cuda_scales<C> &s, Ty *y,
+                                                              C a, C b)
 {
-    ocd_cuda_store<Ty, C>(y, ocd_cuda_ewise_value<C>(op, s, a, b, s.beta != C(0) ? ocd_cuda_load<Ty>(y) : C(0)));
+    const bool blend = s.beta != C(0);
+    ocd_cuda_store<Ty, C>(y, ocd_cuda_ewise_value<C>(op, s, a, b, blend ? ocd_cuda_load<Ty>(y) : C(0), blend));
 }
 
 /* Calls fn(std::integral_constant<int, op>()) for the op, so that kernels can take it as a

@@ -4,10 +4,13 @@
    - cuda:ewise_vec16, for problems whose innermost dimension y walks with unit stride and each
      input with unit stride or 0 (every packed set, scale, add, op tensor and same-layout
      transform, and the broadcasts along rows such as a per-channel bias): each thread moves
-     up to four packs of 16 bytes of its widest operand per step in a grid-stride loop, the op being a
-     template argument, a block's step covering a segment of consecutive packs whose row is decoded
-     once when the segment lies in one row (rows_segment); half and bfloat16 results are rounded
-     two at a time; a single row's leftover tail goes element by element. Bytes moved:
+     up to four packs of 16 bytes of its widest operand per step in a grid-stride loop (unroll_for),
+     the op being a template argument, a block's step covering a segment of consecutive packs whose
+     row is decoded once when the segment lies in one row (rows_segment); loaded packs wait in
+     registers as stored, converted only when used (raw_pack), y's blend is decided once per step
+     rather than per element, half and bfloat16 results are rounded two at a time; a single row's
+     leftover tail goes element by element. The per-thread code is host-callable (rows_thread) so
+     that a CPU emulation can run every thread of a launch. Bytes moved:
      inputs read once, y written once, y read once more only when beta != 0.
    - cuda:ewise_strided, for everything else: one thread per element in y's order (so writes
      are coalesced whenever y's fastest dimension is packed), offsets from the linear index by
@@ -161,6 +164,11 @@ struct rows_args {
 /* Offsets of the first element of row r in y, a and b. */
 __host__ __device__ __forceinline__ void row_offsets(const rows_args &g, uint32_t r, uint32_t off[3])
 {
+    if (g.outer_rank == 1) { /* one row dimension (a channels-last bias, say): no division, no loop */
+#pragma unroll
+        for (int k = 0; k < 3; k++) off[k] = r * g.outer[k][0];
+        return;
+    }
     off[0] = off[1] = off[2] = 0;
     for (int d = g.outer_rank - 1; d >= 0; d--) {
         uint32_t q = d > 0 ? ocd_fastdiv_div(g.outer_dims[d], r) : 0, i = r - q * g.outer_dims[d].d;
@@ -209,39 +217,56 @@ __host__ __device__ __forceinline__ void rows_pack_offsets(const rows_args &g, c
     off[2] += g.b_bcast ? 0 : col;
 }
 
-/* N elements of an input at p: a pack load, or one broadcast value. */
-template <typename T, typename C, int N>
-__device__ __forceinline__ void load_pack(const T *p, bool broadcast, C out[N])
+/* A pack as stored, in 32-bit words: how it waits in registers between its load and its use
+   (converted only when used, so that the registers holding the loads in flight are as few as
+   their bytes). Words, not elements, so that a broadcast pack and a loaded one fill the same
+   registers the same way: with 16-bit elements the compiler merged the two element by element
+   right after the load, waiting for it before the next pack's load was issued. */
+template <typename T, int N> struct raw_pack {
+    static_assert(sizeof(T) * N % 4 == 0, "packs are whole words");
+    pack<uint32_t, sizeof(T) * N / 4> w;
+
+    /* Element k (a compile-time index: a register array indexed at run time goes to local memory). */
+    __host__ __device__ __forceinline__ typename ocd_compute<T>::type at(int k) const
+    {
+        return ocd_cuda_load<T>(reinterpret_cast<const T *>(w.v) + k);
+    }
+};
+
+/* An input's pack at p: the whole pack, or a broadcast input's one value in every element. */
+template <typename T, int N>
+__host__ __device__ __forceinline__ void load_pack(const T *p, bool broadcast, raw_pack<T, N> &out)
 {
+    typedef pack<uint32_t, sizeof(T) * N / 4> words;
     if (broadcast) {
-        C x = (C)ocd_cuda_load<T>(p);
+        pack<T, N> x;
+        const T v = *p;
 #pragma unroll
-        for (int k = 0; k < N; k++) out[k] = x;
+        for (int k = 0; k < N; k++) x.v[k] = v;
+        out.w = *reinterpret_cast<const words *>(&x);
     } else {
-        pack<T, N> in = *reinterpret_cast<const pack<T, N> *>(p);
-#pragma unroll
-        for (int k = 0; k < N; k++) out[k] = (C)ocd_cuda_load<T>(&in.v[k]);
+        out.w = *reinterpret_cast<const words *>(p);
     }
 }
 
 /* N results to storage: half and bfloat16 two at a time (one cvt.rn.f16x2.f32 or .bf16x2 for
    two elements, each rounded to nearest even as ocd_cuda_store rounds one). */
 template <typename T, typename C, int N> struct store_pack {
-    static __device__ __forceinline__ void to(pack<T, N> &out, const C r[N])
+    static __host__ __device__ __forceinline__ void to(pack<T, N> &out, const C r[N])
     {
 #pragma unroll
         for (int k = 0; k < N; k++) ocd_cuda_store<T, C>(&out.v[k], r[k]);
     }
 };
 template <int N> struct store_pack<__half, float, N> {
-    static __device__ __forceinline__ void to(pack<__half, N> &out, const float r[N])
+    static __host__ __device__ __forceinline__ void to(pack<__half, N> &out, const float r[N])
     {
 #pragma unroll
         for (int k = 0; k < N; k += 2) *reinterpret_cast<__half2 *>(&out.v[k]) = __floats2half2_rn(r[k], r[k + 1]);
     }
 };
 template <int N> struct store_pack<__nv_bfloat16, float, N> {
-    static __device__ __forceinline__ void to(pack<__nv_bfloat16, N> &out, const float r[N])
+    static __host__ __device__ __forceinline__ void to(pack<__nv_bfloat16, N> &out, const float r[N])
     {
 #pragma unroll
         for (int k = 0; k < N; k += 2)
@@ -250,57 +275,85 @@ template <int N> struct store_pack<__nv_bfloat16, float, N> {
 };
 
 /* Packs per thread and step, all loaded before any is stored, to keep enough bytes in flight
-   without spilling: 4 packs of 4 or fewer elements, 2 of 8, 1 of 16 (measured best on an H200:
-   more packs of 8 or 16 elements ran slower). */
-static constexpr __host__ __device__ int unroll_for(int n)
+   without spilling: 4 packs of 4 or fewer elements, 1 of 16; of 8 elements, 2 when two operands
+   are streamed from memory (measured best on an H200: more ran slower) and 4 when one alone is
+   (scale, per-channel bias: with 2 they had half the bytes in flight of the two-operand ops). */
+static constexpr __host__ __device__ int unroll_for(int n, int streamed)
 {
-    return n >= 16 ? 1 : n >= 8 ? 2 : 4;
+    return n >= 16 ? 1 : n >= 8 ? (streamed <= 1 ? 4 : 2) : 4;
+}
+
+/* One thread's share of a block step: packs u * threads + t (u < UNROLL) of the segment sg, all
+   loaded before any is stored; y is read only when BLEND (beta != 0), which the caller decides
+   once per step rather than per element. */
+template <typename Ty, typename Ta, int N, int OP, int UNROLL, bool BLEND>
+__host__ __device__ __forceinline__ void rows_step(const rows_args &g,
+                                                   const ocd_cuda_scales<typename ocd_compute<Ty>::type> &s, Ty *y,
+                                                   const Ta *a, const Ta *b, const rows_segment &sg, uint32_t threads,
+                                                   uint32_t t)
+{
+    typedef typename ocd_compute<Ty>::type C;
+    const bool binary = OP != OCD_EWISE_COPY && OP != OCD_EWISE_SQRT && OP != OCD_EWISE_NOT;
+    raw_pack<Ta, N> av[UNROLL], bv[UNROLL];
+    raw_pack<Ty, N> yv[UNROLL];
+    uint32_t yo[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+        const uint32_t i = u * threads + t;
+        if (sg.first + i >= g.total) continue;
+        uint32_t off[3];
+        rows_pack_offsets(g, sg, i, N, off);
+        yo[u] = off[0];
+        load_pack<Ta, N>(a + off[1], g.a_bcast, av[u]);
+        if (binary) load_pack<Ta, N>(b + off[2], g.b_bcast, bv[u]);
+        if (BLEND) load_pack<Ty, N>(y + yo[u], false, yv[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+        if (sg.first + u * threads + t >= g.total) continue;
+        C r[N];
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            r[k] = ocd_cuda_ewise_value<C>((enum ocd_ewise_op)OP, s, av[u].at(k), binary ? bv[u].at(k) : C(0),
+                                           BLEND ? yv[u].at(k) : C(0), BLEND);
+        pack<Ty, N> out;
+        store_pack<Ty, C, N>::to(out, r);
+        *reinterpret_cast<pack<Ty, N> *>(y + yo[u]) = out;
+    }
+}
+
+/* Thread t of block `block` (of `blocks`, `threads` threads each): its packs of every block step,
+   then for a single row an element of the tail of fewer than N that follows the packs. The
+   kernel's whole per-thread code, host-callable so that a CPU emulation can run every thread. */
+template <typename Ty, typename Ta, int N, int OP, int UNROLL>
+__host__ __device__ __forceinline__ void rows_thread(const rows_args &g,
+                                                     const ocd_cuda_scales<typename ocd_compute<Ty>::type> &s, Ty *y,
+                                                     const Ta *a, const Ta *b, uint32_t block, uint32_t blocks,
+                                                     uint32_t threads, uint32_t t)
+{
+    typedef typename ocd_compute<Ty>::type C;
+    const uint32_t seg = UNROLL * threads;
+    const bool blend = s.beta != C(0);
+    for (uint32_t first = block * seg; first < g.total; first += blocks * seg) {
+        const rows_segment sg = rows_segment_at(g, first, seg);
+        if (blend) rows_step<Ty, Ta, N, OP, UNROLL, true>(g, s, y, a, b, sg, threads, t);
+        else rows_step<Ty, Ta, N, OP, UNROLL, false>(g, s, y, a, b, sg, threads, t);
+    }
+    const bool binary = OP != OCD_EWISE_COPY && OP != OCD_EWISE_SQRT && OP != OCD_EWISE_NOT;
+    const uint32_t i = g.packs * N + block * threads + t;
+    if (g.total == g.packs && i < g.inner) {
+        C av = ocd_cuda_load<Ta>(a + (g.a_bcast ? 0 : i));
+        C bv = binary ? ocd_cuda_load<Ta>(b + (g.b_bcast ? 0 : i)) : C(0);
+        ocd_cuda_ewise_apply<Ty, C>((enum ocd_ewise_op)OP, s, y + i, av, bv);
+    }
 }
 
 /* OP is a compile-time op so that the element loop is straight-line code. */
-template <typename Ty, typename Ta, int N, int OP>
-__global__ void ewise_rows(rows_args g, ocd_cuda_scales<typename ocd_compute<Ty>::type> s, Ty *y, const Ta *a,
-                           const Ta *b)
+template <typename Ty, typename Ta, int N, int OP, int UNROLL>
+__global__ void __launch_bounds__(THREADS) ewise_rows(rows_args g, ocd_cuda_scales<typename ocd_compute<Ty>::type> s,
+                                                      Ty *y, const Ta *a, const Ta *b)
 {
-    typedef typename ocd_compute<Ty>::type C;
-    const int UNROLL = unroll_for(N);
-    const bool binary = OP != OCD_EWISE_COPY && OP != OCD_EWISE_SQRT && OP != OCD_EWISE_NOT;
-    const uint32_t seg = UNROLL * blockDim.x;
-    for (uint32_t first = blockIdx.x * seg; first < g.total; first += gridDim.x * seg) {
-        const rows_segment sg = rows_segment_at(g, first, seg);
-        C av[UNROLL][N], bv[UNROLL][N], yv[UNROLL][N];
-        uint32_t yo[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
-            const uint32_t i = u * blockDim.x + threadIdx.x;
-            if (first + i >= g.total) continue;
-            uint32_t off[3];
-            rows_pack_offsets(g, sg, i, N, off);
-            yo[u] = off[0];
-            load_pack<Ta, C, N>(a + off[1], g.a_bcast, av[u]);
-            if (binary) load_pack<Ta, C, N>(b + off[2], g.b_bcast, bv[u]);
-            if (s.beta != C(0)) load_pack<Ty, C, N>(y + yo[u], false, yv[u]);
-            else load_pack<C, C, N>(&s.beta, true, yv[u]); /* zeros, unread: y is not read when beta == 0 */
-        }
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
-            if (first + u * blockDim.x + threadIdx.x >= g.total) continue;
-            C r[N];
-#pragma unroll
-            for (int k = 0; k < N; k++)
-                r[k] = ocd_cuda_ewise_value<C>((enum ocd_ewise_op)OP, s, av[u][k], binary ? bv[u][k] : C(0), yv[u][k]);
-            pack<Ty, N> out;
-            store_pack<Ty, C, N>::to(out, r);
-            *reinterpret_cast<pack<Ty, N> *>(y + yo[u]) = out;
-        }
-    }
-    /* a single row's tail, fewer than N elements */
-    uint32_t i = g.packs * N + blockIdx.x * blockDim.x + threadIdx.x;
-    if (g.total == g.packs && i < g.inner) {
-        C av = (C)ocd_cuda_load<Ta>(a + (g.a_bcast ? 0 : i));
-        C bv = binary ? (C)ocd_cuda_load<Ta>(b + (g.b_bcast ? 0 : i)) : C(0);
-        ocd_cuda_ewise_apply<Ty, C>((enum ocd_ewise_op)OP, s, y + i, av, bv);
-    }
+    rows_thread<Ty, Ta, N, OP, UNROLL>(g, s, y, a, b, blockIdx.x, gridDim.x, blockDim.x, threadIdx.x);
 }
 
 template <typename U> __global__ void fill_vec(uint32_t n, U *y, U value)
@@ -361,15 +414,28 @@ extern "C" const char *ocd_cuda_ewise_vec_applies(cudnnHandle_t handle, const vo
     return NULL;
 }
 
-template <typename Ty, typename Ta, int N, int OP>
-static void launch_rows(cudnnHandle_t handle, const struct ocd_ewise *e)
+/* The operands a call streams from memory: y when blended, and each input of y's shape (a
+   broadcast one, a per-channel bias say, stays in cache). */
+static int streamed_operands(const struct ocd_ewise *e)
 {
-    typedef typename ocd_compute<Ty>::type C;
+    const struct ocd_ewise_operand *in[2] = {&e->a, &e->b};
+    int streamed = e->beta != 0;
+    for (int k = 0; k < ocd_ewise_inputs(e->op); k++) {
+        bool broadcast = false;
+        for (int d = 0; d < e->rank; d++) broadcast = broadcast || (e->dims[d] > 1 && in[k]->strides[d] == 0);
+        streamed += !broadcast;
+    }
+    return streamed;
+}
+
+/* The kernel's arguments for problem e in packs of n (the launch's, and the CPU emulation's). */
+static rows_args rows_args_of(const struct ocd_ewise *e, int n)
+{
     rows_args g;
     memset(&g, 0, sizeof g);
     int last = e->rank - 1;
     g.inner = (uint32_t)e->dims[last];
-    g.packs = g.inner / N;
+    g.packs = g.inner / n;
     g.total = (uint32_t)(e->count / e->dims[last]) * g.packs;
     g.div_packs = ocd_fastdiv_make(g.packs > 0 ? g.packs : 1);
     g.outer_rank = last;
@@ -380,9 +446,40 @@ static void launch_rows(cudnnHandle_t handle, const struct ocd_ewise *e)
     }
     g.a_bcast = e->a.strides[last] == 0;
     g.b_bcast = e->b.strides[last] == 0;
-    unsigned grid = grid_for(handle, (g.total + unroll_for(N) - 1) / unroll_for(N) + 1);
-    ewise_rows<Ty, Ta, N, OP><<<grid, THREADS, 0, handle->stream>>>(g, ocd_cuda_scales_of<C>(e), (Ty *)e->y.data,
-                                                                     (const Ta *)e->a.data, (const Ta *)e->b.data);
+    return g;
+}
+
+template <typename Ty, typename Ta, int N, int OP, int UNROLL>
+static void launch_rows_unrolled(cudnnHandle_t handle, const struct ocd_ewise *e)
+{
+    typedef typename ocd_compute<Ty>::type C;
+    const rows_args g = rows_args_of(e, N);
+    /* No more blocks than are resident at once (the kernel's registers decide how many fit on a
+       multiprocessor): the grid-stride loop then runs as one full wave, where a grid of 8 blocks a
+       multiprocessor ran a partial last wave, short of bytes in flight, for kernels that fit 3 or
+       5. Queried once per kernel; it sets the speed only, never the result. */
+    static int per_sm = 0;
+    if (per_sm == 0) {
+        int n = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, ewise_rows<Ty, Ta, N, OP, UNROLL>, THREADS, 0) !=
+                cudaSuccess || n < 1) {
+            (void)cudaGetLastError(); /* not this launch's error */
+            n = 2048 / THREADS;
+        }
+        per_sm = n;
+    }
+    const int64_t want = ((int64_t)(g.total + UNROLL - 1) / UNROLL + 1 + THREADS - 1) / THREADS;
+    const unsigned grid = (unsigned)OCD_MIN(want, (int64_t)handle->sm_count * per_sm);
+    ewise_rows<Ty, Ta, N, OP, UNROLL><<<grid, THREADS, 0, handle->stream>>>(
+        g, ocd_cuda_scales_of<C>(e), (Ty *)e->y.data, (const Ta *)e->a.data, (const Ta *)e->b.data);
+}
+
+template <typename Ty, typename Ta, int N, int OP>
+static void launch_rows(cudnnHandle_t handle, const struct ocd_ewise *e)
+{
+    constexpr int one = unroll_for(N, 1), more = unroll_for(N, 2);
+    if (one != more && streamed_operands(e) <= 1) launch_rows_unrolled<Ty, Ta, N, OP, one>(handle, e);
+    else launch_rows_unrolled<Ty, Ta, N, OP, more>(handle, e);
 }
 
 extern "C" cudnnStatus_t ocd_cuda_ewise_vec_run(cudnnHandle_t handle, const void *problem, void *workspace,

@@ -9,6 +9,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <math.h>
 #include <stdint.h>
 
 #include "core/tensor.h"
@@ -17,42 +18,61 @@
 template <typename T> struct ocd_compute { typedef float type; };
 template <> struct ocd_compute<double> { typedef double type; };
 
-template <typename T> __device__ __forceinline__ typename ocd_compute<T>::type ocd_cuda_load(const T *p)
+/* Host-callable as well, for the CPU emulations of kernels (cuda/tensor_ops.cu): the host
+   branch rounds to nearest even (rintf in the default rounding mode) and saturates as the
+   device's cvt.rni does. */
+template <typename T> __host__ __device__ __forceinline__ typename ocd_compute<T>::type ocd_cuda_load(const T *p)
 {
     return (typename ocd_compute<T>::type)(*p);
 }
-template <> __device__ __forceinline__ float ocd_cuda_load<__half>(const __half *p)
+template <> __host__ __device__ __forceinline__ float ocd_cuda_load<__half>(const __half *p)
 {
     return __half2float(*p);
 }
-template <> __device__ __forceinline__ float ocd_cuda_load<__nv_bfloat16>(const __nv_bfloat16 *p)
+template <> __host__ __device__ __forceinline__ float ocd_cuda_load<__nv_bfloat16>(const __nv_bfloat16 *p)
 {
     return __bfloat162float(*p);
 }
 
-template <typename T, typename C> __device__ __forceinline__ void ocd_cuda_store(T *p, C v)
+/* v rounded to the nearest integer (ties to even), clamped to [lo, hi], NaN giving 0. */
+__host__ __device__ __forceinline__ int ocd_cuda_round_clamp(float v, int lo, int hi)
+{
+#ifdef __CUDA_ARCH__
+    return min(max(__float2int_rn(v), lo), hi);
+#else
+    if (v != v) return 0;
+    float r = rintf(v);
+    return r <= (float)lo ? lo : r >= (float)hi ? hi : (int)r;
+#endif
+}
+
+template <typename T, typename C> __host__ __device__ __forceinline__ void ocd_cuda_store(T *p, C v)
 {
     *p = (T)v;
 }
-template <> __device__ __forceinline__ void ocd_cuda_store<__half, float>(__half *p, float v)
+template <> __host__ __device__ __forceinline__ void ocd_cuda_store<__half, float>(__half *p, float v)
 {
     *p = __float2half_rn(v);
 }
-template <> __device__ __forceinline__ void ocd_cuda_store<__nv_bfloat16, float>(__nv_bfloat16 *p, float v)
+template <> __host__ __device__ __forceinline__ void ocd_cuda_store<__nv_bfloat16, float>(__nv_bfloat16 *p, float v)
 {
     *p = __float2bfloat16_rn(v);
 }
-template <> __device__ __forceinline__ void ocd_cuda_store<int8_t, float>(int8_t *p, float v)
+template <> __host__ __device__ __forceinline__ void ocd_cuda_store<int8_t, float>(int8_t *p, float v)
 {
-    *p = (int8_t)min(max(__float2int_rn(v), -128), 127); /* NaN converts to 0 */
+    *p = (int8_t)ocd_cuda_round_clamp(v, -128, 127);
 }
-template <> __device__ __forceinline__ void ocd_cuda_store<uint8_t, float>(uint8_t *p, float v)
+template <> __host__ __device__ __forceinline__ void ocd_cuda_store<uint8_t, float>(uint8_t *p, float v)
 {
-    *p = (uint8_t)min(max(__float2int_rn(v), 0), 255);
+    *p = (uint8_t)ocd_cuda_round_clamp(v, 0, 255);
 }
-template <> __device__ __forceinline__ void ocd_cuda_store<int32_t, float>(int32_t *p, float v)
+template <> __host__ __device__ __forceinline__ void ocd_cuda_store<int32_t, float>(int32_t *p, float v)
 {
+#ifdef __CUDA_ARCH__
     *p = __float2int_rn(v); /* saturates in hardware; NaN gives 0 */
+#else
+    *p = v != v ? 0 : v >= 2147483648.0f ? INT32_MAX : v <= -2147483648.0f ? INT32_MIN : (int32_t)rintf(v);
+#endif
 }
 
 /* A tensor view, by value, for kernel arguments. */
