@@ -1123,6 +1123,216 @@ __host__ __device__ __forceinline__ void fixed_backward_thread(const T *__restri
     }
 }
 
+/* ---- backward, channels-last half and bfloat16: packed pairs of channels ------------------------
+   A thread owns one stride cell along W (R = 1) of 8 channels (a 16-byte vector, 4 pairs) and walks
+   down steps of S rows like the NCHW kernel above: the windows reaching a step are scanned once,
+   row by row as each x row is loaded, two channels an instruction (half2 / bfloat162 compares and
+   bit selects), the maxima's positions kept as numbers of T in the pair's halves; a row shared by
+   two window rows starts the next one's scan, so no x row is kept. dx is written once a pixel, as
+   a 16-byte vector; the gradients are summed in float, in y's row-major order. */
+
+/* The pair type of a 16-bit T. */
+template <typename T> struct fixed_pair_of {
+    typedef __half2 type;
+};
+template <> struct fixed_pair_of<__nv_bfloat16> {
+    typedef __nv_bfloat162 type;
+};
+
+template <typename P> __host__ __device__ __forceinline__ uint32_t fixed_bits(P v)
+{
+    uint32_t b;
+    memcpy(&b, &v, 4);
+    return b;
+}
+template <typename P> __host__ __device__ __forceinline__ P fixed_unbits(uint32_t b)
+{
+    P v;
+    memcpy(&v, &b, 4);
+    return v;
+}
+
+/* Window position k (0 <= k < 16) as a number of the 16-bit T, in both halves of a pair. */
+template <typename T> __host__ __device__ constexpr uint32_t fixed_pos_bits(int k)
+{
+    constexpr int man = std::is_same<T, __half>::value ? 10 : 7, bias = std::is_same<T, __half>::value ? 15 : 127;
+    int e = k >= 8 ? 3 : k >= 4 ? 2 : k >= 2 ? 1 : 0;
+    uint32_t h = k <= 0 ? 0u : (uint32_t)((bias + e) << man) | (((uint32_t)k << (man - e)) & ((1u << man) - 1));
+    return h | h << 16;
+}
+
+/* fixed_fill of MODE (NaN, or -inf when NaN propagates) in both halves of a pair of T. */
+template <typename T, int MODE> __host__ __device__ constexpr uint32_t fixed_pair_fill()
+{
+    constexpr bool h = std::is_same<T, __half>::value;
+    constexpr uint32_t b = MODE == FIXED_MAX ? (h ? 0x7e00u : 0x7fc0u) : (h ? 0xfc00u : 0xff80u);
+    return b | b << 16;
+}
+
+/* One scan step of ocd_pool_better on a pair of channels: v, met at window position k2
+   (fixed_pos_bits), becomes the best, lane by lane, where better. */
+template <int MODE, typename P>
+__host__ __device__ __forceinline__ void fixed_pair_scan(P &best, uint32_t &pos, P v, uint32_t k2)
+{
+    uint32_t take = __hgtu2_mask(v, best) & (MODE == FIXED_MAX_NAN ? __heq2_mask(best, best) : __heq2_mask(v, v));
+    best = fixed_unbits<P>((fixed_bits(best) & ~take) | (fixed_bits(v) & take));
+    pos = (pos & ~take) | (k2 & take);
+}
+
+/* A fresh scan of the NW windows of window row o (first column c0): best `fill`, which nothing
+   loses to, and as position each window's first input inside the image, kept unless a later one
+   is better (as fixed_window_row). */
+template <typename T, class F, int MODE, typename P>
+__host__ __device__ __forceinline__ void fixed_pair_start(int o, int c0, P (&best)[F::NW][4],
+                                                          uint32_t (&pos)[F::NW][4])
+{
+    int h0 = o * F::S - F::P, kh0 = h0 < 0 ? -h0 : 0;
+#pragma unroll
+    for (int j = 0; j < F::NW; j++) {
+        int cj = c0 + j * F::S;
+        uint32_t k2 = fixed_pos_bits<T>(kh0 * F::K + (cj < 0 ? -cj : 0));
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            best[j][q] = fixed_unbits<P>(fixed_pair_fill<T, MODE>());
+            pos[j][q] = k2;
+        }
+    }
+}
+
+/* Scans x rows FROM .. K - 1 of window row o into best/pos (which hold the rows before FROM),
+   columns c0 + [0, BN) of each row, `fill` outside the image. Rows at or past S are also the first
+   rows of window row o + 1: they start its scan, in nbest/npos. */
+template <typename T, class F, int MODE, int FROM, typename P, typename C>
+__host__ __device__ __forceinline__ void fixed_pair_rows(const T *xc, const fixed_args<C> &a, int o, int c0,
+                                                         P (&best)[F::NW][4], uint32_t (&pos)[F::NW][4],
+                                                         P (&nbest)[F::NW][4], uint32_t (&npos)[F::NW][4])
+{
+    if (F::K > F::S) fixed_pair_start<T, F, MODE>(o + 1, c0, nbest, npos);
+    int h0 = o * F::S - F::P;
+#pragma unroll
+    for (int kh = FROM; kh < F::K; kh++) {
+        int ih = h0 + kh;
+        bool row = (unsigned)ih < (unsigned)a.in_h;
+#pragma unroll
+        for (int c = 0; c < F::BN; c++) {
+            P v[4];
+            if (row && (unsigned)(c0 + c) < (unsigned)a.in_w) {
+                ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(xc + ih * a.xs[2] + c * a.xs[3]);
+                memcpy(v, &b, 16);
+            } else {
+#pragma unroll
+                for (int q = 0; q < 4; q++) v[q] = fixed_unbits<P>(fixed_pair_fill<T, MODE>());
+            }
+#pragma unroll
+            for (int j = 0; j < F::NW; j++) {
+                int kw = c - j * F::S;
+                if (kw < 0 || kw >= F::K) continue;
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    fixed_pair_scan<MODE>(best[j][q], pos[j][q], v[q], fixed_pos_bits<T>(kh * F::K + kw));
+                    if (kh >= F::S)
+                        fixed_pair_scan<MODE>(nbest[j][q], npos[j][q], v[q],
+                                              fixed_pos_bits<T>((kh - F::S) * F::K + kw));
+                }
+            }
+        }
+    }
+}
+
+/* The gradient each window of window row o passes on, gr (its dy; 0 for a window outside y or
+   without input). */
+template <typename T, class F, typename P, typename C>
+__host__ __device__ __forceinline__ void fixed_pair_grad(const T *dyp, const fixed_args<C> &a, int o, int ow0,
+                                                         P (&gr)[F::NW][4])
+{
+    int c0 = ow0 * F::S - F::P, nrows = (unsigned)o < (unsigned)a.out_h ? fixed_count(o * F::S - F::P, F::K, a.in_h) : 0;
+#pragma unroll
+    for (int j = 0; j < F::NW; j++) {
+        int ow = ow0 + j;
+        if (nrows * fixed_count(c0 + j * F::S, F::K, a.in_w) > 0 && (unsigned)ow < (unsigned)a.out_w) {
+            ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(dyp + o * a.ys[2] + ow * a.ys[3]);
+            memcpy(gr[j], &b, 16);
+        } else {
+#pragma unroll
+            for (int q = 0; q < 4; q++) gr[j][q] = fixed_unbits<P>(0u);
+        }
+    }
+}
+
+/* Backward MAX, channels-last, thread i: the S x S inputs of stride cell t (columns t S ..) in
+   steps [chunk * steps, ...) of S rows, 8 channels each. */
+template <typename T, class F, int MODE, typename C>
+__host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__restrict__ x, const T *__restrict__ dy,
+                                                                     T *__restrict__ dx, const fixed_args<C> &a,
+                                                                     uint32_t i)
+{
+    typedef typename fixed_pair_of<T>::type P;
+    static_assert(F::R == 1 && ocd_vec16<T>::N == 8 && MODE != FIXED_AVG, "one cell of 8 channels, MAX");
+    static_assert(F::NH == (F::K > F::S ? 2 : 1), "a window row shares its rows with the next one only");
+    int n, g, chunk, t;
+    fixed_decode<true>(a, i, n, g, chunk, t);
+    int s0 = chunk * a.steps, s1 = s0 + a.steps < a.cells_h ? s0 + a.steps : a.cells_h;
+    int ow0 = t + F::J0, c0 = ow0 * F::S - F::P;
+    const T *xc = x + n * a.xs[0] + g * a.xs[1] + c0 * a.xs[3];
+    const T *dyp = dy + n * a.ys[0] + g * a.ys[1];
+    T *dxp = dx + n * a.xs[0] + g * a.xs[1];
+    P best[F::NW][4], nbest[F::NW][4], gr[F::NH][F::NW][4];
+    uint32_t pos[F::NW][4], npos[F::NW][4], at[F::NH][F::NW][4];
+    if (F::NH == 2) { /* the first window row reaching step s0 */
+        fixed_pair_start<T, F, MODE>(s0 + F::J0, c0, best, pos);
+        fixed_pair_rows<T, F, MODE, 0>(xc, a, s0 + F::J0, c0, best, pos, nbest, npos);
+        fixed_pair_grad<T, F>(dyp, a, s0 + F::J0, ow0, gr[0]);
+        memcpy(at[0], pos, sizeof pos);
+    }
+    for (int s = s0; s < s1; s++) {
+        int o = s + F::H1;
+        if (F::NH == 2) {
+            memcpy(best, nbest, sizeof best);
+            memcpy(pos, npos, sizeof pos);
+        } else {
+            fixed_pair_start<T, F, MODE>(o, c0, best, pos);
+        }
+        fixed_pair_rows<T, F, MODE, F::K - F::S>(xc, a, o, c0, best, pos, nbest, npos);
+        fixed_pair_grad<T, F>(dyp, a, o, ow0, gr[F::NH - 1]);
+        memcpy(at[F::NH - 1], pos, sizeof pos);
+#pragma unroll
+        for (int r = 0; r < F::S; r++) {
+            int ih = s * F::S + r;
+            if (ih >= a.in_h) break;
+#pragma unroll
+            for (int cc = 0; cc < F::S; cc++) {
+                int iw = t * F::S + cc;
+                if (iw >= a.in_w) break;
+                C sum[8];
+#pragma unroll
+                for (int u = 0; u < 8; u++) sum[u] = (C)0;
+#pragma unroll
+                for (int wr = 0; wr < F::NH; wr++)
+#pragma unroll
+                    for (int j = 0; j < F::NW; j++) {
+                        int kh = r - (F::J0 + wr) * F::S + F::P, kw = cc - (F::J0 + j) * F::S + F::P;
+                        if (kh < 0 || kh >= F::K || kw < 0 || kw >= F::K) continue;
+#pragma unroll
+                        for (int q = 0; q < 4; q++) {
+                            uint32_t m = __heq2_mask(fixed_unbits<P>(at[wr][j][q]),
+                                                     fixed_unbits<P>(fixed_pos_bits<T>(kh * F::K + kw)));
+                            T h[2];
+                            uint32_t b = fixed_bits(gr[wr][j][q]) & m;
+                            memcpy(h, &b, 4);
+                            sum[2 * q] += fixed_cvt(h[0]);
+                            sum[2 * q + 1] += fixed_cvt(h[1]);
+                        }
+                    }
+                fixed_blend<T, 8>(dxp + ih * a.xs[2] + iw * a.xs[3], sum, a);
+            }
+        }
+        if (F::NH == 2) {
+            memcpy(at[0], at[F::NH - 1], sizeof at[0]);
+            memcpy(gr[0], gr[F::NH - 1], sizeof gr[0]);
+        }
+    }
+}
+
 template <typename T, int V, bool CLAST, class F, int MODE>
 __global__ void __launch_bounds__(256)
 pool_fixed_forward(const T *__restrict__ x, T *__restrict__ y, fixed_args<typename ocd_compute<T>::type> a,
@@ -1139,6 +1349,15 @@ pool_fixed_backward(const T *__restrict__ x, const T *__restrict__ dy, T *__rest
 {
     uint32_t i = blockIdx.x * 256u + threadIdx.x;
     if (i < total) fixed_backward_thread<T, F, MODE>(x, dy, dx, a, i);
+}
+
+template <typename T, class F, int MODE>
+__global__ void __launch_bounds__(256)
+pool_fixed_backward_pairs(const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx,
+                          fixed_args<typename ocd_compute<T>::type> a, uint32_t total)
+{
+    uint32_t i = blockIdx.x * 256u + threadIdx.x;
+    if (i < total) fixed_backward_pairs_thread<T, F, MODE>(x, dy, dx, a, i);
 }
 
 /* Which compiled shape serves a 2-D problem: 3 for 3x3 stride 2 pad 1, 2 for 2x2 stride 2 pad 0,
@@ -1219,7 +1438,14 @@ cudnnStatus_t launch_fixed_mode(cudnnHandle_t h, const ocd_pooling_problem *p)
         pool_fixed_forward<T, V, CLAST, F, MODE><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(x, (T *)p->y, a,
                                                                                                     total);
     } else if constexpr (CLAST) {
-        return CUDNN_STATUS_NOT_SUPPORTED; /* forward only: ocd_pooling_applies_cuda_fixed_nhwc refuses it */
+        if constexpr (sizeof(T) != 2 || MODE == FIXED_AVG) {
+            return CUDNN_STATUS_NOT_SUPPORTED; /* ocd_pooling_applies_cuda_fixed_nhwc refuses these */
+        } else {
+            typedef fixed_shape<K, 2, K == 3 ? 1 : 0, 1> B; /* 1 cell along W, 8 channels */
+            uint32_t total = fixed_plan<T, V, CLAST, B, true>(p, a);
+            pool_fixed_backward_pairs<T, B, MODE><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(
+                x, (const T *)p->dy, (T *)p->dx, a, total);
+        }
     } else {
         typedef fixed_shape<K, 2, K == 3 ? 1 : 0, 2> B; /* 2 cells along W: a vector of 4 floats */
         uint32_t total = fixed_plan<T, V, CLAST, B, true>(p, a);
@@ -1350,8 +1576,11 @@ extern "C" cudnnStatus_t ocd_pooling_run_cuda_fixed_nchw(cudnnHandle_t handle, c
 
 extern "C" const char *ocd_pooling_applies_cuda_fixed_nhwc(cudnnHandle_t handle, const void *problem)
 {
-    if (problem_of(problem)->backward) /* H200, 64x256x56x56 f16, 3x3 stride 2: 0.311 ms here, 0.230 ms tiled */
-        return "backward: the tile kernel (cuda:pooling_tile_nhwc_vec16) measured faster on channels-last data";
+    const ocd_pooling_problem *p = problem_of(problem);
+    if (p->backward && p->dtype != CUDNN_DATA_HALF && p->dtype != CUDNN_DATA_BFLOAT16)
+        return "backward: float channels-last data takes the tile kernel (cuda:pooling_tile_nhwc_vec16)";
+    if (p->backward && p->mode != CUDNN_POOLING_MAX && p->mode != CUDNN_POOLING_MAX_DETERMINISTIC)
+        return "backward averaging: the tile kernel (cuda:pooling_tile_nhwc_vec16) takes it";
     const char *why = ocd_pooling_applies_cuda_nhwc_vec(handle, problem);
     return why != NULL ? why : fixed_applies(problem_of(problem));
 }
