@@ -1199,44 +1199,39 @@ __host__ __device__ __forceinline__ void fixed_pair_start(int o, int c0, P (&bes
     }
 }
 
-/* Scans x rows FROM .. K - 1 of window row o into best/pos (which hold the rows before FROM),
-   columns c0 + [0, BN) of each row, `fill` outside the image. Rows at or past S are also the first
-   rows of window row o + 1: they start its scan, in nbest/npos. */
-template <typename T, class F, int MODE, int FROM, typename P, typename C>
-__host__ __device__ __forceinline__ void fixed_pair_rows(const T *xc, const fixed_args<C> &a, int o, int c0,
-                                                         P (&best)[F::NW][4], uint32_t (&pos)[F::NW][4],
-                                                         P (&nbest)[F::NW][4], uint32_t (&npos)[F::NW][4])
+/* The positions of the first maxima of the NW windows of window row o (first column c0), each
+   window scanned as its inputs are loaded, `fill` outside the image (one window at a time: fewer
+   registers live; the columns two windows share are read again, from L1). */
+template <typename T, class F, int MODE, typename C>
+__host__ __device__ __forceinline__ void fixed_pair_row(const T *xc, const fixed_args<C> &a, int o, int c0,
+                                                        uint32_t (&pos)[F::NW][4])
 {
-    if (F::K > F::S) fixed_pair_start<T, F, MODE>(o + 1, c0, nbest, npos);
+    typedef typename fixed_pair_of<T>::type P;
+    P best[F::NW][4];
+    fixed_pair_start<T, F, MODE>(o, c0, best, pos);
     int h0 = o * F::S - F::P;
 #pragma unroll
-    for (int kh = FROM; kh < F::K; kh++) {
-        int ih = h0 + kh;
-        bool row = (unsigned)ih < (unsigned)a.in_h;
+    for (int j = 0; j < F::NW; j++)
 #pragma unroll
-        for (int c = 0; c < F::BN; c++) {
-            P v[4];
-            if (row && (unsigned)(c0 + c) < (unsigned)a.in_w) {
-                ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(xc + ih * a.xs[2] + c * a.xs[3]);
-                memcpy(v, &b, 16);
-            } else {
+        for (int kh = 0; kh < F::K; kh++) {
+            int ih = h0 + kh;
+            bool row = (unsigned)ih < (unsigned)a.in_h;
 #pragma unroll
-                for (int q = 0; q < 4; q++) v[q] = fixed_unbits<P>(fixed_pair_fill<T, MODE>());
-            }
+            for (int kw = 0; kw < F::K; kw++) {
+                int c = j * F::S + kw;
+                P v[4];
+                if (row && (unsigned)(c0 + c) < (unsigned)a.in_w) {
+                    ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(xc + (ih * (int)a.xs[2] + c * (int)a.xs[3]));
+                    memcpy(v, &b, 16);
+                } else {
 #pragma unroll
-            for (int j = 0; j < F::NW; j++) {
-                int kw = c - j * F::S;
-                if (kw < 0 || kw >= F::K) continue;
-#pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    fixed_pair_scan<MODE>(best[j][q], pos[j][q], v[q], fixed_pos_bits<T>(kh * F::K + kw));
-                    if (kh >= F::S)
-                        fixed_pair_scan<MODE>(nbest[j][q], npos[j][q], v[q],
-                                              fixed_pos_bits<T>((kh - F::S) * F::K + kw));
+                    for (int q = 0; q < 4; q++) v[q] = fixed_unbits<P>(fixed_pair_fill<T, MODE>());
                 }
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    fixed_pair_scan<MODE>(best[j][q], pos[j][q], v[q], fixed_pos_bits<T>(kh * F::K + kw));
             }
         }
-    }
 }
 
 /* The gradient each window of window row o passes on, gr (its dy; 0 for a window outside y or
@@ -1250,7 +1245,7 @@ __host__ __device__ __forceinline__ void fixed_pair_grad(const T *dyp, const fix
     for (int j = 0; j < F::NW; j++) {
         int ow = ow0 + j;
         if (nrows * fixed_count(c0 + j * F::S, F::K, a.in_w) > 0 && (unsigned)ow < (unsigned)a.out_w) {
-            ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(dyp + o * a.ys[2] + ow * a.ys[3]);
+            ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(dyp + (o * (int)a.ys[2] + ow * (int)a.ys[3]));
             memcpy(gr[j], &b, 16);
         } else {
 #pragma unroll
@@ -1260,15 +1255,15 @@ __host__ __device__ __forceinline__ void fixed_pair_grad(const T *dyp, const fix
 }
 
 /* Backward MAX, channels-last, thread i: the S x S inputs of stride cell t (columns t S ..) in
-   steps [chunk * steps, ...) of S rows, 8 channels each. */
-template <typename T, class F, int MODE, typename C>
+   steps [chunk * steps, ...) of S rows, 8 channels each; BLEND: a.blend. Offsets inside an image
+   are int (ocd_pooling_applies_cuda_fixed_nhwc). */
+template <typename T, class F, int MODE, bool BLEND, typename C>
 __host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__restrict__ x, const T *__restrict__ dy,
                                                                      T *__restrict__ dx, const fixed_args<C> &a,
                                                                      uint32_t i)
 {
     typedef typename fixed_pair_of<T>::type P;
     static_assert(F::R == 1 && ocd_vec16<T>::N == 8 && MODE != FIXED_AVG, "one cell of 8 channels, MAX");
-    static_assert(F::NH == (F::K > F::S ? 2 : 1), "a window row shares its rows with the next one only");
     int n, g, chunk, t;
     fixed_decode<true>(a, i, n, g, chunk, t);
     int s0 = chunk * a.steps, s1 = s0 + a.steps < a.cells_h ? s0 + a.steps : a.cells_h;
@@ -1276,25 +1271,14 @@ __host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__
     const T *xc = x + n * a.xs[0] + g * a.xs[1] + c0 * a.xs[3];
     const T *dyp = dy + n * a.ys[0] + g * a.ys[1];
     T *dxp = dx + n * a.xs[0] + g * a.xs[1];
-    P best[F::NW][4], nbest[F::NW][4], gr[F::NH][F::NW][4];
-    uint32_t pos[F::NW][4], npos[F::NW][4], at[F::NH][F::NW][4];
-    if (F::NH == 2) { /* the first window row reaching step s0 */
-        fixed_pair_start<T, F, MODE>(s0 + F::J0, c0, best, pos);
-        fixed_pair_rows<T, F, MODE, 0>(xc, a, s0 + F::J0, c0, best, pos, nbest, npos);
-        fixed_pair_grad<T, F>(dyp, a, s0 + F::J0, ow0, gr[0]);
-        memcpy(at[0], pos, sizeof pos);
-    }
+    uint32_t at[F::NH][F::NW][4]; /* the window rows reaching the step, the last found at each step */
+#pragma unroll
+    for (int k = 0; k < F::NH - 1; k++) fixed_pair_row<T, F, MODE>(xc, a, s0 + F::J0 + k, c0, at[k]);
     for (int s = s0; s < s1; s++) {
-        int o = s + F::H1;
-        if (F::NH == 2) {
-            memcpy(best, nbest, sizeof best);
-            memcpy(pos, npos, sizeof pos);
-        } else {
-            fixed_pair_start<T, F, MODE>(o, c0, best, pos);
-        }
-        fixed_pair_rows<T, F, MODE, F::K - F::S>(xc, a, o, c0, best, pos, nbest, npos);
-        fixed_pair_grad<T, F>(dyp, a, o, ow0, gr[F::NH - 1]);
-        memcpy(at[F::NH - 1], pos, sizeof pos);
+        fixed_pair_row<T, F, MODE>(xc, a, s + F::H1, c0, at[F::NH - 1]);
+        P gr[F::NH][F::NW][4];
+#pragma unroll
+        for (int k = 0; k < F::NH; k++) fixed_pair_grad<T, F>(dyp, a, s + F::J0 + k, ow0, gr[k]);
 #pragma unroll
         for (int r = 0; r < F::S; r++) {
             int ih = s * F::S + r;
@@ -1323,13 +1307,19 @@ __host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__
                             sum[2 * q + 1] += fixed_cvt(h[1]);
                         }
                     }
-                fixed_blend<T, 8>(dxp + ih * a.xs[2] + iw * a.xs[3], sum, a);
+                T *p = dxp + (ih * (int)a.xs[2] + iw * (int)a.xs[3]);
+                if (BLEND) {
+                    fixed_blend<T, 8>(p, sum, a);
+                    continue;
+                }
+                ocd_vec16<T> b; /* not blending: dx is not read (and fewer registers are live) */
+#pragma unroll
+                for (int u = 0; u < 8; u++) fixed_put(&b.v[u], a.alpha * sum[u]);
+                *reinterpret_cast<ocd_vec16<T> *>(p) = b;
             }
         }
-        if (F::NH == 2) {
-            memcpy(at[0], at[F::NH - 1], sizeof at[0]);
-            memcpy(gr[0], gr[F::NH - 1], sizeof gr[0]);
-        }
+#pragma unroll
+        for (int k = 0; k < F::NH - 1; k++) memcpy(at[k], at[k + 1], sizeof at[k]);
     }
 }
 
@@ -1351,13 +1341,13 @@ pool_fixed_backward(const T *__restrict__ x, const T *__restrict__ dy, T *__rest
     if (i < total) fixed_backward_thread<T, F, MODE>(x, dy, dx, a, i);
 }
 
-template <typename T, class F, int MODE>
-__global__ void __launch_bounds__(256)
+template <typename T, class F, int MODE, bool BLEND>
+__global__ void __launch_bounds__(256, 3)
 pool_fixed_backward_pairs(const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx,
                           fixed_args<typename ocd_compute<T>::type> a, uint32_t total)
 {
     uint32_t i = blockIdx.x * 256u + threadIdx.x;
-    if (i < total) fixed_backward_pairs_thread<T, F, MODE>(x, dy, dx, a, i);
+    if (i < total) fixed_backward_pairs_thread<T, F, MODE, BLEND>(x, dy, dx, a, i);
 }
 
 /* Which compiled shape serves a 2-D problem: 3 for 3x3 stride 2 pad 1, 2 for 2x2 stride 2 pad 0,
@@ -1375,6 +1365,18 @@ const char *fixed_applies(const ocd_pooling_problem *p)
     if (p->in[0] != 1 || p->out[0] != 1 || p->window[0] != 1 || p->pad[0] != 0) return OCD_REASON_RANK;
     if (fixed_window_of(p) == 0) return "the window is not 3x3 stride 2 pad 1 or 2x2 stride 2 pad 0";
     return p->dtype == CUDNN_DATA_DOUBLE ? OCD_REASON_DTYPE : NULL;
+}
+
+/* Offsets inside an image of x and of y fit an int (the channels-last backward's index math). */
+bool fixed_int_offsets(const ocd_pooling_problem *p)
+{
+    int64_t xm = 0, ym = 0;
+    for (int i = 1; i < 5; i++) {
+        int64_t e = i == 1 ? p->c : p->in[i - 2], f = i == 1 ? p->c : p->out[i - 2];
+        xm += e * (p->xs[i] < 0 ? -p->xs[i] : p->xs[i]);
+        ym += f * (p->ys[i] < 0 ? -p->ys[i] : p->ys[i]);
+    }
+    return xm <= INT32_MAX && ym <= INT32_MAX;
 }
 
 /* Sets the extents of the thread index (fixed_decode) and returns the thread count. */
@@ -1443,8 +1445,12 @@ cudnnStatus_t launch_fixed_mode(cudnnHandle_t h, const ocd_pooling_problem *p)
         } else {
             typedef fixed_shape<K, 2, K == 3 ? 1 : 0, 1> B; /* 1 cell along W, 8 channels */
             uint32_t total = fixed_plan<T, V, CLAST, B, true>(p, a);
-            pool_fixed_backward_pairs<T, B, MODE><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(
-                x, (const T *)p->dy, (T *)p->dx, a, total);
+            if (a.blend)
+                pool_fixed_backward_pairs<T, B, MODE, true><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(
+                    x, (const T *)p->dy, (T *)p->dx, a, total);
+            else
+                pool_fixed_backward_pairs<T, B, MODE, false><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(
+                    x, (const T *)p->dy, (T *)p->dx, a, total);
         }
     } else {
         typedef fixed_shape<K, 2, K == 3 ? 1 : 0, 2> B; /* 2 cells along W: a vector of 4 floats */
@@ -1581,6 +1587,7 @@ extern "C" const char *ocd_pooling_applies_cuda_fixed_nhwc(cudnnHandle_t handle,
         return "backward: float channels-last data takes the tile kernel (cuda:pooling_tile_nhwc_vec16)";
     if (p->backward && p->mode != CUDNN_POOLING_MAX && p->mode != CUDNN_POOLING_MAX_DETERMINISTIC)
         return "backward averaging: the tile kernel (cuda:pooling_tile_nhwc_vec16) takes it";
+    if (p->backward && !fixed_int_offsets(p)) return "backward: an image spans 2^31 elements or more";
     const char *why = ocd_pooling_applies_cuda_nhwc_vec(handle, problem);
     return why != NULL ? why : fixed_applies(problem_of(problem));
 }
