@@ -1291,8 +1291,7 @@ __host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__
                 int iw = t * F::S + cc;
                 if (iw >= a.in_w) break;
                 C sum[8];
-#pragma unroll
-                for (int u = 0; u < 8; u++) sum[u] = (C)0;
+                bool first = true; /* the sum starts at its first term (0 + g would only turn -0 into 0) */
 #pragma unroll
                 for (int wr = 0; wr < F::NH; wr++)
 #pragma unroll
@@ -1306,9 +1305,10 @@ __host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__
                             T h[2];
                             uint32_t b = fixed_bits(gr[wr][j][q]) & m;
                             memcpy(h, &b, 4);
-                            sum[2 * q] += fixed_cvt(h[0]);
-                            sum[2 * q + 1] += fixed_cvt(h[1]);
+                            sum[2 * q] = first ? fixed_cvt(h[0]) : sum[2 * q] + fixed_cvt(h[0]);
+                            sum[2 * q + 1] = first ? fixed_cvt(h[1]) : sum[2 * q + 1] + fixed_cvt(h[1]);
                         }
+                        first = false;
                     }
                 T *p = dxp + (ih * (int)a.xs[2] + iw * (int)a.xs[3]);
                 if (BLEND) {
