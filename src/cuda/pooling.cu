@@ -1205,7 +1205,7 @@ __host__ __device__ __forceinline__ void fixed_pair_start(int o, int c0, P (&bes
 /* The positions of the first maxima of the NW windows of window row o (first column c0), each
    window scanned as its inputs are loaded, `fill` outside the image (one window at a time: fewer
    registers live; the columns two windows share are read again, from L1). */
-template <typename T, class F, int MODE, typename C>
+template <typename T, class F, int MODE, bool EDGE, typename C>
 __host__ __device__ __forceinline__ void fixed_pair_row(const T *xc, const fixed_args<C> &a, int o, int c0,
                                                         uint32_t (&pos)[F::NW][4])
 {
@@ -1223,7 +1223,7 @@ __host__ __device__ __forceinline__ void fixed_pair_row(const T *xc, const fixed
             for (int kw = 0; kw < F::K; kw++) {
                 int c = j * F::S + kw;
                 P v[4];
-                if (row && (unsigned)(c0 + c) < (unsigned)a.in_w) {
+                if (!EDGE || (row && (unsigned)(c0 + c) < (unsigned)a.in_w)) {
                     ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(xc + (ih * (int)a.xs[2] + c * (int)a.xs[3]));
                     memcpy(v, &b, 16);
                 } else {
@@ -1276,9 +1276,14 @@ __host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__
     T *dxp = dx + n * a.xs[0] + g * a.xs[1];
     uint32_t at[F::NH][F::NW][4]; /* the window rows reaching the step, the last found at each step */
 #pragma unroll
-    for (int k = 0; k < F::NH - 1; k++) fixed_pair_row<T, F, MODE>(xc, a, s0 + F::J0 + k, c0, at[k]);
+    for (int k = 0; k < F::NH - 1; k++) fixed_pair_row<T, F, MODE, true>(xc, a, s0 + F::J0 + k, c0, at[k]);
+    bool cols = c0 >= 0 && c0 + F::BN <= a.in_w;
     for (int s = s0; s < s1; s++) {
-        fixed_pair_row<T, F, MODE>(xc, a, s + F::H1, c0, at[F::NH - 1]);
+        int o = s + F::H1, h0 = o * F::S - F::P;
+        if (cols && h0 >= 0 && h0 + F::K <= a.in_h) /* the windows inside the image (most of them) */
+            fixed_pair_row<T, F, MODE, false>(xc, a, o, c0, at[F::NH - 1]);
+        else
+            fixed_pair_row<T, F, MODE, true>(xc, a, o, c0, at[F::NH - 1]);
         P gr[F::NH][F::NW][4];
 #pragma unroll
         for (int k = 0; k < F::NH; k++) fixed_pair_grad<T, F>(dyp, a, s + F::J0 + k, ow0, gr[k]);
