@@ -1015,7 +1015,7 @@ __host__ __device__ __forceinline__ void fixed_window_row(const T *xp, const T *
     for (int j = 0; j < F::NW; j++) {
         int ow = ow0 + j, count = nrows * fixed_count(c0 + j * F::S, F::K, a.in_w);
         ok[j] = count > 0 && (unsigned)ow < (unsigned)a.out_w;
-        C g = ok[j] ? fixed_cvt(dyp[o * a.ys[2] + ow * a.ys[3]]) : (C)0;
+        C g = ok[j] ? fixed_cvt(dyp[o * (int)a.ys[2] + ow * (int)a.ys[3]]) : (C)0;
         C div = a.exclude ? (C)count : (C)(F::K * F::K);
         gr[j] = !ok[j] ? (C)0 : MODE == FIXED_AVG ? g / div : g;
         at[j] = -1;
@@ -1035,7 +1035,7 @@ __host__ __device__ __forceinline__ void fixed_window_row(const T *xp, const T *
         int ih = h0 + kh;
         if (kept && kh < F::K - F::S) continue;
         if (nrows > 0 && (unsigned)ih < (unsigned)a.in_h) {
-            fixed_load<T, 1, F::BN, HEAD, M>(xp + ih * a.xs[2], a.xs[3], c0, a.in_w, vec, inside, fill, rows[kh]);
+            fixed_load<T, 1, F::BN, HEAD, M>(xp + ih * (int)a.xs[2], a.xs[3], c0, a.in_w, vec, inside, fill, rows[kh]);
         } else {
 #pragma unroll
             for (int c = 0; c < F::BN; c++) rows[kh][c][0] = fill;
@@ -1104,7 +1104,7 @@ __host__ __device__ __forceinline__ void fixed_backward_thread(const T *__restri
                         if (MODE == FIXED_AVG || at[wr][j] == kh * F::K + kw) sum[c] += gr[wr][j];
                     }
             }
-            T *row = dxp + ih * a.xs[2];
+            T *row = dxp + ih * (int)a.xs[2];
             if (vec) {
                 fixed_blend<T, M>(row + iw0, sum, a);
                 continue;
@@ -1341,7 +1341,7 @@ pool_fixed_forward(const T *__restrict__ x, T *__restrict__ y, fixed_args<typena
 }
 
 template <typename T, class F, int MODE>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(256, 3)
 pool_fixed_backward(const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx,
                     fixed_args<typename ocd_compute<T>::type> a, uint32_t total)
 {
@@ -1375,7 +1375,7 @@ const char *fixed_applies(const ocd_pooling_problem *p)
     return p->dtype == CUDNN_DATA_DOUBLE ? OCD_REASON_DTYPE : NULL;
 }
 
-/* Offsets inside an image of x and of y fit an int (the channels-last backward's index math). */
+/* Offsets inside an image of x and of y fit an int (the backward kernels' index math). */
 bool fixed_int_offsets(const ocd_pooling_problem *p)
 {
     int64_t xm = 0, ym = 0;
@@ -1579,6 +1579,7 @@ extern "C" const char *ocd_pooling_applies_cuda_fixed_nchw(cudnnHandle_t handle,
     const ocd_pooling_problem *p = problem_of(problem);
     if (p->xs[4] != 1 || p->ys[4] != 1) return OCD_REASON_LAYOUT; /* rows of W must be contiguous */
     if (p->dtype != CUDNN_DATA_FLOAT) return OCD_REASON_DTYPE; /* half and bfloat16 take the NHWC layout */
+    if (p->backward && !fixed_int_offsets(p)) return "backward: an image spans 2^31 elements or more";
     return fixed_applies(p);
 }
 
