@@ -1316,14 +1316,14 @@ __host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__
                         first = false;
                     }
                 T *p = dxp + (ih * (int)a.xs[2] + iw * (int)a.xs[3]);
-                if (BLEND) {
+                if constexpr (BLEND) {
                     fixed_blend<T, 8>(p, sum, a);
-                    continue;
-                }
-                ocd_vec16<T> b; /* not blending: dx is not read (and fewer registers are live) */
+                } else { /* dx is not read (and fewer registers are live) */
+                    ocd_vec16<T> b;
 #pragma unroll
-                for (int u = 0; u < 8; u++) fixed_put(&b.v[u], a.alpha * sum[u]);
-                *reinterpret_cast<ocd_vec16<T> *>(p) = b;
+                    for (int u = 0; u < 8; u++) fixed_put(&b.v[u], a.alpha * sum[u]);
+                    *reinterpret_cast<ocd_vec16<T> *>(p) = b;
+                }
             }
         }
 #pragma unroll
