@@ -34,8 +34,9 @@
      the windows whose maximum it is, or of all covering windows when averaging.
    Entries: cuda:pooling_tile_nhwc_vec16 (channels innermost, 16-byte vectors of channels per
    element, a block taking 32 bytes of each pixel; backward only, cuda:pooling_nhwc_vec16 having
-   measured faster forward; MAX in 16-bit types goes to cuda:pooling_fixed_nhwc_vec16 first) and cuda:pooling_tile_nchw (rows of W
-   contiguous, one channel per element, several planes a block when planes are small).
+   measured faster forward, and MAX in half and bfloat16 going to cuda:pooling_fixed_nhwc_vec16
+   first) and cuda:pooling_tile_nchw (rows of W contiguous, one channel per element, several
+   planes a block when planes are small).
 
    Everything else (3-D, windows or rows too large for shared memory, other layouts) takes the
    direct kernels, threads laid along the contiguous dim (C when innermost, else W), windows
@@ -1128,11 +1129,12 @@ __host__ __device__ __forceinline__ void fixed_backward_thread(const T *__restri
 
 /* ---- backward, channels-last half and bfloat16: packed pairs of channels ------------------------
    A thread owns one stride cell along W (R = 1) of 8 channels (a 16-byte vector, 4 pairs) and walks
-   down steps of S rows like the NCHW kernel above: the windows reaching a step are scanned once,
-   row by row as each x row is loaded, two channels an instruction (half2 / bfloat162 compares and
-   bit selects), the maxima's positions kept as numbers of T in the pair's halves; a row shared by
-   two window rows starts the next one's scan, so no x row is kept. dx is written once a pixel, as
-   a 16-byte vector; the gradients are summed in float, in y's row-major order. */
+   down steps of S rows like the NCHW kernel above, finding each window row once, the last kept for
+   the next step: a window is scanned as its inputs are loaded, two channels an instruction
+   (half2 / bfloat162 compares and bit selects), the maxima's positions kept as numbers of T in
+   the pair's halves; no x row is kept (registers), the inputs two windows share being read again
+   from L1. dx is written once a pixel, as a 16-byte vector; the gradients are summed in float, in
+   y's row-major order. */
 
 /* The pair type of a 16-bit T. */
 template <typename T> struct fixed_pair_of {
@@ -1202,9 +1204,10 @@ __host__ __device__ __forceinline__ void fixed_pair_start(int o, int c0, P (&bes
     }
 }
 
-/* The positions of the first maxima of the NW windows of window row o (first column c0), each
-   window scanned as its inputs are loaded, `fill` outside the image (one window at a time: fewer
-   registers live; the columns two windows share are read again, from L1). */
+/* The positions of the first maxima of the NW windows of window row o (first column c0), one
+   window at a time, each scanned as its inputs are loaded. EDGE: the windows may reach outside
+   the image, whose positions are scanned as `fill` (never taken); else every input is loaded,
+   without checks. */
 template <typename T, class F, int MODE, bool EDGE, typename C>
 __host__ __device__ __forceinline__ void fixed_pair_row(const T *xc, const fixed_args<C> &a, int o, int c0,
                                                         uint32_t (&pos)[F::NW][4])
@@ -1224,7 +1227,8 @@ __host__ __device__ __forceinline__ void fixed_pair_row(const T *xc, const fixed
                 int c = j * F::S + kw;
                 P v[4];
                 if (!EDGE || (row && (unsigned)(c0 + c) < (unsigned)a.in_w)) {
-                    ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(xc + (ih * (int)a.xs[2] + c * (int)a.xs[3]));
+                    int off = ih * (int)a.xs[2] + c * (int)a.xs[3];
+                    ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(xc + off);
                     memcpy(v, &b, 16);
                 } else {
 #pragma unroll
@@ -1243,7 +1247,8 @@ template <typename T, class F, typename P, typename C>
 __host__ __device__ __forceinline__ void fixed_pair_grad(const T *dyp, const fixed_args<C> &a, int o, int ow0,
                                                          P (&gr)[F::NW][4])
 {
-    int c0 = ow0 * F::S - F::P, nrows = (unsigned)o < (unsigned)a.out_h ? fixed_count(o * F::S - F::P, F::K, a.in_h) : 0;
+    int c0 = ow0 * F::S - F::P;
+    int nrows = (unsigned)o < (unsigned)a.out_h ? fixed_count(o * F::S - F::P, F::K, a.in_h) : 0;
 #pragma unroll
     for (int j = 0; j < F::NW; j++) {
         int ow = ow0 + j;
