@@ -1175,70 +1175,81 @@ template <typename T, int MODE> __host__ __device__ constexpr uint32_t fixed_pai
 }
 
 /* One scan step of ocd_pool_better on a pair of channels: v, met at window position k2
-   (fixed_pos_bits), becomes the best, lane by lane, where better. */
-template <int MODE, typename P>
+   (fixed_pos_bits), becomes the best, lane by lane, where better. FAST (MAX): only a larger
+   number is taken (fixed_pair_window). */
+template <int MODE, bool FAST, typename P>
 __host__ __device__ __forceinline__ void fixed_pair_scan(P &best, uint32_t &pos, P v, uint32_t k2)
 {
-    uint32_t take = __hgtu2_mask(v, best) & (MODE == FIXED_MAX_NAN ? __heq2_mask(best, best) : __heq2_mask(v, v));
+    uint32_t take = FAST ? __hgt2_mask(v, best)
+                         : __hgtu2_mask(v, best) &
+                               (MODE == FIXED_MAX_NAN ? __heq2_mask(best, best) : __heq2_mask(v, v));
     best = fixed_unbits<P>((fixed_bits(best) & ~take) | (fixed_bits(v) & take));
     pos = (pos & ~take) | (k2 & take);
 }
 
-/* A fresh scan of the NW windows of window row o (first column c0): best `fill`, which nothing
-   loses to, and as position each window's first input inside the image, kept unless a later one
-   is better (as fixed_window_row). */
-template <typename T, class F, int MODE, typename P>
-__host__ __device__ __forceinline__ void fixed_pair_start(int o, int c0, P (&best)[F::NW][4],
-                                                          uint32_t (&pos)[F::NW][4])
+/* Window J of window row o (x rows from h0, columns from c0 + J S): the position of its first
+   maximum per lane, pos, and the maximum, best, scanning each input as it is loaded. The scan
+   starts from the window's first input inside the image as the position (kept unless a later
+   input is better) and a best value nothing loses to: `fill`, or with FAST (MAX only) -inf, only
+   a larger number being taken, which finds the same position wherever the maximum is above -inf
+   (elsewhere, the caller scans again). EDGE: the window may reach outside the image, whose
+   positions hold `fill`; else every input is loaded, without checks. */
+template <typename T, class F, int MODE, int J, bool EDGE, bool FAST, typename P, typename C>
+__host__ __device__ __forceinline__ void fixed_pair_window(const T *xc, const fixed_args<C> &a, int h0, int c0,
+                                                           uint32_t (&pos)[4], P (&best)[4])
 {
-    int h0 = o * F::S - F::P, kh0 = h0 < 0 ? -h0 : 0;
+    int cj = c0 + J * F::S;
+    uint32_t k2 = fixed_pos_bits<T>((h0 < 0 ? -h0 : 0) * F::K + (cj < 0 ? -cj : 0));
 #pragma unroll
-    for (int j = 0; j < F::NW; j++) {
-        int cj = c0 + j * F::S;
-        uint32_t k2 = fixed_pos_bits<T>(kh0 * F::K + (cj < 0 ? -cj : 0));
+    for (int q = 0; q < 4; q++) {
+        best[q] = fixed_unbits<P>(FAST ? fixed_pair_fill<T, FIXED_MAX_NAN>() : fixed_pair_fill<T, MODE>());
+        pos[q] = k2;
+    }
 #pragma unroll
-        for (int q = 0; q < 4; q++) {
-            best[j][q] = fixed_unbits<P>(fixed_pair_fill<T, MODE>());
-            pos[j][q] = k2;
+    for (int kh = 0; kh < F::K; kh++) {
+        int ih = h0 + kh;
+        bool row = (unsigned)ih < (unsigned)a.in_h;
+#pragma unroll
+        for (int kw = 0; kw < F::K; kw++) {
+            int c = J * F::S + kw;
+            P v[4];
+            if (!EDGE || (row && (unsigned)(c0 + c) < (unsigned)a.in_w)) {
+                int off = ih * (int)a.xs[2] + c * (int)a.xs[3];
+                ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(xc + off);
+                memcpy(v, &b, 16);
+            } else {
+#pragma unroll
+                for (int q = 0; q < 4; q++) v[q] = fixed_unbits<P>(fixed_pair_fill<T, MODE>());
+            }
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                fixed_pair_scan<MODE, FAST>(best[q], pos[q], v[q], fixed_pos_bits<T>(kh * F::K + kw));
         }
     }
 }
 
 /* The positions of the first maxima of the NW windows of window row o (first column c0), one
-   window at a time, each scanned as its inputs are loaded. EDGE: the windows may reach outside
-   the image, whose positions are scanned as `fill` (never taken); else every input is loaded,
-   without checks. */
-template <typename T, class F, int MODE, bool EDGE, typename C>
+   window at a time (fewer registers live; the inputs two windows share are read again, from
+   L1). MAX scans fast, and again, exactly, the rare windows where a lane's maximum is -inf or
+   none (NaN only): there a NaN before the first -inf would have kept the position. */
+template <typename T, class F, int MODE, bool EDGE, int J = 0, typename C>
 __host__ __device__ __forceinline__ void fixed_pair_row(const T *xc, const fixed_args<C> &a, int o, int c0,
                                                         uint32_t (&pos)[F::NW][4])
 {
     typedef typename fixed_pair_of<T>::type P;
-    P best[F::NW][4];
-    fixed_pair_start<T, F, MODE>(o, c0, best, pos);
-    int h0 = o * F::S - F::P;
+    if constexpr (J < F::NW) {
+        int h0 = o * F::S - F::P;
+        P best[4];
+        fixed_pair_window<T, F, MODE, J, EDGE, MODE == FIXED_MAX>(xc, a, h0, c0, pos[J], best);
+        if (MODE == FIXED_MAX) {
+            uint32_t low = 0;
 #pragma unroll
-    for (int j = 0; j < F::NW; j++)
-#pragma unroll
-        for (int kh = 0; kh < F::K; kh++) {
-            int ih = h0 + kh;
-            bool row = (unsigned)ih < (unsigned)a.in_h;
-#pragma unroll
-            for (int kw = 0; kw < F::K; kw++) {
-                int c = j * F::S + kw;
-                P v[4];
-                if (!EDGE || (row && (unsigned)(c0 + c) < (unsigned)a.in_w)) {
-                    int off = ih * (int)a.xs[2] + c * (int)a.xs[3];
-                    ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(xc + off);
-                    memcpy(v, &b, 16);
-                } else {
-#pragma unroll
-                    for (int q = 0; q < 4; q++) v[q] = fixed_unbits<P>(fixed_pair_fill<T, MODE>());
-                }
-#pragma unroll
-                for (int q = 0; q < 4; q++)
-                    fixed_pair_scan<MODE>(best[j][q], pos[j][q], v[q], fixed_pos_bits<T>(kh * F::K + kw));
-            }
+            for (int q = 0; q < 4; q++)
+                low |= __heq2_mask(best[q], fixed_unbits<P>(fixed_pair_fill<T, FIXED_MAX_NAN>()));
+            if (low != 0) fixed_pair_window<T, F, MODE, J, true, false>(xc, a, h0, c0, pos[J], best);
         }
+        fixed_pair_row<T, F, MODE, EDGE, J + 1>(xc, a, o, c0, pos);
+    }
 }
 
 /* The gradient each window of window row o passes on, gr (its dy; 0 for a window outside y or
