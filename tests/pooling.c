@@ -312,8 +312,9 @@ TEST(pooling_tile_edges)
 /* Shapes at the edges of the fixed-window CUDA kernels (cuda/pooling.cu: 3x3 stride 2 pad 1 and
    2x2 stride 2; in NCHW 4 x 4 outputs a thread forward, 4 inputs backward; NHWC 2 x 2 forward): W a
    multiple of 4 (16-byte loads and stores along W) or not, strips cut by the right border, steps
-   and groups of rows cut by the bottom, an output larger than advised, tiny images, channels a
-   multiple of a 16-byte vector (NHWC) or not. */
+   and groups of rows cut by the bottom, an output larger than advised, tiny images, images tall
+   enough that backward threads walk several chunks of steps, channels a multiple of a 16-byte
+   vector (NHWC) or not. */
 TEST(pooling_fixed_windows)
 {
     static const struct pcase fixed[] = {
@@ -325,14 +326,16 @@ TEST(pooling_fixed_windows)
         {"2x2/2, W 24", 2, 2, 8, {10, 24}, {2, 2}, {0, 0}, {2, 2}, 0},
         {"2x2/2, odd H and W", 2, 1, 24, {11, 13}, {2, 2}, {0, 0}, {2, 2}, 0},
         {"2x2/2, larger output", 2, 1, 8, {4, 4}, {2, 2}, {0, 0}, {2, 2}, 1},
+        {"3x3/2 pad 1, tall: chunks of steps, the last short", 2, 2, 8, {37, 6}, {3, 3}, {1, 1}, {2, 2}, 0},
+        {"2x2/2, tall, odd W", 2, 1, 16, {35, 5}, {2, 2}, {0, 0}, {2, 2}, 0},
     };
     check_kernel_edges(fixed, TLEN(fixed), 0, 2.0);
 }
 
 /* Ties and NaN in 3x3 stride 2 windows that overlap (the fixed kernels scan windows that cross
    the border as those inside, from a best value nothing loses to): the first maximum takes the
-   gradient, NaN dropped or propagated, in both layouts and half precision, W odd or a multiple of
-   4 (16-byte vectors along W). */
+   gradient, NaN dropped or propagated, in both layouts and half and bfloat16 precision, W odd or a
+   multiple of 4 (16-byte vectors along W). */
 static void check_ties_nan(const struct pcase *pc, int nan, cudnnDataType_t t, enum tview_layout l)
 {
     struct tview tx, ty;
@@ -369,10 +372,10 @@ TEST(pooling_fixed_ties_nan)
 {
     static const struct pcase shapes[] = {{"ties", 2, 1, 8, {7, 9}, {3, 3}, {1, 1}, {2, 2}, 0},
                                           {"ties, W 16", 2, 1, 8, {9, 16}, {3, 3}, {1, 1}, {2, 2}, 0}};
-    const cudnnDataType_t types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF};
+    const cudnnDataType_t types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16};
     for (size_t k = 0; k < TLEN(shapes); k++)
         for (int nan = 0; nan < 2; nan++)
-            for (int ti = 0; ti < 2; ti++)
+            for (int ti = 0; ti < 3; ti++)
                 for (int l = TV_NCHW; l <= TV_NHWC; l++)
                     check_ties_nan(&shapes[k], nan, types[ti], (enum tview_layout)l);
 }

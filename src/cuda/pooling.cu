@@ -14,7 +14,7 @@
    packed pairs (the previous forward, one row of outputs a thread, each row's loads behind a
    branch, measured 56% of copy bandwidth on 64x256x56x56 3x3/2 fp32, about 170 instructions an
    output; this one's SASS, about 35 fp32 and 14 16-bit NHWC).
-   Backward (NCHW only), a thread owns the inputs of R = 2 stride cells along W, one
+   Backward NCHW, a thread owns the inputs of R = 2 stride cells along W, one
    16-byte vector of floats a row, and walks down a few steps of S rows: each window row reaching
    a step is scanned once, value and first position in scan order together, from x rows in
    registers (the rows two window rows share loaded once), the last kept for the next step; then
@@ -23,8 +23,11 @@
    (the previous kernel, 8 columns a thread with scalar stores and each window row's rows read
    twice, measured 0.58 ms on 64x256x56x56 3x3/2, cuDNN 0.21 ms). Entries:
    cuda:pooling_fixed_nchw (rows of W contiguous, 4 x 4 outputs forward; float only) and
-   cuda:pooling_fixed_nhwc_vec16 (16-byte vectors of channels per thread, 2 x 2 outputs; forward only:
-   backward, the tile kernel measured faster).
+   cuda:pooling_fixed_nhwc_vec16 (16-byte vectors of channels per thread, 2 x 2 outputs forward;
+   backward, MAX in half and bfloat16 only: one stride cell of 8 channels a thread, its windows
+   scanned two channels an instruction, packed compares, the maxima's positions kept as numbers of
+   T; the tile kernel takes the float and averaging backward, an earlier fixed NHWC backward of
+   floats per channel having measured 0.311 ms against its 0.230 ms on 64x256x56x56 f16 3x3/2).
 
    Other 2-D problems go to the tile kernels when a band of rows fits in shared memory. Pooling moves
    little data per output, so what decides its speed is reading x once, coalesced, with many
@@ -37,8 +40,9 @@
      the windows whose maximum it is, or of all covering windows when averaging.
    Entries: cuda:pooling_tile_nhwc_vec16 (channels innermost, 16-byte vectors of channels per
    element, a block taking 32 bytes of each pixel; backward only, cuda:pooling_nhwc_vec16 having
-   measured faster forward) and cuda:pooling_tile_nchw (rows of W
-   contiguous, one channel per element, several planes a block when planes are small).
+   measured faster forward, and MAX in half and bfloat16 going to cuda:pooling_fixed_nhwc_vec16
+   first) and cuda:pooling_tile_nchw (rows of W contiguous, one channel per element, several
+   planes a block when planes are small).
 
    Everything else (3-D, windows or rows too large for shared memory, other layouts) takes the
    direct kernels, threads laid along the contiguous dim (C when innermost, else W), windows
@@ -1187,7 +1191,7 @@ __host__ __device__ __forceinline__ void fixed_window_row(const T *xp, const T *
     for (int j = 0; j < F::NW; j++) {
         int ow = ow0 + j, count = nrows * fixed_count(c0 + j * F::S, F::K, a.in_w);
         ok[j] = count > 0 && (unsigned)ow < (unsigned)a.out_w;
-        C g = ok[j] ? fixed_cvt(dyp[o * a.ys[2] + ow * a.ys[3]]) : (C)0;
+        C g = ok[j] ? fixed_cvt(dyp[o * (int)a.ys[2] + ow * (int)a.ys[3]]) : (C)0;
         C div = a.exclude ? (C)count : (C)(F::K * F::K);
         gr[j] = !ok[j] ? (C)0 : MODE == FIXED_AVG ? g / div : g;
         at[j] = -1;
@@ -1207,7 +1211,7 @@ __host__ __device__ __forceinline__ void fixed_window_row(const T *xp, const T *
         int ih = h0 + kh;
         if (kept && kh < F::K - F::S) continue;
         if (nrows > 0 && (unsigned)ih < (unsigned)a.in_h) {
-            fixed_load<T, 1, F::BN, HEAD, M>(xp + ih * a.xs[2], a.xs[3], c0, a.in_w, vec, inside, fill, rows[kh]);
+            fixed_load<T, 1, F::BN, HEAD, M>(xp + ih * (int)a.xs[2], a.xs[3], c0, a.in_w, vec, inside, fill, rows[kh]);
         } else {
 #pragma unroll
             for (int c = 0; c < F::BN; c++) rows[kh][c][0] = fill;
@@ -1276,7 +1280,7 @@ __host__ __device__ __forceinline__ void fixed_backward_thread(const T *__restri
                         if (MODE == FIXED_AVG || at[wr][j] == kh * F::K + kw) sum[c] += gr[wr][j];
                     }
             }
-            T *row = dxp + ih * a.xs[2];
+            T *row = dxp + ih * (int)a.xs[2];
             if (vec) {
                 fixed_blend<T, M>(row + iw0, sum, a);
                 continue;
@@ -1298,6 +1302,226 @@ __host__ __device__ __forceinline__ void fixed_backward_thread(const T *__restri
     }
 }
 
+/* ---- backward, channels-last half and bfloat16: packed pairs of channels ------------------------
+   A thread owns one stride cell along W (R = 1) of 8 channels (a 16-byte vector, 4 pairs) and walks
+   down steps of S rows like the NCHW kernel above, finding each window row once, the last kept for
+   the next step: a window is scanned as its inputs are loaded, two channels an instruction
+   (half2 / bfloat162 compares and bit selects), the maxima's positions kept as numbers of T in
+   the pair's halves; no x row is kept (registers), the inputs two windows share being read again
+   from L1. dx is written once a pixel, as a 16-byte vector; the gradients are summed in float, in
+   y's row-major order. */
+
+/* The pair type of a 16-bit T. */
+template <typename T> struct fixed_pair_of {
+    typedef __half2 type;
+};
+template <> struct fixed_pair_of<__nv_bfloat16> {
+    typedef __nv_bfloat162 type;
+};
+
+template <typename P> __host__ __device__ __forceinline__ uint32_t fixed_bits(P v)
+{
+    uint32_t b;
+    memcpy(&b, &v, 4);
+    return b;
+}
+template <typename P> __host__ __device__ __forceinline__ P fixed_unbits(uint32_t b)
+{
+    P v;
+    memcpy(&v, &b, 4);
+    return v;
+}
+
+/* Window position k (0 <= k < 16) as a number of the 16-bit T, in both halves of a pair. */
+template <typename T> __host__ __device__ constexpr uint32_t fixed_pos_bits(int k)
+{
+    constexpr int man = std::is_same<T, __half>::value ? 10 : 7, bias = std::is_same<T, __half>::value ? 15 : 127;
+    int e = k >= 8 ? 3 : k >= 4 ? 2 : k >= 2 ? 1 : 0;
+    uint32_t h = k <= 0 ? 0u : (uint32_t)((bias + e) << man) | (((uint32_t)k << (man - e)) & ((1u << man) - 1));
+    return h | h << 16;
+}
+
+/* fixed_fill of MODE (NaN, or -inf when NaN propagates) in both halves of a pair of T. */
+template <typename T, int MODE> __host__ __device__ constexpr uint32_t fixed_pair_fill()
+{
+    constexpr bool h = std::is_same<T, __half>::value;
+    constexpr uint32_t b = MODE == FIXED_MAX ? (h ? 0x7e00u : 0x7fc0u) : (h ? 0xfc00u : 0xff80u);
+    return b | b << 16;
+}
+
+/* One scan step of ocd_pool_better on a pair of channels: v, met at window position k2
+   (fixed_pos_bits), becomes the best, lane by lane, where better. FAST (MAX): only a larger
+   number is taken (fixed_pair_window). */
+template <int MODE, bool FAST, typename P>
+__host__ __device__ __forceinline__ void fixed_pair_scan(P &best, uint32_t &pos, P v, uint32_t k2)
+{
+    uint32_t take = FAST ? __hgt2_mask(v, best)
+                         : __hgtu2_mask(v, best) &
+                               (MODE == FIXED_MAX_NAN ? __heq2_mask(best, best) : __heq2_mask(v, v));
+    best = fixed_unbits<P>((fixed_bits(best) & ~take) | (fixed_bits(v) & take));
+    pos = (pos & ~take) | (k2 & take);
+}
+
+/* Window J of window row o (x rows from h0, columns from c0 + J S): the position of its first
+   maximum per lane, pos, and the maximum, best, scanning each input as it is loaded. The scan
+   starts from the window's first input inside the image as the position (kept unless a later
+   input is better) and a best value nothing loses to: `fill`, or with FAST (MAX only) -inf, only
+   a larger number being taken, which finds the same position wherever the maximum is above -inf
+   (elsewhere, the caller scans again). EDGE: the window may reach outside the image, whose
+   positions hold `fill`; else every input is loaded, without checks. */
+template <typename T, class F, int MODE, int J, bool EDGE, bool FAST, typename P, typename C>
+__host__ __device__ __forceinline__ void fixed_pair_window(const T *xc, const fixed_args<C> &a, int h0, int c0,
+                                                           uint32_t (&pos)[4], P (&best)[4])
+{
+    int cj = c0 + J * F::S;
+    uint32_t k2 = fixed_pos_bits<T>((h0 < 0 ? -h0 : 0) * F::K + (cj < 0 ? -cj : 0));
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        best[q] = fixed_unbits<P>(FAST ? fixed_pair_fill<T, FIXED_MAX_NAN>() : fixed_pair_fill<T, MODE>());
+        pos[q] = k2;
+    }
+#pragma unroll
+    for (int kh = 0; kh < F::K; kh++) {
+        int ih = h0 + kh;
+        bool row = (unsigned)ih < (unsigned)a.in_h;
+#pragma unroll
+        for (int kw = 0; kw < F::K; kw++) {
+            int c = J * F::S + kw;
+            P v[4];
+            if (!EDGE || (row && (unsigned)(c0 + c) < (unsigned)a.in_w)) {
+                int off = ih * (int)a.xs[2] + c * (int)a.xs[3];
+                ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(xc + off);
+                memcpy(v, &b, 16);
+            } else {
+#pragma unroll
+                for (int q = 0; q < 4; q++) v[q] = fixed_unbits<P>(fixed_pair_fill<T, MODE>());
+            }
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                fixed_pair_scan<MODE, FAST>(best[q], pos[q], v[q], fixed_pos_bits<T>(kh * F::K + kw));
+        }
+    }
+}
+
+/* The positions of the first maxima of the NW windows of window row o (first column c0), one
+   window at a time (fewer registers live; the inputs two windows share are read again, from
+   L1). MAX scans fast, and again, exactly, the rare windows where a lane's maximum is -inf or
+   none (NaN only): there a NaN before the first -inf would have kept the position. */
+template <typename T, class F, int MODE, bool EDGE, int J = 0, typename C>
+__host__ __device__ __forceinline__ void fixed_pair_row(const T *xc, const fixed_args<C> &a, int o, int c0,
+                                                        uint32_t (&pos)[F::NW][4])
+{
+    typedef typename fixed_pair_of<T>::type P;
+    if constexpr (J < F::NW) {
+        int h0 = o * F::S - F::P;
+        P best[4];
+        fixed_pair_window<T, F, MODE, J, EDGE, MODE == FIXED_MAX>(xc, a, h0, c0, pos[J], best);
+        if (MODE == FIXED_MAX) {
+            uint32_t low = 0;
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                low |= __heq2_mask(best[q], fixed_unbits<P>(fixed_pair_fill<T, FIXED_MAX_NAN>()));
+            if (low != 0) fixed_pair_window<T, F, MODE, J, true, false>(xc, a, h0, c0, pos[J], best);
+        }
+        fixed_pair_row<T, F, MODE, EDGE, J + 1>(xc, a, o, c0, pos);
+    }
+}
+
+/* The gradient each window of window row o passes on, gr (its dy; 0 for a window outside y or
+   without input). */
+template <typename T, class F, typename P, typename C>
+__host__ __device__ __forceinline__ void fixed_pair_grad(const T *dyp, const fixed_args<C> &a, int o, int ow0,
+                                                         P (&gr)[F::NW][4])
+{
+    int c0 = ow0 * F::S - F::P;
+    int nrows = (unsigned)o < (unsigned)a.out_h ? fixed_count(o * F::S - F::P, F::K, a.in_h) : 0;
+#pragma unroll
+    for (int j = 0; j < F::NW; j++) {
+        int ow = ow0 + j;
+        if (nrows * fixed_count(c0 + j * F::S, F::K, a.in_w) > 0 && (unsigned)ow < (unsigned)a.out_w) {
+            ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(dyp + (o * (int)a.ys[2] + ow * (int)a.ys[3]));
+            memcpy(gr[j], &b, 16);
+        } else {
+#pragma unroll
+            for (int q = 0; q < 4; q++) gr[j][q] = fixed_unbits<P>(0u);
+        }
+    }
+}
+
+/* Backward MAX, channels-last, thread i: the S x S inputs of stride cell t (columns t S ..) in
+   steps [chunk * steps, ...) of S rows, 8 channels each; BLEND: a.blend. Offsets inside an image
+   are int (ocd_pooling_applies_cuda_fixed_nhwc). */
+template <typename T, class F, int MODE, bool BLEND, typename C>
+__host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__restrict__ x, const T *__restrict__ dy,
+                                                                     T *__restrict__ dx, const fixed_args<C> &a,
+                                                                     uint32_t i)
+{
+    typedef typename fixed_pair_of<T>::type P;
+    static_assert(F::R == 1 && ocd_vec16<T>::N == 8 && MODE != FIXED_AVG, "one cell of 8 channels, MAX");
+    int n, g, chunk, t;
+    fixed_decode<true>(a, i, n, g, chunk, t);
+    int s0 = chunk * a.steps, s1 = s0 + a.steps < a.cells_h ? s0 + a.steps : a.cells_h;
+    int ow0 = t + F::J0, c0 = ow0 * F::S - F::P;
+    const T *xc = x + n * a.xs[0] + g * a.xs[1] + c0 * a.xs[3];
+    const T *dyp = dy + n * a.ys[0] + g * a.ys[1];
+    T *dxp = dx + n * a.xs[0] + g * a.xs[1];
+    uint32_t at[F::NH][F::NW][4]; /* the window rows reaching the step, the last found at each step */
+#pragma unroll
+    for (int k = 0; k < F::NH - 1; k++) fixed_pair_row<T, F, MODE, true>(xc, a, s0 + F::J0 + k, c0, at[k]);
+    bool cols = c0 >= 0 && c0 + F::BN <= a.in_w;
+    for (int s = s0; s < s1; s++) {
+        int o = s + F::H1, h0 = o * F::S - F::P;
+        if (cols && h0 >= 0 && h0 + F::K <= a.in_h) /* the windows inside the image (most of them) */
+            fixed_pair_row<T, F, MODE, false>(xc, a, o, c0, at[F::NH - 1]);
+        else
+            fixed_pair_row<T, F, MODE, true>(xc, a, o, c0, at[F::NH - 1]);
+        P gr[F::NH][F::NW][4];
+#pragma unroll
+        for (int k = 0; k < F::NH; k++) fixed_pair_grad<T, F>(dyp, a, s + F::J0 + k, ow0, gr[k]);
+#pragma unroll
+        for (int r = 0; r < F::S; r++) {
+            int ih = s * F::S + r;
+            if (ih >= a.in_h) break;
+#pragma unroll
+            for (int cc = 0; cc < F::S; cc++) {
+                int iw = t * F::S + cc;
+                if (iw >= a.in_w) break;
+                C sum[8];
+                bool first = true; /* the sum starts at its first term (0 + g would only turn -0 into 0) */
+#pragma unroll
+                for (int wr = 0; wr < F::NH; wr++)
+#pragma unroll
+                    for (int j = 0; j < F::NW; j++) {
+                        int kh = r - (F::J0 + wr) * F::S + F::P, kw = cc - (F::J0 + j) * F::S + F::P;
+                        if (kh < 0 || kh >= F::K || kw < 0 || kw >= F::K) continue;
+#pragma unroll
+                        for (int q = 0; q < 4; q++) {
+                            uint32_t m = __heq2_mask(fixed_unbits<P>(at[wr][j][q]),
+                                                     fixed_unbits<P>(fixed_pos_bits<T>(kh * F::K + kw)));
+                            T h[2];
+                            uint32_t b = fixed_bits(gr[wr][j][q]) & m;
+                            memcpy(h, &b, 4);
+                            sum[2 * q] = first ? fixed_cvt(h[0]) : sum[2 * q] + fixed_cvt(h[0]);
+                            sum[2 * q + 1] = first ? fixed_cvt(h[1]) : sum[2 * q + 1] + fixed_cvt(h[1]);
+                        }
+                        first = false;
+                    }
+                T *p = dxp + (ih * (int)a.xs[2] + iw * (int)a.xs[3]);
+                if constexpr (BLEND) {
+                    fixed_blend<T, 8>(p, sum, a);
+                } else { /* dx is not read (and fewer registers are live) */
+                    ocd_vec16<T> b;
+#pragma unroll
+                    for (int u = 0; u < 8; u++) fixed_put(&b.v[u], a.alpha * sum[u]);
+                    *reinterpret_cast<ocd_vec16<T> *>(p) = b;
+                }
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < F::NH - 1; k++) memcpy(at[k], at[k + 1], sizeof at[k]);
+    }
+}
+
 template <typename T, int V, bool CLAST, class F, int MODE>
 __global__ void __launch_bounds__(256)
 pool_fixed_forward(const T *__restrict__ x, T *__restrict__ y, fixed_args<typename ocd_compute<T>::type> a,
@@ -1308,12 +1532,21 @@ pool_fixed_forward(const T *__restrict__ x, T *__restrict__ y, fixed_args<typena
 }
 
 template <typename T, class F, int MODE>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(256, 3)
 pool_fixed_backward(const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx,
                     fixed_args<typename ocd_compute<T>::type> a, uint32_t total)
 {
     uint32_t i = blockIdx.x * 256u + threadIdx.x;
     if (i < total) fixed_backward_thread<T, F, MODE>(x, dy, dx, a, i);
+}
+
+template <typename T, class F, int MODE, bool BLEND>
+__global__ void __launch_bounds__(256, 3)
+pool_fixed_backward_pairs(const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx,
+                          fixed_args<typename ocd_compute<T>::type> a, uint32_t total)
+{
+    uint32_t i = blockIdx.x * 256u + threadIdx.x;
+    if (i < total) fixed_backward_pairs_thread<T, F, MODE, BLEND>(x, dy, dx, a, i);
 }
 
 /* Which compiled shape serves a 2-D problem: 3 for 3x3 stride 2 pad 1, 2 for 2x2 stride 2 pad 0,
@@ -1331,6 +1564,18 @@ const char *fixed_applies(const ocd_pooling_problem *p)
     if (p->in[0] != 1 || p->out[0] != 1 || p->window[0] != 1 || p->pad[0] != 0) return OCD_REASON_RANK;
     if (fixed_window_of(p) == 0) return "the window is not 3x3 stride 2 pad 1 or 2x2 stride 2 pad 0";
     return p->dtype == CUDNN_DATA_DOUBLE ? OCD_REASON_DTYPE : NULL;
+}
+
+/* Offsets inside an image of x and of y fit an int (the backward kernels' index math). */
+bool fixed_int_offsets(const ocd_pooling_problem *p)
+{
+    int64_t xm = 0, ym = 0;
+    for (int i = 1; i < 5; i++) {
+        int64_t e = i == 1 ? p->c : p->in[i - 2], f = i == 1 ? p->c : p->out[i - 2];
+        xm += e * (p->xs[i] < 0 ? -p->xs[i] : p->xs[i]);
+        ym += f * (p->ys[i] < 0 ? -p->ys[i] : p->ys[i]);
+    }
+    return xm <= INT32_MAX && ym <= INT32_MAX;
 }
 
 /* Sets the extents of the thread index (fixed_decode) and returns the thread count. */
@@ -1370,7 +1615,10 @@ uint32_t fixed_plan(const ocd_pooling_problem *p, fixed_args<typename ocd_comput
                                a.ys[1] % L == 0 && a.ys[2] % L == 0; /* y rows too: whole strips stored as vectors */
     a.vec = !CLAST && rows && a.xs[3] == 1 && a.xs[0] % L == 0 && a.xs[1] % L == 0 && a.xs[2] % L == 0;
     a.cells_h = (a.in_h + F::S - 1) / F::S;
-    a.steps = 8; /* an eighth more window rows found than steps walked, and threads enough */
+    /* an eighth (a quarter channels-last) more window rows found than steps walked, and threads
+       enough: a channels-last thread takes 4 times the inputs of an NCHW one a step (64x256x56x56
+       f16: about 4 waves of 3 blocks a SM, against 2.3 with 8 steps) */
+    a.steps = CLAST ? 4 : 8;
     int groups = (int)(p->c / V);
     if constexpr (!BACKWARD)
         return fixed_extents<CLAST>(a, p->n, groups, (a.out_w + F::R - 1) / F::R, (a.out_h + F::RH - 1) / F::RH);
@@ -1395,7 +1643,18 @@ cudnnStatus_t launch_fixed_mode(cudnnHandle_t h, const ocd_pooling_problem *p)
         pool_fixed_forward<T, V, CLAST, F, MODE><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(x, (T *)p->y, a,
                                                                                                     total);
     } else if constexpr (CLAST) {
-        return CUDNN_STATUS_NOT_SUPPORTED; /* forward only: ocd_pooling_applies_cuda_fixed_nhwc refuses it */
+        if constexpr (sizeof(T) != 2 || MODE == FIXED_AVG) {
+            return CUDNN_STATUS_NOT_SUPPORTED; /* ocd_pooling_applies_cuda_fixed_nhwc refuses these */
+        } else {
+            typedef fixed_shape<K, 2, K == 3 ? 1 : 0, 1> B; /* 1 cell along W, 8 channels */
+            uint32_t total = fixed_plan<T, V, CLAST, B, true>(p, a);
+            if (a.blend)
+                pool_fixed_backward_pairs<T, B, MODE, true><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(
+                    x, (const T *)p->dy, (T *)p->dx, a, total);
+            else
+                pool_fixed_backward_pairs<T, B, MODE, false><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(
+                    x, (const T *)p->dy, (T *)p->dx, a, total);
+        }
     } else {
         typedef fixed_shape<K, 2, K == 3 ? 1 : 0, 2> B; /* 2 cells along W: a vector of 4 floats */
         uint32_t total = fixed_plan<T, V, CLAST, B, true>(p, a);
@@ -1515,6 +1774,7 @@ extern "C" const char *ocd_pooling_applies_cuda_fixed_nchw(cudnnHandle_t handle,
     const ocd_pooling_problem *p = problem_of(problem);
     if (p->xs[4] != 1 || p->ys[4] != 1) return OCD_REASON_LAYOUT; /* rows of W must be contiguous */
     if (p->dtype != CUDNN_DATA_FLOAT) return OCD_REASON_DTYPE; /* half and bfloat16 take the NHWC layout */
+    if (p->backward && !fixed_int_offsets(p)) return "backward: an image spans 2^31 elements or more";
     return fixed_applies(p);
 }
 
@@ -1526,8 +1786,12 @@ extern "C" cudnnStatus_t ocd_pooling_run_cuda_fixed_nchw(cudnnHandle_t handle, c
 
 extern "C" const char *ocd_pooling_applies_cuda_fixed_nhwc(cudnnHandle_t handle, const void *problem)
 {
-    if (problem_of(problem)->backward) /* H200, 64x256x56x56 f16, 3x3 stride 2: 0.311 ms here, 0.230 ms tiled */
-        return "backward: the tile kernel (cuda:pooling_tile_nhwc_vec16) measured faster on channels-last data";
+    const ocd_pooling_problem *p = problem_of(problem);
+    if (p->backward && p->dtype != CUDNN_DATA_HALF && p->dtype != CUDNN_DATA_BFLOAT16)
+        return "backward: float channels-last data takes the tile kernel (cuda:pooling_tile_nhwc_vec16)";
+    if (p->backward && p->mode != CUDNN_POOLING_MAX && p->mode != CUDNN_POOLING_MAX_DETERMINISTIC)
+        return "backward averaging: the tile kernel (cuda:pooling_tile_nhwc_vec16) takes it";
+    if (p->backward && !fixed_int_offsets(p)) return "backward: an image spans 2^31 elements or more";
     const char *why = ocd_pooling_applies_cuda_nhwc_vec(handle, problem);
     return why != NULL ? why : fixed_applies(problem_of(problem));
 }
