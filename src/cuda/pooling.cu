@@ -906,6 +906,33 @@ __host__ __device__ __forceinline__ int fixed_count(int s, int k, int n)
     return hi > lo ? hi - lo : 0;
 }
 
+/* Asks for the line at p into L1 ahead of its load (no register waits on it); nothing on a CPU. */
+__host__ __device__ __forceinline__ void fixed_prefetch(const void *p)
+{
+#if defined(__CUDA_ARCH__)
+    asm volatile("prefetch.L1 [%0];" ::"l"(p));
+#else
+    (void)p;
+#endif
+}
+
+/* Backward: prefetches what window row o of strip t (first input column iw0, first output column
+   ow0) loads that the row before it did not: its last S rows of x (unless skip_x) and its dy row,
+   where inside the image. */
+template <class F, typename T, typename C>
+__host__ __device__ __forceinline__ void fixed_prefetch_row(const T *xp, const T *dyp, const fixed_args<C> &a, int o,
+                                                           int iw0, int ow0, bool skip_x)
+{
+    if ((unsigned)o < (unsigned)a.out_h && (unsigned)ow0 < (unsigned)a.out_w)
+        fixed_prefetch(dyp + (o * (int)a.ys[2] + ow0 * (int)a.ys[3]));
+    if (skip_x) return;
+#pragma unroll
+    for (int kh = F::K - F::S; kh < F::K; kh++) {
+        int ih = o * F::S - F::P + kh;
+        if ((unsigned)ih < (unsigned)a.in_h) fixed_prefetch(xp + (ih * (int)a.xs[2] + iw0 * (int)a.xs[3]));
+    }
+}
+
 /* Columns [c0, c0 + N) of the row at `row` (column stride cs), `fill` outside [0, w); `inside`:
    the whole span lies in [0, w). With vec (W contiguous, rows aligned, columns HEAD .. HEAD + M - 1
    of the span inside the row), those come as 16-byte vectors. */
@@ -1262,6 +1289,9 @@ __host__ __device__ __forceinline__ void fixed_backward_thread(const T *__restri
     for (int k = 0; k < F::NH - 1; k++, kept = true)
         fixed_window_row<T, F, MODE>(xp, dyp, a, s0 + F::J0 + k, t, vec, kept, rows, at[k], gr[k]);
     for (int s = s0; s < s1; s++, kept = true) {
+        if (s + 1 < s1) /* the next step's loads, in flight while this step computes */
+            fixed_prefetch_row<F>(xp, dyp, a, s + 1 + F::H1, iw0, t * F::R + F::J0 < 0 ? 0 : t * F::R + F::J0,
+                                  MODE == FIXED_AVG);
         fixed_window_row<T, F, MODE>(xp, dyp, a, s + F::H1, t, vec, kept, rows, at[F::NH - 1], gr[F::NH - 1]);
 #pragma unroll
         for (int r = 0; r < F::S; r++) {
@@ -1466,18 +1496,20 @@ __host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__
     const T *dyp = dy + n * a.ys[0] + g * a.ys[1];
     T *dxp = dx + n * a.xs[0] + g * a.xs[1];
     uint32_t at[F::NH][F::NW][4]; /* the window rows reaching the step, the last found at each step */
+    P gr[F::NH][F::NW][4];        /* and their gradients, kept the same way */
 #pragma unroll
-    for (int k = 0; k < F::NH - 1; k++) fixed_pair_row<T, F, MODE, true>(xc, a, s0 + F::J0 + k, c0, at[k]);
+    for (int k = 0; k < F::NH - 1; k++) {
+        fixed_pair_row<T, F, MODE, true>(xc, a, s0 + F::J0 + k, c0, at[k]);
+        fixed_pair_grad<T, F>(dyp, a, s0 + F::J0 + k, ow0, gr[k]);
+    }
     bool cols = c0 >= 0 && c0 + F::BN <= a.in_w;
     for (int s = s0; s < s1; s++) {
         int o = s + F::H1, h0 = o * F::S - F::P;
+        fixed_pair_grad<T, F>(dyp, a, o, ow0, gr[F::NH - 1]); /* issued before the scan: its latency hides */
         if (cols && h0 >= 0 && h0 + F::K <= a.in_h) /* the windows inside the image (most of them) */
             fixed_pair_row<T, F, MODE, false>(xc, a, o, c0, at[F::NH - 1]);
         else
             fixed_pair_row<T, F, MODE, true>(xc, a, o, c0, at[F::NH - 1]);
-        P gr[F::NH][F::NW][4];
-#pragma unroll
-        for (int k = 0; k < F::NH; k++) fixed_pair_grad<T, F>(dyp, a, s + F::J0 + k, ow0, gr[k]);
 #pragma unroll
         for (int r = 0; r < F::S; r++) {
             int ih = s * F::S + r;
@@ -1518,7 +1550,10 @@ __host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__
             }
         }
 #pragma unroll
-        for (int k = 0; k < F::NH - 1; k++) memcpy(at[k], at[k + 1], sizeof at[k]);
+        for (int k = 0; k < F::NH - 1; k++) {
+            memcpy(at[k], at[k + 1], sizeof at[k]);
+            memcpy(gr[k], gr[k + 1], sizeof gr[k]);
+        }
     }
 }
 
@@ -1541,7 +1576,7 @@ pool_fixed_backward(const T *__restrict__ x, const T *__restrict__ dy, T *__rest
 }
 
 template <typename T, class F, int MODE, bool BLEND>
-__global__ void __launch_bounds__(256, 3)
+__global__ void __launch_bounds__(256, 2)
 pool_fixed_backward_pairs(const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx,
                           fixed_args<typename ocd_compute<T>::type> a, uint32_t total)
 {
