@@ -22,6 +22,8 @@
 #include "core/dtype.h"
 #include "cuda/ewise.cuh"
 
+#include <atomic>
+
 #define THREADS 256
 
 /* Enough resident blocks to fill every multiprocessor (2048 threads each) for grid-stride loops. */
@@ -457,16 +459,17 @@ static void launch_rows_unrolled(cudnnHandle_t handle, const struct ocd_ewise *e
     /* No more blocks than are resident at once (the kernel's registers decide how many fit on a
        multiprocessor): the grid-stride loop then runs as one full wave, where a grid of 8 blocks a
        multiprocessor ran a partial last wave, short of bytes in flight, for kernels that fit 3 or
-       5. Queried once per kernel; it sets the speed only, never the result. */
-    static int per_sm = 0;
+       5. Queried once per kernel (threads racing to it store the same answer); it sets the speed
+       only, never the result. */
+    static std::atomic<int> cached_per_sm{0};
+    int per_sm = cached_per_sm.load(std::memory_order_relaxed);
     if (per_sm == 0) {
-        int n = 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, ewise_rows<Ty, Ta, N, OP, UNROLL>, THREADS, 0) !=
-                cudaSuccess || n < 1) {
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ewise_rows<Ty, Ta, N, OP, UNROLL>, THREADS, 0) !=
+                cudaSuccess || per_sm < 1) {
             (void)cudaGetLastError(); /* not this launch's error */
-            n = 2048 / THREADS;
+            per_sm = 2048 / THREADS;
         }
-        per_sm = n;
+        cached_per_sm.store(per_sm, std::memory_order_relaxed);
     }
     const int64_t want = ((int64_t)(g.total + UNROLL - 1) / UNROLL + 1 + THREADS - 1) / THREADS;
     const unsigned grid = (unsigned)OCD_MIN(want, (int64_t)handle->sm_count * per_sm);
