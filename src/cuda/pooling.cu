@@ -993,7 +993,8 @@ template <class F, int RH_> struct fixed_rows : F {
 
 /* The lanes a forward thread combines a column of input in: V values of the compute type, or for
    MAX on 8 channels of half or bfloat16 (PAIRED) 4 pairs of T, combined packed: a maximum is one
-   of its inputs, so the value is that found in float. */
+   of its inputs, so the value is that found in float. fixed_lane<T, true> is also the pair type
+   of the channels-last backward. */
 template <typename T, bool PAIRED> struct fixed_lane {
     typedef typename ocd_compute<T>::type type;
 };
@@ -1342,14 +1343,6 @@ __host__ __device__ __forceinline__ void fixed_backward_thread(const T *__restri
    from L1. dx is written once a pixel, as a 16-byte vector; the gradients are summed in float, in
    y's row-major order. */
 
-/* The pair type of a 16-bit T. */
-template <typename T> struct fixed_pair_of {
-    typedef __half2 type;
-};
-template <> struct fixed_pair_of<__nv_bfloat16> {
-    typedef __nv_bfloat162 type;
-};
-
 template <typename P> __host__ __device__ __forceinline__ uint32_t fixed_bits(P v)
 {
     uint32_t b;
@@ -1442,7 +1435,7 @@ template <typename T, class F, int MODE, bool EDGE, int J = 0, typename C>
 __host__ __device__ __forceinline__ void fixed_pair_row(const T *xc, const fixed_args<C> &a, int o, int c0,
                                                         uint32_t (&pos)[F::NW][4])
 {
-    typedef typename fixed_pair_of<T>::type P;
+    typedef typename fixed_lane<T, true>::type P;
     if constexpr (J < F::NW) {
         int h0 = o * F::S - F::P;
         P best[4];
@@ -1487,7 +1480,7 @@ __host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__
                                                                      T *__restrict__ dx, const fixed_args<C> &a,
                                                                      uint32_t i)
 {
-    typedef typename fixed_pair_of<T>::type P;
+    typedef typename fixed_lane<T, true>::type P;
     static_assert(F::R == 1 && ocd_vec16<T>::N == 8 && MODE != FIXED_AVG, "one cell of 8 channels, MAX");
     int n, g, chunk, t;
     fixed_decode<true>(a, i, n, g, chunk, t);
@@ -1596,14 +1589,6 @@ int fixed_window_of(const ocd_pooling_problem *p)
     return p->window[1] == 2 && p->pad[1] == 0 ? 2 : 0;
 }
 
-/* Why the fixed kernels do not serve a problem, or NULL; the layout is the caller's check. */
-const char *fixed_applies(const ocd_pooling_problem *p)
-{
-    if (p->in[0] != 1 || p->out[0] != 1 || p->window[0] != 1 || p->pad[0] != 0) return OCD_REASON_RANK;
-    if (fixed_window_of(p) == 0) return "the window is not 3x3 stride 2 pad 1 or 2x2 stride 2 pad 0";
-    return p->dtype == CUDNN_DATA_DOUBLE ? OCD_REASON_DTYPE : NULL;
-}
-
 /* Offsets inside an image of x and of y fit an int (the backward kernels' index math). */
 bool fixed_int_offsets(const ocd_pooling_problem *p)
 {
@@ -1614,6 +1599,15 @@ bool fixed_int_offsets(const ocd_pooling_problem *p)
         ym += f * (p->ys[i] < 0 ? -p->ys[i] : p->ys[i]);
     }
     return xm <= INT32_MAX && ym <= INT32_MAX;
+}
+
+/* Why the fixed kernels do not serve a problem, or NULL; the layout is the caller's check. */
+const char *fixed_applies(const ocd_pooling_problem *p)
+{
+    if (p->in[0] != 1 || p->out[0] != 1 || p->window[0] != 1 || p->pad[0] != 0) return OCD_REASON_RANK;
+    if (fixed_window_of(p) == 0) return "the window is not 3x3 stride 2 pad 1 or 2x2 stride 2 pad 0";
+    if (p->backward && !fixed_int_offsets(p)) return "backward: an image spans 2^31 elements or more";
+    return p->dtype == CUDNN_DATA_DOUBLE ? OCD_REASON_DTYPE : NULL;
 }
 
 /* Sets the extents of the thread index (fixed_decode) and returns the thread count. */
@@ -1812,7 +1806,6 @@ extern "C" const char *ocd_pooling_applies_cuda_fixed_nchw(cudnnHandle_t handle,
     const ocd_pooling_problem *p = problem_of(problem);
     if (p->xs[4] != 1 || p->ys[4] != 1) return OCD_REASON_LAYOUT; /* rows of W must be contiguous */
     if (p->dtype != CUDNN_DATA_FLOAT) return OCD_REASON_DTYPE; /* half and bfloat16 take the NHWC layout */
-    if (p->backward && !fixed_int_offsets(p)) return "backward: an image spans 2^31 elements or more";
     return fixed_applies(p);
 }
 
@@ -1829,9 +1822,8 @@ extern "C" const char *ocd_pooling_applies_cuda_fixed_nhwc(cudnnHandle_t handle,
         return "backward: float channels-last data takes the tile kernel (cuda:pooling_tile_nhwc_vec16)";
     if (p->backward && p->mode != CUDNN_POOLING_MAX && p->mode != CUDNN_POOLING_MAX_DETERMINISTIC)
         return "backward averaging: the tile kernel (cuda:pooling_tile_nhwc_vec16) takes it";
-    if (p->backward && !fixed_int_offsets(p)) return "backward: an image spans 2^31 elements or more";
     const char *why = ocd_pooling_applies_cuda_nhwc_vec(handle, problem);
-    return why != NULL ? why : fixed_applies(problem_of(problem));
+    return why != NULL ? why : fixed_applies(p);
 }
 
 extern "C" cudnnStatus_t ocd_pooling_run_cuda_fixed_nhwc(cudnnHandle_t handle, const void *problem, void *ws,

@@ -285,6 +285,12 @@ static constexpr __host__ __device__ int unroll_for(int n, int streamed)
     return n >= 16 ? 1 : n >= 8 ? (streamed <= 1 ? 4 : 2) : 4;
 }
 
+/* Whether op reads b: ocd_ewise_inputs(op) == 2, at compile time (COPY, SQRT and NOT are unary). */
+static constexpr __host__ __device__ bool rows_binary(int op)
+{
+    return op != OCD_EWISE_COPY && op != OCD_EWISE_SQRT && op != OCD_EWISE_NOT;
+}
+
 /* One thread's share of a block step: packs u * threads + t (u < UNROLL) of the segment sg, all
    loaded before any is stored; y is read only when BLEND (beta != 0), which the caller decides
    once per step rather than per element. */
@@ -295,7 +301,7 @@ __host__ __device__ __forceinline__ void rows_step(const rows_args &g,
                                                    uint32_t t)
 {
     typedef typename ocd_compute<Ty>::type C;
-    const bool binary = OP != OCD_EWISE_COPY && OP != OCD_EWISE_SQRT && OP != OCD_EWISE_NOT;
+    constexpr bool binary = rows_binary(OP);
     raw_pack<Ta, N> av[UNROLL], bv[UNROLL];
     raw_pack<Ty, N> yv[UNROLL];
     uint32_t yo[UNROLL];
@@ -341,7 +347,7 @@ __host__ __device__ __forceinline__ void rows_thread(const rows_args &g,
         if (blend) rows_step<Ty, Ta, N, OP, UNROLL, true>(g, s, y, a, b, sg, threads, t);
         else rows_step<Ty, Ta, N, OP, UNROLL, false>(g, s, y, a, b, sg, threads, t);
     }
-    const bool binary = OP != OCD_EWISE_COPY && OP != OCD_EWISE_SQRT && OP != OCD_EWISE_NOT;
+    constexpr bool binary = rows_binary(OP);
     const uint32_t i = g.packs * N + block * threads + t;
     if (g.total == g.packs && i < g.inner) {
         C av = ocd_cuda_load<Ta>(a + (g.a_bcast ? 0 : i));
