@@ -36,13 +36,15 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null || exit 1
 fi
 report=${OUT:+$OUT/variants.txt}
+build_log=$(mktemp)
+trap 'rm -f "$build_log"' EXIT
 
 # measure NAME: rebuild, test, time; one block of lines for the variant.
 measure() {
     local name=$1 t0=$SECONDS tests="" rc=0
-    if ! cmake --build "$build" -j "$(nproc 2>/dev/null || echo 4)" >/tmp/variant-build.log 2>&1; then
+    if ! cmake --build "$build" -j "$(nproc 2>/dev/null || echo 4)" >"$build_log" 2>&1; then
         echo "$name: BUILD FAILED"
-        grep -m 5 -E 'error' /tmp/variant-build.log
+        grep -m 5 -E 'error' "$build_log"
         return
     fi
     if [ -n "$filter" ]; then
