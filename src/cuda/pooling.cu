@@ -907,6 +907,15 @@ __host__ __device__ __forceinline__ int fixed_count(int s, int k, int n)
     return hi > lo ? hi - lo : 0;
 }
 
+/* The position kh K + kw that input (r, c) of a backward thread's stride cell holds in the window
+   of window row wr and window j (fixed_shape's numbering: windows J0 + wr, J0 + j), or -1 where
+   that window does not reach it. Every argument is an unrolled constant: it folds away. */
+template <class F> __host__ __device__ constexpr int fixed_tap(int r, int c, int wr, int j)
+{
+    int kh = r - (F::J0 + wr) * F::S + F::P, kw = c - (F::J0 + j) * F::S + F::P;
+    return kh < 0 || kh >= F::K || kw < 0 || kw >= F::K ? -1 : kh * F::K + kw;
+}
+
 /* Asks for the line at p into L1 ahead of its load (no register waits on it); nothing on a CPU. */
 __host__ __device__ __forceinline__ void fixed_prefetch(const void *p)
 {
@@ -1307,9 +1316,8 @@ __host__ __device__ __forceinline__ void fixed_backward_thread(const T *__restri
                 for (int wr = 0; wr < F::NH; wr++)
 #pragma unroll
                     for (int j = 0; j < F::NW; j++) {
-                        int kh = r - (F::J0 + wr) * F::S + F::P, kw = c - (F::J0 + j) * F::S + F::P;
-                        if (kh < 0 || kh >= F::K || kw < 0 || kw >= F::K) continue;
-                        if (MODE == FIXED_AVG || at[wr][j] == kh * F::K + kw) sum[c] += gr[wr][j];
+                        int k = fixed_tap<F>(r, c, wr, j);
+                        if (k >= 0 && (MODE == FIXED_AVG || at[wr][j] == k)) sum[c] += gr[wr][j];
                     }
             }
             T *row = dxp + ih * (int)a.xs[2];
@@ -1518,12 +1526,12 @@ __host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__
                 for (int wr = 0; wr < F::NH; wr++)
 #pragma unroll
                     for (int j = 0; j < F::NW; j++) {
-                        int kh = r - (F::J0 + wr) * F::S + F::P, kw = cc - (F::J0 + j) * F::S + F::P;
-                        if (kh < 0 || kh >= F::K || kw < 0 || kw >= F::K) continue;
+                        int k = fixed_tap<F>(r, cc, wr, j);
+                        if (k < 0) continue;
 #pragma unroll
                         for (int q = 0; q < 4; q++) {
                             uint32_t m = __heq2_mask(fixed_unbits<P>(at[wr][j][q]),
-                                                     fixed_unbits<P>(fixed_pos_bits<T>(kh * F::K + kw)));
+                                                     fixed_unbits<P>(fixed_pos_bits<T>(k)));
                             T h[2];
                             uint32_t b = fixed_bits(gr[wr][j][q]) & m;
                             memcpy(h, &b, 4);
