@@ -279,7 +279,8 @@ TEST(pooling_channel_tails)
 
 /* Forward and backward of each case, every float type and mode, NCHW and NHWC alike: the
    forward blends (beta 0.5) on the cases of parity `blended`, the backward on the others; the
-   forward's alpha is odd_alpha on the odd cases, 1 elsewhere. */
+   forward's alpha is odd_alpha on the odd cases, 1 elsewhere; the backward's odd_alpha on every
+   other case it does not blend (alpha 1 without blending has kernels of its own). */
 static void check_kernel_edges(const struct pcase *cases, size_t n, size_t blended, double odd_alpha)
 {
     for (size_t ti = 0; ti < TLEN(float_types); ti++)
@@ -290,7 +291,8 @@ static void check_kernel_edges(const struct pcase *cases, size_t n, size_t blend
                     bool fwd_blends = k % 2 == blended;
                     if (!check_forward(float_types[ti], modes[m], &cases[k], lay, lay, k % 2 ? odd_alpha : 1.0,
                                        fwd_blends ? 0.5 : 0.0) ||
-                        !check_backward(float_types[ti], modes[m], &cases[k], lay, lay, 1.0, fwd_blends ? 0.0 : 0.5))
+                        !check_backward(float_types[ti], modes[m], &cases[k], lay, lay,
+                                        fwd_blends && k % 4 == blended ? odd_alpha : 1.0, fwd_blends ? 0.0 : 0.5))
                         return;
                 }
 }

@@ -16,8 +16,10 @@
      reduce   each block sums, for its slots over its split of the rows, two quantities:
               statistics: x - shift and (x - shift)^2, where shift is the slot's first x (all
               blocks use the same, so partial sums just add; the shift keeps the variance free
-              of cancellation); gradient: dp and dp * (x - mean). Partials go to the workspace
-              (or the handle's scratch, cuda/scratch.cuh), [2][splits][slots];
+              of cancellation); gradient: dp and dp * (x - mean) about the saved mean; backward
+              without saved statistics: all four in one pass, dp * (x - shift) for the gradient
+              (Pass). Partials go to the workspace (or the handle's scratch, cuda/scratch.cuh),
+              [2 or 4][splits][slots];
      finish   up to FINISH_LANES threads per slot add the splits' partials (a few each, loads in
               flight together), in a fixed order, and one derives what the slot needs (mean, 1/std, saved and running statistics, the
               parameter gradients), then the slot's coefficients of the element pass;
@@ -31,15 +33,21 @@
    kernels of their own, so that the plain kernels hold no registers for the activation (no
    spills: check with -Xptxas -v). Channels-first kernels run several waves of (channel, split)
    blocks. Forward training moves x twice and y once; backward x and dy
-   twice, dx once: the element pass visits the work in the reverse order of the reduction, so
+   twice, dx once (without saved statistics too: the statistics come with the gradient sums, at
+   one row of x and dy in flight a round for 16-bit vectors, for the registers of the four sums):
+   the element pass visits the work in the reverse order of the reduction, so
    that what the reduction read last is still in L2 when the element pass starts.
 
    Measured on an H200 (64x256x56x56, copy ceiling 4.18 TB/s; bytes = tensor passes above):
    fp32 NCHW: inference 3.88 TB/s, training 3.67, backward 3.88. fp16 NHWC before the flat
    entry (4 vectors in flight, per-row division, spills in the 16-bit gradient kernels):
    inference 3.32, training 2.99, backward 2.91; with 3 blocks per SM (bench, later): inference
-   0.063 ms, training 0.101, backward 0.151. The rows kernels at 4-5 blocks per SM with 4 vectors
-   in flight are not measured yet. */
+   0.063 ms, training 0.101, backward 0.151; the rows kernels at 4-5 blocks per SM with 4 vectors
+   in flight (fourth session): 0.0583, 0.1003, 0.1455. Every rows block issues its first round's loads before its
+   prologue (the shift or mean of a reduction, the coefficients of a plain float-compute element
+   pass), and the finish loads a slot's operands before its partials, so that no latency waits
+   alone: 16-bit inference 0.0583 -> 0.0553 ms (84% -> 89% of copy), training 0.1003 -> 0.0983 ms,
+   the rest unchanged within 1% (bench, fifth session). */
 #include "core/reasons.h"
 #include "cuda/check.cuh"
 #include "cuda/scratch.cuh"
@@ -55,6 +63,13 @@ namespace {
 
 enum { T_X, T_Y, T_Z, T_DY, T_DX, T_DZ, T_RES, NTENS };
 enum Kind { FLAT, CHANNELS_LAST, CHANNELS_FIRST, STRIDED };
+/* What a reduction sums (see the top): the statistics, the gradient sums about the saved mean, or
+   both in one pass (backward without saved statistics), the gradient's about the shift. */
+enum Pass { P_STATS, P_GRAD, P_BOTH };
+/* partial sums a slot's block writes */
+template <int P> struct Sums {
+    static const int N = P == P_BOTH ? 4 : 2;
+};
 
 const int THREADS = 256;
 const int MIN_BLOCKS = 3; /* resident per SM: __launch_bounds__ caps the registers for it */
@@ -162,6 +177,7 @@ struct SlotMap {
    the row's offset. */
 struct LayRows {
     typedef int64_t Pos;
+    static const bool WHOLE = false; /* see LayFlat */
     uint32_t S;
     int64_t sN, sS;
     __device__ __forceinline__ Pos pos(uint32_t r) const
@@ -176,6 +192,9 @@ struct LayRows {
    slot j of row r at r * sR + j; no division per row. */
 struct LayFlat {
     typedef int64_t Pos;
+    /* K is whole vectors: a thread has all V lanes or none, so that its loads and stores need no
+       test of the lanes it has (lanes()) */
+    static const bool WHOLE = true;
     int64_t sR;
     __device__ __forceinline__ Pos pos(uint32_t r) const { return (int64_t)r * sR; }
     __device__ __forceinline__ int64_t at(Pos p, int, uint32_t j) const { return p + j; }
@@ -185,6 +204,7 @@ struct LayFlat {
    position is the row number. */
 struct LayStrided {
     typedef uint32_t Pos;
+    static const bool WHOLE = false;
     int nr, ns;
     uint32_t rext[5], sext[4]; /* innermost first */
     int64_t rstr[NTENS][5], sstr[NTENS][4];
@@ -203,6 +223,14 @@ struct LayStrided {
         return o;
     }
 };
+
+/* The lanes of a rows thread that has n > 0 of them: all V where the layout says so, a constant.
+   The element passes and P_BOTH use it; the other reductions keep n (ptxas: the 16-bit P_GRAD
+   one then spilled). */
+template <class L, int V> __device__ __forceinline__ int lanes(int n)
+{
+    return L::WHOLE ? V : n;
+}
 
 /* Channels first: element i of channel c at c * sC + (i / S) * sN + i % S in every tensor. */
 struct LayChan {
@@ -227,18 +255,18 @@ template <typename T> struct Args {
     int act_mode, act_nan;
     bool act;
     SlotMap sm;
-    C *part, *shift, *mean_s, *invstd_s, *coef; /* scratch, dense by slot */
+    C *part, *shift, *coef; /* scratch, dense by slot */
     int G;              /* blocks along y: row strides, or channel splits */
     uint32_t per_split; /* channels first: elements per split */
     uint32_t chunk, nchunks; /* rows kernels: rows per chunk (ROWS * ty) and their count */
     int tx, ty;
 };
 
-/* The mean a backward slot uses: the saved one, or the one the statistics pass left. */
+/* The saved mean of slot j: the reference of the gradient sums of P_GRAD (the others' is the
+   shift, the slot's first x). */
 template <typename T>
-__device__ __forceinline__ typename ocd_compute<T>::type slot_mean(const Args<T> &a, uint32_t j)
+__device__ __forceinline__ typename ocd_compute<T>::type saved_mean_of(const Args<T> &a, uint32_t j)
 {
-    if (a.saved_mean == NULL) return a.mean_s[j];
     int64_t po, so;
     a.sm.offsets(j, po, so);
     return a.saved_mean[so];
@@ -272,25 +300,27 @@ __device__ __forceinline__ void unpack_dp(const Args<T> &a, const GradChunk<T, V
     }
 }
 
-/* Adds one chunk of x (and the gradient inputs) to the lanes' sums. */
-template <typename T, int V, bool GRAD, bool ACT>
+/* Adds one chunk of x (and the gradient inputs) to the lanes' sums s[q] (Sums<P>::N of them):
+   d = x - ref, the statistics d and d^2, the gradient's dp and dp * d, both all four. */
+template <typename T, int V, int P, bool ACT>
 __device__ __forceinline__ void accumulate(const Args<T> &a, const Chunk<T, V> &xc, const GradChunk<T, V> &gc,
                                            const typename ocd_compute<T>::type ref[V],
-                                           typename ocd_compute<T>::type s1[V], typename ocd_compute<T>::type s2[V])
+                                           typename ocd_compute<T>::type (&s)[Sums<P>::N][V])
 {
     typedef typename ocd_compute<T>::type C;
     C xv[V], dp[V];
     unpack(xc, xv);
-    if (GRAD) unpack_dp<ACT>(a, gc, dp);
+    if (P != P_STATS) unpack_dp<ACT>(a, gc, dp);
 #pragma unroll
     for (int i = 0; i < V; i++) {
-        if (!GRAD) {
-            C d = xv[i] - ref[i];
-            s1[i] += d;
-            s2[i] += d * d;
-        } else {
-            s1[i] += dp[i];
-            s2[i] += dp[i] * (xv[i] - ref[i]);
+        const C d = xv[i] - ref[i];
+        if (P != P_GRAD) {
+            s[0][i] += d;
+            s[1][i] += d * d;
+        }
+        if (P != P_STATS) {
+            s[Sums<P>::N - 2][i] += dp[i];
+            s[Sums<P>::N - 1][i] += dp[i] * d;
         }
     }
 }
@@ -299,7 +329,7 @@ __device__ __forceinline__ void accumulate(const Args<T> &a, const Chunk<T, V> &
    each of x and dy; the backward element pass of 8-lane vectors keeps 24 coefficients in
    registers and takes one. */
 template <bool TWO_INPUTS, bool MANY_COEFS, int V> struct Rounds {
-    static const int U = !TWO_INPUTS ? 4 : MANY_COEFS && V >= 8 ? 1 : 2;
+    static const int U = !TWO_INPUTS ? 4 : MANY_COEFS && V >= 8 ? 1 : 2; /* MANY_COEFS: or sums */
 };
 
 /* Rows kernels: rows a thread takes per round, all their loads issued before any is used: 4
@@ -315,74 +345,104 @@ template <bool TWO_INPUTS, bool ACT, bool REDUCE> struct RowRounds {
     static const int BLOCKS = ACT ? MIN_BLOCKS : REDUCE ? ROW_REDUCE_BLOCKS : ROW_APPLY_BLOCKS;
 };
 
+/* Row u of round u0 of a rows thread's chunk that starts at r0 (its first row): REVERSE for the
+   element passes, which visit the rows in the reverse order of the reductions (see the top). */
+template <bool REVERSE>
+__device__ __forceinline__ uint32_t round_row(uint32_t r0, int u0, int u, int ty)
+{
+    return r0 + (uint32_t)(REVERSE ? ROWS - 1 - u0 - u : u0 + u) * ty;
+}
+
+/* The loads of one round of a rows kernel, n (> 0) lanes a row, all issued before any is used;
+   ok[u] says which rows exist. */
+template <bool STREAM, bool REVERSE, bool GRAD, bool ACT, int U, typename T, int V, class L>
+__device__ __forceinline__ void load_round(const L &lay, const Args<T> &a, uint32_t r0, int u0, uint32_t j0, int n,
+                                           Chunk<T, V> (&xc)[U], GradChunk<T, V> (&gc)[U], bool (&ok)[U])
+{
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const uint32_t r = round_row<REVERSE>(r0, u0, u, a.ty);
+        ok[u] = r < a.M;
+        if (!ok[u]) continue;
+        const typename L::Pos p = lay.pos(r);
+        load_chunk<STREAM>(a.x + lay.at(p, T_X, j0), n, xc[u]);
+        if (GRAD) load_grad<STREAM, ACT>(a, lay.at(p, T_DY, j0), a.res ? lay.at(p, T_RES, j0) : 0, n, gc[u]);
+    }
+}
+
 /* ---- reduce ---------------------------------------------------------------------------------- */
 
 /* The rows reductions. ACT as for load_grad: the gradient pass has a kernel for the fused
-   activation and one without (whose pre-activation loads would otherwise hold registers). */
-template <typename T, int V, bool GRAD, bool ACT, class L>
-__global__ void __launch_bounds__(THREADS, (RowRounds<GRAD, ACT, true>::BLOCKS))
+   activation and one without (whose pre-activation loads would otherwise hold registers). The
+   first round's loads are issued before the shift (or mean) is read, so that their latencies
+   overlap; each later chunk's first round after the previous chunk's last. */
+template <typename T, int V, int P, bool ACT, class L>
+__global__ void __launch_bounds__(THREADS, (RowRounds<P != P_STATS, ACT, true>::BLOCKS))
 k_reduce_rows(const L lay, const Args<T> a)
 {
     typedef typename ocd_compute<T>::type C;
-    const int U = RowRounds<GRAD, ACT, true>::U;
-    __shared__ C sh1[THREADS * V], sh2[THREADS * V];
+    const bool GRAD = P != P_STATS;
+    /* P_BOTH of 16-bit vectors: one row a round, for the registers of the four sums of 8 lanes */
+    constexpr bool ONE_ROW = P == P_BOTH && V >= 8;
+    const int U = ONE_ROW ? 1 : RowRounds<GRAD, ACT, true>::U, NS = Sums<P>::N;
+    __shared__ C sh[NS][THREADS * V];
     const int tx = threadIdx.x, ty = threadIdx.y, width = a.tx * V;
     const uint32_t j0 = (blockIdx.x * a.tx + tx) * V;
     const int n = j0 < a.K ? min(V, (int)(a.K - j0)) : 0;
-    C ref[V], s1[V], s2[V]; /* indexed by constants only (unrolled loops): kept in registers */
+    C ref[V], sum[NS][V]; /* indexed by constants only (unrolled loops): kept in registers */
 #pragma unroll
-    for (int i = 0; i < V; i++) ref[i] = s1[i] = s2[i] = 0;
+    for (int i = 0; i < V; i++) {
+        ref[i] = 0;
+#pragma unroll
+        for (int q = 0; q < NS; q++) sum[q][i] = 0;
+    }
     if (n > 0) {
-        if (!GRAD) load_lanes<false, T, V>(a.x + lay.at(lay.pos(0), T_X, j0), n, ref);
-        else
-#pragma unroll
-            for (int i = 0; i < V; i++)
-                if (i < n) ref[i] = slot_mean(a, j0 + i);
+        bool first = true;
         for (uint32_t chunk = blockIdx.y; chunk < a.nchunks; chunk += gridDim.y) {
             const uint32_t r0 = chunk * a.chunk + ty;
-#pragma unroll
+            /* ONE_ROW: one round at a time, so that the scheduler does not hoist the next round's
+               loads into the registers of the four sums (ptxas: it spilled) */
+#pragma unroll(ONE_ROW ? 1 : ROWS)
             for (int u0 = 0; u0 < ROWS; u0 += U) {
                 Chunk<T, V> xc[U];
                 GradChunk<T, V> gc[U];
                 bool ok[U];
+                load_round<false, false, GRAD, ACT>(lay, a, r0, u0, j0, P == P_BOTH ? lanes<L, V>(n) : n, xc, gc, ok);
+                if (u0 == 0 && first) {
+                    first = false;
+                    if (P != P_GRAD) load_lanes<false, T, V>(a.x + lay.at(lay.pos(0), T_X, j0), n, ref);
+                    else
 #pragma unroll
-                for (int u = 0; u < U; u++) { /* the loads of the round first, all in flight */
-                    const uint32_t r = r0 + (u0 + u) * a.ty;
-                    ok[u] = r < a.M;
-                    if (!ok[u]) continue;
-                    const typename L::Pos p = lay.pos(r);
-                    load_chunk<false>(a.x + lay.at(p, T_X, j0), n, xc[u]);
-                    if (GRAD) load_grad<false, ACT>(a, lay.at(p, T_DY, j0), a.res ? lay.at(p, T_RES, j0) : 0, n, gc[u]);
+                        for (int i = 0; i < V; i++)
+                            if (i < n) ref[i] = saved_mean_of(a, j0 + i);
                 }
 #pragma unroll
                 for (int u = 0; u < U; u++)
-                    if (ok[u]) accumulate<T, V, GRAD, ACT>(a, xc[u], gc[u], ref, s1, s2);
+                    if (ok[u]) accumulate<T, V, P, ACT>(a, xc[u], gc[u], ref, sum);
             }
         }
     }
     const int base = ty * width + tx * V;
 #pragma unroll
-    for (int i = 0; i < V; i++) {
-        sh1[base + i] = s1[i];
-        sh2[base + i] = s2[i];
-    }
+    for (int i = 0; i < V; i++)
+#pragma unroll
+        for (int q = 0; q < NS; q++) sh[q][base + i] = sum[q][i];
     __syncthreads();
     for (int stride = a.ty / 2; stride > 0; stride >>= 1) {
         if (ty < stride)
 #pragma unroll
-            for (int i = 0; i < V; i++) {
-                sh1[base + i] += sh1[base + stride * width + i];
-                sh2[base + i] += sh2[base + stride * width + i];
-            }
+            for (int i = 0; i < V; i++)
+#pragma unroll
+                for (int q = 0; q < NS; q++) sh[q][base + i] += sh[q][base + stride * width + i];
         __syncthreads();
     }
     if (ty != 0) return;
 #pragma unroll
     for (int i = 0; i < V; i++) {
         if (i >= n) break;
-        a.part[(size_t)blockIdx.y * a.K + j0 + i] = sh1[base + i];
-        a.part[((size_t)a.G + blockIdx.y) * a.K + j0 + i] = sh2[base + i];
-        if (!GRAD && blockIdx.y == 0) a.shift[j0 + i] = ref[i];
+#pragma unroll
+        for (int q = 0; q < NS; q++) a.part[((size_t)q * a.G + blockIdx.y) * a.K + j0 + i] = sh[q][base + i];
+        if (P != P_GRAD && blockIdx.y == 0) a.shift[j0 + i] = ref[i];
     }
 }
 
@@ -399,19 +459,21 @@ template <typename C> __device__ __forceinline__ C block_sum(C v, C *shared)
     return v;
 }
 
-template <typename T, int V, bool GRAD>
+template <typename T, int V, int P>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_reduce_chan(const LayChan lay, const Args<T> a)
 {
     typedef typename ocd_compute<T>::type C;
-    const int U = Rounds<GRAD, false, V>::U;
+    const bool GRAD = P != P_STATS;
+    const int U = Rounds<GRAD, P == P_BOTH, V>::U, NS = Sums<P>::N;
     __shared__ C shared[THREADS / 32];
     const uint32_t c = blockIdx.x, i0 = blockIdx.y * a.per_split, i1 = min(a.M, i0 + a.per_split);
-    C ref[V], s1[V], s2[V];
-    const C r0 = GRAD ? slot_mean(a, c) : ocd_cuda_load(a.x + lay.off(c, 0));
+    C ref[V], sum[NS][V];
+    const C r0 = P == P_GRAD ? saved_mean_of(a, c) : ocd_cuda_load(a.x + lay.off(c, 0));
 #pragma unroll
     for (int k = 0; k < V; k++) {
         ref[k] = r0;
-        s1[k] = s2[k] = 0;
+#pragma unroll
+        for (int q = 0; q < NS; q++) sum[q][k] = 0;
     }
     for (uint32_t i = i0 + threadIdx.x * V; i < i1; i += THREADS * V * U) {
         Chunk<T, V> xc[U];
@@ -428,100 +490,135 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_reduce_chan(const LayCh
         }
 #pragma unroll
         for (int u = 0; u < U; u++)
-            if (ok[u]) accumulate<T, V, GRAD, true>(a, xc[u], gc[u], ref, s1, s2);
+            if (ok[u]) accumulate<T, V, P, true>(a, xc[u], gc[u], ref, sum);
     }
-    C t1 = 0, t2 = 0;
 #pragma unroll
-    for (int k = 0; k < V; k++) {
-        t1 += s1[k];
-        t2 += s2[k];
+    for (int q = 0; q < NS; q++) {
+        C t = 0;
+#pragma unroll
+        for (int k = 0; k < V; k++) t += sum[q][k];
+        t = block_sum(t, shared);
+        if (threadIdx.x == 0) a.part[((size_t)q * a.G + blockIdx.y) * a.K + c] = t;
     }
-    t1 = block_sum(t1, shared);
-    t2 = block_sum(t2, shared);
-    if (threadIdx.x != 0) return;
-    a.part[(size_t)blockIdx.y * a.K + c] = t1;
-    a.part[((size_t)a.G + blockIdx.y) * a.K + c] = t2;
-    if (!GRAD && blockIdx.y == 0) a.shift[c] = r0;
+    if (P != P_GRAD && threadIdx.x == 0 && blockIdx.y == 0) a.shift[c] = r0;
 }
 
 /* ---- finish ---------------------------------------------------------------------------------- */
 
-/* STATS_ONLY: backward without saved statistics keeps mean and 1/std in the scratch. A block is
-   blockDim.y lanes (a power of two) times blockDim.x slots: lane l adds partials l, l + lanes, ...
-   (up to FINISH_PER_LANE of them, all loads in flight), then the lanes' sums meet in a tree: a
-   fixed order, so results depend only on the splits. */
-template <typename T, bool GRAD, bool STATS_ONLY>
+/* The operands of a slot's finish, other than its partials: loaded before the partials are
+   added, so that their latencies overlap (after, each waited for the stores before it). */
+template <typename C> struct SlotOps {
+    int64_t po, so;
+    C shift, scale, bias, run_mean, run_var; /* statistics */
+    C mean, invstd, dscale, dbias;           /* gradient (scale too) */
+};
+
+template <typename T, int P>
+__device__ __forceinline__ void load_slot_ops(const Args<T> &a, uint32_t j, SlotOps<typename ocd_compute<T>::type> &s)
+{
+    a.sm.offsets(j, s.po, s.so);
+    s.shift = s.scale = s.bias = s.run_mean = s.run_var = s.mean = s.invstd = s.dscale = s.dbias = 0;
+    s.scale = a.scale[s.po];
+    if (P != P_GRAD) s.shift = a.shift[j];
+    if (P == P_STATS) {
+        s.bias = a.bias[s.po];
+        if (a.run_mean && a.factor != 1) { /* a factor of 1 does not read the old values */
+            s.run_mean = a.run_mean[s.so];
+            s.run_var = a.run_var[s.so];
+        }
+        return;
+    }
+    if (P == P_GRAD) {
+        s.mean = a.saved_mean[s.so];
+        s.invstd = a.saved_invstd[s.so];
+    }
+    if (a.beta_p != 0) {
+        s.dscale = a.dscale[s.po];
+        s.dbias = a.dbias[s.po];
+    }
+}
+
+/* A block is blockDim.y lanes (a power of two) times blockDim.x slots: lane l adds partials l,
+   l + lanes, ... (up to FINISH_PER_LANE of them, all loads in flight), then the lanes' sums meet
+   in a tree: a fixed order, so results depend only on the splits. P_BOTH derives the statistics
+   and then the gradient sums about the mean: sum dp * (x - mean) = sum dp * (x - shift) -
+   (mean - shift) * sum dp. */
+template <typename T, int P>
 __global__ void __launch_bounds__(FINISH_THREADS) k_finish(const Args<T> a)
 {
     typedef typename ocd_compute<T>::type C;
-    __shared__ C sh1[FINISH_THREADS], sh2[FINISH_THREADS];
+    const int NS = Sums<P>::N;
+    __shared__ C sh[NS][FINISH_THREADS];
     const int tx = threadIdx.x, ty = threadIdx.y, slots = blockDim.x, at = ty * slots + tx;
     const uint32_t j = blockIdx.x * slots + tx;
-    C s1 = 0, s2 = 0;
+    SlotOps<C> op;
+    if (ty == 0 && j < a.K) load_slot_ops<T, P>(a, j, op);
+    C s[NS];
+#pragma unroll
+    for (int q = 0; q < NS; q++) s[q] = 0;
     if (j < a.K)
 #pragma unroll FINISH_PER_LANE
-        for (int g = ty; g < a.G; g += blockDim.y) {
-            s1 += a.part[(size_t)g * a.K + j];
-            s2 += a.part[((size_t)a.G + g) * a.K + j];
-        }
-    sh1[at] = s1;
-    sh2[at] = s2;
+        for (int g = ty; g < a.G; g += blockDim.y)
+#pragma unroll
+            for (int q = 0; q < NS; q++) s[q] += a.part[((size_t)q * a.G + g) * a.K + j];
+#pragma unroll
+    for (int q = 0; q < NS; q++) sh[q][at] = s[q];
     __syncthreads();
     for (int stride = blockDim.y / 2; stride > 0; stride >>= 1) {
-        if (ty < stride) {
-            sh1[at] += sh1[at + stride * slots];
-            sh2[at] += sh2[at + stride * slots];
-        }
+        if (ty < stride)
+#pragma unroll
+            for (int q = 0; q < NS; q++) sh[q][at] += sh[q][at + stride * slots];
         __syncthreads();
     }
     if (ty != 0 || j >= a.K) return;
-    s1 = sh1[tx];
-    s2 = sh2[tx];
-    int64_t po, so;
-    a.sm.offsets(j, po, so);
+    const int64_t po = op.po, so = op.so;
     const C m = (C)a.M;
-    if (!GRAD) {
-        C d = s1 / m, mean = a.shift[j] + d, var = max(s2 / m - d * d, (C)0);
-        C invstd = inv_sqrt(var + (C)a.eps);
-        if (STATS_ONLY) {
-            a.mean_s[j] = mean;
-            a.invstd_s[j] = invstd;
+    C mean = op.mean, invstd = op.invstd, sdp = 0, sdpx = 0;
+    if (P != P_GRAD) {
+        const C s1 = sh[0][tx], s2 = sh[1][tx];
+        C d = s1 / m, var = max(s2 / m - d * d, (C)0);
+        mean = op.shift + d;
+        invstd = inv_sqrt(var + (C)a.eps);
+        if (P == P_BOTH) {
+            sdp = sh[2][tx];
+            sdpx = sh[3][tx] - d * sdp;
+        } else {
+            if (a.save_mean) {
+                a.save_mean[so] = mean;
+                a.save_invstd[so] = invstd;
+            }
+            if (a.run_mean) {
+                /* the running variance is the unbiased one */
+                C f = (C)a.factor, unbiased = a.M > 1 ? var * m / (m - 1) : var;
+                C rm = f * mean, rv = f * unbiased;
+                if (a.factor != 1) {
+                    rm += (1 - f) * op.run_mean;
+                    rv += (1 - f) * op.run_var;
+                }
+                a.run_mean[so] = rm;
+                a.run_var[so] = rv;
+            }
+            C sc = op.scale * invstd;
+            a.coef[j] = sc;
+            a.coef[a.K + j] = op.bias - mean * sc;
             return;
         }
-        if (a.save_mean) {
-            a.save_mean[so] = mean;
-            a.save_invstd[so] = invstd;
-        }
-        if (a.run_mean) {
-            /* the running variance is the unbiased one; a factor of 1 does not read the old values */
-            C f = (C)a.factor, unbiased = a.M > 1 ? var * m / (m - 1) : var;
-            C rm = f * mean, rv = f * unbiased;
-            if (a.factor != 1) {
-                rm += (1 - f) * a.run_mean[so];
-                rv += (1 - f) * a.run_var[so];
-            }
-            a.run_mean[so] = rm;
-            a.run_var[so] = rv;
-        }
-        C sc = a.scale[po] * invstd;
-        a.coef[j] = sc;
-        a.coef[a.K + j] = a.bias[po] - mean * sc;
     } else {
-        C mean = a.saved_mean ? a.saved_mean[so] : a.mean_s[j];
-        C invstd = a.saved_invstd ? a.saved_invstd[so] : a.invstd_s[j];
-        C ds = a.alpha_p * (s2 * invstd), db = a.alpha_p * s1;
-        if (a.beta_p != 0) {
-            ds += a.beta_p * a.dscale[po];
-            db += a.beta_p * a.dbias[po];
-        }
-        a.dscale[po] = ds;
-        a.dbias[po] = db;
-        C A, B, Cc, sc = a.scale[po];
-        OCD_BN_BACKWARD_COEFS(C, mean, invstd, sc, a.M, s1, s2, A, B, Cc);
-        a.coef[j] = A;
-        a.coef[a.K + j] = B;
-        a.coef[2 * a.K + j] = Cc;
+        sdp = sh[0][tx];
+        sdpx = sh[1][tx];
     }
+    C ds = a.alpha_p * (sdpx * invstd), db = a.alpha_p * sdp;
+    if (a.beta_p != 0) {
+        ds += a.beta_p * op.dscale;
+        db += a.beta_p * op.dbias;
+    }
+    a.dscale[po] = ds;
+    a.dbias[po] = db;
+    C A, B, Cc;
+    OCD_BN_BACKWARD_COEFS(C, mean, invstd, op.scale, a.M, sdp, sdpx, A, B, Cc);
+    a.coef[j] = A;
+    a.coef[a.K + j] = B;
+    a.coef[2 * a.K + j] = Cc;
 }
 
 /* ---- apply ----------------------------------------------------------------------------------- */
@@ -610,17 +707,12 @@ __device__ __forceinline__ void apply_chunk(const Args<T> &a, const Offs &o, int
     }
 }
 
-/* The rows element passes. The coefficients of the block's a.tx * V (<= THREADS) lanes are
-   computed once into shared memory and read at each use, so that the registers go to loads in
-   flight. ACT as for load_grad: a kernel for the fused ops (z, the activation, the reserve space)
-   and one without. */
-template <typename T, int V, bool BWD, bool ACT, class L>
-__global__ void __launch_bounds__(THREADS, (RowRounds<BWD, ACT, false>::BLOCKS))
-k_apply_rows(const L lay, const Args<T> a)
+/* The coefficients of a rows block's a.tx * V (<= THREADS) lanes, into shared memory (3 arrays
+   of THREADS), for the whole block: every thread calls it. */
+template <typename T, int V, bool BWD>
+__device__ __forceinline__ void block_coefs(const Args<T> &a, typename ocd_compute<T>::type *coefs)
 {
     typedef typename ocd_compute<T>::type C;
-    const int U = RowRounds<BWD, ACT, false>::U;
-    __shared__ __align__(16) C coefs[3 * THREADS];
     const int width = a.tx * V, t = threadIdx.y * a.tx + threadIdx.x;
     if (t < width) {
         const uint32_t j = blockIdx.x * width + t;
@@ -631,30 +723,51 @@ k_apply_rows(const L lay, const Args<T> a)
         coefs[2 * THREADS + t] = c[2];
     }
     __syncthreads();
+}
+
+/* The rows element passes. The coefficients of the block's lanes are computed once into shared
+   memory (block_coefs) and read at each use, so that the registers go to loads in flight; the
+   plain float-compute kernels issue their first round's loads before that, so that the block has
+   loads in flight while it computes them (a block has one chunk, mostly: this was most of its
+   wait). ACT as for load_grad: a kernel for the fused ops (z, the activation, the reserve space)
+   and one without. */
+template <typename T, int V, bool BWD, bool ACT, class L>
+__global__ void __launch_bounds__(THREADS, (RowRounds<BWD, ACT, false>::BLOCKS))
+k_apply_rows(const L lay, const Args<T> a)
+{
+    typedef typename ocd_compute<T>::type C;
+    const int U = RowRounds<BWD, ACT, false>::U;
+    /* early coefficients: only where the loads in flight leave them the registers (ptxas: the
+       double and fused-op kernels would spill) */
+    const bool EARLY = !ACT && sizeof(C) == 4;
+    __shared__ __align__(16) C coefs[3 * THREADS];
     const uint32_t j0 = (blockIdx.x * a.tx + threadIdx.x) * V;
-    if (j0 >= a.K) return;
-    const int n = min(V, (int)(a.K - j0));
+    const int n = j0 < a.K ? min(V, (int)(a.K - j0)) : 0;
     const C *cs = coefs + threadIdx.x * V;
-    /* the chunks, and the rows in them, in the reverse order of the reduction: see the top */
+    if (!EARLY) {
+        block_coefs<T, V, BWD>(a, coefs);
+        if (n == 0) return;
+    }
+    /* the chunks, and the rows in them, in the reverse order of the reduction: see the top;
+       gridDim.y <= a.nchunks, so that every block meets the coefficients' barrier */
+    bool first = true;
     for (int64_t chunk = (int64_t)a.nchunks - 1 - blockIdx.y; chunk >= 0; chunk -= gridDim.y) {
         const uint32_t r0 = (uint32_t)chunk * a.chunk + threadIdx.y;
 #pragma unroll
         for (int u0 = 0; u0 < ROWS; u0 += U) {
             Chunk<T, V> xc[U];
             GradChunk<T, V> gc[U];
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const uint32_t r = r0 + (ROWS - 1 - u0 - u) * a.ty;
-                if (r >= a.M) continue;
-                const typename L::Pos p = lay.pos(r);
-                load_chunk<true>(a.x + lay.at(p, T_X, j0), n, xc[u]);
-                if (BWD) load_grad<true, ACT>(a, lay.at(p, T_DY, j0), a.res ? lay.at(p, T_RES, j0) : 0, n, gc[u]);
+            bool ok[U] = {};
+            if (n > 0) load_round<true, true, BWD, ACT>(lay, a, r0, u0, j0, lanes<L, V>(n), xc, gc, ok);
+            if (EARLY && u0 == 0 && first) {
+                first = false;
+                block_coefs<T, V, BWD>(a, coefs);
+                if (n == 0) return;
             }
 #pragma unroll
             for (int u = 0; u < U; u++) { /* positions recomputed: cheaper than keeping registers */
-                const uint32_t r = r0 + (ROWS - 1 - u0 - u) * a.ty;
-                if (r >= a.M) continue;
-                const typename L::Pos p = lay.pos(r);
+                if (!ok[u]) continue;
+                const typename L::Pos p = lay.pos(round_row<true>(r0, u0, u, a.ty));
                 const Offs o = {lay.at(p, BWD ? T_DX : T_Y, j0), lay.at(p, BWD ? T_DZ : T_Z, j0),
                                 a.res ? lay.at(p, T_RES, j0) : 0};
                 C c0[V], c1[V], c2[V];
@@ -664,7 +777,7 @@ k_apply_rows(const L lay, const Args<T> a)
                     c1[i] = cs[THREADS + i];
                     c2[i] = BWD ? cs[2 * THREADS + i] : (C)0;
                 }
-                apply_chunk<T, V, BWD, ACT>(a, o, n, xc[u], gc[u], c0, c1, c2);
+                apply_chunk<T, V, BWD, ACT>(a, o, lanes<L, V>(n), xc[u], gc[u], c0, c1, c2);
             }
         }
     }
@@ -901,8 +1014,10 @@ const char *make_plan(cudnnHandle_t h, const struct ocd_bn_problem *p, Kind kind
     }
     if (p->dir != OCD_BN_INFERENCE) {
         size_t cs = p->dtype == CUDNN_DATA_DOUBLE ? 8 : 4;
-        /* partials [2][G][K], shift, mean and 1/std, coefficients [3][K] */
-        pl->workspace = round_up((size_t)(2 * (int64_t)pl->G + 6) * (size_t)K * cs, 256);
+        /* partials [Sums::N][G][K] (backward: 4, for P_BOTH, whether or not this call has saved
+           statistics: the workspace query does not know), shift, coefficients [3][K] */
+        int64_t sums = p->dir == OCD_BN_BACKWARD ? Sums<P_BOTH>::N : Sums<P_STATS>::N;
+        pl->workspace = round_up((size_t)(sums * (int64_t)pl->G + 4) * (size_t)K * cs, 256);
     }
     return NULL;
 }
@@ -924,16 +1039,16 @@ template <typename T> struct Runner {
     static const int VEC = 16 / sizeof(T);
 
     /* The rows kernels on layout lay: see k_reduce_rows and k_apply_rows for ACT. */
-    template <int VV, bool GRAD, class L> void reduce_rows(const L &lay)
+    template <int VV, int P, class L> void reduce_rows(const L &lay)
     {
         const dim3 grid = rows_grid((unsigned)a.G), block(a.tx, a.ty);
-        if constexpr (GRAD) {
+        if constexpr (P != P_STATS) {
             if (a.act) {
-                k_reduce_rows<T, VV, true, true><<<grid, block, 0, h->stream>>>(lay, a);
+                k_reduce_rows<T, VV, P, true><<<grid, block, 0, h->stream>>>(lay, a);
                 return;
             }
         }
-        k_reduce_rows<T, VV, GRAD, false><<<grid, block, 0, h->stream>>>(lay, a);
+        k_reduce_rows<T, VV, P, false><<<grid, block, 0, h->stream>>>(lay, a);
     }
 
     /* ACT as for k_apply_rows: the plain kernel whenever no op is fused. */
@@ -945,20 +1060,20 @@ template <typename T> struct Runner {
     }
 
     /* The reduction kernel of the plan's kind, with V lanes a thread. */
-    template <bool GRAD> cudnnStatus_t reduce()
+    template <int P> cudnnStatus_t reduce()
     {
         const dim3 chan(a.K, a.G);
         switch (pl->kind) {
-        case FLAT: reduce_rows<VEC, GRAD>(pl->flat); break;
+        case FLAT: reduce_rows<VEC, P>(pl->flat); break;
         case CHANNELS_LAST:
-            if (V > 1) reduce_rows<VEC, GRAD>(pl->rows);
-            else reduce_rows<1, GRAD>(pl->rows);
+            if (V > 1) reduce_rows<VEC, P>(pl->rows);
+            else reduce_rows<1, P>(pl->rows);
             break;
         case CHANNELS_FIRST:
-            if (V > 1) k_reduce_chan<T, VEC, GRAD><<<chan, THREADS, 0, h->stream>>>(pl->chan, a);
-            else k_reduce_chan<T, 1, GRAD><<<chan, THREADS, 0, h->stream>>>(pl->chan, a);
+            if (V > 1) k_reduce_chan<T, VEC, P><<<chan, THREADS, 0, h->stream>>>(pl->chan, a);
+            else k_reduce_chan<T, 1, P><<<chan, THREADS, 0, h->stream>>>(pl->chan, a);
             break;
-        case STRIDED: reduce_rows<1, GRAD>(pl->strided); break;
+        case STRIDED: reduce_rows<1, P>(pl->strided); break;
         }
         OCD_CUDA_LAUNCHED();
         return CUDNN_STATUS_SUCCESS;
@@ -989,12 +1104,12 @@ template <typename T> struct Runner {
        wave on an H200 and 256 slots, 128 lanes (of 5 partials at most) and 128 blocks (where, at
        396 splits, 32 lanes and 8 blocks of 1024 threads took 7 us, each thread adding 13
        partials one after the other). */
-    template <bool GRAD, bool STATS_ONLY> cudnnStatus_t finish()
+    template <int P> cudnnStatus_t finish()
     {
         int lanes = 1;
         while (lanes < FINISH_LANES && (int64_t)lanes * FINISH_PER_LANE < a.G) lanes *= 2;
         const int slots = FINISH_THREADS / lanes;
-        k_finish<T, GRAD, STATS_ONLY><<<div_up(a.K, slots), dim3(slots, lanes), 0, h->stream>>>(a);
+        k_finish<T, P><<<div_up(a.K, slots), dim3(slots, lanes), 0, h->stream>>>(a);
         OCD_CUDA_LAUNCHED();
         return CUDNN_STATUS_SUCCESS;
     }
@@ -1006,24 +1121,24 @@ template <typename T> struct Runner {
             C *w = (C *)ws;
             size_t gk = (size_t)a.G * a.K;
             a.part = w;
-            a.shift = w + 2 * gk;
-            a.mean_s = a.shift + a.K;
-            a.invstd_s = a.mean_s + a.K;
-            a.coef = a.invstd_s + a.K;
+            a.shift = w + (p->dir == OCD_BN_BACKWARD ? Sums<P_BOTH>::N : Sums<P_STATS>::N) * gk;
+            a.coef = a.shift + a.K;
         }
         switch (p->dir) {
         case OCD_BN_INFERENCE: return apply<false>();
         case OCD_BN_TRAINING:
-            OCD_TRY(reduce<false>());
-            OCD_TRY((finish<false, false>()));
+            OCD_TRY(reduce<P_STATS>());
+            OCD_TRY(finish<P_STATS>());
             return apply<false>();
         case OCD_BN_BACKWARD:
+            /* without saved statistics, one pass sums them and the gradient's (P_BOTH) */
             if (p->saved_mean == NULL) {
-                OCD_TRY(reduce<false>());
-                OCD_TRY((finish<false, true>()));
+                OCD_TRY(reduce<P_BOTH>());
+                OCD_TRY(finish<P_BOTH>());
+            } else {
+                OCD_TRY(reduce<P_GRAD>());
+                OCD_TRY(finish<P_GRAD>());
             }
-            OCD_TRY(reduce<true>());
-            OCD_TRY((finish<true, false>()));
             return apply<true>();
         }
         return CUDNN_STATUS_SUCCESS;
