@@ -1,0 +1,1047 @@
+/* batchnorm.cuh: the normalization engine on CUDA (ops/batchnorm.h), in implementations that differ
+   only in how they walk the tensors:
+
+     channels last   the slots are the contiguous dimension (NHWC spatial; any dense x per
+                     activation): a block is TX threads along the slots, each holding V slots as
+                     one 16-byte vector, times TY threads along the rows (n and the spatial
+                     positions), so that every warp reads whole rows;
+     flat            its common case: the rows at one stride (packed NHWC), whole vectors and
+                     16-byte aligned pointers: the same kernels on a layout that finds a row
+                     with one multiply instead of a division (a separate entry);
+     channels first  spatial mode with the spatial dims contiguous (NCHW): a block serves one
+                     channel and its threads walk that channel's elements, V at a time;
+     strided         anything else: every tensor with its own strides, one slot per thread.
+
+   Every direction is at most three kernels, the reductions being two-level and atomic-free:
+     reduce   each block sums, for its slots over its split of the rows, two quantities:
+              statistics: x - shift and (x - shift)^2, where shift is the slot's first x (all
+              blocks use the same, so partial sums just add; the shift keeps the variance free
+              of cancellation); gradient: dp and dp * (x - mean) about the saved mean; backward
+              without saved statistics: all four in one pass, dp * (x - shift) for the gradient
+              (Pass). Partials go to the workspace (or the handle's scratch, cuda/scratch.cuh),
+              [2 or 4][splits][slots];
+     finish   up to FINISH_LANES threads per slot add the splits' partials (a few each, loads in
+              flight together), in a fixed order, and one derives what the slot needs (mean, 1/std, saved and running statistics, the
+              parameter gradients), then the slot's coefficients of the element pass;
+     apply    y = alpha * act(a*x + b (+ z)) + beta * y, or dx = alpha * (A*dp + B*x + C) + ...
+   Results are deterministic: the splits depend only on the shape and the device.
+   Scheduling: the rows reductions keep one wave of blocks resident (RowRounds::BLOCKS per SM)
+   that stride over chunks of ROWS*TY rows; the rows element passes run a block per chunk, as
+   many resident as their registers allow. Each thread keeps 4 vectors of loads in flight
+   (RowRounds): more warps with fewer loads each, so that some load while others compute. The
+   element pass reads its per-lane coefficients from shared memory, and the fused-op passes are
+   kernels of their own, so that the plain kernels hold no registers for the activation (no
+   spills: check with -Xptxas -v). Channels-first kernels run several waves of (channel, split)
+   blocks. Forward training moves x twice and y once; backward x and dy
+   twice, dx once (without saved statistics too: the statistics come with the gradient sums, at
+   one row of x and dy in flight a round for 16-bit vectors, for the registers of the four sums):
+   the element pass visits the work in the reverse order of the reduction, so
+   that what the reduction read last is still in L2 when the element pass starts.
+
+   Measured on an H200 (64x256x56x56, copy ceiling 4.18 TB/s; bytes = tensor passes above):
+   fp32 NCHW: inference 3.88 TB/s, training 3.67, backward 3.88. fp16 NHWC before the flat
+   entry (4 vectors in flight, per-row division, spills in the 16-bit gradient kernels):
+   inference 3.32, training 2.99, backward 2.91; with 3 blocks per SM (bench, later): inference
+   0.063 ms, training 0.101, backward 0.151; the rows kernels at 4-5 blocks per SM with 4 vectors
+   in flight (fourth session): 0.0583, 0.1003, 0.1455. Every rows block issues its first round's loads before its
+   prologue (the shift or mean of a reduction, the coefficients of a plain float-compute element
+   pass), and the finish loads a slot's operands before its partials, so that no latency waits
+   alone: 16-bit inference 0.0583 -> 0.0553 ms (84% -> 89% of copy), training 0.1003 -> 0.0983 ms,
+   the rest unchanged within 1% (bench, fifth session).
+
+   Included by batchnorm.cu, which plans and launches, and by batchnorm_{float,double,half,
+   bfloat16}.cu, which instantiate the kernels and their launcher (run_typed), a data type each,
+   so that the four compile in parallel (as one file they took 150 s, the longest of the build). */
+#ifndef OCD_CUDA_BATCHNORM_CUH
+#define OCD_CUDA_BATCHNORM_CUH
+
+#include "cuda/check.cuh"
+#include "cuda/typed.cuh"
+#include "ops/batchnorm.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include <type_traits>
+
+namespace ocd_bn {
+
+enum { T_X, T_Y, T_Z, T_DY, T_DX, T_DZ, T_RES, NTENS };
+enum Kind { FLAT, CHANNELS_LAST, CHANNELS_FIRST, STRIDED };
+/* What a reduction sums (see the top): the statistics, the gradient sums about the saved mean, or
+   both in one pass (backward without saved statistics), the gradient's about the shift. */
+enum Pass { P_STATS, P_GRAD, P_BOTH };
+/* partial sums a slot's block writes */
+template <int P> struct Sums {
+    static const int N = P == P_BOTH ? 4 : 2;
+};
+
+const int THREADS = 256;
+const int MIN_BLOCKS = 3; /* resident per SM: __launch_bounds__ caps the registers for it */
+/* the same for the plain rows kernels (see RowRounds); sm_75 holds at most 1024 threads an SM */
+const int ROW_REDUCE_BLOCKS = 4;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+const int ROW_APPLY_BLOCKS = 4;
+#else
+const int ROW_APPLY_BLOCKS = 5;
+#endif
+const int UNROLL = 4;     /* channels first: vectors per thread per split, at least */
+const int ROWS = 8;       /* rows kernels: rows per thread per chunk */
+/* finish: threads a block; lanes (threads adding one slot's partials) at most, and the partials
+   each adds at most where the splits allow */
+const int FINISH_THREADS = 256, FINISH_LANES = 128, FINISH_PER_LANE = 4;
+
+/* ---- device helpers -------------------------------------------------------------------------- */
+
+__device__ __forceinline__ float inv_sqrt(float v) { return rsqrtf(v); }
+__device__ __forceinline__ double inv_sqrt(double v) { return 1.0 / sqrt(v); }
+
+/* V consecutive scalars as loaded: one 16-byte vector (a single scalar when V is 1), unpacked
+   to compute values only where used, so that loads in flight hold few registers. */
+template <typename T, int V> struct VecOf {
+    typedef uint4 type;
+};
+template <typename T> struct VecOf<T, 1> {
+    typedef T type;
+};
+template <typename T, int V> struct Chunk {
+    typedef typename VecOf<T, V>::type Vec;
+    Vec raw;
+};
+
+/* Loads n (<= V) scalars at p; a full vector is one 16-byte load, marked evict-first when STREAM
+   (its last use). Lanes past n are left undefined: callers never use them. */
+template <bool STREAM, typename T, int V>
+__device__ __forceinline__ void load_chunk(const T *p, int n, Chunk<T, V> &c)
+{
+    if constexpr (V == 1) {
+        c.raw = *p;
+    } else if (n == V) {
+        typedef typename Chunk<T, V>::Vec Vec;
+        c.raw = STREAM ? __ldcs(reinterpret_cast<const Vec *>(p)) : *reinterpret_cast<const Vec *>(p);
+    } else {
+        T *e = reinterpret_cast<T *>(&c.raw);
+        for (int i = 0; i < V; i++)
+            if (i < n) e[i] = p[i];
+    }
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void unpack(const Chunk<T, V> &c, typename ocd_compute<T>::type out[V])
+{
+    const T *e = reinterpret_cast<const T *>(&c.raw);
+#pragma unroll
+    for (int i = 0; i < V; i++) out[i] = ocd_cuda_load(e + i);
+}
+
+template <bool STREAM, typename T, int V>
+__device__ __forceinline__ void load_lanes(const T *p, int n, typename ocd_compute<T>::type out[V])
+{
+    Chunk<T, V> c;
+    load_chunk<STREAM>(p, n, c);
+    unpack(c, out);
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void store_lanes(T *p, int n, const typename ocd_compute<T>::type v[V])
+{
+    if (V > 1 && n == V) {
+        typedef typename Chunk<T, V>::Vec Vec;
+        Vec raw;
+        T *e = reinterpret_cast<T *>(&raw);
+#pragma unroll
+        for (int i = 0; i < V; i++) ocd_cuda_store(e + i, v[i]);
+        __stcs(reinterpret_cast<Vec *>(p), raw);
+    } else {
+#pragma unroll
+        for (int i = 0; i < V; i++)
+            if (i < n) ocd_cuda_store(p + i, v[i]);
+    }
+}
+
+/* Slot j -> the offsets of its parameters (scale, bias, gradients) and statistics. */
+struct SlotMap {
+    int nd;
+    uint32_t ext[4]; /* innermost first, in the order the layout numbers slots */
+    int64_t pstr[4], sstr[4];
+    __device__ void offsets(uint32_t j, int64_t &po, int64_t &so) const
+    {
+        po = so = 0;
+        for (int d = 0; d < nd; d++) {
+            uint32_t c = j % ext[d];
+            j /= ext[d];
+            po += c * pstr[d];
+            so += c * sstr[d];
+        }
+    }
+};
+
+/* Rows layouts give a row a position (Pos), from which at() gives any tensor's offset of a slot. */
+
+/* Channels last: slot j of row r at (r / S) * sN + (r % S) * sS + j in every tensor; a position is
+   the row's offset. */
+struct LayRows {
+    typedef int64_t Pos;
+    static const bool WHOLE = false; /* see LayFlat */
+    uint32_t S;
+    int64_t sN, sS;
+    __device__ __forceinline__ Pos pos(uint32_t r) const
+    {
+        uint32_t n = r / S;
+        return n * sN + (int64_t)(r - n * S) * sS;
+    }
+    __device__ __forceinline__ int64_t at(Pos p, int, uint32_t j) const { return p + j; }
+};
+
+/* Channels last with all the rows at one stride (packed NHWC, one image, or no spatial dims):
+   slot j of row r at r * sR + j; no division per row. */
+struct LayFlat {
+    typedef int64_t Pos;
+    /* K is whole vectors: a thread has all V lanes or none, so that its loads and stores need no
+       test of the lanes it has (lanes()) */
+    static const bool WHOLE = true;
+    int64_t sR;
+    __device__ __forceinline__ Pos pos(uint32_t r) const { return (int64_t)r * sR; }
+    __device__ __forceinline__ int64_t at(Pos p, int, uint32_t j) const { return p + j; }
+};
+
+/* Strided: each tensor with its strides; rows and slots decompose over their dimensions. A
+   position is the row number. */
+struct LayStrided {
+    typedef uint32_t Pos;
+    static const bool WHOLE = false;
+    int nr, ns;
+    uint32_t rext[5], sext[4]; /* innermost first */
+    int64_t rstr[NTENS][5], sstr[NTENS][4];
+    __device__ __forceinline__ Pos pos(uint32_t r) const { return r; }
+    __device__ int64_t at(uint32_t r, int t, uint32_t j) const
+    {
+        int64_t o = 0;
+        for (int d = 0; d < nr; d++) {
+            o += (r % rext[d]) * rstr[t][d];
+            r /= rext[d];
+        }
+        for (int d = 0; d < ns; d++) {
+            o += (j % sext[d]) * sstr[t][d];
+            j /= sext[d];
+        }
+        return o;
+    }
+};
+
+/* The lanes of a rows thread that has n > 0 of them: all V where the layout says so, a constant.
+   The element passes and P_BOTH use it; the other reductions keep n (ptxas: the 16-bit P_GRAD
+   one then spilled). */
+template <class L, int V> __device__ __forceinline__ int lanes(int n)
+{
+    return L::WHOLE ? V : n;
+}
+
+/* Channels first: element i of channel c at c * sC + (i / S) * sN + i % S in every tensor. */
+struct LayChan {
+    uint32_t S;
+    int64_t sC, sN;
+    __device__ __forceinline__ int64_t off(uint32_t c, uint32_t i) const
+    {
+        uint32_t n = i / S;
+        return c * sC + n * sN + (i - n * S);
+    }
+};
+
+template <typename T> struct Args {
+    typedef typename ocd_compute<T>::type C;
+    const T *x, *z, *dy;
+    T *y, *dx, *dz, *res;
+    const C *scale, *bias, *est_mean, *est_var, *saved_mean, *saved_invstd;
+    C *save_mean, *save_invstd, *run_mean, *run_var, *dscale, *dbias;
+    C alpha, beta, alpha_p, beta_p, act_coef, act_swish;
+    double eps, factor;
+    uint32_t K, M;
+    int act_mode, act_nan;
+    bool act;
+    SlotMap sm;
+    C *part, *shift, *coef; /* scratch, dense by slot */
+    int G;              /* blocks along y: row strides, or channel splits */
+    uint32_t per_split; /* channels first: elements per split */
+    uint32_t chunk, nchunks; /* rows kernels: rows per chunk (ROWS * ty) and their count */
+    int tx, ty;
+};
+
+/* The saved mean of slot j: the reference of the gradient sums of P_GRAD (the others' is the
+   shift, the slot's first x). */
+template <typename T>
+__device__ __forceinline__ typename ocd_compute<T>::type saved_mean_of(const Args<T> &a, uint32_t j)
+{
+    int64_t po, so;
+    a.sm.offsets(j, po, so);
+    return a.saved_mean[so];
+}
+
+/* The gradient inputs of n lanes as loaded: dy, and the pre-activation when an activation is fused. */
+template <typename T, int V> struct GradChunk {
+    Chunk<T, V> dy, pre;
+};
+
+/* ACT false: the caller knows that no activation is fused, and pre is neither loaded nor used
+   (so that it holds no registers); true: a.act says. */
+template <bool STREAM, bool ACT, typename T, int V>
+__device__ __forceinline__ void load_grad(const Args<T> &a, int64_t o, int64_t ro, int n, GradChunk<T, V> &g)
+{
+    load_chunk<STREAM>(a.dy + o, n, g.dy);
+    if (ACT && a.act) load_chunk<STREAM>(a.res + ro, n, g.pre);
+}
+
+/* dp = dy * act'(pre). */
+template <bool ACT, typename T, int V>
+__device__ __forceinline__ void unpack_dp(const Args<T> &a, const GradChunk<T, V> &g, typename ocd_compute<T>::type dp[V])
+{
+    typedef typename ocd_compute<T>::type C;
+    unpack(g.dy, dp);
+    if (ACT && a.act) {
+        C pre[V];
+        unpack(g.pre, pre);
+#pragma unroll
+        for (int i = 0; i < V; i++) dp[i] *= ocd_act_derivative(a.act_mode, a.act_coef, a.act_swish, pre[i]);
+    }
+}
+
+/* Adds one chunk of x (and the gradient inputs) to the lanes' sums s[q] (Sums<P>::N of them):
+   d = x - ref, the statistics d and d^2, the gradient's dp and dp * d, both all four. */
+template <typename T, int V, int P, bool ACT>
+__device__ __forceinline__ void accumulate(const Args<T> &a, const Chunk<T, V> &xc, const GradChunk<T, V> &gc,
+                                           const typename ocd_compute<T>::type ref[V],
+                                           typename ocd_compute<T>::type (&s)[Sums<P>::N][V])
+{
+    typedef typename ocd_compute<T>::type C;
+    C xv[V], dp[V];
+    unpack(xc, xv);
+    if (P != P_STATS) unpack_dp<ACT>(a, gc, dp);
+#pragma unroll
+    for (int i = 0; i < V; i++) {
+        const C d = xv[i] - ref[i];
+        if (P != P_GRAD) {
+            s[0][i] += d;
+            s[1][i] += d * d;
+        }
+        if (P != P_STATS) {
+            s[Sums<P>::N - 2][i] += dp[i];
+            s[Sums<P>::N - 1][i] += dp[i] * d;
+        }
+    }
+}
+
+/* Channels-first kernels: vectors whose loads are in flight together per thread, 4 of x or 2
+   each of x and dy; the backward element pass of 8-lane vectors keeps 24 coefficients in
+   registers and takes one. */
+template <bool TWO_INPUTS, bool MANY_COEFS, int V> struct Rounds {
+    static const int U = !TWO_INPUTS ? 4 : MANY_COEFS && V >= 8 ? 1 : 2; /* MANY_COEFS: or sums */
+};
+
+/* Rows kernels: rows a thread takes per round, all their loads issued before any is used: 4
+   vectors per thread in flight, of x alone or 2 rows of x and dy; with the fused activation
+   backward (ACT) one row of x, dy and pre. ROWS, the rows per thread of a chunk, is a multiple of
+   each. BLOCKS: resident per SM, for which __launch_bounds__ caps the registers (16-bit, sm_90,
+   no spills): plain element passes 5 (48 registers), plain reductions 4 (64), the
+   fused-op kernels MIN_BLOCKS (the activation takes the registers). Many warps with 4
+   loads each rather than few with 8: at 3 blocks per SM the 16-bit kernels kept DRAM 55-62%
+   busy, 36% of the warps active. */
+template <bool TWO_INPUTS, bool ACT, bool REDUCE> struct RowRounds {
+    static const int U = !TWO_INPUTS ? 4 : ACT ? 1 : 2;
+    static const int BLOCKS = ACT ? MIN_BLOCKS : REDUCE ? ROW_REDUCE_BLOCKS : ROW_APPLY_BLOCKS;
+};
+
+/* Row u of round u0 of a rows thread's chunk that starts at r0 (its first row): REVERSE for the
+   element passes, which visit the rows in the reverse order of the reductions (see the top). */
+template <bool REVERSE>
+__device__ __forceinline__ uint32_t round_row(uint32_t r0, int u0, int u, int ty)
+{
+    return r0 + (uint32_t)(REVERSE ? ROWS - 1 - u0 - u : u0 + u) * ty;
+}
+
+/* The loads of one round of a rows kernel, n (> 0) lanes a row, all issued before any is used;
+   ok[u] says which rows exist. */
+template <bool STREAM, bool REVERSE, bool GRAD, bool ACT, int U, typename T, int V, class L>
+__device__ __forceinline__ void load_round(const L &lay, const Args<T> &a, uint32_t r0, int u0, uint32_t j0, int n,
+                                           Chunk<T, V> (&xc)[U], GradChunk<T, V> (&gc)[U], bool (&ok)[U])
+{
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const uint32_t r = round_row<REVERSE>(r0, u0, u, a.ty);
+        ok[u] = r < a.M;
+        if (!ok[u]) continue;
+        const typename L::Pos p = lay.pos(r);
+        load_chunk<STREAM>(a.x + lay.at(p, T_X, j0), n, xc[u]);
+        if (GRAD) load_grad<STREAM, ACT>(a, lay.at(p, T_DY, j0), a.res ? lay.at(p, T_RES, j0) : 0, n, gc[u]);
+    }
+}
+
+/* ---- reduce ---------------------------------------------------------------------------------- */
+
+/* The rows reductions. ACT as for load_grad: the gradient pass has a kernel for the fused
+   activation and one without (whose pre-activation loads would otherwise hold registers). The
+   first round's loads are issued before the shift (or mean) is read, so that their latencies
+   overlap; each later chunk's first round after the previous chunk's last. */
+template <typename T, int V, int P, bool ACT, class L>
+__global__ void __launch_bounds__(THREADS, (RowRounds<P != P_STATS, ACT, true>::BLOCKS))
+k_reduce_rows(const L lay, const Args<T> a)
+{
+    typedef typename ocd_compute<T>::type C;
+    const bool GRAD = P != P_STATS;
+    /* P_BOTH of 16-bit vectors: one row a round, for the registers of the four sums of 8 lanes */
+    constexpr bool ONE_ROW = P == P_BOTH && V >= 8;
+    const int U = ONE_ROW ? 1 : RowRounds<GRAD, ACT, true>::U, NS = Sums<P>::N;
+    __shared__ C sh[NS][THREADS * V];
+    const int tx = threadIdx.x, ty = threadIdx.y, width = a.tx * V;
+    const uint32_t j0 = (blockIdx.x * a.tx + tx) * V;
+    const int n = j0 < a.K ? min(V, (int)(a.K - j0)) : 0;
+    C ref[V], sum[NS][V]; /* indexed by constants only (unrolled loops): kept in registers */
+#pragma unroll
+    for (int i = 0; i < V; i++) {
+        ref[i] = 0;
+#pragma unroll
+        for (int q = 0; q < NS; q++) sum[q][i] = 0;
+    }
+    if (n > 0) {
+        bool first = true;
+        for (uint32_t chunk = blockIdx.y; chunk < a.nchunks; chunk += gridDim.y) {
+            const uint32_t r0 = chunk * a.chunk + ty;
+            /* ONE_ROW: one round at a time, so that the scheduler does not hoist the next round's
+               loads into the registers of the four sums (ptxas: it spilled) */
+#pragma unroll(ONE_ROW ? 1 : ROWS)
+            for (int u0 = 0; u0 < ROWS; u0 += U) {
+                Chunk<T, V> xc[U];
+                GradChunk<T, V> gc[U];
+                bool ok[U];
+                load_round<false, false, GRAD, ACT>(lay, a, r0, u0, j0, P == P_BOTH ? lanes<L, V>(n) : n, xc, gc, ok);
+                if (u0 == 0 && first) {
+                    first = false;
+                    if (P != P_GRAD) load_lanes<false, T, V>(a.x + lay.at(lay.pos(0), T_X, j0), n, ref);
+                    else
+#pragma unroll
+                        for (int i = 0; i < V; i++)
+                            if (i < n) ref[i] = saved_mean_of(a, j0 + i);
+                }
+#pragma unroll
+                for (int u = 0; u < U; u++)
+                    if (ok[u]) accumulate<T, V, P, ACT>(a, xc[u], gc[u], ref, sum);
+            }
+        }
+    }
+    const int base = ty * width + tx * V;
+#pragma unroll
+    for (int i = 0; i < V; i++)
+#pragma unroll
+        for (int q = 0; q < NS; q++) sh[q][base + i] = sum[q][i];
+    __syncthreads();
+    for (int stride = a.ty / 2; stride > 0; stride >>= 1) {
+        if (ty < stride)
+#pragma unroll
+            for (int i = 0; i < V; i++)
+#pragma unroll
+                for (int q = 0; q < NS; q++) sh[q][base + i] += sh[q][base + stride * width + i];
+        __syncthreads();
+    }
+    if (ty != 0) return;
+#pragma unroll
+    for (int i = 0; i < V; i++) {
+        if (i >= n) break;
+#pragma unroll
+        for (int q = 0; q < NS; q++) a.part[((size_t)q * a.G + blockIdx.y) * a.K + j0 + i] = sh[q][base + i];
+        if (P != P_GRAD && blockIdx.y == 0) a.shift[j0 + i] = ref[i];
+    }
+}
+
+template <typename C> __device__ __forceinline__ C block_sum(C v, C *shared)
+{
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads(); /* shared may hold the previous sum */
+    if (lane == 0) shared[warp] = v;
+    __syncthreads();
+    v = 0;
+    if (threadIdx.x == 0)
+        for (int w = 0; w < THREADS / 32; w++) v += shared[w];
+    return v;
+}
+
+template <typename T, int V, int P>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_reduce_chan(const LayChan lay, const Args<T> a)
+{
+    typedef typename ocd_compute<T>::type C;
+    const bool GRAD = P != P_STATS;
+    const int U = Rounds<GRAD, P == P_BOTH, V>::U, NS = Sums<P>::N;
+    __shared__ C shared[THREADS / 32];
+    const uint32_t c = blockIdx.x, i0 = blockIdx.y * a.per_split, i1 = min(a.M, i0 + a.per_split);
+    C ref[V], sum[NS][V];
+    const C r0 = P == P_GRAD ? saved_mean_of(a, c) : ocd_cuda_load(a.x + lay.off(c, 0));
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+        ref[k] = r0;
+#pragma unroll
+        for (int q = 0; q < NS; q++) sum[q][k] = 0;
+    }
+    for (uint32_t i = i0 + threadIdx.x * V; i < i1; i += THREADS * V * U) {
+        Chunk<T, V> xc[U];
+        GradChunk<T, V> gc[U];
+        bool ok[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const uint32_t e = i + u * THREADS * V;
+            ok[u] = e < i1;
+            if (!ok[u]) continue;
+            const int64_t o = lay.off(c, e);
+            load_chunk<false>(a.x + o, V, xc[u]);
+            if (GRAD) load_grad<false, true>(a, o, o, V, gc[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (ok[u]) accumulate<T, V, P, true>(a, xc[u], gc[u], ref, sum);
+    }
+#pragma unroll
+    for (int q = 0; q < NS; q++) {
+        C t = 0;
+#pragma unroll
+        for (int k = 0; k < V; k++) t += sum[q][k];
+        t = block_sum(t, shared);
+        if (threadIdx.x == 0) a.part[((size_t)q * a.G + blockIdx.y) * a.K + c] = t;
+    }
+    if (P != P_GRAD && threadIdx.x == 0 && blockIdx.y == 0) a.shift[c] = r0;
+}
+
+/* ---- finish ---------------------------------------------------------------------------------- */
+
+/* The operands of a slot's finish, other than its partials: loaded before the partials are
+   added, so that their latencies overlap (after, each waited for the stores before it). */
+template <typename C> struct SlotOps {
+    int64_t po, so;
+    C shift, scale, bias, run_mean, run_var; /* statistics */
+    C mean, invstd, dscale, dbias;           /* gradient (scale too) */
+};
+
+template <typename T, int P>
+__device__ __forceinline__ void load_slot_ops(const Args<T> &a, uint32_t j, SlotOps<typename ocd_compute<T>::type> &s)
+{
+    a.sm.offsets(j, s.po, s.so);
+    s.shift = s.scale = s.bias = s.run_mean = s.run_var = s.mean = s.invstd = s.dscale = s.dbias = 0;
+    s.scale = a.scale[s.po];
+    if (P != P_GRAD) s.shift = a.shift[j];
+    if (P == P_STATS) {
+        s.bias = a.bias[s.po];
+        if (a.run_mean && a.factor != 1) { /* a factor of 1 does not read the old values */
+            s.run_mean = a.run_mean[s.so];
+            s.run_var = a.run_var[s.so];
+        }
+        return;
+    }
+    if (P == P_GRAD) {
+        s.mean = a.saved_mean[s.so];
+        s.invstd = a.saved_invstd[s.so];
+    }
+    if (a.beta_p != 0) {
+        s.dscale = a.dscale[s.po];
+        s.dbias = a.dbias[s.po];
+    }
+}
+
+/* A block is blockDim.y lanes (a power of two) times blockDim.x slots: lane l adds partials l,
+   l + lanes, ... (up to FINISH_PER_LANE of them, all loads in flight), then the lanes' sums meet
+   in a tree: a fixed order, so results depend only on the splits. P_BOTH derives the statistics
+   and then the gradient sums about the mean: sum dp * (x - mean) = sum dp * (x - shift) -
+   (mean - shift) * sum dp. */
+template <typename T, int P>
+__global__ void __launch_bounds__(FINISH_THREADS) k_finish(const Args<T> a)
+{
+    typedef typename ocd_compute<T>::type C;
+    const int NS = Sums<P>::N;
+    __shared__ C sh[NS][FINISH_THREADS];
+    const int tx = threadIdx.x, ty = threadIdx.y, slots = blockDim.x, at = ty * slots + tx;
+    const uint32_t j = blockIdx.x * slots + tx;
+    SlotOps<C> op;
+    if (ty == 0 && j < a.K) load_slot_ops<T, P>(a, j, op);
+    C s[NS];
+#pragma unroll
+    for (int q = 0; q < NS; q++) s[q] = 0;
+    if (j < a.K)
+#pragma unroll FINISH_PER_LANE
+        for (int g = ty; g < a.G; g += blockDim.y)
+#pragma unroll
+            for (int q = 0; q < NS; q++) s[q] += a.part[((size_t)q * a.G + g) * a.K + j];
+#pragma unroll
+    for (int q = 0; q < NS; q++) sh[q][at] = s[q];
+    __syncthreads();
+    for (int stride = blockDim.y / 2; stride > 0; stride >>= 1) {
+        if (ty < stride)
+#pragma unroll
+            for (int q = 0; q < NS; q++) sh[q][at] += sh[q][at + stride * slots];
+        __syncthreads();
+    }
+    if (ty != 0 || j >= a.K) return;
+    const int64_t po = op.po, so = op.so;
+    const C m = (C)a.M;
+    C mean = op.mean, invstd = op.invstd, sdp = 0, sdpx = 0;
+    if (P != P_GRAD) {
+        const C s1 = sh[0][tx], s2 = sh[1][tx];
+        C d = s1 / m, var = max(s2 / m - d * d, (C)0);
+        mean = op.shift + d;
+        invstd = inv_sqrt(var + (C)a.eps);
+        if (P == P_BOTH) {
+            sdp = sh[2][tx];
+            sdpx = sh[3][tx] - d * sdp;
+        } else {
+            if (a.save_mean) {
+                a.save_mean[so] = mean;
+                a.save_invstd[so] = invstd;
+            }
+            if (a.run_mean) {
+                /* the running variance is the unbiased one */
+                C f = (C)a.factor, unbiased = a.M > 1 ? var * m / (m - 1) : var;
+                C rm = f * mean, rv = f * unbiased;
+                if (a.factor != 1) {
+                    rm += (1 - f) * op.run_mean;
+                    rv += (1 - f) * op.run_var;
+                }
+                a.run_mean[so] = rm;
+                a.run_var[so] = rv;
+            }
+            C sc = op.scale * invstd;
+            a.coef[j] = sc;
+            a.coef[a.K + j] = op.bias - mean * sc;
+            return;
+        }
+    } else {
+        sdp = sh[0][tx];
+        sdpx = sh[1][tx];
+    }
+    C ds = a.alpha_p * (sdpx * invstd), db = a.alpha_p * sdp;
+    if (a.beta_p != 0) {
+        ds += a.beta_p * op.dscale;
+        db += a.beta_p * op.dbias;
+    }
+    a.dscale[po] = ds;
+    a.dbias[po] = db;
+    C A, B, Cc;
+    OCD_BN_BACKWARD_COEFS(C, mean, invstd, op.scale, a.M, sdp, sdpx, A, B, Cc);
+    a.coef[j] = A;
+    a.coef[a.K + j] = B;
+    a.coef[2 * a.K + j] = Cc;
+}
+
+/* ---- apply ----------------------------------------------------------------------------------- */
+
+/* The coefficients of slot j: from the finish pass, or (inference) from the parameters. */
+template <typename T, bool BWD>
+__device__ __forceinline__ void slot_coefs(const Args<T> &a, uint32_t j, typename ocd_compute<T>::type c[3])
+{
+    typedef typename ocd_compute<T>::type C;
+    if (a.coef) {
+        c[0] = a.coef[j];
+        c[1] = a.coef[a.K + j];
+        c[2] = BWD ? a.coef[2 * a.K + j] : (C)0;
+        return;
+    }
+    int64_t po, so;
+    a.sm.offsets(j, po, so);
+    C sc = a.scale[po] * inv_sqrt(a.est_var[so] + (C)a.eps);
+    c[0] = sc;
+    c[1] = a.bias[po] - a.est_mean[so] * sc;
+    c[2] = 0;
+}
+
+/* out = alpha * out + beta * dst, dst read only when beta != 0, nothing done when alpha is 1 and
+   beta 0 (the usual case: no multiply per lane). tmp is scratch. */
+template <typename T, int V>
+__device__ __forceinline__ void blend(const Args<T> &a, const T *dst, int n, typename ocd_compute<T>::type out[V],
+                                      typename ocd_compute<T>::type tmp[V])
+{
+    if (a.beta != 0) {
+        load_lanes<true, T, V>(dst, n, tmp);
+#pragma unroll
+        for (int i = 0; i < V; i++) out[i] = a.alpha * out[i] + a.beta * tmp[i];
+    } else if (a.alpha != 1) {
+#pragma unroll
+        for (int i = 0; i < V; i++) out[i] *= a.alpha;
+    }
+}
+
+/* Where apply_chunk writes: y and z forward, dx and dz backward, and the reserve space. */
+struct Offs {
+    int64_t out, extra, res;
+};
+
+/* The element pass of one chunk of n lanes at the offsets o, its main inputs loaded:
+   forward y = alpha * act(c0*x + c1 (+ z)) + beta*y, backward dx = alpha * (c0*dp + c1*x + c2) +
+   beta*dx and dz = alpha*dp + beta*dz. ACT as for load_grad: z, dz and the reserve space come
+   only with an activation. */
+template <typename T, int V, bool BWD, bool ACT>
+__device__ __forceinline__ void apply_chunk(const Args<T> &a, const Offs &o, int n, const Chunk<T, V> &xc,
+                                            const GradChunk<T, V> &gc, const typename ocd_compute<T>::type c0[V],
+                                            const typename ocd_compute<T>::type c1[V],
+                                            const typename ocd_compute<T>::type c2[V])
+{
+    typedef typename ocd_compute<T>::type C;
+    C out[V], tmp[V]; /* few arrays live at once: registers are what limits the blocks per SM */
+    unpack(xc, tmp);
+    if (!BWD) {
+#pragma unroll
+        for (int i = 0; i < V; i++) out[i] = c0[i] * tmp[i] + c1[i];
+        if (ACT && a.z) {
+            load_lanes<true, T, V>(a.z + o.extra, n, tmp);
+#pragma unroll
+            for (int i = 0; i < V; i++) out[i] += tmp[i];
+        }
+        if (ACT && a.act) {
+            if (a.res) store_lanes<T, V>(a.res + o.res, n, out);
+#pragma unroll
+            for (int i = 0; i < V; i++) out[i] = ocd_act_forward(a.act_mode, a.act_nan == CUDNN_PROPAGATE_NAN, a.act_coef, a.act_swish, out[i]);
+        }
+        blend<T, V>(a, a.y + o.out, n, out, tmp);
+        store_lanes<T, V>(a.y + o.out, n, out);
+    } else {
+        C dp[V];
+        unpack_dp<ACT>(a, gc, dp);
+#pragma unroll
+        for (int i = 0; i < V; i++) out[i] = c0[i] * dp[i] + (c1[i] * tmp[i] + c2[i]);
+        blend<T, V>(a, a.dx + o.out, n, out, tmp);
+        store_lanes<T, V>(a.dx + o.out, n, out);
+        if (ACT && a.dz) {
+#pragma unroll
+            for (int i = 0; i < V; i++) out[i] = dp[i];
+            blend<T, V>(a, a.dz + o.extra, n, out, tmp);
+            store_lanes<T, V>(a.dz + o.extra, n, out);
+        }
+    }
+}
+
+/* The coefficients of a rows block's a.tx * V (<= THREADS) lanes, into shared memory (3 arrays
+   of THREADS), for the whole block: every thread calls it. */
+template <typename T, int V, bool BWD>
+__device__ __forceinline__ void block_coefs(const Args<T> &a, typename ocd_compute<T>::type *coefs)
+{
+    typedef typename ocd_compute<T>::type C;
+    const int width = a.tx * V, t = threadIdx.y * a.tx + threadIdx.x;
+    if (t < width) {
+        const uint32_t j = blockIdx.x * width + t;
+        C c[3] = {0, 0, 0};
+        if (j < a.K) slot_coefs<T, BWD>(a, j, c);
+        coefs[t] = c[0];
+        coefs[THREADS + t] = c[1];
+        coefs[2 * THREADS + t] = c[2];
+    }
+    __syncthreads();
+}
+
+/* The rows element passes. The coefficients of the block's lanes are computed once into shared
+   memory (block_coefs) and read at each use, so that the registers go to loads in flight; the
+   plain float-compute kernels issue their first round's loads before that, so that the block has
+   loads in flight while it computes them (a block has one chunk, mostly: this was most of its
+   wait). ACT as for load_grad: a kernel for the fused ops (z, the activation, the reserve space)
+   and one without. */
+template <typename T, int V, bool BWD, bool ACT, class L>
+__global__ void __launch_bounds__(THREADS, (RowRounds<BWD, ACT, false>::BLOCKS))
+k_apply_rows(const L lay, const Args<T> a)
+{
+    typedef typename ocd_compute<T>::type C;
+    const int U = RowRounds<BWD, ACT, false>::U;
+    /* early coefficients: only where the loads in flight leave them the registers (ptxas: the
+       double and fused-op kernels would spill) */
+    const bool EARLY = !ACT && sizeof(C) == 4;
+    __shared__ __align__(16) C coefs[3 * THREADS];
+    const uint32_t j0 = (blockIdx.x * a.tx + threadIdx.x) * V;
+    const int n = j0 < a.K ? min(V, (int)(a.K - j0)) : 0;
+    const C *cs = coefs + threadIdx.x * V;
+    if (!EARLY) {
+        block_coefs<T, V, BWD>(a, coefs);
+        if (n == 0) return;
+    }
+    /* the chunks, and the rows in them, in the reverse order of the reduction: see the top;
+       gridDim.y <= a.nchunks, so that every block meets the coefficients' barrier */
+    bool first = true;
+    for (int64_t chunk = (int64_t)a.nchunks - 1 - blockIdx.y; chunk >= 0; chunk -= gridDim.y) {
+        const uint32_t r0 = (uint32_t)chunk * a.chunk + threadIdx.y;
+#pragma unroll
+        for (int u0 = 0; u0 < ROWS; u0 += U) {
+            Chunk<T, V> xc[U];
+            GradChunk<T, V> gc[U];
+            bool ok[U] = {};
+            if (n > 0) load_round<true, true, BWD, ACT>(lay, a, r0, u0, j0, lanes<L, V>(n), xc, gc, ok);
+            if (EARLY && u0 == 0 && first) {
+                first = false;
+                block_coefs<T, V, BWD>(a, coefs);
+                if (n == 0) return;
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) { /* positions recomputed: cheaper than keeping registers */
+                if (!ok[u]) continue;
+                const typename L::Pos p = lay.pos(round_row<true>(r0, u0, u, a.ty));
+                const Offs o = {lay.at(p, BWD ? T_DX : T_Y, j0), lay.at(p, BWD ? T_DZ : T_Z, j0),
+                                a.res ? lay.at(p, T_RES, j0) : 0};
+                C c0[V], c1[V], c2[V];
+#pragma unroll
+                for (int i = 0; i < V; i++) {
+                    c0[i] = cs[i];
+                    c1[i] = cs[THREADS + i];
+                    c2[i] = BWD ? cs[2 * THREADS + i] : (C)0;
+                }
+                apply_chunk<T, V, BWD, ACT>(a, o, lanes<L, V>(n), xc[u], gc[u], c0, c1, c2);
+            }
+        }
+    }
+}
+
+template <typename T, int V, bool BWD>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_apply_chan(const LayChan lay, const Args<T> a)
+{
+    typedef typename ocd_compute<T>::type C;
+    const int U = Rounds<BWD, true, V>::U;
+    /* the blocks in the reverse order of the reduction's: see the top */
+    const uint32_t ch = gridDim.x - 1 - blockIdx.x, split = gridDim.y - 1 - blockIdx.y;
+    C c[3], c0[V], c1[V], c2[V];
+    slot_coefs<T, BWD>(a, ch, c);
+#pragma unroll
+    for (int i = 0; i < V; i++) {
+        c0[i] = c[0];
+        c1[i] = c[1];
+        c2[i] = c[2];
+    }
+    const int64_t i0 = (int64_t)split * a.per_split, i1 = OCD_MIN((int64_t)a.M, i0 + a.per_split);
+    for (int64_t i = i1 - (int64_t)(threadIdx.x + 1) * V; i >= i0; i -= (int64_t)THREADS * V * U) {
+        Chunk<T, V> xc[U];
+        GradChunk<T, V> gc[U];
+        int64_t o[U];
+        bool ok[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int64_t e = i - (int64_t)u * THREADS * V;
+            ok[u] = e >= i0;
+            if (!ok[u]) continue;
+            o[u] = lay.off(ch, (uint32_t)e);
+            load_chunk<true>(a.x + o[u], V, xc[u]);
+            if (BWD) load_grad<true, true>(a, o[u], o[u], V, gc[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (ok[u]) apply_chunk<T, V, BWD, true>(a, Offs{o[u], o[u], o[u]}, V, xc[u], gc[u], c0, c1, c2);
+    }
+}
+
+/* ---- plans ----------------------------------------------------------------------------------- */
+
+struct Plan {
+    Kind kind;
+    int vec;        /* V the strides allow; 1 when they do not */
+    int G;          /* blocks along y (see Args) */
+    uint32_t per_split;
+    LayRows rows;
+    LayFlat flat;
+    LayChan chan;
+    LayStrided strided;
+    SlotMap sm;
+    size_t workspace;
+};
+
+inline uint32_t div_up(int64_t a, int64_t b)
+{
+    return (uint32_t)((a + b - 1) / b);
+}
+
+/* Threads along the slots of a rows block for V lanes each: a power of two up to 32. */
+inline int block_tx(int64_t slots, int v)
+{
+    int tx = 1;
+    while (tx < 32 && (int64_t)tx * v < slots) tx *= 2;
+    return tx;
+}
+
+inline bool aligned(const void *p)
+{
+    return ((uintptr_t)p & 15) == 0;
+}
+
+/* True when every data pointer of the problem is 16-byte aligned (a NULL one is: the size
+   queries have none). */
+inline bool pointers_aligned(const struct ocd_bn_problem *p)
+{
+    const void *ptrs[] = {p->x_ptr, p->z_ptr, p->dy_ptr, p->y_ptr, p->dx_ptr, p->dz_ptr, p->reserve_ptr};
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
+        if (!aligned(ptrs[i])) return false;
+    return true;
+}
+
+/* ---- launching ------------------------------------------------------------------------------- */
+
+template <typename T> struct Runner {
+    typedef typename ocd_compute<T>::type C;
+    cudnnHandle_t h;
+    const Plan *pl;
+    Args<T> a;
+    int V; /* the vector width used: the plan's, unless a pointer is not 16-byte aligned */
+
+    /* Rows grids: blocks along the slots times blocks along the rows, the reduction's a.G, the
+       element pass's one a chunk (up to the grid's limit), so that the hardware keeps as many
+       resident as the registers allow and a free SM takes the next chunk. */
+    dim3 rows_grid(unsigned y) const { return dim3(div_up(a.K, (int64_t)a.tx * V), y); }
+
+    static const int VEC = 16 / sizeof(T);
+
+    /* The rows kernels on layout lay: see k_reduce_rows and k_apply_rows for ACT. */
+    template <int VV, int P, class L> void reduce_rows(const L &lay)
+    {
+        const dim3 grid = rows_grid((unsigned)a.G), block(a.tx, a.ty);
+        if constexpr (P != P_STATS) {
+            if (a.act) {
+                k_reduce_rows<T, VV, P, true><<<grid, block, 0, h->stream>>>(lay, a);
+                return;
+            }
+        }
+        k_reduce_rows<T, VV, P, false><<<grid, block, 0, h->stream>>>(lay, a);
+    }
+
+    /* ACT as for k_apply_rows: the plain kernel whenever no op is fused. */
+    template <int VV, bool BWD, class L> void apply_rows(const L &lay)
+    {
+        const dim3 grid = rows_grid(OCD_MIN(a.nchunks, 65535u)), block(a.tx, a.ty);
+        if (!a.act) k_apply_rows<T, VV, BWD, false><<<grid, block, 0, h->stream>>>(lay, a);
+        else k_apply_rows<T, VV, BWD, true><<<grid, block, 0, h->stream>>>(lay, a);
+    }
+
+    /* The reduction kernel of the plan's kind, with V lanes a thread. */
+    template <int P> cudnnStatus_t reduce()
+    {
+        const dim3 chan(a.K, a.G);
+        switch (pl->kind) {
+        case FLAT: reduce_rows<VEC, P>(pl->flat); break;
+        case CHANNELS_LAST:
+            if (V > 1) reduce_rows<VEC, P>(pl->rows);
+            else reduce_rows<1, P>(pl->rows);
+            break;
+        case CHANNELS_FIRST:
+            if (V > 1) k_reduce_chan<T, VEC, P><<<chan, THREADS, 0, h->stream>>>(pl->chan, a);
+            else k_reduce_chan<T, 1, P><<<chan, THREADS, 0, h->stream>>>(pl->chan, a);
+            break;
+        case STRIDED: reduce_rows<1, P>(pl->strided); break;
+        }
+        OCD_CUDA_LAUNCHED();
+        return CUDNN_STATUS_SUCCESS;
+    }
+
+    /* The element pass of the plan's kind, with V lanes a thread. */
+    template <bool BWD> cudnnStatus_t apply()
+    {
+        const dim3 chan(a.K, a.G);
+        switch (pl->kind) {
+        case FLAT: apply_rows<VEC, BWD>(pl->flat); break;
+        case CHANNELS_LAST:
+            if (V > 1) apply_rows<VEC, BWD>(pl->rows);
+            else apply_rows<1, BWD>(pl->rows);
+            break;
+        case CHANNELS_FIRST:
+            if (V > 1) k_apply_chan<T, VEC, BWD><<<chan, THREADS, 0, h->stream>>>(pl->chan, a);
+            else k_apply_chan<T, 1, BWD><<<chan, THREADS, 0, h->stream>>>(pl->chan, a);
+            break;
+        case STRIDED: apply_rows<1, BWD>(pl->strided); break;
+        }
+        OCD_CUDA_LAUNCHED();
+        return CUDNN_STATUS_SUCCESS;
+    }
+
+    /* The fewest lanes (a power of two, up to FINISH_LANES) that add at most FINISH_PER_LANE
+       partials each, the rest of the block's threads along the slots: for the 528 splits of a
+       wave on an H200 and 256 slots, 128 lanes (of 5 partials at most) and 128 blocks (where, at
+       396 splits, 32 lanes and 8 blocks of 1024 threads took 7 us, each thread adding 13
+       partials one after the other). */
+    template <int P> cudnnStatus_t finish()
+    {
+        int lanes = 1;
+        while (lanes < FINISH_LANES && (int64_t)lanes * FINISH_PER_LANE < a.G) lanes *= 2;
+        const int slots = FINISH_THREADS / lanes;
+        k_finish<T, P><<<div_up(a.K, slots), dim3(slots, lanes), 0, h->stream>>>(a);
+        OCD_CUDA_LAUNCHED();
+        return CUDNN_STATUS_SUCCESS;
+    }
+
+    cudnnStatus_t run(const struct ocd_bn_problem *p, void *ws)
+    {
+        a.coef = NULL;
+        if (p->dir != OCD_BN_INFERENCE) {
+            C *w = (C *)ws;
+            size_t gk = (size_t)a.G * a.K;
+            a.part = w;
+            a.shift = w + (p->dir == OCD_BN_BACKWARD ? Sums<P_BOTH>::N : Sums<P_STATS>::N) * gk;
+            a.coef = a.shift + a.K;
+        }
+        switch (p->dir) {
+        case OCD_BN_INFERENCE: return apply<false>();
+        case OCD_BN_TRAINING:
+            OCD_TRY(reduce<P_STATS>());
+            OCD_TRY(finish<P_STATS>());
+            return apply<false>();
+        case OCD_BN_BACKWARD:
+            /* without saved statistics, one pass sums them and the gradient's (P_BOTH) */
+            if (p->saved_mean == NULL) {
+                OCD_TRY(reduce<P_BOTH>());
+                OCD_TRY(finish<P_BOTH>());
+            } else {
+                OCD_TRY(reduce<P_GRAD>());
+                OCD_TRY(finish<P_GRAD>());
+            }
+            return apply<true>();
+        }
+        return CUDNN_STATUS_SUCCESS;
+    }
+};
+
+template <typename T>
+cudnnStatus_t run_typed(cudnnHandle_t h, const struct ocd_bn_problem *p, const Plan *pl, void *ws)
+{
+    typedef typename ocd_compute<T>::type C;
+    Runner<T> r;
+    r.h = h;
+    r.pl = pl;
+    Args<T> &a = r.a;
+    memset(&a, 0, sizeof a);
+    a.x = (const T *)p->x_ptr;
+    a.z = (const T *)p->z_ptr;
+    a.dy = (const T *)p->dy_ptr;
+    a.y = (T *)p->y_ptr;
+    a.dx = (T *)p->dx_ptr;
+    a.dz = (T *)p->dz_ptr;
+    a.res = (T *)p->reserve_ptr;
+    a.scale = (const C *)p->scale;
+    a.bias = (const C *)p->bias;
+    a.est_mean = (const C *)p->est_mean;
+    a.est_var = (const C *)p->est_var;
+    a.saved_mean = (const C *)p->saved_mean;
+    a.saved_invstd = (const C *)p->saved_invstd;
+    a.save_mean = (C *)p->save_mean;
+    a.save_invstd = (C *)p->save_invstd;
+    a.run_mean = (C *)p->run_mean;
+    a.run_var = (C *)p->run_var;
+    a.dscale = (C *)p->dscale;
+    a.dbias = (C *)p->dbias;
+    a.alpha = (C)p->alpha;
+    a.beta = (C)p->beta;
+    a.alpha_p = (C)p->alpha_param;
+    a.beta_p = (C)p->beta_param;
+    a.act = p->ops != OCD_BN_OPS_NORM;
+    a.act_mode = p->act_mode;
+    a.act_nan = p->act_nan;
+    a.act_coef = (C)p->act_coef;
+    a.act_swish = (C)p->act_swish;
+    a.eps = p->epsilon;
+    a.factor = p->factor;
+    a.K = (uint32_t)p->slots;
+    a.M = (uint32_t)p->reduced;
+    a.sm = pl->sm;
+    a.G = pl->G;
+    a.per_split = pl->per_split;
+    r.V = pointers_aligned(p) ? pl->vec : 1; /* the flat plan has checked them */
+    a.tx = pl->kind == CHANNELS_FIRST ? THREADS : block_tx(a.K, r.V);
+    a.ty = THREADS / a.tx;
+    a.chunk = (uint32_t)(ROWS * a.ty);
+    a.nchunks = div_up(a.M, a.chunk);
+    return r.run(p, ws);
+}
+
+} // namespace ocd_bn
+
+#endif

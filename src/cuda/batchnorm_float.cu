@@ -1,0 +1,6 @@
+/* batchnorm_float.cu: the normalization engine's kernels and their launcher (batchnorm.cuh) for
+   float data, in a file of their own so that the data types compile in parallel. */
+#include "cuda/batchnorm.cuh"
+
+template cudnnStatus_t ocd_bn::run_typed<float>(cudnnHandle_t, const struct ocd_bn_problem *, const ocd_bn::Plan *,
+                                             void *);
