@@ -4,7 +4,9 @@
 # "op=poolfwd mode=max dt=f32 x=64x256x56x56 win=3 pad=1 stride=2") it runs the benchmark once
 # under ncu and prints, per kernel launch of the call: time, DRAM and SM throughput (% of peak),
 # warps active (% of the SM's), registers per thread, grid size, instructions executed and the
-# megabytes read from and written to DRAM. High SM and low DRAM throughput: the kernel is
+# megabytes read from and written to DRAM; where this ncu has the metrics, also how often a
+# scheduler issues (issue%), the stalls per issue waiting on loaded data (lsb) and on a full
+# load/store queue (thr), and the L2 hit rate. High SM and low DRAM throughput: the kernel is
 # instruction-bound; both low with few warps active: it keeps too few bytes in flight. Output
 # goes to stdout and to $OUT/profile.txt when OUT is set.
 #
@@ -22,11 +24,11 @@ while getopts B:n:h opt; do
     case $opt in
     B) build=$OPTARG ;;
     n) launches=$OPTARG ;;
-    *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
-[ $# -gt 0 ] || { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 [ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
 unset CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH LIBRARY_PATH
@@ -40,13 +42,22 @@ metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapse
 metrics=$metrics,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active
 metrics=$metrics,launch__registers_per_thread,launch__grid_size,smsp__inst_executed.sum
 metrics=$metrics,dram__bytes_read.sum,dram__bytes_write.sum
+# Why warps wait (per instruction issued: long scoreboard = a global or local load's data,
+# lg throttle = the load/store queue full), how often a scheduler issues, and the L2 hit rate.
+# Tried first; should this ncu not know one of them, the base set above is used alone.
+stalls=smsp__issue_active.avg.pct_of_peak_sustained_active
+stalls=$stalls,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio
+stalls=$stalls,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,lts__t_sector_hit_rate.pct
 
 report=$(mktemp)
 trap 'rm -f "$report"' EXIT
 for problem in "$@"; do
     echo "== $problem"
-    ncu --metrics "$metrics" --csv --print-units base --launch-count "$launches" \
-        "$build/bench/opencudnn_bench" --problem "$problem" --reps 1 --iters 1 >"$report" 2>/dev/null || true
+    for set in "$metrics,$stalls" "$metrics"; do
+        ncu --metrics "$set" --csv --print-units base --launch-count "$launches" \
+            "$build/bench/opencudnn_bench" --problem "$problem" --reps 1 --iters 1 >"$report" 2>/dev/null || true
+        grep -q '^"[0-9]' "$report" && break
+    done
     # One CSV row per (launch, metric): gather them into one line per launch.
     python3 - "$report" <<'EOF'
 import csv, sys
@@ -58,17 +69,22 @@ short = {"gpu__time_duration.sum": "us", "dram__throughput.avg.pct_of_peak_susta
          "sm__throughput.avg.pct_of_peak_sustained_elapsed": "sm%",
          "sm__warps_active.avg.pct_of_peak_sustained_active": "warps%", "launch__registers_per_thread": "regs",
          "launch__grid_size": "grid", "smsp__inst_executed.sum": "warp-instr",
-         "dram__bytes_read.sum": "rd", "dram__bytes_write.sum": "wr"}
-print("%10s %6s %6s %6s %5s %8s %12s %8s %8s  %s" % ("us", "dram%", "sm%", "warps%", "regs", "grid", "warp-instr",
-                                                   "MB read", "MB wrote", "kernel"))
+         "dram__bytes_read.sum": "rd", "dram__bytes_write.sum": "wr",
+         "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue%",
+         "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio": "lsb",
+         "smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio": "thr",
+         "lts__t_sector_hit_rate.pct": "L2hit%"}
+print("%10s %6s %6s %6s %5s %8s %12s %8s %8s %6s %5s %5s %6s  %s" % (
+    "us", "dram%", "sm%", "warps%", "regs", "grid", "warp-instr", "MB read", "MB wrote", "issue%", "lsb", "thr",
+    "L2hit%", "kernel"))
 for k in sorted(launches, key=int):
     m = {short[n]: v for n, v in launches[k].items() if n in short}
     num = lambda n: float(m.get(n, "0").replace(",", "") or 0)
     name = launches[k]["kernel"].replace("(anonymous namespace)::", "")
     name = (name[5:] if name.startswith("void ") else name).split("(")[0][:80]  # no return type, no parameters
-    print("%10.1f %6.1f %6.1f %6.1f %5d %8d %12d %8.1f %8.1f  %s" % (
+    print("%10.1f %6.1f %6.1f %6.1f %5d %8d %12d %8.1f %8.1f %6.1f %5.2f %5.2f %6.1f  %s" % (
         num("us") / 1000, num("dram%"), num("sm%"), num("warps%"), num("regs"), num("grid"), num("warp-instr"),
-        num("rd") / 1e6, num("wr") / 1e6, name))
+        num("rd") / 1e6, num("wr") / 1e6, num("issue%"), num("lsb"), num("thr"), num("L2hit%"), name))
 if not launches:
     print("(no kernel launches profiled: is ncu allowed to read the GPU's counters here?)")
 EOF
