@@ -99,6 +99,20 @@ static bool cuda_present(void)
 
 extern void trand_seed(uint64_t seed);
 
+/* True when the test's name contains one of the filter's comma-separated substrings. */
+static bool name_selected(const char *name, const char *filter)
+{
+    for (const char *p = filter;; p++) {
+        size_t n = strcspn(p, ",");
+        if (n > 0) {
+            for (const char *s = name; *s; s++)
+                if (strncmp(s, p, n) == 0) return true;
+        }
+        p += n;
+        if (*p == '\0') return false;
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *only_backend = NULL, *filter = NULL;
@@ -109,7 +123,7 @@ int main(int argc, char **argv)
             for (int t = 0; t < ntests; t++) printf("%s%s\n", tests[t].name, tests[t].once ? " (once)" : "");
             return 0;
         } else {
-            fprintf(stderr, "usage: %s [-b host|cuda] [-k substring] [-l]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-b host|cuda] [-k substring[,substring...]] [-l]\n", argv[0]);
             return 2;
         }
     }
@@ -127,7 +141,7 @@ int main(int argc, char **argv)
         setenv("OPENCUDNN_BACKEND", test_backend, 1);
         printf("== backend %s\n", test_backend);
         for (int t = 0; t < ntests; t++) {
-            if (filter && strstr(tests[t].name, filter) == NULL) continue;
+            if (filter && !name_selected(tests[t].name, filter)) continue;
             if (tests[t].once && b > 0 && !(only_backend && strcmp(only_backend, "cuda") == 0)) {
                 skipped++;
                 continue;

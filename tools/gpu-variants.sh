@@ -2,8 +2,8 @@
 # gpu-variants.sh: times alternatives of a kernel on a GPU machine in one call, for when device time
 # is scarce. It builds the tree as it is (the baseline), then applies each patch in turn: an
 # incremental rebuild (only the changed objects and the libraries), the tests whose names contain
-# TEST_FILTER on the cuda backend, the benchmark cases whose names contain CASES, then the patch is
-# reverted. One line per variant and case: milliseconds and GB/s against the copy ceiling that the
+# one of TEST_FILTER's comma-separated substrings on the cuda backend, the benchmark cases whose
+# names contain one of CASES', then the patch is reverted. One line per variant and case: milliseconds and GB/s against the copy ceiling that the
 # same benchmark run measured; a variant whose build or tests fail is reported and not timed.
 # Output goes to stdout and to $OUT/variants.txt when OUT is set.
 #
