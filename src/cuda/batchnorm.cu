@@ -6,15 +6,11 @@
 #include "cuda/batchnorm.cuh"
 #include "cuda/scratch.cuh"
 
-namespace ocd_bn {
-
 /* instantiated by batchnorm_{float,double,half,bfloat16}.cu */
-extern template cudnnStatus_t run_typed<float>(cudnnHandle_t, const struct ocd_bn_problem *, const Plan *, void *);
-extern template cudnnStatus_t run_typed<double>(cudnnHandle_t, const struct ocd_bn_problem *, const Plan *, void *);
-extern template cudnnStatus_t run_typed<__half>(cudnnHandle_t, const struct ocd_bn_problem *, const Plan *, void *);
-extern template cudnnStatus_t run_typed<__nv_bfloat16>(cudnnHandle_t, const struct ocd_bn_problem *, const Plan *, void *);
-
-} // namespace ocd_bn
+extern OCD_BN_RUN_TYPED(float);
+extern OCD_BN_RUN_TYPED(double);
+extern OCD_BN_RUN_TYPED(__half);
+extern OCD_BN_RUN_TYPED(__nv_bfloat16);
 
 namespace {
 

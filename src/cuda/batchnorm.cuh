@@ -21,8 +21,9 @@
               (Pass). Partials go to the workspace (or the handle's scratch, cuda/scratch.cuh),
               [2 or 4][splits][slots];
      finish   up to FINISH_LANES threads per slot add the splits' partials (a few each, loads in
-              flight together), in a fixed order, and one derives what the slot needs (mean, 1/std, saved and running statistics, the
-              parameter gradients), then the slot's coefficients of the element pass;
+              flight together), in a fixed order, and one derives what the slot needs (mean,
+              1/std, saved and running statistics, the parameter gradients), then the slot's
+              coefficients of the element pass;
      apply    y = alpha * act(a*x + b (+ z)) + beta * y, or dx = alpha * (A*dp + B*x + C) + ...
    Results are deterministic: the splits depend only on the shape and the device.
    Scheduling: the rows reductions keep one wave of blocks resident (RowRounds::BLOCKS per SM)
@@ -692,7 +693,8 @@ __device__ __forceinline__ void apply_chunk(const Args<T> &a, const Offs &o, int
         if (ACT && a.act) {
             if (a.res) store_lanes<T, V>(a.res + o.res, n, out);
 #pragma unroll
-            for (int i = 0; i < V; i++) out[i] = ocd_act_forward(a.act_mode, a.act_nan == CUDNN_PROPAGATE_NAN, a.act_coef, a.act_swish, out[i]);
+            for (int i = 0; i < V; i++)
+                out[i] = ocd_act_forward(a.act_mode, a.act_nan == CUDNN_PROPAGATE_NAN, a.act_coef, a.act_swish, out[i]);
         }
         blend<T, V>(a, a.y + o.out, n, out, tmp);
         store_lanes<T, V>(a.y + o.out, n, out);
@@ -1043,5 +1045,11 @@ cudnnStatus_t run_typed(cudnnHandle_t h, const struct ocd_bn_problem *p, const P
 }
 
 } // namespace ocd_bn
+
+/* The instantiation of run_typed for data type T: `extern OCD_BN_RUN_TYPED(T);` declares it
+   (batchnorm.cu), `OCD_BN_RUN_TYPED(T);` makes it (batchnorm_<type>.cu). */
+#define OCD_BN_RUN_TYPED(T)                                                                            \
+    template cudnnStatus_t ocd_bn::run_typed<T>(cudnnHandle_t, const struct ocd_bn_problem *,              \
+                                                const ocd_bn::Plan *, void *)
 
 #endif

@@ -2,5 +2,4 @@
    half data, in a file of their own so that the data types compile in parallel. */
 #include "cuda/batchnorm.cuh"
 
-template cudnnStatus_t ocd_bn::run_typed<__half>(cudnnHandle_t, const struct ocd_bn_problem *, const ocd_bn::Plan *,
-                                             void *);
+OCD_BN_RUN_TYPED(__half);
