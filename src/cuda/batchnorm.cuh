@@ -376,6 +376,27 @@ __device__ __forceinline__ void load_round(const L &lay, const Args<T> &a, uint3
     }
 }
 
+/* Asks for the lines of the round after (u0, r0) of a reduction (the next chunk's first after the
+   last) into L1, so that they are on the way while this round computes: no register waits. */
+template <bool GRAD, int U, typename T, class L>
+__device__ __forceinline__ void prefetch_next_round(const L &lay, const Args<T> &a, uint32_t r0, int u0, uint32_t j0)
+{
+    uint32_t nr0 = r0;
+    int nu0 = u0 + U;
+    if (nu0 >= ROWS) {
+        nu0 = 0;
+        nr0 = r0 + gridDim.y * a.chunk;
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const uint32_t r = round_row<false>(nr0, nu0, u, a.ty);
+        if (r >= a.M) continue;
+        const typename L::Pos p = lay.pos(r);
+        asm volatile("prefetch.global.L1 [%0];" ::"l"(a.x + lay.at(p, T_X, j0)));
+        if (GRAD) asm volatile("prefetch.global.L1 [%0];" ::"l"(a.dy + lay.at(p, T_DY, j0)));
+    }
+}
+
 /* ---- reduce ---------------------------------------------------------------------------------- */
 
 /* The rows reductions. ACT as for load_grad: the gradient pass has a kernel for the fused
@@ -414,6 +435,7 @@ k_reduce_rows(const L lay, const Args<T> a)
                 GradChunk<T, V> gc[U];
                 bool ok[U];
                 load_round<false, false, GRAD, ACT>(lay, a, r0, u0, j0, P == P_BOTH ? lanes<L, V>(n) : n, xc, gc, ok);
+                if (P == P_STATS) prefetch_next_round<false, U>(lay, a, r0, u0, j0);
                 if (u0 == 0 && first) {
                     first = false;
                     if (P != P_GRAD) load_lanes<false, T, V>(a.x + lay.at(lay.pos(0), T_X, j0), n, ref);

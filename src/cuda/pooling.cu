@@ -15,14 +15,16 @@
    branch, measured 56% of copy bandwidth on 64x256x56x56 3x3/2 fp32, about 170 instructions an
    output; this one's SASS, about 35 fp32 and 14 16-bit NHWC).
    Backward NCHW, a thread owns the inputs of R = 2 stride cells along W, one 16-byte vector of
-   floats a row, and walks down a few steps of S rows: each window row reaching a step is scanned
-   once, value and first position in scan order together, from x rows in registers (the rows two
-   window rows share loaded once), the last kept for the next step, the next step's new rows and dy
-   row prefetched into L1 while this one computes (0.181 -> 0.158 ms on 64x256x56x56 3x3/2 fp32,
-   H200); then each input sums the gradient of the windows whose maximum it is, which window
-   positions it can be being a compile-time constant, and dx rows are written once, as vectors,
-   without atomics (the previous kernel, 8 columns a thread with scalar stores and each window row's
-   rows read twice, measured 0.58 ms on 64x256x56x56 3x3/2, cuDNN 0.21 ms). Entries:
+   floats a row, and walks down a few steps of S rows: each window row reaching a step is found
+   once, separably: each x row gives per window its best and first position (a row that two window
+   rows share, once), then the window's rows are compared in order, the last window row kept for
+   the next step, the next step's new rows and dy row prefetched into L1 while this one computes
+   (0.181 -> 0.158 ms on 64x256x56x56 3x3/2 fp32, H200, when windows were scanned whole); what
+   depends only on the thread's columns is found once, and rows outside the image are read
+   without a branch; then each input sums the gradient of the windows whose maximum it is, which
+   window positions it can be being a compile-time constant, and dx rows are written once, as
+   vectors, without atomics (the previous kernel, 8 columns a thread with scalar stores and each
+   window row's rows read twice, measured 0.58 ms on 64x256x56x56 3x3/2, cuDNN 0.21 ms). Entries:
    cuda:pooling_fixed_nchw (rows of W contiguous, 4 x 4 outputs forward; float only) and
    cuda:pooling_fixed_nhwc_vec16 (16-byte vectors of channels per thread, 2 x 2 outputs forward;
    backward, MAX in half and bfloat16 only: one stride cell of 8 channels a thread, its windows
@@ -926,57 +928,44 @@ __host__ __device__ __forceinline__ void fixed_prefetch(const void *p)
 #endif
 }
 
-/* Backward: prefetches what window row o of strip t (first input column iw0, first output column
-   ow0) loads that the row before it did not: its last S rows of x (unless skip_x) and its dy row,
-   where inside the image. */
+/* Backward: prefetches what window row o loads that the row before it did not: its last S rows
+   of x (unless skip_x; xh: row o S - P at the strip's first own column, rows xs2 apart) and its
+   dy row (at dyr), where inside the image. */
 template <class F, typename T, typename C>
-__host__ __device__ __forceinline__ void fixed_prefetch_row(const T *xp, const T *dyp, const fixed_args<C> &a, int o,
-                                                           int iw0, int ow0, bool skip_x)
+__host__ __device__ __forceinline__ void fixed_prefetch_row(const T *xh, int xs2, const T *dyr,
+                                                           const fixed_args<C> &a, int o, bool dy_in, bool skip_x)
 {
-    if ((unsigned)o < (unsigned)a.out_h && (unsigned)ow0 < (unsigned)a.out_w)
-        fixed_prefetch(dyp + (o * (int)a.ys[2] + ow0 * (int)a.ys[3]));
+    if ((unsigned)o < (unsigned)a.out_h && dy_in) fixed_prefetch(dyr);
     if (skip_x) return;
 #pragma unroll
     for (int kh = F::K - F::S; kh < F::K; kh++) {
         int ih = o * F::S - F::P + kh;
-        if ((unsigned)ih < (unsigned)a.in_h) fixed_prefetch(xp + (ih * (int)a.xs[2] + iw0 * (int)a.xs[3]));
+        if ((unsigned)ih < (unsigned)a.in_h) fixed_prefetch(xh + kh * xs2);
     }
 }
 
-/* Columns [c0, c0 + N) of the row at `row` (column stride cs), `fill` outside [0, w); `inside`:
-   the whole span lies in [0, w). With vec (W contiguous, rows aligned, columns HEAD .. HEAD + M - 1
-   of the span inside the row), those come as 16-byte vectors. */
-template <typename T, int V, int N, int HEAD, int M, typename C>
-__host__ __device__ __forceinline__ void fixed_load(const T *row, int64_t cs, int c0, int w, bool vec, bool inside,
-                                                    C fill, C (&v)[N][V])
+/* The N columns of a span starting at `row` (W contiguous), `fill` where bit j of `in` is 0
+   (outside the image). With vec (rows aligned, columns HEAD .. HEAD + M - 1 inside the row)
+   those come as 16-byte vectors. */
+template <typename T, int N, int HEAD, int M, typename C>
+__host__ __device__ __forceinline__ void fixed_load(const T *row, uint32_t in, bool vec, C fill, C (&v)[N][1])
 {
-    if constexpr (V == 1) {
-        if (vec) {
-            constexpr int L = ocd_vec16<T>::N;
-            static_assert(M % L == 0, "whole vectors");
+    if (vec) {
+        constexpr int L = ocd_vec16<T>::N;
+        static_assert(M % L == 0, "whole vectors");
 #pragma unroll
-            for (int j = 0; j < N; j++)
-                if (j < HEAD || j >= HEAD + M)
-                    v[j][0] = inside || (unsigned)(c0 + j) < (unsigned)w ? fixed_cvt(row[c0 + j]) : fill;
+        for (int j = 0; j < N; j++)
+            if (j < HEAD || j >= HEAD + M) v[j][0] = in >> j & 1 ? fixed_cvt(row[j]) : fill;
 #pragma unroll
-            for (int q = 0; q < M / L; q++) {
-                ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(row + c0 + HEAD + q * L);
+        for (int q = 0; q < M / L; q++) {
+            ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(row + HEAD + q * L);
 #pragma unroll
-                for (int l = 0; l < L; l++) v[HEAD + q * L + l][0] = fixed_cvt(b.v[l]);
-            }
-            return;
+            for (int l = 0; l < L; l++) v[HEAD + q * L + l][0] = fixed_cvt(b.v[l]);
         }
+        return;
     }
 #pragma unroll
-    for (int j = 0; j < N; j++) {
-        int c = c0 + j;
-        if (inside || (unsigned)c < (unsigned)w) {
-            fixed_lanes<T, V>(row + c * cs, v[j]);
-        } else {
-#pragma unroll
-            for (int u = 0; u < V; u++) v[j][u] = fill;
-        }
-    }
+    for (int j = 0; j < N; j++) v[j][0] = in >> j & 1 ? fixed_cvt(row[j]) : fill;
 }
 
 /* Thread i -> image n, channel group g, row r (an output row forward, a chunk of steps
@@ -1208,68 +1197,108 @@ __host__ __device__ __forceinline__ void fixed_forward_thread(const T *__restric
     }
 }
 
-/* Backward, window row o of strip t, windows ow = t R + J0 + j: per window, the gradient it passes
-   on, gr[j] (dy, or dy / divisor averaging; 0 for a window outside y or without input), and for
-   MAX the position kh K + kw of its first maximum, at[j] (-1: none). rows[kh] takes x row
-   o S - P + kh, columns (t R + J0) S - P + [0, BN), `fill` outside the image; with `kept` (window
-   row o - 1 found last by this thread) its first K - S rows are that row's last ones, not loaded
-   again; with vec the middle M columns, the strip's own, come as one vector. A window's scan
-   starts with `fill` as the best value, which nothing loses to (fixed_fill), and its first input
-   inside the image as the position: that input keeps it unless a later one is better
-   (ops/pooling.h), so one path, without a branch, serves windows inside and across the border. */
-template <typename T, class F, int MODE, typename C>
-__host__ __device__ __forceinline__ void fixed_window_row(const T *xp, const T *dyp, const fixed_args<C> &a, int o,
-                                                          int t, bool vec, bool kept, C (&rows)[F::K][F::BN][1],
+/* Backward, one x row of the NW windows of a strip (span columns v, `lead` of them before the
+   image): per window j, the best of its K columns in scan order and its position base + kw
+   (ocd_pool_better, strict: the first maximum). A window's first column inside the image starts
+   as the best, the columns before it holding `fill`, which nothing loses to (fixed_fill). A row
+   outside the image (!in) gives `fill`, and, above it (TOP), the first column inside as the
+   position. */
+template <class F, int MODE, bool TOP, typename C>
+__host__ __device__ __forceinline__ void fixed_row_best(const C (&v)[F::BN][1], bool in, int lead, int base,
+                                                        C (&best)[F::NW], int (&pos)[F::NW])
+{
+#pragma unroll
+    for (int j = 0; j < F::NW; j++) {
+        /* window j starts before the image only where window 0 does, by lead - j S columns */
+        int before = (F::J0 + j) * F::S - F::P >= 0 ? 0 : j == 0 ? lead : lead - j * F::S > 0 ? lead - j * F::S : 0;
+        C b = v[j * F::S][0];
+        int p = base + before;
+#pragma unroll
+        for (int kw = 1; kw < F::K; kw++) {
+            C e = v[j * F::S + kw][0];
+            bool take = ocd_pool_better(e, b, MODE == FIXED_MAX_NAN);
+            b = take ? e : b;
+            p = take ? base + kw : p;
+        }
+        best[j] = in ? b : fixed_fill<MODE, C>();
+        pos[j] = !TOP || in ? p : base + before; /* below the image, never taken */
+    }
+}
+
+/* Backward, what strip t needs at every step, found once: which columns of its span (first
+   column c0 = (t R + J0) S - P) lie inside the image (in) and how many lie before it (lead),
+   which of its windows lie inside y and hold input columns (ok) and how many (cols, averaging),
+   whether its middle comes as a vector. */
+template <class F> struct fixed_strip {
+    bool vec;
+    uint32_t in, ok; /* bit c: span column c inside the image; bit j: window j inside y, with input */
+    int cols[F::NW], lead; /* lead: the columns of window 0 before the image (-c0, or 0) */
+};
+
+/* Backward, window row o of a strip, windows ow = t R + J0 + j: per window, the gradient it passes
+   on, gr[j] (dy, or dy / divisor averaging; 0 for a window outside y or without input, whose
+   position then does not matter), and for MAX the position kh K + kw of its first maximum,
+   at[j]. xo: x row o S - P at the span's first column, dyo: dy row o at the first window. The
+   maximum is found separably, the first maximum in row-major order being the first best of the
+   rows' first bests: each x row of the window row (with vec the middle M columns, the strip's
+   own, as one vector; columns outside the image `fill`; a row outside it read at x0, row 0,
+   without a branch, its results `fill`) gives per window its best and position (rv[kh], rp[kh],
+   fixed_row_best), then the rows are compared in order. With `kept` (window row o - 1 found last
+   by this thread) the first K - S rows' results are that row's last ones, not loaded again;
+   their positions, counted in that window row, are S K too large. TOP: the window row may
+   start above the image (false: o S - P >= 0). */
+template <typename T, class F, int MODE, bool TOP, typename C>
+__host__ __device__ __forceinline__ void fixed_window_row(const T *x0, const T *xo, const T *dyo,
+                                                          const fixed_args<C> &a, int o, const fixed_strip<F> &st,
+                                                          bool kept, C (&rv)[F::K][F::NW], int (&rp)[F::K][F::NW],
                                                           int (&at)[F::NW], C (&gr)[F::NW])
 {
-    int ow0 = t * F::R + F::J0, c0 = ow0 * F::S - F::P, h0 = o * F::S - F::P;
+    int h0 = o * F::S - F::P;
     int nrows = (unsigned)o < (unsigned)a.out_h ? fixed_count(h0, F::K, a.in_h) : 0;
-    bool ok[F::NW];
 #pragma unroll
     for (int j = 0; j < F::NW; j++) {
-        int ow = ow0 + j, count = nrows * fixed_count(c0 + j * F::S, F::K, a.in_w);
-        ok[j] = count > 0 && (unsigned)ow < (unsigned)a.out_w;
-        C g = ok[j] ? fixed_cvt(dyp[o * (int)a.ys[2] + ow * (int)a.ys[3]]) : (C)0;
-        C div = a.exclude ? (C)count : (C)(F::K * F::K);
-        gr[j] = !ok[j] ? (C)0 : MODE == FIXED_AVG ? g / div : g;
-        at[j] = -1;
+        bool ok = nrows > 0 && (st.ok >> j & 1);
+        C g = ok ? fixed_cvt(dyo[j]) : (C)0;
+        C div = a.exclude ? (C)(nrows * st.cols[j]) : (C)(F::K * F::K);
+        gr[j] = !ok ? (C)0 : MODE == FIXED_AVG ? g / div : g;
     }
     if (MODE == FIXED_AVG) return;
-    constexpr int HEAD = F::P - F::J0 * F::S, M = F::R * F::S;
+    constexpr int HEAD = F::P - F::J0 * F::S, M = F::R * F::S, KEEP = F::K - F::S;
     const C fill = fixed_fill<MODE, C>();
-    bool inside = c0 >= 0 && c0 + F::BN <= a.in_w;
     if (kept) {
 #pragma unroll
-        for (int kh = 0; kh < F::K - F::S; kh++)
+        for (int kh = 0; kh < KEEP; kh++)
 #pragma unroll
-            for (int c = 0; c < F::BN; c++) rows[kh][c][0] = rows[kh + F::S][c][0];
+            for (int j = 0; j < F::NW; j++) {
+                rv[kh][j] = rv[kh + F::S][j];
+                rp[kh][j] = rp[kh + F::S][j];
+            }
     }
+    /* every row's loads are issued before any row is compared, so that their latencies overlap */
+    C v[F::K][F::BN][1];
+    bool in[F::K];
 #pragma unroll
     for (int kh = 0; kh < F::K; kh++) {
-        int ih = h0 + kh;
-        if (kept && kh < F::K - F::S) continue;
-        if (nrows > 0 && (unsigned)ih < (unsigned)a.in_h) {
-            fixed_load<T, 1, F::BN, HEAD, M>(xp + ih * (int)a.xs[2], a.xs[3], c0, a.in_w, vec, inside, fill, rows[kh]);
-        } else {
-#pragma unroll
-            for (int c = 0; c < F::BN; c++) rows[kh][c][0] = fill;
-        }
+        if (kept && kh < KEEP) continue;
+        in[kh] = (unsigned)(h0 + kh) < (unsigned)a.in_h;
+        fixed_load<T, F::BN, HEAD, M>(in[kh] ? xo + kh * (int)a.xs[2] : x0, st.in, st.vec, fill, v[kh]);
     }
-    int kh0 = h0 < 0 ? -h0 : 0;
+#pragma unroll
+    for (int kh = 0; kh < F::K; kh++)
+        if (!kept || kh >= KEEP) fixed_row_best<F, MODE, TOP>(v[kh], in[kh], st.lead, kh * F::K, rv[kh], rp[kh]);
+    /* rows above the image hold `fill`: the position starts at the first row inside */
+    int top = TOP && h0 < 0 ? -h0 * F::K : 0;
 #pragma unroll
     for (int j = 0; j < F::NW; j++) {
-        int cj = c0 + j * F::S, first = kh0 * F::K + (cj < 0 ? -cj : 0);
-        C best = fill;
+        C best = rv[0][j];
+        int first = rp[0][j] + top - (kept && KEEP > 0 ? F::S * F::K : 0);
 #pragma unroll
-        for (int kh = 0; kh < F::K; kh++)
-#pragma unroll
-            for (int kw = 0; kw < F::K; kw++) {
-                C e = rows[kh][j * F::S + kw][0];
-                bool take = ocd_pool_better(e, best, MODE == FIXED_MAX_NAN);
-                best = take ? e : best;
-                first = take ? kh * F::K + kw : first;
-            }
-        at[j] = ok[j] ? first : -1;
+        for (int kh = 1; kh < F::K; kh++) {
+            bool take = ocd_pool_better(rv[kh][j], best, MODE == FIXED_MAX_NAN);
+            best = take ? rv[kh][j] : best;
+            first = take ? rp[kh][j] - (kept && kh < KEEP ? F::S * F::K : 0) : first;
+        }
+        at[j] = first;
     }
 }
 
@@ -1278,32 +1307,58 @@ __host__ __device__ __forceinline__ void fixed_window_row(const T *xp, const T *
    rows reaching a step are found once, the last kept for the next step, and so are the x rows two
    window rows share. Each input sums, in y's row-major order as the host backend does, the
    gradient of the windows whose maximum it is (or of every window covering it, averaging); which
-   window positions an input is, in which window, is a compile-time constant. */
+   window positions an input is, in which window, is a compile-time constant. What depends only
+   on the strip's columns is found once (fixed_strip), and the rows of x, dy and dx a step reads
+   and writes are pointers moved on by a step. Rows of W are contiguous in x and y (the NCHW
+   entry's condition): columns are offsets from a row's pointer. */
 template <typename T, class F, int MODE, typename C>
 __host__ __device__ __forceinline__ void fixed_backward_thread(const T *__restrict__ x, const T *__restrict__ dy,
                                                                T *__restrict__ dx, const fixed_args<C> &a, uint32_t i)
 {
-    constexpr int M = F::R * F::S;
+    constexpr int M = F::R * F::S, HEAD = F::P - F::J0 * F::S;
     static_assert(ocd_vec16<T>::N == M, "a strip's row is one 16-byte vector");
     int n, g, chunk, t;
     fixed_decode<false>(a, i, n, g, chunk, t);
     int s0 = chunk * a.steps, s1 = s0 + a.steps < a.cells_h ? s0 + a.steps : a.cells_h;
-    const T *xp = MODE == FIXED_AVG ? x : x + n * a.xs[0] + g * a.xs[1];
-    const T *dyp = dy + n * a.ys[0] + g * a.ys[1];
-    T *dxp = dx + n * a.xs[0] + g * a.xs[1];
-    C rows[F::K][F::BN][1];
+    int ow0 = t * F::R + F::J0, c0 = ow0 * F::S - F::P, iw0 = t * M;
+    const int xs2 = (int)a.xs[2], ys2 = (int)a.ys[2]; /* offsets inside an image fit an int (fixed_applies) */
+    fixed_strip<F> st;
+    st.vec = a.vec && iw0 + M <= a.in_w;
+    st.in = st.ok = 0;
+    st.lead = c0 < 0 ? -c0 : 0;
+#pragma unroll
+    for (int c = 0; c < F::BN; c++) st.in |= (uint32_t)((unsigned)(c0 + c) < (unsigned)a.in_w) << c;
+#pragma unroll
+    for (int j = 0; j < F::NW; j++) {
+        st.cols[j] = fixed_count(c0 + j * F::S, F::K, a.in_w);
+        st.ok |= (uint32_t)(st.cols[j] > 0 && (unsigned)(ow0 + j) < (unsigned)a.out_w) << j;
+    }
+#if defined(__CUDA_ARCH__)
+    asm("" : "+r"(st.in), "+r"(st.ok), "+r"(st.lead)); /* opaque: else each step finds every bit again */
+#endif
+    /* x at the span's first column, dy at the first window; rows are added per window row */
+    const T *xc = MODE == FIXED_AVG ? x : x + n * a.xs[0] + g * a.xs[1] + c0; /* x unread averaging */
+    const T *dyc = dy + n * a.ys[0] + g * a.ys[1] + ow0;
+    bool dy_in = (unsigned)(ow0 < 0 ? 0 : ow0) < (unsigned)a.out_w; /* the address dy rows are prefetched at */
+    C rv[F::K][F::NW]; /* per x row of the window row last found, each window's best and position */
+    int rp[F::K][F::NW];
     int at[F::NH][F::NW];
     C gr[F::NH][F::NW];
-    int iw0 = t * M;
-    bool vec = a.vec && iw0 + M <= a.in_w, kept = false;
+    bool kept = false;
 #pragma unroll
-    for (int k = 0; k < F::NH - 1; k++, kept = true)
-        fixed_window_row<T, F, MODE>(xp, dyp, a, s0 + F::J0 + k, t, vec, kept, rows, at[k], gr[k]);
+    for (int k = 0; k < F::NH - 1; k++, kept = true) {
+        int o = s0 + F::J0 + k;
+        fixed_window_row<T, F, MODE, true>(xc, xc + (o * F::S - F::P) * xs2, dyc + o * ys2, a, o,
+                                           st, kept, rv, rp, at[k], gr[k]);
+    }
+    const T *xo = xc + ((s0 + F::H1) * F::S - F::P) * xs2, *dyo = dyc + (s0 + F::H1) * ys2;
+    T *dxr = dx + n * a.xs[0] + g * a.xs[1] + s0 * F::S * xs2 + iw0;
     for (int s = s0; s < s1; s++, kept = true) {
         if (s + 1 < s1) /* the next step's loads, in flight while this step computes */
-            fixed_prefetch_row<F>(xp, dyp, a, s + 1 + F::H1, iw0, t * F::R + F::J0 < 0 ? 0 : t * F::R + F::J0,
-                                  MODE == FIXED_AVG);
-        fixed_window_row<T, F, MODE>(xp, dyp, a, s + F::H1, t, vec, kept, rows, at[F::NH - 1], gr[F::NH - 1]);
+            fixed_prefetch_row<F>(xo + (F::S * xs2 + HEAD), xs2, dyo + (ys2 + (F::J0 < 0 && ow0 < 0 ? -ow0 : 0)),
+                                  a, s + 1 + F::H1, dy_in, MODE == FIXED_AVG);
+        fixed_window_row<T, F, MODE, false>(xc, xo, dyo, a, s + F::H1, st, kept, rv, rp, at[F::NH - 1],
+                                            gr[F::NH - 1]);
 #pragma unroll
         for (int r = 0; r < F::S; r++) {
             int ih = s * F::S + r;
@@ -1320,15 +1375,15 @@ __host__ __device__ __forceinline__ void fixed_backward_thread(const T *__restri
                         if (k >= 0 && (MODE == FIXED_AVG || at[wr][j] == k)) sum[c] += gr[wr][j];
                     }
             }
-            T *row = dxp + ih * (int)a.xs[2];
-            if (vec) {
-                fixed_blend<T, M>(row + iw0, sum, a);
+            T *row = dxr + r * xs2;
+            if (st.vec) {
+                fixed_blend<T, M>(row, sum, a);
                 continue;
             }
 #pragma unroll
             for (int c = 0; c < M; c++) {
                 C one[1] = {sum[c]};
-                if (iw0 + c < a.in_w) fixed_blend<T, 1>(row + (iw0 + c) * a.xs[3], one, a);
+                if (st.in >> (HEAD + c) & 1) fixed_blend<T, 1>(row + c, one, a);
             }
         }
 #pragma unroll
@@ -1339,6 +1394,9 @@ __host__ __device__ __forceinline__ void fixed_backward_thread(const T *__restri
                 gr[k][j] = gr[k + 1][j];
             }
         }
+        xo += F::S * xs2;
+        dyo += ys2;
+        dxr += F::S * xs2;
     }
 }
 
