@@ -48,7 +48,10 @@
    prologue (the shift or mean of a reduction, the coefficients of a plain float-compute element
    pass), and the finish loads a slot's operands before its partials, so that no latency waits
    alone: 16-bit inference 0.0583 -> 0.0553 ms (84% -> 89% of copy), training 0.1003 -> 0.0983 ms,
-   the rest unchanged within 1% (bench, fifth session).
+   the rest unchanged within 1% (bench, fifth session). The statistics reduction asks for its
+   next round's lines into L1 while a round computes (prefetch_next_round): 16-bit training
+   0.0985 -> 0.0966 ms; the gradient reductions measured 0.4-1% slower with it, so only the
+   statistics pass has it (sixth session).
 
    Included by batchnorm.cu, which plans and launches, and by batchnorm_{float,double,half,
    bfloat16}.cu, which instantiate the kernels and their launcher (run_typed), a data type each,
@@ -376,9 +379,10 @@ __device__ __forceinline__ void load_round(const L &lay, const Args<T> &a, uint3
     }
 }
 
-/* Asks for the lines of the round after (u0, r0) of a reduction (the next chunk's first after the
-   last) into L1, so that they are on the way while this round computes: no register waits. */
-template <bool GRAD, int U, typename T, class L>
+/* Asks for the x lines of the round after (u0, r0) of the statistics reduction (the next chunk's
+   first after the last) into L1, so that they are on the way while this round computes: no
+   register waits on them. */
+template <int U, typename T, class L>
 __device__ __forceinline__ void prefetch_next_round(const L &lay, const Args<T> &a, uint32_t r0, int u0, uint32_t j0)
 {
     uint32_t nr0 = r0;
@@ -390,10 +394,7 @@ __device__ __forceinline__ void prefetch_next_round(const L &lay, const Args<T> 
 #pragma unroll
     for (int u = 0; u < U; u++) {
         const uint32_t r = round_row<false>(nr0, nu0, u, a.ty);
-        if (r >= a.M) continue;
-        const typename L::Pos p = lay.pos(r);
-        asm volatile("prefetch.global.L1 [%0];" ::"l"(a.x + lay.at(p, T_X, j0)));
-        if (GRAD) asm volatile("prefetch.global.L1 [%0];" ::"l"(a.dy + lay.at(p, T_DY, j0)));
+        if (r < a.M) asm volatile("prefetch.global.L1 [%0];" ::"l"(a.x + lay.at(lay.pos(r), T_X, j0)));
     }
 }
 
@@ -435,7 +436,7 @@ k_reduce_rows(const L lay, const Args<T> a)
                 GradChunk<T, V> gc[U];
                 bool ok[U];
                 load_round<false, false, GRAD, ACT>(lay, a, r0, u0, j0, P == P_BOTH ? lanes<L, V>(n) : n, xc, gc, ok);
-                if (P == P_STATS) prefetch_next_round<false, U>(lay, a, r0, u0, j0);
+                if (P == P_STATS) prefetch_next_round<U>(lay, a, r0, u0, j0);
                 if (u0 == 0 && first) {
                     first = false;
                     if (P != P_GRAD) load_lanes<false, T, V>(a.x + lay.at(lay.pos(0), T_X, j0), n, ref);
