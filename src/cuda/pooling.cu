@@ -21,7 +21,10 @@
    the next step, the next step's new rows and dy row prefetched into L1 while this one computes
    (0.181 -> 0.158 ms on 64x256x56x56 3x3/2 fp32, H200, when windows were scanned whole); what
    depends only on the thread's columns is found once, and rows outside the image are read
-   without a branch; then each input sums the gradient of the windows whose maximum it is, which
+   without a branch. Every x row of a window row is loaded before any is compared: the separable
+   search cut the ALU-pipe instructions by a third (the kernel was bound by that pipe), but with
+   each row's loads behind the previous row's compares it ran slower (0.169 ms); loaded first,
+   0.157 -> 0.147 ms (sixth session). Then each input sums the gradient of the windows whose maximum it is, which
    window positions it can be being a compile-time constant, and dx rows are written once, as
    vectors, without atomics (the previous kernel, 8 columns a thread with scalar stores and each
    window row's rows read twice, measured 0.58 ms on 64x256x56x56 3x3/2, cuDNN 0.21 ms). Entries:
