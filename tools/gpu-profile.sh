@@ -6,9 +6,11 @@
 # warps active (% of the SM's), registers per thread, grid size, instructions executed and the
 # megabytes read from and written to DRAM; where this ncu has the metrics, also how often a
 # scheduler issues (issue%), the stalls per issue waiting on loaded data (lsb) and on a full
-# load/store queue (thr), and the L2 hit rate. High SM and low DRAM throughput: the kernel is
-# instruction-bound; both low with few warps active: it keeps too few bytes in flight. Output
-# goes to stdout and to $OUT/profile.txt when OUT is set.
+# load/store queue (thr), the L2 hit rate and how busy the ALU pipe is (alu%). High SM and low
+# DRAM throughput: the kernel is instruction-bound (alu% near 80: by the ALU pipe, so cut
+# compares, selects and integer work, not instructions in general); both low with few warps
+# active, or lsb high: it keeps too few bytes in flight. Output goes to stdout and to
+# $OUT/profile.txt when OUT is set.
 #
 #   tools/gpu-profile.sh [-B BUILD_DIR] [-n LAUNCHES] PROBLEM...
 #
@@ -24,11 +26,11 @@ while getopts B:n:h opt; do
     case $opt in
     B) build=$OPTARG ;;
     n) launches=$OPTARG ;;
-    *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
-[ $# -gt 0 ] || { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 [ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
 unset CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH LIBRARY_PATH
@@ -48,6 +50,9 @@ metrics=$metrics,dram__bytes_read.sum,dram__bytes_write.sum
 stalls=smsp__issue_active.avg.pct_of_peak_sustained_active
 stalls=$stalls,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio
 stalls=$stalls,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,lts__t_sector_hit_rate.pct
+# How busy the ALU pipe is (compares, selects, integer and logic: half rate on sm_90), which
+# bounds a kernel long before its total issue rate does.
+stalls=$stalls,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active
 
 report=$(mktemp)
 trap 'rm -f "$report"' EXIT
@@ -73,18 +78,18 @@ short = {"gpu__time_duration.sum": "us", "dram__throughput.avg.pct_of_peak_susta
          "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue%",
          "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio": "lsb",
          "smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio": "thr",
-         "lts__t_sector_hit_rate.pct": "L2hit%"}
-print("%10s %6s %6s %6s %5s %8s %12s %8s %8s %6s %5s %5s %6s  %s" % (
+         "lts__t_sector_hit_rate.pct": "L2hit%", "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active": "alu%"}
+print("%10s %6s %6s %6s %5s %8s %12s %8s %8s %6s %5s %5s %6s %5s  %s" % (
     "us", "dram%", "sm%", "warps%", "regs", "grid", "warp-instr", "MB read", "MB wrote", "issue%", "lsb", "thr",
-    "L2hit%", "kernel"))
+    "L2hit%", "alu%", "kernel"))
 for k in sorted(launches, key=int):
     m = {short[n]: v for n, v in launches[k].items() if n in short}
     num = lambda n: float(m.get(n, "0").replace(",", "") or 0)
     name = launches[k]["kernel"].replace("(anonymous namespace)::", "")
     name = (name[5:] if name.startswith("void ") else name).split("(")[0][:80]  # no return type, no parameters
-    print("%10.1f %6.1f %6.1f %6.1f %5d %8d %12d %8.1f %8.1f %6.1f %5.2f %5.2f %6.1f  %s" % (
+    print("%10.1f %6.1f %6.1f %6.1f %5d %8d %12d %8.1f %8.1f %6.1f %5.2f %5.2f %6.1f %5.1f  %s" % (
         num("us") / 1000, num("dram%"), num("sm%"), num("warps%"), num("regs"), num("grid"), num("warp-instr"),
-        num("rd") / 1e6, num("wr") / 1e6, num("issue%"), num("lsb"), num("thr"), num("L2hit%"), name))
+        num("rd") / 1e6, num("wr") / 1e6, num("issue%"), num("lsb"), num("thr"), num("L2hit%"), num("alu%"), name))
 if not launches:
     print("(no kernel launches profiled: is ncu allowed to read the GPU's counters here?)")
 EOF
