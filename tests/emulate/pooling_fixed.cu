@@ -111,23 +111,29 @@ template <typename T, int K, bool CLAST> struct emu_case {
         }
     }
 
+    /* Calls f(i) for the index i in x of every input of window (n, c, oh, ow), in row-major order. */
+    template <class Fn> void window(int n, int c, int oh, int ow, Fn f) const
+    {
+        for (int kh = 0; kh < K; kh++)
+            for (int kw = 0; kw < K; kw++) {
+                int ih = oh * S - P + kh, iw = ow * S - P + kw;
+                if (ih >= 0 && ih < H && iw >= 0 && iw < W) f(xi(n, c, ih, iw));
+            }
+    }
+
     /* Window (n, c, oh, ow): the index of its first maximum in x, and the inputs it holds. */
     size_t first_max(int n, int c, int oh, int ow, int &count) const
     {
         size_t at = 0;
         double best = 0;
         count = 0;
-        for (int kh = 0; kh < K; kh++)
-            for (int kw = 0; kw < K; kw++) {
-                int ih = oh * S - P + kh, iw = ow * S - P + kw;
-                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                size_t i = xi(n, c, ih, iw);
-                double v = xf[i];
-                if (count++ == 0 || ((mode == EMU_MAX_NAN ? best == best : v == v) && !(v <= best))) {
-                    at = i;
-                    best = v;
-                }
+        window(n, c, oh, ow, [&](size_t i) {
+            double v = xf[i];
+            if (count++ == 0 || ((mode == EMU_MAX_NAN ? best == best : v == v) && !(v <= best))) {
+                at = i;
+                best = v;
             }
+        });
         return at;
     }
 
@@ -194,13 +200,10 @@ int emu_backward(int N, int C, int H, int W, int mode, bool blend, int seed, int
                         continue;
                     }
                     const int div = mode == EMU_AVG_EXCLUDE ? count : K * K;
-                    for (int kh = 0; kh < K; kh++)
-                        for (int kw = 0; kw < K; kw++) {
-                            int ih = oh * e.S - e.P + kh, iw = ow * e.S - e.P + kw;
-                            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                            sum[e.xi(n, c, ih, iw)] += g / (float)div;
-                            sumd[e.xi(n, c, ih, iw)] += (double)g / div;
-                        }
+                    e.window(n, c, oh, ow, [&](size_t i) {
+                        sum[i] += g / (float)div;
+                        sumd[i] += (double)g / div;
+                    });
                 }
     return e.check("backward", sum, sumd, threads);
 }
@@ -234,13 +237,10 @@ int emu_forward(int N, int C, int H, int W, int mode, bool blend, int seed, int 
                     }
                     float s = 0;
                     double sd = 0;
-                    for (int kh = 0; kh < K; kh++)
-                        for (int kw = 0; kw < K; kw++) {
-                            int ih = oh * e.S - e.P + kh, iw = ow * e.S - e.P + kw;
-                            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                            s += e.xf[e.xi(n, c, ih, iw)];
-                            sd += e.xf[e.xi(n, c, ih, iw)];
-                        }
+                    e.window(n, c, oh, ow, [&](size_t i) {
+                        s += e.xf[i];
+                        sd += e.xf[i];
+                    });
                     const int div = mode == EMU_AVG_EXCLUDE ? count : K * K;
                     value[o] = s / (float)div;
                     valued[o] = sd / div;
