@@ -137,6 +137,20 @@ template <typename T, int K, bool CLAST> struct emu_case {
         return at;
     }
 
+    /* Calls f(n, c, oh, ow, at, count) for every window holding input, windows of a channel in
+       row-major order: at is the index in x of its first maximum, count the inputs it holds. */
+    template <class Fn> void each_window(Fn f) const
+    {
+        for (int n = 0; n < N; n++)
+            for (int c = 0; c < C; c++)
+                for (int oh = 0; oh < OH; oh++)
+                    for (int ow = 0; ow < OW; ow++) {
+                        int count;
+                        const size_t at = first_max(n, c, oh, ow, count);
+                        if (count > 0) f(n, c, oh, ow, at, count);
+                    }
+    }
+
     /* Compares out with the sums (float, in the kernels' order; double), blended; prints the case. */
     int check(const char *what, const std::vector<float> &sum, const std::vector<double> &sumd, uint32_t threads) const
     {
@@ -186,25 +200,19 @@ int emu_backward(int N, int C, int H, int W, int mode, bool blend, int seed, int
     }
     std::vector<float> sum(e.out.size(), 0.f);
     std::vector<double> sumd(e.out.size(), 0.0);
-    for (int n = 0; n < N; n++)
-        for (int c = 0; c < C; c++)
-            for (int oh = 0; oh < e.OH; oh++)
-                for (int ow = 0; ow < e.OW; ow++) {
-                    int count;
-                    const size_t at = e.first_max(n, c, oh, ow, count);
-                    if (count == 0) continue;
-                    const float g = e.yf[e.yi(n, c, oh, ow)];
-                    if (!avg) {
-                        sum[at] += g;
-                        sumd[at] += g;
-                        continue;
-                    }
-                    const int div = mode == EMU_AVG_EXCLUDE ? count : K * K;
-                    e.window(n, c, oh, ow, [&](size_t i) {
-                        sum[i] += g / (float)div;
-                        sumd[i] += (double)g / div;
-                    });
-                }
+    e.each_window([&](int n, int c, int oh, int ow, size_t at, int count) {
+        const float g = e.yf[e.yi(n, c, oh, ow)];
+        if (!avg) {
+            sum[at] += g;
+            sumd[at] += g;
+            return;
+        }
+        const int div = mode == EMU_AVG_EXCLUDE ? count : K * K;
+        e.window(n, c, oh, ow, [&](size_t i) {
+            sum[i] += g / (float)div;
+            sumd[i] += (double)g / div;
+        });
+    });
     return e.check("backward", sum, sumd, threads);
 }
 
@@ -223,28 +231,23 @@ int emu_forward(int N, int C, int H, int W, int mode, bool blend, int seed, int 
     }
     std::vector<float> value(e.out.size(), 0.f);
     std::vector<double> valued(e.out.size(), 0.0);
-    for (int n = 0; n < N; n++)
-        for (int c = 0; c < C; c++)
-            for (int oh = 0; oh < e.OH; oh++)
-                for (int ow = 0; ow < e.OW; ow++) {
-                    int count;
-                    const size_t at = e.first_max(n, c, oh, ow, count), o = e.yi(n, c, oh, ow);
-                    if (count == 0) continue; /* a window without input gives 0 */
-                    if (mode < EMU_AVG_INCLUDE) {
-                        value[o] = e.xf[at];
-                        valued[o] = e.xf[at];
-                        continue;
-                    }
-                    float s = 0;
-                    double sd = 0;
-                    e.window(n, c, oh, ow, [&](size_t i) {
-                        s += e.xf[i];
-                        sd += e.xf[i];
-                    });
-                    const int div = mode == EMU_AVG_EXCLUDE ? count : K * K;
-                    value[o] = s / (float)div;
-                    valued[o] = sd / div;
-                }
+    e.each_window([&](int n, int c, int oh, int ow, size_t at, int count) { /* a window without input gives 0 */
+        const size_t o = e.yi(n, c, oh, ow);
+        if (mode < EMU_AVG_INCLUDE) {
+            value[o] = e.xf[at];
+            valued[o] = e.xf[at];
+            return;
+        }
+        float sum = 0;
+        double sumd = 0;
+        e.window(n, c, oh, ow, [&](size_t i) {
+            sum += e.xf[i];
+            sumd += e.xf[i];
+        });
+        const int div = mode == EMU_AVG_EXCLUDE ? count : K * K;
+        value[o] = sum / (float)div;
+        valued[o] = sumd / div;
+    });
     return e.check("forward", value, valued, threads);
 }
 
