@@ -929,44 +929,45 @@ template <typename T> struct Runner {
         else k_apply_rows<T, VV, BWD, true><<<grid, block, 0, h->stream>>>(lay, a);
     }
 
-    /* The reduction kernel of the plan's kind, with V lanes a thread. */
-    template <int P> cudnnStatus_t reduce()
+    /* Launches a pass on the plan's layout with V lanes a thread (VEC, or 1 when V is): rows(vv,
+       layout) for the rows layouts, chan(vv) for channels first, vv a std::integral_constant of
+       the lanes. */
+    template <class Rows, class Chan> cudnnStatus_t by_kind(Rows rows, Chan chan)
     {
-        const dim3 chan(a.K, a.G);
+        typedef std::integral_constant<int, VEC> Vec;
+        typedef std::integral_constant<int, 1> One;
         switch (pl->kind) {
-        case FLAT: reduce_rows<VEC, P>(pl->flat); break;
+        case FLAT: rows(Vec(), pl->flat); break;
         case CHANNELS_LAST:
-            if (V > 1) reduce_rows<VEC, P>(pl->rows);
-            else reduce_rows<1, P>(pl->rows);
+            if (V > 1) rows(Vec(), pl->rows);
+            else rows(One(), pl->rows);
             break;
         case CHANNELS_FIRST:
-            if (V > 1) k_reduce_chan<T, VEC, P><<<chan, THREADS, 0, h->stream>>>(pl->chan, a);
-            else k_reduce_chan<T, 1, P><<<chan, THREADS, 0, h->stream>>>(pl->chan, a);
+            if (V > 1) chan(Vec());
+            else chan(One());
             break;
-        case STRIDED: reduce_rows<1, P>(pl->strided); break;
+        case STRIDED: rows(One(), pl->strided); break;
         }
         OCD_CUDA_LAUNCHED();
         return CUDNN_STATUS_SUCCESS;
     }
 
-    /* The element pass of the plan's kind, with V lanes a thread. */
+    /* The reduction kernel of the plan's kind. */
+    template <int P> cudnnStatus_t reduce()
+    {
+        return by_kind([&](auto vv, const auto &lay) { this->template reduce_rows<decltype(vv)::value, P>(lay); },
+                       [&](auto vv) {
+                           k_reduce_chan<T, decltype(vv)::value, P><<<dim3(a.K, a.G), THREADS, 0, h->stream>>>(pl->chan, a);
+                       });
+    }
+
+    /* The element pass of the plan's kind. */
     template <bool BWD> cudnnStatus_t apply()
     {
-        const dim3 chan(a.K, a.G);
-        switch (pl->kind) {
-        case FLAT: apply_rows<VEC, BWD>(pl->flat); break;
-        case CHANNELS_LAST:
-            if (V > 1) apply_rows<VEC, BWD>(pl->rows);
-            else apply_rows<1, BWD>(pl->rows);
-            break;
-        case CHANNELS_FIRST:
-            if (V > 1) k_apply_chan<T, VEC, BWD><<<chan, THREADS, 0, h->stream>>>(pl->chan, a);
-            else k_apply_chan<T, 1, BWD><<<chan, THREADS, 0, h->stream>>>(pl->chan, a);
-            break;
-        case STRIDED: apply_rows<1, BWD>(pl->strided); break;
-        }
-        OCD_CUDA_LAUNCHED();
-        return CUDNN_STATUS_SUCCESS;
+        return by_kind([&](auto vv, const auto &lay) { this->template apply_rows<decltype(vv)::value, BWD>(lay); },
+                       [&](auto vv) {
+                           k_apply_chan<T, decltype(vv)::value, BWD><<<dim3(a.K, a.G), THREADS, 0, h->stream>>>(pl->chan, a);
+                       });
     }
 
     /* The fewest lanes (a power of two, up to FINISH_LANES) that add at most FINISH_PER_LANE
