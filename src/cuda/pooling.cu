@@ -18,22 +18,27 @@
    floats a row, and walks down a few steps of S rows: each window row reaching a step is found
    once, separably: each x row gives per window its best and first position (a row that two window
    rows share, once), then the window's rows are compared in order, the last window row kept for
-   the next step, the next step's new rows and dy row prefetched into L1 while this one computes
-   (0.181 -> 0.158 ms on 64x256x56x56 3x3/2 fp32, H200, when windows were scanned whole); what
-   depends only on the thread's columns is found once, and rows outside the image are read
-   without a branch. Every x row of a window row is loaded before any is compared: the separable
-   search cut the ALU-pipe instructions by a third (the kernel was bound by that pipe), but with
-   each row's loads behind the previous row's compares it ran slower (0.169 ms); loaded first,
-   0.157 -> 0.147 ms (sixth session). Then each input sums the gradient of the windows whose maximum it is, which
-   window positions it can be being a compile-time constant, and dx rows are written once, as
-   vectors, without atomics (the previous kernel, 8 columns a thread with scalar stores and each
-   window row's rows read twice, measured 0.58 ms on 64x256x56x56 3x3/2, cuDNN 0.21 ms). Entries:
+   the next step. The search cut the ALU-pipe instructions by a third (the kernel was bound by
+   that pipe), and it needs every x row of a window row loaded before any is compared (each row's
+   loads behind the previous row's compares: 0.169 ms; loaded first, 0.147 ms). The loads are
+   software-pipelined: a step's x rows and dy go into registers during the step before, once its
+   compares are done and before its sums and stores, and the step after's are prefetched into L1
+   (0.147 -> 0.131 ms, 75% -> 85% of copy, on 64x256x56x56 3x3/2 fp32, H200; prefetching 1 or 3
+   steps ahead measured 0.138 and 0.133, 4 stride cells a thread 0.157). What depends only on the
+   thread's columns is found once, and rows outside the image are read without a branch. Then
+   each input sums the gradient of the windows whose maximum it is, which window positions it can
+   be being a compile-time constant, and dx rows are written once, as vectors, without atomics
+   (the first kernel, 8 columns a thread with scalar stores and each window row's rows read
+   twice, measured 0.58 ms; windows scanned whole, 0.158 ms; cuDNN 0.21 ms). Entries:
    cuda:pooling_fixed_nchw (rows of W contiguous, 4 x 4 outputs forward; float only) and
    cuda:pooling_fixed_nhwc_vec16 (16-byte vectors of channels per thread, 2 x 2 outputs forward;
    backward, MAX in half and bfloat16 only: one stride cell of 8 channels a thread, its windows
-   scanned two channels an instruction, packed compares, the maxima's positions kept as numbers of
-   T; the tile kernel takes the float and averaging backward, an earlier fixed NHWC backward of
-   floats per channel having measured 0.311 ms against its 0.230 ms on 64x256x56x56 f16 3x3/2).
+   found separably two channels an instruction, the first column of a row's maximum by packed
+   not-equal compares and the rows' positions moved by arithmetic on the FMA pipe, since compares
+   and selects take the ALU pipe the kernel was bound by: 442 -> 217 ALU instructions a step,
+   0.084 -> 0.070 ms, 66% -> 79% of copy on 64x256x56x56 f16 3x3/2; the tile kernel takes the
+   float and averaging backward, an earlier fixed NHWC backward of floats per channel having
+   measured 0.311 ms against its 0.230 ms).
 
    Other 2-D problems go to the tile kernels when a band of rows fits in shared memory. Pooling moves
    little data per output, so what decides its speed is reading x once, coalesced, with many
@@ -931,20 +936,19 @@ __host__ __device__ __forceinline__ void fixed_prefetch(const void *p)
 #endif
 }
 
-/* Backward: prefetches what window row o loads that the row before it did not: its last S rows
-   of x (unless skip_x; xh: row o S - P at the strip's first own column, rows xs2 apart) and its
-   dy row (at dyr), where inside the image. */
+/* Backward: prefetches what window row o loads that the row before it did not: its dy row (at dyr),
+   where inside y, and its last S rows of x (unless skip_x; xh: row o S - P + K - S at the strip's
+   first own column, rows xs2 apart) where all inside the image (not at its bottom edge: one
+   condition). */
 template <class F, typename T, typename C>
 __host__ __device__ __forceinline__ void fixed_prefetch_row(const T *xh, int xs2, const T *dyr,
                                                            const fixed_args<C> &a, int o, bool dy_in, bool skip_x)
 {
     if ((unsigned)o < (unsigned)a.out_h && dy_in) fixed_prefetch(dyr);
-    if (skip_x) return;
+    int ih = o * F::S - F::P + F::K - F::S;
+    if (skip_x || ih < 0 || ih + F::S > a.in_h) return;
 #pragma unroll
-    for (int kh = F::K - F::S; kh < F::K; kh++) {
-        int ih = o * F::S - F::P + kh;
-        if ((unsigned)ih < (unsigned)a.in_h) fixed_prefetch(xh + kh * xs2);
-    }
+    for (int kh = 0; kh < F::S; kh++) fixed_prefetch(xh + kh * xs2);
 }
 
 /* The N columns of a span starting at `row` (W contiguous), `fill` where bit j of `in` is 0
@@ -1238,36 +1242,64 @@ template <class F> struct fixed_strip {
     int cols[F::NW], lead; /* lead: the columns of window 0 before the image (-c0, or 0) */
 };
 
-/* Backward, window row o of a strip, windows ow = t R + J0 + j: per window, the gradient it passes
-   on, gr[j] (dy, or dy / divisor averaging; 0 for a window outside y or without input, whose
-   position then does not matter), and for MAX the position kh K + kw of its first maximum,
-   at[j]. xo: x row o S - P at the span's first column, dyo: dy row o at the first window. The
-   maximum is found separably, the first maximum in row-major order being the first best of the
-   rows' first bests: each x row of the window row (with vec the middle M columns, the strip's
-   own, as one vector; columns outside the image `fill`; a row outside it read at x0, row 0,
-   without a branch, its results `fill`) gives per window its best and position (rv[kh], rp[kh],
-   fixed_row_best), then the rows are compared in order. With `kept` (window row o - 1 found last
-   by this thread) the first K - S rows' results are that row's last ones, not loaded again;
-   their positions, counted in that window row, are S K too large. TOP: the window row may
-   start above the image (false: o S - P >= 0). */
+/* Backward, what a window row's search reads, loaded ahead of it (fixed_window_load): the x rows
+   of the window row not kept from the row before (vals) and the dy of its windows (dy: 0 for a
+   window outside y or without input). */
+template <class F, typename C> struct fixed_loaded {
+    C vals[F::K][F::BN][1];
+    C dy[F::NW];
+};
+
+/* Backward, the loads of window row o of a strip, windows ow = t R + J0 + j: xo is x row o S - P
+   at the span's first column, dyo dy row o at the first window. With vec the middle M columns
+   (the strip's own) come as one vector; columns outside the image hold `fill`; a row outside it
+   is read without a branch: above the image (TOP) at x0 (row 0, its results `fill`,
+   fixed_window_row), below it as the image's last row, which the window row holds too (unless
+   it has no input; o S - P >= 0): a maximum's first position is never in a row seen again. With
+   `kept` the first K - S rows are not loaded (the row before found them). */
 template <typename T, class F, int MODE, bool TOP, typename C>
-__host__ __device__ __forceinline__ void fixed_window_row(const T *x0, const T *xo, const T *dyo,
-                                                          const fixed_args<C> &a, int o, const fixed_strip<F> &st,
-                                                          bool kept, C (&rv)[F::K][F::NW], int (&rp)[F::K][F::NW],
-                                                          int (&at)[F::NW], C (&gr)[F::NW])
+__host__ __device__ __forceinline__ void fixed_window_load(const T *x0, const T *xo, const T *dyo,
+                                                           const fixed_args<C> &a, int o, const fixed_strip<F> &st,
+                                                           bool kept, fixed_loaded<F, C> &ld)
 {
     int h0 = o * F::S - F::P;
-    int nrows = (unsigned)o < (unsigned)a.out_h ? fixed_count(h0, F::K, a.in_h) : 0;
+    bool row_in = (unsigned)o < (unsigned)a.out_h && h0 < a.in_h && (!TOP || h0 + F::K > 0); /* holds input */
 #pragma unroll
-    for (int j = 0; j < F::NW; j++) {
-        bool ok = nrows > 0 && (st.ok >> j & 1);
-        C g = ok ? fixed_cvt(dyo[j]) : (C)0;
-        C div = a.exclude ? (C)(nrows * st.cols[j]) : (C)(F::K * F::K);
-        gr[j] = !ok ? (C)0 : MODE == FIXED_AVG ? g / div : g;
-    }
+    for (int j = 0; j < F::NW; j++) ld.dy[j] = row_in && (st.ok >> j & 1) ? fixed_cvt(dyo[j]) : (C)0;
     if (MODE == FIXED_AVG) return;
     constexpr int HEAD = F::P - F::J0 * F::S, M = F::R * F::S, KEEP = F::K - F::S;
-    const C fill = fixed_fill<MODE, C>();
+#pragma unroll
+    for (int kh = 0; kh < F::K; kh++) {
+        if (kept && kh < KEEP) continue;
+        const T *row = xo + (kh < a.in_h - 1 - h0 ? kh : a.in_h - 1 - h0) * (int)a.xs[2];
+        if (TOP) row = (unsigned)(h0 + kh) < (unsigned)a.in_h ? xo + kh * (int)a.xs[2] : x0;
+        fixed_load<T, F::BN, HEAD, M>(row, st.in, st.vec, fixed_fill<MODE, C>(), ld.vals[kh]);
+    }
+}
+
+/* Backward, window row o of a strip from its loads (fixed_window_load): per window, the gradient
+   it passes on, gr[j] (dy, or dy / divisor averaging; 0 for a window outside y or without input,
+   whose position then does not matter), and for MAX the position kh K + kw of its first maximum,
+   at[j]. The maximum is found separably, the first maximum in row-major order being the first
+   best of the rows' first bests: each x row of the window row gives per window its best and
+   position (rv[kh], rp[kh], fixed_row_best; a row outside the image `fill`), then the rows are
+   compared in order. With `kept` (window row o - 1 found last by this thread) the first K - S
+   rows' results are that row's last ones; their positions, counted in that window row, are S K
+   too large. TOP: the window row may start above the image (false: o S - P >= 0). */
+template <class F, int MODE, bool TOP, typename C>
+__host__ __device__ __forceinline__ void fixed_window_row(const fixed_loaded<F, C> &ld, const fixed_args<C> &a, int o,
+                                                          const fixed_strip<F> &st, bool kept,
+                                                          C (&rv)[F::K][F::NW], int (&rp)[F::K][F::NW],
+                                                          int (&at)[F::NW], C (&gr)[F::NW])
+{
+    int h0 = o * F::S - F::P, nrows = MODE == FIXED_AVG ? fixed_count(h0, F::K, a.in_h) : 0;
+#pragma unroll
+    for (int j = 0; j < F::NW; j++) {
+        C div = a.exclude ? (C)(nrows * st.cols[j]) : (C)(F::K * F::K);
+        gr[j] = MODE != FIXED_AVG || ld.dy[j] == (C)0 ? ld.dy[j] : ld.dy[j] / div; /* 0: no window, perhaps no div */
+    }
+    if (MODE == FIXED_AVG) return;
+    constexpr int KEEP = F::K - F::S;
     if (kept) {
 #pragma unroll
         for (int kh = 0; kh < KEEP; kh++)
@@ -1277,31 +1309,21 @@ __host__ __device__ __forceinline__ void fixed_window_row(const T *x0, const T *
                 rp[kh][j] = rp[kh + F::S][j];
             }
     }
-    /* every row's loads are issued before any row is compared, so that their latencies overlap */
-    C v[F::K][F::BN][1];
-    bool in[F::K];
-#pragma unroll
-    for (int kh = 0; kh < F::K; kh++) {
-        if (kept && kh < KEEP) continue;
-        in[kh] = (unsigned)(h0 + kh) < (unsigned)a.in_h;
-        fixed_load<T, F::BN, HEAD, M>(in[kh] ? xo + kh * (int)a.xs[2] : x0, st.in, st.vec, fill, v[kh]);
-    }
-#pragma unroll
-    for (int kh = 0; kh < F::K; kh++)
-        if (!kept || kh >= KEEP) fixed_row_best<F, MODE, TOP>(v[kh], in[kh], st.lead, kh * F::K, rv[kh], rp[kh]);
     /* rows above the image hold `fill`: the position starts at the first row inside */
     int top = TOP && h0 < 0 ? -h0 * F::K : 0;
+    C best[F::NW];
 #pragma unroll
-    for (int j = 0; j < F::NW; j++) {
-        C best = rv[0][j];
-        int first = rp[0][j] + top - (kept && KEEP > 0 ? F::S * F::K : 0);
+    for (int kh = 0; kh < F::K; kh++) { /* each row compared once found (fewer values live, measured in SASS) */
+        if (!kept || kh >= KEEP)
+            fixed_row_best<F, MODE, TOP>(ld.vals[kh], !TOP || (unsigned)(h0 + kh) < (unsigned)a.in_h, st.lead,
+                                         kh * F::K, rv[kh], rp[kh]);
 #pragma unroll
-        for (int kh = 1; kh < F::K; kh++) {
-            bool take = ocd_pool_better(rv[kh][j], best, MODE == FIXED_MAX_NAN);
-            best = take ? rv[kh][j] : best;
-            first = take ? rp[kh][j] - (kept && kh < KEEP ? F::S * F::K : 0) : first;
+        for (int j = 0; j < F::NW; j++) {
+            int p = rp[kh][j] - (kept && kh < KEEP ? F::S * F::K : 0);
+            bool take = kh > 0 && ocd_pool_better(rv[kh][j], best[j], MODE == FIXED_MAX_NAN);
+            best[j] = kh == 0 || take ? rv[kh][j] : best[j];
+            at[j] = kh == 0 ? p + top : take ? p : at[j];
         }
-        at[j] = first;
     }
 }
 
@@ -1313,7 +1335,10 @@ __host__ __device__ __forceinline__ void fixed_window_row(const T *x0, const T *
    window positions an input is, in which window, is a compile-time constant. What depends only
    on the strip's columns is found once (fixed_strip), and the rows of x, dy and dx a step reads
    and writes are pointers moved on by a step. Rows of W are contiguous in x and y (the NCHW
-   entry's condition): columns are offsets from a row's pointer. */
+   entry's condition): columns are offsets from a row's pointer. A step's loads are software
+   pipelined: issued into registers (fixed_loaded) during the step before, once its compares have
+   consumed that step's, so that its sums and stores run while they arrive; the L1 prefetch runs
+   PF steps ahead. */
 template <typename T, class F, int MODE, typename C>
 __host__ __device__ __forceinline__ void fixed_backward_thread(const T *__restrict__ x, const T *__restrict__ dy,
                                                                T *__restrict__ dx, const fixed_args<C> &a, uint32_t i)
@@ -1342,30 +1367,45 @@ __host__ __device__ __forceinline__ void fixed_backward_thread(const T *__restri
     /* x at the span's first column, dy at the first window; rows are added per window row */
     const T *xc = MODE == FIXED_AVG ? x : x + n * a.xs[0] + g * a.xs[1] + c0; /* x unread averaging */
     const T *dyc = dy + n * a.ys[0] + g * a.ys[1] + ow0;
-    bool dy_in = (unsigned)(ow0 < 0 ? 0 : ow0) < (unsigned)a.out_w; /* the address dy rows are prefetched at */
+    /* the address dy rows are prefetched at (dyo + dy_skip) and whether it lies inside a row of y */
+    const int dy_skip = F::J0 < 0 && ow0 < 0 ? -ow0 : 0;
+    bool dy_in = (unsigned)(ow0 + dy_skip) < (unsigned)a.out_w;
+    constexpr int PF = 2; /* step s prefetches step s + PF's rows into L1 (it loads step s + 1's into registers) */
     C rv[F::K][F::NW]; /* per x row of the window row last found, each window's best and position */
     int rp[F::K][F::NW];
     int at[F::NH][F::NW];
     C gr[F::NH][F::NW];
-    bool kept = false;
-#pragma unroll
-    for (int k = 0; k < F::NH - 1; k++, kept = true) {
-        int o = s0 + F::J0 + k;
-        fixed_window_row<T, F, MODE, true>(xc, xc + (o * F::S - F::P) * xs2, dyc + o * ys2, a, o,
-                                           st, kept, rv, rp, at[k], gr[k]);
-    }
     const T *xo = xc + ((s0 + F::H1) * F::S - F::P) * xs2, *dyo = dyc + (s0 + F::H1) * ys2;
+    /* The window rows before the first step's, and that one's loads, all in flight together */
+    fixed_loaded<F, C> pro[F::NH > 1 ? F::NH - 1 : 1], ld;
+#pragma unroll
+    for (int k = 0; k < F::NH - 1; k++) {
+        int o = s0 + F::J0 + k;
+        fixed_window_load<T, F, MODE, true>(xc, xc + (o * F::S - F::P) * xs2, dyc + o * ys2, a, o, st, k > 0, pro[k]);
+    }
+    fixed_window_load<T, F, MODE, false>(xc, xo, dyo, a, s0 + F::H1, st, F::NH > 1, ld);
+#pragma unroll
+    for (int k = 1; k < PF; k++) /* the steps the loop's prefetches do not reach */
+        if (s0 + k < s1)
+            fixed_prefetch_row<F>(xo + ((k * F::S + F::K - F::S) * xs2 + HEAD), xs2, dyo + (k * ys2 + dy_skip), a,
+                                  s0 + k + F::H1, dy_in, MODE == FIXED_AVG);
+#pragma unroll
+    for (int k = 0; k < F::NH - 1; k++)
+        fixed_window_row<F, MODE, true>(pro[k], a, s0 + F::J0 + k, st, k > 0, rv, rp, at[k], gr[k]);
     T *dxr = dx + n * a.xs[0] + g * a.xs[1] + s0 * F::S * xs2 + iw0;
-    for (int s = s0; s < s1; s++, kept = true) {
-        if (s + 1 < s1) /* the next step's loads, in flight while this step computes */
-            fixed_prefetch_row<F>(xo + (F::S * xs2 + HEAD), xs2, dyo + (ys2 + (F::J0 < 0 && ow0 < 0 ? -ow0 : 0)),
-                                  a, s + 1 + F::H1, dy_in, MODE == FIXED_AVG);
-        fixed_window_row<T, F, MODE, false>(xc, xo, dyo, a, s + F::H1, st, kept, rv, rp, at[F::NH - 1],
-                                            gr[F::NH - 1]);
+    for (int s = s0; s < s1; s++) {
+        if (PF > 0 && s + PF < s1) /* into L1 ahead of the loads into registers */
+            fixed_prefetch_row<F>(xo + ((PF * F::S + F::K - F::S) * xs2 + HEAD), xs2, dyo + (PF * ys2 + dy_skip), a,
+                                  s + PF + F::H1, dy_in, MODE == FIXED_AVG);
+        fixed_window_row<F, MODE, false>(ld, a, s + F::H1, st, F::NH > 1 || s > s0, rv, rp, at[F::NH - 1],
+                                         gr[F::NH - 1]);
+        xo += F::S * xs2;
+        dyo += ys2;
+        if (s + 1 < s1) /* the next step's loads, in flight while this step's gradients are summed and stored */
+            fixed_window_load<T, F, MODE, false>(xc, xo, dyo, a, s + 1 + F::H1, st, true, ld);
 #pragma unroll
         for (int r = 0; r < F::S; r++) {
-            int ih = s * F::S + r;
-            if (ih >= a.in_h) break;
+            if (r > 0 && s * F::S + r >= a.in_h) break; /* row s S is inside: s < cells_h */
             C sum[M];
 #pragma unroll
             for (int c = 0; c < M; c++) {
@@ -1397,8 +1437,6 @@ __host__ __device__ __forceinline__ void fixed_backward_thread(const T *__restri
                 gr[k][j] = gr[k + 1][j];
             }
         }
-        xo += F::S * xs2;
-        dyo += ys2;
         dxr += F::S * xs2;
     }
 }
@@ -1406,11 +1444,14 @@ __host__ __device__ __forceinline__ void fixed_backward_thread(const T *__restri
 /* ---- backward, channels-last half and bfloat16: packed pairs of channels ------------------------
    A thread owns one stride cell along W (R = 1) of 8 channels (a 16-byte vector, 4 pairs) and walks
    down steps of S rows like the NCHW kernel above, finding each window row once, the last kept for
-   the next step: a window is scanned as its inputs are loaded, two channels an instruction
-   (half2 / bfloat162 compares and bit selects), the maxima's positions kept as numbers of T in
-   the pair's halves; no x row is kept (registers), the inputs two windows share being read again
-   from L1. dx is written once a pixel, as a 16-byte vector; the gradients are summed in float, in
-   y's row-major order. */
+   the next step, two channels an instruction, the maxima's positions kept as numbers of T in the
+   pair's halves. MAX finds them separably, as the NCHW kernel does, the x rows two window rows
+   share found once; measured on the H200 (64x256x56x56 f16 3x3/2, 0.083 ms), the previous
+   kernel, scanning each window whole with a compare and two bit selects an input, was bound by
+   the ALU pipe (compares, min/max, bit operations, address arithmetic; 27M of its 44M warp
+   instructions), so positions are moved by arithmetic on the FMA pipe. MAX_NAN, and MAX windows
+   whose maximum is -inf or that hold a row of NaN, are scanned whole. dx is written once a pixel,
+   as a 16-byte vector; the gradients are summed in float, in y's row-major order. */
 
 template <typename P> __host__ __device__ __forceinline__ uint32_t fixed_bits(P v)
 {
@@ -1443,47 +1484,41 @@ template <typename T, int MODE> __host__ __device__ constexpr uint32_t fixed_pai
 }
 
 /* One scan step of ocd_pool_better on a pair of channels: v, met at window position k2
-   (fixed_pos_bits), becomes the best, lane by lane, where better. FAST (MAX): only a larger
-   number is taken (fixed_pair_window). */
-template <int MODE, bool FAST, typename P>
+   (fixed_pos_bits), becomes the best, lane by lane, where better. */
+template <int MODE, typename P>
 __host__ __device__ __forceinline__ void fixed_pair_scan(P &best, uint32_t &pos, P v, uint32_t k2)
 {
-    uint32_t take = FAST ? __hgt2_mask(v, best)
-                         : __hgtu2_mask(v, best) &
-                               (MODE == FIXED_MAX_NAN ? __heq2_mask(best, best) : __heq2_mask(v, v));
+    uint32_t take = __hgtu2_mask(v, best) & (MODE == FIXED_MAX_NAN ? __heq2_mask(best, best) : __heq2_mask(v, v));
     best = fixed_unbits<P>((fixed_bits(best) & ~take) | (fixed_bits(v) & take));
     pos = (pos & ~take) | (k2 & take);
 }
 
-/* Window J of window row o (x rows from h0, columns from c0 + J S): the position of its first
-   maximum per lane, pos, and the maximum, best, scanning each input as it is loaded. The scan
-   starts from the window's first input inside the image as the position (kept unless a later
-   input is better) and a best value nothing loses to: `fill`, or with FAST (MAX only) -inf, only
-   a larger number being taken, which finds the same position wherever the maximum is above -inf
-   (elsewhere, the caller scans again). EDGE: the window may reach outside the image, whose
-   positions hold `fill`; else every input is loaded, without checks. */
-template <typename T, class F, int MODE, int J, bool EDGE, bool FAST, typename P, typename C>
-__host__ __device__ __forceinline__ void fixed_pair_window(const T *xc, const fixed_args<C> &a, int h0, int c0,
-                                                           uint32_t (&pos)[4], P (&best)[4])
+/* Window j of window row o (x rows from h0, xo, columns from c0 + j S), scanned exactly: the
+   position of its first maximum per lane, pos, scanning each input as it is loaded from the
+   window's first input inside the image as the position (kept unless a later input is better)
+   and `fill` as the best. EDGE: the window may reach outside the image, whose positions hold
+   `fill`; else every input is loaded, without checks. */
+template <typename T, class F, int MODE, bool EDGE, typename P, typename C>
+__host__ __device__ __forceinline__ void fixed_pair_window(const T *xo, const fixed_args<C> &a, int h0, int c0, int j,
+                                                           uint32_t (&pos)[4])
 {
-    int cj = c0 + J * F::S;
+    int cj = c0 + j * F::S;
     uint32_t k2 = fixed_pos_bits<T>((h0 < 0 ? -h0 : 0) * F::K + (cj < 0 ? -cj : 0));
+    P best[4];
 #pragma unroll
     for (int q = 0; q < 4; q++) {
-        best[q] = fixed_unbits<P>(FAST ? fixed_pair_fill<T, FIXED_MAX_NAN>() : fixed_pair_fill<T, MODE>());
+        best[q] = fixed_unbits<P>(fixed_pair_fill<T, MODE>());
         pos[q] = k2;
     }
 #pragma unroll
     for (int kh = 0; kh < F::K; kh++) {
-        int ih = h0 + kh;
-        bool row = (unsigned)ih < (unsigned)a.in_h;
+        bool row = (unsigned)(h0 + kh) < (unsigned)a.in_h;
 #pragma unroll
         for (int kw = 0; kw < F::K; kw++) {
-            int c = J * F::S + kw;
+            int c = j * F::S + kw;
             P v[4];
             if (!EDGE || (row && (unsigned)(c0 + c) < (unsigned)a.in_w)) {
-                int off = ih * (int)a.xs[2] + c * (int)a.xs[3];
-                ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(xc + off);
+                ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(xo + (kh * (int)a.xs[2] + c * (int)a.xs[3]));
                 memcpy(v, &b, 16);
             } else {
 #pragma unroll
@@ -1491,48 +1526,144 @@ __host__ __device__ __forceinline__ void fixed_pair_window(const T *xc, const fi
             }
 #pragma unroll
             for (int q = 0; q < 4; q++)
-                fixed_pair_scan<MODE, FAST>(best[q], pos[q], v[q], fixed_pos_bits<T>(kh * F::K + kw));
+                fixed_pair_scan<MODE>(best[q], pos[q], v[q], fixed_pos_bits<T>(kh * F::K + kw));
         }
     }
 }
 
-/* The positions of the first maxima of the NW windows of window row o (first column c0), one
-   window at a time (fewer registers live; the inputs two windows share are read again, from
-   L1). MAX scans fast, and again, exactly, the rare windows where a lane's maximum is -inf or
-   none (NaN only): there a NaN before the first -inf would have kept the position. */
-template <typename T, class F, int MODE, bool EDGE, int J = 0, typename C>
-__host__ __device__ __forceinline__ void fixed_pair_row(const T *xc, const fixed_args<C> &a, int o, int c0,
-                                                        uint32_t (&pos)[F::NW][4])
+/* a b + c on pairs: __hfma2 is device-only (bfloat16: sm_80 and later); elsewhere a product and
+   a sum, the same for the small whole numbers that positions are. */
+template <typename P> __host__ __device__ __forceinline__ P fixed_pair_fma(P a, P b, P c)
 {
-    typedef typename fixed_lane<T, true>::type P;
-    if constexpr (J < F::NW) {
-        int h0 = o * F::S - F::P;
-        P best[4];
-        fixed_pair_window<T, F, MODE, J, EDGE, MODE == FIXED_MAX>(xc, a, h0, c0, pos[J], best);
-        if (MODE == FIXED_MAX) {
-            uint32_t low = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    return __hfma2(a, b, c);
+#else
+    return __hadd2(__hmul2(a, b), c);
+#endif
+}
+
+/* MAX, one x row of the NW windows of a strip (span columns v, 4 pairs each): per window j and
+   lane, the largest number of its K columns, bv (__hmax2: NaN only where all are), and the
+   position base + kw of the first column holding it, rp, as a number of T: with ne[kw] 1 where
+   column kw is not bv (or NaN), kw = ne[0] (1 + ne[1] (1 + ...)), on the FMA pipe (compares and
+   bit selects take the ALU pipe, the one this kernel is bound by). */
+template <typename T, class F, typename P>
+__host__ __device__ __forceinline__ void fixed_pair_row_best(const P (&v)[F::BN][4], int base, P (&bv)[F::NW][4],
+                                                             P (&rp)[F::NW][4])
+{
+    const P one = fixed_unbits<P>(fixed_pos_bits<T>(1));
 #pragma unroll
-            for (int q = 0; q < 4; q++)
-                low |= __heq2_mask(best[q], fixed_unbits<P>(fixed_pair_fill<T, FIXED_MAX_NAN>()));
-            if (low != 0) fixed_pair_window<T, F, MODE, J, true, false>(xc, a, h0, c0, pos[J], best);
+    for (int j = 0; j < F::NW; j++)
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            P m = v[j * F::S][q];
+#pragma unroll
+            for (int kw = 1; kw < F::K; kw++) m = __hmax2(m, v[j * F::S + kw][q]);
+            P p = one;
+#pragma unroll
+            for (int kw = F::K - 2; kw > 0; kw--) {
+                P ne = __hneu2(v[j * F::S + kw][q], m);
+                p = kw == F::K - 2 ? __hadd2(ne, one) : fixed_pair_fma(ne, p, one);
+            }
+            rp[j][q] = fixed_pair_fma(__hneu2(v[j * F::S][q], m), p, fixed_unbits<P>(fixed_pos_bits<T>(base)));
+            bv[j][q] = m;
         }
-        fixed_pair_row<T, F, MODE, EDGE, J + 1>(xc, a, o, c0, pos);
+}
+
+/* Window row o of a strip: the position of each window's first maximum per lane, at[j] (x rows
+   from o S - P, xo, columns from c0 + j S). MAX_NAN scans each window exactly (fixed_pair_window).
+   MAX finds it separably (fixed_window_row): each x row gives per window its best and first
+   position (fixed_pair_row_best; every row's loads are issued before any is compared), then the
+   rows are compared in order, a row taken where its best is larger (t = 1: the position moved as
+   pos + t (rp - pos), on the FMA pipe). Inputs outside the image (EDGE) hold -inf, never a first
+   maximum above -inf; where a window's maximum is -inf, or a row of it is NaN throughout (its
+   best, so the window's, NaN), the window row is scanned again, exactly (a NaN before the first
+   -inf would have kept the position), which the sum of best + inf, NaN there, finds without a
+   compare a lane. With kept (window row o - 1 found last by this thread), the first K - S rows'
+   results are that row's last ones, not loaded again; their positions, counted in that window
+   row, are S K too large. */
+template <typename T, class F, int MODE, bool EDGE, typename P, typename C>
+__host__ __device__ __forceinline__ void fixed_pair_window_row(const T *xo, const fixed_args<C> &a, int o, int c0,
+                                                               bool kept, P (&rv)[F::K][F::NW][4],
+                                                               P (&rp)[F::K][F::NW][4], uint32_t (&at)[F::NW][4])
+{
+    int h0 = o * F::S - F::P;
+    if (MODE != FIXED_MAX) {
+#pragma unroll
+        for (int j = 0; j < F::NW; j++) fixed_pair_window<T, F, MODE, EDGE, P>(xo, a, h0, c0, j, at[j]);
+        return;
+    }
+    constexpr int KEEP = F::K - F::S;
+    if (kept) {
+#pragma unroll
+        for (int kh = 0; kh < KEEP; kh++) {
+            memcpy(rv[kh], rv[kh + F::S], sizeof rv[kh]);
+            memcpy(rp[kh], rp[kh + F::S], sizeof rp[kh]);
+        }
+    }
+    P v[F::K][F::BN][4];
+#pragma unroll
+    for (int kh = 0; kh < F::K; kh++) {
+        if (kept && kh < KEEP) continue;
+        bool row = (unsigned)(h0 + kh) < (unsigned)a.in_h;
+        const T *xr = xo + kh * (int)a.xs[2];
+#pragma unroll
+        for (int c = 0; c < F::BN; c++) {
+            if (!EDGE || (row && (unsigned)(c0 + c) < (unsigned)a.in_w)) {
+                ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(xr + c * (int)a.xs[3]);
+                memcpy(v[kh][c], &b, 16);
+            } else {
+#pragma unroll
+                for (int q = 0; q < 4; q++) v[kh][c][q] = fixed_unbits<P>(fixed_pair_fill<T, FIXED_MAX_NAN>());
+            }
+        }
+    }
+    /* each row compared as soon as found: a kept row's registers are free for the row replacing it */
+    const P back = fixed_unbits<P>(fixed_pos_bits<T>(F::S * F::K));
+    P best[F::NW][4], pos[F::NW][4];
+#pragma unroll
+    for (int kh = 0; kh < F::K; kh++) {
+        if (!kept || kh >= KEEP) fixed_pair_row_best<T, F>(v[kh], kh * F::K, rv[kh], rp[kh]);
+#pragma unroll
+        for (int j = 0; j < F::NW; j++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                P r = kept && kh < KEEP ? __hsub2(rp[kh][j][q], back) : rp[kh][j][q];
+                if (kh == 0) {
+                    best[j][q] = rv[0][j][q];
+                    pos[j][q] = r;
+                } else {
+                    pos[j][q] = fixed_pair_fma(__hgt2(rv[kh][j][q], best[j][q]), __hsub2(r, pos[j][q]), pos[j][q]);
+                    best[j][q] = __hmax2_nan(best[j][q], rv[kh][j][q]);
+                }
+            }
+    }
+    P low = fixed_unbits<P>(fixed_pair_fill<T, FIXED_MAX_NAN>() & 0x7fff7fffu); /* +inf, the sum's start */
+#pragma unroll
+    for (int j = 0; j < F::NW; j++)
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            at[j][q] = fixed_bits(pos[j][q]);
+            low = __hadd2(best[j][q], low);
+        }
+    if (!__hbgt2(low, fixed_unbits<P>(0u))) {
+#pragma unroll
+        for (int j = 0; j < F::NW; j++) fixed_pair_window<T, F, MODE, true, P>(xo, a, h0, c0, j, at[j]);
     }
 }
 
-/* The gradient each window of window row o passes on, gr (its dy; 0 for a window outside y or
-   without input). */
+/* The gradient each window of window row o passes on, gr (its dy, at dyo + j ys[3]; 0 for a
+   window outside y or without input, bit j of ok saying which of the strip's columns are). */
 template <typename T, class F, typename P, typename C>
-__host__ __device__ __forceinline__ void fixed_pair_grad(const T *dyp, const fixed_args<C> &a, int o, int ow0,
+__host__ __device__ __forceinline__ void fixed_pair_grad(const T *dyo, const fixed_args<C> &a, int o, uint32_t ok,
                                                          P (&gr)[F::NW][4])
 {
-    int c0 = ow0 * F::S - F::P;
-    int nrows = (unsigned)o < (unsigned)a.out_h ? fixed_count(o * F::S - F::P, F::K, a.in_h) : 0;
+    int h0 = o * F::S - F::P;
+    bool rows = (unsigned)o < (unsigned)a.out_h && h0 < a.in_h && h0 + F::K > 0; /* with input rows */
 #pragma unroll
     for (int j = 0; j < F::NW; j++) {
-        int ow = ow0 + j;
-        if (nrows * fixed_count(c0 + j * F::S, F::K, a.in_w) > 0 && (unsigned)ow < (unsigned)a.out_w) {
-            ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(dyp + (o * (int)a.ys[2] + ow * (int)a.ys[3]));
+        if (rows && (ok >> j & 1)) {
+            ocd_vec16<T> b = *reinterpret_cast<const ocd_vec16<T> *>(dyo + j * (int)a.ys[3]);
             memcpy(gr[j], &b, 16);
         } else {
 #pragma unroll
@@ -1542,8 +1673,10 @@ __host__ __device__ __forceinline__ void fixed_pair_grad(const T *dyp, const fix
 }
 
 /* Backward MAX, channels-last, thread i: the S x S inputs of stride cell t (columns t S ..) in
-   steps [chunk * steps, ...) of S rows, 8 channels each; BLEND: a.blend. Offsets inside an image
-   are int (ocd_pooling_applies_cuda_fixed_nhwc). */
+   steps [chunk * steps, ...) of S rows, 8 channels each; BLEND: a.blend. What depends only on
+   the cell's columns is found once, and the rows of x, dy and dx a step reads and writes are
+   pointers moved on by a step, as in the NCHW kernel. Offsets inside an image are int
+   (ocd_pooling_applies_cuda_fixed_nhwc). */
 template <typename T, class F, int MODE, bool BLEND, typename C>
 __host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__restrict__ x, const T *__restrict__ dy,
                                                                      T *__restrict__ dx, const fixed_args<C> &a,
@@ -1555,32 +1688,48 @@ __host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__
     fixed_decode<true>(a, i, n, g, chunk, t);
     int s0 = chunk * a.steps, s1 = s0 + a.steps < a.cells_h ? s0 + a.steps : a.cells_h;
     int ow0 = t + F::J0, c0 = ow0 * F::S - F::P;
+    const int xs2 = (int)a.xs[2], xs3 = (int)a.xs[3], ys2 = (int)a.ys[2];
+    /* bit j: window j inside y, with input columns; bit NW + c: the cell's column c inside the
+       image; bit NW + S: the span inside it; bits SB on: s1 (a register fewer: else one spills;
+       s1 < 2^27, an image's offsets fitting an int, 8 channels a pixel or more) */
+    constexpr int SB = F::NW + F::S + 1;
+    uint32_t ok = (uint32_t)s1 << SB | (uint32_t)(c0 >= 0 && c0 + F::BN <= a.in_w) << (F::NW + F::S);
+#pragma unroll
+    for (int j = 0; j < F::NW; j++)
+        ok |= (uint32_t)(fixed_count(c0 + j * F::S, F::K, a.in_w) > 0 && (unsigned)(ow0 + j) < (unsigned)a.out_w) << j;
+#pragma unroll
+    for (int c = 0; c < F::S; c++) ok |= (uint32_t)(t * F::S + c < a.in_w) << (F::NW + c);
+#if defined(__CUDA_ARCH__)
+    asm("" : "+r"(ok)); /* opaque: else each step finds every bit again */
+#endif
+    /* x at the span's first column, dy at the first window, dx at the cell's first column */
     const T *xc = x + n * a.xs[0] + g * a.xs[1] + c0 * a.xs[3];
-    const T *dyp = dy + n * a.ys[0] + g * a.ys[1];
-    T *dxp = dx + n * a.xs[0] + g * a.xs[1];
+    const T *dyc = dy + n * a.ys[0] + g * a.ys[1] + ow0 * a.ys[3];
+    P rv[F::K][F::NW][4], rp[F::K][F::NW][4]; /* MAX: per x row of the window row last found, fixed_pair_row_best */
     uint32_t at[F::NH][F::NW][4]; /* the window rows reaching the step, the last found at each step */
     P gr[F::NH][F::NW][4];        /* and their gradients, kept the same way */
+    bool kept = false;
 #pragma unroll
-    for (int k = 0; k < F::NH - 1; k++) {
-        fixed_pair_row<T, F, MODE, true>(xc, a, s0 + F::J0 + k, c0, at[k]);
-        fixed_pair_grad<T, F>(dyp, a, s0 + F::J0 + k, ow0, gr[k]);
+    for (int k = 0; k < F::NH - 1; k++, kept = true) {
+        int o = s0 + F::J0 + k;
+        fixed_pair_window_row<T, F, MODE, true>(xc + (o * F::S - F::P) * xs2, a, o, c0, kept, rv, rp, at[k]);
+        fixed_pair_grad<T, F>(dyc + o * ys2, a, o, ok, gr[k]);
     }
-    bool cols = c0 >= 0 && c0 + F::BN <= a.in_w;
-    for (int s = s0; s < s1; s++) {
+    const T *xo = xc + ((s0 + F::H1) * F::S - F::P) * xs2, *dyo = dyc + (s0 + F::H1) * ys2;
+    T *dxr = dx + n * a.xs[0] + g * a.xs[1] + t * F::S * a.xs[3] + s0 * F::S * xs2;
+    for (int s = s0; s < (int)(ok >> SB); s++, kept = true) {
         int o = s + F::H1, h0 = o * F::S - F::P;
-        fixed_pair_grad<T, F>(dyp, a, o, ow0, gr[F::NH - 1]); /* issued before the scan: its latency hides */
-        if (cols && h0 >= 0 && h0 + F::K <= a.in_h) /* the windows inside the image (most of them) */
-            fixed_pair_row<T, F, MODE, false>(xc, a, o, c0, at[F::NH - 1]);
+        fixed_pair_grad<T, F>(dyo, a, o, ok, gr[F::NH - 1]); /* issued before the scan: its latency hides */
+        if ((ok >> (F::NW + F::S) & 1) && h0 >= 0 && h0 + F::K <= a.in_h) /* the windows inside the image (most) */
+            fixed_pair_window_row<T, F, MODE, false>(xo, a, o, c0, kept, rv, rp, at[F::NH - 1]);
         else
-            fixed_pair_row<T, F, MODE, true>(xc, a, o, c0, at[F::NH - 1]);
+            fixed_pair_window_row<T, F, MODE, true>(xo, a, o, c0, kept, rv, rp, at[F::NH - 1]);
 #pragma unroll
         for (int r = 0; r < F::S; r++) {
-            int ih = s * F::S + r;
-            if (ih >= a.in_h) break;
+            if (s * F::S + r >= a.in_h) break;
 #pragma unroll
             for (int cc = 0; cc < F::S; cc++) {
-                int iw = t * F::S + cc;
-                if (iw >= a.in_w) break;
+                if (!(ok >> (F::NW + cc) & 1)) break;
                 C sum[8];
                 bool first = true; /* the sum starts at its first term (0 + g would only turn -0 into 0) */
 #pragma unroll
@@ -1601,7 +1750,7 @@ __host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__
                         }
                         first = false;
                     }
-                T *p = dxp + (ih * (int)a.xs[2] + iw * (int)a.xs[3]);
+                T *p = dxr + (r * xs2 + cc * xs3);
                 if constexpr (BLEND) {
                     fixed_blend<T, 8>(p, sum, a);
                 } else { /* dx is not read (and fewer registers are live) */
@@ -1617,6 +1766,9 @@ __host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__
             memcpy(at[k], at[k + 1], sizeof at[k]);
             memcpy(gr[k], gr[k + 1], sizeof gr[k]);
         }
+        xo += F::S * xs2;
+        dyo += ys2;
+        dxr += F::S * xs2;
     }
 }
 
