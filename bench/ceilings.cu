@@ -1,0 +1,163 @@
+/* ceilings.cu: what a GPU's memory moves at, per access pattern, for reading the benchmark's "%
+   copy" column. The benchmark compares every op with one ceiling, the device-to-device copy
+   (cudaMemcpy, bytes read + written); ops whose pattern is not a copy's may have another: a
+   pass that only reads (a reduction's), one that reads and writes the same buffer in place
+   (cudnnScaleTensor, cudnnAddTensor with beta = 1), one of three streams (a binary op). This
+   program times one plain streaming kernel per pattern (16-byte vectors, a grid-stride loop with
+   4 vectors in flight per thread, one wave of resident blocks) beside cudaMemcpy, on buffers of
+   512 MiB, and prints each as GB/s and as a share of cudaMemcpy's. The kernels are ours, so a
+   pattern's figure is what a simple kernel reaches there, not a bound proven for the hardware.
+
+     opencudnn_ceilings [MiB per buffer (default 512)] [repetitions (default 20)]
+
+   Standalone: CUDA runtime only, no cuDNN. Every CUDA call and launch is checked. */
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <vector>
+
+#define CHECK(call)                                                                            \
+    do {                                                                                       \
+        cudaError_t err_ = (call);                                                             \
+        if (err_ != cudaSuccess) {                                                             \
+            fprintf(stderr, "ceilings: %s: %s (%s:%d)\n", #call, cudaGetErrorString(err_), __FILE__, \
+                    __LINE__);                                                                 \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+enum { THREADS = 256, UNROLL = 4 };
+
+/* The patterns: which of the three buffers a step reads and which it writes. */
+enum Pattern { READ, WRITE, COPY, IN_PLACE, THREE };
+
+/* One step: UNROLL vectors a thread, all loads issued before any use; n4 is a multiple of
+   UNROLL * the grid's threads (main sizes the buffers so). */
+template <int P>
+__global__ void __launch_bounds__(THREADS) stream_kernel(const float4 *__restrict__ a, const float4 *__restrict__ b,
+                                                         float4 *__restrict__ c, float4 *sink, size_t n4)
+{
+    const size_t stride = (size_t)gridDim.x * THREADS;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (size_t base = (size_t)blockIdx.x * THREADS * UNROLL + threadIdx.x; base < n4; base += stride * UNROLL) {
+        float4 va[UNROLL], vb[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            size_t i = base + (size_t)u * THREADS;
+            if (P == READ || P == COPY || P == THREE) va[u] = a[i];
+            if (P == IN_PLACE) va[u] = c[i];
+            if (P == THREE) vb[u] = b[i];
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            size_t i = base + (size_t)u * THREADS;
+            float4 v = va[u];
+            if (P == READ) {
+                acc.x += v.x, acc.y += v.y, acc.z += v.z, acc.w += v.w;
+            } else if (P == WRITE) {
+                c[i] = make_float4(0.5f, 0.5f, 0.5f, 0.5f);
+            } else if (P == COPY) {
+                c[i] = v;
+            } else if (P == IN_PLACE) {
+                c[i] = make_float4(-v.x, -v.y, -v.z, -v.w);
+            } else {
+                c[i] = make_float4(v.x + vb[u].x, v.y + vb[u].y, v.z + vb[u].z, v.w + vb[u].w);
+            }
+        }
+    }
+    if (P == READ && acc.x + acc.y + acc.z + acc.w == 12345.f) *sink = acc; /* keeps the reads; never true */
+}
+
+struct Case {
+    const char *name;
+    int pattern;   /* -1: cudaMemcpy */
+    int transfers; /* buffer-sized transfers a pass moves (reads + writes) */
+};
+
+static const Case cases[] = {
+    {"cudaMemcpy (the benchmark's ceiling)", -1, 2},
+    {"read (a reduction)", READ, 1},
+    {"write (a set)", WRITE, 1},
+    {"copy kernel", COPY, 2},
+    {"read + write in place (scale, add with beta 1)", IN_PLACE, 2},
+    {"two reads + one write (a binary op)", THREE, 3},
+};
+
+template <int P> static void launch(int grid, const float4 *a, const float4 *b, float4 *c, float4 *sink, size_t n4)
+{
+    stream_kernel<P><<<grid, THREADS>>>(a, b, c, sink, n4);
+}
+
+static void run_case(const Case &k, int grid, float4 *a, float4 *b, float4 *c, float4 *sink, size_t n4)
+{
+    switch (k.pattern) {
+    case -1: CHECK(cudaMemcpyAsync(c, a, n4 * sizeof(float4), cudaMemcpyDeviceToDevice)); return;
+    case READ: launch<READ>(grid, a, b, c, sink, n4); break;
+    case WRITE: launch<WRITE>(grid, a, b, c, sink, n4); break;
+    case COPY: launch<COPY>(grid, a, b, c, sink, n4); break;
+    case IN_PLACE: launch<IN_PLACE>(grid, a, b, c, sink, n4); break;
+    default: launch<THREE>(grid, a, b, c, sink, n4); break;
+    }
+    CHECK(cudaGetLastError());
+}
+
+int main(int argc, char **argv)
+{
+    size_t mib = argc > 1 ? strtoull(argv[1], NULL, 10) : 512;
+    int reps = argc > 2 ? atoi(argv[2]) : 20;
+    if (mib < 1 || mib > 65536 || reps < 1 || reps > 10000) {
+        fprintf(stderr, "usage: %s [MiB per buffer, 1..65536] [repetitions, 1..10000]\n", argv[0]);
+        return 2;
+    }
+    int dev;
+    cudaDeviceProp prop;
+    CHECK(cudaGetDevice(&dev));
+    CHECK(cudaGetDeviceProperties(&prop, dev));
+    int per_sm;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, stream_kernel<THREE>, THREADS, 0));
+    const int grid = prop.multiProcessorCount * per_sm;
+    const size_t unit = (size_t)grid * THREADS * UNROLL; /* vectors a round of the grid */
+    const size_t n4 = (mib << 20) / sizeof(float4) / unit * unit;
+    const size_t bytes = n4 * sizeof(float4);
+
+    float4 *a, *b, *c, *sink;
+    CHECK(cudaMalloc(&a, bytes));
+    CHECK(cudaMalloc(&b, bytes));
+    CHECK(cudaMalloc(&c, bytes));
+    CHECK(cudaMalloc(&sink, sizeof(float4)));
+    CHECK(cudaMemset(a, 0, bytes));
+    CHECK(cudaMemset(b, 0, bytes));
+    CHECK(cudaMemset(c, 0, bytes));
+    cudaEvent_t t0, t1;
+    CHECK(cudaEventCreate(&t0));
+    CHECK(cudaEventCreate(&t1));
+
+    printf("ceilings: %s (sm_%d%d, %d SMs), buffers of %.0f MiB, %d blocks of %d threads, median of %d\n", prop.name,
+           prop.major, prop.minor, prop.multiProcessorCount, bytes / 1048576.0, grid, THREADS, reps);
+    printf("| pattern | ms | GB/s | of cudaMemcpy |\n|---|---:|---:|---:|\n");
+    double memcpy_gbs = 0;
+    for (const Case &k : cases) {
+        run_case(k, grid, a, b, c, sink, n4); /* warm-up */
+        std::vector<float> ms(reps);
+        for (int r = 0; r < reps; r++) {
+            CHECK(cudaEventRecord(t0));
+            run_case(k, grid, a, b, c, sink, n4);
+            CHECK(cudaEventRecord(t1));
+            CHECK(cudaEventSynchronize(t1));
+            CHECK(cudaEventElapsedTime(&ms[r], t0, t1));
+        }
+        std::sort(ms.begin(), ms.end());
+        double med = ms[reps / 2], gbs = (double)k.transfers * bytes / (med * 1e6);
+        if (k.pattern < 0) memcpy_gbs = gbs;
+        printf("| %s | %.4f | %.0f | %.0f%% |\n", k.name, med, gbs, 100 * gbs / memcpy_gbs);
+    }
+    CHECK(cudaFree(a));
+    CHECK(cudaFree(b));
+    CHECK(cudaFree(c));
+    CHECK(cudaFree(sink));
+    return 0;
+}
