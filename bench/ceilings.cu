@@ -4,9 +4,11 @@
    pass that only reads (a reduction's), one that reads and writes the same buffer in place
    (cudnnScaleTensor, cudnnAddTensor with beta = 1), one of three streams (a binary op). This
    program times one plain streaming kernel per pattern (16-byte vectors, a grid-stride loop with
-   4 vectors in flight per thread, one wave of resident blocks) beside cudaMemcpy, on buffers of
-   512 MiB, and prints each as GB/s and as a share of cudaMemcpy's. The kernels are ours, so a
-   pattern's figure is what a simple kernel reaches there, not a bound proven for the hardware.
+   U = 4 vectors in flight per thread, one wave of resident blocks) beside cudaMemcpy, and the
+   copy and in-place patterns also with U = 8 and 16 and with streaming stores (st.global.cs):
+   whether more bytes in flight or another store policy brings a pattern closer to cudaMemcpy.
+   Each prints as GB/s and as a share of cudaMemcpy's. The kernels are ours, so a figure is what
+   a simple kernel reaches there, not a bound proven for the hardware.
 
      opencudnn_ceilings [MiB per buffer (default 512)] [repetitions (default 20)]
 
@@ -30,78 +32,83 @@
         }                                                                                      \
     } while (0)
 
-enum { THREADS = 256, UNROLL = 4 };
+enum { THREADS = 256 };
 
-/* The patterns: which of the three buffers a step reads and which it writes. */
+/* The patterns: which of the three buffers a pass reads and which it writes. */
 enum Pattern { READ, WRITE, COPY, IN_PLACE, THREE };
 
-/* One step: UNROLL vectors a thread, all loads issued before any use; n4 is a multiple of
-   UNROLL * the grid's threads (main sizes the buffers so). */
-template <int P>
+/* Stores v at p: a streaming store (evict first) when CS. */
+template <bool CS> __device__ __forceinline__ void put(float4 *p, float4 v)
+{
+    if (CS) __stcs(p, v);
+    else *p = v;
+}
+
+/* One step: U vectors a thread, all loads issued before any use. */
+template <int P, int U, bool CS>
 __global__ void __launch_bounds__(THREADS) stream_kernel(const float4 *__restrict__ a, const float4 *__restrict__ b,
                                                          float4 *__restrict__ c, float4 *sink, size_t n4)
 {
-    const size_t stride = (size_t)gridDim.x * THREADS;
+    const size_t stride = (size_t)gridDim.x * THREADS * U;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-    for (size_t base = (size_t)blockIdx.x * THREADS * UNROLL + threadIdx.x; base < n4; base += stride * UNROLL) {
-        float4 va[UNROLL], vb[UNROLL];
+    for (size_t base = (size_t)blockIdx.x * THREADS * U + threadIdx.x; base < n4; base += stride) {
+        float4 va[U], vb[U];
 #pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
+        for (int u = 0; u < U; u++) {
             size_t i = base + (size_t)u * THREADS;
+            if (i >= n4) break;
             if (P == READ || P == COPY || P == THREE) va[u] = a[i];
             if (P == IN_PLACE) va[u] = c[i];
             if (P == THREE) vb[u] = b[i];
         }
 #pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
+        for (int u = 0; u < U; u++) {
             size_t i = base + (size_t)u * THREADS;
+            if (i >= n4) break;
             float4 v = va[u];
-            if (P == READ) {
-                acc.x += v.x, acc.y += v.y, acc.z += v.z, acc.w += v.w;
-            } else if (P == WRITE) {
-                c[i] = make_float4(0.5f, 0.5f, 0.5f, 0.5f);
-            } else if (P == COPY) {
-                c[i] = v;
-            } else if (P == IN_PLACE) {
-                c[i] = make_float4(-v.x, -v.y, -v.z, -v.w);
-            } else {
-                c[i] = make_float4(v.x + vb[u].x, v.y + vb[u].y, v.z + vb[u].z, v.w + vb[u].w);
-            }
+            if (P == READ) acc.x += v.x, acc.y += v.y, acc.z += v.z, acc.w += v.w;
+            else if (P == WRITE) put<CS>(c + i, make_float4(0.5f, 0.5f, 0.5f, 0.5f));
+            else if (P == COPY) put<CS>(c + i, v);
+            else if (P == IN_PLACE) put<CS>(c + i, make_float4(-v.x, -v.y, -v.z, -v.w));
+            else put<CS>(c + i, make_float4(v.x + vb[u].x, v.y + vb[u].y, v.z + vb[u].z, v.w + vb[u].w));
         }
     }
     if (P == READ && acc.x + acc.y + acc.z + acc.w == 12345.f) *sink = acc; /* keeps the reads; never true */
 }
 
+typedef void (*kernel_fn)(const float4 *, const float4 *, float4 *, float4 *, size_t);
+
 struct Case {
     const char *name;
-    int pattern;   /* -1: cudaMemcpy */
-    int transfers; /* buffer-sized transfers a pass moves (reads + writes) */
+    kernel_fn kernel; /* NULL: cudaMemcpy */
+    int transfers;    /* buffer-sized transfers a pass moves (reads + writes) */
 };
 
 static const Case cases[] = {
-    {"cudaMemcpy (the benchmark's ceiling)", -1, 2},
-    {"read (a reduction)", READ, 1},
-    {"write (a set)", WRITE, 1},
-    {"copy kernel", COPY, 2},
-    {"read + write in place (scale, add with beta 1)", IN_PLACE, 2},
-    {"two reads + one write (a binary op)", THREE, 3},
+    {"cudaMemcpy (the benchmark's ceiling)", NULL, 2},
+    {"read (a reduction)", stream_kernel<READ, 4, false>, 1},
+    {"write (a set)", stream_kernel<WRITE, 4, false>, 1},
+    {"copy kernel", stream_kernel<COPY, 4, false>, 2},
+    {"copy kernel, U = 8", stream_kernel<COPY, 8, false>, 2},
+    {"copy kernel, U = 16", stream_kernel<COPY, 16, false>, 2},
+    {"copy kernel, streaming stores", stream_kernel<COPY, 4, true>, 2},
+    {"read + write in place (scale, add with beta 1)", stream_kernel<IN_PLACE, 4, false>, 2},
+    {"in place, U = 8", stream_kernel<IN_PLACE, 8, false>, 2},
+    {"in place, U = 16", stream_kernel<IN_PLACE, 16, false>, 2},
+    {"in place, streaming stores", stream_kernel<IN_PLACE, 4, true>, 2},
+    {"two reads + one write (a binary op)", stream_kernel<THREE, 4, false>, 3},
 };
 
-template <int P> static void launch(int grid, const float4 *a, const float4 *b, float4 *c, float4 *sink, size_t n4)
+/* One pass of case k: one wave of resident blocks (grid-stride). */
+static void run_case(const Case &k, int sms, float4 *a, float4 *b, float4 *c, float4 *sink, size_t n4)
 {
-    stream_kernel<P><<<grid, THREADS>>>(a, b, c, sink, n4);
-}
-
-static void run_case(const Case &k, int grid, float4 *a, float4 *b, float4 *c, float4 *sink, size_t n4)
-{
-    switch (k.pattern) {
-    case -1: CHECK(cudaMemcpyAsync(c, a, n4 * sizeof(float4), cudaMemcpyDeviceToDevice)); return;
-    case READ: launch<READ>(grid, a, b, c, sink, n4); break;
-    case WRITE: launch<WRITE>(grid, a, b, c, sink, n4); break;
-    case COPY: launch<COPY>(grid, a, b, c, sink, n4); break;
-    case IN_PLACE: launch<IN_PLACE>(grid, a, b, c, sink, n4); break;
-    default: launch<THREE>(grid, a, b, c, sink, n4); break;
+    if (k.kernel == NULL) {
+        CHECK(cudaMemcpyAsync(c, a, n4 * sizeof(float4), cudaMemcpyDeviceToDevice));
+        return;
     }
+    int per_sm;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k.kernel, THREADS, 0));
+    k.kernel<<<sms * per_sm, THREADS>>>(a, b, c, sink, n4);
     CHECK(cudaGetLastError());
 }
 
@@ -117,12 +124,7 @@ int main(int argc, char **argv)
     cudaDeviceProp prop;
     CHECK(cudaGetDevice(&dev));
     CHECK(cudaGetDeviceProperties(&prop, dev));
-    int per_sm;
-    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, stream_kernel<THREE>, THREADS, 0));
-    const int grid = prop.multiProcessorCount * per_sm;
-    const size_t unit = (size_t)grid * THREADS * UNROLL; /* vectors a round of the grid */
-    const size_t n4 = (mib << 20) / sizeof(float4) / unit * unit;
-    const size_t bytes = n4 * sizeof(float4);
+    const size_t n4 = (mib << 20) / sizeof(float4), bytes = n4 * sizeof(float4);
 
     float4 *a, *b, *c, *sink;
     CHECK(cudaMalloc(&a, bytes));
@@ -136,23 +138,23 @@ int main(int argc, char **argv)
     CHECK(cudaEventCreate(&t0));
     CHECK(cudaEventCreate(&t1));
 
-    printf("ceilings: %s (sm_%d%d, %d SMs), buffers of %.0f MiB, %d blocks of %d threads, median of %d\n", prop.name,
-           prop.major, prop.minor, prop.multiProcessorCount, bytes / 1048576.0, grid, THREADS, reps);
+    printf("ceilings: %s (sm_%d%d, %d SMs), buffers of %zu MiB, blocks of %d threads, median of %d\n", prop.name,
+           prop.major, prop.minor, prop.multiProcessorCount, mib, THREADS, reps);
     printf("| pattern | ms | GB/s | of cudaMemcpy |\n|---|---:|---:|---:|\n");
     double memcpy_gbs = 0;
     for (const Case &k : cases) {
-        run_case(k, grid, a, b, c, sink, n4); /* warm-up */
+        run_case(k, prop.multiProcessorCount, a, b, c, sink, n4); /* warm-up */
         std::vector<float> ms(reps);
         for (int r = 0; r < reps; r++) {
             CHECK(cudaEventRecord(t0));
-            run_case(k, grid, a, b, c, sink, n4);
+            run_case(k, prop.multiProcessorCount, a, b, c, sink, n4);
             CHECK(cudaEventRecord(t1));
             CHECK(cudaEventSynchronize(t1));
             CHECK(cudaEventElapsedTime(&ms[r], t0, t1));
         }
         std::sort(ms.begin(), ms.end());
         double med = ms[reps / 2], gbs = (double)k.transfers * bytes / (med * 1e6);
-        if (k.pattern < 0) memcpy_gbs = gbs;
+        if (k.kernel == NULL) memcpy_gbs = gbs;
         printf("| %s | %.4f | %.0f | %.0f%% |\n", k.name, med, gbs, 100 * gbs / memcpy_gbs);
     }
     CHECK(cudaFree(a));
