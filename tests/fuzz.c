@@ -1,0 +1,303 @@
+/* fuzz.c: the tensor and NN ops called with random descriptors, mostly odd ones (dims of 0 and
+   below, huge dims, overlapping and padded strides, every data type and values that are none,
+   mismatched shapes, out-of-range modes, windows, paddings and strides), on every backend. No
+   expected result is computed: what is checked are the invariants of "bad input never
+   crashes": the status is SUCCESS, BAD_PARAM or NOT_SUPPORTED (anything else is a check the
+   library missed); a call that fails writes nothing; a call that succeeds writes nothing
+   outside its output tensor's span (guard bytes on both sides) and leaves its inputs alone.
+   Random descriptors reach combinations nobody wrote a case for; a failure names the
+   iteration, which OPENCUDNN_TEST_SEED replays. */
+#include "tensors.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { FUZZ_ITERATIONS = 400, GUARD = 256, MAX_BYTES = 1 << 20 };
+
+/* A tensor descriptor, set from random parameters (or left unset when the set call refuses
+   them), with a buffer of its size between guards of random bytes. */
+struct fz_tensor {
+    cudnnTensorDescriptor_t desc;
+    cudnnDataType_t dtype; /* as set; FLOAT when unset */
+    size_t bytes;          /* cudnnGetTensorSizeInBytes, 0 when it fails */
+    unsigned char *base;   /* GUARD + bytes + GUARD bytes on the backend under test */
+    unsigned char *snap;   /* the buffer's bytes before the call, on the host */
+};
+
+static int fz_dim(void)
+{
+    int r = trand_int(0, 99);
+    return r < 3 ? trand_int(-1, 0) : r < 5 ? 1 << 20 : trand_int(1, 5);
+}
+
+/* Sets t's descriptor from random parameters; given `like`, three times in four its rank, dims
+   and type (now and then one dim changed), half of those times its strides too. */
+static void fz_set(struct fz_tensor *t, const struct fz_tensor *like)
+{
+    static const cudnnDataType_t types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,  CUDNN_DATA_HALF,
+                                            CUDNN_DATA_BFLOAT16, CUDNN_DATA_DOUBLE, CUDNN_DATA_INT8,
+                                            CUDNN_DATA_INT32, CUDNN_DATA_UINT8, CUDNN_DATA_INT8x4,
+                                            (cudnnDataType_t)42};
+    int rank = trand_int(0, 9) == 0 ? 5 : 4, dims[5], strides[5];
+    cudnnDataType_t dtype = types[trand_int(0, (int)TLEN(types) - 1)];
+    for (int i = 0; i < rank; i++) dims[i] = fz_dim();
+    if (like != NULL && trand_int(0, 3) > 0) {
+        int n = 0;
+        cudnnDataType_t lt;
+        int ld[5], ls[5];
+        if (cudnnGetTensorNdDescriptor(like->desc, 5, &lt, &n, ld, ls) == CUDNN_STATUS_SUCCESS && n >= 4 && n <= 5) {
+            bool near_miss = trand_int(0, 7) == 0;
+            if (near_miss) ld[trand_int(0, n - 1)] = fz_dim();
+            if (trand_int(0, 1) == 0) {
+                cudnnSetTensorNdDescriptor(t->desc, lt, n, ld, ls);
+                t->dtype = lt;
+                return;
+            }
+            rank = n;
+            dtype = lt;
+            memcpy(dims, ld, sizeof ld);
+        }
+    }
+    const int layout = trand_int(0, 3);
+    if (layout < 3) { /* packed row-major (0) or channels last (1); padded (2): twice row-major */
+        int64_t s = 1;
+        for (int i = rank - 1; i >= 0; i--) {
+            int at = layout != 1 ? i : i == rank - 1 ? 1 : i == 0 ? 0 : i + 1; /* channels last: C innermost */
+            strides[at] = (int)s;
+            s *= dims[at] > 0 ? dims[at] : 1;
+            if (s > 1 << 28) s = 1 << 28; /* past any buffer allocated here: the set call or the size check refuses it */
+        }
+        if (layout == 2)
+            for (int i = 0; i < rank; i++) strides[i] *= 2;
+    } else { /* anything small: overlapping, zero or out of order */
+        for (int i = 0; i < rank; i++) strides[i] = trand_int(0, 40);
+    }
+    t->dtype = CUDNN_DATA_FLOAT;
+    if (cudnnSetTensorNdDescriptor(t->desc, dtype, rank, dims, strides) == CUDNN_STATUS_SUCCESS) t->dtype = dtype;
+}
+
+/* Creates t's descriptor from random parameters (fz_set). */
+static void fz_tensor_init(struct fz_tensor *t, const struct fz_tensor *like)
+{
+    memset(t, 0, sizeof *t);
+    if (cudnnCreateTensorDescriptor(&t->desc) == CUDNN_STATUS_SUCCESS) fz_set(t, like);
+}
+
+/* y as the output of pooling x (packed, either layout), where the pooling descriptor gives one. */
+static void fz_pooling_output(struct fz_tensor *y, cudnnPoolingDescriptor_t pool, const struct fz_tensor *x)
+{
+    int n, c, h, w;
+    if (cudnnGetPooling2dForwardOutputDim(pool, x->desc, &n, &c, &h, &w) != CUDNN_STATUS_SUCCESS) return;
+    if (cudnnSetTensor4dDescriptor(y->desc, trand_int(0, 1) ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC, x->dtype, n, c, h,
+                                   w) == CUDNN_STATUS_SUCCESS)
+        y->dtype = x->dtype;
+}
+
+/* t's buffer: false when its size passes MAX_BYTES (the iteration is skipped: a call that
+   succeeded would write past any buffer worth allocating). */
+static bool fz_tensor_alloc(struct fz_tensor *t)
+{
+    if (t->desc == NULL) return false;
+    size_t bytes = 0;
+    if (cudnnGetTensorSizeInBytes(t->desc, &bytes) != CUDNN_STATUS_SUCCESS) bytes = 0;
+    if (bytes > MAX_BYTES) return false;
+    t->bytes = bytes;
+    size_t all = bytes + 2 * GUARD;
+    t->snap = malloc(all);
+    for (size_t i = 0; i < all; i++) t->snap[i] = (unsigned char)trand_u64();
+    t->base = tbuf_alloc(all);
+    tbuf_upload(t->base, t->snap, all);
+    return true;
+}
+
+static void fz_tensor_free(struct fz_tensor *t)
+{
+    if (t->base) tbuf_free(t->base);
+    free(t->snap);
+    if (t->desc) cudnnDestroyTensorDescriptor(t->desc);
+}
+
+static void *fz_at(const struct fz_tensor *t)
+{
+    return t->base + GUARD;
+}
+
+/* After a call: the output's guards (or, when the call failed, all of it) and the inputs are as
+   they were. */
+static void fz_check(const char *op, int iteration, cudnnStatus_t s, struct fz_tensor *out, struct fz_tensor *const *in,
+                     int nin)
+{
+    if (s != CUDNN_STATUS_SUCCESS && s != CUDNN_STATUS_BAD_PARAM && s != CUDNN_STATUS_NOT_SUPPORTED) {
+        FAIL("iteration %d, %s: status %s", iteration, op, cudnnGetErrorString(s));
+        return;
+    }
+    size_t all = out->bytes + 2 * GUARD;
+    unsigned char *now = malloc(all);
+    tbuf_download(now, out->base, all);
+    bool ok = s == CUDNN_STATUS_SUCCESS ? memcmp(now, out->snap, GUARD) == 0 &&
+                                              memcmp(now + GUARD + out->bytes, out->snap + GUARD + out->bytes, GUARD) == 0
+                                        : memcmp(now, out->snap, all) == 0;
+    if (!ok)
+        FAIL("iteration %d, %s: %s", iteration, op,
+             s == CUDNN_STATUS_SUCCESS ? "wrote outside its output" : "failed but wrote its output");
+    free(now);
+    for (int i = 0; i < nin; i++) {
+        if (in[i] == out) continue;
+        size_t n = in[i]->bytes + 2 * GUARD;
+        unsigned char *b = malloc(n);
+        tbuf_download(b, in[i]->base, n);
+        if (memcmp(b, in[i]->snap, n) != 0) FAIL("iteration %d, %s: wrote input %d", iteration, op, i);
+        free(b);
+    }
+}
+
+/* alpha or beta for an output of type t: a double for DOUBLE, a float otherwise. */
+static const void *fz_scale(struct tscale *s, const struct fz_tensor *out)
+{
+    static const double values[] = {1, 0, 0.5, -2};
+    return tscale(s, out->dtype, values[trand_int(0, 3)]);
+}
+
+static int fz_mode(int n)
+{
+    return trand_int(0, 19) == 0 ? n + trand_int(0, 5) : trand_int(0, n - 1); /* now and then out of range */
+}
+
+TEST(fuzz_ops_with_random_descriptors)
+{
+    cudnnHandle_t h = test_handle();
+    cudnnActivationDescriptor_t act;
+    cudnnPoolingDescriptor_t pool;
+    cudnnOpTensorDescriptor_t opt;
+    cudnnLRNDescriptor_t lrn;
+    CHECK_OK(cudnnCreateActivationDescriptor(&act));
+    CHECK_OK(cudnnCreatePoolingDescriptor(&pool));
+    CHECK_OK(cudnnCreateOpTensorDescriptor(&opt));
+    CHECK_OK(cudnnCreateLRNDescriptor(&lrn));
+    int ran = 0;
+    for (int it = 0; it < FUZZ_ITERATIONS && !current_test_failed(); it++) {
+        const int op = trand_int(0, 12), algo = fz_mode(3), mode = fz_mode(2);
+        struct fz_tensor x, y, dy, dx, p; /* p: batch norm's per-channel parameters */
+        fz_tensor_init(&x, NULL);
+        fz_tensor_init(&y, &x);
+        cudnnSetPooling2dDescriptor(pool, (cudnnPoolingMode_t)fz_mode(4), (cudnnNanPropagation_t)fz_mode(2),
+                                    trand_int(0, 4), trand_int(0, 4), trand_int(-1, 3), trand_int(-1, 3),
+                                    trand_int(0, 3), trand_int(0, 3));
+        if ((op == 4 || op == 5) && trand_int(0, 1)) fz_pooling_output(&y, pool, &x);
+        fz_tensor_init(&dy, &y);
+        fz_tensor_init(&dx, &x);
+        fz_tensor_init(&p, NULL);
+        if (trand_int(0, 1)) cudnnDeriveBNTensorDescriptor(p.desc, x.desc, (cudnnBatchNormMode_t)mode);
+        bool sized = fz_tensor_alloc(&x);
+        sized = fz_tensor_alloc(&y) && sized;
+        sized = fz_tensor_alloc(&dy) && sized;
+        sized = fz_tensor_alloc(&dx) && sized;
+        sized = fz_tensor_alloc(&p) && sized;
+        if (sized) {
+            ran++;
+            struct tscale a, b;
+            struct fz_tensor *fwd_in[] = {&x}, *bwd_in[] = {&y, &dy, &x}, *bin_in[] = {&x, &dy};
+            cudnnSetActivationDescriptor(act, (cudnnActivationMode_t)fz_mode(7), (cudnnNanPropagation_t)fz_mode(2),
+                                         trand_uniform(-1, 3));
+            cudnnSetOpTensorDescriptor(opt, (cudnnOpTensorOp_t)fz_mode(6), trand_int(0, 1) ? CUDNN_DATA_FLOAT : x.dtype,
+                                       (cudnnNanPropagation_t)fz_mode(2));
+            cudnnSetLRNDescriptor(lrn, (unsigned)trand_int(0, 17), trand_uniform(0, 1e-3), trand_uniform(0, 1),
+                                  trand_uniform(0, 3));
+            switch (op) {
+            case 0:
+                fz_check("activation forward", it,
+                         cudnnActivationForward(h, act, fz_scale(&a, &y), x.desc, fz_at(&x), fz_scale(&b, &y), y.desc,
+                                                fz_at(&y)),
+                         &y, fwd_in, 1);
+                break;
+            case 1:
+                fz_check("activation backward", it,
+                         cudnnActivationBackward(h, act, fz_scale(&a, &dx), y.desc, fz_at(&y), dy.desc, fz_at(&dy),
+                                                 x.desc, fz_at(&x), fz_scale(&b, &dx), dx.desc, fz_at(&dx)),
+                         &dx, bwd_in, 3);
+                break;
+            case 2:
+                fz_check("softmax forward", it,
+                         cudnnSoftmaxForward(h, (cudnnSoftmaxAlgorithm_t)algo, (cudnnSoftmaxMode_t)mode,
+                                             fz_scale(&a, &y), x.desc, fz_at(&x), fz_scale(&b, &y), y.desc, fz_at(&y)),
+                         &y, fwd_in, 1);
+                break;
+            case 3:
+                fz_check("softmax backward", it,
+                         cudnnSoftmaxBackward(h, (cudnnSoftmaxAlgorithm_t)algo, (cudnnSoftmaxMode_t)mode,
+                                              fz_scale(&a, &dx), y.desc, fz_at(&y), dy.desc, fz_at(&dy),
+                                              fz_scale(&b, &dx), dx.desc, fz_at(&dx)),
+                         &dx, bwd_in, 2);
+                break;
+            case 4:
+                fz_check("pooling forward", it,
+                         cudnnPoolingForward(h, pool, fz_scale(&a, &y), x.desc, fz_at(&x), fz_scale(&b, &y), y.desc,
+                                             fz_at(&y)),
+                         &y, fwd_in, 1);
+                break;
+            case 5:
+                fz_check("pooling backward", it,
+                         cudnnPoolingBackward(h, pool, fz_scale(&a, &dx), y.desc, fz_at(&y), dy.desc, fz_at(&dy),
+                                              x.desc, fz_at(&x), fz_scale(&b, &dx), dx.desc, fz_at(&dx)),
+                         &dx, bwd_in, 3);
+                break;
+            case 6:
+                fz_check("add tensor", it,
+                         cudnnAddTensor(h, fz_scale(&a, &y), x.desc, fz_at(&x), fz_scale(&b, &y), y.desc, fz_at(&y)),
+                         &y, fwd_in, 1);
+                break;
+            case 7: {
+                struct tscale a2;
+                fz_check("op tensor", it,
+                         cudnnOpTensor(h, opt, fz_scale(&a, &y), x.desc, fz_at(&x), fz_scale(&a2, &y), dy.desc,
+                                       fz_at(&dy), fz_scale(&b, &y), y.desc, fz_at(&y)),
+                         &y, bin_in, 2);
+                break;
+            }
+            case 8:
+                fz_check("transform tensor", it,
+                         cudnnTransformTensor(h, fz_scale(&a, &y), x.desc, fz_at(&x), fz_scale(&b, &y), y.desc,
+                                              fz_at(&y)),
+                         &y, fwd_in, 1);
+                break;
+            case 9:
+                fz_check("LRN cross-channel forward", it,
+                         cudnnLRNCrossChannelForward(h, lrn, (cudnnLRNMode_t)fz_mode(1), fz_scale(&a, &y), x.desc,
+                                                     fz_at(&x), fz_scale(&b, &y), y.desc, fz_at(&y)),
+                         &y, fwd_in, 1);
+                break;
+            case 10:
+                fz_check("LRN cross-channel backward", it,
+                         cudnnLRNCrossChannelBackward(h, lrn, (cudnnLRNMode_t)fz_mode(1), fz_scale(&a, &dx), y.desc,
+                                                      fz_at(&y), dy.desc, fz_at(&dy), x.desc, fz_at(&x),
+                                                      fz_scale(&b, &dx), dx.desc, fz_at(&dx)),
+                         &dx, bwd_in, 3);
+                break;
+            case 11: {
+                static const double eps[] = {1e-5, 1e-3, 0, -1};
+                struct fz_tensor *bn_in[] = {&x, &p};
+                fz_check("batch-norm inference", it,
+                         cudnnBatchNormalizationForwardInference(h, (cudnnBatchNormMode_t)mode, fz_scale(&a, &y),
+                                                                 fz_scale(&b, &y), x.desc, fz_at(&x), y.desc,
+                                                                 fz_at(&y), p.desc, fz_at(&p), fz_at(&p), fz_at(&p),
+                                                                 fz_at(&p), eps[trand_int(0, 3)]),
+                         &y, bn_in, 2);
+                break;
+            }
+            default:
+                fz_check("scale tensor", it, cudnnScaleTensor(h, y.desc, fz_at(&y), fz_scale(&a, &y)), &y, NULL, 0);
+                break;
+            }
+        }
+        fz_tensor_free(&x);
+        fz_tensor_free(&y);
+        fz_tensor_free(&dy);
+        fz_tensor_free(&dx);
+        fz_tensor_free(&p);
+    }
+    CHECK(current_test_failed() || ran > FUZZ_ITERATIONS / 2); /* most iterations had tensors small enough to run */
+    cudnnDestroyActivationDescriptor(act);
+    cudnnDestroyPoolingDescriptor(pool);
+    cudnnDestroyOpTensorDescriptor(opt);
+    cudnnDestroyLRNDescriptor(lrn);
+}
