@@ -2,11 +2,12 @@
    below, huge dims, overlapping and padded strides, every data type and values that are none,
    mismatched shapes, out-of-range modes, windows, paddings and strides), on every backend. No
    expected result is computed: what is checked are the invariants of "bad input never
-   crashes": the status is SUCCESS, BAD_PARAM or NOT_SUPPORTED (anything else is a check the
-   library missed); a call that fails writes nothing; a call that succeeds writes nothing
-   outside its output tensor's span (guard bytes on both sides) and leaves its inputs alone.
-   Random descriptors reach combinations nobody wrote a case for; a failure names the
-   iteration, which OPENCUDNN_TEST_SEED replays. */
+   crashes": the status is SUCCESS, BAD_PARAM, NOT_SUPPORTED or INVALID_VALUE (a workspace or
+   indices buffer smaller than asked for); anything else is a check the library missed; a call
+   that fails writes nothing; a call that succeeds writes nothing outside its outputs' spans
+   (guard bytes on both sides) and leaves its inputs alone. Random descriptors reach
+   combinations nobody wrote a case for; a failure names the iteration, which
+   OPENCUDNN_TEST_SEED replays. */
 #include "tensors.h"
 
 #include <stdlib.h>
@@ -83,23 +84,33 @@ static void fz_tensor_init(struct fz_tensor *t, const struct fz_tensor *like)
     if (cudnnCreateTensorDescriptor(&t->desc) == CUDNN_STATUS_SUCCESS) fz_set(t, like);
 }
 
-/* y as the output of pooling x (packed, either layout), where the pooling descriptor gives one. */
-static void fz_pooling_output(struct fz_tensor *y, cudnnPoolingDescriptor_t pool, const struct fz_tensor *x)
+/* y, packed row-major with x's type, as the output of pooling x where the pooling descriptor
+   gives one (pool non-NULL), else as x reduced over a random set of its dims. */
+static void fz_derived_output(struct fz_tensor *y, cudnnPoolingDescriptor_t pool, const struct fz_tensor *x)
 {
-    int n, c, h, w;
-    if (cudnnGetPooling2dForwardOutputDim(pool, x->desc, &n, &c, &h, &w) != CUDNN_STATUS_SUCCESS) return;
-    if (cudnnSetTensor4dDescriptor(y->desc, trand_int(0, 1) ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC, x->dtype, n, c, h,
-                                   w) == CUDNN_STATUS_SUCCESS)
-        y->dtype = x->dtype;
+    cudnnDataType_t t;
+    int n, dims[5], strides[5];
+    if (cudnnGetTensorNdDescriptor(x->desc, 5, &t, &n, dims, strides) != CUDNN_STATUS_SUCCESS || n < 3) return;
+    if (pool != NULL) {
+        if (cudnnGetPoolingNdForwardOutputDim(pool, x->desc, n, dims) != CUDNN_STATUS_SUCCESS) return;
+    } else {
+        for (int i = 0; i < n; i++)
+            if (trand_int(0, 1)) dims[i] = 1;
+    }
+    int64_t s = 1;
+    for (int i = n - 1; i >= 0; i--) {
+        strides[i] = (int)s;
+        s *= dims[i] > 0 ? dims[i] : 1;
+        if (s > 1 << 28) return;
+    }
+    if (cudnnSetTensorNdDescriptor(y->desc, t, n, dims, strides) == CUDNN_STATUS_SUCCESS) y->dtype = t;
 }
 
-/* t's buffer: false when its size passes MAX_BYTES (the iteration is skipped: a call that
-   succeeded would write past any buffer worth allocating). */
-static bool fz_tensor_alloc(struct fz_tensor *t)
+/* A buffer of `bytes` between guards for t (a tensor's, or one without a descriptor: indices,
+   workspace); false when bytes passes MAX_BYTES (the iteration is skipped: a call that succeeded
+   would write past any buffer worth allocating). */
+static bool fz_buffer(struct fz_tensor *t, size_t bytes)
 {
-    if (t->desc == NULL) return false;
-    size_t bytes = 0;
-    if (cudnnGetTensorSizeInBytes(t->desc, &bytes) != CUDNN_STATUS_SUCCESS) bytes = 0;
     if (bytes > MAX_BYTES) return false;
     t->bytes = bytes;
     size_t all = bytes + 2 * GUARD;
@@ -108,6 +119,15 @@ static bool fz_tensor_alloc(struct fz_tensor *t)
     t->base = tbuf_alloc(all);
     tbuf_upload(t->base, t->snap, all);
     return true;
+}
+
+/* t's buffer, of its descriptor's size (fz_buffer). */
+static bool fz_tensor_alloc(struct fz_tensor *t)
+{
+    size_t bytes = 0;
+    if (t->desc == NULL) return false;
+    if (cudnnGetTensorSizeInBytes(t->desc, &bytes) != CUDNN_STATUS_SUCCESS) bytes = 0;
+    return fz_buffer(t, bytes);
 }
 
 static void fz_tensor_free(struct fz_tensor *t)
@@ -122,27 +142,29 @@ static void *fz_at(const struct fz_tensor *t)
     return t->base + GUARD;
 }
 
-/* After a call: the output's guards (or, when the call failed, all of it) and the inputs are as
+/* After a call: each output's guards (or, when the call failed, all of it) and the inputs are as
    they were. */
-static void fz_check(const char *op, int iteration, cudnnStatus_t s, struct fz_tensor *out, struct fz_tensor *const *in,
-                     int nin)
+static void fz_check(const char *op, int iteration, cudnnStatus_t s, struct fz_tensor *const *out, int nout,
+                     struct fz_tensor *const *in, int nin)
 {
-    if (s != CUDNN_STATUS_SUCCESS && s != CUDNN_STATUS_BAD_PARAM && s != CUDNN_STATUS_NOT_SUPPORTED) {
+    if (s != CUDNN_STATUS_SUCCESS && s != CUDNN_STATUS_BAD_PARAM && s != CUDNN_STATUS_NOT_SUPPORTED &&
+        s != CUDNN_STATUS_INVALID_VALUE) {
         FAIL("iteration %d, %s: status %s", iteration, op, cudnnGetErrorString(s));
         return;
     }
-    size_t all = out->bytes + 2 * GUARD;
-    unsigned char *now = malloc(all);
-    tbuf_download(now, out->base, all);
-    bool ok = s == CUDNN_STATUS_SUCCESS ? memcmp(now, out->snap, GUARD) == 0 &&
-                                              memcmp(now + GUARD + out->bytes, out->snap + GUARD + out->bytes, GUARD) == 0
-                                        : memcmp(now, out->snap, all) == 0;
-    if (!ok)
-        FAIL("iteration %d, %s: %s", iteration, op,
-             s == CUDNN_STATUS_SUCCESS ? "wrote outside its output" : "failed but wrote its output");
-    free(now);
+    for (int o = 0; o < nout; o++) {
+        size_t all = out[o]->bytes + 2 * GUARD, end = GUARD + out[o]->bytes;
+        unsigned char *now = malloc(all);
+        tbuf_download(now, out[o]->base, all);
+        bool ok = s == CUDNN_STATUS_SUCCESS
+                      ? memcmp(now, out[o]->snap, GUARD) == 0 && memcmp(now + end, out[o]->snap + end, GUARD) == 0
+                      : memcmp(now, out[o]->snap, all) == 0;
+        if (!ok)
+            FAIL("iteration %d, %s: %s %d", iteration, op,
+                 s == CUDNN_STATUS_SUCCESS ? "wrote outside its output" : "failed but wrote its output", o);
+        free(now);
+    }
     for (int i = 0; i < nin; i++) {
-        if (in[i] == out) continue;
         size_t n = in[i]->bytes + 2 * GUARD;
         unsigned char *b = malloc(n);
         tbuf_download(b, in[i]->base, n);
@@ -170,20 +192,33 @@ TEST(fuzz_ops_with_random_descriptors)
     cudnnPoolingDescriptor_t pool;
     cudnnOpTensorDescriptor_t opt;
     cudnnLRNDescriptor_t lrn;
+    cudnnReduceTensorDescriptor_t red;
     CHECK_OK(cudnnCreateActivationDescriptor(&act));
+    CHECK_OK(cudnnCreateReduceTensorDescriptor(&red));
     CHECK_OK(cudnnCreatePoolingDescriptor(&pool));
     CHECK_OK(cudnnCreateOpTensorDescriptor(&opt));
     CHECK_OK(cudnnCreateLRNDescriptor(&lrn));
     int ran = 0;
     for (int it = 0; it < FUZZ_ITERATIONS && !current_test_failed(); it++) {
-        const int op = trand_int(0, 12), algo = fz_mode(3), mode = fz_mode(2);
+        const int op = trand_int(0, 14), algo = fz_mode(3), mode = fz_mode(2);
         struct fz_tensor x, y, dy, dx, p; /* p: batch norm's per-channel parameters */
         fz_tensor_init(&x, NULL);
         fz_tensor_init(&y, &x);
-        cudnnSetPooling2dDescriptor(pool, (cudnnPoolingMode_t)fz_mode(4), (cudnnNanPropagation_t)fz_mode(2),
-                                    trand_int(0, 4), trand_int(0, 4), trand_int(-1, 3), trand_int(-1, 3),
-                                    trand_int(0, 3), trand_int(0, 3));
-        if ((op == 4 || op == 5) && trand_int(0, 1)) fz_pooling_output(&y, pool, &x);
+        if (trand_int(0, 3) > 0) {
+            cudnnSetPooling2dDescriptor(pool, (cudnnPoolingMode_t)fz_mode(4), (cudnnNanPropagation_t)fz_mode(2),
+                                        trand_int(0, 4), trand_int(0, 4), trand_int(-1, 3), trand_int(-1, 3),
+                                        trand_int(0, 3), trand_int(0, 3));
+        } else { /* N-d: 2 or 3 spatial dims */
+            int window[3], pad[3], stride[3];
+            for (int i = 0; i < 3; i++) {
+                window[i] = trand_int(0, 4);
+                pad[i] = trand_int(-1, 3);
+                stride[i] = trand_int(0, 3);
+            }
+            cudnnSetPoolingNdDescriptor(pool, (cudnnPoolingMode_t)fz_mode(4), (cudnnNanPropagation_t)fz_mode(2),
+                                        trand_int(2, 3), window, pad, stride);
+        }
+        if ((op == 4 || op == 5 || op == 13) && trand_int(0, 1)) fz_derived_output(&y, op == 13 ? NULL : pool, &x);
         fz_tensor_init(&dy, &y);
         fz_tensor_init(&dx, &x);
         fz_tensor_init(&p, NULL);
@@ -208,70 +243,70 @@ TEST(fuzz_ops_with_random_descriptors)
                 fz_check("activation forward", it,
                          cudnnActivationForward(h, act, fz_scale(&a, &y), x.desc, fz_at(&x), fz_scale(&b, &y), y.desc,
                                                 fz_at(&y)),
-                         &y, fwd_in, 1);
+                         (struct fz_tensor *[]){&y}, 1, fwd_in, 1);
                 break;
             case 1:
                 fz_check("activation backward", it,
                          cudnnActivationBackward(h, act, fz_scale(&a, &dx), y.desc, fz_at(&y), dy.desc, fz_at(&dy),
                                                  x.desc, fz_at(&x), fz_scale(&b, &dx), dx.desc, fz_at(&dx)),
-                         &dx, bwd_in, 3);
+                         (struct fz_tensor *[]){&dx}, 1, bwd_in, 3);
                 break;
             case 2:
                 fz_check("softmax forward", it,
                          cudnnSoftmaxForward(h, (cudnnSoftmaxAlgorithm_t)algo, (cudnnSoftmaxMode_t)mode,
                                              fz_scale(&a, &y), x.desc, fz_at(&x), fz_scale(&b, &y), y.desc, fz_at(&y)),
-                         &y, fwd_in, 1);
+                         (struct fz_tensor *[]){&y}, 1, fwd_in, 1);
                 break;
             case 3:
                 fz_check("softmax backward", it,
                          cudnnSoftmaxBackward(h, (cudnnSoftmaxAlgorithm_t)algo, (cudnnSoftmaxMode_t)mode,
                                               fz_scale(&a, &dx), y.desc, fz_at(&y), dy.desc, fz_at(&dy),
                                               fz_scale(&b, &dx), dx.desc, fz_at(&dx)),
-                         &dx, bwd_in, 2);
+                         (struct fz_tensor *[]){&dx}, 1, bwd_in, 2);
                 break;
             case 4:
                 fz_check("pooling forward", it,
                          cudnnPoolingForward(h, pool, fz_scale(&a, &y), x.desc, fz_at(&x), fz_scale(&b, &y), y.desc,
                                              fz_at(&y)),
-                         &y, fwd_in, 1);
+                         (struct fz_tensor *[]){&y}, 1, fwd_in, 1);
                 break;
             case 5:
                 fz_check("pooling backward", it,
                          cudnnPoolingBackward(h, pool, fz_scale(&a, &dx), y.desc, fz_at(&y), dy.desc, fz_at(&dy),
                                               x.desc, fz_at(&x), fz_scale(&b, &dx), dx.desc, fz_at(&dx)),
-                         &dx, bwd_in, 3);
+                         (struct fz_tensor *[]){&dx}, 1, bwd_in, 3);
                 break;
             case 6:
                 fz_check("add tensor", it,
                          cudnnAddTensor(h, fz_scale(&a, &y), x.desc, fz_at(&x), fz_scale(&b, &y), y.desc, fz_at(&y)),
-                         &y, fwd_in, 1);
+                         (struct fz_tensor *[]){&y}, 1, fwd_in, 1);
                 break;
             case 7: {
                 struct tscale a2;
                 fz_check("op tensor", it,
                          cudnnOpTensor(h, opt, fz_scale(&a, &y), x.desc, fz_at(&x), fz_scale(&a2, &y), dy.desc,
                                        fz_at(&dy), fz_scale(&b, &y), y.desc, fz_at(&y)),
-                         &y, bin_in, 2);
+                         (struct fz_tensor *[]){&y}, 1, bin_in, 2);
                 break;
             }
             case 8:
                 fz_check("transform tensor", it,
                          cudnnTransformTensor(h, fz_scale(&a, &y), x.desc, fz_at(&x), fz_scale(&b, &y), y.desc,
                                               fz_at(&y)),
-                         &y, fwd_in, 1);
+                         (struct fz_tensor *[]){&y}, 1, fwd_in, 1);
                 break;
             case 9:
                 fz_check("LRN cross-channel forward", it,
                          cudnnLRNCrossChannelForward(h, lrn, (cudnnLRNMode_t)fz_mode(1), fz_scale(&a, &y), x.desc,
                                                      fz_at(&x), fz_scale(&b, &y), y.desc, fz_at(&y)),
-                         &y, fwd_in, 1);
+                         (struct fz_tensor *[]){&y}, 1, fwd_in, 1);
                 break;
             case 10:
                 fz_check("LRN cross-channel backward", it,
                          cudnnLRNCrossChannelBackward(h, lrn, (cudnnLRNMode_t)fz_mode(1), fz_scale(&a, &dx), y.desc,
                                                       fz_at(&y), dy.desc, fz_at(&dy), x.desc, fz_at(&x),
                                                       fz_scale(&b, &dx), dx.desc, fz_at(&dx)),
-                         &dx, bwd_in, 3);
+                         (struct fz_tensor *[]){&dx}, 1, bwd_in, 3);
                 break;
             case 11: {
                 static const double eps[] = {1e-5, 1e-3, 0, -1};
@@ -281,11 +316,37 @@ TEST(fuzz_ops_with_random_descriptors)
                                                                  fz_scale(&b, &y), x.desc, fz_at(&x), y.desc,
                                                                  fz_at(&y), p.desc, fz_at(&p), fz_at(&p), fz_at(&p),
                                                                  fz_at(&p), eps[trand_int(0, 3)]),
-                         &y, bn_in, 2);
+                         (struct fz_tensor *[]){&y}, 1, bn_in, 2);
+                break;
+            }
+            case 12:
+                fz_check("set tensor", it, cudnnSetTensor(h, y.desc, fz_at(&y), fz_scale(&a, &y)),
+                         (struct fz_tensor *[]){&y}, 1, NULL, 0);
+                break;
+            case 13: { /* the indices and the workspace of the sizes asked for, now and then smaller */
+                struct fz_tensor indices, ws;
+                size_t isize, wsize;
+                memset(&indices, 0, sizeof indices);
+                memset(&ws, 0, sizeof ws);
+                cudnnSetReduceTensorDescriptor(red, (cudnnReduceTensorOp_t)fz_mode(9),
+                                               trand_int(0, 1) ? CUDNN_DATA_FLOAT : x.dtype,
+                                               (cudnnNanPropagation_t)fz_mode(2),
+                                               (cudnnReduceTensorIndices_t)fz_mode(2), (cudnnIndicesType_t)fz_mode(4));
+                if (cudnnGetReductionIndicesSize(h, red, x.desc, y.desc, &isize) != CUDNN_STATUS_SUCCESS) isize = 16;
+                if (cudnnGetReductionWorkspaceSize(h, red, x.desc, y.desc, &wsize) != CUDNN_STATUS_SUCCESS) wsize = 16;
+                if (trand_int(0, 3) == 0) isize /= 2;
+                if (trand_int(0, 3) == 0) wsize /= 2;
+                if (fz_buffer(&indices, isize) && fz_buffer(&ws, wsize))
+                    fz_check("reduce tensor", it,
+                             cudnnReduceTensor(h, red, fz_at(&indices), isize, fz_at(&ws), wsize, fz_scale(&a, &y),
+                                               x.desc, fz_at(&x), fz_scale(&b, &y), y.desc, fz_at(&y)),
+                             (struct fz_tensor *[]){&y, &indices, &ws}, 3, fwd_in, 1);
+                fz_tensor_free(&indices);
+                fz_tensor_free(&ws);
                 break;
             }
             default:
-                fz_check("scale tensor", it, cudnnScaleTensor(h, y.desc, fz_at(&y), fz_scale(&a, &y)), &y, NULL, 0);
+                fz_check("scale tensor", it, cudnnScaleTensor(h, y.desc, fz_at(&y), fz_scale(&a, &y)), (struct fz_tensor *[]){&y}, 1, NULL, 0);
                 break;
             }
         }
@@ -300,4 +361,5 @@ TEST(fuzz_ops_with_random_descriptors)
     cudnnDestroyPoolingDescriptor(pool);
     cudnnDestroyOpTensorDescriptor(opt);
     cudnnDestroyLRNDescriptor(lrn);
+    cudnnDestroyReduceTensorDescriptor(red);
 }
