@@ -31,6 +31,18 @@ static int fz_dim(void)
     return r < 3 ? trand_int(-1, 0) : r < 5 ? 1 << 20 : trand_int(1, 5);
 }
 
+/* A value in [lo, hi], now and then (1 in 20) one below lo. */
+static int fz_int(int lo, int hi)
+{
+    return trand_int(0, 19) == 0 ? lo - 1 : trand_int(lo, hi);
+}
+
+/* One of n enum values, now and then (1 in 20) one out of range. */
+static int fz_mode(int n)
+{
+    return trand_int(0, 19) == 0 ? n + trand_int(0, 5) : trand_int(0, n - 1);
+}
+
 /* Sets t's descriptor from random parameters; given `like`, three times in four its rank, dims
    and type (now and then one dim changed), half of those times its strides too. */
 static void fz_set(struct fz_tensor *t, const struct fz_tensor *like)
@@ -104,6 +116,28 @@ static void fz_derived_output(struct fz_tensor *y, cudnnPoolingDescriptor_t pool
         if (s > 1 << 28) return;
     }
     if (cudnnSetTensorNdDescriptor(y->desc, t, n, dims, strides) == CUDNN_STATUS_SUCCESS) y->dtype = t;
+}
+
+/* A random convolution and filter for x, and now and then y of their output's shape. */
+static void fz_convolution(struct fz_tensor *y, cudnnConvolutionDescriptor_t conv, cudnnFilterDescriptor_t filt,
+                           const struct fz_tensor *x)
+{
+    cudnnDataType_t t;
+    int n, dims[5], strides[5];
+    int c = cudnnGetTensorNdDescriptor(x->desc, 5, &t, &n, dims, strides) == CUDNN_STATUS_SUCCESS ? dims[1] : 3;
+    cudnnSetFilter4dDescriptor(filt, trand_int(0, 3) ? x->dtype : CUDNN_DATA_FLOAT,
+                               trand_int(0, 1) ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC, fz_int(1, 4),
+                               trand_int(0, 3) ? c : fz_dim(), fz_int(1, 3), fz_int(1, 3));
+    cudnnSetConvolution2dDescriptor(conv, fz_int(0, 2), fz_int(0, 2), fz_int(1, 3), fz_int(1, 3), fz_int(1, 2),
+                                    fz_int(1, 2), (cudnnConvolutionMode_t)fz_mode(2),
+                                    trand_int(0, 3) ? CUDNN_DATA_FLOAT : x->dtype);
+    cudnnSetConvolutionGroupCount(conv, trand_int(0, 3) ? 1 : fz_int(1, 3));
+    int on, oc, oh, ow;
+    if (trand_int(0, 1) &&
+        cudnnGetConvolution2dForwardOutputDim(conv, x->desc, filt, &on, &oc, &oh, &ow) == CUDNN_STATUS_SUCCESS &&
+        cudnnSetTensor4dDescriptor(y->desc, trand_int(0, 1) ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC, x->dtype, on, oc,
+                                   oh, ow) == CUDNN_STATUS_SUCCESS)
+        y->dtype = x->dtype;
 }
 
 /* A buffer of `bytes` between guards for t (a tensor's, or one without a descriptor: indices,
@@ -180,11 +214,6 @@ static const void *fz_scale(struct tscale *s, const struct fz_tensor *out)
     return tscale(s, out->dtype, values[trand_int(0, 3)]);
 }
 
-static int fz_mode(int n)
-{
-    return trand_int(0, 19) == 0 ? n + trand_int(0, 5) : trand_int(0, n - 1); /* now and then out of range */
-}
-
 TEST(fuzz_ops_with_random_descriptors)
 {
     cudnnHandle_t h = test_handle();
@@ -193,32 +222,37 @@ TEST(fuzz_ops_with_random_descriptors)
     cudnnOpTensorDescriptor_t opt;
     cudnnLRNDescriptor_t lrn;
     cudnnReduceTensorDescriptor_t red;
+    cudnnConvolutionDescriptor_t conv;
+    cudnnFilterDescriptor_t filt;
     CHECK_OK(cudnnCreateActivationDescriptor(&act));
+    CHECK_OK(cudnnCreateConvolutionDescriptor(&conv));
+    CHECK_OK(cudnnCreateFilterDescriptor(&filt));
     CHECK_OK(cudnnCreateReduceTensorDescriptor(&red));
     CHECK_OK(cudnnCreatePoolingDescriptor(&pool));
     CHECK_OK(cudnnCreateOpTensorDescriptor(&opt));
     CHECK_OK(cudnnCreateLRNDescriptor(&lrn));
     int ran = 0;
     for (int it = 0; it < FUZZ_ITERATIONS && !current_test_failed(); it++) {
-        const int op = trand_int(0, 14), algo = fz_mode(3), mode = fz_mode(2);
+        const int op = trand_int(0, 18), algo = fz_mode(3), mode = fz_mode(2);
         struct fz_tensor x, y, dy, dx, p; /* p: batch norm's per-channel parameters */
         fz_tensor_init(&x, NULL);
         fz_tensor_init(&y, &x);
         if (trand_int(0, 3) > 0) {
             cudnnSetPooling2dDescriptor(pool, (cudnnPoolingMode_t)fz_mode(4), (cudnnNanPropagation_t)fz_mode(2),
-                                        trand_int(0, 4), trand_int(0, 4), trand_int(-1, 3), trand_int(-1, 3),
-                                        trand_int(0, 3), trand_int(0, 3));
+                                        fz_int(1, 4), fz_int(1, 4), fz_int(0, 3), fz_int(0, 3), fz_int(1, 3),
+                                        fz_int(1, 3));
         } else { /* N-d: 2 or 3 spatial dims */
             int window[3], pad[3], stride[3];
             for (int i = 0; i < 3; i++) {
-                window[i] = trand_int(0, 4);
-                pad[i] = trand_int(-1, 3);
-                stride[i] = trand_int(0, 3);
+                window[i] = fz_int(1, 4);
+                pad[i] = fz_int(0, 3);
+                stride[i] = fz_int(1, 3);
             }
             cudnnSetPoolingNdDescriptor(pool, (cudnnPoolingMode_t)fz_mode(4), (cudnnNanPropagation_t)fz_mode(2),
                                         trand_int(2, 3), window, pad, stride);
         }
         if ((op == 4 || op == 5 || op == 13) && trand_int(0, 1)) fz_derived_output(&y, op == 13 ? NULL : pool, &x);
+        if (op == 17) fz_convolution(&y, conv, filt, &x);
         fz_tensor_init(&dy, &y);
         fz_tensor_init(&dx, &x);
         fz_tensor_init(&p, NULL);
@@ -345,6 +379,72 @@ TEST(fuzz_ops_with_random_descriptors)
                 fz_tensor_free(&ws);
                 break;
             }
+            case 14: { /* batch-norm training: running averages (read too), saved statistics */
+                struct fz_tensor st[4]; /* running mean, variance, saved mean, inverse std */
+                static const double factors[] = {1, 0.5, 0, -1};
+                bool ok = true;
+                memset(st, 0, sizeof st);
+                for (int i = 0; i < 4; i++) ok = fz_buffer(&st[i], p.bytes) && ok;
+                if (ok)
+                    fz_check("batch-norm training", it,
+                             cudnnBatchNormalizationForwardTraining(
+                                 h, (cudnnBatchNormMode_t)mode, fz_scale(&a, &y), fz_scale(&b, &y), x.desc, fz_at(&x),
+                                 y.desc, fz_at(&y), p.desc, fz_at(&p), fz_at(&p), factors[trand_int(0, 3)],
+                                 fz_at(&st[0]), fz_at(&st[1]), 1e-5, fz_at(&st[2]), fz_at(&st[3])),
+                             (struct fz_tensor *[]){&y, &st[0], &st[1], &st[2], &st[3]}, 5,
+                             (struct fz_tensor *[]){&x, &p}, 2);
+                for (int i = 0; i < 4; i++) fz_tensor_free(&st[i]);
+                break;
+            }
+            case 15: { /* batch-norm backward, from saved statistics (p's buffer) or none */
+                struct fz_tensor dp[2]; /* dscale, dbias */
+                struct tscale a2, b2;
+                const bool saved = trand_int(0, 1);
+                memset(dp, 0, sizeof dp);
+                if (fz_buffer(&dp[0], p.bytes) && fz_buffer(&dp[1], p.bytes))
+                    fz_check("batch-norm backward", it,
+                             cudnnBatchNormalizationBackward(
+                                 h, (cudnnBatchNormMode_t)mode, fz_scale(&a, &dx), fz_scale(&b, &dx), fz_scale(&a2, &dx),
+                                 fz_scale(&b2, &dx), x.desc, fz_at(&x), dy.desc, fz_at(&dy), dx.desc, fz_at(&dx), p.desc,
+                                 fz_at(&p), fz_at(&dp[0]), fz_at(&dp[1]), 1e-5, saved ? fz_at(&p) : NULL,
+                                 saved ? fz_at(&p) : NULL),
+                             (struct fz_tensor *[]){&dx, &dp[0], &dp[1]}, 3, (struct fz_tensor *[]){&x, &dy, &p}, 3);
+                fz_tensor_free(&dp[0]);
+                fz_tensor_free(&dp[1]);
+                break;
+            }
+            case 16: { /* the means (or none) and two temporaries, of x's size (they have its layout) */
+                struct fz_tensor tmp[3];
+                memset(tmp, 0, sizeof tmp);
+                if (fz_buffer(&tmp[0], x.bytes) && fz_buffer(&tmp[1], x.bytes) && fz_buffer(&tmp[2], x.bytes))
+                    fz_check("divisive normalization forward", it,
+                             cudnnDivisiveNormalizationForward(h, lrn, CUDNN_DIVNORM_PRECOMPUTED_MEANS,
+                                                               fz_scale(&a, &y), x.desc, fz_at(&x),
+                                                               trand_int(0, 1) ? fz_at(&tmp[2]) : NULL, fz_at(&tmp[0]),
+                                                               fz_at(&tmp[1]), fz_scale(&b, &y), y.desc, fz_at(&y)),
+                             (struct fz_tensor *[]){&y, &tmp[0], &tmp[1]}, 3, (struct fz_tensor *[]){&x, &tmp[2]}, 2);
+                for (int i = 0; i < 3; i++) fz_tensor_free(&tmp[i]);
+                break;
+            }
+            case 17: { /* convolution forward: the filter's buffer and the workspace of the sizes asked for */
+                struct fz_tensor w, ws;
+                size_t wbytes = 0, wsize = 0;
+                const cudnnConvolutionFwdAlgo_t fa = (cudnnConvolutionFwdAlgo_t)fz_mode(8);
+                memset(&w, 0, sizeof w);
+                memset(&ws, 0, sizeof ws);
+                if (cudnnGetFilterSizeInBytes(filt, &wbytes) != CUDNN_STATUS_SUCCESS) wbytes = 16;
+                if (cudnnGetConvolutionForwardWorkspaceSize(h, x.desc, filt, conv, y.desc, fa, &wsize) !=
+                    CUDNN_STATUS_SUCCESS)
+                    wsize = 16;
+                if (fz_buffer(&w, wbytes) && fz_buffer(&ws, wsize))
+                    fz_check("convolution forward", it,
+                             cudnnConvolutionForward(h, fz_scale(&a, &y), x.desc, fz_at(&x), filt, fz_at(&w), conv, fa,
+                                                     fz_at(&ws), wsize, fz_scale(&b, &y), y.desc, fz_at(&y)),
+                             (struct fz_tensor *[]){&y, &ws}, 2, (struct fz_tensor *[]){&x, &w}, 2);
+                fz_tensor_free(&w);
+                fz_tensor_free(&ws);
+                break;
+            }
             default:
                 fz_check("scale tensor", it, cudnnScaleTensor(h, y.desc, fz_at(&y), fz_scale(&a, &y)), (struct fz_tensor *[]){&y}, 1, NULL, 0);
                 break;
@@ -362,4 +462,6 @@ TEST(fuzz_ops_with_random_descriptors)
     cudnnDestroyOpTensorDescriptor(opt);
     cudnnDestroyLRNDescriptor(lrn);
     cudnnDestroyReduceTensorDescriptor(red);
+    cudnnDestroyConvolutionDescriptor(conv);
+    cudnnDestroyFilterDescriptor(filt);
 }
