@@ -224,6 +224,12 @@ TEST(fuzz_ops_with_random_descriptors)
     cudnnReduceTensorDescriptor_t red;
     cudnnConvolutionDescriptor_t conv;
     cudnnFilterDescriptor_t filt;
+    cudnnDropoutDescriptor_t drop;
+    size_t state_bytes = 0;
+    CHECK_OK(cudnnCreateDropoutDescriptor(&drop));
+    CHECK_OK(cudnnDropoutGetStatesSize(h, &state_bytes));
+    void *states = tbuf_alloc(state_bytes);
+    CHECK_OK(cudnnSetDropoutDescriptor(drop, h, 0.5f, states, state_bytes, trand_u64()));
     CHECK_OK(cudnnCreateActivationDescriptor(&act));
     CHECK_OK(cudnnCreateConvolutionDescriptor(&conv));
     CHECK_OK(cudnnCreateFilterDescriptor(&filt));
@@ -233,7 +239,7 @@ TEST(fuzz_ops_with_random_descriptors)
     CHECK_OK(cudnnCreateLRNDescriptor(&lrn));
     int ran = 0;
     for (int it = 0; it < FUZZ_ITERATIONS && !current_test_failed(); it++) {
-        const int op = trand_int(0, 18), algo = fz_mode(3), mode = fz_mode(2);
+        const int op = trand_int(0, 21), algo = fz_mode(3), mode = fz_mode(2);
         struct fz_tensor x, y, dy, dx, p; /* p: batch norm's per-channel parameters */
         fz_tensor_init(&x, NULL);
         fz_tensor_init(&y, &x);
@@ -252,7 +258,7 @@ TEST(fuzz_ops_with_random_descriptors)
                                         trand_int(2, 3), window, pad, stride);
         }
         if ((op == 4 || op == 5 || op == 13) && trand_int(0, 1)) fz_derived_output(&y, op == 13 ? NULL : pool, &x);
-        if (op == 17) fz_convolution(&y, conv, filt, &x);
+        if (op >= 17 && op <= 19) fz_convolution(&y, conv, filt, &x);
         fz_tensor_init(&dy, &y);
         fz_tensor_init(&dx, &x);
         fz_tensor_init(&p, NULL);
@@ -445,6 +451,59 @@ TEST(fuzz_ops_with_random_descriptors)
                 fz_tensor_free(&ws);
                 break;
             }
+            case 18: { /* convolution backward data: dy in y's buffer (the forward's output shape) */
+                struct fz_tensor w, ws;
+                size_t wbytes = 0, wsize = 0;
+                const cudnnConvolutionBwdDataAlgo_t da = (cudnnConvolutionBwdDataAlgo_t)fz_mode(6);
+                memset(&w, 0, sizeof w);
+                memset(&ws, 0, sizeof ws);
+                if (cudnnGetFilterSizeInBytes(filt, &wbytes) != CUDNN_STATUS_SUCCESS) wbytes = 16;
+                if (cudnnGetConvolutionBackwardDataWorkspaceSize(h, filt, y.desc, conv, dx.desc, da, &wsize) !=
+                    CUDNN_STATUS_SUCCESS)
+                    wsize = 16;
+                if (fz_buffer(&w, wbytes) && fz_buffer(&ws, wsize))
+                    fz_check("convolution backward data", it,
+                             cudnnConvolutionBackwardData(h, fz_scale(&a, &dx), filt, fz_at(&w), y.desc, fz_at(&y),
+                                                          conv, da, fz_at(&ws), wsize, fz_scale(&b, &dx), dx.desc,
+                                                          fz_at(&dx)),
+                             (struct fz_tensor *[]){&dx, &ws}, 2, (struct fz_tensor *[]){&y, &w}, 2);
+                fz_tensor_free(&w);
+                fz_tensor_free(&ws);
+                break;
+            }
+            case 19: { /* convolution backward filter: dy in y's buffer */
+                struct fz_tensor dw, ws;
+                size_t wbytes = 0, wsize = 0;
+                const cudnnConvolutionBwdFilterAlgo_t fa = (cudnnConvolutionBwdFilterAlgo_t)fz_mode(7);
+                memset(&dw, 0, sizeof dw);
+                memset(&ws, 0, sizeof ws);
+                if (cudnnGetFilterSizeInBytes(filt, &wbytes) != CUDNN_STATUS_SUCCESS) wbytes = 16;
+                if (cudnnGetConvolutionBackwardFilterWorkspaceSize(h, x.desc, y.desc, conv, filt, fa, &wsize) !=
+                    CUDNN_STATUS_SUCCESS)
+                    wsize = 16;
+                if (fz_buffer(&dw, wbytes) && fz_buffer(&ws, wsize))
+                    fz_check("convolution backward filter", it,
+                             cudnnConvolutionBackwardFilter(h, fz_scale(&a, &y), x.desc, fz_at(&x), y.desc, fz_at(&y),
+                                                            conv, fa, fz_at(&ws), wsize, fz_scale(&b, &y), filt,
+                                                            fz_at(&dw)),
+                             (struct fz_tensor *[]){&dw, &ws}, 2, (struct fz_tensor *[]){&x, &y}, 2);
+                fz_tensor_free(&dw);
+                fz_tensor_free(&ws);
+                break;
+            }
+            case 20: { /* dropout forward: the reserve space of the size asked for, now and then smaller */
+                struct fz_tensor reserve;
+                size_t rsize = 0;
+                memset(&reserve, 0, sizeof reserve);
+                if (cudnnDropoutGetReserveSpaceSize(x.desc, &rsize) != CUDNN_STATUS_SUCCESS) rsize = 16;
+                if (trand_int(0, 5) == 0) rsize /= 2;
+                if (fz_buffer(&reserve, rsize))
+                    fz_check("dropout forward", it,
+                             cudnnDropoutForward(h, drop, x.desc, fz_at(&x), y.desc, fz_at(&y), fz_at(&reserve), rsize),
+                             (struct fz_tensor *[]){&y, &reserve}, 2, fwd_in, 1);
+                fz_tensor_free(&reserve);
+                break;
+            }
             default:
                 fz_check("scale tensor", it, cudnnScaleTensor(h, y.desc, fz_at(&y), fz_scale(&a, &y)), (struct fz_tensor *[]){&y}, 1, NULL, 0);
                 break;
@@ -464,4 +523,6 @@ TEST(fuzz_ops_with_random_descriptors)
     cudnnDestroyReduceTensorDescriptor(red);
     cudnnDestroyConvolutionDescriptor(conv);
     cudnnDestroyFilterDescriptor(filt);
+    cudnnDestroyDropoutDescriptor(drop);
+    tbuf_free(states);
 }
