@@ -140,6 +140,23 @@ static void fz_convolution(struct fz_tensor *y, cudnnConvolutionDescriptor_t con
         y->dtype = x->dtype;
 }
 
+/* A spatial transformer for output y (its dims, now and then others) and the bytes of its grid
+   (n h w 2 values of its type; 16 when the descriptor, created afresh, was left unset). */
+static size_t fz_spatial(cudnnSpatialTransformerDescriptor_t st, const struct fz_tensor *y)
+{
+    cudnnDataType_t t = y->dtype;
+    int n = 0, dims[5], strides[5];
+    if (cudnnGetTensorNdDescriptor(y->desc, 5, &t, &n, dims, strides) != CUDNN_STATUS_SUCCESS || n != 4 ||
+        trand_int(0, 7) == 0) {
+        n = 4;
+        for (int i = 0; i < 4; i++) dims[i] = fz_dim();
+    }
+    if (trand_int(0, 7) == 0) t = CUDNN_DATA_FLOAT;
+    if (cudnnSetSpatialTransformerNdDescriptor(st, (cudnnSamplerType_t)fz_mode(1), t, n, dims) != CUDNN_STATUS_SUCCESS)
+        return 16;
+    return (size_t)dims[0] * dims[2] * dims[3] * 2 * tdtype_size(t);
+}
+
 /* A buffer of `bytes` between guards for t (a tensor's, or one without a descriptor: indices,
    workspace); false when bytes passes MAX_BYTES (the iteration is skipped: a call that succeeded
    would write past any buffer worth allocating). */
@@ -239,7 +256,7 @@ TEST(fuzz_ops_with_random_descriptors)
     CHECK_OK(cudnnCreateLRNDescriptor(&lrn));
     int ran = 0;
     for (int it = 0; it < FUZZ_ITERATIONS && !current_test_failed(); it++) {
-        const int op = trand_int(0, 21), algo = fz_mode(3), mode = fz_mode(2);
+        const int op = trand_int(0, 25), algo = fz_mode(3), mode = fz_mode(2);
         struct fz_tensor x, y, dy, dx, p; /* p: batch norm's per-channel parameters */
         fz_tensor_init(&x, NULL);
         fz_tensor_init(&y, &x);
@@ -502,6 +519,60 @@ TEST(fuzz_ops_with_random_descriptors)
                              cudnnDropoutForward(h, drop, x.desc, fz_at(&x), y.desc, fz_at(&y), fz_at(&reserve), rsize),
                              (struct fz_tensor *[]){&y, &reserve}, 2, fwd_in, 1);
                 fz_tensor_free(&reserve);
+                break;
+            }
+            case 21:   /* spatial transformer sampler forward, the grid an input */
+            case 22: { /* its grid generator, the grid the output (theta: n 2 x 3 values) */
+                struct fz_tensor grid, theta;
+                cudnnSpatialTransformerDescriptor_t st;
+                CHECK_OK(cudnnCreateSpatialTransformerDescriptor(&st));
+                const size_t gbytes = fz_spatial(st, &y);
+                memset(&grid, 0, sizeof grid);
+                memset(&theta, 0, sizeof theta);
+                if (fz_buffer(&grid, gbytes) && fz_buffer(&theta, gbytes / 2 + 64)) {
+                    if (op == 21)
+                        fz_check("spatial transformer sampler forward", it,
+                                 cudnnSpatialTfSamplerForward(h, st, fz_scale(&a, &y), x.desc, fz_at(&x), fz_at(&grid),
+                                                              fz_scale(&b, &y), y.desc, fz_at(&y)),
+                                 (struct fz_tensor *[]){&y}, 1, (struct fz_tensor *[]){&x, &grid}, 2);
+                    else
+                        fz_check("spatial transformer grid generator forward", it,
+                                 cudnnSpatialTfGridGeneratorForward(h, st, fz_at(&theta), fz_at(&grid)),
+                                 (struct fz_tensor *[]){&grid}, 1, (struct fz_tensor *[]){&theta}, 1);
+                }
+                fz_tensor_free(&grid);
+                fz_tensor_free(&theta);
+                cudnnDestroySpatialTransformerDescriptor(st);
+                break;
+            }
+            case 23: { /* dropout backward: the reserve space of dy's size, from no forward call */
+                struct fz_tensor reserve;
+                size_t rsize = 0;
+                memset(&reserve, 0, sizeof reserve);
+                if (cudnnDropoutGetReserveSpaceSize(dy.desc, &rsize) != CUDNN_STATUS_SUCCESS) rsize = 16;
+                if (fz_buffer(&reserve, rsize))
+                    fz_check("dropout backward", it,
+                             cudnnDropoutBackward(h, drop, dy.desc, fz_at(&dy), dx.desc, fz_at(&dx), fz_at(&reserve),
+                                                  rsize),
+                             (struct fz_tensor *[]){&dx}, 1, (struct fz_tensor *[]){&dy, &reserve}, 2);
+                fz_tensor_free(&reserve);
+                break;
+            }
+            case 24: { /* divisive normalization backward: means, dy and temporaries of x's size, dmeans of dx's */
+                struct fz_tensor t[5]; /* means, dy, temp, temp2, dmeans */
+                bool ok = true;
+                memset(t, 0, sizeof t);
+                for (int i = 0; i < 4; i++) ok = fz_buffer(&t[i], x.bytes) && ok;
+                if (ok && fz_buffer(&t[4], dx.bytes))
+                    fz_check("divisive normalization backward", it,
+                             cudnnDivisiveNormalizationBackward(h, lrn, (cudnnDivNormMode_t)fz_mode(1),
+                                                                fz_scale(&a, &dx), x.desc, fz_at(&x),
+                                                                trand_int(0, 1) ? fz_at(&t[0]) : NULL, fz_at(&t[1]),
+                                                                fz_at(&t[2]), fz_at(&t[3]), fz_scale(&b, &dx), dx.desc,
+                                                                fz_at(&dx), fz_at(&t[4])),
+                             (struct fz_tensor *[]){&dx, &t[2], &t[3], &t[4]}, 4,
+                             (struct fz_tensor *[]){&x, &t[0], &t[1]}, 3);
+                for (int i = 0; i < 5; i++) fz_tensor_free(&t[i]);
                 break;
             }
             default:
