@@ -256,7 +256,7 @@ TEST(fuzz_ops_with_random_descriptors)
     CHECK_OK(cudnnCreateLRNDescriptor(&lrn));
     int ran = 0;
     for (int it = 0; it < FUZZ_ITERATIONS && !current_test_failed(); it++) {
-        const int op = trand_int(0, 25), algo = fz_mode(3), mode = fz_mode(2);
+        const int op = trand_int(0, 27), algo = fz_mode(3), mode = fz_mode(2);
         struct fz_tensor x, y, dy, dx, p; /* p: batch norm's per-channel parameters */
         fz_tensor_init(&x, NULL);
         fz_tensor_init(&y, &x);
@@ -575,6 +575,40 @@ TEST(fuzz_ops_with_random_descriptors)
                 for (int i = 0; i < 5; i++) fz_tensor_free(&t[i]);
                 break;
             }
+            case 25: { /* batch-norm training Ex (z in dy's buffer): workspace and reserve space as asked */
+                struct fz_tensor t[6]; /* running mean, variance, saved mean, inverse std; workspace, reserve */
+                const cudnnBatchNormOps_t ops = (cudnnBatchNormOps_t)fz_mode(3);
+                size_t wsize = 16, rsize = 16;
+                bool ok = true;
+                memset(t, 0, sizeof t);
+                if (cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, (cudnnBatchNormMode_t)mode, ops, x.desc,
+                                                                             dy.desc, y.desc, p.desc, act, &wsize) !=
+                    CUDNN_STATUS_SUCCESS)
+                    wsize = 16;
+                if (cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, (cudnnBatchNormMode_t)mode, ops, act, x.desc,
+                                                                         &rsize) != CUDNN_STATUS_SUCCESS)
+                    rsize = 16;
+                for (int i = 0; i < 4; i++) ok = fz_buffer(&t[i], p.bytes) && ok;
+                if (ok && fz_buffer(&t[4], wsize) && fz_buffer(&t[5], rsize))
+                    fz_check("batch-norm training Ex", it,
+                             cudnnBatchNormalizationForwardTrainingEx(
+                                 h, (cudnnBatchNormMode_t)mode, ops, fz_scale(&a, &y), fz_scale(&b, &y), x.desc,
+                                 fz_at(&x), dy.desc, fz_at(&dy), y.desc, fz_at(&y), p.desc, fz_at(&p), fz_at(&p), 0.5,
+                                 fz_at(&t[0]), fz_at(&t[1]), 1e-5, fz_at(&t[2]), fz_at(&t[3]), act, fz_at(&t[4]),
+                                 wsize, fz_at(&t[5]), rsize),
+                             (struct fz_tensor *[]){&y, &t[0], &t[1], &t[2], &t[3], &t[4], &t[5]}, 7,
+                             (struct fz_tensor *[]){&x, &dy, &p}, 3);
+                for (int i = 0; i < 6; i++) fz_tensor_free(&t[i]);
+                break;
+            }
+            case 26: /* the 8.x normalization inference, every parameter from p's buffer, z in dy's */
+                fz_check("normalization inference", it,
+                         cudnnNormalizationForwardInference(
+                             h, (cudnnNormMode_t)fz_mode(2), (cudnnNormOps_t)fz_mode(3), (cudnnNormAlgo_t)fz_mode(2),
+                             fz_scale(&a, &y), fz_scale(&b, &y), x.desc, fz_at(&x), p.desc, fz_at(&p), fz_at(&p), p.desc,
+                             fz_at(&p), fz_at(&p), dy.desc, fz_at(&dy), act, y.desc, fz_at(&y), 1e-5, fz_int(1, 1)),
+                         (struct fz_tensor *[]){&y}, 1, (struct fz_tensor *[]){&x, &p, &dy}, 3);
+                break;
             default:
                 fz_check("scale tensor", it, cudnnScaleTensor(h, y.desc, fz_at(&y), fz_scale(&a, &y)), (struct fz_tensor *[]){&y}, 1, NULL, 0);
                 break;
