@@ -1,4 +1,4 @@
-/* fuzz.c: the tensor and NN ops called with random descriptors, mostly odd ones (dims of 0 and
+/* fuzz.c: the tensor, NN and convolution ops called with random descriptors, mostly odd ones (dims of 0 and
    below, huge dims, overlapping and padded strides, every data type and values that are none,
    mismatched shapes, out-of-range modes, windows, paddings and strides), on every backend. No
    expected result is computed: what is checked are the invariants of "bad input never
@@ -14,6 +14,16 @@
 #include <string.h>
 
 enum { FUZZ_ITERATIONS = 400, GUARD = 256, MAX_BYTES = 1 << 20 };
+
+/* The calls the test makes, one an iteration. */
+enum fz_op {
+    FZ_ACT_FWD, FZ_ACT_BWD, FZ_SOFTMAX_FWD, FZ_SOFTMAX_BWD, FZ_POOL_FWD, FZ_POOL_BWD, FZ_ADD,
+    FZ_OP_TENSOR, FZ_TRANSFORM, FZ_LRN_FWD, FZ_LRN_BWD, FZ_BN_INFERENCE, FZ_SET, FZ_REDUCE,
+    FZ_BN_TRAINING, FZ_BN_BACKWARD, FZ_DIVNORM_FWD, FZ_CONV_FWD, FZ_CONV_BWD_DATA, FZ_CONV_BWD_FILTER,
+    FZ_DROPOUT_FWD, FZ_ST_SAMPLER_FWD, FZ_ST_GRID_FWD, FZ_DROPOUT_BWD, FZ_DIVNORM_BWD,
+    FZ_BN_TRAINING_EX, FZ_NORM_INFERENCE, FZ_SCALE,
+    FZ_OPS
+};
 
 /* A tensor descriptor, set from random parameters (or left unset when the set call refuses
    them), with a buffer of its size between guards of random bytes. */
@@ -78,7 +88,7 @@ static void fz_set(struct fz_tensor *t, const struct fz_tensor *like)
             int at = layout != 1 ? i : i == rank - 1 ? 1 : i == 0 ? 0 : i + 1; /* channels last: C innermost */
             strides[at] = (int)s;
             s *= dims[at] > 0 ? dims[at] : 1;
-            if (s > 1 << 28) s = 1 << 28; /* past any buffer allocated here: the set call or the size check refuses it */
+            if (s > 1 << 28) s = 1 << 28; /* past any buffer here: the set call or the size check refuses it */
         }
         if (layout == 2)
             for (int i = 0; i < rank; i++) strides[i] *= 2;
@@ -256,7 +266,8 @@ TEST(fuzz_ops_with_random_descriptors)
     CHECK_OK(cudnnCreateLRNDescriptor(&lrn));
     int ran = 0;
     for (int it = 0; it < FUZZ_ITERATIONS && !current_test_failed(); it++) {
-        const int op = trand_int(0, 27), algo = fz_mode(3), mode = fz_mode(2);
+        const enum fz_op op = (enum fz_op)trand_int(0, FZ_OPS - 1);
+        const int algo = fz_mode(3), mode = fz_mode(2);
         struct fz_tensor x, y, dy, dx, p; /* p: batch norm's per-channel parameters */
         fz_tensor_init(&x, NULL);
         fz_tensor_init(&y, &x);
@@ -274,8 +285,9 @@ TEST(fuzz_ops_with_random_descriptors)
             cudnnSetPoolingNdDescriptor(pool, (cudnnPoolingMode_t)fz_mode(4), (cudnnNanPropagation_t)fz_mode(2),
                                         trand_int(2, 3), window, pad, stride);
         }
-        if ((op == 4 || op == 5 || op == 13) && trand_int(0, 1)) fz_derived_output(&y, op == 13 ? NULL : pool, &x);
-        if (op >= 17 && op <= 19) fz_convolution(&y, conv, filt, &x);
+        if ((op == FZ_POOL_FWD || op == FZ_POOL_BWD || op == FZ_REDUCE) && trand_int(0, 1))
+            fz_derived_output(&y, op == FZ_REDUCE ? NULL : pool, &x);
+        if (op == FZ_CONV_FWD || op == FZ_CONV_BWD_DATA || op == FZ_CONV_BWD_FILTER) fz_convolution(&y, conv, filt, &x);
         fz_tensor_init(&dy, &y);
         fz_tensor_init(&dx, &x);
         fz_tensor_init(&p, NULL);
@@ -296,49 +308,49 @@ TEST(fuzz_ops_with_random_descriptors)
             cudnnSetLRNDescriptor(lrn, (unsigned)trand_int(0, 17), trand_uniform(0, 1e-3), trand_uniform(0, 1),
                                   trand_uniform(0, 3));
             switch (op) {
-            case 0:
+            case FZ_ACT_FWD:
                 fz_check("activation forward", it,
                          cudnnActivationForward(h, act, fz_scale(&a, &y), x.desc, fz_at(&x), fz_scale(&b, &y), y.desc,
                                                 fz_at(&y)),
                          (struct fz_tensor *[]){&y}, 1, fwd_in, 1);
                 break;
-            case 1:
+            case FZ_ACT_BWD:
                 fz_check("activation backward", it,
                          cudnnActivationBackward(h, act, fz_scale(&a, &dx), y.desc, fz_at(&y), dy.desc, fz_at(&dy),
                                                  x.desc, fz_at(&x), fz_scale(&b, &dx), dx.desc, fz_at(&dx)),
                          (struct fz_tensor *[]){&dx}, 1, bwd_in, 3);
                 break;
-            case 2:
+            case FZ_SOFTMAX_FWD:
                 fz_check("softmax forward", it,
                          cudnnSoftmaxForward(h, (cudnnSoftmaxAlgorithm_t)algo, (cudnnSoftmaxMode_t)mode,
                                              fz_scale(&a, &y), x.desc, fz_at(&x), fz_scale(&b, &y), y.desc, fz_at(&y)),
                          (struct fz_tensor *[]){&y}, 1, fwd_in, 1);
                 break;
-            case 3:
+            case FZ_SOFTMAX_BWD:
                 fz_check("softmax backward", it,
                          cudnnSoftmaxBackward(h, (cudnnSoftmaxAlgorithm_t)algo, (cudnnSoftmaxMode_t)mode,
                                               fz_scale(&a, &dx), y.desc, fz_at(&y), dy.desc, fz_at(&dy),
                                               fz_scale(&b, &dx), dx.desc, fz_at(&dx)),
                          (struct fz_tensor *[]){&dx}, 1, bwd_in, 2);
                 break;
-            case 4:
+            case FZ_POOL_FWD:
                 fz_check("pooling forward", it,
                          cudnnPoolingForward(h, pool, fz_scale(&a, &y), x.desc, fz_at(&x), fz_scale(&b, &y), y.desc,
                                              fz_at(&y)),
                          (struct fz_tensor *[]){&y}, 1, fwd_in, 1);
                 break;
-            case 5:
+            case FZ_POOL_BWD:
                 fz_check("pooling backward", it,
                          cudnnPoolingBackward(h, pool, fz_scale(&a, &dx), y.desc, fz_at(&y), dy.desc, fz_at(&dy),
                                               x.desc, fz_at(&x), fz_scale(&b, &dx), dx.desc, fz_at(&dx)),
                          (struct fz_tensor *[]){&dx}, 1, bwd_in, 3);
                 break;
-            case 6:
+            case FZ_ADD:
                 fz_check("add tensor", it,
                          cudnnAddTensor(h, fz_scale(&a, &y), x.desc, fz_at(&x), fz_scale(&b, &y), y.desc, fz_at(&y)),
                          (struct fz_tensor *[]){&y}, 1, fwd_in, 1);
                 break;
-            case 7: {
+            case FZ_OP_TENSOR: {
                 struct tscale a2;
                 fz_check("op tensor", it,
                          cudnnOpTensor(h, opt, fz_scale(&a, &y), x.desc, fz_at(&x), fz_scale(&a2, &y), dy.desc,
@@ -346,26 +358,26 @@ TEST(fuzz_ops_with_random_descriptors)
                          (struct fz_tensor *[]){&y}, 1, bin_in, 2);
                 break;
             }
-            case 8:
+            case FZ_TRANSFORM:
                 fz_check("transform tensor", it,
                          cudnnTransformTensor(h, fz_scale(&a, &y), x.desc, fz_at(&x), fz_scale(&b, &y), y.desc,
                                               fz_at(&y)),
                          (struct fz_tensor *[]){&y}, 1, fwd_in, 1);
                 break;
-            case 9:
+            case FZ_LRN_FWD:
                 fz_check("LRN cross-channel forward", it,
                          cudnnLRNCrossChannelForward(h, lrn, (cudnnLRNMode_t)fz_mode(1), fz_scale(&a, &y), x.desc,
                                                      fz_at(&x), fz_scale(&b, &y), y.desc, fz_at(&y)),
                          (struct fz_tensor *[]){&y}, 1, fwd_in, 1);
                 break;
-            case 10:
+            case FZ_LRN_BWD:
                 fz_check("LRN cross-channel backward", it,
                          cudnnLRNCrossChannelBackward(h, lrn, (cudnnLRNMode_t)fz_mode(1), fz_scale(&a, &dx), y.desc,
                                                       fz_at(&y), dy.desc, fz_at(&dy), x.desc, fz_at(&x),
                                                       fz_scale(&b, &dx), dx.desc, fz_at(&dx)),
                          (struct fz_tensor *[]){&dx}, 1, bwd_in, 3);
                 break;
-            case 11: {
+            case FZ_BN_INFERENCE: {
                 static const double eps[] = {1e-5, 1e-3, 0, -1};
                 struct fz_tensor *bn_in[] = {&x, &p};
                 fz_check("batch-norm inference", it,
@@ -376,11 +388,11 @@ TEST(fuzz_ops_with_random_descriptors)
                          (struct fz_tensor *[]){&y}, 1, bn_in, 2);
                 break;
             }
-            case 12:
+            case FZ_SET:
                 fz_check("set tensor", it, cudnnSetTensor(h, y.desc, fz_at(&y), fz_scale(&a, &y)),
                          (struct fz_tensor *[]){&y}, 1, NULL, 0);
                 break;
-            case 13: { /* the indices and the workspace of the sizes asked for, now and then smaller */
+            case FZ_REDUCE: { /* the indices and the workspace of the sizes asked for, now and then smaller */
                 struct fz_tensor indices, ws;
                 size_t isize, wsize;
                 memset(&indices, 0, sizeof indices);
@@ -402,7 +414,7 @@ TEST(fuzz_ops_with_random_descriptors)
                 fz_tensor_free(&ws);
                 break;
             }
-            case 14: { /* batch-norm training: running averages (read too), saved statistics */
+            case FZ_BN_TRAINING: { /* batch-norm training: running averages (read too), saved statistics */
                 struct fz_tensor st[4]; /* running mean, variance, saved mean, inverse std */
                 static const double factors[] = {1, 0.5, 0, -1};
                 bool ok = true;
@@ -419,7 +431,7 @@ TEST(fuzz_ops_with_random_descriptors)
                 for (int i = 0; i < 4; i++) fz_tensor_free(&st[i]);
                 break;
             }
-            case 15: { /* batch-norm backward, from saved statistics (p's buffer) or none */
+            case FZ_BN_BACKWARD: { /* batch-norm backward, from saved statistics (p's buffer) or none */
                 struct fz_tensor dp[2]; /* dscale, dbias */
                 struct tscale a2, b2;
                 const bool saved = trand_int(0, 1);
@@ -427,16 +439,16 @@ TEST(fuzz_ops_with_random_descriptors)
                 if (fz_buffer(&dp[0], p.bytes) && fz_buffer(&dp[1], p.bytes))
                     fz_check("batch-norm backward", it,
                              cudnnBatchNormalizationBackward(
-                                 h, (cudnnBatchNormMode_t)mode, fz_scale(&a, &dx), fz_scale(&b, &dx), fz_scale(&a2, &dx),
-                                 fz_scale(&b2, &dx), x.desc, fz_at(&x), dy.desc, fz_at(&dy), dx.desc, fz_at(&dx), p.desc,
-                                 fz_at(&p), fz_at(&dp[0]), fz_at(&dp[1]), 1e-5, saved ? fz_at(&p) : NULL,
-                                 saved ? fz_at(&p) : NULL),
+                                 h, (cudnnBatchNormMode_t)mode, fz_scale(&a, &dx), fz_scale(&b, &dx),
+                                 fz_scale(&a2, &dx), fz_scale(&b2, &dx), x.desc, fz_at(&x), dy.desc, fz_at(&dy),
+                                 dx.desc, fz_at(&dx), p.desc, fz_at(&p), fz_at(&dp[0]), fz_at(&dp[1]), 1e-5,
+                                 saved ? fz_at(&p) : NULL, saved ? fz_at(&p) : NULL),
                              (struct fz_tensor *[]){&dx, &dp[0], &dp[1]}, 3, (struct fz_tensor *[]){&x, &dy, &p}, 3);
                 fz_tensor_free(&dp[0]);
                 fz_tensor_free(&dp[1]);
                 break;
             }
-            case 16: { /* the means (or none) and two temporaries, of x's size (they have its layout) */
+            case FZ_DIVNORM_FWD: { /* the means (or none) and two temporaries, of x's size (they have its layout) */
                 struct fz_tensor tmp[3];
                 memset(tmp, 0, sizeof tmp);
                 if (fz_buffer(&tmp[0], x.bytes) && fz_buffer(&tmp[1], x.bytes) && fz_buffer(&tmp[2], x.bytes))
@@ -449,7 +461,7 @@ TEST(fuzz_ops_with_random_descriptors)
                 for (int i = 0; i < 3; i++) fz_tensor_free(&tmp[i]);
                 break;
             }
-            case 17: { /* convolution forward: the filter's buffer and the workspace of the sizes asked for */
+            case FZ_CONV_FWD: { /* convolution forward: the filter's buffer and the workspace of the sizes asked for */
                 struct fz_tensor w, ws;
                 size_t wbytes = 0, wsize = 0;
                 const cudnnConvolutionFwdAlgo_t fa = (cudnnConvolutionFwdAlgo_t)fz_mode(8);
@@ -468,7 +480,7 @@ TEST(fuzz_ops_with_random_descriptors)
                 fz_tensor_free(&ws);
                 break;
             }
-            case 18: { /* convolution backward data: dy in y's buffer (the forward's output shape) */
+            case FZ_CONV_BWD_DATA: { /* convolution backward data: dy in y's buffer (the forward's output shape) */
                 struct fz_tensor w, ws;
                 size_t wbytes = 0, wsize = 0;
                 const cudnnConvolutionBwdDataAlgo_t da = (cudnnConvolutionBwdDataAlgo_t)fz_mode(6);
@@ -488,7 +500,7 @@ TEST(fuzz_ops_with_random_descriptors)
                 fz_tensor_free(&ws);
                 break;
             }
-            case 19: { /* convolution backward filter: dy in y's buffer */
+            case FZ_CONV_BWD_FILTER: { /* convolution backward filter: dy in y's buffer */
                 struct fz_tensor dw, ws;
                 size_t wbytes = 0, wsize = 0;
                 const cudnnConvolutionBwdFilterAlgo_t fa = (cudnnConvolutionBwdFilterAlgo_t)fz_mode(7);
@@ -508,7 +520,7 @@ TEST(fuzz_ops_with_random_descriptors)
                 fz_tensor_free(&ws);
                 break;
             }
-            case 20: { /* dropout forward: the reserve space of the size asked for, now and then smaller */
+            case FZ_DROPOUT_FWD: { /* dropout forward: the reserve space of the size asked for, now and then smaller */
                 struct fz_tensor reserve;
                 size_t rsize = 0;
                 memset(&reserve, 0, sizeof reserve);
@@ -521,8 +533,8 @@ TEST(fuzz_ops_with_random_descriptors)
                 fz_tensor_free(&reserve);
                 break;
             }
-            case 21:   /* spatial transformer sampler forward, the grid an input */
-            case 22: { /* its grid generator, the grid the output (theta: n 2 x 3 values) */
+            case FZ_ST_SAMPLER_FWD:   /* spatial transformer sampler forward, the grid an input */
+            case FZ_ST_GRID_FWD: { /* its grid generator, the grid the output (theta: n 2 x 3 values) */
                 struct fz_tensor grid, theta;
                 cudnnSpatialTransformerDescriptor_t st;
                 CHECK_OK(cudnnCreateSpatialTransformerDescriptor(&st));
@@ -530,7 +542,7 @@ TEST(fuzz_ops_with_random_descriptors)
                 memset(&grid, 0, sizeof grid);
                 memset(&theta, 0, sizeof theta);
                 if (fz_buffer(&grid, gbytes) && fz_buffer(&theta, gbytes / 2 + 64)) {
-                    if (op == 21)
+                    if (op == FZ_ST_SAMPLER_FWD)
                         fz_check("spatial transformer sampler forward", it,
                                  cudnnSpatialTfSamplerForward(h, st, fz_scale(&a, &y), x.desc, fz_at(&x), fz_at(&grid),
                                                               fz_scale(&b, &y), y.desc, fz_at(&y)),
@@ -545,7 +557,7 @@ TEST(fuzz_ops_with_random_descriptors)
                 cudnnDestroySpatialTransformerDescriptor(st);
                 break;
             }
-            case 23: { /* dropout backward: the reserve space of dy's size, from no forward call */
+            case FZ_DROPOUT_BWD: { /* dropout backward: the reserve space of dy's size, from no forward call */
                 struct fz_tensor reserve;
                 size_t rsize = 0;
                 memset(&reserve, 0, sizeof reserve);
@@ -558,7 +570,7 @@ TEST(fuzz_ops_with_random_descriptors)
                 fz_tensor_free(&reserve);
                 break;
             }
-            case 24: { /* divisive normalization backward: means, dy and temporaries of x's size, dmeans of dx's */
+            case FZ_DIVNORM_BWD: { /* means, dy and temporaries of x's size, dmeans of dx's */
                 struct fz_tensor t[5]; /* means, dy, temp, temp2, dmeans */
                 bool ok = true;
                 memset(t, 0, sizeof t);
@@ -575,7 +587,7 @@ TEST(fuzz_ops_with_random_descriptors)
                 for (int i = 0; i < 5; i++) fz_tensor_free(&t[i]);
                 break;
             }
-            case 25: { /* batch-norm training Ex (z in dy's buffer): workspace and reserve space as asked */
+            case FZ_BN_TRAINING_EX: { /* z in dy's buffer; workspace and reserve space as asked */
                 struct fz_tensor t[6]; /* running mean, variance, saved mean, inverse std; workspace, reserve */
                 const cudnnBatchNormOps_t ops = (cudnnBatchNormOps_t)fz_mode(3);
                 size_t wsize = 16, rsize = 16;
@@ -585,8 +597,8 @@ TEST(fuzz_ops_with_random_descriptors)
                                                                              dy.desc, y.desc, p.desc, act, &wsize) !=
                     CUDNN_STATUS_SUCCESS)
                     wsize = 16;
-                if (cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, (cudnnBatchNormMode_t)mode, ops, act, x.desc,
-                                                                         &rsize) != CUDNN_STATUS_SUCCESS)
+                if (cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, (cudnnBatchNormMode_t)mode, ops, act,
+                                                                         x.desc, &rsize) != CUDNN_STATUS_SUCCESS)
                     rsize = 16;
                 for (int i = 0; i < 4; i++) ok = fz_buffer(&t[i], p.bytes) && ok;
                 if (ok && fz_buffer(&t[4], wsize) && fz_buffer(&t[5], rsize))
@@ -601,16 +613,19 @@ TEST(fuzz_ops_with_random_descriptors)
                 for (int i = 0; i < 6; i++) fz_tensor_free(&t[i]);
                 break;
             }
-            case 26: /* the 8.x normalization inference, every parameter from p's buffer, z in dy's */
+            case FZ_NORM_INFERENCE: /* the 8.x normalization inference, every parameter from p's buffer, z in dy's */
                 fz_check("normalization inference", it,
                          cudnnNormalizationForwardInference(
                              h, (cudnnNormMode_t)fz_mode(2), (cudnnNormOps_t)fz_mode(3), (cudnnNormAlgo_t)fz_mode(2),
-                             fz_scale(&a, &y), fz_scale(&b, &y), x.desc, fz_at(&x), p.desc, fz_at(&p), fz_at(&p), p.desc,
-                             fz_at(&p), fz_at(&p), dy.desc, fz_at(&dy), act, y.desc, fz_at(&y), 1e-5, fz_int(1, 1)),
+                             fz_scale(&a, &y), fz_scale(&b, &y), x.desc, fz_at(&x), p.desc, fz_at(&p), fz_at(&p),
+                             p.desc, fz_at(&p), fz_at(&p), dy.desc, fz_at(&dy), act, y.desc, fz_at(&y), 1e-5,
+                             fz_int(1, 1)),
                          (struct fz_tensor *[]){&y}, 1, (struct fz_tensor *[]){&x, &p, &dy}, 3);
                 break;
-            default:
-                fz_check("scale tensor", it, cudnnScaleTensor(h, y.desc, fz_at(&y), fz_scale(&a, &y)), (struct fz_tensor *[]){&y}, 1, NULL, 0);
+            case FZ_SCALE:
+            case FZ_OPS:
+                fz_check("scale tensor", it, cudnnScaleTensor(h, y.desc, fz_at(&y), fz_scale(&a, &y)),
+                         (struct fz_tensor *[]){&y}, 1, NULL, 0);
                 break;
             }
         }
