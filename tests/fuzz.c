@@ -21,7 +21,7 @@ enum fz_op {
     FZ_OP_TENSOR, FZ_TRANSFORM, FZ_LRN_FWD, FZ_LRN_BWD, FZ_BN_INFERENCE, FZ_SET, FZ_REDUCE,
     FZ_BN_TRAINING, FZ_BN_BACKWARD, FZ_DIVNORM_FWD, FZ_CONV_FWD, FZ_CONV_BWD_DATA, FZ_CONV_BWD_FILTER,
     FZ_DROPOUT_FWD, FZ_ST_SAMPLER_FWD, FZ_ST_GRID_FWD, FZ_DROPOUT_BWD, FZ_DIVNORM_BWD,
-    FZ_BN_TRAINING_EX, FZ_NORM_INFERENCE, FZ_SCALE,
+    FZ_BN_TRAINING_EX, FZ_BN_BACKWARD_EX, FZ_NORM_INFERENCE, FZ_SCALE,
     FZ_OPS
 };
 
@@ -611,6 +611,34 @@ TEST(fuzz_ops_with_random_descriptors)
                              (struct fz_tensor *[]){&y, &t[0], &t[1], &t[2], &t[3], &t[4], &t[5]}, 7,
                              (struct fz_tensor *[]){&x, &dy, &p}, 3);
                 for (int i = 0; i < 6; i++) fz_tensor_free(&t[i]);
+                break;
+            }
+            case FZ_BN_BACKWARD_EX: { /* dz of dy's layout; the reserve space an input; workspace as asked */
+                struct fz_tensor t[5]; /* dz, dscale, dbias, workspace, reserve */
+                const cudnnBatchNormOps_t ops = (cudnnBatchNormOps_t)fz_mode(3);
+                struct tscale a2, b2;
+                size_t wsize = 16, rsize = 16;
+                const bool saved = trand_int(0, 1);
+                memset(t, 0, sizeof t);
+                if (cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, (cudnnBatchNormMode_t)mode, ops, x.desc,
+                                                                      y.desc, dy.desc, dy.desc, dx.desc, p.desc, act,
+                                                                      &wsize) != CUDNN_STATUS_SUCCESS)
+                    wsize = 16;
+                if (cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, (cudnnBatchNormMode_t)mode, ops, act,
+                                                                         x.desc, &rsize) != CUDNN_STATUS_SUCCESS)
+                    rsize = 16;
+                if (fz_buffer(&t[0], dy.bytes) && fz_buffer(&t[1], p.bytes) && fz_buffer(&t[2], p.bytes) &&
+                    fz_buffer(&t[3], wsize) && fz_buffer(&t[4], rsize))
+                    fz_check("batch-norm backward Ex", it,
+                             cudnnBatchNormalizationBackwardEx(
+                                 h, (cudnnBatchNormMode_t)mode, ops, fz_scale(&a, &dx), fz_scale(&b, &dx),
+                                 fz_scale(&a2, &dx), fz_scale(&b2, &dx), x.desc, fz_at(&x), y.desc, fz_at(&y), dy.desc,
+                                 fz_at(&dy), dy.desc, fz_at(&t[0]), dx.desc, fz_at(&dx), p.desc, fz_at(&p), fz_at(&p),
+                                 fz_at(&t[1]), fz_at(&t[2]), 1e-5, saved ? fz_at(&p) : NULL, saved ? fz_at(&p) : NULL,
+                                 act, fz_at(&t[3]), wsize, fz_at(&t[4]), rsize),
+                             (struct fz_tensor *[]){&dx, &t[0], &t[1], &t[2], &t[3]}, 5,
+                             (struct fz_tensor *[]){&x, &y, &dy, &p, &t[4]}, 5);
+                for (int i = 0; i < 5; i++) fz_tensor_free(&t[i]);
                 break;
             }
             case FZ_NORM_INFERENCE: /* the 8.x normalization inference, every parameter from p's buffer, z in dy's */
