@@ -31,7 +31,8 @@ struct fz_tensor {
     cudnnTensorDescriptor_t desc;
     cudnnDataType_t dtype; /* as set; FLOAT when unset */
     size_t bytes;          /* cudnnGetTensorSizeInBytes, 0 when it fails */
-    unsigned char *base;   /* GUARD + bytes + GUARD bytes on the backend under test */
+    size_t lead;           /* bytes before the data: GUARD, and for a tensor now and then a few elements more */
+    unsigned char *base;   /* lead + bytes + GUARD bytes on the backend under test */
     unsigned char *snap;   /* the buffer's bytes before the call, on the host */
 };
 
@@ -168,13 +169,15 @@ static size_t fz_spatial(cudnnSpatialTransformerDescriptor_t st, const struct fz
 }
 
 /* A buffer of `bytes` between guards for t (a tensor's, or one without a descriptor: indices,
-   workspace); false when bytes passes MAX_BYTES (the iteration is skipped: a call that succeeded
-   would write past any buffer worth allocating). */
-static bool fz_buffer(struct fz_tensor *t, size_t bytes)
+   workspace), its data `shift` bytes after the first guard; false when bytes passes MAX_BYTES
+   (the iteration is skipped: a call that succeeded would write past any buffer worth
+   allocating). */
+static bool fz_buffer(struct fz_tensor *t, size_t bytes, size_t shift)
 {
     if (bytes > MAX_BYTES) return false;
     t->bytes = bytes;
-    size_t all = bytes + 2 * GUARD;
+    t->lead = GUARD + shift;
+    size_t all = t->lead + bytes + GUARD;
     t->snap = malloc(all);
     for (size_t i = 0; i < all; i++) t->snap[i] = (unsigned char)trand_u64();
     t->base = tbuf_alloc(all);
@@ -182,13 +185,20 @@ static bool fz_buffer(struct fz_tensor *t, size_t bytes)
     return true;
 }
 
-/* t's buffer, of its descriptor's size (fz_buffer). */
+/* t's buffer, of its descriptor's size (fz_buffer); one time in four its data 1 to 3 elements
+   past an aligned address (vector types excepted), which the vectorized kernels must notice. */
 static bool fz_tensor_alloc(struct fz_tensor *t)
 {
-    size_t bytes = 0;
+    size_t bytes = 0, shift = 0;
+    int n, dims[5], strides[5];
     if (t->desc == NULL) return false;
     if (cudnnGetTensorSizeInBytes(t->desc, &bytes) != CUDNN_STATUS_SUCCESS) bytes = 0;
-    return fz_buffer(t, bytes);
+    /* the type as the descriptor has it now (cudnnDeriveBNTensorDescriptor may have set it) */
+    if (cudnnGetTensorNdDescriptor(t->desc, 5, &t->dtype, &n, dims, strides) != CUDNN_STATUS_SUCCESS)
+        t->dtype = CUDNN_DATA_FLOAT;
+    bool vector = t->dtype == CUDNN_DATA_INT8x4 || t->dtype == CUDNN_DATA_UINT8x4 || t->dtype == CUDNN_DATA_INT8x32;
+    if (!vector && trand_int(0, 3) == 0) shift = (size_t)trand_int(1, 3) * tdtype_size(t->dtype);
+    return fz_buffer(t, bytes, shift);
 }
 
 static void fz_tensor_free(struct fz_tensor *t)
@@ -200,7 +210,7 @@ static void fz_tensor_free(struct fz_tensor *t)
 
 static void *fz_at(const struct fz_tensor *t)
 {
-    return t->base + GUARD;
+    return t->base + t->lead;
 }
 
 /* After a call: each output's guards (or, when the call failed, all of it) and the inputs are as
@@ -214,19 +224,20 @@ static void fz_check(const char *op, int iteration, cudnnStatus_t s, struct fz_t
         return;
     }
     for (int o = 0; o < nout; o++) {
-        size_t all = out[o]->bytes + 2 * GUARD, end = GUARD + out[o]->bytes;
+        size_t end = out[o]->lead + out[o]->bytes, all = end + GUARD;
         unsigned char *now = malloc(all);
         tbuf_download(now, out[o]->base, all);
-        bool ok = s == CUDNN_STATUS_SUCCESS
-                      ? memcmp(now, out[o]->snap, GUARD) == 0 && memcmp(now + end, out[o]->snap + end, GUARD) == 0
-                      : memcmp(now, out[o]->snap, all) == 0;
+        const unsigned char *was = out[o]->snap;
+        bool ok = s != CUDNN_STATUS_SUCCESS ? memcmp(now, was, all) == 0 /* a failure: the whole buffer */
+                                            : memcmp(now, was, out[o]->lead) == 0 &&
+                                                  memcmp(now + end, was + end, GUARD) == 0; /* the guards */
         if (!ok)
             FAIL("iteration %d, %s: %s %d", iteration, op,
                  s == CUDNN_STATUS_SUCCESS ? "wrote outside its output" : "failed but wrote its output", o);
         free(now);
     }
     for (int i = 0; i < nin; i++) {
-        size_t n = in[i]->bytes + 2 * GUARD;
+        size_t n = in[i]->lead + in[i]->bytes + GUARD;
         unsigned char *b = malloc(n);
         tbuf_download(b, in[i]->base, n);
         if (memcmp(b, in[i]->snap, n) != 0) FAIL("iteration %d, %s: wrote input %d", iteration, op, i);
@@ -405,7 +416,7 @@ TEST(fuzz_ops_with_random_descriptors)
                 if (cudnnGetReductionWorkspaceSize(h, red, x.desc, y.desc, &wsize) != CUDNN_STATUS_SUCCESS) wsize = 16;
                 if (trand_int(0, 3) == 0) isize /= 2;
                 if (trand_int(0, 3) == 0) wsize /= 2;
-                if (fz_buffer(&indices, isize) && fz_buffer(&ws, wsize))
+                if (fz_buffer(&indices, isize, 0) && fz_buffer(&ws, wsize, 0))
                     fz_check("reduce tensor", it,
                              cudnnReduceTensor(h, red, fz_at(&indices), isize, fz_at(&ws), wsize, fz_scale(&a, &y),
                                                x.desc, fz_at(&x), fz_scale(&b, &y), y.desc, fz_at(&y)),
@@ -419,7 +430,7 @@ TEST(fuzz_ops_with_random_descriptors)
                 static const double factors[] = {1, 0.5, 0, -1};
                 bool ok = true;
                 memset(st, 0, sizeof st);
-                for (int i = 0; i < 4; i++) ok = fz_buffer(&st[i], p.bytes) && ok;
+                for (int i = 0; i < 4; i++) ok = fz_buffer(&st[i], p.bytes, 0) && ok;
                 if (ok)
                     fz_check("batch-norm training", it,
                              cudnnBatchNormalizationForwardTraining(
@@ -436,7 +447,7 @@ TEST(fuzz_ops_with_random_descriptors)
                 struct tscale a2, b2;
                 const bool saved = trand_int(0, 1);
                 memset(dp, 0, sizeof dp);
-                if (fz_buffer(&dp[0], p.bytes) && fz_buffer(&dp[1], p.bytes))
+                if (fz_buffer(&dp[0], p.bytes, 0) && fz_buffer(&dp[1], p.bytes, 0))
                     fz_check("batch-norm backward", it,
                              cudnnBatchNormalizationBackward(
                                  h, (cudnnBatchNormMode_t)mode, fz_scale(&a, &dx), fz_scale(&b, &dx),
@@ -451,7 +462,7 @@ TEST(fuzz_ops_with_random_descriptors)
             case FZ_DIVNORM_FWD: { /* the means (or none) and two temporaries, of x's size (they have its layout) */
                 struct fz_tensor tmp[3];
                 memset(tmp, 0, sizeof tmp);
-                if (fz_buffer(&tmp[0], x.bytes) && fz_buffer(&tmp[1], x.bytes) && fz_buffer(&tmp[2], x.bytes))
+                if (fz_buffer(&tmp[0], x.bytes, 0) && fz_buffer(&tmp[1], x.bytes, 0) && fz_buffer(&tmp[2], x.bytes, 0))
                     fz_check("divisive normalization forward", it,
                              cudnnDivisiveNormalizationForward(h, lrn, CUDNN_DIVNORM_PRECOMPUTED_MEANS,
                                                                fz_scale(&a, &y), x.desc, fz_at(&x),
@@ -471,7 +482,7 @@ TEST(fuzz_ops_with_random_descriptors)
                 if (cudnnGetConvolutionForwardWorkspaceSize(h, x.desc, filt, conv, y.desc, fa, &wsize) !=
                     CUDNN_STATUS_SUCCESS)
                     wsize = 16;
-                if (fz_buffer(&w, wbytes) && fz_buffer(&ws, wsize))
+                if (fz_buffer(&w, wbytes, 0) && fz_buffer(&ws, wsize, 0))
                     fz_check("convolution forward", it,
                              cudnnConvolutionForward(h, fz_scale(&a, &y), x.desc, fz_at(&x), filt, fz_at(&w), conv, fa,
                                                      fz_at(&ws), wsize, fz_scale(&b, &y), y.desc, fz_at(&y)),
@@ -490,7 +501,7 @@ TEST(fuzz_ops_with_random_descriptors)
                 if (cudnnGetConvolutionBackwardDataWorkspaceSize(h, filt, y.desc, conv, dx.desc, da, &wsize) !=
                     CUDNN_STATUS_SUCCESS)
                     wsize = 16;
-                if (fz_buffer(&w, wbytes) && fz_buffer(&ws, wsize))
+                if (fz_buffer(&w, wbytes, 0) && fz_buffer(&ws, wsize, 0))
                     fz_check("convolution backward data", it,
                              cudnnConvolutionBackwardData(h, fz_scale(&a, &dx), filt, fz_at(&w), y.desc, fz_at(&y),
                                                           conv, da, fz_at(&ws), wsize, fz_scale(&b, &dx), dx.desc,
@@ -510,7 +521,7 @@ TEST(fuzz_ops_with_random_descriptors)
                 if (cudnnGetConvolutionBackwardFilterWorkspaceSize(h, x.desc, y.desc, conv, filt, fa, &wsize) !=
                     CUDNN_STATUS_SUCCESS)
                     wsize = 16;
-                if (fz_buffer(&dw, wbytes) && fz_buffer(&ws, wsize))
+                if (fz_buffer(&dw, wbytes, 0) && fz_buffer(&ws, wsize, 0))
                     fz_check("convolution backward filter", it,
                              cudnnConvolutionBackwardFilter(h, fz_scale(&a, &y), x.desc, fz_at(&x), y.desc, fz_at(&y),
                                                             conv, fa, fz_at(&ws), wsize, fz_scale(&b, &y), filt,
@@ -526,7 +537,7 @@ TEST(fuzz_ops_with_random_descriptors)
                 memset(&reserve, 0, sizeof reserve);
                 if (cudnnDropoutGetReserveSpaceSize(x.desc, &rsize) != CUDNN_STATUS_SUCCESS) rsize = 16;
                 if (trand_int(0, 5) == 0) rsize /= 2;
-                if (fz_buffer(&reserve, rsize))
+                if (fz_buffer(&reserve, rsize, 0))
                     fz_check("dropout forward", it,
                              cudnnDropoutForward(h, drop, x.desc, fz_at(&x), y.desc, fz_at(&y), fz_at(&reserve), rsize),
                              (struct fz_tensor *[]){&y, &reserve}, 2, fwd_in, 1);
@@ -541,7 +552,7 @@ TEST(fuzz_ops_with_random_descriptors)
                 const size_t gbytes = fz_spatial(st, &y);
                 memset(&grid, 0, sizeof grid);
                 memset(&theta, 0, sizeof theta);
-                if (fz_buffer(&grid, gbytes) && fz_buffer(&theta, gbytes / 2 + 64)) {
+                if (fz_buffer(&grid, gbytes, 0) && fz_buffer(&theta, gbytes / 2 + 64, 0)) {
                     if (op == FZ_ST_SAMPLER_FWD)
                         fz_check("spatial transformer sampler forward", it,
                                  cudnnSpatialTfSamplerForward(h, st, fz_scale(&a, &y), x.desc, fz_at(&x), fz_at(&grid),
@@ -562,7 +573,7 @@ TEST(fuzz_ops_with_random_descriptors)
                 size_t rsize = 0;
                 memset(&reserve, 0, sizeof reserve);
                 if (cudnnDropoutGetReserveSpaceSize(dy.desc, &rsize) != CUDNN_STATUS_SUCCESS) rsize = 16;
-                if (fz_buffer(&reserve, rsize))
+                if (fz_buffer(&reserve, rsize, 0))
                     fz_check("dropout backward", it,
                              cudnnDropoutBackward(h, drop, dy.desc, fz_at(&dy), dx.desc, fz_at(&dx), fz_at(&reserve),
                                                   rsize),
@@ -574,8 +585,8 @@ TEST(fuzz_ops_with_random_descriptors)
                 struct fz_tensor t[5]; /* means, dy, temp, temp2, dmeans */
                 bool ok = true;
                 memset(t, 0, sizeof t);
-                for (int i = 0; i < 4; i++) ok = fz_buffer(&t[i], x.bytes) && ok;
-                if (ok && fz_buffer(&t[4], dx.bytes))
+                for (int i = 0; i < 4; i++) ok = fz_buffer(&t[i], x.bytes, 0) && ok;
+                if (ok && fz_buffer(&t[4], dx.bytes, 0))
                     fz_check("divisive normalization backward", it,
                              cudnnDivisiveNormalizationBackward(h, lrn, (cudnnDivNormMode_t)fz_mode(1),
                                                                 fz_scale(&a, &dx), x.desc, fz_at(&x),
@@ -600,8 +611,8 @@ TEST(fuzz_ops_with_random_descriptors)
                 if (cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, (cudnnBatchNormMode_t)mode, ops, act,
                                                                          x.desc, &rsize) != CUDNN_STATUS_SUCCESS)
                     rsize = 16;
-                for (int i = 0; i < 4; i++) ok = fz_buffer(&t[i], p.bytes) && ok;
-                if (ok && fz_buffer(&t[4], wsize) && fz_buffer(&t[5], rsize))
+                for (int i = 0; i < 4; i++) ok = fz_buffer(&t[i], p.bytes, 0) && ok;
+                if (ok && fz_buffer(&t[4], wsize, 0) && fz_buffer(&t[5], rsize, 0))
                     fz_check("batch-norm training Ex", it,
                              cudnnBatchNormalizationForwardTrainingEx(
                                  h, (cudnnBatchNormMode_t)mode, ops, fz_scale(&a, &y), fz_scale(&b, &y), x.desc,
@@ -627,8 +638,8 @@ TEST(fuzz_ops_with_random_descriptors)
                 if (cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, (cudnnBatchNormMode_t)mode, ops, act,
                                                                          x.desc, &rsize) != CUDNN_STATUS_SUCCESS)
                     rsize = 16;
-                if (fz_buffer(&t[0], dy.bytes) && fz_buffer(&t[1], p.bytes) && fz_buffer(&t[2], p.bytes) &&
-                    fz_buffer(&t[3], wsize) && fz_buffer(&t[4], rsize))
+                if (fz_buffer(&t[0], dy.bytes, 0) && fz_buffer(&t[1], p.bytes, 0) && fz_buffer(&t[2], p.bytes, 0) &&
+                    fz_buffer(&t[3], wsize, 0) && fz_buffer(&t[4], rsize, 0))
                     fz_check("batch-norm backward Ex", it,
                              cudnnBatchNormalizationBackwardEx(
                                  h, (cudnnBatchNormMode_t)mode, ops, fz_scale(&a, &dx), fz_scale(&b, &dx),
