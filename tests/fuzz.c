@@ -21,7 +21,7 @@ enum fz_op {
     FZ_OP_TENSOR, FZ_TRANSFORM, FZ_LRN_FWD, FZ_LRN_BWD, FZ_BN_INFERENCE, FZ_SET, FZ_REDUCE,
     FZ_BN_TRAINING, FZ_BN_BACKWARD, FZ_DIVNORM_FWD, FZ_CONV_FWD, FZ_CONV_BWD_DATA, FZ_CONV_BWD_FILTER,
     FZ_DROPOUT_FWD, FZ_ST_SAMPLER_FWD, FZ_ST_GRID_FWD, FZ_DROPOUT_BWD, FZ_DIVNORM_BWD,
-    FZ_BN_TRAINING_EX, FZ_BN_BACKWARD_EX, FZ_NORM_INFERENCE, FZ_SCALE,
+    FZ_BN_TRAINING_EX, FZ_BN_BACKWARD_EX, FZ_NORM_INFERENCE, FZ_NORM_TRAINING, FZ_NORM_BACKWARD, FZ_SCALE,
     FZ_OPS
 };
 
@@ -661,6 +661,51 @@ TEST(fuzz_ops_with_random_descriptors)
                              fz_int(1, 1)),
                          (struct fz_tensor *[]){&y}, 1, (struct fz_tensor *[]){&x, &p, &dy}, 3);
                 break;
+            case FZ_NORM_TRAINING:
+            case FZ_NORM_BACKWARD: { /* the 8.x API: parameters and statistics of p's shape, z and dz of dy's */
+                struct fz_tensor t[7]; /* running mean, variance, saved mean, inverse std; dz; workspace; reserve */
+                const cudnnNormMode_t nm = (cudnnNormMode_t)fz_mode(2);
+                const cudnnNormOps_t ops = (cudnnNormOps_t)fz_mode(3);
+                const cudnnNormAlgo_t na = (cudnnNormAlgo_t)fz_mode(2);
+                const int groups = fz_int(1, 1);
+                struct tscale a2, b2;
+                size_t wsize = 16, rsize = 16;
+                bool ok = true;
+                memset(t, 0, sizeof t);
+                cudnnStatus_t ws_status =
+                    op == FZ_NORM_TRAINING
+                        ? cudnnGetNormalizationForwardTrainingWorkspaceSize(h, nm, ops, na, x.desc, dy.desc, y.desc,
+                                                                            p.desc, act, p.desc, &wsize, groups)
+                        : cudnnGetNormalizationBackwardWorkspaceSize(h, nm, ops, na, x.desc, y.desc, dy.desc, dy.desc,
+                                                                     dx.desc, p.desc, act, p.desc, &wsize, groups);
+                if (ws_status != CUDNN_STATUS_SUCCESS) wsize = 16;
+                if (cudnnGetNormalizationTrainingReserveSpaceSize(h, nm, ops, na, act, x.desc, &rsize, groups) !=
+                    CUDNN_STATUS_SUCCESS)
+                    rsize = 16;
+                for (int i = 0; i < 4; i++) ok = fz_buffer(&t[i], p.bytes, 0) && ok;
+                ok = ok && fz_buffer(&t[4], dy.bytes, 0) && fz_buffer(&t[5], wsize, 0) && fz_buffer(&t[6], rsize, 0);
+                if (ok && op == FZ_NORM_TRAINING)
+                    fz_check("normalization training", it,
+                             cudnnNormalizationForwardTraining(
+                                 h, nm, ops, na, fz_scale(&a, &y), fz_scale(&b, &y), x.desc, fz_at(&x), p.desc,
+                                 fz_at(&p), fz_at(&p), 0.5, p.desc, fz_at(&t[0]), fz_at(&t[1]), 1e-5, fz_at(&t[2]),
+                                 fz_at(&t[3]), act, dy.desc, fz_at(&dy), y.desc, fz_at(&y), fz_at(&t[5]), wsize,
+                                 fz_at(&t[6]), rsize, groups),
+                             (struct fz_tensor *[]){&y, &t[0], &t[1], &t[2], &t[3], &t[5], &t[6]}, 7,
+                             (struct fz_tensor *[]){&x, &p, &dy}, 3);
+                else if (ok)
+                    fz_check("normalization backward", it,
+                             cudnnNormalizationBackward(
+                                 h, nm, ops, na, fz_scale(&a, &dx), fz_scale(&b, &dx), fz_scale(&a2, &dx),
+                                 fz_scale(&b2, &dx), x.desc, fz_at(&x), y.desc, fz_at(&y), dy.desc, fz_at(&dy),
+                                 dy.desc, fz_at(&t[4]), dx.desc, fz_at(&dx), p.desc, fz_at(&p), fz_at(&p), fz_at(&t[0]),
+                                 fz_at(&t[1]), 1e-5, p.desc, trand_int(0, 1) ? fz_at(&p) : NULL, fz_at(&p), act,
+                                 fz_at(&t[5]), wsize, fz_at(&t[6]), rsize, groups),
+                             (struct fz_tensor *[]){&dx, &t[0], &t[1], &t[4], &t[5]}, 5,
+                             (struct fz_tensor *[]){&x, &y, &dy, &p, &t[6]}, 5);
+                for (int i = 0; i < 7; i++) fz_tensor_free(&t[i]);
+                break;
+            }
             case FZ_SCALE:
             case FZ_OPS:
                 fz_check("scale tensor", it, cudnnScaleTensor(h, y.desc, fz_at(&y), fz_scale(&a, &y)),
