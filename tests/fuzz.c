@@ -26,10 +26,10 @@ enum fz_op {
 };
 
 /* A tensor descriptor, set from random parameters (or left unset when the set call refuses
-   them), with a buffer of its size between guards of random bytes. */
+   them), with a buffer of its size between guards of random bytes; or such a buffer alone
+   (desc NULL: indices, workspaces, parameters). */
 struct fz_tensor {
     cudnnTensorDescriptor_t desc;
-    cudnnDataType_t dtype; /* as set; FLOAT when unset */
     size_t bytes;          /* cudnnGetTensorSizeInBytes, 0 when it fails */
     size_t lead;           /* bytes before the data: GUARD, and for a tensor now and then a few elements more */
     unsigned char *base;   /* lead + bytes + GUARD bytes on the backend under test */
@@ -54,6 +54,24 @@ static int fz_mode(int n)
     return trand_int(0, 19) == 0 ? n + trand_int(0, 5) : trand_int(0, n - 1);
 }
 
+/* t's type, rank, dims and strides (5 at most each) as its descriptor has them now; false when
+   it has none or was never set, the type then FLOAT. */
+static bool fz_shape(const struct fz_tensor *t, cudnnDataType_t *dtype, int *rank, int dims[5], int strides[5])
+{
+    bool set = t->desc != NULL && cudnnGetTensorNdDescriptor(t->desc, 5, dtype, rank, dims, strides) ==
+                                      CUDNN_STATUS_SUCCESS;
+    if (!set) *dtype = CUDNN_DATA_FLOAT;
+    return set;
+}
+
+static cudnnDataType_t fz_dtype(const struct fz_tensor *t)
+{
+    cudnnDataType_t dtype;
+    int n, dims[5], strides[5];
+    fz_shape(t, &dtype, &n, dims, strides);
+    return dtype;
+}
+
 /* Sets t's descriptor from random parameters; given `like`, three times in four its rank, dims
    and type (now and then one dim changed), half of those times its strides too. */
 static void fz_set(struct fz_tensor *t, const struct fz_tensor *like)
@@ -69,12 +87,11 @@ static void fz_set(struct fz_tensor *t, const struct fz_tensor *like)
         int n = 0;
         cudnnDataType_t lt;
         int ld[5], ls[5];
-        if (cudnnGetTensorNdDescriptor(like->desc, 5, &lt, &n, ld, ls) == CUDNN_STATUS_SUCCESS && n >= 4 && n <= 5) {
+        if (fz_shape(like, &lt, &n, ld, ls) && n >= 4) {
             bool near_miss = trand_int(0, 7) == 0;
             if (near_miss) ld[trand_int(0, n - 1)] = fz_dim();
             if (trand_int(0, 1) == 0) {
                 cudnnSetTensorNdDescriptor(t->desc, lt, n, ld, ls);
-                t->dtype = lt;
                 return;
             }
             rank = n;
@@ -96,8 +113,7 @@ static void fz_set(struct fz_tensor *t, const struct fz_tensor *like)
     } else { /* anything small: overlapping, zero or out of order */
         for (int i = 0; i < rank; i++) strides[i] = trand_int(0, 40);
     }
-    t->dtype = CUDNN_DATA_FLOAT;
-    if (cudnnSetTensorNdDescriptor(t->desc, dtype, rank, dims, strides) == CUDNN_STATUS_SUCCESS) t->dtype = dtype;
+    cudnnSetTensorNdDescriptor(t->desc, dtype, rank, dims, strides);
 }
 
 /* Creates t's descriptor from random parameters (fz_set). */
@@ -113,7 +129,7 @@ static void fz_derived_output(struct fz_tensor *y, cudnnPoolingDescriptor_t pool
 {
     cudnnDataType_t t;
     int n, dims[5], strides[5];
-    if (cudnnGetTensorNdDescriptor(x->desc, 5, &t, &n, dims, strides) != CUDNN_STATUS_SUCCESS || n < 3) return;
+    if (!fz_shape(x, &t, &n, dims, strides) || n < 3) return;
     if (pool != NULL) {
         if (cudnnGetPoolingNdForwardOutputDim(pool, x->desc, n, dims) != CUDNN_STATUS_SUCCESS) return;
     } else {
@@ -126,7 +142,7 @@ static void fz_derived_output(struct fz_tensor *y, cudnnPoolingDescriptor_t pool
         s *= dims[i] > 0 ? dims[i] : 1;
         if (s > 1 << 28) return;
     }
-    if (cudnnSetTensorNdDescriptor(y->desc, t, n, dims, strides) == CUDNN_STATUS_SUCCESS) y->dtype = t;
+    cudnnSetTensorNdDescriptor(y->desc, t, n, dims, strides);
 }
 
 /* A random convolution and filter for x, and now and then y of their output's shape. */
@@ -135,30 +151,27 @@ static void fz_convolution(struct fz_tensor *y, cudnnConvolutionDescriptor_t con
 {
     cudnnDataType_t t;
     int n, dims[5], strides[5];
-    int c = cudnnGetTensorNdDescriptor(x->desc, 5, &t, &n, dims, strides) == CUDNN_STATUS_SUCCESS ? dims[1] : 3;
-    cudnnSetFilter4dDescriptor(filt, trand_int(0, 3) ? x->dtype : CUDNN_DATA_FLOAT,
+    int c = fz_shape(x, &t, &n, dims, strides) ? dims[1] : 3;
+    cudnnSetFilter4dDescriptor(filt, trand_int(0, 3) ? t : CUDNN_DATA_FLOAT,
                                trand_int(0, 1) ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC, fz_int(1, 4),
                                trand_int(0, 3) ? c : fz_dim(), fz_int(1, 3), fz_int(1, 3));
     cudnnSetConvolution2dDescriptor(conv, fz_int(0, 2), fz_int(0, 2), fz_int(1, 3), fz_int(1, 3), fz_int(1, 2),
                                     fz_int(1, 2), (cudnnConvolutionMode_t)fz_mode(2),
-                                    trand_int(0, 3) ? CUDNN_DATA_FLOAT : x->dtype);
+                                    trand_int(0, 3) ? CUDNN_DATA_FLOAT : t);
     cudnnSetConvolutionGroupCount(conv, trand_int(0, 3) ? 1 : fz_int(1, 3));
     int on, oc, oh, ow;
     if (trand_int(0, 1) &&
-        cudnnGetConvolution2dForwardOutputDim(conv, x->desc, filt, &on, &oc, &oh, &ow) == CUDNN_STATUS_SUCCESS &&
-        cudnnSetTensor4dDescriptor(y->desc, trand_int(0, 1) ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC, x->dtype, on, oc,
-                                   oh, ow) == CUDNN_STATUS_SUCCESS)
-        y->dtype = x->dtype;
+        cudnnGetConvolution2dForwardOutputDim(conv, x->desc, filt, &on, &oc, &oh, &ow) == CUDNN_STATUS_SUCCESS)
+        cudnnSetTensor4dDescriptor(y->desc, trand_int(0, 1) ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC, t, on, oc, oh, ow);
 }
 
 /* A spatial transformer for output y (its dims, now and then others) and the bytes of its grid
    (n h w 2 values of its type; 16 when the descriptor, created afresh, was left unset). */
 static size_t fz_spatial(cudnnSpatialTransformerDescriptor_t st, const struct fz_tensor *y)
 {
-    cudnnDataType_t t = y->dtype;
+    cudnnDataType_t t;
     int n = 0, dims[5], strides[5];
-    if (cudnnGetTensorNdDescriptor(y->desc, 5, &t, &n, dims, strides) != CUDNN_STATUS_SUCCESS || n != 4 ||
-        trand_int(0, 7) == 0) {
+    if (!fz_shape(y, &t, &n, dims, strides) || n != 4 || trand_int(0, 7) == 0) {
         n = 4;
         for (int i = 0; i < 4; i++) dims[i] = fz_dim();
     }
@@ -166,6 +179,12 @@ static size_t fz_spatial(cudnnSpatialTransformerDescriptor_t st, const struct fz
     if (cudnnSetSpatialTransformerNdDescriptor(st, (cudnnSamplerType_t)fz_mode(1), t, n, dims) != CUDNN_STATUS_SUCCESS)
         return 16;
     return (size_t)dims[0] * dims[2] * dims[3] * 2 * tdtype_size(t);
+}
+
+/* The size a query gave, or 16 bytes where it refused (the call must then refuse too). */
+static void fz_queried(cudnnStatus_t s, size_t *size)
+{
+    if (s != CUDNN_STATUS_SUCCESS) *size = 16;
 }
 
 /* A buffer of `bytes` between guards for t (a tensor's, or one without a descriptor: indices,
@@ -185,19 +204,24 @@ static bool fz_buffer(struct fz_tensor *t, size_t bytes, size_t shift)
     return true;
 }
 
+/* n buffers of `bytes` each (fz_buffer), data aligned: false when any passes MAX_BYTES. */
+static bool fz_buffers(struct fz_tensor *t, int n, size_t bytes)
+{
+    for (int i = 0; i < n; i++)
+        if (!fz_buffer(&t[i], bytes, 0)) return false;
+    return true;
+}
+
 /* t's buffer, of its descriptor's size (fz_buffer); one time in four its data 1 to 3 elements
    past an aligned address (vector types excepted), which the vectorized kernels must notice. */
 static bool fz_tensor_alloc(struct fz_tensor *t)
 {
     size_t bytes = 0, shift = 0;
-    int n, dims[5], strides[5];
     if (t->desc == NULL) return false;
     if (cudnnGetTensorSizeInBytes(t->desc, &bytes) != CUDNN_STATUS_SUCCESS) bytes = 0;
-    /* the type as the descriptor has it now (cudnnDeriveBNTensorDescriptor may have set it) */
-    if (cudnnGetTensorNdDescriptor(t->desc, 5, &t->dtype, &n, dims, strides) != CUDNN_STATUS_SUCCESS)
-        t->dtype = CUDNN_DATA_FLOAT;
-    bool vector = t->dtype == CUDNN_DATA_INT8x4 || t->dtype == CUDNN_DATA_UINT8x4 || t->dtype == CUDNN_DATA_INT8x32;
-    if (!vector && trand_int(0, 3) == 0) shift = (size_t)trand_int(1, 3) * tdtype_size(t->dtype);
+    const cudnnDataType_t dtype = fz_dtype(t);
+    bool vector = dtype == CUDNN_DATA_INT8x4 || dtype == CUDNN_DATA_UINT8x4 || dtype == CUDNN_DATA_INT8x32;
+    if (!vector && trand_int(0, 3) == 0) shift = (size_t)trand_int(1, 3) * tdtype_size(dtype);
     return fz_buffer(t, bytes, shift);
 }
 
@@ -249,7 +273,7 @@ static void fz_check(const char *op, int iteration, cudnnStatus_t s, struct fz_t
 static const void *fz_scale(struct tscale *s, const struct fz_tensor *out)
 {
     static const double values[] = {1, 0, 0.5, -2};
-    return tscale(s, out->dtype, values[trand_int(0, 3)]);
+    return tscale(s, fz_dtype(out), values[trand_int(0, 3)]);
 }
 
 TEST(fuzz_ops_with_random_descriptors)
@@ -280,6 +304,8 @@ TEST(fuzz_ops_with_random_descriptors)
         const enum fz_op op = (enum fz_op)trand_int(0, FZ_OPS - 1);
         const int algo = fz_mode(3), mode = fz_mode(2);
         struct fz_tensor x, y, dy, dx, p; /* p: batch norm's per-channel parameters */
+        struct fz_tensor ex[7];           /* the buffers a call takes beside these (fz_buffer) */
+        memset(ex, 0, sizeof ex);
         fz_tensor_init(&x, NULL);
         fz_tensor_init(&y, &x);
         if (trand_int(0, 3) > 0) {
@@ -314,7 +340,8 @@ TEST(fuzz_ops_with_random_descriptors)
             struct fz_tensor *fwd_in[] = {&x}, *bwd_in[] = {&y, &dy, &x}, *bin_in[] = {&x, &dy};
             cudnnSetActivationDescriptor(act, (cudnnActivationMode_t)fz_mode(7), (cudnnNanPropagation_t)fz_mode(2),
                                          trand_uniform(-1, 3));
-            cudnnSetOpTensorDescriptor(opt, (cudnnOpTensorOp_t)fz_mode(6), trand_int(0, 1) ? CUDNN_DATA_FLOAT : x.dtype,
+            cudnnSetOpTensorDescriptor(opt, (cudnnOpTensorOp_t)fz_mode(6),
+                                       trand_int(0, 1) ? CUDNN_DATA_FLOAT : fz_dtype(&x),
                                        (cudnnNanPropagation_t)fz_mode(2));
             cudnnSetLRNDescriptor(lrn, (unsigned)trand_int(0, 17), trand_uniform(0, 1e-3), trand_uniform(0, 1),
                                   trand_uniform(0, 3));
@@ -404,252 +431,197 @@ TEST(fuzz_ops_with_random_descriptors)
                          (struct fz_tensor *[]){&y}, 1, NULL, 0);
                 break;
             case FZ_REDUCE: { /* the indices and the workspace of the sizes asked for, now and then smaller */
-                struct fz_tensor indices, ws;
+                struct fz_tensor *indices = &ex[0], *ws = &ex[1];
                 size_t isize, wsize;
-                memset(&indices, 0, sizeof indices);
-                memset(&ws, 0, sizeof ws);
                 cudnnSetReduceTensorDescriptor(red, (cudnnReduceTensorOp_t)fz_mode(9),
-                                               trand_int(0, 1) ? CUDNN_DATA_FLOAT : x.dtype,
+                                               trand_int(0, 1) ? CUDNN_DATA_FLOAT : fz_dtype(&x),
                                                (cudnnNanPropagation_t)fz_mode(2),
                                                (cudnnReduceTensorIndices_t)fz_mode(2), (cudnnIndicesType_t)fz_mode(4));
-                if (cudnnGetReductionIndicesSize(h, red, x.desc, y.desc, &isize) != CUDNN_STATUS_SUCCESS) isize = 16;
-                if (cudnnGetReductionWorkspaceSize(h, red, x.desc, y.desc, &wsize) != CUDNN_STATUS_SUCCESS) wsize = 16;
+                fz_queried(cudnnGetReductionIndicesSize(h, red, x.desc, y.desc, &isize), &isize);
+                fz_queried(cudnnGetReductionWorkspaceSize(h, red, x.desc, y.desc, &wsize), &wsize);
                 if (trand_int(0, 3) == 0) isize /= 2;
                 if (trand_int(0, 3) == 0) wsize /= 2;
-                if (fz_buffer(&indices, isize, 0) && fz_buffer(&ws, wsize, 0))
+                if (fz_buffer(indices, isize, 0) && fz_buffer(ws, wsize, 0))
                     fz_check("reduce tensor", it,
-                             cudnnReduceTensor(h, red, fz_at(&indices), isize, fz_at(&ws), wsize, fz_scale(&a, &y),
+                             cudnnReduceTensor(h, red, fz_at(indices), isize, fz_at(ws), wsize, fz_scale(&a, &y),
                                                x.desc, fz_at(&x), fz_scale(&b, &y), y.desc, fz_at(&y)),
-                             (struct fz_tensor *[]){&y, &indices, &ws}, 3, fwd_in, 1);
-                fz_tensor_free(&indices);
-                fz_tensor_free(&ws);
+                             (struct fz_tensor *[]){&y, indices, ws}, 3, fwd_in, 1);
                 break;
             }
             case FZ_BN_TRAINING: { /* batch-norm training: running averages (read too), saved statistics */
-                struct fz_tensor st[4]; /* running mean, variance, saved mean, inverse std */
+                /* ex: running mean, variance, saved mean, inverse std */
                 static const double factors[] = {1, 0.5, 0, -1};
-                bool ok = true;
-                memset(st, 0, sizeof st);
-                for (int i = 0; i < 4; i++) ok = fz_buffer(&st[i], p.bytes, 0) && ok;
-                if (ok)
+                if (fz_buffers(ex, 4, p.bytes))
                     fz_check("batch-norm training", it,
                              cudnnBatchNormalizationForwardTraining(
                                  h, (cudnnBatchNormMode_t)mode, fz_scale(&a, &y), fz_scale(&b, &y), x.desc, fz_at(&x),
                                  y.desc, fz_at(&y), p.desc, fz_at(&p), fz_at(&p), factors[trand_int(0, 3)],
-                                 fz_at(&st[0]), fz_at(&st[1]), 1e-5, fz_at(&st[2]), fz_at(&st[3])),
-                             (struct fz_tensor *[]){&y, &st[0], &st[1], &st[2], &st[3]}, 5,
+                                 fz_at(&ex[0]), fz_at(&ex[1]), 1e-5, fz_at(&ex[2]), fz_at(&ex[3])),
+                             (struct fz_tensor *[]){&y, &ex[0], &ex[1], &ex[2], &ex[3]}, 5,
                              (struct fz_tensor *[]){&x, &p}, 2);
-                for (int i = 0; i < 4; i++) fz_tensor_free(&st[i]);
                 break;
             }
             case FZ_BN_BACKWARD: { /* batch-norm backward, from saved statistics (p's buffer) or none */
-                struct fz_tensor dp[2]; /* dscale, dbias */
+                /* ex: dscale, dbias */
                 struct tscale a2, b2;
                 const bool saved = trand_int(0, 1);
-                memset(dp, 0, sizeof dp);
-                if (fz_buffer(&dp[0], p.bytes, 0) && fz_buffer(&dp[1], p.bytes, 0))
+                if (fz_buffers(ex, 2, p.bytes))
                     fz_check("batch-norm backward", it,
                              cudnnBatchNormalizationBackward(
                                  h, (cudnnBatchNormMode_t)mode, fz_scale(&a, &dx), fz_scale(&b, &dx),
                                  fz_scale(&a2, &dx), fz_scale(&b2, &dx), x.desc, fz_at(&x), dy.desc, fz_at(&dy),
-                                 dx.desc, fz_at(&dx), p.desc, fz_at(&p), fz_at(&dp[0]), fz_at(&dp[1]), 1e-5,
+                                 dx.desc, fz_at(&dx), p.desc, fz_at(&p), fz_at(&ex[0]), fz_at(&ex[1]), 1e-5,
                                  saved ? fz_at(&p) : NULL, saved ? fz_at(&p) : NULL),
-                             (struct fz_tensor *[]){&dx, &dp[0], &dp[1]}, 3, (struct fz_tensor *[]){&x, &dy, &p}, 3);
-                fz_tensor_free(&dp[0]);
-                fz_tensor_free(&dp[1]);
+                             (struct fz_tensor *[]){&dx, &ex[0], &ex[1]}, 3, (struct fz_tensor *[]){&x, &dy, &p}, 3);
                 break;
             }
             case FZ_DIVNORM_FWD: { /* the means (or none) and two temporaries, of x's size (they have its layout) */
-                struct fz_tensor tmp[3];
-                memset(tmp, 0, sizeof tmp);
-                if (fz_buffer(&tmp[0], x.bytes, 0) && fz_buffer(&tmp[1], x.bytes, 0) && fz_buffer(&tmp[2], x.bytes, 0))
+                /* ex: temp, temp2, means */
+                if (fz_buffers(ex, 3, x.bytes))
                     fz_check("divisive normalization forward", it,
                              cudnnDivisiveNormalizationForward(h, lrn, CUDNN_DIVNORM_PRECOMPUTED_MEANS,
                                                                fz_scale(&a, &y), x.desc, fz_at(&x),
-                                                               trand_int(0, 1) ? fz_at(&tmp[2]) : NULL, fz_at(&tmp[0]),
-                                                               fz_at(&tmp[1]), fz_scale(&b, &y), y.desc, fz_at(&y)),
-                             (struct fz_tensor *[]){&y, &tmp[0], &tmp[1]}, 3, (struct fz_tensor *[]){&x, &tmp[2]}, 2);
-                for (int i = 0; i < 3; i++) fz_tensor_free(&tmp[i]);
+                                                               trand_int(0, 1) ? fz_at(&ex[2]) : NULL, fz_at(&ex[0]),
+                                                               fz_at(&ex[1]), fz_scale(&b, &y), y.desc, fz_at(&y)),
+                             (struct fz_tensor *[]){&y, &ex[0], &ex[1]}, 3, (struct fz_tensor *[]){&x, &ex[2]}, 2);
                 break;
             }
-            case FZ_CONV_FWD: { /* convolution forward: the filter's buffer and the workspace of the sizes asked for */
-                struct fz_tensor w, ws;
+            case FZ_CONV_FWD:
+            case FZ_CONV_BWD_DATA:
+            case FZ_CONV_BWD_FILTER: { /* dy in y's buffer (the forward's output shape); w: the filter, or dw */
+                struct fz_tensor *w = &ex[0], *ws = &ex[1];
+                const int calgo = fz_mode(op == FZ_CONV_FWD ? 8 : op == FZ_CONV_BWD_DATA ? 6 : 7);
                 size_t wbytes = 0, wsize = 0;
-                const cudnnConvolutionFwdAlgo_t fa = (cudnnConvolutionFwdAlgo_t)fz_mode(8);
-                memset(&w, 0, sizeof w);
-                memset(&ws, 0, sizeof ws);
-                if (cudnnGetFilterSizeInBytes(filt, &wbytes) != CUDNN_STATUS_SUCCESS) wbytes = 16;
-                if (cudnnGetConvolutionForwardWorkspaceSize(h, x.desc, filt, conv, y.desc, fa, &wsize) !=
-                    CUDNN_STATUS_SUCCESS)
-                    wsize = 16;
-                if (fz_buffer(&w, wbytes, 0) && fz_buffer(&ws, wsize, 0))
+                fz_queried(cudnnGetFilterSizeInBytes(filt, &wbytes), &wbytes);
+                fz_queried(op == FZ_CONV_FWD
+                               ? cudnnGetConvolutionForwardWorkspaceSize(h, x.desc, filt, conv, y.desc,
+                                                                         (cudnnConvolutionFwdAlgo_t)calgo, &wsize)
+                           : op == FZ_CONV_BWD_DATA
+                               ? cudnnGetConvolutionBackwardDataWorkspaceSize(
+                                     h, filt, y.desc, conv, dx.desc, (cudnnConvolutionBwdDataAlgo_t)calgo, &wsize)
+                               : cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                                     h, x.desc, y.desc, conv, filt, (cudnnConvolutionBwdFilterAlgo_t)calgo, &wsize),
+                           &wsize);
+                if (!fz_buffer(w, wbytes, 0) || !fz_buffer(ws, wsize, 0)) break;
+                if (op == FZ_CONV_FWD)
                     fz_check("convolution forward", it,
-                             cudnnConvolutionForward(h, fz_scale(&a, &y), x.desc, fz_at(&x), filt, fz_at(&w), conv, fa,
-                                                     fz_at(&ws), wsize, fz_scale(&b, &y), y.desc, fz_at(&y)),
-                             (struct fz_tensor *[]){&y, &ws}, 2, (struct fz_tensor *[]){&x, &w}, 2);
-                fz_tensor_free(&w);
-                fz_tensor_free(&ws);
-                break;
-            }
-            case FZ_CONV_BWD_DATA: { /* convolution backward data: dy in y's buffer (the forward's output shape) */
-                struct fz_tensor w, ws;
-                size_t wbytes = 0, wsize = 0;
-                const cudnnConvolutionBwdDataAlgo_t da = (cudnnConvolutionBwdDataAlgo_t)fz_mode(6);
-                memset(&w, 0, sizeof w);
-                memset(&ws, 0, sizeof ws);
-                if (cudnnGetFilterSizeInBytes(filt, &wbytes) != CUDNN_STATUS_SUCCESS) wbytes = 16;
-                if (cudnnGetConvolutionBackwardDataWorkspaceSize(h, filt, y.desc, conv, dx.desc, da, &wsize) !=
-                    CUDNN_STATUS_SUCCESS)
-                    wsize = 16;
-                if (fz_buffer(&w, wbytes, 0) && fz_buffer(&ws, wsize, 0))
+                             cudnnConvolutionForward(h, fz_scale(&a, &y), x.desc, fz_at(&x), filt, fz_at(w), conv,
+                                                     (cudnnConvolutionFwdAlgo_t)calgo, fz_at(ws), wsize,
+                                                     fz_scale(&b, &y), y.desc, fz_at(&y)),
+                             (struct fz_tensor *[]){&y, ws}, 2, (struct fz_tensor *[]){&x, w}, 2);
+                else if (op == FZ_CONV_BWD_DATA)
                     fz_check("convolution backward data", it,
-                             cudnnConvolutionBackwardData(h, fz_scale(&a, &dx), filt, fz_at(&w), y.desc, fz_at(&y),
-                                                          conv, da, fz_at(&ws), wsize, fz_scale(&b, &dx), dx.desc,
-                                                          fz_at(&dx)),
-                             (struct fz_tensor *[]){&dx, &ws}, 2, (struct fz_tensor *[]){&y, &w}, 2);
-                fz_tensor_free(&w);
-                fz_tensor_free(&ws);
-                break;
-            }
-            case FZ_CONV_BWD_FILTER: { /* convolution backward filter: dy in y's buffer */
-                struct fz_tensor dw, ws;
-                size_t wbytes = 0, wsize = 0;
-                const cudnnConvolutionBwdFilterAlgo_t fa = (cudnnConvolutionBwdFilterAlgo_t)fz_mode(7);
-                memset(&dw, 0, sizeof dw);
-                memset(&ws, 0, sizeof ws);
-                if (cudnnGetFilterSizeInBytes(filt, &wbytes) != CUDNN_STATUS_SUCCESS) wbytes = 16;
-                if (cudnnGetConvolutionBackwardFilterWorkspaceSize(h, x.desc, y.desc, conv, filt, fa, &wsize) !=
-                    CUDNN_STATUS_SUCCESS)
-                    wsize = 16;
-                if (fz_buffer(&dw, wbytes, 0) && fz_buffer(&ws, wsize, 0))
+                             cudnnConvolutionBackwardData(h, fz_scale(&a, &dx), filt, fz_at(w), y.desc, fz_at(&y),
+                                                          conv, (cudnnConvolutionBwdDataAlgo_t)calgo, fz_at(ws), wsize,
+                                                          fz_scale(&b, &dx), dx.desc, fz_at(&dx)),
+                             (struct fz_tensor *[]){&dx, ws}, 2, (struct fz_tensor *[]){&y, w}, 2);
+                else
                     fz_check("convolution backward filter", it,
                              cudnnConvolutionBackwardFilter(h, fz_scale(&a, &y), x.desc, fz_at(&x), y.desc, fz_at(&y),
-                                                            conv, fa, fz_at(&ws), wsize, fz_scale(&b, &y), filt,
-                                                            fz_at(&dw)),
-                             (struct fz_tensor *[]){&dw, &ws}, 2, (struct fz_tensor *[]){&x, &y}, 2);
-                fz_tensor_free(&dw);
-                fz_tensor_free(&ws);
+                                                            conv, (cudnnConvolutionBwdFilterAlgo_t)calgo, fz_at(ws),
+                                                            wsize, fz_scale(&b, &y), filt, fz_at(w)),
+                             (struct fz_tensor *[]){w, ws}, 2, (struct fz_tensor *[]){&x, &y}, 2);
                 break;
             }
             case FZ_DROPOUT_FWD: { /* dropout forward: the reserve space of the size asked for, now and then smaller */
-                struct fz_tensor reserve;
+                struct fz_tensor *reserve = &ex[0];
                 size_t rsize = 0;
-                memset(&reserve, 0, sizeof reserve);
-                if (cudnnDropoutGetReserveSpaceSize(x.desc, &rsize) != CUDNN_STATUS_SUCCESS) rsize = 16;
+                fz_queried(cudnnDropoutGetReserveSpaceSize(x.desc, &rsize), &rsize);
                 if (trand_int(0, 5) == 0) rsize /= 2;
-                if (fz_buffer(&reserve, rsize, 0))
+                if (fz_buffer(reserve, rsize, 0))
                     fz_check("dropout forward", it,
-                             cudnnDropoutForward(h, drop, x.desc, fz_at(&x), y.desc, fz_at(&y), fz_at(&reserve), rsize),
-                             (struct fz_tensor *[]){&y, &reserve}, 2, fwd_in, 1);
-                fz_tensor_free(&reserve);
+                             cudnnDropoutForward(h, drop, x.desc, fz_at(&x), y.desc, fz_at(&y), fz_at(reserve), rsize),
+                             (struct fz_tensor *[]){&y, reserve}, 2, fwd_in, 1);
                 break;
             }
             case FZ_ST_SAMPLER_FWD:   /* spatial transformer sampler forward, the grid an input */
             case FZ_ST_GRID_FWD: { /* its grid generator, the grid the output (theta: n 2 x 3 values) */
-                struct fz_tensor grid, theta;
+                struct fz_tensor *grid = &ex[0], *theta = &ex[1];
                 cudnnSpatialTransformerDescriptor_t st;
                 CHECK_OK(cudnnCreateSpatialTransformerDescriptor(&st));
                 const size_t gbytes = fz_spatial(st, &y);
-                memset(&grid, 0, sizeof grid);
-                memset(&theta, 0, sizeof theta);
-                if (fz_buffer(&grid, gbytes, 0) && fz_buffer(&theta, gbytes / 2 + 64, 0)) {
+                if (fz_buffer(grid, gbytes, 0) && fz_buffer(theta, gbytes / 2 + 64, 0)) {
                     if (op == FZ_ST_SAMPLER_FWD)
                         fz_check("spatial transformer sampler forward", it,
-                                 cudnnSpatialTfSamplerForward(h, st, fz_scale(&a, &y), x.desc, fz_at(&x), fz_at(&grid),
+                                 cudnnSpatialTfSamplerForward(h, st, fz_scale(&a, &y), x.desc, fz_at(&x), fz_at(grid),
                                                               fz_scale(&b, &y), y.desc, fz_at(&y)),
-                                 (struct fz_tensor *[]){&y}, 1, (struct fz_tensor *[]){&x, &grid}, 2);
+                                 (struct fz_tensor *[]){&y}, 1, (struct fz_tensor *[]){&x, grid}, 2);
                     else
                         fz_check("spatial transformer grid generator forward", it,
-                                 cudnnSpatialTfGridGeneratorForward(h, st, fz_at(&theta), fz_at(&grid)),
-                                 (struct fz_tensor *[]){&grid}, 1, (struct fz_tensor *[]){&theta}, 1);
+                                 cudnnSpatialTfGridGeneratorForward(h, st, fz_at(theta), fz_at(grid)),
+                                 (struct fz_tensor *[]){grid}, 1, (struct fz_tensor *[]){theta}, 1);
                 }
-                fz_tensor_free(&grid);
-                fz_tensor_free(&theta);
                 cudnnDestroySpatialTransformerDescriptor(st);
                 break;
             }
             case FZ_DROPOUT_BWD: { /* dropout backward: the reserve space of dy's size, from no forward call */
-                struct fz_tensor reserve;
+                struct fz_tensor *reserve = &ex[0];
                 size_t rsize = 0;
-                memset(&reserve, 0, sizeof reserve);
-                if (cudnnDropoutGetReserveSpaceSize(dy.desc, &rsize) != CUDNN_STATUS_SUCCESS) rsize = 16;
-                if (fz_buffer(&reserve, rsize, 0))
+                fz_queried(cudnnDropoutGetReserveSpaceSize(dy.desc, &rsize), &rsize);
+                if (fz_buffer(reserve, rsize, 0))
                     fz_check("dropout backward", it,
-                             cudnnDropoutBackward(h, drop, dy.desc, fz_at(&dy), dx.desc, fz_at(&dx), fz_at(&reserve),
+                             cudnnDropoutBackward(h, drop, dy.desc, fz_at(&dy), dx.desc, fz_at(&dx), fz_at(reserve),
                                                   rsize),
-                             (struct fz_tensor *[]){&dx}, 1, (struct fz_tensor *[]){&dy, &reserve}, 2);
-                fz_tensor_free(&reserve);
+                             (struct fz_tensor *[]){&dx}, 1, (struct fz_tensor *[]){&dy, reserve}, 2);
                 break;
             }
             case FZ_DIVNORM_BWD: { /* means, dy and temporaries of x's size, dmeans of dx's */
-                struct fz_tensor t[5]; /* means, dy, temp, temp2, dmeans */
-                bool ok = true;
-                memset(t, 0, sizeof t);
-                for (int i = 0; i < 4; i++) ok = fz_buffer(&t[i], x.bytes, 0) && ok;
-                if (ok && fz_buffer(&t[4], dx.bytes, 0))
+                /* ex: means, dy, temp, temp2, dmeans */
+                if (fz_buffers(ex, 4, x.bytes) && fz_buffer(&ex[4], dx.bytes, 0))
                     fz_check("divisive normalization backward", it,
-                             cudnnDivisiveNormalizationBackward(h, lrn, (cudnnDivNormMode_t)fz_mode(1),
-                                                                fz_scale(&a, &dx), x.desc, fz_at(&x),
-                                                                trand_int(0, 1) ? fz_at(&t[0]) : NULL, fz_at(&t[1]),
-                                                                fz_at(&t[2]), fz_at(&t[3]), fz_scale(&b, &dx), dx.desc,
-                                                                fz_at(&dx), fz_at(&t[4])),
-                             (struct fz_tensor *[]){&dx, &t[2], &t[3], &t[4]}, 4,
-                             (struct fz_tensor *[]){&x, &t[0], &t[1]}, 3);
-                for (int i = 0; i < 5; i++) fz_tensor_free(&t[i]);
+                             cudnnDivisiveNormalizationBackward(
+                                 h, lrn, (cudnnDivNormMode_t)fz_mode(1), fz_scale(&a, &dx), x.desc, fz_at(&x),
+                                 trand_int(0, 1) ? fz_at(&ex[0]) : NULL, fz_at(&ex[1]), fz_at(&ex[2]), fz_at(&ex[3]),
+                                 fz_scale(&b, &dx), dx.desc, fz_at(&dx), fz_at(&ex[4])),
+                             (struct fz_tensor *[]){&dx, &ex[2], &ex[3], &ex[4]}, 4,
+                             (struct fz_tensor *[]){&x, &ex[0], &ex[1]}, 3);
                 break;
             }
             case FZ_BN_TRAINING_EX: { /* z in dy's buffer; workspace and reserve space as asked */
-                struct fz_tensor t[6]; /* running mean, variance, saved mean, inverse std; workspace, reserve */
+                /* ex: running mean, variance, saved mean, inverse std; workspace, reserve */
                 const cudnnBatchNormOps_t ops = (cudnnBatchNormOps_t)fz_mode(3);
-                size_t wsize = 16, rsize = 16;
-                bool ok = true;
-                memset(t, 0, sizeof t);
-                if (cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, (cudnnBatchNormMode_t)mode, ops, x.desc,
-                                                                             dy.desc, y.desc, p.desc, act, &wsize) !=
-                    CUDNN_STATUS_SUCCESS)
-                    wsize = 16;
-                if (cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, (cudnnBatchNormMode_t)mode, ops, act,
-                                                                         x.desc, &rsize) != CUDNN_STATUS_SUCCESS)
-                    rsize = 16;
-                for (int i = 0; i < 4; i++) ok = fz_buffer(&t[i], p.bytes, 0) && ok;
-                if (ok && fz_buffer(&t[4], wsize, 0) && fz_buffer(&t[5], rsize, 0))
+                size_t wsize = 0, rsize = 0;
+                fz_queried(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
+                               h, (cudnnBatchNormMode_t)mode, ops, x.desc, dy.desc, y.desc, p.desc, act, &wsize),
+                           &wsize);
+                fz_queried(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, (cudnnBatchNormMode_t)mode, ops, act,
+                                                                                x.desc, &rsize),
+                           &rsize);
+                if (fz_buffers(ex, 4, p.bytes) && fz_buffer(&ex[4], wsize, 0) && fz_buffer(&ex[5], rsize, 0))
                     fz_check("batch-norm training Ex", it,
                              cudnnBatchNormalizationForwardTrainingEx(
                                  h, (cudnnBatchNormMode_t)mode, ops, fz_scale(&a, &y), fz_scale(&b, &y), x.desc,
                                  fz_at(&x), dy.desc, fz_at(&dy), y.desc, fz_at(&y), p.desc, fz_at(&p), fz_at(&p), 0.5,
-                                 fz_at(&t[0]), fz_at(&t[1]), 1e-5, fz_at(&t[2]), fz_at(&t[3]), act, fz_at(&t[4]),
-                                 wsize, fz_at(&t[5]), rsize),
-                             (struct fz_tensor *[]){&y, &t[0], &t[1], &t[2], &t[3], &t[4], &t[5]}, 7,
+                                 fz_at(&ex[0]), fz_at(&ex[1]), 1e-5, fz_at(&ex[2]), fz_at(&ex[3]), act, fz_at(&ex[4]),
+                                 wsize, fz_at(&ex[5]), rsize),
+                             (struct fz_tensor *[]){&y, &ex[0], &ex[1], &ex[2], &ex[3], &ex[4], &ex[5]}, 7,
                              (struct fz_tensor *[]){&x, &dy, &p}, 3);
-                for (int i = 0; i < 6; i++) fz_tensor_free(&t[i]);
                 break;
             }
             case FZ_BN_BACKWARD_EX: { /* dz of dy's layout; the reserve space an input; workspace as asked */
-                struct fz_tensor t[5]; /* dz, dscale, dbias, workspace, reserve */
+                /* ex: dz, dscale, dbias, workspace, reserve */
                 const cudnnBatchNormOps_t ops = (cudnnBatchNormOps_t)fz_mode(3);
                 struct tscale a2, b2;
-                size_t wsize = 16, rsize = 16;
+                size_t wsize = 0, rsize = 0;
                 const bool saved = trand_int(0, 1);
-                memset(t, 0, sizeof t);
-                if (cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, (cudnnBatchNormMode_t)mode, ops, x.desc,
-                                                                      y.desc, dy.desc, dy.desc, dx.desc, p.desc, act,
-                                                                      &wsize) != CUDNN_STATUS_SUCCESS)
-                    wsize = 16;
-                if (cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, (cudnnBatchNormMode_t)mode, ops, act,
-                                                                         x.desc, &rsize) != CUDNN_STATUS_SUCCESS)
-                    rsize = 16;
-                if (fz_buffer(&t[0], dy.bytes, 0) && fz_buffer(&t[1], p.bytes, 0) && fz_buffer(&t[2], p.bytes, 0) &&
-                    fz_buffer(&t[3], wsize, 0) && fz_buffer(&t[4], rsize, 0))
+                fz_queried(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, (cudnnBatchNormMode_t)mode, ops, x.desc,
+                                                                             y.desc, dy.desc, dy.desc, dx.desc, p.desc,
+                                                                             act, &wsize),
+                           &wsize);
+                fz_queried(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, (cudnnBatchNormMode_t)mode, ops, act,
+                                                                                x.desc, &rsize),
+                           &rsize);
+                if (fz_buffer(&ex[0], dy.bytes, 0) && fz_buffers(&ex[1], 2, p.bytes) && fz_buffer(&ex[3], wsize, 0) &&
+                    fz_buffer(&ex[4], rsize, 0))
                     fz_check("batch-norm backward Ex", it,
                              cudnnBatchNormalizationBackwardEx(
                                  h, (cudnnBatchNormMode_t)mode, ops, fz_scale(&a, &dx), fz_scale(&b, &dx),
                                  fz_scale(&a2, &dx), fz_scale(&b2, &dx), x.desc, fz_at(&x), y.desc, fz_at(&y), dy.desc,
-                                 fz_at(&dy), dy.desc, fz_at(&t[0]), dx.desc, fz_at(&dx), p.desc, fz_at(&p), fz_at(&p),
-                                 fz_at(&t[1]), fz_at(&t[2]), 1e-5, saved ? fz_at(&p) : NULL, saved ? fz_at(&p) : NULL,
-                                 act, fz_at(&t[3]), wsize, fz_at(&t[4]), rsize),
-                             (struct fz_tensor *[]){&dx, &t[0], &t[1], &t[2], &t[3]}, 5,
-                             (struct fz_tensor *[]){&x, &y, &dy, &p, &t[4]}, 5);
-                for (int i = 0; i < 5; i++) fz_tensor_free(&t[i]);
+                                 fz_at(&dy), dy.desc, fz_at(&ex[0]), dx.desc, fz_at(&dx), p.desc, fz_at(&p), fz_at(&p),
+                                 fz_at(&ex[1]), fz_at(&ex[2]), 1e-5, saved ? fz_at(&p) : NULL, saved ? fz_at(&p) : NULL,
+                                 act, fz_at(&ex[3]), wsize, fz_at(&ex[4]), rsize),
+                             (struct fz_tensor *[]){&dx, &ex[0], &ex[1], &ex[2], &ex[3]}, 5,
+                             (struct fz_tensor *[]){&x, &y, &dy, &p, &ex[4]}, 5);
                 break;
             }
             case FZ_NORM_INFERENCE: /* the 8.x normalization inference, every parameter from p's buffer, z in dy's */
@@ -663,47 +635,44 @@ TEST(fuzz_ops_with_random_descriptors)
                 break;
             case FZ_NORM_TRAINING:
             case FZ_NORM_BACKWARD: { /* the 8.x API: parameters and statistics of p's shape, z and dz of dy's */
-                struct fz_tensor t[7]; /* running mean, variance, saved mean, inverse std; dz; workspace; reserve */
+                /* ex: running mean, variance, saved mean, inverse std; dz; workspace; reserve */
                 const cudnnNormMode_t nm = (cudnnNormMode_t)fz_mode(2);
                 const cudnnNormOps_t ops = (cudnnNormOps_t)fz_mode(3);
                 const cudnnNormAlgo_t na = (cudnnNormAlgo_t)fz_mode(2);
                 const int groups = fz_int(1, 1);
                 struct tscale a2, b2;
-                size_t wsize = 16, rsize = 16;
-                bool ok = true;
-                memset(t, 0, sizeof t);
-                cudnnStatus_t ws_status =
-                    op == FZ_NORM_TRAINING
-                        ? cudnnGetNormalizationForwardTrainingWorkspaceSize(h, nm, ops, na, x.desc, dy.desc, y.desc,
-                                                                            p.desc, act, p.desc, &wsize, groups)
-                        : cudnnGetNormalizationBackwardWorkspaceSize(h, nm, ops, na, x.desc, y.desc, dy.desc, dy.desc,
-                                                                     dx.desc, p.desc, act, p.desc, &wsize, groups);
-                if (ws_status != CUDNN_STATUS_SUCCESS) wsize = 16;
-                if (cudnnGetNormalizationTrainingReserveSpaceSize(h, nm, ops, na, act, x.desc, &rsize, groups) !=
-                    CUDNN_STATUS_SUCCESS)
-                    rsize = 16;
-                for (int i = 0; i < 4; i++) ok = fz_buffer(&t[i], p.bytes, 0) && ok;
-                ok = ok && fz_buffer(&t[4], dy.bytes, 0) && fz_buffer(&t[5], wsize, 0) && fz_buffer(&t[6], rsize, 0);
+                size_t wsize = 0, rsize = 0;
+                fz_queried(op == FZ_NORM_TRAINING
+                               ? cudnnGetNormalizationForwardTrainingWorkspaceSize(h, nm, ops, na, x.desc, dy.desc,
+                                                                                   y.desc, p.desc, act, p.desc, &wsize,
+                                                                                   groups)
+                               : cudnnGetNormalizationBackwardWorkspaceSize(h, nm, ops, na, x.desc, y.desc, dy.desc,
+                                                                            dy.desc, dx.desc, p.desc, act, p.desc,
+                                                                            &wsize, groups),
+                           &wsize);
+                fz_queried(cudnnGetNormalizationTrainingReserveSpaceSize(h, nm, ops, na, act, x.desc, &rsize, groups),
+                           &rsize);
+                const bool ok = fz_buffers(ex, 4, p.bytes) && fz_buffer(&ex[4], dy.bytes, 0) &&
+                                fz_buffer(&ex[5], wsize, 0) && fz_buffer(&ex[6], rsize, 0);
                 if (ok && op == FZ_NORM_TRAINING)
                     fz_check("normalization training", it,
                              cudnnNormalizationForwardTraining(
                                  h, nm, ops, na, fz_scale(&a, &y), fz_scale(&b, &y), x.desc, fz_at(&x), p.desc,
-                                 fz_at(&p), fz_at(&p), 0.5, p.desc, fz_at(&t[0]), fz_at(&t[1]), 1e-5, fz_at(&t[2]),
-                                 fz_at(&t[3]), act, dy.desc, fz_at(&dy), y.desc, fz_at(&y), fz_at(&t[5]), wsize,
-                                 fz_at(&t[6]), rsize, groups),
-                             (struct fz_tensor *[]){&y, &t[0], &t[1], &t[2], &t[3], &t[5], &t[6]}, 7,
+                                 fz_at(&p), fz_at(&p), 0.5, p.desc, fz_at(&ex[0]), fz_at(&ex[1]), 1e-5, fz_at(&ex[2]),
+                                 fz_at(&ex[3]), act, dy.desc, fz_at(&dy), y.desc, fz_at(&y), fz_at(&ex[5]), wsize,
+                                 fz_at(&ex[6]), rsize, groups),
+                             (struct fz_tensor *[]){&y, &ex[0], &ex[1], &ex[2], &ex[3], &ex[5], &ex[6]}, 7,
                              (struct fz_tensor *[]){&x, &p, &dy}, 3);
                 else if (ok)
                     fz_check("normalization backward", it,
                              cudnnNormalizationBackward(
                                  h, nm, ops, na, fz_scale(&a, &dx), fz_scale(&b, &dx), fz_scale(&a2, &dx),
-                                 fz_scale(&b2, &dx), x.desc, fz_at(&x), y.desc, fz_at(&y), dy.desc, fz_at(&dy),
-                                 dy.desc, fz_at(&t[4]), dx.desc, fz_at(&dx), p.desc, fz_at(&p), fz_at(&p), fz_at(&t[0]),
-                                 fz_at(&t[1]), 1e-5, p.desc, trand_int(0, 1) ? fz_at(&p) : NULL, fz_at(&p), act,
-                                 fz_at(&t[5]), wsize, fz_at(&t[6]), rsize, groups),
-                             (struct fz_tensor *[]){&dx, &t[0], &t[1], &t[4], &t[5]}, 5,
-                             (struct fz_tensor *[]){&x, &y, &dy, &p, &t[6]}, 5);
-                for (int i = 0; i < 7; i++) fz_tensor_free(&t[i]);
+                                 fz_scale(&b2, &dx), x.desc, fz_at(&x), y.desc, fz_at(&y), dy.desc, fz_at(&dy), dy.desc,
+                                 fz_at(&ex[4]), dx.desc, fz_at(&dx), p.desc, fz_at(&p), fz_at(&p), fz_at(&ex[0]),
+                                 fz_at(&ex[1]), 1e-5, p.desc, trand_int(0, 1) ? fz_at(&p) : NULL, fz_at(&p), act,
+                                 fz_at(&ex[5]), wsize, fz_at(&ex[6]), rsize, groups),
+                             (struct fz_tensor *[]){&dx, &ex[0], &ex[1], &ex[4], &ex[5]}, 5,
+                             (struct fz_tensor *[]){&x, &y, &dy, &p, &ex[6]}, 5);
                 break;
             }
             case FZ_SCALE:
@@ -718,6 +687,7 @@ TEST(fuzz_ops_with_random_descriptors)
         fz_tensor_free(&dy);
         fz_tensor_free(&dx);
         fz_tensor_free(&p);
+        for (int i = 0; i < (int)TLEN(ex); i++) fz_tensor_free(&ex[i]);
     }
     CHECK(current_test_failed() || ran > FUZZ_ITERATIONS / 2); /* most iterations had tensors small enough to run */
     cudnnDestroyActivationDescriptor(act);
