@@ -52,22 +52,20 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 build_log=$work/build.log
 
-# measure NAME NOTE DIR: the filtered tests on the cuda backend and the benchmark's cases, run
-# from DIR (a build directory's tests/ and bench/, or an unpacked variant's files); one block of
-# lines for the variant.
+# measure NAME DIR [NOTE]: the filtered tests on the cuda backend and the benchmark's cases, run
+# from DIR's tests/ and bench/ (a build directory, or an unpacked variant laid out the same); one
+# block of lines for the variant, its first line NOTE and the tests' summary.
 measure() {
-    local name=$1 note=$2 dir=$3 tests="" rc=0
-    local tests_bin=$dir/tests/opencudnn_tests bench_bin=$dir/bench/opencudnn_bench
-    [ -x "$tests_bin" ] || tests_bin=$dir/opencudnn_tests bench_bin=$dir/opencudnn_bench
+    local name=$1 dir=$2 note=${3:-} tests="" rc=0
     if [ -n "$filter" ]; then
-        tests=$("$tests_bin" -b cuda -k "$filter" 2>&1 | tail -1) || rc=$?
+        tests=$("$dir/tests/opencudnn_tests" -b cuda -k "$filter" 2>&1 | tail -1) || rc=$?
         if [ $rc -ne 0 ]; then
-            echo "$name: ${note}tests FAILED: $tests"
+            echo "$name:${note:+ $note;} tests FAILED: $tests"
             return
         fi
     fi
-    echo "$name: ${note}${tests:+tests: $tests}"
-    "$bench_bin" --suite "ceiling,$suites" ${cases:+--case "copy,$cases"} --tsv --reps 3 --min-ms 5 2>&1 |
+    echo "$name:${note:+ $note}${tests:+${note:+;} tests: $tests}"
+    "$dir/bench/opencudnn_bench" --suite "ceiling,$suites" ${cases:+--case "copy,$cases"} --tsv --reps 3 --min-ms 5 2>&1 |
         awk -F'\t' '$4 == "CUDNN_STATUS_SUCCESS" && $5 > 0 {
                         gbs = $6 / $5 / 1e6
                         if ($1 == "copy") { ceiling = gbs; next }
@@ -82,7 +80,7 @@ if [ -n "$unpack" ]; then
     cuda_lib=$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")/../lib64
     while read -r name; do
         # the variant's libraries first (the front loads its sub-libraries from its own directory)
-        LD_LIBRARY_PATH="$work/$name:$cuda_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" measure "$name" "" "$work/$name"
+        LD_LIBRARY_PATH="$work/$name:$cuda_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" measure "$name" "$work/$name"
     done <"$work/order" | tee ${report:+"$report"}
     exit 0
 fi
@@ -94,15 +92,15 @@ libs="libcudnn.so.8 libcudnn_ops_infer.so.8 libcudnn_ops_train.so.8 libcudnn_cnn
       libcudnn_cnn_train.so.8 libcudnn_adv_infer.so.8 libcudnn_adv_train.so.8"
 targets="cudnn ops_infer ops_train cnn_infer cnn_train adv_infer adv_train opencudnn_tests opencudnn_bench"
 
-# keep NAME: the build's runnable files into the pack's NAME/, those equal to the baseline's as
-# hard links to them (stored once by tar).
+# keep NAME: the build's runnable files into the pack's NAME/, laid out as in the build, those
+# equal to the baseline's as hard links to them (stored once by tar).
 keep() {
     local d=$work/pack/$1 f
-    mkdir -p "$d"
+    mkdir -p "$d/tests" "$d/bench"
     for f in $libs tests/opencudnn_tests bench/opencudnn_bench; do
-        cp -L "$build/$f" "$d/" || return 1
-        local base=$work/pack/baseline/$(basename "$f")
-        if [ "$1" != baseline ] && cmp -s "$base" "$d/$(basename "$f")"; then ln -f "$base" "$d/"; fi
+        cp -L "$build/$f" "$d/$f" || return 1
+        local base=$work/pack/baseline/$f
+        if [ "$1" != baseline ] && cmp -s "$base" "$d/$f"; then ln -f "$base" "$d/$f"; fi
     done
     echo "$1" >>"$work/pack/order"
 }
@@ -119,7 +117,7 @@ variant() {
     if [ -n "$pack" ]; then
         keep "$1" && echo "$1: built in $((SECONDS - t0))s, packed"
     else
-        measure "$1" "built in $((SECONDS - t0))s; " "$build"
+        measure "$1" "$build" "built in $((SECONDS - t0))s"
     fi
 }
 
