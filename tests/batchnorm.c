@@ -11,6 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef OCD_TEST_CUDA
+#include <cuda_runtime.h>
+#endif
+
 static const cudnnDataType_t all_types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF,
                                             CUDNN_DATA_BFLOAT16};
 
@@ -540,3 +544,139 @@ TEST(bn_bad_inputs)
     }
     bad_env_free(&e);
 }
+
+#ifdef OCD_TEST_CUDA
+/* One set of a training step's and backward's outputs, on the device. */
+struct bn_step_out {
+    void *y, *dx;
+    float *run_mean, *run_var, *save_mean, *save_invstd, *dscale, *dbias;
+};
+
+static void bn_step_out_alloc(struct bn_step_out *o, size_t data_bytes, int ch)
+{
+    size_t pb = (size_t)ch * sizeof(float);
+    o->y = tbuf_alloc(data_bytes);
+    o->dx = tbuf_alloc(data_bytes);
+    float *zeros = calloc((size_t)ch, sizeof(float)), *ones = malloc(pb);
+    for (int i = 0; i < ch; i++) ones[i] = 1;
+    o->run_mean = tbuf_from(zeros, pb);
+    o->run_var = tbuf_from(ones, pb);
+    o->save_mean = tbuf_alloc(pb);
+    o->save_invstd = tbuf_alloc(pb);
+    o->dscale = tbuf_alloc(pb);
+    o->dbias = tbuf_alloc(pb);
+    free(zeros);
+    free(ones);
+}
+
+static void bn_step_out_free(struct bn_step_out *o)
+{
+    void *all[] = {o->y, o->dx, o->run_mean, o->run_var, o->save_mean, o->save_invstd, o->dscale, o->dbias};
+    for (size_t i = 0; i < TLEN(all); i++) tbuf_free(all[i]);
+}
+
+/* A training step (running averages, factor 0.5) then the backward from its saved statistics. */
+static cudnnStatus_t bn_step(cudnnHandle_t h, const struct tview *v, const struct tview *p, const void *x,
+                             const void *dy, const float *scale, const float *bias, struct bn_step_out *o)
+{
+    const float one = 1, zero = 0;
+    cudnnStatus_t s = cudnnBatchNormalizationForwardTraining(
+        h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, v->desc, x, v->desc, o->y, p->desc, scale, bias, 0.5,
+        o->run_mean, o->run_var, 1e-5, o->save_mean, o->save_invstd);
+    if (s != CUDNN_STATUS_SUCCESS) return s;
+    return cudnnBatchNormalizationBackward(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, v->desc, x,
+                                           v->desc, dy, v->desc, o->dx, p->desc, scale, o->dscale, o->dbias,
+                                           1e-5, o->save_mean, o->save_invstd);
+}
+
+/* Every output of two sets holds the same bytes. */
+static void bn_step_out_same(const struct bn_step_out *a, const struct bn_step_out *b, size_t data_bytes, int ch,
+                             const char *what)
+{
+    const void *pa[] = {a->y, a->dx, a->run_mean, a->run_var, a->save_mean, a->save_invstd, a->dscale, a->dbias};
+    const void *pb[] = {b->y, b->dx, b->run_mean, b->run_var, b->save_mean, b->save_invstd, b->dscale, b->dbias};
+    static const char *names[] = {"y", "dx", "running mean", "running variance", "saved mean",
+                                  "saved inverse std", "dscale", "dbias"};
+    unsigned char *ha = malloc(data_bytes), *hb = malloc(data_bytes);
+    for (size_t i = 0; i < TLEN(pa); i++) {
+        size_t bytes = i < 2 ? data_bytes : (size_t)ch * sizeof(float);
+        tbuf_download(ha, pa[i], bytes);
+        tbuf_download(hb, pb[i], bytes);
+        if (memcmp(ha, hb, bytes) != 0) FAIL("%s: %s differs between the direct calls and the graph", what, names[i]);
+    }
+    free(ha);
+    free(hb);
+}
+
+/* Frameworks capture cuDNN calls into CUDA graphs and replay them. Batch-norm training and
+   backward, captured on a stream other than the one the handle's scratch was last used on, then
+   replayed twice, give the direct calls' results bit for bit (the engine is deterministic; the
+   second replay reads the running averages the first one wrote). Both engine paths: rows (NHWC
+   half) and channels first (NCHW float). */
+TEST(bn_stream_capture)
+{
+    if (test_backend[0] != 'c') return;
+    static const struct { cudnnDataType_t dtype; int dims[4]; int layout; } cases[] = {
+        {CUDNN_DATA_HALF, {4, 64, 9, 11}, TV_NHWC},
+        {CUDNN_DATA_FLOAT, {3, 16, 13, 7}, TV_NCHW},
+    };
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        struct tview v, p;
+        int ch = cases[k].dims[1], pdims[4] = {1, ch, 1, 1};
+        tview_init(&v, cases[k].dtype, 4, cases[k].dims, cases[k].layout);
+        tview_init(&p, CUDNN_DATA_FLOAT, 4, pdims, TV_NCHW);
+        double *xv = tview_random(v.count, -2, 3), *dyv = tview_random(v.count, -1, 1);
+        void *x = tview_upload(&v, xv), *dy = tview_upload(&v, dyv);
+        float *hs = malloc((size_t)ch * sizeof(float)), *hb = malloc((size_t)ch * sizeof(float));
+        for (int i = 0; i < ch; i++) {
+            hs[i] = (float)trand_uniform(0.5, 2);
+            hb[i] = (float)trand_uniform(-1, 1);
+        }
+        float *scale = tbuf_from(hs, (size_t)ch * sizeof(float)), *bias = tbuf_from(hb, (size_t)ch * sizeof(float));
+        size_t bytes = tview_bytes(&v);
+        struct bn_step_out direct, graph;
+        bn_step_out_alloc(&direct, bytes, ch);
+        bn_step_out_alloc(&graph, bytes, ch);
+
+        cudaStream_t s = NULL;
+        cudaGraph_t g = NULL;
+        cudaGraphExec_t exec = NULL;
+        CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+        CHECK_OK(cudnnSetStream(h, NULL));
+        CHECK_OK(bn_step(h, &v, &p, x, dy, scale, bias, &direct));
+        CHECK(cudaDeviceSynchronize() == cudaSuccess);
+        CHECK_OK(cudnnSetStream(h, s));
+        CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+        CHECK_OK(bn_step(h, &v, &p, x, dy, scale, bias, &graph));
+        bool captured = CHECK(cudaStreamEndCapture(s, &g) == cudaSuccess) &&
+                        CHECK(cudaGraphInstantiateWithFlags(&exec, g, 0) == cudaSuccess);
+        for (int step = 0; captured && step < 2; step++) {
+            if (step > 0) { /* the direct calls' second step, on the default stream */
+                CHECK_OK(cudnnSetStream(h, NULL));
+                CHECK_OK(bn_step(h, &v, &p, x, dy, scale, bias, &direct));
+                CHECK_OK(cudnnSetStream(h, s));
+            }
+            CHECK(cudaGraphLaunch(exec, s) == cudaSuccess);
+            CHECK(cudaDeviceSynchronize() == cudaSuccess);
+            bn_step_out_same(&direct, &graph, bytes, ch, step == 0 ? "first step" : "second step");
+        }
+        CHECK_OK(cudnnSetStream(h, NULL));
+        if (exec) cudaGraphExecDestroy(exec);
+        if (g) cudaGraphDestroy(g);
+        if (s) cudaStreamDestroy(s);
+        bn_step_out_free(&direct);
+        bn_step_out_free(&graph);
+        tbuf_free(scale);
+        tbuf_free(bias);
+        free(hs);
+        free(hb);
+        tview_free(&v, x);
+        tview_free(&v, dy);
+        free(xv);
+        free(dyv);
+        tview_destroy(&v);
+        tview_destroy(&p);
+    }
+}
+#endif

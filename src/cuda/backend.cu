@@ -54,6 +54,19 @@ static void cuda_close(cudnnHandle_t h)
     h->backend_data = NULL;
 }
 
+/* Whether the work issued to stream s is being captured into a CUDA graph. The scratch's event
+   is then recorded and waited on as an external one (the flags are refused outside a capture):
+   a capturing stream may wait on an event recorded outside the capture only so (the graph gets
+   a node that waits on it when it runs), and an event recorded inside one can be waited on
+   outside it only so. */
+static cudaError_t stream_capturing(cudaStream_t s, bool *capturing)
+{
+    cudaStreamCaptureStatus status;
+    cudaError_t err = cudaStreamIsCapturing(s, &status);
+    *capturing = err == cudaSuccess && status == cudaStreamCaptureStatusActive;
+    return err;
+}
+
 extern "C" cudnnStatus_t ocd_cuda_scratch_acquire(cudnnHandle_t h, size_t bytes, void **ptr)
 {
     struct cuda_state *st = (struct cuda_state *)h->backend_data;
@@ -69,7 +82,9 @@ extern "C" cudnnStatus_t ocd_cuda_scratch_acquire(cudnnHandle_t h, size_t bytes,
         OCD_CUDA_TRY(cudaMalloc(&st->scratch, want));
         st->scratch_bytes = want;
     } else if (st->scratch_used && st->scratch_stream != h->stream) {
-        OCD_CUDA_TRY(cudaStreamWaitEvent(h->stream, st->scratch_done, 0));
+        bool capturing;
+        OCD_CUDA_TRY(stream_capturing(h->stream, &capturing));
+        OCD_CUDA_TRY(cudaStreamWaitEvent(h->stream, st->scratch_done, capturing ? cudaEventWaitExternal : 0));
     }
     *ptr = st->scratch;
     return CUDNN_STATUS_SUCCESS;
@@ -78,7 +93,9 @@ extern "C" cudnnStatus_t ocd_cuda_scratch_acquire(cudnnHandle_t h, size_t bytes,
 extern "C" cudnnStatus_t ocd_cuda_scratch_release(cudnnHandle_t h)
 {
     struct cuda_state *st = (struct cuda_state *)h->backend_data;
-    OCD_CUDA_TRY(cudaEventRecord(st->scratch_done, h->stream));
+    bool capturing;
+    OCD_CUDA_TRY(stream_capturing(h->stream, &capturing));
+    OCD_CUDA_TRY(cudaEventRecordWithFlags(st->scratch_done, h->stream, capturing ? cudaEventRecordExternal : 0));
     st->scratch_stream = h->stream;
     st->scratch_used = true;
     return CUDNN_STATUS_SUCCESS;
