@@ -48,16 +48,18 @@
    prologue (the shift or mean of a reduction, the coefficients of a plain float-compute element
    pass), and the finish loads a slot's operands before its partials, so that no latency waits
    alone: 16-bit inference 0.0583 -> 0.0553 ms (84% -> 89% of copy), training 0.1003 -> 0.0983 ms,
-   the rest unchanged within 1% (bench, fifth session). The statistics reduction asks for its
-   next round's lines into L1 while a round computes (prefetch_next_round): 16-bit training
-   0.0985 -> 0.0966 ms; the gradient reductions measured 0.4-1% slower with it, so only the
-   statistics pass has it (sixth session). Staging x (and dy) through shared memory by cp.async,
-   3 rounds ahead, so that the loads in flight hold no registers, measured within 1% (training
-   0.0966 -> 0.0959, backward 0.1477 -> 0.1468, seventh session): not taken, the reductions are
-   not limited by their loads in flight. The reductions' block tree without bank conflicts, the
+   the rest unchanged within 1% (bench, fifth session). An L1 prefetch of the statistics
+   reduction's next round took 16-bit training 0.0985 -> 0.0966 ms (sixth session) but, once the
+   reductions' loads no longer tested their lanes (lanes()), cost time: 0.0901 with it, 0.0888
+   without (Nsight Compute had found 3% of its loads hitting L1; eighth session). Staging x (and
+   dy) through shared memory by cp.async, 3 rounds ahead, so that the loads in flight hold no
+   registers, measured within 1% (training 0.0966 -> 0.0959, backward 0.1477 -> 0.1468, seventh
+   session): not taken, the reductions are not limited by their loads in flight. The reductions' block tree without bank conflicts, the
    element pass's coefficients in groups of 4 lanes (coef_slot), and the finish and element pass
    launched early (cuda/launch.cuh) took 16-bit training 0.0960 -> 0.0896 ms, backward 0.1469 ->
-   0.1401, inference 0.0550 -> 0.0540, fp32 training 0.1668 -> 0.1638 (eighth session).
+   0.1401, inference 0.0550 -> 0.0540, fp32 training 0.1668 -> 0.1638; the reductions' loads
+   without a test of their lanes and without that prefetch, training 0.0901 -> 0.0888 (eighth
+   session).
 
    Included by batchnorm.cu, which plans and launches, and by batchnorm_{float,double,half,
    bfloat16}.cu, which instantiate the kernels and their launcher (run_typed), a data type each,
@@ -240,9 +242,9 @@ struct LayStrided {
     }
 };
 
-/* The lanes of a rows thread that has n > 0 of them: all V where the layout says so, a constant.
-   The element passes and P_BOTH use it; the other reductions keep n (ptxas: the 16-bit P_GRAD
-   one then spilled). */
+/* The lanes of a rows thread that has n > 0 of them: all V where the layout says so, a constant,
+   so that its loads need no test of the lanes it has (the 16-bit statistics reduction: 1032 ->
+   800 SASS instructions, the prefetch it then had included). */
 template <class L, int V> __device__ __forceinline__ int lanes(int n)
 {
     return L::WHOLE ? V : n;
@@ -386,25 +388,6 @@ __device__ __forceinline__ void load_round(const L &lay, const Args<T> &a, uint3
     }
 }
 
-/* Asks for the x lines of the round after (u0, r0) of the statistics reduction (the next chunk's
-   first after the last) into L1, so that they are on the way while this round computes: no
-   register waits on them. */
-template <int U, typename T, class L>
-__device__ __forceinline__ void prefetch_next_round(const L &lay, const Args<T> &a, uint32_t r0, int u0, uint32_t j0)
-{
-    uint32_t nr0 = r0;
-    int nu0 = u0 + U;
-    if (nu0 >= ROWS) {
-        nu0 = 0;
-        nr0 = r0 + gridDim.y * a.chunk;
-    }
-#pragma unroll
-    for (int u = 0; u < U; u++) {
-        const uint32_t r = round_row<false>(nr0, nu0, u, a.ty);
-        if (r < a.M) asm volatile("prefetch.global.L1 [%0];" ::"l"(a.x + lay.at(lay.pos(r), T_X, j0)));
-    }
-}
-
 /* ---- reduce ---------------------------------------------------------------------------------- */
 
 /* The rows reductions. ACT as for load_grad: the gradient pass has a kernel for the fused
@@ -443,8 +426,7 @@ k_reduce_rows(const L lay, const Args<T> a)
                 Chunk<T, V> xc[U];
                 GradChunk<T, V> gc[U];
                 bool ok[U];
-                load_round<false, false, GRAD, ACT>(lay, a, r0, u0, j0, P == P_BOTH ? lanes<L, V>(n) : n, xc, gc, ok);
-                if (P == P_STATS) prefetch_next_round<U>(lay, a, r0, u0, j0);
+                load_round<false, false, GRAD, ACT>(lay, a, r0, u0, j0, lanes<L, V>(n), xc, gc, ok);
                 if (u0 == 0 && first) {
                     first = false;
                     if (P != P_GRAD) load_lanes<false, T, V>(a.x + lay.at(lay.pos(0), T_X, j0), n, ref);
