@@ -131,7 +131,6 @@ variant() {
         variant "$(basename "$patch")"
         git apply -R "$patch" || { echo "$(basename "$patch"): could not be reverted; stopping"; break; }
     done
-    cmake --build "$build" ${pack:+--target $targets} >/dev/null 2>&1 # leave the build as the tree is
     if [ -n "$pack" ]; then
         tar -cJf "$pack" -C "$work/pack" . && echo "pack: $pack, $(du -h "$pack" | cut -f1)"
     fi
