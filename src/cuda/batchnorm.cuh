@@ -54,12 +54,12 @@
    without (Nsight Compute had found 3% of its loads hitting L1; eighth session). Staging x (and
    dy) through shared memory by cp.async, 3 rounds ahead, so that the loads in flight hold no
    registers, measured within 1% (training 0.0966 -> 0.0959, backward 0.1477 -> 0.1468, seventh
-   session): not taken, the reductions are not limited by their loads in flight. The reductions' block tree without bank conflicts, the
-   element pass's coefficients in groups of 4 lanes (coef_slot), and the finish and element pass
-   launched early (cuda/launch.cuh) took 16-bit training 0.0960 -> 0.0896 ms, backward 0.1469 ->
-   0.1401, inference 0.0550 -> 0.0540, fp32 training 0.1668 -> 0.1638; the reductions' loads
-   without a test of their lanes and without that prefetch, training 0.0901 -> 0.0888 (eighth
-   session).
+   session): not taken, the reductions are not limited by their loads in flight. The reductions'
+   block tree without bank conflicts, the element pass's coefficients in groups of 4 lanes
+   (coef_slot), and the finish and element pass launched early (cuda/launch.cuh) took 16-bit
+   training 0.0960 -> 0.0896 ms, backward 0.1469 -> 0.1401, inference 0.0550 -> 0.0540, fp32
+   training 0.1668 -> 0.1638; the reductions' loads without a test of their lanes and without
+   that prefetch, training 0.0901 -> 0.0888 (eighth session).
 
    Included by batchnorm.cu, which plans and launches, and by batchnorm_{float,double,half,
    bfloat16}.cu, which instantiate the kernels and their launcher (run_typed), a data type each,
