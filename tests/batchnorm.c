@@ -569,10 +569,21 @@ static void bn_step_out_alloc(struct bn_step_out *o, size_t data_bytes, int ch)
     free(ones);
 }
 
+enum { BN_STEP_OUTPUTS = 8 }; /* y and dx first, then the per-channel floats */
+
+/* The buffers of a set, in the order of bn_step_out_same's names. */
+static void bn_step_out_list(const struct bn_step_out *o, void *all[BN_STEP_OUTPUTS])
+{
+    void *list[BN_STEP_OUTPUTS] = {o->y,         o->dx,           o->run_mean, o->run_var,
+                                   o->save_mean, o->save_invstd, o->dscale,   o->dbias};
+    memcpy(all, list, sizeof list);
+}
+
 static void bn_step_out_free(struct bn_step_out *o)
 {
-    void *all[] = {o->y, o->dx, o->run_mean, o->run_var, o->save_mean, o->save_invstd, o->dscale, o->dbias};
-    for (size_t i = 0; i < TLEN(all); i++) tbuf_free(all[i]);
+    void *all[BN_STEP_OUTPUTS];
+    bn_step_out_list(o, all);
+    for (int i = 0; i < BN_STEP_OUTPUTS; i++) tbuf_free(all[i]);
 }
 
 /* A training step (running averages, factor 0.5) then the backward from its saved statistics. */
@@ -593,12 +604,13 @@ static cudnnStatus_t bn_step(cudnnHandle_t h, const struct tview *v, const struc
 static void bn_step_out_same(const struct bn_step_out *a, const struct bn_step_out *b, size_t data_bytes, int ch,
                              const char *what)
 {
-    const void *pa[] = {a->y, a->dx, a->run_mean, a->run_var, a->save_mean, a->save_invstd, a->dscale, a->dbias};
-    const void *pb[] = {b->y, b->dx, b->run_mean, b->run_var, b->save_mean, b->save_invstd, b->dscale, b->dbias};
-    static const char *names[] = {"y", "dx", "running mean", "running variance", "saved mean",
-                                  "saved inverse std", "dscale", "dbias"};
+    void *pa[BN_STEP_OUTPUTS], *pb[BN_STEP_OUTPUTS];
+    static const char *names[BN_STEP_OUTPUTS] = {"y", "dx", "running mean", "running variance", "saved mean",
+                                                 "saved inverse std", "dscale", "dbias"};
+    bn_step_out_list(a, pa);
+    bn_step_out_list(b, pb);
     unsigned char *ha = malloc(data_bytes), *hb = malloc(data_bytes);
-    for (size_t i = 0; i < TLEN(pa); i++) {
+    for (int i = 0; i < BN_STEP_OUTPUTS; i++) {
         size_t bytes = i < 2 ? data_bytes : (size_t)ch * sizeof(float);
         tbuf_download(ha, pa[i], bytes);
         tbuf_download(hb, pb[i], bytes);

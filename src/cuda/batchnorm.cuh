@@ -910,9 +910,10 @@ template <typename T> struct Runner {
     const Plan *pl;
     Args<T> a;
     int V; /* the vector width used: the plan's, unless a pointer is not 16-byte aligned */
-    /* The element pass follows a finish (training, backward): launched early, as the finish is
-       after its reduction, so that each starts while the kernel ahead drains (cuda/launch.cuh) */
-    bool early;
+    /* Whether the element pass follows a finish (training, backward: it reads the finish's
+       coefficients): then it is launched early, as the finish is after its reduction, so that
+       each starts while the kernel ahead drains (cuda/launch.cuh) */
+    bool early() const { return a.coef != NULL; }
 
     /* Rows grids: blocks along the slots times blocks along the rows, the reduction's a.G, the
        element pass's one a chunk (up to the grid's limit), so that the hardware keeps as many
@@ -938,8 +939,8 @@ template <typename T> struct Runner {
     template <int VV, bool BWD, class L> void apply_rows(const L &lay)
     {
         const dim3 grid = rows_grid(OCD_MIN(a.nchunks, 65535u)), block(a.tx, a.ty);
-        if (!a.act) ocd_launch(early, h->cc_major, k_apply_rows<T, VV, BWD, false, L>, grid, block, h->stream, lay, a);
-        else ocd_launch(early, h->cc_major, k_apply_rows<T, VV, BWD, true, L>, grid, block, h->stream, lay, a);
+        if (!a.act) ocd_launch(early(), h->cc_major, k_apply_rows<T, VV, BWD, false, L>, grid, block, h->stream, lay, a);
+        else ocd_launch(early(), h->cc_major, k_apply_rows<T, VV, BWD, true, L>, grid, block, h->stream, lay, a);
     }
 
     /* Launches a pass on the plan's layout with V lanes a thread (VEC, or 1 when V is): rows(vv,
@@ -979,7 +980,7 @@ template <typename T> struct Runner {
     {
         return by_kind([&](auto vv, const auto &lay) { this->template apply_rows<decltype(vv)::value, BWD>(lay); },
                        [&](auto vv) {
-                           ocd_launch(early, h->cc_major, k_apply_chan<T, decltype(vv)::value, BWD>, dim3(a.K, a.G),
+                           ocd_launch(early(), h->cc_major, k_apply_chan<T, decltype(vv)::value, BWD>, dim3(a.K, a.G),
                                       dim3(THREADS), h->stream, pl->chan, a);
                        });
     }
@@ -1001,7 +1002,6 @@ template <typename T> struct Runner {
 
     cudnnStatus_t run(const struct ocd_bn_problem *p, void *ws)
     {
-        early = p->dir != OCD_BN_INFERENCE;
         a.coef = NULL;
         if (p->dir != OCD_BN_INFERENCE) {
             C *w = (C *)ws;
