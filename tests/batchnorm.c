@@ -620,11 +620,38 @@ static void bn_step_out_same(const struct bn_step_out *a, const struct bn_step_o
     free(hb);
 }
 
+/* A training step and its backward on a tensor whose partial sums need more than the 1 MiB the
+   handle's scratch starts at (on a GPU of 64 SMs or more), so that a larger buffer replaces the
+   one a capture used. */
+static void bn_grow_scratch(cudnnHandle_t h)
+{
+    enum { CH = 256 };
+    struct tview v, p;
+    int dims[4] = {64, CH, 24, 24}, pdims[4] = {1, CH, 1, 1};
+    tview_init(&v, CUDNN_DATA_HALF, 4, dims, TV_NHWC);
+    tview_init(&p, CUDNN_DATA_FLOAT, 4, pdims, TV_NCHW);
+    double *xv = tview_random(v.count, -1, 1);
+    void *x = tview_upload(&v, xv);
+    float ones[CH];
+    for (int i = 0; i < CH; i++) ones[i] = 1;
+    float *scale = tbuf_from(ones, sizeof ones);
+    struct bn_step_out o;
+    bn_step_out_alloc(&o, tview_bytes(&v), CH);
+    CHECK_OK(bn_step(h, &v, &p, x, x, scale, scale, &o));
+    bn_step_out_free(&o);
+    tbuf_free(scale);
+    tview_free(&v, x);
+    free(xv);
+    tview_destroy(&v);
+    tview_destroy(&p);
+}
+
 /* Frameworks capture cuDNN calls into CUDA graphs and replay them. Batch-norm training and
    backward, captured on a stream other than the one the handle's scratch was last used on, then
-   replayed twice, give the direct calls' results bit for bit (the engine is deterministic; the
-   second replay reads the running averages the first one wrote). Both engine paths: rows (NHWC
-   half) and channels first (NCHW float). */
+   replayed three times, give the direct calls' results bit for bit (the engine is deterministic;
+   each replay reads the running averages the one before wrote), the third after a larger call
+   has replaced the scratch the graph uses. Both engine paths: rows (NHWC half) and channels
+   first (NCHW float). A handle of its own, so that its scratch starts empty. */
 TEST(bn_stream_capture)
 {
     if (test_backend[0] != 'c') return;
@@ -632,7 +659,8 @@ TEST(bn_stream_capture)
         {CUDNN_DATA_HALF, {4, 64, 9, 11}, TV_NHWC},
         {CUDNN_DATA_FLOAT, {3, 16, 13, 7}, TV_NCHW},
     };
-    cudnnHandle_t h = test_handle();
+    cudnnHandle_t h = NULL;
+    if (!CHECK_OK(cudnnCreate(&h))) return;
     for (size_t k = 0; k < TLEN(cases); k++) {
         struct tview v, p;
         int ch = cases[k].dims[1], pdims[4] = {1, ch, 1, 1};
@@ -663,15 +691,17 @@ TEST(bn_stream_capture)
         CHECK_OK(bn_step(h, &v, &p, x, dy, scale, bias, &graph));
         bool captured = CHECK(cudaStreamEndCapture(s, &g) == cudaSuccess) &&
                         CHECK(cudaGraphInstantiateWithFlags(&exec, g, 0) == cudaSuccess);
-        for (int step = 0; captured && step < 2; step++) {
-            if (step > 0) { /* the direct calls' second step, on the default stream */
+        static const char *steps[] = {"first step", "second step", "after the scratch grew"};
+        for (int step = 0; captured && step < 3; step++) {
+            if (step > 0) { /* the direct calls' next step, on the default stream */
                 CHECK_OK(cudnnSetStream(h, NULL));
                 CHECK_OK(bn_step(h, &v, &p, x, dy, scale, bias, &direct));
+                if (step == 2) bn_grow_scratch(h);
                 CHECK_OK(cudnnSetStream(h, s));
             }
             CHECK(cudaGraphLaunch(exec, s) == cudaSuccess);
             CHECK(cudaDeviceSynchronize() == cudaSuccess);
-            bn_step_out_same(&direct, &graph, bytes, ch, step == 0 ? "first step" : "second step");
+            bn_step_out_same(&direct, &graph, bytes, ch, steps[step]);
         }
         CHECK_OK(cudnnSetStream(h, NULL));
         if (exec) cudaGraphExecDestroy(exec);
@@ -690,5 +720,6 @@ TEST(bn_stream_capture)
         tview_destroy(&v);
         tview_destroy(&p);
     }
+    cudnnDestroy(h);
 }
 #endif

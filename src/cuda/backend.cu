@@ -11,6 +11,13 @@
 
 #include <stdlib.h>
 
+/* A scratch buffer that a stream capture used and a larger one then replaced: the graph may still
+   address it, so it is freed with the handle, not when replaced. */
+struct retired_scratch {
+    void *ptr;
+    struct retired_scratch *next;
+};
+
 /* What a CUDA handle owns (handle->backend_data). */
 struct cuda_state {
     void *scratch;          /* device memory, scratch_bytes long, or NULL */
@@ -18,6 +25,8 @@ struct cuda_state {
     cudaEvent_t scratch_done; /* recorded after the last use, on scratch_stream */
     cudaStream_t scratch_stream;
     bool scratch_used;
+    bool scratch_captured;  /* a stream capture used this buffer */
+    struct retired_scratch *retired;
 };
 
 static cudnnStatus_t cuda_open(cudnnHandle_t h)
@@ -49,6 +58,12 @@ static void cuda_close(cudnnHandle_t h)
     struct cuda_state *st = (struct cuda_state *)h->backend_data;
     if (st == NULL) return;
     if (st->scratch) cudaFree(st->scratch); /* waits for the work that uses it */
+    while (st->retired) {
+        struct retired_scratch *r = st->retired;
+        st->retired = r->next;
+        cudaFree(r->ptr);
+        free(r);
+    }
     if (st->scratch_done) cudaEventDestroy(st->scratch_done);
     free(st);
     h->backend_data = NULL;
@@ -73,12 +88,19 @@ extern "C" cudnnStatus_t ocd_cuda_scratch_acquire(cudnnHandle_t h, size_t bytes,
     if (st->scratch_done == NULL) OCD_CUDA_TRY(cudaEventCreateWithFlags(&st->scratch_done, cudaEventDisableTiming));
     if (bytes > st->scratch_bytes) {
         size_t want = bytes < ((size_t)1 << 20) ? (size_t)1 << 20 : bytes;
-        if (st->scratch) {
+        if (st->scratch && st->scratch_captured) {
+            struct retired_scratch *r = (struct retired_scratch *)malloc(sizeof *r);
+            if (r == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot record the replaced scratch");
+            r->ptr = st->scratch;
+            r->next = st->retired;
+            st->retired = r;
+        } else if (st->scratch) {
             /* cudaFree waits for the device, hence for the previous user. */
             OCD_CUDA_TRY(cudaFree(st->scratch));
-            st->scratch = NULL;
-            st->scratch_bytes = 0;
         }
+        st->scratch = NULL;
+        st->scratch_bytes = 0;
+        st->scratch_captured = false;
         OCD_CUDA_TRY(cudaMalloc(&st->scratch, want));
         st->scratch_bytes = want;
     } else if (st->scratch_used && st->scratch_stream != h->stream) {
@@ -98,6 +120,7 @@ extern "C" cudnnStatus_t ocd_cuda_scratch_release(cudnnHandle_t h)
     OCD_CUDA_TRY(cudaEventRecordWithFlags(st->scratch_done, h->stream, capturing ? cudaEventRecordExternal : 0));
     st->scratch_stream = h->stream;
     st->scratch_used = true;
+    st->scratch_captured |= capturing;
     return CUDNN_STATUS_SUCCESS;
 }
 

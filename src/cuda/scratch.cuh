@@ -4,7 +4,9 @@
    It is allocated on first need, grows when a call needs more (both rare: the amounts are small,
    a few bytes per block), and is freed by cudnnDestroy. A use brackets its launches with acquire
    and release; acquire orders the new use after the previous one even when the handle's stream
-   changed in between, so that two uses never overlap. */
+   changed in between, so that two uses never overlap, also inside a stream capture. A buffer a
+   capture used is not freed when a larger one replaces it, since the graph keeps its address:
+   it lives until cudnnDestroy. */
 #ifndef OCD_CUDA_SCRATCH_CUH
 #define OCD_CUDA_SCRATCH_CUH
 
