@@ -59,7 +59,14 @@
    (coef_slot), and the finish and element pass launched early (cuda/launch.cuh) took 16-bit
    training 0.0960 -> 0.0896 ms, backward 0.1469 -> 0.1401, inference 0.0550 -> 0.0540, fp32
    training 0.1668 -> 0.1638; the reductions' loads without a test of their lanes and without
-   that prefetch, training 0.0901 -> 0.0888 (eighth session).
+   that prefetch, training 0.0901 -> 0.0888 (eighth session). The statistics reduction of whole
+   packed rows fed by bulk copies (k_reduce_bulk: 2 stages of 16 KB a block, the loads in flight
+   holding no registers) took 16-bit training 0.0885 -> 0.0870 ms, in three calls; 3 stages (48
+   KB a block) measured no faster (0.0880), nor did 4 stages of 8 KB (0.0870). The element pass
+   the same way (a chunk in and out by one bulk copy each) measured 0.0868 against 0.0870, and
+   inference unchanged: not taken, the plain element pass being at the copy ceiling already. A
+   cooperative kernel of the three passes (grid barriers, the last chunks kept in shared memory
+   for the element pass) measured 0.0885 against 0.0889, 0.0963 at 1 block an SM (ninth session).
 
    Included by batchnorm.cu, which plans and launches, and by batchnorm_{float,double,half,
    bfloat16}.cu, which instantiate the kernels and their launcher (run_typed), a data type each,
@@ -67,6 +74,7 @@
 #ifndef OCD_CUDA_BATCHNORM_CUH
 #define OCD_CUDA_BATCHNORM_CUH
 
+#include "cuda/bulk.cuh"
 #include "cuda/check.cuh"
 #include "cuda/launch.cuh"
 #include "cuda/typed.cuh"
@@ -75,6 +83,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <atomic>
 #include <type_traits>
 
 namespace ocd_bn {
@@ -100,6 +109,8 @@ const int ROW_APPLY_BLOCKS = 5;
 #endif
 const int UNROLL = 4;     /* channels first: vectors per thread per split, at least */
 const int ROWS = 8;       /* rows kernels: rows per thread per chunk */
+/* k_reduce_bulk: rows a thread a stage of its ring of shared memory, and the stages */
+const int BULK_ROWS = 4, BULK_STAGES = 2;
 /* finish: threads a block; lanes (threads adding one slot's partials) at most, and the partials
    each adds at most where the splits allow */
 const int FINISH_THREADS = 256, FINISH_LANES = 128, FINISH_PER_LANE = 4;
@@ -388,6 +399,53 @@ __device__ __forceinline__ void load_round(const L &lay, const Args<T> &a, uint3
     }
 }
 
+/* A rows reduction thread's shift and sums, zeroed. */
+template <typename C, int V, int NS> __device__ __forceinline__ void zero_sums(C (&ref)[V], C (&sum)[NS][V])
+{
+#pragma unroll
+    for (int i = 0; i < V; i++) {
+        ref[i] = 0;
+#pragma unroll
+        for (int q = 0; q < NS; q++) sum[q][i] = 0;
+    }
+}
+
+/* The end of a rows reduction block: its threads' sums (Sums<P>::N of V lanes each) meet along
+   the rows in a tree in sh ([N][THREADS * V]), and row 0 writes the block's partials (and, block
+   row 0, the shift). Lane i of thread (tx, ty) at i THREADS + ty tx-count + tx: a warp's
+   accesses are 32 consecutive words, free of bank conflicts (lanes side by side, 8 words apart,
+   made each access 8 wavefronts; every resident block reaches this tree at the same time, when
+   no loads are left to overlap it: about 10 us of a 39 us reduction, Nsight Compute). Every
+   thread calls it. */
+template <typename T, int V, int P>
+__device__ __forceinline__ void write_partials(const Args<T> &a, typename ocd_compute<T>::type (*sh)[THREADS * V],
+                                               const typename ocd_compute<T>::type (&sum)[Sums<P>::N][V],
+                                               const typename ocd_compute<T>::type (&ref)[V], int n, uint32_t j0)
+{
+    const int NS = Sums<P>::N, ty = threadIdx.y, at = ty * a.tx + threadIdx.x;
+#pragma unroll
+    for (int i = 0; i < V; i++)
+#pragma unroll
+        for (int q = 0; q < NS; q++) sh[q][i * THREADS + at] = sum[q][i];
+    __syncthreads();
+    for (int stride = a.ty / 2; stride > 0; stride >>= 1) {
+        if (ty < stride)
+#pragma unroll
+            for (int i = 0; i < V; i++)
+#pragma unroll
+                for (int q = 0; q < NS; q++) sh[q][i * THREADS + at] += sh[q][i * THREADS + at + stride * a.tx];
+        __syncthreads();
+    }
+    if (ty != 0) return;
+#pragma unroll
+    for (int i = 0; i < V; i++) {
+        if (i >= n) break;
+#pragma unroll
+        for (int q = 0; q < NS; q++) a.part[((size_t)q * a.G + blockIdx.y) * a.K + j0 + i] = sh[q][i * THREADS + at];
+        if (P != P_GRAD && blockIdx.y == 0) a.shift[j0 + i] = ref[i];
+    }
+}
+
 /* ---- reduce ---------------------------------------------------------------------------------- */
 
 /* The rows reductions. ACT as for load_grad: the gradient pass has a kernel for the fused
@@ -409,12 +467,7 @@ k_reduce_rows(const L lay, const Args<T> a)
     const int n = j0 < a.K ? min(V, (int)(a.K - j0)) : 0;
     ocd_let_next_start(); /* the finish, launched early */
     C ref[V], sum[NS][V]; /* indexed by constants only (unrolled loops): kept in registers */
-#pragma unroll
-    for (int i = 0; i < V; i++) {
-        ref[i] = 0;
-#pragma unroll
-        for (int q = 0; q < NS; q++) sum[q][i] = 0;
-    }
+    zero_sums(ref, sum);
     if (n > 0) {
         bool first = true;
         for (uint32_t chunk = blockIdx.y; chunk < a.nchunks; chunk += gridDim.y) {
@@ -441,32 +494,62 @@ k_reduce_rows(const L lay, const Args<T> a)
             }
         }
     }
-    /* lane i of thread (tx, ty) at i THREADS + ty tx-count + tx: a warp's accesses are 32
-       consecutive words, free of bank conflicts (lanes side by side, 8 words apart, made each
-       access 8 wavefronts; every resident block reaches this tree at the same time, when no
-       loads are left to overlap it: about 10 us of a 39 us reduction, Nsight Compute) */
-    const int at = ty * a.tx + tx;
-#pragma unroll
-    for (int i = 0; i < V; i++)
-#pragma unroll
-        for (int q = 0; q < NS; q++) sh[q][i * THREADS + at] = sum[q][i];
-    __syncthreads();
-    for (int stride = a.ty / 2; stride > 0; stride >>= 1) {
-        if (ty < stride)
-#pragma unroll
-            for (int i = 0; i < V; i++)
-#pragma unroll
-                for (int q = 0; q < NS; q++) sh[q][i * THREADS + at] += sh[q][i * THREADS + at + stride * a.tx];
-        __syncthreads();
+    write_partials<T, V, P>(a, sh, sum, ref, n, j0);
+}
+
+/* The statistics reduction of a flat layout whose rows are whole and packed (one block along the
+   slots, row stride K), fed by bulk copies (cuda/bulk.cuh): thread 0 keeps BULK_STAGES stages
+   (BULK_ROWS rows a thread, 4 KB a row of the block at most) in flight into a ring of shared
+   memory, from which the threads add the rows k_reduce_rows would, in its order, so that the
+   partials are the same bit for bit. k_reduce_rows's loads in flight wait in its registers (64
+   a thread, for 4 blocks an SM); these do not. The ring then holds the block's tree. */
+const unsigned BULK_STAGE_BYTES = BULK_ROWS * THREADS * 16; /* BULK_ROWS rows of THREADS 16-byte vectors */
+template <typename T, int V>
+__global__ void __launch_bounds__(THREADS, ROW_REDUCE_BLOCKS) k_reduce_bulk(const Args<T> a)
+{
+    typedef typename ocd_compute<T>::type C;
+    const int U = BULK_ROWS, NS = Sums<P_STATS>::N, RPC = ROWS / U; /* stages a chunk */
+    static_assert(ROWS % U == 0, "a chunk is whole stages");
+    static_assert(NS * THREADS * V * sizeof(C) <= BULK_STAGES * BULK_STAGE_BYTES, "the ring holds the tree");
+    extern __shared__ __align__(128) unsigned char ring[];
+    __shared__ __align__(8) uint64_t full[BULK_STAGES];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const uint32_t j0 = tx * V, stage_rows = U * a.ty, row_bytes = a.K * sizeof(T);
+    const int n = j0 < a.K ? V : 0;
+    const uint32_t steps = RPC * ((a.nchunks - 1 - blockIdx.y) / gridDim.y + 1); /* gridDim.y <= nchunks */
+    /* step q's first row: stage q % RPC of the block's chunk q / RPC */
+    auto first_row = [&](uint32_t q) { return (blockIdx.y + q / RPC * gridDim.y) * a.chunk + q % RPC * stage_rows; };
+    auto issue = [&](uint32_t q) {
+        const uint32_t s = q % BULK_STAGES, r = first_row(q), rows = r < a.M ? min(stage_rows, a.M - r) : 0;
+        if (rows > 0) ocd_bulk_load(ring + s * BULK_STAGE_BYTES, a.x + (size_t)r * a.K, rows * row_bytes, &full[s]);
+        else ocd_bulk_arrive(&full[s]);
+    };
+    ocd_let_next_start(); /* the finish, launched early */
+    if (tx == 0 && ty == 0) {
+        for (int s = 0; s < BULK_STAGES; s++) ocd_bulk_init(&full[s]);
+        for (uint32_t q = 0; q < BULK_STAGES && q < steps; q++) issue(q);
     }
-    if (ty != 0) return;
+    C ref[V], sum[NS][V];
+    zero_sums(ref, sum);
+    if (n > 0) load_lanes<false, T, V>(a.x + j0, V, ref); /* row 0's, while the first stages load */
+    __syncthreads(); /* the barriers are initialized */
+    const GradChunk<T, V> none = {};
+    for (uint32_t q = 0; q < steps; q++) {
+        const uint32_t s = q % BULK_STAGES, r = first_row(q);
+        ocd_bulk_wait(&full[s], q / BULK_STAGES & 1);
+        const unsigned char *stage = ring + s * BULK_STAGE_BYTES;
 #pragma unroll
-    for (int i = 0; i < V; i++) {
-        if (i >= n) break;
-#pragma unroll
-        for (int q = 0; q < NS; q++) a.part[((size_t)q * a.G + blockIdx.y) * a.K + j0 + i] = sh[q][i * THREADS + at];
-        if (P != P_GRAD && blockIdx.y == 0) a.shift[j0 + i] = ref[i];
+        for (int u = 0; u < U; u++) {
+            const uint32_t row = u * a.ty + ty;
+            if (n == 0 || r + row >= a.M) continue;
+            Chunk<T, V> xc;
+            xc.raw = *reinterpret_cast<const typename Chunk<T, V>::Vec *>(stage + row * row_bytes + j0 * sizeof(T));
+            accumulate<T, V, P_STATS, false>(a, xc, none, ref, sum);
+        }
+        __syncthreads(); /* every thread is done with the stage */
+        if (tx == 0 && ty == 0 && q + BULK_STAGES < steps) issue(q + BULK_STAGES);
     }
+    write_partials<T, V, P_STATS>(a, reinterpret_cast<C(*)[THREADS * V]>(ring), sum, ref, n, j0);
 }
 
 template <typename C> __device__ __forceinline__ C block_sum(C v, C *shared)
@@ -923,9 +1006,38 @@ template <typename T> struct Runner {
     static const int VEC = 16 / sizeof(T);
 
     /* The rows kernels on layout lay: see k_reduce_rows and k_apply_rows for ACT. */
+    /* Whether the statistics reduction takes k_reduce_bulk: a flat layout of whole packed rows
+       (one block along the slots, row stride K), float compute, a kernel built for sm_90 or
+       later, given the shared memory of its ring (asked once). */
+    bool bulk_reduction(const LayFlat &lay) const
+    {
+        if constexpr (sizeof(C) != 4 || VEC == 1) {
+            return false;
+        } else {
+            static std::atomic<int> usable{-1}; /* -1: not yet asked */
+            if (V != VEC || rows_grid(1).x != 1 || lay.sR != (int64_t)a.K || h->cc_major < 9) return false;
+            int u = usable.load(std::memory_order_relaxed);
+            if (u < 0) {
+                const auto kernel = k_reduce_bulk<T, VEC>;
+                u = ocd_bulk_built(kernel) &&
+                    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         BULK_STAGES * BULK_STAGE_BYTES) == cudaSuccess;
+                (void)cudaGetLastError();
+                usable.store(u, std::memory_order_relaxed);
+            }
+            return u == 1;
+        }
+    }
+
     template <int VV, int P, class L> void reduce_rows(const L &lay)
     {
         const dim3 grid = rows_grid((unsigned)a.G), block(a.tx, a.ty);
+        if constexpr (P == P_STATS && VV > 1 && std::is_same<L, LayFlat>::value) {
+            if (bulk_reduction(lay)) {
+                k_reduce_bulk<T, VV><<<grid, block, BULK_STAGES * BULK_STAGE_BYTES, h->stream>>>(a);
+                return;
+            }
+        }
         if constexpr (P != P_STATS) {
             if (a.act) {
                 k_reduce_rows<T, VV, P, true><<<grid, block, 0, h->stream>>>(lay, a);

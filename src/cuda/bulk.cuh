@@ -1,0 +1,103 @@
+/* bulk.cuh: bulk copies between global and shared memory by the tensor memory accelerator (sm_90
+   and later), for kernels that stream a tensor through a ring of shared-memory stages.
+
+   A kernel's loads in flight otherwise wait in registers, so the bytes an SM keeps in flight
+   are bounded by its warps' registers; a bulk copy is one instruction of one thread, whatever its
+   size, and lands in shared memory, so a block keeps a few stages in flight at no register cost
+   (bench/ceilings.cu: a read through 4 stages of 16 KB a block reaches what a plain read kernel
+   with 8 blocks an SM does, 108% of cudaMemcpy on an H200). A stage's arrival is counted by an
+   mbarrier: ocd_bulk_load announces the bytes and starts the copy, ocd_bulk_wait waits for the
+   phase of the stage's use, whose parity alternates from one use of the stage to the next.
+
+   Device code only; on devices before sm_90 every function here traps, so a host must launch a
+   kernel that uses them only where its code was built for sm_90 or later (ocd_bulk_built). */
+#ifndef OCD_CUDA_BULK_CUH
+#define OCD_CUDA_BULK_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define OCD_BULK_ASM(...) asm volatile(__VA_ARGS__)
+#else
+#define OCD_BULK_ASM(...) __trap()
+#endif
+
+__device__ __forceinline__ uint32_t ocd_smem_addr(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* Makes bar a stage's barrier, one arrival a phase (the thread that starts the stage's copy).
+   The block synchronizes before any other thread waits on it. */
+__device__ __forceinline__ void ocd_bulk_init(uint64_t *bar)
+{
+    OCD_BULK_ASM("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(ocd_smem_addr(bar)) : "memory");
+    OCD_BULK_ASM("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+/* Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) from global src to shared
+   dst, completing bar's current phase when they have landed. */
+__device__ __forceinline__ void ocd_bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *bar)
+{
+    OCD_BULK_ASM("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(ocd_smem_addr(bar)), "r"(bytes)
+                 : "memory");
+    OCD_BULK_ASM("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     ocd_smem_addr(dst)),
+                 "l"(src), "r"(bytes), "r"(ocd_smem_addr(bar))
+                 : "memory");
+}
+
+/* Completes bar's current phase without a copy (a stage with nothing to load). */
+__device__ __forceinline__ void ocd_bulk_arrive(uint64_t *bar)
+{
+    OCD_BULK_ASM("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(ocd_smem_addr(bar)) : "memory");
+}
+
+/* Waits until bar has completed its phase of parity `parity` (the stage's k-th use: k & 1). */
+__device__ __forceinline__ void ocd_bulk_wait(uint64_t *bar, uint32_t parity)
+{
+    uint32_t done = 0;
+    while (!done)
+        OCD_BULK_ASM("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done)
+                     : "r"(ocd_smem_addr(bar)), "r"(parity)
+                     : "memory");
+}
+
+/* Copies `bytes` from shared src to global dst, as a bulk group of the calling thread. What the
+   block's threads wrote to src must be made visible to the copy first: each writer runs
+   ocd_bulk_fence_writes(), then the block synchronizes. */
+__device__ __forceinline__ void ocd_bulk_store(void *dst, const void *src, uint32_t bytes)
+{
+    OCD_BULK_ASM("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(ocd_smem_addr(src)),
+                 "r"(bytes)
+                 : "memory");
+    OCD_BULK_ASM("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+__device__ __forceinline__ void ocd_bulk_fence_writes()
+{
+    OCD_BULK_ASM("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+/* Waits until at most N of the calling thread's bulk stores still read their shared memory
+   (READ) or are still incomplete (!READ: their writes done, as before the kernel exits). */
+template <int N, bool READ> __device__ __forceinline__ void ocd_bulk_store_wait()
+{
+    if (READ) OCD_BULK_ASM("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+    else OCD_BULK_ASM("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
+}
+
+/* Host: whether kernel's loaded code was built for sm_90 or later, so that its bulk copies run. */
+template <typename... Params> static bool ocd_bulk_built(void (*kernel)(Params...))
+{
+    cudaFuncAttributes fa;
+    if (cudaFuncGetAttributes(&fa, (const void *)kernel) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return fa.binaryVersion >= 90;
+}
+
+#endif
