@@ -139,7 +139,8 @@ __global__ void __launch_bounds__(THREADS) bulk_kernel(const float4 *__restrict_
             continue;
         }
         ocd_bulk_store(c + t * TILE4, stage, TILE);
-        ocd_bulk_store_wait<1, true>(); /* the stage of the step before, once its store has read it, takes its next tile */
+        /* the stage of the step before, once its store has read it, takes its next tile */
+        ocd_bulk_store_wait<1, true>();
         if (k > 0) {
             const int sp = (int)((k - 1) % S);
             const size_t prev_next = tile_of(k - 1 + S);

@@ -163,7 +163,11 @@ const char *make_plan(cudnnHandle_t h, const struct ocd_bn_problem *p, Kind kind
         int64_t groups = div_up(K, (int64_t)tx * pl->vec);
         int64_t nchunks = div_up(M, (int64_t)ty * ROWS);
         bool fused_grad = p->dir == OCD_BN_BACKWARD && p->ops != OCD_BN_OPS_NORM;
-        int64_t resident = (int64_t)h->sm_count * (fused_grad ? MIN_BLOCKS : ROW_REDUCE_BLOCKS);
+        /* training of whole packed rows in float compute on sm_90: the bulk-fed reduction */
+        pl->bulk = kind == FLAT && p->dir == OCD_BN_TRAINING && p->dtype != CUDNN_DATA_DOUBLE && groups == 1 &&
+                   pl->flat.sR == K && h->cc_major >= 9;
+        int per_sm = fused_grad ? MIN_BLOCKS : pl->bulk ? BULK_BLOCKS : ROW_REDUCE_BLOCKS;
+        int64_t resident = (int64_t)h->sm_count * per_sm;
         pl->G = (int)OCD_MAX(1, OCD_MIN(OCD_MIN(nchunks, 65535), resident / groups));
     }
     if (p->dir != OCD_BN_INFERENCE) {

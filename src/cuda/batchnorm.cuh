@@ -109,8 +109,9 @@ const int ROW_APPLY_BLOCKS = 5;
 #endif
 const int UNROLL = 4;     /* channels first: vectors per thread per split, at least */
 const int ROWS = 8;       /* rows kernels: rows per thread per chunk */
-/* k_reduce_bulk: rows a thread a stage of its ring of shared memory, and the stages */
-const int BULK_ROWS = 4, BULK_STAGES = 2;
+/* k_reduce_bulk: rows a thread a stage of its ring of shared memory, the stages, and the blocks
+   resident per SM (the plan's splits) */
+const int BULK_ROWS = 4, BULK_STAGES = 2, BULK_BLOCKS = 4;
 /* finish: threads a block; lanes (threads adding one slot's partials) at most, and the partials
    each adds at most where the splits allow */
 const int FINISH_THREADS = 256, FINISH_LANES = 128, FINISH_PER_LANE = 4;
@@ -505,7 +506,7 @@ k_reduce_rows(const L lay, const Args<T> a)
    a thread, for 4 blocks an SM); these do not. The ring then holds the block's tree. */
 const unsigned BULK_STAGE_BYTES = BULK_ROWS * THREADS * 16; /* BULK_ROWS rows of THREADS 16-byte vectors */
 template <typename T, int V>
-__global__ void __launch_bounds__(THREADS, ROW_REDUCE_BLOCKS) k_reduce_bulk(const Args<T> a)
+__global__ void __launch_bounds__(THREADS, BULK_BLOCKS) k_reduce_bulk(const Args<T> a)
 {
     typedef typename ocd_compute<T>::type C;
     const int U = BULK_ROWS, NS = Sums<P_STATS>::N, RPC = ROWS / U; /* stages a chunk */
@@ -947,6 +948,7 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) k_apply_chan(const LayCha
 struct Plan {
     Kind kind;
     int vec;        /* V the strides allow; 1 when they do not */
+    bool bulk;      /* the statistics reduction may take k_reduce_bulk (Runner::bulk_reduction) */
     int G;          /* blocks along y (see Args) */
     uint32_t per_split;
     LayRows rows;
@@ -1005,17 +1007,16 @@ template <typename T> struct Runner {
 
     static const int VEC = 16 / sizeof(T);
 
-    /* The rows kernels on layout lay: see k_reduce_rows and k_apply_rows for ACT. */
-    /* Whether the statistics reduction takes k_reduce_bulk: a flat layout of whole packed rows
-       (one block along the slots, row stride K), float compute, a kernel built for sm_90 or
-       later, given the shared memory of its ring (asked once). */
-    bool bulk_reduction(const LayFlat &lay) const
+    /* Whether the statistics reduction takes k_reduce_bulk: where the plan says (Plan::bulk),
+       with whole vectors, and its kernel was built for sm_90 or later and takes the shared
+       memory of its ring (asked once). */
+    bool bulk_reduction() const
     {
         if constexpr (sizeof(C) != 4 || VEC == 1) {
             return false;
         } else {
             static std::atomic<int> usable{-1}; /* -1: not yet asked */
-            if (V != VEC || rows_grid(1).x != 1 || lay.sR != (int64_t)a.K || h->cc_major < 9) return false;
+            if (!pl->bulk || V != VEC) return false;
             int u = usable.load(std::memory_order_relaxed);
             if (u < 0) {
                 const auto kernel = k_reduce_bulk<T, VEC>;
@@ -1029,11 +1030,12 @@ template <typename T> struct Runner {
         }
     }
 
+    /* The rows kernels on layout lay: see k_reduce_rows and k_apply_rows for ACT. */
     template <int VV, int P, class L> void reduce_rows(const L &lay)
     {
         const dim3 grid = rows_grid((unsigned)a.G), block(a.tx, a.ty);
         if constexpr (P == P_STATS && VV > 1 && std::is_same<L, LayFlat>::value) {
-            if (bulk_reduction(lay)) {
+            if (bulk_reduction()) {
                 k_reduce_bulk<T, VV><<<grid, block, BULK_STAGES * BULK_STAGE_BYTES, h->stream>>>(a);
                 return;
             }
