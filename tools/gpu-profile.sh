@@ -15,7 +15,8 @@
 #   tools/gpu-profile.sh [-B BUILD_DIR] [-n LAUNCHES] PROBLEM...
 #
 # BUILD_DIR (default build-gpu) is configured (Release, CUDA for sm_90) and the benchmark built
-# when needed. LAUNCHES (default 8) caps the kernel launches profiled per problem (a call is
+# when needed; a directory with the benchmark and no CMakeCache.txt (an unpacked variant of a
+# tools/gpu-variants.sh pack, its directory in LD_LIBRARY_PATH) is used as it is. LAUNCHES (default 8) caps the kernel launches profiled per problem (a call is
 # usually 1 to 6 launches; the benchmark runs the call several times).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,10 +36,12 @@ shift $((OPTIND - 1))
 [ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
 unset CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH LIBRARY_PATH
 command -v ncu >/dev/null || { echo "gpu-profile: ncu (Nsight Compute) is not installed" >&2; exit 1; }
-if [ ! -f "$build/CMakeCache.txt" ]; then
-    cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >&2
+if [ -f "$build/CMakeCache.txt" ] || [ ! -x "$build/bench/opencudnn_bench" ]; then
+    if [ ! -f "$build/CMakeCache.txt" ]; then
+        cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >&2
+    fi
+    cmake --build "$build" -j "$(nproc 2>/dev/null || echo 4)" --target opencudnn_bench >&2
 fi
-cmake --build "$build" -j "$(nproc 2>/dev/null || echo 4)" --target opencudnn_bench >&2
 
 metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed
 metrics=$metrics,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active
