@@ -1,0 +1,173 @@
+/* ewise_rows.cu: the vectorized elementwise kernel of src/cuda/tensor_ops.cu (ewise_rows), its
+   per-thread code (rows_thread, written __host__ __device__ for this) run on the CPU for every
+   thread of a launch, against a double-precision reference: so that the kernel's logic is checked
+   on machines without a GPU, CI's included, and a rewrite can be verified before it meets one.
+
+   Problems are built as the API builds them (ocd_ewise_build over tensor views: the dims sorted
+   and merged) and launched as ocd_cuda_ewise_vec_run launches them (rows_args_of, the packs a
+   thread of launch_rows), on a grid of a few blocks so that the grid-stride loop turns. Cases:
+   the scale in place (cudnnScaleTensor), per-channel bias adds in NCHW (a value per row) and NHWC
+   (a row of values), a binary op of two full tensors with a blend, rows shorter than a block's
+   segment (decoded pack by pack) and longer (decoded once), a single row whose length is not a
+   whole number of packs (its tail), in float and half. y is poisoned (NaN) where it is not
+   blended. The reference computes in double from the inputs as stored; a result must be within
+   one rounding of the type (and of the float arithmetic) of it. Prints a line per case; exits 1
+   if any differs. */
+#include "cuda/tensor_ops.cu"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+/* A packed 4-D tensor of T: its view (NCHW or NHWC strides) and values. */
+template <typename T> struct emu_tensor {
+    struct ocd_tensor_view v;
+    std::vector<T> data;
+
+    emu_tensor(cudnnDataType_t dtype, const int dims[4], cudnnTensorFormat_t format)
+    {
+        int strides[4];
+        ocd_packed_strides(format, 4, dims, 1, strides);
+        memset(&v, 0, sizeof v);
+        v.dtype = dtype;
+        v.rank = 4;
+        v.vect = 1;
+        int64_t n = 1;
+        for (int d = 0; d < 4; d++) {
+            v.dims[d] = dims[d];
+            v.strides[d] = strides[d];
+            n *= dims[d];
+        }
+        data.resize((size_t)n);
+    }
+    /* Logical element (i0, i1, i2, i3), a broadcast dim (of extent 1) taking index 0. */
+    T &at(const int64_t i[4])
+    {
+        int64_t o = 0;
+        for (int d = 0; d < 4; d++) o += (v.dims[d] == 1 ? 0 : i[d]) * v.strides[d];
+        return data[(size_t)o];
+    }
+};
+
+uint32_t emu_seed = 12345;
+double emu_random(double lo, double hi)
+{
+    emu_seed = emu_seed * 1664525u + 1013904223u;
+    return lo + (hi - lo) * (double)(emu_seed >> 8) / (double)(1u << 24);
+}
+
+double emu_value(float v) { return v; }
+double emu_value(__half v) { return (double)__half2float(v); }
+template <typename T> T emu_store(double v);
+template <> float emu_store<float>(double v) { return (float)v; }
+template <> __half emu_store<__half>(double v) { return __float2half_rn((float)v); }
+
+/* One rounding of T (and of float arithmetic) at magnitude m. */
+template <typename T> double emu_tolerance(double m)
+{
+    const double ulp = sizeof(T) == 2 ? 1.0 / 1024 : 1.0 / 8388608;
+    return 2 * ulp * fmax(fabs(m), 1e-3);
+}
+
+/* The launch of launch_rows<T, T, N, OP>: every thread of `blocks` blocks of THREADS. */
+template <typename T, int OP> void emu_launch(const struct ocd_ewise *e, unsigned blocks)
+{
+    const int N = 16 / sizeof(T);
+    typedef typename ocd_compute<T>::type C;
+    const rows_args g = rows_args_of(e, N);
+    const ocd_cuda_scales<C> s = ocd_cuda_scales_of<C>(e);
+    T *y = (T *)e->y.data;
+    const T *a = (const T *)e->a.data, *b = (const T *)e->b.data;
+    constexpr int one = unroll_for(N, 1), more = unroll_for(N, 2);
+    const bool single = streamed_operands(e) <= 1;
+    for (unsigned block = 0; block < blocks; block++)
+        for (uint32_t t = 0; t < THREADS; t++) {
+            if (single) rows_thread<T, T, N, OP, one>(g, s, y, a, b, block, blocks, THREADS, t);
+            else rows_thread<T, T, N, OP, more>(g, s, y, a, b, block, blocks, THREADS, t);
+        }
+}
+
+/* y = alpha1 a (+ alpha2 b for ADD) + beta y over y's dims (a, b broadcast where their dims are
+   1): a is y itself when in_place (the scale). Returns whether every element is right. */
+template <typename T, int OP>
+bool emu_case(const char *name, cudnnDataType_t dtype, const int ydims[4], const int adims[4],
+              cudnnTensorFormat_t format, bool in_place, double alpha1, double alpha2, double beta)
+{
+    emu_tensor<T> y(dtype, ydims, format), a(dtype, adims, format), b(dtype, ydims, format);
+    for (T &v : a.data) v = emu_store<T>(emu_random(-2, 2));
+    for (T &v : b.data) v = emu_store<T>(emu_random(-2, 2));
+    for (T &v : y.data) v = emu_store<T>(beta != 0 || in_place ? emu_random(-2, 2) : NAN);
+    const std::vector<T> y0 = y.data;
+    emu_tensor<T> &src = in_place ? y : a;
+    struct ocd_ewise e;
+    ocd_ewise_build(&e, (enum ocd_ewise_op)OP, &y.v, &src.v, OP == OCD_EWISE_ADD ? &b.v : NULL);
+    e.y.data = y.data.data();
+    e.a.data = src.data.data();
+    e.b.data = b.data.data();
+    e.alpha1 = alpha1;
+    e.alpha2 = alpha2;
+    e.beta = beta;
+    const char *why = ocd_cuda_ewise_vec_applies(NULL, &e);
+    if (why) {
+        printf("%-58s FAIL (the kernel does not take it: %s)\n", name, why);
+        return false;
+    }
+    emu_launch<T, OP>(&e, 3);
+
+    emu_tensor<T> before(dtype, ydims, format);
+    before.data = y0;
+    int64_t bad = 0, n = 0, i[4];
+    for (i[0] = 0; i[0] < ydims[0]; i[0]++)
+        for (i[1] = 0; i[1] < ydims[1]; i[1]++)
+            for (i[2] = 0; i[2] < ydims[2]; i[2]++)
+                for (i[3] = 0; i[3] < ydims[3]; i[3]++, n++) {
+                    double old = emu_value(before.at(i));
+                    double want = alpha1 * (in_place ? old : emu_value(a.at(i)));
+                    if (OP == OCD_EWISE_ADD) want += alpha2 * emu_value(b.at(i));
+                    if (beta != 0) want += beta * old;
+                    double got = emu_value(y.at(i));
+                    if (!(fabs(got - want) <= emu_tolerance<T>(want))) {
+                        if (bad++ == 0)
+                            printf("    first wrong at (%lld,%lld,%lld,%lld): got %.9g, want %.9g\n", (long long)i[0],
+                                   (long long)i[1], (long long)i[2], (long long)i[3], got, want);
+                    }
+                }
+    printf("%-58s %s (%lld of %lld wrong)\n", name, bad ? "FAIL" : "ok", (long long)bad, (long long)n);
+    return bad == 0;
+}
+
+template <typename T> bool emu_type(cudnnDataType_t dtype, const char *tname)
+{
+    const int small[4] = {2, 3, 8, 3}, large[4] = {2, 4, 96, 96}, row[4] = {1, 1, 1, 8 * 37 + 5};
+    const int bias_small[4] = {1, 3, 1, 1}, bias_large[4] = {1, 4, 1, 1}, bias_nhwc[4] = {1, 48, 1, 1};
+    const int nhwc[4] = {3, 48, 9, 11}; /* rows of 48 channels */
+    char name[96];
+    bool ok = true;
+#define EMU_CASE(label, OP, ...)                                         \
+    snprintf(name, sizeof name, "%s: %s", tname, label);               \
+    ok &= emu_case<T, OP>(name, dtype, __VA_ARGS__)
+    EMU_CASE("scale in place, short rows", OCD_EWISE_COPY, small, small, CUDNN_TENSOR_NCHW, true, -0.75, 0, 0);
+    EMU_CASE("scale in place, long rows", OCD_EWISE_COPY, large, large, CUDNN_TENSOR_NCHW, true, 1.5, 0, 0);
+    EMU_CASE("bias add NCHW, short rows", OCD_EWISE_COPY, small, bias_small, CUDNN_TENSOR_NCHW, false, 1, 0, 1);
+    EMU_CASE("bias add NCHW, long rows", OCD_EWISE_COPY, large, bias_large, CUDNN_TENSOR_NCHW, false, 0.5, 0, 1);
+    EMU_CASE("bias add NHWC", OCD_EWISE_COPY, nhwc, bias_nhwc, CUDNN_TENSOR_NHWC, false, 1, 0, -0.5);
+    EMU_CASE("copy, one row with a tail", OCD_EWISE_COPY, row, row, CUDNN_TENSOR_NCHW, false, 2, 0, 0);
+    EMU_CASE("add of two tensors, blended", OCD_EWISE_ADD, large, large, CUDNN_TENSOR_NCHW, false, 1, -1, 0.5);
+    EMU_CASE("add of two tensors, one row with a tail", OCD_EWISE_ADD, row, row, CUDNN_TENSOR_NCHW, false, 0.5, 2,
+             0);
+#undef EMU_CASE
+    return ok;
+}
+
+} // namespace
+
+int main()
+{
+    bool ok = emu_type<float>(CUDNN_DATA_FLOAT, "float");
+    ok &= emu_type<__half>(CUDNN_DATA_HALF, "half");
+    printf("%s\n", ok ? "all cases ok" : "SOME CASES FAILED");
+    return ok ? 0 : 1;
+}
