@@ -500,10 +500,10 @@ k_reduce_rows(const L lay, const Args<T> a)
 
 /* The statistics reduction of a flat layout whose rows are whole and packed (one block along the
    slots, row stride K), fed by bulk copies (cuda/bulk.cuh): thread 0 keeps BULK_STAGES stages
-   (BULK_ROWS rows a thread, 4 KB a row of the block at most) in flight into a ring of shared
-   memory, from which the threads add the rows k_reduce_rows would, in its order, so that the
-   partials are the same bit for bit. k_reduce_rows's loads in flight wait in its registers (64
-   a thread, for 4 blocks an SM); these do not. The ring then holds the block's tree. */
+   (BULK_ROWS rows a thread, BULK_STAGE_BYTES at most) in flight into a ring of shared memory,
+   from which the threads add the rows k_reduce_rows would, in its order, so that the partials
+   are the same bit for bit. k_reduce_rows's loads in flight wait in its registers (64 a thread,
+   for 4 blocks an SM); these do not. The ring then holds the block's tree. */
 const unsigned BULK_STAGE_BYTES = BULK_ROWS * THREADS * 16; /* BULK_ROWS rows of THREADS 16-byte vectors */
 template <typename T, int V>
 __global__ void __launch_bounds__(THREADS, BULK_BLOCKS) k_reduce_bulk(const Args<T> a)
