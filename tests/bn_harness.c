@@ -22,13 +22,25 @@ static void tb_init(struct tbuf *b, cudnnDataType_t dtype, int rank, const int d
     b->dev = NULL;
 }
 
+/* The values uploaded (rounded to the type), in a fresh buffer. */
+static void tb_upload(struct tbuf *b)
+{
+    if (b->dev) tbuf_free(b->dev);
+    b->dev = tview_upload(&b->t, b->val);
+}
+
 /* Fresh random values, uploaded. */
 static void tb_random(struct tbuf *b, double lo, double hi)
 {
     tfill_random(CUDNN_DATA_DOUBLE, b->val, b->t.count, lo, hi);
-    if (b->dev) tbuf_free(b->dev);
-    b->dev = tview_upload(&b->t, b->val);
+    tb_upload(b);
 }
+
+/* The ranges x and z are drawn from. */
+#define X_LO (-2.0)
+#define X_HI 3.0
+#define Z_LO (-1.0)
+#define Z_HI 1.0
 
 /* An output: random prior values when they will be blended, else poison (NaN). */
 static void tb_output(struct tbuf *b, double beta)
@@ -142,7 +154,7 @@ static void run_inference(struct run *r)
     if (c->api == BN_API_EX && c->ops != 0) return; /* no Ex inference call exists */
     struct tscale sa, sb;
     const void *alpha = tscale(&sa, c->dtype, c->alpha), *beta = tscale(&sb, c->dtype, c->beta);
-    tb_random(&r->x, -2, 3);
+    tb_random(&r->x, X_LO, X_HI);
     tb_random(&r->mean, -1, 1);
     tb_random(&r->var, 0.5, 2);
     tb_output(&r->y, c->beta);
@@ -190,23 +202,23 @@ static bool near_kink(const struct bn_case *c, double v)
 static void keep_off_kinks(struct run *r)
 {
     const struct bn_case *c = r->c;
-    if (c->ops == 0) return;
+    if (c->ops == 0 || (c->ops == 1 && r->m == 1)) return;
     double *mean = malloc((size_t)r->k * sizeof *mean), *var = malloc((size_t)r->k * sizeof *var);
     double *pre = malloc((size_t)r->n * sizeof *pre), *out = malloc((size_t)r->n * sizeof *out);
     struct tbuf *redrawn = c->ops == 2 ? &r->z : &r->x;
+    const double lo = c->ops == 2 ? Z_LO : X_LO, hi = c->ops == 2 ? Z_HI : X_HI;
     for (int round = 0; round < 8; round++) {
         ref_bn_stats(&r->sh, r->x.val, mean, var);
         ref_bn_forward(&r->sh, r->x.val, c->ops == 2 ? r->z.val : NULL, r->scale.val, r->bias.val, mean, var, EPS,
                        r->ref_act, c->act_coef, pre, out);
         int64_t moved = 0;
         for (int64_t i = 0; i < r->n; i++)
-            if (near_kink(c, pre[i]) && (c->ops == 2 || r->m > 1)) {
-                tfill_random(CUDNN_DATA_DOUBLE, &redrawn->val[i], 1, c->ops == 2 ? -1 : -2, c->ops == 2 ? 1 : 3);
+            if (near_kink(c, pre[i])) {
+                tfill_random(CUDNN_DATA_DOUBLE, &redrawn->val[i], 1, lo, hi);
                 moved++;
             }
         if (moved == 0) break;
-        tbuf_free(redrawn->dev);
-        redrawn->dev = tview_upload(&redrawn->t, redrawn->val);
+        tb_upload(redrawn);
     }
     free(mean);
     free(var);
@@ -220,7 +232,7 @@ static void run_training_step(struct run *r, double f)
     const struct bn_case *c = r->c;
     struct tscale sa, sb;
     const void *alpha = tscale(&sa, c->dtype, c->alpha), *beta = tscale(&sb, c->dtype, c->beta);
-    tb_random(&r->x, -2, 3);
+    tb_random(&r->x, X_LO, X_HI);
     keep_off_kinks(r);
     tb_output(&r->y, c->beta);
     tb_output(&r->smean, 0);
@@ -441,7 +453,7 @@ void bn_check_case(const struct bn_case *c)
     tb_random(&r.bias, -1, 1);
     tb_random(&r.rmean, -1, 1);
     tb_random(&r.rvar, 0.5, 2);
-    if (c->ops == 2) tb_random(&r.z, -1, 1);
+    if (c->ops == 2) tb_random(&r.z, Z_LO, Z_HI);
     if (c->ops) {
         CHECK_OK(cudnnCreateActivationDescriptor(&r.act));
         CHECK_OK(cudnnSetActivationDescriptor(r.act, c->act_mode, CUDNN_NOT_PROPAGATE_NAN, c->act_coef));
