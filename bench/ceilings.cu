@@ -108,8 +108,8 @@ __global__ void __launch_bounds__(THREADS) bulk_kernel(const float4 *__restrict_
         return t < end ? t : tiles;
     };
     if (threadIdx.x == 0) {
-        for (int s = 0; s < S; s++) ocd_bulk_init(&full[s]);
         for (int s = 0; s < S; s++) {
+            ocd_bulk_init(&full[s]);
             const size_t t = tile_of(s);
             if (t < tiles) ocd_bulk_load(stages + s * TILE4, src + t * TILE4, TILE, &full[s]);
         }
@@ -133,8 +133,8 @@ __global__ void __launch_bounds__(THREADS) bulk_kernel(const float4 *__restrict_
         if (BULK_STORE) ocd_bulk_fence_writes(); /* the writes, to the bulk copy */
         __syncthreads(); /* every thread is done with the stage */
         if (threadIdx.x != 0) continue;
-        const size_t next = tile_of(k + S);
         if (!BULK_STORE) {
+            const size_t next = tile_of(k + S);
             if (next < tiles) ocd_bulk_load(stage, src + next * TILE4, TILE, &full[s]);
             continue;
         }
