@@ -5,11 +5,15 @@
      input with unit stride or 0 (every packed set, scale, add, op tensor and same-layout
      transform, and the broadcasts along rows such as a per-channel bias): each thread moves
      up to four packs of 16 bytes of its widest operand per step in a grid-stride loop (unroll_for),
-     the op being a template argument, a block's step covering a segment of consecutive packs whose
-     row is decoded once when the segment lies in one row (rows_segment); loaded packs wait in
-     registers as stored, converted only when used (raw_pack), y's blend is decided once per step
-     rather than per element, half and bfloat16 results are rounded two at a time; a single row's
-     leftover tail goes element by element. The per-thread code is host-callable (rows_thread) so
+     the op and y's blend (beta != 0) being template arguments, a block's step covering a segment
+     of consecutive packs; how a pack's offsets are found is the launch's form (rows_form): a
+     segment's row decoded once when the segment lies in one row, a copy's one value a row held as
+     one value, or, with at most one row dimension, each pack's row by one division and no state
+     (the fewer registers a thread holds, the more blocks an SM keeps and the more bytes it keeps
+     in flight: the 16-bit scale in place and bias adds went from 4 blocks an SM to 8, 5 and 6,
+     from 89-90% to 91-92% of copy on an H200). Loaded packs wait in registers as stored, converted
+     only when used (raw_pack); half and bfloat16 results are rounded two at a time; a single
+     row's leftover tail goes element by element. The per-thread code is host-callable (rows_thread) so
      that a CPU emulation runs every thread of a launch (tests/emulate/ewise_rows.cu). Bytes moved:
      inputs read once, y written once, y read once more only when beta != 0.
    - cuda:ewise_strided, for everything else: one thread per element in y's order (so writes
@@ -180,6 +184,16 @@ __host__ __device__ __forceinline__ void row_offsets(const rows_args &g, uint32_
     }
 }
 
+/* How a launch finds its operands' packs, decided once a call (rows_form_of):
+   - ROWS_ANY: by the rows' strides, a segment's row decoded once when the segment lies in one row;
+   - ROWS_VALUE: the same, a copy's input being one value per row (a per-channel bias over NCHW
+     rows), held as that one value, so that a pack's registers are y's alone;
+   - ROWS_FLAT: at most one row dimension and no input broadcast along rows (the scale in place,
+     a copy between tensors of one layout, a per-channel bias over NHWC rows): pack p at its row
+     p / packs times the row's stride plus its column, no segment state (a thread's registers
+     decide how many blocks fit an SM, and so how many bytes are in flight). */
+enum rows_form { ROWS_ANY, ROWS_VALUE, ROWS_FLAT };
+
 /* A block step covers a segment of `seg` consecutive packs, pack u * threads + t of it going to
    thread t (so that each load is coalesced). When the segment lies in one row, which is the rule
    for rows longer than a segment, the row is decoded once for all of them; otherwise pack by pack. */
@@ -189,10 +203,12 @@ struct rows_segment {
     uint32_t off[3];      /* one_row: the row's offsets */
 };
 
+template <int FORM>
 __host__ __device__ __forceinline__ rows_segment rows_segment_at(const rows_args &g, uint32_t first, uint32_t seg)
 {
     rows_segment sg;
     sg.first = first;
+    if (FORM == ROWS_FLAT) return sg; /* pack by pack (rows_pack_offsets) */
     const uint32_t r = ocd_fastdiv_div(g.div_packs, first);
     sg.col0 = first - r * g.packs;
     sg.one_row = sg.col0 + seg <= g.packs;
@@ -202,10 +218,18 @@ __host__ __device__ __forceinline__ rows_segment rows_segment_at(const rows_args
 
 /* Offsets in y, a and b of pack i of the segment (first + i < total): a broadcast input stays at
    its row's value. */
+template <int FORM>
 __host__ __device__ __forceinline__ void rows_pack_offsets(const rows_args &g, const rows_segment &sg, uint32_t i, int n,
                                                            uint32_t off[3])
 {
     uint32_t col;
+    if (FORM == ROWS_FLAT) {
+        const uint32_t v = sg.first + i, r = ocd_fastdiv_div(g.div_packs, v);
+        col = (v - r * g.packs) * n;
+#pragma unroll
+        for (int k = 0; k < 3; k++) off[k] = r * g.outer[k][0] + col;
+        return;
+    }
     if (sg.one_row) {
         off[0] = sg.off[0], off[1] = sg.off[1], off[2] = sg.off[2];
         col = (sg.col0 + i) * n;
@@ -292,9 +316,9 @@ static constexpr __host__ __device__ bool rows_binary(int op)
 }
 
 /* One thread's share of a block step: packs u * threads + t (u < UNROLL) of the segment sg, all
-   loaded before any is stored; y is read only when BLEND (beta != 0), which the caller decides
-   once per step rather than per element. */
-template <typename Ty, typename Ta, int N, int OP, int UNROLL, bool BLEND>
+   loaded before any is stored, found as FORM says (rows_form); y is read only when BLEND
+   (beta != 0). */
+template <typename Ty, typename Ta, int N, int OP, int UNROLL, int FORM, bool BLEND>
 __host__ __device__ __forceinline__ void rows_step(const rows_args &g,
                                                    const ocd_cuda_scales<typename ocd_compute<Ty>::type> &s, Ty *y,
                                                    const Ta *a, const Ta *b, const rows_segment &sg, uint32_t threads,
@@ -304,15 +328,17 @@ __host__ __device__ __forceinline__ void rows_step(const rows_args &g,
     constexpr bool binary = rows_binary(OP);
     raw_pack<Ta, N> av[UNROLL], bv[UNROLL];
     raw_pack<Ty, N> yv[UNROLL];
+    C a1[UNROLL]; /* ROWS_VALUE: a's value */
     uint32_t yo[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; u++) {
         const uint32_t i = u * threads + t;
         if (sg.first + i >= g.total) continue;
         uint32_t off[3];
-        rows_pack_offsets(g, sg, i, N, off);
+        rows_pack_offsets<FORM>(g, sg, i, N, off);
         yo[u] = off[0];
-        load_pack<Ta, N>(a + off[1], g.a_bcast, av[u]);
+        if (FORM == ROWS_VALUE) a1[u] = ocd_cuda_load<Ta>(a + off[1]);
+        else load_pack<Ta, N>(a + off[1], g.a_bcast, av[u]);
         if (binary) load_pack<Ta, N>(b + off[2], g.b_bcast, bv[u]);
         if (BLEND) load_pack<Ty, N>(y + yo[u], false, yv[u]);
     }
@@ -322,8 +348,8 @@ __host__ __device__ __forceinline__ void rows_step(const rows_args &g,
         C r[N];
 #pragma unroll
         for (int k = 0; k < N; k++)
-            r[k] = ocd_cuda_ewise_value<C>((enum ocd_ewise_op)OP, s, av[u].at(k), binary ? bv[u].at(k) : C(0),
-                                           BLEND ? yv[u].at(k) : C(0), BLEND);
+            r[k] = ocd_cuda_ewise_value<C>((enum ocd_ewise_op)OP, s, FORM == ROWS_VALUE ? a1[u] : av[u].at(k),
+                                           binary ? bv[u].at(k) : C(0), BLEND ? yv[u].at(k) : C(0), BLEND);
         pack<Ty, N> out;
         store_pack<Ty, C, N>::to(out, r);
         *reinterpret_cast<pack<Ty, N> *>(y + yo[u]) = out;
@@ -332,8 +358,10 @@ __host__ __device__ __forceinline__ void rows_step(const rows_args &g,
 
 /* Thread t of block `block` (of `blocks`, `threads` threads each): its packs of every block step,
    then for a single row an element of the tail of fewer than N that follows the packs. The
-   kernel's whole per-thread code, host-callable so that a CPU emulation can run every thread. */
-template <typename Ty, typename Ta, int N, int OP, int UNROLL>
+   kernel's whole per-thread code, host-callable so that a CPU emulation can run every thread.
+   BLEND (beta != 0) is the kernel's, not decided per step: the registers a blend's loads take
+   would otherwise be every launch's. */
+template <typename Ty, typename Ta, int N, int OP, int UNROLL, int FORM, bool BLEND>
 __host__ __device__ __forceinline__ void rows_thread(const rows_args &g,
                                                      const ocd_cuda_scales<typename ocd_compute<Ty>::type> &s, Ty *y,
                                                      const Ta *a, const Ta *b, uint32_t block, uint32_t blocks,
@@ -341,12 +369,8 @@ __host__ __device__ __forceinline__ void rows_thread(const rows_args &g,
 {
     typedef typename ocd_compute<Ty>::type C;
     const uint32_t seg = UNROLL * threads;
-    const bool blend = s.beta != C(0);
-    for (uint32_t first = block * seg; first < g.total; first += blocks * seg) {
-        const rows_segment sg = rows_segment_at(g, first, seg);
-        if (blend) rows_step<Ty, Ta, N, OP, UNROLL, true>(g, s, y, a, b, sg, threads, t);
-        else rows_step<Ty, Ta, N, OP, UNROLL, false>(g, s, y, a, b, sg, threads, t);
-    }
+    for (uint32_t first = block * seg; first < g.total; first += blocks * seg)
+        rows_step<Ty, Ta, N, OP, UNROLL, FORM, BLEND>(g, s, y, a, b, rows_segment_at<FORM>(g, first, seg), threads, t);
     constexpr bool binary = rows_binary(OP);
     const uint32_t i = g.packs * N + block * threads + t;
     if (g.total == g.packs && i < g.inner) {
@@ -357,11 +381,11 @@ __host__ __device__ __forceinline__ void rows_thread(const rows_args &g,
 }
 
 /* OP is a compile-time op so that the element loop is straight-line code. */
-template <typename Ty, typename Ta, int N, int OP, int UNROLL>
+template <typename Ty, typename Ta, int N, int OP, int UNROLL, int FORM, bool BLEND>
 __global__ void __launch_bounds__(THREADS) ewise_rows(rows_args g, ocd_cuda_scales<typename ocd_compute<Ty>::type> s,
                                                       Ty *y, const Ta *a, const Ta *b)
 {
-    rows_thread<Ty, Ta, N, OP, UNROLL>(g, s, y, a, b, blockIdx.x, gridDim.x, blockDim.x, threadIdx.x);
+    rows_thread<Ty, Ta, N, OP, UNROLL, FORM, BLEND>(g, s, y, a, b, blockIdx.x, gridDim.x, blockDim.x, threadIdx.x);
 }
 
 template <typename U> __global__ void fill_vec(uint32_t n, U *y, U value)
@@ -457,8 +481,8 @@ static rows_args rows_args_of(const struct ocd_ewise *e, int n)
     return g;
 }
 
-template <typename Ty, typename Ta, int N, int OP, int UNROLL>
-static void launch_rows_unrolled(cudnnHandle_t handle, const struct ocd_ewise *e)
+template <typename Ty, typename Ta, int N, int OP, int UNROLL, int FORM, bool BLEND>
+static void launch_rows_kernel(cudnnHandle_t handle, const struct ocd_ewise *e)
 {
     typedef typename ocd_compute<Ty>::type C;
     const rows_args g = rows_args_of(e, N);
@@ -470,8 +494,8 @@ static void launch_rows_unrolled(cudnnHandle_t handle, const struct ocd_ewise *e
     static std::atomic<int> cached_per_sm{0};
     int per_sm = cached_per_sm.load(std::memory_order_relaxed);
     if (per_sm == 0) {
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ewise_rows<Ty, Ta, N, OP, UNROLL>, THREADS, 0) !=
-                cudaSuccess || per_sm < 1) {
+        auto kernel = ewise_rows<Ty, Ta, N, OP, UNROLL, FORM, BLEND>;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, 0) != cudaSuccess || per_sm < 1) {
             (void)cudaGetLastError(); /* not this launch's error */
             per_sm = 2048 / THREADS;
         }
@@ -479,16 +503,58 @@ static void launch_rows_unrolled(cudnnHandle_t handle, const struct ocd_ewise *e
     }
     const int64_t want = ((int64_t)(g.total + UNROLL - 1) / UNROLL + 1 + THREADS - 1) / THREADS;
     const unsigned grid = (unsigned)OCD_MIN(want, (int64_t)handle->sm_count * per_sm);
-    ewise_rows<Ty, Ta, N, OP, UNROLL><<<grid, THREADS, 0, handle->stream>>>(
+    ewise_rows<Ty, Ta, N, OP, UNROLL, FORM, BLEND><<<grid, THREADS, 0, handle->stream>>>(
         g, ocd_cuda_scales_of<C>(e), (Ty *)e->y.data, (const Ta *)e->a.data, (const Ta *)e->b.data);
+}
+
+/* The form a launch takes (rows_form): for a copy (the scale, the bias adds, a transform),
+   ROWS_VALUE when its input is one value per row, ROWS_FLAT when there is at most one row
+   dimension; ROWS_ANY for the rest. The binary ops keep ROWS_ANY alone: streaming two inputs,
+   they keep bytes enough in flight with it (94-96% of copy on an H200), and each form is another
+   kernel for every op and type. */
+static int rows_form_of(const struct ocd_ewise *e)
+{
+    if (e->op != OCD_EWISE_COPY) return ROWS_ANY;
+    if (e->a.strides[e->rank - 1] == 0) return ROWS_VALUE;
+    return e->rank <= 2 ? ROWS_FLAT : ROWS_ANY;
+}
+
+/* Calls fn(unroll, form, blend), each a std::integral_constant, with the kernel that takes problem
+   e into y of Ty in packs of N: rows_form_of's form, unroll_for's packs a step, blend when beta
+   is not 0 in the compute type (as the kernel sees it). The launch's choice, and the CPU
+   emulation's. */
+template <typename Ty, int N, int OP, typename F> static void rows_kernel_for(const struct ocd_ewise *e, F fn)
+{
+    typedef typename ocd_compute<Ty>::type C;
+    typedef std::integral_constant<int, unroll_for(N, 1)> one;
+    typedef std::integral_constant<int, unroll_for(N, 2)> more;
+    const bool blend = ocd_cuda_scales_of<C>(e).beta != C(0);
+    const bool single = streamed_operands(e) <= 1;
+    auto with_blend = [&](auto unroll, auto form) {
+        if (blend) fn(unroll, form, std::true_type());
+        else fn(unroll, form, std::false_type());
+    };
+    auto with_unroll = [&](auto form) {
+        if (one::value != more::value && single) with_blend(one(), form);
+        else with_blend(more(), form);
+    };
+    if constexpr (OP == OCD_EWISE_COPY) { /* the forms of a copy alone (rows_form_of) */
+        switch (rows_form_of(e)) {
+        case ROWS_VALUE: with_blend(one(), std::integral_constant<int, ROWS_VALUE>()); return; /* 1 streamed */
+        case ROWS_FLAT: with_unroll(std::integral_constant<int, ROWS_FLAT>()); return;
+        default: break;
+        }
+    }
+    with_unroll(std::integral_constant<int, ROWS_ANY>());
 }
 
 template <typename Ty, typename Ta, int N, int OP>
 static void launch_rows(cudnnHandle_t handle, const struct ocd_ewise *e)
 {
-    constexpr int one = unroll_for(N, 1), more = unroll_for(N, 2);
-    if (one != more && streamed_operands(e) <= 1) launch_rows_unrolled<Ty, Ta, N, OP, one>(handle, e);
-    else launch_rows_unrolled<Ty, Ta, N, OP, more>(handle, e);
+    rows_kernel_for<Ty, N, OP>(e, [&](auto unroll, auto form, auto blend) {
+        launch_rows_kernel<Ty, Ta, N, OP, decltype(unroll)::value, decltype(form)::value, decltype(blend)::value>(
+            handle, e);
+    });
 }
 
 extern "C" cudnnStatus_t ocd_cuda_ewise_vec_run(cudnnHandle_t handle, const void *problem, void *workspace,

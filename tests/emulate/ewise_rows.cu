@@ -6,13 +6,14 @@
    Problems are built as the API builds them (ocd_ewise_build over tensor views: the dims sorted
    and merged) and launched as ocd_cuda_ewise_vec_run launches them (rows_args_of, the packs a
    thread of launch_rows), on a grid of a few blocks so that the grid-stride loop turns. Cases:
-   the scale in place (cudnnScaleTensor), per-channel bias adds in NCHW (a value per row) and NHWC
-   (a row of values), a binary op of two full tensors with a blend, rows shorter than a block's
-   segment (decoded pack by pack) and longer (decoded once), a single row whose length is not a
-   whole number of packs (its tail), in float and half. y is poisoned (NaN) where it is not
-   blended. The reference computes in double from the inputs as stored; a result must be within
-   one rounding of the type (and of the float arithmetic) of it. Prints a line per case; exits 1
-   if any differs. */
+   each of the launch's forms (rows_form: the case says which it must take), with and without a
+   blend: the scale in place (cudnnScaleTensor), per-channel bias adds in NCHW (a value per row)
+   and NHWC (a row of values), binary ops of two full tensors, of a per-channel bias and of a
+   plane an image, rows shorter than a block's segment (decoded pack by pack) and longer (decoded
+   once), a single row whose length is not a whole number of packs (its tail), in float and half.
+   y is poisoned (NaN) where it is not blended. The reference computes in double from the inputs
+   as stored; a result must be within one rounding of the type (and of the float arithmetic) of
+   it. Prints a line per case; exits 1 if any differs. */
 #include "cuda/tensor_ops.cu"
 
 #include <cmath>
@@ -72,7 +73,8 @@ template <typename T> double emu_tolerance(double m)
     return 2 * ulp * fmax(fabs(m), 1e-3);
 }
 
-/* The launch of launch_rows<T, T, N, OP>: every thread of `blocks` blocks of THREADS. */
+/* The launch of launch_rows<T, T, N, OP>: the kernel rows_kernel_for chooses, every thread of
+   `blocks` blocks of THREADS. */
 template <typename T, int OP> void emu_launch(const struct ocd_ewise *e, unsigned blocks)
 {
     const int N = 16 / sizeof(T);
@@ -81,22 +83,22 @@ template <typename T, int OP> void emu_launch(const struct ocd_ewise *e, unsigne
     const ocd_cuda_scales<C> s = ocd_cuda_scales_of<C>(e);
     T *y = (T *)e->y.data;
     const T *a = (const T *)e->a.data, *b = (const T *)e->b.data;
-    constexpr int one = unroll_for(N, 1), more = unroll_for(N, 2);
-    const bool single = streamed_operands(e) <= 1;
-    for (unsigned block = 0; block < blocks; block++)
-        for (uint32_t t = 0; t < THREADS; t++) {
-            if (single) rows_thread<T, T, N, OP, one>(g, s, y, a, b, block, blocks, THREADS, t);
-            else rows_thread<T, T, N, OP, more>(g, s, y, a, b, block, blocks, THREADS, t);
-        }
+    rows_kernel_for<T, N, OP>(e, [&](auto unroll, auto form, auto blend) {
+        for (unsigned block = 0; block < blocks; block++)
+            for (uint32_t t = 0; t < THREADS; t++)
+                rows_thread<T, T, N, OP, decltype(unroll)::value, decltype(form)::value, decltype(blend)::value>(
+                    g, s, y, a, b, block, blocks, THREADS, t);
+    });
 }
 
 /* y = alpha1 a (+ alpha2 b for ADD) + beta y over y's dims (a, b broadcast where their dims are
-   1): a is y itself when in_place (the scale). Returns whether every element is right. */
+   1): a is y itself when in_place (the scale). form: the rows_form the launch must take. Returns
+   whether every element is right. */
 template <typename T, int OP>
-bool emu_case(const char *name, cudnnDataType_t dtype, const int ydims[4], const int adims[4],
-              cudnnTensorFormat_t format, bool in_place, double alpha1, double alpha2, double beta)
+bool emu_case(const char *name, cudnnDataType_t dtype, const int ydims[4], const int adims[4], const int bdims[4],
+              cudnnTensorFormat_t format, bool in_place, double alpha1, double alpha2, double beta, int form)
 {
-    emu_tensor<T> y(dtype, ydims, format), a(dtype, adims, format), b(dtype, ydims, format);
+    emu_tensor<T> y(dtype, ydims, format), a(dtype, adims, format), b(dtype, bdims, format);
     for (T &v : a.data) v = emu_store<T>(emu_random(-2, 2));
     for (T &v : b.data) v = emu_store<T>(emu_random(-2, 2));
     for (T &v : y.data) v = emu_store<T>(beta != 0 || in_place ? emu_random(-2, 2) : NAN);
@@ -113,6 +115,10 @@ bool emu_case(const char *name, cudnnDataType_t dtype, const int ydims[4], const
     const char *why = ocd_cuda_ewise_vec_applies(NULL, &e);
     if (why) {
         printf("%-58s FAIL (the kernel does not take it: %s)\n", name, why);
+        return false;
+    }
+    if (rows_form_of(&e) != form) {
+        printf("%-58s FAIL (form %d, not %d)\n", name, rows_form_of(&e), form);
         return false;
     }
     emu_launch<T, OP>(&e, 3);
@@ -144,20 +150,36 @@ template <typename T> bool emu_type(cudnnDataType_t dtype, const char *tname)
     const int small[4] = {2, 3, 8, 3}, large[4] = {2, 4, 96, 96}, row[4] = {1, 1, 1, 8 * 37 + 5};
     const int bias_small[4] = {1, 3, 1, 1}, bias_large[4] = {1, 4, 1, 1}, bias_nhwc[4] = {1, 48, 1, 1};
     const int nhwc[4] = {3, 48, 9, 11}; /* rows of 48 channels */
+    const int plane_small[4] = {2, 1, 8, 3}, plane_large[4] = {2, 1, 96, 96}; /* one H x W plane an image */
+    const int C = OCD_EWISE_COPY, A = OCD_EWISE_ADD;
     char name[96];
     bool ok = true;
 #define EMU_CASE(label, OP, ...)                                         \
     snprintf(name, sizeof name, "%s: %s", tname, label);               \
     ok &= emu_case<T, OP>(name, dtype, __VA_ARGS__)
-    EMU_CASE("scale in place, short rows", OCD_EWISE_COPY, small, small, CUDNN_TENSOR_NCHW, true, -0.75, 0, 0);
-    EMU_CASE("scale in place, long rows", OCD_EWISE_COPY, large, large, CUDNN_TENSOR_NCHW, true, 1.5, 0, 0);
-    EMU_CASE("bias add NCHW, short rows", OCD_EWISE_COPY, small, bias_small, CUDNN_TENSOR_NCHW, false, 1, 0, 1);
-    EMU_CASE("bias add NCHW, long rows", OCD_EWISE_COPY, large, bias_large, CUDNN_TENSOR_NCHW, false, 0.5, 0, 1);
-    EMU_CASE("bias add NHWC", OCD_EWISE_COPY, nhwc, bias_nhwc, CUDNN_TENSOR_NHWC, false, 1, 0, -0.5);
-    EMU_CASE("copy, one row with a tail", OCD_EWISE_COPY, row, row, CUDNN_TENSOR_NCHW, false, 2, 0, 0);
-    EMU_CASE("add of two tensors, blended", OCD_EWISE_ADD, large, large, CUDNN_TENSOR_NCHW, false, 1, -1, 0.5);
-    EMU_CASE("add of two tensors, one row with a tail", OCD_EWISE_ADD, row, row, CUDNN_TENSOR_NCHW, false, 0.5, 2,
-             0);
+    /* ROWS_FLAT */
+    EMU_CASE("scale in place", C, large, large, large, CUDNN_TENSOR_NCHW, true, 1.5, 0, 0, ROWS_FLAT);
+    EMU_CASE("scale in place, few packs", C, small, small, small, CUDNN_TENSOR_NCHW, true, -0.75, 0, 0, ROWS_FLAT);
+    EMU_CASE("copy, one row with a tail", C, row, row, row, CUDNN_TENSOR_NCHW, false, 2, 0, 0, ROWS_FLAT);
+    EMU_CASE("bias add NHWC", C, nhwc, bias_nhwc, nhwc, CUDNN_TENSOR_NHWC, false, 1, 0, -0.5, ROWS_FLAT);
+    EMU_CASE("copy, blended", C, large, large, large, CUDNN_TENSOR_NCHW, false, 0.5, 0, -1, ROWS_FLAT);
+    /* ROWS_VALUE */
+    EMU_CASE("bias add NCHW, short rows", C, small, bias_small, small, CUDNN_TENSOR_NCHW, false, 1, 0, 1, ROWS_VALUE);
+    EMU_CASE("bias add NCHW, long rows", C, large, bias_large, large, CUDNN_TENSOR_NCHW, false, 0.5, 0, 1, ROWS_VALUE);
+    EMU_CASE("bias copy NCHW, not blended", C, large, bias_large, large, CUDNN_TENSOR_NCHW, false, 2, 0, 0,
+             ROWS_VALUE);
+    /* ROWS_ANY */
+    EMU_CASE("add of two tensors, blended", A, large, large, large, CUDNN_TENSOR_NCHW, false, 1, -1, 0.5, ROWS_ANY);
+    EMU_CASE("add of two tensors, one row with a tail", A, row, row, row, CUDNN_TENSOR_NCHW, false, 0.5, 2, 0,
+             ROWS_ANY);
+    EMU_CASE("add of a bias NCHW, short rows", A, small, small, bias_small, CUDNN_TENSOR_NCHW, false, 1, 1, 0,
+             ROWS_ANY);
+    EMU_CASE("add of a bias NCHW, long rows, blended", A, large, large, bias_large, CUDNN_TENSOR_NCHW, false, 1, -2,
+             0.5, ROWS_ANY);
+    EMU_CASE("add of a plane an image, short rows", A, small, small, plane_small, CUDNN_TENSOR_NCHW, false, 1, 1, 1,
+             ROWS_ANY);
+    EMU_CASE("add of a plane an image, long rows", A, large, large, plane_large, CUDNN_TENSOR_NCHW, false, 0.5, 1, 0,
+             ROWS_ANY);
 #undef EMU_CASE
     return ok;
 }
