@@ -38,7 +38,9 @@
    and selects take the ALU pipe the kernel was bound by: 442 -> 217 ALU instructions a step,
    0.084 -> 0.070 ms, 66% -> 79% of copy on 64x256x56x56 f16 3x3/2 (an L1 prefetch of the next
    step measured 0.072, 4 channels a thread at 80 registers and 3 blocks an SM 0.094, with the
-   prefetch 0.076, eighth session); the tile kernel takes the
+   prefetch 0.076, eighth session; the next step's x rows copied a step ahead into the thread's
+   own shared memory by cp.async, 0.0692-0.0696 against 0.0694-0.0696: the loads' latency is not
+   what bounds it, tenth session); the tile kernel takes the
    float and averaging backward, an earlier fixed NHWC backward of floats per channel having
    measured 0.311 ms against its 0.230 ms).
 
