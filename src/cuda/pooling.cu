@@ -40,9 +40,12 @@
    step measured 0.072, 4 channels a thread at 80 registers and 3 blocks an SM 0.094, with the
    prefetch 0.076, eighth session; the next step's x rows copied a step ahead into the thread's
    own shared memory by cp.async, 0.0692-0.0696 against 0.0694-0.0696: the loads' latency is not
-   what bounds it, tenth session); the tile kernel takes the
-   float and averaging backward, an earlier fixed NHWC backward of floats per channel having
-   measured 0.311 ms against its 0.230 ms).
+   what bounds it, tenth session). Its instructions do: with alpha 1 and beta 0, an input that at
+   most 2 windows reach (3 of a 3x3/2 cell's 4) takes their gradients added as pairs of T, bit
+   for bit the float sum rounded once (fixed_pair_sum_direct), 0.0697-0.0702 -> 0.0683-0.0686
+   ms (tenth session; rounding the float sums two at a time measured the same). The tile kernel
+   takes the float and averaging backward, an earlier fixed NHWC backward of floats per channel
+   having measured 0.311 ms against its 0.230 ms).
 
    Other 2-D problems go to the tile kernels when a band of rows fits in shared memory. Pooling moves
    little data per output, so what decides its speed is reading x once, coalesced, with many
@@ -930,6 +933,15 @@ template <class F> __host__ __device__ constexpr int fixed_tap(int r, int c, int
     return kh < 0 || kh >= F::K || kw < 0 || kw >= F::K ? -1 : kh * F::K + kw;
 }
 
+/* How many windows of a backward thread's step reach input (r, c) of its stride cell. */
+template <class F> __host__ __device__ constexpr int fixed_taps(int r, int c)
+{
+    int n = 0;
+    for (int wr = 0; wr < F::NH; wr++)
+        for (int j = 0; j < F::NW; j++) n += fixed_tap<F>(r, c, wr, j) >= 0;
+    return n;
+}
+
 /* Asks for the line at p into L1 ahead of its load (no register waits on it); nothing on a CPU. */
 __host__ __device__ __forceinline__ void fixed_prefetch(const void *p)
 {
@@ -1676,12 +1688,52 @@ __host__ __device__ __forceinline__ void fixed_pair_grad(const T *dyo, const fix
     }
 }
 
+/* Calls fn(q, g, first) for each window of the step that reaches input (r, c) of the stride cell,
+   in y's row-major order, and each pair q of its 8 channels: g, the window's gradients where
+   (r, c) holds its first maximum (at: its position), else 0; first: the first such window. */
+template <typename T, class F, typename P, typename Fn>
+__host__ __device__ __forceinline__ void fixed_pair_terms(const uint32_t (&at)[F::NH][F::NW][4],
+                                                          const P (&gr)[F::NH][F::NW][4], int r, int c, Fn fn)
+{
+    bool first = true;
+#pragma unroll
+    for (int wr = 0; wr < F::NH; wr++)
+#pragma unroll
+        for (int j = 0; j < F::NW; j++) {
+            int k = fixed_tap<F>(r, c, wr, j);
+            if (k < 0) continue;
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                uint32_t m = __heq2_mask(fixed_unbits<P>(at[wr][j][q]), fixed_unbits<P>(fixed_pos_bits<T>(k)));
+                fn(q, fixed_unbits<P>(fixed_bits(gr[wr][j][q]) & m), first);
+            }
+            first = false;
+        }
+}
+
+/* dx at p of input (r, c) of the stride cell, reached by at most 2 of the step's windows, where
+   alpha is 1 and beta 0 (UNIT): its windows' gradients where it is their maximum, added as pairs
+   of T. Bit for bit the float sum rounded once: two numbers of T whose exponents differ by at
+   most 13 (bfloat16: 16) add exactly in float; further apart, the smaller is under half an ulp of
+   the larger in T and in float alike, so both roundings give the larger. (One term: the
+   gradient itself, no conversion either way.) */
+template <typename T, class F, typename P>
+__host__ __device__ __forceinline__ void fixed_pair_sum_direct(T *p, const uint32_t (&at)[F::NH][F::NW][4],
+                                                              const P (&gr)[F::NH][F::NW][4], int r, int c)
+{
+    P acc[4];
+    fixed_pair_terms<T, F>(at, gr, r, c, [&](int q, P g, bool first) { acc[q] = first ? g : __hadd2(acc[q], g); });
+    ocd_vec16<T> b;
+    memcpy(&b, acc, 16);
+    *reinterpret_cast<ocd_vec16<T> *>(p) = b;
+}
+
 /* Backward MAX, channels-last, thread i: the S x S inputs of stride cell t (columns t S ..) in
-   steps [chunk * steps, ...) of S rows, 8 channels each; BLEND: a.blend. What depends only on
-   the cell's columns is found once, and the rows of x, dy and dx a step reads and writes are
-   pointers moved on by a step, as in the NCHW kernel. Offsets inside an image are int
-   (ocd_pooling_applies_cuda_fixed_nhwc). */
-template <typename T, class F, int MODE, bool BLEND, typename C>
+   steps [chunk * steps, ...) of S rows, 8 channels each; BLEND: a.blend; UNIT: alpha 1 and no
+   blend. What depends only on the cell's columns is found once, and the rows of x, dy and dx a
+   step reads and writes are pointers moved on by a step, as in the NCHW kernel. Offsets inside
+   an image are int (ocd_pooling_applies_cuda_fixed_nhwc). */
+template <typename T, class F, int MODE, bool BLEND, bool UNIT, typename C>
 __host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__restrict__ x, const T *__restrict__ dy,
                                                                      T *__restrict__ dx, const fixed_args<C> &a,
                                                                      uint32_t i)
@@ -1734,27 +1786,18 @@ __host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__
 #pragma unroll
             for (int cc = 0; cc < F::S; cc++) {
                 if (!(ok >> (F::NW + cc) & 1)) break;
-                C sum[8];
-                bool first = true; /* the sum starts at its first term (0 + g would only turn -0 into 0) */
-#pragma unroll
-                for (int wr = 0; wr < F::NH; wr++)
-#pragma unroll
-                    for (int j = 0; j < F::NW; j++) {
-                        int k = fixed_tap<F>(r, cc, wr, j);
-                        if (k < 0) continue;
-#pragma unroll
-                        for (int q = 0; q < 4; q++) {
-                            uint32_t m = __heq2_mask(fixed_unbits<P>(at[wr][j][q]),
-                                                     fixed_unbits<P>(fixed_pos_bits<T>(k)));
-                            T h[2];
-                            uint32_t b = fixed_bits(gr[wr][j][q]) & m;
-                            memcpy(h, &b, 4);
-                            sum[2 * q] = first ? fixed_cvt(h[0]) : sum[2 * q] + fixed_cvt(h[0]);
-                            sum[2 * q + 1] = first ? fixed_cvt(h[1]) : sum[2 * q + 1] + fixed_cvt(h[1]);
-                        }
-                        first = false;
-                    }
                 T *p = dxr + (r * xs2 + cc * xs3);
+                if (UNIT && fixed_taps<F>(r, cc) <= 2) { /* folds: an unrolled constant */
+                    fixed_pair_sum_direct<T, F>(p, at, gr, r, cc);
+                    continue;
+                }
+                C sum[8] = {}; /* set by its first term (0 + g would only turn -0 into 0) */
+                fixed_pair_terms<T, F>(at, gr, r, cc, [&](int q, P g, bool first) {
+                    T h[2];
+                    memcpy(h, &g, 4);
+                    sum[2 * q] = first ? fixed_cvt(h[0]) : sum[2 * q] + fixed_cvt(h[0]);
+                    sum[2 * q + 1] = first ? fixed_cvt(h[1]) : sum[2 * q + 1] + fixed_cvt(h[1]);
+                });
                 if constexpr (BLEND) {
                     fixed_blend<T, 8>(p, sum, a);
                 } else { /* dx is not read (and fewer registers are live) */
@@ -1796,13 +1839,13 @@ pool_fixed_backward(const T *__restrict__ x, const T *__restrict__ dy, T *__rest
 
 /* 2 blocks a SM: at 3 (80 registers) the kernel spilled; with 127 it keeps each window row's
    gradients across steps and measured 4% faster (0.0835 against 0.0866 ms, H200, 64x256x56x56 f16). */
-template <typename T, class F, int MODE, bool BLEND>
+template <typename T, class F, int MODE, bool BLEND, bool UNIT>
 __global__ void __launch_bounds__(256, 2)
 pool_fixed_backward_pairs(const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx,
                           fixed_args<typename ocd_compute<T>::type> a, uint32_t total)
 {
     uint32_t i = blockIdx.x * 256u + threadIdx.x;
-    if (i < total) fixed_backward_pairs_thread<T, F, MODE, BLEND>(x, dy, dx, a, i);
+    if (i < total) fixed_backward_pairs_thread<T, F, MODE, BLEND, UNIT>(x, dy, dx, a, i);
 }
 
 /* Which compiled shape serves a 2-D problem: 3 for 3x3 stride 2 pad 1, 2 for 2x2 stride 2 pad 0,
@@ -1905,12 +1948,15 @@ cudnnStatus_t launch_fixed_mode(cudnnHandle_t h, const ocd_pooling_problem *p)
         } else {
             typedef fixed_shape<K, 2, K == 3 ? 1 : 0, 1> B; /* 1 cell along W, 8 channels */
             uint32_t total = fixed_plan<T, V, CLAST, B, true>(p, a);
+            const unsigned blocks = ocd_cuda_blocks(total, 256);
+            const T *dy = (const T *)p->dy;
+            T *dx = (T *)p->dx;
             if (a.blend)
-                pool_fixed_backward_pairs<T, B, MODE, true><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(
-                    x, (const T *)p->dy, (T *)p->dx, a, total);
+                pool_fixed_backward_pairs<T, B, MODE, true, false><<<blocks, 256, 0, h->stream>>>(x, dy, dx, a, total);
+            else if (a.alpha == 1) /* the gradients of at most 2 windows added as pairs of T */
+                pool_fixed_backward_pairs<T, B, MODE, false, true><<<blocks, 256, 0, h->stream>>>(x, dy, dx, a, total);
             else
-                pool_fixed_backward_pairs<T, B, MODE, false><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(
-                    x, (const T *)p->dy, (T *)p->dx, a, total);
+                pool_fixed_backward_pairs<T, B, MODE, false, false><<<blocks, 256, 0, h->stream>>>(x, dy, dx, a, total);
         }
     } else {
         typedef fixed_shape<K, 2, K == 3 ? 1 : 0, 2> B; /* 2 cells along W: a vector of 4 floats */

@@ -171,6 +171,18 @@ template <typename T, int K, bool CLAST> struct emu_case {
     }
 };
 
+/* Every thread of the channels-last backward in MODE, the kernel the launch takes: blended, unit
+   (alpha 1, beta 0: fixed_pair_sum_direct) or scaled. */
+template <typename T, class B, int MODE>
+void emu_pairs(const T *x, const T *dy, T *dx, const fixed_args<float> &a, uint32_t threads, bool blend, bool unit)
+{
+    for (uint32_t i = 0; i < threads; i++) {
+        if (blend) fixed_backward_pairs_thread<T, B, MODE, true, false>(x, dy, dx, a, i);
+        else if (unit) fixed_backward_pairs_thread<T, B, MODE, false, true>(x, dy, dx, a, i);
+        else fixed_backward_pairs_thread<T, B, MODE, false, false>(x, dy, dx, a, i);
+    }
+}
+
 template <typename T, int K, bool CLAST>
 int emu_backward(int N, int C, int H, int W, int mode, bool blend, int seed, int extra)
 {
@@ -183,12 +195,9 @@ int emu_backward(int N, int C, int H, int W, int mode, bool blend, int seed, int
     if constexpr (CLAST) {
         typedef fixed_shape<K, 2, emu_case<T, K, CLAST>::P, 1> B;
         threads = fixed_plan<T, 8, true, B, true>(&e.p, a);
-        for (uint32_t i = 0; i < threads; i++) {
-            if (mode == EMU_MAX_NAN && blend) fixed_backward_pairs_thread<T, B, FIXED_MAX_NAN, true>(x, dy, dx, a, i);
-            else if (mode == EMU_MAX_NAN) fixed_backward_pairs_thread<T, B, FIXED_MAX_NAN, false>(x, dy, dx, a, i);
-            else if (blend) fixed_backward_pairs_thread<T, B, FIXED_MAX, true>(x, dy, dx, a, i);
-            else fixed_backward_pairs_thread<T, B, FIXED_MAX, false>(x, dy, dx, a, i);
-        }
+        const bool unit = !blend && a.alpha == 1; /* the launch's choice */
+        if (mode == EMU_MAX_NAN) emu_pairs<T, B, FIXED_MAX_NAN>(x, dy, dx, a, threads, blend, unit);
+        else emu_pairs<T, B, FIXED_MAX>(x, dy, dx, a, threads, blend, unit);
     } else {
         typedef fixed_shape<K, 2, emu_case<T, K, CLAST>::P, 2> B;
         threads = fixed_plan<T, 1, false, B, true>(&e.p, a);
