@@ -1848,6 +1848,17 @@ pool_fixed_backward_pairs(const T *__restrict__ x, const T *__restrict__ dy, T *
     if (i < total) fixed_backward_pairs_thread<T, F, MODE, BLEND, UNIT>(x, dy, dx, a, i);
 }
 
+/* Calls fn(blend, unit), each a std::bool_constant, with the channels-last backward kernel that
+   arguments a take: blended (a.blend), unit (alpha 1 and no blend: the gradients of at most 2
+   windows added as pairs of T, fixed_pair_sum_direct) or scaled. The launch's choice, and the
+   CPU emulation's. */
+template <typename C, typename Fn> void fixed_pairs_kernel_for(const fixed_args<C> &a, Fn fn)
+{
+    if (a.blend) fn(std::true_type(), std::false_type());
+    else if (a.alpha == 1) fn(std::false_type(), std::true_type());
+    else fn(std::false_type(), std::false_type());
+}
+
 /* Which compiled shape serves a 2-D problem: 3 for 3x3 stride 2 pad 1, 2 for 2x2 stride 2 pad 0,
    0 for none. */
 int fixed_window_of(const ocd_pooling_problem *p)
@@ -1948,15 +1959,10 @@ cudnnStatus_t launch_fixed_mode(cudnnHandle_t h, const ocd_pooling_problem *p)
         } else {
             typedef fixed_shape<K, 2, K == 3 ? 1 : 0, 1> B; /* 1 cell along W, 8 channels */
             uint32_t total = fixed_plan<T, V, CLAST, B, true>(p, a);
-            const unsigned blocks = ocd_cuda_blocks(total, 256);
-            const T *dy = (const T *)p->dy;
-            T *dx = (T *)p->dx;
-            if (a.blend)
-                pool_fixed_backward_pairs<T, B, MODE, true, false><<<blocks, 256, 0, h->stream>>>(x, dy, dx, a, total);
-            else if (a.alpha == 1) /* the gradients of at most 2 windows added as pairs of T */
-                pool_fixed_backward_pairs<T, B, MODE, false, true><<<blocks, 256, 0, h->stream>>>(x, dy, dx, a, total);
-            else
-                pool_fixed_backward_pairs<T, B, MODE, false, false><<<blocks, 256, 0, h->stream>>>(x, dy, dx, a, total);
+            fixed_pairs_kernel_for(a, [&](auto blend, auto unit) {
+                auto kernel = pool_fixed_backward_pairs<T, B, MODE, decltype(blend)::value, decltype(unit)::value>;
+                kernel<<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(x, (const T *)p->dy, (T *)p->dx, a, total);
+            });
         }
     } else {
         typedef fixed_shape<K, 2, K == 3 ? 1 : 0, 2> B; /* 2 cells along W: a vector of 4 floats */

@@ -13,8 +13,9 @@
      in flight: the 16-bit scale in place and bias adds went from 4 blocks an SM to 8, 5 and 6,
      from 89-90% to 91-92% of copy on an H200). Loaded packs wait in registers as stored, converted
      only when used (raw_pack); half and bfloat16 results are rounded two at a time; a single
-     row's leftover tail goes element by element. The per-thread code is host-callable (rows_thread) so
-     that a CPU emulation runs every thread of a launch (tests/emulate/ewise_rows.cu). Bytes moved:
+     row's leftover tail goes element by element. The per-thread code is host-callable
+     (rows_thread) so that a CPU emulation runs every thread of a launch
+     (tests/emulate/ewise_rows.cu). Bytes moved:
      inputs read once, y written once, y read once more only when beta != 0.
    - cuda:ewise_strided, for everything else: one thread per element in y's order (so writes
      are coalesced whenever y's fastest dimension is packed), offsets from the linear index by

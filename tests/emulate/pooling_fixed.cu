@@ -171,16 +171,15 @@ template <typename T, int K, bool CLAST> struct emu_case {
     }
 };
 
-/* Every thread of the channels-last backward in MODE, the kernel the launch takes: blended, unit
-   (alpha 1, beta 0: fixed_pair_sum_direct) or scaled. */
+/* Every thread of the channels-last backward in MODE, of the kernel the launch takes
+   (fixed_pairs_kernel_for). */
 template <typename T, class B, int MODE>
-void emu_pairs(const T *x, const T *dy, T *dx, const fixed_args<float> &a, uint32_t threads, bool blend, bool unit)
+void emu_pairs(const T *x, const T *dy, T *dx, const fixed_args<float> &a, uint32_t threads)
 {
-    for (uint32_t i = 0; i < threads; i++) {
-        if (blend) fixed_backward_pairs_thread<T, B, MODE, true, false>(x, dy, dx, a, i);
-        else if (unit) fixed_backward_pairs_thread<T, B, MODE, false, true>(x, dy, dx, a, i);
-        else fixed_backward_pairs_thread<T, B, MODE, false, false>(x, dy, dx, a, i);
-    }
+    fixed_pairs_kernel_for(a, [&](auto blend, auto unit) {
+        for (uint32_t i = 0; i < threads; i++)
+            fixed_backward_pairs_thread<T, B, MODE, decltype(blend)::value, decltype(unit)::value>(x, dy, dx, a, i);
+    });
 }
 
 template <typename T, int K, bool CLAST>
@@ -195,9 +194,8 @@ int emu_backward(int N, int C, int H, int W, int mode, bool blend, int seed, int
     if constexpr (CLAST) {
         typedef fixed_shape<K, 2, emu_case<T, K, CLAST>::P, 1> B;
         threads = fixed_plan<T, 8, true, B, true>(&e.p, a);
-        const bool unit = !blend && a.alpha == 1; /* the launch's choice */
-        if (mode == EMU_MAX_NAN) emu_pairs<T, B, FIXED_MAX_NAN>(x, dy, dx, a, threads, blend, unit);
-        else emu_pairs<T, B, FIXED_MAX>(x, dy, dx, a, threads, blend, unit);
+        if (mode == EMU_MAX_NAN) emu_pairs<T, B, FIXED_MAX_NAN>(x, dy, dx, a, threads);
+        else emu_pairs<T, B, FIXED_MAX>(x, dy, dx, a, threads);
     } else {
         typedef fixed_shape<K, 2, emu_case<T, K, CLAST>::P, 2> B;
         threads = fixed_plan<T, 1, false, B, true>(&e.p, a);
