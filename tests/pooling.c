@@ -384,6 +384,49 @@ TEST(pooling_fixed_ties_nan)
                     check_ties_nan(&shapes[k], nan, types[ti], (enum tview_layout)l);
 }
 
+/* Calls in sequence on one stream, no host wait between them (the channels-last max backward is
+   launched early, cuda/launch.cuh): x written by a scale just before the backward reads it, then
+   a second backward blending into the first's dx. dx = the gradients of dy1 and dy2 at 2 x. */
+TEST(pooling_backward_in_sequence)
+{
+    static const struct pcase pc = {"3x3/2 pad 1", 2, 8, 64, {28, 28}, {3, 3}, {1, 1}, {2, 2}, 0};
+    const cudnnDataType_t types[] = {CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT};
+    for (size_t ti = 0; ti < TLEN(types); ti++) {
+        const cudnnDataType_t t = types[ti];
+        struct tview tx, ty;
+        tensors(&pc, t, TV_NHWC, TV_NHWC, &tx, &ty);
+        double *x = tview_random(tx.count, -3, 3), *g1 = tview_random(ty.count, -1, 1);
+        double *g2 = tview_random(ty.count, -1, 1), *nan = tview_fill(tx.count, NAN);
+        double *want = malloc(sizeof(double) * (size_t)tx.count), *more = malloc(sizeof(double) * (size_t)tx.count);
+        void *px = tview_upload(&tx, x), *pg1 = tview_upload(&ty, g1), *pg2 = tview_upload(&ty, g2),
+             *py = tview_upload(&ty, g1), *pdx = tview_upload(&tx, nan);
+        for (int64_t i = 0; i < tx.count; i++) x[i] *= 2; /* exact in every type */
+        struct ref_pool r = ref_of(&pc, CUDNN_POOLING_MAX, false);
+        ref_pooling_backward(&r, pc.n, pc.c, tx.dims + 2, ty.dims + 2, x, g1, want);
+        ref_pooling_backward(&r, pc.n, pc.c, tx.dims + 2, ty.dims + 2, x, g2, more);
+        for (int64_t i = 0; i < tx.count; i++) want[i] += more[i];
+        cudnnPoolingDescriptor_t d = make_desc(&pc, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN);
+        struct tscale two, one, zero, unit;
+        char what[96];
+        snprintf(what, sizeof what, "backward in sequence, type %d", (int)t);
+        bool ok = CHECK_OK(cudnnScaleTensor(test_handle(), tx.desc, px, tscale(&two, t, 2)));
+        ok = ok && CHECK_OK(cudnnPoolingBackward(test_handle(), d, tscale(&one, t, 1), ty.desc, py, ty.desc, pg1,
+                                                 tx.desc, px, tscale(&zero, t, 0), tx.desc, pdx));
+        ok = ok && CHECK_OK(cudnnPoolingBackward(test_handle(), d, tscale(&one, t, 1), ty.desc, py, ty.desc, pg2,
+                                                 tx.desc, px, tscale(&unit, t, 1), tx.desc, pdx));
+        if (ok) tview_check_blend(&tx, pdx, want, want, 1, 0, 2 * ttolerance(t), what);
+        cudnnDestroyPoolingDescriptor(d);
+        tview_free(&tx, px);
+        tview_free(&ty, pg1);
+        tview_free(&ty, pg2);
+        tview_free(&ty, py);
+        tview_free(&tx, pdx);
+        tview_destroy(&tx);
+        tview_destroy(&ty);
+        free(x), free(g1), free(g2), free(nan), free(want), free(more);
+    }
+}
+
 /* dx is the gradient of sum(dy * y(x)): central differences of the library's forward, double. */
 TEST(pooling_backward_finite_differences)
 {

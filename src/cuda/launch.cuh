@@ -10,7 +10,14 @@
    returns once the kernel ahead has completed and its writes are visible. What a kernel
    launched early reads from the one ahead must come after its ocd_wait_ahead(), and it must not
    write what any kernel still ahead of it reads before that call either. Both device calls do
-   nothing where the kernel was launched the ordinary way, and on devices before sm_90. */
+   nothing where the kernel was launched the ordinary way, and on devices before sm_90.
+
+   An op's first kernel may be launched early too (the channels-last max-pooling backward): it
+   follows a kernel it knows nothing of, the caller's or another op's, so it calls
+   ocd_wait_ahead() before anything else, and ocd_let_next_start() only then, so that no kernel
+   launched early after it starts before the kernel ahead of it has completed. Its blocks are
+   then resident, waiting, while a kernel ahead that let them start (another call of the same op)
+   drains, rather than launched once it has. */
 #ifndef OCD_CUDA_LAUNCH_CUH
 #define OCD_CUDA_LAUNCH_CUH
 

@@ -43,7 +43,13 @@
    what bounds it, tenth session). Its instructions do: with alpha 1 and beta 0, an input that at
    most 2 windows reach (3 of a 3x3/2 cell's 4) takes their gradients added as pairs of T, bit
    for bit the float sum rounded once (fixed_pair_sum_direct), 0.0697-0.0702 -> 0.0683-0.0686
-   ms (tenth session; rounding the float sums two at a time measured the same). The tile kernel
+   ms (tenth session; rounding the float sums two at a time measured the same). It is launched
+   early (cuda/launch.cuh: its blocks resident while the kernel ahead drains), 0.0679-0.0686 ->
+   0.0668-0.0673 ms. Each window found once instead of by both strips it reaches, its positions
+   passed on through shared memory (a barrier a step) or by warp shuffles (lanes of 4 or 8
+   groups of channels and 8 or 4 strips), measured slower: 0.0718, 0.0815, 0.0829 ms; with no
+   search at all (a diagnostic, wrong results) 0.0643: the search is not what bounds it (eleventh
+   session). The tile kernel
    takes the float and averaging backward, an earlier fixed NHWC backward of floats per channel
    having measured 0.311 ms against its 0.230 ms).
 
@@ -81,6 +87,7 @@
 #include "core/dtype.h"
 #include "core/reasons.h"
 #include "cuda/ewise.cuh"
+#include "cuda/launch.cuh"
 #include "cuda/walk.cuh"
 #include "ops/pooling.h"
 
@@ -1844,6 +1851,8 @@ __global__ void __launch_bounds__(256, 2)
 pool_fixed_backward_pairs(const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx,
                           fixed_args<typename ocd_compute<T>::type> a, uint32_t total)
 {
+    ocd_wait_ahead(); /* launched early, an op's first kernel (cuda/launch.cuh) */
+    ocd_let_next_start();
     uint32_t i = blockIdx.x * 256u + threadIdx.x;
     if (i < total) fixed_backward_pairs_thread<T, F, MODE, BLEND, UNIT>(x, dy, dx, a, i);
 }
@@ -1961,7 +1970,8 @@ cudnnStatus_t launch_fixed_mode(cudnnHandle_t h, const ocd_pooling_problem *p)
             uint32_t total = fixed_plan<T, V, CLAST, B, true>(p, a);
             fixed_pairs_kernel_for(a, [&](auto blend, auto unit) {
                 auto kernel = pool_fixed_backward_pairs<T, B, MODE, decltype(blend)::value, decltype(unit)::value>;
-                kernel<<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(x, (const T *)p->dy, (T *)p->dx, a, total);
+                ocd_launch(true, h->cc_major, kernel, dim3(ocd_cuda_blocks(total, 256)), dim3(256), h->stream, x,
+                           (const T *)p->dy, (T *)p->dx, a, total);
             });
         }
     } else {
