@@ -67,6 +67,12 @@
    inference unchanged: not taken, the plain element pass being at the copy ceiling already. A
    cooperative kernel of the three passes (grid barriers, the last chunks kept in shared memory
    for the element pass) measured 0.0885 against 0.0889, 0.0963 at 1 block an SM (ninth session).
+   Measured slower (eleventh session): the reductions launched early after the kernel ahead (the
+   element passes letting the next start), 0.0892-0.0899 against 0.0871-0.0874; the finish
+   folded into the bulk reduction's last blocks (the last of each group of 32 splits adding the
+   group's partials, the last group the groups', arrivals counted under a per-call tag), 0.0978-
+   0.0982: its adds, L2 round trips one after another in a single block, cost more than the
+   finish kernel and its boundary.
 
    Included by batchnorm.cu, which plans and launches, and by batchnorm_{float,double,half,
    bfloat16}.cu, which instantiate the kernels and their launcher (run_typed), a data type each,
