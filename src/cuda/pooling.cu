@@ -40,18 +40,18 @@
    step measured 0.072, 4 channels a thread at 80 registers and 3 blocks an SM 0.094, with the
    prefetch 0.076, eighth session; the next step's x rows copied a step ahead into the thread's
    own shared memory by cp.async, 0.0692-0.0696 against 0.0694-0.0696: the loads' latency is not
-   what bounds it, tenth session). Its instructions do: with alpha 1 and beta 0, an input that at
-   most 2 windows reach (3 of a 3x3/2 cell's 4) takes their gradients added as pairs of T, bit
-   for bit the float sum rounded once (fixed_pair_sum_direct), 0.0697-0.0702 -> 0.0683-0.0686
+   what bounds it, tenth session). Fewer instructions helped: with alpha 1 and beta 0, an input
+   that at most 2 windows reach (3 of a 3x3/2 cell's 4) takes their gradients added as pairs of
+   T, bit for bit the float sum rounded once (fixed_pair_sum_direct), 0.0697-0.0702 -> 0.0683-0.0686
    ms (tenth session; rounding the float sums two at a time measured the same). It is launched
    early (cuda/launch.cuh: its blocks resident while the kernel ahead drains), 0.0679-0.0686 ->
    0.0668-0.0673 ms. Each window found once instead of by both strips it reaches, its positions
    passed on through shared memory (a barrier a step) or by warp shuffles (lanes of 4 or 8
    groups of channels and 8 or 4 strips), measured slower: 0.0718, 0.0815, 0.0829 ms; with no
-   search at all (a diagnostic, wrong results) 0.0643: the search is not what bounds it (eleventh
-   session). The tile kernel
-   takes the float and averaging backward, an earlier fixed NHWC backward of floats per channel
-   having measured 0.311 ms against its 0.230 ms).
+   search at all (a diagnostic, wrong results) 0.0643, with no sums either 0.0627 (88% of copy):
+   the search and the sums cost 5% over the floor of its loads and stores (eleventh session). The
+   tile kernel takes the float and averaging backward, an earlier fixed NHWC backward of floats
+   per channel having measured 0.311 ms against its 0.230 ms).
 
    Other 2-D problems go to the tile kernels when a band of rows fits in shared memory. Pooling moves
    little data per output, so what decides its speed is reading x once, coalesced, with many
