@@ -398,22 +398,25 @@ TEST(pooling_backward_in_sequence)
         double *x = tview_random(tx.count, -3, 3), *g1 = tview_random(ty.count, -1, 1);
         double *g2 = tview_random(ty.count, -1, 1), *nan = tview_fill(tx.count, NAN);
         double *want = malloc(sizeof(double) * (size_t)tx.count), *more = malloc(sizeof(double) * (size_t)tx.count);
+        double *y = malloc(sizeof(double) * (size_t)ty.count);
         void *px = tview_upload(&tx, x), *pg1 = tview_upload(&ty, g1), *pg2 = tview_upload(&ty, g2),
-             *py = tview_upload(&ty, g1), *pdx = tview_upload(&tx, nan);
+             *pdx = tview_upload(&tx, nan);
         for (int64_t i = 0; i < tx.count; i++) x[i] *= 2; /* exact in every type */
         struct ref_pool r = ref_of(&pc, CUDNN_POOLING_MAX, false);
+        ref_pooling_forward(&r, pc.n, pc.c, tx.dims + 2, ty.dims + 2, x, y); /* y of the scaled x */
+        void *py = tview_upload(&ty, y);
         ref_pooling_backward(&r, pc.n, pc.c, tx.dims + 2, ty.dims + 2, x, g1, want);
         ref_pooling_backward(&r, pc.n, pc.c, tx.dims + 2, ty.dims + 2, x, g2, more);
         for (int64_t i = 0; i < tx.count; i++) want[i] += more[i];
         cudnnPoolingDescriptor_t d = make_desc(&pc, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN);
-        struct tscale two, one, zero, unit;
+        struct tscale two, one, zero;
         char what[96];
         snprintf(what, sizeof what, "backward in sequence, type %d", (int)t);
         bool ok = CHECK_OK(cudnnScaleTensor(test_handle(), tx.desc, px, tscale(&two, t, 2)));
         ok = ok && CHECK_OK(cudnnPoolingBackward(test_handle(), d, tscale(&one, t, 1), ty.desc, py, ty.desc, pg1,
                                                  tx.desc, px, tscale(&zero, t, 0), tx.desc, pdx));
         ok = ok && CHECK_OK(cudnnPoolingBackward(test_handle(), d, tscale(&one, t, 1), ty.desc, py, ty.desc, pg2,
-                                                 tx.desc, px, tscale(&unit, t, 1), tx.desc, pdx));
+                                                 tx.desc, px, tscale(&one, t, 1), tx.desc, pdx));
         if (ok) tview_check_blend(&tx, pdx, want, want, 1, 0, 2 * ttolerance(t), what);
         cudnnDestroyPoolingDescriptor(d);
         tview_free(&tx, px);
@@ -423,7 +426,7 @@ TEST(pooling_backward_in_sequence)
         tview_free(&tx, pdx);
         tview_destroy(&tx);
         tview_destroy(&ty);
-        free(x), free(g1), free(g2), free(nan), free(want), free(more);
+        free(x), free(y), free(g1), free(g2), free(nan), free(want), free(more);
     }
 }
 
