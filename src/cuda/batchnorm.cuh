@@ -72,7 +72,12 @@
    folded into the bulk reduction's last blocks (the last of each group of 32 splits adding the
    group's partials, the last group the groups', arrivals counted under a per-call tag), 0.0978-
    0.0982: its adds, L2 round trips one after another in a single block, cost more than the
-   finish kernel and its boundary.
+   finish kernel and its boundary. The bulk reduction at 3 blocks an SM of 2 stages of 8 KB (48 KB
+   of shared memory an SM, was 4 blocks of 2 stages of 16 KB) measured 0.0860-0.0865 ms against
+   0.0865-0.0870 over three runs in one call (bfloat16 0.0863-0.0866 against 0.0866): inside the
+   run-to-run spread, but faster in each pair. More in flight was slower: 5 and 6 blocks of 2 x 16
+   KB 0.0904 and 0.0962, 3 blocks of 3 x 16 KB 0.0885, 2 of 4 x 16 KB 0.0876; 3 and 2 blocks of 2
+   x 16 KB measured the same as 4 (twelfth session).
 
    Included by batchnorm.cu, which plans and launches, and by batchnorm_{float,double,half,
    bfloat16}.cu, which instantiate the kernels and their launcher (run_typed), a data type each,
@@ -116,8 +121,8 @@ const int ROW_APPLY_BLOCKS = 5;
 const int UNROLL = 4;     /* channels first: vectors per thread per split, at least */
 const int ROWS = 8;       /* rows kernels: rows per thread per chunk */
 /* k_reduce_bulk: rows a thread a stage of its ring of shared memory, the stages, and the blocks
-   resident per SM (the plan's splits) */
-const int BULK_ROWS = 4, BULK_STAGES = 2, BULK_BLOCKS = 4;
+   resident per SM (the plan's splits: 396 on an H200; see the top for the shapes measured) */
+const int BULK_ROWS = 2, BULK_STAGES = 2, BULK_BLOCKS = 3;
 /* finish: threads a block; lanes (threads adding one slot's partials) at most, and the partials
    each adds at most where the splits allow */
 const int FINISH_THREADS = 256, FINISH_LANES = 128, FINISH_PER_LANE = 8;
@@ -1116,12 +1121,14 @@ template <typename T> struct Runner {
     }
 
     /* The fewest lanes (a power of two, up to FINISH_LANES) that add at most FINISH_PER_LANE
-       partials each, the rest of the block's threads along the slots: for the 528 splits of a
-       wave on an H200 and 256 slots, 128 lanes (of 5 partials at most, loaded as one batch) and
-       128 blocks (where, at 396 splits, 32 lanes and 8 blocks of 1024 threads took 7 us, each
-       thread adding 13 partials one after the other; batches of 4, where the fifth waited for
-       the first four, measured 0.0868-0.0875 ms on the 16-bit training forward against
-       0.0865-0.0870 in one batch, three runs; 256 lanes, a slot a block, 0.0878-0.0880). */
+       partials each, the rest of the block's threads along the slots: for the 396 splits of the
+       bulk reduction on an H200 and 256 slots, 64 lanes (of 7 partials at most, loaded as one
+       batch) and 64 blocks; 128 lanes of 4 measured the same (twelfth session). At 528 splits
+       (4 blocks an SM): 128 lanes of 5 and 128 blocks, where 32 lanes and 8 blocks of 1024
+       threads, each thread adding 13 partials one after the other, had taken 7 us; batches of 4,
+       where the fifth waited for the first four, measured 0.0868-0.0875 ms on the 16-bit training
+       forward against 0.0865-0.0870 in one batch, three runs; 256 lanes, a slot a block,
+       0.0878-0.0880. */
     template <int P> cudnnStatus_t finish()
     {
         int lanes = 1;
