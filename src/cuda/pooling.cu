@@ -49,7 +49,12 @@
    passed on through shared memory (a barrier a step) or by warp shuffles (lanes of 4 or 8
    groups of channels and 8 or 4 strips), measured slower: 0.0718, 0.0815, 0.0829 ms; with no
    search at all (a diagnostic, wrong results) 0.0643, with no sums either 0.0627 (88% of copy):
-   the search and the sums cost 5% over the floor of its loads and stores (eleventh session). The
+   the search and the sums cost 5% over the floor of its loads and stores (eleventh session).
+   Also no faster (twelfth session; Nsight Compute: 3.3 TB/s of DRAM traffic, L2 86% busy): 14
+   steps a thread, 0.0668 against 0.0667-0.0669 (a quarter less read from L2, a sixth fewer
+   instructions), 7 steps 0.0688 (a last wave 0.4 full); the next step's rows prefetched into L2
+   by a bulk prefetch a warp, 0.0697-0.0736; dx out through shared memory by bulk copies, 0.0738;
+   dx stored evict-first, 0.0668-0.0670 against 0.0666-0.0667. The
    tile kernel takes the float and averaging backward, an earlier fixed NHWC backward of floats
    per channel having measured 0.311 ms against its 0.230 ms).
 
