@@ -54,9 +54,9 @@
    steps a thread, 0.0668 against 0.0667-0.0669 (a quarter less read from L2, a sixth fewer
    instructions), 7 steps 0.0688 (a last wave 0.4 full); the next step's rows prefetched into L2
    by a bulk prefetch a warp, 0.0697-0.0736; dx out through shared memory by bulk copies, 0.0738;
-   dx stored evict-first, 0.0668-0.0670 against 0.0666-0.0667. The
-   tile kernel takes the float and averaging backward, an earlier fixed NHWC backward of floats
-   per channel having measured 0.311 ms against its 0.230 ms).
+   dx stored evict-first, 0.0668-0.0670 against 0.0666-0.0667. The tile kernel takes the float
+   and averaging backward, an earlier fixed NHWC backward of floats per channel having measured
+   0.311 ms against its 0.230 ms).
 
    Other 2-D problems go to the tile kernels when a band of rows fits in shared memory. Pooling moves
    little data per output, so what decides its speed is reading x once, coalesced, with many
