@@ -6,6 +6,9 @@
 
 #include <math.h>
 #include <stdlib.h>
+#ifdef OCD_TEST_CUDA
+#include <cuda_runtime.h>
+#endif
 
 static const cudnnDataType_t float_types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF,
                                               CUDNN_DATA_BFLOAT16};
@@ -334,6 +337,29 @@ TEST(pooling_fixed_windows)
         {"2x2/2, tall, odd W", 2, 1, 16, {35, 5}, {2, 2}, {0, 0}, {2, 2}, 0},
     };
     check_kernel_edges(fixed, TLEN(fixed), 0, 2.0);
+}
+
+/* The channels-last max backward in half and bfloat16 (cuda/pooling.cu) walks whole columns of
+   cells when its columns (images x groups of 8 channels x pairs of image columns) fill at least
+   3/4 of the threads resident on the device (512 an SM), chunks of steps otherwise: an image count
+   that fills them on the device under test (on the host backend, on 2 SMs' worth), alpha 1 without
+   blending and blended. */
+TEST(pooling_fixed_whole_columns)
+{
+    int sms = 2;
+#ifdef OCD_TEST_CUDA
+    int dev = 0;
+    if (test_backend[0] == 'c' && (cudaGetDevice(&dev) != cudaSuccess ||
+                                   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess))
+        sms = 2;
+#endif
+    const int columns = 8 * 7; /* 64 channels, 14 image columns */
+    struct pcase pc = {"3x3/2 pad 1, whole columns", 2, sms * 512 / columns, 64, {9, 14}, {3, 3}, {1, 1}, {2, 2}, 0};
+    const cudnnDataType_t types[] = {CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16};
+    for (size_t ti = 0; ti < TLEN(types); ti++)
+        for (int blend = 0; blend < 2; blend++)
+            if (!check_backward(types[ti], CUDNN_POOLING_MAX, &pc, TV_NHWC, TV_NHWC, blend ? 2.0 : 1.0, blend ? 0.5 : 0.0))
+                return;
 }
 
 /* Ties and NaN in 3x3 stride 2 windows that overlap (the fixed kernels scan windows that cross

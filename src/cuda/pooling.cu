@@ -1815,7 +1815,7 @@ __host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__
                 } else { /* dx is not read (and fewer registers are live) */
                     ocd_vec16<T> b;
 #pragma unroll
-                    for (int u = 0; u < 8; u++) fixed_put(&b.v[u], a.alpha * sum[u]);
+                    for (int u = 0; u < 8; u++) fixed_put(&b.v[u], UNIT ? sum[u] : a.alpha * sum[u]);
                     *reinterpret_cast<ocd_vec16<T> *>(p) = b;
                 }
             }
@@ -1853,9 +1853,9 @@ pool_fixed_backward(const T *__restrict__ x, const T *__restrict__ dy, T *__rest
    spilled; with 127 it keeps each window row's gradients across steps and measured 4% faster
    (0.0835 against 0.0866 ms, H200, 64x256x56x56 f16). In blocks of 128 threads, 4 an SM, it
    measured 0.0661-0.0662 ms against 0.0666-0.0668 in blocks of 256 (eleventh session). */
-const unsigned FIXED_PAIRS_THREADS = 128;
+const unsigned FIXED_PAIRS_THREADS = 128, FIXED_PAIRS_PER_SM = 512;
 template <typename T, class F, int MODE, bool BLEND, bool UNIT>
-__global__ void __launch_bounds__(FIXED_PAIRS_THREADS, 512 / FIXED_PAIRS_THREADS)
+__global__ void __launch_bounds__(FIXED_PAIRS_THREADS, FIXED_PAIRS_PER_SM / FIXED_PAIRS_THREADS)
 pool_fixed_backward_pairs(const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx,
                           fixed_args<typename ocd_compute<T>::type> a, uint32_t total)
 {
@@ -1918,9 +1918,10 @@ uint32_t fixed_extents(fixed_args<C> &a, int64_t n, int groups, int strips, int 
 }
 
 /* The kernel arguments of an applicable problem for shape F (forward, or backward when
-   BACKWARD); returns the thread count. */
+   BACKWARD); returns the thread count. resident: the threads of the channels-last backward's
+   kernel resident on the device at once. */
 template <typename T, int V, bool CLAST, class F, bool BACKWARD>
-uint32_t fixed_plan(const ocd_pooling_problem *p, fixed_args<typename ocd_compute<T>::type> &a)
+uint32_t fixed_plan(const ocd_pooling_problem *p, fixed_args<typename ocd_compute<T>::type> &a, int64_t resident)
 {
     typedef typename ocd_compute<T>::type C;
     constexpr int L = ocd_vec16<T>::N;
@@ -1943,15 +1944,20 @@ uint32_t fixed_plan(const ocd_pooling_problem *p, fixed_args<typename ocd_comput
                                a.ys[1] % L == 0 && a.ys[2] % L == 0; /* y rows too: whole strips stored as vectors */
     a.vec = !CLAST && rows && a.xs[3] == 1 && a.xs[0] % L == 0 && a.xs[1] % L == 0 && a.xs[2] % L == 0;
     a.cells_h = (a.in_h + F::S - 1) / F::S;
-    /* an eighth (a quarter channels-last) more window rows found than steps walked, and threads
-       enough: a channels-last thread takes 4 times the inputs of an NCHW one a step (64x256x56x56
-       f16: about 6 waves of 2 blocks a SM, against 3.5 with 8 steps) */
-    a.steps = CLAST ? 4 : 8;
-    int groups = (int)(p->c / V);
+    int groups = (int)(p->c / V), strips = (a.in_w + F::R * F::S - 1) / (F::R * F::S);
     if constexpr (!BACKWARD)
         return fixed_extents<CLAST>(a, p->n, groups, (a.out_w + F::R - 1) / F::R, (a.out_h + F::RH - 1) / F::RH);
-    return fixed_extents<CLAST>(a, p->n, groups, (a.in_w + F::R * F::S - 1) / (F::R * F::S),
-                                (a.cells_h + a.steps - 1) / a.steps);
+    /* an eighth (a quarter channels-last) more window rows found than steps walked, and threads
+       enough: a channels-last thread takes 4 times the inputs of an NCHW one a step (64x256x56x56
+       f16: about 6 waves of 2 blocks a SM, against 3.5 with 8 steps). Channels-last, a thread
+       walks its whole column of cells when the columns fill one wave of resident threads at least
+       3/4 full: no window row is found twice and no wave drains behind another (64x256x56x56 f16:
+       448 blocks of 528, 0.0646-0.0653 ms against 0.0666-0.0670 at 4 steps; in blocks of 64
+       threads 0.0650, of 32 0.0666-0.0671) */
+    int64_t columns = p->n * groups * strips;
+    bool whole = CLAST && columns <= resident && 4 * columns >= 3 * resident;
+    a.steps = whole ? a.cells_h : CLAST ? 4 : 8;
+    return fixed_extents<CLAST>(a, p->n, groups, strips, (a.cells_h + a.steps - 1) / a.steps);
 }
 
 /* The forward shape: a thread takes 4 rows of 4 outputs along W (two 16-byte loads of fp32 per
@@ -1967,7 +1973,7 @@ cudnnStatus_t launch_fixed_mode(cudnnHandle_t h, const ocd_pooling_problem *p)
     const T *x = (const T *)p->x;
     typedef fixed_forward_shape<CLAST, K> F;
     if (!p->backward) {
-        uint32_t total = fixed_plan<T, V, CLAST, F, false>(p, a);
+        uint32_t total = fixed_plan<T, V, CLAST, F, false>(p, a, 0);
         pool_fixed_forward<T, V, CLAST, F, MODE><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(x, (T *)p->y, a,
                                                                                                     total);
     } else if constexpr (CLAST) {
@@ -1975,7 +1981,8 @@ cudnnStatus_t launch_fixed_mode(cudnnHandle_t h, const ocd_pooling_problem *p)
             return CUDNN_STATUS_NOT_SUPPORTED; /* ocd_pooling_applies_cuda_fixed_nhwc refuses these */
         } else {
             typedef fixed_shape<K, 2, K == 3 ? 1 : 0, 1> B; /* 1 cell along W, 8 channels */
-            uint32_t total = fixed_plan<T, V, CLAST, B, true>(p, a);
+            const int64_t resident = (int64_t)h->sm_count * FIXED_PAIRS_PER_SM;
+            uint32_t total = fixed_plan<T, V, CLAST, B, true>(p, a, resident);
             fixed_pairs_kernel_for(a, [&](auto blend, auto unit) {
                 auto kernel = pool_fixed_backward_pairs<T, B, MODE, decltype(blend)::value, decltype(unit)::value>;
                 ocd_launch(true, h->cc_major, kernel, dim3(ocd_cuda_blocks(total, FIXED_PAIRS_THREADS)),
@@ -1984,7 +1991,7 @@ cudnnStatus_t launch_fixed_mode(cudnnHandle_t h, const ocd_pooling_problem *p)
         }
     } else {
         typedef fixed_shape<K, 2, K == 3 ? 1 : 0, 2> B; /* 2 cells along W: a vector of 4 floats */
-        uint32_t total = fixed_plan<T, V, CLAST, B, true>(p, a);
+        uint32_t total = fixed_plan<T, V, CLAST, B, true>(p, a, 0);
         pool_fixed_backward<T, B, MODE><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>(
             x, (const T *)p->dy, (T *)p->dx, a, total);
     }

@@ -182,8 +182,10 @@ void emu_pairs(const T *x, const T *dy, T *dx, const fixed_args<float> &a, uint3
     });
 }
 
+/* whole: channels-last, each thread walks its whole column of cells (the plan's choice when
+   the columns fill a wave of resident threads), else chunks of steps. */
 template <typename T, int K, bool CLAST>
-int emu_backward(int N, int C, int H, int W, int mode, bool blend, int seed, int extra)
+int emu_backward(int N, int C, int H, int W, int mode, bool blend, int seed, int extra, bool whole)
 {
     emu_case<T, K, CLAST> e(N, C, H, W, mode, blend, seed, extra, true);
     const bool avg = mode >= EMU_AVG_INCLUDE;
@@ -193,12 +195,13 @@ int emu_backward(int N, int C, int H, int W, int mode, bool blend, int seed, int
     const T *x = e.x.data(), *dy = e.y.data();
     if constexpr (CLAST) {
         typedef fixed_shape<K, 2, emu_case<T, K, CLAST>::P, 1> B;
-        threads = fixed_plan<T, 8, true, B, true>(&e.p, a);
+        const int64_t columns = (int64_t)N * (C / 8) * ((W + 1) / 2);
+        threads = fixed_plan<T, 8, true, B, true>(&e.p, a, whole ? columns : 0);
         if (mode == EMU_MAX_NAN) emu_pairs<T, B, FIXED_MAX_NAN>(x, dy, dx, a, threads);
         else emu_pairs<T, B, FIXED_MAX>(x, dy, dx, a, threads);
     } else {
         typedef fixed_shape<K, 2, emu_case<T, K, CLAST>::P, 2> B;
-        threads = fixed_plan<T, 1, false, B, true>(&e.p, a);
+        threads = fixed_plan<T, 1, false, B, true>(&e.p, a, 0);
         for (uint32_t i = 0; i < threads; i++) {
             if (avg) fixed_backward_thread<T, B, FIXED_AVG>(x, dy, dx, a, i);
             else if (mode == EMU_MAX_NAN) fixed_backward_thread<T, B, FIXED_MAX_NAN>(x, dy, dx, a, i);
@@ -220,7 +223,7 @@ int emu_backward(int N, int C, int H, int W, int mode, bool blend, int seed, int
             sumd[i] += (double)g / div;
         });
     });
-    return e.check("backward", sum, sumd, threads);
+    return e.check(whole ? "backward (whole columns)" : "backward", sum, sumd, threads);
 }
 
 template <typename T, int K, bool CLAST>
@@ -230,7 +233,7 @@ int emu_forward(int N, int C, int H, int W, int mode, bool blend, int seed, int 
     constexpr int V = CLAST ? ocd_vec16<T>::N : 1;
     typedef fixed_forward_shape<CLAST, K> F;
     fixed_args<float> a;
-    const uint32_t threads = fixed_plan<T, V, CLAST, F, false>(&e.p, a);
+    const uint32_t threads = fixed_plan<T, V, CLAST, F, false>(&e.p, a, 0);
     for (uint32_t i = 0; i < threads; i++) {
         if (mode >= EMU_AVG_INCLUDE) fixed_forward_thread<T, V, CLAST, F, FIXED_AVG>(e.x.data(), e.out.data(), a, i);
         else if (mode == EMU_MAX_NAN) fixed_forward_thread<T, V, CLAST, F, FIXED_MAX_NAN>(e.x.data(), e.out.data(), a, i);
@@ -269,7 +272,7 @@ template <int K> int emu_shape(const int (&s)[4], bool nhwc, int &cases)
                 const int seed = s[2] * 31 + s[3] + mode * 7 + blend * 3 + extra + K;
                 const bool max = mode <= EMU_MAX_NAN;
                 if (!nhwc) {
-                    failed += emu_backward<float, K, false>(s[0], s[1], s[2], s[3], mode, blend, seed, extra);
+                    failed += emu_backward<float, K, false>(s[0], s[1], s[2], s[3], mode, blend, seed, extra, false);
                     failed += emu_forward<float, K, false>(s[0], s[1], s[2], s[3], mode, blend, seed, extra);
                     cases += 2;
                     continue;
@@ -279,9 +282,12 @@ template <int K> int emu_shape(const int (&s)[4], bool nhwc, int &cases)
                 failed += emu_forward<__nv_bfloat16, K, true>(s[0], s[1], s[2], s[3], mode, blend, seed, extra);
                 cases += 3;
                 if (!max) continue; /* the channels-last backward serves the max modes */
-                failed += emu_backward<__half, K, true>(s[0], s[1], s[2], s[3], mode, blend, seed, extra);
-                failed += emu_backward<__nv_bfloat16, K, true>(s[0], s[1], s[2], s[3], mode, blend, seed, extra);
-                cases += 2;
+                for (int whole = 0; whole < 2; whole++) {
+                    failed += emu_backward<__half, K, true>(s[0], s[1], s[2], s[3], mode, blend, seed, extra, whole);
+                    failed += emu_backward<__nv_bfloat16, K, true>(s[0], s[1], s[2], s[3], mode, blend, seed, extra,
+                                                                   whole);
+                }
+                cases += 4;
             }
     return failed;
 }
