@@ -1947,16 +1947,17 @@ uint32_t fixed_plan(const ocd_pooling_problem *p, fixed_args<typename ocd_comput
     int groups = (int)(p->c / V), strips = (a.in_w + F::R * F::S - 1) / (F::R * F::S);
     if constexpr (!BACKWARD)
         return fixed_extents<CLAST>(a, p->n, groups, (a.out_w + F::R - 1) / F::R, (a.out_h + F::RH - 1) / F::RH);
-    /* an eighth (a quarter channels-last) more window rows found than steps walked, and threads
-       enough: a channels-last thread takes 4 times the inputs of an NCHW one a step (64x256x56x56
-       f16: about 6 waves of 2 blocks a SM, against 3.5 with 8 steps). Channels-last, a thread
+    /* chunks of 4 steps: a quarter more window rows found than steps walked, and waves enough
+       that the last drains little (64x256x56x56 f32 NCHW: 0.1233-0.1238 ms against 0.1301-0.1304
+       at 8 steps, 0.1323-0.1330 at 14, 0.1387-0.1392 at 28; f16 channels-last: 5.9 waves of 4
+       blocks an SM, against 3.4 at 7 steps, 0.0688 ms against 0.0668). Channels-last, a thread
        walks its whole column of cells when the columns fill one wave of resident threads at least
        3/4 full: no window row is found twice and no wave drains behind another (64x256x56x56 f16:
        448 blocks of 528, 0.0646-0.0653 ms against 0.0666-0.0670 at 4 steps; in blocks of 64
        threads 0.0650, of 32 0.0666-0.0671) */
     int64_t columns = p->n * groups * strips;
     bool whole = CLAST && columns <= resident && 4 * columns >= 3 * resident;
-    a.steps = whole ? a.cells_h : CLAST ? 4 : 8;
+    a.steps = whole ? a.cells_h : 4;
     return fixed_extents<CLAST>(a, p->n, groups, strips, (a.cells_h + a.steps - 1) / a.steps);
 }
 
