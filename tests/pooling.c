@@ -353,13 +353,15 @@ TEST(pooling_fixed_whole_columns)
                                    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess))
         sms = 2;
 #endif
-    const int columns = 8 * 7; /* 64 channels, 14 image columns */
-    struct pcase pc = {"3x3/2 pad 1, whole columns", 2, sms * 512 / columns, 64, {9, 14}, {3, 3}, {1, 1}, {2, 2}, 0};
+    const int columns_per_image = 8 * 7; /* 8 groups of channels (64), 7 pairs of columns (14) */
+    const int n = sms * 512 / columns_per_image;
+    struct pcase pc = {"3x3/2 pad 1, whole columns", 2, n, 64, {9, 14}, {3, 3}, {1, 1}, {2, 2}, 0};
     const cudnnDataType_t types[] = {CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16};
     for (size_t ti = 0; ti < TLEN(types); ti++)
-        for (int blend = 0; blend < 2; blend++)
-            if (!check_backward(types[ti], CUDNN_POOLING_MAX, &pc, TV_NHWC, TV_NHWC, blend ? 2.0 : 1.0, blend ? 0.5 : 0.0))
-                return;
+        for (int blend = 0; blend < 2; blend++) {
+            const double alpha = blend ? 2.0 : 1.0, beta = blend ? 0.5 : 0.0;
+            if (!check_backward(types[ti], CUDNN_POOLING_MAX, &pc, TV_NHWC, TV_NHWC, alpha, beta)) return;
+        }
 }
 
 /* Ties and NaN in 3x3 stride 2 windows that overlap (the fixed kernels scan windows that cross

@@ -54,7 +54,11 @@
    steps a thread, 0.0668 against 0.0667-0.0669 (a quarter less read from L2, a sixth fewer
    instructions), 7 steps 0.0688 (a last wave 0.4 full); the next step's rows prefetched into L2
    by a bulk prefetch a warp, 0.0697-0.0736; dx out through shared memory by bulk copies, 0.0738;
-   dx stored evict-first, 0.0668-0.0670 against 0.0666-0.0667. The tile kernel takes the float
+   dx stored evict-first, 0.0668-0.0670 against 0.0666-0.0667. What did help (thirteenth
+   session): a thread walking its whole column of cells where the columns fill a wave of
+   resident threads, so that no window row is found twice and no wave drains behind another,
+   0.0645-0.0648 against 0.0666-0.0670 ms, 86% of copy (fixed_plan; block timelines showed the
+   4-step grid's drain costing 1.5 of its 68 us). The tile kernel takes the float
    and averaging backward, an earlier fixed NHWC backward of floats per channel having measured
    0.311 ms against its 0.230 ms).
 
