@@ -58,9 +58,9 @@
    session): a thread walking its whole column of cells where the columns fill a wave of
    resident threads, so that no window row is found twice and no wave drains behind another,
    0.0645-0.0648 against 0.0666-0.0670 ms, 86% of copy (fixed_plan; block timelines showed the
-   4-step grid's drain costing 1.5 of its 68 us). The tile kernel takes the float
-   and averaging backward, an earlier fixed NHWC backward of floats per channel having measured
-   0.311 ms against its 0.230 ms).
+   4-step grid's drain costing 1.5 of its 68 us). The tile kernel takes the float and averaging
+   backward, an earlier fixed NHWC backward of floats per channel having measured 0.311 ms
+   against its 0.230 ms).
 
    Other 2-D problems go to the tile kernels when a band of rows fits in shared memory. Pooling moves
    little data per output, so what decides its speed is reading x once, coalesced, with many
@@ -1948,7 +1948,7 @@ uint32_t fixed_plan(const ocd_pooling_problem *p, fixed_args<typename ocd_comput
                                a.ys[1] % L == 0 && a.ys[2] % L == 0; /* y rows too: whole strips stored as vectors */
     a.vec = !CLAST && rows && a.xs[3] == 1 && a.xs[0] % L == 0 && a.xs[1] % L == 0 && a.xs[2] % L == 0;
     a.cells_h = (a.in_h + F::S - 1) / F::S;
-    int groups = (int)(p->c / V), strips = (a.in_w + F::R * F::S - 1) / (F::R * F::S);
+    int groups = (int)(p->c / V);
     if constexpr (!BACKWARD)
         return fixed_extents<CLAST>(a, p->n, groups, (a.out_w + F::R - 1) / F::R, (a.out_h + F::RH - 1) / F::RH);
     /* chunks of 4 steps: a quarter more window rows found than steps walked, and waves enough
@@ -1957,8 +1957,9 @@ uint32_t fixed_plan(const ocd_pooling_problem *p, fixed_args<typename ocd_comput
        blocks an SM, against 3.4 at 7 steps, 0.0688 ms against 0.0668). Channels-last, a thread
        walks its whole column of cells when the columns fill one wave of resident threads at least
        3/4 full: no window row is found twice and no wave drains behind another (64x256x56x56 f16:
-       448 blocks of 528, 0.0646-0.0653 ms against 0.0666-0.0670 at 4 steps; in blocks of 64
+       448 blocks of 528, 0.0645-0.0648 ms against 0.0666-0.0670 at 4 steps; in blocks of 64
        threads 0.0650, of 32 0.0666-0.0671) */
+    int strips = (a.in_w + F::R * F::S - 1) / (F::R * F::S);
     int64_t columns = p->n * groups * strips;
     bool whole = CLAST && columns <= resident && 4 * columns >= 3 * resident;
     a.steps = whole ? a.cells_h : 4;
