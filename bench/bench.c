@@ -639,13 +639,33 @@ static cudnnStatus_t run_transform(struct call *c)
    convbwdd), the filter (dw for convbwdf), y (dy for the gradients); the result is y, dx or dw.
    alpha 1, beta 0. The compute type is float (double for f64): half and bfloat16 data with float
    accumulation, as training frameworks run them, and tensor-op math allowed for them (default
-   math for f32 and f64). The algorithm is the first that cudnnGetConvolution*Algorithm_v7 returns
-   with CUDNN_STATUS_SUCCESS (the library's heuristic choice, no search), with the workspace its
-   Get*WorkspaceSize asks for; not in a dry run.
+   math for f32 and f64). algo=auto takes the first algorithm that cudnnGetConvolution*Algorithm_v7
+   returns with CUDNN_STATUS_SUCCESS (the library's heuristic choice, no search); any other value
+   names the algorithm to force (conv_algo_names), so that one algorithm is compared with the same
+   algorithm of the other library. The workspace is what Get*WorkspaceSize asks for (its status,
+   such as NOT_SUPPORTED, is the row's status when the algorithm does not apply); not in a dry run.
    flops = 2 N K P Q C R S per group (a multiply and an add for each filter tap of each output;
    each gradient does the same arithmetic); bytes = |x| + |filter| + |y| (each tensor read or
    written once: the fewest possible, far under what a convolution really moves). */
 enum { CONV_FWD, CONV_BWD_DATA, CONV_BWD_FILTER };
+
+/* The algorithm names of algo=, indexed by the cudnnConvolution*Algo_t value, one list a direction
+   (NULL: a value with no algorithm). */
+static const char *const conv_algo_names[3][8] = {
+    [CONV_FWD] = {"implicit_gemm", "implicit_precomp_gemm", "gemm", "direct", "fft", "fft_tiling", "winograd",
+                  "winograd_nonfused"},
+    [CONV_BWD_DATA] = {"algo_0", "algo_1", "fft", "fft_tiling", "winograd", "winograd_nonfused"},
+    [CONV_BWD_FILTER] = {"algo_0", "algo_1", "fft", "algo_3", "winograd", "winograd_nonfused", "fft_tiling"},
+};
+
+/* The forced algorithm of algo= for direction dir, -1 for auto, -2 for a name not in the list. */
+static int conv_algo_of(const char *name, int dir)
+{
+    if (strcmp(name, "auto") == 0) return -1;
+    for (int i = 0; i < 8; i++)
+        if (conv_algo_names[dir][i] && strcmp(conv_algo_names[dir][i], name) == 0) return i;
+    return -2;
+}
 
 static const char *setup_conv(struct call *c, const struct problem *p, int dir)
 {
@@ -667,6 +687,8 @@ static const char *setup_conv(struct call *c, const struct problem *p, int dir)
     int ph = h + 2 * pad - dil * (r - 1) - 1, qw = w + 2 * pad - dil * (s - 1) - 1;
     if (ph < 0 || qw < 0) return "the filter is larger than the padded input";
     int pp = ph / stride + 1, qq = qw / stride + 1;
+    int forced = conv_algo_of(problem_get(p, "algo"), dir);
+    if (forced == -2) return "algo must be auto or an algorithm of the direction (see conv_algo_names)";
     const char *lay = nhwc ? ":nhwc" : "";
     char spec[96];
     snprintf(spec, sizeof spec, "%dx%dx%dx%d%s", n, ch, h, w, lay);
@@ -699,8 +721,9 @@ static const char *setup_conv(struct call *c, const struct problem *p, int dir)
     cudnnTensorDescriptor_t x = c->t[0].desc, y = c->t[2].desc;
     cudnnFilterDescriptor_t f = c->filter_desc;
     enum { MAX_ALGOS = 16 };
-    int max = 0, got = 0, found = -1;
-    if (dir == CONV_FWD) {
+    int max = 0, got = 0, found = forced;
+    st = CUDNN_STATUS_SUCCESS;
+    if (forced < 0 && dir == CONV_FWD) {
         cudnnConvolutionFwdAlgoPerf_t perf[MAX_ALGOS];
         st = cudnnGetConvolutionForwardAlgorithmMaxCount(c->handle, &max);
         if (st == CUDNN_STATUS_SUCCESS)
@@ -708,10 +731,7 @@ static const char *setup_conv(struct call *c, const struct problem *p, int dir)
                                                         max < MAX_ALGOS ? max : MAX_ALGOS, &got, perf);
         for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < got && found < 0; i++)
             if (perf[i].status == CUDNN_STATUS_SUCCESS) found = (int)perf[i].algo;
-        if (found >= 0)
-            st = cudnnGetConvolutionForwardWorkspaceSize(c->handle, x, f, c->conv_desc, y,
-                                                         (cudnnConvolutionFwdAlgo_t)found, &c->workspace_bytes);
-    } else if (dir == CONV_BWD_DATA) {
+    } else if (forced < 0 && dir == CONV_BWD_DATA) {
         cudnnConvolutionBwdDataAlgoPerf_t perf[MAX_ALGOS];
         st = cudnnGetConvolutionBackwardDataAlgorithmMaxCount(c->handle, &max);
         if (st == CUDNN_STATUS_SUCCESS)
@@ -719,11 +739,7 @@ static const char *setup_conv(struct call *c, const struct problem *p, int dir)
                                                              max < MAX_ALGOS ? max : MAX_ALGOS, &got, perf);
         for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < got && found < 0; i++)
             if (perf[i].status == CUDNN_STATUS_SUCCESS) found = (int)perf[i].algo;
-        if (found >= 0)
-            st = cudnnGetConvolutionBackwardDataWorkspaceSize(c->handle, f, y, c->conv_desc, x,
-                                                              (cudnnConvolutionBwdDataAlgo_t)found,
-                                                              &c->workspace_bytes);
-    } else {
+    } else if (forced < 0) {
         cudnnConvolutionBwdFilterAlgoPerf_t perf[MAX_ALGOS];
         st = cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(c->handle, &max);
         if (st == CUDNN_STATUS_SUCCESS)
@@ -731,7 +747,16 @@ static const char *setup_conv(struct call *c, const struct problem *p, int dir)
                                                                max < MAX_ALGOS ? max : MAX_ALGOS, &got, perf);
         for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < got && found < 0; i++)
             if (perf[i].status == CUDNN_STATUS_SUCCESS) found = (int)perf[i].algo;
-        if (found >= 0)
+    }
+    if (st == CUDNN_STATUS_SUCCESS && found >= 0) {
+        if (dir == CONV_FWD)
+            st = cudnnGetConvolutionForwardWorkspaceSize(c->handle, x, f, c->conv_desc, y,
+                                                         (cudnnConvolutionFwdAlgo_t)found, &c->workspace_bytes);
+        else if (dir == CONV_BWD_DATA)
+            st = cudnnGetConvolutionBackwardDataWorkspaceSize(c->handle, f, y, c->conv_desc, x,
+                                                              (cudnnConvolutionBwdDataAlgo_t)found,
+                                                              &c->workspace_bytes);
+        else
             st = cudnnGetConvolutionBackwardFilterWorkspaceSize(c->handle, x, y, c->conv_desc, f,
                                                                 (cudnnConvolutionBwdFilterAlgo_t)found,
                                                                 &c->workspace_bytes);
@@ -1105,7 +1130,7 @@ static const struct op ops[] = {
     {"addtensor", "dt x y alpha beta", setup_x_into_y, run_addtensor},
     {"optensor", "opt dt a b c alpha1 alpha2 beta", setup_optensor, run_optensor},
     {"transform", "dt x y alpha beta", setup_x_into_y, run_transform},
-#define CONV_KEYS "dt layout n c h w k r s pad stride dil"
+#define CONV_KEYS "dt layout n c h w k r s pad stride dil algo"
     {"convfwd", CONV_KEYS, setup_convfwd, run_convfwd},
     {"convbwdd", CONV_KEYS, setup_convbwdd, run_convbwdd},
     {"convbwdf", CONV_KEYS, setup_convbwdf, run_convbwdf},
@@ -1221,7 +1246,7 @@ static const struct bench_case tensor_cases[] = {
 #define RN50_ROW(N, OP, DIR, DT, LAYOUT, SUFFIX, name, c, k, h, r, pad, st)                          \
     {#name "_" #DIR "_" #DT SUFFIX, TIME_DEVICE,                                                   \
      "op=" #OP " dt=" #DT " layout=" #LAYOUT " n=" #N " c=" #c " h=" #h " w=" #h " k=" #k " r=" #r  \
-     " s=" #r " pad=" #pad " stride=" #st " dil=1"},
+     " s=" #r " pad=" #pad " stride=" #st " dil=1 algo=auto"},
 #define RN50_DIRS(N, DT, LAYOUT, SUFFIX)                                                            \
     RN50_SHAPES(RN50_ROW, N, convfwd, fwd, DT, LAYOUT, SUFFIX)                                     \
     RN50_SHAPES(RN50_ROW, N, convbwdd, bwdd, DT, LAYOUT, SUFFIX)                                   \
@@ -1231,7 +1256,7 @@ static const struct bench_case tensor_cases[] = {
 static const struct bench_case resnet50_cases[] = {
     RN50_DIRS(64, f32, nchw, "") RN50_DIRS(64, f16, nhwc, "") RN50_DIRS(64, bf16, nhwc, "")
     {"latency_conv_1x1_f16", TIME_HOST_CALL,
-     "op=convfwd dt=f16 layout=nhwc n=1 c=64 h=56 w=56 k=64 r=1 s=1 pad=0 stride=1 dil=1"},
+     "op=convfwd dt=f16 layout=nhwc n=1 c=64 h=56 w=56 k=64 r=1 s=1 pad=0 stride=1 dil=1 algo=auto"},
 };
 /* Batch 256: the same three directions and three types. Run it on its own (`--suite
    resnet50_b256`): 207 cases of four times the batch-64 work, several minutes per build. */
@@ -1247,6 +1272,23 @@ static const struct bench_case resnet50_host_cases[] = {
 };
 #undef RN50_3X3_ROW
 #undef RN50_ROW
+
+/* One algorithm forced in every direction where cuDNN 8.2 has it, f32 NCHW, on ResNet-50's stride-1
+   3x3 layers at batch 64 and LeNet's two 5x5 layers (MNIST 28x28, 20 and 50 filters) at batch 64,
+   with the heuristic's choice (auto) beside them. A row is SHAPE_DIR_f32_ALGO; an algorithm that
+   does not apply to a shape shows the status of its workspace query. */
+#define ALGO_ROW(OP, DIR, ALGO, name, n, c, k, h, r, pad)                                                 {#name "_" #DIR "_f32_" #ALGO, TIME_DEVICE,                                                           "op=" #OP " dt=f32 layout=nchw n=" #n " c=" #c " h=" #h " w=" #h " k=" #k " r=" #r " s=" #r         " pad=" #pad " stride=1 dil=1 algo=" #ALGO},
+#define ALGO_ROWS(...)                                                                                    ALGO_ROW(convfwd, fwd, auto, __VA_ARGS__) ALGO_ROW(convfwd, fwd, fft, __VA_ARGS__)                    ALGO_ROW(convfwd, fwd, fft_tiling, __VA_ARGS__) ALGO_ROW(convfwd, fwd, winograd, __VA_ARGS__)         ALGO_ROW(convfwd, fwd, winograd_nonfused, __VA_ARGS__)                                               ALGO_ROW(convbwdd, bwdd, auto, __VA_ARGS__) ALGO_ROW(convbwdd, bwdd, fft, __VA_ARGS__)                ALGO_ROW(convbwdd, bwdd, fft_tiling, __VA_ARGS__) ALGO_ROW(convbwdd, bwdd, winograd, __VA_ARGS__) \
+    ALGO_ROW(convbwdd, bwdd, winograd_nonfused, __VA_ARGS__)                                         \
+    ALGO_ROW(convbwdf, bwdf, auto, __VA_ARGS__) ALGO_ROW(convbwdf, bwdf, fft, __VA_ARGS__)            \
+    ALGO_ROW(convbwdf, bwdf, fft_tiling, __VA_ARGS__) ALGO_ROW(convbwdf, bwdf, winograd_nonfused, __VA_ARGS__)
+static const struct bench_case conv_algo_cases[] = {
+    ALGO_ROWS(l1_3x3_64_64, 64, 64, 64, 56, 3, 1) ALGO_ROWS(l2_3x3_128_128, 64, 128, 128, 28, 3, 1)
+    ALGO_ROWS(l3_3x3_256_256, 64, 256, 256, 14, 3, 1) ALGO_ROWS(l4_3x3_512_512, 64, 512, 512, 7, 3, 1)
+    ALGO_ROWS(lenet_conv1, 64, 1, 20, 28, 5, 0) ALGO_ROWS(lenet_conv2, 64, 20, 50, 12, 5, 0)
+};
+#undef ALGO_ROWS
+#undef ALGO_ROW
 #undef RN50_DIRS
 
 /* The memory-bound nn layers on ResNet-50's layer1 activations: X is 64 x 256 x 56 x 56 (49 Mi
@@ -1292,6 +1334,7 @@ static const struct suite suites[] = {
     {"resnet50", resnet50_cases, ARRAY_LEN(resnet50_cases)},
     {"resnet50_b256", resnet50_b256_cases, ARRAY_LEN(resnet50_b256_cases)},
     {"resnet50_host", resnet50_host_cases, ARRAY_LEN(resnet50_host_cases)},
+    {"conv_algo", conv_algo_cases, ARRAY_LEN(conv_algo_cases)},
     {"nn", nn_cases, ARRAY_LEN(nn_cases)},
 };
 

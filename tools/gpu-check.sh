@@ -17,7 +17,7 @@
 # are cleared below, and the vendor's directory reaches only the benchmark's vendor program.
 #
 # Settings (environment): GPU_CHECK_BUDGET (seconds), GPU_CHECK_BUILD (build directory, default
-# build-gpu), GPU_CHECK_BENCH_ARGS (arguments for the benchmark; default "--suite tensor,nn,resnet50
+# build-gpu), GPU_CHECK_BENCH_ARGS (arguments for the benchmark; default "--suite tensor,nn,resnet50,conv_algo
 # --reps 3 --min-ms 5", which fits the budget; resnet50_b256 wants a call of its own).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -134,7 +134,7 @@ fi
 # ---- 4. benchmark ----------------------------------------------------------------------------------
 # shellcheck disable=SC2086
 run_step "$OUT/bench.log" "$(min 240 $(($(left) - 10)))" bench/run.sh -B "$build" -V "$vendor" -o "$OUT/bench.md" \
-    -- ${GPU_CHECK_BENCH_ARGS:---suite tensor,nn,resnet50 --reps 3 --min-ms 5}
+    -- ${GPU_CHECK_BENCH_ARGS:---suite tensor,nn,resnet50,conv_algo --reps 3 --min-ms 5}
 rc=$?
 # Stopped early, the programs have still written the rows they finished: join those.
 [ $rc -ne 0 ] && bench/run.sh -J -o "$OUT/bench.md" >>"$OUT/bench.log" 2>&1
