@@ -303,11 +303,26 @@ TEST(activation_in_place)
     CHECK_OK(cudnnActivationBackward(test_handle(), d, &one, t.desc, p, t.desc, pg, t.desc, px, &zero, t.desc, pg));
     tview_download(&t, pg, got);
     tcompare(CUDNN_DATA_DOUBLE, got, want, 72, 1e-5, "in-place backward");
+    /* SIGMOID reads y, not x: dx may lie on x whatever x's layout (here NHWC x, NCHW dx) */
+    struct tview tn;
+    tview_init(&tn, CUDNN_DATA_FLOAT, 4, dims, TV_NCHW);
+    cudnnActivationDescriptor_t sig = make_desc(CUDNN_ACTIVATION_SIGMOID, CUDNN_NOT_PROPAGATE_NAN);
+    void *py = tview_upload(&t, x), *pg2 = tview_upload(&t, g), *pxdx = tview_upload(&tn, g);
+    for (int i = 0; i < 72; i++) want[i] = g[i] * x[i] * (1 - x[i]); /* y = sigmoid(x) given as x's values */
+    CHECK_OK(cudnnActivationBackward(test_handle(), sig, &one, t.desc, py, t.desc, pg2, t.desc, pxdx, &zero, tn.desc,
+                                     pxdx));
+    tview_download(&tn, pxdx, got);
+    tcompare(CUDNN_DATA_DOUBLE, got, want, 72, 1e-5, "backward, dx on the unread x");
+    cudnnDestroyActivationDescriptor(sig);
     cudnnDestroyActivationDescriptor(d);
     tview_free(&t, p);
     tview_free(&t, px);
     tview_free(&t, pg);
+    tview_free(&t, py);
+    tview_free(&t, pg2);
+    tview_free(&tn, pxdx);
     tview_destroy(&t);
+    tview_destroy(&tn);
     free(x);
     free(g);
 }

@@ -458,6 +458,45 @@ TEST(pooling_backward_in_sequence)
     }
 }
 
+/* The averaging backward never reads x or y, so frameworks pass the forward's y buffer as dy
+   and x's as dx (docs/compatibility.md): dx = alpha * g + beta * (what x held), as without
+   aliasing. The MAX modes read x and are refused on it. */
+TEST(pooling_backward_average_aliased)
+{
+    static const struct pcase pc = {"3x3 stride 2 pad 1", 2, 2, 16, {7, 9}, {3, 3}, {1, 1}, {2, 2}, 0};
+    const cudnnDataType_t types[] = {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT};
+    const cudnnPoolingMode_t avg[] = {CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
+                                      CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING};
+    for (size_t ti = 0; ti < TLEN(types); ti++)
+        for (size_t m = 0; m < TLEN(avg); m++)
+            for (int l = 0; l < 2; l++) {
+                const cudnnDataType_t t = types[ti];
+                const enum tview_layout lay = l ? TV_NHWC : TV_NCHW;
+                const double beta = l ? 0.5 : 0.0;
+                char what[128];
+                snprintf(what, sizeof what, "aliased average backward type %d mode %d %s beta %g", (int)t,
+                         (int)avg[m], tview_layout_name(lay), beta);
+                struct tview tx, ty;
+                tensors(&pc, t, lay, lay, &tx, &ty);
+                double *xs = tview_random(tx.count, -1, 1), *g = tview_random(ty.count, -1, 1);
+                double *want = malloc(sizeof(double) * (size_t)tx.count);
+                void *pxdx = tview_upload(&tx, xs), *pydy = tview_upload(&ty, g);
+                struct ref_pool r = ref_of(&pc, avg[m], false);
+                ref_pooling_backward(&r, pc.n, pc.c, tx.dims + 2, ty.dims + 2, xs, g, want);
+                cudnnPoolingDescriptor_t d = make_desc(&pc, avg[m], CUDNN_NOT_PROPAGATE_NAN);
+                struct tscale a, b;
+                if (CHECK_OK(cudnnPoolingBackward(test_handle(), d, tscale(&a, t, 1.5), ty.desc, pydy, ty.desc, pydy,
+                                                  tx.desc, pxdx, tscale(&b, t, beta), tx.desc, pxdx)))
+                    tview_check_blend(&tx, pxdx, want, xs, 1.5, beta, ttolerance(t), what);
+                cudnnDestroyPoolingDescriptor(d);
+                tview_free(&tx, pxdx);
+                tview_free(&ty, pydy);
+                tview_destroy(&tx);
+                tview_destroy(&ty);
+                free(xs), free(g), free(want);
+            }
+}
+
 /* dx is the gradient of sum(dy * y(x)): central differences of the library's forward, double. */
 TEST(pooling_backward_finite_differences)
 {
@@ -596,7 +635,8 @@ TEST(pooling_bad_inputs)
     BWD(ty.desc, ty.desc, tx.desc, ty.desc, px, pdx, CUDNN_STATUS_BAD_PARAM);   /* dims of x, dx differ */
     BWD(ty.desc, tyd.desc, tx.desc, tx.desc, px, pdx, CUDNN_STATUS_BAD_PARAM);  /* types differ */
     BWD(ty.desc, ty.desc, tx.desc, tx.desc, NULL, pdx, CUDNN_STATUS_BAD_PARAM); /* x NULL for MAX */
-    BWD(ty.desc, ty.desc, tx.desc, tx.desc, px, px, CUDNN_STATUS_BAD_PARAM);    /* dx on x */
+    BWD(ty.desc, ty.desc, tx.desc, tx.desc, px, px, CUDNN_STATUS_BAD_PARAM);    /* dx on x (MAX reads x) */
+    BWD(ty.desc, ty.desc, tx.desc, tx.desc, px, (char *)pg + 4, CUDNN_STATUS_BAD_PARAM); /* dx overlaps dy */
     BWD(tyc.desc, tyc.desc, tx.desc, tx.desc, px, pdx, CUDNN_STATUS_BAD_PARAM); /* C of x, y differ */
     void *pdi = tview_upload(&ti, y);
     CHECK_STATUS(cudnnPoolingBackward(h, d, &one, tyi.desc, pyi, tyi.desc, pyi, ti.desc, pi, &zero, ti.desc, pdi),

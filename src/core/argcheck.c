@@ -45,11 +45,36 @@ cudnnStatus_t ocd_check_same_type(cudnnStatus_t status, const struct ocd_tensor_
                     ocd_dtype_name(b->dtype));
 }
 
-cudnnStatus_t ocd_check_in_place(const void *out, const struct ocd_tensor_view *out_view, const char *out_name,
-                                 const void *in, const struct ocd_tensor_view *in_view, const char *in_name)
+static bool spans_meet(const void *a, const struct ocd_tensor_view *av, const void *b, const struct ocd_tensor_view *bv)
 {
-    if (out == in && !ocd_view_same_strides(out_view, in_view))
-        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is %s in place but their strides differ", out_name, in_name);
+    uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+    uintptr_t a1 = a0 + (uintptr_t)ocd_view_span_bytes(av), b1 = b0 + (uintptr_t)ocd_view_span_bytes(bv);
+    return a0 < b1 && b0 < a1;
+}
+
+cudnnStatus_t ocd_check_alias(const void *out, const struct ocd_tensor_view *out_view, const char *out_name,
+                              const void *in, const struct ocd_tensor_view *in_view, const char *in_name,
+                              enum ocd_read read)
+{
+    if (out == NULL || in == NULL) return CUDNN_STATUS_SUCCESS;
+    switch (read) {
+    case OCD_READ_NONE:
+        if ((ocd_log_mask & CUDNN_SEV_INFO_EN) && spans_meet(out, out_view, in, in_view))
+            ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s overlaps %s, which this call does not read",
+                            out_name, in_name);
+        return CUDNN_STATUS_SUCCESS;
+    case OCD_READ_SAME:
+        if (out == in && (out_view->dtype != in_view->dtype || !ocd_view_same_strides(out_view, in_view)))
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is %s in place but their strides or data types differ",
+                            out_name, in_name);
+        return CUDNN_STATUS_SUCCESS;
+    case OCD_READ_MANY:
+        if (spans_meet(out, out_view, in, in_view))
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM,
+                            "%s overlaps %s, of which each %s element reads several: the result would be wrong",
+                            out_name, in_name, out_name);
+        return CUDNN_STATUS_SUCCESS;
+    }
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -62,6 +87,6 @@ cudnnStatus_t ocd_check_map(cudnnTensorDescriptor_t xDesc, const void *x, cudnnT
     OCD_TRY(ocd_check_data(y, "y"));
     OCD_TRY(ocd_check_same_dims(CUDNN_STATUS_BAD_PARAM, xv, "xDesc", yv, "yDesc"));
     OCD_TRY(ocd_check_same_type(CUDNN_STATUS_BAD_PARAM, xv, "xDesc", yv, "yDesc"));
-    OCD_TRY(ocd_check_in_place(y, yv, "y", x, xv, "x"));
+    OCD_TRY(ocd_check_alias(y, yv, "y", x, xv, "x", OCD_READ_SAME));
     return ocd_check_float_type(xv, "xDesc");
 }

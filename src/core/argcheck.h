@@ -25,10 +25,25 @@ cudnnStatus_t ocd_check_same_dims(cudnnStatus_t status, const struct ocd_tensor_
 cudnnStatus_t ocd_check_same_type(cudnnStatus_t status, const struct ocd_tensor_view *a, const char *a_name,
                                   const struct ocd_tensor_view *b, const char *b_name);
 
-/* BAD_PARAM when an output is the same memory as an input but laid out with other strides: the
-   documented rule for in-place calls ("allowed only if the descriptors are identical"). */
-cudnnStatus_t ocd_check_in_place(const void *out, const struct ocd_tensor_view *out_view, const char *out_name,
-                                 const void *in, const struct ocd_tensor_view *in_view, const char *in_name);
+/* How a call reads an input while it writes an output (ocd_check_alias). */
+enum ocd_read {
+    OCD_READ_NONE, /* the call does not read the input (a mode that needs another tensor) */
+    OCD_READ_SAME, /* output element i reads input element i and nothing else of it */
+    OCD_READ_MANY, /* an output element reads several input elements (windows, slices, sums) */
+};
+
+/* The aliasing rule of every op: an output may share memory with an input wherever the result
+   stays right, and only there. OCD_READ_NONE: accepted; an overlap is logged at info level (the
+   8.2 text forbids some of these calls, NVIDIA's library runs them and programs make them, see
+   docs/compatibility.md). OCD_READ_SAME: the same address with the same strides and data type
+   is the in-place call the documentation allows ("allowed only if the descriptors are
+   identical"); the same address laid out otherwise is BAD_PARAM (only the address is compared:
+   tensors interleaved in each other's gaps stay legal). OCD_READ_MANY: BAD_PARAM when the byte
+   ranges the two can touch intersect, since a written element would be read again as input.
+   A NULL pointer aliases nothing. */
+cudnnStatus_t ocd_check_alias(const void *out, const struct ocd_tensor_view *out_view, const char *out_name,
+                              const void *in, const struct ocd_tensor_view *in_view, const char *in_name,
+                              enum ocd_read read);
 
 /* The checks of an op that maps x to a y of the same shape (activation and softmax forward): both
    descriptors live and set, both pointers given, the same dims and data type (BAD_PARAM), y on x

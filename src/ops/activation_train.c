@@ -5,9 +5,10 @@
    the other modes (activation.h), so each call reads two tensors and writes one; the pointer of
    the tensor a mode does not read may be NULL, its descriptor is still checked. cuDNN 8.2 rules
    implemented here: NOT_SUPPORTED when the dims or the data types of the tensors differ; BAD_PARAM
-   when the call is in place (dx == dy, or dx on x or y) with different strides. The 8.2 text also
-   lists "the strides of x and dx (or y and dy) differ" under NOT_SUPPORTED; opencudnn serves those
-   layouts instead, as it serves any legal layout. */
+   when the call is in place (dx == dy, or dx on the one of x and y the mode reads) with different
+   strides; dx on the tensor the mode does not read is accepted whatever its layout
+   (ocd_check_alias). The 8.2 text also lists "the strides of x and dx (or y and dy) differ" under
+   NOT_SUPPORTED; opencudnn serves those layouts instead, as it serves any legal layout. */
 #include "ops/activation.h"
 
 #include "core/argcheck.h"
@@ -42,9 +43,9 @@ cudnnStatus_t CUDNNWINAPI cudnnActivationBackward(cudnnHandle_t handle, cudnnAct
     OCD_TRY(ocd_check_same_type(CUDNN_STATUS_NOT_SUPPORTED, &yv, "yDesc", &dyv, "dyDesc"));
     OCD_TRY(ocd_check_same_type(CUDNN_STATUS_NOT_SUPPORTED, &xv, "xDesc", &dxv, "dxDesc"));
     OCD_TRY(ocd_check_same_type(CUDNN_STATUS_NOT_SUPPORTED, &yv, "yDesc", &xv, "xDesc"));
-    OCD_TRY(ocd_check_in_place(dx, &dxv, "dx", dy, &dyv, "dy"));
-    OCD_TRY(ocd_check_in_place(dx, &dxv, "dx", x, &xv, "x"));
-    OCD_TRY(ocd_check_in_place(dx, &dxv, "dx", y, &yv, "y"));
+    OCD_TRY(ocd_check_alias(dx, &dxv, "dx", dy, &dyv, "dy", OCD_READ_SAME));
+    OCD_TRY(ocd_check_alias(dx, &dxv, "dx", x, &xv, "x", uses_y ? OCD_READ_NONE : OCD_READ_SAME));
+    OCD_TRY(ocd_check_alias(dx, &dxv, "dx", y, &yv, "y", uses_y ? OCD_READ_SAME : OCD_READ_NONE));
     OCD_TRY(ocd_check_float_type(&dxv, "dxDesc"));
 
     p.backward = true;

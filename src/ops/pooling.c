@@ -9,7 +9,8 @@
    data types of x and y differ. The 8.2 text also lists NOT_SUPPORTED for "the wStride of input
    tensor or output tensor is not 1"; opencudnn serves every legal layout instead (NHWC included,
    which the same documentation says all formats are). y may have any spatial extent: each output
-   pools its own window. */
+   pools its own window; y overlapping x is BAD_PARAM, since an output written would be read again
+   by the windows that cover it. */
 #include "ops/pooling.h"
 
 #include "core/argcheck.h"
@@ -287,7 +288,7 @@ cudnnStatus_t CUDNNWINAPI cudnnPoolingForward(cudnnHandle_t handle, const cudnnP
     OCD_TRY(ocd_tensor_get(yDesc, "yDesc", &yv));
     OCD_TRY(ocd_check_data(x, "x"));
     OCD_TRY(ocd_check_data(y, "y"));
-    if (y == x) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "y is x: pooling cannot run in place");
+    OCD_TRY(ocd_check_alias(y, &yv, "y", x, &xv, "x", OCD_READ_MANY));
     struct ocd_pooling_problem p;
     OCD_TRY(ocd_pooling_prepare(&p, d, &xv, &yv, alpha, beta));
     p.x = x;

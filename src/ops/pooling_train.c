@@ -6,7 +6,9 @@
    is checked), nor is x for the average modes. cuDNN 8.2 rules implemented here: BAD_PARAM when
    the dims or strides of y and dy differ, when the dims or strides of x and dx differ, when the
    data types of the four tensors differ; and, since each dx element is computed from many inputs,
-   when dx is the same memory as x, y or dy. */
+   when dx overlaps dy, or x in the MAX modes. dx on x when averaging, or on y (never read), is
+   accepted: frameworks pass y as dy and x as dx to the average backward, and NVIDIA's library
+   runs it (ocd_check_alias). */
 #include "ops/pooling.h"
 
 #include "core/argcheck.h"
@@ -40,7 +42,9 @@ cudnnStatus_t CUDNNWINAPI cudnnPoolingBackward(cudnnHandle_t handle, const cudnn
     if (!ocd_view_same_strides(&xv, &dxv)) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the strides of xDesc and dxDesc differ");
     OCD_TRY(ocd_check_same_type(CUDNN_STATUS_BAD_PARAM, &yv, "yDesc", &dyv, "dyDesc"));
     OCD_TRY(ocd_check_same_type(CUDNN_STATUS_BAD_PARAM, &xv, "xDesc", &dxv, "dxDesc"));
-    if (dx == x || dx == y || dx == dy) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dx is the memory of an input");
+    OCD_TRY(ocd_check_alias(dx, &dxv, "dx", dy, &dyv, "dy", OCD_READ_MANY));
+    OCD_TRY(ocd_check_alias(dx, &dxv, "dx", x, &xv, "x", max ? OCD_READ_MANY : OCD_READ_NONE));
+    OCD_TRY(ocd_check_alias(dx, &dxv, "dx", y, &yv, "y", OCD_READ_NONE));
     struct ocd_pooling_problem p;
     OCD_TRY(ocd_pooling_prepare(&p, d, &xv, &yv, alpha, beta));
     p.backward = true;

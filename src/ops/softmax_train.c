@@ -33,8 +33,8 @@ cudnnStatus_t CUDNNWINAPI cudnnSoftmaxBackward(cudnnHandle_t handle, cudnnSoftma
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the strides of yDesc and dyDesc differ");
     OCD_TRY(ocd_check_same_type(CUDNN_STATUS_BAD_PARAM, &yv, "yDesc", &dyv, "dyDesc"));
     OCD_TRY(ocd_check_same_type(CUDNN_STATUS_BAD_PARAM, &yv, "yDesc", &dxv, "dxDesc"));
-    OCD_TRY(ocd_check_in_place(dx, &dxv, "dx", dy, &dyv, "dy"));
-    OCD_TRY(ocd_check_in_place(dx, &dxv, "dx", y, &yv, "y"));
+    OCD_TRY(ocd_check_alias(dx, &dxv, "dx", dy, &dyv, "dy", OCD_READ_SAME));
+    OCD_TRY(ocd_check_alias(dx, &dxv, "dx", y, &yv, "y", OCD_READ_SAME));
     OCD_TRY(ocd_check_float_type(&yv, "yDesc"));
 
     struct ocd_softmax_problem p = {0};
