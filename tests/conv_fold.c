@@ -258,6 +258,18 @@ TEST(conv_fold_matches_direct_backward_data)
             for (size_t f = 0; f < TLEN(formats); f++) run_case(&fold_cases[i], types[t], formats[f], variant++);
 }
 
+/* The case programs fold most (ResNet-50's downsampling 1x1 stride 2 backward data: c 1024, 14x14,
+   k 2048), float, folded into NCHW and NHWC, the whole pipeline against the plain backward data
+   and the reference. The host pass runs it with an eighth of the channels (same geometry). */
+TEST(conv_fold_resnet_downsample)
+{
+    const bool host = test_backend[0] == 'h';
+    const struct fold_case fc = {"resnet_downsample_1x1_stride2", host ? 1 : 2, host ? 128 : 1024, host ? 256 : 2048,
+                                 14, 14, 1, 1, 2, 2, 0, 0, 1, false};
+    run_case(&fc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 0);
+    run_case(&fc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, 1);
+}
+
 /* A 2-D backward-data problem in packed NCHW: dx n x c x h x w, a k x c/groups x r x s filter,
    and dy of the forward output size. */
 struct problem {
