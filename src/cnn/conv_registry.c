@@ -22,6 +22,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define BIT(a) (1u << (a))
 
@@ -337,9 +338,13 @@ const char *ocd_conv_algo_rejects(const struct ocd_conv_problem *p, int algo)
 
 /* ---- the walker -------------------------------------------------------------------------------- */
 
-bool ocd_conv_math_allows_tensor_ops(const struct ocd_conv_problem *p)
+const char *ocd_conv_tensor_ops_rejects(const struct ocd_conv_problem *p)
 {
-    return p->math != CUDNN_FMA_MATH;
+    if (p->math == CUDNN_FMA_MATH) return OCD_REASON_MATH;
+    const char *tf32 = getenv("NVIDIA_TF32_OVERRIDE");
+    if (p->x.dtype == CUDNN_DATA_FLOAT && tf32 != NULL && strcmp(tf32, "0") == 0)
+        return "TF32 switched off by NVIDIA_TF32_OVERRIDE=0";
+    return NULL;
 }
 
 cudnnMathType_t ocd_conv_reported_math(const struct ocd_conv_impl *impl, const struct ocd_conv_problem *p)
@@ -368,7 +373,7 @@ static const char *entry_rejects(cudnnHandle_t handle, const struct ocd_conv_imp
                                  int algo)
 {
     const char *r = ocd_impl_rejects(handle, &e->base, p);
-    if (r == NULL && e->tensor_ops && !ocd_conv_math_allows_tensor_ops(p)) r = OCD_REASON_MATH;
+    if (r == NULL && e->tensor_ops) r = ocd_conv_tensor_ops_rejects(p);
     /* the guide's IMPLICIT_GEMM forms no matrix: the entries that serve it need no workspace */
     const bool implicit = p->dir == OCD_CONV_FWD && algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
     const char *cap = getenv("CUDNN_CONV_WSCAP_DBG");

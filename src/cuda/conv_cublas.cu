@@ -349,7 +349,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         } else if (dt == CUDNN_DATA_BFLOAT16) {
             pl->data_type = CUDA_R_16BF, pl->esize = 2;
         } else if (dt == CUDNN_DATA_FLOAT) {
-            if (!ocd_cuda_tf32_allowed()) return "TF32 switched off by NVIDIA_TF32_OVERRIDE=0";
+            if (const char *why = ocd_conv_tensor_ops_rejects(p)) return why;
             pl->data_type = CUDA_R_32F, pl->esize = 4, pl->compute = CUBLAS_COMPUTE_32F_FAST_TF32;
         } else {
             return OCD_REASON_DTYPE;

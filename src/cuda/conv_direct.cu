@@ -34,6 +34,22 @@ struct conv_params {
     int ep_on, relu;
 };
 
+/* A sum of many products, in blocks of 32: each block is summed on its own and added to the
+   total, so that the rounding error of float data grows with about 32 + n / 32 terms rather than
+   n (the filter gradient of a batch sums n * P * Q products); the vendor's blocked GEMMs have
+   that accuracy under CUDNN_FMA_MATH, and tests/conv_fidelity.c holds us to it. Exact for the
+   integer configurations. */
+template <typename Acc> struct block_sum {
+    Acc total = 0, part = 0;
+    int terms = 0;
+    __device__ void add(Acc v)
+    {
+        part += v;
+        if (++terms == 32) total += part, part = 0, terms = 0;
+    }
+    __device__ Acc value() const { return total + part; }
+};
+
 __device__ int64_t tap(const conv_params &p, int d, int64_t r)
 {
     return p.flip ? p.filt[d] - 1 - r : r;
@@ -75,7 +91,7 @@ template <typename Acc> __global__ void fwd_kernel(conv_params p, int64_t total)
         int64_t yi[OCD_MAX_DIMS] = {0}, xi[OCD_MAX_DIMS] = {0}, wi[OCD_MAX_DIMS] = {0};
         ocd_cuda_coords(p.y, e, yi);
         int64_t g = yi[1] / kg;
-        Acc acc = 0;
+        block_sum<Acc> acc;
         xi[0] = yi[0];
         wi[0] = yi[1];
         for (int64_t c = 0; c < cg; c++) {
@@ -90,10 +106,10 @@ template <typename Acc> __global__ void fwd_kernel(conv_params p, int64_t total)
                     wi[d + 2] = tap(p, d, r[d]);
                 }
                 if (inside)
-                    acc += ocd_cuda_load_as<Acc>(p.xt, p.xp, ocd_cuda_offset_of(p.x, xi)) * ocd_cuda_load_as<Acc>(p.wt, p.wp, ocd_cuda_offset_of(p.w, wi));
+                    acc.add(ocd_cuda_load_as<Acc>(p.xt, p.xp, ocd_cuda_offset_of(p.x, xi)) * ocd_cuda_load_as<Acc>(p.wt, p.wp, ocd_cuda_offset_of(p.w, wi)));
             } while (next_index(p.nsp, p.filt, r));
         }
-        finish<Acc>(p, p.y, p.yt, ocd_cuda_offset_of(p.y, yi), yi[1], acc);
+        finish<Acc>(p, p.y, p.yt, ocd_cuda_offset_of(p.y, yi), yi[1], acc.value());
     }
 }
 
@@ -104,7 +120,7 @@ template <typename Acc> __global__ void bwd_data_kernel(conv_params p, int64_t t
         int64_t xi[OCD_MAX_DIMS] = {0}, yi[OCD_MAX_DIMS] = {0}, wi[OCD_MAX_DIMS] = {0};
         ocd_cuda_coords(p.x, e, xi);
         int64_t g = xi[1] / cg;
-        Acc acc = 0;
+        block_sum<Acc> acc;
         yi[0] = xi[0];
         wi[1] = xi[1] - g * cg;
         for (int64_t k = 0; k < kg; k++) {
@@ -120,10 +136,10 @@ template <typename Acc> __global__ void bwd_data_kernel(conv_params p, int64_t t
                     wi[d + 2] = tap(p, d, r[d]);
                 }
                 if (inside)
-                    acc += ocd_cuda_load_as<Acc>(p.yt, p.yp, ocd_cuda_offset_of(p.y, yi)) * ocd_cuda_load_as<Acc>(p.wt, p.wp, ocd_cuda_offset_of(p.w, wi));
+                    acc.add(ocd_cuda_load_as<Acc>(p.yt, p.yp, ocd_cuda_offset_of(p.y, yi)) * ocd_cuda_load_as<Acc>(p.wt, p.wp, ocd_cuda_offset_of(p.w, wi)));
             } while (next_index(p.nsp, p.filt, r));
         }
-        finish<Acc>(p, p.x, p.xt, ocd_cuda_offset_of(p.x, xi), xi[1], acc);
+        finish<Acc>(p, p.x, p.xt, ocd_cuda_offset_of(p.x, xi), xi[1], acc.value());
     }
 }
 
@@ -134,7 +150,7 @@ template <typename Acc> __global__ void bwd_filter_kernel(conv_params p, int64_t
         int64_t wi[OCD_MAX_DIMS] = {0}, xi[OCD_MAX_DIMS] = {0}, yi[OCD_MAX_DIMS] = {0};
         ocd_cuda_coords(p.w, e, wi);
         int64_t g = wi[0] / kg;
-        Acc acc = 0;
+        block_sum<Acc> acc;
         yi[1] = wi[0];
         xi[1] = g * cg + wi[1];
         for (int64_t n = 0; n < p.n; n++) {
@@ -148,10 +164,10 @@ template <typename Acc> __global__ void bwd_filter_kernel(conv_params p, int64_t
                     yi[d + 2] = o[d];
                 }
                 if (inside)
-                    acc += ocd_cuda_load_as<Acc>(p.yt, p.yp, ocd_cuda_offset_of(p.y, yi)) * ocd_cuda_load_as<Acc>(p.xt, p.xp, ocd_cuda_offset_of(p.x, xi));
+                    acc.add(ocd_cuda_load_as<Acc>(p.yt, p.yp, ocd_cuda_offset_of(p.y, yi)) * ocd_cuda_load_as<Acc>(p.xt, p.xp, ocd_cuda_offset_of(p.x, xi)));
             } while (next_index(p.nsp, p.out, o));
         }
-        finish<Acc>(p, p.w, p.wt, ocd_cuda_offset_of(p.w, wi), wi[0], acc);
+        finish<Acc>(p, p.w, p.wt, ocd_cuda_offset_of(p.w, wi), wi[0], acc.value());
     }
 }
 

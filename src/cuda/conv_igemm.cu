@@ -294,12 +294,6 @@ static const char *tile_rejects(cudnnHandle_t h, const struct ocd_conv_problem *
     return NULL;
 }
 
-bool ocd_cuda_tf32_allowed(void)
-{
-    const char *v = getenv("NVIDIA_TF32_OVERRIDE");
-    return v == NULL || strcmp(v, "0") != 0;
-}
-
 static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, bool tf32, igemm_plan *pl)
 {
     memset(pl, 0, sizeof *pl);
@@ -307,7 +301,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     cudnnDataType_t dt = p->x.dtype;
     if (tf32) {
         if (dt != CUDNN_DATA_FLOAT) return OCD_REASON_DTYPE;
-        if (!ocd_cuda_tf32_allowed()) return "TF32 switched off by NVIDIA_TF32_OVERRIDE=0";
+        if (const char *why = ocd_conv_tensor_ops_rejects(p)) return why;
         if (p->dir == OCD_CONV_BWD_FILTER) return "no TF32 kernel for the filter gradient (MN-major operands)";
         pl->type = IGEMM_TF32;
     } else if (dt == CUDNN_DATA_HALF) {

@@ -64,9 +64,6 @@ cudnnStatus_t ocd_cuda_conv_igemm_phases_run(cudnnHandle_t handle, const void *p
    (conv_cublas.cu says why). */
 bool ocd_cuda_conv_igemm_serves(cudnnHandle_t handle, const struct ocd_conv_problem *problem);
 
-/* TF32 is allowed unless NVIDIA_TF32_OVERRIDE=0 (the variable cuDNN and cuBLAS honour). */
-bool ocd_cuda_tf32_allowed(void);
-
 #ifdef __cplusplus
 }
 #endif
