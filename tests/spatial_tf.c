@@ -352,6 +352,41 @@ TEST(stn_grid_generator_bad_inputs_write_nothing)
 }
 
 /* Each sampler call that fails leaves y, dx and dgrid as they were. */
+/* x and dy are both read by the sampler's backward: one buffer may be both (when the output
+   has the input's extent). The result is the one of two buffers holding the same values, which
+   stn_sampler_backward_matches_reference checks against the reference. */
+TEST(stn_sampler_backward_x_is_dy)
+{
+    const cudnnDataType_t F = CUDNN_DATA_FLOAT;
+    cudnnHandle_t h = test_handle();
+    cudnnSpatialTransformerDescriptor_t st = stn_desc(F, 2, 3, 4, 5);
+    int xd[4] = {2, 3, 4, 5};
+    struct tview x, gv;
+    tview_init(&x, F, 4, xd, TV_NCHW);
+    packed_init(&gv, F, 2, 20, 2);
+    double *xs = tview_random(x.count, -1, 1), *grid = tview_random(gv.count, -1.2, 1.2);
+    double *dx = malloc(sizeof(double) * (size_t)x.count), *dg = malloc(sizeof(double) * (size_t)gv.count);
+    void *xb = tview_upload(&x, xs), *dyb = tview_upload(&x, xs), *gridb = tview_upload(&gv, grid);
+    void *dx1 = tview_upload(&x, NULL), *dx2 = tview_upload(&x, NULL), *dg1 = tview_upload(&gv, NULL),
+         *dg2 = tview_upload(&gv, NULL);
+    float one = 1, zero = 0;
+    CHECK_OK(cudnnSpatialTfSamplerBackward(h, st, &one, x.desc, xb, &zero, x.desc, dx1, &one, x.desc, dyb, gridb, &zero,
+                                           dg1));
+    CHECK_OK(cudnnSpatialTfSamplerBackward(h, st, &one, x.desc, xb, &zero, x.desc, dx2, &one, x.desc, xb, gridb, &zero,
+                                           dg2));
+    tview_download(&x, dx1, dx);
+    tview_download(&gv, dg1, dg);
+    tview_holds(&x, dx2, dx, "dx with x as dy");
+    tview_holds(&gv, dg2, dg, "dgrid with x as dy");
+    tview_holds(&x, xb, xs, "x read as x and dy");
+    void *dev[] = {xb, dyb, gridb, dx1, dx2, dg1, dg2};
+    for (int i = 0; i < 7; i++) tbuf_free(dev[i]);
+    free(xs), free(grid), free(dx), free(dg);
+    tview_destroy(&x);
+    tview_destroy(&gv);
+    CHECK_OK(cudnnDestroySpatialTransformerDescriptor(st));
+}
+
 TEST(stn_sampler_bad_inputs_write_nothing)
 {
     cudnnHandle_t h = test_handle();

@@ -11,6 +11,7 @@
 #include "cnn/conv.h"
 
 #include "core/activation_desc.h"
+#include "core/argcheck.h"
 #include "core/dtype.h"
 
 #include <pthread.h>
@@ -271,11 +272,29 @@ static bool memo_matches(const struct conv_memo *m, cudnnHandle_t handle, const 
     return memcmp(&m->p, p, sizeof *p) == 0; /* problems are zeroed before they are filled: padding too */
 }
 
+/* Every element of a convolution's output sums many elements of each input, so an output that
+   overlaps an input would read what it has written: BAD_PARAM (ocd_check_alias). z, added element
+   by element, may be y itself (the documentation says so). */
+static cudnnStatus_t check_buffers(const struct ocd_conv_problem *p)
+{
+    static const char *const names[OCD_CONV_DIRS][3] = {{"y", "x", "w"}, {"dx", "dy", "w"}, {"dw", "x", "dy"}};
+    const struct ocd_tensor_view *views[3] = {&p->y, &p->x, &p->w};
+    const void *data[3] = {p->y_data, p->x_data, p->w_data};
+    const int order[OCD_CONV_DIRS][3] = {{0, 1, 2}, {1, 0, 2}, {2, 1, 0}}; /* output, then the inputs */
+    const int *o = order[p->dir];
+    for (int i = 1; i < 3; i++)
+        OCD_TRY(ocd_check_alias(data[o[0]], views[o[0]], names[p->dir][0], data[o[i]], views[o[i]], names[p->dir][i],
+                                OCD_READ_MANY));
+    if (p->ep.on) OCD_TRY(ocd_check_alias(p->y_data, &p->y, "y", p->ep.z, &p->y, "z", OCD_READ_SAME));
+    return CUDNN_STATUS_SUCCESS;
+}
+
 cudnnStatus_t ocd_conv_execute(cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,
                                void *workspace, size_t workspace_bytes, const char *op)
 {
     if (algo < 0 || algo >= ocd_conv_algo_count(p->dir))
         return ocd_fail(CUDNN_STATUS_BAD_PARAM, op, __FILE__, __LINE__, "invalid algorithm %d", algo);
+    OCD_TRY(check_buffers(p));
     struct conv_memo *m = &conv_memos[p->dir];
     char env[MEMO_ENVS][MEMO_ENV_MAX];
     const bool rememberable = memo_env(env);

@@ -12,6 +12,7 @@
    reserve space (BAD_PARAM). */
 #include "ops/batchnorm.h"
 
+#include "core/argcheck.h"
 #include "core/dtype.h"
 #include "core/reasons.h"
 
@@ -82,17 +83,6 @@ static cudnnStatus_t get_slots(cudnnTensorDescriptor_t desc, const char *name,
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s is %s; %s data takes %s parameters", name,
                         ocd_dtype_name(v->dtype), ocd_dtype_name(x->dtype),
                         ocd_dtype_name(slot_type(x->dtype)));
-    return CUDNN_STATUS_SUCCESS;
-}
-
-/* In place is allowed only with identical layouts: the kernels read an element and write the
-   same element, nothing else. */
-static cudnnStatus_t check_alias(const void *out, const struct ocd_tensor_view *vo, const char *out_name,
-                                 const void *in, const struct ocd_tensor_view *vi, const char *in_name)
-{
-    if (out != NULL && out == in && !ocd_view_same_strides(vo, vi))
-        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is %s in place with different strides", out_name,
-                        in_name);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -230,12 +220,12 @@ static cudnnStatus_t check(const struct ocd_bn_args *a, bool sizes_only, struct 
     }
     if (ptrs) {
         if (!backward) {
-            OCD_TRY(check_alias(a->y, &p->y, "y", a->x, x, "x"));
-            if (add) OCD_TRY(check_alias(a->y, &p->y, "y", a->z, &p->z, "z"));
+            OCD_TRY(ocd_check_alias(a->y, &p->y, "y", a->x, x, "x", OCD_READ_SAME));
+            if (add) OCD_TRY(ocd_check_alias(a->y, &p->y, "y", a->z, &p->z, "z", OCD_READ_SAME));
         } else {
-            OCD_TRY(check_alias(a->dx, &p->dx, "dx", a->dy, &p->dy, "dy"));
-            OCD_TRY(check_alias(a->dx, &p->dx, "dx", a->x, x, "x"));
-            if (add) OCD_TRY(check_alias(a->dz, &p->dz, "dz", a->dy, &p->dy, "dy"));
+            OCD_TRY(ocd_check_alias(a->dx, &p->dx, "dx", a->dy, &p->dy, "dy", OCD_READ_SAME));
+            OCD_TRY(ocd_check_alias(a->dx, &p->dx, "dx", a->x, x, "x", OCD_READ_SAME));
+            if (add) OCD_TRY(ocd_check_alias(a->dz, &p->dz, "dz", a->dy, &p->dy, "dy", OCD_READ_SAME));
         }
     }
     p->slots = x->dims[1];

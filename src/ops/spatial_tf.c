@@ -9,6 +9,7 @@
    Types the kernels do not compute in (integers) are NOT_SUPPORTED, through the tables. */
 #include "ops/spatial_tf.h"
 
+#include "core/argcheck.h"
 #include "core/dtype.h"
 #include "core/reasons.h"
 
@@ -125,10 +126,9 @@ cudnnStatus_t CUDNNWINAPI cudnnSpatialTfGridGeneratorForward(cudnnHandle_t handl
 }
 
 /* x is N x C x H_in x W_in, the output (y or dy) is the descriptor's N x C x H x W, both of the
-   descriptor's type, in any layout; the output must not be x. */
+   descriptor's type, in any layout. */
 cudnnStatus_t ocd_stn_sampler_check(const struct cudnnSpatialTransformerStruct *st,
-                                    const struct ocd_tensor_view *x, const void *x_data,
-                                    const struct ocd_tensor_view *y, const void *y_data,
+                                    const struct ocd_tensor_view *x, const struct ocd_tensor_view *y,
                                     const char *y_name)
 {
     if (x->rank != 4) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "xDesc has %d dims, not 4", x->rank);
@@ -141,7 +141,6 @@ cudnnStatus_t ocd_stn_sampler_check(const struct cudnnSpatialTransformerStruct *
     if (x->dtype != st->dtype || y->dtype != st->dtype)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "xDesc (%s) or %sDesc (%s) is not of stDesc's type (%s)",
                         ocd_dtype_name(x->dtype), y_name, ocd_dtype_name(y->dtype), ocd_dtype_name(st->dtype));
-    if (x_data == y_data) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s and x are the same buffer", y_name);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -170,7 +169,8 @@ cudnnStatus_t CUDNNWINAPI cudnnSpatialTfSamplerForward(cudnnHandle_t handle,
     OCD_TRY(ocd_tensor_get(yDesc, "yDesc", &p.y));
     if (alpha == NULL || beta == NULL || x == NULL || grid == NULL || y == NULL)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "alpha, beta, x, grid or y is NULL");
-    OCD_TRY(ocd_stn_sampler_check(st, &p.x, x, &p.y, y, "y"));
+    OCD_TRY(ocd_stn_sampler_check(st, &p.x, &p.y, "y"));
+    OCD_TRY(ocd_check_alias(y, &p.y, "y", x, &p.x, "x", OCD_READ_MANY)); /* y gathers from x */
     p.dtype = st->dtype;
     p.x_data = x;
     p.grid = grid;

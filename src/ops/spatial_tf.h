@@ -101,11 +101,11 @@ cudnnStatus_t ocd_stn_grid_problem_init(cudnnHandle_t handle, cudnnSpatialTransf
                                         const void *src, void *dst, struct ocd_stn_grid_problem *p);
 
 /* The sampler's checks on x and its output (y, or dy with y_name "dy"): BAD_PARAM unless x is
-   4-D with the descriptor's N and C, the output has the descriptor's dims, both are of its type,
-   and the output is not x. */
+   4-D with the descriptor's N and C, the output has the descriptor's dims and both are of its
+   type. (The forward's y must not overlap x, the backward's dx neither x nor dy: ocd_check_alias
+   in each direction; x and dy, both read, may be one buffer.) */
 cudnnStatus_t ocd_stn_sampler_check(const struct cudnnSpatialTransformerStruct *st,
-                                    const struct ocd_tensor_view *x, const void *x_data,
-                                    const struct ocd_tensor_view *y, const void *y_data,
+                                    const struct ocd_tensor_view *x, const struct ocd_tensor_view *y,
                                     const char *y_name);
 
 /* Kernels (src/host/spatial_tf.c, src/cuda/spatial_tf.cu). */

@@ -3,6 +3,7 @@
    dims and type, and no output is also an input (dx is x or dy, dgrid is grid). */
 #include "ops/spatial_tf.h"
 
+#include "core/argcheck.h"
 #include "core/dtype.h"
 
 static const struct ocd_impl grid_bwd_impls[] = {
@@ -56,11 +57,13 @@ cudnnStatus_t CUDNNWINAPI cudnnSpatialTfSamplerBackward(cudnnHandle_t handle,
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "alpha, beta, alphaDgrid or betaDgrid is NULL");
     if (x == NULL || dx == NULL || dy == NULL || grid == NULL || dgrid == NULL)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "x, dx, dy, grid or dgrid is NULL");
-    OCD_TRY(ocd_stn_sampler_check(st, &p.x, x, &p.y, dy, "dy"));
+    OCD_TRY(ocd_stn_sampler_check(st, &p.x, &p.y, "dy"));
     if (!ocd_view_same_dims(&p.x, &p.dx) || p.dx.dtype != p.x.dtype)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dxDesc's dims or type differ from xDesc's");
-    if (dx == x || dx == dy || dgrid == grid)
-        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "an output (dx or dgrid) is also an input");
+    /* dx gathers from many positions of dy and x; dgrid reads the grid that dx's gather uses */
+    OCD_TRY(ocd_check_alias(dx, &p.dx, "dx", x, &p.x, "x", OCD_READ_MANY));
+    OCD_TRY(ocd_check_alias(dx, &p.dx, "dx", dy, &p.y, "dy", OCD_READ_MANY));
+    if (dgrid == grid) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dgrid is grid, which the gather of dx reads");
     p.dtype = st->dtype;
     p.x_data = x;
     p.grid = grid;

@@ -12,13 +12,17 @@
    - cudnnAddTensor: "each dimension of A must match the corresponding dimension of C or be 1";
      A and C of the same data type (BAD_PARAM); more than 5 dimensions: NOT_SUPPORTED.
    - cudnnOpTensor: C = op(alpha1 * A, alpha2 * B) + beta * C; A's dims equal C's, B's equal
-     C's or are 1 (BAD_PARAM); A and B of one type (BAD_PARAM); "if B is the same tensor as C,
-     A must also be the same tensor as C" (BAD_PARAM); B is ignored by SQRT and NOT; the
+     C's or are 1 (BAD_PARAM); A and B of one type (BAD_PARAM); B is ignored by SQRT and NOT; the
      supported (compType, A/B, C) combinations are the table below, anything else and more than
      5 dimensions are NOT_SUPPORTED (so are the vector types, "NCHW_VECT_C is not supported as
-     an input tensor format"). NOT computes 1 - alpha1 * A, as the real library does. */
+     an input tensor format"). NOT computes 1 - alpha1 * A, as the real library does.
+   - In place (both): C may be A or B when laid out alike, element i reading element i; the 8.2
+     text's "if B is the same tensor as C, A must also be the same tensor as C" is not enforced
+     (the result is right either way; logged at info level). C on an input broadcast into it,
+     or on one laid out otherwise, is BAD_PARAM (ocd_check_alias). */
 #include "ops/tensor_ops.h"
 
+#include "core/argcheck.h"
 #include "core/dtype.h"
 #include "core/impl.h"
 #include "core/reasons.h"
@@ -116,6 +120,13 @@ static cudnnStatus_t check_rank(const struct ocd_tensor_view *v, const char *nam
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* How C's elements read an input of C's shape or broadcast into it (ocd_check_alias): a
+   broadcast element is read by many of C's, so C may lie on it only when the shapes are one. */
+static enum ocd_read read_of(const struct ocd_tensor_view *in, const struct ocd_tensor_view *c)
+{
+    return ocd_view_same_dims(in, c) ? OCD_READ_SAME : OCD_READ_MANY;
+}
+
 /* ---- cudnnSetTensor, cudnnScaleTensor, cudnnAddTensor ------------------------------------------------ */
 
 cudnnStatus_t CUDNNWINAPI cudnnSetTensor(cudnnHandle_t handle, const cudnnTensorDescriptor_t yDesc, void *y,
@@ -167,6 +178,7 @@ cudnnStatus_t CUDNNWINAPI cudnnAddTensor(cudnnHandle_t handle, const void *alpha
                         ocd_dtype_name(av.dtype), ocd_dtype_name(cv.dtype));
     OCD_TRY(check_rank(&cv, "cDesc"));
     OCD_TRY(ocd_check_compute_type(&cv, "cDesc"));
+    OCD_TRY(ocd_check_alias(C, &cv, "C", A, &av, "A", read_of(&av, &cv)));
     return ocd_ewise_copy(handle, alpha, &av, A, beta, &cv, C, "cudnnAddTensor");
 }
 
@@ -285,9 +297,12 @@ cudnnStatus_t CUDNNWINAPI cudnnOpTensor(cudnnHandle_t handle, const cudnnOpTenso
         if (av.dtype != bv.dtype)
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "aDesc is %s and bDesc %s: A and B must be of one type",
                             ocd_dtype_name(av.dtype), ocd_dtype_name(bv.dtype));
-        if (B == C && A != C)
-            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "B is the same tensor as C, so A must be too");
+        OCD_TRY(ocd_check_alias(C, &cv, "C", B, &bv, "B", read_of(&bv, &cv)));
+        if (B == C && A != C && (ocd_log_mask & CUDNN_SEV_INFO_EN))
+            ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS,
+                            "B is C but A is not (the 8.2 text asks for A too): element by element, the result is right");
     }
+    OCD_TRY(ocd_check_alias(C, &cv, "C", A, &av, "A", OCD_READ_SAME));
     OCD_TRY(check_rank(&cv, "cDesc"));
     if (!op_tensor_types_supported(opTensorDesc->comp_type, av.dtype, cv.dtype))
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "compute type %s with A %s and C %s is not a supported combination",
