@@ -1,0 +1,130 @@
+/* compat.c: call patterns of real programs (docs/compatibility.md) that no op's own tests make:
+   NULL for the tensor a mode does not read, the fused convolution without z, a descriptor re-set
+   between calls. Each result against the double references of tests/ref/. */
+#include "ref/activation.h"
+#include "ref/conv.h"
+#include "ref/pooling.h"
+#include "tensors.h"
+#include "test.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* cudnnActivationBackward takes f' from y for SIGMOID and TANH and from x otherwise: the other
+   pointer may be NULL (programs that keep only one of them pass it twice or not at all). */
+TEST(compat_activation_backward_unread_tensor_null)
+{
+    const int dims[4] = {2, 3, 4, 5};
+    struct tview t;
+    tview_init(&t, CUDNN_DATA_FLOAT, 4, dims, TV_NCHW);
+    double *x = tview_random(t.count, -2, 2), *g = tview_random(t.count, -1, 1);
+    double *y = malloc(sizeof(double) * (size_t)t.count), *want = malloc(sizeof(double) * (size_t)t.count);
+    const cudnnActivationMode_t modes[] = {CUDNN_ACTIVATION_SIGMOID, CUDNN_ACTIVATION_RELU};
+    float one = 1, zero = 0;
+    for (size_t m = 0; m < TLEN(modes); m++) {
+        for (int64_t i = 0; i < t.count; i++) {
+            y[i] = ref_activation(modes[m], false, 0, 1, x[i]);
+            want[i] = ref_activation_grad(modes[m], false, 0, 1, x[i], g[i]);
+        }
+        void *px = tview_upload(&t, x), *py = tview_upload(&t, y), *pg = tview_upload(&t, g), *pdx = tview_upload(&t, NULL);
+        cudnnActivationDescriptor_t d;
+        CHECK_OK(cudnnCreateActivationDescriptor(&d));
+        CHECK_OK(cudnnSetActivationDescriptor(d, modes[m], CUDNN_NOT_PROPAGATE_NAN, 0));
+        bool uses_y = modes[m] == CUDNN_ACTIVATION_SIGMOID;
+        if (CHECK_OK(cudnnActivationBackward(test_handle(), d, &one, t.desc, uses_y ? py : NULL, t.desc, pg, t.desc,
+                                             uses_y ? NULL : px, &zero, t.desc, pdx)))
+            tview_check(&t, pdx, want, uses_y ? "SIGMOID backward, x NULL" : "RELU backward, y NULL");
+        cudnnDestroyActivationDescriptor(d);
+        void *bufs[] = {px, py, pg, pdx};
+        for (int i = 0; i < 4; i++) tview_free(&t, bufs[i]);
+    }
+    tview_destroy(&t);
+    free(x), free(g), free(y), free(want);
+}
+
+/* cudnnConvolutionBiasActivationForward with alpha2 = 0 and z NULL: y = relu(conv(x, w) + bias). */
+TEST(compat_conv_bias_activation_without_z)
+{
+    struct ref_conv rc = {.nsp = 2, .n = 2, .c = 3, .k = 4, .groups = 1, .in = {5, 6}, .filt = {3, 3},
+                          .pad = {1, 1}, .stride = {1, 1}, .dil = {1, 1}};
+    if (!CHECK(ref_conv_out_dims(&rc))) return;
+    const int xd[4] = {2, 3, 5, 6}, yd[4] = {2, 4, rc.out[0], rc.out[1]}, bd[4] = {1, 4, 1, 1};
+    struct tview tx, ty, tb;
+    tview_init(&tx, CUDNN_DATA_FLOAT, 4, xd, TV_NCHW);
+    tview_init(&ty, CUDNN_DATA_FLOAT, 4, yd, TV_NCHW);
+    tview_init(&tb, CUDNN_DATA_FLOAT, 4, bd, TV_NCHW);
+    long nw = ref_conv_w_count(&rc);
+    double *x = tview_random(tx.count, -1, 1), *w = tview_random(nw, -1, 1), *b = tview_random(4, -1, 1);
+    double *want = malloc(sizeof(double) * (size_t)ty.count);
+    float *wf = malloc(sizeof(float) * (size_t)nw);
+    for (long i = 0; i < nw; i++) wf[i] = (float)w[i], w[i] = wf[i];
+    void *px = tview_upload(&tx, x), *pb = tview_upload(&tb, b), *py = tview_upload(&ty, NULL);
+    void *pw = tbuf_from(wf, sizeof(float) * (size_t)nw);
+    ref_conv_fwd(&rc, x, w, want);
+    int per = rc.out[0] * rc.out[1];
+    for (int64_t i = 0; i < ty.count; i++) want[i] = fmax(0, want[i] + b[(i / per) % 4]);
+    cudnnFilterDescriptor_t fd;
+    cudnnConvolutionDescriptor_t conv;
+    cudnnActivationDescriptor_t relu;
+    cudnnCreateFilterDescriptor(&fd);
+    cudnnCreateConvolutionDescriptor(&conv);
+    cudnnCreateActivationDescriptor(&relu);
+    CHECK_OK(cudnnSetFilter4dDescriptor(fd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, 3, 3, 3));
+    CHECK_OK(cudnnSetConvolution2dDescriptor(conv, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    CHECK_OK(cudnnSetConvolutionMathType(conv, CUDNN_FMA_MATH));
+    CHECK_OK(cudnnSetActivationDescriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0));
+    const cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+    size_t ws_bytes = 0;
+    CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(test_handle(), tx.desc, fd, conv, ty.desc, algo, &ws_bytes));
+    void *ws = ws_bytes ? tbuf_alloc(ws_bytes) : NULL;
+    float one = 1, zero = 0;
+    if (CHECK_OK(cudnnConvolutionBiasActivationForward(test_handle(), &one, tx.desc, px, fd, pw, conv, algo, ws, ws_bytes,
+                                                       &zero, ty.desc, NULL, tb.desc, pb, relu, ty.desc, py)))
+        tview_check(&ty, py, want, "bias + ReLU forward, alpha2 = 0, z NULL");
+    if (ws) tbuf_free(ws);
+    tbuf_free(pw);
+    tview_free(&tx, px);
+    tview_free(&tb, pb);
+    tview_free(&ty, py);
+    cudnnDestroyFilterDescriptor(fd);
+    cudnnDestroyConvolutionDescriptor(conv);
+    cudnnDestroyActivationDescriptor(relu);
+    tview_destroy(&tx);
+    tview_destroy(&ty);
+    tview_destroy(&tb);
+    free(x), free(w), free(b), free(want), free(wf);
+}
+
+/* One pooling descriptor re-set before each call (a framework's pool of descriptors per stream):
+   each call follows the descriptor as it is then. */
+TEST(compat_pooling_descriptor_reset_between_calls)
+{
+    const int xd[4] = {2, 3, 6, 6}, yd[4] = {2, 3, 3, 3}, in[2] = {6, 6}, out[2] = {3, 3};
+    struct tview tx, ty;
+    tview_init(&tx, CUDNN_DATA_FLOAT, 4, xd, TV_NHWC);
+    tview_init(&ty, CUDNN_DATA_FLOAT, 4, yd, TV_NHWC);
+    double *x = tview_random(tx.count, -3, 3), *want = malloc(sizeof(double) * (size_t)ty.count);
+    void *px = tview_upload(&tx, x);
+    cudnnPoolingDescriptor_t d;
+    CHECK_OK(cudnnCreatePoolingDescriptor(&d));
+    const cudnnPoolingMode_t modes[] = {CUDNN_POOLING_MAX, CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
+                                        CUDNN_POOLING_MAX};
+    const int win[] = {2, 3, 3}, pad[] = {0, 1, 1};
+    float one = 1, zero = 0;
+    for (int k = 0; k < 3; k++) {
+        CHECK_OK(cudnnSetPooling2dDescriptor(d, modes[k], CUDNN_NOT_PROPAGATE_NAN, win[k], win[k], pad[k], pad[k], 2, 2));
+        struct ref_pool r = {modes[k], false, 2, {win[k], win[k]}, {pad[k], pad[k]}, {2, 2}};
+        ref_pooling_forward(&r, 2, 3, in, out, x, want);
+        void *py = tview_upload(&ty, NULL);
+        char what[64];
+        snprintf(what, sizeof what, "pooling after re-set %d", k);
+        if (CHECK_OK(cudnnPoolingForward(test_handle(), d, &one, tx.desc, px, &zero, ty.desc, py)))
+            tview_check(&ty, py, want, what);
+        tview_free(&ty, py);
+    }
+    cudnnDestroyPoolingDescriptor(d);
+    tview_free(&tx, px);
+    tview_destroy(&tx);
+    tview_destroy(&ty);
+    free(x), free(want);
+}
