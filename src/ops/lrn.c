@@ -7,7 +7,8 @@
    DHW-packed; NOT_SUPPORTED for data types or dims that differ between the tensors. (The
    documented BAD_PARAM for a rank of 2 or less cannot arise: no descriptor has fewer than 3
    dimensions.) Beyond the list: ranks 3 and above 5 are NOT_SUPPORTED (only 4-D and 5-D exist
-   for these ops), as is an output that is also an input: every output reads its neighbours. */
+   for these ops). An output overlapping x or dy is BAD_PARAM, since every output reads its
+   neighbours; dx may lie on y, which the backward does not read (ocd_check_alias). */
 #include "ops/lrn.h"
 
 #include "core/dtype.h"
@@ -120,9 +121,8 @@ cudnnStatus_t ocd_lrn_check_tensors(const struct ocd_lrn_tensor *t, int count, c
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "data type %s is not supported by LRN", ocd_dtype_name(x->dtype));
     /* the output is the last tensor */
     for (int i = 0; i < count - 1; i++)
-        if (t[i].ptr == t[count - 1].ptr)
-            return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s in place of %s: LRN outputs read their neighbours",
-                            t[count - 1].name, t[i].name);
+        OCD_TRY(ocd_check_alias(t[count - 1].ptr, t[count - 1].view, t[count - 1].name, t[i].ptr, t[i].view, t[i].name,
+                                t[i].read));
     p->dtype = x->dtype;
     p->alpha = ocd_scaling_value(p->dtype, alpha);
     p->beta = ocd_scaling_value(p->dtype, beta);
@@ -154,7 +154,7 @@ cudnnStatus_t CUDNNWINAPI cudnnLRNCrossChannelForward(cudnnHandle_t handle, cudn
                 (void *)normDesc, (int)lrnMode, (void *)xDesc, x, (void *)yDesc, y);
     struct ocd_lrn_problem p = {.backward = false};
     OCD_TRY(ocd_lrn_prepare(handle, normDesc, lrnMode, alpha, beta, &p));
-    const struct ocd_lrn_tensor t[] = {{xDesc, x, "xDesc", &p.x}, {yDesc, y, "yDesc", &p.y}};
+    const struct ocd_lrn_tensor t[] = {{xDesc, x, "xDesc", &p.x, OCD_READ_MANY}, {yDesc, y, "yDesc", &p.y, OCD_READ_NONE}};
     OCD_TRY(ocd_lrn_check_tensors(t, 2, alpha, beta, &p));
     p.x_ptr = x;
     p.y_ptr = y;

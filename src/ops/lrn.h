@@ -14,6 +14,7 @@
 #ifndef OCD_OPS_LRN_H
 #define OCD_OPS_LRN_H
 
+#include "core/argcheck.h"
 #include "core/impl.h"
 #include "core/tensor.h"
 
@@ -58,6 +59,7 @@ struct ocd_lrn_tensor {
     const void *ptr;
     const char *name;
     struct ocd_tensor_view *view; /* filled */
+    enum ocd_read read;           /* how the output reads it (inputs only): ocd_check_alias */
 };
 
 /* The documented rules over an LRN call's tensors (x first, the output last); fills the views,

@@ -16,8 +16,9 @@ cudnnStatus_t CUDNNWINAPI cudnnLRNCrossChannelBackward(cudnnHandle_t handle, cud
     struct ocd_lrn_problem p = {.backward = true};
     OCD_TRY(ocd_lrn_prepare(handle, normDesc, lrnMode, alpha, beta, &p));
     /* y is checked like the others, and not read: s is recomputed from x */
-    const struct ocd_lrn_tensor t[] = {{xDesc, x, "xDesc", &p.x}, {yDesc, y, "yDesc", &p.y},
-                                       {dyDesc, dy, "dyDesc", &p.dy}, {dxDesc, dx, "dxDesc", &p.dx}};
+    const struct ocd_lrn_tensor t[] = {{xDesc, x, "xDesc", &p.x, OCD_READ_MANY}, {yDesc, y, "yDesc", &p.y, OCD_READ_NONE},
+                                       {dyDesc, dy, "dyDesc", &p.dy, OCD_READ_MANY},
+                                       {dxDesc, dx, "dxDesc", &p.dx, OCD_READ_NONE}};
     OCD_TRY(ocd_lrn_check_tensors(t, 4, alpha, beta, &p));
     p.x_ptr = x;
     p.dy_ptr = dy;
