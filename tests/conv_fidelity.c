@@ -13,7 +13,7 @@
      reported as TENSOR_OP_MATH (TF32 on the CUDA backend) to TF32_BOUND, 2^-9 of the sum of
      magnitudes, what two inputs cut to 10 bits can lose at worst (DEFAULT_MATH permits TF32 in
      cuDNN 8: cudnnMathType_t).
-   Problems have long sums (K = 2048 to 9216), the backward data of the 1x1 stride-2 ResNet layer
+   Problems have long sums (K = 2048 to 4608), the backward data of the 1x1 stride-2 ResNet layer
    included, whose fp32 result a program compared with a float CPU loop (issue 19, item 5). FFT
    and Winograd are approximations with bounds of their own and are not measured here. */
 #include "tensors.h"
@@ -37,10 +37,10 @@ struct fid_case {
 };
 
 static const struct fid_case fid_cases[] = {
-    {"fwd_3x3_c1024", FWD, 1, 1024, 8, 6, 6, 3, 3, 1, 1},
-    {"bwd_data_3x3_k1024", BWD_DATA, 1, 8, 1024, 6, 6, 3, 3, 1, 1},
-    {"bwd_data_1x1_stride2_k2048", BWD_DATA, 1, 16, 2048, 14, 14, 1, 1, 0, 2},
-    {"bwd_filter_3x3_npq9216", BWD_FILTER, 4, 4, 4, 48, 48, 3, 3, 1, 1},
+    {"fwd_3x3_c512", FWD, 1, 512, 8, 4, 4, 3, 3, 1, 1},
+    {"bwd_data_3x3_k512", BWD_DATA, 1, 8, 512, 4, 4, 3, 3, 1, 1},
+    {"bwd_data_1x1_stride2_k2048", BWD_DATA, 1, 8, 2048, 8, 8, 1, 1, 0, 2},
+    {"bwd_filter_3x3_npq4608", BWD_FILTER, 2, 4, 4, 48, 48, 3, 3, 1, 1},
 };
 
 static bool measured_algo(enum dir d, int algo)
@@ -203,5 +203,6 @@ TEST(conv_fp32_fma_math_is_fp32)
 
 TEST(conv_fp32_default_math_within_its_reported_math)
 {
+    if (test_backend[0] != 'c') return; /* the host computes fp32 under every math type */
     for (size_t i = 0; i < TLEN(fid_cases); i++) check_case(&fid_cases[i], CUDNN_DEFAULT_MATH);
 }
