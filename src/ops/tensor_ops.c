@@ -105,11 +105,7 @@ cudnnStatus_t ocd_check_broadcast(const struct ocd_tensor_view *small, const cha
 cudnnStatus_t ocd_check_no_overlap(const struct ocd_tensor_view *xv, const void *x,
                                    const struct ocd_tensor_view *yv, const void *y)
 {
-    uintptr_t x0 = (uintptr_t)x, y0 = (uintptr_t)y;
-    uintptr_t x1 = x0 + (uintptr_t)ocd_view_span_bytes(xv), y1 = y0 + (uintptr_t)ocd_view_span_bytes(yv);
-    if (x0 < y1 && y0 < x1)
-        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the source and destination memory overlap");
-    return CUDNN_STATUS_SUCCESS;
+    return ocd_check_alias(y, yv, "the destination", x, xv, "the source", OCD_READ_MANY);
 }
 
 static cudnnStatus_t check_rank(const struct ocd_tensor_view *v, const char *name)
