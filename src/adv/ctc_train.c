@@ -1,0 +1,324 @@
+/* ctc_train.c: the CTC loss API of libcudnn_adv_train: the loss descriptor (Create, Set, Get,
+   their Ex and _v8 forms, Destroy), the workspace queries and cudnnCTCLoss / cudnnCTCLoss_v8,
+   which validate their arguments, build the problem (problem/ctc.h) and run it through the
+   implementation table.
+
+   cuDNN 8.2 rules implemented here:
+   - cudnnSetCTCLossDescriptor(d, t) is cudnnSetCTCLossDescriptorEx(d, t, NONE, NOT_PROPAGATE_NAN);
+     a descriptor not set yet holds those values, and a maximum label length of 256 (what Set and
+     SetEx leave for the _v8 calls). Invalid enumerants, and a maximum label length outside
+     [0, 256], are BAD_PARAM.
+   - The calls return NOT_SUPPORTED when the compute type or the data type of probs is not FLOAT,
+     or when the algorithm is not a cudnnCTCLossAlgo_t.
+   - BAD_PARAM when the dims of probsDesc (T x N x A, three dims) do not match gradientsDesc; and,
+     where the labels are host memory (cudnnCTCLoss, cudnnGetCTCLossWorkspaceSize), when an input
+     length is negative or larger than T, a label length negative or larger than 256 or than its
+     input length, or a label not a symbol of the alphabet other than the blank (0); when the
+     workspace is smaller than the query returns. The _v8 calls read labels and lengths on the
+     device: there the kernels check each sample (problem/ctc.h says what an invalid one gets). */
+#include "problem/ctc.h"
+
+#include "core/argcheck.h"
+#include "core/dtype.h"
+#include "core/impl.h"
+
+struct cudnnCTCLossStruct {
+    struct ocd_object obj;
+    cudnnDataType_t comp_type;
+    cudnnLossNormalizationMode_t norm_mode;
+    cudnnNanPropagation_t grad_mode;
+    int max_label_length;
+};
+
+static const struct ocd_impl ctc_impls[] = {
+#ifdef OCD_HAVE_CUDA
+    {"cuda:ctc_blocks", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_ctc_run_cuda},
+#endif
+    {"host:ctc_samples", OCD_BACKEND_HOST, -1, NULL, NULL, ocd_ctc_run_host},
+};
+
+/* ---- the descriptor ------------------------------------------------------------------------- */
+
+static cudnnStatus_t set_desc(cudnnCTCLossDescriptor_t d, cudnnDataType_t comp_type,
+                              cudnnLossNormalizationMode_t norm_mode, cudnnNanPropagation_t grad_mode,
+                              int max_label_length)
+{
+    OCD_CHECK_OBJECT(OCD_OBJ_CTC_LOSS, d);
+    if (!ocd_dtype_valid(comp_type))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "compType %d is not a cudnnDataType_t", (int)comp_type);
+    if ((unsigned)norm_mode > CUDNN_LOSS_NORMALIZATION_SOFTMAX)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "normMode %d is not a cudnnLossNormalizationMode_t", (int)norm_mode);
+    if ((unsigned)grad_mode > CUDNN_PROPAGATE_NAN)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "gradMode %d is not a cudnnNanPropagation_t", (int)grad_mode);
+    if (max_label_length < 0 || max_label_length > OCD_CTC_MAX_LABEL)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "maxLabelLength %d is outside [0, %d]", max_label_length,
+                        OCD_CTC_MAX_LABEL);
+    d->comp_type = comp_type;
+    d->norm_mode = norm_mode;
+    d->grad_mode = grad_mode;
+    d->max_label_length = max_label_length;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnCreateCTCLossDescriptor(cudnnCTCLossDescriptor_t *ctcLossDesc)
+{
+    OCD_LOG_API("ctcLossDesc=%p", (void *)ctcLossDesc);
+    OCD_TRY(ocd_object_create(OCD_OBJ_CTC_LOSS, sizeof(struct cudnnCTCLossStruct), (void **)ctcLossDesc));
+    return set_desc(*ctcLossDesc, CUDNN_DATA_FLOAT, CUDNN_LOSS_NORMALIZATION_NONE, CUDNN_NOT_PROPAGATE_NAN,
+                    OCD_CTC_MAX_LABEL);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnDestroyCTCLossDescriptor(cudnnCTCLossDescriptor_t ctcLossDesc)
+{
+    OCD_LOG_API("ctcLossDesc=%p", (void *)ctcLossDesc);
+    if (ctcLossDesc == NULL) return CUDNN_STATUS_SUCCESS;
+    return ocd_object_destroy(OCD_OBJ_CTC_LOSS, ctcLossDesc);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnSetCTCLossDescriptor(cudnnCTCLossDescriptor_t ctcLossDesc, cudnnDataType_t compType)
+{
+    OCD_LOG_API("ctcLossDesc=%p compType=%d", (void *)ctcLossDesc, (int)compType);
+    return set_desc(ctcLossDesc, compType, CUDNN_LOSS_NORMALIZATION_NONE, CUDNN_NOT_PROPAGATE_NAN,
+                    OCD_CTC_MAX_LABEL);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnSetCTCLossDescriptorEx(cudnnCTCLossDescriptor_t ctcLossDesc, cudnnDataType_t compType,
+                                                      cudnnLossNormalizationMode_t normMode,
+                                                      cudnnNanPropagation_t gradMode)
+{
+    OCD_LOG_API("ctcLossDesc=%p compType=%d normMode=%d gradMode=%d", (void *)ctcLossDesc, (int)compType,
+                (int)normMode, (int)gradMode);
+    return set_desc(ctcLossDesc, compType, normMode, gradMode, OCD_CTC_MAX_LABEL);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnSetCTCLossDescriptor_v8(cudnnCTCLossDescriptor_t ctcLossDesc, cudnnDataType_t compType,
+                                                       cudnnLossNormalizationMode_t normMode,
+                                                       cudnnNanPropagation_t gradMode, int maxLabelLength)
+{
+    OCD_LOG_API("ctcLossDesc=%p compType=%d normMode=%d gradMode=%d maxLabelLength=%d", (void *)ctcLossDesc,
+                (int)compType, (int)normMode, (int)gradMode, maxLabelLength);
+    return set_desc(ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
+}
+
+/* The Get functions fill every output given; a NULL output is BAD_PARAM, nothing written. */
+static cudnnStatus_t get_desc(cudnnCTCLossDescriptor_t d, cudnnDataType_t *comp_type,
+                              cudnnLossNormalizationMode_t *norm_mode, cudnnNanPropagation_t *grad_mode,
+                              int *max_label_length, int outputs)
+{
+    OCD_CHECK_OBJECT(OCD_OBJ_CTC_LOSS, d);
+    const void *out[] = {comp_type, norm_mode, grad_mode, max_label_length};
+    static const char *const names[] = {"compType", "normMode", "gradMode", "maxLabelLength"};
+    for (int i = 0; i < outputs; i++)
+        if (out[i] == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is NULL", names[i]);
+    *comp_type = d->comp_type;
+    if (outputs > 1) *norm_mode = d->norm_mode, *grad_mode = d->grad_mode;
+    if (outputs > 3) *max_label_length = d->max_label_length;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetCTCLossDescriptor(cudnnCTCLossDescriptor_t ctcLossDesc, cudnnDataType_t *compType)
+{
+    OCD_LOG_API("ctcLossDesc=%p compType=%p", (void *)ctcLossDesc, (void *)compType);
+    return get_desc(ctcLossDesc, compType, NULL, NULL, NULL, 1);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetCTCLossDescriptorEx(cudnnCTCLossDescriptor_t ctcLossDesc, cudnnDataType_t *compType,
+                                                      cudnnLossNormalizationMode_t *normMode,
+                                                      cudnnNanPropagation_t *gradMode)
+{
+    OCD_LOG_API("ctcLossDesc=%p compType=%p normMode=%p gradMode=%p", (void *)ctcLossDesc, (void *)compType,
+                (void *)normMode, (void *)gradMode);
+    return get_desc(ctcLossDesc, compType, normMode, gradMode, NULL, 3);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetCTCLossDescriptor_v8(cudnnCTCLossDescriptor_t ctcLossDesc, cudnnDataType_t *compType,
+                                                       cudnnLossNormalizationMode_t *normMode,
+                                                       cudnnNanPropagation_t *gradMode, int *maxLabelLength)
+{
+    OCD_LOG_API("ctcLossDesc=%p compType=%p normMode=%p gradMode=%p maxLabelLength=%p", (void *)ctcLossDesc,
+                (void *)compType, (void *)normMode, (void *)gradMode, (void *)maxLabelLength);
+    return get_desc(ctcLossDesc, compType, normMode, gradMode, maxLabelLength, 4);
+}
+
+/* ---- the calls -------------------------------------------------------------------------------- */
+
+/* What every call checks of the handle, the algorithm, the loss descriptor and the two tensor
+   descriptors; fills the shape, the strides and the modes of p. */
+static cudnnStatus_t check_common(cudnnHandle_t handle, cudnnCTCLossAlgo_t algo, cudnnCTCLossDescriptor_t d,
+                                  cudnnTensorDescriptor_t probsDesc, cudnnTensorDescriptor_t gradientsDesc,
+                                  struct ocd_ctc_problem *p)
+{
+    OCD_CHECK_HANDLE(handle);
+    OCD_CHECK_OBJECT(OCD_OBJ_CTC_LOSS, d);
+    struct ocd_tensor_view pv, gv;
+    OCD_TRY(ocd_tensor_get(probsDesc, "probsDesc", &pv));
+    OCD_TRY(ocd_tensor_get(gradientsDesc, "gradientsDesc", &gv));
+    if ((unsigned)algo > CUDNN_CTC_LOSS_ALGO_NON_DETERMINISTIC)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "algo %d is not a cudnnCTCLossAlgo_t", (int)algo);
+    if (d->comp_type != CUDNN_DATA_FLOAT)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "compType %d: only CUDNN_DATA_FLOAT is supported",
+                        (int)d->comp_type);
+    if (pv.rank != 3)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "probsDesc has %d dims, not 3 (T, N, A)", pv.rank);
+    OCD_TRY(ocd_check_same_dims(CUDNN_STATUS_BAD_PARAM, &pv, "probsDesc", &gv, "gradientsDesc"));
+    if (pv.dtype != CUDNN_DATA_FLOAT || gv.dtype != CUDNN_DATA_FLOAT)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "probs and gradients must be CUDNN_DATA_FLOAT (got %d, %d)",
+                        (int)pv.dtype, (int)gv.dtype);
+    if (pv.dims[1] > INT32_MAX / OCD_CTC_MAX_LABEL)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "N = %lld: at most 2^23 samples (label offsets in 32 bits)",
+                        (long long)pv.dims[1]);
+    p->T = (int)pv.dims[0];
+    p->N = (int)pv.dims[1];
+    p->A = (int)pv.dims[2];
+    for (int i = 0; i < 3; i++) {
+        p->probs_stride[i] = pv.strides[i];
+        p->grads_stride[i] = gv.strides[i];
+    }
+    p->softmax = d->norm_mode == CUDNN_LOSS_NORMALIZATION_SOFTMAX;
+    p->propagate_nan = d->grad_mode == CUDNN_PROPAGATE_NAN;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* The checks of host labels (cudnnCTCLoss and its workspace query); sets max_label and
+   label_total of p. */
+static cudnnStatus_t check_host_labels(struct ocd_ctc_problem *p, const int *labels, const int *label_lengths,
+                                       const int *input_lengths)
+{
+    OCD_TRY(ocd_check_data(labels, "labels"));
+    OCD_TRY(ocd_check_data(label_lengths, "labelLengths"));
+    OCD_TRY(ocd_check_data(input_lengths, "inputLengths"));
+    int64_t total = 0;
+    int longest = 0;
+    for (int n = 0; n < p->N; n++) {
+        int tn = input_lengths[n], ln = label_lengths[n];
+        if (tn < 0 || tn > p->T)
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "inputLengths[%d] = %d is outside [0, T = %d]", n, tn, p->T);
+        if (ln < 0 || ln > OCD_CTC_MAX_LABEL)
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "labelLengths[%d] = %d is outside [0, %d]", n, ln,
+                            OCD_CTC_MAX_LABEL);
+        if (!ocd_ctc_lengths_valid(tn, ln, p->T, OCD_CTC_MAX_LABEL))
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "labelLengths[%d] = %d is longer than inputLengths[%d] = %d", n,
+                            ln, n, tn);
+        for (int j = 0; j < ln; j++)
+            if (!ocd_ctc_label_valid(labels[total + j], p->A))
+                return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "label %d of sample %d is %d, not in [1, A - 1 = %d]", j, n,
+                                labels[total + j], p->A - 1);
+        total += ln;
+        longest = OCD_MAX(longest, ln);
+    }
+    p->labels = labels;
+    p->label_lengths = label_lengths;
+    p->input_lengths = input_lengths;
+    p->host_labels = true;
+    p->label_total = total;
+    p->max_label = longest;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static cudnnStatus_t check_outputs(const void *probs, const void *costs, const void *gradients, size_t need,
+                                   const void *workspace, size_t bytes)
+{
+    OCD_TRY(ocd_check_data(probs, "probs"));
+    OCD_TRY(ocd_check_data(costs, "costs"));
+    OCD_TRY(ocd_check_data(gradients, "gradients"));
+    if (bytes < need)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "workSpaceSizeInBytes %zu is less than the %zu bytes needed", bytes,
+                        need);
+    if (need > 0 && workspace == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "workspace is NULL");
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static cudnnStatus_t run(cudnnHandle_t handle, struct ocd_ctc_problem *p, const void *probs, void *costs,
+                         void *gradients, void *workspace, size_t bytes, const char *op)
+{
+    size_t need = ocd_ctc_workspace_bytes(p);
+    OCD_TRY(check_outputs(probs, costs, gradients, need, workspace, bytes));
+    p->probs = probs;
+    p->costs = costs;
+    p->grads = gradients;
+    const struct ocd_impl *impl = ocd_impl_select(handle, ctc_impls, OCD_ARRAY_LEN(ctc_impls), p, op);
+    if (impl == NULL) return CUDNN_STATUS_NOT_SUPPORTED;
+    return impl->run(handle, p, workspace, bytes);
+}
+
+static cudnnStatus_t check_size_out(size_t *sizeInBytes)
+{
+    return sizeInBytes == NULL ? OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "sizeInBytes is NULL") : CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetCTCLossWorkspaceSize(cudnnHandle_t handle, const cudnnTensorDescriptor_t probsDesc,
+                                                       const cudnnTensorDescriptor_t gradientsDesc, const int *labels,
+                                                       const int *labelLengths, const int *inputLengths,
+                                                       cudnnCTCLossAlgo_t algo, cudnnCTCLossDescriptor_t ctcLossDesc,
+                                                       size_t *sizeInBytes)
+{
+    OCD_LOG_API("handle=%p probsDesc=%p gradientsDesc=%p labels=%p labelLengths=%p inputLengths=%p algo=%d "
+                "ctcLossDesc=%p sizeInBytes=%p",
+                (void *)handle, (void *)probsDesc, (void *)gradientsDesc, (const void *)labels,
+                (const void *)labelLengths, (const void *)inputLengths, (int)algo, (void *)ctcLossDesc,
+                (void *)sizeInBytes);
+    struct ocd_ctc_problem p = {0};
+    OCD_TRY(check_common(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, &p));
+    OCD_TRY(check_host_labels(&p, labels, labelLengths, inputLengths));
+    OCD_TRY(check_size_out(sizeInBytes));
+    *sizeInBytes = ocd_ctc_workspace_bytes(&p);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetCTCLossWorkspaceSize_v8(cudnnHandle_t handle, cudnnCTCLossAlgo_t algo,
+                                                          cudnnCTCLossDescriptor_t ctcLossDesc,
+                                                          const cudnnTensorDescriptor_t probsDesc,
+                                                          const cudnnTensorDescriptor_t gradientsDesc,
+                                                          size_t *sizeInBytes)
+{
+    OCD_LOG_API("handle=%p algo=%d ctcLossDesc=%p probsDesc=%p gradientsDesc=%p sizeInBytes=%p", (void *)handle,
+                (int)algo, (void *)ctcLossDesc, (void *)probsDesc, (void *)gradientsDesc, (void *)sizeInBytes);
+    struct ocd_ctc_problem p = {0};
+    OCD_TRY(check_common(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, &p));
+    OCD_TRY(check_size_out(sizeInBytes));
+    p.max_label = ctcLossDesc->max_label_length;
+    *sizeInBytes = ocd_ctc_workspace_bytes(&p);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnCTCLoss(cudnnHandle_t handle, const cudnnTensorDescriptor_t probsDesc, const void *probs,
+                                       const int hostLabels[], const int hostLabelLengths[],
+                                       const int hostInputLengths[], void *costs,
+                                       const cudnnTensorDescriptor_t gradientsDesc, void *gradients,
+                                       cudnnCTCLossAlgo_t algo, cudnnCTCLossDescriptor_t ctcLossDesc, void *workspace,
+                                       size_t workSpaceSizeInBytes)
+{
+    OCD_LOG_API("handle=%p probsDesc=%p probs=%p hostLabels=%p hostLabelLengths=%p hostInputLengths=%p costs=%p "
+                "gradientsDesc=%p gradients=%p algo=%d ctcLossDesc=%p workspace=%p workSpaceSizeInBytes=%zu",
+                (void *)handle, (void *)probsDesc, probs, (const void *)hostLabels, (const void *)hostLabelLengths,
+                (const void *)hostInputLengths, costs, (void *)gradientsDesc, gradients, (int)algo,
+                (void *)ctcLossDesc, workspace, workSpaceSizeInBytes);
+    struct ocd_ctc_problem p = {0};
+    OCD_TRY(check_common(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, &p));
+    OCD_TRY(check_host_labels(&p, hostLabels, hostLabelLengths, hostInputLengths));
+    return run(handle, &p, probs, costs, gradients, workspace, workSpaceSizeInBytes, "cudnnCTCLoss");
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnCTCLoss_v8(cudnnHandle_t handle, cudnnCTCLossAlgo_t algo,
+                                          cudnnCTCLossDescriptor_t ctcLossDesc, const cudnnTensorDescriptor_t probsDesc,
+                                          const void *probs, const int labels[], const int labelLengths[],
+                                          const int inputLengths[], void *costs,
+                                          const cudnnTensorDescriptor_t gradientsDesc, void *gradients,
+                                          size_t workSpaceSizeInBytes, void *workspace)
+{
+    OCD_LOG_API("handle=%p algo=%d ctcLossDesc=%p probsDesc=%p probs=%p labels=%p labelLengths=%p inputLengths=%p "
+                "costs=%p gradientsDesc=%p gradients=%p workSpaceSizeInBytes=%zu workspace=%p",
+                (void *)handle, (int)algo, (void *)ctcLossDesc, (void *)probsDesc, probs, (const void *)labels,
+                (const void *)labelLengths, (const void *)inputLengths, costs, (void *)gradientsDesc, gradients,
+                workSpaceSizeInBytes, workspace);
+    struct ocd_ctc_problem p = {0};
+    OCD_TRY(check_common(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, &p));
+    OCD_TRY(ocd_check_data(labels, "labels"));
+    OCD_TRY(ocd_check_data(labelLengths, "labelLengths"));
+    OCD_TRY(ocd_check_data(inputLengths, "inputLengths"));
+    p.labels = labels;
+    p.label_lengths = labelLengths;
+    p.input_lengths = inputLengths;
+    p.max_label = ctcLossDesc->max_label_length;
+    return run(handle, &p, probs, costs, gradients, workspace, workSpaceSizeInBytes, "cudnnCTCLoss_v8");
+}
