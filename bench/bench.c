@@ -21,7 +21,8 @@
    host-call case), resnet50_b256 (the same at batch 256), resnet50_host (its 3x3 layers forward
    in f32 NCHW at batch 8: the host backend's suite), nn (activation, softmax, max pooling and
    batch norm, forward and backward, on 64 x 256 x 56 x 56 in f32 NCHW and f16 NHWC, softmax also
-   in bf16 NHWC; those ops take x as a tensor spec plus their modes, see the nn ops).
+   in bf16 NHWC; those ops take x as a tensor spec plus their modes, see the nn ops), adv (the
+   CTC loss, op ctc, through cudnnCTCLoss and cudnnCTCLoss_v8).
 
    Timing: a TIME_DEVICE case runs the call n times between two CUDA events (a host clock on the
    host backend) after warm-up, in --reps batches, and reports the median time per call; n is
@@ -401,6 +402,11 @@ struct call {
     cudnnPoolingDescriptor_t pool_desc;
     int mode;
     size_t workspace_bytes;
+    /* ctc: the loss descriptor; labels, label lengths and input lengths on the host and (api v8)
+       on the device */
+    cudnnCTCLossDescriptor_t ctc_desc;
+    int *ctc_host[3];
+    void *ctc_dev[3];
     double bytes; /* the fewest bytes the call must move through memory (each op says how) */
     double flops; /* the arithmetic of the call (0: not counted; the convolutions say how) */
 };
@@ -503,6 +509,14 @@ static void call_release(struct call *c)
     if (c->workspace) mem_free(c->workspace);
     if (c->act_desc) cudnnDestroyActivationDescriptor(c->act_desc);
     if (c->pool_desc) cudnnDestroyPoolingDescriptor(c->pool_desc);
+    if (c->ctc_desc) cudnnDestroyCTCLossDescriptor(c->ctc_desc);
+    for (int i = 0; i < 3; i++) {
+        free(c->ctc_host[i]);
+        if (c->ctc_dev[i]) mem_free(c->ctc_dev[i]);
+        c->ctc_host[i] = NULL;
+        c->ctc_dev[i] = NULL;
+    }
+    c->ctc_desc = NULL;
     c->act_desc = NULL;
     c->pool_desc = NULL;
     c->ntensors = 0;
@@ -1116,6 +1130,78 @@ static cudnnStatus_t run_bnbwd(struct call *c)
         c->t[7].data);
 }
 
+/* ctc: the CTC loss and its gradients (cudnnCTCLoss with api=host: labels in host memory;
+   cudnnCTCLoss_v8 with api=v8: labels on the device), SOFTMAX normalization (probs holds the
+   activations, as frameworks call it), NaN propagated, algorithm DETERMINISTIC. Every input is t
+   steps long; sample i's label length is drawn from [labels / 2, labels], its symbols from
+   [1, a - 1], by the case's random stream. Tensors probs (t x n x a), gradients (the output),
+   costs (n x 1 x 1). bytes = |probs| read + |gradients| written (the recursion's workspace
+   traffic, about as much again per state and step, is not counted: the op is bound by its
+   sequential steps, not by memory). */
+static const char *setup_ctc(struct call *c, const struct problem *p)
+{
+    static const char *const apis[] = {"host", "v8"};
+    int api = problem_choice(p, "api", apis, (int)ARRAY_LEN(apis));
+    double t = problem_number(p, "t"), n = problem_number(p, "n"), a = problem_number(p, "a"),
+           l = problem_number(p, "labels");
+    if (api < 0) return "api must be host or v8";
+    if (c->dt->type != CUDNN_DATA_FLOAT) return "ctc takes dt=f32";
+    if (t < 1 || n < 1 || a < 2 || l < 1 || l > 256 || l > t || t * n * a > INT32_MAX)
+        return "want t, n >= 1, a >= 2, 1 <= labels <= min(256, t)";
+    int T = (int)t, N = (int)n, A = (int)a, L = (int)l;
+    char spec[96];
+    snprintf(spec, sizeof spec, "%dx%dx%d", T, N, A);
+    const char *why = add_tensor_spec(c, spec);
+    if (!why) why = add_tensor_spec(c, spec);
+    snprintf(spec, sizeof spec, "%dx1x1", N);
+    if (!why) why = add_tensor_spec(c, spec);
+    if (why) return why;
+    c->mode = api;
+    c->out = 1;
+    c->bytes = 2 * tensor_bytes(c, 0);
+    for (int i = 0; i < 3; i++)
+        if ((c->ctc_host[i] = malloc(sizeof(int) * (size_t)N * (i == 0 ? L : 1))) == NULL) die("out of host memory");
+    int total = 0;
+    for (int i = 0; i < N; i++) {
+        int len = L / 2 + (int)(splitmix(&c->rng) % (uint64_t)(L - L / 2 + 1));
+        for (int j = 0; j < len; j++) c->ctc_host[0][total++] = 1 + (int)(splitmix(&c->rng) % (uint64_t)(A - 1));
+        c->ctc_host[1][i] = len;
+        c->ctc_host[2][i] = T;
+    }
+    cudnnStatus_t s = cudnnCreateCTCLossDescriptor(&c->ctc_desc);
+    if (s == CUDNN_STATUS_SUCCESS)
+        s = cudnnSetCTCLossDescriptor_v8(c->ctc_desc, CUDNN_DATA_FLOAT, CUDNN_LOSS_NORMALIZATION_SOFTMAX,
+                                         CUDNN_PROPAGATE_NAN, L);
+    if (s == CUDNN_STATUS_SUCCESS && api == 0)
+        s = cudnnGetCTCLossWorkspaceSize(c->handle, c->t[0].desc, c->t[1].desc, c->ctc_host[0], c->ctc_host[1],
+                                         c->ctc_host[2], CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, c->ctc_desc,
+                                         &c->workspace_bytes);
+    if (s == CUDNN_STATUS_SUCCESS && api == 1)
+        s = cudnnGetCTCLossWorkspaceSize_v8(c->handle, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, c->ctc_desc, c->t[0].desc,
+                                            c->t[1].desc, &c->workspace_bytes);
+    if (s != CUDNN_STATUS_SUCCESS) return cudnnGetErrorString(s);
+    if (c->dry) return NULL;
+    c->workspace = mem_alloc(c->workspace_bytes ? c->workspace_bytes : 1);
+    if (api == 1)
+        for (int i = 0; i < 3; i++) {
+            size_t bytes = sizeof(int) * (size_t)(i == 0 ? total : N);
+            c->ctc_dev[i] = mem_alloc(bytes ? bytes : 1);
+            mem_copy(c->ctc_dev[i], c->ctc_host[i], bytes, true);
+        }
+    return NULL;
+}
+
+static cudnnStatus_t run_ctc(struct call *c)
+{
+    if (c->mode == 0)
+        return cudnnCTCLoss(c->handle, c->t[0].desc, c->t[0].data, c->ctc_host[0], c->ctc_host[1], c->ctc_host[2],
+                            c->t[2].data, c->t[1].desc, c->t[1].data, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, c->ctc_desc,
+                            c->workspace, c->workspace_bytes);
+    return cudnnCTCLoss_v8(c->handle, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, c->ctc_desc, c->t[0].desc, c->t[0].data,
+                           c->ctc_dev[0], c->ctc_dev[1], c->ctc_dev[2], c->t[2].data, c->t[1].desc, c->t[1].data,
+                           c->workspace_bytes, c->workspace);
+}
+
 struct op {
     const char *name;
     const char *keys; /* every key after op=, in canonical order */
@@ -1144,6 +1230,7 @@ static const struct op ops[] = {
     {"bnfwdinf", "mode dt x", setup_bnfwdinf, run_bnfwdinf},
     {"bnfwdtrain", "mode dt x", setup_bnfwdtrain, run_bnfwdtrain},
     {"bnbwd", "mode dt x", setup_bnbwd, run_bnbwd},
+    {"ctc", "api dt t n a labels", setup_ctc, run_ctc},
 };
 
 /* The op of a parsed problem, after checking that its keys are the op's, in the op's order. */
@@ -1328,6 +1415,13 @@ static const struct bench_case nn_cases[] = {
 #undef SOFTMAX_ROWS
 #undef BN_ROWS
 
+/* The adv library's ops: the CTC loss at batch 64, 500 steps, an alphabet of 32, labels up to
+   100, through both calls. */
+static const struct bench_case adv_cases[] = {
+    {"ctc_b64_t500_a32_l100", TIME_DEVICE, "op=ctc api=host dt=f32 t=500 n=64 a=32 labels=100"},
+    {"ctc_v8_b64_t500_a32_l100", TIME_DEVICE, "op=ctc api=v8 dt=f32 t=500 n=64 a=32 labels=100"},
+};
+
 static const struct suite suites[] = {
     {"ceiling", ceiling_cases, ARRAY_LEN(ceiling_cases)},
     {"tensor", tensor_cases, ARRAY_LEN(tensor_cases)},
@@ -1336,6 +1430,7 @@ static const struct suite suites[] = {
     {"resnet50_host", resnet50_host_cases, ARRAY_LEN(resnet50_host_cases)},
     {"conv_algo", conv_algo_cases, ARRAY_LEN(conv_algo_cases)},
     {"nn", nn_cases, ARRAY_LEN(nn_cases)},
+    {"adv", adv_cases, ARRAY_LEN(adv_cases)},
 };
 
 /* ---- running a case --------------------------------------------------------------------------- */
