@@ -279,23 +279,25 @@ __global__ void recursion_kernel(const CtcArgs a)
     }
 }
 
-/* Launch 4: block (n, chunk of LABEL_ROWS steps). */
+/* Launch 4: block (n, y), for the chunks of LABEL_ROWS steps y, y + gridDim.y, ... */
 __global__ void labels_kernel(const CtcArgs a)
 {
     __shared__ int lab[OCD_CTC_MAX_LABEL];
     __shared__ int next_same[MAX_STATES];
     __shared__ bool first[MAX_STATES];
     __shared__ float occ[MAX_STATES];
-    const int n = blockIdx.x, t0 = blockIdx.y * LABEL_ROWS, t1 = min(t0 + LABEL_ROWS, a.T);
+    const int n = blockIdx.x;
     int tn, len;
     bool valid = load_sample(a, n, lab, &tn, &len);
     float lp = valid ? a.logp[n] : 0.0f;
     if (!valid || !isfinite(lp)) {
         /* the whole sample when invalid, its steps otherwise */
-        int end = valid ? min(t1, tn) : t1;
+        int end = valid ? tn : a.T;
         float fill = a.propagate_nan ? NAN : 0.0f;
-        for (int t = t0; t < end; t++)
-            for (int k = threadIdx.x; k < a.A; k += blockDim.x) a.grads[t * a.gs[0] + n * a.gs[1] + k * a.gs[2]] = fill;
+        for (int t = blockIdx.y * LABEL_ROWS; t < end; t += gridDim.y * LABEL_ROWS)
+            for (int u = 0; u < LABEL_ROWS && t + u < end; u++)
+                for (int k = threadIdx.x; k < a.A; k += blockDim.x)
+                    a.grads[(t + u) * a.gs[0] + n * a.gs[1] + k * a.gs[2]] = fill;
         return;
     }
     const int S = 2 * len + 1;
@@ -304,33 +306,34 @@ __global__ void labels_kernel(const CtcArgs a)
         first[s] = ctc_first_of_symbol(lab, s);
     }
     const int64_t base = (int64_t)n * a.T * a.S;
-    for (int t = t0; t < min(t1, tn); t++) {
-        __syncthreads(); /* the chains are built; the previous step's sums are done */
-        for (int s = threadIdx.x; s < S; s += blockDim.x)
-            occ[s] = expf(a.alpha[base + (int64_t)t * a.S + s] + a.beta[base + (int64_t)t * a.S + s] - lp);
-        __syncthreads();
-        float *g = a.grads + t * a.gs[0] + n * a.gs[1];
-        const float lse = a.softmax ? a.lse[(int64_t)t * a.N + n] : 0.0f;
-        if (threadIdx.x < 32) {
-            /* the blank: lane i sums the even states 2 (i + 32 m) in order, then a fixed tree */
-            float sum = 0.0f;
-            for (int s = 2 * threadIdx.x; s < S; s += 64) sum += occ[s];
-            for (int d = 16; d > 0; d /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, d);
-            if (threadIdx.x == 0) {
-                float x = load_prob(a, t, n, 0);
-                g[0] = (a.softmax ? expf(x - lse) : x) - sum;
-            }
-        } else {
-            for (int s = 2 * (threadIdx.x - 32) + 1; s < S; s += 2 * (blockDim.x - 32)) {
-                if (!first[s]) continue;
+    for (int t0 = blockIdx.y * LABEL_ROWS; t0 < tn; t0 += gridDim.y * LABEL_ROWS)
+        for (int t = t0; t < min(t0 + LABEL_ROWS, tn); t++) {
+            __syncthreads(); /* the chains are built; the previous step's sums are done */
+            for (int s = threadIdx.x; s < S; s += blockDim.x)
+                occ[s] = expf(a.alpha[base + (int64_t)t * a.S + s] + a.beta[base + (int64_t)t * a.S + s] - lp);
+            __syncthreads();
+            float *g = a.grads + t * a.gs[0] + n * a.gs[1];
+            const float lse = a.softmax ? a.lse[(int64_t)t * a.N + n] : 0.0f;
+            if (threadIdx.x < 32) {
+                /* the blank: lane i sums the even states 2 (i + 32 m) in order, then a fixed tree */
                 float sum = 0.0f;
-                for (int q = s; q >= 0; q = next_same[q]) sum += occ[q];
-                int k = lab[s >> 1];
-                float x = load_prob(a, t, n, k);
-                g[k * a.gs[2]] = (a.softmax ? expf(x - lse) : x) - sum;
+                for (int s = 2 * threadIdx.x; s < S; s += 64) sum += occ[s];
+                for (int d = 16; d > 0; d /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, d);
+                if (threadIdx.x == 0) {
+                    float x = load_prob(a, t, n, 0);
+                    g[0] = (a.softmax ? expf(x - lse) : x) - sum;
+                }
+            } else {
+                for (int s = 2 * (threadIdx.x - 32) + 1; s < S; s += 2 * (blockDim.x - 32)) {
+                    if (!first[s]) continue;
+                    float sum = 0.0f;
+                    for (int q = s; q >= 0; q = next_same[q]) sum += occ[q];
+                    int k = lab[s >> 1];
+                    float x = load_prob(a, t, n, k);
+                    g[k * a.gs[2]] = (a.softmax ? expf(x - lse) : x) - sum;
+                }
             }
         }
-    }
 }
 
 CtcArgs args_of(const ocd_ctc_problem *p, void *ws)
@@ -378,7 +381,8 @@ extern "C" cudnnStatus_t ocd_ctc_run_cuda(cudnnHandle_t handle, const void *prob
     int threads = (2 * p->max_label + 1 + 31) / 32 * 32;
     recursion_kernel<<<2 * p->N, threads, 0, st>>>(a);
     OCD_CUDA_LAUNCHED();
-    labels_kernel<<<dim3(p->N, (p->T + LABEL_ROWS - 1) / LABEL_ROWS), LABEL_THREADS, 0, st>>>(a);
+    unsigned chunks = (unsigned)((p->T + LABEL_ROWS - 1) / LABEL_ROWS);
+    labels_kernel<<<dim3(p->N, chunks < 65535 ? chunks : 65535), LABEL_THREADS, 0, st>>>(a);
     OCD_CUDA_LAUNCHED();
     return CUDNN_STATUS_SUCCESS;
 }
