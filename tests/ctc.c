@@ -2,7 +2,7 @@
    and cudnnCTCLoss_v8 (labels in the backend's memory) against ref/ctc.c in both normalization
    modes, gradients by finite differences of the costs, labels that cannot be aligned under both
    NaN modes, invalid samples of the _v8 call, determinism, and bad input (documented status,
-   nothing written). Samples cover repeated labels (which need a blank between them), empty
+   nothing written), outputs overlapping inputs included. Samples cover repeated labels (which need a blank between them), empty
    labels, input lengths shorter than T, a zero-length input, and labels of 256. */
 #include "ref/ctc.h"
 #include "test.h"
@@ -521,6 +521,13 @@ TEST(ctc_bad_input)
     expect_rejected(&r, &a, ws, CUDNN_STATUS_BAD_PARAM, false, "NULL costs");
     a = good, a.grads = NULL;
     expect_rejected(&r, &a, ws, CUDNN_STATUS_BAD_PARAM, false, "NULL gradients");
+    /* an output on probs, or the costs inside the gradients: each depends on a whole sample */
+    a = good, a.grads = (void *)r.px;
+    expect_rejected(&r, &a, ws, CUDNN_STATUS_BAD_PARAM, false, "gradients on probs");
+    a = good, a.costs = (char *)r.px + 8;
+    expect_rejected(&r, &a, ws, CUDNN_STATUS_BAD_PARAM, false, "costs inside probs");
+    a = good, a.costs = r.pg;
+    expect_rejected(&r, &a, ws, CUDNN_STATUS_BAD_PARAM, false, "costs on gradients");
 
     /* _v8: the workspace the descriptor's maxLabelLength needs; NULL size */
     size_t need8 = 0;

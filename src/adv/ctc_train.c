@@ -10,7 +10,8 @@
      [0, 256], are BAD_PARAM.
    - The calls return NOT_SUPPORTED when the compute type or the data type of probs is not FLOAT,
      or when the algorithm is not a cudnnCTCLossAlgo_t.
-   - BAD_PARAM when the dims of probsDesc (T x N x A, three dims) do not match gradientsDesc; and,
+   - BAD_PARAM when the dims of probsDesc (T x N x A, three dims) do not match gradientsDesc, when
+     gradients or costs overlap probs or each other; and,
      where the labels are host memory (cudnnCTCLoss, cudnnGetCTCLossWorkspaceSize), when an input
      length is negative or larger than T, a label length negative or larger than 256 or than its
      input length, or a label not a symbol of the alphabet other than the blank (0); when the
@@ -142,11 +143,16 @@ cudnnStatus_t CUDNNWINAPI cudnnGetCTCLossDescriptor_v8(cudnnCTCLossDescriptor_t 
 
 /* ---- the calls -------------------------------------------------------------------------------- */
 
+/* The views of probs and gradients, and of costs (N packed floats). */
+struct views {
+    struct ocd_tensor_view probs, grads, costs;
+};
+
 /* What every call checks of the handle, the algorithm, the loss descriptor and the two tensor
-   descriptors; fills the shape, the strides and the modes of p. */
+   descriptors; fills the shape, the strides and the modes of p, and the views. */
 static cudnnStatus_t check_common(cudnnHandle_t handle, cudnnCTCLossAlgo_t algo, cudnnCTCLossDescriptor_t d,
                                   cudnnTensorDescriptor_t probsDesc, cudnnTensorDescriptor_t gradientsDesc,
-                                  struct ocd_ctc_problem *p)
+                                  struct ocd_ctc_problem *p, struct views *v)
 {
     OCD_CHECK_HANDLE(handle);
     OCD_CHECK_OBJECT(OCD_OBJ_CTC_LOSS, d);
@@ -176,6 +182,10 @@ static cudnnStatus_t check_common(cudnnHandle_t handle, cudnnCTCLossAlgo_t algo,
     }
     p->softmax = d->norm_mode == CUDNN_LOSS_NORMALIZATION_SOFTMAX;
     p->propagate_nan = d->grad_mode == CUDNN_PROPAGATE_NAN;
+    v->probs = pv;
+    v->grads = gv;
+    v->costs = (struct ocd_tensor_view){.dtype = CUDNN_DATA_FLOAT, .rank = 1, .vect = 1, .dims = {p->N},
+                                        .strides = {1}};
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -215,12 +225,18 @@ static cudnnStatus_t check_host_labels(struct ocd_ctc_problem *p, const int *lab
     return CUDNN_STATUS_SUCCESS;
 }
 
-static cudnnStatus_t check_outputs(const void *probs, const void *costs, const void *gradients, size_t need,
-                                   const void *workspace, size_t bytes)
+/* The data pointers and the workspace. Each gradient and each cost depends on many elements of
+   probs (a whole sample's), so neither output may overlap probs, nor each other
+   (ocd_check_alias: BAD_PARAM). */
+static cudnnStatus_t check_outputs(const struct views *v, const void *probs, const void *costs, const void *gradients,
+                                   size_t need, const void *workspace, size_t bytes)
 {
     OCD_TRY(ocd_check_data(probs, "probs"));
     OCD_TRY(ocd_check_data(costs, "costs"));
     OCD_TRY(ocd_check_data(gradients, "gradients"));
+    OCD_TRY(ocd_check_alias(gradients, &v->grads, "gradients", probs, &v->probs, "probs", OCD_READ_MANY));
+    OCD_TRY(ocd_check_alias(costs, &v->costs, "costs", probs, &v->probs, "probs", OCD_READ_MANY));
+    OCD_TRY(ocd_check_alias(costs, &v->costs, "costs", gradients, &v->grads, "gradients", OCD_READ_MANY));
     if (bytes < need)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "workSpaceSizeInBytes %zu is less than the %zu bytes needed", bytes,
                         need);
@@ -228,11 +244,11 @@ static cudnnStatus_t check_outputs(const void *probs, const void *costs, const v
     return CUDNN_STATUS_SUCCESS;
 }
 
-static cudnnStatus_t run(cudnnHandle_t handle, struct ocd_ctc_problem *p, const void *probs, void *costs,
-                         void *gradients, void *workspace, size_t bytes, const char *op)
+static cudnnStatus_t run(cudnnHandle_t handle, struct ocd_ctc_problem *p, const struct views *v, const void *probs,
+                         void *costs, void *gradients, void *workspace, size_t bytes, const char *op)
 {
     size_t need = ocd_ctc_workspace_bytes(p);
-    OCD_TRY(check_outputs(probs, costs, gradients, need, workspace, bytes));
+    OCD_TRY(check_outputs(v, probs, costs, gradients, need, workspace, bytes));
     p->probs = probs;
     p->costs = costs;
     p->grads = gradients;
@@ -258,7 +274,8 @@ cudnnStatus_t CUDNNWINAPI cudnnGetCTCLossWorkspaceSize(cudnnHandle_t handle, con
                 (const void *)labelLengths, (const void *)inputLengths, (int)algo, (void *)ctcLossDesc,
                 (void *)sizeInBytes);
     struct ocd_ctc_problem p = {0};
-    OCD_TRY(check_common(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, &p));
+    struct views v;
+    OCD_TRY(check_common(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, &p, &v));
     OCD_TRY(check_host_labels(&p, labels, labelLengths, inputLengths));
     OCD_TRY(check_size_out(sizeInBytes));
     *sizeInBytes = ocd_ctc_workspace_bytes(&p);
@@ -274,7 +291,8 @@ cudnnStatus_t CUDNNWINAPI cudnnGetCTCLossWorkspaceSize_v8(cudnnHandle_t handle, 
     OCD_LOG_API("handle=%p algo=%d ctcLossDesc=%p probsDesc=%p gradientsDesc=%p sizeInBytes=%p", (void *)handle,
                 (int)algo, (void *)ctcLossDesc, (void *)probsDesc, (void *)gradientsDesc, (void *)sizeInBytes);
     struct ocd_ctc_problem p = {0};
-    OCD_TRY(check_common(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, &p));
+    struct views v;
+    OCD_TRY(check_common(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, &p, &v));
     OCD_TRY(check_size_out(sizeInBytes));
     p.max_label = ctcLossDesc->max_label_length;
     *sizeInBytes = ocd_ctc_workspace_bytes(&p);
@@ -294,9 +312,10 @@ cudnnStatus_t CUDNNWINAPI cudnnCTCLoss(cudnnHandle_t handle, const cudnnTensorDe
                 (const void *)hostInputLengths, costs, (void *)gradientsDesc, gradients, (int)algo,
                 (void *)ctcLossDesc, workspace, workSpaceSizeInBytes);
     struct ocd_ctc_problem p = {0};
-    OCD_TRY(check_common(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, &p));
+    struct views v;
+    OCD_TRY(check_common(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, &p, &v));
     OCD_TRY(check_host_labels(&p, hostLabels, hostLabelLengths, hostInputLengths));
-    return run(handle, &p, probs, costs, gradients, workspace, workSpaceSizeInBytes, "cudnnCTCLoss");
+    return run(handle, &p, &v, probs, costs, gradients, workspace, workSpaceSizeInBytes, "cudnnCTCLoss");
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnCTCLoss_v8(cudnnHandle_t handle, cudnnCTCLossAlgo_t algo,
@@ -312,7 +331,8 @@ cudnnStatus_t CUDNNWINAPI cudnnCTCLoss_v8(cudnnHandle_t handle, cudnnCTCLossAlgo
                 (const void *)labelLengths, (const void *)inputLengths, costs, (void *)gradientsDesc, gradients,
                 workSpaceSizeInBytes, workspace);
     struct ocd_ctc_problem p = {0};
-    OCD_TRY(check_common(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, &p));
+    struct views v;
+    OCD_TRY(check_common(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, &p, &v));
     OCD_TRY(ocd_check_data(labels, "labels"));
     OCD_TRY(ocd_check_data(labelLengths, "labelLengths"));
     OCD_TRY(ocd_check_data(inputLengths, "inputLengths"));
@@ -320,5 +340,5 @@ cudnnStatus_t CUDNNWINAPI cudnnCTCLoss_v8(cudnnHandle_t handle, cudnnCTCLossAlgo
     p.label_lengths = labelLengths;
     p.input_lengths = inputLengths;
     p.max_label = ctcLossDesc->max_label_length;
-    return run(handle, &p, probs, costs, gradients, workspace, workSpaceSizeInBytes, "cudnnCTCLoss_v8");
+    return run(handle, &p, &v, probs, costs, gradients, workspace, workSpaceSizeInBytes, "cudnnCTCLoss_v8");
 }
