@@ -186,15 +186,30 @@ static double bf16_decode(uint16_t b)
     return f;
 }
 
+/* Rounds to the nearest bfloat16 (ties to even) in one step from the double: 8 significant bits,
+   a fixed quantum of 2^-133 below 2^-126 (the subnormals), infinity beyond the largest finite. */
 static uint16_t bf16_encode(double v)
 {
-    float f = (float)v;
+    if (isnan(v)) return 0x7fc0;
+    uint16_t sign = signbit(v) ? 0x8000 : 0;
+    double a = fabs(v);
+    if (isinf(a)) return sign | 0x7f80;
+    int e;
+    frexp(a, &e); /* a = m 2^e, m in [0.5, 1) */
+    int q = e - 8 < -133 ? -133 : e - 8;
+    double r = ldexp(nearbyint(ldexp(a, -q)), q);
+    if (r > 0x1.fep127) return sign | 0x7f80;
+    float f = (float)r; /* exact */
     uint32_t bits;
     memcpy(&bits, &f, 4);
-    if (isnan(f)) return 0x7fc0;
-    uint32_t lower = bits & 0xffff, upper = bits >> 16;
-    if (lower > 0x8000 || (lower == 0x8000 && (upper & 1))) upper++;
-    return (uint16_t)upper;
+    return (uint16_t)(sign | (bits >> 16));
+}
+
+const char *tdtype_name(cudnnDataType_t t)
+{
+    static const char *const names[] = {"float", "double", "half", "int8", "int32", "int8x4",
+                                        "uint8", "uint8x4", "int8x32", "bfloat16", "int64"};
+    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
 }
 
 double tload(cudnnDataType_t t, const void *base, int64_t i)

@@ -43,13 +43,6 @@ static void layout(int k, cudnnDataType_t t, int rank, const int dims[], struct 
     else rt_gapped(rt, t, rank, dims, reversed, 3);
 }
 
-static const char *type_name(cudnnDataType_t t)
-{
-    static const char *const names[] = {"float", "double", "half", "int8", "int32", "int8x4",
-                                        "uint8", "uint8x4", "int8x32", "bfloat16", "int64"};
-    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
-}
-
 /* ---- cudnnSetTensor -------------------------------------------------------------------------------- */
 
 TEST(set_tensor_every_type_and_layout)
@@ -73,7 +66,7 @@ TEST(set_tensor_every_type_and_layout)
             do want[rt_offset(&yt, idx)] = tload(t, value, 0);
             while (rt_next(yt.rank, yt.dims, idx));
             char what[96];
-            snprintf(what, sizeof what, "cudnnSetTensor %s layout %d", type_name(t), k);
+            snprintf(what, sizeof what, "cudnnSetTensor %s layout %d", tdtype_name(t), k);
             tcompare_span(&yt, dy, want, -1, what);
             free(want);
             free(y0);
@@ -111,7 +104,7 @@ TEST(scale_tensor_every_type_and_layout)
             struct rtensor yt;
             layout(k, t, 4, dims, &yt);
             char what[96];
-            snprintf(what, sizeof what, "cudnnScaleTensor %s layout %d", type_name(t), k);
+            snprintf(what, sizeof what, "cudnnScaleTensor %s layout %d", tdtype_name(t), k);
             run_scale(&yt, k % 2 ? -1.5 : 0.75, what);
         }
     }
@@ -121,9 +114,10 @@ TEST(scale_tensor_every_type_and_layout)
 
 static void run_add(const struct rtensor *at, const struct rtensor *ct, double alpha, double beta, const char *what)
 {
-    double lo, hi;
+    double lo, hi, alo, ahi;
     value_range(ct->dtype, &lo, &hi);
-    void *a = thost_random(at, lo, hi), *c = beta != 0 ? thost_random(ct, lo, hi) : thost_poison(ct);
+    value_range(at->dtype, &alo, &ahi);
+    void *a = thost_random(at, alo, ahi), *c = beta != 0 ? thost_random(ct, lo, hi) : thost_poison(ct);
     void *da = tbuf_from(a, rt_bytes(at)), *dc = tbuf_from(c, rt_bytes(ct));
     cudnnTensorDescriptor_t ad = tdesc(at), cd = tdesc(ct);
     struct tscale sa, sb;
@@ -164,7 +158,7 @@ TEST(add_tensor_every_type_broadcast_and_layout)
                 for (int b = 0; b < 2; b++) {
                     char what[128];
                     snprintf(what, sizeof what, "cudnnAddTensor %s pattern %zu rank %d layouts %d/%d beta %s",
-                             type_name(t), p, rank, ka, kc, b ? "-0.5" : "0");
+                             tdtype_name(t), p, rank, ka, kc, b ? "-0.5" : "0");
                     run_add(&at, &ct, b ? 1.25 : -0.75, b ? -0.5 : 0.0, what);
                 }
             }
@@ -190,15 +184,41 @@ TEST(add_tensor_bias_long_rows)
             char what[128];
             for (int b = 0; b < 2; b++) {
                 snprintf(what, sizeof what, "cudnnAddTensor %s bias, long rows, layout %d, beta %d",
-                         type_name(types[ti]), k, b);
+                         tdtype_name(types[ti]), k, b);
                 run_add(&bt, &ct, 1.25, b ? 1.0 : 0.0, what);
             }
-            snprintf(what, sizeof what, "cudnnAddTensor %s long rows, layout %d", type_name(types[ti]), k);
+            snprintf(what, sizeof what, "cudnnAddTensor %s long rows, layout %d", tdtype_name(types[ti]), k);
             run_add(&ct, &ct, -0.75, 0.5, what);
-            snprintf(what, sizeof what, "cudnnScaleTensor %s long rows, layout %d", type_name(types[ti]), k);
+            snprintf(what, sizeof what, "cudnnScaleTensor %s long rows, layout %d", tdtype_name(types[ti]), k);
             run_scale(&ct, -1, what);
         }
     }
+}
+
+/* A and C of different types (the 8.2 text says BAD_PARAM; it is cudnnTransformTensor's
+   conversion with a broadcast, accepted): a float bias onto half or bfloat16 data and back,
+   integer and vector types, double, in both layouts, blended and not. */
+TEST(add_tensor_mixed_types)
+{
+    const cudnnDataType_t pairs[][2] = {
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF},  {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_BFLOAT16}, {CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT},
+        {CUDNN_DATA_INT8, CUDNN_DATA_FLOAT},  {CUDNN_DATA_FLOAT, CUDNN_DATA_INT8},
+        {CUDNN_DATA_DOUBLE, CUDNN_DATA_FLOAT}, {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE},
+        {CUDNN_DATA_INT32, CUDNN_DATA_HALF},  {CUDNN_DATA_UINT8, CUDNN_DATA_INT32},
+        {CUDNN_DATA_INT8x4, CUDNN_DATA_FLOAT}, {CUDNN_DATA_HALF, CUDNN_DATA_INT8x32},
+    };
+    const int cdims[] = {2, 32, 3, 5}, bias[] = {1, 32, 1, 1};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+        for (int k = 0; k < 4; k++) {
+            struct rtensor at, ct;
+            layout(k, pairs[i][0], 4, k % 2 ? bias : cdims, &at);
+            layout((k + 1) % NLAYOUTS, pairs[i][1], 4, cdims, &ct);
+            char what[128];
+            snprintf(what, sizeof what, "cudnnAddTensor %s onto %s, layouts %d/%d%s", tdtype_name(pairs[i][0]),
+                     tdtype_name(pairs[i][1]), k, (k + 1) % NLAYOUTS, k % 2 ? ", bias" : "");
+            run_add(&at, &ct, k < 2 ? 1.0 : -0.75, k < 2 ? 0.0 : 1.0, what);
+        }
 }
 
 TEST(add_tensor_in_place_doubles)
@@ -298,7 +318,7 @@ TEST(op_tensor_every_op_type_combination_and_broadcast)
                                     op_combos[ci][0], &at, &bt, &ct, 0.75, -1.25, n % 3 ? 0.5 : 0.0, false, false};
                 char what[128];
                 snprintf(what, sizeof what, "cudnnOpTensor op %d %s->%s B pattern %zu beta %g", op,
-                         type_name(op_combos[ci][1]), type_name(op_combos[ci][2]), p, k.beta);
+                         tdtype_name(op_combos[ci][1]), tdtype_name(op_combos[ci][2]), p, k.beta);
                 run_op(&k, what);
             }
         }
@@ -505,10 +525,11 @@ TEST(set_scale_add_bad_inputs)
     EXPECT_UNTOUCHED(cudnnScaleTensor(e.h, e.c, e.dc, NULL), BAD);
     EXPECT_UNTOUCHED(cudnnScaleTensor(e.h, e.i64, e.dc, &one), NS);
     CHECK_STATUS(cudnnScaleTensor(e.h, e.c, NULL, &one), BAD);
-    /* cudnnAddTensor: dims neither equal nor 1, different data types, ranks, pointers, > 5 dims */
+    /* cudnnAddTensor: dims neither equal nor 1, a type no tensor operation takes (others may
+       differ: add_tensor_mixed_types), ranks, pointers, > 5 dims */
     EXPECT_UNTOUCHED(cudnnAddTensor(NULL, &one, e.c, e.da, &one, e.c, e.dc), BAD);
     EXPECT_UNTOUCHED(cudnnAddTensor(e.h, &one, e.a_wrong, e.da, &one, e.c, e.dc), BAD);
-    EXPECT_UNTOUCHED(cudnnAddTensor(e.h, &one, e.half, e.da, &one, e.c, e.dc), BAD);
+    EXPECT_UNTOUCHED(cudnnAddTensor(e.h, &one, e.i64, e.da, &one, e.c, e.dc), NS);
     EXPECT_UNTOUCHED(cudnnAddTensor(e.h, &one, e.a5, e.da, &one, e.c, e.dc), BAD);
     EXPECT_UNTOUCHED(cudnnAddTensor(e.h, NULL, e.c, e.da, &one, e.c, e.dc), BAD);
     EXPECT_UNTOUCHED(cudnnAddTensor(e.h, &one, e.c, e.da, NULL, e.c, e.dc), BAD);

@@ -63,6 +63,7 @@ int trand_int(int lo, int hi); /* inclusive */
 
 /* ---- typed host arrays -------------------------------------------------------------------- */
 size_t tdtype_size(cudnnDataType_t t); /* bytes of one scalar (1 for the int8 vector types) */
+const char *tdtype_name(cudnnDataType_t t); /* "float", "int8x4", ... */
 double tload(cudnnDataType_t t, const void *base, int64_t i);          /* scalar i, as double */
 void tstore(cudnnDataType_t t, void *base, int64_t i, double v);       /* rounds to the type */
 /* Fills n scalars of type t with random values in [lo, hi] (integers rounded). */

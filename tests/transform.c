@@ -1,9 +1,11 @@
 /* transform.c: tests of cudnnTransformTensor, cudnnTransformTensorEx, cudnnInitTransformDest,
    cudnnTransformFilter and the tensor transform descriptor, against ref/tensor_ops.c (layout
-   changes) and ref/transform.c (padding and folding). */
+   changes and type conversions) and ref/transform.c (padding and folding). A conversion with
+   alpha = 1 and beta = 0 must give exactly the reference's one rounding of each value. */
 #include "ref/transform.h"
 #include "tensors.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,11 +23,49 @@ static double lo_of(cudnnDataType_t t)
     return t == CUDNN_DATA_UINT8 || t == CUDNN_DATA_UINT8x4 ? 0 : -hi_of(t);
 }
 
-/* y = alpha x + beta y through cudnnTransformTensor, checked over y's whole span. */
-static void run_transform(const struct rtensor *xt, const struct rtensor *yt, double alpha, double beta,
-                          const char *what)
+/* A random value of type t over the whole range a conversion meets: for the floating types
+   magnitudes from 2^-26 to 2^18 (half's subnormals, its overflow, integer saturation) with every
+   bit of the type's mantissa random; for the integer types any value of the type. */
+static double wide_value(cudnnDataType_t t)
 {
-    void *x = thost_random(xt, lo_of(xt->dtype), hi_of(xt->dtype));
+    switch (t) {
+    case CUDNN_DATA_INT8: case CUDNN_DATA_INT8x4: case CUDNN_DATA_INT8x32: return trand_int(-128, 127);
+    case CUDNN_DATA_UINT8: case CUDNN_DATA_UINT8x4: return trand_int(0, 255);
+    case CUDNN_DATA_INT32: return floor(ldexp(trand_uniform(-1, 1), trand_int(0, 31)));
+    default: return ldexp(trand_uniform(-2, 2), trand_int(-26, 17));
+    }
+}
+
+/* A host buffer of t's span, every scalar wide_value of its type. */
+static void *thost_wide(const struct rtensor *t)
+{
+    void *p = malloc(rt_bytes(t));
+    for (int64_t i = 0; i < rt_span(t); i++) tstore(t->dtype, p, i, wide_value(t->dtype));
+    return p;
+}
+
+/* Every scalar of dev's span (t) equals want (NaN where want is NaN). */
+static bool compare_exact(const struct rtensor *t, const void *dev, const double *want, const char *what)
+{
+    unsigned char *got = tbuf_snapshot(dev, rt_bytes(t));
+    int64_t bad = 0, first = -1;
+    for (int64_t i = 0; i < rt_span(t); i++) {
+        double g = tload(t->dtype, got, i);
+        if (g == want[i] || (isnan(g) && isnan(want[i]))) continue;
+        if (bad++ == 0) first = i;
+    }
+    if (bad)
+        FAIL("%s: %lld of %lld scalars not the exact rounding; first at %lld: got %.17g, want %.17g", what,
+             (long long)bad, (long long)rt_span(t), (long long)first, tload(t->dtype, got, first), want[first]);
+    free(got);
+    return bad == 0;
+}
+
+/* y = alpha x + beta y through cudnnTransformTensor from x (host values of xt's span), checked
+   over y's whole span: exactly when exact, else at y's type's tolerance. */
+static void check_transform(const struct rtensor *xt, const void *x, const struct rtensor *yt, double alpha,
+                            double beta, bool exact, const char *what)
+{
     void *y = beta != 0 ? thost_random(yt, lo_of(yt->dtype), hi_of(yt->dtype)) : thost_poison(yt);
     void *dx = tbuf_from(x, rt_bytes(xt)), *dy = tbuf_from(y, rt_bytes(yt));
     cudnnTensorDescriptor_t xd = tdesc(xt), yd = tdesc(yt);
@@ -34,14 +74,167 @@ static void run_transform(const struct rtensor *xt, const struct rtensor *yt, do
                                   yd, dy));
     double *want = malloc(sizeof(double) * (size_t)rt_span(yt));
     ref_ewise(REF_COPY, false, alpha, xt, x, 0, NULL, NULL, beta, yt, y, want);
-    tcompare_span(yt, dy, want, -1, what);
+    if (exact) compare_exact(yt, dy, want, what);
+    else tcompare_span(yt, dy, want, -1, what);
     free(want);
-    free(x);
     free(y);
     tbuf_free(dx);
     tbuf_free(dy);
     cudnnDestroyTensorDescriptor(xd);
     cudnnDestroyTensorDescriptor(yd);
+}
+
+/* check_transform on random x in the range of xt's type suited to alpha/beta blends. */
+static void run_transform(const struct rtensor *xt, const struct rtensor *yt, double alpha, double beta,
+                          const char *what)
+{
+    void *x = thost_random(xt, lo_of(xt->dtype), hi_of(xt->dtype));
+    check_transform(xt, x, yt, alpha, beta, false, what);
+    free(x);
+}
+
+/* The conversion of every scalar type to every other (cuDNN 8 converts; the 8.2 text asks for
+   one type): exact from values over the types' whole ranges (rounding, half's overflow and
+   subnormals, saturation), between packed and odd-strided layouts; then blended. */
+TEST(transform_tensor_every_type_pair)
+{
+    const int dims[] = {2, 3, 5, 7}, reversed[] = {3, 2, 1, 0}, nhwc_gaps[] = {0, 2, 3, 1};
+    const size_t n = sizeof scalar_types / sizeof scalar_types[0];
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            cudnnDataType_t tx = scalar_types[i], ty = scalar_types[j];
+            struct rtensor x, y, xg, yn;
+            rt_packed(&x, tx, CUDNN_TENSOR_NCHW, 4, dims);
+            rt_gapped(&y, ty, 4, dims, reversed, 1);
+            rt_gapped(&xg, tx, 4, dims, nhwc_gaps, 2);
+            rt_packed(&yn, ty, CUDNN_TENSOR_NCHW, 4, dims);
+            char what[96];
+            snprintf(what, sizeof what, "%s -> %s", tdtype_name(tx), tdtype_name(ty));
+            void *v = thost_wide(&x);
+            check_transform(&x, v, &y, 1, 0, true, what);
+            check_transform(&x, v, &yn, 1, 0, true, what); /* packed to packed: the vectorized path */
+            free(v);
+            snprintf(what, sizeof what, "%s -> %s, alpha and beta", tdtype_name(tx), tdtype_name(ty));
+            run_transform(&xg, &yn, -0.5, 0.75, what);
+        }
+}
+
+/* The int8 vector types (NCHW_VECT_C) to and from the other types, saturating. */
+TEST(transform_tensor_vector_type_conversions)
+{
+    const int dims[] = {2, 64, 3, 5};
+    struct {
+        cudnnDataType_t x, y;
+        cudnnTensorFormat_t xf, yf;
+    } cases[] = {
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_INT8x4, CUDNN_TENSOR_NCHW, CUDNN_TENSOR_NCHW_VECT_C},
+        {CUDNN_DATA_INT8x4, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW_VECT_C, CUDNN_TENSOR_NHWC},
+        {CUDNN_DATA_HALF, CUDNN_DATA_INT8x32, CUDNN_TENSOR_NHWC, CUDNN_TENSOR_NCHW_VECT_C},
+        {CUDNN_DATA_INT8x32, CUDNN_DATA_HALF, CUDNN_TENSOR_NCHW_VECT_C, CUDNN_TENSOR_NCHW},
+        {CUDNN_DATA_INT32, CUDNN_DATA_UINT8x4, CUDNN_TENSOR_NCHW, CUDNN_TENSOR_NCHW_VECT_C},
+        {CUDNN_DATA_UINT8x4, CUDNN_DATA_DOUBLE, CUDNN_TENSOR_NCHW_VECT_C, CUDNN_TENSOR_NCHW},
+        {CUDNN_DATA_INT8x4, CUDNN_DATA_UINT8x4, CUDNN_TENSOR_NCHW_VECT_C, CUDNN_TENSOR_NCHW_VECT_C},
+        {CUDNN_DATA_UINT8x4, CUDNN_DATA_INT8x32, CUDNN_TENSOR_NCHW_VECT_C, CUDNN_TENSOR_NCHW_VECT_C},
+        {CUDNN_DATA_DOUBLE, CUDNN_DATA_INT8x32, CUDNN_TENSOR_NHWC, CUDNN_TENSOR_NCHW_VECT_C},
+        {CUDNN_DATA_BFLOAT16, CUDNN_DATA_UINT8x4, CUDNN_TENSOR_NCHW, CUDNN_TENSOR_NCHW_VECT_C},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct rtensor xt, yt, gapped;
+        rt_packed(&xt, cases[i].x, cases[i].xf, 4, dims);
+        rt_packed(&yt, cases[i].y, cases[i].yf, 4, dims);
+        char what[96];
+        snprintf(what, sizeof what, "%s -> %s", tdtype_name(cases[i].x), tdtype_name(cases[i].y));
+        void *v = thost_wide(&xt);
+        check_transform(&xt, v, &yt, 1, 0, true, what);
+        const int order[] = {2, 0, 3, 1};
+        rt_gapped(&gapped, cases[i].y, 4, dims, order, 1); /* vectors at odd strides */
+        check_transform(&xt, v, &gapped, 1, 0, true, what);
+        free(v);
+        run_transform(&xt, &yt, 0.5, -1.5, what);
+    }
+}
+
+/* Values at the edges of each conversion, each with the result the IEEE and saturation rules
+   give (so the reference is checked too): ties to even, double -> half/bfloat16 and int32 ->
+   bfloat16 without a second rounding through float, half's overflow to infinity and its
+   subnormals, integer saturation, NaN. */
+TEST(transform_tensor_rounding_edges)
+{
+    const double tie_h = ldexp(1, -11), tie_b = ldexp(1, -8), tiny = ldexp(1, -40);
+    struct {
+        cudnnDataType_t x, y;
+        double v, want;
+    } cases[] = {
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, 1 + tie_h, 1},                        /* tie: to even */
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, 1 + 3 * tie_h, 1 + 4 * tie_h},        /* tie: up, to even */
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, -(1 + 3 * tie_h), -(1 + 4 * tie_h)},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, 65504, 65504},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, 65519.99, 65504},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, 65520, INFINITY},                    /* overflow */
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, -1e6, -INFINITY},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, ldexp(1, -24), ldexp(1, -24)},        /* smallest subnormal */
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, ldexp(1, -25), 0},                    /* tie to 0 */
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, ldexp(3, -25), ldexp(2, -24)},        /* tie to even */
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, NAN, NAN},
+        {CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF, 1 + tie_h + tiny, 1 + 2 * tie_h},    /* not 1 via float */
+        {CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF, -(1 + tie_h + tiny), -(1 + 2 * tie_h)},
+        {CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF, 65520 - tiny * 65536, 65504},
+        {CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF, 1e300, INFINITY},
+        {CUDNN_DATA_DOUBLE, CUDNN_DATA_BFLOAT16, 1 + tie_b + tiny, 1 + 2 * tie_b}, /* not 1 via float */
+        {CUDNN_DATA_DOUBLE, CUDNN_DATA_BFLOAT16, 1e300, INFINITY},
+        {CUDNN_DATA_DOUBLE, CUDNN_DATA_FLOAT, 1 + ldexp(1, -24) + tiny, 1 + ldexp(1, -23)},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_BFLOAT16, 1 + tie_b, 1},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_BFLOAT16, 1 + 3 * tie_b, 1 + 4 * tie_b},
+        {CUDNN_DATA_INT32, CUDNN_DATA_BFLOAT16, 16777216 + 65536 + 1, 16777216 + 131072}, /* not a tie */
+        {CUDNN_DATA_INT32, CUDNN_DATA_FLOAT, 16777217, 16777216},
+        {CUDNN_DATA_INT32, CUDNN_DATA_FLOAT, 16777219, 16777220},
+        {CUDNN_DATA_INT32, CUDNN_DATA_INT32, 2147483647, 2147483647},                   /* exact */
+        {CUDNN_DATA_INT32, CUDNN_DATA_INT32, 16777217, 16777217},
+        {CUDNN_DATA_INT32, CUDNN_DATA_DOUBLE, -2147483648.0, -2147483648.0},
+        {CUDNN_DATA_INT32, CUDNN_DATA_INT8, 300, 127},
+        {CUDNN_DATA_INT32, CUDNN_DATA_UINT8, -5, 0},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_INT8, 2.5, 2},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_INT8, 3.5, 4},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_INT8, -2.5, -2},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_INT8, 127.5, 127},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_INT8, -1000, -128},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_INT8, INFINITY, 127},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_INT8, NAN, 0},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_UINT8, 254.5, 254},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_UINT8, 1000, 255},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_UINT8, -0.75, 0},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_INT32, 3e9, 2147483647},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_INT32, -3e9, -2147483648.0},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_INT32, 2147483520.0, 2147483520.0},
+        {CUDNN_DATA_DOUBLE, CUDNN_DATA_INT8, 2.5 + tiny, 3},                          /* not 2 via float */
+        {CUDNN_DATA_DOUBLE, CUDNN_DATA_INT32, 2147483647.5, 2147483647},
+        {CUDNN_DATA_DOUBLE, CUDNN_DATA_INT32, 0.5, 0},
+        {CUDNN_DATA_HALF, CUDNN_DATA_INT8, 200, 127},
+        {CUDNN_DATA_HALF, CUDNN_DATA_UINT8, 65504, 255},
+        {CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, 1 + 3 * tie_h, 1},
+        {CUDNN_DATA_BFLOAT16, CUDNN_DATA_HALF, 1e30, INFINITY},
+        {CUDNN_DATA_UINT8, CUDNN_DATA_INT8, 255, 127},
+        {CUDNN_DATA_INT8, CUDNN_DATA_UINT8, -128, 0},
+    };
+    const int dims[] = {1, 1, 1, 37}; /* whole 16-byte packs and a tail on the vectorized path */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct rtensor xt, yt;
+        rt_packed(&xt, cases[i].x, CUDNN_TENSOR_NCHW, 4, dims);
+        rt_packed(&yt, cases[i].y, CUDNN_TENSOR_NCHW, 4, dims);
+        void *x = malloc(rt_bytes(&xt));
+        for (int k = 0; k < dims[3]; k++) tstore(xt.dtype, x, k, cases[i].v);
+        char what[128];
+        snprintf(what, sizeof what, "%s %.17g -> %s", tdtype_name(xt.dtype), cases[i].v, tdtype_name(yt.dtype));
+        unsigned char one[8];
+        tstore(yt.dtype, one, 0, cases[i].want);
+        double w = tload(yt.dtype, one, 0);
+        if (!CHECK(w == cases[i].want || (isnan(w) && isnan(cases[i].want)))) FAIL("%s: the case's want", what);
+        double ref = ref_quantize(yt.dtype, tload(xt.dtype, x, 0)); /* the reference agrees */
+        if (!(ref == cases[i].want || (isnan(ref) && isnan(cases[i].want))))
+            FAIL("%s: the reference gives %.17g", what, ref);
+        check_transform(&xt, x, &yt, 1, 0, true, what);
+        free(x);
+    }
 }
 
 TEST(transform_tensor_layouts_every_type)
@@ -256,6 +449,41 @@ TEST(transform_ex_pad_fold_unfold)
     }
 }
 
+/* Padding and folding that convert as well: fold float into half, unfold it back into float
+   with alpha and beta, and an int8 source padded into bfloat16. */
+TEST(transform_ex_pad_fold_with_conversion)
+{
+    struct ref_fold f = {4, {0, 1, 1, 0}, {0, 0, 1, 1}, {1, 1, 2, 2}, false};
+    struct ref_fold g = {4, {0}, {0}, {1, 1, 2, 3}, false}, u = g;
+    u.unfold = true;
+    const int sdims[] = {2, 3, 5, 6}, s2[] = {2, 3, 4, 6};
+    int ddims[4];
+    struct rtensor st, dt, s2t, d2t, back;
+    rt_packed(&st, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, sdims);
+    ref_fold_dims(&f, sdims, ddims);
+    rt_packed(&dt, CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, 4, ddims);
+    void *src = thost_wide(&st);
+    free(run_ex(&f, &st, src, 1, 0, &dt, "pad and fold float -> half"));
+    free(src);
+    rt_packed(&s2t, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, s2);
+    ref_fold_dims(&g, s2, ddims);
+    rt_packed(&d2t, CUDNN_DATA_HALF, CUDNN_TENSOR_NCHW, 4, ddims);
+    rt_packed(&back, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, 4, s2);
+    src = thost_random(&s2t, -2, 2);
+    void *folded = run_ex(&g, &s2t, src, 1, 0, &d2t, "fold float -> half");
+    free(run_ex(&u, &d2t, folded, -1.5, 0.5, &back, "unfold half -> float, alpha and beta"));
+    free(folded);
+    free(src);
+    struct rtensor i8, b16;
+    rt_packed(&i8, CUDNN_DATA_INT8, CUDNN_TENSOR_NCHW, 4, sdims);
+    struct ref_fold p = {4, {1, 0, 2, 0}, {0, 1, 0, 3}, {1, 1, 1, 1}, false};
+    ref_fold_dims(&p, sdims, ddims);
+    rt_packed(&b16, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NCHW, 4, ddims);
+    src = thost_wide(&i8);
+    free(run_ex(&p, &i8, src, 1, 0, &b16, "pad int8 -> bfloat16"));
+    free(src);
+}
+
 TEST(transform_ex_5d_fold_unfold_with_padding)
 {
     /* three spatial dims; unfolding with padding cuts the padding away */
@@ -396,22 +624,58 @@ TEST(transform_filter_pad_and_fold)
     }
 }
 
+/* A filter converted from float to half, once laid out anew (KCRS -> KRSC) and once padded and
+   folded: each value rounded once. */
+TEST(transform_filter_converts)
+{
+    struct ref_fold none = {4, {0}, {0}, {1, 1, 1, 1}, false}, f = {4, {0, 0, 1, 1}, {2, 1, 0, 0}, {1, 1, 2, 2}, false};
+    const int sdims[] = {2, 3, 3, 3};
+    for (int k = 0; k < 2; k++) {
+        const struct ref_fold *t = k ? &f : &none;
+        int ddims[4];
+        ref_fold_dims(t, sdims, ddims);
+        struct rtensor st, dt;
+        rt_packed(&st, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, sdims);
+        rt_packed(&dt, CUDNN_DATA_HALF, k ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC, 4, ddims);
+        cudnnFilterDescriptor_t sf, df;
+        CHECK_OK(cudnnCreateFilterDescriptor(&sf));
+        CHECK_OK(cudnnCreateFilterDescriptor(&df));
+        CHECK_OK(cudnnSetFilter4dDescriptor(sf, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 2, 3, 3, 3));
+        CHECK_OK(cudnnSetFilter4dDescriptor(df, CUDNN_DATA_HALF, k ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC, ddims[0],
+                                            ddims[1], ddims[2], ddims[3]));
+        cudnnTensorTransformDescriptor_t td = transform_of(t, CUDNN_TENSOR_NCHW);
+        void *src = thost_wide(&st), *dst = thost_poison(&dt);
+        void *ds = tbuf_from(src, rt_bytes(&st)), *dd = tbuf_from(dst, rt_bytes(&dt));
+        float one = 1, zero = 0;
+        CHECK_OK(cudnnTransformFilter(test_handle(), td, &one, sf, ds, &zero, df, dd));
+        double *want = malloc(sizeof(double) * (size_t)rt_span(&dt));
+        ref_fold(t, 1, &st, src, 0, &dt, dst, want);
+        compare_exact(&dt, dd, want, k ? "float KCRS filter -> folded half" : "float KCRS filter -> half KRSC");
+        free(want);
+        free(src);
+        free(dst);
+        tbuf_free(ds);
+        tbuf_free(dd);
+        cudnnDestroyFilterDescriptor(sf);
+        cudnnDestroyFilterDescriptor(df);
+        cudnnDestroyTensorTransformDescriptor(td);
+    }
+}
+
 /* ---- bad inputs ------------------------------------------------------------------------------- */
 
 TEST(transform_bad_inputs)
 {
     cudnnHandle_t h = test_handle();
     const int d[] = {2, 4, 3, 5}, other[] = {2, 4, 5, 3}, d5[] = {2, 4, 3, 5, 1};
-    struct rtensor f32, f16, other_t, u8, i8x4, i64, f5;
+    struct rtensor f32, f16, other_t, i64, f5;
     rt_packed(&f32, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, d);
     rt_packed(&f16, CUDNN_DATA_HALF, CUDNN_TENSOR_NCHW, 4, d);
     rt_packed(&other_t, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, other);
-    rt_packed(&u8, CUDNN_DATA_UINT8, CUDNN_TENSOR_NCHW, 4, d);
-    rt_packed(&i8x4, CUDNN_DATA_INT8x4, CUDNN_TENSOR_NCHW_VECT_C, 4, d);
     rt_packed(&i64, CUDNN_DATA_INT64, CUDNN_TENSOR_NCHW, 4, d);
     rt_packed(&f5, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 5, d5);
     cudnnTensorDescriptor_t x = tdesc(&f32), y = tdesc(&f32), yh = tdesc(&f16), yo = tdesc(&other_t),
-                            yu = tdesc(&u8), x4 = tdesc(&i8x4), x64 = tdesc(&i64), y5 = tdesc(&f5), dead;
+                            x64 = tdesc(&i64), y5 = tdesc(&f5), dead;
     CHECK_OK(cudnnCreateTensorDescriptor(&dead));
     CHECK_OK(cudnnDestroyTensorDescriptor(dead));
     size_t bytes = rt_bytes(&f32) * 2;
@@ -425,11 +689,13 @@ TEST(transform_bad_inputs)
         CHECK_STATUS(call, status);                                                                         \
         tbuf_unchanged(dy, pattern, bytes, #call);                                                          \
     } while (0)
-    /* cudnnTransformTensor: "the dimensions or the data type of the two descriptors differ" */
+    /* cudnnTransformTensor: "the dimensions ... of the two descriptors differ" (data types may:
+       transform_tensor_every_type_pair); a type no tensor operation computes with */
     UNTOUCHED(cudnnTransformTensor(h, &one, x, dx, &zero, yo, dy), BAD);
     UNTOUCHED(cudnnTransformTensor(h, &one, x, dx, &zero, y5, dy), BAD);
-    UNTOUCHED(cudnnTransformTensor(h, &one, x, dx, &zero, yh, dy), BAD);
-    UNTOUCHED(cudnnTransformTensor(h, &one, x4, dx, &zero, yu, dy), BAD); /* INT8x4 is int8, not uint8 */
+    UNTOUCHED(cudnnTransformTensor(h, &one, x64, dx, &zero, y, dy), NS);
+    UNTOUCHED(cudnnTransformTensor(h, &one, x, dx, &zero, x64, dy), NS);
+    UNTOUCHED(cudnnTransformTensor(h, &one, x, dy, &zero, yh, dy), BAD); /* converting in place: they overlap */
     UNTOUCHED(cudnnTransformTensor(h, &one, x, dy, &zero, y, dy), BAD);  /* in place: they overlap */
     UNTOUCHED(cudnnTransformTensor(h, &one, x, (char *)dy + 8, &zero, y, dy), BAD);
     UNTOUCHED(cudnnTransformTensor(NULL, &one, x, dx, &zero, y, dy), BAD);
@@ -465,11 +731,11 @@ TEST(transform_bad_inputs)
     CHECK_OK(cudnnSetTensorTransformDescriptor(t, 5, CUDNN_TENSOR_NCHW, NULL, NULL, NULL, CUDNN_TRANSFORM_FOLD));
     UNTOUCHED(cudnnTransformTensorEx(h, t, &one, x, dx, &zero, y, dy), BAD); /* the transform is 5-D */
     CHECK_OK(cudnnSetTensorTransformDescriptor(t, 4, CUDNN_TENSOR_NCHW, NULL, NULL, NULL, CUDNN_TRANSFORM_FOLD));
-    UNTOUCHED(cudnnTransformTensorEx(h, t, &one, x, dx, &zero, yh, dy), BAD);
+    UNTOUCHED(cudnnTransformTensorEx(h, t, &one, x, dx, &zero, x64, dy), NS);
     UNTOUCHED(cudnnTransformTensorEx(h, t, &one, x, dy, &zero, y, dy), BAD);
     CHECK_OK(cudnnTransformTensorEx(h, t, &one, x, dx, &zero, y, dy)); /* the plain copy works */
 #undef UNTOUCHED
-    cudnnTensorDescriptor_t all[] = {x, y, yh, yo, yu, x4, x64, y5, yp};
+    cudnnTensorDescriptor_t all[] = {x, y, yh, yo, x64, y5, yp};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) cudnnDestroyTensorDescriptor(all[i]);
     cudnnDestroyTensorTransformDescriptor(t);
     cudnnDestroyTensorTransformDescriptor(unset);

@@ -1,13 +1,19 @@
 /* dtype.h: facts about cudnnDataType_t and the scalar conversions every backend shares.
 
    half (IEEE binary16) and bfloat16 are stored as uint16_t and computed in float; conversions to
-   them round to nearest even, as the hardware does. The packed int8 types (INT8x4, UINT8x4,
+   them round to nearest even, as the hardware does. A double converts to them with one rounding:
+   first to float rounded to odd (ocd_double_to_float_odd), which keeps the information the
+   second rounding needs, then to nearest even (rounding to nearest twice, through a nearest
+   float, can land on a tie that the double was not on). The packed int8 types (INT8x4, UINT8x4,
    INT8x32) are vectors of int8/uint8 scalars along C: a descriptor counts them in scalars for dims
    and in vectors for strides (see tensor.h). */
 #ifndef OCD_CORE_DTYPE_H
 #define OCD_CORE_DTYPE_H
 
+#include "core/hostdev.h"
 #include "core/ocd.h"
+
+#include <math.h>
 
 #include <string.h>
 
@@ -88,6 +94,33 @@ static inline uint16_t ocd_float_to_bf16(float f)
     if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40); /* quiet NaN */
     x += 0x7fff + ((x >> 16) & 1);
     return (uint16_t)(x >> 16);
+}
+
+/* d rounded to float toward zero, then, when that was inexact, its last mantissa bit set (round
+   to odd). Any format with at least two fewer significant bits than float (half: 11, bfloat16:
+   8), rounded to nearest even from this float, gets the correct rounding of d itself. NaN stays
+   NaN; a magnitude beyond FLT_MAX gives +-FLT_MAX (odd), which rounds to infinity in both. Host
+   and device share this one definition (core/hostdev.h). */
+OCD_HOST_DEVICE float ocd_double_to_float_odd(double d)
+{
+    float f = (float)d;
+    if (f != f || (double)f == d) return f; /* NaN, or exact */
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    if (fabs((double)f) > fabs(d)) bits -= 1; /* rounded away from zero: one step back (inf -> FLT_MAX) */
+    bits |= 1;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static inline uint16_t ocd_double_to_half(double d)
+{
+    return ocd_float_to_half(ocd_double_to_float_odd(d));
+}
+
+static inline uint16_t ocd_double_to_bf16(double d)
+{
+    return ocd_float_to_bf16(ocd_double_to_float_odd(d));
 }
 
 #ifdef __cplusplus

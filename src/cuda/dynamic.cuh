@@ -21,18 +21,18 @@ template <typename Acc> __device__ __forceinline__ Acc ocd_cuda_load_as(cudnnDat
     }
 }
 
-/* Stores v (float precision, double for double data) with the rounding and saturation of the type. */
+/* Stores v with one rounding to the type and its saturation (ocd_cuda_store from double). */
 __device__ __forceinline__ void ocd_cuda_store_as(cudnnDataType_t t, void *p, int64_t i, double v)
 {
     switch (t) {
     case CUDNN_DATA_DOUBLE: ((double *)p)[i] = v; return;
     case CUDNN_DATA_FLOAT: ((float *)p)[i] = (float)v; return;
-    case CUDNN_DATA_HALF: ocd_cuda_store<__half, float>((__half *)p + i, (float)v); return;
-    case CUDNN_DATA_BFLOAT16: ocd_cuda_store<__nv_bfloat16, float>((__nv_bfloat16 *)p + i, (float)v); return;
+    case CUDNN_DATA_HALF: ocd_cuda_store<__half, double>((__half *)p + i, v); return;
+    case CUDNN_DATA_BFLOAT16: ocd_cuda_store<__nv_bfloat16, double>((__nv_bfloat16 *)p + i, v); return;
     case CUDNN_DATA_INT8: case CUDNN_DATA_INT8x4: case CUDNN_DATA_INT8x32:
-        ocd_cuda_store<int8_t, float>((int8_t *)p + i, (float)v); return;
-    case CUDNN_DATA_UINT8: case CUDNN_DATA_UINT8x4: ocd_cuda_store<uint8_t, float>((uint8_t *)p + i, (float)v); return;
-    case CUDNN_DATA_INT32: ocd_cuda_store<int32_t, float>((int32_t *)p + i, (float)v); return;
+        ocd_cuda_store<int8_t, double>((int8_t *)p + i, v); return;
+    case CUDNN_DATA_UINT8: case CUDNN_DATA_UINT8x4: ocd_cuda_store<uint8_t, double>((uint8_t *)p + i, v); return;
+    case CUDNN_DATA_INT32: ocd_cuda_store<int32_t, double>((int32_t *)p + i, v); return;
     default: ((int64_t *)p)[i] = (int64_t)v; return;
     }
 }

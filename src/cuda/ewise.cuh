@@ -92,6 +92,15 @@ static inline bool ocd_cuda_pair_supported(cudnnDataType_t ty, cudnnDataType_t t
     return ocd_cuda_dispatch_pair(ty, ta, [](auto, auto) {});
 }
 
+/* Calls fn(tag<Ty>, tag<Ta>) for any two storage types: the conversions of cudnnTransformTensor
+   (and the copies of cudnnAddTensor), which the strided path alone instantiates for every pair. */
+template <typename F> static bool ocd_cuda_dispatch_any_pair(cudnnDataType_t ty, cudnnDataType_t ta, F fn)
+{
+    bool known = false;
+    ocd_cuda_dispatch_type(ty, [&](auto y) { known = ocd_cuda_dispatch_type(ta, [&](auto a) { fn(y, a); }); });
+    return known;
+}
+
 /* ---- the ops ---------------------------------------------------------------------------------- */
 
 /* r = op(x, y) for already scaled operands x = alpha1 * a, y = alpha2 * b. Host-callable, as
@@ -150,7 +159,7 @@ __host__ __device__ __forceinline__ void ocd_cuda_ewise_apply(enum ocd_ewise_op 
                                                               C a, C b)
 {
     const bool blend = s.beta != C(0);
-    ocd_cuda_store<Ty, C>(y, ocd_cuda_ewise_value<C>(op, s, a, b, blend ? ocd_cuda_load<Ty>(y) : C(0), blend));
+    ocd_cuda_store<Ty, C>(y, ocd_cuda_ewise_value<C>(op, s, a, b, blend ? ocd_cuda_load_in<C, Ty>(y) : C(0), blend));
 }
 
 /* Calls fn(std::integral_constant<int, op>()) for the op, so that kernels can take it as a

@@ -19,7 +19,10 @@
      inputs read once, y written once, y read once more only when beta != 0.
    - cuda:ewise_strided, for everything else: one thread per element in y's order (so writes
      are coalesced whenever y's fastest dimension is packed), offsets from the linear index by
-     fast division, broadcast operands walking stride 0.
+     fast division, broadcast operands walking stride 0. It alone is instantiated for every pair
+     of storage types (the conversions of cudnnTransformTensor and cudnnAddTensor); the
+     vectorized path keeps the pairs of cudnnOpTensor's table.
+   Both compute in the pair's compute type (ocd_compute_pair), so that a conversion rounds once.
    cudnnSetTensor's fill writes raw bit patterns of the element size, so it is exact for every
    type and needs no conversion. */
 #include "cuda/tensor_ops.h"
@@ -79,14 +82,14 @@ __device__ __forceinline__ void strided_offsets(const strided_args &g, uint32_t 
 }
 
 template <typename Ty, typename Ta>
-__global__ void ewise_strided(strided_args g, ocd_cuda_scales<typename ocd_compute<Ty>::type> s, Ty *y,
+__global__ void ewise_strided(strided_args g, ocd_cuda_scales<typename ocd_compute_pair<Ty, Ta>::type> s, Ty *y,
                               const Ta *a, const Ta *b, bool binary)
 {
-    typedef typename ocd_compute<Ty>::type C;
+    typedef typename ocd_compute_pair<Ty, Ta>::type C;
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < g.count; i += gridDim.x * blockDim.x) {
         int64_t off[3];
         strided_offsets(g, i, off);
-        C av = (C)ocd_cuda_load<Ta>(a + off[1]), bv = binary ? (C)ocd_cuda_load<Ta>(b + off[2]) : C(0);
+        C av = ocd_cuda_load_in<C, Ta>(a + off[1]), bv = binary ? ocd_cuda_load_in<C, Ta>(b + off[2]) : C(0);
         ocd_cuda_ewise_apply<Ty, C>(s.op, s, y + off[0], av, bv);
     }
 }
@@ -122,7 +125,8 @@ extern "C" const char *ocd_cuda_ewise_strided_applies(cudnnHandle_t handle, cons
 {
     (void)handle;
     const struct ocd_ewise *e = (const struct ocd_ewise *)problem;
-    if (e->op != OCD_EWISE_FILL && !ocd_cuda_pair_supported(e->y.dtype, e->a.dtype)) return OCD_REASON_DTYPE;
+    if (e->op != OCD_EWISE_FILL && !ocd_cuda_dispatch_any_pair(e->y.dtype, e->a.dtype, [](auto, auto) {}))
+        return OCD_REASON_DTYPE;
     return NULL;
 }
 
@@ -140,10 +144,10 @@ extern "C" cudnnStatus_t ocd_cuda_ewise_strided_run(cudnnHandle_t handle, const 
             fill_strided<U><<<grid, THREADS, 0, handle->stream>>>(g, (U *)e->y.data, fill_value<U>(e));
         });
     } else {
-        ocd_cuda_dispatch_pair(e->y.dtype, e->a.dtype, [&](auto ty, auto ta) {
+        ocd_cuda_dispatch_any_pair(e->y.dtype, e->a.dtype, [&](auto ty, auto ta) {
             typedef typename decltype(ty)::type Ty;
             typedef typename decltype(ta)::type Ta;
-            typedef typename ocd_compute<Ty>::type C;
+            typedef typename ocd_compute_pair<Ty, Ta>::type C;
             ewise_strided<Ty, Ta><<<grid, THREADS, 0, handle->stream>>>(
                 g, ocd_cuda_scales_of<C>(e), (Ty *)e->y.data, (const Ta *)e->a.data, (const Ta *)e->b.data,
                 ocd_ewise_inputs(e->op) == 2);
@@ -253,10 +257,11 @@ template <typename T, int N> struct raw_pack {
     static_assert(sizeof(T) * N % 4 == 0, "packs are whole words");
     pack<uint32_t, sizeof(T) * N / 4> w;
 
-    /* Element k (a compile-time index: a register array indexed at run time goes to local memory). */
-    __host__ __device__ __forceinline__ typename ocd_compute<T>::type at(int k) const
+    /* Element k in the compute type C (a compile-time index: a register array indexed at run
+       time goes to local memory). */
+    template <typename C> __host__ __device__ __forceinline__ C at(int k) const
     {
-        return ocd_cuda_load<T>(reinterpret_cast<const T *>(w.v) + k);
+        return ocd_cuda_load_in<C, T>(reinterpret_cast<const T *>(w.v) + k);
     }
 };
 
@@ -321,11 +326,11 @@ static constexpr __host__ __device__ bool rows_binary(int op)
    (beta != 0). */
 template <typename Ty, typename Ta, int N, int OP, int UNROLL, int FORM, bool BLEND>
 __host__ __device__ __forceinline__ void rows_step(const rows_args &g,
-                                                   const ocd_cuda_scales<typename ocd_compute<Ty>::type> &s, Ty *y,
-                                                   const Ta *a, const Ta *b, const rows_segment &sg, uint32_t threads,
-                                                   uint32_t t)
+                                                   const ocd_cuda_scales<typename ocd_compute_pair<Ty, Ta>::type> &s,
+                                                   Ty *y, const Ta *a, const Ta *b, const rows_segment &sg,
+                                                   uint32_t threads, uint32_t t)
 {
-    typedef typename ocd_compute<Ty>::type C;
+    typedef typename ocd_compute_pair<Ty, Ta>::type C;
     constexpr bool binary = rows_binary(OP);
     raw_pack<Ta, N> av[UNROLL], bv[UNROLL];
     raw_pack<Ty, N> yv[UNROLL];
@@ -338,7 +343,7 @@ __host__ __device__ __forceinline__ void rows_step(const rows_args &g,
         uint32_t off[3];
         rows_pack_offsets<FORM>(g, sg, i, N, off);
         yo[u] = off[0];
-        if (FORM == ROWS_VALUE) a1[u] = ocd_cuda_load<Ta>(a + off[1]);
+        if (FORM == ROWS_VALUE) a1[u] = ocd_cuda_load_in<C, Ta>(a + off[1]);
         else load_pack<Ta, N>(a + off[1], g.a_bcast, av[u]);
         if (binary) load_pack<Ta, N>(b + off[2], g.b_bcast, bv[u]);
         if (BLEND) load_pack<Ty, N>(y + yo[u], false, yv[u]);
@@ -349,8 +354,9 @@ __host__ __device__ __forceinline__ void rows_step(const rows_args &g,
         C r[N];
 #pragma unroll
         for (int k = 0; k < N; k++)
-            r[k] = ocd_cuda_ewise_value<C>((enum ocd_ewise_op)OP, s, FORM == ROWS_VALUE ? a1[u] : av[u].at(k),
-                                           binary ? bv[u].at(k) : C(0), BLEND ? yv[u].at(k) : C(0), BLEND);
+            r[k] = ocd_cuda_ewise_value<C>((enum ocd_ewise_op)OP, s, FORM == ROWS_VALUE ? a1[u] : av[u].template at<C>(k),
+                                           binary ? bv[u].template at<C>(k) : C(0),
+                                           BLEND ? yv[u].template at<C>(k) : C(0), BLEND);
         pack<Ty, N> out;
         store_pack<Ty, C, N>::to(out, r);
         *reinterpret_cast<pack<Ty, N> *>(y + yo[u]) = out;
@@ -364,27 +370,28 @@ __host__ __device__ __forceinline__ void rows_step(const rows_args &g,
    would otherwise be every launch's. */
 template <typename Ty, typename Ta, int N, int OP, int UNROLL, int FORM, bool BLEND>
 __host__ __device__ __forceinline__ void rows_thread(const rows_args &g,
-                                                     const ocd_cuda_scales<typename ocd_compute<Ty>::type> &s, Ty *y,
-                                                     const Ta *a, const Ta *b, uint32_t block, uint32_t blocks,
+                                                     const ocd_cuda_scales<typename ocd_compute_pair<Ty, Ta>::type> &s,
+                                                     Ty *y, const Ta *a, const Ta *b, uint32_t block, uint32_t blocks,
                                                      uint32_t threads, uint32_t t)
 {
-    typedef typename ocd_compute<Ty>::type C;
+    typedef typename ocd_compute_pair<Ty, Ta>::type C;
     const uint32_t seg = UNROLL * threads;
     for (uint32_t first = block * seg; first < g.total; first += blocks * seg)
         rows_step<Ty, Ta, N, OP, UNROLL, FORM, BLEND>(g, s, y, a, b, rows_segment_at<FORM>(g, first, seg), threads, t);
     constexpr bool binary = rows_binary(OP);
     const uint32_t i = g.packs * N + block * threads + t;
     if (g.total == g.packs && i < g.inner) {
-        C av = ocd_cuda_load<Ta>(a + (g.a_bcast ? 0 : i));
-        C bv = binary ? ocd_cuda_load<Ta>(b + (g.b_bcast ? 0 : i)) : C(0);
+        C av = ocd_cuda_load_in<C, Ta>(a + (g.a_bcast ? 0 : i));
+        C bv = binary ? ocd_cuda_load_in<C, Ta>(b + (g.b_bcast ? 0 : i)) : C(0);
         ocd_cuda_ewise_apply<Ty, C>((enum ocd_ewise_op)OP, s, y + i, av, bv);
     }
 }
 
 /* OP is a compile-time op so that the element loop is straight-line code. */
 template <typename Ty, typename Ta, int N, int OP, int UNROLL, int FORM, bool BLEND>
-__global__ void __launch_bounds__(THREADS) ewise_rows(rows_args g, ocd_cuda_scales<typename ocd_compute<Ty>::type> s,
-                                                      Ty *y, const Ta *a, const Ta *b)
+__global__ void __launch_bounds__(THREADS) ewise_rows(rows_args g,
+                                                      ocd_cuda_scales<typename ocd_compute_pair<Ty, Ta>::type> s, Ty *y,
+                                                      const Ta *a, const Ta *b)
 {
     rows_thread<Ty, Ta, N, OP, UNROLL, FORM, BLEND>(g, s, y, a, b, blockIdx.x, gridDim.x, blockDim.x, threadIdx.x);
 }
@@ -485,7 +492,7 @@ static rows_args rows_args_of(const struct ocd_ewise *e, int n)
 template <typename Ty, typename Ta, int N, int OP, int UNROLL, int FORM, bool BLEND>
 static void launch_rows_kernel(cudnnHandle_t handle, const struct ocd_ewise *e)
 {
-    typedef typename ocd_compute<Ty>::type C;
+    typedef typename ocd_compute_pair<Ty, Ta>::type C;
     const rows_args g = rows_args_of(e, N);
     /* No more blocks than are resident at once (the kernel's registers decide how many fit on a
        multiprocessor): the grid-stride loop then runs as one full wave, where a grid of 8 blocks a
@@ -524,9 +531,9 @@ static int rows_form_of(const struct ocd_ewise *e)
    e into y of Ty in packs of N: rows_form_of's form, unroll_for's packs a step, blend when beta
    is not 0 in the compute type (as the kernel sees it). The launch's choice, and the CPU
    emulation's. */
-template <typename Ty, int N, int OP, typename F> static void rows_kernel_for(const struct ocd_ewise *e, F fn)
+template <typename Ty, typename Ta, int N, int OP, typename F> static void rows_kernel_for(const struct ocd_ewise *e, F fn)
 {
-    typedef typename ocd_compute<Ty>::type C;
+    typedef typename ocd_compute_pair<Ty, Ta>::type C;
     typedef std::integral_constant<int, unroll_for(N, 1)> one;
     typedef std::integral_constant<int, unroll_for(N, 2)> more;
     const bool blend = ocd_cuda_scales_of<C>(e).beta != C(0);
@@ -552,7 +559,7 @@ template <typename Ty, int N, int OP, typename F> static void rows_kernel_for(co
 template <typename Ty, typename Ta, int N, int OP>
 static void launch_rows(cudnnHandle_t handle, const struct ocd_ewise *e)
 {
-    rows_kernel_for<Ty, N, OP>(e, [&](auto unroll, auto form, auto blend) {
+    rows_kernel_for<Ty, Ta, N, OP>(e, [&](auto unroll, auto form, auto blend) {
         launch_rows_kernel<Ty, Ta, N, OP, decltype(unroll)::value, decltype(form)::value, decltype(blend)::value>(
             handle, e);
     });

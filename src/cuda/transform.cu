@@ -13,10 +13,11 @@
 
    cuda:fold_gather computes each destination element of a padding/folding transform from its
    source (core/transform.h); these transforms are small and run once per model, so the kernel
-   is simple: one thread per element. */
+   is simple: one thread per element, the data types read at run time. */
 #include "cuda/transform.h"
 
 #include "core/dtype.h"
+#include "cuda/dynamic.cuh"
 #include "cuda/ewise.cuh"
 
 #define THREADS 256
@@ -44,9 +45,10 @@ template <typename T, int N> struct __align__(sizeof(T) * N) word {
    thread transposes the V x V block of its V words in registers, and the stores write words of y
    along q. The tile is TILE x TILE words, so TILE * V elements on a side. */
 template <typename T, int V>
-__global__ void transpose_tiled(transpose_args g, ocd_cuda_scales<typename ocd_compute<T>::type> s, T *y, const T *x)
+__global__ void transpose_tiled(transpose_args g, ocd_cuda_scales<typename ocd_compute_pair<T, T>::type> s, T *y,
+                                const T *x)
 {
-    typedef typename ocd_compute<T>::type C;
+    typedef typename ocd_compute_pair<T, T>::type C;
     typedef word<T, V> W;
     __shared__ W tile[TILE * V][TILE + 1];
     uint32_t t = blockIdx.x;
@@ -87,7 +89,7 @@ __global__ void transpose_tiled(transpose_args g, ocd_cuda_scales<typename ocd_c
         if (s.beta != C(0)) out = *reinterpret_cast<const W *>(dst);
 #pragma unroll
         for (int k = 0; k < V; k++)
-            ocd_cuda_ewise_apply<T, C>(OCD_EWISE_COPY, s, &out.v[k], (C)ocd_cuda_load<T>(&w.v[k]), C(0));
+            ocd_cuda_ewise_apply<T, C>(OCD_EWISE_COPY, s, &out.v[k], ocd_cuda_load_in<C, T>(&w.v[k]), C(0));
         *reinterpret_cast<W *>(dst) = out;
     }
 }
@@ -127,7 +129,7 @@ extern "C" const char *ocd_cuda_transpose_applies(cudnnHandle_t handle, const vo
 
 template <typename T, int V> static void launch_transpose(cudnnHandle_t handle, const struct ocd_ewise *e)
 {
-    typedef typename ocd_compute<T>::type C;
+    typedef typename ocd_compute_pair<T, T>::type C;
     int r = e->rank;
     transpose_args g;
     g.p = (uint32_t)e->dims[r - 2];
@@ -175,9 +177,11 @@ extern "C" cudnnStatus_t ocd_cuda_transpose_run(cudnnHandle_t handle, const void
 
 /* ---- the fold gather ------------------------------------------------------------------------ */
 
-/* A view for the device: dims, scalar strides and the vector width, as in core/tensor.h. */
+/* A view for the device: dims, scalar strides and the vector width, as in core/tensor.h; the
+   two data types, which may differ (a fold may convert too). */
 struct fold_args {
     int rank, vect_src, vect_dst;
+    cudnnDataType_t src_type, dst_type;
     bool unfold;
     uint32_t count;
     ocd_fastdiv dst_dims[OCD_MAX_DIMS], factor[OCD_MAX_DIMS], padded_c;
@@ -193,10 +197,10 @@ __device__ __forceinline__ int64_t view_offset(int rank, int vect, const int64_t
     return off;
 }
 
-template <typename T>
-__global__ void fold_gather(fold_args g, ocd_cuda_scales<typename ocd_compute<T>::type> s, T *y, const T *x)
+/* One kernel for every pair of types: loads and stores switch on the run-time types
+   (cuda/dynamic.cuh) and the blend is computed in double, so that a conversion rounds once. */
+__global__ void fold_gather(fold_args g, double alpha, double beta, void *y, const void *x)
 {
-    typedef typename ocd_compute<T>::type C;
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < g.count; i += gridDim.x * blockDim.x) {
         int64_t o[OCD_MAX_DIMS], src[OCD_MAX_DIMS];
         uint32_t rest = i;
@@ -227,8 +231,10 @@ __global__ void fold_gather(fold_args g, ocd_cuda_scales<typename ocd_compute<T>
         }
         bool inside = true;
         for (int d = 0; d < g.rank; d++) inside &= src[d] >= 0 && src[d] < g.src_dims[d];
-        C v = inside ? (C)ocd_cuda_load<T>(x + view_offset(g.rank, g.vect_src, g.src_strides, src)) : C(0);
-        ocd_cuda_ewise_apply<T, C>(OCD_EWISE_COPY, s, y + view_offset(g.rank, g.vect_dst, g.dst_strides, o), v, C(0));
+        double v = inside ? alpha * ocd_cuda_load_as<double>(g.src_type, x, view_offset(g.rank, g.vect_src, g.src_strides, src)) : 0;
+        const int64_t to = view_offset(g.rank, g.vect_dst, g.dst_strides, o);
+        if (beta != 0) v += beta * ocd_cuda_load_as<double>(g.dst_type, y, to);
+        ocd_cuda_store_as(g.dst_type, y, to, v);
     }
 }
 
@@ -243,6 +249,8 @@ extern "C" cudnnStatus_t ocd_cuda_fold_run(cudnnHandle_t handle, const void *pro
     g.vect_src = f->src.vect;
     g.vect_dst = f->dst.vect;
     g.unfold = f->unfold;
+    g.src_type = f->src.dtype;
+    g.dst_type = f->dst.dtype;
     g.count = (uint32_t)ocd_view_count(&f->dst);
     g.padded_c = ocd_fastdiv_make((uint32_t)f->padded_c);
     for (int d = 0; d < OCD_MAX_DIMS; d++) {
@@ -254,21 +262,9 @@ extern "C" cudnnStatus_t ocd_cuda_fold_run(cudnnHandle_t handle, const void *pro
         g.dst_strides[d] = in ? f->dst.strides[d] : 0;
         g.pad_before[d] = in ? f->pad_before[d] : 0;
     }
-    /* y = alpha * gathered + beta * y: the elementwise COPY op with these scales */
-    struct ocd_ewise scales;
-    memset(&scales, 0, sizeof scales);
-    scales.op = OCD_EWISE_COPY;
-    scales.alpha1 = f->alpha;
-    scales.beta = f->beta;
     int64_t blocks = ((int64_t)g.count + THREADS - 1) / THREADS, most = (int64_t)handle->sm_count * 8;
     unsigned grid = (unsigned)(blocks < most ? blocks : most);
-    bool known = ocd_cuda_dispatch_type(ocd_dtype_scalar(f->dst.dtype), [&](auto t) {
-        typedef typename decltype(t)::type T;
-        typedef typename ocd_compute<T>::type C;
-        fold_gather<T><<<grid, THREADS, 0, handle->stream>>>(g, ocd_cuda_scales_of<C>(&scales), (T *)f->y,
-                                                             (const T *)f->x);
-    });
-    if (!known) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s", OCD_REASON_DTYPE);
+    fold_gather<<<grid, THREADS, 0, handle->stream>>>(g, f->alpha, f->beta, f->y, f->x);
     OCD_CUDA_LAUNCHED();
     return CUDNN_STATUS_SUCCESS;
 }

@@ -1,8 +1,9 @@
 /* typed.h: reading and writing scalars of any cudnnDataType_t on the host, and walking a view.
 
    Generic paths load every scalar as float (or double for double data), compute, and store with
-   rounding to the destination type; integer stores round to nearest and saturate, as cuDNN's
-   conversions do. Fast paths for a particular type should be written beside them, not instead. */
+   one rounding to the destination type (half and bfloat16 through core/dtype.h's round-to-odd
+   float, so that a double result is not rounded twice); integer stores round to nearest even and
+   saturate, NaN giving 0, as cuDNN's conversions do. Fast paths for a particular type should be written beside them, not instead. */
 #ifndef OCD_HOST_TYPED_H
 #define OCD_HOST_TYPED_H
 
@@ -42,8 +43,8 @@ static inline void ocd_host_store(cudnnDataType_t t, void *base, int64_t i, doub
     switch (t) {
     case CUDNN_DATA_FLOAT: ((float *)base)[i] = (float)v; return;
     case CUDNN_DATA_DOUBLE: ((double *)base)[i] = v; return;
-    case CUDNN_DATA_HALF: ((uint16_t *)base)[i] = ocd_float_to_half((float)v); return;
-    case CUDNN_DATA_BFLOAT16: ((uint16_t *)base)[i] = ocd_float_to_bf16((float)v); return;
+    case CUDNN_DATA_HALF: ((uint16_t *)base)[i] = ocd_double_to_half(v); return;
+    case CUDNN_DATA_BFLOAT16: ((uint16_t *)base)[i] = ocd_double_to_bf16(v); return;
     case CUDNN_DATA_INT8: case CUDNN_DATA_INT8x4: case CUDNN_DATA_INT8x32:
         ((int8_t *)base)[i] = (int8_t)ocd_host_saturate(v, -128, 127); return;
     case CUDNN_DATA_UINT8: case CUDNN_DATA_UINT8x4:

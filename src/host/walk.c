@@ -104,10 +104,10 @@ void ocd_host_blend_run(cudnnDataType_t t, void *base, int64_t stride, int64_t n
             for (int64_t i = 0; i < len; i++) ((double *)b)[i * stride] = v[i];
             break;
         case CUDNN_DATA_HALF:
-            for (int64_t i = 0; i < len; i++) ((uint16_t *)b)[i * stride] = ocd_float_to_half((float)v[i]);
+            for (int64_t i = 0; i < len; i++) ((uint16_t *)b)[i * stride] = ocd_double_to_half(v[i]);
             break;
         case CUDNN_DATA_BFLOAT16:
-            for (int64_t i = 0; i < len; i++) ((uint16_t *)b)[i * stride] = ocd_float_to_bf16((float)v[i]);
+            for (int64_t i = 0; i < len; i++) ((uint16_t *)b)[i * stride] = ocd_double_to_bf16(v[i]);
             break;
         default:
             for (int64_t i = 0; i < len; i++) ocd_host_store(t, b, i * stride, v[i]);

@@ -10,7 +10,10 @@
    - cudnnSetTensor: the value has y's data type (for the vector types, one scalar of the
      vector's scalar type); every addressed element is written.
    - cudnnAddTensor: "each dimension of A must match the corresponding dimension of C or be 1";
-     A and C of the same data type (BAD_PARAM); more than 5 dimensions: NOT_SUPPORTED.
+     more than 5 dimensions: NOT_SUPPORTED. The text returns BAD_PARAM when A and C differ in
+     data type; but the call is cudnnTransformTensor's with a broadcast, which converts (a float
+     bias onto half data is well defined), so any two types it takes are accepted here too and
+     logged at info level (INT64: NOT_SUPPORTED).
    - cudnnOpTensor: C = op(alpha1 * A, alpha2 * B) + beta * C; A's dims equal C's, B's equal
      C's or are 1 (BAD_PARAM); A and B of one type (BAD_PARAM); B is ignored by SQRT and NOT; the
      supported (compType, A/B, C) combinations are the table below, anything else and more than
@@ -169,12 +172,13 @@ cudnnStatus_t CUDNNWINAPI cudnnAddTensor(cudnnHandle_t handle, const void *alpha
     struct ocd_tensor_view av, cv;
     OCD_TRY(ocd_check_blend_args(handle, alpha, aDesc, "aDesc", A, beta, cDesc, "cDesc", C, &av, &cv));
     OCD_TRY(ocd_check_broadcast(&av, "aDesc", &cv, "cDesc"));
-    if (av.dtype != cv.dtype)
-        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "aDesc is %s and cDesc %s: the data types must be the same",
-                        ocd_dtype_name(av.dtype), ocd_dtype_name(cv.dtype));
     OCD_TRY(check_rank(&cv, "cDesc"));
+    OCD_TRY(ocd_check_compute_type(&av, "aDesc"));
     OCD_TRY(ocd_check_compute_type(&cv, "cDesc"));
     OCD_TRY(ocd_check_alias(C, &cv, "C", A, &av, "A", read_of(&av, &cv)));
+    if (ocd_dtype_scalar(av.dtype) != ocd_dtype_scalar(cv.dtype))
+        ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "adding %s to %s (the 8.2 text asks for one type)",
+                        ocd_dtype_name(av.dtype), ocd_dtype_name(cv.dtype));
     return ocd_ewise_copy(handle, alpha, &av, A, beta, &cv, C, "cudnnAddTensor");
 }
 

@@ -10,7 +10,8 @@
    blend: the scale in place (cudnnScaleTensor), per-channel bias adds in NCHW (a value per row)
    and NHWC (a row of values), binary ops of two full tensors, of a per-channel bias and of a
    plane an image, rows shorter than a block's segment (decoded pack by pack) and longer (decoded
-   once), a single row whose length is not a whole number of packs (its tail), in float and half.
+   once), a single row whose length is not a whole number of packs (its tail), in float and half,
+   and the conversions between them (y of one type, the inputs of the other).
    y is poisoned (NaN) where it is not blended. The reference computes in double from the inputs
    as stored; a result must be within one rounding of the type (and of the float arithmetic) of
    it. Prints a line per case; exits 1 if any differs. */
@@ -73,20 +74,20 @@ template <typename T> double emu_tolerance(double m)
     return 2 * ulp * fmax(fabs(m), 1e-3);
 }
 
-/* The launch of launch_rows<T, T, N, OP>: the kernel rows_kernel_for chooses, every thread of
+/* The launch of launch_rows<Ty, Ta, N, OP>: the kernel rows_kernel_for chooses, every thread of
    `blocks` blocks of THREADS. */
-template <typename T, int OP> void emu_launch(const struct ocd_ewise *e, unsigned blocks)
+template <typename Ty, typename Ta, int OP> void emu_launch(const struct ocd_ewise *e, unsigned blocks)
 {
-    const int N = 16 / sizeof(T);
-    typedef typename ocd_compute<T>::type C;
+    const int N = 16 / (sizeof(Ty) > sizeof(Ta) ? sizeof(Ty) : sizeof(Ta));
+    typedef typename ocd_compute_pair<Ty, Ta>::type C;
     const rows_args g = rows_args_of(e, N);
     const ocd_cuda_scales<C> s = ocd_cuda_scales_of<C>(e);
-    T *y = (T *)e->y.data;
-    const T *a = (const T *)e->a.data, *b = (const T *)e->b.data;
-    rows_kernel_for<T, N, OP>(e, [&](auto unroll, auto form, auto blend) {
+    Ty *y = (Ty *)e->y.data;
+    const Ta *a = (const Ta *)e->a.data, *b = (const Ta *)e->b.data;
+    rows_kernel_for<Ty, Ta, N, OP>(e, [&](auto unroll, auto form, auto blend) {
         for (unsigned block = 0; block < blocks; block++)
             for (uint32_t t = 0; t < THREADS; t++)
-                rows_thread<T, T, N, OP, decltype(unroll)::value, decltype(form)::value, decltype(blend)::value>(
+                rows_thread<Ty, Ta, N, OP, decltype(unroll)::value, decltype(form)::value, decltype(blend)::value>(
                     g, s, y, a, b, block, blocks, THREADS, t);
     });
 }
@@ -94,20 +95,21 @@ template <typename T, int OP> void emu_launch(const struct ocd_ewise *e, unsigne
 /* y = alpha1 a (+ alpha2 b for ADD) + beta y over y's dims (a, b broadcast where their dims are
    1): a is y itself when in_place (the scale). form: the rows_form the launch must take. Returns
    whether every element is right. */
-template <typename T, int OP>
-bool emu_case(const char *name, cudnnDataType_t dtype, const int ydims[4], const int adims[4], const int bdims[4],
-              cudnnTensorFormat_t format, bool in_place, double alpha1, double alpha2, double beta, int form)
+template <typename Ty, typename Ta, int OP>
+bool emu_case(const char *name, cudnnDataType_t ytype, cudnnDataType_t atype, const int ydims[4], const int adims[4],
+              const int bdims[4], cudnnTensorFormat_t format, bool in_place, double alpha1, double alpha2, double beta,
+              int form)
 {
-    emu_tensor<T> y(dtype, ydims, format), a(dtype, adims, format), b(dtype, bdims, format);
-    for (T &v : a.data) v = emu_store<T>(emu_random(-2, 2));
-    for (T &v : b.data) v = emu_store<T>(emu_random(-2, 2));
-    for (T &v : y.data) v = emu_store<T>(beta != 0 || in_place ? emu_random(-2, 2) : NAN);
-    const std::vector<T> y0 = y.data;
-    emu_tensor<T> &src = in_place ? y : a;
+    emu_tensor<Ty> y(ytype, ydims, format);
+    emu_tensor<Ta> a(atype, adims, format), b(atype, bdims, format);
+    for (Ta &v : a.data) v = emu_store<Ta>(emu_random(-2, 2));
+    for (Ta &v : b.data) v = emu_store<Ta>(emu_random(-2, 2));
+    for (Ty &v : y.data) v = emu_store<Ty>(beta != 0 || in_place ? emu_random(-2, 2) : NAN);
+    const std::vector<Ty> y0 = y.data;
     struct ocd_ewise e;
-    ocd_ewise_build(&e, (enum ocd_ewise_op)OP, &y.v, &src.v, OP == OCD_EWISE_ADD ? &b.v : NULL);
+    ocd_ewise_build(&e, (enum ocd_ewise_op)OP, &y.v, in_place ? &y.v : &a.v, OP == OCD_EWISE_ADD ? &b.v : NULL);
     e.y.data = y.data.data();
-    e.a.data = src.data.data();
+    e.a.data = in_place ? (const void *)y.data.data() : (const void *)a.data.data();
     e.b.data = b.data.data();
     e.alpha1 = alpha1;
     e.alpha2 = alpha2;
@@ -121,9 +123,9 @@ bool emu_case(const char *name, cudnnDataType_t dtype, const int ydims[4], const
         printf("%-58s FAIL (form %d, not %d)\n", name, rows_form_of(&e), form);
         return false;
     }
-    emu_launch<T, OP>(&e, 3);
+    emu_launch<Ty, Ta, OP>(&e, 3);
 
-    emu_tensor<T> before(dtype, ydims, format);
+    emu_tensor<Ty> before(ytype, ydims, format);
     before.data = y0;
     int64_t bad = 0, n = 0, i[4];
     for (i[0] = 0; i[0] < ydims[0]; i[0]++)
@@ -135,7 +137,7 @@ bool emu_case(const char *name, cudnnDataType_t dtype, const int ydims[4], const
                     if (OP == OCD_EWISE_ADD) want += alpha2 * emu_value(b.at(i));
                     if (beta != 0) want += beta * old;
                     double got = emu_value(y.at(i));
-                    if (!(fabs(got - want) <= emu_tolerance<T>(want))) {
+                    if (!(fabs(got - want) <= emu_tolerance<Ty>(want))) {
                         if (bad++ == 0)
                             printf("    first wrong at (%lld,%lld,%lld,%lld): got %.9g, want %.9g\n", (long long)i[0],
                                    (long long)i[1], (long long)i[2], (long long)i[3], got, want);
@@ -145,8 +147,10 @@ bool emu_case(const char *name, cudnnDataType_t dtype, const int ydims[4], const
     return bad == 0;
 }
 
-template <typename T> bool emu_type(cudnnDataType_t dtype, const char *tname)
+/* The cases of y of Ty from inputs of Ta (in place: Ty == Ta only). */
+template <typename Ty, typename Ta> bool emu_type(cudnnDataType_t ytype, cudnnDataType_t atype, const char *tname)
 {
+    const bool same = std::is_same<Ty, Ta>::value;
     const int small[4] = {2, 3, 8, 3}, large[4] = {2, 4, 96, 96}, row[4] = {1, 1, 1, 8 * 37 + 5};
     const int bias_small[4] = {1, 3, 1, 1}, bias_large[4] = {1, 4, 1, 1}, bias_nhwc[4] = {1, 48, 1, 1};
     const int nhwc[4] = {3, 48, 9, 11}; /* rows of 48 channels */
@@ -156,10 +160,12 @@ template <typename T> bool emu_type(cudnnDataType_t dtype, const char *tname)
     bool ok = true;
 #define EMU_CASE(label, OP, ...)                                         \
     snprintf(name, sizeof name, "%s: %s", tname, label);               \
-    ok &= emu_case<T, OP>(name, dtype, __VA_ARGS__)
+    ok &= emu_case<Ty, Ta, OP>(name, ytype, atype, __VA_ARGS__)
     /* ROWS_FLAT */
-    EMU_CASE("scale in place", C, large, large, large, CUDNN_TENSOR_NCHW, true, 1.5, 0, 0, ROWS_FLAT);
-    EMU_CASE("scale in place, few packs", C, small, small, small, CUDNN_TENSOR_NCHW, true, -0.75, 0, 0, ROWS_FLAT);
+    if (same) {
+        EMU_CASE("scale in place", C, large, large, large, CUDNN_TENSOR_NCHW, true, 1.5, 0, 0, ROWS_FLAT);
+        EMU_CASE("scale in place, few packs", C, small, small, small, CUDNN_TENSOR_NCHW, true, -0.75, 0, 0, ROWS_FLAT);
+    }
     EMU_CASE("copy, one row with a tail", C, row, row, row, CUDNN_TENSOR_NCHW, false, 2, 0, 0, ROWS_FLAT);
     EMU_CASE("bias add NHWC", C, nhwc, bias_nhwc, nhwc, CUDNN_TENSOR_NHWC, false, 1, 0, -0.5, ROWS_FLAT);
     EMU_CASE("copy, blended", C, large, large, large, CUDNN_TENSOR_NCHW, false, 0.5, 0, -1, ROWS_FLAT);
@@ -188,8 +194,10 @@ template <typename T> bool emu_type(cudnnDataType_t dtype, const char *tname)
 
 int main()
 {
-    bool ok = emu_type<float>(CUDNN_DATA_FLOAT, "float");
-    ok &= emu_type<__half>(CUDNN_DATA_HALF, "half");
+    bool ok = emu_type<float, float>(CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, "float");
+    ok &= emu_type<__half, __half>(CUDNN_DATA_HALF, CUDNN_DATA_HALF, "half");
+    ok &= emu_type<__half, float>(CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, "float -> half");
+    ok &= emu_type<float, __half>(CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, "half -> float");
     printf("%s\n", ok ? "all cases ok" : "SOME CASES FAILED");
     return ok ? 0 : 1;
 }
