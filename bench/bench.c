@@ -11,9 +11,9 @@
    Problem strings: "op=<op> key=value ...", one space between, the keys exactly those the op lists
    and in its order (that makes the string canonical: one call, one spelling). Values:
      dt      the data type of every tensor: f32, f16, bf16, f64
-     tensor  DIMS[:LAYOUT], DIMS as d0xd1x...; LAYOUT nchw (packed, last dim innermost; the
+     tensor  DIMS[:LAYOUT][@DT], DIMS as d0xd1x...; LAYOUT nchw (packed, last dim innermost; the
              default) or nhwc (packed channels-last: dim 1 innermost, then the last dims, dim 0
-             outermost)
+             outermost); DT this tensor's data type where it is not dt's (a converting transform)
      alpha, beta, value...  decimal numbers (value has the tensor's type, as cudnnSetTensor takes it)
    The convolutions (convfwd, convbwdd, convbwdf) take the shape as numbers instead (n c h w k r s
    pad stride dil) and layout=nchw|nhwc; see setup_conv. Suites: ceiling, tensor, resnet50 (its
@@ -487,9 +487,18 @@ static const char *add_tensor_dt(struct call *c, const char *spec, const struct 
     return NULL;
 }
 
+/* A tensor spec with its own data type after '@' (see the top) gets that type, else the call's. */
 static const char *add_tensor_spec(struct call *c, const char *spec)
 {
-    return add_tensor_dt(c, spec, c->dt);
+    const char *at = strchr(spec, '@');
+    if (!at) return add_tensor_dt(c, spec, c->dt);
+    char dims[256];
+    if ((size_t)(at - spec) >= sizeof dims) return "tensor spec too long";
+    memcpy(dims, spec, (size_t)(at - spec));
+    dims[at - spec] = '\0';
+    for (size_t i = 0; i < ARRAY_LEN(dtypes); i++)
+        if (strcmp(dtypes[i].name, at + 1) == 0) return add_tensor_dt(c, dims, &dtypes[i]);
+    return "unknown data type after '@' (f32, f16, bf16, f64)";
 }
 
 static const char *add_tensor(struct call *c, const struct problem *p, const char *key)
@@ -1320,6 +1329,9 @@ static const struct bench_case tensor_cases[] = {
     {"transform_nchw_nhwc_f16", TIME_DEVICE, "op=transform dt=f16 x=" T " y=" T_NHWC " alpha=1 beta=0"},
     {"transform_nhwc_nchw_f32", TIME_DEVICE, "op=transform dt=f32 x=" T_NHWC " y=" T " alpha=1 beta=0"},
     {"transform_nhwc_nchw_f16", TIME_DEVICE, "op=transform dt=f16 x=" T_NHWC " y=" T " alpha=1 beta=0"},
+    /* conversions, x read and y written: 768 MiB */
+    {"transform_f32_to_f16", TIME_DEVICE, "op=transform dt=f32 x=" T " y=" T "@f16 alpha=1 beta=0"},
+    {"transform_f16_to_f32", TIME_DEVICE, "op=transform dt=f16 x=" T " y=" T "@f32 alpha=1 beta=0"},
     /* The host cost of one small call (the API's overhead): validation, dispatch, launch. */
     {"latency_add_bias_f32", TIME_HOST_CALL, "op=addtensor dt=f32 x=1x16x1x1 y=1x16x8x8 alpha=1 beta=1"},
     /* The floor under every such call: one device-to-device cudaMemcpyAsync, no cuDNN at all. */

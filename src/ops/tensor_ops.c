@@ -242,7 +242,8 @@ cudnnStatus_t CUDNNWINAPI cudnnGetOpTensorDescriptor(const cudnnOpTensorDescript
 
 /* ---- cudnnOpTensor -------------------------------------------------------------------------------- */
 
-/* The (compType, A and B, C) combinations of the cuDNN 8.2 cudnnOpTensor table. */
+/* The (compType, A and B, C) combinations of the cuDNN 8.2 cudnnOpTensor table (the same set a
+   real caller checks before it calls: OpenVINO's NVIDIA plugin, cudnn_tensor_op_base.cpp). */
 static const cudnnDataType_t op_tensor_types[][3] = {
     {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT},
     {CUDNN_DATA_FLOAT, CUDNN_DATA_INT8, CUDNN_DATA_FLOAT},
