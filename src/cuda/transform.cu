@@ -231,8 +231,9 @@ __global__ void fold_gather(fold_args g, double alpha, double beta, void *y, con
         }
         bool inside = true;
         for (int d = 0; d < g.rank; d++) inside &= src[d] >= 0 && src[d] < g.src_dims[d];
-        double v = inside ? alpha * ocd_cuda_load_as<double>(g.src_type, x, view_offset(g.rank, g.vect_src, g.src_strides, src)) : 0;
+        const int64_t from = view_offset(g.rank, g.vect_src, g.src_strides, src);
         const int64_t to = view_offset(g.rank, g.vect_dst, g.dst_strides, o);
+        double v = inside ? alpha * ocd_cuda_load_as<double>(g.src_type, x, from) : 0;
         if (beta != 0) v += beta * ocd_cuda_load_as<double>(g.dst_type, y, to);
         ocd_cuda_store_as(g.dst_type, y, to, v);
     }
