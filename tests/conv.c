@@ -668,8 +668,9 @@ TEST(conv_cuda_tensor_core_entries_are_reached)
 }
 
 /* The host's CBLAS entry (a build with OPENCUDNN_CBLAS): forward GEMM reaches host:fwd_gemm_cblas
-   on the NCHW float and double problems it takes, and the packed engine (host:fwd_gemm) with
-   the entry switched off; every algorithm is checked against the reference both ways. The shapes
+   on the NCHW float and double problems it takes when OPENCUDNN_HOST_GEMM=cblas overrides the
+   calibration (tests/conv_timing.c tests the race itself), and the packed engine (host:fwd_gemm)
+   with the entry switched off; every algorithm is checked against the reference both ways. The shapes
    are above the size under which the entry leaves the work to the packed engine (a GEMM per
    image and group of 64 x 196 x 576) and cover padding, stride, CONVOLUTION mode, groups, a
    strided x and a 1x1 filter that multiplies x in place (GEMM takes no dilation). */
@@ -700,6 +701,9 @@ TEST(conv_host_cblas_entry_and_packed_engine)
     const char *want = "host:fwd_gemm";
 #endif
     const struct disable_list saved = disable_saved();
+    const char *gemm = getenv("OPENCUDNN_HOST_GEMM");
+    char gemm_saved[64];
+    snprintf(gemm_saved, sizeof gemm_saved, "%s", gemm ? gemm : "");
     for (size_t s = 0; s < sizeof cblas_shapes / sizeof cblas_shapes[0]; s++)
         for (size_t c = 0; c < sizeof cfs / sizeof cfs[0]; c++)
             for (int off = 0; off < 2; off++) {
@@ -708,6 +712,7 @@ TEST(conv_host_cblas_entry_and_packed_engine)
                 snprintf(label, sizeof label, "fwd %s %s%s", cblas_shapes[s].name, cfs[c].cf.name,
                          off ? " cblas off" : "");
                 if (off) setenv("OPENCUDNN_DISABLE", "host:fwd_gemm_cblas", 1);
+                else setenv("OPENCUDNN_HOST_GEMM", "cblas", 1);
                 if (make_problem(&p, &cblas_shapes[s], &cfs[c].cf, cfs[c].variant)) {
                     /* which entry serves GEMM: run it once on poisoned data */
                     size_t ws_bytes = 0;
@@ -725,6 +730,7 @@ TEST(conv_host_cblas_entry_and_packed_engine)
                 }
                 free_problem(&p);
                 if (off) disable_restore(&saved);
+                else setenv("OPENCUDNN_HOST_GEMM", gemm_saved, 1);
             }
 }
 

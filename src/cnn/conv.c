@@ -1,7 +1,7 @@
 /* conv.c: the convolution API of cnn_infer: forward, backward data, the fused
    convolution + bias + activation, their algorithm queries (heuristic, Find, workspace), Im2Col and
    filter reordering; plus the validation and query machinery that conv_train.c (backward filter)
-   shares through ocd_conv_* functions.
+   shares through ocd_conv_* functions. Find's timing and cache are conv_find.c.
 
    Main decision: every entry point validates its arguments into a struct ocd_conv_problem
    (ocd_conv_problem_init: the documented BAD_PARAM / NOT_SUPPORTED rules of each direction) and
@@ -14,7 +14,6 @@
 #include "core/argcheck.h"
 #include "core/dtype.h"
 
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,27 +212,18 @@ void ocd_conv_problem_format(const struct ocd_conv_problem *p, char *buf, size_t
                  ocd_dtype_name(p->compute), (int)p->math, (int)p->w_format, x, w, y);
 }
 
-/* One perf result, direction-independent (the three cuDNN perf structs differ only in the type of
-   algo). */
-struct ocd_conv_perf {
-    int algo;
-    cudnnStatus_t status;
-    float time; /* ms; -1 when not timed */
-    size_t memory;
-    cudnnDeterminism_t determinism;
-    cudnnMathType_t math;
-};
-
 /* ---- execution and queries --------------------------------------------------------------------- */
 
 /* The calling thread's last choice per direction. A call that repeats the previous one of its
    direction exactly (every byte of the problem: shapes, layouts, pointers, scalars; the handle,
-   its backend and device; the algorithm; the environment switches the pick reads) skips the pick
+   its backend and device; the algorithm; the environment switches the pick reads; no Find
+   verdict recorded since, see ocd_conv_race_epoch) skips the pick
    and the workspace query, which plan every candidate entry: once an application has chosen its
    algorithm, a repeated call goes straight to its entry (the host cost of a call is a goal of
    issue 4: bench/results.md, latency_conv_1x1_f16). */
 #define MEMO_ENV_MAX 128
-static const char *const memo_env_names[] = {"OPENCUDNN_DISABLE", "CUDNN_CONV_WSCAP_DBG", "NVIDIA_TF32_OVERRIDE"};
+static const char *const memo_env_names[] = {"OPENCUDNN_DISABLE", "CUDNN_CONV_WSCAP_DBG", "NVIDIA_TF32_OVERRIDE",
+                                              "OPENCUDNN_HOST_GEMM"};
 #define MEMO_ENVS ((int)(sizeof memo_env_names / sizeof memo_env_names[0]))
 
 struct conv_memo {
@@ -241,6 +231,7 @@ struct conv_memo {
     cudnnHandle_t handle;
     enum ocd_backend_kind kind;
     int device, algo;
+    unsigned epoch;
     struct ocd_conv_problem p;
     char env[MEMO_ENVS][MEMO_ENV_MAX];
     const struct ocd_conv_impl *impl;
@@ -265,7 +256,7 @@ static bool memo_matches(const struct conv_memo *m, cudnnHandle_t handle, const 
                          char env[MEMO_ENVS][MEMO_ENV_MAX])
 {
     if (!m->valid || m->handle != handle || m->kind != ocd_handle_kind(handle) || m->device != handle->device ||
-        m->algo != algo)
+        m->algo != algo || m->epoch != ocd_conv_race_epoch())
         return false;
     for (int i = 0; i < MEMO_ENVS; i++)
         if (strcmp(m->env[i], env[i]) != 0) return false;
@@ -305,6 +296,7 @@ cudnnStatus_t ocd_conv_execute(cudnnHandle_t handle, const struct ocd_conv_probl
         need = m->need;
     } else {
         char why[1024];
+        const unsigned epoch = ocd_conv_race_epoch(); /* before the pick: a verdict during it invalidates */
         impl = ocd_conv_pick(handle, p, algo, why, sizeof why);
         if (impl == NULL)
             return ocd_fail(CUDNN_STATUS_NOT_SUPPORTED, op, __FILE__, __LINE__, "%s: %s",
@@ -313,6 +305,7 @@ cudnnStatus_t ocd_conv_execute(cudnnHandle_t handle, const struct ocd_conv_probl
         m->valid = rememberable;
         if (rememberable) {
             m->handle = handle, m->kind = ocd_handle_kind(handle), m->device = handle->device, m->algo = algo;
+            m->epoch = epoch;
             memcpy(&m->p, p, sizeof *p);
             memcpy(m->env, env, sizeof env);
             m->impl = impl, m->need = need;
@@ -344,8 +337,8 @@ cudnnStatus_t ocd_conv_workspace_query(cudnnHandle_t handle, const struct ocd_co
     return CUDNN_STATUS_SUCCESS;
 }
 
-static struct ocd_conv_perf perf_of(cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,
-                                    const struct ocd_conv_impl *impl)
+struct ocd_conv_perf ocd_conv_perf_of(cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,
+                                      const struct ocd_conv_impl *impl)
 {
     struct ocd_conv_perf r = {algo, CUDNN_STATUS_NOT_SUPPORTED, -1.0f, 0, CUDNN_DETERMINISTIC, p->math};
     if (impl != NULL) {
@@ -357,10 +350,8 @@ static struct ocd_conv_perf perf_of(cudnnHandle_t handle, const struct ocd_conv_
     return r;
 }
 
-/* Every algorithm once: those with an entry first (in the order of their first entry in the
-   table, the heuristic), then the rest as NOT_SUPPORTED in enum order. Returns the count. */
-static int rank_algorithms(cudnnHandle_t handle, const struct ocd_conv_problem *p, struct ocd_conv_perf *out,
-                           const struct ocd_conv_impl **impls)
+int ocd_conv_rank_algorithms(cudnnHandle_t handle, const struct ocd_conv_problem *p, struct ocd_conv_perf *out,
+                             const struct ocd_conv_impl **impls)
 {
     const struct ocd_conv_table *t = ocd_conv_table(p->dir);
     int count = ocd_conv_algo_count(p->dir), n = 0;
@@ -373,13 +364,13 @@ static int rank_algorithms(cudnnHandle_t handle, const struct ocd_conv_problem *
             if (impl != &t->impls[e]) continue; /* an earlier entry or none serves it */
             listed[a] = true;
             impls[n] = impl;
-            out[n++] = perf_of(handle, p, a, impl);
+            out[n++] = ocd_conv_perf_of(handle, p, a, impl);
         }
     }
     for (int a = 0; a < count; a++) {
         if (listed[a]) continue;
         impls[n] = NULL;
-        out[n++] = perf_of(handle, p, a, NULL);
+        out[n++] = ocd_conv_perf_of(handle, p, a, NULL);
     }
     return n;
 }
@@ -390,169 +381,10 @@ static void heuristic(cudnnHandle_t handle, const struct ocd_conv_problem *p, in
 {
     struct ocd_conv_perf all[16];
     const struct ocd_conv_impl *impls[16];
-    int n = rank_algorithms(handle, p, all, impls);
+    int n = ocd_conv_rank_algorithms(handle, p, all, impls);
     n = OCD_MIN(n, requested);
     memcpy(perf, all, sizeof *perf * (size_t)n);
     *returned = n;
-}
-
-/* ---- Find: timing, and the cache of its results ----------------------------------------------- */
-
-#define FIND_CACHE_SIZE 64
-
-struct find_cache_entry {
-    char key[1536];
-    int count;
-    struct ocd_conv_perf perf[16];
-};
-
-static pthread_mutex_t find_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct find_cache_entry find_cache[FIND_CACHE_SIZE];
-static int find_cache_next;
-
-/* The cache key: the problem, the backend and device, the entries switched off, the workspace
-   cap, and for Ex the workspace the user offers (they decide which algorithms can run). */
-static void find_key(cudnnHandle_t handle, const struct ocd_conv_problem *p, bool user_buffers,
-                     size_t workspace_bytes, char *key, size_t size)
-{
-    char desc[1024];
-    const char *off = getenv("OPENCUDNN_DISABLE"), *cap = getenv("CUDNN_CONV_WSCAP_DBG");
-    ocd_conv_problem_format(p, desc, sizeof desc);
-    snprintf(key, size, "%s:%d|%s|%s|%s|%zu", handle->backend->name, handle->device, off ? off : "", cap ? cap : "",
-             user_buffers ? "ex" : "own", user_buffers ? workspace_bytes : 0);
-    size_t used = strlen(key);
-    if (used + 1 < size) snprintf(key + used, size - used, "|%s", desc);
-}
-
-static bool find_cached(const char *key, int *count, struct ocd_conv_perf *perf)
-{
-    bool hit = false;
-    pthread_mutex_lock(&find_lock);
-    for (int i = 0; i < FIND_CACHE_SIZE && !hit; i++) {
-        if (find_cache[i].count > 0 && strcmp(find_cache[i].key, key) == 0) {
-            *count = find_cache[i].count;
-            memcpy(perf, find_cache[i].perf, sizeof find_cache[i].perf);
-            hit = true;
-        }
-    }
-    pthread_mutex_unlock(&find_lock);
-    return hit;
-}
-
-static void find_store(const char *key, int count, const struct ocd_conv_perf *perf)
-{
-    pthread_mutex_lock(&find_lock);
-    struct find_cache_entry *e = &find_cache[find_cache_next];
-    find_cache_next = (find_cache_next + 1) % FIND_CACHE_SIZE;
-    snprintf(e->key, sizeof e->key, "%s", key);
-    e->count = count;
-    memcpy(e->perf, perf, sizeof e->perf);
-    pthread_mutex_unlock(&find_lock);
-}
-
-struct timed_run {
-    cudnnHandle_t handle;
-    const struct ocd_conv_impl *impl;
-    const struct ocd_conv_problem *p;
-    void *workspace;
-    size_t workspace_bytes;
-};
-
-static cudnnStatus_t timed_run(void *ctx)
-{
-    struct timed_run *t = ctx;
-    return t->impl->base.run(t->handle, t->p, t->workspace, t->workspace_bytes);
-}
-
-/* Successes by time, then failures, then NOT_SUPPORTED; stable within each class. */
-static int perf_class(const struct ocd_conv_perf *r)
-{
-    return r->status == CUDNN_STATUS_SUCCESS ? 0 : r->status == CUDNN_STATUS_NOT_SUPPORTED ? 2 : 1;
-}
-
-static void sort_perf(struct ocd_conv_perf *perf, int n)
-{
-    for (int i = 1; i < n; i++) {
-        struct ocd_conv_perf r = perf[i];
-        int j = i;
-        while (j > 0) {
-            const struct ocd_conv_perf *q = &perf[j - 1];
-            int cr = perf_class(&r), cq = perf_class(q);
-            if (cq < cr || (cq == cr && (cr != 0 || q->time <= r.time))) break;
-            perf[j] = perf[j - 1];
-            j--;
-        }
-        perf[j] = r;
-    }
-}
-
-/* Allocates a sample buffer for a view on the device, zero-filled so that timings see no NaN or
-   denormal data. */
-static cudnnStatus_t sample_buffer(cudnnHandle_t handle, const struct ocd_tensor_view *v, void **out)
-{
-    size_t bytes = (size_t)ocd_view_span_bytes(v);
-    void *zeros = calloc(1, bytes);
-    if (zeros == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate %zu bytes", bytes);
-    cudnnStatus_t status = ocd_backend_alloc(handle, out, bytes);
-    if (status == CUDNN_STATUS_SUCCESS) {
-        status = ocd_backend_copy(handle, *out, zeros, bytes, OCD_COPY_FROM_HOST);
-        if (status != CUDNN_STATUS_SUCCESS) {
-            ocd_backend_release(handle, *out);
-            *out = NULL;
-        }
-    }
-    free(zeros);
-    return status;
-}
-
-/* Times every algorithm that runs, fastest first, then the others; results cached per problem. */
-static cudnnStatus_t find(cudnnHandle_t handle, struct ocd_conv_problem *p, int requested, int *returned,
-                          struct ocd_conv_perf *perf, bool user_buffers, void *workspace, size_t workspace_bytes,
-                          const char *op)
-{
-    char key[1536];
-    struct ocd_conv_perf all[16];
-    int n = 0;
-    find_key(handle, p, user_buffers, workspace_bytes, key, sizeof key);
-    if (!find_cached(key, &n, all)) {
-        const struct ocd_conv_impl *impls[16];
-        n = rank_algorithms(handle, p, all, impls);
-        void *samples[3] = {NULL, NULL, NULL};
-        cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
-        if (!user_buffers) {
-            p->alpha = 1, p->beta = 0;
-            status = sample_buffer(handle, &p->x, &samples[0]);
-            if (status == CUDNN_STATUS_SUCCESS) status = sample_buffer(handle, &p->w, &samples[1]);
-            if (status == CUDNN_STATUS_SUCCESS) status = sample_buffer(handle, &p->y, &samples[2]);
-            p->x_data = samples[0], p->w_data = samples[1], p->y_data = samples[2];
-        }
-        for (int i = 0; i < n && status == CUDNN_STATUS_SUCCESS; i++) {
-            if (impls[i] == NULL) continue;
-            struct timed_run t = {handle, impls[i], p, workspace, workspace_bytes};
-            if (!user_buffers && all[i].memory > 0) {
-                if (ocd_backend_alloc(handle, &t.workspace, all[i].memory) != CUDNN_STATUS_SUCCESS) {
-                    all[i].status = CUDNN_STATUS_ALLOC_FAILED;
-                    continue;
-                }
-                t.workspace_bytes = all[i].memory;
-            } else if (user_buffers && (all[i].memory > workspace_bytes || (all[i].memory > 0 && workspace == NULL))) {
-                all[i].status = CUDNN_STATUS_ALLOC_FAILED; /* the documented status of a too small workspace */
-                continue;
-            }
-            all[i].status = ocd_backend_time(handle, timed_run, &t, &all[i].time);
-            if (all[i].status != CUDNN_STATUS_SUCCESS) all[i].time = -1.0f;
-            if (!user_buffers) ocd_backend_release(handle, t.workspace);
-        }
-        for (int b = 0; b < 3; b++) ocd_backend_release(handle, samples[b]);
-        if (status != CUDNN_STATUS_SUCCESS)
-            return ocd_fail(status, op, __FILE__, __LINE__, "cannot allocate the sample buffers");
-        sort_perf(all, n);
-        find_store(key, n, all);
-    }
-    n = OCD_MIN(n, requested);
-    memcpy(perf, all, sizeof *perf * (size_t)n);
-    *returned = n;
-    return CUDNN_STATUS_SUCCESS;
 }
 
 /* The three perf structs of the API differ only in the enum type of algo; one layout serves them. */
@@ -562,7 +394,7 @@ _Static_assert(sizeof(cudnnConvolutionFwdAlgoPerf_t) == sizeof(cudnnConvolutionB
                    offsetof(cudnnConvolutionBwdFilterAlgoPerf_t, mathType) == offsetof(cudnnConvolutionFwdAlgoPerf_t, mathType),
                "the convolution perf structs share one layout");
 
-static void export_perf(const struct ocd_conv_perf *src, int n, void *dst)
+void ocd_conv_export_perf(const struct ocd_conv_perf *src, int n, void *dst)
 {
     for (int i = 0; i < n; i++) {
         cudnnConvolutionFwdAlgoPerf_t r;
@@ -591,19 +423,7 @@ cudnnStatus_t ocd_conv_get_algorithms(cudnnHandle_t handle, const struct ocd_con
     struct ocd_conv_perf perf[16];
     int n = 0;
     heuristic(handle, p, requested, &n, perf);
-    export_perf(perf, n, perf_results);
-    *returned = n;
-    return CUDNN_STATUS_SUCCESS;
-}
-
-cudnnStatus_t ocd_conv_find_algorithms(cudnnHandle_t handle, struct ocd_conv_problem *p, int requested, int *returned,
-                                       void *perf_results, bool user_buffers, void *workspace, size_t workspace_bytes,
-                                       const char *op)
-{
-    struct ocd_conv_perf perf[16];
-    int n = 0;
-    OCD_TRY(find(handle, p, requested, &n, perf, user_buffers, workspace, workspace_bytes, op));
-    export_perf(perf, n, perf_results);
+    ocd_conv_export_perf(perf, n, perf_results);
     *returned = n;
     return CUDNN_STATUS_SUCCESS;
 }

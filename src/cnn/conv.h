@@ -107,12 +107,24 @@ int64_t ocd_conv_spatial(const struct ocd_conv_shape *s, const int64_t *dims);
 
 /* ---- the registry ------------------------------------------------------------------------------ */
 
+/* How an entry that races the next entry serving its algorithm stands on a problem. */
+enum ocd_conv_race {
+    OCD_CONV_RACE_WINS,  /* expected faster: it runs the problem */
+    OCD_CONV_RACE_LOSES, /* expected slower: the next entry runs it */
+    OCD_CONV_RACE_FORCED /* a user's setting makes it run the problem, whatever Find measured */
+};
+
 struct ocd_conv_impl {
     /* name, backend, applies, workspace, run; base.algo is unused (-1): see algos */
     struct ocd_impl base;
     unsigned algos; /* bit a set: serves algorithm enum a of the table's direction */
     cudnnDeterminism_t determinism;
     bool tensor_ops; /* uses tensor cores: needs a math type that allows them */
+    /* Optional, for an entry that differs from the next entry serving the same algorithm in
+       speed only (the host's CBLAS GEMM against the built-in engine): asked after applies, an
+       estimate (a measurement, a size rule) of whether it should run the problem. Find times
+       both on the problem, and its verdict overrules the estimate (not FORCED). */
+    enum ocd_conv_race (*race)(cudnnHandle_t handle, const struct ocd_conv_problem *p);
 };
 
 struct ocd_conv_table {
@@ -134,6 +146,19 @@ const char *ocd_conv_algo_rejects(const struct ocd_conv_problem *p, int algo);
    (the documented restriction or the reasons of every entry). Logs each skipped entry. */
 const struct ocd_conv_impl *ocd_conv_pick(cudnnHandle_t handle, const struct ocd_conv_problem *p,
                                           int algo, char *why, size_t why_size);
+
+/* For Find: when the entry the pick reaches first for `algo` races (and is not FORCED), that
+   entry (*racer, whether its estimate won or lost) and the entry that runs when it is passed
+   over (*rival); false when the algorithm has no such pair for the problem. */
+bool ocd_conv_race_pair(cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,
+                        const struct ocd_conv_impl **racer, const struct ocd_conv_impl **rival);
+
+/* Find's verdicts on races (conv_find.c), per problem string and algorithm: recorded after Find
+   timed a racer against its rival, followed by the pick from then on. A verdict lookup returns
+   false when none exists. The epoch changes with every verdict recorded. */
+void ocd_conv_race_record(const struct ocd_conv_problem *p, int algo, bool racer_won);
+bool ocd_conv_race_verdict(const struct ocd_conv_problem *p, int algo, bool *racer_won);
+unsigned ocd_conv_race_epoch(void);
 
 /* Workspace bytes an entry needs for the problem. */
 size_t ocd_conv_impl_workspace(cudnnHandle_t handle, const struct ocd_conv_impl *impl,
@@ -202,6 +227,28 @@ cudnnStatus_t ocd_conv_workspace_query(cudnnHandle_t handle, const struct ocd_co
                                        int algo, size_t *bytes, const char *op);
 
 
+/* One perf result, direction-independent (the three cuDNN perf structs differ only in the type of
+   algo). */
+struct ocd_conv_perf {
+    int algo;
+    cudnnStatus_t status;
+    float time; /* ms; -1 when not timed */
+    size_t memory;
+    cudnnDeterminism_t determinism;
+    cudnnMathType_t math;
+};
+
+/* The perf result of `algo` run by impl (NULL: NOT_SUPPORTED), untimed. */
+struct ocd_conv_perf ocd_conv_perf_of(cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,
+                                      const struct ocd_conv_impl *impl);
+/* Every algorithm once: those with an entry first (in the order of their first entry in the
+   table, the heuristic), then the rest as NOT_SUPPORTED in enum order, with the entry of each
+   (NULL for the rest). Returns the count. */
+int ocd_conv_rank_algorithms(cudnnHandle_t handle, const struct ocd_conv_problem *p, struct ocd_conv_perf *out,
+                             const struct ocd_conv_impl **impls);
+/* Writes n results to the API's perf struct array of any direction (the three share one layout). */
+void ocd_conv_export_perf(const struct ocd_conv_perf *src, int n, void *dst);
+
 /* cudnnGet*Algorithm_v7: every algorithm once, those that run first in table order, then the
    others (NOT_SUPPORTED), at most `requested`, written to the API's perf struct array of the
    direction (the three share one layout). */
@@ -211,10 +258,13 @@ cudnnStatus_t ocd_conv_get_algorithms(cudnnHandle_t handle, const struct ocd_con
 /* The algorithm the heuristic ranks first, or -1 when none runs. */
 int ocd_conv_preferred_algo(cudnnHandle_t handle, const struct ocd_conv_problem *p);
 
-/* cudnnFind*Algorithm(Ex): times every algorithm that runs, fastest first, then the others.
-   Without user buffers it allocates samples and workspace itself (ALLOC_FAILED when it cannot);
-   with them (Ex: p's data set) it runs in the user's buffers, and an algorithm needing more
-   workspace than offered reports ALLOC_FAILED. Results are cached per problem string. */
+/* cudnnFind*Algorithm(Ex) (conv_find.c): times every algorithm that runs, fastest first, then the
+   others. Each runs once untimed (library loading, thread start-up, first touch of memory), then
+   its best of up to three timed runs is reported. Without user buffers it allocates samples and
+   workspace itself (ALLOC_FAILED when it cannot); with them (Ex: p's data set) it runs in the
+   user's buffers, and an algorithm needing more workspace than offered reports ALLOC_FAILED.
+   Where a racing entry and its rival both serve an algorithm, both are timed, the faster is
+   reported and recorded as the verdict. Results are cached per problem string. */
 cudnnStatus_t ocd_conv_find_algorithms(cudnnHandle_t handle, struct ocd_conv_problem *p, int requested, int *returned,
                                        void *perf_results, bool user_buffers, void *workspace, size_t workspace_bytes,
                                        const char *op);

@@ -7,7 +7,8 @@
    which algorithms a backend implements. The host backend implements the matrix-product family
    (IMPLICIT_GEMM, IMPLICIT_PRECOMP_GEMM, GEMM, the backward ALGO_0/1/3) with its packed GEMM
    engine (forward GEMM through a CBLAS library where one was built in and wins) and DIRECT with
-   plain loops; the CUDA backend has tensor-core entries (cuBLAS GEMMs for
+   plain loops (the CBLAS entry races the packed engine: ocd_conv_race_pair and Find's verdicts);
+   the CUDA backend has tensor-core entries (cuBLAS GEMMs for
    1x1 filters, implicit-GEMM kernels, im2col + cuBLAS GEMM) ahead of a direct reference kernel
    serving all of that family. FFT and Winograd algorithms have no entry on either backend yet. */
 #include "cnn/conv.h"
@@ -29,7 +30,7 @@
 /* ---- the tables ------------------------------------------------------------------------------- */
 
 #define HOST_ENTRY(name_, algos_, run_, ws_)                                                   \
-    {{name_, OCD_BACKEND_HOST, -1, NULL, ws_, run_}, algos_, CUDNN_DETERMINISTIC, false}
+    {{name_, OCD_BACKEND_HOST, -1, NULL, ws_, run_}, algos_, CUDNN_DETERMINISTIC, false, NULL}
 
 #ifdef OCD_HAVE_CUDA
 /* The tensor-core entries of the CUDA backend (cuda/conv_igemm.h), most specialised first: cuBLAS
@@ -41,7 +42,7 @@
    ALGO_1, BWD_FILTER ALGO_1), and forward IMPLICIT_GEMM where it needs no workspace (the pick
    enforces that for every IMPLICIT_GEMM entry). */
 #define CUDA_ENTRY(name_, algos_, applies_, ws_, run_, tc_)                                     \
-    {{name_, OCD_BACKEND_CUDA, -1, applies_, ws_, run_}, algos_, CUDNN_DETERMINISTIC, tc_},
+    {{name_, OCD_BACKEND_CUDA, -1, applies_, ws_, run_}, algos_, CUDNN_DETERMINISTIC, tc_, NULL},
 #define CUBLAS_1X1_ENTRIES(dir_, algos_)                                                        \
     CUDA_ENTRY("cuda:" dir_ "_gemm1x1_cublas_tc", algos_, ocd_cuda_conv_gemm1x1_applies_tc,     \
                ocd_cuda_conv_cublas_workspace, ocd_cuda_conv_cublas_run_tc, true)               \
@@ -74,11 +75,11 @@
 
 static const struct ocd_conv_impl fwd_impls[] = {
 #ifdef OCD_HAVE_CBLAS
-    /* first: where it applies it beats the packed engine (bench/results.md), so the heuristic
-       offers GEMM first there */
+    /* first, racing the packed engine: where it wins (a measurement, see conv_cblas.c) the
+       heuristic offers GEMM first; where it loses, GEMM goes to host:fwd_gemm */
     {{"host:fwd_gemm_cblas", OCD_BACKEND_HOST, -1, ocd_host_conv_cblas_applies, ocd_host_conv_cblas_workspace,
       ocd_host_conv_cblas},
-     BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM), CUDNN_DETERMINISTIC, false},
+     BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM), CUDNN_DETERMINISTIC, false, ocd_host_conv_cblas_race},
 #endif
     HOST_ENTRY("host:fwd_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM),
                ocd_host_conv_gemm_precomp, ocd_host_conv_gemm_precomp_workspace),
@@ -97,7 +98,7 @@ static const struct ocd_conv_impl fwd_impls[] = {
     {{"cuda:fwd_direct", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_direct},
      BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) |
          BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_DIRECT),
-     CUDNN_DETERMINISTIC, false},
+     CUDNN_DETERMINISTIC, false, NULL},
 #endif
 };
 
@@ -119,7 +120,7 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
     OCD_IGEMM_TILES(DGRAD_IGEMM_TF32)
     CUBLAS_IM2COL_ENTRIES("dgrad", DGRAD_GEMM_ALGOS)
     {{"cuda:dgrad_direct", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_direct},
-     BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), CUDNN_DETERMINISTIC, false},
+     BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), CUDNN_DETERMINISTIC, false, NULL},
 #endif
 };
 
@@ -140,7 +141,7 @@ static const struct ocd_conv_impl bwd_filter_impls[] = {
     {{"cuda:wgrad_direct", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_direct},
      BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1) |
          BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3),
-     CUDNN_DETERMINISTIC, false},
+     CUDNN_DETERMINISTIC, false, NULL},
 #endif
 };
 
@@ -368,9 +369,9 @@ static bool over_workspace_cap(const char *cap, size_t bytes)
     return mib >= 0 && (double)bytes > mib * 1048576.0;
 }
 
-/* Why entry e cannot serve algo for p, or NULL when it can. */
-static const char *entry_rejects(cudnnHandle_t handle, const struct ocd_conv_impl *e, const struct ocd_conv_problem *p,
-                                 int algo)
+/* Why entry e cannot serve algo for p, or NULL when it can; a race it loses aside. */
+static const char *entry_unfit(cudnnHandle_t handle, const struct ocd_conv_impl *e, const struct ocd_conv_problem *p,
+                               int algo)
 {
     const char *r = ocd_impl_rejects(handle, &e->base, p);
     if (r == NULL && e->tensor_ops) r = ocd_conv_tensor_ops_rejects(p);
@@ -383,6 +384,47 @@ static const char *entry_rejects(cudnnHandle_t handle, const struct ocd_conv_imp
         else if (ws > 0 && implicit) r = "IMPLICIT_GEMM runs without workspace, and this entry needs some for this problem";
     }
     return r;
+}
+
+/* How a racing entry stands: FORCED, else Find's verdict for the problem where there is one,
+   else the entry's estimate. */
+static enum ocd_conv_race race_standing(cudnnHandle_t handle, const struct ocd_conv_impl *e,
+                                        const struct ocd_conv_problem *p, int algo)
+{
+    enum ocd_conv_race r = e->race(handle, p);
+    bool won;
+    if (r != OCD_CONV_RACE_FORCED && ocd_conv_race_verdict(p, algo, &won))
+        r = won ? OCD_CONV_RACE_WINS : OCD_CONV_RACE_LOSES;
+    return r;
+}
+
+/* Why entry e cannot serve algo for p, or NULL when it can. */
+static const char *entry_rejects(cudnnHandle_t handle, const struct ocd_conv_impl *e, const struct ocd_conv_problem *p,
+                                 int algo)
+{
+    const char *r = entry_unfit(handle, e, p, algo);
+    if (r == NULL && e->race != NULL && race_standing(handle, e, p, algo) == OCD_CONV_RACE_LOSES)
+        r = "slower than the next entry for this problem (measured)";
+    return r;
+}
+
+bool ocd_conv_race_pair(cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,
+                        const struct ocd_conv_impl **racer, const struct ocd_conv_impl **rival)
+{
+    if (ocd_conv_algo_rejects(p, algo) != NULL) return false;
+    const struct ocd_conv_table *t = ocd_conv_table(p->dir);
+    *racer = NULL;
+    for (size_t i = 0; i < t->count; i++) {
+        const struct ocd_conv_impl *e = &t->impls[i];
+        if (!(e->algos & BIT(algo)) || entry_unfit(handle, e, p, algo) != NULL) continue;
+        if (*racer != NULL) {
+            *rival = e;
+            return true;
+        }
+        if (e->race == NULL || e->race(handle, p) == OCD_CONV_RACE_FORCED) return false;
+        *racer = e;
+    }
+    return false;
 }
 
 const struct ocd_conv_impl *ocd_conv_pick(cudnnHandle_t handle, const struct ocd_conv_problem *p,

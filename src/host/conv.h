@@ -7,7 +7,8 @@
    enums name: implicit (index tables built per block, no workspace), implicit precomputed (index
    tables for the whole problem in the workspace) and explicit (the gathered operand
    materialised in the workspace, im2col style). conv_cblas.c (built when a CBLAS library was found):
-   the forward im2col + CBLAS GEMM, for the NCHW-like float and double problems where it wins. */
+   the forward im2col + CBLAS GEMM, for the NCHW-like float and double problems where it wins its
+   race with the packed engine. */
 #ifndef OCD_HOST_CONV_H
 #define OCD_HOST_CONV_H
 
@@ -27,6 +28,7 @@ size_t ocd_host_conv_gemm_explicit_workspace(cudnnHandle_t handle, const void *p
 
 #ifdef OCD_HAVE_CBLAS
 const char *ocd_host_conv_cblas_applies(cudnnHandle_t handle, const void *problem);
+enum ocd_conv_race ocd_host_conv_cblas_race(cudnnHandle_t handle, const struct ocd_conv_problem *p);
 size_t ocd_host_conv_cblas_workspace(cudnnHandle_t handle, const void *problem);
 cudnnStatus_t ocd_host_conv_cblas(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 #endif

@@ -10,21 +10,27 @@
    Threads: our pool builds the columns of every image first; then the calling thread runs the
    GEMMs one after another and the library threads each one itself, while our workers sleep. The
    two pools never compete, and no global setting of the library (its thread count) is touched,
-   so an application that uses the same library sees it unchanged. */
+   so an application that uses the same library sees it unchanged.
+   Whether it runs a problem it can run is a race with the packed engine (ocd_host_conv_cblas_race):
+   the library must have won this process's calibration (gemm_cblas_calibrate.h: a library left
+   with generic kernels runs at a third of the packed engine's speed), and the problem must be one
+   of the sizes where a good library wins; Find times both and overrules that estimate per problem;
+   OPENCUDNN_HOST_GEMM=cblas|builtin decides for every problem. */
 #include "host/conv.h"
 
 #include "core/reasons.h"
+#include "host/gemm_cblas_calibrate.h"
 #include "host/parallel.h"
 
 #include <cblas.h>
 #include <limits.h>
 #include <string.h>
 
-/* Where the library wins, measured on a 2-core Zen 3 with OpenBLAS 0.3.21 (bench/results.md,
-   "Host backend"): from a GEMM per image and group of 64 x 196 x 576 (the smallest measured, a
-   win at batch 1 and 2), except when the column matrix outgrows the cache while fewer than 128
-   filters per group share each of its elements (ResNet-50's 64-channel 56x56 layer at batch 8:
-   58 MB of columns, where the packed engine, which gathers as it goes, is faster). */
+/* Sizes where a library with kernels for the processor beats the packed engine (OpenBLAS on a
+   2-core Zen 3, bench/archive.md, "Host backend"): from a GEMM per image and group of
+   64 x 196 x 576, except when the column matrix outgrows the cache while fewer than 128 filters
+   per group share each of its elements (ResNet-50's 64-channel 56x56 layer at batch 8: 58 MB of
+   columns, where the packed engine, which gathers as it goes, is faster). */
 #define MIN_GEMM_FLOPS (2.0 * 64 * 196 * 576)
 #define MIN_FILTERS_FOR_LARGE_COLUMNS 128
 #define LARGE_COLUMNS_BYTES ((size_t)16 << 20)
@@ -43,6 +49,7 @@ const char *ocd_host_conv_cblas_applies(cudnnHandle_t handle, const void *proble
 {
     const struct ocd_conv_problem *p = problem;
     const struct ocd_conv_shape *s = &p->s;
+    if (ocd_host_gemm_choice() == OCD_HOST_GEMM_BUILTIN) return "OPENCUDNN_HOST_GEMM=builtin";
     if (p->dir != OCD_CONV_FWD) return "the CBLAS entry runs the forward convolution only";
     if (p->ep.on) return OCD_REASON_MODE;
     if (s->nsp != 2) return OCD_REASON_RANK;
@@ -57,12 +64,19 @@ const char *ocd_host_conv_cblas_applies(cudnnHandle_t handle, const void *proble
     /* the GEMM's sizes and leading dimensions are C ints */
     if (p->w.strides[0] > INT_MAX || p->y.strides[1] > INT_MAX || p->x.strides[1] > INT_MAX || pq > INT_MAX)
         return OCD_REASON_SHAPE;
+    return NULL;
+}
+
+enum ocd_conv_race ocd_host_conv_cblas_race(cudnnHandle_t handle, const struct ocd_conv_problem *p)
+{
+    const struct ocd_conv_shape *s = &p->s;
+    if (ocd_host_gemm_choice() == OCD_HOST_GEMM_CBLAS) return OCD_CONV_RACE_FORCED;
     double flops = 2.0 * (s->k / s->groups) * (double)(s->out[0] * s->out[1]) * (double)(s->c / s->groups) *
                    (double)(s->filt[0] * s->filt[1]);
-    if (flops < MIN_GEMM_FLOPS) return "GEMMs this small run faster in the built-in engine";
+    if (flops < MIN_GEMM_FLOPS) return OCD_CONV_RACE_LOSES;
     if (s->k / s->groups < MIN_FILTERS_FOR_LARGE_COLUMNS && ocd_host_conv_cblas_workspace(handle, p) > LARGE_COLUMNS_BYTES)
-        return "a column matrix this large, for this few filters, runs faster in the built-in engine";
-    return NULL;
+        return OCD_CONV_RACE_LOSES;
+    return ocd_host_cblas_wins(p->x.dtype) ? OCD_CONV_RACE_WINS : OCD_CONV_RACE_LOSES;
 }
 
 size_t ocd_host_conv_cblas_workspace(cudnnHandle_t handle, const void *problem)
