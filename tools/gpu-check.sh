@@ -7,8 +7,10 @@
 #   3. the runner's cuda pass under compute-sanitizer memcheck, when installed    -> sanitizer.log
 #   4. the benchmark against ours and the vendor's cuDNN 9 (python3's nvidia.cudnn), side by side
 #                                                        -> bench.md, bench.ours.tsv, bench.vendor.tsv, bench.log
+#      and bench/results.md with this run's rows merged (bench/results.py): the file to commit
+#      as bench/results.md                                                        -> results.md
 #   5. a summary, printed last                                                    -> summary.txt
-# Everything is written under $OUT (default ./gpu-check-out): the eight files above, no more. A
+# Everything is written under $OUT (default ./gpu-check-out): the nine files above, no more. A
 # failing step does not stop the later ones (a failed build does); the exit status is 1 when any
 # step failed or was skipped for lack of time.
 #
@@ -17,7 +19,8 @@
 # are cleared below, and the vendor's directory reaches only the benchmark's vendor program.
 #
 # Settings (environment): GPU_CHECK_BUDGET (seconds), GPU_CHECK_BUILD (build directory, default
-# build-gpu), GPU_CHECK_BENCH_ARGS (arguments for the benchmark; default "--suite tensor,nn,resnet50,conv_algo
+# build-gpu), GPU_CHECK_COMMIT (the commit results.md names, default git's HEAD), GPU_CHECK_BENCH_ARGS
+# (arguments for the benchmark; default "--suite tensor,nn,resnet50,conv_algo
 # --reps 3 --min-ms 5", which fits the budget; resnet50_b256 wants a call of its own).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -139,6 +142,10 @@ rc=$?
 # Stopped early, the programs have still written the rows they finished: join those.
 [ $rc -ne 0 ] && bench/run.sh -J -o "$OUT/bench.md" >>"$OUT/bench.log" 2>&1
 verdict bench $rc "$(grep -E '^summary:' "$OUT/bench.md" 2>/dev/null | sed 's/^summary: //')"
+# The commit measured: git's HEAD, or GPU_CHECK_COMMIT where the tree came without .git.
+python3 bench/results.py --ours "$OUT/bench.ours.tsv" --vendor "$OUT/bench.vendor.tsv" -o "$OUT/results.md" \
+    --commit "${GPU_CHECK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" >>"$OUT/bench.log" 2>&1
+verdict results $? "$OUT/results.md"
 
 say "total: $((SECONDS - start))s; logs in $OUT"
 cat "$summary"
