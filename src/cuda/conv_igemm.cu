@@ -627,8 +627,8 @@ static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p
 /* dx = beta * dx over a phase without taps (a strided view of dx); beta == 0 writes zeros
    without reading. A warp walks 32 neighbouring elements of the view's fastest dim (channels, in
    NHWC), so that its stores are coalesced; each thread decodes its row (the other dims) once and
-   takes every 32nd element of it. A run of 8 elements per thread, tried before, cost twice the
-   time: each store instruction of a warp then spanned 32 sectors. */
+   takes every 32nd element of it (a run of 8 elements per thread would make each store
+   instruction of a warp span 32 sectors, at twice the time). */
 struct igemm_view5 {
     uint32_t rows;      /* the product of the four slower extents */
     uint32_t len;       /* the fastest dim's extent */

@@ -10,8 +10,8 @@
      segment's row decoded once when the segment lies in one row, a copy's one value a row held as
      one value, or, with at most one row dimension, each pack's row by one division and no state
      (the fewer registers a thread holds, the more blocks an SM keeps and the more bytes it keeps
-     in flight: the 16-bit scale in place and bias adds went from 4 blocks an SM to 8, 5 and 6,
-     from 89-90% to 91-92% of copy on an H200). Loaded packs wait in registers as stored, converted
+     in flight: the 16-bit scale in place and bias adds keep 8, 5 and 6 blocks an SM this way, 4
+     with a decoding state per thread). Loaded packs wait in registers as stored, converted
      only when used (raw_pack); half and bfloat16 results are rounded two at a time; a single
      row's leftover tail goes element by element. The per-thread code is host-callable
      (rows_thread) so that a CPU emulation runs every thread of a launch
