@@ -1,7 +1,8 @@
 /* conv_fold.c: tests of cudnnGetFoldedConvBackwardDataDescriptors.
 
    End to end: for named problems (strides 2 and 3, mixed strides, asymmetric shapes, padding
-   larger than the stride, filters smaller than the stride, dx rows no output reaches, stride 1),
+   larger than the stride, filters smaller than the stride, dx rows no output reaches, stride 1,
+   CONVOLUTION mode where the strided dims have a filter 1 wide),
    in float and half, sources in NCHW, NHWC and padded strides, folded into NCHW and NHWC, the
    documented pipeline (fold the filter, pad dy, backward data on the folded problem, unfold dx)
    must give the dx of a direct cudnnConvolutionBackwardData of the original problem and of the
@@ -33,6 +34,8 @@ static const struct fold_case fold_cases[] = {
     {"stride2x1_mixed", 2, 3, 2, 7, 6, 3, 3, 2, 1, 1, 1, 1, false},
     {"batch1_c1_k1_7x7", 1, 1, 1, 9, 9, 7, 7, 3, 2, 0, 3, 1, false},
     {"stride1_identity_conv_groups", 2, 4, 6, 5, 6, 3, 2, 1, 1, 1, 0, 2, true},
+    {"convolution_mode_1x1_stride2", 2, 3, 4, 7, 6, 1, 1, 2, 2, 0, 0, 1, true},
+    {"convolution_mode_3x1_strides_1x2", 1, 2, 3, 6, 7, 3, 1, 1, 2, 1, 0, 1, true},
 };
 
 /* Descriptors of the folded problem, created empty. */
@@ -138,8 +141,9 @@ static void check_folded_conv(const struct fold_case *fc, const struct folded *f
     if (identity)
         CASE_CHECK(ph == fc->ph && pw == fc->pw && groups == fc->groups &&
                    mode == (fc->convolution ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION));
-    else
-        CASE_CHECK(ph == 0 && pw == 0 && mode == CUDNN_CROSS_CORRELATION && groups == 1);
+    else /* the mode stays (CONVOLUTION folds where the strided dims have a filter 1 wide) */
+        CASE_CHECK(ph == 0 && pw == 0 && groups == 1 &&
+                   mode == (fc->convolution ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION));
     CASE_CHECK(u == 1 && v == 1 && dh == 1 && dw == 1 && compute == CUDNN_DATA_FLOAT);
     cudnnDataType_t fdt;
     cudnnTensorFormat_t ffmt;
@@ -259,15 +263,18 @@ TEST(conv_fold_matches_direct_backward_data)
 }
 
 /* The case programs fold most (ResNet-50's downsampling 1x1 stride 2 backward data: c 1024, 14x14,
-   k 2048), float, folded into NCHW and NHWC, the whole pipeline against the plain backward data
-   and the reference. The host pass runs it with an eighth of the channels (same geometry). */
+   k 2048), float, in both modes, folded into NCHW and NHWC, the whole pipeline against the plain
+   backward data and the reference. The host pass runs it with an eighth of the channels (same
+   geometry). */
 TEST(conv_fold_resnet_downsample)
 {
     const bool host = test_backend[0] == 'h';
-    const struct fold_case fc = {"resnet_downsample_1x1_stride2", host ? 1 : 2, host ? 128 : 1024, host ? 256 : 2048,
-                                 14, 14, 1, 1, 2, 2, 0, 0, 1, false};
-    run_case(&fc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 0);
-    run_case(&fc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, 1);
+    for (int mode = 0; mode < 2; mode++) { /* cross-correlation, and CONVOLUTION as NVIDIA's samples declare it */
+        const struct fold_case fc = {"resnet_downsample_1x1_stride2", host ? 1 : 2, host ? 128 : 1024,
+                                     host ? 256 : 2048, 14, 14, 1, 1, 2, 2, 0, 0, 1, mode == 1};
+        run_case(&fc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 2 * mode);
+        run_case(&fc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, 2 * mode + 1);
+    }
 }
 
 /* A 2-D backward-data problem in packed NCHW: dx n x c x h x w, a k x c/groups x r x s filter,
@@ -448,7 +455,7 @@ TEST(conv_fold_bad_inputs)
         /* legal but not foldable */
         {get_folded(h, w, y, conv, x, CUDNN_TENSOR_NCHW_VECT_C, &f), NOT, "transformFormat NCHW_VECT_C"},
         {fold_problem(h, &dilated, NCHW, &f), NOT, "dilation 2"},
-        {fold_problem(h, &mirrored, NCHW, &f), NOT, "CUDNN_CONVOLUTION mode with stride 2"},
+        {fold_problem(h, &mirrored, NCHW, &f), NOT, "CUDNN_CONVOLUTION mode, a 3x3 filter, stride 2"},
         {fold_problem(h, &grouped, NCHW, &f), NOT, "two groups with stride 2"},
     };
     for (size_t i = 0; i < TLEN(cases); i++)

@@ -22,8 +22,12 @@
    The dx fold pads p before and H'*u - H - p after, so that the unfold gives back exactly H.
 
    The phase t must index the same channel block of w' and dx'. In CONVOLUTION mode the filter is
-   mirrored (r -> R-1-r), which reverses the phase order of w' against dx' (t' = const - t): no
-   fold of the stored filter matches, so that mode is NOT_SUPPORTED for strides > 1. Grouped
+   mirrored (r -> R-1-r), which reverses the phase order of w' against dx' (t' = const - t) in a
+   dim the fold cuts: no fold of the stored filter matches there, unless the filter is 1 wide in
+   that dim (mirroring it changes nothing: the 1x1 stride-2 layers NVIDIA's samples fold are
+   declared in CONVOLUTION mode). So CONVOLUTION mode folds when every dim of stride > 1 has a
+   filter extent of 1, the folded convolution keeping the mode (it mirrors the unfolded dims as
+   the original does); other strided CONVOLUTION-mode problems are NOT_SUPPORTED. Grouped
    convolutions are NOT_SUPPORTED too: the fold puts the phase blocks outermost in C, so the
    channels of one group are no longer contiguous. A convolution of stride 1 in both dims needs
    no folding: it gets the identity (the transforms only change the layout to transformFormat,
@@ -135,9 +139,12 @@ cudnnStatus_t CUDNNWINAPI cudnnGetFoldedConvBackwardDataDescriptors(
             return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "dilation %d: folding needs dilation 1", s->dilation[d]);
         identity = identity && s->stride[d] == 1;
     }
-    if (!identity && s->flip)
-        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "CUDNN_CONVOLUTION mode: the mirrored filter's phases do not "
-                                                    "fold in the order of dx's (use CUDNN_CROSS_CORRELATION)");
+    for (int d = 0; d < NSP && s->flip; d++)
+        if (s->stride[d] > 1 && s->filt[d] > 1)
+            return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED,
+                            "CUDNN_CONVOLUTION mode with a filter %lld wide along a dim of stride %lld: the mirrored "
+                            "filter's phases do not fold in the order of dx's (use CUDNN_CROSS_CORRELATION)",
+                            (long long)s->filt[d], (long long)s->stride[d]);
     if (!identity && s->groups != 1)
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "groupCount %lld: folding interleaves the groups' channels",
                         (long long)s->groups);
@@ -162,10 +169,8 @@ cudnnStatus_t CUDNNWINAPI cudnnGetFoldedConvBackwardDataDescriptors(
     OCD_TRY(ocd_tensor_set_packed(&padded_dy, transformFormat, p.y.dtype, 4, dyd));
     OCD_TRY(ocd_tensor_set_packed(&folded_dx, transformFormat, p.x.dtype, 4, dxd));
     struct cudnnConvolutionStruct folded_conv = *convDesc;
-    if (!identity) {
+    if (!identity) /* the mode stays: see the file comment on CONVOLUTION mode */
         for (int d = 0; d < NSP; d++) folded_conv.pad[d] = 0, folded_conv.stride[d] = 1;
-        folded_conv.mode = CUDNN_CROSS_CORRELATION;
-    }
     int32_t zeros[4] = {0}, dy_after[4] = {0}, dx_before[4] = {0}, dx_after[4] = {0};
     uint32_t factors[NSP];
     for (int d = 0; d < NSP; d++) {
