@@ -90,8 +90,8 @@ bool run_case(const emu_case &c)
     }
     for (int t = 1; t < c.tn; t++)
         for (int s = 0; s < threads; s++) {
-            float v = s < S ? ctc_alpha_next(&row[(size_t)((t - 1) & 1) * threads], s, ctc_skip_into(lab, s), log_y(t, s))
-                            : -INFINITY;
+            const float *prev = &row[(size_t)((t - 1) & 1) * threads];
+            float v = s < S ? ctc_alpha_next(prev, s, ctc_skip_into(lab, s), log_y(t, s)) : -INFINITY;
             row[(size_t)(t & 1) * threads + s] = v;
             if (s < S) alpha[(size_t)t * S + s] = v;
         }
@@ -123,7 +123,10 @@ bool run_case(const emu_case &c)
     std::vector<double> grad((size_t)c.T * c.A, 0.0);
     std::vector<float> occ((size_t)S);
     for (int t = 0; t < c.tn; t++) {
-        for (int k = 0; k < c.A; k++) grad[(size_t)t * c.A + k] = c.softmax ? expf(x[(size_t)t * c.A + k] - lse[(size_t)t]) : x[(size_t)t * c.A + k];
+        for (int k = 0; k < c.A; k++) {
+            float v = x[(size_t)t * c.A + k];
+            grad[(size_t)t * c.A + k] = c.softmax ? expf(v - lse[(size_t)t]) : v;
+        }
         for (int s = 0; s < S; s++) occ[(size_t)s] = expf(alpha[(size_t)t * S + s] + beta[(size_t)t * S + s] - lp);
         float lane[32];
         for (int i = 0; i < 32; i++) {
