@@ -222,15 +222,13 @@ static void reference(const struct ctc_run *r, bool softmax, bool propagate, dou
 
 /* The gradients' tolerance: alpha + beta - log P, of magnitude |log P| (the largest cost), holds
    an error of a few roundings of it where the log-space values are stored in float (the host
-   backend carries its recursion in double); a recursion carried in float (CUDA) adds a rounding
-   of up to |log P| a step, a random walk over T steps: 4 sigma of it. */
+   backend; CUDA keeps each step's values near 0 and their shifts in double, which does better). */
 static double grad_tolerance(const struct ctc_case *c, const double *costs)
 {
     double worst = 0;
     for (int n = 0; n < c->N; n++)
         if (isfinite(costs[n])) worst = fmax(worst, costs[n]);
-    double ulp = 6e-8 * worst;
-    return 2e-5 + (strcmp(test_backend, "host") == 0 ? 5 * ulp : 4 * ulp * sqrt(c->T));
+    return 2e-5 + 3e-7 * worst;
 }
 
 static bool check_case(const struct ctc_case *c, bool softmax, bool propagate, bool v8, cudnnCTCLossAlgo_t algo,
@@ -291,12 +289,12 @@ TEST(ctc_matches_reference)
             }
 }
 
-/* A label of 256 (the documented maximum) over 300 steps, through both calls. */
+/* A label of 256 (the documented maximum) over 600 steps, through both calls. */
 TEST(ctc_longest_label)
 {
     static const int ll[] = {256, 7};
-    static const int il[] = {300, 200};
-    const struct ctc_case c = {"256 labels", 300, 2, 30, ll, il, 0};
+    static const int il[] = {600, 300};
+    const struct ctc_case c = {"256 labels", 600, 2, 30, ll, il, 0};
     if (check_case(&c, true, false, false, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, TV_NCHW))
         check_case(&c, false, true, true, CUDNN_CTC_LOSS_ALGO_NON_DETERMINISTIC, TV_NCHW);
 }

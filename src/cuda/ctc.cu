@@ -6,16 +6,17 @@
       row's gradient as y (0 for the steps t >= T_n): the part of the gradient every symbol has.
    3. recursion: two blocks per sample, one running alpha forwards, one beta backwards, a thread
       per state s, one barrier per step (the previous step's row double-buffered in shared
-      memory); each step's values go to the workspace. The loads of y for the next 8 steps are
-      issued before the current 8 are computed, so that one step waits for arithmetic and the
-      barrier, not for memory. The alpha block writes log P and the cost.
+      memory); each step's values go to the workspace, shifted to stay near 0 (the shifts in
+      double beside them). The loads of y for the next 8 steps are issued before the current 8
+      are computed, so that one step waits for arithmetic and the barrier, not for memory. The
+      alpha block writes log P and the cost.
    4. labels: a block per sample and a few steps subtracts, for each symbol of the sample's
       label, the occupancies exp(alpha + beta - log P) of its states: the blank's (every even
       state) by a warp in a fixed order, each other symbol's by the thread of its first state
       along the chain of its repeats. Samples whose cost is not finite, or that are invalid, get
       their rows set by the NaN mode instead.
 
-   The per-thread steps (ctc_alpha_next, ctc_beta_next, the state rules) are __host__
+   The per-thread steps (ctc_alpha_next, ctc_beta_next, ctc_shift, the state rules) are __host__
    __device__, so that tests/emulate/ctc.cu runs the recursion of every thread on the CPU. */
 #include "cuda/check.cuh"
 #include "problem/ctc.h"
@@ -42,7 +43,8 @@ struct CtcArgs {
     bool softmax, propagate_nan;
     int max_label;
     const int *labels, *label_lengths, *input_lengths;
-    float *lse, *logp, *alpha, *beta;
+    float *lse, *alpha, *beta;
+    double *logp, *alpha_shift, *beta_shift;
     int *offset;
 };
 
@@ -101,7 +103,14 @@ static inline OCD_CTC_HD float ctc_beta_last(int s, int S)
     return s < S && s >= S - 2 ? 0.0f : -INFINITY;
 }
 
-/* log P from alpha at the last step. */
+/* The shift of a step: the largest value of the step before, or 0 when that is not finite (every
+   state unreachable, or NaN). */
+static inline OCD_CTC_HD float ctc_shift(float row_max)
+{
+    return row_max > -INFINITY && row_max < INFINITY ? row_max : 0.0f;
+}
+
+/* log P from alpha at the last step (less its shift). */
 static inline OCD_CTC_HD float ctc_log_p(const float *last, int S)
 {
     return S > 1 ? ctc_lse2(last[S - 1], last[S - 2]) : last[0];
@@ -224,32 +233,48 @@ __device__ __forceinline__ void load_chunk(const CtcArgs &a, int n, int sym, int
     }
 }
 
-/* Launch 3: block 2n runs alpha of sample n, block 2n + 1 beta. */
+/* The largest of a warp's values (states past the label hold -inf), for every lane. */
+__device__ __forceinline__ float warp_max(float v)
+{
+    for (int d = 16; d > 0; d /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, d));
+    return v;
+}
+
+/* Launch 3: block 2n runs alpha of sample n, block 2n + 1 beta. Each step's values are stored
+   shifted down by the largest value of the step before (its warps' maxima, published in shared
+   memory with the row), so that they stay near 0 however long the input: the shifts, summed in
+   double, go to the workspace per step, and log P to the cost in double. */
 __global__ void recursion_kernel(const CtcArgs a)
 {
     __shared__ int lab[OCD_CTC_MAX_LABEL];
     __shared__ float row[2][MAX_THREADS];
-    const int n = blockIdx.x >> 1, s = threadIdx.x;
+    __shared__ float maxima[2][MAX_THREADS / 32];
+    const int n = blockIdx.x >> 1, s = threadIdx.x, warps = blockDim.x / 32;
     const bool forward = !(blockIdx.x & 1);
     int tn, len;
     if (!load_sample(a, n, lab, &tn, &len)) {
-        if (forward && s == 0) a.logp[n] = a.costs[n] = NAN;
+        if (forward && s == 0) a.logp[n] = NAN, a.costs[n] = NAN;
         return;
     }
     if (tn == 0) {
-        if (forward && s == 0) a.logp[n] = 0.0f, a.costs[n] = -0.0f;
+        if (forward && s == 0) a.logp[n] = 0.0, a.costs[n] = -0.0f;
         return;
     }
     const int S = 2 * len + 1, sym = s < S ? ctc_symbol(lab, s) : 0;
     float *out = (forward ? a.alpha : a.beta) + (int64_t)n * a.T * a.S + s;
+    double *shifts = (forward ? a.alpha_shift : a.beta_shift) + (int64_t)n * a.T;
     const int dir = forward ? 1 : -1, start = forward ? 0 : tn - 1;
     const bool skip = forward ? s < S && ctc_skip_into(lab, s) : s + 2 < S && ctc_skip_into(lab, s + 2);
 
     Chunk cur, next;
     load_chunk(a, n, sym, start, dir, 0, tn, cur);
     float v = forward ? ctc_alpha_first(s, S, log_y(a, cur.x[0], cur.lse[0])) : ctc_beta_last(s, S);
+    double shift = 0;
     if (s < S) out[(int64_t)start * a.S] = v;
+    if (s == 0) shifts[start] = 0;
     row[start & 1][s] = forward ? v : v + log_y(a, cur.x[0], cur.lse[0]);
+    float m = warp_max(s < S ? v : -INFINITY);
+    if (s % 32 == 0) maxima[start & 1][s / 32] = m;
     for (int first = start; first >= 0 && first < tn; first += dir * AHEAD) {
         load_chunk(a, n, sym, first + dir * AHEAD, dir, 0, tn, next);
 #pragma unroll
@@ -258,23 +283,30 @@ __global__ void recursion_kernel(const CtcArgs a)
             if (t == start || t < 0 || t >= tn) continue;
             __syncthreads();
             float ly = log_y(a, cur.x[u], cur.lse[u]);
+            m = -INFINITY;
+            for (int w = 0; w < warps; w++) m = fmaxf(m, maxima[(t - dir) & 1][w]);
+            m = ctc_shift(m);
+            shift += m;
             if (forward) {
-                v = s < S ? ctc_alpha_next(row[(t - 1) & 1], s, skip, ly) : -INFINITY;
+                v = s < S ? ctc_alpha_next(row[(t - 1) & 1], s, skip, ly) - m : -INFINITY;
                 row[t & 1][s] = v;
             } else {
-                v = s < S ? ctc_beta_next(row[(t + 1) & 1], s, S, skip) : -INFINITY;
+                v = s < S ? ctc_beta_next(row[(t + 1) & 1], s, S, skip) - m : -INFINITY;
                 row[t & 1][s] = v + ly;
             }
             if (s < S) out[(int64_t)t * a.S] = v;
+            if (s == 0) shifts[t] = shift;
+            float wm = warp_max(s < S ? v : -INFINITY);
+            if (s % 32 == 0) maxima[t & 1][s / 32] = wm;
         }
         cur = next;
     }
     if (forward) {
         __syncthreads();
         if (s == 0) {
-            float lp = ctc_log_p(row[(tn - 1) & 1], S);
+            double lp = (double)ctc_log_p(row[(tn - 1) & 1], S) + shift;
             a.logp[n] = lp;
-            a.costs[n] = -lp;
+            a.costs[n] = (float)-lp;
         }
     }
 }
@@ -289,7 +321,7 @@ __global__ void labels_kernel(const CtcArgs a)
     const int n = blockIdx.x;
     int tn, len;
     bool valid = load_sample(a, n, lab, &tn, &len);
-    float lp = valid ? a.logp[n] : 0.0f;
+    double lp = valid ? a.logp[n] : 0.0;
     if (!valid || !isfinite(lp)) {
         /* the whole sample when invalid, its steps otherwise */
         int end = valid ? tn : a.T;
@@ -309,8 +341,9 @@ __global__ void labels_kernel(const CtcArgs a)
     for (int t0 = blockIdx.y * LABEL_ROWS; t0 < tn; t0 += gridDim.y * LABEL_ROWS)
         for (int t = t0; t < min(t0 + LABEL_ROWS, tn); t++) {
             __syncthreads(); /* the chains are built; the previous step's sums are done */
+            const float shift = (float)(a.alpha_shift[(int64_t)n * a.T + t] + a.beta_shift[(int64_t)n * a.T + t] - lp);
             for (int s = threadIdx.x; s < S; s += blockDim.x)
-                occ[s] = expf(a.alpha[base + (int64_t)t * a.S + s] + a.beta[base + (int64_t)t * a.S + s] - lp);
+                occ[s] = expf(a.alpha[base + (int64_t)t * a.S + s] + a.beta[base + (int64_t)t * a.S + s] + shift);
             __syncthreads();
             float *g = a.grads + t * a.gs[0] + n * a.gs[1];
             const float lse = a.softmax ? a.lse[(int64_t)t * a.N + n] : 0.0f;
@@ -346,7 +379,9 @@ CtcArgs args_of(const ocd_ctc_problem *p, void *ws)
     for (int i = 0; i < 3; i++) a.ps[i] = p->probs_stride[i], a.gs[i] = p->grads_stride[i];
     a.probs = p->probs, a.costs = p->costs, a.grads = p->grads;
     a.softmax = p->softmax, a.propagate_nan = p->propagate_nan, a.max_label = p->max_label;
-    a.lse = w + l.lse, a.logp = w + l.logp, a.alpha = w + l.alpha, a.beta = w + l.beta;
+    a.lse = w + l.lse, a.alpha = w + l.alpha, a.beta = w + l.beta;
+    a.logp = (double *)(w + l.logp);
+    a.alpha_shift = (double *)(w + l.alpha_shift), a.beta_shift = (double *)(w + l.beta_shift);
     a.offset = (int *)ws + l.offset;
     if (p->host_labels) {
         a.labels = (const int *)ws + l.labels;

@@ -26,8 +26,8 @@
 
    Both backends lay the workspace out alike (ocd_ctc_layout), in 4-byte words: the row
    normalizers, log P and the label offsets per sample, alpha and beta for T x S_max states per
-   sample, and for cudnnCTCLoss the copies of the host's label arrays (on the host backend they
-   stay unused). */
+   sample and the shifts of each of their steps, and for cudnnCTCLoss the copies of the host's
+   label arrays (the host backend uses the normalizers, the offsets and alpha). */
 #ifndef OCD_PROBLEM_CTC_H
 #define OCD_PROBLEM_CTC_H
 
@@ -59,10 +59,12 @@ struct ocd_ctc_problem {
 /* Offsets into the workspace, in 4-byte words, each region starting on a 256-byte boundary. */
 struct ocd_ctc_layout {
     int64_t lse;     /* T x N floats: the log of each row's normalizer (SOFTMAX), [t * N + n] */
-    int64_t logp;    /* N floats: log P of each sample (NaN when invalid) */
+    int64_t logp;    /* N doubles: log P of each sample (NaN when invalid) */
     int64_t offset;  /* N ints: where each sample's labels start */
     int64_t alpha;   /* N x T x S floats, [(n * T + t) * S + s] */
     int64_t beta;    /* the same for beta */
+    int64_t alpha_shift, beta_shift; /* N x T doubles each, [n * T + t]: what alpha and beta hold
+                                        less than the log-probabilities (CUDA; see cuda/ctc.cu) */
     int64_t labels;  /* host_labels: label_total ints, then the label and input lengths (N each) */
     int64_t label_lengths, input_lengths;
     int64_t words;   /* the total */
@@ -79,10 +81,12 @@ static inline void ocd_ctc_layout_of(const struct ocd_ctc_problem *p, struct ocd
     int64_t at = 0, states = (int64_t)p->N * p->T * (2 * p->max_label + 1);
     l->S = 2 * p->max_label + 1;
     l->lse = at, at += ocd_ctc_round((int64_t)p->T * p->N);
-    l->logp = at, at += ocd_ctc_round(p->N);
+    l->logp = at, at += ocd_ctc_round(2 * (int64_t)p->N);
     l->offset = at, at += ocd_ctc_round(p->N);
     l->alpha = at, at += ocd_ctc_round(states);
     l->beta = at, at += ocd_ctc_round(states);
+    l->alpha_shift = at, at += ocd_ctc_round(2 * (int64_t)p->N * p->T);
+    l->beta_shift = at, at += ocd_ctc_round(2 * (int64_t)p->N * p->T);
     int64_t copies = p->host_labels ? p->label_total : 0;
     l->labels = at, at += ocd_ctc_round(copies);
     l->label_lengths = at, at += p->host_labels ? ocd_ctc_round(p->N) : 0;

@@ -2,7 +2,8 @@
    ctc_alpha_next, ctc_beta_last, ctc_beta_next, ctc_log_p, ctc_next_same, ctc_first_of_symbol)
    run on the CPU as the kernels' threads run them: every state of a step computed from the
    previous step's row, rows double-buffered as in shared memory and states past the label's
-   holding -inf as the idle threads do; the blank's occupancy summed in the warp's order (lane i
+   holding -inf as the idle threads do, each step shifted by the largest value of the one before
+   (ctc_shift); the blank's occupancy summed in the warp's order (lane i
    over states 2 (i + 32 m), then the xor tree), each other symbol's along its chain of repeats
    from its first state. Checked against brute force: every path of the sample's steps through
    the alphabet enumerated in double, those that collapse (repeats merged, blanks dropped) to the
@@ -81,33 +82,53 @@ bool run_case(const emu_case &c)
         return c.softmax ? v - lse[(size_t)t] : logf(v);
     };
     const int *lab = c.label.data();
-    /* launch 3, alpha and beta blocks: row[2][threads], one barrier per step */
+    /* launch 3, alpha and beta blocks: row[2][threads], one barrier per step, each step shifted
+       down by the largest stored value of the step before (the max of the warps' maxima is the
+       max of the states), the shifts summed in double */
     std::vector<float> alpha((size_t)c.tn * S), beta((size_t)c.tn * S), row(2 * (size_t)threads);
+    std::vector<double> ashift((size_t)c.tn), bshift((size_t)c.tn);
+    auto step_max = [&](const std::vector<float> &stored, int t) {
+        float m = -INFINITY;
+        for (int s = 0; s < S; s++) m = fmaxf(m, stored[(size_t)t * S + s]);
+        return ctc_shift(m);
+    };
+    double shift = 0;
     for (int s = 0; s < threads; s++) {
         float v = ctc_alpha_first(s, S, s < S ? log_y(0, s) : 0.0f);
         if (s < S) alpha[(size_t)s] = v;
         row[(size_t)s] = v;
     }
-    for (int t = 1; t < c.tn; t++)
+    ashift[0] = 0;
+    for (int t = 1; t < c.tn; t++) {
+        float m = step_max(alpha, t - 1);
+        shift += m;
+        ashift[(size_t)t] = shift;
         for (int s = 0; s < threads; s++) {
             const float *prev = &row[(size_t)((t - 1) & 1) * threads];
-            float v = s < S ? ctc_alpha_next(prev, s, ctc_skip_into(lab, s), log_y(t, s)) : -INFINITY;
+            float v = s < S ? ctc_alpha_next(prev, s, ctc_skip_into(lab, s), log_y(t, s)) - m : -INFINITY;
             row[(size_t)(t & 1) * threads + s] = v;
             if (s < S) alpha[(size_t)t * S + s] = v;
         }
-    float lp = ctc_log_p(&row[(size_t)((c.tn - 1) & 1) * threads], S);
+    }
+    double lp = (double)ctc_log_p(&row[(size_t)((c.tn - 1) & 1) * threads], S) + shift;
+    shift = 0;
     for (int s = 0; s < threads; s++) {
         float v = ctc_beta_last(s, S);
         if (s < S) beta[(size_t)(c.tn - 1) * S + s] = v;
         row[(size_t)((c.tn - 1) & 1) * threads + s] = s < S ? v + log_y(c.tn - 1, s) : v;
     }
-    for (int t = c.tn - 2; t >= 0; t--)
+    bshift[(size_t)c.tn - 1] = 0;
+    for (int t = c.tn - 2; t >= 0; t--) {
+        float m = step_max(beta, t + 1);
+        shift += m;
+        bshift[(size_t)t] = shift;
         for (int s = 0; s < threads; s++) {
             bool skip = s + 2 < S && ctc_skip_into(lab, s + 2);
-            float v = s < S ? ctc_beta_next(&row[(size_t)((t + 1) & 1) * threads], s, S, skip) : -INFINITY;
+            float v = s < S ? ctc_beta_next(&row[(size_t)((t + 1) & 1) * threads], s, S, skip) - m : -INFINITY;
             row[(size_t)(t & 1) * threads + s] = s < S ? v + log_y(t, s) : v;
             if (s < S) beta[(size_t)t * S + s] = v;
         }
+    }
     double want_cost;
     std::vector<double> want;
     brute(c, y, &want_cost, want);
@@ -115,7 +136,7 @@ bool run_case(const emu_case &c)
     snprintf(what, sizeof what, "%s (%s)", c.name, c.softmax ? "SOFTMAX" : "NONE");
     if (!std::isfinite(want_cost)) {
         bool ok = std::isinf(lp) && lp < 0;
-        printf("%-44s %s (log P %g)\n", what, ok ? "ok" : "DIFFERS", (double)lp);
+        printf("%-44s %s (log P %g)\n", what, ok ? "ok" : "DIFFERS", lp);
         return ok;
     }
     bool ok = fabs(-lp - want_cost) <= 1e-5 * fmax(1, want_cost);
@@ -127,7 +148,8 @@ bool run_case(const emu_case &c)
             float v = x[(size_t)t * c.A + k];
             grad[(size_t)t * c.A + k] = c.softmax ? expf(v - lse[(size_t)t]) : v;
         }
-        for (int s = 0; s < S; s++) occ[(size_t)s] = expf(alpha[(size_t)t * S + s] + beta[(size_t)t * S + s] - lp);
+        float off = (float)(ashift[(size_t)t] + bshift[(size_t)t] - lp);
+        for (int s = 0; s < S; s++) occ[(size_t)s] = expf(alpha[(size_t)t * S + s] + beta[(size_t)t * S + s] + off);
         float lane[32];
         for (int i = 0; i < 32; i++) {
             lane[i] = 0.0f;
@@ -150,7 +172,7 @@ bool run_case(const emu_case &c)
     double worst = 0;
     for (size_t i = 0; i < grad.size(); i++) worst = fmax(worst, fabs(grad[i] - want[i]));
     ok = ok && worst <= 2e-5;
-    printf("%-44s %s (cost %.6f vs %.6f, gradient off by %.2g)\n", what, ok ? "ok" : "DIFFERS", -(double)lp, want_cost,
+    printf("%-44s %s (cost %.6f vs %.6f, gradient off by %.2g)\n", what, ok ? "ok" : "DIFFERS", -lp, want_cost,
            worst);
     return ok;
 }
