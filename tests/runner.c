@@ -1,9 +1,11 @@
 /* runner.c: runs every registered test on every backend present and prints
    "N passed, N failed" (with the skipped count) as its last line.
 
-   Usage: opencudnn_tests [-b host|cuda] [-k substring] [-l]
+   Usage: opencudnn_tests [-b host|cuda] [-k substring] [-f file] [-l]
      -b  run only that backend's pass      -k  run only tests whose name contains substring
-     -l  list the tests
+     -f  run only the tests defined in that test file (pooling.c or pooling; ctest runs each
+         file so, as its own entry unit_<file>)
+     -l  list the tests, each with its file
    The random seed is printed; OPENCUDNN_TEST_SEED=<n> replays a run. */
 #include "test.h"
 
@@ -99,6 +101,15 @@ static bool cuda_present(void)
 
 extern void trand_seed(uint64_t seed);
 
+/* True when the test was defined in `file`: its base name, with or without the ".c". */
+static bool file_selected(const char *path, const char *file)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(file);
+    return strncmp(base, file, n) == 0 && (base[n] == '\0' || strcmp(base + n, ".c") == 0);
+}
+
 /* True when the test's name contains one of the filter's comma-separated substrings. */
 static bool name_selected(const char *name, const char *filter)
 {
@@ -115,15 +126,27 @@ static bool name_selected(const char *name, const char *filter)
 
 int main(int argc, char **argv)
 {
-    const char *only_backend = NULL, *filter = NULL;
+    const char *only_backend = NULL, *filter = NULL, *file = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-b") == 0 && i + 1 < argc) only_backend = argv[++i];
         else if (strcmp(argv[i], "-k") == 0 && i + 1 < argc) filter = argv[++i];
+        else if (strcmp(argv[i], "-f") == 0 && i + 1 < argc) file = argv[++i];
         else if (strcmp(argv[i], "-l") == 0) {
-            for (int t = 0; t < ntests; t++) printf("%s%s\n", tests[t].name, tests[t].once ? " (once)" : "");
+            for (int t = 0; t < ntests; t++) {
+                const char *base = strrchr(tests[t].file, '/');
+                printf("%s%s (%s)\n", tests[t].name, tests[t].once ? " (once)" : "", base ? base + 1 : tests[t].file);
+            }
             return 0;
         } else {
-            fprintf(stderr, "usage: %s [-b host|cuda] [-k substring[,substring...]] [-l]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-b host|cuda] [-k substring[,substring...]] [-f file] [-l]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (file) {
+        int defined = 0;
+        for (int t = 0; t < ntests; t++) defined += file_selected(tests[t].file, file);
+        if (defined == 0) {
+            fprintf(stderr, "no test is defined in %s\n", file);
             return 2;
         }
     }
@@ -142,6 +165,7 @@ int main(int argc, char **argv)
         printf("== backend %s\n", test_backend);
         for (int t = 0; t < ntests; t++) {
             if (filter && !name_selected(tests[t].name, filter)) continue;
+            if (file && !file_selected(tests[t].file, file)) continue;
             if (tests[t].once && b > 0 && !(only_backend && strcmp(only_backend, "cuda") == 0)) {
                 skipped++;
                 continue;
