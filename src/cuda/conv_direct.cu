@@ -13,7 +13,7 @@
 #include "core/dtype.h"
 #include "core/handle.h"
 #include "cuda/check.cuh"
-#include "cuda/dynamic.cuh"
+#include "cuda/conv_store.cuh"
 
 #include <string.h>
 
@@ -26,12 +26,10 @@ struct conv_params {
     int64_t n, c, k, groups;
     int64_t in[OCD_CONV_MAX_SPATIAL], filt[OCD_CONV_MAX_SPATIAL], out[OCD_CONV_MAX_SPATIAL];
     int pad[OCD_CONV_MAX_SPATIAL], stride[OCD_CONV_MAX_SPATIAL], dil[OCD_CONV_MAX_SPATIAL];
-    ocd_cuda_view x, w, y, bias;
-    cudnnDataType_t xt, wt, yt, bt;
-    const void *xp, *wp, *yp, *z, *bp;
-    void *dst;
-    double alpha, beta, alpha2;
-    int ep_on, relu;
+    ocd_cuda_view x, w, y;
+    cudnnDataType_t xt, wt, yt;
+    const void *xp, *wp, *yp;
+    ocd_cuda_conv_store dst; /* the destination of the direction (Im2Col: the columns) */
 };
 
 /* A sum of many products, in blocks of 32: each block is summed on its own and added to the
@@ -65,25 +63,6 @@ __device__ bool next_index(int n, const int64_t *ext, int64_t *idx)
     return false;
 }
 
-/* The epilogue: alpha/beta, or alpha, z, bias and activation for the fused forward. In double for
-   double data, float otherwise (as the accumulator of the result is converted). */
-template <typename Acc> __device__ void finish(const conv_params &p, const ocd_cuda_view &v, cudnnDataType_t t,
-                                               int64_t off, int64_t channel, Acc acc)
-{
-    typedef typename ocd_compute<Acc>::type R; /* int accumulates, but scales in float */
-    R r = (R)p.alpha * (R)acc;
-    if (p.ep_on) {
-        if (p.z != nullptr) r += (R)p.alpha2 * ocd_cuda_load_as<R>(t, p.z, off);
-        int64_t bidx[OCD_MAX_DIMS] = {0};
-        bidx[1] = channel;
-        r += ocd_cuda_load_as<R>(p.bt, p.bp, ocd_cuda_offset_of(p.bias, bidx));
-        if (p.relu && r < 0) r = 0;
-    } else if (p.beta != 0) {
-        r += (R)p.beta * ocd_cuda_load_as<R>(t, p.dst, off);
-    }
-    ocd_cuda_store_as(t, p.dst, off, (double)r);
-}
-
 template <typename Acc> __global__ void fwd_kernel(conv_params p, int64_t total)
 {
     int64_t cg = p.c / p.groups, kg = p.k / p.groups;
@@ -109,7 +88,7 @@ template <typename Acc> __global__ void fwd_kernel(conv_params p, int64_t total)
                     acc.add(ocd_cuda_load_as<Acc>(p.xt, p.xp, ocd_cuda_offset_of(p.x, xi)) * ocd_cuda_load_as<Acc>(p.wt, p.wp, ocd_cuda_offset_of(p.w, wi)));
             } while (next_index(p.nsp, p.filt, r));
         }
-        finish<Acc>(p, p.y, p.yt, ocd_cuda_offset_of(p.y, yi), yi[1], acc.value());
+        ocd_cuda_conv_finish<Acc>(p.dst, ocd_cuda_offset_of(p.y, yi), yi[1], acc.value());
     }
 }
 
@@ -139,7 +118,7 @@ template <typename Acc> __global__ void bwd_data_kernel(conv_params p, int64_t t
                     acc.add(ocd_cuda_load_as<Acc>(p.yt, p.yp, ocd_cuda_offset_of(p.y, yi)) * ocd_cuda_load_as<Acc>(p.wt, p.wp, ocd_cuda_offset_of(p.w, wi)));
             } while (next_index(p.nsp, p.filt, r));
         }
-        finish<Acc>(p, p.x, p.xt, ocd_cuda_offset_of(p.x, xi), xi[1], acc.value());
+        ocd_cuda_conv_finish<Acc>(p.dst, ocd_cuda_offset_of(p.x, xi), xi[1], acc.value());
     }
 }
 
@@ -167,7 +146,7 @@ template <typename Acc> __global__ void bwd_filter_kernel(conv_params p, int64_t
                     acc.add(ocd_cuda_load_as<Acc>(p.yt, p.yp, ocd_cuda_offset_of(p.y, yi)) * ocd_cuda_load_as<Acc>(p.xt, p.xp, ocd_cuda_offset_of(p.x, xi)));
             } while (next_index(p.nsp, p.out, o));
         }
-        finish<Acc>(p, p.w, p.wt, ocd_cuda_offset_of(p.w, wi), wi[0], acc.value());
+        ocd_cuda_conv_finish<Acc>(p.dst, ocd_cuda_offset_of(p.w, wi), wi[0], acc.value());
     }
 }
 
@@ -198,7 +177,7 @@ __global__ void im2col_kernel(conv_params p, int64_t rows, int64_t cols)
         double v = 0;
         if (xi[2] >= 0 && xi[2] < p.in[0] && xi[3] >= 0 && xi[3] < p.in[1])
             v = ocd_cuda_load_as<double>(p.xt, p.xp, ocd_cuda_offset_of(p.x, xi));
-        ocd_cuda_store_as(p.xt, p.dst, e, v); /* exact: every type converts to double and back */
+        ocd_cuda_store_as(p.xt, p.dst.dst, e, v); /* exact: every type converts to double and back */
     }
 }
 
@@ -262,13 +241,7 @@ conv_params params_of(const struct ocd_conv_problem *p)
     c.x = ocd_cuda_view_of(&p->x), c.w = ocd_cuda_view_of(&p->w), c.y = ocd_cuda_view_of(&p->y);
     c.xt = p->x.dtype, c.wt = p->w.dtype, c.yt = p->y.dtype;
     c.xp = p->x_data, c.wp = p->w_data, c.yp = p->y_data;
-    c.dst = p->dir == OCD_CONV_FWD ? p->y_data : p->dir == OCD_CONV_BWD_DATA ? p->x_data : p->w_data;
-    c.alpha = p->alpha, c.beta = p->beta;
-    if (p->ep.on) {
-        c.ep_on = 1, c.relu = p->ep.relu, c.alpha2 = p->ep.alpha2, c.z = p->ep.z, c.bp = p->ep.bias;
-        c.bias = ocd_cuda_view_of(&p->ep.bias_view);
-        c.bt = p->ep.bias_view.dtype;
-    }
+    c.dst = ocd_cuda_conv_store_of(p);
     return c;
 }
 
@@ -289,7 +262,7 @@ extern "C" cudnnStatus_t ocd_cuda_conv_im2col(cudnnHandle_t handle, const void *
 {
     const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
     conv_params c = params_of(p);
-    c.dst = p->y_data;
+    c.dst.dst = p->y_data;
     int64_t rows = p->s.n * p->s.out[0] * p->s.out[1], cols = p->s.c * p->s.filt[0] * p->s.filt[1];
     im2col_kernel<<<blocks_for(rows * cols), kThreads, 0, handle->stream>>>(c, rows, cols);
     OCD_CUDA_LAUNCHED();
