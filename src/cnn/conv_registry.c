@@ -8,9 +8,10 @@
    (IMPLICIT_GEMM, IMPLICIT_PRECOMP_GEMM, GEMM, the backward ALGO_0/1/3) with its packed GEMM
    engine (forward GEMM through a CBLAS library where one was built in and wins) and DIRECT with
    plain loops (the CBLAS entry races the packed engine: ocd_conv_race_pair and Find's verdicts);
-   the CUDA backend has tensor-core entries (cuBLAS GEMMs for
-   1x1 filters, implicit-GEMM kernels, im2col + cuBLAS GEMM) ahead of a direct reference kernel
-   serving all of that family. FFT and Winograd algorithms have no entry on either backend yet. */
+   the CUDA backend has tensor-core entries (cuBLAS GEMMs for 1x1 filters, implicit-GEMM kernels,
+   im2col + cuBLAS GEMM) ahead of a direct reference kernel
+   serving all of that family. WINOGRAD and WINOGRAD_NONFUSED (plan: cnn/conv_winograd.h) are
+   transforms around a batched GEMM on both backends. FFT algorithms have no entry yet. */
 #include "cnn/conv.h"
 
 #include "core/dtype.h"
@@ -31,6 +32,9 @@
 
 #define HOST_ENTRY(name_, algos_, run_, ws_)                                                   \
     {{name_, OCD_BACKEND_HOST, -1, NULL, ws_, run_}, algos_, CUDNN_DETERMINISTIC, false, NULL}
+/* A Winograd entry of the host (host/conv_winograd.c): fn_ and its _applies and _workspace */
+#define HOST_WINO_ENTRY(name_, algo_, fn_)                                                      \
+    {{"host:" name_, OCD_BACKEND_HOST, -1, fn_##_applies, fn_##_workspace, fn_}, BIT(algo_), CUDNN_DETERMINISTIC, false, NULL},
 
 #ifdef OCD_HAVE_CUDA
 /* The tensor-core entries of the CUDA backend (cuda/conv_igemm.h), most specialised first: cuBLAS
@@ -86,6 +90,8 @@ static const struct ocd_conv_impl fwd_impls[] = {
     HOST_ENTRY("host:fwd_implicit_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM), ocd_host_conv_gemm_implicit, NULL),
     HOST_ENTRY("host:fwd_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM), ocd_host_conv_gemm_explicit,
                ocd_host_conv_gemm_explicit_workspace),
+    HOST_WINO_ENTRY("fwd_winograd", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, ocd_host_conv_winograd)
+    HOST_WINO_ENTRY("fwd_winograd_nonfused", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, ocd_host_conv_winograd_nonfused)
     HOST_ENTRY("host:fwd_direct",
                BIT(CUDNN_CONVOLUTION_FWD_ALGO_DIRECT) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) |
                    BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM),
@@ -106,6 +112,9 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
     HOST_ENTRY("host:dgrad_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), ocd_host_conv_gemm_precomp,
                ocd_host_conv_gemm_precomp_workspace),
     HOST_ENTRY("host:dgrad_implicit_gemm", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0), ocd_host_conv_gemm_implicit, NULL),
+    HOST_WINO_ENTRY("dgrad_winograd", CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD, ocd_host_conv_winograd)
+    HOST_WINO_ENTRY("dgrad_winograd_nonfused", CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED,
+                    ocd_host_conv_winograd_nonfused)
     HOST_ENTRY("host:dgrad_direct", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1),
                ocd_host_conv_direct, NULL),
 #ifdef OCD_HAVE_CUDA
@@ -130,6 +139,8 @@ static const struct ocd_conv_impl bwd_filter_impls[] = {
     HOST_ENTRY("host:wgrad_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3),
                ocd_host_conv_gemm_precomp, ocd_host_conv_gemm_precomp_workspace),
     HOST_ENTRY("host:wgrad_implicit_gemm", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0), ocd_host_conv_gemm_implicit, NULL),
+    HOST_WINO_ENTRY("wgrad_winograd_nonfused", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED,
+                    ocd_host_conv_winograd_nonfused)
     HOST_ENTRY("host:wgrad_direct",
                BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1) |
                    BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3),

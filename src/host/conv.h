@@ -6,9 +6,10 @@
    gradient. conv_gemm.c: the packed GEMM engine in three strategies that the cuDNN algorithm
    enums name: implicit (index tables built per block, no workspace), implicit precomputed (index
    tables for the whole problem in the workspace) and explicit (the gathered operand
-   materialised in the workspace, im2col style). conv_cblas.c (built when a CBLAS library was found):
-   the forward im2col + CBLAS GEMM, for the NCHW-like float and double problems where it wins its
-   race with the packed engine. */
+   materialised in the workspace, im2col style). conv_winograd.c: WINOGRAD and WINOGRAD_NONFUSED
+   (plan: cnn/conv_winograd.h), transforms around a batched GEMM of the packed engine.
+   conv_cblas.c (built when a CBLAS library was found): the forward im2col + CBLAS GEMM, for the
+   NCHW-like float and double problems where it wins its race with the packed engine. */
 #ifndef OCD_HOST_CONV_H
 #define OCD_HOST_CONV_H
 
@@ -25,6 +26,15 @@ cudnnStatus_t ocd_host_conv_gemm_precomp(cudnnHandle_t handle, const void *probl
 size_t ocd_host_conv_gemm_precomp_workspace(cudnnHandle_t handle, const void *problem);
 cudnnStatus_t ocd_host_conv_gemm_explicit(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 size_t ocd_host_conv_gemm_explicit_workspace(cudnnHandle_t handle, const void *problem);
+
+/* conv_winograd.c: WINOGRAD (F(2x2, 3x3)) and WINOGRAD_NONFUSED (F(4x4, 3x3), F(2x2, 5x5); the
+   filter gradient F(3x3, 2x2), F(5x5, 2x2)). */
+const char *ocd_host_conv_winograd_applies(cudnnHandle_t handle, const void *problem);
+size_t ocd_host_conv_winograd_workspace(cudnnHandle_t handle, const void *problem);
+cudnnStatus_t ocd_host_conv_winograd(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+const char *ocd_host_conv_winograd_nonfused_applies(cudnnHandle_t handle, const void *problem);
+size_t ocd_host_conv_winograd_nonfused_workspace(cudnnHandle_t handle, const void *problem);
+cudnnStatus_t ocd_host_conv_winograd_nonfused(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 
 #ifdef OCD_HAVE_CBLAS
 const char *ocd_host_conv_cblas_applies(cudnnHandle_t handle, const void *problem);
