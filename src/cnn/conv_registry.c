@@ -20,6 +20,7 @@
 #ifdef OCD_HAVE_CUDA
 #include "cuda/conv_direct.h"
 #include "cuda/conv_igemm.h"
+#include "cuda/conv_winograd.h"
 #endif
 
 #include <stdio.h>
@@ -61,6 +62,10 @@
     CUDA_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, bk_, bm, bn, st), algos_,                        \
                ocd_cuda_conv_igemm_applies_##variant_##_##i, ocd_cuda_conv_igemm_workspace_##i,  \
                ocd_cuda_conv_igemm_run_##i, true)
+/* A Winograd algorithm (cuda/conv_winograd.h): the tensor-core flavour, then the fp32 one */
+#define CUDA_WINO_ENTRIES(name_, algo_, fn_)                                                    \
+    CUDA_ENTRY("cuda:" name_ "_tc", BIT(algo_), fn_##_tc_applies, fn_##_workspace, fn_##_tc, true) \
+    CUDA_ENTRY("cuda:" name_, BIT(algo_), fn_##_applies, fn_##_workspace, fn_, false)
 #define FWD_GEMM_ALGOS (BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM))
 #define DGRAD_GEMM_ALGOS (BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1))
 #define WGRAD_GEMM_ALGOS                                                                        \
@@ -101,6 +106,8 @@ static const struct ocd_conv_impl fwd_impls[] = {
     OCD_IGEMM_TILES(FWD_IGEMM_TC)
     OCD_IGEMM_TILES(FWD_IGEMM_TF32)
     CUBLAS_IM2COL_ENTRIES("fwd", FWD_GEMM_ALGOS)
+    CUDA_WINO_ENTRIES("fwd_winograd", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, ocd_cuda_conv_winograd)
+    CUDA_WINO_ENTRIES("fwd_winograd_nonfused", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, ocd_cuda_conv_winograd_nonfused)
     {{"cuda:fwd_direct", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_direct},
      BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) |
          BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_DIRECT),
@@ -128,6 +135,9 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
     OCD_IGEMM_TILES(DGRAD_IGEMM_TC)
     OCD_IGEMM_TILES(DGRAD_IGEMM_TF32)
     CUBLAS_IM2COL_ENTRIES("dgrad", DGRAD_GEMM_ALGOS)
+    CUDA_WINO_ENTRIES("dgrad_winograd", CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD, ocd_cuda_conv_winograd)
+    CUDA_WINO_ENTRIES("dgrad_winograd_nonfused", CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED,
+                      ocd_cuda_conv_winograd_nonfused)
     {{"cuda:dgrad_direct", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_direct},
      BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), CUDNN_DETERMINISTIC, false, NULL},
 #endif
@@ -149,6 +159,8 @@ static const struct ocd_conv_impl bwd_filter_impls[] = {
     CUBLAS_1X1_ENTRIES("wgrad", WGRAD_GEMM_ALGOS)
     OCD_IGEMM_TILES(WGRAD_IGEMM_TC)
     CUBLAS_IM2COL_ENTRIES("wgrad", WGRAD_GEMM_ALGOS)
+    CUDA_WINO_ENTRIES("wgrad_winograd_nonfused", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED,
+                      ocd_cuda_conv_winograd_nonfused)
     {{"cuda:wgrad_direct", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_direct},
      BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1) |
          BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3),
