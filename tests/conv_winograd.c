@@ -4,9 +4,9 @@
    3x3 (F(2x2,3x3), F(4x4,3x3)) and 5x5 (F(2x2,5x5)) filters; odd sizes with partial edge tiles,
    padding 0 to larger than the filter, CONVOLUTION mode, groups, NHWC and padded layouts, beta;
    float (FMA math), PSEUDO_HALF and TRUE_HALF; the fp32 error bounds (1e-5 for 3x3, 1e-3 for
-   5x5); Get_v7 and Find list the algorithms; the cuDNN 8.2 restrictions (2-D, unit stride and
-   dilation, 3x3 (and 5x5 for WINOGRAD_NONFUSED), no double, no BWD_FILTER_ALGO_WINOGRAD) are
-   refused with NOT_SUPPORTED and nothing written. */
+   5x5); the fused bias and activation; Get_v7 and Find list the algorithms; the cuDNN 8.2
+   restrictions (2-D, unit stride and dilation, 3x3 (and 5x5 for WINOGRAD_NONFUSED), no double,
+   no BWD_FILTER_ALGO_WINOGRAD) are refused with NOT_SUPPORTED and nothing written. */
 #include "conv_support.h"
 
 #include <stdlib.h>
@@ -172,5 +172,50 @@ TEST(conv_winograd_rejects_what_the_documentation_excludes)
         CHECK_STATUS(conv_setup_run(&s, CONV_BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD, 1, 0, 0, NULL,
                                     "BWD_FILTER_ALGO_WINOGRAD"),
                      CUDNN_STATUS_NOT_SUPPORTED);
+    conv_setup_free(&s);
+}
+
+/* cudnnConvolutionBiasActivationForward with the Winograd algorithms: y = ReLU(alpha1 * conv +
+   alpha2 * z + bias) through each entry's store, z read from y's buffer (in place). */
+TEST(conv_winograd_fused_bias_activation)
+{
+    struct conv_setup s;
+    if (!conv_setup_init(&s, &shapes[2], &cf_float, TV_NHWC, TV_NCHW, true)) {
+        conv_setup_free(&s);
+        return;
+    }
+    const struct ref_conv *r = &s.r;
+    const int64_t ny = s.y.count, per = (int64_t)r->out[0] * r->out[1];
+    double *z = tview_random(ny, -1, 1), *bias = tview_random(r->k, -1, 1), *want = malloc(sizeof(double) * (size_t)ny);
+    const double alpha1 = 0.75, alpha2 = 0.5;
+    for (int64_t i = 0; i < ny; i++) {
+        double v = alpha1 * s.want[CONV_FWD][i] + alpha2 * z[i] + bias[i / per % r->k];
+        want[i] = v < 0 ? 0 : v;
+    }
+    struct tview bv;
+    int bd[4] = {1, r->k, 1, 1};
+    tview_init(&bv, CUDNN_DATA_FLOAT, 4, bd, TV_NCHW);
+    void *bb = tview_upload(&bv, bias);
+    cudnnActivationDescriptor_t act;
+    CHECK_OK(cudnnCreateActivationDescriptor(&act));
+    CHECK_OK(cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0));
+    const float a1 = (float)alpha1, a2 = (float)alpha2;
+    for (int t = 0; t < 2; t++) {
+        const int algo = wino_algos[CONV_FWD][t];
+        void *yb = tview_upload(&s.y, z);
+        size_t ws_bytes = 0;
+        CHECK_OK(conv_setup_workspace(&s, CONV_FWD, algo, &ws_bytes));
+        void *ws = tbuf_alloc(ws_bytes);
+        if (CHECK_OK(cudnnConvolutionBiasActivationForward(test_handle(), &a1, s.x.desc, s.xb, s.wdesc, s.wb, s.conv,
+                                                           (cudnnConvolutionFwdAlgo_t)algo, ws, ws_bytes, &a2,
+                                                           s.y.desc, yb, bv.desc, bb, act, s.y.desc, yb)))
+            tview_check_blend(&s.y, yb, want, NULL, 1, 0, 1e-4, t ? "fused WINOGRAD_NONFUSED" : "fused WINOGRAD");
+        tbuf_free(ws);
+        tview_free(&s.y, yb);
+    }
+    cudnnDestroyActivationDescriptor(act);
+    tview_free(&bv, bb);
+    tview_destroy(&bv);
+    free(z), free(bias), free(want);
     conv_setup_free(&s);
 }
