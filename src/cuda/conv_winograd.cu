@@ -15,8 +15,9 @@
    matrices read from the kernel's parameters. The per-thread functions are __host__ __device__
    so that tests/emulate/conv_winograd.cu runs them on the CPU.
 
-   The _tc flavour keeps U and V in half for half data (fp32 accumulation on tensor cores) and
-   runs float data as TF32; the plain flavour keeps U and V in float and computes fp32. */
+   The _tc flavour (the 4x4 tiles only: F(2x2, 3x3), F(3x3, 2x2)) keeps U and V in half for half
+   data (fp32 accumulation on tensor cores) and runs float data as TF32; the plain flavour keeps U
+   and V in float and computes fp32. */
 #include "cuda/conv_winograd.h"
 
 #include "cnn/conv_winograd.h"
@@ -356,6 +357,10 @@ const char *plan_of(cudnnHandle_t h, const struct ocd_conv_problem *p, bool nonf
     if (why) return why;
     const bool half = p->x.dtype == CUDNN_DATA_HALF;
     if (!half && p->x.dtype != CUDNN_DATA_FLOAT) return OCD_REASON_DTYPE;
+    /* 10-bit operands (half, TF32) cost F(2x2, 3x3) and the filter gradient's F(3x3, 2x2) about
+       5e-4 of the largest output (tests/emulate/conv_winograd.cu), the alpha-6 tiles, whose
+       transforms reach 5/2 and 8, 2e-3 to 4e-3: those run on the fp32 entry only */
+    if (tc && pl->alpha > 4) return "the 6x6 Winograd tiles lose too much in half or TF32 operands";
     fl->half_operands = tc && half;
     fl->compute = CUBLAS_COMPUTE_32F;
     if (tc && !half) {

@@ -3,8 +3,8 @@
    C-callable: the registry is C.
 
    The _tc entries run the batched GEMM on tensor cores (half data: the transformed operands in
-   half, fp32 accumulation; float data: TF32), so FMA_MATH skips them; the plain entries compute
-   fp32. applies: the plan's reasons, cuBLAS missing, sizes beyond cuBLAS's int extents. */
+   half, fp32 accumulation; float data: TF32) for the 4x4 tiles, so FMA_MATH skips them; the
+   plain entries compute fp32. applies: the plan's reasons, cuBLAS missing, sizes beyond cuBLAS's int extents. */
 #ifndef OCD_CUDA_CONV_WINOGRAD_H
 #define OCD_CUDA_CONV_WINOGRAD_H
 

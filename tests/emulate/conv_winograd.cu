@@ -182,6 +182,7 @@ int main()
         {"fwd 3x3 nonfused odd pad0", F, true, false, false, 1, 5, 3, 1, {11, 7}, 3, {0, 0}},
         {"fwd 3x3 nonfused convolution groups", F, true, true, false, 2, 4, 6, 2, {9, 6}, 3, {1, 2}},
         {"fwd 5x5 nonfused pad above filter", F, true, false, false, 1, 2, 3, 1, {6, 5}, 5, {2, 5}},
+        {"fwd 3x3 half operands", F, false, false, true, 2, 8, 4, 1, {10, 10}, 3, {1, 1}},
         {"fwd 3x3 nonfused half operands", F, true, false, true, 2, 8, 4, 1, {10, 10}, 3, {1, 1}},
         {"dgrad 3x3 pad1 convolution", D, false, true, false, 2, 3, 4, 1, {8, 9}, 3, {1, 1}},
         {"dgrad 3x3 nonfused pad above filter", D, true, false, false, 1, 2, 3, 1, {5, 4}, 3, {3, 4}},
