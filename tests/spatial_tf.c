@@ -376,8 +376,10 @@ TEST(stn_sampler_backward_x_is_dy)
                                            dg2));
     tview_download(&x, dx1, dx);
     tview_download(&gv, dg1, dg);
-    tview_holds(&x, dx2, dx, "dx with x as dy");
-    tview_holds(&gv, dg2, dg, "dgrid with x as dy");
+    /* dx gathers each input pixel's share from several outputs: on CUDA by atomic adds, whose
+       order varies between calls, so the two runs agree to rounding, not to the bit */
+    tview_check(&x, dx2, dx, "dx with x as dy");
+    tview_check(&gv, dg2, dg, "dgrid with x as dy");
     tview_holds(&x, xb, xs, "x read as x and dy");
     void *dev[] = {xb, dyb, gridb, dx1, dx2, dg1, dg2};
     for (int i = 0; i < 7; i++) tbuf_free(dev[i]);
