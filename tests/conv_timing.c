@@ -89,7 +89,8 @@ static double best_call_ms(const struct fwd_case *c, cudnnConvolutionFwdAlgo_t a
 /* The problem of issue 19 (1 x 20 x 24 x 24, 5x5 filters; 8 of them, so that the direct
    reference stays quick under the sanitizers), whose first Find once reported 130 ms for one
    algorithm: each time Find reports is within a loose bound of that algorithm's best call
-   timed here (5x + 2 ms: the machine running the suite may be shared). */
+   timed here (10x + 25 ms: the machine running the suite may be shared, and the sanitizers slow
+   a call unevenly; a library loaded inside the timed region costs far more). */
 TEST(conv_timing_first_find)
 {
     struct fwd_case c;
@@ -104,7 +105,7 @@ TEST(conv_timing_first_find)
             double best = best_call_ms(&c, perf[i].algo, ws, perf[i].memory);
             if (ws) tbuf_free(ws);
             if (!CHECK(best >= 0 && perf[i].time >= 0)) continue;
-            if (!CHECK(perf[i].time <= 5 * best + 2))
+            if (!CHECK(perf[i].time <= 10 * best + 25))
                 printf("      (algo %d: Find reported %.3f ms, a call takes %.3f ms)\n", (int)perf[i].algo,
                        (double)perf[i].time, best);
             timed++;
