@@ -13,7 +13,8 @@
 #include <type_traits>
 
 #include "core/reasons.h"
-#include "cuda/walk.cuh"
+#include "cuda/check.cuh"
+#include "cuda/types.cuh"
 #include "ops/activation.h"
 
 namespace {
@@ -167,8 +168,8 @@ extern "C" cudnnStatus_t ocd_activation_run_cuda_vec(cudnnHandle_t handle, const
                                                      size_t ws_bytes)
 {
     const ocd_activation_problem *p = (const ocd_activation_problem *)problem;
-    return ocd_cuda_dispatch_float(p->io.dtype, [&](auto *tag) {
-        typedef typename std::remove_pointer<decltype(tag)>::type T;
+    return ocd_cuda_dispatch<OCD_CUDA_FLOATS>(p->io.dtype, [&](auto tag) {
+        typedef typename decltype(tag)::type T;
         switch (p->act.mode) {
         case CUDNN_ACTIVATION_SIGMOID: return launch_vec<T, CUDNN_ACTIVATION_SIGMOID>(handle, p);
         case CUDNN_ACTIVATION_RELU: return launch_vec<T, CUDNN_ACTIVATION_RELU>(handle, p);
@@ -184,8 +185,8 @@ extern "C" cudnnStatus_t ocd_activation_run_cuda_strided(cudnnHandle_t handle, c
                                                          size_t ws_bytes)
 {
     const ocd_activation_problem *p = (const ocd_activation_problem *)problem;
-    return ocd_cuda_dispatch_float(p->io.dtype, [&](auto *tag) {
-        typedef typename std::remove_pointer<decltype(tag)>::type T;
+    return ocd_cuda_dispatch<OCD_CUDA_FLOATS>(p->io.dtype, [&](auto tag) {
+        typedef typename decltype(tag)::type T;
         uint32_t n = (uint32_t)ocd_dim_group_size(&p->g);
         auto a = args_of<typename ocd_compute<T>::type>(p);
         const T *s0 = (const T *)p->io.src[0], *s1 = (const T *)p->io.src[1];

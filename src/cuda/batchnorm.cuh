@@ -88,7 +88,7 @@
 #include "cuda/bulk.cuh"
 #include "cuda/check.cuh"
 #include "cuda/launch.cuh"
-#include "cuda/typed.cuh"
+#include "cuda/types.cuh"
 #include "ops/batchnorm.h"
 
 #include <stdint.h>

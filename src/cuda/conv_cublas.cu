@@ -27,8 +27,7 @@
 #include "core/reasons.h"
 #include "cuda/check.cuh"
 #include "cuda/cublas_loader.h"
-#include "cuda/ewise.cuh"
-#include "cuda/typed.cuh"
+#include "cuda/types.cuh"
 
 #include <string.h>
 

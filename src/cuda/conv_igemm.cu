@@ -36,7 +36,7 @@
 #include "cuda/conv_igemm.cuh"
 
 #include "core/dtype.h"
-#include "cuda/typed.cuh"
+#include "cuda/types.cuh"
 #include "core/reasons.h"
 #include "core/dimgroup.h"
 

@@ -40,8 +40,7 @@
 
 #include "cuda/check.cuh"
 #include "cuda/conv_igemm.h"
-#include "cuda/ewise.cuh"
-#include "cuda/typed.cuh"
+#include "cuda/types.cuh"
 
 /* ---- kernel arguments -------------------------------------------------------------------------- */
 

@@ -6,7 +6,7 @@
 #define OCD_CUDA_CONV_STORE_CUH
 
 #include "cnn/conv.h"
-#include "cuda/dynamic.cuh"
+#include "cuda/types.cuh"
 
 #include <string.h>
 

@@ -1,9 +1,8 @@
 /* divnorm.cu: divisive normalization on CUDA, in the three passes of ops/divnorm.h, one kernel
-   each, one thread per element numbered in memory order (elementwise.cuh). Every tensor has x's
+   each, one thread per element numbered in memory order (cuda/types.cuh). Every tensor has x's
    strides. Window sums are direct, over the box of the window clipped to the image. */
 #include "cuda/check.cuh"
-#include "cuda/elementwise.cuh"
-#include "cuda/typed.cuh"
+#include "cuda/types.cuh"
 #include "ops/divnorm.h"
 #include "ops/lrn.h"
 

@@ -12,7 +12,7 @@
    number from them, and the last block to have read them (counted with an atomic in the states,
    the "arrivals") advances the call number, so a forward call needs one launch and no copy. */
 #include "cuda/check.cuh"
-#include "cuda/typed.cuh"
+#include "cuda/types.cuh"
 #include "ops/dropout.h"
 
 namespace {

@@ -6,7 +6,7 @@
 
 #include "core/handle.h"
 #include "cuda/check.cuh"
-#include "cuda/dynamic.cuh"
+#include "cuda/types.cuh"
 
 namespace {
 

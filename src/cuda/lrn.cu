@@ -1,10 +1,9 @@
 /* lrn.cu: cross-channel LRN on CUDA, forward and backward (formulas in ops/lrn.h). One thread per
-   output element, numbered in memory order (elementwise.cuh); window sums are recomputed from x
+   output element, numbered in memory order (cuda/types.cuh); window sums are recomputed from x
    in the compute type, neighbours coming from L1: n loads per forward output, n^2 per backward
    output (n <= 16). */
 #include "cuda/check.cuh"
-#include "cuda/elementwise.cuh"
-#include "cuda/typed.cuh"
+#include "cuda/types.cuh"
 #include "ops/lrn.h"
 
 namespace {

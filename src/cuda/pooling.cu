@@ -88,16 +88,16 @@
      finding each window's maximum again.
    cuda:pooling_nhwc_vec16 gives each thread 16 bytes of channels (8 half or bfloat16, 4 float, 2
    double) loaded as one vector; cuda:pooling_direct takes every other layout, one channel per
-   thread. Indices are decoded with ocd_fastdiv (cuda/ewise.cuh). Bytes moved: forward x and y;
+   thread. Indices are decoded with ocd_fastdiv (cuda/types.cuh). Bytes moved: forward x and y;
    backward dy, dx and, for MAX, x (y is not read). */
 #include <string.h>
 #include <type_traits>
 
 #include "core/dtype.h"
 #include "core/reasons.h"
-#include "cuda/ewise.cuh"
+#include "cuda/check.cuh"
 #include "cuda/launch.cuh"
-#include "cuda/walk.cuh"
+#include "cuda/types.cuh"
 #include "ops/pooling.h"
 
 namespace {
@@ -2018,8 +2018,8 @@ cudnnStatus_t launch_fixed_window(cudnnHandle_t h, const ocd_pooling_problem *p)
    vectors of channels (CLAST). */
 template <bool CLAST> cudnnStatus_t launch_fixed(cudnnHandle_t h, const ocd_pooling_problem *p)
 {
-    return ocd_cuda_dispatch_float(p->dtype, [&](auto *tag) {
-        typedef typename std::remove_pointer<decltype(tag)>::type T;
+    return ocd_cuda_dispatch<OCD_CUDA_FLOATS>(p->dtype, [&](auto tag) {
+        typedef typename decltype(tag)::type T;
         if constexpr (std::is_same<T, double>::value || (!CLAST && !std::is_same<T, float>::value)) {
             return CUDNN_STATUS_NOT_SUPPORTED; /* the applies functions refuse these */
         } else {
@@ -2055,8 +2055,8 @@ extern "C" cudnnStatus_t ocd_pooling_run_cuda_nhwc_vec(cudnnHandle_t handle, con
                                                        size_t ws_bytes)
 {
     const ocd_pooling_problem *p = problem_of(problem);
-    return ocd_cuda_dispatch_float(p->dtype, [&](auto *tag) {
-        typedef typename std::remove_pointer<decltype(tag)>::type T;
+    return ocd_cuda_dispatch<OCD_CUDA_FLOATS>(p->dtype, [&](auto tag) {
+        typedef typename decltype(tag)::type T;
         return launch<T, ocd_vec16<T>::N, true>(handle, p);
     });
 }
@@ -2065,8 +2065,8 @@ extern "C" cudnnStatus_t ocd_pooling_run_cuda(cudnnHandle_t handle, const void *
 {
     const ocd_pooling_problem *p = problem_of(problem);
     bool clast = p->xs[1] == 1 && p->c > 1;
-    return ocd_cuda_dispatch_float(p->dtype, [&](auto *tag) {
-        typedef typename std::remove_pointer<decltype(tag)>::type T;
+    return ocd_cuda_dispatch<OCD_CUDA_FLOATS>(p->dtype, [&](auto tag) {
+        typedef typename decltype(tag)::type T;
         return clast ? launch<T, 1, true>(handle, p) : launch<T, 1, false>(handle, p);
     });
 }
@@ -2085,8 +2085,8 @@ extern "C" cudnnStatus_t ocd_pooling_run_cuda_tile_nhwc(cudnnHandle_t handle, co
                                                         size_t ws_bytes)
 {
     const ocd_pooling_problem *p = problem_of(problem);
-    return ocd_cuda_dispatch_float(p->dtype, [&](auto *tag) {
-        typedef typename std::remove_pointer<decltype(tag)>::type T;
+    return ocd_cuda_dispatch<OCD_CUDA_FLOATS>(p->dtype, [&](auto tag) {
+        typedef typename decltype(tag)::type T;
         return launch_tile<T, ocd_vec16<T>::N, true>(handle, p);
     });
 }
@@ -2103,8 +2103,8 @@ extern "C" cudnnStatus_t ocd_pooling_run_cuda_tile_nchw(cudnnHandle_t handle, co
                                                         size_t ws_bytes)
 {
     const ocd_pooling_problem *p = problem_of(problem);
-    return ocd_cuda_dispatch_float(p->dtype, [&](auto *tag) {
-        typedef typename std::remove_pointer<decltype(tag)>::type T;
+    return ocd_cuda_dispatch<OCD_CUDA_FLOATS>(p->dtype, [&](auto tag) {
+        typedef typename decltype(tag)::type T;
         return launch_tile<T, 1, false>(handle, p);
     });
 }

@@ -12,8 +12,9 @@
 #include "cuda/reduce.h"
 
 #include "core/handle.h"
-#include "cuda/dynamic.cuh"
-#include "cuda/ewise.cuh"
+#include "core/reasons.h"
+#include "cuda/check.cuh"
+#include "cuda/types.cuh"
 
 #define THREADS 256
 
@@ -203,12 +204,12 @@ extern "C" cudnnStatus_t ocd_cuda_reduce_run(cudnnHandle_t handle, const void *p
     bool columns = by_columns(r);
     int64_t blocks = (items * (columns ? 1 : g.lanes) + THREADS - 1) / THREADS;
     unsigned grid = (unsigned)(blocks < most ? blocks : most);
-    bool known = ocd_cuda_dispatch_type(r->a_type, [&](auto ta) {
+    cudnnStatus_t st = ocd_cuda_dispatch<OCD_CUDA_ALL>(r->a_type, [&](auto ta) {
         typedef typename decltype(ta)::type Ta;
         if (columns) reduce_columns<Ta><<<grid, THREADS, 0, handle->stream>>>(g, (const Ta *)r->a);
         else reduce_rows<Ta><<<grid, THREADS, 0, handle->stream>>>(g, (const Ta *)r->a);
     });
-    if (!known) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s", OCD_REASON_DTYPE);
+    if (st != CUDNN_STATUS_SUCCESS) return OCD_FAIL(st, "%s", OCD_REASON_DTYPE);
     OCD_CUDA_LAUNCHED();
     if (r->splits > 1) {
         int64_t cb = (r->outputs * 32 + THREADS - 1) / THREADS;

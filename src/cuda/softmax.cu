@@ -49,8 +49,9 @@
 
 #include "core/dtype.h"
 #include "core/reasons.h"
+#include "cuda/check.cuh"
 #include "cuda/scratch.cuh"
-#include "cuda/walk.cuh"
+#include "cuda/types.cuh"
 #include "ops/softmax.h"
 
 namespace {
@@ -1137,8 +1138,8 @@ template <typename T, bool BWD, int V, bool BLOCKS> cudnnStatus_t pick(cudnnHand
 template <bool BLOCKS> cudnnStatus_t run_rows(cudnnHandle_t handle, const ocd_softmax_problem *p)
 {
     bool vec = vector_rows(p);
-    return ocd_cuda_dispatch_float(p->io.dtype, [&](auto *tag) {
-        typedef typename std::remove_pointer<decltype(tag)>::type T;
+    return ocd_cuda_dispatch<OCD_CUDA_FLOATS>(p->io.dtype, [&](auto tag) {
+        typedef typename decltype(tag)::type T;
         constexpr int N = ocd_vec16<T>::N;
         sm_args<T> a = args_of<T>(p);
         if (p->backward) return vec ? pick<T, true, N, BLOCKS>(handle, a) : pick<T, true, 1, BLOCKS>(handle, a);
@@ -1241,8 +1242,8 @@ extern "C" cudnnStatus_t ocd_softmax_run_cuda_rows_lanes(cudnnHandle_t handle, c
                                                          size_t ws_bytes)
 {
     const ocd_softmax_problem *p = problem_of(problem);
-    return ocd_cuda_dispatch_float(p->io.dtype, [&](auto *tag) {
-        typedef typename std::remove_pointer<decltype(tag)>::type T;
+    return ocd_cuda_dispatch<OCD_CUDA_FLOATS>(p->io.dtype, [&](auto tag) {
+        typedef typename decltype(tag)::type T;
         sm_args<T> a = args_of<T>(p);
         return p->backward ? pick_lanes<T, true>(handle, a) : pick_lanes<T, false>(handle, a);
     });
@@ -1264,8 +1265,8 @@ extern "C" cudnnStatus_t ocd_softmax_run_cuda_tile(cudnnHandle_t handle, const v
                                                    size_t ws_bytes)
 {
     const ocd_softmax_problem *p = problem_of(problem);
-    return ocd_cuda_dispatch_float(p->io.dtype, [&](auto *tag) {
-        typedef typename std::remove_pointer<decltype(tag)>::type T;
+    return ocd_cuda_dispatch<OCD_CUDA_FLOATS>(p->io.dtype, [&](auto tag) {
+        typedef typename decltype(tag)::type T;
         sm_args<T> a = args_of<T>(p);
         size_t smem = (size_t)a.len * TILE_X * sizeof(T) * p->io.nsrc;
         bool fits = smem <= TILE_SMEM_MAX;
@@ -1285,8 +1286,8 @@ extern "C" cudnnStatus_t ocd_softmax_run_cuda_tile_vec(cudnnHandle_t handle, con
                                                        size_t ws_bytes)
 {
     const ocd_softmax_problem *p = problem_of(problem);
-    return ocd_cuda_dispatch_float(p->io.dtype, [&](auto *tag) {
-        typedef typename std::remove_pointer<decltype(tag)>::type T;
+    return ocd_cuda_dispatch<OCD_CUDA_FLOATS>(p->io.dtype, [&](auto tag) {
+        typedef typename decltype(tag)::type T;
         sm_args<T> a = args_of<T>(p);
         return p->backward ? launch_tile_vec<T, true>(handle, p, a) : launch_tile_vec<T, false>(handle, p, a);
     });
@@ -1296,8 +1297,8 @@ extern "C" cudnnStatus_t ocd_softmax_run_cuda_generic(cudnnHandle_t handle, cons
                                                       size_t ws_bytes)
 {
     const ocd_softmax_problem *p = problem_of(problem);
-    return ocd_cuda_dispatch_float(p->io.dtype, [&](auto *tag) {
-        typedef typename std::remove_pointer<decltype(tag)>::type T;
+    return ocd_cuda_dispatch<OCD_CUDA_FLOATS>(p->io.dtype, [&](auto tag) {
+        typedef typename decltype(tag)::type T;
         sm_args<T> a = args_of<T>(p);
         unsigned blocks = ocd_cuda_blocks(a.rows, WARP_ROWS);
         if (p->backward) generic<T, true><<<blocks, 32 * WARP_ROWS, 0, handle->stream>>>(a);

@@ -9,7 +9,7 @@
    beta to dx: without a workspace there is nowhere else to accumulate, and atomics make dx's
    rounding order (not its value) vary from run to run, as in cuDNN. */
 #include "cuda/check.cuh"
-#include "cuda/typed.cuh"
+#include "cuda/types.cuh"
 #include "ops/spatial_tf.h"
 
 namespace {

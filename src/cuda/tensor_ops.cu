@@ -28,7 +28,10 @@
 #include "cuda/tensor_ops.h"
 
 #include "core/dtype.h"
-#include "cuda/ewise.cuh"
+#include "core/handle.h"
+#include "core/reasons.h"
+#include "cuda/check.cuh"
+#include "cuda/types.cuh"
 
 #include <atomic>
 
@@ -161,7 +164,7 @@ extern "C" cudnnStatus_t ocd_cuda_ewise_strided_run(cudnnHandle_t handle, const 
 
 /* Rows of the problem: every dim but the last is a row; along the last, y and each input that
    is not broadcast (stride 0) have unit stride, so a row is walked in packs of N elements.
-   Offsets are 32-bit (cuda/ewise.cuh). */
+   Offsets are 32-bit (cuda/types.cuh). */
 struct rows_args {
     uint32_t packs;       /* packs per row (inner / N) */
     uint32_t total;       /* packs in all rows */

@@ -17,8 +17,10 @@
 #include "cuda/transform.h"
 
 #include "core/dtype.h"
-#include "cuda/dynamic.cuh"
-#include "cuda/ewise.cuh"
+#include "core/handle.h"
+#include "core/reasons.h"
+#include "cuda/check.cuh"
+#include "cuda/types.cuh"
 
 #define THREADS 256
 
@@ -161,7 +163,7 @@ extern "C" cudnnStatus_t ocd_cuda_transpose_run(cudnnHandle_t handle, const void
     (void)workspace_bytes;
     const struct ocd_ewise *e = (const struct ocd_ewise *)problem;
     int v = word_width(e);
-    ocd_cuda_dispatch_type(e->y.dtype, [&](auto tag) {
+    ocd_cuda_dispatch<OCD_CUDA_ALL>(e->y.dtype, [&](auto tag) {
         typedef typename decltype(tag)::type T;
         if constexpr (sizeof(T) == 1) {
             if (v == 4) return launch_transpose<T, 4>(handle, e);
@@ -198,7 +200,7 @@ __device__ __forceinline__ int64_t view_offset(int rank, int vect, const int64_t
 }
 
 /* One kernel for every pair of types: loads and stores switch on the run-time types
-   (cuda/dynamic.cuh) and the blend is computed in double, so that a conversion rounds once. */
+   (cuda/types.cuh) and the blend is computed in double, so that a conversion rounds once. */
 __global__ void fold_gather(fold_args g, double alpha, double beta, void *y, const void *x)
 {
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < g.count; i += gridDim.x * blockDim.x) {
