@@ -1,4 +1,4 @@
-/* pooling_fixed.cu: the fixed-window pooling kernels of src/cuda/pooling.cu, their per-thread code
+/* pooling_fixed.cu: the fixed-window pooling kernels of src/cuda/pooling_fixed*.cu, their per-thread code
    run on the CPU for every thread index (it is written __host__ __device__ for this), against a
    reference: so that the kernels' logic is checked on machines without a GPU, CI's included, and
    a kernel rewrite can be verified before it meets one.
@@ -13,7 +13,8 @@
    ops/pooling.h), sums a window's inputs in that order, and adds the gradients in y's row-major
    order, in float, as the kernels do, so results must match bit for bit; sums are also checked
    in double, within a tolerance. Prints a line per case; exits 1 if any differs. */
-#include "cuda/pooling.cu"
+#include "cuda/pooling_fixed.cu"
+#include "cuda/pooling_fixed_pairs.cu"
 
 #include <cmath>
 #include <cstdio>
@@ -45,7 +46,7 @@ template <typename T, int K, bool CLAST> struct emu_case {
     static void set(std::vector<T> &t, std::vector<float> &f, size_t i, float v)
     {
         t[i] = T(v);
-        f[i] = fixed_cvt(t[i]);
+        f[i] = ocd_cuda_load(&t[i]);
     }
 
     emu_case(int n_, int c_, int h_, int w_, int mode_, bool blend_, int seed, int extra, bool backward)
@@ -157,9 +158,10 @@ template <typename T, int K, bool CLAST> struct emu_case {
         const double tolerance = std::is_same<T, float>::value ? 1e-4 : 1e-2; /* 16-bit results round */
         int bad = 0;
         for (size_t i = 0; i < out.size(); i++) {
-            const float want = fixed_cvt(T(blend ? 1.5f * sum[i] + 0.5f * out0[i] : (float)p.alpha * sum[i]));
+            const T rounded = T(blend ? 1.5f * sum[i] + 0.5f * out0[i] : (float)p.alpha * sum[i]);
+            const float want = ocd_cuda_load(&rounded);
             const double want_d = blend ? 1.5 * sumd[i] + 0.5 * out0[i] : p.alpha * sumd[i];
-            const float got = fixed_cvt(out[i]);
+            const float got = ocd_cuda_load(&out[i]);
             const bool same = got == want || (got != got && want != want);
             const bool near = std::isinf(want) || want != want || fabs(got - want_d) <= tolerance * (1 + fabs(want_d));
             if ((!same || !near) && bad++ < 5) printf("  at %zu: got %g, want %g (double %g)\n", i, got, want, want_d);
