@@ -1,7 +1,8 @@
 /* batchnorm.cu: the CUDA entries of the normalization engine (ops/batchnorm.h): whether a kind of
    kernels applies to a problem and its plan (make_plan: the layout, the vector width, the splits
    of the reductions, the workspace), and the call, which hands the plan to the launcher of the
-   problem's data type. The kernels and the launcher are in batchnorm.cuh. */
+   problem's data type. The plan is in batchnorm.cuh, the kernels and the launcher in
+   batchnorm_kernels.cuh. */
 #include "core/reasons.h"
 #include "cuda/batchnorm.cuh"
 #include "cuda/scratch.cuh"
