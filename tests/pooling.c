@@ -300,7 +300,7 @@ static void check_kernel_edges(const struct pcase *cases, size_t n, size_t blend
                 }
 }
 
-/* Shapes at the edges of the CUDA tile kernels (cuda/pooling.cu): rows too wide for one band in
+/* Shapes at the edges of the CUDA tile kernels (cuda/pooling_tile.cu): rows too wide for one band in
    shared memory (bands of rows, the last one short), a last chunk of channel groups that is
    partial, and planes small enough that a block takes several; in both layouts. */
 TEST(pooling_tile_edges)
@@ -314,7 +314,7 @@ TEST(pooling_tile_edges)
     check_kernel_edges(edges, TLEN(edges), 1, 1.0);
 }
 
-/* Shapes at the edges of the fixed-window CUDA kernels (cuda/pooling.cu: 3x3 stride 2 pad 1 and
+/* Shapes at the edges of the fixed-window CUDA kernels (cuda/pooling_fixed.cu: 3x3 stride 2 pad 1 and
    2x2 stride 2; in NCHW 4 x 4 outputs a thread forward, 4 inputs backward; NHWC 2 x 2 forward): W a
    multiple of 4 (16-byte loads and stores along W) or not, strips cut by the right border, steps
    and groups of rows cut by the bottom, an output larger than advised, tiny images, images tall
@@ -339,7 +339,7 @@ TEST(pooling_fixed_windows)
     check_kernel_edges(fixed, TLEN(fixed), 0, 2.0);
 }
 
-/* The channels-last max backward in half and bfloat16 (cuda/pooling.cu) walks whole columns of
+/* The channels-last max backward in half and bfloat16 (cuda/pooling_fixed_pairs.cu) walks whole columns of
    cells when its columns (images x groups of 8 channels x pairs of image columns) fill at least
    3/4 of the threads resident on the device (512 an SM), chunks of steps otherwise: an image count
    that fills them on the device under test (on the host backend, on 2 SMs' worth), alpha 1 without
