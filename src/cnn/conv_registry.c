@@ -11,7 +11,8 @@
    the CUDA backend has tensor-core entries (cuBLAS GEMMs for 1x1 filters, implicit-GEMM kernels,
    im2col + cuBLAS GEMM) ahead of a direct reference kernel
    serving all of that family. WINOGRAD and WINOGRAD_NONFUSED (plan: cnn/conv_winograd.h) are
-   transforms around a batched GEMM on both backends. FFT algorithms have no entry yet. */
+   transforms around a batched GEMM on both backends. FFT and FFT_TILING (plan:
+   cnn/conv_fft.h) run on the host's built-in FFT engine and on cuFFT. */
 #include "cnn/conv.h"
 
 #include "core/dtype.h"
@@ -36,6 +37,12 @@
 /* A Winograd entry of the host (host/conv_winograd.c): fn_ and its _applies and _workspace */
 #define HOST_WINO_ENTRY(name_, algo_, fn_)                                                      \
     {{"host:" name_, OCD_BACKEND_HOST, -1, fn_##_applies, fn_##_workspace, fn_}, BIT(algo_), CUDNN_DETERMINISTIC, false, NULL},
+/* FFT and FFT_TILING of a direction (host/conv_fft.c), listed after the GEMM family */
+#define HOST_FFT_ENTRIES(dir_, fft_, tiling_)                                                  \
+    {{"host:" dir_ "_fft", OCD_BACKEND_HOST, -1, ocd_host_conv_fft_applies, ocd_host_conv_fft_workspace,  \
+      ocd_host_conv_fft}, BIT(fft_), CUDNN_DETERMINISTIC, false, NULL},                           \
+    {{"host:" dir_ "_fft_tiling", OCD_BACKEND_HOST, -1, ocd_host_conv_fft_tiling_applies,               \
+      ocd_host_conv_fft_tiling_workspace, ocd_host_conv_fft_tiling}, BIT(tiling_), CUDNN_DETERMINISTIC, false, NULL},
 
 #ifdef OCD_HAVE_CUDA
 /* The tensor-core entries of the CUDA backend (cuda/conv_igemm.h), most specialised first: cuBLAS
@@ -97,6 +104,7 @@ static const struct ocd_conv_impl fwd_impls[] = {
                ocd_host_conv_gemm_explicit_workspace),
     HOST_WINO_ENTRY("fwd_winograd", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, ocd_host_conv_winograd)
     HOST_WINO_ENTRY("fwd_winograd_nonfused", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, ocd_host_conv_winograd_nonfused)
+    HOST_FFT_ENTRIES("fwd", CUDNN_CONVOLUTION_FWD_ALGO_FFT, CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING)
     HOST_ENTRY("host:fwd_direct",
                BIT(CUDNN_CONVOLUTION_FWD_ALGO_DIRECT) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) |
                    BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM),
@@ -122,6 +130,7 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
     HOST_WINO_ENTRY("dgrad_winograd", CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD, ocd_host_conv_winograd)
     HOST_WINO_ENTRY("dgrad_winograd_nonfused", CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED,
                     ocd_host_conv_winograd_nonfused)
+    HOST_FFT_ENTRIES("dgrad", CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING)
     HOST_ENTRY("host:dgrad_direct", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1),
                ocd_host_conv_direct, NULL),
 #ifdef OCD_HAVE_CUDA
@@ -151,6 +160,7 @@ static const struct ocd_conv_impl bwd_filter_impls[] = {
     HOST_ENTRY("host:wgrad_implicit_gemm", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0), ocd_host_conv_gemm_implicit, NULL),
     HOST_WINO_ENTRY("wgrad_winograd_nonfused", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED,
                     ocd_host_conv_winograd_nonfused)
+    HOST_FFT_ENTRIES("wgrad", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING)
     HOST_ENTRY("host:wgrad_direct",
                BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1) |
                    BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3),

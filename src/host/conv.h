@@ -8,6 +8,7 @@
    tables for the whole problem in the workspace) and explicit (the gathered operand
    materialised in the workspace, im2col style). conv_winograd.c: WINOGRAD and WINOGRAD_NONFUSED
    (plan: cnn/conv_winograd.h), transforms around a batched GEMM of the packed engine.
+   conv_fft.c: FFT and FFT_TILING on the built-in FFT engine (conv_fft_engine.c).
    conv_cblas.c (built when a CBLAS library was found): the forward im2col + CBLAS GEMM, for the
    NCHW-like float and double problems where it wins its race with the packed engine. */
 #ifndef OCD_HOST_CONV_H
@@ -35,6 +36,14 @@ cudnnStatus_t ocd_host_conv_winograd(cudnnHandle_t handle, const void *problem, 
 const char *ocd_host_conv_winograd_nonfused_applies(cudnnHandle_t handle, const void *problem);
 size_t ocd_host_conv_winograd_nonfused_workspace(cudnnHandle_t handle, const void *problem);
 cudnnStatus_t ocd_host_conv_winograd_nonfused(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+
+/* conv_fft.c: FFT and FFT_TILING (plan: cnn/conv_fft.h). */
+const char *ocd_host_conv_fft_applies(cudnnHandle_t handle, const void *problem);
+size_t ocd_host_conv_fft_workspace(cudnnHandle_t handle, const void *problem);
+cudnnStatus_t ocd_host_conv_fft(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+const char *ocd_host_conv_fft_tiling_applies(cudnnHandle_t handle, const void *problem);
+size_t ocd_host_conv_fft_tiling_workspace(cudnnHandle_t handle, const void *problem);
+cudnnStatus_t ocd_host_conv_fft_tiling(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 
 #ifdef OCD_HAVE_CBLAS
 const char *ocd_host_conv_cblas_applies(cudnnHandle_t handle, const void *problem);
