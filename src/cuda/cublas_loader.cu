@@ -2,9 +2,9 @@
    src/cuda holds the CUDA backend's sources; nothing here runs on the device. */
 #include "cuda/cublas_loader.h"
 
-#include <dlfcn.h>
+#include "cuda/dynload.h"
+
 #include <pthread.h>
-#include <stdio.h>
 
 static struct ocd_cublas_api api;
 static const struct ocd_cublas_api *loaded;
@@ -13,39 +13,24 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static void load(void)
 {
     static const char *const names[] = {"libcublas.so.13", "libcublas.so", "libcublas.so.12", "libcublas.so.11"};
-    char tried[1024];
-    size_t used = 0;
-    tried[0] = '\0';
-    for (size_t i = 0; i < OCD_ARRAY_LEN(names); i++) {
-        void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (lib == NULL) {
-            const char *err = dlerror();
-            if (used < sizeof tried)
-                used += (size_t)snprintf(tried + used, sizeof tried - used, "%s%s", used ? "; " : "",
-                                         err ? err : names[i]);
-            continue;
-        }
-        struct ocd_cublas_api a;
-        /* POSIX guarantees that a data pointer from dlsym converts to a function pointer */
-        *(void **)&a.create = dlsym(lib, "cublasCreate_v2");
-        *(void **)&a.destroy = dlsym(lib, "cublasDestroy_v2");
-        *(void **)&a.set_stream = dlsym(lib, "cublasSetStream_v2");
-        *(void **)&a.gemm_strided_batched = dlsym(lib, "cublasGemmStridedBatchedEx");
-        *(void **)&a.status_string = dlsym(lib, "cublasGetStatusString");
-        a.library = names[i];
-        if (a.create && a.destroy && a.set_stream && a.gemm_strided_batched) {
-            api = a;
-            loaded = &api;
-            ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "cuBLAS loaded from %s", names[i]);
-            return;
-        }
-        if (used < sizeof tried)
-            used += (size_t)snprintf(tried + used, sizeof tried - used, "%s%s: a needed function is missing",
-                                     used ? "; " : "", names[i]);
-        dlclose(lib);
+    struct ocd_cublas_api a;
+    const struct ocd_dynload_sym syms[] = {
+        {"cublasCreate_v2", (void **)&a.create, false},
+        {"cublasDestroy_v2", (void **)&a.destroy, false},
+        {"cublasSetStream_v2", (void **)&a.set_stream, false},
+        {"cublasGemmStridedBatchedEx", (void **)&a.gemm_strided_batched, false},
+        {"cublasGetStatusString", (void **)&a.status_string, true},
+    };
+    char why[1024];
+    a.library = ocd_dynload(names, OCD_ARRAY_LEN(names), syms, OCD_ARRAY_LEN(syms), why, sizeof why);
+    if (a.library == NULL) {
+        ocd_log_message(CUDNN_SEV_WARNING, CUDNN_STATUS_SUCCESS,
+                        "cuBLAS not available, the convolution entries that use it are off (%s)", why);
+        return;
     }
-    ocd_log_message(CUDNN_SEV_WARNING, CUDNN_STATUS_SUCCESS,
-                    "cuBLAS not available, the convolution entries that use it are off (%s)", tried);
+    api = a;
+    loaded = &api;
+    ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "cuBLAS loaded from %s", a.library);
 }
 
 const struct ocd_cublas_api *ocd_cublas_api(void)

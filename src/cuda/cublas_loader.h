@@ -1,7 +1,7 @@
 /* cublas_loader.h: cuBLAS, loaded at run time.
 
    The libraries never link cuBLAS: they must load and run (on the host backend, or on the CUDA
-   backend without the GEMM entries) where it is not installed. The first use dlopens
+   backend without the GEMM entries) where it is not installed. The first use opens (cuda/dynload.h)
    libcublas.so.13, then the unversioned name, then .so.12 and .so.11 (the cuBLAS ABI of the
    functions used here is the same since CUDA 11), resolves the few functions the library calls
    and keeps them in one table; when that fails, ocd_cublas_api() answers NULL and logs why once,
