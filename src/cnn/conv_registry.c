@@ -20,6 +20,7 @@
 #include "host/conv.h"
 #ifdef OCD_HAVE_CUDA
 #include "cuda/conv_direct.h"
+#include "cuda/conv_fft.h"
 #include "cuda/conv_igemm.h"
 #include "cuda/conv_winograd.h"
 #endif
@@ -73,6 +74,11 @@
 #define CUDA_WINO_ENTRIES(name_, algo_, fn_)                                                    \
     CUDA_ENTRY("cuda:" name_ "_tc", BIT(algo_), fn_##_tc_applies, fn_##_workspace, fn_##_tc, true) \
     CUDA_ENTRY("cuda:" name_, BIT(algo_), fn_##_applies, fn_##_workspace, fn_, false)
+#define CUDA_FFT_ENTRIES(dir_, fft_, tiling_)                                                  \
+    CUDA_ENTRY("cuda:" dir_ "_fft", BIT(fft_), ocd_cuda_conv_fft_applies, ocd_cuda_conv_fft_workspace,           \
+               ocd_cuda_conv_fft, false)                                                                \
+    CUDA_ENTRY("cuda:" dir_ "_fft_tiling", BIT(tiling_), ocd_cuda_conv_fft_tiling_applies,                    \
+               ocd_cuda_conv_fft_tiling_workspace, ocd_cuda_conv_fft_tiling, false)
 #define FWD_GEMM_ALGOS (BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM))
 #define DGRAD_GEMM_ALGOS (BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1))
 #define WGRAD_GEMM_ALGOS                                                                        \
@@ -116,6 +122,7 @@ static const struct ocd_conv_impl fwd_impls[] = {
     CUBLAS_IM2COL_ENTRIES("fwd", FWD_GEMM_ALGOS)
     CUDA_WINO_ENTRIES("fwd_winograd", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, ocd_cuda_conv_winograd)
     CUDA_WINO_ENTRIES("fwd_winograd_nonfused", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, ocd_cuda_conv_winograd_nonfused)
+    CUDA_FFT_ENTRIES("fwd", CUDNN_CONVOLUTION_FWD_ALGO_FFT, CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING)
     {{"cuda:fwd_direct", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_direct},
      BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) |
          BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_DIRECT),
@@ -147,6 +154,7 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
     CUDA_WINO_ENTRIES("dgrad_winograd", CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD, ocd_cuda_conv_winograd)
     CUDA_WINO_ENTRIES("dgrad_winograd_nonfused", CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED,
                       ocd_cuda_conv_winograd_nonfused)
+    CUDA_FFT_ENTRIES("dgrad", CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING)
     {{"cuda:dgrad_direct", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_direct},
      BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), CUDNN_DETERMINISTIC, false, NULL},
 #endif
@@ -171,6 +179,7 @@ static const struct ocd_conv_impl bwd_filter_impls[] = {
     CUBLAS_IM2COL_ENTRIES("wgrad", WGRAD_GEMM_ALGOS)
     CUDA_WINO_ENTRIES("wgrad_winograd_nonfused", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED,
                       ocd_cuda_conv_winograd_nonfused)
+    CUDA_FFT_ENTRIES("wgrad", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING)
     {{"cuda:wgrad_direct", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_direct},
      BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1) |
          BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3),

@@ -18,6 +18,7 @@ struct cudnnContext {
     int cc_major, cc_minor;
     void *backend_data;  /* owned by the backend (open/close) */
     void *blas;          /* CUDA: the cuBLAS handle, created on first use (cuda/cublas_loader.h) */
+    void *fft;           /* CUDA: the cuFFT plans, made on first use (cuda/cufft_loader.h) */
 };
 
 /* The check each API call makes on its handle: BAD_PARAM when it is not a live handle. */

@@ -7,6 +7,7 @@
 #include "core/handle.h"
 #include "cuda/check.cuh"
 #include "cuda/cublas_loader.h"
+#include "cuda/cufft_loader.h"
 #include "cuda/scratch.cuh"
 
 #include <stdlib.h>
@@ -55,6 +56,7 @@ static cudnnStatus_t cuda_open(cudnnHandle_t h)
 static void cuda_close(cudnnHandle_t h)
 {
     ocd_cublas_release(h);
+    ocd_cufft_release(h);
     struct cuda_state *st = (struct cuda_state *)h->backend_data;
     if (st == NULL) return;
     if (st->scratch) cudaFree(st->scratch); /* waits for the work that uses it */
