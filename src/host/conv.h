@@ -3,12 +3,12 @@
    direction (p->dir), every data-type configuration and every layout a view can describe.
 
    conv_direct.c: plain loops in double, the reference entry of every table; Im2Col; the bias
-   gradient. conv_gemm.c: the packed GEMM engine in three strategies that the cuDNN algorithm
-   enums name: implicit (index tables built per block, no workspace), implicit precomputed (index
-   tables for the whole problem in the workspace) and explicit (the gathered operand
-   materialised in the workspace, im2col style). conv_winograd.c: WINOGRAD and WINOGRAD_NONFUSED
-   (plan: cnn/conv_winograd.h), transforms around a batched GEMM of the packed engine.
-   conv_fft.c: FFT and FFT_TILING on the built-in FFT engine (conv_fft_engine.c).
+   gradient. conv_gemm.c: the shared packed GEMM engine (gemm_engine.h) in the three strategies
+   that the cuDNN algorithm enums name: implicit (index tables built per block, no workspace),
+   implicit precomputed (index tables for the whole problem in the workspace) and explicit (the
+   gathered operand materialised in the workspace, im2col style). conv_winograd.c: WINOGRAD and
+   WINOGRAD_NONFUSED (plan: cnn/conv_winograd.h), transforms around a batched GEMM of the packed
+   engine. conv_fft.c: FFT and FFT_TILING on the built-in FFT engine (conv_fft_engine.c).
    conv_cblas.c (built when a CBLAS library was found): the forward im2col + CBLAS GEMM, for the
    NCHW-like float and double problems where it wins its race with the packed engine. */
 #ifndef OCD_HOST_CONV_H

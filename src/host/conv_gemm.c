@@ -12,37 +12,18 @@
      implicit precomp  tables for the whole problem built once in the workspace;
      explicit (GEMM)   precomputed tables, and the gathered operand (the im2col matrix, or its
                        analogue for the gradients) materialised densely in the workspace.
-   The engine packs blocks of A (MC x KC) and B (KC x NC) into micro-panels and runs an MR x NR
-   micro-kernel written for gcc's auto-vectoriser; on x86-64 it is also compiled for AVX2 + FMA
-   and picked at run time, so the portable build still uses FMA where the processor has it (the
-   file is compiled with -ffp-contract=fast so that a*b+c becomes one FMA). Tasks (group, M block, N block) run on the worker pool.
-   float data, half and bfloat16 compute in float; double and the int8 configurations in double
-   (exact for int8 products). */
+   The GEMM itself is the shared packed engine (host/gemm_engine.h) with tabled operands; this
+   file builds the tables and stores C through the convolution's epilogue. float data, half and
+   bfloat16 compute in float; double and the int8 configurations in double (exact for int8
+   products). */
 #include "host/conv.h"
 
+#include "core/dtype.h"
+#include "host/gemm_engine.h"
 #include "host/parallel.h"
-#include "host/typed.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* The micro-kernel is compiled twice on x86-64 with gcc or clang: for the baseline and for
-   AVX2 + FMA, chosen once at run time; the build itself stays portable (OPENCUDNN_NATIVE=ON
-   compiles everything for the build machine instead). */
-#if defined(__x86_64__) && defined(__GNUC__)
-#define OCD_GEMM_X86_DISPATCH 1
-static bool have_avx2_fma(void)
-{
-    static int cached = -1; /* racing threads compute the same answer */
-    if (cached < 0) {
-        __builtin_cpu_init();
-        cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    }
-    return cached;
-}
-#else
-#define OCD_GEMM_X86_DISPATCH 0
-#endif
 
 /* ---- index tables ------------------------------------------------------------------------------ */
 
@@ -61,21 +42,16 @@ struct table_spec {
     bool flip, pos_in_off;
 };
 
-struct table {
-    int64_t *off;
-    int32_t *pos; /* OCD_CONV_MAX_SPATIAL per entry */
-};
-
 static int64_t dim_offset(const struct ocd_tensor_view *v, int d, int64_t i)
 {
     return d == 1 && v->vect > 1 ? (i / v->vect) * v->strides[1] + i % v->vect : i * v->strides[d];
 }
 
-static void fill_table(const struct table_spec *t, int64_t group, int64_t e0, int64_t e1, struct table out)
+static void fill_table(const struct table_spec *t, int64_t group, int64_t e0, int64_t e1, struct ocd_host_gemm_table out)
 {
     for (int64_t e = e0; e < e1; e++) {
         int64_t rest = e, off = 0;
-        int32_t *pos = out.pos + (e - e0) * OCD_CONV_MAX_SPATIAL;
+        int32_t *pos = out.pos + (e - e0) * OCD_HOST_GEMM_MAX_POS;
         for (int d = t->nsp - 1; d >= 0; d--) {
             int64_t i = rest % t->ext[d];
             rest /= t->ext[d];
@@ -87,30 +63,27 @@ static void fill_table(const struct table_spec *t, int64_t group, int64_t e0, in
     }
 }
 
-/* ---- operands ---------------------------------------------------------------------------------- */
+/* ---- the GEMM of a problem ------------------------------------------------------------------- */
 
-/* A GEMM operand: rows and columns enumerated by two table specs, or a dense row-major matrix in
-   the workspace (ld > 0). Positions are checked in nchk spatial dims against lim (divided by div
-   first when strided). */
-struct operand {
-    const void *base;
-    cudnnDataType_t dtype;
-    struct table_spec rows, cols;
-    int nchk;
-    bool strided;
-    int32_t lim[OCD_CONV_MAX_SPATIAL], div[OCD_CONV_MAX_SPATIAL];
-    int64_t str[OCD_CONV_MAX_SPATIAL];
-    int64_t ld;            /* dense: elements per row, else 0 */
-    int64_t dense_group;   /* dense: elements per group */
+/* Tables of the GEMM: rows and columns of A, of B and of C, in the engine's order (A rows, A
+   columns, B rows, B columns) followed by C's. */
+enum { A_ROWS, A_COLS, B_ROWS, B_COLS, C_ROWS, C_COLS, NSPECS };
+
+_Static_assert(OCD_CONV_MAX_SPATIAL <= OCD_HOST_GEMM_MAX_POS, "a table entry holds every spatial position");
+
+struct tables {
+    struct ocd_host_gemm_table t[NSPECS];
 };
 
-/* The GEMM of a problem: C = A * B for each group, C written through the epilogue. */
+/* The GEMM of a problem: C = A * B for each group, A and B read through tables (the engine's
+   tabled operands), C written through the epilogue. */
 struct gemm_plan {
     const struct ocd_conv_problem *p;
     struct ocd_conv_gemm dims;
-    struct operand a, b, c;
-    bool c_channel_cols; /* the forward: column j of C is output channel g * N + j */
-    bool dbl;            /* computes in double */
+    struct ocd_host_gemm e;
+    struct table_spec spec[NSPECS];
+    const struct tables *pre; /* the tables precomputed in the workspace, or NULL: built per block */
+    bool c_channel_cols;      /* the forward: column j of C is output channel g * N + j */
 };
 
 static struct table_spec spec(const struct ocd_tensor_view *v, int lead_dim, int64_t group_step)
@@ -137,7 +110,7 @@ static void spatial(struct table_spec *t, int nsp, const int64_t *ext, const int
     t->pos_in_off = pos_in_off;
 }
 
-static void check_positions(struct operand *o, int nsp, const int64_t *lim, const int *div,
+static void check_positions(struct ocd_host_gemm_operand *o, int nsp, const int64_t *lim, const int *div,
                             const struct ocd_tensor_view *v)
 {
     o->nchk = nsp;
@@ -149,91 +122,7 @@ static void check_positions(struct operand *o, int nsp, const int64_t *lim, cons
     }
 }
 
-static void plan_gemm(const struct ocd_conv_problem *p, struct gemm_plan *g)
-{
-    const struct ocd_conv_shape *s = &p->s;
-    int64_t cg = s->c / s->groups, kg = s->k / s->groups;
-    int nsp = s->nsp;
-    memset(g, 0, sizeof *g);
-    g->p = p;
-    ocd_conv_gemm_dims(p, &g->dims);
-    cudnnDataType_t scalar = ocd_dtype_scalar(p->x.dtype);
-    g->dbl = scalar == CUDNN_DATA_DOUBLE || scalar == CUDNN_DATA_INT8 || scalar == CUDNN_DATA_UINT8;
-    struct operand *a = &g->a, *b = &g->b, *c = &g->c;
-    switch (p->dir) {
-    case OCD_CONV_FWD:
-        /* A = im2col(x): rows output pixels, columns (c, taps); B = filter (c, taps) x k; C = y */
-        a->base = p->x_data, a->dtype = p->x.dtype;
-        a->rows = spec(&p->x, 0, 0);
-        spatial(&a->rows, nsp, s->out, s->stride, 1, s->pad, -1, false, true);
-        a->cols = spec(&p->x, 1, cg);
-        spatial(&a->cols, nsp, s->filt, s->dilation, 1, NULL, 0, false, true);
-        check_positions(a, nsp, s->in, NULL, &p->x);
-        b->base = p->w_data, b->dtype = p->w.dtype;
-        b->rows = spec(&p->w, 1, 0);
-        spatial(&b->rows, nsp, s->filt, NULL, 1, NULL, 0, s->flip, true);
-        b->cols = spec(&p->w, 0, kg);
-        c->rows = spec(&p->y, 0, 0);
-        spatial(&c->rows, nsp, s->out, NULL, 1, NULL, 0, false, true);
-        c->cols = spec(&p->y, 1, kg);
-        g->c_channel_cols = true;
-        break;
-    case OCD_CONV_BWD_DATA: {
-        /* A = dy gathered: rows input pixels, columns (k, taps); B = filter (k, taps) x c; C = dx.
-           Input position i meets output o at tap r when o = (i + pad - r * dilation) / stride. */
-        bool strided = false;
-        for (int d = 0; d < nsp; d++) strided |= s->stride[d] != 1;
-        a->base = p->y_data, a->dtype = p->y.dtype;
-        a->rows = spec(&p->y, 0, 0);
-        spatial(&a->rows, nsp, s->in, NULL, 1, s->pad, 1, false, !strided);
-        a->cols = spec(&p->y, 1, kg);
-        spatial(&a->cols, nsp, s->filt, s->dilation, -1, NULL, 0, false, !strided);
-        check_positions(a, nsp, s->out, strided ? s->stride : NULL, &p->y);
-        b->base = p->w_data, b->dtype = p->w.dtype;
-        b->rows = spec(&p->w, 0, kg);
-        spatial(&b->rows, nsp, s->filt, NULL, 1, NULL, 0, s->flip, true);
-        b->cols = spec(&p->w, 1, 0);
-        c->rows = spec(&p->x, 0, 0);
-        spatial(&c->rows, nsp, s->in, NULL, 1, NULL, 0, false, true);
-        c->cols = spec(&p->x, 1, cg);
-        break;
-    }
-    default:
-        /* A = dy: rows k, columns output pixels; B = im2col(x) transposed: rows output pixels,
-           columns (c, taps); C = dw, columns stored at the (mirrored) taps */
-        a->base = p->y_data, a->dtype = p->y.dtype;
-        a->rows = spec(&p->y, 1, kg);
-        a->cols = spec(&p->y, 0, 0);
-        spatial(&a->cols, nsp, s->out, NULL, 1, NULL, 0, false, true);
-        b->base = p->x_data, b->dtype = p->x.dtype;
-        b->rows = spec(&p->x, 0, 0);
-        spatial(&b->rows, nsp, s->out, s->stride, 1, s->pad, -1, false, true);
-        b->cols = spec(&p->x, 1, cg);
-        spatial(&b->cols, nsp, s->filt, s->dilation, 1, NULL, 0, false, true);
-        check_positions(b, nsp, s->in, NULL, &p->x);
-        c->rows = spec(&p->w, 0, kg);
-        c->cols = spec(&p->w, 1, 0);
-        spatial(&c->cols, nsp, s->filt, NULL, 1, NULL, 0, s->flip, true);
-        break;
-    }
-}
-
-/* The operand whose elements are gathered through the padding (materialised by the explicit
-   strategy): A forward and for the data gradient, B for the filter gradient. */
-static struct operand *gathered(struct gemm_plan *g)
-{
-    return g->p->dir == OCD_CONV_BWD_FILTER ? &g->b : &g->a;
-}
-
 /* ---- precomputed tables in the workspace -------------------------------------------------------- */
-
-#define NSPECS 6
-
-static const struct table_spec *spec_at(const struct gemm_plan *g, int i)
-{
-    const struct operand *o[3] = {&g->a, &g->b, &g->c};
-    return i % 2 ? &o[i / 2]->cols : &o[i / 2]->rows;
-}
 
 static int64_t spec_count(const struct gemm_plan *g, int i)
 {
@@ -243,26 +132,17 @@ static int64_t spec_count(const struct gemm_plan *g, int i)
     return dims[which[i]];
 }
 
-static size_t align64(size_t n)
+/* Entries of table i over all groups (one group's worth when it does not depend on the group). */
+static int64_t spec_total(const struct gemm_plan *g, int i)
 {
-    return (n + 63) & ~(size_t)63;
+    return spec_count(g, i) * (g->spec[i].group_step ? g->dims.groups : 1);
 }
 
-static size_t table_bytes(int64_t entries)
-{
-    return align64((size_t)entries * sizeof(int64_t)) + align64((size_t)entries * OCD_CONV_MAX_SPATIAL * sizeof(int32_t));
-}
-
-/* Tables of all specs (per group for those that depend on it), laid out one after the other. */
-struct tables {
-    struct table t[NSPECS];
-};
-
+/* Tables of all specs, laid out one after the other. */
 static size_t precomp_bytes(const struct gemm_plan *g)
 {
     size_t bytes = 0;
-    for (int i = 0; i < NSPECS; i++)
-        bytes += table_bytes(spec_count(g, i) * (spec_at(g, i)->group_step ? g->dims.groups : 1));
+    for (int i = 0; i < NSPECS; i++) bytes += ocd_host_gemm_table_bytes(spec_total(g, i));
     return bytes;
 }
 
@@ -277,10 +157,10 @@ static void fill_range(void *ctx, int64_t begin, int64_t end)
     for (int64_t job = begin; job < end; job++) {
         int i = (int)(job % NSPECS);
         int64_t group = job / NSPECS;
-        const struct table_spec *t = spec_at(j->g, i);
+        const struct table_spec *t = &j->g->spec[i];
         if (group > 0 && t->group_step == 0) continue;
         int64_t n = spec_count(j->g, i);
-        struct table out = {j->tabs->t[i].off + group * n, j->tabs->t[i].pos + group * n * OCD_CONV_MAX_SPATIAL};
+        struct ocd_host_gemm_table out = {j->tabs->t[i].off + group * n, j->tabs->t[i].pos + group * n * OCD_HOST_GEMM_MAX_POS};
         fill_table(t, group, 0, n, out);
     }
 }
@@ -289,10 +169,9 @@ static void *precompute(const struct gemm_plan *g, void *ws, struct tables *tabs
 {
     char *at = ws;
     for (int i = 0; i < NSPECS; i++) {
-        int64_t n = spec_count(g, i) * (spec_at(g, i)->group_step ? g->dims.groups : 1);
-        tabs->t[i].off = (int64_t *)at;
-        tabs->t[i].pos = (int32_t *)(at + align64((size_t)n * sizeof(int64_t)));
-        at += table_bytes(n);
+        int64_t n = spec_total(g, i);
+        tabs->t[i] = ocd_host_gemm_table_at(at, n);
+        at += ocd_host_gemm_table_bytes(n);
     }
     struct fill_job job = {g, tabs};
     ocd_parallel_for(NSPECS * g->dims.groups, 1, fill_range, &job);
@@ -300,54 +179,149 @@ static void *precompute(const struct gemm_plan *g, void *ws, struct tables *tabs
 }
 
 /* The slice of table i for group `group` starting at entry e0: from the precomputed tables, or
-   built into `scratch` (which has room for e1 - e0 entries). */
-static struct table slice(const struct gemm_plan *g, const struct tables *pre, int i, int64_t group, int64_t e0,
-                          int64_t e1, struct table scratch)
+   built into `scratch` (which has room for e1 - e0 entries). The engine's slice function. */
+static struct ocd_host_gemm_table slice(const void *ctx, int i, int64_t group, int64_t e0, int64_t e1,
+                                        struct ocd_host_gemm_table scratch)
 {
-    if (pre != NULL) {
-        int64_t base = (spec_at(g, i)->group_step ? group * spec_count(g, i) : 0) + e0;
-        struct table t = {pre->t[i].off + base, pre->t[i].pos + base * OCD_CONV_MAX_SPATIAL};
+    const struct gemm_plan *g = ctx;
+    if (g->pre != NULL) {
+        int64_t base = (g->spec[i].group_step ? group * spec_count(g, i) : 0) + e0;
+        struct ocd_host_gemm_table t = {g->pre->t[i].off + base, g->pre->t[i].pos + base * OCD_HOST_GEMM_MAX_POS};
         return t;
     }
-    fill_table(spec_at(g, i), group, e0, e1, scratch);
+    fill_table(&g->spec[i], group, e0, e1, scratch);
     return scratch;
 }
 
-/* ---- the typed engine: float and double ----------------------------------------------------------- */
-
-enum { IMPLICIT, PRECOMP, EXPLICIT };
-
-/* Micro-tile widths: two vectors of the widest vector unit dispatched (AVX2: 8 floats, 4 doubles). */
-#define F32_NR 16
-#define F64_NR 8
-
-/* Bytes of B packed once for the whole problem (forward and data gradient: B is the filter). */
-static size_t prepacked_b_bytes(const struct gemm_plan *g)
+/* The engine's store: a tile of C through the convolution's epilogue, at the destination's
+   offsets. */
+static void store(const void *ctx, const void *acc, int64_t ldacc, int64_t group, int64_t m0, int64_t n0,
+                  int64_t mc, int64_t nc, struct ocd_host_gemm_table scratch[2])
 {
-    if (g->p->dir == OCD_CONV_BWD_FILTER) return 0;
-    int64_t nr = g->dbl ? F64_NR : F32_NR, npad = (g->dims.n + nr - 1) / nr * nr;
-    return align64((size_t)(g->dims.groups * g->dims.k * npad) * (g->dbl ? sizeof(double) : sizeof(float)));
+    const struct gemm_plan *g = ctx;
+    const struct ocd_conv_problem *p = g->p;
+    struct ocd_host_gemm_table cr = slice(g, C_ROWS, group, m0, m0 + mc, scratch[0]);
+    struct ocd_host_gemm_table cc = slice(g, C_COLS, group, n0, n0 + nc, scratch[1]);
+    const struct ocd_tensor_view *v = ocd_conv_dst_view(p);
+    void *dst = p->dir == OCD_CONV_FWD ? p->y_data : p->dir == OCD_CONV_BWD_DATA ? p->x_data : p->w_data;
+    bool dbl = g->e.dbl;
+    bool plain = !p->ep.on && p->beta == 0 && v->dtype == (dbl ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT);
+    const float *accf = acc;
+    const double *accd = acc;
+    /* walk the destination along its smaller stride (channels outer for NCHW outputs, pixels
+       outer for NHWC), so that stores stream instead of striding */
+    int64_t rs = mc > 1 ? cr.off[1] - cr.off[0] : 0, cs = nc > 1 ? cc.off[1] - cc.off[0] : 0;
+    bool cols_outer = (cs < 0 ? -cs : cs) > (rs < 0 ? -rs : rs);
+    int64_t outer = cols_outer ? nc : mc, inner = cols_outer ? mc : nc;
+    for (int64_t a = 0; a < outer; a++) {
+        for (int64_t b = 0; b < inner; b++) {
+            int64_t i = cols_outer ? b : a, j = cols_outer ? a : b, off = cr.off[i] + cc.off[j], at = i * ldacc + j;
+            if (plain && dbl) ((double *)dst)[off] = p->alpha * accd[at];
+            else if (plain) ((float *)dst)[off] = (float)p->alpha * accf[at];
+            else ocd_host_conv_store(p, off, g->c_channel_cols ? group * g->dims.n + n0 + j : 0, dbl ? accd[at] : accf[at]);
+        }
+    }
 }
 
-#define GEMM_T float
-#define GEMM_NATIVE CUDNN_DATA_FLOAT
-#define GEMM_SFX f32
-#define GEMM_MR 6
-#define GEMM_NR F32_NR
-#include "host/conv_gemm_engine.h"
+static void plan_gemm(const struct ocd_conv_problem *p, struct gemm_plan *g)
+{
+    const struct ocd_conv_shape *s = &p->s;
+    int64_t cg = s->c / s->groups, kg = s->k / s->groups;
+    int nsp = s->nsp;
+    memset(g, 0, sizeof *g);
+    g->p = p;
+    ocd_conv_gemm_dims(p, &g->dims);
+    cudnnDataType_t scalar = ocd_dtype_scalar(p->x.dtype);
+    struct ocd_host_gemm *e = &g->e;
+    e->m = g->dims.m, e->n = g->dims.n, e->k = g->dims.k, e->groups = g->dims.groups;
+    e->dbl = scalar == CUDNN_DATA_DOUBLE || scalar == CUDNN_DATA_INT8 || scalar == CUDNN_DATA_UINT8;
+    /* B is the filter forward and for the data gradient: every M tile reuses it */
+    e->prepack_b = p->dir != OCD_CONV_BWD_FILTER;
+    e->ctx = g;
+    e->slice = slice;
+    e->store = store;
+    struct ocd_host_gemm_operand *a = &e->a, *b = &e->b;
+    struct table_spec *ar = &g->spec[A_ROWS], *ac = &g->spec[A_COLS], *br = &g->spec[B_ROWS];
+    struct table_spec *bc = &g->spec[B_COLS], *cr = &g->spec[C_ROWS], *cc = &g->spec[C_COLS];
+    switch (p->dir) {
+    case OCD_CONV_FWD:
+        /* A = im2col(x): rows output pixels, columns (c, taps); B = filter (c, taps) x k; C = y */
+        a->base = p->x_data, a->dtype = p->x.dtype;
+        *ar = spec(&p->x, 0, 0);
+        spatial(ar, nsp, s->out, s->stride, 1, s->pad, -1, false, true);
+        *ac = spec(&p->x, 1, cg);
+        spatial(ac, nsp, s->filt, s->dilation, 1, NULL, 0, false, true);
+        check_positions(a, nsp, s->in, NULL, &p->x);
+        b->base = p->w_data, b->dtype = p->w.dtype;
+        *br = spec(&p->w, 1, 0);
+        spatial(br, nsp, s->filt, NULL, 1, NULL, 0, s->flip, true);
+        *bc = spec(&p->w, 0, kg);
+        *cr = spec(&p->y, 0, 0);
+        spatial(cr, nsp, s->out, NULL, 1, NULL, 0, false, true);
+        *cc = spec(&p->y, 1, kg);
+        g->c_channel_cols = true;
+        break;
+    case OCD_CONV_BWD_DATA: {
+        /* A = dy gathered: rows input pixels, columns (k, taps); B = filter (k, taps) x c; C = dx.
+           Input position i meets output o at tap r when o = (i + pad - r * dilation) / stride. */
+        bool strided = false;
+        for (int d = 0; d < nsp; d++) strided |= s->stride[d] != 1;
+        a->base = p->y_data, a->dtype = p->y.dtype;
+        *ar = spec(&p->y, 0, 0);
+        spatial(ar, nsp, s->in, NULL, 1, s->pad, 1, false, !strided);
+        *ac = spec(&p->y, 1, kg);
+        spatial(ac, nsp, s->filt, s->dilation, -1, NULL, 0, false, !strided);
+        check_positions(a, nsp, s->out, strided ? s->stride : NULL, &p->y);
+        b->base = p->w_data, b->dtype = p->w.dtype;
+        *br = spec(&p->w, 0, kg);
+        spatial(br, nsp, s->filt, NULL, 1, NULL, 0, s->flip, true);
+        *bc = spec(&p->w, 1, 0);
+        *cr = spec(&p->x, 0, 0);
+        spatial(cr, nsp, s->in, NULL, 1, NULL, 0, false, true);
+        *cc = spec(&p->x, 1, cg);
+        break;
+    }
+    default:
+        /* A = dy: rows k, columns output pixels; B = im2col(x) transposed: rows output pixels,
+           columns (c, taps); C = dw, columns stored at the (mirrored) taps */
+        a->base = p->y_data, a->dtype = p->y.dtype;
+        *ar = spec(&p->y, 1, kg);
+        *ac = spec(&p->y, 0, 0);
+        spatial(ac, nsp, s->out, NULL, 1, NULL, 0, false, true);
+        b->base = p->x_data, b->dtype = p->x.dtype;
+        *br = spec(&p->x, 0, 0);
+        spatial(br, nsp, s->out, s->stride, 1, s->pad, -1, false, true);
+        *bc = spec(&p->x, 1, cg);
+        spatial(bc, nsp, s->filt, s->dilation, 1, NULL, 0, false, true);
+        check_positions(b, nsp, s->in, NULL, &p->x);
+        *cr = spec(&p->w, 0, kg);
+        *cc = spec(&p->w, 1, 0);
+        spatial(cc, nsp, s->filt, NULL, 1, NULL, 0, s->flip, true);
+        break;
+    }
+}
 
-#define GEMM_T double
-#define GEMM_NATIVE CUDNN_DATA_DOUBLE
-#define GEMM_SFX f64
-#define GEMM_MR 6
-#define GEMM_NR F64_NR
-#include "host/conv_gemm_engine.h"
+/* The operand whose elements are gathered through the padding (materialised by the explicit
+   strategy): A forward and for the data gradient, B for the filter gradient. */
+static int gathered(const struct gemm_plan *g)
+{
+    return g->p->dir == OCD_CONV_BWD_FILTER ? 1 : 0;
+}
+
+/* ---- the three strategies ------------------------------------------------------------------------ */
+
+enum { IMPLICIT, PRECOMP, EXPLICIT };
 
 static cudnnStatus_t run(const struct ocd_conv_problem *p, void *ws, int strategy)
 {
     struct gemm_plan g;
     plan_gemm(p, &g);
-    return g.dbl ? run_f64(&g, ws, strategy) : run_f32(&g, ws, strategy);
+    if (strategy == IMPLICIT) return ocd_host_gemm_run(&g.e, NULL);
+    struct tables pre;
+    char *rest = precompute(&g, ws, &pre);
+    g.pre = &pre;
+    if (strategy == EXPLICIT) OCD_TRY(ocd_host_gemm_gather(&g.e, gathered(&g), rest + ocd_host_gemm_prepack_bytes(&g.e)));
+    return ocd_host_gemm_run(&g.e, rest);
 }
 
 cudnnStatus_t ocd_host_conv_gemm_implicit(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
@@ -364,7 +338,7 @@ size_t ocd_host_conv_gemm_precomp_workspace(cudnnHandle_t handle, const void *pr
 {
     struct gemm_plan g;
     plan_gemm(problem, &g);
-    return precomp_bytes(&g) + prepacked_b_bytes(&g);
+    return precomp_bytes(&g) + ocd_host_gemm_prepack_bytes(&g.e);
 }
 
 cudnnStatus_t ocd_host_conv_gemm_explicit(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
@@ -376,8 +350,5 @@ size_t ocd_host_conv_gemm_explicit_workspace(cudnnHandle_t handle, const void *p
 {
     struct gemm_plan g;
     plan_gemm(problem, &g);
-    const struct operand *o = gathered(&g);
-    int64_t rows = o == &g.a ? g.dims.m : g.dims.k, cols = o == &g.a ? g.dims.k : g.dims.n;
-    return precomp_bytes(&g) + prepacked_b_bytes(&g) +
-           (size_t)(g.dims.groups * rows * cols) * (g.dbl ? sizeof(double) : sizeof(float));
+    return precomp_bytes(&g) + ocd_host_gemm_prepack_bytes(&g.e) + ocd_host_gemm_gather_bytes(&g.e, gathered(&g));
 }

@@ -1,11 +1,8 @@
-/* conv_gemm_engine.h: the typed half of conv_gemm.c, included once per compute type with
-   GEMM_T (float or double), GEMM_NATIVE (its cudnnDataType_t), GEMM_SFX (a name suffix) and the
-   micro-tile GEMM_MR x GEMM_NR defined. Everything here is static to conv_gemm.c; the macros are
-   undefined at the end so that the next inclusion can set them anew.
-
-   Blocking: MC x KC blocks of A and KC x NC blocks of B are packed into micro-panels of MR rows
-   and NR columns (zero-padded at the edges, so the micro-kernel always computes a full tile); C
-   accumulates in an MC x NC tile in compute precision and goes through the epilogue once. */
+/* gemm_engine_typed.h: the typed half of the packed GEMM engine (gemm_engine.h), included by
+   gemm_engine.c once per compute type with GEMM_T (float or double), GEMM_NATIVE (its
+   cudnnDataType_t), GEMM_SFX (a name suffix) and the micro-tile GEMM_MR x GEMM_NR defined.
+   Everything here is static to gemm_engine.c; the macros are undefined at the end so that the
+   next inclusion can set them anew. */
 
 #define GEMM_CAT_(a, b) a##_##b
 #define GEMM_CAT(a, b) GEMM_CAT_(a, b)
@@ -16,7 +13,7 @@
 #define GEMM_KC 256
 
 /* Element (row, col) of an operand; r and c are the table entries of the row and the column. */
-static inline GEMM_T FN(get)(const struct operand *o, int64_t roff, const int32_t *rpos, int64_t coff,
+static inline GEMM_T FN(get)(const struct ocd_host_gemm_operand *o, int64_t roff, const int32_t *rpos, int64_t coff,
                              const int32_t *cpos)
 {
     int64_t off = roff + coff;
@@ -34,17 +31,25 @@ static inline GEMM_T FN(get)(const struct operand *o, int64_t roff, const int32_
 }
 
 /* Packs rows [0, rows) (table r) x columns [0, kc) (table c) of A into MR-row micro-panels; a
-   dense operand is read at (r0 + row, c0 + col) of group `group`. */
-static void FN(pack_a)(const struct operand *o, struct table r, struct table c, int64_t group, int64_t r0,
+   dense operand is read at (r0 + row, c0 + col) of group `group` (the tables are then unused). */
+static void FN(pack_a)(const struct ocd_host_gemm_operand *o, struct ocd_host_gemm_table r, struct ocd_host_gemm_table c, int64_t group, int64_t r0,
                        int64_t c0, int64_t rows, int64_t kc, GEMM_T *restrict dst)
 {
     for (int64_t s = 0; s < rows; s += GEMM_MR) {
         GEMM_T *panel = dst + s * kc;
         int live = (int)OCD_MIN(GEMM_MR, rows - s);
-        if (o->ld > 0) {
-            const GEMM_T *src = (const GEMM_T *)o->base + group * o->dense_group + (r0 + s) * o->ld + c0;
-            for (int64_t k = 0; k < kc; k++)
-                for (int i = 0; i < GEMM_MR; i++) panel[k * GEMM_MR + i] = i < live ? src[i * o->ld + k] : 0;
+        if (o->dense) {
+            const void *gb = dense_base(o, group);
+            int64_t at = (r0 + s) * o->rs + c0 * o->cs, rs = o->rs, cs = o->cs;
+            if (o->dtype == GEMM_NATIVE) {
+                const GEMM_T *src = (const GEMM_T *)gb + at;
+                for (int64_t k = 0; k < kc; k++)
+                    for (int i = 0; i < GEMM_MR; i++) panel[k * GEMM_MR + i] = i < live ? src[i * rs + k * cs] : 0;
+            } else {
+                for (int64_t k = 0; k < kc; k++)
+                    for (int i = 0; i < GEMM_MR; i++)
+                        panel[k * GEMM_MR + i] = i < live ? (GEMM_T)ocd_host_load(o->dtype, gb, at + i * rs + k * cs) : 0;
+            }
             continue;
         }
         if (live == GEMM_MR && o->dtype == GEMM_NATIVE && !o->strided && o->nchk <= 2) {
@@ -55,7 +60,7 @@ static void FN(pack_a)(const struct operand *o, struct table r, struct table c, 
             uint32_t lim[2] = {o->nchk > 0 ? (uint32_t)o->lim[0] : 1, o->nchk > 1 ? (uint32_t)o->lim[1] : 1};
             for (int i = 0; i < GEMM_MR; i++) {
                 ro[i] = r.off[s + i];
-                for (int d = 0; d < 2; d++) rp[d][i] = d < o->nchk ? r.pos[(s + i) * OCD_CONV_MAX_SPATIAL + d] : 0;
+                for (int d = 0; d < 2; d++) rp[d][i] = d < o->nchk ? r.pos[(s + i) * OCD_HOST_GEMM_MAX_POS + d] : 0;
             }
             /* rows of one image row, evenly spaced (the usual strip of 2-D im2col): a tap either
                misses the row entirely, or reads MR evenly spaced elements whose first and last
@@ -67,8 +72,8 @@ static void FN(pack_a)(const struct operand *o, struct table r, struct table c, 
                 even = rp[0][i] == rp[0][0] && rp[1][i] - rp[1][0] == i * dw && ro[i] - ro[0] == i * step;
             for (int64_t k = 0; k < kc; k++) {
                 int64_t co = c.off[k];
-                int32_t c0p = o->nchk > 0 ? c.pos[k * OCD_CONV_MAX_SPATIAL] : 0;
-                int32_t c1p = o->nchk > 1 ? c.pos[k * OCD_CONV_MAX_SPATIAL + 1] : 0;
+                int32_t c0p = o->nchk > 0 ? c.pos[k * OCD_HOST_GEMM_MAX_POS] : 0;
+                int32_t c1p = o->nchk > 1 ? c.pos[k * OCD_HOST_GEMM_MAX_POS + 1] : 0;
                 GEMM_T *out = panel + k * GEMM_MR;
                 if (even && (uint32_t)(rp[0][0] + c0p) >= lim[0]) {
                     for (int i = 0; i < GEMM_MR; i++) out[i] = 0;
@@ -89,8 +94,8 @@ static void FN(pack_a)(const struct operand *o, struct table r, struct table c, 
         for (int64_t k = 0; k < kc; k++) {
             for (int i = 0; i < GEMM_MR; i++) {
                 int64_t row = s + i;
-                panel[k * GEMM_MR + i] = i < live ? FN(get)(o, r.off[row], r.pos + row * OCD_CONV_MAX_SPATIAL,
-                                                            c.off[k], c.pos + k * OCD_CONV_MAX_SPATIAL)
+                panel[k * GEMM_MR + i] = i < live ? FN(get)(o, r.off[row], r.pos + row * OCD_HOST_GEMM_MAX_POS,
+                                                            c.off[k], c.pos + k * OCD_HOST_GEMM_MAX_POS)
                                                   : 0;
             }
         }
@@ -98,23 +103,32 @@ static void FN(pack_a)(const struct operand *o, struct table r, struct table c, 
 }
 
 /* Packs rows [0, kc) (table r) x columns [0, cols) (table c) of B into NR-column micro-panels. */
-static void FN(pack_b)(const struct operand *o, struct table r, struct table c, int64_t group, int64_t r0,
+static void FN(pack_b)(const struct ocd_host_gemm_operand *o, struct ocd_host_gemm_table r, struct ocd_host_gemm_table c, int64_t group, int64_t r0,
                        int64_t c0, int64_t kc, int64_t cols, GEMM_T *restrict dst)
 {
     for (int64_t s = 0; s < cols; s += GEMM_NR) {
         GEMM_T *panel = dst + s * kc;
         int live = (int)OCD_MIN(GEMM_NR, cols - s);
+        const void *gb = o->dense ? dense_base(o, group) : NULL;
         for (int64_t k = 0; k < kc; k++) {
             GEMM_T *out = panel + k * GEMM_NR;
-            if (o->ld > 0) {
-                const GEMM_T *src = (const GEMM_T *)o->base + group * o->dense_group + (r0 + k) * o->ld + c0 + s;
-                for (int j = 0; j < GEMM_NR; j++) out[j] = j < live ? src[j] : 0;
+            if (o->dense) {
+                int64_t at = (r0 + k) * o->rs + (c0 + s) * o->cs, cs = o->cs;
+                if (o->dtype != GEMM_NATIVE) {
+                    for (int j = 0; j < GEMM_NR; j++) out[j] = j < live ? (GEMM_T)ocd_host_load(o->dtype, gb, at + j * cs) : 0;
+                    continue;
+                }
+                const GEMM_T *src = (const GEMM_T *)gb + at;
+                if (cs == 1)
+                    for (int j = 0; j < GEMM_NR; j++) out[j] = j < live ? src[j] : 0;
+                else
+                    for (int j = 0; j < GEMM_NR; j++) out[j] = j < live ? src[j * cs] : 0;
                 continue;
             }
             for (int j = 0; j < GEMM_NR; j++) {
                 int64_t col = s + j;
-                out[j] = j < live ? FN(get)(o, r.off[k], r.pos + k * OCD_CONV_MAX_SPATIAL, c.off[col],
-                                            c.pos + col * OCD_CONV_MAX_SPATIAL)
+                out[j] = j < live ? FN(get)(o, r.off[k], r.pos + k * OCD_HOST_GEMM_MAX_POS, c.off[col],
+                                            c.pos + col * OCD_HOST_GEMM_MAX_POS)
                                   : 0;
             }
         }
@@ -186,31 +200,31 @@ static void FN(micro)(int64_t kc, const GEMM_T *restrict a, const GEMM_T *restri
 #undef GEMM_MICRO_BODY
 
 /* Columns of B rounded up to whole micro-panels. */
-static int64_t FN(npad)(const struct gemm_plan *g)
+static int64_t FN(npad)(const struct ocd_host_gemm *g)
 {
-    return (g->dims.n + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
+    return (g->n + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
 }
 
 struct FN(job) {
-    const struct gemm_plan *g;
-    const struct tables *pre; /* NULL: the implicit strategy */
+    const struct ocd_host_gemm *g;
     GEMM_T *packed_b;         /* all of B packed once (see prepack), or NULL: packed per tile */
     int64_t mc, nc;           /* tile sizes: at most GEMM_MC x GEMM_NC, smaller to feed every thread */
     int64_t mt, nt;           /* tiles along M and N */
     bool failed;              /* a task could not allocate its scratch */
 };
 
-/* Task scratch: packed blocks, the C tile, and room for every table slice a tile needs. */
+/* Task scratch: packed blocks, the C tile, and room for every table slice a tile needs (A rows,
+   A columns, B rows, B columns, and the store's two). */
 struct FN(scratch) {
     GEMM_T *pa, *pb, *acc;
-    struct table t[NSPECS];
+    struct ocd_host_gemm_table t[6];
 };
 
 static void *FN(scratch_alloc)(struct FN(scratch) *s)
 {
-    static const int64_t entries[NSPECS] = {GEMM_MC, GEMM_KC, GEMM_KC, GEMM_NC, GEMM_MC, GEMM_NC};
+    static const int64_t entries[6] = {GEMM_MC, GEMM_KC, GEMM_KC, GEMM_NC, GEMM_MC, GEMM_NC};
     size_t bytes = sizeof(GEMM_T) * (GEMM_MC * GEMM_KC + GEMM_KC * GEMM_NC + GEMM_MC * GEMM_NC) + 64;
-    for (int i = 0; i < NSPECS; i++) bytes += table_bytes(entries[i]);
+    for (int i = 0; i < 6; i++) bytes += ocd_host_gemm_table_bytes(entries[i]);
     char *mem = malloc(bytes);
     if (mem == NULL) return NULL;
     char *at = mem;
@@ -218,106 +232,99 @@ static void *FN(scratch_alloc)(struct FN(scratch) *s)
     s->pb = (GEMM_T *)at, at += sizeof(GEMM_T) * GEMM_KC * GEMM_NC;
     s->acc = (GEMM_T *)at, at += sizeof(GEMM_T) * GEMM_MC * GEMM_NC;
     at = (char *)align64((size_t)at);
-    for (int i = 0; i < NSPECS; i++) {
-        s->t[i].off = (int64_t *)at;
-        s->t[i].pos = (int32_t *)(at + align64((size_t)entries[i] * sizeof(int64_t)));
-        at += table_bytes(entries[i]);
-    }
+    for (int i = 0; i < 6; i++) s->t[i] = ocd_host_gemm_table_at(at, entries[i]), at += ocd_host_gemm_table_bytes(entries[i]);
     return mem;
-}
-
-static void FN(epilogue)(const struct gemm_plan *g, const GEMM_T *acc, int64_t ldacc, struct table cr,
-                         struct table cc, int64_t group, int64_t n0, int64_t mc, int64_t nc)
-{
-    const struct ocd_conv_problem *p = g->p;
-    const struct ocd_tensor_view *v = ocd_conv_dst_view(p);
-    void *dst = p->dir == OCD_CONV_FWD ? p->y_data : p->dir == OCD_CONV_BWD_DATA ? p->x_data : p->w_data;
-    bool plain = !p->ep.on && p->beta == 0 && v->dtype == GEMM_NATIVE;
-    GEMM_T alpha = (GEMM_T)p->alpha;
-    /* walk the destination along its smaller stride (channels outer for NCHW outputs, pixels
-       outer for NHWC), so that stores stream instead of striding */
-    int64_t rs = mc > 1 ? cr.off[1] - cr.off[0] : 0, cs = nc > 1 ? cc.off[1] - cc.off[0] : 0;
-    bool cols_outer = (cs < 0 ? -cs : cs) > (rs < 0 ? -rs : rs);
-    int64_t outer = cols_outer ? nc : mc, inner = cols_outer ? mc : nc;
-    for (int64_t a = 0; a < outer; a++) {
-        for (int64_t b = 0; b < inner; b++) {
-            int64_t i = cols_outer ? b : a, j = cols_outer ? a : b, off = cr.off[i] + cc.off[j];
-            if (plain) ((GEMM_T *)dst)[off] = alpha * acc[i * ldacc + j];
-            else ocd_host_conv_store(p, off, g->c_channel_cols ? group * g->dims.n + n0 + j : 0, acc[i * ldacc + j]);
-        }
-    }
 }
 
 static void FN(tiles)(void *ctx, int64_t begin, int64_t end)
 {
     struct FN(job) *job = ctx;
-    const struct gemm_plan *g = job->g;
+    const struct ocd_host_gemm *g = job->g;
     struct FN(scratch) s;
     void *mem = FN(scratch_alloc)(&s);
     if (mem == NULL) {
         job->failed = true;
         return;
     }
-    bool a_dense = g->a.ld > 0, b_dense = g->b.ld > 0;
-    struct table none = {NULL, NULL};
+    bool a_tabled = !g->a.dense, b_tabled = !g->b.dense && job->packed_b == NULL;
+    struct ocd_host_gemm_table none = {NULL, NULL};
     for (int64_t t = begin; t < end; t++) {
         int64_t group = t / (job->mt * job->nt), mb = t / job->nt % job->mt, nb = t % job->nt;
-        int64_t m0 = mb * job->mc, mc = OCD_MIN(job->mc, g->dims.m - m0);
-        int64_t n0 = nb * job->nc, nc = OCD_MIN(job->nc, g->dims.n - n0);
+        int64_t m0 = mb * job->mc, mc = OCD_MIN(job->mc, g->m - m0);
+        int64_t n0 = nb * job->nc, nc = OCD_MIN(job->nc, g->n - n0);
         int64_t ldacc = (nc + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
         int64_t mcp = (mc + GEMM_MR - 1) / GEMM_MR * GEMM_MR;
-        struct table ar = a_dense ? none : slice(g, job->pre, 0, group, m0, m0 + mc, s.t[0]);
-        struct table bc = b_dense || job->packed_b ? none : slice(g, job->pre, 3, group, n0, n0 + nc, s.t[3]);
+        struct ocd_host_gemm_table ar = a_tabled ? g->slice(g->ctx, 0, group, m0, m0 + mc, s.t[0]) : none;
+        struct ocd_host_gemm_table bc = b_tabled ? g->slice(g->ctx, 3, group, n0, n0 + nc, s.t[3]) : none;
         memset(s.acc, 0, sizeof(GEMM_T) * (size_t)(mcp * ldacc));
-        for (int64_t k0 = 0; k0 < g->dims.k; k0 += GEMM_KC) {
-            int64_t kc = OCD_MIN(GEMM_KC, g->dims.k - k0);
-            struct table ac = a_dense ? none : slice(g, job->pre, 1, group, k0, k0 + kc, s.t[1]);
-            struct table br = b_dense || job->packed_b ? none : slice(g, job->pre, 2, group, k0, k0 + kc, s.t[2]);
+        for (int64_t k0 = 0; k0 < g->k; k0 += GEMM_KC) {
+            int64_t kc = OCD_MIN(GEMM_KC, g->k - k0);
+            struct ocd_host_gemm_table ac = a_tabled ? g->slice(g->ctx, 1, group, k0, k0 + kc, s.t[1]) : none;
+            struct ocd_host_gemm_table br = b_tabled ? g->slice(g->ctx, 2, group, k0, k0 + kc, s.t[2]) : none;
             FN(pack_a)(&g->a, ar, ac, group, m0, k0, mc, kc, s.pa);
             const GEMM_T *pb = s.pb;
-            if (job->packed_b != NULL) pb = job->packed_b + group * g->dims.k * FN(npad)(g) + k0 * FN(npad)(g) + n0 * kc;
+            if (job->packed_b != NULL) pb = job->packed_b + group * g->k * FN(npad)(g) + k0 * FN(npad)(g) + n0 * kc;
             else FN(pack_b)(&g->b, br, bc, group, k0, n0, kc, nc, s.pb);
             for (int64_t jr = 0; jr < ldacc; jr += GEMM_NR)
                 for (int64_t ir = 0; ir < mcp; ir += GEMM_MR)
                     FN(micro)(kc, s.pa + ir * kc, pb + jr * kc, s.acc + ir * ldacc + jr, ldacc);
         }
-        struct table cr = slice(g, job->pre, 4, group, m0, m0 + mc, s.t[4]);
-        struct table cc = slice(g, job->pre, 5, group, n0, n0 + nc, s.t[5]);
-        FN(epilogue)(g, s.acc, ldacc, cr, cc, group, n0, mc, nc);
+        g->store(g->ctx, s.acc, ldacc, group, m0, n0, mc, nc, s.t + 4);
     }
     free(mem);
 }
 
 struct FN(gather_job) {
-    const struct gemm_plan *g;
-    const struct tables *pre;
-    const struct operand *o;
-    int rspec, cspec;
+    const struct ocd_host_gemm *g;
+    const struct ocd_host_gemm_operand *o;
+    int rtab, ctab;
     int64_t rows, cols;
     GEMM_T *dst;
+    bool failed; /* a task could not allocate its tables */
 };
 
-/* Materialises one row of the gathered operand for each index of the range (group-major). */
+/* Materialises one row of a tabled operand for each index of the range (group-major). */
 static void FN(gather_rows)(void *ctx, int64_t begin, int64_t end)
 {
     struct FN(gather_job) *j = ctx;
+    char *mem = malloc(ocd_host_gemm_table_bytes(1) + ocd_host_gemm_table_bytes(j->cols));
+    if (mem == NULL) {
+        j->failed = true;
+        return;
+    }
+    struct ocd_host_gemm_table rs = ocd_host_gemm_table_at(mem, 1), cs = ocd_host_gemm_table_at(mem + ocd_host_gemm_table_bytes(1), j->cols);
     for (int64_t e = begin; e < end; e++) {
         int64_t group = e / j->rows, row = e % j->rows;
-        struct table none = {NULL, NULL};
-        struct table r = slice(j->g, j->pre, j->rspec, group, row, row + 1, none);
-        struct table c = slice(j->g, j->pre, j->cspec, group, 0, j->cols, none);
+        struct ocd_host_gemm_table r = j->g->slice(j->g->ctx, j->rtab, group, row, row + 1, rs);
+        struct ocd_host_gemm_table c = j->g->slice(j->g->ctx, j->ctab, group, 0, j->cols, cs);
         GEMM_T *out = j->dst + e * j->cols;
         for (int64_t col = 0; col < j->cols; col++)
-            out[col] = FN(get)(j->o, r.off[0], r.pos, c.off[col], c.pos + col * OCD_CONV_MAX_SPATIAL);
+            out[col] = FN(get)(j->o, r.off[0], r.pos, c.off[col], c.pos + col * OCD_HOST_GEMM_MAX_POS);
     }
+    free(mem);
+}
+
+static cudnnStatus_t FN(gather)(struct ocd_host_gemm *g, int which, void *dst)
+{
+    struct ocd_host_gemm_operand *o = which == 0 ? &g->a : &g->b;
+    struct FN(gather_job) gj = {g, o, which == 0 ? 0 : 2, which == 0 ? 1 : 3, which == 0 ? g->m : g->k,
+                                which == 0 ? g->k : g->n, dst, false};
+    ocd_parallel_for(g->groups * gj.rows, 64, FN(gather_rows), &gj);
+    if (gj.failed) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate the index tables of a gather task");
+    o->base = dst;
+    o->dtype = GEMM_NATIVE;
+    o->dense = true;
+    o->rs = gj.cols;
+    o->cs = 1;
+    o->group_stride = gj.rows * gj.cols;
+    o->ptrs = NULL;
+    return CUDNN_STATUS_SUCCESS;
 }
 
 /* Packs all of B once, per group, per KC block of rows, in micro-panels: the block of rows k0 of
-   group g starts at (g * K + k0) * npad and its panel of columns n0 at n0 * kc within. Worth it
-   when B is the filter (forward, data gradient): every M tile reuses it. */
+   group g starts at (g * K + k0) * npad and its panel of columns n0 at n0 * kc within. */
 struct FN(prepack_job) {
-    const struct gemm_plan *g;
-    const struct tables *pre;
+    const struct ocd_host_gemm *g;
     GEMM_T *dst;
     int64_t kblocks;
     bool failed;
@@ -326,75 +333,64 @@ struct FN(prepack_job) {
 static void FN(prepack_range)(void *ctx, int64_t begin, int64_t end)
 {
     struct FN(prepack_job) *j = ctx;
-    const struct gemm_plan *g = j->g;
-    struct table rows = {NULL, NULL}, cols = {NULL, NULL};
-    void *mem = NULL;
-    if (j->pre == NULL) {
-        mem = malloc(table_bytes(GEMM_KC) + table_bytes(g->dims.n));
+    const struct ocd_host_gemm *g = j->g;
+    struct ocd_host_gemm_table rows = {NULL, NULL}, cols = {NULL, NULL};
+    char *mem = NULL;
+    if (!g->b.dense) {
+        mem = malloc(ocd_host_gemm_table_bytes(GEMM_KC) + ocd_host_gemm_table_bytes(g->n));
         if (mem == NULL) {
             j->failed = true;
             return;
         }
-        rows.off = mem, rows.pos = (int32_t *)((char *)mem + align64(GEMM_KC * sizeof(int64_t)));
-        char *c = (char *)mem + table_bytes(GEMM_KC);
-        cols.off = (int64_t *)c, cols.pos = (int32_t *)(c + align64((size_t)g->dims.n * sizeof(int64_t)));
+        rows = ocd_host_gemm_table_at(mem, GEMM_KC), cols = ocd_host_gemm_table_at(mem + ocd_host_gemm_table_bytes(GEMM_KC), g->n);
     }
     for (int64_t e = begin; e < end; e++) {
-        int64_t group = e / j->kblocks, k0 = e % j->kblocks * GEMM_KC, kc = OCD_MIN(GEMM_KC, g->dims.k - k0);
-        struct table r = slice(g, j->pre, 2, group, k0, k0 + kc, rows);
-        struct table c = slice(g, j->pre, 3, group, 0, g->dims.n, cols);
-        FN(pack_b)(&g->b, r, c, group, k0, 0, kc, g->dims.n, j->dst + (group * g->dims.k + k0) * FN(npad)(g));
+        int64_t group = e / j->kblocks, k0 = e % j->kblocks * GEMM_KC, kc = OCD_MIN(GEMM_KC, g->k - k0);
+        struct ocd_host_gemm_table r = rows, c = cols;
+        if (!g->b.dense) {
+            r = g->slice(g->ctx, 2, group, k0, k0 + kc, rows);
+            c = g->slice(g->ctx, 3, group, 0, g->n, cols);
+        }
+        FN(pack_b)(&g->b, r, c, group, k0, 0, kc, g->n, j->dst + (group * g->k + k0) * FN(npad)(g));
     }
     free(mem);
 }
 
-static cudnnStatus_t FN(run)(struct gemm_plan *g, void *ws, int strategy)
+static size_t FN(prepack_bytes)(const struct ocd_host_gemm *g)
 {
-    struct tables pre;
-    void *rest = strategy == IMPLICIT ? NULL : precompute(g, ws, &pre);
-    GEMM_T *packed_b = NULL;
-    bool prepack = g->p->dir != OCD_CONV_BWD_FILTER;
-    if (prepack) {
-        size_t bytes = (size_t)(g->dims.groups * g->dims.k * FN(npad)(g)) * sizeof(GEMM_T);
-        if (strategy == IMPLICIT) {
-            packed_b = malloc(bytes ? bytes : 1);
-            if (packed_b == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate %zu bytes", bytes);
-        } else {
-            packed_b = rest;
-            rest = (char *)rest + align64(bytes);
+    return g->prepack_b ? align64((size_t)(g->groups * g->k * FN(npad)(g)) * sizeof(GEMM_T)) : 0;
+}
+
+static cudnnStatus_t FN(run)(const struct ocd_host_gemm *g, void *prepack_ws)
+{
+    GEMM_T *packed_b = NULL, *owned = NULL;
+    if (g->prepack_b) {
+        size_t bytes = FN(prepack_bytes)(g);
+        packed_b = prepack_ws;
+        if (packed_b == NULL) {
+            packed_b = owned = malloc(bytes ? bytes : 1);
+            if (owned == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate %zu bytes", bytes);
         }
-        struct FN(prepack_job) pj = {g, strategy == IMPLICIT ? NULL : &pre, packed_b, (g->dims.k + GEMM_KC - 1) / GEMM_KC,
-                                     false};
-        ocd_parallel_for(g->dims.groups * pj.kblocks, 1, FN(prepack_range), &pj);
+        struct FN(prepack_job) pj = {g, packed_b, (g->k + GEMM_KC - 1) / GEMM_KC, false};
+        ocd_parallel_for(g->groups * pj.kblocks, 1, FN(prepack_range), &pj);
         if (pj.failed) {
-            if (strategy == IMPLICIT) free(packed_b);
+            free(owned);
             return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate the GEMM scratch of a task");
         }
     }
-    if (strategy == EXPLICIT) {
-        struct operand *o = gathered(g);
-        bool is_a = o == &g->a;
-        struct FN(gather_job) gj = {g, &pre, o, is_a ? 0 : 2, is_a ? 1 : 3, is_a ? g->dims.m : g->dims.k,
-                                    is_a ? g->dims.k : g->dims.n, rest};
-        ocd_parallel_for(g->dims.groups * gj.rows, 64, FN(gather_rows), &gj);
-        o->base = rest;
-        o->dtype = GEMM_NATIVE;
-        o->ld = gj.cols;
-        o->dense_group = gj.rows * gj.cols;
-    }
-    struct FN(job) job = {g, strategy == IMPLICIT ? NULL : &pre, packed_b, GEMM_MC, GEMM_NC, 0, 0, false};
+    struct FN(job) job = {g, packed_b, GEMM_MC, GEMM_NC, 0, 0, false};
     /* Halve the tiles (N first: it repacks only A) until every thread has two tasks or the tiles
        are a few micro-tiles; the reduction (K) is never split, so results do not depend on it. */
     int64_t want = 2 * (int64_t)ocd_parallel_threads();
     for (;;) {
-        job.mt = (g->dims.m + job.mc - 1) / job.mc, job.nt = (g->dims.n + job.nc - 1) / job.nc;
-        if (g->dims.groups * job.mt * job.nt >= want) break;
-        if (job.nc > 4 * GEMM_NR && g->dims.n > job.nc / 2) job.nc /= 2;
-        else if (job.mc > 4 * GEMM_MR && g->dims.m > job.mc / 2) job.mc /= 2;
+        job.mt = (g->m + job.mc - 1) / job.mc, job.nt = (g->n + job.nc - 1) / job.nc;
+        if (g->groups * job.mt * job.nt >= want) break;
+        if (job.nc > 4 * GEMM_NR && g->n > job.nc / 2) job.nc /= 2;
+        else if (job.mc > 4 * GEMM_MR && g->m > job.mc / 2) job.mc /= 2;
         else break;
     }
-    ocd_parallel_for(g->dims.groups * job.mt * job.nt, 1, FN(tiles), &job);
-    if (strategy == IMPLICIT) free(packed_b);
+    ocd_parallel_for(g->groups * job.mt * job.nt, 1, FN(tiles), &job);
+    free(owned);
     if (job.failed) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate the GEMM scratch of a task");
     return CUDNN_STATUS_SUCCESS;
 }

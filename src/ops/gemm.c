@@ -1,0 +1,82 @@
+/* gemm.c: ocd_gemm, the library's one GEMM entry (problem in problem/gemm.h), and its
+   implementation table. Not an API function: convolution, RNN, attention and the graph API's
+   matmul call it from inside the libraries.
+
+   Validation is the API layer's rule (check once, then trust): every size, leading dimension,
+   batch stride, type combination and pointer is checked here, so an implementation only says
+   whether it serves the problem. Table order is the heuristic: on the host, CBLAS where it was
+   found and wins for the type, then the packed engine, which serves everything. The CUDA
+   backend has no entry yet: a CUDA handle gets NOT_SUPPORTED. */
+#include "problem/gemm.h"
+
+#include "core/dtype.h"
+#include "core/impl.h"
+
+static const struct ocd_impl gemm_impls[] = {
+#ifdef OCD_HAVE_CBLAS
+    {"host:gemm_cblas", OCD_BACKEND_HOST, -1, ocd_host_gemm_cblas_applies, NULL, ocd_host_gemm_cblas},
+#endif
+    {"host:gemm_packed", OCD_BACKEND_HOST, -1, NULL, NULL, ocd_host_gemm_packed},
+};
+
+#define GEMM_DIM_MAX ((int64_t)1 << 31)
+
+static cudnnStatus_t check_types(const struct ocd_gemm_problem *p)
+{
+    cudnnDataType_t ab = p->ab_type, c = p->c_type;
+    bool ok;
+    switch (ab) {
+    case CUDNN_DATA_FLOAT: ok = c == ab && (p->compute == OCD_GEMM_COMPUTE_F32 || p->compute == OCD_GEMM_COMPUTE_TF32); break;
+    case CUDNN_DATA_HALF:
+    case CUDNN_DATA_BFLOAT16: ok = (c == ab || c == CUDNN_DATA_FLOAT) && p->compute == OCD_GEMM_COMPUTE_F32; break;
+    case CUDNN_DATA_DOUBLE: ok = c == ab && p->compute == OCD_GEMM_COMPUTE_F64; break;
+    default: ok = false; break;
+    }
+    if (!ok)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "GEMM of %s operands into %s with compute type %d is not a listed combination",
+                        ocd_dtype_name(ab), ocd_dtype_name(c), (int)p->compute);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* A stored matrix of rows x cols (column-major) at leading dimension ld. */
+static cudnnStatus_t check_matrix(const char *name, int64_t rows, int64_t ld)
+{
+    if (ld < rows || ld >= GEMM_DIM_MAX)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "ld%s = %lld for a stored matrix of %lld rows", name, (long long)ld,
+                        (long long)rows);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static cudnnStatus_t check(const struct ocd_gemm_problem *p, const void *a, const void *b, void *c,
+                           const void *bias)
+{
+    if (p->m < 1 || p->n < 1 || p->k < 1 || p->batch < 1 || p->m >= GEMM_DIM_MAX || p->n >= GEMM_DIM_MAX ||
+        p->k >= GEMM_DIM_MAX || p->batch >= GEMM_DIM_MAX)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "GEMM sizes m %lld n %lld k %lld batch %lld out of [1, 2^31)",
+                        (long long)p->m, (long long)p->n, (long long)p->k, (long long)p->batch);
+    OCD_TRY(check_matrix("a", p->trans_a ? p->k : p->m, p->lda));
+    OCD_TRY(check_matrix("b", p->trans_b ? p->n : p->k, p->ldb));
+    OCD_TRY(check_matrix("c", p->m, p->ldc));
+    if (!p->pointer_array && p->batch > 1 &&
+        (p->stride_a < 0 || p->stride_b < 0 || p->stride_c < p->ldc * p->n))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM,
+                        "batch strides a %lld b %lld c %lld: negative, or output matrices overlap (c needs %lld)",
+                        (long long)p->stride_a, (long long)p->stride_b, (long long)p->stride_c,
+                        (long long)(p->ldc * p->n));
+    OCD_TRY(check_types(p));
+    if ((unsigned)p->bias > OCD_GEMM_BIAS_COL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "bias mode %d", (int)p->bias);
+    if (p->act_on && (unsigned)p->act.mode > CUDNN_ACTIVATION_SWISH)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "activation mode %d", (int)p->act.mode);
+    if (a == NULL || b == NULL || c == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "a, b or c is NULL");
+    if ((p->bias != OCD_GEMM_BIAS_NONE) != (bias != NULL))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "a bias pointer %s", bias ? "without a bias mode" : "is missing");
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_gemm(cudnnHandle_t handle, const struct ocd_gemm_problem *p, const void *a, const void *b,
+                       void *c, const void *bias, const char *op)
+{
+    OCD_TRY(check(p, a, b, c, bias));
+    struct ocd_gemm_call call = {p, a, b, c, bias};
+    return ocd_impl_run(handle, gemm_impls, OCD_ARRAY_LEN(gemm_impls), &call, op);
+}

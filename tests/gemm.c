@@ -1,0 +1,272 @@
+/* gemm.c: the library's internal GEMM (src/problem/gemm.h) against the double reference
+   (ref/gemm.c), on every backend present and every implementation of it, forced one at a time
+   with OPENCUDNN_DISABLE: every type combination, the four transpositions, padded leading
+   dimensions, strided batches (with gaps, and a stride of 0 that reuses A), arrays of batch
+   pointers, and the epilogue (alpha, beta with and without a prior C, a bias per row or per
+   column, each activation). Outputs are poisoned or hold a random prior; the whole span of C
+   is compared, so the gaps between columns and batches must come back untouched. Bad problems:
+   BAD_PARAM and nothing written.
+
+   ocd_gemm is not an API function: the test reaches it the way the sub-libraries reach each
+   other, as an ocd_ symbol of libcudnn_ops_infer.so.8 under the private version node (the
+   library the front has loaded from the build directory), so nothing is exported for tests. */
+#include "problem/gemm.h"
+
+#include "ref/gemm.h"
+#include "test.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef cudnnStatus_t (*gemm_fn)(cudnnHandle_t, const struct ocd_gemm_problem *, const void *, const void *, void *,
+                                 const void *, const char *);
+
+static gemm_fn gemm_entry(void)
+{
+    static gemm_fn fn;
+    if (fn == NULL) {
+        void *lib = dlopen(OCD_LIB_DIR "/libcudnn_ops_infer.so.8", RTLD_NOW);
+        if (lib != NULL) *(void **)&fn = dlsym(lib, "ocd_gemm");
+    }
+    return fn;
+}
+
+struct gtype {
+    cudnnDataType_t ab, c;
+    enum ocd_gemm_compute compute;
+};
+
+static const struct gtype gtypes[] = {
+    {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, OCD_GEMM_COMPUTE_F32},
+    {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, OCD_GEMM_COMPUTE_TF32},
+    {CUDNN_DATA_HALF, CUDNN_DATA_HALF, OCD_GEMM_COMPUTE_F32},
+    {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, OCD_GEMM_COMPUTE_F32},
+    {CUDNN_DATA_BFLOAT16, CUDNN_DATA_BFLOAT16, OCD_GEMM_COMPUTE_F32},
+    {CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT, OCD_GEMM_COMPUTE_F32},
+    {CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, OCD_GEMM_COMPUTE_F64},
+};
+
+/* The implementations of each backend, in table order (src/ops/gemm.c). */
+static const char *const host_entries[] = {
+#ifdef OCD_TEST_CBLAS
+    "host:gemm_cblas",
+#endif
+    "host:gemm_packed",
+};
+static const char *const cuda_entries[] = {NULL};
+
+/* A case, named for what it exercises. */
+struct gcase {
+    const char *name;
+    int m, n, k;
+    bool ta, tb;
+    int pad;       /* added to each leading dimension */
+    int batch;
+    bool pointers; /* an array of batch pointers, else strided */
+    bool reuse_a;  /* stride_a 0 */
+    double alpha, beta;
+    enum ocd_gemm_bias bias;
+    int act; /* a cudnnActivationMode_t, or -1: none */
+    double coef;
+};
+
+static const struct gcase gcases[] = {
+    {"one_element", 1, 1, 1, false, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0},
+    {"odd_nn", 7, 5, 3, false, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0},
+    {"odd_tn", 7, 5, 3, true, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0},
+    {"odd_nt", 7, 5, 3, false, true, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0},
+    {"odd_tt_padded", 9, 6, 11, true, true, 3, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0},
+    {"k_beyond_a_block", 13, 9, 300, false, true, 1, 1, false, false, 0.75, 0, OCD_GEMM_BIAS_NONE, -1, 0},
+    {"m_n_beyond_a_tile", 101, 70, 5, true, false, 2, 1, false, false, 1, 0.5, OCD_GEMM_BIAS_NONE, -1, 0},
+    {"strided_batch_gaps", 6, 10, 7, false, false, 1, 3, false, false, 1, -0.5, OCD_GEMM_BIAS_NONE, -1, 0},
+    {"strided_batch_reuse_a", 5, 4, 6, true, true, 0, 3, false, true, 2, 0, OCD_GEMM_BIAS_NONE, -1, 0},
+    {"pointer_array", 8, 3, 9, false, true, 2, 2, true, false, 1, 1, OCD_GEMM_BIAS_NONE, -1, 0},
+    {"bias_row_relu", 17, 12, 10, false, false, 0, 2, false, false, 1.5, 0, OCD_GEMM_BIAS_ROW, CUDNN_ACTIVATION_RELU, 0},
+    {"bias_col_sigmoid", 12, 17, 10, true, false, 1, 1, false, false, 1, 0.25, OCD_GEMM_BIAS_COL, CUDNN_ACTIVATION_SIGMOID, 0},
+    {"tanh", 9, 9, 9, false, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, CUDNN_ACTIVATION_TANH, 0},
+    {"clipped_relu_bias_row", 9, 8, 7, false, true, 0, 1, true, false, 1, 0.5, OCD_GEMM_BIAS_ROW, CUDNN_ACTIVATION_CLIPPED_RELU, 0.5},
+    {"elu_bias_col", 8, 9, 7, true, true, 0, 2, false, false, 1, 0, OCD_GEMM_BIAS_COL, CUDNN_ACTIVATION_ELU, 0.3},
+    {"swish", 8, 8, 8, false, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, CUDNN_ACTIVATION_SWISH, 0},
+};
+
+/* Host values of a stored buffer of `count` scalars: random in [-1, 1] rounded to the type, or
+   poison (NaN) for a C that beta == 0 must not read. */
+static double *values(cudnnDataType_t t, int64_t count, bool poison)
+{
+    double *v = malloc(sizeof(double) * (size_t)count);
+    void *typed = malloc(tdtype_size(t) * (size_t)count);
+    if (poison) memset(typed, 0xFF, tdtype_size(t) * (size_t)count);
+    else tfill_random(t, typed, count, -1, 1);
+    for (int64_t i = 0; i < count; i++) v[i] = tload(t, typed, i);
+    free(typed);
+    return v;
+}
+
+/* A buffer on the backend under test holding v in type t. */
+static void *upload(cudnnDataType_t t, const double *v, int64_t count, bool poison)
+{
+    void *typed = malloc(tdtype_size(t) * (size_t)count);
+    if (poison) memset(typed, 0xFF, tdtype_size(t) * (size_t)count);
+    else
+        for (int64_t i = 0; i < count; i++) tstore(t, typed, i, v[i]);
+    void *buf = tbuf_from(typed, tdtype_size(t) * (size_t)count);
+    free(typed);
+    return buf;
+}
+
+/* Tolerance of a result: the type's, for sums of many products (4x), at least half's when the
+   products are rounded to TF32. */
+static double tolerance(const struct gtype *t)
+{
+    double tol = ttolerance(t->c);
+    if (t->compute == OCD_GEMM_COMPUTE_TF32 && tol < ttolerance(CUDNN_DATA_HALF)) tol = ttolerance(CUDNN_DATA_HALF);
+    return 4 * tol;
+}
+
+/* Runs one case of one type through the entry forced by `disable`; true when it ran (false:
+   the entry does not serve it, which only entries ahead of the fallback may answer). */
+static bool run_case(const struct gtype *t, const struct gcase *c, const char *disable, bool fallback)
+{
+    struct ocd_gemm_problem p;
+    memset(&p, 0, sizeof p);
+    p.m = c->m, p.n = c->n, p.k = c->k, p.trans_a = c->ta, p.trans_b = c->tb;
+    int64_t arows = c->ta ? c->k : c->m, acols = c->ta ? c->m : c->k;
+    int64_t brows = c->tb ? c->n : c->k, bcols = c->tb ? c->k : c->n;
+    p.lda = arows + c->pad, p.ldb = brows + c->pad, p.ldc = c->m + c->pad;
+    p.batch = c->batch, p.pointer_array = c->pointers;
+    /* strided batches leave a gap between matrices (C's must stay untouched) */
+    int64_t amat = p.lda * acols, bmat = p.ldb * bcols, cmat = p.ldc * c->n;
+    p.stride_a = c->reuse_a ? 0 : amat + 2, p.stride_b = bmat + 1, p.stride_c = cmat + 3;
+    p.ab_type = t->ab, p.c_type = t->c, p.compute = t->compute;
+    p.alpha = c->alpha, p.beta = c->beta;
+    p.bias = c->bias;
+    p.act_on = c->act >= 0;
+    if (p.act_on) {
+        p.act.mode = (cudnnActivationMode_t)c->act;
+        p.act.nan_opt = CUDNN_NOT_PROPAGATE_NAN;
+        p.act.coef = c->coef;
+        p.act.swish_beta = 1.25;
+    }
+    int64_t batch = c->batch;
+    /* strided: one buffer each; pointers: one matrix (with its gap) per batch */
+    int64_t aspan = c->pointers ? amat : (batch - 1) * p.stride_a + amat;
+    int64_t bspan = c->pointers ? bmat : (batch - 1) * p.stride_b + bmat;
+    int64_t cspan = c->pointers ? cmat : (batch - 1) * p.stride_c + cmat;
+    int nbuf = c->pointers ? c->batch : 1;
+    int64_t nbias = c->bias == OCD_GEMM_BIAS_ROW ? c->m : c->n;
+    double *av[4], *bv[4], *cv[4], *want[4], *bias = values(t->c, nbias, false);
+    void *ad[4], *bd[4], *cd[4], *biasd = c->bias != OCD_GEMM_BIAS_NONE ? upload(t->c, bias, nbias, false) : NULL;
+    for (int i = 0; i < nbuf; i++) {
+        av[i] = values(t->ab, aspan, false), bv[i] = values(t->ab, bspan, false);
+        cv[i] = values(t->c, cspan, c->beta == 0);
+        ad[i] = upload(t->ab, av[i], aspan, false), bd[i] = upload(t->ab, bv[i], bspan, false);
+        cd[i] = upload(t->c, cv[i], cspan, c->beta == 0);
+        want[i] = malloc(sizeof(double) * (size_t)cspan);
+        memcpy(want[i], cv[i], sizeof(double) * (size_t)cspan);
+    }
+    struct ref_gemm r = {c->m, c->n, c->k, c->ta, c->tb, (int)p.lda, (int)p.ldb, (int)p.ldc, c->alpha, c->beta,
+                         (enum ref_gemm_bias)c->bias, p.act_on, p.act.mode, false, c->coef, 1.25};
+    for (int64_t b = 0; b < batch; b++) {
+        int i = c->pointers ? (int)b : 0;
+        int64_t ao = c->pointers ? 0 : b * p.stride_a, bo = c->pointers ? 0 : b * p.stride_b;
+        int64_t co = c->pointers ? 0 : b * p.stride_c;
+        ref_gemm(&r, av[i] + ao, bv[i] + bo, bias, want[i] + co);
+    }
+    const void *a = ad[0], *bb = bd[0];
+    void *cc = cd[0];
+    void *aptrs = NULL, *bptrs = NULL, *cptrs = NULL;
+    if (c->pointers) {
+        aptrs = tbuf_from(ad, sizeof(void *) * (size_t)nbuf), bptrs = tbuf_from(bd, sizeof(void *) * (size_t)nbuf);
+        cptrs = tbuf_from(cd, sizeof(void *) * (size_t)nbuf);
+        a = aptrs, bb = bptrs, cc = cptrs;
+    }
+    const char *saved = getenv("OPENCUDNN_DISABLE");
+    char *prior = saved ? strdup(saved) : NULL;
+    setenv("OPENCUDNN_DISABLE", disable, 1);
+    cudnnStatus_t st = gemm_entry()(test_handle(), &p, a, bb, cc, biasd, "test_gemm");
+    if (prior) setenv("OPENCUDNN_DISABLE", prior, 1);
+    else unsetenv("OPENCUDNN_DISABLE");
+    free(prior);
+    bool ran = st == CUDNN_STATUS_SUCCESS;
+    if (!ran && (fallback || st != CUDNN_STATUS_NOT_SUPPORTED))
+        FAIL("case %s: status %s", c->name, cudnnGetErrorString(st));
+    for (int i = 0; i < nbuf; i++) {
+        if (ran) {
+            void *got = malloc(tdtype_size(t->c) * (size_t)cspan);
+            tbuf_download(got, cd[i], tdtype_size(t->c) * (size_t)cspan);
+            char what[160];
+            snprintf(what, sizeof what, "gemm %s (ab %d, c %d, compute %d) batch buffer %d", c->name, (int)t->ab,
+                     (int)t->c, (int)t->compute, i);
+            tcompare(t->c, got, want[i], cspan, tolerance(t), what);
+            free(got);
+        }
+        free(av[i]), free(bv[i]), free(cv[i]), free(want[i]);
+        tbuf_free(ad[i]), tbuf_free(bd[i]), tbuf_free(cd[i]);
+    }
+    if (c->pointers) tbuf_free(aptrs), tbuf_free(bptrs), tbuf_free(cptrs);
+    if (biasd) tbuf_free(biasd);
+    free(bias);
+    return ran;
+}
+
+TEST(gemm_every_entry)
+{
+    if (!CHECK(gemm_entry() != NULL)) return;
+    bool cuda = strcmp(test_backend, "cuda") == 0;
+    const char *const *entries = cuda ? cuda_entries : host_entries;
+    int count = cuda ? 0 : (int)(sizeof host_entries / sizeof *host_entries);
+    for (int e = 0; e < count; e++) {
+        /* force entry e: switch off every other entry of the backend */
+        char disable[256] = "";
+        for (int o = 0; o < count; o++)
+            if (o != e) snprintf(disable + strlen(disable), sizeof disable - strlen(disable), "%s%s",
+                                 disable[0] ? "," : "", entries[o]);
+        int ran = 0;
+        for (size_t t = 0; t < sizeof gtypes / sizeof gtypes[0]; t++)
+            for (size_t c = 0; c < sizeof gcases / sizeof gcases[0]; c++)
+                ran += run_case(&gtypes[t], &gcases[c], disable, e == count - 1);
+        if (ran == 0) FAIL("%s served no case", entries[e]);
+    }
+}
+
+/* Bad problems: BAD_PARAM, and C left as it was. */
+TEST(gemm_bad_input)
+{
+    if (!CHECK(gemm_entry() != NULL)) return;
+    struct ocd_gemm_problem good;
+    memset(&good, 0, sizeof good);
+    good.m = 4, good.n = 3, good.k = 2, good.lda = 4, good.ldb = 2, good.ldc = 4, good.batch = 1;
+    good.ab_type = good.c_type = CUDNN_DATA_FLOAT, good.compute = OCD_GEMM_COMPUTE_F32, good.alpha = 1;
+    float host_a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, host_b[6] = {1, 1, 1, 1, 1, 1}, host_c[12], bias_v[4] = {0};
+    for (int i = 0; i < 12; i++) host_c[i] = 3;
+    void *a = tbuf_from(host_a, sizeof host_a), *b = tbuf_from(host_b, sizeof host_b);
+    void *c = tbuf_from(host_c, sizeof host_c), *bias = tbuf_from(bias_v, sizeof bias_v);
+    for (int v = 0; v < 12; v++) {
+        struct ocd_gemm_problem p = good;
+        const void *pa = a, *pbias = NULL;
+        switch (v) {
+        case 0: p.m = 0; break;
+        case 1: p.k = -1; break;
+        case 2: p.n = (int64_t)1 << 31; break;
+        case 3: p.lda = 3; break;                          /* below m */
+        case 4: p.trans_b = true; break;                   /* ldb 2 below n */
+        case 5: p.ldc = 2; break;
+        case 6: p.batch = 2, p.stride_c = 11; break;       /* output matrices overlap */
+        case 7: p.c_type = CUDNN_DATA_HALF; break;         /* float into half */
+        case 8: p.compute = OCD_GEMM_COMPUTE_F64; break;   /* float data, double compute */
+        case 9: pa = NULL; break;
+        case 10: p.bias = OCD_GEMM_BIAS_ROW; break;        /* its pointer missing */
+        default: pbias = bias; break;                      /* a pointer without a mode */
+        }
+        CHECK_STATUS(gemm_entry()(test_handle(), &p, pa, b, c, pbias, "test_gemm"), CUDNN_STATUS_BAD_PARAM);
+        float got[12];
+        tbuf_download(got, c, sizeof got);
+        for (int i = 0; i < 12; i++)
+            if (got[i] != 3) {
+                FAIL("variant %d wrote C", v);
+                break;
+            }
+    }
+    tbuf_free(a), tbuf_free(b), tbuf_free(c), tbuf_free(bias);
+}
