@@ -54,7 +54,7 @@ static const char *const host_entries[] = {
 #endif
     "host:gemm_packed",
 };
-static const char *const cuda_entries[] = {NULL};
+static const char *const cuda_entries[] = {"cuda:gemm_cublas", "cuda:gemm_plain"};
 
 /* A case, named for what it exercises. */
 struct gcase {
@@ -215,7 +215,7 @@ TEST(gemm_every_entry)
     if (!CHECK(gemm_entry() != NULL)) return;
     bool cuda = strcmp(test_backend, "cuda") == 0;
     const char *const *entries = cuda ? cuda_entries : host_entries;
-    int count = cuda ? 0 : (int)(sizeof host_entries / sizeof *host_entries);
+    int count = cuda ? (int)(sizeof cuda_entries / sizeof *cuda_entries) : (int)(sizeof host_entries / sizeof *host_entries);
     for (int e = 0; e < count; e++) {
         /* force entry e: switch off every other entry of the backend */
         char disable[256] = "";

@@ -19,13 +19,14 @@ static void load(void)
         {"cublasDestroy_v2", (void **)&a.destroy, false},
         {"cublasSetStream_v2", (void **)&a.set_stream, false},
         {"cublasGemmStridedBatchedEx", (void **)&a.gemm_strided_batched, false},
+        {"cublasGemmBatchedEx", (void **)&a.gemm_batched, false},
         {"cublasGetStatusString", (void **)&a.status_string, true},
     };
     char why[1024];
     a.library = ocd_dynload(names, OCD_ARRAY_LEN(names), syms, OCD_ARRAY_LEN(syms), why, sizeof why);
     if (a.library == NULL) {
         ocd_log_message(CUDNN_SEV_WARNING, CUDNN_STATUS_SUCCESS,
-                        "cuBLAS not available, the convolution entries that use it are off (%s)", why);
+                        "cuBLAS not available, the convolution and GEMM entries that use it are off (%s)", why);
         return;
     }
     api = a;

@@ -32,6 +32,11 @@ struct ocd_cublas_api {
                                            long long stride_b, const void *beta, void *c, cudaDataType ctype,
                                            int ldc, long long stride_c, int batch,
                                            cublasComputeType_t compute, cublasGemmAlgo_t algo);
+    cublasStatus_t (*gemm_batched)(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+                                   int n, int k, const void *alpha, const void *const a[], cudaDataType atype, int lda,
+                                   const void *const b[], cudaDataType btype, int ldb, const void *beta,
+                                   void *const c[], cudaDataType ctype, int ldc, int batch,
+                                   cublasComputeType_t compute, cublasGemmAlgo_t algo);
     const char *(*status_string)(cublasStatus_t status); /* optional: NULL before CUDA 11.4 */
     const char *library;                                  /* the file that was loaded */
 };

@@ -4,15 +4,20 @@
 
    Validation is the API layer's rule (check once, then trust): every size, leading dimension,
    batch stride, type combination and pointer is checked here, so an implementation only says
-   whether it serves the problem. Table order is the heuristic: on the host, CBLAS where it was
-   found and wins for the type, then the packed engine, which serves everything. The CUDA
-   backend has no entry yet: a CUDA handle gets NOT_SUPPORTED. */
+   whether it serves the problem. Table order is the heuristic: on CUDA, cuBLAS where it loads
+   (alpha and beta in the library, bias and activation a pass over C), then the plain kernel,
+   which serves everything; on the host, CBLAS where it was found and wins for the type, then
+   the packed engine, which serves everything. */
 #include "problem/gemm.h"
 
 #include "core/dtype.h"
 #include "core/impl.h"
 
 static const struct ocd_impl gemm_impls[] = {
+#ifdef OCD_HAVE_CUDA
+    {"cuda:gemm_cublas", OCD_BACKEND_CUDA, -1, ocd_cuda_gemm_cublas_applies, NULL, ocd_cuda_gemm_cublas},
+    {"cuda:gemm_plain", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_gemm_plain},
+#endif
 #ifdef OCD_HAVE_CBLAS
     {"host:gemm_cblas", OCD_BACKEND_HOST, -1, ocd_host_gemm_cblas_applies, NULL, ocd_host_gemm_cblas},
 #endif

@@ -1,0 +1,61 @@
+/* gemm.cuh: what the CUDA GEMM entries (gemm_plain.cu, gemm_cublas.cu, gemm_mma.cu) share: the
+   problem of problem/gemm.h as kernel arguments, and its epilogue on one element,
+       c = act(alpha * acc + beta * c + bias)
+   in the accumulator's type (float, double for double data), C not read when beta == 0, the
+   activation being the library's one activation math (ops/activation.h). */
+#ifndef OCD_CUDA_GEMM_CUH
+#define OCD_CUDA_GEMM_CUH
+
+#include "cuda/typed.cuh"
+#include "ops/activation.h"
+#include "problem/gemm.h"
+
+/* The epilogue's parameters, by value for kernel arguments. */
+struct gemm_epi {
+    double alpha, beta;
+    const void *bias;
+    int bias_mode; /* enum ocd_gemm_bias */
+    int act_on, act_mode, act_propagate;
+    double act_coef, act_swish;
+};
+
+static inline gemm_epi gemm_epi_of(const struct ocd_gemm_call *call)
+{
+    const struct ocd_gemm_problem *p = call->p;
+    gemm_epi e;
+    e.alpha = p->alpha, e.beta = p->beta;
+    e.bias = call->bias, e.bias_mode = (int)p->bias;
+    e.act_on = p->act_on, e.act_mode = (int)p->act.mode, e.act_propagate = p->act.nan_opt == CUDNN_PROPAGATE_NAN;
+    e.act_coef = p->act.coef, e.act_swish = p->act.swish_beta;
+    return e;
+}
+
+/* Element (i, j) of C at c + off: v = alpha * acc (scaled = false: acc is already alpha * the
+   product + beta * C, as cuBLAS leaves it) + beta * C + bias, activated, stored. */
+template <typename C, typename Acc>
+__host__ __device__ __forceinline__ void gemm_epi_store(const gemm_epi &e, C *c, int64_t off, int64_t i, int64_t j,
+                                                        Acc acc, bool scaled)
+{
+    Acc v = acc;
+    if (scaled) {
+        v *= (Acc)e.alpha;
+        if (e.beta != 0) v += (Acc)e.beta * ocd_cuda_load(c + off);
+    }
+    if (e.bias_mode == OCD_GEMM_BIAS_ROW) v += ocd_cuda_load((const C *)e.bias + i);
+    else if (e.bias_mode == OCD_GEMM_BIAS_COL) v += ocd_cuda_load((const C *)e.bias + j);
+    if (e.act_on) v = ocd_act_forward<Acc>(e.act_mode, e.act_propagate, (Acc)e.act_coef, (Acc)e.act_swish, v);
+    ocd_cuda_store(c + off, v);
+}
+
+/* The matrix of batch b of an operand: an array of batch pointers, or a strided batch. */
+template <typename T>
+__host__ __device__ __forceinline__ T *gemm_batch_ptr(const void *data, bool pointers, int64_t stride, int64_t b)
+{
+    return pointers ? ((T *const *)data)[b] : (T *)data + b * stride;
+}
+
+/* C = act(C + bias) over every element of every batch: the epilogue of an entry whose GEMM
+   applied alpha and beta itself (gemm_plain.cu). */
+cudnnStatus_t ocd_cuda_gemm_epilogue(cudnnHandle_t handle, const struct ocd_gemm_call *call);
+
+#endif /* OCD_CUDA_GEMM_CUH */

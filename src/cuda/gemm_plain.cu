@@ -1,0 +1,105 @@
+/* gemm_plain.cu: the CUDA GEMM's reference entry (cuda:gemm_plain, last in the table of
+   src/ops/gemm.c) and the epilogue pass the cuBLAS entry runs after the library's GEMM.
+
+   Plain and direct: one thread per element of C, a grid-stride loop over every element of every
+   batch (so any size fits the grid), the dot product over K in the accumulator type (float for
+   float, TF32, half and bfloat16 data; double for double), then the shared epilogue (gemm.cuh).
+   Every type combination, transposition and batch form of the problem is served. */
+#include "core/handle.h"
+#include "cuda/check.cuh"
+#include "cuda/gemm.cuh"
+
+struct plain_args {
+    int64_t m, n, k, batch;
+    int ta, tb, pointers;
+    int64_t lda, ldb, ldc, sa, sb, sc;
+    const void *a, *b;
+    void *c;
+    gemm_epi e;
+};
+
+template <typename AB, typename C, typename Acc> __global__ void gemm_plain_kernel(const __grid_constant__ plain_args p)
+{
+    const int64_t total = p.m * p.n * p.batch;
+    for (int64_t x = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; x < total; x += (int64_t)gridDim.x * blockDim.x) {
+        int64_t i = x % p.m, j = x / p.m % p.n, b = x / (p.m * p.n);
+        const AB *a = gemm_batch_ptr<const AB>(p.a, p.pointers, p.sa, b);
+        const AB *bm = gemm_batch_ptr<const AB>(p.b, p.pointers, p.sb, b);
+        C *c = gemm_batch_ptr<C>(p.c, p.pointers, p.sc, b);
+        /* op(A)(i, l) and op(B)(l, j): steps along l */
+        const AB *ai = a + (p.ta ? i * p.lda : i), *bj = bm + (p.tb ? j : j * p.ldb);
+        int64_t as = p.ta ? 1 : p.lda, bs = p.tb ? p.ldb : 1;
+        Acc sum = 0;
+        for (int64_t l = 0; l < p.k; l++) sum += (Acc)ocd_cuda_load(ai + l * as) * (Acc)ocd_cuda_load(bj + l * bs);
+        gemm_epi_store<C, Acc>(p.e, c, i + j * p.ldc, i, j, sum, true);
+    }
+}
+
+/* C = act(C + bias) over every element of every batch (cuBLAS has applied alpha and beta). */
+template <typename C, typename Acc> __global__ void gemm_epilogue_kernel(const __grid_constant__ plain_args p)
+{
+    const int64_t total = p.m * p.n * p.batch;
+    for (int64_t x = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; x < total; x += (int64_t)gridDim.x * blockDim.x) {
+        int64_t i = x % p.m, j = x / p.m % p.n, b = x / (p.m * p.n);
+        C *c = gemm_batch_ptr<C>(p.c, p.pointers, p.sc, b);
+        gemm_epi_store<C, Acc>(p.e, c, i + j * p.ldc, i, j, ocd_cuda_load(c + i + j * p.ldc), false);
+    }
+}
+
+static plain_args args_of(const struct ocd_gemm_call *call)
+{
+    const struct ocd_gemm_problem *p = call->p;
+    plain_args a;
+    a.m = p->m, a.n = p->n, a.k = p->k, a.batch = p->batch;
+    a.ta = p->trans_a, a.tb = p->trans_b, a.pointers = p->pointer_array;
+    a.lda = p->lda, a.ldb = p->ldb, a.ldc = p->ldc;
+    a.sa = p->stride_a, a.sb = p->stride_b, a.sc = p->stride_c;
+    a.a = call->a, a.b = call->b, a.c = call->c;
+    a.e = gemm_epi_of(call);
+    return a;
+}
+
+/* Blocks of 256 threads, enough to fill the device several times over; the loops stride. */
+static unsigned grid_for(const plain_args &a)
+{
+    int64_t total = a.m * a.n * a.batch;
+    return (unsigned)OCD_MIN((total + 255) / 256, (int64_t)65535 * 16);
+}
+
+template <typename AB, typename C, typename Acc> static cudnnStatus_t launch_plain(const plain_args &a, cudaStream_t s)
+{
+    gemm_plain_kernel<AB, C, Acc><<<grid_for(a), 256, 0, s>>>(a);
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_cuda_gemm_plain(cudnnHandle_t handle, const void *call_, void *ws, size_t ws_bytes)
+{
+    const struct ocd_gemm_call *call = (const struct ocd_gemm_call *)call_;
+    const struct ocd_gemm_problem *p = call->p;
+    plain_args a = args_of(call);
+    cudaStream_t s = handle->stream;
+    bool cf = p->c_type == CUDNN_DATA_FLOAT;
+    switch (p->ab_type) {
+    case CUDNN_DATA_HALF: return cf ? launch_plain<__half, float, float>(a, s) : launch_plain<__half, __half, float>(a, s);
+    case CUDNN_DATA_BFLOAT16:
+        return cf ? launch_plain<__nv_bfloat16, float, float>(a, s)
+                  : launch_plain<__nv_bfloat16, __nv_bfloat16, float>(a, s);
+    case CUDNN_DATA_DOUBLE: return launch_plain<double, double, double>(a, s);
+    default: return launch_plain<float, float, float>(a, s);
+    }
+}
+
+cudnnStatus_t ocd_cuda_gemm_epilogue(cudnnHandle_t handle, const struct ocd_gemm_call *call)
+{
+    plain_args a = args_of(call);
+    cudaStream_t s = handle->stream;
+    switch (call->p->c_type) {
+    case CUDNN_DATA_HALF: gemm_epilogue_kernel<__half, float><<<grid_for(a), 256, 0, s>>>(a); break;
+    case CUDNN_DATA_BFLOAT16: gemm_epilogue_kernel<__nv_bfloat16, float><<<grid_for(a), 256, 0, s>>>(a); break;
+    case CUDNN_DATA_DOUBLE: gemm_epilogue_kernel<double, double><<<grid_for(a), 256, 0, s>>>(a); break;
+    default: gemm_epilogue_kernel<float, float><<<grid_for(a), 256, 0, s>>>(a); break;
+    }
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
+}
