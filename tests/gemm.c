@@ -54,7 +54,7 @@ static const char *const host_entries[] = {
 #endif
     "host:gemm_packed",
 };
-static const char *const cuda_entries[] = {"cuda:gemm_cublas", "cuda:gemm_plain"};
+static const char *const cuda_entries[] = {"cuda:gemm_cublas", "cuda:gemm_mma", "cuda:gemm_plain"};
 
 /* A case, named for what it exercises. */
 struct gcase {
@@ -88,6 +88,13 @@ static const struct gcase gcases[] = {
     {"clipped_relu_bias_row", 9, 8, 7, false, true, 0, 1, true, false, 1, 0.5, OCD_GEMM_BIAS_ROW, CUDNN_ACTIVATION_CLIPPED_RELU, 0.5},
     {"elu_bias_col", 8, 9, 7, true, true, 0, 2, false, false, 1, 0, OCD_GEMM_BIAS_COL, CUDNN_ACTIVATION_ELU, 0.3},
     {"swish", 8, 8, 8, false, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, CUDNN_ACTIVATION_SWISH, 0},
+    /* whole 16-byte chunks everywhere (sizes, leading dimensions, batch strides: multiples of 8):
+       the tensor-core entry serves these, in partial tiles, several K tiles and batches */
+    {"chunks_nn", 72, 40, 48, false, false, 8, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0},
+    {"chunks_tn_long_k", 64, 72, 264, true, false, 0, 1, false, false, 0.5, 0.5, OCD_GEMM_BIAS_NONE, -1, 0},
+    {"chunks_nt_batch", 24, 136, 40, false, true, 8, 2, false, false, 1, 0, OCD_GEMM_BIAS_ROW, -1, 0},
+    {"chunks_tt_bias_relu", 48, 16, 72, true, true, 0, 3, false, false, 1, 0, OCD_GEMM_BIAS_COL, CUDNN_ACTIVATION_RELU, 0},
+    {"chunks_tn_reuse_a", 8, 8, 8, true, false, 0, 2, false, true, 1, 0, OCD_GEMM_BIAS_NONE, CUDNN_ACTIVATION_TANH, 0},
 };
 
 /* Host values of a stored buffer of `count` scalars: random in [-1, 1] rounded to the type, or
@@ -135,9 +142,10 @@ static bool run_case(const struct gtype *t, const struct gcase *c, const char *d
     int64_t brows = c->tb ? c->n : c->k, bcols = c->tb ? c->k : c->n;
     p.lda = arows + c->pad, p.ldb = brows + c->pad, p.ldc = c->m + c->pad;
     p.batch = c->batch, p.pointer_array = c->pointers;
-    /* strided batches leave a gap between matrices (C's must stay untouched) */
+    /* strided batches leave a gap between matrices (C's must stay untouched); A's and B's of
+       whole 16-byte chunks */
     int64_t amat = p.lda * acols, bmat = p.ldb * bcols, cmat = p.ldc * c->n;
-    p.stride_a = c->reuse_a ? 0 : amat + 2, p.stride_b = bmat + 1, p.stride_c = cmat + 3;
+    p.stride_a = c->reuse_a ? 0 : amat + 8, p.stride_b = bmat + 16, p.stride_c = cmat + 3;
     p.ab_type = t->ab, p.c_type = t->c, p.compute = t->compute;
     p.alpha = c->alpha, p.beta = c->beta;
     p.bias = c->bias;

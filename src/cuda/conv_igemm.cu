@@ -102,7 +102,7 @@ struct igemm_filter_pack {
 };
 
 /* The source offset of destination element i, or -1 for a padding channel (host-callable: see
-   igemm_cp_async16). */
+   ocd_mma_cp_async16 in mma.cuh). */
 __host__ __device__ __forceinline__ int64_t igemm_filter_src(const igemm_filter_pack &f, int64_t i)
 {
     const int64_t a_n = f.dgrad ? f.cg : f.kg, b_n = f.dgrad ? f.kg : f.cgp;

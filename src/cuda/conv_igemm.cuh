@@ -9,21 +9,15 @@
      backward filter  dw[M=K/G, N=T*R*S*C/G] = dy^T[M, K=N*P*Q]         * gather(x)[K, N]
    where wt is the filter re-packed as [G][C/G][T][R][S][K/G] into the workspace.
 
-   Main decisions.
-   - Operands move global -> shared with 16-byte cp.async (zero-filled where the gather falls in
-     the padding or past an edge), STAGES tiles deep, one barrier per K tile. 16 bytes is 8
-     channels of a 16-bit type (4 of fp32), so every gathered chunk lies inside one filter tap:
-     that is why the GEMM's channel dimension (C/G forward, K/G backward data, both for the
-     filter gradient) must be a multiple of 8 (4 for fp32) and why activations need unit channel
-     stride (NHWC; other layouts are transposed into the workspace first).
-   - Shared memory holds an operand either K-major ([rows][BK], forward and backward-data
-     operands, read with ldmatrix) or MN-major ([BK][rows], backward-filter operands, read with
-     ldmatrix.trans). Each row is padded by 16 bytes so that the 8 row addresses of one ldmatrix
-     fall in 8 different bank groups.
-   - Tensor cores through mma.sync: m16n8k16 for fp16/bf16, m16n8k8 for tf32 (fp32 data, rounded
-     to tf32 after ldmatrix). One mma k-step is always 32 bytes of K, so a fragment is loaded the
-     same way for every type; a K tile is 64 bytes (BK = 32 for 16-bit types, 16 for fp32).
-     tf32 is only used K-major: ldmatrix.trans moves 16-bit elements.
+   Main decisions. The mainloop is the shared tensor-core one (mma.cuh: cp.async pipeline,
+   ldmatrix, mma.sync); this file adds the convolution's loaders and epilogue.
+   - 16 bytes, the unit of the mainloop's copies, is 8 channels of a 16-bit type (4 of fp32), so
+     every gathered chunk lies inside one filter tap: that is why the GEMM's channel dimension
+     (C/G forward, K/G backward data, both for the filter gradient) must be a multiple of 8 (4
+     for fp32) and why activations need unit channel stride (NHWC; other layouts are
+     transposed into the workspace first).
+   - Forward and backward-data operands are K-major in shared memory, backward-filter operands
+     MN-major (16-bit types only: tf32 is only used K-major).
    - The epilogue owns alpha, beta (the old output, or z for the fused call, is read only when
      beta != 0), bias and ReLU, and writes through two index maps (GEMM row -> offset, GEMM
      column -> offset), so any output layout is written in place. With split-K the mainloop
@@ -40,6 +34,7 @@
 
 #include "cuda/check.cuh"
 #include "cuda/conv_igemm.h"
+#include "cuda/mma.cuh"
 #include "cuda/types.cuh"
 
 /* ---- kernel arguments -------------------------------------------------------------------------- */
@@ -86,168 +81,6 @@ struct igemm_params {
     igemm_epi epi;
 };
 
-/* ---- PTX wrappers (sm_80 and newer; the kernels compile to nothing below) -------------------- */
-
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define OCD_IGEMM_ARCH_OK 1
-#endif
-
-/* One 16-byte chunk global -> shared, zero-filled when !pred. The loaders are host-callable too
-   (a host copy then stands in for cp.async), so that their index arithmetic can be exercised
-   without a GPU. */
-__host__ __device__ __forceinline__ void igemm_cp_async16(void *smem, const void *gmem, bool pred)
-{
-#if defined(OCD_IGEMM_ARCH_OK)
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    int bytes = pred ? 16 : 0; /* 0: nothing is read, the 16 bytes are zero-filled */
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes)
-                 : "memory");
-#elif !defined(__CUDA_ARCH__)
-    if (pred) memcpy(smem, gmem, 16);
-    else memset(smem, 0, 16);
-#endif
-}
-
-__device__ __forceinline__ void igemm_cp_commit()
-{
-#ifdef OCD_IGEMM_ARCH_OK
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
-template <int N> __device__ __forceinline__ void igemm_cp_wait()
-{
-#ifdef OCD_IGEMM_ARCH_OK
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
-}
-
-template <bool TRANS> __device__ __forceinline__ void igemm_ldmatrix_x4(uint32_t r[4], const void *smem)
-{
-#ifdef OCD_IGEMM_ARCH_OK
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    if (TRANS)
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                     : "r"(s)
-                     : "memory");
-    else
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                     : "r"(s)
-                     : "memory");
-#endif
-}
-
-/* Per element type: chunk width, and the mma that consumes one 32-byte k-step. */
-template <typename T> struct igemm_elem;
-
-/* mma.sync m16n8k16 with fp32 accumulators; ab names the input type (f16 or bf16). */
-#ifdef OCD_IGEMM_ARCH_OK
-#define OCD_IGEMM_MMA_16BIT(ab, c, a, b)                                                            \
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." ab "." ab ".f32 {%0,%1,%2,%3}, "           \
-                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                                          \
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                     \
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
-#else
-#define OCD_IGEMM_MMA_16BIT(ab, c, a, b) ((void)0)
-#endif
-
-template <> struct igemm_elem<__half> {
-    static constexpr bool TF32 = false;
-    static __device__ __forceinline__ void mma(float c[4], const uint32_t a[4], const uint32_t b[2])
-    {
-        OCD_IGEMM_MMA_16BIT("f16", c, a, b);
-    }
-};
-
-template <> struct igemm_elem<__nv_bfloat16> {
-    static constexpr bool TF32 = false;
-    static __device__ __forceinline__ void mma(float c[4], const uint32_t a[4], const uint32_t b[2])
-    {
-        OCD_IGEMM_MMA_16BIT("bf16", c, a, b);
-    }
-};
-
-template <> struct igemm_elem<float> {
-    static constexpr bool TF32 = true;
-    static __device__ __forceinline__ void mma(float c[4], const uint32_t a[4], const uint32_t b[2])
-    {
-#ifdef OCD_IGEMM_ARCH_OK
-        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, "
-                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#endif
-    }
-};
-
-/* fp32 bits -> tf32 bits, rounded to nearest (ties away), as the tensor cores expect. */
-__device__ __forceinline__ uint32_t igemm_to_tf32(uint32_t x)
-{
-    uint32_t r = x;
-#ifdef OCD_IGEMM_ARCH_OK
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(x)));
-#endif
-    return r;
-}
-
-/* ---- tile shapes -------------------------------------------------------------------------------- */
-
-/* A CTA tile of BM x BN outputs computed by WARPS_M x WARPS_N warps, STAGES K tiles in flight. */
-template <int BM_, int BN_, int WARPS_M_, int WARPS_N_, int STAGES_> struct igemm_tile {
-    static constexpr int BM = BM_, BN = BN_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, STAGES = STAGES_;
-    static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
-    static constexpr int WTM = BM / WARPS_M, WTN = BN / WARPS_N; /* warp tile */
-    static constexpr int MI = WTM / 16, NI = WTN / 8;            /* mma tiles per warp */
-    static_assert(WTM % 16 == 0 && WTN % 16 == 0, "warp tile must be a multiple of 16x16");
-    static_assert(STAGES >= 2, "the pipeline needs two stages at least");
-};
-
-/* Geometry of one operand's shared-memory stage: ROWS GEMM rows (M for A, N for B) by one K tile
-   of 64 bytes, K-major or MN-major, each row padded by one 16-byte chunk. */
-template <typename T, int ROWS, bool KMAJOR> struct igemm_smem {
-    static constexpr int E = 16 / (int)sizeof(T);  /* elements per 16-byte chunk */
-    static constexpr int BK = 64 / (int)sizeof(T); /* elements per K tile */
-    static constexpr int KSTEP = BK / 2;            /* elements per mma k-step (32 bytes) */
-    static constexpr int LD = KMAJOR ? BK + E : ROWS + E;
-    static constexpr int STAGE = KMAJOR ? ROWS * LD : BK * LD; /* elements per stage */
-    static_assert(KMAJOR || sizeof(T) == 2, "MN-major operands need ldmatrix.trans: 16-bit types only");
-};
-
-/* The row address lane `lane` gives ldmatrix.x4 (.trans when MN-major) for the A fragment of one
-   16 x KSTEP mma tile at rows m0.., K offset k0 (elements): matrices 0..3 are (rows 0-7, k lo),
-   (rows 8-15, k lo), (rows 0-7, k hi), (rows 8-15, k hi), the order of a[0..3]. */
-template <typename T, int ROWS, bool KMAJOR>
-__host__ __device__ __forceinline__ const T *igemm_frag_a_addr(const T *s, int m0, int k0, int lane)
-{
-    typedef igemm_smem<T, ROWS, KMAJOR> L;
-    return KMAJOR ? s + (m0 + (lane & 15)) * L::LD + k0 + (lane >> 4) * L::E
-                  : s + (k0 + (lane >> 4) * 8 + (lane & 7)) * L::LD + m0 + ((lane >> 3) & 1) * 8;
-}
-
-/* Likewise for the B fragments of two 8-column mma tiles at columns n0.. and n0 + 8..: matrices
-   (n 0-7, k lo), (n 0-7, k hi), (n 8-15, k lo), (n 8-15, k hi), i.e. b[0..1] and b[2..3]. */
-template <typename T, int ROWS, bool KMAJOR>
-__host__ __device__ __forceinline__ const T *igemm_frag_b_addr(const T *s, int n0, int k0, int lane)
-{
-    typedef igemm_smem<T, ROWS, KMAJOR> L;
-    return KMAJOR ? s + (n0 + (lane >> 4) * 8 + (lane & 7)) * L::LD + k0 + ((lane >> 3) & 1) * L::E
-                  : s + (k0 + ((lane >> 3) & 1) * 8 + (lane & 7)) * L::LD + n0 + (lane >> 4) * 8;
-}
-
-template <typename T, int ROWS, bool KMAJOR>
-__device__ __forceinline__ void igemm_frag_a(uint32_t a[4], const T *s, int m0, int k0, int lane)
-{
-    igemm_ldmatrix_x4<!KMAJOR>(a, igemm_frag_a_addr<T, ROWS, KMAJOR>(s, m0, k0, lane));
-}
-
-template <typename T, int ROWS, bool KMAJOR>
-__device__ __forceinline__ void igemm_frag_b(uint32_t b[4], const T *s, int n0, int k0, int lane)
-{
-    igemm_ldmatrix_x4<!KMAJOR>(b, igemm_frag_b_addr<T, ROWS, KMAJOR>(s, n0, k0, lane));
-}
-
 /* ---- index maps and the epilogue ------------------------------------------------------------ */
 
 __host__ __device__ __forceinline__ int64_t igemm_map_offset(const igemm_map &mp, uint32_t i)
@@ -281,7 +114,7 @@ __device__ __forceinline__ void igemm_epi_store(const igemm_epi &e, int64_t off,
    the output's rows are (epi.row), each starting at spatial coordinate coord * mul + add; K runs
    over (t, r, s, channel) of one group, decoded with k_div. */
 template <typename T, int ROWS, int THREADS> struct igemm_pixel_rows {
-    typedef igemm_smem<T, ROWS, true> L;
+    typedef ocd_mma_smem<T, ROWS, true> L;
     static constexpr int ITERS = ROWS * 4 / THREADS, STEP = THREADS / 4;
     static_assert(ITERS * THREADS == ROWS * 4, "tile rows must cover the threads");
     int64_t base[ITERS];              /* batch offset of each row */
@@ -356,7 +189,7 @@ template <typename T, int ROWS, int THREADS> struct igemm_load_fwd_a : igemm_pix
             bool ok = kok && (unsigned)z < (unsigned)p.a.d && (unsigned)h < (unsigned)p.a.h &&
                       (unsigned)w < (unsigned)p.a.w;
             const T *src = ok ? x + R::base[i] + z * p.a.sd + h * p.a.sh + w * p.a.sw + R::cbase + c : x;
-            igemm_cp_async16(R::dst(s, i), src, ok);
+            ocd_mma_cp_async16(R::dst(s, i), src, ok);
         }
     }
 };
@@ -392,40 +225,17 @@ template <typename T, int ROWS, int THREADS> struct igemm_load_dgrad_a : igemm_p
                      qw < (uint32_t)p.a.w;
             }
             const T *src = ok ? dy + R::base[i] + qz * p.a.sd + qh * p.a.sh + qw * p.a.sw + R::cbase + k : dy;
-            igemm_cp_async16(R::dst(s, i), src, ok);
+            ocd_mma_cp_async16(R::dst(s, i), src, ok);
         }
     }
 };
 
 /* Dense K-major B (forward: the KRSC filter; backward data: the re-packed filter): row n of
    group g starts at bmat + g * b_gs + n * b_ld. */
-template <typename T, int ROWS, int THREADS> struct igemm_load_dense_b {
-    typedef igemm_smem<T, ROWS, true> L;
-    static constexpr int ITERS = ROWS * 4 / THREADS, STEP = THREADS / 4;
-    static_assert(ITERS * THREADS == ROWS * 4, "tile rows must cover the threads");
-    int64_t off[ITERS]; /* -1: row past N */
-    int row0, kc;
-
+template <typename T, int ROWS, int THREADS> struct igemm_load_dense_b : ocd_mma_load_kmajor<T, ROWS, THREADS> {
     __host__ __device__ __forceinline__ void setup(const igemm_params &p, int m0, int n0, int g, int tid)
     {
-        kc = tid & 3;
-        row0 = tid >> 2;
-#pragma unroll
-        for (int i = 0; i < ITERS; i++) {
-            int n = n0 + row0 + i * STEP;
-            off[i] = n < p.N ? g * p.b_gs + (int64_t)n * p.b_ld : -1;
-        }
-    }
-
-    __host__ __device__ __forceinline__ void load(T *s, int kt, const igemm_params &p) const
-    {
-        int kk = kt * L::BK + kc * L::E;
-        const T *w = (const T *)p.bmat;
-#pragma unroll
-        for (int i = 0; i < ITERS; i++) {
-            bool ok = off[i] >= 0 && kk < p.K;
-            igemm_cp_async16(s + (row0 + i * STEP) * L::LD + kc * L::E, ok ? w + off[i] + kk : w, ok);
-        }
+        ocd_mma_load_kmajor<T, ROWS, THREADS>::setup((const T *)p.bmat + g * p.b_gs, p.b_ld, p.N, n0, p.K, tid);
     }
 };
 
@@ -433,7 +243,7 @@ template <typename T, int ROWS, int THREADS> struct igemm_load_dense_b {
    (n, z, p, q), decoded with k_div; each thread owns one 16-byte column chunk (cc) of rows krow0,
    krow0 + STEP, ... */
 template <typename T, int ROWS, int THREADS> struct igemm_pixel_krows {
-    typedef igemm_smem<T, ROWS, false> L;
+    typedef ocd_mma_smem<T, ROWS, false> L;
     static constexpr int CPR = ROWS / L::E, ITERS = L::BK * CPR / THREADS, STEP = THREADS / CPR;
     static_assert(THREADS % CPR == 0 && ITERS * THREADS == L::BK * CPR, "tile must cover the threads");
     int krow0, cc;
@@ -483,7 +293,7 @@ template <typename T, int ROWS, int THREADS> struct igemm_load_wgrad_a : igemm_p
             uint32_t n, z, pp, q;
             bool ok = R::pixel(p, kt, i, &n, &z, &pp, &q) && mok;
             const T *src = ok ? dy + n * p.a.sn + z * p.a.sd + pp * p.a.sh + q * p.a.sw + coff : dy;
-            igemm_cp_async16(R::dst(s, i), src, ok);
+            ocd_mma_cp_async16(R::dst(s, i), src, ok);
         }
     }
 };
@@ -526,7 +336,7 @@ template <typename T, int ROWS, int THREADS> struct igemm_load_wgrad_b : igemm_p
             ok = ok && (unsigned)zz < (unsigned)p.b.d && (unsigned)hh < (unsigned)p.b.h &&
                  (unsigned)ww < (unsigned)p.b.w;
             const T *src = ok ? x + n * p.b.sn + zz * p.b.sd + hh * p.b.sh + ww * p.b.sw + coff : x;
-            igemm_cp_async16(R::dst(s, i), src, ok);
+            ocd_mma_cp_async16(R::dst(s, i), src, ok);
         }
     }
 };
@@ -552,19 +362,18 @@ struct igemm_dir_wgrad {
    grid = (ceil(M / BM), ceil(N / BN), groups * splits); dynamic shared memory igemm_smem_bytes. */
 
 template <class Tile, typename T, class Dir> struct igemm_shape {
-    typedef igemm_smem<T, Tile::BM, Dir::A_KMAJOR> SA;
-    typedef igemm_smem<T, Tile::BN, Dir::B_KMAJOR> SB;
+    typedef ocd_mma_smem<T, Tile::BM, Dir::A_KMAJOR> SA;
+    typedef ocd_mma_smem<T, Tile::BN, Dir::B_KMAJOR> SB;
     static constexpr size_t SMEM = (size_t)Tile::STAGES * (SA::STAGE + SB::STAGE) * sizeof(T);
 };
 
 template <class Tile, typename T, class Dir>
 __global__ void __launch_bounds__(Tile::THREADS) igemm_kernel(const __grid_constant__ igemm_params p)
 {
-#ifdef OCD_IGEMM_ARCH_OK
+#ifdef OCD_MMA_ARCH_OK
     typedef igemm_shape<Tile, T, Dir> Shape;
     typedef typename Shape::SA SA;
     typedef typename Shape::SB SB;
-    typedef igemm_elem<T> Elem;
     constexpr int STAGES = Tile::STAGES, MI = Tile::MI, NI = Tile::NI;
 
     extern __shared__ __align__(16) unsigned char igemm_smem_raw[];
@@ -585,65 +394,7 @@ __global__ void __launch_bounds__(Tile::THREADS) igemm_kernel(const __grid_const
     bl.setup(p, m0, n0, g, tid);
 
     float acc[MI][NI][4];
-#pragma unroll
-    for (int i = 0; i < MI; i++)
-#pragma unroll
-        for (int j = 0; j < NI; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.f;
-
-    /* Prologue: STAGES - 1 tiles in flight. One commit per slot, empty or not, keeps the group
-       count uniform so that wait_group<STAGES - 2> always means "tile kt has landed". */
-#pragma unroll
-    for (int st = 0; st < STAGES - 1; st++) {
-        if (st < nkt) {
-            al.load(sa + st * SA::STAGE, kt0 + st, p);
-            bl.load(sb + st * SB::STAGE, kt0 + st, p);
-        }
-        igemm_cp_commit();
-    }
-
-    for (int kt = 0; kt < nkt; kt++) {
-        igemm_cp_wait<STAGES - 2>();
-        /* tile kt is visible to all; and every warp is done with tile kt - 1, whose stage the
-           prefetch below overwrites */
-        __syncthreads();
-        int pf = kt + STAGES - 1;
-        if (pf < nkt) {
-            int st = pf % STAGES;
-            al.load(sa + st * SA::STAGE, kt0 + pf, p);
-            bl.load(sb + st * SB::STAGE, kt0 + pf, p);
-        }
-        igemm_cp_commit();
-
-        const T *ca = sa + (kt % STAGES) * SA::STAGE;
-        const T *cb = sb + (kt % STAGES) * SB::STAGE;
-#pragma unroll
-        for (int ks = 0; ks < 2; ks++) {
-            uint32_t af[MI][4], bf[NI / 2][4];
-#pragma unroll
-            for (int i = 0; i < MI; i++)
-                igemm_frag_a<T, Tile::BM, Dir::A_KMAJOR>(af[i], ca, wm + i * 16, ks * SA::KSTEP, lane);
-#pragma unroll
-            for (int j = 0; j < NI / 2; j++)
-                igemm_frag_b<T, Tile::BN, Dir::B_KMAJOR>(bf[j], cb, wn + j * 16, ks * SB::KSTEP, lane);
-            if (Elem::TF32) {
-#pragma unroll
-                for (int i = 0; i < MI; i++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++) af[i][e] = igemm_to_tf32(af[i][e]);
-#pragma unroll
-                for (int j = 0; j < NI / 2; j++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++) bf[j][e] = igemm_to_tf32(bf[j][e]);
-            }
-#pragma unroll
-            for (int i = 0; i < MI; i++)
-#pragma unroll
-                for (int j = 0; j < NI; j++) Elem::mma(acc[i][j], af[i], &bf[j / 2][(j % 2) * 2]);
-        }
-    }
-    igemm_cp_wait<0>();
+    ocd_mma_mainloop<Tile, T, Dir::A_KMAJOR, Dir::B_KMAJOR>(acc, sa, sb, al, bl, p, kt0, nkt, wm, wn, lane);
 
     /* Epilogue. Thread lane holds rows lane / 4 and lane / 4 + 8 and columns 2 * (lane % 4) + {0, 1}
        of each 16 x 8 mma tile. */
@@ -740,9 +491,9 @@ template <class Tile, typename T, class Dir> struct igemm_launcher<false, Tile, 
    direction. Each conv_igemm_<dir>.cu defines the table of its direction, so that the three
    directions compile in parallel. */
 #define OCD_IGEMM_LAUNCH_ROW(i, bm, bn, wm, wn, st)                                                 \
-    {igemm_launcher<true, igemm_tile<bm, bn, wm, wn, st>, __half, OCD_IGEMM_DIR>::fn,                 \
-     igemm_launcher<true, igemm_tile<bm, bn, wm, wn, st>, __nv_bfloat16, OCD_IGEMM_DIR>::fn,          \
-     igemm_launcher<OCD_IGEMM_DIR::A_KMAJOR && OCD_IGEMM_DIR::B_KMAJOR, igemm_tile<bm, bn, wm, wn, st>, float, \
+    {igemm_launcher<true, ocd_mma_tile<bm, bn, wm, wn, st>, __half, OCD_IGEMM_DIR>::fn,                 \
+     igemm_launcher<true, ocd_mma_tile<bm, bn, wm, wn, st>, __nv_bfloat16, OCD_IGEMM_DIR>::fn,          \
+     igemm_launcher<OCD_IGEMM_DIR::A_KMAJOR && OCD_IGEMM_DIR::B_KMAJOR, ocd_mma_tile<bm, bn, wm, wn, st>, float, \
                     OCD_IGEMM_DIR>::fn},
 
 /* Per direction, [tile][type] launchers (NULL for tf32 in the backward-filter pass). */

@@ -6,7 +6,7 @@
 #ifndef OCD_CUDA_GEMM_CUH
 #define OCD_CUDA_GEMM_CUH
 
-#include "cuda/typed.cuh"
+#include "cuda/types.cuh"
 #include "ops/activation.h"
 #include "problem/gemm.h"
 

@@ -5,8 +5,9 @@
    Validation is the API layer's rule (check once, then trust): every size, leading dimension,
    batch stride, type combination and pointer is checked here, so an implementation only says
    whether it serves the problem. Table order is the heuristic: on CUDA, cuBLAS where it loads
-   (alpha and beta in the library, bias and activation a pass over C), then the plain kernel,
-   which serves everything; on the host, CBLAS where it was found and wins for the type, then
+   (alpha and beta in the library, bias and activation a pass over C), then the tensor-core
+   kernel for the 16-bit and TF32 problems whose operands it can copy in whole 16-byte chunks,
+   then the plain kernel, which serves everything; on the host, CBLAS where it was found and wins for the type, then
    the packed engine, which serves everything. */
 #include "problem/gemm.h"
 
@@ -16,6 +17,7 @@
 static const struct ocd_impl gemm_impls[] = {
 #ifdef OCD_HAVE_CUDA
     {"cuda:gemm_cublas", OCD_BACKEND_CUDA, -1, ocd_cuda_gemm_cublas_applies, NULL, ocd_cuda_gemm_cublas},
+    {"cuda:gemm_mma", OCD_BACKEND_CUDA, -1, ocd_cuda_gemm_mma_applies, NULL, ocd_cuda_gemm_mma},
     {"cuda:gemm_plain", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_gemm_plain},
 #endif
 #ifdef OCD_HAVE_CBLAS

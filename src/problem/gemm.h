@@ -82,6 +82,8 @@ cudnnStatus_t ocd_host_gemm_cblas(cudnnHandle_t handle, const void *call, void *
 #ifdef OCD_HAVE_CUDA
 const char *ocd_cuda_gemm_cublas_applies(cudnnHandle_t handle, const void *call);
 cudnnStatus_t ocd_cuda_gemm_cublas(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
+const char *ocd_cuda_gemm_mma_applies(cudnnHandle_t handle, const void *call);
+cudnnStatus_t ocd_cuda_gemm_mma(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
 cudnnStatus_t ocd_cuda_gemm_plain(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
 #endif
 
