@@ -33,33 +33,29 @@ template <typename T, bool AK, bool BK> struct mma_shape {
     static constexpr size_t SMEM = (size_t)mma_tile::STAGES * (SA::STAGE + SB::STAGE) * sizeof(T);
 };
 
-template <typename T, bool AK, bool BK>
-__global__ void __launch_bounds__(mma_tile::THREADS) gemm_mma_kernel(const __grid_constant__ mma_args p)
+/* The loaders of the CTA tile at (m0, n0) of batch `batch`, for thread tid. Host-callable, as
+   the rest of a thread's logic, for the CPU emulation (tests/emulate/gemm_mma.cu). */
+template <typename T, bool AK, bool BK> struct mma_loaders {
+    typename ocd_mma_dense_loader<AK, T, mma_tile::BM, mma_tile::THREADS>::type a;
+    typename ocd_mma_dense_loader<BK, T, mma_tile::BN, mma_tile::THREADS>::type b;
+
+    __host__ __device__ __forceinline__ void setup(const mma_args &p, int m0, int n0, int64_t batch, int tid)
+    {
+        a.setup((const T *)p.a + batch * p.sa, p.lda, p.M, m0, p.K, tid);
+        b.setup((const T *)p.b + batch * p.sb, p.ldb, p.N, n0, p.K, tid);
+    }
+};
+
+/* Stores thread `lane`'s accumulators of the warp tile at (wm, wn) of the CTA tile (m0, n0)
+   through the epilogue: C column-major, rows and columns past the problem skipped. */
+template <typename T>
+__host__ __device__ __forceinline__ void mma_store(const mma_args &p, const float (&acc)[mma_tile::MI][mma_tile::NI][4],
+                                                   int m0, int n0, int wm, int wn, int lane, int64_t batch)
 {
-#ifdef OCD_MMA_ARCH_OK
-    typedef mma_shape<T, AK, BK> Shape;
-    constexpr int MI = mma_tile::MI, NI = mma_tile::NI;
-    extern __shared__ __align__(16) unsigned char gemm_mma_smem[];
-    T *sa = (T *)gemm_mma_smem;
-    T *sb = sa + mma_tile::STAGES * Shape::SA::STAGE;
-
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int wm = (warp % mma_tile::WARPS_M) * mma_tile::WTM, wn = (warp / mma_tile::WARPS_M) * mma_tile::WTN;
-    const int m0 = blockIdx.x * mma_tile::BM, n0 = blockIdx.y * mma_tile::BN;
-    const int64_t batch = blockIdx.z;
-    typename ocd_mma_dense_loader<AK, T, mma_tile::BM, mma_tile::THREADS>::type al;
-    typename ocd_mma_dense_loader<BK, T, mma_tile::BN, mma_tile::THREADS>::type bl;
-    al.setup((const T *)p.a + batch * p.sa, p.lda, p.M, m0, p.K, tid);
-    bl.setup((const T *)p.b + batch * p.sb, p.ldb, p.N, n0, p.K, tid);
-
-    float acc[MI][NI][4];
-    ocd_mma_mainloop<mma_tile, T, AK, BK>(acc, sa, sb, al, bl, p, 0, (p.K + Shape::SA::BK - 1) / Shape::SA::BK, wm, wn,
-                                          lane);
-
 #pragma unroll
-    for (int i = 0; i < MI; i++)
+    for (int i = 0; i < mma_tile::MI; i++)
 #pragma unroll
-        for (int j = 0; j < NI; j++)
+        for (int j = 0; j < mma_tile::NI; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 int m = m0 + wm + ocd_mma_acc_row(i, e, lane), n = n0 + wn + ocd_mma_acc_col(j, e, lane);
@@ -68,6 +64,26 @@ __global__ void __launch_bounds__(mma_tile::THREADS) gemm_mma_kernel(const __gri
                 if (p.c_float) gemm_epi_store<float, float>(p.e, (float *)p.c, off, m, n, acc[i][j][e], true);
                 else gemm_epi_store<T, float>(p.e, (T *)p.c, off, m, n, acc[i][j][e], true);
             }
+}
+
+template <typename T, bool AK, bool BK>
+__global__ void __launch_bounds__(mma_tile::THREADS) gemm_mma_kernel(const __grid_constant__ mma_args p)
+{
+#ifdef OCD_MMA_ARCH_OK
+    typedef mma_shape<T, AK, BK> Shape;
+    extern __shared__ __align__(16) unsigned char gemm_mma_smem[];
+    T *sa = (T *)gemm_mma_smem;
+    T *sb = sa + mma_tile::STAGES * Shape::SA::STAGE;
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = (warp % mma_tile::WARPS_M) * mma_tile::WTM, wn = (warp / mma_tile::WARPS_M) * mma_tile::WTN;
+    const int m0 = blockIdx.x * mma_tile::BM, n0 = blockIdx.y * mma_tile::BN;
+    mma_loaders<T, AK, BK> ld;
+    ld.setup(p, m0, n0, blockIdx.z, tid);
+    float acc[mma_tile::MI][mma_tile::NI][4];
+    ocd_mma_mainloop<mma_tile, T, AK, BK>(acc, sa, sb, ld.a, ld.b, p, 0, (p.K + Shape::SA::BK - 1) / Shape::SA::BK, wm,
+                                          wn, lane);
+    mma_store<T>(p, acc, m0, n0, wm, wn, lane, blockIdx.z);
 #endif
 }
 
@@ -110,9 +126,9 @@ const char *ocd_cuda_gemm_mma_applies(cudnnHandle_t handle, const void *call_)
     return NULL;
 }
 
-cudnnStatus_t ocd_cuda_gemm_mma(cudnnHandle_t handle, const void *call_, void *ws, size_t ws_bytes)
+/* The kernel arguments of a call. */
+static mma_args args_of(const struct ocd_gemm_call *call)
 {
-    const struct ocd_gemm_call *call = (const struct ocd_gemm_call *)call_;
     const struct ocd_gemm_problem *p = call->p;
     mma_args a;
     a.M = (int)p->m, a.N = (int)p->n, a.K = (int)p->k;
@@ -122,6 +138,14 @@ cudnnStatus_t ocd_cuda_gemm_mma(cudnnHandle_t handle, const void *call_, void *w
     a.sa = strided ? p->stride_a : 0, a.sb = strided ? p->stride_b : 0, a.sc = strided ? p->stride_c : 0;
     a.c_float = p->c_type == CUDNN_DATA_FLOAT;
     a.e = gemm_epi_of(call);
+    return a;
+}
+
+cudnnStatus_t ocd_cuda_gemm_mma(cudnnHandle_t handle, const void *call_, void *ws, size_t ws_bytes)
+{
+    const struct ocd_gemm_call *call = (const struct ocd_gemm_call *)call_;
+    const struct ocd_gemm_problem *p = call->p;
+    mma_args a = args_of(call);
     int batch = (int)p->batch;
     bool ak = p->trans_a, bk = !p->trans_b;
     switch (p->ab_type) {

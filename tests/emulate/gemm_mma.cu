@@ -1,0 +1,285 @@
+/* gemm_mma.cu: the tensor-core GEMM (src/cuda/gemm_mma.cu on the mainloop of src/cuda/mma.cuh)
+   with every thread's own logic run on the CPU, against a double-precision reference: the entry's
+   applicability (ocd_cuda_gemm_mma_applies on a handle of compute capability 9.0), its kernel
+   arguments (args_of), the dense loaders of each operand layout (setup and load, whose
+   cp.async runs as a host copy), the fragment addresses of ldmatrix (ocd_mma_frag_a_addr,
+   ocd_mma_frag_b_addr), the accumulator mapping and the epilogue (mma_store). What only the
+   hardware does is emulated here from the PTX ISA's definitions: ldmatrix.x4 (and .trans)
+   hands lane l of matrix q the elements (l / 4, 2 (l % 4) + {0, 1}) (transposed: (2 (l % 4) +
+   {0, 1}, l / 4)); mma.sync m16n8k16 (fp16, bf16) and m16n8k8 (tf32, operands rounded by
+   cvt.rna) take their fragments as the ISA lays them out. The K loop is the mainloop's order:
+   each K tile loaded by every thread into its stage, then each warp's two k-steps.
+
+   Cases: each transposition of fp16 and bf16, TF32 (A transposed, B not), partial tiles in M and
+   N, several K tiles (more than the stages), batches, alpha/beta and a bias with ReLU. Results
+   must be within the type's rounding (and fp32 accumulation) of the reference. Prints a line per
+   case; exits 1 if any differs. */
+#include "cuda/gemm_mma.cu"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+uint32_t emu_seed = 2024;
+double emu_random()
+{
+    emu_seed = emu_seed * 1664525u + 1013904223u;
+    return -1 + 2 * (double)(emu_seed >> 8) / (double)(1u << 24);
+}
+
+template <typename T> uint16_t bits16(T v)
+{
+    uint16_t b;
+    memcpy(&b, &v, 2);
+    return b;
+}
+
+/* A 32-bit register holding two 16-bit elements (low = lower index) or one fp32. */
+template <typename T> float reg_elem(uint32_t r, int half)
+{
+    if (sizeof(T) == 4) {
+        float f;
+        memcpy(&f, &r, 4);
+        return f;
+    }
+    uint16_t b = (uint16_t)(half ? r >> 16 : r & 0xffff);
+    T v;
+    memcpy(&v, &b, 2);
+    return ocd_cuda_load(&v);
+}
+
+/* cvt.rna.tf32.f32: the fp32 value rounded to 10 mantissa bits, ties away from zero. */
+float to_tf32(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u = (u + 0x1000u) & 0xffffe000u;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 for one warp: addr[l] is lane l's row
+   address (lanes 8q .. 8q + 7 give the rows of matrix q); out[l][q] is lane l's register q. */
+void ldmatrix_x4(uint32_t out[32][4], const void *const addr[32], bool trans)
+{
+    for (int q = 0; q < 4; q++)
+        for (int l = 0; l < 32; l++) {
+            uint16_t e[2];
+            for (int h = 0; h < 2; h++) {
+                int row = trans ? 2 * (l % 4) + h : l / 4, col = trans ? l / 4 : 2 * (l % 4) + h;
+                memcpy(&e[h], (const char *)addr[8 * q + row] + 2 * col, 2);
+            }
+            out[l][q] = (uint32_t)e[0] | (uint32_t)e[1] << 16;
+        }
+}
+
+/* mma.sync m16n8k16 (16-bit) or m16n8k8 (tf32) with fp32 accumulators, for one warp:
+   a[l][0..3], b[l][0..1] and c[l][0..3] are lane l's fragments. */
+template <typename T> void mma(float c[32][4], const uint32_t a[32][4], const uint32_t b[32][2])
+{
+    const bool tf32 = sizeof(T) == 4;
+    const int K = tf32 ? 8 : 16;
+    float A[16][16], B[16][8];
+    for (int l = 0; l < 32; l++) {
+        int g = l >> 2, t = l & 3;
+        for (int r = 0; r < 4; r++) {
+            int row = g + (r & 1) * 8;
+            for (int h = 0; h < (tf32 ? 1 : 2); h++) {
+                int k = tf32 ? t + (r >> 1) * 4 : 2 * t + h + (r >> 1) * 8;
+                A[row][k] = tf32 ? to_tf32(reg_elem<T>(a[l][r], h)) : reg_elem<T>(a[l][r], h);
+            }
+        }
+        for (int r = 0; r < 2; r++)
+            for (int h = 0; h < (tf32 ? 1 : 2); h++) {
+                int k = tf32 ? t + r * 4 : 2 * t + h + r * 8;
+                B[k][g] = tf32 ? to_tf32(reg_elem<T>(b[l][r], h)) : reg_elem<T>(b[l][r], h);
+            }
+    }
+    for (int l = 0; l < 32; l++) {
+        int g = l >> 2, t = l & 3;
+        for (int e = 0; e < 4; e++) {
+            int row = g + (e >> 1) * 8, col = 2 * t + (e & 1);
+            float s = c[l][e];
+            for (int k = 0; k < K; k++) s += A[row][k] * B[k][col];
+            c[l][e] = s;
+        }
+    }
+}
+
+/* Runs every CTA of the launch the entry makes, thread by thread. */
+template <typename T, bool AK, bool BK> void emulate(const mma_args &p, int batch)
+{
+    typedef mma_shape<T, AK, BK> Shape;
+    typedef typename Shape::SA SA;
+    typedef typename Shape::SB SB;
+    const int MI = mma_tile::MI, NI = mma_tile::NI, THREADS = mma_tile::THREADS;
+    std::vector<T> smem((size_t)mma_tile::STAGES * (SA::STAGE + SB::STAGE));
+    T *sa = smem.data(), *sb = sa + mma_tile::STAGES * SA::STAGE;
+    int nkt = (p.K + SA::BK - 1) / SA::BK;
+    std::vector<mma_loaders<T, AK, BK>> ld(THREADS);
+    std::vector<float> acc((size_t)THREADS * MI * NI * 4);
+    for (int z = 0; z < batch; z++)
+        for (int m0 = 0; m0 < p.M; m0 += mma_tile::BM)
+            for (int n0 = 0; n0 < p.N; n0 += mma_tile::BN) {
+                for (int tid = 0; tid < THREADS; tid++) ld[tid].setup(p, m0, n0, z, tid);
+                std::fill(acc.begin(), acc.end(), 0.f);
+                for (int kt = 0; kt < nkt; kt++) {
+                    int st = kt % mma_tile::STAGES;
+                    for (int tid = 0; tid < THREADS; tid++) {
+                        ld[tid].a.load(sa + st * SA::STAGE, kt, p);
+                        ld[tid].b.load(sb + st * SB::STAGE, kt, p);
+                    }
+                    const T *ca = sa + st * SA::STAGE, *cb = sb + st * SB::STAGE;
+                    for (int warp = 0; warp < THREADS / 32; warp++) {
+                        int wm = (warp % mma_tile::WARPS_M) * mma_tile::WTM;
+                        int wn = (warp / mma_tile::WARPS_M) * mma_tile::WTN;
+                        for (int ks = 0; ks < 2; ks++) {
+                            static uint32_t af[MI][32][4], bf[NI / 2][32][4];
+                            const void *addr[32];
+                            for (int i = 0; i < MI; i++) {
+                                for (int l = 0; l < 32; l++)
+                                    addr[l] = ocd_mma_frag_a_addr<T, mma_tile::BM, AK>(ca, wm + i * 16, ks * SA::KSTEP, l);
+                                ldmatrix_x4(af[i], addr, !AK);
+                            }
+                            for (int j = 0; j < NI / 2; j++) {
+                                for (int l = 0; l < 32; l++)
+                                    addr[l] = ocd_mma_frag_b_addr<T, mma_tile::BN, BK>(cb, wn + j * 16, ks * SB::KSTEP, l);
+                                ldmatrix_x4(bf[j], addr, !BK);
+                            }
+                            for (int i = 0; i < MI; i++)
+                                for (int j = 0; j < NI; j++) {
+                                    float c[32][4];
+                                    uint32_t b[32][2];
+                                    for (int l = 0; l < 32; l++) {
+                                        b[l][0] = bf[j / 2][l][(j % 2) * 2], b[l][1] = bf[j / 2][l][(j % 2) * 2 + 1];
+                                        for (int e = 0; e < 4; e++)
+                                            c[l][e] = acc[(((size_t)(warp * 32 + l) * MI + i) * NI + j) * 4 + e];
+                                    }
+                                    mma<T>(c, af[i], b);
+                                    for (int l = 0; l < 32; l++)
+                                        for (int e = 0; e < 4; e++)
+                                            acc[(((size_t)(warp * 32 + l) * MI + i) * NI + j) * 4 + e] = c[l][e];
+                                }
+                        }
+                    }
+                }
+                for (int tid = 0; tid < THREADS; tid++) {
+                    int warp = tid / 32, lane = tid % 32;
+                    float a[mma_tile::MI][mma_tile::NI][4];
+                    memcpy(a, &acc[(size_t)tid * MI * NI * 4], sizeof a);
+                    mma_store<T>(p, a, m0, n0, (warp % mma_tile::WARPS_M) * mma_tile::WTM,
+                                 (warp / mma_tile::WARPS_M) * mma_tile::WTN, lane, z);
+                }
+            }
+}
+
+struct emu_case {
+    const char *name;
+    cudnnDataType_t ab, c;
+    int m, n, k;
+    bool ta, tb;
+    int pad, batch;
+    double alpha, beta;
+    bool bias_relu;
+};
+
+/* One case: the entry must apply; the emulated launch must match the reference. */
+template <typename T> bool run(const emu_case &c, cudnnHandle_t handle)
+{
+    struct ocd_gemm_problem p;
+    memset(&p, 0, sizeof p);
+    p.m = c.m, p.n = c.n, p.k = c.k, p.trans_a = c.ta, p.trans_b = c.tb;
+    int64_t arows = c.ta ? c.k : c.m, acols = c.ta ? c.m : c.k, brows = c.tb ? c.n : c.k, bcols = c.tb ? c.k : c.n;
+    p.lda = arows + c.pad, p.ldb = brows + c.pad, p.ldc = c.m + 1;
+    p.batch = c.batch;
+    p.stride_a = p.lda * acols + 8, p.stride_b = p.ldb * bcols, p.stride_c = p.ldc * c.n + 2;
+    p.ab_type = c.ab, p.c_type = c.c;
+    p.compute = c.ab == CUDNN_DATA_FLOAT ? OCD_GEMM_COMPUTE_TF32 : OCD_GEMM_COMPUTE_F32;
+    p.alpha = c.alpha, p.beta = c.beta;
+    p.bias = c.bias_relu ? OCD_GEMM_BIAS_ROW : OCD_GEMM_BIAS_NONE;
+    p.act_on = c.bias_relu;
+    p.act.mode = CUDNN_ACTIVATION_RELU;
+    size_t na = (size_t)(p.stride_a * c.batch), nb = (size_t)(p.stride_b * c.batch), nc = (size_t)(p.stride_c * c.batch);
+    std::vector<T> a(na), b(nb);
+    std::vector<double> ad(na), bd(nb), want(nc), bias_d(c.m);
+    for (size_t i = 0; i < na; i++) ocd_cuda_store(&a[i], (float)emu_random()), ad[i] = ocd_cuda_load(&a[i]);
+    for (size_t i = 0; i < nb; i++) ocd_cuda_store(&b[i], (float)emu_random()), bd[i] = ocd_cuda_load(&b[i]);
+    bool cf = c.c == CUDNN_DATA_FLOAT;
+    std::vector<float> cfl(nc), biasf(c.m);
+    std::vector<T> ct(nc), biast(c.m);
+    for (size_t i = 0; i < nc; i++) {
+        float v = (float)emu_random();
+        if (cf) cfl[i] = v, want[i] = v;
+        else ocd_cuda_store(&ct[i], v), want[i] = ocd_cuda_load(&ct[i]);
+    }
+    for (int i = 0; i < c.m; i++) {
+        float v = (float)emu_random();
+        if (cf) biasf[i] = v, bias_d[i] = v;
+        else ocd_cuda_store(&biast[i], v), bias_d[i] = ocd_cuda_load(&biast[i]);
+    }
+    void *cptr = cf ? (void *)cfl.data() : (void *)ct.data();
+    const void *bias = !c.bias_relu ? NULL : cf ? (const void *)biasf.data() : (const void *)biast.data();
+    struct ocd_gemm_call call = {&p, a.data(), b.data(), cptr, bias};
+    const char *why = ocd_cuda_gemm_mma_applies(handle, &call);
+    if (why != NULL) {
+        printf("  %-28s the entry declines: %s\n", c.name, why);
+        return false;
+    }
+    for (int z = 0; z < c.batch; z++)
+        for (int j = 0; j < c.n; j++)
+            for (int i = 0; i < c.m; i++) {
+                double s = 0;
+                for (int l = 0; l < c.k; l++)
+                    s += ad[z * p.stride_a + (c.ta ? l + i * p.lda : i + l * p.lda)] *
+                         bd[z * p.stride_b + (c.tb ? j + l * p.ldb : l + j * p.ldb)];
+                double &w = want[z * p.stride_c + i + j * p.ldc];
+                w = c.alpha * s + c.beta * w + (c.bias_relu ? bias_d[i] : 0);
+                if (c.bias_relu && w < 0) w = 0;
+            }
+    mma_args args = args_of(&call);
+    bool ak = c.ta, bk = !c.tb;
+    if constexpr (sizeof(T) == 4) emulate<T, true, true>(args, c.batch); /* TF32: K-major only (applies) */
+    else if (ak && bk) emulate<T, true, true>(args, c.batch);
+    else if (ak) emulate<T, true, false>(args, c.batch);
+    else if (bk) emulate<T, false, true>(args, c.batch);
+    else emulate<T, false, false>(args, c.batch);
+    /* within the rounding of C's type and of products of TF32 or 16-bit operands summed in fp32 */
+    double tol = c.ab == CUDNN_DATA_FLOAT ? 4e-3 : cf ? 1e-4 : 1e-2;
+    for (size_t i = 0; i < nc; i++) {
+        double got = cf ? cfl[i] : ocd_cuda_load(&ct[i]);
+        if (!(fabs(got - want[i]) <= tol * fmax(1.0, fabs(want[i])))) {
+            printf("  %-28s FAILED at %zu: got %.6g, want %.6g\n", c.name, i, got, want[i]);
+            return false;
+        }
+    }
+    printf("  %-28s ok\n", c.name);
+    return true;
+}
+
+} // namespace
+
+int main()
+{
+    struct cudnnContext ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.cc_major = 9;
+    const emu_case cases[] = {
+        {"f16_nn_partial_tiles", CUDNN_DATA_HALF, CUDNN_DATA_HALF, 72, 40, 48, false, false, 8, 1, 1, 0, false},
+        {"f16_tn_long_k_float_c", CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, 64, 72, 200, true, false, 0, 1, 0.5, 0.5, false},
+        {"f16_nt_batch", CUDNN_DATA_HALF, CUDNN_DATA_HALF, 24, 136, 40, false, true, 8, 2, 1, 0, false},
+        {"bf16_tt_bias_relu", CUDNN_DATA_BFLOAT16, CUDNN_DATA_BFLOAT16, 48, 16, 72, true, true, 0, 3, 1, 0, true},
+        {"bf16_nn_float_c", CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT, 8, 8, 8, false, false, 0, 1, 1, 1, false},
+        {"tf32_tn", CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, 68, 20, 140, true, false, 4, 2, 1, 0.25, true},
+    };
+    bool ok = true;
+    for (const emu_case &c : cases) {
+        if (c.ab == CUDNN_DATA_HALF) ok &= run<__half>(c, &ctx);
+        else if (c.ab == CUDNN_DATA_BFLOAT16) ok &= run<__nv_bfloat16>(c, &ctx);
+        else ok &= run<float>(c, &ctx);
+    }
+    printf("emulate_gemm_mma: %s\n", ok ? "all cases passed" : "FAILED");
+    return ok ? 0 : 1;
+}
