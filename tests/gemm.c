@@ -48,12 +48,7 @@ static const struct gtype gtypes[] = {
 };
 
 /* The implementations of each backend, in table order (src/ops/gemm.c). */
-static const char *const host_entries[] = {
-#ifdef OCD_TEST_CBLAS
-    "host:gemm_cblas",
-#endif
-    "host:gemm_packed",
-};
+static const char *const host_entries[] = {"host:gemm_packed"};
 static const char *const cuda_entries[] = {"cuda:gemm_cublas", "cuda:gemm_mma", "cuda:gemm_plain"};
 
 /* A case, named for what it exercises. */
