@@ -11,6 +11,8 @@
 
 #include "host/conv_fft_engine.h"
 
+#include "conv_emulate.h"
+
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -24,29 +26,7 @@ struct emu_case {
     int n, c, k, groups, in[2], filt[2], pad[2];
 };
 
-uint32_t emu_seed = 2024;
-float emu_random()
-{
-    emu_seed = emu_seed * 1664525u + 1013904223u;
-    return (float)(emu_seed >> 8) / (float)(1u << 23) - 1.0f;
-}
-
-/* A packed NCHW view of dims d. */
-struct ocd_tensor_view packed(const int64_t d[4])
-{
-    struct ocd_tensor_view v;
-    memset(&v, 0, sizeof v);
-    v.dtype = CUDNN_DATA_FLOAT;
-    v.rank = 4;
-    v.vect = 1;
-    int64_t s = 1;
-    for (int i = 3; i >= 0; i--) {
-        v.dims[i] = d[i];
-        v.strides[i] = s;
-        s *= d[i];
-    }
-    return v;
-}
+emu_rng rng = {2024};
 
 /* The direct convolution of the direction (cross-correlation, or mirrored filter), in double. */
 void reference(const emu_case &e, const int64_t out[2], const std::vector<float> &x, const std::vector<float> &w,
@@ -87,9 +67,9 @@ bool run_case(const emu_case &e)
     const int64_t yd[4] = {e.n, e.k, s->out[0], s->out[1]};
     p.x = packed(xd), p.w = packed(wd), p.y = packed(yd);
     std::vector<float> x((size_t)ocd_view_count(&p.x)), w((size_t)ocd_view_count(&p.w)), y((size_t)ocd_view_count(&p.y));
-    for (float &v : x) v = emu_random();
-    for (float &v : w) v = emu_random();
-    for (float &v : y) v = emu_random();
+    for (float &v : x) v = rng.next();
+    for (float &v : w) v = rng.next();
+    for (float &v : y) v = rng.next();
     p.x_data = x.data(), p.w_data = w.data(), p.y_data = y.data();
 
     fft_call c;
