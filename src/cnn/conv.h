@@ -164,13 +164,9 @@ unsigned ocd_conv_race_epoch(void);
 size_t ocd_conv_impl_workspace(cudnnHandle_t handle, const struct ocd_conv_impl *impl,
                                const struct ocd_conv_problem *p);
 
-/* The one decision of what the math type allows (cuDNN 8.2's cudnnMathType_t): why an entry that
-   computes on tensor cores may not serve p, or NULL. CUDNN_FMA_MATH allows none, so float data is
-   multiplied and summed in fp32 (and half and bfloat16 data on FMA kernels), as PyTorch asks for
-   with TF32 off. DEFAULT_MATH ("Tensor Core operations are permitted", TF32 among them on Ampere
-   and later in cuDNN 8), TENSOR_OP_MATH and TENSOR_OP_MATH_ALLOW_CONVERSION allow them, float
-   data then being rounded to TF32, unless NVIDIA_TF32_OVERRIDE=0 switches TF32 off (as it does in
-   cuDNN and cuBLAS). Every tensor-core entry and plan asks this and nothing else. */
+/* Why an entry that computes on tensor cores may not serve p, or NULL: the math type's decision
+   (ocd_tensor_math_rejects, core/dtype.h) for p. Every tensor-core entry and plan asks this and
+   nothing else. */
 const char *ocd_conv_tensor_ops_rejects(const struct ocd_conv_problem *p);
 
 /* The math type a perf result reports for an entry. */

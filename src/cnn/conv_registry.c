@@ -383,11 +383,7 @@ const char *ocd_conv_algo_rejects(const struct ocd_conv_problem *p, int algo)
 
 const char *ocd_conv_tensor_ops_rejects(const struct ocd_conv_problem *p)
 {
-    if (p->math == CUDNN_FMA_MATH) return OCD_REASON_MATH;
-    const char *tf32 = getenv("NVIDIA_TF32_OVERRIDE");
-    if (p->x.dtype == CUDNN_DATA_FLOAT && tf32 != NULL && strcmp(tf32, "0") == 0)
-        return "TF32 switched off by NVIDIA_TF32_OVERRIDE=0";
-    return NULL;
+    return ocd_tensor_math_rejects(p->math, p->x.dtype);
 }
 
 cudnnMathType_t ocd_conv_reported_math(const struct ocd_conv_impl *impl, const struct ocd_conv_problem *p)

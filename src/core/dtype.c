@@ -1,6 +1,10 @@
 /* dtype.c: sizes and names of cudnnDataType_t values (see dtype.h). */
 #include "core/dtype.h"
 
+#include "core/reasons.h"
+
+#include <stdlib.h>
+
 size_t ocd_dtype_scalar_size(cudnnDataType_t t)
 {
     switch (t) {
@@ -42,6 +46,15 @@ cudnnDataType_t ocd_dtype_scalar(cudnnDataType_t t)
     case CUDNN_DATA_UINT8x4: return CUDNN_DATA_UINT8;
     default: return t;
     }
+}
+
+const char *ocd_tensor_math_rejects(cudnnMathType_t math, cudnnDataType_t data)
+{
+    if (math == CUDNN_FMA_MATH) return OCD_REASON_MATH;
+    const char *tf32 = getenv("NVIDIA_TF32_OVERRIDE");
+    if (data == CUDNN_DATA_FLOAT && tf32 != NULL && strcmp(tf32, "0") == 0)
+        return "TF32 switched off by NVIDIA_TF32_OVERRIDE=0";
+    return NULL;
 }
 
 const char *ocd_dtype_name(cudnnDataType_t t)

@@ -21,6 +21,16 @@
 extern "C" {
 #endif
 
+/* The one decision of what a math type allows (cuDNN 8.2's cudnnMathType_t), for every op that
+   can run on tensor cores (convolution, GEMM users: RNN, attention, matmul): why tensor-core math
+   may not serve data of this type, or NULL. CUDNN_FMA_MATH allows none, so float data is
+   multiplied and summed in fp32 (and half and bfloat16 data on FMA kernels), as PyTorch asks for
+   with TF32 off. DEFAULT_MATH ("Tensor Core operations are permitted", TF32 among them on Ampere
+   and later in cuDNN 8), TENSOR_OP_MATH and TENSOR_OP_MATH_ALLOW_CONVERSION allow them, float
+   data then being rounded to TF32, unless NVIDIA_TF32_OVERRIDE=0 switches TF32 off (as it does in
+   cuDNN and cuBLAS). */
+const char *ocd_tensor_math_rejects(cudnnMathType_t math, cudnnDataType_t data);
+
 /* Bytes of one scalar of the type (1 for the int8 vector types), or 0 for an invalid value. */
 size_t ocd_dtype_scalar_size(cudnnDataType_t t);
 /* Scalars per vector: 4 for INT8x4 and UINT8x4, 32 for INT8x32, 1 otherwise. */

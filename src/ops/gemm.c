@@ -77,6 +77,13 @@ static cudnnStatus_t check(const struct ocd_gemm_problem *p, const void *a, cons
     return CUDNN_STATUS_SUCCESS;
 }
 
+enum ocd_gemm_compute ocd_gemm_compute_for(cudnnDataType_t ab_type, cudnnMathType_t math)
+{
+    if (ab_type == CUDNN_DATA_DOUBLE) return OCD_GEMM_COMPUTE_F64;
+    if (ab_type == CUDNN_DATA_FLOAT && ocd_tensor_math_rejects(math, ab_type) == NULL) return OCD_GEMM_COMPUTE_TF32;
+    return OCD_GEMM_COMPUTE_F32;
+}
+
 cudnnStatus_t ocd_gemm(cudnnHandle_t handle, const struct ocd_gemm_problem *p, const void *a, const void *b,
                        void *c, const void *bias, const char *op)
 {

@@ -66,6 +66,11 @@ struct ocd_gemm_call {
 cudnnStatus_t ocd_gemm(cudnnHandle_t handle, const struct ocd_gemm_problem *p, const void *a, const void *b,
                        void *c, const void *bias, const char *op);
 
+/* The compute type a caller with a cuDNN math type asks for: FP64 for double operands, TF32 for
+   float operands where the math type allows tensor cores (ocd_tensor_math_rejects), FP32
+   otherwise. */
+enum ocd_gemm_compute ocd_gemm_compute_for(cudnnDataType_t ab_type, cudnnMathType_t math);
+
 /* Scalar offset of element (row, col) of a stored matrix of leading dimension ld, transposed or not. */
 static inline int64_t ocd_gemm_offset(bool trans, int64_t ld, int64_t row, int64_t col)
 {
