@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpu-profile.sh: what limits the kernels of a few benchmark problems, on a GPU machine, with
-# Nsight Compute (ncu). For each problem string (bench/bench.c's syntax, e.g.
+# Nsight Compute (ncu). For each problem string (bench/bench.h's syntax, e.g.
 # "op=poolfwd mode=max dt=f32 x=64x256x56x56 win=3 pad=1 stride=2") it runs the benchmark once
 # under ncu and prints, per kernel launch of the call: time, DRAM and SM throughput (% of peak),
 # warps active (% of the SM's), registers per thread, grid size, instructions executed and the

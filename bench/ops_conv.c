@@ -1,0 +1,188 @@
+/* ops_conv.c: the three convolution directions, the algorithm chosen by the heuristic or forced. */
+#include "bench.h"
+
+
+/* convfwd, convbwdd, convbwdf: a 2-D convolution (cross-correlation, one group) and its two
+   gradients. Keys: layout nchw|nhwc (of x, y and the filter alike), x = n x c x h x w, filter =
+   k x c x r x s, pad/stride/dil the same along both spatial dims; y = n x k x p x q with
+   p = (h + 2 pad - dil (r - 1) - 1) / stride + 1 (q alike). Tensors, in this order: x (dx for
+   convbwdd), the filter (dw for convbwdf), y (dy for the gradients); the result is y, dx or dw.
+   alpha 1, beta 0. The compute type is float (double for f64): half and bfloat16 data with float
+   accumulation, as training frameworks run them, and tensor-op math allowed for them (default
+   math for f32 and f64). algo=auto takes the first algorithm that cudnnGetConvolution*Algorithm_v7
+   returns with CUDNN_STATUS_SUCCESS (the library's heuristic choice, no search); any other value
+   names the algorithm to force (conv_algo_names), so that one algorithm is compared with the same
+   algorithm of the other library. The workspace is what Get*WorkspaceSize asks for (its status,
+   such as NOT_SUPPORTED, is the row's status when the algorithm does not apply); not in a dry run.
+   flops = 2 N K P Q C R S per group (a multiply and an add for each filter tap of each output;
+   each gradient does the same arithmetic); bytes = |x| + |filter| + |y| (each tensor read or
+   written once: the fewest possible, far under what a convolution really moves). */
+enum { CONV_FWD, CONV_BWD_DATA, CONV_BWD_FILTER };
+
+/* The algorithm names of algo=, indexed by the cudnnConvolution*Algo_t value, one list a direction
+   (NULL: a value with no algorithm). */
+static const char *const conv_algo_names[3][8] = {
+    [CONV_FWD] = {"implicit_gemm", "implicit_precomp_gemm", "gemm", "direct", "fft", "fft_tiling", "winograd",
+                  "winograd_nonfused"},
+    [CONV_BWD_DATA] = {"algo_0", "algo_1", "fft", "fft_tiling", "winograd", "winograd_nonfused"},
+    [CONV_BWD_FILTER] = {"algo_0", "algo_1", "fft", "algo_3", "winograd", "winograd_nonfused", "fft_tiling"},
+};
+
+/* The forced algorithm of algo= for direction dir, -1 for auto, -2 for a name not in the list. */
+static int conv_algo_of(const char *name, int dir)
+{
+    if (strcmp(name, "auto") == 0) return -1;
+    for (int i = 0; i < 8; i++)
+        if (conv_algo_names[dir][i] && strcmp(conv_algo_names[dir][i], name) == 0) return i;
+    return -2;
+}
+
+static const char *setup_conv(struct call *c, const struct problem *p, int dir)
+{
+    static char why_buf[128];
+    const char *layout = problem_get(p, "layout");
+    bool nhwc = strcmp(layout, "nhwc") == 0;
+    if (!nhwc && strcmp(layout, "nchw") != 0) return "layout must be nchw or nhwc";
+    static const char *const names[] = {"n", "c", "h", "w", "k", "r", "s", "pad", "stride", "dil"};
+    int v[ARRAY_LEN(names)];
+    for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+        double d = problem_number(p, names[i]);
+        if (d != floor(d) || d < (i == 7 ? 0 : 1) || d > INT32_MAX) {
+            snprintf(why_buf, sizeof why_buf, "%s must be a whole number >= %d", names[i], i == 7 ? 0 : 1);
+            return why_buf;
+        }
+        v[i] = (int)d;
+    }
+    int n = v[0], ch = v[1], h = v[2], w = v[3], k = v[4], r = v[5], s = v[6], pad = v[7], stride = v[8], dil = v[9];
+    int ph = h + 2 * pad - dil * (r - 1) - 1, qw = w + 2 * pad - dil * (s - 1) - 1;
+    if (ph < 0 || qw < 0) return "the filter is larger than the padded input";
+    int pp = ph / stride + 1, qq = qw / stride + 1;
+    int forced = conv_algo_of(problem_get(p, "algo"), dir);
+    if (forced == -2) return "algo must be auto or an algorithm of the direction (see conv_algo_names)";
+    const char *lay = nhwc ? ":nhwc" : "";
+    char spec[96];
+    snprintf(spec, sizeof spec, "%dx%dx%dx%d%s", n, ch, h, w, lay);
+    const char *why = add_tensor_spec(c, spec);
+    snprintf(spec, sizeof spec, "%dx%dx%dx%d%s", k, ch, r, s, lay);
+    if (!why) why = add_tensor_spec(c, spec);
+    snprintf(spec, sizeof spec, "%dx%dx%dx%d%s", n, k, pp, qq, lay);
+    if (!why) why = add_tensor_spec(c, spec);
+    if (why) return why;
+    c->out = dir == CONV_FWD ? 2 : dir == CONV_BWD_DATA ? 0 : 1;
+    c->alpha = scaling_of(1);
+    c->beta = scaling_of(0);
+    c->bytes = tensor_bytes(c, 0) + tensor_bytes(c, 1) + tensor_bytes(c, 2);
+    c->flops = 2.0 * n * k * pp * qq * (double)ch * r * s;
+
+    bool half = c->dt->type == CUDNN_DATA_HALF || c->dt->type == CUDNN_DATA_BFLOAT16;
+    cudnnStatus_t st = cudnnCreateFilterDescriptor(&c->filter_desc);
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = cudnnSetFilter4dDescriptor(c->filter_desc, c->dt->type, nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                        k, ch, r, s);
+    if (st == CUDNN_STATUS_SUCCESS) st = cudnnCreateConvolutionDescriptor(&c->conv_desc);
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = cudnnSetConvolution2dDescriptor(c->conv_desc, pad, pad, stride, stride, dil, dil, CUDNN_CROSS_CORRELATION,
+                                             c->dt->type == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT);
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = cudnnSetConvolutionMathType(c->conv_desc, half ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH);
+    if (st != CUDNN_STATUS_SUCCESS) return cudnnGetErrorString(st);
+    if (c->dry) return NULL;
+
+    cudnnTensorDescriptor_t x = c->t[0].desc, y = c->t[2].desc;
+    cudnnFilterDescriptor_t f = c->filter_desc;
+    enum { MAX_ALGOS = 16 };
+    int max = 0, got = 0, found = forced;
+    st = CUDNN_STATUS_SUCCESS;
+    if (forced < 0 && dir == CONV_FWD) {
+        cudnnConvolutionFwdAlgoPerf_t perf[MAX_ALGOS];
+        st = cudnnGetConvolutionForwardAlgorithmMaxCount(c->handle, &max);
+        if (st == CUDNN_STATUS_SUCCESS)
+            st = cudnnGetConvolutionForwardAlgorithm_v7(c->handle, x, f, c->conv_desc, y,
+                                                        max < MAX_ALGOS ? max : MAX_ALGOS, &got, perf);
+        for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < got && found < 0; i++)
+            if (perf[i].status == CUDNN_STATUS_SUCCESS) found = (int)perf[i].algo;
+    } else if (forced < 0 && dir == CONV_BWD_DATA) {
+        cudnnConvolutionBwdDataAlgoPerf_t perf[MAX_ALGOS];
+        st = cudnnGetConvolutionBackwardDataAlgorithmMaxCount(c->handle, &max);
+        if (st == CUDNN_STATUS_SUCCESS)
+            st = cudnnGetConvolutionBackwardDataAlgorithm_v7(c->handle, f, y, c->conv_desc, x,
+                                                             max < MAX_ALGOS ? max : MAX_ALGOS, &got, perf);
+        for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < got && found < 0; i++)
+            if (perf[i].status == CUDNN_STATUS_SUCCESS) found = (int)perf[i].algo;
+    } else if (forced < 0) {
+        cudnnConvolutionBwdFilterAlgoPerf_t perf[MAX_ALGOS];
+        st = cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(c->handle, &max);
+        if (st == CUDNN_STATUS_SUCCESS)
+            st = cudnnGetConvolutionBackwardFilterAlgorithm_v7(c->handle, x, y, c->conv_desc, f,
+                                                               max < MAX_ALGOS ? max : MAX_ALGOS, &got, perf);
+        for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < got && found < 0; i++)
+            if (perf[i].status == CUDNN_STATUS_SUCCESS) found = (int)perf[i].algo;
+    }
+    if (st == CUDNN_STATUS_SUCCESS && found >= 0) {
+        if (dir == CONV_FWD)
+            st = cudnnGetConvolutionForwardWorkspaceSize(c->handle, x, f, c->conv_desc, y,
+                                                         (cudnnConvolutionFwdAlgo_t)found, &c->workspace_bytes);
+        else if (dir == CONV_BWD_DATA)
+            st = cudnnGetConvolutionBackwardDataWorkspaceSize(c->handle, f, y, c->conv_desc, x,
+                                                              (cudnnConvolutionBwdDataAlgo_t)found,
+                                                              &c->workspace_bytes);
+        else
+            st = cudnnGetConvolutionBackwardFilterWorkspaceSize(c->handle, x, y, c->conv_desc, f,
+                                                                (cudnnConvolutionBwdFilterAlgo_t)found,
+                                                                &c->workspace_bytes);
+    }
+    if (st != CUDNN_STATUS_SUCCESS) return cudnnGetErrorString(st);
+    if (found < 0) return "no algorithm with status CUDNN_STATUS_SUCCESS";
+    c->algo = found;
+    if (c->workspace_bytes > 0) c->workspace = mem_alloc(c->workspace_bytes);
+    return NULL;
+}
+
+static const char *setup_convfwd(struct call *c, const struct problem *p)
+{
+    return setup_conv(c, p, CONV_FWD);
+}
+
+static const char *setup_convbwdd(struct call *c, const struct problem *p)
+{
+    return setup_conv(c, p, CONV_BWD_DATA);
+}
+
+static const char *setup_convbwdf(struct call *c, const struct problem *p)
+{
+    return setup_conv(c, p, CONV_BWD_FILTER);
+}
+
+static cudnnStatus_t run_convfwd(struct call *c)
+{
+    return cudnnConvolutionForward(c->handle, scaling_ptr(c, &c->alpha), c->t[0].desc, c->t[0].data, c->filter_desc,
+                                   c->t[1].data, c->conv_desc, (cudnnConvolutionFwdAlgo_t)c->algo, c->workspace,
+                                   c->workspace_bytes, scaling_ptr(c, &c->beta), c->t[2].desc, c->t[2].data);
+}
+
+static cudnnStatus_t run_convbwdd(struct call *c)
+{
+    return cudnnConvolutionBackwardData(c->handle, scaling_ptr(c, &c->alpha), c->filter_desc, c->t[1].data,
+                                        c->t[2].desc, c->t[2].data, c->conv_desc,
+                                        (cudnnConvolutionBwdDataAlgo_t)c->algo, c->workspace, c->workspace_bytes,
+                                        scaling_ptr(c, &c->beta), c->t[0].desc, c->t[0].data);
+}
+
+static cudnnStatus_t run_convbwdf(struct call *c)
+{
+    return cudnnConvolutionBackwardFilter(c->handle, scaling_ptr(c, &c->alpha), c->t[0].desc, c->t[0].data,
+                                          c->t[2].desc, c->t[2].data, c->conv_desc,
+                                          (cudnnConvolutionBwdFilterAlgo_t)c->algo, c->workspace,
+                                          c->workspace_bytes, scaling_ptr(c, &c->beta), c->filter_desc,
+                                          c->t[1].data);
+}
+
+static const struct op ops[] = {
+#define CONV_KEYS "dt layout n c h w k r s pad stride dil algo"
+    {"convfwd", CONV_KEYS, setup_convfwd, run_convfwd},
+    {"convbwdd", CONV_KEYS, setup_convbwdd, run_convbwdd},
+    {"convbwdf", CONV_KEYS, setup_convbwdf, run_convbwdf},
+#undef CONV_KEYS
+};
+
+const struct op_family ops_conv = {ops, ARRAY_LEN(ops)};

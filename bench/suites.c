@@ -1,0 +1,156 @@
+/* suites.c: the benchmark's suites, tables of cases {name, timing, problem} (see bench.h). */
+#include "bench.h"
+
+#include "resnet50_shapes.h"
+
+const struct bench_case ceiling_cases[] = {
+    {"copy", TIME_DEVICE, "op=copy dt=f32 y=32x256x128x128"}, /* 512 MiB read + 512 MiB written */
+};
+
+/* The memory-bound tensor ops on large tensors: T is 128 Mi elements (512 MiB in f32, 256 MiB in
+   f16), B its per-channel bias. The byte counts follow each op's formula above. */
+#define T "32x256x128x128"
+#define T_NHWC T ":nhwc"
+#define B "1x256x1x1"
+static const struct bench_case tensor_cases[] = {
+    /* y written: 512 MiB / 256 MiB */
+    {"set_f32", TIME_DEVICE, "op=settensor dt=f32 y=" T " value=0.5"},
+    {"set_f16", TIME_DEVICE, "op=settensor dt=f16 y=" T " value=0.5"},
+    /* y read and written: 1 GiB / 512 MiB. alpha -1: the timed calls repeat on their own output,
+       which any other factor would drive towards zero or infinity. */
+    {"scale_f32", TIME_DEVICE, "op=scaletensor dt=f32 y=" T " alpha=-1"},
+    {"scale_f16", TIME_DEVICE, "op=scaletensor dt=f16 y=" T " alpha=-1"},
+    /* x read, y read and written: 1.5 GiB / 768 MiB */
+    {"add_same_f32", TIME_DEVICE, "op=addtensor dt=f32 x=" T " y=" T " alpha=1 beta=1"},
+    {"add_same_f16", TIME_DEVICE, "op=addtensor dt=f16 x=" T " y=" T " alpha=1 beta=1"},
+    /* bias (1 KiB / 512 B) read, y read and written: 1 GiB / 512 MiB */
+    {"add_bias_f32", TIME_DEVICE, "op=addtensor dt=f32 x=" B " y=" T " alpha=1 beta=1"},
+    {"add_bias_f16", TIME_DEVICE, "op=addtensor dt=f16 x=" B " y=" T " alpha=1 beta=1"},
+    {"add_bias_nhwc_f32", TIME_DEVICE, "op=addtensor dt=f32 x=" B ":nhwc y=" T_NHWC " alpha=1 beta=1"},
+    {"add_bias_nhwc_f16", TIME_DEVICE, "op=addtensor dt=f16 x=" B ":nhwc y=" T_NHWC " alpha=1 beta=1"},
+    /* a and b read, c written (beta 0): 1.5 GiB / 768 MiB */
+    {"optensor_add_f32", TIME_DEVICE, "op=optensor opt=add dt=f32 a=" T " b=" T " c=" T " alpha1=1 alpha2=1 beta=0"},
+    {"optensor_add_f16", TIME_DEVICE, "op=optensor opt=add dt=f16 a=" T " b=" T " c=" T " alpha1=1 alpha2=1 beta=0"},
+    {"optensor_mul_f32", TIME_DEVICE, "op=optensor opt=mul dt=f32 a=" T " b=" T " c=" T " alpha1=1 alpha2=1 beta=0"},
+    {"optensor_mul_f16", TIME_DEVICE, "op=optensor opt=mul dt=f16 a=" T " b=" T " c=" T " alpha1=1 alpha2=1 beta=0"},
+    /* x read, y written (beta 0): 1 GiB / 512 MiB */
+    {"transform_nchw_nhwc_f32", TIME_DEVICE, "op=transform dt=f32 x=" T " y=" T_NHWC " alpha=1 beta=0"},
+    {"transform_nchw_nhwc_f16", TIME_DEVICE, "op=transform dt=f16 x=" T " y=" T_NHWC " alpha=1 beta=0"},
+    {"transform_nhwc_nchw_f32", TIME_DEVICE, "op=transform dt=f32 x=" T_NHWC " y=" T " alpha=1 beta=0"},
+    {"transform_nhwc_nchw_f16", TIME_DEVICE, "op=transform dt=f16 x=" T_NHWC " y=" T " alpha=1 beta=0"},
+    /* conversions, x read and y written: 768 MiB */
+    {"transform_f32_to_f16", TIME_DEVICE, "op=transform dt=f32 x=" T " y=" T "@f16 alpha=1 beta=0"},
+    {"transform_f16_to_f32", TIME_DEVICE, "op=transform dt=f16 x=" T " y=" T "@f32 alpha=1 beta=0"},
+    /* The host cost of one small call (the API's overhead): validation, dispatch, launch. */
+    {"latency_add_bias_f32", TIME_HOST_CALL, "op=addtensor dt=f32 x=1x16x1x1 y=1x16x8x8 alpha=1 beta=1"},
+    /* The floor under every such call: one device-to-device cudaMemcpyAsync, no cuDNN at all. */
+    {"latency_floor_memcpy", TIME_HOST_CALL, "op=copy dt=f32 y=1x16x8x8"},
+};
+#undef T
+#undef T_NHWC
+#undef B
+
+/* One row: name SHAPE_DIR_DT[SUFFIX], e.g. l2_3x3s2_128_128_bwdf_bf16. */
+#define RN50_ROW(N, OP, DIR, DT, LAYOUT, SUFFIX, name, c, k, h, r, pad, st)                          \
+    {#name "_" #DIR "_" #DT SUFFIX, TIME_DEVICE,                                                   \
+     "op=" #OP " dt=" #DT " layout=" #LAYOUT " n=" #N " c=" #c " h=" #h " w=" #h " k=" #k " r=" #r  \
+     " s=" #r " pad=" #pad " stride=" #st " dil=1 algo=auto"},
+#define RN50_DIRS(N, DT, LAYOUT, SUFFIX)                                                            \
+    RN50_SHAPES(RN50_ROW, N, convfwd, fwd, DT, LAYOUT, SUFFIX)                                     \
+    RN50_SHAPES(RN50_ROW, N, convbwdd, bwdd, DT, LAYOUT, SUFFIX)                                   \
+    RN50_SHAPES(RN50_ROW, N, convbwdf, bwdf, DT, LAYOUT, SUFFIX)
+/* Batch 64: forward, backward data, backward filter in f32 NCHW, f16 NHWC and bf16 NHWC; then the
+   host cost of one small forward call (batch 1, the algorithm picked once in setup). */
+static const struct bench_case resnet50_cases[] = {
+    RN50_DIRS(64, f32, nchw, "") RN50_DIRS(64, f16, nhwc, "") RN50_DIRS(64, bf16, nhwc, "")
+    {"latency_conv_1x1_f16", TIME_HOST_CALL,
+     "op=convfwd dt=f16 layout=nhwc n=1 c=64 h=56 w=56 k=64 r=1 s=1 pad=0 stride=1 dil=1 algo=auto"},
+};
+/* Batch 256: the same three directions and three types. Run it on its own (`--suite
+   resnet50_b256`): 207 cases of four times the batch-64 work, several minutes per build. */
+static const struct bench_case resnet50_b256_cases[] = {
+    RN50_DIRS(256, f32, nchw, "_b256") RN50_DIRS(256, f16, nhwc, "_b256") RN50_DIRS(256, bf16, nhwc, "_b256")
+};
+/* The host backend's suite (a 2-core CPU does a batch-64 layer in seconds): the 3x3 layers
+   (r = 3 picks them: RN50_ONLY_<r>), forward, f32 NCHW, batch 8. */
+#define RN50_3X3_ROW(N, OP, DIR, DT, LAYOUT, SUFFIX, name, c, k, h, r, pad, st)                      \
+    RN50_ONLY_##r(RN50_ROW(N, OP, DIR, DT, LAYOUT, SUFFIX, name, c, k, h, r, pad, st))
+static const struct bench_case resnet50_host_cases[] = {
+    RN50_SHAPES(RN50_3X3_ROW, 8, convfwd, fwd, f32, nchw, "_b8")
+};
+#undef RN50_3X3_ROW
+#undef RN50_ROW
+
+/* One algorithm forced in every direction where cuDNN 8.2 has it, f32 NCHW, on ResNet-50's stride-1
+   3x3 layers at batch 64 and LeNet's two 5x5 layers (MNIST 28x28, 20 and 50 filters) at batch 64,
+   with the heuristic's choice (auto) beside them. A row is SHAPE_DIR_f32_ALGO; an algorithm that
+   does not apply to a shape shows the status of its workspace query. */
+#define ALGO_ROW(OP, DIR, ALGO, name, n, c, k, h, r, pad)                                                 {#name "_" #DIR "_f32_" #ALGO, TIME_DEVICE,                                                           "op=" #OP " dt=f32 layout=nchw n=" #n " c=" #c " h=" #h " w=" #h " k=" #k " r=" #r " s=" #r         " pad=" #pad " stride=1 dil=1 algo=" #ALGO},
+#define ALGO_ROWS(...)                                                                                    ALGO_ROW(convfwd, fwd, auto, __VA_ARGS__) ALGO_ROW(convfwd, fwd, fft, __VA_ARGS__)                    ALGO_ROW(convfwd, fwd, fft_tiling, __VA_ARGS__) ALGO_ROW(convfwd, fwd, winograd, __VA_ARGS__)         ALGO_ROW(convfwd, fwd, winograd_nonfused, __VA_ARGS__)                                               ALGO_ROW(convbwdd, bwdd, auto, __VA_ARGS__) ALGO_ROW(convbwdd, bwdd, fft, __VA_ARGS__)                ALGO_ROW(convbwdd, bwdd, fft_tiling, __VA_ARGS__) ALGO_ROW(convbwdd, bwdd, winograd, __VA_ARGS__) \
+    ALGO_ROW(convbwdd, bwdd, winograd_nonfused, __VA_ARGS__)                                         \
+    ALGO_ROW(convbwdf, bwdf, auto, __VA_ARGS__) ALGO_ROW(convbwdf, bwdf, fft, __VA_ARGS__)            \
+    ALGO_ROW(convbwdf, bwdf, fft_tiling, __VA_ARGS__) ALGO_ROW(convbwdf, bwdf, winograd_nonfused, __VA_ARGS__)
+static const struct bench_case conv_algo_cases[] = {
+    ALGO_ROWS(l1_3x3_64_64, 64, 64, 64, 56, 3, 1) ALGO_ROWS(l2_3x3_128_128, 64, 128, 128, 28, 3, 1)
+    ALGO_ROWS(l3_3x3_256_256, 64, 256, 256, 14, 3, 1) ALGO_ROWS(l4_3x3_512_512, 64, 512, 512, 7, 3, 1)
+    ALGO_ROWS(lenet_conv1, 64, 1, 20, 28, 5, 0) ALGO_ROWS(lenet_conv2, 64, 20, 50, 12, 5, 0)
+};
+#undef ALGO_ROWS
+#undef ALGO_ROW
+#undef RN50_DIRS
+
+/* The memory-bound nn layers on ResNet-50's layer1 activations: X is 64 x 256 x 56 x 56 (49 Mi
+   elements: 196 MiB in f32, 98 MiB in f16), f32 NCHW and f16 NHWC; Y is the 3x3 stride 2 pooled
+   64 x 256 x 28 x 28 (49 MiB / 24.5 MiB); |p| = 1 KiB (256 floats). Softmax and batch norm run in bf16
+   NHWC too (the 16-bit kernels with the other rounding). The byte counts follow each op's formula
+   above. */
+#define SOFTMAX_ROWS(DT, LAY)                                                                         \
+    /* x read, y written: 392 MiB / 196 MiB */                                                        \
+    {"softmax_fwd_" #DT, TIME_DEVICE, "op=softmaxfwd algo=accurate mode=channel dt=" #DT " x=64x256x56x56" LAY}, \
+    /* y, dy read, dx written: 588 MiB / 294 MiB */                                                   \
+    {"softmax_bwd_" #DT, TIME_DEVICE, "op=softmaxbwd algo=accurate mode=channel dt=" #DT " x=64x256x56x56" LAY},
+#define NN_ROWS(DT, LAY)                                                                              \
+    /* x read, y written: 392 MiB / 196 MiB */                                                        \
+    {"relu_fwd_" #DT, TIME_DEVICE, "op=actfwd mode=relu dt=" #DT " x=64x256x56x56" LAY},              \
+    /* dy, x read, dx written: 588 MiB / 294 MiB */                                                   \
+    {"relu_bwd_" #DT, TIME_DEVICE, "op=actbwd mode=relu dt=" #DT " x=64x256x56x56" LAY},              \
+    SOFTMAX_ROWS(DT, LAY)                                                                             \
+    /* x read, y written: 245 MiB / 122.5 MiB */                                                      \
+    {"maxpool_3x3s2_fwd_" #DT, TIME_DEVICE,                                                          \
+     "op=poolfwd mode=max dt=" #DT " x=64x256x56x56" LAY " win=3 pad=1 stride=2"},                    \
+    /* x, dy read, dx written: 441 MiB / 220.5 MiB */                                                 \
+    {"maxpool_3x3s2_bwd_" #DT, TIME_DEVICE,                                                          \
+     "op=poolbwd mode=max dt=" #DT " x=64x256x56x56" LAY " win=3 pad=1 stride=2"},                    \
+    BN_ROWS(DT, LAY)
+#define BN_ROWS(DT, LAY)                                                                              \
+    /* x read, y written: 392 MiB / 196 MiB, + 4 KiB of parameters */                                 \
+    {"bn_fwd_inf_" #DT, TIME_DEVICE, "op=bnfwdinf mode=spatial dt=" #DT " x=64x256x56x56" LAY},       \
+    /* x read, y written: 392 MiB / 196 MiB, + 8 KiB of parameters */                                 \
+    {"bn_fwd_train_" #DT, TIME_DEVICE, "op=bnfwdtrain mode=spatial dt=" #DT " x=64x256x56x56" LAY},   \
+    /* x, dy read, dx written: 588 MiB / 294 MiB, + 5 KiB of parameters */                            \
+    {"bn_bwd_" #DT, TIME_DEVICE, "op=bnbwd mode=spatial dt=" #DT " x=64x256x56x56" LAY},
+static const struct bench_case nn_cases[] = {
+    NN_ROWS(f32, "") NN_ROWS(f16, ":nhwc") SOFTMAX_ROWS(bf16, ":nhwc") BN_ROWS(bf16, ":nhwc")
+};
+#undef NN_ROWS
+#undef SOFTMAX_ROWS
+#undef BN_ROWS
+
+/* The adv library's ops: the CTC loss at batch 64, 500 steps, an alphabet of 32, labels up to
+   100, through both calls. */
+static const struct bench_case adv_cases[] = {
+    {"ctc_b64_t500_a32_l100", TIME_DEVICE, "op=ctc api=host dt=f32 t=500 n=64 a=32 labels=100"},
+    {"ctc_v8_b64_t500_a32_l100", TIME_DEVICE, "op=ctc api=v8 dt=f32 t=500 n=64 a=32 labels=100"},
+};
+
+const struct suite suites[] = {
+    {"ceiling", ceiling_cases, ARRAY_LEN(ceiling_cases)},
+    {"tensor", tensor_cases, ARRAY_LEN(tensor_cases)},
+    {"resnet50", resnet50_cases, ARRAY_LEN(resnet50_cases)},
+    {"resnet50_b256", resnet50_b256_cases, ARRAY_LEN(resnet50_b256_cases)},
+    {"resnet50_host", resnet50_host_cases, ARRAY_LEN(resnet50_host_cases)},
+    {"conv_algo", conv_algo_cases, ARRAY_LEN(conv_algo_cases)},
+    {"nn", nn_cases, ARRAY_LEN(nn_cases)},
+    {"adv", adv_cases, ARRAY_LEN(adv_cases)},
+};
+const size_t nsuites = ARRAY_LEN(suites);
