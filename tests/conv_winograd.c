@@ -10,6 +10,7 @@
 #include "conv_support.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define F CUDNN_DATA_FLOAT
 #define H CUDNN_DATA_HALF
@@ -130,6 +131,36 @@ TEST(conv_winograd_listed_by_get_v7_and_find)
             CHECK(seen == want);
         }
     conv_setup_free(&s);
+}
+
+/* The heuristic's exception (ocd_conv_heuristic_first): on CUDA a float NCHW 3x3 unit-stride
+   convolution with 64 channels each way lists WINOGRAD first (WINOGRAD_NONFUSED for the filter
+   gradient), and that choice runs and matches the reference; the host keeps its GEMM first, and
+   half data keeps the tensor-core GEMM. */
+TEST(conv_winograd_heuristic_first_where_it_wins)
+{
+    static const struct conv_shape wide = {"3x3_64_channels", 2, 1, 64, 64, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
+                                           false};
+    const bool cuda = strcmp(test_backend, "cuda") == 0;
+    const struct conv_config *configs[] = {&cf_float, &cf_pseudo_half};
+    for (size_t c = 0; c < TLEN(configs); c++) {
+        struct conv_setup s;
+        if (conv_setup_init(&s, &wide, configs[c], TV_NCHW, TV_NCHW, false))
+            for (int d = 0; d < CONV_DIRS; d++) {
+                int algos[8];
+                cudnnStatus_t st[8];
+                size_t mem[8];
+                int n = conv_setup_heuristic(&s, d, algos, st, mem);
+                const int wino = wino_algos[d][d == CONV_BWD_FILTER ? 1 : 0];
+                const bool want_first = cuda && configs[c] == &cf_float;
+                char what[128];
+                snprintf(what, sizeof what, "%s %s: first %d", dir_names[d], configs[c]->name, n > 0 ? algos[0] : -1);
+                if (!CHECK(n > 0 && st[0] == CUDNN_STATUS_SUCCESS && (algos[0] == wino) == want_first))
+                    printf("      (%s)\n", what);
+                if (want_first) CHECK_OK(conv_setup_run(&s, d, algos[0], 1, 0, 1e-5, NULL, what));
+            }
+        conv_setup_free(&s);
+    }
 }
 
 /* Problems the cuDNN 8.2 tables rule out: NOT_SUPPORTED from the workspace query and the call,

@@ -357,6 +357,15 @@ int ocd_conv_rank_algorithms(cudnnHandle_t handle, const struct ocd_conv_problem
     int count = ocd_conv_algo_count(p->dir), n = 0;
     bool listed[16] = {false};
     char why[1024];
+    int first = ocd_conv_heuristic_first(handle, p);
+    if (first >= 0) {
+        const struct ocd_conv_impl *impl = ocd_conv_pick(handle, p, first, why, sizeof why);
+        if (impl != NULL) {
+            listed[first] = true;
+            impls[n] = impl;
+            out[n++] = ocd_conv_perf_of(handle, p, first, impl);
+        }
+    }
     for (size_t e = 0; e < t->count; e++) {
         for (int a = 0; a < count; a++) {
             if (listed[a] || !(t->impls[e].algos & (1u << a))) continue;

@@ -237,9 +237,13 @@ struct ocd_conv_perf {
 /* The perf result of `algo` run by impl (NULL: NOT_SUPPORTED), untimed. */
 struct ocd_conv_perf ocd_conv_perf_of(cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,
                                       const struct ocd_conv_impl *impl);
-/* Every algorithm once: those with an entry first (in the order of their first entry in the
-   table, the heuristic), then the rest as NOT_SUPPORTED in enum order, with the entry of each
-   (NULL for the rest). Returns the count. */
+/* The algorithm the heuristic ranks first for p where the table order alone would not, or -1:
+   a measured exception (see conv_registry.c). */
+int ocd_conv_heuristic_first(cudnnHandle_t handle, const struct ocd_conv_problem *p);
+
+/* Every algorithm once: those with an entry first (ocd_conv_heuristic_first's choice, when it
+   runs, then in the order of their first entry in the table: the heuristic), then the rest as
+   NOT_SUPPORTED in enum order, with the entry of each (NULL for the rest). Returns the count. */
 int ocd_conv_rank_algorithms(cudnnHandle_t handle, const struct ocd_conv_problem *p, struct ocd_conv_perf *out,
                              const struct ocd_conv_impl **impls);
 /* Writes n results to the API's perf struct array of any direction (the three share one layout). */
