@@ -25,7 +25,7 @@ static void *poisoned(size_t bytes)
 
 const char *tview_layout_name(int layout)
 {
-    static const char *names[] = {"NCHW", "NHWC", "padded", "NHWC padded", "NCHW padded"};
+    static const char *names[] = {"NCHW", "NHWC", "padded", "NHWC padded", "NCHW padded", "NCHW_VECT_C"};
     return layout >= 0 && layout < TV_LAYOUTS ? names[layout] : "?";
 }
 
@@ -38,6 +38,21 @@ void tview_init(struct tview *v, cudnnDataType_t dtype, int rank, const int dims
     for (int d = 0; d < rank; d++) {
         v->dims[d] = dims[d];
         v->count *= dims[d];
+    }
+    v->vect = 1;
+    if (layout == TV_NCHW_VECT) { /* N, C / vect, the spatial dims, then the vector's scalars */
+        v->vect = dtype == CUDNN_DATA_INT8x32 ? 32 : 4;
+        int64_t s = v->vect;
+        for (int d = rank - 1; d >= 2; d--) {
+            v->strides[d] = (int)s;
+            s *= dims[d];
+        }
+        v->strides[1] = (int)s;
+        v->strides[0] = (int)(s * (dims[1] / v->vect));
+        v->span = v->count;
+        CHECK_OK(cudnnCreateTensorDescriptor(&v->desc));
+        CHECK_OK(cudnnSetTensorNdDescriptorEx(v->desc, CUDNN_TENSOR_NCHW_VECT_C, dtype, rank, v->dims));
+        return;
     }
     int64_t s = layout == TV_PADDED ? 2 : 1;
     bool last = (layout == TV_NHWC || layout == TV_NHWC_PADDED) && rank >= 3;
@@ -86,23 +101,37 @@ int64_t tview_offset(const struct tview *v, int64_t i)
 {
     int64_t off = 0;
     for (int d = v->rank - 1; d >= 0; d--) {
-        off += i % v->dims[d] * v->strides[d];
+        int64_t idx = i % v->dims[d];
+        off += d == 1 && v->vect > 1 ? idx / v->vect * v->strides[1] + idx % v->vect : idx * v->strides[d];
         i /= v->dims[d];
     }
     return off;
 }
 
-void *tview_upload(const struct tview *v, double *values)
+/* The host image of a view's buffer holding values (rounded; values updated), gaps poisoned. */
+static unsigned char *host_image(const struct tview *v, double *values)
 {
-    size_t bytes = tview_bytes(v);
-    unsigned char *host = poisoned(bytes);
+    unsigned char *host = poisoned(tview_bytes(v));
     for (int64_t i = 0; values != NULL && i < v->count; i++) {
         tstore(v->dtype, host, v->shift + tview_offset(v, i), values[i]);
         values[i] = tload(v->dtype, host, v->shift + tview_offset(v, i));
     }
-    unsigned char *buf = tbuf_from(host, bytes);
+    return host;
+}
+
+void *tview_upload(const struct tview *v, double *values)
+{
+    unsigned char *host = host_image(v, values);
+    unsigned char *buf = tbuf_from(host, tview_bytes(v));
     free(host);
     return buf + v->shift * (int64_t)tdtype_size(v->dtype);
+}
+
+void tview_store(const struct tview *v, void *buf, double *values)
+{
+    unsigned char *host = host_image(v, values);
+    tbuf_upload(base_of(v, buf), host, tview_bytes(v));
+    free(host);
 }
 
 void tview_download(const struct tview *v, const void *buf, double *values)

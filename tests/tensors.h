@@ -22,6 +22,7 @@ enum tview_layout {
     TV_PADDED, /* row-major order with a gap after every dimension (innermost stride 2) */
     TV_NHWC_PADDED, /* channels last, each pixel's channels followed by a gap of 3 scalars */
     TV_NCHW_PADDED, /* row-major, spatial dims packed, a gap of 3 after each channel and 5 after each image */
+    TV_NCHW_VECT,   /* packed NCHW_VECT_C, for the int8 vector types: C in vectors of 4 or 32, innermost */
     TV_LAYOUTS
 };
 
@@ -29,7 +30,8 @@ enum tview_layout {
 
 struct tview {
     cudnnDataType_t dtype;
-    int rank, dims[8], strides[8];
+    int rank, dims[8], strides[8]; /* strides in scalars; with TV_NCHW_VECT strides[1] steps a vector */
+    int vect;                      /* scalars per vector along dim 1 (TV_NCHW_VECT), else 1 */
     int64_t count; /* elements */
     int64_t span;  /* scalars from the first element to one past the last */
     int64_t shift; /* scalars of gap before the first element: 0 after tview_init */
@@ -48,6 +50,8 @@ int64_t tview_offset(const struct tview *v, int64_t i);
    tview_free (tbuf_free too while shift is 0). */
 void *tview_upload(const struct tview *v, double *values);
 void tview_free(const struct tview *v, void *buf);
+/* Stores values into an existing buffer of the view (the gaps poisoned), as tview_upload does. */
+void tview_store(const struct tview *v, void *buf, double *values);
 /* Reads the elements back. */
 void tview_download(const struct tview *v, const void *buf, double *values);
 /* True when no scalar of the buffer outside the elements (the gaps and the shift) was written. */

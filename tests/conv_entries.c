@@ -1,0 +1,313 @@
+/* conv_entries.c: which implementation serves a convolution: the CUDA tensor-core entries are
+   reached where they apply, the host's CBLAS entry and packed engine each compute correctly, a
+   repeated call follows the OPENCUDNN_DISABLE switches, the reference entries alone serve every
+   direction, and the backward directions are the forward's gradients (finite differences). */
+#include "conv_harness.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef OCD_TEST_CUDA
+#include <cuda_runtime.h>
+#endif
+
+/* Whether the library can load cuBLAS (the names cuda/cublas_loader.cu tries). */
+static bool cublas_loadable(void)
+{
+    static const char *const names[] = {"libcublas.so.13", "libcublas.so", "libcublas.so.12", "libcublas.so.11"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (lib) {
+            dlclose(lib);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* On the CUDA pass, the algorithms that have a tensor-core entry reach it: the implicit GEMM for
+   NHWC half data (also with groups, strides, dilation, 3-D), the 1x1 GEMM, im2col + GEMM for a
+   channel tail, TF32 for float data under DEFAULT_MATH and plain cuBLAS under FMA_MATH. */
+TEST(conv_cuda_tensor_core_entries_are_reached)
+{
+    if (test_backend[0] != 'c') return;
+#ifdef OCD_TEST_CUDA
+    int dev = 0, major = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    if (major < 8) {
+        printf("      (sm_%d0: the tensor-core entries need sm_80)\n", major);
+        return;
+    }
+#endif
+    bool blas = cublas_loadable();
+    if (!blas) printf("      (cuBLAS does not load here: its entries are not checked)\n");
+    static const struct {
+        int shape, config;
+        enum dir d;
+        int algo;
+        const char *prefix;
+        const char *disable; /* OPENCUDNN_DISABLE for the case: the entries ahead of the one wanted */
+    } cases[] = {
+        {0, 0, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "cuda:fwd_igemm_tc_", NULL},
+        {1, 1, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, "cuda:dgrad_igemm_tc_", NULL},
+        {2, 0, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_igemm_tc_", NULL},
+        {4, 0, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "cuda:fwd_igemm_tc_", NULL},
+        {6, 0, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_igemm_tc_", NULL},
+        {0, 2, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "cuda:fwd_igemm_tf32_", NULL},
+        {1, 2, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, "cuda:dgrad_igemm_tf32_", NULL},
+        {0, 3, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "cuda:fwd_igemm_tc_", NULL},
+        /* small 1x1 GEMMs go to the implicit GEMM when it needs no workspace; here the filter
+           (KCRS) must be packed, so cuBLAS keeps it */
+        {3, 0, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, "cuda:fwd_gemm1x1_cublas_tc", "cuda:fwd_igemm*"},
+        {3, 0, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_gemm1x1_cublas_tc", "cuda:wgrad_igemm*"},
+        /* NCHW filter gradients, 1x1 or not, grouped or not: one GEMM per group over re-laid operands */
+        {3, 3, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_im2col_gemm_cublas_tc", "cuda:wgrad_igemm*"},
+        {1, 3, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_im2col_gemm_cublas_tc", "cuda:wgrad_igemm*"},
+        {0, 4, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_im2col_gemm_cublas", NULL},
+        {7, 4, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_im2col_gemm_cublas", NULL},
+        {7, 3, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_im2col_gemm_cublas_tc", "cuda:wgrad_igemm*"},
+        {5, 0, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, "cuda:dgrad_im2col_gemm_cublas_tc", NULL},
+        {0, 4, FWD, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, "cuda:fwd_im2col_gemm_cublas", NULL},
+        {0, 5, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, "cuda:wgrad_im2col_gemm_cublas", NULL},
+    };
+    const struct disable_list saved = disable_saved();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (!blas && strstr(cases[i].prefix, "cublas")) continue;
+        struct problem p;
+        if (!make_problem(&p, &tc_shapes[cases[i].shape], &tc_configs[cases[i].config], 0)) {
+            free_problem(&p);
+            continue;
+        }
+        long nx = ref_conv_x_count(&p.r), nw = ref_conv_w_count(&p.r), ny = ref_conv_y_count(&p.r);
+        double *x = random_values(p.cf->x, nx, -1, 1), *w = random_values(p.cf->w, nw, -1, 1);
+        double *y = random_values(p.cf->y, ny, -1, 1);
+        void *dx = tview_upload(&p.x, x), *dw = tview_upload(&p.w.v, w), *dy = tview_upload(&p.y, y);
+        if (cases[i].disable) setenv("OPENCUDNN_DISABLE", cases[i].disable, 1);
+        size_t ws_bytes = 0;
+        CHECK_OK(workspace_size(&p, cases[i].d, cases[i].algo, &ws_bytes));
+        void *ws = ws_bytes ? tbuf_alloc(ws_bytes) : NULL;
+        struct ran_impl r;
+        CHECK_OK(execute_capturing(&p, cases[i].d, cases[i].algo, dx, dw, dy, ws, ws_bytes, &r));
+        if (cases[i].disable) disable_restore(&saved);
+        if (!CHECK(strncmp(r.name, cases[i].prefix, strlen(cases[i].prefix)) == 0))
+            printf("      (%s %s dir %d algo %d: ran \"%s\", expected %s...)\n", tc_shapes[cases[i].shape].name,
+                   tc_configs[cases[i].config].name, (int)cases[i].d, cases[i].algo, r.name, cases[i].prefix);
+        /* and what it computed */
+        enum dir d = cases[i].d;
+        long ndst = d == FWD ? ny : d == BWD_DATA ? nx : nw;
+        double *want = malloc(sizeof *want * (size_t)ndst);
+        double *got = malloc(sizeof *got * (size_t)ndst);
+        if (d == FWD) ref_conv_fwd(&p.r, x, w, want), tview_download(&p.y, dy, got);
+        else if (d == BWD_DATA) ref_conv_bwd_data(&p.r, y, w, want), tview_download(&p.x, dx, got);
+        else ref_conv_bwd_filter(&p.r, x, y, want), tview_download(&p.w.v, dw, got);
+        cudnnDataType_t dst_type = d == FWD ? p.cf->y : d == BWD_DATA ? p.cf->x : p.cf->w;
+        cudnnMathType_t math = strstr(r.name, "_tc") || strstr(r.name, "_tf32") ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+        tcompare(CUDNN_DATA_DOUBLE, got, want, ndst, tconv_tolerance(p.cf->x, dst_type, math), r.name);
+        free(want), free(got);
+        if (ws) tbuf_free(ws);
+        tbuf_free(dx), tbuf_free(dw), tbuf_free(dy);
+        free(x), free(w), free(y);
+        free_problem(&p);
+    }
+}
+
+/* The host's CBLAS entry (a build with OPENCUDNN_CBLAS): forward GEMM reaches host:fwd_gemm_cblas
+   on the NCHW float and double problems it takes when OPENCUDNN_HOST_GEMM=cblas overrides the
+   calibration (tests/conv_timing.c tests the race itself), and the packed engine (host:fwd_gemm)
+   with the entry switched off; every algorithm is checked against the reference both ways. The shapes
+   are above the size under which the entry leaves the work to the packed engine (a GEMM per
+   image and group of 64 x 196 x 576) and cover padding, stride, CONVOLUTION mode, groups, a
+   strided x and a 1x1 filter that multiplies x in place (GEMM takes no dilation). */
+TEST(conv_host_cblas_entry_and_packed_engine)
+{
+    if (test_backend[0] != 'h') return;
+    static const struct shape cblas_shapes[] = {
+        {"cblas_3x3", 2, 2, 64, 64, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
+        {"cblas_stride2_convolution_mode", 2, 1, 64, 72, 1, {31, 30}, {3, 3}, {2, 1}, {2, 2}, {1, 1}, true},
+        {"cblas_groups2", 2, 1, 128, 128, 2, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
+        {"cblas_1x1", 2, 2, 576, 64, 1, {14, 14}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false},
+    };
+    /* variant 2 of a rotating config: x padded-strided, y and the filter NCHW */
+    static const struct {
+        struct config cf;
+        int variant;
+    } cfs[] = {
+        {{"float_nchw", CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DEFAULT_MATH, TV_NCHW,
+          true}, 0},
+        {{"double_nchw", CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, CUDNN_DEFAULT_MATH,
+          TV_NCHW, true}, 0},
+        {{"float_x_strided", CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DEFAULT_MATH,
+          TV_NCHW, false}, 2},
+    };
+#ifdef OCD_TEST_CBLAS
+    const char *want = "host:fwd_gemm_cblas";
+#else
+    const char *want = "host:fwd_gemm";
+#endif
+    const struct disable_list saved = disable_saved();
+    const char *gemm = getenv("OPENCUDNN_HOST_GEMM");
+    char gemm_saved[64];
+    snprintf(gemm_saved, sizeof gemm_saved, "%s", gemm ? gemm : "");
+    for (size_t s = 0; s < sizeof cblas_shapes / sizeof cblas_shapes[0]; s++)
+        for (size_t c = 0; c < sizeof cfs / sizeof cfs[0]; c++)
+            for (int off = 0; off < 2; off++) {
+                struct problem p;
+                char label[160];
+                snprintf(label, sizeof label, "fwd %s %s%s", cblas_shapes[s].name, cfs[c].cf.name,
+                         off ? " cblas off" : "");
+                if (off) setenv("OPENCUDNN_DISABLE", "host:fwd_gemm_cblas", 1);
+                else setenv("OPENCUDNN_HOST_GEMM", "cblas", 1);
+                if (make_problem(&p, &cblas_shapes[s], &cfs[c].cf, cfs[c].variant)) {
+                    /* which entry serves GEMM: run it once on poisoned data */
+                    size_t ws_bytes = 0;
+                    CHECK_OK(workspace_size(&p, FWD, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, &ws_bytes));
+                    void *ws = ws_bytes ? tbuf_alloc(ws_bytes) : NULL;
+                    void *dx = tbuf_alloc(tview_bytes(&p.x)), *dw = tbuf_alloc(tview_bytes(&p.w.v)), *dy = tbuf_alloc(tview_bytes(&p.y));
+                    struct ran_impl r;
+                    CHECK_OK(execute_capturing(&p, FWD, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, dx, dw, dy, ws, ws_bytes, &r));
+                    const char *expect = off ? "host:fwd_gemm" : want;
+                    if (!CHECK(strcmp(r.name, expect) == 0))
+                        printf("      (%s: GEMM ran \"%s\", expected %s)\n", label, r.name, expect);
+                    tbuf_free(dx), tbuf_free(dw), tbuf_free(dy);
+                    if (ws) tbuf_free(ws);
+                    check_direction(&p, FWD, label);
+                }
+                free_problem(&p);
+                if (off) disable_restore(&saved);
+                else setenv("OPENCUDNN_HOST_GEMM", gemm_saved, 1);
+            }
+}
+
+/* ---- finite differences: the backward directions are the gradients of the forward one -------- */
+
+/* sum(g * conv(x, w)) through the library's forward in double precision. */
+static double loss(struct problem *p, double *x, double *w, const double *g)
+{
+    long ny = ref_conv_y_count(&p->r);
+    void *dx = tview_upload(&p->x, x), *dw = tview_upload(&p->w.v, w), *dy = tbuf_alloc(tview_bytes(&p->y));
+    double *y = malloc(sizeof *y * (size_t)ny), sum = 0;
+    CHECK_OK(execute(p, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, dx, dw, dy, NULL, 0, 1, 0));
+    tview_download(&p->y, dy, y);
+    for (long i = 0; i < ny; i++) sum += g[i] * y[i];
+    tbuf_free(dx), tbuf_free(dw), tbuf_free(dy), free(y);
+    return sum;
+}
+
+TEST(conv_backward_matches_finite_differences)
+{
+    static const struct config dbl = {"double", CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE,
+                                      CUDNN_DATA_DOUBLE, CUDNN_DEFAULT_MATH, TV_NCHW, false};
+    static const int picks[] = {1, 2, 3, 12}; /* strided, dilated, grouped, 3-D grouped CONVOLUTION */
+    for (size_t s = 0; s < sizeof picks / sizeof picks[0]; s++) {
+        struct problem p;
+        if (!make_problem(&p, &shapes[picks[s]], &dbl, (int)s)) {
+            free_problem(&p);
+            continue;
+        }
+        long nx = ref_conv_x_count(&p.r), nw = ref_conv_w_count(&p.r), ny = ref_conv_y_count(&p.r);
+        double *x = random_values(CUDNN_DATA_DOUBLE, nx, -1, 1), *w = random_values(CUDNN_DATA_DOUBLE, nw, -1, 1);
+        double *g = random_values(CUDNN_DATA_DOUBLE, ny, -1, 1), *gx = malloc(sizeof *gx * (size_t)nx);
+        double *gw = malloc(sizeof *gw * (size_t)nw);
+        void *dx = tbuf_alloc(tview_bytes(&p.x)), *dw = tview_upload(&p.w.v, w), *dy = tview_upload(&p.y, g);
+        size_t ws = 0;
+        CHECK_OK(workspace_size(&p, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, &ws));
+        void *wsp = tbuf_alloc(ws);
+        CHECK_OK(execute(&p, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, dx, dw, dy, wsp, ws, 1, 0));
+        tview_download(&p.x, dx, gx);
+        tbuf_free(dx), tbuf_free(wsp);
+        dx = tview_upload(&p.x, x);
+        CHECK_OK(workspace_size(&p, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, &ws));
+        wsp = tbuf_alloc(ws);
+        CHECK_OK(execute(&p, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, dx, dw, dy, wsp, ws, 1, 0));
+        tview_download(&p.w.v, dw, gw);
+        const double h = 1e-3;
+        for (int t = 0; t < 6; t++) {
+            long i = (long)(trand_u64() % (uint64_t)nx), j = (long)(trand_u64() % (uint64_t)nw);
+            double keep = x[i];
+            x[i] = keep + h;
+            double up = loss(&p, x, w, g);
+            x[i] = keep - h;
+            double down = loss(&p, x, w, g);
+            x[i] = keep;
+            double fd = (up - down) / (2 * h);
+            if (!CHECK(fabs(fd - gx[i]) <= 1e-7 * fmax(1, fabs(fd))))
+                printf("      %s dx[%ld]: finite difference %.12g, backward data %.12g\n", shapes[picks[s]].name, i, fd, gx[i]);
+            keep = w[j];
+            w[j] = keep + h;
+            up = loss(&p, x, w, g);
+            w[j] = keep - h;
+            down = loss(&p, x, w, g);
+            w[j] = keep;
+            fd = (up - down) / (2 * h);
+            if (!CHECK(fabs(fd - gw[j]) <= 1e-7 * fmax(1, fabs(fd))))
+                printf("      %s dw[%ld]: finite difference %.12g, backward filter %.12g\n", shapes[picks[s]].name, j, fd, gw[j]);
+        }
+        tbuf_free(dx), tbuf_free(dw), tbuf_free(dy), tbuf_free(wsp);
+        free(x), free(w), free(g), free(gx), free(gw);
+        free_problem(&p);
+    }
+}
+
+/* ---- the reference entries: every direction through the plain loops alone ----------------------- */
+
+/* A repeated call reuses its choice (ocd_conv_execute's memo), but still follows the switches:
+   the same call with the entry that served it switched off runs another, and back again. */
+TEST(conv_repeated_call_follows_the_switches)
+{
+    struct problem p;
+    if (!make_problem(&p, &shapes[0], &float_configs[0], 0)) {
+        free_problem(&p);
+        return;
+    }
+    const int algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+    const struct disable_list saved = disable_saved();
+    char first[128];
+    void *dx = tbuf_alloc(tview_bytes(&p.x)), *dw = tbuf_alloc(tview_bytes(&p.w.v)), *dy = tbuf_alloc(tview_bytes(&p.y));
+    size_t ws_bytes = 0;
+    CHECK_OK(workspace_size(&p, FWD, algo, &ws_bytes));
+    size_t ws_cap = ws_bytes + ((size_t)1 << 20); /* room for the entry that serves it next */
+    void *ws = tbuf_alloc(ws_cap);
+    struct ran_impl r;
+    CHECK_OK(execute_capturing(&p, FWD, algo, dx, dw, dy, ws, ws_cap, &r));
+    snprintf(first, sizeof first, "%s", r.name);
+    CHECK(first[0] != '\0');
+    CHECK_OK(execute_capturing(&p, FWD, algo, dx, dw, dy, ws, ws_cap, &r));
+    CHECK(strcmp(r.name, first) == 0);
+    setenv("OPENCUDNN_DISABLE", first, 1);
+    CHECK_OK(execute_capturing(&p, FWD, algo, dx, dw, dy, ws, ws_cap, &r));
+    if (!CHECK(r.name[0] != '\0' && strcmp(r.name, first) != 0))
+        printf("      (with %s switched off, %s ran)\n", first, r.name);
+    disable_restore(&saved);
+    CHECK_OK(execute_capturing(&p, FWD, algo, dx, dw, dy, ws, ws_cap, &r));
+    CHECK(strcmp(r.name, first) == 0);
+    /* the remembered workspace size still guards the call */
+    if (ws_bytes > 0)
+        CHECK_STATUS(execute(&p, FWD, algo, dx, dw, dy, ws, ws_bytes - 1, 1, 0), CUDNN_STATUS_BAD_PARAM);
+    tbuf_free(ws), tbuf_free(dx), tbuf_free(dw), tbuf_free(dy);
+    free_problem(&p);
+}
+
+TEST(conv_reference_entries_alone)
+{
+    const struct disable_list saved = disable_saved();
+    /* switch off everything but the direct kernels: the heuristic then serves each GEMM-family
+       algorithm with the reference entry */
+    setenv("OPENCUDNN_DISABLE",
+           "host:fwd_implicit_precomp_gemm,host:fwd_implicit_gemm,host:fwd_gemm,host:dgrad_implicit_precomp_gemm,"
+           "host:dgrad_implicit_gemm,host:wgrad_gemm,host:wgrad_implicit_precomp_gemm,host:wgrad_implicit_gemm,"
+           "cuda:fwd_gemm1x1*,cuda:fwd_igemm*,cuda:fwd_im2col*,cuda:dgrad_gemm1x1*,cuda:dgrad_igemm*,"
+           "cuda:dgrad_im2col*,cuda:wgrad_gemm1x1*,cuda:wgrad_igemm*,cuda:wgrad_im2col*",
+           1);
+    static const int picks[] = {0, 3, 12};
+    for (size_t s = 0; s < sizeof picks / sizeof picks[0]; s++)
+        for (int d = FWD; d <= BWD_FILTER; d++) {
+            struct problem p;
+            char label[128];
+            snprintf(label, sizeof label, "reference %d %s", d, shapes[picks[s]].name);
+            if (make_problem(&p, &shapes[picks[s]], &float_configs[0], (int)s)) check_direction(&p, d, label);
+            free_problem(&p);
+        }
+    disable_restore(&saved);
+}
