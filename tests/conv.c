@@ -1,26 +1,13 @@
-/* conv.c: the convolution matrix: every shape of conv_harness.c through every data-type
-   configuration of the cuDNN 8.2 tables and every algorithm, forward, backward data and backward
-   filter, against the double reference (tests/ref/conv.c), on every backend present. */
+/* conv.c: the convolution matrix, forward: every shape of conv_harness.c through every float and
+   int8 configuration of the cuDNN 8.2 tables and every algorithm, and the tensor-core shapes in
+   every direction, against the double reference (tests/ref/conv.c), on every backend present.
+   conv_backward.c runs the float matrix of the two gradients (a file of its own, so that ctest
+   runs the halves in parallel). */
 #include "conv_harness.h"
-
-static void run_matrix(enum dir d)
-{
-    run_shapes(d, shapes, nshapes, float_configs, nfloat_configs);
-}
 
 TEST(conv_fwd_every_float_config_shape_and_algo)
 {
-    run_matrix(FWD);
-}
-
-TEST(conv_bwd_data_every_config_shape_and_algo)
-{
-    run_matrix(BWD_DATA);
-}
-
-TEST(conv_bwd_filter_every_config_shape_and_algo)
-{
-    run_matrix(BWD_FILTER);
+    run_shapes(FWD, shapes, nshapes, float_configs, nfloat_configs);
 }
 
 /* The shapes and layouts the CUDA backend's tensor-core entries take (implicit GEMM, cuBLAS GEMMs),

@@ -1,5 +1,5 @@
-/* conv_harness.h: the convolution API tests' problems (tests/conv.c, conv_entries.c, conv_api.c):
-   named shapes (odd sizes, strides, asymmetric padding, dilation, groups, depthwise, 1x1, large
+/* conv_harness.h: the problems of the convolution API tests (conv.c, conv_backward.c,
+   conv_entries.c, conv_api.c): named shapes (odd sizes, strides, asymmetric padding, dilation, groups, depthwise, 1x1, large
    filters, 3-D, CONVOLUTION mode, GEMM block edges), every data-type configuration of the cuDNN
    8.2 tables (float, TF32, double, pseudo and true half, bfloat16, the int8 family), their
    descriptors on the shared tensor views (tensors.h), and the check of one direction through
