@@ -1,16 +1,16 @@
 /* conv_harness.h: the problems of the convolution API tests (conv.c, conv_backward.c,
-   conv_entries.c, conv_api.c): named shapes (odd sizes, strides, asymmetric padding, dilation, groups, depthwise, 1x1, large
-   filters, 3-D, CONVOLUTION mode, GEMM block edges), every data-type configuration of the cuDNN
-   8.2 tables (float, TF32, double, pseudo and true half, bfloat16, the int8 family), their
-   descriptors on the shared tensor views (tensors.h), and the check of one direction through
-   every algorithm: each algorithm the heuristic reports as runnable must run and match
-   tests/ref/conv.c at beta 0 (output poisoned) and beta 0.5; an algorithm it reports as
-   NOT_SUPPORTED must be refused with NOT_SUPPORTED by the execution call. Layouts rotate through
-   packed NCHW, packed NHWC and padded strides (with poisoned gaps); the int8 vector types use
-   NCHW_VECT_C.
+   conv_entries.c, conv_api.c): named shapes (odd sizes, strides, asymmetric padding, dilation,
+   groups, depthwise, 1x1, large filters, 3-D, CONVOLUTION mode, GEMM block edges), every
+   data-type configuration of the cuDNN 8.2 tables (float, TF32, double, pseudo and true half,
+   bfloat16, the int8 family), their descriptors on the shared tensor views (tensors.h), and the
+   check of one direction through every algorithm: each algorithm the heuristic reports as
+   runnable must run and match tests/ref/conv.c at beta 0 (output poisoned) and beta 0.5; an
+   algorithm it reports as NOT_SUPPORTED must be refused with NOT_SUPPORTED by the execution
+   call. Layouts rotate through packed NCHW, packed NHWC and padded strides (with poisoned gaps);
+   the int8 vector types use NCHW_VECT_C.
 
-   conv_support.h is the other convolution harness: one forced algorithm family (FFT, Winograd)
-   on one data type, with errors measured against the reference. */
+   conv_support.h is the other convolution harness: one forced algorithm family (FFT, Winograd) on
+   one data type, with errors measured against the reference. */
 #ifndef OCD_TESTS_CONV_HARNESS_H
 #define OCD_TESTS_CONV_HARNESS_H
 
