@@ -12,14 +12,14 @@
    two pools never compete, and no global setting of the library (its thread count) is touched,
    so an application that uses the same library sees it unchanged.
    Whether it runs a problem it can run is a race with the packed engine (ocd_host_conv_cblas_race):
-   the library must have won this process's calibration (gemm_cblas_calibrate.h: a library left
+   the library must have won this process's calibration (gemm_cblas.h: a library left
    with generic kernels runs at a third of the packed engine's speed), and the problem must be one
    of the sizes where a good library wins; Find times both and overrules that estimate per problem;
    OPENCUDNN_HOST_GEMM=cblas|builtin decides for every problem. */
 #include "host/conv.h"
 
 #include "core/reasons.h"
-#include "host/gemm_cblas_calibrate.h"
+#include "host/gemm_cblas.h"
 #include "host/parallel.h"
 
 #include <cblas.h>
@@ -28,10 +28,9 @@
 
 /* Sizes where a library with kernels for the processor beats the packed engine (OpenBLAS on a
    2-core Zen 3, bench/archive.md, "Host backend"): from a GEMM per image and group of
-   64 x 196 x 576, except when the column matrix outgrows the cache while fewer than 128 filters
-   per group share each of its elements (ResNet-50's 64-channel 56x56 layer at batch 8: 58 MB of
-   columns, where the packed engine, which gathers as it goes, is faster). */
-#define MIN_GEMM_FLOPS (2.0 * 64 * 196 * 576)
+   OCD_HOST_CBLAS_MIN_FLOPS, except when the column matrix outgrows the cache while fewer than 128
+   filters per group share each of its elements (ResNet-50's 64-channel 56x56 layer at batch 8:
+   58 MB of columns, where the packed engine, which gathers as it goes, is faster). */
 #define MIN_FILTERS_FOR_LARGE_COLUMNS 128
 #define LARGE_COLUMNS_BYTES ((size_t)16 << 20)
 
@@ -73,7 +72,7 @@ enum ocd_conv_race ocd_host_conv_cblas_race(cudnnHandle_t handle, const struct o
     if (ocd_host_gemm_choice() == OCD_HOST_GEMM_CBLAS) return OCD_CONV_RACE_FORCED;
     double flops = 2.0 * (s->k / s->groups) * (double)(s->out[0] * s->out[1]) * (double)(s->c / s->groups) *
                    (double)(s->filt[0] * s->filt[1]);
-    if (flops < MIN_GEMM_FLOPS) return OCD_CONV_RACE_LOSES;
+    if (flops < OCD_HOST_CBLAS_MIN_FLOPS) return OCD_CONV_RACE_LOSES;
     if (s->k / s->groups < MIN_FILTERS_FOR_LARGE_COLUMNS && ocd_host_conv_cblas_workspace(handle, p) > LARGE_COLUMNS_BYTES)
         return OCD_CONV_RACE_LOSES;
     return ocd_host_cblas_wins(p->x.dtype) ? OCD_CONV_RACE_WINS : OCD_CONV_RACE_LOSES;

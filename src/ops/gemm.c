@@ -7,8 +7,9 @@
    whether it serves the problem. Table order is the heuristic: on CUDA, cuBLAS where it loads
    (alpha and beta in the library, bias and activation a pass over C), then the tensor-core
    kernel for the 16-bit and TF32 problems whose operands it can copy in whole 16-byte chunks,
-   then the plain kernel, which serves everything; on the host, the packed engine, which serves
-   everything. */
+   then the plain kernel, which serves everything; on the host, the CBLAS library where the build
+   found one and it won this process's calibration (host/gemm_cblas.h), then the packed engine,
+   which serves everything. */
 #include "problem/gemm.h"
 
 #include "core/dtype.h"
@@ -19,6 +20,9 @@ static const struct ocd_impl gemm_impls[] = {
     {"cuda:gemm_cublas", OCD_BACKEND_CUDA, -1, ocd_cuda_gemm_cublas_applies, NULL, ocd_cuda_gemm_cublas},
     {"cuda:gemm_mma", OCD_BACKEND_CUDA, -1, ocd_cuda_gemm_mma_applies, NULL, ocd_cuda_gemm_mma},
     {"cuda:gemm_plain", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_gemm_plain},
+#endif
+#ifdef OCD_HAVE_CBLAS
+    {"host:gemm_cblas", OCD_BACKEND_HOST, -1, ocd_host_gemm_cblas_applies, NULL, ocd_host_gemm_cblas},
 #endif
     {"host:gemm_packed", OCD_BACKEND_HOST, -1, NULL, NULL, ocd_host_gemm_packed},
 };

@@ -80,6 +80,10 @@ static inline int64_t ocd_gemm_offset(bool trans, int64_t ld, int64_t row, int64
 /* ---- implementations: (handle, const struct ocd_gemm_call *) ------------------------------------ */
 
 cudnnStatus_t ocd_host_gemm_packed(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
+#ifdef OCD_HAVE_CBLAS
+const char *ocd_host_gemm_cblas_applies(cudnnHandle_t handle, const void *call);
+cudnnStatus_t ocd_host_gemm_cblas(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
+#endif
 #ifdef OCD_HAVE_CUDA
 const char *ocd_cuda_gemm_cublas_applies(cudnnHandle_t handle, const void *call);
 cudnnStatus_t ocd_cuda_gemm_cublas(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);

@@ -1,5 +1,8 @@
-/* gemm_cblas_calibrate.h: whether the CBLAS library the build found multiplies faster than the
-   built-in packed GEMM engine on this machine, decided once per process by measuring both.
+/* gemm_cblas.h: the host's second GEMM engine, a CBLAS library (OpenBLAS and the like, found by
+   CMake: OPENCUDNN_CBLAS), and the once-per-process measurement that decides whether it or the
+   built-in packed engine (gemm_engine.h) multiplies. The shared GEMM (problem/gemm.h) has an
+   entry on it (host:gemm_cblas, in src/host/gemm_cblas.c) and the forward convolution another
+   (host:fwd_gemm_cblas, conv_cblas.c); both ask ocd_host_cblas_wins.
 
    A CBLAS library is only as fast as the kernel it picks for the processor: OpenBLAS falls back to
    generic kernels on a processor it does not know, and then runs a third of the built-in engine's
@@ -7,8 +10,8 @@
    a data type times one GEMM of the size of a mid-network convolution layer on both engines and
    keeps the answer for the life of the process. OPENCUDNN_HOST_GEMM=cblas|builtin decides
    instead (read at every call, so that a program or a test can change it). */
-#ifndef OCD_HOST_GEMM_CBLAS_CALIBRATE_H
-#define OCD_HOST_GEMM_CBLAS_CALIBRATE_H
+#ifndef OCD_HOST_GEMM_CBLAS_H
+#define OCD_HOST_GEMM_CBLAS_H
 
 #include "core/ocd.h"
 
@@ -27,8 +30,13 @@ enum ocd_host_gemm_choice ocd_host_gemm_choice(void);
    without CBLAS. */
 bool ocd_host_cblas_wins(cudnnDataType_t dtype);
 
+/* The smallest product (2 m n k flops a matrix) worth handing to the library where it won the
+   calibration: below it the packed engine's lower start-up cost wins (bench/archive.md, "Host
+   backend": a GEMM per image and group of 64 x 196 x 576 on a 2-core Zen 3). */
+#define OCD_HOST_CBLAS_MIN_FLOPS (2.0 * 64 * 196 * 576)
+
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* OCD_HOST_GEMM_CBLAS_CALIBRATE_H */
+#endif /* OCD_HOST_GEMM_CBLAS_H */
