@@ -26,7 +26,7 @@ static void *poisoned(size_t bytes)
 const char *tview_layout_name(int layout)
 {
     static const char *names[] = {"NCHW", "NHWC", "padded", "NHWC padded", "NCHW padded", "NCHW_VECT_C"};
-    return layout >= 0 && layout < TV_LAYOUTS ? names[layout] : "?";
+    return layout >= 0 && layout <= TV_NCHW_VECT ? names[layout] : "?";
 }
 
 void tview_init(struct tview *v, cudnnDataType_t dtype, int rank, const int dims[], int layout)

@@ -22,8 +22,8 @@ enum tview_layout {
     TV_PADDED, /* row-major order with a gap after every dimension (innermost stride 2) */
     TV_NHWC_PADDED, /* channels last, each pixel's channels followed by a gap of 3 scalars */
     TV_NCHW_PADDED, /* row-major, spatial dims packed, a gap of 3 after each channel and 5 after each image */
-    TV_NCHW_VECT,   /* packed NCHW_VECT_C, for the int8 vector types: C in vectors of 4 or 32, innermost */
-    TV_LAYOUTS
+    TV_LAYOUTS,     /* the count of the layouts above, which every type takes (tests rotate through them) */
+    TV_NCHW_VECT = TV_LAYOUTS /* packed NCHW_VECT_C, the int8 vector types only: C in vectors of 4 or 32 */
 };
 
 #define TLEN(a) (sizeof(a) / sizeof((a)[0]))
