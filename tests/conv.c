@@ -26,12 +26,12 @@ TEST(conv_fwd_int8_configs)
                 struct problem p;
                 char label[160];
                 snprintf(label, sizeof label, "fwd %s %s v%d", int8_shapes[s].name, int8_configs[c].name, variant);
-                if (make_problem(&p, &int8_shapes[s], &int8_configs[c], variant)) check_direction(&p, FWD, label);
+                if (make_problem(&p, &int8_shapes[s], &int8_configs[c], variant)) check_direction(&p, FWD, -1, label);
                 free_problem(&p);
             }
         }
     }
     struct problem p;
-    if (make_problem(&p, &int8x32_shape, &int8x32_config, 0)) check_direction(&p, FWD, "fwd int8x32");
+    if (make_problem(&p, &int8x32_shape, &int8x32_config, 0)) check_direction(&p, FWD, -1, "fwd int8x32");
     free_problem(&p);
 }

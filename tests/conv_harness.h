@@ -105,9 +105,11 @@ double *random_values(cudnnDataType_t t, long n, double lo, double hi);
 /* v clamped to the range of an integer type t (unchanged for floating types). */
 double saturate_for(cudnnDataType_t t, double v);
 
-/* Checks every algorithm of direction d on p against the reference (see the top). */
-void check_direction(struct problem *p, enum dir d, const char *label);
-/* check_direction over every shape x configuration, the variant rotating. */
+/* Checks every algorithm of direction d on p against the reference (see the top), or only
+   algorithm `only` when it is not negative. */
+void check_direction(struct problem *p, enum dir d, int only, const char *label);
+/* check_direction over every shape x configuration, the variant rotating; with
+   OPENCUDNN_TEST_SUBSET=k over one pair in k, picked by the run's seed. */
 void run_shapes(enum dir d, const struct shape *shp, size_t nshp, const struct config *cfs, size_t ncfs);
 
 /* OPENCUDNN_DISABLE as it was before a test set its own, to put back afterwards. */
