@@ -1,0 +1,89 @@
+/* backend_problem.c: the legacy convolution problem built from a finalized graph convolution
+   (ocd_graph_conv_problem, src/graph/graph_problem.c): shape, groups, padding, stride and
+   filter layout as the legacy API would derive them from equivalent descriptors, and the
+   refusals (asymmetric padding, a filter layout no legacy format spells).
+
+   ocd_graph_conv_problem is not an API function: the test reaches it as an ocd_ symbol of
+   libcudnn_cnn_infer.so.8 under the private version node, as tests/gemm.c reaches ocd_gemm. */
+#include "cnn/conv.h"
+#include "graph/graph.h"
+
+#include "test.h"
+
+#include <dlfcn.h>
+#include <string.h>
+
+typedef cudnnStatus_t (*problem_fn)(const struct ocd_graph_op *, struct ocd_conv_problem *);
+
+static problem_fn problem_entry(void)
+{
+    static problem_fn fn;
+    if (fn == NULL) {
+        void *lib = dlopen(OCD_LIB_DIR "/libcudnn_cnn_infer.so.8", RTLD_NOW);
+        if (lib != NULL) *(void **)&fn = dlsym(lib, "ocd_graph_conv_problem");
+    }
+    return fn;
+}
+
+/* A packed tensor: NCHW row-major, or channels last when nhwc. */
+static struct ocd_graph_tensor packed(int64_t uid, int64_t n, int64_t c, int64_t h, int64_t w, bool nhwc)
+{
+    struct ocd_graph_tensor t = {.uid = uid, .dtype = CUDNN_DATA_FLOAT, .alignment = 4, .rank = 4,
+                                 .dims = {n, c, h, w}, .n_strides = 4, .vect_count = 1, .vect_dim = -1};
+    if (nhwc) {
+        int64_t s[4] = {h * w * c, 1, w * c, c};
+        memcpy(t.strides, s, sizeof s);
+    } else {
+        int64_t s[4] = {c * h * w, h * w, w, 1};
+        memcpy(t.strides, s, sizeof s);
+    }
+    return t;
+}
+
+static struct ocd_graph_op conv_fwd(bool nhwc)
+{
+    struct ocd_graph_op op = {.kind = CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+                              .present = 7, .outputs = 1u << OCD_GT_CONV_Y, .alpha = 2.0, .beta = 0.5};
+    /* x 2x8x9x9, w 6x4x3x3 (2 groups), pad 1, stride 2 -> y 2x6x5x5 */
+    op.t[OCD_GT_CONV_X] = packed('x', 2, 8, 9, 9, nhwc);
+    op.t[OCD_GT_CONV_W] = packed('w', 6, 4, 3, 3, nhwc);
+    op.t[OCD_GT_CONV_Y] = packed('y', 2, 6, 5, 5, nhwc);
+    op.p.conv = (struct ocd_graph_conv_desc){.comp = CUDNN_DATA_FLOAT, .mode = CUDNN_CONVOLUTION, .nsp = 2,
+                                             .pre = {1, 1}, .post = {1, 1}, .dilation = {1, 1}, .stride = {2, 2},
+                                             .n_pre = 2, .n_post = 2, .n_dilation = 2, .n_stride = 2};
+    return op;
+}
+
+TEST_ONCE(backend_conv_problem_of_graph_op)
+{
+    problem_fn fn = problem_entry();
+    if (!CHECK(fn != NULL)) return;
+    for (int nhwc = 0; nhwc < 2; nhwc++) {
+        struct ocd_graph_op op = conv_fwd(nhwc);
+        struct ocd_conv_problem p;
+        if (!CHECK_OK(fn(&op, &p))) continue;
+        const struct ocd_conv_shape *s = &p.s;
+        CHECK(p.dir == OCD_CONV_FWD && s->nsp == 2 && s->n == 2 && s->c == 8 && s->k == 6 && s->groups == 2);
+        CHECK(s->in[0] == 9 && s->filt[1] == 3 && s->out[0] == 5 && s->pad[1] == 1 && s->stride[0] == 2 && s->flip);
+        CHECK(p.w_format == (nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW));
+        CHECK(p.alpha == 2.0 && p.beta == 0.5 && p.x_data == NULL);
+        CHECK(p.x.strides[1] == (nhwc ? 1 : 81));
+    }
+    struct ocd_graph_op op = conv_fwd(false);
+    struct ocd_conv_problem p;
+    op.kind = CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR;
+    CHECK_OK(fn(&op, &p));
+    CHECK(p.dir == OCD_CONV_BWD_DATA);
+    /* pre padding 1, post padding 2: the legacy problem has one padding per dim */
+    op = conv_fwd(false);
+    op.p.conv.post[0] = 2;
+    op.t[OCD_GT_CONV_Y].dims[2] = 5;
+    CHECK_STATUS(fn(&op, &p), CUDNN_STATUS_NOT_SUPPORTED);
+    /* a filter whose strides are neither packed NCHW nor NHWC */
+    op = conv_fwd(false);
+    op.t[OCD_GT_CONV_W].strides[0] = 100;
+    CHECK_STATUS(fn(&op, &p), CUDNN_STATUS_NOT_SUPPORTED);
+    /* not a convolution */
+    op.kind = CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR;
+    CHECK_STATUS(fn(&op, &p), CUDNN_STATUS_BAD_PARAM);
+}
