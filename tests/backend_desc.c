@@ -858,3 +858,37 @@ TEST_ONCE(backend_plan_and_variant_pack_rules)
     CHECK_OK(cudnnBackendFinalize(pack));
     destroy_all(&pack, 1);
 }
+
+/* INT8 tensors vectorized on the channels (the frontend's DP4A and IMMA samples): dims count
+   vectors, the convolution counts scalar channels. */
+static bdesc int8_tensor(int64_t uid, const int64_t dims[4], int64_t vect)
+{
+    bdesc t = mk(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    cudnnDataType_t dt = CUDNN_DATA_INT8;
+    int64_t strides[4] = {dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1}, align = 16, vdim = 1;
+    CHECK_OK(set_one(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, &dt));
+    CHECK_OK(set_i64(t, CUDNN_ATTR_TENSOR_DIMENSIONS, 4, dims));
+    CHECK_OK(set_i64(t, CUDNN_ATTR_TENSOR_STRIDES, 4, strides));
+    CHECK_OK(set_i64(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, 1, &uid));
+    CHECK_OK(set_i64(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, 1, &align));
+    CHECK_OK(set_i64(t, CUDNN_ATTR_TENSOR_VECTOR_COUNT, 1, &vect));
+    CHECK_OK(set_i64(t, CUDNN_ATTR_TENSOR_VECTORIZED_DIMENSION, 1, &vdim));
+    CHECK_OK(cudnnBackendFinalize(t));
+    return t;
+}
+
+TEST_ONCE(backend_vectorized_conv_ops)
+{
+    bdesc conv = conv_desc(0);
+    /* DP4A: 64 channels as 16 vectors of 4 in, 64 filters, 64 channels out */
+    bdesc x = int8_tensor('x', (const int64_t[]){4, 16, 224, 224}, 4), w = int8_tensor('w', (const int64_t[]){64, 16, 3, 3}, 4);
+    bdesc y = int8_tensor('y', (const int64_t[]){4, 16, 222, 222}, 4), y64 = int8_tensor('y', (const int64_t[]){4, 64, 222, 222}, 4);
+    bdesc op = conv_op(x, w, y, conv), bad = conv_op(x, w, y64, conv);
+    CHECK_OK(cudnnBackendFinalize(op));
+    CHECK_STATUS(cudnnBackendFinalize(bad), CUDNN_STATUS_BAD_PARAM);
+    /* IMMA: 64 channels as 2 vectors of 32 in, 32 filters, 1 vector of 32 out */
+    bdesc xi = int8_tensor('x', (const int64_t[]){7, 2, 21, 21}, 32), wi = int8_tensor('w', (const int64_t[]){32, 2, 3, 3}, 32);
+    bdesc yi = int8_tensor('y', (const int64_t[]){7, 1, 19, 19}, 32), opi = conv_op(xi, wi, yi, conv);
+    CHECK_OK(cudnnBackendFinalize(opi));
+    destroy_all((bdesc[]){conv, x, w, y, y64, op, bad, xi, wi, yi, opi}, 11);
+}

@@ -87,3 +87,24 @@ TEST_ONCE(backend_conv_problem_of_graph_op)
     op.kind = CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR;
     CHECK_STATUS(fn(&op, &p), CUDNN_STATUS_BAD_PARAM);
 }
+
+TEST_ONCE(backend_conv_problem_of_vectorized_op)
+{
+    problem_fn fn = problem_entry();
+    if (!CHECK(fn != NULL)) return;
+    /* INT8 x 4 on the channels: 8 channels as 2 vectors, 4 filters */
+    struct ocd_graph_op op = conv_fwd(false);
+    op.t[OCD_GT_CONV_X] = packed('x', 2, 2, 9, 9, false);
+    op.t[OCD_GT_CONV_W] = packed('w', 4, 2, 3, 3, false);
+    op.t[OCD_GT_CONV_Y] = packed('y', 2, 1, 5, 5, false);
+    for (int s = 0; s < 3; s++) {
+        op.t[s].dtype = CUDNN_DATA_INT8;
+        op.t[s].vect_count = 4;
+        op.t[s].vect_dim = 1;
+    }
+    op.p.conv.comp = CUDNN_DATA_INT32;
+    struct ocd_conv_problem p;
+    if (!CHECK_OK(fn(&op, &p))) return;
+    CHECK(p.s.c == 8 && p.s.k == 4 && p.s.groups == 1 && p.w_format == CUDNN_TENSOR_NCHW_VECT_C);
+    CHECK(p.x.dtype == CUDNN_DATA_INT8x4 && p.x.dims[1] == 8 && p.x.strides[1] == 81 * 4);
+}
