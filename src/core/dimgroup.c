@@ -5,6 +5,9 @@
 
 #include <string.h>
 
+/* The most tensors ocd_dims_sort_merge orders together (dimgroup.h). */
+#define MERGE_TENSORS 12
+
 int ocd_dims_sort_merge(int rank, int count, int64_t dims[], int64_t *strides, int row)
 {
     /* Drop the dims of extent 1, then insertion-sort the rest by tensor 0's stride, largest
@@ -15,7 +18,7 @@ int ocd_dims_sort_merge(int rank, int count, int64_t dims[], int64_t *strides, i
         if (dims[d] == 1) continue;
         int i = n++;
         while (i > 0 && strides[i - 1] < strides[d]) i--;
-        int64_t extent = dims[d], moved[OCD_GROUP_TENSORS];
+        int64_t extent = dims[d], moved[MERGE_TENSORS];
         for (int t = 0; t < count; t++) moved[t] = strides[t * row + d];
         for (int j = n - 1; j > i; j--) {
             dims[j] = dims[j - 1];

@@ -44,7 +44,8 @@ void ocd_map_io_set(struct ocd_map_io *io, cudnnDataType_t dtype, const void *al
 /* The sort-and-merge behind ocd_dim_group_build and ocd_ewise_build (core/ewise.h): drops the
    dims of extent 1, orders the rest by tensor 0's strides, largest first (stable), and merges
    neighbours that every tensor lays out as one run. dims[0..rank-1]; tensor t's stride of dim d
-   is strides[t * row + d], for count <= OCD_GROUP_TENSORS tensors. Returns the new rank (0 when
+   is strides[t * row + d], for count <= 12 tensors (a pointwise chain of the graph API orders
+   its inputs and outputs together). Returns the new rank (0 when
    every dim has extent 1). */
 int ocd_dims_sort_merge(int rank, int count, int64_t dims[], int64_t *strides, int row);
 
