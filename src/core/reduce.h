@@ -138,6 +138,10 @@ void ocd_reduce_build(struct ocd_reduce *r, const struct ocd_tensor_view *a, con
 /* Workspace bytes the plan needs. */
 size_t ocd_reduce_workspace(const struct ocd_reduce *r);
 
+/* Runs a complete problem (data, scaling, workspace set) through the reduction's implementation
+   table (src/ops/reduce.c); op names the caller in logs. The graph API's reductions use it. */
+cudnnStatus_t ocd_reduce_run(cudnnHandle_t handle, const struct ocd_reduce *r, const char *op);
+
 #ifdef __cplusplus
 }
 #endif

@@ -223,5 +223,10 @@ cudnnStatus_t CUDNNWINAPI cudnnReduceTensor(cudnnHandle_t handle, const cudnnRed
     r.partials = need_workspace ? workspace : NULL;
     r.alpha = ocd_scaling_value(cDesc->dtype, alpha);
     r.beta = ocd_scaling_value(cDesc->dtype, beta);
-    return ocd_impl_run(handle, reduce_impls, OCD_ARRAY_LEN(reduce_impls), &r, "cudnnReduceTensor");
+    return ocd_reduce_run(handle, &r, "cudnnReduceTensor");
+}
+
+cudnnStatus_t ocd_reduce_run(cudnnHandle_t handle, const struct ocd_reduce *r, const char *op)
+{
+    return ocd_impl_run(handle, reduce_impls, OCD_ARRAY_LEN(reduce_impls), r, op);
 }
