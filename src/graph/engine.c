@@ -1,26 +1,233 @@
-/* engine.c: the engines of the backend API as the descriptor layer sees them (graph.h hooks).
+/* engine.c: the engines of the backend API (the graph.h hooks the descriptor layer calls): the
+   global index of each engine, what an engine says of itself for a graph (knobs, numerical and
+   behaviour notes), whether it runs the graph, and the heuristics.
 
-   This is the placeholder the descriptor layer is built and tested against: one engine (global
-   index 0) claims every graph, offers no knobs and carries no notes, heuristics list it, and a
-   plan cannot be built yet (NOT_SUPPORTED, logged). The engine list, heuristics, plans and
-   execution replace it. */
-#include "graph/graph.h"
+   Main decision: the engines are the convolution registry, not a second list of kernels. Index
+   0 runs what the registry's heuristic order picks without workspace, indices 1.. are the cuDNN
+   algorithms through the legacy pick, and the rest pin one registry implementation each, by name,
+   in the append-only list below (docs/engines.md). A registry entry added later is appended
+   here; the test backend_engine_list_complete fails until it is. The heuristics (INSTANT and B
+   alike: one model) list the implementations that run the graph in registry order, which is the
+   convolution heuristic's order, so a graph gets the same first choice from the backend API as
+   from cudnnGetConvolution*Algorithm_v7. No engine has knobs: the tile and stage choices of our
+   kernels are separate implementations, each an engine of its own. */
+#include "graph/engine.h"
 
-#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The pinned implementations, per direction, in index order. Append only; never reorder or
+   reuse a name (an index a program pinned must keep its meaning). */
+static const char *const fwd_entries[] = {
+    "host:fwd_gemm_cblas", "host:fwd_implicit_precomp_gemm", "host:fwd_implicit_gemm", "host:fwd_gemm",
+    "host:fwd_winograd", "host:fwd_winograd_nonfused", "host:fwd_fft", "host:fwd_fft_tiling", "host:fwd_direct",
+    "cuda:fwd_gemm1x1_cublas_tc", "cuda:fwd_gemm1x1_cublas", "cuda:fwd_igemm_tc_128x128x32_s3",
+    "cuda:fwd_igemm_tc_128x64x32_s4", "cuda:fwd_igemm_tc_64x64x32_s4", "cuda:fwd_igemm_tf32_128x128x16_s3",
+    "cuda:fwd_igemm_tf32_128x64x16_s4", "cuda:fwd_igemm_tf32_64x64x16_s4", "cuda:fwd_im2col_gemm_cublas_tc",
+    "cuda:fwd_im2col_gemm_cublas", "cuda:fwd_winograd_tc", "cuda:fwd_winograd", "cuda:fwd_winograd_nonfused_tc",
+    "cuda:fwd_winograd_nonfused", "cuda:fwd_fft", "cuda:fwd_fft_tiling", "cuda:fwd_direct",
+};
+static const char *const dgrad_entries[] = {
+    "host:dgrad_implicit_precomp_gemm", "host:dgrad_implicit_gemm", "host:dgrad_winograd",
+    "host:dgrad_winograd_nonfused", "host:dgrad_fft", "host:dgrad_fft_tiling", "host:dgrad_direct",
+    "cuda:dgrad_gemm1x1_cublas_tc", "cuda:dgrad_gemm1x1_cublas", "cuda:dgrad_igemm_tc_phases",
+    "cuda:dgrad_igemm_tf32_phases", "cuda:dgrad_igemm_tc_128x128x32_s3", "cuda:dgrad_igemm_tc_128x64x32_s4",
+    "cuda:dgrad_igemm_tc_64x64x32_s4", "cuda:dgrad_igemm_tf32_128x128x16_s3", "cuda:dgrad_igemm_tf32_128x64x16_s4",
+    "cuda:dgrad_igemm_tf32_64x64x16_s4", "cuda:dgrad_im2col_gemm_cublas_tc", "cuda:dgrad_im2col_gemm_cublas",
+    "cuda:dgrad_winograd_tc", "cuda:dgrad_winograd", "cuda:dgrad_winograd_nonfused_tc",
+    "cuda:dgrad_winograd_nonfused", "cuda:dgrad_fft", "cuda:dgrad_fft_tiling", "cuda:dgrad_direct",
+};
+static const char *const wgrad_entries[] = {
+    "host:wgrad_gemm", "host:wgrad_implicit_precomp_gemm", "host:wgrad_implicit_gemm",
+    "host:wgrad_winograd_nonfused", "host:wgrad_fft", "host:wgrad_fft_tiling", "host:wgrad_direct",
+    "cuda:wgrad_gemm1x1_cublas_tc", "cuda:wgrad_gemm1x1_cublas", "cuda:wgrad_igemm_tc_128x128x32_s3",
+    "cuda:wgrad_igemm_tc_128x64x32_s4", "cuda:wgrad_igemm_tc_64x64x32_s4", "cuda:wgrad_im2col_gemm_cublas_tc",
+    "cuda:wgrad_im2col_gemm_cublas", "cuda:wgrad_winograd_nonfused_tc", "cuda:wgrad_winograd_nonfused",
+    "cuda:wgrad_fft", "cuda:wgrad_fft_tiling", "cuda:wgrad_direct",
+};
+
+static const struct {
+    const char *const *names;
+    int count;
+} entry_lists[OCD_CONV_DIRS] = {
+    {fwd_entries, (int)OCD_ARRAY_LEN(fwd_entries)},
+    {dgrad_entries, (int)OCD_ARRAY_LEN(dgrad_entries)},
+    {wgrad_entries, (int)OCD_ARRAY_LEN(wgrad_entries)},
+};
+
+/* ---- indices ---------------------------------------------------------------------------------- */
+
+static bool is_conv(cudnnBackendDescriptorType_t kind)
+{
+    return kind == CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR ||
+           kind == CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR ||
+           kind == CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR;
+}
+
+static int conv_dir(cudnnBackendDescriptorType_t kind)
+{
+    return kind == CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR         ? OCD_CONV_FWD
+           : kind == CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR ? OCD_CONV_BWD_DATA
+                                                                                   : OCD_CONV_BWD_FILTER;
+}
+
+int ocd_engine_graph_dir(const struct ocd_graph *g)
+{
+    int dir = -1;
+    for (int i = 0; i < g->n_ops; i++) {
+        if (!is_conv(g->ops[i].kind)) continue;
+        int d = conv_dir(g->ops[i].kind);
+        if (dir >= 0 && d != dir) return -2;
+        dir = d;
+    }
+    return dir;
+}
+
+static int64_t count_of(int dir)
+{
+    return dir < 0 ? 1 : 1 + ocd_conv_algo_count((enum ocd_conv_dir)dir) + entry_lists[dir].count;
+}
+
+bool ocd_engine_decode(int dir, int64_t index, struct ocd_engine_id *id)
+{
+    memset(id, 0, sizeof *id);
+    id->dir = dir;
+    if (index < 0 || index >= count_of(dir)) return false;
+    if (index == 0) {
+        id->kind = OCD_ENGINE_AUTO;
+        return true;
+    }
+    const int algos = ocd_conv_algo_count((enum ocd_conv_dir)dir);
+    if (index <= algos) {
+        id->kind = OCD_ENGINE_ALGO;
+        id->algo = (int)index - 1;
+    } else {
+        id->kind = OCD_ENGINE_ENTRY;
+        id->name = entry_lists[dir].names[index - 1 - algos];
+    }
+    return true;
+}
+
+/* ---- which implementation runs ---------------------------------------------------------------- */
+
+#define BIT(a) (1u << (a))
+
+/* Why entry e cannot run p at all (under any algorithm it serves), or NULL. */
+static const char *entry_rejects(cudnnHandle_t handle, const struct ocd_conv_impl *e, const struct ocd_conv_problem *p)
+{
+    bool documented = false;
+    for (int a = 0; a < ocd_conv_algo_count(p->dir) && !documented; a++)
+        documented = (e->algos & BIT(a)) && ocd_conv_algo_rejects(p, a) == NULL;
+    if (!documented) return "the documented restrictions of its algorithms rule the problem out";
+    const char *r = ocd_impl_rejects(handle, &e->base, p);
+    if (r == NULL && e->tensor_ops) r = ocd_conv_tensor_ops_rejects(p);
+    return r;
+}
+
+const struct ocd_conv_impl *ocd_engine_conv_pick(cudnnHandle_t handle, const struct ocd_engine_id *id,
+                                                 const struct ocd_conv_problem *p, char *why, size_t why_size)
+{
+    const struct ocd_conv_table *t = ocd_conv_table(p->dir);
+    switch (id->kind) {
+    case OCD_ENGINE_ALGO: return ocd_conv_pick(handle, p, id->algo, why, why_size);
+    case OCD_ENGINE_AUTO:
+        for (size_t i = 0; i < t->count; i++) {
+            const struct ocd_conv_impl *e = &t->impls[i];
+            if (entry_rejects(handle, e, p) != NULL) continue;
+            if (e->race != NULL && e->race(handle, p) == OCD_CONV_RACE_LOSES) continue;
+            if (ocd_conv_impl_workspace(handle, e, p) == 0) return e;
+        }
+        snprintf(why, why_size, "no implementation runs the convolution without workspace");
+        return NULL;
+    default:
+        for (size_t i = 0; i < t->count; i++) {
+            if (strcmp(t->impls[i].base.name, id->name) != 0) continue;
+            const char *r = entry_rejects(handle, &t->impls[i], p);
+            if (r == NULL) return &t->impls[i];
+            snprintf(why, why_size, "%s: %s", id->name, r);
+            return NULL;
+        }
+        snprintf(why, why_size, "%s is not built into this library", id->name);
+        return NULL;
+    }
+}
+
+cudnnStatus_t ocd_engine_conv_problem(const struct ocd_graph_op *op, struct ocd_conv_problem *p)
+{
+    struct ocd_graph_op copy = *op;
+    const int dst = op->kind == CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR         ? OCD_GT_CONV_Y
+                    : op->kind == CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR ? OCD_GT_CONV_X
+                                                                                               : OCD_GT_CONV_W;
+    const int src = dst == OCD_GT_CONV_X ? OCD_GT_CONV_Y : OCD_GT_CONV_X;
+    if (copy.t[dst].is_virtual) copy.t[dst].dtype = copy.t[src].dtype;
+    OCD_TRY(ocd_graph_conv_problem(&copy, p));
+    p->math = CUDNN_DEFAULT_MATH; /* the backend API has no math type: the engines' notes say it */
+    if (copy.t[dst].is_virtual) p->beta = 0;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* ---- the hooks -------------------------------------------------------------------------------- */
 
 int64_t ocd_graph_engine_count(const struct ocd_graph *g)
 {
-    (void)g;
-    return 1;
+    const int dir = ocd_engine_graph_dir(g);
+    if (dir == -2) {
+        OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the graph mixes convolutions of different directions");
+        return 0;
+    }
+    struct ocd_engine_id id;
+    ocd_engine_decode(dir, 0, &id);
+    struct ocd_graph_plan *plan;
+    int64_t ws;
+    if (ocd_engine_plan(g->handle, (struct ocd_graph *)g, &id, &plan, &ws) != CUDNN_STATUS_SUCCESS) return 0;
+    ocd_graph_plan_free(plan);
+    return count_of(dir);
 }
 
-cudnnStatus_t ocd_graph_engine_describe(const struct ocd_graph *g, int64_t index,
-                                        struct ocd_graph_engine_info *info)
+/* The notes of implementation e on problem p (graph.h: at most one of each). */
+static void add_notes(const struct ocd_conv_impl *e, const struct ocd_conv_problem *p, struct ocd_graph_engine_info *info)
 {
-    if (index < 0 || index >= ocd_graph_engine_count(g))
-        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "engine index %lld is not in [0, %lld)",
-                        (long long)index, (long long)ocd_graph_engine_count(g));
+    bool has[CUDNN_NUMERICAL_NOTE_TYPE_COUNT] = {false};
+    for (int i = 0; i < info->n_numerical; i++) has[info->numerical[i]] = true;
+    if (e->tensor_ops) {
+        has[CUDNN_NUMERICAL_NOTE_TENSOR_CORE] = true;
+        if (p->x.dtype == CUDNN_DATA_FLOAT) has[CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS] = true; /* TF32 */
+    }
+    static const int fft[OCD_CONV_DIRS][2] = {
+        {CUDNN_CONVOLUTION_FWD_ALGO_FFT, CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING},
+        {CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING},
+        {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING}};
+    static const int wino[OCD_CONV_DIRS][2] = {
+        {CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED},
+        {CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD, CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED},
+        {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED}};
+    if (e->algos & (BIT(fft[p->dir][0]) | BIT(fft[p->dir][1]))) has[CUDNN_NUMERICAL_NOTE_FFT] = true;
+    if (e->algos & (BIT(wino[p->dir][0]) | BIT(wino[p->dir][1]))) has[CUDNN_NUMERICAL_NOTE_WINOGRAD] = true;
+    if (e->determinism == CUDNN_NON_DETERMINISTIC) has[CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC] = true;
+    info->n_numerical = 0;
+    for (int n = 0; n < CUDNN_NUMERICAL_NOTE_TYPE_COUNT; n++)
+        if (has[n]) info->numerical[info->n_numerical++] = (cudnnBackendNumericalNote_t)n;
+}
+
+cudnnStatus_t ocd_graph_engine_describe(const struct ocd_graph *g, int64_t index, struct ocd_graph_engine_info *info)
+{
+    const int dir = ocd_engine_graph_dir(g);
+    struct ocd_engine_id id;
+    if (dir == -2 || !ocd_engine_decode(dir, index, &id))
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "engine index %lld is not in [0, %lld)", (long long)index,
+                        (long long)(dir == -2 ? 0 : count_of(dir)));
     *info = (struct ocd_graph_engine_info){0};
+    for (int i = 0; i < g->n_ops; i++) {
+        if (!is_conv(g->ops[i].kind)) continue;
+        struct ocd_conv_problem p;
+        OCD_TRY(ocd_engine_conv_problem(&g->ops[i], &p));
+        char why[1024];
+        const struct ocd_conv_impl *e = ocd_engine_conv_pick(g->handle, &id, &p, why, sizeof why);
+        if (e == NULL)
+            return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "engine %lld does not run the graph's %s: %s", (long long)index,
+                            ocd_graph_op_name(g->ops[i].kind), why);
+        add_notes(e, &p, info);
+    }
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -34,29 +241,57 @@ cudnnStatus_t ocd_graph_config_check(const struct ocd_graph *g, const struct ocd
     return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t ocd_graph_heuristics(const struct ocd_graph *g, cudnnBackendHeurMode_t mode,
-                                   struct ocd_graph_config *out, int64_t cap, int64_t *count)
+/* The stages of engine `index`'s plan for the graph, or 0 when it builds none. */
+static int plan_stages(const struct ocd_graph *g, int dir, int64_t index)
 {
-    (void)g;
-    (void)mode;
-    if (cap > 0) out[0] = (struct ocd_graph_config){.engine = 0};
-    *count = 1;
+    struct ocd_engine_id id;
+    struct ocd_graph_plan *plan;
+    int64_t ws;
+    ocd_engine_decode(dir, index, &id);
+    if (ocd_engine_plan(g->handle, (struct ocd_graph *)g, &id, &plan, &ws) != CUDNN_STATUS_SUCCESS) return 0;
+    int n = ocd_engine_plan_stages(plan);
+    ocd_graph_plan_free(plan);
+    return n;
+}
+
+/* The pinned implementations that run the graph, ordered by predicted speed: fewer passes over
+   memory first (an implementation that takes a fused epilogue saves one over the output), then
+   registry order, which is the convolution heuristic's. */
+cudnnStatus_t ocd_graph_heuristics(const struct ocd_graph *g, cudnnBackendHeurMode_t mode, struct ocd_graph_config *out,
+                                   int64_t cap, int64_t *count)
+{
+    (void)mode; /* INSTANT and B share one model */
+    const int dir = ocd_engine_graph_dir(g);
+    int64_t found[64], n = 0;
+    int stages[64];
+    if (dir >= 0) {
+        const struct ocd_conv_table *t = ocd_conv_table((enum ocd_conv_dir)dir);
+        const int base = 1 + ocd_conv_algo_count((enum ocd_conv_dir)dir);
+        for (size_t i = 0; i < t->count; i++)
+            for (int j = 0; j < entry_lists[dir].count && n < 64; j++) {
+                if (strcmp(entry_lists[dir].names[j], t->impls[i].base.name) != 0) continue;
+                int k = plan_stages(g, dir, base + j);
+                if (k == 0) continue;
+                int at = (int)n++; /* insertion keeps registry order among equal stage counts */
+                while (at > 0 && stages[at - 1] > k) {
+                    found[at] = found[at - 1], stages[at] = stages[at - 1];
+                    at--;
+                }
+                found[at] = base + j, stages[at] = k;
+            }
+    }
+    if (n == 0 && dir != -2 && plan_stages(g, dir, 0) > 0) found[n++] = 0;
+    for (int64_t i = 0; i < n && i < cap; i++) out[i] = (struct ocd_graph_config){.engine = found[i]};
+    *count = n;
     return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t ocd_graph_plan_build(cudnnHandle_t handle, struct ocd_graph *g,
-                                   const struct ocd_graph_config *cfg, struct ocd_graph_plan **plan,
-                                   int64_t *workspace_bytes)
+int ocd_engine_entry_count(int dir)
 {
-    (void)handle;
-    (void)g;
-    (void)workspace_bytes;
-    *plan = NULL;
-    return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "engine %lld cannot build plans yet",
-                    (long long)cfg->engine);
+    return entry_lists[dir].count;
 }
 
-void ocd_graph_plan_free(struct ocd_graph_plan *plan)
+const char *ocd_engine_entry_name(int dir, int j)
 {
-    free(plan);
+    return entry_lists[dir].names[j];
 }

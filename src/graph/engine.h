@@ -1,0 +1,69 @@
+/* engine.h: what the engine list (engine.c) and the executor (engine_exec.c) of the backend API
+   share: how a global engine index decodes, and which convolution implementation an engine runs
+   for a convolution of the graph.
+
+   The global index of a graph's engine (docs/engines.md is the list, append-only):
+   - a graph without a convolution has one engine, 0: its ops run on the library's one
+     implementation table each (the GEMM's, the reduction's, the pointwise chain's);
+   - a graph whose convolutions have direction d has
+       0                     "auto": the first implementation of the registry, in heuristic order,
+                             that runs the convolution without workspace (the direct kernels
+                             always can, so index 0 runs every convolution graph);
+       1 .. A_d              cuDNN algorithm a = index - 1 of the direction (fwd 8, bwd data 6,
+                             bwd filter 7), through the registry's pick as the legacy API does;
+       A_d + 1 + j           implementation j of the direction's append-only list (engine.c),
+                             pinned: it runs the convolution or the engine does not apply.
+   Every other op of the graph (pointwise chains, matmul, reduction, statistics) runs the same
+   way under every engine. */
+#ifndef OCD_GRAPH_ENGINE_H
+#define OCD_GRAPH_ENGINE_H
+
+#include "cnn/conv.h"
+#include "graph/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ocd_engine_kind { OCD_ENGINE_AUTO, OCD_ENGINE_ALGO, OCD_ENGINE_ENTRY };
+
+struct ocd_engine_id {
+    enum ocd_engine_kind kind;
+    int dir;   /* enum ocd_conv_dir, or -1 for a graph without a convolution */
+    int algo;  /* OCD_ENGINE_ALGO */
+    const char *name; /* OCD_ENGINE_ENTRY: the implementation's name */
+};
+
+/* The direction of the graph's convolutions (-1: none), or -2 when they differ. */
+int ocd_engine_graph_dir(const struct ocd_graph *g);
+
+/* Decodes a global index for a graph of direction dir; false when out of range. */
+bool ocd_engine_decode(int dir, int64_t index, struct ocd_engine_id *id);
+
+/* The implementation engine id runs for problem p on the handle's backend, or NULL with *why.
+   The result is what the plan runs; p's data pointers may be NULL. */
+const struct ocd_conv_impl *ocd_engine_conv_pick(cudnnHandle_t handle, const struct ocd_engine_id *id,
+                                                 const struct ocd_conv_problem *p, char *why, size_t why_size);
+
+/* The legacy problem of a convolution op of the graph, its virtual output stored in the data
+   type of its input (the intermediate an engine writes to its workspace). */
+cudnnStatus_t ocd_engine_conv_problem(const struct ocd_graph_op *op, struct ocd_conv_problem *p);
+
+/* Builds the plan engine id makes of the graph (engine_exec.c): the stages, the implementations
+   they run and the workspace. NOT_SUPPORTED, logged, when the engine cannot run the graph. */
+cudnnStatus_t ocd_engine_plan(cudnnHandle_t handle, struct ocd_graph *g, const struct ocd_engine_id *id,
+                              struct ocd_graph_plan **plan, int64_t *workspace_bytes);
+
+/* The number of passes (stages) of a plan: the heuristics' first key. */
+int ocd_engine_plan_stages(const struct ocd_graph_plan *plan);
+
+/* The append-only list of pinned implementations of a direction (engine.c), for the test that
+   checks it names every registry entry (reached through dlsym). */
+int ocd_engine_entry_count(int dir);
+const char *ocd_engine_entry_name(int dir, int j);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCD_GRAPH_ENGINE_H */

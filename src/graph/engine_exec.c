@@ -1,0 +1,761 @@
+/* engine_exec.c: execution plans of the backend API and cudnnBackendExecute.
+
+   Main decision: a plan is a short list of stages, each one call of an implementation table the
+   legacy API already has: a convolution (the registry entry the engine chose), a GEMM
+   (ocd_gemm), a reduction, channel statistics (the bias-gradient kernels with their sum of
+   squares), or a pointwise chain (problem/pointwise.h): every run of consecutive pointwise ops
+   of one output shape is one elementwise pass, its virtual tensors kept in registers. A virtual
+   tensor between stages lives in the workspace, in the layout its descriptor gives, stored in
+   the type of its producer's data (a convolution of half data writes half). Two rewrites make
+   the common fusions cheaper:
+   - epilogue fusion: a forward convolution followed by a chain of the form
+     act(alpha1 * conv + alpha2 * z + bias) (ADD of a tensor shaped like the output, ADD of a
+     per-channel bias, a final default RELU_FWD) runs as one convolution with the registry's
+     epilogue (struct ocd_conv_epilogue), when the implementation the engine chose takes it
+     (the implicit GEMM and direct kernels do): ConvBiasAct in one kernel;
+   - in place: otherwise, when the chain writes a tensor laid out like the anchor's (the
+     convolution's or GEMM's) output, the anchor writes there and the chain runs in place, so
+     the intermediate needs no workspace.
+   A plan is immutable once built; Execute copies each stage's problem, binds the pointers of the
+   variant pack and runs the stages in order on the handle's stream. Every check (a UID without a
+   pointer, a pointer below its promised alignment, a NULL workspace the plan needs) happens
+   before the first stage runs, so a failed Execute writes nothing. */
+#include "graph/engine.h"
+
+#include "core/dtype.h"
+#include "core/reduce.h"
+#include "problem/gemm.h"
+#include "problem/pointwise.h"
+
+#include <float.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BUFS 48
+#define MAX_STAGES 16
+#define WS_ALIGN 256
+
+enum buf_kind { BUF_USER, BUF_WORK, BUF_ALIAS };
+
+/* A tensor with memory: a pointer of the variant pack, a piece of the workspace, or another
+   buffer's memory (in place). */
+struct buf {
+    int64_t uid;
+    enum buf_kind kind;
+    int alias;             /* BUF_ALIAS */
+    size_t off, bytes;     /* BUF_WORK */
+    int64_t alignment;     /* BUF_USER: bytes the pointer is promised to be aligned to */
+    struct ocd_tensor_view view; /* as stored */
+};
+
+enum stage_kind { ST_CONV, ST_GEMM, ST_CHAIN, ST_REDUCE, ST_GENSTATS };
+
+/* Buffer roles: CONV x w y z bias; GEMM a b c (the BLAS operands); CHAIN inputs then outputs;
+   REDUCE x y; GENSTATS x sum sqsum. -1: none. */
+struct stage {
+    enum stage_kind kind;
+    int b[OCD_PW_MAX_OPERANDS];
+    const struct ocd_conv_impl *impl; /* CONV */
+    size_t scratch;                   /* workspace bytes of the call */
+    union {
+        struct ocd_conv_problem conv;
+        struct ocd_gemm_problem gemm;
+        struct ocd_pw_chain chain;
+        struct ocd_reduce red;
+        struct ocd_conv_bias_problem gs;
+    } u;
+};
+
+struct ocd_graph_plan {
+    struct ocd_graph *g;
+    enum ocd_backend_kind backend;
+    int nbufs, nstages;
+    struct buf bufs[MAX_BUFS];
+    struct stage stages[MAX_STAGES];
+    size_t scratch_off, total;
+};
+
+/* ---- building ---------------------------------------------------------------------------------- */
+
+struct builder {
+    cudnnHandle_t handle;
+    const struct ocd_graph *g;
+    const struct ocd_engine_id *id;
+    struct ocd_graph_plan *pl;
+    int chain_of[OCD_GRAPH_MAX_OPS];   /* pointwise op -> its chain, else -1 */
+    int *buf_of_node;                  /* graph node -> its buffer, else -1 */
+};
+
+static bool is_pw(const struct ocd_graph_op *op)
+{
+    return op->kind == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR;
+}
+
+static bool pw_backward(const struct ocd_graph_op *op)
+{
+    return op->p.pw.mode >= CUDNN_POINTWISE_RELU_BWD;
+}
+
+/* The output slot of a pointwise op. */
+static int pw_out(const struct ocd_graph_op *op)
+{
+    return pw_backward(op) ? OCD_GT_PW_DX : OCD_GT_PW_Y;
+}
+
+static int node_index(const struct ocd_graph *g, int64_t uid)
+{
+    const struct ocd_graph_node *n = ocd_graph_find(g, uid);
+    return n ? (int)(n - g->nodes) : -1;
+}
+
+/* Whether the op reads the tensor of uid. */
+static bool op_reads(const struct ocd_graph_op *op, int64_t uid)
+{
+    for (int s = 0; s < OCD_GRAPH_OP_MAX_TENSORS; s++)
+        if ((op->present & (1u << s)) && !(op->outputs & (1u << s)) && op->t[s].uid == uid) return true;
+    return false;
+}
+
+/* A virtual tensor made and read inside one pointwise chain needs no memory. */
+static bool needs_memory(const struct builder *bd, int node)
+{
+    const struct ocd_graph_node *n = &bd->g->nodes[node];
+    if (!n->t.is_virtual || n->producer < 0) return true;
+    int chain = bd->chain_of[n->producer];
+    if (chain < 0) return true;
+    for (int i = 0; i < bd->g->n_ops; i++)
+        if (op_reads(&bd->g->ops[i], n->t.uid) && bd->chain_of[i] != chain) return true;
+    return false;
+}
+
+static cudnnStatus_t view_of(const struct ocd_graph_tensor *t, struct ocd_tensor_view *v)
+{
+    return ocd_graph_tensor_view(t, v);
+}
+
+/* The buffer of a tensor, made on first use with the given stored view (a virtual tensor is
+   stored as its producer writes it). */
+static cudnnStatus_t buffer(struct builder *bd, const struct ocd_graph_tensor *t, const struct ocd_tensor_view *stored,
+                            int *out)
+{
+    int node = node_index(bd->g, t->uid);
+    if (node >= 0 && bd->buf_of_node[node] >= 0) {
+        *out = bd->buf_of_node[node];
+        return CUDNN_STATUS_SUCCESS;
+    }
+    struct ocd_graph_plan *pl = bd->pl;
+    if (pl->nbufs == MAX_BUFS)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the graph has more than %d tensors in memory", MAX_BUFS);
+    struct buf *b = &pl->bufs[pl->nbufs];
+    memset(b, 0, sizeof *b);
+    b->uid = t->uid;
+    b->kind = t->is_virtual ? BUF_WORK : BUF_USER;
+    b->alignment = t->alignment;
+    if (stored) b->view = *stored;
+    else OCD_TRY(view_of(t, &b->view));
+    b->bytes = (size_t)ocd_view_span_bytes(&b->view);
+    if (node >= 0) bd->buf_of_node[node] = pl->nbufs;
+    *out = pl->nbufs++;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static cudnnStatus_t new_stage(struct builder *bd, enum stage_kind kind, struct stage **out)
+{
+    struct ocd_graph_plan *pl = bd->pl;
+    if (pl->nstages == MAX_STAGES)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the graph needs more than %d stages", MAX_STAGES);
+    struct stage *s = &pl->stages[pl->nstages++];
+    memset(s, 0, sizeof *s);
+    s->kind = kind;
+    for (int i = 0; i < OCD_PW_MAX_OPERANDS; i++) s->b[i] = -1;
+    *out = s;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static cudnnStatus_t add_conv(struct builder *bd, const struct ocd_graph_op *op)
+{
+    struct stage *s = NULL;
+    OCD_TRY(new_stage(bd, ST_CONV, &s));
+    struct ocd_conv_problem *p = &s->u.conv;
+    OCD_TRY(ocd_engine_conv_problem(op, p));
+    char why[1024];
+    s->impl = ocd_engine_conv_pick(bd->handle, bd->id, p, why, sizeof why);
+    if (s->impl == NULL) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s: %s", ocd_graph_op_name(op->kind), why);
+    s->scratch = ocd_conv_impl_workspace(bd->handle, s->impl, p);
+    OCD_TRY(buffer(bd, &op->t[OCD_GT_CONV_X], &p->x, &s->b[0]));
+    OCD_TRY(buffer(bd, &op->t[OCD_GT_CONV_W], &p->w, &s->b[1]));
+    OCD_TRY(buffer(bd, &op->t[OCD_GT_CONV_Y], &p->y, &s->b[2]));
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* A stored rows x cols matrix at row stride rs and column stride cs, as a column-major BLAS
+   operand: *trans and *ld, or false when neither stride is 1. An extent of 1 leaves its stride
+   free. */
+static bool blas_operand(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool *trans, int64_t *ld)
+{
+    if (rs == 1 || rows == 1) { /* column-major */
+        *trans = false;
+        *ld = cols == 1 ? rows : OCD_MAX(cs, rows);
+        return cols == 1 || cs >= rows;
+    }
+    if (cs == 1 || cols == 1) { /* row-major: the transposed column-major matrix */
+        *trans = true;
+        *ld = rows == 1 ? cols : OCD_MAX(rs, cols);
+        return rows == 1 || rs >= cols;
+    }
+    return false;
+}
+
+static cudnnStatus_t add_matmul(struct builder *bd, const struct ocd_graph_op *op)
+{
+    struct ocd_tensor_view a, b, c;
+    OCD_TRY(view_of(&op->t[OCD_GT_MM_A], &a));
+    OCD_TRY(view_of(&op->t[OCD_GT_MM_B], &b));
+    OCD_TRY(view_of(&op->t[OCD_GT_MM_C], &c));
+    if (a.rank != 3 || b.rank != 3 || c.rank != 3)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "matmul runs tensors of rank 3 ([batch, rows, cols])");
+    if (a.dtype != b.dtype) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "matmul operands of different types");
+    const bool sixteen = a.dtype == CUDNN_DATA_HALF || a.dtype == CUDNN_DATA_BFLOAT16;
+    if (op->t[OCD_GT_MM_C].is_virtual) c.dtype = sixteen ? CUDNN_DATA_FLOAT : a.dtype;
+    struct stage *s = NULL;
+    OCD_TRY(new_stage(bd, ST_GEMM, &s));
+    struct ocd_gemm_problem *g = &s->u.gemm;
+    const int64_t M = c.dims[1], N = c.dims[2], K = a.dims[2];
+    /* C row-major: C^T = B^T A^T in column-major terms; C column-major: C = A B */
+    const bool swap = c.strides[2] == 1 && !(c.strides[1] == 1 && M > 1);
+    const struct ocd_tensor_view *ba = swap ? &b : &a, *bb = swap ? &a : &b;
+    g->m = swap ? N : M, g->n = swap ? M : N, g->k = K;
+    bool ok = swap ? blas_operand(N, K, b.strides[2], b.strides[1], &g->trans_a, &g->lda) &&
+                         blas_operand(K, M, a.strides[2], a.strides[1], &g->trans_b, &g->ldb)
+                   : blas_operand(M, K, a.strides[1], a.strides[2], &g->trans_a, &g->lda) &&
+                         blas_operand(K, N, b.strides[1], b.strides[2], &g->trans_b, &g->ldb);
+    int64_t ldc_rows = g->m;
+    bool ctrans;
+    ok = ok && (swap ? blas_operand(N, M, c.strides[2], c.strides[1], &ctrans, &g->ldc)
+                     : blas_operand(M, N, c.strides[1], c.strides[2], &ctrans, &g->ldc)) && !ctrans && g->ldc >= ldc_rows;
+    if (!ok) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "matmul tensors need a unit stride in one of their two matrix dims");
+    g->batch = c.dims[0];
+    g->stride_a = ba->dims[0] == 1 ? 0 : ba->strides[0];
+    g->stride_b = bb->dims[0] == 1 ? 0 : bb->strides[0];
+    g->stride_c = c.strides[0];
+    g->ab_type = a.dtype;
+    g->c_type = c.dtype;
+    g->compute = a.dtype == CUDNN_DATA_DOUBLE ? OCD_GEMM_COMPUTE_F64 : OCD_GEMM_COMPUTE_F32;
+    g->alpha = 1;
+    OCD_TRY(buffer(bd, &op->t[swap ? OCD_GT_MM_B : OCD_GT_MM_A], NULL, &s->b[0]));
+    OCD_TRY(buffer(bd, &op->t[swap ? OCD_GT_MM_A : OCD_GT_MM_B], NULL, &s->b[1]));
+    OCD_TRY(buffer(bd, &op->t[OCD_GT_MM_C], &c, &s->b[2]));
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static bool reducible(cudnnDataType_t t)
+{
+    return t == CUDNN_DATA_FLOAT || t == CUDNN_DATA_HALF || t == CUDNN_DATA_BFLOAT16 || t == CUDNN_DATA_INT8;
+}
+
+/* The stored view of an input: its buffer's when a stage made it already. */
+static cudnnStatus_t input_view(struct builder *bd, const struct ocd_graph_tensor *t, struct ocd_tensor_view *v)
+{
+    int node = node_index(bd->g, t->uid);
+    if (node >= 0 && bd->buf_of_node[node] >= 0) {
+        *v = bd->pl->bufs[bd->buf_of_node[node]].view;
+        return CUDNN_STATUS_SUCCESS;
+    }
+    return view_of(t, v);
+}
+
+static cudnnStatus_t add_reduction(struct builder *bd, const struct ocd_graph_op *op)
+{
+    struct ocd_tensor_view x, y;
+    OCD_TRY(input_view(bd, &op->t[OCD_GT_RED_X], &x));
+    OCD_TRY(view_of(&op->t[OCD_GT_RED_Y], &y));
+    if (x.rank != y.rank) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "reduction between tensors of different ranks");
+    for (int d = 0; d < x.rank; d++)
+        if (y.dims[d] != x.dims[d] && y.dims[d] != 1)
+            return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "reduction output dim %d is neither the input's nor 1", d);
+    const bool dbl = op->p.red.comp == CUDNN_DATA_DOUBLE;
+    if ((x.dtype == CUDNN_DATA_DOUBLE) != (y.dtype == CUDNN_DATA_DOUBLE) || (!dbl && (!reducible(x.dtype) || !reducible(y.dtype))))
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "reductions of %s into %s with compute %s are not supported",
+                        ocd_dtype_name(x.dtype), ocd_dtype_name(y.dtype), ocd_dtype_name(op->p.red.comp));
+    struct stage *s = NULL;
+    OCD_TRY(new_stage(bd, ST_REDUCE, &s));
+    ocd_reduce_build(&s->u.red, &x, &y);
+    s->u.red.op = op->p.red.op;
+    s->u.red.double_compute = dbl;
+    s->u.red.alpha = 1;
+    s->scratch = ocd_reduce_workspace(&s->u.red);
+    OCD_TRY(buffer(bd, &op->t[OCD_GT_RED_X], NULL, &s->b[0]));
+    OCD_TRY(buffer(bd, &op->t[OCD_GT_RED_Y], NULL, &s->b[1]));
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static cudnnStatus_t add_genstats(struct builder *bd, const struct ocd_graph_op *op)
+{
+    struct ocd_tensor_view x, sum, sq;
+    OCD_TRY(input_view(bd, &op->t[OCD_GT_GS_X], &x));
+    OCD_TRY(view_of(&op->t[OCD_GT_GS_SUM], &sum));
+    OCD_TRY(view_of(&op->t[OCD_GT_GS_SQSUM], &sq));
+    bool shape = sum.rank == x.rank && x.rank >= 3 && sum.dims[1] == x.dims[1] && ocd_view_same_dims(&sum, &sq) &&
+                 sum.dtype == sq.dtype && ocd_view_same_strides(&sum, &sq);
+    for (int d = 0; d < sum.rank && shape; d++) shape = d == 1 || sum.dims[d] == 1;
+    if (!shape)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "statistics need sum and square-sum tensors 1 x C x 1... of one layout");
+    struct stage *s = NULL;
+    OCD_TRY(new_stage(bd, ST_GENSTATS, &s));
+    s->u.gs.dy = x;
+    s->u.gs.db = sum;
+    s->u.gs.alpha = 1;
+    OCD_TRY(buffer(bd, &op->t[OCD_GT_GS_X], NULL, &s->b[0]));
+    OCD_TRY(buffer(bd, &op->t[OCD_GT_GS_SUM], NULL, &s->b[1]));
+    OCD_TRY(buffer(bd, &op->t[OCD_GT_GS_SQSUM], NULL, &s->b[2]));
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* ---- pointwise chains -------------------------------------------------------------------------- */
+
+/* The slot of a chain operand: a step's result when a step of [first, i) produced it, else an
+   input (added on first use, with its stored view). */
+static cudnnStatus_t chain_operand(struct builder *bd, int first, int i, const struct ocd_graph_tensor *t,
+                                   struct ocd_pw_chain_desc *d, int inputs_buf[], int step_slot_base, int *slot)
+{
+    for (int j = first; j < i; j++)
+        if (bd->g->ops[j].t[pw_out(&bd->g->ops[j])].uid == t->uid) {
+            *slot = step_slot_base + (j - first);
+            return CUDNN_STATUS_SUCCESS;
+        }
+    for (int k = 0; k < d->ninputs; k++)
+        if (bd->pl->bufs[inputs_buf[k]].uid == t->uid) {
+            *slot = k;
+            return CUDNN_STATUS_SUCCESS;
+        }
+    if (d->ninputs == OCD_PW_MAX_INPUTS)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "a pointwise chain reads more than %d tensors", OCD_PW_MAX_INPUTS);
+    struct ocd_tensor_view v;
+    OCD_TRY(input_view(bd, t, &v));
+    if (v.rank != d->shape.rank || v.vect != 1)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "pointwise operand %lld: rank %d (the chain's is %d) or a vector type",
+                        (long long)t->uid, v.rank, d->shape.rank);
+    for (int k = 0; k < v.rank; k++)
+        if (v.dims[k] != d->shape.dims[k] && v.dims[k] != 1)
+            return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "pointwise operand %lld does not broadcast to the output",
+                            (long long)t->uid);
+    OCD_TRY(buffer(bd, t, &v, &inputs_buf[d->ninputs]));
+    d->in[d->ninputs] = v;
+    *slot = d->ninputs++;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* One pass over ops [first, last): inputs are collected first (so that steps' slots follow
+   them), then the steps and the outputs that need memory. */
+static cudnnStatus_t add_chain(struct builder *bd, int first, int last)
+{
+    const struct ocd_graph *g = bd->g;
+    struct ocd_pw_chain_desc d;
+    memset(&d, 0, sizeof d);
+    OCD_TRY(view_of(&g->ops[first].t[pw_out(&g->ops[first])], &d.shape));
+    if (last - first > OCD_PW_MAX_STEPS)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "a pointwise chain of more than %d ops", OCD_PW_MAX_STEPS);
+    int in_buf[OCD_PW_MAX_INPUTS];
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = first; i < last; i++) {
+            const struct ocd_graph_op *op = &g->ops[i];
+            const bool bwd = pw_backward(op);
+            struct ocd_pw_step *st = &d.steps[i - first];
+            int x, b = -1;
+            const int base = pass == 0 ? OCD_PW_MAX_SLOTS : d.ninputs; /* pass 0: slots are not final */
+            OCD_TRY(chain_operand(bd, first, i, &op->t[OCD_GT_PW_X], &d, in_buf, base, &x));
+            if (ocd_pw_binary(op->p.pw.mode))
+                OCD_TRY(chain_operand(bd, first, i, &op->t[bwd ? OCD_GT_PW_DY : OCD_GT_PW_B], &d, in_buf, base, &b));
+            if (pass == 0) continue;
+            ocd_pw_step_defaults(st, op->p.pw.mode, x, b);
+            st->alpha1 = op->alpha, st->alpha2 = op->beta;
+            st->propagate_nan = op->p.pw.nan == CUDNN_PROPAGATE_NAN;
+            st->lower_clip = op->p.pw.relu_lower, st->upper_clip = op->p.pw.relu_upper;
+            st->clip_slope = op->p.pw.relu_slope;
+            st->elu_alpha = op->p.pw.elu_alpha, st->softplus_beta = op->p.pw.softplus_beta;
+            st->swish_beta = op->p.pw.swish_beta;
+            if (op->p.pw.math_prec == CUDNN_DATA_DOUBLE) d.double_compute = true;
+            const struct ocd_graph_tensor *out = &op->t[pw_out(op)];
+            struct ocd_tensor_view ov;
+            OCD_TRY(view_of(out, &ov));
+            if (!ocd_view_same_dims(&ov, &d.shape) || ov.vect != 1)
+                return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "pointwise output %lld is not shaped as the chain",
+                                (long long)out->uid);
+            int node = node_index(g, out->uid);
+            if (node >= 0 && needs_memory(bd, node)) {
+                if (d.noutputs == OCD_PW_MAX_OUTPUTS)
+                    return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "a pointwise chain writes more than %d tensors",
+                                    OCD_PW_MAX_OUTPUTS);
+                d.out[d.noutputs] = ov;
+                d.out_slot[d.noutputs++] = d.ninputs + (i - first);
+            }
+        }
+    d.nsteps = last - first;
+    struct stage *s = NULL;
+    OCD_TRY(new_stage(bd, ST_CHAIN, &s));
+    for (int k = 0; k < d.ninputs; k++) s->b[k] = in_buf[k];
+    int o = 0;
+    for (int k = 0; k < last - first; k++) {
+        const struct ocd_graph_tensor *out = &g->ops[first + k].t[pw_out(&g->ops[first + k])];
+        int node = node_index(g, out->uid);
+        if (node < 0 || !needs_memory(bd, node)) continue;
+        OCD_TRY(buffer(bd, out, &d.out[o], &s->b[d.ninputs + o]));
+        o++;
+    }
+    ocd_pw_chain_build(&s->u.chain, &d);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* ---- rewrites ---------------------------------------------------------------------------------- */
+
+/* Whether any stage but `except1` and `except2` uses buffer b. */
+static bool used_elsewhere(const struct ocd_graph_plan *pl, int b, const struct stage *except1, const struct stage *except2)
+{
+    for (int k = 0; k < pl->nstages; k++) {
+        const struct stage *s = &pl->stages[k];
+        if (s == except1 || s == except2) continue;
+        for (int i = 0; i < OCD_PW_MAX_OPERANDS; i++)
+            if (s->b[i] == b) return true;
+    }
+    return false;
+}
+
+static int anchor_output(const struct stage *s)
+{
+    if (s->kind == ST_GEMM) return s->b[2];
+    return s->u.conv.dir == OCD_CONV_FWD ? s->b[2] : s->u.conv.dir == OCD_CONV_BWD_DATA ? s->b[0] : s->b[1];
+}
+
+/* A 1 x K x 1... tensor for an output of K channels. */
+static bool per_channel(const struct ocd_tensor_view *v, const struct ocd_tensor_view *out)
+{
+    if (v->rank != out->rank || v->rank < 3 || v->dims[1] != out->dims[1]) return false;
+    for (int d = 0; d < v->rank; d++)
+        if (d != 1 && v->dims[d] != 1) return false;
+    return true;
+}
+
+/* Folds chain stage ch into forward convolution stage cv when the chain is
+   act(alpha1 * conv + alpha2 * z + bias) and the chosen implementation takes that epilogue. The
+   running value is tracked as A * conv + Z * z + B * bias through the ADDs. */
+static bool fold_epilogue(struct builder *bd, struct stage *cv, const struct stage *ch)
+{
+    const struct ocd_pw_chain *c = &ch->u.chain;
+    struct ocd_graph_plan *pl = bd->pl;
+    const int ybuf = cv->b[2];
+    if (cv->u.conv.dir != OCD_CONV_FWD || c->noutputs != 1 || pl->bufs[ybuf].kind != BUF_WORK ||
+        used_elsewhere(pl, ybuf, cv, ch))
+        return false;
+    const int ob = ch->b[c->ninputs];
+    const struct ocd_tensor_view *out = &pl->bufs[ob].view;
+    int run = -1;
+    for (int k = 0; k < c->ninputs; k++)
+        if (ch->b[k] == ybuf) run = k;
+    double A = 1, Z = 0, B = 0;
+    int zb = -1, bb = -1;
+    bool relu = false;
+    for (int s = 0; s < c->nsteps && run >= 0; s++) {
+        const struct ocd_pw_step *st = &c->steps[s];
+        if (relu) return false; /* the activation comes last */
+        if (st->mode == CUDNN_POINTWISE_ADD) {
+            int other;
+            double ka, ko;
+            if (st->x == run && st->b != run) other = st->b, ka = st->alpha1, ko = st->alpha2;
+            else if (st->b == run && st->x != run) other = st->x, ka = st->alpha2, ko = st->alpha1;
+            else return false;
+            if (other >= c->ninputs || ch->b[other] == ybuf) return false;
+            A *= ka, Z *= ka, B *= ka;
+            const struct ocd_tensor_view *v = &pl->bufs[ch->b[other]].view;
+            if (ocd_view_same_dims(v, out) && zb < 0 && v->dtype == out->dtype && ocd_view_same_strides(v, out))
+                zb = ch->b[other], Z = ko;
+            else if (per_channel(v, out) && bb < 0 && v->dtype == out->dtype)
+                bb = ch->b[other], B = ko;
+            else
+                return false;
+        } else if (st->mode == CUDNN_POINTWISE_RELU_FWD && st->x == run && st->alpha1 == 1 && st->lower_clip == 0 &&
+                   st->clip_slope == 0 && st->upper_clip >= FLT_MAX) {
+            relu = true;
+        } else {
+            return false;
+        }
+        run = c->ninputs + s;
+    }
+    if (run < 0 || c->out_slot[0] != run || bb < 0 || B != 1 || out->dtype != cv->u.conv.y.dtype ||
+        !ocd_view_same_dims(out, &cv->u.conv.y))
+        return false;
+    struct ocd_conv_problem p = cv->u.conv;
+    p.y = *out;
+    p.alpha *= A;
+    p.beta = 0;
+    p.ep.on = true;
+    p.ep.alpha2 = Z;
+    p.ep.bias_view = pl->bufs[bb].view;
+    p.ep.relu = relu;
+    if (ocd_impl_rejects(bd->handle, &cv->impl->base, &p) != NULL) return false;
+    cv->u.conv = p;
+    cv->scratch = ocd_conv_impl_workspace(bd->handle, cv->impl, &p);
+    cv->b[2] = ob;
+    cv->b[3] = Z != 0 ? zb : -1;
+    cv->b[4] = bb;
+    pl->bufs[ybuf].kind = BUF_ALIAS; /* no stage uses it any more */
+    pl->bufs[ybuf].alias = ob;
+    return true;
+}
+
+/* The anchor writes straight into a chain output laid out as its own output, and the chain runs
+   in place there (it reads each element before it writes it). */
+static void place_in_output(struct ocd_graph_plan *pl, struct stage *an, const struct stage *ch)
+{
+    const int vb = anchor_output(an);
+    if (pl->bufs[vb].kind != BUF_WORK || used_elsewhere(pl, vb, an, ch)) return;
+    const struct ocd_tensor_view *v = &pl->bufs[vb].view;
+    for (int o = 0; o < ch->u.chain.noutputs; o++) {
+        const int ob = ch->b[ch->u.chain.ninputs + o];
+        const struct ocd_tensor_view *w = &pl->bufs[ob].view;
+        if (pl->bufs[ob].kind == BUF_USER && w->dtype == v->dtype && ocd_view_same_dims(w, v) &&
+            ocd_view_same_strides(w, v)) {
+            pl->bufs[vb].kind = BUF_ALIAS;
+            pl->bufs[vb].alias = ob;
+            return;
+        }
+    }
+}
+
+static size_t align_up(size_t v)
+{
+    return (v + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN;
+}
+
+/* ---- the plan ---------------------------------------------------------------------------------- */
+
+static bool same_shape(const struct ocd_graph_tensor *a, const struct ocd_graph_tensor *b)
+{
+    return a->rank == b->rank && memcmp(a->dims, b->dims, (size_t)a->rank * sizeof a->dims[0]) == 0;
+}
+
+static cudnnStatus_t build(struct builder *bd)
+{
+    const struct ocd_graph *g = bd->g;
+    int chains = 0;
+    for (int i = 0; i < g->n_ops; i++) {
+        bd->chain_of[i] = -1;
+        if (!is_pw(&g->ops[i])) continue;
+        const struct ocd_graph_op *prev = i > 0 ? &g->ops[i - 1] : NULL;
+        bool join = prev && is_pw(prev) && same_shape(&prev->t[pw_out(prev)], &g->ops[i].t[pw_out(&g->ops[i])]);
+        bd->chain_of[i] = join ? bd->chain_of[i - 1] : chains++;
+    }
+    for (int i = 0; i < g->n_ops; i++) {
+        const struct ocd_graph_op *op = &g->ops[i];
+        switch (op->kind) {
+        case CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR:
+        case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR:
+        case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR: OCD_TRY(add_conv(bd, op)); break;
+        case CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR: OCD_TRY(add_matmul(bd, op)); break;
+        case CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR: OCD_TRY(add_reduction(bd, op)); break;
+        case CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR: OCD_TRY(add_genstats(bd, op)); break;
+        case CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: {
+            if (i > 0 && bd->chain_of[i - 1] == bd->chain_of[i]) break; /* part of the chain begun before */
+            int last = i + 1;
+            while (last < g->n_ops && bd->chain_of[last] == bd->chain_of[i]) last++;
+            OCD_TRY(add_chain(bd, i, last));
+            break;
+        }
+        default:
+            return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "no engine runs %s operations yet", ocd_graph_op_name(op->kind));
+        }
+    }
+    struct ocd_graph_plan *pl = bd->pl;
+    for (int k = 0; k + 1 < pl->nstages; k++) {
+        struct stage *an = &pl->stages[k], *ch = &pl->stages[k + 1];
+        if (ch->kind != ST_CHAIN || (an->kind != ST_CONV && an->kind != ST_GEMM)) continue;
+        if (an->kind == ST_CONV && fold_epilogue(bd, an, ch)) {
+            memmove(ch, ch + 1, (size_t)(pl->nstages - k - 2) * sizeof *ch);
+            pl->nstages--;
+            continue;
+        }
+        place_in_output(pl, an, ch);
+    }
+    size_t total = 0, scratch = 0;
+    for (int b = 0; b < pl->nbufs; b++)
+        if (pl->bufs[b].kind == BUF_WORK) {
+            pl->bufs[b].off = total;
+            total = align_up(total + pl->bufs[b].bytes);
+        }
+    for (int k = 0; k < pl->nstages; k++) scratch = OCD_MAX(scratch, pl->stages[k].scratch);
+    pl->scratch_off = total;
+    pl->total = scratch > 0 ? total + scratch : total;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* One info line per plan: its stages (and what each runs) and its workspace. */
+static void log_plan(const struct ocd_graph_plan *pl)
+{
+    static const char *const names[] = {"conv", "gemm", "pointwise chain", "reduction", "statistics"};
+    char line[512];
+    size_t n = (size_t)snprintf(line, sizeof line, "plan of %d stage(s), %zu bytes of workspace:", pl->nstages, pl->total);
+    for (int k = 0; k < pl->nstages && n < sizeof line; k++) {
+        const struct stage *s = &pl->stages[k];
+        n += (size_t)snprintf(line + n, sizeof line - n, " %s%s%s%s", k ? "-> " : "", names[s->kind],
+                              s->kind == ST_CONV ? " " : "", s->kind == ST_CONV ? s->impl->base.name : "");
+        if (s->kind == ST_CONV && s->u.conv.ep.on && n < sizeof line)
+            n += (size_t)snprintf(line + n, sizeof line - n, " with its epilogue (%s%sbias%s)",
+                                  s->u.conv.ep.alpha2 != 0 ? "z, " : "", "", s->u.conv.ep.relu ? ", relu" : "");
+    }
+    ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s", line);
+}
+
+int ocd_engine_plan_stages(const struct ocd_graph_plan *plan)
+{
+    return plan->nstages;
+}
+
+cudnnStatus_t ocd_engine_plan(cudnnHandle_t handle, struct ocd_graph *g, const struct ocd_engine_id *id,
+                              struct ocd_graph_plan **plan, int64_t *workspace_bytes)
+{
+    *plan = NULL;
+    if (g->n_ops > OCD_GRAPH_MAX_OPS) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "too many operations");
+    struct builder bd = {handle, g, id, calloc(1, sizeof(struct ocd_graph_plan)), {0}, malloc((size_t)OCD_MAX(g->n_nodes, 1) * sizeof(int))};
+    if (bd.pl == NULL || bd.buf_of_node == NULL) {
+        free(bd.pl);
+        free(bd.buf_of_node);
+        return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "no memory for a plan");
+    }
+    for (int n = 0; n < g->n_nodes; n++) bd.buf_of_node[n] = -1;
+    bd.pl->backend = ocd_handle_kind(handle);
+    cudnnStatus_t st = build(&bd);
+    free(bd.buf_of_node);
+    if (st != CUDNN_STATUS_SUCCESS) {
+        free(bd.pl);
+        return st;
+    }
+    bd.pl->g = ocd_graph_ref(g);
+    log_plan(bd.pl);
+    *plan = bd.pl;
+    *workspace_bytes = (int64_t)bd.pl->total;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_graph_plan_build(cudnnHandle_t handle, struct ocd_graph *g, const struct ocd_graph_config *cfg,
+                                   struct ocd_graph_plan **plan, int64_t *workspace_bytes)
+{
+    *plan = NULL;
+    OCD_TRY(ocd_graph_config_check(g, cfg));
+    struct ocd_engine_id id;
+    ocd_engine_decode(ocd_engine_graph_dir(g), cfg->engine, &id);
+    return ocd_engine_plan(handle, g, &id, plan, workspace_bytes);
+}
+
+void ocd_graph_plan_free(struct ocd_graph_plan *plan)
+{
+    if (plan == NULL) return;
+    ocd_graph_unref(plan->g);
+    free(plan);
+}
+
+/* ---- execution --------------------------------------------------------------------------------- */
+
+#define EXEC_OP "cudnnBackendExecute"
+
+/* The pointer of every buffer: BAD_PARAM, logged, for a UID without a pointer, a pointer below
+   its promised alignment, or a NULL workspace the plan needs. */
+static cudnnStatus_t bind(const struct ocd_graph_plan *pl, const struct ocd_graph_variant *vp, void *ptr[])
+{
+    if (pl->total > 0 && vp->workspace == NULL)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the plan needs %zu bytes of workspace and the variant pack has none",
+                        pl->total);
+    for (int b = 0; b < pl->nbufs; b++) {
+        const struct buf *bf = &pl->bufs[b];
+        ptr[b] = NULL;
+        if (bf->kind == BUF_WORK) ptr[b] = (char *)vp->workspace + bf->off;
+        if (bf->kind != BUF_USER) continue;
+        for (int64_t i = 0; i < vp->n && ptr[b] == NULL; i++)
+            if (vp->uids[i] == bf->uid) ptr[b] = vp->pointers[i];
+        if (ptr[b] == NULL)
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the variant pack has no pointer for tensor UID %lld",
+                            (long long)bf->uid);
+        if (bf->alignment > 0 && (uintptr_t)ptr[b] % (uintptr_t)bf->alignment != 0)
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the pointer of tensor UID %lld is not aligned to its %lld bytes",
+                            (long long)bf->uid, (long long)bf->alignment);
+    }
+    for (int b = 0; b < pl->nbufs; b++)
+        if (pl->bufs[b].kind == BUF_ALIAS) ptr[b] = ptr[pl->bufs[b].alias];
+    return CUDNN_STATUS_SUCCESS;
+}
+
+#define PTR(i) (s->b[i] >= 0 ? ptr[s->b[i]] : NULL)
+
+static cudnnStatus_t run_stage(cudnnHandle_t handle, struct stage *s, void *const ptr[], void *scratch)
+{
+    switch (s->kind) {
+    case ST_CONV:
+        return s->impl->base.run(handle, &s->u.conv, scratch, s->scratch);
+    case ST_GEMM:
+        return ocd_gemm(handle, &s->u.gemm, PTR(0), PTR(1), PTR(2), NULL, EXEC_OP);
+    case ST_CHAIN:
+        return ocd_pw_chain_run(handle, &s->u.chain, EXEC_OP);
+    case ST_REDUCE:
+        s->u.red.a = PTR(0);
+        s->u.red.c = PTR(1);
+        s->u.red.partials = s->scratch ? (struct ocd_reduce_partial *)scratch : NULL;
+        return ocd_reduce_run(handle, &s->u.red, EXEC_OP);
+    default:
+        s->u.gs.dy_data = PTR(0);
+        s->u.gs.db_data = PTR(1);
+        s->u.gs.sq_data = PTR(2);
+        return ocd_impl_run(handle, ocd_conv_bias_grad_impls, ocd_conv_bias_grad_impl_count, &s->u.gs, EXEC_OP);
+    }
+}
+
+/* Binds a stage's problem to the pointers (the convolution's and the chain's; the others bind
+   as they run) and checks the convolution's implementation still takes it (a kernel may decline
+   data its promised alignment does not cover). */
+static cudnnStatus_t bind_stage(cudnnHandle_t handle, struct stage *s, void *const ptr[])
+{
+    if (s->kind == ST_CONV) {
+        struct ocd_conv_problem *p = &s->u.conv;
+        p->x_data = PTR(0), p->w_data = PTR(1), p->y_data = PTR(2);
+        if (p->ep.on) p->ep.z = p->ep.alpha2 != 0 ? PTR(3) : NULL, p->ep.bias = PTR(4);
+        const char *why = ocd_impl_rejects(handle, &s->impl->base, p);
+        if (why != NULL)
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s declines the variant pack's pointers: %s", s->impl->base.name, why);
+    } else if (s->kind == ST_CHAIN) {
+        struct ocd_pw_chain *c = &s->u.chain;
+        for (int k = 0; k < c->ninputs; k++) c->in[k].data = PTR(k);
+        for (int k = 0; k < c->noutputs; k++) c->out[k].data = PTR(c->ninputs + k);
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+#undef PTR
+
+static cudnnStatus_t run_plan(cudnnHandle_t handle, const struct ocd_graph_plan *pl, const struct ocd_graph_variant *vp)
+{
+    void *ptr[MAX_BUFS];
+    OCD_TRY(bind(pl, vp, ptr));
+    struct stage *stages = malloc((size_t)OCD_MAX(pl->nstages, 1) * sizeof *stages);
+    if (stages == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "no memory to bind the plan's stages");
+    memcpy(stages, pl->stages, (size_t)pl->nstages * sizeof *stages);
+    cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+    for (int k = 0; k < pl->nstages && st == CUDNN_STATUS_SUCCESS; k++) st = bind_stage(handle, &stages[k], ptr);
+    void *scratch = pl->total > 0 ? (char *)vp->workspace + pl->scratch_off : NULL;
+    for (int k = 0; k < pl->nstages && st == CUDNN_STATUS_SUCCESS; k++) st = run_stage(handle, &stages[k], ptr, scratch);
+    free(stages);
+    return st;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t executionPlan,
+                                              cudnnBackendDescriptor_t variantPack)
+{
+    OCD_LOG_API("handle=%p executionPlan=%p variantPack=%p", (void *)handle, executionPlan, variantPack);
+    OCD_CHECK_HANDLE(handle);
+    const struct ocd_graph_exec *ex;
+    struct ocd_graph_variant vp;
+    OCD_TRY(ocd_backend_plan_of(executionPlan, "executionPlan", &ex));
+    OCD_TRY(ocd_backend_variant_of(variantPack, "variantPack", &vp));
+    if (ex->plan == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "executionPlan holds no built plan");
+    if (ocd_handle_kind(handle) != ex->plan->backend)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the plan was built for a handle of the %s backend",
+                        ex->plan->backend == OCD_BACKEND_CUDA ? "cuda" : "host");
+    return run_plan(handle, ex->plan, &vp);
+}
