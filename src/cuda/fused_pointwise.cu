@@ -5,40 +5,49 @@
    constant bank, and the mode switch is uniform across a warp. A chain is memory-bound: it reads
    its inputs and writes its outputs once, which is the whole point of fusing it, and the
    interpretation costs a few instructions a step against several hundred cycles of DRAM
-   latency per element. A packed chain (one dimension) takes the offsets directly; others split
-   the element number over the normalized dims. Compute is float, or double for a double chain. */
+   latency per element. A thread splits its element number over the normalized dims once (a
+   packed chain has one) and finds each operand's offset from the coordinates. Compute is float,
+   or double for a double chain. */
 #include "problem/pointwise.h"
 
 #include "core/handle.h"
 #include "cuda/check.cuh"
 #include "cuda/types.cuh"
 
-__device__ __forceinline__ int64_t pw_offset(const ocd_pw_chain &c, const ocd_pw_operand &o, int64_t i)
+/* Scalar offset in operand o of the element at coordinates idx (rank 1: idx[0] alone). */
+static __device__ __forceinline__ int64_t pw_offset(const ocd_pw_chain &c, const ocd_pw_operand &o,
+                                                             const int64_t *idx)
 {
-    if (c.rank == 1) return i * o.strides[0];
     int64_t off = 0;
-    for (int d = c.rank - 1; d >= 0; d--) {
-        off += (i % c.dims[d]) * o.strides[d];
+    for (int d = 0; d < c.rank; d++) off += idx[d] * o.strides[d];
+    return off;
+}
+
+/* What a thread does for element i: the element's coordinates are found once, then every
+   operand's offset is a dot product. */
+template <typename C> static __device__ __forceinline__ void pw_chain_element(const ocd_pw_chain &c, int64_t i)
+{
+    int64_t idx[OCD_MAX_DIMS];
+    for (int d = c.rank - 1; d > 0; d--) {
+        idx[d] = i % c.dims[d];
         i /= c.dims[d];
     }
-    return off;
+    idx[0] = i;
+    C slots[OCD_PW_MAX_SLOTS];
+    for (int t = 0; t < c.ninputs; t++) slots[t] = ocd_cuda_load_as<C>(c.in[t].dtype, c.in[t].data, pw_offset(c, c.in[t], idx));
+    for (int s = 0; s < c.nsteps; s++) {
+        const ocd_pw_step *st = &c.steps[s];
+        C x = slots[st->x];
+        slots[c.ninputs + s] = ocd_pw_apply<C>(st, x, st->b >= 0 ? slots[st->b] : x);
+    }
+    for (int t = 0; t < c.noutputs; t++)
+        ocd_cuda_store_as(c.out[t].dtype, (void *)c.out[t].data, pw_offset(c, c.out[t], idx), (double)slots[c.out_slot[t]]);
 }
 
 template <typename C> __global__ void pw_chain_kernel(const ocd_pw_chain c)
 {
-    C slots[OCD_PW_MAX_SLOTS];
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < c.count; i += (int64_t)gridDim.x * blockDim.x) {
-        for (int t = 0; t < c.ninputs; t++)
-            slots[t] = ocd_cuda_load_as<C>(c.in[t].dtype, c.in[t].data, pw_offset(c, c.in[t], i));
-        for (int s = 0; s < c.nsteps; s++) {
-            const ocd_pw_step *st = &c.steps[s];
-            C x = slots[st->x];
-            slots[c.ninputs + s] = ocd_pw_apply<C>(st, x, st->b >= 0 ? slots[st->b] : x);
-        }
-        for (int t = 0; t < c.noutputs; t++)
-            ocd_cuda_store_as(c.out[t].dtype, (void *)c.out[t].data, pw_offset(c, c.out[t], i),
-                              (double)slots[c.out_slot[t]]);
-    }
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < c.count; i += (int64_t)gridDim.x * blockDim.x)
+        pw_chain_element<C>(c, i);
 }
 
 cudnnStatus_t ocd_cuda_pw_chain(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
