@@ -382,23 +382,22 @@ const char *ocd_conv_algo_rejects(const struct ocd_conv_problem *p, int algo)
 /* ---- the heuristic's exception to table order ---------------------------------------------------- */
 
 /* On CUDA, float NCHW 3x3 convolutions of unit stride and dilation with at least 64 channels
-   each way run faster as Winograd than on the TF32 implicit GEMM that leads the table, and with
-   fp32 rather than TF32 rounding: on the H200 at batch 64 (bench conv_algo suite, ResNet-50's
-   stride-1 3x3 layers) fused WINOGRAD takes 0.08-0.28 ms forward and backward data against
-   0.21-0.38 ms, and WINOGRAD_NONFUSED 0.10-0.36 ms for the filter gradient against 0.15-0.66 ms.
-   Half and bfloat16 data stay on the tensor-core GEMM (faster there), and the host backend on its
-   GEMM engine (its Winograd is slower than im2col + GEMM). */
+   each way run faster forward and backward data as fused WINOGRAD than on the TF32 implicit GEMM
+   that leads the table, and with fp32 rather than TF32 rounding: on the H200 at batch 64 (bench
+   conv_algo suite, ResNet-50's stride-1 3x3 layers) 0.08-0.28 ms against 0.21-0.38 ms. The
+   filter gradient keeps table order (its Winograd runs in fp32, not TF32: 0.24-1.7 ms against
+   0.15-0.66 ms). Half and bfloat16 data stay on the tensor-core GEMM (faster there), and the
+   host backend on its GEMM engine (its Winograd is slower than im2col + GEMM). */
 int ocd_conv_heuristic_first(cudnnHandle_t handle, const struct ocd_conv_problem *p)
 {
     const struct ocd_conv_shape *s = &p->s;
     bool nchw = p->w_format == CUDNN_TENSOR_NCHW && p->x.strides[p->x.rank - 1] == 1 &&
                 p->x.strides[1] >= p->x.strides[2];
-    if (handle->backend->kind != OCD_BACKEND_CUDA || p->x.dtype != CUDNN_DATA_FLOAT || !nchw || s->nsp != 2 ||
-        !filter_is(s, 3) || !unit_stride(s) || !unit_dilation(s) || s->groups != 1 || s->c < 64 || s->k < 64)
+    if (handle->backend->kind != OCD_BACKEND_CUDA || p->dir == OCD_CONV_BWD_FILTER || p->x.dtype != CUDNN_DATA_FLOAT ||
+        !nchw || s->nsp != 2 || !filter_is(s, 3) || !unit_stride(s) || !unit_dilation(s) || s->groups != 1 ||
+        s->c < 64 || s->k < 64)
         return -1;
-    return p->dir == OCD_CONV_FWD        ? CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD
-           : p->dir == OCD_CONV_BWD_DATA ? CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD
-                                         : CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+    return p->dir == OCD_CONV_FWD ? CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD : CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD;
 }
 
 /* ---- the walker -------------------------------------------------------------------------------- */
