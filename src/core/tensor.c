@@ -175,6 +175,7 @@ cudnnStatus_t ocd_tensor_get(cudnnTensorDescriptor_t desc, const char *name,
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is %s", name,
                         desc == NULL ? "NULL" : "not a live tensor descriptor");
     if (!desc->set) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s was never set", name);
+    if (desc->nb_dims == 0) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s has no dims (an absent RNN weight)", name);
     ocd_tensor_view_of(desc, view);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -186,6 +187,7 @@ cudnnStatus_t ocd_filter_get(cudnnFilterDescriptor_t desc, const char *name,
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is %s", name,
                         desc == NULL ? "NULL" : "not a live filter descriptor");
     if (!desc->set) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s was never set", name);
+    if (desc->nb_dims == 0) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s has no dims (an absent RNN weight)", name);
     ocd_filter_view_of(desc, view);
     return CUDNN_STATUS_SUCCESS;
 }

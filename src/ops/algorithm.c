@@ -3,6 +3,8 @@
    performance object holds a descriptor, a status, a time and a memory size. Save writes a
    descriptor into a host buffer in a self-checking format (magic, version, the algorithm);
    Restore reads one back and rejects a buffer it did not write. */
+#include "ops/algorithm.h"
+
 #include "core/handle.h"
 
 #include <string.h>
@@ -44,14 +46,19 @@ cudnnStatus_t CUDNNWINAPI cudnnSetAlgorithmDescriptor(cudnnAlgorithmDescriptor_t
     return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t CUDNNWINAPI cudnnGetAlgorithmDescriptor(const cudnnAlgorithmDescriptor_t algoDesc,
-                                                      cudnnAlgorithm_t *algorithm)
+cudnnStatus_t ocd_algorithm_get(cudnnAlgorithmDescriptor_t algoDesc, cudnnAlgorithm_t *algorithm)
 {
-    OCD_LOG_API("algoDesc=%p", (void *)algoDesc);
     OCD_CHECK_OBJECT(OCD_OBJ_ALGORITHM, algoDesc);
     if (algorithm == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "algorithm is NULL");
     *algorithm = algoDesc->algorithm;
     return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetAlgorithmDescriptor(const cudnnAlgorithmDescriptor_t algoDesc,
+                                                      cudnnAlgorithm_t *algorithm)
+{
+    OCD_LOG_API("algoDesc=%p", (void *)algoDesc);
+    return ocd_algorithm_get(algoDesc, algorithm);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnCopyAlgorithmDescriptor(const cudnnAlgorithmDescriptor_t src,
