@@ -10,7 +10,8 @@
    the first layer's input matrices are absent under SKIP input, the bias mode chooses the bias
    sets. Every cell, one and two directions, one and three layers, both input modes, every bias
    mode, LSTM projection, half/float/double; the legacy getters must give the same addresses as
-   cudnnGetRNNWeightParams and 3-D filters of the same dims. */
+   cudnnGetRNNWeightParams and 3-D filters of the same dims. Two more tests replay what PyTorch
+   and MXNet assume of the layout (docs/compatibility.md). */
 #include "test.h"
 
 #include <math.h>
@@ -653,4 +654,124 @@ TEST_ONCE(rnn_weight_params_bad_input)
     cudnnDestroyTensorDescriptor(x);
     cudnnDestroyFilterDescriptor(w);
     cudnnDestroyFilterDescriptor(f);
+}
+
+/* ---- what frameworks assume of the layout ---------------------------------------------------- */
+
+/* PyTorch (aten/src/ATen/native/cudnn/RNN.cpp, get_parameters on the legacy path): the v6
+   setter with its handle and a dropout descriptor, the math type, the projection; the size from
+   cudnnGetRNNParamsSize with a {batch, input, 1} xDesc; then, per pseudo-layer, the matrices and
+   then the biases of IDs 0 .. 7 through a {numel, 1, 1} filter, each filter of at most 3 dims,
+   each ID but the first of its set (0 and 4) starting where the one before it ends (PyTorch's
+   "cur_offset" assertion: a layer's gate matrices are one tensor), and the projection (ID 8)
+   last. */
+TEST_ONCE(rnn_weights_pytorch_get_parameters)
+{
+    cudnnHandle_t h = test_handle();
+    cudnnRNNDescriptor_t d;
+    cudnnDropoutDescriptor_t drop;
+    cudnnTensorDescriptor_t x;
+    cudnnFilterDescriptor_t w, f;
+    CHECK_OK(cudnnCreateRNNDescriptor(&d));
+    CHECK_OK(cudnnCreateDropoutDescriptor(&drop));
+    CHECK_OK(cudnnCreateTensorDescriptor(&x));
+    CHECK_OK(cudnnCreateFilterDescriptor(&w));
+    CHECK_OK(cudnnCreateFilterDescriptor(&f));
+    CHECK_OK(cudnnSetDropoutDescriptor(drop, h, 0.0f, NULL, 0, 0));
+    for (int proj = 0; proj < 2; proj++) {
+        const int H = 6, P = proj ? 4 : H, I = 5, L = 2, D = 2;
+        CHECK_OK(cudnnSetRNNDescriptor_v6(h, d, H, L, drop, CUDNN_LINEAR_INPUT, CUDNN_BIDIRECTIONAL, CUDNN_LSTM,
+                                          CUDNN_RNN_ALGO_STANDARD, CUDNN_DATA_FLOAT));
+        CHECK_OK(cudnnSetRNNMatrixMathType(d, CUDNN_DEFAULT_MATH));
+        if (proj) CHECK_OK(cudnnSetRNNProjectionLayers(h, d, P, 0));
+        CHECK_OK(cudnnSetTensorNdDescriptor(x, CUDNN_DATA_FLOAT, 3, (int[]){3, I, 1}, (int[]){I, 1, 1}));
+        size_t bytes = 0;
+        if (!CHECK_OK(cudnnGetRNNParamsSize(h, d, x, &bytes, CUDNN_DATA_FLOAT))) break;
+        int numel = (int)(bytes / sizeof(float));
+        float *buf = malloc(bytes);
+        CHECK_OK(cudnnSetFilterNdDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 3, (int[]){numel, 1, 1}));
+        int64_t cur = 0, seen = 0;
+        for (int layer = 0; layer < L * D; layer++) {
+            for (int bias = 0; bias < 2; bias++)
+                for (int id = 0; id < 8; id++) {
+                    void *ptr = NULL;
+                    cudnnStatus_t s = bias ? cudnnGetRNNLinLayerBiasParams(h, d, layer, x, w, buf, id, f, &ptr)
+                                           : cudnnGetRNNLinLayerMatrixParams(h, d, layer, x, w, buf, id, f, &ptr);
+                    cudnnDataType_t dt;
+                    cudnnTensorFormat_t fmt;
+                    int nb = 0, dims[3] = {0, 0, 0};
+                    if (!CHECK_OK(s) || !CHECK_OK(cudnnGetFilterNdDescriptor(f, 3, &dt, &fmt, &nb, dims)) ||
+                        !CHECK(nb <= 3 && ptr != NULL))
+                        goto next;
+                    int64_t offset = (float *)ptr - buf, n = (int64_t)dims[0] * dims[1] * dims[2];
+                    if (id != 0 && id != 4 && !CHECK(offset == cur)) FAIL("layer %d id %d bias %d", layer, id, bias);
+                    cur = offset + n;
+                    seen += n;
+                }
+            if (proj) {
+                void *ptr = NULL;
+                cudnnDataType_t dt;
+                cudnnTensorFormat_t fmt;
+                int nb = 0, dims[3] = {0, 0, 0};
+                CHECK_OK(cudnnGetRNNLinLayerMatrixParams(h, d, layer, x, w, buf, 8, f, &ptr));
+                CHECK_OK(cudnnGetFilterNdDescriptor(f, 3, &dt, &fmt, &nb, dims));
+                CHECK(ptr != NULL && nb == 3 && dims[1] == P && dims[2] == H);
+                seen += (int64_t)P * H;
+            }
+        }
+        CHECK(seen == numel); /* every element belongs to one parameter */
+    next:
+        free(buf);
+    }
+    cudnnDestroyRNNDescriptor(d);
+    cudnnDestroyDropoutDescriptor(drop);
+    cudnnDestroyTensorDescriptor(x);
+    cudnnDestroyFilterDescriptor(w);
+    cudnnDestroyFilterDescriptor(f);
+}
+
+/* MXNet (src/operator/rnn-inl.h, rnn_impl.h) hands cuDNN its fused parameter blob unchanged and
+   reads the same blob on the CPU as: per pseudo-layer, the input matrices of the gates (G * H x
+   in) then the recurrent ones (G * H x H), all pseudo-layers in a row; the biases last
+   (b_ptr = w + size - bias size), per pseudo-layer the input set then the recurrent set. A
+   model trained on one runs on the other only if the getters agree. */
+TEST_ONCE(rnn_weights_mxnet_fused_blob)
+{
+    cudnnHandle_t h = test_handle();
+    cudnnRNNDescriptor_t d;
+    cudnnTensorDescriptor_t m, b;
+    CHECK_OK(cudnnCreateRNNDescriptor(&d));
+    CHECK_OK(cudnnCreateTensorDescriptor(&m));
+    CHECK_OK(cudnnCreateTensorDescriptor(&b));
+    static const cudnnRNNMode_t cells[] = {CUDNN_RNN_RELU, CUDNN_LSTM, CUDNN_GRU};
+    for (int c = 0; c < 3; c++) {
+        const int H = 5, I = 3, L = 3, D = 2, G = cells[c] == CUDNN_LSTM ? 4 : cells[c] == CUDNN_GRU ? 3 : 1;
+        struct v8 s = base_v8;
+        s.cell = cells[c], s.dir = CUDNN_BIDIRECTIONAL, s.input = I, s.hidden = s.proj = H, s.layers = L;
+        CHECK_OK(set_v8(d, &s));
+        size_t bytes = 0;
+        CHECK_OK(cudnnGetRNNWeightSpaceSize(h, d, &bytes));
+        float *blob = malloc(bytes);
+        int64_t size = (int64_t)(bytes / sizeof(float)), bias_size = (int64_t)L * D * 2 * G * H;
+        float *w_ptr = blob, *b_ptr = blob + size - bias_size;
+        for (int layer = 0; layer < L; layer++)
+            for (int dir = 0; dir < D; dir++) {
+                int in = layer ? H * D : I, q = layer * D + dir;
+                for (int gate = 0; gate < G; gate++) {
+                    void *wx, *wh, *bx, *bh;
+                    CHECK_OK(cudnnGetRNNWeightParams(h, d, q, bytes, blob, gate, m, &wx, b, &bx));
+                    CHECK_OK(cudnnGetRNNWeightParams(h, d, q, bytes, blob, G + gate, m, &wh, b, &bh));
+                    if (!CHECK(wx == w_ptr + gate * H * in && wh == w_ptr + G * H * in + gate * H * H &&
+                               bx == b_ptr + gate * H && bh == b_ptr + G * H + gate * H))
+                        FAIL("cell %d pseudo-layer %d gate %d", (int)cells[c], q, gate);
+                }
+                w_ptr += (int64_t)(in + H) * G * H;
+                b_ptr += 2 * G * H;
+            }
+        CHECK(w_ptr == blob + size - bias_size && b_ptr == blob + size);
+        free(blob);
+    }
+    cudnnDestroyRNNDescriptor(d);
+    cudnnDestroyTensorDescriptor(m);
+    cudnnDestroyTensorDescriptor(b);
 }
