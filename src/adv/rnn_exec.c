@@ -1,0 +1,276 @@
+/* rnn_exec.c: the layer loop's shared parts (adv/rnn_exec.h): the workspace and reserve layouts,
+   a call's resolved pointers, the backend's pointwise kernels, the GEMM helper, and the forward
+   pass (inference and training). */
+#include "adv/rnn_exec.h"
+
+#include "core/dtype.h"
+
+#define RNN_ALIGN 256
+
+static size_t region(size_t *at, size_t bytes)
+{
+    size_t start = *at;
+    *at += (bytes + RNN_ALIGN - 1) / RNN_ALIGN * RNN_ALIGN;
+    return start;
+}
+
+void ocd_rnn_layout_of(const struct ocd_rnn_problem *p, const struct ocd_rnn_data *x, bool training,
+                       struct ocd_rnn_layout *l)
+{
+    l->L = p->layers, l->D = p->dirs, l->G = p->gates, l->S = ocd_rnn_saved_gates(p->cell);
+    l->H = p->hidden_size, l->P = p->proj_size, l->T = x->max_seq, l->N = x->batch;
+    l->pos = ocd_rnn_data_vectors(x);
+    l->e = ocd_dtype_scalar_size(p->dtype);
+    l->ce = p->dtype == CUDNN_DATA_DOUBLE ? 8 : 4;
+    size_t T = (size_t)l->T, N = (size_t)l->N, H = (size_t)l->H, P = (size_t)l->P, G = (size_t)l->G;
+    size_t pos = (size_t)l->pos, e = l->e, ce = l->ce;
+    bool lstm = p->cell == CUDNN_LSTM, proj = ocd_rnn_has_projection(p);
+
+    /* the reserve (or, in inference, the states part of the workspace) */
+    size_t at = 0;
+    l->rs_hs = region(&at, (T + 1) * N * P * e);
+    l->rs_cs = region(&at, lstm ? (T + 1) * N * H * ce : 0);
+    l->rs_saved = region(&at, training ? T * N * (size_t)l->S * H * ce : 0);
+    l->rs_hfull = region(&at, proj ? T * N * H * e : 0);
+    l->rs_dpre_x = region(&at, training ? pos * G * H * e : 0);
+    l->rs_dpre_h = region(&at, training ? T * N * G * H * e : 0);
+    l->rs_dtot = region(&at, training && proj ? T * N * P * e : 0);
+    l->rs_pseudo = at;
+    at *= (size_t)l->L * l->D;
+    l->rs_out_stride = (pos * (size_t)l->D * P * e + RNN_ALIGN - 1) / RNN_ALIGN * RNN_ALIGN;
+    l->rs_outs = at;
+    at += (size_t)(l->L - 1) * l->rs_out_stride;
+    l->rs_xcopy = region(&at, training ? pos * (size_t)p->input_size * e : 0);
+    l->rs_total = at;
+
+    /* the workspace */
+    at = 0;
+    l->ws_gx = region(&at, pos * G * H * ce);
+    l->ws_gh = region(&at, N * G * H * ce);
+    l->ws_rtmp = region(&at, proj ? N * P * e : 0);
+    l->ws_offsets = region(&at, T * 4);
+    l->ws_lengths = region(&at, N * 4);
+    for (int i = 0; i < 2; i++) {
+        l->ws_dh[i] = region(&at, training ? N * P * ce : 0);
+        l->ws_dc[i] = region(&at, training && lstm ? N * H * ce : 0);
+        l->ws_dout[i] = region(&at, training && l->L > 1 ? pos * (size_t)l->D * P * e : 0);
+    }
+    l->ws_dhfull = region(&at, training && proj ? N * H * ce : 0);
+    l->ws_ones = region(&at, training ? (pos > T * N ? pos : T * N) * e : 0);
+    l->ws_states = region(&at, training ? 0 : l->rs_total);
+    l->ws_total = at;
+}
+
+void ocd_rnn_space_sizes(const struct ocd_rnn_problem *p, const struct ocd_rnn_data *x, bool training, size_t *ws,
+                         size_t *rs)
+{
+    struct ocd_rnn_layout l;
+    ocd_rnn_layout_of(p, x, training, &l);
+    *ws = l.ws_total;
+    *rs = training ? l.rs_total : 0;
+}
+
+/* ---- the context and the backend's kernels -------------------------------------------------- */
+
+cudnnStatus_t ocd_rnn_fwd_step(const struct ocd_rnn_ctx *x, const struct ocd_rnn_step *s)
+{
+#ifdef OCD_HAVE_CUDA
+    if (ocd_handle_kind(x->h) == OCD_BACKEND_CUDA) return ocd_cuda_rnn_fwd_step(x->h, s);
+#endif
+    return ocd_host_rnn_fwd_step(x->h, s);
+}
+
+cudnnStatus_t ocd_rnn_bwd_step(const struct ocd_rnn_ctx *x, const struct ocd_rnn_step *s)
+{
+#ifdef OCD_HAVE_CUDA
+    if (ocd_handle_kind(x->h) == OCD_BACKEND_CUDA) return ocd_cuda_rnn_bwd_step(x->h, s);
+#endif
+    return ocd_host_rnn_bwd_step(x->h, s);
+}
+
+cudnnStatus_t ocd_rnn_aux(const struct ocd_rnn_ctx *x, const struct ocd_rnn_aux *a)
+{
+#ifdef OCD_HAVE_CUDA
+    if (ocd_handle_kind(x->h) == OCD_BACKEND_CUDA) return ocd_cuda_rnn_aux(x->h, a);
+#endif
+    return ocd_host_rnn_aux(x->h, a);
+}
+
+struct ocd_rnn_step ocd_rnn_step_of(const struct ocd_rnn_ctx *x, int pl)
+{
+    const struct ocd_rnn_problem *p = x->p;
+    struct ocd_rnn_step s = {0};
+    s.mode = p->cell;
+    s.dtype = p->dtype;
+    s.layout = x->c->x.layout;
+    s.T = x->l.T, s.N = x->l.N, s.H = x->l.H, s.P = x->l.P;
+    s.dir = pl % p->dirs;
+    s.proj = ocd_rnn_has_projection(p);
+    s.lengths = x->lengths;
+    s.offsets = x->offsets;
+    s.clip = p->cell == CUDNN_LSTM && p->clip_mode == CUDNN_RNN_CLIP_MINMAX;
+    s.clip_nan = p->clip_nan == CUDNN_PROPAGATE_NAN;
+    s.lclip = p->lclip, s.rclip = p->rclip;
+    s.y_stride = (int64_t)p->dirs * p->proj_size;
+    for (int g = 0; g < p->gates; g++) {
+        struct ocd_rnn_param bw = ocd_rnn_bias(p, pl, g), br = ocd_rnn_bias(p, pl, p->gates + g);
+        s.bw[g] = bw.rows ? ocd_rnn_weight(x, bw) : NULL;
+        s.br[g] = br.rows ? ocd_rnn_weight(x, br) : NULL;
+    }
+    return s;
+}
+
+/* The GEMMs' compute type: FP32 for float data unless the math type asks for conversions
+   (CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: TF32 where allowed), FP64 for double. */
+static enum ocd_gemm_compute gemm_compute(const struct ocd_rnn_problem *p)
+{
+    if (p->dtype == CUDNN_DATA_FLOAT && p->math_type != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+        return OCD_GEMM_COMPUTE_F32;
+    return ocd_gemm_compute_for(p->dtype, p->math_type);
+}
+
+cudnnStatus_t ocd_rnn_ctx_init(cudnnHandle_t handle, const struct ocd_rnn_call *c, bool training,
+                               struct ocd_rnn_ctx *x)
+{
+    x->h = handle;
+    x->c = c;
+    x->p = c->p;
+    ocd_rnn_layout_of(c->p, &c->x, training, &x->l);
+    x->ws = c->ws;
+    x->rs = training ? c->rs : x->ws + x->l.ws_states;
+    x->ct = c->p->dtype == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+    x->gemm_compute = gemm_compute(c->p);
+    x->lengths = c->dev_lengths;
+    if (x->lengths == NULL) {
+        int32_t *dst = (int32_t *)(x->ws + x->l.ws_lengths);
+        OCD_TRY(ocd_backend_copy(handle, dst, c->x.seq_lengths, sizeof(int32_t) * (size_t)x->l.N, OCD_COPY_FROM_HOST));
+        x->lengths = dst;
+    }
+    x->offsets = NULL;
+    if (c->x.layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED) {
+        struct ocd_rnn_aux a = {.op = OCD_RNN_OFFSETS, .dst = x->ws + x->l.ws_offsets};
+        a.step = ocd_rnn_step_of(x, 0);
+        OCD_TRY(ocd_rnn_aux(x, &a));
+        x->offsets = (const int32_t *)a.dst;
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_rnn_gemm(const struct ocd_rnn_ctx *x, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                           const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc,
+                           cudnnDataType_t c_type, double beta)
+{
+    struct ocd_gemm_problem g = {0};
+    g.m = m, g.n = n, g.k = k;
+    g.trans_a = ta, g.trans_b = tb;
+    g.lda = lda, g.ldb = ldb, g.ldc = ldc;
+    g.batch = 1;
+    g.ab_type = x->p->dtype;
+    g.c_type = c_type;
+    g.compute = x->gemm_compute;
+    g.alpha = 1;
+    g.beta = beta;
+    return ocd_gemm(x->h, &g, a, b, c, NULL, "rnn");
+}
+
+/* ---- forward ------------------------------------------------------------------------------------ */
+
+/* dst (count elements of type dt) = src converted from st, or 0 when src is NULL. */
+static cudnnStatus_t convert(const struct ocd_rnn_ctx *x, void *dst, cudnnDataType_t dt, const void *src,
+                             cudnnDataType_t st, int64_t count)
+{
+    struct ocd_rnn_aux a = {.op = OCD_RNN_CONVERT, .dst = dst, .src = src, .dst_type = dt, .src_type = st,
+                            .count = count};
+    return ocd_rnn_aux(x, &a);
+}
+
+/* Unpacked layouts: the padding rows of a tensor of `width` values a vector set to value. */
+static cudnnStatus_t pad_fill(const struct ocd_rnn_ctx *x, void *dst, int64_t width, double value)
+{
+    if (x->c->x.layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED) return CUDNN_STATUS_SUCCESS;
+    struct ocd_rnn_aux a = {.op = OCD_RNN_PAD_FILL, .dst = dst, .dst_type = x->p->dtype, .count = width,
+                            .stride = width, .value = value};
+    a.step = ocd_rnn_step_of(x, 0);
+    return ocd_rnn_aux(x, &a);
+}
+
+/* One direction of one layer: lin is the layer's input (in wide), out its output. */
+static cudnnStatus_t forward_pseudo(const struct ocd_rnn_ctx *x, int layer, int pl, const char *lin, void *out)
+{
+    const struct ocd_rnn_problem *p = x->p;
+    const struct ocd_rnn_layout *l = &x->l;
+    const struct ocd_rnn_call *c = x->c;
+    int64_t G = l->G, H = l->H, P = l->P, N = l->N, in = ocd_rnn_layer_input(p, layer);
+    size_t e = l->e, ce = l->ce;
+    bool training = c->training, proj = ocd_rnn_has_projection(p);
+    struct ocd_rnn_param W = ocd_rnn_matrix(p, pl, 0), R = ocd_rnn_matrix(p, pl, p->gates);
+    char *hs = ocd_rnn_rs(x, l->rs_hs, pl), *cs = ocd_rnn_rs(x, l->rs_cs, pl);
+    char *gx = x->ws + l->ws_gx, *gh = x->ws + l->ws_gh;
+    if (W.rows)
+        OCD_TRY(ocd_rnn_gemm(x, true, false, G * H, l->pos, in, ocd_rnn_weight(x, W), in, lin, in, gx, G * H, x->ct,
+                             0));
+    OCD_TRY(convert(x, hs, p->dtype, c->hx ? (const char *)c->hx + (size_t)pl * N * P * e : NULL, p->dtype, N * P));
+    if (p->cell == CUDNN_LSTM)
+        OCD_TRY(convert(x, cs, x->ct, c->cx ? (const char *)c->cx + (size_t)pl * N * H * e : NULL, p->dtype,
+                        N * H));
+    struct ocd_rnn_step s = ocd_rnn_step_of(x, pl);
+    s.gx = W.rows ? gx : NULL;
+    s.x = lin;
+    s.x_stride = in;
+    s.gh = gh;
+    s.y = out;
+    struct ocd_rnn_param Wp = ocd_rnn_matrix(p, pl, OCD_RNN_PROJECTION_ID);
+    for (int t = 0; t < l->T; t++) {
+        s.s = t;
+        s.hprev = hs + (size_t)t * N * P * e;
+        s.hnext = hs + (size_t)(t + 1) * N * P * e;
+        s.cprev = cs + (size_t)t * N * H * ce;
+        s.cnext = cs + (size_t)(t + 1) * N * H * ce;
+        s.saved = training ? ocd_rnn_rs(x, l->rs_saved, pl) + (size_t)t * N * l->S * H * ce : NULL;
+        s.hfull = proj ? ocd_rnn_rs(x, l->rs_hfull, pl) + (size_t)t * N * H * e : NULL;
+        OCD_TRY(ocd_rnn_gemm(x, true, false, G * H, N, P, ocd_rnn_weight(x, R), P, s.hprev, P, gh, G * H, x->ct, 0));
+        OCD_TRY(ocd_rnn_fwd_step(x, &s));
+        if (proj) {
+            char *rtmp = x->ws + l->ws_rtmp;
+            OCD_TRY(ocd_rnn_gemm(x, true, false, P, N, H, ocd_rnn_weight(x, Wp), H, s.hfull, H, rtmp, P, p->dtype, 0));
+            struct ocd_rnn_aux a = {.op = OCD_RNN_PROJ_STORE, .src = rtmp, .step = s};
+            OCD_TRY(ocd_rnn_aux(x, &a));
+        }
+    }
+    if (c->hy)
+        OCD_TRY(ocd_backend_copy(x->h, (char *)c->hy + (size_t)pl * N * P * e, hs + (size_t)l->T * N * P * e,
+                                 (size_t)N * P * e, OCD_COPY_ON_DEVICE));
+    if (c->cy && p->cell == CUDNN_LSTM)
+        OCD_TRY(convert(x, (char *)c->cy + (size_t)pl * N * H * e, p->dtype, cs + (size_t)l->T * N * H * ce, x->ct,
+                        N * H));
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* A layer's input: x (training: its copy with the padding zeroed) or the layer below's output. */
+const char *ocd_rnn_layer_data(const struct ocd_rnn_ctx *x, int layer)
+{
+    if (layer > 0) return x->rs + x->l.rs_outs + (size_t)(layer - 1) * x->l.rs_out_stride;
+    return x->c->training ? x->rs + x->l.rs_xcopy : (const char *)x->c->xp;
+}
+
+cudnnStatus_t ocd_rnn_forward_run(cudnnHandle_t handle, const struct ocd_rnn_call *c)
+{
+    struct ocd_rnn_ctx x;
+    OCD_TRY(ocd_rnn_ctx_init(handle, c, c->training, &x));
+    const struct ocd_rnn_problem *p = c->p;
+    const struct ocd_rnn_layout *l = &x.l;
+    if (c->training) {
+        OCD_TRY(ocd_backend_copy(handle, x.rs + l->rs_xcopy, c->xp, (size_t)l->pos * p->input_size * l->e,
+                                 OCD_COPY_ON_DEVICE));
+        OCD_TRY(pad_fill(&x, x.rs + l->rs_xcopy, p->input_size, 0));
+    }
+    for (int layer = 0; layer < p->layers; layer++) {
+        bool last = layer == p->layers - 1;
+        void *out = last ? c->yp : x.rs + l->rs_outs + (size_t)layer * l->rs_out_stride;
+        for (int d = 0; d < p->dirs; d++)
+            OCD_TRY(forward_pseudo(&x, layer, layer * p->dirs + d, ocd_rnn_layer_data(&x, layer), out));
+        if (!last) OCD_TRY(pad_fill(&x, out, (int64_t)p->dirs * p->proj_size, 0));
+        else if (c->y.has_fill) OCD_TRY(pad_fill(&x, out, (int64_t)p->dirs * p->proj_size, c->y.fill));
+    }
+    return CUDNN_STATUS_SUCCESS;
+}

@@ -1,0 +1,147 @@
+/* rnn_exec.h: the layer loop of the recurrent networks, shared by every compute entry point
+   (cudnnRNNForward and the backward _v8 calls in rnn_forward.c / rnn_train.c, the legacy calls
+   and their Ex forms): the call (problem, data layouts, pointers), the workspace and reserve
+   layouts behind cudnnGetRNNTempSpaceSizes and the legacy size queries, and the three passes.
+
+   One algorithm, backend-independent: per layer and direction, the input projection of every
+   position as one GEMM (ocd_gemm), then per step the recurrent GEMM over the batch and one fused
+   pointwise step (problem/rnn_kernels.h, the handle's backend's kernels); with an LSTM
+   projection, a GEMM by W_p and a store after the step. The backward data pass runs layers top
+   down and steps last to first, saving the gates' gradients in the reserve; the weight pass is
+   then a few large GEMMs over all positions and steps (ADD mode: accumulated into dw).
+
+   Workspace (every call): gx, gh, the packed offsets, a copy of the lengths (legacy calls), the
+   backward's carried gradients and a layer's output gradient, a vector of ones (bias gradients
+   as GEMMs); inference also holds the states the training keeps in the reserve. Reserve
+   (training): per pseudo-layer the states of every step, the saved gates, the projection's
+   inputs and the gradients of the backward data pass; the outputs of every layer but the last
+   (padding zeroed); a copy of x with its padding zeroed (the weight gradients' GEMMs read every
+   position, so no padding may hold a NaN). */
+#ifndef OCD_ADV_RNN_EXEC_H
+#define OCD_ADV_RNN_EXEC_H
+
+#include "problem/gemm.h"
+#include "problem/rnn.h"
+#include "problem/rnn_kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ocd_rnn_call {
+    const struct ocd_rnn_problem *p;
+    struct ocd_rnn_data x, y;   /* y: the output's layout (same steps and lengths as x) */
+    bool training;              /* forward: keep what the backward needs in the reserve */
+    const int32_t *dev_lengths; /* lengths in backend memory; NULL: copied from x.seq_lengths */
+    const void *w;              /* the weight space */
+    const void *xp, *hx, *cx;   /* hx, cx may be NULL (zeros) */
+    void *yp, *hy, *cy;         /* hy, cy may be NULL (not written) */
+    const void *dy, *dhy, *dcy; /* backward data: dhy, dcy may be NULL */
+    void *dx, *dhx, *dcx;       /* dhx, dcx may be NULL */
+    void *dw;                   /* backward weights: gradients added */
+    void *ws, *rs;
+    size_t ws_bytes, rs_bytes;
+};
+
+/* Bytes of workspace and reserve a call of x's layout needs (training: the forward training
+   pass and both backward passes; else inference). */
+void ocd_rnn_space_sizes(const struct ocd_rnn_problem *p, const struct ocd_rnn_data *x, bool training, size_t *ws,
+                         size_t *rs);
+
+/* The passes. The API has checked the arguments, sizes included. */
+cudnnStatus_t ocd_rnn_forward_run(cudnnHandle_t handle, const struct ocd_rnn_call *c);
+cudnnStatus_t ocd_rnn_backward_data_run(cudnnHandle_t handle, const struct ocd_rnn_call *c);
+cudnnStatus_t ocd_rnn_backward_weights_run(cudnnHandle_t handle, const struct ocd_rnn_call *c);
+
+/* ---- the checks the entry points share (rnn_forward.c) -------------------------------------- */
+
+/* x and y of one call (types, widths, the same layout, steps, batch and lengths). */
+cudnnStatus_t ocd_rnn_check_data_pair(const struct ocd_rnn_problem *p, const struct ocd_rnn_data *x,
+                                      const struct ocd_rnn_data *y);
+/* hDesc, and cDesc for LSTM when with_cell (BAD_PARAM unless packed (layers dirs) x batch x
+   width tensors). */
+cudnnStatus_t ocd_rnn_check_states(const struct ocd_rnn_problem *p, int batch, cudnnTensorDescriptor_t hDesc,
+                                   cudnnTensorDescriptor_t cDesc, bool with_cell);
+/* NOT_SUPPORTED for dropout between layers in training. */
+cudnnStatus_t ocd_rnn_check_dropout(const struct ocd_rnn_problem *p);
+/* BAD_PARAM when a space is smaller than needed, or NULL while needed (name: "workSpace", ...). */
+cudnnStatus_t ocd_rnn_check_space(const char *name, size_t given, const void *ptr, size_t need);
+/* What every v8 compute call checks: handle, descriptors, data pair, states (the cell's when
+   with_cell), devSeqLengths, the weight space; fills p and c's problem, layouts, lengths and
+   weights. */
+cudnnStatus_t ocd_rnn_prepare_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, const int32_t *devSeqLengths,
+                                 cudnnRNNDataDescriptor_t xDesc, cudnnRNNDataDescriptor_t yDesc,
+                                 cudnnTensorDescriptor_t hDesc, cudnnTensorDescriptor_t cDesc, bool with_cell,
+                                 size_t weightSpaceSize, const void *weightSpace, struct ocd_rnn_problem *p,
+                                 struct ocd_rnn_call *c);
+
+/* ---- shared by the passes (rnn_exec.c) ----------------------------------------------------- */
+
+/* Where everything lies, in bytes from the start of the workspace (ws_*) or reserve (rs_*); the
+   per-pseudo-layer regions of the reserve repeat every rs_pseudo bytes. */
+struct ocd_rnn_layout {
+    int L, D, G, S, H, P, T, N;
+    int64_t pos;           /* positions of x and y */
+    size_t e, ce;          /* bytes of a data and a compute element */
+    size_t ws_gx, ws_gh, ws_rtmp, ws_offsets, ws_lengths, ws_dh[2], ws_dc[2], ws_dhfull, ws_dout[2], ws_ones;
+    size_t ws_states;      /* inference: where the reserve's regions lie in the workspace */
+    size_t ws_total;
+    size_t rs_hs, rs_cs, rs_saved, rs_hfull, rs_dpre_x, rs_dpre_h, rs_dtot; /* pseudo-layer 0 */
+    size_t rs_pseudo;
+    size_t rs_outs, rs_out_stride; /* layer l's output (l < L - 1) */
+    size_t rs_xcopy;
+    size_t rs_total;       /* training: all of it; inference: the part placed at ws_states */
+};
+
+void ocd_rnn_layout_of(const struct ocd_rnn_problem *p, const struct ocd_rnn_data *x, bool training,
+                       struct ocd_rnn_layout *l);
+
+/* A call's pointers resolved: the state region (reserve, or the workspace in inference) and
+   the lengths and offsets in backend memory. */
+struct ocd_rnn_ctx {
+    cudnnHandle_t h;
+    const struct ocd_rnn_call *c;
+    const struct ocd_rnn_problem *p;
+    struct ocd_rnn_layout l;
+    char *ws, *rs;
+    const int32_t *lengths, *offsets;
+    cudnnDataType_t ct;    /* the compute type */
+    enum ocd_gemm_compute gemm_compute;
+};
+
+cudnnStatus_t ocd_rnn_ctx_init(cudnnHandle_t handle, const struct ocd_rnn_call *c, bool training,
+                               struct ocd_rnn_ctx *x);
+
+/* A step description of pseudo-layer pl with the shapes, lengths and modes filled. */
+struct ocd_rnn_step ocd_rnn_step_of(const struct ocd_rnn_ctx *x, int pl);
+
+/* The backend's kernels. */
+cudnnStatus_t ocd_rnn_fwd_step(const struct ocd_rnn_ctx *x, const struct ocd_rnn_step *s);
+cudnnStatus_t ocd_rnn_bwd_step(const struct ocd_rnn_ctx *x, const struct ocd_rnn_step *s);
+cudnnStatus_t ocd_rnn_aux(const struct ocd_rnn_ctx *x, const struct ocd_rnn_aux *a);
+
+/* C (m x n, column-major, ldc) = op(A) op(B) + beta C on the shared GEMM, A and B of the data
+   type; C of c_type. */
+cudnnStatus_t ocd_rnn_gemm(const struct ocd_rnn_ctx *x, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                           const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc,
+                           cudnnDataType_t c_type, double beta);
+
+/* A layer's input: x (training: its copy with the padding zeroed) or the layer below's output. */
+const char *ocd_rnn_layer_data(const struct ocd_rnn_ctx *x, int layer);
+
+/* Pointers into the regions. */
+static inline char *ocd_rnn_rs(const struct ocd_rnn_ctx *x, size_t region, int pl)
+{
+    return x->rs + region + (size_t)pl * x->l.rs_pseudo;
+}
+
+static inline const char *ocd_rnn_weight(const struct ocd_rnn_ctx *x, struct ocd_rnn_param m)
+{
+    return (const char *)x->c->w + (size_t)m.offset * x->l.e;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCD_ADV_RNN_EXEC_H */

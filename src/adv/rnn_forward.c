@@ -1,0 +1,165 @@
+/* rnn_forward.c: the v8 compute API of libcudnn_adv_infer: cudnnGetRNNTempSpaceSizes and
+   cudnnRNNForward (inference and training), and the checks every v8 compute call shares
+   (ocd_rnn_prepare_v8, also used by the backward calls of rnn_train.c). The pass itself is the
+   layer loop of adv/rnn_exec.c.
+
+   cuDNN 8.2 rules implemented here (BAD_PARAM, logged, nothing written, unless said otherwise):
+   - fwdMode not a cudnnForwardMode_t; devSeqLengths, x, y or weightSpace NULL.
+   - xDesc and yDesc must be set RNN data descriptors of the network's data type; xDesc's vector
+     is inputSize wide, yDesc's dirs x projSize; both share layout, maxSeqLength, batch and the
+     sequence lengths.
+   - hDesc (and cDesc for LSTM) is a packed (layers x dirs) x batch x projSize (hiddenSize) tensor
+     of the data type; hx, cx, hy and cy may be NULL (zero initial states; final states not
+     written).
+   - weightSpaceSize below cudnnGetRNNWeightSpaceSize, workSpaceSize below the query's answer,
+     or in training reserveSpaceSize below it (or a NULL space that is needed).
+   - Dropout between layers in training is NOT_SUPPORTED (logged); inference applies none. */
+#include "adv/rnn_exec.h"
+
+#include "core/argcheck.h"
+#include "core/dtype.h"
+#include "core/handle.h"
+#include "core/tensor.h"
+
+/* A state tensor: (layers * dirs) x batch x width, packed, of the data type. */
+static cudnnStatus_t check_state(cudnnTensorDescriptor_t desc, const char *name, const struct ocd_rnn_problem *p,
+                                 int batch, int width)
+{
+    struct ocd_tensor_view v;
+    OCD_TRY(ocd_tensor_get(desc, name, &v));
+    int64_t want[3] = {(int64_t)p->layers * p->dirs, batch, width};
+    if (v.rank != 3 || v.dims[0] != want[0] || v.dims[1] != want[1] || v.dims[2] != want[2])
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s must be %lld x %lld x %lld (layers x dirs, batch, %s)", name,
+                        (long long)want[0], (long long)want[1], (long long)want[2],
+                        width == p->hidden_size ? "hiddenSize" : "projSize");
+    if (v.strides[2] != 1 || v.strides[1] != width || v.strides[0] != (int64_t)batch * width)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s must be packed", name);
+    if (v.dtype != p->dtype)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s holds %s, the network %s", name, ocd_dtype_name(v.dtype),
+                        ocd_dtype_name(p->dtype));
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_rnn_check_data_pair(const struct ocd_rnn_problem *p, const struct ocd_rnn_data *x,
+                                      const struct ocd_rnn_data *y)
+{
+    if (x->dtype != p->dtype || y->dtype != p->dtype)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "xDesc and yDesc hold %s and %s, the network %s",
+                        ocd_dtype_name(x->dtype), ocd_dtype_name(y->dtype), ocd_dtype_name(p->dtype));
+    if (x->vec != p->input_size)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "xDesc's vectors are %d wide, inputSize is %d", x->vec, p->input_size);
+    if (y->vec != p->dirs * p->proj_size)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "yDesc's vectors are %d wide, not dirs x projSize = %d", y->vec,
+                        p->dirs * p->proj_size);
+    if (x->layout != y->layout || x->max_seq != y->max_seq || x->batch != y->batch)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "xDesc and yDesc differ in layout, maxSeqLength or batch");
+    for (int n = 0; n < x->batch; n++)
+        if (x->seq_lengths[n] != y->seq_lengths[n])
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "sequence %d is %d long in xDesc, %d in yDesc", n,
+                            x->seq_lengths[n], y->seq_lengths[n]);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_rnn_check_states(const struct ocd_rnn_problem *p, int batch, cudnnTensorDescriptor_t hDesc,
+                                   cudnnTensorDescriptor_t cDesc, bool with_cell)
+{
+    OCD_TRY(check_state(hDesc, "hDesc", p, batch, p->proj_size));
+    if (with_cell && p->cell == CUDNN_LSTM) OCD_TRY(check_state(cDesc, "cDesc", p, batch, p->hidden_size));
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_rnn_check_dropout(const struct ocd_rnn_problem *p)
+{
+    if (p->dropout > 0 && p->layers > 1)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "dropout %g between layers in training is not implemented",
+                        (double)p->dropout);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_rnn_check_space(const char *name, size_t given, const void *ptr, size_t need)
+{
+    if (given < need)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%sSize %zu is less than the %zu bytes needed", name, given, need);
+    if (need > 0 && ptr == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is NULL", name);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_rnn_prepare_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, const int32_t *devSeqLengths,
+                                 cudnnRNNDataDescriptor_t xDesc, cudnnRNNDataDescriptor_t yDesc,
+                                 cudnnTensorDescriptor_t hDesc, cudnnTensorDescriptor_t cDesc, bool with_cell,
+                                 size_t weightSpaceSize, const void *weightSpace, struct ocd_rnn_problem *p,
+                                 struct ocd_rnn_call *c)
+{
+    OCD_CHECK_HANDLE(handle);
+    OCD_TRY(ocd_rnn_problem_from_desc(rnnDesc, p));
+    OCD_TRY(ocd_rnn_data_from_desc(xDesc, &c->x));
+    OCD_TRY(ocd_rnn_data_from_desc(yDesc, &c->y));
+    OCD_TRY(ocd_rnn_check_data_pair(p, &c->x, &c->y));
+    OCD_TRY(ocd_rnn_check_states(p, c->x.batch, hDesc, cDesc, with_cell));
+    OCD_TRY(ocd_check_data(devSeqLengths, "devSeqLengths"));
+    OCD_TRY(ocd_rnn_check_space("weightSpace", weightSpaceSize, weightSpace,
+                                (size_t)ocd_rnn_weight_elems(p) * ocd_dtype_scalar_size(p->dtype)));
+    c->p = p;
+    c->dev_lengths = devSeqLengths;
+    c->w = weightSpace;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetRNNTempSpaceSizes(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc,
+                                                    cudnnForwardMode_t fMode, cudnnRNNDataDescriptor_t xDesc,
+                                                    size_t *workSpaceSize, size_t *reserveSpaceSize)
+{
+    OCD_LOG_API("handle=%p rnnDesc=%p fMode=%d xDesc=%p workSpaceSize=%p reserveSpaceSize=%p", (void *)handle,
+                (void *)rnnDesc, (int)fMode, (void *)xDesc, (void *)workSpaceSize, (void *)reserveSpaceSize);
+    OCD_CHECK_HANDLE(handle);
+    struct ocd_rnn_problem p;
+    struct ocd_rnn_data x;
+    OCD_TRY(ocd_rnn_problem_from_desc(rnnDesc, &p));
+    OCD_TRY(ocd_rnn_data_from_desc(xDesc, &x));
+    if ((unsigned)fMode > CUDNN_FWD_MODE_TRAINING)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "fMode %d is not a cudnnForwardMode_t", (int)fMode);
+    if (x.vec != p.input_size || x.dtype != p.dtype)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "xDesc holds %s vectors of %d, the network %s of %d",
+                        ocd_dtype_name(x.dtype), x.vec, ocd_dtype_name(p.dtype), p.input_size);
+    if (workSpaceSize == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "workSpaceSize is NULL");
+    size_t ws, rs;
+    ocd_rnn_space_sizes(&p, &x, fMode == CUDNN_FWD_MODE_TRAINING, &ws, &rs);
+    *workSpaceSize = ws;
+    if (reserveSpaceSize) *reserveSpaceSize = rs;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnRNNForward(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, cudnnForwardMode_t fwdMode,
+                                          const int32_t devSeqLengths[], cudnnRNNDataDescriptor_t xDesc, const void *x,
+                                          cudnnRNNDataDescriptor_t yDesc, void *y, cudnnTensorDescriptor_t hDesc,
+                                          const void *hx, void *hy, cudnnTensorDescriptor_t cDesc, const void *cx,
+                                          void *cy, size_t weightSpaceSize, const void *weightSpace,
+                                          size_t workSpaceSize, void *workSpace, size_t reserveSpaceSize,
+                                          void *reserveSpace)
+{
+    OCD_LOG_API("handle=%p rnnDesc=%p fwdMode=%d devSeqLengths=%p xDesc=%p x=%p yDesc=%p y=%p hDesc=%p hx=%p hy=%p "
+                "cDesc=%p cx=%p cy=%p weightSpaceSize=%zu weightSpace=%p workSpaceSize=%zu workSpace=%p "
+                "reserveSpaceSize=%zu reserveSpace=%p",
+                (void *)handle, (void *)rnnDesc, (int)fwdMode, (const void *)devSeqLengths, (void *)xDesc, x,
+                (void *)yDesc, y, (void *)hDesc, hx, hy, (void *)cDesc, cx, cy, weightSpaceSize, weightSpace,
+                workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
+    struct ocd_rnn_problem p;
+    struct ocd_rnn_call c = {0};
+    OCD_TRY(ocd_rnn_prepare_v8(handle, rnnDesc, devSeqLengths, xDesc, yDesc, hDesc, cDesc, true, weightSpaceSize,
+                               weightSpace, &p, &c));
+    if ((unsigned)fwdMode > CUDNN_FWD_MODE_TRAINING)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "fwdMode %d is not a cudnnForwardMode_t", (int)fwdMode);
+    c.training = fwdMode == CUDNN_FWD_MODE_TRAINING;
+    if (c.training) OCD_TRY(ocd_rnn_check_dropout(&p));
+    OCD_TRY(ocd_check_data(x, "x"));
+    OCD_TRY(ocd_check_data(y, "y"));
+    size_t ws, rs;
+    ocd_rnn_space_sizes(&p, &c.x, c.training, &ws, &rs);
+    OCD_TRY(ocd_rnn_check_space("workSpace", workSpaceSize, workSpace, ws));
+    if (c.training) OCD_TRY(ocd_rnn_check_space("reserveSpace", reserveSpaceSize, reserveSpace, rs));
+    c.xp = x, c.hx = hx, c.cx = cx;
+    c.yp = y, c.hy = hy, c.cy = cy;
+    c.ws = workSpace, c.ws_bytes = workSpaceSize;
+    c.rs = reserveSpace, c.rs_bytes = reserveSpaceSize;
+    return ocd_rnn_forward_run(handle, &c);
+}

@@ -1,0 +1,220 @@
+/* rnn_kernels.h: the pointwise part of the recurrent networks (cudnnRNNForward, the backward
+   calls and their legacy forms): the cell math both backends share, and the per-backend
+   kernels the layer loop (adv/rnn_exec.h) calls between its GEMMs.
+
+   The layer loop computes, for one layer and direction, the input projection of every position
+   as one GEMM (gx), then per step the recurrent GEMM over the batch (gh) and one fused pointwise
+   step (ocd_*_rnn_fwd_step): the gates' nonlinearities, the cell update, the new state and the
+   output. Backwards, one fused step per time step turns the gradient of a step's output into the
+   gradients of the gates' pre-activations (dpre_x for the part W x sees, dpre_h for the part
+   R h sees: they differ only in GRU's new-memory gate) and of the previous cell state; GEMMs
+   then carry them to the previous state, the input and the weights.
+
+   Buffers (element offsets, types): "data" is the network's data type, "compute" float (double
+   for double data). A position is where step t of sequence n lies in an RNN data tensor
+   (ocd_rnn_pos): its layout's order, packed or not. Gate g of a row of G gates is at g * H.
+     gx       compute  [position][G H]   W x + b_W of every position (skip input: none)
+     gh       compute  [n][G H]          R h + b_R of the step (the bias added by the step)
+     h states data     [n][P]            the state read (hprev) and written (hnext)
+     c states compute  [n][H]            LSTM, clipped as the forward computed them
+     saved    compute  [n][S][H]         training: the gate values, S = ocd_rnn_saved_gates
+     y, x     data     [position][stride] the output's half of direction dir at dir * P
+   A sequence n is active at step s when s < length[n]; it reads position t = s forwards and
+   length[n] - 1 - s backwards (the reverse direction). An inactive sequence carries its states
+   unchanged, so that after the last step the states are each sequence's final ones. */
+#ifndef OCD_PROBLEM_RNN_KERNELS_H
+#define OCD_PROBLEM_RNN_KERNELS_H
+
+#include "core/handle.h"
+#include "core/hostdev.h"
+#include "ops/activation.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Position of (t, n) in a tensor of the layout: T steps (maxSeqLength), N sequences; packed:
+   offsets[t] is the number of positions before step t. */
+OCD_HOST_DEVICE int64_t ocd_rnn_pos(cudnnRNNDataLayout_t layout, int T, int N, const int32_t *offsets, int t, int n)
+{
+    switch (layout) {
+    case CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED: return (int64_t)n * T + t;
+    case CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED: return (int64_t)offsets[t] + n;
+    default: return (int64_t)t * N + n;
+    }
+}
+
+/* Gates of a mode, and what a training step saves per unit: the G gate values, plus the
+   unclipped cell (LSTM, for the clip's derivative) or R_h h + b_Rh (GRU). */
+OCD_HOST_DEVICE int ocd_rnn_gates(cudnnRNNMode_t mode)
+{
+    return mode == CUDNN_LSTM ? 4 : mode == CUDNN_GRU ? 3 : 1;
+}
+
+OCD_HOST_DEVICE int ocd_rnn_saved_gates(cudnnRNNMode_t mode)
+{
+    return mode == CUDNN_LSTM ? 5 : mode == CUDNN_GRU ? 4 : 1;
+}
+
+/* ---- the kernels of one step ----------------------------------------------------------------- */
+
+/* What a step kernel reads and writes; which fields it uses is said by each. */
+struct ocd_rnn_step {
+    cudnnRNNMode_t mode;
+    cudnnDataType_t dtype;          /* data; the compute type is double for double, else float */
+    cudnnRNNDataLayout_t layout;
+    int T, N, H, P;                 /* P: the state's size (the projection's, else H) */
+    int s, dir;                     /* step (0 first), direction (1: reverse) */
+    bool proj;                      /* LSTM with a projection */
+    const int32_t *lengths;         /* N lengths, backend memory */
+    const int32_t *offsets;         /* packed layout: T offsets (ocd_rnn_offsets) */
+    /* forward */
+    const void *gx;                 /* compute [position][G H]; NULL with skip input */
+    const void *x;                  /* skip input: data [position][x_stride], x_t for every gate */
+    int64_t x_stride;
+    const void *gh;                 /* compute [n][G H] */
+    const void *bw[4], *br[4];      /* data [H] per gate, or NULL */
+    const void *hprev;              /* data [n][P] */
+    void *hnext;                    /* data [n][P]: without a projection */
+    void *hfull;                    /* data [n][H]: with a projection (0 where inactive) */
+    const void *cprev;              /* compute [n][H], LSTM */
+    void *cnext;
+    void *saved;                    /* compute [n][S][H], or NULL (inference) */
+    void *y;                        /* data [position][y_stride]: the output (+ dir P) */
+    int64_t y_stride;
+    bool clip, clip_nan;
+    double lclip, rclip;
+    /* backward (with saved, hprev, cprev, cnext (the cell the step wrote), y/dy alike) */
+    const void *dy;                 /* data [position][y_stride]: without a projection */
+    const void *dh;                 /* compute [n][P]: the gradient carried from later steps
+                                       (with a projection: [n][H], W_p^T of the step's total) */
+    const void *dc;                 /* compute [n][H] */
+    void *dhprev;                   /* compute [n][P]: the direct part (none with a projection) */
+    void *dcprev;                   /* compute [n][H] */
+    void *dpre_x;                   /* data [position][G H]: also 0 at the padding position (s, n) */
+    void *dpre_h;                   /* data [n][G H]: 0 where inactive */
+};
+
+/* Auxiliary passes of the layer loop. */
+enum ocd_rnn_aux_op {
+    OCD_RNN_CONVERT,    /* dst[i] = src[i] converted (or value when src is NULL), i < count */
+    OCD_RNN_PAD_FILL,   /* unpacked layouts: every position (t, n) with t >= length[n]: the
+                           `count` values of the row (dst, stride) set to value */
+    OCD_RNN_OFFSETS,    /* dst (int32 [T]): the positions before each step of a packed tensor */
+    OCD_RNN_PROJ_STORE, /* forward with a projection: where active, hnext = y(+dir P) = src
+                           (data [n][P]), else hnext = hprev */
+    OCD_RNN_PROJ_DTOT,  /* backward with a projection: where active, dst[n] = dh + dy and
+                           dhprev = 0, else dst[n] = 0 and dhprev = dh (dst: data [n][P]) */
+    OCD_RNN_SKIP_DX     /* skip input: dst (data [position][count]) (+= when add) the sum over
+                           gates of src (data dpre_x [position][G H]), `rows` positions */
+};
+
+struct ocd_rnn_aux {
+    enum ocd_rnn_aux_op op;
+    void *dst;
+    const void *src;
+    cudnnDataType_t dst_type, src_type;
+    int64_t count, rows, stride;
+    double value;
+    bool add;
+    struct ocd_rnn_step step; /* PAD_FILL, OFFSETS, PROJ_*, SKIP_DX: shapes, lengths, states */
+};
+
+cudnnStatus_t ocd_host_rnn_fwd_step(cudnnHandle_t handle, const struct ocd_rnn_step *s);
+cudnnStatus_t ocd_host_rnn_bwd_step(cudnnHandle_t handle, const struct ocd_rnn_step *s);
+cudnnStatus_t ocd_host_rnn_aux(cudnnHandle_t handle, const struct ocd_rnn_aux *a);
+#ifdef OCD_HAVE_CUDA
+cudnnStatus_t ocd_cuda_rnn_fwd_step(cudnnHandle_t handle, const struct ocd_rnn_step *s);
+cudnnStatus_t ocd_cuda_rnn_bwd_step(cudnnHandle_t handle, const struct ocd_rnn_step *s);
+cudnnStatus_t ocd_cuda_rnn_aux(cudnnHandle_t handle, const struct ocd_rnn_aux *a);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ---- the cell math (one unit), in the compute type (templates: outside the C block) ---------- */
+
+/* The clip of cudnnRNNSetClip_v8 (CUDNN_RNN_CLIP_MINMAX): c into [lclip, rclip]; NaN stays NaN
+   under CUDNN_PROPAGATE_NAN and becomes lclip otherwise. */
+OCD_REAL_TEMPLATE OCD_HOST_DEVICE OCD_R ocd_rnn_clip(OCD_R c, OCD_R lclip, OCD_R rclip, bool propagate)
+{
+    if (c != c) return propagate ? c : lclip;
+    return c < lclip ? lclip : c > rclip ? rclip : c;
+}
+
+/* One unit of one step forwards. ax[g]: W_g x + b_Wg; ah[g]: R_g h + b_Rg (GRU's gate 2 kept
+   apart, as r (R_h h + b_Rh)). Writes the gate values and the saved extra (saved[G]), the new
+   cell (LSTM, clipped when clip) and the unit's output (before any projection). */
+OCD_REAL_TEMPLATE OCD_HOST_DEVICE void ocd_rnn_cell_fwd(cudnnRNNMode_t mode, const OCD_R *ax, const OCD_R *ah,
+                                                        OCD_R cprev, OCD_R hprev, bool clip, OCD_R lclip,
+                                                        OCD_R rclip, bool clip_nan, OCD_R *saved, OCD_R *c,
+                                                        OCD_R *h)
+{
+    switch (mode) {
+    case CUDNN_RNN_RELU: {
+        OCD_R v = ax[0] + ah[0];
+        saved[0] = *h = v > 0 ? v : (v != v ? v : (OCD_R)0);
+        break;
+    }
+    case CUDNN_RNN_TANH: saved[0] = *h = tanh(ax[0] + ah[0]); break;
+    case CUDNN_LSTM: {
+        OCD_R i = ocd_act_sigmoid(ax[0] + ah[0]), f = ocd_act_sigmoid(ax[1] + ah[1]);
+        OCD_R g = tanh(ax[2] + ah[2]), o = ocd_act_sigmoid(ax[3] + ah[3]);
+        OCD_R cn = f * cprev + i * g;
+        saved[0] = i, saved[1] = f, saved[2] = g, saved[3] = o, saved[4] = cn;
+        if (clip) cn = ocd_rnn_clip(cn, lclip, rclip, clip_nan);
+        *c = cn;
+        *h = o * tanh(cn);
+        break;
+    }
+    default: { /* GRU */
+        OCD_R r = ocd_act_sigmoid(ax[0] + ah[0]), z = ocd_act_sigmoid(ax[1] + ah[1]);
+        OCD_R n = tanh(ax[2] + r * ah[2]);
+        saved[0] = r, saved[1] = z, saved[2] = n, saved[3] = ah[2];
+        *h = ((OCD_R)1 - z) * n + z * hprev;
+        break;
+    }
+    }
+}
+
+/* One unit of one step backwards. dh: the gradient of the unit's output (before the
+   projection), dc: of its cell (LSTM); saved: what the forward saved; cprev, c: the cells read
+   and written (clipped), hprev: the state read (GRU). Writes dax[g] and dah[g] (the gradients of
+   the pre-activation parts W x and R h), the gradient of the previous cell and the part of the
+   previous state's gradient that does not go through R (GRU: z dh). */
+OCD_REAL_TEMPLATE OCD_HOST_DEVICE void ocd_rnn_cell_bwd(cudnnRNNMode_t mode, OCD_R dh, OCD_R dc, const OCD_R *saved,
+                                                        OCD_R cprev, OCD_R c, OCD_R hprev, bool clip,
+                                                        OCD_R lclip, OCD_R rclip, OCD_R *dax, OCD_R *dah,
+                                                        OCD_R *dcprev, OCD_R *dhprev)
+{
+    *dcprev = 0;
+    *dhprev = 0;
+    switch (mode) {
+    case CUDNN_RNN_RELU: dax[0] = dah[0] = saved[0] > 0 ? dh : (OCD_R)0; break;
+    case CUDNN_RNN_TANH: dax[0] = dah[0] = dh * ((OCD_R)1 - saved[0] * saved[0]); break;
+    case CUDNN_LSTM: {
+        OCD_R i = saved[0], f = saved[1], g = saved[2], o = saved[3], tc = tanh(c);
+        OCD_R d = dc + dh * o * ((OCD_R)1 - tc * tc);
+        if (clip && !(saved[4] >= lclip && saved[4] <= rclip)) d = 0;
+        dax[0] = dah[0] = d * g * i * ((OCD_R)1 - i);
+        dax[1] = dah[1] = d * cprev * f * ((OCD_R)1 - f);
+        dax[2] = dah[2] = d * i * ((OCD_R)1 - g * g);
+        dax[3] = dah[3] = dh * tc * o * ((OCD_R)1 - o);
+        *dcprev = d * f;
+        break;
+    }
+    default: { /* GRU */
+        OCD_R r = saved[0], z = saved[1], n = saved[2], rh = saved[3];
+        OCD_R dn = dh * ((OCD_R)1 - z) * ((OCD_R)1 - n * n);
+        dax[0] = dah[0] = dn * rh * r * ((OCD_R)1 - r);
+        dax[1] = dah[1] = dh * (hprev - n) * z * ((OCD_R)1 - z);
+        dax[2] = dn;
+        dah[2] = dn * r;
+        *dhprev = dh * z;
+        break;
+    }
+    }
+}
+
+#endif /* OCD_PROBLEM_RNN_KERNELS_H */

@@ -1,0 +1,678 @@
+/* rnn.c: tests of the RNN compute API (cudnnRNNForward, cudnnRNNBackwardData_v8,
+   cudnnRNNBackwardWeights_v8, cudnnGetRNNTempSpaceSizes) against ref/rnn.c: every cell mode x
+   direction x data layout x bias mode x input mode on small sizes, projection, clipping, zero
+   and unequal sequence lengths, the padding fill, every data type; gradients also by finite
+   differences of the forward on a tiny double network; bad input (documented status, nothing
+   written).
+
+   The reference takes its weights in its own layout; the test writes them into the weight
+   space through the addresses cudnnGetRNNWeightParams returns (a missing matrix or bias: the
+   reference's block is zeroed), so the cuDNN weight layout is tested on the way. Inputs hold
+   NaN at padding positions (they must not be read); outputs are poisoned. */
+#include "ref/rnn.h"
+#include "test.h"
+#include "tensors.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rnn_case {
+    const char *name;
+    cudnnRNNMode_t mode;
+    int dirs;
+    cudnnRNNInputMode_t input_mode;
+    cudnnRNNBiasMode_t bias;
+    cudnnRNNDataLayout_t layout;
+    int layers, input, hidden, proj, T, N;
+    const int *lengths;
+    cudnnDataType_t dtype;
+    bool clip, states; /* states: hx, cx, dhy, dcy given (else NULL) */
+};
+
+/* Everything one case needs: descriptors, the reference network, buffers (host values, device
+   copies). Data tensors are kept as [position][vector] values. */
+struct rnn_run {
+    const struct rnn_case *c;
+    struct ref_rnn r;
+    cudnnRNNDescriptor_t d;
+    cudnnRNNDataDescriptor_t xd, yd;
+    cudnnTensorDescriptor_t hd, cd;
+    int G, D, P;
+    int64_t pos, wcount;       /* positions; weight space elements */
+    size_t wbytes, ws_bytes, rs_bytes;
+    double *w_ref;             /* ref_rnn_param layout */
+    double *w_space;           /* the weight space's values */
+    int64_t *ref_of;           /* for each weight space element, its ref index (-1: none) */
+    double *x, *hx, *cx;       /* x: [pos][input] (NaN at padding) */
+    void *pw, *px, *phx, *pcx, *plen, *pws, *prs;
+    double fill;
+};
+
+static bool unpacked(cudnnRNNDataLayout_t l)
+{
+    return l != CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED;
+}
+
+/* Position of step t of sequence n, as the 8.2 API reference describes the layouts. */
+static int64_t pos_of(const struct rnn_case *c, int t, int n)
+{
+    switch (c->layout) {
+    case CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED: return (int64_t)t * c->N + n;
+    case CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED: return (int64_t)n * c->T + t;
+    default: {
+        int64_t at = 0;
+        for (int u = 0; u < t; u++)
+            for (int m = 0; m < c->N; m++) at += c->lengths[m] > u;
+        return at + n;
+    }
+    }
+}
+
+static int64_t positions(const struct rnn_case *c)
+{
+    if (unpacked(c->layout)) return (int64_t)c->T * c->N;
+    int64_t n = 0;
+    for (int i = 0; i < c->N; i++) n += c->lengths[i];
+    return n;
+}
+
+/* [pos][vec] values to the reference's [T][N][vec] (0 past a length), and back. */
+static double *to_ref(const struct rnn_case *c, const double *v, int vec)
+{
+    double *r = calloc((size_t)c->T * c->N * vec, sizeof(double));
+    for (int n = 0; n < c->N; n++)
+        for (int t = 0; t < c->lengths[n]; t++)
+            memcpy(r + ((int64_t)t * c->N + n) * vec, v + pos_of(c, t, n) * vec, sizeof(double) * (size_t)vec);
+    return r;
+}
+
+static double *from_ref(const struct rnn_case *c, const double *r, int vec, double pad)
+{
+    int64_t np = positions(c);
+    double *v = malloc(sizeof(double) * (size_t)(np * vec));
+    for (int64_t i = 0; i < np * vec; i++) v[i] = pad;
+    for (int n = 0; n < c->N; n++)
+        for (int t = 0; t < c->lengths[n]; t++)
+            memcpy(v + pos_of(c, t, n) * vec, r + ((int64_t)t * c->N + n) * vec, sizeof(double) * (size_t)vec);
+    return v;
+}
+
+/* Random data at the valid positions, NaN at the padding. */
+static double *random_data(const struct rnn_case *c, int vec)
+{
+    double *r = tview_random((int64_t)c->T * c->N * vec, -1, 1);
+    double *v = from_ref(c, r, vec, NAN);
+    free(r);
+    return v;
+}
+
+static cudnnDataType_t math_prec(cudnnDataType_t t)
+{
+    return t == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+}
+
+static cudnnTensorDescriptor_t state_desc(cudnnDataType_t t, int a, int b, int w)
+{
+    cudnnTensorDescriptor_t d;
+    int dims[3] = {a, b, w}, strides[3] = {b * w, w, 1};
+    cudnnCreateTensorDescriptor(&d);
+    cudnnSetTensorNdDescriptor(d, t, 3, dims, strides);
+    return d;
+}
+
+/* Maps every matrix and bias of the weight space to the reference's parameters. */
+static bool map_weights(struct rnn_run *u)
+{
+    const struct rnn_case *c = u->c;
+    cudnnHandle_t h = test_handle();
+    size_t es = tdtype_size(c->dtype);
+    u->ref_of = malloc(sizeof(int64_t) * (size_t)u->wcount);
+    for (int64_t i = 0; i < u->wcount; i++) u->ref_of[i] = -1;
+    cudnnTensorDescriptor_t md, bd;
+    cudnnCreateTensorDescriptor(&md);
+    cudnnCreateTensorDescriptor(&bd);
+    bool ok = true;
+    int ids = c->mode == CUDNN_LSTM ? 9 : 2 * u->G;
+    for (int pl = 0; ok && pl < c->layers * u->D; pl++) {
+        int layer = pl / u->D, in = ref_rnn_layer_input(&u->r, layer);
+        for (int id = 0; ok && id < ids; id++) {
+            bool projection = id == 8;
+            if (projection && c->proj == c->hidden) continue;
+            void *ma = NULL, *ba = NULL;
+            ok = CHECK_OK(cudnnGetRNNWeightParams(h, u->d, pl, u->wbytes, u->pw, id, md, &ma, bd, &ba));
+            if (!ok) break;
+            enum ref_rnn_block mb = projection ? REF_RNN_WP : id < u->G ? REF_RNN_W : REF_RNN_R;
+            int g = projection ? 0 : id % u->G;
+            int rows = projection ? c->proj : c->hidden, cols = projection ? c->hidden : id < u->G ? in : u->P;
+            int64_t base = ref_rnn_param(&u->r, pl, mb, g);
+            if (ma) {
+                int64_t off = ((char *)ma - (char *)u->pw) / (int64_t)es;
+                if (!CHECK(off >= 0 && off + (int64_t)rows * cols <= u->wcount)) return false;
+                for (int64_t k = 0; k < (int64_t)rows * cols; k++) {
+                    if (!CHECK(u->ref_of[off + k] < 0)) return false; /* two matrices overlap */
+                    u->ref_of[off + k] = base + k;
+                }
+            } else {
+                for (int64_t k = 0; k < (int64_t)rows * cols; k++) u->w_ref[base + k] = 0;
+            }
+            if (projection) continue;
+            int64_t bbase = ref_rnn_param(&u->r, pl, id < u->G ? REF_RNN_BW : REF_RNN_BR, g);
+            if (ba) {
+                int64_t off = ((char *)ba - (char *)u->pw) / (int64_t)es;
+                if (!CHECK(off >= 0 && off + c->hidden <= u->wcount)) return false;
+                for (int k = 0; k < c->hidden; k++) {
+                    if (!CHECK(u->ref_of[off + k] < 0)) return false;
+                    u->ref_of[off + k] = bbase + k;
+                }
+            } else {
+                for (int k = 0; k < c->hidden; k++) u->w_ref[bbase + k] = 0;
+            }
+        }
+    }
+    cudnnDestroyTensorDescriptor(md);
+    cudnnDestroyTensorDescriptor(bd);
+    return ok;
+}
+
+/* Weight space values from the reference's (rounded to the type; the reference gets the
+   rounded values back), unmapped elements 0. */
+static void upload_weights(struct rnn_run *u)
+{
+    for (int64_t i = 0; i < u->wcount; i++) u->w_space[i] = u->ref_of[i] >= 0 ? u->w_ref[u->ref_of[i]] : 0;
+    tbuf_free(u->pw);
+    u->pw = tvalues_upload(u->c->dtype, u->w_space, u->wcount);
+    for (int64_t i = 0; i < u->wcount; i++)
+        if (u->ref_of[i] >= 0) u->w_ref[u->ref_of[i]] = u->w_space[i];
+}
+
+static bool run_init(struct rnn_run *u, const struct rnn_case *c)
+{
+    memset(u, 0, sizeof *u);
+    u->c = c;
+    cudnnHandle_t h = test_handle();
+    u->G = ref_rnn_gates(c->mode);
+    u->D = c->dirs;
+    u->P = c->proj;
+    u->pos = positions(c);
+    u->r = (struct ref_rnn){c->mode, c->layers, c->dirs, c->input, c->hidden, c->proj, c->input_mode == CUDNN_SKIP_INPUT,
+                            c->clip, -0.4, 0.5, c->T, c->N, c->lengths};
+    cudnnCreateRNNDescriptor(&u->d);
+    bool ok = CHECK_OK(cudnnSetRNNDescriptor_v8(
+        u->d, CUDNN_RNN_ALGO_STANDARD, c->mode, c->bias, c->dirs == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL,
+        c->input_mode, c->dtype, math_prec(c->dtype), CUDNN_DEFAULT_MATH, c->input, c->hidden, c->proj, c->layers, NULL,
+        unpacked(c->layout) ? CUDNN_RNN_PADDED_IO_ENABLED : 0));
+    if (ok && c->clip) ok = CHECK_OK(cudnnRNNSetClip_v8(u->d, CUDNN_RNN_CLIP_MINMAX, CUDNN_NOT_PROPAGATE_NAN, -0.4, 0.5));
+    cudnnCreateRNNDataDescriptor(&u->xd);
+    cudnnCreateRNNDataDescriptor(&u->yd);
+    u->fill = 7.0;
+    double fill_store[1];
+    char fill[8];
+    fill_store[0] = u->fill;
+    tstore(c->dtype, fill, 0, fill_store[0]);
+    ok = ok && CHECK_OK(cudnnSetRNNDataDescriptor(u->xd, c->dtype, c->layout, c->T, c->N, c->input, c->lengths, NULL));
+    ok = ok && CHECK_OK(cudnnSetRNNDataDescriptor(u->yd, c->dtype, c->layout, c->T, c->N, c->dirs * c->proj, c->lengths,
+                                                  fill));
+    u->hd = state_desc(c->dtype, c->layers * c->dirs, c->N, c->proj);
+    u->cd = state_desc(c->dtype, c->layers * c->dirs, c->N, c->hidden);
+    ok = ok && CHECK_OK(cudnnGetRNNWeightSpaceSize(h, u->d, &u->wbytes));
+    ok = ok && CHECK_OK(cudnnGetRNNTempSpaceSizes(h, u->d, CUDNN_FWD_MODE_TRAINING, u->xd, &u->ws_bytes, &u->rs_bytes));
+    if (!ok) return false;
+    size_t infer_ws = 0, infer_rs = 1;
+    ok = CHECK_OK(cudnnGetRNNTempSpaceSizes(h, u->d, CUDNN_FWD_MODE_INFERENCE, u->xd, &infer_ws, &infer_rs)) &&
+         CHECK(infer_rs == 0);
+    if (infer_ws > u->ws_bytes) u->ws_bytes = infer_ws;
+    u->wcount = (int64_t)(u->wbytes / tdtype_size(c->dtype));
+    u->pw = tbuf_alloc(u->wbytes ? u->wbytes : 1);
+    u->w_ref = tview_random(ref_rnn_param_count(&u->r), -0.6, 0.6);
+    u->w_space = malloc(sizeof(double) * (size_t)(u->wcount + 1));
+    ok = ok && map_weights(u);
+    if (!ok) return false;
+    upload_weights(u);
+    u->x = random_data(c, c->input);
+    u->px = tvalues_upload(c->dtype, u->x, u->pos * c->input);
+    int64_t hn = (int64_t)c->layers * c->dirs * c->N;
+    if (c->states) {
+        u->hx = tview_random(hn * c->proj, -1, 1);
+        u->cx = tview_random(hn * c->hidden, -1, 1);
+        u->phx = tvalues_upload(c->dtype, u->hx, hn * c->proj);
+        u->pcx = tvalues_upload(c->dtype, u->cx, hn * c->hidden);
+    }
+    u->plen = tbuf_from(c->lengths, sizeof(int) * (size_t)c->N);
+    u->pws = tbuf_alloc(u->ws_bytes ? u->ws_bytes : 1);
+    u->prs = tbuf_alloc(u->rs_bytes ? u->rs_bytes : 1);
+    return true;
+}
+
+static void run_free(struct rnn_run *u)
+{
+    cudnnDestroyRNNDescriptor(u->d);
+    cudnnDestroyRNNDataDescriptor(u->xd);
+    cudnnDestroyRNNDataDescriptor(u->yd);
+    cudnnDestroyTensorDescriptor(u->hd);
+    cudnnDestroyTensorDescriptor(u->cd);
+    free(u->w_ref), free(u->w_space), free(u->ref_of), free(u->x), free(u->hx), free(u->cx);
+    void *bufs[] = {u->pw, u->px, u->phx, u->pcx, u->plen, u->pws, u->prs};
+    for (size_t i = 0; i < TLEN(bufs); i++)
+        if (bufs[i]) tbuf_free(bufs[i]);
+}
+
+static double tol_of(cudnnDataType_t t)
+{
+    switch (t) {
+    case CUDNN_DATA_DOUBLE: return 1e-10;
+    case CUDNN_DATA_HALF: return 2e-2;
+    case CUDNN_DATA_BFLOAT16: return 8e-2;
+    default: return 2e-5;
+    }
+}
+
+static bool compare(const char *what, const struct rnn_case *c, const double *got, const double *want, int64_t n,
+                    double tol)
+{
+    for (int64_t i = 0; i < n; i++) {
+        bool ok = isnan(want[i]) ? isnan(got[i]) : fabs(got[i] - want[i]) <= tol * fmax(1, fabs(want[i]));
+        if (!ok) {
+            FAIL("%s %s: element %lld is %.9g, expected %.9g", c->name, what, (long long)i, got[i], want[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The forward outputs: y [pos][D P], hy, cy. */
+struct fwd_out {
+    double *y, *hy, *cy;
+};
+
+static void fwd_free(struct fwd_out *o)
+{
+    free(o->y), free(o->hy), free(o->cy);
+}
+
+static void reference_forward(const struct rnn_run *u, struct fwd_out *o)
+{
+    const struct rnn_case *c = u->c;
+    int64_t hn = (int64_t)c->layers * c->dirs * c->N;
+    double *xr = to_ref(c, u->x, c->input), *yr = calloc((size_t)c->T * c->N * c->dirs * c->proj, sizeof(double));
+    o->hy = malloc(sizeof(double) * (size_t)(hn * c->proj));
+    o->cy = malloc(sizeof(double) * (size_t)(hn * c->hidden));
+    ref_rnn_forward(&u->r, u->w_ref, xr, u->hx, u->cx, yr, o->hy, o->cy);
+    o->y = from_ref(c, yr, c->dirs * c->proj, u->fill);
+    free(xr), free(yr);
+}
+
+/* One cudnnRNNForward; y, hy, cy poisoned first and read back. */
+static bool library_forward(struct rnn_run *u, cudnnForwardMode_t mode, struct fwd_out *o, void **py_out)
+{
+    const struct rnn_case *c = u->c;
+    int64_t hn = (int64_t)c->layers * c->dirs * c->N, ny = u->pos * c->dirs * c->proj;
+    size_t es = tdtype_size(c->dtype);
+    void *py = tbuf_alloc((size_t)ny * es), *phy = tbuf_alloc((size_t)(hn * c->proj) * es);
+    void *pcy = tbuf_alloc((size_t)(hn * c->hidden) * es);
+    bool ok = CHECK_OK(cudnnRNNForward(test_handle(), u->d, mode, u->plen, u->xd, u->px, u->yd, py, u->hd, u->phx, phy,
+                                       u->cd, u->pcx, pcy, u->wbytes, u->pw, u->ws_bytes, u->pws, u->rs_bytes, u->prs));
+    o->y = tvalues_download(c->dtype, py, ny);
+    o->hy = tvalues_download(c->dtype, phy, hn * c->proj);
+    o->cy = tvalues_download(c->dtype, pcy, hn * c->hidden);
+    if (py_out) *py_out = py;
+    else tbuf_free(py);
+    tbuf_free(phy), tbuf_free(pcy);
+    return ok;
+}
+
+static bool check_forward(const struct rnn_run *u, const struct fwd_out *got, const struct fwd_out *want,
+                          const char *mode)
+{
+    const struct rnn_case *c = u->c;
+    int64_t hn = (int64_t)c->layers * c->dirs * c->N;
+    double tol = tol_of(c->dtype);
+    char what[64];
+    snprintf(what, sizeof what, "%s y", mode);
+    bool ok = compare(what, c, got->y, want->y, u->pos * c->dirs * c->proj, tol);
+    snprintf(what, sizeof what, "%s hy", mode);
+    ok = ok && compare(what, c, got->hy, want->hy, hn * c->proj, tol);
+    snprintf(what, sizeof what, "%s cy", mode);
+    if (c->mode == CUDNN_LSTM) ok = ok && compare(what, c, got->cy, want->cy, hn * c->hidden, tol);
+    return ok;
+}
+
+/* Forward (both modes), then backward data and weights against the reference. */
+static bool check_case(const struct rnn_case *c)
+{
+    struct rnn_run u;
+    bool ok = run_init(&u, c);
+    struct fwd_out want = {0}, inf = {0}, train = {0};
+    void *py = NULL;
+    if (ok) {
+        reference_forward(&u, &want);
+        ok = library_forward(&u, CUDNN_FWD_MODE_INFERENCE, &inf, NULL) && check_forward(&u, &inf, &want, "inference");
+        ok = ok && library_forward(&u, CUDNN_FWD_MODE_TRAINING, &train, &py) &&
+             check_forward(&u, &train, &want, "training");
+    }
+    if (ok) {
+        int64_t hn = (int64_t)c->layers * c->dirs * c->N, ny = u.pos * c->dirs * c->proj;
+        size_t es = tdtype_size(c->dtype);
+        double *dy = random_data(c, c->dirs * c->proj), *dhy = NULL, *dcy = NULL;
+        void *pdy = tvalues_upload(c->dtype, dy, ny), *pdhy = NULL, *pdcy = NULL;
+        if (c->states) {
+            dhy = tview_random(hn * c->proj, -1, 1);
+            dcy = tview_random(hn * c->hidden, -1, 1);
+            pdhy = tvalues_upload(c->dtype, dhy, hn * c->proj);
+            pdcy = tvalues_upload(c->dtype, dcy, hn * c->hidden);
+        }
+        void *pdx = tbuf_alloc((size_t)(u.pos * c->input) * es), *pdhx = tbuf_alloc((size_t)(hn * c->proj) * es);
+        void *pdcx = tbuf_alloc((size_t)(hn * c->hidden) * es);
+        ok = CHECK_OK(cudnnRNNBackwardData_v8(test_handle(), u.d, u.plen, u.yd, py, pdy, u.xd, pdx, u.hd, u.phx, pdhy,
+                                              pdhx, u.cd, u.pcx, pdcy, pdcx, u.wbytes, u.pw, u.ws_bytes, u.pws,
+                                              u.rs_bytes, u.prs));
+        /* dw: a random base the call adds to */
+        double *base = tview_random(u.wcount, -1, 1);
+        void *pdw = tvalues_upload(c->dtype, base, u.wcount);
+        ok = ok && CHECK_OK(cudnnRNNBackwardWeights_v8(test_handle(), u.d, CUDNN_WGRAD_MODE_ADD, u.plen, u.xd, u.px,
+                                                       u.hd, u.phx, u.yd, py, u.wbytes, pdw, u.ws_bytes, u.pws,
+                                                       u.rs_bytes, u.prs));
+        /* the reference */
+        double *xr = to_ref(c, u.x, c->input), *dyr = to_ref(c, dy, c->dirs * c->proj);
+        double *dxr = calloc((size_t)c->T * c->N * c->input, sizeof(double));
+        double *dhx = calloc((size_t)(hn * c->proj), sizeof(double)), *dcx = calloc((size_t)(hn * c->hidden), sizeof(double));
+        double *dwr = calloc((size_t)ref_rnn_param_count(&u.r), sizeof(double));
+        ref_rnn_backward(&u.r, u.w_ref, xr, u.hx, u.cx, dyr, dhy, dcy, dxr, dhx, dcx, dwr);
+        double *want_dx = from_ref(c, dxr, c->input, 0);
+        double *want_dw = malloc(sizeof(double) * (size_t)(u.wcount + 1));
+        for (int64_t i = 0; i < u.wcount; i++) want_dw[i] = base[i] + (u.ref_of[i] >= 0 ? dwr[u.ref_of[i]] : 0);
+        double *got_dx = tvalues_download(c->dtype, pdx, u.pos * c->input);
+        double *got_dhx = tvalues_download(c->dtype, pdhx, hn * c->proj);
+        double *got_dcx = tvalues_download(c->dtype, pdcx, hn * c->hidden);
+        double *got_dw = tvalues_download(c->dtype, pdw, u.wcount);
+        double tol = 4 * tol_of(c->dtype);
+        ok = ok && compare("dx", c, got_dx, want_dx, u.pos * c->input, tol);
+        ok = ok && compare("dhx", c, got_dhx, dhx, hn * c->proj, tol);
+        if (c->mode == CUDNN_LSTM) ok = ok && compare("dcx", c, got_dcx, dcx, hn * c->hidden, tol);
+        ok = ok && compare("dw", c, got_dw, want_dw, u.wcount, tol);
+        free(dy), free(dhy), free(dcy), free(base), free(xr), free(dyr), free(dxr), free(dhx), free(dcx), free(dwr);
+        free(want_dx), free(want_dw), free(got_dx), free(got_dhx), free(got_dcx), free(got_dw);
+        void *bufs[] = {pdy, pdhy, pdcy, pdx, pdhx, pdcx, pdw};
+        for (size_t i = 0; i < TLEN(bufs); i++)
+            if (bufs[i]) tbuf_free(bufs[i]);
+    }
+    if (py) tbuf_free(py);
+    fwd_free(&want), fwd_free(&inf), fwd_free(&train);
+    run_free(&u);
+    return ok;
+}
+
+static const int len_unpacked[] = {3, 4, 1};
+static const int len_packed[] = {4, 3, 1};
+
+/* Every mode x direction x layout x bias mode x input mode (float); LSTM alternates a
+   projection, the layers alternate 1 and 2, the states alternate given and NULL. */
+TEST(rnn_matches_reference)
+{
+    static const cudnnRNNMode_t modes[] = {CUDNN_RNN_RELU, CUDNN_RNN_TANH, CUDNN_LSTM, CUDNN_GRU};
+    static const cudnnRNNDataLayout_t layouts[] = {CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED,
+                                                   CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED,
+                                                   CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED};
+    static const cudnnRNNBiasMode_t biases[] = {CUDNN_RNN_NO_BIAS, CUDNN_RNN_SINGLE_INP_BIAS, CUDNN_RNN_SINGLE_REC_BIAS,
+                                                CUDNN_RNN_DOUBLE_BIAS};
+    int k = 0;
+    for (size_t m = 0; m < TLEN(modes); m++)
+        for (int dirs = 1; dirs <= 2; dirs++)
+            for (size_t l = 0; l < TLEN(layouts); l++)
+                for (size_t b = 0; b < TLEN(biases); b++)
+                    for (int skip = 0; skip < 2; skip++, k++) {
+                        char name[96];
+                        snprintf(name, sizeof name, "mode %d dirs %d layout %d bias %d %s", (int)modes[m], dirs,
+                                 (int)layouts[l], (int)biases[b], skip ? "skip" : "linear");
+                        bool proj = modes[m] == CUDNN_LSTM && k % 2;
+                        struct rnn_case c = {name, modes[m], dirs, skip ? CUDNN_SKIP_INPUT : CUDNN_LINEAR_INPUT,
+                                             biases[b], layouts[l], 1 + k % 2, skip ? 4 : 3, 4, proj ? 3 : 4, 4, 3,
+                                             layouts[l] == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED ? len_packed
+                                                                                                 : len_unpacked,
+                                             CUDNN_DATA_FLOAT, false, k % 3 != 0};
+                        if (!check_case(&c)) return;
+                    }
+}
+
+/* Every data type, LSTM with projection and clipping, GRU with a sequence of length 0. */
+TEST(rnn_types_and_edges)
+{
+    static const int len_zero[] = {2, 0, 5, 5};
+    static const cudnnDataType_t types[] = {CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT};
+    for (size_t i = 0; i < TLEN(types); i++) {
+        struct rnn_case lstm = {"LSTM proj clip", CUDNN_LSTM, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
+                                CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 2, 5, 6, 4, 5, 4, len_zero, types[i], true,
+                                true};
+        struct rnn_case gru = {"GRU zero length", CUDNN_GRU, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
+                               CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, 3, 3, 5, 5, 5, 4, len_zero, types[i],
+                               false, true};
+        if (!check_case(&lstm) || !check_case(&gru)) return;
+    }
+}
+
+/* ---- gradients by finite differences ------------------------------------------------------- */
+
+/* L = sum dy y + dhy hy + dcy cy over the valid outputs, from the library's inference forward. */
+static double loss(struct rnn_run *u, const double *dyr, const double *dhy, const double *dcy)
+{
+    const struct rnn_case *c = u->c;
+    struct fwd_out o = {0};
+    double s = 0;
+    if (library_forward(u, CUDNN_FWD_MODE_INFERENCE, &o, NULL)) {
+        double *yr = to_ref(c, o.y, c->dirs * c->proj);
+        int64_t hn = (int64_t)c->layers * c->dirs * c->N;
+        for (int64_t i = 0; i < (int64_t)c->T * c->N * c->dirs * c->proj; i++) s += dyr[i] * yr[i];
+        for (int64_t i = 0; i < hn * c->proj; i++) s += dhy[i] * o.hy[i];
+        if (c->mode == CUDNN_LSTM)
+            for (int64_t i = 0; i < hn * c->hidden; i++) s += dcy[i] * o.cy[i];
+        free(yr);
+    }
+    fwd_free(&o);
+    return s;
+}
+
+/* d L / d v[i] by central differences, v uploaded to *dev after each change. */
+static double central(struct rnn_run *u, double *v, int64_t n, void **dev, int64_t i, const double *dyr,
+                      const double *dhy, const double *dcy)
+{
+    const double h = 1e-6;
+    double keep = v[i], side[2];
+    for (int k = 0; k < 2; k++) {
+        v[i] = keep + (k ? -h : h);
+        tbuf_free(*dev);
+        *dev = tvalues_upload(u->c->dtype, v, n);
+        side[k] = loss(u, dyr, dhy, dcy);
+    }
+    v[i] = keep;
+    tbuf_free(*dev);
+    *dev = tvalues_upload(u->c->dtype, v, n);
+    return (side[0] - side[1]) / (2 * h);
+}
+
+static bool fd_close(const char *what, int64_t i, double got, double fd)
+{
+    if (fabs(got - fd) <= 1e-6 * fmax(1, fabs(fd))) return true;
+    FAIL("%s[%lld]: gradient %.9g, finite difference %.9g", what, (long long)i, got, fd);
+    return false;
+}
+
+/* The backward calls' dx, dhx, dcx and dw against central differences of the forward, on a
+   two-layer bidirectional LSTM with a projection and a GRU with skip input (double data). */
+TEST(rnn_finite_differences)
+{
+    static const int lens[] = {3, 2};
+    const struct rnn_case cases[] = {
+        {"fd LSTM", CUDNN_LSTM, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 2,
+         3, 3, 2, 3, 2, lens, CUDNN_DATA_DOUBLE, false, true},
+        {"fd GRU", CUDNN_GRU, 2, CUDNN_SKIP_INPUT, CUDNN_RNN_DOUBLE_BIAS, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, 2, 3,
+         3, 3, 3, 2, lens, CUDNN_DATA_DOUBLE, false, true},
+    };
+    for (size_t ci = 0; ci < TLEN(cases); ci++) {
+        const struct rnn_case *c = &cases[ci];
+        struct rnn_run u;
+        if (!run_init(&u, c)) {
+            run_free(&u);
+            return;
+        }
+        int64_t hn = (int64_t)c->layers * c->dirs * c->N, ny = u.pos * c->dirs * c->proj;
+        double *dy = random_data(c, c->dirs * c->proj), *dyr = to_ref(c, dy, c->dirs * c->proj);
+        double *dhy = tview_random(hn * c->proj, -1, 1), *dcy = tview_random(hn * c->hidden, -1, 1);
+        void *pdy = tvalues_upload(c->dtype, dy, ny), *pdhy = tvalues_upload(c->dtype, dhy, hn * c->proj);
+        void *pdcy = tvalues_upload(c->dtype, dcy, hn * c->hidden);
+        void *py = tbuf_alloc((size_t)ny * 8), *pdx = tbuf_alloc((size_t)(u.pos * c->input) * 8);
+        void *pdhx = tbuf_alloc((size_t)(hn * c->proj) * 8), *pdcx = tbuf_alloc((size_t)(hn * c->hidden) * 8);
+        double *zero = tview_fill(u.wcount, 0);
+        void *pdw = tvalues_upload(c->dtype, zero, u.wcount);
+        bool ok = CHECK_OK(cudnnRNNForward(test_handle(), u.d, CUDNN_FWD_MODE_TRAINING, u.plen, u.xd, u.px, u.yd, py,
+                                           u.hd, u.phx, NULL, u.cd, u.pcx, NULL, u.wbytes, u.pw, u.ws_bytes, u.pws,
+                                           u.rs_bytes, u.prs)) &&
+                  CHECK_OK(cudnnRNNBackwardData_v8(test_handle(), u.d, u.plen, u.yd, py, pdy, u.xd, pdx, u.hd, u.phx,
+                                                   pdhy, pdhx, u.cd, u.pcx, pdcy, pdcx, u.wbytes, u.pw, u.ws_bytes,
+                                                   u.pws, u.rs_bytes, u.prs)) &&
+                  CHECK_OK(cudnnRNNBackwardWeights_v8(test_handle(), u.d, CUDNN_WGRAD_MODE_ADD, u.plen, u.xd, u.px,
+                                                      u.hd, u.phx, u.yd, py, u.wbytes, pdw, u.ws_bytes, u.pws,
+                                                      u.rs_bytes, u.prs));
+        double *dx = tvalues_download(c->dtype, pdx, u.pos * c->input);
+        double *dhx = tvalues_download(c->dtype, pdhx, hn * c->proj);
+        double *dcx = tvalues_download(c->dtype, pdcx, hn * c->hidden);
+        double *dw = tvalues_download(c->dtype, pdw, u.wcount);
+        for (int64_t i = 0; ok && i < u.pos * c->input; i++)
+            ok = fd_close("dx", i, dx[i], central(&u, u.x, u.pos * c->input, &u.px, i, dyr, dhy, dcy));
+        for (int64_t i = 0; ok && i < hn * c->proj; i++)
+            ok = fd_close("dhx", i, dhx[i], central(&u, u.hx, hn * c->proj, &u.phx, i, dyr, dhy, dcy));
+        for (int64_t i = 0; ok && c->mode == CUDNN_LSTM && i < hn * c->hidden; i++)
+            ok = fd_close("dcx", i, dcx[i], central(&u, u.cx, hn * c->hidden, &u.pcx, i, dyr, dhy, dcy));
+        for (int64_t i = ci; ok && i < u.wcount; i += 3)
+            ok = fd_close("dw", i, dw[i], central(&u, u.w_space, u.wcount, &u.pw, i, dyr, dhy, dcy));
+        free(dy), free(dyr), free(dhy), free(dcy), free(zero), free(dx), free(dhx), free(dcx), free(dw);
+        void *bufs[] = {pdy, pdhy, pdcy, py, pdx, pdhx, pdcx, pdw};
+        for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+        run_free(&u);
+        if (!ok) return;
+    }
+}
+
+/* ---- bad input --------------------------------------------------------------------------------- */
+
+/* The arguments of one call, each changed in turn. */
+struct bad {
+    cudnnForwardMode_t mode;
+    const int *lengths;
+    cudnnRNNDataDescriptor_t xd, yd;
+    cudnnTensorDescriptor_t hd, cd;
+    const void *x;
+    void *y;
+    size_t wbytes, ws_bytes, rs_bytes;
+};
+
+static void expect_forward_rejected(struct rnn_run *u, const struct bad *b, void *py, size_t ybytes,
+                                    cudnnStatus_t want, const char *what)
+{
+    void *snap = tbuf_snapshot(py, ybytes);
+    if (!CHECK_STATUS(cudnnRNNForward(test_handle(), u->d, b->mode, b->lengths, b->xd, b->x, b->yd, b->y, b->hd, u->phx,
+                                      NULL, b->cd, u->pcx, NULL, b->wbytes, u->pw, b->ws_bytes, u->pws, b->rs_bytes,
+                                      u->prs),
+                      want) ||
+        !tbuf_unchanged(py, snap, ybytes, what))
+        FAIL("case: %s", what);
+    free(snap);
+}
+
+/* Documented statuses, nothing written: a wrong mode, NULL pointers, spaces too small, data
+   descriptors that disagree with the network or each other, or were never set, state tensors
+   of other shapes; backward: too small a reserve, addGrad SET (NOT_SUPPORTED). */
+TEST(rnn_bad_input)
+{
+    static const int lens[] = {3, 2};
+    static const int other[] = {3, 1};
+    const struct rnn_case c = {"bad input", CUDNN_LSTM, 1, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
+                               CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 1, 3, 4, 4, 3, 2, lens, CUDNN_DATA_FLOAT,
+                               false, true};
+    struct rnn_run u;
+    if (!run_init(&u, &c)) {
+        run_free(&u);
+        return;
+    }
+    size_t ybytes = (size_t)(u.pos * c.proj) * 4;
+    void *py = tbuf_alloc(ybytes);
+    const struct bad good = {CUDNN_FWD_MODE_TRAINING, u.plen, u.xd, u.yd, u.hd, u.cd, u.px, py, u.wbytes, u.ws_bytes,
+                             u.rs_bytes};
+    struct bad b;
+    cudnnRNNDataDescriptor_t yl, yv, xt, unset;
+    cudnnCreateRNNDataDescriptor(&yl), cudnnCreateRNNDataDescriptor(&yv), cudnnCreateRNNDataDescriptor(&xt);
+    cudnnCreateRNNDataDescriptor(&unset);
+    cudnnSetRNNDataDescriptor(yl, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, c.proj, other, NULL);
+    cudnnSetRNNDataDescriptor(yv, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, c.proj + 1, lens, NULL);
+    cudnnSetRNNDataDescriptor(xt, CUDNN_DATA_DOUBLE, c.layout, c.T, c.N, c.input, lens, NULL);
+    cudnnTensorDescriptor_t h3 = state_desc(CUDNN_DATA_FLOAT, 1, c.N + 1, c.proj);
+    cudnnTensorDescriptor_t c3 = state_desc(CUDNN_DATA_FLOAT, 1, c.N, c.hidden + 1);
+
+    b = good, b.mode = (cudnnForwardMode_t)2;
+    expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "fwdMode 2");
+    b = good, b.lengths = NULL;
+    expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "devSeqLengths NULL");
+    b = good, b.x = NULL;
+    expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "x NULL");
+    b = good, b.wbytes = u.wbytes - 1;
+    expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "weight space too small");
+    b = good, b.ws_bytes = u.ws_bytes - 1;
+    expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "workspace too small");
+    b = good, b.rs_bytes = u.rs_bytes - 1;
+    expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "reserve too small");
+    b = good, b.yd = yl;
+    expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "x and y lengths differ");
+    b = good, b.yd = yv;
+    expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "y vector not dirs x projSize");
+    b = good, b.xd = xt;
+    expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "x of another data type");
+    b = good, b.xd = unset;
+    expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "x descriptor never set");
+    b = good, b.hd = h3;
+    expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "hDesc of another batch");
+    b = good, b.cd = c3;
+    expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "cDesc of another width");
+
+    /* the size query */
+    size_t ws = 5, rs = 5;
+    CHECK_STATUS(cudnnGetRNNTempSpaceSizes(test_handle(), u.d, (cudnnForwardMode_t)2, u.xd, &ws, &rs),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnGetRNNTempSpaceSizes(test_handle(), u.d, CUDNN_FWD_MODE_TRAINING, u.xd, NULL, &rs),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnGetRNNTempSpaceSizes(test_handle(), u.d, CUDNN_FWD_MODE_TRAINING, u.yd, &ws, &rs),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK(ws == 5 && rs == 5);
+
+    /* backward: after a good forward */
+    CHECK_OK(cudnnRNNForward(test_handle(), u.d, CUDNN_FWD_MODE_TRAINING, u.plen, u.xd, u.px, u.yd, py, u.hd, u.phx,
+                             NULL, u.cd, u.pcx, NULL, u.wbytes, u.pw, u.ws_bytes, u.pws, u.rs_bytes, u.prs));
+    size_t xbytes = (size_t)(u.pos * c.input) * 4, wb = u.wbytes;
+    void *pdx = tbuf_alloc(xbytes), *pdw = tbuf_alloc(wb);
+    void *sx = tbuf_snapshot(pdx, xbytes), *sw = tbuf_snapshot(pdw, wb);
+    CHECK_STATUS(cudnnRNNBackwardData_v8(test_handle(), u.d, u.plen, u.yd, py, py, u.xd, pdx, u.hd, u.phx, NULL, NULL,
+                                         u.cd, u.pcx, NULL, NULL, u.wbytes, u.pw, u.ws_bytes, u.pws, u.rs_bytes - 1,
+                                         u.prs),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnRNNBackwardData_v8(test_handle(), u.d, u.plen, u.yd, py, NULL, u.xd, pdx, u.hd, u.phx, NULL,
+                                         NULL, u.cd, u.pcx, NULL, NULL, u.wbytes, u.pw, u.ws_bytes, u.pws, u.rs_bytes,
+                                         u.prs),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnRNNBackwardData_v8(test_handle(), u.d, u.plen, u.yd, py, py, u.xd, pdx, h3, u.phx, NULL, NULL,
+                                         u.cd, u.pcx, NULL, NULL, u.wbytes, u.pw, u.ws_bytes, u.pws, u.rs_bytes, u.prs),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnRNNBackwardWeights_v8(test_handle(), u.d, CUDNN_WGRAD_MODE_SET, u.plen, u.xd, u.px, u.hd, u.phx,
+                                            u.yd, py, u.wbytes, pdw, u.ws_bytes, u.pws, u.rs_bytes, u.prs),
+                 CUDNN_STATUS_NOT_SUPPORTED);
+    CHECK_STATUS(cudnnRNNBackwardWeights_v8(test_handle(), u.d, CUDNN_WGRAD_MODE_ADD, u.plen, u.xd, u.px, u.hd, u.phx,
+                                            u.yd, py, u.wbytes - 1, pdw, u.ws_bytes, u.pws, u.rs_bytes, u.prs),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnRNNBackwardWeights_v8(test_handle(), u.d, CUDNN_WGRAD_MODE_ADD, u.plen, u.xd, u.px, u.hd, u.phx,
+                                            u.yd, py, u.wbytes, pdw, u.ws_bytes, u.pws, 0, NULL),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK(tbuf_unchanged(pdx, sx, xbytes, "dx") && tbuf_unchanged(pdw, sw, wb, "dw"));
+    free(sx), free(sw);
+    tbuf_free(pdx), tbuf_free(pdw), tbuf_free(py);
+    cudnnDestroyRNNDataDescriptor(yl), cudnnDestroyRNNDataDescriptor(yv), cudnnDestroyRNNDataDescriptor(xt);
+    cudnnDestroyRNNDataDescriptor(unset);
+    cudnnDestroyTensorDescriptor(h3), cudnnDestroyTensorDescriptor(c3);
+    run_free(&u);
+}
