@@ -28,7 +28,10 @@ struct rnn_case {
     const int *lengths;
     cudnnDataType_t dtype;
     bool clip, states; /* states: hx, cx, dhy, dcy given (else NULL) */
+    int api;           /* API_V8, API_LEGACY (packed layout only), API_EX */
 };
+
+enum { API_V8, API_LEGACY, API_EX };
 
 /* Everything one case needs: descriptors, the reference network, buffers (host values, device
    copies). Data tensors are kept as [position][vector] values. */
@@ -47,6 +50,8 @@ struct rnn_run {
     double *x, *hx, *cx;       /* x: [pos][input] (NaN at padding) */
     void *pw, *px, *phx, *pcx, *plen, *pws, *prs;
     double fill;
+    cudnnTensorDescriptor_t *xs, *ys; /* legacy: the per-step descriptors */
+    cudnnFilterDescriptor_t wd;
 };
 
 static bool unpacked(cudnnRNNDataLayout_t l)
@@ -186,6 +191,36 @@ static void upload_weights(struct rnn_run *u)
         if (u->ref_of[i] >= 0) u->w_ref[u->ref_of[i]] = u->w_space[i];
 }
 
+/* The legacy calls' descriptors (per-step tensors, the weight filter) and their size queries,
+   which must agree with the v8 ones. */
+static bool legacy_init(struct rnn_run *u)
+{
+    const struct rnn_case *c = u->c;
+    u->xs = calloc((size_t)c->T, sizeof *u->xs);
+    u->ys = calloc((size_t)c->T, sizeof *u->ys);
+    for (int t = 0; t < c->T; t++) {
+        int batch = 0;
+        for (int n = 0; n < c->N; n++) batch += c->lengths[n] > t;
+        int dx[3] = {batch, c->input, 1}, sx[3] = {c->input, 1, 1};
+        int dy[3] = {batch, c->dirs * c->proj, 1}, sy[3] = {c->dirs * c->proj, 1, 1};
+        cudnnCreateTensorDescriptor(&u->xs[t]);
+        cudnnCreateTensorDescriptor(&u->ys[t]);
+        cudnnSetTensorNdDescriptor(u->xs[t], c->dtype, 3, dx, sx);
+        cudnnSetTensorNdDescriptor(u->ys[t], c->dtype, 3, dy, sy);
+    }
+    int wdims[3] = {(int)(u->wbytes / tdtype_size(c->dtype)), 1, 1};
+    cudnnCreateFilterDescriptor(&u->wd);
+    bool ok = CHECK_OK(cudnnSetFilterNdDescriptor(u->wd, c->dtype, CUDNN_TENSOR_NCHW, 3, wdims));
+    if (c->api == API_LEGACY) {
+        size_t ws = 0, rs = 0, params = 0;
+        ok = ok && CHECK_OK(cudnnGetRNNWorkspaceSize(test_handle(), u->d, c->T, u->xs, &ws)) &&
+             CHECK_OK(cudnnGetRNNTrainingReserveSize(test_handle(), u->d, c->T, u->xs, &rs)) &&
+             CHECK_OK(cudnnGetRNNParamsSize(test_handle(), u->d, u->xs[0], &params, c->dtype));
+        ok = ok && CHECK(ws == u->ws_bytes && rs == u->rs_bytes && params == u->wbytes);
+    }
+    return ok;
+}
+
 static bool run_init(struct rnn_run *u, const struct rnn_case *c)
 {
     memset(u, 0, sizeof *u);
@@ -222,6 +257,7 @@ static bool run_init(struct rnn_run *u, const struct rnn_case *c)
     ok = CHECK_OK(cudnnGetRNNTempSpaceSizes(h, u->d, CUDNN_FWD_MODE_INFERENCE, u->xd, &infer_ws, &infer_rs)) &&
          CHECK(infer_rs == 0);
     if (infer_ws > u->ws_bytes) u->ws_bytes = infer_ws;
+    if (ok && c->api != API_V8) ok = legacy_init(u);
     u->wcount = (int64_t)(u->wbytes / tdtype_size(c->dtype));
     u->pw = tbuf_alloc(u->wbytes ? u->wbytes : 1);
     u->w_ref = tview_random(ref_rnn_param_count(&u->r), -0.6, 0.6);
@@ -251,6 +287,9 @@ static void run_free(struct rnn_run *u)
     cudnnDestroyRNNDataDescriptor(u->yd);
     cudnnDestroyTensorDescriptor(u->hd);
     cudnnDestroyTensorDescriptor(u->cd);
+    for (int t = 0; u->xs && t < u->c->T; t++) cudnnDestroyTensorDescriptor(u->xs[t]), cudnnDestroyTensorDescriptor(u->ys[t]);
+    if (u->wd) cudnnDestroyFilterDescriptor(u->wd);
+    free(u->xs), free(u->ys);
     free(u->w_ref), free(u->w_space), free(u->ref_of), free(u->x), free(u->hx), free(u->cx);
     void *bufs[] = {u->pw, u->px, u->phx, u->pcx, u->plen, u->pws, u->prs};
     for (size_t i = 0; i < TLEN(bufs); i++)
@@ -302,7 +341,65 @@ static void reference_forward(const struct rnn_run *u, struct fwd_out *o)
     free(xr), free(yr);
 }
 
-/* One cudnnRNNForward; y, hy, cy poisoned first and read back. */
+/* One forward call through the case's API. */
+static bool call_forward(struct rnn_run *u, cudnnForwardMode_t mode, void *py, void *phy, void *pcy)
+{
+    const struct rnn_case *c = u->c;
+    cudnnHandle_t h = test_handle();
+    bool train = mode == CUDNN_FWD_MODE_TRAINING;
+    switch (c->api) {
+    case API_LEGACY:
+        if (train)
+            return CHECK_OK(cudnnRNNForwardTraining(h, u->d, c->T, u->xs, u->px, u->hd, u->phx, u->cd, u->pcx, u->wd,
+                                                    u->pw, u->ys, py, u->hd, phy, u->cd, pcy, u->pws, u->ws_bytes,
+                                                    u->prs, u->rs_bytes));
+        return CHECK_OK(cudnnRNNForwardInference(h, u->d, c->T, u->xs, u->px, u->hd, u->phx, u->cd, u->pcx, u->wd,
+                                                 u->pw, u->ys, py, u->hd, phy, u->cd, pcy, u->pws, u->ws_bytes));
+    case API_EX:
+        if (train)
+            return CHECK_OK(cudnnRNNForwardTrainingEx(h, u->d, u->xd, u->px, u->hd, u->phx, u->cd, u->pcx, u->wd,
+                                                      u->pw, u->yd, py, u->hd, phy, u->cd, pcy, NULL, NULL, NULL, NULL,
+                                                      NULL, NULL, NULL, NULL, u->pws, u->ws_bytes, u->prs,
+                                                      u->rs_bytes));
+        return CHECK_OK(cudnnRNNForwardInferenceEx(h, u->d, u->xd, u->px, u->hd, u->phx, u->cd, u->pcx, u->wd, u->pw,
+                                                   u->yd, py, u->hd, phy, u->cd, pcy, NULL, NULL, NULL, NULL, NULL,
+                                                   NULL, NULL, NULL, u->pws, u->ws_bytes));
+    default:
+        return CHECK_OK(cudnnRNNForward(h, u->d, mode, u->plen, u->xd, u->px, u->yd, py, u->hd, u->phx, phy, u->cd,
+                                        u->pcx, pcy, u->wbytes, u->pw, u->ws_bytes, u->pws, u->rs_bytes, u->prs));
+    }
+}
+
+/* Backward data and weights through the case's API (the weights' gradients added to pdw). */
+static bool call_backward(struct rnn_run *u, void *py, void *pdy, void *pdhy, void *pdcy, void *pdx, void *pdhx,
+                          void *pdcx, void *pdw)
+{
+    const struct rnn_case *c = u->c;
+    cudnnHandle_t h = test_handle();
+    switch (c->api) {
+    case API_LEGACY:
+        return CHECK_OK(cudnnRNNBackwardData(h, u->d, c->T, u->ys, py, u->ys, pdy, u->hd, pdhy, u->cd, pdcy, u->wd,
+                                             u->pw, u->hd, u->phx, u->cd, u->pcx, u->xs, pdx, u->hd, pdhx, u->cd,
+                                             pdcx, u->pws, u->ws_bytes, u->prs, u->rs_bytes)) &&
+               CHECK_OK(cudnnRNNBackwardWeights(h, u->d, c->T, u->xs, u->px, u->hd, u->phx, u->ys, py, u->pws,
+                                                u->ws_bytes, u->wd, pdw, u->prs, u->rs_bytes));
+    case API_EX:
+        return CHECK_OK(cudnnRNNBackwardDataEx(h, u->d, u->yd, py, u->yd, pdy, NULL, NULL, u->hd, pdhy, u->cd, pdcy,
+                                               u->wd, u->pw, u->hd, u->phx, u->cd, u->pcx, u->xd, pdx, u->hd, pdhx,
+                                               u->cd, pdcx, NULL, NULL, u->pws, u->ws_bytes, u->prs, u->rs_bytes)) &&
+               CHECK_OK(cudnnRNNBackwardWeightsEx(h, u->d, u->xd, u->px, u->hd, u->phx, u->yd, py, u->pws,
+                                                  u->ws_bytes, u->wd, pdw, u->prs, u->rs_bytes));
+    default:
+        return CHECK_OK(cudnnRNNBackwardData_v8(h, u->d, u->plen, u->yd, py, pdy, u->xd, pdx, u->hd, u->phx, pdhy,
+                                                pdhx, u->cd, u->pcx, pdcy, pdcx, u->wbytes, u->pw, u->ws_bytes,
+                                                u->pws, u->rs_bytes, u->prs)) &&
+               CHECK_OK(cudnnRNNBackwardWeights_v8(h, u->d, CUDNN_WGRAD_MODE_ADD, u->plen, u->xd, u->px, u->hd,
+                                                   u->phx, u->yd, py, u->wbytes, pdw, u->ws_bytes, u->pws,
+                                                   u->rs_bytes, u->prs));
+    }
+}
+
+/* One forward call; y, hy, cy poisoned first and read back. */
 static bool library_forward(struct rnn_run *u, cudnnForwardMode_t mode, struct fwd_out *o, void **py_out)
 {
     const struct rnn_case *c = u->c;
@@ -310,8 +407,7 @@ static bool library_forward(struct rnn_run *u, cudnnForwardMode_t mode, struct f
     size_t es = tdtype_size(c->dtype);
     void *py = tbuf_alloc((size_t)ny * es), *phy = tbuf_alloc((size_t)(hn * c->proj) * es);
     void *pcy = tbuf_alloc((size_t)(hn * c->hidden) * es);
-    bool ok = CHECK_OK(cudnnRNNForward(test_handle(), u->d, mode, u->plen, u->xd, u->px, u->yd, py, u->hd, u->phx, phy,
-                                       u->cd, u->pcx, pcy, u->wbytes, u->pw, u->ws_bytes, u->pws, u->rs_bytes, u->prs));
+    bool ok = call_forward(u, mode, py, phy, pcy);
     o->y = tvalues_download(c->dtype, py, ny);
     o->hy = tvalues_download(c->dtype, phy, hn * c->proj);
     o->cy = tvalues_download(c->dtype, pcy, hn * c->hidden);
@@ -363,15 +459,10 @@ static bool check_case(const struct rnn_case *c)
         }
         void *pdx = tbuf_alloc((size_t)(u.pos * c->input) * es), *pdhx = tbuf_alloc((size_t)(hn * c->proj) * es);
         void *pdcx = tbuf_alloc((size_t)(hn * c->hidden) * es);
-        ok = CHECK_OK(cudnnRNNBackwardData_v8(test_handle(), u.d, u.plen, u.yd, py, pdy, u.xd, pdx, u.hd, u.phx, pdhy,
-                                              pdhx, u.cd, u.pcx, pdcy, pdcx, u.wbytes, u.pw, u.ws_bytes, u.pws,
-                                              u.rs_bytes, u.prs));
         /* dw: a random base the call adds to */
         double *base = tview_random(u.wcount, -1, 1);
         void *pdw = tvalues_upload(c->dtype, base, u.wcount);
-        ok = ok && CHECK_OK(cudnnRNNBackwardWeights_v8(test_handle(), u.d, CUDNN_WGRAD_MODE_ADD, u.plen, u.xd, u.px,
-                                                       u.hd, u.phx, u.yd, py, u.wbytes, pdw, u.ws_bytes, u.pws,
-                                                       u.rs_bytes, u.prs));
+        ok = call_backward(&u, py, pdy, pdhy, pdcy, pdx, pdhx, pdcx, pdw);
         /* the reference */
         double *xr = to_ref(c, u.x, c->input), *dyr = to_ref(c, dy, c->dirs * c->proj);
         double *dxr = calloc((size_t)c->T * c->N * c->input, sizeof(double));
@@ -429,7 +520,7 @@ TEST(rnn_matches_reference)
                                              biases[b], layouts[l], 1 + k % 2, skip ? 4 : 3, 4, proj ? 3 : 4, 4, 3,
                                              layouts[l] == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED ? len_packed
                                                                                                  : len_unpacked,
-                                             CUDNN_DATA_FLOAT, false, k % 3 != 0};
+                                             CUDNN_DATA_FLOAT, false, k % 3 != 0, API_V8};
                         if (!check_case(&c)) return;
                     }
 }
@@ -442,10 +533,26 @@ TEST(rnn_types_and_edges)
     for (size_t i = 0; i < TLEN(types); i++) {
         struct rnn_case lstm = {"LSTM proj clip", CUDNN_LSTM, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
                                 CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 2, 5, 6, 4, 5, 4, len_zero, types[i], true,
-                                true};
+                                true, API_V8};
         struct rnn_case gru = {"GRU zero length", CUDNN_GRU, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
                                CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, 3, 3, 5, 5, 5, 4, len_zero, types[i],
-                               false, true};
+                               false, true, API_V8};
+        if (!check_case(&lstm) || !check_case(&gru)) return;
+    }
+}
+
+/* The legacy calls (per-step descriptor arrays: the packed layout) and their Ex forms (any
+   layout) give what the reference gives, through the same weight layout. */
+TEST(rnn_legacy_api)
+{
+    for (int api = API_LEGACY; api <= API_EX; api++) {
+        cudnnRNNDataLayout_t layout = api == API_LEGACY ? CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED
+                                                        : CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED;
+        const int *lens = api == API_LEGACY ? len_packed : len_unpacked;
+        struct rnn_case lstm = {"legacy LSTM", CUDNN_LSTM, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS, layout, 2, 3,
+                                4, 3, 4, 3, lens, CUDNN_DATA_FLOAT, false, true, api};
+        struct rnn_case gru = {"legacy GRU", CUDNN_GRU, 1, CUDNN_SKIP_INPUT, CUDNN_RNN_SINGLE_REC_BIAS, layout, 2, 4,
+                               4, 4, 4, 3, lens, CUDNN_DATA_FLOAT, false, false, api};
         if (!check_case(&lstm) || !check_case(&gru)) return;
     }
 }
@@ -503,9 +610,9 @@ TEST(rnn_finite_differences)
     static const int lens[] = {3, 2};
     const struct rnn_case cases[] = {
         {"fd LSTM", CUDNN_LSTM, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 2,
-         3, 3, 2, 3, 2, lens, CUDNN_DATA_DOUBLE, false, true},
+         3, 3, 2, 3, 2, lens, CUDNN_DATA_DOUBLE, false, true, API_V8},
         {"fd GRU", CUDNN_GRU, 2, CUDNN_SKIP_INPUT, CUDNN_RNN_DOUBLE_BIAS, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, 2, 3,
-         3, 3, 3, 2, lens, CUDNN_DATA_DOUBLE, false, true},
+         3, 3, 3, 2, lens, CUDNN_DATA_DOUBLE, false, true, API_V8},
     };
     for (size_t ci = 0; ci < TLEN(cases); ci++) {
         const struct rnn_case *c = &cases[ci];
@@ -587,14 +694,15 @@ TEST(rnn_bad_input)
     static const int other[] = {3, 1};
     const struct rnn_case c = {"bad input", CUDNN_LSTM, 1, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
                                CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 1, 3, 4, 4, 3, 2, lens, CUDNN_DATA_FLOAT,
-                               false, true};
+                               false, true, API_V8};
     struct rnn_run u;
     if (!run_init(&u, &c)) {
         run_free(&u);
         return;
     }
-    size_t ybytes = (size_t)(u.pos * c.proj) * 4;
+    size_t ybytes = (size_t)(u.pos * c.proj) * 4, train_ws = 0, train_rs = 0;
     void *py = tbuf_alloc(ybytes);
+    CHECK_OK(cudnnGetRNNTempSpaceSizes(test_handle(), u.d, CUDNN_FWD_MODE_TRAINING, u.xd, &train_ws, &train_rs));
     const struct bad good = {CUDNN_FWD_MODE_TRAINING, u.plen, u.xd, u.yd, u.hd, u.cd, u.px, py, u.wbytes, u.ws_bytes,
                              u.rs_bytes};
     struct bad b;
@@ -615,7 +723,7 @@ TEST(rnn_bad_input)
     expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "x NULL");
     b = good, b.wbytes = u.wbytes - 1;
     expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "weight space too small");
-    b = good, b.ws_bytes = u.ws_bytes - 1;
+    b = good, b.ws_bytes = train_ws - 1;
     expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "workspace too small");
     b = good, b.rs_bytes = u.rs_bytes - 1;
     expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "reserve too small");
@@ -674,5 +782,83 @@ TEST(rnn_bad_input)
     cudnnDestroyRNNDataDescriptor(yl), cudnnDestroyRNNDataDescriptor(yv), cudnnDestroyRNNDataDescriptor(xt);
     cudnnDestroyRNNDataDescriptor(unset);
     cudnnDestroyTensorDescriptor(h3), cudnnDestroyTensorDescriptor(c3);
+    run_free(&u);
+}
+
+/* The algorithm queries: one algorithm (the descriptor's), MaxCount 1; each Find runs its call
+   and reports it in perfResults[0] (status, time, the legacy workspace). */
+TEST(rnn_legacy_find)
+{
+    const struct rnn_case c = {"find", CUDNN_LSTM, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
+                               CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, 2, 3, 4, 4, 4, 3, len_packed, CUDNN_DATA_FLOAT,
+                               false, true, API_LEGACY};
+    struct rnn_run u;
+    if (!run_init(&u, &c)) {
+        run_free(&u);
+        return;
+    }
+    cudnnHandle_t h = test_handle();
+    int counts[4] = {0, 0, 0, 0};
+    CHECK_OK(cudnnGetRNNForwardInferenceAlgorithmMaxCount(h, u.d, &counts[0]));
+    CHECK_OK(cudnnGetRNNForwardTrainingAlgorithmMaxCount(h, u.d, &counts[1]));
+    CHECK_OK(cudnnGetRNNBackwardDataAlgorithmMaxCount(h, u.d, &counts[2]));
+    CHECK_OK(cudnnGetRNNBackwardWeightsAlgorithmMaxCount(h, u.d, &counts[3]));
+    CHECK(counts[0] == 1 && counts[1] == 1 && counts[2] == 1 && counts[3] == 1);
+    CHECK_STATUS(cudnnGetRNNForwardInferenceAlgorithmMaxCount(h, u.d, NULL), CUDNN_STATUS_BAD_PARAM);
+    int64_t hn = (int64_t)c.layers * c.dirs * c.N;
+    size_t ybytes = (size_t)(u.pos * c.dirs * c.proj) * 4;
+    void *py = tbuf_alloc(ybytes), *pdy = tbuf_alloc(ybytes), *phy = tbuf_alloc((size_t)(hn * c.proj) * 4);
+    void *pcy = tbuf_alloc((size_t)(hn * c.hidden) * 4), *pdx = tbuf_alloc((size_t)(u.pos * c.input) * 4);
+    double *zero = tview_fill(u.wcount, 0), *dyv = tview_fill(u.pos * c.dirs * c.proj, 0.5);
+    void *pdw = tvalues_upload(c.dtype, zero, u.wcount);
+    tbuf_free(pdy);
+    pdy = tvalues_upload(c.dtype, dyv, u.pos * c.dirs * c.proj);
+    cudnnAlgorithmPerformance_t perf;
+    CHECK_OK(cudnnCreateAlgorithmPerformance(&perf, 1));
+    int got = 0;
+    for (int which = 0; which < 4; which++) {
+        got = 0;
+        cudnnStatus_t s;
+        switch (which) {
+        case 0:
+            s = cudnnFindRNNForwardInferenceAlgorithmEx(h, u.d, c.T, u.xs, u.px, u.hd, u.phx, u.cd, u.pcx, u.wd, u.pw,
+                                                        u.ys, py, u.hd, phy, u.cd, pcy, 1.0f, 1, &got, &perf, u.pws,
+                                                        u.ws_bytes);
+            break;
+        case 1:
+            s = cudnnFindRNNForwardTrainingAlgorithmEx(h, u.d, c.T, u.xs, u.px, u.hd, u.phx, u.cd, u.pcx, u.wd, u.pw,
+                                                       u.ys, py, u.hd, phy, u.cd, pcy, 1.0f, 1, &got, &perf, u.pws,
+                                                       u.ws_bytes, u.prs, u.rs_bytes);
+            break;
+        case 2:
+            s = cudnnFindRNNBackwardDataAlgorithmEx(h, u.d, c.T, u.ys, py, u.ys, pdy, u.hd, NULL, u.cd, NULL, u.wd,
+                                                    u.pw, u.hd, u.phx, u.cd, u.pcx, u.xs, pdx, u.hd, NULL, u.cd, NULL,
+                                                    1.0f, 1, &got, &perf, u.pws, u.ws_bytes, u.prs, u.rs_bytes);
+            break;
+        default:
+            s = cudnnFindRNNBackwardWeightsAlgorithmEx(h, u.d, c.T, u.xs, u.px, u.hd, u.phx, u.ys, py, 1.0f, 1, &got,
+                                                       &perf, u.pws, u.ws_bytes, u.wd, pdw, u.prs, u.rs_bytes);
+            break;
+        }
+        cudnnAlgorithmDescriptor_t ad;
+        cudnnStatus_t st;
+        float ms = -1;
+        size_t mem = 0;
+        cudnnAlgorithm_t algo;
+        if (!CHECK_OK(s) || !CHECK(got == 1) || !CHECK_OK(cudnnGetAlgorithmPerformance(perf, &ad, &st, &ms, &mem)) ||
+            !CHECK_OK(cudnnGetAlgorithmDescriptor(ad, &algo)) ||
+            !CHECK(st == CUDNN_STATUS_SUCCESS && ms >= 0 && mem == u.ws_bytes && algo.algo.RNNAlgo == CUDNN_RNN_ALGO_STANDARD))
+            FAIL("Find %d", which);
+    }
+    got = 7;
+    CHECK_STATUS(cudnnFindRNNForwardInferenceAlgorithmEx(h, u.d, c.T, u.xs, u.px, u.hd, u.phx, u.cd, u.pcx, u.wd, u.pw,
+                                                         u.ys, py, u.hd, phy, u.cd, pcy, 1.0f, 0, &got, &perf, u.pws,
+                                                         u.ws_bytes),
+                 CUDNN_STATUS_BAD_PARAM);
+    CHECK(got == 7);
+    CHECK_OK(cudnnDestroyAlgorithmPerformance(&perf, 1));
+    free(zero), free(dyv);
+    void *bufs[] = {py, pdy, phy, pcy, pdx, pdw};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     run_free(&u);
 }

@@ -17,6 +17,7 @@ struct cudnnAlgorithmStruct {
 struct cudnnAlgorithmPerformanceStruct {
     struct ocd_object obj;
     cudnnAlgorithmDescriptor_t algo_desc;
+    bool owns_desc; /* algo_desc was made by a Find (ocd_algorithm_perf_fill): destroyed with it */
     cudnnStatus_t status;
     float time;
     size_t memory;
@@ -106,6 +107,9 @@ cudnnStatus_t CUDNNWINAPI cudnnSetAlgorithmPerformance(cudnnAlgorithmPerformance
                 (void *)algoDesc, (int)status, (double)time, memory);
     OCD_CHECK_OBJECT(OCD_OBJ_ALGORITHM_PERF, algoPerf);
     OCD_CHECK_OBJECT(OCD_OBJ_ALGORITHM, algoDesc);
+    if (algoPerf->owns_desc && algoPerf->algo_desc != algoDesc && ocd_object_alive(OCD_OBJ_ALGORITHM, algoPerf->algo_desc))
+        ocd_object_destroy(OCD_OBJ_ALGORITHM, algoPerf->algo_desc);
+    algoPerf->owns_desc = false;
     algoPerf->algo_desc = algoDesc;
     algoPerf->status = status;
     algoPerf->time = time;
@@ -140,7 +144,26 @@ cudnnStatus_t CUDNNWINAPI cudnnDestroyAlgorithmPerformance(cudnnAlgorithmPerform
     for (int i = 0; i < numberToDestroy; i++)
         if (!ocd_object_alive(OCD_OBJ_ALGORITHM_PERF, algoPerf[i]))
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "algoPerf[%d] is not a live performance object", i);
-    for (int i = 0; i < numberToDestroy; i++) ocd_object_destroy(OCD_OBJ_ALGORITHM_PERF, algoPerf[i]);
+    for (int i = 0; i < numberToDestroy; i++) {
+        if (algoPerf[i]->owns_desc && ocd_object_alive(OCD_OBJ_ALGORITHM, algoPerf[i]->algo_desc))
+            ocd_object_destroy(OCD_OBJ_ALGORITHM, algoPerf[i]->algo_desc);
+        ocd_object_destroy(OCD_OBJ_ALGORITHM_PERF, algoPerf[i]);
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_algorithm_perf_fill(cudnnAlgorithmPerformance_t perf, cudnnAlgorithm_t algorithm,
+                                      cudnnStatus_t status, float time, size_t memory)
+{
+    OCD_CHECK_OBJECT(OCD_OBJ_ALGORITHM_PERF, perf);
+    if (!perf->owns_desc || !ocd_object_alive(OCD_OBJ_ALGORITHM, perf->algo_desc)) {
+        OCD_TRY(ocd_object_create(OCD_OBJ_ALGORITHM, sizeof(struct cudnnAlgorithmStruct), (void **)&perf->algo_desc));
+        perf->owns_desc = true;
+    }
+    perf->algo_desc->algorithm = algorithm;
+    perf->status = status;
+    perf->time = time;
+    perf->memory = memory;
     return CUDNN_STATUS_SUCCESS;
 }
 
