@@ -52,6 +52,9 @@ struct rnn_run {
     double fill;
     cudnnTensorDescriptor_t *xs, *ys; /* legacy: the per-step descriptors */
     cudnnFilterDescriptor_t wd;
+    cudnnDropoutDescriptor_t dd;      /* with dropout: the descriptor and its states */
+    void *pstates, *states_snap;
+    size_t states_bytes;
 };
 
 static bool unpacked(cudnnRNNDataLayout_t l)
@@ -289,6 +292,9 @@ static void run_free(struct rnn_run *u)
     cudnnDestroyTensorDescriptor(u->cd);
     for (int t = 0; u->xs && t < u->c->T; t++) cudnnDestroyTensorDescriptor(u->xs[t]), cudnnDestroyTensorDescriptor(u->ys[t]);
     if (u->wd) cudnnDestroyFilterDescriptor(u->wd);
+    if (u->dd) cudnnDestroyDropoutDescriptor(u->dd);
+    if (u->pstates) tbuf_free(u->pstates);
+    free(u->states_snap);
     free(u->xs), free(u->ys);
     free(u->w_ref), free(u->w_space), free(u->ref_of), free(u->x), free(u->hx), free(u->cx);
     void *bufs[] = {u->pw, u->px, u->phx, u->pcx, u->plen, u->pws, u->prs};
@@ -559,13 +565,45 @@ TEST(rnn_legacy_api)
 
 /* ---- gradients by finite differences ------------------------------------------------------- */
 
-/* L = sum dy y + dhy hy + dcy cy over the valid outputs, from the library's inference forward. */
+/* Dropout p between the layers: the descriptor set again with a dropout descriptor whose
+   states are kept (restore_states puts them back, so that every call draws the same masks). */
+static bool set_dropout(struct rnn_run *u, float p)
+{
+    const struct rnn_case *c = u->c;
+    cudnnHandle_t h = test_handle();
+    cudnnCreateDropoutDescriptor(&u->dd);
+    bool ok = CHECK_OK(cudnnDropoutGetStatesSize(h, &u->states_bytes));
+    u->pstates = tbuf_alloc(u->states_bytes);
+    ok = ok && CHECK_OK(cudnnSetDropoutDescriptor(u->dd, h, p, u->pstates, u->states_bytes, 1234));
+    ok = ok && CHECK_OK(cudnnSetRNNDescriptor_v8(
+                   u->d, CUDNN_RNN_ALGO_STANDARD, c->mode, c->bias, c->dirs == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL,
+                   c->input_mode, c->dtype, math_prec(c->dtype), CUDNN_DEFAULT_MATH, c->input, c->hidden, c->proj,
+                   c->layers, u->dd, unpacked(c->layout) ? CUDNN_RNN_PADDED_IO_ENABLED : 0));
+    size_t ws = 0, rs = 0;
+    ok = ok && CHECK_OK(cudnnGetRNNTempSpaceSizes(h, u->d, CUDNN_FWD_MODE_TRAINING, u->xd, &ws, &rs));
+    if (ok && rs > u->rs_bytes) {
+        tbuf_free(u->prs);
+        u->prs = tbuf_alloc(rs);
+        u->rs_bytes = rs;
+    }
+    u->states_snap = tbuf_snapshot(u->pstates, u->states_bytes);
+    return ok;
+}
+
+static void restore_states(struct rnn_run *u)
+{
+    if (u->pstates) tbuf_upload(u->pstates, u->states_snap, u->states_bytes);
+}
+
+/* L = sum dy y + dhy hy + dcy cy over the valid outputs, from the library's forward (training
+   with dropout, its masks replayed; inference otherwise). */
 static double loss(struct rnn_run *u, const double *dyr, const double *dhy, const double *dcy)
 {
     const struct rnn_case *c = u->c;
     struct fwd_out o = {0};
     double s = 0;
-    if (library_forward(u, CUDNN_FWD_MODE_INFERENCE, &o, NULL)) {
+    restore_states(u);
+    if (library_forward(u, u->dd ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE, &o, NULL)) {
         double *yr = to_ref(c, o.y, c->dirs * c->proj);
         int64_t hn = (int64_t)c->layers * c->dirs * c->N;
         for (int64_t i = 0; i < (int64_t)c->T * c->N * c->dirs * c->proj; i++) s += dyr[i] * yr[i];
@@ -613,11 +651,14 @@ TEST(rnn_finite_differences)
          3, 3, 2, 3, 2, lens, CUDNN_DATA_DOUBLE, false, true, API_V8},
         {"fd GRU", CUDNN_GRU, 2, CUDNN_SKIP_INPUT, CUDNN_RNN_DOUBLE_BIAS, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, 2, 3,
          3, 3, 3, 2, lens, CUDNN_DATA_DOUBLE, false, true, API_V8},
+        {"fd dropout", CUDNN_LSTM, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
+         CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, 3, 3, 4, 4, 3, 2, lens, CUDNN_DATA_DOUBLE, false, true, API_V8},
     };
     for (size_t ci = 0; ci < TLEN(cases); ci++) {
         const struct rnn_case *c = &cases[ci];
         struct rnn_run u;
-        if (!run_init(&u, c)) {
+        bool dropout = ci == 2;
+        if (!run_init(&u, c) || (dropout && !set_dropout(&u, 0.4f))) {
             run_free(&u);
             return;
         }
@@ -630,6 +671,7 @@ TEST(rnn_finite_differences)
         void *pdhx = tbuf_alloc((size_t)(hn * c->proj) * 8), *pdcx = tbuf_alloc((size_t)(hn * c->hidden) * 8);
         double *zero = tview_fill(u.wcount, 0);
         void *pdw = tvalues_upload(c->dtype, zero, u.wcount);
+        restore_states(&u);
         bool ok = CHECK_OK(cudnnRNNForward(test_handle(), u.d, CUDNN_FWD_MODE_TRAINING, u.plen, u.xd, u.px, u.yd, py,
                                            u.hd, u.phx, NULL, u.cd, u.pcx, NULL, u.wbytes, u.pw, u.ws_bytes, u.pws,
                                            u.rs_bytes, u.prs)) &&
@@ -651,6 +693,17 @@ TEST(rnn_finite_differences)
             ok = fd_close("dcx", i, dcx[i], central(&u, u.cx, hn * c->hidden, &u.pcx, i, dyr, dhy, dcy));
         for (int64_t i = ci; ok && i < u.wcount; i += 3)
             ok = fd_close("dw", i, dw[i], central(&u, u.w_space, u.wcount, &u.pw, i, dyr, dhy, dcy));
+        if (ok && dropout) {
+            /* the training forward drops (inference does not) */
+            struct fwd_out a = {0}, b = {0};
+            restore_states(&u);
+            ok = library_forward(&u, CUDNN_FWD_MODE_TRAINING, &a, NULL) &&
+                 library_forward(&u, CUDNN_FWD_MODE_INFERENCE, &b, NULL);
+            bool differ = false;
+            for (int64_t i = 0; ok && i < ny; i++) differ |= !isnan(a.y[i]) && a.y[i] != b.y[i];
+            CHECK(differ);
+            fwd_free(&a), fwd_free(&b);
+        }
         free(dy), free(dyr), free(dhy), free(dcy), free(zero), free(dx), free(dhx), free(dcx), free(dw);
         void *bufs[] = {pdy, pdhy, pdcy, py, pdx, pdhx, pdcx, pdw};
         for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);

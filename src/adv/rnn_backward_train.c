@@ -84,6 +84,7 @@ cudnnStatus_t ocd_rnn_backward_data_run(cudnnHandle_t handle, const struct ocd_r
     int64_t G = l->G, H = l->H;
     for (int layer = p->layers - 1; layer >= 0; layer--) {
         const void *dy = layer == p->layers - 1 ? c->dy : x.ws + l->ws_dout[(layer + 1) % 2];
+        if (layer < p->layers - 1 && ocd_rnn_dropout_on(p)) OCD_TRY(ocd_rnn_dropout(&x, layer, false, (void *)dy));
         void *dx = layer == 0 ? c->dx : x.ws + l->ws_dout[layer % 2];
         int64_t in = ocd_rnn_layer_input(p, layer);
         for (int d = 0; d < p->dirs; d++) OCD_TRY(backward_pseudo(&x, layer * p->dirs + d, dy));

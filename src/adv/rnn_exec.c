@@ -4,6 +4,7 @@
 #include "adv/rnn_exec.h"
 
 #include "core/dtype.h"
+#include "ops/dropout.h"
 
 #define RNN_ALIGN 256
 
@@ -40,6 +41,13 @@ void ocd_rnn_layout_of(const struct ocd_rnn_problem *p, const struct ocd_rnn_dat
     l->rs_out_stride = (pos * (size_t)l->D * P * e + RNN_ALIGN - 1) / RNN_ALIGN * RNN_ALIGN;
     l->rs_outs = at;
     at += (size_t)(l->L - 1) * l->rs_out_stride;
+    bool drop = training && ocd_rnn_dropout_on(p);
+    size_t mask = ocd_dropout_reserve_bytes(l->pos * l->D * l->P);
+    l->rs_mask_stride = (mask + RNN_ALIGN - 1) / RNN_ALIGN * RNN_ALIGN;
+    l->rs_drops = at;
+    at += drop ? (size_t)(l->L - 1) * l->rs_out_stride : 0;
+    l->rs_masks = at;
+    at += drop ? (size_t)(l->L - 1) * l->rs_mask_stride : 0;
     l->rs_xcopy = region(&at, training ? pos * (size_t)p->input_size * e : 0);
     l->rs_total = at;
 
@@ -173,6 +181,32 @@ cudnnStatus_t ocd_rnn_gemm(const struct ocd_rnn_ctx *x, bool ta, bool tb, int64_
     return ocd_gemm(x->h, &g, a, b, c, NULL, "rnn");
 }
 
+bool ocd_rnn_dropout_on(const struct ocd_rnn_problem *p)
+{
+    return p->dropout > 0 && p->layers > 1;
+}
+
+cudnnStatus_t ocd_rnn_dropout(const struct ocd_rnn_ctx *x, int layer, bool forward, void *grad)
+{
+    const struct ocd_rnn_problem *p = x->p;
+    const struct ocd_rnn_layout *l = &x->l;
+    struct ocd_dropout_problem d = {0};
+    d.count = l->pos * l->D * l->P;
+    d.src = (struct ocd_tensor_view){.dtype = p->dtype, .rank = 1, .vect = 1, .dims = {d.count}, .strides = {1}};
+    d.dst = d.src;
+    d.mask = (uint32_t *)(x->rs + l->rs_masks + (size_t)layer * l->rs_mask_stride);
+    d.states = p->dropout_states;
+    d.threshold = (uint64_t)((double)p->dropout * 4294967296.0 + 0.5);
+    d.scale = p->dropout < 1 ? 1.0 / (1.0 - (double)p->dropout) : 0.0;
+    d.src_data = forward ? x->rs + l->rs_outs + (size_t)layer * l->rs_out_stride : grad;
+    d.dst_data = forward ? x->rs + l->rs_drops + (size_t)layer * l->rs_out_stride : grad;
+#ifdef OCD_HAVE_CUDA
+    if (ocd_handle_kind(x->h) == OCD_BACKEND_CUDA)
+        return forward ? ocd_dropout_fwd_cuda_strided(x->h, &d, NULL, 0) : ocd_dropout_bwd_cuda_strided(x->h, &d, NULL, 0);
+#endif
+    return forward ? ocd_dropout_fwd_host(x->h, &d, NULL, 0) : ocd_dropout_bwd_host(x->h, &d, NULL, 0);
+}
+
 /* ---- forward ------------------------------------------------------------------------------------ */
 
 /* dst (count elements of type dt) = src converted from st, or 0 when src is NULL. */
@@ -249,7 +283,8 @@ static cudnnStatus_t forward_pseudo(const struct ocd_rnn_ctx *x, int layer, int 
 /* A layer's input: x (training: its copy with the padding zeroed) or the layer below's output. */
 const char *ocd_rnn_layer_data(const struct ocd_rnn_ctx *x, int layer)
 {
-    if (layer > 0) return x->rs + x->l.rs_outs + (size_t)(layer - 1) * x->l.rs_out_stride;
+    size_t region = x->c->training && ocd_rnn_dropout_on(x->p) ? x->l.rs_drops : x->l.rs_outs;
+    if (layer > 0) return x->rs + region + (size_t)(layer - 1) * x->l.rs_out_stride;
     return x->c->training ? x->rs + x->l.rs_xcopy : (const char *)x->c->xp;
 }
 
@@ -270,6 +305,7 @@ cudnnStatus_t ocd_rnn_forward_run(cudnnHandle_t handle, const struct ocd_rnn_cal
         for (int d = 0; d < p->dirs; d++)
             OCD_TRY(forward_pseudo(&x, layer, layer * p->dirs + d, ocd_rnn_layer_data(&x, layer), out));
         if (!last) OCD_TRY(pad_fill(&x, out, (int64_t)p->dirs * p->proj_size, 0));
+        if (!last && c->training && ocd_rnn_dropout_on(p)) OCD_TRY(ocd_rnn_dropout(&x, layer, true, NULL));
         else if (c->y.has_fill) OCD_TRY(pad_fill(&x, out, (int64_t)p->dirs * p->proj_size, c->y.fill));
     }
     return CUDNN_STATUS_SUCCESS;

@@ -62,7 +62,7 @@ cudnnStatus_t ocd_rnn_check_data_pair(const struct ocd_rnn_problem *p, const str
    width tensors). */
 cudnnStatus_t ocd_rnn_check_states(const struct ocd_rnn_problem *p, int batch, cudnnTensorDescriptor_t hDesc,
                                    cudnnTensorDescriptor_t cDesc, bool with_cell);
-/* NOT_SUPPORTED for dropout between layers in training. */
+/* BAD_PARAM for dropout between layers in training without dropout states. */
 cudnnStatus_t ocd_rnn_check_dropout(const struct ocd_rnn_problem *p);
 /* BAD_PARAM when a space is smaller than needed, or NULL while needed (name: "workSpace", ...). */
 cudnnStatus_t ocd_rnn_check_space(const char *name, size_t given, const void *ptr, size_t need);
@@ -89,6 +89,8 @@ struct ocd_rnn_layout {
     size_t rs_hs, rs_cs, rs_saved, rs_hfull, rs_dpre_x, rs_dpre_h, rs_dtot; /* pseudo-layer 0 */
     size_t rs_pseudo;
     size_t rs_outs, rs_out_stride; /* layer l's output (l < L - 1) */
+    size_t rs_drops, rs_masks, rs_mask_stride; /* training with dropout: layer l's output after
+                                                  dropout (rs_out_stride apart), and its mask */
     size_t rs_xcopy;
     size_t rs_total;       /* training: all of it; inference: the part placed at ws_states */
 };
@@ -126,8 +128,16 @@ cudnnStatus_t ocd_rnn_gemm(const struct ocd_rnn_ctx *x, bool ta, bool tb, int64_
                            const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc,
                            cudnnDataType_t c_type, double beta);
 
-/* A layer's input: x (training: its copy with the padding zeroed) or the layer below's output. */
+/* A layer's input: x (training: its copy with the padding zeroed) or the layer below's output
+   (training with dropout: after the dropout). */
 const char *ocd_rnn_layer_data(const struct ocd_rnn_ctx *x, int layer);
+
+/* True when a training pass applies dropout between layers. */
+bool ocd_rnn_dropout_on(const struct ocd_rnn_problem *p);
+
+/* Dropout on layer l's output (forward: into the next layer's input, the mask kept in the
+   reserve) or on the gradient of the next layer's input, in place (backward: by that mask). */
+cudnnStatus_t ocd_rnn_dropout(const struct ocd_rnn_ctx *x, int layer, bool forward, void *grad);
 
 /* Pointers into the regions. */
 static inline char *ocd_rnn_rs(const struct ocd_rnn_ctx *x, size_t region, int pl)

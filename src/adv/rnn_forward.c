@@ -13,7 +13,8 @@
      written).
    - weightSpaceSize below cudnnGetRNNWeightSpaceSize, workSpaceSize below the query's answer,
      or in training reserveSpaceSize below it (or a NULL space that is needed).
-   - Dropout between layers in training is NOT_SUPPORTED (logged); inference applies none. */
+   - Dropout between layers (training; inference applies none) needs the dropout descriptor's
+     states. */
 #include "adv/rnn_exec.h"
 
 #include "core/argcheck.h"
@@ -70,8 +71,8 @@ cudnnStatus_t ocd_rnn_check_states(const struct ocd_rnn_problem *p, int batch, c
 
 cudnnStatus_t ocd_rnn_check_dropout(const struct ocd_rnn_problem *p)
 {
-    if (p->dropout > 0 && p->layers > 1)
-        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "dropout %g between layers in training is not implemented",
+    if (ocd_rnn_dropout_on(p) && p->dropout_states == NULL)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dropout %g between layers, but dropoutDesc has no states",
                         (double)p->dropout);
     return CUDNN_STATUS_SUCCESS;
 }

@@ -1,7 +1,10 @@
 /* rnn.cu: the pointwise steps and auxiliary passes of the recurrent networks on CUDA
    (problem/rnn_kernels.h): a thread per unit of a sequence ((n, j) of the batch), the cell math
    of rnn_kernels.h in the compute type (float, double for double data). Every launch goes on the
-   handle's stream and none waits for the host, so a whole RNN call can be captured. */
+   handle's stream and none waits for the host, so a whole RNN call can be captured.
+
+   What one thread does (fwd_unit, bwd_unit, proj_unit, skip_dx_unit, offsets_unit) is
+   __host__ __device__, so that tests/emulate/rnn.cu runs every thread on the CPU. */
 #include "cuda/check.cuh"
 #include "cuda/types.cuh"
 #include "problem/rnn_kernels.h"
@@ -10,63 +13,62 @@ namespace {
 
 constexpr int THREADS = 256;
 
-__device__ __forceinline__ bool step_active(const ocd_rnn_step &s, int n, int *t)
+__host__ __device__ __forceinline__ bool step_active(const ocd_rnn_step &s, int n, int *t)
 {
     int len = s.lengths[n];
     *t = s.dir ? len - 1 - s.s : s.s;
     return s.s < len;
 }
 
-__device__ __forceinline__ int64_t step_pos(const ocd_rnn_step &s, int t, int n)
+__host__ __device__ __forceinline__ int64_t step_pos(const ocd_rnn_step &s, int t, int n)
 {
     return ocd_rnn_pos(s.layout, s.T, s.N, s.offsets, t, n);
 }
 
-template <typename T, typename C> __device__ __forceinline__ C load_bias(const void *b, int j)
+template <typename T, typename C> __host__ __device__ __forceinline__ C load_bias(const void *b, int j)
 {
     return b ? (C)ocd_cuda_load((const T *)b + j) : (C)0;
 }
 
-template <typename T> __global__ void fwd_step_kernel(const ocd_rnn_step s)
+/* Unit i = n H + j of a forward step. */
+template <typename T> __host__ __device__ void fwd_unit(const ocd_rnn_step &s, int64_t i)
 {
     typedef typename ocd_compute<T>::type C;
     const int G = ocd_rnn_gates(s.mode), S = ocd_rnn_saved_gates(s.mode), H = s.H, P = s.P;
     const C *gx = (const C *)s.gx, *gh = (const C *)s.gh, *cprev = (const C *)s.cprev;
     C *cnext = (C *)s.cnext, *saved_out = (C *)s.saved;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (int64_t)s.N * H;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        int n = (int)(i / H), j = (int)(i % H), t;
-        int64_t hi = (int64_t)n * P + j;
-        bool on = step_active(s, n, &t);
-        C cp = s.mode == CUDNN_LSTM ? cprev[i] : (C)0;
-        if (!on) {
-            if (s.mode == CUDNN_LSTM) cnext[i] = cp;
-            if (s.proj) ocd_cuda_store((T *)s.hfull + i, (C)0);
-            else ((T *)s.hnext)[hi] = ((const T *)s.hprev)[hi];
-            continue;
-        }
-        int64_t pos = step_pos(s, t, n);
-        C ax[4], ah[4], saved[5], c = 0, h;
-        for (int g = 0; g < G; g++) {
-            ax[g] = (gx ? gx[pos * G * H + g * H + j] : (C)ocd_cuda_load((const T *)s.x + pos * s.x_stride + j)) +
-                    load_bias<T, C>(s.bw[g], j);
-            ah[g] = gh[((int64_t)n * G + g) * H + j] + load_bias<T, C>(s.br[g], j);
-        }
-        C hprev = s.mode == CUDNN_GRU ? (C)ocd_cuda_load((const T *)s.hprev + hi) : (C)0;
-        ocd_rnn_cell_fwd<C>(s.mode, ax, ah, cp, hprev, s.clip, (C)s.lclip, (C)s.rclip, s.clip_nan, saved, &c, &h);
-        if (s.mode == CUDNN_LSTM) cnext[i] = c;
-        if (saved_out)
-            for (int g = 0; g < S; g++) saved_out[((int64_t)n * S + g) * H + j] = saved[g];
-        if (s.proj) {
-            ocd_cuda_store((T *)s.hfull + i, h);
-        } else {
-            ocd_cuda_store((T *)s.hnext + hi, h);
-            ocd_cuda_store((T *)s.y + pos * s.y_stride + (int64_t)s.dir * P + j, h);
-        }
+    int n = (int)(i / H), j = (int)(i % H), t;
+    int64_t hi = (int64_t)n * P + j;
+    bool on = step_active(s, n, &t);
+    C cp = s.mode == CUDNN_LSTM ? cprev[i] : (C)0;
+    if (!on) {
+        if (s.mode == CUDNN_LSTM) cnext[i] = cp;
+        if (s.proj) ocd_cuda_store((T *)s.hfull + i, (C)0);
+        else ((T *)s.hnext)[hi] = ((const T *)s.hprev)[hi];
+        return;
+    }
+    int64_t pos = step_pos(s, t, n);
+    C ax[4], ah[4], saved[5], c = 0, h;
+    for (int g = 0; g < G; g++) {
+        ax[g] = (gx ? gx[pos * G * H + g * H + j] : (C)ocd_cuda_load((const T *)s.x + pos * s.x_stride + j)) +
+                load_bias<T, C>(s.bw[g], j);
+        ah[g] = gh[((int64_t)n * G + g) * H + j] + load_bias<T, C>(s.br[g], j);
+    }
+    C hprev = s.mode == CUDNN_GRU ? (C)ocd_cuda_load((const T *)s.hprev + hi) : (C)0;
+    ocd_rnn_cell_fwd<C>(s.mode, ax, ah, cp, hprev, s.clip, (C)s.lclip, (C)s.rclip, s.clip_nan, saved, &c, &h);
+    if (s.mode == CUDNN_LSTM) cnext[i] = c;
+    if (saved_out)
+        for (int g = 0; g < S; g++) saved_out[((int64_t)n * S + g) * H + j] = saved[g];
+    if (s.proj) {
+        ocd_cuda_store((T *)s.hfull + i, h);
+    } else {
+        ocd_cuda_store((T *)s.hnext + hi, h);
+        ocd_cuda_store((T *)s.y + pos * s.y_stride + (int64_t)s.dir * P + j, h);
     }
 }
 
-template <typename T> __global__ void bwd_step_kernel(const ocd_rnn_step s)
+/* Unit i = n H + j of a backward step. */
+template <typename T> __host__ __device__ void bwd_unit(const ocd_rnn_step &s, int64_t i)
 {
     typedef typename ocd_compute<T>::type C;
     const int G = ocd_rnn_gates(s.mode), S = ocd_rnn_saved_gates(s.mode), H = s.H, P = s.P;
@@ -74,36 +76,48 @@ template <typename T> __global__ void bwd_step_kernel(const ocd_rnn_step s)
     const C *dhin = (const C *)s.dh, *dcin = (const C *)s.dc, *saved_in = (const C *)s.saved;
     C *dhprev = (C *)s.dhprev, *dcprev = (C *)s.dcprev;
     T *dpre_x = (T *)s.dpre_x, *dpre_h = (T *)s.dpre_h;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (int64_t)s.N * H;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        int n = (int)(i / H), j = (int)(i % H), t;
-        int64_t hi = (int64_t)n * P + j;
-        if (!step_active(s, n, &t)) {
-            for (int g = 0; g < G; g++) {
-                ocd_cuda_store(dpre_h + ((int64_t)n * G + g) * H + j, (C)0);
-                if (unpacked) ocd_cuda_store(dpre_x + step_pos(s, s.s, n) * G * H + g * H + j, (C)0);
-            }
-            if (lstm) dcprev[i] = dcin[i];
-            if (!s.proj) dhprev[hi] = dhin[hi];
-            continue;
-        }
-        int64_t pos = step_pos(s, t, n);
-        C dh = dhin[s.proj ? i : hi];
-        if (!s.proj) dh += (C)ocd_cuda_load((const T *)s.dy + pos * s.y_stride + (int64_t)s.dir * P + j);
-        C saved[5], dax[4], dah[4], dcp, dhp;
-        for (int g = 0; g < S; g++) saved[g] = saved_in[((int64_t)n * S + g) * H + j];
-        C dc = lstm ? dcin[i] : (C)0, cp = lstm ? ((const C *)s.cprev)[i] : (C)0;
-        C c = lstm ? ((const C *)s.cnext)[i] : (C)0;
-        C hprev = s.mode == CUDNN_GRU ? (C)ocd_cuda_load((const T *)s.hprev + hi) : (C)0;
-        ocd_rnn_cell_bwd<C>(s.mode, dh, dc, saved, cp, c, hprev, s.clip, (C)s.lclip, (C)s.rclip, dax, dah, &dcp,
-                            &dhp);
+    int n = (int)(i / H), j = (int)(i % H), t;
+    int64_t hi = (int64_t)n * P + j;
+    if (!step_active(s, n, &t)) {
         for (int g = 0; g < G; g++) {
-            ocd_cuda_store(dpre_x + pos * G * H + g * H + j, dax[g]);
-            ocd_cuda_store(dpre_h + ((int64_t)n * G + g) * H + j, dah[g]);
+            ocd_cuda_store(dpre_h + ((int64_t)n * G + g) * H + j, (C)0);
+            if (unpacked) ocd_cuda_store(dpre_x + step_pos(s, s.s, n) * G * H + g * H + j, (C)0);
         }
-        if (lstm) dcprev[i] = dcp;
-        if (!s.proj) dhprev[hi] = dhp;
+        if (lstm) dcprev[i] = dcin[i];
+        if (!s.proj) dhprev[hi] = dhin[hi];
+        return;
     }
+    int64_t pos = step_pos(s, t, n);
+    C dh = dhin[s.proj ? i : hi];
+    if (!s.proj) dh += (C)ocd_cuda_load((const T *)s.dy + pos * s.y_stride + (int64_t)s.dir * P + j);
+    C saved[5], dax[4], dah[4], dcp, dhp;
+    for (int g = 0; g < S; g++) saved[g] = saved_in[((int64_t)n * S + g) * H + j];
+    C dc = lstm ? dcin[i] : (C)0, cp = lstm ? ((const C *)s.cprev)[i] : (C)0;
+    C c = lstm ? ((const C *)s.cnext)[i] : (C)0;
+    C hprev = s.mode == CUDNN_GRU ? (C)ocd_cuda_load((const T *)s.hprev + hi) : (C)0;
+    ocd_rnn_cell_bwd<C>(s.mode, dh, dc, saved, cp, c, hprev, s.clip, (C)s.lclip, (C)s.rclip, dax, dah, &dcp,
+                        &dhp);
+    for (int g = 0; g < G; g++) {
+        ocd_cuda_store(dpre_x + pos * G * H + g * H + j, dax[g]);
+        ocd_cuda_store(dpre_h + ((int64_t)n * G + g) * H + j, dah[g]);
+    }
+    if (lstm) dcprev[i] = dcp;
+    if (!s.proj) dhprev[hi] = dhp;
+}
+
+/* A grid-stride loop of a unit over [0, n). */
+#define RNN_UNITS(n, body)                                                                                \
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x) \
+        body
+
+template <typename T> __global__ void fwd_step_kernel(const ocd_rnn_step s)
+{
+    RNN_UNITS((int64_t)s.N * s.H, fwd_unit<T>(s, i));
+}
+
+template <typename T> __global__ void bwd_step_kernel(const ocd_rnn_step s)
+{
+    RNN_UNITS((int64_t)s.N * s.H, bwd_unit<T>(s, i));
 }
 
 /* ---- auxiliary passes ---------------------------------------------------------------------- */
@@ -126,49 +140,55 @@ __global__ void pad_fill_kernel(const ocd_rnn_aux a)
     }
 }
 
+__host__ __device__ inline void offsets_unit(const ocd_rnn_aux &a, int t)
+{
+    int64_t at = 0;
+    for (int n = 0; n < a.step.N; n++) at += a.step.lengths[n] < t ? a.step.lengths[n] : t;
+    ((int32_t *)a.dst)[t] = (int32_t)at;
+}
+
 __global__ void offsets_kernel(const ocd_rnn_aux a)
 {
+    RNN_UNITS(a.step.T, offsets_unit(a, (int)i));
+}
+
+template <typename T> __host__ __device__ void proj_unit(const ocd_rnn_aux &a, int64_t i)
+{
+    typedef typename ocd_compute<T>::type C;
     const ocd_rnn_step &s = a.step;
-    for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < s.T; t += gridDim.x * blockDim.x) {
-        int64_t at = 0;
-        for (int n = 0; n < s.N; n++) at += min(s.lengths[n], t);
-        ((int32_t *)a.dst)[t] = (int32_t)at;
+    int n = (int)(i / s.P), j = (int)(i % s.P), t;
+    bool on = step_active(s, n, &t);
+    int64_t yi = on ? step_pos(s, t, n) * s.y_stride + (int64_t)s.dir * s.P + j : 0;
+    if (a.op == OCD_RNN_PROJ_STORE) {
+        T v = on ? ((const T *)a.src)[i] : ((const T *)s.hprev)[i];
+        ((T *)s.hnext)[i] = v;
+        if (on) ((T *)s.y)[yi] = v;
+    } else {
+        C dh = ((const C *)s.dh)[i];
+        ocd_cuda_store((T *)a.dst + i, on ? dh + (C)ocd_cuda_load((const T *)s.dy + yi) : (C)0);
+        ((C *)s.dhprev)[i] = on ? (C)0 : dh;
     }
 }
 
 template <typename T> __global__ void proj_kernel(const ocd_rnn_aux a)
 {
-    typedef typename ocd_compute<T>::type C;
-    const ocd_rnn_step &s = a.step;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (int64_t)s.N * s.P;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        int n = (int)(i / s.P), j = (int)(i % s.P), t;
-        bool on = step_active(s, n, &t);
-        int64_t yi = on ? step_pos(s, t, n) * s.y_stride + (int64_t)s.dir * s.P + j : 0;
-        if (a.op == OCD_RNN_PROJ_STORE) {
-            T v = on ? ((const T *)a.src)[i] : ((const T *)s.hprev)[i];
-            ((T *)s.hnext)[i] = v;
-            if (on) ((T *)s.y)[yi] = v;
-        } else {
-            C dh = ((const C *)s.dh)[i];
-            ocd_cuda_store((T *)a.dst + i, on ? dh + (C)ocd_cuda_load((const T *)s.dy + yi) : (C)0);
-            ((C *)s.dhprev)[i] = on ? (C)0 : dh;
-        }
-    }
+    RNN_UNITS((int64_t)a.step.N * a.step.P, proj_unit<T>(a, i));
 }
 
-template <typename T> __global__ void skip_dx_kernel(const ocd_rnn_aux a)
+template <typename T> __host__ __device__ void skip_dx_unit(const ocd_rnn_aux &a, int64_t i)
 {
     typedef typename ocd_compute<T>::type C;
     const ocd_rnn_step &s = a.step;
     const int G = ocd_rnn_gates(s.mode);
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.rows * a.count;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t p = i / a.count, j = i % a.count;
-        C v = a.add ? (C)ocd_cuda_load((const T *)a.dst + i) : (C)0;
-        for (int g = 0; g < G; g++) v += (C)ocd_cuda_load((const T *)a.src + p * G * s.H + g * s.H + j);
-        ocd_cuda_store((T *)a.dst + i, v);
-    }
+    int64_t p = i / a.count, j = i % a.count;
+    C v = a.add ? (C)ocd_cuda_load((const T *)a.dst + i) : (C)0;
+    for (int g = 0; g < G; g++) v += (C)ocd_cuda_load((const T *)a.src + p * G * s.H + g * s.H + j);
+    ocd_cuda_store((T *)a.dst + i, v);
+}
+
+template <typename T> __global__ void skip_dx_kernel(const ocd_rnn_aux a)
+{
+    RNN_UNITS(a.rows * a.count, skip_dx_unit<T>(a, i));
 }
 
 unsigned grid_for(int64_t n)
