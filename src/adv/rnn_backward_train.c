@@ -93,8 +93,9 @@ cudnnStatus_t ocd_rnn_backward_data_run(cudnnHandle_t handle, const struct ocd_r
             struct ocd_rnn_param W = ocd_rnn_matrix(p, pl, 0);
             const char *dpre_x = ocd_rnn_rs(&x, l->rs_dpre_x, pl);
             if (W.rows) {
-                OCD_TRY(ocd_rnn_gemm(&x, false, false, in, l->pos, G * H, ocd_rnn_weight(&x, W), in, dpre_x, G * H, dx,
-                                     in, p->dtype, d > 0 ? 1 : 0));
+                if (l->pos > 0)
+                        OCD_TRY(ocd_rnn_gemm(&x, false, false, in, l->pos, G * H, ocd_rnn_weight(&x, W), in, dpre_x, G * H,
+                                         dx, in, p->dtype, d > 0 ? 1 : 0));
             } else {
                 struct ocd_rnn_aux a = {.op = OCD_RNN_SKIP_DX, .dst = dx, .src = dpre_x, .count = in, .rows = l->pos,
                                         .add = d > 0};
@@ -135,7 +136,7 @@ cudnnStatus_t ocd_rnn_backward_weights_run(cudnnHandle_t handle, const struct oc
         struct ocd_rnn_param W = ocd_rnn_matrix(p, pl, 0), R = ocd_rnn_matrix(p, pl, p->gates);
         struct ocd_rnn_param Wp = ocd_rnn_matrix(p, pl, OCD_RNN_PROJECTION_ID);
         struct ocd_rnn_param bw = ocd_rnn_bias(p, pl, 0), br = ocd_rnn_bias(p, pl, p->gates);
-        if (W.rows)
+        if (W.rows && l->pos > 0)
             OCD_TRY(add_grad(&x, in, G * H, l->pos, ocd_rnn_layer_data(&x, layer), in, dpre_x, G * H, grad_of(&x, W),
                              in));
         OCD_TRY(add_grad(&x, P, G * H, TN, ocd_rnn_rs(&x, l->rs_hs, pl), P, dpre_h, G * H, grad_of(&x, R), P));
@@ -143,7 +144,7 @@ cudnnStatus_t ocd_rnn_backward_weights_run(cudnnHandle_t handle, const struct oc
             OCD_TRY(add_grad(&x, H, P, TN, ocd_rnn_rs(&x, l->rs_hfull, pl), H, ocd_rnn_rs(&x, l->rs_dtot, pl), P,
                              grad_of(&x, Wp), H));
         /* the biases: dpre (G H x K) times a column of ones */
-        if (bw.rows)
+        if (bw.rows && l->pos > 0)
             OCD_TRY(ocd_rnn_gemm(&x, false, false, G * H, 1, l->pos, dpre_x, G * H, ones, rows, grad_of(&x, bw),
                                  G * H, p->dtype, 1));
         if (br.rows)

@@ -240,7 +240,7 @@ static cudnnStatus_t forward_pseudo(const struct ocd_rnn_ctx *x, int layer, int 
     struct ocd_rnn_param W = ocd_rnn_matrix(p, pl, 0), R = ocd_rnn_matrix(p, pl, p->gates);
     char *hs = ocd_rnn_rs(x, l->rs_hs, pl), *cs = ocd_rnn_rs(x, l->rs_cs, pl);
     char *gx = x->ws + l->ws_gx, *gh = x->ws + l->ws_gh;
-    if (W.rows)
+    if (W.rows && l->pos > 0) /* no positions: every sequence is empty */
         OCD_TRY(ocd_rnn_gemm(x, true, false, G * H, l->pos, in, ocd_rnn_weight(x, W), in, lin, in, gx, G * H, x->ct,
                              0));
     OCD_TRY(convert(x, hs, p->dtype, c->hx ? (const char *)c->hx + (size_t)pl * N * P * e : NULL, p->dtype, N * P));
