@@ -1,9 +1,10 @@
-/* rnn.c: tests of the RNN compute API (cudnnRNNForward, cudnnRNNBackwardData_v8,
-   cudnnRNNBackwardWeights_v8, cudnnGetRNNTempSpaceSizes) against ref/rnn.c: every cell mode x
-   direction x data layout x bias mode x input mode on small sizes, projection, clipping, zero
-   and unequal sequence lengths, the padding fill, every data type; gradients also by finite
-   differences of the forward on a tiny double network; bad input (documented status, nothing
-   written).
+/* rnn.c: tests of the RNN compute API against ref/rnn.c: cudnnRNNForward (both modes),
+   cudnnRNNBackwardData_v8, cudnnRNNBackwardWeights_v8 and cudnnGetRNNTempSpaceSizes on every
+   cell mode x direction x data layout x bias mode x input mode at small sizes, projection,
+   clipping, zero and unequal sequence lengths, the padding fill and every data type; the legacy
+   calls (per-step descriptor arrays) and their Ex forms, their size queries, MaxCount and Find;
+   gradients also by finite differences of the forward on tiny double networks, dropout between
+   layers included (its stream replayed); bad input (documented status, nothing written).
 
    The reference takes its weights in its own layout; the test writes them into the weight
    space through the addresses cudnnGetRNNWeightParams returns (a missing matrix or bias: the
