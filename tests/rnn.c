@@ -18,6 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef OCD_TEST_CUDA
+#include <cuda_runtime.h>
+#endif
+
 struct rnn_case {
     const char *name;
     cudnnRNNMode_t mode;
@@ -916,3 +920,63 @@ TEST(rnn_legacy_find)
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     run_free(&u);
 }
+
+#ifdef OCD_TEST_CUDA
+/* A training step (forward, backward data, backward weights) captured into a CUDA graph gives
+   what the same calls give directly: no call synchronises with the host (after a direct call
+   of the same shape has warmed the GEMM library up, as frameworks do). */
+TEST(rnn_stream_capture)
+{
+    if (test_backend[0] != 'c') return;
+    static const int lens[] = {4, 2, 3};
+    const struct rnn_case c = {"capture", CUDNN_LSTM, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
+                               CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 2, 3, 4, 3, 4, 3, lens, CUDNN_DATA_FLOAT,
+                               false, true, API_V8};
+    struct rnn_run u;
+    if (!run_init(&u, &c)) {
+        run_free(&u);
+        return;
+    }
+    cudnnHandle_t h = test_handle();
+    int64_t ny = u.pos * c.dirs * c.proj, nx = u.pos * c.input, hn = (int64_t)c.layers * c.dirs * c.N;
+    double *dyv = random_data(&c, c.dirs * c.proj), *zero = tview_fill(u.wcount, 0);
+    void *pdy = tvalues_upload(c.dtype, dyv, ny), *py[2], *pdx[2], *pdw[2], *phy[2], *pcy[2];
+    for (int k = 0; k < 2; k++) {
+        py[k] = tbuf_alloc((size_t)ny * 4), pdx[k] = tbuf_alloc((size_t)nx * 4);
+        phy[k] = tbuf_alloc((size_t)(hn * c.proj) * 4), pcy[k] = tbuf_alloc((size_t)(hn * c.hidden) * 4);
+        pdw[k] = tvalues_upload(c.dtype, zero, u.wcount);
+    }
+    bool ok = call_forward(&u, CUDNN_FWD_MODE_TRAINING, py[0], phy[0], pcy[0]) &&
+              call_backward(&u, py[0], pdy, NULL, NULL, pdx[0], NULL, NULL, pdw[0]);
+    ok = ok && CHECK(cudaDeviceSynchronize() == cudaSuccess);
+    cudaStream_t s = NULL;
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t exec = NULL;
+    ok = ok && CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess) && CHECK_OK(cudnnSetStream(h, s));
+    if (ok && CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess)) {
+        bool calls = call_forward(&u, CUDNN_FWD_MODE_TRAINING, py[1], phy[1], pcy[1]) &&
+                     call_backward(&u, py[1], pdy, NULL, NULL, pdx[1], NULL, NULL, pdw[1]);
+        ok = CHECK(cudaStreamEndCapture(s, &g) == cudaSuccess) && calls &&
+             CHECK(cudaGraphInstantiateWithFlags(&exec, g, 0) == cudaSuccess) &&
+             CHECK(cudaGraphLaunch(exec, s) == cudaSuccess) && CHECK(cudaStreamSynchronize(s) == cudaSuccess);
+    }
+    cudnnSetStream(h, NULL);
+    if (ok) {
+        struct { void *const *buf; int64_t n; const char *what; } outs[] = {
+            {py, ny, "y"}, {phy, hn * c.proj, "hy"}, {pcy, hn * c.hidden, "cy"}, {pdx, nx, "dx"}, {pdw, u.wcount, "dw"}};
+        for (size_t i = 0; ok && i < TLEN(outs); i++) {
+            double *a = tvalues_download(c.dtype, outs[i].buf[0], outs[i].n);
+            double *b = tvalues_download(c.dtype, outs[i].buf[1], outs[i].n);
+            ok = compare(outs[i].what, &c, b, a, outs[i].n, 1e-5);
+            free(a), free(b);
+        }
+    }
+    if (exec) cudaGraphExecDestroy(exec);
+    if (g) cudaGraphDestroy(g);
+    if (s) cudaStreamDestroy(s);
+    free(dyv), free(zero);
+    tbuf_free(pdy);
+    for (int k = 0; k < 2; k++) tbuf_free(py[k]), tbuf_free(pdx[k]), tbuf_free(phy[k]), tbuf_free(pcy[k]), tbuf_free(pdw[k]);
+    run_free(&u);
+}
+#endif
