@@ -4,8 +4,8 @@
    bench/run.sh can put them side by side.
 
    Files: bench.c runs the cases and prints them (main); common.c holds memory, clocks, random
-   data, problem strings and a call's tensors; ops_tensor.c, ops_conv.c, ops_nn.c and ops_adv.c
-   each hold one family of ops (a setup and a run per op, and the family's op table); suites.c
+   data, problem strings and a call's tensors; ops_tensor.c, ops_conv.c, ops_nn.c, ops_adv.c and
+   ops_rnn.c each hold one family of ops (a setup and a run per op, and the family's op table); suites.c
    holds the suite tables.
 
    Main decision: cases are data. A suite is a table of rows {name, timing, problem}; the problem
@@ -28,7 +28,8 @@
    in f32 NCHW at batch 8: the host backend's suite), nn (activation, softmax, max pooling and
    batch norm, forward and backward, on 64 x 256 x 56 x 56 in f32 NCHW and f16 NHWC, softmax also
    in bf16 NHWC; those ops take x as a tensor spec plus their modes, see the nn ops), adv (the
-   CTC loss, op ctc, through cudnnCTCLoss and cudnnCTCLoss_v8).
+   CTC loss, op ctc, through cudnnCTCLoss and cudnnCTCLoss_v8), rnn (LSTM and GRU training
+   forward and backward, LSTM inference latency at batch 1, op rnn, through the v8 RNN API).
 
    Timing: a TIME_DEVICE case runs the call n times between two CUDA events (a host clock on the
    host backend) after warm-up, in --reps batches, and reports the median time per call; n is
@@ -223,7 +224,7 @@ struct op_family {
     const struct op *ops;
     size_t nops;
 };
-extern const struct op_family ops_tensor, ops_conv, ops_nn, ops_adv;
+extern const struct op_family ops_tensor, ops_conv, ops_nn, ops_adv, ops_rnn;
 
 /* ---- suites (suites.c) -------------------------------------------------------------------------- */
 

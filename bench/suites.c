@@ -143,6 +143,24 @@ static const struct bench_case adv_cases[] = {
     {"ctc_v8_b64_t500_a32_l100", TIME_DEVICE, "op=ctc api=v8 dt=f32 t=500 n=64 a=32 labels=100"},
 };
 
+/* RNNs through the v8 API, fp16 with float math on tensor cores: the issue's training shapes (2
+   layers of hidden 1024 on 128 steps of batch 64, input 1024; forward in training mode, and
+   backward data + weights as one case) for LSTM and GRU, and the inference latency of one LSTM
+   layer of hidden 512 at batch 1 over 1, 16 and 64 steps. */
+#define RNN_TRAIN(CELL)                                                                               \
+    {#CELL "_b64_t128_h1024_fwd_f16", TIME_DEVICE,                                                \
+     "op=rnn cell=" #CELL " algo=standard dt=f16 t=128 n=64 input=1024 hidden=1024 layers=2 dirs=1 pass=fwd"}, \
+    {#CELL "_b64_t128_h1024_bwd_f16", TIME_DEVICE,                                                \
+     "op=rnn cell=" #CELL " algo=standard dt=f16 t=128 n=64 input=1024 hidden=1024 layers=2 dirs=1 pass=bwd"},
+#define RNN_LATENCY(T)                                                                                \
+    {"lstm_b1_t" #T "_h512_inf_f16", TIME_DEVICE,                                                    \
+     "op=rnn cell=lstm algo=standard dt=f16 t=" #T " n=1 input=512 hidden=512 layers=1 dirs=1 pass=inf"},
+static const struct bench_case rnn_cases[] = {
+    RNN_TRAIN(lstm) RNN_TRAIN(gru) RNN_LATENCY(1) RNN_LATENCY(16) RNN_LATENCY(64)
+};
+#undef RNN_TRAIN
+#undef RNN_LATENCY
+
 const struct suite suites[] = {
     {"ceiling", ceiling_cases, ARRAY_LEN(ceiling_cases)},
     {"tensor", tensor_cases, ARRAY_LEN(tensor_cases)},
@@ -152,5 +170,6 @@ const struct suite suites[] = {
     {"conv_algo", conv_algo_cases, ARRAY_LEN(conv_algo_cases)},
     {"nn", nn_cases, ARRAY_LEN(nn_cases)},
     {"adv", adv_cases, ARRAY_LEN(adv_cases)},
+    {"rnn", rnn_cases, ARRAY_LEN(rnn_cases)},
 };
 const size_t nsuites = ARRAY_LEN(suites);
