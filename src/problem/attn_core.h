@@ -119,6 +119,27 @@ OCD_HOST_DEVICE bool ocd_attn_core_keep(uint64_t seed, uint64_t offset, uint64_t
     return r.v[e % 4] >= threshold;
 }
 
+/* A length from the backend's arrays, clamped to [0, max]. */
+OCD_HOST_DEVICE int ocd_attn_core_clamp(int len, int max)
+{
+    return len < 0 ? 0 : len > max ? max : len;
+}
+
+/* The keys [*lo, *hi) of a query step whose window is [lo_win, hi_win), for len_kv keys;
+   *lo >= *hi when there are none. */
+OCD_HOST_DEVICE void ocd_attn_core_keys(int lo_win, int hi_win, int len_kv, int *lo, int *hi)
+{
+    *lo = lo_win > 0 ? lo_win : 0;
+    *hi = hi_win < len_kv ? hi_win : len_kv;
+}
+
+/* Offset of row (b, m, h, t) of an operand, in elements. */
+OCD_HOST_DEVICE int64_t ocd_attn_core_row(const struct ocd_attn_operand *x, int b, int m, int h, int t)
+{
+    return b * x->stride[OCD_ATTN_BATCH] + m * x->stride[OCD_ATTN_BEAM] + h * x->stride[OCD_ATTN_HEAD] +
+           t * x->stride[OCD_ATTN_TIME];
+}
+
 /* The forward: checks the problem (BAD_PARAM, logged, nothing written: sizes, windows, types,
    pointers, a reserve or workspace smaller than the functions above say; the reserve may be NULL
    only when nothing needs saving, i.e. an inference call), then runs the first implementation of
