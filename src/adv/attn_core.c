@@ -7,7 +7,8 @@
    implementation only says whether it serves the problem. Lengths live in the backend's memory
    and are not read here: the implementations clamp them to [0, max_q] and [0, max_kv]. Table
    order is the heuristic: on CUDA, the fused tensor-core kernel for the 16-bit problems it
-   serves, then the row kernel, which serves everything; on the host, the row engine. */
+   serves, then the row kernels, which serve every problem whose head sizes fit their shared memory
+   (2 (q + v head sizes) + 64 elements of the compute type within 48 KiB); on the host, the row engine. */
 #include "problem/attn_core.h"
 
 #include "core/dtype.h"
@@ -18,14 +19,14 @@
 static const struct ocd_impl fwd_impls[] = {
 #ifdef OCD_HAVE_CUDA
     {"cuda:attn_fwd_flash", OCD_BACKEND_CUDA, -1, ocd_cuda_attn_fwd_flash_applies, NULL, ocd_cuda_attn_fwd_flash},
-    {"cuda:attn_fwd_rows", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_attn_fwd_rows},
+    {"cuda:attn_fwd_rows", OCD_BACKEND_CUDA, -1, ocd_cuda_attn_rows_applies, NULL, ocd_cuda_attn_fwd_rows},
 #endif
     {"host:attn_fwd_rows", OCD_BACKEND_HOST, -1, NULL, NULL, ocd_host_attn_fwd},
 };
 
 static const struct ocd_impl bwd_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:attn_bwd_rows", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_attn_bwd_rows},
+    {"cuda:attn_bwd_rows", OCD_BACKEND_CUDA, -1, ocd_cuda_attn_rows_applies, NULL, ocd_cuda_attn_bwd_rows},
 #endif
     {"host:attn_bwd_rows", OCD_BACKEND_HOST, -1, NULL, NULL, ocd_host_attn_bwd},
 };

@@ -95,12 +95,12 @@ static inline size_t ocd_attn_core_reserve_bytes(const struct ocd_attn_core_prob
     return 16 + (size_t)p->batch * p->beams * p->heads * p->max_q * elem;
 }
 
-/* Workspace bytes a forward or a backward needs on any backend (the windows' device copies, the
-   backward's per-row D_i). */
+/* Workspace bytes a forward or a backward needs on any backend (CUDA: the windows' device copies,
+   the generator words, the backward's per-row D_i; see cuda/attn_core.cuh). */
 static inline size_t ocd_attn_core_workspace_bytes(const struct ocd_attn_core_problem *p, bool backward)
 {
     size_t elem = p->dtype == CUDNN_DATA_DOUBLE ? 8 : 4;
-    size_t win = ((size_t)2 * p->max_q * sizeof(int) + 255) / 256 * 256;
+    size_t win = ((size_t)2 * p->max_q * sizeof(int) + 255) / 256 * 256 + 256;
     return win + (backward ? (size_t)p->batch * p->beams * p->heads * p->max_q * elem : 0);
 }
 
@@ -167,6 +167,7 @@ cudnnStatus_t ocd_host_attn_bwd(cudnnHandle_t handle, const void *call, void *ws
 #ifdef OCD_HAVE_CUDA
 const char *ocd_cuda_attn_fwd_flash_applies(cudnnHandle_t handle, const void *call);
 cudnnStatus_t ocd_cuda_attn_fwd_flash(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
+const char *ocd_cuda_attn_rows_applies(cudnnHandle_t handle, const void *call);
 cudnnStatus_t ocd_cuda_attn_fwd_rows(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
 cudnnStatus_t ocd_cuda_attn_bwd_rows(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
 #endif
