@@ -278,29 +278,13 @@ cudnnStatus_t ocd_cuda_attn_prologue(cudnnHandle_t handle, const ocd_attn_core_c
                                      ocd_attn_dev *d)
 {
     const ocd_attn_core_problem *p = c->p;
-    memset(d, 0, sizeof *d);
-    d->p = *p;
-    d->kv_beams = p->kv_shared ? 1 : p->beams;
-    d->threshold = ocd_attn_core_threshold(p->dropout);
-    d->drop_scale = p->dropout < 1 ? 1 / (1 - p->dropout) : 0;
-    if (p->dtype != CUDNN_DATA_DOUBLE) d->drop_scale = (float)d->drop_scale;
-    char *ws = (char *)c->workspace;
-    size_t win = ((size_t)2 * p->max_q * sizeof(int) + 255) / 256 * 256;
-    int *lo = (int *)ws, *hi = lo + p->max_q;
+    ocd_attn_dev_init(c, forward, d);
     cudaStream_t s = handle->stream;
-    OCD_CUDA_TRY(cudaMemcpyAsync(lo, p->lo_win, sizeof(int) * p->max_q, cudaMemcpyHostToDevice, s));
-    OCD_CUDA_TRY(cudaMemcpyAsync(hi, p->hi_win, sizeof(int) * p->max_q, cudaMemcpyHostToDevice, s));
-    d->p.lo_win = lo, d->p.hi_win = hi;
-    d->lse = c->reserve ? (char *)c->reserve + 16 : nullptr;
-    d->D = forward ? nullptr : ws + win + 256;
-    if (forward) {
-        d->gen = (const uint64_t *)(ws + win);
-        if (p->dropout > 0) {
-            attn_gen<<<1, 1, 0, s>>>(p->rng, (uint64_t *)(ws + win), (uint64_t *)c->reserve, p->rng_advance);
-            OCD_CUDA_LAUNCHED();
-        }
-    } else {
-        d->gen = (const uint64_t *)c->reserve;
+    OCD_CUDA_TRY(cudaMemcpyAsync((void *)d->p.lo_win, p->lo_win, sizeof(int) * p->max_q, cudaMemcpyHostToDevice, s));
+    OCD_CUDA_TRY(cudaMemcpyAsync((void *)d->p.hi_win, p->hi_win, sizeof(int) * p->max_q, cudaMemcpyHostToDevice, s));
+    if (forward && p->dropout > 0) {
+        attn_gen<<<1, 1, 0, s>>>(p->rng, (uint64_t *)d->gen, (uint64_t *)c->reserve, p->rng_advance);
+        OCD_CUDA_LAUNCHED();
     }
     return CUDNN_STATUS_SUCCESS;
 }

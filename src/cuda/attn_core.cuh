@@ -13,6 +13,8 @@
 #include "cuda/check.cuh"
 #include "problem/attn_core.h"
 
+#include <string.h>
+
 /* The kernels' argument: the problem with its windows in device memory, and what the prologue
    derived. */
 struct ocd_attn_dev {
@@ -25,7 +27,26 @@ struct ocd_attn_dev {
     double drop_scale;              /* kept probabilities are multiplied by it */
 };
 
-/* Fills d and enqueues the prologue on the handle's stream. */
+/* Fills d for a call (no CUDA call: the emulation tests use it too): the windows and generator
+   words at their workspace places, the statistics in the reserve. */
+static inline void ocd_attn_dev_init(const struct ocd_attn_core_call *c, bool forward, struct ocd_attn_dev *d)
+{
+    const struct ocd_attn_core_problem *p = c->p;
+    memset(d, 0, sizeof *d);
+    d->p = *p;
+    d->kv_beams = p->kv_shared ? 1 : p->beams;
+    d->threshold = ocd_attn_core_threshold(p->dropout);
+    d->drop_scale = p->dropout < 1 ? 1 / (1 - p->dropout) : 0;
+    if (p->dtype != CUDNN_DATA_DOUBLE) d->drop_scale = (float)d->drop_scale;
+    char *ws = (char *)c->workspace;
+    size_t win = ((size_t)2 * p->max_q * sizeof(int) + 255) / 256 * 256;
+    d->p.lo_win = (const int *)ws, d->p.hi_win = (const int *)ws + p->max_q;
+    d->lse = c->reserve ? (char *)c->reserve + 16 : NULL;
+    d->D = forward ? NULL : ws + win + 256;
+    d->gen = forward ? (const uint64_t *)(ws + win) : (const uint64_t *)c->reserve;
+}
+
+/* ocd_attn_dev_init, then the prologue enqueued on the handle's stream. */
 cudnnStatus_t ocd_cuda_attn_prologue(cudnnHandle_t handle, const struct ocd_attn_core_call *c, bool forward,
                                      struct ocd_attn_dev *d);
 

@@ -1,7 +1,7 @@
 /* attn_core_flash.cu: the fused attention forward on tensor cores (entry cuda:attn_fwd_flash),
    FlashAttention-2's scheme for half and bfloat16 data with head size 64 or 128 (q, k and v
-   alike), without dropout: scores, online softmax and the weighted sum in one pass, no score in
-   memory. Every other problem goes to the row kernels (cuda/attn_core.cu).
+   alike): scores, online softmax, dropout (the header's Philox rule, applied to the probabilities
+   after their row sums took them) and the weighted sum in one pass, no score in memory. Every other problem goes to the row kernels (cuda/attn_core.cu).
 
    A block takes BM = 64 query rows of one (batch item, beam, head), four warps of 16 rows each,
    and walks the keys its rows' windows reach in tiles of BN = 64, the K and V tiles double
@@ -39,11 +39,13 @@ template <int D> struct flash_smem {
     static constexpr size_t BYTES = (size_t)(Q + 4 * TILE) * 2; /* Q, then K and V of two stages */
 };
 
+/* ---- per-thread pieces, host-callable so that tests/emulate/attn_flash.cu runs them on the CPU - */
+
 /* Copies rows [t0, t0 + 64) of an operand's (b, m, h) sequence, D elements each, into a tile of
    shared memory with 16-byte cp.async; rows at or past `valid` are zero-filled. */
 template <int D, typename T>
-__device__ __forceinline__ void load_tile(T *s, const ocd_attn_operand &x, int b, int m, int h, int t0, int valid,
-                                          int tid)
+__host__ __device__ __forceinline__ void flash_load_tile(T *s, const ocd_attn_operand &x, int b, int m, int h, int t0,
+                                                         int valid, int tid)
 {
     constexpr int CPR = D / 8; /* 16-byte chunks a row */
     const T *base = (const T *)x.data + ocd_attn_core_row(&x, b, m, h, 0);
@@ -56,20 +58,135 @@ __device__ __forceinline__ void load_tile(T *s, const ocd_attn_operand &x, int b
     }
 }
 
-/* Two 16-bit values (lo, hi) of type T in one register. */
-template <typename T> __device__ __forceinline__ uint32_t pack2(float lo, float hi);
-template <> __device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi)
+/* Query step of row half hr (0: lane / 4, 1: lane / 4 + 8) of a warp's 16 rows. */
+__host__ __device__ __forceinline__ int flash_row(int i0, int warp, int lane, int hr)
 {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&v);
-}
-template <> __device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float lo, float hi)
-{
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&v);
+    return i0 + warp * 16 + lane / 4 + hr * 8;
 }
 
-template <typename T, int D>
+/* The keys [lo, hi) of a thread's two rows: none for a row past the query range or its length. */
+__host__ __device__ __forceinline__ void flash_windows(const ocd_attn_dev &d, int i0, int iend, int lq, int lkv,
+                                                       int warp, int lane, int lo[2], int hi[2])
+{
+    for (int hr = 0; hr < 2; hr++) {
+        int i = flash_row(i0, warp, lane, hr);
+        lo[hr] = 0, hi[hr] = 0;
+        if (i < iend && i < lq) ocd_attn_core_keys(d.p.lo_win[i], d.p.hi_win[i], lkv, &lo[hr], &hi[hr]);
+    }
+}
+
+/* ldmatrix row addresses (mma.cuh's K-major A and B, MN-major B): the Q fragment of k-step ks,
+   the K fragments of key tiles 2 j and 2 j + 1 at k-step ks, the V fragments (transposed) of
+   output tiles 2 j and 2 j + 1 at key k-step kk. */
+template <int D, typename T> __host__ __device__ __forceinline__ const T *flash_q_addr(const T *sq, int warp, int ks, int lane)
+{
+    return sq + (warp * 16 + (lane & 15)) * flash_smem<D>::LD + ks * 16 + (lane >> 4) * 8;
+}
+template <int D, typename T> __host__ __device__ __forceinline__ const T *flash_k_addr(const T *ck, int j, int ks, int lane)
+{
+    return ck + (j * 16 + (lane >> 4) * 8 + (lane & 7)) * flash_smem<D>::LD + ks * 16 + ((lane >> 3) & 1) * 8;
+}
+template <int D, typename T> __host__ __device__ __forceinline__ const T *flash_v_addr(const T *cv, int kk, int j, int lane)
+{
+    return cv + (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * flash_smem<D>::LD + j * 16 + (lane >> 4) * 8;
+}
+
+/* Masks the scores of row half hr outside [lo, hi) (keys of the tile at kt) to -inf, scales the
+   others to the base-2 domain, and returns the thread's largest. */
+template <int NS>
+__host__ __device__ __forceinline__ float flash_mask_max(float (&s)[NS][4], int hr, int kt, int lo, int hi, int lane,
+                                                         float scale2)
+{
+    float mx = -INFINITY;
+    for (int j = 0; j < NS; j++)
+        for (int c = 0; c < 2; c++) {
+            int key = kt + j * 8 + 2 * (lane & 3) + c;
+            float v = key >= lo && key < hi ? s[j][hr * 2 + c] * scale2 : -INFINITY;
+            s[j][hr * 2 + c] = v;
+            mx = fmaxf(mx, v);
+        }
+    return mx;
+}
+
+/* What the probabilities of a row are taken relative to: its running max, or 0 while it has no
+   key (so that exp2(-inf - base) is 0, not NaN). */
+__host__ __device__ __forceinline__ float flash_base(float max)
+{
+    return max == -INFINITY ? 0.f : max;
+}
+
+/* Replaces the scores of row half hr by exp2(s - base) and returns the thread's sum of them. */
+template <int NS> __host__ __device__ __forceinline__ float flash_exp_sum(float (&s)[NS][4], int hr, float base)
+{
+    float sum = 0.f;
+    for (int j = 0; j < NS; j++)
+        for (int c = 0; c < 2; c++) {
+            float e = exp2f(s[j][hr * 2 + c] - base);
+            s[j][hr * 2 + c] = e;
+            sum += e;
+        }
+    return sum;
+}
+
+/* Dropout on the probabilities of row half hr (mask row ri, keys of the tile at kt): each kept
+   one multiplied by the scale, the others zeroed, after the row's sum has taken them. */
+template <int NS>
+__host__ __device__ __forceinline__ void flash_dropout(float (&s)[NS][4], int hr, int kt, int64_t ri, int lane,
+                                                       const ocd_attn_dev &d)
+{
+    for (int j = 0; j < NS; j++)
+        for (int c = 0; c < 2; c++) {
+            int key = kt + j * 8 + 2 * (lane & 3) + c;
+            s[j][hr * 2 + c] *= ocd_attn_drop<float>(d, (uint64_t)ri * d.p.max_kv + key);
+        }
+}
+
+/* Two 16-bit values (lo, hi) of type T in one register. */
+template <typename T> __host__ __device__ __forceinline__ uint32_t flash_pack2(float lo, float hi);
+template <> __host__ __device__ __forceinline__ uint32_t flash_pack2<__half>(float lo, float hi)
+{
+    __half2 v = __floats2half2_rn(lo, hi);
+    uint32_t r;
+    memcpy(&r, &v, 4);
+    return r;
+}
+template <> __host__ __device__ __forceinline__ uint32_t flash_pack2<__nv_bfloat16>(float lo, float hi)
+{
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    uint32_t r;
+    memcpy(&r, &v, 4);
+    return r;
+}
+
+/* The A fragment of key k-step kk from the probabilities: the accumulators of key tiles 2 kk and
+   2 kk + 1 (FlashAttention-2's register trick: the layouts match). */
+template <typename T, int NS>
+__host__ __device__ __forceinline__ void flash_p_frag(uint32_t pf[4], const float (&s)[NS][4], int kk)
+{
+    pf[0] = flash_pack2<T>(s[2 * kk][0], s[2 * kk][1]);
+    pf[1] = flash_pack2<T>(s[2 * kk][2], s[2 * kk][3]);
+    pf[2] = flash_pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+    pf[3] = flash_pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+}
+
+/* Writes a thread's part of output row half hr (query step i < the range's end): acc / l, zeros
+   for a row without keys; and its log-sum-exp (natural log) when the reserve is given. */
+template <typename T, int NO>
+__host__ __device__ __forceinline__ void flash_store(const ocd_attn_dev &d, int b, int m, int h, int i,
+                                                     const float (&acc)[NO][4], int hr, float l, float mx, int lane)
+{
+    const ocd_attn_core_problem &p = d.p;
+    float inv = l > 0.f ? 1.f / l : 0.f;
+    T *orow = (T *)p.o.data + ocd_attn_core_row(&p.o, b, m, h, i);
+    for (int j = 0; j < NO; j++)
+        for (int c = 0; c < 2; c++) ocd_cuda_store(orow + j * 8 + 2 * (lane & 3) + c, acc[j][hr * 2 + c] * inv);
+    if (d.lse && lane % 4 == 0)
+        ((float *)d.lse)[ocd_attn_row_index(p, b, m, h, i)] = l > 0.f ? (mx + log2f(l)) * 0.6931471805599453f : -INFINITY;
+}
+
+/* ---- the kernel ---------------------------------------------------------------------------------- */
+
+template <typename T, int D, bool DROPOUT>
 __global__ void __launch_bounds__(THREADS) attn_fwd_flash(ocd_attn_dev d)
 {
     typedef flash_smem<D> L;
@@ -92,21 +209,20 @@ __global__ void __launch_bounds__(THREADS) attn_fwd_flash(ocd_attn_dev d)
     if (tid == 0) key_lo = INT_MAX, key_hi = 0;
     __syncthreads();
     int rlo[2], rhi[2];
+    flash_windows(d, i0, iend, lq, lkv, warp, lane, rlo, rhi);
+    int64_t ri[2] = {ocd_attn_row_index(p, b, m, h, flash_row(i0, warp, lane, 0)),
+                     ocd_attn_row_index(p, b, m, h, flash_row(i0, warp, lane, 1))};
 #pragma unroll
-    for (int hr = 0; hr < 2; hr++) {
-        int i = i0 + warp * 16 + lane / 4 + hr * 8;
-        rlo[hr] = 0, rhi[hr] = 0;
-        if (i < iend && i < lq) ocd_attn_core_keys(p.lo_win[i], p.hi_win[i], lkv, &rlo[hr], &rhi[hr]);
+    for (int hr = 0; hr < 2; hr++)
         if (rlo[hr] < rhi[hr] && lane % 4 == 0) atomicMin(&key_lo, rlo[hr]), atomicMax(&key_hi, rhi[hr]);
-    }
-    load_tile<D>(sq, p.q, b, m, h, i0, min(iend, lq), tid);
+    flash_load_tile<D>(sq, p.q, b, m, h, i0, min(iend, lq), tid);
     ocd_mma_cp_commit();
     __syncthreads();
     int k0 = key_lo, k1 = key_hi;
     int tiles = k0 < k1 ? (k1 - k0 + BN - 1) / BN : 0;
     if (tiles > 0) {
-        load_tile<D>(sk, p.k, b, mk, h, k0, lkv, tid);
-        load_tile<D>(sv, p.v, b, mk, h, k0, lkv, tid);
+        flash_load_tile<D>(sk, p.k, b, mk, h, k0, lkv, tid);
+        flash_load_tile<D>(sv, p.v, b, mk, h, k0, lkv, tid);
     }
     ocd_mma_cp_commit();
 
@@ -122,16 +238,15 @@ __global__ void __launch_bounds__(THREADS) attn_fwd_flash(ocd_attn_dev d)
     for (int t = 0; t < tiles; t++) {
         if (t + 1 < tiles) {
             int st = (t + 1) % 2;
-            load_tile<D>(sk + st * L::TILE, p.k, b, mk, h, k0 + (t + 1) * BN, lkv, tid);
-            load_tile<D>(sv + st * L::TILE, p.v, b, mk, h, k0 + (t + 1) * BN, lkv, tid);
+            flash_load_tile<D>(sk + st * L::TILE, p.k, b, mk, h, k0 + (t + 1) * BN, lkv, tid);
+            flash_load_tile<D>(sv + st * L::TILE, p.v, b, mk, h, k0 + (t + 1) * BN, lkv, tid);
         }
         ocd_mma_cp_commit();
         ocd_mma_cp_wait<1>(); /* Q and tile t have landed */
         __syncthreads();
         if (t == 0)
 #pragma unroll
-            for (int ks = 0; ks < KS; ks++)
-                ocd_mma_ldmatrix_x4<false>(qf[ks], sq + (warp * 16 + (lane & 15)) * L::LD + ks * 16 + (lane >> 4) * 8);
+            for (int ks = 0; ks < KS; ks++) ocd_mma_ldmatrix_x4<false>(qf[ks], flash_q_addr<D>(sq, warp, ks, lane));
         const T *ck = sk + (t % 2) * L::TILE, *cv = sv + (t % 2) * L::TILE;
 
         /* scores S = Q K^T, 16 x 64 per warp */
@@ -145,63 +260,41 @@ __global__ void __launch_bounds__(THREADS) attn_fwd_flash(ocd_attn_dev d)
 #pragma unroll
             for (int j = 0; j < NS / 2; j++) {
                 uint32_t kf[4];
-                ocd_mma_ldmatrix_x4<false>(
-                    kf, ck + (j * 16 + (lane >> 4) * 8 + (lane & 7)) * L::LD + ks * 16 + ((lane >> 3) & 1) * 8);
+                ocd_mma_ldmatrix_x4<false>(kf, flash_k_addr<D>(ck, j, ks, lane));
                 ocd_mma_elem<T>::mma(s[2 * j], qf[ks], kf);
                 ocd_mma_elem<T>::mma(s[2 * j + 1], qf[ks], kf + 2);
             }
 
-        /* mask, running max and sum, rescale */
-        int kt = k0 + t * BN;
+        /* mask; running max and sum per row (the 4 threads of a quad share a row); rescale */
         float corr[2];
 #pragma unroll
         for (int hr = 0; hr < 2; hr++) {
-            float tmax = -INFINITY;
-#pragma unroll
-            for (int j = 0; j < NS; j++)
-#pragma unroll
-                for (int c = 0; c < 2; c++) {
-                    int key = kt + j * 8 + 2 * (lane & 3) + c;
-                    float v = key >= rlo[hr] && key < rhi[hr] ? s[j][hr * 2 + c] * scale2 : -INFINITY;
-                    s[j][hr * 2 + c] = v;
-                    tmax = fmaxf(tmax, v);
-                }
+            float tmax = flash_mask_max(s, hr, k0 + t * BN, rlo[hr], rhi[hr], lane, scale2);
             tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 1));
             tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 2));
-            float nm = fmaxf(mx[hr], tmax);
-            float base = nm == -INFINITY ? 0.f : nm; /* a row without keys so far: exp2(-inf) = 0 */
+            float nm = fmaxf(mx[hr], tmax), base = flash_base(nm);
             corr[hr] = exp2f(mx[hr] - base);
-            float sum = 0.f;
-#pragma unroll
-            for (int j = 0; j < NS; j++)
-#pragma unroll
-                for (int c = 0; c < 2; c++) {
-                    float e = exp2f(s[j][hr * 2 + c] - base);
-                    s[j][hr * 2 + c] = e;
-                    sum += e;
-                }
+            float sum = flash_exp_sum(s, hr, base);
             sum += __shfl_xor_sync(0xffffffffu, sum, 1);
             sum += __shfl_xor_sync(0xffffffffu, sum, 2);
             l[hr] = l[hr] * corr[hr] + sum;
             mx[hr] = nm;
+            if (DROPOUT) flash_dropout(s, hr, k0 + t * BN, ri[hr], lane, d);
         }
 #pragma unroll
         for (int j = 0; j < NO; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++) acc[j][e] *= corr[e / 2];
 
-        /* O += P V: the score accumulators of key tiles 2 kk and 2 kk + 1 are the A fragment of
-           k-step kk */
+        /* O += P V */
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++) {
-            uint32_t pf[4] = {pack2<T>(s[2 * kk][0], s[2 * kk][1]), pack2<T>(s[2 * kk][2], s[2 * kk][3]),
-                              pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                              pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+            uint32_t pf[4];
+            flash_p_frag<T>(pf, s, kk);
 #pragma unroll
             for (int j = 0; j < NO / 2; j++) {
                 uint32_t vf[4];
-                ocd_mma_ldmatrix_x4<true>(
-                    vf, cv + (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * L::LD + j * 16 + (lane >> 4) * 8);
+                ocd_mma_ldmatrix_x4<true>(vf, flash_v_addr<D>(cv, kk, j, lane));
                 ocd_mma_elem<T>::mma(acc[2 * j], pf, vf);
                 ocd_mma_elem<T>::mma(acc[2 * j + 1], pf, vf + 2);
             }
@@ -210,31 +303,26 @@ __global__ void __launch_bounds__(THREADS) attn_fwd_flash(ocd_attn_dev d)
     }
     ocd_mma_cp_wait<0>();
 
-    /* the output rows and their statistics */
 #pragma unroll
     for (int hr = 0; hr < 2; hr++) {
-        int i = i0 + warp * 16 + lane / 4 + hr * 8;
-        if (i >= iend) continue;
-        float inv = l[hr] > 0.f ? 1.f / l[hr] : 0.f;
-        T *orow = (T *)p.o.data + ocd_attn_core_row(&p.o, b, m, h, i);
-#pragma unroll
-        for (int j = 0; j < NO; j++)
-#pragma unroll
-            for (int c = 0; c < 2; c++) ocd_cuda_store(orow + j * 8 + 2 * (lane & 3) + c, acc[j][hr * 2 + c] * inv);
-        if (d.lse && lane % 4 == 0)
-            ((float *)d.lse)[ocd_attn_row_index(p, b, m, h, i)] =
-                l[hr] > 0.f ? (mx[hr] + log2f(l[hr])) * 0.6931471805599453f : -INFINITY;
+        int i = flash_row(i0, warp, lane, hr);
+        if (i < iend) flash_store<T>(d, b, m, h, i, acc, hr, l[hr], mx[hr], lane);
     }
+}
+
+/* The launch: a block per 64 query rows of each (batch item, beam, head). */
+dim3 flash_grid(const ocd_attn_core_problem &p)
+{
+    return dim3((unsigned)((p.q_count + BM - 1) / BM), (unsigned)(p.batch * p.beams * p.heads));
 }
 
 template <typename T, int D> cudnnStatus_t launch(cudnnHandle_t handle, const ocd_attn_dev &d)
 {
-    auto kernel = attn_fwd_flash<T, D>;
+    auto kernel = d.p.dropout > 0 ? attn_fwd_flash<T, D, true> : attn_fwd_flash<T, D, false>;
     size_t smem = flash_smem<D>::BYTES;
     if (smem > 48 * 1024)
         OCD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    dim3 grid((unsigned)((d.p.q_count + BM - 1) / BM), (unsigned)(d.p.batch * d.p.beams * d.p.heads));
-    kernel<<<grid, THREADS, smem, handle->stream>>>(d);
+    kernel<<<flash_grid(d.p), THREADS, smem, handle->stream>>>(d);
     OCD_CUDA_LAUNCHED();
     return CUDNN_STATUS_SUCCESS;
 }
@@ -254,7 +342,6 @@ extern "C" const char *ocd_cuda_attn_fwd_flash_applies(cudnnHandle_t handle, con
     const ocd_attn_core_problem *p = static_cast<const ocd_attn_core_call *>(call)->p;
     if (handle->cc_major < 8) return "the fused attention kernel needs sm_80 or newer";
     if (p->dtype != CUDNN_DATA_HALF && p->dtype != CUDNN_DATA_BFLOAT16) return "fused attention: half or bfloat16 data";
-    if (p->dropout > 0) return "fused attention: no dropout";
     if (p->head_qk != p->head_v || (p->head_qk != 64 && p->head_qk != 128))
         return "fused attention: head sizes 64 or 128, q, k and v alike";
     if (!aligned16(p->q) || !aligned16(p->k) || !aligned16(p->v) || !aligned16(p->o))

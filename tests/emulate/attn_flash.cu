@@ -1,0 +1,268 @@
+/* attn_flash.cu: the fused attention forward (src/cuda/attn_core_flash.cu) with every thread's
+   own logic run on the CPU, against a double-precision reference: the entry's applicability
+   (ocd_cuda_attn_fwd_flash_applies on a handle of compute capability 9.0), the kernel argument
+   (ocd_attn_dev_init), each thread's windows, the tile loads (cp.async as a host copy), the
+   ldmatrix addresses of Q, K and V, the masking, online softmax and rescaling of each thread's
+   score accumulators, the probabilities re-packed as A fragments, and the output and
+   statistics stores. ldmatrix and mma.sync are emulated from the PTX ISA (mma_emulate.h); the
+   shuffles within a quad are done here, in the kernel's order; the block's key range is the
+   minimum and maximum of the threads' windows, as the kernel's shared atomics make it.
+
+   Cases: half and bfloat16, heads of 64 and 128, partial query and key tiles, per-sequence
+   lengths, causal and sliding windows and rows without keys, both query maps, the query range
+   of an inference step, the time-major layout, and dropout. Prints a line per case; exits 1 if any
+   differs. */
+#include "cuda/attn_core_flash.cu"
+
+#include "mma_emulate.h"
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+namespace {
+
+uint32_t emu_seed = 77;
+float emu_random()
+{
+    emu_seed = emu_seed * 1664525u + 1013904223u;
+    return -1 + 2 * (float)(emu_seed >> 8) / (float)(1u << 24);
+}
+
+/* Runs every block of the launch the entry makes, thread by thread. */
+template <typename T, int D> void emulate(const ocd_attn_dev &d)
+{
+    typedef flash_smem<D> L;
+    constexpr int KS = D / 16, NO = D / 8, NS = BN / 8;
+    const ocd_attn_core_problem &p = d.p;
+    dim3 grid = flash_grid(p);
+    std::vector<T> sq(L::Q), sk(2 * L::TILE), sv(2 * L::TILE);
+    for (unsigned bx = 0; bx < grid.x; bx++)
+        for (unsigned u = 0; u < grid.y; u++) {
+            int h = u % p.heads, m = u / p.heads % p.beams, b = u / p.heads / p.beams, mk = p.kv_shared ? 0 : m;
+            int lq = ocd_attn_core_clamp(p.len_q[b * p.beams + m], p.max_q);
+            int lkv = ocd_attn_core_clamp(p.len_kv[b * d.kv_beams + mk], p.max_kv);
+            int i0 = p.q_first + bx * BM, iend = p.q_first + p.q_count;
+            static int rlo[WARPS][32][2], rhi[WARPS][32][2];
+            int k0 = INT_MAX, k1 = 0;
+            for (int w = 0; w < WARPS; w++)
+                for (int l = 0; l < 32; l++) {
+                    flash_windows(d, i0, iend, lq, lkv, w, l, rlo[w][l], rhi[w][l]);
+                    for (int hr = 0; hr < 2; hr++)
+                        if (rlo[w][l][hr] < rhi[w][l][hr]) k0 = std::min(k0, rlo[w][l][hr]), k1 = std::max(k1, rhi[w][l][hr]);
+                }
+            for (int tid = 0; tid < THREADS; tid++) flash_load_tile<D>(sq.data(), p.q, b, m, h, i0, std::min(iend, lq), tid);
+            int tiles = k0 < k1 ? (k1 - k0 + BN - 1) / BN : 0;
+            static float acc[WARPS][32][NO][4], s[WARPS][32][NS][4], mx[WARPS][32][2], lsum[WARPS][32][2];
+            static uint32_t qf[WARPS][KS][32][4];
+            memset(acc, 0, sizeof acc);
+            for (int w = 0; w < WARPS; w++)
+                for (int l = 0; l < 32; l++) mx[w][l][0] = mx[w][l][1] = -INFINITY, lsum[w][l][0] = lsum[w][l][1] = 0;
+            for (int t = 0; t < tiles; t++) {
+                T *ck = sk.data() + (t % 2) * L::TILE, *cv = sv.data() + (t % 2) * L::TILE;
+                for (int tid = 0; tid < THREADS; tid++) {
+                    flash_load_tile<D>(ck, p.k, b, mk, h, k0 + t * BN, lkv, tid);
+                    flash_load_tile<D>(cv, p.v, b, mk, h, k0 + t * BN, lkv, tid);
+                }
+                for (int w = 0; w < WARPS; w++) {
+                    const void *addr[32];
+                    if (t == 0)
+                        for (int ks = 0; ks < KS; ks++) {
+                            for (int l = 0; l < 32; l++) addr[l] = flash_q_addr<D>(sq.data(), w, ks, l);
+                            ldmatrix_x4(qf[w][ks], addr, false);
+                        }
+                    memset(s[w], 0, sizeof s[w]);
+                    for (int ks = 0; ks < KS; ks++)
+                        for (int j = 0; j < NS / 2; j++) {
+                            uint32_t kf[32][4], b0[32][2], b1[32][2];
+                            for (int l = 0; l < 32; l++) addr[l] = flash_k_addr<D>((const T *)ck, j, ks, l);
+                            ldmatrix_x4(kf, addr, false);
+                            for (int l = 0; l < 32; l++)
+                                b0[l][0] = kf[l][0], b0[l][1] = kf[l][1], b1[l][0] = kf[l][2], b1[l][1] = kf[l][3];
+                            float c0[32][4], c1[32][4];
+                            for (int l = 0; l < 32; l++) memcpy(c0[l], s[w][l][2 * j], 16), memcpy(c1[l], s[w][l][2 * j + 1], 16);
+                            mma<T>(c0, qf[w][ks], b0);
+                            mma<T>(c1, qf[w][ks], b1);
+                            for (int l = 0; l < 32; l++) memcpy(s[w][l][2 * j], c0[l], 16), memcpy(s[w][l][2 * j + 1], c1[l], 16);
+                        }
+                    const float scale2 = (float)(p.sm_scaler * 1.4426950408889634);
+                    float corr[32][2];
+                    for (int hr = 0; hr < 2; hr++) {
+                        float tmax[32], sum[32];
+                        for (int l = 0; l < 32; l++)
+                            tmax[l] = flash_mask_max(s[w][l], hr, k0 + t * BN, rlo[w][l][hr], rhi[w][l][hr], l, scale2);
+                        float qmax[32], qsum[32];
+                        for (int l = 0; l < 32; l++) { /* the two xor shuffles of the quad */
+                            float a = fmaxf(tmax[l], tmax[l ^ 1]), c = fmaxf(tmax[l ^ 2], tmax[l ^ 3]);
+                            qmax[l] = fmaxf(a, c);
+                        }
+                        for (int l = 0; l < 32; l++) {
+                            float nm = fmaxf(mx[w][l][hr], qmax[l]), base = flash_base(nm);
+                            corr[l][hr] = exp2f(mx[w][l][hr] - base);
+                            sum[l] = flash_exp_sum(s[w][l], hr, base);
+                            mx[w][l][hr] = nm;
+                        }
+                        for (int l = 0; l < 32; l++) qsum[l] = (sum[l] + sum[l ^ 1]) + (sum[l ^ 2] + sum[l ^ 3]);
+                        for (int l = 0; l < 32; l++) lsum[w][l][hr] = lsum[w][l][hr] * corr[l][hr] + qsum[l];
+                        if (p.dropout > 0)
+                            for (int l = 0; l < 32; l++)
+                                flash_dropout(s[w][l], hr, k0 + t * BN, ocd_attn_row_index(p, b, m, h, flash_row(i0, w, l, hr)), l, d);
+                    }
+                    for (int l = 0; l < 32; l++)
+                        for (int j = 0; j < NO; j++)
+                            for (int e = 0; e < 4; e++) acc[w][l][j][e] *= corr[l][e / 2];
+                    for (int kk = 0; kk < BN / 16; kk++) {
+                        uint32_t pf[32][4];
+                        for (int l = 0; l < 32; l++) flash_p_frag<T>(pf[l], s[w][l], kk);
+                        for (int j = 0; j < NO / 2; j++) {
+                            uint32_t vf[32][4], b0[32][2], b1[32][2];
+                            for (int l = 0; l < 32; l++) addr[l] = flash_v_addr<D>((const T *)cv, kk, j, l);
+                            ldmatrix_x4(vf, addr, true);
+                            for (int l = 0; l < 32; l++)
+                                b0[l][0] = vf[l][0], b0[l][1] = vf[l][1], b1[l][0] = vf[l][2], b1[l][1] = vf[l][3];
+                            float c0[32][4], c1[32][4];
+                            for (int l = 0; l < 32; l++) memcpy(c0[l], acc[w][l][2 * j], 16), memcpy(c1[l], acc[w][l][2 * j + 1], 16);
+                            mma<T>(c0, pf, b0);
+                            mma<T>(c1, pf, b1);
+                            for (int l = 0; l < 32; l++) memcpy(acc[w][l][2 * j], c0[l], 16), memcpy(acc[w][l][2 * j + 1], c1[l], 16);
+                        }
+                    }
+                }
+            }
+            for (int w = 0; w < WARPS; w++)
+                for (int l = 0; l < 32; l++)
+                    for (int hr = 0; hr < 2; hr++) {
+                        int i = flash_row(i0, w, l, hr);
+                        if (i < iend) flash_store<T>(d, b, m, h, i, acc[w][l], hr, lsum[w][l][hr], mx[w][l][hr], l);
+                    }
+        }
+}
+
+struct emu_case {
+    const char *name;
+    cudnnDataType_t t;
+    int batch, beams, heads, max_q, max_kv, d;
+    bool kv_shared, lengths, time_major;
+    int win; /* 0 full, 1 causal, 2 sliding with rows without keys */
+    int q_first, q_count;
+    double dropout;
+};
+
+template <typename T, int D> bool run(const emu_case &c, cudnnHandle_t handle)
+{
+    int kvb = c.kv_shared ? 1 : c.beams;
+    /* operands: packed [b][m][h][t][D], or time-major [t][b][m][h][D] */
+    auto layout = [&](ocd_attn_operand &x, int beams, int T_) {
+        int64_t *s = x.stride;
+        s[4] = 1;
+        if (c.time_major)
+            s[2] = D, s[1] = (int64_t)c.heads * D, s[0] = (int64_t)beams * c.heads * D,
+            s[3] = (int64_t)c.batch * beams * c.heads * D;
+        else
+            s[3] = D, s[2] = (int64_t)T_ * D, s[1] = (int64_t)c.heads * T_ * D, s[0] = (int64_t)beams * c.heads * T_ * D;
+        return (size_t)c.batch * beams * c.heads * T_ * D;
+    };
+    ocd_attn_core_problem p;
+    memset(&p, 0, sizeof p);
+    size_t nq = layout(p.q, c.beams, c.max_q), nk = layout(p.k, kvb, c.max_kv);
+    layout(p.v, kvb, c.max_kv), layout(p.o, c.beams, c.max_q);
+    std::vector<T> q(nq), k(nk), v(nk), o(nq);
+    for (auto &x : q) x = (T)emu_random();
+    for (auto &x : k) x = (T)emu_random();
+    for (auto &x : v) x = (T)emu_random();
+    for (auto &x : o) x = (T)NAN;
+    std::vector<int> lq(c.batch * c.beams), lk(c.batch * kvb), lo(c.max_q), hi(c.max_q);
+    for (size_t i = 0; i < lq.size(); i++) lq[i] = c.lengths ? c.max_q - 13 * (int)i % c.max_q : c.max_q;
+    for (size_t i = 0; i < lk.size(); i++) lk[i] = c.lengths ? c.max_kv - 29 * (int)i % c.max_kv : c.max_kv;
+    for (int i = 0; i < c.max_q; i++) {
+        lo[i] = c.win == 2 ? i - 40 : 0;
+        hi[i] = c.win == 0 ? c.max_kv : c.win == 1 ? i + 1 : i % 7 == 3 ? lo[i] : i + 50;
+    }
+    p.dtype = c.t, p.batch = c.batch, p.beams = c.beams, p.heads = c.heads, p.max_q = c.max_q, p.max_kv = c.max_kv;
+    p.head_qk = p.head_v = D, p.kv_shared = c.kv_shared, p.q_first = c.q_first, p.q_count = c.q_count;
+    p.sm_scaler = 1.0 / sqrt((double)D) * 2;
+    p.dropout = c.dropout;
+    p.len_q = lq.data(), p.len_kv = lk.data(), p.lo_win = lo.data(), p.hi_win = hi.data();
+    p.q.data = q.data(), p.k.data = k.data(), p.v.data = v.data(), p.o.data = o.data();
+    std::vector<char> ws(ocd_attn_core_workspace_bytes(&p, false)), reserve(ocd_attn_core_reserve_bytes(&p));
+    ocd_attn_core_call call = {&p, reserve.data(), ws.data()};
+    const char *why = ocd_cuda_attn_fwd_flash_applies(handle, &call);
+    if (why != NULL) {
+        printf("  %-28s the entry declines: %s\n", c.name, why);
+        return false;
+    }
+    ocd_attn_dev d;
+    ocd_attn_dev_init(&call, true, &d);
+    memcpy((void *)d.p.lo_win, lo.data(), sizeof(int) * c.max_q); /* the prologue's copies */
+    memcpy((void *)d.p.hi_win, hi.data(), sizeof(int) * c.max_q);
+    const uint64_t gen[2] = {0x1234567890abcdefull, 42}; /* what the prologue's thread copies from rng */
+    memcpy((void *)d.gen, gen, sizeof gen);
+    emulate<T, D>(d);
+
+    auto at = [&](const ocd_attn_operand &x, int b, int m, int h, int t, int e) {
+        return ocd_attn_core_row(&x, b, m, h, t) + e;
+    };
+    std::vector<double> s(c.max_kv);
+    for (int b = 0; b < c.batch; b++)
+        for (int m = 0; m < c.beams; m++)
+            for (int h = 0; h < c.heads; h++)
+                for (int i = 0; i < c.max_q; i++) {
+                    int mk = c.kv_shared ? 0 : m, len_kv = lk[b * kvb + mk];
+                    int a = std::max(lo[i], 0), z = std::min(hi[i], len_kv);
+                    bool in = i >= c.q_first && i < c.q_first + c.q_count, any = in && i < lq[b * c.beams + m] && a < z;
+                    double mxs = -INFINITY, sum = 0;
+                    for (int j = a; any && j < z; j++) {
+                        double dot = 0;
+                        for (int e = 0; e < D; e++)
+                            dot += (double)ocd_cuda_load(&q[at(p.q, b, m, h, i, e)]) * ocd_cuda_load(&k[at(p.k, b, mk, h, j, e)]);
+                        s[j] = dot * p.sm_scaler, mxs = std::max(mxs, s[j]);
+                    }
+                    for (int j = a; any && j < z; j++) sum += s[j] = exp(s[j] - mxs);
+                    for (int e = 0; e < D; e++) {
+                        double want = 0, got = ocd_cuda_load(&o[at(p.o, b, m, h, i, e)]);
+                        int64_t ri = ((int64_t)(b * c.beams + m) * c.heads + h) * c.max_q + i;
+                        for (int j = a; any && j < z; j++) {
+                            bool keep = c.dropout == 0 || ocd_attn_core_keep(gen[0], gen[1], d.threshold, (uint64_t)ri * c.max_kv + j);
+                            want += keep ? s[j] / sum * d.drop_scale * ocd_cuda_load(&v[at(p.v, b, mk, h, j, e)]) : 0;
+                        }
+                        if (!in ? !std::isnan(got) : !(fabs(got - want) <= 1.5e-2 * std::max(1.0, fabs(want)))) {
+                            printf("  %-28s FAILED at b %d m %d h %d i %d e %d: got %.6g, want %.6g\n", c.name, b, m, h,
+                                   i, e, got, in ? want : NAN);
+                            return false;
+                        }
+                    }
+                    if (!in) continue;
+                    float lse = ((const float *)(reserve.data() + 16))[((b * c.beams + m) * c.heads + h) * c.max_q + i];
+                    double wl = any ? mxs + log(sum) : -INFINITY;
+                    if (!(lse == wl || fabs(lse - wl) <= 1e-3 * std::max(1.0, fabs(wl)))) {
+                        printf("  %-28s FAILED: statistics of row b %d m %d h %d i %d: %.6g, want %.6g\n", c.name, b, m,
+                               h, i, lse, wl);
+                        return false;
+                    }
+                }
+    printf("  %-28s ok\n", c.name);
+    return true;
+}
+
+} // namespace
+
+int main()
+{
+    struct cudnnContext ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.cc_major = 9;
+    const emu_case cases[] = {
+        {"f16_d64_partial_tiles", CUDNN_DATA_HALF, 2, 1, 2, 70, 90, 64, false, true, false, 0, 0, 70, 0},
+        {"bf16_d64_causal_time_major", CUDNN_DATA_BFLOAT16, 1, 2, 2, 130, 130, 64, false, true, true, 1, 0, 130, 0},
+        {"f16_d128_all_to_one_sliding", CUDNN_DATA_HALF, 2, 2, 1, 100, 150, 128, true, true, false, 2, 0, 100, 0},
+        {"bf16_d128_inference_step", CUDNN_DATA_BFLOAT16, 1, 1, 2, 40, 200, 128, false, false, true, 0, 37, 1, 0},
+        {"f16_d64_dropout", CUDNN_DATA_HALF, 1, 2, 1, 80, 100, 64, false, true, false, 1, 0, 80, 0.3},
+    };
+    bool ok = true;
+    for (const emu_case &c : cases) {
+        bool wide = c.d == 128;
+        if (c.t == CUDNN_DATA_HALF) ok &= wide ? run<__half, 128>(c, &ctx) : run<__half, 64>(c, &ctx);
+        else ok &= wide ? run<__nv_bfloat16, 128>(c, &ctx) : run<__nv_bfloat16, 64>(c, &ctx);
+    }
+    return ok ? 0 : 1;
+}
