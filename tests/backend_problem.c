@@ -10,7 +10,6 @@
 
 #include "test.h"
 
-#include <dlfcn.h>
 #include <string.h>
 
 typedef cudnnStatus_t (*problem_fn)(const struct ocd_graph_op *, struct ocd_conv_problem *);
@@ -19,8 +18,8 @@ static problem_fn problem_entry(void)
 {
     static problem_fn fn;
     if (fn == NULL) {
-        void *lib = dlopen(OCD_LIB_DIR "/libcudnn_cnn_infer.so.8", RTLD_NOW);
-        if (lib != NULL) *(void **)&fn = dlsym(lib, "ocd_graph_conv_problem");
+        void *lib = ocd_dl_open(OCD_LIB_DIR "/" OCD_LIBRARY_FILE("cudnn_cnn_infer"), NULL, 0);
+        if (lib != NULL) *(void **)&fn = ocd_dl_symbol(lib, "ocd_graph_conv_problem");
     }
     return fn;
 }

@@ -265,13 +265,13 @@ TEST(conv_algorithm_queries)
         }
     }
     /* CUDNN_CONV_WSCAP_DBG=0 (MiB): no algorithm may ask for a workspace */
-    setenv("CUDNN_CONV_WSCAP_DBG", "0", 1);
+    ocd_setenv("CUDNN_CONV_WSCAP_DBG", "0");
     for (int d = FWD; d <= BWD_FILTER; d++) {
         struct perf capped[16];
         int n = heuristic(&p, d, 16, capped);
         for (int i = 0; i < n; i++) CHECK(capped[i].status != CUDNN_STATUS_SUCCESS || capped[i].memory == 0);
     }
-    unsetenv("CUDNN_CONV_WSCAP_DBG");
+    ocd_unsetenv("CUDNN_CONV_WSCAP_DBG");
     /* Find: timed, sorted, each runnable one really runs; the result is cached per problem */
     cudnnConvolutionFwdAlgoPerf_t fr[16], fr2[16];
     int n = 0, n2 = 0;

@@ -4,7 +4,6 @@
    direction, and the backward directions are the forward's gradients (finite differences). */
 #include "conv_harness.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +16,9 @@ static bool cublas_loadable(void)
 {
     static const char *const names[] = {"libcublas.so.13", "libcublas.so", "libcublas.so.12", "libcublas.so.11"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        void *lib = ocd_dl_open(names[i], NULL, 0);
         if (lib) {
-            dlclose(lib);
+            ocd_dl_close(lib);
             return true;
         }
     }
@@ -84,7 +83,7 @@ TEST(conv_cuda_tensor_core_entries_are_reached)
         double *x = random_values(p.cf->x, nx, -1, 1), *w = random_values(p.cf->w, nw, -1, 1);
         double *y = random_values(p.cf->y, ny, -1, 1);
         void *dx = tview_upload(&p.x, x), *dw = tview_upload(&p.w.v, w), *dy = tview_upload(&p.y, y);
-        if (cases[i].disable) setenv("OPENCUDNN_DISABLE", cases[i].disable, 1);
+        if (cases[i].disable) ocd_setenv("OPENCUDNN_DISABLE", cases[i].disable);
         size_t ws_bytes = 0;
         CHECK_OK(workspace_size(&p, cases[i].d, cases[i].algo, &ws_bytes));
         void *ws = ws_bytes ? tbuf_alloc(ws_bytes) : NULL;
@@ -158,8 +157,8 @@ TEST(conv_host_cblas_entry_and_packed_engine)
                 char label[160];
                 snprintf(label, sizeof label, "fwd %s %s%s", cblas_shapes[s].name, cfs[c].cf.name,
                          off ? " cblas off" : "");
-                if (off) setenv("OPENCUDNN_DISABLE", "host:fwd_gemm_cblas", 1);
-                else setenv("OPENCUDNN_HOST_GEMM", "cblas", 1);
+                if (off) ocd_setenv("OPENCUDNN_DISABLE", "host:fwd_gemm_cblas");
+                else ocd_setenv("OPENCUDNN_HOST_GEMM", "cblas");
                 if (make_problem(&p, &cblas_shapes[s], &cfs[c].cf, cfs[c].variant)) {
                     /* which entry serves GEMM: run it once on poisoned data */
                     size_t ws_bytes = 0;
@@ -177,7 +176,7 @@ TEST(conv_host_cblas_entry_and_packed_engine)
                 }
                 free_problem(&p);
                 if (off) disable_restore(&saved);
-                else setenv("OPENCUDNN_HOST_GEMM", gemm_saved, 1);
+                else ocd_setenv("OPENCUDNN_HOST_GEMM", gemm_saved);
             }
 }
 
@@ -276,7 +275,7 @@ TEST(conv_repeated_call_follows_the_switches)
     CHECK(first[0] != '\0');
     CHECK_OK(execute_capturing(&p, FWD, algo, dx, dw, dy, ws, ws_cap, &r));
     CHECK(strcmp(r.name, first) == 0);
-    setenv("OPENCUDNN_DISABLE", first, 1);
+    ocd_setenv("OPENCUDNN_DISABLE", first);
     CHECK_OK(execute_capturing(&p, FWD, algo, dx, dw, dy, ws, ws_cap, &r));
     if (!CHECK(r.name[0] != '\0' && strcmp(r.name, first) != 0))
         printf("      (with %s switched off, %s ran)\n", first, r.name);
@@ -295,12 +294,11 @@ TEST(conv_reference_entries_alone)
     const struct disable_list saved = disable_saved();
     /* switch off everything but the direct kernels: the heuristic then serves each GEMM-family
        algorithm with the reference entry */
-    setenv("OPENCUDNN_DISABLE",
-           "host:fwd_implicit_precomp_gemm,host:fwd_implicit_gemm,host:fwd_gemm,host:dgrad_implicit_precomp_gemm,"
-           "host:dgrad_implicit_gemm,host:wgrad_gemm,host:wgrad_implicit_precomp_gemm,host:wgrad_implicit_gemm,"
-           "cuda:fwd_gemm1x1*,cuda:fwd_igemm*,cuda:fwd_im2col*,cuda:dgrad_gemm1x1*,cuda:dgrad_igemm*,"
-           "cuda:dgrad_im2col*,cuda:wgrad_gemm1x1*,cuda:wgrad_igemm*,cuda:wgrad_im2col*",
-           1);
+    ocd_setenv("OPENCUDNN_DISABLE",
+               "host:fwd_implicit_precomp_gemm,host:fwd_implicit_gemm,host:fwd_gemm,host:dgrad_implicit_precomp_gemm,"
+               "host:dgrad_implicit_gemm,host:wgrad_gemm,host:wgrad_implicit_precomp_gemm,host:wgrad_implicit_gemm,"
+               "cuda:fwd_gemm1x1*,cuda:fwd_igemm*,cuda:fwd_im2col*,cuda:dgrad_gemm1x1*,cuda:dgrad_igemm*,"
+               "cuda:dgrad_im2col*,cuda:wgrad_gemm1x1*,cuda:wgrad_igemm*,cuda:wgrad_im2col*");
     static const int picks[] = {0, 3, 12};
     for (size_t s = 0; s < sizeof picks / sizeof picks[0]; s++)
         for (int d = FWD; d <= BWD_FILTER; d++) {

@@ -330,7 +330,7 @@ struct disable_list disable_saved(void)
 
 void disable_restore(const struct disable_list *d)
 {
-    setenv("OPENCUDNN_DISABLE", d->value, 1);
+    ocd_setenv("OPENCUDNN_DISABLE", d->value);
 }
 
 static void capture_impl(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *dbg, const char *msg)

@@ -85,11 +85,11 @@ TEST_ONCE(unknown_forced_backend_fails_cleanly)
     const char *saved = getenv("OPENCUDNN_BACKEND");
     char copy[32];
     snprintf(copy, sizeof copy, "%s", saved ? saved : "");
-    setenv("OPENCUDNN_BACKEND", "no-such-backend", 1);
+    ocd_setenv("OPENCUDNN_BACKEND", "no-such-backend");
     cudnnHandle_t h = (cudnnHandle_t)(uintptr_t)0x1234;
     CHECK_STATUS(cudnnCreate(&h), CUDNN_STATUS_NOT_INITIALIZED);
     CHECK(h == (cudnnHandle_t)(uintptr_t)0x1234); /* nothing written */
-    setenv("OPENCUDNN_BACKEND", copy, 1);
+    ocd_setenv("OPENCUDNN_BACKEND", copy);
 }
 
 TEST(many_handles_per_process)

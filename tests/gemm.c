@@ -16,7 +16,6 @@
 #include "ref/gemm.h"
 #include "test.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,8 +26,8 @@ static gemm_fn gemm_entry(void)
 {
     static gemm_fn fn;
     if (fn == NULL) {
-        void *lib = dlopen(OCD_LIB_DIR "/libcudnn_ops_infer.so.8", RTLD_NOW);
-        if (lib != NULL) *(void **)&fn = dlsym(lib, "ocd_gemm");
+        void *lib = ocd_dl_open(OCD_LIB_DIR "/" OCD_LIBRARY_FILE("cudnn_ops_infer"), NULL, 0);
+        if (lib != NULL) *(void **)&fn = ocd_dl_symbol(lib, "ocd_gemm");
     }
     return fn;
 }
@@ -191,10 +190,10 @@ static bool run_case(const struct gtype *t, const struct gcase *c, const char *d
     }
     const char *saved = getenv("OPENCUDNN_DISABLE");
     char *prior = saved ? strdup(saved) : NULL;
-    setenv("OPENCUDNN_DISABLE", disable, 1);
+    ocd_setenv("OPENCUDNN_DISABLE", disable);
     cudnnStatus_t st = gemm_entry()(test_handle(), &p, a, bb, cc, biasd, "test_gemm");
-    if (prior) setenv("OPENCUDNN_DISABLE", prior, 1);
-    else unsetenv("OPENCUDNN_DISABLE");
+    if (prior) ocd_setenv("OPENCUDNN_DISABLE", prior);
+    else ocd_unsetenv("OPENCUDNN_DISABLE");
     free(prior);
     bool ran = st == CUDNN_STATUS_SUCCESS;
     if (!ran && (fallback || st != CUDNN_STATUS_NOT_SUPPORTED))
@@ -233,13 +232,13 @@ TEST(gemm_every_entry)
         /* the CBLAS entry serves only what the calibration gives it, unless forced */
         const char *host_gemm = getenv("OPENCUDNN_HOST_GEMM");
         char *host_gemm_saved = host_gemm ? strdup(host_gemm) : NULL;
-        if (strcmp(entries[e], "host:gemm_cblas") == 0) setenv("OPENCUDNN_HOST_GEMM", "cblas", 1);
+        if (strcmp(entries[e], "host:gemm_cblas") == 0) ocd_setenv("OPENCUDNN_HOST_GEMM", "cblas");
         int ran = 0;
         for (size_t t = 0; t < sizeof gtypes / sizeof gtypes[0]; t++)
             for (size_t c = 0; c < sizeof gcases / sizeof gcases[0]; c++)
                 ran += run_case(&gtypes[t], &gcases[c], disable, e == count - 1);
-        if (host_gemm_saved) setenv("OPENCUDNN_HOST_GEMM", host_gemm_saved, 1);
-        else unsetenv("OPENCUDNN_HOST_GEMM");
+        if (host_gemm_saved) ocd_setenv("OPENCUDNN_HOST_GEMM", host_gemm_saved);
+        else ocd_unsetenv("OPENCUDNN_HOST_GEMM");
         free(host_gemm_saved);
         if (ran == 0) FAIL("%s served no case", entries[e]);
     }

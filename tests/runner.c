@@ -161,7 +161,7 @@ int main(int argc, char **argv)
     for (int b = 0; b < nbackends; b++) {
         if (only_backend && strcmp(only_backend, backends[b]) != 0) continue;
         test_backend = backends[b];
-        setenv("OPENCUDNN_BACKEND", test_backend, 1);
+        ocd_setenv("OPENCUDNN_BACKEND", test_backend);
         printf("== backend %s\n", test_backend);
         for (int t = 0; t < ntests; t++) {
             if (filter && !name_selected(tests[t].name, filter)) continue;

@@ -18,13 +18,15 @@
 
 #include <cudnn.h>
 
+#include "core/platform.h"
+
 typedef void (*test_fn)(void);
 
 void test_register(const char *name, test_fn fn, bool once, const char *file);
 
 #define TEST_DEFINE_(name, once)                                                               \
     static void name(void);                                                                    \
-    __attribute__((constructor)) static void register_##name(void)                             \
+    OCD_CONSTRUCTOR(register_##name)                                                           \
     {                                                                                          \
         test_register(#name, name, once, __FILE__);                                            \
     }                                                                                          \

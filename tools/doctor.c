@@ -11,14 +11,13 @@
    Main decision: the doctor asks the library, not the environment. The backend is the one the
    library reports while creating the handle (its log message "handle ... uses the <name>
    backend", caught with cudnnSetCallback, which also shows why a backend was passed over), and
-   the library locations are where the loader actually mapped each one (dladdr on a function
-   looked up in it), so the answers hold whatever LD_LIBRARY_PATH, run path or preload did. */
-#define _GNU_SOURCE
+   the library locations are where the loader actually mapped each one (the module holding a
+   function looked up in it), so the answers hold whatever LD_LIBRARY_PATH, run path, PATH or
+   preload did. The loader calls are core/platform.h's, so the doctor runs on Windows too. */
 #include <cudnn.h>
 
-#include <dlfcn.h>
-#include <limits.h>
-#include <link.h>
+#include "core/platform.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -53,50 +52,45 @@ struct library {
 };
 
 static const struct library libraries[] = {
-    {"libcudnn.so.8", "", NULL},
-    {"libcudnn_ops_infer.so.8", "cudnnOpsInferVersionCheck", cudnnOpsInferVersionCheck},
-    {"libcudnn_ops_train.so.8", "cudnnOpsTrainVersionCheck", cudnnOpsTrainVersionCheck},
-    {"libcudnn_cnn_infer.so.8", "cudnnCnnInferVersionCheck", cudnnCnnInferVersionCheck},
-    {"libcudnn_cnn_train.so.8", "cudnnCnnTrainVersionCheck", cudnnCnnTrainVersionCheck},
-    {"libcudnn_adv_infer.so.8", "cudnnAdvInferVersionCheck", cudnnAdvInferVersionCheck},
-    {"libcudnn_adv_train.so.8", "cudnnAdvTrainVersionCheck", cudnnAdvTrainVersionCheck},
+    {OCD_LIBRARY_FILE("cudnn"), "", NULL},
+    {OCD_LIBRARY_FILE("cudnn_ops_infer"), "cudnnOpsInferVersionCheck", cudnnOpsInferVersionCheck},
+    {OCD_LIBRARY_FILE("cudnn_ops_train"), "cudnnOpsTrainVersionCheck", cudnnOpsTrainVersionCheck},
+    {OCD_LIBRARY_FILE("cudnn_cnn_infer"), "cudnnCnnInferVersionCheck", cudnnCnnInferVersionCheck},
+    {OCD_LIBRARY_FILE("cudnn_cnn_train"), "cudnnCnnTrainVersionCheck", cudnnCnnTrainVersionCheck},
+    {OCD_LIBRARY_FILE("cudnn_adv_infer"), "cudnnAdvInferVersionCheck", cudnnAdvInferVersionCheck},
+    {OCD_LIBRARY_FILE("cudnn_adv_train"), "cudnnAdvTrainVersionCheck", cudnnAdvTrainVersionCheck},
 };
+
+/* The base name of a path, either separator. */
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/'), *backslash = strrchr(path, '\\');
+    if (backslash > slash) slash = backslash;
+    return slash ? slash + 1 : path;
+}
 
 /* The directory of path with links and "." / ".." resolved, into dir ("" when it has none). */
 static void directory_of(const char *path, char *dir, size_t size)
 {
-    char full[PATH_MAX];
-    if (realpath(path, full) == NULL) snprintf(full, sizeof full, "%s", path);
-    const char *slash = strrchr(full, '/');
-    size_t n = slash ? (size_t)(slash - full) : 0;
+    char full[4096];
+    ocd_real_path(path, full, sizeof full);
+    size_t n = (size_t)(base_name(full) - full);
+    if (n > 0) n--; /* the separator */
     if (n >= size) n = size - 1;
     memcpy(dir, full, n);
     dir[n] = '\0';
 }
 
-/* The file the loader mapped for the library that defines `symbol`, looked up from `handle`;
-   NULL when it is not loaded. */
-static const char *mapped_file(void *handle, const char *symbol)
+/* Every loaded module that is a cuDNN library (libcudnn*, cudnn*.dll) and is not from `data`,
+   the front's directory: a second cuDNN in the process (another framework's copy, say) is worth
+   knowing about. */
+static void list_foreign(const char *path, void *data)
 {
-    void *fn = dlsym(handle, symbol);
-    Dl_info info;
-    if (fn == NULL || dladdr(fn, &info) == 0 || info.dli_fname == NULL) return NULL;
-    return info.dli_fname;
-}
-
-/* Lists every loaded object whose name starts with "libcudnn" and is not from `dir`: a second
-   cuDNN in the process (another framework's copy, say) is worth knowing about. */
-static int list_foreign(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    const char *dir = data;
-    const char *base = strrchr(info->dlpi_name, '/');
-    base = base ? base + 1 : info->dlpi_name;
-    if (strncmp(base, "libcudnn", 8) != 0) return 0;
-    char d[PATH_MAX];
-    directory_of(info->dlpi_name, d, sizeof d);
-    if (strcmp(d, dir) != 0) printf("  also loaded: %s\n", info->dlpi_name);
-    return 0;
+    const char *base = base_name(path);
+    if (strncmp(base, "libcudnn", 8) != 0 && strncmp(base, "cudnn", 5) != 0) return;
+    char d[4096];
+    directory_of(path, d, sizeof d);
+    if (!ocd_same_directory(d, data)) printf("  also loaded: %s\n", path);
 }
 
 static void check_libraries(const char *expect_dir)
@@ -109,29 +103,30 @@ static void check_libraries(const char *expect_dir)
         if (s != CUDNN_STATUS_SUCCESS)
             problem("%s() returned %s", libraries[i].check_name, cudnnGetErrorString(s));
     }
-    char front_dir[PATH_MAX] = "";
+    char front_dir[4096] = "";
     for (size_t i = 0; i < sizeof libraries / sizeof libraries[0]; i++) {
-        void *h = dlopen(libraries[i].soname, RTLD_NOW | RTLD_NOLOAD);
+        void *h = ocd_dl_loaded(libraries[i].soname);
         /* The front is asked for a function it defines itself; a sub-library for its check. */
-        const char *file = h ? mapped_file(h, i == 0 ? "cudnnGetVersion" : libraries[i].check_name) : NULL;
-        char resolved[PATH_MAX];
-        if (file != NULL && realpath(file, resolved) != NULL) file = resolved;
-        printf("  %-24s %s\n", libraries[i].soname, file ? file : "(not loaded)");
-        if (file == NULL) {
+        void *fn = h ? ocd_dl_symbol(h, i == 0 ? "cudnnGetVersion" : libraries[i].check_name) : NULL;
+        char mapped[4096], file[4096];
+        bool found = fn != NULL && ocd_module_path(fn, mapped, sizeof mapped);
+        if (found) ocd_real_path(mapped, file, sizeof file);
+        printf("  %-24s %s\n", libraries[i].soname, found ? file : "(not loaded)");
+        if (!found) {
             problem("%s is not loaded", libraries[i].soname);
         } else {
-            char dir[PATH_MAX];
+            char dir[4096];
             directory_of(file, dir, sizeof dir);
             if (i == 0) snprintf(front_dir, sizeof front_dir, "%s", dir);
-            else if (strcmp(dir, front_dir) != 0)
+            else if (!ocd_same_directory(dir, front_dir))
                 problem("%s comes from %s, not from the front's directory %s", libraries[i].soname, dir,
                         front_dir);
-            if (expect_dir != NULL && strcmp(dir, expect_dir) != 0)
+            if (expect_dir != NULL && !ocd_same_directory(dir, expect_dir))
                 problem("%s comes from %s, not from %s", libraries[i].soname, dir, expect_dir);
         }
-        if (h != NULL) dlclose(h);
+        if (h != NULL) ocd_dl_close(h);
     }
-    dl_iterate_phdr(list_foreign, front_dir);
+    ocd_for_each_module(list_foreign, front_dir);
 }
 
 /* ---- versions -------------------------------------------------------------------------------------- */
@@ -297,11 +292,8 @@ int main(int argc, char **argv)
     const char *expect_dir = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--expect-dir") == 0 && i + 1 < argc) {
-            static char resolved[PATH_MAX];
-            if (realpath(argv[++i], resolved) == NULL) {
-                fprintf(stderr, "no such directory: %s\n", argv[i]);
-                return 2;
-            }
+            static char resolved[4096];
+            ocd_real_path(argv[++i], resolved, sizeof resolved);
             expect_dir = resolved;
         } else {
             fprintf(stderr, "usage: %s [--expect-dir DIR]\n", argv[0]);

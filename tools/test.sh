@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# test.sh: builds opencudnn and runs the whole test suite, twice: a normal build (with the CUDA
-# backend when nvcc is found, so that a CUDA compile error fails here too) and a host-only build
-# under AddressSanitizer and UBSan. Extra arguments are passed to the first CMake configure.
+# test.sh: builds opencudnn and runs the whole test suite, three times: a normal build (with the
+# CUDA backend when nvcc is found, so that a CUDA compile error fails here too), a host-only build
+# under AddressSanitizer and UBSan, and the Windows DLLs cross-compiled with mingw-w64 and run
+# under Wine (skipped, saying so, where tools/setup.sh could not install them).
+# Extra arguments are passed to the first CMake configure.
 # The CUDA code is compiled for one architecture here (OPENCUDNN_TEST_CUDA_ARCHS, default 90:
 # the GPU the suite runs on) to keep the check quick; a plain build targets sm_75, sm_80, sm_90.
 set -euo pipefail
@@ -19,3 +21,11 @@ cmake --build build-sanitize -j "$jobs"
 # (20x slower there) runs one shape-configuration pair in 4, a different quarter each run.
 OPENCUDNN_TEST_SUBSET=4 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-sanitize --output-on-failure -j "$jobs"
+
+if command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 && command -v wine >/dev/null 2>&1; then
+  cmake -S . -B build-win -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64.cmake -DOPENCUDNN_CUDA=OFF
+  cmake --build build-win -j "$jobs"
+  ctest --test-dir build-win --output-on-failure -j "$jobs"
+else
+  echo "test.sh: mingw-w64 or Wine is not installed (tools/setup.sh installs them): Windows build skipped"
+fi

@@ -13,6 +13,7 @@
 #include "core/activation_desc.h"
 #include "core/argcheck.h"
 #include "core/dtype.h"
+#include "core/platform.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -237,7 +238,7 @@ struct conv_memo {
     const struct ocd_conv_impl *impl;
     size_t need;
 };
-static _Thread_local struct conv_memo conv_memos[OCD_CONV_DIRS];
+static OCD_THREAD_LOCAL struct conv_memo conv_memos[OCD_CONV_DIRS];
 
 /* The switches as now set, into env; false when one is too long to remember. */
 static bool memo_env(char env[MEMO_ENVS][MEMO_ENV_MAX])

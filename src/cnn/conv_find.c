@@ -11,7 +11,8 @@
    afterwards: a measurement on the real problem overrules the estimate. */
 #include "cnn/conv.h"
 
-#include <pthread.h>
+#include "core/platform.h"
+
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,7 @@ struct find_cache_entry {
     struct ocd_conv_perf perf[16];
 };
 
-static pthread_mutex_t find_lock = PTHREAD_MUTEX_INITIALIZER;
+static ocd_mutex_t find_lock = OCD_MUTEX_INIT;
 static struct find_cache_entry find_cache[FIND_CACHE_SIZE];
 static int find_cache_next;
 
@@ -53,7 +54,7 @@ static void find_key(cudnnHandle_t handle, const struct ocd_conv_problem *p, boo
 static bool find_cached(const char *key, int *count, struct ocd_conv_perf *perf)
 {
     bool hit = false;
-    pthread_mutex_lock(&find_lock);
+    ocd_mutex_lock(&find_lock);
     for (int i = 0; i < FIND_CACHE_SIZE && !hit; i++) {
         if (find_cache[i].count > 0 && strcmp(find_cache[i].key, key) == 0) {
             *count = find_cache[i].count;
@@ -61,19 +62,19 @@ static bool find_cached(const char *key, int *count, struct ocd_conv_perf *perf)
             hit = true;
         }
     }
-    pthread_mutex_unlock(&find_lock);
+    ocd_mutex_unlock(&find_lock);
     return hit;
 }
 
 static void find_store(const char *key, int count, const struct ocd_conv_perf *perf)
 {
-    pthread_mutex_lock(&find_lock);
+    ocd_mutex_lock(&find_lock);
     struct find_cache_entry *e = &find_cache[find_cache_next];
     find_cache_next = (find_cache_next + 1) % FIND_CACHE_SIZE;
     snprintf(e->key, sizeof e->key, "%s", key);
     e->count = count;
     memcpy(e->perf, perf, sizeof e->perf);
-    pthread_mutex_unlock(&find_lock);
+    ocd_mutex_unlock(&find_lock);
 }
 
 /* ---- verdicts on races ----------------------------------------------------------------------------- */
@@ -85,7 +86,7 @@ struct verdict {
     bool racer_won;
 };
 
-static pthread_mutex_t verdict_lock = PTHREAD_MUTEX_INITIALIZER;
+static ocd_mutex_t verdict_lock = OCD_MUTEX_INIT;
 static struct verdict verdicts[VERDICTS];
 static int verdict_next;
 static atomic_uint verdict_epoch; /* also the count of verdicts recorded: none while 0 */
@@ -101,7 +102,7 @@ void ocd_conv_race_record(const struct ocd_conv_problem *p, int algo, bool racer
 {
     char key[sizeof verdicts[0].key];
     verdict_key(p, algo, key, sizeof key);
-    pthread_mutex_lock(&verdict_lock);
+    ocd_mutex_lock(&verdict_lock);
     struct verdict *v = NULL;
     for (int i = 0; i < VERDICTS && v == NULL; i++)
         if (strcmp(verdicts[i].key, key) == 0) v = &verdicts[i];
@@ -112,7 +113,7 @@ void ocd_conv_race_record(const struct ocd_conv_problem *p, int algo, bool racer
     }
     v->racer_won = racer_won;
     atomic_fetch_add(&verdict_epoch, 1);
-    pthread_mutex_unlock(&verdict_lock);
+    ocd_mutex_unlock(&verdict_lock);
 }
 
 bool ocd_conv_race_verdict(const struct ocd_conv_problem *p, int algo, bool *racer_won)
@@ -121,10 +122,10 @@ bool ocd_conv_race_verdict(const struct ocd_conv_problem *p, int algo, bool *rac
     char key[sizeof verdicts[0].key];
     verdict_key(p, algo, key, sizeof key);
     bool found = false;
-    pthread_mutex_lock(&verdict_lock);
+    ocd_mutex_lock(&verdict_lock);
     for (int i = 0; i < VERDICTS && !found; i++)
         if (strcmp(verdicts[i].key, key) == 0) *racer_won = verdicts[i].racer_won, found = true;
-    pthread_mutex_unlock(&verdict_lock);
+    ocd_mutex_unlock(&verdict_lock);
     return found;
 }
 

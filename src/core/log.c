@@ -8,29 +8,23 @@
    the time origin reported in cudnnDebug_t.time_delta.
 
    Messages are formatted into a bounded buffer; a longer message is cut, never overrun. */
-#define _DEFAULT_SOURCE /* syscall() */
 #include "core/ocd.h"
 
-#include <pthread.h>
+#include "core/platform.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
-#include <unistd.h>
-
-#if defined(__linux__)
-#include <sys/syscall.h>
-#endif
 
 unsigned ocd_log_mask;
 
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+static ocd_mutex_t log_lock = OCD_MUTEX_INIT;
+static ocd_once_t log_once = OCD_ONCE_INIT;
 static FILE *log_dest;          /* NULL: messages only reach a callback, if any */
 static cudnnCallback_t callback; /* NULL: messages go to log_dest */
 static void *callback_data;
-static struct timeval start_time;
+static unsigned long long start_sec; /* wall-clock seconds of the first message */
 
 static bool env_on(const char *name)
 {
@@ -40,7 +34,8 @@ static bool env_on(const char *name)
 
 static void init_from_environment(void)
 {
-    gettimeofday(&start_time, NULL);
+    unsigned start_usec;
+    ocd_wall_time(&start_sec, &start_usec);
     unsigned mask = 0;
     if (env_on("CUDNN_LOGERR_DBG")) mask |= CUDNN_SEV_ERROR_EN;
     if (env_on("CUDNN_LOGWARN_DBG")) mask |= CUDNN_SEV_WARNING_EN;
@@ -61,42 +56,34 @@ static void init_from_environment(void)
 
 void ocd_log_init(void)
 {
-    pthread_once(&log_once, init_from_environment);
+    ocd_once(&log_once, init_from_environment);
 }
 
 /* Read the environment when the library loads, so that the cheap mask test in OCD_LOG_API sees
    the user's settings from the first call on. */
-__attribute__((constructor)) static void log_init_at_load(void)
+OCD_CONSTRUCTOR(log_init_at_load)
 {
     ocd_log_init();
-}
-
-static unsigned long long thread_id(void)
-{
-#if defined(__linux__)
-    return (unsigned long long)syscall(SYS_gettid);
-#else
-    return (unsigned long long)(uintptr_t)pthread_self();
-#endif
 }
 
 static const char severity_letter[] = {'F', 'E', 'W', 'I'};
 
 static void emit(cudnnSeverity_t sev, cudnnStatus_t status, const char *text)
 {
-    struct timeval now;
-    gettimeofday(&now, NULL);
+    unsigned long long now_sec;
+    unsigned now_usec;
+    ocd_wall_time(&now_sec, &now_usec);
     cudnnDebug_t dbg;
     memset(&dbg, 0, sizeof dbg);
     dbg.cudnn_version = CUDNN_VERSION;
     dbg.cudnnStatus = status;
-    dbg.time_sec = (unsigned)now.tv_sec;
-    dbg.time_usec = (unsigned)now.tv_usec;
-    dbg.time_delta = (unsigned)(now.tv_sec - start_time.tv_sec);
-    dbg.pid = (unsigned long long)getpid();
-    dbg.tid = thread_id();
+    dbg.time_sec = (unsigned)now_sec;
+    dbg.time_usec = now_usec;
+    dbg.time_delta = (unsigned)(now_sec - start_sec);
+    dbg.pid = ocd_process_id();
+    dbg.tid = ocd_thread_id();
     dbg.cudaDeviceId = -1;
-    pthread_mutex_lock(&log_lock);
+    ocd_mutex_lock(&log_lock);
     if (callback != NULL) {
         callback(sev, callback_data, &dbg, text);
     } else if (log_dest != NULL) {
@@ -105,7 +92,7 @@ static void emit(cudnnSeverity_t sev, cudnnStatus_t status, const char *text)
                 dbg.time_usec, dbg.time_delta, dbg.pid, dbg.tid);
         fflush(log_dest);
     }
-    pthread_mutex_unlock(&log_lock);
+    ocd_mutex_unlock(&log_lock);
 }
 
 static void vemit(cudnnSeverity_t sev, cudnnStatus_t status, const char *prefix, const char *fmt,
@@ -130,7 +117,7 @@ void ocd_log_message(cudnnSeverity_t sev, cudnnStatus_t status, const char *fmt,
 
 /* The API function this thread entered last (ocd_log_enter). Every API entry but a few version
    queries, which fail through no helper, enters one, so the name is current when a helper fails. */
-static _Thread_local const char *api_name;
+static OCD_THREAD_LOCAL const char *api_name;
 
 void ocd_log_enter(const char *api)
 {
@@ -175,11 +162,11 @@ cudnnStatus_t ocd_fail(cudnnStatus_t status, const char *func, const char *file,
 cudnnStatus_t CUDNNWINAPI cudnnSetCallback(unsigned mask, void *udata, cudnnCallback_t fptr)
 {
     ocd_log_init();
-    pthread_mutex_lock(&log_lock);
+    ocd_mutex_lock(&log_lock);
     callback = fptr;
     callback_data = udata;
     ocd_log_mask = mask & (CUDNN_SEV_ERROR_EN | CUDNN_SEV_WARNING_EN | CUDNN_SEV_INFO_EN);
-    pthread_mutex_unlock(&log_lock);
+    ocd_mutex_unlock(&log_lock);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -188,10 +175,10 @@ cudnnStatus_t CUDNNWINAPI cudnnGetCallback(unsigned *mask, void **udata, cudnnCa
     ocd_log_init();
     if (mask == NULL || udata == NULL || fptr == NULL)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "an output pointer is NULL");
-    pthread_mutex_lock(&log_lock);
+    ocd_mutex_lock(&log_lock);
     *mask = ocd_log_mask;
     *udata = callback_data;
     *fptr = callback;
-    pthread_mutex_unlock(&log_lock);
+    ocd_mutex_unlock(&log_lock);
     return CUDNN_STATUS_SUCCESS;
 }

@@ -5,12 +5,13 @@
    deleted slots as tombstones until the next growth. */
 #include "core/object.h"
 
-#include <pthread.h>
+#include "core/platform.h"
+
 #include <stdlib.h>
 
 #define TOMBSTONE ((const void *)1)
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static ocd_mutex_t lock = OCD_MUTEX_INIT;
 static const void **slots;
 static size_t capacity; /* a power of two, or 0 before the first object */
 static size_t used;     /* live entries plus tombstones */
@@ -60,14 +61,14 @@ cudnnStatus_t ocd_object_create(enum ocd_object_kind kind, size_t size, void **o
     struct ocd_object *obj = calloc(1, size);
     if (obj == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate %zu bytes", size);
     obj->kind = kind;
-    pthread_mutex_lock(&lock);
+    ocd_mutex_lock(&lock);
     bool ok = (used + 1) * 2 <= capacity || grow();
     if (ok) {
         size_t i = find(obj);
         if (slots[i] == NULL) used++;
         slots[i] = obj;
     }
-    pthread_mutex_unlock(&lock);
+    ocd_mutex_unlock(&lock);
     if (!ok) {
         free(obj);
         return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot grow the object registry");
@@ -79,21 +80,21 @@ cudnnStatus_t ocd_object_create(enum ocd_object_kind kind, size_t size, void **o
 bool ocd_object_alive(enum ocd_object_kind kind, const void *obj)
 {
     if (obj == NULL) return false;
-    pthread_mutex_lock(&lock);
+    ocd_mutex_lock(&lock);
     bool alive = capacity != 0 && slots[find(obj)] == obj &&
                  ((const struct ocd_object *)obj)->kind == kind;
-    pthread_mutex_unlock(&lock);
+    ocd_mutex_unlock(&lock);
     return alive;
 }
 
 cudnnStatus_t ocd_object_destroy(enum ocd_object_kind kind, void *obj)
 {
     if (obj == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the descriptor is NULL");
-    pthread_mutex_lock(&lock);
+    ocd_mutex_lock(&lock);
     bool alive = capacity != 0 && slots[find(obj)] == obj &&
                  ((const struct ocd_object *)obj)->kind == kind;
     if (alive) slots[find(obj)] = TOMBSTONE;
-    pthread_mutex_unlock(&lock);
+    ocd_mutex_unlock(&lock);
     if (!alive) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "not a live descriptor of its type");
     free(obj);
     return CUDNN_STATUS_SUCCESS;

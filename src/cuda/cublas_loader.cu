@@ -2,13 +2,12 @@
    src/cuda holds the CUDA backend's sources; nothing here runs on the device. */
 #include "cuda/cublas_loader.h"
 
+#include "core/platform.h"
 #include "cuda/dynload.h"
-
-#include <pthread.h>
 
 static struct ocd_cublas_api api;
 static const struct ocd_cublas_api *loaded;
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static ocd_once_t load_once = OCD_ONCE_INIT;
 
 static void load(void)
 {
@@ -36,7 +35,7 @@ static void load(void)
 
 const struct ocd_cublas_api *ocd_cublas_api(void)
 {
-    pthread_once(&load_once, load);
+    ocd_once(&load_once, load);
     return loaded;
 }
 

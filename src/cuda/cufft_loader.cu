@@ -3,15 +3,15 @@
    device. */
 #include "cuda/cufft_loader.h"
 
+#include "core/platform.h"
 #include "cuda/dynload.h"
 
 #include <limits.h>
-#include <pthread.h>
 #include <stdlib.h>
 
 static struct ocd_cufft_api api;
 static const struct ocd_cufft_api *loaded;
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static ocd_once_t load_once = OCD_ONCE_INIT;
 
 static void load(void)
 {
@@ -43,7 +43,7 @@ static void load(void)
 
 const struct ocd_cufft_api *ocd_cufft_api(void)
 {
-    pthread_once(&load_once, load);
+    ocd_once(&load_once, load);
     return loaded;
 }
 

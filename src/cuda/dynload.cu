@@ -2,7 +2,8 @@
    nothing here runs on the device. */
 #include "cuda/dynload.h"
 
-#include <dlfcn.h>
+#include "core/platform.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -25,21 +26,21 @@ const char *ocd_dynload(const char *const names[], size_t count, const struct oc
     if (why_size > 0) why[0] = '\0';
     for (size_t s = 0; s < nsyms; s++) *syms[s].slot = NULL;
     for (size_t i = 0; i < count; i++) {
-        void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        char err[512];
+        void *lib = ocd_dl_open(names[i], err, sizeof err);
         if (lib == NULL) {
-            const char *err = dlerror();
-            note(why, why_size, &used, "%s", err ? err : names[i]);
+            note(why, why_size, &used, "%s", err);
             continue;
         }
         const char *missing = NULL;
         for (size_t s = 0; s < nsyms && missing == NULL; s++)
-            if (!syms[s].optional && dlsym(lib, syms[s].name) == NULL) missing = syms[s].name;
+            if (!syms[s].optional && ocd_dl_symbol(lib, syms[s].name) == NULL) missing = syms[s].name;
         if (missing != NULL) {
             note(why, why_size, &used, "%s: no %s", names[i], missing);
-            dlclose(lib);
+            ocd_dl_close(lib);
             continue;
         }
-        for (size_t s = 0; s < nsyms; s++) *syms[s].slot = dlsym(lib, syms[s].name);
+        for (size_t s = 0; s < nsyms; s++) *syms[s].slot = ocd_dl_symbol(lib, syms[s].name);
         return names[i];
     }
     return NULL;

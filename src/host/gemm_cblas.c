@@ -24,14 +24,13 @@
 
 #ifdef OCD_HAVE_CBLAS
 #include "core/dtype.h"
+#include "core/platform.h"
 #include "core/reasons.h"
 #include "host/typed.h"
 #include "ops/activation.h"
 
 #include <cblas.h>
 #include <math.h>
-#include <pthread.h>
-#include <time.h>
 #endif
 
 enum ocd_host_gemm_choice ocd_host_gemm_choice(void)
@@ -111,25 +110,18 @@ cudnnStatus_t ocd_host_gemm_cblas(cudnnHandle_t handle, const void *call_, void 
 enum { CAL_M = 64, CAL_N = 784, CAL_K = 576, CAL_REPS = 3 };
 
 struct calibration {
-    pthread_once_t once;
+    ocd_once_t once;
     cudnnDataType_t dtype;
     bool cblas_wins;
 };
-static struct calibration calibrations[2] = {{PTHREAD_ONCE_INIT, CUDNN_DATA_FLOAT, false},
-                                             {PTHREAD_ONCE_INIT, CUDNN_DATA_DOUBLE, false}};
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+static struct calibration calibrations[2] = {{OCD_ONCE_INIT, CUDNN_DATA_FLOAT, false},
+                                             {OCD_ONCE_INIT, CUDNN_DATA_DOUBLE, false}};
 
 static double timed(cudnnStatus_t (*run)(cudnnHandle_t, const void *, void *, size_t), const struct ocd_gemm_call *call)
 {
-    double t0 = now();
+    double t0 = ocd_seconds();
     run(NULL, call, NULL, 0);
-    return now() - t0;
+    return ocd_seconds() - t0;
 }
 
 static void calibrate(struct calibration *cal)
@@ -177,10 +169,10 @@ bool ocd_host_cblas_wins(cudnnDataType_t dtype)
     enum ocd_host_gemm_choice choice = ocd_host_gemm_choice();
     if (choice != OCD_HOST_GEMM_MEASURE) return choice == OCD_HOST_GEMM_CBLAS;
     if (dtype == CUDNN_DATA_FLOAT) {
-        pthread_once(&calibrations[0].once, calibrate_float);
+        ocd_once(&calibrations[0].once, calibrate_float);
         return calibrations[0].cblas_wins;
     }
-    pthread_once(&calibrations[1].once, calibrate_double);
+    ocd_once(&calibrations[1].once, calibrate_double);
     return calibrations[1].cblas_wins;
 }
 
