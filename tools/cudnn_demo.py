@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """cudnn_demo.py: cuDNN from Python with ctypes alone (no framework, numpy not needed).
 
-Loads libcudnn.so.8 (cudnn64_8.dll on Windows), prints its version and the backend it runs on,
-adds a per-channel bias to a 2x3x4x5 tensor with cudnnAddTensor, checks every element against the
-same sum computed in Python, times the call and prints "All tests passed.".
+Loads libcudnn.so.8 (cudnn64_8.dll on Windows), checks that it can load each of its six
+sub-libraries (naming the one that fails, with the loader's reason), prints its version and the
+backend it runs on, adds a per-channel bias to a 2x3x4x5 tensor with cudnnAddTensor, checks every
+element against the same sum computed in Python, times the call and prints "All tests passed.".
 
   python3 tools/cudnn_demo.py [--lib FILE_OR_DIR] [--calls N]
 
@@ -23,8 +24,13 @@ import sys
 import time
 
 LIB_NAME = "cudnn64_8.dll" if os.name == "nt" else "libcudnn.so.8"
+# The sub-libraries the front loads, with the VersionCheck function each one defines.
+SUBLIBRARIES = [("ops_infer", "cudnnOpsInferVersionCheck"), ("ops_train", "cudnnOpsTrainVersionCheck"),
+                ("cnn_infer", "cudnnCnnInferVersionCheck"), ("cnn_train", "cudnnCnnTrainVersionCheck"),
+                ("adv_infer", "cudnnAdvInferVersionCheck"), ("adv_train", "cudnnAdvTrainVersionCheck")]
 # The cuDNN 8.2 enum values this demo uses (cudnn_ops_infer.h).
 CUDNN_STATUS_SUCCESS = 0
+CUDNN_STATUS_RUNTIME_PREREQUISITE_MISSING = 11
 CUDNN_TENSOR_NCHW = 0
 CUDNN_DATA_FLOAT = 0
 CUDA_MEMCPY_HOST_TO_DEVICE, CUDA_MEMCPY_DEVICE_TO_HOST = 1, 2
@@ -36,6 +42,31 @@ def find_library(given):
     here = os.path.dirname(os.path.abspath(__file__))
     in_tree = os.path.join(os.path.dirname(here), "build", LIB_NAME)
     return in_tree if os.path.exists(in_tree) else LIB_NAME
+
+
+def sublibrary_file(sub):
+    return "cudnn_%s64_8.dll" % sub if os.name == "nt" else "libcudnn_%s.so.8" % sub
+
+
+def missing_sublibraries(cudnn, path):
+    """[(file, reason)] for each sub-library the front cannot load. Each VersionCheck goes through
+    the front, which loads the sub-library on that first call; where it cannot, the loader's own
+    reason is read by loading the file from the front's folder here."""
+    folder = os.path.dirname(os.path.abspath(path)) if os.path.dirname(path) else ""
+    failed = []
+    for sub, check in SUBLIBRARIES:
+        status = getattr(cudnn, check)()
+        if status != CUDNN_STATUS_RUNTIME_PREREQUISITE_MISSING:
+            continue
+        name = sublibrary_file(sub)
+        candidate = os.path.join(folder, name) if folder else name
+        try:
+            ctypes.CDLL(candidate)
+            reason = "the front could not load it (see its message above)"
+        except OSError as e:
+            reason = str(e)
+        failed.append((name, "%s (looked for in %s)" % (reason, folder or "the loader's search path")))
+    return failed
 
 
 def load_cudart():
@@ -119,7 +150,16 @@ def main():
     args = ap.parse_args()
 
     path = find_library(args.lib)
-    cudnn = ctypes.CDLL(path)
+    try:
+        cudnn = ctypes.CDLL(path)
+    except OSError as e:
+        print("cannot load %s: %s" % (path, e))
+        return 1
+    failed = missing_sublibraries(cudnn, path)
+    for name, reason in failed:
+        print("sub-library %s failed to load: %s" % (name, reason))
+    if failed:
+        return 1
     cudnn.cudnnGetVersion.restype = ctypes.c_size_t
     cudnn.cudnnGetCudartVersion.restype = ctypes.c_size_t
     cudnn.cudnnGetErrorString.restype = ctypes.c_char_p

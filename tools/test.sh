@@ -2,7 +2,8 @@
 # test.sh: builds opencudnn and runs the whole test suite, three times: a normal build (with the
 # CUDA backend when nvcc is found, so that a CUDA compile error fails here too), a host-only build
 # under AddressSanitizer and UBSan, and the Windows DLLs cross-compiled with mingw-w64 and run
-# under Wine (skipped, saying so, where tools/setup.sh could not install them).
+# under Wine (skipped, saying so, where tools/setup.sh could not install them); then it builds
+# both release archives from the trees it tested (tools/package.sh), each checked against api/.
 # Extra arguments are passed to the first CMake configure.
 # The CUDA code is compiled for one architecture here (OPENCUDNN_TEST_CUDA_ARCHS, default 90:
 # the GPU the suite runs on) to keep the check quick; a plain build targets sm_75, sm_80, sm_90.
@@ -26,6 +27,8 @@ if command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 && command -v wine >/dev/nu
   cmake -S . -B build-win -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64.cmake -DOPENCUDNN_CUDA=OFF
   cmake --build build-win -j "$jobs"
   ctest --test-dir build-win --output-on-failure -j "$jobs"
+  OPENCUDNN_PACKAGE_BUILD=build-win tools/package.sh windows
 else
   echo "test.sh: mingw-w64 or Wine is not installed (tools/setup.sh installs them): Windows build skipped"
 fi
+OPENCUDNN_PACKAGE_BUILD=build tools/package.sh linux
