@@ -10,8 +10,6 @@
 #include "tensors.h"
 
 #include <cudnn_backend.h>
-#include <dlfcn.h>
-#include <pthread.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -792,7 +790,12 @@ struct plan_thread {
     cudnnStatus_t status;
 };
 
-static void *plan_thread_run(void *arg)
+/* The threads run detached (core/platform.h); the test waits until none is left. */
+static ocd_mutex_t plan_threads_lock = OCD_MUTEX_INIT;
+static ocd_cond_t plan_threads_done = OCD_COND_INIT;
+static int plan_threads_left;
+
+static void plan_thread_run(void *arg)
 {
     struct plan_thread *t = arg;
     int64_t uids[3] = {'x', 'w', 'y'};
@@ -809,7 +812,9 @@ static void *plan_thread_run(void *arg)
     for (int k = 0; k < 3 && t->status == CUDNN_STATUS_SUCCESS; k++)
         t->status = cudnnBackendExecute(test_handle(), t->plan, vp);
     cudnnBackendDestroyDescriptor(vp);
-    return NULL;
+    ocd_mutex_lock(&plan_threads_lock);
+    if (--plan_threads_left == 0) ocd_cond_broadcast(&plan_threads_done);
+    ocd_mutex_unlock(&plan_threads_lock);
 }
 
 TEST(backend_plan_threads)
@@ -834,13 +839,15 @@ TEST(backend_plan_threads)
     bdesc plan = plan_of_engine(g, 0, &ws);
     if (CHECK(plan != NULL)) {
         struct plan_thread t[4];
-        pthread_t th[4];
-        for (int i = 0; i < 4; i++) {
+        plan_threads_left = 4;
+        for (int i = 0; i < 4; i++)
             t[i] = (struct plan_thread){plan, ws, x[i].buf, w.buf, y[i].buf, ws > 0 ? tbuf_alloc((size_t)ws) : NULL,
                                         CUDNN_STATUS_SUCCESS};
-            pthread_create(&th[i], NULL, plan_thread_run, &t[i]);
-        }
-        for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+        for (int i = 0; i < 4; i++)
+            if (!ocd_thread_start(plan_thread_run, &t[i])) plan_thread_run(&t[i]); /* no thread: run here */
+        ocd_mutex_lock(&plan_threads_lock);
+        while (plan_threads_left > 0) ocd_cond_wait(&plan_threads_done, &plan_threads_lock);
+        ocd_mutex_unlock(&plan_threads_lock);
         for (int i = 0; i < 4; i++) {
             CHECK_OK(t[i].status);
             double want[150];
@@ -862,14 +869,14 @@ TEST(backend_plan_threads)
    the append-only list of engine.c names each entry of each direction's table. */
 TEST_ONCE(backend_engine_list_complete)
 {
-    void *lib = dlopen(OCD_LIB_DIR "/libcudnn_cnn_infer.so.8", RTLD_NOW);
+    void *lib = ocd_dl_open(OCD_LIB_DIR "/" OCD_LIBRARY_FILE("cudnn_cnn_infer"), NULL, 0);
     if (!CHECK(lib != NULL)) return;
     const struct ocd_conv_table *(*table)(enum ocd_conv_dir);
     int (*count)(int);
     const char *(*name)(int, int);
-    *(void **)&table = dlsym(lib, "ocd_conv_table");
-    *(void **)&count = dlsym(lib, "ocd_engine_entry_count");
-    *(void **)&name = dlsym(lib, "ocd_engine_entry_name");
+    *(void **)&table = ocd_dl_symbol(lib, "ocd_conv_table");
+    *(void **)&count = ocd_dl_symbol(lib, "ocd_engine_entry_count");
+    *(void **)&name = ocd_dl_symbol(lib, "ocd_engine_entry_name");
     if (!CHECK(table && count && name)) return;
     for (int dir = 0; dir < OCD_CONV_DIRS; dir++) {
         const struct ocd_conv_table *t = table((enum ocd_conv_dir)dir);
