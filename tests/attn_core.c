@@ -17,7 +17,6 @@
 #include "ref/attn_core.h"
 #include "test.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +28,8 @@ typedef cudnnStatus_t (*bwd_fn)(cudnnHandle_t, const struct ocd_attn_core_proble
 
 static void *core_symbol(const char *name)
 {
-    void *lib = dlopen(OCD_LIB_DIR "/libcudnn_adv_infer.so.8", RTLD_NOW);
-    return lib ? dlsym(lib, name) : NULL;
+    void *lib = ocd_dl_open(OCD_LIB_DIR "/" OCD_LIBRARY_FILE("cudnn_adv_infer"), NULL, 0);
+    return lib ? ocd_dl_symbol(lib, name) : NULL;
 }
 
 static fwd_fn fwd_entry(void)
@@ -254,10 +253,10 @@ static cudnnStatus_t forced(const char *disable, cudnnStatus_t (*call)(struct se
 {
     const char *saved = getenv("OPENCUDNN_DISABLE");
     char *prior = saved ? strdup(saved) : NULL;
-    if (disable) setenv("OPENCUDNN_DISABLE", disable, 1);
+    if (disable) ocd_setenv("OPENCUDNN_DISABLE", disable);
     cudnnStatus_t st = call(s);
-    if (prior) setenv("OPENCUDNN_DISABLE", prior, 1);
-    else unsetenv("OPENCUDNN_DISABLE");
+    if (prior) ocd_setenv("OPENCUDNN_DISABLE", prior);
+    else ocd_unsetenv("OPENCUDNN_DISABLE");
     free(prior);
     return st;
 }
