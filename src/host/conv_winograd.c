@@ -16,6 +16,7 @@
 #include "host/parallel.h"
 #include "host/typed.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #define LANES 16
@@ -85,10 +86,13 @@ __attribute__((target("avx2,fma"))) static void apply_avx2(const float *mat, int
 
 static void apply(const float *mat, int rows, int cols, const lanes_t *in, lanes_t *out)
 {
-    static int avx2 = -1; /* racing threads compute the same answer */
+    /* racing threads compute the same answer; atomic, so that their race is defined */
+    static atomic_int cached = -1;
+    int avx2 = atomic_load_explicit(&cached, memory_order_relaxed);
     if (avx2 < 0) {
         __builtin_cpu_init();
         avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        atomic_store_explicit(&cached, avx2, memory_order_relaxed);
     }
     if (avx2) apply_avx2(mat, rows, cols, in, out);
     else apply_base(mat, rows, cols, in, out);

@@ -8,6 +8,7 @@
 #include "host/parallel.h"
 #include "host/typed.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,12 +19,15 @@
 #define OCD_GEMM_X86_DISPATCH 1
 static bool have_avx2_fma(void)
 {
-    static int cached = -1; /* racing threads compute the same answer */
-    if (cached < 0) {
+    /* racing threads compute the same answer; atomic, so that their race is defined */
+    static atomic_int cached = -1;
+    int v = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (v < 0) {
         __builtin_cpu_init();
-        cached = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        v = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        atomic_store_explicit(&cached, v, memory_order_relaxed);
     }
-    return cached;
+    return v;
 }
 #else
 #define OCD_GEMM_X86_DISPATCH 0

@@ -1,0 +1,598 @@
+/* stress_work.c: the threads-and-streams stress workload (see stress_work.h).
+
+   Main decision: every case is deterministic on its own, so that any difference between a thread's
+   output and the single-threaded run is a bug of the library (a race, state shared between handles,
+   a stream mix-up), never noise. Hence: the convolution runs the algorithm Find returned and is
+   compared with the reference run of that same algorithm (FMA math, so the algorithm alone decides
+   the bits); batch norm's running averages start from the same values in every case; dropout's
+   descriptor is set again (same seed) before each forward, on states owned by the thread's handle.
+
+   What is shared read-only between the threads: every tensor, filter, convolution, pooling,
+   activation and softmax descriptor, and the input data (one device copy). What each thread owns:
+   its handle, its dropout descriptor and states, its output and workspace buffers. With CUDA the
+   threads share a few non-blocking streams: a thread puts its handle on one of them before each
+   case, and on another between the calls of a case (after waiting for the first), so that every
+   stream serves several handles and every handle several streams. On the host backend the streams
+   are made-up values (the host accepts and ignores them) and the threads meet in the worker pool.
+
+   A case is a row of `cases`: a function that makes its calls on the thread's handle and names the
+   outputs to compare. RNN and multi-head attention cases go there when those APIs are
+   implemented (a row each, the descriptors made in setup_shared). */
+#include "stress_work.h"
+
+#include <cudnn.h>
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(OCD_TEST_CUDA) || defined(BENCH_CUDA)
+#define STRESS_CUDA 1
+#include <cuda_runtime.h>
+#endif
+
+#define NSTREAMS 4
+#define MAX_OUTPUTS 5
+
+/* The problem: x is N x C x H x W, the convolution has K filters of R x S. */
+enum { N = 4, C = 8, H = 12, W = 12, K = 16, R = 3, POOL = 3, POOLED = 6 };
+#define X_ELEMS ((size_t)N * C * H * W)
+#define Y_ELEMS ((size_t)N * K * H * W)
+#define W_ELEMS ((size_t)K * C * R * R)
+#define P_ELEMS ((size_t)N * C * POOLED * POOLED)
+
+struct output {
+    void *dev;
+    size_t bytes;
+};
+
+struct shared {
+    bool cuda;
+    cudnnTensorDescriptor_t x_desc, y_desc, p_desc, bn_desc;
+    cudnnFilterDescriptor_t w_desc;
+    cudnnConvolutionDescriptor_t conv;
+    cudnnPoolingDescriptor_t pool;
+    cudnnActivationDescriptor_t act;
+    /* inputs on the device, read by every thread */
+    void *x, *w, *dx_in, *dp_in, *scale, *bias, *mean0, *var0;
+    size_t reserve_bytes, states_bytes;
+#ifdef STRESS_CUDA
+    cudaStream_t streams[NSTREAMS];
+#endif
+    /* reference outputs of each case (and of each convolution algorithm), host copies */
+    unsigned char *ref[16][CUDNN_CONVOLUTION_FWD_ALGO_COUNT][MAX_OUTPUTS];
+    /* counters and the first error, under lock */
+    pthread_mutex_t lock;
+    struct stress_result *result;
+    FILE *log;
+};
+
+struct worker {
+    struct shared *s;
+    int id;
+    cudnnHandle_t handle;
+    unsigned stream_turn, conv_turn;
+    cudnnDropoutDescriptor_t dropout;
+    void *states, *reserve, *workspace;
+    size_t workspace_bytes;
+    void *out[MAX_OUTPUTS]; /* each large enough for any output (Y_ELEMS floats) */
+    void *host;             /* a host buffer as large */
+    long calls;
+};
+
+/* ---- memory on the backend under test ------------------------------------------------------- */
+
+static void *dev_alloc(const struct shared *s, size_t bytes)
+{
+#ifdef STRESS_CUDA
+    if (s->cuda) {
+        void *p = NULL;
+        return cudaMalloc(&p, bytes) == cudaSuccess ? p : NULL;
+    }
+#endif
+    (void)s;
+    return malloc(bytes);
+}
+
+static void dev_free(const struct shared *s, void *p)
+{
+    if (p == NULL) return;
+#ifdef STRESS_CUDA
+    if (s->cuda) {
+        cudaFree(p);
+        return;
+    }
+#endif
+    (void)s;
+    free(p);
+}
+
+/* The stream a handle is on now (NULL on the host backend). */
+static cudaStream_t current_stream(cudnnHandle_t h)
+{
+    cudaStream_t st = NULL;
+    cudnnGetStream(h, &st);
+    return st;
+}
+
+static bool copy_bytes(const struct shared *s, cudnnHandle_t h, void *dst, const void *src, size_t bytes,
+                       bool to_device)
+{
+#ifdef STRESS_CUDA
+    if (s->cuda) {
+        cudaStream_t st = current_stream(h);
+        return cudaMemcpyAsync(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
+                               st) == cudaSuccess &&
+               cudaStreamSynchronize(st) == cudaSuccess;
+    }
+#endif
+    (void)s, (void)h, (void)to_device;
+    memcpy(dst, src, bytes);
+    return true;
+}
+
+static void *dev_from(struct shared *s, const void *host, size_t bytes)
+{
+    void *d = dev_alloc(s, bytes);
+    if (d == NULL) return NULL;
+#ifdef STRESS_CUDA
+    if (s->cuda) return cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice) == cudaSuccess ? d : NULL;
+#endif
+    memcpy(d, host, bytes);
+    return d;
+}
+
+/* Puts the handle on the next stream of its turn; with CUDA, after the work already on its current
+   stream has finished (the outputs of one call are the inputs of the next). */
+static bool switch_stream(struct worker *w)
+{
+    unsigned turn = w->stream_turn++;
+    cudaStream_t next = (cudaStream_t)(uintptr_t)(0x1000 + 16 * ((turn + (unsigned)w->id) % NSTREAMS));
+#ifdef STRESS_CUDA
+    if (w->s->cuda) {
+        if (cudaStreamSynchronize(current_stream(w->handle)) != cudaSuccess) return false;
+        next = w->s->streams[(turn + (unsigned)w->id) % NSTREAMS];
+    }
+#endif
+    if (cudnnSetStream(w->handle, next) != CUDNN_STATUS_SUCCESS) return false;
+    return current_stream(w->handle) == next;
+}
+
+/* ---- bookkeeping ------------------------------------------------------------------------------ */
+
+static void report(struct shared *s, long *counter, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void report(struct shared *s, long *counter, const char *fmt, ...)
+{
+    char line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&s->lock);
+    (*counter)++;
+    if (s->result->first_error[0] == '\0') snprintf(s->result->first_error, sizeof s->result->first_error, "%s", line);
+    if (s->log) fprintf(s->log, "stress: %s\n", line);
+    pthread_mutex_unlock(&s->lock);
+}
+
+#define CALL(w, what, call)                                                                        \
+    do {                                                                                           \
+        cudnnStatus_t st_ = (call);                                                                \
+        (w)->calls++;                                                                              \
+        if (st_ != CUDNN_STATUS_SUCCESS) {                                                         \
+            report((w)->s, &(w)->s->result->failures, "thread %d: %s returned %s", (w)->id, what,  \
+                   cudnnGetErrorString(st_));                                                      \
+            return 0;                                                                              \
+        }                                                                                          \
+    } while (0)
+
+/* ---- the cases --------------------------------------------------------------------------------- */
+
+/* A case makes its calls on w's handle, stores in outs[] the outputs to compare and returns how
+   many (0 after a failure, reported), and in *variant which reference they are compared with
+   (the convolution algorithm; 0 elsewhere). */
+typedef int (*case_fn)(struct worker *w, struct output *outs, int *variant);
+
+static const float one = 1.0f, zero = 0.0f;
+
+static int case_conv_find(struct worker *w, struct output *outs, int *variant)
+{
+    struct shared *s = w->s;
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int returned = 0;
+    CALL(w, "cudnnFindConvolutionForwardAlgorithm",
+         cudnnFindConvolutionForwardAlgorithm(w->handle, s->x_desc, s->w_desc, s->conv, s->y_desc,
+                                              CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
+    int usable = 0;
+    while (usable < returned && perf[usable].status == CUDNN_STATUS_SUCCESS) usable++;
+    if (usable == 0) {
+        report(s, &s->result->failures, "thread %d: Find returned no usable algorithm", w->id);
+        return 0;
+    }
+    /* the threads take different algorithms of the list, each in turn */
+    cudnnConvolutionFwdAlgo_t algo = perf[((unsigned)w->id + w->conv_turn++) % (unsigned)usable].algo;
+    size_t ws = 0;
+    CALL(w, "cudnnGetConvolutionForwardWorkspaceSize",
+         cudnnGetConvolutionForwardWorkspaceSize(w->handle, s->x_desc, s->w_desc, s->conv, s->y_desc, algo, &ws));
+    if (ws > w->workspace_bytes) {
+        dev_free(s, w->workspace);
+        w->workspace = dev_alloc(s, ws);
+        w->workspace_bytes = w->workspace ? ws : 0;
+        if (w->workspace == NULL) {
+            report(s, &s->result->failures, "thread %d: no memory for a workspace of %zu bytes", w->id, ws);
+            return 0;
+        }
+    }
+    if (!switch_stream(w)) return 0;
+    CALL(w, "cudnnConvolutionForward",
+         cudnnConvolutionForward(w->handle, &one, s->x_desc, s->x, s->w_desc, s->w, s->conv, algo, w->workspace,
+                                 ws, &zero, s->y_desc, w->out[0]));
+    outs[0] = (struct output){w->out[0], Y_ELEMS * sizeof(float)};
+    *variant = (int)algo;
+    return 1;
+}
+
+static int case_pooling(struct worker *w, struct output *outs, int *variant)
+{
+    struct shared *s = w->s;
+    CALL(w, "cudnnPoolingForward",
+         cudnnPoolingForward(w->handle, s->pool, &one, s->x_desc, s->x, &zero, s->p_desc, w->out[0]));
+    if (!switch_stream(w)) return 0;
+    CALL(w, "cudnnPoolingBackward",
+         cudnnPoolingBackward(w->handle, s->pool, &one, s->p_desc, w->out[0], s->p_desc, s->dp_in, s->x_desc, s->x,
+                              &zero, s->x_desc, w->out[1]));
+    outs[0] = (struct output){w->out[0], P_ELEMS * sizeof(float)};
+    outs[1] = (struct output){w->out[1], X_ELEMS * sizeof(float)};
+    *variant = 0;
+    return 2;
+}
+
+static int case_batchnorm(struct worker *w, struct output *outs, int *variant)
+{
+    struct shared *s = w->s;
+    const size_t cb = C * sizeof(float);
+    void *mean = w->out[2], *var = (char *)w->out[2] + cb, *save_mean = (char *)w->out[2] + 2 * cb,
+         *save_inv = (char *)w->out[2] + 3 * cb, *dscale = w->out[3], *dbias = (char *)w->out[3] + cb;
+    /* running averages start where the reference's did */
+    if (!copy_bytes(s, w->handle, w->host, s->mean0, cb, false) || !copy_bytes(s, w->handle, mean, w->host, cb, true) ||
+        !copy_bytes(s, w->handle, w->host, s->var0, cb, false) || !copy_bytes(s, w->handle, var, w->host, cb, true)) {
+        report(s, &s->result->failures, "thread %d: a copy failed", w->id);
+        return 0;
+    }
+    CALL(w, "cudnnBatchNormalizationForwardTraining",
+         cudnnBatchNormalizationForwardTraining(w->handle, CUDNN_BATCHNORM_SPATIAL, &one, &zero, s->x_desc, s->x,
+                                                s->x_desc, w->out[0], s->bn_desc, s->scale, s->bias, 0.25, mean,
+                                                var, 1e-5, save_mean, save_inv));
+    if (!switch_stream(w)) return 0;
+    CALL(w, "cudnnBatchNormalizationBackward",
+         cudnnBatchNormalizationBackward(w->handle, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, s->x_desc,
+                                         s->x, s->x_desc, s->dx_in, s->x_desc, w->out[1], s->bn_desc, s->scale,
+                                         dscale, dbias, 1e-5, save_mean, save_inv));
+    outs[0] = (struct output){w->out[0], X_ELEMS * sizeof(float)};
+    outs[1] = (struct output){w->out[1], X_ELEMS * sizeof(float)};
+    outs[2] = (struct output){w->out[2], 4 * cb};
+    outs[3] = (struct output){w->out[3], 2 * cb};
+    *variant = 0;
+    return 4;
+}
+
+static int case_softmax(struct worker *w, struct output *outs, int *variant)
+{
+    struct shared *s = w->s;
+    CALL(w, "cudnnSoftmaxForward",
+         cudnnSoftmaxForward(w->handle, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, s->x_desc, s->x,
+                             &zero, s->x_desc, w->out[0]));
+    if (!switch_stream(w)) return 0;
+    CALL(w, "cudnnSoftmaxBackward",
+         cudnnSoftmaxBackward(w->handle, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, s->x_desc,
+                              w->out[0], s->x_desc, s->dx_in, &zero, s->x_desc, w->out[1]));
+    outs[0] = (struct output){w->out[0], X_ELEMS * sizeof(float)};
+    outs[1] = (struct output){w->out[1], X_ELEMS * sizeof(float)};
+    *variant = 0;
+    return 2;
+}
+
+static int case_activation(struct worker *w, struct output *outs, int *variant)
+{
+    struct shared *s = w->s;
+    CALL(w, "cudnnActivationForward",
+         cudnnActivationForward(w->handle, s->act, &one, s->x_desc, s->x, &zero, s->x_desc, w->out[0]));
+    outs[0] = (struct output){w->out[0], X_ELEMS * sizeof(float)};
+    *variant = 0;
+    return 1;
+}
+
+static int case_dropout(struct worker *w, struct output *outs, int *variant)
+{
+    struct shared *s = w->s;
+    CALL(w, "cudnnSetDropoutDescriptor",
+         cudnnSetDropoutDescriptor(w->dropout, w->handle, 0.3f, w->states, s->states_bytes, 2026));
+    CALL(w, "cudnnDropoutForward",
+         cudnnDropoutForward(w->handle, w->dropout, s->x_desc, s->x, s->x_desc, w->out[0], w->reserve,
+                             s->reserve_bytes));
+    if (!switch_stream(w)) return 0;
+    CALL(w, "cudnnDropoutBackward",
+         cudnnDropoutBackward(w->handle, w->dropout, s->x_desc, s->dx_in, s->x_desc, w->out[1], w->reserve,
+                              s->reserve_bytes));
+    outs[0] = (struct output){w->out[0], X_ELEMS * sizeof(float)};
+    outs[1] = (struct output){w->out[1], X_ELEMS * sizeof(float)};
+    *variant = 0;
+    return 2;
+}
+
+static const struct {
+    const char *name;
+    case_fn fn;
+} cases[] = {
+    {"conv_find", case_conv_find}, {"pooling", case_pooling}, {"batchnorm", case_batchnorm},
+    {"softmax", case_softmax},     {"activation", case_activation}, {"dropout", case_dropout},
+};
+#define NCASES ((int)(sizeof cases / sizeof cases[0]))
+
+/* ---- threads ------------------------------------------------------------------------------------ */
+
+static bool worker_open(struct worker *w)
+{
+    struct shared *s = w->s;
+    if (cudnnCreate(&w->handle) != CUDNN_STATUS_SUCCESS) return false;
+    if (cudnnCreateDropoutDescriptor(&w->dropout) != CUDNN_STATUS_SUCCESS) return false;
+    w->states = dev_alloc(s, s->states_bytes);
+    w->reserve = dev_alloc(s, s->reserve_bytes);
+    w->host = malloc(Y_ELEMS * sizeof(float));
+    bool ok = w->states != NULL && w->reserve != NULL && w->host != NULL;
+    for (int i = 0; i < MAX_OUTPUTS; i++) ok &= (w->out[i] = dev_alloc(s, Y_ELEMS * sizeof(float))) != NULL;
+    return ok && switch_stream(w);
+}
+
+static void worker_close(struct worker *w)
+{
+    struct shared *s = w->s;
+#ifdef STRESS_CUDA
+    if (w->handle && s->cuda) cudaStreamSynchronize(current_stream(w->handle));
+#endif
+    for (int i = 0; i < MAX_OUTPUTS; i++) dev_free(s, w->out[i]), w->out[i] = NULL;
+    dev_free(s, w->states), dev_free(s, w->reserve), dev_free(s, w->workspace);
+    free(w->host);
+    w->states = w->reserve = w->workspace = w->host = NULL;
+    w->workspace_bytes = 0;
+    if (w->dropout) cudnnDestroyDropoutDescriptor(w->dropout);
+    if (w->handle) cudnnDestroy(w->handle);
+    w->dropout = NULL;
+    w->handle = NULL;
+}
+
+/* Runs case c on w and either records its outputs as the reference (record) or compares them. */
+static void run_case(struct worker *w, int c, bool record)
+{
+    struct shared *s = w->s;
+    struct output outs[MAX_OUTPUTS];
+    int variant = 0;
+    int n = cases[c].fn(w, outs, &variant);
+#ifdef STRESS_CUDA
+    if (s->cuda && cudaStreamSynchronize(current_stream(w->handle)) != cudaSuccess) {
+        report(s, &s->result->failures, "thread %d: %s: the stream failed", w->id, cases[c].name);
+        return;
+    }
+#endif
+    for (int i = 0; i < n; i++) {
+        if (!copy_bytes(s, w->handle, w->host, outs[i].dev, outs[i].bytes, false)) {
+            report(s, &s->result->failures, "thread %d: %s: reading output %d failed", w->id, cases[c].name, i);
+            return;
+        }
+        unsigned char **ref = &s->ref[c][variant][i];
+        if (record && *ref == NULL) {
+            *ref = malloc(outs[i].bytes);
+            if (*ref) memcpy(*ref, w->host, outs[i].bytes);
+        } else if (*ref == NULL) {
+            report(s, &s->result->mismatches, "thread %d: %s variant %d has no single-threaded run", w->id,
+                   cases[c].name, variant);
+        } else if (memcmp(*ref, w->host, outs[i].bytes) != 0) {
+            report(s, &s->result->mismatches, "thread %d: %s variant %d: output %d differs from the single-threaded run",
+                   w->id, cases[c].name, variant, i);
+        }
+    }
+}
+
+struct thread_args {
+    struct worker w;
+    const struct stress_options *o;
+    double deadline;
+    long cases;
+};
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void *thread_main(void *arg)
+{
+    struct thread_args *a = arg;
+    struct worker *w = &a->w;
+    if (!worker_open(w)) {
+        report(w->s, &w->s->result->failures, "thread %d: cannot create its handle and buffers", w->id);
+        worker_close(w);
+        return NULL;
+    }
+    for (long i = 0; a->o->iterations > 0 ? i < a->o->iterations : now_s() < a->deadline; i++) {
+        if (a->o->recreate > 0 && i > 0 && i % a->o->recreate == 0) {
+            worker_close(w);
+            if (!worker_open(w)) {
+                report(w->s, &w->s->result->failures, "thread %d: cannot recreate its handle", w->id);
+                break;
+            }
+        }
+        run_case(w, (int)((i + w->id) % NCASES), false);
+        a->cases++;
+    }
+    worker_close(w);
+    return NULL;
+}
+
+/* ---- setup -------------------------------------------------------------------------------------- */
+
+static void fill(float *p, size_t n, uint64_t seed, float lo, float hi)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        p[i] = lo + (hi - lo) * (float)((seed >> 40) * (1.0 / 16777216.0));
+    }
+}
+
+static bool setup_shared(struct shared *s)
+{
+    bool ok = true;
+    ok &= cudnnCreateTensorDescriptor(&s->x_desc) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnCreateTensorDescriptor(&s->y_desc) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnCreateTensorDescriptor(&s->p_desc) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnCreateTensorDescriptor(&s->bn_desc) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnCreateFilterDescriptor(&s->w_desc) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnCreateConvolutionDescriptor(&s->conv) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnCreatePoolingDescriptor(&s->pool) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnCreateActivationDescriptor(&s->act) == CUDNN_STATUS_SUCCESS;
+    if (!ok) return false;
+    ok &= cudnnSetTensor4dDescriptor(s->x_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, H, W) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnSetTensor4dDescriptor(s->y_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, K, H, W) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnSetTensor4dDescriptor(s->p_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, POOLED, POOLED) ==
+          CUDNN_STATUS_SUCCESS;
+    ok &= cudnnDeriveBNTensorDescriptor(s->bn_desc, s->x_desc, CUDNN_BATCHNORM_SPATIAL) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnSetFilter4dDescriptor(s->w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, K, C, R, R) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnSetConvolution2dDescriptor(s->conv, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) ==
+          CUDNN_STATUS_SUCCESS;
+    ok &= cudnnSetConvolutionMathType(s->conv, CUDNN_FMA_MATH) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnSetPooling2dDescriptor(s->pool, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, POOL, POOL, 1, 1, 2, 2) ==
+          CUDNN_STATUS_SUCCESS;
+    ok &= cudnnSetActivationDescriptor(s->act, CUDNN_ACTIVATION_ELU, CUDNN_PROPAGATE_NAN, 0.5) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnDropoutGetReserveSpaceSize(s->x_desc, &s->reserve_bytes) == CUDNN_STATUS_SUCCESS;
+    if (!ok) return false;
+
+    float *host = malloc(Y_ELEMS * sizeof(float));
+    if (host == NULL) return false;
+    fill(host, X_ELEMS, 1, -2.0f, 2.0f);
+    s->x = dev_from(s, host, X_ELEMS * sizeof(float));
+    fill(host, W_ELEMS, 2, -0.5f, 0.5f);
+    s->w = dev_from(s, host, W_ELEMS * sizeof(float));
+    fill(host, X_ELEMS, 3, -1.0f, 1.0f);
+    s->dx_in = dev_from(s, host, X_ELEMS * sizeof(float));
+    fill(host, P_ELEMS, 4, -1.0f, 1.0f);
+    s->dp_in = dev_from(s, host, P_ELEMS * sizeof(float));
+    fill(host, C, 5, 0.5f, 1.5f);
+    s->scale = dev_from(s, host, C * sizeof(float));
+    fill(host, C, 6, -0.5f, 0.5f);
+    s->bias = dev_from(s, host, C * sizeof(float));
+    fill(host, C, 7, -0.1f, 0.1f);
+    s->mean0 = dev_from(s, host, C * sizeof(float));
+    fill(host, C, 8, 0.9f, 1.1f);
+    s->var0 = dev_from(s, host, C * sizeof(float));
+    free(host);
+#ifdef STRESS_CUDA
+    for (int i = 0; i < NSTREAMS && s->cuda; i++)
+        ok &= cudaStreamCreateWithFlags(&s->streams[i], cudaStreamNonBlocking) == cudaSuccess;
+#endif
+    return ok && s->x && s->w && s->dx_in && s->dp_in && s->scale && s->bias && s->mean0 && s->var0;
+}
+
+static void teardown_shared(struct shared *s)
+{
+    cudnnDestroyTensorDescriptor(s->x_desc);
+    cudnnDestroyTensorDescriptor(s->y_desc);
+    cudnnDestroyTensorDescriptor(s->p_desc);
+    cudnnDestroyTensorDescriptor(s->bn_desc);
+    cudnnDestroyFilterDescriptor(s->w_desc);
+    cudnnDestroyConvolutionDescriptor(s->conv);
+    cudnnDestroyPoolingDescriptor(s->pool);
+    cudnnDestroyActivationDescriptor(s->act);
+    void *bufs[] = {s->x, s->w, s->dx_in, s->dp_in, s->scale, s->bias, s->mean0, s->var0};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) dev_free(s, bufs[i]);
+#ifdef STRESS_CUDA
+    for (int i = 0; i < NSTREAMS && s->cuda; i++)
+        if (s->streams[i]) cudaStreamDestroy(s->streams[i]);
+#endif
+    for (int c = 0; c < 16; c++)
+        for (int v = 0; v < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; v++)
+            for (int i = 0; i < MAX_OUTPUTS; i++) free(s->ref[c][v][i]);
+    pthread_mutex_destroy(&s->lock);
+}
+
+/* The single-threaded run: every case once, and the convolution once per algorithm Find lists. */
+static bool record_references(struct shared *s)
+{
+    struct worker w = {.s = s, .id = 0};
+    bool ok = worker_open(&w);
+    if (!ok) {
+        worker_close(&w);
+        return false;
+    }
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int returned = 0;
+    ok = cudnnFindConvolutionForwardAlgorithm(w.handle, s->x_desc, s->w_desc, s->conv, s->y_desc,
+                                              CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf) == CUDNN_STATUS_SUCCESS;
+    for (int c = 0; c < NCASES && ok; c++) {
+        /* the convolution takes the next algorithm of Find's list at each run: run it for each */
+        int runs = cases[c].fn == case_conv_find ? returned : 1;
+        for (int r = 0; r < runs; r++) {
+            run_case(&w, c, true);
+            ok &= s->result->failures == 0;
+        }
+    }
+    worker_close(&w);
+    return ok;
+}
+
+int stress_run(const struct stress_options *o, struct stress_result *r)
+{
+    memset(r, 0, sizeof *r);
+    struct shared *s = calloc(1, sizeof *s);
+    struct thread_args *args = calloc((size_t)o->threads, sizeof *args);
+    pthread_t *tids = calloc((size_t)o->threads, sizeof *tids);
+    if (s == NULL || args == NULL || tids == NULL) {
+        snprintf(r->first_error, sizeof r->first_error, "out of memory");
+        free(s), free(args), free(tids);
+        return 1;
+    }
+    s->cuda = o->cuda;
+    s->result = r;
+    s->log = o->log;
+    pthread_mutex_init(&s->lock, NULL);
+    int rc = 0;
+    cudnnHandle_t probe = NULL;
+    if (cudnnCreate(&probe) != CUDNN_STATUS_SUCCESS ||
+        cudnnDropoutGetStatesSize(probe, &s->states_bytes) != CUDNN_STATUS_SUCCESS || !setup_shared(s)) {
+        snprintf(r->first_error, sizeof r->first_error, "cannot set up the shared descriptors and inputs");
+        rc = 1;
+    }
+    if (probe) cudnnDestroy(probe);
+    if (rc == 0 && !record_references(s)) {
+        if (r->first_error[0] == '\0') snprintf(r->first_error, sizeof r->first_error, "the single-threaded run failed");
+        rc = 1;
+    }
+    if (rc == 0) {
+        double deadline = now_s() + o->seconds;
+        int started = 0;
+        for (int t = 0; t < o->threads; t++) {
+            args[t] = (struct thread_args){.w = {.s = s, .id = t + 1}, .o = o, .deadline = deadline};
+            if (pthread_create(&tids[t], NULL, thread_main, &args[t]) != 0) break;
+            started++;
+        }
+        for (int t = 0; t < started; t++) {
+            pthread_join(tids[t], NULL);
+            r->cases += args[t].cases;
+            r->calls += args[t].w.calls;
+        }
+        if (started < o->threads) {
+            snprintf(r->first_error, sizeof r->first_error, "only %d of %d threads started", started, o->threads);
+            rc = 1;
+        }
+        if (o->log)
+            fprintf(o->log, "stress: %d threads, %ld cases, %ld calls: %ld mismatches, %ld failures\n", started,
+                    r->cases, r->calls, r->mismatches, r->failures);
+    }
+    teardown_shared(s);
+    free(s), free(args), free(tids);
+    return rc;
+}

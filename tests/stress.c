@@ -1,0 +1,24 @@
+/* stress.c: the short form of the threads-and-streams stress workload (bench/stress_work.c):
+   16 threads, each with its own handle, on shared read-only descriptors and inputs, changing their
+   handle's stream between calls; every output must equal the single-threaded run's bit for bit.
+   bench/stress.c runs the same workload for minutes; tools/tsan.sh runs this test under
+   ThreadSanitizer. */
+#include "test.h"
+
+#include <string.h>
+
+#include "../bench/stress_work.h"
+
+TEST(stress_threads_streams)
+{
+    struct stress_options o = {.threads = 16, .iterations = 12, .recreate = 5,
+                               .cuda = strcmp(test_backend, "cuda") == 0};
+    struct stress_result r;
+    if (!CHECK(stress_run(&o, &r) == 0)) {
+        FAIL("setup: %s", r.first_error);
+        return;
+    }
+    CHECK(r.cases == 16 * 12);
+    if (!CHECK(r.mismatches == 0 && r.failures == 0))
+        FAIL("%ld mismatches, %ld failures; first: %s", r.mismatches, r.failures, r.first_error);
+}
