@@ -177,7 +177,7 @@ static void sort_perf(struct ocd_conv_perf *perf, int n)
 static cudnnStatus_t sample_buffer(cudnnHandle_t handle, const struct ocd_tensor_view *v, void **out)
 {
     size_t bytes = (size_t)ocd_view_span_bytes(v);
-    void *zeros = calloc(1, bytes);
+    void *zeros = ocd_calloc(1, bytes);
     if (zeros == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate %zu bytes", bytes);
     cudnnStatus_t status = ocd_backend_alloc(handle, out, bytes);
     if (status == CUDNN_STATUS_SUCCESS) {
@@ -274,7 +274,10 @@ static cudnnStatus_t find(cudnnHandle_t handle, struct ocd_conv_problem *p, int 
         if (status != CUDNN_STATUS_SUCCESS)
             return ocd_fail(status, op, __FILE__, __LINE__, "cannot allocate the sample buffers");
         sort_perf(all, n);
-        find_store(key, n, all);
+        /* an algorithm that could not get its memory may get it next time: not remembered */
+        bool short_of_memory = false;
+        for (int i = 0; i < n; i++) short_of_memory |= all[i].status == CUDNN_STATUS_ALLOC_FAILED;
+        if (!short_of_memory) find_store(key, n, all);
     }
     n = OCD_MIN(n, requested);
     memcpy(perf, all, sizeof *perf * (size_t)n);

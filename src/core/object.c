@@ -40,7 +40,7 @@ static size_t find(const void *p)
 static bool grow(void)
 {
     size_t old_cap = capacity, new_cap = capacity ? capacity * 2 : 256;
-    const void **old = slots, **fresh = calloc(new_cap, sizeof *fresh);
+    const void **old = slots, **fresh = ocd_calloc(new_cap, sizeof *fresh);
     if (fresh == NULL) return false;
     slots = fresh;
     capacity = new_cap;
@@ -58,7 +58,7 @@ static bool grow(void)
 cudnnStatus_t ocd_object_create(enum ocd_object_kind kind, size_t size, void **out)
 {
     if (out == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the output pointer is NULL");
-    struct ocd_object *obj = calloc(1, size);
+    struct ocd_object *obj = ocd_calloc(1, size);
     if (obj == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate %zu bytes", size);
     obj->kind = kind;
     ocd_mutex_lock(&lock);

@@ -4,7 +4,9 @@
    Three tiers of names: exported cudnn* (the API, only in src/ops, src/cnn, src/adv, src/graph),
    cross-file ocd_* (exported from a sub-library under the private version node so that the
    sub-libraries can share the core), and static helpers. Code inside the libraries never calls a
-   public cudnn* function: a public symbol can be interposed by the front or a user's preload. */
+   public cudnn* function: a public symbol can be interposed by the front or a user's preload.
+   Memory is allocated through ocd_malloc / ocd_calloc (alloc.h), never malloc directly, so that
+   tests can make any allocation fail. */
 #ifndef OCD_CORE_OCD_H
 #define OCD_CORE_OCD_H
 
@@ -13,6 +15,8 @@
 #include <stdbool.h>
 
 #include <cudnn.h>
+
+#include "core/alloc.h"
 
 /* The library must be built against its own headers, never a vendor's cudnn.h found first. */
 #ifndef OPENCUDNN_CUDNN_H_

@@ -43,7 +43,7 @@ static cudnnStatus_t cuda_open(cudnnHandle_t h)
     if (prop.major < 7 || (prop.major == 7 && prop.minor < 5))
         return OCD_FAIL(CUDNN_STATUS_ARCH_MISMATCH, "device %d is sm_%d%d; opencudnn needs sm_75 or newer",
                         dev, prop.major, prop.minor);
-    struct cuda_state *st = (struct cuda_state *)calloc(1, sizeof *st);
+    struct cuda_state *st = (struct cuda_state *)ocd_calloc(1, sizeof *st);
     if (st == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate the handle's state");
     h->backend_data = st;
     h->device = dev;
@@ -51,6 +51,12 @@ static cudnnStatus_t cuda_open(cudnnHandle_t h)
     h->cc_major = prop.major;
     h->cc_minor = prop.minor;
     return CUDNN_STATUS_SUCCESS;
+}
+
+/* cudaMalloc, or the error of a short memory where the fault hook says so (core/alloc.h). */
+static cudaError_t device_malloc(void **ptr, size_t bytes)
+{
+    return ocd_alloc_fault(OCD_ALLOC_DEVICE) ? cudaErrorMemoryAllocation : cudaMalloc(ptr, bytes);
 }
 
 static void cuda_close(cudnnHandle_t h)
@@ -91,7 +97,7 @@ extern "C" cudnnStatus_t ocd_cuda_scratch_acquire(cudnnHandle_t h, size_t bytes,
     if (bytes > st->scratch_bytes) {
         size_t want = bytes < ((size_t)1 << 20) ? (size_t)1 << 20 : bytes;
         if (st->scratch && st->scratch_captured) {
-            struct retired_scratch *r = (struct retired_scratch *)malloc(sizeof *r);
+            struct retired_scratch *r = (struct retired_scratch *)ocd_malloc(sizeof *r);
             if (r == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot record the replaced scratch");
             r->ptr = st->scratch;
             r->next = st->retired;
@@ -103,7 +109,7 @@ extern "C" cudnnStatus_t ocd_cuda_scratch_acquire(cudnnHandle_t h, size_t bytes,
         st->scratch = NULL;
         st->scratch_bytes = 0;
         st->scratch_captured = false;
-        OCD_CUDA_TRY(cudaMalloc(&st->scratch, want));
+        OCD_CUDA_TRY(device_malloc(&st->scratch, want));
         st->scratch_bytes = want;
     } else if (st->scratch_used && st->scratch_stream != h->stream) {
         bool capturing;
@@ -139,7 +145,7 @@ static cudnnStatus_t cuda_copy(cudnnHandle_t h, void *dst, const void *src, size
 static cudnnStatus_t cuda_alloc(cudnnHandle_t h, void **ptr, size_t bytes)
 {
     (void)h;
-    OCD_CUDA_TRY(cudaMalloc(ptr, bytes ? bytes : 1));
+    OCD_CUDA_TRY(device_malloc(ptr, bytes ? bytes : 1));
     return CUDNN_STATUS_SUCCESS;
 }
 

@@ -78,7 +78,7 @@ const char *ocd_cufft_plan(cudnnHandle_t handle, int64_t len0, int64_t len1, int
     if (len0 * len1 > INT_MAX || batch > INT_MAX || len0 * (len1 / 2 + 1) * batch > INT_MAX)
         return "the transforms exceed cuFFT's 32-bit plan sizes";
     if (handle->fft == NULL) {
-        handle->fft = calloc(1, sizeof(struct plan_cache));
+        handle->fft = ocd_calloc(1, sizeof(struct plan_cache));
         if (handle->fft == NULL) return "cannot allocate the cuFFT plan cache";
     }
     struct plan_cache *c = (struct plan_cache *)handle->fft;

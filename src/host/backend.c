@@ -31,7 +31,7 @@ static cudnnStatus_t host_copy(cudnnHandle_t h, void *dst, const void *src, size
 static cudnnStatus_t host_alloc(cudnnHandle_t h, void **ptr, size_t bytes)
 {
     (void)h;
-    *ptr = malloc(bytes ? bytes : 1);
+    *ptr = ocd_malloc(bytes ? bytes : 1);
     return *ptr ? CUDNN_STATUS_SUCCESS : OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate %zu bytes", bytes);
 }
 

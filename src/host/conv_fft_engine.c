@@ -9,6 +9,8 @@
    so the error stays at a few ulps times log n. */
 #include "host/conv_fft_engine.h"
 
+#include "core/alloc.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +38,7 @@ bool ocd_fft_init(struct ocd_fft *f, int64_t n)
         l /= f->radix[st];
     }
     for (int dir = 0; dir < 2; dir++) {
-        f->tw[dir] = malloc(sizeof(struct ocd_cpx) * (size_t)(total ? total : 1));
+        f->tw[dir] = ocd_malloc(sizeof(struct ocd_cpx) * (size_t)(total ? total : 1));
         if (f->tw[dir] == NULL) {
             ocd_fft_free(f);
             return false;

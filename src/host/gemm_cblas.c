@@ -131,8 +131,8 @@ static void calibrate(struct calibration *cal)
                                  .batch = 1, .ab_type = cal->dtype, .c_type = cal->dtype, .alpha = 1.0,
                                  .compute = cal->dtype == CUDNN_DATA_DOUBLE ? OCD_GEMM_COMPUTE_F64 : OCD_GEMM_COMPUTE_F32};
     /* zeros: no denormals, and neither engine looks at values */
-    struct ocd_gemm_call call = {&p, calloc((size_t)(CAL_M * CAL_K), elem), calloc((size_t)(CAL_K * CAL_N), elem),
-                                 calloc((size_t)(CAL_M * CAL_N), elem), NULL};
+    struct ocd_gemm_call call = {&p, ocd_calloc((size_t)(CAL_M * CAL_K), elem), ocd_calloc((size_t)(CAL_K * CAL_N), elem),
+                                 ocd_calloc((size_t)(CAL_M * CAL_N), elem), NULL};
     double best_cblas = HUGE_VAL, best_builtin = HUGE_VAL;
     if (call.a && call.b && call.c) {
         for (int r = 0; r <= CAL_REPS; r++) { /* run 0 is the untimed one */

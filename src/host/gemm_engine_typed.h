@@ -210,7 +210,6 @@ struct FN(job) {
     GEMM_T *packed_b;         /* all of B packed once (see prepack), or NULL: packed per tile */
     int64_t mc, nc;           /* tile sizes: at most GEMM_MC x GEMM_NC, smaller to feed every thread */
     int64_t mt, nt;           /* tiles along M and N */
-    bool failed;              /* a task could not allocate its scratch */
 };
 
 /* Task scratch: packed blocks, the C tile, and room for every table slice a tile needs (A rows,
@@ -220,32 +219,33 @@ struct FN(scratch) {
     struct ocd_host_gemm_table t[6];
 };
 
-static void *FN(scratch_alloc)(struct FN(scratch) *s)
+static const int64_t FN(scratch_entries)[6] = {GEMM_MC, GEMM_KC, GEMM_KC, GEMM_NC, GEMM_MC, GEMM_NC};
+
+static size_t FN(scratch_bytes)(void)
 {
-    static const int64_t entries[6] = {GEMM_MC, GEMM_KC, GEMM_KC, GEMM_NC, GEMM_MC, GEMM_NC};
     size_t bytes = sizeof(GEMM_T) * (GEMM_MC * GEMM_KC + GEMM_KC * GEMM_NC + GEMM_MC * GEMM_NC) + 64;
-    for (int i = 0; i < 6; i++) bytes += ocd_host_gemm_table_bytes(entries[i]);
-    char *mem = malloc(bytes);
-    if (mem == NULL) return NULL;
+    for (int i = 0; i < 6; i++) bytes += ocd_host_gemm_table_bytes(FN(scratch_entries)[i]);
+    return bytes;
+}
+
+/* Lays the task scratch out in mem (FN(scratch_bytes) of it, 64-byte aligned). */
+static void FN(scratch_carve)(struct FN(scratch) *s, char *mem)
+{
+    const int64_t *entries = FN(scratch_entries);
     char *at = mem;
     s->pa = (GEMM_T *)at, at += sizeof(GEMM_T) * GEMM_MC * GEMM_KC;
     s->pb = (GEMM_T *)at, at += sizeof(GEMM_T) * GEMM_KC * GEMM_NC;
     s->acc = (GEMM_T *)at, at += sizeof(GEMM_T) * GEMM_MC * GEMM_NC;
     at = (char *)align64((size_t)at);
     for (int i = 0; i < 6; i++) s->t[i] = ocd_host_gemm_table_at(at, entries[i]), at += ocd_host_gemm_table_bytes(entries[i]);
-    return mem;
 }
 
-static void FN(tiles)(void *ctx, int64_t begin, int64_t end)
+static void FN(tiles)(void *ctx, int64_t begin, int64_t end, void *mem)
 {
     struct FN(job) *job = ctx;
     const struct ocd_host_gemm *g = job->g;
     struct FN(scratch) s;
-    void *mem = FN(scratch_alloc)(&s);
-    if (mem == NULL) {
-        job->failed = true;
-        return;
-    }
+    FN(scratch_carve)(&s, mem);
     bool a_tabled = !g->a.dense, b_tabled = !g->b.dense && job->packed_b == NULL;
     struct ocd_host_gemm_table none = {NULL, NULL};
     for (int64_t t = begin; t < end; t++) {
@@ -271,7 +271,6 @@ static void FN(tiles)(void *ctx, int64_t begin, int64_t end)
         }
         g->store(g->ctx, s.acc, ldacc, group, m0, n0, mc, nc, s.t + 4);
     }
-    free(mem);
 }
 
 struct FN(gather_job) {
@@ -280,18 +279,13 @@ struct FN(gather_job) {
     int rtab, ctab;
     int64_t rows, cols;
     GEMM_T *dst;
-    bool failed; /* a task could not allocate its tables */
 };
 
 /* Materialises one row of a tabled operand for each index of the range (group-major). */
-static void FN(gather_rows)(void *ctx, int64_t begin, int64_t end)
+static void FN(gather_rows)(void *ctx, int64_t begin, int64_t end, void *scratch)
 {
     struct FN(gather_job) *j = ctx;
-    char *mem = malloc(ocd_host_gemm_table_bytes(1) + ocd_host_gemm_table_bytes(j->cols));
-    if (mem == NULL) {
-        j->failed = true;
-        return;
-    }
+    char *mem = scratch;
     struct ocd_host_gemm_table rs = ocd_host_gemm_table_at(mem, 1), cs = ocd_host_gemm_table_at(mem + ocd_host_gemm_table_bytes(1), j->cols);
     for (int64_t e = begin; e < end; e++) {
         int64_t group = e / j->rows, row = e % j->rows;
@@ -301,16 +295,16 @@ static void FN(gather_rows)(void *ctx, int64_t begin, int64_t end)
         for (int64_t col = 0; col < j->cols; col++)
             out[col] = FN(get)(j->o, r.off[0], r.pos, c.off[col], c.pos + col * OCD_HOST_GEMM_MAX_POS);
     }
-    free(mem);
 }
 
 static cudnnStatus_t FN(gather)(struct ocd_host_gemm *g, int which, void *dst)
 {
     struct ocd_host_gemm_operand *o = which == 0 ? &g->a : &g->b;
     struct FN(gather_job) gj = {g, o, which == 0 ? 0 : 2, which == 0 ? 1 : 3, which == 0 ? g->m : g->k,
-                                which == 0 ? g->k : g->n, dst, false};
-    ocd_parallel_for(g->groups * gj.rows, 64, FN(gather_rows), &gj);
-    if (gj.failed) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate the index tables of a gather task");
+                                which == 0 ? g->k : g->n, dst};
+    size_t table_bytes = ocd_host_gemm_table_bytes(1) + ocd_host_gemm_table_bytes(gj.cols);
+    if (!ocd_parallel_for_scratch(g->groups * gj.rows, 64, table_bytes, FN(gather_rows), &gj))
+        return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate the index tables of the gather tasks");
     o->base = dst;
     o->dtype = GEMM_NATIVE;
     o->dense = true;
@@ -327,21 +321,21 @@ struct FN(prepack_job) {
     const struct ocd_host_gemm *g;
     GEMM_T *dst;
     int64_t kblocks;
-    bool failed;
 };
 
-static void FN(prepack_range)(void *ctx, int64_t begin, int64_t end)
+/* The scratch of a prepack task: B's index tables for a block of rows (none for a dense B). */
+static size_t FN(prepack_scratch_bytes)(const struct ocd_host_gemm *g)
+{
+    return g->b.dense ? 0 : ocd_host_gemm_table_bytes(GEMM_KC) + ocd_host_gemm_table_bytes(g->n);
+}
+
+static void FN(prepack_range)(void *ctx, int64_t begin, int64_t end, void *scratch)
 {
     struct FN(prepack_job) *j = ctx;
     const struct ocd_host_gemm *g = j->g;
     struct ocd_host_gemm_table rows = {NULL, NULL}, cols = {NULL, NULL};
-    char *mem = NULL;
+    char *mem = scratch;
     if (!g->b.dense) {
-        mem = malloc(ocd_host_gemm_table_bytes(GEMM_KC) + ocd_host_gemm_table_bytes(g->n));
-        if (mem == NULL) {
-            j->failed = true;
-            return;
-        }
         rows = ocd_host_gemm_table_at(mem, GEMM_KC), cols = ocd_host_gemm_table_at(mem + ocd_host_gemm_table_bytes(GEMM_KC), g->n);
     }
     for (int64_t e = begin; e < end; e++) {
@@ -353,7 +347,6 @@ static void FN(prepack_range)(void *ctx, int64_t begin, int64_t end)
         }
         FN(pack_b)(&g->b, r, c, group, k0, 0, kc, g->n, j->dst + (group * g->k + k0) * FN(npad)(g));
     }
-    free(mem);
 }
 
 static size_t FN(prepack_bytes)(const struct ocd_host_gemm *g)
@@ -368,17 +361,16 @@ static cudnnStatus_t FN(run)(const struct ocd_host_gemm *g, void *prepack_ws)
         size_t bytes = FN(prepack_bytes)(g);
         packed_b = prepack_ws;
         if (packed_b == NULL) {
-            packed_b = owned = malloc(bytes ? bytes : 1);
+            packed_b = owned = ocd_malloc(bytes ? bytes : 1);
             if (owned == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate %zu bytes", bytes);
         }
-        struct FN(prepack_job) pj = {g, packed_b, (g->k + GEMM_KC - 1) / GEMM_KC, false};
-        ocd_parallel_for(g->groups * pj.kblocks, 1, FN(prepack_range), &pj);
-        if (pj.failed) {
+        struct FN(prepack_job) pj = {g, packed_b, (g->k + GEMM_KC - 1) / GEMM_KC};
+        if (!ocd_parallel_for_scratch(g->groups * pj.kblocks, 1, FN(prepack_scratch_bytes)(g), FN(prepack_range), &pj)) {
             free(owned);
             return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate the GEMM scratch of a task");
         }
     }
-    struct FN(job) job = {g, packed_b, GEMM_MC, GEMM_NC, 0, 0, false};
+    struct FN(job) job = {g, packed_b, GEMM_MC, GEMM_NC, 0, 0};
     /* Halve the tiles (N first: it repacks only A) until every thread has two tasks or the tiles
        are a few micro-tiles; the reduction (K) is never split, so results do not depend on it. */
     int64_t want = 2 * (int64_t)ocd_parallel_threads();
@@ -389,9 +381,9 @@ static cudnnStatus_t FN(run)(const struct ocd_host_gemm *g, void *prepack_ws)
         else if (job.mc > 4 * GEMM_MR && g->m > job.mc / 2) job.mc /= 2;
         else break;
     }
-    ocd_parallel_for(g->groups * job.mt * job.nt, 1, FN(tiles), &job);
+    bool ran = ocd_parallel_for_scratch(g->groups * job.mt * job.nt, 1, FN(scratch_bytes)(), FN(tiles), &job);
     free(owned);
-    if (job.failed) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate the GEMM scratch of a task");
+    if (!ran) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate the GEMM scratch of the tasks");
     return CUDNN_STATUS_SUCCESS;
 }
 

@@ -3,6 +3,7 @@
 
 #include "core/platform.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #define MAX_THREADS 256
@@ -99,4 +100,42 @@ void ocd_parallel_for(int64_t n, int64_t grain, ocd_range_fn fn, void *ctx)
     while (job_chunks_left > 0) ocd_cond_wait(&work_done, &state_lock);
     ocd_mutex_unlock(&state_lock);
     ocd_mutex_unlock(&job_lock);
+}
+
+/* ---- per-thread scratch ------------------------------------------------------------------------ */
+
+/* At most `threads` chunks run at once (the pool's threads and the caller), so one slot per thread
+   always leaves a free one for a chunk that starts. */
+struct scratch_job {
+    ocd_range_scratch_fn fn;
+    void *ctx;
+    char *mem;
+    size_t stride;
+    int slots;
+    atomic_bool *busy;
+};
+
+static void scratch_chunk(void *ctx, int64_t begin, int64_t end)
+{
+    struct scratch_job *j = ctx;
+    int slot = 0;
+    while (atomic_exchange(&j->busy[slot], true)) slot = (slot + 1) % j->slots;
+    j->fn(j->ctx, begin, end, j->mem + (size_t)slot * j->stride);
+    atomic_store(&j->busy[slot], false);
+}
+
+bool ocd_parallel_for_scratch(int64_t n, int64_t grain, size_t bytes, ocd_range_scratch_fn fn, void *ctx)
+{
+    if (n <= 0) return true;
+    int slots = ocd_parallel_threads();
+    size_t stride = (bytes + 63) & ~(size_t)63;
+    /* 64 bytes for the alignment of the first slot, then the busy flags */
+    char *block = ocd_malloc(64 + stride * (size_t)slots + sizeof(atomic_bool) * (size_t)slots);
+    if (block == NULL) return false;
+    char *mem = block + (64 - (uintptr_t)block % 64) % 64;
+    struct scratch_job j = {fn, ctx, mem, stride, slots, (atomic_bool *)(mem + stride * (size_t)slots)};
+    for (int i = 0; i < slots; i++) atomic_init(&j.busy[i], false);
+    ocd_parallel_for(n, grain, scratch_chunk, &j);
+    free(block);
+    return true;
 }

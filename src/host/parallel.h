@@ -17,6 +17,13 @@ typedef void (*ocd_range_fn)(void *ctx, int64_t begin, int64_t end);
 
 /* grain: the smallest chunk worth a thread (in units of the range). */
 void ocd_parallel_for(int64_t n, int64_t grain, ocd_range_fn fn, void *ctx);
+
+/* As ocd_parallel_for, for work that needs `bytes` of scratch memory per thread: the scratch of
+   every thread that may run a chunk is allocated before any chunk runs, and each chunk gets one
+   that no other running chunk holds (64-byte aligned). Returns false, having run nothing, when
+   that memory cannot be allocated: a failure can never leave an output half written. */
+typedef void (*ocd_range_scratch_fn)(void *ctx, int64_t begin, int64_t end, void *scratch);
+bool ocd_parallel_for_scratch(int64_t n, int64_t grain, size_t bytes, ocd_range_scratch_fn fn, void *ctx);
 int ocd_parallel_threads(void);
 
 #ifdef __cplusplus

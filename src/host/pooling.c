@@ -12,7 +12,6 @@
 #include "host/typed.h"
 #include "host/walk.h"
 
-#include <stdatomic.h>
 #include <stdlib.h>
 
 /* The window of output (od, oh, ow) of a plane, as [lo, hi) per spatial dim. */
@@ -115,21 +114,12 @@ static void forward_rows(void *ctx, int64_t begin, int64_t end)
 
 /* ---- backward --------------------------------------------------------------------------------- */
 
-struct backward_ctx {
-    const struct ocd_pooling_problem *p;
-    atomic_bool failed;
-};
-
-static void backward_planes(void *ctx, int64_t begin, int64_t end)
+/* scratch: a plane of dx, accumulated in double */
+static void backward_planes(void *ctx, int64_t begin, int64_t end, void *scratch)
 {
-    struct backward_ctx *b = ctx;
-    const struct ocd_pooling_problem *p = b->p;
+    const struct ocd_pooling_problem *p = ctx;
     int64_t hw = p->in[1] * p->in[2], size = p->in[0] * hw;
-    double *acc = malloc(sizeof(double) * (size_t)size);
-    if (acc == NULL) {
-        atomic_store(&b->failed, true);
-        return;
-    }
+    double *acc = scratch;
     size_t scalar = ocd_dtype_scalar_size(p->dtype);
     for (int64_t pl = begin; pl < end; pl++) {
         int64_t c = pl % p->c, n = pl / p->c;
@@ -161,7 +151,6 @@ static void backward_planes(void *ctx, int64_t begin, int64_t end)
                 ocd_host_blend_run(p->dtype, dx + (d * p->xs[2] + h * p->xs[3]) * (int64_t)scalar, p->xs[4], p->in[2],
                                    acc + d * hw + h * p->in[2], p->alpha, p->beta);
     }
-    free(acc);
 }
 
 cudnnStatus_t ocd_pooling_run_host(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
@@ -172,10 +161,9 @@ cudnnStatus_t ocd_pooling_run_host(cudnnHandle_t handle, const void *problem, vo
         ocd_parallel_for(rows, OCD_MAX(1, 4096 / p->out[2]), forward_rows, (void *)p);
         return CUDNN_STATUS_SUCCESS;
     }
-    struct backward_ctx b = {p, false};
     int64_t plane_size = p->in[0] * p->in[1] * p->in[2];
-    ocd_parallel_for(p->n * p->c, OCD_MAX(1, 4096 / plane_size), backward_planes, &b);
-    if (atomic_load(&b.failed))
+    if (!ocd_parallel_for_scratch(p->n * p->c, OCD_MAX(1, 4096 / plane_size), sizeof(double) * (size_t)plane_size,
+                                  backward_planes, (void *)p))
         return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate a plane buffer of %lld doubles", (long long)plane_size);
     return CUDNN_STATUS_SUCCESS;
 }

@@ -204,7 +204,7 @@ cudnnStatus_t ocd_stn_sampler_bwd_host(cudnnHandle_t h, const void *problem, voi
 {
     const struct ocd_stn_sampler_problem *p = problem;
     struct dx_job job = {p, NULL, OCD_MIN((int64_t)ocd_parallel_threads(), p->x.dims[0] * p->x.dims[1])};
-    job.planes = malloc(sizeof(double) * (size_t)(job.workers * p->x.dims[2] * p->x.dims[3]));
+    job.planes = ocd_malloc(sizeof(double) * (size_t)(job.workers * p->x.dims[2] * p->x.dims[3]));
     if (job.planes == NULL)
         return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate %lld accumulator planes of %lld x %lld",
                         (long long)job.workers, (long long)p->x.dims[2], (long long)p->x.dims[3]);
