@@ -182,17 +182,33 @@ static cudnnStatus_t cuda_time(cudnnHandle_t h, ocd_timed_work work, void *ctx, 
     return status;
 }
 
-/* Kernels report no device-side errors of their own; what is left to ask is whether the stream
-   failed (a launch or fault error), waiting for it in BLOCKING mode. */
+/* cudnnQueryRuntimeError (cuDNN 8.2): rstatus is what kernels reported through the handle's error
+   flag. Our kernels report none (cuDNN's only such report is the floating-point overflow of its
+   persistent batch norm, which ours does not detect), so the flag always reads SUCCESS:
+   RAWCODE reads it at once, whatever the stream's state; NONBLOCKING answers RUNTIME_IN_PROGRESS
+   while work on the handle's stream has not finished; BLOCKING waits for that work first. A query
+   or wait that fails (a fault or launch error left on the stream, a sticky error of the context,
+   a destroyed stream) is the function's own INTERNAL_ERROR, as 8.2 documents, logged with the
+   CUDA error. */
 static cudnnStatus_t cuda_query_error(cudnnHandle_t h, cudnnStatus_t *rstatus, cudnnErrQueryMode_t mode)
 {
+    if (mode == CUDNN_ERRQUERY_RAWCODE) {
+        *rstatus = CUDNN_STATUS_SUCCESS;
+        return CUDNN_STATUS_SUCCESS;
+    }
     cudaError_t err = mode == CUDNN_ERRQUERY_BLOCKING ? cudaStreamSynchronize(h->stream)
                                                       : cudaStreamQuery(h->stream);
     if (err == cudaErrorNotReady) {
+        /* not an error: never left for the next launch check (clears nothing else) */
+        if (cudaPeekAtLastError() == cudaErrorNotReady) cudaGetLastError();
         *rstatus = CUDNN_STATUS_RUNTIME_IN_PROGRESS;
         return CUDNN_STATUS_SUCCESS;
     }
-    *rstatus = err == cudaSuccess ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_EXECUTION_FAILED;
+    if (err != cudaSuccess)
+        return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "the %s of the handle's stream failed: %s (%s)",
+                        mode == CUDNN_ERRQUERY_BLOCKING ? "synchronization" : "query", cudaGetErrorName(err),
+                        cudaGetErrorString(err));
+    *rstatus = CUDNN_STATUS_SUCCESS;
     return CUDNN_STATUS_SUCCESS;
 }
 
