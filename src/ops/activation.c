@@ -11,7 +11,11 @@
 #include "ops/activation.h"
 
 #include "core/argcheck.h"
+#include "core/check.h"
 #include "core/impl.h"
+
+#include <stddef.h>
+#include <stdio.h>
 
 /* ---- the descriptor ------------------------------------------------------------------------- */
 
@@ -140,6 +144,29 @@ cudnnStatus_t ocd_activation_run(cudnnHandle_t handle, const struct ocd_activati
     return ocd_impl_run(handle, activation_impls, OCD_ARRAY_LEN(activation_impls), p, op);
 }
 
+struct ocd_check_call *ocd_activation_check(struct ocd_check_call *call, const struct ocd_activation_problem *p,
+                                            const char *op, const struct ocd_tensor_view *const views[])
+{
+    if (!ocd_check_enabled()) return NULL;
+    *call = (struct ocd_check_call){.op = op, .problem_size = sizeof *p};
+    ocd_check_map_io(call, offsetof(struct ocd_activation_problem, io), p->backward ? 2 : 1, views);
+    const struct ocd_tensor_view *x = views[p->backward ? 2 : 0];
+    char spec[96];
+    ocd_check_tensor_spec(x, spec, sizeof spec);
+    static const char *const modes[] = {"sigmoid", "relu", "tanh", "clipped_relu", "elu", "identity", "swish"};
+    snprintf(call->replay, sizeof call->replay, "op=%s mode=%s dt=%s x=%s", p->backward ? "actbwd" : "actfwd",
+             (unsigned)p->act.mode < OCD_ARRAY_LEN(modes) ? modes[p->act.mode] : "?", ocd_check_dtype_name(x->dtype),
+             spec);
+    return call;
+}
+
+cudnnStatus_t ocd_activation_run_checked(cudnnHandle_t handle, const struct ocd_activation_problem *p,
+                                         const struct ocd_check_call *call, const char *op)
+{
+    if (call == NULL) return ocd_activation_run(handle, p, op);
+    return ocd_impl_run_checked(handle, activation_impls, OCD_ARRAY_LEN(activation_impls), p, call);
+}
+
 /* ---- forward ---------------------------------------------------------------------------------- */
 
 cudnnStatus_t CUDNNWINAPI cudnnActivationForward(cudnnHandle_t handle, cudnnActivationDescriptor_t activationDesc,
@@ -159,5 +186,6 @@ cudnnStatus_t CUDNNWINAPI cudnnActivationForward(cudnnHandle_t handle, cudnnActi
     ocd_map_io_set(&p.io, xv.dtype, alpha, beta, x, NULL, y);
     const struct ocd_tensor_view *views[] = {&xv, &yv};
     ocd_dim_group_build(&p.g, 2, views, ~0u);
-    return ocd_activation_run(handle, &p, "cudnnActivationForward");
+    struct ocd_check_call check;
+    return ocd_activation_run_checked(handle, &p, ocd_activation_check(&check, &p, __func__, views), __func__);
 }

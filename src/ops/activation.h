@@ -62,7 +62,15 @@ cudnnStatus_t ocd_activation_run_cuda_strided(cudnnHandle_t handle, const void *
 
 /* Runs a validated problem through the implementation table; op names the API call in logs.
    Exported for cudnnActivationBackward in ops_train. */
+struct ocd_check_call;
 cudnnStatus_t ocd_activation_run(cudnnHandle_t handle, const struct ocd_activation_problem *p, const char *op);
+
+/* The description of a call for OPENCUDNN_CHECK (core/check.h): views as the problem's group walks
+   them, the replay string the benchmark's actfwd/actbwd. NULL when no check is wanted. */
+struct ocd_check_call *ocd_activation_check(struct ocd_check_call *call, const struct ocd_activation_problem *p,
+                                            const char *op, const struct ocd_tensor_view *const views[]);
+cudnnStatus_t ocd_activation_run_checked(cudnnHandle_t handle, const struct ocd_activation_problem *p,
+                                         const struct ocd_check_call *call, const char *op);
 
 #ifdef __cplusplus
 }

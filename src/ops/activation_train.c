@@ -12,6 +12,7 @@
 #include "ops/activation.h"
 
 #include "core/argcheck.h"
+#include "core/check.h"
 
 cudnnStatus_t CUDNNWINAPI cudnnActivationBackward(cudnnHandle_t handle, cudnnActivationDescriptor_t activationDesc,
                                                   const void *alpha, const cudnnTensorDescriptor_t yDesc,
@@ -52,5 +53,6 @@ cudnnStatus_t CUDNNWINAPI cudnnActivationBackward(cudnnHandle_t handle, cudnnAct
     ocd_map_io_set(&p.io, dxv.dtype, alpha, beta, uses_y ? y : x, dy, dx);
     const struct ocd_tensor_view *views[] = {uses_y ? &yv : &xv, &dyv, &dxv};
     ocd_dim_group_build(&p.g, 3, views, ~0u);
-    return ocd_activation_run(handle, &p, "cudnnActivationBackward");
+    struct ocd_check_call check;
+    return ocd_activation_run_checked(handle, &p, ocd_activation_check(&check, &p, __func__, views), __func__);
 }

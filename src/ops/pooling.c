@@ -15,8 +15,11 @@
 
 #include "core/argcheck.h"
 #include "core/dtype.h"
+#include "core/check.h"
 #include "core/impl.h"
 
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- the descriptor ------------------------------------------------------------------------- */
@@ -271,6 +274,29 @@ cudnnStatus_t ocd_pooling_run(cudnnHandle_t handle, const struct ocd_pooling_pro
     return ocd_impl_run(handle, pooling_impls, OCD_ARRAY_LEN(pooling_impls), p, op);
 }
 
+cudnnStatus_t ocd_pooling_run_checked(cudnnHandle_t handle, const struct ocd_pooling_problem *p, const char *op,
+                                      const struct ocd_tensor_view *x, const struct ocd_tensor_view *y,
+                                      const struct cudnnPoolingStruct *desc)
+{
+    if (!ocd_check_enabled()) return ocd_pooling_run(handle, p, op);
+    struct ocd_check_call call = {.op = op, .problem_size = sizeof *p};
+    ocd_check_add(&call, offsetof(struct ocd_pooling_problem, x), x, false);
+    if (p->backward) {
+        ocd_check_add(&call, offsetof(struct ocd_pooling_problem, dy), y, false);
+        ocd_check_add(&call, offsetof(struct ocd_pooling_problem, dx), x, true);
+    } else {
+        ocd_check_add(&call, offsetof(struct ocd_pooling_problem, y), y, true);
+    }
+    /* the benchmark takes square 2-D windows, max or average excluding padding */
+    char spec[96];
+    ocd_check_tensor_spec(x, spec, sizeof spec);
+    bool max = desc->mode == CUDNN_POOLING_MAX || desc->mode == CUDNN_POOLING_MAX_DETERMINISTIC;
+    snprintf(call.replay, sizeof call.replay, "op=%s mode=%s dt=%s x=%s win=%d pad=%d stride=%d",
+             p->backward ? "poolbwd" : "poolfwd", max ? "max" : "avg", ocd_check_dtype_name(x->dtype), spec,
+             desc->window[0], desc->pad[0], desc->stride[0]);
+    return ocd_impl_run_checked(handle, pooling_impls, OCD_ARRAY_LEN(pooling_impls), p, &call);
+}
+
 /* ---- forward ---------------------------------------------------------------------------------- */
 
 cudnnStatus_t CUDNNWINAPI cudnnPoolingForward(cudnnHandle_t handle, const cudnnPoolingDescriptor_t poolingDesc,
@@ -293,5 +319,5 @@ cudnnStatus_t CUDNNWINAPI cudnnPoolingForward(cudnnHandle_t handle, const cudnnP
     OCD_TRY(ocd_pooling_prepare(&p, d, &xv, &yv, alpha, beta));
     p.x = x;
     p.y = y;
-    return ocd_pooling_run(handle, &p, "cudnnPoolingForward");
+    return ocd_pooling_run_checked(handle, &p, __func__, &xv, &yv, d);
 }

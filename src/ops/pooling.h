@@ -63,6 +63,12 @@ cudnnStatus_t ocd_pooling_prepare(struct ocd_pooling_problem *p, const struct cu
 /* Runs a validated problem through the implementation table (pooling.c). */
 cudnnStatus_t ocd_pooling_run(cudnnHandle_t handle, const struct ocd_pooling_problem *p, const char *op);
 
+/* ocd_pooling_run under OPENCUDNN_CHECK (core/check.h) when it is on; the views of x and y (for
+   the backward, dx and dy share them), the descriptor for the replay string. */
+cudnnStatus_t ocd_pooling_run_checked(cudnnHandle_t handle, const struct ocd_pooling_problem *p, const char *op,
+                                      const struct ocd_tensor_view *x, const struct ocd_tensor_view *y,
+                                      const struct cudnnPoolingStruct *desc);
+
 /* Implementations. */
 cudnnStatus_t ocd_pooling_run_host(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 #ifdef OCD_HAVE_CUDA

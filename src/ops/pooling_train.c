@@ -51,5 +51,5 @@ cudnnStatus_t CUDNNWINAPI cudnnPoolingBackward(cudnnHandle_t handle, const cudnn
     p.x = x;
     p.dy = dy;
     p.dx = dx;
-    return ocd_pooling_run(handle, &p, "cudnnPoolingBackward");
+    return ocd_pooling_run_checked(handle, &p, __func__, &xv, &yv, d);
 }

@@ -9,7 +9,11 @@
 #include "ops/softmax.h"
 
 #include "core/argcheck.h"
+#include "core/check.h"
 #include "core/impl.h"
+
+#include <stddef.h>
+#include <stdio.h>
 
 static const struct ocd_impl softmax_impls[] = {
 #ifdef OCD_HAVE_CUDA
@@ -34,6 +38,22 @@ static const struct ocd_impl softmax_impls[] = {
 cudnnStatus_t ocd_softmax_run(cudnnHandle_t handle, const struct ocd_softmax_problem *p, const char *op)
 {
     return ocd_impl_run(handle, softmax_impls, OCD_ARRAY_LEN(softmax_impls), p, op);
+}
+
+cudnnStatus_t ocd_softmax_run_checked(cudnnHandle_t handle, const struct ocd_softmax_problem *p, const char *op,
+                                      const struct ocd_tensor_view *const views[], cudnnSoftmaxAlgorithm_t algo,
+                                      cudnnSoftmaxMode_t mode)
+{
+    if (!ocd_check_enabled()) return ocd_softmax_run(handle, p, op);
+    struct ocd_check_call call = {.op = op, .problem_size = sizeof *p};
+    ocd_check_map_io(&call, offsetof(struct ocd_softmax_problem, io), p->backward ? 2 : 1, views);
+    char spec[96];
+    ocd_check_tensor_spec(views[0], spec, sizeof spec);
+    static const char *const algos[] = {"fast", "accurate", "log"};
+    snprintf(call.replay, sizeof call.replay, "op=%s algo=%s mode=%s dt=%s x=%s",
+             p->backward ? "softmaxbwd" : "softmaxfwd", algos[algo], mode == CUDNN_SOFTMAX_MODE_INSTANCE ? "instance" : "channel",
+             ocd_check_dtype_name(views[0]->dtype), spec);
+    return ocd_impl_run_checked(handle, softmax_impls, OCD_ARRAY_LEN(softmax_impls), p, &call);
 }
 
 cudnnStatus_t ocd_softmax_check_enums(cudnnSoftmaxAlgorithm_t algo, cudnnSoftmaxMode_t mode)
@@ -72,5 +92,5 @@ cudnnStatus_t CUDNNWINAPI cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftmax
     ocd_map_io_set(&p.io, xv.dtype, alpha, beta, x, NULL, y);
     const struct ocd_tensor_view *views[] = {&xv, &yv};
     ocd_softmax_groups(&p, mode, 2, views);
-    return ocd_softmax_run(handle, &p, "cudnnSoftmaxForward");
+    return ocd_softmax_run_checked(handle, &p, __func__, views, algo, mode);
 }

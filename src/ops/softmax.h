@@ -33,6 +33,12 @@ struct ocd_softmax_problem {
    cudnnSoftmaxBackward in ops_train. */
 cudnnStatus_t ocd_softmax_run(cudnnHandle_t handle, const struct ocd_softmax_problem *p, const char *op);
 
+/* ocd_softmax_run under OPENCUDNN_CHECK (core/check.h) when it is on: views as the problem's
+   groups walk them; algo and mode for the replay string (the benchmark's softmaxfwd/bwd). */
+cudnnStatus_t ocd_softmax_run_checked(cudnnHandle_t handle, const struct ocd_softmax_problem *p, const char *op,
+                                      const struct ocd_tensor_view *const views[], cudnnSoftmaxAlgorithm_t algo,
+                                      cudnnSoftmaxMode_t mode);
+
 /* Validates what both directions take: the algorithm and mode enumerants (BAD_PARAM). */
 cudnnStatus_t ocd_softmax_check_enums(cudnnSoftmaxAlgorithm_t algo, cudnnSoftmaxMode_t mode);
 /* Fills the slice and batch groups of p for the mode, over views[0..count-1] (the sources, then

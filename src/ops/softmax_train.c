@@ -43,5 +43,5 @@ cudnnStatus_t CUDNNWINAPI cudnnSoftmaxBackward(cudnnHandle_t handle, cudnnSoftma
     ocd_map_io_set(&p.io, yv.dtype, alpha, beta, y, dy, dx);
     const struct ocd_tensor_view *views[] = {&yv, &dyv, &dxv};
     ocd_softmax_groups(&p, mode, 3, views);
-    return ocd_softmax_run(handle, &p, "cudnnSoftmaxBackward");
+    return ocd_softmax_run_checked(handle, &p, __func__, views, algo, mode);
 }

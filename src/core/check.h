@@ -1,0 +1,72 @@
+/* check.h: OPENCUDNN_CHECK, the built-in second opinion (DESIGN.md 5, issue 26).
+
+   With OPENCUDNN_CHECK=1 every call of an op that takes part is run twice: by the entry the
+   walker picks (core/impl.h), then on copies of the same inputs (and of the outputs' prior
+   contents, which beta may blend) by a host entry of the same table: for a CUDA handle the host
+   entry the host backend would pick, for a host handle the last applicable host entry (the
+   reference where the table has one). The outputs are compared within the op's tolerance; a
+   mismatch is logged as a warning naming both entries, the first and the largest difference, and
+   the call as the benchmark replays it (`opencudnn_bench --problem "<replay>"`); an agreement is
+   logged at info level with the largest difference. OPENCUDNN_CHECK=<fraction below 1> checks that
+   share of the calls (0.01: one in a hundred, evenly spaced). The user's outputs are those of the
+   first run, whatever the check finds.
+
+   The mechanism is one: an op takes part by describing its call (struct ocd_check_call: where the
+   data pointers sit in its problem struct, the view each points at, which ones it writes, the
+   replay string) and running through ocd_impl_run_checked instead of ocd_impl_run. It builds that
+   description only when ocd_check_enabled() says so, so that it costs nothing otherwise.
+
+   OPENCUDNN_TEST_BREAK=<entry name> (for tests of the checker only, honoured while a call is
+   checked): after the named entry runs, the first scalar of its first output is increased by 1,
+   as a broken kernel would leave it. */
+#ifndef OCD_CORE_CHECK_H
+#define OCD_CORE_CHECK_H
+
+#include "core/impl.h"
+#include "core/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OCD_CHECK_BUFFERS 8
+
+struct ocd_check_buffer {
+    size_t field;                       /* offsetof the data pointer within the problem struct (NULL there: skipped) */
+    const struct ocd_tensor_view *view; /* what it points at (its span is copied) */
+    bool output;                        /* written by the call (compared) */
+};
+
+struct ocd_check_call {
+    const char *op;      /* the API function, for the log */
+    size_t problem_size; /* sizeof the problem struct */
+    double tolerance;    /* relative: |a - b| <= tolerance * max(1, |b|); 0: the dtype's default */
+    int count;
+    struct ocd_check_buffer buffers[OCD_CHECK_BUFFERS];
+    char replay[320]; /* the bench problem string ("op=... dt=... x=..."), or empty */
+};
+
+/* True when OPENCUDNN_CHECK asks for checks at all (a call may still not be sampled). */
+bool ocd_check_enabled(void);
+
+/* Adds a buffer to the description. */
+void ocd_check_add(struct ocd_check_call *call, size_t field, const struct ocd_tensor_view *view, bool output);
+
+/* The buffers of an op on a struct ocd_map_io (core/dimgroup.h) at io_field of its problem:
+   sources views[0..nsrc-1] (read), destination views[nsrc] (written). */
+void ocd_check_map_io(struct ocd_check_call *call, size_t io_field, int nsrc, const struct ocd_tensor_view *const views[]);
+
+/* The benchmark's spelling of a data type (f32, f16, bf16, f64, or the cuDNN name) and of a
+   tensor (2x3x5x5, with ":nhwc" for a packed channels-last one). */
+const char *ocd_check_dtype_name(cudnnDataType_t t);
+void ocd_check_tensor_spec(const struct ocd_tensor_view *v, char *buf, size_t size);
+
+/* ocd_impl_run, with the second opinion when `call` is not NULL and this call is sampled. */
+cudnnStatus_t ocd_impl_run_checked(cudnnHandle_t handle, const struct ocd_impl *table, size_t count,
+                                   const void *problem, const struct ocd_check_call *call);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCD_CORE_CHECK_H */

@@ -1,0 +1,151 @@
+/* check.c: OPENCUDNN_CHECK, the built-in second opinion (src/core/check.h), on every backend
+   present: each checked call logs its verdict (info: agreement; warning: a mismatch with the
+   benchmark's replay string); OPENCUDNN_TEST_BREAK, which perturbs the output of the entry it
+   names, must be caught; OPENCUDNN_CHECK=0.25 checks one call in four; the user's results stay
+   those of the first run. */
+#include "test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct verdicts {
+    int agree, differ;
+    char entry[64];    /* the first run's entry, from the first agreement */
+    char differs[768]; /* the last mismatch line */
+};
+
+static void capture(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *dbg, const char *msg)
+{
+    struct verdicts *v = udata;
+    (void)dbg;
+    const char *at = strstr(msg, "OPENCUDNN_CHECK: ");
+    if (at == NULL) return;
+    if (strstr(at, " agrees with ") != NULL) {
+        v->agree++;
+        /* "OPENCUDNN_CHECK: <op>: <entry> agrees with ..." */
+        const char *name = strstr(at + 17, ": ");
+        if (name != NULL && v->entry[0] == '\0') {
+            name += 2;
+            size_t n = strcspn(name, " ");
+            snprintf(v->entry, sizeof v->entry, "%.*s", (int)n, name);
+        }
+    } else if (sev == CUDNN_SEV_WARNING && strstr(at, " differs from ") != NULL) {
+        v->differ++;
+        snprintf(v->differs, sizeof v->differs, "%s", at);
+    }
+}
+
+enum { CN = 2, CC = 3, CH = 5, CW = 5, CP = 3 };
+#define C_ELEMS ((size_t)CN * CC * CH * CW)
+#define P_ELEMS ((size_t)CN * CC * CP * CP)
+
+struct calls {
+    cudnnHandle_t h;
+    cudnnTensorDescriptor_t x_desc, p_desc;
+    cudnnActivationDescriptor_t act;
+    cudnnPoolingDescriptor_t pool;
+    void *x, *dy, *y, *dx, *py, *pdy;
+};
+
+static void calls_init(struct calls *c)
+{
+    c->h = test_handle();
+    cudnnCreateTensorDescriptor(&c->x_desc);
+    cudnnCreateTensorDescriptor(&c->p_desc);
+    cudnnCreateActivationDescriptor(&c->act);
+    cudnnCreatePoolingDescriptor(&c->pool);
+    CHECK_OK(cudnnSetTensor4dDescriptor(c->x_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, CN, CC, CH, CW));
+    CHECK_OK(cudnnSetTensor4dDescriptor(c->p_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, CN, CC, CP, CP));
+    CHECK_OK(cudnnSetActivationDescriptor(c->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0));
+    CHECK_OK(cudnnSetPooling2dDescriptor(c->pool, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 3, 3, 1, 1, 2, 2));
+    float host[C_ELEMS];
+    for (size_t i = 0; i < C_ELEMS; i++) host[i] = (float)trand_uniform(-1, 1);
+    c->x = tbuf_from(host, sizeof host);
+    for (size_t i = 0; i < C_ELEMS; i++) host[i] = (float)trand_uniform(-1, 1);
+    c->dy = tbuf_from(host, sizeof host);
+    c->pdy = tbuf_from(host, P_ELEMS * sizeof(float));
+    c->y = tbuf_alloc(C_ELEMS * sizeof(float));
+    c->dx = tbuf_alloc(C_ELEMS * sizeof(float));
+    c->py = tbuf_alloc(P_ELEMS * sizeof(float));
+}
+
+static void calls_destroy(struct calls *c)
+{
+    void *bufs[] = {c->x, c->dy, c->y, c->dx, c->py, c->pdy};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
+    cudnnDestroyTensorDescriptor(c->x_desc);
+    cudnnDestroyTensorDescriptor(c->p_desc);
+    cudnnDestroyActivationDescriptor(c->act);
+    cudnnDestroyPoolingDescriptor(c->pool);
+}
+
+static const float one = 1, zero = 0;
+
+static void activation_forward(struct calls *c)
+{
+    CHECK_OK(cudnnActivationForward(c->h, c->act, &one, c->x_desc, c->x, &zero, c->x_desc, c->y));
+}
+
+/* Every op that takes part, forward and backward: 6 calls. */
+static void all_calls(struct calls *c)
+{
+    activation_forward(c);
+    CHECK_OK(cudnnActivationBackward(c->h, c->act, &one, c->x_desc, c->y, c->x_desc, c->dy, c->x_desc, c->x, &zero,
+                                     c->x_desc, c->dx));
+    CHECK_OK(cudnnSoftmaxForward(c->h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, c->x_desc, c->x,
+                                 &zero, c->x_desc, c->y));
+    CHECK_OK(cudnnSoftmaxBackward(c->h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, c->x_desc, c->y,
+                                  c->x_desc, c->dy, &zero, c->x_desc, c->dx));
+    CHECK_OK(cudnnPoolingForward(c->h, c->pool, &one, c->x_desc, c->x, &zero, c->p_desc, c->py));
+    CHECK_OK(cudnnPoolingBackward(c->h, c->pool, &one, c->p_desc, c->py, c->p_desc, c->pdy, c->x_desc, c->x, &zero,
+                                  c->x_desc, c->dx));
+}
+
+TEST(check_second_opinion)
+{
+    unsigned mask0;
+    void *udata0;
+    cudnnCallback_t fn0;
+    CHECK_OK(cudnnGetCallback(&mask0, &udata0, &fn0));
+    struct verdicts v = {0};
+    CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN | CUDNN_SEV_WARNING_EN, &v, capture));
+    struct calls c = {0};
+    calls_init(&c);
+
+    /* off: no verdicts */
+    unsetenv("OPENCUDNN_CHECK");
+    all_calls(&c);
+    CHECK(v.agree == 0 && v.differ == 0);
+
+    /* every call: every op agrees with the host */
+    setenv("OPENCUDNN_CHECK", "1", 1);
+    all_calls(&c);
+    CHECK(v.agree == 6);
+    if (!CHECK(v.differ == 0)) FAIL("%s", v.differs);
+
+    /* a broken entry is caught, the replay string names the call */
+    v = (struct verdicts){0};
+    activation_forward(&c);
+    CHECK(v.entry[0] != '\0');
+    setenv("OPENCUDNN_TEST_BREAK", v.entry, 1);
+    activation_forward(&c);
+    unsetenv("OPENCUDNN_TEST_BREAK");
+    CHECK(v.differ == 1);
+    CHECK(strstr(v.differs, "differs from host:") != NULL);
+    if (!CHECK(strstr(v.differs, "replay: op=actfwd mode=relu dt=f32 x=2x3x5x5") != NULL)) FAIL("%s", v.differs);
+    /* the user sees the first run's result: the perturbed one */
+    float y0 = 0, x0 = 0;
+    tbuf_download(&y0, c.y, sizeof y0);
+    tbuf_download(&x0, c.x, sizeof x0);
+    CHECK(y0 == (x0 > 0 ? x0 : 0) + 1);
+
+    /* a quarter of the calls (evenly spaced: 2 of any 8 in a row) */
+    setenv("OPENCUDNN_CHECK", "0.25", 1);
+    v = (struct verdicts){0};
+    for (int i = 0; i < 8; i++) activation_forward(&c);
+    CHECK(v.agree == 2);
+
+    unsetenv("OPENCUDNN_CHECK");
+    calls_destroy(&c);
+    CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
+}
