@@ -1,4 +1,5 @@
 /* check.c: OPENCUDNN_CHECK, the built-in second opinion (src/core/check.h), on every backend
+   (activation, softmax, pooling and convolution in every direction)
    present: each checked call logs its verdict (info: agreement; warning: a mismatch with the
    benchmark's replay string); OPENCUDNN_TEST_BREAK, which perturbs the output of the entry it
    names, must be caught; OPENCUDNN_CHECK=0.25 checks one call in four; the user's results stay
@@ -147,5 +148,69 @@ TEST(check_second_opinion)
 
     unsetenv("OPENCUDNN_CHECK");
     calls_destroy(&c);
+    CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
+}
+
+/* Convolution, every direction, through its own table: agreement, then a broken entry caught. */
+TEST(check_convolution)
+{
+    unsigned mask0;
+    void *udata0;
+    cudnnCallback_t fn0;
+    CHECK_OK(cudnnGetCallback(&mask0, &udata0, &fn0));
+    struct verdicts v = {0};
+    CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN | CUDNN_SEV_WARNING_EN, &v, capture));
+    cudnnHandle_t h = test_handle();
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    cudnnCreateTensorDescriptor(&xd);
+    cudnnCreateTensorDescriptor(&yd);
+    cudnnCreateFilterDescriptor(&wd);
+    cudnnCreateConvolutionDescriptor(&cd);
+    CHECK_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 3, 6, 6));
+    CHECK_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 4, 6, 6));
+    CHECK_OK(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, 3, 3, 3));
+    CHECK_OK(cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    float host[2 * 4 * 6 * 6];
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++) host[i] = (float)trand_uniform(-1, 1);
+    void *x = tbuf_from(host, 2 * 3 * 6 * 6 * sizeof(float)), *w = tbuf_from(host, 4 * 3 * 3 * 3 * sizeof(float));
+    void *dy = tbuf_from(host, sizeof host), *y = tbuf_alloc(sizeof host), *dx = tbuf_alloc(2 * 3 * 6 * 6 * sizeof(float));
+    void *dw = tbuf_alloc(4 * 3 * 3 * 3 * sizeof(float));
+    size_t ws_bytes = 0, b = 0;
+    cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, &b);
+    ws_bytes = b > ws_bytes ? b : ws_bytes;
+    cudnnGetConvolutionBackwardDataWorkspaceSize(h, wd, yd, cd, xd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, &b);
+    ws_bytes = b > ws_bytes ? b : ws_bytes;
+    cudnnGetConvolutionBackwardFilterWorkspaceSize(h, xd, yd, cd, wd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, &b);
+    ws_bytes = b > ws_bytes ? b : ws_bytes;
+    void *ws = tbuf_alloc(ws_bytes ? ws_bytes : 1);
+
+    setenv("OPENCUDNN_CHECK", "1", 1);
+    for (int round = 0; round < 2; round++) {
+        CHECK_OK(cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, ws,
+                                         ws_bytes, &zero, yd, y));
+        if (round == 1) break;
+        CHECK_OK(cudnnConvolutionBackwardData(h, &one, wd, w, yd, dy, cd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, ws,
+                                              ws_bytes, &zero, xd, dx));
+        CHECK_OK(cudnnConvolutionBackwardFilter(h, &one, xd, x, yd, dy, cd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, ws,
+                                                ws_bytes, &zero, wd, dw));
+        CHECK(v.agree == 3);
+        if (!CHECK(v.differ == 0)) FAIL("%s", v.differs);
+        setenv("OPENCUDNN_TEST_BREAK", v.entry, 1); /* the forward's entry */
+    }
+    unsetenv("OPENCUDNN_TEST_BREAK");
+    unsetenv("OPENCUDNN_CHECK");
+    CHECK(v.differ == 1);
+    if (!CHECK(strstr(v.differs, "replay: op=convfwd dt=f32 layout=nchw n=2 c=3 h=6 w=6 k=4 r=3 s=3 pad=1 stride=1 "
+                                 "dil=1 algo=implicit_gemm") != NULL))
+        FAIL("%s", v.differs);
+
+    void *bufs[] = {x, w, dy, y, dx, dw, ws};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
+    cudnnDestroyTensorDescriptor(xd);
+    cudnnDestroyTensorDescriptor(yd);
+    cudnnDestroyFilterDescriptor(wd);
+    cudnnDestroyConvolutionDescriptor(cd);
     CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
 }

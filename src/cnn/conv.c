@@ -12,6 +12,7 @@
 
 #include "core/activation_desc.h"
 #include "core/argcheck.h"
+#include "core/check.h"
 #include "core/dtype.h"
 #include "core/platform.h"
 
@@ -281,6 +282,43 @@ static cudnnStatus_t check_buffers(const struct ocd_conv_problem *p)
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* The call as OPENCUDNN_CHECK sees it (core/check.h): the three tensors (the direction's
+   destination written), the epilogue's bias and z, and the benchmark's replay string (its
+   convolutions are 2-D with one pad, stride and dilation; others are described all the same). */
+static void conv_check_call(struct ocd_check_call *call, const struct ocd_conv_problem *p, int algo, const char *op)
+{
+    *call = (struct ocd_check_call){.op = op, .problem_size = sizeof *p};
+    const struct ocd_tensor_view *dst = ocd_conv_dst_view(p);
+    ocd_check_add(call, offsetof(struct ocd_conv_problem, x_data), &p->x, dst == &p->x);
+    ocd_check_add(call, offsetof(struct ocd_conv_problem, w_data), &p->w, dst == &p->w);
+    ocd_check_add(call, offsetof(struct ocd_conv_problem, y_data), &p->y, dst == &p->y);
+    if (p->ep.on) {
+        ocd_check_add(call, offsetof(struct ocd_conv_problem, ep.bias), &p->ep.bias_view, false);
+        ocd_check_add(call, offsetof(struct ocd_conv_problem, ep.z), &p->y, false);
+    }
+    /* sums of many products; tensor-core math rounds float data to TF32 (half's mantissa) */
+    cudnnDataType_t t = ocd_dtype_scalar(p->x.dtype);
+    bool tf32 = t == CUDNN_DATA_FLOAT && ocd_tensor_math_rejects(p->math, t) == NULL;
+    call->tolerance = t == CUDNN_DATA_DOUBLE ? 1e-9 : t == CUDNN_DATA_FLOAT && !tf32 ? 1e-4 : 4e-2;
+    static const char *const dirs[] = {"convfwd", "convbwdd", "convbwdf"};
+    const char *name = strstr(ocd_conv_algo_name(p->dir, algo), "ALGO_");
+    char lower[32] = "";
+    if (name != NULL) {
+        name += 5;
+        size_t n = 0;
+        if (name[0] >= '0' && name[0] <= '9') n = (size_t)snprintf(lower, sizeof lower, "algo_");
+        for (; *name && n + 1 < sizeof lower; name++) lower[n++] = (char)(*name >= 'A' && *name <= 'Z' ? *name + 32 : *name);
+        lower[n] = '\0';
+    }
+    const struct ocd_conv_shape *s = &p->s;
+    int h = s->nsp - 2;
+    snprintf(call->replay, sizeof call->replay,
+             "op=%s dt=%s layout=%s n=%lld c=%lld h=%lld w=%lld k=%lld r=%lld s=%lld pad=%d stride=%d dil=%d algo=%s",
+             dirs[p->dir], ocd_check_dtype_name(p->x.dtype), p->w_format == CUDNN_TENSOR_NHWC ? "nhwc" : "nchw",
+             (long long)s->n, (long long)s->c, (long long)s->in[h], (long long)s->in[h + 1], (long long)s->k,
+             (long long)s->filt[h], (long long)s->filt[h + 1], s->pad[h], s->stride[h], s->dilation[h], lower);
+}
+
 cudnnStatus_t ocd_conv_execute(cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,
                                void *workspace, size_t workspace_bytes, const char *op)
 {
@@ -321,7 +359,12 @@ cudnnStatus_t ocd_conv_execute(cudnnHandle_t handle, const struct ocd_conv_probl
         ocd_conv_problem_format(p, desc, sizeof desc);
         ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s: %s runs %s", op, impl->base.name, desc);
     }
-    return impl->base.run(handle, p, workspace, workspace_bytes);
+    if (!ocd_check_enabled()) return impl->base.run(handle, p, workspace, workspace_bytes);
+    struct ocd_check_call call;
+    conv_check_call(&call, p, algo, op);
+    const struct ocd_conv_table *table = ocd_conv_table(p->dir);
+    return ocd_check_run(handle, &impl->base, p, workspace, workspace_bytes, &call,
+                         (struct ocd_check_entries){table->impls, table->count, sizeof *table->impls});
 }
 
 cudnnStatus_t ocd_conv_workspace_query(cudnnHandle_t handle, const struct ocd_conv_problem *p,

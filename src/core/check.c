@@ -143,17 +143,22 @@ static void make_host_handle(void)
     host_handle = h;
 }
 
+static const struct ocd_impl *entry_at(struct ocd_check_entries e, size_t i)
+{
+    return (const struct ocd_impl *)((const char *)e.first + i * e.stride);
+}
+
 /* The host entry that gives the second opinion on `primary` (see check.h), or NULL. */
-static const struct ocd_impl *second_entry(cudnnHandle_t host, const struct ocd_impl *table, size_t count,
-                                           const void *problem, const struct ocd_impl *primary)
+static const struct ocd_impl *second_entry(cudnnHandle_t host, struct ocd_check_entries e, const void *problem,
+                                           const struct ocd_impl *primary)
 {
     if (primary->backend != OCD_BACKEND_HOST) {
-        for (size_t i = 0; i < count; i++)
-            if (ocd_impl_rejects(host, &table[i], problem) == NULL) return &table[i];
+        for (size_t i = 0; i < e.count; i++)
+            if (ocd_impl_rejects(host, entry_at(e, i), problem) == NULL) return entry_at(e, i);
         return NULL;
     }
-    for (size_t i = count; i-- > 0;)
-        if (ocd_impl_rejects(host, &table[i], problem) == NULL) return &table[i];
+    for (size_t i = e.count; i-- > 0;)
+        if (ocd_impl_rejects(host, entry_at(e, i), problem) == NULL) return entry_at(e, i);
     return NULL;
 }
 
@@ -258,47 +263,58 @@ cudnnStatus_t ocd_impl_run_checked(cudnnHandle_t handle, const struct ocd_impl *
 {
     const struct ocd_impl *impl = ocd_impl_select(handle, table, count, problem, call ? call->op : "a checked call");
     if (impl == NULL) return CUDNN_STATUS_NOT_SUPPORTED;
-    if (call == NULL || !sampled()) return impl->run(handle, problem, NULL, 0);
+    return ocd_check_run(handle, impl, problem, NULL, 0, call, (struct ocd_check_entries){table, count, sizeof *table});
+}
 
-    struct copies c = {0};
-    cudnnStatus_t s = snapshot(handle, problem, call, &c);
-    if (s != CUDNN_STATUS_SUCCESS) {
-        copies_free(&c);
-        return impl->run(handle, problem, NULL, 0);
-    }
-    s = impl->run(handle, problem, NULL, 0);
-    if (s == CUDNN_STATUS_SUCCESS) s = test_break(handle, impl, problem, call);
-    for (int i = 0; i < call->count && s == CUDNN_STATUS_SUCCESS; i++)
-        if (c.after[i] != NULL)
-            s = ocd_backend_copy(handle, c.after[i], *field_of(problem, call->buffers[i].field), c.bytes[i],
-                                 OCD_COPY_TO_HOST);
-    if (s != CUDNN_STATUS_SUCCESS) {
-        copies_free(&c);
-        return s;
-    }
-
-    /* the second run: the same problem on the host copies (outputs land in `before`) */
+/* The second run: the problem copied, its pointers moved to the host copies, on a host entry. */
+static void second_run(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem,
+                       const struct ocd_check_call *call, struct ocd_check_entries entries, struct copies *c)
+{
     cudnnHandle_t host = handle;
     if (ocd_handle_kind(handle) != OCD_BACKEND_HOST) {
         pthread_once(&host_once, make_host_handle);
         host = host_handle;
     }
-    void *copy = ocd_malloc(call->problem_size);
+    void *copy = ocd_malloc(call->problem_size), *ws = NULL;
     const struct ocd_impl *second = NULL;
+    size_t ws_bytes = 0;
     if (host != NULL && copy != NULL) {
         memcpy(copy, problem, call->problem_size);
-        for (int i = 0; i < call->count; i++) *field_of(copy, call->buffers[i].field) = c.before[i];
-        second = second_entry(host, table, count, copy, impl);
+        for (int i = 0; i < call->count; i++) *field_of(copy, call->buffers[i].field) = c->before[i];
+        second = second_entry(host, entries, copy, impl);
+        ws_bytes = second != NULL && second->workspace ? second->workspace(host, copy) : 0;
+        ws = ws_bytes ? ocd_malloc(ws_bytes) : NULL;
     }
-    if (second == NULL)
+    if (second == NULL || (ws_bytes > 0 && ws == NULL))
         ocd_log_message(CUDNN_SEV_WARNING, CUDNN_STATUS_SUCCESS, "OPENCUDNN_CHECK: %s: %s could not be checked (%s)",
-                        call->op, impl->name, copy == NULL || host == NULL ? "memory is short" : "no host entry applies");
-    else if (second->run(host, copy, NULL, 0) != CUDNN_STATUS_SUCCESS)
+                        call->op, impl->name, second != NULL || copy == NULL || host == NULL ? "memory is short" : "no host entry applies");
+    else if (second->run(host, copy, ws, ws_bytes) != CUDNN_STATUS_SUCCESS)
         ocd_log_message(CUDNN_SEV_WARNING, CUDNN_STATUS_SUCCESS, "OPENCUDNN_CHECK: %s: the host entry %s failed",
                         call->op, second->name);
     else
-        compare(call, &c, impl, second);
+        compare(call, c, impl, second);
+    free(ws);
     free(copy);
+}
+
+cudnnStatus_t ocd_check_run(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem, void *workspace,
+                            size_t workspace_bytes, const struct ocd_check_call *call,
+                            struct ocd_check_entries entries)
+{
+    if (call == NULL || !sampled()) return impl->run(handle, problem, workspace, workspace_bytes);
+    struct copies c = {0};
+    cudnnStatus_t s = snapshot(handle, problem, call, &c);
+    if (s != CUDNN_STATUS_SUCCESS) {
+        copies_free(&c);
+        return impl->run(handle, problem, workspace, workspace_bytes);
+    }
+    s = impl->run(handle, problem, workspace, workspace_bytes);
+    if (s == CUDNN_STATUS_SUCCESS) s = test_break(handle, impl, problem, call);
+    for (int i = 0; i < call->count && s == CUDNN_STATUS_SUCCESS; i++)
+        if (c.after[i] != NULL)
+            s = ocd_backend_copy(handle, c.after[i], *field_of(problem, call->buffers[i].field), c.bytes[i],
+                                 OCD_COPY_TO_HOST);
+    if (s == CUDNN_STATUS_SUCCESS) second_run(handle, impl, problem, call, entries, &c);
     copies_free(&c);
-    return CUDNN_STATUS_SUCCESS;
+    return s;
 }
