@@ -1,5 +1,5 @@
 /* check.c: OPENCUDNN_CHECK, the built-in second opinion (src/core/check.h), on every backend
-   (activation, softmax, pooling and convolution in every direction)
+   (activation, softmax, pooling, batch norm and convolution in every direction)
    present: each checked call logs its verdict (info: agreement; warning: a mismatch with the
    benchmark's replay string); OPENCUDNN_TEST_BREAK, which perturbs the output of the entry it
    names, must be caught; OPENCUDNN_CHECK=0.25 checks one call in four; the user's results stay
@@ -212,5 +212,42 @@ TEST(check_convolution)
     cudnnDestroyTensorDescriptor(yd);
     cudnnDestroyFilterDescriptor(wd);
     cudnnDestroyConvolutionDescriptor(cd);
+    CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
+}
+
+/* Batch norm, training forward (running averages read and written) and backward. */
+TEST(check_batchnorm)
+{
+    unsigned mask0;
+    void *udata0;
+    cudnnCallback_t fn0;
+    CHECK_OK(cudnnGetCallback(&mask0, &udata0, &fn0));
+    struct verdicts v = {0};
+    CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN | CUDNN_SEV_WARNING_EN, &v, capture));
+    struct calls c = {0};
+    calls_init(&c);
+    cudnnTensorDescriptor_t bn;
+    cudnnCreateTensorDescriptor(&bn);
+    CHECK_OK(cudnnDeriveBNTensorDescriptor(bn, c.x_desc, CUDNN_BATCHNORM_SPATIAL));
+    float params[CC];
+    for (int i = 0; i < CC; i++) params[i] = (float)trand_uniform(0.5, 1.5);
+    void *scale = tbuf_from(params, sizeof params), *bias = tbuf_from(params, sizeof params);
+    void *mean = tbuf_from(params, sizeof params), *var = tbuf_from(params, sizeof params);
+    void *stats = tbuf_alloc(4 * sizeof params);
+    char *s = stats;
+    setenv("OPENCUDNN_CHECK", "1", 1);
+    CHECK_OK(cudnnBatchNormalizationForwardTraining(c.h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, c.x_desc, c.x,
+                                                    c.x_desc, c.y, bn, scale, bias, 0.25, mean, var, 1e-5, s,
+                                                    s + sizeof params));
+    CHECK_OK(cudnnBatchNormalizationBackward(c.h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, c.x_desc, c.x,
+                                             c.x_desc, c.dy, c.x_desc, c.dx, bn, scale, s + 2 * sizeof params,
+                                             s + 3 * sizeof params, 1e-5, s, s + sizeof params));
+    unsetenv("OPENCUDNN_CHECK");
+    CHECK(v.agree == 2);
+    if (!CHECK(v.differ == 0)) FAIL("%s", v.differs);
+    void *bufs[] = {scale, bias, mean, var, stats};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
+    cudnnDestroyTensorDescriptor(bn);
+    calls_destroy(&c);
     CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
 }

@@ -29,7 +29,7 @@
 extern "C" {
 #endif
 
-#define OCD_CHECK_BUFFERS 8
+#define OCD_CHECK_BUFFERS 20
 
 struct ocd_check_buffer {
     size_t field;                       /* offsetof the data pointer within the problem struct (NULL there: skipped) */

@@ -13,10 +13,13 @@
 #include "ops/batchnorm.h"
 
 #include "core/argcheck.h"
+#include "core/check.h"
 #include "core/dtype.h"
 #include "core/reasons.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 static const struct ocd_impl bn_impls[] = {
@@ -267,6 +270,40 @@ static void fill_pointers(const struct ocd_bn_args *a, struct ocd_bn_problem *p)
     }
 }
 
+/* The call as OPENCUDNN_CHECK sees it (core/check.h): every tensor and per-slot array the problem
+   points at (the running averages both read and written), the benchmark's bn* replay string. */
+static void bn_check_call(struct ocd_check_call *call, const struct ocd_bn_problem *p, const char *op)
+{
+    *call = (struct ocd_check_call){.op = op, .problem_size = sizeof *p};
+    call->tolerance = p->dtype == CUDNN_DATA_DOUBLE ? 1e-9 : p->dtype == CUDNN_DATA_FLOAT ? 1e-4 : 0;
+#define BN_BUFFER(field, view, output) ocd_check_add(call, offsetof(struct ocd_bn_problem, field), &p->view, output)
+    BN_BUFFER(x_ptr, x, false);
+    BN_BUFFER(z_ptr, z, false);
+    BN_BUFFER(dy_ptr, dy, false);
+    BN_BUFFER(y_ptr, y, true);
+    BN_BUFFER(dx_ptr, dx, true);
+    BN_BUFFER(dz_ptr, dz, true);
+    BN_BUFFER(reserve_ptr, reserve, true);
+    BN_BUFFER(scale, param, false);
+    BN_BUFFER(bias, param, false);
+    BN_BUFFER(dscale, param, true);
+    BN_BUFFER(dbias, param, true);
+    BN_BUFFER(est_mean, stat, false);
+    BN_BUFFER(est_var, stat, false);
+    BN_BUFFER(run_mean, stat, true);
+    BN_BUFFER(run_var, stat, true);
+    BN_BUFFER(save_mean, stat, true);
+    BN_BUFFER(save_invstd, stat, true);
+    BN_BUFFER(saved_mean, stat, false);
+    BN_BUFFER(saved_invstd, stat, false);
+#undef BN_BUFFER
+    static const char *const dirs[] = {"bnfwdinf", "bnfwdtrain", "bnbwd"};
+    char spec[96];
+    ocd_check_tensor_spec(&p->x, spec, sizeof spec);
+    snprintf(call->replay, sizeof call->replay, "op=%s mode=%s dt=%s x=%s", dirs[p->dir],
+             p->per_activation ? "per_activation" : "spatial", ocd_check_dtype_name(p->dtype), spec);
+}
+
 cudnnStatus_t ocd_bn_run(cudnnHandle_t handle, const struct ocd_bn_args *args, const char *op)
 {
     OCD_CHECK_HANDLE(handle);
@@ -275,7 +312,11 @@ cudnnStatus_t ocd_bn_run(cudnnHandle_t handle, const struct ocd_bn_args *args, c
     fill_pointers(args, &p);
     const struct ocd_impl *impl = ocd_impl_select(handle, bn_impls, OCD_ARRAY_LEN(bn_impls), &p, op);
     if (impl == NULL) return CUDNN_STATUS_NOT_SUPPORTED;
-    return impl->run(handle, &p, args->workspace, args->workspace_bytes);
+    if (!ocd_check_enabled()) return impl->run(handle, &p, args->workspace, args->workspace_bytes);
+    struct ocd_check_call call;
+    bn_check_call(&call, &p, op);
+    return ocd_check_run(handle, impl, &p, args->workspace, args->workspace_bytes, &call,
+                         (struct ocd_check_entries){bn_impls, OCD_ARRAY_LEN(bn_impls), sizeof bn_impls[0]});
 }
 
 cudnnStatus_t ocd_bn_workspace_size(cudnnHandle_t handle, const struct ocd_bn_args *args,
