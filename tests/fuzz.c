@@ -13,7 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { FUZZ_ITERATIONS = 400, GUARD = 256, MAX_BYTES = 1 << 20 };
+#ifndef FUZZ_ITERATIONS
+#define FUZZ_ITERATIONS 400 /* the libFuzzer harness (tests/libfuzzer) runs fewer per input */
+#define FUZZ_MOST_RUN 1     /* and its inputs decide how many run, so it does not count them */
+#endif
+enum { GUARD = 256, MAX_BYTES = 1 << 20 };
 
 /* The calls the test makes, one an iteration. */
 enum fz_op {
@@ -689,7 +693,11 @@ TEST(fuzz_ops_with_random_descriptors)
         fz_tensor_free(&p);
         for (int i = 0; i < (int)TLEN(ex); i++) fz_tensor_free(&ex[i]);
     }
+#ifdef FUZZ_MOST_RUN
     CHECK(current_test_failed() || ran > FUZZ_ITERATIONS / 2); /* most iterations had tensors small enough to run */
+#else
+    (void)ran;
+#endif
     cudnnDestroyActivationDescriptor(act);
     cudnnDestroyPoolingDescriptor(pool);
     cudnnDestroyOpTensorDescriptor(opt);

@@ -114,8 +114,29 @@ static uint64_t rotl(uint64_t x, int k)
     return (x << k) | (x >> (64 - k));
 }
 
+/* The libFuzzer harness's source (tests/libfuzzer/ops.c): while input bytes remain, each draw is
+   the next two of them, repeated in the top and the bottom 16 bits (so that a small range takes
+   them as they are, and trand_uniform spreads them); then the generator, seeded by a hash of the
+   whole input, so that a run stays a function of its input. */
+static const uint8_t *byte_src;
+static size_t byte_left;
+
+void trand_bytes(const uint8_t *data, size_t size)
+{
+    uint64_t h = 0xcbf29ce484222325ULL ^ size;
+    for (size_t i = 0; i < size; i++) h = (h ^ data[i]) * 0x100000001b3ULL;
+    trand_seed(h);
+    byte_src = data;
+    byte_left = size;
+}
+
 uint64_t trand_u64(void)
 {
+    if (byte_left >= 2) {
+        uint64_t b = (uint64_t)byte_src[0] | (uint64_t)byte_src[1] << 8;
+        byte_src += 2, byte_left -= 2;
+        return b << 48 | b;
+    }
     uint64_t r = rotl(rng[1] * 5, 7) * 9, t = rng[1] << 17;
     rng[2] ^= rng[0];
     rng[3] ^= rng[1];

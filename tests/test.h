@@ -62,6 +62,9 @@ void *tbuf_from(const void *src, size_t bytes);
 uint64_t trand_u64(void);
 double trand_uniform(double lo, double hi);
 int trand_int(int lo, int hi); /* inclusive */
+/* Draws from these bytes first (two a draw), then from the generator seeded by their hash: the
+   libFuzzer harness's randomness (tests/libfuzzer/ops.c). */
+void trand_bytes(const uint8_t *data, size_t size);
 
 /* ---- typed host arrays -------------------------------------------------------------------- */
 size_t tdtype_size(cudnnDataType_t t); /* bytes of one scalar (1 for the int8 vector types) */
