@@ -9,7 +9,8 @@
    (that call must have succeeded). */
 #include "test.h"
 
-#include <dlfcn.h>
+#include "core/platform.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,8 +22,8 @@ static fault_set_fn fault_set(void)
 {
     static fault_set_fn fn;
     if (fn == NULL) {
-        void *lib = dlopen(OCD_LIB_DIR "/libcudnn_ops_infer.so.8", RTLD_NOW);
-        if (lib != NULL) *(void **)&fn = dlsym(lib, "ocd_alloc_fault_set");
+        void *lib = ocd_dl_open(OCD_LIB_DIR "/" OCD_LIBRARY_FILE("cudnn_ops_infer"), NULL, 0);
+        if (lib != NULL) *(void **)&fn = ocd_dl_symbol(lib, "ocd_alloc_fault_set");
     }
     return fn;
 }
@@ -227,7 +228,7 @@ static void find_fresh(void *ctx)
     char value[64];
     (void)ctx;
     snprintf(value, sizeof value, "alloc_fault_round_%u", round++);
-    setenv("OPENCUDNN_DISABLE", value, 1);
+    ocd_setenv("OPENCUDNN_DISABLE", value);
 }
 
 /* An entry of Find's results whose algorithm could not get its memory. */
@@ -260,7 +261,7 @@ TEST(alloc_fault_convolution)
     struct fault_case find = {.name = "cudnnFindConvolutionForwardAlgorithm", .call = find_call,
                               .untouched = find_untouched, .ctx = &c, .fresh = find_fresh, .degraded = find_degraded};
     sweep(&find);
-    unsetenv("OPENCUDNN_DISABLE");
+    ocd_unsetenv("OPENCUDNN_DISABLE");
     for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT && !current_test_failed(); a++) {
         c.algo = (cudnnConvolutionFwdAlgo_t)a;
         if (cudnnGetConvolutionForwardWorkspaceSize(c.h, c.x_desc, c.w_desc, c.conv, c.y_desc, c.algo, &c.ws_bytes) !=

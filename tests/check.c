@@ -6,6 +6,8 @@
    those of the first run. */
 #include "test.h"
 
+#include "core/platform.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,12 +116,12 @@ TEST(check_second_opinion)
     calls_init(&c);
 
     /* off: no verdicts */
-    unsetenv("OPENCUDNN_CHECK");
+    ocd_unsetenv("OPENCUDNN_CHECK");
     all_calls(&c);
     CHECK(v.agree == 0 && v.differ == 0);
 
     /* every call: every op agrees with the host */
-    setenv("OPENCUDNN_CHECK", "1", 1);
+    ocd_setenv("OPENCUDNN_CHECK", "1");
     all_calls(&c);
     CHECK(v.agree == 6);
     if (!CHECK(v.differ == 0)) FAIL("%s", v.differs);
@@ -128,9 +130,9 @@ TEST(check_second_opinion)
     v = (struct verdicts){0};
     activation_forward(&c);
     CHECK(v.entry[0] != '\0');
-    setenv("OPENCUDNN_TEST_BREAK", v.entry, 1);
+    ocd_setenv("OPENCUDNN_TEST_BREAK", v.entry);
     activation_forward(&c);
-    unsetenv("OPENCUDNN_TEST_BREAK");
+    ocd_unsetenv("OPENCUDNN_TEST_BREAK");
     CHECK(v.differ == 1);
     CHECK(strstr(v.differs, "differs from host:") != NULL);
     if (!CHECK(strstr(v.differs, "replay: op=actfwd mode=relu dt=f32 x=2x3x5x5") != NULL)) FAIL("%s", v.differs);
@@ -141,12 +143,12 @@ TEST(check_second_opinion)
     CHECK(y0 == (x0 > 0 ? x0 : 0) + 1);
 
     /* a quarter of the calls (evenly spaced: 2 of any 8 in a row) */
-    setenv("OPENCUDNN_CHECK", "0.25", 1);
+    ocd_setenv("OPENCUDNN_CHECK", "0.25");
     v = (struct verdicts){0};
     for (int i = 0; i < 8; i++) activation_forward(&c);
     CHECK(v.agree == 2);
 
-    unsetenv("OPENCUDNN_CHECK");
+    ocd_unsetenv("OPENCUDNN_CHECK");
     calls_destroy(&c);
     CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
 }
@@ -186,7 +188,7 @@ TEST(check_convolution)
     ws_bytes = b > ws_bytes ? b : ws_bytes;
     void *ws = tbuf_alloc(ws_bytes ? ws_bytes : 1);
 
-    setenv("OPENCUDNN_CHECK", "1", 1);
+    ocd_setenv("OPENCUDNN_CHECK", "1");
     for (int round = 0; round < 2; round++) {
         CHECK_OK(cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, ws,
                                          ws_bytes, &zero, yd, y));
@@ -197,10 +199,10 @@ TEST(check_convolution)
                                                 ws_bytes, &zero, wd, dw));
         CHECK(v.agree == 3);
         if (!CHECK(v.differ == 0)) FAIL("%s", v.differs);
-        setenv("OPENCUDNN_TEST_BREAK", v.entry, 1); /* the forward's entry */
+        ocd_setenv("OPENCUDNN_TEST_BREAK", v.entry); /* the forward's entry */
     }
-    unsetenv("OPENCUDNN_TEST_BREAK");
-    unsetenv("OPENCUDNN_CHECK");
+    ocd_unsetenv("OPENCUDNN_TEST_BREAK");
+    ocd_unsetenv("OPENCUDNN_CHECK");
     CHECK(v.differ == 1);
     if (!CHECK(strstr(v.differs, "replay: op=convfwd dt=f32 layout=nchw n=2 c=3 h=6 w=6 k=4 r=3 s=3 pad=1 stride=1 "
                                  "dil=1 algo=implicit_gemm") != NULL))
@@ -235,14 +237,14 @@ TEST(check_batchnorm)
     void *mean = tbuf_from(params, sizeof params), *var = tbuf_from(params, sizeof params);
     void *stats = tbuf_alloc(4 * sizeof params);
     char *s = stats;
-    setenv("OPENCUDNN_CHECK", "1", 1);
+    ocd_setenv("OPENCUDNN_CHECK", "1");
     CHECK_OK(cudnnBatchNormalizationForwardTraining(c.h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, c.x_desc, c.x,
                                                     c.x_desc, c.y, bn, scale, bias, 0.25, mean, var, 1e-5, s,
                                                     s + sizeof params));
     CHECK_OK(cudnnBatchNormalizationBackward(c.h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, c.x_desc, c.x,
                                              c.x_desc, c.dy, c.x_desc, c.dx, bn, scale, s + 2 * sizeof params,
                                              s + 3 * sizeof params, 1e-5, s, s + sizeof params));
-    unsetenv("OPENCUDNN_CHECK");
+    ocd_unsetenv("OPENCUDNN_CHECK");
     CHECK(v.agree == 2);
     if (!CHECK(v.differ == 0)) FAIL("%s", v.differs);
     void *bufs[] = {scale, bias, mean, var, stats};

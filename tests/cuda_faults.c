@@ -14,17 +14,18 @@
    neither aborting nor crashing. */
 #include "test.h"
 
-#include <spawn.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #ifdef OCD_TEST_CUDA
 #include <cuda_runtime.h>
-#endif
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 extern char **environ;
+#endif
 
 enum { FN = 2, FC = 3, FH = 8, FW = 8 };
 #define F_ELEMS ((size_t)FN * FC * FH * FW)
@@ -106,7 +107,8 @@ TEST(query_runtime_error_modes)
     tbuf_free(y);
 }
 
-/* ---- faults, in a child process --------------------------------------------------------------- */
+/* ---- faults, in a child process (CUDA builds only) ---------------------------------------------- */
+#ifdef OCD_TEST_CUDA
 
 /* True in the child that runs `name`'s scenario. */
 static bool fault_child(const char *name)
@@ -192,3 +194,4 @@ TEST(cuda_fault_destroyed_stream)
     tbuf_free(y);
 #endif
 }
+#endif /* OCD_TEST_CUDA */

@@ -10,9 +10,9 @@
 
 #include "core/dimgroup.h"
 #include "core/dtype.h"
+#include "core/platform.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,7 +126,7 @@ static double default_tolerance(cudnnDataType_t t)
 /* ---- the host side ----------------------------------------------------------------------------------- */
 
 static cudnnHandle_t host_handle;
-static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+static ocd_once_t host_once = OCD_ONCE_INIT;
 
 /* The handle the host entries of a CUDA call run on: one per process, made on first need (a
    host handle holds nothing that calls share, so threads may use it together). */
@@ -272,7 +272,7 @@ static void second_run(cudnnHandle_t handle, const struct ocd_impl *impl, const 
 {
     cudnnHandle_t host = handle;
     if (ocd_handle_kind(handle) != OCD_BACKEND_HOST) {
-        pthread_once(&host_once, make_host_handle);
+        ocd_once(&host_once, make_host_handle);
         host = host_handle;
     }
     void *copy = ocd_malloc(call->problem_size), *ws = NULL;
