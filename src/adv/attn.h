@@ -77,6 +77,17 @@ cudnnStatus_t ocd_attn_gemm_wgrad(const struct ocd_attn_call *call, const struct
 cudnnStatus_t ocd_attn_sum_heads(const struct ocd_attn_call *call, const struct ocd_attn_seq *s, const void *per_head,
                                  int width, void *y);
 
+/* The core problem of a call: sizes from the descriptors, every query step, no dropout; the
+   lengths (backend memory) and windows (host) given. */
+void ocd_attn_core_init(const struct ocd_attn_call *call, struct ocd_attn_core_problem *p, const int *len_q,
+                        const int *len_kv, const int *lo, const int *hi);
+
+/* The core's q, k, v and o operands: the projected buffers (token order of their inputs, heads
+   side by side) where the configuration projects, the inputs themselves where it does not; h
+   holds H head_v values per output token. */
+void ocd_attn_operands(const struct ocd_attn_call *call, struct ocd_attn_core_problem *p, const void *q,
+                       const void *k, const void *v, const void *h);
+
 #ifdef __cplusplus
 }
 #endif

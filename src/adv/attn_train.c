@@ -1,0 +1,208 @@
+/* attn_train.c: cudnnMultiHeadAttnBackwardData and cudnnMultiHeadAttnBackwardWeights
+   (libcudnn_adv_train), on the call preparation and token GEMMs of attn.c and the attention
+   core's backward.
+
+   Backward data: dhbar = W_O^T dout (dout itself without an O projection), the core's backward
+   from the forward's saved buffers (the projected Q, K, V and the attention output, in the
+   reserve) gives the gradients of the projected buffers, which stay in the reserve for the
+   weight gradients, and dx = W_X^T dxbar (the sum over heads without a projection). dqueries
+   holds the gradient through the attention only: with residuals taken from the queries, the
+   caller adds dout, as cuDNN documents. Backward weights: dW_X (+)= dxbar x^T and
+   db_X (+)= sum of dxbar over the valid tokens (padding excluded), dW_O (+)= dout hbar^T.
+
+   cuDNN 8.2 rules implemented here: both calls need the reserve a training forward of the same
+   problem wrote (BackwardWeights after BackwardData); the descriptors are checked as the forward
+   checks them (dq/dk/dv/do descriptors for q/k/v/o); BAD_PARAM, nothing written, for a NULL
+   pointer, a buffer below cudnnGetMultiHeadAttnBuffers' sizes, an output overlapping another
+   buffer of the call, and an addGrad that is not a cudnnWgradMode_t. CUDNN_WGRAD_MODE_ADD adds
+   to dweights, CUDNN_WGRAD_MODE_SET overwrites it. */
+#include "adv/attn.h"
+
+#include "core/dtype.h"
+#include "ops/tensor_ops.h"
+
+#include <string.h>
+
+static bool overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return a != NULL && b != NULL && x < y + b_bytes && y < x + a_bytes;
+}
+
+static size_t seq_bytes(const struct ocd_attn_call *call, const struct ocd_attn_seq *s)
+{
+    return (size_t)s->T * s->B * s->M * s->V * ocd_dtype_scalar_size(call->c->dtype);
+}
+
+/* The common buffer checks of both calls. */
+static cudnnStatus_t check_buffers(const struct ocd_attn_call *call, size_t weight_bytes, const void *weights,
+                                   size_t ws_bytes, const void *ws, size_t rs_bytes, const void *rs)
+{
+    const struct ocd_attn_config *c = call->c;
+    size_t e = ocd_dtype_scalar_size(c->dtype);
+    OCD_TRY(ocd_attn_check_buffer("weight", weight_bytes, (size_t)ocd_attn_weight_count(c) * e, weights));
+    OCD_TRY(ocd_attn_check_buffer("workSpace", ws_bytes, call->l.workspace, ws));
+    OCD_TRY(ocd_attn_check_buffer("reserveSpace", rs_bytes, call->l.reserve, rs));
+    if (rs == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "reserveSpace is NULL: a backward needs the forward's");
+    if (call->post_dropout > 0)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "post-projection dropout is not implemented yet");
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static const void *weight_at(const struct ocd_attn_config *c, const void *weights, int kind)
+{
+    struct ocd_attn_weight w;
+    ocd_attn_weight_of(c, kind, &w);
+    return w.present ? (const char *)weights + (size_t)w.offset * ocd_dtype_scalar_size(c->dtype) : NULL;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnBackwardData(
+    cudnnHandle_t handle, const cudnnAttnDescriptor_t attnDesc, const int loWinIdx[], const int hiWinIdx[],
+    const int devSeqLengthsDQDO[], const int devSeqLengthsDKDV[], const cudnnSeqDataDescriptor_t doDesc,
+    const void *dout, const cudnnSeqDataDescriptor_t dqDesc, void *dqueries, const void *queries,
+    const cudnnSeqDataDescriptor_t dkDesc, void *dkeys, const void *keys, const cudnnSeqDataDescriptor_t dvDesc,
+    void *dvalues, const void *values, size_t weightSizeInBytes, const void *weights, size_t workSpaceSizeInBytes,
+    void *workSpace, size_t reserveSpaceSizeInBytes, void *reserveSpace)
+{
+    OCD_LOG_API("handle=%p attnDesc=%p loWinIdx=%p hiWinIdx=%p devSeqLengthsDQDO=%p devSeqLengthsDKDV=%p doDesc=%p "
+                "dout=%p dqDesc=%p dqueries=%p queries=%p dkDesc=%p dkeys=%p keys=%p dvDesc=%p dvalues=%p values=%p "
+                "weightSizeInBytes=%zu weights=%p workSpaceSizeInBytes=%zu workSpace=%p reserveSpaceSizeInBytes=%zu "
+                "reserveSpace=%p",
+                (void *)handle, (void *)attnDesc, (const void *)loWinIdx, (const void *)hiWinIdx,
+                (const void *)devSeqLengthsDQDO, (const void *)devSeqLengthsDKDV, (void *)doDesc, dout,
+                (void *)dqDesc, dqueries, queries, (void *)dkDesc, dkeys, keys, (void *)dvDesc, dvalues, values,
+                weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
+    const char *op = "cudnnMultiHeadAttnBackwardData";
+    struct ocd_attn_call call;
+    OCD_TRY(ocd_attn_prepare(handle, attnDesc, dqDesc, dkDesc, dvDesc, doDesc, op, &call));
+    if (dout == NULL || dqueries == NULL || queries == NULL || dkeys == NULL || keys == NULL || dvalues == NULL ||
+        values == NULL || loWinIdx == NULL || hiWinIdx == NULL || devSeqLengthsDQDO == NULL ||
+        devSeqLengthsDKDV == NULL)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "a data, window or sequence-length pointer is NULL");
+    OCD_TRY(check_buffers(&call, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes,
+                          reserveSpace));
+    const void *outs[] = {dqueries, dkeys, dvalues};
+    size_t out_bytes[] = {seq_bytes(&call, &call.q), seq_bytes(&call, &call.k), seq_bytes(&call, &call.v)};
+    const void *ins[] = {dout, queries, keys, values, weights, dqueries, dkeys, dvalues};
+    size_t in_bytes[] = {seq_bytes(&call, &call.o), out_bytes[0], out_bytes[1], out_bytes[2],
+                         weightSizeInBytes, out_bytes[0], out_bytes[1], out_bytes[2]};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 8; j++)
+            if (j != 5 + i && overlap(outs[i], out_bytes[i], ins[j], in_bytes[j]))
+                return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dqueries, dkeys or dvalues overlaps another buffer of the call");
+
+    const struct ocd_attn_config *c = call.c;
+    const struct ocd_attn_layout *l = &call.l;
+    int H = c->heads, qk = ocd_attn_head_qk(c), hv = ocd_attn_head_v(c);
+    char *rs = reserveSpace, *ws = workSpace;
+    const void *dh = dout;
+    if (c->o_proj > 0) {
+        dh = ws + l->w_dhbar;
+        OCD_TRY(ocd_attn_gemm_tokens(&call, &call.o, -1, H * hv, c->o_proj, true, weight_at(c, weights, 3), c->o_proj,
+                                     dout, c->o_proj, ws + l->w_dhbar, H * hv, NULL, 0));
+    }
+    struct ocd_attn_core_problem core;
+    ocd_attn_core_init(&call, &core, devSeqLengthsDQDO, devSeqLengthsDKDV, loWinIdx, hiWinIdx);
+    ocd_attn_operands(&call, &core, c->q_proj > 0 ? rs + l->r_qbar : queries, c->k_proj > 0 ? rs + l->r_kbar : keys,
+                      c->v_proj > 0 ? rs + l->r_vbar : values, rs + l->r_hbar);
+    /* the gradients, and dout's heads, always per head */
+    struct ocd_attn_core_problem grads;
+    ocd_attn_core_init(&call, &grads, NULL, NULL, NULL, NULL);
+    struct ocd_attn_config per_head = *c;
+    if (per_head.q_proj == 0) per_head.q_proj = c->q_size;
+    if (per_head.k_proj == 0) per_head.k_proj = c->k_size;
+    if (per_head.v_proj == 0) per_head.v_proj = c->v_size;
+    struct ocd_attn_call grad_call = call;
+    grad_call.c = &per_head;
+    ocd_attn_operands(&grad_call, &grads, rs + l->r_dqbar, rs + l->r_dkbar, rs + l->r_dvbar, dh);
+    core.d_o = grads.o;
+    core.dq = grads.q;
+    core.dk = grads.k;
+    core.dv = grads.v;
+    core.dropout = call.attn_dropout;
+    OCD_TRY(ocd_attn_core_backward(handle, &core, ws + l->w_core, l->core_workspace, rs, l->core_reserve, op));
+    if (c->q_proj > 0)
+        OCD_TRY(ocd_attn_gemm_tokens(&call, &call.q, -1, c->q_size, H * qk, true, weight_at(c, weights, 0), H * qk,
+                                     rs + l->r_dqbar, H * qk, dqueries, c->q_size, NULL, 0));
+    else
+        OCD_TRY(ocd_attn_sum_heads(&call, &call.q, rs + l->r_dqbar, c->q_size, dqueries));
+    if (c->k_proj > 0)
+        OCD_TRY(ocd_attn_gemm_tokens(&call, &call.k, -1, c->k_size, H * qk, true, weight_at(c, weights, 1), H * qk,
+                                     rs + l->r_dkbar, H * qk, dkeys, c->k_size, NULL, 0));
+    else
+        OCD_TRY(ocd_attn_sum_heads(&call, &call.k, rs + l->r_dkbar, c->k_size, dkeys));
+    if (c->v_proj > 0)
+        OCD_TRY(ocd_attn_gemm_tokens(&call, &call.v, -1, c->v_size, H * hv, true, weight_at(c, weights, 2), H * hv,
+                                     rs + l->r_dvbar, H * hv, dvalues, c->v_size, NULL, 0));
+    else
+        OCD_TRY(ocd_attn_sum_heads(&call, &call.v, rs + l->r_dvbar, c->v_size, dvalues));
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* Fills n elements of the data type with 1 (the bias gradients' summing vector). */
+static cudnnStatus_t ones(const struct ocd_attn_call *call, void *y, int64_t n)
+{
+    struct ocd_tensor_view v = {.dtype = call->c->dtype, .rank = 1, .vect = 1, .dims = {n}, .strides = {1}};
+    struct ocd_ewise ew;
+    ocd_ewise_build(&ew, OCD_EWISE_FILL, &v, NULL, NULL);
+    ew.y.data = y;
+    switch (call->c->dtype) {
+    case CUDNN_DATA_DOUBLE: ew.fill = 0x3ff0000000000000ull; break;
+    case CUDNN_DATA_HALF: ew.fill = 0x3c00; break;
+    default: ew.fill = 0x3f800000; break;
+    }
+    return ocd_ewise_run(call->handle, &ew, call->op);
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnBackwardWeights(
+    cudnnHandle_t handle, const cudnnAttnDescriptor_t attnDesc, cudnnWgradMode_t addGrad,
+    const cudnnSeqDataDescriptor_t qDesc, const void *queries, const cudnnSeqDataDescriptor_t kDesc, const void *keys,
+    const cudnnSeqDataDescriptor_t vDesc, const void *values, const cudnnSeqDataDescriptor_t doDesc, const void *dout,
+    size_t weightSizeInBytes, const void *weights, void *dweights, size_t workSpaceSizeInBytes, void *workSpace,
+    size_t reserveSpaceSizeInBytes, void *reserveSpace)
+{
+    OCD_LOG_API("handle=%p attnDesc=%p addGrad=%d qDesc=%p queries=%p kDesc=%p keys=%p vDesc=%p values=%p doDesc=%p "
+                "dout=%p weightSizeInBytes=%zu weights=%p dweights=%p workSpaceSizeInBytes=%zu workSpace=%p "
+                "reserveSpaceSizeInBytes=%zu reserveSpace=%p",
+                (void *)handle, (void *)attnDesc, (int)addGrad, (void *)qDesc, queries, (void *)kDesc, keys,
+                (void *)vDesc, values, (void *)doDesc, dout, weightSizeInBytes, weights, dweights,
+                workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
+    const char *op = "cudnnMultiHeadAttnBackwardWeights";
+    struct ocd_attn_call call;
+    OCD_TRY(ocd_attn_prepare(handle, attnDesc, qDesc, kDesc, vDesc, doDesc, op, &call));
+    if ((unsigned)addGrad > CUDNN_WGRAD_MODE_SET)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "addGrad %d is not a cudnnWgradMode_t", (int)addGrad);
+    if (queries == NULL || keys == NULL || values == NULL || dout == NULL)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "queries, keys, values or dout is NULL");
+    OCD_TRY(check_buffers(&call, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes,
+                          reserveSpace));
+    const struct ocd_attn_config *c = call.c;
+    size_t w_bytes = (size_t)ocd_attn_weight_count(c) * ocd_dtype_scalar_size(c->dtype);
+    if (w_bytes == 0) return CUDNN_STATUS_SUCCESS;
+    if (dweights == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dweights is NULL");
+    const void *ins[] = {weights, queries, keys, values, dout};
+    size_t in_bytes[] = {w_bytes, seq_bytes(&call, &call.q), seq_bytes(&call, &call.k), seq_bytes(&call, &call.v),
+                         seq_bytes(&call, &call.o)};
+    for (int j = 0; j < 5; j++)
+        if (overlap(dweights, w_bytes, ins[j], in_bytes[j]))
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dweights overlaps another buffer of the call");
+
+    const struct ocd_attn_layout *l = &call.l;
+    int H = c->heads, qk = ocd_attn_head_qk(c), hv = ocd_attn_head_v(c);
+    bool add = addGrad == CUDNN_WGRAD_MODE_ADD;
+    char *rs = reserveSpace, *ws = workSpace;
+    void *one = ws + l->w_ones;
+    if (c->biases) OCD_TRY(ones(&call, one, OCD_MAX(l->qo_tokens, l->kv_tokens)));
+    const struct ocd_attn_seq *seqs[] = {&call.q, &call.k, &call.v, &call.o};
+    const void *xs[] = {queries, keys, values, rs + l->r_hbar};
+    const void *dys[] = {rs + l->r_dqbar, rs + l->r_dkbar, rs + l->r_dvbar, dout};
+    const int rows[] = {H * qk, H * qk, H * hv, c->o_proj}, cols[] = {c->q_size, c->k_size, c->v_size, H * hv};
+    for (int kind = 0; kind < 4; kind++) {
+        void *dw = (void *)weight_at(c, dweights, kind), *db = (void *)weight_at(c, dweights, kind + 4);
+        if (dw == NULL) continue;
+        OCD_TRY(ocd_attn_gemm_wgrad(&call, seqs[kind], rows[kind], cols[kind], dys[kind], xs[kind], dw, NULL, add));
+        if (db != NULL)
+            OCD_TRY(ocd_attn_gemm_wgrad(&call, seqs[kind], rows[kind], 1, dys[kind], NULL, db, one, add));
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
