@@ -55,6 +55,14 @@ struct seqbuf {
     void *dev;
 };
 
+/* Dropout descriptors (attention, post-projection) and copies of their states, uploaded again
+   before a forward so that it draws the same masks. */
+struct drops {
+    cudnnDropoutDescriptor_t d[2];
+    void *states[2], *saved[2];
+    size_t bytes;
+};
+
 struct mha_run {
     const struct mha_case *c;
     cudnnDataType_t dtype;
@@ -69,6 +77,7 @@ struct mha_run {
     void *dev_len_q, *dev_len_kv, *dev_res, *dev_dout;
     void *weights, *ws, *rs;
     size_t wbytes, wsbytes, rsbytes;
+    struct drops *drops; /* dropout whose states are replayed before each forward of a loss */
     int64_t woffset[8]; /* elements */
     int wdims[8][3], wstrides[8][3];
     double fill;
@@ -194,7 +203,8 @@ static void *ints_upload(const int *a, int n)
     return tbuf_from(a, sizeof(int) * (size_t)n);
 }
 
-static bool run_init(struct mha_run *r, const struct mha_case *c, cudnnDataType_t dtype, cudnnDropoutDescriptor_t drop)
+static bool run_init(struct mha_run *r, const struct mha_case *c, cudnnDataType_t dtype, cudnnDropoutDescriptor_t drop,
+                     cudnnDropoutDescriptor_t post)
 {
     memset(r, 0, sizeof *r);
     cudnnHandle_t h = test_handle();
@@ -242,7 +252,7 @@ static bool run_init(struct mha_run *r, const struct mha_case *c, cudnnDataType_
     cudnnDataType_t comp = dtype == CUDNN_DATA_HALF ? CUDNN_DATA_FLOAT : dtype;
     if (!CHECK_OK(cudnnCreateAttnDescriptor(&r->attn)) ||
         !CHECK_OK(cudnnSetAttnDescriptor(r->attn, c->mode, c->heads, r->ref.scaler, dtype, comp, CUDNN_FMA_MATH, drop,
-                                         NULL, c->q, c->k, c->v, c->qp, c->kp, c->vp, c->op, c->Tq + 1, c->Tk + 2,
+                                         post, c->q, c->k, c->v, c->qp, c->kp, c->vp, c->op, c->Tq + 1, c->Tk + 2,
                                          c->B + 1, c->M)) ||
         !CHECK_OK(cudnnGetMultiHeadAttnBuffers(h, r->attn, &r->wbytes, &r->wsbytes, &r->rsbytes)))
         return false;
@@ -338,7 +348,7 @@ TEST(mha_forward)
     for (size_t ci = 0; ci < TLEN(cases); ci++)
         for (size_t ti = 0; ti < TLEN(types); ti++) {
             struct mha_run r;
-            if (!run_init(&r, &cases[ci], types[ti], NULL)) {
+            if (!run_init(&r, &cases[ci], types[ti], NULL, NULL)) {
                 run_free(&r);
                 continue;
             }
@@ -364,7 +374,7 @@ TEST(mha_inference_steps)
     const struct mha_case *sel[] = {&cases[1], &cases[2], &cases[5]};
     for (size_t ci = 0; ci < TLEN(sel); ci++) {
         struct mha_run r;
-        if (!run_init(&r, sel[ci], CUDNN_DATA_FLOAT, NULL)) {
+        if (!run_init(&r, sel[ci], CUDNN_DATA_FLOAT, NULL, NULL)) {
             run_free(&r);
             continue;
         }
@@ -457,7 +467,7 @@ TEST(mha_backward)
     for (size_t ci = 0; ci < TLEN(cases); ci++)
         for (size_t ti = 0; ti < TLEN(types); ti++) {
             struct mha_run r;
-            if (run_init(&r, &cases[ci], types[ti], NULL))
+            if (run_init(&r, &cases[ci], types[ti], NULL, NULL))
                 check_backward(&r, ti == 1 ? CUDNN_WGRAD_MODE_SET : CUDNN_WGRAD_MODE_ADD);
             run_free(&r);
         }
@@ -465,10 +475,40 @@ TEST(mha_backward)
 
 /* ---- finite differences ------------------------------------------------------------------------ */
 
-/* sum(dout * out) over the valid output positions, out from an inference forward. */
+static void drops_init(struct drops *x, float attn_p, float post_p)
+{
+    cudnnHandle_t h = test_handle();
+    CHECK_OK(cudnnDropoutGetStatesSize(h, &x->bytes));
+    float p[2] = {attn_p, post_p};
+    for (int i = 0; i < 2; i++) {
+        x->states[i] = tbuf_alloc(x->bytes);
+        CHECK_OK(cudnnCreateDropoutDescriptor(&x->d[i]));
+        CHECK_OK(cudnnSetDropoutDescriptor(x->d[i], h, p[i], x->states[i], x->bytes, 1234 + i));
+        x->saved[i] = malloc(x->bytes);
+        tbuf_download(x->saved[i], x->states[i], x->bytes);
+    }
+}
+
+static void drops_restore(const struct drops *x)
+{
+    for (int i = 0; i < 2; i++) tbuf_upload(x->states[i], x->saved[i], x->bytes);
+}
+
+static void drops_free(struct drops *x)
+{
+    for (int i = 0; i < 2; i++) {
+        cudnnDestroyDropoutDescriptor(x->d[i]);
+        tbuf_free(x->states[i]);
+        free(x->saved[i]);
+    }
+}
+
+/* sum(dout * out) over the valid output positions, out from an inference forward (a training
+   forward with the same masks as the one the gradients came from, under dropout). */
 static double loss(struct mha_run *r)
 {
-    if (!CHECK_OK(forward(r, -1, false, r->so.dev))) return NAN;
+    if (r->drops != NULL) drops_restore(r->drops);
+    if (!CHECK_OK(forward(r, -1, r->drops != NULL, r->so.dev))) return NAN;
     double *out = seq_download(&r->so, r->dtype, r->so.dev), sum = 0;
     for (int b = 0; b < r->so.B; b++)
         for (int m = 0; m < r->so.M; m++)
@@ -510,56 +550,92 @@ static double difference(struct mha_run *r, double *x, struct seqbuf *s, int kin
     return (l[0] - l[1]) / (2 * eps);
 }
 
+/* Gradients of a training forward against central differences of the loss along random
+   elements of q, k, v and of each weight kind. */
+static void check_differences(struct mha_run *r)
+{
+    cudnnHandle_t h = test_handle();
+    void *dq = seq_upload(&r->sq, r->dtype, NULL), *dk = seq_upload(&r->sk, r->dtype, NULL);
+    void *dv = seq_upload(&r->sv, r->dtype, NULL), *dw = tbuf_alloc(r->wbytes ? r->wbytes : 1);
+    double *gw[8] = {0};
+    if (r->drops != NULL) drops_restore(r->drops);
+    if (CHECK_OK(forward(r, -1, true, r->so.dev)) &&
+        CHECK_OK(cudnnMultiHeadAttnBackwardData(h, r->attn, r->lo, r->hi, r->dev_len_q, r->dev_len_kv, r->so.desc,
+                                                r->dev_dout, r->sq.desc, dq, r->sq.dev, r->sk.desc, dk, r->sk.dev,
+                                                r->sv.desc, dv, r->sv.dev, r->wbytes, r->weights, r->wsbytes, r->ws,
+                                                r->rsbytes, r->rs)) &&
+        CHECK_OK(cudnnMultiHeadAttnBackwardWeights(h, r->attn, CUDNN_WGRAD_MODE_SET, r->sq.desc, r->sq.dev,
+                                                   r->sk.desc, r->sk.dev, r->sv.desc, r->sv.dev, r->so.desc,
+                                                   r->dev_dout, r->wbytes, r->weights, dw, r->wsbytes, r->ws,
+                                                   r->rsbytes, r->rs))) {
+        double *g[3] = {seq_download(&r->sq, r->dtype, dq), seq_download(&r->sk, r->dtype, dk),
+                        seq_download(&r->sv, r->dtype, dv)};
+        double *x[3] = {r->q, r->k, r->v};
+        struct seqbuf *s[3] = {&r->sq, &r->sk, &r->sv};
+        for (int kind = 0; kind < 8; kind++)
+            if (r->w[kind]) gw[kind] = malloc(sizeof(double) * (size_t)r->wcount[kind]);
+        weights_download(r, dw, gw);
+        for (int trial = 0; trial < 6; trial++) {
+            int which = trial % 3;
+            int64_t i = trand_int(0, (int)s[which]->count - 1);
+            double fd = difference(r, x[which], s[which], -1, i);
+            if (!(fabs(fd - g[which][i]) <= 1e-6 * fmax(1, fabs(fd))))
+                FAIL("%s: d%c[%lld] = %.12g, finite difference %.12g", r->c->name, "qkv"[which], (long long)i,
+                     g[which][i], fd);
+        }
+        for (int kind = 0; kind < 8; kind++)
+            if (r->w[kind]) {
+                int64_t i = trand_int(0, (int)r->wcount[kind] - 1);
+                double fd = difference(r, r->w[kind], NULL, kind, i);
+                if (!(fabs(fd - gw[kind][i]) <= 1e-6 * fmax(1, fabs(fd))))
+                    FAIL("%s: weight kind %d [%lld] = %.12g, finite difference %.12g", r->c->name, kind,
+                         (long long)i, gw[kind][i], fd);
+            }
+        for (int j = 0; j < 3; j++) free(g[j]);
+    }
+    for (int kind = 0; kind < 8; kind++) free(gw[kind]);
+    tbuf_free(dq), tbuf_free(dk), tbuf_free(dv), tbuf_free(dw);
+}
+
 TEST(mha_finite_differences)
 {
     const struct mha_case *sel[] = {&cases[0], &cases[2], &cases[3], &cases[4]};
     for (size_t ci = 0; ci < TLEN(sel); ci++) {
         struct mha_run r;
-        if (!run_init(&r, sel[ci], CUDNN_DATA_DOUBLE, NULL)) {
-            run_free(&r);
-            continue;
-        }
-        cudnnHandle_t h = test_handle();
-        void *dq = seq_upload(&r.sq, r.dtype, NULL), *dk = seq_upload(&r.sk, r.dtype, NULL);
-        void *dv = seq_upload(&r.sv, r.dtype, NULL), *dw = tbuf_alloc(r.wbytes ? r.wbytes : 1);
-        double *gw[8] = {0};
-        if (CHECK_OK(forward(&r, -1, true, r.so.dev)) &&
-            CHECK_OK(cudnnMultiHeadAttnBackwardData(h, r.attn, r.lo, r.hi, r.dev_len_q, r.dev_len_kv, r.so.desc,
-                                                    r.dev_dout, r.sq.desc, dq, r.sq.dev, r.sk.desc, dk, r.sk.dev,
-                                                    r.sv.desc, dv, r.sv.dev, r.wbytes, r.weights, r.wsbytes, r.ws,
-                                                    r.rsbytes, r.rs)) &&
-            CHECK_OK(cudnnMultiHeadAttnBackwardWeights(h, r.attn, CUDNN_WGRAD_MODE_SET, r.sq.desc, r.sq.dev,
-                                                       r.sk.desc, r.sk.dev, r.sv.desc, r.sv.dev, r.so.desc,
-                                                       r.dev_dout, r.wbytes, r.weights, dw, r.wsbytes, r.ws,
-                                                       r.rsbytes, r.rs))) {
-            double *g[3] = {seq_download(&r.sq, r.dtype, dq), seq_download(&r.sk, r.dtype, dk),
-                            seq_download(&r.sv, r.dtype, dv)};
-            double *x[3] = {r.q, r.k, r.v};
-            struct seqbuf *s[3] = {&r.sq, &r.sk, &r.sv};
-            for (int kind = 0; kind < 8; kind++)
-                if (r.w[kind]) gw[kind] = malloc(sizeof(double) * (size_t)r.wcount[kind]);
-            weights_download(&r, dw, gw);
-            for (int trial = 0; trial < 6; trial++) {
-                int which = trial % 3;
-                int64_t i = trand_int(0, (int)s[which]->count - 1);
-                double fd = difference(&r, x[which], s[which], -1, i);
-                if (!(fabs(fd - g[which][i]) <= 1e-6 * fmax(1, fabs(fd))))
-                    FAIL("%s: d%c[%lld] = %.12g, finite difference %.12g", sel[ci]->name, "qkv"[which],
-                         (long long)i, g[which][i], fd);
-            }
-            for (int kind = 0; kind < 8; kind++)
-                if (r.w[kind]) {
-                    int64_t i = trand_int(0, (int)r.wcount[kind] - 1);
-                    double fd = difference(&r, r.w[kind], NULL, kind, i);
-                    if (!(fabs(fd - gw[kind][i]) <= 1e-6 * fmax(1, fabs(fd))))
-                        FAIL("%s: weight kind %d [%lld] = %.12g, finite difference %.12g", sel[ci]->name, kind,
-                             (long long)i, gw[kind][i], fd);
-                }
-            for (int j = 0; j < 3; j++) free(g[j]);
-        }
-        for (int kind = 0; kind < 8; kind++) free(gw[kind]);
-        tbuf_free(dq), tbuf_free(dk), tbuf_free(dv), tbuf_free(dw);
+        if (run_init(&r, sel[ci], CUDNN_DATA_DOUBLE, NULL, NULL)) check_differences(&r);
         run_free(&r);
+    }
+}
+
+/* Attention and post-projection dropout: the training forward differs from the inference one
+   (which applies none) and keeps the expected share of the output, and the gradients match
+   finite differences of a forward that replays the same masks. */
+TEST(mha_dropout)
+{
+    const struct mha_case *sel[] = {&cases[0], &cases[4]};
+    for (size_t ci = 0; ci < TLEN(sel); ci++) {
+        struct drops drops;
+        drops_init(&drops, 0.3f, 0.25f);
+        struct mha_run r;
+        if (run_init(&r, sel[ci], CUDNN_DATA_DOUBLE, drops.d[0], drops.d[1])) {
+            double *want = malloc(sizeof(double) * (size_t)r.so.count);
+            ref_mha_forward(&r.ref, r.q, r.k, r.v, sel[ci]->residual ? r.res : NULL, want);
+            CHECK_OK(forward(&r, -1, false, r.so.dev));
+            double *got = seq_download(&r.so, r.dtype, r.so.dev);
+            compare_seq("out (inference, dropout off)", &r, &r.so, got, want, 1e-10, NAN);
+            free(got);
+            CHECK_OK(forward(&r, -1, true, r.so.dev));
+            got = seq_download(&r.so, r.dtype, r.so.dev);
+            int64_t differ = 0;
+            for (int64_t i = 0; i < r.so.count; i++) differ += fabs(got[i] - want[i]) > 1e-9;
+            CHECK(differ > r.so.count / 4);
+            free(got);
+            free(want);
+            r.drops = &drops;
+            check_differences(&r);
+        }
+        run_free(&r);
+        drops_free(&drops);
     }
 }
 
@@ -586,7 +662,7 @@ TEST(mha_bad_input)
 {
     struct mha_run r;
     const struct mha_case *c = &cases[0];
-    if (!run_init(&r, c, CUDNN_DATA_FLOAT, NULL)) {
+    if (!run_init(&r, c, CUDNN_DATA_FLOAT, NULL, NULL)) {
         run_free(&r);
         return;
     }

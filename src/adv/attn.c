@@ -16,7 +16,7 @@
    - loWinIdx / hiWinIdx: host arrays of one entry per query time step (start inclusive, end
      exclusive, clipped to the keys of each sequence). devSeqLengthsQO / devSeqLengthsKV: the
      sequence lengths in the backend's memory, as the descriptors hold them (not compared).
-   - out = projection + residuals when residuals is not NULL, which needs the output size to
+   - out = dropout(projection) + residuals (residuals not NULL; the dropout in training only), which needs the output size to
      equal qSize (BAD_PARAM otherwise). Positions past a sequence's length are set to oDesc's
      padding fill when it has one.
    - BAD_PARAM, nothing written: the descriptor checks of ocd_attn_prepare, a NULL data or
@@ -315,6 +315,21 @@ static cudnnStatus_t fill_padding(const struct ocd_attn_call *call, void *out, i
     return CUDNN_STATUS_SUCCESS;
 }
 
+void ocd_attn_post_dropout(const struct ocd_attn_call *call, const void *src, void *dst, void *mask,
+                           struct ocd_dropout_problem *p)
+{
+    int64_t first;
+    memset(p, 0, sizeof *p);
+    seq_view(call, &call->o, -1, call->o.V, &p->src, &first);
+    p->dst = p->src;
+    p->src_data = src;
+    p->dst_data = dst;
+    p->mask = mask;
+    p->states = call->post_drop->states;
+    p->count = ocd_view_count(&p->src);
+    ocd_dropout_set_rate(p, call->post_dropout);
+}
+
 /* ---- the forward ---------------------------------------------------------------------------------- */
 
 static bool overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes)
@@ -420,8 +435,6 @@ cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnForward(cudnnHandle_t handle, const 
         overlap(out, o_bytes, values, seq_bytes(&call, &call.v)) ||
         overlap(out, o_bytes, residuals, seq_bytes(&call, &call.q)))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "out overlaps the queries, keys, values or residuals");
-    if (training && call.post_dropout > 0)
-        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "post-projection dropout is not implemented yet");
 
     int H = c->heads, qk = ocd_attn_head_qk(c), hv = ocd_attn_head_v(c), t = currIdx < 0 ? -1 : currIdx;
     char *buf = training ? reserveSpace : workSpace;
@@ -464,6 +477,11 @@ cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnForward(cudnnHandle_t handle, const 
         OCD_TRY(blend(&call, &hv_view, hbar + (size_t)hf * e, &ov, (char *)out + (size_t)of * e, 0));
     }
 #undef W
+    if (training && call.post_dropout > 0) {
+        struct ocd_dropout_problem drop;
+        ocd_attn_post_dropout(&call, out, out, (char *)reserveSpace + l->r_post_mask, &drop);
+        OCD_TRY(ocd_dropout_forward_run(handle, &drop, op));
+    }
     if (residuals != NULL) {
         struct ocd_tensor_view rv, ov;
         int64_t rf, of;

@@ -88,6 +88,11 @@ void ocd_attn_core_init(const struct ocd_attn_call *call, struct ocd_attn_core_p
 void ocd_attn_operands(const struct ocd_attn_call *call, struct ocd_attn_core_problem *p, const void *q,
                        const void *k, const void *v, const void *h);
 
+/* The post-projection dropout of the output's tokens (src and dst in the output's layout; mask
+   in the reserve), with the attention descriptor's postDropoutDesc. */
+void ocd_attn_post_dropout(const struct ocd_attn_call *call, const void *src, void *dst, void *mask,
+                           struct ocd_dropout_problem *p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,7 +2,8 @@
    (libcudnn_adv_train), on the call preparation and token GEMMs of attn.c and the attention
    core's backward.
 
-   Backward data: dhbar = W_O^T dout (dout itself without an O projection), the core's backward
+   Backward data: dhbar = W_O^T dout (dout itself without an O projection; dout through the
+   post-projection dropout's mask first when there is one), the core's backward
    from the forward's saved buffers (the projected Q, K, V and the attention output, in the
    reserve) gives the gradients of the projected buffers, which stay in the reserve for the
    weight gradients, and dx = W_X^T dxbar (the sum over heads without a projection). dqueries
@@ -44,9 +45,19 @@ static cudnnStatus_t check_buffers(const struct ocd_attn_call *call, size_t weig
     OCD_TRY(ocd_attn_check_buffer("workSpace", ws_bytes, call->l.workspace, ws));
     OCD_TRY(ocd_attn_check_buffer("reserveSpace", rs_bytes, call->l.reserve, rs));
     if (rs == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "reserveSpace is NULL: a backward needs the forward's");
-    if (call->post_dropout > 0)
-        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "post-projection dropout is not implemented yet");
     return CUDNN_STATUS_SUCCESS;
+}
+
+/* dout through the post-projection dropout's mask into the workspace; dout itself without one. */
+static cudnnStatus_t undrop(const struct ocd_attn_call *call, const void *dout, void *ws, void *rs, const void **d)
+{
+    *d = dout;
+    if (call->post_dropout <= 0) return CUDNN_STATUS_SUCCESS;
+    struct ocd_dropout_problem p;
+    ocd_attn_post_dropout(call, dout, (char *)ws + call->l.w_dout, (char *)rs + call->l.r_post_mask, &p);
+    p.states = NULL;
+    *d = p.dst_data;
+    return ocd_dropout_backward_run(call->handle, &p, call->op);
 }
 
 static const void *weight_at(const struct ocd_attn_config *c, const void *weights, int kind)
@@ -95,11 +106,12 @@ cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnBackwardData(
     const struct ocd_attn_layout *l = &call.l;
     int H = c->heads, qk = ocd_attn_head_qk(c), hv = ocd_attn_head_v(c);
     char *rs = reserveSpace, *ws = workSpace;
-    const void *dh = dout;
+    const void *dh;
+    OCD_TRY(undrop(&call, dout, ws, rs, &dh));
     if (c->o_proj > 0) {
-        dh = ws + l->w_dhbar;
         OCD_TRY(ocd_attn_gemm_tokens(&call, &call.o, -1, H * hv, c->o_proj, true, weight_at(c, weights, 3), c->o_proj,
-                                     dout, c->o_proj, ws + l->w_dhbar, H * hv, NULL, 0));
+                                     dh, c->o_proj, ws + l->w_dhbar, H * hv, NULL, 0));
+        dh = ws + l->w_dhbar;
     }
     struct ocd_attn_core_problem core;
     ocd_attn_core_init(&call, &core, devSeqLengthsDQDO, devSeqLengthsDKDV, loWinIdx, hiWinIdx);
@@ -193,6 +205,7 @@ cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnBackwardWeights(
     char *rs = reserveSpace, *ws = workSpace;
     void *one = ws + l->w_ones;
     if (c->biases) OCD_TRY(ones(&call, one, OCD_MAX(l->qo_tokens, l->kv_tokens)));
+    if (c->o_proj > 0) OCD_TRY(undrop(&call, dout, ws, rs, &dout));
     const struct ocd_attn_seq *seqs[] = {&call.q, &call.k, &call.v, &call.o};
     const void *xs[] = {queries, keys, values, rs + l->r_hbar};
     const void *dys[] = {rs + l->r_dqbar, rs + l->r_dkbar, rs + l->r_dvbar, dout};

@@ -172,15 +172,19 @@ cudnnStatus_t ocd_dropout_problem_init(cudnnHandle_t handle, cudnnDropoutDescrip
     if (reserve_bytes < need)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "reserveSpaceSizeInBytes %zu is below %zu",
                         reserve_bytes, need);
-    double prob = desc->dropout;
     p->src_data = src;
     p->dst_data = dst;
     p->mask = reserve;
     p->states = desc->states;
+    ocd_dropout_set_rate(p, desc->dropout);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+void ocd_dropout_set_rate(struct ocd_dropout_problem *p, float prob)
+{
     /* prob * 2^32 is exact in double (prob is a float); 2^32 drops every element. */
     p->threshold = (uint64_t)(prob * 4294967296.0 + 0.5);
-    p->scale = prob < 1.0 ? 1.0 / (1.0 - prob) : 0.0;
-    return CUDNN_STATUS_SUCCESS;
+    p->scale = prob < 1.0f ? 1.0 / (1.0 - prob) : 0.0;
 }
 
 const char *ocd_dropout_applies(cudnnHandle_t handle, const void *problem)
@@ -228,5 +232,10 @@ cudnnStatus_t CUDNNWINAPI cudnnDropoutForward(cudnnHandle_t handle,
     struct ocd_dropout_problem p;
     OCD_TRY(ocd_dropout_problem_init(handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace,
                                      reserveSpaceSizeInBytes, &p));
-    return ocd_impl_run(handle, forward_impls, OCD_ARRAY_LEN(forward_impls), &p, "cudnnDropoutForward");
+    return ocd_dropout_forward_run(handle, &p, "cudnnDropoutForward");
+}
+
+cudnnStatus_t ocd_dropout_forward_run(cudnnHandle_t handle, const struct ocd_dropout_problem *p, const char *op)
+{
+    return ocd_impl_run(handle, forward_impls, OCD_ARRAY_LEN(forward_impls), p, op);
 }

@@ -84,6 +84,14 @@ cudnnStatus_t ocd_dropout_problem_init(cudnnHandle_t handle, cudnnDropoutDescrip
                                        void *reserve, size_t reserve_bytes,
                                        struct ocd_dropout_problem *p);
 
+/* Sets the threshold and scale of a dropout probability. */
+void ocd_dropout_set_rate(struct ocd_dropout_problem *p, float prob);
+
+/* Run a problem built by the caller (inside the libraries: multi-head attention's
+   post-projection dropout) through the forward (ops_infer) or backward (ops_train) table. */
+cudnnStatus_t ocd_dropout_forward_run(cudnnHandle_t handle, const struct ocd_dropout_problem *p, const char *op);
+cudnnStatus_t ocd_dropout_backward_run(cudnnHandle_t handle, const struct ocd_dropout_problem *p, const char *op);
+
 /* applies() of the entries: the data types dropout computes in, and the vectorized CUDA path's
    conditions (both tensors packed row-major, pointers aligned to four elements). */
 const char *ocd_dropout_applies(cudnnHandle_t handle, const void *problem);

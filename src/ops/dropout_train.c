@@ -27,5 +27,10 @@ cudnnStatus_t CUDNNWINAPI cudnnDropoutBackward(cudnnHandle_t handle,
     OCD_TRY(ocd_dropout_problem_init(handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace,
                                      reserveSpaceSizeInBytes, &p));
     p.states = NULL; /* the backward draws nothing */
-    return ocd_impl_run(handle, backward_impls, OCD_ARRAY_LEN(backward_impls), &p, "cudnnDropoutBackward");
+    return ocd_dropout_backward_run(handle, &p, "cudnnDropoutBackward");
+}
+
+cudnnStatus_t ocd_dropout_backward_run(cudnnHandle_t handle, const struct ocd_dropout_problem *p, const char *op)
+{
+    return ocd_impl_run(handle, backward_impls, OCD_ARRAY_LEN(backward_impls), p, op);
 }
