@@ -7,7 +7,7 @@
 #include "host_peak.h"
 
 /* Every op the problem strings can name, by family. */
-static const struct op_family *const op_families[] = {&ops_tensor, &ops_conv, &ops_nn, &ops_adv, &ops_rnn};
+static const struct op_family *const op_families[] = {&ops_tensor, &ops_conv, &ops_nn, &ops_adv, &ops_rnn, &ops_attn};
 
 
 /* The op of a parsed problem, after checking that its keys are the op's, in the op's order. */

@@ -161,6 +161,13 @@ static const struct bench_case rnn_cases[] = {
 #undef RNN_TRAIN
 #undef RNN_LATENCY
 
+/* Multi-head attention as a transformer layer: batch 32, 16 heads, width 1024 (head 64),
+   sequence 512, f16, forward (training) and backward (data and weights). */
+static const struct bench_case attn_cases[] = {
+    {"mha_fwd_b32_h16_w1024_s512_f16", TIME_DEVICE, "op=mha dir=fwd dt=f16 b=32 heads=16 width=1024 seq=512"},
+    {"mha_bwd_b32_h16_w1024_s512_f16", TIME_DEVICE, "op=mha dir=bwd dt=f16 b=32 heads=16 width=1024 seq=512"},
+};
+
 const struct suite suites[] = {
     {"ceiling", ceiling_cases, ARRAY_LEN(ceiling_cases)},
     {"tensor", tensor_cases, ARRAY_LEN(tensor_cases)},
@@ -171,5 +178,6 @@ const struct suite suites[] = {
     {"nn", nn_cases, ARRAY_LEN(nn_cases)},
     {"adv", adv_cases, ARRAY_LEN(adv_cases)},
     {"rnn", rnn_cases, ARRAY_LEN(rnn_cases)},
+    {"attn", attn_cases, ARRAY_LEN(attn_cases)},
 };
 const size_t nsuites = ARRAY_LEN(suites);
