@@ -9,10 +9,15 @@
    The random seed is printed; OPENCUDNN_TEST_SEED=<n> replays a run. */
 #include "test.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __GLIBC__
+#include <execinfo.h>
+#include <unistd.h>
+#endif
 
 #ifdef OCD_TEST_CUDA
 #include <cuda_runtime.h>
@@ -101,6 +106,29 @@ static bool cuda_present(void)
 
 extern void trand_seed(uint64_t seed);
 
+/* A test that crashes names itself and, with glibc, prints the call stack (frames as
+   library(+offset): addr2line -f -e library offset resolves them in a build with -g), then dies
+   of the same signal. Only async-signal-safe calls: write and backtrace_symbols_fd. */
+static const char *volatile running_test = "(none)";
+
+static void crash_report(int sig)
+{
+#ifdef __GLIBC__
+    static const char head[] = "\n*** fatal signal in test ";
+    const char *name = running_test;
+    ssize_t ignored = write(2, head, sizeof head - 1);
+    ignored += write(2, name, strlen(name));
+    ignored += write(2, "\n", 1);
+    (void)ignored;
+    void *frames[64];
+    backtrace_symbols_fd(frames, backtrace(frames, 64), 2);
+#else
+    fprintf(stderr, "\n*** fatal signal in test %s\n", running_test);
+#endif
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 /* True when the test was defined in `file`: its base name, with or without the ".c". */
 static bool file_selected(const char *path, const char *file)
 {
@@ -150,6 +178,12 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    static const int fatal[] = {SIGSEGV, SIGFPE, SIGILL, SIGABRT,
+#ifdef SIGBUS
+                                SIGBUS,
+#endif
+    };
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) signal(fatal[i], crash_report);
     const char *seed_env = getenv("OPENCUDNN_TEST_SEED");
     uint64_t seed = seed_env ? strtoull(seed_env, NULL, 0) : (uint64_t)time(NULL);
     printf("opencudnn tests: seed %llu (OPENCUDNN_TEST_SEED=%llu replays)\n", (unsigned long long)seed,
@@ -172,6 +206,7 @@ int main(int argc, char **argv)
             }
             trand_seed(seed ^ ((uint64_t)t * 0x9e3779b97f4a7c15ULL));
             current_failures = 0;
+            running_test = tests[t].name;
             tests[t].fn();
             if (current_handle) {
                 cudnnDestroy(current_handle);
