@@ -56,6 +56,8 @@ static cudnnStatus_t tensor_finalize(struct ocd_bk_desc *d)
                             (long long)t->vect_dim);
     }
     int64_t esize = (int64_t)ocd_dtype_scalar_size(t->dtype);
+    if (esize == 0)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "data type %d is not a tensor data type", (int)t->dtype);
     if (t->alignment <= 0 || t->alignment % esize != 0)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "byte alignment %lld is not a positive multiple of %lld",
                         (long long)t->alignment, (long long)esize);
