@@ -91,17 +91,27 @@ __device__ __forceinline__ void accumulate_rows(C *acc, C scale, const C *w, int
     }
 }
 
+/* A query row: its (b, m, h, i), the beam of its keys (mk), its keys [lo, hi) (empty beyond the
+   sequence's length) and its index among the rows (ri). */
 struct rowpos {
-    int b, m, h, i;
+    int b, m, h, i, mk, lo, hi;
+    int64_t ri;
 };
 
-/* The (b, m, h, i) of row `row` of the query range. */
-__device__ __forceinline__ rowpos query_row(const ocd_attn_core_problem &p, int64_t row)
+/* Row `row` of the query range. */
+__device__ __forceinline__ rowpos query_row(const ocd_attn_dev &d, int64_t row)
 {
+    const ocd_attn_core_problem &p = d.p;
     rowpos r;
     r.i = p.q_first + (int)(row % p.q_count);
     int64_t u = row / p.q_count;
     r.h = (int)(u % p.heads), r.m = (int)(u / p.heads % p.beams), r.b = (int)(u / p.heads / p.beams);
+    r.mk = p.kv_shared ? 0 : r.m;
+    int lq = ocd_attn_core_clamp(p.len_q[r.b * p.beams + r.m], p.max_q);
+    int lkv = ocd_attn_core_clamp(p.len_kv[r.b * d.kv_beams + r.mk], p.max_kv);
+    r.lo = 0, r.hi = 0;
+    if (r.i < lq) ocd_attn_core_keys(p.lo_win[r.i], p.hi_win[r.i], lkv, &r.lo, &r.hi);
+    r.ri = ocd_attn_row_index(p, r.b, r.m, r.h, r.i);
     return r;
 }
 
@@ -114,13 +124,9 @@ __global__ void __launch_bounds__(MAX_WARPS * 32) attn_fwd_rows(ocd_attn_dev d, 
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + warp;
     if (row >= (int64_t)p.batch * p.beams * p.heads * p.q_count) return;
-    rowpos r = query_row(p, row);
-    int mk = p.kv_shared ? 0 : r.m;
-    int lq = ocd_attn_core_clamp(p.len_q[r.b * p.beams + r.m], p.max_q);
-    int lkv = ocd_attn_core_clamp(p.len_kv[r.b * d.kv_beams + mk], p.max_kv);
-    int lo = 0, hi = 0;
-    if (r.i < lq) ocd_attn_core_keys(p.lo_win[r.i], p.hi_win[r.i], lkv, &lo, &hi);
-    int64_t ri = ocd_attn_row_index(p, r.b, r.m, r.h, r.i);
+    const rowpos r = query_row(d, row);
+    const int mk = r.mk, lo = r.lo, hi = r.hi;
+    const int64_t ri = r.ri;
     if (lo >= hi) {
         store_row<T, C>(p.o, r.b, r.m, r.h, r.i, p.head_v, (const C *)nullptr, false, lane);
         if (d.lse && lane == 0) ((C *)d.lse)[ri] = -INFINITY;
@@ -160,13 +166,9 @@ __global__ void __launch_bounds__(MAX_WARPS * 32) attn_bwd_dq(ocd_attn_dev d, in
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + warp;
     if (row >= (int64_t)p.batch * p.beams * p.heads * p.q_count) return;
-    rowpos r = query_row(p, row);
-    int mk = p.kv_shared ? 0 : r.m;
-    int lq = ocd_attn_core_clamp(p.len_q[r.b * p.beams + r.m], p.max_q);
-    int lkv = ocd_attn_core_clamp(p.len_kv[r.b * d.kv_beams + mk], p.max_kv);
-    int lo = 0, hi = 0;
-    if (r.i < lq) ocd_attn_core_keys(p.lo_win[r.i], p.hi_win[r.i], lkv, &lo, &hi);
-    int64_t ri = ocd_attn_row_index(p, r.b, r.m, r.h, r.i);
+    const rowpos r = query_row(d, row);
+    const int mk = r.mk, lo = r.lo, hi = r.hi;
+    const int64_t ri = r.ri;
     C lse = lo < hi ? ((const C *)d.lse)[ri] : C(-INFINITY);
     if (lse == C(-INFINITY)) {
         if (!p.accumulate) store_row<T, C>(p.dq, r.b, r.m, r.h, r.i, p.head_qk, nullptr, false, lane);
