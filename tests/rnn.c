@@ -4,15 +4,10 @@
    clipping, zero and unequal sequence lengths, the padding fill and every data type; the legacy
    calls (per-step descriptor arrays) and their Ex forms, their size queries, MaxCount and Find;
    gradients also by finite differences of the forward on tiny double networks, dropout between
-   layers included (its stream replayed); bad input (documented status, nothing written).
-
-   The reference takes its weights in its own layout; the test writes them into the weight
-   space through the addresses cudnnGetRNNWeightParams returns (a missing matrix or bias: the
-   reference's block is zeroed), so the cuDNN weight layout is tested on the way. Inputs hold
-   NaN at padding positions (they must not be read); outputs are poisoned. */
-#include "ref/rnn.h"
+   layers included (its stream replayed); bad input (documented status, nothing written). Each
+   case runs through rnn_harness.c. */
+#include "rnn_harness.h"
 #include "test.h"
-#include "tensors.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -21,488 +16,6 @@
 #ifdef OCD_TEST_CUDA
 #include <cuda_runtime.h>
 #endif
-
-struct rnn_case {
-    const char *name;
-    cudnnRNNMode_t mode;
-    int dirs;
-    cudnnRNNInputMode_t input_mode;
-    cudnnRNNBiasMode_t bias;
-    cudnnRNNDataLayout_t layout;
-    int layers, input, hidden, proj, T, N;
-    const int *lengths;
-    cudnnDataType_t dtype;
-    bool clip, states; /* states: hx, cx, dhy, dcy given (else NULL) */
-    int api;           /* API_V8, API_LEGACY (packed layout only), API_EX */
-};
-
-enum { API_V8, API_LEGACY, API_EX };
-
-/* Everything one case needs: descriptors, the reference network, buffers (host values, device
-   copies). Data tensors are kept as [position][vector] values. */
-struct rnn_run {
-    const struct rnn_case *c;
-    struct ref_rnn r;
-    cudnnRNNDescriptor_t d;
-    cudnnRNNDataDescriptor_t xd, yd;
-    cudnnTensorDescriptor_t hd, cd;
-    int G, D, P;
-    int64_t pos, wcount;       /* positions; weight space elements */
-    size_t wbytes, ws_bytes, rs_bytes;
-    double *w_ref;             /* ref_rnn_param layout */
-    double *w_space;           /* the weight space's values */
-    int64_t *ref_of;           /* for each weight space element, its ref index (-1: none) */
-    double *x, *hx, *cx;       /* x: [pos][input] (NaN at padding) */
-    void *pw, *px, *phx, *pcx, *plen, *pws, *prs;
-    double fill;
-    cudnnTensorDescriptor_t *xs, *ys; /* legacy: the per-step descriptors */
-    cudnnFilterDescriptor_t wd;
-    cudnnDropoutDescriptor_t dd;      /* with dropout: the descriptor and its states */
-    void *pstates, *states_snap;
-    size_t states_bytes;
-};
-
-static bool unpacked(cudnnRNNDataLayout_t l)
-{
-    return l != CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED;
-}
-
-/* Position of step t of sequence n, as the 8.2 API reference describes the layouts. */
-static int64_t pos_of(const struct rnn_case *c, int t, int n)
-{
-    switch (c->layout) {
-    case CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED: return (int64_t)t * c->N + n;
-    case CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED: return (int64_t)n * c->T + t;
-    default: {
-        int64_t at = 0;
-        for (int u = 0; u < t; u++)
-            for (int m = 0; m < c->N; m++) at += c->lengths[m] > u;
-        return at + n;
-    }
-    }
-}
-
-static int64_t positions(const struct rnn_case *c)
-{
-    if (unpacked(c->layout)) return (int64_t)c->T * c->N;
-    int64_t n = 0;
-    for (int i = 0; i < c->N; i++) n += c->lengths[i];
-    return n;
-}
-
-/* [pos][vec] values to the reference's [T][N][vec] (0 past a length), and back. */
-static double *to_ref(const struct rnn_case *c, const double *v, int vec)
-{
-    double *r = calloc((size_t)c->T * c->N * vec, sizeof(double));
-    for (int n = 0; n < c->N; n++)
-        for (int t = 0; t < c->lengths[n]; t++)
-            memcpy(r + ((int64_t)t * c->N + n) * vec, v + pos_of(c, t, n) * vec, sizeof(double) * (size_t)vec);
-    return r;
-}
-
-static double *from_ref(const struct rnn_case *c, const double *r, int vec, double pad)
-{
-    int64_t np = positions(c);
-    double *v = malloc(sizeof(double) * (size_t)(np * vec));
-    for (int64_t i = 0; i < np * vec; i++) v[i] = pad;
-    for (int n = 0; n < c->N; n++)
-        for (int t = 0; t < c->lengths[n]; t++)
-            memcpy(v + pos_of(c, t, n) * vec, r + ((int64_t)t * c->N + n) * vec, sizeof(double) * (size_t)vec);
-    return v;
-}
-
-/* Random data at the valid positions, NaN at the padding. */
-static double *random_data(const struct rnn_case *c, int vec)
-{
-    double *r = tview_random((int64_t)c->T * c->N * vec, -1, 1);
-    double *v = from_ref(c, r, vec, NAN);
-    free(r);
-    return v;
-}
-
-static cudnnDataType_t math_prec(cudnnDataType_t t)
-{
-    return t == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-}
-
-static cudnnTensorDescriptor_t state_desc(cudnnDataType_t t, int a, int b, int w)
-{
-    cudnnTensorDescriptor_t d;
-    int dims[3] = {a, b, w}, strides[3] = {b * w, w, 1};
-    cudnnCreateTensorDescriptor(&d);
-    cudnnSetTensorNdDescriptor(d, t, 3, dims, strides);
-    return d;
-}
-
-/* Maps every matrix and bias of the weight space to the reference's parameters. */
-static bool map_weights(struct rnn_run *u)
-{
-    const struct rnn_case *c = u->c;
-    cudnnHandle_t h = test_handle();
-    size_t es = tdtype_size(c->dtype);
-    u->ref_of = malloc(sizeof(int64_t) * (size_t)u->wcount);
-    for (int64_t i = 0; i < u->wcount; i++) u->ref_of[i] = -1;
-    cudnnTensorDescriptor_t md, bd;
-    cudnnCreateTensorDescriptor(&md);
-    cudnnCreateTensorDescriptor(&bd);
-    bool ok = true;
-    int ids = c->mode == CUDNN_LSTM ? 9 : 2 * u->G;
-    for (int pl = 0; ok && pl < c->layers * u->D; pl++) {
-        int layer = pl / u->D, in = ref_rnn_layer_input(&u->r, layer);
-        for (int id = 0; ok && id < ids; id++) {
-            bool projection = id == 8;
-            if (projection && c->proj == c->hidden) continue;
-            void *ma = NULL, *ba = NULL;
-            ok = CHECK_OK(cudnnGetRNNWeightParams(h, u->d, pl, u->wbytes, u->pw, id, md, &ma, bd, &ba));
-            if (!ok) break;
-            enum ref_rnn_block mb = projection ? REF_RNN_WP : id < u->G ? REF_RNN_W : REF_RNN_R;
-            int g = projection ? 0 : id % u->G;
-            int rows = projection ? c->proj : c->hidden, cols = projection ? c->hidden : id < u->G ? in : u->P;
-            int64_t base = ref_rnn_param(&u->r, pl, mb, g);
-            if (ma) {
-                int64_t off = ((char *)ma - (char *)u->pw) / (int64_t)es;
-                if (!CHECK(off >= 0 && off + (int64_t)rows * cols <= u->wcount)) return false;
-                for (int64_t k = 0; k < (int64_t)rows * cols; k++) {
-                    if (!CHECK(u->ref_of[off + k] < 0)) return false; /* two matrices overlap */
-                    u->ref_of[off + k] = base + k;
-                }
-            } else {
-                for (int64_t k = 0; k < (int64_t)rows * cols; k++) u->w_ref[base + k] = 0;
-            }
-            if (projection) continue;
-            int64_t bbase = ref_rnn_param(&u->r, pl, id < u->G ? REF_RNN_BW : REF_RNN_BR, g);
-            if (ba) {
-                int64_t off = ((char *)ba - (char *)u->pw) / (int64_t)es;
-                if (!CHECK(off >= 0 && off + c->hidden <= u->wcount)) return false;
-                for (int k = 0; k < c->hidden; k++) {
-                    if (!CHECK(u->ref_of[off + k] < 0)) return false;
-                    u->ref_of[off + k] = bbase + k;
-                }
-            } else {
-                for (int k = 0; k < c->hidden; k++) u->w_ref[bbase + k] = 0;
-            }
-        }
-    }
-    cudnnDestroyTensorDescriptor(md);
-    cudnnDestroyTensorDescriptor(bd);
-    return ok;
-}
-
-/* Weight space values from the reference's (rounded to the type; the reference gets the
-   rounded values back), unmapped elements 0. */
-static void upload_weights(struct rnn_run *u)
-{
-    for (int64_t i = 0; i < u->wcount; i++) u->w_space[i] = u->ref_of[i] >= 0 ? u->w_ref[u->ref_of[i]] : 0;
-    tbuf_free(u->pw);
-    u->pw = tvalues_upload(u->c->dtype, u->w_space, u->wcount);
-    for (int64_t i = 0; i < u->wcount; i++)
-        if (u->ref_of[i] >= 0) u->w_ref[u->ref_of[i]] = u->w_space[i];
-}
-
-/* The legacy calls' descriptors (per-step tensors, the weight filter) and their size queries,
-   which must agree with the v8 ones. */
-static bool legacy_init(struct rnn_run *u)
-{
-    const struct rnn_case *c = u->c;
-    u->xs = calloc((size_t)c->T, sizeof *u->xs);
-    u->ys = calloc((size_t)c->T, sizeof *u->ys);
-    for (int t = 0; t < c->T; t++) {
-        int batch = 0;
-        for (int n = 0; n < c->N; n++) batch += c->lengths[n] > t;
-        int dx[3] = {batch, c->input, 1}, sx[3] = {c->input, 1, 1};
-        int dy[3] = {batch, c->dirs * c->proj, 1}, sy[3] = {c->dirs * c->proj, 1, 1};
-        cudnnCreateTensorDescriptor(&u->xs[t]);
-        cudnnCreateTensorDescriptor(&u->ys[t]);
-        cudnnSetTensorNdDescriptor(u->xs[t], c->dtype, 3, dx, sx);
-        cudnnSetTensorNdDescriptor(u->ys[t], c->dtype, 3, dy, sy);
-    }
-    int wdims[3] = {(int)(u->wbytes / tdtype_size(c->dtype)), 1, 1};
-    cudnnCreateFilterDescriptor(&u->wd);
-    bool ok = CHECK_OK(cudnnSetFilterNdDescriptor(u->wd, c->dtype, CUDNN_TENSOR_NCHW, 3, wdims));
-    if (c->api == API_LEGACY) {
-        size_t ws = 0, rs = 0, params = 0;
-        ok = ok && CHECK_OK(cudnnGetRNNWorkspaceSize(test_handle(), u->d, c->T, u->xs, &ws)) &&
-             CHECK_OK(cudnnGetRNNTrainingReserveSize(test_handle(), u->d, c->T, u->xs, &rs)) &&
-             CHECK_OK(cudnnGetRNNParamsSize(test_handle(), u->d, u->xs[0], &params, c->dtype));
-        ok = ok && CHECK(ws == u->ws_bytes && rs == u->rs_bytes && params == u->wbytes);
-    }
-    return ok;
-}
-
-static bool run_init(struct rnn_run *u, const struct rnn_case *c)
-{
-    memset(u, 0, sizeof *u);
-    u->c = c;
-    cudnnHandle_t h = test_handle();
-    u->G = ref_rnn_gates(c->mode);
-    u->D = c->dirs;
-    u->P = c->proj;
-    u->pos = positions(c);
-    u->r = (struct ref_rnn){c->mode, c->layers, c->dirs, c->input, c->hidden, c->proj, c->input_mode == CUDNN_SKIP_INPUT,
-                            c->clip, -0.4, 0.5, c->T, c->N, c->lengths};
-    cudnnCreateRNNDescriptor(&u->d);
-    bool ok = CHECK_OK(cudnnSetRNNDescriptor_v8(
-        u->d, CUDNN_RNN_ALGO_STANDARD, c->mode, c->bias, c->dirs == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL,
-        c->input_mode, c->dtype, math_prec(c->dtype), CUDNN_DEFAULT_MATH, c->input, c->hidden, c->proj, c->layers, NULL,
-        unpacked(c->layout) ? CUDNN_RNN_PADDED_IO_ENABLED : 0));
-    if (ok && c->clip) ok = CHECK_OK(cudnnRNNSetClip_v8(u->d, CUDNN_RNN_CLIP_MINMAX, CUDNN_NOT_PROPAGATE_NAN, -0.4, 0.5));
-    cudnnCreateRNNDataDescriptor(&u->xd);
-    cudnnCreateRNNDataDescriptor(&u->yd);
-    u->fill = 7.0;
-    double fill_store[1];
-    char fill[8];
-    fill_store[0] = u->fill;
-    tstore(c->dtype, fill, 0, fill_store[0]);
-    ok = ok && CHECK_OK(cudnnSetRNNDataDescriptor(u->xd, c->dtype, c->layout, c->T, c->N, c->input, c->lengths, NULL));
-    ok = ok && CHECK_OK(cudnnSetRNNDataDescriptor(u->yd, c->dtype, c->layout, c->T, c->N, c->dirs * c->proj, c->lengths,
-                                                  fill));
-    u->hd = state_desc(c->dtype, c->layers * c->dirs, c->N, c->proj);
-    u->cd = state_desc(c->dtype, c->layers * c->dirs, c->N, c->hidden);
-    ok = ok && CHECK_OK(cudnnGetRNNWeightSpaceSize(h, u->d, &u->wbytes));
-    ok = ok && CHECK_OK(cudnnGetRNNTempSpaceSizes(h, u->d, CUDNN_FWD_MODE_TRAINING, u->xd, &u->ws_bytes, &u->rs_bytes));
-    if (!ok) return false;
-    size_t infer_ws = 0, infer_rs = 1;
-    ok = CHECK_OK(cudnnGetRNNTempSpaceSizes(h, u->d, CUDNN_FWD_MODE_INFERENCE, u->xd, &infer_ws, &infer_rs)) &&
-         CHECK(infer_rs == 0);
-    if (infer_ws > u->ws_bytes) u->ws_bytes = infer_ws;
-    if (ok && c->api != API_V8) ok = legacy_init(u);
-    u->wcount = (int64_t)(u->wbytes / tdtype_size(c->dtype));
-    u->pw = tbuf_alloc(u->wbytes ? u->wbytes : 1);
-    u->w_ref = tview_random(ref_rnn_param_count(&u->r), -0.6, 0.6);
-    u->w_space = malloc(sizeof(double) * (size_t)(u->wcount + 1));
-    ok = ok && map_weights(u);
-    if (!ok) return false;
-    upload_weights(u);
-    u->x = random_data(c, c->input);
-    u->px = tvalues_upload(c->dtype, u->x, u->pos * c->input);
-    int64_t hn = (int64_t)c->layers * c->dirs * c->N;
-    if (c->states) {
-        u->hx = tview_random(hn * c->proj, -1, 1);
-        u->cx = tview_random(hn * c->hidden, -1, 1);
-        u->phx = tvalues_upload(c->dtype, u->hx, hn * c->proj);
-        u->pcx = tvalues_upload(c->dtype, u->cx, hn * c->hidden);
-    }
-    u->plen = tbuf_from(c->lengths, sizeof(int) * (size_t)c->N);
-    u->pws = tbuf_alloc(u->ws_bytes ? u->ws_bytes : 1);
-    u->prs = tbuf_alloc(u->rs_bytes ? u->rs_bytes : 1);
-    return true;
-}
-
-static void run_free(struct rnn_run *u)
-{
-    cudnnDestroyRNNDescriptor(u->d);
-    cudnnDestroyRNNDataDescriptor(u->xd);
-    cudnnDestroyRNNDataDescriptor(u->yd);
-    cudnnDestroyTensorDescriptor(u->hd);
-    cudnnDestroyTensorDescriptor(u->cd);
-    for (int t = 0; u->xs && t < u->c->T; t++) cudnnDestroyTensorDescriptor(u->xs[t]), cudnnDestroyTensorDescriptor(u->ys[t]);
-    if (u->wd) cudnnDestroyFilterDescriptor(u->wd);
-    if (u->dd) cudnnDestroyDropoutDescriptor(u->dd);
-    if (u->pstates) tbuf_free(u->pstates);
-    free(u->states_snap);
-    free(u->xs), free(u->ys);
-    free(u->w_ref), free(u->w_space), free(u->ref_of), free(u->x), free(u->hx), free(u->cx);
-    void *bufs[] = {u->pw, u->px, u->phx, u->pcx, u->plen, u->pws, u->prs};
-    for (size_t i = 0; i < TLEN(bufs); i++)
-        if (bufs[i]) tbuf_free(bufs[i]);
-}
-
-static double tol_of(cudnnDataType_t t)
-{
-    switch (t) {
-    case CUDNN_DATA_DOUBLE: return 1e-10;
-    case CUDNN_DATA_HALF: return 2e-2;
-    case CUDNN_DATA_BFLOAT16: return 8e-2;
-    default: return 2e-5;
-    }
-}
-
-static bool compare(const char *what, const struct rnn_case *c, const double *got, const double *want, int64_t n,
-                    double tol)
-{
-    for (int64_t i = 0; i < n; i++) {
-        bool ok = isnan(want[i]) ? isnan(got[i]) : fabs(got[i] - want[i]) <= tol * fmax(1, fabs(want[i]));
-        if (!ok) {
-            FAIL("%s %s: element %lld is %.9g, expected %.9g", c->name, what, (long long)i, got[i], want[i]);
-            return false;
-        }
-    }
-    return true;
-}
-
-/* The forward outputs: y [pos][D P], hy, cy. */
-struct fwd_out {
-    double *y, *hy, *cy;
-};
-
-static void fwd_free(struct fwd_out *o)
-{
-    free(o->y), free(o->hy), free(o->cy);
-}
-
-static void reference_forward(const struct rnn_run *u, struct fwd_out *o)
-{
-    const struct rnn_case *c = u->c;
-    int64_t hn = (int64_t)c->layers * c->dirs * c->N;
-    double *xr = to_ref(c, u->x, c->input), *yr = calloc((size_t)c->T * c->N * c->dirs * c->proj, sizeof(double));
-    o->hy = malloc(sizeof(double) * (size_t)(hn * c->proj));
-    o->cy = malloc(sizeof(double) * (size_t)(hn * c->hidden));
-    ref_rnn_forward(&u->r, u->w_ref, xr, u->hx, u->cx, yr, o->hy, o->cy);
-    o->y = from_ref(c, yr, c->dirs * c->proj, u->fill);
-    free(xr), free(yr);
-}
-
-/* One forward call through the case's API. */
-static bool call_forward(struct rnn_run *u, cudnnForwardMode_t mode, void *py, void *phy, void *pcy)
-{
-    const struct rnn_case *c = u->c;
-    cudnnHandle_t h = test_handle();
-    bool train = mode == CUDNN_FWD_MODE_TRAINING;
-    switch (c->api) {
-    case API_LEGACY:
-        if (train)
-            return CHECK_OK(cudnnRNNForwardTraining(h, u->d, c->T, u->xs, u->px, u->hd, u->phx, u->cd, u->pcx, u->wd,
-                                                    u->pw, u->ys, py, u->hd, phy, u->cd, pcy, u->pws, u->ws_bytes,
-                                                    u->prs, u->rs_bytes));
-        return CHECK_OK(cudnnRNNForwardInference(h, u->d, c->T, u->xs, u->px, u->hd, u->phx, u->cd, u->pcx, u->wd,
-                                                 u->pw, u->ys, py, u->hd, phy, u->cd, pcy, u->pws, u->ws_bytes));
-    case API_EX:
-        if (train)
-            return CHECK_OK(cudnnRNNForwardTrainingEx(h, u->d, u->xd, u->px, u->hd, u->phx, u->cd, u->pcx, u->wd,
-                                                      u->pw, u->yd, py, u->hd, phy, u->cd, pcy, NULL, NULL, NULL, NULL,
-                                                      NULL, NULL, NULL, NULL, u->pws, u->ws_bytes, u->prs,
-                                                      u->rs_bytes));
-        return CHECK_OK(cudnnRNNForwardInferenceEx(h, u->d, u->xd, u->px, u->hd, u->phx, u->cd, u->pcx, u->wd, u->pw,
-                                                   u->yd, py, u->hd, phy, u->cd, pcy, NULL, NULL, NULL, NULL, NULL,
-                                                   NULL, NULL, NULL, u->pws, u->ws_bytes));
-    default:
-        return CHECK_OK(cudnnRNNForward(h, u->d, mode, u->plen, u->xd, u->px, u->yd, py, u->hd, u->phx, phy, u->cd,
-                                        u->pcx, pcy, u->wbytes, u->pw, u->ws_bytes, u->pws, u->rs_bytes, u->prs));
-    }
-}
-
-/* Backward data and weights through the case's API (the weights' gradients added to pdw). */
-static bool call_backward(struct rnn_run *u, void *py, void *pdy, void *pdhy, void *pdcy, void *pdx, void *pdhx,
-                          void *pdcx, void *pdw)
-{
-    const struct rnn_case *c = u->c;
-    cudnnHandle_t h = test_handle();
-    switch (c->api) {
-    case API_LEGACY:
-        return CHECK_OK(cudnnRNNBackwardData(h, u->d, c->T, u->ys, py, u->ys, pdy, u->hd, pdhy, u->cd, pdcy, u->wd,
-                                             u->pw, u->hd, u->phx, u->cd, u->pcx, u->xs, pdx, u->hd, pdhx, u->cd,
-                                             pdcx, u->pws, u->ws_bytes, u->prs, u->rs_bytes)) &&
-               CHECK_OK(cudnnRNNBackwardWeights(h, u->d, c->T, u->xs, u->px, u->hd, u->phx, u->ys, py, u->pws,
-                                                u->ws_bytes, u->wd, pdw, u->prs, u->rs_bytes));
-    case API_EX:
-        return CHECK_OK(cudnnRNNBackwardDataEx(h, u->d, u->yd, py, u->yd, pdy, NULL, NULL, u->hd, pdhy, u->cd, pdcy,
-                                               u->wd, u->pw, u->hd, u->phx, u->cd, u->pcx, u->xd, pdx, u->hd, pdhx,
-                                               u->cd, pdcx, NULL, NULL, u->pws, u->ws_bytes, u->prs, u->rs_bytes)) &&
-               CHECK_OK(cudnnRNNBackwardWeightsEx(h, u->d, u->xd, u->px, u->hd, u->phx, u->yd, py, u->pws,
-                                                  u->ws_bytes, u->wd, pdw, u->prs, u->rs_bytes));
-    default:
-        return CHECK_OK(cudnnRNNBackwardData_v8(h, u->d, u->plen, u->yd, py, pdy, u->xd, pdx, u->hd, u->phx, pdhy,
-                                                pdhx, u->cd, u->pcx, pdcy, pdcx, u->wbytes, u->pw, u->ws_bytes,
-                                                u->pws, u->rs_bytes, u->prs)) &&
-               CHECK_OK(cudnnRNNBackwardWeights_v8(h, u->d, CUDNN_WGRAD_MODE_ADD, u->plen, u->xd, u->px, u->hd,
-                                                   u->phx, u->yd, py, u->wbytes, pdw, u->ws_bytes, u->pws,
-                                                   u->rs_bytes, u->prs));
-    }
-}
-
-/* One forward call; y, hy, cy poisoned first and read back. */
-static bool library_forward(struct rnn_run *u, cudnnForwardMode_t mode, struct fwd_out *o, void **py_out)
-{
-    const struct rnn_case *c = u->c;
-    int64_t hn = (int64_t)c->layers * c->dirs * c->N, ny = u->pos * c->dirs * c->proj;
-    size_t es = tdtype_size(c->dtype);
-    void *py = tbuf_alloc((size_t)ny * es), *phy = tbuf_alloc((size_t)(hn * c->proj) * es);
-    void *pcy = tbuf_alloc((size_t)(hn * c->hidden) * es);
-    bool ok = call_forward(u, mode, py, phy, pcy);
-    o->y = tvalues_download(c->dtype, py, ny);
-    o->hy = tvalues_download(c->dtype, phy, hn * c->proj);
-    o->cy = tvalues_download(c->dtype, pcy, hn * c->hidden);
-    if (py_out) *py_out = py;
-    else tbuf_free(py);
-    tbuf_free(phy), tbuf_free(pcy);
-    return ok;
-}
-
-static bool check_forward(const struct rnn_run *u, const struct fwd_out *got, const struct fwd_out *want,
-                          const char *mode)
-{
-    const struct rnn_case *c = u->c;
-    int64_t hn = (int64_t)c->layers * c->dirs * c->N;
-    double tol = tol_of(c->dtype);
-    char what[64];
-    snprintf(what, sizeof what, "%s y", mode);
-    bool ok = compare(what, c, got->y, want->y, u->pos * c->dirs * c->proj, tol);
-    snprintf(what, sizeof what, "%s hy", mode);
-    ok = ok && compare(what, c, got->hy, want->hy, hn * c->proj, tol);
-    snprintf(what, sizeof what, "%s cy", mode);
-    if (c->mode == CUDNN_LSTM) ok = ok && compare(what, c, got->cy, want->cy, hn * c->hidden, tol);
-    return ok;
-}
-
-/* Forward (both modes), then backward data and weights against the reference. */
-static bool check_case(const struct rnn_case *c)
-{
-    struct rnn_run u;
-    bool ok = run_init(&u, c);
-    struct fwd_out want = {0}, inf = {0}, train = {0};
-    void *py = NULL;
-    if (ok) {
-        reference_forward(&u, &want);
-        ok = library_forward(&u, CUDNN_FWD_MODE_INFERENCE, &inf, NULL) && check_forward(&u, &inf, &want, "inference");
-        ok = ok && library_forward(&u, CUDNN_FWD_MODE_TRAINING, &train, &py) &&
-             check_forward(&u, &train, &want, "training");
-    }
-    if (ok) {
-        int64_t hn = (int64_t)c->layers * c->dirs * c->N, ny = u.pos * c->dirs * c->proj;
-        size_t es = tdtype_size(c->dtype);
-        double *dy = random_data(c, c->dirs * c->proj), *dhy = NULL, *dcy = NULL;
-        void *pdy = tvalues_upload(c->dtype, dy, ny), *pdhy = NULL, *pdcy = NULL;
-        if (c->states) {
-            dhy = tview_random(hn * c->proj, -1, 1);
-            dcy = tview_random(hn * c->hidden, -1, 1);
-            pdhy = tvalues_upload(c->dtype, dhy, hn * c->proj);
-            pdcy = tvalues_upload(c->dtype, dcy, hn * c->hidden);
-        }
-        void *pdx = tbuf_alloc((size_t)(u.pos * c->input) * es), *pdhx = tbuf_alloc((size_t)(hn * c->proj) * es);
-        void *pdcx = tbuf_alloc((size_t)(hn * c->hidden) * es);
-        /* dw: a random base the call adds to */
-        double *base = tview_random(u.wcount, -1, 1);
-        void *pdw = tvalues_upload(c->dtype, base, u.wcount);
-        ok = call_backward(&u, py, pdy, pdhy, pdcy, pdx, pdhx, pdcx, pdw);
-        /* the reference */
-        double *xr = to_ref(c, u.x, c->input), *dyr = to_ref(c, dy, c->dirs * c->proj);
-        double *dxr = calloc((size_t)c->T * c->N * c->input, sizeof(double));
-        double *dhx = calloc((size_t)(hn * c->proj), sizeof(double)), *dcx = calloc((size_t)(hn * c->hidden), sizeof(double));
-        double *dwr = calloc((size_t)ref_rnn_param_count(&u.r), sizeof(double));
-        ref_rnn_backward(&u.r, u.w_ref, xr, u.hx, u.cx, dyr, dhy, dcy, dxr, dhx, dcx, dwr);
-        double *want_dx = from_ref(c, dxr, c->input, 0);
-        double *want_dw = malloc(sizeof(double) * (size_t)(u.wcount + 1));
-        for (int64_t i = 0; i < u.wcount; i++) want_dw[i] = base[i] + (u.ref_of[i] >= 0 ? dwr[u.ref_of[i]] : 0);
-        double *got_dx = tvalues_download(c->dtype, pdx, u.pos * c->input);
-        double *got_dhx = tvalues_download(c->dtype, pdhx, hn * c->proj);
-        double *got_dcx = tvalues_download(c->dtype, pdcx, hn * c->hidden);
-        double *got_dw = tvalues_download(c->dtype, pdw, u.wcount);
-        double tol = 4 * tol_of(c->dtype);
-        ok = ok && compare("dx", c, got_dx, want_dx, u.pos * c->input, tol);
-        ok = ok && compare("dhx", c, got_dhx, dhx, hn * c->proj, tol);
-        if (c->mode == CUDNN_LSTM) ok = ok && compare("dcx", c, got_dcx, dcx, hn * c->hidden, tol);
-        ok = ok && compare("dw", c, got_dw, want_dw, u.wcount, tol);
-        free(dy), free(dhy), free(dcy), free(base), free(xr), free(dyr), free(dxr), free(dhx), free(dcx), free(dwr);
-        free(want_dx), free(want_dw), free(got_dx), free(got_dhx), free(got_dcx), free(got_dw);
-        void *bufs[] = {pdy, pdhy, pdcy, pdx, pdhx, pdcx, pdw};
-        for (size_t i = 0; i < TLEN(bufs); i++)
-            if (bufs[i]) tbuf_free(bufs[i]);
-    }
-    if (py) tbuf_free(py);
-    fwd_free(&want), fwd_free(&inf), fwd_free(&train);
-    run_free(&u);
-    return ok;
-}
 
 static const int len_unpacked[] = {3, 4, 1};
 static const int len_packed[] = {4, 3, 1};
@@ -531,8 +44,8 @@ TEST(rnn_matches_reference)
                                              biases[b], layouts[l], 1 + k % 2, skip ? 4 : 3, 4, proj ? 3 : 4, 4, 3,
                                              layouts[l] == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED ? len_packed
                                                                                                  : len_unpacked,
-                                             CUDNN_DATA_FLOAT, false, k % 3 != 0, API_V8};
-                        if (!check_case(&c)) return;
+                                             CUDNN_DATA_FLOAT, false, k % 3 != 0, API_V8, CUDNN_RNN_ALGO_STANDARD};
+                        if (!rnn_check_case(&c)) return;
                     }
 }
 
@@ -544,11 +57,11 @@ TEST(rnn_types_and_edges)
     for (size_t i = 0; i < TLEN(types); i++) {
         struct rnn_case lstm = {"LSTM proj clip", CUDNN_LSTM, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
                                 CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 2, 5, 6, 4, 5, 4, len_zero, types[i], true,
-                                true, API_V8};
+                                true, API_V8, CUDNN_RNN_ALGO_STANDARD};
         struct rnn_case gru = {"GRU zero length", CUDNN_GRU, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
                                CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, 3, 3, 5, 5, 5, 4, len_zero, types[i],
-                               false, true, API_V8};
-        if (!check_case(&lstm) || !check_case(&gru)) return;
+                               false, true, API_V8, CUDNN_RNN_ALGO_STANDARD};
+        if (!rnn_check_case(&lstm) || !rnn_check_case(&gru)) return;
     }
 }
 
@@ -561,10 +74,10 @@ TEST(rnn_legacy_api)
                                                         : CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED;
         const int *lens = api == API_LEGACY ? len_packed : len_unpacked;
         struct rnn_case lstm = {"legacy LSTM", CUDNN_LSTM, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS, layout, 2, 3,
-                                4, 3, 4, 3, lens, CUDNN_DATA_FLOAT, false, true, api};
+                                4, 3, 4, 3, lens, CUDNN_DATA_FLOAT, false, true, api, CUDNN_RNN_ALGO_STANDARD};
         struct rnn_case gru = {"legacy GRU", CUDNN_GRU, 1, CUDNN_SKIP_INPUT, CUDNN_RNN_SINGLE_REC_BIAS, layout, 2, 4,
-                               4, 4, 4, 3, lens, CUDNN_DATA_FLOAT, false, false, api};
-        if (!check_case(&lstm) || !check_case(&gru)) return;
+                               4, 4, 4, 3, lens, CUDNN_DATA_FLOAT, false, false, api, CUDNN_RNN_ALGO_STANDARD};
+        if (!rnn_check_case(&lstm) || !rnn_check_case(&gru)) return;
     }
 }
 
@@ -582,8 +95,8 @@ static bool set_dropout(struct rnn_run *u, float p)
     ok = ok && CHECK_OK(cudnnSetDropoutDescriptor(u->dd, h, p, u->pstates, u->states_bytes, 1234));
     ok = ok && CHECK_OK(cudnnSetRNNDescriptor_v8(
                    u->d, CUDNN_RNN_ALGO_STANDARD, c->mode, c->bias, c->dirs == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL,
-                   c->input_mode, c->dtype, math_prec(c->dtype), CUDNN_DEFAULT_MATH, c->input, c->hidden, c->proj,
-                   c->layers, u->dd, unpacked(c->layout) ? CUDNN_RNN_PADDED_IO_ENABLED : 0));
+                   c->input_mode, c->dtype, rnn_math_prec(c->dtype), CUDNN_DEFAULT_MATH, c->input, c->hidden, c->proj,
+                   c->layers, u->dd, rnn_unpacked(c->layout) ? CUDNN_RNN_PADDED_IO_ENABLED : 0));
     size_t ws = 0, rs = 0;
     ok = ok && CHECK_OK(cudnnGetRNNTempSpaceSizes(h, u->d, CUDNN_FWD_MODE_TRAINING, u->xd, &ws, &rs));
     if (ok && rs > u->rs_bytes) {
@@ -608,8 +121,8 @@ static double loss(struct rnn_run *u, const double *dyr, const double *dhy, cons
     struct fwd_out o = {0};
     double s = 0;
     restore_states(u);
-    if (library_forward(u, u->dd ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE, &o, NULL)) {
-        double *yr = to_ref(c, o.y, c->dirs * c->proj);
+    if (rnn_library_forward(u, u->dd ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE, &o, NULL)) {
+        double *yr = rnn_to_ref(c, o.y, c->dirs * c->proj);
         int64_t hn = (int64_t)c->layers * c->dirs * c->N;
         for (int64_t i = 0; i < (int64_t)c->T * c->N * c->dirs * c->proj; i++) s += dyr[i] * yr[i];
         for (int64_t i = 0; i < hn * c->proj; i++) s += dhy[i] * o.hy[i];
@@ -617,7 +130,7 @@ static double loss(struct rnn_run *u, const double *dyr, const double *dhy, cons
             for (int64_t i = 0; i < hn * c->hidden; i++) s += dcy[i] * o.cy[i];
         free(yr);
     }
-    fwd_free(&o);
+    rnn_fwd_free(&o);
     return s;
 }
 
@@ -653,22 +166,22 @@ TEST(rnn_finite_differences)
     static const int lens[] = {3, 2};
     const struct rnn_case cases[] = {
         {"fd LSTM", CUDNN_LSTM, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 2,
-         3, 3, 2, 3, 2, lens, CUDNN_DATA_DOUBLE, false, true, API_V8},
+         3, 3, 2, 3, 2, lens, CUDNN_DATA_DOUBLE, false, true, API_V8, CUDNN_RNN_ALGO_STANDARD},
         {"fd GRU", CUDNN_GRU, 2, CUDNN_SKIP_INPUT, CUDNN_RNN_DOUBLE_BIAS, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, 2, 3,
-         3, 3, 3, 2, lens, CUDNN_DATA_DOUBLE, false, true, API_V8},
+         3, 3, 3, 2, lens, CUDNN_DATA_DOUBLE, false, true, API_V8, CUDNN_RNN_ALGO_STANDARD},
         {"fd dropout", CUDNN_LSTM, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
-         CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, 3, 3, 4, 4, 3, 2, lens, CUDNN_DATA_DOUBLE, false, true, API_V8},
+         CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, 3, 3, 4, 4, 3, 2, lens, CUDNN_DATA_DOUBLE, false, true, API_V8, CUDNN_RNN_ALGO_STANDARD},
     };
     for (size_t ci = 0; ci < TLEN(cases); ci++) {
         const struct rnn_case *c = &cases[ci];
         struct rnn_run u;
         bool dropout = ci == 2;
-        if (!run_init(&u, c) || (dropout && !set_dropout(&u, 0.4f))) {
-            run_free(&u);
+        if (!rnn_run_init(&u, c) || (dropout && !set_dropout(&u, 0.4f))) {
+            rnn_run_free(&u);
             return;
         }
         int64_t hn = (int64_t)c->layers * c->dirs * c->N, ny = u.pos * c->dirs * c->proj;
-        double *dy = random_data(c, c->dirs * c->proj), *dyr = to_ref(c, dy, c->dirs * c->proj);
+        double *dy = rnn_random_data(c, c->dirs * c->proj), *dyr = rnn_to_ref(c, dy, c->dirs * c->proj);
         double *dhy = tview_random(hn * c->proj, -1, 1), *dcy = tview_random(hn * c->hidden, -1, 1);
         void *pdy = tvalues_upload(c->dtype, dy, ny), *pdhy = tvalues_upload(c->dtype, dhy, hn * c->proj);
         void *pdcy = tvalues_upload(c->dtype, dcy, hn * c->hidden);
@@ -702,17 +215,17 @@ TEST(rnn_finite_differences)
             /* the training forward drops (inference does not) */
             struct fwd_out a = {0}, b = {0};
             restore_states(&u);
-            ok = library_forward(&u, CUDNN_FWD_MODE_TRAINING, &a, NULL) &&
-                 library_forward(&u, CUDNN_FWD_MODE_INFERENCE, &b, NULL);
+            ok = rnn_library_forward(&u, CUDNN_FWD_MODE_TRAINING, &a, NULL) &&
+                 rnn_library_forward(&u, CUDNN_FWD_MODE_INFERENCE, &b, NULL);
             bool differ = false;
             for (int64_t i = 0; ok && i < ny; i++) differ |= !isnan(a.y[i]) && a.y[i] != b.y[i];
             CHECK(differ);
-            fwd_free(&a), fwd_free(&b);
+            rnn_fwd_free(&a), rnn_fwd_free(&b);
         }
         free(dy), free(dyr), free(dhy), free(dcy), free(zero), free(dx), free(dhx), free(dcx), free(dw);
         void *bufs[] = {pdy, pdhy, pdcy, py, pdx, pdhx, pdcx, pdw};
         for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
-        run_free(&u);
+        rnn_run_free(&u);
         if (!ok) return;
     }
 }
@@ -752,10 +265,10 @@ TEST(rnn_bad_input)
     static const int other[] = {3, 1};
     const struct rnn_case c = {"bad input", CUDNN_LSTM, 1, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
                                CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 1, 3, 4, 4, 3, 2, lens, CUDNN_DATA_FLOAT,
-                               false, true, API_V8};
+                               false, true, API_V8, CUDNN_RNN_ALGO_STANDARD};
     struct rnn_run u;
-    if (!run_init(&u, &c)) {
-        run_free(&u);
+    if (!rnn_run_init(&u, &c)) {
+        rnn_run_free(&u);
         return;
     }
     size_t ybytes = (size_t)(u.pos * c.proj) * 4, train_ws = 0, train_rs = 0;
@@ -770,8 +283,8 @@ TEST(rnn_bad_input)
     cudnnSetRNNDataDescriptor(yl, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, c.proj, other, NULL);
     cudnnSetRNNDataDescriptor(yv, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, c.proj + 1, lens, NULL);
     cudnnSetRNNDataDescriptor(xt, CUDNN_DATA_DOUBLE, c.layout, c.T, c.N, c.input, lens, NULL);
-    cudnnTensorDescriptor_t h3 = state_desc(CUDNN_DATA_FLOAT, 1, c.N + 1, c.proj);
-    cudnnTensorDescriptor_t c3 = state_desc(CUDNN_DATA_FLOAT, 1, c.N, c.hidden + 1);
+    cudnnTensorDescriptor_t h3 = rnn_state_desc(CUDNN_DATA_FLOAT, 1, c.N + 1, c.proj);
+    cudnnTensorDescriptor_t c3 = rnn_state_desc(CUDNN_DATA_FLOAT, 1, c.N, c.hidden + 1);
 
     b = good, b.mode = (cudnnForwardMode_t)2;
     expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "fwdMode 2");
@@ -840,7 +353,7 @@ TEST(rnn_bad_input)
     cudnnDestroyRNNDataDescriptor(yl), cudnnDestroyRNNDataDescriptor(yv), cudnnDestroyRNNDataDescriptor(xt);
     cudnnDestroyRNNDataDescriptor(unset);
     cudnnDestroyTensorDescriptor(h3), cudnnDestroyTensorDescriptor(c3);
-    run_free(&u);
+    rnn_run_free(&u);
 }
 
 /* The algorithm queries: one algorithm (the descriptor's), MaxCount 1; each Find runs its call
@@ -849,10 +362,10 @@ TEST(rnn_legacy_find)
 {
     const struct rnn_case c = {"find", CUDNN_LSTM, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
                                CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, 2, 3, 4, 4, 4, 3, len_packed, CUDNN_DATA_FLOAT,
-                               false, true, API_LEGACY};
+                               false, true, API_LEGACY, CUDNN_RNN_ALGO_STANDARD};
     struct rnn_run u;
-    if (!run_init(&u, &c)) {
-        run_free(&u);
+    if (!rnn_run_init(&u, &c)) {
+        rnn_run_free(&u);
         return;
     }
     cudnnHandle_t h = test_handle();
@@ -918,7 +431,7 @@ TEST(rnn_legacy_find)
     free(zero), free(dyv);
     void *bufs[] = {py, pdy, phy, pcy, pdx, pdw};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
-    run_free(&u);
+    rnn_run_free(&u);
 }
 
 #ifdef OCD_TEST_CUDA
@@ -931,31 +444,31 @@ TEST(rnn_stream_capture)
     static const int lens[] = {4, 2, 3};
     const struct rnn_case c = {"capture", CUDNN_LSTM, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
                                CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 2, 3, 4, 3, 4, 3, lens, CUDNN_DATA_FLOAT,
-                               false, true, API_V8};
+                               false, true, API_V8, CUDNN_RNN_ALGO_STANDARD};
     struct rnn_run u;
-    if (!run_init(&u, &c)) {
-        run_free(&u);
+    if (!rnn_run_init(&u, &c)) {
+        rnn_run_free(&u);
         return;
     }
     cudnnHandle_t h = test_handle();
     int64_t ny = u.pos * c.dirs * c.proj, nx = u.pos * c.input, hn = (int64_t)c.layers * c.dirs * c.N;
-    double *dyv = random_data(&c, c.dirs * c.proj), *zero = tview_fill(u.wcount, 0);
+    double *dyv = rnn_random_data(&c, c.dirs * c.proj), *zero = tview_fill(u.wcount, 0);
     void *pdy = tvalues_upload(c.dtype, dyv, ny), *py[2], *pdx[2], *pdw[2], *phy[2], *pcy[2];
     for (int k = 0; k < 2; k++) {
         py[k] = tbuf_alloc((size_t)ny * 4), pdx[k] = tbuf_alloc((size_t)nx * 4);
         phy[k] = tbuf_alloc((size_t)(hn * c.proj) * 4), pcy[k] = tbuf_alloc((size_t)(hn * c.hidden) * 4);
         pdw[k] = tvalues_upload(c.dtype, zero, u.wcount);
     }
-    bool ok = call_forward(&u, CUDNN_FWD_MODE_TRAINING, py[0], phy[0], pcy[0]) &&
-              call_backward(&u, py[0], pdy, NULL, NULL, pdx[0], NULL, NULL, pdw[0]);
+    bool ok = rnn_call_forward(&u, CUDNN_FWD_MODE_TRAINING, py[0], phy[0], pcy[0]) &&
+              rnn_call_backward(&u, py[0], pdy, NULL, NULL, pdx[0], NULL, NULL, pdw[0]);
     ok = ok && CHECK(cudaDeviceSynchronize() == cudaSuccess);
     cudaStream_t s = NULL;
     cudaGraph_t g = NULL;
     cudaGraphExec_t exec = NULL;
     ok = ok && CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess) && CHECK_OK(cudnnSetStream(h, s));
     if (ok && CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess)) {
-        bool calls = call_forward(&u, CUDNN_FWD_MODE_TRAINING, py[1], phy[1], pcy[1]) &&
-                     call_backward(&u, py[1], pdy, NULL, NULL, pdx[1], NULL, NULL, pdw[1]);
+        bool calls = rnn_call_forward(&u, CUDNN_FWD_MODE_TRAINING, py[1], phy[1], pcy[1]) &&
+                     rnn_call_backward(&u, py[1], pdy, NULL, NULL, pdx[1], NULL, NULL, pdw[1]);
         ok = CHECK(cudaStreamEndCapture(s, &g) == cudaSuccess) && calls &&
              CHECK(cudaGraphInstantiateWithFlags(&exec, g, 0) == cudaSuccess) &&
              CHECK(cudaGraphLaunch(exec, s) == cudaSuccess) && CHECK(cudaStreamSynchronize(s) == cudaSuccess);
@@ -967,7 +480,7 @@ TEST(rnn_stream_capture)
         for (size_t i = 0; ok && i < TLEN(outs); i++) {
             double *a = tvalues_download(c.dtype, outs[i].buf[0], outs[i].n);
             double *b = tvalues_download(c.dtype, outs[i].buf[1], outs[i].n);
-            ok = compare(outs[i].what, &c, b, a, outs[i].n, 1e-5);
+            ok = rnn_compare(outs[i].what, &c, b, a, outs[i].n, 1e-5);
             free(a), free(b);
         }
     }
@@ -977,6 +490,6 @@ TEST(rnn_stream_capture)
     free(dyv), free(zero);
     tbuf_free(pdy);
     for (int k = 0; k < 2; k++) tbuf_free(py[k]), tbuf_free(pdx[k]), tbuf_free(phy[k]), tbuf_free(pcy[k]), tbuf_free(pdw[k]);
-    run_free(&u);
+    rnn_run_free(&u);
 }
 #endif

@@ -1,0 +1,85 @@
+/* rnn_harness.h: one RNN case run end to end against tests/ref/rnn.c (tests/rnn_harness.c):
+   the descriptors of the v8, legacy or Ex API, weights written through the addresses the API
+   returns, forward in both modes, backward data and weights. Used by tests/rnn.c and
+   tests/rnn_persist.c. */
+#ifndef OCD_TESTS_RNN_HARNESS_H
+#define OCD_TESTS_RNN_HARNESS_H
+
+#include "ref/rnn.h"
+#include "tensors.h"
+
+struct rnn_case {
+    const char *name;
+    cudnnRNNMode_t mode;
+    int dirs;
+    cudnnRNNInputMode_t input_mode;
+    cudnnRNNBiasMode_t bias;
+    cudnnRNNDataLayout_t layout;
+    int layers, input, hidden, proj, T, N;
+    const int *lengths;
+    cudnnDataType_t dtype;
+    bool clip, states; /* states: hx, cx, dhy, dcy given (else NULL) */
+    int api;           /* API_V8, API_LEGACY (packed layout only), API_EX */
+    cudnnRNNAlgo_t algo; /* STANDARD when left out; PERSIST_DYNAMIC gets its plan built */
+};
+
+enum { API_V8, API_LEGACY, API_EX };
+
+/* Everything one case needs: descriptors, the reference network, buffers (host values, device
+   copies). Data tensors are kept as [position][vector] values. */
+struct rnn_run {
+    const struct rnn_case *c;
+    struct ref_rnn r;
+    cudnnRNNDescriptor_t d;
+    cudnnRNNDataDescriptor_t xd, yd;
+    cudnnTensorDescriptor_t hd, cd;
+    int G, D, P;
+    int64_t pos, wcount;       /* positions; weight space elements */
+    size_t wbytes, ws_bytes, rs_bytes;
+    double *w_ref;             /* ref_rnn_param layout */
+    double *w_space;           /* the weight space's values */
+    int64_t *ref_of;           /* for each weight space element, its ref index (-1: none) */
+    double *x, *hx, *cx;       /* x: [pos][input] (NaN at padding) */
+    void *pw, *px, *phx, *pcx, *plen, *pws, *prs;
+    double fill;
+    cudnnTensorDescriptor_t *xs, *ys; /* legacy: the per-step descriptors */
+    cudnnFilterDescriptor_t wd;
+    cudnnDropoutDescriptor_t dd;      /* with dropout: the descriptor and its states */
+    void *pstates, *states_snap;
+    size_t states_bytes;
+    cudnnPersistentRNNPlan_t plan;    /* legacy PERSIST_DYNAMIC */
+};
+
+/* The forward outputs: y [pos][D P], hy, cy. */
+struct fwd_out {
+    double *y, *hy, *cy;
+};
+
+bool rnn_unpacked(cudnnRNNDataLayout_t l);
+/* [pos][vec] values to the reference's [T][N][vec] (0 past a length). */
+double *rnn_to_ref(const struct rnn_case *c, const double *v, int vec);
+/* Random data at the valid positions, NaN at the padding. */
+double *rnn_random_data(const struct rnn_case *c, int vec);
+cudnnDataType_t rnn_math_prec(cudnnDataType_t t);
+cudnnTensorDescriptor_t rnn_state_desc(cudnnDataType_t t, int a, int b, int w);
+/* The case's descriptors, weights, inputs and spaces (the workspace fits every call). */
+bool rnn_run_init(struct rnn_run *u, const struct rnn_case *c);
+void rnn_run_free(struct rnn_run *u);
+double rnn_tol_of(cudnnDataType_t t);
+bool rnn_compare(const char *what, const struct rnn_case *c, const double *got, const double *want, int64_t n,
+                 double tol);
+void rnn_fwd_free(struct fwd_out *o);
+void rnn_reference_forward(const struct rnn_run *u, struct fwd_out *o);
+/* One forward call through the case's API. */
+bool rnn_call_forward(struct rnn_run *u, cudnnForwardMode_t mode, void *py, void *phy, void *pcy);
+/* Backward data and weights through the case's API (the weights' gradients added to pdw). */
+bool rnn_call_backward(struct rnn_run *u, void *py, void *pdy, void *pdhy, void *pdcy, void *pdx, void *pdhx,
+                       void *pdcx, void *pdw);
+/* One forward call; y, hy, cy poisoned first and read back (py_out: y kept on the backend). */
+bool rnn_library_forward(struct rnn_run *u, cudnnForwardMode_t mode, struct fwd_out *o, void **py_out);
+bool rnn_check_forward(const struct rnn_run *u, const struct fwd_out *got, const struct fwd_out *want,
+                       const char *mode);
+/* Forward (both modes), then backward data and weights against the reference. */
+bool rnn_check_case(const struct rnn_case *c);
+
+#endif /* OCD_TESTS_RNN_HARNESS_H */
