@@ -20,9 +20,14 @@
    - cudnnSetRNNProjectionLayers: 1 <= recProjSize <= hiddenSize; outProjSize must be 0 (output
      projection: NOT_SUPPORTED); a projection needs LSTM and the STANDARD algorithm
      (NOT_SUPPORTED). The getter reports outProjSize 0.
-   - Persistent plans are for PERSIST_DYNAMIC (NOT_SUPPORTED otherwise) and record their mini
-     batch, as cudnnBuildRNNDynamic does; cudnnBuildRNNDynamic with another algorithm has
-     nothing to build and succeeds. */
+   - Persistent plans are for PERSIST_DYNAMIC: cudnnCreatePersistentRNNPlan answers
+     NOT_SUPPORTED for another algorithm ("the current hyper-parameters are invalid"),
+     cudnnSetPersistentRNNPlan BAD_PARAM ("the algo selected in rnnDesc is not
+     CUDNN_RNN_ALGO_PERSIST_DYNAMIC"). Setting a plan records its mini batch in the descriptor,
+     as cudnnBuildRNNDynamic does; the compute calls of PERSIST_DYNAMIC need it to be their batch
+     (adv/rnn_forward.c). There is no kernel to compile: both only record the batch, so a plan
+     may be destroyed once set. cudnnBuildRNNDynamic with another algorithm has nothing to build
+     and succeeds. Setting the descriptor again forgets the plan. */
 #include "problem/rnn.h"
 
 #include "core/dtype.h"
@@ -440,7 +445,7 @@ cudnnStatus_t CUDNNWINAPI cudnnSetPersistentRNNPlan(cudnnRNNDescriptor_t rnnDesc
     OCD_TRY(check_set(rnnDesc));
     OCD_CHECK_OBJECT(OCD_OBJ_PERSISTENT_RNN_PLAN, plan);
     if (rnnDesc->p.algo != CUDNN_RNN_ALGO_PERSIST_DYNAMIC)
-        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "a persistent plan is for CUDNN_RNN_ALGO_PERSIST_DYNAMIC (algo %d)",
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "a persistent plan is for CUDNN_RNN_ALGO_PERSIST_DYNAMIC (algo %d)",
                         (int)rnnDesc->p.algo);
     rnnDesc->p.dynamic_batch = plan->mini_batch;
     return CUDNN_STATUS_SUCCESS;

@@ -27,20 +27,27 @@ void ocd_rnn_layout_of(const struct ocd_rnn_problem *p, const struct ocd_rnn_dat
     size_t pos = (size_t)l->pos, e = l->e, ce = l->ce;
     bool lstm = p->cell == CUDNN_LSTM, proj = ocd_rnn_has_projection(p);
 
-    /* the reserve (or, in inference, the states part of the workspace) */
+    /* the reserve (or, in inference, the states part of the workspace). Training keeps every
+       step's states of every pseudo-layer for the backward; inference runs the pseudo-layers one
+       after the other and a step reads only the previous step's states, so it keeps one set of
+       two slots (ping-pong) and the outputs of two layers (the input being read, the output
+       being written). */
+    l->state_slots = training ? l->T + 1 : 2;
+    l->hfull_slots = training ? l->T : 1;
+    l->out_slots = training || l->L < 3 ? l->L - 1 : 2;
     size_t at = 0;
-    l->rs_hs = region(&at, (T + 1) * N * P * e);
-    l->rs_cs = region(&at, lstm ? (T + 1) * N * H * ce : 0);
+    l->rs_hs = region(&at, (size_t)l->state_slots * N * P * e);
+    l->rs_cs = region(&at, lstm ? (size_t)l->state_slots * N * H * ce : 0);
     l->rs_saved = region(&at, training ? T * N * (size_t)l->S * H * ce : 0);
-    l->rs_hfull = region(&at, proj ? T * N * H * e : 0);
+    l->rs_hfull = region(&at, proj ? (size_t)l->hfull_slots * N * H * e : 0);
     l->rs_dpre_x = region(&at, training ? pos * G * H * e : 0);
     l->rs_dpre_h = region(&at, training ? T * N * G * H * e : 0);
     l->rs_dtot = region(&at, training && proj ? T * N * P * e : 0);
-    l->rs_pseudo = at;
-    at *= (size_t)l->L * l->D;
+    l->rs_pseudo = training ? at : 0;
+    if (training) at *= (size_t)l->L * l->D;
     l->rs_out_stride = (pos * (size_t)l->D * P * e + RNN_ALIGN - 1) / RNN_ALIGN * RNN_ALIGN;
     l->rs_outs = at;
-    at += (size_t)(l->L - 1) * l->rs_out_stride;
+    at += (size_t)l->out_slots * l->rs_out_stride;
     bool drop = training && ocd_rnn_dropout_on(p);
     size_t mask = ocd_dropout_reserve_bytes(l->pos * l->D * l->P);
     l->rs_mask_stride = (mask + RNN_ALIGN - 1) / RNN_ALIGN * RNN_ALIGN;
@@ -129,10 +136,12 @@ struct ocd_rnn_step ocd_rnn_step_of(const struct ocd_rnn_ctx *x, int pl)
 }
 
 /* The GEMMs' compute type: FP32 for float data unless the math type asks for conversions
-   (CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: TF32 where allowed), FP64 for double. */
+   (CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: TF32 where allowed, under STANDARD only: the 8.2
+   guide has the persistent algorithms ignore the tensor-op math types), FP64 for double. */
 static enum ocd_gemm_compute gemm_compute(const struct ocd_rnn_problem *p)
 {
-    if (p->dtype == CUDNN_DATA_FLOAT && p->math_type != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+    if (p->dtype == CUDNN_DATA_FLOAT &&
+        (p->math_type != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION || p->algo != CUDNN_RNN_ALGO_STANDARD))
         return OCD_GEMM_COMPUTE_F32;
     return ocd_gemm_compute_for(p->dtype, p->math_type);
 }
@@ -198,7 +207,7 @@ cudnnStatus_t ocd_rnn_dropout(const struct ocd_rnn_ctx *x, int layer, bool forwa
     d.states = p->dropout_states;
     d.threshold = (uint64_t)((double)p->dropout * 4294967296.0 + 0.5);
     d.scale = p->dropout < 1 ? 1.0 / (1.0 - (double)p->dropout) : 0.0;
-    d.src_data = forward ? x->rs + l->rs_outs + (size_t)layer * l->rs_out_stride : grad;
+    d.src_data = forward ? ocd_rnn_layer_out(x, layer) : grad;
     d.dst_data = forward ? x->rs + l->rs_drops + (size_t)layer * l->rs_out_stride : grad;
 #ifdef OCD_HAVE_CUDA
     if (ocd_handle_kind(x->h) == OCD_BACKEND_CUDA)
@@ -255,13 +264,14 @@ static cudnnStatus_t forward_pseudo(const struct ocd_rnn_ctx *x, int layer, int 
     s.y = out;
     struct ocd_rnn_param Wp = ocd_rnn_matrix(p, pl, OCD_RNN_PROJECTION_ID);
     for (int t = 0; t < l->T; t++) {
+        size_t now = (size_t)(t % l->state_slots), next = (size_t)((t + 1) % l->state_slots);
         s.s = t;
-        s.hprev = hs + (size_t)t * N * P * e;
-        s.hnext = hs + (size_t)(t + 1) * N * P * e;
-        s.cprev = cs + (size_t)t * N * H * ce;
-        s.cnext = cs + (size_t)(t + 1) * N * H * ce;
+        s.hprev = hs + now * N * P * e;
+        s.hnext = hs + next * N * P * e;
+        s.cprev = cs + now * N * H * ce;
+        s.cnext = cs + next * N * H * ce;
         s.saved = training ? ocd_rnn_rs(x, l->rs_saved, pl) + (size_t)t * N * l->S * H * ce : NULL;
-        s.hfull = proj ? ocd_rnn_rs(x, l->rs_hfull, pl) + (size_t)t * N * H * e : NULL;
+        s.hfull = proj ? ocd_rnn_rs(x, l->rs_hfull, pl) + (size_t)(t % l->hfull_slots) * N * H * e : NULL;
         OCD_TRY(ocd_rnn_gemm(x, true, false, G * H, N, P, ocd_rnn_weight(x, R), P, s.hprev, P, gh, G * H, x->ct, 0));
         OCD_TRY(ocd_rnn_fwd_step(x, &s));
         if (proj) {
@@ -271,20 +281,21 @@ static cudnnStatus_t forward_pseudo(const struct ocd_rnn_ctx *x, int layer, int 
             OCD_TRY(ocd_rnn_aux(x, &a));
         }
     }
+    size_t last = (size_t)(l->T % l->state_slots);
     if (c->hy)
-        OCD_TRY(ocd_backend_copy(x->h, (char *)c->hy + (size_t)pl * N * P * e, hs + (size_t)l->T * N * P * e,
+        OCD_TRY(ocd_backend_copy(x->h, (char *)c->hy + (size_t)pl * N * P * e, hs + last * N * P * e,
                                  (size_t)N * P * e, OCD_COPY_ON_DEVICE));
     if (c->cy && p->cell == CUDNN_LSTM)
-        OCD_TRY(convert(x, (char *)c->cy + (size_t)pl * N * H * e, p->dtype, cs + (size_t)l->T * N * H * ce, x->ct,
-                        N * H));
+        OCD_TRY(convert(x, (char *)c->cy + (size_t)pl * N * H * e, p->dtype, cs + last * N * H * ce, x->ct, N * H));
     return CUDNN_STATUS_SUCCESS;
 }
 
 /* A layer's input: x (training: its copy with the padding zeroed) or the layer below's output. */
 const char *ocd_rnn_layer_data(const struct ocd_rnn_ctx *x, int layer)
 {
-    size_t region = x->c->training && ocd_rnn_dropout_on(x->p) ? x->l.rs_drops : x->l.rs_outs;
-    if (layer > 0) return x->rs + region + (size_t)(layer - 1) * x->l.rs_out_stride;
+    if (layer > 0 && x->c->training && ocd_rnn_dropout_on(x->p))
+        return x->rs + x->l.rs_drops + (size_t)(layer - 1) * x->l.rs_out_stride;
+    if (layer > 0) return ocd_rnn_layer_out(x, layer - 1);
     return x->c->training ? x->rs + x->l.rs_xcopy : (const char *)x->c->xp;
 }
 
@@ -301,7 +312,7 @@ cudnnStatus_t ocd_rnn_forward_run(cudnnHandle_t handle, const struct ocd_rnn_cal
     }
     for (int layer = 0; layer < p->layers; layer++) {
         bool last = layer == p->layers - 1;
-        void *out = last ? c->yp : x.rs + l->rs_outs + (size_t)layer * l->rs_out_stride;
+        void *out = last ? c->yp : ocd_rnn_layer_out(&x, layer);
         for (int d = 0; d < p->dirs; d++)
             OCD_TRY(forward_pseudo(&x, layer, layer * p->dirs + d, ocd_rnn_layer_data(&x, layer), out));
         if (!last) OCD_TRY(pad_fill(&x, out, (int64_t)p->dirs * p->proj_size, 0));

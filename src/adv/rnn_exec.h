@@ -12,7 +12,8 @@
 
    Workspace (every call): gx, gh, the packed offsets, a copy of the lengths (legacy calls), the
    backward's carried gradients and a layer's output gradient, a vector of ones (bias gradients
-   as GEMMs); inference also holds the states the training keeps in the reserve. Reserve
+   as GEMMs); inference also holds what it needs of the states the training keeps in the
+   reserve: two steps of one pseudo-layer's states (ping-pong) and two layers' outputs. Reserve
    (training): per pseudo-layer the states of every step, the saved gates, the projection's
    inputs and the gradients of the backward data pass; the outputs of every layer but the last
    (padding zeroed); a copy of x with its padding zeroed (the weight gradients' GEMMs read every
@@ -55,6 +56,9 @@ cudnnStatus_t ocd_rnn_backward_weights_run(cudnnHandle_t handle, const struct oc
 
 /* ---- the checks the entry points share (rnn_forward.c) -------------------------------------- */
 
+/* True when v has at least `rank` dims and every one after them is 1 (the state and per-step
+   descriptors of frameworks padded to more dims). */
+bool ocd_rnn_trailing_ones(const struct ocd_tensor_view *v, int rank);
 /* x and y of one call (types, widths, the same layout, steps, batch and lengths). */
 cudnnStatus_t ocd_rnn_check_data_pair(const struct ocd_rnn_problem *p, const struct ocd_rnn_data *x,
                                       const struct ocd_rnn_data *y);
@@ -64,6 +68,9 @@ cudnnStatus_t ocd_rnn_check_states(const struct ocd_rnn_problem *p, int batch, c
                                    cudnnTensorDescriptor_t cDesc, bool with_cell);
 /* BAD_PARAM for dropout between layers in training without dropout states. */
 cudnnStatus_t ocd_rnn_check_dropout(const struct ocd_rnn_problem *p);
+/* The algorithm's conditions on the call (persistent algorithms: equal sequence lengths, no
+   double data under the static ones, PERSIST_DYNAMIC's plan built for x's batch). */
+cudnnStatus_t ocd_rnn_check_algo(const struct ocd_rnn_problem *p, const struct ocd_rnn_data *x);
 /* BAD_PARAM when a space is smaller than needed, or NULL while needed (name: "workSpace", ...). */
 cudnnStatus_t ocd_rnn_check_space(const char *name, size_t given, const void *ptr, size_t need);
 /* What every v8 compute call checks: handle, descriptors, data pair, states (the cell's when
@@ -78,7 +85,8 @@ cudnnStatus_t ocd_rnn_prepare_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnD
 /* ---- shared by the passes (rnn_exec.c) ----------------------------------------------------- */
 
 /* Where everything lies, in bytes from the start of the workspace (ws_*) or reserve (rs_*); the
-   per-pseudo-layer regions of the reserve repeat every rs_pseudo bytes. */
+   per-pseudo-layer regions of the reserve repeat every rs_pseudo bytes (0 in inference: one set
+   serves every pseudo-layer in turn). */
 struct ocd_rnn_layout {
     int L, D, G, S, H, P, T, N;
     int64_t pos;           /* positions of x and y */
@@ -88,7 +96,11 @@ struct ocd_rnn_layout {
     size_t ws_total;
     size_t rs_hs, rs_cs, rs_saved, rs_hfull, rs_dpre_x, rs_dpre_h, rs_dtot; /* pseudo-layer 0 */
     size_t rs_pseudo;
-    size_t rs_outs, rs_out_stride; /* layer l's output (l < L - 1) */
+    int state_slots;       /* per pseudo-layer: steps of states kept (training T + 1, inference 2:
+                              step t reads slot t % state_slots, writes the next) */
+    int hfull_slots;       /* of the projection's inputs (training T, inference 1) */
+    int out_slots;         /* layer outputs kept (training L - 1, inference at most 2) */
+    size_t rs_outs, rs_out_stride; /* layer l's output (l < L - 1): ocd_rnn_layer_out */
     size_t rs_drops, rs_masks, rs_mask_stride; /* training with dropout: layer l's output after
                                                   dropout (rs_out_stride apart), and its mask */
     size_t rs_xcopy;
@@ -143,6 +155,12 @@ cudnnStatus_t ocd_rnn_dropout(const struct ocd_rnn_ctx *x, int layer, bool forwa
 static inline char *ocd_rnn_rs(const struct ocd_rnn_ctx *x, size_t region, int pl)
 {
     return x->rs + region + (size_t)pl * x->l.rs_pseudo;
+}
+
+/* Where layer l's output lies (l < L - 1): slot l % out_slots (inference alternates two). */
+static inline char *ocd_rnn_layer_out(const struct ocd_rnn_ctx *x, int layer)
+{
+    return x->rs + x->l.rs_outs + (size_t)(layer % x->l.out_slots) * x->l.rs_out_stride;
 }
 
 static inline const char *ocd_rnn_weight(const struct ocd_rnn_ctx *x, struct ocd_rnn_param m)

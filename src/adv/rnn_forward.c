@@ -9,12 +9,16 @@
      is inputSize wide, yDesc's dirs x projSize; both share layout, maxSeqLength, batch and the
      sequence lengths.
    - hDesc (and cDesc for LSTM) is a packed (layers x dirs) x batch x projSize (hiddenSize) tensor
-     of the data type; hx, cx, hy and cy may be NULL (zero initial states; final states not
+     of the data type (further dims of 1 allowed); hx, cx, hy and cy may be NULL (zero initial states; final states not
      written).
    - weightSpaceSize below cudnnGetRNNWeightSpaceSize, workSpaceSize below the query's answer,
      or in training reserveSpaceSize below it (or a NULL space that is needed).
    - Dropout between layers (training; inference applies none) needs the dropout descriptor's
-     states. */
+     states.
+   - The persistent algorithms: NOT_SUPPORTED for variable sequence lengths (and double data
+     under PERSIST_STATIC and PERSIST_STATIC_SMALL_H); PERSIST_DYNAMIC without a plan built for
+     the batch is INVALID_VALUE (ocd_rnn_check_algo). They compute what STANDARD computes, on the
+     same layer loop. */
 #include "adv/rnn_exec.h"
 
 #include "core/argcheck.h"
@@ -22,14 +26,23 @@
 #include "core/handle.h"
 #include "core/tensor.h"
 
-/* A state tensor: (layers * dirs) x batch x width, packed, of the data type. */
+bool ocd_rnn_trailing_ones(const struct ocd_tensor_view *v, int rank)
+{
+    if (v->rank < rank) return false;
+    for (int i = rank; i < v->rank; i++)
+        if (v->dims[i] != 1) return false;
+    return true;
+}
+
+/* A state tensor: (layers * dirs) x batch x width, packed, of the data type; dims of 1 may
+   follow (PyTorch pads these descriptors to 5 dims). */
 static cudnnStatus_t check_state(cudnnTensorDescriptor_t desc, const char *name, const struct ocd_rnn_problem *p,
                                  int batch, int width)
 {
     struct ocd_tensor_view v;
     OCD_TRY(ocd_tensor_get(desc, name, &v));
     int64_t want[3] = {(int64_t)p->layers * p->dirs, batch, width};
-    if (v.rank != 3 || v.dims[0] != want[0] || v.dims[1] != want[1] || v.dims[2] != want[2])
+    if (!ocd_rnn_trailing_ones(&v, 3) || v.dims[0] != want[0] || v.dims[1] != want[1] || v.dims[2] != want[2])
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s must be %lld x %lld x %lld (layers x dirs, batch, %s)", name,
                         (long long)want[0], (long long)want[1], (long long)want[2],
                         width == p->hidden_size ? "hiddenSize" : "projSize");
@@ -77,6 +90,37 @@ cudnnStatus_t ocd_rnn_check_dropout(const struct ocd_rnn_problem *p)
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* The persistent algorithms (cuDNN 8.2 "Features of RNN Functions" and the compute calls'
+   NOT_SUPPORTED list): none takes variable sequence lengths within the batch; PERSIST_STATIC
+   and PERSIST_STATIC_SMALL_H take no double data (PERSIST_DYNAMIC does); PERSIST_DYNAMIC runs
+   the plan cudnnBuildRNNDynamic or cudnnSetPersistentRNNPlan made for the batch
+   (INVALID_VALUE without one). The LSTM projection, which none takes, is refused when the
+   descriptor is set. */
+cudnnStatus_t ocd_rnn_check_algo(const struct ocd_rnn_problem *p, const struct ocd_rnn_data *x)
+{
+    if (p->algo == CUDNN_RNN_ALGO_STANDARD) return CUDNN_STATUS_SUCCESS;
+    for (int n = 1; n < x->batch; n++)
+        if (x->seq_lengths[n] != x->seq_lengths[0])
+            return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED,
+                            "algo %d (persistent) takes no variable sequence lengths: sequence %d is %d long, "
+                            "sequence 0 %d",
+                            (int)p->algo, n, x->seq_lengths[n], x->seq_lengths[0]);
+    if (p->dtype == CUDNN_DATA_DOUBLE && p->algo != CUDNN_RNN_ALGO_PERSIST_DYNAMIC)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "algo %d takes no double data (CUDNN_RNN_ALGO_PERSIST_DYNAMIC does)",
+                        (int)p->algo);
+    if (p->algo == CUDNN_RNN_ALGO_PERSIST_DYNAMIC && p->dynamic_batch != x->batch) {
+        if (p->dynamic_batch == 0)
+            return OCD_FAIL(CUDNN_STATUS_INVALID_VALUE,
+                            "CUDNN_RNN_ALGO_PERSIST_DYNAMIC: call cudnnBuildRNNDynamic (or cudnnSetPersistentRNNPlan) "
+                            "for the batch of %d first",
+                            x->batch);
+        return OCD_FAIL(CUDNN_STATUS_INVALID_VALUE,
+                        "CUDNN_RNN_ALGO_PERSIST_DYNAMIC: the plan was built for a batch of %d, the call has %d",
+                        p->dynamic_batch, x->batch);
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
 cudnnStatus_t ocd_rnn_check_space(const char *name, size_t given, const void *ptr, size_t need)
 {
     if (given < need)
@@ -100,6 +144,7 @@ cudnnStatus_t ocd_rnn_prepare_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnD
     OCD_TRY(ocd_check_data(devSeqLengths, "devSeqLengths"));
     OCD_TRY(ocd_rnn_check_space("weightSpace", weightSpaceSize, weightSpace,
                                 (size_t)ocd_rnn_weight_elems(p) * ocd_dtype_scalar_size(p->dtype)));
+    OCD_TRY(ocd_rnn_check_algo(p, &c->x));
     c->p = p;
     c->dev_lengths = devSeqLengths;
     c->w = weightSpace;

@@ -5,7 +5,7 @@
 
    cuDNN 8.2 rules implemented here (BAD_PARAM, logged, nothing written):
    - The array forms take seqLength >= 1 tensor descriptors, one a step, each batch_t x width
-     [x 1] packed, batch_t non-increasing and >= 1 (the packed layout: a sequence's length is
+     [x 1 ...] packed (PyTorch pads them to 5 dims), batch_t non-increasing and >= 1 (the packed layout: a sequence's length is
      the number of steps whose batch holds it); the input width is the network's input size,
      the output width dirs x projSize; every step of one data type, the network's.
    - The Ex forms take RNN data descriptors (any layout, as cudnnRNNForward); the attention
@@ -16,8 +16,9 @@
      at least the weight space's elements.
    - The workspace covers inference, training and both backward passes (one query serves them
      all); the reserve is the training reserve of cudnnGetRNNTempSpaceSizes.
-   - One algorithm: the descriptor's (STANDARD; the persistent ones are refused when set); the
-     MaxCount queries answer 1, the Find calls time it. */
+   - One algorithm: the descriptor's (the persistent ones under their conditions, as
+     cudnnRNNForward checks them: ocd_rnn_check_algo); the MaxCount queries answer 1, the Find
+     calls time it. */
 #include "adv/rnn_legacy.h"
 
 #include "core/argcheck.h"
@@ -37,8 +38,8 @@ static cudnnStatus_t read_steps(int seq, const cudnnTensorDescriptor_t *desc, co
     for (int t = 0; t < seq; t++) {
         struct ocd_tensor_view v;
         OCD_TRY(ocd_tensor_get(desc[t], name, &v));
-        if (v.rank < 2 || (v.rank == 3 && v.dims[2] != 1) || v.rank > 3)
-            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s[%d] must be batch x width [x 1]", name, t);
+        if (!ocd_rnn_trailing_ones(&v, 2))
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s[%d] must be batch x width [x 1 ...]", name, t);
         if (v.dims[1] != width || v.strides[1] != 1 || v.strides[0] != width)
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s[%d] must be packed, %d wide (is %lld)", name, t, width,
                             (long long)v.dims[1]);
@@ -162,6 +163,7 @@ void ocd_rnn_legacy_sizes(const struct ocd_rnn_legacy *g, size_t *ws, size_t *rs
 cudnnStatus_t ocd_rnn_legacy_spaces(struct ocd_rnn_legacy *g, bool training, void *ws, size_t ws_bytes, void *rs,
                                     size_t rs_bytes)
 {
+    OCD_TRY(ocd_rnn_check_algo(&g->p, &g->c.x));
     size_t need_ws, need_rs;
     ocd_rnn_legacy_sizes(g, &need_ws, &need_rs);
     OCD_TRY(ocd_rnn_check_space("workSpace", ws_bytes, ws, need_ws));
