@@ -5,7 +5,10 @@
    vectors of `input`, hidden size `hidden` (no projection), double bias, linear input. Half and
    bfloat16 data compute in float (mathPrec FLOAT, CUDNN_TENSOR_OP_MATH); float and double in
    their own type. algo: standard, persist_static or persist_dynamic (built for n). A dropout
-   descriptor of probability 0 (some libraries refuse a NULL one). pass:
+   descriptor of probability 0 (some libraries refuse a NULL one). wscale multiplies the random
+   weights (1: as drawn, magnitudes 1/32 to 1, which saturate the gates of wide layers; small
+   ones keep the recurrence contractive, so that rounding differences between two libraries
+   stay small instead of growing step by step). pass:
      inf  cudnnRNNForward in inference mode (y, hy and cy written)
      fwd  cudnnRNNForward in training mode (also the reserve space)
      bwd  cudnnRNNBackwardData_v8 then cudnnRNNBackwardWeights_v8 (ADD), on the reserve space of
@@ -102,6 +105,22 @@ static cudnnStatus_t describe(struct call *c, struct rnn_state *st, int cell, in
     return s;
 }
 
+/* Tensor i's values (on the backend) times scale, through the host. */
+static void scale_tensor(struct call *c, int i, double scale)
+{
+    struct tensor *t = &c->t[i];
+    size_t bytes = (size_t)t->count * t->dt->size;
+    unsigned char *host = malloc(bytes ? bytes : 1);
+    if (host == NULL) die("out of host memory");
+    mem_copy(host, t->data, bytes, false);
+    for (int64_t k = 0; k < t->count; k++) {
+        unsigned char *v = host + (size_t)k * t->dt->size;
+        encode(t->dt, decode(t->dt, v) * scale, v);
+    }
+    mem_copy(t->data, host, bytes, true);
+    free(host);
+}
+
 static const char *setup_rnn(struct call *c, const struct problem *p)
 {
     static const char *const cells[] = {"lstm", "gru", "relu", "tanh"};
@@ -111,11 +130,13 @@ static const char *setup_rnn(struct call *c, const struct problem *p)
     int algo = problem_choice(p, "algo", algos, (int)ARRAY_LEN(algos));
     int pass = problem_choice(p, "pass", passes, (int)ARRAY_LEN(passes));
     double t = problem_number(p, "t"), n = problem_number(p, "n"), in = problem_number(p, "input"),
-           h = problem_number(p, "hidden"), l = problem_number(p, "layers"), d = problem_number(p, "dirs");
+           h = problem_number(p, "hidden"), l = problem_number(p, "layers"), d = problem_number(p, "dirs"),
+           wscale = problem_number(p, "wscale");
     if (cell < 0 || algo < 0 || pass < 0) return "cell lstm|gru|relu|tanh, algo standard|persist_static|"
                                                  "persist_dynamic, pass inf|fwd|bwd";
-    if (t < 1 || n < 1 || in < 1 || h < 1 || l < 1 || (d != 1 && d != 2) || t * n * (in > h * d ? in : h * d) > INT32_MAX)
-        return "want t, n, input, hidden, layers >= 1 and dirs 1 or 2";
+    if (t < 1 || n < 1 || in < 1 || h < 1 || l < 1 || (d != 1 && d != 2) || t * n * (in > h * d ? in : h * d) > INT32_MAX ||
+        !(wscale > 0))
+        return "want t, n, input, hidden, layers >= 1, dirs 1 or 2 and wscale > 0";
     int T = (int)t, N = (int)n, IN = (int)in, H = (int)h, L = (int)l, D = (int)d;
     struct rnn_state *st = calloc(1, sizeof *st);
     if (st == NULL) die("out of host memory");
@@ -154,6 +175,7 @@ static const char *setup_rnn(struct call *c, const struct problem *p)
     c->bytes = tensor_bytes(c, 0) + tensor_bytes(c, 1) + tensor_bytes(c, 4) + 2 * tensor_bytes(c, 2);
 
     if (c->dry) return NULL;
+    if (wscale != 1) scale_tensor(c, 4, wscale);
     s = cudnnGetRNNTempSpaceSizes(c->handle, st->desc, pass == 0 ? CUDNN_FWD_MODE_INFERENCE : CUDNN_FWD_MODE_TRAINING,
                                   st->x_desc, &c->workspace_bytes, &st->reserve_bytes);
     if (s != CUDNN_STATUS_SUCCESS) return cudnnGetErrorString(s);
@@ -181,7 +203,7 @@ static cudnnStatus_t run_rnn(struct call *c)
 }
 
 static const struct op ops[] = {
-    {"rnn", "cell algo dt t n input hidden layers dirs pass", setup_rnn, run_rnn},
+    {"rnn", "cell algo dt t n input hidden layers dirs pass wscale", setup_rnn, run_rnn},
 };
 
 const struct op_family ops_rnn = {ops, ARRAY_LEN(ops)};
