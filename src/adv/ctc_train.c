@@ -33,9 +33,9 @@ struct cudnnCTCLossStruct {
 
 static const struct ocd_impl ctc_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:ctc_blocks", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_ctc_run_cuda},
+    {"cuda:ctc_blocks", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_ctc_run_cuda},
 #endif
-    {"host:ctc_samples", OCD_BACKEND_HOST, -1, NULL, NULL, ocd_ctc_run_host},
+    {"host:ctc_samples", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_ctc_run_host},
 };
 
 /* ---- the descriptor ------------------------------------------------------------------------- */

@@ -362,9 +362,7 @@ cudnnStatus_t ocd_conv_execute(cudnnHandle_t handle, const struct ocd_conv_probl
     if (!ocd_check_enabled()) return impl->base.run(handle, p, workspace, workspace_bytes);
     struct ocd_check_call call;
     conv_check_call(&call, p, algo, op);
-    const struct ocd_conv_table *table = ocd_conv_table(p->dir);
-    return ocd_check_run(handle, &impl->base, p, workspace, workspace_bytes, &call,
-                         (struct ocd_check_entries){table->impls, table->count, sizeof *table->impls});
+    return ocd_check_run(handle, &impl->base, p, workspace, workspace_bytes, &call, ocd_conv_impl_table(p->dir));
 }
 
 cudnnStatus_t ocd_conv_workspace_query(cudnnHandle_t handle, const struct ocd_conv_problem *p,
@@ -412,7 +410,7 @@ int ocd_conv_rank_algorithms(cudnnHandle_t handle, const struct ocd_conv_problem
     }
     for (size_t e = 0; e < t->count; e++) {
         for (int a = 0; a < count; a++) {
-            if (listed[a] || !(t->impls[e].algos & (1u << a))) continue;
+            if (listed[a] || !(t->impls[e].base.algos & (1u << a))) continue;
             const struct ocd_conv_impl *impl = ocd_conv_pick(handle, p, a, why, sizeof why);
             if (impl != &t->impls[e]) continue; /* an earlier entry or none serves it */
             listed[a] = true;

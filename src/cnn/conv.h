@@ -9,12 +9,14 @@
    exists; the registry entries only say whether they implement it.
 
    The registry (conv_registry.c) is one table per direction of struct ocd_conv_impl. An entry
-   serves a set of the cuDNN algorithm enums of its direction (a bit mask): a specialised entry
-   usually serves one algorithm, a reference entry serves every algorithm of the GEMM/direct
-   family that its backend offers and comes last. For an algorithm the walker first applies the
-   documented restrictions of the cuDNN 8.2 API reference (ocd_conv_algo_rejects: WINOGRAD needs
-   3x3 filters, FFT needs unit strides, ...), then takes the first entry that runs on the
-   handle's backend, is not switched off (OPENCUDNN_DISABLE) and applies. A new kernel (say a
+   serves a set of the cuDNN algorithm enums of its direction (the algorithm mask of struct
+   ocd_impl): a specialised entry usually serves one algorithm, a reference entry serves every
+   algorithm of the GEMM/direct family that its backend offers and comes last. For an algorithm
+   ocd_conv_pick first applies the documented restrictions of the cuDNN 8.2 API reference
+   (ocd_conv_algo_rejects: WINOGRAD needs 3x3 filters, FFT needs unit strides, ...), then asks
+   the one walker of core/impl.h for the first entry that serves the algorithm, runs on the
+   handle's backend, is not switched off (OPENCUDNN_DISABLE), applies, and passes convolution's
+   further test (the math type, the workspace, a race it loses). A new kernel (say a
    tensor-core implicit GEMM for sm_90) is one new entry placed before the reference one. */
 #ifndef OCD_CNN_CONV_H
 #define OCD_CNN_CONV_H
@@ -115,9 +117,9 @@ enum ocd_conv_race {
 };
 
 struct ocd_conv_impl {
-    /* name, backend, applies, workspace, run; base.algo is unused (-1): see algos */
+    /* name, backend, the algorithms it serves (bit a: algorithm enum a of the table's
+       direction), applies, workspace, run */
     struct ocd_impl base;
-    unsigned algos; /* bit a set: serves algorithm enum a of the table's direction */
     cudnnDeterminism_t determinism;
     bool tensor_ops; /* uses tensor cores: needs a math type that allows them */
     /* Optional, for an entry that differs from the next entry serving the same algorithm in
@@ -132,8 +134,9 @@ struct ocd_conv_table {
     size_t count;
 };
 
-/* The table of a direction (conv_registry.c). */
+/* The table of a direction (conv_registry.c), typed and as the walker and the check see it. */
 const struct ocd_conv_table *ocd_conv_table(enum ocd_conv_dir dir);
+struct ocd_impl_table ocd_conv_impl_table(enum ocd_conv_dir dir);
 
 /* Number of algorithm enums of the direction: 8, 6 or 7 (the *_ALGO_COUNT of the headers). */
 int ocd_conv_algo_count(enum ocd_conv_dir dir);

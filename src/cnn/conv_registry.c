@@ -34,16 +34,16 @@
 /* ---- the tables ------------------------------------------------------------------------------- */
 
 #define HOST_ENTRY(name_, algos_, run_, ws_)                                                   \
-    {{name_, OCD_BACKEND_HOST, -1, NULL, ws_, run_}, algos_, CUDNN_DETERMINISTIC, false, NULL}
+    {{name_, OCD_BACKEND_HOST, algos_, NULL, ws_, run_}, CUDNN_DETERMINISTIC, false, NULL}
 /* A Winograd entry of the host (host/conv_winograd.c): fn_ and its _applies and _workspace */
 #define HOST_WINO_ENTRY(name_, algo_, fn_)                                                      \
-    {{"host:" name_, OCD_BACKEND_HOST, -1, fn_##_applies, fn_##_workspace, fn_}, BIT(algo_), CUDNN_DETERMINISTIC, false, NULL},
+    {{"host:" name_, OCD_BACKEND_HOST, BIT(algo_), fn_##_applies, fn_##_workspace, fn_}, CUDNN_DETERMINISTIC, false, NULL},
 /* FFT and FFT_TILING of a direction (host/conv_fft.c), listed after the GEMM family */
 #define HOST_FFT_ENTRIES(dir_, fft_, tiling_)                                                  \
-    {{"host:" dir_ "_fft", OCD_BACKEND_HOST, -1, ocd_host_conv_fft_applies, ocd_host_conv_fft_workspace,  \
-      ocd_host_conv_fft}, BIT(fft_), CUDNN_DETERMINISTIC, false, NULL},                           \
-    {{"host:" dir_ "_fft_tiling", OCD_BACKEND_HOST, -1, ocd_host_conv_fft_tiling_applies,               \
-      ocd_host_conv_fft_tiling_workspace, ocd_host_conv_fft_tiling}, BIT(tiling_), CUDNN_DETERMINISTIC, false, NULL},
+    {{"host:" dir_ "_fft", OCD_BACKEND_HOST, BIT(fft_), ocd_host_conv_fft_applies, ocd_host_conv_fft_workspace, \
+      ocd_host_conv_fft}, CUDNN_DETERMINISTIC, false, NULL},                                      \
+    {{"host:" dir_ "_fft_tiling", OCD_BACKEND_HOST, BIT(tiling_), ocd_host_conv_fft_tiling_applies,     \
+      ocd_host_conv_fft_tiling_workspace, ocd_host_conv_fft_tiling}, CUDNN_DETERMINISTIC, false, NULL},
 
 #ifdef OCD_HAVE_CUDA
 /* The tensor-core entries of the CUDA backend (cuda/conv_igemm.h), most specialised first: cuBLAS
@@ -55,7 +55,7 @@
    ALGO_1, BWD_FILTER ALGO_1), and forward IMPLICIT_GEMM where it needs no workspace (the pick
    enforces that for every IMPLICIT_GEMM entry). */
 #define CUDA_ENTRY(name_, algos_, applies_, ws_, run_, tc_)                                     \
-    {{name_, OCD_BACKEND_CUDA, -1, applies_, ws_, run_}, algos_, CUDNN_DETERMINISTIC, tc_, NULL},
+    {{name_, OCD_BACKEND_CUDA, algos_, applies_, ws_, run_}, CUDNN_DETERMINISTIC, tc_, NULL},
 #define CUBLAS_1X1_ENTRIES(dir_, algos_)                                                        \
     CUDA_ENTRY("cuda:" dir_ "_gemm1x1_cublas_tc", algos_, ocd_cuda_conv_gemm1x1_applies_tc,     \
                ocd_cuda_conv_cublas_workspace, ocd_cuda_conv_cublas_run_tc, true)               \
@@ -99,9 +99,9 @@ static const struct ocd_conv_impl fwd_impls[] = {
 #ifdef OCD_HAVE_CBLAS
     /* first, racing the packed engine: where it wins (a measurement, see conv_cblas.c) the
        heuristic offers GEMM first; where it loses, GEMM goes to host:fwd_gemm */
-    {{"host:fwd_gemm_cblas", OCD_BACKEND_HOST, -1, ocd_host_conv_cblas_applies, ocd_host_conv_cblas_workspace,
-      ocd_host_conv_cblas},
-     BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM), CUDNN_DETERMINISTIC, false, ocd_host_conv_cblas_race},
+    {{"host:fwd_gemm_cblas", OCD_BACKEND_HOST, BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM), ocd_host_conv_cblas_applies,
+      ocd_host_conv_cblas_workspace, ocd_host_conv_cblas},
+     CUDNN_DETERMINISTIC, false, ocd_host_conv_cblas_race},
 #endif
     HOST_ENTRY("host:fwd_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM),
                ocd_host_conv_gemm_precomp, ocd_host_conv_gemm_precomp_workspace),
@@ -123,10 +123,10 @@ static const struct ocd_conv_impl fwd_impls[] = {
     CUDA_WINO_ENTRIES("fwd_winograd", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, ocd_cuda_conv_winograd)
     CUDA_WINO_ENTRIES("fwd_winograd_nonfused", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, ocd_cuda_conv_winograd_nonfused)
     CUDA_FFT_ENTRIES("fwd", CUDNN_CONVOLUTION_FWD_ALGO_FFT, CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING)
-    {{"cuda:fwd_direct", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_direct},
-     BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) |
-         BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_DIRECT),
-     CUDNN_DETERMINISTIC, false, NULL},
+    CUDA_ENTRY("cuda:fwd_direct",
+               BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) |
+                   BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_DIRECT),
+               NULL, NULL, ocd_cuda_conv_direct, false)
 #endif
 };
 
@@ -155,8 +155,7 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
     CUDA_WINO_ENTRIES("dgrad_winograd_nonfused", CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED,
                       ocd_cuda_conv_winograd_nonfused)
     CUDA_FFT_ENTRIES("dgrad", CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING)
-    {{"cuda:dgrad_direct", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_direct},
-     BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), CUDNN_DETERMINISTIC, false, NULL},
+    CUDA_ENTRY("cuda:dgrad_direct", DGRAD_GEMM_ALGOS, NULL, NULL, ocd_cuda_conv_direct, false)
 #endif
 };
 
@@ -180,10 +179,7 @@ static const struct ocd_conv_impl bwd_filter_impls[] = {
     CUDA_WINO_ENTRIES("wgrad_winograd_nonfused", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED,
                       ocd_cuda_conv_winograd_nonfused)
     CUDA_FFT_ENTRIES("wgrad", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING)
-    {{"cuda:wgrad_direct", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_direct},
-     BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1) |
-         BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3),
-     CUDNN_DETERMINISTIC, false, NULL},
+    CUDA_ENTRY("cuda:wgrad_direct", WGRAD_GEMM_ALGOS, NULL, NULL, ocd_cuda_conv_direct, false)
 #endif
 };
 
@@ -194,17 +190,17 @@ static const struct ocd_conv_table tables[OCD_CONV_DIRS] = {
 };
 
 const struct ocd_impl ocd_conv_im2col_impls[] = {
-    {"host:im2col", OCD_BACKEND_HOST, -1, NULL, NULL, ocd_host_conv_im2col},
+    {"host:im2col", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_conv_im2col},
 #ifdef OCD_HAVE_CUDA
-    {"cuda:im2col", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_im2col},
+    {"cuda:im2col", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_conv_im2col},
 #endif
 };
 const size_t ocd_conv_im2col_impl_count = OCD_ARRAY_LEN(ocd_conv_im2col_impls);
 
 const struct ocd_impl ocd_conv_bias_grad_impls[] = {
-    {"host:bias_grad", OCD_BACKEND_HOST, -1, NULL, NULL, ocd_host_conv_bias_grad},
+    {"host:bias_grad", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_conv_bias_grad},
 #ifdef OCD_HAVE_CUDA
-    {"cuda:bias_grad", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_conv_bias_grad},
+    {"cuda:bias_grad", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_conv_bias_grad},
 #endif
 };
 const size_t ocd_conv_bias_grad_impl_count = OCD_ARRAY_LEN(ocd_conv_bias_grad_impls);
@@ -212,6 +208,11 @@ const size_t ocd_conv_bias_grad_impl_count = OCD_ARRAY_LEN(ocd_conv_bias_grad_im
 const struct ocd_conv_table *ocd_conv_table(enum ocd_conv_dir dir)
 {
     return &tables[dir];
+}
+
+struct ocd_impl_table ocd_conv_impl_table(enum ocd_conv_dir dir)
+{
+    return (struct ocd_impl_table){tables[dir].impls, tables[dir].count, sizeof *tables[dir].impls};
 }
 
 int ocd_conv_algo_count(enum ocd_conv_dir dir)
@@ -428,12 +429,13 @@ static bool over_workspace_cap(const char *cap, size_t bytes)
     return mib >= 0 && (double)bytes > mib * 1048576.0;
 }
 
-/* Why entry e cannot serve algo for p, or NULL when it can; a race it loses aside. */
-static const char *entry_unfit(cudnnHandle_t handle, const struct ocd_conv_impl *e, const struct ocd_conv_problem *p,
-                               int algo)
+/* Why entry e, which applies, cannot serve algo for p, or NULL when it can; a race it loses
+   aside: the math type, and the workspace where the algorithm or a cap limits it. */
+static const char *entry_unfit(cudnnHandle_t handle, const struct ocd_impl *base, const void *problem, int algo)
 {
-    const char *r = ocd_impl_rejects(handle, &e->base, p);
-    if (r == NULL && e->tensor_ops) r = ocd_conv_tensor_ops_rejects(p);
+    const struct ocd_conv_impl *e = (const struct ocd_conv_impl *)base;
+    const struct ocd_conv_problem *p = problem;
+    const char *r = e->tensor_ops ? ocd_conv_tensor_ops_rejects(p) : NULL;
     /* the guide's IMPLICIT_GEMM forms no matrix: the entries that serve it need no workspace */
     const bool implicit = p->dir == OCD_CONV_FWD && algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
     const char *cap = getenv("CUDNN_CONV_WSCAP_DBG");
@@ -457,12 +459,13 @@ static enum ocd_conv_race race_standing(cudnnHandle_t handle, const struct ocd_c
     return r;
 }
 
-/* Why entry e cannot serve algo for p, or NULL when it can. */
-static const char *entry_rejects(cudnnHandle_t handle, const struct ocd_conv_impl *e, const struct ocd_conv_problem *p,
-                                 int algo)
+/* The walker's further test for a convolution entry (struct ocd_impl_query): unfit, or a racer
+   that loses the problem. */
+static const char *entry_rejects(cudnnHandle_t handle, const struct ocd_impl *base, const void *problem, int algo)
 {
-    const char *r = entry_unfit(handle, e, p, algo);
-    if (r == NULL && e->race != NULL && race_standing(handle, e, p, algo) == OCD_CONV_RACE_LOSES)
+    const struct ocd_conv_impl *e = (const struct ocd_conv_impl *)base;
+    const char *r = entry_unfit(handle, base, problem, algo);
+    if (r == NULL && e->race != NULL && race_standing(handle, e, problem, algo) == OCD_CONV_RACE_LOSES)
         r = "slower than the next entry for this problem (measured)";
     return r;
 }
@@ -471,19 +474,16 @@ bool ocd_conv_race_pair(cudnnHandle_t handle, const struct ocd_conv_problem *p, 
                         const struct ocd_conv_impl **racer, const struct ocd_conv_impl **rival)
 {
     if (ocd_conv_algo_rejects(p, algo) != NULL) return false;
-    const struct ocd_conv_table *t = ocd_conv_table(p->dir);
-    *racer = NULL;
-    for (size_t i = 0; i < t->count; i++) {
-        const struct ocd_conv_impl *e = &t->impls[i];
-        if (!(e->algos & BIT(algo)) || entry_unfit(handle, e, p, algo) != NULL) continue;
-        if (*racer != NULL) {
-            *rival = e;
-            return true;
-        }
-        if (e->race == NULL || e->race(handle, p) == OCD_CONV_RACE_FORCED) return false;
-        *racer = e;
-    }
-    return false;
+    char why[8];
+    const struct ocd_impl_query q = {ocd_conv_algo_name(p->dir, algo), algo, entry_unfit};
+    struct ocd_impl_table t = ocd_conv_impl_table(p->dir);
+    *racer = (const struct ocd_conv_impl *)ocd_impl_walk(handle, t, p, &q, why, sizeof why);
+    if (*racer == NULL || (*racer)->race == NULL || (*racer)->race(handle, p) == OCD_CONV_RACE_FORCED) return false;
+    /* the rival: the first entry after the racer that serves the algorithm */
+    const size_t next = (size_t)(*racer - (const struct ocd_conv_impl *)t.entries) + 1;
+    t.entries = *racer + 1, t.count -= next;
+    *rival = (const struct ocd_conv_impl *)ocd_impl_walk(handle, t, p, &q, why, sizeof why);
+    return *rival != NULL;
 }
 
 const struct ocd_conv_impl *ocd_conv_pick(cudnnHandle_t handle, const struct ocd_conv_problem *p,
@@ -494,24 +494,9 @@ const struct ocd_conv_impl *ocd_conv_pick(cudnnHandle_t handle, const struct ocd
         snprintf(why, why_size, "%s", doc);
         return NULL;
     }
-    const struct ocd_conv_table *t = ocd_conv_table(p->dir);
-    for (size_t i = 0; i < t->count; i++)
-        if ((t->impls[i].algos & BIT(algo)) && entry_rejects(handle, &t->impls[i], p, algo) == NULL)
-            return &t->impls[i];
-    /* None serves it: only now are the reasons worth formatting (this is off the call path). */
-    size_t used = 0;
-    why[0] = '\0';
-    for (size_t i = 0; i < t->count; i++) {
-        const struct ocd_conv_impl *e = &t->impls[i];
-        if (!(e->algos & BIT(algo))) continue;
-        const char *r = entry_rejects(handle, e, p, algo);
-        if (r == NULL || r == (const char *)OCD_REASON_BACKEND) continue;
-        ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s: impl %s skipped: %s",
-                        ocd_conv_algo_name(p->dir, algo), e->base.name, r);
-        if (used < why_size)
-            used += (size_t)snprintf(why + used, why_size - used, "%s%s: %s", used ? "; " : "", e->base.name, r);
-    }
-    if (used == 0)
+    const struct ocd_impl_query q = {ocd_conv_algo_name(p->dir, algo), algo, entry_rejects};
+    const struct ocd_impl *e = ocd_impl_walk(handle, ocd_conv_impl_table(p->dir), p, &q, why, why_size);
+    if (e == NULL && why[0] == '\0')
         snprintf(why, why_size, "the %s backend has no implementation of this algorithm", handle->backend->name);
-    return NULL;
+    return (const struct ocd_conv_impl *)e;
 }

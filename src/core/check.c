@@ -143,22 +143,17 @@ static void make_host_handle(void)
     host_handle = h;
 }
 
-static const struct ocd_impl *entry_at(struct ocd_check_entries e, size_t i)
-{
-    return (const struct ocd_impl *)((const char *)e.first + i * e.stride);
-}
-
 /* The host entry that gives the second opinion on `primary` (see check.h), or NULL. */
-static const struct ocd_impl *second_entry(cudnnHandle_t host, struct ocd_check_entries e, const void *problem,
+static const struct ocd_impl *second_entry(cudnnHandle_t host, struct ocd_impl_table e, const void *problem,
                                            const struct ocd_impl *primary)
 {
     if (primary->backend != OCD_BACKEND_HOST) {
         for (size_t i = 0; i < e.count; i++)
-            if (ocd_impl_rejects(host, entry_at(e, i), problem) == NULL) return entry_at(e, i);
+            if (ocd_impl_rejects(host, ocd_impl_at(e, i), problem) == NULL) return ocd_impl_at(e, i);
         return NULL;
     }
     for (size_t i = e.count; i-- > 0;)
-        if (ocd_impl_rejects(host, entry_at(e, i), problem) == NULL) return entry_at(e, i);
+        if (ocd_impl_rejects(host, ocd_impl_at(e, i), problem) == NULL) return ocd_impl_at(e, i);
     return NULL;
 }
 
@@ -263,12 +258,12 @@ cudnnStatus_t ocd_impl_run_checked(cudnnHandle_t handle, const struct ocd_impl *
 {
     const struct ocd_impl *impl = ocd_impl_select(handle, table, count, problem, call ? call->op : "a checked call");
     if (impl == NULL) return CUDNN_STATUS_NOT_SUPPORTED;
-    return ocd_check_run(handle, impl, problem, NULL, 0, call, (struct ocd_check_entries){table, count, sizeof *table});
+    return ocd_check_run(handle, impl, problem, NULL, 0, call, (struct ocd_impl_table){table, count, sizeof *table});
 }
 
 /* The second run: the problem copied, its pointers moved to the host copies, on a host entry. */
 static void second_run(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem,
-                       const struct ocd_check_call *call, struct ocd_check_entries entries, struct copies *c)
+                       const struct ocd_check_call *call, struct ocd_impl_table entries, struct copies *c)
 {
     cudnnHandle_t host = handle;
     if (ocd_handle_kind(handle) != OCD_BACKEND_HOST) {
@@ -299,7 +294,7 @@ static void second_run(cudnnHandle_t handle, const struct ocd_impl *impl, const 
 
 cudnnStatus_t ocd_check_run(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem, void *workspace,
                             size_t workspace_bytes, const struct ocd_check_call *call,
-                            struct ocd_check_entries entries)
+                            struct ocd_impl_table entries)
 {
     if (call == NULL || !sampled()) return impl->run(handle, problem, workspace, workspace_bytes);
     struct copies c = {0};

@@ -65,19 +65,12 @@ void ocd_check_tensor_spec(const struct ocd_tensor_view *v, char *buf, size_t si
 cudnnStatus_t ocd_impl_run_checked(cudnnHandle_t handle, const struct ocd_impl *table, size_t count,
                                    const void *problem, const struct ocd_check_call *call);
 
-/* The entries a second opinion may come from: `count` entries `stride` bytes apart, each starting
-   with a struct ocd_impl (a plain table, or one of entries that extend it, as convolution's). */
-struct ocd_check_entries {
-    const void *first;
-    size_t count, stride;
-};
-
 /* Runs `impl` (already chosen) on the problem and its workspace, with the second opinion from
-   `entries` when `call` is not NULL and this call is sampled. The second run gets a host
+   `entries` (the table impl came from) when `call` is not NULL and this call is sampled. The second run gets a host
    workspace of the size its entry asks for. */
 cudnnStatus_t ocd_check_run(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem, void *workspace,
                             size_t workspace_bytes, const struct ocd_check_call *call,
-                            struct ocd_check_entries entries);
+                            struct ocd_impl_table entries);
 
 #ifdef __cplusplus
 }

@@ -117,7 +117,7 @@ static const char *entry_rejects(cudnnHandle_t handle, const struct ocd_conv_imp
 {
     bool documented = false;
     for (int a = 0; a < ocd_conv_algo_count(p->dir) && !documented; a++)
-        documented = (e->algos & BIT(a)) && ocd_conv_algo_rejects(p, a) == NULL;
+        documented = (e->base.algos & BIT(a)) && ocd_conv_algo_rejects(p, a) == NULL;
     if (!documented) return "the documented restrictions of its algorithms rule the problem out";
     const char *r = ocd_impl_rejects(handle, &e->base, p);
     if (r == NULL && e->tensor_ops) r = ocd_conv_tensor_ops_rejects(p);
@@ -201,8 +201,8 @@ static void add_notes(const struct ocd_conv_impl *e, const struct ocd_conv_probl
         {CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED},
         {CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD, CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED},
         {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED}};
-    if (e->algos & (BIT(fft[p->dir][0]) | BIT(fft[p->dir][1]))) has[CUDNN_NUMERICAL_NOTE_FFT] = true;
-    if (e->algos & (BIT(wino[p->dir][0]) | BIT(wino[p->dir][1]))) has[CUDNN_NUMERICAL_NOTE_WINOGRAD] = true;
+    if (e->base.algos & (BIT(fft[p->dir][0]) | BIT(fft[p->dir][1]))) has[CUDNN_NUMERICAL_NOTE_FFT] = true;
+    if (e->base.algos & (BIT(wino[p->dir][0]) | BIT(wino[p->dir][1]))) has[CUDNN_NUMERICAL_NOTE_WINOGRAD] = true;
     if (e->determinism == CUDNN_NON_DETERMINISTIC) has[CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC] = true;
     info->n_numerical = 0;
     for (int n = 0; n < CUDNN_NUMERICAL_NOTE_TYPE_COUNT; n++)

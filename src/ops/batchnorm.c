@@ -24,16 +24,16 @@
 
 static const struct ocd_impl bn_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:bn_channels_last_flat", OCD_BACKEND_CUDA, -1, ocd_bn_cuda_applies_flat,
+    {"cuda:bn_channels_last_flat", OCD_BACKEND_CUDA, 0, ocd_bn_cuda_applies_flat,
      ocd_bn_cuda_workspace_flat, ocd_bn_cuda_run_flat},
-    {"cuda:bn_channels_last", OCD_BACKEND_CUDA, -1, ocd_bn_cuda_applies_channels_last,
+    {"cuda:bn_channels_last", OCD_BACKEND_CUDA, 0, ocd_bn_cuda_applies_channels_last,
      ocd_bn_cuda_workspace_channels_last, ocd_bn_cuda_run_channels_last},
-    {"cuda:bn_channels_first", OCD_BACKEND_CUDA, -1, ocd_bn_cuda_applies_channels_first,
+    {"cuda:bn_channels_first", OCD_BACKEND_CUDA, 0, ocd_bn_cuda_applies_channels_first,
      ocd_bn_cuda_workspace_channels_first, ocd_bn_cuda_run_channels_first},
-    {"cuda:bn_strided", OCD_BACKEND_CUDA, -1, NULL, ocd_bn_cuda_workspace_strided,
+    {"cuda:bn_strided", OCD_BACKEND_CUDA, 0, NULL, ocd_bn_cuda_workspace_strided,
      ocd_bn_cuda_run_strided},
 #endif
-    {"host:bn_reference", OCD_BACKEND_HOST, -1, NULL, NULL, ocd_bn_host_run},
+    {"host:bn_reference", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_bn_host_run},
 };
 
 /* ---- checks ---------------------------------------------------------------------------------- */
@@ -316,7 +316,7 @@ cudnnStatus_t ocd_bn_run(cudnnHandle_t handle, const struct ocd_bn_args *args, c
     struct ocd_check_call call;
     bn_check_call(&call, &p, op);
     return ocd_check_run(handle, impl, &p, args->workspace, args->workspace_bytes, &call,
-                         (struct ocd_check_entries){bn_impls, OCD_ARRAY_LEN(bn_impls), sizeof bn_impls[0]});
+                         OCD_IMPL_TABLE(bn_impls));
 }
 
 cudnnStatus_t ocd_bn_workspace_size(cudnnHandle_t handle, const struct ocd_bn_args *args,

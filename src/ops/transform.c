@@ -49,9 +49,9 @@ struct cudnnTensorTransformStruct {
 
 static const struct ocd_impl fold_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:fold_gather", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_fold_run},
+    {"cuda:fold_gather", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_fold_run},
 #endif
-    {"host:fold_gather", OCD_BACKEND_HOST, -1, NULL, NULL, ocd_host_fold_run},
+    {"host:fold_gather", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_fold_run},
 };
 
 /* ---- the descriptor --------------------------------------------------------------------------- */
