@@ -13,6 +13,11 @@ counts over the processes:
   - a CUDA entry never chosen fails it when a CUDA pass ran (a GPU present); without one, the
     CUDA entries are listed as checked on the CUDA pass.
 
+A table the suite never walked writes nothing, so the tables are also read from the sources
+(--src: every `const struct ocd_impl NAME[] = {` or `struct ocd_conv_impl`): each must have been
+walked, known by the entry names written literally in it (its host ones; a table naming only
+CUDA entries on the CUDA pass).
+
 It skips (exit 77) when the suite did not run whole: a test file without its .done marker (ctest
 -R, a runner -k or -b selection, a crash, which its own test reports) or OPENCUDNN_TEST_SUBSET
 (the sanitizer run's sampling of the convolution matrix).
@@ -22,15 +27,31 @@ import argparse
 import collections
 import glob
 import os
+import re
 import shutil
 import sys
 
 SKIP = 77
+TABLE = re.compile(r"^(?:static )?const struct ocd_(?:conv_)?impl (\w+)\[\] = \{", re.M)
+NAME = re.compile(r'"((?:host|cuda):[a-z0-9_]+)"')
+
+
+def tables(src):
+    """(file, table, entry names written literally) of every implementation table in src/."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(src, "**", "*.c"), recursive=True)):
+        with open(path) as f:
+            text = f.read()
+        for m in TABLE.finditer(text):
+            end = text.find("\n};", m.end())
+            out.append((os.path.relpath(path, src), m.group(1), NAME.findall(text[m.end():end])))
+    return out
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", required=True)
+    ap.add_argument("--src", help="the library's src/ directory: every table in it must be walked")
     ap.add_argument("--reset", action="store_true")
     ap.add_argument("tests", nargs="*")
     a = ap.parse_args()
@@ -78,10 +99,21 @@ def main():
         print("CUDA-only entries, checked on the CUDA pass (no CUDA device ran here):")
         for n in never["cuda"]:
             print(f"  {n}")
+    unwalked = []
+    for path, table, names in tables(a.src) if a.src else []:
+        host = [n for n in names if n.startswith("host:")]
+        wanted = host if host else names if "cuda" in passes else []
+        if wanted and not any(n in backend for n in wanted):
+            unwalked.append(f"{table} ({path})")
+    if unwalked:
+        print("tables the suite never walked (add a test that calls their op):")
+        for t in unwalked:
+            print(f"  {t}")
     if failed:
         print("never chosen by the suite (add a test whose problem makes the entry apply):")
         for n in failed:
             print(f"  {n} ({backend[n]})")
+    if failed or unwalked:
         return 1
     print("every entry of every table walked was chosen at least once")
     return 0
