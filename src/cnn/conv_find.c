@@ -5,7 +5,8 @@
    algorithm runs once untimed (cuBLAS loading and handle creation, thread start-up, a host GEMM
    calibration, first touch of workspace pages all happen there), then up to FIND_RUNS timed runs
    report their best, fewer when they exceed FIND_BUDGET_MS together (a slow algorithm on a large
-   problem is not worth three runs). Where two entries race for an algorithm (conv.h, enum
+   problem is not worth three runs) unless the best is still over twice the untimed run's time:
+   a run the machine's other work preempted, which a steady call would not see. Where two entries race for an algorithm (conv.h, enum
    ocd_conv_race: the host's CBLAS GEMM and the packed engine), both are timed on the problem,
    the faster is reported, and the verdict is kept so that the algorithm runs on that entry
    afterwards: a measurement on the real problem overrules the estimate. */
@@ -216,9 +217,11 @@ static void time_entry(cudnnHandle_t handle, const struct ocd_conv_impl *impl, c
         r->status = CUDNN_STATUS_ALLOC_FAILED;
         return;
     }
-    float ms = 0, spent = 0;
-    r->status = ocd_backend_time(handle, timed_run, &t, &ms); /* the untimed run */
-    for (int run = 0; run < FIND_RUNS && r->status == CUDNN_STATUS_SUCCESS && spent < FIND_BUDGET_MS; run++) {
+    float ms = 0, spent = 0, cold = 0;
+    r->status = ocd_backend_time(handle, timed_run, &t, &cold); /* the untimed run */
+    /* past the budget, a best slower than the cold run was disturbed (the machine busy): again */
+    for (int run = 0; run < FIND_RUNS && r->status == CUDNN_STATUS_SUCCESS && (spent < FIND_BUDGET_MS || r->time > 2 * cold);
+         run++) {
         r->status = ocd_backend_time(handle, timed_run, &t, &ms);
         spent += ms;
         if (r->status == CUDNN_STATUS_SUCCESS && (r->time < 0 || ms < r->time)) r->time = ms;
