@@ -1,12 +1,6 @@
-/* conv.h: the convolution descriptor, the per-direction problem every convolution kernel takes,
-   the conv -> GEMM dimension mapping, and the algorithm registry.
-
-   Main decision: one problem struct serves the three directions. Its tensors are always named
-   for the forward operation (x the input image, w the filter, y the output image); the direction
-   says which of them is written (y for forward, x for backward data, w for backward filter).
-   Kernels therefore share index arithmetic: a forward kernel and its adjoint read the same
-   fields. The API files validate everything (BAD_PARAM, nothing written) before a problem
-   exists; the registry entries only say whether they implement it.
+/* conv.h: the convolution descriptor, the algorithm registry, and what the convolution API files
+   share. The problem the kernels take, its math and the implementations' declarations are in
+   problem/conv.h.
 
    The registry (conv_registry.c) is one table per direction of struct ocd_conv_impl. An entry
    serves a set of the cuDNN algorithm enums of its direction (the algorithm mask of struct
@@ -22,7 +16,7 @@
 #define OCD_CNN_CONV_H
 
 #include "core/impl.h"
-#include "core/tensor.h"
+#include "problem/conv.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,7 +25,6 @@ extern "C" {
 /* Spatial dims a convolution descriptor can hold (the tensor rank minus N and C). Execution
    supports 2 (4-D tensors) and 3 (5-D tensors), as cuDNN 8.2 documents. */
 #define OCD_CONV_MAX_ARRAY (OCD_MAX_DIMS - 2)
-#define OCD_CONV_MAX_SPATIAL 3
 
 struct cudnnConvolutionStruct {
     struct ocd_object obj;
@@ -45,76 +38,7 @@ struct cudnnConvolutionStruct {
     cudnnReorderType_t reorder;
 };
 
-enum ocd_conv_dir { OCD_CONV_FWD, OCD_CONV_BWD_DATA, OCD_CONV_BWD_FILTER, OCD_CONV_DIRS };
-
-/* The geometry of one convolution, identical in every direction. Spatial arrays run over the
-   nsp spatial dims in tensor order (D, H, W or H, W). */
-struct ocd_conv_shape {
-    int nsp;
-    int64_t n;      /* images */
-    int64_t c;      /* input channels, all groups */
-    int64_t k;      /* output channels (filters), all groups */
-    int64_t groups; /* c / groups input and k / groups output channels per group */
-    int64_t in[OCD_CONV_MAX_SPATIAL], filt[OCD_CONV_MAX_SPATIAL], out[OCD_CONV_MAX_SPATIAL];
-    int pad[OCD_CONV_MAX_SPATIAL], stride[OCD_CONV_MAX_SPATIAL], dilation[OCD_CONV_MAX_SPATIAL];
-    bool flip; /* CUDNN_CONVOLUTION: the filter is mirrored in every spatial dim */
-};
-
-/* The epilogue of cudnnConvolutionBiasActivationForward: y = act(alpha*conv + alpha2*z + bias).
-   z has y's layout (the API checks it); bias is 1 x K x 1 x 1 (x 1). */
-struct ocd_conv_epilogue {
-    bool on;
-    double alpha2;
-    const void *z; /* NULL when alpha2 == 0: z is then not read */
-    const void *bias;
-    struct ocd_tensor_view bias_view;
-    bool relu; /* RELU, else IDENTITY */
-};
-
-struct ocd_conv_problem {
-    enum ocd_conv_dir dir;
-    struct ocd_conv_shape s;
-    /* Views named for the forward op: x is the input (dx in backward data), w the filter (dw),
-       y the output (dy). The filter view is packed in its descriptor's format. */
-    struct ocd_tensor_view x, w, y;
-    cudnnTensorFormat_t w_format;
-    /* Data: the one written by the direction is the destination; the others are only read. */
-    void *x_data, *w_data, *y_data;
-    cudnnDataType_t compute; /* the descriptor's compute type */
-    cudnnMathType_t math;
-    cudnnReorderType_t reorder;
-    double alpha, beta; /* dst = alpha * result + beta * dst; beta == 0: dst is not read */
-    struct ocd_conv_epilogue ep;
-};
-
-/* The view the direction writes, and its data. */
-const struct ocd_tensor_view *ocd_conv_dst_view(const struct ocd_conv_problem *p);
-
-/* ---- conv -> GEMM dimension mapping ------------------------------------------------------------ */
-
-/* The implicit-GEMM view of a convolution, per group (the convention of CUTLASS's conv problem
-   sizes): C[M x N] = A[M x K] * B[K x N], with
-     forward:        M = N*P*Q (output pixels), N = K/G (filters),        K = C/G*R*S
-     backward data:  M = N*H*W (input pixels),  N = C/G (input channels), K = K/G*R*S
-     backward filter M = K/G (filters),         N = C/G*R*S,              K = N*P*Q
-   (P, Q the output and H, W the input spatial sizes, all spatial dims multiplied for 3-D).
-   FLOPs of the whole convolution = 2 * groups * M * N * K. */
-struct ocd_conv_gemm {
-    int64_t m, n, k, groups;
-};
-void ocd_conv_gemm_dims(const struct ocd_conv_problem *p, struct ocd_conv_gemm *g);
-
-/* Product of the spatial sizes: of the input (in), the filter (filt) and the output (out). */
-int64_t ocd_conv_spatial(const struct ocd_conv_shape *s, const int64_t *dims);
-
 /* ---- the registry ------------------------------------------------------------------------------ */
-
-/* How an entry that races the next entry serving its algorithm stands on a problem. */
-enum ocd_conv_race {
-    OCD_CONV_RACE_WINS,  /* expected faster: it runs the problem */
-    OCD_CONV_RACE_LOSES, /* expected slower: the next entry runs it */
-    OCD_CONV_RACE_FORCED /* a user's setting makes it run the problem, whatever Find measured */
-};
 
 struct ocd_conv_impl {
     /* name, backend, the algorithms it serves (bit a: algorithm enum a of the table's
@@ -167,11 +91,6 @@ unsigned ocd_conv_race_epoch(void);
 size_t ocd_conv_impl_workspace(cudnnHandle_t handle, const struct ocd_conv_impl *impl,
                                const struct ocd_conv_problem *p);
 
-/* Why an entry that computes on tensor cores may not serve p, or NULL: the math type's decision
-   (ocd_tensor_math_rejects, core/dtype.h) for p. Every tensor-core entry and plan asks this and
-   nothing else. */
-const char *ocd_conv_tensor_ops_rejects(const struct ocd_conv_problem *p);
-
 /* The math type a perf result reports for an entry. */
 cudnnMathType_t ocd_conv_reported_math(const struct ocd_conv_impl *impl, const struct ocd_conv_problem *p);
 
@@ -182,16 +101,6 @@ extern const struct ocd_impl ocd_conv_im2col_impls[];
 extern const size_t ocd_conv_im2col_impl_count;
 extern const struct ocd_impl ocd_conv_bias_grad_impls[];
 extern const size_t ocd_conv_bias_grad_impl_count;
-
-/* cudnnConvolutionBackwardBias: db[k] = alpha * sum over n and space of dy[n, k, ...] + beta * db[k];
-   with sq_data, also sq[k] = alpha * the sum of squares + beta * sq[k] (the statistics of the
-   fused forward convolution). */
-struct ocd_conv_bias_problem {
-    struct ocd_tensor_view dy, db;
-    const void *dy_data;
-    void *db_data, *sq_data;
-    double alpha, beta;
-};
 
 /* ---- shared by the API files (conv.c, conv_train.c, fused_ops_train.c) --------------------------- */
 

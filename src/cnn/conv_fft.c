@@ -1,5 +1,5 @@
 /* conv_fft.c: the FFT convolution plan (see conv_fft.h). */
-#include "cnn/conv_fft.h"
+#include "problem/conv_fft.h"
 
 /* The smallest 2^a 3^b 5^c 7^d >= n: the lengths both FFT engines run fastest. */
 static int64_t smooth_at_least(int64_t n)

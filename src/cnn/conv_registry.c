@@ -10,20 +10,13 @@
    plain loops (the CBLAS entry races the packed engine: ocd_conv_race_pair and Find's verdicts);
    the CUDA backend has tensor-core entries (cuBLAS GEMMs for 1x1 filters, implicit-GEMM kernels,
    im2col + cuBLAS GEMM) ahead of a direct reference kernel
-   serving all of that family. WINOGRAD and WINOGRAD_NONFUSED (plan: cnn/conv_winograd.h) are
+   serving all of that family. WINOGRAD and WINOGRAD_NONFUSED (plan: problem/conv_winograd.h) are
    transforms around a batched GEMM on both backends. FFT and FFT_TILING (plan:
-   cnn/conv_fft.h) run on the host's built-in FFT engine and on cuFFT. */
+   problem/conv_fft.h) run on the host's built-in FFT engine and on cuFFT. */
 #include "cnn/conv.h"
 
 #include "core/dtype.h"
 #include "core/reasons.h"
-#include "host/conv.h"
-#ifdef OCD_HAVE_CUDA
-#include "cuda/conv_direct.h"
-#include "cuda/conv_fft.h"
-#include "cuda/conv_igemm.h"
-#include "cuda/conv_winograd.h"
-#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,7 +63,7 @@
     CUDA_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, bk_, bm, bn, st), algos_,                        \
                ocd_cuda_conv_igemm_applies_##variant_##_##i, ocd_cuda_conv_igemm_workspace_##i,  \
                ocd_cuda_conv_igemm_run_##i, true)
-/* A Winograd algorithm (cuda/conv_winograd.h): the tensor-core flavour, then the fp32 one */
+/* A Winograd algorithm (problem/conv.h): the tensor-core flavour, then the fp32 one */
 #define CUDA_WINO_ENTRIES(name_, algo_, fn_)                                                    \
     CUDA_ENTRY("cuda:" name_ "_tc", BIT(algo_), fn_##_tc_applies, fn_##_workspace, fn_##_tc, true) \
     CUDA_ENTRY("cuda:" name_, BIT(algo_), fn_##_applies, fn_##_workspace, fn_, false)

@@ -25,7 +25,7 @@
    For alpha 6 the points are 0, 1, -1, 1/2, -2: against 0, +-1, +-2 this halves the fp32 error
    of F(4x4, 3x3) (measured on 64 channels: 2.3e-6 of the largest output against 4.6e-6; the
    references of tests/conv_winograd.c); every entry of G and B^T stays at most 5/2 in magnitude. */
-#include "cnn/conv_winograd.h"
+#include "problem/conv_winograd.h"
 
 #include <string.h>
 

@@ -7,11 +7,11 @@
    a descriptor the caller created. An activation descriptor is kept as its parameters (it is
    private to the activation file; see core/activation_desc.h). A plan keeps a copy of the pack it
    was made from. The four fused operations of cuDNN 8.2 are sequences of building blocks
-   (cnn/fused_ops.h) around the convolution registry, so they run on every backend and every
+   (problem/fused_ops.h) around the convolution registry, so they run on every backend and every
    configuration the convolution takes; the three the 8.2 headers reserve for future use answer
    NOT_SUPPORTED. The workspace holds the scaled and activated input of the convolution. */
 #include "cnn/conv.h"
-#include "cnn/fused_ops.h"
+#include "problem/fused_ops.h"
 
 #include "core/activation_desc.h"
 

@@ -8,7 +8,7 @@
    configuration and layout; it is the fallback entry of every CUDA table and the baseline that
    faster kernels (tensor-core implicit GEMM) are validated against. Deterministic: no atomics;
    the bias gradient reduces each channel in one block in a fixed order. */
-#include "cuda/conv_direct.h"
+#include "problem/conv.h"
 
 #include "core/dtype.h"
 #include "core/handle.h"

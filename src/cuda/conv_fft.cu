@@ -1,5 +1,5 @@
 /* conv_fft.cu: FFT and FFT_TILING convolution on CUDA, every direction (the plan and its math:
-   cnn/conv_fft.h), with cuFFT for the transforms.
+   problem/conv_fft.h), with cuFFT for the transforms.
 
    A call is seven steps on the handle's stream, all in the workspace (complex spectra, then real
    tiles, then cuFFT's work area): for each of the direction's two operands a gather kernel cuts
@@ -12,9 +12,9 @@
    Float and half data compute in float (cufftComplex), double data (FFT_TILING's 1-D
    configuration) in double. The per-element functions are __host__ __device__ so that
    tests/emulate/conv_fft.cu runs them on the CPU for every thread. */
-#include "cuda/conv_fft.h"
+#include "problem/conv.h"
 
-#include "cnn/conv_fft.h"
+#include "problem/conv_fft.h"
 #include "core/handle.h"
 #include "cuda/check.cuh"
 #include "cuda/conv_store.cuh"

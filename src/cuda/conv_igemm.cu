@@ -36,6 +36,7 @@
 #include "cuda/conv_igemm.cuh"
 
 #include "core/dtype.h"
+#include "core/impl.h"
 #include "cuda/types.cuh"
 #include "core/reasons.h"
 #include "core/dimgroup.h"

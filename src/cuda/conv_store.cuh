@@ -5,7 +5,7 @@
 #ifndef OCD_CUDA_CONV_STORE_CUH
 #define OCD_CUDA_CONV_STORE_CUH
 
-#include "cnn/conv.h"
+#include "problem/conv.h"
 #include "cuda/types.cuh"
 
 #include <string.h>

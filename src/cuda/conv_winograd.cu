@@ -1,5 +1,5 @@
 /* conv_winograd.cu: WINOGRAD and WINOGRAD_NONFUSED on CUDA, every direction, on the plan of
-   cnn/conv_winograd.h (conv_winograd.h declares the entries).
+   problem/conv_winograd.h (problem/conv.h declares the entries).
 
    Main decision: four steps on the handle's stream, the GEMM in between on cuBLAS:
      1. filter role -> U: one thread per (o, i) filter (forward, backward data) or per (k, t) dy
@@ -18,9 +18,9 @@
    The _tc flavour (the 4x4 tiles only: F(2x2, 3x3), F(3x3, 2x2)) keeps U and V in half for half
    data (fp32 accumulation on tensor cores) and runs float data as TF32 (forward and backward data
    only); the plain flavour keeps U and V in float and computes fp32. */
-#include "cuda/conv_winograd.h"
+#include "problem/conv.h"
 
-#include "cnn/conv_winograd.h"
+#include "problem/conv_winograd.h"
 #include "core/reasons.h"
 #include "cuda/check.cuh"
 #include "cuda/conv_store.cuh"
@@ -35,7 +35,7 @@ const int kThreads = 256;
 const int kSq = OCD_WINO_MAX_ALPHA * OCD_WINO_MAX_ALPHA;
 
 /* What every thread reads, by value in the kernel's parameters. "Input role", "filter role" and
-   "output role" as in cnn/conv_winograd.h. */
+   "output role" as in problem/conv_winograd.h. */
 struct wino_args {
     int dir, rotate, flip, step, shift[2];
     int64_t tiles[2], ntiles, in_ch, out_ch, ig, og, cg;

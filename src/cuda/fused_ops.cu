@@ -1,8 +1,8 @@
-/* fused_ops.cu: the CUDA kernels of the FusedOps building blocks (see cnn/fused_ops.h): the
+/* fused_ops.cu: the CUDA kernels of the FusedOps building blocks (see problem/fused_ops.h): the
    per-channel affine + activation of a tensor (one thread per element) and the
    batch-normalization finalize (one thread per channel). Types and layouts are read at run time,
    as in the reference convolution; the math is in float (double for double data). */
-#include "cnn/fused_ops.h"
+#include "problem/fused_ops.h"
 
 #include "core/handle.h"
 #include "cuda/check.cuh"

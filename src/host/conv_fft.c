@@ -1,5 +1,5 @@
 /* conv_fft.c (host): the FFT and FFT_TILING convolution algorithms on the built-in FFT engine
-   (conv_fft_engine.h), every direction, with the plan of cnn/conv_fft.h.
+   (conv_fft_engine.h), every direction, with the plan of problem/conv_fft.h.
 
    Three phases over the workspace (spectra in complex double, then one scratch area per worker):
    the two operands of the direction are cut into tiles and transformed (workers take spectra in
@@ -11,7 +11,7 @@
    filter) keep double precision. */
 #include "host/conv.h"
 
-#include "cnn/conv_fft.h"
+#include "problem/conv_fft.h"
 #include "host/conv_fft_engine.h"
 #include "host/parallel.h"
 #include "host/typed.h"

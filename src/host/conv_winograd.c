@@ -1,5 +1,5 @@
 /* conv_winograd.c (host): WINOGRAD and WINOGRAD_NONFUSED in every direction, on the plan of
-   cnn/conv_winograd.h: the filter-role and input-role transforms into the workspace, the batched
+   problem/conv_winograd.h: the filter-role and input-role transforms into the workspace, the batched
    GEMM of the host engine over the alpha^2 x groups transformed positions, and the output
    transform through the convolution store (alpha, beta, the fused epilogue).
 
@@ -12,7 +12,7 @@
    products run in float. */
 #include "host/conv.h"
 
-#include "cnn/conv_winograd.h"
+#include "problem/conv_winograd.h"
 #include "host/parallel.h"
 #include "host/typed.h"
 
@@ -321,7 +321,7 @@ static struct ocd_tensor_view packed_view(const int64_t d[4])
        b * gk + i, rows of T), filter U (gm x gk per group) into y = M;
      backward filter: M_b = U_b * V_b^T is the filter gradient of x = V (b * cg + c) and dy = U
        (b * kg + k) into dw = M (kg x cg per group).
-   The views match the workspace layouts of cnn/conv_winograd.h exactly, so the engine reads and
+   The views match the workspace layouts of problem/conv_winograd.h exactly, so the engine reads and
    writes U, V and M in place; alpha 1, beta 0 take its plain store. */
 static cudnnStatus_t products(const struct ocd_conv_wino_plan *plan, const struct wino_job *j, bool dw)
 {

@@ -1,7 +1,7 @@
-/* fused_ops.c: the host kernels of the FusedOps building blocks (see cnn/fused_ops.h): the
+/* fused_ops.c: the host kernels of the FusedOps building blocks (see problem/fused_ops.h): the
    per-channel affine + activation of a tensor, and the batch-normalization finalize. Generic over
    types and layouts through views; computed in double. */
-#include "cnn/fused_ops.h"
+#include "problem/fused_ops.h"
 
 #include "host/parallel.h"
 #include "host/typed.h"

@@ -19,10 +19,10 @@
    Spectra are 2-D real-to-complex transforms: len[0] x (len[1]/2 + 1) values, stored one after
    another, the filter's first, then the input windows' (n, t, c), then the output segments'
    (n, t, k) (ocd_conv_fft_spectra). */
-#ifndef OCD_CNN_CONV_FFT_H
-#define OCD_CNN_CONV_FFT_H
+#ifndef OCD_PROBLEM_CONV_FFT_H
+#define OCD_PROBLEM_CONV_FFT_H
 
-#include "cnn/conv.h"
+#include "problem/conv.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -70,4 +70,4 @@ int64_t ocd_conv_fft_set_base(const struct ocd_conv_fft_plan *plan, enum ocd_con
 }
 #endif
 
-#endif /* OCD_CNN_CONV_FFT_H */
+#endif /* OCD_PROBLEM_CONV_FFT_H */

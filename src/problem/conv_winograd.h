@@ -32,10 +32,10 @@
 
    The matrices come from the Toom-Cook construction (conv_winograd.c derives them) on the points
    0, 1, -1 (alpha 4) or 0, 1, -1, 1/2, -2 (alpha 6), plus the point at infinity. */
-#ifndef OCD_CNN_CONV_WINOGRAD_H
-#define OCD_CNN_CONV_WINOGRAD_H
+#ifndef OCD_PROBLEM_CONV_WINOGRAD_H
+#define OCD_PROBLEM_CONV_WINOGRAD_H
 
-#include "cnn/conv.h"
+#include "problem/conv.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -77,4 +77,4 @@ int64_t ocd_conv_wino_m_offset(const struct ocd_conv_wino_plan *plan);
 }
 #endif
 
-#endif /* OCD_CNN_CONV_WINOGRAD_H */
+#endif /* OCD_PROBLEM_CONV_WINOGRAD_H */

@@ -5,8 +5,8 @@
      SCALE_BIAS_ACTIVATION_WGRAD        = affine -> filter gradient
      BN_FINALIZE_STATISTICS_*           = bn_finalize
    The channel statistics are the bias-gradient kernels of conv.h with their sum of squares. */
-#ifndef OCD_CNN_FUSED_OPS_H
-#define OCD_CNN_FUSED_OPS_H
+#ifndef OCD_PROBLEM_FUSED_OPS_H
+#define OCD_PROBLEM_FUSED_OPS_H
 
 #include "core/impl.h"
 #include "core/tensor.h"
@@ -55,4 +55,4 @@ cudnnStatus_t ocd_cuda_fused_bn_finalize(cudnnHandle_t handle, const void *probl
 }
 #endif
 
-#endif /* OCD_CNN_FUSED_OPS_H */
+#endif /* OCD_PROBLEM_FUSED_OPS_H */

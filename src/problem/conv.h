@@ -1,0 +1,233 @@
+/* conv.h (problem): the convolution problem every direction's kernels take, its shared math,
+   and the declarations of every convolution implementation of both backends (the tables are in
+   src/cnn/conv_registry.c; the plans of FFT and Winograd in problem/conv_fft.h and
+   problem/conv_winograd.h). No API struct: the entry layer (src/cnn) builds the problem from
+   descriptors or tensor views, the kernels (src/host/conv_*.c, src/cuda/conv_*.cu) read it.
+
+   Main decision: one problem struct serves the three directions. Its tensors are always named
+   for the forward operation (x the input image, w the filter, y the output image); the direction
+   says which of them is written (y for forward, x for backward data, w for backward filter).
+   Kernels therefore share index arithmetic: a forward kernel and its adjoint read the same
+   fields. The API files validate everything (BAD_PARAM, nothing written) before a problem
+   exists; an implementation only says whether it serves it.
+
+   Implementation functions follow struct ocd_impl (core/impl.h); `problem` is a struct
+   ocd_conv_problem (struct ocd_conv_bias_problem for the bias gradient). */
+#ifndef OCD_PROBLEM_CONV_H
+#define OCD_PROBLEM_CONV_H
+
+#include "core/handle.h"
+#include "core/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Spatial dims a convolution problem holds: 2 (4-D tensors) and 3 (5-D tensors), as cuDNN 8.2
+   documents for execution. */
+#define OCD_CONV_MAX_SPATIAL 3
+
+/* Declares an entry's three functions named after fn: fn_applies, fn_workspace and fn (run). */
+#define OCD_CONV_ENTRY_DECLARE(fn)                                                              \
+    const char *fn##_applies(cudnnHandle_t handle, const void *problem);                        \
+    size_t fn##_workspace(cudnnHandle_t handle, const void *problem);                           \
+    cudnnStatus_t fn(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+
+enum ocd_conv_dir { OCD_CONV_FWD, OCD_CONV_BWD_DATA, OCD_CONV_BWD_FILTER, OCD_CONV_DIRS };
+
+/* The geometry of one convolution, identical in every direction. Spatial arrays run over the
+   nsp spatial dims in tensor order (D, H, W or H, W). */
+struct ocd_conv_shape {
+    int nsp;
+    int64_t n;      /* images */
+    int64_t c;      /* input channels, all groups */
+    int64_t k;      /* output channels (filters), all groups */
+    int64_t groups; /* c / groups input and k / groups output channels per group */
+    int64_t in[OCD_CONV_MAX_SPATIAL], filt[OCD_CONV_MAX_SPATIAL], out[OCD_CONV_MAX_SPATIAL];
+    int pad[OCD_CONV_MAX_SPATIAL], stride[OCD_CONV_MAX_SPATIAL], dilation[OCD_CONV_MAX_SPATIAL];
+    bool flip; /* CUDNN_CONVOLUTION: the filter is mirrored in every spatial dim */
+};
+
+/* The epilogue of cudnnConvolutionBiasActivationForward: y = act(alpha*conv + alpha2*z + bias).
+   z has y's layout (the API checks it); bias is 1 x K x 1 x 1 (x 1). */
+struct ocd_conv_epilogue {
+    bool on;
+    double alpha2;
+    const void *z; /* NULL when alpha2 == 0: z is then not read */
+    const void *bias;
+    struct ocd_tensor_view bias_view;
+    bool relu; /* RELU, else IDENTITY */
+};
+
+struct ocd_conv_problem {
+    enum ocd_conv_dir dir;
+    struct ocd_conv_shape s;
+    /* Views named for the forward op: x is the input (dx in backward data), w the filter (dw),
+       y the output (dy). The filter view is packed in its descriptor's format. */
+    struct ocd_tensor_view x, w, y;
+    cudnnTensorFormat_t w_format;
+    /* Data: the one written by the direction is the destination; the others are only read. */
+    void *x_data, *w_data, *y_data;
+    cudnnDataType_t compute; /* the descriptor's compute type */
+    cudnnMathType_t math;
+    cudnnReorderType_t reorder;
+    double alpha, beta; /* dst = alpha * result + beta * dst; beta == 0: dst is not read */
+    struct ocd_conv_epilogue ep;
+};
+
+/* The view the direction writes, and its data. */
+const struct ocd_tensor_view *ocd_conv_dst_view(const struct ocd_conv_problem *p);
+
+/* ---- conv -> GEMM dimension mapping ------------------------------------------------------------ */
+
+/* The implicit-GEMM view of a convolution, per group (the convention of CUTLASS's conv problem
+   sizes): C[M x N] = A[M x K] * B[K x N], with
+     forward:        M = N*P*Q (output pixels), N = K/G (filters),        K = C/G*R*S
+     backward data:  M = N*H*W (input pixels),  N = C/G (input channels), K = K/G*R*S
+     backward filter M = K/G (filters),         N = C/G*R*S,              K = N*P*Q
+   (P, Q the output and H, W the input spatial sizes, all spatial dims multiplied for 3-D).
+   FLOPs of the whole convolution = 2 * groups * M * N * K. */
+struct ocd_conv_gemm {
+    int64_t m, n, k, groups;
+};
+void ocd_conv_gemm_dims(const struct ocd_conv_problem *p, struct ocd_conv_gemm *g);
+
+/* Product of the spatial sizes: of the input (in), the filter (filt) and the output (out). */
+int64_t ocd_conv_spatial(const struct ocd_conv_shape *s, const int64_t *dims);
+
+/* Why an entry that computes on tensor cores may not serve p, or NULL: the math type's decision
+   (ocd_tensor_math_rejects, core/dtype.h) for p. Every tensor-core entry and plan asks this and
+   nothing else. */
+const char *ocd_conv_tensor_ops_rejects(const struct ocd_conv_problem *p);
+
+/* How an entry that races the next entry serving its algorithm stands on a problem. */
+enum ocd_conv_race {
+    OCD_CONV_RACE_WINS,  /* expected faster: it runs the problem */
+    OCD_CONV_RACE_LOSES, /* expected slower: the next entry runs it */
+    OCD_CONV_RACE_FORCED /* a user's setting makes it run the problem, whatever Find measured */
+};
+
+/* cudnnConvolutionBackwardBias: db[k] = alpha * sum over n and space of dy[n, k, ...] + beta * db[k];
+   with sq_data, also sq[k] = alpha * the sum of squares + beta * sq[k] (the statistics of the
+   fused forward convolution). */
+struct ocd_conv_bias_problem {
+    struct ocd_tensor_view dy, db;
+    const void *dy_data;
+    void *db_data, *sq_data;
+    double alpha, beta;
+};
+
+/* ---- host implementations (src/host/conv_*.c) ---------------------------------------------------
+   conv_direct.c: plain loops in double, the reference entry of every table; Im2Col; the bias
+   gradient. conv_gemm.c: the packed GEMM engine in the three strategies the algorithm enums name
+   (implicit, implicit precomputed, explicit). conv_winograd.c: WINOGRAD (F(2x2, 3x3)) and
+   WINOGRAD_NONFUSED (F(4x4, 3x3), F(2x2, 5x5); the filter gradient F(3x3, 2x2), F(5x5, 2x2)).
+   conv_fft.c: FFT and FFT_TILING on the built-in FFT engine. conv_cblas.c (built with a CBLAS
+   library): forward im2col + CBLAS GEMM, racing the packed engine. */
+cudnnStatus_t ocd_host_conv_direct(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+cudnnStatus_t ocd_host_conv_im2col(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+cudnnStatus_t ocd_host_conv_bias_grad(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+
+cudnnStatus_t ocd_host_conv_gemm_implicit(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+cudnnStatus_t ocd_host_conv_gemm_precomp(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+size_t ocd_host_conv_gemm_precomp_workspace(cudnnHandle_t handle, const void *problem);
+cudnnStatus_t ocd_host_conv_gemm_explicit(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+size_t ocd_host_conv_gemm_explicit_workspace(cudnnHandle_t handle, const void *problem);
+
+OCD_CONV_ENTRY_DECLARE(ocd_host_conv_winograd)
+OCD_CONV_ENTRY_DECLARE(ocd_host_conv_winograd_nonfused)
+
+OCD_CONV_ENTRY_DECLARE(ocd_host_conv_fft)
+OCD_CONV_ENTRY_DECLARE(ocd_host_conv_fft_tiling)
+
+#ifdef OCD_HAVE_CBLAS
+const char *ocd_host_conv_cblas_applies(cudnnHandle_t handle, const void *problem);
+enum ocd_conv_race ocd_host_conv_cblas_race(cudnnHandle_t handle, const struct ocd_conv_problem *p);
+size_t ocd_host_conv_cblas_workspace(cudnnHandle_t handle, const void *problem);
+cudnnStatus_t ocd_host_conv_cblas(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+#endif
+
+#ifdef OCD_HAVE_CUDA
+/* ---- CUDA implementations (src/cuda/conv_*.cu) --------------------------------------------------
+   conv_direct.cu: the reference kernels, any direction, configuration and layout; one thread per
+   element of the destination, accumulating in int (int8 configurations), double (double) or
+   float; Im2Col; the bias gradient. */
+cudnnStatus_t ocd_cuda_conv_direct(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+cudnnStatus_t ocd_cuda_conv_im2col(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+
+/* conv_igemm.cu and conv_cublas.cu: the tensor-core entries. */
+/* Tile configurations: X(index, BM, BN, warps along M, warps along N, stages), largest first.
+   The tables list them in this order; a large tile declines problems it would leave the GPU
+   half idle on (conv_igemm.cu, tile_rejects), so the first that applies is the heuristic's pick. */
+#define OCD_IGEMM_TILES(X)                                                                      \
+    X(0, 128, 128, 2, 4, 3)                                                                     \
+    X(1, 128, 64, 2, 2, 4)                                                                      \
+    X(2, 64, 64, 2, 2, 4)
+#define OCD_IGEMM_NTILES 3
+
+/* "cuda:fwd_igemm_tc_128x128x32_s3": direction, variant (tc: fp16 and bf16 with a K tile of 32;
+   tf32: fp32 data with a K tile of 16), BM x BN x BK, stages. */
+#define OCD_IGEMM_NAME(dir, variant, bk, bm, bn, st) "cuda:" dir "_igemm_" variant "_" #bm "x" #bn "x" #bk "_s" #st
+
+#define OCD_IGEMM_DECLARE(i, bm, bn, wm, wn, st)                                                \
+    const char *ocd_cuda_conv_igemm_applies_tc_##i(cudnnHandle_t handle, const void *problem);  \
+    const char *ocd_cuda_conv_igemm_applies_tf32_##i(cudnnHandle_t handle, const void *problem); \
+    size_t ocd_cuda_conv_igemm_workspace_##i(cudnnHandle_t handle, const void *problem);        \
+    cudnnStatus_t ocd_cuda_conv_igemm_run_##i(cudnnHandle_t handle, const void *problem, void *workspace, \
+                                              size_t workspace_bytes);
+OCD_IGEMM_TILES(OCD_IGEMM_DECLARE)
+#undef OCD_IGEMM_DECLARE
+
+/* cuBLAS entries (conv_cublas.cu), for every direction. "gemm1x1" applies to 1x1 filters with
+   unit stride and no padding, where the activation itself is the GEMM operand (no workspace);
+   "im2col_gemm" applies to the rest and expands the input (or collects the data gradient) in the
+   workspace. The _tc functions use the tensor cores (fp16, bf16, and fp32 as TF32); the others
+   compute fp32 and double data in plain precision. */
+const char *ocd_cuda_conv_gemm1x1_applies_tc(cudnnHandle_t handle, const void *problem);
+const char *ocd_cuda_conv_gemm1x1_applies(cudnnHandle_t handle, const void *problem);
+const char *ocd_cuda_conv_im2col_gemm_applies_tc(cudnnHandle_t handle, const void *problem);
+const char *ocd_cuda_conv_im2col_gemm_applies(cudnnHandle_t handle, const void *problem);
+size_t ocd_cuda_conv_cublas_workspace(cudnnHandle_t handle, const void *problem);
+cudnnStatus_t ocd_cuda_conv_cublas_run_tc(cudnnHandle_t handle, const void *problem, void *workspace,
+                                          size_t workspace_bytes);
+cudnnStatus_t ocd_cuda_conv_cublas_run(cudnnHandle_t handle, const void *problem, void *workspace,
+                                       size_t workspace_bytes);
+
+/* Backward data with a stride, phase by phase (conv_igemm.cu says how); _tc for fp16 and bf16,
+   _tf32 for fp32 data. */
+const char *ocd_cuda_conv_igemm_phases_applies_tc(cudnnHandle_t handle, const void *problem);
+const char *ocd_cuda_conv_igemm_phases_applies_tf32(cudnnHandle_t handle, const void *problem);
+size_t ocd_cuda_conv_igemm_phases_workspace(cudnnHandle_t handle, const void *problem);
+cudnnStatus_t ocd_cuda_conv_igemm_phases_run(cudnnHandle_t handle, const void *problem, void *workspace,
+                                             size_t workspace_bytes);
+
+/* conv_winograd.cu: WINOGRAD and WINOGRAD_NONFUSED on the plan of problem/conv_winograd.h. The
+   _tc entries run the batched GEMM on tensor cores (half data: the transformed operands in half,
+   fp32 accumulation; float data: TF32) for the 4x4 tiles, so FMA_MATH skips them; the plain
+   entries compute fp32. applies: the plan's reasons, cuBLAS missing, sizes beyond cuBLAS's int
+   extents. */
+const char *ocd_cuda_conv_winograd_applies(cudnnHandle_t handle, const void *problem);
+const char *ocd_cuda_conv_winograd_tc_applies(cudnnHandle_t handle, const void *problem);
+const char *ocd_cuda_conv_winograd_nonfused_applies(cudnnHandle_t handle, const void *problem);
+const char *ocd_cuda_conv_winograd_nonfused_tc_applies(cudnnHandle_t handle, const void *problem);
+size_t ocd_cuda_conv_winograd_workspace(cudnnHandle_t handle, const void *problem);
+size_t ocd_cuda_conv_winograd_nonfused_workspace(cudnnHandle_t handle, const void *problem);
+cudnnStatus_t ocd_cuda_conv_winograd(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+cudnnStatus_t ocd_cuda_conv_winograd_tc(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+cudnnStatus_t ocd_cuda_conv_winograd_nonfused(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+cudnnStatus_t ocd_cuda_conv_winograd_nonfused_tc(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+
+/* conv_fft.cu: FFT and FFT_TILING on cuFFT loaded at run time. applies: the plan's reasons
+   (problem/conv_fft.h), or that cuFFT is missing or cannot plan; workspace: the spectra, the real
+   tiles and cuFFT's work area (the plans are made here, once per handle, so that Find never
+   times plan creation). */
+OCD_CONV_ENTRY_DECLARE(ocd_cuda_conv_fft)
+OCD_CONV_ENTRY_DECLARE(ocd_cuda_conv_fft_tiling)
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCD_PROBLEM_CONV_H */
