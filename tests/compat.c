@@ -1,6 +1,7 @@
 /* compat.c: call patterns of real programs (docs/compatibility.md) that no op's own tests make:
    NULL for the tensor a mode does not read, the fused convolution without z, a descriptor re-set
-   between calls. Each result against the double references of tests/ref/. */
+   between calls, the rank query of OpenCV. Each result against the double references of
+   tests/ref/. */
 #include "ref/activation.h"
 #include "ref/conv.h"
 #include "ref/pooling.h"
@@ -127,4 +128,36 @@ TEST(compat_pooling_descriptor_reset_between_calls)
     tview_destroy(&tx);
     tview_destroy(&ty);
     free(x), free(want);
+}
+
+/* OpenCV's DNN module learns a tensor's rank by asking cudnnGetTensorNdDescriptor for
+   CUDNN_DIM_MAX + 1 dims with arrays of CUDNN_DIM_MAX ints, nbDims written into the first int of
+   the array it then passes as the output dims, dims and strides into one shared array; then it
+   asks cudnnGetConvolutionNdForwardOutputDim for that rank. Only nbDims values may be written:
+   the ints past them stay as they were. */
+TEST_ONCE(compat_get_tensor_nd_rank_query)
+{
+    cudnnTensorDescriptor_t x;
+    cudnnFilterDescriptor_t w;
+    cudnnConvolutionDescriptor_t conv;
+    CHECK_OK(cudnnCreateTensorDescriptor(&x));
+    CHECK_OK(cudnnCreateFilterDescriptor(&w));
+    CHECK_OK(cudnnCreateConvolutionDescriptor(&conv));
+    CHECK_OK(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 3, 10, 12));
+    CHECK_OK(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 5, 3, 3, 3));
+    CHECK_OK(cudnnSetConvolution2dDescriptor(conv, 1, 1, 2, 2, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    int output[CUDNN_DIM_MAX + 1], temp[CUDNN_DIM_MAX + 1];
+    for (int i = 0; i <= CUDNN_DIM_MAX; i++) output[i] = temp[i] = -7;
+    cudnnDataType_t dt;
+    CHECK_OK(cudnnGetTensorNdDescriptor(x, CUDNN_DIM_MAX + 1, &dt, output, temp, temp));
+    CHECK(dt == CUDNN_DATA_FLOAT && output[0] == 4);
+    CHECK(temp[0] == 12 * 10 * 3 && temp[3] == 1); /* the strides, written after the dims */
+    for (int i = 4; i <= CUDNN_DIM_MAX; i++) CHECK(temp[i] == -7);
+    const int rank = output[0];
+    CHECK_OK(cudnnGetConvolutionNdForwardOutputDim(conv, x, w, rank, output));
+    CHECK(output[0] == 2 && output[1] == 5 && output[2] == 5 && output[3] == 6);
+    for (int i = 4; i <= CUDNN_DIM_MAX; i++) CHECK(output[i] == -7);
+    cudnnDestroyTensorDescriptor(x);
+    cudnnDestroyFilterDescriptor(w);
+    cudnnDestroyConvolutionDescriptor(conv);
 }
