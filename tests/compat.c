@@ -1,7 +1,7 @@
 /* compat.c: call patterns of real programs (docs/compatibility.md) that no op's own tests make:
    NULL for the tensor a mode does not read, the fused convolution without z, a descriptor re-set
-   between calls, the rank query of OpenCV. Each result against the double references of
-   tests/ref/. */
+   between calls, OpenCV's rank query and asymmetric padding. Each result against the double
+   references of tests/ref/ or, for the padding, the copied input. */
 #include "ref/activation.h"
 #include "ref/conv.h"
 #include "ref/pooling.h"
@@ -160,4 +160,42 @@ TEST_ONCE(compat_get_tensor_nd_rank_query)
     cudnnDestroyTensorDescriptor(x);
     cudnnDestroyFilterDescriptor(w);
     cudnnDestroyConvolutionDescriptor(conv);
+}
+
+/* OpenCV's DNN module pads a convolution's or pooling's input asymmetrically (its cuDNN calls
+   take symmetric padding only) with cudnnSetTensorTransformDescriptor over every dim (0 for N
+   and C), NULL fold factors and FOLD, then cudnnTransformTensorEx with alpha 1 and beta 0 into
+   the larger tensor: the data lands at the left pads' offset, zeros around it. */
+TEST(compat_transform_asymmetric_padding)
+{
+    enum { N = 2, C = 3, H = 3, W = 4, HO = H + 1 + 0, WO = W + 0 + 2 };
+    const int32_t left[4] = {0, 0, 1, 0}, right[4] = {0, 0, 0, 2};
+    cudnnTensorDescriptor_t x, y;
+    cudnnTensorTransformDescriptor_t t;
+    CHECK_OK(cudnnCreateTensorDescriptor(&x));
+    CHECK_OK(cudnnCreateTensorDescriptor(&y));
+    CHECK_OK(cudnnCreateTensorTransformDescriptor(&t));
+    CHECK_OK(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, H, W));
+    CHECK_OK(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, HO, WO));
+    CHECK_OK(cudnnSetTensorTransformDescriptor(t, 4, CUDNN_TENSOR_NCHW, left, right, NULL, CUDNN_TRANSFORM_FOLD));
+    float xs[N * C * H * W], ys[N * C * HO * WO];
+    for (int i = 0; i < N * C * H * W; i++) xs[i] = (float)trand_uniform(-1, 1);
+    void *dx = tbuf_from(xs, sizeof xs), *dy = tbuf_alloc(sizeof ys);
+    const float one = 1, zero = 0;
+    CHECK_OK(cudnnTransformTensorEx(test_handle(), t, &one, x, dx, &zero, y, dy));
+    tbuf_download(ys, dy, sizeof ys);
+    int bad = 0;
+    for (int nc = 0; nc < N * C; nc++)
+        for (int h = 0; h < HO; h++)
+            for (int w = 0; w < WO; w++) {
+                const int sh = h - left[2], sw = w - left[3];
+                const float want = sh >= 0 && sh < H && sw >= 0 && sw < W ? xs[(nc * H + sh) * W + sw] : 0.0f;
+                bad += ys[(nc * HO + h) * WO + w] != want;
+            }
+    CHECK(bad == 0);
+    tbuf_free(dx);
+    tbuf_free(dy);
+    cudnnDestroyTensorTransformDescriptor(t);
+    cudnnDestroyTensorDescriptor(x);
+    cudnnDestroyTensorDescriptor(y);
 }
