@@ -6,9 +6,10 @@
    dropout probability, pointers, strides, reserve and workspace sizes are checked here, so an
    implementation only says whether it serves the problem. Lengths live in the backend's memory
    and are not read here: the implementations clamp them to [0, max_q] and [0, max_kv]. Table
-   order is the heuristic: on CUDA, the fused tensor-core kernel for the 16-bit problems it
-   serves, then the row kernels, which serve every problem whose head sizes fit their shared memory
-   (2 (q + v head sizes) + 64 elements of the compute type within 48 KiB); on the host, the row engine. */
+   order is the heuristic: on CUDA, the fused tensor-core kernels (forward and backward) for the
+   16-bit problems they serve, then the row kernels, which serve every problem whose head sizes
+   fit their shared memory (2 (q + v head sizes) + 64 elements of the compute type within
+   48 KiB); on the host, the row engine. */
 #include "problem/attn_core.h"
 
 #include "core/dtype.h"
@@ -26,6 +27,7 @@ static const struct ocd_impl fwd_impls[] = {
 
 static const struct ocd_impl bwd_impls[] = {
 #ifdef OCD_HAVE_CUDA
+    {"cuda:attn_bwd_flash", OCD_BACKEND_CUDA, 0, ocd_cuda_attn_bwd_flash_applies, NULL, ocd_cuda_attn_bwd_flash},
     {"cuda:attn_bwd_rows", OCD_BACKEND_CUDA, 0, ocd_cuda_attn_rows_applies, NULL, ocd_cuda_attn_bwd_rows},
 #endif
     {"host:attn_bwd_rows", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_attn_bwd},

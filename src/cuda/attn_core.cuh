@@ -1,10 +1,12 @@
 /* attn_core.cuh: what the attention core's CUDA kernels share (cuda/attn_core.cu: the prologue
-   and the row kernels; cuda/attn_core_flash.cu: the fused tensor-core forward).
+   and the row kernels; cuda/attn_core_flash.cu and attn_core_flash_bwd.cu: the fused
+   tensor-core forward and backward).
 
    Workspace layout (ocd_attn_core_workspace_bytes): lo_win and hi_win copied to the device
    (max_q ints each, the pair rounded up to 256 bytes), then 256 bytes holding the generator words
    {seed, offset} the forward's kernels read, then (backward) D_i = <do_i, o_i> per row in the
-   compute type. The prologue enqueues the copies of the windows and, with dropout, one thread
+   compute type and, for half and bfloat16 from the next 256-byte boundary, the fused backward's
+   float accumulators of dq (head_qk per row, rows indexed as the reserve's). The prologue enqueues the copies of the windows and, with dropout, one thread
    that copies the generator words from rng into the workspace and the reserve and advances rng:
    every later kernel of the call reads the copy, so the advance cannot race with them. */
 #ifndef OCD_CUDA_ATTN_CORE_CUH
@@ -23,6 +25,7 @@ struct ocd_attn_dev {
     const uint64_t *gen;            /* {seed, offset}: the workspace's (forward) or the reserve's */
     void *lse;                      /* the reserve's row statistics (compute type), or NULL */
     void *D;                        /* backward: the workspace's D_i */
+    float *dq_acc;                  /* backward of half or bfloat16: the dq accumulators */
     uint64_t threshold;             /* dropout: a Philox word below it drops its element */
     double drop_scale;              /* kept probabilities are multiplied by it */
 };
@@ -43,6 +46,10 @@ static inline void ocd_attn_dev_init(const struct ocd_attn_core_call *c, bool fo
     d->p.lo_win = (const int *)ws, d->p.hi_win = (const int *)ws + p->max_q;
     d->lse = c->reserve ? (char *)c->reserve + 16 : NULL;
     d->D = forward ? NULL : ws + win + 256;
+    if (!forward && (p->dtype == CUDNN_DATA_HALF || p->dtype == CUDNN_DATA_BFLOAT16)) {
+        size_t rows = (size_t)p->batch * p->beams * p->heads * p->max_q;
+        d->dq_acc = (float *)(ws + win + 256 + (rows * 4 + 255) / 256 * 256);
+    }
     d->gen = forward ? (const uint64_t *)(ws + win) : (const uint64_t *)c->reserve;
 }
 

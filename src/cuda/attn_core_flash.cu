@@ -1,7 +1,9 @@
 /* attn_core_flash.cu: the fused attention forward on tensor cores (entry cuda:attn_fwd_flash),
    FlashAttention-2's scheme for half and bfloat16 data with head size 64 or 128 (q, k and v
    alike): scores, online softmax, dropout (the header's Philox rule, applied to the probabilities
-   after their row sums took them) and the weighted sum in one pass, no score in memory. Every other problem goes to the row kernels (cuda/attn_core.cu).
+   after their row sums took them) and the weighted sum in one pass, no score in memory; the
+   row's log-sum-exp goes to the reserve for the backward (cuda/attn_core_flash_bwd.cu). Every
+   other problem goes to the row kernels (cuda/attn_core.cu).
 
    A block takes BM = 64 query rows of one (batch item, beam, head), four warps of 16 rows each,
    and walks the keys its rows' windows reach in tiles of BN = 64, the K and V tiles double
@@ -13,25 +15,18 @@
    probabilities, rounded to the data type and re-packed from the score accumulators into A
    fragments (the layouts match, FlashAttention-2's register trick), by V (ldmatrix.trans). Rows
    of the block past the query range are neither computed nor written; rows past their length or
-   without keys get zeros. The accumulators are float.
-
-   Fragment layouts (PTX ISA, mma.m16n8k16): thread `lane` holds, of a 16 x 8 accumulator tile,
-   rows lane / 4 and lane / 4 + 8, columns 2 (lane % 4) + {0, 1}; of the A fragment (16 x 16),
-   a[0] = (row lane / 4, k 2 (lane % 4) + {0, 1}), a[1] = the same 8 rows lower, a[2], a[3] = the
-   same with k + 8. */
-#include "cuda/attn_core.cuh"
-#include "cuda/mma.cuh"
-#include "cuda/types.cuh"
+   without keys get zeros. The accumulators are float. Tile loads, fragment addresses and the
+   fragment layouts are cuda/attn_core_flash.cuh's. */
+#include "cuda/attn_core_flash.cuh"
 
 #include <climits>
 #include <math.h>
 
 namespace {
 
-constexpr int BM = 64, BN = 64, WARPS = 4, THREADS = WARPS * 32;
+constexpr int BM = 64, BN = 64, WARPS = 4, THREADS = OCD_FLASH_THREADS;
 
-/* Shared-memory geometry for head size D: rows of D elements padded by 8 (16 bytes), so that the
-   8 row addresses of an ldmatrix fall in different bank groups. */
+/* Shared-memory geometry for head size D (rows padded by 8 elements, see the header). */
 template <int D> struct flash_smem {
     static constexpr int LD = D + 8;
     static constexpr int TILE = BN * LD;              /* one K or V tile */
@@ -40,23 +35,6 @@ template <int D> struct flash_smem {
 };
 
 /* ---- per-thread pieces, host-callable so that tests/emulate/attn_flash.cu runs them on the CPU - */
-
-/* Copies rows [t0, t0 + 64) of an operand's (b, m, h) sequence, D elements each, into a tile of
-   shared memory with 16-byte cp.async; rows at or past `valid` are zero-filled. */
-template <int D, typename T>
-__host__ __device__ __forceinline__ void flash_load_tile(T *s, const ocd_attn_operand &x, int b, int m, int h, int t0,
-                                                         int valid, int tid)
-{
-    constexpr int CPR = D / 8; /* 16-byte chunks a row */
-    const T *base = (const T *)x.data + ocd_attn_core_row(&x, b, m, h, 0);
-    int64_t ts = x.stride[OCD_ATTN_TIME];
-#pragma unroll
-    for (int c = tid; c < 64 * CPR; c += THREADS) {
-        int r = c / CPR, e = (c % CPR) * 8, t = t0 + r;
-        bool ok = t < valid;
-        ocd_mma_cp_async16(s + r * flash_smem<D>::LD + e, ok ? base + t * ts + e : base, ok);
-    }
-}
 
 /* Query step of row half hr (0: lane / 4, 1: lane / 4 + 8) of a warp's 16 rows. */
 __host__ __device__ __forceinline__ int flash_row(int i0, int warp, int lane, int hr)
@@ -73,22 +51,6 @@ __host__ __device__ __forceinline__ void flash_windows(const ocd_attn_dev &d, in
         lo[hr] = 0, hi[hr] = 0;
         if (i < iend && i < lq) ocd_attn_core_keys(d.p.lo_win[i], d.p.hi_win[i], lkv, &lo[hr], &hi[hr]);
     }
-}
-
-/* ldmatrix row addresses (mma.cuh's K-major A and B, MN-major B): the Q fragment of k-step ks,
-   the K fragments of key tiles 2 j and 2 j + 1 at k-step ks, the V fragments (transposed) of
-   output tiles 2 j and 2 j + 1 at key k-step kk. */
-template <int D, typename T> __host__ __device__ __forceinline__ const T *flash_q_addr(const T *sq, int warp, int ks, int lane)
-{
-    return sq + (warp * 16 + (lane & 15)) * flash_smem<D>::LD + ks * 16 + (lane >> 4) * 8;
-}
-template <int D, typename T> __host__ __device__ __forceinline__ const T *flash_k_addr(const T *ck, int j, int ks, int lane)
-{
-    return ck + (j * 16 + (lane >> 4) * 8 + (lane & 7)) * flash_smem<D>::LD + ks * 16 + ((lane >> 3) & 1) * 8;
-}
-template <int D, typename T> __host__ __device__ __forceinline__ const T *flash_v_addr(const T *cv, int kk, int j, int lane)
-{
-    return cv + (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * flash_smem<D>::LD + j * 16 + (lane >> 4) * 8;
 }
 
 /* Masks the scores of row half hr outside [lo, hi) (keys of the tile at kt) to -inf, scales the
@@ -139,34 +101,6 @@ __host__ __device__ __forceinline__ void flash_dropout(float (&s)[NS][4], int hr
             int key = kt + j * 8 + 2 * (lane & 3) + c;
             s[j][hr * 2 + c] *= ocd_attn_drop<float>(d, (uint64_t)ri * d.p.max_kv + key);
         }
-}
-
-/* Two 16-bit values (lo, hi) of type T in one register. */
-template <typename T> __host__ __device__ __forceinline__ uint32_t flash_pack2(float lo, float hi);
-template <> __host__ __device__ __forceinline__ uint32_t flash_pack2<__half>(float lo, float hi)
-{
-    __half2 v = __floats2half2_rn(lo, hi);
-    uint32_t r;
-    memcpy(&r, &v, 4);
-    return r;
-}
-template <> __host__ __device__ __forceinline__ uint32_t flash_pack2<__nv_bfloat16>(float lo, float hi)
-{
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    uint32_t r;
-    memcpy(&r, &v, 4);
-    return r;
-}
-
-/* The A fragment of key k-step kk from the probabilities: the accumulators of key tiles 2 kk and
-   2 kk + 1 (FlashAttention-2's register trick: the layouts match). */
-template <typename T, int NS>
-__host__ __device__ __forceinline__ void flash_p_frag(uint32_t pf[4], const float (&s)[NS][4], int kk)
-{
-    pf[0] = flash_pack2<T>(s[2 * kk][0], s[2 * kk][1]);
-    pf[1] = flash_pack2<T>(s[2 * kk][2], s[2 * kk][3]);
-    pf[2] = flash_pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-    pf[3] = flash_pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
 }
 
 /* Writes a thread's part of output row half hr (query step i < the range's end): acc / l, zeros
@@ -246,7 +180,7 @@ __global__ void __launch_bounds__(THREADS) attn_fwd_flash(ocd_attn_dev d)
         __syncthreads();
         if (t == 0)
 #pragma unroll
-            for (int ks = 0; ks < KS; ks++) ocd_mma_ldmatrix_x4<false>(qf[ks], flash_q_addr<D>(sq, warp, ks, lane));
+            for (int ks = 0; ks < KS; ks++) ocd_mma_ldmatrix_x4<false>(qf[ks], flash_a_addr<L::LD>(sq, warp * 16, ks * 16, lane));
         const T *ck = sk + (t % 2) * L::TILE, *cv = sv + (t % 2) * L::TILE;
 
         /* scores S = Q K^T, 16 x 64 per warp */
@@ -260,7 +194,7 @@ __global__ void __launch_bounds__(THREADS) attn_fwd_flash(ocd_attn_dev d)
 #pragma unroll
             for (int j = 0; j < NS / 2; j++) {
                 uint32_t kf[4];
-                ocd_mma_ldmatrix_x4<false>(kf, flash_k_addr<D>(ck, j, ks, lane));
+                ocd_mma_ldmatrix_x4<false>(kf, flash_b_addr<L::LD>(ck, j * 16, ks * 16, lane));
                 ocd_mma_elem<T>::mma(s[2 * j], qf[ks], kf);
                 ocd_mma_elem<T>::mma(s[2 * j + 1], qf[ks], kf + 2);
             }
@@ -294,7 +228,7 @@ __global__ void __launch_bounds__(THREADS) attn_fwd_flash(ocd_attn_dev d)
 #pragma unroll
             for (int j = 0; j < NO / 2; j++) {
                 uint32_t vf[4];
-                ocd_mma_ldmatrix_x4<true>(vf, flash_v_addr<D>(cv, kk, j, lane));
+                ocd_mma_ldmatrix_x4<true>(vf, flash_bt_addr<L::LD>(cv, kk * 16, j * 16, lane));
                 ocd_mma_elem<T>::mma(acc[2 * j], pf, vf);
                 ocd_mma_elem<T>::mma(acc[2 * j + 1], pf, vf + 2);
             }
@@ -327,27 +261,11 @@ template <typename T, int D> cudnnStatus_t launch(cudnnHandle_t handle, const oc
     return CUDNN_STATUS_SUCCESS;
 }
 
-bool aligned16(const ocd_attn_operand &x)
-{
-    if ((uintptr_t)x.data % 16 != 0 || x.stride[OCD_ATTN_ELEM] != 1) return false;
-    for (int a = 0; a < OCD_ATTN_ELEM; a++)
-        if (x.stride[a] % 8 != 0) return false;
-    return true;
-}
-
 } // namespace
 
 extern "C" const char *ocd_cuda_attn_fwd_flash_applies(cudnnHandle_t handle, const void *call)
 {
-    const ocd_attn_core_problem *p = static_cast<const ocd_attn_core_call *>(call)->p;
-    if (handle->cc_major < 8) return "the fused attention kernel needs sm_80 or newer";
-    if (p->dtype != CUDNN_DATA_HALF && p->dtype != CUDNN_DATA_BFLOAT16) return "fused attention: half or bfloat16 data";
-    if (p->head_qk != p->head_v || (p->head_qk != 64 && p->head_qk != 128))
-        return "fused attention: head sizes 64 or 128, q, k and v alike";
-    if (!aligned16(p->q) || !aligned16(p->k) || !aligned16(p->v) || !aligned16(p->o))
-        return "fused attention: operands of contiguous heads on 16-byte boundaries";
-    if ((int64_t)p->batch * p->beams * p->heads > 65535) return "fused attention: more than 65535 sequences";
-    return nullptr;
+    return flash_rejects(handle, static_cast<const ocd_attn_core_call *>(call)->p);
 }
 
 extern "C" cudnnStatus_t ocd_cuda_attn_fwd_flash(cudnnHandle_t handle, const void *call, void *, size_t)

@@ -96,12 +96,16 @@ static inline size_t ocd_attn_core_reserve_bytes(const struct ocd_attn_core_prob
 }
 
 /* Workspace bytes a forward or a backward needs on any backend (CUDA: the windows' device copies,
-   the generator words, the backward's per-row D_i; see cuda/attn_core.cuh). */
+   the generator words, the backward's per-row D_i and, for half and bfloat16, the fused
+   backward's float dq accumulators; see cuda/attn_core.cuh). */
 static inline size_t ocd_attn_core_workspace_bytes(const struct ocd_attn_core_problem *p, bool backward)
 {
     size_t elem = p->dtype == CUDNN_DATA_DOUBLE ? 8 : 4;
+    size_t rows = (size_t)p->batch * p->beams * p->heads * p->max_q;
     size_t win = ((size_t)2 * p->max_q * sizeof(int) + 255) / 256 * 256 + 256;
-    return win + (backward ? (size_t)p->batch * p->beams * p->heads * p->max_q * elem : 0);
+    if (!backward) return win;
+    if (p->dtype != CUDNN_DATA_HALF && p->dtype != CUDNN_DATA_BFLOAT16) return win + rows * elem;
+    return win + (rows * elem + 255) / 256 * 256 + rows * p->head_qk * sizeof(float);
 }
 
 /* The Philox threshold of a dropout probability: a word below it drops its element. */
@@ -167,6 +171,8 @@ cudnnStatus_t ocd_host_attn_bwd(cudnnHandle_t handle, const void *call, void *ws
 #ifdef OCD_HAVE_CUDA
 const char *ocd_cuda_attn_fwd_flash_applies(cudnnHandle_t handle, const void *call);
 cudnnStatus_t ocd_cuda_attn_fwd_flash(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
+const char *ocd_cuda_attn_bwd_flash_applies(cudnnHandle_t handle, const void *call);
+cudnnStatus_t ocd_cuda_attn_bwd_flash(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
 const char *ocd_cuda_attn_rows_applies(cudnnHandle_t handle, const void *call);
 cudnnStatus_t ocd_cuda_attn_fwd_rows(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
 cudnnStatus_t ocd_cuda_attn_bwd_rows(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);

@@ -68,14 +68,14 @@ template <typename T, int D> void emulate(const ocd_attn_dev &d)
                     const void *addr[32];
                     if (t == 0)
                         for (int ks = 0; ks < KS; ks++) {
-                            for (int l = 0; l < 32; l++) addr[l] = flash_q_addr<D>(sq.data(), w, ks, l);
+                            for (int l = 0; l < 32; l++) addr[l] = flash_a_addr<L::LD>(sq.data(), w * 16, ks * 16, l);
                             ldmatrix_x4(qf[w][ks], addr, false);
                         }
                     memset(s[w], 0, sizeof s[w]);
                     for (int ks = 0; ks < KS; ks++)
                         for (int j = 0; j < NS / 2; j++) {
                             uint32_t kf[32][4], b0[32][2], b1[32][2];
-                            for (int l = 0; l < 32; l++) addr[l] = flash_k_addr<D>((const T *)ck, j, ks, l);
+                            for (int l = 0; l < 32; l++) addr[l] = flash_b_addr<L::LD>((const T *)ck, j * 16, ks * 16, l);
                             ldmatrix_x4(kf, addr, false);
                             for (int l = 0; l < 32; l++)
                                 b0[l][0] = kf[l][0], b0[l][1] = kf[l][1], b1[l][0] = kf[l][2], b1[l][1] = kf[l][3];
@@ -116,7 +116,7 @@ template <typename T, int D> void emulate(const ocd_attn_dev &d)
                         for (int l = 0; l < 32; l++) flash_p_frag<T>(pf[l], s[w][l], kk);
                         for (int j = 0; j < NO / 2; j++) {
                             uint32_t vf[32][4], b0[32][2], b1[32][2];
-                            for (int l = 0; l < 32; l++) addr[l] = flash_v_addr<D>((const T *)cv, kk, j, l);
+                            for (int l = 0; l < 32; l++) addr[l] = flash_bt_addr<L::LD>((const T *)cv, kk * 16, j * 16, l);
                             ldmatrix_x4(vf, addr, true);
                             for (int l = 0; l < 32; l++)
                                 b0[l][0] = vf[l][0], b0[l][1] = vf[l][1], b1[l][0] = vf[l][2], b1[l][1] = vf[l][3];

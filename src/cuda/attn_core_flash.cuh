@@ -1,0 +1,112 @@
+/* attn_core_flash.cuh: what the fused tensor-core kernels of the attention core share
+   (cuda/attn_core_flash.cu: the forward; cuda/attn_core_flash_bwd.cu: the backward): their
+   applicability, the tile loads into shared memory, the ldmatrix row addresses of the three
+   fragment kinds they use, and the re-packing of float accumulators into A fragments. Every
+   piece is host-callable (a host copy stands in for cp.async), so that tests/emulate/attn_flash*.cu
+   run each thread's logic on the CPU.
+
+   Shared-memory tiles hold rows of D elements padded by 8 (16 bytes), so that the 8 row
+   addresses of one ldmatrix fall in different bank groups.
+
+   Fragment layouts (PTX ISA, mma.m16n8k16): thread `lane` holds, of a 16 x 8 accumulator tile,
+   rows lane / 4 and lane / 4 + 8, columns 2 (lane % 4) + {0, 1}; of the A fragment (16 x 16),
+   a[0] = (row lane / 4, k 2 (lane % 4) + {0, 1}), a[1] = the same 8 rows lower, a[2], a[3] = the
+   same with k + 8. An accumulator tile pair (columns 16 kk ..) therefore re-packs into the A
+   fragment of k-step kk without moving between threads (FlashAttention-2's register trick). */
+#ifndef OCD_CUDA_ATTN_CORE_FLASH_CUH
+#define OCD_CUDA_ATTN_CORE_FLASH_CUH
+
+#include "cuda/attn_core.cuh"
+#include "cuda/mma.cuh"
+#include "cuda/types.cuh"
+
+/* Threads of a block of either fused kernel: four warps. */
+constexpr int OCD_FLASH_THREADS = 128;
+
+/* Copies rows [t0, t0 + ROWS) of an operand's (b, m, h) sequence, D elements each, into a tile of
+   shared memory of row pitch D + 8 with 16-byte cp.async; rows at or past `valid` are zero-filled
+   (so that a padded row never reaches a product). */
+template <int D, int ROWS = 64, typename T>
+__host__ __device__ __forceinline__ void flash_load_tile(T *s, const ocd_attn_operand &x, int b, int m, int h, int t0,
+                                                         int valid, int tid)
+{
+    constexpr int CPR = D / 8; /* 16-byte chunks a row */
+    const T *base = (const T *)x.data + ocd_attn_core_row(&x, b, m, h, 0);
+    int64_t ts = x.stride[OCD_ATTN_TIME];
+#pragma unroll
+    for (int c = tid; c < ROWS * CPR; c += OCD_FLASH_THREADS) {
+        int r = c / CPR, e = (c % CPR) * 8, t = t0 + r;
+        bool ok = t < valid;
+        ocd_mma_cp_async16(s + r * (D + 8) + e, ok ? base + t * ts + e : base, ok);
+    }
+}
+
+/* ldmatrix.x4 row addresses in a tile of row pitch LD (mma.cuh's K-major A and B, MN-major B):
+   - flash_a_addr: the A fragment of rows r0 .. r0 + 15, k = columns k0 .. k0 + 15;
+   - flash_b_addr: the B fragments of n-tiles n0 .. n0 + 7 and n0 + 8 .. n0 + 15 held as rows
+     (n = row, k = columns k0 .. k0 + 15), registers {0, 1} and {2, 3};
+   - flash_bt_addr: the same held transposed (k = rows k0 .. k0 + 15, n = columns n0 ..), for
+     ldmatrix.trans. */
+template <int LD, typename T> __host__ __device__ __forceinline__ const T *flash_a_addr(const T *s, int r0, int k0, int lane)
+{
+    return s + (r0 + (lane & 15)) * LD + k0 + (lane >> 4) * 8;
+}
+template <int LD, typename T> __host__ __device__ __forceinline__ const T *flash_b_addr(const T *s, int n0, int k0, int lane)
+{
+    return s + (n0 + (lane >> 4) * 8 + (lane & 7)) * LD + k0 + ((lane >> 3) & 1) * 8;
+}
+template <int LD, typename T> __host__ __device__ __forceinline__ const T *flash_bt_addr(const T *s, int k0, int n0, int lane)
+{
+    return s + (k0 + ((lane >> 3) & 1) * 8 + (lane & 7)) * LD + n0 + (lane >> 4) * 8;
+}
+
+/* Two 16-bit values (lo, hi) of type T in one register. */
+template <typename T> __host__ __device__ __forceinline__ uint32_t flash_pack2(float lo, float hi);
+template <> __host__ __device__ __forceinline__ uint32_t flash_pack2<__half>(float lo, float hi)
+{
+    __half2 v = __floats2half2_rn(lo, hi);
+    uint32_t r;
+    memcpy(&r, &v, 4);
+    return r;
+}
+template <> __host__ __device__ __forceinline__ uint32_t flash_pack2<__nv_bfloat16>(float lo, float hi)
+{
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    uint32_t r;
+    memcpy(&r, &v, 4);
+    return r;
+}
+
+/* The A fragment of k-step kk from float accumulators: those of tiles 2 kk and 2 kk + 1. */
+template <typename T, int NS>
+__host__ __device__ __forceinline__ void flash_p_frag(uint32_t pf[4], const float (&s)[NS][4], int kk)
+{
+    pf[0] = flash_pack2<T>(s[2 * kk][0], s[2 * kk][1]);
+    pf[1] = flash_pack2<T>(s[2 * kk][2], s[2 * kk][3]);
+    pf[2] = flash_pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+    pf[3] = flash_pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+}
+
+/* True when an operand suits 16-byte cp.async of whole heads. */
+static inline bool flash_aligned16(const ocd_attn_operand &x)
+{
+    if ((uintptr_t)x.data % 16 != 0 || x.stride[OCD_ATTN_ELEM] != 1) return false;
+    for (int a = 0; a < OCD_ATTN_ELEM; a++)
+        if (x.stride[a] % 8 != 0) return false;
+    return true;
+}
+
+/* What both fused kernels need of a problem: NULL, or the reason they do not apply. */
+static inline const char *flash_rejects(cudnnHandle_t handle, const ocd_attn_core_problem *p)
+{
+    if (handle->cc_major < 8) return "the fused attention kernel needs sm_80 or newer";
+    if (p->dtype != CUDNN_DATA_HALF && p->dtype != CUDNN_DATA_BFLOAT16) return "fused attention: half or bfloat16 data";
+    if (p->head_qk != p->head_v || (p->head_qk != 64 && p->head_qk != 128))
+        return "fused attention: head sizes 64 or 128, q, k and v alike";
+    if (!flash_aligned16(p->q) || !flash_aligned16(p->k) || !flash_aligned16(p->v) || !flash_aligned16(p->o))
+        return "fused attention: operands of contiguous heads on 16-byte boundaries";
+    if ((int64_t)p->batch * p->beams * p->heads > 65535) return "fused attention: more than 65535 sequences";
+    return nullptr;
+}
+
+#endif /* OCD_CUDA_ATTN_CORE_FLASH_CUH */

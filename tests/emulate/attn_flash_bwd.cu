@@ -1,0 +1,343 @@
+/* attn_flash_bwd.cu: the fused attention backward (src/cuda/attn_core_flash_bwd.cu) with every
+   thread's own logic run on the CPU, against a double-precision reference of dq, dk and dv: the
+   entry's applicability (on a handle of compute capability 9.0), the kernel argument and its
+   workspace places (ocd_attn_dev_init), the prologue's D_i per row, each block's walk over the
+   query blocks that reach its keys (the __syncthreads_or of the kernel done here over the
+   threads' rows), the tile loads (cp.async as a host copy) into both stages, the ldmatrix
+   addresses of K, V, Q, dO and dS, the recomputed probabilities, dropout and dS of each thread's
+   accumulators, dS through shared memory, the dq accumulation (atomicAdd as a plain add), the dk
+   and dv stores and the final dq conversion. ldmatrix and mma.sync are emulated from the PTX ISA
+   (mma_emulate.h). The forward's output and row statistics come from the reference, rounded as
+   the forward stores them.
+
+   Cases: half and bfloat16, heads of 64 and 128, partial query and key tiles, per-sequence
+   lengths, causal and sliding windows and rows without keys, both query maps, the time-major
+   layout, accumulation into prior gradients, and dropout. Prints a line per case with the largest
+   error; exits 1 if any is out of tolerance. */
+#include "cuda/attn_core_flash_bwd.cu"
+
+#include "mma_emulate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+namespace {
+
+uint32_t emu_seed = 91;
+float emu_random()
+{
+    emu_seed = emu_seed * 1664525u + 1013904223u;
+    return -1 + 2 * (float)(emu_seed >> 8) / (float)(1u << 24);
+}
+
+/* One warp's ldmatrix.x4: lane l's row address from addr(l). */
+template <typename F> void ldm(uint32_t out[32][4], bool trans, F addr)
+{
+    const void *a[32];
+    for (int l = 0; l < 32; l++) a[l] = addr(l);
+    ldmatrix_x4(out, a, trans);
+}
+
+/* One warp's two mma.sync of an ldmatrix.x4 B pair: c[l][2 j] += a b{0, 1}, c[l][2 j + 1] += a b{2, 3}. */
+template <typename T, int N> void mma_pair(float (*c)[N][4], int j, const uint32_t a[32][4], const uint32_t b[32][4])
+{
+    uint32_t b0[32][2], b1[32][2];
+    float c0[32][4], c1[32][4];
+    for (int l = 0; l < 32; l++) {
+        b0[l][0] = b[l][0], b0[l][1] = b[l][1], b1[l][0] = b[l][2], b1[l][1] = b[l][3];
+        memcpy(c0[l], c[l][2 * j], 16), memcpy(c1[l], c[l][2 * j + 1], 16);
+    }
+    mma<T>(c0, a, b0);
+    mma<T>(c1, a, b1);
+    for (int l = 0; l < 32; l++) memcpy(c[l][2 * j], c0[l], 16), memcpy(c[l][2 * j + 1], c1[l], 16);
+}
+
+/* Runs the three kernels of the launch the entry makes, thread by thread. */
+template <typename T, int D> void emulate(const ocd_attn_dev &d)
+{
+    typedef bwd_smem<D> L;
+    constexpr int BQ = L::BQ, KS = D / 16, NS = BQ / 8, NO = D / 8, QG = BQ / 16;
+    const ocd_attn_core_problem &p = d.p;
+    int64_t rows = (int64_t)p.batch * p.beams * p.heads * p.q_count;
+    memset(d.dq_acc, 0, bwd_acc_bytes(d));
+    for (int64_t r = 0; r < rows; r++) bwd_prep_row<T>(d, r);
+
+    dim3 grid = bwd_grid(d);
+    std::vector<T> sm(L::BYTES / sizeof(T));
+    T *sk = sm.data() + L::K, *sv = sm.data() + L::V, *sds = sm.data() + L::DS;
+    static bwd_row brows[2][BQ];
+    static float dk[WARPS][32][NO][4], dv[WARPS][32][NO][4], s[32][NS][4], dp[32][NS][4], dq[32][DQW / 8][4];
+    for (unsigned bx = 0; bx < grid.x; bx++)
+        for (unsigned u = 0; u < grid.y; u++) {
+            int h = u % p.heads, mk = u / p.heads % d.kv_beams, b = u / p.heads / d.kv_beams;
+            int lkv = ocd_attn_core_clamp(p.len_kv[b * d.kv_beams + mk], p.max_kv);
+            int j0 = bx * BK;
+            const bwd_walk w = bwd_walk_of(d, mk, j0, lkv, BQ);
+            const float scale2 = (float)(p.sm_scaler * 1.4426950408889634);
+            memset(dk, 0, sizeof dk), memset(dv, 0, sizeof dv);
+            if (w.nit > 0)
+                for (int tid = 0; tid < THREADS; tid++) {
+                    flash_load_tile<D, BK>(sk, p.k, b, mk, h, j0, lkv, tid);
+                    flash_load_tile<D, BK>(sv, p.v, b, mk, h, j0, lkv, tid);
+                }
+            /* bwd_next, every thread's row and the block's vote */
+            auto next = [&](int it, bwd_row *mine) {
+                for (; it < w.nit; it++) {
+                    int m = w.m0 + it / w.nqb, i0 = p.q_first + (it % w.nqb) * BQ;
+                    int lq = ocd_attn_core_clamp(p.len_q[b * p.beams + m], p.max_q);
+                    bool any = false;
+                    for (int tid = 0; tid < BQ; tid++) {
+                        mine[tid] = bwd_row_info(d, b, m, h, i0 + tid, lq, lkv);
+                        any |= bwd_reaches(mine[tid], j0);
+                    }
+                    if (any) break;
+                }
+                return it;
+            };
+            auto load = [&](int it, int st) {
+                int m = w.m0 + it / w.nqb, i0 = p.q_first + (it % w.nqb) * BQ;
+                int lq = ocd_attn_core_clamp(p.len_q[b * p.beams + m], p.max_q), qend = std::min(p.q_first + p.q_count, lq);
+                T *sq = sm.data() + L::Q + st * L::STAGE;
+                for (int tid = 0; tid < THREADS; tid++) {
+                    flash_load_tile<D, BQ>(sq, p.q, b, m, h, i0, qend, tid);
+                    flash_load_tile<D, BQ>(sq + BQ * L::LD, p.d_o, b, m, h, i0, qend, tid);
+                }
+            };
+            bwd_row mine[BQ];
+            int cur = next(0, mine);
+            if (cur < w.nit) memcpy(brows[0], mine, sizeof mine), load(cur, 0);
+            for (int st = 0; cur < w.nit; st ^= 1) {
+                int nxt = next(cur + 1, mine);
+                if (nxt < w.nit) memcpy(brows[st ^ 1], mine, sizeof mine), load(nxt, st ^ 1);
+                int m = w.m0 + cur / w.nqb, i0 = p.q_first + (cur % w.nqb) * BQ;
+                const T *cq = sm.data() + L::Q + st * L::STAGE, *cdo = cq + BQ * L::LD;
+                const bwd_row *cr = brows[st];
+                for (int wp = 0; wp < WARPS; wp++) {
+                    memset(s, 0, sizeof s), memset(dp, 0, sizeof dp);
+                    for (int ks = 0; ks < KS; ks++) {
+                        uint32_t kf[32][4], vf[32][4];
+                        ldm(kf, false, [&](int l) { return flash_a_addr<L::LD>((const T *)sk, wp * 16, ks * 16, l); });
+                        ldm(vf, false, [&](int l) { return flash_a_addr<L::LD>((const T *)sv, wp * 16, ks * 16, l); });
+                        for (int j = 0; j < NS / 2; j++) {
+                            uint32_t qf[32][4], of[32][4];
+                            ldm(qf, false, [&](int l) { return flash_b_addr<L::LD>(cq, j * 16, ks * 16, l); });
+                            mma_pair<T>(s, j, kf, qf);
+                            ldm(of, false, [&](int l) { return flash_b_addr<L::LD>(cdo, j * 16, ks * 16, l); });
+                            mma_pair<T>(dp, j, vf, of);
+                        }
+                    }
+                    for (int l = 0; l < 32; l++)
+                        if (p.dropout > 0) bwd_probs<true>(d, s[l], dp[l], cr, b, m, h, i0, j0 + wp * 16, l, scale2);
+                        else bwd_probs<false>(d, s[l], dp[l], cr, b, m, h, i0, j0 + wp * 16, l, scale2);
+                    for (int kk = 0; kk < BQ / 16; kk++) {
+                        uint32_t pf[32][4], sf[32][4];
+                        for (int l = 0; l < 32; l++) flash_p_frag<T>(pf[l], s[l], kk), flash_p_frag<T>(sf[l], dp[l], kk);
+                        for (int j = 0; j < NO / 2; j++) {
+                            uint32_t of[32][4], qf[32][4];
+                            ldm(of, true, [&](int l) { return flash_bt_addr<L::LD>(cdo, kk * 16, j * 16, l); });
+                            mma_pair<T>(dv[wp], j, pf, of);
+                            ldm(qf, true, [&](int l) { return flash_bt_addr<L::LD>(cq, kk * 16, j * 16, l); });
+                            mma_pair<T>(dk[wp], j, sf, qf);
+                        }
+                    }
+                    for (int l = 0; l < 32; l++) bwd_store_ds<T, L::LDS>(sds, dp[l], wp, l);
+                }
+                /* the barrier: every warp's dS is in shared memory */
+                for (int wp = 0; wp < WARPS; wp++) {
+                    int qg = wp % QG, c0 = wp / QG * DQW;
+                    memset(dq, 0, sizeof dq);
+                    for (int kk = 0; kk < BK / 16; kk++) {
+                        uint32_t af[32][4];
+                        ldm(af, false, [&](int l) { return flash_a_addr<L::LDS>((const T *)sds, qg * 16, kk * 16, l); });
+                        for (int j = 0; j < DQW / 16; j++) {
+                            uint32_t kf[32][4];
+                            ldm(kf, true, [&](int l) { return flash_bt_addr<L::LD>((const T *)sk, kk * 16, c0 + j * 16, l); });
+                            mma_pair<T>(dq, j, af, kf);
+                        }
+                    }
+                    for (int l = 0; l < 32; l++) bwd_add_dq(d, dq[l], cr, b, m, h, i0, j0, qg, c0, l);
+                }
+                cur = nxt;
+            }
+            for (int wp = 0; wp < WARPS; wp++)
+                for (int l = 0; l < 32; l++) {
+                    bwd_store_kv<T>(d, p.dk, b, mk, h, j0, lkv, dk[wp][l], (float)p.sm_scaler, wp, l);
+                    bwd_store_kv<T>(d, p.dv, b, mk, h, j0, lkv, dv[wp][l], 1.f, wp, l);
+                }
+        }
+    for (int64_t t = 0; t < rows * p.head_qk; t++) bwd_dq_elem<T>(d, t);
+}
+
+struct emu_case {
+    const char *name;
+    cudnnDataType_t t;
+    int batch, beams, heads, max_q, max_kv, d;
+    bool kv_shared, lengths, time_major, accumulate;
+    int win; /* 0 full, 1 causal, 2 sliding with rows without keys */
+    double dropout;
+};
+
+template <typename T, int D> bool run(const emu_case &c, cudnnHandle_t handle)
+{
+    int kvb = c.kv_shared ? 1 : c.beams;
+    /* operands: packed [b][m][h][t][D], or time-major [t][b][m][h][D] */
+    auto layout = [&](ocd_attn_operand &x, int beams, int T_) {
+        int64_t *s = x.stride;
+        s[4] = 1;
+        if (c.time_major)
+            s[2] = D, s[1] = (int64_t)c.heads * D, s[0] = (int64_t)beams * c.heads * D,
+            s[3] = (int64_t)c.batch * beams * c.heads * D;
+        else
+            s[3] = D, s[2] = (int64_t)T_ * D, s[1] = (int64_t)c.heads * T_ * D, s[0] = (int64_t)beams * c.heads * T_ * D;
+        return (size_t)c.batch * beams * c.heads * T_ * D;
+    };
+    ocd_attn_core_problem p;
+    memset(&p, 0, sizeof p);
+    size_t nq = layout(p.q, c.beams, c.max_q), nk = layout(p.k, kvb, c.max_kv);
+    layout(p.v, kvb, c.max_kv), layout(p.o, c.beams, c.max_q), layout(p.d_o, c.beams, c.max_q);
+    layout(p.dq, c.beams, c.max_q), layout(p.dk, kvb, c.max_kv), layout(p.dv, kvb, c.max_kv);
+    std::vector<T> q(nq), k(nk), v(nk), o(nq), go(nq), dq(nq), dk(nk), dv(nk);
+    for (auto *x : {&q, &k, &v, &go})
+        for (auto &e : *x) e = (T)emu_random();
+    for (auto *x : {&dq, &dk, &dv})
+        for (auto &e : *x) e = c.accumulate ? (T)emu_random() : (T)NAN;
+    std::vector<T> dq0 = dq, dk0 = dk, dv0 = dv;
+    std::vector<int> lq(c.batch * c.beams), lk(c.batch * kvb), lo(c.max_q), hi(c.max_q);
+    for (size_t i = 0; i < lq.size(); i++) lq[i] = c.lengths ? c.max_q - 13 * (int)i % c.max_q : c.max_q;
+    for (size_t i = 0; i < lk.size(); i++) lk[i] = c.lengths ? c.max_kv - 29 * (int)i % c.max_kv : c.max_kv;
+    for (int i = 0; i < c.max_q; i++) {
+        lo[i] = c.win == 2 ? i - 40 : 0;
+        hi[i] = c.win == 0 ? c.max_kv : c.win == 1 ? i + 1 : i % 7 == 3 ? lo[i] : i + 50;
+    }
+    p.dtype = c.t, p.batch = c.batch, p.beams = c.beams, p.heads = c.heads, p.max_q = c.max_q, p.max_kv = c.max_kv;
+    p.head_qk = p.head_v = D, p.kv_shared = c.kv_shared, p.q_first = 0, p.q_count = c.max_q;
+    p.sm_scaler = 1.0 / sqrt((double)D) * 2;
+    p.dropout = c.dropout, p.accumulate = c.accumulate;
+    p.len_q = lq.data(), p.len_kv = lk.data(), p.lo_win = lo.data(), p.hi_win = hi.data();
+    p.q.data = q.data(), p.k.data = k.data(), p.v.data = v.data(), p.o.data = o.data(), p.d_o.data = go.data();
+    p.dq.data = dq.data(), p.dk.data = dk.data(), p.dv.data = dv.data();
+    std::vector<char> ws(ocd_attn_core_workspace_bytes(&p, true)), reserve(ocd_attn_core_reserve_bytes(&p));
+    ocd_attn_core_call call = {&p, reserve.data(), ws.data()};
+    const char *why = ocd_cuda_attn_bwd_flash_applies(handle, &call);
+    if (why != NULL) {
+        printf("  %-30s the entry declines: %s\n", c.name, why);
+        return false;
+    }
+    ocd_attn_dev d;
+    ocd_attn_dev_init(&call, false, &d);
+    if ((char *)d.dq_acc + bwd_acc_bytes(d) > ws.data() + ws.size()) {
+        printf("  %-30s FAILED: the dq accumulators overrun the workspace\n", c.name);
+        return false;
+    }
+    memcpy((void *)d.p.lo_win, lo.data(), sizeof(int) * c.max_q); /* the prologue's copies */
+    memcpy((void *)d.p.hi_win, hi.data(), sizeof(int) * c.max_q);
+    const uint64_t gen[2] = {0x0fedcba987654321ull, 7}; /* what the forward saved in the reserve */
+    memcpy(reserve.data(), gen, sizeof gen);
+
+    /* the reference: forward (o and the statistics stored as the forward stores them), then the
+       gradients in double */
+    auto at = [&](const ocd_attn_operand &x, int b, int m, int h, int t, int e) {
+        return ocd_attn_core_row(&x, b, m, h, t) + e;
+    };
+    auto ld = [](const std::vector<T> &x, int64_t i) { return (double)ocd_cuda_load(&x[i]); };
+    std::vector<double> wq(nq, 0.0), wk(nk, 0.0), wv(nk, 0.0), pr(c.max_kv), fr(c.max_kv);
+    float *lse = (float *)(reserve.data() + 16);
+    for (int b = 0; b < c.batch; b++)
+        for (int m = 0; m < c.beams; m++)
+            for (int h = 0; h < c.heads; h++)
+                for (int i = 0; i < c.max_q; i++) {
+                    int mk = c.kv_shared ? 0 : m, len_kv = lk[b * kvb + mk];
+                    int a = std::max(lo[i], 0), z = std::min(hi[i], len_kv);
+                    bool any = i < lq[b * c.beams + m] && a < z;
+                    int64_t ri = ((int64_t)(b * c.beams + m) * c.heads + h) * c.max_q + i;
+                    double mxs = -INFINITY, sum = 0;
+                    for (int j = a; any && j < z; j++) {
+                        double dot = 0;
+                        for (int e = 0; e < D; e++) dot += ld(q, at(p.q, b, m, h, i, e)) * ld(k, at(p.k, b, mk, h, j, e));
+                        pr[j] = dot * p.sm_scaler, mxs = std::max(mxs, pr[j]);
+                    }
+                    for (int j = a; any && j < z; j++) sum += exp(pr[j] - mxs);
+                    double l = any ? mxs + log(sum) : -INFINITY;
+                    lse[ri] = (float)l;
+                    for (int j = a; any && j < z; j++) {
+                        pr[j] = exp(pr[j] - l);
+                        bool keep = c.dropout == 0 || ocd_attn_core_keep(gen[0], gen[1], d.threshold, (uint64_t)ri * c.max_kv + j);
+                        fr[j] = keep ? d.drop_scale : 0;
+                    }
+                    double Di = 0;
+                    for (int e = 0; e < D; e++) {
+                        double oe = 0;
+                        for (int j = a; any && j < z; j++) oe += pr[j] * fr[j] * ld(v, at(p.v, b, mk, h, j, e));
+                        o[at(p.o, b, m, h, i, e)] = (T)oe;
+                        Di += oe * ld(go, at(p.d_o, b, m, h, i, e));
+                    }
+                    for (int j = a; any && j < z; j++) {
+                        double dpj = 0;
+                        for (int e = 0; e < D; e++) dpj += ld(go, at(p.d_o, b, m, h, i, e)) * ld(v, at(p.v, b, mk, h, j, e));
+                        double ds = pr[j] * (fr[j] * dpj - Di) * p.sm_scaler;
+                        for (int e = 0; e < D; e++) {
+                            wv[at(p.dv, b, mk, h, j, e)] += pr[j] * fr[j] * ld(go, at(p.d_o, b, m, h, i, e));
+                            wk[at(p.dk, b, mk, h, j, e)] += ds * ld(q, at(p.q, b, m, h, i, e));
+                            wq[at(p.dq, b, m, h, i, e)] += ds * ld(k, at(p.k, b, mk, h, j, e));
+                        }
+                    }
+                }
+    emulate<T, D>(d);
+
+    /* every element of dq (rows of the query range), dk and dv (rows of [0, max_kv)) is written:
+       the gradient, plus the prior value when accumulating; past len_kv, zeros or untouched */
+    double worst = 0;
+    auto check = [&](const char *what, const std::vector<T> &got, const std::vector<T> &prior,
+                     const std::vector<double> &want, const ocd_attn_operand &x, int beams, int T_, const int *len,
+                     int len_beams) {
+        for (int b = 0; b < c.batch; b++)
+            for (int m = 0; m < beams; m++)
+                for (int h = 0; h < c.heads; h++)
+                    for (int t = 0; t < T_; t++)
+                        for (int e = 0; e < D; e++) {
+                            int64_t i = at(x, b, m, h, t, e);
+                            bool past = len != nullptr && t >= len[b * len_beams + m];
+                            double w = past ? (c.accumulate ? ld(prior, i) : 0) : want[i] + (c.accumulate ? ld(prior, i) : 0);
+                            double g = ld(got, i), err = fabs(g - w) / std::max(1.0, fabs(w));
+                            worst = std::max(worst, std::isnan(err) ? INFINITY : err);
+                            if (!(err <= 1e-2)) {
+                                printf("  %-30s FAILED: %s at b %d m %d h %d t %d e %d: got %.6g, want %.6g\n", c.name,
+                                       what, b, m, h, t, e, g, w);
+                                return false;
+                            }
+                        }
+        return true;
+    };
+    if (!check("dq", dq, dq0, wq, p.dq, c.beams, c.max_q, nullptr, 0) ||
+        !check("dk", dk, dk0, wk, p.dk, kvb, c.max_kv, lk.data(), kvb) ||
+        !check("dv", dv, dv0, wv, p.dv, kvb, c.max_kv, lk.data(), kvb))
+        return false;
+    printf("  %-30s ok (largest relative error %.2g)\n", c.name, worst);
+    return true;
+}
+
+} // namespace
+
+int main()
+{
+    struct cudnnContext ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.cc_major = 9;
+    const emu_case cases[] = {
+        {"f16_d64_partial_tiles", CUDNN_DATA_HALF, 2, 1, 2, 70, 90, 64, false, true, false, false, 0, 0},
+        {"bf16_d64_causal_time_major", CUDNN_DATA_BFLOAT16, 1, 2, 2, 130, 130, 64, false, true, true, false, 1, 0},
+        {"f16_d128_all_to_one_sliding", CUDNN_DATA_HALF, 2, 2, 1, 100, 150, 128, true, true, false, false, 2, 0},
+        {"bf16_d128_accumulate", CUDNN_DATA_BFLOAT16, 1, 1, 2, 40, 200, 128, false, false, true, true, 0, 0},
+        {"f16_d64_dropout", CUDNN_DATA_HALF, 1, 2, 1, 80, 100, 64, false, true, false, false, 1, 0.3},
+        {"bf16_d128_all_to_one_dropout", CUDNN_DATA_BFLOAT16, 1, 3, 1, 50, 70, 128, true, true, false, true, 2, 0.2},
+    };
+    bool ok = true;
+    for (const emu_case &c : cases) {
+        bool wide = c.d == 128;
+        if (c.t == CUDNN_DATA_HALF) ok &= wide ? run<__half, 128>(c, &ctx) : run<__half, 64>(c, &ctx);
+        else ok &= wide ? run<__nv_bfloat16, 128>(c, &ctx) : run<__nv_bfloat16, 64>(c, &ctx);
+    }
+    return ok ? 0 : 1;
+}
