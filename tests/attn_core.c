@@ -1,6 +1,7 @@
 /* attn_core.c: the attention core (src/problem/attn_core.h) against the double reference
-   (ref/attn_core.c), on every backend present and every forward implementation of it, forced
-   one at a time with OPENCUDNN_DISABLE: every window kind (full, causal, sliding past both ends,
+   (ref/attn_core.c), on every backend present and every implementation of it, forced one at a
+   time with OPENCUDNN_DISABLE (the i-th forward entry with the i-th backward entry after it):
+   every window kind (full, causal, sliding past both ends,
    rows without keys), per-sequence lengths, beams under both query maps, head sizes that are and
    are not multiples of 8 (and 64, 128: the fused kernel's), the query range of an inference step,
    three operand layouts (packed, time-major, strided elements with gaps), float, half, bfloat16
@@ -8,7 +9,8 @@
    the backward overwriting and accumulating. Outputs hold random prior values and the whole span
    of each is compared, so rows the core must not write (and the gaps) must come back untouched.
    The backward is also checked by finite differences of sum(dO * O) in double; bad problems
-   return BAD_PARAM and write nothing.
+   return BAD_PARAM and write nothing. On CUDA, a forward and backward captured into a graph
+   and replayed give the same results.
 
    The core is not an API function: the test reaches it as an ocd_ symbol of
    libcudnn_adv_infer.so.8, as tests/gemm.c reaches ocd_gemm. */
@@ -20,6 +22,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef OCD_TEST_CUDA
+#include <cuda_runtime.h>
+#endif
 
 typedef cudnnStatus_t (*fwd_fn)(cudnnHandle_t, const struct ocd_attn_core_problem *, void *, size_t, void *, size_t,
                                 const char *);
@@ -46,9 +52,11 @@ static bwd_fn bwd_entry(void)
     return fn;
 }
 
-/* The forward implementations of each backend, in table order (src/adv/attn_core.c). */
-static const char *const host_entries[] = {"host:attn_fwd_rows"};
-static const char *const cuda_entries[] = {"cuda:attn_fwd_flash", "cuda:attn_fwd_rows"};
+/* The implementations of each backend, in table order (src/adv/attn_core.c): forward and
+   backward, run in pairs. */
+static const char *const host_entries[][2] = {{"host:attn_fwd_rows", "host:attn_bwd_rows"}};
+static const char *const cuda_entries[][2] = {{"cuda:attn_fwd_flash", "cuda:attn_bwd_flash"},
+                                              {"cuda:attn_fwd_rows", "cuda:attn_bwd_rows"}};
 
 enum win { WIN_FULL, WIN_CAUSAL, WIN_SLIDE, WIN_HOLES };
 enum layout { PACKED, TIME_MAJOR, STRIDED };
@@ -74,6 +82,8 @@ static const struct acase acases[] = {
     {"inference_step", 2, 2, 2, 6, 6, 8, 8, false, true, WIN_CAUSAL, TIME_MAJOR, 3, 1},
     {"head64_tiles", 2, 1, 2, 70, 90, 64, 64, false, true, WIN_FULL, TIME_MAJOR, 0, 0},
     {"head128_causal", 1, 2, 1, 80, 80, 128, 128, true, true, WIN_CAUSAL, PACKED, 0, 0},
+    {"head64_holes", 2, 2, 1, 70, 130, 64, 64, true, true, WIN_HOLES, TIME_MAJOR, 0, 0},
+    {"head128_sliding", 1, 1, 2, 100, 150, 128, 128, false, true, WIN_SLIDE, PACKED, 0, 0},
     {"head40_window", 1, 1, 2, 33, 70, 40, 24, false, false, WIN_SLIDE, PACKED, 0, 0},
 };
 
@@ -271,9 +281,35 @@ static cudnnStatus_t call_bwd(struct setup *s)
     return bwd_entry()(test_handle(), &s->p, s->ws, s->ws_bytes, s->reserve, s->reserve_bytes, "test_attn_core");
 }
 
-/* Runs a case forward through the entry `disable` leaves (and backward after it when bwd): true
-   when the forward ran (false: the entry does not serve it, which only entries ahead of the
-   fallback may answer). */
+/* The forward's o against the reference. */
+static void compare_fwd(struct setup *s, cudnnDataType_t t, const char *what)
+{
+    top_want_init(&s->o, false);
+    ref_attn_forward(&s->r, s->q.logical, s->k.logical, s->v.logical, s->o.logical);
+    char w[240];
+    snprintf(w, sizeof w, "%s: o", what);
+    top_compare(&s->o, t, w);
+}
+
+/* The backward's dq, dk and dv against the reference. */
+static void compare_bwd(struct setup *s, cudnnDataType_t t, const char *what)
+{
+    bool acc = s->p.accumulate;
+    top_want_init(&s->dq, acc), top_want_init(&s->dk, acc), top_want_init(&s->dv, acc);
+    ref_attn_backward(&s->r, s->q.logical, s->k.logical, s->v.logical, s->d_o.logical, s->dq.logical, s->dk.logical,
+                      s->dv.logical);
+    char w[240];
+    snprintf(w, sizeof w, "%s: dq", what);
+    top_compare(&s->dq, t, w);
+    snprintf(w, sizeof w, "%s: dk", what);
+    top_compare(&s->dk, t, w);
+    snprintf(w, sizeof w, "%s: dv", what);
+    top_compare(&s->dv, t, w);
+}
+
+/* Runs a case forward through the entry `disable` leaves (and backward through the backward
+   entry it leaves, when bwd): true when the forward ran (false: the entry does not serve it,
+   which only entries ahead of the fallback may answer; nor may their backward then). */
 static bool run_case(const struct acase *c, cudnnDataType_t t, double dropout, bool accumulate, const char *disable,
                      bool fallback, bool bwd)
 {
@@ -286,62 +322,47 @@ static bool run_case(const struct acase *c, cudnnDataType_t t, double dropout, b
     bool ran = st == CUDNN_STATUS_SUCCESS;
     if (!ran && (fallback || st != CUDNN_STATUS_NOT_SUPPORTED)) FAIL("%s: forward status %s", what, cudnnGetErrorString(st));
     if (ran) {
-        top_want_init(&s.o, false);
-        ref_attn_forward(&s.r, s.q.logical, s.k.logical, s.v.logical, s.o.logical);
-        char w[240];
-        snprintf(w, sizeof w, "%s: o", what);
-        top_compare(&s.o, t, w);
+        compare_fwd(&s, t, what);
         uint64_t rng[2];
         tbuf_download(rng, s.rng_dev, sizeof rng);
         if (dropout > 0) CHECK(rng[1] == s.r.offset + 1);
         else CHECK(rng[1] == s.r.offset);
     }
     if (ran && bwd) {
-        st = forced(NULL, call_bwd, &s);
-        if (CHECK_OK(st)) {
-            top_want_init(&s.dq, accumulate), top_want_init(&s.dk, accumulate), top_want_init(&s.dv, accumulate);
-            ref_attn_backward(&s.r, s.q.logical, s.k.logical, s.v.logical, s.d_o.logical, s.dq.logical,
-                              s.dk.logical, s.dv.logical);
-            char w[240];
-            snprintf(w, sizeof w, "%s: dq", what);
-            top_compare(&s.dq, t, w);
-            snprintf(w, sizeof w, "%s: dk", what);
-            top_compare(&s.dk, t, w);
-            snprintf(w, sizeof w, "%s: dv", what);
-            top_compare(&s.dv, t, w);
-        }
+        st = forced(disable, call_bwd, &s);
+        bool served = fallback || st != CUDNN_STATUS_NOT_SUPPORTED;
+        if (served && CHECK_OK(st)) compare_bwd(&s, t, what);
     }
     setup_free(&s);
     return ran;
 }
 
-static int backend_entries(const char *const **entries)
+static int backend_entries(const char *const (**entries)[2])
 {
     bool cuda = strcmp(test_backend, "cuda") == 0;
     *entries = cuda ? cuda_entries : host_entries;
     return cuda ? (int)OCD_ARRAY_LEN(cuda_entries) : (int)OCD_ARRAY_LEN(host_entries);
 }
 
-/* Every forward entry, forced, on every case and type, dropout off and on; the backward after the
-   fallback's forward. */
+/* Every pair of entries, forced, on every case and type, dropout off and on. */
 TEST(attn_core_matches_reference)
 {
     if (!CHECK(fwd_entry() != NULL && bwd_entry() != NULL)) return;
-    const char *const *entries;
+    const char *const(*entries)[2];
     int count = backend_entries(&entries);
     for (int e = 0; e < count; e++) {
-        char disable[256] = "";
+        char disable[512] = "";
         for (int o = 0; o < count; o++)
-            if (o != e)
+            for (int dir = 0; o != e && dir < 2; dir++)
                 snprintf(disable + strlen(disable), sizeof disable - strlen(disable), "%s%s", disable[0] ? "," : "",
-                         entries[o]);
+                         entries[o][dir]);
         bool last = e == count - 1;
         int ran = 0;
         for (size_t t = 0; t < OCD_ARRAY_LEN(atypes); t++)
             for (size_t c = 0; c < OCD_ARRAY_LEN(acases); c++)
                 for (int d = 0; d < 2; d++)
-                    ran += run_case(&acases[c], atypes[t], d ? 0.25 : 0, (c + t + d) % 2 == 1, disable, last, last);
-        if (ran == 0) FAIL("%s served no case", entries[e]);
+                    ran += run_case(&acases[c], atypes[t], d ? 0.25 : 0, (c + t + d) % 2 == 1, disable, last, true);
+        if (ran == 0) FAIL("%s served no case", entries[e][0]);
     }
 }
 
@@ -417,6 +438,55 @@ TEST(attn_core_finite_differences)
 }
 
 /* Bad problems: BAD_PARAM, nothing written (o, the reserve and the generator keep their bytes). */
+#ifdef OCD_TEST_CUDA
+/* Frameworks capture cuDNN calls into CUDA graphs and replay them. The core's forward and
+   backward (windows, generator words and dropout included), captured on a stream of their own
+   and replayed once, match the reference; the windows are those of the captured call, though
+   the caller's arrays change before the replay. The fused kernels (half, head 64) and the row
+   kernels (float). */
+TEST(attn_core_stream_capture)
+{
+    if (test_backend[0] != 'c' || !CHECK(fwd_entry() != NULL && bwd_entry() != NULL)) return;
+    static const struct acase c = {"capture", 2, 1, 2, 70, 90, 64, 64, false, true, WIN_SLIDE, PACKED, 0, 0};
+    static const cudnnDataType_t types[] = {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT};
+    cudnnHandle_t h = test_handle();
+    cudaStream_t prior = NULL, st = NULL;
+    if (!CHECK_OK(cudnnGetStream(h, &prior)) ||
+        !CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) == cudaSuccess))
+        return;
+    for (size_t t = 0; t < OCD_ARRAY_LEN(types); t++) {
+        struct setup s;
+        setup_make(&s, &c, types[t], 0.25, t == 1);
+        cudaGraph_t g = NULL;
+        cudaGraphExec_t exec = NULL;
+        CHECK_OK(cudnnSetStream(h, st));
+        CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+        cudnnStatus_t fs = call_fwd(&s), bs = call_bwd(&s);
+        bool captured = CHECK(cudaStreamEndCapture(st, &g) == cudaSuccess) && CHECK_OK(fs) && CHECK_OK(bs) &&
+                        CHECK(cudaGraphInstantiateWithFlags(&exec, g, 0) == cudaSuccess);
+        CHECK_OK(cudnnSetStream(h, prior));
+        if (captured) {
+            size_t wb = sizeof(int) * (size_t)c.max_q;
+            int *lo = malloc(wb), *hi = malloc(wb);
+            memcpy(lo, s.lo, wb), memcpy(hi, s.hi, wb);
+            memset(s.lo, 0, wb), memset(s.hi, 0, wb); /* the caller's arrays change */
+            CHECK(cudaGraphLaunch(exec, st) == cudaSuccess);
+            CHECK(cudaStreamSynchronize(st) == cudaSuccess);
+            memcpy(s.lo, lo, wb), memcpy(s.hi, hi, wb);
+            free(lo), free(hi);
+            char what[64];
+            snprintf(what, sizeof what, "captured %s", tdtype_name(types[t]));
+            compare_fwd(&s, types[t], what);
+            compare_bwd(&s, types[t], what);
+        }
+        if (exec) cudaGraphExecDestroy(exec);
+        if (g) cudaGraphDestroy(g);
+        setup_free(&s);
+    }
+    cudaStreamDestroy(st);
+}
+#endif
+
 TEST(attn_core_bad_input)
 {
     if (!CHECK(fwd_entry() != NULL && bwd_entry() != NULL)) return;

@@ -268,6 +268,20 @@ __global__ void attn_gen(uint64_t *rng, uint64_t *ws_gen, uint64_t *reserve, boo
     if (advance) rng[1] = offset + 1;
 }
 
+/* The windows reach the workspace as kernel arguments, WIN_CHUNK values a launch (within the
+   4 KiB of parameters every CUDA version takes): a graph captured on the stream then holds the
+   values of the call, as a direct call reads them, where a copy from pageable host memory could
+   not be captured at all. */
+constexpr int WIN_CHUNK = 1000;
+struct win_chunk {
+    int v[WIN_CHUNK];
+};
+
+__global__ void attn_windows(win_chunk c, int *dst, int n)
+{
+    for (int i = threadIdx.x; i < n; i += blockDim.x) dst[i] = c.v[i];
+}
+
 /* Shared bytes of a block of `warps` warps of the row kernels. */
 size_t rows_smem(const ocd_attn_core_problem &p, int warps)
 {
@@ -282,8 +296,14 @@ cudnnStatus_t ocd_cuda_attn_prologue(cudnnHandle_t handle, const ocd_attn_core_c
     const ocd_attn_core_problem *p = c->p;
     ocd_attn_dev_init(c, forward, d);
     cudaStream_t s = handle->stream;
-    OCD_CUDA_TRY(cudaMemcpyAsync((void *)d->p.lo_win, p->lo_win, sizeof(int) * p->max_q, cudaMemcpyHostToDevice, s));
-    OCD_CUDA_TRY(cudaMemcpyAsync((void *)d->p.hi_win, p->hi_win, sizeof(int) * p->max_q, cudaMemcpyHostToDevice, s));
+    int *dst = (int *)d->p.lo_win; /* lo_win, then hi_win: 2 max_q values */
+    for (int t0 = 0; t0 < 2 * p->max_q; t0 += WIN_CHUNK) {
+        win_chunk c;
+        int n = min(WIN_CHUNK, 2 * p->max_q - t0);
+        for (int t = 0; t < n; t++) c.v[t] = t0 + t < p->max_q ? p->lo_win[t0 + t] : p->hi_win[t0 + t - p->max_q];
+        attn_windows<<<1, 256, 0, s>>>(c, dst + t0, n);
+        OCD_CUDA_LAUNCHED();
+    }
     if (forward && p->dropout > 0) {
         attn_gen<<<1, 1, 0, s>>>(p->rng, (uint64_t *)d->gen, (uint64_t *)c->reserve, p->rng_advance);
         OCD_CUDA_LAUNCHED();

@@ -6,7 +6,9 @@
    (max_q ints each, the pair rounded up to 256 bytes), then 256 bytes holding the generator words
    {seed, offset} the forward's kernels read, then (backward) D_i = <do_i, o_i> per row in the
    compute type and, for half and bfloat16 from the next 256-byte boundary, the fused backward's
-   float accumulators of dq (head_qk per row, rows indexed as the reserve's). The prologue enqueues the copies of the windows and, with dropout, one thread
+   float accumulators of dq (head_qk per row, rows indexed as the reserve's). The prologue
+   enqueues kernels that write the windows from their arguments (so that a call captured into a
+   CUDA graph holds their values; no copy from pageable memory) and, with dropout, one thread
    that copies the generator words from rng into the workspace and the reserve and advances rng:
    every later kernel of the call reads the copy, so the advance cannot race with them. */
 #ifndef OCD_CUDA_ATTN_CORE_CUH

@@ -58,18 +58,20 @@ struct bwd_row {
     float lse2, Dv;
 };
 
-/* The row of query step i of (b, m, h), for len_q lq and len_kv lkv. */
+/* The row of query step i of (b, m, h), for len_q lq and len_kv lkv. The windows and the
+   statistics are read together (those of a row without keys are not used), so that a block's
+   walk waits for one round of loads a query block. */
 __host__ __device__ __forceinline__ bwd_row bwd_row_info(const ocd_attn_dev &d, int b, int m, int h, int i, int lq,
                                                         int lkv)
 {
     const ocd_attn_core_problem &p = d.p;
     bwd_row r = {0, 0, 0.f, 0.f};
-    if (i < p.q_first + p.q_count && i < lq) ocd_attn_core_keys(p.lo_win[i], p.hi_win[i], lkv, &r.lo, &r.hi);
-    if (r.lo < r.hi) {
-        int64_t ri = ocd_attn_row_index(p, b, m, h, i);
-        r.lse2 = ((const float *)d.lse)[ri] * 1.4426950408889634f;
-        r.Dv = ((const float *)d.D)[ri];
-    }
+    if (i >= p.max_q) return r;
+    int64_t ri = ocd_attn_row_index(p, b, m, h, i);
+    int lw = p.lo_win[i], hw = p.hi_win[i];
+    float lse = ((const float *)d.lse)[ri], Dv = ((const float *)d.D)[ri];
+    if (i < p.q_first + p.q_count && i < lq) ocd_attn_core_keys(lw, hw, lkv, &r.lo, &r.hi);
+    if (r.lo < r.hi) r.lse2 = lse * 1.4426950408889634f, r.Dv = Dv;
     return r;
 }
 
@@ -111,13 +113,17 @@ __host__ __device__ __forceinline__ void bwd_store_ds(T *sds, const float (&ds)[
         }
 }
 
-/* One float added to a dq accumulator (atomically on the device: blocks of other keys add too). */
-__host__ __device__ __forceinline__ void bwd_dq_add(float *at, float v)
+/* Two floats added to a pair of dq accumulators, at an 8-byte boundary (atomically on the
+   device, one vector atomic on sm_90: blocks of other keys add too). */
+__host__ __device__ __forceinline__ void bwd_dq_add2(float *at, float x, float y)
 {
-#ifdef __CUDA_ARCH__
-    atomicAdd(at, v);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    atomicAdd((float2 *)at, make_float2(x, y));
+#elif defined(__CUDA_ARCH__)
+    atomicAdd(at, x);
+    atomicAdd(at + 1, y);
 #else
-    *at += v;
+    at[0] += x, at[1] += y;
 #endif
 }
 
@@ -132,8 +138,7 @@ __host__ __device__ __forceinline__ void bwd_add_dq(const ocd_attn_dev &d, const
         int qr = qg * 16 + lane / 4 + hr * 8;
         if (!bwd_reaches(rows[qr], j0)) continue;
         float *dst = d.dq_acc + ocd_attn_row_index(d.p, b, m, h, i0 + qr) * d.p.head_qk + c0 + 2 * (lane & 3);
-        for (int j = 0; j < NQ; j++)
-            for (int c = 0; c < 2; c++) bwd_dq_add(dst + j * 8 + c, acc[j][hr * 2 + c]);
+        for (int j = 0; j < NQ; j++) bwd_dq_add2(dst + j * 8, acc[j][hr * 2], acc[j][hr * 2 + 1]);
     }
 }
 
@@ -246,18 +251,27 @@ template <typename T> __global__ void attn_bwd_flash_dq(ocd_attn_dev d, int64_t 
     if (t < n) bwd_dq_elem<T>(d, t);
 }
 
+/* len_q of beam m, read again only when the beam changes. */
+struct bwd_lq {
+    int m = -1, lq = 0;
+    __host__ __device__ __forceinline__ int of(const ocd_attn_core_problem &p, int b, int beam)
+    {
+        if (beam != m) m = beam, lq = ocd_attn_core_clamp(p.len_q[b * p.beams + beam], p.max_q);
+        return lq;
+    }
+};
+
 /* The first iteration from `it` whose query block reaches the keys [j0, j0 + BK) (nit if none);
    thread tid < BQ leaves its row of that block in *mine. Every thread calls it alike. */
 template <int BQ>
 __device__ __forceinline__ int bwd_next(const ocd_attn_dev &d, const bwd_walk &w, int it, int b, int h, int j0,
-                                        int lkv, int tid, bwd_row *mine)
+                                        int lkv, int tid, bwd_lq &lq, bwd_row *mine)
 {
     for (; it < w.nit; it++) {
         int m = w.m0 + it / w.nqb, i0 = d.p.q_first + (it % w.nqb) * BQ;
         bool reach = false;
         if (tid < BQ) {
-            int lq = ocd_attn_core_clamp(d.p.len_q[b * d.p.beams + m], d.p.max_q);
-            *mine = bwd_row_info(d, b, m, h, i0 + tid, lq, lkv);
+            *mine = bwd_row_info(d, b, m, h, i0 + tid, lq.of(d.p, b, m), lkv);
             reach = bwd_reaches(*mine, j0);
         }
         if (__syncthreads_or(reach)) break;
@@ -293,10 +307,11 @@ __global__ void __launch_bounds__(THREADS) attn_bwd_flash(ocd_attn_dev d)
         flash_load_tile<D, BK>(sv, p.v, b, mk, h, j0, lkv, tid);
     }
     bwd_row mine = {0, 0, 0.f, 0.f};
-    int cur = bwd_next<BQ>(d, w, 0, b, h, j0, lkv, tid, &mine);
+    bwd_lq lqc;
+    int cur = bwd_next<BQ>(d, w, 0, b, h, j0, lkv, tid, lqc, &mine);
     if (cur < w.nit) {
         int m = w.m0 + cur / w.nqb, i0 = p.q_first + (cur % w.nqb) * BQ;
-        int lq = ocd_attn_core_clamp(p.len_q[b * p.beams + m], p.max_q), qend = min(p.q_first + p.q_count, lq);
+        int qend = min(p.q_first + p.q_count, lqc.of(p, b, m));
         if (tid < BQ) rows[0][tid] = mine;
         flash_load_tile<D, BQ>(sm + L::Q, p.q, b, m, h, i0, qend, tid);
         flash_load_tile<D, BQ>(sm + L::Q + BQ * L::LD, p.d_o, b, m, h, i0, qend, tid);
@@ -304,10 +319,10 @@ __global__ void __launch_bounds__(THREADS) attn_bwd_flash(ocd_attn_dev d)
     ocd_mma_cp_commit();
 
     for (int st = 0; cur < w.nit; st ^= 1) {
-        int nxt = bwd_next<BQ>(d, w, cur + 1, b, h, j0, lkv, tid, &mine);
+        int nxt = bwd_next<BQ>(d, w, cur + 1, b, h, j0, lkv, tid, lqc, &mine);
         if (nxt < w.nit) {
             int m = w.m0 + nxt / w.nqb, i0 = p.q_first + (nxt % w.nqb) * BQ;
-            int lq = ocd_attn_core_clamp(p.len_q[b * p.beams + m], p.max_q), qend = min(p.q_first + p.q_count, lq);
+            int qend = min(p.q_first + p.q_count, lqc.of(p, b, m));
             if (tid < BQ) rows[st ^ 1][tid] = mine;
             T *sq = sm + L::Q + (st ^ 1) * L::STAGE;
             flash_load_tile<D, BQ>(sq, p.q, b, m, h, i0, qend, tid);

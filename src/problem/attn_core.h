@@ -32,7 +32,8 @@
    len_kv[b * kv_beams + m'] with kv_beams = kv_shared ? 1 : beams. lo_win and hi_win are HOST
    arrays of max_q entries indexed by the absolute query time step, as cudnnMultiHeadAttnForward
    takes them (start inclusive, end exclusive, clipped to [0, len_kv)); the CUDA implementations
-   copy them into the workspace on the stream.
+   pass them by value to kernels that write them into the workspace, so that a call captured
+   into a CUDA graph holds the call's windows.
 
    Dropout (dropout > 0). The mask is a pure function of the element, so that nothing is
    materialised and backward regenerates it: element e = (((b * beams + m) * heads + h) * max_q

@@ -83,13 +83,13 @@ template <typename T, int D> void emulate(const ocd_attn_dev &d)
                     flash_load_tile<D, BK>(sv, p.v, b, mk, h, j0, lkv, tid);
                 }
             /* bwd_next, every thread's row and the block's vote */
+            bwd_lq lqc; /* every thread's cache holds the same */
             auto next = [&](int it, bwd_row *mine) {
                 for (; it < w.nit; it++) {
                     int m = w.m0 + it / w.nqb, i0 = p.q_first + (it % w.nqb) * BQ;
-                    int lq = ocd_attn_core_clamp(p.len_q[b * p.beams + m], p.max_q);
                     bool any = false;
                     for (int tid = 0; tid < BQ; tid++) {
-                        mine[tid] = bwd_row_info(d, b, m, h, i0 + tid, lq, lkv);
+                        mine[tid] = bwd_row_info(d, b, m, h, i0 + tid, lqc.of(p, b, m), lkv);
                         any |= bwd_reaches(mine[tid], j0);
                     }
                     if (any) break;
@@ -98,7 +98,7 @@ template <typename T, int D> void emulate(const ocd_attn_dev &d)
             };
             auto load = [&](int it, int st) {
                 int m = w.m0 + it / w.nqb, i0 = p.q_first + (it % w.nqb) * BQ;
-                int lq = ocd_attn_core_clamp(p.len_q[b * p.beams + m], p.max_q), qend = std::min(p.q_first + p.q_count, lq);
+                int qend = std::min(p.q_first + p.q_count, lqc.of(p, b, m));
                 T *sq = sm.data() + L::Q + st * L::STAGE;
                 for (int tid = 0; tid < THREADS; tid++) {
                     flash_load_tile<D, BQ>(sq, p.q, b, m, h, i0, qend, tid);
