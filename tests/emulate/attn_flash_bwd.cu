@@ -12,7 +12,7 @@
 
    Cases: half and bfloat16, heads of 64 and 128, partial query and key tiles, per-sequence
    lengths, causal and sliding windows and rows without keys, both query maps, the time-major
-   layout, accumulation into prior gradients, and dropout. Prints a line per case with the largest
+   layout, accumulation into prior gradients, dropout, and a query range that is not every step. Prints a line per case with the largest
    error; exits 1 if any is out of tolerance. */
 #include "cuda/attn_core_flash_bwd.cu"
 
@@ -177,6 +177,7 @@ struct emu_case {
     bool kv_shared, lengths, time_major, accumulate;
     int win; /* 0 full, 1 causal, 2 sliding with rows without keys */
     double dropout;
+    int q_first, q_count; /* q_count 0: every step */
 };
 
 template <typename T, int D> bool run(const emu_case &c, cudnnHandle_t handle)
@@ -212,7 +213,8 @@ template <typename T, int D> bool run(const emu_case &c, cudnnHandle_t handle)
         hi[i] = c.win == 0 ? c.max_kv : c.win == 1 ? i + 1 : i % 7 == 3 ? lo[i] : i + 50;
     }
     p.dtype = c.t, p.batch = c.batch, p.beams = c.beams, p.heads = c.heads, p.max_q = c.max_q, p.max_kv = c.max_kv;
-    p.head_qk = p.head_v = D, p.kv_shared = c.kv_shared, p.q_first = 0, p.q_count = c.max_q;
+    p.head_qk = p.head_v = D, p.kv_shared = c.kv_shared, p.q_first = c.q_first;
+    p.q_count = c.q_count ? c.q_count : c.max_q;
     p.sm_scaler = 1.0 / sqrt((double)D) * 2;
     p.dropout = c.dropout, p.accumulate = c.accumulate;
     p.len_q = lq.data(), p.len_kv = lk.data(), p.lo_win = lo.data(), p.hi_win = hi.data();
@@ -250,7 +252,8 @@ template <typename T, int D> bool run(const emu_case &c, cudnnHandle_t handle)
                 for (int i = 0; i < c.max_q; i++) {
                     int mk = c.kv_shared ? 0 : m, len_kv = lk[b * kvb + mk];
                     int a = std::max(lo[i], 0), z = std::min(hi[i], len_kv);
-                    bool any = i < lq[b * c.beams + m] && a < z;
+                    bool in = i >= p.q_first && i < p.q_first + p.q_count;
+                    bool any = in && i < lq[b * c.beams + m] && a < z;
                     int64_t ri = ((int64_t)(b * c.beams + m) * c.heads + h) * c.max_q + i;
                     double mxs = -INFINITY, sum = 0;
                     for (int j = a; any && j < z; j++) {
@@ -287,7 +290,8 @@ template <typename T, int D> bool run(const emu_case &c, cudnnHandle_t handle)
     emulate<T, D>(d);
 
     /* every element of dq (rows of the query range), dk and dv (rows of [0, max_kv)) is written:
-       the gradient, plus the prior value when accumulating; past len_kv, zeros or untouched */
+       the gradient, plus the prior value when accumulating; past len_kv, zeros or untouched; dq
+       rows outside the query range keep their bytes */
     double worst = 0;
     auto check = [&](const char *what, const std::vector<T> &got, const std::vector<T> &prior,
                      const std::vector<double> &want, const ocd_attn_operand &x, int beams, int T_, const int *len,
@@ -298,6 +302,12 @@ template <typename T, int D> bool run(const emu_case &c, cudnnHandle_t handle)
                     for (int t = 0; t < T_; t++)
                         for (int e = 0; e < D; e++) {
                             int64_t i = at(x, b, m, h, t, e);
+                            if (len == nullptr && (t < p.q_first || t >= p.q_first + p.q_count)) {
+                                if (memcmp(&got[i], &prior[i], sizeof(T)) == 0) continue;
+                                printf("  %-30s FAILED: %s at b %d m %d h %d t %d outside the query range written\n",
+                                       c.name, what, b, m, h, t);
+                                return false;
+                            }
                             bool past = len != nullptr && t >= len[b * len_beams + m];
                             double w = past ? (c.accumulate ? ld(prior, i) : 0) : want[i] + (c.accumulate ? ld(prior, i) : 0);
                             double g = ld(got, i), err = fabs(g - w) / std::max(1.0, fabs(w));
@@ -332,6 +342,8 @@ int main()
         {"bf16_d128_accumulate", CUDNN_DATA_BFLOAT16, 1, 1, 2, 40, 200, 128, false, false, true, true, 0, 0},
         {"f16_d64_dropout", CUDNN_DATA_HALF, 1, 2, 1, 80, 100, 64, false, true, false, false, 1, 0.3},
         {"bf16_d128_all_to_one_dropout", CUDNN_DATA_BFLOAT16, 1, 3, 1, 50, 70, 128, true, true, false, true, 2, 0.2},
+        {"f16_d64_query_range", CUDNN_DATA_HALF, 2, 1, 1, 90, 100, 64, false, true, true, false, 2, 0.1, 17, 50},
+        {"bf16_d128_query_range", CUDNN_DATA_BFLOAT16, 1, 2, 1, 60, 80, 128, true, false, false, true, 1, 0, 33, 20},
     };
     bool ok = true;
     for (const emu_case &c : cases) {
