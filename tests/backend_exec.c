@@ -4,247 +4,14 @@
    samples in small sizes (ConvBiasAct, ConvScaleBiasAddAct, ConvBiasScaleAct, MatmulBiasAct,
    DgradDrelu, conv + reduction), each against the double references of tests/ref on the backend
    under test; bad variant packs fail with BAD_PARAM and write nothing. */
+#include "backend_util.h"
 #include "cnn/conv.h"
 #include "ref/conv.h"
-#include "ref/pointwise.h"
-#include "tensors.h"
 
-#include <cudnn_backend.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef cudnnBackendDescriptor_t bdesc;
-
-/* ---- building descriptors ------------------------------------------------------------------- */
-
-static bdesc make(cudnnBackendDescriptorType_t kind)
-{
-    bdesc d = NULL;
-    CHECK_OK(cudnnBackendCreateDescriptor(kind, &d));
-    return d;
-}
-
-static void set(bdesc d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int64_t n, const void *v)
-{
-    CHECK_OK(cudnnBackendSetAttribute(d, name, type, n, v));
-}
-
-static void set_i64(bdesc d, cudnnBackendAttributeName_t name, int64_t v)
-{
-    set(d, name, CUDNN_TYPE_INT64, 1, &v);
-}
-
-static void set_desc(bdesc d, cudnnBackendAttributeName_t name, bdesc v)
-{
-    set(d, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &v);
-}
-
-static void set_f(bdesc d, cudnnBackendAttributeName_t name, float v)
-{
-    set(d, name, CUDNN_TYPE_FLOAT, 1, &v);
-}
-
-/* A TENSOR of a tview's dims and strides. */
-static bdesc tensor(int64_t uid, const struct tview *v, bool virt)
-{
-    bdesc t = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-    int64_t dims[8], strides[8], align = 16;
-    for (int d = 0; d < v->rank; d++) dims[d] = v->dims[d], strides[d] = v->strides[d];
-    cudnnDataType_t dt = v->dtype;
-    bool vb = virt;
-    set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt);
-    set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, v->rank, dims);
-    set(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, v->rank, strides);
-    set_i64(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, uid);
-    set_i64(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, align);
-    if (virt) set(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &vb);
-    CHECK_OK(cudnnBackendFinalize(t));
-    return t;
-}
-
-static bdesc conv_desc(int nsp, const int64_t *pad, const int64_t *stride, cudnnConvolutionMode_t mode)
-{
-    bdesc c = make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-    cudnnDataType_t comp = CUDNN_DATA_FLOAT;
-    int64_t n = nsp, dil[3] = {1, 1, 1};
-    set(c, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
-    set(c, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
-    set(c, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &n);
-    set(c, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, nsp, pad);
-    set(c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, nsp, pad);
-    set(c, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, nsp, dil);
-    set(c, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, nsp, stride);
-    CHECK_OK(cudnnBackendFinalize(c));
-    return c;
-}
-
-/* A convolution op of a direction; x, w, y named for the forward op. */
-static bdesc conv_op(cudnnBackendDescriptorType_t kind, bdesc x, bdesc w, bdesc y, bdesc conv)
-{
-    bdesc op = make(kind);
-    const bool fwd = kind == CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR;
-    const bool dgrad = kind == CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR;
-    set_desc(op, fwd ? CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X : dgrad ? CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX
-                                                                        : CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, x);
-    set_desc(op, fwd ? CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W : dgrad ? CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W
-                                                                        : CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, w);
-    set_desc(op, fwd ? CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y : dgrad ? CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY
-                                                                        : CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, y);
-    set_desc(op, fwd ? CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC
-                 : dgrad ? CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC
-                         : CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, conv);
-    set_f(op, fwd ? CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA : dgrad ? CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA
-                                                                         : CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, 1.0f);
-    set_f(op, fwd ? CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA : dgrad ? CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA
-                                                                        : CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, 0.0f);
-    CHECK_OK(cudnnBackendFinalize(op));
-    return op;
-}
-
-/* A pointwise op: y = mode(x[, b]); for *_BWD modes b is dy and y is dx. */
-static bdesc pw_op(const struct ref_pw *p, bdesc x, bdesc b, bdesc y)
-{
-    bdesc pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-    cudnnPointwiseMode_t mode = p->mode;
-    cudnnDataType_t prec = CUDNN_DATA_FLOAT;
-    set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
-    set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec);
-    cudnnNanPropagation_t nan = p->propagate_nan ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN;
-    double up = isinf(p->upper_clip) ? DBL_MAX : p->upper_clip;
-    set(pw, CUDNN_ATTR_POINTWISE_NAN_PROPAGATION, CUDNN_TYPE_NAN_PROPOGATION, 1, &nan);
-    set(pw, CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP, CUDNN_TYPE_DOUBLE, 1, &p->lower_clip);
-    set(pw, CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP, CUDNN_TYPE_DOUBLE, 1, &up);
-    set(pw, CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE, CUDNN_TYPE_DOUBLE, 1, &p->slope);
-    set(pw, CUDNN_ATTR_POINTWISE_ELU_ALPHA, CUDNN_TYPE_DOUBLE, 1, &p->elu_alpha);
-    set(pw, CUDNN_ATTR_POINTWISE_SOFTPLUS_BETA, CUDNN_TYPE_DOUBLE, 1, &p->softplus_beta);
-    set(pw, CUDNN_ATTR_POINTWISE_SWISH_BETA, CUDNN_TYPE_DOUBLE, 1, &p->swish_beta);
-    CHECK_OK(cudnnBackendFinalize(pw));
-    bdesc op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-    const bool bwd = (int)mode >= 200;
-    set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
-    set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
-    if (bwd) {
-        set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, b);
-        set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_DXDESC, y);
-    } else {
-        set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
-        if (ref_pw_binary(mode)) set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b);
-    }
-    set_f(op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, (float)p->alpha1);
-    set_f(op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, (float)p->alpha2);
-    CHECK_OK(cudnnBackendFinalize(op));
-    cudnnBackendDestroyDescriptor(pw);
-    return op;
-}
-
-static bdesc graph(bdesc *ops, int n)
-{
-    bdesc g = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-    cudnnHandle_t h = test_handle();
-    set(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, n, ops);
-    set(g, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
-    CHECK_OK(cudnnBackendFinalize(g));
-    return g;
-}
-
-static int64_t engine_count(bdesc g)
-{
-    int64_t n = 0;
-    CHECK_OK(cudnnBackendGetAttribute(g, CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT, CUDNN_TYPE_INT64, 1, NULL, &n));
-    return n;
-}
-
-/* A plan of engine `index` (its workspace in *ws), or NULL when the engine does not run the
-   graph (NOT_SUPPORTED at ENGINE or PLAN finalize, the only failure allowed). */
-static bdesc plan_of_engine(bdesc g, int64_t index, int64_t *ws)
-{
-    bdesc e = make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-    set_desc(e, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, g);
-    set_i64(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, index);
-    cudnnStatus_t st = cudnnBackendFinalize(e);
-    bdesc plan = NULL;
-    if (st == CUDNN_STATUS_SUCCESS) {
-        bdesc cfg = make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-        set_desc(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, e);
-        CHECK_OK(cudnnBackendFinalize(cfg));
-        plan = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-        cudnnHandle_t h = test_handle();
-        set_desc(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cfg);
-        set(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
-        st = cudnnBackendFinalize(plan);
-        cudnnBackendDestroyDescriptor(cfg);
-        if (st == CUDNN_STATUS_SUCCESS) {
-            CHECK_OK(cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, NULL, ws));
-        } else {
-            cudnnBackendDestroyDescriptor(plan);
-            plan = NULL;
-        }
-    }
-    CHECK(st == CUDNN_STATUS_SUCCESS || st == CUDNN_STATUS_NOT_SUPPORTED);
-    cudnnBackendDestroyDescriptor(e);
-    return plan;
-}
-
-/* The heuristic's configurations (INSTANT): their engines' global indices, best first. */
-static int heuristic_engines(bdesc g, int64_t *out, int cap)
-{
-    bdesc h = make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_INSTANT;
-    set_desc(h, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, g);
-    set(h, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
-    CHECK_OK(cudnnBackendFinalize(h));
-    int64_t n = 0;
-    CHECK_OK(cudnnBackendGetAttribute(h, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &n, NULL));
-    CHECK(n >= 1);
-    if (n > cap) n = cap;
-    bdesc cfgs[64];
-    for (int i = 0; i < n; i++) cfgs[i] = make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-    int64_t got = 0;
-    CHECK_OK(cudnnBackendGetAttribute(h, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, n, &got, cfgs));
-    for (int i = 0; i < n; i++) {
-        bdesc e = make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-        int64_t cnt = 0;
-        CHECK_OK(cudnnBackendGetAttribute(cfgs[i], CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cnt, &e));
-        out[i] = -1;
-        CHECK_OK(cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &cnt, &out[i]));
-        cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
-        CHECK_OK(cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
-                                          CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &cnt, notes));
-        cudnnBackendDestroyDescriptor(e);
-        cudnnBackendDestroyDescriptor(cfgs[i]);
-    }
-    cudnnBackendDestroyDescriptor(h);
-    return (int)n;
-}
-
-/* A variant pack of n (uid, pointer) pairs and a workspace. */
-static bdesc pack(const int64_t *uids, void *const *ptrs, int n, void *ws)
-{
-    bdesc vp = make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-    set(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids);
-    set(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, ptrs);
-    set(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws);
-    CHECK_OK(cudnnBackendFinalize(vp));
-    return vp;
-}
-
-/* Runs a plan with the pack's pointers and a fresh workspace of its size. */
-static cudnnStatus_t run(bdesc plan, int64_t ws, const int64_t *uids, void *const *ptrs, int n)
-{
-    void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
-    bdesc vp = pack(uids, ptrs, n, work);
-    cudnnStatus_t st = cudnnBackendExecute(test_handle(), plan, vp);
-    cudnnBackendDestroyDescriptor(vp);
-    if (work) tbuf_free(work);
-    return st;
-}
-
-static void destroy_all(bdesc *d, int n)
-{
-    for (int i = 0; i < n; i++) cudnnBackendDestroyDescriptor(d[i]);
-}
 
 /* ---- pointwise ------------------------------------------------------------------------------- */
 
@@ -305,16 +72,16 @@ TEST(backend_pointwise_modes)
                 int64_t c = i / 20 % 3;
                 want[i] = ref_pw(&p, x[i], binary ? b[bwd ? i : c] : 0);
             }
-            bdesc t[3] = {tensor('x', &xv, false), tensor('b', &bv, false), tensor('y', &yv, false)};
-            bdesc op = pw_op(&p, t[0], t[1], t[2]), g = graph(&op, 1);
+            bdesc t[3] = {bt_tensor('x', &xv, false), bt_tensor('b', &bv, false), bt_tensor('y', &yv, false)};
+            bdesc op = bt_pw_op(&p, t[0], t[1], t[2]), g = bt_graph(&op, 1);
             int64_t ws = -1, idx[4];
-            CHECK(engine_count(g) == 1);
-            CHECK(heuristic_engines(g, idx, 4) == 1 && idx[0] == 0);
-            bdesc plan = plan_of_engine(g, 0, &ws);
+            CHECK(bt_engine_count(g) == 1);
+            CHECK(bt_heuristic_engines(g, idx, 4) == 1 && idx[0] == 0);
+            bdesc plan = bt_plan_of_engine(g, 0, &ws);
             if (CHECK(plan != NULL) && CHECK(ws == 0)) {
                 int64_t uids[3] = {'x', 'b', 'y'};
                 void *ptrs[3] = {px, pb, py};
-                CHECK_OK(run(plan, ws, uids, ptrs, 3));
+                CHECK_OK(bt_run(plan, ws, uids, ptrs, 3));
                 char what[64];
                 snprintf(what, sizeof what, "mode %d %s", (int)mode, layout ? "half NHWC" : "float NCHW");
                 tview_check(&yv, py, want, what);
@@ -322,7 +89,7 @@ TEST(backend_pointwise_modes)
             }
             cudnnBackendDestroyDescriptor(op);
             cudnnBackendDestroyDescriptor(g);
-            destroy_all(t, 3);
+            bt_destroy_all(t, 3);
             tview_free(&xv, px), tview_free(&bv, pb), tview_free(&yv, py);
             free(x), free(b), free(want);
             tview_destroy(&xv), tview_destroy(&bv), tview_destroy(&yv);
@@ -331,119 +98,39 @@ TEST(backend_pointwise_modes)
 
 /* ---- convolution graphs ------------------------------------------------------------------------ */
 
-/* Reads a tview back and compares with want: |got - want| <= tol * max(1, |want|). */
-static bool check_tol(const struct tview *v, const void *buf, const double *want, double tol, const char *what)
-{
-    double *got = malloc(sizeof(double) * (size_t)v->count);
-    tview_download(v, buf, got);
-    bool ok = true;
-    for (int64_t i = 0; i < v->count && ok; i++)
-        if (!(fabs(got[i] - want[i]) <= tol * fmax(1.0, fabs(want[i])))) {
-            FAIL("%s: element %lld is %.9g, want %.9g", what, (long long)i, got[i], want[i]);
-            ok = false;
-        }
-    free(got);
-    return ok;
-}
-
-/* The tolerance of a graph's results: float data may run on TF32 tensor cores on CUDA. */
-static double graph_tol(cudnnDataType_t t)
-{
-    if (t == CUDNN_DATA_HALF || t == CUDNN_DATA_BFLOAT16) return 2e-2;
-    return strcmp(test_backend, "cuda") == 0 ? 1e-2 : 1e-4;
-}
-
-/* One tensor of a test graph: its layout, values, buffer and descriptor. */
-struct gt {
-    struct tview v;
-    double *val;
-    void *buf;
-    bdesc d;
-    int64_t uid;
-};
-
-static void gt_init(struct gt *t, int64_t uid, cudnnDataType_t dt, int rank, const int *dims, int layout, bool virt,
-                    double lo, double hi)
-{
-    memset(t, 0, sizeof *t);
-    tview_init(&t->v, dt, rank, dims, layout);
-    t->uid = uid;
-    if (!virt) {
-        t->val = lo < hi ? tview_random(t->v.count, lo, hi) : NULL;
-        t->buf = tview_upload(&t->v, t->val);
-    }
-    t->d = tensor(uid, &t->v, virt);
-}
-
-static void gt_free(struct gt *t)
-{
-    if (t->buf) tview_free(&t->v, t->buf);
-    free(t->val);
-    cudnnBackendDestroyDescriptor(t->d);
-    tview_destroy(&t->v);
-}
-
-/* Runs every engine of the graph that builds (at least engine 0 and the heuristic's first must),
-   each on a fresh output, and compares out with want. */
-static void run_all_engines(bdesc g, struct gt *const *io, int n, const struct gt *out, const double *want, double tol,
-                            const char *what)
-{
-    int64_t count = engine_count(g), first = -1, ran = 0;
-    CHECK(count >= 1);
-    CHECK(heuristic_engines(g, &first, 1) == 1);
-    int64_t uids[16];
-    void *ptrs[16];
-    for (int i = 0; i < n; i++) uids[i] = io[i]->uid, ptrs[i] = io[i]->buf;
-    for (int64_t e = 0; e < count; e++) {
-        int64_t ws = -1;
-        bdesc plan = plan_of_engine(g, e, &ws);
-        if (e == 0 || e == first) CHECK(plan != NULL);
-        if (plan == NULL) continue;
-        CHECK(ws >= 0);
-        tbuf_poison(out->buf, tview_bytes(&out->v));
-        cudnnStatus_t st = run(plan, ws, uids, ptrs, n);
-        char label[96];
-        snprintf(label, sizeof label, "%s, engine %lld", what, (long long)e);
-        if (CHECK_OK(st)) check_tol(&out->v, out->buf, want, tol, label);
-        cudnnBackendDestroyDescriptor(plan);
-        ran++;
-    }
-    CHECK(ran >= 1);
-}
-
 /* conv -> add z (alpha2 0.5) -> add bias -> relu (the frontend's ConvBiasAct sample), float NCHW. */
 TEST(backend_conv_bias_act)
 {
     struct ref_conv rc = {2, 2, 8, 8, 1, {6, 6}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
     ref_conv_out_dims(&rc);
     const int xd[4] = {2, 8, 6, 6}, wd[4] = {8, 8, 3, 3}, yd[4] = {2, 8, rc.out[0], rc.out[1]}, bd[4] = {1, 8, 1, 1};
-    struct gt x, w, z, b, c, a, s, y;
-    gt_init(&x, 'x', CUDNN_DATA_FLOAT, 4, xd, TV_NCHW, false, -1, 1);
-    gt_init(&w, 'w', CUDNN_DATA_FLOAT, 4, wd, TV_NCHW, false, -1, 1);
-    gt_init(&z, 'z', CUDNN_DATA_FLOAT, 4, yd, TV_NCHW, false, -1, 1);
-    gt_init(&b, 'b', CUDNN_DATA_FLOAT, 4, bd, TV_NCHW, false, -1, 1);
-    gt_init(&c, 'C', CUDNN_DATA_FLOAT, 4, yd, TV_NCHW, true, 0, 0);
-    gt_init(&a, 'A', CUDNN_DATA_FLOAT, 4, yd, TV_NCHW, true, 0, 0);
-    gt_init(&s, 'B', CUDNN_DATA_FLOAT, 4, yd, TV_NCHW, true, 0, 0);
-    gt_init(&y, 'y', CUDNN_DATA_FLOAT, 4, yd, TV_NCHW, false, 0, 0);
+    struct bt_gt x, w, z, b, c, a, s, y;
+    bt_gt_init(&x, 'x', CUDNN_DATA_FLOAT, 4, xd, TV_NCHW, false, -1, 1);
+    bt_gt_init(&w, 'w', CUDNN_DATA_FLOAT, 4, wd, TV_NCHW, false, -1, 1);
+    bt_gt_init(&z, 'z', CUDNN_DATA_FLOAT, 4, yd, TV_NCHW, false, -1, 1);
+    bt_gt_init(&b, 'b', CUDNN_DATA_FLOAT, 4, bd, TV_NCHW, false, -1, 1);
+    bt_gt_init(&c, 'C', CUDNN_DATA_FLOAT, 4, yd, TV_NCHW, true, 0, 0);
+    bt_gt_init(&a, 'A', CUDNN_DATA_FLOAT, 4, yd, TV_NCHW, true, 0, 0);
+    bt_gt_init(&s, 'B', CUDNN_DATA_FLOAT, 4, yd, TV_NCHW, true, 0, 0);
+    bt_gt_init(&y, 'y', CUDNN_DATA_FLOAT, 4, yd, TV_NCHW, false, 0, 0);
     const int64_t pad[2] = {1, 1}, stride[2] = {1, 1};
-    bdesc cd = conv_desc(2, pad, stride, CUDNN_CROSS_CORRELATION);
+    bdesc cd = bt_conv_desc(2, pad, stride, CUDNN_CROSS_CORRELATION);
     struct ref_pw add = ref_pw_mode(CUDNN_POINTWISE_ADD), add_half = add, relu = ref_pw_mode(CUDNN_POINTWISE_RELU_FWD);
     add_half.alpha2 = 0.5;
-    bdesc ops[4] = {conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, x.d, w.d, c.d, cd),
-                    pw_op(&add_half, c.d, z.d, a.d), pw_op(&add, a.d, b.d, s.d), pw_op(&relu, s.d, NULL, y.d)};
-    bdesc g = graph(ops, 4);
+    bdesc ops[4] = {bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, x.d, w.d, c.d, cd),
+                    bt_pw_op(&add_half, c.d, z.d, a.d), bt_pw_op(&add, a.d, b.d, s.d), bt_pw_op(&relu, s.d, NULL, y.d)};
+    bdesc g = bt_graph(ops, 4);
     double *want = malloc(sizeof(double) * (size_t)y.v.count);
     ref_conv_fwd(&rc, x.val, w.val, want);
     for (int64_t i = 0; i < y.v.count; i++) want[i] = fmax(0, want[i] + 0.5 * z.val[i] + b.val[i / (yd[2] * yd[3]) % 8]);
-    struct gt *io[] = {&x, &w, &z, &b, &y};
-    run_all_engines(g, io, 5, &y, want, graph_tol(CUDNN_DATA_FLOAT), "ConvBiasAct");
+    struct bt_gt *io[] = {&x, &w, &z, &b, &y};
+    bt_run_all_engines(g, io, 5, &y, want, bt_graph_tol(CUDNN_DATA_FLOAT), "ConvBiasAct");
     free(want);
-    destroy_all(ops, 4);
+    bt_destroy_all(ops, 4);
     cudnnBackendDestroyDescriptor(g);
     cudnnBackendDestroyDescriptor(cd);
-    struct gt *all[] = {&x, &w, &z, &b, &c, &a, &s, &y};
-    for (size_t i = 0; i < TLEN(all); i++) gt_free(all[i]);
+    struct bt_gt *all[] = {&x, &w, &z, &b, &c, &a, &s, &y};
+    for (size_t i = 0; i < TLEN(all); i++) bt_gt_free(all[i]);
 }
 
 /* conv -> mul scale -> add bias -> add a -> relu (ConvScaleBiasAddAct), half NHWC, stride 2; and
@@ -455,37 +142,37 @@ static void conv_chain(bool scale_first)
     struct ref_conv rc = {2, 2, 8, 8, 1, {5, 5}, {3, 3}, {0}, {1, 1}, {st, st}, {1, 1}, false};
     ref_conv_out_dims(&rc);
     const int xd[4] = {2, 8, 5, 5}, wd[4] = {8, 8, 3, 3}, yd[4] = {2, 8, rc.out[0], rc.out[1]}, cd1[4] = {1, 8, 1, 1};
-    struct gt x, w, sc, b, a, v1, v2, v3, v4, y;
-    gt_init(&x, 101, dt, 4, xd, TV_NHWC, false, -1, 1);
-    gt_init(&w, 102, dt, 4, wd, TV_NHWC, false, -1, 1);
-    gt_init(&sc, 103, dt, 4, cd1, TV_NHWC, false, 0.5, 1.5);
-    gt_init(&b, 104, dt, 4, cd1, TV_NHWC, false, -1, 1);
-    gt_init(&a, 105, dt, 4, yd, TV_NHWC, false, -1, 1);
-    gt_init(&v1, 201, CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, true, 0, 0);
-    gt_init(&v2, 202, CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, true, 0, 0);
-    gt_init(&v3, 203, CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, true, 0, 0);
-    gt_init(&v4, 204, CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, true, 0, 0);
-    gt_init(&y, 301, dt, 4, yd, TV_NHWC, false, 0, 0);
+    struct bt_gt x, w, sc, b, a, v1, v2, v3, v4, y;
+    bt_gt_init(&x, 101, dt, 4, xd, TV_NHWC, false, -1, 1);
+    bt_gt_init(&w, 102, dt, 4, wd, TV_NHWC, false, -1, 1);
+    bt_gt_init(&sc, 103, dt, 4, cd1, TV_NHWC, false, 0.5, 1.5);
+    bt_gt_init(&b, 104, dt, 4, cd1, TV_NHWC, false, -1, 1);
+    bt_gt_init(&a, 105, dt, 4, yd, TV_NHWC, false, -1, 1);
+    bt_gt_init(&v1, 201, CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, true, 0, 0);
+    bt_gt_init(&v2, 202, CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, true, 0, 0);
+    bt_gt_init(&v3, 203, CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, true, 0, 0);
+    bt_gt_init(&v4, 204, CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, true, 0, 0);
+    bt_gt_init(&y, 301, dt, 4, yd, TV_NHWC, false, 0, 0);
     const int64_t pad[2] = {1, 1}, stride[2] = {st, st};
-    bdesc cdsc = conv_desc(2, pad, stride, CUDNN_CROSS_CORRELATION);
+    bdesc cdsc = bt_conv_desc(2, pad, stride, CUDNN_CROSS_CORRELATION);
     struct ref_pw add = ref_pw_mode(CUDNN_POINTWISE_ADD), mul = ref_pw_mode(CUDNN_POINTWISE_MUL),
                   relu = ref_pw_mode(CUDNN_POINTWISE_RELU_FWD);
     bdesc ops[5];
     int nops;
-    ops[0] = conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, x.d, w.d, v1.d, cdsc);
+    ops[0] = bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, x.d, w.d, v1.d, cdsc);
     if (scale_first) {
-        ops[1] = pw_op(&mul, v1.d, sc.d, v2.d);
-        ops[2] = pw_op(&add, v2.d, b.d, v3.d);
-        ops[3] = pw_op(&add, v3.d, a.d, v4.d);
-        ops[4] = pw_op(&relu, v4.d, NULL, y.d);
+        ops[1] = bt_pw_op(&mul, v1.d, sc.d, v2.d);
+        ops[2] = bt_pw_op(&add, v2.d, b.d, v3.d);
+        ops[3] = bt_pw_op(&add, v3.d, a.d, v4.d);
+        ops[4] = bt_pw_op(&relu, v4.d, NULL, y.d);
         nops = 5;
     } else {
-        ops[1] = pw_op(&add, v1.d, b.d, v2.d);
-        ops[2] = pw_op(&mul, v2.d, sc.d, v3.d);
-        ops[3] = pw_op(&relu, v3.d, NULL, y.d);
+        ops[1] = bt_pw_op(&add, v1.d, b.d, v2.d);
+        ops[2] = bt_pw_op(&mul, v2.d, sc.d, v3.d);
+        ops[3] = bt_pw_op(&relu, v3.d, NULL, y.d);
         nops = 4;
     }
-    bdesc g = graph(ops, nops);
+    bdesc g = bt_graph(ops, nops);
     double *want = malloc(sizeof(double) * (size_t)y.v.count);
     ref_conv_fwd(&rc, x.val, w.val, want);
     for (int64_t i = 0; i < y.v.count; i++) {
@@ -493,14 +180,14 @@ static void conv_chain(bool scale_first)
         double r = scale_first ? want[i] * sc.val[k] + b.val[k] + a.val[i] : (want[i] + b.val[k]) * sc.val[k];
         want[i] = fmax(0, r);
     }
-    struct gt *io[] = {&x, &w, &sc, &b, &a, &y};
-    run_all_engines(g, io, 6, &y, want, graph_tol(dt), scale_first ? "ConvScaleBiasAddAct" : "ConvBiasScaleAct");
+    struct bt_gt *io[] = {&x, &w, &sc, &b, &a, &y};
+    bt_run_all_engines(g, io, 6, &y, want, bt_graph_tol(dt), scale_first ? "ConvScaleBiasAddAct" : "ConvBiasScaleAct");
     free(want);
-    destroy_all(ops, nops);
+    bt_destroy_all(ops, nops);
     cudnnBackendDestroyDescriptor(g);
     cudnnBackendDestroyDescriptor(cdsc);
-    struct gt *all[] = {&x, &w, &sc, &b, &a, &v1, &v2, &v3, &v4, &y};
-    for (size_t i = 0; i < TLEN(all); i++) gt_free(all[i]);
+    struct bt_gt *all[] = {&x, &w, &sc, &b, &a, &v1, &v2, &v3, &v4, &y};
+    for (size_t i = 0; i < TLEN(all); i++) bt_gt_free(all[i]);
 }
 
 TEST(backend_conv_scale_bias_add_act)
@@ -519,42 +206,42 @@ TEST(backend_dgrad_drelu)
     struct ref_conv rc = {2, 2, 8, 8, 1, {4, 4}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
     ref_conv_out_dims(&rc);
     const int xd[4] = {2, 8, 4, 4}, wd[4] = {8, 8, 3, 3}, yd[4] = {2, 8, rc.out[0], rc.out[1]};
-    struct gt dy, w, dx, bx, out;
-    gt_init(&dy, 301, CUDNN_DATA_HALF, 4, yd, TV_NHWC, false, -1, 1);
-    gt_init(&w, 102, CUDNN_DATA_HALF, 4, wd, TV_NHWC, false, -1, 1);
-    gt_init(&dx, 1001, CUDNN_DATA_FLOAT, 4, xd, TV_NHWC, true, 0, 0);
-    gt_init(&bx, 201, CUDNN_DATA_HALF, 4, xd, TV_NHWC, false, -1, 1);
-    gt_init(&out, 101, CUDNN_DATA_HALF, 4, xd, TV_NHWC, false, 0, 0);
+    struct bt_gt dy, w, dx, bx, out;
+    bt_gt_init(&dy, 301, CUDNN_DATA_HALF, 4, yd, TV_NHWC, false, -1, 1);
+    bt_gt_init(&w, 102, CUDNN_DATA_HALF, 4, wd, TV_NHWC, false, -1, 1);
+    bt_gt_init(&dx, 1001, CUDNN_DATA_FLOAT, 4, xd, TV_NHWC, true, 0, 0);
+    bt_gt_init(&bx, 201, CUDNN_DATA_HALF, 4, xd, TV_NHWC, false, -1, 1);
+    bt_gt_init(&out, 101, CUDNN_DATA_HALF, 4, xd, TV_NHWC, false, 0, 0);
     const int64_t pad[2] = {1, 1}, stride[2] = {1, 1};
-    bdesc cd = conv_desc(2, pad, stride, CUDNN_CROSS_CORRELATION);
+    bdesc cd = bt_conv_desc(2, pad, stride, CUDNN_CROSS_CORRELATION);
     struct ref_pw drelu = ref_pw_mode(CUDNN_POINTWISE_RELU_BWD);
-    bdesc ops[2] = {conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, dx.d, w.d, dy.d, cd),
-                    pw_op(&drelu, bx.d, dx.d, out.d)};
-    bdesc g = graph(ops, 2);
+    bdesc ops[2] = {bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, dx.d, w.d, dy.d, cd),
+                    bt_pw_op(&drelu, bx.d, dx.d, out.d)};
+    bdesc g = bt_graph(ops, 2);
     double *want = malloc(sizeof(double) * (size_t)out.v.count);
     ref_conv_bwd_data(&rc, dy.val, w.val, want);
     for (int64_t i = 0; i < out.v.count; i++) want[i] = bx.val[i] > 0 ? want[i] : 0;
-    struct gt *io[] = {&dy, &w, &bx, &out};
-    run_all_engines(g, io, 4, &out, want, graph_tol(CUDNN_DATA_HALF), "DgradDrelu");
+    struct bt_gt *io[] = {&dy, &w, &bx, &out};
+    bt_run_all_engines(g, io, 4, &out, want, bt_graph_tol(CUDNN_DATA_HALF), "DgradDrelu");
     free(want);
-    destroy_all(ops, 2);
+    bt_destroy_all(ops, 2);
     cudnnBackendDestroyDescriptor(g);
     cudnnBackendDestroyDescriptor(cd);
-    struct gt *all[] = {&dy, &w, &dx, &bx, &out};
-    for (size_t i = 0; i < TLEN(all); i++) gt_free(all[i]);
+    struct bt_gt *all[] = {&dy, &w, &dx, &bx, &out};
+    for (size_t i = 0; i < TLEN(all); i++) bt_gt_free(all[i]);
 }
 
 static bdesc reduction_op(cudnnReduceTensorOp_t red, bdesc x, bdesc y)
 {
-    bdesc rd = make(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
+    bdesc rd = bt_make(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
     cudnnDataType_t comp = CUDNN_DATA_FLOAT;
-    set(rd, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
-    set(rd, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &red);
+    bt_set(rd, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
+    bt_set(rd, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &red);
     CHECK_OK(cudnnBackendFinalize(rd));
-    bdesc op = make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
-    set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, rd);
-    set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x);
-    set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y);
+    bdesc op = bt_make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, rd);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y);
     CHECK_OK(cudnnBackendFinalize(op));
     cudnnBackendDestroyDescriptor(rd);
     return op;
@@ -566,27 +253,27 @@ TEST(backend_conv_reduction)
     struct ref_conv rc = {2, 2, 8, 16, 1, {3, 3}, {1, 1}, {0}, {0, 0}, {1, 1}, {1, 1}, false};
     ref_conv_out_dims(&rc);
     const int xd[4] = {2, 8, 3, 3}, wd[4] = {16, 8, 1, 1}, yd[4] = {2, 16, 3, 3}, rd[4] = {1, 16, 1, 1};
-    struct gt x, w, y, r;
-    gt_init(&x, 'x', CUDNN_DATA_HALF, 4, xd, TV_NHWC, false, -1, 1);
-    gt_init(&w, 'w', CUDNN_DATA_HALF, 4, wd, TV_NHWC, false, -1, 1);
-    gt_init(&y, 'y', CUDNN_DATA_HALF, 4, yd, TV_NHWC, true, 0, 0);
-    gt_init(&r, 'r', CUDNN_DATA_FLOAT, 4, rd, TV_NHWC, false, 0, 0);
+    struct bt_gt x, w, y, r;
+    bt_gt_init(&x, 'x', CUDNN_DATA_HALF, 4, xd, TV_NHWC, false, -1, 1);
+    bt_gt_init(&w, 'w', CUDNN_DATA_HALF, 4, wd, TV_NHWC, false, -1, 1);
+    bt_gt_init(&y, 'y', CUDNN_DATA_HALF, 4, yd, TV_NHWC, true, 0, 0);
+    bt_gt_init(&r, 'r', CUDNN_DATA_FLOAT, 4, rd, TV_NHWC, false, 0, 0);
     const int64_t pad[2] = {0, 0}, stride[2] = {1, 1};
-    bdesc cd = conv_desc(2, pad, stride, CUDNN_CROSS_CORRELATION);
-    bdesc ops[2] = {conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, x.d, w.d, y.d, cd),
+    bdesc cd = bt_conv_desc(2, pad, stride, CUDNN_CROSS_CORRELATION);
+    bdesc ops[2] = {bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, x.d, w.d, y.d, cd),
                     reduction_op(CUDNN_REDUCE_TENSOR_ADD, y.d, r.d)};
-    bdesc g = graph(ops, 2);
+    bdesc g = bt_graph(ops, 2);
     double *conv = malloc(sizeof(double) * (size_t)y.v.count), want[16] = {0};
     ref_conv_fwd(&rc, x.val, w.val, conv);
     for (int64_t i = 0; i < y.v.count; i++) want[i / 9 % 16] += conv[i];
-    struct gt *io[] = {&x, &w, &r};
-    run_all_engines(g, io, 3, &r, want, 2e-2, "ConvColReduction");
+    struct bt_gt *io[] = {&x, &w, &r};
+    bt_run_all_engines(g, io, 3, &r, want, 2e-2, "ConvColReduction");
     free(conv);
-    destroy_all(ops, 2);
+    bt_destroy_all(ops, 2);
     cudnnBackendDestroyDescriptor(g);
     cudnnBackendDestroyDescriptor(cd);
-    struct gt *all[] = {&x, &w, &y, &r};
-    for (size_t i = 0; i < TLEN(all); i++) gt_free(all[i]);
+    struct bt_gt *all[] = {&x, &w, &y, &r};
+    for (size_t i = 0; i < TLEN(all); i++) bt_gt_free(all[i]);
 }
 
 /* One convolution of each direction, every engine, float NCHW with stride and padding. */
@@ -600,29 +287,29 @@ TEST(backend_conv_directions)
                                                           CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
                                                           CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR};
     for (int dir = 0; dir < 3; dir++) {
-        struct gt x, w, y;
-        gt_init(&x, 'x', CUDNN_DATA_FLOAT, 4, xd, TV_NCHW, dir == 1, dir == 1 ? 0 : -1, 1);
-        gt_init(&w, 'w', CUDNN_DATA_FLOAT, 4, wd, TV_NCHW, dir == 2, dir == 2 ? 0 : -1, 1);
-        gt_init(&y, 'y', CUDNN_DATA_FLOAT, 4, yd, TV_NCHW, dir == 0, dir == 0 ? 0 : -1, 1);
+        struct bt_gt x, w, y;
+        bt_gt_init(&x, 'x', CUDNN_DATA_FLOAT, 4, xd, TV_NCHW, dir == 1, dir == 1 ? 0 : -1, 1);
+        bt_gt_init(&w, 'w', CUDNN_DATA_FLOAT, 4, wd, TV_NCHW, dir == 2, dir == 2 ? 0 : -1, 1);
+        bt_gt_init(&y, 'y', CUDNN_DATA_FLOAT, 4, yd, TV_NCHW, dir == 0, dir == 0 ? 0 : -1, 1);
         /* the written tensor is a real output: re-make it non-virtual with a poisoned buffer */
-        struct gt *dst = dir == 0 ? &y : dir == 1 ? &x : &w;
+        struct bt_gt *dst = dir == 0 ? &y : dir == 1 ? &x : &w;
         cudnnBackendDestroyDescriptor(dst->d);
-        dst->d = tensor(dst->uid, &dst->v, false);
+        dst->d = bt_tensor(dst->uid, &dst->v, false);
         dst->buf = tview_upload(&dst->v, NULL);
-        bdesc cd = conv_desc(2, pad, stride, CUDNN_CONVOLUTION);
-        bdesc op = conv_op(kinds[dir], x.d, w.d, y.d, cd), g = graph(&op, 1);
+        bdesc cd = bt_conv_desc(2, pad, stride, CUDNN_CONVOLUTION);
+        bdesc op = bt_conv_op(kinds[dir], x.d, w.d, y.d, cd), g = bt_graph(&op, 1);
         double *want = malloc(sizeof(double) * (size_t)dst->v.count);
         if (dir == 0) ref_conv_fwd(&rc, x.val, w.val, want);
         else if (dir == 1) ref_conv_bwd_data(&rc, y.val, w.val, want);
         else ref_conv_bwd_filter(&rc, x.val, y.val, want);
-        struct gt *io[] = {&x, &w, &y};
+        struct bt_gt *io[] = {&x, &w, &y};
         static const char *const names[3] = {"conv fwd", "conv bwd data", "conv bwd filter"};
-        run_all_engines(g, io, 3, dst, want, graph_tol(CUDNN_DATA_FLOAT), names[dir]);
+        bt_run_all_engines(g, io, 3, dst, want, bt_graph_tol(CUDNN_DATA_FLOAT), names[dir]);
         free(want);
         cudnnBackendDestroyDescriptor(op);
         cudnnBackendDestroyDescriptor(g);
         cudnnBackendDestroyDescriptor(cd);
-        gt_free(&x), gt_free(&w), gt_free(&y);
+        bt_gt_free(&x), bt_gt_free(&w), bt_gt_free(&y);
     }
 }
 
@@ -630,15 +317,15 @@ TEST(backend_conv_directions)
 
 static bdesc matmul_op(bdesc a, bdesc b, bdesc c)
 {
-    bdesc md = make(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
+    bdesc md = bt_make(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
     cudnnDataType_t comp = CUDNN_DATA_FLOAT;
-    set(md, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
+    bt_set(md, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
     CHECK_OK(cudnnBackendFinalize(md));
-    bdesc op = make(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
-    set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, a);
-    set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, b);
-    set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c);
-    set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, md);
+    bdesc op = bt_make(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, a);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, b);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, md);
     CHECK_OK(cudnnBackendFinalize(op));
     cudnnBackendDestroyDescriptor(md);
     return op;
@@ -652,17 +339,17 @@ TEST(backend_matmul_bias_act)
         const cudnnDataType_t dt = fused ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
         const int B = fused ? 1 : 2, M = 16, K = 8, N = 12;
         const int ad[3] = {B, M, K}, bd[3] = {1, K, N}, cd[3] = {B, M, N}, zd[3] = {1, 1, N};
-        struct gt a, b, c, z, t, out;
-        gt_init(&a, 'a', dt, 3, ad, TV_NCHW, false, -1, 1);
-        gt_init(&b, 'b', dt, 3, bd, TV_NCHW, false, -1, 1);
-        gt_init(&c, 'c', fused ? CUDNN_DATA_FLOAT : dt, 3, cd, TV_NCHW, fused, 0, 0);
-        gt_init(&z, 'z', dt, 3, zd, TV_NCHW, false, -1, 1);
-        gt_init(&t, 't', CUDNN_DATA_FLOAT, 3, cd, TV_NCHW, true, 0, 0);
-        gt_init(&out, 'o', dt, 3, cd, TV_NCHW, false, 0, 0);
+        struct bt_gt a, b, c, z, t, out;
+        bt_gt_init(&a, 'a', dt, 3, ad, TV_NCHW, false, -1, 1);
+        bt_gt_init(&b, 'b', dt, 3, bd, TV_NCHW, false, -1, 1);
+        bt_gt_init(&c, 'c', fused ? CUDNN_DATA_FLOAT : dt, 3, cd, TV_NCHW, fused, 0, 0);
+        bt_gt_init(&z, 'z', dt, 3, zd, TV_NCHW, false, -1, 1);
+        bt_gt_init(&t, 't', CUDNN_DATA_FLOAT, 3, cd, TV_NCHW, true, 0, 0);
+        bt_gt_init(&out, 'o', dt, 3, cd, TV_NCHW, false, 0, 0);
         struct ref_pw add = ref_pw_mode(CUDNN_POINTWISE_ADD), gelu = ref_pw_mode(CUDNN_POINTWISE_GELU_FWD);
-        bdesc ops[3] = {matmul_op(a.d, b.d, c.d), pw_op(&add, c.d, z.d, t.d), pw_op(&gelu, t.d, NULL, out.d)};
+        bdesc ops[3] = {matmul_op(a.d, b.d, c.d), bt_pw_op(&add, c.d, z.d, t.d), bt_pw_op(&gelu, t.d, NULL, out.d)};
         int nops = fused ? 3 : 1;
-        bdesc g = graph(ops, nops);
+        bdesc g = bt_graph(ops, nops);
         double *want = malloc(sizeof(double) * (size_t)out.v.count);
         for (int bb = 0; bb < B; bb++)
             for (int i = 0; i < M; i++)
@@ -672,14 +359,14 @@ TEST(backend_matmul_bias_act)
                     if (fused) s = ref_pw(&gelu, s + z.val[j], 0);
                     want[(bb * M + i) * N + j] = s;
                 }
-        struct gt *io[] = {&a, &b, fused ? &z : &c, &out};
-        const struct gt *res = fused ? &out : &c;
-        run_all_engines(g, io, fused ? 4 : 3, res, want, graph_tol(dt), fused ? "MatmulBiasAct" : "matmul");
+        struct bt_gt *io[] = {&a, &b, fused ? &z : &c, &out};
+        const struct bt_gt *res = fused ? &out : &c;
+        bt_run_all_engines(g, io, fused ? 4 : 3, res, want, bt_graph_tol(dt), fused ? "MatmulBiasAct" : "matmul");
         free(want);
-        destroy_all(ops, 3);
+        bt_destroy_all(ops, 3);
         cudnnBackendDestroyDescriptor(g);
-        struct gt *all[] = {&a, &b, &c, &z, &t, &out};
-        for (size_t i = 0; i < TLEN(all); i++) gt_free(all[i]);
+        struct bt_gt *all[] = {&a, &b, &c, &z, &t, &out};
+        for (size_t i = 0; i < TLEN(all); i++) bt_gt_free(all[i]);
     }
 }
 
@@ -687,35 +374,35 @@ TEST(backend_matmul_bias_act)
 TEST(backend_genstats)
 {
     const int xd[4] = {2, 4, 3, 3}, sd[4] = {1, 4, 1, 1};
-    struct gt x, sum, sq;
-    gt_init(&x, 'x', CUDNN_DATA_FLOAT, 4, xd, TV_NHWC, false, -1, 1);
-    gt_init(&sum, 's', CUDNN_DATA_FLOAT, 4, sd, TV_NCHW, false, 0, 0);
-    gt_init(&sq, 'q', CUDNN_DATA_FLOAT, 4, sd, TV_NCHW, false, 0, 0);
-    bdesc op = make(CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR);
+    struct bt_gt x, sum, sq;
+    bt_gt_init(&x, 'x', CUDNN_DATA_FLOAT, 4, xd, TV_NHWC, false, -1, 1);
+    bt_gt_init(&sum, 's', CUDNN_DATA_FLOAT, 4, sd, TV_NCHW, false, 0, 0);
+    bt_gt_init(&sq, 'q', CUDNN_DATA_FLOAT, 4, sd, TV_NCHW, false, 0, 0);
+    bdesc op = bt_make(CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR);
     cudnnGenStatsMode_t mode = CUDNN_GENSTATS_SUM_SQSUM;
     cudnnDataType_t prec = CUDNN_DATA_FLOAT;
-    set(op, CUDNN_ATTR_OPERATION_GENSTATS_MODE, CUDNN_TYPE_GENSTATS_MODE, 1, &mode);
-    set(op, CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec);
-    set_desc(op, CUDNN_ATTR_OPERATION_GENSTATS_XDESC, x.d);
-    set_desc(op, CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, sum.d);
-    set_desc(op, CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, sq.d);
+    bt_set(op, CUDNN_ATTR_OPERATION_GENSTATS_MODE, CUDNN_TYPE_GENSTATS_MODE, 1, &mode);
+    bt_set(op, CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_GENSTATS_XDESC, x.d);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, sum.d);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, sq.d);
     CHECK_OK(cudnnBackendFinalize(op));
-    bdesc g = graph(&op, 1);
+    bdesc g = bt_graph(&op, 1);
     double ws[4] = {0}, wq[4] = {0};
     for (int64_t i = 0; i < x.v.count; i++) ws[i / 9 % 4] += x.val[i], wq[i / 9 % 4] += x.val[i] * x.val[i];
     int64_t wsz = -1;
-    bdesc plan = plan_of_engine(g, 0, &wsz);
+    bdesc plan = bt_plan_of_engine(g, 0, &wsz);
     if (CHECK(plan != NULL)) {
         int64_t uids[3] = {'x', 's', 'q'};
         void *ptrs[3] = {x.buf, sum.buf, sq.buf};
-        CHECK_OK(run(plan, wsz, uids, ptrs, 3));
-        check_tol(&sum.v, sum.buf, ws, 1e-5, "sum");
-        check_tol(&sq.v, sq.buf, wq, 1e-5, "square sum");
+        CHECK_OK(bt_run(plan, wsz, uids, ptrs, 3));
+        bt_check_tol(&sum.v, sum.buf, ws, 1e-5, "sum");
+        bt_check_tol(&sq.v, sq.buf, wq, 1e-5, "square sum");
         cudnnBackendDestroyDescriptor(plan);
     }
     cudnnBackendDestroyDescriptor(op);
     cudnnBackendDestroyDescriptor(g);
-    gt_free(&x), gt_free(&sum), gt_free(&sq);
+    bt_gt_free(&x), bt_gt_free(&sum), bt_gt_free(&sq);
 }
 
 /* ---- plans and variant packs --------------------------------------------------------------------- */
@@ -725,25 +412,25 @@ TEST(backend_genstats)
 TEST(backend_execute_packs)
 {
     const int xd[4] = {2, 4, 3, 3}, wd[4] = {8, 4, 1, 1}, yd[4] = {2, 8, 3, 3}, rd[4] = {1, 8, 1, 1};
-    struct gt x, w, y, r, x2, r2;
-    gt_init(&x, 'x', CUDNN_DATA_FLOAT, 4, xd, TV_NCHW, false, -1, 1);
-    gt_init(&w, 'w', CUDNN_DATA_FLOAT, 4, wd, TV_NCHW, false, -1, 1);
-    gt_init(&y, 'y', CUDNN_DATA_FLOAT, 4, yd, TV_NCHW, true, 0, 0);
-    gt_init(&r, 'r', CUDNN_DATA_FLOAT, 4, rd, TV_NCHW, false, 0, 0);
-    gt_init(&x2, 'x', CUDNN_DATA_FLOAT, 4, xd, TV_NCHW, false, -1, 1);
-    gt_init(&r2, 'r', CUDNN_DATA_FLOAT, 4, rd, TV_NCHW, false, 0, 0);
+    struct bt_gt x, w, y, r, x2, r2;
+    bt_gt_init(&x, 'x', CUDNN_DATA_FLOAT, 4, xd, TV_NCHW, false, -1, 1);
+    bt_gt_init(&w, 'w', CUDNN_DATA_FLOAT, 4, wd, TV_NCHW, false, -1, 1);
+    bt_gt_init(&y, 'y', CUDNN_DATA_FLOAT, 4, yd, TV_NCHW, true, 0, 0);
+    bt_gt_init(&r, 'r', CUDNN_DATA_FLOAT, 4, rd, TV_NCHW, false, 0, 0);
+    bt_gt_init(&x2, 'x', CUDNN_DATA_FLOAT, 4, xd, TV_NCHW, false, -1, 1);
+    bt_gt_init(&r2, 'r', CUDNN_DATA_FLOAT, 4, rd, TV_NCHW, false, 0, 0);
     const int64_t pad[2] = {0, 0}, stride[2] = {1, 1};
-    bdesc cd = conv_desc(2, pad, stride, CUDNN_CROSS_CORRELATION);
-    bdesc ops[2] = {conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, x.d, w.d, y.d, cd),
+    bdesc cd = bt_conv_desc(2, pad, stride, CUDNN_CROSS_CORRELATION);
+    bdesc ops[2] = {bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, x.d, w.d, y.d, cd),
                     reduction_op(CUDNN_REDUCE_TENSOR_MAX, y.d, r.d)};
-    bdesc g = graph(ops, 2);
+    bdesc g = bt_graph(ops, 2);
     int64_t ws = -1;
-    bdesc plan = plan_of_engine(g, 0, &ws);
+    bdesc plan = bt_plan_of_engine(g, 0, &ws);
     if (!CHECK(plan != NULL) || !CHECK(ws > 0)) return; /* the convolution's output lives in the workspace */
     struct ref_conv rc = {2, 2, 4, 8, 1, {3, 3}, {1, 1}, {0}, {0, 0}, {1, 1}, {1, 1}, false};
     ref_conv_out_dims(&rc);
     double conv[144], want[8], want2[8];
-    struct gt *xs[2] = {&x, &x2};
+    struct bt_gt *xs[2] = {&x, &x2};
     double *wants[2] = {want, want2};
     for (int k = 0; k < 2; k++) {
         ref_conv_fwd(&rc, xs[k]->val, w.val, conv);
@@ -753,16 +440,16 @@ TEST(backend_execute_packs)
     void *work = tbuf_alloc((size_t)ws);
     int64_t uids[3] = {'x', 'w', 'r'};
     void *ptrs[3] = {x.buf, w.buf, r.buf}, *ptrs2[3] = {x2.buf, w.buf, r2.buf};
-    bdesc vp = pack(uids, ptrs, 3, work), vp2 = pack(uids, ptrs2, 3, work);
+    bdesc vp = bt_pack(uids, ptrs, 3, work), vp2 = bt_pack(uids, ptrs2, 3, work);
     CHECK_OK(cudnnBackendExecute(test_handle(), plan, vp));
     CHECK_OK(cudnnBackendExecute(test_handle(), plan, vp2));
-    check_tol(&r.v, r.buf, want, graph_tol(CUDNN_DATA_FLOAT), "first pack");
-    check_tol(&r2.v, r2.buf, want2, graph_tol(CUDNN_DATA_FLOAT), "second pack");
+    bt_check_tol(&r.v, r.buf, want, bt_graph_tol(CUDNN_DATA_FLOAT), "first pack");
+    bt_check_tol(&r2.v, r2.buf, want2, bt_graph_tol(CUDNN_DATA_FLOAT), "second pack");
     tbuf_poison(r.buf, tview_bytes(&r.v));
     void *snap = tbuf_snapshot(r.buf, tview_bytes(&r.v));
-    bdesc bad[3] = {pack(uids, ptrs, 2, work), pack(uids, ptrs, 3, NULL), NULL};
+    bdesc bad[3] = {bt_pack(uids, ptrs, 2, work), bt_pack(uids, ptrs, 3, NULL), NULL};
     void *misaligned[3] = {(char *)x.buf + 4, w.buf, r.buf};
-    bad[2] = pack(uids, misaligned, 3, work);
+    bad[2] = bt_pack(uids, misaligned, 3, work);
     for (int i = 0; i < 3; i++) {
         CHECK_STATUS(cudnnBackendExecute(test_handle(), plan, bad[i]), CUDNN_STATUS_BAD_PARAM);
         tbuf_unchanged(r.buf, snap, tview_bytes(&r.v), "r after a bad pack");
@@ -775,11 +462,11 @@ TEST(backend_execute_packs)
     cudnnBackendDestroyDescriptor(vp);
     cudnnBackendDestroyDescriptor(vp2);
     cudnnBackendDestroyDescriptor(plan);
-    destroy_all(ops, 2);
+    bt_destroy_all(ops, 2);
     cudnnBackendDestroyDescriptor(g);
     cudnnBackendDestroyDescriptor(cd);
-    struct gt *all[] = {&x, &w, &y, &r, &x2, &r2};
-    for (size_t i = 0; i < TLEN(all); i++) gt_free(all[i]);
+    struct bt_gt *all[] = {&x, &w, &y, &r, &x2, &r2};
+    for (size_t i = 0; i < TLEN(all); i++) bt_gt_free(all[i]);
 }
 
 /* One plan, executed by four threads at once, each on its own tensors, three times each. */
@@ -822,21 +509,21 @@ TEST(backend_plan_threads)
     struct ref_conv rc = {2, 1, 4, 6, 1, {5, 5}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
     ref_conv_out_dims(&rc);
     const int xd[4] = {1, 4, 5, 5}, wd[4] = {6, 4, 3, 3}, yd[4] = {1, 6, 5, 5};
-    struct gt x[4], w, c, y[4];
-    gt_init(&w, 'w', CUDNN_DATA_FLOAT, 4, wd, TV_NHWC, false, -1, 1);
-    gt_init(&c, 'c', CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, true, 0, 0);
+    struct bt_gt x[4], w, c, y[4];
+    bt_gt_init(&w, 'w', CUDNN_DATA_FLOAT, 4, wd, TV_NHWC, false, -1, 1);
+    bt_gt_init(&c, 'c', CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, true, 0, 0);
     for (int i = 0; i < 4; i++) {
-        gt_init(&x[i], 'x', CUDNN_DATA_FLOAT, 4, xd, TV_NHWC, false, -1, 1);
-        gt_init(&y[i], 'y', CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, false, 0, 0);
+        bt_gt_init(&x[i], 'x', CUDNN_DATA_FLOAT, 4, xd, TV_NHWC, false, -1, 1);
+        bt_gt_init(&y[i], 'y', CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, false, 0, 0);
     }
     const int64_t pad[2] = {1, 1}, stride[2] = {1, 1};
-    bdesc cd = conv_desc(2, pad, stride, CUDNN_CROSS_CORRELATION);
+    bdesc cd = bt_conv_desc(2, pad, stride, CUDNN_CROSS_CORRELATION);
     struct ref_pw tanh_fwd = ref_pw_mode(CUDNN_POINTWISE_TANH_FWD);
-    bdesc ops[2] = {conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, x[0].d, w.d, c.d, cd),
-                    pw_op(&tanh_fwd, c.d, NULL, y[0].d)};
-    bdesc g = graph(ops, 2);
+    bdesc ops[2] = {bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, x[0].d, w.d, c.d, cd),
+                    bt_pw_op(&tanh_fwd, c.d, NULL, y[0].d)};
+    bdesc g = bt_graph(ops, 2);
     int64_t ws = -1;
-    bdesc plan = plan_of_engine(g, 0, &ws);
+    bdesc plan = bt_plan_of_engine(g, 0, &ws);
     if (CHECK(plan != NULL)) {
         struct plan_thread t[4];
         plan_threads_left = 4;
@@ -853,16 +540,16 @@ TEST(backend_plan_threads)
             double want[150];
             ref_conv_fwd(&rc, x[i].val, w.val, want);
             for (int k = 0; k < 150; k++) want[k] = tanh(want[k]);
-            check_tol(&y[i].v, y[i].buf, want, graph_tol(CUDNN_DATA_FLOAT), "a thread's result");
+            bt_check_tol(&y[i].v, y[i].buf, want, bt_graph_tol(CUDNN_DATA_FLOAT), "a thread's result");
             if (t[i].work) tbuf_free(t[i].work);
         }
         cudnnBackendDestroyDescriptor(plan);
     }
-    destroy_all(ops, 2);
+    bt_destroy_all(ops, 2);
     cudnnBackendDestroyDescriptor(g);
     cudnnBackendDestroyDescriptor(cd);
-    gt_free(&w), gt_free(&c);
-    for (int i = 0; i < 4; i++) gt_free(&x[i]), gt_free(&y[i]);
+    bt_gt_free(&w), bt_gt_free(&c);
+    for (int i = 0; i < 4; i++) bt_gt_free(&x[i]), bt_gt_free(&y[i]);
 }
 
 /* Every implementation of the convolution registry has a global engine index (docs/engines.md):
