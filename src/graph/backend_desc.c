@@ -337,8 +337,13 @@ cudnnStatus_t CUDNNWINAPI cudnnBackendGetAttribute(cudnnBackendDescriptor_t cons
                         (int)attributeType);
     if (requestedElementCount < 0)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "requestedElementCount is %lld", (long long)requestedElementCount);
-    if (requestedElementCount > 0 && arrayOfElements == NULL)
-        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s: arrayOfElements is NULL", a->label);
+    /* A NULL array is a count query whatever the requested count: cudnn-frontend 1.x sizes its
+       note vectors so, asking for the note type count with no array (cuDNN 9 answers it). */
+    if (arrayOfElements == NULL) {
+        if (elementCount == NULL)
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s: arrayOfElements and elementCount are both NULL", a->label);
+        requestedElementCount = 0;
+    }
 
     int64_t total = 0;
     if (a->get != NULL) {

@@ -188,16 +188,42 @@ static bool is_scalar(const struct ocd_graph_tensor *t)
     return true;
 }
 
+/* Which optional tensors a finalize needs, pairs set together: the sums and their count (training),
+   the running statistics (read in inference, read and updated in training), the updated ones with
+   an averaging factor, the saved ones. */
+static cudnnStatus_t check_bn_finalize_parts(const struct ocd_graph_op *op)
+{
+    static const int pairs[][2] = {{OCD_GT_BNF_PREV_MEAN, OCD_GT_BNF_PREV_VAR},
+                                   {OCD_GT_BNF_UPDATED_MEAN, OCD_GT_BNF_UPDATED_VAR},
+                                   {OCD_GT_BNF_SAVED_MEAN, OCD_GT_BNF_SAVED_INV_STD}};
+    for (size_t i = 0; i < OCD_ARRAY_LEN(pairs); i++)
+        if (!(op->present & BIT(pairs[i][0])) != !(op->present & BIT(pairs[i][1])))
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "BN finalize: the %s mean and variance are set together",
+                            i == 0 ? "previous running" : i == 1 ? "updated running" : "saved");
+    const bool prev = op->present & BIT(OCD_GT_BNF_PREV_MEAN);
+    const uint32_t sums = BIT(OCD_GT_BNF_Y_SUM) | BIT(OCD_GT_BNF_Y_SQ_SUM) | BIT(OCD_GT_BNF_ACCUM_COUNT);
+    if (op->p.bn_finalize == CUDNN_BN_FINALIZE_STATISTICS_INFERENCE && !prev)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "BN finalize in inference needs the running mean and variance");
+    if (op->p.bn_finalize == CUDNN_BN_FINALIZE_STATISTICS_TRAINING && (op->present & sums) != sums)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "BN finalize in training needs the sums and their element count");
+    if ((op->present & BIT(OCD_GT_BNF_UPDATED_MEAN)) &&
+        (!prev || !(op->present & BIT(OCD_GT_BNF_EXP_AVG_FACTOR))))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM,
+                        "BN finalize updates the running statistics from the previous ones and an averaging factor");
+    return CUDNN_STATUS_SUCCESS;
+}
+
 static cudnnStatus_t check_bn_finalize(struct ocd_graph_op *op)
 {
+    OCD_TRY(check_bn_finalize_parts(op));
     uint32_t scalars = BIT(OCD_GT_BNF_ACCUM_COUNT) | BIT(OCD_GT_BNF_EPSILON) | BIT(OCD_GT_BNF_EXP_AVG_FACTOR);
     for (int s = 0; s < OCD_GRAPH_OP_MAX_TENSORS; s++) {
         if (!(op->present & BIT(s))) continue;
         const struct ocd_graph_tensor *t = &op->t[s];
-        if ((scalars & BIT(s)) ? !is_scalar(t) : !ocd_bk_same_dims(t, &op->t[OCD_GT_BNF_Y_SUM]))
+        if ((scalars & BIT(s)) ? !is_scalar(t) : !ocd_bk_same_dims(t, &op->t[OCD_GT_BNF_SCALE]))
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "tensor uid %lld: %s", (long long)t->uid,
                             (scalars & BIT(s)) ? "a scalar parameter has more than one element"
-                                               : "a per-channel tensor differs from Y_SUM_DESC");
+                                               : "a per-channel tensor differs from SCALE_DESC");
     }
     return CUDNN_STATUS_SUCCESS;
 }
@@ -365,8 +391,8 @@ const struct ocd_bk_type ocd_bk_op_gen_stats_type =
 static const struct ocd_bk_attr op_bn_finalize_attrs[] = {
     OCD_BK_SCALAR(OPERATION_BN_FINALIZE_STATS_MODE, BN_FINALIZE_STATS_MODE, REQ, struct op_state, op.p.bn_finalize),
     OCD_BK_SCALAR(OPERATION_BN_FINALIZE_MATH_PREC, DATA_TYPE, REQ, struct op_state, op.math_prec),
-    TENSOR(OPERATION_BN_FINALIZE_Y_SUM_DESC, OCD_GT_BNF_Y_SUM, REQ),
-    TENSOR(OPERATION_BN_FINALIZE_Y_SQ_SUM_DESC, OCD_GT_BNF_Y_SQ_SUM, REQ),
+    TENSOR(OPERATION_BN_FINALIZE_Y_SUM_DESC, OCD_GT_BNF_Y_SUM, 0),
+    TENSOR(OPERATION_BN_FINALIZE_Y_SQ_SUM_DESC, OCD_GT_BNF_Y_SQ_SUM, 0),
     TENSOR(OPERATION_BN_FINALIZE_SCALE_DESC, OCD_GT_BNF_SCALE, REQ),
     TENSOR(OPERATION_BN_FINALIZE_BIAS_DESC, OCD_GT_BNF_BIAS, REQ),
     TENSOR(OPERATION_BN_FINALIZE_PREV_RUNNING_MEAN_DESC, OCD_GT_BNF_PREV_MEAN, 0),
@@ -377,7 +403,7 @@ static const struct ocd_bk_attr op_bn_finalize_attrs[] = {
     TENSOR(OPERATION_BN_FINALIZE_SAVED_INV_STD_DESC, OCD_GT_BNF_SAVED_INV_STD, 0),
     TENSOR(OPERATION_BN_FINALIZE_EQ_SCALE_DESC, OCD_GT_BNF_EQ_SCALE, REQ),
     TENSOR(OPERATION_BN_FINALIZE_EQ_BIAS_DESC, OCD_GT_BNF_EQ_BIAS, REQ),
-    TENSOR(OPERATION_BN_FINALIZE_ACCUM_COUNT_DESC, OCD_GT_BNF_ACCUM_COUNT, REQ),
+    TENSOR(OPERATION_BN_FINALIZE_ACCUM_COUNT_DESC, OCD_GT_BNF_ACCUM_COUNT, 0),
     TENSOR(OPERATION_BN_FINALIZE_EPSILON_DESC, OCD_GT_BNF_EPSILON, REQ),
     TENSOR(OPERATION_BN_FINALIZE_EXP_AVERATE_FACTOR_DESC, OCD_GT_BNF_EXP_AVG_FACTOR, 0),
 };

@@ -1,6 +1,7 @@
-/* engine.h: what the engine list (engine.c) and the executor (engine_exec.c) of the backend API
-   share: how a global engine index decodes, and which convolution implementation an engine runs
-   for a convolution of the graph.
+/* engine.h: what the engine list (engine.c), the executor (engine_exec.c) and the batch-norm
+   stages (engine_bn.c) of the backend API share: how a global engine index decodes, which
+   convolution implementation an engine runs for a convolution of the graph, and the problems of
+   the batch-norm operations' passes.
 
    The global index of a graph's engine (docs/engines.md is the list, append-only):
    - a graph without a convolution has one engine, 0: its ops run on the library's one
@@ -20,6 +21,8 @@
 
 #include "cnn/conv.h"
 #include "graph/graph.h"
+#include "ops/batchnorm.h"
+#include "problem/bn_finalize.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,6 +59,21 @@ cudnnStatus_t ocd_engine_plan(cudnnHandle_t handle, struct ocd_graph *g, const s
 
 /* The number of passes (stages) of a plan: the heuristics' first key. */
 int ocd_engine_plan_stages(const struct ocd_graph_plan *plan);
+
+/* ---- batch-norm operations (engine_bn.c) ---- */
+
+/* The channel pass of a BN_FINALIZE_STATISTICS or BN_BWD_WEIGHTS op (pointers unbound), and the
+   op's tensor slot behind each of its operands (-1: none). NOT_SUPPORTED, logged, for a tensor
+   type or layout it does not take. */
+cudnnStatus_t ocd_engine_bnf_problem(const struct ocd_graph_op *op, struct ocd_bnf_problem *p,
+                                     int tensor_of[OCD_BNF_SLOTS]);
+/* Binds the operands' pointers (ptr[slot], NULL for none), reading by-value scalars from them. */
+void ocd_engine_bnf_bind(struct ocd_bnf_problem *p, void *const ptr[OCD_BNF_SLOTS]);
+cudnnStatus_t ocd_engine_bnf_run(cudnnHandle_t handle, const struct ocd_bnf_problem *p, const char *op);
+/* The sums pass of a BN_BWD_WEIGHTS op, given x's and dy's stored views (pointers unbound; dx is
+   laid out as x). NOT_SUPPORTED, logged, for what the batch-norm engine does not take. */
+cudnnStatus_t ocd_engine_bn_sums_problem(const struct ocd_graph_op *op, const struct ocd_tensor_view *x,
+                                         const struct ocd_tensor_view *dy, struct ocd_bn_problem *p);
 
 /* The append-only list of pinned implementations of a direction (engine.c), for the test that
    checks it names every registry entry (reached through dlsym). */

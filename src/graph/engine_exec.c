@@ -3,7 +3,8 @@
    Main decision: a plan is a short list of stages, each one call of an implementation table the
    legacy API already has: a convolution (the registry entry the engine chose), a GEMM
    (ocd_gemm), a reduction, channel statistics (the bias-gradient kernels with their sum of
-   squares), or a pointwise chain (problem/pointwise.h): every run of consecutive pointwise ops
+   squares), the batch-norm passes (engine_bn.c: the backward sums, the per-channel finalize),
+   or a pointwise chain (problem/pointwise.h): every run of consecutive pointwise ops
    of one output shape is one elementwise pass, its virtual tensors kept in registers. A virtual
    tensor between stages lives in the workspace, in the layout its descriptor gives, stored in
    the type of its producer's data (a convolution of half data writes half). Two rewrites make
@@ -49,13 +50,19 @@ struct buf {
     struct ocd_tensor_view view; /* as stored */
 };
 
-enum stage_kind { ST_CONV, ST_GEMM, ST_CHAIN, ST_REDUCE, ST_GENSTATS };
+enum stage_kind { ST_CONV, ST_GEMM, ST_CHAIN, ST_REDUCE, ST_GENSTATS, ST_BN_SUMS, ST_BN_CHANNELS };
+
+/* Buffers a stage names: at most a chain's operands or a channel pass's. */
+enum { STAGE_BUFS = OCD_BNF_SLOTS > OCD_PW_MAX_OPERANDS ? OCD_BNF_SLOTS : OCD_PW_MAX_OPERANDS };
 
 /* Buffer roles: CONV x w y z bias; GEMM a b c (the BLAS operands); CHAIN inputs then outputs;
-   REDUCE x y; GENSTATS x sum sqsum. -1: none. */
+   REDUCE x y; GENSTATS x sum sqsum; BN_SUMS (BUF_*) x dy scale mean invstd dscale dbias dx;
+   BN_CHANNELS by enum ocd_bnf_slot. -1: none. */
+enum { BN_X, BN_DY, BN_SCALE, BN_MEAN, BN_INVSTD, BN_DSCALE, BN_DBIAS, BN_DX };
+
 struct stage {
     enum stage_kind kind;
-    int b[OCD_PW_MAX_OPERANDS];
+    int b[STAGE_BUFS];
     const struct ocd_conv_impl *impl; /* CONV */
     size_t scratch;                   /* workspace bytes of the call */
     union {
@@ -64,6 +71,8 @@ struct stage {
         struct ocd_pw_chain chain;
         struct ocd_reduce red;
         struct ocd_conv_bias_problem gs;
+        struct ocd_bn_problem bn;
+        struct ocd_bnf_problem bnf;
     } u;
 };
 
@@ -134,6 +143,21 @@ static cudnnStatus_t view_of(const struct ocd_graph_tensor *t, struct ocd_tensor
     return ocd_graph_tensor_view(t, v);
 }
 
+/* A new buffer of a kind holding a view (its memory: the view's span). */
+static cudnnStatus_t new_buffer(struct builder *bd, enum buf_kind kind, const struct ocd_tensor_view *v, int *out)
+{
+    struct ocd_graph_plan *pl = bd->pl;
+    if (pl->nbufs == MAX_BUFS)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the graph has more than %d tensors in memory", MAX_BUFS);
+    struct buf *b = &pl->bufs[pl->nbufs];
+    memset(b, 0, sizeof *b);
+    b->kind = kind;
+    b->view = *v;
+    b->bytes = (size_t)ocd_view_span_bytes(v);
+    *out = pl->nbufs++;
+    return CUDNN_STATUS_SUCCESS;
+}
+
 /* The buffer of a tensor, made on first use with the given stored view (a virtual tensor is
    stored as its producer writes it). */
 static cudnnStatus_t buffer(struct builder *bd, const struct ocd_graph_tensor *t, const struct ocd_tensor_view *stored,
@@ -144,19 +168,14 @@ static cudnnStatus_t buffer(struct builder *bd, const struct ocd_graph_tensor *t
         *out = bd->buf_of_node[node];
         return CUDNN_STATUS_SUCCESS;
     }
-    struct ocd_graph_plan *pl = bd->pl;
-    if (pl->nbufs == MAX_BUFS)
-        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the graph has more than %d tensors in memory", MAX_BUFS);
-    struct buf *b = &pl->bufs[pl->nbufs];
-    memset(b, 0, sizeof *b);
+    struct ocd_tensor_view v;
+    if (stored) v = *stored;
+    else OCD_TRY(view_of(t, &v));
+    OCD_TRY(new_buffer(bd, t->is_virtual ? BUF_WORK : BUF_USER, &v, out));
+    struct buf *b = &bd->pl->bufs[*out];
     b->uid = t->uid;
-    b->kind = t->is_virtual ? BUF_WORK : BUF_USER;
-    b->alignment = t->alignment;
-    if (stored) b->view = *stored;
-    else OCD_TRY(view_of(t, &b->view));
-    b->bytes = (size_t)ocd_view_span_bytes(&b->view);
-    if (node >= 0) bd->buf_of_node[node] = pl->nbufs;
-    *out = pl->nbufs++;
+    b->alignment = t->by_value ? 0 : t->alignment; /* a by-value scalar lies in host memory */
+    if (node >= 0) bd->buf_of_node[node] = *out;
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -168,7 +187,7 @@ static cudnnStatus_t new_stage(struct builder *bd, enum stage_kind kind, struct 
     struct stage *s = &pl->stages[pl->nstages++];
     memset(s, 0, sizeof *s);
     s->kind = kind;
-    for (int i = 0; i < OCD_PW_MAX_OPERANDS; i++) s->b[i] = -1;
+    for (int i = 0; i < STAGE_BUFS; i++) s->b[i] = -1;
     *out = s;
     return CUDNN_STATUS_SUCCESS;
 }
@@ -309,6 +328,32 @@ static cudnnStatus_t add_genstats(struct builder *bd, const struct ocd_graph_op 
     OCD_TRY(buffer(bd, &op->t[OCD_GT_GS_X], NULL, &s->b[0]));
     OCD_TRY(buffer(bd, &op->t[OCD_GT_GS_SUM], NULL, &s->b[1]));
     OCD_TRY(buffer(bd, &op->t[OCD_GT_GS_SQSUM], NULL, &s->b[2]));
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* BN_FINALIZE_STATISTICS: one channel pass; BN_BWD_WEIGHTS: the sums pass (its unused data
+   gradient in the workspace), then the channel pass (engine_bn.c). */
+static cudnnStatus_t add_bn(struct builder *bd, const struct ocd_graph_op *op)
+{
+    struct stage *s = NULL;
+    if (op->kind == CUDNN_BACKEND_OPERATION_BN_BWD_WEIGHTS_DESCRIPTOR) {
+        struct ocd_tensor_view x, dy;
+        OCD_TRY(input_view(bd, &op->t[OCD_GT_BNW_X], &x));
+        OCD_TRY(input_view(bd, &op->t[OCD_GT_BNW_DY], &dy));
+        OCD_TRY(new_stage(bd, ST_BN_SUMS, &s));
+        OCD_TRY(ocd_engine_bn_sums_problem(op, &x, &dy, &s->u.bn));
+        s->scratch = ocd_bn_problem_workspace(bd->handle, &s->u.bn, "cudnnBackendFinalize");
+        static const int slots[] = {[BN_X] = OCD_GT_BNW_X, [BN_DY] = OCD_GT_BNW_DY, [BN_SCALE] = OCD_GT_BNW_SCALE,
+                                    [BN_MEAN] = OCD_GT_BNW_MEAN, [BN_INVSTD] = OCD_GT_BNW_INVSTD,
+                                    [BN_DSCALE] = OCD_GT_BNW_DSCALE, [BN_DBIAS] = OCD_GT_BNW_DBIAS};
+        for (int k = 0; k < BN_DX; k++) OCD_TRY(buffer(bd, &op->t[slots[k]], k == BN_X ? &x : k == BN_DY ? &dy : NULL, &s->b[k]));
+        OCD_TRY(new_buffer(bd, BUF_WORK, &s->u.bn.dx, &s->b[BN_DX]));
+    }
+    int tensor_of[OCD_BNF_SLOTS];
+    OCD_TRY(new_stage(bd, ST_BN_CHANNELS, &s));
+    OCD_TRY(ocd_engine_bnf_problem(op, &s->u.bnf, tensor_of));
+    for (int k = 0; k < OCD_BNF_SLOTS; k++)
+        if (tensor_of[k] >= 0) OCD_TRY(buffer(bd, &op->t[tensor_of[k]], NULL, &s->b[k]));
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -554,6 +599,8 @@ static cudnnStatus_t build(struct builder *bd)
         case CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR: OCD_TRY(add_matmul(bd, op)); break;
         case CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR: OCD_TRY(add_reduction(bd, op)); break;
         case CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR: OCD_TRY(add_genstats(bd, op)); break;
+        case CUDNN_BACKEND_OPERATION_BN_FINALIZE_STATISTICS_DESCRIPTOR:
+        case CUDNN_BACKEND_OPERATION_BN_BWD_WEIGHTS_DESCRIPTOR: OCD_TRY(add_bn(bd, op)); break;
         case CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: {
             if (i > 0 && bd->chain_of[i - 1] == bd->chain_of[i]) break; /* part of the chain begun before */
             int last = i + 1;
@@ -591,7 +638,8 @@ static cudnnStatus_t build(struct builder *bd)
 /* One info line per plan: its stages (and what each runs) and its workspace. */
 static void log_plan(const struct ocd_graph_plan *pl)
 {
-    static const char *const names[] = {"conv", "gemm", "pointwise chain", "reduction", "statistics"};
+    static const char *const names[] = {"conv", "gemm", "pointwise chain", "reduction", "statistics",
+                                        "batch-norm sums", "batch-norm channels"};
     char line[512];
     size_t n = (size_t)snprintf(line, sizeof line, "plan of %d stage(s), %zu bytes of workspace:", pl->nstages, pl->total);
     for (int k = 0; k < pl->nstages && n < sizeof line; k++) {
@@ -699,6 +747,8 @@ static cudnnStatus_t run_stage(cudnnHandle_t handle, struct stage *s, void *cons
         s->u.red.c = PTR(1);
         s->u.red.partials = s->scratch ? (struct ocd_reduce_partial *)scratch : NULL;
         return ocd_reduce_run(handle, &s->u.red, EXEC_OP);
+    case ST_BN_SUMS: return ocd_bn_run_problem(handle, &s->u.bn, scratch, s->scratch, EXEC_OP);
+    case ST_BN_CHANNELS: return ocd_engine_bnf_run(handle, &s->u.bnf, EXEC_OP);
     default:
         s->u.gs.dy_data = PTR(0);
         s->u.gs.db_data = PTR(1);
@@ -719,6 +769,15 @@ static cudnnStatus_t bind_stage(cudnnHandle_t handle, struct stage *s, void *con
         const char *why = ocd_impl_rejects(handle, &s->impl->base, p);
         if (why != NULL)
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s declines the variant pack's pointers: %s", s->impl->base.name, why);
+    } else if (s->kind == ST_BN_SUMS) {
+        struct ocd_bn_problem *p = &s->u.bn;
+        p->x_ptr = PTR(BN_X), p->dy_ptr = PTR(BN_DY), p->dx_ptr = PTR(BN_DX);
+        p->scale = PTR(BN_SCALE), p->dscale = PTR(BN_DSCALE), p->dbias = PTR(BN_DBIAS);
+        p->saved_mean = PTR(BN_MEAN), p->saved_invstd = PTR(BN_INVSTD);
+    } else if (s->kind == ST_BN_CHANNELS) {
+        void *bound[OCD_BNF_SLOTS];
+        for (int k = 0; k < OCD_BNF_SLOTS; k++) bound[k] = PTR(k);
+        ocd_engine_bnf_bind(&s->u.bnf, bound);
     } else if (s->kind == ST_CHAIN) {
         struct ocd_pw_chain *c = &s->u.chain;
         for (int k = 0; k < c->ninputs; k++) c->in[k].data = PTR(k);

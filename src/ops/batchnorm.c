@@ -319,6 +319,20 @@ cudnnStatus_t ocd_bn_run(cudnnHandle_t handle, const struct ocd_bn_args *args, c
                          OCD_IMPL_TABLE(bn_impls));
 }
 
+cudnnStatus_t ocd_bn_run_problem(cudnnHandle_t handle, const struct ocd_bn_problem *p, void *workspace,
+                                 size_t workspace_bytes, const char *op)
+{
+    const struct ocd_impl *impl = ocd_impl_select(handle, bn_impls, OCD_ARRAY_LEN(bn_impls), p, op);
+    if (impl == NULL) return CUDNN_STATUS_NOT_SUPPORTED;
+    return impl->run(handle, p, workspace, workspace_bytes);
+}
+
+size_t ocd_bn_problem_workspace(cudnnHandle_t handle, const struct ocd_bn_problem *p, const char *op)
+{
+    const struct ocd_impl *impl = ocd_impl_select(handle, bn_impls, OCD_ARRAY_LEN(bn_impls), p, op);
+    return impl && impl->workspace ? impl->workspace(handle, p) : 0;
+}
+
 cudnnStatus_t ocd_bn_workspace_size(cudnnHandle_t handle, const struct ocd_bn_args *args,
                                     const char *op, size_t *size)
 {

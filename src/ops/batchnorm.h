@@ -98,6 +98,13 @@ cudnnStatus_t ocd_bn_workspace_size(cudnnHandle_t handle, const struct ocd_bn_ar
 cudnnStatus_t ocd_bn_reserve_size(cudnnHandle_t handle, const struct ocd_bn_args *args,
                                   const char *op, size_t *size);
 
+/* Runs a problem its caller built and checked (the graph API's BN_BWD_WEIGHTS builds one from
+   graph tensors at plan time) through the implementation table; the workspace of the entry that
+   would run it now (its data pointers may still be NULL). */
+cudnnStatus_t ocd_bn_run_problem(cudnnHandle_t handle, const struct ocd_bn_problem *p, void *workspace,
+                                 size_t workspace_bytes, const char *op);
+size_t ocd_bn_problem_workspace(cudnnHandle_t handle, const struct ocd_bn_problem *p, const char *op);
+
 /* cudnnBatchNormMode_t as the engine takes it (SPATIAL_PERSISTENT computes what SPATIAL does);
    BAD_PARAM for an invalid enumerant. */
 cudnnStatus_t ocd_bn_mode(cudnnBatchNormMode_t mode, bool *per_activation);

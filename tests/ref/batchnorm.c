@@ -112,3 +112,18 @@ void ref_bn_backward(const struct ref_bn_shape *sh, const double *x, const doubl
     free(dmean);
     free(sumdev);
 }
+
+void ref_bn_finalize(int64_t c, const double *mean, const double *var, double count, const double *scale,
+                     const double *bias, const double *prev_mean, const double *prev_var, double eps, double factor,
+                     double *invstd, double *eq_scale, double *eq_bias, double *upd_mean, double *upd_var)
+{
+    for (int64_t j = 0; j < c; j++) {
+        double sd = sqrt(var[j] + eps);
+        invstd[j] = 1 / sd;
+        eq_scale[j] = scale[j] / sd;
+        eq_bias[j] = bias[j] - scale[j] * mean[j] / sd;
+        if (prev_mean == NULL) continue;
+        upd_mean[j] = prev_mean[j] + factor * (mean[j] - prev_mean[j]);
+        upd_var[j] = prev_var[j] + factor * (var[j] * count / (count - 1) - prev_var[j]);
+    }
+}

@@ -34,4 +34,13 @@ void ref_bn_backward(const struct ref_bn_shape *sh, const double *x, const doubl
                      const double *mean, const double *var, double eps, double *dpre, double *dx,
                      double *dscale, double *dbias);
 
+/* The graph API's BN_FINALIZE_STATISTICS over c channels, from each channel's mean and biased
+   variance (training: of the batch, `count` elements; inference: the running ones) and scale and
+   bias: the inverse standard deviation, the equivalent scale and bias of bn(y) = eq_scale * y +
+   eq_bias and, in training with prev_mean given, the running averages as
+   cudnnBatchNormalizationForwardTraining updates them (unbiased variance). */
+void ref_bn_finalize(int64_t c, const double *mean, const double *var, double count, const double *scale,
+                     const double *bias, const double *prev_mean, const double *prev_var, double eps, double factor,
+                     double *invstd, double *eq_scale, double *eq_bias, double *upd_mean, double *upd_var);
+
 #endif
