@@ -102,9 +102,11 @@ struct igemm_filter_pack {
     int dgrad, flip;
 };
 
-/* The source offset of destination element i, or -1 for a padding channel (host-callable: see
-   ocd_mma_cp_async16 in mma.cuh). */
-__host__ __device__ __forceinline__ int64_t igemm_filter_src(const igemm_filter_pack &f, int64_t i)
+/* Whether destination element i has a source (false: a padding channel, stored as zero) and its
+   offset in *src (host-callable: see ocd_mma_cp_async16 in mma.cuh). The offset may be negative:
+   a stride phase of a CONVOLUTION-mode backward data pass reads its taps mirrored, through a
+   filter view with negative strides from a base inside the filter (phase_problem). */
+__host__ __device__ __forceinline__ bool igemm_filter_src(const igemm_filter_pack &f, int64_t i, int64_t *src)
 {
     const int64_t a_n = f.dgrad ? f.cg : f.kg, b_n = f.dgrad ? f.kg : f.cgp;
     int64_t b = i % b_n;
@@ -117,17 +119,18 @@ __host__ __device__ __forceinline__ int64_t igemm_filter_src(const igemm_filter_
     i /= f.t;
     int64_t a = i % a_n, g = i / a_n;
     int64_t k = f.dgrad ? b : a, c = f.dgrad ? a : b;
-    if (c >= f.cg) return -1;
+    if (c >= f.cg) return false;
     if (f.flip) tt = f.t - 1 - tt, rr = f.r - 1 - rr, ss = f.s - 1 - ss;
-    return (g * f.kg + k) * f.sk + c * f.sc + tt * f.st + rr * f.sr + ss * f.ss;
+    *src = (g * f.kg + k) * f.sk + c * f.sc + tt * f.st + rr * f.sr + ss * f.ss;
+    return true;
 }
 
 template <typename U> __global__ void igemm_pack_filter(const U *w, U *dst, const igemm_filter_pack f)
 {
     const int64_t total = (int64_t)f.g * f.kg * f.cgp * f.t * f.r * f.s;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t src = igemm_filter_src(f, i);
-        dst[i] = src < 0 ? U(0) : w[src];
+        int64_t src;
+        dst[i] = igemm_filter_src(f, i, &src) ? w[src] : U(0);
     }
 }
 
