@@ -241,22 +241,40 @@ cudnnStatus_t ocd_graph_config_check(const struct ocd_graph *g, const struct ocd
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* The stages of engine `index`'s plan for the graph, or 0 when it builds none. */
-static int plan_stages(const struct ocd_graph *g, int dir, int64_t index)
+/* The stages of engine `index`'s plan for the graph, or 0 when it builds none; its workspace in *ws. */
+static int plan_stages(const struct ocd_graph *g, int dir, int64_t index, int64_t *ws)
 {
     struct ocd_engine_id id;
     struct ocd_graph_plan *plan;
-    int64_t ws;
     ocd_engine_decode(dir, index, &id);
-    if (ocd_engine_plan(g->handle, (struct ocd_graph *)g, &id, &plan, &ws) != CUDNN_STATUS_SUCCESS) return 0;
+    if (ocd_engine_plan(g->handle, (struct ocd_graph *)g, &id, &plan, ws) != CUDNN_STATUS_SUCCESS) return 0;
     int n = ocd_engine_plan_stages(plan);
     ocd_graph_plan_free(plan);
     return n;
 }
 
+/* Below this many multiply-adds the graph's convolutions run in microseconds, where a pass that
+   fills a workspace (im2col, precomputed indices, transforms) costs more than it saves. */
+#define SMALL_CONV_MACS ((int64_t)1 << 23)
+
+static bool small_convolutions(const struct ocd_graph *g)
+{
+    int64_t macs = 0;
+    for (int i = 0; i < g->n_ops; i++) {
+        struct ocd_conv_problem p;
+        if (!is_conv(g->ops[i].kind) || ocd_engine_conv_problem(&g->ops[i], &p) != CUDNN_STATUS_SUCCESS) continue;
+        struct ocd_conv_gemm gm;
+        ocd_conv_gemm_dims(&p, &gm);
+        macs += gm.groups * gm.m * gm.n * gm.k;
+    }
+    return macs < SMALL_CONV_MACS;
+}
+
 /* The pinned implementations that run the graph, ordered by predicted speed: fewer passes over
-   memory first (an implementation that takes a fused epilogue saves one over the output), then
-   registry order, which is the convolution heuristic's. */
+   memory first (an implementation that takes a fused epilogue saves one over the output; on
+   small convolutions a workspace counts as a pass), then registry order, which is the
+   convolution heuristic's. So a small graph's first configuration runs without workspace, as
+   cudnn-frontend's backward-data fallback sample expects (it executes it with a NULL one). */
 cudnnStatus_t ocd_graph_heuristics(const struct ocd_graph *g, cudnnBackendHeurMode_t mode, struct ocd_graph_config *out,
                                    int64_t cap, int64_t *count)
 {
@@ -267,11 +285,14 @@ cudnnStatus_t ocd_graph_heuristics(const struct ocd_graph *g, cudnnBackendHeurMo
     if (dir >= 0) {
         const struct ocd_conv_table *t = ocd_conv_table((enum ocd_conv_dir)dir);
         const int base = 1 + ocd_conv_algo_count((enum ocd_conv_dir)dir);
+        const bool small = small_convolutions(g);
         for (size_t i = 0; i < t->count; i++)
             for (int j = 0; j < entry_lists[dir].count && n < 64; j++) {
                 if (strcmp(entry_lists[dir].names[j], t->impls[i].base.name) != 0) continue;
-                int k = plan_stages(g, dir, base + j);
+                int64_t ws = 0;
+                int k = plan_stages(g, dir, base + j, &ws);
                 if (k == 0) continue;
+                if (small && ws > 0) k++;
                 int at = (int)n++; /* insertion keeps registry order among equal stage counts */
                 while (at > 0 && stages[at - 1] > k) {
                     found[at] = found[at - 1], stages[at] = stages[at - 1];
@@ -280,7 +301,8 @@ cudnnStatus_t ocd_graph_heuristics(const struct ocd_graph *g, cudnnBackendHeurMo
                 found[at] = base + j, stages[at] = k;
             }
     }
-    if (n == 0 && dir != -2 && plan_stages(g, dir, 0) > 0) found[n++] = 0;
+    int64_t ws;
+    if (n == 0 && dir != -2 && plan_stages(g, dir, 0, &ws) > 0) found[n++] = 0;
     for (int64_t i = 0; i < n && i < cap; i++) out[i] = (struct ocd_graph_config){.engine = found[i]};
     *count = n;
     return CUDNN_STATUS_SUCCESS;
