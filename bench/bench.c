@@ -7,7 +7,8 @@
 #include "host_peak.h"
 
 /* Every op the problem strings can name, by family. */
-static const struct op_family *const op_families[] = {&ops_tensor, &ops_conv, &ops_nn, &ops_adv, &ops_rnn, &ops_attn};
+static const struct op_family *const op_families[] = {&ops_tensor, &ops_conv, &ops_nn, &ops_adv, &ops_rnn, &ops_attn,
+                                                      &ops_graph};
 
 
 /* The op of a parsed problem, after checking that its keys are the op's, in the op's order. */

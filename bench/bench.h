@@ -5,7 +5,7 @@
 
    Files: bench.c runs the cases and prints them (main); common.c holds memory, clocks, random
    data, problem strings and a call's tensors; ops_tensor.c, ops_conv.c, ops_nn.c, ops_adv.c,
-   ops_rnn.c and ops_attn.c each hold one family of ops (a setup and a run per op, and the
+   ops_rnn.c, ops_attn.c and ops_graph.c (the backend API) each hold one family of ops (a setup and a run per op, and the
    family's op table); suites.c holds the suite tables.
 
    Main decision: cases are data. A suite is a table of rows {name, timing, problem}; the problem
@@ -30,7 +30,8 @@
    in bf16 NHWC; those ops take x as a tensor spec plus their modes, see the nn ops), adv (the
    CTC loss, op ctc, through cudnnCTCLoss and cudnnCTCLoss_v8), rnn (LSTM and GRU training
    forward and backward, LSTM inference latency at batch 1, op rnn, through the v8 RNN API), attn (multi-head attention, op
-   mha, forward and backward at batch 32, 16 heads, width 1024, sequence 512, f16).
+   mha, forward and backward at batch 32, 16 heads, width 1024, sequence 512, f16), graph (ConvBiasAct
+   through the backend API, op convbiasact_graph, on the ResNet-50 shapes at batch 64 in f16 NHWC).
 
    Timing: a TIME_DEVICE case runs the call n times between two CUDA events (a host clock on the
    host backend) after warm-up, in --reps batches, and reports the median time per call; n is
@@ -225,7 +226,7 @@ struct op_family {
     const struct op *ops;
     size_t nops;
 };
-extern const struct op_family ops_tensor, ops_conv, ops_nn, ops_adv, ops_rnn, ops_attn;
+extern const struct op_family ops_tensor, ops_conv, ops_nn, ops_adv, ops_rnn, ops_attn, ops_graph;
 
 /* ---- suites (suites.c) -------------------------------------------------------------------------- */
 

@@ -175,6 +175,16 @@ static const struct bench_case attn_cases[] = {
     {"mha_bwd_b32_h16_w1024_s512_f16", TIME_DEVICE, "op=mha dir=bwd dt=f16 b=32 heads=16 width=1024 seq=512"},
 };
 
+/* ConvBiasAct (conv, add a per-channel bias, ReLU) through the backend API on the ResNet-50 shapes
+   at batch 64, f16 NHWC: against the resnet50 suite's convfwd rows of the same shapes, what the
+   fused epilogue costs over the convolution alone. */
+#define GRAPH_ROW(N, OP, DIR, DT, LAYOUT, SUFFIX, name, c, k, h, r, pad, st)                         \
+    {#name "_" #DIR "_" #DT SUFFIX, TIME_DEVICE,                                                   \
+     "op=" #OP " dt=" #DT " layout=" #LAYOUT " n=" #N " c=" #c " h=" #h " w=" #h " k=" #k " r=" #r  \
+     " s=" #r " pad=" #pad " stride=" #st " dil=1"},
+static const struct bench_case graph_cases[] = {RN50_SHAPES(GRAPH_ROW, 64, convbiasact_graph, cba, f16, nhwc, "")};
+#undef GRAPH_ROW
+
 const struct suite suites[] = {
     {"ceiling", ceiling_cases, ARRAY_LEN(ceiling_cases)},
     {"tensor", tensor_cases, ARRAY_LEN(tensor_cases)},
@@ -186,5 +196,6 @@ const struct suite suites[] = {
     {"adv", adv_cases, ARRAY_LEN(adv_cases)},
     {"rnn", rnn_cases, ARRAY_LEN(rnn_cases)},
     {"attn", attn_cases, ARRAY_LEN(attn_cases)},
+    {"graph", graph_cases, ARRAY_LEN(graph_cases)},
 };
 const size_t nsuites = ARRAY_LEN(suites);
