@@ -504,3 +504,84 @@ TEST(backend_frontend_fusion_samples)
     cudnnBackendDestroyDescriptor(conv);
     bt_gt_free(&rx), bt_gt_free(&rw), bt_gt_free(&ry), bt_gt_free(&rs);
 }
+
+/* ---- the int8 samples ------------------------------------------------------------------------------- */
+
+/* An INT8 tensor vectorized along dim 1 as the samples build it (VECTOR_COUNT, VECTORIZED_DIMENSION
+   1; dims and strides counted in vectors) over a NCHW_VECT_C tview. */
+static bdesc fe_int8_tensor(int64_t uid, const struct tview *v)
+{
+    bdesc t = bt_make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    int64_t dims[8], strides[8], vect = v->vect, vdim = 1;
+    cudnnDataType_t dt = CUDNN_DATA_INT8;
+    for (int d = 0; d < v->rank; d++) dims[d] = d == 1 ? v->dims[d] / vect : v->dims[d], strides[d] = v->strides[d] / vect;
+    bt_set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt);
+    bt_set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, v->rank, dims);
+    bt_set(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, v->rank, strides);
+    bt_set_i64(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, uid);
+    bt_set_i64(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, 16);
+    bt_set_i64(t, CUDNN_ATTR_TENSOR_VECTOR_COUNT, vect);
+    bt_set_i64(t, CUDNN_ATTR_TENSOR_VECTORIZED_DIMENSION, vdim);
+    CHECK_OK(cudnnBackendFinalize(t));
+    return t;
+}
+
+/* "DP4A execution with cudnnFindPlan" at a small size: INT8x4 x, filter and y, INT32 compute;
+   INSTANT's configurations and the forward fallback list, every plan warmed up with no workspace
+   in the pack; the plans that ran (one at least) give the saturated reference. */
+TEST(backend_frontend_dp4a)
+{
+    struct ref_conv rc = {2, 1, 16, 16, 1, {6, 6}, {3, 3}, {0}, {0, 0}, {1, 1}, {1, 1}, false};
+    ref_conv_out_dims(&rc);
+    const int xd[4] = {1, 16, 6, 6}, wd[4] = {16, 16, 3, 3}, yd[4] = {1, 16, 4, 4};
+    struct tview xv, wv, yv;
+    tview_init(&xv, CUDNN_DATA_INT8x4, 4, xd, TV_NCHW_VECT);
+    tview_init(&wv, CUDNN_DATA_INT8x4, 4, wd, TV_NCHW_VECT);
+    tview_init(&yv, CUDNN_DATA_INT8x4, 4, yd, TV_NCHW_VECT);
+    double *x = tview_random(xv.count, -2, 2), *w = tview_random(wv.count, -2, 2), *want = malloc(sizeof(double) * yv.count);
+    void *px = tview_upload(&xv, x), *pw = tview_upload(&wv, w), *py = tview_upload(&yv, NULL);
+    ref_conv_fwd(&rc, x, w, want);
+    for (int64_t i = 0; i < yv.count; i++) want[i] = fmin(127, fmax(-128, nearbyint(want[i])));
+    bdesc t[3] = {fe_int8_tensor('x', &xv), fe_int8_tensor('w', &wv), fe_int8_tensor('y', &yv)};
+    bdesc cd = bt_make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+    cudnnDataType_t comp = CUDNN_DATA_INT32;
+    cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    int64_t nsp = 2, zero[2] = {0, 0}, one[2] = {1, 1};
+    bt_set(cd, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
+    bt_set(cd, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+    bt_set(cd, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &nsp);
+    bt_set(cd, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, zero);
+    bt_set(cd, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, zero);
+    bt_set(cd, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, one);
+    bt_set(cd, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, one);
+    CHECK_OK(cudnnBackendFinalize(cd));
+    bdesc op = bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, t[0], t[1], t[2], cd);
+    bdesc g = bt_graph(&op, 1);
+    bdesc cfgs[128];
+    int n = fe_heuristics(g, CUDNN_HEUR_MODE_INSTANT, cfgs, 64), ran = 0;
+    n += fe_fallback(g, 50, 1u << CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC, cfgs + n, 128 - n);
+    int64_t uids[3] = {'x', 'w', 'y'};
+    void *ptrs[3] = {px, pw, py};
+    for (int i = 0; i < n; i++) {
+        int64_t ws, index;
+        bdesc plan = fe_plan(cfgs[i], &ws, &index);
+        if (plan == NULL) continue;
+        tbuf_poison(py, tview_bytes(&yv));
+        cudnnStatus_t st = fe_execute(plan, uids, ptrs, 3, NULL);
+        if (ws > 0) {
+            CHECK_STATUS(st, CUDNN_STATUS_BAD_PARAM);
+        } else if (CHECK_OK(st)) {
+            char what[64];
+            snprintf(what, sizeof what, "DP4A, engine %lld", (long long)index);
+            bt_check_tol(&yv, py, want, 0, what);
+            ran++;
+        }
+        cudnnBackendDestroyDescriptor(plan);
+    }
+    CHECK(ran >= 1);
+    bt_destroy_all(cfgs, n);
+    bt_destroy_all((bdesc[]){g, op, cd, t[0], t[1], t[2]}, 6);
+    tview_free(&xv, px), tview_free(&wv, pw), tview_free(&yv, py);
+    free(x), free(w), free(want);
+    tview_destroy(&xv), tview_destroy(&wv), tview_destroy(&yv);
+}
