@@ -47,6 +47,7 @@ struct buf {
     int alias;             /* BUF_ALIAS */
     size_t off, bytes;     /* BUF_WORK */
     int64_t alignment;     /* BUF_USER: bytes the pointer is promised to be aligned to */
+    bool by_value;         /* BUF_USER: the pointer is host memory */
     struct ocd_tensor_view view; /* as stored */
 };
 
@@ -174,6 +175,7 @@ static cudnnStatus_t buffer(struct builder *bd, const struct ocd_graph_tensor *t
     OCD_TRY(new_buffer(bd, t->is_virtual ? BUF_WORK : BUF_USER, &v, out));
     struct buf *b = &bd->pl->bufs[*out];
     b->uid = t->uid;
+    b->by_value = t->by_value;
     b->alignment = t->by_value ? 0 : t->alignment; /* a by-value scalar lies in host memory */
     if (node >= 0) bd->buf_of_node[node] = *out;
     return CUDNN_STATUS_SUCCESS;
@@ -613,6 +615,14 @@ static cudnnStatus_t build(struct builder *bd)
         }
     }
     struct ocd_graph_plan *pl = bd->pl;
+    /* a kernel cannot read host memory: on CUDA only the channel pass takes by-value tensors */
+    for (int k = 0; k < pl->nstages && pl->backend == OCD_BACKEND_CUDA; k++)
+        for (int i = 0; i < STAGE_BUFS; i++) {
+            const int b = pl->stages[k].b[i];
+            if (b >= 0 && pl->bufs[b].by_value && pl->stages[k].kind != ST_BN_CHANNELS)
+                return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "tensor uid %lld is passed by value (host memory) to a "
+                                "kernel of the CUDA backend", (long long)pl->bufs[b].uid);
+        }
     for (int k = 0; k + 1 < pl->nstages; k++) {
         struct stage *an = &pl->stages[k], *ch = &pl->stages[k + 1];
         if (ch->kind != ST_CHAIN || (an->kind != ST_CONV && an->kind != ST_GEMM)) continue;
