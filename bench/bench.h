@@ -222,6 +222,11 @@ struct op {
     cudnnStatus_t (*run)(struct call *c);
 };
 
+/* The convolution of direction dir (0 forward, 1 backward data, 2 backward filter) described by
+   p as convfwd, convbwdd and convbwdf take it: tensors x, filter, y, the descriptors, the
+   algorithm and its workspace (ops_conv.c). */
+const char *setup_conv(struct call *c, const struct problem *p, int dir);
+
 struct op_family {
     const struct op *ops;
     size_t nops;

@@ -37,7 +37,7 @@ static int conv_algo_of(const char *name, int dir)
     return -2;
 }
 
-static const char *setup_conv(struct call *c, const struct problem *p, int dir)
+const char *setup_conv(struct call *c, const struct problem *p, int dir)
 {
     static char why_buf[128];
     const char *layout = problem_get(p, "layout");

@@ -1,15 +1,20 @@
-/* ops_graph.c: calls through the backend (graph) API, so that a fused graph of ours is timed
-   beside the same graph run by the other cuDNN (the vendor's cuDNN 9 keeps this API).
+/* ops_graph.c: ConvBiasAct, y = relu(conv(x, w) + bias), as one fused call: through the backend
+   (graph) API, and through the legacy cudnnConvolutionBiasActivationForward, so that our fused
+   graph is timed beside the same graph and the same legacy call of the other cuDNN (the vendor's
+   cuDNN 9 keeps both APIs), and beside the plain convolution rows of the same shapes.
 
-   convbiasact_graph: ConvBiasAct as cudnn-frontend builds it: a forward convolution
-   (cross-correlation, one group) into a virtual tensor, ADD of a 1 x K x 1 x 1 bias into another
-   virtual tensor, RELU_FWD into y; x, the filter, the bias and y in the call's type, the virtual
-   tensors float, compute float (double for f64). Keys as convfwd's without algo: layout
-   nchw|nhwc, the shape n c h w k r s, pad stride dil. The engine is the first configuration of
-   the INSTANT heuristic whose plan builds, with its workspace (the choice a framework makes
-   without autotuning); a graph no configuration builds is the row's status (NOT_SUPPORTED).
-   Tensors, in this order: x, filter, bias, y (the result). flops as convfwd's (the bias and the
-   activation are not counted); bytes = |x| + |filter| + |bias| + |y|. */
+   Both take convfwd's keys and tensors (setup_conv: x, filter, y, cross-correlation, one group,
+   compute float, or double for f64) plus the bias, 1 x K x 1 x 1 in y's layout and type (t[3]).
+   - convbiasact_graph builds the graph as cudnn-frontend does: the convolution into a virtual
+     tensor, ADD of the bias into another, RELU_FWD into y, the virtual tensors float (double for
+     f64); the engine is the first configuration of the INSTANT heuristic whose plan builds, with
+     its workspace (what a framework takes without autotuning); algo= is not used (setup_conv's
+     legacy choice only sizes the legacy workspace). A graph no configuration builds is the row's
+     status.
+   - convbiasact calls cudnnConvolutionBiasActivationForward with alpha1 1, alpha2 0 (z = y, not
+     read), ReLU, and setup_conv's algorithm (algo=auto: the v7 heuristic's first).
+   flops as convfwd's (the bias and the activation are not counted); bytes = |x| + |filter| + |y|
+   + |bias|. */
 #include "bench.h"
 
 #include <cudnn_backend.h>
@@ -87,7 +92,7 @@ static cudnnStatus_t pointwise(struct scratch *s, cudnnPointwiseMode_t mode, cud
 }
 
 /* The graph, the heuristic's first configuration that builds, its plan and variant pack. */
-static cudnnStatus_t build(struct call *c, struct scratch *s, const int sp[4])
+static cudnnStatus_t build(struct call *c, struct scratch *s, const int sp[3])
 {
     struct graph_state *gs = c->state;
     const bool dbl = c->dt->type == CUDNN_DATA_DOUBLE;
@@ -95,10 +100,10 @@ static cudnnStatus_t build(struct call *c, struct scratch *s, const int sp[4])
     cudnnBackendDescriptor_t x, w, b, y, v1, v2, conv, ops[3];
     TRY(graph_tensor(s, &c->t[0], 'x', false, c->dt->type, &x));
     TRY(graph_tensor(s, &c->t[1], 'w', false, c->dt->type, &w));
-    TRY(graph_tensor(s, &c->t[2], 'b', false, c->dt->type, &b));
-    TRY(graph_tensor(s, &c->t[3], 'y', false, c->dt->type, &y));
-    TRY(graph_tensor(s, &c->t[3], 'C', true, comp, &v1));
-    TRY(graph_tensor(s, &c->t[3], 'B', true, comp, &v2));
+    TRY(graph_tensor(s, &c->t[2], 'y', false, c->dt->type, &y));
+    TRY(graph_tensor(s, &c->t[3], 'b', false, c->dt->type, &b));
+    TRY(graph_tensor(s, &c->t[2], 'C', true, comp, &v1));
+    TRY(graph_tensor(s, &c->t[2], 'B', true, comp, &v2));
     TRY(make(s, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, &conv));
     int64_t nsp = 2, pad[2] = {sp[0], sp[0]}, stride[2] = {sp[1], sp[1]}, dil[2] = {sp[2], sp[2]};
     cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
@@ -148,10 +153,9 @@ static cudnnStatus_t build(struct call *c, struct scratch *s, const int sp[4])
     if (st != CUDNN_STATUS_SUCCESS) return st;
     int64_t ws = 0;
     TRY(cudnnBackendGetAttribute(gs->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n, &ws));
-    c->workspace_bytes = (size_t)ws;
     if (ws > 0) gs->workspace = mem_alloc((size_t)ws);
     TRY(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &gs->pack));
-    int64_t uids[4] = {'x', 'w', 'b', 'y'};
+    int64_t uids[4] = {'x', 'w', 'y', 'b'};
     void *ptrs[4] = {c->t[0].data, c->t[1].data, c->t[2].data, c->t[3].data};
     SET(gs->pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 4, ptrs);
     SET(gs->pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 4, uids);
@@ -159,48 +163,29 @@ static cudnnStatus_t build(struct call *c, struct scratch *s, const int sp[4])
     return cudnnBackendFinalize(gs->pack);
 }
 
+/* The convolution of p (setup_conv: x, filter, y, the legacy descriptors and algorithm) plus the
+   bias, 1 x K x 1 x 1 in y's layout (t[3]). */
+static const char *setup_conv_bias(struct call *c, const struct problem *p)
+{
+    const char *why = setup_conv(c, p, 0);
+    if (why) return why;
+    char spec[64];
+    snprintf(spec, sizeof spec, "1x%dx1x1%s", c->t[2].dims[1], strcmp(problem_get(p, "layout"), "nhwc") == 0 ? ":nhwc" : "");
+    if ((why = add_tensor_spec(c, spec))) return why;
+    c->bytes += tensor_bytes(c, 3);
+    return NULL;
+}
+
 static const char *setup_convbiasact_graph(struct call *c, const struct problem *p)
 {
-    static char why_buf[128];
-    const char *layout = problem_get(p, "layout");
-    bool nhwc = strcmp(layout, "nhwc") == 0;
-    if (!nhwc && strcmp(layout, "nchw") != 0) return "layout must be nchw or nhwc";
-    static const char *const names[] = {"n", "c", "h", "w", "k", "r", "s", "pad", "stride", "dil"};
-    int v[ARRAY_LEN(names)];
-    for (size_t i = 0; i < ARRAY_LEN(names); i++) {
-        double d = problem_number(p, names[i]);
-        if (d != floor(d) || d < (i == 7 ? 0 : 1) || d > INT32_MAX) {
-            snprintf(why_buf, sizeof why_buf, "%s must be a whole number >= %d", names[i], i == 7 ? 0 : 1);
-            return why_buf;
-        }
-        v[i] = (int)d;
-    }
-    int n = v[0], ch = v[1], h = v[2], w = v[3], k = v[4], r = v[5], s = v[6];
-    int ph = h + 2 * v[7] - v[9] * (r - 1) - 1, qw = w + 2 * v[7] - v[9] * (s - 1) - 1;
-    if (ph < 0 || qw < 0) return "the filter is larger than the padded input";
-    int pp = ph / v[8] + 1, qq = qw / v[8] + 1;
-    const char *lay = nhwc ? ":nhwc" : "";
-    char spec[96];
-    snprintf(spec, sizeof spec, "%dx%dx%dx%d%s", n, ch, h, w, lay);
-    const char *why = add_tensor_spec(c, spec);
-    snprintf(spec, sizeof spec, "%dx%dx%dx%d%s", k, ch, r, s, lay);
-    if (!why) why = add_tensor_spec(c, spec);
-    snprintf(spec, sizeof spec, "1x%dx1x1%s", k, lay);
-    if (!why) why = add_tensor_spec(c, spec);
-    snprintf(spec, sizeof spec, "%dx%dx%dx%d%s", n, k, pp, qq, lay);
-    if (!why) why = add_tensor_spec(c, spec);
-    if (why) return why;
-    c->out = 3;
-    unit_scaling(c);
-    c->bytes = tensor_bytes(c, 0) + tensor_bytes(c, 1) + tensor_bytes(c, 2) + tensor_bytes(c, 3);
-    c->flops = 2.0 * n * k * pp * qq * (double)ch * r * s;
-    if (c->dry) return NULL;
+    const char *why = setup_conv_bias(c, p);
+    if (why || c->dry) return why;
     struct graph_state *gs = calloc(1, sizeof *gs);
     if (gs == NULL) return "out of memory";
     c->state = gs;
     c->release = graph_release;
     struct scratch sc = {0};
-    const int sp[4] = {v[7], v[8], v[9], 0};
+    const int sp[3] = {(int)problem_number(p, "pad"), (int)problem_number(p, "stride"), (int)problem_number(p, "dil")};
     cudnnStatus_t st = build(c, &sc, sp);
     for (int i = sc.n - 1; i >= 0; i--) cudnnBackendDestroyDescriptor(sc.d[i]);
     return st == CUDNN_STATUS_SUCCESS ? NULL : cudnnGetErrorString(st);
@@ -212,8 +197,29 @@ static cudnnStatus_t run_convbiasact_graph(struct call *c)
     return cudnnBackendExecute(c->handle, gs->plan, gs->pack);
 }
 
+static const char *setup_convbiasact(struct call *c, const struct problem *p)
+{
+    const char *why = setup_conv_bias(c, p);
+    if (why) return why;
+    c->alpha2 = scaling_of(0);
+    cudnnStatus_t st = cudnnCreateActivationDescriptor(&c->act_desc);
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = cudnnSetActivationDescriptor(c->act_desc, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0);
+    return st == CUDNN_STATUS_SUCCESS ? NULL : cudnnGetErrorString(st);
+}
+
+static cudnnStatus_t run_convbiasact(struct call *c)
+{
+    return cudnnConvolutionBiasActivationForward(
+        c->handle, scaling_ptr(c, &c->alpha), c->t[0].desc, c->t[0].data, c->filter_desc, c->t[1].data, c->conv_desc,
+        (cudnnConvolutionFwdAlgo_t)c->algo, c->workspace, c->workspace_bytes, scaling_ptr(c, &c->alpha2), c->t[2].desc,
+        c->t[2].data, c->t[3].desc, c->t[3].data, c->act_desc, c->t[2].desc, c->t[2].data);
+}
+
+#define CONV_BIAS_KEYS "dt layout n c h w k r s pad stride dil algo"
 static const struct op ops[] = {
-    {"convbiasact_graph", "dt layout n c h w k r s pad stride dil", setup_convbiasact_graph, run_convbiasact_graph},
+    {"convbiasact_graph", CONV_BIAS_KEYS, setup_convbiasact_graph, run_convbiasact_graph},
+    {"convbiasact", CONV_BIAS_KEYS, setup_convbiasact, run_convbiasact},
 };
 
 const struct op_family ops_graph = {ops, ARRAY_LEN(ops)};

@@ -78,6 +78,12 @@ static const struct bench_case resnet50_b256_cases[] = {
 static const struct bench_case resnet50_host_cases[] = {
     RN50_SHAPES(RN50_3X3_ROW, 8, convfwd, fwd, f32, nchw, "_b8")
 };
+/* ConvBiasAct (conv, add a per-channel bias, ReLU) on the ResNet-50 shapes at batch 64, f16 NHWC:
+   through the backend API (cbag) and through cudnnConvolutionBiasActivationForward (cba); the
+   resnet50 suite's convfwd rows of the same shapes are the convolution alone. */
+static const struct bench_case graph_cases[] = {RN50_SHAPES(RN50_ROW, 64, convbiasact_graph, cbag, f16, nhwc, "")
+                                                    RN50_SHAPES(RN50_ROW, 64, convbiasact, cba, f16, nhwc, "")};
+
 #undef RN50_3X3_ROW
 #undef RN50_ROW
 
@@ -174,16 +180,6 @@ static const struct bench_case attn_cases[] = {
     {"mha_fwd_b32_h16_w1024_s512_f16", TIME_DEVICE, "op=mha dir=fwd dt=f16 b=32 heads=16 width=1024 seq=512"},
     {"mha_bwd_b32_h16_w1024_s512_f16", TIME_DEVICE, "op=mha dir=bwd dt=f16 b=32 heads=16 width=1024 seq=512"},
 };
-
-/* ConvBiasAct (conv, add a per-channel bias, ReLU) through the backend API on the ResNet-50 shapes
-   at batch 64, f16 NHWC: against the resnet50 suite's convfwd rows of the same shapes, what the
-   fused epilogue costs over the convolution alone. */
-#define GRAPH_ROW(N, OP, DIR, DT, LAYOUT, SUFFIX, name, c, k, h, r, pad, st)                         \
-    {#name "_" #DIR "_" #DT SUFFIX, TIME_DEVICE,                                                   \
-     "op=" #OP " dt=" #DT " layout=" #LAYOUT " n=" #N " c=" #c " h=" #h " w=" #h " k=" #k " r=" #r  \
-     " s=" #r " pad=" #pad " stride=" #st " dil=1"},
-static const struct bench_case graph_cases[] = {RN50_SHAPES(GRAPH_ROW, 64, convbiasact_graph, cba, f16, nhwc, "")};
-#undef GRAPH_ROW
 
 const struct suite suites[] = {
     {"ceiling", ceiling_cases, ARRAY_LEN(ceiling_cases)},
