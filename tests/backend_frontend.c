@@ -588,3 +588,38 @@ TEST(backend_frontend_dp4a)
     free(x), free(w), free(want);
     tview_destroy(&xv), tview_destroy(&wv), tview_destroy(&yv);
 }
+
+/* ConvDrelu: conv (half NHWC) into a virtual tensor, then RELU_BWD with it as dy and another tensor
+   as x (the forward input of the ReLU), engine 0 with its first knob at min+1. */
+TEST(backend_frontend_conv_drelu)
+{
+    struct ref_conv rc = {2, 2, 8, 16, 1, {9, 9}, {3, 3}, {0}, {1, 1}, {2, 2}, {1, 1}, false};
+    ref_conv_out_dims(&rc);
+    const int xd[4] = {2, 8, 9, 9}, wd[4] = {16, 8, 3, 3}, yd[4] = {2, 16, rc.out[0], rc.out[1]};
+    struct bt_gt x, w, c, r, dx;
+    bt_gt_init(&x, 101, CUDNN_DATA_HALF, 4, xd, TV_NHWC, false, -1, 1);
+    bt_gt_init(&w, 102, CUDNN_DATA_HALF, 4, wd, TV_NHWC, false, -1, 1);
+    bt_gt_init(&c, 1001, CUDNN_DATA_HALF, 4, yd, TV_NHWC, true, 0, 0);
+    bt_gt_init(&r, 201, CUDNN_DATA_HALF, 4, yd, TV_NHWC, false, -1, 1);
+    bt_gt_init(&dx, 301, CUDNN_DATA_HALF, 4, yd, TV_NHWC, false, 0, 0);
+    const int64_t pad[2] = {1, 1}, stride[2] = {2, 2};
+    bdesc cd = bt_conv_desc(2, pad, stride, CUDNN_CROSS_CORRELATION);
+    struct ref_pw drelu = ref_pw_mode(CUDNN_POINTWISE_RELU_BWD);
+    bdesc ops[2] = {bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, x.d, w.d, c.d, cd),
+                    bt_pw_op(&drelu, r.d, c.d, dx.d)};
+    bdesc g = bt_graph(ops, 2);
+    int64_t uids[4] = {101, 102, 201, 301};
+    void *ptrs[4] = {x.buf, w.buf, r.buf, dx.buf};
+    if (CHECK_OK(fe_run_engine0(g, 1, uids, ptrs, 4))) {
+        double *want = malloc(sizeof(double) * (size_t)dx.v.count);
+        ref_conv_fwd(&rc, x.val, w.val, want);
+        /* the virtual conv output is stored in half, its producer's type */
+        for (int64_t i = 0; i < dx.v.count; i++) want[i] = ref_pw(&drelu, r.val[i], ref_quantize(CUDNN_DATA_HALF, want[i]));
+        bt_check_tol(&dx.v, dx.buf, want, 2e-2, "ConvDrelu");
+        free(want);
+    }
+    cudnnBackendDestroyDescriptor(g);
+    bt_destroy_all(ops, 2);
+    cudnnBackendDestroyDescriptor(cd);
+    bt_gt_free(&x), bt_gt_free(&w), bt_gt_free(&c), bt_gt_free(&r), bt_gt_free(&dx);
+}
