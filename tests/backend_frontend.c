@@ -529,18 +529,23 @@ static bdesc fe_int8_tensor(int64_t uid, const struct tview *v)
     return t;
 }
 
-/* "DP4A execution with cudnnFindPlan" at a small size: INT8x4 x, filter and y, INT32 compute;
-   INSTANT's configurations and the forward fallback list, every plan warmed up with no workspace
-   in the pack; the plans that ran (one at least) give the saturated reference. */
-TEST(backend_frontend_dp4a)
+/* "DP4A execution with cudnnFindPlan" and "IMMA execution with manual autotuning" at small sizes:
+   INT8x4 (and INT8x32) x, filter and y, INT32 compute; INSTANT's configurations and the forward
+   fallback list, every plan warmed up with no workspace in the pack; the plans that ran (one at
+   least) give the saturated reference. The IMMA sample's filter is in the plain NCHW_VECT_C32
+   layout here (8.2's backend API has no reorder attribute; the sample reorders it with the legacy
+   cudnnReorderFilterAndBias and checks statuses only). */
+static void int8_find_plan(int vect)
 {
-    struct ref_conv rc = {2, 1, 16, 16, 1, {6, 6}, {3, 3}, {0}, {0, 0}, {1, 1}, {1, 1}, false};
+    const int c = vect == 4 ? 16 : 64, k = vect == 4 ? 16 : 32;
+    struct ref_conv rc = {2, 1, c, k, 1, {6, 6}, {3, 3}, {0}, {0, 0}, {1, 1}, {1, 1}, false};
     ref_conv_out_dims(&rc);
-    const int xd[4] = {1, 16, 6, 6}, wd[4] = {16, 16, 3, 3}, yd[4] = {1, 16, 4, 4};
+    const int xd[4] = {1, c, 6, 6}, wd[4] = {k, c, 3, 3}, yd[4] = {1, k, 4, 4};
+    const cudnnDataType_t vt = vect == 4 ? CUDNN_DATA_INT8x4 : CUDNN_DATA_INT8x32;
     struct tview xv, wv, yv;
-    tview_init(&xv, CUDNN_DATA_INT8x4, 4, xd, TV_NCHW_VECT);
-    tview_init(&wv, CUDNN_DATA_INT8x4, 4, wd, TV_NCHW_VECT);
-    tview_init(&yv, CUDNN_DATA_INT8x4, 4, yd, TV_NCHW_VECT);
+    tview_init(&xv, vt, 4, xd, TV_NCHW_VECT);
+    tview_init(&wv, vt, 4, wd, TV_NCHW_VECT);
+    tview_init(&yv, vt, 4, yd, TV_NCHW_VECT);
     double *x = tview_random(xv.count, -2, 2), *w = tview_random(wv.count, -2, 2), *want = malloc(sizeof(double) * yv.count);
     void *px = tview_upload(&xv, x), *pw = tview_upload(&wv, w), *py = tview_upload(&yv, NULL);
     ref_conv_fwd(&rc, x, w, want);
@@ -575,7 +580,7 @@ TEST(backend_frontend_dp4a)
             CHECK_STATUS(st, CUDNN_STATUS_BAD_PARAM);
         } else if (CHECK_OK(st)) {
             char what[64];
-            snprintf(what, sizeof what, "DP4A, engine %lld", (long long)index);
+            snprintf(what, sizeof what, "%s, engine %lld", vect == 4 ? "DP4A" : "IMMA", (long long)index);
             bt_check_tol(&yv, py, want, 0, what);
             ran++;
         }
@@ -587,6 +592,12 @@ TEST(backend_frontend_dp4a)
     tview_free(&xv, px), tview_free(&wv, pw), tview_free(&yv, py);
     free(x), free(w), free(want);
     tview_destroy(&xv), tview_destroy(&wv), tview_destroy(&yv);
+}
+
+TEST(backend_frontend_dp4a_imma)
+{
+    int8_find_plan(4);
+    int8_find_plan(32);
 }
 
 /* ConvDrelu: conv (half NHWC) into a virtual tensor, then RELU_BWD with it as dy and another tensor
