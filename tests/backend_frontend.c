@@ -381,15 +381,15 @@ static cudnnStatus_t fe_run_engine0(bdesc g, int64_t first_plus, const int64_t *
     return st;
 }
 
-/* ConvScaleBiasAddAct (the sample's shapes: half NHWC, 9x9 filter, pad 3, stride 7, every knob
-   0), MatmulBiasAct (half, GELU) and ConvColReduction (half conv, float column sums): engine 0
-   builds and runs, and the results match the references. */
+/* ConvScaleBiasAddAct (the sample's shapes at 2 images: half NHWC, 9x9 filter, pad 3, stride 7,
+   every knob 0), MatmulBiasAct (half, GELU) and ConvColReduction (half conv, float column sums,
+   4 images): engine 0 builds and runs, and the results match the references. */
 TEST(backend_frontend_fusion_samples)
 {
     /* ConvScaleBiasAddAct */
-    struct ref_conv rc = {2, 4, 24, 32, 1, {31, 31}, {9, 9}, {0}, {3, 3}, {7, 7}, {1, 1}, false};
+    struct ref_conv rc = {2, 2, 24, 32, 1, {31, 31}, {9, 9}, {0}, {3, 3}, {7, 7}, {1, 1}, false};
     ref_conv_out_dims(&rc);
-    const int xd[4] = {4, 24, 31, 31}, wd[4] = {32, 24, 9, 9}, yd[4] = {4, 32, rc.out[0], rc.out[1]}, cd1[4] = {1, 32, 1, 1};
+    const int xd[4] = {2, 24, 31, 31}, wd[4] = {32, 24, 9, 9}, yd[4] = {2, 32, rc.out[0], rc.out[1]}, cd1[4] = {1, 32, 1, 1};
     struct bt_gt x, w, s, b, a, c1, c2, c3, c4, y;
     bt_gt_init(&x, 101, CUDNN_DATA_HALF, 4, xd, TV_NHWC, false, -1, 1);
     bt_gt_init(&w, 102, CUDNN_DATA_HALF, 4, wd, TV_NHWC, false, -0.2, 0.2);
@@ -468,10 +468,10 @@ TEST(backend_frontend_fusion_samples)
     struct bt_gt *mall[] = {&ma, &mb, &mc, &mz, &mt, &mo};
     for (size_t i = 0; i < TLEN(mall); i++) bt_gt_free(mall[i]);
 
-    /* ConvColReduction: half conv 32x32x7x7 * 256x32x1x1 into a virtual y, ADD over N, H, W */
-    struct ref_conv rr = {2, 32, 32, 256, 1, {7, 7}, {1, 1}, {0}, {0, 0}, {1, 1}, {1, 1}, false};
+    /* ConvColReduction: half conv 4x32x7x7 * 256x32x1x1 into a virtual y, ADD over N, H, W */
+    struct ref_conv rr = {2, 4, 32, 256, 1, {7, 7}, {1, 1}, {0}, {0, 0}, {1, 1}, {1, 1}, false};
     ref_conv_out_dims(&rr);
-    const int rxd[4] = {32, 32, 7, 7}, rwd[4] = {256, 32, 1, 1}, ryd[4] = {32, 256, 7, 7}, rd[4] = {1, 256, 1, 1};
+    const int rxd[4] = {4, 32, 7, 7}, rwd[4] = {256, 32, 1, 1}, ryd[4] = {4, 256, 7, 7}, rd[4] = {1, 256, 1, 1};
     struct bt_gt rx, rw, ry, rs;
     bt_gt_init(&rx, 'x', CUDNN_DATA_HALF, 4, rxd, TV_NHWC, false, -1, 1);
     bt_gt_init(&rw, 'w', CUDNN_DATA_HALF, 4, rwd, TV_NHWC, false, -1, 1);
