@@ -69,6 +69,9 @@ const struct shape tc_shapes[] = {
     /* a 1x1 filter with stride 2 (ResNet's downsampling): three of backward data's four stride
        phases have no taps (dx zeroed at beta 0, scaled otherwise) */
     {"tc_1x1_stride2", 2, 2, 16, 8, 1, {7, 6}, {1, 1}, {0, 0}, {2, 2}, {1, 1}, false},
+    /* backward data's stride phases in CONVOLUTION mode: each phase reads its taps mirrored,
+       through a filter view with negative strides */
+    {"tc_stride2_convolution_mode", 2, 2, 16, 16, 1, {9, 8}, {3, 3}, {1, 0}, {2, 1}, {1, 1}, true},
 };
 
 #define F CUDNN_DATA_FLOAT
