@@ -90,7 +90,7 @@ __host__ __device__ __forceinline__ void flash_p_frag(uint32_t pf[4], const floa
 /* True when an operand suits 16-byte cp.async of whole heads. */
 static inline bool flash_aligned16(const ocd_attn_operand &x)
 {
-    if ((uintptr_t)x.data % 16 != 0 || x.stride[OCD_ATTN_ELEM] != 1) return false;
+    if (!ocd_cuda_aligned16(x.data) || x.stride[OCD_ATTN_ELEM] != 1) return false;
     for (int a = 0; a < OCD_ATTN_ELEM; a++)
         if (x.stride[a] % 8 != 0) return false;
     return true;
