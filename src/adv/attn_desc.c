@@ -239,7 +239,7 @@ cudnnStatus_t CUDNNWINAPI cudnnSetSeqDataDescriptor(cudnnSeqDataDescriptor_t seq
                 seqLengthArraySize, (const void *)seqLengthArray, paddingFill);
     OCD_CHECK_OBJECT(OCD_OBJ_SEQ_DATA, seqDataDesc);
     OCD_TRY(check_seq(dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray));
-    int *lengths = malloc(sizeof(int) * seqLengthArraySize);
+    int *lengths = ocd_malloc(sizeof(int) * seqLengthArraySize);
     if (lengths == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "no memory for %zu lengths", seqLengthArraySize);
     memcpy(lengths, seqLengthArray, sizeof(int) * seqLengthArraySize);
     struct cudnnSeqDataStruct *d = seqDataDesc;

@@ -82,7 +82,7 @@ cudnnStatus_t CUDNNWINAPI cudnnSetRNNDataDescriptor(cudnnRNNDataDescriptor_t rnn
                             "SEQ_MAJOR_PACKED needs non-increasing lengths: seqLengthArray[%d] = %d > [%d] = %d", b,
                             seqLengthArray[b], b - 1, seqLengthArray[b - 1]);
     }
-    int *lengths = malloc(sizeof(int) * (size_t)batchSize);
+    int *lengths = ocd_malloc(sizeof(int) * (size_t)batchSize);
     if (lengths == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "no memory for %d lengths", batchSize);
     memcpy(lengths, seqLengthArray, sizeof(int) * (size_t)batchSize);
     free(rnnDataDesc->lengths);

@@ -60,7 +60,7 @@ static cudnnStatus_t read_steps(int seq, const cudnnTensorDescriptor_t *desc, co
 cudnnStatus_t ocd_rnn_legacy_steps(const struct ocd_rnn_legacy *g, const cudnnTensorDescriptor_t *desc,
                                    const char *name, bool output)
 {
-    int T = g->c.x.max_seq, *batches = malloc(sizeof(int) * (size_t)T);
+    int T = g->c.x.max_seq, *batches = ocd_malloc(sizeof(int) * (size_t)T);
     if (batches == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "no memory for %d steps", T);
     for (int t = 0; t < T; t++) {
         batches[t] = 0;
@@ -87,7 +87,7 @@ cudnnStatus_t ocd_rnn_legacy_arrays(cudnnHandle_t handle, cudnnRNNDescriptor_t r
     if (seqLength < 1) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "seqLength %d is below 1", seqLength);
     if (xDesc == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "xDesc is NULL");
     OCD_TRY(ocd_rnn_problem_from_legacy(rnnDesc, xDesc[0], &g->p));
-    int *batches = malloc(sizeof(int) * (size_t)seqLength);
+    int *batches = ocd_malloc(sizeof(int) * (size_t)seqLength);
     if (batches == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "no memory for %d steps", seqLength);
     for (int t = 0; t < seqLength; t++) batches[t] = -1;
     cudnnStatus_t s = read_steps(seqLength, xDesc, "xDesc", g->p.input_size, g->p.dtype, batches);
@@ -96,7 +96,7 @@ cudnnStatus_t ocd_rnn_legacy_arrays(cudnnHandle_t handle, cudnnRNNDescriptor_t r
     if (s == CUDNN_STATUS_SUCCESS && batches[seqLength - 1] < 1)
         s = OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the batch of step %d is %d", seqLength - 1, batches[seqLength - 1]);
     int N = s == CUDNN_STATUS_SUCCESS ? batches[0] : 0;
-    if (s == CUDNN_STATUS_SUCCESS && (g->lengths = calloc((size_t)N, sizeof(int))) == NULL)
+    if (s == CUDNN_STATUS_SUCCESS && (g->lengths = ocd_calloc((size_t)N, sizeof(int))) == NULL)
         s = OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "no memory for %d lengths", N);
     if (s == CUDNN_STATUS_SUCCESS)
         for (int t = 0; t < seqLength; t++)

@@ -182,8 +182,8 @@ static cudnnStatus_t heur_finalize(struct ocd_bk_desc *d)
     struct ocd_graph *g = *(struct ocd_graph *const *)value;
     int64_t n = 0;
     OCD_TRY(ocd_graph_heuristics(g, st->mode, NULL, 0, &n));
-    struct ocd_graph_config *cfgs = calloc((size_t)OCD_MAX(n, 1), sizeof *cfgs);
-    struct cfg_value *results = calloc((size_t)OCD_MAX(n, 1), sizeof *results);
+    struct ocd_graph_config *cfgs = ocd_calloc((size_t)OCD_MAX(n, 1), sizeof *cfgs);
+    struct cfg_value *results = ocd_calloc((size_t)OCD_MAX(n, 1), sizeof *results);
     if (cfgs == NULL || results == NULL) {
         free(cfgs);
         free(results);

@@ -115,7 +115,7 @@ static cudnnStatus_t order(struct ocd_graph *g)
             if ((op->present & ~op->outputs & (1u << s)) && ocd_graph_find(g, op->t[s].uid)->producer >= 0)
                 waiting[i]++;
     }
-    struct ocd_graph_op *sorted = malloc((size_t)g->n_ops * sizeof *sorted);
+    struct ocd_graph_op *sorted = ocd_malloc((size_t)g->n_ops * sizeof *sorted);
     if (sorted == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate %d operations", g->n_ops);
     while (done < g->n_ops) {
         int next = -1;
@@ -146,8 +146,8 @@ static cudnnStatus_t build(struct graph_state *st, struct ocd_graph *g)
 {
     g->refs = 1;
     g->handle = st->handle;
-    g->ops = calloc((size_t)st->n_ops, sizeof *g->ops);
-    g->nodes = calloc((size_t)st->n_ops * OCD_GRAPH_OP_MAX_TENSORS, sizeof *g->nodes);
+    g->ops = ocd_calloc((size_t)st->n_ops, sizeof *g->ops);
+    g->nodes = ocd_calloc((size_t)st->n_ops * OCD_GRAPH_OP_MAX_TENSORS, sizeof *g->nodes);
     if (g->ops == NULL || g->nodes == NULL)
         return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate a graph of %lld operations", (long long)st->n_ops);
     if (!ocd_object_alive(OCD_OBJ_HANDLE, st->handle))
@@ -168,7 +168,7 @@ static cudnnStatus_t build(struct graph_state *st, struct ocd_graph *g)
 static cudnnStatus_t graph_finalize(struct ocd_bk_desc *d)
 {
     struct graph_state *st = ocd_bk_state(d);
-    struct ocd_graph *g = calloc(1, sizeof *g);
+    struct ocd_graph *g = ocd_calloc(1, sizeof *g);
     if (g == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate a graph");
     cudnnStatus_t status = build(st, g);
     if (status != CUDNN_STATUS_SUCCESS) {

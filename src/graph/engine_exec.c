@@ -673,7 +673,7 @@ cudnnStatus_t ocd_engine_plan(cudnnHandle_t handle, struct ocd_graph *g, const s
 {
     *plan = NULL;
     if (g->n_ops > OCD_GRAPH_MAX_OPS) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "too many operations");
-    struct builder bd = {handle, g, id, calloc(1, sizeof(struct ocd_graph_plan)), {0}, malloc((size_t)OCD_MAX(g->n_nodes, 1) * sizeof(int))};
+    struct builder bd = {handle, g, id, ocd_calloc(1, sizeof(struct ocd_graph_plan)), {0}, ocd_malloc((size_t)OCD_MAX(g->n_nodes, 1) * sizeof(int))};
     if (bd.pl == NULL || bd.buf_of_node == NULL) {
         free(bd.pl);
         free(bd.buf_of_node);
@@ -802,7 +802,7 @@ static cudnnStatus_t run_plan(cudnnHandle_t handle, const struct ocd_graph_plan 
 {
     void *ptr[MAX_BUFS];
     OCD_TRY(bind(pl, vp, ptr));
-    struct stage *stages = malloc((size_t)OCD_MAX(pl->nstages, 1) * sizeof *stages);
+    struct stage *stages = ocd_malloc((size_t)OCD_MAX(pl->nstages, 1) * sizeof *stages);
     if (stages == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "no memory to bind the plan's stages");
     memcpy(stages, pl->stages, (size_t)pl->nstages * sizeof *stages);
     cudnnStatus_t st = CUDNN_STATUS_SUCCESS;

@@ -93,7 +93,7 @@ static void fwd_tasks(void *ctx, int64_t t0, int64_t t1)
     const struct ocd_attn_core_problem *p = j->p;
     int dk = p->head_qk, dv = p->head_v;
     int64_t blocks = (p->q_count + ROW_BLOCK - 1) / ROW_BLOCK;
-    double *k = malloc(sizeof(double) * ((size_t)p->max_kv * (dk + dv + 1) + dk + dv));
+    double *k = ocd_malloc(sizeof(double) * ((size_t)p->max_kv * (dk + dv + 1) + dk + dv));
     if (k == NULL) {
         j->failed = true;
         return;
@@ -181,7 +181,7 @@ static void bwd_tasks(void *ctx, int64_t t0, int64_t t1)
     const struct ocd_attn_core_problem *p = j->p;
     int dk = p->head_qk, dv = p->head_v;
     size_t kv = (size_t)p->max_kv * (dk + dv);
-    double *k = malloc(sizeof(double) * (2 * kv + 2 * dk + 2 * dv));
+    double *k = ocd_malloc(sizeof(double) * (2 * kv + 2 * dk + 2 * dv));
     if (k == NULL) {
         j->failed = true;
         return;
