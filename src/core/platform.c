@@ -8,6 +8,7 @@
 #  endif
 #endif
 #include "core/platform.h"
+#include "core/alloc.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -85,7 +86,7 @@ static unsigned __stdcall thread_trampoline(void *param)
 
 bool ocd_thread_start(void (*fn)(void *), void *arg)
 {
-    struct thread_start *start = malloc(sizeof *start);
+    struct thread_start *start = ocd_malloc(sizeof *start);
     if (start == NULL) return false;
     start->fn = fn;
     start->arg = arg;
@@ -280,7 +281,7 @@ static void *thread_trampoline(void *param)
 
 bool ocd_thread_start(void (*fn)(void *), void *arg)
 {
-    struct thread_start *start = malloc(sizeof *start);
+    struct thread_start *start = ocd_malloc(sizeof *start);
     if (start == NULL) return false;
     start->fn = fn;
     start->arg = arg;
