@@ -120,7 +120,8 @@ cudnnStatus_t ocd_attn_prepare(cudnnHandle_t handle, cudnnAttnDescriptor_t attn,
                       ? ocd_dropout_reserve_bytes((int64_t)c->qo_max * c->max_batch * c->max_beam * ocd_attn_o_size(c))
                       : 0;
     ocd_attn_layout_of(c, post, &call->l);
-    return CUDNN_STATUS_SUCCESS;
+    /* the projections' GEMMs then cannot fail for memory halfway through a call */
+    return ocd_gemm_reserve(handle, ocd_gemm_compute_for(c->dtype, c->math));
 }
 
 cudnnStatus_t ocd_attn_check_buffer(const char *name, size_t bytes, size_t need, const void *ptr)

@@ -157,6 +157,7 @@ cudnnStatus_t ocd_rnn_ctx_init(cudnnHandle_t handle, const struct ocd_rnn_call *
     x->rs = training ? c->rs : x->ws + x->l.ws_states;
     x->ct = c->p->dtype == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
     x->gemm_compute = gemm_compute(c->p);
+    OCD_TRY(ocd_gemm_reserve(handle, x->gemm_compute)); /* the passes' GEMMs then cannot fail for memory */
     x->lengths = c->dev_lengths;
     if (x->lengths == NULL) {
         int32_t *dst = (int32_t *)(x->ws + x->l.ws_lengths);

@@ -189,9 +189,10 @@ static cudnnStatus_t heur_finalize(struct ocd_bk_desc *d)
         free(results);
         return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate %lld heuristic results", (long long)n);
     }
-    cudnnStatus_t status = ocd_graph_heuristics(g, st->mode, cfgs, n, &n);
+    int64_t cap = n;
+    cudnnStatus_t status = ocd_graph_heuristics(g, st->mode, cfgs, cap, &n);
     int64_t kept = 0;
-    for (int64_t i = 0; status == CUDNN_STATUS_SUCCESS && i < n; i++) {
+    for (int64_t i = 0; status == CUDNN_STATUS_SUCCESS && i < OCD_MIN(n, cap); i++) {
         struct cfg_value *r = &results[kept];
         if (ocd_graph_engine_describe(g, cfgs[i].engine, &r->info) != CUDNN_STATUS_SUCCESS) continue;
         r->g = g;

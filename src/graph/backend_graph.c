@@ -160,7 +160,8 @@ static cudnnStatus_t build(struct graph_state *st, struct ocd_graph *g)
     OCD_TRY(wire(g));
     OCD_TRY(order(g));
     g->engine_count = ocd_graph_engine_count(g);
-    if (g->engine_count <= 0)
+    if (g->engine_count < 0) return CUDNN_STATUS_ALLOC_FAILED; /* logged where it ran out */
+    if (g->engine_count == 0)
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "no engine runs this graph of %d operations", g->n_ops);
     return CUDNN_STATUS_SUCCESS;
 }

@@ -179,7 +179,8 @@ int64_t ocd_graph_engine_count(const struct ocd_graph *g)
     ocd_engine_decode(dir, 0, &id);
     struct ocd_graph_plan *plan;
     int64_t ws;
-    if (ocd_engine_plan(g->handle, (struct ocd_graph *)g, &id, &plan, &ws) != CUDNN_STATUS_SUCCESS) return 0;
+    cudnnStatus_t s = ocd_engine_plan(g->handle, (struct ocd_graph *)g, &id, &plan, &ws);
+    if (s != CUDNN_STATUS_SUCCESS) return s == CUDNN_STATUS_ALLOC_FAILED ? -1 : 0;
     ocd_graph_plan_free(plan);
     return count_of(dir);
 }
@@ -241,13 +242,16 @@ cudnnStatus_t ocd_graph_config_check(const struct ocd_graph *g, const struct ocd
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* The stages of engine `index`'s plan for the graph, or 0 when it builds none; its workspace in *ws. */
+/* The stages of engine `index`'s plan for the graph (its workspace in *ws), 0 when it builds none,
+   or -1 when memory ran out while planning (logged): the heuristic then fails rather than leave
+   the engine out. */
 static int plan_stages(const struct ocd_graph *g, int dir, int64_t index, int64_t *ws)
 {
     struct ocd_engine_id id;
     struct ocd_graph_plan *plan;
     ocd_engine_decode(dir, index, &id);
-    if (ocd_engine_plan(g->handle, (struct ocd_graph *)g, &id, &plan, ws) != CUDNN_STATUS_SUCCESS) return 0;
+    cudnnStatus_t s = ocd_engine_plan(g->handle, (struct ocd_graph *)g, &id, &plan, ws);
+    if (s != CUDNN_STATUS_SUCCESS) return s == CUDNN_STATUS_ALLOC_FAILED ? -1 : 0;
     int n = ocd_engine_plan_stages(plan);
     ocd_graph_plan_free(plan);
     return n;
@@ -291,6 +295,7 @@ cudnnStatus_t ocd_graph_heuristics(const struct ocd_graph *g, cudnnBackendHeurMo
                 if (strcmp(entry_lists[dir].names[j], t->impls[i].base.name) != 0) continue;
                 int64_t ws = 0;
                 int k = plan_stages(g, dir, base + j, &ws);
+                if (k < 0) return CUDNN_STATUS_ALLOC_FAILED;
                 if (k == 0) continue;
                 if (small && ws > 0) k++;
                 int at = (int)n++; /* insertion keeps registry order among equal stage counts */
@@ -301,8 +306,12 @@ cudnnStatus_t ocd_graph_heuristics(const struct ocd_graph *g, cudnnBackendHeurMo
                 found[at] = base + j, stages[at] = k;
             }
     }
-    int64_t ws;
-    if (n == 0 && dir != -2 && plan_stages(g, dir, 0, &ws) > 0) found[n++] = 0;
+    if (n == 0 && dir != -2) {
+        int64_t ws;
+        int k = plan_stages(g, dir, 0, &ws);
+        if (k < 0) return CUDNN_STATUS_ALLOC_FAILED;
+        if (k > 0) found[n++] = 0;
+    }
     for (int64_t i = 0; i < n && i < cap; i++) out[i] = (struct ocd_graph_config){.engine = found[i]};
     *count = n;
     return CUDNN_STATUS_SUCCESS;

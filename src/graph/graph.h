@@ -186,7 +186,8 @@ struct ocd_graph_config {
 };
 
 /* CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT: how many global indices exist for the graph
-   (0: no engine runs this pattern; the graph's finalize then fails with NOT_SUPPORTED). */
+   (0: no engine runs this pattern; the graph's finalize then fails with NOT_SUPPORTED; -1: memory
+   ran out while finding out, logged, and the finalize fails with ALLOC_FAILED). */
 int64_t ocd_graph_engine_count(const struct ocd_graph *g);
 
 /* Engine `index` for the graph (ENGINE finalize): SUCCESS and its info, or NOT_SUPPORTED with a
@@ -200,7 +201,8 @@ cudnnStatus_t ocd_graph_config_check(const struct ocd_graph *g, const struct ocd
 
 /* ENGINEHEUR finalize: the configurations, best expected first, at most cap of them written to
    out; *count gets how many the heuristic has in all (so cap 0 is a count query). The list is
-   the same on every call for a graph and mode. */
+   the same on every call for a graph and mode. ALLOC_FAILED (logged) when memory runs out while
+   the engines are planned. */
 cudnnStatus_t ocd_graph_heuristics(const struct ocd_graph *g, cudnnBackendHeurMode_t mode,
                                    struct ocd_graph_config *out, int64_t cap, int64_t *count);
 

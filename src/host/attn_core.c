@@ -25,7 +25,6 @@ struct job {
     void *lse; /* the reserve's row statistics: float, or double for double data; NULL */
     uint64_t seed, offset, threshold;
     double scale; /* kept probabilities are multiplied by it */
-    bool failed;  /* a task could not allocate */
 };
 
 static int64_t row_index(const struct ocd_attn_core_problem *p, int b, int m, int h, int i)
@@ -87,17 +86,20 @@ static double drop(const struct job *j, uint64_t e)
 
 /* ---- forward --------------------------------------------------------------------------------- */
 
-static void fwd_tasks(void *ctx, int64_t t0, int64_t t1)
+/* A forward task's scratch: the keys and values of its (batch, beam, head), one row's scores, a
+   query and an output row. */
+static size_t fwd_scratch_bytes(const struct ocd_attn_core_problem *p)
+{
+    return sizeof(double) * ((size_t)p->max_kv * (p->head_qk + p->head_v + 1) + p->head_qk + p->head_v);
+}
+
+static void fwd_tasks(void *ctx, int64_t t0, int64_t t1, void *scratch)
 {
     struct job *j = ctx;
     const struct ocd_attn_core_problem *p = j->p;
     int dk = p->head_qk, dv = p->head_v;
     int64_t blocks = (p->q_count + ROW_BLOCK - 1) / ROW_BLOCK;
-    double *k = ocd_malloc(sizeof(double) * ((size_t)p->max_kv * (dk + dv + 1) + dk + dv));
-    if (k == NULL) {
-        j->failed = true;
-        return;
-    }
+    double *k = scratch;
     double *v = k + (size_t)p->max_kv * dk, *s = v + (size_t)p->max_kv * dv, *q = s + p->max_kv, *o = q + dk;
     for (int64_t t = t0; t < t1; t++) {
         int64_t unit = t / blocks;
@@ -134,7 +136,6 @@ static void fwd_tasks(void *ctx, int64_t t0, int64_t t1)
             if (j->lse) lse_store(j, r, mx + log(sum));
         }
     }
-    free(k);
 }
 
 /* The generator words: read from rng, saved in the reserve, rng advanced (forward); read from
@@ -168,24 +169,27 @@ cudnnStatus_t ocd_host_attn_fwd(cudnnHandle_t handle, const void *call, void *ws
     job_init(&j, call, true);
     const struct ocd_attn_core_problem *p = j.p;
     int64_t tasks = (int64_t)p->batch * p->beams * p->heads * ((p->q_count + ROW_BLOCK - 1) / ROW_BLOCK);
-    ocd_parallel_for(tasks, 1, fwd_tasks, &j);
-    return j.failed ? OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "attention core: no host memory for a task")
-                    : CUDNN_STATUS_SUCCESS;
+    if (!ocd_parallel_for_scratch(tasks, 1, fwd_scratch_bytes(p), fwd_tasks, &j))
+        return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "attention core: no host memory for the tasks");
+    return CUDNN_STATUS_SUCCESS;
 }
 
 /* ---- backward -------------------------------------------------------------------------------- */
 
-static void bwd_tasks(void *ctx, int64_t t0, int64_t t1)
+/* A backward task's scratch: keys, values and their gradients, then a query, its gradient, an
+   output gradient row and an output row. */
+static size_t bwd_scratch_bytes(const struct ocd_attn_core_problem *p)
+{
+    return sizeof(double) * (2 * (size_t)p->max_kv * (p->head_qk + p->head_v) + 2 * p->head_qk + 2 * p->head_v);
+}
+
+static void bwd_tasks(void *ctx, int64_t t0, int64_t t1, void *scratch)
 {
     struct job *j = ctx;
     const struct ocd_attn_core_problem *p = j->p;
     int dk = p->head_qk, dv = p->head_v;
     size_t kv = (size_t)p->max_kv * (dk + dv);
-    double *k = ocd_malloc(sizeof(double) * (2 * kv + 2 * dk + 2 * dv));
-    if (k == NULL) {
-        j->failed = true;
-        return;
-    }
+    double *k = scratch;
     double *v = k + (size_t)p->max_kv * dk, *gk = v + (size_t)p->max_kv * dv, *gv = gk + (size_t)p->max_kv * dk;
     double *q = gv + (size_t)p->max_kv * dv, *gq = q + dk, *go = gq + dk, *o = go + dv;
     for (int64_t t = t0; t < t1; t++) {
@@ -229,7 +233,6 @@ static void bwd_tasks(void *ctx, int64_t t0, int64_t t1)
             store_row(p, &p->dv, b, mk, h, c, dv, c < len_kv ? gv + (int64_t)c * dv : NULL, p->accumulate);
         }
     }
-    free(k);
 }
 
 cudnnStatus_t ocd_host_attn_bwd(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes)
@@ -238,7 +241,7 @@ cudnnStatus_t ocd_host_attn_bwd(cudnnHandle_t handle, const void *call, void *ws
     struct job j;
     job_init(&j, call, false);
     const struct ocd_attn_core_problem *p = j.p;
-    ocd_parallel_for((int64_t)p->batch * j.kv_beams * p->heads, 1, bwd_tasks, &j);
-    return j.failed ? OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "attention core: no host memory for a task")
-                    : CUDNN_STATUS_SUCCESS;
+    if (!ocd_parallel_for_scratch((int64_t)p->batch * j.kv_beams * p->heads, 1, bwd_scratch_bytes(p), bwd_tasks, &j))
+        return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "attention core: no host memory for the tasks");
+    return CUDNN_STATUS_SUCCESS;
 }

@@ -2,6 +2,7 @@
    and the worker pool, and the stream is accepted and ignored (DESIGN.md 3). */
 #include "core/handle.h"
 #include "core/platform.h"
+#include "host/gemm_engine.h"
 #include "host/parallel.h"
 
 #include <stdlib.h>
@@ -11,12 +12,12 @@ static cudnnStatus_t host_open(cudnnHandle_t h)
 {
     h->device = -1;
     h->sm_count = ocd_parallel_threads();
-    return CUDNN_STATUS_SUCCESS;
+    return ocd_host_gemm_open(h);
 }
 
 static void host_close(cudnnHandle_t h)
 {
-    (void)h;
+    ocd_host_gemm_close(h);
 }
 
 static cudnnStatus_t host_copy(cudnnHandle_t h, void *dst, const void *src, size_t bytes,

@@ -11,6 +11,9 @@
 #include "host/typed.h"
 #include "ops/activation.h"
 
+#include <stdatomic.h>
+#include <stdlib.h>
+
 /* The matrix of batch `batch` of an operand: an array of batch pointers, or a strided batch. */
 static const void *batch_base(const struct ocd_gemm_problem *p, const void *data, cudnnDataType_t t, int64_t stride,
                               int64_t batch)
@@ -56,6 +59,48 @@ static struct ocd_host_gemm_operand operand(const struct ocd_gemm_problem *p, co
     return o;
 }
 
+/* ---- the tile scratch a handle keeps ---------------------------------------------------------------
+
+   ocd_gemm_reserve gives a host handle one block of tile scratch per compute type (float, double),
+   kept until the handle is destroyed: the GEMMs of a multi-step op (an RNN's layer loop,
+   attention's projections, a graph's stages) then allocate nothing once the op has started, so a
+   shortage shows at its start, before any output is written. A block serves one GEMM at a time
+   (its busy flag): a GEMM that finds it taken (a handle shared between threads, as the
+   OPENCUDNN_CHECK host handle is) allocates its own, as a handle without a reserve does. */
+struct gemm_keep {
+    _Atomic(void *) block[2]; /* [dbl] */
+    atomic_bool busy[2];
+};
+
+cudnnStatus_t ocd_host_gemm_open(cudnnHandle_t handle)
+{
+    struct gemm_keep *k = ocd_calloc(1, sizeof *k);
+    if (k == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate the handle's GEMM state");
+    handle->backend_data = k;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+void ocd_host_gemm_close(cudnnHandle_t handle)
+{
+    struct gemm_keep *k = handle->backend_data;
+    if (k == NULL) return;
+    free(atomic_load(&k->block[0]));
+    free(atomic_load(&k->block[1]));
+    free(k);
+    handle->backend_data = NULL;
+}
+
+cudnnStatus_t ocd_host_gemm_reserve(cudnnHandle_t handle, bool dbl)
+{
+    struct gemm_keep *k = handle->backend_data;
+    if (atomic_load(&k->block[dbl]) != NULL) return CUDNN_STATUS_SUCCESS;
+    size_t bytes = ocd_host_gemm_tile_scratch_bytes(dbl);
+    void *block = ocd_malloc(bytes), *none = NULL;
+    if (block == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate %zu bytes of GEMM scratch", bytes);
+    if (!atomic_compare_exchange_strong(&k->block[dbl], &none, block)) free(block); /* another thread's came first */
+    return CUDNN_STATUS_SUCCESS;
+}
+
 cudnnStatus_t ocd_host_gemm_packed(cudnnHandle_t handle, const void *call_, void *ws, size_t ws_bytes)
 {
     const struct ocd_gemm_call *call = call_;
@@ -67,5 +112,10 @@ cudnnStatus_t ocd_host_gemm_packed(cudnnHandle_t handle, const void *call_, void
     g.b = operand(p, call->b, p->trans_b, p->ldb, p->stride_b);
     g.ctx = call;
     g.store = store;
-    return ocd_host_gemm_run(&g, NULL);
+    struct gemm_keep *k = handle->backend_data;
+    bool kept = atomic_load(&k->block[g.dbl]) != NULL && !atomic_exchange(&k->busy[g.dbl], true);
+    if (kept) g.tile_scratch = atomic_load(&k->block[g.dbl]);
+    cudnnStatus_t s = ocd_host_gemm_run(&g, NULL);
+    if (kept) atomic_store(&k->busy[g.dbl], false);
+    return s;
 }

@@ -72,6 +72,11 @@ static const void *dense_base(const struct ocd_host_gemm_operand *o, int64_t gro
 #define GEMM_NR 8
 #include "host/gemm_engine_typed.h"
 
+size_t ocd_host_gemm_tile_scratch_bytes(bool dbl)
+{
+    return ocd_parallel_scratch_block_bytes(dbl ? scratch_bytes_f64() : scratch_bytes_f32());
+}
+
 size_t ocd_host_gemm_prepack_bytes(const struct ocd_host_gemm *g)
 {
     return g->dbl ? prepack_bytes_f64(g) : prepack_bytes_f32(g);

@@ -76,7 +76,16 @@ struct ocd_host_gemm {
     const void *ctx; /* the caller's, passed to slice and store */
     ocd_host_gemm_slice_fn slice; /* NULL when no operand is tabled */
     ocd_host_gemm_store_fn store;
+    void *tile_scratch; /* optional: ocd_host_gemm_tile_scratch_bytes(dbl) that the tiles use; NULL: allocated */
 };
+
+/* Bytes of the tiles' scratch of a run, the same for every problem of a compute type. */
+size_t ocd_host_gemm_tile_scratch_bytes(bool dbl);
+
+/* The tile scratch a host handle keeps for ocd_gemm (host/gemm.c, ocd_host_gemm_reserve), made
+   and released with the handle. */
+cudnnStatus_t ocd_host_gemm_open(cudnnHandle_t handle);
+void ocd_host_gemm_close(cudnnHandle_t handle);
 
 /* Bytes of the packed copy of B (0 without prepack_b). */
 size_t ocd_host_gemm_prepack_bytes(const struct ocd_host_gemm *g);

@@ -381,7 +381,8 @@ static cudnnStatus_t FN(run)(const struct ocd_host_gemm *g, void *prepack_ws)
         else if (job.mc > 4 * GEMM_MR && g->m > job.mc / 2) job.mc /= 2;
         else break;
     }
-    bool ran = ocd_parallel_for_scratch(g->groups * job.mt * job.nt, 1, FN(scratch_bytes)(), FN(tiles), &job);
+    bool ran = ocd_parallel_for_scratch_in(g->tile_scratch, g->groups * job.mt * job.nt, 1, FN(scratch_bytes)(),
+                                           FN(tiles), &job);
     free(owned);
     if (!ran) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate the GEMM scratch of the tasks");
     return CUDNN_STATUS_SUCCESS;

@@ -124,18 +124,35 @@ static void scratch_chunk(void *ctx, int64_t begin, int64_t end)
     atomic_store(&j->busy[slot], false);
 }
 
-bool ocd_parallel_for_scratch(int64_t n, int64_t grain, size_t bytes, ocd_range_scratch_fn fn, void *ctx)
+static size_t scratch_stride(size_t bytes)
+{
+    return (bytes + 63) & ~(size_t)63;
+}
+
+size_t ocd_parallel_scratch_block_bytes(size_t bytes)
+{
+    size_t slots = (size_t)ocd_parallel_threads();
+    /* 64 bytes for the alignment of the first slot, then the busy flags */
+    return 64 + scratch_stride(bytes) * slots + sizeof(atomic_bool) * slots;
+}
+
+bool ocd_parallel_for_scratch_in(void *block, int64_t n, int64_t grain, size_t bytes, ocd_range_scratch_fn fn,
+                                 void *ctx)
 {
     if (n <= 0) return true;
+    char *owned = NULL;
+    if (block == NULL && (block = owned = ocd_malloc(ocd_parallel_scratch_block_bytes(bytes))) == NULL) return false;
     int slots = ocd_parallel_threads();
-    size_t stride = (bytes + 63) & ~(size_t)63;
-    /* 64 bytes for the alignment of the first slot, then the busy flags */
-    char *block = ocd_malloc(64 + stride * (size_t)slots + sizeof(atomic_bool) * (size_t)slots);
-    if (block == NULL) return false;
-    char *mem = block + (64 - (uintptr_t)block % 64) % 64;
+    size_t stride = scratch_stride(bytes);
+    char *mem = (char *)block + (64 - (uintptr_t)block % 64) % 64;
     struct scratch_job j = {fn, ctx, mem, stride, slots, (atomic_bool *)(mem + stride * (size_t)slots)};
     for (int i = 0; i < slots; i++) atomic_init(&j.busy[i], false);
     ocd_parallel_for(n, grain, scratch_chunk, &j);
-    free(block);
+    free(owned);
     return true;
+}
+
+bool ocd_parallel_for_scratch(int64_t n, int64_t grain, size_t bytes, ocd_range_scratch_fn fn, void *ctx)
+{
+    return ocd_parallel_for_scratch_in(NULL, n, grain, bytes, fn, ctx);
 }

@@ -24,6 +24,12 @@ void ocd_parallel_for(int64_t n, int64_t grain, ocd_range_fn fn, void *ctx);
    that memory cannot be allocated: a failure can never leave an output half written. */
 typedef void (*ocd_range_scratch_fn)(void *ctx, int64_t begin, int64_t end, void *scratch);
 bool ocd_parallel_for_scratch(int64_t n, int64_t grain, size_t bytes, ocd_range_scratch_fn fn, void *ctx);
+
+/* The same with memory the caller keeps: block holds ocd_parallel_scratch_block_bytes(bytes), and
+   nothing is allocated; a NULL block is allocated as above. */
+size_t ocd_parallel_scratch_block_bytes(size_t bytes);
+bool ocd_parallel_for_scratch_in(void *block, int64_t n, int64_t grain, size_t bytes, ocd_range_scratch_fn fn,
+                                 void *ctx);
 int ocd_parallel_threads(void);
 
 #ifdef __cplusplus

@@ -13,6 +13,7 @@
 #include "problem/gemm.h"
 
 #include "core/dtype.h"
+#include "core/handle.h"
 #include "core/impl.h"
 
 static const struct ocd_impl gemm_impls[] = {
@@ -86,6 +87,12 @@ enum ocd_gemm_compute ocd_gemm_compute_for(cudnnDataType_t ab_type, cudnnMathTyp
     if (ab_type == CUDNN_DATA_DOUBLE) return OCD_GEMM_COMPUTE_F64;
     if (ab_type == CUDNN_DATA_FLOAT && ocd_tensor_math_rejects(math, ab_type) == NULL) return OCD_GEMM_COMPUTE_TF32;
     return OCD_GEMM_COMPUTE_F32;
+}
+
+cudnnStatus_t ocd_gemm_reserve(cudnnHandle_t handle, enum ocd_gemm_compute compute)
+{
+    if (ocd_handle_kind(handle) != OCD_BACKEND_HOST) return CUDNN_STATUS_SUCCESS;
+    return ocd_host_gemm_reserve(handle, compute == OCD_GEMM_COMPUTE_F64);
 }
 
 cudnnStatus_t ocd_gemm(cudnnHandle_t handle, const struct ocd_gemm_problem *p, const void *a, const void *b,

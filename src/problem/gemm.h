@@ -66,6 +66,12 @@ struct ocd_gemm_call {
 cudnnStatus_t ocd_gemm(cudnnHandle_t handle, const struct ocd_gemm_problem *p, const void *a, const void *b,
                        void *c, const void *bias, const char *op);
 
+/* For an op that runs several GEMMs of a compute type: makes sure that those that follow on this
+   handle allocate no memory (the host backend keeps their scratch from now on; CUDA's GEMMs
+   allocate none), so that the op can fail for memory before it writes anything. ALLOC_FAILED,
+   logged, when the memory cannot be had. */
+cudnnStatus_t ocd_gemm_reserve(cudnnHandle_t handle, enum ocd_gemm_compute compute);
+
 /* The compute type a caller with a cuDNN math type asks for: FP64 for double operands, TF32 for
    float operands where the math type allows tensor cores (ocd_tensor_math_rejects), FP32
    otherwise. */
@@ -80,6 +86,7 @@ static inline int64_t ocd_gemm_offset(bool trans, int64_t ld, int64_t row, int64
 /* ---- implementations: (handle, const struct ocd_gemm_call *) ------------------------------------ */
 
 cudnnStatus_t ocd_host_gemm_packed(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
+cudnnStatus_t ocd_host_gemm_reserve(cudnnHandle_t handle, bool dbl); /* ocd_gemm_reserve on the host */
 #ifdef OCD_HAVE_CBLAS
 const char *ocd_host_gemm_cblas_applies(cudnnHandle_t handle, const void *call);
 cudnnStatus_t ocd_host_gemm_cblas(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
