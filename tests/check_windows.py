@@ -5,9 +5,11 @@
     exactly the API functions api/functions-8.2.tsv gives its sub-library (the backend functions
     live in cnn_infer), plus internal ocd_* symbols only (the Linux private version node's);
   - the DLLs import nothing but Windows' own DLLs, the C runtime and each other;
-  - the import libraries (cudnn.lib, cudnn_<sub>.lib) name their DLL and its API functions, and
-    a program object links against cudnn.lib with lld-link (an MSVC-compatible linker), when
-    clang and lld-link are installed;
+  - the import libraries (cudnn.lib, cudnn_<sub>.lib) name their DLL and its API functions;
+  - where clang and lld-link are installed (skipped with a message otherwise), an MSVC-ABI program
+    (tests/probe/msvc_app.c, no C runtime) links with lld-link against cudnn.lib, and again
+    against the six sub-library import libraries, and with --wine both programs run against the
+    DLLs;
   - with --probe and --wine: the front, copied with one sub-library left out, makes the call fail
     with CUDNN_STATUS_RUNTIME_PREREQUISITE_MISSING and one message naming the DLL, the folder it
     was looked for in and the missing dependency (tests/probe/front_probe.exe under Wine).
@@ -150,28 +152,61 @@ def check_import_libraries(libdir, bindir, api):
             failures.append("%s: %d API functions not imported from %s (%s, ...)%s" % (
                 implib_name(lib), len(missing), dll_name(lib), missing[0],
                 " (not in the short import format)" if others else ""))
+
+
+def check_msvc_link(libdir, bindir, wine):
+    """tests/probe/msvc_app.c compiled for the Microsoft ABI (clang), linked by lld-link once against
+    cudnn.lib and once against the six sub-library import libraries, each program importing the
+    DLLs it should; with Wine, both run against the DLLs and exit 0."""
     clang, lld = shutil.which("clang"), shutil.which("lld-link")
-    if not (clang and lld):
-        print("import libraries: not linked with an MSVC-compatible linker (clang and lld-link not installed)")
+    dlltool = next((shutil.which(t) for t in ["llvm-dlltool", "llvm-dlltool-16", "llvm-dlltool-15", "llvm-dlltool-14"]
+                    if shutil.which(t)), None)
+    if not (clang and lld and dlltool):
+        print("import libraries: not linked with an MSVC-compatible linker (clang, lld-link or llvm-dlltool missing)")
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        src = os.path.join(tmp, "app.c")
-        with open(src, "w") as f:
-            f.write("typedef struct cudnnContext *cudnnHandle_t;\n"
-                    "int cudnnCreate(cudnnHandle_t *h);\nunsigned long long cudnnGetVersion(void);\n"
-                    "int use(cudnnHandle_t *h) { return cudnnCreate(h) + (int)cudnnGetVersion(); }\n")
-        obj, out = os.path.join(tmp, "app.obj"), os.path.join(tmp, "app.dll")
-        r = subprocess.run([clang, "--target=x86_64-pc-windows-msvc", "-c", src, "-o", obj], capture_output=True, text=True)
-        if r.returncode == 0:
-            r = subprocess.run([lld, "/dll", "/noentry", "/nodefaultlib", "/machine:x64", "/out:" + out, obj,
-                                os.path.join(libdir, "cudnn.lib")], capture_output=True, text=True)
+    here = os.path.dirname(os.path.abspath(__file__))
+    include = os.path.join(here, "..", "include")
+    with tempfile.TemporaryDirectory(prefix="ocd_msvc_") as tmp:
+        obj = os.path.join(tmp, "msvc_app.obj")
+        r = subprocess.run([clang, "--target=x86_64-pc-windows-msvc", "-ffreestanding", "-fno-stack-protector", "-O1",
+                            "-DOPENCUDNN_NO_CUDA_HEADERS", "-I", include, "-c",
+                            os.path.join(here, "probe", "msvc_app.c"), "-o", obj], capture_output=True, text=True)
         if r.returncode != 0:
-            failures.append("lld-link cannot link a program against cudnn.lib: " + (r.stderr or r.stdout).strip())
+            failures.append("clang cannot compile tests/probe/msvc_app.c for the MSVC ABI: " + r.stderr.strip())
             return
-        imports = PE(out).imports()
-        if "cudnn64_8.dll" not in imports:
-            failures.append("a program linked against cudnn.lib does not import cudnn64_8.dll: %s" % imports)
-        print("import libraries: a program linked by lld-link against cudnn.lib imports %s" % " ".join(imports))
+        kernel32 = os.path.join(tmp, "kernel32.lib")  # ExitProcess: no Windows SDK here
+        with open(os.path.join(tmp, "kernel32.def"), "w") as f:
+            f.write("LIBRARY kernel32.dll\nEXPORTS\nExitProcess\n")
+        subprocess.run([dlltool, "-m", "i386:x86-64", "-d", os.path.join(tmp, "kernel32.def"), "-l", kernel32],
+                       check=True)
+        programs = [("front.exe", ["front"]), ("sublibs.exe", SUBLIBS)]
+        for exe, libs in programs:
+            r = subprocess.run([lld, "/entry:run", "/subsystem:console", "/nodefaultlib", "/machine:x64",
+                                "/out:" + os.path.join(tmp, exe), obj, kernel32] +
+                               [os.path.join(libdir, implib_name(lib)) for lib in libs], capture_output=True, text=True)
+            if r.returncode != 0:
+                failures.append("lld-link cannot link %s against %s: %s" % (
+                    exe, " ".join(implib_name(lib) for lib in libs), (r.stderr or r.stdout).strip()))
+                return
+            imports = sorted(PE(os.path.join(tmp, exe)).imports())
+            want = sorted([dll_name(lib) for lib in libs] + ["kernel32.dll"])
+            if [i.lower() for i in imports] != [w.lower() for w in want]:
+                failures.append("%s imports %s, not %s" % (exe, " ".join(imports), " ".join(want)))
+        print("import libraries: msvc_app linked by lld-link against cudnn.lib and against the six cudnn_<sub>.lib")
+        if not wine:
+            print("import libraries: the MSVC-linked programs not run (no Wine)")
+            return
+        for lib in ["front"] + SUBLIBS:
+            shutil.copy(os.path.join(bindir, dll_name(lib)), tmp)
+        env = dict(os.environ)
+        env.pop("WINEPATH", None)  # the DLLs beside the programs, nothing else
+        for exe, _ in programs:
+            r = subprocess.run(wine + [os.path.join(tmp, exe)], capture_output=True, text=True, timeout=120, env=env,
+                               cwd=tmp)
+            if r.returncode != 0:
+                failures.append("%s (MSVC-linked) under Wine: exit code %d (msvc_app.c: the failed check)\n%s" % (
+                    exe, r.returncode, r.stderr))
+        print("import libraries: both MSVC-linked programs ran under Wine")
 
 
 def windows_path(path):
@@ -221,6 +256,7 @@ def main():
         api[r["function"]] = "cnn_infer" if r["sublibrary"] == "backend" else r["sublibrary"]
     check_dlls(a.bin, api)
     check_import_libraries(a.lib, a.bin, api)
+    check_msvc_link(a.lib, a.bin, a.wine.split(";") if a.wine else [])
     if a.probe and a.wine:
         check_loading(a.wine.split(";"), a.probe, a.bin)
     elif a.probe:
