@@ -16,8 +16,10 @@
    are made-up values (the host accepts and ignores them) and the threads meet in the worker pool.
 
    A case is a row of `cases`: a function that makes its calls on the thread's handle and names the
-   outputs to compare. RNN and multi-head attention cases go there when those APIs are
-   implemented (a row each, the descriptors made in setup_shared). */
+   outputs to compare. The RNN (an LSTM, forward training and both v8 backward passes) and
+   multi-head attention (forward, backward data and weights) cases read slices of the same shared
+   inputs; their descriptors, weights and sequence lengths are shared too, their workspaces and
+   reserves the thread's. */
 #include "stress_work.h"
 
 #include <cudnn.h>
@@ -39,6 +41,10 @@
 
 /* The problem: x is N x C x H x W, the convolution has K filters of R x S. */
 enum { N = 4, C = 8, H = 12, W = 12, K = 16, R = 3, POOL = 3, POOLED = 6 };
+/* The LSTM: T steps of batch N, input and hidden widths RH; attention: heads, widths AV, projections
+   AP, AT query and AT + 1 key steps of batch N. Their inputs and weights are the first elements
+   of x, dx_in and w (setup_shared checks that they fit). */
+enum { T = 6, RH = 8, HEADS = 2, AV = 8, AP = 4, AT = 5 };
 #define X_ELEMS ((size_t)N * C * H * W)
 #define Y_ELEMS ((size_t)N * K * H * W)
 #define W_ELEMS ((size_t)K * C * R * R)
@@ -56,9 +62,14 @@ struct shared {
     cudnnConvolutionDescriptor_t conv;
     cudnnPoolingDescriptor_t pool;
     cudnnActivationDescriptor_t act;
+    cudnnRNNDescriptor_t rnn;
+    cudnnRNNDataDescriptor_t rnn_x, rnn_y;
+    cudnnTensorDescriptor_t rnn_h;
+    cudnnAttnDescriptor_t attn;
+    cudnnSeqDataDescriptor_t seq_q, seq_k;
     /* inputs on the device, read by every thread */
-    void *x, *w, *dx_in, *dp_in, *scale, *bias, *mean0, *var0;
-    size_t reserve_bytes, states_bytes;
+    void *x, *w, *dx_in, *dp_in, *scale, *bias, *mean0, *var0, *rnn_len, *len_q, *len_k;
+    size_t reserve_bytes, states_bytes, rnn_w_bytes, attn_w_bytes, adv_ws_bytes, adv_rs_bytes;
 #ifdef STRESS_CUDA
     cudaStream_t streams[NSTREAMS];
 #endif
@@ -76,7 +87,7 @@ struct worker {
     cudnnHandle_t handle;
     unsigned stream_turn, conv_turn;
     cudnnDropoutDescriptor_t dropout;
-    void *states, *reserve, *workspace;
+    void *states, *reserve, *workspace, *adv_ws, *adv_rs; /* adv_*: the RNN's and attention's */
     size_t workspace_bytes;
     void *out[MAX_OUTPUTS]; /* each large enough for any output (Y_ELEMS floats) */
     void *host;             /* a host buffer as large */
@@ -323,12 +334,81 @@ static int case_dropout(struct worker *w, struct output *outs, int *variant)
     return 2;
 }
 
+/* An output set to zero before a case. */
+static bool zero_output(struct worker *w, void *dev, size_t bytes)
+{
+    memset(w->host, 0, bytes);
+    if (copy_bytes(w->s, w->handle, dev, w->host, bytes, true)) return true;
+    report(w->s, &w->s->result->failures, "thread %d: a copy failed", w->id);
+    return false;
+}
+
+static int case_rnn(struct worker *w, struct output *outs, int *variant)
+{
+    struct shared *s = w->s;
+    const size_t y_bytes = (size_t)T * N * RH * sizeof(float), h_bytes = (size_t)N * RH * sizeof(float);
+    /* the padding of y and dx is not written (no fill value), and dw is added to */
+    if (!zero_output(w, w->out[0], y_bytes) || !zero_output(w, w->out[3], y_bytes) ||
+        !zero_output(w, w->out[4], s->rnn_w_bytes))
+        return 0;
+    CALL(w, "cudnnRNNForward",
+         cudnnRNNForward(w->handle, s->rnn, CUDNN_FWD_MODE_TRAINING, s->rnn_len, s->rnn_x, s->x, s->rnn_y, w->out[0],
+                         s->rnn_h, s->dx_in, w->out[1], s->rnn_h, s->dp_in, w->out[2], s->rnn_w_bytes, s->w,
+                         s->adv_ws_bytes, w->adv_ws, s->adv_rs_bytes, w->adv_rs));
+    if (!switch_stream(w)) return 0;
+    CALL(w, "cudnnRNNBackwardData_v8",
+         cudnnRNNBackwardData_v8(w->handle, s->rnn, s->rnn_len, s->rnn_y, w->out[0], s->dx_in, s->rnn_x, w->out[3],
+                                 s->rnn_h, s->dx_in, NULL, NULL, s->rnn_h, s->dp_in, NULL, NULL, s->rnn_w_bytes, s->w,
+                                 s->adv_ws_bytes, w->adv_ws, s->adv_rs_bytes, w->adv_rs));
+    CALL(w, "cudnnRNNBackwardWeights_v8",
+         cudnnRNNBackwardWeights_v8(w->handle, s->rnn, CUDNN_WGRAD_MODE_ADD, s->rnn_len, s->rnn_x, s->x, s->rnn_h,
+                                    s->dx_in, s->rnn_y, w->out[0], s->rnn_w_bytes, w->out[4], s->adv_ws_bytes,
+                                    w->adv_ws, s->adv_rs_bytes, w->adv_rs));
+    outs[0] = (struct output){w->out[0], y_bytes};
+    outs[1] = (struct output){w->out[1], h_bytes};
+    outs[2] = (struct output){w->out[2], h_bytes};
+    outs[3] = (struct output){w->out[3], y_bytes}; /* dx: input width RH too */
+    outs[4] = (struct output){w->out[4], s->rnn_w_bytes};
+    *variant = 0;
+    return 5;
+}
+
+static const int attn_lo[AT] = {0}, attn_hi[AT] = {AT + 1, AT + 1, AT + 1, AT + 1, AT + 1};
+
+static int case_attention(struct worker *w, struct output *outs, int *variant)
+{
+    struct shared *s = w->s;
+    const size_t q_bytes = (size_t)AT * N * AV * sizeof(float), k_bytes = (size_t)(AT + 1) * N * AV * sizeof(float);
+    CALL(w, "cudnnMultiHeadAttnForward",
+         cudnnMultiHeadAttnForward(w->handle, s->attn, -1, attn_lo, attn_hi, s->len_q, s->len_k, s->seq_q, s->x,
+                                   NULL, s->seq_k, s->dx_in, s->seq_k, s->dp_in, s->seq_q, w->out[0], s->attn_w_bytes,
+                                   s->w, s->adv_ws_bytes, w->adv_ws, s->adv_rs_bytes, w->adv_rs));
+    if (!switch_stream(w)) return 0;
+    CALL(w, "cudnnMultiHeadAttnBackwardData",
+         cudnnMultiHeadAttnBackwardData(w->handle, s->attn, attn_lo, attn_hi, s->len_q, s->len_k, s->seq_q,
+                                        s->dx_in, s->seq_q, w->out[1], s->x, s->seq_k,
+                                        w->out[2], s->dx_in, s->seq_k, w->out[3], s->dp_in, s->attn_w_bytes, s->w,
+                                        s->adv_ws_bytes, w->adv_ws, s->adv_rs_bytes, w->adv_rs));
+    CALL(w, "cudnnMultiHeadAttnBackwardWeights",
+         cudnnMultiHeadAttnBackwardWeights(w->handle, s->attn, CUDNN_WGRAD_MODE_SET, s->seq_q, s->x, s->seq_k,
+                                           s->dx_in, s->seq_k, s->dp_in, s->seq_q, s->dx_in, s->attn_w_bytes, s->w,
+                                           w->out[4], s->adv_ws_bytes, w->adv_ws, s->adv_rs_bytes, w->adv_rs));
+    outs[0] = (struct output){w->out[0], q_bytes};
+    outs[1] = (struct output){w->out[1], q_bytes};
+    outs[2] = (struct output){w->out[2], k_bytes};
+    outs[3] = (struct output){w->out[3], k_bytes};
+    outs[4] = (struct output){w->out[4], s->attn_w_bytes};
+    *variant = 0;
+    return 5;
+}
+
 static const struct {
     const char *name;
     case_fn fn;
 } cases[] = {
     {"conv_find", case_conv_find}, {"pooling", case_pooling}, {"batchnorm", case_batchnorm},
     {"softmax", case_softmax},     {"activation", case_activation}, {"dropout", case_dropout},
+    {"rnn", case_rnn},             {"attention", case_attention},
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -342,7 +422,9 @@ static bool worker_open(struct worker *w)
     w->states = dev_alloc(s, s->states_bytes);
     w->reserve = dev_alloc(s, s->reserve_bytes);
     w->host = malloc(Y_ELEMS * sizeof(float));
-    bool ok = w->states != NULL && w->reserve != NULL && w->host != NULL;
+    w->adv_ws = dev_alloc(s, s->adv_ws_bytes ? s->adv_ws_bytes : 1);
+    w->adv_rs = dev_alloc(s, s->adv_rs_bytes ? s->adv_rs_bytes : 1);
+    bool ok = w->states != NULL && w->reserve != NULL && w->host != NULL && w->adv_ws != NULL && w->adv_rs != NULL;
     for (int i = 0; i < MAX_OUTPUTS; i++) ok &= (w->out[i] = dev_alloc(s, Y_ELEMS * sizeof(float))) != NULL;
     return ok && switch_stream(w);
 }
@@ -355,8 +437,9 @@ static void worker_close(struct worker *w)
 #endif
     for (int i = 0; i < MAX_OUTPUTS; i++) dev_free(s, w->out[i]), w->out[i] = NULL;
     dev_free(s, w->states), dev_free(s, w->reserve), dev_free(s, w->workspace);
+    dev_free(s, w->adv_ws), dev_free(s, w->adv_rs);
     free(w->host);
-    w->states = w->reserve = w->workspace = w->host = NULL;
+    w->states = w->reserve = w->workspace = w->host = w->adv_ws = w->adv_rs = NULL;
     w->workspace_bytes = 0;
     if (w->dropout) cudnnDestroyDropoutDescriptor(w->dropout);
     if (w->handle) cudnnDestroy(w->handle);
@@ -444,7 +527,55 @@ static void fill(float *p, size_t n, uint64_t seed, float lo, float hi)
     }
 }
 
-static bool setup_shared(struct shared *s)
+/* The LSTM's and the attention's descriptors, lengths and buffer sizes (the handle asked for the
+   sizes); false when their inputs, weights or outputs would not fit the shared buffers. */
+static bool setup_adv(struct shared *s, cudnnHandle_t h)
+{
+    static const int rnn_len[N] = {T, T - 1, T, 2}, len_q[N] = {AT, AT - 2, AT, 1}, len_k[N] = {AT + 1, AT, 2, AT + 1};
+    bool ok = cudnnCreateRNNDescriptor(&s->rnn) == CUDNN_STATUS_SUCCESS &&
+              cudnnCreateRNNDataDescriptor(&s->rnn_x) == CUDNN_STATUS_SUCCESS &&
+              cudnnCreateRNNDataDescriptor(&s->rnn_y) == CUDNN_STATUS_SUCCESS &&
+              cudnnCreateTensorDescriptor(&s->rnn_h) == CUDNN_STATUS_SUCCESS &&
+              cudnnCreateAttnDescriptor(&s->attn) == CUDNN_STATUS_SUCCESS &&
+              cudnnCreateSeqDataDescriptor(&s->seq_q) == CUDNN_STATUS_SUCCESS &&
+              cudnnCreateSeqDataDescriptor(&s->seq_k) == CUDNN_STATUS_SUCCESS;
+    if (!ok) return false;
+    const int hdims[3] = {1, N, RH}, hstrides[3] = {N * RH, RH, 1};
+    ok &= cudnnSetRNNDescriptor_v8(s->rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
+                                   CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
+                                   CUDNN_FMA_MATH, RH, RH, RH, 1, NULL, CUDNN_RNN_PADDED_IO_ENABLED) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnSetRNNDataDescriptor(s->rnn_x, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, N, RH,
+                                    rnn_len, NULL) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnSetRNNDataDescriptor(s->rnn_y, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, N, RH,
+                                    rnn_len, NULL) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnSetTensorNdDescriptor(s->rnn_h, CUDNN_DATA_FLOAT, 3, hdims, hstrides) == CUDNN_STATUS_SUCCESS;
+    static const cudnnSeqDataAxis_t axes[4] = {CUDNN_SEQDATA_TIME_DIM, CUDNN_SEQDATA_BATCH_DIM, CUDNN_SEQDATA_BEAM_DIM,
+                                               CUDNN_SEQDATA_VECT_DIM};
+    int dims[4];
+    dims[CUDNN_SEQDATA_TIME_DIM] = AT, dims[CUDNN_SEQDATA_BATCH_DIM] = N, dims[CUDNN_SEQDATA_BEAM_DIM] = 1,
+    dims[CUDNN_SEQDATA_VECT_DIM] = AV;
+    ok &= cudnnSetSeqDataDescriptor(s->seq_q, CUDNN_DATA_FLOAT, 4, dims, axes, N, len_q, NULL) == CUDNN_STATUS_SUCCESS;
+    dims[CUDNN_SEQDATA_TIME_DIM] = AT + 1;
+    ok &= cudnnSetSeqDataDescriptor(s->seq_k, CUDNN_DATA_FLOAT, 4, dims, axes, N, len_k, NULL) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnSetAttnDescriptor(s->attn, CUDNN_ATTN_QUERYMAP_ALL_TO_ONE | CUDNN_ATTN_ENABLE_PROJ_BIASES, HEADS, 0.5,
+                                 CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, NULL, NULL, AV, AV, AV, AP, AP,
+                                 AP, AV, AT, AT + 1, N, 1) == CUDNN_STATUS_SUCCESS;
+    size_t rnn_ws = 0, rnn_rs = 0, attn_ws = 0, attn_rs = 0;
+    ok = ok && cudnnGetRNNWeightSpaceSize(h, s->rnn, &s->rnn_w_bytes) == CUDNN_STATUS_SUCCESS &&
+         cudnnGetRNNTempSpaceSizes(h, s->rnn, CUDNN_FWD_MODE_TRAINING, s->rnn_x, &rnn_ws, &rnn_rs) ==
+             CUDNN_STATUS_SUCCESS &&
+         cudnnGetMultiHeadAttnBuffers(h, s->attn, &s->attn_w_bytes, &attn_ws, &attn_rs) == CUDNN_STATUS_SUCCESS;
+    s->adv_ws_bytes = rnn_ws > attn_ws ? rnn_ws : attn_ws;
+    s->adv_rs_bytes = rnn_rs > attn_rs ? rnn_rs : attn_rs;
+    s->rnn_len = dev_from(s, rnn_len, sizeof rnn_len);
+    s->len_q = dev_from(s, len_q, sizeof len_q);
+    s->len_k = dev_from(s, len_k, sizeof len_k);
+    const size_t w_room = W_ELEMS * sizeof(float), x_room = X_ELEMS * sizeof(float);
+    return ok && s->rnn_len && s->len_q && s->len_k && s->rnn_w_bytes <= w_room && s->attn_w_bytes <= w_room &&
+           (size_t)T * N * RH * sizeof(float) <= x_room && (size_t)(AT + 1) * N * AV * sizeof(float) <= x_room;
+}
+
+static bool setup_shared(struct shared *s, cudnnHandle_t h)
 {
     bool ok = true;
     ok &= cudnnCreateTensorDescriptor(&s->x_desc) == CUDNN_STATUS_SUCCESS;
@@ -494,7 +625,8 @@ static bool setup_shared(struct shared *s)
     for (int i = 0; i < NSTREAMS && s->cuda; i++)
         ok &= cudaStreamCreateWithFlags(&s->streams[i], cudaStreamNonBlocking) == cudaSuccess;
 #endif
-    return ok && s->x && s->w && s->dx_in && s->dp_in && s->scale && s->bias && s->mean0 && s->var0;
+    return ok && s->x && s->w && s->dx_in && s->dp_in && s->scale && s->bias && s->mean0 && s->var0 &&
+           setup_adv(s, h);
 }
 
 static void teardown_shared(struct shared *s)
@@ -507,7 +639,14 @@ static void teardown_shared(struct shared *s)
     cudnnDestroyConvolutionDescriptor(s->conv);
     cudnnDestroyPoolingDescriptor(s->pool);
     cudnnDestroyActivationDescriptor(s->act);
-    void *bufs[] = {s->x, s->w, s->dx_in, s->dp_in, s->scale, s->bias, s->mean0, s->var0};
+    if (s->rnn) cudnnDestroyRNNDescriptor(s->rnn);
+    if (s->rnn_x) cudnnDestroyRNNDataDescriptor(s->rnn_x);
+    if (s->rnn_y) cudnnDestroyRNNDataDescriptor(s->rnn_y);
+    if (s->rnn_h) cudnnDestroyTensorDescriptor(s->rnn_h);
+    if (s->attn) cudnnDestroyAttnDescriptor(s->attn);
+    if (s->seq_q) cudnnDestroySeqDataDescriptor(s->seq_q);
+    if (s->seq_k) cudnnDestroySeqDataDescriptor(s->seq_k);
+    void *bufs[] = {s->x, s->w, s->dx_in, s->dp_in, s->scale, s->bias, s->mean0, s->var0, s->rnn_len, s->len_q, s->len_k};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) dev_free(s, bufs[i]);
 #ifdef STRESS_CUDA
     for (int i = 0; i < NSTREAMS && s->cuda; i++)
@@ -562,7 +701,7 @@ int stress_run(const struct stress_options *o, struct stress_result *r)
     int rc = 0;
     cudnnHandle_t probe = NULL;
     if (cudnnCreate(&probe) != CUDNN_STATUS_SUCCESS ||
-        cudnnDropoutGetStatesSize(probe, &s->states_bytes) != CUDNN_STATUS_SUCCESS || !setup_shared(s)) {
+        cudnnDropoutGetStatesSize(probe, &s->states_bytes) != CUDNN_STATUS_SUCCESS || !setup_shared(s, probe)) {
         snprintf(r->first_error, sizeof r->first_error, "cannot set up the shared descriptors and inputs");
         rc = 1;
     }
