@@ -1,5 +1,6 @@
 /* check.c: OPENCUDNN_CHECK, the built-in second opinion (src/core/check.h), on every backend
-   (activation, softmax, pooling, batch norm and convolution in every direction)
+   (activation, softmax, pooling, batch norm, convolution in every direction, and the GEMMs inside
+   an LSTM and a multi-head attention call)
    present: each checked call logs its verdict (info: agreement; warning: a mismatch with the
    benchmark's replay string); OPENCUDNN_TEST_BREAK, which perturbs the output of the entry it
    names, must be caught; OPENCUDNN_CHECK=0.25 checks one call in four; the user's results stay
@@ -252,4 +253,96 @@ TEST(check_batchnorm)
     cudnnDestroyTensorDescriptor(bn);
     calls_destroy(&c);
     CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
+}
+
+/* An LSTM forward (inference) and a multi-head attention forward: their GEMMs take part (the
+   projections, the gates); a broken GEMM entry is caught inside either call. */
+static void rnn_forward(cudnnHandle_t h, void *const buf[4])
+{
+    enum { T = 3, B = 2, V = 4 };
+    static const int len[B] = {T, T - 1};
+    static const int hdims[3] = {1, B, V}, hstrides[3] = {B * V, V, 1};
+    cudnnRNNDescriptor_t d;
+    cudnnRNNDataDescriptor_t xd;
+    cudnnTensorDescriptor_t hd;
+    cudnnCreateRNNDescriptor(&d);
+    cudnnCreateRNNDataDescriptor(&xd);
+    cudnnCreateTensorDescriptor(&hd);
+    CHECK_OK(cudnnSetTensorNdDescriptor(hd, CUDNN_DATA_FLOAT, 3, hdims, hstrides));
+    CHECK_OK(cudnnSetRNNDescriptor_v8(d, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
+                                      CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
+                                      CUDNN_DEFAULT_MATH, V, V, V, 1, NULL, CUDNN_RNN_PADDED_IO_ENABLED));
+    CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, B, V, len,
+                                       NULL));
+    size_t wbytes = 0, ws = 0, rs = 0;
+    CHECK_OK(cudnnGetRNNWeightSpaceSize(h, d, &wbytes));
+    CHECK_OK(cudnnGetRNNTempSpaceSizes(h, d, CUDNN_FWD_MODE_INFERENCE, xd, &ws, &rs));
+    if (CHECK(wbytes <= 4096 && ws <= 4096)) {
+        void *lengths = tbuf_from(len, sizeof len);
+        CHECK_OK(cudnnRNNForward(h, d, CUDNN_FWD_MODE_INFERENCE, lengths, xd, buf[0], xd, buf[1], hd, NULL, NULL, hd,
+                                 NULL, NULL, wbytes, buf[2], ws, buf[3], 0, NULL));
+        tbuf_free(lengths);
+    }
+    cudnnDestroyRNNDataDescriptor(xd);
+    cudnnDestroyTensorDescriptor(hd);
+    cudnnDestroyRNNDescriptor(d);
+}
+
+static void attention_forward(cudnnHandle_t h, void *const buf[4])
+{
+    enum { T = 3, B = 2, V = 4 };
+    static const int len[B] = {T, T - 1}, lo[T] = {0, 0, 0}, hi[T] = {T, T, T};
+    static const cudnnSeqDataAxis_t axes[4] = {CUDNN_SEQDATA_TIME_DIM, CUDNN_SEQDATA_BATCH_DIM, CUDNN_SEQDATA_BEAM_DIM,
+                                               CUDNN_SEQDATA_VECT_DIM};
+    int dims[4];
+    dims[CUDNN_SEQDATA_TIME_DIM] = T, dims[CUDNN_SEQDATA_BATCH_DIM] = B, dims[CUDNN_SEQDATA_BEAM_DIM] = 1,
+    dims[CUDNN_SEQDATA_VECT_DIM] = V;
+    cudnnAttnDescriptor_t d;
+    cudnnSeqDataDescriptor_t sd;
+    cudnnCreateAttnDescriptor(&d);
+    cudnnCreateSeqDataDescriptor(&sd);
+    CHECK_OK(cudnnSetSeqDataDescriptor(sd, CUDNN_DATA_FLOAT, 4, dims, axes, B, len, NULL));
+    CHECK_OK(cudnnSetAttnDescriptor(d, CUDNN_ATTN_QUERYMAP_ALL_TO_ONE | CUDNN_ATTN_DISABLE_PROJ_BIASES, 2, 0.5,
+                                    CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DEFAULT_MATH, NULL, NULL, V, V, V, 2, 2,
+                                    2, V, T, T, B, 1));
+    size_t wbytes = 0, ws = 0, rs = 0;
+    CHECK_OK(cudnnGetMultiHeadAttnBuffers(h, d, &wbytes, &ws, &rs));
+    if (CHECK(wbytes <= 4096 && ws <= 4096)) {
+        void *lengths = tbuf_from(len, sizeof len);
+        CHECK_OK(cudnnMultiHeadAttnForward(h, d, -1, lo, hi, lengths, lengths, sd, buf[0], NULL, sd, buf[0], sd,
+                                           buf[0], sd, buf[1], wbytes, buf[2], ws, buf[3], 0, NULL));
+        tbuf_free(lengths);
+    }
+    cudnnDestroySeqDataDescriptor(sd);
+    cudnnDestroyAttnDescriptor(d);
+}
+
+TEST(check_rnn_attention)
+{
+    unsigned mask0;
+    void *udata0;
+    cudnnCallback_t fn0;
+    CHECK_OK(cudnnGetCallback(&mask0, &udata0, &fn0));
+    cudnnHandle_t h = test_handle();
+    float host[1024];
+    for (size_t i = 0; i < 1024; i++) host[i] = (float)trand_uniform(-0.5, 0.5);
+    /* x, y, weights, workspace: 4 KiB each, more than either call needs (checked) */
+    void *const buf[4] = {tbuf_from(host, sizeof host), tbuf_alloc(sizeof host), tbuf_from(host, sizeof host),
+                          tbuf_alloc(sizeof host)};
+    void (*const calls[2])(cudnnHandle_t, void *const[4]) = {rnn_forward, attention_forward};
+    for (int c = 0; c < 2; c++) {
+        struct verdicts v = {0};
+        CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN | CUDNN_SEV_WARNING_EN, &v, capture));
+        ocd_setenv("OPENCUDNN_CHECK", "1");
+        calls[c](h, buf);
+        CHECK(v.agree > 0);
+        if (!CHECK(v.differ == 0)) FAIL("%s", v.differs);
+        ocd_setenv("OPENCUDNN_TEST_BREAK", v.entry); /* the entry of the first GEMM */
+        calls[c](h, buf);
+        ocd_unsetenv("OPENCUDNN_TEST_BREAK");
+        ocd_unsetenv("OPENCUDNN_CHECK");
+        if (!CHECK(v.differ > 0)) FAIL("%s: a broken %s went unnoticed", c ? "attention" : "RNN", v.entry);
+        CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
+    }
+    for (int i = 0; i < 4; i++) tbuf_free(buf[i]);
 }

@@ -16,6 +16,9 @@
    replay string) and running through ocd_impl_run_checked instead of ocd_impl_run. It builds that
    description only when ocd_check_enabled() says so, so that it costs nothing otherwise.
 
+   Taking part: convolution, activation, softmax, pooling, batch norm, and ocd_gemm (so the GEMMs
+   inside RNN, attention and the graph API's matmul).
+
    OPENCUDNN_TEST_BREAK=<entry name> (for tests of the checker only, honoured while a call is
    checked): after the named entry runs, the first scalar of its first output is increased by 1,
    as a broken kernel would leave it. */

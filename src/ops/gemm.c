@@ -12,9 +12,12 @@
    which serves everything. */
 #include "problem/gemm.h"
 
+#include "core/check.h"
 #include "core/dtype.h"
 #include "core/handle.h"
 #include "core/impl.h"
+
+#include <stddef.h>
 
 static const struct ocd_impl gemm_impls[] = {
 #ifdef OCD_HAVE_CUDA
@@ -100,5 +103,27 @@ cudnnStatus_t ocd_gemm(cudnnHandle_t handle, const struct ocd_gemm_problem *p, c
 {
     OCD_TRY(check(p, a, b, c, bias));
     struct ocd_gemm_call call = {p, a, b, c, bias};
-    return ocd_impl_run(handle, gemm_impls, OCD_ARRAY_LEN(gemm_impls), &call, op);
+    if (!ocd_check_enabled() || p->pointer_array) /* batch pointer arrays: no span to copy */
+        return ocd_impl_run(handle, gemm_impls, OCD_ARRAY_LEN(gemm_impls), &call, op);
+    /* OPENCUDNN_CHECK: the GEMMs inside RNN, attention and the graph API's matmul get the second
+       opinion; each operand is described as its stored matrices (batch x columns x rows) */
+    const int64_t rows_a = p->trans_a ? p->k : p->m, rows_b = p->trans_b ? p->n : p->k;
+    const int64_t bias_n = p->bias == OCD_GEMM_BIAS_ROW ? p->m : p->n;
+    struct ocd_tensor_view va = {.dtype = p->ab_type, .rank = 3, .vect = 1,
+                                 .dims = {p->batch, p->trans_a ? p->m : p->k, rows_a},
+                                 .strides = {p->stride_a, p->lda, 1}};
+    struct ocd_tensor_view vb = {.dtype = p->ab_type, .rank = 3, .vect = 1,
+                                 .dims = {p->batch, p->trans_b ? p->k : p->n, rows_b},
+                                 .strides = {p->stride_b, p->ldb, 1}};
+    struct ocd_tensor_view vc = {.dtype = p->c_type, .rank = 3, .vect = 1, .dims = {p->batch, p->n, p->m},
+                                 .strides = {p->stride_c, p->ldc, 1}};
+    struct ocd_tensor_view vbias = {.dtype = p->c_type, .rank = 1, .vect = 1, .dims = {bias_n}, .strides = {1}};
+    /* TF32 on one side and FP32 on the other differ in the operands' eleventh bit */
+    struct ocd_check_call cc = {.op = op, .problem_size = sizeof call,
+                                .tolerance = p->compute == OCD_GEMM_COMPUTE_TF32 ? 1e-2 : 0};
+    ocd_check_add(&cc, offsetof(struct ocd_gemm_call, a), &va, false);
+    ocd_check_add(&cc, offsetof(struct ocd_gemm_call, b), &vb, false);
+    if (p->bias != OCD_GEMM_BIAS_NONE) ocd_check_add(&cc, offsetof(struct ocd_gemm_call, bias), &vbias, false);
+    ocd_check_add(&cc, offsetof(struct ocd_gemm_call, c), &vc, true);
+    return ocd_impl_run_checked(handle, gemm_impls, OCD_ARRAY_LEN(gemm_impls), &call, &cc);
 }
