@@ -234,15 +234,46 @@ static bool selected(const char *list, const char *name, bool exact)
     return false;
 }
 
+/* --replay: the problem strings of a library log (CUDNN_LOGINFO_DBG=1), which names each described
+   call as `replay: opencudnn_bench --problem "<string>"`; each distinct string once, in order. */
+static int read_replay(const char *path, const char **problems, int nproblems, int cap)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) die("--replay: cannot open %s", path);
+    char line[4096];
+    static const char mark[] = "replay: opencudnn_bench --problem \"";
+    while (fgets(line, sizeof line, f) != NULL && nproblems < cap) {
+        char *at = strstr(line, mark);
+        if (at == NULL) continue;
+        at += sizeof mark - 1;
+        char *end = strchr(at, '"');
+        if (end == NULL) continue;
+        *end = '\0';
+        bool seen = false;
+        for (int i = 0; i < nproblems && !seen; i++) seen = strcmp(problems[i], at) == 0;
+        static char kept[64][512];
+        if (!seen && nproblems < 64 && strlen(at) < sizeof kept[0]) {
+            snprintf(kept[nproblems], sizeof kept[0], "%s", at);
+            problems[nproblems] = kept[nproblems];
+            nproblems++;
+        }
+    }
+    fclose(f);
+    return nproblems;
+}
+
 static void usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s [--suite S[,S]] [--case SUBSTR[,SUBSTR]] [--problem STRING]... [--latency]\n"
+            "usage: %s [--suite S[,S]] [--case SUBSTR[,SUBSTR]] [--problem STRING]... [--replay LOG]\n"
+            "          [--latency]\n"
             "          [--list] [--tsv] [--reps N] [--iters N] [--min-ms MS] [--strict]\n"
             "  --suite    run only these suites (--list shows them)\n"
             "  --case     run only cases whose name contains one of these\n"
             "  --problem  run this problem string instead of the tables (repeatable); --latency times\n"
             "             it as host time per call instead of device time\n"
+            "  --replay   run the calls a library log names (CUDNN_LOGINFO_DBG=1: each described call's\n"
+            "             problem string, each distinct one once), as --problem does, with fresh random data\n"
             "  --list     print every case with its problem string (each is parsed and its descriptors\n"
             "             created, which checks the tables without running anything)\n"
             "  --tsv      one tab-separated line per case, for bench/run.sh\n"
@@ -317,6 +348,7 @@ int main(int argc, char **argv)
         if (strcmp(a, "--suite") == 0 && v) o.suites = argv[++i];
         else if (strcmp(a, "--case") == 0 && v) o.cases = argv[++i];
         else if (strcmp(a, "--problem") == 0 && v && nproblems < 64) problems[nproblems++] = argv[++i];
+        else if (strcmp(a, "--replay") == 0 && v) nproblems = read_replay(argv[++i], problems, nproblems, 64);
         else if (strcmp(a, "--reps") == 0 && v) o.reps = atoi(argv[++i]);
         else if (strcmp(a, "--iters") == 0 && v) o.iters = atoi(argv[++i]);
         else if (strcmp(a, "--min-ms") == 0 && v) o.min_ms = atof(argv[++i]);

@@ -49,7 +49,10 @@ struct ocd_check_call {
     char replay[320]; /* the bench problem string ("op=... dt=... x=..."), or empty */
 };
 
-/* True when OPENCUDNN_CHECK asks for checks at all (a call may still not be sampled). */
+/* True when a call should describe itself: OPENCUDNN_CHECK asks for checks (a call may still not
+   be sampled), or info logging is on, where each described call with a replay string logs it as
+   "<op> on <entry>: replay: opencudnn_bench --problem "<string>"" (the benchmark's --replay reads
+   these lines back from a log). */
 bool ocd_check_enabled(void);
 
 /* Adds a buffer to the description. */

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""check_replay.py: a logged call replays in the benchmark.
+
+The benchmark runs problems of several op kinds once with the library's info log on
+(CUDNN_LOGINFO_DBG=1, to a file); every call that describes itself logs
+`replay: opencudnn_bench --problem "<string>"`, and the strings found must be exactly the problem
+strings given (the log and the benchmark share one spelling). Then `opencudnn_bench --replay LOG`
+must run each of them again, with fresh data, and succeed (--strict).
+
+Usage: check_replay.py --bench PATH [--backend host|cuda]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+PROBLEMS = [
+    "op=actfwd mode=relu dt=f32 x=2x3x5x5",
+    "op=softmaxfwd algo=accurate mode=channel dt=f32 x=2x3x5x5",
+    "op=poolfwd mode=max dt=f32 x=2x3x6x6 win=3 pad=1 stride=2",
+    "op=bnfwdtrain mode=spatial dt=f32 x=2x3x5x5",
+    "op=convfwd dt=f32 layout=nchw n=2 c=3 h=6 w=6 k=4 r=3 s=3 pad=1 stride=1 dil=1 algo=implicit_gemm",
+]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", required=True)
+    ap.add_argument("--backend", default="host")
+    a = ap.parse_args()
+    quick = ["--reps", "1", "--iters", "1", "--strict"]
+    with tempfile.TemporaryDirectory(prefix="ocd_replay_") as tmp:
+        log = os.path.join(tmp, "api.log")
+        env = dict(os.environ, OPENCUDNN_BACKEND=a.backend, CUDNN_LOGINFO_DBG="1", CUDNN_LOGDEST_DBG=log)
+        args = [a.bench] + quick
+        for p in PROBLEMS:
+            args += ["--problem", p]
+        r = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            print("the benchmark failed with logging on:\n" + r.stdout + r.stderr)
+            return 1
+        logged = []
+        for m in re.finditer(r'replay: opencudnn_bench --problem "([^"]*)"', open(log).read()):
+            if m.group(1) not in logged:
+                logged.append(m.group(1))
+        if logged != PROBLEMS:
+            print("the log's replay strings differ from the problems run:\n  logged: %s\n  run:    %s" % (
+                "\n          ".join(logged), "\n          ".join(PROBLEMS)))
+            return 1
+        env = dict(os.environ, OPENCUDNN_BACKEND=a.backend)
+        r = subprocess.run([a.bench] + quick + ["--replay", log], env=env, capture_output=True, text=True,
+                           timeout=300)
+        replayed = [p for p in PROBLEMS if p in r.stdout]
+        if r.returncode != 0 or replayed != PROBLEMS:
+            print("--replay did not run every logged call (exit %d):\n%s%s" % (r.returncode, r.stdout, r.stderr))
+            return 1
+    print("check_replay: %d op kinds logged and replayed" % len(PROBLEMS))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
