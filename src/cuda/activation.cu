@@ -15,7 +15,7 @@
 #include "core/reasons.h"
 #include "cuda/check.cuh"
 #include "cuda/types.cuh"
-#include "ops/activation.h"
+#include "problem/activation.h"
 
 namespace {
 
@@ -155,7 +155,7 @@ template <typename T, int MODE> cudnnStatus_t launch_vec(cudnnHandle_t h, const 
 
 } // namespace
 
-extern "C" const char *ocd_activation_applies_cuda_vec(cudnnHandle_t handle, const void *problem)
+extern "C" const char *ocd_cuda_activation_vec_applies(cudnnHandle_t handle, const void *problem)
 {
     const ocd_activation_problem *p = (const ocd_activation_problem *)problem;
     if (!ocd_dim_group_is_flat(&p->g)) return OCD_REASON_NOT_PACKED;
@@ -164,7 +164,7 @@ extern "C" const char *ocd_activation_applies_cuda_vec(cudnnHandle_t handle, con
     return ocd_cuda_aligned16(p->io.dst) ? NULL : OCD_REASON_ALIGNMENT;
 }
 
-extern "C" cudnnStatus_t ocd_activation_run_cuda_vec(cudnnHandle_t handle, const void *problem, void *ws,
+extern "C" cudnnStatus_t ocd_cuda_activation_vec(cudnnHandle_t handle, const void *problem, void *ws,
                                                      size_t ws_bytes)
 {
     const ocd_activation_problem *p = (const ocd_activation_problem *)problem;
@@ -181,7 +181,7 @@ extern "C" cudnnStatus_t ocd_activation_run_cuda_vec(cudnnHandle_t handle, const
     });
 }
 
-extern "C" cudnnStatus_t ocd_activation_run_cuda_strided(cudnnHandle_t handle, const void *problem, void *ws,
+extern "C" cudnnStatus_t ocd_cuda_activation_strided(cudnnHandle_t handle, const void *problem, void *ws,
                                                          size_t ws_bytes)
 {
     const ocd_activation_problem *p = (const ocd_activation_problem *)problem;

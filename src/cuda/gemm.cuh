@@ -2,12 +2,12 @@
    problem of problem/gemm.h as kernel arguments, and its epilogue on one element,
        c = act(alpha * acc + beta * c + bias)
    in the accumulator's type (float, double for double data), C not read when beta == 0, the
-   activation being the library's one activation math (ops/activation.h). */
+   activation being the library's one activation math (problem/activation.h). */
 #ifndef OCD_CUDA_GEMM_CUH
 #define OCD_CUDA_GEMM_CUH
 
 #include "cuda/types.cuh"
-#include "ops/activation.h"
+#include "problem/activation.h"
 #include "problem/gemm.h"
 
 /* The epilogue's parameters, by value for kernel arguments. */

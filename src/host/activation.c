@@ -1,6 +1,6 @@
 /* activation.c (host): activation forward and backward, run by run over the dim group on the
-   worker threads, computed in double with the shared math of ops/activation.h. */
-#include "ops/activation.h"
+   worker threads, computed in double with the shared math of problem/activation.h. */
+#include "problem/activation.h"
 
 #include "core/dtype.h"
 #include "host/walk.h"
@@ -25,7 +25,7 @@ static void activation_run(void *ctx, const struct ocd_host_run *run)
                        p->io.alpha, p->io.beta);
 }
 
-cudnnStatus_t ocd_activation_run_host(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
+cudnnStatus_t ocd_host_activation(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
 {
     ocd_host_walk(&((const struct ocd_activation_problem *)problem)->g, activation_run, (void *)problem);
     return CUDNN_STATUS_SUCCESS;

@@ -9,7 +9,7 @@
 #include "core/dtype.h"
 #include "host/gemm_engine.h"
 #include "host/typed.h"
-#include "ops/activation.h"
+#include "problem/activation.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>

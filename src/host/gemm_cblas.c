@@ -27,7 +27,7 @@
 #include "core/platform.h"
 #include "core/reasons.h"
 #include "host/typed.h"
-#include "ops/activation.h"
+#include "problem/activation.h"
 
 #include <cblas.h>
 #include <math.h>

@@ -16,7 +16,7 @@
    unit it computes in FP32) for float data, FP64 for double data. The epilogue runs in the
    compute type's precision or better: beta == 0 never reads C; the bias is one value per row
    (m values) or per column (n values); the activation is the library's activation math
-   (ops/activation.h) with its parameters. alpha and beta are held as double whatever the type. */
+   (problem/activation.h) with its parameters. alpha and beta are held as double whatever the type. */
 #ifndef OCD_PROBLEM_GEMM_H
 #define OCD_PROBLEM_GEMM_H
 

@@ -27,7 +27,7 @@
 
 #include "core/handle.h"
 #include "core/hostdev.h"
-#include "ops/activation.h"
+#include "problem/activation.h"
 
 #ifdef __cplusplus
 extern "C" {
