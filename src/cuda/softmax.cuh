@@ -1,4 +1,4 @@
-/* softmax.cuh: what the CUDA softmax kernel files share (the math is in ops/softmax.h).
+/* softmax.cuh: what the CUDA softmax kernel files share (the math is in problem/softmax.h).
 
    Every kernel reads each input once from memory and writes the output once, except where a
    slice is too long to stay on chip. A softmax moves little data per element, so what decides
@@ -7,7 +7,7 @@
    contiguous slices (softmax_rows.cu, with the any-layout fallback) and slices strided over a
    contiguous inner dim (softmax_cols.cu).
 
-   Statistics are those of ops/softmax.h, in float (double for double data); where the slice
+   Statistics are those of problem/softmax.h, in float (double for double data); where the slice
    stays on chip, the forward computes each e^(x - m) once and keeps it for the output (16-bit
    tiles compute it twice rather than round it). 16-bit data use the fast __expf (rows_packed
    2^x, of the same accuracy). An element of -inf (a masked logit) adds nothing to the sums; a NaN
@@ -23,7 +23,7 @@
 #include "core/reasons.h"
 #include "cuda/check.cuh"
 #include "cuda/types.cuh"
-#include "ops/softmax.h"
+#include "problem/softmax.h"
 
 namespace {
 

@@ -404,7 +404,7 @@ template <bool BWD> cudnnStatus_t pick_cols_regs(cudnnHandle_t h, const ocd_soft
 
 /* ---- entries ---------------------------------------------------------------------------------- */
 
-extern "C" const char *ocd_softmax_applies_cuda_tile(cudnnHandle_t handle, const void *problem)
+extern "C" const char *ocd_cuda_softmax_tile_applies(cudnnHandle_t handle, const void *problem)
 {
     const ocd_softmax_problem *p = problem_of(problem);
     if (p->slice.rank != 1) return "slices span more than one strided dim";
@@ -419,7 +419,7 @@ extern "C" const char *ocd_softmax_applies_cuda_tile(cudnnHandle_t handle, const
    vector, 16-byte aligned pointers). */
 static const char *vector_cols(cudnnHandle_t handle, const ocd_softmax_problem *p)
 {
-    const char *why = ocd_softmax_applies_cuda_tile(handle, p);
+    const char *why = ocd_cuda_softmax_tile_applies(handle, p);
     if (why != NULL) return why;
     int64_t n = 16 / (int64_t)ocd_dtype_scalar_size(p->io.dtype);
     if (p->batch.dims[p->batch.rank - 1] % n != 0) return OCD_REASON_ALIGNMENT;
@@ -432,7 +432,7 @@ static const char *vector_cols(cudnnHandle_t handle, const ocd_softmax_problem *
     return NULL;
 }
 
-extern "C" const char *ocd_softmax_applies_cuda_cols_regs(cudnnHandle_t handle, const void *problem)
+extern "C" const char *ocd_cuda_softmax_cols_regs_applies(cudnnHandle_t handle, const void *problem)
 {
     const ocd_softmax_problem *p = problem_of(problem);
     if (p->io.dtype != CUDNN_DATA_FLOAT) return OCD_REASON_DTYPE;
@@ -442,7 +442,7 @@ extern "C" const char *ocd_softmax_applies_cuda_cols_regs(cudnnHandle_t handle, 
     return len >= CR_MIN && len <= CR_MAX ? NULL : "slices outside 32 to 256 elements";
 }
 
-extern "C" const char *ocd_softmax_applies_cuda_tile_vec(cudnnHandle_t handle, const void *problem)
+extern "C" const char *ocd_cuda_softmax_tile_vec_applies(cudnnHandle_t handle, const void *problem)
 {
     const ocd_softmax_problem *p = problem_of(problem);
     const char *why = vector_cols(handle, p);
@@ -450,7 +450,7 @@ extern "C" const char *ocd_softmax_applies_cuda_tile_vec(cudnnHandle_t handle, c
     return tile_vec_smem(p) <= tile_vec_smem_max(handle) ? NULL : "tile larger than shared memory";
 }
 
-extern "C" cudnnStatus_t ocd_softmax_run_cuda_tile(cudnnHandle_t handle, const void *problem, void *ws,
+extern "C" cudnnStatus_t ocd_cuda_softmax_tile(cudnnHandle_t handle, const void *problem, void *ws,
                                                    size_t ws_bytes)
 {
     const ocd_softmax_problem *p = problem_of(problem);
@@ -464,14 +464,14 @@ extern "C" cudnnStatus_t ocd_softmax_run_cuda_tile(cudnnHandle_t handle, const v
     });
 }
 
-extern "C" cudnnStatus_t ocd_softmax_run_cuda_cols_regs(cudnnHandle_t handle, const void *problem, void *ws,
+extern "C" cudnnStatus_t ocd_cuda_softmax_cols_regs(cudnnHandle_t handle, const void *problem, void *ws,
                                                         size_t ws_bytes)
 {
     const ocd_softmax_problem *p = problem_of(problem);
     return p->backward ? pick_cols_regs<true>(handle, p) : pick_cols_regs<false>(handle, p);
 }
 
-extern "C" cudnnStatus_t ocd_softmax_run_cuda_tile_vec(cudnnHandle_t handle, const void *problem, void *ws,
+extern "C" cudnnStatus_t ocd_cuda_softmax_tile_vec(cudnnHandle_t handle, const void *problem, void *ws,
                                                        size_t ws_bytes)
 {
     const ocd_softmax_problem *p = problem_of(problem);

@@ -590,19 +590,19 @@ static bool contiguous_slices(const ocd_softmax_problem *p)
     return ocd_dim_group_is_flat(&p->slice);
 }
 
-extern "C" const char *ocd_softmax_applies_cuda_rows_warp(cudnnHandle_t handle, const void *problem)
+extern "C" const char *ocd_cuda_softmax_rows_warp_applies(cudnnHandle_t handle, const void *problem)
 {
     const ocd_softmax_problem *p = problem_of(problem);
     if (!contiguous_slices(p)) return "slices are not contiguous";
     return ocd_dim_group_size(&p->slice) <= WARP_MAX_LEN ? NULL : "slices longer than one warp holds";
 }
 
-extern "C" const char *ocd_softmax_applies_cuda_rows_block(cudnnHandle_t handle, const void *problem)
+extern "C" const char *ocd_cuda_softmax_rows_block_applies(cudnnHandle_t handle, const void *problem)
 {
     return contiguous_slices(problem_of(problem)) ? NULL : "slices are not contiguous";
 }
 
-extern "C" const char *ocd_softmax_applies_cuda_rows_lanes(cudnnHandle_t handle, const void *problem)
+extern "C" const char *ocd_cuda_softmax_rows_lanes_applies(cudnnHandle_t handle, const void *problem)
 {
     const ocd_softmax_problem *p = problem_of(problem);
     if (!contiguous_slices(p)) return "slices are not contiguous";
@@ -612,20 +612,20 @@ extern "C" const char *ocd_softmax_applies_cuda_rows_lanes(cudnnHandle_t handle,
     return ocd_dim_group_size(&p->slice) <= most ? NULL : "slices longer than half a warp holds";
 }
 
-extern "C" const char *ocd_softmax_applies_cuda_rows_packed(cudnnHandle_t handle, const void *problem)
+extern "C" const char *ocd_cuda_softmax_rows_packed_applies(cudnnHandle_t handle, const void *problem)
 {
     const ocd_softmax_problem *p = problem_of(problem);
     if (p->io.dtype != CUDNN_DATA_HALF && p->io.dtype != CUDNN_DATA_BFLOAT16) return OCD_REASON_DTYPE;
-    return ocd_softmax_applies_cuda_rows_lanes(handle, problem);
+    return ocd_cuda_softmax_rows_lanes_applies(handle, problem);
 }
-extern "C" cudnnStatus_t ocd_softmax_run_cuda_rows_packed(cudnnHandle_t handle, const void *problem, void *ws,
+extern "C" cudnnStatus_t ocd_cuda_softmax_rows_packed(cudnnHandle_t handle, const void *problem, void *ws,
                                                           size_t ws_bytes)
 {
     const ocd_softmax_problem *p = problem_of(problem);
     return p->io.dtype == CUDNN_DATA_HALF ? run_packed<__half>(handle, p) : run_packed<__nv_bfloat16>(handle, p);
 }
 
-extern "C" cudnnStatus_t ocd_softmax_run_cuda_rows_lanes(cudnnHandle_t handle, const void *problem, void *ws,
+extern "C" cudnnStatus_t ocd_cuda_softmax_rows_lanes(cudnnHandle_t handle, const void *problem, void *ws,
                                                          size_t ws_bytes)
 {
     const ocd_softmax_problem *p = problem_of(problem);
@@ -636,18 +636,18 @@ extern "C" cudnnStatus_t ocd_softmax_run_cuda_rows_lanes(cudnnHandle_t handle, c
     });
 }
 
-extern "C" cudnnStatus_t ocd_softmax_run_cuda_rows_warp(cudnnHandle_t handle, const void *problem, void *ws,
+extern "C" cudnnStatus_t ocd_cuda_softmax_rows_warp(cudnnHandle_t handle, const void *problem, void *ws,
                                                         size_t ws_bytes)
 {
     return run_rows<false>(handle, problem_of(problem));
 }
 
-extern "C" cudnnStatus_t ocd_softmax_run_cuda_rows_block(cudnnHandle_t handle, const void *problem, void *ws,
+extern "C" cudnnStatus_t ocd_cuda_softmax_rows_block(cudnnHandle_t handle, const void *problem, void *ws,
                                                          size_t ws_bytes)
 {
     return run_rows<true>(handle, problem_of(problem));
 }
-extern "C" cudnnStatus_t ocd_softmax_run_cuda_generic(cudnnHandle_t handle, const void *problem, void *ws,
+extern "C" cudnnStatus_t ocd_cuda_softmax_generic(cudnnHandle_t handle, const void *problem, void *ws,
                                                       size_t ws_bytes)
 {
     const ocd_softmax_problem *p = problem_of(problem);

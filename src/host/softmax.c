@@ -2,7 +2,7 @@
    slice walked twice in runs (walk.h): once for its statistics (the running maximum and sum of
    exponentials, or the sum the backward needs), once to write the result. Nothing is buffered, so
    a slice of any length works; computed in double. */
-#include "ops/softmax.h"
+#include "problem/softmax.h"
 
 #include "core/dtype.h"
 #include "host/parallel.h"
@@ -75,7 +75,7 @@ static void slices(void *ctx, int64_t begin, int64_t end)
     }
 }
 
-cudnnStatus_t ocd_softmax_run_host(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
+cudnnStatus_t ocd_host_softmax(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
 {
     const struct ocd_softmax_problem *p = problem;
     int64_t len = ocd_dim_group_size(&p->slice);

@@ -17,22 +17,22 @@
 
 static const struct ocd_impl softmax_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:softmax_rows_packed", OCD_BACKEND_CUDA, 0, ocd_softmax_applies_cuda_rows_packed, NULL,
-     ocd_softmax_run_cuda_rows_packed},
-    {"cuda:softmax_rows_lanes", OCD_BACKEND_CUDA, 0, ocd_softmax_applies_cuda_rows_lanes, NULL,
-     ocd_softmax_run_cuda_rows_lanes},
-    {"cuda:softmax_rows_warp", OCD_BACKEND_CUDA, 0, ocd_softmax_applies_cuda_rows_warp, NULL,
-     ocd_softmax_run_cuda_rows_warp},
-    {"cuda:softmax_rows_block", OCD_BACKEND_CUDA, 0, ocd_softmax_applies_cuda_rows_block, NULL,
-     ocd_softmax_run_cuda_rows_block},
-    {"cuda:softmax_cols_regs", OCD_BACKEND_CUDA, 0, ocd_softmax_applies_cuda_cols_regs, NULL,
-     ocd_softmax_run_cuda_cols_regs},
-    {"cuda:softmax_tile_vec", OCD_BACKEND_CUDA, 0, ocd_softmax_applies_cuda_tile_vec, NULL,
-     ocd_softmax_run_cuda_tile_vec},
-    {"cuda:softmax_tile", OCD_BACKEND_CUDA, 0, ocd_softmax_applies_cuda_tile, NULL, ocd_softmax_run_cuda_tile},
-    {"cuda:softmax_generic", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_softmax_run_cuda_generic},
+    {"cuda:softmax_rows_packed", OCD_BACKEND_CUDA, 0, ocd_cuda_softmax_rows_packed_applies, NULL,
+     ocd_cuda_softmax_rows_packed},
+    {"cuda:softmax_rows_lanes", OCD_BACKEND_CUDA, 0, ocd_cuda_softmax_rows_lanes_applies, NULL,
+     ocd_cuda_softmax_rows_lanes},
+    {"cuda:softmax_rows_warp", OCD_BACKEND_CUDA, 0, ocd_cuda_softmax_rows_warp_applies, NULL,
+     ocd_cuda_softmax_rows_warp},
+    {"cuda:softmax_rows_block", OCD_BACKEND_CUDA, 0, ocd_cuda_softmax_rows_block_applies, NULL,
+     ocd_cuda_softmax_rows_block},
+    {"cuda:softmax_cols_regs", OCD_BACKEND_CUDA, 0, ocd_cuda_softmax_cols_regs_applies, NULL,
+     ocd_cuda_softmax_cols_regs},
+    {"cuda:softmax_tile_vec", OCD_BACKEND_CUDA, 0, ocd_cuda_softmax_tile_vec_applies, NULL,
+     ocd_cuda_softmax_tile_vec},
+    {"cuda:softmax_tile", OCD_BACKEND_CUDA, 0, ocd_cuda_softmax_tile_applies, NULL, ocd_cuda_softmax_tile},
+    {"cuda:softmax_generic", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_softmax_generic},
 #endif
-    {"host:softmax_runs", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_softmax_run_host},
+    {"host:softmax_runs", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_softmax},
 };
 
 cudnnStatus_t ocd_softmax_run(cudnnHandle_t handle, const struct ocd_softmax_problem *p, const char *op)
