@@ -1,4 +1,4 @@
-/* pooling.cuh: what the CUDA pooling kernel files share; the window math is ops/pooling.h.
+/* pooling.cuh: what the CUDA pooling kernel files share; the window math is problem/pooling.h.
 
    Pooling on the GPU runs in three kernel families, most specialised first in the implementation
    table (ops/pooling.c):
@@ -22,7 +22,7 @@
 #include "core/reasons.h"
 #include "cuda/check.cuh"
 #include "cuda/types.cuh"
-#include "ops/pooling.h"
+#include "problem/pooling.h"
 
 namespace {
 

@@ -323,7 +323,7 @@ template <typename T, int V, bool CLAST> cudnnStatus_t launch(cudnnHandle_t h, c
 
 } // namespace
 
-extern "C" const char *ocd_pooling_applies_cuda_nhwc_vec(cudnnHandle_t handle, const void *problem)
+extern "C" const char *ocd_cuda_pooling_nhwc_vec_applies(cudnnHandle_t handle, const void *problem)
 {
     const ocd_pooling_problem *p = problem_of(problem);
     int64_t n = 16 / (int64_t)ocd_dtype_scalar_size(p->dtype);
@@ -337,7 +337,7 @@ extern "C" const char *ocd_pooling_applies_cuda_nhwc_vec(cudnnHandle_t handle, c
     return NULL;
 }
 
-extern "C" cudnnStatus_t ocd_pooling_run_cuda_nhwc_vec(cudnnHandle_t handle, const void *problem, void *ws,
+extern "C" cudnnStatus_t ocd_cuda_pooling_nhwc_vec(cudnnHandle_t handle, const void *problem, void *ws,
                                                        size_t ws_bytes)
 {
     const ocd_pooling_problem *p = problem_of(problem);
@@ -347,7 +347,7 @@ extern "C" cudnnStatus_t ocd_pooling_run_cuda_nhwc_vec(cudnnHandle_t handle, con
     });
 }
 
-extern "C" cudnnStatus_t ocd_pooling_run_cuda(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
+extern "C" cudnnStatus_t ocd_cuda_pooling(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
 {
     const ocd_pooling_problem *p = problem_of(problem);
     bool clast = p->xs[1] == 1 && p->c > 1;

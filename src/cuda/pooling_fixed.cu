@@ -477,7 +477,7 @@ cudnnStatus_t launch_fixed_mode(cudnnHandle_t h, const ocd_pooling_problem *p)
                                                                                                     total);
     } else if constexpr (CLAST) {
         if constexpr (sizeof(T) != 2 || MODE == FIXED_AVG)
-            return CUDNN_STATUS_NOT_SUPPORTED; /* ocd_pooling_applies_cuda_fixed_nhwc refuses these */
+            return CUDNN_STATUS_NOT_SUPPORTED; /* ocd_cuda_pooling_fixed_nhwc_applies refuses these */
         else
             return ocd_cuda_pooling_fixed_pairs_launch<T, K, MODE>(h, p);
     } else {
@@ -517,7 +517,7 @@ template <bool CLAST> cudnnStatus_t launch_fixed(cudnnHandle_t h, const ocd_pool
 
 } // namespace
 
-extern "C" const char *ocd_pooling_applies_cuda_fixed_nchw(cudnnHandle_t handle, const void *problem)
+extern "C" const char *ocd_cuda_pooling_fixed_nchw_applies(cudnnHandle_t handle, const void *problem)
 {
     const ocd_pooling_problem *p = problem_of(problem);
     if (p->xs[4] != 1 || p->ys[4] != 1) return OCD_REASON_LAYOUT; /* rows of W must be contiguous */
@@ -525,24 +525,24 @@ extern "C" const char *ocd_pooling_applies_cuda_fixed_nchw(cudnnHandle_t handle,
     return fixed_applies(p);
 }
 
-extern "C" cudnnStatus_t ocd_pooling_run_cuda_fixed_nchw(cudnnHandle_t handle, const void *problem, void *ws,
+extern "C" cudnnStatus_t ocd_cuda_pooling_fixed_nchw(cudnnHandle_t handle, const void *problem, void *ws,
                                                          size_t ws_bytes)
 {
     return launch_fixed<false>(handle, problem_of(problem));
 }
 
-extern "C" const char *ocd_pooling_applies_cuda_fixed_nhwc(cudnnHandle_t handle, const void *problem)
+extern "C" const char *ocd_cuda_pooling_fixed_nhwc_applies(cudnnHandle_t handle, const void *problem)
 {
     const ocd_pooling_problem *p = problem_of(problem);
     if (p->backward && p->dtype != CUDNN_DATA_HALF && p->dtype != CUDNN_DATA_BFLOAT16)
         return "backward: float channels-last data takes the tile kernel (cuda:pooling_tile_nhwc_vec16)";
     if (p->backward && p->mode != CUDNN_POOLING_MAX && p->mode != CUDNN_POOLING_MAX_DETERMINISTIC)
         return "backward averaging: the tile kernel (cuda:pooling_tile_nhwc_vec16) takes it";
-    const char *why = ocd_pooling_applies_cuda_nhwc_vec(handle, problem);
+    const char *why = ocd_cuda_pooling_nhwc_vec_applies(handle, problem);
     return why != NULL ? why : fixed_applies(p);
 }
 
-extern "C" cudnnStatus_t ocd_pooling_run_cuda_fixed_nhwc(cudnnHandle_t handle, const void *problem, void *ws,
+extern "C" cudnnStatus_t ocd_cuda_pooling_fixed_nhwc(cudnnHandle_t handle, const void *problem, void *ws,
                                                          size_t ws_bytes)
 {
     return launch_fixed<true>(handle, problem_of(problem));

@@ -87,7 +87,7 @@ template <int MODE, typename C> __host__ __device__ __forceinline__ C fixed_fill
 }
 
 /* Combines input v into acc (forward). The maximum's value so found is that of ocd_pool_better's
-   first maximum (ops/pooling.h). */
+   first maximum (problem/pooling.h). */
 template <int MODE, typename C> __host__ __device__ __forceinline__ C fixed_combine(C acc, C v)
 {
     if (MODE == FIXED_AVG) return acc + v;

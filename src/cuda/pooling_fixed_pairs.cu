@@ -285,7 +285,7 @@ __host__ __device__ __forceinline__ void fixed_pair_sum_direct(T *p, const uint3
    steps [chunk * steps, ...) of S rows, 8 channels each; BLEND: a.blend; UNIT: alpha 1 and no
    blend. What depends only on the cell's columns is found once, and the rows of x, dy and dx a
    step reads and writes are pointers moved on by a step, as in the NCHW kernel. Offsets inside
-   an image are int (ocd_pooling_applies_cuda_fixed_nhwc). */
+   an image are int (ocd_cuda_pooling_fixed_nhwc_applies). */
 template <typename T, class F, int MODE, bool BLEND, bool UNIT, typename C>
 __host__ __device__ __forceinline__ void fixed_backward_pairs_thread(const T *__restrict__ x, const T *__restrict__ dy,
                                                                      T *__restrict__ dx, const fixed_args<C> &a,

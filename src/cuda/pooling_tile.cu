@@ -372,17 +372,17 @@ template <typename T, int V, bool CLAST> cudnnStatus_t launch_tile(cudnnHandle_t
 
 } // namespace
 
-extern "C" const char *ocd_pooling_applies_cuda_tile_nhwc(cudnnHandle_t handle, const void *problem)
+extern "C" const char *ocd_cuda_pooling_tile_nhwc_applies(cudnnHandle_t handle, const void *problem)
 {
     const ocd_pooling_problem *p = problem_of(problem);
     if (!p->backward)
         return "forward: the one-window-per-thread vec16 kernel is faster on channels-last data";
-    const char *why = ocd_pooling_applies_cuda_nhwc_vec(handle, problem);
+    const char *why = ocd_cuda_pooling_nhwc_vec_applies(handle, problem);
     tile_plan pl;
     return why != NULL ? why : tile_plan_of(p, 16 / (int)ocd_dtype_scalar_size(p->dtype), &pl);
 }
 
-extern "C" cudnnStatus_t ocd_pooling_run_cuda_tile_nhwc(cudnnHandle_t handle, const void *problem, void *ws,
+extern "C" cudnnStatus_t ocd_cuda_pooling_tile_nhwc(cudnnHandle_t handle, const void *problem, void *ws,
                                                         size_t ws_bytes)
 {
     const ocd_pooling_problem *p = problem_of(problem);
@@ -392,7 +392,7 @@ extern "C" cudnnStatus_t ocd_pooling_run_cuda_tile_nhwc(cudnnHandle_t handle, co
     });
 }
 
-extern "C" const char *ocd_pooling_applies_cuda_tile_nchw(cudnnHandle_t handle, const void *problem)
+extern "C" const char *ocd_cuda_pooling_tile_nchw_applies(cudnnHandle_t handle, const void *problem)
 {
     const ocd_pooling_problem *p = problem_of(problem);
     if (p->xs[4] != 1 || p->ys[4] != 1) return OCD_REASON_LAYOUT; /* rows of W must be contiguous */
@@ -400,7 +400,7 @@ extern "C" const char *ocd_pooling_applies_cuda_tile_nchw(cudnnHandle_t handle, 
     return tile_plan_of(p, 1, &pl);
 }
 
-extern "C" cudnnStatus_t ocd_pooling_run_cuda_tile_nchw(cudnnHandle_t handle, const void *problem, void *ws,
+extern "C" cudnnStatus_t ocd_cuda_pooling_tile_nchw(cudnnHandle_t handle, const void *problem, void *ws,
                                                         size_t ws_bytes)
 {
     const ocd_pooling_problem *p = problem_of(problem);

@@ -1,11 +1,11 @@
-/* pooling.c (host): pooling forward and backward with the window math of ops/pooling.h, any
+/* pooling.c (host): pooling forward and backward with the window math of problem/pooling.h, any
    strides, computed in double.
 
    Forward spreads rows of outputs (fixed n, c, d, h) over the worker threads; each output scans
    its window. Backward spreads (n, c) planes: each plane's gradient is scattered from dy into a
    double buffer (the maximum of each window found once), then blended into dx row by row, so that
    dx is written once and the result does not depend on the thread count. */
-#include "ops/pooling.h"
+#include "problem/pooling.h"
 
 #include "core/dtype.h"
 #include "host/parallel.h"
@@ -153,7 +153,7 @@ static void backward_planes(void *ctx, int64_t begin, int64_t end, void *scratch
     }
 }
 
-cudnnStatus_t ocd_pooling_run_host(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
+cudnnStatus_t ocd_host_pooling(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
 {
     const struct ocd_pooling_problem *p = problem;
     if (!p->backward) {

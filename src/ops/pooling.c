@@ -254,19 +254,19 @@ cudnnStatus_t ocd_pooling_prepare(struct ocd_pooling_problem *p, const struct cu
 
 static const struct ocd_impl pooling_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:pooling_fixed_nhwc_vec16", OCD_BACKEND_CUDA, 0, ocd_pooling_applies_cuda_fixed_nhwc, NULL,
-     ocd_pooling_run_cuda_fixed_nhwc},
-    {"cuda:pooling_fixed_nchw", OCD_BACKEND_CUDA, 0, ocd_pooling_applies_cuda_fixed_nchw, NULL,
-     ocd_pooling_run_cuda_fixed_nchw},
-    {"cuda:pooling_tile_nhwc_vec16", OCD_BACKEND_CUDA, 0, ocd_pooling_applies_cuda_tile_nhwc, NULL,
-     ocd_pooling_run_cuda_tile_nhwc},
-    {"cuda:pooling_tile_nchw", OCD_BACKEND_CUDA, 0, ocd_pooling_applies_cuda_tile_nchw, NULL,
-     ocd_pooling_run_cuda_tile_nchw},
-    {"cuda:pooling_nhwc_vec16", OCD_BACKEND_CUDA, 0, ocd_pooling_applies_cuda_nhwc_vec, NULL,
-     ocd_pooling_run_cuda_nhwc_vec},
-    {"cuda:pooling_direct", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_pooling_run_cuda},
+    {"cuda:pooling_fixed_nhwc_vec16", OCD_BACKEND_CUDA, 0, ocd_cuda_pooling_fixed_nhwc_applies, NULL,
+     ocd_cuda_pooling_fixed_nhwc},
+    {"cuda:pooling_fixed_nchw", OCD_BACKEND_CUDA, 0, ocd_cuda_pooling_fixed_nchw_applies, NULL,
+     ocd_cuda_pooling_fixed_nchw},
+    {"cuda:pooling_tile_nhwc_vec16", OCD_BACKEND_CUDA, 0, ocd_cuda_pooling_tile_nhwc_applies, NULL,
+     ocd_cuda_pooling_tile_nhwc},
+    {"cuda:pooling_tile_nchw", OCD_BACKEND_CUDA, 0, ocd_cuda_pooling_tile_nchw_applies, NULL,
+     ocd_cuda_pooling_tile_nchw},
+    {"cuda:pooling_nhwc_vec16", OCD_BACKEND_CUDA, 0, ocd_cuda_pooling_nhwc_vec_applies, NULL,
+     ocd_cuda_pooling_nhwc_vec},
+    {"cuda:pooling_direct", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_pooling},
 #endif
-    {"host:pooling_direct", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_pooling_run_host},
+    {"host:pooling_direct", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_pooling},
 };
 
 cudnnStatus_t ocd_pooling_run(cudnnHandle_t handle, const struct ocd_pooling_problem *p, const char *op)

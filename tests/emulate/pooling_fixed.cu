@@ -10,7 +10,7 @@
    of steps), values with ties, NaN, +-inf and -0, rows of NaN only and of NaN and -inf only
    (windows whose maximum is -inf, or none), gradients over a wide range of exponents, alpha/beta
    blending. The reference takes each window's first maximum in row-major order (cuDNN's rule,
-   ops/pooling.h), sums a window's inputs in that order, and adds the gradients in y's row-major
+   problem/pooling.h), sums a window's inputs in that order, and adds the gradients in y's row-major
    order, in float, as the kernels do, so results must match bit for bit; sums are also checked
    in double, within a tolerance. Prints a line per case; exits 1 if any differs. */
 #include "cuda/pooling_fixed.cu"
