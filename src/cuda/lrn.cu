@@ -1,10 +1,10 @@
-/* lrn.cu: cross-channel LRN on CUDA, forward and backward (formulas in ops/lrn.h). One thread per
+/* lrn.cu: cross-channel LRN on CUDA, forward and backward (formulas in problem/lrn.h). One thread per
    output element, numbered in memory order (cuda/types.cuh); window sums are recomputed from x
    in the compute type, neighbours coming from L1: n loads per forward output, n^2 per backward
    output (n <= 16). */
 #include "cuda/check.cuh"
 #include "cuda/types.cuh"
-#include "ops/lrn.h"
+#include "problem/lrn.h"
 
 namespace {
 
@@ -93,8 +93,8 @@ template <typename T> cudnnStatus_t launch(cudnnHandle_t h, const struct ocd_lrn
 
 } // namespace
 
-extern "C" cudnnStatus_t ocd_lrn_cuda_run(cudnnHandle_t handle, const void *problem, void *workspace,
-                                          size_t workspace_bytes)
+extern "C" cudnnStatus_t ocd_cuda_lrn(cudnnHandle_t handle, const void *problem, void *workspace,
+                                      size_t workspace_bytes)
 {
     (void)workspace;
     (void)workspace_bytes;

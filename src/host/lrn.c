@@ -1,8 +1,8 @@
 /* lrn.c (host): the reference implementation of cross-channel LRN, forward and backward (the
-   formulas are in ops/lrn.h). Threads take ranges of columns (one image, one spatial position,
+   formulas are in problem/lrn.h). Threads take ranges of columns (one image, one spatial position,
    all channels); every window sum is recomputed from x, in double, so that no buffer is needed
    whatever the channel count: O(n) loads per forward output, O(n^2) per backward output. */
-#include "ops/lrn.h"
+#include "problem/lrn.h"
 
 #include "host/parallel.h"
 #include "host/typed.h"
@@ -72,8 +72,7 @@ static void columns(void *ctx, int64_t begin, int64_t end)
     }
 }
 
-cudnnStatus_t ocd_lrn_host_run(cudnnHandle_t handle, const void *problem, void *workspace,
-                               size_t workspace_bytes)
+cudnnStatus_t ocd_host_lrn(cudnnHandle_t handle, const void *problem, void *workspace, size_t workspace_bytes)
 {
     (void)handle;
     (void)workspace;

@@ -1,22 +1,12 @@
-/* lrn.h: the LRN descriptor (shared by LRN and divisive normalization), the LRN problem, and the
-   window both ops use.
-
-   Window: an element at position c (a channel for LRN, a coordinate of each spatial dimension
-   for divisive normalization) sums over [c - behind, c + ahead] with behind = floor((n-1)/2) and
-   ahead = n - behind - 1, so an even n looks one further ahead (cudnn_ops_infer.h). Positions
-   outside the tensor count as zero. lrnAlpha is divided by n per windowed dimension.
-
-   LRN forward, with s(c) = k + alpha/n * sum_{window(c)} x^2:
-       r(c) = x(c) * s(c)^-beta
-   LRN backward, the sum running over the j whose window holds c, i.e. [c - ahead, c + behind]:
-       g(c) = dy(c) * s(c)^-beta - 2*alpha*beta/n * x(c) * sum_j dy(j) * x(j) * s(j)^(-beta-1)
-   s is recomputed from x (y may have been blended). Both are blended: y = a*r + b*y. */
+/* lrn.h: the LRN descriptor (shared by LRN and divisive normalization) and the entry-layer
+   helpers of an LRN call (descriptor and tensor checks, the run through the implementation
+   table). The problem, the window and the implementations are in problem/lrn.h. */
 #ifndef OCD_OPS_LRN_H
 #define OCD_OPS_LRN_H
 
 #include "core/argcheck.h"
 #include "core/impl.h"
-#include "core/tensor.h"
+#include "problem/lrn.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,23 +16,6 @@ struct cudnnLRNStruct {
     struct ocd_object obj;
     unsigned n;
     double alpha, beta, k;
-};
-
-static inline void ocd_lrn_window(unsigned n, int *behind, int *ahead)
-{
-    *behind = (int)(n - 1) / 2;
-    *ahead = (int)n - *behind - 1;
-}
-
-struct ocd_lrn_problem {
-    bool backward;
-    unsigned n;
-    double lrn_alpha, lrn_beta, lrn_k;
-    cudnnDataType_t dtype;
-    struct ocd_tensor_view x, y, dy, dx; /* forward: x -> y; backward: x, dy -> dx */
-    const void *x_ptr, *dy_ptr;
-    void *y_ptr, *dx_ptr;
-    double alpha, beta;
 };
 
 /* Checks an LRN descriptor argument: live (BAD_PARAM). Shared with divisive normalization. */
@@ -69,14 +42,6 @@ cudnnStatus_t ocd_lrn_check_tensors(const struct ocd_lrn_tensor *t, int count, c
 
 /* Runs a validated LRN problem through the implementation table. */
 cudnnStatus_t ocd_lrn_run(cudnnHandle_t handle, const struct ocd_lrn_problem *p, const char *op);
-
-/* Implementations (src/host/lrn.c, src/cuda/lrn.cu). */
-cudnnStatus_t ocd_lrn_host_run(cudnnHandle_t handle, const void *problem, void *workspace,
-                               size_t workspace_bytes);
-#ifdef OCD_HAVE_CUDA
-cudnnStatus_t ocd_lrn_cuda_run(cudnnHandle_t handle, const void *problem, void *workspace,
-                               size_t workspace_bytes);
-#endif
 
 #ifdef __cplusplus
 }
