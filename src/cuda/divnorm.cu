@@ -1,10 +1,9 @@
-/* divnorm.cu: divisive normalization on CUDA, in the three passes of ops/divnorm.h, one kernel
+/* divnorm.cu: divisive normalization on CUDA, in the three passes of problem/divnorm.h, one kernel
    each, one thread per element numbered in memory order (cuda/types.cuh). Every tensor has x's
    strides. Window sums are direct, over the box of the window clipped to the image. */
 #include "cuda/check.cuh"
 #include "cuda/types.cuh"
-#include "ops/divnorm.h"
-#include "ops/lrn.h"
+#include "problem/divnorm.h"
 
 namespace {
 
@@ -125,8 +124,8 @@ template <typename T> cudnnStatus_t launch(cudnnHandle_t h, const struct ocd_div
 
 } // namespace
 
-extern "C" cudnnStatus_t ocd_divnorm_cuda_run(cudnnHandle_t handle, const void *problem, void *workspace,
-                                              size_t workspace_bytes)
+extern "C" cudnnStatus_t ocd_cuda_divnorm(cudnnHandle_t handle, const void *problem, void *workspace,
+                                          size_t workspace_bytes)
 {
     (void)workspace;
     (void)workspace_bytes;

@@ -1,12 +1,11 @@
 /* divnorm.c (host): the reference implementation of divisive normalization, in the three passes
-   of ops/divnorm.h, each a parallel loop over the elements. Every tensor of the call has x's
+   of problem/divnorm.h, each a parallel loop over the elements. Every tensor of the call has x's
    strides (the API checked it), so one offset serves all; a 4-D tensor is walked as a 5-D one
    with depth 1. Window sums are direct, in double: O(n^d) loads per element. */
-#include "ops/divnorm.h"
+#include "problem/divnorm.h"
 
 #include "host/parallel.h"
 #include "host/typed.h"
-#include "ops/lrn.h"
 
 struct pass {
     const struct ocd_divnorm_problem *p;
@@ -85,8 +84,7 @@ static void elements(void *ctx, int64_t begin, int64_t end)
     }
 }
 
-cudnnStatus_t ocd_divnorm_host_run(cudnnHandle_t handle, const void *problem, void *workspace,
-                                   size_t workspace_bytes)
+cudnnStatus_t ocd_host_divnorm(cudnnHandle_t handle, const void *problem, void *workspace, size_t workspace_bytes)
 {
     (void)handle;
     (void)workspace;
