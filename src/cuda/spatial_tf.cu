@@ -3,14 +3,14 @@
 
    One thread per grid point everywhere but the grid generator's backward (one block per image,
    reducing the six sums of dtheta in a fixed order, hence deterministic). The sampler's point
-   geometry comes from ocd_stn_taps_of (ops/spatial_tf.h), computed in double as on the host;
+   geometry comes from ocd_stn_taps_of (problem/spatial_tf.h), computed in double as on the host;
    the sums are in the compute type. The sampler's backward gathers dgrid over the channels in
    the point's thread and scatters dx with atomic additions, after a first kernel has applied
    beta to dx: without a workspace there is nowhere else to accumulate, and atomics make dx's
    rounding order (not its value) vary from run to run, as in cuDNN. */
 #include "cuda/check.cuh"
 #include "cuda/types.cuh"
-#include "ops/spatial_tf.h"
+#include "problem/spatial_tf.h"
 
 namespace {
 
@@ -173,7 +173,7 @@ __device__ __forceinline__ void atomic_add(__half *p, float v) { atomicAdd(p, __
 __device__ __forceinline__ void atomic_add(__nv_bfloat16 *p, float v) { atomicAdd(p, __float2bfloat16_rn(v)); }
 
 /* Per sample point: adds alpha * weight * dy into dx's four neighbours (the second half of dx's
-   blend) and writes the point's dgrid (ops/spatial_tf.h, host/spatial_tf.c for the formulas). */
+   blend) and writes the point's dgrid (problem/spatial_tf.h, host/spatial_tf.c for the formulas). */
 template <typename T>
 __global__ void sampler_bwd(const T *x, ocd_cuda_view xv, const T *grid, const T *dy, ocd_cuda_view dyv,
                             T *dx, ocd_cuda_view dxv, T *dgrid, typename ocd_compute<T>::type alpha,
@@ -243,25 +243,25 @@ template <typename T> cudnnStatus_t sampler_launch(cudnnHandle_t h, const ocd_st
 
 } // namespace
 
-extern "C" cudnnStatus_t ocd_stn_grid_fwd_cuda(cudnnHandle_t h, const void *problem, void *, size_t)
+extern "C" cudnnStatus_t ocd_cuda_stn_grid_fwd(cudnnHandle_t h, const void *problem, void *, size_t)
 {
     const ocd_stn_grid_problem *p = static_cast<const ocd_stn_grid_problem *>(problem);
     DISPATCH(grid_launch, p->dtype, h, p, true)
 }
 
-extern "C" cudnnStatus_t ocd_stn_grid_bwd_cuda(cudnnHandle_t h, const void *problem, void *, size_t)
+extern "C" cudnnStatus_t ocd_cuda_stn_grid_bwd(cudnnHandle_t h, const void *problem, void *, size_t)
 {
     const ocd_stn_grid_problem *p = static_cast<const ocd_stn_grid_problem *>(problem);
     DISPATCH(grid_launch, p->dtype, h, p, false)
 }
 
-extern "C" cudnnStatus_t ocd_stn_sampler_fwd_cuda(cudnnHandle_t h, const void *problem, void *, size_t)
+extern "C" cudnnStatus_t ocd_cuda_stn_sampler_fwd(cudnnHandle_t h, const void *problem, void *, size_t)
 {
     const ocd_stn_sampler_problem *p = static_cast<const ocd_stn_sampler_problem *>(problem);
     DISPATCH(sampler_launch, p->dtype, h, p, true)
 }
 
-extern "C" cudnnStatus_t ocd_stn_sampler_bwd_cuda(cudnnHandle_t h, const void *problem, void *, size_t)
+extern "C" cudnnStatus_t ocd_cuda_stn_sampler_bwd(cudnnHandle_t h, const void *problem, void *, size_t)
 {
     const ocd_stn_sampler_problem *p = static_cast<const ocd_stn_sampler_problem *>(problem);
     DISPATCH(sampler_launch, p->dtype, h, p, false)

@@ -6,7 +6,7 @@
    the input pixels they read); it is accumulated in a double plane per (n, c), one plane per
    worker, so that threads never share an accumulator and the result does not depend on the
    number of threads, then blended into dx. */
-#include "ops/spatial_tf.h"
+#include "problem/spatial_tf.h"
 
 #include "host/parallel.h"
 #include "host/typed.h"
@@ -53,14 +53,14 @@ static void grid_bwd_images(void *ctx, int64_t n0, int64_t n1)
     }
 }
 
-cudnnStatus_t ocd_stn_grid_fwd_host(cudnnHandle_t h, const void *problem, void *ws, size_t ws_bytes)
+cudnnStatus_t ocd_host_stn_grid_fwd(cudnnHandle_t h, const void *problem, void *ws, size_t ws_bytes)
 {
     const struct ocd_stn_grid_problem *p = problem;
     ocd_parallel_for(p->n * p->h, OCD_MAX(1, 4096 / p->w), grid_fwd_rows, (void *)p);
     return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t ocd_stn_grid_bwd_host(cudnnHandle_t h, const void *problem, void *ws, size_t ws_bytes)
+cudnnStatus_t ocd_host_stn_grid_bwd(cudnnHandle_t h, const void *problem, void *ws, size_t ws_bytes)
 {
     const struct ocd_stn_grid_problem *p = problem;
     ocd_parallel_for(p->n, OCD_MAX(1, 4096 / (p->h * p->w)), grid_bwd_images, (void *)p);
@@ -130,7 +130,7 @@ static void sampler_fwd_points(void *ctx, int64_t q0, int64_t q1)
     }
 }
 
-cudnnStatus_t ocd_stn_sampler_fwd_host(cudnnHandle_t h, const void *problem, void *ws, size_t ws_bytes)
+cudnnStatus_t ocd_host_stn_sampler_fwd(cudnnHandle_t h, const void *problem, void *ws, size_t ws_bytes)
 {
     const struct ocd_stn_sampler_problem *p = problem;
     ocd_parallel_for(p->y.dims[0] * p->y.dims[2] * p->y.dims[3], OCD_MAX(1, 1024 / p->y.dims[1]),
@@ -200,7 +200,7 @@ static void sampler_bwd_dx(void *ctx, int64_t w0, int64_t w1)
     }
 }
 
-cudnnStatus_t ocd_stn_sampler_bwd_host(cudnnHandle_t h, const void *problem, void *ws, size_t ws_bytes)
+cudnnStatus_t ocd_host_stn_sampler_bwd(cudnnHandle_t h, const void *problem, void *ws, size_t ws_bytes)
 {
     const struct ocd_stn_sampler_problem *p = problem;
     struct dx_job job = {p, NULL, OCD_MIN((int64_t)ocd_parallel_threads(), p->x.dims[0] * p->x.dims[1])};
