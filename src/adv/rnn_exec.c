@@ -212,9 +212,9 @@ cudnnStatus_t ocd_rnn_dropout(const struct ocd_rnn_ctx *x, int layer, bool forwa
     d.dst_data = forward ? x->rs + l->rs_drops + (size_t)layer * l->rs_out_stride : grad;
 #ifdef OCD_HAVE_CUDA
     if (ocd_handle_kind(x->h) == OCD_BACKEND_CUDA)
-        return forward ? ocd_dropout_fwd_cuda_strided(x->h, &d, NULL, 0) : ocd_dropout_bwd_cuda_strided(x->h, &d, NULL, 0);
+        return forward ? ocd_cuda_dropout_fwd_strided(x->h, &d, NULL, 0) : ocd_cuda_dropout_bwd_strided(x->h, &d, NULL, 0);
 #endif
-    return forward ? ocd_dropout_fwd_host(x->h, &d, NULL, 0) : ocd_dropout_bwd_host(x->h, &d, NULL, 0);
+    return forward ? ocd_host_dropout_fwd(x->h, &d, NULL, 0) : ocd_host_dropout_bwd(x->h, &d, NULL, 0);
 }
 
 /* ---- forward ------------------------------------------------------------------------------------ */

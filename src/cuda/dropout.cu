@@ -1,7 +1,7 @@
 /* dropout.cu: dropout forward and backward on the CUDA backend.
 
    Memory speed is the goal: a thread takes one Philox block (4 elements, 4 random words from one
-   Philox call, ops/dropout.h), loads and stores them as one vector when both tensors are packed
+   Philox call, problem/dropout.h), loads and stores them as one vector when both tensors are packed
    and aligned (the vec4 entries) or one by one through the views otherwise (the strided
    entries). The 4 keep bits of 8 neighbouring lanes form one 32-bit mask word, gathered with
    three shuffles and stored by the first of them: the mask adds one bit of traffic per element
@@ -13,7 +13,7 @@
    the "arrivals") advances the call number, so a forward call needs one launch and no copy. */
 #include "cuda/check.cuh"
 #include "cuda/types.cuh"
-#include "ops/dropout.h"
+#include "problem/dropout.h"
 
 namespace {
 
@@ -135,22 +135,22 @@ template <bool VEC> cudnnStatus_t dispatch(cudnnHandle_t h, const void *problem,
 
 } // namespace
 
-extern "C" cudnnStatus_t ocd_dropout_fwd_cuda_vec4(cudnnHandle_t h, const void *problem, void *, size_t)
+extern "C" cudnnStatus_t ocd_cuda_dropout_fwd_vec4(cudnnHandle_t h, const void *problem, void *, size_t)
 {
     return dispatch<true>(h, problem, true);
 }
 
-extern "C" cudnnStatus_t ocd_dropout_fwd_cuda_strided(cudnnHandle_t h, const void *problem, void *, size_t)
+extern "C" cudnnStatus_t ocd_cuda_dropout_fwd_strided(cudnnHandle_t h, const void *problem, void *, size_t)
 {
     return dispatch<false>(h, problem, true);
 }
 
-extern "C" cudnnStatus_t ocd_dropout_bwd_cuda_vec4(cudnnHandle_t h, const void *problem, void *, size_t)
+extern "C" cudnnStatus_t ocd_cuda_dropout_bwd_vec4(cudnnHandle_t h, const void *problem, void *, size_t)
 {
     return dispatch<true>(h, problem, false);
 }
 
-extern "C" cudnnStatus_t ocd_dropout_bwd_cuda_strided(cudnnHandle_t h, const void *problem, void *, size_t)
+extern "C" cudnnStatus_t ocd_cuda_dropout_bwd_strided(cudnnHandle_t h, const void *problem, void *, size_t)
 {
     return dispatch<false>(h, problem, false);
 }

@@ -1,11 +1,11 @@
 /* dropout.c (host): dropout forward and backward on the host backend.
 
    The work is split by mask word (32 elements), so that each thread owns the words it writes.
-   The keep bits come from the Philox rule of ops/dropout.h (forward) or from the mask (backward);
+   The keep bits come from the Philox rule of problem/dropout.h (forward) or from the mask (backward);
    the product x * scale is formed exactly in double and rounded once to the data type, which is
    the single float (or double) multiplication the CUDA kernels do: both backends give the same
    bits. */
-#include "ops/dropout.h"
+#include "problem/dropout.h"
 
 #include "host/parallel.h"
 #include "host/typed.h"
@@ -37,7 +37,7 @@ static void run_words(void *ctx, int64_t w0, int64_t w1)
             for (int64_t b = first / OCD_DROPOUT_BLOCK; b * OCD_DROPOUT_BLOCK < last; b++)
                 word |= (uint32_t)ocd_dropout_keep4(j->seed, j->calls, (uint64_t)b, p->threshold)
                         << (b * OCD_DROPOUT_BLOCK - first);
-            /* bits past the last element stay zero (ops/dropout.h) */
+            /* bits past the last element stay zero (problem/dropout.h) */
             if (last - first < OCD_DROPOUT_WORD) word &= (1u << (last - first)) - 1;
             p->mask[w] = word;
         } else {
@@ -64,12 +64,12 @@ static cudnnStatus_t run(const struct ocd_dropout_problem *p, bool forward)
     return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t ocd_dropout_fwd_host(cudnnHandle_t h, const void *problem, void *ws, size_t ws_bytes)
+cudnnStatus_t ocd_host_dropout_fwd(cudnnHandle_t h, const void *problem, void *ws, size_t ws_bytes)
 {
     return run(problem, true);
 }
 
-cudnnStatus_t ocd_dropout_bwd_host(cudnnHandle_t h, const void *problem, void *ws, size_t ws_bytes)
+cudnnStatus_t ocd_host_dropout_bwd(cudnnHandle_t h, const void *problem, void *ws, size_t ws_bytes)
 {
     return run(problem, false);
 }

@@ -65,7 +65,7 @@ struct ocd_rnn_problem {
        problem is built). dropout_desc is NULL when none was given. */
     cudnnDropoutDescriptor_t dropout_desc;
     float dropout;             /* probability; 0 when none */
-    void *dropout_states;      /* the states buffer (ops/dropout.h), NULL when none */
+    void *dropout_states;      /* the states buffer (problem/dropout.h), NULL when none */
     /* PERSIST_DYNAMIC: the mini batch its plan was built for (cudnnBuildRNNDynamic or a
        persistent plan); 0 when none was built. */
     int dynamic_batch;
