@@ -119,7 +119,8 @@ TEST(conv_cuda_tensor_core_entries_are_reached)
    matrix of tests/conv.c checks the other algorithms). The shapes
    are above the size under which the entry leaves the work to the packed engine (a GEMM per
    image and group of 64 x 196 x 576) and cover padding, stride, CONVOLUTION mode, groups, a
-   strided x and a 1x1 filter that multiplies x in place (GEMM takes no dilation). */
+   strided x and a 1x1 filter that multiplies x in place (GEMM takes no dilation). Under
+   OPENCUDNN_TEST_SUBSET, a subset of the shape-configuration pairs. */
 TEST(conv_host_cblas_entry_and_packed_engine)
 {
     if (test_backend[0] != 'h') return;
@@ -150,8 +151,10 @@ TEST(conv_host_cblas_entry_and_packed_engine)
     const char *gemm = getenv("OPENCUDNN_HOST_GEMM");
     char gemm_saved[64];
     snprintf(gemm_saved, sizeof gemm_saved, "%s", gemm ? gemm : "");
+    const struct subset sub = subset_start();
     for (size_t s = 0; s < sizeof cblas_shapes / sizeof cblas_shapes[0]; s++)
-        for (size_t c = 0; c < sizeof cfs / sizeof cfs[0]; c++)
+        for (size_t c = 0; c < sizeof cfs / sizeof cfs[0]; c++) {
+            if (!subset_keeps(&sub, s * (sizeof cfs / sizeof cfs[0]) + c)) continue;
             for (int off = 0; off < 2; off++) {
                 struct problem p;
                 char label[160];
@@ -178,6 +181,7 @@ TEST(conv_host_cblas_entry_and_packed_engine)
                 if (off) disable_restore(&saved);
                 else ocd_setenv("OPENCUDNN_HOST_GEMM", gemm_saved);
             }
+        }
 }
 
 /* ---- finite differences: the backward directions are the gradients of the forward one -------- */

@@ -302,16 +302,26 @@ void check_direction(struct problem *p, enum dir d, int only, const char *label)
     free(x), free(w), free(y), free(old), free(want), free(got), free(expect);
 }
 
+struct subset subset_start(void)
+{
+    const char *v = getenv("OPENCUDNN_TEST_SUBSET");
+    struct subset s = {v ? strtoull(v, NULL, 10) : 1, 0};
+    if (s.every > 1) s.pick = trand_u64() % s.every;
+    return s;
+}
+
+bool subset_keeps(const struct subset *s, size_t index)
+{
+    return s->every <= 1 || index % s->every == s->pick;
+}
+
 void run_shapes(enum dir d, const struct shape *shp, size_t nshp, const struct config *cfs, size_t ncfs)
 {
     static const char *const dirs[] = {"fwd", "bwd_data", "bwd_filter"};
-    /* OPENCUDNN_TEST_SUBSET=k (the sanitizer run sets it): one pair in k, the k-th chosen by the
-       run's seed, so that successive runs cover every pair */
-    const char *subset = getenv("OPENCUDNN_TEST_SUBSET");
-    uint64_t every = subset ? strtoull(subset, NULL, 10) : 1, pick = every > 1 ? trand_u64() % every : 0;
+    const struct subset sub = subset_start();
     for (size_t s = 0; s < nshp; s++) {
         for (size_t c = 0; c < ncfs; c++) {
-            if (every > 1 && (s * ncfs + c) % every != pick) continue;
+            if (!subset_keeps(&sub, s * ncfs + c)) continue;
             struct problem p;
             char label[160];
             snprintf(label, sizeof label, "%s %s %s", dirs[d], shp[s].name, cfs[c].name);

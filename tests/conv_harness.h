@@ -109,8 +109,17 @@ double saturate_for(cudnnDataType_t t, double v);
    algorithm `only` when it is not negative. */
 void check_direction(struct problem *p, enum dir d, int only, const char *label);
 /* check_direction over every shape x configuration, the variant rotating; with
-   OPENCUDNN_TEST_SUBSET=k over one pair in k, picked by the run's seed. */
+   OPENCUDNN_TEST_SUBSET=k over one pair in k (struct subset). */
 void run_shapes(enum dir d, const struct shape *shp, size_t nshp, const struct config *cfs, size_t ncfs);
+
+/* OPENCUDNN_TEST_SUBSET=k (the sanitizer run sets it): a matrix of cases runs one in k, the
+   k-th chosen afresh for each matrix by the run's seed, so that successive runs cover every
+   case. subset_start begins a matrix; subset_keeps says whether its case `index` runs. */
+struct subset {
+    uint64_t every, pick;
+};
+struct subset subset_start(void);
+bool subset_keeps(const struct subset *s, size_t index);
 
 /* OPENCUDNN_DISABLE as it was before a test set its own, to put back afterwards. */
 struct disable_list {
