@@ -1,7 +1,7 @@
 /* conv_fold.c: cudnnGetFoldedConvBackwardDataDescriptors, the descriptors that turn a strided 2-D
    backward-data convolution into a unit-stride one on folded tensors.
 
-   Main decision: the folding is the one our tensor transforms compute (core/transform.h: channel
+   Main decision: the folding is the one our tensor transforms compute (problem/transform.h: channel
    c' = blk * C + c, blk the position modulo the fold factors, row-major), so the documented
    pipeline reproduces the original dx exactly:
      w'  = fold(w)  by filterFoldTransDesc  (cudnnTransformFilter),
@@ -34,7 +34,7 @@
    the folded convolution is a copy of the original). Dilation > 1 is NOT_SUPPORTED. */
 #include "cnn/conv.h"
 
-#include "core/transform.h"
+#include "ops/transform.h"
 
 #include <limits.h>
 

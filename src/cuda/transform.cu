@@ -12,7 +12,7 @@
    beta != 0).
 
    cuda:fold_gather computes each destination element of a padding/folding transform from its
-   source (core/transform.h); these transforms are small and run once per model, so the kernel
+   source (problem/transform.h); these transforms are small and run once per model, so the kernel
    is simple: one thread per element, the data types read at run time. */
 #include "cuda/transform.h"
 
@@ -21,6 +21,7 @@
 #include "core/reasons.h"
 #include "cuda/check.cuh"
 #include "cuda/types.cuh"
+#include "problem/transform.h"
 
 #define THREADS 256
 
@@ -241,8 +242,8 @@ __global__ void fold_gather(fold_args g, double alpha, double beta, void *y, con
     }
 }
 
-extern "C" cudnnStatus_t ocd_cuda_fold_run(cudnnHandle_t handle, const void *problem, void *workspace,
-                                           size_t workspace_bytes)
+extern "C" cudnnStatus_t ocd_cuda_fold(cudnnHandle_t handle, const void *problem, void *workspace,
+                                       size_t workspace_bytes)
 {
     (void)workspace;
     (void)workspace_bytes;

@@ -1,7 +1,7 @@
-/* transform.c: the host gather for padding and folding (core/transform.h says what it
+/* transform.c: the host gather for padding and folding (problem/transform.h says what it
    computes). Each row of the destination (its innermost dimension) is one unit of work for the
    threads; each element finds its source, so padding zeros are written in the same pass. */
-#include "host/transform.h"
+#include "problem/transform.h"
 
 #include "host/parallel.h"
 #include "host/typed.h"
@@ -51,8 +51,7 @@ static void run_rows(void *ctx, int64_t begin, int64_t end)
     }
 }
 
-cudnnStatus_t ocd_host_fold_run(cudnnHandle_t handle, const void *problem, void *workspace,
-                                size_t workspace_bytes)
+cudnnStatus_t ocd_host_fold(cudnnHandle_t handle, const void *problem, void *workspace, size_t workspace_bytes)
 {
     (void)handle;
     (void)workspace;

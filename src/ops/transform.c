@@ -5,7 +5,7 @@
    NHWC, NCHW_VECT_C, INT8 <-> INT8x4/INT8x32, UINT8 <-> UINT8x4, float -> half...) is an
    elementwise copy y = alpha * x + beta * y and runs on the elementwise engines
    (src/ops/tensor_ops.c), whose CUDA side has a tiled transpose for NCHW <-> NHWC. Padding and
-   folding run on a gather kernel per backend (core/transform.h says what it computes).
+   folding run on a gather kernel per backend (problem/transform.h says what it computes).
 
    Documented rules implemented here (cuDNN 8.2 API reference):
    - cudnnTransformTensor: x and y of the same dimensions (BAD_PARAM); x and y must not overlap
@@ -28,11 +28,7 @@
 
 #include "core/dtype.h"
 #include "core/impl.h"
-#include "core/transform.h"
-#include "host/transform.h"
-#ifdef OCD_HAVE_CUDA
-#include "cuda/transform.h"
-#endif
+#include "ops/transform.h"
 
 #include <limits.h>
 #include <string.h>
@@ -49,9 +45,9 @@ struct cudnnTensorTransformStruct {
 
 static const struct ocd_impl fold_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:fold_gather", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_fold_run},
+    {"cuda:fold_gather", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_fold},
 #endif
-    {"host:fold_gather", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_fold_run},
+    {"host:fold_gather", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_fold},
 };
 
 /* ---- the descriptor --------------------------------------------------------------------------- */
@@ -171,7 +167,7 @@ static bool pads(const struct cudnnTensorTransformStruct *t)
     return false;
 }
 
-/* The dims the transform makes of src's (see core/transform.h); BAD_PARAM when src cannot be
+/* The dims the transform makes of src's (see problem/transform.h); BAD_PARAM when src cannot be
    unfolded or the result has an empty or too large dimension. */
 static cudnnStatus_t transformed_dims(const struct cudnnTensorTransformStruct *t, const struct ocd_tensor_view *src,
                                       int64_t out[], int64_t *padded_c)

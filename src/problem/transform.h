@@ -1,5 +1,6 @@
 /* transform.h: the padding and folding problem of cudnnTransformTensorEx and
-   cudnnTransformFilter, as every backend's gather kernel takes it.
+   cudnnTransformFilter, as every backend's gather kernel takes it, and the declarations of the
+   gather kernels.
 
    The destination is computed element by element from where it comes from (a gather), so each
    element is written exactly once, padding zeros included:
@@ -10,13 +11,11 @@
      padded channel count and t... is blk written row-major over the fold factors.
    - unfold is the exact inverse, then the padding is cut away: destination (n, c, x...) takes
      source (n + pb0, blk * Cp + c + pb1, (x + pb) / f...) with blk from ((x + pb) % f...).
-   A destination element whose source lies in the padding is 0.
+   A destination element whose source lies in the padding is 0. */
+#ifndef OCD_PROBLEM_TRANSFORM_H
+#define OCD_PROBLEM_TRANSFORM_H
 
-   The tensor transform descriptor itself lives in src/ops/transform.c; ocd_transform_desc_set
-   fills one for callers inside the library (the folded convolution of cnn_infer). */
-#ifndef OCD_CORE_TRANSFORM_H
-#define OCD_CORE_TRANSFORM_H
-
+#include "core/handle.h"
 #include "core/tensor.h"
 
 #ifdef __cplusplus
@@ -34,15 +33,14 @@ struct ocd_fold {
     double alpha, beta;               /* y = alpha * gathered + beta * y (beta == 0: not read) */
 };
 
-/* What cudnnSetTensorTransformDescriptor does once the descriptor is known to be live: the same
-   checks and statuses (logged), nothing changed in t on failure. */
-cudnnStatus_t ocd_transform_desc_set(cudnnTensorTransformDescriptor_t t, uint32_t nbDims,
-                                     cudnnTensorFormat_t destFormat, const int32_t padBeforeA[],
-                                     const int32_t padAfterA[], const uint32_t foldA[],
-                                     cudnnFoldingDirection_t direction);
+/* ---- implementations (table in src/ops/transform.c): each always applies ------------------- */
+cudnnStatus_t ocd_host_fold(cudnnHandle_t handle, const void *problem, void *workspace, size_t workspace_bytes);
+#ifdef OCD_HAVE_CUDA
+cudnnStatus_t ocd_cuda_fold(cudnnHandle_t handle, const void *problem, void *workspace, size_t workspace_bytes);
+#endif
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* OCD_CORE_TRANSFORM_H */
+#endif /* OCD_PROBLEM_TRANSFORM_H */
