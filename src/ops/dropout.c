@@ -2,7 +2,7 @@
    cudnnDropoutBackward (dropout_train.c) shares.
 
    Main decision: the random state lives in the user's states buffer, not in the descriptor
-   (ops/dropout.h), so that cudnnRestoreDropoutDescriptor can re-attach a buffer, as frameworks
+   (problem/dropout.h), so that cudnnRestoreDropoutDescriptor can re-attach a buffer, as frameworks
    do before every call, without re-initialising it and without a device round trip. The
    descriptor keeps only what Get reports: the probability, the buffer and the seed. */
 #include "ops/dropout.h"

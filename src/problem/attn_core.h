@@ -40,7 +40,7 @@
    + i) * max_kv + j (64-bit) takes word e % 4 of Philox4x32-10 (core/philox.h) with counter
    (e / 4 low, e / 4 high, offset low, offset high) and key (seed low, seed high), and is dropped
    when that word is below round(dropout * 2^32) (ocd_attn_core_keep): the rule of the dropout
-   op (ops/dropout.h) with the call number replaced by `offset`. Kept probabilities are
+   op (problem/dropout.h) with the call number replaced by `offset`. Kept probabilities are
    multiplied by 1 / (1 - dropout) in the compute type (0 when dropout == 1). seed and offset
    are read by the forward from rng[0] and rng[1] (backend memory; a struct ocd_dropout_state's
    first two fields fit), saved in the reserve for the backward, and rng[1] is incremented on
