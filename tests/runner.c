@@ -183,6 +183,12 @@ int main(int argc, char **argv)
                                 SIGBUS,
 #endif
     };
+#ifdef __GLIBC__
+    /* backtrace loads libgcc (through malloc) on its first call: done here, not in a crash
+       handler that may run with the malloc lock held */
+    void *first[1];
+    (void)backtrace(first, 1);
+#endif
     for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) signal(fatal[i], crash_report);
     const char *seed_env = getenv("OPENCUDNN_TEST_SEED");
     uint64_t seed = seed_env ? strtoull(seed_env, NULL, 0) : (uint64_t)time(NULL);
