@@ -24,9 +24,12 @@ bool ocd_impl_disabled(const char *name)
     return false;
 }
 
+/* One object, so that the walker can tell this reason (never logged) by its address. */
+static const char reason_backend[] = OCD_REASON_BACKEND;
+
 const char *ocd_impl_rejects(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem)
 {
-    if (impl->backend != ocd_handle_kind(handle)) return OCD_REASON_BACKEND;
+    if (impl->backend != ocd_handle_kind(handle)) return reason_backend;
     if (ocd_impl_disabled(impl->name)) return OCD_REASON_DISABLED;
     return impl->applies ? impl->applies(handle, problem) : NULL;
 }
@@ -125,7 +128,7 @@ const struct ocd_impl *ocd_impl_walk(cudnnHandle_t handle, struct ocd_impl_table
             coverage_note(table, i);
             return impl;
         }
-        if (verbose && r != (const char *)OCD_REASON_BACKEND)
+        if (verbose && r != reason_backend)
             ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s: impl %s skipped: %s", query->op, impl->name, r);
     }
     /* None serves it: only now are the reasons worth formatting (this is off the call path). */
@@ -135,7 +138,7 @@ const struct ocd_impl *ocd_impl_walk(cudnnHandle_t handle, struct ocd_impl_table
         const struct ocd_impl *impl = ocd_impl_at(table, i);
         if (!takes_part(impl, query->algo)) continue;
         const char *r = entry_rejects(handle, impl, problem, query);
-        if (r == NULL || r == (const char *)OCD_REASON_BACKEND || used >= why_size) continue;
+        if (r == NULL || r == reason_backend || used >= why_size) continue;
         used += (size_t)snprintf(why + used, why_size - used, "%s%s: %s", used ? "; " : "", impl->name, r);
     }
     return NULL;

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #if !defined(_WIN32)
 #  include <pthread.h>
@@ -50,6 +51,46 @@ extern "C" { /* the CUDA backend's .cu files include it too */
 #else
 #  define OCD_THREAD_LOCAL _Thread_local
 #  define OCD_CONSTRUCTOR(fn) __attribute__((constructor)) static void fn(void)
+#endif
+
+/* Overflow-checked 64-bit arithmetic (true, *r unspecified, when the exact result does not
+   fit), the index of the lowest set bit of a nonzero word, and a forced inline: gcc's and
+   clang's built-ins where they exist, plain C elsewhere (MSVC). */
+#if defined(__GNUC__) || defined(__clang__)
+#  define OCD_ALWAYS_INLINE inline __attribute__((always_inline))
+static inline bool ocd_mul_overflow_i64(int64_t a, int64_t b, int64_t *r)
+{
+    return __builtin_mul_overflow(a, b, r);
+}
+static inline bool ocd_add_overflow_i64(int64_t a, int64_t b, int64_t *r)
+{
+    return __builtin_add_overflow(a, b, r);
+}
+static inline unsigned ocd_lowest_bit(uint32_t v)
+{
+    return (unsigned)__builtin_ctz(v);
+}
+#else
+#  define OCD_ALWAYS_INLINE __forceinline
+static inline bool ocd_mul_overflow_i64(int64_t a, int64_t b, int64_t *r)
+{
+    bool over = a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
+                      : (b > 0 ? a < INT64_MIN / b : a != 0 && b < INT64_MAX / a);
+    if (!over) *r = a * b;
+    return over;
+}
+static inline bool ocd_add_overflow_i64(int64_t a, int64_t b, int64_t *r)
+{
+    bool over = (b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b);
+    if (!over) *r = a + b;
+    return over;
+}
+static inline unsigned ocd_lowest_bit(uint32_t v)
+{
+    unsigned n = 0;
+    while (!(v & 1u)) v >>= 1, n++;
+    return n;
+}
 #endif
 
 /* ---- locks, condition variables, once ------------------------------------------------------ */

@@ -10,6 +10,8 @@
    grouped convolution with an explicit group dimension, a matmul of rank < 3), NOT_SUPPORTED. */
 #include "graph/backend_desc.h"
 
+#include "core/platform.h"
+
 #include <string.h>
 
 struct op_state {
@@ -22,7 +24,7 @@ struct op_state {
 
 static unsigned kind_of_mask(uint32_t kinds)
 {
-    return (unsigned)__builtin_ctz(kinds);
+    return ocd_lowest_bit(kinds);
 }
 
 static cudnnStatus_t get_tensor(const struct ocd_bk_desc *d, const struct ocd_bk_attr *a, int64_t req,

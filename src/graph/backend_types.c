@@ -5,6 +5,7 @@
 #include "graph/backend_desc.h"
 
 #include "core/dtype.h"
+#include "core/platform.h"
 
 #include <float.h>
 #include <string.h>
@@ -68,11 +69,11 @@ static cudnnStatus_t tensor_finalize(struct ocd_bk_desc *d)
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dimension %lld is %lld with stride %lld: both must be >= 1",
                             (long long)i, (long long)t->dims[i], (long long)t->strides[i]);
         int64_t step;
-        if (__builtin_mul_overflow(t->dims[i] - 1, t->strides[i], &step) || __builtin_add_overflow(last, step, &last))
+        if (ocd_mul_overflow_i64(t->dims[i] - 1, t->strides[i], &step) || ocd_add_overflow_i64(last, step, &last))
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the tensor's extent overflows 64 bits");
     }
     int64_t bytes;
-    if (__builtin_add_overflow(last, 1, &last) || __builtin_mul_overflow(last, scale, &bytes))
+    if (ocd_add_overflow_i64(last, 1, &last) || ocd_mul_overflow_i64(last, scale, &bytes))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the tensor's extent overflows 64 bits");
     if (t->vect_count == 1) t->vect_dim = -1;
     return CUDNN_STATUS_SUCCESS;

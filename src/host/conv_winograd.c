@@ -12,6 +12,7 @@
    products run in float. */
 #include "host/conv.h"
 
+#include "core/platform.h"
 #include "problem/conv_winograd.h"
 #include "host/parallel.h"
 #include "host/typed.h"
@@ -39,7 +40,7 @@ typedef struct {
 
 /* out[i][j] = sum_(a,b) mat[i][a] in[a][b] mat[j][b], per lane: mat is rows x cols, in cols x
    cols, out rows x rows. Inlined with constant sizes by apply(), so the loops unroll. */
-static inline __attribute__((always_inline)) void apply_n(const float *mat, int rows, int cols, const lanes_t *in,
+static OCD_ALWAYS_INLINE void apply_n(const float *mat, int rows, int cols, const lanes_t *in,
                                                            lanes_t *out)
 {
     lanes_t tmp[SQ];
