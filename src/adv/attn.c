@@ -25,9 +25,13 @@
 #include "adv/attn.h"
 
 #include "core/argcheck.h"
+#include "core/check.h"
 #include "core/dtype.h"
+#include "core/handle.h"
 #include "ops/tensor_ops.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- preparing a call --------------------------------------------------------------------------- */
@@ -394,6 +398,44 @@ void ocd_attn_core_init(const struct ocd_attn_call *call, struct ocd_attn_core_p
     p->hi_win = hi;
 }
 
+/* Sequence data laid out as the benchmark's: [batch, time, beam, vect], packed, one beam, every
+   sequence full length. */
+static bool bench_seq(const struct ocd_attn_seq *s, const struct ocd_attn_seq *q)
+{
+    return s->M == 1 && s->full && s->T == q->T && s->B == q->B && s->V == q->V && s->st == s->V &&
+           s->sb == (int64_t)s->T * s->V;
+}
+
+/* The benchmark's mha problem string of a forward call (bench/ops_attn.c), or "" where the call
+   has something its keys cannot say. The benchmark builds self-attention: queries, keys, values
+   and output of one width, the same length and batch, ALL_TO_ONE with projection biases, each
+   head width / heads wide, the output projection width wide, softmax scaler 1/sqrt(width /
+   heads), computePrec float (double for f64 data), CUDNN_TENSOR_OP_MATH, no dropout, no
+   residuals, every step at once (currIdx < 0) with full windows, sequence data as bench_seq says.
+   Windows narrower than the keys, ragged lengths, beams, other layouts or projections log
+   nothing. An inference call replays as the benchmark's training forward (dir=fwd): the same
+   shapes. */
+static void mha_replay(const struct ocd_attn_call *call, int currIdx, const int *lo, const int *hi,
+                       const void *residuals, char *buf, size_t size)
+{
+    const struct ocd_attn_config *c = call->c;
+    int W = c->q_size, H = c->heads;
+    buf[0] = '\0';
+    bool f64 = c->dtype == CUDNN_DATA_DOUBLE;
+    if (c->one_to_one || !c->biases || W % H != 0 || c->k_size != W || c->v_size != W || c->q_proj != W / H ||
+        c->k_proj != W / H || c->v_proj != W / H || c->o_proj != W ||
+        fabs(c->sm_scaler * sqrt(W / H) - 1) > 1e-6 || c->comp != (f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT) ||
+        c->math != CUDNN_TENSOR_OP_MATH || call->attn_dropout != 0 || call->post_dropout != 0 ||
+        residuals != NULL || currIdx >= 0 || !bench_seq(&call->q, &call->q) || !bench_seq(&call->k, &call->q) ||
+        !bench_seq(&call->v, &call->q) || !bench_seq(&call->o, &call->q))
+        return;
+    if (c->dtype != CUDNN_DATA_HALF && c->dtype != CUDNN_DATA_FLOAT && !f64) return;
+    for (int t = 0; t < call->q.T; t++)
+        if (lo[t] > 0 || hi[t] < call->k.T) return;
+    snprintf(buf, size, "op=mha dir=fwd dt=%s b=%d heads=%d width=%d seq=%d", ocd_check_dtype_name(c->dtype),
+             call->q.B, H, W, call->q.T);
+}
+
 cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnForward(cudnnHandle_t handle, const cudnnAttnDescriptor_t attnDesc,
                                                     int currIdx, const int loWinIdx[], const int hiWinIdx[],
                                                     const int devSeqLengthsQO[], const int devSeqLengthsKV[],
@@ -436,6 +478,11 @@ cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnForward(cudnnHandle_t handle, const 
         overlap(out, o_bytes, values, seq_bytes(&call, &call.v)) ||
         overlap(out, o_bytes, residuals, seq_bytes(&call, &call.q)))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "out overlaps the queries, keys, values or residuals");
+    if (ocd_check_replay_wanted()) {
+        char replay[128];
+        mha_replay(&call, currIdx, loWinIdx, hiWinIdx, residuals, replay, sizeof replay);
+        ocd_check_log_replay(op, handle->backend->name, replay);
+    }
 
     int H = c->heads, qk = ocd_attn_head_qk(c), hv = ocd_attn_head_v(c), t = currIdx < 0 ? -1 : currIdx;
     char *buf = training ? reserveSpace : workSpace;

@@ -20,8 +20,13 @@
 #include "problem/ctc.h"
 
 #include "core/argcheck.h"
+#include "core/check.h"
 #include "core/dtype.h"
+#include "core/handle.h"
 #include "core/impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
 
 struct cudnnCTCLossStruct {
     struct ocd_object obj;
@@ -244,8 +249,40 @@ static cudnnStatus_t check_outputs(const struct views *v, const void *probs, con
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* Every input length equals T (host lengths read in place, device ones copied to the host). */
+static bool full_inputs(cudnnHandle_t handle, const struct ocd_ctc_problem *p)
+{
+    int *host = p->host_labels ? NULL : malloc(sizeof(int) * (size_t)p->N);
+    const int *len = p->host_labels ? p->input_lengths : host;
+    bool full = len != NULL && (p->host_labels || ocd_backend_copy(handle, host, p->input_lengths, sizeof(int) * (size_t)p->N,
+                                                                    OCD_COPY_TO_HOST) == CUDNN_STATUS_SUCCESS);
+    for (int n = 0; n < p->N && full; n++) full = len[n] == p->T;
+    free(host);
+    return full;
+}
+
+/* The benchmark's ctc problem string (bench/ops_adv.c), or "" where the call has something its
+   keys cannot say. The benchmark runs SOFTMAX normalization with NaN propagated on packed T x N x
+   A probabilities and gradients, every input length T, the descriptor's maxLabelLength as
+   `labels` (each sample's label length drawn from [labels / 2, labels]; labels <= T). Ragged
+   input lengths, strided tensors or the other modes log nothing; a maximum above T (the 256 that
+   cudnnSetCTCLossDescriptor leaves) is replaced, for host labels, by the longest label given.
+   Both algorithms compute the same here, so the benchmark's DETERMINISTIC stands for either. */
+static void ctc_replay(cudnnHandle_t handle, const struct ocd_ctc_problem *p, const struct views *v,
+                       int desc_max_label, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    int labels = desc_max_label <= p->T ? desc_max_label : p->host_labels ? p->max_label : 0;
+    if (!p->softmax || !p->propagate_nan || labels < 1 || !ocd_view_is_packed_rowmajor(&v->probs) ||
+        !ocd_view_is_packed_rowmajor(&v->grads) || !full_inputs(handle, p))
+        return;
+    snprintf(buf, size, "op=ctc api=%s dt=f32 t=%d n=%d a=%d labels=%d", p->host_labels ? "host" : "v8", p->T, p->N,
+             p->A, labels);
+}
+
 static cudnnStatus_t run(cudnnHandle_t handle, struct ocd_ctc_problem *p, const struct views *v, const void *probs,
-                         void *costs, void *gradients, void *workspace, size_t bytes, const char *op)
+                         void *costs, void *gradients, void *workspace, size_t bytes, int desc_max_label,
+                         const char *op)
 {
     size_t need = ocd_ctc_workspace_bytes(p);
     OCD_TRY(check_outputs(v, probs, costs, gradients, need, workspace, bytes));
@@ -254,6 +291,11 @@ static cudnnStatus_t run(cudnnHandle_t handle, struct ocd_ctc_problem *p, const 
     p->grads = gradients;
     const struct ocd_impl *impl = ocd_impl_select(handle, ctc_impls, OCD_ARRAY_LEN(ctc_impls), p, op);
     if (impl == NULL) return CUDNN_STATUS_NOT_SUPPORTED;
+    if (ocd_check_replay_wanted()) {
+        char replay[128];
+        ctc_replay(handle, p, v, desc_max_label, replay, sizeof replay);
+        ocd_check_log_replay(op, impl->name, replay);
+    }
     return impl->run(handle, p, workspace, bytes);
 }
 
@@ -315,7 +357,8 @@ cudnnStatus_t CUDNNWINAPI cudnnCTCLoss(cudnnHandle_t handle, const cudnnTensorDe
     struct views v;
     OCD_TRY(check_common(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, &p, &v));
     OCD_TRY(check_host_labels(&p, hostLabels, hostLabelLengths, hostInputLengths));
-    return run(handle, &p, &v, probs, costs, gradients, workspace, workSpaceSizeInBytes, "cudnnCTCLoss");
+    return run(handle, &p, &v, probs, costs, gradients, workspace, workSpaceSizeInBytes, ctcLossDesc->max_label_length,
+               "cudnnCTCLoss");
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnCTCLoss_v8(cudnnHandle_t handle, cudnnCTCLossAlgo_t algo,
@@ -340,5 +383,6 @@ cudnnStatus_t CUDNNWINAPI cudnnCTCLoss_v8(cudnnHandle_t handle, cudnnCTCLossAlgo
     p.label_lengths = labelLengths;
     p.input_lengths = inputLengths;
     p.max_label = ctcLossDesc->max_label_length;
-    return run(handle, &p, &v, probs, costs, gradients, workspace, workSpaceSizeInBytes, "cudnnCTCLoss_v8");
+    return run(handle, &p, &v, probs, costs, gradients, workspace, workSpaceSizeInBytes, ctcLossDesc->max_label_length,
+               "cudnnCTCLoss_v8");
 }

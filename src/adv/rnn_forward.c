@@ -22,9 +22,12 @@
 #include "adv/rnn_exec.h"
 
 #include "core/argcheck.h"
+#include "core/check.h"
 #include "core/dtype.h"
 #include "core/handle.h"
 #include "core/tensor.h"
+
+#include <stdio.h>
 
 bool ocd_rnn_trailing_ones(const struct ocd_tensor_view *v, int rank)
 {
@@ -151,6 +154,44 @@ cudnnStatus_t ocd_rnn_prepare_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnD
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* The benchmark's rnn problem string of a forward call (bench/ops_rnn.c), or "" where the call has
+   something its keys cannot say: the benchmark builds double-bias, linear-input networks without
+   projection, clipping or dropout, with its own compute type and math type (float and
+   CUDNN_TENSOR_OP_MATH for half and bfloat16 data, else the data type and CUDNN_DEFAULT_MATH), on
+   sequence-major data whose sequences all run maxSeqLength steps (ragged lengths and the
+   batch-major layout cannot be said). Inference replays as pass=inf, training as pass=fwd;
+   wscale=1 (the weights are drawn afresh). */
+static void rnn_replay(const struct ocd_rnn_call *c, char *buf, size_t size)
+{
+    const struct ocd_rnn_problem *p = c->p;
+    const struct ocd_rnn_data *x = &c->x;
+    bool low = p->dtype == CUDNN_DATA_HALF || p->dtype == CUDNN_DATA_BFLOAT16;
+    buf[0] = '\0';
+    if (p->bias_mode != CUDNN_RNN_DOUBLE_BIAS || p->input_mode != CUDNN_LINEAR_INPUT ||
+        p->proj_size != p->hidden_size || p->clip_mode != CUDNN_RNN_CLIP_NONE || p->dropout != 0 ||
+        p->math_prec != (low ? CUDNN_DATA_FLOAT : p->dtype) ||
+        p->math_type != (low ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH) ||
+        x->layout == CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED)
+        return;
+    for (int b = 0; b < x->batch; b++)
+        if (x->seq_lengths[b] != x->max_seq) return;
+    static const char *const cells[] = {"relu", "tanh", "lstm", "gru"}; /* cudnnRNNMode_t order */
+    static const char *const algos[] = {"standard", "persist_static", "persist_dynamic"};
+    if ((unsigned)p->cell >= OCD_ARRAY_LEN(cells) || (unsigned)p->algo >= OCD_ARRAY_LEN(algos)) return;
+    snprintf(buf, size,
+             "op=rnn cell=%s algo=%s dt=%s t=%d n=%d input=%d hidden=%d layers=%d dirs=%d pass=%s wscale=1",
+             cells[p->cell], algos[p->algo], ocd_check_dtype_name(p->dtype), x->max_seq, x->batch, p->input_size,
+             p->hidden_size, p->layers, p->dirs, c->training ? "fwd" : "inf");
+}
+
+void ocd_rnn_log_replay(cudnnHandle_t handle, const struct ocd_rnn_call *c, const char *op)
+{
+    if (!ocd_check_replay_wanted()) return;
+    char replay[256];
+    rnn_replay(c, replay, sizeof replay);
+    ocd_check_log_replay(op, handle->backend->name, replay);
+}
+
 cudnnStatus_t CUDNNWINAPI cudnnGetRNNTempSpaceSizes(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc,
                                                     cudnnForwardMode_t fMode, cudnnRNNDataDescriptor_t xDesc,
                                                     size_t *workSpaceSize, size_t *reserveSpaceSize)
@@ -207,5 +248,6 @@ cudnnStatus_t CUDNNWINAPI cudnnRNNForward(cudnnHandle_t handle, cudnnRNNDescript
     c.yp = y, c.hy = hy, c.cy = cy;
     c.ws = workSpace, c.ws_bytes = workSpaceSize;
     c.rs = reserveSpace, c.rs_bytes = reserveSpaceSize;
+    ocd_rnn_log_replay(handle, &c, "cudnnRNNForward");
     return ocd_rnn_forward_run(handle, &c);
 }

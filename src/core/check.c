@@ -29,10 +29,22 @@ static double check_rate(void)
     return r > 1 ? 1 : r > 0 ? r : 0;
 }
 
-bool ocd_check_enabled(void)
+bool ocd_check_replay_wanted(void)
 {
     ocd_log_init();
-    return check_rate() > 0 || (ocd_log_mask & CUDNN_SEV_INFO_EN) != 0;
+    return (ocd_log_mask & CUDNN_SEV_INFO_EN) != 0;
+}
+
+bool ocd_check_enabled(void)
+{
+    return ocd_check_replay_wanted() || check_rate() > 0;
+}
+
+void ocd_check_log_replay(const char *op, const char *entry, const char *replay)
+{
+    if (replay[0] != '\0' && ocd_check_replay_wanted())
+        ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s on %s: replay: opencudnn_bench --problem \"%s\"", op,
+                        entry, replay);
 }
 
 /* Call k (counted over all checked ops) is sampled when floor((k + 1) r) > floor(k r): evenly
@@ -297,9 +309,7 @@ cudnnStatus_t ocd_check_run(cudnnHandle_t handle, const struct ocd_impl *impl, c
                             size_t workspace_bytes, const struct ocd_check_call *call,
                             struct ocd_impl_table entries)
 {
-    if (call != NULL && call->replay[0] != '\0' && (ocd_log_mask & CUDNN_SEV_INFO_EN))
-        ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s on %s: replay: opencudnn_bench --problem \"%s\"",
-                        call->op, impl->name, call->replay);
+    if (call != NULL) ocd_check_log_replay(call->op, impl->name, call->replay);
     if (call == NULL || !sampled()) return impl->run(handle, problem, workspace, workspace_bytes);
     struct copies c = {0};
     cudnnStatus_t s = snapshot(handle, problem, call, &c);

@@ -18,6 +18,8 @@
 
    Taking part: convolution, activation, softmax, pooling, batch norm, and ocd_gemm (so the GEMMs
    inside RNN, attention and the graph API's matmul).
+   RNN forward, multi-head attention forward and the CTC loss log a replay string only
+   (ocd_check_log_replay).
 
    OPENCUDNN_TEST_BREAK=<entry name> (for tests of the checker only, honoured while a call is
    checked): after the named entry runs, the first scalar of its first output is increased by 1,
@@ -54,6 +56,15 @@ struct ocd_check_call {
    "<op> on <entry>: replay: opencudnn_bench --problem "<string>"" (the benchmark's --replay reads
    these lines back from a log). */
 bool ocd_check_enabled(void);
+
+/* True when info logging is on, so that a call should log its replay string. */
+bool ocd_check_replay_wanted(void);
+
+/* Logs "<op> on <entry>: replay: opencudnn_bench --problem "<replay>"" at info level (when it is
+   on and replay is not empty): the line the benchmark's --replay reads back. Ops that do not take
+   part in the check (RNN, multi-head attention, CTC loss) call it themselves with their problem
+   string; described calls log through ocd_check_run. */
+void ocd_check_log_replay(const char *op, const char *entry, const char *replay);
 
 /* Adds a buffer to the description. */
 void ocd_check_add(struct ocd_check_call *call, size_t field, const struct ocd_tensor_view *view, bool output);
