@@ -6,7 +6,8 @@
    the reference and, in double, by finite differences of the forward; bad input (sizes that do
    not match the descriptors, buffers too small, currIdx out of range) returning the documented
    status with nothing written. The weights are drawn in the reference's simple form and placed
-   through cudnnGetMultiHeadAttnWeights, so the layout it reports is what is tested. */
+   through cudnnGetMultiHeadAttnWeights, so the layout it reports is what is tested. The info
+   log's benchmark replay string: logged for a call shaped as the benchmark's, not otherwise. */
 #include "ref/attention.h"
 #include "tensors.h"
 
@@ -735,4 +736,64 @@ TEST(mha_bad_input)
     free(snap_q), free(snap_w);
     tbuf_free(dq), tbuf_free(dk), tbuf_free(dv), tbuf_free(dw);
     run_free(&r);
+}
+
+/* ---- the replay string of the info log (core/check.h) ------------------------------------------ */
+
+struct replays {
+    int count;
+    char last[512];
+};
+
+static void capture_replay(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *dbg, const char *msg)
+{
+    struct replays *r = udata;
+    (void)sev, (void)dbg;
+    if (strstr(msg, "replay: opencudnn_bench --problem \"op=mha ") == NULL) return;
+    r->count++;
+    snprintf(r->last, sizeof r->last, "%s", msg);
+}
+
+/* Replay lines of one forward of case c (float), after its descriptor is set to the benchmark's
+   math type when `bench_math`; windows narrowed when `narrow`; at query step curr. */
+static int replay_lines(struct replays *log, const struct mha_case *c, bool bench_math, bool narrow, int curr)
+{
+    struct mha_run r;
+    *log = (struct replays){0};
+    bool ok = run_init(&r, c, CUDNN_DATA_FLOAT, NULL, NULL);
+    if (ok && bench_math)
+        ok = CHECK_OK(cudnnSetAttnDescriptor(r.attn, c->mode, c->heads, r.ref.scaler, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
+                                             CUDNN_TENSOR_OP_MATH, NULL, NULL, c->q, c->k, c->v, c->qp, c->kp, c->vp,
+                                             c->op, c->Tq + 1, c->Tk + 2, c->B + 1, c->M));
+    if (ok && narrow) r.hi[c->Tq - 1] = c->Tk - 1;
+    if (ok) ok = CHECK_OK(forward(&r, curr, curr < 0, r.so.dev));
+    run_free(&r);
+    return ok ? log->count : -1;
+}
+
+/* A forward shaped as the benchmark's mha logs its problem string; windows narrower than the
+   keys, ragged lengths, residuals, one query step or another math type log none. */
+TEST(mha_replay_log)
+{
+    unsigned mask0;
+    void *udata0;
+    cudnnCallback_t fn0;
+    CHECK_OK(cudnnGetCallback(&mask0, &udata0, &fn0));
+    struct replays log;
+    CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN, &log, capture_replay));
+    /* width 8, 2 heads of 4, output projection 8, batch 2, 5 steps, [batch, time, beam, vect] */
+    struct mha_case bench = {"bench", BIAS, 2, 8, 8, 8, 4, 4, 4, 8, 2, 1, 5, 5, 3, false, false, false, false};
+    struct mha_case residual = bench, ragged = bench;
+    residual.residual = true;
+    ragged.ragged = true, ragged.B = 3; /* one sequence of length 0 */
+    CHECK(replay_lines(&log, &bench, true, false, -1) == 1);
+    if (!CHECK(strstr(log.last, "cudnnMultiHeadAttnForward on ") != NULL &&
+               strstr(log.last, "--problem \"op=mha dir=fwd dt=f32 b=2 heads=2 width=8 seq=5\"") != NULL))
+        FAIL("%s", log.last);
+    CHECK(replay_lines(&log, &bench, true, true, -1) == 0);
+    CHECK(replay_lines(&log, &bench, true, false, 0) == 0);
+    CHECK(replay_lines(&log, &bench, false, false, -1) == 0);
+    CHECK(replay_lines(&log, &residual, true, false, -1) == 0);
+    CHECK(replay_lines(&log, &ragged, true, false, -1) == 0);
+    CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
 }

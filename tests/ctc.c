@@ -4,7 +4,8 @@
    inputs under both NaN modes, invalid samples of the _v8 call, determinism, and bad input
    (documented status, nothing written), outputs overlapping inputs included. Samples cover
    repeated labels (which need a blank between them), empty labels, input lengths shorter than T,
-   a zero-length input, and labels of 256. */
+   a zero-length input, and labels of 256. The info log's benchmark replay string: logged where
+   the benchmark can express the call, not otherwise. */
 #include "ref/ctc.h"
 #include "test.h"
 #include "tensors.h"
@@ -597,4 +598,65 @@ TEST(ctc_bad_input)
     tbuf_free(ws);
     cudnnDestroyCTCLossDescriptor(d);
     run_free(&r);
+}
+
+/* ---- the replay string of the info log (core/check.h) ------------------------------------------ */
+
+struct replays {
+    int count;
+    char last[512];
+};
+
+static void capture_replay(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *dbg, const char *msg)
+{
+    struct replays *r = udata;
+    (void)sev, (void)dbg;
+    if (strstr(msg, "replay: opencudnn_bench --problem \"op=ctc ") == NULL) return;
+    r->count++;
+    snprintf(r->last, sizeof r->last, "%s", msg);
+}
+
+/* Replay lines of one call of case c. */
+static int replay_lines(struct replays *log, const struct ctc_case *c, bool softmax, int max_label, bool v8,
+                        int grads_layout)
+{
+    struct ctc_run r;
+    *log = (struct replays){0};
+    run_init(&r, c, softmax, grads_layout);
+    cudnnCTCLossDescriptor_t d = make_desc(softmax, true, max_label);
+    double *costs = malloc(sizeof(double) * (size_t)c->N), *grads = malloc(sizeof(double) * (size_t)r.grads.count);
+    bool ok = run_call(&r, d, v8, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, costs, grads);
+    free(costs), free(grads);
+    cudnnDestroyCTCLossDescriptor(d);
+    run_free(&r);
+    return ok ? log->count : -1;
+}
+
+/* A call shaped as the benchmark's ctc logs its problem string (labels: the descriptor's
+   maximum, or for host labels under a maximum above T the longest label); ragged input lengths,
+   NONE normalization or a strided gradient log none. */
+TEST(ctc_replay_log)
+{
+    unsigned mask0;
+    void *udata0;
+    cudnnCallback_t fn0;
+    CHECK_OK(cudnnGetCallback(&mask0, &udata0, &fn0));
+    struct replays log;
+    CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN, &log, capture_replay));
+    static const int ll[] = {3, 2}, il_ragged[] = {8, 6};
+    const struct ctc_case full = {"replay", 8, 2, 5, ll, NULL, 0};
+    const struct ctc_case ragged = {"replay ragged", 8, 2, 5, ll, il_ragged, 0};
+    CHECK(replay_lines(&log, &full, true, 4, true, TV_NCHW) == 1);
+    if (!CHECK(strstr(log.last, "cudnnCTCLoss_v8 on ") != NULL &&
+               strstr(log.last, "--problem \"op=ctc api=v8 dt=f32 t=8 n=2 a=5 labels=4\"") != NULL))
+        FAIL("%s", log.last);
+    CHECK(replay_lines(&log, &full, true, 256, false, TV_NCHW) == 1);
+    if (!CHECK(strstr(log.last, "--problem \"op=ctc api=host dt=f32 t=8 n=2 a=5 labels=3\"") != NULL))
+        FAIL("%s", log.last);
+    CHECK(replay_lines(&log, &full, true, 256, true, TV_NCHW) == 0);
+    CHECK(replay_lines(&log, &ragged, true, 4, true, TV_NCHW) == 0);
+    CHECK(replay_lines(&log, &ragged, true, 4, false, TV_NCHW) == 0);
+    CHECK(replay_lines(&log, &full, false, 4, false, TV_NCHW) == 0);
+    CHECK(replay_lines(&log, &full, true, 4, false, TV_PADDED) == 0);
+    CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
 }
