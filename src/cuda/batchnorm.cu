@@ -1,7 +1,7 @@
-/* batchnorm.cu: the CUDA entries of the normalization engine (ops/batchnorm.h): whether a kind of
-   kernels applies to a problem and its plan (make_plan: the layout, the vector width, the splits
-   of the reductions, the workspace), and the call, which hands the plan to the launcher of the
-   problem's data type. The plan is in batchnorm.cuh, the kernels and the launcher in
+/* batchnorm.cu: the CUDA entries of the normalization engine (problem/batchnorm.h): whether a
+   kind of kernels applies to a problem and its plan (make_plan: the layout, the vector width, the
+   splits of the reductions, the workspace), and the call, which hands the plan to the launcher of
+   the problem's data type. The plan is in batchnorm.cuh, the kernels and the launcher in
    batchnorm_kernels.cuh. */
 #include "core/reasons.h"
 #include "cuda/batchnorm.cuh"
@@ -214,64 +214,64 @@ size_t workspace_of(cudnnHandle_t h, const void *problem, Kind kind)
 
 extern "C" {
 
-const char *ocd_bn_cuda_applies_flat(cudnnHandle_t handle, const void *problem)
+const char *ocd_cuda_bn_flat_applies(cudnnHandle_t handle, const void *problem)
 {
     Plan pl;
     return make_plan(handle, (const struct ocd_bn_problem *)problem, FLAT, &pl);
 }
 
-const char *ocd_bn_cuda_applies_channels_last(cudnnHandle_t handle, const void *problem)
+const char *ocd_cuda_bn_channels_last_applies(cudnnHandle_t handle, const void *problem)
 {
     Plan pl;
     return make_plan(handle, (const struct ocd_bn_problem *)problem, CHANNELS_LAST, &pl);
 }
 
-const char *ocd_bn_cuda_applies_channels_first(cudnnHandle_t handle, const void *problem)
+const char *ocd_cuda_bn_channels_first_applies(cudnnHandle_t handle, const void *problem)
 {
     Plan pl;
     return make_plan(handle, (const struct ocd_bn_problem *)problem, CHANNELS_FIRST, &pl);
 }
 
-size_t ocd_bn_cuda_workspace_flat(cudnnHandle_t handle, const void *problem)
+size_t ocd_cuda_bn_flat_workspace(cudnnHandle_t handle, const void *problem)
 {
     return workspace_of(handle, problem, FLAT);
 }
 
-size_t ocd_bn_cuda_workspace_channels_last(cudnnHandle_t handle, const void *problem)
+size_t ocd_cuda_bn_channels_last_workspace(cudnnHandle_t handle, const void *problem)
 {
     return workspace_of(handle, problem, CHANNELS_LAST);
 }
 
-size_t ocd_bn_cuda_workspace_channels_first(cudnnHandle_t handle, const void *problem)
+size_t ocd_cuda_bn_channels_first_workspace(cudnnHandle_t handle, const void *problem)
 {
     return workspace_of(handle, problem, CHANNELS_FIRST);
 }
 
-size_t ocd_bn_cuda_workspace_strided(cudnnHandle_t handle, const void *problem)
+size_t ocd_cuda_bn_strided_workspace(cudnnHandle_t handle, const void *problem)
 {
     return workspace_of(handle, problem, STRIDED);
 }
 
-cudnnStatus_t ocd_bn_cuda_run_flat(cudnnHandle_t handle, const void *problem, void *workspace,
-                                   size_t workspace_bytes)
+cudnnStatus_t ocd_cuda_bn_flat(cudnnHandle_t handle, const void *problem, void *workspace,
+                               size_t workspace_bytes)
 {
     return run_kind(handle, problem, workspace, workspace_bytes, FLAT);
 }
 
-cudnnStatus_t ocd_bn_cuda_run_channels_last(cudnnHandle_t handle, const void *problem, void *workspace,
-                                            size_t workspace_bytes)
+cudnnStatus_t ocd_cuda_bn_channels_last(cudnnHandle_t handle, const void *problem, void *workspace,
+                                        size_t workspace_bytes)
 {
     return run_kind(handle, problem, workspace, workspace_bytes, CHANNELS_LAST);
 }
 
-cudnnStatus_t ocd_bn_cuda_run_channels_first(cudnnHandle_t handle, const void *problem, void *workspace,
-                                             size_t workspace_bytes)
+cudnnStatus_t ocd_cuda_bn_channels_first(cudnnHandle_t handle, const void *problem, void *workspace,
+                                         size_t workspace_bytes)
 {
     return run_kind(handle, problem, workspace, workspace_bytes, CHANNELS_FIRST);
 }
 
-cudnnStatus_t ocd_bn_cuda_run_strided(cudnnHandle_t handle, const void *problem, void *workspace,
-                                      size_t workspace_bytes)
+cudnnStatus_t ocd_cuda_bn_strided(cudnnHandle_t handle, const void *problem, void *workspace,
+                                  size_t workspace_bytes)
 {
     return run_kind(handle, problem, workspace, workspace_bytes, STRIDED);
 }

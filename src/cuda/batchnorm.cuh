@@ -1,5 +1,5 @@
-/* batchnorm.cuh: the normalization engine on CUDA (ops/batchnorm.h), in implementations that differ
-   only in how they walk the tensors:
+/* batchnorm.cuh: the normalization engine on CUDA (problem/batchnorm.h), in implementations that
+   differ only in how they walk the tensors:
 
      channels last   the slots are the contiguous dimension (NHWC spatial; any dense x per
                      activation): a block is TX threads along the slots, each holding V slots as
@@ -61,7 +61,7 @@
 
 #include "cuda/check.cuh"
 #include "cuda/types.cuh"
-#include "ops/batchnorm.h"
+#include "problem/batchnorm.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -3,7 +3,7 @@
    OPERATION_BN_BWD_WEIGHTS a sums pass followed by a channel pass.
 
    Main decision: no new math over the data. The sums pass of BN_BWD_WEIGHTS is the batch-norm
-   backward problem of the legacy API (ops/batchnorm.h: dscale = sum dy * xhat, dbias = sum dy,
+   backward problem of the legacy API (problem/batchnorm.h: dscale = sum dy * xhat, dbias = sum dy,
    from the saved mean and invstd) run through its implementation table, whose data gradient goes
    to the plan's workspace, unused: the operation's outputs are the gradient's coefficients, which
    the channel pass (problem/bn_finalize.h) computes from those sums, as it computes the

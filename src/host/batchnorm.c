@@ -1,11 +1,12 @@
-/* batchnorm.c (host): the reference implementation of the normalization engine (batchnorm.h).
+/* batchnorm.c (host): the reference implementation of the normalization engine
+   (problem/batchnorm.h).
 
    Slots are independent, so threads take ranges of slots and each slot is computed start to
    finish by one thread: statistics in double by two passes (mean, then squared deviations),
    then the per-element pass. An odometer over the reduced dimensions walks every tensor with its
    own strides, so any legal layout (NCHW, NHWC, padded, mixed between tensors) takes the same
    path. Any workspace is ignored: the host needs none. */
-#include "ops/batchnorm.h"
+#include "problem/batchnorm.h"
 
 #include "host/parallel.h"
 #include "host/typed.h"
@@ -196,8 +197,8 @@ static void slot_range(void *ctx, int64_t begin, int64_t end)
     }
 }
 
-cudnnStatus_t ocd_bn_host_run(cudnnHandle_t handle, const void *problem, void *workspace,
-                              size_t workspace_bytes)
+cudnnStatus_t ocd_host_bn(cudnnHandle_t handle, const void *problem, void *workspace,
+                          size_t workspace_bytes)
 {
     (void)handle;
     (void)workspace;

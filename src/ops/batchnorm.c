@@ -24,16 +24,16 @@
 
 static const struct ocd_impl bn_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:bn_channels_last_flat", OCD_BACKEND_CUDA, 0, ocd_bn_cuda_applies_flat,
-     ocd_bn_cuda_workspace_flat, ocd_bn_cuda_run_flat},
-    {"cuda:bn_channels_last", OCD_BACKEND_CUDA, 0, ocd_bn_cuda_applies_channels_last,
-     ocd_bn_cuda_workspace_channels_last, ocd_bn_cuda_run_channels_last},
-    {"cuda:bn_channels_first", OCD_BACKEND_CUDA, 0, ocd_bn_cuda_applies_channels_first,
-     ocd_bn_cuda_workspace_channels_first, ocd_bn_cuda_run_channels_first},
-    {"cuda:bn_strided", OCD_BACKEND_CUDA, 0, NULL, ocd_bn_cuda_workspace_strided,
-     ocd_bn_cuda_run_strided},
+    {"cuda:bn_channels_last_flat", OCD_BACKEND_CUDA, 0, ocd_cuda_bn_flat_applies,
+     ocd_cuda_bn_flat_workspace, ocd_cuda_bn_flat},
+    {"cuda:bn_channels_last", OCD_BACKEND_CUDA, 0, ocd_cuda_bn_channels_last_applies,
+     ocd_cuda_bn_channels_last_workspace, ocd_cuda_bn_channels_last},
+    {"cuda:bn_channels_first", OCD_BACKEND_CUDA, 0, ocd_cuda_bn_channels_first_applies,
+     ocd_cuda_bn_channels_first_workspace, ocd_cuda_bn_channels_first},
+    {"cuda:bn_strided", OCD_BACKEND_CUDA, 0, NULL, ocd_cuda_bn_strided_workspace,
+     ocd_cuda_bn_strided},
 #endif
-    {"host:bn_reference", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_bn_host_run},
+    {"host:bn_reference", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_bn},
 };
 
 /* ---- checks ---------------------------------------------------------------------------------- */

@@ -20,7 +20,8 @@
      and dbias = sum dy over M elements (the sums pass computes them), with the saved mean and
      invstd, the coefficients of the data gradient dx = eq_dy_scale * dy + eq_x_scale * x +
      eq_bias: A = scale * invstd, B = -A * invstd * dscale / M, C = -A * dbias / M - B * mean (the
-     coefficients of ops/batchnorm.h's backward pass, dscale there being invstd * sum dy (x-mean)).
+     coefficients of problem/batchnorm.h's backward pass, dscale there being
+     invstd * sum dy (x-mean)).
    Scalars (epsilon, factor, count) are operands of stride 0, or immediate values when the graph
    passes them by value (host memory, read when the plan is bound). */
 #ifndef OCD_PROBLEM_BN_FINALIZE_H
