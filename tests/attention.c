@@ -740,26 +740,12 @@ TEST(mha_bad_input)
 
 /* ---- the replay string of the info log (core/check.h) ------------------------------------------ */
 
-struct replays {
-    int count;
-    char last[512];
-};
-
-static void capture_replay(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *dbg, const char *msg)
-{
-    struct replays *r = udata;
-    (void)sev, (void)dbg;
-    if (strstr(msg, "replay: opencudnn_bench --problem \"op=mha ") == NULL) return;
-    r->count++;
-    snprintf(r->last, sizeof r->last, "%s", msg);
-}
-
 /* Replay lines of one forward of case c (float), after its descriptor is set to the benchmark's
    math type when `bench_math`; windows narrowed when `narrow`; at query step curr. */
-static int replay_lines(struct replays *log, const struct mha_case *c, bool bench_math, bool narrow, int curr)
+static int replay_lines(struct replay_capture *log, const struct mha_case *c, bool bench_math, bool narrow, int curr)
 {
     struct mha_run r;
-    *log = (struct replays){0};
+    replay_capture_clear(log);
     bool ok = run_init(&r, c, CUDNN_DATA_FLOAT, NULL, NULL);
     if (ok && bench_math)
         ok = CHECK_OK(cudnnSetAttnDescriptor(r.attn, c->mode, c->heads, r.ref.scaler, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
@@ -775,12 +761,8 @@ static int replay_lines(struct replays *log, const struct mha_case *c, bool benc
    keys, ragged lengths, residuals, one query step or another math type log none. */
 TEST(mha_replay_log)
 {
-    unsigned mask0;
-    void *udata0;
-    cudnnCallback_t fn0;
-    CHECK_OK(cudnnGetCallback(&mask0, &udata0, &fn0));
-    struct replays log;
-    CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN, &log, capture_replay));
+    struct replay_capture log;
+    replay_capture_start(&log, "mha");
     /* width 8, 2 heads of 4, output projection 8, batch 2, 5 steps, [batch, time, beam, vect] */
     struct mha_case bench = {"bench", BIAS, 2, 8, 8, 8, 4, 4, 4, 8, 2, 1, 5, 5, 3, false, false, false, false};
     struct mha_case residual = bench, ragged = bench;
@@ -795,5 +777,5 @@ TEST(mha_replay_log)
     CHECK(replay_lines(&log, &bench, false, false, -1) == 0);
     CHECK(replay_lines(&log, &residual, true, false, -1) == 0);
     CHECK(replay_lines(&log, &ragged, true, false, -1) == 0);
-    CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
+    replay_capture_stop(&log);
 }

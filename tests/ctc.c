@@ -602,26 +602,12 @@ TEST(ctc_bad_input)
 
 /* ---- the replay string of the info log (core/check.h) ------------------------------------------ */
 
-struct replays {
-    int count;
-    char last[512];
-};
-
-static void capture_replay(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *dbg, const char *msg)
-{
-    struct replays *r = udata;
-    (void)sev, (void)dbg;
-    if (strstr(msg, "replay: opencudnn_bench --problem \"op=ctc ") == NULL) return;
-    r->count++;
-    snprintf(r->last, sizeof r->last, "%s", msg);
-}
-
 /* Replay lines of one call of case c. */
-static int replay_lines(struct replays *log, const struct ctc_case *c, bool softmax, int max_label, bool v8,
+static int replay_lines(struct replay_capture *log, const struct ctc_case *c, bool softmax, int max_label, bool v8,
                         int grads_layout)
 {
     struct ctc_run r;
-    *log = (struct replays){0};
+    replay_capture_clear(log);
     run_init(&r, c, softmax, grads_layout);
     cudnnCTCLossDescriptor_t d = make_desc(softmax, true, max_label);
     double *costs = malloc(sizeof(double) * (size_t)c->N), *grads = malloc(sizeof(double) * (size_t)r.grads.count);
@@ -637,12 +623,8 @@ static int replay_lines(struct replays *log, const struct ctc_case *c, bool soft
    NONE normalization or a strided gradient log none. */
 TEST(ctc_replay_log)
 {
-    unsigned mask0;
-    void *udata0;
-    cudnnCallback_t fn0;
-    CHECK_OK(cudnnGetCallback(&mask0, &udata0, &fn0));
-    struct replays log;
-    CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN, &log, capture_replay));
+    struct replay_capture log;
+    replay_capture_start(&log, "ctc");
     static const int ll[] = {3, 2}, il_ragged[] = {8, 6};
     const struct ctc_case full = {"replay", 8, 2, 5, ll, NULL, 0};
     const struct ctc_case ragged = {"replay ragged", 8, 2, 5, ll, il_ragged, 0};
@@ -658,5 +640,5 @@ TEST(ctc_replay_log)
     CHECK(replay_lines(&log, &ragged, true, 4, false, TV_NCHW) == 0);
     CHECK(replay_lines(&log, &full, false, 4, false, TV_NCHW) == 0);
     CHECK(replay_lines(&log, &full, true, 4, false, TV_PADDED) == 0);
-    CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
+    replay_capture_stop(&log);
 }

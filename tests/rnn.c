@@ -497,31 +497,12 @@ TEST(rnn_stream_capture)
 
 /* ---- the replay string of the info log (core/check.h) ------------------------------------------ */
 
-struct replays {
-    int count;
-    char last[512];
-};
-
-static void capture_replay(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *dbg, const char *msg)
-{
-    struct replays *r = udata;
-    (void)sev, (void)dbg;
-    const char *at = strstr(msg, "replay: opencudnn_bench --problem \"op=rnn ");
-    if (at == NULL) return;
-    r->count++;
-    snprintf(r->last, sizeof r->last, "%s", msg);
-}
-
 /* A forward the benchmark can express logs its problem string (inference pass=inf, training
    pass=fwd; the legacy calls alike); ragged lengths or a projection log none. */
 TEST(rnn_replay_log)
 {
-    unsigned mask0;
-    void *udata0;
-    cudnnCallback_t fn0;
-    CHECK_OK(cudnnGetCallback(&mask0, &udata0, &fn0));
-    struct replays r = {0};
-    CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN, &r, capture_replay));
+    struct replay_capture r;
+    replay_capture_start(&r, "rnn");
     static const int len_full[] = {3, 3};
     struct rnn_case v8 = {"replay v8", CUDNN_LSTM, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
                           CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 1, 3, 4, 4, 3, 2, len_full, CUDNN_DATA_FLOAT,
@@ -539,16 +520,16 @@ TEST(rnn_replay_log)
                strstr(r.last, "--problem \"op=rnn cell=lstm algo=standard dt=f32 t=3 n=2 input=3 hidden=4 layers=1 "
                               "dirs=2 pass=fwd wscale=1\"") != NULL))
         FAIL("%s", r.last);
-    r = (struct replays){0};
+    replay_capture_clear(&r);
     ok = ok && rnn_check_case(&legacy);
     CHECK(r.count == 2);
     if (!CHECK(strstr(r.last, "cudnnRNNForwardTraining on ") != NULL &&
                strstr(r.last, "\"op=rnn cell=gru algo=standard dt=f32 t=3 n=2 input=3 hidden=4 layers=1 dirs=1 "
                               "pass=fwd wscale=1\"") != NULL))
         FAIL("%s", r.last);
-    r = (struct replays){0};
+    replay_capture_clear(&r);
     ok = ok && rnn_check_case(&ragged) && rnn_check_case(&proj);
     if (!CHECK(r.count == 0)) FAIL("%s", r.last);
     CHECK(ok);
-    CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
+    replay_capture_stop(&r);
 }

@@ -320,3 +320,33 @@ bool tcompare(cudnnDataType_t t, const void *got, const double *want, int64_t n,
     }
     return true;
 }
+
+/* ---- the info log's replay lines ------------------------------------------------------------ */
+
+static void replay_capture_line(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *dbg, const char *msg)
+{
+    struct replay_capture *c = udata;
+    (void)sev, (void)dbg;
+    if (strstr(msg, c->needle) == NULL) return;
+    c->count++;
+    snprintf(c->last, sizeof c->last, "%s", msg);
+}
+
+void replay_capture_start(struct replay_capture *c, const char *op)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->needle, sizeof c->needle, "replay: opencudnn_bench --problem \"op=%s ", op);
+    CHECK_OK(cudnnGetCallback(&c->mask0, &c->udata0, &c->fn0));
+    CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN, c, replay_capture_line));
+}
+
+void replay_capture_clear(struct replay_capture *c)
+{
+    c->count = 0;
+    c->last[0] = '\0';
+}
+
+void replay_capture_stop(const struct replay_capture *c)
+{
+    CHECK_OK(cudnnSetCallback(c->mask0, c->udata0, c->fn0));
+}

@@ -84,4 +84,20 @@ double tconv_tolerance(cudnnDataType_t x, cudnnDataType_t out, cudnnMathType_t m
 bool tcompare(cudnnDataType_t t, const void *got, const double *want, int64_t n, double tol,
               const char *what);
 
+/* ---- the info log's replay lines (core/check.h) ---------------------------------------------- */
+/* replay_capture_start installs a log callback that counts the lines "replay: opencudnn_bench
+   --problem \"op=<op> ..." and keeps the last; replay_capture_clear empties the record;
+   replay_capture_stop restores the callback installed before. */
+struct replay_capture {
+    char needle[64];
+    int count;
+    char last[512];
+    unsigned mask0;
+    void *udata0;
+    cudnnCallback_t fn0;
+};
+void replay_capture_start(struct replay_capture *c, const char *op);
+void replay_capture_clear(struct replay_capture *c);
+void replay_capture_stop(const struct replay_capture *c);
+
 #endif /* OCD_TESTS_TEST_H */
