@@ -15,7 +15,7 @@
 #include "cuda/types.cuh"
 
 /* Scalar offset in operand o of the element at coordinates idx (rank 1: idx[0] alone). */
-static __device__ __forceinline__ int64_t pw_offset(const ocd_pw_chain &c, const ocd_pw_operand &o,
+static __host__ __device__ __forceinline__ int64_t pw_offset(const ocd_pw_chain &c, const ocd_pw_operand &o,
                                                              const int64_t *idx)
 {
     int64_t off = 0;
@@ -23,9 +23,9 @@ static __device__ __forceinline__ int64_t pw_offset(const ocd_pw_chain &c, const
     return off;
 }
 
-/* What a thread does for element i: the element's coordinates are found once, then every
-   operand's offset is a dot product. */
-template <typename C> static __device__ __forceinline__ void pw_chain_element(const ocd_pw_chain &c, int64_t i)
+/* What a thread does for element i (host-callable: tests/emulate/fused_pointwise.cu runs it).
+   The element's coordinates are found once, then every operand's offset is a dot product. */
+template <typename C> static __host__ __device__ __forceinline__ void pw_chain_element(const ocd_pw_chain &c, int64_t i)
 {
     int64_t idx[OCD_MAX_DIMS];
     for (int d = c.rank - 1; d > 0; d--) {

@@ -147,8 +147,9 @@ template <> __host__ __device__ __forceinline__ void ocd_cuda_store<int32_t, dou
     *p = ocd_cuda_round_clamp(v, INT32_MIN, INT32_MAX);
 }
 
-/* Scalar i of a buffer of type t, converted to the accumulator type. */
-template <typename Acc> __device__ __forceinline__ Acc ocd_cuda_load_as(cudnnDataType_t t, const void *p, int64_t i)
+/* Scalar i of a buffer of type t, converted to the accumulator type (host-callable too, for the
+   emulations). */
+template <typename Acc> __host__ __device__ __forceinline__ Acc ocd_cuda_load_as(cudnnDataType_t t, const void *p, int64_t i)
 {
     switch (t) {
     case CUDNN_DATA_FLOAT: return (Acc)((const float *)p)[i];
@@ -163,7 +164,7 @@ template <typename Acc> __device__ __forceinline__ Acc ocd_cuda_load_as(cudnnDat
 }
 
 /* Stores v with one rounding to the type and its saturation (ocd_cuda_store from double). */
-__device__ __forceinline__ void ocd_cuda_store_as(cudnnDataType_t t, void *p, int64_t i, double v)
+__host__ __device__ __forceinline__ void ocd_cuda_store_as(cudnnDataType_t t, void *p, int64_t i, double v)
 {
     switch (t) {
     case CUDNN_DATA_DOUBLE: ((double *)p)[i] = v; return;

@@ -1,0 +1,195 @@
+/* fused_pointwise.cu: the CUDA pointwise-chain kernel of src/cuda/fused_pointwise.cu, its
+   per-element code (pw_chain_element, written __host__ __device__ for this) run on the CPU for
+   every element, against the tests' double reference of the pointwise modes (ref/pointwise.c):
+   so that the kernel's logic is checked where no GPU is.
+
+   Chains are built as the graph API builds them (ocd_pw_chain_build over views): ConvBiasAct's
+   tail (add a tensor with alpha2 0.5, add a per-channel bias, ReLU) in float NCHW; a backward
+   mode and a forward mode in a row (RELU_BWD then GELU_FWD) in half NHWC, storing both steps;
+   every unary forward mode, one chain each, in float computed in float and in double. A result
+   must be within a few roundings of its type (and of float arithmetic) of the reference. Prints
+   a line per case; exits 1 if any differs. */
+#include "cuda/fused_pointwise.cu"
+
+#include "../ref/pointwise.c"
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+namespace {
+
+uint32_t emu_seed = 4242;
+double emu_random(double lo, double hi)
+{
+    emu_seed = emu_seed * 1664525u + 1013904223u;
+    return lo + (hi - lo) * (double)(emu_seed >> 8) / (double)(1u << 24);
+}
+
+/* A packed 4-D tensor (NCHW or NHWC) of scalars of dtype, held as bytes, read as doubles. */
+struct emu_tensor {
+    struct ocd_tensor_view v;
+    std::vector<unsigned char> bytes;
+    size_t esize;
+
+    emu_tensor(cudnnDataType_t dtype, const int dims[4], cudnnTensorFormat_t format)
+    {
+        int strides[4];
+        ocd_packed_strides(format, 4, dims, 1, strides);
+        memset(&v, 0, sizeof v);
+        v.dtype = dtype, v.rank = 4, v.vect = 1;
+        int64_t n = 1;
+        for (int d = 0; d < 4; d++) v.dims[d] = dims[d], v.strides[d] = strides[d], n *= dims[d];
+        esize = dtype == CUDNN_DATA_HALF ? 2 : dtype == CUDNN_DATA_DOUBLE ? 8 : 4;
+        bytes.assign((size_t)n * esize, 0xFF);
+    }
+    int64_t offset(const int64_t i[4]) const
+    {
+        int64_t o = 0;
+        for (int d = 0; d < 4; d++) o += (v.dims[d] == 1 ? 0 : i[d]) * v.strides[d];
+        return o;
+    }
+    double get(const int64_t i[4]) const { return ocd_cuda_load_as<double>(v.dtype, bytes.data(), offset(i)); }
+    void set(const int64_t i[4], double x) { ocd_cuda_store_as(v.dtype, bytes.data(), offset(i), x); }
+    void randomize(double lo, double hi)
+    {
+        const int64_t *d = v.dims;
+        for (int64_t a = 0; a < d[0]; a++)
+            for (int64_t b = 0; b < d[1]; b++)
+                for (int64_t c = 0; c < d[2]; c++)
+                    for (int64_t e = 0; e < d[3]; e++) {
+                        int64_t i[4] = {a, b, c, e};
+                        set(i, emu_random(lo, hi));
+                    }
+    }
+};
+
+double tolerance(cudnnDataType_t t, bool dbl, double m)
+{
+    const double u = t == CUDNN_DATA_HALF ? 1.0 / 1024 : dbl && t == CUDNN_DATA_DOUBLE ? 1e-15 : 1.0 / 8388608;
+    return 8 * u * fmax(fabs(m), 1.0);
+}
+
+int failures = 0;
+
+/* Runs every element of the chain and compares output k (tensor outs[k]) with want(k, index). */
+template <typename F>
+void check(const char *name, struct ocd_pw_chain_desc &d, std::vector<emu_tensor *> ins, std::vector<emu_tensor *> outs,
+           F want)
+{
+    struct ocd_pw_chain c;
+    ocd_pw_chain_build(&c, &d);
+    for (size_t k = 0; k < ins.size(); k++) c.in[k].data = ins[k]->bytes.data();
+    for (size_t k = 0; k < outs.size(); k++) c.out[k].data = outs[k]->bytes.data();
+    for (int64_t i = 0; i < c.count; i++) {
+        if (c.double_compute) pw_chain_element<double>(c, i);
+        else pw_chain_element<float>(c, i);
+    }
+    double worst = 0;
+    bool ok = true;
+    const int64_t *dm = d.shape.dims;
+    for (size_t k = 0; k < outs.size(); k++)
+        for (int64_t a = 0; a < dm[0]; a++)
+            for (int64_t b = 0; b < dm[1]; b++)
+                for (int64_t e = 0; e < dm[2]; e++)
+                    for (int64_t f = 0; f < dm[3]; f++) {
+                        int64_t i[4] = {a, b, e, f};
+                        double w = want((int)k, i), g = outs[k]->get(i), err = fabs(g - w);
+                        worst = fmax(worst, err);
+                        if (!(err <= tolerance(outs[k]->v.dtype, c.double_compute, w))) ok = false;
+                    }
+    printf("%-48s %s (largest error %.3g)\n", name, ok ? "ok" : "FAILED", worst);
+    if (!ok) failures++;
+}
+
+void step(struct ocd_pw_chain_desc &d, int s, const struct ref_pw &p, int x, int b)
+{
+    ocd_pw_step_defaults(&d.steps[s], p.mode, x, b);
+    struct ocd_pw_step &st = d.steps[s];
+    st.alpha1 = p.alpha1, st.alpha2 = p.alpha2, st.propagate_nan = p.propagate_nan;
+    st.lower_clip = p.lower_clip, st.upper_clip = p.upper_clip, st.clip_slope = p.slope;
+    st.elu_alpha = p.elu_alpha, st.softplus_beta = p.softplus_beta, st.swish_beta = p.swish_beta;
+}
+
+/* conv result y, z, bias: relu(y + 0.5 z + bias[c]) */
+void conv_bias_act()
+{
+    const int dims[4] = {2, 5, 3, 7}, bdims[4] = {1, 5, 1, 1};
+    emu_tensor y(CUDNN_DATA_FLOAT, dims, CUDNN_TENSOR_NCHW), z(CUDNN_DATA_FLOAT, dims, CUDNN_TENSOR_NCHW),
+        bias(CUDNN_DATA_FLOAT, bdims, CUDNN_TENSOR_NCHW), out(CUDNN_DATA_FLOAT, dims, CUDNN_TENSOR_NCHW);
+    y.randomize(-2, 2), z.randomize(-2, 2), bias.randomize(-1, 1);
+    struct ocd_pw_chain_desc d;
+    memset(&d, 0, sizeof d);
+    d.shape = out.v;
+    d.ninputs = 3, d.nsteps = 3, d.noutputs = 1;
+    d.in[0] = y.v, d.in[1] = z.v, d.in[2] = bias.v, d.out[0] = out.v, d.out_slot[0] = 5;
+    struct ref_pw add = ref_pw_mode(CUDNN_POINTWISE_ADD), half = add, relu = ref_pw_mode(CUDNN_POINTWISE_RELU_FWD);
+    half.alpha2 = 0.5;
+    step(d, 0, half, 0, 1);
+    step(d, 1, add, 3, 2);
+    step(d, 2, relu, 4, -1);
+    check("ConvBiasAct tail, float NCHW", d, {&y, &z, &bias}, {&out}, [&](int, const int64_t *i) {
+        int64_t c[4] = {0, i[1], 0, 0};
+        return fmax(0.0, y.get(i) + 0.5 * z.get(i) + bias.get(c));
+    });
+}
+
+/* g = RELU_BWD(x, dy); out = GELU(g): both stored, half NHWC */
+void drelu_gelu()
+{
+    const int dims[4] = {3, 8, 2, 5};
+    emu_tensor x(CUDNN_DATA_HALF, dims, CUDNN_TENSOR_NHWC), dy(CUDNN_DATA_HALF, dims, CUDNN_TENSOR_NHWC),
+        g(CUDNN_DATA_HALF, dims, CUDNN_TENSOR_NHWC), out(CUDNN_DATA_HALF, dims, CUDNN_TENSOR_NHWC);
+    x.randomize(-2, 2), dy.randomize(-2, 2);
+    struct ocd_pw_chain_desc d;
+    memset(&d, 0, sizeof d);
+    d.shape = out.v;
+    d.ninputs = 2, d.nsteps = 2, d.noutputs = 2;
+    d.in[0] = x.v, d.in[1] = dy.v, d.out[0] = g.v, d.out[1] = out.v, d.out_slot[0] = 2, d.out_slot[1] = 3;
+    struct ref_pw drelu = ref_pw_mode(CUDNN_POINTWISE_RELU_BWD), gelu = ref_pw_mode(CUDNN_POINTWISE_GELU_FWD);
+    drelu.lower_clip = -0.5, drelu.slope = 0.2, drelu.upper_clip = 1.5;
+    step(d, 0, drelu, 0, 1);
+    step(d, 1, gelu, 2, -1);
+    check("RELU_BWD -> GELU_FWD, half NHWC, two outputs", d, {&x, &dy}, {&g, &out}, [&](int k, const int64_t *i) {
+        double r = ref_pw(&drelu, x.get(i), dy.get(i));
+        return k == 0 ? r : ref_pw(&gelu, r, 0);
+    });
+}
+
+/* every unary forward mode with its parameters away from the defaults, float compute and double */
+void unary_modes()
+{
+    const cudnnPointwiseMode_t modes[] = {CUDNN_POINTWISE_SQRT, CUDNN_POINTWISE_RELU_FWD, CUDNN_POINTWISE_TANH_FWD,
+                                          CUDNN_POINTWISE_SIGMOID_FWD, CUDNN_POINTWISE_ELU_FWD, CUDNN_POINTWISE_GELU_FWD,
+                                          CUDNN_POINTWISE_SOFTPLUS_FWD, CUDNN_POINTWISE_SWISH_FWD};
+    const int dims[4] = {1, 3, 4, 9};
+    for (int dbl = 0; dbl < 2; dbl++)
+        for (cudnnPointwiseMode_t m : modes) {
+            const cudnnDataType_t t = dbl ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+            emu_tensor x(t, dims, CUDNN_TENSOR_NCHW), out(t, dims, CUDNN_TENSOR_NCHW);
+            x.randomize(m == CUDNN_POINTWISE_SQRT ? 0 : -3, 3);
+            struct ref_pw p = ref_pw_mode(m);
+            p.alpha1 = 0.75, p.lower_clip = -0.5, p.upper_clip = 1.25, p.slope = 0.1;
+            p.elu_alpha = 0.7, p.softplus_beta = 1.5, p.swish_beta = 0.8;
+            struct ocd_pw_chain_desc d;
+            memset(&d, 0, sizeof d);
+            d.shape = out.v;
+            d.ninputs = 1, d.nsteps = 1, d.noutputs = 1;
+            d.in[0] = x.v, d.out[0] = out.v, d.out_slot[0] = 1;
+            d.double_compute = dbl;
+            step(d, 0, p, 0, -1);
+            char name[64];
+            snprintf(name, sizeof name, "mode %d, %s", (int)m, dbl ? "double" : "float");
+            check(name, d, {&x}, {&out}, [&](int, const int64_t *i) { return ref_pw(&p, x.get(i), 0); });
+        }
+}
+
+} // namespace
+
+int main()
+{
+    conv_bias_act();
+    drelu_gelu();
+    unary_modes();
+    return failures ? 1 : 0;
+}
