@@ -25,6 +25,7 @@
 namespace {
 
 constexpr int BM = 64, BN = 64, WARPS = 4, THREADS = OCD_FLASH_THREADS;
+static_assert(THREADS == WARPS * 32, "one warp per 16 query rows of the block");
 
 /* Shared-memory geometry for head size D (rows padded by 8 elements, see the header). */
 template <int D> struct flash_smem {
