@@ -355,7 +355,13 @@ TEST(mha_forward)
             }
             double *want = malloc(sizeof(double) * (size_t)r.so.count);
             ref_mha_forward(&r.ref, r.q, r.k, r.v, cases[ci].residual ? r.res : NULL, want);
+            /* inference gets exactly the workspace of the inference query (reserve size NULL) */
+            size_t wbytes, inf_wsbytes, train_wsbytes = r.wsbytes;
+            CHECK_OK(cudnnGetMultiHeadAttnBuffers(test_handle(), r.attn, &wbytes, &inf_wsbytes, NULL));
+            CHECK(wbytes == r.wbytes && inf_wsbytes <= train_wsbytes);
+            void *train_ws = r.ws, *inf_ws = tbuf_alloc(inf_wsbytes ? inf_wsbytes : 1);
             for (int training = 0; training < 2; training++) {
+                r.ws = training ? train_ws : inf_ws, r.wsbytes = training ? train_wsbytes : inf_wsbytes;
                 tbuf_poison(r.so.dev, (size_t)r.so.count * tdtype_size(r.dtype));
                 if (!CHECK_OK(forward(&r, -1, training, r.so.dev))) break;
                 double *got = seq_download(&r.so, r.dtype, r.so.dev);
@@ -363,6 +369,8 @@ TEST(mha_forward)
                             cases[ci].fill ? r.fill : NAN);
                 free(got);
             }
+            r.ws = train_ws, r.wsbytes = train_wsbytes;
+            tbuf_free(inf_ws);
             free(want);
             run_free(&r);
         }
@@ -703,7 +711,10 @@ TEST(mha_bad_input)
     CHECK_STATUS(FWD(0, r.lo, r.wbytes, r.wsbytes, r.rsbytes, r.rs, r.sq.dev), CUDNN_STATUS_BAD_PARAM);
     CHECK_STATUS(FWD(-1, NULL, r.wbytes, r.wsbytes, r.rsbytes, r.rs, r.sq.dev), CUDNN_STATUS_BAD_PARAM);
     CHECK_STATUS(FWD(-1, r.lo, r.wbytes - 1, r.wsbytes, r.rsbytes, r.rs, r.sq.dev), CUDNN_STATUS_BAD_PARAM);
-    CHECK_STATUS(FWD(-1, r.lo, r.wbytes, r.wsbytes - 1, r.rsbytes, r.rs, r.sq.dev), CUDNN_STATUS_BAD_PARAM);
+    size_t wbytes, inf_wsbytes; /* the forward needs the inference workspace, in training too */
+    CHECK_OK(cudnnGetMultiHeadAttnBuffers(h, r.attn, &wbytes, &inf_wsbytes, NULL));
+    CHECK_STATUS(FWD(-1, r.lo, r.wbytes, inf_wsbytes - 1, r.rsbytes, r.rs, r.sq.dev), CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(FWD(-1, r.lo, r.wbytes, inf_wsbytes - 1, 0, NULL, r.sq.dev), CUDNN_STATUS_BAD_PARAM);
     CHECK_STATUS(FWD(-1, r.lo, r.wbytes, r.wsbytes, r.rsbytes - 1, r.rs, r.sq.dev), CUDNN_STATUS_BAD_PARAM);
     CHECK_STATUS(FWD(-1, r.lo, r.wbytes, r.wsbytes, r.rsbytes, r.rs, out), CUDNN_STATUS_BAD_PARAM); /* out = queries */
 #undef FWD

@@ -20,8 +20,9 @@
      equal qSize (BAD_PARAM otherwise). Positions past a sequence's length are set to oDesc's
      padding fill when it has one.
    - BAD_PARAM, nothing written: the descriptor checks of ocd_attn_prepare, a NULL data or
-     window pointer, weightSizeInBytes, workSpaceSizeInBytes or reserveSpaceSizeInBytes below
-     cudnnGetMultiHeadAttnBuffers' sizes, out overlapping an input. */
+     window pointer, weightSizeInBytes or reserveSpaceSizeInBytes below cudnnGetMultiHeadAttnBuffers'
+     sizes, workSpaceSizeInBytes below its inference size (the forward needs no more in
+     training), out overlapping an input. */
 #include "adv/attn.h"
 
 #include "core/argcheck.h"
@@ -472,7 +473,7 @@ cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnForward(cudnnHandle_t handle, const 
                         ocd_attn_o_size(c), c->q_size);
     size_t e = ocd_dtype_scalar_size(c->dtype), o_bytes = seq_bytes(&call, &call.o);
     OCD_TRY(ocd_attn_check_buffer("weight", weightSizeInBytes, (size_t)ocd_attn_weight_count(c) * e, weights));
-    OCD_TRY(ocd_attn_check_buffer("workSpace", workSpaceSizeInBytes, call.l.workspace, workSpace));
+    OCD_TRY(ocd_attn_check_buffer("workSpace", workSpaceSizeInBytes, call.l.workspace_fwd, workSpace));
     if (training) OCD_TRY(ocd_attn_check_buffer("reserveSpace", reserveSpaceSizeInBytes, call.l.reserve, reserveSpace));
     if (overlap(out, o_bytes, queries, seq_bytes(&call, &call.q)) || overlap(out, o_bytes, keys, seq_bytes(&call, &call.k)) ||
         overlap(out, o_bytes, values, seq_bytes(&call, &call.v)) ||
@@ -512,7 +513,7 @@ cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnForward(cudnnHandle_t handle, const 
         core.rng = call.attn_drop->states;
         core.rng_advance = true;
     }
-    OCD_TRY(ocd_attn_core_forward(handle, &core, (char *)workSpace + l->w_core, l->core_workspace,
+    OCD_TRY(ocd_attn_core_forward(handle, &core, (char *)workSpace + l->w_core, l->core_workspace_fwd,
                                   training ? reserveSpace : NULL, l->core_reserve, op));
     if (c->o_proj > 0) {
         OCD_TRY(ocd_attn_gemm_tokens(&call, &call.o, t, c->o_proj, H * hv, false, W(3), c->o_proj, hbar, H * hv, out,

@@ -19,7 +19,8 @@
    - The Get functions skip a NULL output (cudnnGetSeqDataDescriptor's array outputs are
      required only when their requested size is positive).
    - cudnnGetMultiHeadAttnBuffers: the weight, workspace and (training, reserveSpaceSizeInBytes
-     not NULL) reserve sizes for the descriptor's maxima.
+     not NULL) reserve sizes for the descriptor's maxima. With reserveSpaceSizeInBytes NULL the
+     caller asks for inference, and the workspace is the forward's alone.
    - cudnnGetMultiHeadAttnWeights: wDesc is set to the tensor's 3-D shape and strides and *wAddr
      points into weights; for a tensor the configuration does not have (no projection, or biases
      disabled) *wAddr is NULL and wDesc is left as it was. BAD_PARAM for an invalid wKind or a
@@ -314,7 +315,7 @@ cudnnStatus_t CUDNNWINAPI cudnnGetMultiHeadAttnBuffers(cudnnHandle_t handle, con
                       : 0;
     ocd_attn_layout_of(c, post, &l);
     *weightSizeInBytes = (size_t)ocd_attn_weight_count(c) * ocd_dtype_scalar_size(c->dtype);
-    *workSpaceSizeInBytes = l.workspace;
+    *workSpaceSizeInBytes = reserveSpaceSizeInBytes != NULL ? l.workspace : l.workspace_fwd;
     if (reserveSpaceSizeInBytes != NULL) *reserveSpaceSizeInBytes = l.reserve;
     return CUDNN_STATUS_SUCCESS;
 }

@@ -141,7 +141,9 @@ struct ocd_attn_seq {
    come from the descriptor's maxima (qo_max, kv_max, max_batch, max_beam), so one layout serves
    every call of a descriptor. The projected buffers live in the reserve in training and in the
    workspace for inference; the backward's gradients of the projected buffers stay in the reserve
-   for cudnnMultiHeadAttnBackwardWeights. */
+   for cudnnMultiHeadAttnBackwardWeights. The workspace holds what the forward uses first (its
+   first `workspace_fwd` bytes, the core's forward workspace included), then what only the
+   backward calls use, so that an inference caller's buffer covers the forward alone. */
 struct ocd_attn_layout {
     /* reserve */
     size_t core_reserve;          /* the core's saved row statistics */
@@ -149,9 +151,9 @@ struct ocd_attn_layout {
     size_t reserve;
     /* workspace */
     size_t w_qbar, w_kbar, w_vbar, w_hbar; /* inference */
-    size_t w_dhbar, w_dout, w_ones, w_core;
-    size_t core_workspace;
-    size_t workspace;
+    size_t w_core, w_dhbar, w_dout, w_ones;
+    size_t core_workspace_fwd, core_workspace; /* the forward's, and the larger of both directions' */
+    size_t workspace_fwd, workspace;
     int64_t qo_tokens, kv_tokens;
 };
 
@@ -204,12 +206,15 @@ static inline void ocd_attn_layout_of(const struct ocd_attn_config *c, size_t po
     l->w_kbar = at, at += c->k_proj > 0 ? kbar : 0;
     l->w_vbar = at, at += c->v_proj > 0 ? vbar : 0;
     l->w_hbar = at, at += hbar;
+    size_t fwd = ocd_attn_core_workspace_bytes(&core, false), bwd = ocd_attn_core_workspace_bytes(&core, true);
+    l->core_workspace_fwd = ocd_attn_round(fwd);
+    l->core_workspace = ocd_attn_round(OCD_MAX(fwd, bwd));
+    l->w_core = at;
+    l->workspace_fwd = at + l->core_workspace_fwd;
+    at += l->core_workspace;
     l->w_dhbar = at, at += hbar;
     l->w_dout = at, at += ocd_attn_round(e * (size_t)(l->qo_tokens * o));
     l->w_ones = at, at += ocd_attn_round(e * (size_t)OCD_MAX(l->qo_tokens, l->kv_tokens));
-    size_t fwd = ocd_attn_core_workspace_bytes(&core, false), bwd = ocd_attn_core_workspace_bytes(&core, true);
-    l->core_workspace = ocd_attn_round(OCD_MAX(fwd, bwd));
-    l->w_core = at, at += l->core_workspace;
     l->workspace = at;
 }
 
