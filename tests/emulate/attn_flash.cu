@@ -14,6 +14,7 @@
    differs. */
 #include "cuda/attn_core_flash.cu"
 
+#include "attn_emulate.h"
 #include "mma_emulate.h"
 
 #include <cmath>
@@ -22,12 +23,7 @@
 
 namespace {
 
-uint32_t emu_seed = 77;
-float emu_random()
-{
-    emu_seed = emu_seed * 1664525u + 1013904223u;
-    return -1 + 2 * (float)(emu_seed >> 8) / (float)(1u << 24);
-}
+emu_rng emu_random{77u};
 
 /* Runs every block of the launch the entry makes, thread by thread. */
 template <typename T, int D> void emulate(const ocd_attn_dev &d)
@@ -151,17 +147,7 @@ struct emu_case {
 template <typename T, int D> bool run(const emu_case &c, cudnnHandle_t handle)
 {
     int kvb = c.kv_shared ? 1 : c.beams;
-    /* operands: packed [b][m][h][t][D], or time-major [t][b][m][h][D] */
-    auto layout = [&](ocd_attn_operand &x, int beams, int T_) {
-        int64_t *s = x.stride;
-        s[4] = 1;
-        if (c.time_major)
-            s[2] = D, s[1] = (int64_t)c.heads * D, s[0] = (int64_t)beams * c.heads * D,
-            s[3] = (int64_t)c.batch * beams * c.heads * D;
-        else
-            s[3] = D, s[2] = (int64_t)T_ * D, s[1] = (int64_t)c.heads * T_ * D, s[0] = (int64_t)beams * c.heads * T_ * D;
-        return (size_t)c.batch * beams * c.heads * T_ * D;
-    };
+    auto layout = [&](ocd_attn_operand &x, int beams, int steps) { return attn_emu_layout(c, D, x, beams, steps); };
     ocd_attn_core_problem p;
     memset(&p, 0, sizeof p);
     size_t nq = layout(p.q, c.beams, c.max_q), nk = layout(p.k, kvb, c.max_kv);
@@ -171,13 +157,8 @@ template <typename T, int D> bool run(const emu_case &c, cudnnHandle_t handle)
     for (auto &x : k) x = (T)emu_random();
     for (auto &x : v) x = (T)emu_random();
     for (auto &x : o) x = (T)NAN;
-    std::vector<int> lq(c.batch * c.beams), lk(c.batch * kvb), lo(c.max_q), hi(c.max_q);
-    for (size_t i = 0; i < lq.size(); i++) lq[i] = c.lengths ? c.max_q - 13 * (int)i % c.max_q : c.max_q;
-    for (size_t i = 0; i < lk.size(); i++) lk[i] = c.lengths ? c.max_kv - 29 * (int)i % c.max_kv : c.max_kv;
-    for (int i = 0; i < c.max_q; i++) {
-        lo[i] = c.win == 2 ? i - 40 : 0;
-        hi[i] = c.win == 0 ? c.max_kv : c.win == 1 ? i + 1 : i % 7 == 3 ? lo[i] : i + 50;
-    }
+    std::vector<int> lq, lk, lo, hi;
+    attn_emu_sequences(c, lq, lk, lo, hi);
     p.dtype = c.t, p.batch = c.batch, p.beams = c.beams, p.heads = c.heads, p.max_q = c.max_q, p.max_kv = c.max_kv;
     p.head_qk = p.head_v = D, p.kv_shared = c.kv_shared, p.q_first = c.q_first, p.q_count = c.q_count;
     p.sm_scaler = 1.0 / sqrt((double)D) * 2;
