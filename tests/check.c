@@ -107,12 +107,9 @@ static void all_calls(struct calls *c)
 
 TEST(check_second_opinion)
 {
-    unsigned mask0;
-    void *udata0;
-    cudnnCallback_t fn0;
-    CHECK_OK(cudnnGetCallback(&mask0, &udata0, &fn0));
     struct verdicts v = {0};
-    CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN | CUDNN_SEV_WARNING_EN, &v, capture));
+    struct log_hook hook;
+    log_hook_install(&hook, CUDNN_SEV_INFO_EN | CUDNN_SEV_WARNING_EN, &v, capture);
     struct calls c = {0};
     calls_init(&c);
 
@@ -151,18 +148,15 @@ TEST(check_second_opinion)
 
     ocd_unsetenv("OPENCUDNN_CHECK");
     calls_destroy(&c);
-    CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
+    log_hook_restore(&hook);
 }
 
 /* Convolution, every direction, through its own table: agreement, then a broken entry caught. */
 TEST(check_convolution)
 {
-    unsigned mask0;
-    void *udata0;
-    cudnnCallback_t fn0;
-    CHECK_OK(cudnnGetCallback(&mask0, &udata0, &fn0));
     struct verdicts v = {0};
-    CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN | CUDNN_SEV_WARNING_EN, &v, capture));
+    struct log_hook hook;
+    log_hook_install(&hook, CUDNN_SEV_INFO_EN | CUDNN_SEV_WARNING_EN, &v, capture);
     cudnnHandle_t h = test_handle();
     cudnnTensorDescriptor_t xd, yd;
     cudnnFilterDescriptor_t wd;
@@ -215,18 +209,15 @@ TEST(check_convolution)
     cudnnDestroyTensorDescriptor(yd);
     cudnnDestroyFilterDescriptor(wd);
     cudnnDestroyConvolutionDescriptor(cd);
-    CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
+    log_hook_restore(&hook);
 }
 
 /* Batch norm, training forward (running averages read and written) and backward. */
 TEST(check_batchnorm)
 {
-    unsigned mask0;
-    void *udata0;
-    cudnnCallback_t fn0;
-    CHECK_OK(cudnnGetCallback(&mask0, &udata0, &fn0));
     struct verdicts v = {0};
-    CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN | CUDNN_SEV_WARNING_EN, &v, capture));
+    struct log_hook hook;
+    log_hook_install(&hook, CUDNN_SEV_INFO_EN | CUDNN_SEV_WARNING_EN, &v, capture);
     struct calls c = {0};
     calls_init(&c);
     cudnnTensorDescriptor_t bn;
@@ -252,7 +243,7 @@ TEST(check_batchnorm)
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
     cudnnDestroyTensorDescriptor(bn);
     calls_destroy(&c);
-    CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
+    log_hook_restore(&hook);
 }
 
 /* An LSTM forward (inference) and a multi-head attention forward: their GEMMs take part (the
@@ -319,10 +310,6 @@ static void attention_forward(cudnnHandle_t h, void *const buf[4])
 
 TEST(check_rnn_attention)
 {
-    unsigned mask0;
-    void *udata0;
-    cudnnCallback_t fn0;
-    CHECK_OK(cudnnGetCallback(&mask0, &udata0, &fn0));
     cudnnHandle_t h = test_handle();
     float host[1024];
     for (size_t i = 0; i < 1024; i++) host[i] = (float)trand_uniform(-0.5, 0.5);
@@ -332,7 +319,8 @@ TEST(check_rnn_attention)
     void (*const calls[2])(cudnnHandle_t, void *const[4]) = {rnn_forward, attention_forward};
     for (int c = 0; c < 2; c++) {
         struct verdicts v = {0};
-        CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN | CUDNN_SEV_WARNING_EN, &v, capture));
+        struct log_hook hook;
+        log_hook_install(&hook, CUDNN_SEV_INFO_EN | CUDNN_SEV_WARNING_EN, &v, capture);
         ocd_setenv("OPENCUDNN_CHECK", "1");
         calls[c](h, buf);
         CHECK(v.agree > 0);
@@ -342,7 +330,7 @@ TEST(check_rnn_attention)
         ocd_unsetenv("OPENCUDNN_TEST_BREAK");
         ocd_unsetenv("OPENCUDNN_CHECK");
         if (!CHECK(v.differ > 0)) FAIL("%s: a broken %s went unnoticed", c ? "attention" : "RNN", v.entry);
-        CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
+        log_hook_restore(&hook);
     }
     for (int i = 0; i < 4; i++) tbuf_free(buf[i]);
 }

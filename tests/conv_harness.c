@@ -358,14 +358,11 @@ static void capture_impl(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *d
 cudnnStatus_t execute_capturing(const struct problem *p, enum dir d, int algo, void *dx, void *dw, void *dy, void *ws,
                                 size_t ws_bytes, struct ran_impl *r)
 {
-    unsigned mask;
-    void *udata;
-    cudnnCallback_t fn;
-    CHECK_OK(cudnnGetCallback(&mask, &udata, &fn));
+    struct log_hook hook;
     r->name[0] = '\0';
-    CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN, r, capture_impl));
+    log_hook_install(&hook, CUDNN_SEV_INFO_EN, r, capture_impl);
     cudnnStatus_t status = execute(p, d, algo, dx, dw, dy, ws, ws_bytes, 1, 0);
-    CHECK_OK(cudnnSetCallback(mask, udata, fn));
+    log_hook_restore(&hook);
     return status;
 }
 

@@ -136,13 +136,10 @@ static void run_gemm(const struct fwd_case *c, struct ran_entry *r)
                                                           CUDNN_CONVOLUTION_FWD_ALGO_GEMM, &ws_bytes)))
         return;
     void *ws = ws_bytes ? tbuf_alloc(ws_bytes) : NULL;
-    unsigned mask;
-    void *udata;
-    cudnnCallback_t fn;
-    CHECK_OK(cudnnGetCallback(&mask, &udata, &fn));
-    CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN, r, capture_entry));
+    struct log_hook hook;
+    log_hook_install(&hook, CUDNN_SEV_INFO_EN, r, capture_entry);
     CHECK_OK(fwd_run(c, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, ws, ws_bytes));
-    CHECK_OK(cudnnSetCallback(mask, udata, fn));
+    log_hook_restore(&hook);
     if (ws) tbuf_free(ws);
 }
 

@@ -25,28 +25,25 @@ static void capture(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *dbg, c
 }
 
 struct saved_log {
-    unsigned mask;
-    void *udata;
-    cudnnCallback_t fn;
+    struct log_hook hook;
     char disable[256];
     bool had_disable;
 };
 
 static void log_begin(struct saved_log *s, struct walk_log *l, const char *disable)
 {
-    CHECK_OK(cudnnGetCallback(&s->mask, &s->udata, &s->fn));
     const char *d = getenv("OPENCUDNN_DISABLE");
     s->had_disable = d != NULL;
     snprintf(s->disable, sizeof s->disable, "%s", d ? d : "");
     if (disable) ocd_setenv("OPENCUDNN_DISABLE", disable);
     else ocd_unsetenv("OPENCUDNN_DISABLE");
     memset(l, 0, sizeof *l);
-    CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN | CUDNN_SEV_WARNING_EN | CUDNN_SEV_ERROR_EN, l, capture));
+    log_hook_install(&s->hook, CUDNN_SEV_INFO_EN | CUDNN_SEV_WARNING_EN | CUDNN_SEV_ERROR_EN, l, capture);
 }
 
 static void log_end(const struct saved_log *s)
 {
-    CHECK_OK(cudnnSetCallback(s->mask, s->udata, s->fn));
+    log_hook_restore(&s->hook);
     if (s->had_disable) ocd_setenv("OPENCUDNN_DISABLE", s->disable);
     else ocd_unsetenv("OPENCUDNN_DISABLE");
 }

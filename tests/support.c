@@ -321,6 +321,19 @@ bool tcompare(cudnnDataType_t t, const void *got, const double *want, int64_t n,
     return true;
 }
 
+/* ---- the log callback ---------------------------------------------------------------------- */
+
+void log_hook_install(struct log_hook *h, unsigned mask, void *udata, cudnnCallback_t fn)
+{
+    CHECK_OK(cudnnGetCallback(&h->mask0, &h->udata0, &h->fn0));
+    CHECK_OK(cudnnSetCallback(mask, udata, fn));
+}
+
+void log_hook_restore(const struct log_hook *h)
+{
+    CHECK_OK(cudnnSetCallback(h->mask0, h->udata0, h->fn0));
+}
+
 /* ---- the info log's replay lines ------------------------------------------------------------ */
 
 static void replay_capture_line(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *dbg, const char *msg)
@@ -336,8 +349,7 @@ void replay_capture_start(struct replay_capture *c, const char *op)
 {
     memset(c, 0, sizeof *c);
     snprintf(c->needle, sizeof c->needle, "replay: opencudnn_bench --problem \"op=%s ", op);
-    CHECK_OK(cudnnGetCallback(&c->mask0, &c->udata0, &c->fn0));
-    CHECK_OK(cudnnSetCallback(CUDNN_SEV_INFO_EN, c, replay_capture_line));
+    log_hook_install(&c->hook, CUDNN_SEV_INFO_EN, c, replay_capture_line);
 }
 
 void replay_capture_clear(struct replay_capture *c)
@@ -348,5 +360,5 @@ void replay_capture_clear(struct replay_capture *c)
 
 void replay_capture_stop(const struct replay_capture *c)
 {
-    CHECK_OK(cudnnSetCallback(c->mask0, c->udata0, c->fn0));
+    log_hook_restore(&c->hook);
 }

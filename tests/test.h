@@ -84,6 +84,17 @@ double tconv_tolerance(cudnnDataType_t x, cudnnDataType_t out, cudnnMathType_t m
 bool tcompare(cudnnDataType_t t, const void *got, const double *want, int64_t n, double tol,
               const char *what);
 
+/* ---- the log callback ---------------------------------------------------------------------- */
+/* log_hook_install puts fn (receiving udata) in place of the callback installed before, for the
+   severities of mask; log_hook_restore puts that one back. */
+struct log_hook {
+    unsigned mask0;
+    void *udata0;
+    cudnnCallback_t fn0;
+};
+void log_hook_install(struct log_hook *h, unsigned mask, void *udata, cudnnCallback_t fn);
+void log_hook_restore(const struct log_hook *h);
+
 /* ---- the info log's replay lines (core/check.h) ---------------------------------------------- */
 /* replay_capture_start installs a log callback that counts the lines "replay: opencudnn_bench
    --problem \"op=<op> ..." and keeps the last; replay_capture_clear empties the record;
@@ -92,9 +103,7 @@ struct replay_capture {
     char needle[64];
     int count;
     char last[512];
-    unsigned mask0;
-    void *udata0;
-    cudnnCallback_t fn0;
+    struct log_hook hook;
 };
 void replay_capture_start(struct replay_capture *c, const char *op);
 void replay_capture_clear(struct replay_capture *c);
