@@ -37,7 +37,8 @@ cudnnStatus_t CUDNNWINAPI cudnnCreate(cudnnHandle_t *handle)
         h->backend = backends[i];
         h->device = -1;
         status = backends[i]->open(h);
-        if (status == CUDNN_STATUS_SUCCESS) break;
+        /* short memory is the caller's to hear of, not a reason to take the next backend */
+        if (status == CUDNN_STATUS_SUCCESS || status == CUDNN_STATUS_ALLOC_FAILED) break;
         ocd_log_message(CUDNN_SEV_WARNING, status, "backend %s is not usable: %s", backends[i]->name,
                         ocd_status_string(status));
     }

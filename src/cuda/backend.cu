@@ -45,6 +45,11 @@ static cudnnStatus_t cuda_open(cudnnHandle_t h)
                         dev, prop.major, prop.minor);
     struct cuda_state *st = (struct cuda_state *)ocd_calloc(1, sizeof *st);
     if (st == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate the handle's state");
+    cudnnStatus_t s = ocd_cufft_open(h);
+    if (s != CUDNN_STATUS_SUCCESS) {
+        free(st);
+        return s;
+    }
     h->backend_data = st;
     h->device = dev;
     h->sm_count = prop.multiProcessorCount;

@@ -77,10 +77,6 @@ const char *ocd_cufft_plan(cudnnHandle_t handle, int64_t len0, int64_t len1, int
     if (a == NULL) return "cuFFT not available";
     if (len0 * len1 > INT_MAX || batch > INT_MAX || len0 * (len1 / 2 + 1) * batch > INT_MAX)
         return "the transforms exceed cuFFT's 32-bit plan sizes";
-    if (handle->fft == NULL) {
-        handle->fft = ocd_calloc(1, sizeof(struct plan_cache));
-        if (handle->fft == NULL) return "cannot allocate the cuFFT plan cache";
-    }
     struct plan_cache *c = (struct plan_cache *)handle->fft;
     struct plan_slot *s = NULL;
     for (int i = 0; i < PLAN_SLOTS && s == NULL; i++) {
@@ -114,6 +110,13 @@ const char *ocd_cufft_plan(cudnnHandle_t handle, int64_t len0, int64_t len1, int
     *plan = s->plan;
     *work = s->work;
     return NULL;
+}
+
+cudnnStatus_t ocd_cufft_open(cudnnHandle_t handle)
+{
+    handle->fft = ocd_calloc(1, sizeof(struct plan_cache));
+    if (handle->fft == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate the cuFFT plan cache");
+    return CUDNN_STATUS_SUCCESS;
 }
 
 void ocd_cufft_release(cudnnHandle_t handle)

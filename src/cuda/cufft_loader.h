@@ -7,8 +7,9 @@
 
    Plans are made with automatic work-area allocation off, so that cuFFT works in the workspace
    the caller gives (the library allocates no device memory behind the user's back), and kept per
-   handle (handle->fft) keyed by size, batch and type: the workspace query makes them, so Find
-   times executions and never plan creation; cudnnDestroy destroys them. The header is C and C++:
+   handle (handle->fft, made empty with the handle, so that a support check never meets a failed
+   allocation it could only report as "unsupported") keyed by size, batch and type: the workspace
+   query makes them, so Find times executions and never plan creation; cudnnDestroy destroys them. The header is C and C++:
    it takes cuFFT's types from the toolkit's header, never its code. */
 #ifndef OCD_CUDA_CUFFT_LOADER_H
 #define OCD_CUDA_CUFFT_LOADER_H
@@ -44,6 +45,9 @@ const struct ocd_cufft_api *ocd_cufft_api(void);
    (for an applies function) when cuFFT is missing or cannot make the plan. */
 const char *ocd_cufft_plan(cudnnHandle_t handle, int64_t len0, int64_t len1, int64_t batch, cufftType type,
                            cufftHandle *plan, size_t *work);
+
+/* Makes the handle's empty plan cache (cudnnCreate); ALLOC_FAILED, logged, when memory is short. */
+cudnnStatus_t ocd_cufft_open(cudnnHandle_t handle);
 
 /* Destroys the handle's plans (cudnnDestroy). */
 void ocd_cufft_release(cudnnHandle_t handle);

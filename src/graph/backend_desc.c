@@ -64,26 +64,35 @@ static bool pointwise_mode_valid(int m)
            (m >= CUDNN_POINTWISE_RELU_BWD && m <= CUDNN_POINTWISE_SWISH_BWD);
 }
 
-/* The legal values of an enumeration element type; true for the others. */
+/* The legal values of each enumeration element type that has a fixed set: one range, or the
+   pointwise modes' three. A table, not a switch: GCC 13.3 at -O3 lost the data-type case of the
+   switch this replaces (an illegal data type was accepted), which GCC 12 compiled correctly. */
+struct enum_range {
+    bool checked;
+    int lo, hi;
+};
+static const struct enum_range enum_ranges[] = {
+    [CUDNN_TYPE_DATA_TYPE] = {true, CUDNN_DATA_FLOAT, CUDNN_DATA_INT64},
+    [CUDNN_TYPE_CONVOLUTION_MODE] = {true, CUDNN_CONVOLUTION, CUDNN_CROSS_CORRELATION},
+    [CUDNN_TYPE_HEUR_MODE] = {true, 0, CUDNN_HEUR_MODES_COUNT - 1},
+    [CUDNN_TYPE_KNOB_TYPE] = {true, 0, CUDNN_KNOB_TYPE_COUNTS - 1},
+    [CUDNN_TYPE_NAN_PROPOGATION] = {true, CUDNN_NOT_PROPAGATE_NAN, CUDNN_PROPAGATE_NAN},
+    [CUDNN_TYPE_NUMERICAL_NOTE] = {true, 0, CUDNN_NUMERICAL_NOTE_TYPE_COUNT - 1},
+    [CUDNN_TYPE_LAYOUT_TYPE] = {true, 0, CUDNN_LAYOUT_TYPE_COUNT - 1},
+    [CUDNN_TYPE_POINTWISE_MODE] = {true, 0, 0}, /* three ranges: pointwise_mode_valid */
+    [CUDNN_TYPE_GENSTATS_MODE] = {true, CUDNN_GENSTATS_SUM_SQSUM, CUDNN_GENSTATS_SUM_SQSUM},
+    [CUDNN_TYPE_BN_FINALIZE_STATS_MODE] = {true, CUDNN_BN_FINALIZE_STATISTICS_TRAINING,
+                                           CUDNN_BN_FINALIZE_STATISTICS_INFERENCE},
+    [CUDNN_TYPE_REDUCTION_OPERATOR_TYPE] = {true, CUDNN_REDUCE_TENSOR_ADD, CUDNN_REDUCE_TENSOR_MUL_NO_ZEROS},
+    [CUDNN_TYPE_BEHAVIOR_NOTE] = {true, 0, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT - 1},
+};
+
+/* Whether v is a legal value of element type t (true for the types without a fixed set). */
 static bool enum_valid(cudnnBackendAttributeType_t t, int v)
 {
-    switch (t) {
-    case CUDNN_TYPE_DATA_TYPE: return v >= CUDNN_DATA_FLOAT && v <= CUDNN_DATA_INT64;
-    case CUDNN_TYPE_CONVOLUTION_MODE: return v == CUDNN_CONVOLUTION || v == CUDNN_CROSS_CORRELATION;
-    case CUDNN_TYPE_HEUR_MODE: return v >= 0 && v < CUDNN_HEUR_MODES_COUNT;
-    case CUDNN_TYPE_KNOB_TYPE: return v >= 0 && v < CUDNN_KNOB_TYPE_COUNTS;
-    case CUDNN_TYPE_NAN_PROPOGATION: return v == CUDNN_NOT_PROPAGATE_NAN || v == CUDNN_PROPAGATE_NAN;
-    case CUDNN_TYPE_NUMERICAL_NOTE: return v >= 0 && v < CUDNN_NUMERICAL_NOTE_TYPE_COUNT;
-    case CUDNN_TYPE_LAYOUT_TYPE: return v >= 0 && v < CUDNN_LAYOUT_TYPE_COUNT;
-    case CUDNN_TYPE_POINTWISE_MODE: return pointwise_mode_valid(v);
-    case CUDNN_TYPE_GENSTATS_MODE: return v == CUDNN_GENSTATS_SUM_SQSUM;
-    case CUDNN_TYPE_BN_FINALIZE_STATS_MODE:
-        return v == CUDNN_BN_FINALIZE_STATISTICS_TRAINING || v == CUDNN_BN_FINALIZE_STATISTICS_INFERENCE;
-    case CUDNN_TYPE_REDUCTION_OPERATOR_TYPE:
-        return v >= CUDNN_REDUCE_TENSOR_ADD && v <= CUDNN_REDUCE_TENSOR_MUL_NO_ZEROS;
-    case CUDNN_TYPE_BEHAVIOR_NOTE: return v >= 0 && v < CUDNN_BEHAVIOR_NOTE_TYPE_COUNT;
-    default: return true;
-    }
+    if ((size_t)t >= OCD_ARRAY_LEN(enum_ranges) || !enum_ranges[t].checked) return true;
+    if (t == CUDNN_TYPE_POINTWISE_MODE) return pointwise_mode_valid(v);
+    return v >= enum_ranges[t].lo && v <= enum_ranges[t].hi;
 }
 
 static bool is_enum_type(cudnnBackendAttributeType_t t)
