@@ -28,18 +28,68 @@ static bool cublas_loadable(void)
 /* On the CUDA pass, the algorithms that have a tensor-core entry reach it: the implicit GEMM for
    NHWC half data (also with groups, strides, dilation, 3-D), the 1x1 GEMM, im2col + GEMM for a
    channel tail, TF32 for float data under DEFAULT_MATH and plain cuBLAS under FMA_MATH. */
-TEST(conv_cuda_tensor_core_entries_are_reached)
+/* One case of the entry tests below: the convolution of `sh` in `cf` and direction d, forced to
+   `algo` with the OPENCUDNN_DISABLE list `disable` (NULL: none), runs an entry whose name begins
+   with `prefix`, and computes what the reference computes. */
+static void check_entry_reached(const struct shape *sh, const struct config *cf, enum dir d, int algo,
+                                const char *prefix, const char *disable)
 {
-    if (test_backend[0] != 'c') return;
+    struct problem p;
+    if (!make_problem(&p, sh, cf, 0)) {
+        free_problem(&p);
+        return;
+    }
+    long nx = ref_conv_x_count(&p.r), nw = ref_conv_w_count(&p.r), ny = ref_conv_y_count(&p.r);
+    double *x = random_values(p.cf->x, nx, -1, 1), *w = random_values(p.cf->w, nw, -1, 1);
+    double *y = random_values(p.cf->y, ny, -1, 1);
+    void *dx = tview_upload(&p.x, x), *dw = tview_upload(&p.w.v, w), *dy = tview_upload(&p.y, y);
+    const struct disable_list saved = disable_saved();
+    if (disable) ocd_setenv("OPENCUDNN_DISABLE", disable);
+    size_t ws_bytes = 0;
+    CHECK_OK(workspace_size(&p, d, algo, &ws_bytes));
+    void *ws = ws_bytes ? tbuf_alloc(ws_bytes) : NULL;
+    struct ran_impl r;
+    CHECK_OK(execute_capturing(&p, d, algo, dx, dw, dy, ws, ws_bytes, &r));
+    if (disable) disable_restore(&saved);
+    if (!CHECK(strncmp(r.name, prefix, strlen(prefix)) == 0))
+        printf("      (%s %s dir %d algo %d: ran \"%s\", expected %s...)\n", sh->name, cf->name, (int)d, algo, r.name,
+               prefix);
+    /* and what it computed */
+    long ndst = d == FWD ? ny : d == BWD_DATA ? nx : nw;
+    double *want = malloc(sizeof *want * (size_t)ndst);
+    double *got = malloc(sizeof *got * (size_t)ndst);
+    if (d == FWD) ref_conv_fwd(&p.r, x, w, want), tview_download(&p.y, dy, got);
+    else if (d == BWD_DATA) ref_conv_bwd_data(&p.r, y, w, want), tview_download(&p.x, dx, got);
+    else ref_conv_bwd_filter(&p.r, x, y, want), tview_download(&p.w.v, dw, got);
+    cudnnDataType_t dst_type = d == FWD ? p.cf->y : d == BWD_DATA ? p.cf->x : p.cf->w;
+    cudnnMathType_t math = strstr(r.name, "_tc") || strstr(r.name, "_tf32") ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+    tcompare(CUDNN_DATA_DOUBLE, got, want, ndst, tconv_tolerance(p.cf->x, dst_type, math), r.name);
+    free(want), free(got);
+    if (ws) tbuf_free(ws);
+    tbuf_free(dx), tbuf_free(dw), tbuf_free(dy);
+    free(x), free(w), free(y);
+    free_problem(&p);
+}
+
+/* Whether the CUDA pass runs on a GPU with tensor cores (sm_80 and newer); says why not. */
+static bool tensor_core_pass(void)
+{
+    if (test_backend[0] != 'c') return false;
 #ifdef OCD_TEST_CUDA
     int dev = 0, major = 0;
     cudaGetDevice(&dev);
     cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
     if (major < 8) {
         printf("      (sm_%d0: the tensor-core entries need sm_80)\n", major);
-        return;
+        return false;
     }
 #endif
+    return true;
+}
+
+TEST(conv_cuda_tensor_core_entries_are_reached)
+{
+    if (!tensor_core_pass()) return;
     bool blas = cublas_loadable();
     if (!blas) printf("      (cuBLAS does not load here: its entries are not checked)\n");
     static const struct {
@@ -71,45 +121,43 @@ TEST(conv_cuda_tensor_core_entries_are_reached)
         {0, 4, FWD, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, "cuda:fwd_im2col_gemm_cublas", NULL},
         {0, 5, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, "cuda:wgrad_im2col_gemm_cublas", NULL},
     };
-    const struct disable_list saved = disable_saved();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (!blas && strstr(cases[i].prefix, "cublas")) continue;
-        struct problem p;
-        if (!make_problem(&p, &tc_shapes[cases[i].shape], &tc_configs[cases[i].config], 0)) {
-            free_problem(&p);
-            continue;
-        }
-        long nx = ref_conv_x_count(&p.r), nw = ref_conv_w_count(&p.r), ny = ref_conv_y_count(&p.r);
-        double *x = random_values(p.cf->x, nx, -1, 1), *w = random_values(p.cf->w, nw, -1, 1);
-        double *y = random_values(p.cf->y, ny, -1, 1);
-        void *dx = tview_upload(&p.x, x), *dw = tview_upload(&p.w.v, w), *dy = tview_upload(&p.y, y);
-        if (cases[i].disable) ocd_setenv("OPENCUDNN_DISABLE", cases[i].disable);
-        size_t ws_bytes = 0;
-        CHECK_OK(workspace_size(&p, cases[i].d, cases[i].algo, &ws_bytes));
-        void *ws = ws_bytes ? tbuf_alloc(ws_bytes) : NULL;
-        struct ran_impl r;
-        CHECK_OK(execute_capturing(&p, cases[i].d, cases[i].algo, dx, dw, dy, ws, ws_bytes, &r));
-        if (cases[i].disable) disable_restore(&saved);
-        if (!CHECK(strncmp(r.name, cases[i].prefix, strlen(cases[i].prefix)) == 0))
-            printf("      (%s %s dir %d algo %d: ran \"%s\", expected %s...)\n", tc_shapes[cases[i].shape].name,
-                   tc_configs[cases[i].config].name, (int)cases[i].d, cases[i].algo, r.name, cases[i].prefix);
-        /* and what it computed */
-        enum dir d = cases[i].d;
-        long ndst = d == FWD ? ny : d == BWD_DATA ? nx : nw;
-        double *want = malloc(sizeof *want * (size_t)ndst);
-        double *got = malloc(sizeof *got * (size_t)ndst);
-        if (d == FWD) ref_conv_fwd(&p.r, x, w, want), tview_download(&p.y, dy, got);
-        else if (d == BWD_DATA) ref_conv_bwd_data(&p.r, y, w, want), tview_download(&p.x, dx, got);
-        else ref_conv_bwd_filter(&p.r, x, y, want), tview_download(&p.w.v, dw, got);
-        cudnnDataType_t dst_type = d == FWD ? p.cf->y : d == BWD_DATA ? p.cf->x : p.cf->w;
-        cudnnMathType_t math = strstr(r.name, "_tc") || strstr(r.name, "_tf32") ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
-        tcompare(CUDNN_DATA_DOUBLE, got, want, ndst, tconv_tolerance(p.cf->x, dst_type, math), r.name);
-        free(want), free(got);
-        if (ws) tbuf_free(ws);
-        tbuf_free(dx), tbuf_free(dw), tbuf_free(dy);
-        free(x), free(w), free(y);
-        free_problem(&p);
+        check_entry_reached(&tc_shapes[cases[i].shape], &tc_configs[cases[i].config], cases[i].d, cases[i].algo,
+                            cases[i].prefix, cases[i].disable);
     }
+}
+
+/* The implicit GEMM's large tiles (128x128, then 128x64 with the larger one off), which take a
+   problem only when its GEMM fills the GPU's multiprocessors with tiles that are mostly not
+   padding: forward and backward data over 8 x 48 x 48 outputs of 128 channels, the filter gradient
+   with 128 x 576 filter elements, half and TF32. */
+TEST(conv_cuda_large_tiles_are_reached)
+{
+    if (!tensor_core_pass()) return;
+    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
+    static const struct shape fwd = {"large_fwd", 2, 8, 16, 128, 1, {48, 48}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
+    static const struct shape dgrad = {"large_dgrad", 2, 8, 128, 16, 1, {48, 48}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
+    static const struct shape wgrad = {"large_wgrad", 2, 2, 64, 128, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
+    const struct config *half = &tc_configs[0], *tf32 = &tc_configs[2];
+    const int fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, dgrad_algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+    /* backward data's stride-phase entries come first in its table */
+    const char *const phases = "cuda:dgrad_igemm_tc_phases,cuda:dgrad_igemm_tf32_phases";
+    char dgrad_off[160];
+    check_entry_reached(&fwd, half, FWD, fwd_algo, "cuda:fwd_igemm_tc_128x128x32", NULL);
+    check_entry_reached(&fwd, half, FWD, fwd_algo, "cuda:fwd_igemm_tc_128x64x32", "cuda:fwd_igemm_tc_128x128*");
+    check_entry_reached(&fwd, tf32, FWD, fwd_algo, "cuda:fwd_igemm_tf32_128x128x16", NULL);
+    check_entry_reached(&fwd, tf32, FWD, fwd_algo, "cuda:fwd_igemm_tf32_128x64x16", "cuda:fwd_igemm_tf32_128x128*");
+    check_entry_reached(&dgrad, half, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tc_128x128x32", phases);
+    snprintf(dgrad_off, sizeof dgrad_off, "%s,cuda:dgrad_igemm_tc_128x128*", phases);
+    check_entry_reached(&dgrad, half, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tc_128x64x32", dgrad_off);
+    check_entry_reached(&dgrad, tf32, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tf32_128x128x16", phases);
+    snprintf(dgrad_off, sizeof dgrad_off, "%s,cuda:dgrad_igemm_tf32_128x128*", phases);
+    check_entry_reached(&dgrad, tf32, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tf32_128x64x16", dgrad_off);
+    check_entry_reached(&wgrad, half, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_igemm_tc_128x128x32",
+                        NULL);
+    check_entry_reached(&wgrad, half, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_igemm_tc_128x64x32",
+                        "cuda:wgrad_igemm_tc_128x128*");
 }
 
 /* The host's CBLAS entry (a build with OPENCUDNN_CBLAS): forward GEMM reaches host:fwd_gemm_cblas

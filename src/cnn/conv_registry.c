@@ -63,10 +63,14 @@
     CUDA_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, bk_, bm, bn, st), algos_,                        \
                ocd_cuda_conv_igemm_applies_##variant_##_##i, ocd_cuda_conv_igemm_workspace_##i,  \
                ocd_cuda_conv_igemm_run_##i, true)
-/* A Winograd algorithm (problem/conv.h): the tensor-core flavour, then the fp32 one */
+/* A Winograd algorithm (problem/conv.h): the tensor-core flavour, then the fp32 one. The forward
+   and backward-data WINOGRAD_NONFUSED tiles are 6x6, too wide for 10-bit operands: those have the
+   fp32 entry alone. */
+#define CUDA_WINO_FP32_ENTRY(name_, algo_, fn_)                                                 \
+    CUDA_ENTRY("cuda:" name_, BIT(algo_), fn_##_applies, fn_##_workspace, fn_, false)
 #define CUDA_WINO_ENTRIES(name_, algo_, fn_)                                                    \
     CUDA_ENTRY("cuda:" name_ "_tc", BIT(algo_), fn_##_tc_applies, fn_##_workspace, fn_##_tc, true) \
-    CUDA_ENTRY("cuda:" name_, BIT(algo_), fn_##_applies, fn_##_workspace, fn_, false)
+    CUDA_WINO_FP32_ENTRY(name_, algo_, fn_)
 #define CUDA_FFT_ENTRIES(dir_, fft_, tiling_)                                                  \
     CUDA_ENTRY("cuda:" dir_ "_fft", BIT(fft_), ocd_cuda_conv_fft_applies, ocd_cuda_conv_fft_workspace,           \
                ocd_cuda_conv_fft, false)                                                                \
@@ -114,7 +118,8 @@ static const struct ocd_conv_impl fwd_impls[] = {
     OCD_IGEMM_TILES(FWD_IGEMM_TF32)
     CUBLAS_IM2COL_ENTRIES("fwd", FWD_GEMM_ALGOS)
     CUDA_WINO_ENTRIES("fwd_winograd", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, ocd_cuda_conv_winograd)
-    CUDA_WINO_ENTRIES("fwd_winograd_nonfused", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, ocd_cuda_conv_winograd_nonfused)
+    CUDA_WINO_FP32_ENTRY("fwd_winograd_nonfused", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED,
+                         ocd_cuda_conv_winograd_nonfused)
     CUDA_FFT_ENTRIES("fwd", CUDNN_CONVOLUTION_FWD_ALGO_FFT, CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING)
     CUDA_ENTRY("cuda:fwd_direct",
                BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) |
@@ -145,8 +150,8 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
     OCD_IGEMM_TILES(DGRAD_IGEMM_TF32)
     CUBLAS_IM2COL_ENTRIES("dgrad", DGRAD_GEMM_ALGOS)
     CUDA_WINO_ENTRIES("dgrad_winograd", CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD, ocd_cuda_conv_winograd)
-    CUDA_WINO_ENTRIES("dgrad_winograd_nonfused", CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED,
-                      ocd_cuda_conv_winograd_nonfused)
+    CUDA_WINO_FP32_ENTRY("dgrad_winograd_nonfused", CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED,
+                         ocd_cuda_conv_winograd_nonfused)
     CUDA_FFT_ENTRIES("dgrad", CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING)
     CUDA_ENTRY("cuda:dgrad_direct", DGRAD_GEMM_ALGOS, NULL, NULL, ocd_cuda_conv_direct, false)
 #endif

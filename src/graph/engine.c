@@ -17,7 +17,9 @@
 #include <string.h>
 
 /* The pinned implementations, per direction, in index order. Append only; never reorder or
-   reuse a name (an index a program pinned must keep its meaning). */
+   reuse a name (an index a program pinned must keep its meaning). A retired implementation keeps
+   its index, which then serves no graph: cuda:fwd_winograd_nonfused_tc and
+   cuda:dgrad_winograd_nonfused_tc (their 6x6 tiles lose too much in 10-bit operands). */
 static const char *const fwd_entries[] = {
     "host:fwd_gemm_cblas", "host:fwd_implicit_precomp_gemm", "host:fwd_implicit_gemm", "host:fwd_gemm",
     "host:fwd_winograd", "host:fwd_winograd_nonfused", "host:fwd_fft", "host:fwd_fft_tiling", "host:fwd_direct",
@@ -147,7 +149,7 @@ const struct ocd_conv_impl *ocd_engine_conv_pick(cudnnHandle_t handle, const str
             snprintf(why, why_size, "%s: %s", id->name, r);
             return NULL;
         }
-        snprintf(why, why_size, "%s is not built into this library", id->name);
+        snprintf(why, why_size, "%s is not built into this library, or retired", id->name);
         return NULL;
     }
 }
