@@ -1,15 +1,16 @@
 /* ops_attn.c: multi-head attention (the adv library's cudnnMultiHeadAttn* calls).
 
    mha: self-attention shaped as a transformer layer: b sequences of seq tokens of `width` values,
-   `heads` heads of width / heads values, Q, K, V and O projections with biases, ALL_TO_ONE, beam
-   1, full windows, every sequence full length; sequence data [batch, time, beam, vect] (the
+   `heads` heads of width / heads values, Q, K, V and O projections with biases (proj=1), ALL_TO_ONE,
+   beam 1, full windows, every sequence full length; or, with proj=0 (and heads=1), the attention
+   core alone: no projections, one head of `width` values, softmax scaler 1/sqrt(width); sequence data [batch, time, beam, vect] (the
    b x seq x width tensors frameworks hold); computePrec FLOAT (double for f64), TENSOR_OP_MATH.
    dir=fwd times a training forward (cudnnMultiHeadAttnForward with currIdx -1 and a reserve);
    dir=bwd times cudnnMultiHeadAttnBackwardData followed by cudnnMultiHeadAttnBackwardWeights
    (ADD), after one forward in setup filled the reserve. Tensors: queries, keys, values, out
    (fwd: the output); bwd adds dout, dqueries (the output), dkeys, dvalues.
-   flops (fwd) = 4 projections x 2 tokens width^2 + 2 x 2 b seq^2 width (scores and weighted sum);
-   bwd counts twice that. bytes = the tensors' bytes (weights and the reserve not counted). */
+   flops (fwd) = 4 projections x 2 tokens width^2 (proj=1) + 2 x 2 b seq^2 width (scores and
+   weighted sum); bwd counts twice that. bytes = the tensors' bytes (weights and the reserve not counted). */
 #include "bench.h"
 
 /* The call's state: the descriptors, weights (and their gradient), buffers and lengths. */
@@ -49,8 +50,10 @@ static const char *setup_mha(struct call *c, const struct problem *p)
     static const char *const dirs[] = {"fwd", "bwd"};
     int dir = problem_choice(p, "dir", dirs, (int)ARRAY_LEN(dirs));
     double b = problem_number(p, "b"), h = problem_number(p, "heads"), w = problem_number(p, "width"),
-           s = problem_number(p, "seq");
+           s = problem_number(p, "seq"), proj = problem_number(p, "proj");
     if (dir < 0) return "dir must be fwd or bwd";
+    if (proj != 0 && proj != 1) return "proj must be 0 or 1";
+    if (proj == 0 && h != 1) return "proj=0 (the attention core alone) takes heads=1";
     if (c->dt->type != CUDNN_DATA_HALF && c->dt->type != CUDNN_DATA_FLOAT && c->dt->type != CUDNN_DATA_DOUBLE)
         return "mha takes dt=f16, f32 or f64";
     if (b < 1 || h < 1 || w < 1 || s < 1 || (int)w % (int)h != 0 || b * s * w > INT32_MAX)
@@ -68,7 +71,7 @@ static const char *setup_mha(struct call *c, const struct problem *p)
     c->mode = dir;
     c->out = dir == 0 ? 3 : 5;
     double tokens = (double)B * S, attn = 4.0 * B * (double)S * S * W;
-    c->flops = (4 * 2 * tokens * W * W + attn) * (dir == 0 ? 1 : 2);
+    c->flops = (4 * 2 * tokens * W * W * proj + attn) * (dir == 0 ? 1 : 2);
     c->bytes = 0;
     for (int i = 0; i < c->ntensors; i++) c->bytes += tensor_bytes(c, i);
 
@@ -90,10 +93,11 @@ static const char *setup_mha(struct call *c, const struct problem *p)
         if (r == CUDNN_STATUS_SUCCESS)
             r = cudnnSetSeqDataDescriptor(st->seq[i], c->dt->type, 4, dims, axes, (size_t)B, lengths, NULL);
     }
+    const int P = (int)proj; /* heads is 1 where P is 0 */
     if (r == CUDNN_STATUS_SUCCESS)
-        r = cudnnSetAttnDescriptor(st->attn, CUDNN_ATTN_QUERYMAP_ALL_TO_ONE | CUDNN_ATTN_ENABLE_PROJ_BIASES, H,
-                                   1.0 / sqrt(W / H), c->dt->type, comp, CUDNN_TENSOR_OP_MATH, NULL, NULL, W, W, W,
-                                   W / H, W / H, W / H, W, S, S, B, 1);
+        r = cudnnSetAttnDescriptor(st->attn, CUDNN_ATTN_QUERYMAP_ALL_TO_ONE | (P ? CUDNN_ATTN_ENABLE_PROJ_BIASES : 0),
+                                   H, 1.0 / sqrt(W / H), c->dt->type, comp, CUDNN_TENSOR_OP_MATH, NULL, NULL, W, W,
+                                   W, P * W / H, P * W / H, P * W / H, P * W, S, S, B, 1);
     if (r == CUDNN_STATUS_SUCCESS)
         r = cudnnGetMultiHeadAttnBuffers(c->handle, st->attn, &st->wbytes, &st->wsbytes, &st->rsbytes);
     if (r != CUDNN_STATUS_SUCCESS) {
@@ -104,7 +108,7 @@ static const char *setup_mha(struct call *c, const struct problem *p)
         free(lengths);
         return NULL;
     }
-    st->weights = mem_alloc(st->wbytes);
+    st->weights = mem_alloc(st->wbytes ? st->wbytes : 1); /* proj=0: no weights */
     fill_random(c->dt, st->weights, (int64_t)(st->wbytes / c->dt->size), &c->rng);
     st->ws = mem_alloc(st->wsbytes ? st->wsbytes : 1);
     st->rs = mem_alloc(st->rsbytes ? st->rsbytes : 1);
@@ -112,7 +116,7 @@ static const char *setup_mha(struct call *c, const struct problem *p)
     mem_copy(st->len, lengths, sizeof(int) * (size_t)B, true);
     free(lengths);
     if (dir == 1) {
-        st->dweights = mem_alloc(st->wbytes);
+        st->dweights = mem_alloc(st->wbytes ? st->wbytes : 1);
         fill_random(c->dt, st->dweights, (int64_t)(st->wbytes / c->dt->size), &c->rng);
         r = forward(c);
         if (r != CUDNN_STATUS_SUCCESS) return cudnnGetErrorString(r);
@@ -136,7 +140,7 @@ static cudnnStatus_t run_mha(struct call *c)
 }
 
 static const struct op ops[] = {
-    {"mha", "dir dt b heads width seq", setup_mha, run_mha},
+    {"mha", "dir dt b heads width seq proj", setup_mha, run_mha},
 };
 
 const struct op_family ops_attn = {ops, ARRAY_LEN(ops)};

@@ -175,10 +175,14 @@ static const struct bench_case rnn_cases[] = {
 #undef RNN_LATENCY
 
 /* Multi-head attention as a transformer layer: batch 32, 16 heads, width 1024 (head 64),
-   sequence 512, f16, forward (training) and backward (data and weights). */
+   sequence 512, f16, forward (training) and backward (data and weights); and the attention core
+   alone at sequence 4096, head 128, measured against the tensor cores' peak. */
 static const struct bench_case attn_cases[] = {
-    {"mha_fwd_b32_h16_w1024_s512_f16", TIME_DEVICE, "op=mha dir=fwd dt=f16 b=32 heads=16 width=1024 seq=512"},
-    {"mha_bwd_b32_h16_w1024_s512_f16", TIME_DEVICE, "op=mha dir=bwd dt=f16 b=32 heads=16 width=1024 seq=512"},
+    {"mha_fwd_b32_h16_w1024_s512_f16", TIME_DEVICE, "op=mha dir=fwd dt=f16 b=32 heads=16 width=1024 seq=512 proj=1"},
+    {"mha_bwd_b32_h16_w1024_s512_f16", TIME_DEVICE, "op=mha dir=bwd dt=f16 b=32 heads=16 width=1024 seq=512 proj=1"},
+    /* the attention core alone: 32 sequences of 4096 tokens, one head of 128, no projections */
+    {"attn_core_fwd_b32_d128_s4096_f16", TIME_DEVICE, "op=mha dir=fwd dt=f16 b=32 heads=1 width=128 seq=4096 proj=0"},
+    {"attn_core_bwd_b32_d128_s4096_f16", TIME_DEVICE, "op=mha dir=bwd dt=f16 b=32 heads=1 width=128 seq=4096 proj=0"},
 };
 
 const struct suite suites[] = {

@@ -781,7 +781,7 @@ TEST(mha_replay_log)
     ragged.ragged = true, ragged.B = 3; /* one sequence of length 0 */
     CHECK(replay_lines(&log, &bench, true, false, -1) == 1);
     if (!CHECK(strstr(log.last, "cudnnMultiHeadAttnForward on ") != NULL &&
-               strstr(log.last, "--problem \"op=mha dir=fwd dt=f32 b=2 heads=2 width=8 seq=5\"") != NULL))
+               strstr(log.last, "--problem \"op=mha dir=fwd dt=f32 b=2 heads=2 width=8 seq=5 proj=1\"") != NULL))
         FAIL("%s", log.last);
     CHECK(replay_lines(&log, &bench, true, true, -1) == 0);
     CHECK(replay_lines(&log, &bench, true, false, 0) == 0);

@@ -24,7 +24,7 @@ PROBLEMS = [
     "op=convfwd dt=f32 layout=nchw n=2 c=3 h=6 w=6 k=4 r=3 s=3 pad=1 stride=1 dil=1 algo=implicit_gemm",
     "op=rnn cell=lstm algo=standard dt=f32 t=3 n=2 input=4 hidden=5 layers=2 dirs=2 pass=inf wscale=1",
     "op=rnn cell=gru algo=persist_static dt=f32 t=3 n=2 input=4 hidden=5 layers=1 dirs=1 pass=fwd wscale=1",
-    "op=mha dir=fwd dt=f32 b=2 heads=2 width=8 seq=5",
+    "op=mha dir=fwd dt=f32 b=2 heads=2 width=8 seq=5 proj=1",
     "op=ctc api=host dt=f32 t=8 n=2 a=5 labels=3",
     "op=ctc api=v8 dt=f32 t=8 n=2 a=5 labels=3",
 ]

@@ -409,13 +409,13 @@ static bool bench_seq(const struct ocd_attn_seq *s, const struct ocd_attn_seq *q
 
 /* The benchmark's mha problem string of a forward call (bench/ops_attn.c), or "" where the call
    has something its keys cannot say. The benchmark builds self-attention: queries, keys, values
-   and output of one width, the same length and batch, ALL_TO_ONE with projection biases, each
-   head width / heads wide, the output projection width wide, softmax scaler 1/sqrt(width /
-   heads), computePrec float (double for f64 data), CUDNN_TENSOR_OP_MATH, no dropout, no
-   residuals, every step at once (currIdx < 0) with full windows, sequence data as bench_seq says.
-   Windows narrower than the keys, ragged lengths, beams, other layouts or projections log
-   nothing. An inference call replays as the benchmark's training forward (dir=fwd): the same
-   shapes. */
+   and output of one width, the same length and batch, ALL_TO_ONE, either with projection biases,
+   each head width / heads wide and the output projection width wide (proj=1), or one head and no
+   projections at all (proj=0); softmax scaler 1/sqrt(the head's width), computePrec float (double
+   for f64 data), CUDNN_TENSOR_OP_MATH, no dropout, no residuals, every step at once (currIdx < 0)
+   with full windows, sequence data as bench_seq says. Windows narrower than the keys, ragged
+   lengths, beams, other layouts or projections log nothing. An inference call replays as the
+   benchmark's training forward (dir=fwd): the same shapes. */
 static void mha_replay(const struct ocd_attn_call *call, int currIdx, const int *lo, const int *hi,
                        const void *residuals, char *buf, size_t size)
 {
@@ -423,8 +423,11 @@ static void mha_replay(const struct ocd_attn_call *call, int currIdx, const int 
     int W = c->q_size, H = c->heads;
     buf[0] = '\0';
     bool f64 = c->dtype == CUDNN_DATA_DOUBLE;
-    if (c->one_to_one || !c->biases || W % H != 0 || c->k_size != W || c->v_size != W || c->q_proj != W / H ||
-        c->k_proj != W / H || c->v_proj != W / H || c->o_proj != W ||
+    const bool projected = c->biases && W % H == 0 && c->q_proj == W / H && c->k_proj == W / H &&
+                           c->v_proj == W / H && c->o_proj == W;
+    const bool core_alone = !c->biases && H == 1 && c->q_proj == 0 && c->k_proj == 0 && c->v_proj == 0 &&
+                            c->o_proj == 0;
+    if (c->one_to_one || !(projected || core_alone) || c->k_size != W || c->v_size != W ||
         fabs(c->sm_scaler * sqrt(W / H) - 1) > 1e-6 || c->comp != (f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT) ||
         c->math != CUDNN_TENSOR_OP_MATH || call->attn_dropout != 0 || call->post_dropout != 0 ||
         residuals != NULL || currIdx >= 0 || !bench_seq(&call->q, &call->q) || !bench_seq(&call->k, &call->q) ||
@@ -433,8 +436,8 @@ static void mha_replay(const struct ocd_attn_call *call, int currIdx, const int 
     if (c->dtype != CUDNN_DATA_HALF && c->dtype != CUDNN_DATA_FLOAT && !f64) return;
     for (int t = 0; t < call->q.T; t++)
         if (lo[t] > 0 || hi[t] < call->k.T) return;
-    snprintf(buf, size, "op=mha dir=fwd dt=%s b=%d heads=%d width=%d seq=%d", ocd_check_dtype_name(c->dtype),
-             call->q.B, H, W, call->q.T);
+    snprintf(buf, size, "op=mha dir=fwd dt=%s b=%d heads=%d width=%d seq=%d proj=%d", ocd_check_dtype_name(c->dtype),
+             call->q.B, H, W, call->q.T, projected ? 1 : 0);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnForward(cudnnHandle_t handle, const cudnnAttnDescriptor_t attnDesc,
