@@ -5,15 +5,20 @@
    step equal to the training forward's rows; gradients (data and weights, ADD and SET) against
    the reference and, in double, by finite differences of the forward; bad input (sizes that do
    not match the descriptors, buffers too small, currIdx out of range) returning the documented
-   status with nothing written. The weights are drawn in the reference's simple form and placed
-   through cudnnGetMultiHeadAttnWeights, so the layout it reports is what is tested. The info
-   log's benchmark replay string: logged for a call shaped as the benchmark's, not otherwise. */
+   status with nothing written; on CUDA, a training step captured into a CUDA graph. The weights
+   are drawn in the reference's simple form and placed through cudnnGetMultiHeadAttnWeights, so
+   the layout it reports is what is tested. The info log's benchmark replay string: logged for a
+   call shaped as the benchmark's, not otherwise. */
 #include "ref/attention.h"
 #include "tensors.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef OCD_TEST_CUDA
+#include <cuda_runtime.h>
+#endif
 
 struct mha_case {
     const char *name;
@@ -417,11 +422,57 @@ TEST(mha_inference_steps)
     }
 }
 
-/* Backward data and weights against the reference; dweights starts at `start` (ADD) or poison
-   (SET). */
-static void check_backward(struct mha_run *r, cudnnWgradMode_t mode)
+/* The training step the backward tests make: a forward that fills the reserve, backward data
+   into dq, dk, dv and backward weights into dw. */
+static bool training_step(struct mha_run *r, cudnnWgradMode_t mode, void *dq, void *dk, void *dv, void *dw)
 {
     cudnnHandle_t h = test_handle();
+    return CHECK_OK(forward(r, -1, true, r->so.dev)) &&
+           CHECK_OK(cudnnMultiHeadAttnBackwardData(h, r->attn, r->lo, r->hi, r->dev_len_q, r->dev_len_kv, r->so.desc,
+                                                   r->dev_dout, r->sq.desc, dq, r->sq.dev, r->sk.desc, dk, r->sk.dev,
+                                                   r->sv.desc, dv, r->sv.dev, r->wbytes, r->weights, r->wsbytes,
+                                                   r->ws, r->rsbytes, r->rs)) &&
+           CHECK_OK(cudnnMultiHeadAttnBackwardWeights(h, r->attn, mode, r->sq.desc, r->sq.dev, r->sk.desc, r->sk.dev,
+                                                      r->sv.desc, r->sv.dev, r->so.desc, r->dev_dout, r->wbytes,
+                                                      r->weights, dw, r->wsbytes, r->ws, r->rsbytes, r->rs));
+}
+
+#ifdef OCD_TEST_CUDA
+/* The training step again, captured into a CUDA graph on a stream of its own and replayed once
+   into the poisoned outputs (SET mode: a step's weight gradients do not depend on the last). */
+static bool training_step_captured(struct mha_run *r, void *dq, void *dk, void *dv, void *dw)
+{
+    cudnnHandle_t h = test_handle();
+    tbuf_poison(dq, (size_t)r->sq.count * tdtype_size(r->dtype));
+    tbuf_poison(dk, (size_t)r->sk.count * tdtype_size(r->dtype));
+    tbuf_poison(dv, (size_t)r->sv.count * tdtype_size(r->dtype));
+    tbuf_poison(dw, r->wbytes);
+    cudaStream_t prior = NULL, st = NULL;
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t exec = NULL;
+    bool ok = CHECK_OK(cudnnGetStream(h, &prior)) &&
+              CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) == cudaSuccess) &&
+              CHECK_OK(cudnnSetStream(h, st)) &&
+              CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+    if (ok) {
+        bool calls = training_step(r, CUDNN_WGRAD_MODE_SET, dq, dk, dv, dw);
+        ok = CHECK(cudaStreamEndCapture(st, &g) == cudaSuccess) && calls &&
+             CHECK(cudaGraphInstantiateWithFlags(&exec, g, 0) == cudaSuccess) &&
+             CHECK(cudaGraphLaunch(exec, st) == cudaSuccess) && CHECK(cudaStreamSynchronize(st) == cudaSuccess);
+    }
+    cudnnSetStream(h, prior);
+    if (exec) cudaGraphExecDestroy(exec);
+    if (g) cudaGraphDestroy(g);
+    if (st) cudaStreamDestroy(st);
+    return ok;
+}
+#endif
+
+/* Backward data and weights against the reference; dweights starts at `start` (ADD) or poison
+   (SET). With `captured` (CUDA), the step made directly warms the libraries up, and what is
+   compared is the same step captured into a CUDA graph and replayed (SET mode). */
+static void check_backward(struct mha_run *r, cudnnWgradMode_t mode, bool captured)
+{
     void *dq = seq_upload(&r->sq, r->dtype, NULL), *dk = seq_upload(&r->sk, r->dtype, NULL);
     void *dv = seq_upload(&r->sv, r->dtype, NULL);
     double *start[8] = {0}, *got_w[8] = {0}, *want_w[8] = {0};
@@ -438,14 +489,13 @@ static void check_backward(struct mha_run *r, cudnnWgradMode_t mode)
     ref_mha_backward(&r->ref, r->q, r->k, r->v, r->dout, want_dq, want_dk, want_dv, want_w[0], want_w[1], want_w[2],
                      want_w[3], want_w[4], want_w[5], want_w[6], want_w[7]);
     double tol = tol_of(r->dtype) * (r->dtype == CUDNN_DATA_HALF ? 2 : 10);
-    if (CHECK_OK(forward(r, -1, true, r->so.dev)) &&
-        CHECK_OK(cudnnMultiHeadAttnBackwardData(h, r->attn, r->lo, r->hi, r->dev_len_q, r->dev_len_kv, r->so.desc,
-                                                r->dev_dout, r->sq.desc, dq, r->sq.dev, r->sk.desc, dk, r->sk.dev,
-                                                r->sv.desc, dv, r->sv.dev, r->wbytes, r->weights, r->wsbytes, r->ws,
-                                                r->rsbytes, r->rs)) &&
-        CHECK_OK(cudnnMultiHeadAttnBackwardWeights(h, r->attn, mode, r->sq.desc, r->sq.dev, r->sk.desc, r->sk.dev,
-                                                   r->sv.desc, r->sv.dev, r->so.desc, r->dev_dout, r->wbytes,
-                                                   r->weights, dw, r->wsbytes, r->ws, r->rsbytes, r->rs))) {
+    bool ok = training_step(r, mode, dq, dk, dv, dw);
+#ifdef OCD_TEST_CUDA
+    if (ok && captured) ok = training_step_captured(r, dq, dk, dv, dw);
+#else
+    (void)captured;
+#endif
+    if (ok) {
         double *g = seq_download(&r->sq, r->dtype, dq);
         compare_seq("dq", r, &r->sq, g, want_dq, tol, 0);
         free(g);
@@ -475,10 +525,28 @@ TEST(mha_backward)
         for (size_t ti = 0; ti < TLEN(types); ti++) {
             struct mha_run r;
             if (run_init(&r, &cases[ci], types[ti], NULL, NULL))
-                check_backward(&r, ti == 1 ? CUDNN_WGRAD_MODE_SET : CUDNN_WGRAD_MODE_ADD);
+                check_backward(&r, ti == 1 ? CUDNN_WGRAD_MODE_SET : CUDNN_WGRAD_MODE_ADD, false);
             run_free(&r);
         }
 }
+
+#ifdef OCD_TEST_CUDA
+/* Frameworks capture whole training steps into CUDA graphs: the forward, backward data and
+   backward weights through the API, projections included, captured and replayed, give the
+   reference's gradients (no call synchronises with the host). */
+TEST(mha_stream_capture)
+{
+    if (test_backend[0] != 'c') return;
+    const struct mha_case *sel[] = {&cases[0], &cases[2]};
+    static const cudnnDataType_t captured_types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF};
+    for (size_t ci = 0; ci < TLEN(sel); ci++)
+        for (size_t ti = 0; ti < TLEN(captured_types); ti++) {
+            struct mha_run r;
+            if (run_init(&r, sel[ci], captured_types[ti], NULL, NULL)) check_backward(&r, CUDNN_WGRAD_MODE_SET, true);
+            run_free(&r);
+        }
+}
+#endif
 
 /* ---- finite differences ------------------------------------------------------------------------ */
 
