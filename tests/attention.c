@@ -820,8 +820,10 @@ TEST(mha_bad_input)
 /* ---- the replay string of the info log (core/check.h) ------------------------------------------ */
 
 /* Replay lines of one forward of case c (float), after its descriptor is set to the benchmark's
-   math type when `bench_math`; windows narrowed when `narrow`; at query step curr. */
-static int replay_lines(struct replay_capture *log, const struct mha_case *c, bool bench_math, bool narrow, int curr)
+   math type when `bench_math`; windows narrowed when `narrow`; at query step curr; with
+   `backward`, of a training forward and both backward calls instead. */
+static int replay_lines(struct replay_capture *log, const struct mha_case *c, bool bench_math, bool narrow, int curr,
+                        bool backward)
 {
     struct mha_run r;
     replay_capture_clear(log);
@@ -831,13 +833,15 @@ static int replay_lines(struct replay_capture *log, const struct mha_case *c, bo
                                              CUDNN_TENSOR_OP_MATH, NULL, NULL, c->q, c->k, c->v, c->qp, c->kp, c->vp,
                                              c->op, c->Tq + 1, c->Tk + 2, c->B + 1, c->M));
     if (ok && narrow) r.hi[c->Tq - 1] = c->Tk - 1;
-    if (ok) ok = CHECK_OK(forward(&r, curr, curr < 0, r.so.dev));
+    if (ok && backward) check_backward(&r, CUDNN_WGRAD_MODE_ADD, false);
+    else if (ok) ok = CHECK_OK(forward(&r, curr, curr < 0, r.so.dev));
     run_free(&r);
     return ok ? log->count : -1;
 }
 
-/* A forward shaped as the benchmark's mha logs its problem string; windows narrower than the
-   keys, ragged lengths, residuals, one query step or another math type log none. */
+/* A call shaped as the benchmark's mha logs its problem string (the forward dir=fwd, either
+   backward call dir=bwd); windows narrower than the keys, ragged lengths, residuals, one query
+   step or another math type log none. */
 TEST(mha_replay_log)
 {
     struct replay_capture log;
@@ -847,14 +851,24 @@ TEST(mha_replay_log)
     struct mha_case residual = bench, ragged = bench;
     residual.residual = true;
     ragged.ragged = true, ragged.B = 3; /* one sequence of length 0 */
-    CHECK(replay_lines(&log, &bench, true, false, -1) == 1);
+    CHECK(replay_lines(&log, &bench, true, false, -1, false) == 1);
     if (!CHECK(strstr(log.last, "cudnnMultiHeadAttnForward on ") != NULL &&
                strstr(log.last, "--problem \"op=mha dir=fwd dt=f32 b=2 heads=2 width=8 seq=5 proj=1\"") != NULL))
         FAIL("%s", log.last);
-    CHECK(replay_lines(&log, &bench, true, true, -1) == 0);
-    CHECK(replay_lines(&log, &bench, true, false, 0) == 0);
-    CHECK(replay_lines(&log, &bench, false, false, -1) == 0);
-    CHECK(replay_lines(&log, &residual, true, false, -1) == 0);
-    CHECK(replay_lines(&log, &ragged, true, false, -1) == 0);
+    CHECK(replay_lines(&log, &bench, true, false, -1, true) == 3);
+    static const char *const calls[] = {"cudnnMultiHeadAttnForward", "cudnnMultiHeadAttnBackwardData",
+                                        "cudnnMultiHeadAttnBackwardWeights"};
+    for (int i = 0; i < 3; i++)
+        if (!CHECK(replay_logged(&log, calls[i], i ? "--problem \"op=mha dir=bwd dt=f32 b=2 heads=2 width=8 seq=5 proj=1\""
+                                                   : "--problem \"op=mha dir=fwd dt=f32 b=2 heads=2 width=8 seq=5 proj=1\"")))
+            FAIL("%s: %s", calls[i], log.lines);
+    CHECK(replay_lines(&log, &bench, true, true, -1, false) == 0);
+    /* BackwardWeights takes no windows: it logs the call of full windows */
+    CHECK(replay_lines(&log, &bench, true, true, -1, true) == 1);
+    CHECK(replay_logged(&log, calls[2], "dir=bwd"));
+    CHECK(replay_lines(&log, &bench, true, false, 0, false) == 0);
+    CHECK(replay_lines(&log, &bench, false, false, -1, false) == 0);
+    CHECK(replay_lines(&log, &residual, true, false, -1, false) == 0);
+    CHECK(replay_lines(&log, &ragged, true, false, -1, false) == 0);
     replay_capture_stop(&log);
 }

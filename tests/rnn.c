@@ -497,8 +497,9 @@ TEST(rnn_stream_capture)
 
 /* ---- the replay string of the info log (core/check.h) ------------------------------------------ */
 
-/* A forward the benchmark can express logs its problem string (inference pass=inf, training
-   pass=fwd; the legacy calls alike); ragged lengths or a projection log none. */
+/* A call the benchmark can express logs its problem string (inference pass=inf, training
+   pass=fwd, either backward call pass=bwd; the legacy calls alike); ragged lengths or a
+   projection log none. */
 TEST(rnn_replay_log)
 {
     struct replay_capture r;
@@ -514,19 +515,32 @@ TEST(rnn_replay_log)
     ragged.name = "replay ragged", ragged.T = 4, ragged.N = 3, ragged.lengths = len_unpacked;
     proj.name = "replay projection", proj.proj = 3;
     bool ok = rnn_check_case(&v8);
-    /* inference then training, each logged once */
-    CHECK(r.count == 2);
-    if (!CHECK(strstr(r.last, "cudnnRNNForward on ") != NULL &&
-               strstr(r.last, "--problem \"op=rnn cell=lstm algo=standard dt=f32 t=3 n=2 input=3 hidden=4 layers=1 "
-                              "dirs=2 pass=fwd wscale=1\"") != NULL))
-        FAIL("%s", r.last);
+    /* inference, training, backward data and weights, each logged once */
+    CHECK(r.count == 4);
+    static const char lstm[] = "--problem \"op=rnn cell=lstm algo=standard dt=f32 t=3 n=2 input=3 hidden=4 layers=1 "
+                               "dirs=2 pass=";
+    static const char *const v8_calls[][2] = {{"cudnnRNNForward", "inf"},
+                                              {"cudnnRNNForward", "fwd"},
+                                              {"cudnnRNNBackwardData_v8", "bwd"},
+                                              {"cudnnRNNBackwardWeights_v8", "bwd"}};
+    for (int i = 0; i < 4; i++) {
+        char want[256];
+        snprintf(want, sizeof want, "%s%s wscale=1\"", lstm, v8_calls[i][1]);
+        if (!CHECK(replay_logged(&r, v8_calls[i][0], want))) FAIL("%s: %s", v8_calls[i][0], r.lines);
+    }
     replay_capture_clear(&r);
     ok = ok && rnn_check_case(&legacy);
-    CHECK(r.count == 2);
-    if (!CHECK(strstr(r.last, "cudnnRNNForwardTraining on ") != NULL &&
-               strstr(r.last, "\"op=rnn cell=gru algo=standard dt=f32 t=3 n=2 input=3 hidden=4 layers=1 dirs=1 "
-                              "pass=fwd wscale=1\"") != NULL))
-        FAIL("%s", r.last);
+    CHECK(r.count == 4);
+    static const char gru[] = "\"op=rnn cell=gru algo=standard dt=f32 t=3 n=2 input=3 hidden=4 layers=1 dirs=1 pass=";
+    static const char *const legacy_calls[][2] = {{"cudnnRNNForwardInference", "inf"},
+                                                  {"cudnnRNNForwardTraining", "fwd"},
+                                                  {"cudnnRNNBackwardData", "bwd"},
+                                                  {"cudnnRNNBackwardWeights", "bwd"}};
+    for (int i = 0; i < 4; i++) {
+        char want[256];
+        snprintf(want, sizeof want, "%s%s wscale=1\"", gru, legacy_calls[i][1]);
+        if (!CHECK(replay_logged(&r, legacy_calls[i][0], want))) FAIL("%s: %s", legacy_calls[i][0], r.lines);
+    }
     replay_capture_clear(&r);
     ok = ok && rnn_check_case(&ragged) && rnn_check_case(&proj);
     if (!CHECK(r.count == 0)) FAIL("%s", r.last);

@@ -343,6 +343,21 @@ static void replay_capture_line(cudnnSeverity_t sev, void *udata, const cudnnDeb
     if (strstr(msg, c->needle) == NULL) return;
     c->count++;
     snprintf(c->last, sizeof c->last, "%s", msg);
+    size_t n = strlen(c->lines);
+    snprintf(c->lines + n, sizeof c->lines - n, "%s\n", msg);
+}
+
+bool replay_logged(const struct replay_capture *c, const char *call, const char *problem)
+{
+    char want[512];
+    snprintf(want, sizeof want, "%s on ", call);
+    for (const char *line = c->lines; *line != '\0';) {
+        const char *end = strchr(line, '\n'), *at = strstr(line, want), *p = strstr(line, problem);
+        if (end == NULL) end = line + strlen(line);
+        if (at != NULL && at < end && p != NULL && p < end) return true;
+        line = *end ? end + 1 : end;
+    }
+    return false;
 }
 
 void replay_capture_start(struct replay_capture *c, const char *op)
@@ -355,7 +370,7 @@ void replay_capture_start(struct replay_capture *c, const char *op)
 void replay_capture_clear(struct replay_capture *c)
 {
     c->count = 0;
-    c->last[0] = '\0';
+    c->last[0] = c->lines[0] = '\0';
 }
 
 void replay_capture_stop(const struct replay_capture *c)

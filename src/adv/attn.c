@@ -407,16 +407,17 @@ static bool bench_seq(const struct ocd_attn_seq *s, const struct ocd_attn_seq *q
            s->sb == (int64_t)s->T * s->V;
 }
 
-/* The benchmark's mha problem string of a forward call (bench/ops_attn.c), or "" where the call
-   has something its keys cannot say. The benchmark builds self-attention: queries, keys, values
-   and output of one width, the same length and batch, ALL_TO_ONE, either with projection biases,
-   each head width / heads wide and the output projection width wide (proj=1), or one head and no
+/* The benchmark's mha problem string of a call (bench/ops_attn.c), or "" where the call has
+   something its keys cannot say. The benchmark builds self-attention: queries, keys, values and
+   output of one width, the same length and batch, ALL_TO_ONE, either with projection biases, each
+   head width / heads wide and the output projection width wide (proj=1), or one head and no
    projections at all (proj=0); softmax scaler 1/sqrt(the head's width), computePrec float (double
    for f64 data), CUDNN_TENSOR_OP_MATH, no dropout, no residuals, every step at once (currIdx < 0)
    with full windows, sequence data as bench_seq says. Windows narrower than the keys, ragged
    lengths, beams, other layouts or projections log nothing. An inference call replays as the
-   benchmark's training forward (dir=fwd): the same shapes. */
-static void mha_replay(const struct ocd_attn_call *call, int currIdx, const int *lo, const int *hi,
+   benchmark's training forward (dir=fwd): the same shapes; either backward call as dir=bwd, which
+   times the pair on a training forward's reserve (BackwardWeights takes no windows: lo NULL). */
+static void mha_replay(const struct ocd_attn_call *call, const char *dir, int currIdx, const int *lo, const int *hi,
                        const void *residuals, char *buf, size_t size)
 {
     const struct ocd_attn_config *c = call->c;
@@ -434,10 +435,20 @@ static void mha_replay(const struct ocd_attn_call *call, int currIdx, const int 
         !bench_seq(&call->v, &call->q) || !bench_seq(&call->o, &call->q))
         return;
     if (c->dtype != CUDNN_DATA_HALF && c->dtype != CUDNN_DATA_FLOAT && !f64) return;
-    for (int t = 0; t < call->q.T; t++)
+    for (int t = 0; lo != NULL && t < call->q.T; t++)
         if (lo[t] > 0 || hi[t] < call->k.T) return;
-    snprintf(buf, size, "op=mha dir=fwd dt=%s b=%d heads=%d width=%d seq=%d proj=%d", ocd_check_dtype_name(c->dtype),
-             call->q.B, H, W, call->q.T, projected ? 1 : 0);
+    snprintf(buf, size, "op=mha dir=%s dt=%s b=%d heads=%d width=%d seq=%d proj=%d", dir,
+             ocd_check_dtype_name(c->dtype), call->q.B, H, W, call->q.T, projected ? 1 : 0);
+}
+
+void ocd_attn_log_replay(const struct ocd_attn_call *call, bool backward, int currIdx, const int *lo, const int *hi,
+                         const void *residuals)
+{
+    if (!ocd_check_replay_wanted()) return;
+    char replay[128];
+    mha_replay(call, backward ? "bwd" : "fwd", currIdx, lo, hi, residuals,
+               replay, sizeof replay);
+    ocd_check_log_replay(call->op, call->handle->backend->name, replay);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnForward(cudnnHandle_t handle, const cudnnAttnDescriptor_t attnDesc,
@@ -482,11 +493,7 @@ cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnForward(cudnnHandle_t handle, const 
         overlap(out, o_bytes, values, seq_bytes(&call, &call.v)) ||
         overlap(out, o_bytes, residuals, seq_bytes(&call, &call.q)))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "out overlaps the queries, keys, values or residuals");
-    if (ocd_check_replay_wanted()) {
-        char replay[128];
-        mha_replay(&call, currIdx, loWinIdx, hiWinIdx, residuals, replay, sizeof replay);
-        ocd_check_log_replay(op, handle->backend->name, replay);
-    }
+    ocd_attn_log_replay(&call, false, currIdx, loWinIdx, hiWinIdx, residuals);
 
     int H = c->heads, qk = ocd_attn_head_qk(c), hv = ocd_attn_head_v(c), t = currIdx < 0 ? -1 : currIdx;
     char *buf = training ? reserveSpace : workSpace;

@@ -101,6 +101,7 @@ cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnBackwardData(
         for (int j = 0; j < 8; j++)
             if (j != 5 + i && overlap(outs[i], out_bytes[i], ins[j], in_bytes[j]))
                 return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dqueries, dkeys or dvalues overlaps another buffer of the call");
+    ocd_attn_log_replay(&call, true, -1, loWinIdx, hiWinIdx, NULL);
 
     const struct ocd_attn_config *c = call.c;
     const struct ocd_attn_layout *l = &call.l;
@@ -190,14 +191,15 @@ cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnBackwardWeights(
                           reserveSpace));
     const struct ocd_attn_config *c = call.c;
     size_t w_bytes = (size_t)ocd_attn_weight_count(c) * ocd_dtype_scalar_size(c->dtype);
-    if (w_bytes == 0) return CUDNN_STATUS_SUCCESS;
-    if (dweights == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dweights is NULL");
+    if (w_bytes > 0 && dweights == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dweights is NULL");
     const void *ins[] = {weights, queries, keys, values, dout};
     size_t in_bytes[] = {w_bytes, seq_bytes(&call, &call.q), seq_bytes(&call, &call.k), seq_bytes(&call, &call.v),
                          seq_bytes(&call, &call.o)};
     for (int j = 0; j < 5; j++)
         if (overlap(dweights, w_bytes, ins[j], in_bytes[j]))
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dweights overlaps another buffer of the call");
+    ocd_attn_log_replay(&call, true, -1, NULL, NULL, NULL);
+    if (w_bytes == 0) return CUDNN_STATUS_SUCCESS; /* no projections: no weights */
 
     const struct ocd_attn_layout *l = &call.l;
     int H = c->heads, qk = ocd_attn_head_qk(c), hv = ocd_attn_head_v(c);

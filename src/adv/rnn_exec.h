@@ -49,8 +49,9 @@ struct ocd_rnn_call {
 void ocd_rnn_space_sizes(const struct ocd_rnn_problem *p, const struct ocd_rnn_data *x, bool training, size_t *ws,
                          size_t *rs);
 
-/* With info logging on, logs the forward call's benchmark replay string (core/check.h), or
-   nothing where the benchmark cannot express the call (rnn_forward.c says what it can). */
+/* With info logging on, logs the call's benchmark replay string (core/check.h; forward or
+   backward, after its checks), or nothing where the benchmark cannot express the call
+   (rnn_forward.c says what it can). */
 void ocd_rnn_log_replay(cudnnHandle_t handle, const struct ocd_rnn_call *c, const char *op);
 
 /* The passes. The API has checked the arguments, sizes included. */

@@ -154,13 +154,14 @@ cudnnStatus_t ocd_rnn_prepare_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnD
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* The benchmark's rnn problem string of a forward call (bench/ops_rnn.c), or "" where the call has
+/* The benchmark's rnn problem string of a call (bench/ops_rnn.c), or "" where the call has
    something its keys cannot say: the benchmark builds double-bias, linear-input networks without
    projection, clipping or dropout, with its own compute type and math type (float and
    CUDNN_TENSOR_OP_MATH for half and bfloat16 data, else the data type and CUDNN_DEFAULT_MATH), on
    sequence-major data whose sequences all run maxSeqLength steps (ragged lengths and the
-   batch-major layout cannot be said). Inference replays as pass=inf, training as pass=fwd;
-   wscale=1 (the weights are drawn afresh). */
+   batch-major layout cannot be said). Inference replays as pass=inf, a training forward as pass=fwd,
+   either backward call (data: dx set; weights: dw set) as pass=bwd, which times the pair on a
+   training forward's reserve; wscale=1 (the weights are drawn afresh). */
 static void rnn_replay(const struct ocd_rnn_call *c, char *buf, size_t size)
 {
     const struct ocd_rnn_problem *p = c->p;
@@ -181,7 +182,7 @@ static void rnn_replay(const struct ocd_rnn_call *c, char *buf, size_t size)
     snprintf(buf, size,
              "op=rnn cell=%s algo=%s dt=%s t=%d n=%d input=%d hidden=%d layers=%d dirs=%d pass=%s wscale=1",
              cells[p->cell], algos[p->algo], ocd_check_dtype_name(p->dtype), x->max_seq, x->batch, p->input_size,
-             p->hidden_size, p->layers, p->dirs, c->training ? "fwd" : "inf");
+             p->hidden_size, p->layers, p->dirs, c->dx != NULL || c->dw != NULL ? "bwd" : c->training ? "fwd" : "inf");
 }
 
 void ocd_rnn_log_replay(cudnnHandle_t handle, const struct ocd_rnn_call *c, const char *op)

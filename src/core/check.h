@@ -18,8 +18,8 @@
 
    Taking part: convolution, activation, softmax, pooling, batch norm, and ocd_gemm (so the GEMMs
    inside RNN, attention and the graph API's matmul).
-   RNN forward, multi-head attention forward and the CTC loss log a replay string only
-   (ocd_check_log_replay).
+   RNN and multi-head attention (forward and backward) and the CTC loss log a replay string
+   only (ocd_check_log_replay).
 
    OPENCUDNN_TEST_BREAK=<entry name> (for tests of the checker only, honoured while a call is
    checked): after the named entry runs, the first scalar of its first output is increased by 1,
