@@ -1,6 +1,7 @@
 /* check.c: OPENCUDNN_CHECK, the built-in second opinion (src/core/check.h), on every backend
-   (activation, softmax, pooling, batch norm, convolution in every direction, and the GEMMs inside
-   an LSTM and a multi-head attention call)
+   (activation, softmax, pooling, batch norm, convolution in every direction, the GEMMs inside
+   an LSTM and a multi-head attention call, and the RNN forward, multi-head attention forward and
+   CTC loss as whole calls)
    present: each checked call logs its verdict (info: agreement; warning: a mismatch with the
    benchmark's replay string); OPENCUDNN_TEST_BREAK, which perturbs the output of the entry it
    names, must be caught; OPENCUDNN_CHECK=0.25 checks one call in four; the user's results stay
@@ -13,6 +14,7 @@
 #include <string.h>
 
 struct verdicts {
+    const char *only;  /* when set, the verdicts on first-run entries whose name holds it, no other */
     int agree, differ;
     char entry[64];    /* the first run's entry, from the first agreement */
     char differs[768]; /* the last mismatch line */
@@ -24,15 +26,16 @@ static void capture(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *dbg, c
     (void)dbg;
     const char *at = strstr(msg, "OPENCUDNN_CHECK: ");
     if (at == NULL) return;
+    /* "OPENCUDNN_CHECK: <op>: <entry> agrees with ..." (or "differs from") */
+    const char *name = strstr(at + 17, ": ");
+    if (name == NULL) return;
+    name += 2;
+    char entry[64];
+    snprintf(entry, sizeof entry, "%.*s", (int)strcspn(name, " "), name);
+    if (v->only != NULL && strstr(entry, v->only) == NULL) return;
     if (strstr(at, " agrees with ") != NULL) {
         v->agree++;
-        /* "OPENCUDNN_CHECK: <op>: <entry> agrees with ..." */
-        const char *name = strstr(at + 17, ": ");
-        if (name != NULL && v->entry[0] == '\0') {
-            name += 2;
-            size_t n = strcspn(name, " ");
-            snprintf(v->entry, sizeof v->entry, "%.*s", (int)n, name);
-        }
+        if (v->entry[0] == '\0') snprintf(v->entry, sizeof v->entry, "%s", entry);
     } else if (sev == CUDNN_SEV_WARNING && strstr(at, " differs from ") != NULL) {
         v->differ++;
         snprintf(v->differs, sizeof v->differs, "%s", at);
@@ -333,4 +336,166 @@ TEST(check_rnn_attention)
         log_hook_restore(&hook);
     }
     for (int i = 0; i < 4; i++) tbuf_free(buf[i]);
+}
+
+/* ---- the adv library: RNN forward, multi-head attention forward, CTC loss ---------------------- */
+
+/* An LSTM forward shaped as the benchmark's (every sequence full, states given and returned). */
+static void rnn_call(cudnnHandle_t h, bool training)
+{
+    enum { T = 3, B = 2, V = 4 };
+    static const int len[B] = {T, T};
+    static const int hdims[3] = {1, B, V}, hstrides[3] = {B * V, V, 1};
+    cudnnRNNDescriptor_t d;
+    cudnnRNNDataDescriptor_t xd;
+    cudnnTensorDescriptor_t hd;
+    cudnnCreateRNNDescriptor(&d);
+    cudnnCreateRNNDataDescriptor(&xd);
+    cudnnCreateTensorDescriptor(&hd);
+    CHECK_OK(cudnnSetTensorNdDescriptor(hd, CUDNN_DATA_FLOAT, 3, hdims, hstrides));
+    CHECK_OK(cudnnSetRNNDescriptor_v8(d, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
+                                      CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
+                                      CUDNN_DEFAULT_MATH, V, V, V, 1, NULL, CUDNN_RNN_PADDED_IO_ENABLED));
+    CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, B, V, len,
+                                       NULL));
+    cudnnForwardMode_t mode = training ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE;
+    size_t wbytes = 0, ws = 0, rs = 0;
+    CHECK_OK(cudnnGetRNNWeightSpaceSize(h, d, &wbytes));
+    CHECK_OK(cudnnGetRNNTempSpaceSizes(h, d, mode, xd, &ws, &rs));
+    float host[T * B * V];
+    for (int i = 0; i < T * B * V; i++) host[i] = (float)trand_uniform(-0.5, 0.5);
+    float *wh = malloc(wbytes);
+    for (size_t i = 0; wh != NULL && i < wbytes / sizeof(float); i++) wh[i] = (float)trand_uniform(-0.5, 0.5);
+    void *x = tbuf_from(host, sizeof host), *y = tbuf_alloc(sizeof host), *w = tbuf_from(wh, wbytes);
+    void *hx = tbuf_from(host, B * V * sizeof(float)), *cx = tbuf_from(host + B * V, B * V * sizeof(float));
+    void *hy = tbuf_alloc(B * V * sizeof(float)), *cy = tbuf_alloc(B * V * sizeof(float));
+    void *wsp = tbuf_alloc(ws ? ws : 1), *rsp = tbuf_alloc(rs ? rs : 1), *lengths = tbuf_from(len, sizeof len);
+    CHECK_OK(cudnnRNNForward(h, d, mode, lengths, xd, x, xd, y, hd, hx, hy, hd, cx, cy, wbytes, w, ws, wsp,
+                             training ? rs : 0, training ? rsp : NULL));
+    void *bufs[] = {x, y, w, hx, cx, hy, cy, wsp, rsp, lengths};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
+    free(wh);
+    cudnnDestroyRNNDataDescriptor(xd);
+    cudnnDestroyTensorDescriptor(hd);
+    cudnnDestroyRNNDescriptor(d);
+}
+
+/* A multi-head attention forward shaped as the benchmark's (projections with biases, full
+   lengths and windows, [batch, time, beam, vect]). */
+static void mha_call(cudnnHandle_t h, bool training)
+{
+    enum { T = 3, B = 2, W = 8, H = 2 };
+    static const int len[B] = {T, T}, lo[T] = {0, 0, 0}, hi[T] = {T, T, T};
+    static const cudnnSeqDataAxis_t axes[4] = {CUDNN_SEQDATA_BATCH_DIM, CUDNN_SEQDATA_TIME_DIM, CUDNN_SEQDATA_BEAM_DIM,
+                                               CUDNN_SEQDATA_VECT_DIM};
+    int dims[4];
+    dims[CUDNN_SEQDATA_TIME_DIM] = T, dims[CUDNN_SEQDATA_BATCH_DIM] = B, dims[CUDNN_SEQDATA_BEAM_DIM] = 1,
+    dims[CUDNN_SEQDATA_VECT_DIM] = W;
+    cudnnAttnDescriptor_t d;
+    cudnnSeqDataDescriptor_t sd;
+    cudnnCreateAttnDescriptor(&d);
+    cudnnCreateSeqDataDescriptor(&sd);
+    CHECK_OK(cudnnSetSeqDataDescriptor(sd, CUDNN_DATA_FLOAT, 4, dims, axes, B, len, NULL));
+    CHECK_OK(cudnnSetAttnDescriptor(d, CUDNN_ATTN_QUERYMAP_ALL_TO_ONE | CUDNN_ATTN_ENABLE_PROJ_BIASES, H, 0.5,
+                                    CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH, NULL, NULL, W, W, W,
+                                    W / H, W / H, W / H, W, T, T, B, 1));
+    size_t wbytes = 0, ws = 0, rs = 0;
+    CHECK_OK(cudnnGetMultiHeadAttnBuffers(h, d, &wbytes, &ws, &rs));
+    float host[T * B * W];
+    for (int i = 0; i < T * B * W; i++) host[i] = (float)trand_uniform(-0.5, 0.5);
+    float *wh = malloc(wbytes);
+    for (size_t i = 0; wh != NULL && i < wbytes / sizeof(float); i++) wh[i] = (float)trand_uniform(-0.5, 0.5);
+    void *q = tbuf_from(host, sizeof host), *out = tbuf_alloc(sizeof host), *w = tbuf_from(wh, wbytes);
+    void *wsp = tbuf_alloc(ws ? ws : 1), *rsp = tbuf_alloc(rs ? rs : 1), *lengths = tbuf_from(len, sizeof len);
+    CHECK_OK(cudnnMultiHeadAttnForward(h, d, -1, lo, hi, lengths, lengths, sd, q, NULL, sd, q, sd, q, sd, out, wbytes,
+                                       w, ws, wsp, training ? rs : 0, training ? rsp : NULL));
+    void *bufs[] = {q, out, w, wsp, rsp, lengths};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
+    free(wh);
+    cudnnDestroySeqDataDescriptor(sd);
+    cudnnDestroyAttnDescriptor(d);
+}
+
+/* A CTC loss shaped as the benchmark's: cudnnCTCLoss (host labels), or cudnnCTCLoss_v8. */
+static void ctc_call(cudnnHandle_t h, bool v8)
+{
+    enum { T = 8, N = 2, A = 5 };
+    static const int labels[] = {1, 2, 3, 4, 4}, label_len[N] = {3, 2}, input_len[N] = {T, T};
+    static const int pdims[3] = {T, N, A}, pstrides[3] = {N * A, A, 1};
+    cudnnTensorDescriptor_t pd;
+    cudnnCTCLossDescriptor_t cd;
+    cudnnCreateTensorDescriptor(&pd);
+    cudnnCreateCTCLossDescriptor(&cd);
+    CHECK_OK(cudnnSetTensorNdDescriptor(pd, CUDNN_DATA_FLOAT, 3, pdims, pstrides));
+    if (v8)
+        CHECK_OK(cudnnSetCTCLossDescriptor_v8(cd, CUDNN_DATA_FLOAT, CUDNN_LOSS_NORMALIZATION_SOFTMAX,
+                                              CUDNN_PROPAGATE_NAN, 3));
+    else
+        CHECK_OK(cudnnSetCTCLossDescriptorEx(cd, CUDNN_DATA_FLOAT, CUDNN_LOSS_NORMALIZATION_SOFTMAX,
+                                             CUDNN_PROPAGATE_NAN));
+    size_t ws = 0;
+    if (v8)
+        CHECK_OK(cudnnGetCTCLossWorkspaceSize_v8(h, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, cd, pd, pd, &ws));
+    else
+        CHECK_OK(cudnnGetCTCLossWorkspaceSize(h, pd, pd, labels, label_len, input_len,
+                                              CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, cd, &ws));
+    float host[T * N * A];
+    for (int i = 0; i < T * N * A; i++) host[i] = (float)trand_uniform(-1, 1);
+    void *probs = tbuf_from(host, sizeof host), *grads = tbuf_alloc(sizeof host), *costs = tbuf_alloc(N * sizeof(float));
+    void *wsp = tbuf_alloc(ws ? ws : 1);
+    if (v8) {
+        void *dl = tbuf_from(labels, sizeof labels), *dll = tbuf_from(label_len, sizeof label_len);
+        void *dil = tbuf_from(input_len, sizeof input_len);
+        CHECK_OK(cudnnCTCLoss_v8(h, CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, cd, pd, probs, dl, dll, dil, costs, pd, grads,
+                                 ws, wsp));
+        tbuf_free(dl), tbuf_free(dll), tbuf_free(dil);
+    } else {
+        CHECK_OK(cudnnCTCLoss(h, pd, probs, labels, label_len, input_len, costs, pd, grads,
+                              CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, cd, wsp, ws));
+    }
+    void *bufs[] = {probs, grads, costs, wsp};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
+    cudnnDestroyTensorDescriptor(pd);
+    cudnnDestroyCTCLossDescriptor(cd);
+}
+
+/* Each call agrees with the host (its own verdict, besides those of its GEMMs); a broken first
+   run is caught, and the mismatch line carries the benchmark's replay string. */
+TEST(check_adv_calls)
+{
+    static const struct {
+        void (*call)(cudnnHandle_t, bool);
+        bool flag;
+        const char *entry; /* the first run's entry, without the backend */
+        const char *replay;
+    } cases[] = {
+        {rnn_call, false, "rnn_forward",
+         "op=rnn cell=lstm algo=standard dt=f32 t=3 n=2 input=4 hidden=4 layers=1 dirs=1 pass=inf wscale=1"},
+        {rnn_call, true, "rnn_forward",
+         "op=rnn cell=lstm algo=standard dt=f32 t=3 n=2 input=4 hidden=4 layers=1 dirs=1 pass=fwd wscale=1"},
+        {mha_call, false, "mha_forward", "op=mha dir=fwd dt=f32 b=2 heads=2 width=8 seq=3 proj=1"},
+        {mha_call, true, "mha_forward", "op=mha dir=fwd dt=f32 b=2 heads=2 width=8 seq=3 proj=1"},
+        {ctc_call, false, "ctc", "op=ctc api=host dt=f32 t=8 n=2 a=5 labels=3"},
+        {ctc_call, true, "ctc", "op=ctc api=v8 dt=f32 t=8 n=2 a=5 labels=3"},
+    };
+    cudnnHandle_t h = test_handle();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct verdicts v = {.only = cases[i].entry};
+        struct log_hook hook;
+        log_hook_install(&hook, CUDNN_SEV_INFO_EN | CUDNN_SEV_WARNING_EN, &v, capture);
+        ocd_setenv("OPENCUDNN_CHECK", "1");
+        cases[i].call(h, cases[i].flag);
+        if (!CHECK(v.agree == 1 && v.differ == 0))
+            FAIL("%s: %d agreements, %d mismatches: %s", cases[i].replay, v.agree, v.differ, v.differs);
+        if (!CHECK(strncmp(v.entry, test_backend, strlen(test_backend)) == 0)) FAIL("%s", v.entry);
+        ocd_setenv("OPENCUDNN_TEST_BREAK", v.entry);
+        cases[i].call(h, cases[i].flag);
+        ocd_unsetenv("OPENCUDNN_TEST_BREAK");
+        ocd_unsetenv("OPENCUDNN_CHECK");
+        if (!CHECK(v.differ == 1)) FAIL("%s: a broken %s went unnoticed", cases[i].replay, v.entry);
+        char want[256];
+        snprintf(want, sizeof want, "replay: %s", cases[i].replay);
+        if (!CHECK(strstr(v.differs, want) != NULL)) FAIL("%s", v.differs);
+        log_hook_restore(&hook);
+    }
 }

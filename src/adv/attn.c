@@ -6,7 +6,9 @@
    elementwise engine (ocd_ewise_run); each of those picks its implementation for the handle's
    backend. Buffers follow problem/attention.h: a projected buffer keeps its input's token order,
    and the core reads every buffer through strides (a buffer without projection is read in place,
-   every head seeing the whole vector: head stride 0).
+   every head seeing the whole vector: head stride 0). The forward pass (forward_pass) runs on
+   the checked arguments alone, so that OPENCUDNN_CHECK can run it again on the host
+   (core/check.h's drivers).
 
    cuDNN 8.2 rules implemented here (forward):
    - reserveSpace NULL is inference: no dropout, and currIdx >= 0 computes that query time step
@@ -32,6 +34,7 @@
 #include "ops/tensor_ops.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -441,14 +444,95 @@ static void mha_replay(const struct ocd_attn_call *call, const char *dir, int cu
              ocd_check_dtype_name(c->dtype), call->q.B, H, W, call->q.T, projected ? 1 : 0);
 }
 
-void ocd_attn_log_replay(const struct ocd_attn_call *call, bool backward, int currIdx, const int *lo, const int *hi,
-                         const void *residuals)
+void ocd_attn_log_backward_replay(const struct ocd_attn_call *call, const int *lo, const int *hi)
 {
     if (!ocd_check_replay_wanted()) return;
     char replay[128];
-    mha_replay(call, backward ? "bwd" : "fwd", currIdx, lo, hi, residuals,
-               replay, sizeof replay);
+    mha_replay(call, "bwd", -1, lo, hi, NULL, replay, sizeof replay);
     ocd_check_log_replay(call->op, call->handle->backend->name, replay);
+}
+
+/* A forward call's arguments once checked: the problem the pass runs on, whose pointers
+   OPENCUDNN_CHECK copies (core/check.h). */
+struct mha_forward {
+    struct ocd_attn_call call;
+    int t;                      /* the query step computed, -1 for every one */
+    const int *lo, *hi;         /* the windows (host) */
+    const int *len_qo, *len_kv; /* the sequence lengths (backend memory) */
+    const void *queries, *residuals, *keys, *values, *weights;
+    void *out, *ws, *rs;        /* rs: the reserve in training, NULL in inference */
+};
+
+/* The forward pass on the handle (the run signature of an implementation entry: the spaces are
+   the arguments'). */
+static cudnnStatus_t forward_pass(cudnnHandle_t handle, const void *args, void *workspace, size_t workspace_bytes)
+{
+    (void)workspace, (void)workspace_bytes;
+    const struct mha_forward *a = args;
+    struct ocd_attn_call call = a->call;
+    call.handle = handle;
+    const struct ocd_attn_config *c = call.c;
+    const bool training = a->rs != NULL;
+    const void *weights = a->weights;
+    size_t e = ocd_dtype_scalar_size(c->dtype);
+    int H = c->heads, qk = ocd_attn_head_qk(c), hv = ocd_attn_head_v(c), t = a->t;
+    char *buf = training ? a->rs : a->ws;
+    const struct ocd_attn_layout *l = &call.l;
+    char *qbar = buf + (training ? l->r_qbar : l->w_qbar), *kbar = buf + (training ? l->r_kbar : l->w_kbar);
+    char *vbar = buf + (training ? l->r_vbar : l->w_vbar), *hbar = buf + (training ? l->r_hbar : l->w_hbar);
+    struct ocd_attn_weight w[8];
+    for (int i = 0; i < 8; i++) ocd_attn_weight_of(c, i, &w[i]);
+#define W(i) (w[i].present ? (const void *)((const char *)weights + (size_t)w[i].offset * e) : NULL)
+    if (c->q_proj > 0)
+        OCD_TRY(ocd_attn_gemm_tokens(&call, &call.q, t, H * qk, c->q_size, false, W(0), H * qk, a->queries, c->q_size,
+                                     qbar, H * qk, W(4), 0));
+    if (c->k_proj > 0)
+        OCD_TRY(ocd_attn_gemm_tokens(&call, &call.k, -1, H * qk, c->k_size, false, W(1), H * qk, a->keys, c->k_size,
+                                     kbar, H * qk, W(5), 0));
+    if (c->v_proj > 0)
+        OCD_TRY(ocd_attn_gemm_tokens(&call, &call.v, -1, H * hv, c->v_size, false, W(2), H * hv, a->values, c->v_size,
+                                     vbar, H * hv, W(6), 0));
+    bool h_in_out = !training && c->o_proj == 0;
+    struct ocd_attn_core_problem core;
+    ocd_attn_core_init(&call, &core, a->len_qo, a->len_kv, a->lo, a->hi);
+    if (t >= 0) core.q_first = t, core.q_count = 1;
+    ocd_attn_operands(&call, &core, c->q_proj > 0 ? qbar : a->queries, c->k_proj > 0 ? kbar : a->keys,
+                      c->v_proj > 0 ? vbar : a->values, h_in_out ? a->out : hbar);
+    if (training && call.attn_dropout > 0) {
+        core.dropout = call.attn_dropout;
+        core.rng = call.attn_drop->states;
+        core.rng_advance = true;
+    }
+    OCD_TRY(ocd_attn_core_forward(handle, &core, (char *)a->ws + l->w_core, l->core_workspace_fwd, a->rs,
+                                  l->core_reserve, call.op));
+    if (c->o_proj > 0) {
+        OCD_TRY(ocd_attn_gemm_tokens(&call, &call.o, t, c->o_proj, H * hv, false, W(3), c->o_proj, hbar, H * hv, a->out,
+                                     c->o_proj, W(7), 0));
+    } else if (!h_in_out) {
+        struct ocd_tensor_view hv_view, ov;
+        int64_t hf, of;
+        seq_view(&call, &call.o, t, H * hv, &hv_view, &hf);
+        seq_view(&call, &call.o, t, H * hv, &ov, &of);
+        OCD_TRY(blend(&call, &hv_view, hbar + (size_t)hf * e, &ov, (char *)a->out + (size_t)of * e, 0));
+    }
+#undef W
+    if (training && call.post_dropout > 0) {
+        struct ocd_dropout_problem drop;
+        ocd_attn_post_dropout(&call, a->out, a->out, (char *)a->rs + l->r_post_mask, &drop);
+        OCD_TRY(ocd_dropout_forward_run(handle, &drop, call.op));
+    }
+    if (a->residuals != NULL) {
+        struct ocd_tensor_view rv, ov;
+        int64_t rf, of;
+        seq_view(&call, &call.q, t, c->q_size, &rv, &rf);
+        /* the residuals have the queries' layout, out its own */
+        rv.strides[0] = call.q.sb, rv.strides[1] = call.q.sm, rv.strides[2] = call.q.st;
+        rf = t >= 0 ? t * call.q.st : 0;
+        seq_view(&call, &call.o, t, call.o.V, &ov, &of);
+        OCD_TRY(blend(&call, &rv, (const char *)a->residuals + (size_t)rf * e, &ov, (char *)a->out + (size_t)of * e, 1));
+    }
+    if (call.o_desc->has_fill) OCD_TRY(fill_padding(&call, a->out, t));
+    return CUDNN_STATUS_SUCCESS;
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnForward(cudnnHandle_t handle, const cudnnAttnDescriptor_t attnDesc,
@@ -493,64 +577,28 @@ cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnForward(cudnnHandle_t handle, const 
         overlap(out, o_bytes, values, seq_bytes(&call, &call.v)) ||
         overlap(out, o_bytes, residuals, seq_bytes(&call, &call.q)))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "out overlaps the queries, keys, values or residuals");
-    ocd_attn_log_replay(&call, false, currIdx, loWinIdx, hiWinIdx, residuals);
-
-    int H = c->heads, qk = ocd_attn_head_qk(c), hv = ocd_attn_head_v(c), t = currIdx < 0 ? -1 : currIdx;
-    char *buf = training ? reserveSpace : workSpace;
-    const struct ocd_attn_layout *l = &call.l;
-    char *qbar = buf + (training ? l->r_qbar : l->w_qbar), *kbar = buf + (training ? l->r_kbar : l->w_kbar);
-    char *vbar = buf + (training ? l->r_vbar : l->w_vbar), *hbar = buf + (training ? l->r_hbar : l->w_hbar);
-    struct ocd_attn_weight w[8];
-    for (int i = 0; i < 8; i++) ocd_attn_weight_of(c, i, &w[i]);
-#define W(i) (w[i].present ? (const void *)((const char *)weights + (size_t)w[i].offset * e) : NULL)
-    if (c->q_proj > 0)
-        OCD_TRY(ocd_attn_gemm_tokens(&call, &call.q, t, H * qk, c->q_size, false, W(0), H * qk, queries, c->q_size,
-                                     qbar, H * qk, W(4), 0));
-    if (c->k_proj > 0)
-        OCD_TRY(ocd_attn_gemm_tokens(&call, &call.k, -1, H * qk, c->k_size, false, W(1), H * qk, keys, c->k_size,
-                                     kbar, H * qk, W(5), 0));
-    if (c->v_proj > 0)
-        OCD_TRY(ocd_attn_gemm_tokens(&call, &call.v, -1, H * hv, c->v_size, false, W(2), H * hv, values, c->v_size,
-                                     vbar, H * hv, W(6), 0));
-    bool h_in_out = !training && c->o_proj == 0;
-    struct ocd_attn_core_problem core;
-    ocd_attn_core_init(&call, &core, devSeqLengthsQO, devSeqLengthsKV, loWinIdx, hiWinIdx);
-    if (t >= 0) core.q_first = t, core.q_count = 1;
-    ocd_attn_operands(&call, &core, c->q_proj > 0 ? qbar : queries, c->k_proj > 0 ? kbar : keys,
-                      c->v_proj > 0 ? vbar : values, h_in_out ? out : hbar);
-    if (training && call.attn_dropout > 0) {
-        core.dropout = call.attn_dropout;
-        core.rng = call.attn_drop->states;
-        core.rng_advance = true;
+    struct mha_forward a = {call, currIdx < 0 ? -1 : currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV,
+                            queries, residuals, keys, values, weights, out, workSpace, training ? reserveSpace : NULL};
+    if (!ocd_check_enabled()) return forward_pass(handle, &a, NULL, 0);
+    struct ocd_check_call check = {
+        .op = op, .problem_size = sizeof a,
+        .tolerance = ocd_check_driver_tolerance(c->dtype, ocd_gemm_compute_for(c->dtype, c->math) == OCD_GEMM_COMPUTE_TF32)};
+    mha_replay(&call, "fwd", currIdx, loWinIdx, hiWinIdx, residuals, check.replay, sizeof check.replay);
+    if (training && (call.attn_dropout > 0 || call.post_dropout > 0)) { /* masks from the dropout states */
+        ocd_check_log_replay(op, handle->backend->name, check.replay);
+        return forward_pass(handle, &a, NULL, 0);
     }
-    OCD_TRY(ocd_attn_core_forward(handle, &core, (char *)workSpace + l->w_core, l->core_workspace_fwd,
-                                  training ? reserveSpace : NULL, l->core_reserve, op));
-    if (c->o_proj > 0) {
-        OCD_TRY(ocd_attn_gemm_tokens(&call, &call.o, t, c->o_proj, H * hv, false, W(3), c->o_proj, hbar, H * hv, out,
-                                     c->o_proj, W(7), 0));
-    } else if (!h_in_out) {
-        struct ocd_tensor_view hv_view, ov;
-        int64_t hf, of;
-        seq_view(&call, &call.o, t, H * hv, &hv_view, &hf);
-        seq_view(&call, &call.o, t, H * hv, &ov, &of);
-        OCD_TRY(blend(&call, &hv_view, hbar + (size_t)hf * e, &ov, (char *)out + (size_t)of * e, 0));
-    }
-#undef W
-    if (training && call.post_dropout > 0) {
-        struct ocd_dropout_problem drop;
-        ocd_attn_post_dropout(&call, out, out, (char *)reserveSpace + l->r_post_mask, &drop);
-        OCD_TRY(ocd_dropout_forward_run(handle, &drop, op));
-    }
-    if (residuals != NULL) {
-        struct ocd_tensor_view rv, ov;
-        int64_t rf, of;
-        seq_view(&call, &call.q, t, c->q_size, &rv, &rf);
-        /* the residuals have the queries' layout, out its own */
-        rv.strides[0] = call.q.sb, rv.strides[1] = call.q.sm, rv.strides[2] = call.q.st;
-        rf = t >= 0 ? t * call.q.st : 0;
-        seq_view(&call, &call.o, t, call.o.V, &ov, &of);
-        OCD_TRY(blend(&call, &rv, (const char *)residuals + (size_t)rf * e, &ov, (char *)out + (size_t)of * e, 1));
-    }
-    if (call.o_desc->has_fill) OCD_TRY(fill_padding(&call, out, t));
-    return CUDNN_STATUS_SUCCESS;
+#define FIELD(f) offsetof(struct mha_forward, f)
+    ocd_check_add_array(&check, FIELD(out), c->dtype, (int64_t)(o_bytes / e), true);
+    ocd_check_add_array(&check, FIELD(queries), c->dtype, (int64_t)(seq_bytes(&call, &call.q) / e), false);
+    ocd_check_add_array(&check, FIELD(residuals), c->dtype, (int64_t)(seq_bytes(&call, &call.q) / e), false);
+    ocd_check_add_array(&check, FIELD(keys), c->dtype, (int64_t)(seq_bytes(&call, &call.k) / e), false);
+    ocd_check_add_array(&check, FIELD(values), c->dtype, (int64_t)(seq_bytes(&call, &call.v) / e), false);
+    ocd_check_add_array(&check, FIELD(weights), c->dtype, ocd_attn_weight_count(c), false);
+    ocd_check_add_array(&check, FIELD(len_qo), CUDNN_DATA_INT32, (int64_t)call.q.B * call.q.M, false);
+    ocd_check_add_array(&check, FIELD(len_kv), CUDNN_DATA_INT32, (int64_t)call.k.B * call.k.M, false);
+    ocd_check_add_scratch(&check, FIELD(ws), call.l.workspace_fwd);
+    if (training) ocd_check_add_scratch(&check, FIELD(rs), call.l.reserve);
+#undef FIELD
+    return ocd_check_run_driver(handle, "mha_forward", forward_pass, &a, &check);
 }

@@ -53,12 +53,10 @@ cudnnStatus_t ocd_attn_prepare(cudnnHandle_t handle, cudnnAttnDescriptor_t attn,
                                cudnnSeqDataDescriptor_t k, cudnnSeqDataDescriptor_t v, cudnnSeqDataDescriptor_t o,
                                const char *op, struct ocd_attn_call *call);
 
-/* With info logging on, logs the call's benchmark replay string (core/check.h): the forward
-   with its currIdx, windows and residuals, or a backward call (currIdx -1, its windows, or NULL
-   for BackwardWeights, which has none; no residuals); nothing where the benchmark cannot express
-   the call (attn.c says what it can). */
-void ocd_attn_log_replay(const struct ocd_attn_call *call, bool backward, int currIdx, const int *lo, const int *hi,
-                         const void *residuals);
+/* With info logging on, logs a backward call's benchmark replay string (core/check.h; the
+   forward's goes through its check description): its windows, or NULL for BackwardWeights,
+   which has none; nothing where the benchmark cannot express the call (attn.c says what it can). */
+void ocd_attn_log_backward_replay(const struct ocd_attn_call *call, const int *lo, const int *hi);
 
 /* BAD_PARAM, logged, when a buffer is shorter than needed or missing. */
 cudnnStatus_t ocd_attn_check_buffer(const char *name, size_t bytes, size_t need, const void *ptr);

@@ -101,7 +101,7 @@ cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnBackwardData(
         for (int j = 0; j < 8; j++)
             if (j != 5 + i && overlap(outs[i], out_bytes[i], ins[j], in_bytes[j]))
                 return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dqueries, dkeys or dvalues overlaps another buffer of the call");
-    ocd_attn_log_replay(&call, true, -1, loWinIdx, hiWinIdx, NULL);
+    ocd_attn_log_backward_replay(&call, loWinIdx, hiWinIdx);
 
     const struct ocd_attn_config *c = call.c;
     const struct ocd_attn_layout *l = &call.l;
@@ -198,7 +198,7 @@ cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnBackwardWeights(
     for (int j = 0; j < 5; j++)
         if (overlap(dweights, w_bytes, ins[j], in_bytes[j]))
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dweights overlaps another buffer of the call");
-    ocd_attn_log_replay(&call, true, -1, NULL, NULL, NULL);
+    ocd_attn_log_backward_replay(&call, NULL, NULL);
     if (w_bytes == 0) return CUDNN_STATUS_SUCCESS; /* no projections: no weights */
 
     const struct ocd_attn_layout *l = &call.l;

@@ -1,7 +1,7 @@
 /* ctc_train.c: the CTC loss API of libcudnn_adv_train: the loss descriptor (Create, Set, Get,
    their Ex and _v8 forms, Destroy), the workspace queries and cudnnCTCLoss / cudnnCTCLoss_v8,
    which validate their arguments, build the problem (problem/ctc.h) and run it through the
-   implementation table.
+   implementation table (with OPENCUDNN_CHECK's second opinion, core/check.h).
 
    cuDNN 8.2 rules implemented here:
    - cudnnSetCTCLossDescriptor(d, t) is cudnnSetCTCLossDescriptorEx(d, t, NONE, NOT_PROPAGATE_NAN);
@@ -25,6 +25,7 @@
 #include "core/handle.h"
 #include "core/impl.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -36,11 +37,17 @@ struct cudnnCTCLossStruct {
     int max_label_length;
 };
 
+static size_t ctc_workspace(cudnnHandle_t handle, const void *p)
+{
+    (void)handle;
+    return ocd_ctc_workspace_bytes(p);
+}
+
 static const struct ocd_impl ctc_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:ctc_blocks", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_ctc_run_cuda},
+    {"cuda:ctc_blocks", OCD_BACKEND_CUDA, 0, NULL, ctc_workspace, ocd_ctc_run_cuda},
 #endif
-    {"host:ctc_samples", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_ctc_run_host},
+    {"host:ctc_samples", OCD_BACKEND_HOST, 0, NULL, ctc_workspace, ocd_ctc_run_host},
 };
 
 /* ---- the descriptor ------------------------------------------------------------------------- */
@@ -280,6 +287,47 @@ static void ctc_replay(cudnnHandle_t handle, const struct ocd_ctc_problem *p, co
              p->A, labels);
 }
 
+/* The labels of a _v8 call (the sum of labelLengths, read from the backend), or -1 when a length
+   is outside [0, 256] (the kernels give that sample a NaN cost) or cannot be read. */
+static int64_t device_label_total(cudnnHandle_t handle, const struct ocd_ctc_problem *p)
+{
+    int *len = malloc(sizeof(int) * (size_t)p->N);
+    int64_t total = len != NULL && ocd_backend_copy(handle, len, p->label_lengths, sizeof(int) * (size_t)p->N,
+                                                    OCD_COPY_TO_HOST) == CUDNN_STATUS_SUCCESS ? 0 : -1;
+    for (int n = 0; n < p->N && total >= 0; n++)
+        total = len[n] < 0 || len[n] > OCD_CTC_MAX_LABEL ? -1 : total + len[n];
+    free(len);
+    return total;
+}
+
+/* The second opinion's description of a call (core/check.h): costs and gradients compared, the
+   device labels and lengths of a _v8 call copied (cudnnCTCLoss's are host arrays, read in
+   place); NULL when the call cannot be checked (a _v8 call with an invalid label length). */
+static const struct ocd_check_call *ctc_check_call(cudnnHandle_t handle, const struct ocd_ctc_problem *p,
+                                                   const struct views *v, int desc_max_label, const char *op,
+                                                   struct ocd_check_call *call)
+{
+    *call = (struct ocd_check_call){.op = op, .problem_size = sizeof *p,
+                                    .tolerance = ocd_check_driver_tolerance(CUDNN_DATA_FLOAT, false)};
+    ctc_replay(handle, p, v, desc_max_label, call->replay, sizeof call->replay);
+    int64_t labels = p->host_labels ? 0 : device_label_total(handle, p);
+    if (labels < 0) {
+        ocd_check_log_replay(op, handle->backend->name, call->replay);
+        return NULL;
+    }
+#define FIELD(f) offsetof(struct ocd_ctc_problem, f)
+    ocd_check_add(call, FIELD(costs), &v->costs, true);
+    ocd_check_add(call, FIELD(grads), &v->grads, true);
+    ocd_check_add(call, FIELD(probs), &v->probs, false);
+    if (!p->host_labels) {
+        ocd_check_add_array(call, FIELD(labels), CUDNN_DATA_INT32, labels, false);
+        ocd_check_add_array(call, FIELD(label_lengths), CUDNN_DATA_INT32, p->N, false);
+        ocd_check_add_array(call, FIELD(input_lengths), CUDNN_DATA_INT32, p->N, false);
+    }
+#undef FIELD
+    return call;
+}
+
 static cudnnStatus_t run(cudnnHandle_t handle, struct ocd_ctc_problem *p, const struct views *v, const void *probs,
                          void *costs, void *gradients, void *workspace, size_t bytes, int desc_max_label,
                          const char *op)
@@ -291,12 +339,10 @@ static cudnnStatus_t run(cudnnHandle_t handle, struct ocd_ctc_problem *p, const 
     p->grads = gradients;
     const struct ocd_impl *impl = ocd_impl_select(handle, ctc_impls, OCD_ARRAY_LEN(ctc_impls), p, op);
     if (impl == NULL) return CUDNN_STATUS_NOT_SUPPORTED;
-    if (ocd_check_replay_wanted()) {
-        char replay[128];
-        ctc_replay(handle, p, v, desc_max_label, replay, sizeof replay);
-        ocd_check_log_replay(op, impl->name, replay);
-    }
-    return impl->run(handle, p, workspace, bytes);
+    if (!ocd_check_enabled()) return impl->run(handle, p, workspace, bytes);
+    struct ocd_check_call call;
+    return ocd_check_run(handle, impl, p, workspace, bytes, ctc_check_call(handle, p, v, desc_max_label, op, &call),
+                         OCD_IMPL_TABLE(ctc_impls));
 }
 
 static cudnnStatus_t check_size_out(size_t *sizeInBytes)

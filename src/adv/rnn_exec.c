@@ -138,7 +138,7 @@ struct ocd_rnn_step ocd_rnn_step_of(const struct ocd_rnn_ctx *x, int pl)
 /* The GEMMs' compute type: FP32 for float data unless the math type asks for conversions
    (CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: TF32 where allowed, under STANDARD only: the 8.2
    guide has the persistent algorithms ignore the tensor-op math types), FP64 for double. */
-static enum ocd_gemm_compute gemm_compute(const struct ocd_rnn_problem *p)
+enum ocd_gemm_compute ocd_rnn_gemm_compute(const struct ocd_rnn_problem *p)
 {
     if (p->dtype == CUDNN_DATA_FLOAT &&
         (p->math_type != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION || p->algo != CUDNN_RNN_ALGO_STANDARD))
@@ -156,7 +156,7 @@ cudnnStatus_t ocd_rnn_ctx_init(cudnnHandle_t handle, const struct ocd_rnn_call *
     x->ws = c->ws;
     x->rs = training ? c->rs : x->ws + x->l.ws_states;
     x->ct = c->p->dtype == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-    x->gemm_compute = gemm_compute(c->p);
+    x->gemm_compute = ocd_rnn_gemm_compute(c->p);
     OCD_TRY(ocd_gemm_reserve(handle, x->gemm_compute)); /* the passes' GEMMs then cannot fail for memory */
     x->lengths = c->dev_lengths;
     if (x->lengths == NULL) {

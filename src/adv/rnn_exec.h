@@ -54,6 +54,15 @@ void ocd_rnn_space_sizes(const struct ocd_rnn_problem *p, const struct ocd_rnn_d
    (rnn_forward.c says what it can). */
 void ocd_rnn_log_replay(cudnnHandle_t handle, const struct ocd_rnn_call *c, const char *op);
 
+/* The forward pass as the API runs it: with OPENCUDNN_CHECK, the second opinion on y, hy and cy
+   (core/check.h: the pass again on the host with copies; training with dropout between layers,
+   whose masks come from the dropout states, is not checked), and at info level the replay line
+   (op names the API function). */
+cudnnStatus_t ocd_rnn_forward_checked(cudnnHandle_t handle, const struct ocd_rnn_call *c, const char *op);
+
+/* The GEMMs' compute type of the network's passes. */
+enum ocd_gemm_compute ocd_rnn_gemm_compute(const struct ocd_rnn_problem *p);
+
 /* The passes. The API has checked the arguments, sizes included. */
 cudnnStatus_t ocd_rnn_forward_run(cudnnHandle_t handle, const struct ocd_rnn_call *c);
 cudnnStatus_t ocd_rnn_backward_data_run(cudnnHandle_t handle, const struct ocd_rnn_call *c);

@@ -1,7 +1,8 @@
 /* rnn_forward.c: the v8 compute API of libcudnn_adv_infer: cudnnGetRNNTempSpaceSizes and
    cudnnRNNForward (inference and training), and the checks every v8 compute call shares
    (ocd_rnn_prepare_v8, also used by the backward calls of rnn_train.c). The pass itself is the
-   layer loop of adv/rnn_exec.c.
+   layer loop of adv/rnn_exec.c; ocd_rnn_forward_checked runs it with OPENCUDNN_CHECK's second
+   opinion (core/check.h's drivers) for the v8 and the legacy calls.
 
    cuDNN 8.2 rules implemented here (BAD_PARAM, logged, nothing written, unless said otherwise):
    - fwdMode not a cudnnForwardMode_t; devSeqLengths, x, y or weightSpace NULL.
@@ -27,6 +28,7 @@
 #include "core/handle.h"
 #include "core/tensor.h"
 
+#include <stddef.h>
 #include <stdio.h>
 
 bool ocd_rnn_trailing_ones(const struct ocd_tensor_view *v, int rank)
@@ -193,6 +195,44 @@ void ocd_rnn_log_replay(cudnnHandle_t handle, const struct ocd_rnn_call *c, cons
     ocd_check_log_replay(op, handle->backend->name, replay);
 }
 
+/* The forward pass with the run signature of an implementation entry (core/check.h's drivers). */
+static cudnnStatus_t forward_driver(cudnnHandle_t handle, const void *call, void *workspace, size_t workspace_bytes)
+{
+    (void)workspace, (void)workspace_bytes;
+    return ocd_rnn_forward_run(handle, call);
+}
+
+cudnnStatus_t ocd_rnn_forward_checked(cudnnHandle_t handle, const struct ocd_rnn_call *c, const char *op)
+{
+    if (!ocd_check_enabled()) return ocd_rnn_forward_run(handle, c);
+    const struct ocd_rnn_problem *p = c->p;
+    struct ocd_check_call call = {
+        .op = op, .problem_size = sizeof *c,
+        .tolerance = ocd_check_driver_tolerance(p->dtype, ocd_rnn_gemm_compute(p) == OCD_GEMM_COMPUTE_TF32)};
+    rnn_replay(c, call.replay, sizeof call.replay);
+    if (c->training && ocd_rnn_dropout_on(p)) { /* masks drawn from the dropout states: no second run */
+        ocd_check_log_replay(op, handle->backend->name, call.replay);
+        return ocd_rnn_forward_run(handle, c);
+    }
+    const int64_t states = (int64_t)p->layers * p->dirs * c->x.batch;
+    const bool lstm = p->cell == CUDNN_LSTM;
+    size_t ws, rs;
+    ocd_rnn_space_sizes(p, &c->x, c->training, &ws, &rs);
+#define FIELD(f) offsetof(struct ocd_rnn_call, f)
+    ocd_check_add_array(&call, FIELD(yp), p->dtype, ocd_rnn_data_vectors(&c->y) * c->y.vec, true);
+    ocd_check_add_array(&call, FIELD(hy), p->dtype, states * p->proj_size, true);
+    if (lstm) ocd_check_add_array(&call, FIELD(cy), p->dtype, states * p->hidden_size, true);
+    ocd_check_add_array(&call, FIELD(xp), p->dtype, ocd_rnn_data_vectors(&c->x) * c->x.vec, false);
+    ocd_check_add_array(&call, FIELD(hx), p->dtype, states * p->proj_size, false);
+    if (lstm) ocd_check_add_array(&call, FIELD(cx), p->dtype, states * p->hidden_size, false);
+    ocd_check_add_array(&call, FIELD(w), p->dtype, ocd_rnn_weight_elems(p), false);
+    ocd_check_add_array(&call, FIELD(dev_lengths), CUDNN_DATA_INT32, c->x.batch, false);
+    ocd_check_add_scratch(&call, FIELD(ws), ws);
+    if (c->training) ocd_check_add_scratch(&call, FIELD(rs), rs);
+#undef FIELD
+    return ocd_check_run_driver(handle, "rnn_forward", forward_driver, c, &call);
+}
+
 cudnnStatus_t CUDNNWINAPI cudnnGetRNNTempSpaceSizes(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc,
                                                     cudnnForwardMode_t fMode, cudnnRNNDataDescriptor_t xDesc,
                                                     size_t *workSpaceSize, size_t *reserveSpaceSize)
@@ -249,6 +289,5 @@ cudnnStatus_t CUDNNWINAPI cudnnRNNForward(cudnnHandle_t handle, cudnnRNNDescript
     c.yp = y, c.hy = hy, c.cy = cy;
     c.ws = workSpace, c.ws_bytes = workSpaceSize;
     c.rs = reserveSpace, c.rs_bytes = reserveSpaceSize;
-    ocd_rnn_log_replay(handle, &c, "cudnnRNNForward");
-    return ocd_rnn_forward_run(handle, &c);
+    return ocd_rnn_forward_checked(handle, &c, "cudnnRNNForward");
 }

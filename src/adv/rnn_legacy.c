@@ -271,8 +271,7 @@ cudnnStatus_t ocd_rnn_legacy_forward(cudnnHandle_t handle, struct ocd_rnn_legacy
     g->c.xp = x, g->c.hx = hx, g->c.cx = cx;
     g->c.yp = y, g->c.hy = hy, g->c.cy = cy;
     /* the array, Ex and Find forms all come here; the log names the pair they belong to */
-    ocd_rnn_log_replay(handle, &g->c, training ? "cudnnRNNForwardTraining" : "cudnnRNNForwardInference");
-    return ocd_rnn_forward_run(handle, &g->c);
+    return ocd_rnn_forward_checked(handle, &g->c, training ? "cudnnRNNForwardTraining" : "cudnnRNNForwardInference");
 }
 
 /* The arguments of cudnnRNNForwardInference, for the call and for its Find. */

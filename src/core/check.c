@@ -47,6 +47,10 @@ void ocd_check_log_replay(const char *op, const char *entry, const char *replay)
                         entry, replay);
 }
 
+/* True on a thread while it runs a second run: the calls inside it (a driver's GEMMs) are not
+   checked again. */
+static OCD_THREAD_LOCAL bool in_second_run;
+
 /* Call k (counted over all checked ops) is sampled when floor((k + 1) r) > floor(k r): evenly
    spaced, exactly the share r in the long run. */
 static bool sampled(void)
@@ -63,7 +67,21 @@ static bool sampled(void)
 
 void ocd_check_add(struct ocd_check_call *call, size_t field, const struct ocd_tensor_view *view, bool output)
 {
-    if (call->count < OCD_CHECK_BUFFERS) call->buffers[call->count++] = (struct ocd_check_buffer){field, view, output};
+    if (call->count < OCD_CHECK_BUFFERS)
+        call->buffers[call->count++] = (struct ocd_check_buffer){.field = field, .view = *view, .output = output};
+}
+
+void ocd_check_add_array(struct ocd_check_call *call, size_t field, cudnnDataType_t t, int64_t count, bool output)
+{
+    struct ocd_tensor_view v = {.dtype = t, .rank = 1, .vect = 1, .dims = {count}, .strides = {1}};
+    ocd_check_add(call, field, &v, output);
+}
+
+void ocd_check_add_scratch(struct ocd_check_call *call, size_t field, size_t bytes)
+{
+    int at = call->count;
+    ocd_check_add_array(call, field, CUDNN_DATA_INT8, (int64_t)bytes, false);
+    if (call->count > at) call->buffers[at].scratch = true;
 }
 
 void ocd_check_map_io(struct ocd_check_call *call, size_t io_field, int nsrc, const struct ocd_tensor_view *const views[])
@@ -136,6 +154,12 @@ static double default_tolerance(cudnnDataType_t t)
     }
 }
 
+double ocd_check_driver_tolerance(cudnnDataType_t t, bool tf32)
+{
+    if (t != CUDNN_DATA_FLOAT) return default_tolerance(t);
+    return tf32 ? 1e-2 : 1e-4;
+}
+
 /* ---- the host side ----------------------------------------------------------------------------------- */
 
 static cudnnHandle_t host_handle;
@@ -197,12 +221,15 @@ static cudnnStatus_t snapshot(cudnnHandle_t handle, const void *problem, const s
         const struct ocd_check_buffer *b = &call->buffers[i];
         c->count = i + 1;
         if (*field_of(problem, b->field) == NULL) continue; /* an argument the call does not use */
-        c->bytes[i] = (size_t)ocd_view_span_bytes(b->view);
+        c->bytes[i] = (size_t)ocd_view_span_bytes(&b->view);
         c->before[i] = ocd_malloc(c->bytes[i] ? c->bytes[i] : 1);
         c->after[i] = b->output ? ocd_malloc(c->bytes[i] ? c->bytes[i] : 1) : NULL;
         if (c->before[i] == NULL || (b->output && c->after[i] == NULL))
             return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "OPENCUDNN_CHECK: cannot copy the data of %s", call->op);
-        OCD_TRY(ocd_backend_copy(handle, c->before[i], *field_of(problem, b->field), c->bytes[i], OCD_COPY_TO_HOST));
+        if (b->scratch)
+            memset(c->before[i], 0, c->bytes[i]);
+        else
+            OCD_TRY(ocd_backend_copy(handle, c->before[i], *field_of(problem, b->field), c->bytes[i], OCD_COPY_TO_HOST));
     }
     return CUDNN_STATUS_SUCCESS;
 }
@@ -216,7 +243,7 @@ static cudnnStatus_t test_break(cudnnHandle_t handle, const struct ocd_impl *imp
     for (int i = 0; i < call->count; i++) {
         const struct ocd_check_buffer *b = &call->buffers[i];
         if (!b->output || *field_of(problem, b->field) == NULL) continue;
-        cudnnDataType_t t = ocd_dtype_scalar(b->view->dtype);
+        cudnnDataType_t t = ocd_dtype_scalar(b->view.dtype);
         unsigned char scalar[8];
         void *dev = *field_of(problem, b->field);
         OCD_TRY(ocd_backend_copy(handle, scalar, dev, ocd_dtype_scalar_size(t), OCD_COPY_TO_HOST));
@@ -236,7 +263,7 @@ static void compare(const struct ocd_check_call *call, const struct copies *c, c
     for (int i = 0; i < call->count; i++) {
         const struct ocd_check_buffer *b = &call->buffers[i];
         if (!b->output || c->after[i] == NULL) continue;
-        cudnnDataType_t t = ocd_dtype_scalar(b->view->dtype);
+        cudnnDataType_t t = ocd_dtype_scalar(b->view.dtype);
         double tol = call->tolerance > 0 ? call->tolerance : default_tolerance(t);
         int64_t n = (int64_t)(c->bytes[i] / ocd_dtype_scalar_size(t));
         for (int64_t e = 0; e < n; e++) {
@@ -296,11 +323,16 @@ static void second_run(cudnnHandle_t handle, const struct ocd_impl *impl, const 
     if (second == NULL || (ws_bytes > 0 && ws == NULL))
         ocd_log_message(CUDNN_SEV_WARNING, CUDNN_STATUS_SUCCESS, "OPENCUDNN_CHECK: %s: %s could not be checked (%s)",
                         call->op, impl->name, second != NULL || copy == NULL || host == NULL ? "memory is short" : "no host entry applies");
-    else if (second->run(host, copy, ws, ws_bytes) != CUDNN_STATUS_SUCCESS)
-        ocd_log_message(CUDNN_SEV_WARNING, CUDNN_STATUS_SUCCESS, "OPENCUDNN_CHECK: %s: the host entry %s failed",
-                        call->op, second->name);
-    else
-        compare(call, c, impl, second);
+    else {
+        in_second_run = true;
+        cudnnStatus_t s = second->run(host, copy, ws, ws_bytes);
+        in_second_run = false;
+        if (s != CUDNN_STATUS_SUCCESS)
+            ocd_log_message(CUDNN_SEV_WARNING, CUDNN_STATUS_SUCCESS, "OPENCUDNN_CHECK: %s: the host entry %s failed",
+                            call->op, second->name);
+        else
+            compare(call, c, impl, second);
+    }
     free(ws);
     free(copy);
 }
@@ -309,8 +341,9 @@ cudnnStatus_t ocd_check_run(cudnnHandle_t handle, const struct ocd_impl *impl, c
                             size_t workspace_bytes, const struct ocd_check_call *call,
                             struct ocd_impl_table entries)
 {
-    if (call != NULL) ocd_check_log_replay(call->op, impl->name, call->replay);
-    if (call == NULL || !sampled()) return impl->run(handle, problem, workspace, workspace_bytes);
+    if (call == NULL || in_second_run) return impl->run(handle, problem, workspace, workspace_bytes);
+    ocd_check_log_replay(call->op, impl->name, call->replay);
+    if (!sampled()) return impl->run(handle, problem, workspace, workspace_bytes);
     struct copies c = {0};
     cudnnStatus_t s = snapshot(handle, problem, call, &c);
     if (s != CUDNN_STATUS_SUCCESS) {
@@ -326,4 +359,17 @@ cudnnStatus_t ocd_check_run(cudnnHandle_t handle, const struct ocd_impl *impl, c
     if (s == CUDNN_STATUS_SUCCESS) second_run(handle, impl, problem, call, entries, &c);
     copies_free(&c);
     return s;
+}
+
+cudnnStatus_t ocd_check_run_driver(cudnnHandle_t handle, const char *name,
+                                   cudnnStatus_t (*run)(cudnnHandle_t handle, const void *problem, void *workspace,
+                                                        size_t workspace_bytes),
+                                   const void *problem, const struct ocd_check_call *call)
+{
+    char first_name[64], second_name[64];
+    snprintf(first_name, sizeof first_name, "%s:%s", handle->backend->name, name);
+    snprintf(second_name, sizeof second_name, "host:%s", name);
+    const struct ocd_impl first = {first_name, ocd_handle_kind(handle), 0, NULL, NULL, run};
+    const struct ocd_impl second = {second_name, OCD_BACKEND_HOST, 0, NULL, NULL, run};
+    return ocd_check_run(handle, &first, problem, NULL, 0, call, (struct ocd_impl_table){&second, 1, sizeof second});
 }

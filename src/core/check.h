@@ -13,13 +13,18 @@
 
    The mechanism is one: an op takes part by describing its call (struct ocd_check_call: where the
    data pointers sit in its problem struct, the view each points at, which ones it writes, the
-   replay string) and running through ocd_impl_run_checked instead of ocd_impl_run. It builds that
-   description only when ocd_check_enabled() says so, so that it costs nothing otherwise.
+   replay string) and running through ocd_impl_run_checked instead of ocd_impl_run (or
+   ocd_check_run with an entry it chose, or ocd_check_run_driver for code that is not a table).
+   It builds that description only when ocd_check_enabled() says so, so that it costs nothing
+   otherwise.
 
-   Taking part: convolution, activation, softmax, pooling, batch norm, and ocd_gemm (so the GEMMs
-   inside RNN, attention and the graph API's matmul).
-   RNN and multi-head attention (forward and backward) and the CTC loss log a replay string
-   only (ocd_check_log_replay).
+   Taking part: convolution, activation, softmax, pooling, batch norm, ocd_gemm (so the GEMMs
+   inside RNN, attention and the graph API's matmul), the CTC loss (costs and gradients; a _v8
+   call with a label length outside [0, 256] is not checked), and as drivers the RNN forward
+   (inference and training: y, hy, cy) and the multi-head attention forward (out), except in
+   training with dropout, whose masks come from the dropout states. Calls made inside a second
+   run (the GEMMs of a driver's host run) are not checked again; those of a first run are.
+   The RNN and attention backward calls log a replay string only (ocd_check_log_replay).
 
    OPENCUDNN_TEST_BREAK=<entry name> (for tests of the checker only, honoured while a call is
    checked): after the named entry runs, the first scalar of its first output is increased by 1,
@@ -37,9 +42,10 @@ extern "C" {
 #define OCD_CHECK_BUFFERS 20
 
 struct ocd_check_buffer {
-    size_t field;                       /* offsetof the data pointer within the problem struct (NULL there: skipped) */
-    const struct ocd_tensor_view *view; /* what it points at (its span is copied) */
-    bool output;                        /* written by the call (compared) */
+    size_t field;                   /* offsetof the data pointer within the problem struct (NULL there: skipped) */
+    struct ocd_tensor_view view;    /* what it points at (its span is copied) */
+    bool output;                    /* written by the call (compared) */
+    bool scratch;                   /* a workspace or reserve: the second run gets zeroed host memory of its span */
 };
 
 struct ocd_check_call {
@@ -66,8 +72,15 @@ bool ocd_check_replay_wanted(void);
    string; described calls log through ocd_check_run. */
 void ocd_check_log_replay(const char *op, const char *entry, const char *replay);
 
-/* Adds a buffer to the description. */
+/* Adds a buffer to the description (the view is copied). */
 void ocd_check_add(struct ocd_check_call *call, size_t field, const struct ocd_tensor_view *view, bool output);
+
+/* Adds a buffer of `count` packed scalars of type t (an RNN's data, a sequence length array). */
+void ocd_check_add_array(struct ocd_check_call *call, size_t field, cudnnDataType_t t, int64_t count, bool output);
+
+/* Adds a workspace or reserve of `bytes`: nothing of it is copied or compared; the second run
+   gets its own. */
+void ocd_check_add_scratch(struct ocd_check_call *call, size_t field, size_t bytes);
 
 /* The buffers of an op on a struct ocd_map_io (core/dimgroup.h) at io_field of its problem:
    sources views[0..nsrc-1] (read), destination views[nsrc] (written). */
@@ -81,6 +94,23 @@ void ocd_check_tensor_spec(const struct ocd_tensor_view *v, char *buf, size_t si
 /* ocd_impl_run, with the second opinion when `call` is not NULL and this call is sampled. */
 cudnnStatus_t ocd_impl_run_checked(cudnnHandle_t handle, const struct ocd_impl *table, size_t count,
                                    const void *problem, const struct ocd_check_call *call);
+
+/* A call that is not a table walk but a driver (the adv library's RNN and multi-head attention
+   calls: one backend-independent code whose GEMMs and kernels run on the handle's backend) runs
+   through this, `run` in place of an entry's (its workspace arguments NULL and 0: the driver's
+   spaces are buffers of the description, the scratch ones among them). The first run is `run` on
+   the handle, named "<backend>:<name>" in the log (OPENCUDNN_TEST_BREAK takes that name); the
+   second is `run` again, on the process's host handle (the handle itself when it is a host one)
+   with the copies. A driver that reads the handle from its problem takes it from the argument. */
+cudnnStatus_t ocd_check_run_driver(cudnnHandle_t handle, const char *name,
+                                   cudnnStatus_t (*run)(cudnnHandle_t handle, const void *problem, void *workspace,
+                                                        size_t workspace_bytes),
+                                   const void *problem, const struct ocd_check_call *call);
+
+/* The relative tolerance of a driver's results, which chain GEMMs and pointwise steps through
+   time steps, layers or heads: 1e-4 for float data (1e-2 when its GEMMs run in TF32), else the
+   data type's default. */
+double ocd_check_driver_tolerance(cudnnDataType_t t, bool tf32);
 
 /* Runs `impl` (already chosen) on the problem and its workspace, with the second opinion from
    `entries` (the table impl came from) when `call` is not NULL and this call is sampled. The second run gets a host
