@@ -41,7 +41,7 @@ struct ocd_map_io {
 void ocd_map_io_set(struct ocd_map_io *io, cudnnDataType_t dtype, const void *alpha, const void *beta,
                     const void *src0, const void *src1, void *dst);
 
-/* The sort-and-merge behind ocd_dim_group_build and ocd_ewise_build (core/ewise.h): drops the
+/* The sort-and-merge behind ocd_dim_group_build and ocd_ewise_build (problem/ewise.h): drops the
    dims of extent 1, orders the rest by tensor 0's strides, largest first (stable), and merges
    neighbours that every tensor lays out as one run. dims[0..rank-1]; tensor t's stride of dim d
    is strides[t * row + d], for count <= 12 tensors (a pointwise chain of the graph API orders

@@ -1,4 +1,4 @@
-/* reduce.cu: the CUDA reduction (core/reduce.h holds the problem, its plan and the semantics).
+/* reduce.cu: the CUDA reduction (problem/reduce.h holds the problem, its plan and the semantics).
 
    A work item is one (output, range of its reduced elements). Two kernels cover the layouts:
    - rows: a group of lanes (a warp, or fewer for short ranges) per work item, striding over the
@@ -9,7 +9,7 @@
      threads then read consecutive elements).
    With one range per output the kernel finishes the output (alpha, beta, index); otherwise the
    partials go to the workspace and a third kernel combines them, a warp per output. */
-#include "cuda/reduce.h"
+#include "problem/reduce.h"
 
 #include "core/handle.h"
 #include "core/reasons.h"

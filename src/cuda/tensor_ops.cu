@@ -1,4 +1,4 @@
-/* tensor_ops.cu: the CUDA elementwise engine (core/ewise.h says what it computes).
+/* tensor_ops.cu: the CUDA elementwise engine (problem/ewise.h says what it computes).
 
    Two entries of the elementwise table live here:
    - cuda:ewise_vec16, for problems whose innermost dimension y walks with unit stride and each
@@ -25,7 +25,7 @@
    Both compute in the pair's compute type (ocd_compute_pair), so that a conversion rounds once.
    cudnnSetTensor's fill writes raw bit patterns of the element size, so it is exact for every
    type and needs no conversion. */
-#include "cuda/tensor_ops.h"
+#include "problem/ewise.h"
 
 #include "core/dtype.h"
 #include "core/handle.h"

@@ -14,7 +14,7 @@
    cuda:fold_gather computes each destination element of a padding/folding transform from its
    source (problem/transform.h); these transforms are small and run once per model, so the kernel
    is simple: one thread per element, the data types read at run time. */
-#include "cuda/transform.h"
+#include "problem/ewise.h"
 
 #include "core/dtype.h"
 #include "core/handle.h"
@@ -117,7 +117,7 @@ static int word_width(const struct ocd_ewise *e)
    serves such shapes (a few channels, say) better. */
 #define MIN_SIDE 8
 
-extern "C" const char *ocd_cuda_transpose_applies(cudnnHandle_t handle, const void *problem)
+extern "C" const char *ocd_cuda_ewise_transpose_applies(cudnnHandle_t handle, const void *problem)
 {
     (void)handle;
     const struct ocd_ewise *e = (const struct ocd_ewise *)problem;
@@ -157,7 +157,7 @@ template <typename T, int V> static void launch_transpose(cudnnHandle_t handle, 
         g, ocd_cuda_scales_of<C>(e), (T *)e->y.data, (const T *)e->a.data);
 }
 
-extern "C" cudnnStatus_t ocd_cuda_transpose_run(cudnnHandle_t handle, const void *problem, void *workspace,
+extern "C" cudnnStatus_t ocd_cuda_ewise_transpose_run(cudnnHandle_t handle, const void *problem, void *workspace,
                                                 size_t workspace_bytes)
 {
     (void)workspace;

@@ -14,7 +14,7 @@
    - Views and indices: struct ocd_cuda_view is a kernel-argument copy of a host ocd_tensor_view;
      offsets from linear positions or coordinates, the memory order of a view, the offsets of a
      dim group (core/dimgroup.h), fast division by invariant divisors.
-   - The ops of core/ewise.h on the device (the elementwise engine, cuda/tensor_ops.cu, and the
+   - The ops of problem/ewise.h on the device (the elementwise engine, cuda/tensor_ops.cu, and the
      transpose and fold kernels, cuda/transform.cu).
 
    Index arithmetic: a tensor holds at most 2^31 - 1 elements and its strides span at most that
@@ -33,8 +33,8 @@
 
 #include "core/dimgroup.h"
 #include "core/dtype.h"
-#include "core/ewise.h"
 #include "core/tensor.h"
+#include "problem/ewise.h"
 
 /* ---- scalars ----------------------------------------------------------------------------------- */
 
@@ -442,7 +442,7 @@ __host__ __device__ __forceinline__ uint32_t ocd_fastdiv_divmod(const ocd_fastdi
     return q;
 }
 
-/* ---- the elementwise ops of core/ewise.h ----------------------------------------------------------- */
+/* ---- the elementwise ops of problem/ewise.h ----------------------------------------------------------- */
 
 /* r = op(x, y) for already scaled operands x = alpha1 * a, y = alpha2 * b. Host-callable, as
    are the next two, for the CPU emulation of the elementwise kernels. */

@@ -24,7 +24,7 @@
 #include "graph/engine.h"
 
 #include "core/dtype.h"
-#include "core/reduce.h"
+#include "problem/reduce.h"
 #include "problem/gemm.h"
 #include "problem/pointwise.h"
 

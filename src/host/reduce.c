@@ -1,10 +1,10 @@
-/* reduce.c: the host reduction (core/reduce.h holds the problem, its plan and the semantics).
+/* reduce.c: the host reduction (problem/reduce.h holds the problem, its plan and the semantics).
 
    One task per (output, range of its reduced elements); the reduced elements of a range are
    visited in flattened order with an odometer over the reduced dimensions, so each element
    costs an add and a compare. With one range per output the task finishes the output itself;
    otherwise the partials go to the workspace and a second pass combines them in range order. */
-#include "host/reduce.h"
+#include "problem/reduce.h"
 
 #include "host/parallel.h"
 #include "host/typed.h"

@@ -1,4 +1,4 @@
-/* tensor_ops.c: the host elementwise engine (see core/ewise.h for the problem it takes).
+/* tensor_ops.c: the host elementwise engine (see problem/ewise.h for the problem it takes).
 
    Main decision: work in blocks of BLOCK elements along the innermost dimension, in three
    simple loops per block: load each input into a double buffer (one loop per storage type and
@@ -8,7 +8,7 @@
    tiles of at most TILE elements of one row, spread over the worker threads. Compute is in
    double, which is exact for every storage type's conversions and at least as precise as the
    float compute type the API documents. */
-#include "host/tensor_ops.h"
+#include "problem/ewise.h"
 
 #include "host/parallel.h"
 #include "host/typed.h"

@@ -2,7 +2,7 @@
    tensor descriptor; and the elementwise implementation table that these and
    cudnnTransformTensor share.
 
-   Main decision: the four operations are one elementwise problem (core/ewise.h) with different
+   Main decision: the four operations are one elementwise problem (problem/ewise.h) with different
    ops, so each backend has one engine for them: a vectorized path for packed tensors, a generic
    strided path for everything else, and on CUDA a tiled transpose for layout changes.
 
@@ -29,11 +29,6 @@
 #include "core/dtype.h"
 #include "core/impl.h"
 #include "core/reasons.h"
-#include "host/tensor_ops.h"
-#ifdef OCD_HAVE_CUDA
-#include "cuda/tensor_ops.h"
-#include "cuda/transform.h"
-#endif
 
 #include <string.h>
 
@@ -43,7 +38,7 @@
 
 static const struct ocd_impl ewise_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:transpose_tiled", OCD_BACKEND_CUDA, 0, ocd_cuda_transpose_applies, NULL, ocd_cuda_transpose_run},
+    {"cuda:transpose_tiled", OCD_BACKEND_CUDA, 0, ocd_cuda_ewise_transpose_applies, NULL, ocd_cuda_ewise_transpose_run},
     {"cuda:ewise_vec16", OCD_BACKEND_CUDA, 0, ocd_cuda_ewise_vec_applies, NULL, ocd_cuda_ewise_vec_run},
     {"cuda:ewise_strided", OCD_BACKEND_CUDA, 0, ocd_cuda_ewise_strided_applies, NULL, ocd_cuda_ewise_strided_run},
 #endif

@@ -4,7 +4,7 @@
 #ifndef OCD_OPS_TENSOR_OPS_H
 #define OCD_OPS_TENSOR_OPS_H
 
-#include "core/ewise.h"
+#include "problem/ewise.h"
 #include "core/handle.h"
 
 #ifdef __cplusplus

@@ -1,6 +1,6 @@
 /* ewise.h: the elementwise problem that cudnnSetTensor, cudnnScaleTensor, cudnnAddTensor,
    cudnnOpTensor and cudnnTransformTensor all reduce to, in the normalized form every backend's
-   engine takes:
+   engine takes, and the declarations of those engines:
 
        y = op(alpha1 * a, alpha2 * b) + beta * y        (y is not read when beta == 0)
 
@@ -9,10 +9,12 @@
    ever deals with NCHW_VECT_C; a broadcast operand gets stride 0; dimensions of extent 1 are
    dropped; the dimensions are ordered by y's strides (the last is y's fastest), and neighbours
    that every operand walks contiguously are merged. A packed problem of any layout therefore
-   arrives as one dimension with unit strides, which the engines' vectorized paths recognize. */
-#ifndef OCD_CORE_EWISE_H
-#define OCD_CORE_EWISE_H
+   arrives as one dimension with unit strides, which the engines' vectorized paths recognize.
+   The normalization is src/ops/ewise.c. */
+#ifndef OCD_PROBLEM_EWISE_H
+#define OCD_PROBLEM_EWISE_H
 
+#include "core/handle.h"
 #include "core/tensor.h"
 
 #ifdef __cplusplus
@@ -61,8 +63,27 @@ int ocd_ewise_inputs(enum ocd_ewise_op op);
 void ocd_ewise_build(struct ocd_ewise *e, enum ocd_ewise_op op, const struct ocd_tensor_view *y,
                      const struct ocd_tensor_view *a, const struct ocd_tensor_view *b);
 
+/* ---- the engines (entries of the elementwise table, src/ops/tensor_ops.c) -------------------------
+   Each takes a struct ocd_ewise (any op, types, strides) and needs no workspace.
+   host: src/host/tensor_ops.c, always applies.
+   cuda: src/cuda/tensor_ops.cu, a vectorized path for problems that normalize to one unit-stride
+   dimension and a generic strided path; src/cuda/transform.cu, the tiled transpose of copies
+   that swap the two innermost dimensions between a and y. */
+
+cudnnStatus_t ocd_host_ewise_run(cudnnHandle_t handle, const void *problem, void *workspace,
+                                 size_t workspace_bytes);
+const char *ocd_cuda_ewise_vec_applies(cudnnHandle_t handle, const void *problem);
+cudnnStatus_t ocd_cuda_ewise_vec_run(cudnnHandle_t handle, const void *problem, void *workspace,
+                                     size_t workspace_bytes);
+const char *ocd_cuda_ewise_strided_applies(cudnnHandle_t handle, const void *problem);
+cudnnStatus_t ocd_cuda_ewise_strided_run(cudnnHandle_t handle, const void *problem, void *workspace,
+                                         size_t workspace_bytes);
+const char *ocd_cuda_ewise_transpose_applies(cudnnHandle_t handle, const void *problem);
+cudnnStatus_t ocd_cuda_ewise_transpose_run(cudnnHandle_t handle, const void *problem, void *workspace,
+                                           size_t workspace_bytes);
+
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* OCD_CORE_EWISE_H */
+#endif /* OCD_PROBLEM_EWISE_H */

@@ -1,4 +1,5 @@
-/* ewise.c: normalization of elementwise problems (see ewise.h).
+/* ewise.c: normalization of elementwise problems (problem/ewise.h), which every elementwise
+   call builds before it walks the elementwise table (src/ops/tensor_ops.c).
 
    The one subtle step is the vector split. A vector type (INT8x4, UINT8x4, INT8x32) addresses
    channel c at (c / v) * stride + c % v, which is not linear in c. Splitting C into sub-dimensions
@@ -6,7 +7,7 @@
    with widths {4} C becomes (C/4, 4); with {32} (C/32, 32); with {4, 32} (C/32, 8, 4). A scalar
    operand walks the same sub-dimensions with its channel stride times each sub-dimension's
    unit. */
-#include "core/ewise.h"
+#include "problem/ewise.h"
 
 #include "core/dimgroup.h"
 #include "core/dtype.h"

@@ -1,5 +1,6 @@
-/* reduce.h: the reduction problem of cudnnReduceTensor, as every backend takes it, and its
-   plan (how the reduced elements are split into ranges that run in parallel).
+/* reduce.h: the reduction problem of cudnnReduceTensor, as every backend takes it, its plan (how
+   the reduced elements are split into ranges that run in parallel), and the declarations of the
+   backends' reductions. Normalization and plan are built in src/ops/reduce.c.
 
    Normalization: the dimensions where C is 1 and A is not are the reduced ones, the others are
    kept (dimensions of extent 1 are dropped). Both lists keep the logical order, because an index
@@ -11,9 +12,10 @@
    cut into `splits` equal ranges whose partial results go to the workspace, and a second pass
    combines them in order. The plan depends only on the shapes, so cudnnGetReductionWorkspaceSize
    and cudnnReduceTensor agree, on either backend. */
-#ifndef OCD_CORE_REDUCE_H
-#define OCD_CORE_REDUCE_H
+#ifndef OCD_PROBLEM_REDUCE_H
+#define OCD_PROBLEM_REDUCE_H
 
+#include "core/handle.h"
 #include "core/hostdev.h"
 #include "core/tensor.h"
 
@@ -142,8 +144,15 @@ size_t ocd_reduce_workspace(const struct ocd_reduce *r);
    table (src/ops/reduce.c); op names the caller in logs. The graph API's reductions use it. */
 cudnnStatus_t ocd_reduce_run(cudnnHandle_t handle, const struct ocd_reduce *r, const char *op);
 
+/* The backends' reductions (src/host/reduce.c, src/cuda/reduce.cu): each runs a struct
+   ocd_reduce (its plan's workspace is in problem->partials) and always applies. */
+cudnnStatus_t ocd_host_reduce_run(cudnnHandle_t handle, const void *problem, void *workspace,
+                                  size_t workspace_bytes);
+cudnnStatus_t ocd_cuda_reduce_run(cudnnHandle_t handle, const void *problem, void *workspace,
+                                  size_t workspace_bytes);
+
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* OCD_CORE_REDUCE_H */
+#endif /* OCD_PROBLEM_REDUCE_H */
