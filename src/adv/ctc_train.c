@@ -45,9 +45,9 @@ static size_t ctc_workspace(cudnnHandle_t handle, const void *p)
 
 static const struct ocd_impl ctc_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:ctc_blocks", OCD_BACKEND_CUDA, 0, NULL, ctc_workspace, ocd_ctc_run_cuda},
+    {"cuda:ctc_blocks", OCD_BACKEND_CUDA, 0, NULL, ctc_workspace, ocd_ctc_run_cuda, NULL},
 #endif
-    {"host:ctc_samples", OCD_BACKEND_HOST, 0, NULL, ctc_workspace, ocd_ctc_run_host},
+    {"host:ctc_samples", OCD_BACKEND_HOST, 0, NULL, ctc_workspace, ocd_ctc_run_host, NULL},
 };
 
 /* ---- the descriptor ------------------------------------------------------------------------- */
@@ -337,12 +337,13 @@ static cudnnStatus_t run(cudnnHandle_t handle, struct ocd_ctc_problem *p, const 
     p->probs = probs;
     p->costs = costs;
     p->grads = gradients;
-    const struct ocd_impl *impl = ocd_impl_select(handle, ctc_impls, OCD_ARRAY_LEN(ctc_impls), p, op);
+    struct ocd_impl_plan plan;
+    const struct ocd_impl *impl = ocd_impl_select(handle, ctc_impls, OCD_ARRAY_LEN(ctc_impls), p, op, &plan);
     if (impl == NULL) return CUDNN_STATUS_NOT_SUPPORTED;
-    if (!ocd_check_enabled()) return impl->run(handle, p, workspace, bytes);
+    if (!ocd_check_enabled()) return ocd_impl_exec(handle, impl, p, &plan, workspace, bytes);
     struct ocd_check_call call;
-    return ocd_check_run(handle, impl, p, workspace, bytes, ctc_check_call(handle, p, v, desc_max_label, op, &call),
-                         OCD_IMPL_TABLE(ctc_impls));
+    return ocd_check_run(handle, impl, p, &plan, workspace, bytes,
+                         ctc_check_call(handle, p, v, desc_max_label, op, &call), OCD_IMPL_TABLE(ctc_impls));
 }
 
 static cudnnStatus_t check_size_out(size_t *sizeInBytes)

@@ -221,7 +221,7 @@ void ocd_conv_problem_format(const struct ocd_conv_problem *p, char *buf, size_t
    its backend and device; the algorithm; the environment switches the pick reads; no Find
    verdict recorded since, see ocd_conv_race_epoch) skips the pick
    and the workspace query, which plan every candidate entry: once an application has chosen its
-   algorithm, a repeated call goes straight to its entry (the host cost of a call is a goal of
+   algorithm, a repeated call goes straight to its entry with the plan kept from the pick (the host cost of a call is a goal of
    issue 4: bench/results.md, latency_conv_1x1_f16). */
 #define MEMO_ENV_MAX 128
 static const char *const memo_env_names[] = {"OPENCUDNN_DISABLE", "CUDNN_CONV_WSCAP_DBG", "NVIDIA_TF32_OVERRIDE",
@@ -238,6 +238,7 @@ struct conv_memo {
     char env[MEMO_ENVS][MEMO_ENV_MAX];
     const struct ocd_conv_impl *impl;
     size_t need;
+    struct ocd_impl_plan plan; /* impl's plan for p, when impl is planned */
 };
 static OCD_THREAD_LOCAL struct conv_memo conv_memos[OCD_CONV_DIRS];
 
@@ -330,17 +331,20 @@ cudnnStatus_t ocd_conv_execute(cudnnHandle_t handle, const struct ocd_conv_probl
     const bool rememberable = memo_env(env);
     const struct ocd_conv_impl *impl;
     size_t need;
+    struct ocd_impl_plan fresh;
+    const struct ocd_impl_plan *plan = &m->plan;
     if (rememberable && memo_matches(m, handle, p, algo, env)) {
         impl = m->impl;
         need = m->need;
     } else {
         char why[1024];
         const unsigned epoch = ocd_conv_race_epoch(); /* before the pick: a verdict during it invalidates */
-        impl = ocd_conv_pick(handle, p, algo, why, sizeof why);
+        impl = ocd_conv_pick(handle, p, algo, why, sizeof why, &fresh);
         if (impl == NULL)
             return ocd_fail(CUDNN_STATUS_NOT_SUPPORTED, op, __FILE__, __LINE__, "%s: %s",
                             ocd_conv_algo_name(p->dir, algo), why);
-        need = ocd_conv_impl_workspace(handle, impl, p);
+        need = ocd_conv_impl_workspace(handle, impl, p, &fresh);
+        plan = &fresh;
         m->valid = rememberable;
         if (rememberable) {
             m->handle = handle, m->kind = ocd_handle_kind(handle), m->device = handle->device, m->algo = algo;
@@ -348,6 +352,8 @@ cudnnStatus_t ocd_conv_execute(cudnnHandle_t handle, const struct ocd_conv_probl
             memcpy(&m->p, p, sizeof *p);
             memcpy(m->env, env, sizeof env);
             m->impl = impl, m->need = need;
+            if (fresh.impl == &impl->base) m->plan = fresh;
+            else m->plan.impl = NULL;
         }
     }
     if (workspace_bytes < need || (need > 0 && workspace == NULL))
@@ -359,10 +365,11 @@ cudnnStatus_t ocd_conv_execute(cudnnHandle_t handle, const struct ocd_conv_probl
         ocd_conv_problem_format(p, desc, sizeof desc);
         ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s: %s runs %s", op, impl->base.name, desc);
     }
-    if (!ocd_check_enabled()) return impl->base.run(handle, p, workspace, workspace_bytes);
+    if (!ocd_check_enabled()) return ocd_impl_exec(handle, &impl->base, p, plan, workspace, workspace_bytes);
     struct ocd_check_call call;
     conv_check_call(&call, p, algo, op);
-    return ocd_check_run(handle, &impl->base, p, workspace, workspace_bytes, &call, ocd_conv_impl_table(p->dir));
+    return ocd_check_run(handle, &impl->base, p, plan, workspace, workspace_bytes, &call,
+                         ocd_conv_impl_table(p->dir));
 }
 
 cudnnStatus_t ocd_conv_workspace_query(cudnnHandle_t handle, const struct ocd_conv_problem *p,
@@ -371,21 +378,22 @@ cudnnStatus_t ocd_conv_workspace_query(cudnnHandle_t handle, const struct ocd_co
     char why[1024];
     if (algo < 0 || algo >= ocd_conv_algo_count(p->dir))
         return ocd_fail(CUDNN_STATUS_BAD_PARAM, op, __FILE__, __LINE__, "invalid algorithm %d", algo);
-    const struct ocd_conv_impl *impl = ocd_conv_pick(handle, p, algo, why, sizeof why);
+    struct ocd_impl_plan plan;
+    const struct ocd_conv_impl *impl = ocd_conv_pick(handle, p, algo, why, sizeof why, &plan);
     if (impl == NULL)
         return ocd_fail(CUDNN_STATUS_NOT_SUPPORTED, op, __FILE__, __LINE__, "%s: %s",
                         ocd_conv_algo_name(p->dir, algo), why);
-    *bytes = ocd_conv_impl_workspace(handle, impl, p);
+    *bytes = ocd_conv_impl_workspace(handle, impl, p, &plan);
     return CUDNN_STATUS_SUCCESS;
 }
 
 struct ocd_conv_perf ocd_conv_perf_of(cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,
-                                      const struct ocd_conv_impl *impl)
+                                      const struct ocd_conv_impl *impl, const struct ocd_impl_plan *plan)
 {
     struct ocd_conv_perf r = {algo, CUDNN_STATUS_NOT_SUPPORTED, -1.0f, 0, CUDNN_DETERMINISTIC, p->math};
     if (impl != NULL) {
         r.status = CUDNN_STATUS_SUCCESS;
-        r.memory = ocd_conv_impl_workspace(handle, impl, p);
+        r.memory = ocd_conv_impl_workspace(handle, impl, p, plan);
         r.determinism = impl->determinism;
         r.math = ocd_conv_reported_math(impl, p);
     }
@@ -399,29 +407,30 @@ int ocd_conv_rank_algorithms(cudnnHandle_t handle, const struct ocd_conv_problem
     int count = ocd_conv_algo_count(p->dir), n = 0;
     bool listed[16] = {false};
     char why[1024];
+    struct ocd_impl_plan plan;
     int first = ocd_conv_heuristic_first(handle, p);
     if (first >= 0) {
-        const struct ocd_conv_impl *impl = ocd_conv_pick(handle, p, first, why, sizeof why);
+        const struct ocd_conv_impl *impl = ocd_conv_pick(handle, p, first, why, sizeof why, &plan);
         if (impl != NULL) {
             listed[first] = true;
             impls[n] = impl;
-            out[n++] = ocd_conv_perf_of(handle, p, first, impl);
+            out[n++] = ocd_conv_perf_of(handle, p, first, impl, &plan);
         }
     }
     for (size_t e = 0; e < t->count; e++) {
         for (int a = 0; a < count; a++) {
             if (listed[a] || !(t->impls[e].base.algos & (1u << a))) continue;
-            const struct ocd_conv_impl *impl = ocd_conv_pick(handle, p, a, why, sizeof why);
+            const struct ocd_conv_impl *impl = ocd_conv_pick(handle, p, a, why, sizeof why, &plan);
             if (impl != &t->impls[e]) continue; /* an earlier entry or none serves it */
             listed[a] = true;
             impls[n] = impl;
-            out[n++] = ocd_conv_perf_of(handle, p, a, impl);
+            out[n++] = ocd_conv_perf_of(handle, p, a, impl, &plan);
         }
     }
     for (int a = 0; a < count; a++) {
         if (listed[a]) continue;
         impls[n] = NULL;
-        out[n++] = ocd_conv_perf_of(handle, p, a, NULL);
+        out[n++] = ocd_conv_perf_of(handle, p, a, NULL, NULL);
     }
     return n;
 }

@@ -70,9 +70,10 @@ const char *ocd_conv_algo_name(enum ocd_conv_dir dir, int algo);
 const char *ocd_conv_algo_rejects(const struct ocd_conv_problem *p, int algo);
 
 /* The entry that runs `algo` for the problem on the handle's backend, or NULL with *why set
-   (the documented restriction or the reasons of every entry). Logs each skipped entry. */
+   (the documented restriction or the reasons of every entry). Logs each skipped entry. plan
+   (optional: NULL) receives the plans of the walk, the chosen entry's last (core/impl.h). */
 const struct ocd_conv_impl *ocd_conv_pick(cudnnHandle_t handle, const struct ocd_conv_problem *p,
-                                          int algo, char *why, size_t why_size);
+                                          int algo, char *why, size_t why_size, struct ocd_impl_plan *plan);
 
 /* For Find: when the entry the pick reaches first for `algo` races (and is not FORCED), that
    entry (*racer, whether its estimate won or lost) and the entry that runs when it is passed
@@ -87,9 +88,9 @@ void ocd_conv_race_record(const struct ocd_conv_problem *p, int algo, bool racer
 bool ocd_conv_race_verdict(const struct ocd_conv_problem *p, int algo, bool *racer_won);
 unsigned ocd_conv_race_epoch(void);
 
-/* Workspace bytes an entry needs for the problem. */
+/* Workspace bytes an entry needs for the problem (plan: NULL, or the pick's). */
 size_t ocd_conv_impl_workspace(cudnnHandle_t handle, const struct ocd_conv_impl *impl,
-                               const struct ocd_conv_problem *p);
+                               const struct ocd_conv_problem *p, const struct ocd_impl_plan *plan);
 
 /* The math type a perf result reports for an entry. */
 cudnnMathType_t ocd_conv_reported_math(const struct ocd_conv_impl *impl, const struct ocd_conv_problem *p);
@@ -146,9 +147,10 @@ struct ocd_conv_perf {
     cudnnMathType_t math;
 };
 
-/* The perf result of `algo` run by impl (NULL: NOT_SUPPORTED), untimed. */
+/* The perf result of `algo` run by impl (NULL: NOT_SUPPORTED), untimed (plan: NULL, or the
+   pick's). */
 struct ocd_conv_perf ocd_conv_perf_of(cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,
-                                      const struct ocd_conv_impl *impl);
+                                      const struct ocd_conv_impl *impl, const struct ocd_impl_plan *plan);
 /* The algorithm the heuristic ranks first for p where the table order alone would not, or -1:
    a measured exception (see conv_registry.c). */
 int ocd_conv_heuristic_first(cudnnHandle_t handle, const struct ocd_conv_problem *p);

@@ -143,12 +143,13 @@ struct timed_run {
     const struct ocd_conv_problem *p;
     void *workspace;
     size_t workspace_bytes;
+    struct ocd_impl_plan plan; /* impl's, computed once for every run */
 };
 
 static cudnnStatus_t timed_run(void *ctx)
 {
     struct timed_run *t = ctx;
-    return t->impl->base.run(t->handle, t->p, t->workspace, t->workspace_bytes);
+    return ocd_impl_exec(t->handle, &t->impl->base, t->p, &t->plan, t->workspace, t->workspace_bytes);
 }
 
 /* Successes by time, then failures, then NOT_SUPPORTED; stable within each class. */
@@ -205,7 +206,8 @@ struct find_buffers {
 static void time_entry(cudnnHandle_t handle, const struct ocd_conv_impl *impl, const struct ocd_conv_problem *p,
                        const struct find_buffers *b, struct ocd_conv_perf *r)
 {
-    struct timed_run t = {handle, impl, p, b->workspace, b->bytes};
+    struct timed_run t = {handle, impl, p, b->workspace, b->bytes, {0}};
+    ocd_impl_rejects(handle, &impl->base, p, &t.plan); /* the pick chose it: only its plan is wanted */
     r->time = -1.0f;
     if (!b->user && r->memory > 0) {
         if (ocd_backend_alloc(handle, &t.workspace, r->memory) != CUDNN_STATUS_SUCCESS) {
@@ -236,7 +238,7 @@ static void race(cudnnHandle_t handle, const struct ocd_conv_problem *p, const s
                  const struct ocd_conv_impl *racer, const struct ocd_conv_impl *chosen,
                  const struct ocd_conv_impl *other, struct ocd_conv_perf *r)
 {
-    struct ocd_conv_perf o = ocd_conv_perf_of(handle, p, r->algo, other);
+    struct ocd_conv_perf o = ocd_conv_perf_of(handle, p, r->algo, other, NULL);
     time_entry(handle, other, p, b, &o);
     if (o.status != CUDNN_STATUS_SUCCESS && r->status != CUDNN_STATUS_SUCCESS) return;
     bool other_wins = o.status == CUDNN_STATUS_SUCCESS && (r->status != CUDNN_STATUS_SUCCESS || o.time < r->time);

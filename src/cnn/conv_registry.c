@@ -27,16 +27,16 @@
 /* ---- the tables ------------------------------------------------------------------------------- */
 
 #define HOST_ENTRY(name_, algos_, run_, ws_)                                                   \
-    {{name_, OCD_BACKEND_HOST, algos_, NULL, ws_, run_}, CUDNN_DETERMINISTIC, false, NULL}
-/* A Winograd entry of the host (host/conv_winograd.c): fn_ and its _applies and _workspace */
-#define HOST_WINO_ENTRY(name_, algo_, fn_)                                                      \
-    {{"host:" name_, OCD_BACKEND_HOST, BIT(algo_), fn_##_applies, fn_##_workspace, fn_}, CUDNN_DETERMINISTIC, false, NULL},
+    {{name_, OCD_BACKEND_HOST, algos_, NULL, ws_, run_, NULL}, CUDNN_DETERMINISTIC, false, NULL}
+/* A planned entry (core/impl.h): its hooks are fn_##_planned. */
+#define PLANNED_ENTRY(name_, backend_, algos_, fn_, tc_)                                        \
+    {{name_, backend_, algos_, NULL, NULL, NULL, &fn_##_planned}, CUDNN_DETERMINISTIC, tc_, NULL},
+/* A Winograd entry of the host (host/conv_winograd.c) */
+#define HOST_WINO_ENTRY(name_, algo_, fn_) PLANNED_ENTRY("host:" name_, OCD_BACKEND_HOST, BIT(algo_), fn_, false)
 /* FFT and FFT_TILING of a direction (host/conv_fft.c), listed after the GEMM family */
 #define HOST_FFT_ENTRIES(dir_, fft_, tiling_)                                                  \
-    {{"host:" dir_ "_fft", OCD_BACKEND_HOST, BIT(fft_), ocd_host_conv_fft_applies, ocd_host_conv_fft_workspace, \
-      ocd_host_conv_fft}, CUDNN_DETERMINISTIC, false, NULL},                                      \
-    {{"host:" dir_ "_fft_tiling", OCD_BACKEND_HOST, BIT(tiling_), ocd_host_conv_fft_tiling_applies,     \
-      ocd_host_conv_fft_tiling_workspace, ocd_host_conv_fft_tiling}, CUDNN_DETERMINISTIC, false, NULL},
+    PLANNED_ENTRY("host:" dir_ "_fft", OCD_BACKEND_HOST, BIT(fft_), ocd_host_conv_fft, false)   \
+    PLANNED_ENTRY("host:" dir_ "_fft_tiling", OCD_BACKEND_HOST, BIT(tiling_), ocd_host_conv_fft_tiling, false)
 
 #ifdef OCD_HAVE_CUDA
 /* The tensor-core entries of the CUDA backend (cuda/conv_igemm.h), most specialised first: cuBLAS
@@ -48,7 +48,7 @@
    ALGO_1, BWD_FILTER ALGO_1), and forward IMPLICIT_GEMM where it needs no workspace (the pick
    enforces that for every IMPLICIT_GEMM entry). */
 #define CUDA_ENTRY(name_, algos_, applies_, ws_, run_, tc_)                                     \
-    {{name_, OCD_BACKEND_CUDA, algos_, applies_, ws_, run_}, CUDNN_DETERMINISTIC, tc_, NULL},
+    {{name_, OCD_BACKEND_CUDA, algos_, applies_, ws_, run_, NULL}, CUDNN_DETERMINISTIC, tc_, NULL},
 #define CUBLAS_1X1_ENTRIES(dir_, algos_)                                                        \
     CUDA_ENTRY("cuda:" dir_ "_gemm1x1_cublas_tc", algos_, ocd_cuda_conv_gemm1x1_applies_tc,     \
                ocd_cuda_conv_cublas_workspace, ocd_cuda_conv_cublas_run_tc, true)               \
@@ -97,7 +97,7 @@ static const struct ocd_conv_impl fwd_impls[] = {
     /* first, racing the packed engine: where it wins (a measurement, see conv_cblas.c) the
        heuristic offers GEMM first; where it loses, GEMM goes to host:fwd_gemm */
     {{"host:fwd_gemm_cblas", OCD_BACKEND_HOST, BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM), ocd_host_conv_cblas_applies,
-      ocd_host_conv_cblas_workspace, ocd_host_conv_cblas},
+      ocd_host_conv_cblas_workspace, ocd_host_conv_cblas, NULL},
      CUDNN_DETERMINISTIC, false, ocd_host_conv_cblas_race},
 #endif
     HOST_ENTRY("host:fwd_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM),
@@ -188,17 +188,17 @@ static const struct ocd_conv_table tables[OCD_CONV_DIRS] = {
 };
 
 const struct ocd_impl ocd_conv_im2col_impls[] = {
-    {"host:im2col", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_conv_im2col},
+    {"host:im2col", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_conv_im2col, NULL},
 #ifdef OCD_HAVE_CUDA
-    {"cuda:im2col", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_conv_im2col},
+    {"cuda:im2col", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_conv_im2col, NULL},
 #endif
 };
 const size_t ocd_conv_im2col_impl_count = OCD_ARRAY_LEN(ocd_conv_im2col_impls);
 
 const struct ocd_impl ocd_conv_bias_grad_impls[] = {
-    {"host:bias_grad", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_conv_bias_grad},
+    {"host:bias_grad", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_conv_bias_grad, NULL},
 #ifdef OCD_HAVE_CUDA
-    {"cuda:bias_grad", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_conv_bias_grad},
+    {"cuda:bias_grad", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_conv_bias_grad, NULL},
 #endif
 };
 const size_t ocd_conv_bias_grad_impl_count = OCD_ARRAY_LEN(ocd_conv_bias_grad_impls);
@@ -413,9 +413,9 @@ cudnnMathType_t ocd_conv_reported_math(const struct ocd_conv_impl *impl, const s
 }
 
 size_t ocd_conv_impl_workspace(cudnnHandle_t handle, const struct ocd_conv_impl *impl,
-                               const struct ocd_conv_problem *p)
+                               const struct ocd_conv_problem *p, const struct ocd_impl_plan *plan)
 {
-    return impl->base.workspace ? impl->base.workspace(handle, p) : 0;
+    return ocd_impl_workspace(handle, &impl->base, p, plan);
 }
 
 /* CUDNN_CONV_WSCAP_DBG (MiB, cuDNN 8.0.5 and later; its value is cap) caps the workspace an
@@ -429,7 +429,8 @@ static bool over_workspace_cap(const char *cap, size_t bytes)
 
 /* Why entry e, which applies, cannot serve algo for p, or NULL when it can; a race it loses
    aside: the math type, and the workspace where the algorithm or a cap limits it. */
-static const char *entry_unfit(cudnnHandle_t handle, const struct ocd_impl *base, const void *problem, int algo)
+static const char *entry_unfit(cudnnHandle_t handle, const struct ocd_impl *base, const void *problem,
+                               const struct ocd_impl_plan *plan, int algo)
 {
     const struct ocd_conv_impl *e = (const struct ocd_conv_impl *)base;
     const struct ocd_conv_problem *p = problem;
@@ -438,7 +439,7 @@ static const char *entry_unfit(cudnnHandle_t handle, const struct ocd_impl *base
     const bool implicit = p->dir == OCD_CONV_FWD && algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
     const char *cap = getenv("CUDNN_CONV_WSCAP_DBG");
     if (r == NULL && (implicit || (cap != NULL && *cap != '\0'))) { /* else the workspace is not asked */
-        size_t ws = ocd_conv_impl_workspace(handle, e, p);
+        size_t ws = ocd_conv_impl_workspace(handle, e, p, plan);
         if (over_workspace_cap(cap, ws)) r = OCD_REASON_WORKSPACE;
         else if (ws > 0 && implicit) r = "IMPLICIT_GEMM runs without workspace, and this entry needs some for this problem";
     }
@@ -459,10 +460,11 @@ static enum ocd_conv_race race_standing(cudnnHandle_t handle, const struct ocd_c
 
 /* The walker's further test for a convolution entry (struct ocd_impl_query): unfit, or a racer
    that loses the problem. */
-static const char *entry_rejects(cudnnHandle_t handle, const struct ocd_impl *base, const void *problem, int algo)
+static const char *entry_rejects(cudnnHandle_t handle, const struct ocd_impl *base, const void *problem,
+                                 const struct ocd_impl_plan *plan, int algo)
 {
     const struct ocd_conv_impl *e = (const struct ocd_conv_impl *)base;
-    const char *r = entry_unfit(handle, base, problem, algo);
+    const char *r = entry_unfit(handle, base, problem, plan, algo);
     if (r == NULL && e->race != NULL && race_standing(handle, e, problem, algo) == OCD_CONV_RACE_LOSES)
         r = "slower than the next entry for this problem (measured)";
     return r;
@@ -473,7 +475,7 @@ bool ocd_conv_race_pair(cudnnHandle_t handle, const struct ocd_conv_problem *p, 
 {
     if (ocd_conv_algo_rejects(p, algo) != NULL) return false;
     char why[8];
-    const struct ocd_impl_query q = {ocd_conv_algo_name(p->dir, algo), algo, entry_unfit};
+    const struct ocd_impl_query q = {ocd_conv_algo_name(p->dir, algo), algo, entry_unfit, NULL};
     struct ocd_impl_table t = ocd_conv_impl_table(p->dir);
     *racer = (const struct ocd_conv_impl *)ocd_impl_walk(handle, t, p, &q, why, sizeof why);
     if (*racer == NULL || (*racer)->race == NULL || (*racer)->race(handle, p) == OCD_CONV_RACE_FORCED) return false;
@@ -485,14 +487,14 @@ bool ocd_conv_race_pair(cudnnHandle_t handle, const struct ocd_conv_problem *p, 
 }
 
 const struct ocd_conv_impl *ocd_conv_pick(cudnnHandle_t handle, const struct ocd_conv_problem *p,
-                                          int algo, char *why, size_t why_size)
+                                          int algo, char *why, size_t why_size, struct ocd_impl_plan *plan)
 {
     const char *doc = ocd_conv_algo_rejects(p, algo);
     if (doc != NULL) {
         snprintf(why, why_size, "%s", doc);
         return NULL;
     }
-    const struct ocd_impl_query q = {ocd_conv_algo_name(p->dir, algo), algo, entry_rejects};
+    const struct ocd_impl_query q = {ocd_conv_algo_name(p->dir, algo), algo, entry_rejects, plan};
     const struct ocd_impl *e = ocd_impl_walk(handle, ocd_conv_impl_table(p->dir), p, &q, why, why_size);
     if (e == NULL && why[0] == '\0')
         snprintf(why, why_size, "the %s backend has no implementation of this algorithm", handle->backend->name);

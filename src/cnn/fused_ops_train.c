@@ -294,16 +294,16 @@ cudnnStatus_t CUDNNWINAPI cudnnDestroyFusedOpsPlan(cudnnFusedOpsPlan_t plan)
 /* ---- making a plan ---------------------------------------------------------------------------------- */
 
 static const struct ocd_impl affine_impls[] = {
-    {"host:fused_affine", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_fused_affine},
+    {"host:fused_affine", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_fused_affine, NULL},
 #ifdef OCD_HAVE_CUDA
-    {"cuda:fused_affine", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_fused_affine},
+    {"cuda:fused_affine", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_fused_affine, NULL},
 #endif
 };
 
 static const struct ocd_impl bn_finalize_impls[] = {
-    {"host:fused_bn_finalize", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_fused_bn_finalize},
+    {"host:fused_bn_finalize", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_fused_bn_finalize, NULL},
 #ifdef OCD_HAVE_CUDA
-    {"cuda:fused_bn_finalize", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_fused_bn_finalize},
+    {"cuda:fused_bn_finalize", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_fused_bn_finalize, NULL},
 #endif
 };
 
@@ -405,8 +405,9 @@ static cudnnStatus_t plan_conv(cudnnHandle_t handle, cudnnFusedOpsPlan_t plan, e
     if (plan->algo < 0)
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "no algorithm on the %s backend runs the convolution", handle->backend->name);
     char why[1024];
-    plan->workspace_bytes =
-        plan->affine_bytes + ocd_conv_impl_workspace(handle, ocd_conv_pick(handle, &plan->conv, plan->algo, why, sizeof why), &plan->conv);
+    struct ocd_impl_plan conv_plan;
+    const struct ocd_conv_impl *impl = ocd_conv_pick(handle, &plan->conv, plan->algo, why, sizeof why, &conv_plan);
+    plan->workspace_bytes = plan->affine_bytes + ocd_conv_impl_workspace(handle, impl, &plan->conv, &conv_plan);
     if (dir == OCD_CONV_FWD && c->has[CUDNN_PARAM_YSTATS_DESC] && on(c, CUDNN_PARAM_YSUM_PLACEHOLDER)) {
         OCD_TRY(channel_desc(&c->tensors[CUDNN_PARAM_YSTATS_DESC], plan->conv.y.dims[1], "YSTATS_DESC"));
         plan->stats = true;

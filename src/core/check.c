@@ -182,15 +182,15 @@ static void make_host_handle(void)
 
 /* The host entry that gives the second opinion on `primary` (see check.h), or NULL. */
 static const struct ocd_impl *second_entry(cudnnHandle_t host, struct ocd_impl_table e, const void *problem,
-                                           const struct ocd_impl *primary)
+                                           const struct ocd_impl *primary, struct ocd_impl_plan *plan)
 {
     if (primary->backend != OCD_BACKEND_HOST) {
         for (size_t i = 0; i < e.count; i++)
-            if (ocd_impl_rejects(host, ocd_impl_at(e, i), problem) == NULL) return ocd_impl_at(e, i);
+            if (ocd_impl_rejects(host, ocd_impl_at(e, i), problem, plan) == NULL) return ocd_impl_at(e, i);
         return NULL;
     }
     for (size_t i = e.count; i-- > 0;)
-        if (ocd_impl_rejects(host, ocd_impl_at(e, i), problem) == NULL) return ocd_impl_at(e, i);
+        if (ocd_impl_rejects(host, ocd_impl_at(e, i), problem, plan) == NULL) return ocd_impl_at(e, i);
     return NULL;
 }
 
@@ -296,9 +296,12 @@ static void compare(const struct ocd_check_call *call, const struct copies *c, c
 cudnnStatus_t ocd_impl_run_checked(cudnnHandle_t handle, const struct ocd_impl *table, size_t count,
                                    const void *problem, const struct ocd_check_call *call)
 {
-    const struct ocd_impl *impl = ocd_impl_select(handle, table, count, problem, call ? call->op : "a checked call");
+    struct ocd_impl_plan plan;
+    const struct ocd_impl *impl =
+        ocd_impl_select(handle, table, count, problem, call ? call->op : "a checked call", &plan);
     if (impl == NULL) return CUDNN_STATUS_NOT_SUPPORTED;
-    return ocd_check_run(handle, impl, problem, NULL, 0, call, (struct ocd_impl_table){table, count, sizeof *table});
+    return ocd_check_run(handle, impl, problem, &plan, NULL, 0, call,
+                         (struct ocd_impl_table){table, count, sizeof *table});
 }
 
 /* The second run: the problem copied, its pointers moved to the host copies, on a host entry. */
@@ -312,12 +315,13 @@ static void second_run(cudnnHandle_t handle, const struct ocd_impl *impl, const 
     }
     void *copy = ocd_malloc(call->problem_size), *ws = NULL;
     const struct ocd_impl *second = NULL;
+    struct ocd_impl_plan plan; /* the second entry's */
     size_t ws_bytes = 0;
     if (host != NULL && copy != NULL) {
         memcpy(copy, problem, call->problem_size);
         for (int i = 0; i < call->count; i++) *field_of(copy, call->buffers[i].field) = c->before[i];
-        second = second_entry(host, entries, copy, impl);
-        ws_bytes = second != NULL && second->workspace ? second->workspace(host, copy) : 0;
+        second = second_entry(host, entries, copy, impl, &plan);
+        ws_bytes = second != NULL ? ocd_impl_workspace(host, second, copy, &plan) : 0;
         ws = ws_bytes ? ocd_malloc(ws_bytes) : NULL;
     }
     if (second == NULL || (ws_bytes > 0 && ws == NULL))
@@ -325,7 +329,7 @@ static void second_run(cudnnHandle_t handle, const struct ocd_impl *impl, const 
                         call->op, impl->name, second != NULL || copy == NULL || host == NULL ? "memory is short" : "no host entry applies");
     else {
         in_second_run = true;
-        cudnnStatus_t s = second->run(host, copy, ws, ws_bytes);
+        cudnnStatus_t s = ocd_impl_exec(host, second, copy, &plan, ws, ws_bytes);
         in_second_run = false;
         if (s != CUDNN_STATUS_SUCCESS)
             ocd_log_message(CUDNN_SEV_WARNING, CUDNN_STATUS_SUCCESS, "OPENCUDNN_CHECK: %s: the host entry %s failed",
@@ -337,20 +341,20 @@ static void second_run(cudnnHandle_t handle, const struct ocd_impl *impl, const 
     free(copy);
 }
 
-cudnnStatus_t ocd_check_run(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem, void *workspace,
-                            size_t workspace_bytes, const struct ocd_check_call *call,
-                            struct ocd_impl_table entries)
+cudnnStatus_t ocd_check_run(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem,
+                            const struct ocd_impl_plan *plan, void *workspace, size_t workspace_bytes,
+                            const struct ocd_check_call *call, struct ocd_impl_table entries)
 {
-    if (call == NULL || in_second_run) return impl->run(handle, problem, workspace, workspace_bytes);
+    if (call == NULL || in_second_run) return ocd_impl_exec(handle, impl, problem, plan, workspace, workspace_bytes);
     ocd_check_log_replay(call->op, impl->name, call->replay);
-    if (!sampled()) return impl->run(handle, problem, workspace, workspace_bytes);
+    if (!sampled()) return ocd_impl_exec(handle, impl, problem, plan, workspace, workspace_bytes);
     struct copies c = {0};
     cudnnStatus_t s = snapshot(handle, problem, call, &c);
     if (s != CUDNN_STATUS_SUCCESS) {
         copies_free(&c);
-        return impl->run(handle, problem, workspace, workspace_bytes);
+        return ocd_impl_exec(handle, impl, problem, plan, workspace, workspace_bytes);
     }
-    s = impl->run(handle, problem, workspace, workspace_bytes);
+    s = ocd_impl_exec(handle, impl, problem, plan, workspace, workspace_bytes);
     if (s == CUDNN_STATUS_SUCCESS) s = test_break(handle, impl, problem, call);
     for (int i = 0; i < call->count && s == CUDNN_STATUS_SUCCESS; i++)
         if (c.after[i] != NULL)
@@ -369,7 +373,8 @@ cudnnStatus_t ocd_check_run_driver(cudnnHandle_t handle, const char *name,
     char first_name[64], second_name[64];
     snprintf(first_name, sizeof first_name, "%s:%s", handle->backend->name, name);
     snprintf(second_name, sizeof second_name, "host:%s", name);
-    const struct ocd_impl first = {first_name, ocd_handle_kind(handle), 0, NULL, NULL, run};
-    const struct ocd_impl second = {second_name, OCD_BACKEND_HOST, 0, NULL, NULL, run};
-    return ocd_check_run(handle, &first, problem, NULL, 0, call, (struct ocd_impl_table){&second, 1, sizeof second});
+    const struct ocd_impl first = {first_name, ocd_handle_kind(handle), 0, NULL, NULL, run, NULL};
+    const struct ocd_impl second = {second_name, OCD_BACKEND_HOST, 0, NULL, NULL, run, NULL};
+    return ocd_check_run(handle, &first, problem, NULL, NULL, 0, call,
+                         (struct ocd_impl_table){&second, 1, sizeof second});
 }

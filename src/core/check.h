@@ -112,12 +112,12 @@ cudnnStatus_t ocd_check_run_driver(cudnnHandle_t handle, const char *name,
    data type's default. */
 double ocd_check_driver_tolerance(cudnnDataType_t t, bool tf32);
 
-/* Runs `impl` (already chosen) on the problem and its workspace, with the second opinion from
-   `entries` (the table impl came from) when `call` is not NULL and this call is sampled. The second run gets a host
-   workspace of the size its entry asks for. */
-cudnnStatus_t ocd_check_run(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem, void *workspace,
-                            size_t workspace_bytes, const struct ocd_check_call *call,
-                            struct ocd_impl_table entries);
+/* Runs `impl` (already chosen; plan as for ocd_impl_exec) on the problem and its workspace, with
+   the second opinion from `entries` (the table impl came from) when `call` is not NULL and this
+   call is sampled. The second run gets a host workspace of the size its entry asks for. */
+cudnnStatus_t ocd_check_run(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem,
+                            const struct ocd_impl_plan *plan, void *workspace, size_t workspace_bytes,
+                            const struct ocd_check_call *call, struct ocd_impl_table entries);
 
 #ifdef __cplusplus
 }

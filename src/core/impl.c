@@ -27,11 +27,54 @@ bool ocd_impl_disabled(const char *name)
 /* One object, so that the walker can tell this reason (never logged) by its address. */
 static const char reason_backend[] = OCD_REASON_BACKEND;
 
-const char *ocd_impl_rejects(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem)
+/* The entry's verdict from its plan, computed into plan. */
+static const char *make_plan(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem,
+                             struct ocd_impl_plan *plan)
+{
+    plan->impl = NULL;
+    plan->why = impl->planned->plan(handle, problem, plan->u.bytes);
+    plan->impl = impl;
+    return plan->why;
+}
+
+const char *ocd_impl_rejects(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem,
+                             struct ocd_impl_plan *plan)
 {
     if (impl->backend != ocd_handle_kind(handle)) return reason_backend;
     if (ocd_impl_disabled(impl->name)) return OCD_REASON_DISABLED;
-    return impl->applies ? impl->applies(handle, problem) : NULL;
+    if (impl->planned == NULL) return impl->applies ? impl->applies(handle, problem) : NULL;
+    struct ocd_impl_plan own;
+    return make_plan(handle, impl, problem, plan != NULL ? plan : &own);
+}
+
+/* The plan of a planned entry: the caller's when it holds the entry's, else computed into own. */
+static const struct ocd_impl_plan *plan_of(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem,
+                                           const struct ocd_impl_plan *plan, struct ocd_impl_plan *own)
+{
+    if (plan != NULL && plan->impl == impl) return plan;
+    make_plan(handle, impl, problem, own);
+    return own;
+}
+
+size_t ocd_impl_workspace(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem,
+                          const struct ocd_impl_plan *plan)
+{
+    if (impl->planned == NULL) return impl->workspace ? impl->workspace(handle, problem) : 0;
+    if (impl->planned->workspace == NULL) return 0;
+    struct ocd_impl_plan own;
+    const struct ocd_impl_plan *pl = plan_of(handle, impl, problem, plan, &own);
+    return pl->why == NULL ? impl->planned->workspace(handle, problem, pl->u.bytes) : 0;
+}
+
+cudnnStatus_t ocd_impl_exec(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem,
+                            const struct ocd_impl_plan *plan, void *workspace, size_t workspace_bytes)
+{
+    if (impl->planned == NULL) return impl->run(handle, problem, workspace, workspace_bytes);
+    struct ocd_impl_plan own;
+    const struct ocd_impl_plan *pl = plan_of(handle, impl, problem, plan, &own);
+    if (pl->why != NULL) /* the walker chose it, so this is a caller's mistake */
+        return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "%s run on a problem it does not serve: %s", impl->name, pl->why);
+    return impl->planned->run(handle, problem, pl->u.bytes, workspace, workspace_bytes);
 }
 
 /* ---- registry coverage (OPENCUDNN_IMPL_COVERAGE) --------------------------------------------------
@@ -103,10 +146,10 @@ static void coverage_note(struct ocd_impl_table t, size_t index)
 
 /* Why the entry cannot serve the query, or NULL. */
 static const char *entry_rejects(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem,
-                                 const struct ocd_impl_query *q)
+                                 const struct ocd_impl_query *q, struct ocd_impl_plan *plan)
 {
-    const char *why = ocd_impl_rejects(handle, impl, problem);
-    if (why == NULL && q->rejects != NULL) why = q->rejects(handle, impl, problem, q->algo);
+    const char *why = ocd_impl_rejects(handle, impl, problem, plan);
+    if (why == NULL && q->rejects != NULL) why = q->rejects(handle, impl, problem, plan, q->algo);
     return why;
 }
 
@@ -119,10 +162,12 @@ const struct ocd_impl *ocd_impl_walk(cudnnHandle_t handle, struct ocd_impl_table
                                      const struct ocd_impl_query *query, char *why, size_t why_size)
 {
     const bool verbose = (ocd_log_mask & CUDNN_SEV_INFO_EN) != 0;
+    struct ocd_impl_plan own;
+    struct ocd_impl_plan *plan = query->plan != NULL ? query->plan : &own;
     for (size_t i = 0; i < table.count; i++) {
         const struct ocd_impl *impl = ocd_impl_at(table, i);
         if (!takes_part(impl, query->algo)) continue;
-        const char *r = entry_rejects(handle, impl, problem, query);
+        const char *r = entry_rejects(handle, impl, problem, query, plan);
         if (r == NULL) {
             if (verbose) ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s: impl %s chosen", query->op, impl->name);
             coverage_note(table, i);
@@ -137,18 +182,18 @@ const struct ocd_impl *ocd_impl_walk(cudnnHandle_t handle, struct ocd_impl_table
     for (size_t i = 0; i < table.count; i++) {
         const struct ocd_impl *impl = ocd_impl_at(table, i);
         if (!takes_part(impl, query->algo)) continue;
-        const char *r = entry_rejects(handle, impl, problem, query);
+        const char *r = entry_rejects(handle, impl, problem, query, plan);
         if (r == NULL || r == reason_backend || used >= why_size) continue;
         used += (size_t)snprintf(why + used, why_size - used, "%s%s: %s", used ? "; " : "", impl->name, r);
     }
     return NULL;
 }
 
-const struct ocd_impl *ocd_impl_select(cudnnHandle_t handle, const struct ocd_impl *table,
-                                       size_t count, const void *problem, const char *op)
+const struct ocd_impl *ocd_impl_select(cudnnHandle_t handle, const struct ocd_impl *table, size_t count,
+                                       const void *problem, const char *op, struct ocd_impl_plan *plan)
 {
     char reasons[1024];
-    const struct ocd_impl_query query = {op, -1, NULL};
+    const struct ocd_impl_query query = {op, -1, NULL, plan};
     const struct ocd_impl_table t = {table, count, sizeof *table};
     const struct ocd_impl *impl = ocd_impl_walk(handle, t, problem, &query, reasons, sizeof reasons);
     if (impl == NULL)
@@ -161,7 +206,8 @@ const struct ocd_impl *ocd_impl_select(cudnnHandle_t handle, const struct ocd_im
 cudnnStatus_t ocd_impl_run(cudnnHandle_t handle, const struct ocd_impl *table, size_t count,
                            const void *problem, const char *op)
 {
-    const struct ocd_impl *impl = ocd_impl_select(handle, table, count, problem, op);
+    struct ocd_impl_plan plan;
+    const struct ocd_impl *impl = ocd_impl_select(handle, table, count, problem, op, &plan);
     if (impl == NULL) return CUDNN_STATUS_NOT_SUPPORTED;
-    return impl->run(handle, problem, NULL, 0);
+    return ocd_impl_exec(handle, impl, problem, &plan, NULL, 0);
 }

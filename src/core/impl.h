@@ -14,6 +14,21 @@
    prefix (OPENCUDNN_DISABLE='cuda:*' leaves only what a host entry could serve, i.e. nothing on
    a CUDA handle). Names are "backend:approach[_config]" and are never reused for other code.
 
+   Plans. Many entries first derive a plan from the problem (a tile and split choice, transform
+   sizes, a workspace layout) on which their verdict, their workspace size and their run all
+   rest. Such an entry is planned: its `planned` hooks replace applies, workspace and run, and
+   the plan is computed once per problem into storage the caller provides (struct
+   ocd_impl_plan). The walker computes the plan of each planned entry it asks into the query's
+   storage, so that after a walk that storage holds the chosen entry's plan (and its verdict),
+   tagged with the entry; ocd_impl_workspace and ocd_impl_exec take it from there and plan again
+   only for storage that holds another entry's plan, or none (NULL). A plan depends on the
+   problem and the handle alone, and may hold the problem's data pointers but never a pointer
+   into the problem struct or into itself: it stays valid for a byte-equal problem on the same
+   handle, so that convolution keeps it with its per-thread memo of the last choice and a
+   repeated call runs without planning at all. Every call of an entry goes through
+   ocd_impl_rejects, ocd_impl_workspace and ocd_impl_exec, which serve plain and planned
+   entries alike.
+
    Registry coverage (a test-only switch): with OPENCUDNN_IMPL_COVERAGE=path, every table the
    process walks is remembered, every entry the walker chooses is counted, and at exit each
    entry of those tables is written to path.<process id> as "name<TAB>backend<TAB>count"
@@ -26,6 +41,36 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The largest plan an entry may have (OCD_IMPL_PLAN_FITS checks each plan type against it). */
+#define OCD_IMPL_PLAN_BYTES 2048
+#ifdef __cplusplus
+#define OCD_IMPL_PLAN_FITS(type) static_assert(sizeof(type) <= OCD_IMPL_PLAN_BYTES, #type " exceeds OCD_IMPL_PLAN_BYTES")
+#else
+#define OCD_IMPL_PLAN_FITS(type) _Static_assert(sizeof(type) <= OCD_IMPL_PLAN_BYTES, #type " exceeds OCD_IMPL_PLAN_BYTES")
+#endif
+
+/* The hooks of a planned entry (see "Plans" above). */
+struct ocd_impl_planned {
+    /* Computes the plan into plan (at most OCD_IMPL_PLAN_BYTES); returns NULL when the entry can
+       serve the problem, else a reason, as applies does. */
+    const char *(*plan)(cudnnHandle_t handle, const void *problem, void *plan);
+    /* Workspace bytes it needs with that plan; optional: NULL means none. */
+    size_t (*workspace)(cudnnHandle_t handle, const void *problem, const void *plan);
+    /* Does the work with that plan. */
+    cudnnStatus_t (*run)(cudnnHandle_t handle, const void *problem, const void *plan, void *workspace,
+                         size_t workspace_bytes);
+};
+
+/* Storage for one entry's plan. */
+struct ocd_impl_plan {
+    const struct ocd_impl *impl; /* the entry whose plan `u` holds; NULL: none */
+    const char *why;             /* that entry's verdict on the problem: NULL when it serves it */
+    union {
+        max_align_t align;
+        unsigned char bytes[OCD_IMPL_PLAN_BYTES];
+    } u;
+};
 
 struct ocd_impl {
     const char *name;              /* "host:reference", "cuda:elementwise_vec4", ... */
@@ -41,6 +86,8 @@ struct ocd_impl {
     /* Does the work. The API has validated everything; run only fails on device errors. */
     cudnnStatus_t (*run)(cudnnHandle_t handle, const void *problem, void *workspace,
                          size_t workspace_bytes);
+    /* A planned entry sets this and leaves applies, workspace and run NULL. */
+    const struct ocd_impl_planned *planned;
 };
 
 /* A table as the walker sees it: `count` entries `stride` bytes apart, each starting with a
@@ -61,15 +108,32 @@ static inline const struct ocd_impl *ocd_impl_at(struct ocd_impl_table t, size_t
 struct ocd_impl_query {
     const char *op; /* names the operation in log lines ("cudnnAddTensor", "FWD_ALGO_GEMM") */
     int algo;       /* -1: every entry takes part; else only those whose algos hold it */
-    /* Optional: why an entry that applies may still not serve (NULL when it may). */
-    const char *(*rejects)(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem, int algo);
+    /* Optional: why an entry that applies may still not serve (NULL when it may); plan holds
+       the entry's plan when it is planned. */
+    const char *(*rejects)(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem,
+                           const struct ocd_impl_plan *plan, int algo);
+    /* Optional: storage for the plans the walk computes; after a walk that chose a planned entry
+       it holds that entry's plan. NULL: the walk plans in storage of its own. */
+    struct ocd_impl_plan *plan;
 };
 
 /* True when OPENCUDNN_DISABLE names the entry. */
 bool ocd_impl_disabled(const char *name);
 
-/* Why `impl` cannot serve the problem on this handle (backend, switch, applies), or NULL. */
-const char *ocd_impl_rejects(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem);
+/* Why `impl` cannot serve the problem on this handle (backend, switch, applies or its plan), or
+   NULL. A planned entry's plan is computed into plan (NULL: into storage of its own). */
+const char *ocd_impl_rejects(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem,
+                             struct ocd_impl_plan *plan);
+
+/* Workspace bytes `impl` needs for the problem; plan: NULL, or storage that may hold the entry's
+   plan for this problem (computed here when it holds another's). */
+size_t ocd_impl_workspace(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem,
+                          const struct ocd_impl_plan *plan);
+
+/* Runs `impl`, which serves the problem, with its plan taken from plan as ocd_impl_workspace
+   does. */
+cudnnStatus_t ocd_impl_exec(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem,
+                            const struct ocd_impl_plan *plan, void *workspace, size_t workspace_bytes);
 
 /* The walker: the first entry of the table that serves the query, or NULL with the reasons of
    every entry that was passed over on this backend in why ("" when the backend has none). */
@@ -77,9 +141,10 @@ const struct ocd_impl *ocd_impl_walk(cudnnHandle_t handle, struct ocd_impl_table
                                      const struct ocd_impl_query *query, char *why, size_t why_size);
 
 /* The first entry that can serve the problem, or NULL after logging NOT_SUPPORTED with every
-   reason (op names the operation in the log, e.g. "cudnnAddTensor"). */
-const struct ocd_impl *ocd_impl_select(cudnnHandle_t handle, const struct ocd_impl *table,
-                                       size_t count, const void *problem, const char *op);
+   reason (op names the operation in the log, e.g. "cudnnAddTensor"); plan (optional) then
+   holds the entry's plan when it is planned. */
+const struct ocd_impl *ocd_impl_select(cudnnHandle_t handle, const struct ocd_impl *table, size_t count,
+                                       const void *problem, const char *op, struct ocd_impl_plan *plan);
 
 /* Selects and runs an entry that needs no workspace: the usual path of a simple op. */
 cudnnStatus_t ocd_impl_run(cudnnHandle_t handle, const struct ocd_impl *table, size_t count,

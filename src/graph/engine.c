@@ -114,14 +114,15 @@ bool ocd_engine_decode(int dir, int64_t index, struct ocd_engine_id *id)
 
 #define BIT(a) (1u << (a))
 
-/* Why entry e cannot run p at all (under any algorithm it serves), or NULL. */
-static const char *entry_rejects(cudnnHandle_t handle, const struct ocd_conv_impl *e, const struct ocd_conv_problem *p)
+/* Why entry e cannot run p at all (under any algorithm it serves), or NULL; its plan into plan. */
+static const char *entry_rejects(cudnnHandle_t handle, const struct ocd_conv_impl *e, const struct ocd_conv_problem *p,
+                                 struct ocd_impl_plan *plan)
 {
     bool documented = false;
     for (int a = 0; a < ocd_conv_algo_count(p->dir) && !documented; a++)
         documented = (e->base.algos & BIT(a)) && ocd_conv_algo_rejects(p, a) == NULL;
     if (!documented) return "the documented restrictions of its algorithms rule the problem out";
-    const char *r = ocd_impl_rejects(handle, &e->base, p);
+    const char *r = ocd_impl_rejects(handle, &e->base, p, plan);
     if (r == NULL && e->tensor_ops) r = ocd_conv_tensor_ops_rejects(p);
     return r;
 }
@@ -130,21 +131,22 @@ const struct ocd_conv_impl *ocd_engine_conv_pick(cudnnHandle_t handle, const str
                                                  const struct ocd_conv_problem *p, char *why, size_t why_size)
 {
     const struct ocd_conv_table *t = ocd_conv_table(p->dir);
+    struct ocd_impl_plan plan;
     switch (id->kind) {
-    case OCD_ENGINE_ALGO: return ocd_conv_pick(handle, p, id->algo, why, why_size);
+    case OCD_ENGINE_ALGO: return ocd_conv_pick(handle, p, id->algo, why, why_size, NULL);
     case OCD_ENGINE_AUTO:
         for (size_t i = 0; i < t->count; i++) {
             const struct ocd_conv_impl *e = &t->impls[i];
-            if (entry_rejects(handle, e, p) != NULL) continue;
+            if (entry_rejects(handle, e, p, &plan) != NULL) continue;
             if (e->race != NULL && e->race(handle, p) == OCD_CONV_RACE_LOSES) continue;
-            if (ocd_conv_impl_workspace(handle, e, p) == 0) return e;
+            if (ocd_conv_impl_workspace(handle, e, p, &plan) == 0) return e;
         }
         snprintf(why, why_size, "no implementation runs the convolution without workspace");
         return NULL;
     default:
         for (size_t i = 0; i < t->count; i++) {
             if (strcmp(t->impls[i].base.name, id->name) != 0) continue;
-            const char *r = entry_rejects(handle, &t->impls[i], p);
+            const char *r = entry_rejects(handle, &t->impls[i], p, &plan);
             if (r == NULL) return &t->impls[i];
             snprintf(why, why_size, "%s: %s", id->name, r);
             return NULL;

@@ -20,9 +20,9 @@
 
 static const struct ocd_impl bnf_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:bn_finalize", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_bn_finalize},
+    {"cuda:bn_finalize", OCD_BACKEND_CUDA, -1, NULL, NULL, ocd_cuda_bn_finalize, NULL},
 #endif
-    {"host:bn_finalize", OCD_BACKEND_HOST, -1, NULL, NULL, ocd_host_bn_finalize},
+    {"host:bn_finalize", OCD_BACKEND_HOST, -1, NULL, NULL, ocd_host_bn_finalize, NULL},
 };
 
 /* The op's tensor slot behind each operand of the channel pass, per operation kind (-1: none). */

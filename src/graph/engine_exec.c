@@ -203,7 +203,7 @@ static cudnnStatus_t add_conv(struct builder *bd, const struct ocd_graph_op *op)
     char why[1024];
     s->impl = ocd_engine_conv_pick(bd->handle, bd->id, p, why, sizeof why);
     if (s->impl == NULL) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s: %s", ocd_graph_op_name(op->kind), why);
-    s->scratch = ocd_conv_impl_workspace(bd->handle, s->impl, p);
+    s->scratch = ocd_conv_impl_workspace(bd->handle, s->impl, p, NULL);
     OCD_TRY(buffer(bd, &op->t[OCD_GT_CONV_X], &p->x, &s->b[0]));
     OCD_TRY(buffer(bd, &op->t[OCD_GT_CONV_W], &p->w, &s->b[1]));
     OCD_TRY(buffer(bd, &op->t[OCD_GT_CONV_Y], &p->y, &s->b[2]));
@@ -539,9 +539,9 @@ static bool fold_epilogue(struct builder *bd, struct stage *cv, const struct sta
     p.ep.alpha2 = Z;
     p.ep.bias_view = pl->bufs[bb].view;
     p.ep.relu = relu;
-    if (ocd_impl_rejects(bd->handle, &cv->impl->base, &p) != NULL) return false;
+    if (ocd_impl_rejects(bd->handle, &cv->impl->base, &p, NULL) != NULL) return false;
     cv->u.conv = p;
-    cv->scratch = ocd_conv_impl_workspace(bd->handle, cv->impl, &p);
+    cv->scratch = ocd_conv_impl_workspace(bd->handle, cv->impl, &p, NULL);
     cv->b[2] = ob;
     cv->b[3] = Z != 0 ? zb : -1;
     cv->b[4] = bb;
@@ -743,11 +743,18 @@ static cudnnStatus_t bind(const struct ocd_graph_plan *pl, const struct ocd_grap
 
 #define PTR(i) (s->b[i] >= 0 ? ptr[s->b[i]] : NULL)
 
-static cudnnStatus_t run_stage(cudnnHandle_t handle, struct stage *s, void *const ptr[], void *scratch)
+/* A stage as one execution binds it: the convolution's plan is made for the bound problem. */
+struct bound_stage {
+    struct stage s;
+    struct ocd_impl_plan plan; /* CONV: the entry's plan */
+};
+
+static cudnnStatus_t run_stage(cudnnHandle_t handle, struct bound_stage *bs, void *const ptr[], void *scratch)
 {
+    struct stage *s = &bs->s;
     switch (s->kind) {
     case ST_CONV:
-        return s->impl->base.run(handle, &s->u.conv, scratch, s->scratch);
+        return ocd_impl_exec(handle, &s->impl->base, &s->u.conv, &bs->plan, scratch, s->scratch);
     case ST_GEMM:
         return ocd_gemm(handle, &s->u.gemm, PTR(0), PTR(1), PTR(2), NULL, EXEC_OP);
     case ST_CHAIN:
@@ -770,13 +777,14 @@ static cudnnStatus_t run_stage(cudnnHandle_t handle, struct stage *s, void *cons
 /* Binds a stage's problem to the pointers (the convolution's and the chain's; the others bind
    as they run) and checks the convolution's implementation still takes it (a kernel may decline
    data its promised alignment does not cover). */
-static cudnnStatus_t bind_stage(cudnnHandle_t handle, struct stage *s, void *const ptr[])
+static cudnnStatus_t bind_stage(cudnnHandle_t handle, struct bound_stage *bs, void *const ptr[])
 {
+    struct stage *s = &bs->s;
     if (s->kind == ST_CONV) {
         struct ocd_conv_problem *p = &s->u.conv;
         p->x_data = PTR(0), p->w_data = PTR(1), p->y_data = PTR(2);
         if (p->ep.on) p->ep.z = p->ep.alpha2 != 0 ? PTR(3) : NULL, p->ep.bias = PTR(4);
-        const char *why = ocd_impl_rejects(handle, &s->impl->base, p);
+        const char *why = ocd_impl_rejects(handle, &s->impl->base, p, &bs->plan);
         if (why != NULL)
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s declines the variant pack's pointers: %s", s->impl->base.name, why);
     } else if (s->kind == ST_BN_SUMS) {
@@ -802,9 +810,9 @@ static cudnnStatus_t run_plan(cudnnHandle_t handle, const struct ocd_graph_plan 
 {
     void *ptr[MAX_BUFS];
     OCD_TRY(bind(pl, vp, ptr));
-    struct stage *stages = ocd_malloc((size_t)OCD_MAX(pl->nstages, 1) * sizeof *stages);
+    struct bound_stage *stages = ocd_malloc((size_t)OCD_MAX(pl->nstages, 1) * sizeof *stages);
     if (stages == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "no memory to bind the plan's stages");
-    memcpy(stages, pl->stages, (size_t)pl->nstages * sizeof *stages);
+    for (int k = 0; k < pl->nstages; k++) stages[k].s = pl->stages[k], stages[k].plan.impl = NULL;
     cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
     for (int k = 0; k < pl->nstages && st == CUDNN_STATUS_SUCCESS; k++) st = bind_stage(handle, &stages[k], ptr);
     void *scratch = pl->total > 0 ? (char *)vp->workspace + pl->scratch_off : NULL;

@@ -70,12 +70,6 @@ static struct ocd_cpx *worker_engine(const struct job *j, int64_t worker)
     return (struct ocd_cpx *)(worker_reals(j, worker) + j->scratch_reals + j->plan.len[0] * j->plan.len[1]);
 }
 
-static size_t workspace(const struct ocd_conv_problem *p, bool tiling)
-{
-    struct ocd_conv_fft_plan plan;
-    if (ocd_conv_fft_plan_init(&plan, p, tiling) != NULL) return 0;
-    return (size_t)(ocd_conv_fft_spectra(&plan) * (int64_t)sizeof(struct ocd_cpx) + workers_of() * scratch_bytes(&plan));
-}
 
 /* ---- phase 1: tiles in, spectra out ------------------------------------------------------- */
 
@@ -240,10 +234,26 @@ static void inverse_range(void *ctx, int64_t begin, int64_t end)
 
 /* ---- entries --------------------------------------------------------------------------- */
 
-static cudnnStatus_t run(const struct ocd_conv_problem *p, bool tiling, void *ws)
+static const char *plan_fft(cudnnHandle_t handle, const void *problem, void *plan)
 {
-    struct job j = {.p = p};
-    ocd_conv_fft_plan_init(&j.plan, p, tiling); /* the entry's applies checked it */
+    return ocd_conv_fft_plan_init(plan, problem, false);
+}
+
+static const char *plan_tiling(cudnnHandle_t handle, const void *problem, void *plan)
+{
+    return ocd_conv_fft_plan_init(plan, problem, true);
+}
+
+static size_t workspace(cudnnHandle_t handle, const void *problem, const void *planned)
+{
+    const struct ocd_conv_fft_plan *plan = planned;
+    return (size_t)(ocd_conv_fft_spectra(plan) * (int64_t)sizeof(struct ocd_cpx) + workers_of() * scratch_bytes(plan));
+}
+
+static cudnnStatus_t run(cudnnHandle_t handle, const void *problem, const void *plan, void *ws, size_t ws_bytes)
+{
+    const struct ocd_conv_problem *p = problem;
+    struct job j = {.p = p, .plan = *(const struct ocd_conv_fft_plan *)plan};
     ocd_conv_fft_gemm_of(p, &j.plan, &j.gemm);
     if (!ocd_fft2d_init(&j.fft, j.plan.len[0], j.plan.len[1]))
         return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "cannot allocate the twiddles of a %lld x %lld FFT",
@@ -262,34 +272,6 @@ static cudnnStatus_t run(const struct ocd_conv_problem *p, bool tiling, void *ws
     return CUDNN_STATUS_SUCCESS;
 }
 
-const char *ocd_host_conv_fft_applies(cudnnHandle_t handle, const void *problem)
-{
-    struct ocd_conv_fft_plan plan;
-    return ocd_conv_fft_plan_init(&plan, problem, false);
-}
-
-const char *ocd_host_conv_fft_tiling_applies(cudnnHandle_t handle, const void *problem)
-{
-    struct ocd_conv_fft_plan plan;
-    return ocd_conv_fft_plan_init(&plan, problem, true);
-}
-
-size_t ocd_host_conv_fft_workspace(cudnnHandle_t handle, const void *problem)
-{
-    return workspace(problem, false);
-}
-
-size_t ocd_host_conv_fft_tiling_workspace(cudnnHandle_t handle, const void *problem)
-{
-    return workspace(problem, true);
-}
-
-cudnnStatus_t ocd_host_conv_fft(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
-{
-    return run(problem, false, ws);
-}
-
-cudnnStatus_t ocd_host_conv_fft_tiling(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
-{
-    return run(problem, true, ws);
-}
+OCD_IMPL_PLAN_FITS(struct ocd_conv_fft_plan);
+const struct ocd_impl_planned ocd_host_conv_fft_planned = {plan_fft, workspace, run};
+const struct ocd_impl_planned ocd_host_conv_fft_tiling_planned = {plan_tiling, workspace, run};

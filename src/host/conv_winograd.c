@@ -350,74 +350,48 @@ static cudnnStatus_t products(const struct ocd_conv_wino_plan *plan, const struc
 
 /* ---- the entries ---------------------------------------------------------------------------------- */
 
-static const char *applies(const void *problem, bool nonfused)
+static const char *plan_fused(cudnnHandle_t handle, const void *problem, void *plan)
 {
-    const struct ocd_conv_problem *p = problem;
-    struct ocd_conv_wino_plan plan;
-    return ocd_conv_wino_plan_init(&plan, p, nonfused);
+    return ocd_conv_wino_plan_init(plan, problem, false);
 }
 
-static size_t workspace(const void *problem, bool nonfused)
+static const char *plan_nonfused(cudnnHandle_t handle, const void *problem, void *plan)
 {
-    struct ocd_conv_wino_plan plan;
-    ocd_conv_wino_plan_init(&plan, problem, nonfused);
-    return ocd_conv_wino_workspace(&plan);
+    return ocd_conv_wino_plan_init(plan, problem, true);
 }
 
-static cudnnStatus_t run(const void *problem, void *ws, bool nonfused)
+static size_t workspace(cudnnHandle_t handle, const void *problem, const void *plan)
+{
+    return ocd_conv_wino_workspace(plan);
+}
+
+static cudnnStatus_t run(cudnnHandle_t handle, const void *problem, const void *planned, void *ws, size_t ws_bytes)
 {
     const struct ocd_conv_problem *p = problem;
-    struct ocd_conv_wino_plan plan;
-    ocd_conv_wino_plan_init(&plan, p, nonfused);
+    const struct ocd_conv_wino_plan *plan = planned;
     float *base = ws;
-    struct wino_job j = {p, &plan, base, base + ocd_conv_wino_v_offset(&plan), base + ocd_conv_wino_m_offset(&plan), 0};
+    struct wino_job j = {p, plan, base, base + ocd_conv_wino_v_offset(plan), base + ocd_conv_wino_m_offset(plan), 0};
     const struct ocd_conv_shape *s = &p->s;
     if (p->dir == OCD_CONV_BWD_FILTER) {
-        j.blocks = blocks_of(plan.ntiles);
+        j.blocks = blocks_of(plan->ntiles);
         ocd_parallel_for(s->k * j.blocks, 1, dy_range, &j);
     } else {
-        j.blocks = blocks_of(plan.in_ch / s->groups);
-        ocd_parallel_for(plan.out_ch * j.blocks, 1, filter_range, &j);
+        j.blocks = blocks_of(plan->in_ch / s->groups);
+        ocd_parallel_for(plan->out_ch * j.blocks, 1, filter_range, &j);
     }
-    j.blocks = blocks_of(plan.ntiles);
-    ocd_parallel_for(plan.in_ch * j.blocks, 1, input_range, &j);
-    cudnnStatus_t st = products(&plan, &j, p->dir == OCD_CONV_BWD_FILTER);
+    j.blocks = blocks_of(plan->ntiles);
+    ocd_parallel_for(plan->in_ch * j.blocks, 1, input_range, &j);
+    cudnnStatus_t st = products(plan, &j, p->dir == OCD_CONV_BWD_FILTER);
     if (st != CUDNN_STATUS_SUCCESS) return st;
     if (p->dir == OCD_CONV_BWD_FILTER) {
         j.blocks = blocks_of(s->c / s->groups);
         ocd_parallel_for(s->k * j.blocks, 1, dw_range, &j);
     } else {
-        ocd_parallel_for(plan.out_ch * j.blocks, 1, output_range, &j);
+        ocd_parallel_for(plan->out_ch * j.blocks, 1, output_range, &j);
     }
     return CUDNN_STATUS_SUCCESS;
 }
 
-const char *ocd_host_conv_winograd_applies(cudnnHandle_t handle, const void *problem)
-{
-    return applies(problem, false);
-}
-
-size_t ocd_host_conv_winograd_workspace(cudnnHandle_t handle, const void *problem)
-{
-    return workspace(problem, false);
-}
-
-cudnnStatus_t ocd_host_conv_winograd(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
-{
-    return run(problem, ws, false);
-}
-
-const char *ocd_host_conv_winograd_nonfused_applies(cudnnHandle_t handle, const void *problem)
-{
-    return applies(problem, true);
-}
-
-size_t ocd_host_conv_winograd_nonfused_workspace(cudnnHandle_t handle, const void *problem)
-{
-    return workspace(problem, true);
-}
-
-cudnnStatus_t ocd_host_conv_winograd_nonfused(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
-{
-    return run(problem, ws, true);
-}
+OCD_IMPL_PLAN_FITS(struct ocd_conv_wino_plan);
+const struct ocd_impl_planned ocd_host_conv_winograd_planned = {plan_fused, workspace, run};
+const struct ocd_impl_planned ocd_host_conv_winograd_nonfused_planned = {plan_nonfused, workspace, run};

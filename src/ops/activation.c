@@ -133,10 +133,10 @@ cudnnStatus_t CUDNNWINAPI cudnnGetActivationDescriptorSwishBeta(cudnnActivationD
 static const struct ocd_impl activation_impls[] = {
 #ifdef OCD_HAVE_CUDA
     {"cuda:activation_flat_vec16", OCD_BACKEND_CUDA, 0, ocd_cuda_activation_vec_applies, NULL,
-     ocd_cuda_activation_vec},
-    {"cuda:activation_strided", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_activation_strided},
+     ocd_cuda_activation_vec, NULL},
+    {"cuda:activation_strided", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_activation_strided, NULL},
 #endif
-    {"host:activation_runs", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_activation},
+    {"host:activation_runs", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_activation, NULL},
 };
 
 cudnnStatus_t ocd_activation_run(cudnnHandle_t handle, const struct ocd_activation_problem *p, const char *op)

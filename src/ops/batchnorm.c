@@ -25,15 +25,15 @@
 static const struct ocd_impl bn_impls[] = {
 #ifdef OCD_HAVE_CUDA
     {"cuda:bn_channels_last_flat", OCD_BACKEND_CUDA, 0, ocd_cuda_bn_flat_applies,
-     ocd_cuda_bn_flat_workspace, ocd_cuda_bn_flat},
+     ocd_cuda_bn_flat_workspace, ocd_cuda_bn_flat, NULL},
     {"cuda:bn_channels_last", OCD_BACKEND_CUDA, 0, ocd_cuda_bn_channels_last_applies,
-     ocd_cuda_bn_channels_last_workspace, ocd_cuda_bn_channels_last},
+     ocd_cuda_bn_channels_last_workspace, ocd_cuda_bn_channels_last, NULL},
     {"cuda:bn_channels_first", OCD_BACKEND_CUDA, 0, ocd_cuda_bn_channels_first_applies,
-     ocd_cuda_bn_channels_first_workspace, ocd_cuda_bn_channels_first},
+     ocd_cuda_bn_channels_first_workspace, ocd_cuda_bn_channels_first, NULL},
     {"cuda:bn_strided", OCD_BACKEND_CUDA, 0, NULL, ocd_cuda_bn_strided_workspace,
-     ocd_cuda_bn_strided},
+     ocd_cuda_bn_strided, NULL},
 #endif
-    {"host:bn_reference", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_bn},
+    {"host:bn_reference", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_bn, NULL},
 };
 
 /* ---- checks ---------------------------------------------------------------------------------- */
@@ -310,27 +310,30 @@ cudnnStatus_t ocd_bn_run(cudnnHandle_t handle, const struct ocd_bn_args *args, c
     struct ocd_bn_problem p;
     OCD_TRY(check(args, false, &p));
     fill_pointers(args, &p);
-    const struct ocd_impl *impl = ocd_impl_select(handle, bn_impls, OCD_ARRAY_LEN(bn_impls), &p, op);
+    struct ocd_impl_plan plan;
+    const struct ocd_impl *impl = ocd_impl_select(handle, bn_impls, OCD_ARRAY_LEN(bn_impls), &p, op, &plan);
     if (impl == NULL) return CUDNN_STATUS_NOT_SUPPORTED;
-    if (!ocd_check_enabled()) return impl->run(handle, &p, args->workspace, args->workspace_bytes);
+    if (!ocd_check_enabled()) return ocd_impl_exec(handle, impl, &p, &plan, args->workspace, args->workspace_bytes);
     struct ocd_check_call call;
     bn_check_call(&call, &p, op);
-    return ocd_check_run(handle, impl, &p, args->workspace, args->workspace_bytes, &call,
+    return ocd_check_run(handle, impl, &p, &plan, args->workspace, args->workspace_bytes, &call,
                          OCD_IMPL_TABLE(bn_impls));
 }
 
 cudnnStatus_t ocd_bn_run_problem(cudnnHandle_t handle, const struct ocd_bn_problem *p, void *workspace,
                                  size_t workspace_bytes, const char *op)
 {
-    const struct ocd_impl *impl = ocd_impl_select(handle, bn_impls, OCD_ARRAY_LEN(bn_impls), p, op);
+    struct ocd_impl_plan plan;
+    const struct ocd_impl *impl = ocd_impl_select(handle, bn_impls, OCD_ARRAY_LEN(bn_impls), p, op, &plan);
     if (impl == NULL) return CUDNN_STATUS_NOT_SUPPORTED;
-    return impl->run(handle, p, workspace, workspace_bytes);
+    return ocd_impl_exec(handle, impl, p, &plan, workspace, workspace_bytes);
 }
 
 size_t ocd_bn_problem_workspace(cudnnHandle_t handle, const struct ocd_bn_problem *p, const char *op)
 {
-    const struct ocd_impl *impl = ocd_impl_select(handle, bn_impls, OCD_ARRAY_LEN(bn_impls), p, op);
-    return impl && impl->workspace ? impl->workspace(handle, p) : 0;
+    struct ocd_impl_plan plan;
+    const struct ocd_impl *impl = ocd_impl_select(handle, bn_impls, OCD_ARRAY_LEN(bn_impls), p, op, &plan);
+    return impl ? ocd_impl_workspace(handle, impl, p, &plan) : 0;
 }
 
 cudnnStatus_t ocd_bn_workspace_size(cudnnHandle_t handle, const struct ocd_bn_args *args,
@@ -340,9 +343,10 @@ cudnnStatus_t ocd_bn_workspace_size(cudnnHandle_t handle, const struct ocd_bn_ar
     struct ocd_bn_problem p;
     OCD_TRY(check(args, true, &p));
     OCD_TRY(need(size, "sizeInBytes"));
-    const struct ocd_impl *impl = ocd_impl_select(handle, bn_impls, OCD_ARRAY_LEN(bn_impls), &p, op);
+    struct ocd_impl_plan plan;
+    const struct ocd_impl *impl = ocd_impl_select(handle, bn_impls, OCD_ARRAY_LEN(bn_impls), &p, op, &plan);
     if (impl == NULL) return CUDNN_STATUS_NOT_SUPPORTED;
-    *size = impl->workspace ? impl->workspace(handle, &p) : 0;
+    *size = ocd_impl_workspace(handle, impl, &p, &plan);
     return CUDNN_STATUS_SUCCESS;
 }
 

@@ -7,10 +7,10 @@
 
 static const struct ocd_impl backward_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:dropout_bwd_vec4", OCD_BACKEND_CUDA, 0, ocd_dropout_applies_vec4, NULL, ocd_cuda_dropout_bwd_vec4},
-    {"cuda:dropout_bwd_strided", OCD_BACKEND_CUDA, 0, ocd_dropout_applies, NULL, ocd_cuda_dropout_bwd_strided},
+    {"cuda:dropout_bwd_vec4", OCD_BACKEND_CUDA, 0, ocd_dropout_applies_vec4, NULL, ocd_cuda_dropout_bwd_vec4, NULL},
+    {"cuda:dropout_bwd_strided", OCD_BACKEND_CUDA, 0, ocd_dropout_applies, NULL, ocd_cuda_dropout_bwd_strided, NULL},
 #endif
-    {"host:dropout_bwd", OCD_BACKEND_HOST, 0, ocd_dropout_applies, NULL, ocd_host_dropout_bwd},
+    {"host:dropout_bwd", OCD_BACKEND_HOST, 0, ocd_dropout_applies, NULL, ocd_host_dropout_bwd, NULL},
 };
 
 cudnnStatus_t CUDNNWINAPI cudnnDropoutBackward(cudnnHandle_t handle,

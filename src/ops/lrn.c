@@ -15,9 +15,9 @@
 
 static const struct ocd_impl lrn_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:lrn_direct", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_lrn},
+    {"cuda:lrn_direct", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_lrn, NULL},
 #endif
-    {"host:lrn_reference", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_lrn},
+    {"host:lrn_reference", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_lrn, NULL},
 };
 
 cudnnStatus_t ocd_lrn_get(cudnnLRNDescriptor_t desc, const struct cudnnLRNStruct **out)

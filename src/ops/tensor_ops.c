@@ -38,11 +38,11 @@
 
 static const struct ocd_impl ewise_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:transpose_tiled", OCD_BACKEND_CUDA, 0, ocd_cuda_ewise_transpose_applies, NULL, ocd_cuda_ewise_transpose_run},
-    {"cuda:ewise_vec16", OCD_BACKEND_CUDA, 0, ocd_cuda_ewise_vec_applies, NULL, ocd_cuda_ewise_vec_run},
-    {"cuda:ewise_strided", OCD_BACKEND_CUDA, 0, ocd_cuda_ewise_strided_applies, NULL, ocd_cuda_ewise_strided_run},
+    {"cuda:transpose_tiled", OCD_BACKEND_CUDA, 0, ocd_cuda_ewise_transpose_applies, NULL, ocd_cuda_ewise_transpose_run, NULL},
+    {"cuda:ewise_vec16", OCD_BACKEND_CUDA, 0, ocd_cuda_ewise_vec_applies, NULL, ocd_cuda_ewise_vec_run, NULL},
+    {"cuda:ewise_strided", OCD_BACKEND_CUDA, 0, ocd_cuda_ewise_strided_applies, NULL, ocd_cuda_ewise_strided_run, NULL},
 #endif
-    {"host:ewise", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_ewise_run},
+    {"host:ewise", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_ewise_run, NULL},
 };
 
 cudnnStatus_t ocd_ewise_run(cudnnHandle_t handle, const struct ocd_ewise *e, const char *op)

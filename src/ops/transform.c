@@ -45,9 +45,9 @@ struct cudnnTensorTransformStruct {
 
 static const struct ocd_impl fold_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:fold_gather", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_fold},
+    {"cuda:fold_gather", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_fold, NULL},
 #endif
-    {"host:fold_gather", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_fold},
+    {"host:fold_gather", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_fold, NULL},
 };
 
 /* ---- the descriptor --------------------------------------------------------------------------- */

@@ -17,6 +17,7 @@
 #define OCD_PROBLEM_CONV_H
 
 #include "core/handle.h"
+#include "core/impl.h"
 #include "core/tensor.h"
 
 #ifdef __cplusplus
@@ -32,6 +33,9 @@ extern "C" {
     const char *fn##_applies(cudnnHandle_t handle, const void *problem);                        \
     size_t fn##_workspace(cudnnHandle_t handle, const void *problem);                           \
     cudnnStatus_t fn(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+
+/* Declares a planned entry's hooks (core/impl.h), named after fn: fn_planned. */
+#define OCD_CONV_PLANNED_DECLARE(fn) extern const struct ocd_impl_planned fn##_planned;
 
 enum ocd_conv_dir { OCD_CONV_FWD, OCD_CONV_BWD_DATA, OCD_CONV_BWD_FILTER, OCD_CONV_DIRS };
 
@@ -134,11 +138,11 @@ size_t ocd_host_conv_gemm_precomp_workspace(cudnnHandle_t handle, const void *pr
 cudnnStatus_t ocd_host_conv_gemm_explicit(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 size_t ocd_host_conv_gemm_explicit_workspace(cudnnHandle_t handle, const void *problem);
 
-OCD_CONV_ENTRY_DECLARE(ocd_host_conv_winograd)
-OCD_CONV_ENTRY_DECLARE(ocd_host_conv_winograd_nonfused)
+OCD_CONV_PLANNED_DECLARE(ocd_host_conv_winograd)
+OCD_CONV_PLANNED_DECLARE(ocd_host_conv_winograd_nonfused)
 
-OCD_CONV_ENTRY_DECLARE(ocd_host_conv_fft)
-OCD_CONV_ENTRY_DECLARE(ocd_host_conv_fft_tiling)
+OCD_CONV_PLANNED_DECLARE(ocd_host_conv_fft)
+OCD_CONV_PLANNED_DECLARE(ocd_host_conv_fft_tiling)
 
 #ifdef OCD_HAVE_CBLAS
 const char *ocd_host_conv_cblas_applies(cudnnHandle_t handle, const void *problem);
