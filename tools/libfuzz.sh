@@ -20,7 +20,7 @@ cmake -S . -B build-libfuzzer -G Ninja -DOPENCUDNN_CUDA=OFF -DOPENCUDNN_CBLAS=OF
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address -shared-libasan -Wl,-rpath,$asan_rt"
 cmake --build build-libfuzzer -j "$jobs" --target cudnn
 $cc $san -fsanitize=fuzzer -std=gnu11 -D_GNU_SOURCE -DOPENCUDNN_NO_CUDA_HEADERS -DFUZZ_ITERATIONS=16 \
-  -Iinclude -Itests tests/libfuzzer/ops.c tests/fuzz.c tests/tensors.c tests/support.c tests/ref/tensor_ops.c \
+  -Iinclude -Isrc -Itests tests/libfuzzer/ops.c tests/fuzz.c tests/tensors.c tests/support.c tests/ref/tensor_ops.c \
   -Lbuild-libfuzzer -l:libcudnn.so.8 -Wl,-rpath,"$PWD/build-libfuzzer" -Wl,-rpath,"$asan_rt" -lm \
   -o build-libfuzzer/fuzz_ops
 mkdir -p build-libfuzzer/corpus
