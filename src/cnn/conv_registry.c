@@ -31,6 +31,9 @@
 /* A planned entry (core/impl.h): its hooks are fn_##_planned. */
 #define PLANNED_ENTRY(name_, backend_, algos_, fn_, tc_)                                        \
     {{name_, backend_, algos_, NULL, NULL, NULL, &fn_##_planned}, CUDNN_DETERMINISTIC, tc_, NULL},
+/* A GEMM strategy of the host (host/conv_gemm.c): implicit, precomp or explicit */
+#define HOST_GEMM_ENTRY(name_, algos_, strategy_)                                               \
+    PLANNED_ENTRY(name_, OCD_BACKEND_HOST, algos_, ocd_host_conv_gemm_##strategy_, false)
 /* A Winograd entry of the host (host/conv_winograd.c) */
 #define HOST_WINO_ENTRY(name_, algo_, fn_) PLANNED_ENTRY("host:" name_, OCD_BACKEND_HOST, BIT(algo_), fn_, false)
 /* FFT and FFT_TILING of a direction (host/conv_fft.c), listed after the GEMM family */
@@ -100,11 +103,9 @@ static const struct ocd_conv_impl fwd_impls[] = {
       ocd_host_conv_cblas_workspace, ocd_host_conv_cblas, NULL},
      CUDNN_DETERMINISTIC, false, ocd_host_conv_cblas_race},
 #endif
-    HOST_ENTRY("host:fwd_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM),
-               ocd_host_conv_gemm_precomp, ocd_host_conv_gemm_precomp_workspace),
-    HOST_ENTRY("host:fwd_implicit_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM), ocd_host_conv_gemm_implicit, NULL),
-    HOST_ENTRY("host:fwd_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM), ocd_host_conv_gemm_explicit,
-               ocd_host_conv_gemm_explicit_workspace),
+    HOST_GEMM_ENTRY("host:fwd_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM), precomp)
+    HOST_GEMM_ENTRY("host:fwd_implicit_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM), implicit)
+    HOST_GEMM_ENTRY("host:fwd_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM), explicit)
     HOST_WINO_ENTRY("fwd_winograd", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, ocd_host_conv_winograd)
     HOST_WINO_ENTRY("fwd_winograd_nonfused", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED, ocd_host_conv_winograd_nonfused)
     HOST_FFT_ENTRIES("fwd", CUDNN_CONVOLUTION_FWD_ALGO_FFT, CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING)
@@ -129,9 +130,8 @@ static const struct ocd_conv_impl fwd_impls[] = {
 };
 
 static const struct ocd_conv_impl bwd_data_impls[] = {
-    HOST_ENTRY("host:dgrad_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), ocd_host_conv_gemm_precomp,
-               ocd_host_conv_gemm_precomp_workspace),
-    HOST_ENTRY("host:dgrad_implicit_gemm", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0), ocd_host_conv_gemm_implicit, NULL),
+    HOST_GEMM_ENTRY("host:dgrad_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), precomp)
+    HOST_GEMM_ENTRY("host:dgrad_implicit_gemm", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0), implicit)
     HOST_WINO_ENTRY("dgrad_winograd", CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD, ocd_host_conv_winograd)
     HOST_WINO_ENTRY("dgrad_winograd_nonfused", CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED,
                     ocd_host_conv_winograd_nonfused)
@@ -158,11 +158,9 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
 };
 
 static const struct ocd_conv_impl bwd_filter_impls[] = {
-    HOST_ENTRY("host:wgrad_gemm", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), ocd_host_conv_gemm_explicit,
-               ocd_host_conv_gemm_explicit_workspace),
-    HOST_ENTRY("host:wgrad_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3),
-               ocd_host_conv_gemm_precomp, ocd_host_conv_gemm_precomp_workspace),
-    HOST_ENTRY("host:wgrad_implicit_gemm", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0), ocd_host_conv_gemm_implicit, NULL),
+    HOST_GEMM_ENTRY("host:wgrad_gemm", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), explicit)
+    HOST_GEMM_ENTRY("host:wgrad_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3), precomp)
+    HOST_GEMM_ENTRY("host:wgrad_implicit_gemm", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0), implicit)
     HOST_WINO_ENTRY("wgrad_winograd_nonfused", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED,
                     ocd_host_conv_winograd_nonfused)
     HOST_FFT_ENTRIES("wgrad", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING)

@@ -26,6 +26,10 @@ extern "C" {
    activation. beta == 0 never reads the destination. */
 void ocd_host_conv_store(const struct ocd_conv_problem *p, int64_t off, int64_t channel, double acc);
 
+/* Runs p by the implicit GEMM strategy of conv_gemm.c (planned and run at once): the batched
+   GEMM of the Winograd entries. */
+cudnnStatus_t ocd_host_conv_gemm_implicit(const struct ocd_conv_problem *p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -27,12 +27,20 @@
 
 /* ---- index tables ------------------------------------------------------------------------------ */
 
+/* The problem's views a table addresses. */
+enum { VIEW_X, VIEW_W, VIEW_Y };
+
+static const struct ocd_tensor_view *view_of(const struct ocd_conv_problem *p, int view)
+{
+    return view == VIEW_X ? &p->x : view == VIEW_W ? &p->w : &p->y;
+}
+
 /* How to enumerate a table: entry e = (lead, i_0, ..., i_{nsp-1}) in row-major order; its offset
-   addresses view v at index lead_base + lead of dim lead_dim, plus, when pos_in_off, position_d
+   addresses view v (of the problem) at index lead_base + lead of dim lead_dim, plus, when pos_in_off, position_d
    times the view's stride of spatial dim d; position_d = (i_d, or ext_d - 1 - i_d when flip) *
    mul_d + add_d. */
 struct table_spec {
-    const struct ocd_tensor_view *v;
+    int view; /* VIEW_X, VIEW_W or VIEW_Y */
     int lead_dim;
     int64_t lead_base;
     int64_t group_step; /* lead_base of group g is g * group_step */
@@ -47,7 +55,8 @@ static int64_t dim_offset(const struct ocd_tensor_view *v, int d, int64_t i)
     return d == 1 && v->vect > 1 ? (i / v->vect) * v->strides[1] + i % v->vect : i * v->strides[d];
 }
 
-static void fill_table(const struct table_spec *t, int64_t group, int64_t e0, int64_t e1, struct ocd_host_gemm_table out)
+static void fill_table(const struct table_spec *t, const struct ocd_tensor_view *v, int64_t group, int64_t e0, int64_t e1,
+                       struct ocd_host_gemm_table out)
 {
     for (int64_t e = e0; e < e1; e++) {
         int64_t rest = e, off = 0;
@@ -57,9 +66,9 @@ static void fill_table(const struct table_spec *t, int64_t group, int64_t e0, in
             rest /= t->ext[d];
             int64_t q = (t->flip ? t->ext[d] - 1 - i : i) * t->mul[d] + t->add[d];
             pos[d] = (int32_t)q;
-            if (t->pos_in_off) off += q * t->v->strides[d + 2];
+            if (t->pos_in_off) off += q * v->strides[d + 2];
         }
-        out.off[e - e0] = off + dim_offset(t->v, t->lead_dim, t->lead_base + group * t->group_step + rest);
+        out.off[e - e0] = off + dim_offset(v, t->lead_dim, t->lead_base + group * t->group_step + rest);
     }
 }
 
@@ -76,9 +85,11 @@ struct tables {
 };
 
 /* The GEMM of a problem: C = A * B for each group, A and B read through tables (the engine's
-   tabled operands), C written through the epilogue. */
+   tabled operands), C written through the epilogue. The entries are planned (core/impl.h): the
+   plan is kept apart from the problem and its own address, so p and e.ctx are bound when it
+   runs (bind). */
 struct gemm_plan {
-    const struct ocd_conv_problem *p;
+    const struct ocd_conv_problem *p; /* bound */
     struct ocd_conv_gemm dims;
     struct ocd_host_gemm e;
     struct table_spec spec[NSPECS];
@@ -86,11 +97,11 @@ struct gemm_plan {
     bool c_channel_cols;      /* the forward: column j of C is output channel g * N + j */
 };
 
-static struct table_spec spec(const struct ocd_tensor_view *v, int lead_dim, int64_t group_step)
+static struct table_spec spec(int view, int lead_dim, int64_t group_step)
 {
     struct table_spec t;
     memset(&t, 0, sizeof t);
-    t.v = v;
+    t.view = view;
     t.lead_dim = lead_dim;
     t.group_step = group_step;
     return t;
@@ -161,7 +172,7 @@ static void fill_range(void *ctx, int64_t begin, int64_t end)
         if (group > 0 && t->group_step == 0) continue;
         int64_t n = spec_count(j->g, i);
         struct ocd_host_gemm_table out = {j->tabs->t[i].off + group * n, j->tabs->t[i].pos + group * n * OCD_HOST_GEMM_MAX_POS};
-        fill_table(t, group, 0, n, out);
+        fill_table(t, view_of(j->g->p, t->view), group, 0, n, out);
     }
 }
 
@@ -189,7 +200,7 @@ static struct ocd_host_gemm_table slice(const void *ctx, int i, int64_t group, i
         struct ocd_host_gemm_table t = {g->pre->t[i].off + base, g->pre->t[i].pos + base * OCD_HOST_GEMM_MAX_POS};
         return t;
     }
-    fill_table(&g->spec[i], group, e0, e1, scratch);
+    fill_table(&g->spec[i], view_of(g->p, g->spec[i].view), group, e0, e1, scratch);
     return scratch;
 }
 
@@ -247,18 +258,18 @@ static void plan_gemm(const struct ocd_conv_problem *p, struct gemm_plan *g)
     case OCD_CONV_FWD:
         /* A = im2col(x): rows output pixels, columns (c, taps); B = filter (c, taps) x k; C = y */
         a->base = p->x_data, a->dtype = p->x.dtype;
-        *ar = spec(&p->x, 0, 0);
+        *ar = spec(VIEW_X, 0, 0);
         spatial(ar, nsp, s->out, s->stride, 1, s->pad, -1, false, true);
-        *ac = spec(&p->x, 1, cg);
+        *ac = spec(VIEW_X, 1, cg);
         spatial(ac, nsp, s->filt, s->dilation, 1, NULL, 0, false, true);
         check_positions(a, nsp, s->in, NULL, &p->x);
         b->base = p->w_data, b->dtype = p->w.dtype;
-        *br = spec(&p->w, 1, 0);
+        *br = spec(VIEW_W, 1, 0);
         spatial(br, nsp, s->filt, NULL, 1, NULL, 0, s->flip, true);
-        *bc = spec(&p->w, 0, kg);
-        *cr = spec(&p->y, 0, 0);
+        *bc = spec(VIEW_W, 0, kg);
+        *cr = spec(VIEW_Y, 0, 0);
         spatial(cr, nsp, s->out, NULL, 1, NULL, 0, false, true);
-        *cc = spec(&p->y, 1, kg);
+        *cc = spec(VIEW_Y, 1, kg);
         g->c_channel_cols = true;
         break;
     case OCD_CONV_BWD_DATA: {
@@ -267,35 +278,35 @@ static void plan_gemm(const struct ocd_conv_problem *p, struct gemm_plan *g)
         bool strided = false;
         for (int d = 0; d < nsp; d++) strided |= s->stride[d] != 1;
         a->base = p->y_data, a->dtype = p->y.dtype;
-        *ar = spec(&p->y, 0, 0);
+        *ar = spec(VIEW_Y, 0, 0);
         spatial(ar, nsp, s->in, NULL, 1, s->pad, 1, false, !strided);
-        *ac = spec(&p->y, 1, kg);
+        *ac = spec(VIEW_Y, 1, kg);
         spatial(ac, nsp, s->filt, s->dilation, -1, NULL, 0, false, !strided);
         check_positions(a, nsp, s->out, strided ? s->stride : NULL, &p->y);
         b->base = p->w_data, b->dtype = p->w.dtype;
-        *br = spec(&p->w, 0, kg);
+        *br = spec(VIEW_W, 0, kg);
         spatial(br, nsp, s->filt, NULL, 1, NULL, 0, s->flip, true);
-        *bc = spec(&p->w, 1, 0);
-        *cr = spec(&p->x, 0, 0);
+        *bc = spec(VIEW_W, 1, 0);
+        *cr = spec(VIEW_X, 0, 0);
         spatial(cr, nsp, s->in, NULL, 1, NULL, 0, false, true);
-        *cc = spec(&p->x, 1, cg);
+        *cc = spec(VIEW_X, 1, cg);
         break;
     }
     default:
         /* A = dy: rows k, columns output pixels; B = im2col(x) transposed: rows output pixels,
            columns (c, taps); C = dw, columns stored at the (mirrored) taps */
         a->base = p->y_data, a->dtype = p->y.dtype;
-        *ar = spec(&p->y, 1, kg);
-        *ac = spec(&p->y, 0, 0);
+        *ar = spec(VIEW_Y, 1, kg);
+        *ac = spec(VIEW_Y, 0, 0);
         spatial(ac, nsp, s->out, NULL, 1, NULL, 0, false, true);
         b->base = p->x_data, b->dtype = p->x.dtype;
-        *br = spec(&p->x, 0, 0);
+        *br = spec(VIEW_X, 0, 0);
         spatial(br, nsp, s->out, s->stride, 1, s->pad, -1, false, true);
-        *bc = spec(&p->x, 1, cg);
+        *bc = spec(VIEW_X, 1, cg);
         spatial(bc, nsp, s->filt, s->dilation, 1, NULL, 0, false, true);
         check_positions(b, nsp, s->in, NULL, &p->x);
-        *cr = spec(&p->w, 0, kg);
-        *cc = spec(&p->w, 1, 0);
+        *cr = spec(VIEW_W, 0, kg);
+        *cc = spec(VIEW_W, 1, 0);
         spatial(cc, nsp, s->filt, NULL, 1, NULL, 0, s->flip, true);
         break;
     }
@@ -303,52 +314,71 @@ static void plan_gemm(const struct ocd_conv_problem *p, struct gemm_plan *g)
 
 /* The operand whose elements are gathered through the padding (materialised by the explicit
    strategy): A forward and for the data gradient, B for the filter gradient. */
-static int gathered(const struct gemm_plan *g)
+static int gathered(const struct ocd_conv_problem *p)
 {
-    return g->p->dir == OCD_CONV_BWD_FILTER ? 1 : 0;
+    return p->dir == OCD_CONV_BWD_FILTER ? 1 : 0;
+}
+
+/* A plan bound to the problem it runs (and to its own copy). */
+static void bind(struct gemm_plan *g, const struct ocd_conv_problem *p)
+{
+    g->p = p;
+    g->e.ctx = g;
 }
 
 /* ---- the three strategies ------------------------------------------------------------------------ */
 
 enum { IMPLICIT, PRECOMP, EXPLICIT };
 
-static cudnnStatus_t run(const struct ocd_conv_problem *p, void *ws, int strategy)
+static cudnnStatus_t run(const struct ocd_conv_problem *p, struct gemm_plan *g, void *ws, int strategy)
+{
+    bind(g, p);
+    if (strategy == IMPLICIT) return ocd_host_gemm_run(&g->e, NULL);
+    struct tables pre;
+    char *rest = precompute(g, ws, &pre);
+    g->pre = &pre;
+    if (strategy == EXPLICIT) OCD_TRY(ocd_host_gemm_gather(&g->e, gathered(p), rest + ocd_host_gemm_prepack_bytes(&g->e)));
+    return ocd_host_gemm_run(&g->e, rest);
+}
+
+cudnnStatus_t ocd_host_conv_gemm_implicit(const struct ocd_conv_problem *p)
 {
     struct gemm_plan g;
     plan_gemm(p, &g);
-    if (strategy == IMPLICIT) return ocd_host_gemm_run(&g.e, NULL);
-    struct tables pre;
-    char *rest = precompute(&g, ws, &pre);
-    g.pre = &pre;
-    if (strategy == EXPLICIT) OCD_TRY(ocd_host_gemm_gather(&g.e, gathered(&g), rest + ocd_host_gemm_prepack_bytes(&g.e)));
-    return ocd_host_gemm_run(&g.e, rest);
+    return run(p, &g, NULL, IMPLICIT);
 }
 
-cudnnStatus_t ocd_host_conv_gemm_implicit(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
+static const char *plan(cudnnHandle_t handle, const void *problem, void *planned)
 {
-    return run(problem, NULL, IMPLICIT);
+    plan_gemm(problem, planned);
+    return NULL;
 }
 
-cudnnStatus_t ocd_host_conv_gemm_precomp(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
+static size_t precomp_workspace(cudnnHandle_t handle, const void *problem, const void *planned)
 {
-    return run(problem, ws, PRECOMP);
+    const struct gemm_plan *g = planned;
+    return precomp_bytes(g) + ocd_host_gemm_prepack_bytes(&g->e);
 }
 
-size_t ocd_host_conv_gemm_precomp_workspace(cudnnHandle_t handle, const void *problem)
+static size_t explicit_workspace(cudnnHandle_t handle, const void *problem, const void *planned)
 {
-    struct gemm_plan g;
-    plan_gemm(problem, &g);
-    return precomp_bytes(&g) + ocd_host_gemm_prepack_bytes(&g.e);
+    const struct gemm_plan *g = planned;
+    return precomp_workspace(handle, problem, planned) + ocd_host_gemm_gather_bytes(&g->e, gathered(problem));
 }
 
-cudnnStatus_t ocd_host_conv_gemm_explicit(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
-{
-    return run(problem, ws, EXPLICIT);
-}
+#define STRATEGY_RUN(name_, strategy_)                                                           \
+    static cudnnStatus_t name_(cudnnHandle_t handle, const void *problem, const void *planned, void *ws, \
+                               size_t ws_bytes)                                                  \
+    {                                                                                            \
+        struct gemm_plan g = *(const struct gemm_plan *)planned;                                 \
+        return run(problem, &g, ws, strategy_);                                                  \
+    }
+STRATEGY_RUN(run_implicit, IMPLICIT)
+STRATEGY_RUN(run_precomp, PRECOMP)
+STRATEGY_RUN(run_explicit, EXPLICIT)
+#undef STRATEGY_RUN
 
-size_t ocd_host_conv_gemm_explicit_workspace(cudnnHandle_t handle, const void *problem)
-{
-    struct gemm_plan g;
-    plan_gemm(problem, &g);
-    return precomp_bytes(&g) + ocd_host_gemm_prepack_bytes(&g.e) + ocd_host_gemm_gather_bytes(&g.e, gathered(&g));
-}
+OCD_IMPL_PLAN_FITS(struct gemm_plan);
+const struct ocd_impl_planned ocd_host_conv_gemm_implicit_planned = {plan, NULL, run_implicit};
+const struct ocd_impl_planned ocd_host_conv_gemm_precomp_planned = {plan, precomp_workspace, run_precomp};
+const struct ocd_impl_planned ocd_host_conv_gemm_explicit_planned = {plan, explicit_workspace, run_explicit};

@@ -345,7 +345,7 @@ static cudnnStatus_t products(const struct ocd_conv_wino_plan *plan, const struc
     q.compute = CUDNN_DATA_FLOAT;
     q.math = CUDNN_FMA_MATH;
     q.alpha = 1;
-    return ocd_host_conv_gemm_implicit(NULL, &q, NULL, 0);
+    return ocd_host_conv_gemm_implicit(&q);
 }
 
 /* ---- the entries ---------------------------------------------------------------------------------- */

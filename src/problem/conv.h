@@ -132,11 +132,9 @@ cudnnStatus_t ocd_host_conv_direct(cudnnHandle_t handle, const void *problem, vo
 cudnnStatus_t ocd_host_conv_im2col(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 cudnnStatus_t ocd_host_conv_bias_grad(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 
-cudnnStatus_t ocd_host_conv_gemm_implicit(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
-cudnnStatus_t ocd_host_conv_gemm_precomp(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
-size_t ocd_host_conv_gemm_precomp_workspace(cudnnHandle_t handle, const void *problem);
-cudnnStatus_t ocd_host_conv_gemm_explicit(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
-size_t ocd_host_conv_gemm_explicit_workspace(cudnnHandle_t handle, const void *problem);
+OCD_CONV_PLANNED_DECLARE(ocd_host_conv_gemm_implicit)
+OCD_CONV_PLANNED_DECLARE(ocd_host_conv_gemm_precomp)
+OCD_CONV_PLANNED_DECLARE(ocd_host_conv_gemm_explicit)
 
 OCD_CONV_PLANNED_DECLARE(ocd_host_conv_winograd)
 OCD_CONV_PLANNED_DECLARE(ocd_host_conv_winograd_nonfused)
