@@ -244,6 +244,25 @@ TEST(gemm_every_entry)
     }
 }
 
+/* A float and a double GEMM large enough for the host's CBLAS entry to ask for its calibration
+   (gemm_cblas.h: OCD_HOST_CBLAS_MIN_FLOPS), the choice left to the measurement: whichever engine
+   wins, the result is the reference's; the calibration runs the built-in engine without a
+   handle. */
+TEST(gemm_calibrated_choice)
+{
+    if (!CHECK(gemm_entry() != NULL)) return;
+    static const struct gcase big = {"calibrated", 64, 256, 576, false, true, 0, 1, false, false, 1, 0,
+                                     OCD_GEMM_BIAS_NONE, -1, 0};
+    static const struct gtype types[] = {{CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, OCD_GEMM_COMPUTE_F32},
+                                         {CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, OCD_GEMM_COMPUTE_F64}};
+    const char *host_gemm = getenv("OPENCUDNN_HOST_GEMM");
+    char *saved = host_gemm ? strdup(host_gemm) : NULL;
+    ocd_unsetenv("OPENCUDNN_HOST_GEMM");
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) CHECK(run_case(&types[t], &big, "", true));
+    if (saved) ocd_setenv("OPENCUDNN_HOST_GEMM", saved);
+    free(saved);
+}
+
 /* Bad problems: BAD_PARAM, and C left as it was. */
 TEST(gemm_bad_input)
 {

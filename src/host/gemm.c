@@ -112,8 +112,9 @@ cudnnStatus_t ocd_host_gemm_packed(cudnnHandle_t handle, const void *call_, void
     g.b = operand(p, call->b, p->trans_b, p->ldb, p->stride_b);
     g.ctx = call;
     g.store = store;
-    struct gemm_keep *k = handle->backend_data;
-    bool kept = atomic_load(&k->block[g.dbl]) != NULL && !atomic_exchange(&k->busy[g.dbl], true);
+    /* the CBLAS calibration (gemm_cblas.c) runs without a handle, hence without its kept block */
+    struct gemm_keep *k = handle != NULL ? handle->backend_data : NULL;
+    bool kept = k != NULL && atomic_load(&k->block[g.dbl]) != NULL && !atomic_exchange(&k->busy[g.dbl], true);
     if (kept) g.tile_scratch = atomic_load(&k->block[g.dbl]);
     cudnnStatus_t s = ocd_host_gemm_run(&g, NULL);
     if (kept) atomic_store(&k->busy[g.dbl], false);
