@@ -1,7 +1,7 @@
 /* check.c: OPENCUDNN_CHECK, the built-in second opinion (src/core/check.h), on every backend
    (activation, softmax, pooling, batch norm, convolution in every direction, the GEMMs inside
-   an LSTM and a multi-head attention call, and the RNN forward, multi-head attention forward and
-   CTC loss as whole calls)
+   an LSTM and a multi-head attention call, and as whole calls the RNN forward and backward, the
+   multi-head attention forward and backward, and the CTC loss)
    present: each checked call logs its verdict (info: agreement; warning: a mismatch with the
    benchmark's replay string); OPENCUDNN_TEST_BREAK, which perturbs the output of the entry it
    names, must be caught; OPENCUDNN_CHECK=0.25 checks one call in four; the user's results stay
@@ -10,6 +10,7 @@
 
 #include "core/platform.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -338,10 +339,14 @@ TEST(check_rnn_attention)
     for (int i = 0; i < 4; i++) tbuf_free(buf[i]);
 }
 
-/* ---- the adv library: RNN forward, multi-head attention forward, CTC loss ---------------------- */
+/* ---- the adv library: RNN and multi-head attention, forward and backward; CTC loss ------------- */
 
-/* An LSTM forward shaped as the benchmark's (every sequence full, states given and returned). */
-static void rnn_call(cudnnHandle_t h, bool training)
+/* The passes an adv call runs: inference, a training forward, or a training forward then both
+   backward calls (BackwardWeights adding to a starting gradient). */
+enum { INFER, TRAIN, BACKWARD };
+
+/* An LSTM shaped as the benchmark's (every sequence full, states given and returned). */
+static void rnn_call(cudnnHandle_t h, int pass)
 {
     enum { T = 3, B = 2, V = 4 };
     static const int len[B] = {T, T};
@@ -358,6 +363,7 @@ static void rnn_call(cudnnHandle_t h, bool training)
                                       CUDNN_DEFAULT_MATH, V, V, V, 1, NULL, CUDNN_RNN_PADDED_IO_ENABLED));
     CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, B, V, len,
                                        NULL));
+    bool training = pass != INFER;
     cudnnForwardMode_t mode = training ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE;
     size_t wbytes = 0, ws = 0, rs = 0;
     CHECK_OK(cudnnGetRNNWeightSpaceSize(h, d, &wbytes));
@@ -372,7 +378,16 @@ static void rnn_call(cudnnHandle_t h, bool training)
     void *wsp = tbuf_alloc(ws ? ws : 1), *rsp = tbuf_alloc(rs ? rs : 1), *lengths = tbuf_from(len, sizeof len);
     CHECK_OK(cudnnRNNForward(h, d, mode, lengths, xd, x, xd, y, hd, hx, hy, hd, cx, cy, wbytes, w, ws, wsp,
                              training ? rs : 0, training ? rsp : NULL));
-    void *bufs[] = {x, y, w, hx, cx, hy, cy, wsp, rsp, lengths};
+    void *dx = tbuf_alloc(sizeof host), *dhx = tbuf_alloc(B * V * sizeof(float));
+    void *dcx = tbuf_alloc(B * V * sizeof(float)), *dw = tbuf_from(wh, wbytes);
+    if (pass == BACKWARD) {
+        /* dy = x, dhy = hx, dcy = cx: any values serve */
+        CHECK_OK(cudnnRNNBackwardData_v8(h, d, lengths, xd, y, x, xd, dx, hd, hx, hx, dhx, hd, cx, cx, dcx, wbytes, w,
+                                         ws, wsp, rs, rsp));
+        CHECK_OK(cudnnRNNBackwardWeights_v8(h, d, CUDNN_WGRAD_MODE_ADD, lengths, xd, x, hd, hx, xd, y, wbytes, dw, ws,
+                                            wsp, rs, rsp));
+    }
+    void *bufs[] = {x, y, w, hx, cx, hy, cy, wsp, rsp, lengths, dx, dhx, dcx, dw};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
     free(wh);
     cudnnDestroyRNNDataDescriptor(xd);
@@ -380,9 +395,9 @@ static void rnn_call(cudnnHandle_t h, bool training)
     cudnnDestroyRNNDescriptor(d);
 }
 
-/* A multi-head attention forward shaped as the benchmark's (projections with biases, full
-   lengths and windows, [batch, time, beam, vect]). */
-static void mha_call(cudnnHandle_t h, bool training)
+/* A multi-head attention shaped as the benchmark's (projections with biases, full lengths and
+   windows, [batch, time, beam, vect]). */
+static void mha_call(cudnnHandle_t h, int pass)
 {
     enum { T = 3, B = 2, W = 8, H = 2 };
     static const int len[B] = {T, T}, lo[T] = {0, 0, 0}, hi[T] = {T, T, T};
@@ -407,9 +422,19 @@ static void mha_call(cudnnHandle_t h, bool training)
     for (size_t i = 0; wh != NULL && i < wbytes / sizeof(float); i++) wh[i] = (float)trand_uniform(-0.5, 0.5);
     void *q = tbuf_from(host, sizeof host), *out = tbuf_alloc(sizeof host), *w = tbuf_from(wh, wbytes);
     void *wsp = tbuf_alloc(ws ? ws : 1), *rsp = tbuf_alloc(rs ? rs : 1), *lengths = tbuf_from(len, sizeof len);
+    bool training = pass != INFER;
     CHECK_OK(cudnnMultiHeadAttnForward(h, d, -1, lo, hi, lengths, lengths, sd, q, NULL, sd, q, sd, q, sd, out, wbytes,
                                        w, ws, wsp, training ? rs : 0, training ? rsp : NULL));
-    void *bufs[] = {q, out, w, wsp, rsp, lengths};
+    void *dq = tbuf_alloc(sizeof host), *dk = tbuf_alloc(sizeof host), *dv = tbuf_alloc(sizeof host);
+    void *dw = tbuf_from(wh, wbytes);
+    if (pass == BACKWARD) {
+        /* dout = q: any values serve */
+        CHECK_OK(cudnnMultiHeadAttnBackwardData(h, d, lo, hi, lengths, lengths, sd, q, sd, dq, q, sd, dk, q, sd, dv, q,
+                                                wbytes, w, ws, wsp, rs, rsp));
+        CHECK_OK(cudnnMultiHeadAttnBackwardWeights(h, d, CUDNN_WGRAD_MODE_ADD, sd, q, sd, q, sd, q, sd, q, wbytes, w,
+                                                   dw, ws, wsp, rs, rsp));
+    }
+    void *bufs[] = {q, out, w, wsp, rsp, lengths, dq, dk, dv, dw};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
     free(wh);
     cudnnDestroySeqDataDescriptor(sd);
@@ -417,7 +442,7 @@ static void mha_call(cudnnHandle_t h, bool training)
 }
 
 /* A CTC loss shaped as the benchmark's: cudnnCTCLoss (host labels), or cudnnCTCLoss_v8. */
-static void ctc_call(cudnnHandle_t h, bool v8)
+static void ctc_call(cudnnHandle_t h, int v8)
 {
     enum { T = 8, N = 2, A = 5 };
     static const int labels[] = {1, 2, 3, 4, 4}, label_len[N] = {3, 2}, input_len[N] = {T, T};
@@ -464,19 +489,25 @@ static void ctc_call(cudnnHandle_t h, bool v8)
 TEST(check_adv_calls)
 {
     static const struct {
-        void (*call)(cudnnHandle_t, bool);
-        bool flag;
+        void (*call)(cudnnHandle_t, int);
+        int pass; /* INFER, TRAIN, BACKWARD; the CTC loss: 1 for cudnnCTCLoss_v8 */
         const char *entry; /* the first run's entry, without the backend */
         const char *replay;
     } cases[] = {
-        {rnn_call, false, "rnn_forward",
+        {rnn_call, INFER, "rnn_forward",
          "op=rnn cell=lstm algo=standard dt=f32 t=3 n=2 input=4 hidden=4 layers=1 dirs=1 pass=inf wscale=1"},
-        {rnn_call, true, "rnn_forward",
+        {rnn_call, TRAIN, "rnn_forward",
          "op=rnn cell=lstm algo=standard dt=f32 t=3 n=2 input=4 hidden=4 layers=1 dirs=1 pass=fwd wscale=1"},
-        {mha_call, false, "mha_forward", "op=mha dir=fwd dt=f32 b=2 heads=2 width=8 seq=3 proj=1"},
-        {mha_call, true, "mha_forward", "op=mha dir=fwd dt=f32 b=2 heads=2 width=8 seq=3 proj=1"},
-        {ctc_call, false, "ctc", "op=ctc api=host dt=f32 t=8 n=2 a=5 labels=3"},
-        {ctc_call, true, "ctc", "op=ctc api=v8 dt=f32 t=8 n=2 a=5 labels=3"},
+        {rnn_call, BACKWARD, "rnn_backward_data",
+         "op=rnn cell=lstm algo=standard dt=f32 t=3 n=2 input=4 hidden=4 layers=1 dirs=1 pass=bwd wscale=1"},
+        {rnn_call, BACKWARD, "rnn_backward_weights",
+         "op=rnn cell=lstm algo=standard dt=f32 t=3 n=2 input=4 hidden=4 layers=1 dirs=1 pass=bwd wscale=1"},
+        {mha_call, INFER, "mha_forward", "op=mha dir=fwd dt=f32 b=2 heads=2 width=8 seq=3 proj=1"},
+        {mha_call, TRAIN, "mha_forward", "op=mha dir=fwd dt=f32 b=2 heads=2 width=8 seq=3 proj=1"},
+        {mha_call, BACKWARD, "mha_backward_data", "op=mha dir=bwd dt=f32 b=2 heads=2 width=8 seq=3 proj=1"},
+        {mha_call, BACKWARD, "mha_backward_weights", "op=mha dir=bwd dt=f32 b=2 heads=2 width=8 seq=3 proj=1"},
+        {ctc_call, 0, "ctc", "op=ctc api=host dt=f32 t=8 n=2 a=5 labels=3"},
+        {ctc_call, 1, "ctc", "op=ctc api=v8 dt=f32 t=8 n=2 a=5 labels=3"},
     };
     cudnnHandle_t h = test_handle();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -484,12 +515,12 @@ TEST(check_adv_calls)
         struct log_hook hook;
         log_hook_install(&hook, CUDNN_SEV_INFO_EN | CUDNN_SEV_WARNING_EN, &v, capture);
         ocd_setenv("OPENCUDNN_CHECK", "1");
-        cases[i].call(h, cases[i].flag);
+        cases[i].call(h, cases[i].pass);
         if (!CHECK(v.agree == 1 && v.differ == 0))
             FAIL("%s: %d agreements, %d mismatches: %s", cases[i].replay, v.agree, v.differ, v.differs);
         if (!CHECK(strncmp(v.entry, test_backend, strlen(test_backend)) == 0)) FAIL("%s", v.entry);
         ocd_setenv("OPENCUDNN_TEST_BREAK", v.entry);
-        cases[i].call(h, cases[i].flag);
+        cases[i].call(h, cases[i].pass);
         ocd_unsetenv("OPENCUDNN_TEST_BREAK");
         ocd_unsetenv("OPENCUDNN_CHECK");
         if (!CHECK(v.differ == 1)) FAIL("%s: a broken %s went unnoticed", cases[i].replay, v.entry);
@@ -498,4 +529,270 @@ TEST(check_adv_calls)
         if (!CHECK(strstr(v.differs, want) != NULL)) FAIL("%s", v.differs);
         log_hook_restore(&hook);
     }
+}
+
+/* ---- the reserve is the same on every backend ---------------------------------------------------- */
+
+/* The second opinion on a backward call copies the forward's reserve to the host run, which is
+   sound only when the reserve's layout and contents do not depend on the backend that wrote it.
+   Here the forward runs on the backend under test and on a host handle; each reserve then feeds
+   the backward calls on the backend under test, which must give the same gradients (and the
+   space queries the same sizes) either way. On the host pass both are host runs; the CUDA pass
+   feeds a host-written reserve to the CUDA kernels (the check itself, check_adv_calls, feeds a
+   CUDA-written one to the host). */
+
+/* A buffer on the backend under test, or (host) in host memory for the host handle. */
+static void *side_from(bool host, const void *src, size_t bytes)
+{
+    if (!host) return src ? tbuf_from(src, bytes) : tbuf_alloc(bytes ? bytes : 1);
+    void *p = calloc(1, bytes ? bytes : 1);
+    if (p != NULL && src != NULL) memcpy(p, src, bytes);
+    return p;
+}
+
+static void side_free(bool host, void *p)
+{
+    if (host) free(p);
+    else tbuf_free(p);
+}
+
+static cudnnHandle_t host_handle(void)
+{
+    cudnnHandle_t h = NULL;
+    ocd_setenv("OPENCUDNN_BACKEND", "host");
+    CHECK_OK(cudnnCreate(&h));
+    ocd_setenv("OPENCUDNN_BACKEND", test_backend);
+    return h;
+}
+
+enum { RT = 3, RB = 2, RV = 4, RS = RB * RV };
+
+struct rnn_net {
+    cudnnRNNDescriptor_t d;
+    cudnnRNNDataDescriptor_t xd;
+    cudnnTensorDescriptor_t hd;
+    size_t wbytes, ws, rs;
+    float x[RT * RB * RV], hx[RS], cx[RS], *w;
+};
+
+static const int rnn_len[RB] = {RT, RT - 1};
+
+static void rnn_net_init(cudnnHandle_t h, struct rnn_net *n)
+{
+    static const int hdims[3] = {1, RB, RV}, hstrides[3] = {RS, RV, 1};
+    cudnnCreateRNNDescriptor(&n->d);
+    cudnnCreateRNNDataDescriptor(&n->xd);
+    cudnnCreateTensorDescriptor(&n->hd);
+    CHECK_OK(cudnnSetTensorNdDescriptor(n->hd, CUDNN_DATA_FLOAT, 3, hdims, hstrides));
+    CHECK_OK(cudnnSetRNNDescriptor_v8(n->d, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
+                                      CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
+                                      CUDNN_DEFAULT_MATH, RV, RV, RV, 1, NULL, CUDNN_RNN_PADDED_IO_ENABLED));
+    CHECK_OK(cudnnSetRNNDataDescriptor(n->xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, RT, RB, RV,
+                                       rnn_len, NULL));
+    CHECK_OK(cudnnGetRNNWeightSpaceSize(h, n->d, &n->wbytes));
+    CHECK_OK(cudnnGetRNNTempSpaceSizes(h, n->d, CUDNN_FWD_MODE_TRAINING, n->xd, &n->ws, &n->rs));
+    for (int i = 0; i < RT * RB * RV; i++) n->x[i] = (float)trand_uniform(-0.5, 0.5);
+    for (int i = 0; i < RS; i++) n->hx[i] = (float)trand_uniform(-0.5, 0.5), n->cx[i] = (float)trand_uniform(-0.5, 0.5);
+    n->w = malloc(n->wbytes);
+    for (size_t i = 0; n->w != NULL && i < n->wbytes / sizeof(float); i++) n->w[i] = (float)trand_uniform(-0.5, 0.5);
+}
+
+static void rnn_net_destroy(struct rnn_net *n)
+{
+    free(n->w);
+    cudnnDestroyRNNDataDescriptor(n->xd);
+    cudnnDestroyTensorDescriptor(n->hd);
+    cudnnDestroyRNNDescriptor(n->d);
+}
+
+/* The reserve a training forward on h (host memory when host) leaves, into rs (host memory). */
+static void rnn_reserve(cudnnHandle_t h, bool host, const struct rnn_net *n, void *rs)
+{
+    void *x = side_from(host, n->x, sizeof n->x), *y = side_from(host, NULL, sizeof n->x);
+    void *hx = side_from(host, n->hx, sizeof n->hx), *cx = side_from(host, n->cx, sizeof n->cx);
+    void *w = side_from(host, n->w, n->wbytes), *len = side_from(host, rnn_len, sizeof rnn_len);
+    void *ws = side_from(host, NULL, n->ws), *r = side_from(host, NULL, n->rs);
+    CHECK_OK(cudnnRNNForward(h, n->d, CUDNN_FWD_MODE_TRAINING, len, n->xd, x, n->xd, y, n->hd, hx, NULL, n->hd, cx,
+                             NULL, n->wbytes, w, n->ws, ws, n->rs, r));
+    if (host) memcpy(rs, r, n->rs);
+    else tbuf_download(rs, r, n->rs);
+    void *bufs[] = {x, y, hx, cx, w, len, ws, r};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) side_free(host, bufs[i]);
+}
+
+/* The backward calls on the backend under test from reserve rs (host memory): dx, dhx, dcx and
+   dw (added to the weights as a starting gradient) into g. */
+static void rnn_gradients(const struct rnn_net *n, const void *rs, float *g)
+{
+    void *x = tbuf_from(n->x, sizeof n->x), *y = tbuf_alloc(sizeof n->x), *r = tbuf_from(rs, n->rs);
+    void *hx = tbuf_from(n->hx, sizeof n->hx), *cx = tbuf_from(n->cx, sizeof n->cx), *w = tbuf_from(n->w, n->wbytes);
+    void *len = tbuf_from(rnn_len, sizeof rnn_len), *ws = tbuf_alloc(n->ws), *dw = tbuf_from(n->w, n->wbytes);
+    void *dx = tbuf_alloc(sizeof n->x), *dhx = tbuf_alloc(sizeof n->hx), *dcx = tbuf_alloc(sizeof n->cx);
+    cudnnHandle_t h = test_handle();
+    /* dy = x, dhy = hx, dcy = cx: any values serve; y is not read */
+    CHECK_OK(cudnnRNNBackwardData_v8(h, n->d, len, n->xd, y, x, n->xd, dx, n->hd, hx, hx, dhx, n->hd, cx, cx, dcx,
+                                     n->wbytes, w, n->ws, ws, n->rs, r));
+    CHECK_OK(cudnnRNNBackwardWeights_v8(h, n->d, CUDNN_WGRAD_MODE_ADD, len, n->xd, x, n->hd, hx, n->xd, y, n->wbytes,
+                                        dw, n->ws, ws, n->rs, r));
+    tbuf_download(g, dx, sizeof n->x);
+    tbuf_download(g + RT * RB * RV, dhx, sizeof n->hx);
+    tbuf_download(g + RT * RB * RV + RS, dcx, sizeof n->cx);
+    tbuf_download(g + RT * RB * RV + 2 * RS, dw, n->wbytes);
+    void *bufs[] = {x, y, r, hx, cx, w, len, ws, dw, dx, dhx, dcx};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
+}
+
+/* Largest |a - b| / max(1, |b|) over n values of type t. */
+static double largest_difference(cudnnDataType_t t, const void *a, const void *b, size_t n)
+{
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = tload(t, a, (int64_t)i), y = tload(t, b, (int64_t)i);
+        double d = fabs(x - y) / fmax(1.0, fabs(y));
+        if (!(d <= worst)) worst = d; /* NaN counts as the worst */
+    }
+    return worst;
+}
+
+TEST(check_reserve_portable_rnn)
+{
+    cudnnHandle_t host = host_handle();
+    struct rnn_net n;
+    rnn_net_init(test_handle(), &n);
+    size_t ws = 0, rs = 0;
+    CHECK_OK(cudnnGetRNNTempSpaceSizes(host, n.d, CUDNN_FWD_MODE_TRAINING, n.xd, &ws, &rs));
+    CHECK(ws == n.ws && rs == n.rs);
+    size_t count = RT * RB * RV + 2 * RS + n.wbytes / sizeof(float);
+    void *rs_own = malloc(n.rs), *rs_host = malloc(n.rs);
+    float *g_own = malloc(count * sizeof(float)), *g_host = malloc(count * sizeof(float));
+    if (CHECK(n.w && rs_own && rs_host && g_own && g_host)) {
+        rnn_reserve(test_handle(), false, &n, rs_own);
+        rnn_reserve(host, true, &n, rs_host);
+        rnn_gradients(&n, rs_own, g_own);
+        rnn_gradients(&n, rs_host, g_host);
+        double d = largest_difference(CUDNN_DATA_FLOAT, g_host, g_own, count);
+        if (!CHECK(d <= 1e-4)) FAIL("gradients from a host-written reserve differ by %.3g", d);
+    }
+    free(rs_own), free(rs_host), free(g_own), free(g_host);
+    rnn_net_destroy(&n);
+    cudnnDestroy(host);
+}
+
+enum { AT = 3, AB = 2 };
+
+/* Self-attention (q = k = v) of width W in H heads, projections with biases: float with heads of
+   4 (the row kernels on CUDA), half with one head of 64 (the fused flash kernels on CUDA, whose
+   reserve holds the log-sum-exp their forward computed). */
+struct mha_net {
+    cudnnAttnDescriptor_t d;
+    cudnnSeqDataDescriptor_t sd;
+    cudnnDataType_t t;
+    size_t qbytes, wbytes, ws, rs;
+    void *q, *w; /* host values */
+};
+
+static const int mha_len[AB] = {AT, AT - 1}, mha_lo[AT] = {0, 0, 0}, mha_hi[AT] = {AT, AT, AT};
+
+static void *random_values(cudnnDataType_t t, size_t bytes)
+{
+    size_t e = t == CUDNN_DATA_FLOAT ? 4 : 2;
+    void *v = malloc(bytes ? bytes : 1);
+    for (size_t i = 0; v != NULL && i < bytes / e; i++) tstore(t, v, (int64_t)i, trand_uniform(-0.5, 0.5));
+    return v;
+}
+
+static void mha_net_init(cudnnHandle_t h, struct mha_net *n, cudnnDataType_t t, int W, int H)
+{
+    static const cudnnSeqDataAxis_t axes[4] = {CUDNN_SEQDATA_BATCH_DIM, CUDNN_SEQDATA_TIME_DIM, CUDNN_SEQDATA_BEAM_DIM,
+                                               CUDNN_SEQDATA_VECT_DIM};
+    int dims[4];
+    dims[CUDNN_SEQDATA_TIME_DIM] = AT, dims[CUDNN_SEQDATA_BATCH_DIM] = AB, dims[CUDNN_SEQDATA_BEAM_DIM] = 1,
+    dims[CUDNN_SEQDATA_VECT_DIM] = W;
+    n->t = t;
+    cudnnCreateAttnDescriptor(&n->d);
+    cudnnCreateSeqDataDescriptor(&n->sd);
+    CHECK_OK(cudnnSetSeqDataDescriptor(n->sd, t, 4, dims, axes, AB, mha_len, NULL));
+    CHECK_OK(cudnnSetAttnDescriptor(n->d, CUDNN_ATTN_QUERYMAP_ALL_TO_ONE | CUDNN_ATTN_ENABLE_PROJ_BIASES, H,
+                                    1 / sqrt(W / H), t, CUDNN_DATA_FLOAT,
+                                    t == CUDNN_DATA_FLOAT ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH, NULL, NULL, W, W,
+                                    W, W / H, W / H, W / H, W, AT, AT, AB, 1));
+    CHECK_OK(cudnnGetMultiHeadAttnBuffers(h, n->d, &n->wbytes, &n->ws, &n->rs));
+    n->qbytes = (size_t)AT * AB * W * (t == CUDNN_DATA_FLOAT ? 4 : 2);
+    n->q = random_values(t, n->qbytes);
+    n->w = random_values(t, n->wbytes);
+}
+
+static void mha_net_destroy(struct mha_net *n)
+{
+    free(n->q);
+    free(n->w);
+    cudnnDestroySeqDataDescriptor(n->sd);
+    cudnnDestroyAttnDescriptor(n->d);
+}
+
+/* The reserve a training forward on h leaves, into rs (host memory). */
+static void mha_reserve(cudnnHandle_t h, bool host, const struct mha_net *n, void *rs)
+{
+    void *q = side_from(host, n->q, n->qbytes), *out = side_from(host, NULL, n->qbytes);
+    void *w = side_from(host, n->w, n->wbytes), *len = side_from(host, mha_len, sizeof mha_len);
+    void *ws = side_from(host, NULL, n->ws), *r = side_from(host, NULL, n->rs);
+    CHECK_OK(cudnnMultiHeadAttnForward(h, n->d, -1, mha_lo, mha_hi, len, len, n->sd, q, NULL, n->sd, q, n->sd, q, n->sd,
+                                       out, n->wbytes, w, n->ws, ws, n->rs, r));
+    if (host) memcpy(rs, r, n->rs);
+    else tbuf_download(rs, r, n->rs);
+    void *bufs[] = {q, out, w, len, ws, r};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) side_free(host, bufs[i]);
+}
+
+/* The backward calls on the backend under test from reserve rs: dq, dk, dv and dweights (added
+   to the weights as a starting gradient) into g (3 qbytes + wbytes). */
+static void mha_gradients(const struct mha_net *n, const void *rs, unsigned char *g)
+{
+    void *q = tbuf_from(n->q, n->qbytes), *w = tbuf_from(n->w, n->wbytes), *dw = tbuf_from(n->w, n->wbytes);
+    void *len = tbuf_from(mha_len, sizeof mha_len), *ws = tbuf_alloc(n->ws), *r = tbuf_from(rs, n->rs);
+    void *dq = tbuf_alloc(n->qbytes), *dk = tbuf_alloc(n->qbytes), *dv = tbuf_alloc(n->qbytes);
+    cudnnHandle_t h = test_handle();
+    /* dout = q: any values serve */
+    CHECK_OK(cudnnMultiHeadAttnBackwardData(h, n->d, mha_lo, mha_hi, len, len, n->sd, q, n->sd, dq, q, n->sd, dk, q,
+                                            n->sd, dv, q, n->wbytes, w, n->ws, ws, n->rs, r));
+    CHECK_OK(cudnnMultiHeadAttnBackwardWeights(h, n->d, CUDNN_WGRAD_MODE_ADD, n->sd, q, n->sd, q, n->sd, q, n->sd, q,
+                                               n->wbytes, w, dw, n->ws, ws, n->rs, r));
+    tbuf_download(g, dq, n->qbytes);
+    tbuf_download(g + n->qbytes, dk, n->qbytes);
+    tbuf_download(g + 2 * n->qbytes, dv, n->qbytes);
+    tbuf_download(g + 3 * n->qbytes, dw, n->wbytes);
+    void *bufs[] = {q, w, dw, len, ws, r, dq, dk, dv};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
+}
+
+TEST(check_reserve_portable_mha)
+{
+    static const struct {
+        cudnnDataType_t t;
+        int W, H;
+    } cases[] = {{CUDNN_DATA_FLOAT, 8, 2}, {CUDNN_DATA_HALF, 64, 1}};
+    cudnnHandle_t host = host_handle();
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        struct mha_net n;
+        mha_net_init(test_handle(), &n, cases[c].t, cases[c].W, cases[c].H);
+        size_t wbytes = 0, ws = 0, rs = 0;
+        CHECK_OK(cudnnGetMultiHeadAttnBuffers(host, n.d, &wbytes, &ws, &rs));
+        CHECK(wbytes == n.wbytes && ws == n.ws && rs == n.rs);
+        size_t bytes = 3 * n.qbytes + n.wbytes, e = n.t == CUDNN_DATA_FLOAT ? 4 : 2;
+        void *rs_own = malloc(n.rs), *rs_host = malloc(n.rs);
+        unsigned char *g_own = malloc(bytes), *g_host = malloc(bytes);
+        if (CHECK(n.q && n.w && rs_own && rs_host && g_own && g_host)) {
+            mha_reserve(test_handle(), false, &n, rs_own);
+            mha_reserve(host, true, &n, rs_host);
+            mha_gradients(&n, rs_own, g_own);
+            mha_gradients(&n, rs_host, g_host);
+            double worst = largest_difference(n.t, g_host, g_own, bytes / e);
+            double tol = n.t == CUDNN_DATA_FLOAT ? 1e-4 : 2 * ttolerance(n.t);
+            if (!CHECK(worst <= tol))
+                FAIL("%s: gradients from a host-written reserve differ by %.3g", c ? "half" : "float", worst);
+        }
+        free(rs_own), free(rs_host), free(g_own), free(g_host);
+        mha_net_destroy(&n);
+    }
+    cudnnDestroy(host);
 }

@@ -420,8 +420,8 @@ static bool bench_seq(const struct ocd_attn_seq *s, const struct ocd_attn_seq *q
    lengths, beams, other layouts or projections log nothing. An inference call replays as the
    benchmark's training forward (dir=fwd): the same shapes; either backward call as dir=bwd, which
    times the pair on a training forward's reserve (BackwardWeights takes no windows: lo NULL). */
-static void mha_replay(const struct ocd_attn_call *call, const char *dir, int currIdx, const int *lo, const int *hi,
-                       const void *residuals, char *buf, size_t size)
+void ocd_attn_replay(const struct ocd_attn_call *call, const char *dir, int currIdx, const int *lo, const int *hi,
+                     const void *residuals, char *buf, size_t size)
 {
     const struct ocd_attn_config *c = call->c;
     int W = c->q_size, H = c->heads;
@@ -442,14 +442,6 @@ static void mha_replay(const struct ocd_attn_call *call, const char *dir, int cu
         if (lo[t] > 0 || hi[t] < call->k.T) return;
     snprintf(buf, size, "op=mha dir=%s dt=%s b=%d heads=%d width=%d seq=%d proj=%d", dir,
              ocd_check_dtype_name(c->dtype), call->q.B, H, W, call->q.T, projected ? 1 : 0);
-}
-
-void ocd_attn_log_backward_replay(const struct ocd_attn_call *call, const int *lo, const int *hi)
-{
-    if (!ocd_check_replay_wanted()) return;
-    char replay[128];
-    mha_replay(call, "bwd", -1, lo, hi, NULL, replay, sizeof replay);
-    ocd_check_log_replay(call->op, call->handle->backend->name, replay);
 }
 
 /* A forward call's arguments once checked: the problem the pass runs on, whose pointers
@@ -583,7 +575,7 @@ cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnForward(cudnnHandle_t handle, const 
     struct ocd_check_call check = {
         .op = op, .problem_size = sizeof a,
         .tolerance = ocd_check_driver_tolerance(c->dtype, ocd_gemm_compute_for(c->dtype, c->math) == OCD_GEMM_COMPUTE_TF32)};
-    mha_replay(&call, "fwd", currIdx, loWinIdx, hiWinIdx, residuals, check.replay, sizeof check.replay);
+    ocd_attn_replay(&call, "fwd", currIdx, loWinIdx, hiWinIdx, residuals, check.replay, sizeof check.replay);
     if (training && (call.attn_dropout > 0 || call.post_dropout > 0)) { /* masks from the dropout states */
         ocd_check_log_replay(op, handle->backend->name, check.replay);
         return forward_pass(handle, &a, NULL, 0);

@@ -53,10 +53,12 @@ cudnnStatus_t ocd_attn_prepare(cudnnHandle_t handle, cudnnAttnDescriptor_t attn,
                                cudnnSeqDataDescriptor_t k, cudnnSeqDataDescriptor_t v, cudnnSeqDataDescriptor_t o,
                                const char *op, struct ocd_attn_call *call);
 
-/* With info logging on, logs a backward call's benchmark replay string (core/check.h; the
-   forward's goes through its check description): its windows, or NULL for BackwardWeights,
-   which has none; nothing where the benchmark cannot express the call (attn.c says what it can). */
-void ocd_attn_log_backward_replay(const struct ocd_attn_call *call, const int *lo, const int *hi);
+/* The benchmark's replay string of a call (core/check.h) into buf: the forward (dir "fwd")
+   with its currIdx, windows and residuals, or a backward call ("bwd": currIdx -1, its windows,
+   or NULL for BackwardWeights, which has none; no residuals); "" where the benchmark cannot
+   express the call (attn.c says what it can). */
+void ocd_attn_replay(const struct ocd_attn_call *call, const char *dir, int currIdx, const int *lo, const int *hi,
+                     const void *residuals, char *buf, size_t size);
 
 /* BAD_PARAM, logged, when a buffer is shorter than needed or missing. */
 cudnnStatus_t ocd_attn_check_buffer(const char *name, size_t bytes, size_t need, const void *ptr);

@@ -12,7 +12,8 @@
    dpre_h^T h over every step, the projection's dW_p = dtot^T h_full and the biases as dpre^T 1:
    GEMMs of K = positions or steps x batch. Padding positions and inactive steps carry zero
    gradients (written by the steps) and finite inputs (x's copy with zeroed padding, carried
-   states), so they add nothing. */
+   states), so they add nothing. The API runs both through ocd_rnn_run_checked (OPENCUDNN_CHECK's
+   second opinion). */
 #include "adv/rnn_exec.h"
 
 static cudnnStatus_t convert(const struct ocd_rnn_ctx *x, void *dst, cudnnDataType_t dt, const void *src,
@@ -152,4 +153,29 @@ cudnnStatus_t ocd_rnn_backward_weights_run(cudnnHandle_t handle, const struct oc
                                  p->dtype, 1));
     }
     return CUDNN_STATUS_SUCCESS;
+}
+
+/* The passes with the run signature of an implementation entry (core/check.h's drivers). */
+static cudnnStatus_t backward_data_driver(cudnnHandle_t handle, const void *call, void *workspace,
+                                          size_t workspace_bytes)
+{
+    (void)workspace, (void)workspace_bytes;
+    return ocd_rnn_backward_data_run(handle, call);
+}
+
+static cudnnStatus_t backward_weights_driver(cudnnHandle_t handle, const void *call, void *workspace,
+                                             size_t workspace_bytes)
+{
+    (void)workspace, (void)workspace_bytes;
+    return ocd_rnn_backward_weights_run(handle, call);
+}
+
+cudnnStatus_t ocd_rnn_backward_data_checked(cudnnHandle_t handle, const struct ocd_rnn_call *c, const char *op)
+{
+    return ocd_rnn_run_checked(handle, c, op, "rnn_backward_data", backward_data_driver);
+}
+
+cudnnStatus_t ocd_rnn_backward_weights_checked(cudnnHandle_t handle, const struct ocd_rnn_call *c, const char *op)
+{
+    return ocd_rnn_run_checked(handle, c, op, "rnn_backward_weights", backward_weights_driver);
 }

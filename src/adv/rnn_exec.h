@@ -49,16 +49,27 @@ struct ocd_rnn_call {
 void ocd_rnn_space_sizes(const struct ocd_rnn_problem *p, const struct ocd_rnn_data *x, bool training, size_t *ws,
                          size_t *rs);
 
-/* With info logging on, logs the call's benchmark replay string (core/check.h; forward or
-   backward, after its checks), or nothing where the benchmark cannot express the call
-   (rnn_forward.c says what it can). */
-void ocd_rnn_log_replay(cudnnHandle_t handle, const struct ocd_rnn_call *c, const char *op);
+/* A pass as the API runs it (after its checks): with OPENCUDNN_CHECK, the second opinion
+   (core/check.h's drivers: the pass again on the host with copies of every buffer it reads) on
+   the pass's outputs: the forward's y, hy and cy, backward data's dx, dhx and dcx, backward
+   weights' dw (the gradients added to a copy of the starting ones); and at info level the
+   call's benchmark replay line (or nothing where the benchmark cannot express the call;
+   rnn_forward.c says what it can). The pass follows from the call: dx set for backward data,
+   dw for backward weights. A backward's reserve is copied like its inputs: its layout and
+   contents (states, saved gates, the gates' gradients, dropout masks) are the same on every
+   backend (the layout here, the cell math of problem/rnn_kernels.h, the masks of
+   problem/dropout.h). A training forward with dropout between layers, whose masks come from
+   the dropout states, is not checked. run: the pass with the run signature of an
+   implementation entry; name: its name in the log ("<backend>:<name>"). op names the API
+   function. */
+cudnnStatus_t ocd_rnn_run_checked(cudnnHandle_t handle, const struct ocd_rnn_call *c, const char *op, const char *name,
+                                  cudnnStatus_t (*run)(cudnnHandle_t handle, const void *call, void *workspace,
+                                                       size_t workspace_bytes));
 
-/* The forward pass as the API runs it: with OPENCUDNN_CHECK, the second opinion on y, hy and cy
-   (core/check.h: the pass again on the host with copies; training with dropout between layers,
-   whose masks come from the dropout states, is not checked), and at info level the replay line
-   (op names the API function). */
+/* ocd_rnn_run_checked with each pass (rnn_forward.c, rnn_backward_train.c). */
 cudnnStatus_t ocd_rnn_forward_checked(cudnnHandle_t handle, const struct ocd_rnn_call *c, const char *op);
+cudnnStatus_t ocd_rnn_backward_data_checked(cudnnHandle_t handle, const struct ocd_rnn_call *c, const char *op);
+cudnnStatus_t ocd_rnn_backward_weights_checked(cudnnHandle_t handle, const struct ocd_rnn_call *c, const char *op);
 
 /* The GEMMs' compute type of the network's passes. */
 enum ocd_gemm_compute ocd_rnn_gemm_compute(const struct ocd_rnn_problem *p);

@@ -1,8 +1,8 @@
 /* rnn_forward.c: the v8 compute API of libcudnn_adv_infer: cudnnGetRNNTempSpaceSizes and
    cudnnRNNForward (inference and training), and the checks every v8 compute call shares
    (ocd_rnn_prepare_v8, also used by the backward calls of rnn_train.c). The pass itself is the
-   layer loop of adv/rnn_exec.c; ocd_rnn_forward_checked runs it with OPENCUDNN_CHECK's second
-   opinion (core/check.h's drivers) for the v8 and the legacy calls.
+   layer loop of adv/rnn_exec.c; ocd_rnn_run_checked runs it, and the backward passes, with
+   OPENCUDNN_CHECK's second opinion (core/check.h's drivers) for the v8 and the legacy calls.
 
    cuDNN 8.2 rules implemented here (BAD_PARAM, logged, nothing written, unless said otherwise):
    - fwdMode not a cudnnForwardMode_t; devSeqLengths, x, y or weightSpace NULL.
@@ -187,14 +187,6 @@ static void rnn_replay(const struct ocd_rnn_call *c, char *buf, size_t size)
              p->hidden_size, p->layers, p->dirs, c->dx != NULL || c->dw != NULL ? "bwd" : c->training ? "fwd" : "inf");
 }
 
-void ocd_rnn_log_replay(cudnnHandle_t handle, const struct ocd_rnn_call *c, const char *op)
-{
-    if (!ocd_check_replay_wanted()) return;
-    char replay[256];
-    rnn_replay(c, replay, sizeof replay);
-    ocd_check_log_replay(op, handle->backend->name, replay);
-}
-
 /* The forward pass with the run signature of an implementation entry (core/check.h's drivers). */
 static cudnnStatus_t forward_driver(cudnnHandle_t handle, const void *call, void *workspace, size_t workspace_bytes)
 {
@@ -204,33 +196,55 @@ static cudnnStatus_t forward_driver(cudnnHandle_t handle, const void *call, void
 
 cudnnStatus_t ocd_rnn_forward_checked(cudnnHandle_t handle, const struct ocd_rnn_call *c, const char *op)
 {
-    if (!ocd_check_enabled()) return ocd_rnn_forward_run(handle, c);
+    return ocd_rnn_run_checked(handle, c, op, "rnn_forward", forward_driver);
+}
+
+cudnnStatus_t ocd_rnn_run_checked(cudnnHandle_t handle, const struct ocd_rnn_call *c, const char *op, const char *name,
+                                  cudnnStatus_t (*run)(cudnnHandle_t handle, const void *call, void *workspace,
+                                                       size_t workspace_bytes))
+{
+    if (!ocd_check_enabled()) return run(handle, c, NULL, 0);
     const struct ocd_rnn_problem *p = c->p;
+    const bool forward = c->dx == NULL && c->dw == NULL;
     struct ocd_check_call call = {
         .op = op, .problem_size = sizeof *c,
         .tolerance = ocd_check_driver_tolerance(p->dtype, ocd_rnn_gemm_compute(p) == OCD_GEMM_COMPUTE_TF32)};
     rnn_replay(c, call.replay, sizeof call.replay);
-    if (c->training && ocd_rnn_dropout_on(p)) { /* masks drawn from the dropout states: no second run */
+    if (forward && c->training && ocd_rnn_dropout_on(p)) { /* masks drawn from the dropout states: no second run */
         ocd_check_log_replay(op, handle->backend->name, call.replay);
-        return ocd_rnn_forward_run(handle, c);
+        return run(handle, c, NULL, 0);
     }
     const int64_t states = (int64_t)p->layers * p->dirs * c->x.batch;
+    const int64_t xs = ocd_rnn_data_vectors(&c->x) * c->x.vec, ys = ocd_rnn_data_vectors(&c->y) * c->y.vec;
     const bool lstm = p->cell == CUDNN_LSTM;
     size_t ws, rs;
     ocd_rnn_space_sizes(p, &c->x, c->training, &ws, &rs);
 #define FIELD(f) offsetof(struct ocd_rnn_call, f)
-    ocd_check_add_array(&call, FIELD(yp), p->dtype, ocd_rnn_data_vectors(&c->y) * c->y.vec, true);
-    ocd_check_add_array(&call, FIELD(hy), p->dtype, states * p->proj_size, true);
-    if (lstm) ocd_check_add_array(&call, FIELD(cy), p->dtype, states * p->hidden_size, true);
-    ocd_check_add_array(&call, FIELD(xp), p->dtype, ocd_rnn_data_vectors(&c->x) * c->x.vec, false);
-    ocd_check_add_array(&call, FIELD(hx), p->dtype, states * p->proj_size, false);
-    if (lstm) ocd_check_add_array(&call, FIELD(cx), p->dtype, states * p->hidden_size, false);
-    ocd_check_add_array(&call, FIELD(w), p->dtype, ocd_rnn_weight_elems(p), false);
-    ocd_check_add_array(&call, FIELD(dev_lengths), CUDNN_DATA_INT32, c->x.batch, false);
+#define ADD(f, t, n, out) ocd_check_add_array(&call, FIELD(f), t, n, out)
+    /* the outputs first (OPENCUDNN_TEST_BREAK perturbs the first), then every pointer the pass may read */
+    ADD(yp, p->dtype, ys, forward);
+    ADD(hy, p->dtype, states * p->proj_size, true);
+    if (lstm) ADD(cy, p->dtype, states * p->hidden_size, true);
+    ADD(dx, p->dtype, xs, true);
+    ADD(dhx, p->dtype, states * p->proj_size, true);
+    if (lstm) ADD(dcx, p->dtype, states * p->hidden_size, true);
+    ADD(dw, p->dtype, ocd_rnn_weight_elems(p), true);
+    ADD(xp, p->dtype, xs, false);
+    ADD(hx, p->dtype, states * p->proj_size, false);
+    if (lstm) ADD(cx, p->dtype, states * p->hidden_size, false);
+    ADD(dy, p->dtype, ys, false);
+    ADD(dhy, p->dtype, states * p->proj_size, false);
+    if (lstm) ADD(dcy, p->dtype, states * p->hidden_size, false);
+    ADD(w, p->dtype, ocd_rnn_weight_elems(p), false);
+    ADD(dev_lengths, CUDNN_DATA_INT32, c->x.batch, false);
     ocd_check_add_scratch(&call, FIELD(ws), ws);
-    if (c->training) ocd_check_add_scratch(&call, FIELD(rs), rs);
+    /* the reserve: the forward's to fill; a backward's input, copied (its layout and contents are
+       the same on every backend: rnn_exec.h) */
+    if (forward && c->training) ocd_check_add_scratch(&call, FIELD(rs), rs);
+    if (!forward) ADD(rs, CUDNN_DATA_INT8, (int64_t)rs, false);
+#undef ADD
 #undef FIELD
-    return ocd_check_run_driver(handle, "rnn_forward", forward_driver, c, &call);
+    return ocd_check_run_driver(handle, name, run, c, &call);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnGetRNNTempSpaceSizes(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc,

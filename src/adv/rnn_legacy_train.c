@@ -127,8 +127,7 @@ static cudnnStatus_t backward_data(cudnnHandle_t handle, struct ocd_rnn_legacy *
     g->c.hx = hx, g->c.cx = cx;
     g->c.dy = dy, g->c.dhy = dhy, g->c.dcy = dcy;
     g->c.dx = dx, g->c.dhx = dhx, g->c.dcx = dcx;
-    ocd_rnn_log_replay(handle, &g->c, "cudnnRNNBackwardData");
-    return ocd_rnn_backward_data_run(handle, &g->c);
+    return ocd_rnn_backward_data_checked(handle, &g->c, "cudnnRNNBackwardData");
 }
 
 static cudnnStatus_t backward_data_arrays(void *ctx)
@@ -249,8 +248,7 @@ static cudnnStatus_t backward_weights(cudnnHandle_t handle, struct ocd_rnn_legac
     g->c.xp = x, g->c.hx = hx, g->c.yp = (void *)y;
     g->c.w = dw;
     g->c.dw = dw;
-    ocd_rnn_log_replay(handle, &g->c, "cudnnRNNBackwardWeights");
-    return ocd_rnn_backward_weights_run(handle, &g->c);
+    return ocd_rnn_backward_weights_checked(handle, &g->c, "cudnnRNNBackwardWeights");
 }
 
 static cudnnStatus_t backward_weights_arrays(void *ctx)

@@ -53,8 +53,7 @@ cudnnStatus_t CUDNNWINAPI cudnnRNNBackwardData_v8(cudnnHandle_t handle, cudnnRNN
     c.hx = hx, c.cx = cx;
     c.dy = dy, c.dhy = dhy, c.dcy = dcy;
     c.dx = dx, c.dhx = dhx, c.dcx = dcx;
-    ocd_rnn_log_replay(handle, &c, "cudnnRNNBackwardData_v8");
-    return ocd_rnn_backward_data_run(handle, &c);
+    return ocd_rnn_backward_data_checked(handle, &c, "cudnnRNNBackwardData_v8");
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnRNNBackwardWeights_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc,
@@ -84,6 +83,5 @@ cudnnStatus_t CUDNNWINAPI cudnnRNNBackwardWeights_v8(cudnnHandle_t handle, cudnn
     OCD_TRY(check_spaces(&p, &c, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace));
     c.xp = x, c.hx = hx, c.yp = (void *)y;
     c.dw = dweightSpace;
-    ocd_rnn_log_replay(handle, &c, "cudnnRNNBackwardWeights_v8");
-    return ocd_rnn_backward_weights_run(handle, &c);
+    return ocd_rnn_backward_weights_checked(handle, &c, "cudnnRNNBackwardWeights_v8");
 }

@@ -22,9 +22,23 @@
    inside RNN, attention and the graph API's matmul), the CTC loss (costs and gradients; a _v8
    call with a label length outside [0, 256] is not checked), and as drivers the RNN forward
    (inference and training: y, hy, cy) and the multi-head attention forward (out), except in
-   training with dropout, whose masks come from the dropout states. Calls made inside a second
-   run (the GEMMs of a driver's host run) are not checked again; those of a first run are.
-   The RNN and attention backward calls log a replay string only (ocd_check_log_replay).
+   training with dropout, whose masks come from the dropout states; the RNN backward calls (v8
+   and legacy: dx, dhx, dcx; the weight gradients) and the multi-head attention backward calls
+   (dq, dk, dv; the weight gradients), dropout included. Calls made inside a second run (the
+   GEMMs of a driver's host run) are not checked again; those of a first run are.
+
+   The backward calls read the reserve the training forward wrote (and RNN and attention
+   BackwardData write gradients into it for BackwardWeights). Their second run gets a copy of
+   it like any input, not a recomputation: the reserve is backend-independent. Its layout is
+   defined once above the backends (problem/attention.h and problem/attn_core.h; the RNN's in
+   adv/rnn_exec.h), and its contents are the same quantities on both backends up to rounding:
+   RNN states and saved gate values from the shared cell math (problem/rnn_kernels.h), the
+   attention core's per-row log-sum-exp in the compute type (the fused CUDA kernels store it
+   too, no probabilities), projected buffers from the shared GEMMs, and dropout masks and
+   attention's saved Philox seed and offset, bit-identical by definition (problem/dropout.h).
+   tests/check.c (check_reserve_portable_*) runs a backend's backward calls on a host-written
+   reserve and on its own. A weight gradient in ADD mode is compared with the host's
+   accumulation onto a copy of the starting gradient (an output's prior contents are copied).
 
    OPENCUDNN_TEST_BREAK=<entry name> (for tests of the checker only, honoured while a call is
    checked): after the named entry runs, the first scalar of its first output is increased by 1,
@@ -67,9 +81,10 @@ bool ocd_check_enabled(void);
 bool ocd_check_replay_wanted(void);
 
 /* Logs "<op> on <entry>: replay: opencudnn_bench --problem "<replay>"" at info level (when it is
-   on and replay is not empty): the line the benchmark's --replay reads back. Ops that do not take
-   part in the check (RNN, multi-head attention, CTC loss) call it themselves with their problem
-   string; described calls log through ocd_check_run. */
+   on and replay is not empty): the line the benchmark's --replay reads back. Calls that are not
+   checked (a training forward with dropout, a CTC loss call with an invalid label length,
+   attention BackwardWeights without weights) call it themselves with their problem string;
+   described calls log through ocd_check_run. */
 void ocd_check_log_replay(const char *op, const char *entry, const char *replay);
 
 /* Adds a buffer to the description (the view is copied). */
