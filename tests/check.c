@@ -342,25 +342,48 @@ TEST(check_rnn_attention)
 /* ---- the adv library: RNN and multi-head attention, forward and backward; CTC loss ------------- */
 
 /* The passes an adv call runs: inference, a training forward, or a training forward then both
-   backward calls (BackwardWeights adding to a starting gradient). */
-enum { INFER, TRAIN, BACKWARD };
+   backward calls (BackwardWeights adding to a starting gradient); DROPOUT: the backward calls
+   of a two-layer network with dropout between the layers (their masks from the reserve). */
+enum { INFER, TRAIN, BACKWARD, DROPOUT };
+
+/* A dropout descriptor of probability p with its states on the backend under test. */
+static cudnnDropoutDescriptor_t dropout_make(cudnnHandle_t h, float p, void **states)
+{
+    cudnnDropoutDescriptor_t dd = NULL;
+    size_t bytes = 0;
+    cudnnCreateDropoutDescriptor(&dd);
+    CHECK_OK(cudnnDropoutGetStatesSize(h, &bytes));
+    *states = tbuf_alloc(bytes);
+    CHECK_OK(cudnnSetDropoutDescriptor(dd, h, p, *states, bytes, 1234));
+    return dd;
+}
+
+static void dropout_free(cudnnDropoutDescriptor_t dd, void *states)
+{
+    if (dd == NULL) return;
+    cudnnDestroyDropoutDescriptor(dd);
+    tbuf_free(states);
+}
 
 /* An LSTM shaped as the benchmark's (every sequence full, states given and returned). */
 static void rnn_call(cudnnHandle_t h, int pass)
 {
     enum { T = 3, B = 2, V = 4 };
     static const int len[B] = {T, T};
-    static const int hdims[3] = {1, B, V}, hstrides[3] = {B * V, V, 1};
+    const int L = pass == DROPOUT ? 2 : 1;
+    const int hdims[3] = {L, B, V}, hstrides[3] = {B * V, V, 1};
     cudnnRNNDescriptor_t d;
     cudnnRNNDataDescriptor_t xd;
     cudnnTensorDescriptor_t hd;
+    void *states = NULL;
+    cudnnDropoutDescriptor_t dd = pass == DROPOUT ? dropout_make(h, 0.3f, &states) : NULL;
     cudnnCreateRNNDescriptor(&d);
     cudnnCreateRNNDataDescriptor(&xd);
     cudnnCreateTensorDescriptor(&hd);
     CHECK_OK(cudnnSetTensorNdDescriptor(hd, CUDNN_DATA_FLOAT, 3, hdims, hstrides));
     CHECK_OK(cudnnSetRNNDescriptor_v8(d, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
                                       CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
-                                      CUDNN_DEFAULT_MATH, V, V, V, 1, NULL, CUDNN_RNN_PADDED_IO_ENABLED));
+                                      CUDNN_DEFAULT_MATH, V, V, V, L, dd, CUDNN_RNN_PADDED_IO_ENABLED));
     CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, B, V, len,
                                        NULL));
     bool training = pass != INFER;
@@ -373,14 +396,15 @@ static void rnn_call(cudnnHandle_t h, int pass)
     float *wh = malloc(wbytes);
     for (size_t i = 0; wh != NULL && i < wbytes / sizeof(float); i++) wh[i] = (float)trand_uniform(-0.5, 0.5);
     void *x = tbuf_from(host, sizeof host), *y = tbuf_alloc(sizeof host), *w = tbuf_from(wh, wbytes);
-    void *hx = tbuf_from(host, B * V * sizeof(float)), *cx = tbuf_from(host + B * V, B * V * sizeof(float));
-    void *hy = tbuf_alloc(B * V * sizeof(float)), *cy = tbuf_alloc(B * V * sizeof(float));
+    const size_t sbytes = (size_t)L * B * V * sizeof(float); /* a state tensor: within host */
+    void *hx = tbuf_from(host, sbytes), *cx = tbuf_from(host + B * V, sbytes);
+    void *hy = tbuf_alloc(sbytes), *cy = tbuf_alloc(sbytes);
     void *wsp = tbuf_alloc(ws ? ws : 1), *rsp = tbuf_alloc(rs ? rs : 1), *lengths = tbuf_from(len, sizeof len);
     CHECK_OK(cudnnRNNForward(h, d, mode, lengths, xd, x, xd, y, hd, hx, hy, hd, cx, cy, wbytes, w, ws, wsp,
                              training ? rs : 0, training ? rsp : NULL));
-    void *dx = tbuf_alloc(sizeof host), *dhx = tbuf_alloc(B * V * sizeof(float));
-    void *dcx = tbuf_alloc(B * V * sizeof(float)), *dw = tbuf_from(wh, wbytes);
-    if (pass == BACKWARD) {
+    void *dx = tbuf_alloc(sizeof host), *dhx = tbuf_alloc(sbytes), *dcx = tbuf_alloc(sbytes);
+    void *dw = tbuf_from(wh, wbytes);
+    if (pass >= BACKWARD) {
         /* dy = x, dhy = hx, dcy = cx: any values serve */
         CHECK_OK(cudnnRNNBackwardData_v8(h, d, lengths, xd, y, x, xd, dx, hd, hx, hx, dhx, hd, cx, cx, dcx, wbytes, w,
                                          ws, wsp, rs, rsp));
@@ -390,13 +414,15 @@ static void rnn_call(cudnnHandle_t h, int pass)
     void *bufs[] = {x, y, w, hx, cx, hy, cy, wsp, rsp, lengths, dx, dhx, dcx, dw};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
     free(wh);
+    dropout_free(dd, states);
     cudnnDestroyRNNDataDescriptor(xd);
     cudnnDestroyTensorDescriptor(hd);
     cudnnDestroyRNNDescriptor(d);
 }
 
 /* A multi-head attention shaped as the benchmark's (projections with biases, full lengths and
-   windows, [batch, time, beam, vect]). */
+   windows, [batch, time, beam, vect]); DROPOUT: with dropout on the attention weights and after
+   the output projection. */
 static void mha_call(cudnnHandle_t h, int pass)
 {
     enum { T = 3, B = 2, W = 8, H = 2 };
@@ -408,12 +434,15 @@ static void mha_call(cudnnHandle_t h, int pass)
     dims[CUDNN_SEQDATA_VECT_DIM] = W;
     cudnnAttnDescriptor_t d;
     cudnnSeqDataDescriptor_t sd;
+    void *states[2] = {NULL, NULL};
+    cudnnDropoutDescriptor_t attn_drop = pass == DROPOUT ? dropout_make(h, 0.25f, &states[0]) : NULL;
+    cudnnDropoutDescriptor_t post_drop = pass == DROPOUT ? dropout_make(h, 0.25f, &states[1]) : NULL;
     cudnnCreateAttnDescriptor(&d);
     cudnnCreateSeqDataDescriptor(&sd);
     CHECK_OK(cudnnSetSeqDataDescriptor(sd, CUDNN_DATA_FLOAT, 4, dims, axes, B, len, NULL));
     CHECK_OK(cudnnSetAttnDescriptor(d, CUDNN_ATTN_QUERYMAP_ALL_TO_ONE | CUDNN_ATTN_ENABLE_PROJ_BIASES, H, 0.5,
-                                    CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH, NULL, NULL, W, W, W,
-                                    W / H, W / H, W / H, W, T, T, B, 1));
+                                    CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH, attn_drop, post_drop, W,
+                                    W, W, W / H, W / H, W / H, W, T, T, B, 1));
     size_t wbytes = 0, ws = 0, rs = 0;
     CHECK_OK(cudnnGetMultiHeadAttnBuffers(h, d, &wbytes, &ws, &rs));
     float host[T * B * W];
@@ -427,7 +456,7 @@ static void mha_call(cudnnHandle_t h, int pass)
                                        w, ws, wsp, training ? rs : 0, training ? rsp : NULL));
     void *dq = tbuf_alloc(sizeof host), *dk = tbuf_alloc(sizeof host), *dv = tbuf_alloc(sizeof host);
     void *dw = tbuf_from(wh, wbytes);
-    if (pass == BACKWARD) {
+    if (pass >= BACKWARD) {
         /* dout = q: any values serve */
         CHECK_OK(cudnnMultiHeadAttnBackwardData(h, d, lo, hi, lengths, lengths, sd, q, sd, dq, q, sd, dk, q, sd, dv, q,
                                                 wbytes, w, ws, wsp, rs, rsp));
@@ -437,6 +466,8 @@ static void mha_call(cudnnHandle_t h, int pass)
     void *bufs[] = {q, out, w, wsp, rsp, lengths, dq, dk, dv, dw};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
     free(wh);
+    dropout_free(attn_drop, states[0]);
+    dropout_free(post_drop, states[1]);
     cudnnDestroySeqDataDescriptor(sd);
     cudnnDestroyAttnDescriptor(d);
 }
@@ -490,7 +521,7 @@ TEST(check_adv_calls)
 {
     static const struct {
         void (*call)(cudnnHandle_t, int);
-        int pass; /* INFER, TRAIN, BACKWARD; the CTC loss: 1 for cudnnCTCLoss_v8 */
+        int pass; /* INFER, TRAIN, BACKWARD, DROPOUT; the CTC loss: 1 for cudnnCTCLoss_v8 */
         const char *entry; /* the first run's entry, without the backend */
         const char *replay;
     } cases[] = {
@@ -502,10 +533,14 @@ TEST(check_adv_calls)
          "op=rnn cell=lstm algo=standard dt=f32 t=3 n=2 input=4 hidden=4 layers=1 dirs=1 pass=bwd wscale=1"},
         {rnn_call, BACKWARD, "rnn_backward_weights",
          "op=rnn cell=lstm algo=standard dt=f32 t=3 n=2 input=4 hidden=4 layers=1 dirs=1 pass=bwd wscale=1"},
+        {rnn_call, DROPOUT, "rnn_backward_data", "(no benchmark form)"},
+        {rnn_call, DROPOUT, "rnn_backward_weights", "(no benchmark form)"},
         {mha_call, INFER, "mha_forward", "op=mha dir=fwd dt=f32 b=2 heads=2 width=8 seq=3 proj=1"},
         {mha_call, TRAIN, "mha_forward", "op=mha dir=fwd dt=f32 b=2 heads=2 width=8 seq=3 proj=1"},
         {mha_call, BACKWARD, "mha_backward_data", "op=mha dir=bwd dt=f32 b=2 heads=2 width=8 seq=3 proj=1"},
         {mha_call, BACKWARD, "mha_backward_weights", "op=mha dir=bwd dt=f32 b=2 heads=2 width=8 seq=3 proj=1"},
+        {mha_call, DROPOUT, "mha_backward_data", "(no benchmark form)"},
+        {mha_call, DROPOUT, "mha_backward_weights", "(no benchmark form)"},
         {ctc_call, 0, "ctc", "op=ctc api=host dt=f32 t=8 n=2 a=5 labels=3"},
         {ctc_call, 1, "ctc", "op=ctc api=v8 dt=f32 t=8 n=2 a=5 labels=3"},
     };
