@@ -250,25 +250,41 @@ TEST(check_batchnorm)
     log_hook_restore(&hook);
 }
 
+/* The float LSTM of the adv checks: `layers` layers of width V (input, hidden and projection)
+   over T steps of B sequences of lengths len, dropout dd between the layers (NULL: none); x and y
+   padded sequence-major, the states 3-D. */
+static void lstm_descriptors(int T, int B, int V, int layers, const int *len, cudnnDropoutDescriptor_t dd,
+                             cudnnRNNDescriptor_t *d, cudnnRNNDataDescriptor_t *xd, cudnnTensorDescriptor_t *hd)
+{
+    const int hdims[3] = {layers, B, V}, hstrides[3] = {B * V, V, 1};
+    cudnnCreateRNNDescriptor(d);
+    cudnnCreateRNNDataDescriptor(xd);
+    cudnnCreateTensorDescriptor(hd);
+    CHECK_OK(cudnnSetTensorNdDescriptor(*hd, CUDNN_DATA_FLOAT, 3, hdims, hstrides));
+    CHECK_OK(cudnnSetRNNDescriptor_v8(*d, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
+                                      CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
+                                      CUDNN_DEFAULT_MATH, V, V, V, layers, dd, CUDNN_RNN_PADDED_IO_ENABLED));
+    CHECK_OK(cudnnSetRNNDataDescriptor(*xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, B, V, len,
+                                       NULL));
+}
+
+static void lstm_descriptors_destroy(cudnnRNNDescriptor_t d, cudnnRNNDataDescriptor_t xd, cudnnTensorDescriptor_t hd)
+{
+    cudnnDestroyRNNDataDescriptor(xd);
+    cudnnDestroyTensorDescriptor(hd);
+    cudnnDestroyRNNDescriptor(d);
+}
+
 /* An LSTM forward (inference) and a multi-head attention forward: their GEMMs take part (the
    projections, the gates); a broken GEMM entry is caught inside either call. */
 static void rnn_forward(cudnnHandle_t h, void *const buf[4])
 {
     enum { T = 3, B = 2, V = 4 };
     static const int len[B] = {T, T - 1};
-    static const int hdims[3] = {1, B, V}, hstrides[3] = {B * V, V, 1};
     cudnnRNNDescriptor_t d;
     cudnnRNNDataDescriptor_t xd;
     cudnnTensorDescriptor_t hd;
-    cudnnCreateRNNDescriptor(&d);
-    cudnnCreateRNNDataDescriptor(&xd);
-    cudnnCreateTensorDescriptor(&hd);
-    CHECK_OK(cudnnSetTensorNdDescriptor(hd, CUDNN_DATA_FLOAT, 3, hdims, hstrides));
-    CHECK_OK(cudnnSetRNNDescriptor_v8(d, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
-                                      CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
-                                      CUDNN_DEFAULT_MATH, V, V, V, 1, NULL, CUDNN_RNN_PADDED_IO_ENABLED));
-    CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, B, V, len,
-                                       NULL));
+    lstm_descriptors(T, B, V, 1, len, NULL, &d, &xd, &hd);
     size_t wbytes = 0, ws = 0, rs = 0;
     CHECK_OK(cudnnGetRNNWeightSpaceSize(h, d, &wbytes));
     CHECK_OK(cudnnGetRNNTempSpaceSizes(h, d, CUDNN_FWD_MODE_INFERENCE, xd, &ws, &rs));
@@ -278,9 +294,7 @@ static void rnn_forward(cudnnHandle_t h, void *const buf[4])
                                  NULL, NULL, wbytes, buf[2], ws, buf[3], 0, NULL));
         tbuf_free(lengths);
     }
-    cudnnDestroyRNNDataDescriptor(xd);
-    cudnnDestroyTensorDescriptor(hd);
-    cudnnDestroyRNNDescriptor(d);
+    lstm_descriptors_destroy(d, xd, hd);
 }
 
 static void attention_forward(cudnnHandle_t h, void *const buf[4])
@@ -371,21 +385,12 @@ static void rnn_call(cudnnHandle_t h, int pass)
     enum { T = 3, B = 2, V = 4 };
     static const int len[B] = {T, T};
     const int L = pass == DROPOUT ? 2 : 1;
-    const int hdims[3] = {L, B, V}, hstrides[3] = {B * V, V, 1};
     cudnnRNNDescriptor_t d;
     cudnnRNNDataDescriptor_t xd;
     cudnnTensorDescriptor_t hd;
     void *states = NULL;
     cudnnDropoutDescriptor_t dd = pass == DROPOUT ? dropout_make(h, 0.3f, &states) : NULL;
-    cudnnCreateRNNDescriptor(&d);
-    cudnnCreateRNNDataDescriptor(&xd);
-    cudnnCreateTensorDescriptor(&hd);
-    CHECK_OK(cudnnSetTensorNdDescriptor(hd, CUDNN_DATA_FLOAT, 3, hdims, hstrides));
-    CHECK_OK(cudnnSetRNNDescriptor_v8(d, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
-                                      CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
-                                      CUDNN_DEFAULT_MATH, V, V, V, L, dd, CUDNN_RNN_PADDED_IO_ENABLED));
-    CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, B, V, len,
-                                       NULL));
+    lstm_descriptors(T, B, V, L, len, dd, &d, &xd, &hd);
     bool training = pass != INFER;
     cudnnForwardMode_t mode = training ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE;
     size_t wbytes = 0, ws = 0, rs = 0;
@@ -415,9 +420,7 @@ static void rnn_call(cudnnHandle_t h, int pass)
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
     free(wh);
     dropout_free(dd, states);
-    cudnnDestroyRNNDataDescriptor(xd);
-    cudnnDestroyTensorDescriptor(hd);
-    cudnnDestroyRNNDescriptor(d);
+    lstm_descriptors_destroy(d, xd, hd);
 }
 
 /* A multi-head attention shaped as the benchmark's (projections with biases, full lengths and
@@ -614,16 +617,7 @@ static const int rnn_len[RB] = {RT, RT - 1};
 
 static void rnn_net_init(cudnnHandle_t h, struct rnn_net *n)
 {
-    static const int hdims[3] = {1, RB, RV}, hstrides[3] = {RS, RV, 1};
-    cudnnCreateRNNDescriptor(&n->d);
-    cudnnCreateRNNDataDescriptor(&n->xd);
-    cudnnCreateTensorDescriptor(&n->hd);
-    CHECK_OK(cudnnSetTensorNdDescriptor(n->hd, CUDNN_DATA_FLOAT, 3, hdims, hstrides));
-    CHECK_OK(cudnnSetRNNDescriptor_v8(n->d, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
-                                      CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
-                                      CUDNN_DEFAULT_MATH, RV, RV, RV, 1, NULL, CUDNN_RNN_PADDED_IO_ENABLED));
-    CHECK_OK(cudnnSetRNNDataDescriptor(n->xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, RT, RB, RV,
-                                       rnn_len, NULL));
+    lstm_descriptors(RT, RB, RV, 1, rnn_len, NULL, &n->d, &n->xd, &n->hd);
     CHECK_OK(cudnnGetRNNWeightSpaceSize(h, n->d, &n->wbytes));
     CHECK_OK(cudnnGetRNNTempSpaceSizes(h, n->d, CUDNN_FWD_MODE_TRAINING, n->xd, &n->ws, &n->rs));
     for (int i = 0; i < RT * RB * RV; i++) n->x[i] = (float)trand_uniform(-0.5, 0.5);
@@ -635,9 +629,7 @@ static void rnn_net_init(cudnnHandle_t h, struct rnn_net *n)
 static void rnn_net_destroy(struct rnn_net *n)
 {
     free(n->w);
-    cudnnDestroyRNNDataDescriptor(n->xd);
-    cudnnDestroyTensorDescriptor(n->hd);
-    cudnnDestroyRNNDescriptor(n->d);
+    lstm_descriptors_destroy(n->d, n->xd, n->hd);
 }
 
 /* The reserve a training forward on h (host memory when host) leaves, into rs (host memory). */
