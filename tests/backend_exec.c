@@ -133,9 +133,12 @@ TEST(backend_conv_bias_act)
     for (size_t i = 0; i < TLEN(all); i++) bt_gt_free(all[i]);
 }
 
-/* conv -> mul scale -> add bias -> add a -> relu (ConvScaleBiasAddAct), half NHWC, stride 2; and
-   conv -> add bias -> mul scale -> relu (ConvBiasScaleAct), float NHWC. */
-static void conv_chain(bool scale_first)
+/* conv -> mul scale -> add bias -> add a -> act (ConvScaleBiasAddAct), half NHWC, stride 2; and
+   conv -> add bias -> mul scale -> act (ConvBiasScaleAct), float NHWC. act is a forward mode with
+   the parameters of mode_params, or the default RELU_FWD when plain. The host folds every such
+   chain into the convolution's epilogue (the plan log says so); the CUDA epilogue takes no scale,
+   so there the chain runs as a pass after the convolution, with the same result. */
+static void conv_chain(bool scale_first, cudnnPointwiseMode_t act, bool plain)
 {
     const cudnnDataType_t dt = scale_first ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
     const int st = scale_first ? 2 : 1;
@@ -156,7 +159,7 @@ static void conv_chain(bool scale_first)
     const int64_t pad[2] = {1, 1}, stride[2] = {st, st};
     bdesc cdsc = bt_conv_desc(2, pad, stride, CUDNN_CROSS_CORRELATION);
     struct ref_pw add = ref_pw_mode(CUDNN_POINTWISE_ADD), mul = ref_pw_mode(CUDNN_POINTWISE_MUL),
-                  relu = ref_pw_mode(CUDNN_POINTWISE_RELU_FWD);
+                  relu = plain ? ref_pw_mode(act) : mode_params(act);
     bdesc ops[5];
     int nops;
     ops[0] = bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, x.d, w.d, v1.d, cdsc);
@@ -178,10 +181,18 @@ static void conv_chain(bool scale_first)
     for (int64_t i = 0; i < y.v.count; i++) {
         int k = (int)(i / (yd[2] * yd[3]) % 8);
         double r = scale_first ? want[i] * sc.val[k] + b.val[k] + a.val[i] : (want[i] + b.val[k]) * sc.val[k];
-        want[i] = fmax(0, r);
+        want[i] = ref_pw(&relu, r, 0);
     }
     struct bt_gt *io[] = {&x, &w, &sc, &b, &a, &y};
-    bt_run_all_engines(g, io, 6, &y, want, bt_graph_tol(dt), scale_first ? "ConvScaleBiasAddAct" : "ConvBiasScaleAct");
+    char what[64];
+    snprintf(what, sizeof what, "%s, mode %d", scale_first ? "ConvScaleBiasAddAct" : "ConvBiasScaleAct", (int)act);
+    struct replay_capture log;
+    log_capture_start(&log, "with its epilogue (scale, ");
+    bt_run_all_engines(g, io, 6, &y, want, bt_graph_tol(dt), what);
+    replay_capture_stop(&log);
+    if (strcmp(test_backend, "host") == 0) CHECK(log.count >= 1);
+    else CHECK(log.count == 0);
+    if (log.count >= 1) CHECK(strstr(log.last, plain ? ", relu)" : ", activation)") != NULL);
     free(want);
     bt_destroy_all(ops, nops);
     cudnnBackendDestroyDescriptor(g);
@@ -192,12 +203,26 @@ static void conv_chain(bool scale_first)
 
 TEST(backend_conv_scale_bias_add_act)
 {
-    conv_chain(true);
+    conv_chain(true, CUDNN_POINTWISE_RELU_FWD, true);
 }
 
 TEST(backend_conv_bias_scale_act)
 {
-    conv_chain(false);
+    conv_chain(false, CUDNN_POINTWISE_RELU_FWD, true);
+}
+
+TEST(backend_conv_scale_bias_add_activations)
+{
+    const cudnnPointwiseMode_t modes[] = {CUDNN_POINTWISE_TANH_FWD, CUDNN_POINTWISE_GELU_FWD, CUDNN_POINTWISE_SWISH_FWD,
+                                          CUDNN_POINTWISE_RELU_FWD};
+    for (size_t i = 0; i < TLEN(modes); i++) conv_chain(true, modes[i], false);
+}
+
+TEST(backend_conv_bias_scale_activations)
+{
+    const cudnnPointwiseMode_t modes[] = {CUDNN_POINTWISE_SIGMOID_FWD, CUDNN_POINTWISE_ELU_FWD,
+                                          CUDNN_POINTWISE_SOFTPLUS_FWD};
+    for (size_t i = 0; i < TLEN(modes); i++) conv_chain(false, modes[i], false);
 }
 
 /* backward data -> RELU_BWD with the forward input (DgradDrelu), half NHWC. */

@@ -360,11 +360,18 @@ bool replay_logged(const struct replay_capture *c, const char *call, const char 
     return false;
 }
 
-void replay_capture_start(struct replay_capture *c, const char *op)
+void log_capture_start(struct replay_capture *c, const char *needle)
 {
     memset(c, 0, sizeof *c);
-    snprintf(c->needle, sizeof c->needle, "replay: opencudnn_bench --problem \"op=%s ", op);
+    snprintf(c->needle, sizeof c->needle, "%s", needle);
     log_hook_install(&c->hook, CUDNN_SEV_INFO_EN, c, replay_capture_line);
+}
+
+void replay_capture_start(struct replay_capture *c, const char *op)
+{
+    char needle[64];
+    snprintf(needle, sizeof needle, "replay: opencudnn_bench --problem \"op=%s ", op);
+    log_capture_start(c, needle);
 }
 
 void replay_capture_clear(struct replay_capture *c)

@@ -96,11 +96,11 @@ void log_hook_install(struct log_hook *h, unsigned mask, void *udata, cudnnCallb
 void log_hook_restore(const struct log_hook *h);
 
 /* ---- the info log's replay lines (core/check.h) ---------------------------------------------- */
-/* replay_capture_start installs a log callback that counts the lines "replay: opencudnn_bench
-   --problem \"op=<op> ..." and keeps the last (and every one, as far as `lines` holds them);
-   replay_logged says whether a line of the API function `call` logged `problem`;
-   replay_capture_clear empties the record; replay_capture_stop restores the callback installed
-   before. */
+/* log_capture_start installs a log callback that counts the info lines containing needle and
+   keeps the last (and every one, as far as `lines` holds them); replay_capture_start does so for
+   the lines "replay: opencudnn_bench --problem \"op=<op> ..."; replay_logged says whether a
+   line of the API function `call` logged `problem`; replay_capture_clear empties the record;
+   replay_capture_stop restores the callback installed before. */
 struct replay_capture {
     char needle[64];
     int count;
@@ -109,6 +109,7 @@ struct replay_capture {
     struct log_hook hook;
 };
 bool replay_logged(const struct replay_capture *c, const char *call, const char *problem);
+void log_capture_start(struct replay_capture *c, const char *needle);
 void replay_capture_start(struct replay_capture *c, const char *op);
 void replay_capture_clear(struct replay_capture *c);
 void replay_capture_stop(const struct replay_capture *c);

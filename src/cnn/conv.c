@@ -296,6 +296,7 @@ static void conv_check_call(struct ocd_check_call *call, const struct ocd_conv_p
     if (p->ep.on) {
         ocd_check_add(call, offsetof(struct ocd_conv_problem, ep.bias), &p->ep.bias_view, false);
         ocd_check_add(call, offsetof(struct ocd_conv_problem, ep.z), &p->y, false);
+        if (p->ep.scale_on) ocd_check_add(call, offsetof(struct ocd_conv_problem, ep.scale), &p->ep.scale_view, false);
     }
     /* sums of many products; tensor-core math rounds float data to TF32 (half's mantissa) */
     cudnnDataType_t t = ocd_dtype_scalar(p->x.dtype);

@@ -255,7 +255,8 @@ int64_t product_outputs(const fft_gemm &g)
 /* Plans everything of a call (the cuFFT plans from the handle's cache); NULL or a reason. */
 const char *prepare(cudnnHandle_t handle, const struct ocd_conv_problem *p, bool tiling, fft_call *c)
 {
-    const char *why = call_of(p, tiling, c);
+    const char *why = ocd_conv_epilogue_wide(&p->ep);
+    if (why == NULL) why = call_of(p, tiling, c);
     if (why != NULL) return why;
     const struct ocd_conv_fft_plan *pl = &c->plan;
     size_t real = c->dbl ? sizeof(double) : sizeof(float);

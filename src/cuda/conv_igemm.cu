@@ -336,6 +336,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
             return OCD_REASON_SHAPE;
     if (p->ep.on) {
         if (p->ep.bias_view.dtype != p->y.dtype) return OCD_REASON_DTYPE;
+        if (const char *wide = ocd_conv_epilogue_wide(&p->ep)) return wide;
     }
     const char *why = tile_rejects(h, p, tile, gm.m, gm.n, g);
     if (why) return why;

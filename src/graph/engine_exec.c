@@ -10,10 +10,12 @@
    the type of its producer's data (a convolution of half data writes half). Two rewrites make
    the common fusions cheaper:
    - epilogue fusion: a forward convolution followed by a chain of the form
-     act(alpha1 * conv + alpha2 * z + bias) (ADD of a tensor shaped like the output, ADD of a
-     per-channel bias, a final default RELU_FWD) runs as one convolution with the registry's
-     epilogue (struct ocd_conv_epilogue), when the implementation the engine chose takes it
-     (the implicit GEMM and direct kernels do): ConvBiasAct in one kernel;
+     act(s * alpha1 * conv + alpha2 * z + bias) (ADD of a tensor shaped like the output, ADD of a
+     per-channel bias, at most one MUL by a per-channel scale s anywhere before a final forward
+     activation) runs as one convolution with the registry's epilogue (struct
+     ocd_conv_epilogue), when the implementation the engine chose takes it (every host entry
+     that stores through it; on CUDA the implicit GEMM and direct kernels, for z, bias and a
+     default RELU_FWD only): ConvBiasAct, ConvScaleBiasAddAct, ConvBiasScaleAct in one kernel;
    - in place: otherwise, when the chain writes a tensor laid out like the anchor's (the
      convolution's or GEMM's) output, the anchor writes there and the chain runs in place, so
      the intermediate needs no workspace.
@@ -483,9 +485,17 @@ static bool per_channel(const struct ocd_tensor_view *v, const struct ocd_tensor
     return true;
 }
 
+/* A unary forward activation of the pointwise modes, applied to slot run. */
+static bool activation_of(const struct ocd_pw_step *st, int run)
+{
+    return st->x == run && st->mode >= CUDNN_POINTWISE_RELU_FWD && st->mode <= CUDNN_POINTWISE_SWISH_FWD;
+}
+
 /* Folds chain stage ch into forward convolution stage cv when the chain is
-   act(alpha1 * conv + alpha2 * z + bias) and the chosen implementation takes that epilogue. The
-   running value is tracked as A * conv + Z * z + B * bias through the ADDs. */
+   act(s * alpha1 * conv + alpha2 * z + bias) with one optional MUL by a per-channel s anywhere
+   before the activation (so s may multiply z and the bias too), and the chosen implementation
+   takes that epilogue. The running value is tracked as A * conv + Z * z + B * bias through the
+   ADDs and the MUL, whose scale multiplies the terms added before it. */
 static bool fold_epilogue(struct builder *bd, struct stage *cv, const struct stage *ch)
 {
     const struct ocd_pw_chain *c = &ch->u.chain;
@@ -500,12 +510,21 @@ static bool fold_epilogue(struct builder *bd, struct stage *cv, const struct sta
     for (int k = 0; k < c->ninputs; k++)
         if (ch->b[k] == ybuf) run = k;
     double A = 1, Z = 0, B = 0;
-    int zb = -1, bb = -1;
-    bool relu = false;
+    int zb = -1, bb = -1, sb = -1;
+    bool act = false, scale_z = false, scale_bias = false;
+    struct ocd_pw_step act_step = {0};
     for (int s = 0; s < c->nsteps && run >= 0; s++) {
         const struct ocd_pw_step *st = &c->steps[s];
-        if (relu) return false; /* the activation comes last */
-        if (st->mode == CUDNN_POINTWISE_ADD) {
+        if (act) return false; /* the activation comes last */
+        if (st->mode == CUDNN_POINTWISE_MUL && sb < 0) {
+            const int other = st->x == run ? st->b : st->x;
+            if ((st->x == run) == (st->b == run) || other >= c->ninputs || ch->b[other] == ybuf) return false;
+            const struct ocd_tensor_view *v = &pl->bufs[ch->b[other]].view;
+            if (!per_channel(v, out) || v->dtype != out->dtype) return false;
+            const double k = st->alpha1 * st->alpha2;
+            A *= k, Z *= k, B *= k;
+            sb = ch->b[other], scale_z = zb >= 0, scale_bias = bb >= 0;
+        } else if (st->mode == CUDNN_POINTWISE_ADD) {
             int other;
             double ka, ko;
             if (st->x == run && st->b != run) other = st->b, ka = st->alpha1, ko = st->alpha2;
@@ -520,9 +539,8 @@ static bool fold_epilogue(struct builder *bd, struct stage *cv, const struct sta
                 bb = ch->b[other], B = ko;
             else
                 return false;
-        } else if (st->mode == CUDNN_POINTWISE_RELU_FWD && st->x == run && st->alpha1 == 1 && st->lower_clip == 0 &&
-                   st->clip_slope == 0 && st->upper_clip >= FLT_MAX) {
-            relu = true;
+        } else if (activation_of(st, run)) {
+            act = true, act_step = *st;
         } else {
             return false;
         }
@@ -538,13 +556,20 @@ static bool fold_epilogue(struct builder *bd, struct stage *cv, const struct sta
     p.ep.on = true;
     p.ep.alpha2 = Z;
     p.ep.bias_view = pl->bufs[bb].view;
-    p.ep.relu = relu;
+    /* a default RELU_FWD is the plain ReLU every epilogue takes */
+    p.ep.relu = act && act_step.mode == CUDNN_POINTWISE_RELU_FWD && act_step.alpha1 == 1 && act_step.lower_clip == 0 &&
+                act_step.clip_slope == 0 && act_step.upper_clip >= FLT_MAX;
+    p.ep.act_on = act && !p.ep.relu;
+    if (p.ep.act_on) p.ep.act = act_step;
+    p.ep.scale_on = sb >= 0, p.ep.scale_z = scale_z && Z != 0, p.ep.scale_bias = scale_bias;
+    if (sb >= 0) p.ep.scale_view = pl->bufs[sb].view;
     if (ocd_impl_rejects(bd->handle, &cv->impl->base, &p, NULL) != NULL) return false;
     cv->u.conv = p;
     cv->scratch = ocd_conv_impl_workspace(bd->handle, cv->impl, &p, NULL);
     cv->b[2] = ob;
     cv->b[3] = Z != 0 ? zb : -1;
     cv->b[4] = bb;
+    cv->b[5] = sb;
     pl->bufs[ybuf].kind = BUF_ALIAS; /* no stage uses it any more */
     pl->bufs[ybuf].alias = ob;
     return true;
@@ -656,9 +681,11 @@ static void log_plan(const struct ocd_graph_plan *pl)
         const struct stage *s = &pl->stages[k];
         n += (size_t)snprintf(line + n, sizeof line - n, " %s%s%s%s", k ? "-> " : "", names[s->kind],
                               s->kind == ST_CONV ? " " : "", s->kind == ST_CONV ? s->impl->base.name : "");
-        if (s->kind == ST_CONV && s->u.conv.ep.on && n < sizeof line)
-            n += (size_t)snprintf(line + n, sizeof line - n, " with its epilogue (%s%sbias%s)",
-                                  s->u.conv.ep.alpha2 != 0 ? "z, " : "", "", s->u.conv.ep.relu ? ", relu" : "");
+        const struct ocd_conv_epilogue *ep = &s->u.conv.ep;
+        if (s->kind == ST_CONV && ep->on && n < sizeof line)
+            n += (size_t)snprintf(line + n, sizeof line - n, " with its epilogue (%s%sbias%s%s)",
+                                  ep->scale_on ? "scale, " : "", ep->alpha2 != 0 ? "z, " : "", ep->relu ? ", relu" : "",
+                                  ep->act_on ? ", activation" : "");
     }
     ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s", line);
 }
@@ -784,6 +811,7 @@ static cudnnStatus_t bind_stage(cudnnHandle_t handle, struct bound_stage *bs, vo
         struct ocd_conv_problem *p = &s->u.conv;
         p->x_data = PTR(0), p->w_data = PTR(1), p->y_data = PTR(2);
         if (p->ep.on) p->ep.z = p->ep.alpha2 != 0 ? PTR(3) : NULL, p->ep.bias = PTR(4);
+        if (p->ep.scale_on) p->ep.scale = PTR(5);
         const char *why = ocd_impl_rejects(handle, &s->impl->base, p, &bs->plan);
         if (why != NULL)
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s declines the variant pack's pointers: %s", s->impl->base.name, why);

@@ -18,11 +18,16 @@ void ocd_host_conv_store(const struct ocd_conv_problem *p, int64_t off, int64_t 
     void *dst = p->dir == OCD_CONV_FWD ? p->y_data : p->dir == OCD_CONV_BWD_DATA ? p->x_data : p->w_data;
     double r = p->alpha * acc;
     if (p->ep.on) {
-        if (p->ep.z != NULL) r += p->ep.alpha2 * ocd_host_load(v->dtype, p->ep.z, off);
-        int64_t bidx[OCD_MAX_DIMS] = {0};
-        bidx[1] = channel;
-        r += ocd_host_load(p->ep.bias_view.dtype, p->ep.bias, ocd_view_offset_of(&p->ep.bias_view, bidx));
-        if (p->ep.relu && r < 0) r = 0;
+        const struct ocd_conv_epilogue *ep = &p->ep;
+        int64_t cidx[OCD_MAX_DIMS] = {0};
+        cidx[1] = channel;
+        const struct ocd_tensor_view *sv = &ep->scale_view, *bv = &ep->bias_view;
+        const double s = ep->scale_on ? ocd_host_load(sv->dtype, ep->scale, ocd_view_offset_of(sv, cidx)) : 1;
+        r *= s;
+        if (ep->z != NULL) r += (ep->scale_z ? s : 1) * ep->alpha2 * ocd_host_load(v->dtype, ep->z, off);
+        r += (ep->scale_bias ? s : 1) * ocd_host_load(bv->dtype, ep->bias, ocd_view_offset_of(bv, cidx));
+        if (ep->act_on) r = ocd_pw_apply(&ep->act, r, 0);
+        else if (ep->relu && r < 0) r = 0;
     } else if (p->beta != 0) {
         r += p->beta * ocd_host_load(v->dtype, dst, off);
     }

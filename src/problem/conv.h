@@ -19,6 +19,7 @@
 #include "core/handle.h"
 #include "core/impl.h"
 #include "core/tensor.h"
+#include "problem/pointwise.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,16 +53,33 @@ struct ocd_conv_shape {
     bool flip; /* CUDNN_CONVOLUTION: the filter is mirrored in every spatial dim */
 };
 
-/* The epilogue of cudnnConvolutionBiasActivationForward: y = act(alpha*conv + alpha2*z + bias).
-   z has y's layout (the API checks it); bias is 1 x K x 1 x 1 (x 1). */
+/* The epilogue of a forward convolution, applied as each output element is stored:
+     y = act(sc * alpha * conv + sz * alpha2 * z + sb * bias),  sc = s[k] where a scale is on,
+   else 1; sz and sb are s[k] where scale_z and scale_bias say so, else 1. z has y's layout (the
+   API checks it); bias and s are 1 x K x 1 x 1 (x 1). cudnnConvolutionBiasActivationForward
+   fills z, bias and relu; the graph API folds its chains into it (graph/engine_exec.c): a scale
+   applied before the bias (ConvScaleBiasAddAct: scale_bias false) or after it (ConvBiasScaleAct:
+   scale_bias true), and any forward activation of the pointwise modes. The CUDA entries take z,
+   bias and ReLU only (ocd_conv_epilogue_wide says when a problem asks for more). */
 struct ocd_conv_epilogue {
     bool on;
     double alpha2;
     const void *z; /* NULL when alpha2 == 0: z is then not read */
     const void *bias;
     struct ocd_tensor_view bias_view;
-    bool relu; /* RELU, else IDENTITY */
+    bool relu; /* RELU, else IDENTITY, when act_on is false */
+    bool scale_on, scale_z, scale_bias;
+    const void *scale;
+    struct ocd_tensor_view scale_view;
+    bool act_on;            /* the activation is the unary forward step act (relu is false) */
+    struct ocd_pw_step act; /* evaluated by ocd_pw_apply, as the pointwise chains do */
 };
+
+/* Why an entry whose epilogue takes z, bias and ReLU only cannot take ep, or NULL. */
+static inline const char *ocd_conv_epilogue_wide(const struct ocd_conv_epilogue *ep)
+{
+    return ep->on && (ep->scale_on || ep->act_on) ? "the CUDA epilogue takes z, bias and ReLU only" : NULL;
+}
 
 struct ocd_conv_problem {
     enum ocd_conv_dir dir;
@@ -155,6 +173,7 @@ cudnnStatus_t ocd_host_conv_cblas(cudnnHandle_t handle, const void *problem, voi
    element of the destination, accumulating in int (int8 configurations), double (double) or
    float; Im2Col; the bias gradient. */
 cudnnStatus_t ocd_cuda_conv_direct(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+const char *ocd_cuda_conv_direct_applies(cudnnHandle_t handle, const void *problem);
 cudnnStatus_t ocd_cuda_conv_im2col(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 
