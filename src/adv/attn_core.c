@@ -19,18 +19,20 @@
 
 static const struct ocd_impl fwd_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:attn_fwd_flash", OCD_BACKEND_CUDA, 0, ocd_cuda_attn_fwd_flash_applies, NULL, ocd_cuda_attn_fwd_flash, NULL},
-    {"cuda:attn_fwd_rows", OCD_BACKEND_CUDA, 0, ocd_cuda_attn_rows_applies, NULL, ocd_cuda_attn_fwd_rows, NULL},
+    OCD_IMPL_ENTRY("cuda:attn_fwd_flash", OCD_BACKEND_CUDA, ocd_cuda_attn_fwd_flash_applies, NULL,
+                   ocd_cuda_attn_fwd_flash),
+    OCD_IMPL_ENTRY("cuda:attn_fwd_rows", OCD_BACKEND_CUDA, ocd_cuda_attn_rows_applies, NULL, ocd_cuda_attn_fwd_rows),
 #endif
-    {"host:attn_fwd_rows", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_attn_fwd, NULL},
+    OCD_IMPL_ENTRY("host:attn_fwd_rows", OCD_BACKEND_HOST, NULL, NULL, ocd_host_attn_fwd),
 };
 
 static const struct ocd_impl bwd_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:attn_bwd_flash", OCD_BACKEND_CUDA, 0, ocd_cuda_attn_bwd_flash_applies, NULL, ocd_cuda_attn_bwd_flash, NULL},
-    {"cuda:attn_bwd_rows", OCD_BACKEND_CUDA, 0, ocd_cuda_attn_rows_applies, NULL, ocd_cuda_attn_bwd_rows, NULL},
+    OCD_IMPL_ENTRY("cuda:attn_bwd_flash", OCD_BACKEND_CUDA, ocd_cuda_attn_bwd_flash_applies, NULL,
+                   ocd_cuda_attn_bwd_flash),
+    OCD_IMPL_ENTRY("cuda:attn_bwd_rows", OCD_BACKEND_CUDA, ocd_cuda_attn_rows_applies, NULL, ocd_cuda_attn_bwd_rows),
 #endif
-    {"host:attn_bwd_rows", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_attn_bwd, NULL},
+    OCD_IMPL_ENTRY("host:attn_bwd_rows", OCD_BACKEND_HOST, NULL, NULL, ocd_host_attn_bwd),
 };
 
 #define DIM_MAX ((int64_t)1 << 31)

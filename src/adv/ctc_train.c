@@ -45,9 +45,9 @@ static size_t ctc_workspace(cudnnHandle_t handle, const void *p)
 
 static const struct ocd_impl ctc_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:ctc_blocks", OCD_BACKEND_CUDA, 0, NULL, ctc_workspace, ocd_ctc_run_cuda, NULL},
+    OCD_IMPL_ENTRY("cuda:ctc_blocks", OCD_BACKEND_CUDA, NULL, ctc_workspace, ocd_ctc_run_cuda),
 #endif
-    {"host:ctc_samples", OCD_BACKEND_HOST, 0, NULL, ctc_workspace, ocd_ctc_run_host, NULL},
+    OCD_IMPL_ENTRY("host:ctc_samples", OCD_BACKEND_HOST, NULL, ctc_workspace, ocd_ctc_run_host),
 };
 
 /* ---- the descriptor ------------------------------------------------------------------------- */

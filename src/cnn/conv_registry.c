@@ -186,17 +186,17 @@ static const struct ocd_conv_table tables[OCD_CONV_DIRS] = {
 };
 
 const struct ocd_impl ocd_conv_im2col_impls[] = {
-    {"host:im2col", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_conv_im2col, NULL},
+    OCD_IMPL_ENTRY("host:im2col", OCD_BACKEND_HOST, NULL, NULL, ocd_host_conv_im2col),
 #ifdef OCD_HAVE_CUDA
-    {"cuda:im2col", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_conv_im2col, NULL},
+    OCD_IMPL_ENTRY("cuda:im2col", OCD_BACKEND_CUDA, NULL, NULL, ocd_cuda_conv_im2col),
 #endif
 };
 const size_t ocd_conv_im2col_impl_count = OCD_ARRAY_LEN(ocd_conv_im2col_impls);
 
 const struct ocd_impl ocd_conv_bias_grad_impls[] = {
-    {"host:bias_grad", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_conv_bias_grad, NULL},
+    OCD_IMPL_ENTRY("host:bias_grad", OCD_BACKEND_HOST, NULL, NULL, ocd_host_conv_bias_grad),
 #ifdef OCD_HAVE_CUDA
-    {"cuda:bias_grad", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_conv_bias_grad, NULL},
+    OCD_IMPL_ENTRY("cuda:bias_grad", OCD_BACKEND_CUDA, NULL, NULL, ocd_cuda_conv_bias_grad),
 #endif
 };
 const size_t ocd_conv_bias_grad_impl_count = OCD_ARRAY_LEN(ocd_conv_bias_grad_impls);

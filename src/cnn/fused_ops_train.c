@@ -294,16 +294,16 @@ cudnnStatus_t CUDNNWINAPI cudnnDestroyFusedOpsPlan(cudnnFusedOpsPlan_t plan)
 /* ---- making a plan ---------------------------------------------------------------------------------- */
 
 static const struct ocd_impl affine_impls[] = {
-    {"host:fused_affine", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_fused_affine, NULL},
+    OCD_IMPL_ENTRY("host:fused_affine", OCD_BACKEND_HOST, NULL, NULL, ocd_host_fused_affine),
 #ifdef OCD_HAVE_CUDA
-    {"cuda:fused_affine", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_fused_affine, NULL},
+    OCD_IMPL_ENTRY("cuda:fused_affine", OCD_BACKEND_CUDA, NULL, NULL, ocd_cuda_fused_affine),
 #endif
 };
 
 static const struct ocd_impl bn_finalize_impls[] = {
-    {"host:fused_bn_finalize", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_fused_bn_finalize, NULL},
+    OCD_IMPL_ENTRY("host:fused_bn_finalize", OCD_BACKEND_HOST, NULL, NULL, ocd_host_fused_bn_finalize),
 #ifdef OCD_HAVE_CUDA
-    {"cuda:fused_bn_finalize", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_fused_bn_finalize, NULL},
+    OCD_IMPL_ENTRY("cuda:fused_bn_finalize", OCD_BACKEND_CUDA, NULL, NULL, ocd_cuda_fused_bn_finalize),
 #endif
 };
 

@@ -374,7 +374,7 @@ cudnnStatus_t ocd_check_run_driver(cudnnHandle_t handle, const char *name,
     snprintf(first_name, sizeof first_name, "%s:%s", handle->backend->name, name);
     snprintf(second_name, sizeof second_name, "host:%s", name);
     const struct ocd_impl first = {first_name, ocd_handle_kind(handle), 0, NULL, NULL, run, NULL};
-    const struct ocd_impl second = {second_name, OCD_BACKEND_HOST, 0, NULL, NULL, run, NULL};
+    const struct ocd_impl second = OCD_IMPL_ENTRY(second_name, OCD_BACKEND_HOST, NULL, NULL, run);
     return ocd_check_run(handle, &first, problem, NULL, NULL, 0, call,
                          (struct ocd_impl_table){&second, 1, sizeof second});
 }

@@ -90,6 +90,11 @@ struct ocd_impl {
     const struct ocd_impl_planned *planned;
 };
 
+/* An entry that serves no algorithm and has no plan: applies (NULL: always), workspace (NULL:
+   none) and run. Tables use it, so that a field added to struct ocd_impl is added here once. */
+#define OCD_IMPL_ENTRY(name, backend, applies, workspace, run)                                  \
+    {(name), (backend), 0, (applies), (workspace), (run), NULL}
+
 /* A table as the walker sees it: `count` entries `stride` bytes apart, each starting with a
    struct ocd_impl (a plain table, or one whose entries extend it, as convolution's do). */
 struct ocd_impl_table {

@@ -11,9 +11,9 @@
 
 static const struct ocd_impl pw_chain_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:pw_chain", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_pw_chain, NULL},
+    OCD_IMPL_ENTRY("cuda:pw_chain", OCD_BACKEND_CUDA, NULL, NULL, ocd_cuda_pw_chain),
 #endif
-    {"host:pw_chain", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_pw_chain, NULL},
+    OCD_IMPL_ENTRY("host:pw_chain", OCD_BACKEND_HOST, NULL, NULL, ocd_host_pw_chain),
 };
 
 void ocd_pw_step_defaults(struct ocd_pw_step *s, cudnnPointwiseMode_t mode, int x, int b)

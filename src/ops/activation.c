@@ -132,11 +132,11 @@ cudnnStatus_t CUDNNWINAPI cudnnGetActivationDescriptorSwishBeta(cudnnActivationD
 
 static const struct ocd_impl activation_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:activation_flat_vec16", OCD_BACKEND_CUDA, 0, ocd_cuda_activation_vec_applies, NULL,
-     ocd_cuda_activation_vec, NULL},
-    {"cuda:activation_strided", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_activation_strided, NULL},
+    OCD_IMPL_ENTRY("cuda:activation_flat_vec16", OCD_BACKEND_CUDA, ocd_cuda_activation_vec_applies, NULL,
+                   ocd_cuda_activation_vec),
+    OCD_IMPL_ENTRY("cuda:activation_strided", OCD_BACKEND_CUDA, NULL, NULL, ocd_cuda_activation_strided),
 #endif
-    {"host:activation_runs", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_activation, NULL},
+    OCD_IMPL_ENTRY("host:activation_runs", OCD_BACKEND_HOST, NULL, NULL, ocd_host_activation),
 };
 
 cudnnStatus_t ocd_activation_run(cudnnHandle_t handle, const struct ocd_activation_problem *p, const char *op)

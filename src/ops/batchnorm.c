@@ -24,16 +24,16 @@
 
 static const struct ocd_impl bn_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:bn_channels_last_flat", OCD_BACKEND_CUDA, 0, ocd_cuda_bn_flat_applies,
-     ocd_cuda_bn_flat_workspace, ocd_cuda_bn_flat, NULL},
-    {"cuda:bn_channels_last", OCD_BACKEND_CUDA, 0, ocd_cuda_bn_channels_last_applies,
-     ocd_cuda_bn_channels_last_workspace, ocd_cuda_bn_channels_last, NULL},
-    {"cuda:bn_channels_first", OCD_BACKEND_CUDA, 0, ocd_cuda_bn_channels_first_applies,
-     ocd_cuda_bn_channels_first_workspace, ocd_cuda_bn_channels_first, NULL},
-    {"cuda:bn_strided", OCD_BACKEND_CUDA, 0, NULL, ocd_cuda_bn_strided_workspace,
-     ocd_cuda_bn_strided, NULL},
+    OCD_IMPL_ENTRY("cuda:bn_channels_last_flat", OCD_BACKEND_CUDA, ocd_cuda_bn_flat_applies,
+                   ocd_cuda_bn_flat_workspace, ocd_cuda_bn_flat),
+    OCD_IMPL_ENTRY("cuda:bn_channels_last", OCD_BACKEND_CUDA, ocd_cuda_bn_channels_last_applies,
+                   ocd_cuda_bn_channels_last_workspace, ocd_cuda_bn_channels_last),
+    OCD_IMPL_ENTRY("cuda:bn_channels_first", OCD_BACKEND_CUDA, ocd_cuda_bn_channels_first_applies,
+                   ocd_cuda_bn_channels_first_workspace, ocd_cuda_bn_channels_first),
+    OCD_IMPL_ENTRY("cuda:bn_strided", OCD_BACKEND_CUDA, NULL, ocd_cuda_bn_strided_workspace,
+                   ocd_cuda_bn_strided),
 #endif
-    {"host:bn_reference", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_bn, NULL},
+    OCD_IMPL_ENTRY("host:bn_reference", OCD_BACKEND_HOST, NULL, NULL, ocd_host_bn),
 };
 
 /* ---- checks ---------------------------------------------------------------------------------- */

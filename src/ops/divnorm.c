@@ -13,9 +13,9 @@
 
 static const struct ocd_impl divnorm_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:divnorm_direct", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_divnorm, NULL},
+    OCD_IMPL_ENTRY("cuda:divnorm_direct", OCD_BACKEND_CUDA, NULL, NULL, ocd_cuda_divnorm),
 #endif
-    {"host:divnorm_reference", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_divnorm, NULL},
+    OCD_IMPL_ENTRY("host:divnorm_reference", OCD_BACKEND_HOST, NULL, NULL, ocd_host_divnorm),
 };
 
 cudnnStatus_t ocd_divnorm_run(cudnnHandle_t handle, cudnnLRNDescriptor_t normDesc, cudnnDivNormMode_t mode,

@@ -213,10 +213,10 @@ const char *ocd_dropout_applies_vec4(cudnnHandle_t handle, const void *problem)
 
 static const struct ocd_impl forward_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:dropout_vec4", OCD_BACKEND_CUDA, 0, ocd_dropout_applies_vec4, NULL, ocd_cuda_dropout_fwd_vec4, NULL},
-    {"cuda:dropout_strided", OCD_BACKEND_CUDA, 0, ocd_dropout_applies, NULL, ocd_cuda_dropout_fwd_strided, NULL},
+    OCD_IMPL_ENTRY("cuda:dropout_vec4", OCD_BACKEND_CUDA, ocd_dropout_applies_vec4, NULL, ocd_cuda_dropout_fwd_vec4),
+    OCD_IMPL_ENTRY("cuda:dropout_strided", OCD_BACKEND_CUDA, ocd_dropout_applies, NULL, ocd_cuda_dropout_fwd_strided),
 #endif
-    {"host:dropout", OCD_BACKEND_HOST, 0, ocd_dropout_applies, NULL, ocd_host_dropout_fwd, NULL},
+    OCD_IMPL_ENTRY("host:dropout", OCD_BACKEND_HOST, ocd_dropout_applies, NULL, ocd_host_dropout_fwd),
 };
 
 cudnnStatus_t CUDNNWINAPI cudnnDropoutForward(cudnnHandle_t handle,

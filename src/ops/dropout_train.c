@@ -7,10 +7,12 @@
 
 static const struct ocd_impl backward_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:dropout_bwd_vec4", OCD_BACKEND_CUDA, 0, ocd_dropout_applies_vec4, NULL, ocd_cuda_dropout_bwd_vec4, NULL},
-    {"cuda:dropout_bwd_strided", OCD_BACKEND_CUDA, 0, ocd_dropout_applies, NULL, ocd_cuda_dropout_bwd_strided, NULL},
+    OCD_IMPL_ENTRY("cuda:dropout_bwd_vec4", OCD_BACKEND_CUDA, ocd_dropout_applies_vec4, NULL,
+                   ocd_cuda_dropout_bwd_vec4),
+    OCD_IMPL_ENTRY("cuda:dropout_bwd_strided", OCD_BACKEND_CUDA, ocd_dropout_applies, NULL,
+                   ocd_cuda_dropout_bwd_strided),
 #endif
-    {"host:dropout_bwd", OCD_BACKEND_HOST, 0, ocd_dropout_applies, NULL, ocd_host_dropout_bwd, NULL},
+    OCD_IMPL_ENTRY("host:dropout_bwd", OCD_BACKEND_HOST, ocd_dropout_applies, NULL, ocd_host_dropout_bwd),
 };
 
 cudnnStatus_t CUDNNWINAPI cudnnDropoutBackward(cudnnHandle_t handle,

@@ -21,14 +21,14 @@
 
 static const struct ocd_impl gemm_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:gemm_cublas", OCD_BACKEND_CUDA, 0, ocd_cuda_gemm_cublas_applies, NULL, ocd_cuda_gemm_cublas, NULL},
-    {"cuda:gemm_mma", OCD_BACKEND_CUDA, 0, ocd_cuda_gemm_mma_applies, NULL, ocd_cuda_gemm_mma, NULL},
-    {"cuda:gemm_plain", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_gemm_plain, NULL},
+    OCD_IMPL_ENTRY("cuda:gemm_cublas", OCD_BACKEND_CUDA, ocd_cuda_gemm_cublas_applies, NULL, ocd_cuda_gemm_cublas),
+    OCD_IMPL_ENTRY("cuda:gemm_mma", OCD_BACKEND_CUDA, ocd_cuda_gemm_mma_applies, NULL, ocd_cuda_gemm_mma),
+    OCD_IMPL_ENTRY("cuda:gemm_plain", OCD_BACKEND_CUDA, NULL, NULL, ocd_cuda_gemm_plain),
 #endif
 #ifdef OCD_HAVE_CBLAS
-    {"host:gemm_cblas", OCD_BACKEND_HOST, 0, ocd_host_gemm_cblas_applies, NULL, ocd_host_gemm_cblas, NULL},
+    OCD_IMPL_ENTRY("host:gemm_cblas", OCD_BACKEND_HOST, ocd_host_gemm_cblas_applies, NULL, ocd_host_gemm_cblas),
 #endif
-    {"host:gemm_packed", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_gemm_packed, NULL},
+    OCD_IMPL_ENTRY("host:gemm_packed", OCD_BACKEND_HOST, NULL, NULL, ocd_host_gemm_packed),
 };
 
 #define GEMM_DIM_MAX ((int64_t)1 << 31)

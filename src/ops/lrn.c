@@ -15,9 +15,9 @@
 
 static const struct ocd_impl lrn_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:lrn_direct", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_lrn, NULL},
+    OCD_IMPL_ENTRY("cuda:lrn_direct", OCD_BACKEND_CUDA, NULL, NULL, ocd_cuda_lrn),
 #endif
-    {"host:lrn_reference", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_lrn, NULL},
+    OCD_IMPL_ENTRY("host:lrn_reference", OCD_BACKEND_HOST, NULL, NULL, ocd_host_lrn),
 };
 
 cudnnStatus_t ocd_lrn_get(cudnnLRNDescriptor_t desc, const struct cudnnLRNStruct **out)

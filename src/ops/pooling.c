@@ -254,19 +254,19 @@ cudnnStatus_t ocd_pooling_prepare(struct ocd_pooling_problem *p, const struct cu
 
 static const struct ocd_impl pooling_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:pooling_fixed_nhwc_vec16", OCD_BACKEND_CUDA, 0, ocd_cuda_pooling_fixed_nhwc_applies, NULL,
-     ocd_cuda_pooling_fixed_nhwc, NULL},
-    {"cuda:pooling_fixed_nchw", OCD_BACKEND_CUDA, 0, ocd_cuda_pooling_fixed_nchw_applies, NULL,
-     ocd_cuda_pooling_fixed_nchw, NULL},
-    {"cuda:pooling_tile_nhwc_vec16", OCD_BACKEND_CUDA, 0, ocd_cuda_pooling_tile_nhwc_applies, NULL,
-     ocd_cuda_pooling_tile_nhwc, NULL},
-    {"cuda:pooling_tile_nchw", OCD_BACKEND_CUDA, 0, ocd_cuda_pooling_tile_nchw_applies, NULL,
-     ocd_cuda_pooling_tile_nchw, NULL},
-    {"cuda:pooling_nhwc_vec16", OCD_BACKEND_CUDA, 0, ocd_cuda_pooling_nhwc_vec_applies, NULL,
-     ocd_cuda_pooling_nhwc_vec, NULL},
-    {"cuda:pooling_direct", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_pooling, NULL},
+    OCD_IMPL_ENTRY("cuda:pooling_fixed_nhwc_vec16", OCD_BACKEND_CUDA, ocd_cuda_pooling_fixed_nhwc_applies, NULL,
+                   ocd_cuda_pooling_fixed_nhwc),
+    OCD_IMPL_ENTRY("cuda:pooling_fixed_nchw", OCD_BACKEND_CUDA, ocd_cuda_pooling_fixed_nchw_applies, NULL,
+                   ocd_cuda_pooling_fixed_nchw),
+    OCD_IMPL_ENTRY("cuda:pooling_tile_nhwc_vec16", OCD_BACKEND_CUDA, ocd_cuda_pooling_tile_nhwc_applies, NULL,
+                   ocd_cuda_pooling_tile_nhwc),
+    OCD_IMPL_ENTRY("cuda:pooling_tile_nchw", OCD_BACKEND_CUDA, ocd_cuda_pooling_tile_nchw_applies, NULL,
+                   ocd_cuda_pooling_tile_nchw),
+    OCD_IMPL_ENTRY("cuda:pooling_nhwc_vec16", OCD_BACKEND_CUDA, ocd_cuda_pooling_nhwc_vec_applies, NULL,
+                   ocd_cuda_pooling_nhwc_vec),
+    OCD_IMPL_ENTRY("cuda:pooling_direct", OCD_BACKEND_CUDA, NULL, NULL, ocd_cuda_pooling),
 #endif
-    {"host:pooling_direct", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_pooling, NULL},
+    OCD_IMPL_ENTRY("host:pooling_direct", OCD_BACKEND_HOST, NULL, NULL, ocd_host_pooling),
 };
 
 cudnnStatus_t ocd_pooling_run(cudnnHandle_t handle, const struct ocd_pooling_problem *p, const char *op)

@@ -36,9 +36,9 @@ struct cudnnReduceTensorStruct {
 
 static const struct ocd_impl reduce_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:reduce", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_reduce_run, NULL},
+    OCD_IMPL_ENTRY("cuda:reduce", OCD_BACKEND_CUDA, NULL, NULL, ocd_cuda_reduce_run),
 #endif
-    {"host:reduce", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_reduce_run, NULL},
+    OCD_IMPL_ENTRY("host:reduce", OCD_BACKEND_HOST, NULL, NULL, ocd_host_reduce_run),
 };
 
 /* ---- the descriptor ---------------------------------------------------------------------------- */

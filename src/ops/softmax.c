@@ -17,22 +17,22 @@
 
 static const struct ocd_impl softmax_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:softmax_rows_packed", OCD_BACKEND_CUDA, 0, ocd_cuda_softmax_rows_packed_applies, NULL,
-     ocd_cuda_softmax_rows_packed, NULL},
-    {"cuda:softmax_rows_lanes", OCD_BACKEND_CUDA, 0, ocd_cuda_softmax_rows_lanes_applies, NULL,
-     ocd_cuda_softmax_rows_lanes, NULL},
-    {"cuda:softmax_rows_warp", OCD_BACKEND_CUDA, 0, ocd_cuda_softmax_rows_warp_applies, NULL,
-     ocd_cuda_softmax_rows_warp, NULL},
-    {"cuda:softmax_rows_block", OCD_BACKEND_CUDA, 0, ocd_cuda_softmax_rows_block_applies, NULL,
-     ocd_cuda_softmax_rows_block, NULL},
-    {"cuda:softmax_cols_regs", OCD_BACKEND_CUDA, 0, ocd_cuda_softmax_cols_regs_applies, NULL,
-     ocd_cuda_softmax_cols_regs, NULL},
-    {"cuda:softmax_tile_vec", OCD_BACKEND_CUDA, 0, ocd_cuda_softmax_tile_vec_applies, NULL,
-     ocd_cuda_softmax_tile_vec, NULL},
-    {"cuda:softmax_tile", OCD_BACKEND_CUDA, 0, ocd_cuda_softmax_tile_applies, NULL, ocd_cuda_softmax_tile, NULL},
-    {"cuda:softmax_generic", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_softmax_generic, NULL},
+    OCD_IMPL_ENTRY("cuda:softmax_rows_packed", OCD_BACKEND_CUDA, ocd_cuda_softmax_rows_packed_applies, NULL,
+                   ocd_cuda_softmax_rows_packed),
+    OCD_IMPL_ENTRY("cuda:softmax_rows_lanes", OCD_BACKEND_CUDA, ocd_cuda_softmax_rows_lanes_applies, NULL,
+                   ocd_cuda_softmax_rows_lanes),
+    OCD_IMPL_ENTRY("cuda:softmax_rows_warp", OCD_BACKEND_CUDA, ocd_cuda_softmax_rows_warp_applies, NULL,
+                   ocd_cuda_softmax_rows_warp),
+    OCD_IMPL_ENTRY("cuda:softmax_rows_block", OCD_BACKEND_CUDA, ocd_cuda_softmax_rows_block_applies, NULL,
+                   ocd_cuda_softmax_rows_block),
+    OCD_IMPL_ENTRY("cuda:softmax_cols_regs", OCD_BACKEND_CUDA, ocd_cuda_softmax_cols_regs_applies, NULL,
+                   ocd_cuda_softmax_cols_regs),
+    OCD_IMPL_ENTRY("cuda:softmax_tile_vec", OCD_BACKEND_CUDA, ocd_cuda_softmax_tile_vec_applies, NULL,
+                   ocd_cuda_softmax_tile_vec),
+    OCD_IMPL_ENTRY("cuda:softmax_tile", OCD_BACKEND_CUDA, ocd_cuda_softmax_tile_applies, NULL, ocd_cuda_softmax_tile),
+    OCD_IMPL_ENTRY("cuda:softmax_generic", OCD_BACKEND_CUDA, NULL, NULL, ocd_cuda_softmax_generic),
 #endif
-    {"host:softmax_runs", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_softmax, NULL},
+    OCD_IMPL_ENTRY("host:softmax_runs", OCD_BACKEND_HOST, NULL, NULL, ocd_host_softmax),
 };
 
 cudnnStatus_t ocd_softmax_run(cudnnHandle_t handle, const struct ocd_softmax_problem *p, const char *op)

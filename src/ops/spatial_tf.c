@@ -98,9 +98,9 @@ const char *ocd_stn_sampler_applies(cudnnHandle_t handle, const void *problem)
 
 static const struct ocd_impl grid_fwd_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:stn_grid", OCD_BACKEND_CUDA, 0, ocd_stn_grid_applies, NULL, ocd_cuda_stn_grid_fwd, NULL},
+    OCD_IMPL_ENTRY("cuda:stn_grid", OCD_BACKEND_CUDA, ocd_stn_grid_applies, NULL, ocd_cuda_stn_grid_fwd),
 #endif
-    {"host:stn_grid", OCD_BACKEND_HOST, 0, ocd_stn_grid_applies, NULL, ocd_host_stn_grid_fwd, NULL},
+    OCD_IMPL_ENTRY("host:stn_grid", OCD_BACKEND_HOST, ocd_stn_grid_applies, NULL, ocd_host_stn_grid_fwd),
 };
 
 cudnnStatus_t ocd_stn_grid_problem_init(cudnnHandle_t handle, cudnnSpatialTransformerDescriptor_t desc,
@@ -146,9 +146,9 @@ cudnnStatus_t ocd_stn_sampler_check(const struct cudnnSpatialTransformerStruct *
 
 static const struct ocd_impl sampler_fwd_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:stn_sampler", OCD_BACKEND_CUDA, 0, ocd_stn_sampler_applies, NULL, ocd_cuda_stn_sampler_fwd, NULL},
+    OCD_IMPL_ENTRY("cuda:stn_sampler", OCD_BACKEND_CUDA, ocd_stn_sampler_applies, NULL, ocd_cuda_stn_sampler_fwd),
 #endif
-    {"host:stn_sampler", OCD_BACKEND_HOST, 0, ocd_stn_sampler_applies, NULL, ocd_host_stn_sampler_fwd, NULL},
+    OCD_IMPL_ENTRY("host:stn_sampler", OCD_BACKEND_HOST, ocd_stn_sampler_applies, NULL, ocd_host_stn_sampler_fwd),
 };
 
 cudnnStatus_t CUDNNWINAPI cudnnSpatialTfSamplerForward(cudnnHandle_t handle,

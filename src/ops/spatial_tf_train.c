@@ -8,9 +8,9 @@
 
 static const struct ocd_impl grid_bwd_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:stn_grid_bwd", OCD_BACKEND_CUDA, 0, ocd_stn_grid_applies, NULL, ocd_cuda_stn_grid_bwd, NULL},
+    OCD_IMPL_ENTRY("cuda:stn_grid_bwd", OCD_BACKEND_CUDA, ocd_stn_grid_applies, NULL, ocd_cuda_stn_grid_bwd),
 #endif
-    {"host:stn_grid_bwd", OCD_BACKEND_HOST, 0, ocd_stn_grid_applies, NULL, ocd_host_stn_grid_bwd, NULL},
+    OCD_IMPL_ENTRY("host:stn_grid_bwd", OCD_BACKEND_HOST, ocd_stn_grid_applies, NULL, ocd_host_stn_grid_bwd),
 };
 
 cudnnStatus_t CUDNNWINAPI cudnnSpatialTfGridGeneratorBackward(cudnnHandle_t handle,
@@ -26,9 +26,9 @@ cudnnStatus_t CUDNNWINAPI cudnnSpatialTfGridGeneratorBackward(cudnnHandle_t hand
 
 static const struct ocd_impl sampler_bwd_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:stn_sampler_bwd", OCD_BACKEND_CUDA, 0, ocd_stn_sampler_applies, NULL, ocd_cuda_stn_sampler_bwd, NULL},
+    OCD_IMPL_ENTRY("cuda:stn_sampler_bwd", OCD_BACKEND_CUDA, ocd_stn_sampler_applies, NULL, ocd_cuda_stn_sampler_bwd),
 #endif
-    {"host:stn_sampler_bwd", OCD_BACKEND_HOST, 0, ocd_stn_sampler_applies, NULL, ocd_host_stn_sampler_bwd, NULL},
+    OCD_IMPL_ENTRY("host:stn_sampler_bwd", OCD_BACKEND_HOST, ocd_stn_sampler_applies, NULL, ocd_host_stn_sampler_bwd),
 };
 
 cudnnStatus_t CUDNNWINAPI cudnnSpatialTfSamplerBackward(cudnnHandle_t handle,

@@ -38,11 +38,13 @@
 
 static const struct ocd_impl ewise_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:transpose_tiled", OCD_BACKEND_CUDA, 0, ocd_cuda_ewise_transpose_applies, NULL, ocd_cuda_ewise_transpose_run, NULL},
-    {"cuda:ewise_vec16", OCD_BACKEND_CUDA, 0, ocd_cuda_ewise_vec_applies, NULL, ocd_cuda_ewise_vec_run, NULL},
-    {"cuda:ewise_strided", OCD_BACKEND_CUDA, 0, ocd_cuda_ewise_strided_applies, NULL, ocd_cuda_ewise_strided_run, NULL},
+    OCD_IMPL_ENTRY("cuda:transpose_tiled", OCD_BACKEND_CUDA, ocd_cuda_ewise_transpose_applies, NULL,
+                   ocd_cuda_ewise_transpose_run),
+    OCD_IMPL_ENTRY("cuda:ewise_vec16", OCD_BACKEND_CUDA, ocd_cuda_ewise_vec_applies, NULL, ocd_cuda_ewise_vec_run),
+    OCD_IMPL_ENTRY("cuda:ewise_strided", OCD_BACKEND_CUDA, ocd_cuda_ewise_strided_applies, NULL,
+                   ocd_cuda_ewise_strided_run),
 #endif
-    {"host:ewise", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_ewise_run, NULL},
+    OCD_IMPL_ENTRY("host:ewise", OCD_BACKEND_HOST, NULL, NULL, ocd_host_ewise_run),
 };
 
 cudnnStatus_t ocd_ewise_run(cudnnHandle_t handle, const struct ocd_ewise *e, const char *op)

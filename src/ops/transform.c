@@ -45,9 +45,9 @@ struct cudnnTensorTransformStruct {
 
 static const struct ocd_impl fold_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:fold_gather", OCD_BACKEND_CUDA, 0, NULL, NULL, ocd_cuda_fold, NULL},
+    OCD_IMPL_ENTRY("cuda:fold_gather", OCD_BACKEND_CUDA, NULL, NULL, ocd_cuda_fold),
 #endif
-    {"host:fold_gather", OCD_BACKEND_HOST, 0, NULL, NULL, ocd_host_fold, NULL},
+    OCD_IMPL_ENTRY("host:fold_gather", OCD_BACKEND_HOST, NULL, NULL, ocd_host_fold),
 };
 
 /* ---- the descriptor --------------------------------------------------------------------------- */
