@@ -14,6 +14,7 @@
    and MXNet assume of the layout (docs/compatibility.md). */
 #include "test.h"
 
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -633,7 +634,6 @@ TEST_ONCE(rnn_weight_params_bad_input)
     CHECK_OK(cudnnSetFilterNdDescriptor(w, CUDNN_DATA_DOUBLE, CUDNN_TENSOR_NCHW, 3, (int[]){n, 1, 1}));
     CHECK_STATUS(cudnnGetRNNLinLayerMatrixParams(h, d, 0, x, w, space, 0, f, &lm), CUDNN_STATUS_BAD_PARAM);
     CHECK_OK(cudnnSetFilterNdDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 3, (int[]){n, 1, 1}));
-    CHECK_STATUS(cudnnGetRNNLinLayerMatrixParams(h, d, 0, x, w, NULL, 0, f, &lm), CUDNN_STATUS_BAD_PARAM);
     CHECK_STATUS(cudnnGetRNNLinLayerMatrixParams(h, d, 0, x, w, space, 0, NULL, &lm), CUDNN_STATUS_BAD_PARAM);
     CHECK_STATUS(cudnnGetRNNLinLayerBiasParams(h, d, 0, x, w, space, 0, f, NULL), CUDNN_STATUS_BAD_PARAM);
     CHECK_STATUS(cudnnGetRNNLinLayerBiasParams(h, d, 0, x, w, space, 9, f, &lm), CUDNN_STATUS_BAD_PARAM);
@@ -643,6 +643,9 @@ TEST_ONCE(rnn_weight_params_bad_input)
     CHECK(lm == NULL);
     CHECK_OK(cudnnGetRNNLinLayerMatrixParams(h, d, 1, x, w, space, 3, f, &lm));
     CHECK(lm == space + (4 * 16 * 12 + 4 * 16 * 16 + 3 * 16 * 16) * 4);
+    /* w NULL (TensorFlow's regions): the address is the offset in bytes */
+    CHECK_OK(cudnnGetRNNLinLayerMatrixParams(h, d, 1, x, w, NULL, 3, f, &lm));
+    CHECK(lm == (void *)(uintptr_t)((4 * 16 * 12 + 4 * 16 * 16 + 3 * 16 * 16) * 4));
     /* SKIP input: the legacy input width must be the hidden size */
     CHECK_OK(cudnnSetRNNDescriptor_v6(h, d, 16, 2, NULL, CUDNN_SKIP_INPUT, CUDNN_UNIDIRECTIONAL, CUDNN_LSTM,
                                       CUDNN_RNN_ALGO_STANDARD, CUDNN_DATA_FLOAT));

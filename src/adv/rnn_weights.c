@@ -13,12 +13,17 @@
      with mAddr, and bDesc with bAddr, may be NULL together (that half is not reported).
    - The legacy getters take the input size and data type from xDesc (problem/rnn.h,
      ocd_rnn_problem_from_legacy) and describe the matrix or bias as a 3-D NCHW filter of the
-     same dims; wDesc's type must be the data type. */
+     same dims; wDesc's type must be the data type. Their w may be NULL, which the 8.2 text does
+     not allow: the address returned is then the parameter's byte offset in the weights
+     (TensorFlow's cuda_dnn.cc learns its parameter regions so, before any weights exist);
+     logged at info level. */
 #include "problem/rnn.h"
 
 #include "core/dtype.h"
 #include "core/handle.h"
 #include "core/tensor.h"
+
+#include <stdint.h>
 
 /* Checks pseudoLayer and linLayerID against the problem. */
 static cudnnStatus_t check_ids(const struct ocd_rnn_problem *p, int pseudoLayer, int linLayerID)
@@ -77,8 +82,9 @@ static void set_empty(cudnnTensorDescriptor_t tensor, cudnnFilterDescriptor_t fi
 }
 
 /* Sets a tensor (v8) or filter (legacy) descriptor to {1, rows, cols}, or to 0 dims when the
-   parameter is missing, and *addr to its address in the weight space (NULL when missing).
-   Callers have checked fits_int first, so the set succeeds. */
+   parameter is missing, and *addr to its address in the weight space (NULL when missing; its
+   byte offset when space is NULL, computed as an integer so that no offset is applied to a null
+   pointer). Callers have checked fits_int first, so the set succeeds. */
 static cudnnStatus_t describe(const struct ocd_rnn_param *w, cudnnDataType_t dtype, const void *space,
                               cudnnTensorDescriptor_t tensor, cudnnFilterDescriptor_t filter, void **addr)
 {
@@ -90,7 +96,7 @@ static cudnnStatus_t describe(const struct ocd_rnn_param *w, cudnnDataType_t dty
     }
     if (tensor != NULL) OCD_TRY(ocd_tensor_set_packed(tensor, CUDNN_TENSOR_NCHW, dtype, 3, dims));
     if (filter != NULL) OCD_TRY(ocd_filter_set(filter, dtype, CUDNN_TENSOR_NCHW, 3, dims));
-    *addr = (char *)space + w->offset * (int64_t)ocd_dtype_scalar_size(dtype);
+    *addr = (void *)((uintptr_t)space + (uintptr_t)(w->offset * (int64_t)ocd_dtype_scalar_size(dtype)));
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -161,7 +167,9 @@ static cudnnStatus_t lin_layer_params(cudnnHandle_t handle, cudnnRNNDescriptor_t
     if (ocd_view_count(&wv) < ocd_rnn_weight_elems(&p))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "wDesc holds %lld elements, fewer than the %lld of the weights",
                         (long long)ocd_view_count(&wv), (long long)ocd_rnn_weight_elems(&p));
-    if (w == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "w is NULL");
+    if (w == NULL && (ocd_log_mask & CUDNN_SEV_INFO_EN))
+        ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS,
+                        "w is NULL: the address returned is the offset in the weights (the 8.2 text asks for w)");
     if (!ocd_object_alive(OCD_OBJ_FILTER, outDesc))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is not a live filter descriptor",
                         bias ? "linLayerBiasDesc" : "linLayerMatDesc");

@@ -1,0 +1,141 @@
+/* compat_adv.c: call patterns of real programs (docs/compatibility.md) for the RNN, attention
+   and CTC calls that the ops' own tests do not make, each as the program makes it, its result
+   against the double references of tests/ref/. */
+#include "ref/attention.h"
+#include "ref/ctc.h"
+#include "ref/rnn.h"
+#include "tensors.h"
+#include "test.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- TensorFlow's RNN (tensorflow/stream_executor/cuda/cuda_dnn.cc) ------------------------ */
+
+/* TensorFlow sets the network with cudnnSetRNNDescriptor_v8 (projSize = hiddenSize when there is
+   no projection, FMA math for float, PADDED_IO, and a dropout descriptor created but never set
+   when the dropout is 0), reads it back through the legacy getters (cudnnGetRNNDescriptor_v6,
+   cudnnGetRNNProjectionLayers), learns each parameter region's offset from the legacy
+   cudnnGetRNNParamsSize / cudnnGetRNNLinLayerMatrixParams / BiasParams with w = NULL, an xDesc
+   {1, input, 1} and a {params, 1, 1} filter, the region's size from cudnnGetFilterNdDescriptor
+   with 3 dims requested; then runs cudnnRNNForward over RNN data descriptors in the sequence-major
+   unpacked layout with sequence lengths and a float 0 padding fill, hx / cx described as
+   {layers, batch, hidden}. The weights are written at the offsets learnt. */
+TEST(compat_rnn_tensorflow_regions_and_forward)
+{
+    enum { IN = 3, H = 4, T = 4, N = 3, G = 4 };
+    static const int lengths[N] = {4, 2, 3};
+    cudnnHandle_t h = test_handle();
+    cudnnRNNDescriptor_t rnn;
+    cudnnDropoutDescriptor_t drop;
+    CHECK_OK(cudnnCreateRNNDescriptor(&rnn));
+    CHECK_OK(cudnnCreateDropoutDescriptor(&drop)); /* TensorFlow's "empty" descriptor: never set */
+    if (!CHECK_OK(cudnnSetRNNDescriptor_v8(rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
+                                           CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT,
+                                           CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, IN, H, H, 1, drop,
+                                           CUDNN_RNN_PADDED_IO_ENABLED))) {
+        cudnnDestroyRNNDescriptor(rnn);
+        cudnnDestroyDropoutDescriptor(drop);
+        return;
+    }
+    int hidden = 0, layers = 0, rec_proj = 0, out_proj = -1;
+    cudnnDropoutDescriptor_t got_drop = NULL;
+    cudnnRNNInputMode_t in_mode;
+    cudnnDirectionMode_t dir;
+    cudnnRNNMode_t mode;
+    cudnnRNNAlgo_t algo;
+    cudnnDataType_t prec;
+    CHECK_OK(cudnnGetRNNDescriptor_v6(h, rnn, &hidden, &layers, &got_drop, &in_mode, &dir, &mode, &algo, &prec));
+    CHECK(hidden == H && layers == 1 && got_drop == drop && mode == CUDNN_LSTM && prec == CUDNN_DATA_FLOAT);
+    CHECK_OK(cudnnGetRNNProjectionLayers(h, rnn, &rec_proj, &out_proj));
+    CHECK(rec_proj == hidden && out_proj == 0); /* TensorFlow asks for region 8 only when they differ */
+
+    /* the regions, as offsets from w = NULL */
+    cudnnTensorDescriptor_t xd1;
+    cudnnFilterDescriptor_t wd, region;
+    CHECK_OK(cudnnCreateTensorDescriptor(&xd1));
+    CHECK_OK(cudnnCreateFilterDescriptor(&wd));
+    CHECK_OK(cudnnCreateFilterDescriptor(&region));
+    CHECK_OK(cudnnSetTensorNdDescriptor(xd1, CUDNN_DATA_FLOAT, 3, (const int[]){1, IN, 1}, (const int[]){IN, 1, 1}));
+    size_t params = 0;
+    CHECK_OK(cudnnGetRNNParamsSize(h, rnn, xd1, &params, CUDNN_DATA_FLOAT));
+    CHECK_OK(cudnnSetFilterNdDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 3,
+                                        (const int[]){(int)(params / sizeof(float)), 1, 1}));
+    struct ref_rnn r = {.mode = CUDNN_LSTM, .layers = 1, .dirs = 1, .input = IN, .hidden = H, .proj = H,
+                        .T = T, .N = N, .lengths = lengths};
+    int64_t nref = ref_rnn_param_count(&r);
+    double *wref = tview_random(nref, -0.6, 0.6);
+    float *space = calloc(params / sizeof(float) + 1, sizeof(float));
+    bool ok = true;
+    int64_t covered = 0;
+    for (int id = 0; id < 2 * G && ok; id++)
+        for (int bias = 0; bias < 2 && ok; bias++) {
+            void *at = (void *)1;
+            ok = bias ? CHECK_OK(cudnnGetRNNLinLayerBiasParams(h, rnn, 0, xd1, wd, NULL, id, region, &at))
+                      : CHECK_OK(cudnnGetRNNLinLayerMatrixParams(h, rnn, 0, xd1, wd, NULL, id, region, &at));
+            int dims[3] = {1, 1, 1}, nd = 0;
+            cudnnDataType_t t;
+            cudnnTensorFormat_t f;
+            ok = ok && CHECK_OK(cudnnGetFilterNdDescriptor(region, 3, &t, &f, &nd, dims));
+            int rows = dims[1], cols = dims[2];
+            ok = ok && CHECK(nd == 3 && dims[0] == 1 && rows == H && cols == (bias ? 1 : id < G ? IN : H));
+            size_t off = (size_t)(uintptr_t)at;
+            ok = ok && CHECK(off % sizeof(float) == 0 && off + sizeof(float) * (size_t)(rows * cols) <= params);
+            if (!ok) break;
+            enum ref_rnn_block blk = bias ? (id < G ? REF_RNN_BW : REF_RNN_BR) : (id < G ? REF_RNN_W : REF_RNN_R);
+            int64_t base = ref_rnn_param(&r, 0, blk, id % G);
+            for (int i = 0; i < rows * cols; i++) space[off / sizeof(float) + (size_t)i] = (float)wref[base + i];
+            covered += rows * cols;
+        }
+    CHECK(covered * (int64_t)sizeof(float) == (int64_t)params);
+    for (int64_t i = 0; i < nref; i++) wref[i] = (float)wref[i];
+
+    /* the forward over RNN data descriptors */
+    cudnnRNNDataDescriptor_t xd, yd;
+    cudnnTensorDescriptor_t hd;
+    CHECK_OK(cudnnCreateRNNDataDescriptor(&xd));
+    CHECK_OK(cudnnCreateRNNDataDescriptor(&yd));
+    CHECK_OK(cudnnCreateTensorDescriptor(&hd));
+    float fill = 0.0f;
+    CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, N, IN,
+                                       lengths, &fill));
+    CHECK_OK(cudnnSetRNNDataDescriptor(yd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, N, H,
+                                       lengths, &fill));
+    CHECK_OK(cudnnSetTensorNdDescriptor(hd, CUDNN_DATA_FLOAT, 3, (const int[]){1, N, H}, (const int[]){N * H, H, 1}));
+    double *x = tview_random(T * N * IN, -1, 1), *hx = tview_random(N * H, -1, 1), *cx = tview_random(N * H, -1, 1);
+    double *y = tview_fill(T * N * H, 0), *hy = malloc(sizeof(double) * N * H), *cy = malloc(sizeof(double) * N * H);
+    void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, T * N * IN), *phx = tvalues_upload(CUDNN_DATA_FLOAT, hx, N * H);
+    void *pcx = tvalues_upload(CUDNN_DATA_FLOAT, cx, N * H);
+    void *pw = tbuf_from(space, params), *plen = tbuf_from(lengths, sizeof lengths);
+    void *py = tbuf_alloc(sizeof(float) * T * N * H), *phy = tbuf_alloc(sizeof(float) * N * H);
+    void *pcy = tbuf_alloc(sizeof(float) * N * H);
+    ref_rnn_forward(&r, wref, x, hx, cx, y, hy, cy);
+    const cudnnForwardMode_t modes[] = {CUDNN_FWD_MODE_INFERENCE, CUDNN_FWD_MODE_TRAINING};
+    for (size_t m = 0; m < TLEN(modes) && ok; m++) {
+        size_t ws = 0, rs = 0;
+        ok = CHECK_OK(cudnnGetRNNTempSpaceSizes(h, rnn, modes[m], xd, &ws, &rs));
+        void *pws = ws ? tbuf_alloc(ws) : NULL, *prs = rs ? tbuf_alloc(rs) : NULL;
+        tbuf_poison(py, sizeof(float) * T * N * H);
+        ok = ok && CHECK_OK(cudnnRNNForward(h, rnn, modes[m], plen, xd, px, yd, py, hd, phx, phy, hd, pcx, pcy, params,
+                                            pw, ws, pws, rs, prs));
+        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, y, T * N * H, 1e-5, "y (padding filled with 0)");
+        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, phy, hy, N * H, 1e-5, "hy");
+        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pcy, cy, N * H, 1e-5, "cy");
+        if (pws) tbuf_free(pws);
+        if (prs) tbuf_free(prs);
+    }
+    void *bufs[] = {px, phx, pcx, pw, plen, py, phy, pcy};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+    free(x), free(hx), free(cx), free(y), free(hy), free(cy), free(wref), free(space);
+    cudnnDestroyRNNDataDescriptor(xd);
+    cudnnDestroyRNNDataDescriptor(yd);
+    cudnnDestroyTensorDescriptor(hd);
+    cudnnDestroyTensorDescriptor(xd1);
+    cudnnDestroyFilterDescriptor(wd);
+    cudnnDestroyFilterDescriptor(region);
+    cudnnDestroyRNNDescriptor(rnn);
+    cudnnDestroyDropoutDescriptor(drop);
+}
