@@ -139,3 +139,109 @@ TEST(compat_rnn_tensorflow_regions_and_forward)
     cudnnDestroyRNNDescriptor(rnn);
     cudnnDestroyDropoutDescriptor(drop);
 }
+
+/* ---- CUDA.jl's legacy RNN (lib/cudnn/rnn.jl) --------------------------------------------------- */
+
+/* CUDA.jl's legacy RNN layer: cudnnSetRNNDescriptor_v6 with a dropout of 0, one step per call
+   (seqLength 1, xDesc {batch, input, 1}, states {1, batch, hidden}, the weights a {len, 1, 1}
+   filter read as one blob: every gate's input matrix, every gate's recurrent matrix, then the
+   input biases, the recurrent biases left 0), cudnnRNNForwardTraining, then
+   cudnnRNNBackwardData with the final states' gradients not given: their descriptors and
+   pointers both NULL (its hDesc(0)), and cudnnRNNBackwardWeights into zeroed gradients. */
+TEST(compat_rnn_cudajl_legacy_step_null_state_gradients)
+{
+    enum { IN = 2, H = 3, N = 2, G = 4 };
+    static const int lengths[N] = {1, 1};
+    cudnnHandle_t h = test_handle();
+    cudnnRNNDescriptor_t rnn;
+    cudnnDropoutDescriptor_t drop;
+    size_t states_bytes = 0;
+    CHECK_OK(cudnnCreateRNNDescriptor(&rnn));
+    CHECK_OK(cudnnCreateDropoutDescriptor(&drop));
+    CHECK_OK(cudnnDropoutGetStatesSize(h, &states_bytes));
+    void *states = tbuf_alloc(states_bytes);
+    CHECK_OK(cudnnSetDropoutDescriptor(drop, h, 0.0f, states, states_bytes, 0));
+    CHECK_OK(cudnnSetRNNDescriptor_v6(h, rnn, H, 1, drop, CUDNN_LINEAR_INPUT, CUDNN_UNIDIRECTIONAL, CUDNN_LSTM,
+                                      CUDNN_RNN_ALGO_STANDARD, CUDNN_DATA_FLOAT));
+    cudnnTensorDescriptor_t xd, yd, hd;
+    cudnnFilterDescriptor_t wd;
+    CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+    CHECK_OK(cudnnCreateTensorDescriptor(&yd));
+    CHECK_OK(cudnnCreateTensorDescriptor(&hd));
+    CHECK_OK(cudnnCreateFilterDescriptor(&wd));
+    CHECK_OK(cudnnSetTensorNdDescriptor(xd, CUDNN_DATA_FLOAT, 3, (const int[]){N, IN, 1}, (const int[]){IN, 1, 1}));
+    CHECK_OK(cudnnSetTensorNdDescriptor(yd, CUDNN_DATA_FLOAT, 3, (const int[]){N, H, 1}, (const int[]){H, 1, 1}));
+    CHECK_OK(cudnnSetTensorNdDescriptor(hd, CUDNN_DATA_FLOAT, 3, (const int[]){1, N, H}, (const int[]){N * H, H, 1}));
+    size_t params = 0;
+    CHECK_OK(cudnnGetRNNParamsSize(h, rnn, xd, &params, CUDNN_DATA_FLOAT));
+    const int len = (int)(params / sizeof(float));
+    CHECK(len == G * H * (IN + H) + 2 * G * H);
+    CHECK_OK(cudnnSetFilterNdDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 3, (const int[]){len, 1, 1}));
+
+    /* the blob as CUDA.jl reads it, and the same weights in the reference's layout */
+    struct ref_rnn r = {.mode = CUDNN_LSTM, .layers = 1, .dirs = 1, .input = IN, .hidden = H, .proj = H,
+                        .T = 1, .N = N, .lengths = lengths};
+    int64_t nref = ref_rnn_param_count(&r);
+    double *wref = tview_fill(nref, 0), *blob = tview_fill(len, 0);
+    for (int g = 0; g < G; g++)
+        for (int row = 0; row < H; row++) {
+            for (int i = 0; i < IN; i++)
+                blob[(g * H + row) * IN + i] = wref[ref_rnn_param(&r, 0, REF_RNN_W, g) + row * IN + i] =
+                    (float)trand_uniform(-0.7, 0.7);
+            for (int i = 0; i < H; i++)
+                blob[G * H * IN + (g * H + row) * H + i] = wref[ref_rnn_param(&r, 0, REF_RNN_R, g) + row * H + i] =
+                    (float)trand_uniform(-0.7, 0.7);
+            blob[G * H * (IN + H) + g * H + row] = wref[ref_rnn_param(&r, 0, REF_RNN_BW, g) + row] =
+                (float)trand_uniform(-0.5, 0.5);
+        }
+    double *x = tview_random(N * IN, -1, 1), *hx = tview_random(N * H, -1, 1), *cx = tview_random(N * H, -1, 1);
+    double *dy = tview_random(N * H, -1, 1);
+    double *y = malloc(sizeof(double) * N * H), *hy = malloc(sizeof(double) * N * H), *cy = malloc(sizeof(double) * N * H);
+    double *dx = malloc(sizeof(double) * N * IN), *dhx = malloc(sizeof(double) * N * H), *dcx = malloc(sizeof(double) * N * H);
+    double *dwref = tview_fill(nref, 0), *dblob = malloc(sizeof(double) * (size_t)len);
+    ref_rnn_forward(&r, wref, x, hx, cx, y, hy, cy);
+    ref_rnn_backward(&r, wref, x, hx, cx, dy, NULL, NULL, dx, dhx, dcx, dwref);
+    for (int g = 0; g < G; g++)
+        for (int row = 0; row < H; row++) {
+            for (int i = 0; i < IN; i++) dblob[(g * H + row) * IN + i] = dwref[ref_rnn_param(&r, 0, REF_RNN_W, g) + row * IN + i];
+            for (int i = 0; i < H; i++)
+                dblob[G * H * IN + (g * H + row) * H + i] = dwref[ref_rnn_param(&r, 0, REF_RNN_R, g) + row * H + i];
+            dblob[G * H * (IN + H) + g * H + row] = dwref[ref_rnn_param(&r, 0, REF_RNN_BW, g) + row];
+            dblob[G * H * (IN + H) + (G + g) * H + row] = dwref[ref_rnn_param(&r, 0, REF_RNN_BR, g) + row];
+        }
+
+    void *pw = tvalues_upload(CUDNN_DATA_FLOAT, blob, len), *px = tvalues_upload(CUDNN_DATA_FLOAT, x, N * IN);
+    void *phx = tvalues_upload(CUDNN_DATA_FLOAT, hx, N * H), *pcx = tvalues_upload(CUDNN_DATA_FLOAT, cx, N * H);
+    void *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dy, N * H);
+    double *zeros = tview_fill(len, 0);
+    void *pdw = tvalues_upload(CUDNN_DATA_FLOAT, zeros, len);
+    void *py = tbuf_alloc(sizeof(float) * N * H), *phy = tbuf_alloc(sizeof(float) * N * H);
+    void *pcy = tbuf_alloc(sizeof(float) * N * H), *pdx = tbuf_alloc(sizeof(float) * N * IN);
+    void *pdhx = tbuf_alloc(sizeof(float) * N * H), *pdcx = tbuf_alloc(sizeof(float) * N * H);
+    size_t ws = 0, rs = 0;
+    bool ok = CHECK_OK(cudnnGetRNNWorkspaceSize(h, rnn, 1, &xd, &ws)) &&
+              CHECK_OK(cudnnGetRNNTrainingReserveSize(h, rnn, 1, &xd, &rs));
+    void *pws = tbuf_alloc(ws ? ws : 1), *prs = tbuf_alloc(rs ? rs : 1);
+    ok = ok && CHECK_OK(cudnnRNNForwardTraining(h, rnn, 1, &xd, px, hd, phx, hd, pcx, wd, pw, &yd, py, hd, phy, hd,
+                                                pcy, pws, ws, prs, rs));
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, y, N * H, 1e-5, "y") &&
+         tvalues_check(CUDNN_DATA_FLOAT, phy, hy, N * H, 1e-5, "hy") &&
+         tvalues_check(CUDNN_DATA_FLOAT, pcy, cy, N * H, 1e-5, "cy");
+    ok = ok && CHECK_OK(cudnnRNNBackwardData(h, rnn, 1, &yd, py, &yd, pdy, NULL, NULL, NULL, NULL, wd, pw, hd, phx, hd,
+                                             pcx, &xd, pdx, hd, pdhx, hd, pdcx, pws, ws, prs, rs));
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, N * IN, 1e-5, "dx") &&
+         tvalues_check(CUDNN_DATA_FLOAT, pdhx, dhx, N * H, 1e-5, "dhx") &&
+         tvalues_check(CUDNN_DATA_FLOAT, pdcx, dcx, N * H, 1e-5, "dcx");
+    ok = ok && CHECK_OK(cudnnRNNBackwardWeights(h, rnn, 1, &xd, px, hd, phx, &yd, py, pws, ws, wd, pdw, prs, rs));
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdw, dblob, len, 1e-5, "dw (the blob's order)");
+    void *bufs[] = {pw, px, phx, pcx, pdy, pdw, py, phy, pcy, pdx, pdhx, pdcx, pws, prs, states};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+    double *arrays[] = {wref, blob, x, hx, cx, dy, y, hy, cy, dx, dhx, dcx, dwref, dblob, zeros};
+    for (size_t i = 0; i < TLEN(arrays); i++) free(arrays[i]);
+    cudnnDestroyTensorDescriptor(xd);
+    cudnnDestroyTensorDescriptor(yd);
+    cudnnDestroyTensorDescriptor(hd);
+    cudnnDestroyFilterDescriptor(wd);
+    cudnnDestroyRNNDescriptor(rnn);
+    cudnnDestroyDropoutDescriptor(drop);
+}

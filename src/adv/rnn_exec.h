@@ -91,6 +91,10 @@ cudnnStatus_t ocd_rnn_check_data_pair(const struct ocd_rnn_problem *p, const str
    width tensors). */
 cudnnStatus_t ocd_rnn_check_states(const struct ocd_rnn_problem *p, int batch, cudnnTensorDescriptor_t hDesc,
                                    cudnnTensorDescriptor_t cDesc, bool with_cell);
+/* The legacy calls' form of it, one state and its pointer at a time: a state whose descriptor
+   and pointer are both NULL is not checked (the cell state: LSTM's only, when with_cell). */
+cudnnStatus_t ocd_rnn_check_legacy_states(const struct ocd_rnn_problem *p, int batch, cudnnTensorDescriptor_t hDesc,
+                                          const void *h, cudnnTensorDescriptor_t cDesc, const void *c, bool with_cell);
 /* BAD_PARAM for dropout between layers in training without dropout states. */
 cudnnStatus_t ocd_rnn_check_dropout(const struct ocd_rnn_problem *p);
 /* The algorithm's conditions on the call (persistent algorithms: equal sequence lengths, no

@@ -11,7 +11,10 @@
      sequence lengths.
    - hDesc (and cDesc for LSTM) is a packed (layers x dirs) x batch x projSize (hiddenSize) tensor
      of the data type (further dims of 1 allowed); hx, cx, hy and cy may be NULL (zero initial states; final states not
-     written).
+     written). The legacy calls describe each state apart: there a NULL pointer may come with a
+     NULL descriptor (ocd_rnn_check_legacy_states), which the 8.2 text does not allow but
+     NVIDIA's library takes (CUDA.jl's legacy RNN passes both NULL for a zero dhy or dcy);
+     logged at info level.
    - weightSpaceSize below cudnnGetRNNWeightSpaceSize, workSpaceSize below the query's answer,
      or in training reserveSpaceSize below it (or a NULL space that is needed).
    - Dropout between layers (training; inference applies none) needs the dropout descriptor's
@@ -84,6 +87,22 @@ cudnnStatus_t ocd_rnn_check_states(const struct ocd_rnn_problem *p, int batch, c
 {
     OCD_TRY(check_state(hDesc, "hDesc", p, batch, p->proj_size));
     if (with_cell && p->cell == CUDNN_LSTM) OCD_TRY(check_state(cDesc, "cDesc", p, batch, p->hidden_size));
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_rnn_check_legacy_states(const struct ocd_rnn_problem *p, int batch, cudnnTensorDescriptor_t hDesc,
+                                          const void *h, cudnnTensorDescriptor_t cDesc, const void *c, bool with_cell)
+{
+    bool lstm = with_cell && p->cell == CUDNN_LSTM;
+    if ((hDesc == NULL && h == NULL) || (lstm && cDesc == NULL && c == NULL)) {
+        if (ocd_log_mask & CUDNN_SEV_INFO_EN)
+            ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS,
+                            "a state passed as a NULL descriptor and a NULL pointer is not read or written (the "
+                            "8.2 text asks for its descriptor)");
+    }
+    if (hDesc != NULL || h != NULL) OCD_TRY(check_state(hDesc, "the hidden state's descriptor", p, batch, p->proj_size));
+    if (lstm && (cDesc != NULL || c != NULL))
+        OCD_TRY(check_state(cDesc, "the cell state's descriptor", p, batch, p->hidden_size));
     return CUDNN_STATUS_SUCCESS;
 }
 
