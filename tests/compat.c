@@ -1,8 +1,10 @@
 /* compat.c: call patterns of real programs (docs/compatibility.md) that no op's own tests make:
    NULL for the tensor a mode does not read, the fused convolution without z, a descriptor re-set
-   between calls, OpenCV's rank query and asymmetric padding. Each result against the double
-   references of tests/ref/ or, for the padding, the copied input. */
+   between calls, OpenCV's rank query and asymmetric padding, PyTorch's batch-norm Ex calls and
+   convolution algorithm search. Each result against the double references of tests/ref/ or, for
+   the padding, the copied input. (compat_adv.c: the RNN, attention and CTC patterns.) */
 #include "ref/activation.h"
+#include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/pooling.h"
 #include "tensors.h"
@@ -198,4 +200,82 @@ TEST(compat_transform_asymmetric_padding)
     cudnnDestroyTensorTransformDescriptor(t);
     cudnnDestroyTensorDescriptor(x);
     cudnnDestroyTensorDescriptor(y);
+}
+
+/* PyTorch's batch norm (aten/src/ATen/native/cudnn/BatchNorm.cpp) through the Ex calls with
+   CUDNN_BATCHNORM_OPS_BN: the workspace query given xDesc as zDesc and yDesc and a NULL
+   activation descriptor, the reserve query with a NULL activation descriptor, the forward with z
+   and the activation NULL, the backward workspace query with dzDesc and the activation NULL,
+   the backward with yDesc / y, dzDesc / dz, bnBias and the activation NULL and the forward's
+   (empty) reserve. Two of its shapes: a 2-D input padded to N x C x 1 x 1 in PER_ACTIVATION
+   mode, and a channels-last half input with float parameters in SPATIAL_PERSISTENT mode. */
+TEST(compat_bn_ex_pytorch_ops_bn)
+{
+    static const struct { int dims[4]; cudnnDataType_t t; int layout; cudnnBatchNormMode_t mode; } cases[] = {
+        {{6, 5, 1, 1}, CUDNN_DATA_FLOAT, TV_NCHW, CUDNN_BATCHNORM_PER_ACTIVATION},
+        {{2, 4, 3, 3}, CUDNN_DATA_HALF, TV_NHWC, CUDNN_BATCHNORM_SPATIAL_PERSISTENT},
+    };
+    cudnnHandle_t h = test_handle();
+    const double eps = 1e-5, factor = 0.1;
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const int *d = cases[k].dims;
+        bool per_act = cases[k].mode == CUDNN_BATCHNORM_PER_ACTIVATION;
+        struct ref_bn_shape sh = {d[0], d[1], d[2] * d[3], per_act};
+        int64_t slots = ref_bn_slots(&sh), count = sh.n * sh.c * sh.s;
+        const int pd[4] = {1, d[1], per_act ? d[2] : 1, per_act ? d[3] : 1};
+        struct tview x, p;
+        tview_init(&x, cases[k].t, 4, d, cases[k].layout);
+        tview_init(&p, CUDNN_DATA_FLOAT, 4, pd, TV_NCHW);
+        double *xv = tview_random(count, -2, 2), *dyv = tview_random(count, -1, 1);
+        double *scale = tview_random(slots, 0.5, 1.5), *bias = tview_random(slots, -0.5, 0.5);
+        double *rmean = tview_random(slots, -0.2, 0.2), *rvar = tview_random(slots, 0.5, 1.5);
+        void *px = tview_upload(&x, xv), *pdy = tview_upload(&x, dyv), *py = tview_upload(&x, NULL);
+        void *pdx = tview_upload(&x, NULL), *ps = tview_upload(&p, scale), *pb = tview_upload(&p, bias);
+        void *prm = tview_upload(&p, rmean), *prv = tview_upload(&p, rvar), *psm = tview_upload(&p, NULL);
+        void *psv = tview_upload(&p, NULL), *pds = tview_upload(&p, NULL), *pdb = tview_upload(&p, NULL);
+        double *mean = malloc(sizeof(double) * (size_t)slots), *var = malloc(sizeof(double) * (size_t)slots);
+        double *y = malloc(sizeof(double) * (size_t)count), *dpre = malloc(sizeof(double) * (size_t)count);
+        double *dx = malloc(sizeof(double) * (size_t)count), *ds = calloc((size_t)slots, sizeof(double));
+        double *db = calloc((size_t)slots, sizeof(double)), *invstd = malloc(sizeof(double) * (size_t)slots);
+        ref_bn_stats(&sh, xv, mean, var);
+        ref_bn_forward(&sh, xv, NULL, scale, bias, mean, var, eps, -1, 0, NULL, y);
+        ref_bn_backward(&sh, xv, dyv, NULL, -1, 0, scale, mean, var, eps, dpre, dx, ds, db);
+        int64_t per = ref_bn_reduced(&sh);
+        for (int64_t j = 0; j < slots; j++) {
+            invstd[j] = 1 / sqrt(var[j] + eps);
+            rmean[j] = (1 - factor) * rmean[j] + factor * mean[j];
+            rvar[j] = (1 - factor) * rvar[j] + factor * var[j] * (double)per / (double)(per - 1);
+        }
+        float one = 1, zero = 0;
+        size_t ws = 1, rs = 1, bws = 1;
+        const cudnnBatchNormMode_t mode = cases[k].mode;
+        const cudnnBatchNormOps_t op = CUDNN_BATCHNORM_OPS_BN;
+        bool ok = CHECK_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, mode, op, x.desc, x.desc,
+                                                                                    x.desc, p.desc, NULL, &ws)) &&
+                  CHECK_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, op, NULL, x.desc, &rs));
+        void *pws = ws ? tbuf_alloc(ws) : NULL, *prs = rs ? tbuf_alloc(rs) : NULL;
+        ok = ok && CHECK_OK(cudnnBatchNormalizationForwardTrainingEx(h, mode, op, &one, &zero, x.desc, px, NULL, NULL,
+                                                                     x.desc, py, p.desc, ps, pb, factor, prm, prv, eps,
+                                                                     psm, psv, NULL, pws, ws, prs, rs));
+        ok = ok && tview_check(&x, py, y, "y") && tview_check(&p, psm, mean, "saved mean") &&
+             tview_check(&p, psv, invstd, "saved inverse standard deviation") &&
+             tview_check(&p, prm, rmean, "running mean") && tview_check(&p, prv, rvar, "running variance");
+        ok = ok && CHECK_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, op, x.desc, x.desc, x.desc, NULL,
+                                                                              x.desc, p.desc, NULL, &bws));
+        void *pbws = bws ? tbuf_alloc(bws) : NULL;
+        ok = ok && CHECK_OK(cudnnBatchNormalizationBackwardEx(h, mode, op, &one, &zero, &one, &zero, x.desc, px, NULL,
+                                                              NULL, x.desc, pdy, NULL, NULL, x.desc, pdx, p.desc, ps,
+                                                              NULL, pds, pdb, eps, psm, psv, NULL, pbws, bws, prs, rs));
+        ok = ok && tview_check(&x, pdx, dx, "dx") && tview_check(&p, pds, ds, "dscale") &&
+             tview_check(&p, pdb, db, "dbias");
+        void *bufs[] = {px, pdy, py, pdx, ps, pb, prm, prv, psm, psv, pds, pdb};
+        for (size_t i = 0; i < TLEN(bufs); i++) tview_free(i < 4 ? &x : &p, bufs[i]);
+        void *spaces[] = {pws, prs, pbws};
+        for (size_t i = 0; i < TLEN(spaces); i++)
+            if (spaces[i]) tbuf_free(spaces[i]);
+        double *arrays[] = {xv, dyv, scale, bias, rmean, rvar, mean, var, y, dpre, dx, ds, db, invstd};
+        for (size_t i = 0; i < TLEN(arrays); i++) free(arrays[i]);
+        tview_destroy(&x);
+        tview_destroy(&p);
+    }
 }

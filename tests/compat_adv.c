@@ -245,3 +245,167 @@ TEST(compat_rnn_cudajl_legacy_step_null_state_gradients)
     cudnnDestroyRNNDescriptor(rnn);
     cudnnDestroyDropoutDescriptor(drop);
 }
+
+/* ---- PyTorch's CTC loss (aten/src/ATen/native/cudnn/LossCTC.cpp) ------------------------------- */
+
+/* PyTorch hands cuDNN log-probabilities (log_softmax already applied) under
+   CUDNN_LOSS_NORMALIZATION_SOFTMAX with CUDNN_PROPAGATE_NAN: the softmax of a log-softmax is the
+   softmax itself. Its probs descriptor takes the tensor's own strides (a T x N x A view of an
+   N x T x A tensor, the usual result of transposing a batch-first output), its gradient tensor is
+   contiguous: the two descriptors differ in strides. The host-label call (every input length
+   T, labels < 256) with cudnnGetCTCLossWorkspaceSize, and the _v8 call with the labels and
+   lengths in device memory and cudnnSetCTCLossDescriptor_v8(..., 255). */
+TEST(compat_ctc_pytorch_log_probs_transposed)
+{
+    enum { T = 7, N = 3, A = 5 };
+    static const int label_lengths[N] = {3, 0, 2}, input_lengths[N] = {T, T, T};
+    static const int labels[] = {1, 1, 4, 2, 3};
+    cudnnHandle_t h = test_handle();
+    double *x = malloc(sizeof(double) * T * N * A), *stored = malloc(sizeof(double) * T * N * A);
+    for (int t = 0; t < T; t++)
+        for (int n = 0; n < N; n++) {
+            double z[A], mx = -INFINITY, sum = 0;
+            for (int k = 0; k < A; k++) z[k] = trand_uniform(-2, 2), mx = fmax(mx, z[k]);
+            for (int k = 0; k < A; k++) sum += exp(z[k] - mx);
+            for (int k = 0; k < A; k++) {
+                double lp = (float)(z[k] - mx - log(sum));
+                x[(t * N + n) * A + k] = lp;               /* T x N x A, the reference's order */
+                stored[(n * T + t) * A + k] = lp;          /* N x T x A, the memory's order */
+            }
+        }
+    double costs[N], *grads = malloc(sizeof(double) * T * N * A);
+    ref_ctc(T, N, A, true, x, labels, label_lengths, input_lengths, costs, grads);
+    cudnnTensorDescriptor_t pd, gd;
+    CHECK_OK(cudnnCreateTensorDescriptor(&pd));
+    CHECK_OK(cudnnCreateTensorDescriptor(&gd));
+    CHECK_OK(cudnnSetTensorNdDescriptor(pd, CUDNN_DATA_FLOAT, 3, (const int[]){T, N, A}, (const int[]){A, T * A, 1}));
+    CHECK_OK(cudnnSetTensorNdDescriptor(gd, CUDNN_DATA_FLOAT, 3, (const int[]){T, N, A}, (const int[]){N * A, A, 1}));
+    void *pp = tvalues_upload(CUDNN_DATA_FLOAT, stored, T * N * A), *pg = tbuf_alloc(sizeof(float) * T * N * A);
+    void *pc = tbuf_alloc(sizeof(float) * N);
+    void *dlabels = tbuf_from(labels, sizeof labels), *dll = tbuf_from(label_lengths, sizeof label_lengths);
+    void *dil = tbuf_from(input_lengths, sizeof input_lengths);
+    cudnnCTCLossDescriptor_t d;
+    CHECK_OK(cudnnCreateCTCLossDescriptor(&d));
+    for (int v8 = 0; v8 < 2; v8++) {
+        const cudnnCTCLossAlgo_t algo = v8 ? CUDNN_CTC_LOSS_ALGO_NON_DETERMINISTIC : CUDNN_CTC_LOSS_ALGO_DETERMINISTIC;
+        size_t ws = 0;
+        bool ok;
+        tbuf_poison(pg, sizeof(float) * T * N * A);
+        tbuf_poison(pc, sizeof(float) * N);
+        if (v8) {
+            ok = CHECK_OK(cudnnSetCTCLossDescriptor_v8(d, CUDNN_DATA_FLOAT, CUDNN_LOSS_NORMALIZATION_SOFTMAX,
+                                                       CUDNN_PROPAGATE_NAN, 255)) &&
+                 CHECK_OK(cudnnGetCTCLossWorkspaceSize_v8(h, algo, d, pd, gd, &ws));
+            void *pws = tbuf_alloc(ws ? ws : 1);
+            ok = ok && CHECK_OK(cudnnCTCLoss_v8(h, algo, d, pd, pp, dlabels, dll, dil, pc, gd, pg, ws, pws));
+            tbuf_free(pws);
+        } else {
+            ok = CHECK_OK(cudnnSetCTCLossDescriptorEx(d, CUDNN_DATA_FLOAT, CUDNN_LOSS_NORMALIZATION_SOFTMAX,
+                                                      CUDNN_PROPAGATE_NAN)) &&
+                 CHECK_OK(cudnnGetCTCLossWorkspaceSize(h, pd, gd, labels, label_lengths, input_lengths, algo, d, &ws));
+            void *pws = tbuf_alloc(ws ? ws : 1);
+            ok = ok && CHECK_OK(cudnnCTCLoss(h, pd, pp, labels, label_lengths, input_lengths, pc, gd, pg, algo, d, pws,
+                                             ws));
+            tbuf_free(pws);
+        }
+        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pc, costs, N, 2e-5, v8 ? "_v8 costs" : "costs");
+        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pg, grads, T * N * A, 2e-5, v8 ? "_v8 gradients" : "gradients");
+    }
+    cudnnDestroyCTCLossDescriptor(d);
+    cudnnDestroyTensorDescriptor(pd);
+    cudnnDestroyTensorDescriptor(gd);
+    void *bufs[] = {pp, pg, pc, dlabels, dll, dil};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+    free(x), free(stored), free(grads);
+}
+
+/* ---- CUDA.jl's multi-head attention (lib/cudnn/multiheadattn.jl) --------------------------------- */
+
+/* Offset of (b, m, t, v) in a sequence buffer laid out as CUDA.jl's default axes give it: Julia
+   order VECT, BATCH, TIME, BEAM, which cuDNN reads reversed (BEAM outermost, VECT innermost). */
+static int64_t julia_seq_at(int B, int T, int V, int b, int m, int t, int v)
+{
+    return (((int64_t)m * T + t) * B + b) * V + v;
+}
+
+/* CUDA.jl's defaults: no projections (every projection size 0, CUDNN_ATTN_DISABLE_PROJ_BIASES,
+   ALL_TO_ONE), both dropout descriptors NULL, smScaler 1, its axes (cuDNN's BEAM, TIME, BATCH,
+   VECT), the buffers queried with reserveSpaceSizeInBytes NULL (no gradients planned) and the
+   call made with the weights NULL (0 bytes), no workspace when none is needed, no reserve,
+   residuals NULL, currIdx -1, loWinIdx 0 and hiWinIdx typemax(Cint) for every query step; the
+   output zeroed before the call. */
+TEST(compat_mha_cudajl_defaults_no_projections)
+{
+    enum { HEADS = 2, QS = 4, VS = 3, B = 2, M = 2, TQ = 3, TK = 4, OS = HEADS * VS };
+    cudnnHandle_t h = test_handle();
+    cudnnAttnDescriptor_t attn;
+    CHECK_OK(cudnnCreateAttnDescriptor(&attn));
+    if (!CHECK_OK(cudnnSetAttnDescriptor(attn, CUDNN_ATTN_QUERYMAP_ALL_TO_ONE | CUDNN_ATTN_DISABLE_PROJ_BIASES, HEADS,
+                                         1.0, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DEFAULT_MATH, NULL, NULL, QS,
+                                         QS, VS, 0, 0, 0, 0, TQ, TK, B, M))) {
+        cudnnDestroyAttnDescriptor(attn);
+        return;
+    }
+    size_t wbytes = 1, wsbytes = 1;
+    CHECK_OK(cudnnGetMultiHeadAttnBuffers(h, attn, &wbytes, &wsbytes, NULL));
+    CHECK(wbytes == 0);
+    const cudnnSeqDataAxis_t axes[4] = {CUDNN_SEQDATA_BEAM_DIM, CUDNN_SEQDATA_TIME_DIM, CUDNN_SEQDATA_BATCH_DIM,
+                                        CUDNN_SEQDATA_VECT_DIM};
+    int qlen[B * M], klen[B];
+    for (int i = 0; i < B * M; i++) qlen[i] = TQ;
+    for (int i = 0; i < B; i++) klen[i] = TK;
+    cudnnSeqDataDescriptor_t qd, kd, vd, od;
+    cudnnSeqDataDescriptor_t *descs[] = {&qd, &kd, &vd, &od};
+    const int T_of[] = {TQ, TK, TK, TQ}, M_of[] = {M, 1, 1, M}, V_of[] = {QS, QS, VS, OS};
+    for (int i = 0; i < 4; i++) {
+        int dims[4];
+        dims[CUDNN_SEQDATA_TIME_DIM] = T_of[i], dims[CUDNN_SEQDATA_BATCH_DIM] = B;
+        dims[CUDNN_SEQDATA_BEAM_DIM] = M_of[i], dims[CUDNN_SEQDATA_VECT_DIM] = V_of[i];
+        CHECK_OK(cudnnCreateSeqDataDescriptor(descs[i]));
+        CHECK_OK(cudnnSetSeqDataDescriptor(*descs[i], CUDNN_DATA_FLOAT, 4, dims, axes, (size_t)B * M_of[i],
+                                           M_of[i] == M ? qlen : klen, NULL));
+    }
+    /* canonical values (the reference's order) and the buffers in CUDA.jl's order */
+    double *q = tview_random(B * M * TQ * QS, -1, 1), *k = tview_random(B * TK * QS, -1, 1);
+    double *v = tview_random(B * TK * VS, -1, 1), *want = malloc(sizeof(double) * B * M * TQ * OS);
+    double *qm = malloc(sizeof(double) * B * M * TQ * QS), *km = malloc(sizeof(double) * B * TK * QS);
+    double *vm = malloc(sizeof(double) * B * TK * VS), *wantm = malloc(sizeof(double) * B * M * TQ * OS);
+    for (int b = 0; b < B; b++)
+        for (int m = 0; m < M; m++)
+            for (int t = 0; t < TQ; t++)
+                for (int e = 0; e < QS; e++)
+                    q[((b * M + m) * TQ + t) * QS + e] = qm[julia_seq_at(B, TQ, QS, b, m, t, e)] =
+                        (float)q[((b * M + m) * TQ + t) * QS + e];
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < TK; t++) {
+            for (int e = 0; e < QS; e++)
+                k[(b * TK + t) * QS + e] = km[julia_seq_at(B, TK, QS, b, 0, t, e)] = (float)k[(b * TK + t) * QS + e];
+            for (int e = 0; e < VS; e++)
+                v[(b * TK + t) * VS + e] = vm[julia_seq_at(B, TK, VS, b, 0, t, e)] = (float)v[(b * TK + t) * VS + e];
+        }
+    int lo[TQ], hi[TQ];
+    for (int t = 0; t < TQ; t++) lo[t] = 0, hi[t] = INT_MAX;
+    struct ref_mha r = {.heads = HEADS, .scaler = 1.0, .q_size = QS, .k_size = QS, .v_size = VS, .B = B, .M = M,
+                        .Tq = TQ, .Tk = TK, .len_q = qlen, .len_kv = klen, .lo = lo, .hi = hi};
+    ref_mha_forward(&r, q, k, v, NULL, want);
+    for (int b = 0; b < B; b++)
+        for (int m = 0; m < M; m++)
+            for (int t = 0; t < TQ; t++)
+                for (int e = 0; e < OS; e++)
+                    wantm[julia_seq_at(B, TQ, OS, b, m, t, e)] = want[((b * M + m) * TQ + t) * OS + e];
+    double *zeros = tview_fill(B * M * TQ * OS, 0);
+    void *pq = tvalues_upload(CUDNN_DATA_FLOAT, qm, B * M * TQ * QS), *pk = tvalues_upload(CUDNN_DATA_FLOAT, km, B * TK * QS);
+    void *pv = tvalues_upload(CUDNN_DATA_FLOAT, vm, B * TK * VS), *po = tvalues_upload(CUDNN_DATA_FLOAT, zeros, B * M * TQ * OS);
+    void *dq = tbuf_from(qlen, sizeof qlen), *dk = tbuf_from(klen, sizeof klen);
+    void *ws = wsbytes ? tbuf_alloc(wsbytes) : NULL;
+    if (CHECK_OK(cudnnMultiHeadAttnForward(h, attn, -1, lo, hi, dq, dk, qd, pq, NULL, kd, pk, vd, pv, od, po, 0, NULL,
+                                           wsbytes, ws, 0, NULL)))
+        tvalues_check(CUDNN_DATA_FLOAT, po, wantm, B * M * TQ * OS, 1e-5, "out");
+    if (ws) tbuf_free(ws);
+    void *bufs[] = {pq, pk, pv, po, dq, dk};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+    double *arrays[] = {q, k, v, want, qm, km, vm, wantm, zeros};
+    for (size_t i = 0; i < TLEN(arrays); i++) free(arrays[i]);
+    for (int i = 0; i < 4; i++) cudnnDestroySeqDataDescriptor(*descs[i]);
+    cudnnDestroyAttnDescriptor(attn);
+}
