@@ -1,7 +1,8 @@
 /* check.c: OPENCUDNN_CHECK, the built-in second opinion (src/core/check.h), on every backend
-   (activation, softmax, pooling, batch norm, convolution in every direction, the GEMMs inside
-   an LSTM and a multi-head attention call, and as whole calls the RNN forward and backward, the
-   multi-head attention forward and backward, and the CTC loss)
+   (activation, softmax, pooling, batch norm, convolution in every direction, dropout, the GEMMs
+   inside an LSTM and a multi-head attention call, and as whole calls the RNN forward and
+   backward, the multi-head attention forward and backward, dropout in training included, and
+   the CTC loss)
    present: each checked call logs its verdict (info: agreement; warning: a mismatch with the
    benchmark's replay string); OPENCUDNN_TEST_BREAK, which perturbs the output of the entry it
    names, must be caught; OPENCUDNN_CHECK=0.25 checks one call in four; the user's results stay
@@ -356,9 +357,11 @@ TEST(check_rnn_attention)
 /* ---- the adv library: RNN and multi-head attention, forward and backward; CTC loss ------------- */
 
 /* The passes an adv call runs: inference, a training forward, or a training forward then both
-   backward calls (BackwardWeights adding to a starting gradient); DROPOUT: the backward calls
-   of a two-layer network with dropout between the layers (their masks from the reserve). */
-enum { INFER, TRAIN, BACKWARD, DROPOUT };
+   backward calls (BackwardWeights adding to a starting gradient); DROPOUT: those of a two-layer
+   network with dropout between the layers, or of attention with both dropouts (the forward's
+   masks from the dropout states, the backward's from the reserve); SHARED_STATES: attention's
+   two dropout descriptors on one states buffer. */
+enum { INFER, TRAIN, BACKWARD, DROPOUT, SHARED_STATES };
 
 /* A dropout descriptor of probability p with its states on the backend under test. */
 static cudnnDropoutDescriptor_t dropout_make(cudnnHandle_t h, float p, void **states)
@@ -424,8 +427,8 @@ static void rnn_call(cudnnHandle_t h, int pass)
 }
 
 /* A multi-head attention shaped as the benchmark's (projections with biases, full lengths and
-   windows, [batch, time, beam, vect]); DROPOUT: with dropout on the attention weights and after
-   the output projection. */
+   windows, [batch, time, beam, vect]); DROPOUT, SHARED_STATES: with dropout on the attention
+   weights and after the output projection. */
 static void mha_call(cudnnHandle_t h, int pass)
 {
     enum { T = 3, B = 2, W = 8, H = 2 };
@@ -438,8 +441,14 @@ static void mha_call(cudnnHandle_t h, int pass)
     cudnnAttnDescriptor_t d;
     cudnnSeqDataDescriptor_t sd;
     void *states[2] = {NULL, NULL};
-    cudnnDropoutDescriptor_t attn_drop = pass == DROPOUT ? dropout_make(h, 0.25f, &states[0]) : NULL;
+    cudnnDropoutDescriptor_t attn_drop = pass >= DROPOUT ? dropout_make(h, 0.25f, &states[0]) : NULL;
     cudnnDropoutDescriptor_t post_drop = pass == DROPOUT ? dropout_make(h, 0.25f, &states[1]) : NULL;
+    if (pass == SHARED_STATES) {
+        size_t bytes = 0;
+        CHECK_OK(cudnnDropoutGetStatesSize(h, &bytes));
+        cudnnCreateDropoutDescriptor(&post_drop);
+        CHECK_OK(cudnnRestoreDropoutDescriptor(post_drop, h, 0.25f, states[0], bytes, 1234));
+    }
     cudnnCreateAttnDescriptor(&d);
     cudnnCreateSeqDataDescriptor(&sd);
     CHECK_OK(cudnnSetSeqDataDescriptor(sd, CUDNN_DATA_FLOAT, 4, dims, axes, B, len, NULL));
@@ -470,7 +479,10 @@ static void mha_call(cudnnHandle_t h, int pass)
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
     free(wh);
     dropout_free(attn_drop, states[0]);
-    dropout_free(post_drop, states[1]);
+    if (pass == SHARED_STATES)
+        cudnnDestroyDropoutDescriptor(post_drop);
+    else
+        dropout_free(post_drop, states[1]);
     cudnnDestroySeqDataDescriptor(sd);
     cudnnDestroyAttnDescriptor(d);
 }
@@ -524,7 +536,7 @@ TEST(check_adv_calls)
 {
     static const struct {
         void (*call)(cudnnHandle_t, int);
-        int pass; /* INFER, TRAIN, BACKWARD, DROPOUT; the CTC loss: 1 for cudnnCTCLoss_v8 */
+        int pass; /* INFER ... SHARED_STATES; the CTC loss: 1 for cudnnCTCLoss_v8 */
         const char *entry; /* the first run's entry, without the backend */
         const char *replay;
     } cases[] = {
@@ -536,12 +548,15 @@ TEST(check_adv_calls)
          "op=rnn cell=lstm algo=standard dt=f32 t=3 n=2 input=4 hidden=4 layers=1 dirs=1 pass=bwd wscale=1"},
         {rnn_call, BACKWARD, "rnn_backward_weights",
          "op=rnn cell=lstm algo=standard dt=f32 t=3 n=2 input=4 hidden=4 layers=1 dirs=1 pass=bwd wscale=1"},
+        {rnn_call, DROPOUT, "rnn_forward", "(no benchmark form)"},
         {rnn_call, DROPOUT, "rnn_backward_data", "(no benchmark form)"},
         {rnn_call, DROPOUT, "rnn_backward_weights", "(no benchmark form)"},
         {mha_call, INFER, "mha_forward", "op=mha dir=fwd dt=f32 b=2 heads=2 width=8 seq=3 proj=1"},
         {mha_call, TRAIN, "mha_forward", "op=mha dir=fwd dt=f32 b=2 heads=2 width=8 seq=3 proj=1"},
         {mha_call, BACKWARD, "mha_backward_data", "op=mha dir=bwd dt=f32 b=2 heads=2 width=8 seq=3 proj=1"},
         {mha_call, BACKWARD, "mha_backward_weights", "op=mha dir=bwd dt=f32 b=2 heads=2 width=8 seq=3 proj=1"},
+        {mha_call, DROPOUT, "mha_forward", "(no benchmark form)"},
+        {mha_call, SHARED_STATES, "mha_forward", "(no benchmark form)"},
         {mha_call, DROPOUT, "mha_backward_data", "(no benchmark form)"},
         {mha_call, DROPOUT, "mha_backward_weights", "(no benchmark form)"},
         {ctc_call, 0, "ctc", "op=ctc api=host dt=f32 t=8 n=2 a=5 labels=3"},
@@ -567,6 +582,93 @@ TEST(check_adv_calls)
         if (!CHECK(strstr(v.differs, want) != NULL)) FAIL("%s", v.differs);
         log_hook_restore(&hook);
     }
+}
+
+/* ---- dropout: the masks come from the states, which the host run copies ------------------------- */
+
+enum { DROP_N = 2 * 3 * 5 * 7 }; /* a partial Philox block and a partial mask word */
+enum { DROP_FORWARD, DROP_IN_PLACE, DROP_BACKWARD };
+
+struct drop {
+    cudnnHandle_t h;
+    cudnnTensorDescriptor_t xd;
+    cudnnDropoutDescriptor_t dd;
+    void *states, *x, *y, *dx, *rs;
+    size_t rs_bytes;
+};
+
+static void drop_init(struct drop *d)
+{
+    d->h = test_handle();
+    d->dd = dropout_make(d->h, 0.4f, &d->states);
+    cudnnCreateTensorDescriptor(&d->xd);
+    CHECK_OK(cudnnSetTensor4dDescriptor(d->xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 3, 5, 7));
+    CHECK_OK(cudnnDropoutGetReserveSpaceSize(d->xd, &d->rs_bytes));
+    float host[DROP_N];
+    for (int i = 0; i < DROP_N; i++) host[i] = (float)trand_uniform(-1, 1);
+    d->x = tbuf_from(host, sizeof host);
+    d->y = tbuf_alloc(sizeof host);
+    d->dx = tbuf_alloc(sizeof host);
+    d->rs = tbuf_alloc(d->rs_bytes);
+}
+
+static void drop_destroy(struct drop *d)
+{
+    void *bufs[] = {d->x, d->y, d->dx, d->rs};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
+    cudnnDestroyTensorDescriptor(d->xd);
+    dropout_free(d->dd, d->states);
+}
+
+static void drop_call(struct drop *d, int kind)
+{
+    if (kind == DROP_BACKWARD)
+        CHECK_OK(cudnnDropoutBackward(d->h, d->dd, d->xd, d->y, d->xd, d->dx, d->rs, d->rs_bytes));
+    else
+        CHECK_OK(cudnnDropoutForward(d->h, d->dd, d->xd, d->x, d->xd, kind == DROP_IN_PLACE ? d->x : d->y, d->rs,
+                                     d->rs_bytes));
+}
+
+/* Forward (the host run draws the first run's masks from a copy of the states), in place, and
+   backward: each agrees, a broken first run is caught; the user's outputs and states are the
+   first run's alone (the states advanced once a call). */
+TEST(check_dropout)
+{
+    struct drop d;
+    drop_init(&d);
+    for (int kind = DROP_FORWARD; kind <= DROP_BACKWARD; kind++) {
+        struct verdicts v = {0};
+        struct log_hook hook;
+        log_hook_install(&hook, CUDNN_SEV_INFO_EN | CUDNN_SEV_WARNING_EN, &v, capture);
+        ocd_setenv("OPENCUDNN_CHECK", "1");
+        drop_call(&d, kind);
+        if (!CHECK(v.agree == 1 && v.differ == 0)) FAIL("call %d: %d agreements: %s", kind, v.agree, v.differs);
+        ocd_setenv("OPENCUDNN_TEST_BREAK", v.entry);
+        drop_call(&d, kind);
+        ocd_unsetenv("OPENCUDNN_TEST_BREAK");
+        ocd_unsetenv("OPENCUDNN_CHECK");
+        if (!CHECK(v.differ == 1)) FAIL("call %d: a broken %s went unnoticed", kind, v.entry);
+        CHECK(strstr(v.differs, "replay: (no benchmark form)") != NULL);
+        log_hook_restore(&hook);
+    }
+    size_t bytes = 0;
+    CHECK_OK(cudnnDropoutGetStatesSize(d.h, &bytes));
+    unsigned char y[2][DROP_N * sizeof(float)], states[2][64], mask[2][64];
+    if (CHECK(bytes <= sizeof states[0] && d.rs_bytes <= sizeof mask[0]))
+        for (int checked = 0; checked < 2; checked++) {
+            if (checked) ocd_setenv("OPENCUDNN_CHECK", "1");
+            CHECK_OK(cudnnSetDropoutDescriptor(d.dd, d.h, 0.4f, d.states, bytes, 99));
+            drop_call(&d, DROP_FORWARD);
+            drop_call(&d, DROP_FORWARD);
+            ocd_unsetenv("OPENCUDNN_CHECK");
+            tbuf_download(y[checked], d.y, sizeof y[0]);
+            tbuf_download(states[checked], d.states, bytes);
+            tbuf_download(mask[checked], d.rs, d.rs_bytes);
+        }
+    CHECK(memcmp(y[0], y[1], sizeof y[0]) == 0);
+    CHECK(memcmp(states[0], states[1], bytes) == 0);
+    CHECK(memcmp(mask[0], mask[1], d.rs_bytes) == 0);
+    drop_destroy(&d);
 }
 
 /* ---- the reserve is the same on every backend ---------------------------------------------------- */

@@ -453,6 +453,8 @@ struct mha_forward {
     const int *len_qo, *len_kv; /* the sequence lengths (backend memory) */
     const void *queries, *residuals, *keys, *values, *weights;
     void *out, *ws, *rs;        /* rs: the reserve in training, NULL in inference */
+    void *attn_states, *post_states; /* training with dropout: the descriptors' states buffers, which
+                                        the masks come from (NULL without that dropout) */
 };
 
 /* The forward pass on the handle (the run signature of an implementation entry: the spaces are
@@ -492,7 +494,7 @@ static cudnnStatus_t forward_pass(cudnnHandle_t handle, const void *args, void *
                       c->v_proj > 0 ? vbar : a->values, h_in_out ? a->out : hbar);
     if (training && call.attn_dropout > 0) {
         core.dropout = call.attn_dropout;
-        core.rng = call.attn_drop->states;
+        core.rng = a->attn_states;
         core.rng_advance = true;
     }
     OCD_TRY(ocd_attn_core_forward(handle, &core, (char *)a->ws + l->w_core, l->core_workspace_fwd, a->rs,
@@ -511,6 +513,7 @@ static cudnnStatus_t forward_pass(cudnnHandle_t handle, const void *args, void *
     if (training && call.post_dropout > 0) {
         struct ocd_dropout_problem drop;
         ocd_attn_post_dropout(&call, a->out, a->out, (char *)a->rs + l->r_post_mask, &drop);
+        drop.states = a->post_states;
         OCD_TRY(ocd_dropout_forward_run(handle, &drop, call.op));
     }
     if (a->residuals != NULL) {
@@ -570,18 +573,20 @@ cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnForward(cudnnHandle_t handle, const 
         overlap(out, o_bytes, residuals, seq_bytes(&call, &call.q)))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "out overlaps the queries, keys, values or residuals");
     struct mha_forward a = {call, currIdx < 0 ? -1 : currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV,
-                            queries, residuals, keys, values, weights, out, workSpace, training ? reserveSpace : NULL};
+                            queries, residuals, keys, values, weights, out, workSpace, training ? reserveSpace : NULL,
+                            training && call.attn_dropout > 0 ? call.attn_drop->states : NULL,
+                            training && call.post_dropout > 0 ? call.post_drop->states : NULL};
     if (!ocd_check_enabled()) return forward_pass(handle, &a, NULL, 0);
     struct ocd_check_call check = {
         .op = op, .problem_size = sizeof a,
         .tolerance = ocd_check_driver_tolerance(c->dtype, ocd_gemm_compute_for(c->dtype, c->math) == OCD_GEMM_COMPUTE_TF32)};
     ocd_attn_replay(&call, "fwd", currIdx, loWinIdx, hiWinIdx, residuals, check.replay, sizeof check.replay);
-    if (training && (call.attn_dropout > 0 || call.post_dropout > 0)) { /* masks from the dropout states */
-        ocd_check_log_replay(op, handle->backend->name, check.replay);
-        return forward_pass(handle, &a, NULL, 0);
-    }
 #define FIELD(f) offsetof(struct mha_forward, f)
     ocd_check_add_array(&check, FIELD(out), c->dtype, (int64_t)(o_bytes / e), true);
+    /* the dropout states: the host run draws the same masks from copies (one copy when both
+       descriptors share a buffer) and must leave them as the first run did */
+    if (a.attn_states != NULL) ocd_dropout_check_states(&check, FIELD(attn_states));
+    if (a.post_states != NULL) ocd_dropout_check_states(&check, FIELD(post_states));
     ocd_check_add_array(&check, FIELD(queries), c->dtype, (int64_t)(seq_bytes(&call, &call.q) / e), false);
     ocd_check_add_array(&check, FIELD(residuals), c->dtype, (int64_t)(seq_bytes(&call, &call.q) / e), false);
     ocd_check_add_array(&check, FIELD(keys), c->dtype, (int64_t)(seq_bytes(&call, &call.k) / e), false);

@@ -205,7 +205,7 @@ cudnnStatus_t ocd_rnn_dropout(const struct ocd_rnn_ctx *x, int layer, bool forwa
     d.src = (struct ocd_tensor_view){.dtype = p->dtype, .rank = 1, .vect = 1, .dims = {d.count}, .strides = {1}};
     d.dst = d.src;
     d.mask = (uint32_t *)(x->rs + l->rs_masks + (size_t)layer * l->rs_mask_stride);
-    d.states = p->dropout_states;
+    d.states = x->c->drop_states;
     d.threshold = (uint64_t)((double)p->dropout * 4294967296.0 + 0.5);
     d.scale = p->dropout < 1 ? 1.0 / (1.0 - (double)p->dropout) : 0.0;
     d.src_data = forward ? ocd_rnn_layer_out(x, layer) : grad;

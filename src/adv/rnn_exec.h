@@ -40,6 +40,8 @@ struct ocd_rnn_call {
     const void *dy, *dhy, *dcy; /* backward data: dhy, dcy may be NULL */
     void *dx, *dhx, *dcx;       /* dhx, dcx may be NULL */
     void *dw;                   /* backward weights: gradients added */
+    void *drop_states;          /* a training forward with dropout: p->dropout_states, which its masks
+                                   come from (here, so that OPENCUDNN_CHECK can give the host run a copy) */
     void *ws, *rs;
     size_t ws_bytes, rs_bytes;
 };
@@ -58,8 +60,10 @@ void ocd_rnn_space_sizes(const struct ocd_rnn_problem *p, const struct ocd_rnn_d
    dw for backward weights. A backward's reserve is copied like its inputs: its layout and
    contents (states, saved gates, the gates' gradients, dropout masks) are the same on every
    backend (the layout here, the cell math of problem/rnn_kernels.h, the masks of
-   problem/dropout.h). A training forward with dropout between layers, whose masks come from
-   the dropout states, is not checked. run: the pass with the run signature of an
+   problem/dropout.h). A training forward with dropout between layers draws its masks from the
+   dropout states, which hold the same seed and call number on every backend: the host run gets
+   a copy of them (drop_states), and the states it leaves must equal the first run's byte for
+   byte. run: the pass with the run signature of an
    implementation entry; name: its name in the log ("<backend>:<name>"). op names the API
    function. */
 cudnnStatus_t ocd_rnn_run_checked(cudnnHandle_t handle, const struct ocd_rnn_call *c, const char *op, const char *name,

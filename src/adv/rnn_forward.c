@@ -30,6 +30,7 @@
 #include "core/dtype.h"
 #include "core/handle.h"
 #include "core/tensor.h"
+#include "ops/dropout.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -215,7 +216,9 @@ static cudnnStatus_t forward_driver(cudnnHandle_t handle, const void *call, void
 
 cudnnStatus_t ocd_rnn_forward_checked(cudnnHandle_t handle, const struct ocd_rnn_call *c, const char *op)
 {
-    return ocd_rnn_run_checked(handle, c, op, "rnn_forward", forward_driver);
+    struct ocd_rnn_call f = *c;
+    f.drop_states = c->training && ocd_rnn_dropout_on(c->p) ? c->p->dropout_states : NULL;
+    return ocd_rnn_run_checked(handle, &f, op, "rnn_forward", forward_driver);
 }
 
 cudnnStatus_t ocd_rnn_run_checked(cudnnHandle_t handle, const struct ocd_rnn_call *c, const char *op, const char *name,
@@ -229,10 +232,6 @@ cudnnStatus_t ocd_rnn_run_checked(cudnnHandle_t handle, const struct ocd_rnn_cal
         .op = op, .problem_size = sizeof *c,
         .tolerance = ocd_check_driver_tolerance(p->dtype, ocd_rnn_gemm_compute(p) == OCD_GEMM_COMPUTE_TF32)};
     rnn_replay(c, call.replay, sizeof call.replay);
-    if (forward && c->training && ocd_rnn_dropout_on(p)) { /* masks drawn from the dropout states: no second run */
-        ocd_check_log_replay(op, handle->backend->name, call.replay);
-        return run(handle, c, NULL, 0);
-    }
     const int64_t states = (int64_t)p->layers * p->dirs * c->x.batch;
     const int64_t xs = ocd_rnn_data_vectors(&c->x) * c->x.vec, ys = ocd_rnn_data_vectors(&c->y) * c->y.vec;
     const bool lstm = p->cell == CUDNN_LSTM;
@@ -248,6 +247,7 @@ cudnnStatus_t ocd_rnn_run_checked(cudnnHandle_t handle, const struct ocd_rnn_cal
     ADD(dhx, p->dtype, states * p->proj_size, true);
     if (lstm) ADD(dcx, p->dtype, states * p->hidden_size, true);
     ADD(dw, p->dtype, ocd_rnn_weight_elems(p), true);
+    if (c->drop_states != NULL) ocd_dropout_check_states(&call, FIELD(drop_states));
     ADD(xp, p->dtype, xs, false);
     ADD(hx, p->dtype, states * p->proj_size, false);
     if (lstm) ADD(cx, p->dtype, states * p->hidden_size, false);

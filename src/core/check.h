@@ -18,14 +18,24 @@
    It builds that description only when ocd_check_enabled() says so, so that it costs nothing
    otherwise.
 
-   Taking part: convolution, activation, softmax, pooling, batch norm, ocd_gemm (so the GEMMs
-   inside RNN, attention and the graph API's matmul), the CTC loss (costs and gradients; a _v8
-   call with a label length outside [0, 256] is not checked), and as drivers the RNN forward
-   (inference and training: y, hy, cy) and the multi-head attention forward (out), except in
-   training with dropout, whose masks come from the dropout states; the RNN backward calls (v8
-   and legacy: dx, dhx, dcx; the weight gradients) and the multi-head attention backward calls
-   (dq, dk, dv; the weight gradients), dropout included. Calls made inside a second run (the
-   GEMMs of a driver's host run) are not checked again; those of a first run are.
+   Taking part: convolution, activation, softmax, pooling, batch norm, dropout (forward: y, and
+   byte for byte the mask and the states; backward: dx), ocd_gemm (so the GEMMs inside RNN,
+   attention and the graph API's matmul), the CTC loss (costs and gradients; a _v8 call with a
+   label length outside [0, 256] is not checked), and as drivers the RNN forward (inference and
+   training: y, hy, cy) and the multi-head attention forward (out), training with dropout
+   included; the RNN backward calls (v8 and legacy: dx, dhx, dcx; the weight gradients) and the
+   multi-head attention backward calls (dq, dk, dv; the weight gradients), dropout included.
+   Calls made inside a second run (the GEMMs of a driver's host run) are not checked again;
+   those of a first run are.
+
+   Dropout in a forward. The masks are a pure function of the seed and the call number held in
+   the dropout states buffer (struct ocd_dropout_state, the same layout on every backend) and of
+   the element, through the one Philox rule both backends compile (problem/dropout.h,
+   problem/attn_core.h). So the second run gets a copy of the states as they were before the
+   first run, draws the same masks, and advances its copy as the first run advanced the
+   original; the states (and cudnnDropoutForward's mask) are compared byte for byte
+   (ocd_check_add_exact). Two buffers at one address with one view (an in-place call, attention's
+   two dropout descriptors sharing a states buffer) share one copy in the second run.
 
    The backward calls read the reserve the training forward wrote (and RNN and attention
    BackwardData write gradients into it for BackwardWeights). Their second run gets a copy of
@@ -60,6 +70,7 @@ struct ocd_check_buffer {
     struct ocd_tensor_view view;    /* what it points at (its span is copied) */
     bool output;                    /* written by the call (compared) */
     bool scratch;                   /* a workspace or reserve: the second run gets zeroed host memory of its span */
+    bool exact;                     /* an output both runs must write byte for byte alike, whatever the tolerance */
 };
 
 struct ocd_check_call {
@@ -82,8 +93,8 @@ bool ocd_check_replay_wanted(void);
 
 /* Logs "<op> on <entry>: replay: opencudnn_bench --problem "<replay>"" at info level (when it is
    on and replay is not empty): the line the benchmark's --replay reads back. Calls that are not
-   checked (a training forward with dropout, a CTC loss call with an invalid label length,
-   attention BackwardWeights without weights) call it themselves with their problem string;
+   checked (a CTC loss call with an invalid label length, attention BackwardWeights without
+   weights) call it themselves with their problem string;
    described calls log through ocd_check_run. */
 void ocd_check_log_replay(const char *op, const char *entry, const char *replay);
 
@@ -92,6 +103,10 @@ void ocd_check_add(struct ocd_check_call *call, size_t field, const struct ocd_t
 
 /* Adds a buffer of `count` packed scalars of type t (an RNN's data, a sequence length array). */
 void ocd_check_add_array(struct ocd_check_call *call, size_t field, cudnnDataType_t t, int64_t count, bool output);
+
+/* Adds an output of `count` packed scalars of type t that both runs must leave byte for byte alike
+   (a dropout mask, a dropout states buffer: problem/dropout.h), whatever the call's tolerance. */
+void ocd_check_add_exact(struct ocd_check_call *call, size_t field, cudnnDataType_t t, int64_t count);
 
 /* Adds a workspace or reserve of `bytes`: nothing of it is copied or compared; the second run
    gets its own. */

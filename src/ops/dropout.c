@@ -11,6 +11,7 @@
 #include "core/reasons.h"
 
 #include <math.h>
+#include <stddef.h>
 
 cudnnStatus_t CUDNNWINAPI cudnnCreateDropoutDescriptor(cudnnDropoutDescriptor_t *dropoutDesc)
 {
@@ -235,7 +236,32 @@ cudnnStatus_t CUDNNWINAPI cudnnDropoutForward(cudnnHandle_t handle,
     return ocd_dropout_forward_run(handle, &p, "cudnnDropoutForward");
 }
 
+void ocd_dropout_check_states(struct ocd_check_call *call, size_t field)
+{
+    ocd_check_add_exact(call, field, CUDNN_DATA_INT64, (int64_t)(sizeof(struct ocd_dropout_state) / sizeof(int64_t)));
+}
+
+void ocd_dropout_describe(const struct ocd_dropout_problem *p, bool forward, const char *op,
+                          struct ocd_check_call *call)
+{
+    *call = (struct ocd_check_call){.op = op, .problem_size = sizeof *p};
+    int64_t words = (int64_t)(ocd_dropout_reserve_bytes(p->count) / sizeof(uint32_t));
+#define FIELD(f) offsetof(struct ocd_dropout_problem, f)
+    ocd_check_add(call, FIELD(dst_data), &p->dst, true);
+    ocd_check_add(call, FIELD(src_data), &p->src, false);
+    if (forward) {
+        ocd_check_add_exact(call, FIELD(mask), CUDNN_DATA_INT32, words);
+        ocd_dropout_check_states(call, FIELD(states));
+    } else {
+        ocd_check_add_array(call, FIELD(mask), CUDNN_DATA_INT32, words, false);
+    }
+#undef FIELD
+}
+
 cudnnStatus_t ocd_dropout_forward_run(cudnnHandle_t handle, const struct ocd_dropout_problem *p, const char *op)
 {
-    return ocd_impl_run(handle, forward_impls, OCD_ARRAY_LEN(forward_impls), p, op);
+    if (!ocd_check_enabled()) return ocd_impl_run(handle, forward_impls, OCD_ARRAY_LEN(forward_impls), p, op);
+    struct ocd_check_call call;
+    ocd_dropout_describe(p, true, op, &call);
+    return ocd_impl_run_checked(handle, forward_impls, OCD_ARRAY_LEN(forward_impls), p, &call);
 }

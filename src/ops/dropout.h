@@ -4,6 +4,7 @@
 #ifndef OCD_OPS_DROPOUT_H
 #define OCD_OPS_DROPOUT_H
 
+#include "core/check.h"
 #include "core/impl.h"
 #include "problem/dropout.h"
 
@@ -30,9 +31,21 @@ cudnnStatus_t ocd_dropout_problem_init(cudnnHandle_t handle, cudnnDropoutDescrip
 void ocd_dropout_set_rate(struct ocd_dropout_problem *p, float prob);
 
 /* Run a problem built by the caller (inside the libraries: multi-head attention's
-   post-projection dropout) through the forward (ops_infer) or backward (ops_train) table. */
+   post-projection dropout) through the forward (ops_infer) or backward (ops_train) table, with
+   OPENCUDNN_CHECK's second opinion (core/check.h) when it is on. */
 cudnnStatus_t ocd_dropout_forward_run(cudnnHandle_t handle, const struct ocd_dropout_problem *p, const char *op);
 cudnnStatus_t ocd_dropout_backward_run(cudnnHandle_t handle, const struct ocd_dropout_problem *p, const char *op);
+
+/* OPENCUDNN_CHECK. The states and the masks are the same on every backend (problem/dropout.h:
+   one Philox rule, the seed and the call number in a struct ocd_dropout_state of the same layout
+   everywhere), so the host reproduces a forward from a copy of the states: ocd_dropout_describe
+   lists the output (y or dx) first, the input, then the mask (forward: written, compared byte
+   for byte; backward: read) and the forward's states (advanced by the call, compared byte for
+   byte; ocd_dropout_check_states adds a states buffer at `field` of another call's problem: an
+   RNN or attention forward that draws masks). */
+void ocd_dropout_describe(const struct ocd_dropout_problem *p, bool forward, const char *op,
+                          struct ocd_check_call *call);
+void ocd_dropout_check_states(struct ocd_check_call *call, size_t field);
 
 /* applies() of the entries: the data types dropout computes in, and the vectorized CUDA path's
    conditions (both tensors packed row-major, pointers aligned to four elements). */

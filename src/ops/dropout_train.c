@@ -34,5 +34,8 @@ cudnnStatus_t CUDNNWINAPI cudnnDropoutBackward(cudnnHandle_t handle,
 
 cudnnStatus_t ocd_dropout_backward_run(cudnnHandle_t handle, const struct ocd_dropout_problem *p, const char *op)
 {
-    return ocd_impl_run(handle, backward_impls, OCD_ARRAY_LEN(backward_impls), p, op);
+    if (!ocd_check_enabled()) return ocd_impl_run(handle, backward_impls, OCD_ARRAY_LEN(backward_impls), p, op);
+    struct ocd_check_call call;
+    ocd_dropout_describe(p, false, op, &call);
+    return ocd_impl_run_checked(handle, backward_impls, OCD_ARRAY_LEN(backward_impls), p, &call);
 }
