@@ -356,43 +356,115 @@ static bdesc matmul_op(bdesc a, bdesc b, bdesc c)
     return op;
 }
 
-/* matmul -> add a bias row -> GELU (MatmulBiasAct), half; and a plain float matmul of 2 batches
-   whose B is shared (batch extent 1). */
+/* matmul -> add bias -> act (MatmulBiasAct) and its variants: a [batch, M, K] times b [1, K, N]
+   (shared by the batches), C and the output row-major or column-major, the bias per row
+   ([1, M, 1]) or per column ([1, 1, N]) or none, the ADD's alphas, a forward activation or none.
+   The host folds every chain whose bias is added unscaled into the GEMM's epilogue (the plan log
+   says so); CUDA folds the bias and a plain RELU_FWD and runs any other activation as a pass
+   after the GEMM, with the same result. */
+struct mm_case {
+    cudnnDataType_t dt;
+    int batch;
+    bool col_major;           /* C and the output stored column-major (NHWC order of [b, M, N]) */
+    int bias;                 /* 0: none, 1: per row, 2: per column */
+    double add_a1, add_a2;    /* the ADD's alphas on C and on the bias */
+    cudnnPointwiseMode_t act; /* a forward mode, or ADD: none */
+    bool plain;               /* act with its default parameters, else those of mode_params */
+};
+
+static const struct mm_case mm_cases[] = {
+    {CUDNN_DATA_HALF, 1, false, 2, 1, 1, CUDNN_POINTWISE_GELU_FWD, true}, /* the frontend's sample */
+    {CUDNN_DATA_FLOAT, 2, true, 1, 1, 1, CUDNN_POINTWISE_SOFTPLUS_FWD, false},
+    {CUDNN_DATA_FLOAT, 2, false, 1, 0.5, 1, CUDNN_POINTWISE_RELU_FWD, true},
+    {CUDNN_DATA_HALF, 2, false, 2, 1, 1, CUDNN_POINTWISE_RELU_FWD, false}, /* clips and slope */
+    {CUDNN_DATA_HALF, 1, true, 0, 1, 1, CUDNN_POINTWISE_TANH_FWD, false},
+    {CUDNN_DATA_FLOAT, 1, true, 2, 1, 1, CUDNN_POINTWISE_ADD, false},
+    {CUDNN_DATA_FLOAT, 1, false, 2, 1, 2, CUDNN_POINTWISE_GELU_FWD, true}, /* a scaled bias: not folded */
+};
+
+/* Whether the CUDA GEMM epilogue takes the case's activation. */
+static bool mm_cuda_folds(const struct mm_case *c)
+{
+    return c->act == CUDNN_POINTWISE_ADD || (c->act == CUDNN_POINTWISE_RELU_FWD && c->plain);
+}
+
+static void matmul_chain(const struct mm_case *mc)
+{
+    const cudnnDataType_t dt = mc->dt;
+    const int B = mc->batch, M = 16, K = 8, N = 12, lay = mc->col_major ? TV_NHWC : TV_NCHW;
+    const bool act = mc->act != CUDNN_POINTWISE_ADD;
+    const int ad[3] = {B, M, K}, bd[3] = {1, K, N}, cd[3] = {B, M, N}, zd[3] = {1, mc->bias == 1 ? M : 1, mc->bias == 2 ? N : 1};
+    struct bt_gt a, b, c, z, t, out;
+    bt_gt_init(&a, 'a', dt, 3, ad, TV_NCHW, false, -1, 1);
+    bt_gt_init(&b, 'b', dt, 3, bd, TV_NCHW, false, -1, 1);
+    bt_gt_init(&c, 'c', CUDNN_DATA_FLOAT, 3, cd, lay, true, 0, 0);
+    bt_gt_init(&z, 'z', dt, 3, zd, lay, false, -1, 1);
+    bt_gt_init(&t, 't', CUDNN_DATA_FLOAT, 3, cd, lay, true, 0, 0);
+    bt_gt_init(&out, 'o', dt, 3, cd, lay, false, 0, 0);
+    struct ref_pw add = ref_pw_mode(CUDNN_POINTWISE_ADD), f = act && !mc->plain ? mode_params(mc->act) : ref_pw_mode(mc->act);
+    add.alpha1 = mc->add_a1, add.alpha2 = mc->add_a2;
+    bdesc ops[3] = {matmul_op(a.d, b.d, c.d), NULL, NULL};
+    int nops = 1;
+    if (mc->bias) ops[nops++] = bt_pw_op(&add, c.d, z.d, act ? t.d : out.d);
+    if (act) ops[nops++] = bt_pw_op(&f, mc->bias ? t.d : c.d, NULL, out.d);
+    bdesc g = bt_graph(ops, nops);
+    double *want = malloc(sizeof(double) * (size_t)out.v.count);
+    for (int bb = 0; bb < B; bb++)
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double s = 0;
+                for (int k = 0; k < K; k++) s += a.val[(bb * M + i) * K + k] * b.val[k * N + j];
+                if (mc->bias) s = ref_pw(&add, s, z.val[mc->bias == 1 ? i : j]);
+                want[(bb * M + i) * N + j] = act ? ref_pw(&f, s, 0) : s;
+            }
+    struct bt_gt *io[] = {&a, &b, &out, &z};
+    char what[96];
+    snprintf(what, sizeof what, "MatmulBiasAct %s, batch %d, %s, bias %d, act %d", mc->dt == CUDNN_DATA_HALF ? "half" : "float",
+             B, mc->col_major ? "column-major" : "row-major", mc->bias, (int)mc->act);
+    struct replay_capture log;
+    log_capture_start(&log, "gemm with its epilogue (");
+    bt_run_all_engines(g, io, mc->bias ? 4 : 3, &out, want, bt_graph_tol(dt), what);
+    replay_capture_stop(&log);
+    const bool folds = mc->add_a2 == 1 && (strcmp(test_backend, "host") == 0 || mm_cuda_folds(mc));
+    if (!CHECK(folds ? log.count >= 1 : log.count == 0)) FAIL("%s: %d plan(s) folded the chain", what, log.count);
+    if (log.count >= 1)
+        CHECK(strstr(log.last, !act ? "(bias)" : mc->act == CUDNN_POINTWISE_RELU_FWD && mc->plain ? "relu)" : "activation)") != NULL);
+    free(want);
+    bt_destroy_all(ops, nops);
+    cudnnBackendDestroyDescriptor(g);
+    struct bt_gt *all[] = {&a, &b, &c, &z, &t, &out};
+    for (size_t i = 0; i < TLEN(all); i++) bt_gt_free(all[i]);
+}
+
 TEST(backend_matmul_bias_act)
 {
-    for (int fused = 1; fused >= 0; fused--) {
-        const cudnnDataType_t dt = fused ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
-        const int B = fused ? 1 : 2, M = 16, K = 8, N = 12;
-        const int ad[3] = {B, M, K}, bd[3] = {1, K, N}, cd[3] = {B, M, N}, zd[3] = {1, 1, N};
-        struct bt_gt a, b, c, z, t, out;
-        bt_gt_init(&a, 'a', dt, 3, ad, TV_NCHW, false, -1, 1);
-        bt_gt_init(&b, 'b', dt, 3, bd, TV_NCHW, false, -1, 1);
-        bt_gt_init(&c, 'c', fused ? CUDNN_DATA_FLOAT : dt, 3, cd, TV_NCHW, fused, 0, 0);
-        bt_gt_init(&z, 'z', dt, 3, zd, TV_NCHW, false, -1, 1);
-        bt_gt_init(&t, 't', CUDNN_DATA_FLOAT, 3, cd, TV_NCHW, true, 0, 0);
-        bt_gt_init(&out, 'o', dt, 3, cd, TV_NCHW, false, 0, 0);
-        struct ref_pw add = ref_pw_mode(CUDNN_POINTWISE_ADD), gelu = ref_pw_mode(CUDNN_POINTWISE_GELU_FWD);
-        bdesc ops[3] = {matmul_op(a.d, b.d, c.d), bt_pw_op(&add, c.d, z.d, t.d), bt_pw_op(&gelu, t.d, NULL, out.d)};
-        int nops = fused ? 3 : 1;
-        bdesc g = bt_graph(ops, nops);
-        double *want = malloc(sizeof(double) * (size_t)out.v.count);
-        for (int bb = 0; bb < B; bb++)
-            for (int i = 0; i < M; i++)
-                for (int j = 0; j < N; j++) {
-                    double s = 0;
-                    for (int k = 0; k < K; k++) s += a.val[(bb * M + i) * K + k] * b.val[k * N + j];
-                    if (fused) s = ref_pw(&gelu, s + z.val[j], 0);
-                    want[(bb * M + i) * N + j] = s;
-                }
-        struct bt_gt *io[] = {&a, &b, fused ? &z : &c, &out};
-        const struct bt_gt *res = fused ? &out : &c;
-        bt_run_all_engines(g, io, fused ? 4 : 3, res, want, bt_graph_tol(dt), fused ? "MatmulBiasAct" : "matmul");
-        free(want);
-        bt_destroy_all(ops, 3);
-        cudnnBackendDestroyDescriptor(g);
-        struct bt_gt *all[] = {&a, &b, &c, &z, &t, &out};
-        for (size_t i = 0; i < TLEN(all); i++) bt_gt_free(all[i]);
-    }
+    for (size_t i = 0; i < TLEN(mm_cases); i++) matmul_chain(&mm_cases[i]);
+}
+
+/* A plain float matmul of 2 batches whose B is shared (batch extent 1). */
+TEST(backend_matmul)
+{
+    const int B = 2, M = 16, K = 8, N = 12;
+    const int ad[3] = {B, M, K}, bd[3] = {1, K, N}, cd[3] = {B, M, N};
+    struct bt_gt a, b, c;
+    bt_gt_init(&a, 'a', CUDNN_DATA_FLOAT, 3, ad, TV_NCHW, false, -1, 1);
+    bt_gt_init(&b, 'b', CUDNN_DATA_FLOAT, 3, bd, TV_NCHW, false, -1, 1);
+    bt_gt_init(&c, 'c', CUDNN_DATA_FLOAT, 3, cd, TV_NCHW, false, 0, 0);
+    bdesc op = matmul_op(a.d, b.d, c.d), g = bt_graph(&op, 1);
+    double *want = malloc(sizeof(double) * (size_t)c.v.count);
+    for (int bb = 0; bb < B; bb++)
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double s = 0;
+                for (int k = 0; k < K; k++) s += a.val[(bb * M + i) * K + k] * b.val[k * N + j];
+                want[(bb * M + i) * N + j] = s;
+            }
+    struct bt_gt *io[] = {&a, &b, &c};
+    bt_run_all_engines(g, io, 3, &c, want, bt_graph_tol(CUDNN_DATA_FLOAT), "matmul");
+    free(want);
+    cudnnBackendDestroyDescriptor(op);
+    cudnnBackendDestroyDescriptor(g);
+    bt_gt_free(&a), bt_gt_free(&b), bt_gt_free(&c);
 }
 
 /* Channel sums and sums of squares (GEN_STATS SUM_SQSUM), float NHWC. */

@@ -3,7 +3,9 @@
    with OPENCUDNN_DISABLE: every type combination, the four transpositions, padded leading
    dimensions, strided batches (with gaps, and a stride of 0 that reuses A), arrays of batch
    pointers, and the epilogue (alpha, beta with and without a prior C, a bias per row or per
-   column, each activation). The host's CBLAS entry (a build with a CBLAS library) is forced
+   column, each activation mode, and pointwise forward steps as the activation: GELU, SOFTPLUS,
+   a clipped and sloped RELU_FWD, SWISH, which the host entries take and every CUDA entry must
+   refuse with NOT_SUPPORTED rather than compute another function). The host's CBLAS entry (a build with a CBLAS library) is forced
    with OPENCUDNN_HOST_GEMM=cblas, since its calibration may give it nothing. Outputs are poisoned or hold a random prior; the whole span of C
    is compared, so the gaps between columns and batches must come back untouched. Bad problems:
    BAD_PARAM and nothing written.
@@ -14,6 +16,7 @@
 #include "problem/gemm.h"
 
 #include "ref/gemm.h"
+#include "ref/pointwise.h"
 #include "test.h"
 
 #include <stdlib.h>
@@ -54,6 +57,12 @@ static const char *const host_entries[] = {"host:gemm_cblas", "host:gemm_packed"
 static const char *const host_entries[] = {"host:gemm_packed"};
 #endif
 static const char *const cuda_entries[] = {"cuda:gemm_cublas", "cuda:gemm_mma", "cuda:gemm_plain"};
+
+/* Whether an entry takes a pointwise step as the activation (the host's do). */
+static bool takes_pw_act(const char *entry)
+{
+    return strncmp(entry, "host:", 5) == 0;
+}
 
 /* A case, named for what it exercises. */
 struct gcase {
@@ -96,6 +105,37 @@ static const struct gcase gcases[] = {
     {"chunks_tn_reuse_a", 8, 8, 8, true, false, 0, 2, false, true, 1, 0, OCD_GEMM_BIAS_NONE, CUDNN_ACTIVATION_TANH, 0},
 };
 
+#define NGCASES (sizeof gcases / sizeof gcases[0])
+
+/* Cases whose activation is a pointwise step (parameters of pw_params). */
+struct pw_case {
+    struct gcase g;
+    cudnnPointwiseMode_t mode;
+};
+
+static const struct pw_case pw_cases[] = {
+    {{"gelu_bias_row_beta", 9, 7, 5, false, false, 1, 1, false, false, 1, 0.5, OCD_GEMM_BIAS_ROW, -1, 0},
+     CUDNN_POINTWISE_GELU_FWD},
+    {{"softplus_bias_col_batch", 7, 9, 6, true, true, 0, 2, false, false, 1.5, 0, OCD_GEMM_BIAS_COL, -1, 0},
+     CUDNN_POINTWISE_SOFTPLUS_FWD},
+    {{"relu_clipped_sloped_pointers", 8, 5, 7, false, true, 0, 2, true, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0},
+     CUDNN_POINTWISE_RELU_FWD},
+    {{"swish_bias_row", 6, 6, 9, true, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_ROW, -1, 0},
+     CUDNN_POINTWISE_SWISH_FWD},
+    {{"chunks_tn_gelu_bias_row", 64, 40, 72, true, false, 8, 2, false, false, 1, 0, OCD_GEMM_BIAS_ROW, -1, 0},
+     CUDNN_POINTWISE_GELU_FWD},
+};
+
+/* A pointwise mode with parameters away from their defaults, so that each is seen to act. */
+static struct ref_pw pw_params(cudnnPointwiseMode_t mode)
+{
+    struct ref_pw r = ref_pw_mode(mode);
+    r.alpha1 = 0.75;
+    r.lower_clip = -0.5, r.upper_clip = 1.5, r.slope = 0.1;
+    r.elu_alpha = 0.7, r.softplus_beta = 1.5, r.swish_beta = 0.8;
+    return r;
+}
+
 /* Host values of a stored buffer of `count` scalars: random in [-1, 1] rounded to the type, or
    poison (NaN) for a C that beta == 0 must not read. */
 static double *values(cudnnDataType_t t, int64_t count, bool poison)
@@ -130,9 +170,17 @@ static double tolerance(const struct gtype *t)
     return 4 * tol;
 }
 
-/* Runs one case of one type through the entry forced by `disable`; true when it ran (false:
-   the entry does not serve it, which only entries ahead of the fallback may answer). */
-static bool run_case(const struct gtype *t, const struct gcase *c, const char *disable, bool fallback)
+/* What an entry must do with a case. */
+enum expect {
+    MAY_RUN,    /* run it, or decline with NOT_SUPPORTED (entries ahead of the fallback) */
+    MUST_RUN,   /* the backend's fallback */
+    MUST_REFUSE /* NOT_SUPPORTED: the entry does not compute the case's activation */
+};
+
+/* Runs one case of one type, with the pointwise activation pw (NULL: the case's activation
+   mode, if any), through the entry forced by `disable`; true when it ran. */
+static bool run_case(const struct gtype *t, const struct gcase *c, const struct ref_pw *pw, const char *disable,
+                     enum expect expect)
 {
     struct ocd_gemm_problem p;
     memset(&p, 0, sizeof p);
@@ -154,6 +202,14 @@ static bool run_case(const struct gtype *t, const struct gcase *c, const char *d
         p.act.nan_opt = CUDNN_NOT_PROPAGATE_NAN;
         p.act.coef = c->coef;
         p.act.swish_beta = 1.25;
+    }
+    p.pw_act_on = pw != NULL;
+    if (pw != NULL) {
+        p.pw_act.mode = pw->mode, p.pw_act.b = -1;
+        p.pw_act.alpha1 = pw->alpha1, p.pw_act.alpha2 = pw->alpha2, p.pw_act.propagate_nan = pw->propagate_nan;
+        p.pw_act.lower_clip = pw->lower_clip, p.pw_act.upper_clip = pw->upper_clip, p.pw_act.clip_slope = pw->slope;
+        p.pw_act.elu_alpha = pw->elu_alpha, p.pw_act.softplus_beta = pw->softplus_beta;
+        p.pw_act.swish_beta = pw->swish_beta;
     }
     int64_t batch = c->batch;
     /* strided: one buffer each; pointers: one matrix (with its gap) per batch */
@@ -179,6 +235,9 @@ static bool run_case(const struct gtype *t, const struct gcase *c, const char *d
         int64_t ao = c->pointers ? 0 : b * p.stride_a, bo = c->pointers ? 0 : b * p.stride_b;
         int64_t co = c->pointers ? 0 : b * p.stride_c;
         ref_gemm(&r, av[i] + ao, bv[i] + bo, bias, want[i] + co);
+        if (p.pw_act_on)
+            for (int64_t j = 0; j < c->n; j++)
+                for (int64_t e = 0; e < c->m; e++) want[i][co + e + j * p.ldc] = ref_pw(pw, want[i][co + e + j * p.ldc], 0);
     }
     const void *a = ad[0], *bb = bd[0];
     void *cc = cd[0];
@@ -196,7 +255,8 @@ static bool run_case(const struct gtype *t, const struct gcase *c, const char *d
     else ocd_unsetenv("OPENCUDNN_DISABLE");
     free(prior);
     bool ran = st == CUDNN_STATUS_SUCCESS;
-    if (!ran && (fallback || st != CUDNN_STATUS_NOT_SUPPORTED))
+    if (expect == MUST_REFUSE ? st != CUDNN_STATUS_NOT_SUPPORTED
+                              : !ran && (expect == MUST_RUN || st != CUDNN_STATUS_NOT_SUPPORTED))
         FAIL("case %s: status %s", c->name, cudnnGetErrorString(st));
     for (int i = 0; i < nbuf; i++) {
         if (ran) {
@@ -235,8 +295,12 @@ TEST(gemm_every_entry)
         if (strcmp(entries[e], "host:gemm_cblas") == 0) ocd_setenv("OPENCUDNN_HOST_GEMM", "cblas");
         int ran = 0;
         for (size_t t = 0; t < sizeof gtypes / sizeof gtypes[0]; t++)
-            for (size_t c = 0; c < sizeof gcases / sizeof gcases[0]; c++)
-                ran += run_case(&gtypes[t], &gcases[c], disable, e == count - 1);
+            for (size_t c = 0; c < NGCASES + sizeof pw_cases / sizeof pw_cases[0]; c++) {
+                const bool pwc = c >= NGCASES;
+                const struct ref_pw pw = pw_params(pwc ? pw_cases[c - NGCASES].mode : CUDNN_POINTWISE_GELU_FWD);
+                const enum expect x = pwc && !takes_pw_act(entries[e]) ? MUST_REFUSE : e == count - 1 ? MUST_RUN : MAY_RUN;
+                ran += run_case(&gtypes[t], pwc ? &pw_cases[c - NGCASES].g : &gcases[c], pwc ? &pw : NULL, disable, x);
+            }
         if (host_gemm_saved) ocd_setenv("OPENCUDNN_HOST_GEMM", host_gemm_saved);
         else ocd_unsetenv("OPENCUDNN_HOST_GEMM");
         free(host_gemm_saved);
@@ -258,7 +322,7 @@ TEST(gemm_calibrated_choice)
     const char *host_gemm = getenv("OPENCUDNN_HOST_GEMM");
     char *saved = host_gemm ? strdup(host_gemm) : NULL;
     ocd_unsetenv("OPENCUDNN_HOST_GEMM");
-    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) CHECK(run_case(&types[t], &big, "", true));
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) CHECK(run_case(&types[t], &big, NULL, "", MUST_RUN));
     if (saved) ocd_setenv("OPENCUDNN_HOST_GEMM", saved);
     free(saved);
 }
@@ -275,7 +339,7 @@ TEST(gemm_bad_input)
     for (int i = 0; i < 12; i++) host_c[i] = 3;
     void *a = tbuf_from(host_a, sizeof host_a), *b = tbuf_from(host_b, sizeof host_b);
     void *c = tbuf_from(host_c, sizeof host_c), *bias = tbuf_from(bias_v, sizeof bias_v);
-    for (int v = 0; v < 12; v++) {
+    for (int v = 0; v < 14; v++) {
         struct ocd_gemm_problem p = good;
         const void *pa = a, *pbias = NULL;
         switch (v) {
@@ -290,6 +354,11 @@ TEST(gemm_bad_input)
         case 8: p.compute = OCD_GEMM_COMPUTE_F64; break;   /* float data, double compute */
         case 9: pa = NULL; break;
         case 10: p.bias = OCD_GEMM_BIAS_ROW; break;        /* its pointer missing */
+        case 11: p.pw_act_on = true, p.pw_act.mode = CUDNN_POINTWISE_ADD; break; /* not a unary forward mode */
+        case 12:                                                                 /* two activations */
+            p.pw_act_on = p.act_on = true, p.pw_act.mode = CUDNN_POINTWISE_GELU_FWD;
+            p.act.mode = CUDNN_ACTIVATION_RELU;
+            break;
         default: pbias = bias; break;                      /* a pointer without a mode */
         }
         CHECK_STATUS(gemm_entry()(test_handle(), &p, pa, b, c, pbias, "test_gemm"), CUDNN_STATUS_BAD_PARAM);

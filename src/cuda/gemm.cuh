@@ -2,7 +2,9 @@
    problem of problem/gemm.h as kernel arguments, and its epilogue on one element,
        c = act(alpha * acc + beta * c + bias)
    in the accumulator's type (float, double for double data), C not read when beta == 0, the
-   activation being the library's one activation math (problem/activation.h). */
+   activation being one of the activation modes, the library's one activation math
+   (problem/activation.h); the entries refuse a pointwise step as the activation
+   (ocd_gemm_epilogue_wide). */
 #ifndef OCD_CUDA_GEMM_CUH
 #define OCD_CUDA_GEMM_CUH
 

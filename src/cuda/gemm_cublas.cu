@@ -20,7 +20,8 @@ static cudaDataType cuda_type(cudnnDataType_t t)
 
 const char *ocd_cuda_gemm_cublas_applies(cudnnHandle_t handle, const void *call)
 {
-    return ocd_cublas_handle(handle, NULL);
+    const char *why = ocd_gemm_epilogue_wide(((const struct ocd_gemm_call *)call)->p);
+    return why != NULL ? why : ocd_cublas_handle(handle, NULL);
 }
 
 cudnnStatus_t ocd_cuda_gemm_cublas(cudnnHandle_t handle, const void *call_, void *ws, size_t ws_bytes)

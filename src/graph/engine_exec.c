@@ -16,6 +16,10 @@
      ocd_conv_epilogue), when the implementation the engine chose takes it (every host entry
      that stores through it; on CUDA the implicit GEMM and direct kernels, for z, bias and a
      default RELU_FWD only): ConvBiasAct, ConvScaleBiasAddAct, ConvBiasScaleAct in one kernel;
+     and a matmul followed by act(alpha1 * matmul + bias) (an optional bias per row or column,
+     an optional forward activation) runs as one GEMM with its epilogue (problem/gemm.h), when
+     an implementation of the backend takes it (on the host every activation; on CUDA a bias and
+     a default RELU_FWD only): MatmulBiasAct;
    - in place: otherwise, when the chain writes a tensor laid out like the anchor's (the
      convolution's or GEMM's) output, the anchor writes there and the chain runs in place, so
      the intermediate needs no workspace.
@@ -58,7 +62,7 @@ enum stage_kind { ST_CONV, ST_GEMM, ST_CHAIN, ST_REDUCE, ST_GENSTATS, ST_BN_SUMS
 /* Buffers a stage names: at most a chain's operands or a channel pass's. */
 enum { STAGE_BUFS = OCD_BNF_SLOTS > OCD_PW_MAX_OPERANDS ? OCD_BNF_SLOTS : OCD_PW_MAX_OPERANDS };
 
-/* Buffer roles: CONV x w y z bias; GEMM a b c (the BLAS operands); CHAIN inputs then outputs;
+/* Buffer roles: CONV x w y z bias scale; GEMM a b c (the BLAS operands) bias; CHAIN inputs then outputs;
    REDUCE x y; GENSTATS x sum sqsum; BN_SUMS (BUF_*) x dy scale mean invstd dscale dbias dx;
    BN_CHANNELS by enum ocd_bnf_slot. -1: none. */
 enum { BN_X, BN_DY, BN_SCALE, BN_MEAN, BN_INVSTD, BN_DSCALE, BN_DBIAS, BN_DX };
@@ -230,6 +234,13 @@ static bool blas_operand(int64_t rows, int64_t cols, int64_t rs, int64_t cs, boo
     return false;
 }
 
+/* Whether a matmul's C ([batch, rows, cols]) is stored row-major, so that the GEMM computes its
+   transpose (C^T = B^T A^T): the GEMM's rows are then C's columns. */
+static bool row_major_c(const struct ocd_tensor_view *c)
+{
+    return c->strides[2] == 1 && !(c->strides[1] == 1 && c->dims[1] > 1);
+}
+
 static cudnnStatus_t add_matmul(struct builder *bd, const struct ocd_graph_op *op)
 {
     struct ocd_tensor_view a, b, c;
@@ -246,7 +257,7 @@ static cudnnStatus_t add_matmul(struct builder *bd, const struct ocd_graph_op *o
     struct ocd_gemm_problem *g = &s->u.gemm;
     const int64_t M = c.dims[1], N = c.dims[2], K = a.dims[2];
     /* C row-major: C^T = B^T A^T in column-major terms; C column-major: C = A B */
-    const bool swap = c.strides[2] == 1 && !(c.strides[1] == 1 && M > 1);
+    const bool swap = row_major_c(&c);
     const struct ocd_tensor_view *ba = swap ? &b : &a, *bb = swap ? &a : &b;
     g->m = swap ? N : M, g->n = swap ? M : N, g->k = K;
     bool ok = swap ? blas_operand(N, K, b.strides[2], b.strides[1], &g->trans_a, &g->lda) &&
@@ -491,39 +502,55 @@ static bool activation_of(const struct ocd_pw_step *st, int run)
     return st->x == run && st->mode >= CUDNN_POINTWISE_RELU_FWD && st->mode <= CUDNN_POINTWISE_SWISH_FWD;
 }
 
-/* Folds chain stage ch into forward convolution stage cv when the chain is
-   act(s * alpha1 * conv + alpha2 * z + bias) with one optional MUL by a per-channel s anywhere
-   before the activation (so s may multiply z and the bias too), and the chosen implementation
-   takes that epilogue. The running value is tracked as A * conv + Z * z + B * bias through the
-   ADDs and the MUL, whose scale multiplies the terms added before it. */
-static bool fold_epilogue(struct builder *bd, struct stage *cv, const struct stage *ch)
+/* A RELU_FWD step with its defaults (alpha1 1, no clip, no slope): the plain ReLU every epilogue
+   takes. */
+static bool plain_relu(const struct ocd_pw_step *st)
+{
+    return st->mode == CUDNN_POINTWISE_RELU_FWD && st->alpha1 == 1 && st->lower_clip == 0 && st->clip_slope == 0 &&
+           st->upper_clip >= FLT_MAX;
+}
+
+/* Whether a chain operand v may be the bias (or the scale) of an anchor whose output is out. */
+typedef bool (*operand_test)(const struct ocd_tensor_view *v, const struct ocd_tensor_view *out);
+
+/* A chain read as the epilogue of its anchor's output y (buffer ybuf, read by no other stage):
+   act(A * y + Z * z + B * bias) with z a tensor laid out as the chain's one output, bias one
+   that is_bias accepts, at most one MUL by a tensor s that is_scale accepts (none when is_scale
+   is NULL) anywhere before the activation, and at most one forward activation, last. The running
+   value is tracked through the ADDs and the MUL, whose factor multiplies the terms added before
+   it. Every operand has the output's type. */
+struct chain_epilogue {
+    int ob;               /* the chain's output */
+    double A, Z, B;
+    int zb, bb, sb;       /* the buffers of z, the bias and s; -1: none */
+    bool scale_z, scale_bias; /* s multiplies z, the bias (they were added before the MUL) */
+    bool act;
+    struct ocd_pw_step act_step;
+};
+
+static bool read_epilogue(const struct ocd_graph_plan *pl, const struct stage *an, const struct stage *ch, int ybuf,
+                          operand_test is_bias, operand_test is_scale, struct chain_epilogue *e)
 {
     const struct ocd_pw_chain *c = &ch->u.chain;
-    struct ocd_graph_plan *pl = bd->pl;
-    const int ybuf = cv->b[2];
-    if (cv->u.conv.dir != OCD_CONV_FWD || c->noutputs != 1 || pl->bufs[ybuf].kind != BUF_WORK ||
-        used_elsewhere(pl, ybuf, cv, ch))
-        return false;
-    const int ob = ch->b[c->ninputs];
-    const struct ocd_tensor_view *out = &pl->bufs[ob].view;
+    if (c->noutputs != 1 || pl->bufs[ybuf].kind != BUF_WORK || used_elsewhere(pl, ybuf, an, ch)) return false;
+    memset(e, 0, sizeof *e);
+    e->ob = ch->b[c->ninputs];
+    e->A = 1, e->zb = e->bb = e->sb = -1;
+    const struct ocd_tensor_view *out = &pl->bufs[e->ob].view;
     int run = -1;
     for (int k = 0; k < c->ninputs; k++)
         if (ch->b[k] == ybuf) run = k;
-    double A = 1, Z = 0, B = 0;
-    int zb = -1, bb = -1, sb = -1;
-    bool act = false, scale_z = false, scale_bias = false;
-    struct ocd_pw_step act_step = {0};
     for (int s = 0; s < c->nsteps && run >= 0; s++) {
         const struct ocd_pw_step *st = &c->steps[s];
-        if (act) return false; /* the activation comes last */
-        if (st->mode == CUDNN_POINTWISE_MUL && sb < 0) {
+        if (e->act) return false; /* the activation comes last */
+        if (st->mode == CUDNN_POINTWISE_MUL && e->sb < 0 && is_scale != NULL) {
             const int other = st->x == run ? st->b : st->x;
             if ((st->x == run) == (st->b == run) || other >= c->ninputs || ch->b[other] == ybuf) return false;
             const struct ocd_tensor_view *v = &pl->bufs[ch->b[other]].view;
-            if (!per_channel(v, out) || v->dtype != out->dtype) return false;
+            if (!is_scale(v, out) || v->dtype != out->dtype) return false;
             const double k = st->alpha1 * st->alpha2;
-            A *= k, Z *= k, B *= k;
-            sb = ch->b[other], scale_z = zb >= 0, scale_bias = bb >= 0;
+            e->A *= k, e->Z *= k, e->B *= k;
+            e->sb = ch->b[other], e->scale_z = e->zb >= 0, e->scale_bias = e->bb >= 0;
         } else if (st->mode == CUDNN_POINTWISE_ADD) {
             int other;
             double ka, ko;
@@ -531,47 +558,105 @@ static bool fold_epilogue(struct builder *bd, struct stage *cv, const struct sta
             else if (st->b == run && st->x != run) other = st->x, ka = st->alpha2, ko = st->alpha1;
             else return false;
             if (other >= c->ninputs || ch->b[other] == ybuf) return false;
-            A *= ka, Z *= ka, B *= ka;
+            e->A *= ka, e->Z *= ka, e->B *= ka;
             const struct ocd_tensor_view *v = &pl->bufs[ch->b[other]].view;
-            if (ocd_view_same_dims(v, out) && zb < 0 && v->dtype == out->dtype && ocd_view_same_strides(v, out))
-                zb = ch->b[other], Z = ko;
-            else if (per_channel(v, out) && bb < 0 && v->dtype == out->dtype)
-                bb = ch->b[other], B = ko;
+            if (v->dtype != out->dtype) return false;
+            if (ocd_view_same_dims(v, out) && e->zb < 0 && ocd_view_same_strides(v, out))
+                e->zb = ch->b[other], e->Z = ko;
+            else if (is_bias(v, out) && e->bb < 0)
+                e->bb = ch->b[other], e->B = ko;
             else
                 return false;
         } else if (activation_of(st, run)) {
-            act = true, act_step = *st;
+            e->act = true, e->act_step = *st;
         } else {
             return false;
         }
         run = c->ninputs + s;
     }
-    if (run < 0 || c->out_slot[0] != run || bb < 0 || B != 1 || out->dtype != cv->u.conv.y.dtype ||
-        !ocd_view_same_dims(out, &cv->u.conv.y))
+    return run >= 0 && c->out_slot[0] == run;
+}
+
+/* Folds chain stage ch into forward convolution stage cv when the chain is
+   act(s * alpha1 * conv + alpha2 * z + bias) with a per-channel bias and an optional
+   per-channel s, and the chosen implementation takes that epilogue. */
+static bool fold_conv_epilogue(struct builder *bd, struct stage *cv, const struct stage *ch)
+{
+    struct ocd_graph_plan *pl = bd->pl;
+    const int ybuf = cv->b[2];
+    struct chain_epilogue e;
+    if (cv->u.conv.dir != OCD_CONV_FWD || !read_epilogue(pl, cv, ch, ybuf, per_channel, per_channel, &e)) return false;
+    const struct ocd_tensor_view *out = &pl->bufs[e.ob].view;
+    if (e.bb < 0 || e.B != 1 || out->dtype != cv->u.conv.y.dtype || !ocd_view_same_dims(out, &cv->u.conv.y))
         return false;
     struct ocd_conv_problem p = cv->u.conv;
     p.y = *out;
-    p.alpha *= A;
+    p.alpha *= e.A;
     p.beta = 0;
     p.ep.on = true;
-    p.ep.alpha2 = Z;
-    p.ep.bias_view = pl->bufs[bb].view;
-    /* a default RELU_FWD is the plain ReLU every epilogue takes */
-    p.ep.relu = act && act_step.mode == CUDNN_POINTWISE_RELU_FWD && act_step.alpha1 == 1 && act_step.lower_clip == 0 &&
-                act_step.clip_slope == 0 && act_step.upper_clip >= FLT_MAX;
-    p.ep.act_on = act && !p.ep.relu;
-    if (p.ep.act_on) p.ep.act = act_step;
-    p.ep.scale_on = sb >= 0, p.ep.scale_z = scale_z && Z != 0, p.ep.scale_bias = scale_bias;
-    if (sb >= 0) p.ep.scale_view = pl->bufs[sb].view;
+    p.ep.alpha2 = e.Z;
+    p.ep.bias_view = pl->bufs[e.bb].view;
+    p.ep.relu = e.act && plain_relu(&e.act_step);
+    p.ep.act_on = e.act && !p.ep.relu;
+    if (p.ep.act_on) p.ep.act = e.act_step;
+    p.ep.scale_on = e.sb >= 0, p.ep.scale_z = e.scale_z && e.Z != 0, p.ep.scale_bias = e.scale_bias;
+    if (e.sb >= 0) p.ep.scale_view = pl->bufs[e.sb].view;
     if (ocd_impl_rejects(bd->handle, &cv->impl->base, &p, NULL) != NULL) return false;
     cv->u.conv = p;
     cv->scratch = ocd_conv_impl_workspace(bd->handle, cv->impl, &p, NULL);
-    cv->b[2] = ob;
-    cv->b[3] = Z != 0 ? zb : -1;
-    cv->b[4] = bb;
-    cv->b[5] = sb;
+    cv->b[2] = e.ob;
+    cv->b[3] = e.Z != 0 ? e.zb : -1;
+    cv->b[4] = e.bb;
+    cv->b[5] = e.sb;
     pl->bufs[ybuf].kind = BUF_ALIAS; /* no stage uses it any more */
-    pl->bufs[ybuf].alias = ob;
+    pl->bufs[ybuf].alias = e.ob;
+    return true;
+}
+
+/* A matmul's bias: one value per row ([1, M, 1]) or per column ([1, 1, N]) of C, shared by
+   the batches, its values consecutive. */
+static bool matmul_bias(const struct ocd_tensor_view *v, const struct ocd_tensor_view *out)
+{
+    if (v->rank != 3 || out->rank != 3 || v->dims[0] != 1) return false;
+    if (v->dims[2] == 1 && v->dims[1] == out->dims[1]) return v->dims[1] == 1 || v->strides[1] == 1;
+    return v->dims[1] == 1 && v->dims[2] == out->dims[2] && (v->dims[2] == 1 || v->strides[2] == 1);
+}
+
+/* Folds chain stage ch into GEMM stage gm when the chain is act(alpha1 * matmul + bias), with
+   an optional bias per row or column of C and an optional forward activation, its output is
+   laid out as C in a type the GEMM may write, and an implementation of the backend takes that
+   epilogue (MatmulBiasAct). A plain RELU_FWD is the ReLU activation mode, any other activation
+   the pointwise step itself. */
+static bool fold_gemm_epilogue(struct builder *bd, struct stage *gm, const struct stage *ch)
+{
+    struct ocd_graph_plan *pl = bd->pl;
+    const int ybuf = gm->b[2];
+    struct chain_epilogue e;
+    if (!read_epilogue(pl, gm, ch, ybuf, matmul_bias, NULL, &e) || e.zb >= 0 || (e.bb >= 0 && e.B != 1)) return false;
+    const struct ocd_tensor_view *out = &pl->bufs[e.ob].view, *c = &pl->bufs[ybuf].view;
+    if (!ocd_view_same_dims(out, c) || !ocd_view_same_strides(out, c)) return false;
+    struct ocd_gemm_problem p = gm->u.gemm;
+    p.c_type = out->dtype;
+    p.alpha *= e.A;
+    if (e.bb >= 0) {
+        const struct ocd_tensor_view *v = &pl->bufs[e.bb].view;
+        const bool per_row = v->dims[2] == 1 && v->dims[1] == c->dims[1]; /* of the graph's C */
+        p.bias = per_row != row_major_c(c) ? OCD_GEMM_BIAS_ROW : OCD_GEMM_BIAS_COL;
+    }
+    if (e.act && plain_relu(&e.act_step)) {
+        p.act_on = true;
+        p.act.mode = CUDNN_ACTIVATION_RELU;
+        p.act.nan_opt = e.act_step.propagate_nan ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN;
+    } else if (e.act) {
+        p.pw_act_on = true;
+        p.pw_act = e.act_step;
+    }
+    if (!ocd_gemm_served(bd->handle, &p)) return false;
+    gm->u.gemm = p;
+    gm->b[2] = e.ob;
+    gm->b[3] = e.bb;
+    pl->bufs[ybuf].kind = BUF_ALIAS; /* no stage uses it any more */
+    pl->bufs[ybuf].alias = e.ob;
     return true;
 }
 
@@ -651,7 +736,7 @@ static cudnnStatus_t build(struct builder *bd)
     for (int k = 0; k + 1 < pl->nstages; k++) {
         struct stage *an = &pl->stages[k], *ch = &pl->stages[k + 1];
         if (ch->kind != ST_CHAIN || (an->kind != ST_CONV && an->kind != ST_GEMM)) continue;
-        if (an->kind == ST_CONV && fold_epilogue(bd, an, ch)) {
+        if (an->kind == ST_CONV ? fold_conv_epilogue(bd, an, ch) : fold_gemm_epilogue(bd, an, ch)) {
             memmove(ch, ch + 1, (size_t)(pl->nstages - k - 2) * sizeof *ch);
             pl->nstages--;
             continue;
@@ -682,10 +767,16 @@ static void log_plan(const struct ocd_graph_plan *pl)
         n += (size_t)snprintf(line + n, sizeof line - n, " %s%s%s%s", k ? "-> " : "", names[s->kind],
                               s->kind == ST_CONV ? " " : "", s->kind == ST_CONV ? s->impl->base.name : "");
         const struct ocd_conv_epilogue *ep = &s->u.conv.ep;
+        const struct ocd_gemm_problem *gp = &s->u.gemm;
         if (s->kind == ST_CONV && ep->on && n < sizeof line)
             n += (size_t)snprintf(line + n, sizeof line - n, " with its epilogue (%s%sbias%s%s)",
                                   ep->scale_on ? "scale, " : "", ep->alpha2 != 0 ? "z, " : "", ep->relu ? ", relu" : "",
                                   ep->act_on ? ", activation" : "");
+        if (s->kind == ST_GEMM && (gp->bias != OCD_GEMM_BIAS_NONE || gp->act_on || gp->pw_act_on) && n < sizeof line)
+            n += (size_t)snprintf(line + n, sizeof line - n, " with its epilogue (%s%s%s)",
+                                  gp->bias != OCD_GEMM_BIAS_NONE ? "bias" : "",
+                                  gp->bias != OCD_GEMM_BIAS_NONE && (gp->act_on || gp->pw_act_on) ? ", " : "",
+                                  gp->act_on ? "relu" : gp->pw_act_on ? "activation" : "");
     }
     ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s", line);
 }
@@ -783,7 +874,7 @@ static cudnnStatus_t run_stage(cudnnHandle_t handle, struct bound_stage *bs, voi
     case ST_CONV:
         return ocd_impl_exec(handle, &s->impl->base, &s->u.conv, &bs->plan, scratch, s->scratch);
     case ST_GEMM:
-        return ocd_gemm(handle, &s->u.gemm, PTR(0), PTR(1), PTR(2), NULL, EXEC_OP);
+        return ocd_gemm(handle, &s->u.gemm, PTR(0), PTR(1), PTR(2), PTR(3), EXEC_OP);
     case ST_CHAIN:
         return ocd_pw_chain_run(handle, &s->u.chain, EXEC_OP);
     case ST_REDUCE:

@@ -1,8 +1,8 @@
 /* gemm.c: the host's GEMM (problem/gemm.h) on the packed engine (gemm_engine.h): the operands
    are dense engine operands at the problem's strides (any transposition, strided batches, arrays
    of batch pointers; half and bfloat16 converted as they are packed), and the store applies the
-   epilogue in double: alpha, beta (C not read when beta == 0), the bias, the activation, then
-   rounds to C's type. float, half and bfloat16 compute in float (TF32 too: the host has no TF32
+   epilogue in double: alpha, beta (C not read when beta == 0), the bias, the activation (either
+   kind: ocd_host_gemm_finish, which the CBLAS entry shares), then rounds to C's type. float, half and bfloat16 compute in float (TF32 too: the host has no TF32
    unit), double in double. */
 #include "problem/gemm.h"
 
@@ -29,19 +29,24 @@ static void store(const void *ctx, const void *acc, int64_t ldacc, int64_t group
     const struct ocd_gemm_problem *p = call->p;
     void *c = (void *)batch_base(p, call->c, p->c_type, p->stride_c, group);
     bool dbl = p->compute == OCD_GEMM_COMPUTE_F64;
-    const struct ocd_activation_params *act = &p->act;
     for (int64_t j = 0; j < nc; j++) {
         for (int64_t i = 0; i < mc; i++) {
             int64_t off = (m0 + i) + (n0 + j) * p->ldc, at = i * ldacc + j;
             double v = p->alpha * (dbl ? ((const double *)acc)[at] : (double)((const float *)acc)[at]);
             if (p->beta != 0) v += p->beta * ocd_host_load(p->c_type, c, off);
-            if (p->bias == OCD_GEMM_BIAS_ROW) v += ocd_host_load(p->c_type, call->bias, m0 + i);
-            else if (p->bias == OCD_GEMM_BIAS_COL) v += ocd_host_load(p->c_type, call->bias, n0 + j);
-            if (p->act_on)
-                v = ocd_act_forward(act->mode, act->nan_opt == CUDNN_PROPAGATE_NAN, act->coef, act->swish_beta, v);
-            ocd_host_store(p->c_type, c, off, v);
+            ocd_host_store(p->c_type, c, off, ocd_host_gemm_finish(call, m0 + i, n0 + j, v));
         }
     }
+}
+
+double ocd_host_gemm_finish(const struct ocd_gemm_call *call, int64_t i, int64_t j, double v)
+{
+    const struct ocd_gemm_problem *p = call->p;
+    if (p->bias == OCD_GEMM_BIAS_ROW) v += ocd_host_load(p->c_type, call->bias, i);
+    else if (p->bias == OCD_GEMM_BIAS_COL) v += ocd_host_load(p->c_type, call->bias, j);
+    const struct ocd_activation_params *act = &p->act;
+    if (p->act_on) return ocd_act_forward(act->mode, act->nan_opt == CUDNN_PROPAGATE_NAN, act->coef, act->swish_beta, v);
+    return p->pw_act_on ? ocd_pw_apply(&p->pw_act, v, 0) : v;
 }
 
 /* A dense engine operand for a stored matrix: element (r, c) of op(X) at X[r + c * ld], or at

@@ -27,7 +27,6 @@
 #include "core/platform.h"
 #include "core/reasons.h"
 #include "host/typed.h"
-#include "problem/activation.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -69,20 +68,14 @@ static const void *matrix(const struct ocd_gemm_problem *p, const void *data, in
     return (const char *)data + b * stride * (int64_t)ocd_dtype_scalar_size(p->ab_type);
 }
 
-/* C += bias, then C = act(C), over one m x n matrix. */
+/* C = act(C + bias) over one m x n matrix. */
 static void epilogue(const struct ocd_gemm_call *call, void *c)
 {
     const struct ocd_gemm_problem *p = call->p;
-    const struct ocd_activation_params *act = &p->act;
     for (int64_t j = 0; j < p->n; j++)
         for (int64_t i = 0; i < p->m; i++) {
             int64_t off = i + j * p->ldc;
-            double v = ocd_host_load(p->c_type, c, off);
-            if (p->bias == OCD_GEMM_BIAS_ROW) v += ocd_host_load(p->c_type, call->bias, i);
-            else if (p->bias == OCD_GEMM_BIAS_COL) v += ocd_host_load(p->c_type, call->bias, j);
-            if (p->act_on)
-                v = ocd_act_forward(act->mode, act->nan_opt == CUDNN_PROPAGATE_NAN, act->coef, act->swish_beta, v);
-            ocd_host_store(p->c_type, c, off, v);
+            ocd_host_store(p->c_type, c, off, ocd_host_gemm_finish(call, i, j, ocd_host_load(p->c_type, c, off)));
         }
 }
 
@@ -100,7 +93,7 @@ cudnnStatus_t ocd_host_gemm_cblas(cudnnHandle_t handle, const void *call_, void 
             cblas_dgemm(CblasColMajor, ta, tb, m, n, k, p->alpha, a, lda, bm, ldb, p->beta, c, ldc);
         else
             cblas_sgemm(CblasColMajor, ta, tb, m, n, k, (float)p->alpha, a, lda, bm, ldb, (float)p->beta, c, ldc);
-        if (p->bias != OCD_GEMM_BIAS_NONE || p->act_on) epilogue(call, c);
+        if (p->bias != OCD_GEMM_BIAS_NONE || p->act_on || p->pw_act_on) epilogue(call, c);
     }
     return CUDNN_STATUS_SUCCESS;
 }

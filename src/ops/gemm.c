@@ -7,7 +7,8 @@
    whether it serves the problem. Table order is the heuristic: on CUDA, cuBLAS where it loads
    (alpha and beta in the library, bias and activation a pass over C), then the tensor-core
    kernel for the 16-bit and TF32 problems whose operands it can copy in whole 16-byte chunks,
-   then the plain kernel, which serves everything; on the host, the CBLAS library where the build
+   then the plain kernel, which serves everything but a pointwise step as the activation (no
+   CUDA entry takes one: problem/gemm.h); on the host, the CBLAS library where the build
    found one and it won this process's calibration (host/gemm_cblas.h), then the packed engine,
    which serves everything. */
 #include "problem/gemm.h"
@@ -23,7 +24,7 @@ static const struct ocd_impl gemm_impls[] = {
 #ifdef OCD_HAVE_CUDA
     OCD_IMPL_ENTRY("cuda:gemm_cublas", OCD_BACKEND_CUDA, ocd_cuda_gemm_cublas_applies, NULL, ocd_cuda_gemm_cublas),
     OCD_IMPL_ENTRY("cuda:gemm_mma", OCD_BACKEND_CUDA, ocd_cuda_gemm_mma_applies, NULL, ocd_cuda_gemm_mma),
-    OCD_IMPL_ENTRY("cuda:gemm_plain", OCD_BACKEND_CUDA, NULL, NULL, ocd_cuda_gemm_plain),
+    OCD_IMPL_ENTRY("cuda:gemm_plain", OCD_BACKEND_CUDA, ocd_cuda_gemm_plain_applies, NULL, ocd_cuda_gemm_plain),
 #endif
 #ifdef OCD_HAVE_CBLAS
     OCD_IMPL_ENTRY("host:gemm_cblas", OCD_BACKEND_HOST, ocd_host_gemm_cblas_applies, NULL, ocd_host_gemm_cblas),
@@ -79,6 +80,9 @@ static cudnnStatus_t check(const struct ocd_gemm_problem *p, const void *a, cons
     if ((unsigned)p->bias > OCD_GEMM_BIAS_COL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "bias mode %d", (int)p->bias);
     if (p->act_on && (unsigned)p->act.mode > CUDNN_ACTIVATION_SWISH)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "activation mode %d", (int)p->act.mode);
+    if (p->pw_act_on && (p->act_on || p->pw_act.mode < CUDNN_POINTWISE_RELU_FWD || p->pw_act.mode > CUDNN_POINTWISE_SWISH_FWD))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "pointwise activation mode %d%s", (int)p->pw_act.mode,
+                        p->act_on ? " beside an activation mode" : " is not a unary forward mode");
     if (a == NULL || b == NULL || c == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "a, b or c is NULL");
     if ((p->bias != OCD_GEMM_BIAS_NONE) != (bias != NULL))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "a bias pointer %s", bias ? "without a bias mode" : "is missing");
@@ -90,6 +94,14 @@ enum ocd_gemm_compute ocd_gemm_compute_for(cudnnDataType_t ab_type, cudnnMathTyp
     if (ab_type == CUDNN_DATA_DOUBLE) return OCD_GEMM_COMPUTE_F64;
     if (ab_type == CUDNN_DATA_FLOAT && ocd_tensor_math_rejects(math, ab_type) == NULL) return OCD_GEMM_COMPUTE_TF32;
     return OCD_GEMM_COMPUTE_F32;
+}
+
+bool ocd_gemm_served(cudnnHandle_t handle, const struct ocd_gemm_problem *p)
+{
+    const struct ocd_gemm_call call = {p, NULL, NULL, NULL, NULL};
+    for (size_t i = 0; i < OCD_ARRAY_LEN(gemm_impls); i++)
+        if (ocd_impl_rejects(handle, &gemm_impls[i], &call, NULL) == NULL) return true;
+    return false;
 }
 
 cudnnStatus_t ocd_gemm_reserve(cudnnHandle_t handle, enum ocd_gemm_compute compute)

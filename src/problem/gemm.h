@@ -15,12 +15,20 @@
    TF32 (operands rounded to 10 mantissa bits, float accumulation; where a backend has no TF32
    unit it computes in FP32) for float data, FP64 for double data. The epilogue runs in the
    compute type's precision or better: beta == 0 never reads C; the bias is one value per row
-   (m values) or per column (n values); the activation is the library's activation math
-   (problem/activation.h) with its parameters. alpha and beta are held as double whatever the type. */
+   (m values) or per column (n values); the activation is one of two kinds: an activation mode
+   of the legacy API with its parameters (act: the library's activation math,
+   problem/activation.h), or a unary forward step of the graph API's pointwise modes (pw_act:
+   RELU_FWD with its clips and slope, TANH, SIGMOID, ELU, GELU in its erf form, SOFTPLUS, SWISH,
+   with the step's alpha1, evaluated by the pointwise chains' ocd_pw_apply), through which a
+   graph's MatmulBiasAct folds into the GEMM (graph/engine_exec.c). Every entry takes the
+   activation modes; the host entries take the pointwise steps too, the CUDA entries refuse them
+   (ocd_gemm_epilogue_wide), so that a graph keeps its chain as a pass after the GEMM there.
+   alpha and beta are held as double whatever the type. */
 #ifndef OCD_PROBLEM_GEMM_H
 #define OCD_PROBLEM_GEMM_H
 
 #include "core/activation_desc.h"
+#include "problem/pointwise.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,9 +53,17 @@ struct ocd_gemm_problem {
     enum ocd_gemm_compute compute;
     double alpha, beta;
     enum ocd_gemm_bias bias;
-    bool act_on;                     /* false: no activation (IDENTITY) */
+    bool act_on;                      /* an activation mode (act); neither this nor pw_act_on: IDENTITY */
     struct ocd_activation_params act; /* read when act_on */
+    bool pw_act_on;                   /* a unary forward pointwise step (pw_act); act_on is then false */
+    struct ocd_pw_step pw_act;        /* read when pw_act_on; its slots are not used */
 };
+
+/* Why an entry whose epilogue takes the activation modes only cannot take p, or NULL. */
+static inline const char *ocd_gemm_epilogue_wide(const struct ocd_gemm_problem *p)
+{
+    return p->pw_act_on ? "the CUDA GEMM epilogue takes the activation modes only, not a pointwise step" : NULL;
+}
 
 /* One call: the problem and its data. With pointer_array, a, b and c point to arrays of batch
    pointers (const void *const[], const void *const[], void *const[]). */
@@ -65,6 +81,11 @@ struct ocd_gemm_call {
    Internal to the libraries; op names the caller in logs. */
 cudnnStatus_t ocd_gemm(cudnnHandle_t handle, const struct ocd_gemm_problem *p, const void *a, const void *b,
                        void *c, const void *bias, const char *op);
+
+/* Whether an implementation of the handle's backend serves the problem, its data not yet known:
+   the graph API asks before it folds a chain into the epilogue (an entry that declines data for
+   its alignment has one after it that takes any). */
+bool ocd_gemm_served(cudnnHandle_t handle, const struct ocd_gemm_problem *p);
 
 /* For an op that runs several GEMMs of a compute type: makes sure that those that follow on this
    handle allocate no memory (the host backend keeps their scratch from now on; CUDA's GEMMs
@@ -86,6 +107,9 @@ static inline int64_t ocd_gemm_offset(bool trans, int64_t ld, int64_t row, int64
 /* ---- implementations: (handle, const struct ocd_gemm_call *) ------------------------------------ */
 
 cudnnStatus_t ocd_host_gemm_packed(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
+/* The host entries' last steps of the epilogue on element (i, j): v (alpha * product + beta * C)
+   plus the bias, activated, in double. */
+double ocd_host_gemm_finish(const struct ocd_gemm_call *call, int64_t i, int64_t j, double v);
 cudnnStatus_t ocd_host_gemm_reserve(cudnnHandle_t handle, bool dbl); /* ocd_gemm_reserve on the host */
 #ifdef OCD_HAVE_CBLAS
 const char *ocd_host_gemm_cblas_applies(cudnnHandle_t handle, const void *call);
@@ -96,6 +120,7 @@ const char *ocd_cuda_gemm_cublas_applies(cudnnHandle_t handle, const void *call)
 cudnnStatus_t ocd_cuda_gemm_cublas(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
 const char *ocd_cuda_gemm_mma_applies(cudnnHandle_t handle, const void *call);
 cudnnStatus_t ocd_cuda_gemm_mma(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
+const char *ocd_cuda_gemm_plain_applies(cudnnHandle_t handle, const void *call);
 cudnnStatus_t ocd_cuda_gemm_plain(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
 #endif
 
