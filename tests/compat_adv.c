@@ -409,3 +409,122 @@ TEST(compat_mha_cudajl_defaults_no_projections)
     for (int i = 0; i < 4; i++) cudnnDestroySeqDataDescriptor(*descs[i]);
     cudnnDestroyAttnDescriptor(attn);
 }
+
+/* ---- SharpNet's RNN layer (SharpNet/Layers/RecurrentLayer.cs) ------------------------------------ */
+
+/* For every matrix and bias of pseudo-layer 0 of a one-layer unidirectional network of G gates,
+   the offset (elements) of the weight space and of the reference's layout, through
+   cudnnGetRNNWeightParams; count of the pairs, or -1 when a query failed. */
+static int v8_param_map(cudnnHandle_t h, cudnnRNNDescriptor_t rnn, const struct ref_rnn *r, int G, size_t wbytes,
+                        void *space, int64_t (*map)[3])
+{
+    cudnnTensorDescriptor_t md, bd;
+    cudnnCreateTensorDescriptor(&md);
+    cudnnCreateTensorDescriptor(&bd);
+    int n = 0;
+    for (int id = 0; id < 2 * G && n >= 0; id++) {
+        void *ma = NULL, *ba = NULL;
+        if (!CHECK_OK(cudnnGetRNNWeightParams(h, rnn, 0, wbytes, space, id, md, &ma, bd, &ba))) {
+            n = -1;
+            break;
+        }
+        bool in = id < G;
+        map[n][0] = ((char *)ma - (char *)space) / (int64_t)sizeof(float);
+        map[n][1] = ref_rnn_param(r, 0, in ? REF_RNN_W : REF_RNN_R, id % G);
+        map[n++][2] = (int64_t)r->hidden * (in ? r->input : r->proj);
+        map[n][0] = ((char *)ba - (char *)space) / (int64_t)sizeof(float);
+        map[n][1] = ref_rnn_param(r, 0, in ? REF_RNN_BW : REF_RNN_BR, id % G);
+        map[n++][2] = r->hidden;
+    }
+    cudnnDestroyTensorDescriptor(md);
+    cudnnDestroyTensorDescriptor(bd);
+    return n;
+}
+
+/* SharpNet runs its recurrent layers without initial or final states: cudnnRNNForward (training),
+   cudnnRNNBackwardData_v8 and cudnnRNNBackwardWeights_v8 each with hDesc and cDesc NULL and every
+   state pointer NULL, over batch-major unpacked data of full lengths (PADDED_IO, a dropout
+   descriptor of 0 with states). */
+TEST(compat_rnn_sharpnet_v8_without_states)
+{
+    enum { IN = 3, H = 2, T = 3, N = 2, G = 4 };
+    static const int lengths[N] = {T, T};
+    cudnnHandle_t h = test_handle();
+    cudnnRNNDescriptor_t rnn;
+    cudnnDropoutDescriptor_t drop;
+    size_t states_bytes = 0;
+    CHECK_OK(cudnnCreateRNNDescriptor(&rnn));
+    CHECK_OK(cudnnCreateDropoutDescriptor(&drop));
+    CHECK_OK(cudnnDropoutGetStatesSize(h, &states_bytes));
+    void *states = tbuf_alloc(states_bytes);
+    CHECK_OK(cudnnSetDropoutDescriptor(drop, h, 0.0f, states, states_bytes, 7));
+    CHECK_OK(cudnnSetRNNDescriptor_v8(rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
+                                      CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
+                                      CUDNN_DEFAULT_MATH, IN, H, H, 1, drop, CUDNN_RNN_PADDED_IO_ENABLED));
+    struct ref_rnn r = {.mode = CUDNN_LSTM, .layers = 1, .dirs = 1, .input = IN, .hidden = H, .proj = H,
+                        .T = T, .N = N, .lengths = lengths};
+    size_t wbytes = 0;
+    CHECK_OK(cudnnGetRNNWeightSpaceSize(h, rnn, &wbytes));
+    int64_t nref = ref_rnn_param_count(&r), nw = (int64_t)(wbytes / sizeof(float));
+    float *space = calloc((size_t)nw, sizeof(float));
+    int64_t map[4 * G][3];
+    int pairs = v8_param_map(h, rnn, &r, G, wbytes, space, map);
+    double *wref = tview_fill(nref, 0), *wspace = tview_fill(nw, 0);
+    for (int i = 0; i < pairs; i++)
+        for (int64_t j = 0; j < map[i][2]; j++)
+            wspace[map[i][0] + j] = wref[map[i][1] + j] = (float)trand_uniform(-0.6, 0.6);
+    cudnnRNNDataDescriptor_t xd, yd;
+    CHECK_OK(cudnnCreateRNNDataDescriptor(&xd));
+    CHECK_OK(cudnnCreateRNNDataDescriptor(&yd));
+    CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, T, N, IN,
+                                       lengths, NULL));
+    CHECK_OK(cudnnSetRNNDataDescriptor(yd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, T, N, H,
+                                       lengths, NULL));
+    /* the reference's [T][N][vec] and the buffers' [N][T][vec] */
+    double *x = tview_random(T * N * IN, -1, 1), *dy = tview_random(T * N * H, -1, 1);
+    double *xb = malloc(sizeof(double) * T * N * IN), *dyb = malloc(sizeof(double) * T * N * H);
+    double *y = malloc(sizeof(double) * T * N * H), *yb = malloc(sizeof(double) * T * N * H);
+    double *dx = malloc(sizeof(double) * T * N * IN), *dxb = malloc(sizeof(double) * T * N * IN);
+    double hy[N * H], cy[N * H], dhx[N * H], dcx[N * H];
+    for (int t = 0; t < T; t++)
+        for (int n = 0; n < N; n++) {
+            for (int e = 0; e < IN; e++) xb[(n * T + t) * IN + e] = x[(t * N + n) * IN + e] = (float)x[(t * N + n) * IN + e];
+            for (int e = 0; e < H; e++) dyb[(n * T + t) * H + e] = dy[(t * N + n) * H + e] = (float)dy[(t * N + n) * H + e];
+        }
+    double *dwref = tview_fill(nref, 0), *dwspace = tview_fill(nw, 0);
+    ref_rnn_forward(&r, wref, x, NULL, NULL, y, hy, cy);
+    ref_rnn_backward(&r, wref, x, NULL, NULL, dy, NULL, NULL, dx, dhx, dcx, dwref);
+    for (int t = 0; t < T; t++)
+        for (int n = 0; n < N; n++) {
+            for (int e = 0; e < H; e++) yb[(n * T + t) * H + e] = y[(t * N + n) * H + e];
+            for (int e = 0; e < IN; e++) dxb[(n * T + t) * IN + e] = dx[(t * N + n) * IN + e];
+        }
+    for (int i = 0; i < pairs; i++)
+        for (int64_t j = 0; j < map[i][2]; j++) dwspace[map[i][0] + j] = dwref[map[i][1] + j];
+    double *zeros = tview_fill(nw, 0);
+    void *pw = tvalues_upload(CUDNN_DATA_FLOAT, wspace, nw), *pdw = tvalues_upload(CUDNN_DATA_FLOAT, zeros, nw);
+    void *px = tvalues_upload(CUDNN_DATA_FLOAT, xb, T * N * IN), *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dyb, T * N * H);
+    void *py = tbuf_alloc(sizeof(float) * T * N * H), *pdx = tbuf_alloc(sizeof(float) * T * N * IN);
+    void *plen = tbuf_from(lengths, sizeof lengths);
+    size_t ws = 0, rs = 0;
+    bool ok = pairs == 4 * G && CHECK_OK(cudnnGetRNNTempSpaceSizes(h, rnn, CUDNN_FWD_MODE_TRAINING, xd, &ws, &rs));
+    void *pws = tbuf_alloc(ws ? ws : 1), *prs = tbuf_alloc(rs ? rs : 1);
+    ok = ok && CHECK_OK(cudnnRNNForward(h, rnn, CUDNN_FWD_MODE_TRAINING, plen, xd, px, yd, py, NULL, NULL, NULL, NULL,
+                                        NULL, NULL, wbytes, pw, ws, pws, rs, prs));
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, yb, T * N * H, 1e-5, "y");
+    ok = ok && CHECK_OK(cudnnRNNBackwardData_v8(h, rnn, plen, yd, py, pdy, xd, pdx, NULL, NULL, NULL, NULL, NULL, NULL,
+                                                NULL, NULL, wbytes, pw, ws, pws, rs, prs));
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdx, dxb, T * N * IN, 1e-5, "dx");
+    ok = ok && CHECK_OK(cudnnRNNBackwardWeights_v8(h, rnn, CUDNN_WGRAD_MODE_ADD, plen, xd, px, NULL, NULL, yd, py,
+                                                   wbytes, pdw, ws, pws, rs, prs));
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdw, dwspace, nw, 1e-5, "dweightSpace");
+    void *bufs[] = {pw, pdw, px, pdy, py, pdx, plen, pws, prs, states};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+    double *arrays[] = {wref, wspace, x, dy, xb, dyb, y, yb, dx, dxb, dwref, dwspace, zeros};
+    for (size_t i = 0; i < TLEN(arrays); i++) free(arrays[i]);
+    free(space);
+    cudnnDestroyRNNDataDescriptor(xd);
+    cudnnDestroyRNNDataDescriptor(yd);
+    cudnnDestroyRNNDescriptor(rnn);
+    cudnnDestroyDropoutDescriptor(drop);
+}

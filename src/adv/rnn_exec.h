@@ -91,14 +91,11 @@ bool ocd_rnn_trailing_ones(const struct ocd_tensor_view *v, int rank);
 /* x and y of one call (types, widths, the same layout, steps, batch and lengths). */
 cudnnStatus_t ocd_rnn_check_data_pair(const struct ocd_rnn_problem *p, const struct ocd_rnn_data *x,
                                       const struct ocd_rnn_data *y);
-/* hDesc, and cDesc for LSTM when with_cell (BAD_PARAM unless packed (layers dirs) x batch x
-   width tensors). */
+/* hDesc, and cDesc for LSTM (BAD_PARAM unless packed (layers dirs) x batch x width tensors),
+   each unless it is NULL and its call passes none of its state pointers (h_used, c_used false):
+   such a state is neither read nor written. */
 cudnnStatus_t ocd_rnn_check_states(const struct ocd_rnn_problem *p, int batch, cudnnTensorDescriptor_t hDesc,
-                                   cudnnTensorDescriptor_t cDesc, bool with_cell);
-/* The legacy calls' form of it, one state and its pointer at a time: a state whose descriptor
-   and pointer are both NULL is not checked (the cell state: LSTM's only, when with_cell). */
-cudnnStatus_t ocd_rnn_check_legacy_states(const struct ocd_rnn_problem *p, int batch, cudnnTensorDescriptor_t hDesc,
-                                          const void *h, cudnnTensorDescriptor_t cDesc, const void *c, bool with_cell);
+                                   bool h_used, cudnnTensorDescriptor_t cDesc, bool c_used);
 /* BAD_PARAM for dropout between layers in training without dropout states. */
 cudnnStatus_t ocd_rnn_check_dropout(const struct ocd_rnn_problem *p);
 /* The algorithm's conditions on the call (persistent algorithms: equal sequence lengths, no
@@ -106,14 +103,14 @@ cudnnStatus_t ocd_rnn_check_dropout(const struct ocd_rnn_problem *p);
 cudnnStatus_t ocd_rnn_check_algo(const struct ocd_rnn_problem *p, const struct ocd_rnn_data *x);
 /* BAD_PARAM when a space is smaller than needed, or NULL while needed (name: "workSpace", ...). */
 cudnnStatus_t ocd_rnn_check_space(const char *name, size_t given, const void *ptr, size_t need);
-/* What every v8 compute call checks: handle, descriptors, data pair, states (the cell's when
-   with_cell), devSeqLengths, the weight space; fills p and c's problem, layouts, lengths and
-   weights. */
+/* What every v8 compute call checks: handle, descriptors, data pair, states (ocd_rnn_check_states:
+   h_used / c_used say whether the call passes any pointer of that state), devSeqLengths, the
+   weight space; fills p and c's problem, layouts, lengths and weights. */
 cudnnStatus_t ocd_rnn_prepare_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, const int32_t *devSeqLengths,
                                  cudnnRNNDataDescriptor_t xDesc, cudnnRNNDataDescriptor_t yDesc,
-                                 cudnnTensorDescriptor_t hDesc, cudnnTensorDescriptor_t cDesc, bool with_cell,
-                                 size_t weightSpaceSize, const void *weightSpace, struct ocd_rnn_problem *p,
-                                 struct ocd_rnn_call *c);
+                                 cudnnTensorDescriptor_t hDesc, bool h_used, cudnnTensorDescriptor_t cDesc,
+                                 bool c_used, size_t weightSpaceSize, const void *weightSpace,
+                                 struct ocd_rnn_problem *p, struct ocd_rnn_call *c);
 
 /* ---- shared by the passes (rnn_exec.c) ----------------------------------------------------- */
 

@@ -11,10 +11,10 @@
      sequence lengths.
    - hDesc (and cDesc for LSTM) is a packed (layers x dirs) x batch x projSize (hiddenSize) tensor
      of the data type (further dims of 1 allowed); hx, cx, hy and cy may be NULL (zero initial states; final states not
-     written). The legacy calls describe each state apart: there a NULL pointer may come with a
-     NULL descriptor (ocd_rnn_check_legacy_states), which the 8.2 text does not allow but
-     NVIDIA's library takes (CUDA.jl's legacy RNN passes both NULL for a zero dhy or dcy);
-     logged at info level.
+     written). A descriptor whose state pointers are all NULL may itself be NULL
+     (ocd_rnn_check_states), in the v8 and the legacy calls: the 8.2 text asks for it, NVIDIA's
+     library takes it (SharpNet passes hDesc and cDesc NULL with every state NULL, CUDA.jl's
+     legacy RNN a NULL descriptor for a zero dhy or dcy); logged at info level.
    - weightSpaceSize below cudnnGetRNNWeightSpaceSize, workSpaceSize below the query's answer,
      or in training reserveSpaceSize below it (or a NULL space that is needed).
    - Dropout between layers (training; inference applies none) needs the dropout descriptor's
@@ -84,26 +84,15 @@ cudnnStatus_t ocd_rnn_check_data_pair(const struct ocd_rnn_problem *p, const str
 }
 
 cudnnStatus_t ocd_rnn_check_states(const struct ocd_rnn_problem *p, int batch, cudnnTensorDescriptor_t hDesc,
-                                   cudnnTensorDescriptor_t cDesc, bool with_cell)
+                                   bool h_used, cudnnTensorDescriptor_t cDesc, bool c_used)
 {
-    OCD_TRY(check_state(hDesc, "hDesc", p, batch, p->proj_size));
-    if (with_cell && p->cell == CUDNN_LSTM) OCD_TRY(check_state(cDesc, "cDesc", p, batch, p->hidden_size));
-    return CUDNN_STATUS_SUCCESS;
-}
-
-cudnnStatus_t ocd_rnn_check_legacy_states(const struct ocd_rnn_problem *p, int batch, cudnnTensorDescriptor_t hDesc,
-                                          const void *h, cudnnTensorDescriptor_t cDesc, const void *c, bool with_cell)
-{
-    bool lstm = with_cell && p->cell == CUDNN_LSTM;
-    if ((hDesc == NULL && h == NULL) || (lstm && cDesc == NULL && c == NULL)) {
-        if (ocd_log_mask & CUDNN_SEV_INFO_EN)
-            ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS,
-                            "a state passed as a NULL descriptor and a NULL pointer is not read or written (the "
-                            "8.2 text asks for its descriptor)");
-    }
-    if (hDesc != NULL || h != NULL) OCD_TRY(check_state(hDesc, "the hidden state's descriptor", p, batch, p->proj_size));
-    if (lstm && (cDesc != NULL || c != NULL))
-        OCD_TRY(check_state(cDesc, "the cell state's descriptor", p, batch, p->hidden_size));
+    bool lstm = p->cell == CUDNN_LSTM;
+    if (hDesc == NULL && !h_used && (ocd_log_mask & CUDNN_SEV_INFO_EN))
+        ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS,
+                        "hDesc and the hidden state's pointers are NULL: that state is neither read nor written "
+                        "(the 8.2 text asks for hDesc)");
+    if (hDesc != NULL || h_used) OCD_TRY(check_state(hDesc, "hDesc", p, batch, p->proj_size));
+    if (lstm && (cDesc != NULL || c_used)) OCD_TRY(check_state(cDesc, "cDesc", p, batch, p->hidden_size));
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -156,16 +145,16 @@ cudnnStatus_t ocd_rnn_check_space(const char *name, size_t given, const void *pt
 
 cudnnStatus_t ocd_rnn_prepare_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, const int32_t *devSeqLengths,
                                  cudnnRNNDataDescriptor_t xDesc, cudnnRNNDataDescriptor_t yDesc,
-                                 cudnnTensorDescriptor_t hDesc, cudnnTensorDescriptor_t cDesc, bool with_cell,
-                                 size_t weightSpaceSize, const void *weightSpace, struct ocd_rnn_problem *p,
-                                 struct ocd_rnn_call *c)
+                                 cudnnTensorDescriptor_t hDesc, bool h_used, cudnnTensorDescriptor_t cDesc,
+                                 bool c_used, size_t weightSpaceSize, const void *weightSpace,
+                                 struct ocd_rnn_problem *p, struct ocd_rnn_call *c)
 {
     OCD_CHECK_HANDLE(handle);
     OCD_TRY(ocd_rnn_problem_from_desc(rnnDesc, p));
     OCD_TRY(ocd_rnn_data_from_desc(xDesc, &c->x));
     OCD_TRY(ocd_rnn_data_from_desc(yDesc, &c->y));
     OCD_TRY(ocd_rnn_check_data_pair(p, &c->x, &c->y));
-    OCD_TRY(ocd_rnn_check_states(p, c->x.batch, hDesc, cDesc, with_cell));
+    OCD_TRY(ocd_rnn_check_states(p, c->x.batch, hDesc, h_used, cDesc, c_used));
     OCD_TRY(ocd_check_data(devSeqLengths, "devSeqLengths"));
     OCD_TRY(ocd_rnn_check_space("weightSpace", weightSpaceSize, weightSpace,
                                 (size_t)ocd_rnn_weight_elems(p) * ocd_dtype_scalar_size(p->dtype)));
@@ -306,8 +295,8 @@ cudnnStatus_t CUDNNWINAPI cudnnRNNForward(cudnnHandle_t handle, cudnnRNNDescript
                 workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     struct ocd_rnn_problem p;
     struct ocd_rnn_call c = {0};
-    OCD_TRY(ocd_rnn_prepare_v8(handle, rnnDesc, devSeqLengths, xDesc, yDesc, hDesc, cDesc, true, weightSpaceSize,
-                               weightSpace, &p, &c));
+    OCD_TRY(ocd_rnn_prepare_v8(handle, rnnDesc, devSeqLengths, xDesc, yDesc, hDesc, hx || hy, cDesc, cx || cy,
+                               weightSpaceSize, weightSpace, &p, &c));
     if ((unsigned)fwdMode > CUDNN_FWD_MODE_TRAINING)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "fwdMode %d is not a cudnnForwardMode_t", (int)fwdMode);
     c.training = fwdMode == CUDNN_FWD_MODE_TRAINING;

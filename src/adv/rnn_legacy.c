@@ -13,7 +13,7 @@
      and must be NULL (NOT_SUPPORTED otherwise).
    - hxDesc, cxDesc, hyDesc, cyDesc (and the gradients' descriptors) are packed (layers x dirs)
      x batch x projSize (hiddenSize for the cell) tensors, or NULL together with their pointer
-     (ocd_rnn_check_legacy_states); wDesc a filter of the data type with at least the weight
+     (ocd_rnn_check_states); wDesc a filter of the data type with at least the weight
      space's elements.
    - The workspace covers inference, training and both backward passes (one query serves them
      all); the reserve is the training reserve of cudnnGetRNNTempSpaceSizes.
@@ -262,8 +262,8 @@ cudnnStatus_t ocd_rnn_legacy_forward(cudnnHandle_t handle, struct ocd_rnn_legacy
                                      cudnnTensorDescriptor_t hyDesc, void *hy, cudnnTensorDescriptor_t cyDesc, void *cy,
                                      bool training, void *ws, size_t ws_bytes, void *rs, size_t rs_bytes)
 {
-    OCD_TRY(ocd_rnn_check_legacy_states(&g->p, g->c.x.batch, hxDesc, hx, cxDesc, cx, true));
-    OCD_TRY(ocd_rnn_check_legacy_states(&g->p, g->c.x.batch, hyDesc, hy, cyDesc, cy, true));
+    OCD_TRY(ocd_rnn_check_states(&g->p, g->c.x.batch, hxDesc, hx != NULL, cxDesc, cx != NULL));
+    OCD_TRY(ocd_rnn_check_states(&g->p, g->c.x.batch, hyDesc, hy != NULL, cyDesc, cy != NULL));
     OCD_TRY(ocd_rnn_legacy_weights(g, wDesc, w, "wDesc"));
     OCD_TRY(ocd_check_data(x, "x"));
     OCD_TRY(ocd_check_data(y, "y"));

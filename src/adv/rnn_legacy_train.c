@@ -115,9 +115,9 @@ static cudnnStatus_t backward_data(cudnnHandle_t handle, struct ocd_rnn_legacy *
                                    size_t rs_bytes)
 {
     int N = g->c.x.batch;
-    OCD_TRY(ocd_rnn_check_legacy_states(&g->p, N, hxDesc, hx, cxDesc, cx, true));
-    OCD_TRY(ocd_rnn_check_legacy_states(&g->p, N, dhyDesc, dhy, dcyDesc, dcy, true));
-    OCD_TRY(ocd_rnn_check_legacy_states(&g->p, N, dhxDesc, dhx, dcxDesc, dcx, true));
+    OCD_TRY(ocd_rnn_check_states(&g->p, N, hxDesc, hx != NULL, cxDesc, cx != NULL));
+    OCD_TRY(ocd_rnn_check_states(&g->p, N, dhyDesc, dhy != NULL, dcyDesc, dcy != NULL));
+    OCD_TRY(ocd_rnn_check_states(&g->p, N, dhxDesc, dhx != NULL, dcxDesc, dcx != NULL));
     OCD_TRY(ocd_rnn_legacy_weights(g, wDesc, w, "wDesc"));
     OCD_TRY(ocd_check_data(y, "y"));
     OCD_TRY(ocd_check_data(dy, "dy"));
@@ -240,7 +240,7 @@ static cudnnStatus_t backward_weights(cudnnHandle_t handle, struct ocd_rnn_legac
                                       size_t ws_bytes, cudnnFilterDescriptor_t dwDesc, void *dw, void *rs,
                                       size_t rs_bytes)
 {
-    OCD_TRY(ocd_rnn_check_legacy_states(&g->p, g->c.x.batch, hxDesc, hx, NULL, NULL, false));
+    OCD_TRY(ocd_rnn_check_states(&g->p, g->c.x.batch, hxDesc, hx != NULL, NULL, false));
     OCD_TRY(ocd_rnn_legacy_weights(g, dwDesc, dw, "dwDesc"));
     OCD_TRY(ocd_check_data(x, "x"));
     OCD_TRY(ocd_check_data(y, "y"));

@@ -44,8 +44,8 @@ cudnnStatus_t CUDNNWINAPI cudnnRNNBackwardData_v8(cudnnHandle_t handle, cudnnRNN
                 workSpace, reserveSpaceSize, reserveSpace);
     struct ocd_rnn_problem p;
     struct ocd_rnn_call c = {0};
-    OCD_TRY(ocd_rnn_prepare_v8(handle, rnnDesc, devSeqLengths, xDesc, yDesc, hDesc, cDesc, true, weightSpaceSize,
-                               weightSpace, &p, &c));
+    OCD_TRY(ocd_rnn_prepare_v8(handle, rnnDesc, devSeqLengths, xDesc, yDesc, hDesc, hx || dhy || dhx, cDesc,
+                               cx || dcy || dcx, weightSpaceSize, weightSpace, &p, &c));
     OCD_TRY(ocd_check_data(y, "y"));
     OCD_TRY(ocd_check_data(dy, "dy"));
     OCD_TRY(ocd_check_data(dx, "dx"));
@@ -73,8 +73,8 @@ cudnnStatus_t CUDNNWINAPI cudnnRNNBackwardWeights_v8(cudnnHandle_t handle, cudnn
     struct ocd_rnn_problem p;
     struct ocd_rnn_call c = {0};
     /* the cell state plays no part here: no cDesc */
-    OCD_TRY(ocd_rnn_prepare_v8(handle, rnnDesc, devSeqLengths, xDesc, yDesc, hDesc, NULL, false, weightSpaceSize,
-                               dweightSpace, &p, &c));
+    OCD_TRY(ocd_rnn_prepare_v8(handle, rnnDesc, devSeqLengths, xDesc, yDesc, hDesc, hx != NULL, NULL, false,
+                               weightSpaceSize, dweightSpace, &p, &c));
     if (addGrad != CUDNN_WGRAD_MODE_ADD)
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "addGrad %d: cuDNN 8.2 supports CUDNN_WGRAD_MODE_ADD only",
                         (int)addGrad);
