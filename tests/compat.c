@@ -279,3 +279,181 @@ TEST(compat_bn_ex_pytorch_ops_bn)
         tview_destroy(&p);
     }
 }
+
+/* Caffe's grouped convolution (src/caffe/layers/cudnn_conv_layer.cu): one call per group on
+   channel slices, x and y described as N x C/g x H x W views of the whole tensors
+   (cudnnSetTensor4dDescriptorEx with the image stride of all C channels), the pointers advanced
+   by the group's offset; the bias added per group with cudnnAddTensor (1 x K/g x 1 x 1, beta 1);
+   backward: cudnnConvolutionBackwardBias and BackwardFilter accumulating (beta 1) into the
+   gradients, BackwardData (beta 0) into the slice of dx. */
+TEST(compat_conv_caffe_groups_as_channel_slices)
+{
+    enum { N = 2, C = 4, K = 6, G = 2, H = 5, W = 5, R = 3 };
+    struct ref_conv rc = {.nsp = 2, .n = N, .c = C, .k = K, .groups = G, .in = {H, W}, .filt = {R, R},
+                          .pad = {1, 1}, .stride = {1, 1}, .dil = {1, 1}};
+    if (!CHECK(ref_conv_out_dims(&rc))) return;
+    const int P = rc.out[0], Q = rc.out[1];
+    const long nx = ref_conv_x_count(&rc), nw = ref_conv_w_count(&rc), ny = ref_conv_y_count(&rc);
+    cudnnHandle_t h = test_handle();
+    double *x = tview_random(nx, -1, 1), *w = tview_random(nw, -1, 1), *b = tview_random(K, -1, 1);
+    double *dy = tview_random(ny, -1, 1), *dw0 = tview_random(nw, -1, 1), *db0 = tview_random(K, -1, 1);
+    double *y = malloc(sizeof(double) * (size_t)ny), *dx = malloc(sizeof(double) * (size_t)nx);
+    double *dw = malloc(sizeof(double) * (size_t)nw), *db = malloc(sizeof(double) * K);
+    void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, nx), *pw = tvalues_upload(CUDNN_DATA_FLOAT, w, nw);
+    void *pb = tvalues_upload(CUDNN_DATA_FLOAT, b, K), *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dy, ny);
+    void *pdw = tvalues_upload(CUDNN_DATA_FLOAT, dw0, nw), *pdb = tvalues_upload(CUDNN_DATA_FLOAT, db0, K);
+    void *py = tbuf_alloc(sizeof(float) * (size_t)ny), *pdx = tbuf_alloc(sizeof(float) * (size_t)nx);
+    ref_conv_fwd(&rc, x, w, y);
+    ref_conv_bwd_data(&rc, dy, w, dx);
+    ref_conv_bwd_filter(&rc, x, dy, dw);
+    for (long i = 0; i < ny; i++) y[i] += b[i / (P * Q) % K];
+    for (long i = 0; i < nw; i++) dw[i] += dw0[i];
+    for (int k = 0; k < K; k++) {
+        db[k] = db0[k];
+        for (int n = 0; n < N; n++)
+            for (int i = 0; i < P * Q; i++) db[k] += dy[((long)n * K + k) * P * Q + i];
+    }
+    cudnnTensorDescriptor_t xd, yd, bd;
+    cudnnFilterDescriptor_t fd;
+    cudnnConvolutionDescriptor_t cd;
+    CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+    CHECK_OK(cudnnCreateTensorDescriptor(&yd));
+    CHECK_OK(cudnnCreateTensorDescriptor(&bd));
+    CHECK_OK(cudnnCreateFilterDescriptor(&fd));
+    CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+    CHECK_OK(cudnnSetTensor4dDescriptorEx(xd, CUDNN_DATA_FLOAT, N, C / G, H, W, C * H * W, H * W, W, 1));
+    CHECK_OK(cudnnSetTensor4dDescriptorEx(yd, CUDNN_DATA_FLOAT, N, K / G, P, Q, K * P * Q, P * Q, Q, 1));
+    CHECK_OK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, K / G, 1, 1));
+    CHECK_OK(cudnnSetFilter4dDescriptor(fd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, K / G, C / G, R, R));
+    CHECK_OK(cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    CHECK_OK(cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH));
+    const cudnnConvolutionFwdAlgo_t fa = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    const cudnnConvolutionBwdDataAlgo_t da = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+    const cudnnConvolutionBwdFilterAlgo_t wa = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
+    size_t fs = 0, ds = 0, ws = 0;
+    bool ok = CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, xd, fd, cd, yd, fa, &fs)) &&
+              CHECK_OK(cudnnGetConvolutionBackwardDataWorkspaceSize(h, fd, yd, cd, xd, da, &ds)) &&
+              CHECK_OK(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, xd, yd, cd, fd, wa, &ws));
+    size_t wsmax = fs > ds ? fs : ds;
+    wsmax = wsmax > ws ? wsmax : ws;
+    void *work = wsmax ? tbuf_alloc(wsmax) : NULL;
+    const float one = 1, zero = 0;
+    const size_t xo = (size_t)(C / G) * H * W, yo = (size_t)(K / G) * P * Q, wo = (size_t)(nw / G), bo = K / G;
+    for (int g = 0; g < G && ok; g++) {
+        float *gx = (float *)px + g * xo, *gy = (float *)py + g * yo, *gw = (float *)pw + g * wo;
+        float *gdx = (float *)pdx + g * xo, *gdy = (float *)pdy + g * yo, *gdw = (float *)pdw + g * wo;
+        ok = CHECK_OK(cudnnConvolutionForward(h, &one, xd, gx, fd, gw, cd, fa, work, fs, &zero, yd, gy)) &&
+             CHECK_OK(cudnnAddTensor(h, &one, bd, (float *)pb + g * bo, &one, yd, gy)) &&
+             CHECK_OK(cudnnConvolutionBackwardBias(h, &one, yd, gdy, &one, bd, (float *)pdb + g * bo)) &&
+             CHECK_OK(cudnnConvolutionBackwardFilter(h, &one, xd, gx, yd, gdy, cd, wa, work, ws, &one, fd, gdw)) &&
+             CHECK_OK(cudnnConvolutionBackwardData(h, &one, fd, gw, yd, gdy, cd, da, work, ds, &zero, xd, gdx));
+    }
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, y, ny, 1e-5, "y (two groups, bias added)") &&
+         tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, nx, 1e-5, "dx") &&
+         tvalues_check(CUDNN_DATA_FLOAT, pdw, dw, nw, 1e-5, "dw (accumulated)") &&
+         tvalues_check(CUDNN_DATA_FLOAT, pdb, db, K, 1e-5, "db (accumulated)");
+    if (work) tbuf_free(work);
+    void *bufs[] = {px, pw, pb, pdy, pdw, pdb, py, pdx};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+    double *arrays[] = {x, w, b, dy, dw0, db0, y, dx, dw, db};
+    for (size_t i = 0; i < TLEN(arrays); i++) free(arrays[i]);
+    cudnnDestroyTensorDescriptor(xd);
+    cudnnDestroyTensorDescriptor(yd);
+    cudnnDestroyTensorDescriptor(bd);
+    cudnnDestroyFilterDescriptor(fd);
+    cudnnDestroyConvolutionDescriptor(cd);
+}
+
+/* PyTorch's algorithm search (aten/src/ATen/native/cudnn/Conv_v7.cpp) with TF32 off (the
+   descriptor in CUDNN_FMA_MATH): the workspace of every algorithm the MaxCount query counts
+   asked for, failures skipped, the largest one given to cudnnFindConvolutionForwardAlgorithmEx;
+   backward data through cudnnGetConvolutionBackwardDataAlgorithm_v7. Of each result with
+   status SUCCESS (and, as deterministic mode wants, CUDNN_DETERMINISTIC), PyTorch asserts that
+   the math type is FMA for float data, sets it on the descriptor with cudnnSetConvolutionMathType,
+   asks the workspace again and runs the algorithm: every such result must run and give the
+   reference's numbers. */
+TEST(compat_conv_pytorch_algorithm_search_fma)
+{
+    struct ref_conv rc = {.nsp = 2, .n = 2, .c = 4, .k = 6, .groups = 2, .in = {6, 7}, .filt = {3, 3},
+                          .pad = {1, 1}, .stride = {1, 2}, .dil = {1, 1}};
+    if (!CHECK(ref_conv_out_dims(&rc))) return;
+    const long nx = ref_conv_x_count(&rc), nw = ref_conv_w_count(&rc), ny = ref_conv_y_count(&rc);
+    cudnnHandle_t h = test_handle();
+    double *x = tview_random(nx, -1, 1), *w = tview_random(nw, -1, 1), *dy = tview_random(ny, -1, 1);
+    double *y = malloc(sizeof(double) * (size_t)ny), *dx = malloc(sizeof(double) * (size_t)nx);
+    void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, nx), *pw = tvalues_upload(CUDNN_DATA_FLOAT, w, nw);
+    void *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dy, ny);
+    void *py = tbuf_alloc(sizeof(float) * (size_t)ny), *pdx = tbuf_alloc(sizeof(float) * (size_t)nx);
+    ref_conv_fwd(&rc, x, w, y);
+    ref_conv_bwd_data(&rc, dy, w, dx);
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t fd;
+    cudnnConvolutionDescriptor_t cd;
+    CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+    CHECK_OK(cudnnCreateTensorDescriptor(&yd));
+    CHECK_OK(cudnnCreateFilterDescriptor(&fd));
+    CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+    CHECK_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 4, 6, 7));
+    CHECK_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 6, rc.out[0], rc.out[1]));
+    CHECK_OK(cudnnSetFilter4dDescriptor(fd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 6, 2, 3, 3));
+    CHECK_OK(cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 2, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    CHECK_OK(cudnnSetConvolutionGroupCount(cd, 2));
+    CHECK_OK(cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH));
+    const float one = 1, zero = 0;
+
+    /* forward: the largest workspace of all, then FindEx */
+    int count = 0, found = 0, ran = 0;
+    CHECK_OK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &count));
+    size_t max_ws = 0;
+    for (int a = 0; a < count; a++) {
+        size_t sz = 0;
+        if (cudnnGetConvolutionForwardWorkspaceSize(h, xd, fd, cd, yd, (cudnnConvolutionFwdAlgo_t)a, &sz) ==
+                CUDNN_STATUS_SUCCESS && sz > max_ws)
+            max_ws = sz;
+    }
+    void *work = tbuf_alloc(max_ws ? max_ws : 1);
+    cudnnConvolutionFwdAlgoPerf_t fperf[16];
+    bool ok = count <= 16 && CHECK_OK(cudnnFindConvolutionForwardAlgorithmEx(h, xd, px, fd, pw, cd, yd, py, count,
+                                                                             &found, fperf, work, max_ws));
+    for (int i = 0; i < found && ok; i++) {
+        if (fperf[i].status != CUDNN_STATUS_SUCCESS) continue;
+        ok = CHECK(fperf[i].mathType == CUDNN_FMA_MATH) && CHECK(fperf[i].memory <= max_ws) &&
+             CHECK_OK(cudnnSetConvolutionMathType(cd, fperf[i].mathType));
+        size_t sz = 0;
+        ok = ok && CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, xd, fd, cd, yd, fperf[i].algo, &sz)) &&
+             CHECK(sz <= fperf[i].memory);
+        tbuf_poison(py, sizeof(float) * (size_t)ny);
+        ok = ok && CHECK_OK(cudnnConvolutionForward(h, &one, xd, px, fd, pw, cd, fperf[i].algo, work, sz, &zero, yd, py));
+        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, y, ny, 1e-5, "y of a found algorithm");
+        ran++;
+    }
+    CHECK(ran > 0);
+
+    /* backward data: Get_v7, the deterministic results */
+    cudnnConvolutionBwdDataAlgoPerf_t dperf[16];
+    ran = 0;
+    ok = ok && CHECK_OK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &count)) && count <= 16 &&
+         CHECK_OK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, fd, yd, cd, xd, count, &found, dperf));
+    for (int i = 0; i < found && ok; i++) {
+        if (dperf[i].status != CUDNN_STATUS_SUCCESS || dperf[i].determinism != CUDNN_DETERMINISTIC) continue;
+        ok = CHECK(dperf[i].mathType == CUDNN_FMA_MATH) && CHECK_OK(cudnnSetConvolutionMathType(cd, dperf[i].mathType));
+        size_t sz = 0;
+        ok = ok && CHECK_OK(cudnnGetConvolutionBackwardDataWorkspaceSize(h, fd, yd, cd, xd, dperf[i].algo, &sz));
+        void *dwork = sz ? tbuf_alloc(sz) : NULL;
+        tbuf_poison(pdx, sizeof(float) * (size_t)nx);
+        ok = ok && CHECK_OK(cudnnConvolutionBackwardData(h, &one, fd, pw, yd, pdy, cd, dperf[i].algo, dwork, sz, &zero,
+                                                         xd, pdx));
+        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, nx, 1e-5, "dx of a heuristic algorithm");
+        if (dwork) tbuf_free(dwork);
+        ran++;
+    }
+    CHECK(ran > 0);
+    tbuf_free(work);
+    void *bufs[] = {px, pw, pdy, py, pdx};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+    free(x), free(w), free(dy), free(y), free(dx);
+    cudnnDestroyTensorDescriptor(xd);
+    cudnnDestroyTensorDescriptor(yd);
+    cudnnDestroyFilterDescriptor(fd);
+    cudnnDestroyConvolutionDescriptor(cd);
+}

@@ -528,3 +528,131 @@ TEST(compat_rnn_sharpnet_v8_without_states)
     cudnnDestroyRNNDescriptor(rnn);
     cudnnDestroyDropoutDescriptor(drop);
 }
+
+/* ---- ONNX Runtime's RNN operators (onnxruntime/core/providers/cuda/rnn/cudnn_rnn_base.cc) ------ */
+
+/* ONNX Runtime's GRU: ONNX's W (z, r, h gates), R and B arrays copied into a zeroed weight buffer
+   through the legacy getters in its linear-layer order (W ids 1, 0, 2 with their biases, then R
+   ids 4, 3, 5), xDesc {1, input, 1}, the filter {dirs * 3H (input + H + 2), 1, 1}; then
+   cudnnSetRNNPaddingMode(PADDED_IO_ENABLED) and, without sequence lengths, the array form
+   cudnnRNNForwardInference (hx NULL, every state descriptor given); with lengths,
+   cudnnRNNForwardInferenceEx over sequence-major unpacked data with a float 0 fill (a length 0
+   raised to 1 by the caller). Bidirectional. */
+TEST(compat_rnn_onnxruntime_gru_padding_mode)
+{
+    enum { IN = 3, H = 2, T = 4, N = 3, D = 2, G = 3 };
+    static const int full[N] = {T, T, T}, ragged[N] = {T, 2, 1};
+    static const int w_ids[G] = {1, 0, 2}, r_ids[G] = {4, 3, 5};
+    cudnnHandle_t h = test_handle();
+    cudnnRNNDescriptor_t rnn;
+    cudnnDropoutDescriptor_t drop;
+    size_t states_bytes = 0;
+    CHECK_OK(cudnnCreateRNNDescriptor(&rnn));
+    CHECK_OK(cudnnCreateDropoutDescriptor(&drop));
+    CHECK_OK(cudnnDropoutGetStatesSize(h, &states_bytes));
+    void *states = tbuf_alloc(states_bytes);
+    CHECK_OK(cudnnSetDropoutDescriptor(drop, h, 0.0f, states, states_bytes, 1));
+    CHECK_OK(cudnnSetRNNDescriptor_v6(h, rnn, H, 1, drop, CUDNN_LINEAR_INPUT, CUDNN_BIDIRECTIONAL, CUDNN_GRU,
+                                      CUDNN_RNN_ALGO_STANDARD, CUDNN_DATA_FLOAT));
+    CHECK_OK(cudnnSetRNNMatrixMathType(rnn, CUDNN_DEFAULT_MATH));
+    cudnnTensorDescriptor_t x1, xd, yd, hd;
+    cudnnFilterDescriptor_t wd, region;
+    cudnnTensorDescriptor_t *descs[] = {&x1, &xd, &yd, &hd};
+    for (int i = 0; i < 4; i++) CHECK_OK(cudnnCreateTensorDescriptor(descs[i]));
+    CHECK_OK(cudnnCreateFilterDescriptor(&wd));
+    CHECK_OK(cudnnCreateFilterDescriptor(&region));
+    CHECK_OK(cudnnSetTensorNdDescriptor(x1, CUDNN_DATA_FLOAT, 3, (const int[]){1, IN, 1}, (const int[]){IN, 1, 1}));
+    CHECK_OK(cudnnSetTensorNdDescriptor(xd, CUDNN_DATA_FLOAT, 3, (const int[]){N, IN, 1}, (const int[]){IN, 1, 1}));
+    CHECK_OK(cudnnSetTensorNdDescriptor(yd, CUDNN_DATA_FLOAT, 3, (const int[]){N, D * H, 1}, (const int[]){D * H, 1, 1}));
+    CHECK_OK(cudnnSetTensorNdDescriptor(hd, CUDNN_DATA_FLOAT, 3, (const int[]){D, N, H}, (const int[]){N * H, H, 1}));
+    const int w_size = D * G * H * (IN + H + 2);
+    CHECK_OK(cudnnSetFilterNdDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 3, (const int[]){w_size, 1, 1}));
+
+    /* the reference's weights, and ONNX's arrays W [D][zrh][H][IN], R [D][zrh][H][H], B [D][W zrh, R zrh][H] */
+    struct ref_rnn r = {.mode = CUDNN_GRU, .layers = 1, .dirs = D, .input = IN, .hidden = H, .proj = H,
+                        .T = T, .N = N, .lengths = full};
+    int64_t nref = ref_rnn_param_count(&r);
+    double *wref = tview_fill(nref, 0);
+    float onnx_w[D * G * H * IN], onnx_r[D * G * H * H], onnx_b[D * 2 * G * H];
+    static const int cudnn_gate_of_onnx[G] = {1, 0, 2}; /* z = update, r = reset, h = new */
+    for (int d = 0; d < D; d++)
+        for (int o = 0; o < G; o++) {
+            int g = cudnn_gate_of_onnx[o];
+            for (int i = 0; i < H * IN; i++)
+                onnx_w[(d * G + o) * H * IN + i] = (float)(wref[ref_rnn_param(&r, d, REF_RNN_W, g) + i] = (float)trand_uniform(-0.7, 0.7));
+            for (int i = 0; i < H * H; i++)
+                onnx_r[(d * G + o) * H * H + i] = (float)(wref[ref_rnn_param(&r, d, REF_RNN_R, g) + i] = (float)trand_uniform(-0.7, 0.7));
+            for (int i = 0; i < H; i++) {
+                onnx_b[(d * 2 * G + o) * H + i] = (float)(wref[ref_rnn_param(&r, d, REF_RNN_BW, g) + i] = (float)trand_uniform(-0.5, 0.5));
+                onnx_b[(d * 2 * G + G + o) * H + i] = (float)(wref[ref_rnn_param(&r, d, REF_RNN_BR, g) + i] = (float)trand_uniform(-0.5, 0.5));
+            }
+        }
+    void *pw = tbuf_alloc(sizeof(float) * (size_t)w_size);
+    float *zero_w = calloc((size_t)w_size, sizeof(float));
+    tbuf_upload(pw, zero_w, sizeof(float) * (size_t)w_size);
+    free(zero_w);
+    bool ok = true;
+    int w_off = 0, r_off = 0, b_off = 0;
+    for (int layer = 0; layer < D && ok; layer++)
+        for (int pass = 0; pass < 2 && ok; pass++)
+            for (int k = 0; k < G && ok; k++)
+                for (int bias = 0; bias < 2 && ok; bias++) {
+                    int id = pass ? r_ids[k] : w_ids[k];
+                    void *at = NULL;
+                    ok = bias ? CHECK_OK(cudnnGetRNNLinLayerBiasParams(h, rnn, layer, x1, wd, pw, id, region, &at))
+                              : CHECK_OK(cudnnGetRNNLinLayerMatrixParams(h, rnn, layer, x1, wd, pw, id, region, &at));
+                    int dims[3], nd;
+                    cudnnDataType_t t;
+                    cudnnTensorFormat_t f;
+                    ok = ok && CHECK_OK(cudnnGetFilterNdDescriptor(region, 3, &t, &f, &nd, dims));
+                    if (!ok) break;
+                    int count = dims[0] * dims[1] * dims[2];
+                    const float *src = bias ? onnx_b + b_off : pass ? onnx_r + r_off : onnx_w + w_off;
+                    tbuf_upload(at, src, sizeof(float) * (size_t)count);
+                    *(bias ? &b_off : pass ? &r_off : &w_off) += count;
+                }
+    CHECK(w_off == D * G * H * IN && r_off == D * G * H * H && b_off == D * 2 * G * H);
+    CHECK_OK(cudnnSetRNNPaddingMode(rnn, CUDNN_RNN_PADDED_IO_ENABLED));
+
+    double *x = tview_random(T * N * IN, -1, 1), *y = malloc(sizeof(double) * T * N * D * H), hy[D * N * H];
+    void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, T * N * IN), *py = tbuf_alloc(sizeof(float) * T * N * D * H);
+    void *phy = tbuf_alloc(sizeof(float) * D * N * H);
+    cudnnTensorDescriptor_t xs[T], ys[T];
+    for (int t = 0; t < T; t++) xs[t] = xd, ys[t] = yd;
+    size_t ws = 0;
+    ok = ok && CHECK_OK(cudnnGetRNNWorkspaceSize(h, rnn, T, xs, &ws));
+    void *pws = tbuf_alloc(ws ? ws : 1);
+    for (int with_lengths = 0; with_lengths < 2 && ok; with_lengths++) {
+        r.lengths = with_lengths ? ragged : full;
+        for (int64_t i = 0; i < T * N * D * H; i++) y[i] = 0; /* the padding fill */
+        ref_rnn_forward(&r, wref, x, NULL, NULL, y, hy, NULL);
+        tbuf_poison(py, sizeof(float) * T * N * D * H);
+        if (!with_lengths) {
+            ok = CHECK_OK(cudnnRNNForwardInference(h, rnn, T, xs, px, hd, NULL, hd, NULL, wd, pw, ys, py, hd, phy, hd,
+                                                   NULL, pws, ws));
+        } else {
+            cudnnRNNDataDescriptor_t xdd, ydd;
+            float fill = 0.0f;
+            CHECK_OK(cudnnCreateRNNDataDescriptor(&xdd));
+            CHECK_OK(cudnnCreateRNNDataDescriptor(&ydd));
+            CHECK_OK(cudnnSetRNNDataDescriptor(xdd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, N, IN,
+                                               ragged, &fill));
+            CHECK_OK(cudnnSetRNNDataDescriptor(ydd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, N,
+                                               D * H, ragged, &fill));
+            ok = CHECK_OK(cudnnRNNForwardInferenceEx(h, rnn, xdd, px, hd, NULL, hd, NULL, wd, pw, ydd, py, hd, phy, hd,
+                                                     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, pws, ws));
+            cudnnDestroyRNNDataDescriptor(xdd);
+            cudnnDestroyRNNDataDescriptor(ydd);
+        }
+        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, y, T * N * D * H, 1e-5, with_lengths ? "Ex y" : "y") &&
+             tvalues_check(CUDNN_DATA_FLOAT, phy, hy, D * N * H, 1e-5, with_lengths ? "Ex hy" : "hy");
+    }
+    void *bufs[] = {pw, px, py, phy, pws, states};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+    free(wref), free(x), free(y);
+    for (int i = 0; i < 4; i++) cudnnDestroyTensorDescriptor(*descs[i]);
+    cudnnDestroyFilterDescriptor(wd);
+    cudnnDestroyFilterDescriptor(region);
+    cudnnDestroyRNNDescriptor(rnn);
+    cudnnDestroyDropoutDescriptor(drop);
+}
