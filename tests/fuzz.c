@@ -13,9 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef FUZZ_ITERATIONS
-#define FUZZ_ITERATIONS 400 /* the libFuzzer harness (tests/libfuzzer) runs fewer per input */
-#define FUZZ_MOST_RUN 1     /* and its inputs decide how many run, so it does not count them */
+#ifdef FUZZ_HARNESS
+#define FUZZ_ITERATIONS 16 /* the libFuzzer harness (tests/libfuzzer) runs fewer per input, and its */
+#else                      /* inputs decide how many run, so it does not count them */
+#define FUZZ_ITERATIONS 400
+#define FUZZ_MOST_RUN 1
 #endif
 enum { GUARD = 256, MAX_BYTES = 1 << 20 };
 

@@ -1,12 +1,28 @@
 #!/usr/bin/env bash
 # libfuzz.sh: builds the host backend with clang under AddressSanitizer and libFuzzer's coverage
 # (build-libfuzzer/), links the harness tests/libfuzzer/ops.c (tests/fuzz.c driven by the fuzzer's
-# input) and runs it for a fixed time. The corpus kept in the repository (tests/libfuzzer/corpus)
-# seeds the run; new inputs go to build-libfuzzer/corpus; a crash is saved as
-# build-libfuzzer/crash-<hash>, which `build-libfuzzer/fuzz_ops <file>` replays.
+# input) and runs it for a fixed time, in one process.
+#
+# The corpus kept in the repository, tests/libfuzzer/corpus, seeds the run and is never written
+# by it: new inputs go to build-libfuzzer/new (scratch, ignored by git). A crash is saved as
+# build-libfuzzer/crash-<sha1>, which `build-libfuzzer/fuzz_ops <file>` replays; once it is fixed,
+# copy the file into tests/libfuzzer/corpus under that name, where it stays (ctest
+# libfuzzer_corpus replays every file of the corpus in each build, and --merge keeps crash-*).
+#
+# --merge folds the new inputs back: the committed corpus and build-libfuzzer/new are merged with
+# libFuzzer's set-cover merge on edge coverage (-set_cover_merge=1 -use_counters=0: a small set of
+# inputs that covers every edge any of them covers) into a fresh directory, which replaces the
+# corpus's files (crash-* kept); commit what changed under tests/libfuzzer/corpus.
+#
 # Usage: tools/libfuzz.sh [seconds, default 300] [extra libFuzzer flags...]
+#        tools/libfuzz.sh --merge
 set -euo pipefail
 cd "$(dirname "$0")/.."
+merge=0
+if [ "${1:-}" = "--merge" ]; then
+  merge=1
+  shift
+fi
 seconds=${1:-300}
 shift || true
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -19,11 +35,24 @@ cmake -S . -B build-libfuzzer -G Ninja -DOPENCUDNN_CUDA=OFF -DOPENCUDNN_CBLAS=OF
   -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address -shared-libasan -Wl,-rpath,$asan_rt" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address -shared-libasan -Wl,-rpath,$asan_rt"
 cmake --build build-libfuzzer -j "$jobs" --target cudnn
-$cc $san -fsanitize=fuzzer -std=gnu11 -D_GNU_SOURCE -DOPENCUDNN_NO_CUDA_HEADERS -DFUZZ_ITERATIONS=16 \
+$cc $san -fsanitize=fuzzer -std=gnu11 -D_GNU_SOURCE -DOPENCUDNN_NO_CUDA_HEADERS -DFUZZ_HARNESS \
   -Iinclude -Isrc -Itests tests/libfuzzer/ops.c tests/fuzz.c tests/tensors.c tests/support.c tests/ref/tensor_ops.c \
   -Lbuild-libfuzzer -l:libcudnn.so.8 -Wl,-rpath,"$PWD/build-libfuzzer" -Wl,-rpath,"$asan_rt" -lm \
   -o build-libfuzzer/fuzz_ops
-mkdir -p build-libfuzzer/corpus
-ASAN_OPTIONS="detect_leaks=1 verify_asan_link_order=0 ${ASAN_OPTIONS:-}" build-libfuzzer/fuzz_ops -max_total_time="$seconds" \
-  -max_len=2048 -timeout=60 -artifact_prefix=build-libfuzzer/ -print_final_stats=1 "$@" \
-  build-libfuzzer/corpus tests/libfuzzer/corpus
+corpus=tests/libfuzzer/corpus
+new=build-libfuzzer/new
+mkdir -p "$new"
+export ASAN_OPTIONS="detect_leaks=1 verify_asan_link_order=0 ${ASAN_OPTIONS:-}"
+if [ "$merge" = 1 ]; then
+  fresh=build-libfuzzer/merged
+  rm -rf "$fresh"
+  mkdir -p "$fresh"
+  build-libfuzzer/fuzz_ops -set_cover_merge=1 -use_counters=0 "$fresh" "$corpus" "$new"
+  find "$corpus" -maxdepth 1 -type f ! -name 'crash-*' -delete
+  cp "$fresh"/* "$corpus"/
+  echo "libfuzz.sh: $corpus now holds $(find "$corpus" -type f | wc -l) files," \
+    "$(cat "$corpus"/* | wc -c) bytes; commit what changed there"
+  exit 0
+fi
+build-libfuzzer/fuzz_ops -max_total_time="$seconds" -max_len=2048 -timeout=60 -artifact_prefix=build-libfuzzer/ \
+  -print_final_stats=1 "$@" "$new" "$corpus"

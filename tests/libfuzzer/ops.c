@@ -7,7 +7,9 @@
    the input that caused them; AddressSanitizer catches the rest.
 
    This file stands in for tests/runner.c: it collects the fuzz test at registration and gives the
-   framework functions that test.h declares, for the host backend. */
+   framework functions that test.h declares, for the host backend. The fuzzer links it with
+   libFuzzer's main; replay.c gives it a plain one that replays the committed corpus (ctest
+   libfuzzer_corpus). Both compile tests/fuzz.c with FUZZ_HARNESS (its iterations per input). */
 #include "test.h"
 
 #include <stdarg.h>
