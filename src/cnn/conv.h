@@ -49,8 +49,9 @@ struct ocd_conv_impl {
     /* Optional, for an entry that differs from the next entry serving the same algorithm in
        speed only (the host's CBLAS GEMM against the built-in engine): asked after applies, an
        estimate (a measurement, a size rule) of whether it should run the problem. Find times
-       both on the problem, and its verdict overrules the estimate (not FORCED). */
-    enum ocd_conv_race (*race)(cudnnHandle_t handle, const struct ocd_conv_problem *p);
+       both on the problem, and its verdict overrules the estimate (not FORCED). A racing entry is
+       planned: plan is its plan for p (a plan that serves p). */
+    enum ocd_conv_race (*race)(cudnnHandle_t handle, const struct ocd_conv_problem *p, const void *plan);
 };
 
 struct ocd_conv_table {

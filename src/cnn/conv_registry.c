@@ -99,8 +99,8 @@ static const struct ocd_conv_impl fwd_impls[] = {
 #ifdef OCD_HAVE_CBLAS
     /* first, racing the packed engine: where it wins (a measurement, see conv_cblas.c) the
        heuristic offers GEMM first; where it loses, GEMM goes to host:fwd_gemm */
-    {{"host:fwd_gemm_cblas", OCD_BACKEND_HOST, BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM), ocd_host_conv_cblas_applies,
-      ocd_host_conv_cblas_workspace, ocd_host_conv_cblas, NULL},
+    {{"host:fwd_gemm_cblas", OCD_BACKEND_HOST, BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM), NULL, NULL, NULL,
+      &ocd_host_conv_cblas_planned},
      CUDNN_DETERMINISTIC, false, ocd_host_conv_cblas_race},
 #endif
     HOST_GEMM_ENTRY("host:fwd_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM), precomp)
@@ -447,9 +447,9 @@ static const char *entry_unfit(cudnnHandle_t handle, const struct ocd_impl *base
 /* How a racing entry stands: FORCED, else Find's verdict for the problem where there is one,
    else the entry's estimate. */
 static enum ocd_conv_race race_standing(cudnnHandle_t handle, const struct ocd_conv_impl *e,
-                                        const struct ocd_conv_problem *p, int algo)
+                                        const struct ocd_conv_problem *p, const struct ocd_impl_plan *plan, int algo)
 {
-    enum ocd_conv_race r = e->race(handle, p);
+    enum ocd_conv_race r = e->race(handle, p, plan->u.bytes);
     bool won;
     if (r != OCD_CONV_RACE_FORCED && ocd_conv_race_verdict(p, algo, &won))
         r = won ? OCD_CONV_RACE_WINS : OCD_CONV_RACE_LOSES;
@@ -457,13 +457,13 @@ static enum ocd_conv_race race_standing(cudnnHandle_t handle, const struct ocd_c
 }
 
 /* The walker's further test for a convolution entry (struct ocd_impl_query): unfit, or a racer
-   that loses the problem. */
+   that loses the problem (the walker has just planned it into plan). */
 static const char *entry_rejects(cudnnHandle_t handle, const struct ocd_impl *base, const void *problem,
                                  const struct ocd_impl_plan *plan, int algo)
 {
     const struct ocd_conv_impl *e = (const struct ocd_conv_impl *)base;
     const char *r = entry_unfit(handle, base, problem, plan, algo);
-    if (r == NULL && e->race != NULL && race_standing(handle, e, problem, algo) == OCD_CONV_RACE_LOSES)
+    if (r == NULL && e->race != NULL && race_standing(handle, e, problem, plan, algo) == OCD_CONV_RACE_LOSES)
         r = "slower than the next entry for this problem (measured)";
     return r;
 }
@@ -473,10 +473,12 @@ bool ocd_conv_race_pair(cudnnHandle_t handle, const struct ocd_conv_problem *p, 
 {
     if (ocd_conv_algo_rejects(p, algo) != NULL) return false;
     char why[8];
-    const struct ocd_impl_query q = {ocd_conv_algo_name(p->dir, algo), algo, entry_unfit, NULL};
+    struct ocd_impl_plan plan; /* the racer's, after the walk */
+    const struct ocd_impl_query q = {ocd_conv_algo_name(p->dir, algo), algo, entry_unfit, &plan};
     struct ocd_impl_table t = ocd_conv_impl_table(p->dir);
     *racer = (const struct ocd_conv_impl *)ocd_impl_walk(handle, t, p, &q, why, sizeof why);
-    if (*racer == NULL || (*racer)->race == NULL || (*racer)->race(handle, p) == OCD_CONV_RACE_FORCED) return false;
+    if (*racer == NULL || (*racer)->race == NULL || (*racer)->race(handle, p, plan.u.bytes) == OCD_CONV_RACE_FORCED)
+        return false;
     /* the rival: the first entry after the racer that serves the algorithm */
     const size_t next = (size_t)(*racer - (const struct ocd_conv_impl *)t.entries) + 1;
     t.entries = *racer + 1, t.count -= next;

@@ -138,7 +138,7 @@ const struct ocd_conv_impl *ocd_engine_conv_pick(cudnnHandle_t handle, const str
         for (size_t i = 0; i < t->count; i++) {
             const struct ocd_conv_impl *e = &t->impls[i];
             if (entry_rejects(handle, e, p, &plan) != NULL) continue;
-            if (e->race != NULL && e->race(handle, p) == OCD_CONV_RACE_LOSES) continue;
+            if (e->race != NULL && e->race(handle, p, plan.u.bytes) == OCD_CONV_RACE_LOSES) continue;
             if (ocd_conv_impl_workspace(handle, e, p, &plan) == 0) return e;
         }
         snprintf(why, why_size, "no implementation runs the convolution without workspace");

@@ -6,7 +6,9 @@
    as it is) times the column matrix of x (C/G*R*S x P*Q), so x is read through its strides into
    the workspace and the filter and y are handed over in place, alpha and beta included (a 1x1
    filter with unit stride and no padding skips the im2col: x itself is the column matrix). That
-   needs NCHW-like y and filter; everything else stays with the packed engine (conv_gemm.c).
+   needs NCHW-like y and filter; everything else stays with the packed engine (conv_gemm.c). The
+   entry is planned (core/impl.h): that geometry is worked out once per problem, and the walker,
+   the race, the workspace query and the run read it from the plan.
    Threads: our pool builds the columns of every image first; then the calling thread runs the
    GEMMs one after another and the library threads each one itself, while our workers sleep. The
    two pools never compete, and no global setting of the library (its thread count) is touched,
@@ -44,10 +46,24 @@ static bool is_1x1_direct(const struct ocd_conv_problem *p)
            p->x.strides[1] >= s->in[0] * s->in[1];
 }
 
-const char *ocd_host_conv_cblas_applies(cudnnHandle_t handle, const void *problem)
+/* The entry is planned (core/impl.h): the plan is the verdict and the GEMM per image and group,
+   C (m x n) = A (m x k) B (k x n) with m = K/G, n = P*Q, k = C/G*R*S, and where its B lives. It
+   holds no pointer: the run takes the data from the problem. */
+struct cblas_plan {
+    bool dbl;
+    bool direct;            /* x itself is the column matrix (is_1x1_direct) */
+    size_t ws_bytes;        /* the column matrices of every image; 0 when direct */
+    int m, n, k;            /* the GEMM's sizes */
+    int lda, ldb, ldc;      /* the filter's, the column matrix's and y's leading dimensions */
+    int64_t image_step, group_step; /* elements between the column matrices of images, of groups */
+};
+OCD_IMPL_PLAN_FITS(struct cblas_plan);
+
+static const char *plan(cudnnHandle_t handle, const void *problem, void *planned)
 {
     const struct ocd_conv_problem *p = problem;
     const struct ocd_conv_shape *s = &p->s;
+    struct cblas_plan *pl = planned;
     if (ocd_host_gemm_choice() == OCD_HOST_GEMM_BUILTIN) return "OPENCUDNN_HOST_GEMM=builtin";
     if (p->dir != OCD_CONV_FWD) return "the CBLAS entry runs the forward convolution only";
     if (p->ep.on) return OCD_REASON_MODE;
@@ -56,35 +72,40 @@ const char *ocd_host_conv_cblas_applies(cudnnHandle_t handle, const void *proble
     if ((t != CUDNN_DATA_FLOAT && t != CUDNN_DATA_DOUBLE) || p->w.dtype != t || p->y.dtype != t || p->compute != t)
         return OCD_REASON_DTYPE;
     /* the filter as a K x CRS matrix; channels of y P*Q contiguous elements, at least that far apart */
-    int64_t pq = s->out[0] * s->out[1];
+    int64_t pq = s->out[0] * s->out[1], cg = s->c / s->groups, crs = cg * s->filt[0] * s->filt[1];
     if (p->w_format != CUDNN_TENSOR_NCHW || p->y.strides[3] != 1 || p->y.strides[2] != s->out[1] ||
         p->y.strides[1] < pq)
         return OCD_REASON_LAYOUT;
     /* the GEMM's sizes and leading dimensions are C ints */
     if (p->w.strides[0] > INT_MAX || p->y.strides[1] > INT_MAX || p->x.strides[1] > INT_MAX || pq > INT_MAX)
         return OCD_REASON_SHAPE;
+    pl->dbl = t == CUDNN_DATA_DOUBLE;
+    pl->direct = is_1x1_direct(p);
+    pl->m = (int)(s->k / s->groups), pl->n = (int)pq, pl->k = (int)crs;
+    pl->lda = (int)p->w.strides[0], pl->ldc = (int)p->y.strides[1];
+    if (pl->direct) {
+        pl->ws_bytes = 0;
+        pl->ldb = (int)p->x.strides[1], pl->image_step = p->x.strides[0], pl->group_step = cg * p->x.strides[1];
+    } else {
+        const size_t elem = pl->dbl ? sizeof(double) : sizeof(float);
+        pl->ws_bytes = (size_t)(s->n * s->c * s->filt[0] * s->filt[1] * pq) * elem;
+        pl->ldb = (int)pq, pl->image_step = s->c * s->filt[0] * s->filt[1] * pq, pl->group_step = crs * pq;
+    }
     return NULL;
 }
 
-enum ocd_conv_race ocd_host_conv_cblas_race(cudnnHandle_t handle, const struct ocd_conv_problem *p)
+enum ocd_conv_race ocd_host_conv_cblas_race(cudnnHandle_t handle, const struct ocd_conv_problem *p, const void *planned)
 {
-    const struct ocd_conv_shape *s = &p->s;
+    const struct cblas_plan *pl = planned;
     if (ocd_host_gemm_choice() == OCD_HOST_GEMM_CBLAS) return OCD_CONV_RACE_FORCED;
-    double flops = 2.0 * (s->k / s->groups) * (double)(s->out[0] * s->out[1]) * (double)(s->c / s->groups) *
-                   (double)(s->filt[0] * s->filt[1]);
-    if (flops < OCD_HOST_CBLAS_MIN_FLOPS) return OCD_CONV_RACE_LOSES;
-    if (s->k / s->groups < MIN_FILTERS_FOR_LARGE_COLUMNS && ocd_host_conv_cblas_workspace(handle, p) > LARGE_COLUMNS_BYTES)
-        return OCD_CONV_RACE_LOSES;
+    if (2.0 * pl->m * (double)pl->n * (double)pl->k < OCD_HOST_CBLAS_MIN_FLOPS) return OCD_CONV_RACE_LOSES;
+    if (pl->m < MIN_FILTERS_FOR_LARGE_COLUMNS && pl->ws_bytes > LARGE_COLUMNS_BYTES) return OCD_CONV_RACE_LOSES;
     return ocd_host_cblas_wins(p->x.dtype) ? OCD_CONV_RACE_WINS : OCD_CONV_RACE_LOSES;
 }
 
-size_t ocd_host_conv_cblas_workspace(cudnnHandle_t handle, const void *problem)
+static size_t workspace(cudnnHandle_t handle, const void *problem, const void *planned)
 {
-    const struct ocd_conv_problem *p = problem;
-    const struct ocd_conv_shape *s = &p->s;
-    if (is_1x1_direct(p)) return 0;
-    size_t elem = p->x.dtype == CUDNN_DATA_DOUBLE ? sizeof(double) : sizeof(float);
-    return (size_t)(s->n * s->c * s->filt[0] * s->filt[1] * s->out[0] * s->out[1]) * elem;
+    return ((const struct cblas_plan *)planned)->ws_bytes;
 }
 
 struct im2col_job {
@@ -139,39 +160,31 @@ static void im2col_range(void *ctx, int64_t begin, int64_t end)
     }
 }
 
-cudnnStatus_t ocd_host_conv_cblas(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
+static cudnnStatus_t run(cudnnHandle_t handle, const void *problem, const void *planned, void *ws, size_t ws_bytes)
 {
     const struct ocd_conv_problem *p = problem;
-    const struct ocd_conv_shape *s = &p->s;
-    bool dbl = p->x.dtype == CUDNN_DATA_DOUBLE;
-    size_t elem = dbl ? sizeof(double) : sizeof(float);
-    int64_t cg = s->c / s->groups, kg = s->k / s->groups, pq = s->out[0] * s->out[1];
-    int64_t crs = cg * s->filt[0] * s->filt[1]; /* the GEMM's K, per group */
-    /* the column matrix of image n, group g: rows crs, leading dimension ldb */
-    const char *cols = ws;
-    int64_t ldb = pq, image_step = s->c * s->filt[0] * s->filt[1] * pq, group_step = crs * pq;
-    if (is_1x1_direct(p)) {
-        cols = p->x_data;
-        ldb = p->x.strides[1], image_step = p->x.strides[0], group_step = cg * p->x.strides[1];
-    } else {
+    const struct cblas_plan *pl = planned;
+    const size_t elem = pl->dbl ? sizeof(double) : sizeof(float);
+    const char *cols = pl->direct ? p->x_data : ws;
+    if (!pl->direct) {
         struct im2col_job job = {p, ws, elem};
-        ocd_parallel_for(s->n * s->c, 1, im2col_range, &job);
+        ocd_parallel_for(p->s.n * p->s.c, 1, im2col_range, &job);
     }
     const int64_t *ys = p->y.strides;
-    for (int64_t n = 0; n < s->n; n++) {
-        for (int64_t g = 0; g < s->groups; g++) {
-            const char *a = (const char *)p->w_data + (size_t)(g * kg * p->w.strides[0]) * elem;
-            const char *b = cols + (size_t)(n * image_step + g * group_step) * elem;
-            char *c = (char *)p->y_data + (size_t)(n * ys[0] + g * kg * ys[1]) * elem;
-            if (dbl)
-                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)kg, (int)pq, (int)crs, p->alpha,
-                            (const double *)a, (int)p->w.strides[0], (const double *)b, (int)ldb, p->beta,
-                            (double *)c, (int)ys[1]);
+    for (int64_t n = 0; n < p->s.n; n++) {
+        for (int64_t g = 0; g < p->s.groups; g++) {
+            const char *a = (const char *)p->w_data + (size_t)(g * pl->m * pl->lda) * elem;
+            const char *b = cols + (size_t)(n * pl->image_step + g * pl->group_step) * elem;
+            char *c = (char *)p->y_data + (size_t)(n * ys[0] + g * pl->m * ys[1]) * elem;
+            if (pl->dbl)
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, pl->m, pl->n, pl->k, p->alpha, (const double *)a,
+                            pl->lda, (const double *)b, pl->ldb, p->beta, (double *)c, pl->ldc);
             else
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)kg, (int)pq, (int)crs, (float)p->alpha,
-                            (const float *)a, (int)p->w.strides[0], (const float *)b, (int)ldb, (float)p->beta,
-                            (float *)c, (int)ys[1]);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, pl->m, pl->n, pl->k, (float)p->alpha,
+                            (const float *)a, pl->lda, (const float *)b, pl->ldb, (float)p->beta, (float *)c, pl->ldc);
         }
     }
     return CUDNN_STATUS_SUCCESS;
 }
+
+const struct ocd_impl_planned ocd_host_conv_cblas_planned = {plan, workspace, run};

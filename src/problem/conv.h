@@ -161,10 +161,8 @@ OCD_CONV_PLANNED_DECLARE(ocd_host_conv_fft)
 OCD_CONV_PLANNED_DECLARE(ocd_host_conv_fft_tiling)
 
 #ifdef OCD_HAVE_CBLAS
-const char *ocd_host_conv_cblas_applies(cudnnHandle_t handle, const void *problem);
-enum ocd_conv_race ocd_host_conv_cblas_race(cudnnHandle_t handle, const struct ocd_conv_problem *p);
-size_t ocd_host_conv_cblas_workspace(cudnnHandle_t handle, const void *problem);
-cudnnStatus_t ocd_host_conv_cblas(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+OCD_CONV_PLANNED_DECLARE(ocd_host_conv_cblas)
+enum ocd_conv_race ocd_host_conv_cblas_race(cudnnHandle_t handle, const struct ocd_conv_problem *p, const void *plan);
 #endif
 
 #ifdef OCD_HAVE_CUDA
