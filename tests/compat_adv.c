@@ -413,8 +413,9 @@ TEST(compat_mha_cudajl_defaults_no_projections)
 /* ---- SharpNet's RNN layer (SharpNet/Layers/RecurrentLayer.cs) ------------------------------------ */
 
 /* For every matrix and bias of pseudo-layer 0 of a one-layer unidirectional network of G gates,
-   the offset (elements) of the weight space and of the reference's layout, through
-   cudnnGetRNNWeightParams; count of the pairs, or -1 when a query failed. */
+   the offset (elements) of the weight space and of the reference's layout and the element
+   count (0 for a parameter the network lacks), through cudnnGetRNNWeightParams; count of the
+   pairs, or -1 when a query failed. */
 static int v8_param_map(cudnnHandle_t h, cudnnRNNDescriptor_t rnn, const struct ref_rnn *r, int G, size_t wbytes,
                         void *space, int64_t (*map)[3])
 {
@@ -429,12 +430,12 @@ static int v8_param_map(cudnnHandle_t h, cudnnRNNDescriptor_t rnn, const struct 
             break;
         }
         bool in = id < G;
-        map[n][0] = ((char *)ma - (char *)space) / (int64_t)sizeof(float);
+        map[n][0] = ma ? ((char *)ma - (char *)space) / (int64_t)sizeof(float) : 0;
         map[n][1] = ref_rnn_param(r, 0, in ? REF_RNN_W : REF_RNN_R, id % G);
-        map[n++][2] = (int64_t)r->hidden * (in ? r->input : r->proj);
-        map[n][0] = ((char *)ba - (char *)space) / (int64_t)sizeof(float);
+        map[n++][2] = ma ? (int64_t)r->hidden * (in ? r->input : r->proj) : 0;
+        map[n][0] = ba ? ((char *)ba - (char *)space) / (int64_t)sizeof(float) : 0;
         map[n][1] = ref_rnn_param(r, 0, in ? REF_RNN_BW : REF_RNN_BR, id % G);
-        map[n++][2] = r->hidden;
+        map[n++][2] = ba ? r->hidden : 0;
     }
     cudnnDestroyTensorDescriptor(md);
     cudnnDestroyTensorDescriptor(bd);
@@ -653,6 +654,96 @@ TEST(compat_rnn_onnxruntime_gru_padding_mode)
     for (int i = 0; i < 4; i++) cudnnDestroyTensorDescriptor(*descs[i]);
     cudnnDestroyFilterDescriptor(wd);
     cudnnDestroyFilterDescriptor(region);
+    cudnnDestroyRNNDescriptor(rnn);
+    cudnnDestroyDropoutDescriptor(drop);
+}
+
+/* ---- Korali's recurrent layers (source/modules/neuralNetwork/layer/recurrent) ------------------- */
+
+/* Korali runs a GRU one time step per call: cudnnSetRNNDescriptor_v8 with SINGLE_REC_BIAS and a
+   dropout descriptor set to 0 with no states (NULL, 0 bytes), sequence-major packed data of
+   maxSeqLength 1 and no fill, cDesc / cx / cy NULL (no cell), a reserve per step; cudnnRNNForward
+   (training) with hx NULL at the first step and each step's hy the next step's hx;
+   cudnnRNNBackwardData_v8 from the last step back with dhy NULL at the last step and dhx NULL at
+   the first; cudnnRNNBackwardWeights_v8 per step (hx NULL at the first). Chained, the steps give
+   the whole sequence's forward and backward through time. */
+TEST(compat_rnn_korali_gru_one_step_per_call)
+{
+    enum { C = 3, T = 3, N = 2, G = 3 };
+    static const int ones[N] = {1, 1}, full[N] = {T, T};
+    cudnnHandle_t h = test_handle();
+    cudnnRNNDescriptor_t rnn;
+    cudnnDropoutDescriptor_t drop;
+    CHECK_OK(cudnnCreateRNNDescriptor(&rnn));
+    CHECK_OK(cudnnCreateDropoutDescriptor(&drop));
+    CHECK_OK(cudnnSetDropoutDescriptor(drop, h, 0.0f, NULL, 0, 1234));
+    CHECK_OK(cudnnSetRNNDescriptor_v8(rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_GRU, CUDNN_RNN_SINGLE_REC_BIAS,
+                                      CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
+                                      CUDNN_DEFAULT_MATH, C, C, C, 1, drop, CUDNN_RNN_PADDED_IO_DISABLED));
+    size_t wbytes = 0;
+    CHECK_OK(cudnnGetRNNWeightSpaceSize(h, rnn, &wbytes));
+    CHECK(wbytes == sizeof(float) * (G * C * C * 2 + G * C)); /* Korali's count: one bias set */
+    struct ref_rnn r = {.mode = CUDNN_GRU, .layers = 1, .dirs = 1, .input = C, .hidden = C, .proj = C,
+                        .T = T, .N = N, .lengths = full};
+    int64_t nref = ref_rnn_param_count(&r), nw = (int64_t)(wbytes / sizeof(float));
+    float *space = calloc((size_t)nw, sizeof(float));
+    int64_t map[4 * G][3];
+    int pairs = v8_param_map(h, rnn, &r, G, wbytes, space, map);
+    double *wref = tview_fill(nref, 0), *wspace = tview_fill(nw, 0);
+    for (int i = 0; i < pairs; i++) {
+        CHECK((map[i][2] == 0) == (i % 2 == 1 && i < 2 * G)); /* only b_W is absent under SINGLE_REC_BIAS */
+        for (int64_t j = 0; j < map[i][2]; j++)
+            wspace[map[i][0] + j] = wref[map[i][1] + j] = (float)trand_uniform(-0.7, 0.7);
+    }
+    cudnnRNNDataDescriptor_t xd, yd;
+    cudnnTensorDescriptor_t hd;
+    CHECK_OK(cudnnCreateRNNDataDescriptor(&xd));
+    CHECK_OK(cudnnCreateRNNDataDescriptor(&yd));
+    CHECK_OK(cudnnCreateTensorDescriptor(&hd));
+    CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, 1, N, C, ones, NULL));
+    CHECK_OK(cudnnSetRNNDataDescriptor(yd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, 1, N, C, ones, NULL));
+    CHECK_OK(cudnnSetTensorNdDescriptor(hd, CUDNN_DATA_FLOAT, 3, (const int[]){1, N, C}, (const int[]){N * C, C, 1}));
+    double *x = tview_random(T * N * C, -1, 1), *dy = tview_random(T * N * C, -1, 1);
+    double *y = malloc(sizeof(double) * T * N * C), *dx = malloc(sizeof(double) * T * N * C);
+    double hy[N * C], dhx[N * C], *dwref = tview_fill(nref, 0), *dwspace = tview_fill(nw, 0), *zeros = tview_fill(nw, 0);
+    void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, T * N * C), *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dy, T * N * C);
+    ref_rnn_forward(&r, wref, x, NULL, NULL, y, hy, NULL);
+    ref_rnn_backward(&r, wref, x, NULL, NULL, dy, NULL, NULL, dx, dhx, NULL, dwref);
+    for (int i = 0; i < pairs; i++)
+        for (int64_t j = 0; j < map[i][2]; j++) dwspace[map[i][0] + j] = dwref[map[i][1] + j];
+    void *pw = tvalues_upload(CUDNN_DATA_FLOAT, wspace, nw), *pdw = tvalues_upload(CUDNN_DATA_FLOAT, zeros, nw);
+    void *py = tbuf_alloc(sizeof(float) * T * N * C), *pdx = tbuf_alloc(sizeof(float) * T * N * C);
+    void *plen = tbuf_from(ones, sizeof ones), *hs[T], *dh[T], *ws[T], *rs[T];
+    size_t wsb = 0, rsb = 0;
+    bool ok = pairs == 4 * G && CHECK_OK(cudnnGetRNNTempSpaceSizes(h, rnn, CUDNN_FWD_MODE_TRAINING, xd, &wsb, &rsb));
+    const size_t step = sizeof(float) * N * C;
+    for (int t = 0; t < T; t++)
+        hs[t] = tbuf_alloc(step), dh[t] = tbuf_alloc(step), ws[t] = tbuf_alloc(wsb ? wsb : 1), rs[t] = tbuf_alloc(rsb ? rsb : 1);
+    for (int t = 0; t < T && ok; t++)
+        ok = CHECK_OK(cudnnRNNForward(h, rnn, CUDNN_FWD_MODE_TRAINING, plen, xd, (char *)px + t * step, yd,
+                                      (char *)py + t * step, hd, t ? hs[t - 1] : NULL, hs[t], NULL, NULL, NULL, wbytes,
+                                      pw, wsb, ws[t], rsb, rs[t]));
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, y, T * N * C, 1e-5, "y, step by step") &&
+         tvalues_check(CUDNN_DATA_FLOAT, hs[T - 1], hy, N * C, 1e-5, "the last step's hy");
+    for (int t = T - 1; t >= 0 && ok; t--)
+        ok = CHECK_OK(cudnnRNNBackwardData_v8(h, rnn, plen, yd, (char *)py + t * step, (char *)pdy + t * step, xd,
+                                              (char *)pdx + t * step, hd, t ? hs[t - 1] : NULL,
+                                              t == T - 1 ? NULL : dh[t], t ? dh[t - 1] : NULL, NULL, NULL, NULL, NULL,
+                                              wbytes, pw, wsb, ws[t], rsb, rs[t])) &&
+             CHECK_OK(cudnnRNNBackwardWeights_v8(h, rnn, CUDNN_WGRAD_MODE_ADD, plen, xd, (char *)px + t * step, hd,
+                                                 t ? hs[t - 1] : NULL, yd, (char *)py + t * step, wbytes, pdw, wsb,
+                                                 ws[t], rsb, rs[t]));
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, T * N * C, 1e-5, "dx through time, step by step") &&
+         tvalues_check(CUDNN_DATA_FLOAT, pdw, dwspace, nw, 1e-5, "dweightSpace summed over the steps");
+    for (int t = 0; t < T; t++) tbuf_free(hs[t]), tbuf_free(dh[t]), tbuf_free(ws[t]), tbuf_free(rs[t]);
+    void *bufs[] = {px, pdy, pw, pdw, py, pdx, plen};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+    double *arrays[] = {wref, wspace, x, dy, y, dx, dwref, dwspace, zeros};
+    for (size_t i = 0; i < TLEN(arrays); i++) free(arrays[i]);
+    free(space);
+    cudnnDestroyRNNDataDescriptor(xd);
+    cudnnDestroyRNNDataDescriptor(yd);
+    cudnnDestroyTensorDescriptor(hd);
     cudnnDestroyRNNDescriptor(rnn);
     cudnnDestroyDropoutDescriptor(drop);
 }
