@@ -747,3 +747,105 @@ TEST(compat_rnn_korali_gru_one_step_per_call)
     cudnnDestroyRNNDescriptor(rnn);
     cudnnDestroyDropoutDescriptor(drop);
 }
+
+/* TensorFlow's v8 path (openxla/xla xla/stream_executor/cuda/cuda_dnn.cc,
+   CheckAndFetchProjectionWeights): cudnnGetRNNDescriptor_v8 asked for some fields only (NULL
+   for biasMode, dataType, mathType, inputSize and auxFlags); when recurrent projection differs
+   from the hidden size, the projection's region from cudnnGetRNNWeightParams with
+   weightSpace NULL (the address taken as the offset) and its size from
+   cudnnGetTensorNdDescriptor. Every region so learnt, the weights written there and an LSTM with
+   a projection run through cudnnRNNForward. */
+TEST(compat_rnn_tensorflow_v8_projection_region)
+{
+    enum { IN = 3, H = 4, P = 2, T = 3, N = 2, G = 4 };
+    static const int lengths[N] = {T, 2};
+    cudnnHandle_t h = test_handle();
+    cudnnRNNDescriptor_t rnn;
+    CHECK_OK(cudnnCreateRNNDescriptor(&rnn));
+    CHECK_OK(cudnnSetRNNDescriptor_v8(rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
+                                      CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
+                                      CUDNN_FMA_MATH, IN, H, P, 1, NULL, CUDNN_RNN_PADDED_IO_ENABLED));
+    cudnnRNNAlgo_t algo;
+    cudnnRNNMode_t mode;
+    cudnnDirectionMode_t dir;
+    cudnnRNNInputMode_t in_mode;
+    cudnnDataType_t prec;
+    int hidden = 0, proj = 0, layers = 0;
+    cudnnDropoutDescriptor_t drop = (cudnnDropoutDescriptor_t)1;
+    bool ok = CHECK_OK(cudnnGetRNNDescriptor_v8(rnn, &algo, &mode, NULL, &dir, &in_mode, NULL, &prec, NULL, NULL,
+                                                &hidden, &proj, &layers, &drop, NULL));
+    ok = ok && CHECK(hidden == H && proj == P && layers == 1 && mode == CUDNN_LSTM && drop == NULL);
+    size_t wbytes = 0;
+    CHECK_OK(cudnnGetRNNWeightSpaceSize(h, rnn, &wbytes));
+    struct ref_rnn r = {.mode = CUDNN_LSTM, .layers = 1, .dirs = 1, .input = IN, .hidden = H, .proj = P,
+                        .T = T, .N = N, .lengths = lengths};
+    int64_t nref = ref_rnn_param_count(&r), nw = (int64_t)(wbytes / sizeof(float));
+    double *wref = tview_fill(nref, 0), *wspace = tview_fill(nw, 0);
+    cudnnTensorDescriptor_t md, bd;
+    CHECK_OK(cudnnCreateTensorDescriptor(&md));
+    CHECK_OK(cudnnCreateTensorDescriptor(&bd));
+    int64_t covered = 0;
+    for (int id = 0; id <= 2 * G && ok; id++) {
+        int lin = id < 2 * G ? id : 8; /* the projection last, as TensorFlow fetches it */
+        void *m_ptr = (void *)1, *b_ptr = (void *)1;
+        ok = CHECK_OK(cudnnGetRNNWeightParams(h, rnn, 0, wbytes, NULL, lin, md, &m_ptr, bd, &b_ptr));
+        for (int bias = 0; bias < 2 && ok; bias++) {
+            /* offsets from NULL: the first matrix is at address 0; a missing parameter has 0 dims */
+            void *at = bias ? b_ptr : m_ptr;
+            int dims[3], strides[3], nd = -1;
+            cudnnDataType_t dt;
+            ok = CHECK_OK(cudnnGetTensorNdDescriptor(bias ? bd : md, 3, &dt, &nd, dims, strides));
+            if (ok && nd == 0) {
+                ok = CHECK(lin == 8 && bias && at == NULL); /* the projection has no bias */
+                continue;
+            }
+            int64_t count = (int64_t)dims[0] * dims[1] * dims[2], off = (int64_t)(uintptr_t)at / (int64_t)sizeof(float);
+            ok = ok && CHECK(nd == 3 && off + count <= nw);
+            enum ref_rnn_block blk = lin == 8 ? REF_RNN_WP
+                                     : bias  ? (lin < G ? REF_RNN_BW : REF_RNN_BR)
+                                             : (lin < G ? REF_RNN_W : REF_RNN_R);
+            int64_t base = ref_rnn_param(&r, 0, blk, lin % G);
+            for (int64_t j = 0; j < count && ok; j++)
+                wspace[off + j] = wref[base + j] = (float)trand_uniform(-0.6, 0.6);
+            covered += count;
+        }
+    }
+    ok = ok && CHECK(covered == nw);
+    cudnnRNNDataDescriptor_t xd, yd;
+    cudnnTensorDescriptor_t hd, cd;
+    CHECK_OK(cudnnCreateRNNDataDescriptor(&xd));
+    CHECK_OK(cudnnCreateRNNDataDescriptor(&yd));
+    CHECK_OK(cudnnCreateTensorDescriptor(&hd));
+    CHECK_OK(cudnnCreateTensorDescriptor(&cd));
+    float fill = 0.0f;
+    CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, N, IN,
+                                       lengths, &fill));
+    CHECK_OK(cudnnSetRNNDataDescriptor(yd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, N, P,
+                                       lengths, &fill));
+    CHECK_OK(cudnnSetTensorNdDescriptor(hd, CUDNN_DATA_FLOAT, 3, (const int[]){1, N, P}, (const int[]){N * P, P, 1}));
+    CHECK_OK(cudnnSetTensorNdDescriptor(cd, CUDNN_DATA_FLOAT, 3, (const int[]){1, N, H}, (const int[]){N * H, H, 1}));
+    double *x = tview_random(T * N * IN, -1, 1), *y = tview_fill(T * N * P, 0), hy[N * P], cy[N * H];
+    ref_rnn_forward(&r, wref, x, NULL, NULL, y, hy, cy);
+    void *pw = tvalues_upload(CUDNN_DATA_FLOAT, wspace, nw), *px = tvalues_upload(CUDNN_DATA_FLOAT, x, T * N * IN);
+    void *py = tbuf_alloc(sizeof(float) * T * N * P), *phy = tbuf_alloc(sizeof(float) * N * P);
+    void *pcy = tbuf_alloc(sizeof(float) * N * H);
+    void *plen = tbuf_from(lengths, sizeof lengths);
+    size_t ws = 0, rs = 0;
+    ok = ok && CHECK_OK(cudnnGetRNNTempSpaceSizes(h, rnn, CUDNN_FWD_MODE_INFERENCE, xd, &ws, &rs));
+    void *pws = tbuf_alloc(ws ? ws : 1);
+    ok = ok && CHECK_OK(cudnnRNNForward(h, rnn, CUDNN_FWD_MODE_INFERENCE, plen, xd, px, yd, py, hd, NULL, phy, cd, NULL,
+                                        pcy, wbytes, pw, ws, pws, 0, NULL));
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, y, T * N * P, 1e-5, "y (projected)") &&
+         tvalues_check(CUDNN_DATA_FLOAT, phy, hy, N * P, 1e-5, "hy") &&
+         tvalues_check(CUDNN_DATA_FLOAT, pcy, cy, N * H, 1e-5, "cy");
+    void *bufs[] = {pw, px, py, phy, pcy, plen, pws};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+    free(wref), free(wspace), free(x), free(y);
+    cudnnDestroyTensorDescriptor(md);
+    cudnnDestroyTensorDescriptor(bd);
+    cudnnDestroyTensorDescriptor(hd);
+    cudnnDestroyTensorDescriptor(cd);
+    cudnnDestroyRNNDataDescriptor(xd);
+    cudnnDestroyRNNDataDescriptor(yd);
+    cudnnDestroyRNNDescriptor(rnn);
+}

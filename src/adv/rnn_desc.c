@@ -191,7 +191,9 @@ cudnnStatus_t CUDNNWINAPI cudnnSetRNNDescriptor_v8(cudnnRNNDescriptor_t rnnDesc,
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* Writes each output given; every one must be non-NULL (BAD_PARAM, nothing written). */
+/* Writes each output that is not NULL: a caller asks for the fields it needs (TensorFlow's
+   CheckAndFetchProjectionWeights passes NULL for biasMode, dataType, mathType, inputSize and
+   auxFlags), as NVIDIA's library allows. */
 cudnnStatus_t CUDNNWINAPI cudnnGetRNNDescriptor_v8(cudnnRNNDescriptor_t rnnDesc, cudnnRNNAlgo_t *algo,
                                                    cudnnRNNMode_t *cellMode, cudnnRNNBiasMode_t *biasMode,
                                                    cudnnDirectionMode_t *dirMode, cudnnRNNInputMode_t *inputMode,
@@ -202,15 +204,24 @@ cudnnStatus_t CUDNNWINAPI cudnnGetRNNDescriptor_v8(cudnnRNNDescriptor_t rnnDesc,
 {
     OCD_LOG_API("rnnDesc=%p", (void *)rnnDesc);
     OCD_CHECK_OBJECT(OCD_OBJ_RNN, rnnDesc);
-    const void *out[] = {algo,     cellMode,  biasMode,   dirMode,  inputMode,  dataType,    mathPrec, mathType,
-                         inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags};
-    for (size_t i = 0; i < OCD_ARRAY_LEN(out); i++)
-        if (out[i] == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "output argument %zu is NULL", i + 2);
     const struct ocd_rnn_problem *p = &rnnDesc->p;
-    *algo = p->algo, *cellMode = p->cell, *biasMode = p->bias_mode, *dirMode = p->dir_mode;
-    *inputMode = p->input_mode, *dataType = p->dtype, *mathPrec = p->math_prec, *mathType = p->math_type;
-    *inputSize = p->input_size, *hiddenSize = p->hidden_size, *projSize = p->proj_size, *numLayers = p->layers;
-    *dropoutDesc = p->dropout_desc, *auxFlags = p->aux_flags;
+#define OUT(ptr, value) \
+    if ((ptr) != NULL) *(ptr) = (value)
+    OUT(algo, p->algo);
+    OUT(cellMode, p->cell);
+    OUT(biasMode, p->bias_mode);
+    OUT(dirMode, p->dir_mode);
+    OUT(inputMode, p->input_mode);
+    OUT(dataType, p->dtype);
+    OUT(mathPrec, p->math_prec);
+    OUT(mathType, p->math_type);
+    OUT(inputSize, p->input_size);
+    OUT(hiddenSize, p->hidden_size);
+    OUT(projSize, p->proj_size);
+    OUT(numLayers, p->layers);
+    OUT(dropoutDesc, p->dropout_desc);
+    OUT(auxFlags, p->aux_flags);
+#undef OUT
     return CUDNN_STATUS_SUCCESS;
 }
 

@@ -11,12 +11,14 @@
      first layer's input matrices under SKIP input, a bias set the bias mode leaves out, the
      projection when there is none or its bias) is reported with 0 dims and a NULL address. mDesc
      with mAddr, and bDesc with bAddr, may be NULL together (that half is not reported).
+     weightSpace may be NULL, as in the legacy getters below: the addresses are then offsets.
    - The legacy getters take the input size and data type from xDesc (problem/rnn.h,
      ocd_rnn_problem_from_legacy) and describe the matrix or bias as a 3-D NCHW filter of the
-     same dims; wDesc's type must be the data type. Their w may be NULL, which the 8.2 text does
-     not allow: the address returned is then the parameter's byte offset in the weights
-     (TensorFlow's cuda_dnn.cc learns its parameter regions so, before any weights exist);
-     logged at info level. */
+     same dims; wDesc's type must be the data type.
+   - The weight space (w, weightSpace) may be NULL, which the 8.2 text does not allow: the
+     address returned is then the parameter's byte offset in the weights (TensorFlow's
+     cuda_dnn.cc learns its parameter regions so, before any weights exist, through both
+     forms); logged at info level (null_space). */
 #include "problem/rnn.h"
 
 #include "core/dtype.h"
@@ -100,6 +102,15 @@ static cudnnStatus_t describe(const struct ocd_rnn_param *w, cudnnDataType_t dty
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* A NULL weight space: the addresses become offsets. */
+static void null_space(const void *space)
+{
+    if (space == NULL && (ocd_log_mask & CUDNN_SEV_INFO_EN))
+        ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS,
+                        "the weight space is NULL: the addresses returned are offsets in it (the 8.2 text asks "
+                        "for the weights)");
+}
+
 /* A descriptor's dims and strides are ints: a matrix of more than 2^31 - 1 elements has none. */
 static cudnnStatus_t fits_int(const struct ocd_rnn_param *w)
 {
@@ -139,7 +150,7 @@ cudnnStatus_t CUDNNWINAPI cudnnGetRNNWeightParams(cudnnHandle_t handle, cudnnRNN
     if (weightSpaceSize < need)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "weightSpaceSize %zu is less than the %zu bytes of the weights",
                         weightSpaceSize, need);
-    if (weightSpace == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "weightSpace is NULL");
+    null_space(weightSpace);
     OCD_TRY(check_pair(OCD_OBJ_TENSOR, mDesc, mAddr, "the matrix (mDesc, mAddr)"));
     OCD_TRY(check_pair(OCD_OBJ_TENSOR, bDesc, bAddr, "the bias (bDesc, bAddr)"));
     struct ocd_rnn_param m = ocd_rnn_matrix(&p, pseudoLayer, linLayerID);
@@ -167,9 +178,7 @@ static cudnnStatus_t lin_layer_params(cudnnHandle_t handle, cudnnRNNDescriptor_t
     if (ocd_view_count(&wv) < ocd_rnn_weight_elems(&p))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "wDesc holds %lld elements, fewer than the %lld of the weights",
                         (long long)ocd_view_count(&wv), (long long)ocd_rnn_weight_elems(&p));
-    if (w == NULL && (ocd_log_mask & CUDNN_SEV_INFO_EN))
-        ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS,
-                        "w is NULL: the address returned is the offset in the weights (the 8.2 text asks for w)");
+    null_space(w);
     if (!ocd_object_alive(OCD_OBJ_FILTER, outDesc))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is not a live filter descriptor",
                         bias ? "linLayerBiasDesc" : "linLayerMatDesc");
