@@ -611,3 +611,49 @@ TEST(compat_fused_ops_paddle_norm_conv)
     tview_destroy(&tx);
     tview_destroy(&ty);
 }
+
+/* TensorRT's instance and group normalization plugins run cudnnBatchNormalizationForwardTraining
+   on a reshaped tensor: instance norm as 1 x NC x H x W (or 1 x NC x D x H x W, by Nd
+   descriptors) in SPATIAL_PERSISTENT mode with the scale and bias repeated for every image in a
+   float 1 x NC x 1 x 1 tensor (half data too), exponentialAverageFactor 1; group norm as
+   1 x N*G x (C/G * H * W) x 1 in SPATIAL mode with factor 0; both with the running averages and
+   the saved statistics NULL. */
+TEST(compat_bn_tensorrt_instance_and_group_norm)
+{
+    static const struct {
+        int rank, dims[5];
+        cudnnDataType_t t;
+        cudnnBatchNormMode_t mode;
+        double factor;
+    } cases[] = {
+        {4, {1, 6, 3, 5}, CUDNN_DATA_HALF, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, 1.0},    /* N 2 x C 3 images */
+        {5, {1, 4, 2, 3, 2}, CUDNN_DATA_FLOAT, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, 1.0}, /* 3-D instance norm */
+        {4, {1, 8, 12, 1}, CUDNN_DATA_FLOAT, CUDNN_BATCHNORM_SPATIAL, 0.0},            /* N 2 x G 4, 12 each */
+    };
+    cudnnHandle_t h = test_handle();
+    const double eps = 1e-5;
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const int rank = cases[k].rank, *d = cases[k].dims;
+        int pd[5] = {1, d[1], 1, 1, 1};
+        struct tview x, p;
+        tview_init(&x, cases[k].t, rank, d, TV_NCHW);
+        tview_init(&p, CUDNN_DATA_FLOAT, rank, pd, TV_NCHW);
+        int64_t s = x.count / d[1];
+        struct ref_bn_shape sh = {1, d[1], s, false};
+        double *xv = tview_random(x.count, -2, 2), *scale = tview_random(d[1], 0.5, 1.5);
+        double *bias = tview_random(d[1], -0.5, 0.5), *y = malloc(sizeof(double) * (size_t)x.count);
+        double *mean = malloc(sizeof(double) * (size_t)d[1]), *var = malloc(sizeof(double) * (size_t)d[1]);
+        void *px = tview_upload(&x, xv), *py = tview_upload(&x, NULL), *ps = tview_upload(&p, scale);
+        void *pb = tview_upload(&p, bias);
+        ref_bn_stats(&sh, xv, mean, var);
+        ref_bn_forward(&sh, xv, NULL, scale, bias, mean, var, eps, -1, 0, NULL, y);
+        const float one = 1, zero = 0;
+        if (CHECK_OK(cudnnBatchNormalizationForwardTraining(h, cases[k].mode, &one, &zero, x.desc, px, x.desc, py, p.desc,
+                                                            ps, pb, cases[k].factor, NULL, NULL, eps, NULL, NULL)))
+            tview_check(&x, py, y, k == 2 ? "group norm" : "instance norm");
+        tview_free(&x, px), tview_free(&x, py), tview_free(&p, ps), tview_free(&p, pb);
+        free(xv), free(scale), free(bias), free(y), free(mean), free(var);
+        tview_destroy(&x);
+        tview_destroy(&p);
+    }
+}
