@@ -849,3 +849,90 @@ TEST(compat_rnn_tensorflow_v8_projection_region)
     cudnnDestroyRNNDataDescriptor(yd);
     cudnnDestroyRNNDescriptor(rnn);
 }
+
+/* ---- ROOT's TMVA recurrent layers (tmva/tmva/src/DNN/Architectures/Cudnn/RecurrentPropagation.cu) */
+
+/* ROOT's TMVA, written for cuDNN 8.9, passes devSeqLengths NULL to cudnnRNNForward,
+   cudnnRNNBackwardData_v8 and cudnnRNNBackwardWeights_v8 ("should be null for versions >= 8.9"),
+   with an LSTM of SINGLE_INP_BIAS and PADDED_IO, a dropout descriptor set to 0 with states NULL
+   but their size given, sequence-major unpacked data of full lengths with a typed 0 fill, hx, hy,
+   cx, cy, dhy, dhx, dcy, dcx all NULL with the hidden state's descriptor given for both hDesc and
+   cDesc, separate workspaces for training and inference (the training reserve passed to both). */
+TEST(compat_rnn_root_tmva_null_sequence_lengths)
+{
+    enum { IN = 3, H = 2, T = 3, N = 2, G = 4 };
+    static const int full[N] = {T, T};
+    cudnnHandle_t h = test_handle();
+    cudnnRNNDescriptor_t rnn;
+    cudnnDropoutDescriptor_t drop;
+    size_t states_bytes = 0;
+    CHECK_OK(cudnnCreateRNNDescriptor(&rnn));
+    CHECK_OK(cudnnCreateDropoutDescriptor(&drop));
+    CHECK_OK(cudnnDropoutGetStatesSize(h, &states_bytes));
+    CHECK_OK(cudnnSetDropoutDescriptor(drop, h, 0.0f, NULL, states_bytes, 42));
+    CHECK_OK(cudnnSetRNNDescriptor_v8(rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_SINGLE_INP_BIAS,
+                                      CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
+                                      CUDNN_DEFAULT_MATH, IN, H, H, 1, drop, CUDNN_RNN_PADDED_IO_ENABLED));
+    cudnnRNNDataDescriptor_t xd, yd;
+    cudnnTensorDescriptor_t hd;
+    float fill = 0;
+    CHECK_OK(cudnnCreateRNNDataDescriptor(&xd));
+    CHECK_OK(cudnnCreateRNNDataDescriptor(&yd));
+    CHECK_OK(cudnnCreateTensorDescriptor(&hd));
+    CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, N, IN, full,
+                                       &fill));
+    CHECK_OK(cudnnSetRNNDataDescriptor(yd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, N, H, full,
+                                       &fill));
+    CHECK_OK(cudnnSetTensorNdDescriptor(hd, CUDNN_DATA_FLOAT, 3, (const int[]){1, N, H}, (const int[]){N * H, H, 1}));
+    size_t wbytes = 0;
+    CHECK_OK(cudnnGetRNNWeightSpaceSize(h, rnn, &wbytes));
+    struct ref_rnn r = {.mode = CUDNN_LSTM, .layers = 1, .dirs = 1, .input = IN, .hidden = H, .proj = H,
+                        .T = T, .N = N, .lengths = full};
+    int64_t nref = ref_rnn_param_count(&r), nw = (int64_t)(wbytes / sizeof(float));
+    float *space = calloc((size_t)nw, sizeof(float));
+    int64_t map[4 * G][3];
+    int pairs = v8_param_map(h, rnn, &r, G, wbytes, space, map);
+    double *wref = tview_fill(nref, 0), *wspace = tview_fill(nw, 0);
+    for (int i = 0; i < pairs; i++) {
+        CHECK((map[i][2] == 0) == (i % 2 == 1 && i >= 2 * G)); /* only b_R is absent under SINGLE_INP_BIAS */
+        for (int64_t j = 0; j < map[i][2]; j++)
+            wspace[map[i][0] + j] = wref[map[i][1] + j] = (float)trand_uniform(-0.7, 0.7);
+    }
+    double *x = tview_random(T * N * IN, -1, 1), *dy = tview_random(T * N * H, -1, 1);
+    double *y = malloc(sizeof(double) * T * N * H), *dx = malloc(sizeof(double) * T * N * IN), hy[N * H], cy[N * H];
+    double dhx[N * H], dcx[N * H], *dwref = tview_fill(nref, 0), *dwspace = tview_fill(nw, 0), *zeros = tview_fill(nw, 0);
+    ref_rnn_forward(&r, wref, x, NULL, NULL, y, hy, cy);
+    ref_rnn_backward(&r, wref, x, NULL, NULL, dy, NULL, NULL, dx, dhx, dcx, dwref);
+    for (int i = 0; i < pairs; i++)
+        for (int64_t j = 0; j < map[i][2]; j++) dwspace[map[i][0] + j] = dwref[map[i][1] + j];
+    void *pw = tvalues_upload(CUDNN_DATA_FLOAT, wspace, nw), *pdw = tvalues_upload(CUDNN_DATA_FLOAT, zeros, nw);
+    void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, T * N * IN), *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dy, T * N * H);
+    void *py = tbuf_alloc(sizeof(float) * T * N * H), *pdx = tbuf_alloc(sizeof(float) * T * N * IN);
+    size_t fws = 0, rs = 0, iws = 0, unused = 0;
+    bool ok = pairs == 4 * G && CHECK_OK(cudnnGetRNNTempSpaceSizes(h, rnn, CUDNN_FWD_MODE_TRAINING, xd, &fws, &rs)) &&
+              CHECK_OK(cudnnGetRNNTempSpaceSizes(h, rnn, CUDNN_FWD_MODE_INFERENCE, xd, &iws, &unused));
+    void *pfws = tbuf_alloc(fws ? fws : 1), *pis = tbuf_alloc(iws ? iws : 1), *prs = tbuf_alloc(rs ? rs : 1);
+    for (int training = 0; training < 2 && ok; training++) {
+        tbuf_poison(py, sizeof(float) * T * N * H);
+        ok = CHECK_OK(cudnnRNNForward(h, rnn, training ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE, NULL, xd,
+                                      px, yd, py, hd, NULL, NULL, hd, NULL, NULL, wbytes, pw, training ? fws : iws,
+                                      training ? pfws : pis, rs, prs)) &&
+             tvalues_check(CUDNN_DATA_FLOAT, py, y, T * N * H, 1e-5, training ? "y (training)" : "y (inference)");
+    }
+    ok = ok && CHECK_OK(cudnnRNNBackwardData_v8(h, rnn, NULL, yd, py, pdy, xd, pdx, hd, NULL, NULL, NULL, hd, NULL, NULL,
+                                                NULL, wbytes, pw, fws, pfws, rs, prs)) &&
+         tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, T * N * IN, 1e-5, "dx");
+    ok = ok && CHECK_OK(cudnnRNNBackwardWeights_v8(h, rnn, CUDNN_WGRAD_MODE_ADD, NULL, xd, px, hd, NULL, yd, py, wbytes,
+                                                   pdw, fws, pfws, rs, prs)) &&
+         tvalues_check(CUDNN_DATA_FLOAT, pdw, dwspace, nw, 1e-5, "dweightSpace");
+    void *bufs[] = {pw, pdw, px, pdy, py, pdx, pfws, pis, prs};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+    double *arrays[] = {wref, wspace, x, dy, y, dx, dwref, dwspace, zeros};
+    for (size_t i = 0; i < TLEN(arrays); i++) free(arrays[i]);
+    free(space);
+    cudnnDestroyRNNDataDescriptor(xd);
+    cudnnDestroyRNNDataDescriptor(yd);
+    cudnnDestroyTensorDescriptor(hd);
+    cudnnDestroyRNNDescriptor(rnn);
+    cudnnDestroyDropoutDescriptor(drop);
+}

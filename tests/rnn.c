@@ -289,8 +289,6 @@ TEST(rnn_bad_input)
 
     b = good, b.mode = (cudnnForwardMode_t)2;
     expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "fwdMode 2");
-    b = good, b.lengths = NULL;
-    expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "devSeqLengths NULL");
     b = good, b.x = NULL;
     expect_forward_rejected(&u, &b, py, ybytes, CUDNN_STATUS_BAD_PARAM, "x NULL");
     b = good, b.wbytes = u.wbytes - 1;

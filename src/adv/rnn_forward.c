@@ -5,7 +5,9 @@
    OPENCUDNN_CHECK's second opinion (core/check.h's drivers) for the v8 and the legacy calls.
 
    cuDNN 8.2 rules implemented here (BAD_PARAM, logged, nothing written, unless said otherwise):
-   - fwdMode not a cudnnForwardMode_t; devSeqLengths, x, y or weightSpace NULL.
+   - fwdMode not a cudnnForwardMode_t; x, y or weightSpace NULL. devSeqLengths may be NULL (the
+     lengths are then xDesc's, copied to the workspace as the legacy calls do): cuDNN 8.9 made it
+     optional and programs written for it pass NULL (ROOT's TMVA); logged at info level.
    - xDesc and yDesc must be set RNN data descriptors of the network's data type; xDesc's vector
      is inputSize wide, yDesc's dirs x projSize; both share layout, maxSeqLength, batch and the
      sequence lengths.
@@ -155,7 +157,10 @@ cudnnStatus_t ocd_rnn_prepare_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnD
     OCD_TRY(ocd_rnn_data_from_desc(yDesc, &c->y));
     OCD_TRY(ocd_rnn_check_data_pair(p, &c->x, &c->y));
     OCD_TRY(ocd_rnn_check_states(p, c->x.batch, hDesc, h_used, cDesc, c_used));
-    OCD_TRY(ocd_check_data(devSeqLengths, "devSeqLengths"));
+    if (devSeqLengths == NULL && (ocd_log_mask & CUDNN_SEV_INFO_EN))
+        ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS,
+                        "devSeqLengths is NULL: the sequence lengths of xDesc are used (cuDNN 8.9 makes the "
+                        "argument optional; the 8.2 text asks for it)");
     OCD_TRY(ocd_rnn_check_space("weightSpace", weightSpaceSize, weightSpace,
                                 (size_t)ocd_rnn_weight_elems(p) * ocd_dtype_scalar_size(p->dtype)));
     OCD_TRY(ocd_rnn_check_algo(p, &c->x));
