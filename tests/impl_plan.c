@@ -225,7 +225,9 @@ TEST(impl_plan_conv_cblas_once_per_problem)
     if (forced) snprintf(saved, sizeof saved, "%s", forced);
     ocd_unsetenv("OPENCUDNN_HOST_GEMM");
     cblas_hooks = found->planned;
-    struct ocd_impl entry = *found;
+    /* static: the coverage record (OPENCUDNN_IMPL_COVERAGE) reads the tables walked at exit */
+    static struct ocd_impl entry;
+    entry = *found;
     entry.planned = &counting_hooks;
     /* 2 x 3 x 9 x 8 by 4 3x3 filters, pad 1, stride 2: columns of 2 images, 27 rows, 5 x 4 pixels */
     const struct ref_conv t3 = {2, 2, 3, 4, 1, {9, 8}, {3, 3}, {0}, {1, 1}, {2, 2}, {1, 1}, false};
