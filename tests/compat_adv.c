@@ -936,3 +936,90 @@ TEST(compat_rnn_root_tmva_null_sequence_lengths)
     cudnnDestroyRNNDescriptor(rnn);
     cudnnDestroyDropoutDescriptor(drop);
 }
+
+/* Knet's attention (the AutoGrad rules that call cudnnMultiHeadAttnBackwardData / Weights) with
+   no projections: the training buffers asked for (reserve given), the forward in training with
+   the reserve, then cudnnMultiHeadAttnBackwardData with the weights NULL and 0 bytes; no weight
+   gradients are asked for (there are none). Julia's axes, windows 0 and typemax(Cint). */
+TEST(compat_mha_knet_backward_without_weights)
+{
+    enum { HEADS = 2, QS = 4, VS = 3, B = 2, TQ = 3, TK = 4, OS = HEADS * VS };
+    cudnnHandle_t h = test_handle();
+    cudnnAttnDescriptor_t attn;
+    CHECK_OK(cudnnCreateAttnDescriptor(&attn));
+    CHECK_OK(cudnnSetAttnDescriptor(attn, CUDNN_ATTN_QUERYMAP_ALL_TO_ONE | CUDNN_ATTN_DISABLE_PROJ_BIASES, HEADS, 1.0,
+                                    CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DEFAULT_MATH, NULL, NULL, QS, QS, VS, 0, 0,
+                                    0, 0, TQ, TK, B, 1));
+    size_t wbytes = 1, wsbytes = 0, rsbytes = 0;
+    bool ok = CHECK_OK(cudnnGetMultiHeadAttnBuffers(h, attn, &wbytes, &wsbytes, &rsbytes)) && CHECK(wbytes == 0);
+    const cudnnSeqDataAxis_t axes[4] = {CUDNN_SEQDATA_BEAM_DIM, CUDNN_SEQDATA_TIME_DIM, CUDNN_SEQDATA_BATCH_DIM,
+                                        CUDNN_SEQDATA_VECT_DIM};
+    int qlen[B], klen[B];
+    for (int i = 0; i < B; i++) qlen[i] = TQ, klen[i] = TK;
+    cudnnSeqDataDescriptor_t qd, kd, vd, od;
+    cudnnSeqDataDescriptor_t *descs[] = {&qd, &kd, &vd, &od};
+    const int T_of[] = {TQ, TK, TK, TQ}, V_of[] = {QS, QS, VS, OS};
+    for (int i = 0; i < 4; i++) {
+        int dims[4];
+        dims[CUDNN_SEQDATA_TIME_DIM] = T_of[i], dims[CUDNN_SEQDATA_BATCH_DIM] = B;
+        dims[CUDNN_SEQDATA_BEAM_DIM] = 1, dims[CUDNN_SEQDATA_VECT_DIM] = V_of[i];
+        CHECK_OK(cudnnCreateSeqDataDescriptor(descs[i]));
+        CHECK_OK(cudnnSetSeqDataDescriptor(*descs[i], CUDNN_DATA_FLOAT, 4, dims, axes, B, i % 3 ? klen : qlen, NULL));
+    }
+    /* canonical arrays [b][t][vect] (one beam) and the buffers in Julia's order */
+    const int sizes[5] = {TQ * QS, TK * QS, TK * VS, TQ * OS, TQ * OS}, Ts[5] = {TQ, TK, TK, TQ, TQ};
+    const int Vs[5] = {QS, QS, VS, OS, OS};
+    double *canon[5], *mem[5];
+    for (int a = 0; a < 5; a++) {
+        canon[a] = tview_random(B * sizes[a], -1, 1);
+        mem[a] = malloc(sizeof(double) * (size_t)(B * sizes[a]));
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < Ts[a]; t++)
+                for (int e = 0; e < Vs[a]; e++) {
+                    double *c = &canon[a][((int64_t)b * Ts[a] + t) * Vs[a] + e];
+                    *c = (float)*c;
+                    mem[a][julia_seq_at(B, Ts[a], Vs[a], b, 0, t, e)] = *c;
+                }
+    }
+    int lo[TQ], hi[TQ];
+    for (int t = 0; t < TQ; t++) lo[t] = 0, hi[t] = INT_MAX;
+    struct ref_mha r = {.heads = HEADS, .scaler = 1.0, .q_size = QS, .k_size = QS, .v_size = VS, .B = B, .M = 1,
+                        .Tq = TQ, .Tk = TK, .len_q = qlen, .len_kv = klen, .lo = lo, .hi = hi};
+    double *out = malloc(sizeof(double) * B * TQ * OS), *dq = malloc(sizeof(double) * B * TQ * QS);
+    double *dk = malloc(sizeof(double) * B * TK * QS), *dv = malloc(sizeof(double) * B * TK * VS);
+    ref_mha_forward(&r, canon[0], canon[1], canon[2], NULL, out);
+    ref_mha_backward(&r, canon[0], canon[1], canon[2], canon[4], dq, dk, dv, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                     NULL);
+    double *want[4] = {out, dq, dk, dv};
+    const int wa[4] = {3, 0, 1, 2}; /* the array each result is laid out like */
+    double *wantm[4];
+    for (int i = 0; i < 4; i++) {
+        int a = wa[i];
+        wantm[i] = malloc(sizeof(double) * (size_t)(B * sizes[a]));
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < Ts[a]; t++)
+                for (int e = 0; e < Vs[a]; e++)
+                    wantm[i][julia_seq_at(B, Ts[a], Vs[a], b, 0, t, e)] = want[i][((int64_t)b * Ts[a] + t) * Vs[a] + e];
+    }
+    void *pq = tvalues_upload(CUDNN_DATA_FLOAT, mem[0], B * sizes[0]), *pk = tvalues_upload(CUDNN_DATA_FLOAT, mem[1], B * sizes[1]);
+    void *pv = tvalues_upload(CUDNN_DATA_FLOAT, mem[2], B * sizes[2]), *pdo = tvalues_upload(CUDNN_DATA_FLOAT, mem[4], B * sizes[4]);
+    void *po = tbuf_alloc(sizeof(float) * B * sizes[3]), *pdq = tbuf_alloc(sizeof(float) * B * sizes[0]);
+    void *pdk = tbuf_alloc(sizeof(float) * B * sizes[1]), *pdv = tbuf_alloc(sizeof(float) * B * sizes[2]);
+    void *dql = tbuf_from(qlen, sizeof qlen), *dkl = tbuf_from(klen, sizeof klen);
+    void *ws = wsbytes ? tbuf_alloc(wsbytes) : NULL, *rs = tbuf_alloc(rsbytes ? rsbytes : 1);
+    ok = ok && CHECK_OK(cudnnMultiHeadAttnForward(h, attn, -1, lo, hi, dql, dkl, qd, pq, NULL, kd, pk, vd, pv, od, po, 0,
+                                                  NULL, wsbytes, ws, rsbytes, rs)) &&
+         tvalues_check(CUDNN_DATA_FLOAT, po, wantm[0], B * sizes[3], 1e-5, "out (training)");
+    ok = ok && CHECK_OK(cudnnMultiHeadAttnBackwardData(h, attn, lo, hi, dql, dkl, od, pdo, qd, pdq, pq, kd, pdk, pk, vd,
+                                                       pdv, pv, 0, NULL, wsbytes, ws, rsbytes, rs));
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdq, wantm[1], B * sizes[0], 1e-5, "dqueries") &&
+         tvalues_check(CUDNN_DATA_FLOAT, pdk, wantm[2], B * sizes[1], 1e-5, "dkeys") &&
+         tvalues_check(CUDNN_DATA_FLOAT, pdv, wantm[3], B * sizes[2], 1e-5, "dvalues");
+    if (ws) tbuf_free(ws);
+    void *bufs[] = {pq, pk, pv, pdo, po, pdq, pdk, pdv, dql, dkl, rs};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+    for (int a = 0; a < 5; a++) free(canon[a]), free(mem[a]);
+    for (int i = 0; i < 4; i++) free(want[i]), free(wantm[i]);
+    for (int i = 0; i < 4; i++) cudnnDestroySeqDataDescriptor(*descs[i]);
+    cudnnDestroyAttnDescriptor(attn);
+}
