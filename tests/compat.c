@@ -1,8 +1,10 @@
 /* compat.c: call patterns of real programs (docs/compatibility.md) that no op's own tests make:
    NULL for the tensor a mode does not read, the fused convolution without z, a descriptor re-set
    between calls, OpenCV's rank query and asymmetric padding, PyTorch's batch-norm Ex calls and
-   convolution algorithm search. Each result against the double references of tests/ref/ or, for
-   the padding, the copied input. (compat_adv.c: the RNN, attention and CTC patterns.) */
+   convolution algorithm search, Caffe's grouped convolution, Paddle's fused norm convolution,
+   TensorRT's instance and group normalization. Each result against the double references of
+   tests/ref/ or, for the padding, the copied input. (compat_rnn.c and compat_adv.c: the RNN,
+   attention and CTC patterns.) */
 #include "ref/activation.h"
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
