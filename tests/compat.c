@@ -2,12 +2,13 @@
    NULL for the tensor a mode does not read, the fused convolution without z, a descriptor re-set
    between calls, OpenCV's rank query and asymmetric padding, PyTorch's batch-norm Ex calls and
    convolution algorithm search, Caffe's grouped convolution, Paddle's fused norm convolution,
-   TensorRT's instance and group normalization. Each result against the double references of
-   tests/ref/ or, for the padding, the copied input. (compat_rnn.c and compat_adv.c: the RNN,
-   attention and CTC patterns.) */
+   TensorRT's instance and group normalization, CUDA.jl's shared dropout states. Each result
+   against the double references of tests/ref/ or, for the padding, the copied input.
+   (compat_rnn.c and compat_adv.c: the RNN, attention and CTC patterns.) */
 #include "ref/activation.h"
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
+#include "ref/dropout.h"
 #include "ref/pooling.h"
 #include "tensors.h"
 #include "test.h"
@@ -658,4 +659,59 @@ TEST(compat_bn_tensorrt_instance_and_group_norm)
         tview_destroy(&x);
         tview_destroy(&p);
     }
+}
+
+/* CUDA.jl's dropout (lib/cudnn/src/dropout.jl): one states buffer per handle, given to every
+   dropout descriptor it makes (each cudnnSetDropoutDescriptor initialises the shared buffer again,
+   with its own seed); a debug mode that makes every call drop the same values by reading the
+   descriptor back (cudnnGetDropoutDescriptor) and setting it again with a fixed seed before each
+   cudnnDropoutForward. The masks follow the states buffer: the one of the last Set, its calls
+   counted across the descriptors that share it (ref/dropout.h's rule). */
+TEST(compat_dropout_cudajl_shared_states)
+{
+    enum { N = 2, C = 3, H = 4, W = 5 };
+    const int dims[4] = {N, C, H, W};
+    cudnnHandle_t h = test_handle();
+    struct tview v;
+    tview_init(&v, CUDNN_DATA_FLOAT, 4, dims, TV_NCHW);
+    size_t sbytes = 0, rbytes = 0;
+    CHECK_OK(cudnnDropoutGetStatesSize(h, &sbytes));
+    CHECK_OK(cudnnDropoutGetReserveSpaceSize(v.desc, &rbytes));
+    void *states = tbuf_alloc(sbytes), *reserve = tbuf_alloc(rbytes);
+    double *x = tview_random(v.count, 0.5, 1.5), *want = malloc(sizeof(double) * (size_t)v.count);
+    bool *keep = malloc(sizeof(bool) * (size_t)v.count);
+    void *px = tview_upload(&v, x), *py = tview_upload(&v, NULL);
+    cudnnDropoutDescriptor_t d1, d2;
+    CHECK_OK(cudnnCreateDropoutDescriptor(&d1));
+    CHECK_OK(cudnnCreateDropoutDescriptor(&d2));
+    const unsigned long long seed1 = 1234567, seed2 = 7654321, debug_seed = 42;
+    CHECK_OK(cudnnSetDropoutDescriptor(d1, h, 0.5f, states, sbytes, seed1));
+    CHECK_OK(cudnnSetDropoutDescriptor(d2, h, 0.25f, states, sbytes, seed2)); /* the shared buffer again */
+    /* d1, then d2: calls 0 and 1 of seed2's stream, each with its own probability; then the debug
+       mode's re-set before each call: call 0 of the fixed seed every time */
+    const struct { int desc; bool reset; unsigned long long seed; uint64_t call; float p; } steps[] = {
+        {1, false, seed2, 0, 0.5f}, {2, false, seed2, 1, 0.25f}, {1, true, debug_seed, 0, 0.5f},
+        {1, true, debug_seed, 0, 0.5f}};
+    bool ok = true;
+    for (size_t s = 0; s < TLEN(steps) && ok; s++) {
+        cudnnDropoutDescriptor_t d = steps[s].desc == 1 ? d1 : d2;
+        if (steps[s].reset) {
+            float p = 0;
+            void *got_states = NULL;
+            unsigned long long got_seed = 0;
+            ok = CHECK_OK(cudnnGetDropoutDescriptor(d, h, &p, &got_states, &got_seed)) &&
+                 CHECK(got_states == states && p == steps[s].p) &&
+                 CHECK_OK(cudnnSetDropoutDescriptor(d, h, p, got_states, sbytes, steps[s].seed));
+        }
+        ref_dropout_mask(steps[s].seed, steps[s].call, steps[s].p, v.count, keep);
+        for (int64_t i = 0; i < v.count; i++) want[i] = keep[i] ? x[i] / (1.0 - steps[s].p) : 0.0;
+        ok = ok && CHECK_OK(cudnnDropoutForward(h, d, v.desc, px, v.desc, py, reserve, rbytes)) &&
+             tview_check(&v, py, want, "dropout through the shared states");
+    }
+    cudnnDestroyDropoutDescriptor(d1);
+    cudnnDestroyDropoutDescriptor(d2);
+    tview_free(&v, px), tview_free(&v, py);
+    tbuf_free(states), tbuf_free(reserve);
+    free(x), free(want), free(keep);
+    tview_destroy(&v);
 }
