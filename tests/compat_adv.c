@@ -75,7 +75,7 @@ TEST(compat_ctc_pytorch_log_probs_transposed)
             tbuf_free(pws);
         }
         ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pc, costs, N, 2e-5, v8 ? "_v8 costs" : "costs");
-        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pg, grads, T * N * A, 2e-5, v8 ? "_v8 gradients" : "gradients");
+        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pg, grads, T * N * A, 5e-5, v8 ? "_v8 gradients" : "gradients");
     }
     cudnnDestroyCTCLossDescriptor(d);
     cudnnDestroyTensorDescriptor(pd);
@@ -160,13 +160,15 @@ TEST(compat_mha_cudajl_defaults_no_projections)
                 for (int e = 0; e < OS; e++)
                     wantm[julia_seq_at(B, TQ, OS, b, m, t, e)] = want[((b * M + m) * TQ + t) * OS + e];
     double *zeros = tview_fill(B * M * TQ * OS, 0);
-    void *pq = tvalues_upload(CUDNN_DATA_FLOAT, qm, B * M * TQ * QS), *pk = tvalues_upload(CUDNN_DATA_FLOAT, km, B * TK * QS);
-    void *pv = tvalues_upload(CUDNN_DATA_FLOAT, vm, B * TK * VS), *po = tvalues_upload(CUDNN_DATA_FLOAT, zeros, B * M * TQ * OS);
+    void *pq = tvalues_upload(CUDNN_DATA_FLOAT, qm, B * M * TQ * QS);
+    void *pk = tvalues_upload(CUDNN_DATA_FLOAT, km, B * TK * QS);
+    void *pv = tvalues_upload(CUDNN_DATA_FLOAT, vm, B * TK * VS);
+    void *po = tvalues_upload(CUDNN_DATA_FLOAT, zeros, B * M * TQ * OS);
     void *dq = tbuf_from(qlen, sizeof qlen), *dk = tbuf_from(klen, sizeof klen);
     void *ws = wsbytes ? tbuf_alloc(wsbytes) : NULL;
     if (CHECK_OK(cudnnMultiHeadAttnForward(h, attn, -1, lo, hi, dq, dk, qd, pq, NULL, kd, pk, vd, pv, od, po, 0, NULL,
                                            wsbytes, ws, 0, NULL)))
-        tvalues_check(CUDNN_DATA_FLOAT, po, wantm, B * M * TQ * OS, 1e-5, "out");
+        tvalues_check(CUDNN_DATA_FLOAT, po, wantm, B * M * TQ * OS, 2e-5, "out");
     if (ws) tbuf_free(ws);
     void *bufs[] = {pq, pk, pv, po, dq, dk};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
@@ -250,12 +252,12 @@ TEST(compat_mha_knet_backward_without_weights)
     void *ws = wsbytes ? tbuf_alloc(wsbytes) : NULL, *rs = tbuf_alloc(rsbytes ? rsbytes : 1);
     ok = ok && CHECK_OK(cudnnMultiHeadAttnForward(h, attn, -1, lo, hi, dql, dkl, qd, pq, NULL, kd, pk, vd, pv, od, po, 0,
                                                   NULL, wsbytes, ws, rsbytes, rs)) &&
-         tvalues_check(CUDNN_DATA_FLOAT, po, wantm[0], B * sizes[3], 1e-5, "out (training)");
+         tvalues_check(CUDNN_DATA_FLOAT, po, wantm[0], B * sizes[3], 2e-5, "out (training)");
     ok = ok && CHECK_OK(cudnnMultiHeadAttnBackwardData(h, attn, lo, hi, dql, dkl, od, pdo, qd, pdq, pq, kd, pdk, pk, vd,
                                                        pdv, pv, 0, NULL, wsbytes, ws, rsbytes, rs));
-    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdq, wantm[1], B * sizes[0], 1e-5, "dqueries") &&
-         tvalues_check(CUDNN_DATA_FLOAT, pdk, wantm[2], B * sizes[1], 1e-5, "dkeys") &&
-         tvalues_check(CUDNN_DATA_FLOAT, pdv, wantm[3], B * sizes[2], 1e-5, "dvalues");
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdq, wantm[1], B * sizes[0], 2e-4, "dqueries") &&
+         tvalues_check(CUDNN_DATA_FLOAT, pdk, wantm[2], B * sizes[1], 2e-4, "dkeys") &&
+         tvalues_check(CUDNN_DATA_FLOAT, pdv, wantm[3], B * sizes[2], 2e-4, "dvalues");
     if (ws) tbuf_free(ws);
     void *bufs[] = {pq, pk, pv, pdo, po, pdq, pdk, pdv, dql, dkl, rs};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);

@@ -2,12 +2,16 @@
    RNN tests do not make, each as the program makes it (TensorFlow, CUDA.jl, SharpNet, ONNX
    Runtime, Korali, ROOT's TMVA), its result against the double reference of tests/ref/rnn.c. */
 #include "ref/rnn.h"
+#include "rnn_harness.h"
 #include "tensors.h"
 #include "test.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* float results: the RNN tests' tolerance (rnn_harness.c) */
+#define RNN_TOL rnn_tol_of(CUDNN_DATA_FLOAT)
 
 /* ---- TensorFlow's RNN (tensorflow/stream_executor/cuda/cuda_dnn.cc) ------------------------ */
 
@@ -117,9 +121,9 @@ TEST(compat_rnn_tensorflow_regions_and_forward)
         tbuf_poison(py, sizeof(float) * T * N * H);
         ok = ok && CHECK_OK(cudnnRNNForward(h, rnn, modes[m], plen, xd, px, yd, py, hd, phx, phy, hd, pcx, pcy, params,
                                             pw, ws, pws, rs, prs));
-        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, y, T * N * H, 1e-5, "y (padding filled with 0)");
-        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, phy, hy, N * H, 1e-5, "hy");
-        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pcy, cy, N * H, 1e-5, "cy");
+        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, y, T * N * H, RNN_TOL, "y (padding filled with 0)");
+        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, phy, hy, N * H, RNN_TOL, "hy");
+        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pcy, cy, N * H, RNN_TOL, "cy");
         if (pws) tbuf_free(pws);
         if (prs) tbuf_free(prs);
     }
@@ -222,16 +226,16 @@ TEST(compat_rnn_cudajl_legacy_step_null_state_gradients)
     void *pws = tbuf_alloc(ws ? ws : 1), *prs = tbuf_alloc(rs ? rs : 1);
     ok = ok && CHECK_OK(cudnnRNNForwardTraining(h, rnn, 1, &xd, px, hd, phx, hd, pcx, wd, pw, &yd, py, hd, phy, hd,
                                                 pcy, pws, ws, prs, rs));
-    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, y, N * H, 1e-5, "y") &&
-         tvalues_check(CUDNN_DATA_FLOAT, phy, hy, N * H, 1e-5, "hy") &&
-         tvalues_check(CUDNN_DATA_FLOAT, pcy, cy, N * H, 1e-5, "cy");
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, y, N * H, RNN_TOL, "y") &&
+         tvalues_check(CUDNN_DATA_FLOAT, phy, hy, N * H, RNN_TOL, "hy") &&
+         tvalues_check(CUDNN_DATA_FLOAT, pcy, cy, N * H, RNN_TOL, "cy");
     ok = ok && CHECK_OK(cudnnRNNBackwardData(h, rnn, 1, &yd, py, &yd, pdy, NULL, NULL, NULL, NULL, wd, pw, hd, phx, hd,
                                              pcx, &xd, pdx, hd, pdhx, hd, pdcx, pws, ws, prs, rs));
-    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, N * IN, 1e-5, "dx") &&
-         tvalues_check(CUDNN_DATA_FLOAT, pdhx, dhx, N * H, 1e-5, "dhx") &&
-         tvalues_check(CUDNN_DATA_FLOAT, pdcx, dcx, N * H, 1e-5, "dcx");
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, N * IN, RNN_TOL, "dx") &&
+         tvalues_check(CUDNN_DATA_FLOAT, pdhx, dhx, N * H, RNN_TOL, "dhx") &&
+         tvalues_check(CUDNN_DATA_FLOAT, pdcx, dcx, N * H, RNN_TOL, "dcx");
     ok = ok && CHECK_OK(cudnnRNNBackwardWeights(h, rnn, 1, &xd, px, hd, phx, &yd, py, pws, ws, wd, pdw, prs, rs));
-    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdw, dblob, len, 1e-5, "dw (the blob's order)");
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdw, dblob, len, RNN_TOL, "dw (the blob's order)");
     void *bufs[] = {pw, px, phx, pcx, pdy, pdw, py, phy, pcy, pdx, pdhx, pdcx, pws, prs, states};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     double *arrays[] = {wref, blob, x, hx, cx, dy, y, hy, cy, dx, dhx, dcx, dwref, dblob, zeros};
@@ -346,13 +350,13 @@ TEST(compat_rnn_sharpnet_v8_without_states)
     void *pws = tbuf_alloc(ws ? ws : 1), *prs = tbuf_alloc(rs ? rs : 1);
     ok = ok && CHECK_OK(cudnnRNNForward(h, rnn, CUDNN_FWD_MODE_TRAINING, plen, xd, px, yd, py, NULL, NULL, NULL, NULL,
                                         NULL, NULL, wbytes, pw, ws, pws, rs, prs));
-    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, yb, T * N * H, 1e-5, "y");
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, yb, T * N * H, RNN_TOL, "y");
     ok = ok && CHECK_OK(cudnnRNNBackwardData_v8(h, rnn, plen, yd, py, pdy, xd, pdx, NULL, NULL, NULL, NULL, NULL, NULL,
                                                 NULL, NULL, wbytes, pw, ws, pws, rs, prs));
-    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdx, dxb, T * N * IN, 1e-5, "dx");
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdx, dxb, T * N * IN, RNN_TOL, "dx");
     ok = ok && CHECK_OK(cudnnRNNBackwardWeights_v8(h, rnn, CUDNN_WGRAD_MODE_ADD, plen, xd, px, NULL, NULL, yd, py,
                                                    wbytes, pdw, ws, pws, rs, prs));
-    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdw, dwspace, nw, 1e-5, "dweightSpace");
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdw, dwspace, nw, RNN_TOL, "dweightSpace");
     void *bufs[] = {pw, pdw, px, pdy, py, pdx, plen, pws, prs, states};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     double *arrays[] = {wref, wspace, x, dy, xb, dyb, y, yb, dx, dxb, dwref, dwspace, zeros};
@@ -415,8 +419,10 @@ TEST(compat_rnn_onnxruntime_gru_padding_mode)
             int g = cudnn_gate_of_onnx[o];
             double *w_ = wref + ref_rnn_param(&r, d, REF_RNN_W, g), *r_ = wref + ref_rnn_param(&r, d, REF_RNN_R, g);
             double *bw = wref + ref_rnn_param(&r, d, REF_RNN_BW, g), *br = wref + ref_rnn_param(&r, d, REF_RNN_BR, g);
-            for (int i = 0; i < H * IN; i++) onnx_w[(d * G + o) * H * IN + i] = (float)(w_[i] = (float)trand_uniform(-0.7, 0.7));
-            for (int i = 0; i < H * H; i++) onnx_r[(d * G + o) * H * H + i] = (float)(r_[i] = (float)trand_uniform(-0.7, 0.7));
+            for (int i = 0; i < H * IN; i++)
+                onnx_w[(d * G + o) * H * IN + i] = (float)(w_[i] = (float)trand_uniform(-0.7, 0.7));
+            for (int i = 0; i < H * H; i++)
+                onnx_r[(d * G + o) * H * H + i] = (float)(r_[i] = (float)trand_uniform(-0.7, 0.7));
             for (int i = 0; i < H; i++) {
                 onnx_b[(d * 2 * G + o) * H + i] = (float)(bw[i] = (float)trand_uniform(-0.5, 0.5));
                 onnx_b[(d * 2 * G + G + o) * H + i] = (float)(br[i] = (float)trand_uniform(-0.5, 0.5));
@@ -479,8 +485,8 @@ TEST(compat_rnn_onnxruntime_gru_padding_mode)
             cudnnDestroyRNNDataDescriptor(xdd);
             cudnnDestroyRNNDataDescriptor(ydd);
         }
-        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, y, T * N * D * H, 1e-5, with_lengths ? "Ex y" : "y") &&
-             tvalues_check(CUDNN_DATA_FLOAT, phy, hy, D * N * H, 1e-5, with_lengths ? "Ex hy" : "hy");
+        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, y, T * N * D * H, RNN_TOL, with_lengths ? "Ex y" : "y") &&
+             tvalues_check(CUDNN_DATA_FLOAT, phy, hy, D * N * H, RNN_TOL, with_lengths ? "Ex hy" : "hy");
     }
     void *bufs[] = {pw, px, py, phy, pws, states};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
@@ -559,8 +565,8 @@ TEST(compat_rnn_korali_gru_one_step_per_call)
         ok = CHECK_OK(cudnnRNNForward(h, rnn, CUDNN_FWD_MODE_TRAINING, plen, xd, (char *)px + t * step, yd,
                                       (char *)py + t * step, hd, t ? hs[t - 1] : NULL, hs[t], NULL, NULL, NULL, wbytes,
                                       pw, wsb, ws[t], rsb, rs[t]));
-    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, y, T * N * C, 1e-5, "y, step by step") &&
-         tvalues_check(CUDNN_DATA_FLOAT, hs[T - 1], hy, N * C, 1e-5, "the last step's hy");
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, y, T * N * C, RNN_TOL, "y, step by step") &&
+         tvalues_check(CUDNN_DATA_FLOAT, hs[T - 1], hy, N * C, RNN_TOL, "the last step's hy");
     for (int t = T - 1; t >= 0 && ok; t--)
         ok = CHECK_OK(cudnnRNNBackwardData_v8(h, rnn, plen, yd, (char *)py + t * step, (char *)pdy + t * step, xd,
                                               (char *)pdx + t * step, hd, t ? hs[t - 1] : NULL,
@@ -569,8 +575,8 @@ TEST(compat_rnn_korali_gru_one_step_per_call)
              CHECK_OK(cudnnRNNBackwardWeights_v8(h, rnn, CUDNN_WGRAD_MODE_ADD, plen, xd, (char *)px + t * step, hd,
                                                  t ? hs[t - 1] : NULL, yd, (char *)py + t * step, wbytes, pdw, wsb,
                                                  ws[t], rsb, rs[t]));
-    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, T * N * C, 1e-5, "dx through time, step by step") &&
-         tvalues_check(CUDNN_DATA_FLOAT, pdw, dwspace, nw, 1e-5, "dweightSpace summed over the steps");
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, T * N * C, RNN_TOL, "dx through time, step by step") &&
+         tvalues_check(CUDNN_DATA_FLOAT, pdw, dwspace, nw, RNN_TOL, "dweightSpace summed over the steps");
     for (int t = 0; t < T; t++) tbuf_free(hs[t]), tbuf_free(dh[t]), tbuf_free(ws[t]), tbuf_free(rs[t]);
     void *bufs[] = {px, pdy, pw, pdw, py, pdx, plen};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
@@ -673,9 +679,9 @@ TEST(compat_rnn_tensorflow_v8_projection_region)
     void *pws = tbuf_alloc(ws ? ws : 1);
     ok = ok && CHECK_OK(cudnnRNNForward(h, rnn, CUDNN_FWD_MODE_INFERENCE, plen, xd, px, yd, py, hd, NULL, phy, cd, NULL,
                                         pcy, wbytes, pw, ws, pws, 0, NULL));
-    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, y, T * N * P, 1e-5, "y (projected)") &&
-         tvalues_check(CUDNN_DATA_FLOAT, phy, hy, N * P, 1e-5, "hy") &&
-         tvalues_check(CUDNN_DATA_FLOAT, pcy, cy, N * H, 1e-5, "cy");
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, y, T * N * P, RNN_TOL, "y (projected)") &&
+         tvalues_check(CUDNN_DATA_FLOAT, phy, hy, N * P, RNN_TOL, "hy") &&
+         tvalues_check(CUDNN_DATA_FLOAT, pcy, cy, N * H, RNN_TOL, "cy");
     void *bufs[] = {pw, px, py, phy, pcy, plen, pws};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     free(wref), free(wspace), free(x), free(y);
@@ -755,14 +761,14 @@ TEST(compat_rnn_root_tmva_null_sequence_lengths)
         ok = CHECK_OK(cudnnRNNForward(h, rnn, training ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE, NULL, xd,
                                       px, yd, py, hd, NULL, NULL, hd, NULL, NULL, wbytes, pw, training ? fws : iws,
                                       training ? pfws : pis, rs, prs)) &&
-             tvalues_check(CUDNN_DATA_FLOAT, py, y, T * N * H, 1e-5, training ? "y (training)" : "y (inference)");
+             tvalues_check(CUDNN_DATA_FLOAT, py, y, T * N * H, RNN_TOL, training ? "y (training)" : "y (inference)");
     }
     ok = ok && CHECK_OK(cudnnRNNBackwardData_v8(h, rnn, NULL, yd, py, pdy, xd, pdx, hd, NULL, NULL, NULL, hd, NULL, NULL,
                                                 NULL, wbytes, pw, fws, pfws, rs, prs)) &&
-         tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, T * N * IN, 1e-5, "dx");
+         tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, T * N * IN, RNN_TOL, "dx");
     ok = ok && CHECK_OK(cudnnRNNBackwardWeights_v8(h, rnn, CUDNN_WGRAD_MODE_ADD, NULL, xd, px, hd, NULL, yd, py, wbytes,
                                                    pdw, fws, pfws, rs, prs)) &&
-         tvalues_check(CUDNN_DATA_FLOAT, pdw, dwspace, nw, 1e-5, "dweightSpace");
+         tvalues_check(CUDNN_DATA_FLOAT, pdw, dwspace, nw, RNN_TOL, "dweightSpace");
     void *bufs[] = {pw, pdw, px, pdy, py, pdx, pfws, pis, prs};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     double *arrays[] = {wref, wspace, x, dy, y, dx, dwref, dwspace, zeros};
