@@ -8,18 +8,10 @@
    (guard bytes on both sides) and leaves its inputs alone. Random descriptors reach
    combinations nobody wrote a case for; a failure names the iteration, which
    OPENCUDNN_TEST_SEED replays. */
-#include "tensors.h"
+#include "fuzz_util.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef FUZZ_HARNESS
-#define FUZZ_ITERATIONS 16 /* the libFuzzer harness (tests/libfuzzer) runs fewer per input, and its */
-#else                      /* inputs decide how many run, so it does not count them */
-#define FUZZ_ITERATIONS 400
-#define FUZZ_MOST_RUN 1
-#endif
-enum { GUARD = 256, MAX_BYTES = 1 << 20 };
 
 /* The calls the test makes, one an iteration. */
 enum fz_op {
@@ -31,103 +23,6 @@ enum fz_op {
     FZ_OPS
 };
 
-/* A tensor descriptor, set from random parameters (or left unset when the set call refuses
-   them), with a buffer of its size between guards of random bytes; or such a buffer alone
-   (desc NULL: indices, workspaces, parameters). */
-struct fz_tensor {
-    cudnnTensorDescriptor_t desc;
-    size_t bytes;          /* cudnnGetTensorSizeInBytes, 0 when it fails */
-    size_t lead;           /* bytes before the data: GUARD, and for a tensor now and then a few elements more */
-    unsigned char *base;   /* lead + bytes + GUARD bytes on the backend under test */
-    unsigned char *snap;   /* the buffer's bytes before the call, on the host */
-};
-
-static int fz_dim(void)
-{
-    int r = trand_int(0, 99);
-    return r < 3 ? trand_int(-1, 0) : r < 5 ? 1 << 20 : trand_int(1, 5);
-}
-
-/* A value in [lo, hi], now and then (1 in 20) one below lo. */
-static int fz_int(int lo, int hi)
-{
-    return trand_int(0, 19) == 0 ? lo - 1 : trand_int(lo, hi);
-}
-
-/* One of n enum values, now and then (1 in 20) one out of range. */
-static int fz_mode(int n)
-{
-    return trand_int(0, 19) == 0 ? n + trand_int(0, 5) : trand_int(0, n - 1);
-}
-
-/* t's type, rank, dims and strides (5 at most each) as its descriptor has them now; false when
-   it has none or was never set, the type then FLOAT. */
-static bool fz_shape(const struct fz_tensor *t, cudnnDataType_t *dtype, int *rank, int dims[5], int strides[5])
-{
-    bool set = t->desc != NULL && cudnnGetTensorNdDescriptor(t->desc, 5, dtype, rank, dims, strides) ==
-                                      CUDNN_STATUS_SUCCESS;
-    if (!set) *dtype = CUDNN_DATA_FLOAT;
-    return set;
-}
-
-static cudnnDataType_t fz_dtype(const struct fz_tensor *t)
-{
-    cudnnDataType_t dtype;
-    int n, dims[5], strides[5];
-    fz_shape(t, &dtype, &n, dims, strides);
-    return dtype;
-}
-
-/* Sets t's descriptor from random parameters; given `like`, three times in four its rank, dims
-   and type (now and then one dim changed), half of those times its strides too. */
-static void fz_set(struct fz_tensor *t, const struct fz_tensor *like)
-{
-    static const cudnnDataType_t types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,  CUDNN_DATA_HALF,
-                                            CUDNN_DATA_BFLOAT16, CUDNN_DATA_DOUBLE, CUDNN_DATA_INT8,
-                                            CUDNN_DATA_INT32, CUDNN_DATA_UINT8, CUDNN_DATA_INT8x4,
-                                            (cudnnDataType_t)42};
-    int rank = trand_int(0, 9) == 0 ? 5 : 4, dims[5], strides[5];
-    cudnnDataType_t dtype = types[trand_int(0, (int)TLEN(types) - 1)];
-    for (int i = 0; i < rank; i++) dims[i] = fz_dim();
-    if (like != NULL && trand_int(0, 3) > 0) {
-        int n = 0;
-        cudnnDataType_t lt;
-        int ld[5], ls[5];
-        if (fz_shape(like, &lt, &n, ld, ls) && n >= 4) {
-            bool near_miss = trand_int(0, 7) == 0;
-            if (near_miss) ld[trand_int(0, n - 1)] = fz_dim();
-            if (trand_int(0, 1) == 0) {
-                cudnnSetTensorNdDescriptor(t->desc, lt, n, ld, ls);
-                return;
-            }
-            rank = n;
-            dtype = lt;
-            memcpy(dims, ld, sizeof ld);
-        }
-    }
-    const int layout = trand_int(0, 3);
-    if (layout < 3) { /* packed row-major (0) or channels last (1); padded (2): twice row-major */
-        int64_t s = 1;
-        for (int i = rank - 1; i >= 0; i--) {
-            int at = layout != 1 ? i : i == rank - 1 ? 1 : i == 0 ? 0 : i + 1; /* channels last: C innermost */
-            strides[at] = (int)s;
-            s *= dims[at] > 0 ? dims[at] : 1;
-            if (s > 1 << 28) s = 1 << 28; /* past any buffer here: the set call or the size check refuses it */
-        }
-        if (layout == 2)
-            for (int i = 0; i < rank; i++) strides[i] *= 2;
-    } else { /* anything small: overlapping, zero or out of order */
-        for (int i = 0; i < rank; i++) strides[i] = trand_int(0, 40);
-    }
-    cudnnSetTensorNdDescriptor(t->desc, dtype, rank, dims, strides);
-}
-
-/* Creates t's descriptor from random parameters (fz_set). */
-static void fz_tensor_init(struct fz_tensor *t, const struct fz_tensor *like)
-{
-    memset(t, 0, sizeof *t);
-    if (cudnnCreateTensorDescriptor(&t->desc) == CUDNN_STATUS_SUCCESS) fz_set(t, like);
-}
 
 /* y, packed row-major with x's type, as the output of pooling x where the pooling descriptor
    gives one (pool non-NULL), else as x reduced over a random set of its dims. */
@@ -187,100 +82,6 @@ static size_t fz_spatial(cudnnSpatialTransformerDescriptor_t st, const struct fz
     return (size_t)dims[0] * dims[2] * dims[3] * 2 * tdtype_size(t);
 }
 
-/* The size a query gave, or 16 bytes where it refused (the call must then refuse too). */
-static void fz_queried(cudnnStatus_t s, size_t *size)
-{
-    if (s != CUDNN_STATUS_SUCCESS) *size = 16;
-}
-
-/* A buffer of `bytes` between guards for t (a tensor's, or one without a descriptor: indices,
-   workspace), its data `shift` bytes after the first guard; false when bytes passes MAX_BYTES
-   (the iteration is skipped: a call that succeeded would write past any buffer worth
-   allocating). */
-static bool fz_buffer(struct fz_tensor *t, size_t bytes, size_t shift)
-{
-    if (bytes > MAX_BYTES) return false;
-    t->bytes = bytes;
-    t->lead = GUARD + shift;
-    size_t all = t->lead + bytes + GUARD;
-    t->snap = malloc(all);
-    for (size_t i = 0; i < all; i++) t->snap[i] = (unsigned char)trand_u64();
-    t->base = tbuf_alloc(all);
-    tbuf_upload(t->base, t->snap, all);
-    return true;
-}
-
-/* n buffers of `bytes` each (fz_buffer), data aligned: false when any passes MAX_BYTES. */
-static bool fz_buffers(struct fz_tensor *t, int n, size_t bytes)
-{
-    for (int i = 0; i < n; i++)
-        if (!fz_buffer(&t[i], bytes, 0)) return false;
-    return true;
-}
-
-/* t's buffer, of its descriptor's size (fz_buffer); one time in four its data 1 to 3 elements
-   past an aligned address (vector types excepted), which the vectorized kernels must notice. */
-static bool fz_tensor_alloc(struct fz_tensor *t)
-{
-    size_t bytes = 0, shift = 0;
-    if (t->desc == NULL) return false;
-    if (cudnnGetTensorSizeInBytes(t->desc, &bytes) != CUDNN_STATUS_SUCCESS) bytes = 0;
-    const cudnnDataType_t dtype = fz_dtype(t);
-    bool vector = dtype == CUDNN_DATA_INT8x4 || dtype == CUDNN_DATA_UINT8x4 || dtype == CUDNN_DATA_INT8x32;
-    if (!vector && trand_int(0, 3) == 0) shift = (size_t)trand_int(1, 3) * tdtype_size(dtype);
-    return fz_buffer(t, bytes, shift);
-}
-
-static void fz_tensor_free(struct fz_tensor *t)
-{
-    if (t->base) tbuf_free(t->base);
-    free(t->snap);
-    if (t->desc) cudnnDestroyTensorDescriptor(t->desc);
-}
-
-static void *fz_at(const struct fz_tensor *t)
-{
-    return t->base + t->lead;
-}
-
-/* After a call: each output's guards (or, when the call failed, all of it) and the inputs are as
-   they were. */
-static void fz_check(const char *op, int iteration, cudnnStatus_t s, struct fz_tensor *const *out, int nout,
-                     struct fz_tensor *const *in, int nin)
-{
-    if (s != CUDNN_STATUS_SUCCESS && s != CUDNN_STATUS_BAD_PARAM && s != CUDNN_STATUS_NOT_SUPPORTED &&
-        s != CUDNN_STATUS_INVALID_VALUE) {
-        FAIL("iteration %d, %s: status %s", iteration, op, cudnnGetErrorString(s));
-        return;
-    }
-    for (int o = 0; o < nout; o++) {
-        size_t end = out[o]->lead + out[o]->bytes, all = end + GUARD;
-        unsigned char *now = malloc(all);
-        tbuf_download(now, out[o]->base, all);
-        const unsigned char *was = out[o]->snap;
-        bool ok = s != CUDNN_STATUS_SUCCESS ? memcmp(now, was, all) == 0 /* a failure: the whole buffer */
-                                            : memcmp(now, was, out[o]->lead) == 0 &&
-                                                  memcmp(now + end, was + end, GUARD) == 0; /* the guards */
-        if (!ok)
-            FAIL("iteration %d, %s: %s %d", iteration, op,
-                 s == CUDNN_STATUS_SUCCESS ? "wrote outside its output" : "failed but wrote its output", o);
-        free(now);
-    }
-    for (int i = 0; i < nin; i++) {
-        size_t n = in[i]->lead + in[i]->bytes + GUARD;
-        unsigned char *b = malloc(n);
-        tbuf_download(b, in[i]->base, n);
-        if (memcmp(b, in[i]->snap, n) != 0) FAIL("iteration %d, %s: wrote input %d", iteration, op, i);
-        free(b);
-    }
-}
-
-/* alpha or beta for an output of type t: a double for DOUBLE, a float otherwise. */
-static const void *fz_scale(struct tscale *s, const struct fz_tensor *out)
-{
-    static const double values[] = {1, 0, 0.5, -2};
-    return tscale(s, fz_dtype(out), values[trand_int(0, 3)]);
-}
 
 TEST(fuzz_ops_with_random_descriptors)
 {
@@ -306,7 +107,7 @@ TEST(fuzz_ops_with_random_descriptors)
     CHECK_OK(cudnnCreateOpTensorDescriptor(&opt));
     CHECK_OK(cudnnCreateLRNDescriptor(&lrn));
     int ran = 0;
-    for (int it = 0; it < FUZZ_ITERATIONS && !current_test_failed(); it++) {
+    for (int it = 0; it < FZ_ITERATIONS(400) && !current_test_failed(); it++) {
         const enum fz_op op = (enum fz_op)trand_int(0, FZ_OPS - 1);
         const int algo = fz_mode(3), mode = fz_mode(2);
         struct fz_tensor x, y, dy, dx, p; /* p: batch norm's per-channel parameters */
@@ -695,8 +496,8 @@ TEST(fuzz_ops_with_random_descriptors)
         fz_tensor_free(&p);
         for (int i = 0; i < (int)TLEN(ex); i++) fz_tensor_free(&ex[i]);
     }
-#ifdef FUZZ_MOST_RUN
-    CHECK(current_test_failed() || ran > FUZZ_ITERATIONS / 2); /* most iterations had tensors small enough to run */
+#ifndef FUZZ_HARNESS
+    CHECK(current_test_failed() || ran > FZ_ITERATIONS(400) / 2); /* most iterations had tensors small enough to run */
 #else
     (void)ran;
 #endif

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # libfuzz.sh: builds the host backend with clang under AddressSanitizer and libFuzzer's coverage
-# (build-libfuzzer/), links the harness tests/libfuzzer/ops.c (tests/fuzz.c driven by the fuzzer's
-# input) and runs it for a fixed time, in one process.
+# (build-libfuzzer/), links the harness tests/libfuzzer/ops.c (the random-descriptor tests
+# tests/fuzz.c, fuzz_adv.c and fuzz_backend.c, the first input byte picking one, driven by the
+# fuzzer's input) and runs it for a fixed time, in one process.
 #
 # The corpus kept in the repository, tests/libfuzzer/corpus, seeds the run and is never written
 # by it: new inputs go to build-libfuzzer/new (scratch, ignored by git). A crash is saved as
@@ -36,7 +37,8 @@ cmake -S . -B build-libfuzzer -G Ninja -DOPENCUDNN_CUDA=OFF -DOPENCUDNN_CBLAS=OF
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address -shared-libasan -Wl,-rpath,$asan_rt"
 cmake --build build-libfuzzer -j "$jobs" --target cudnn
 $cc $san -fsanitize=fuzzer -std=gnu11 -D_GNU_SOURCE -DOPENCUDNN_NO_CUDA_HEADERS -DFUZZ_HARNESS \
-  -Iinclude -Isrc -Itests tests/libfuzzer/ops.c tests/fuzz.c tests/tensors.c tests/support.c tests/ref/tensor_ops.c \
+  -Iinclude -Isrc -Itests tests/libfuzzer/ops.c tests/fuzz.c tests/fuzz_adv.c tests/fuzz_backend.c \
+  tests/fuzz_util.c tests/tensors.c tests/support.c tests/ref/tensor_ops.c \
   -Lbuild-libfuzzer -l:libcudnn.so.8 -Wl,-rpath,"$PWD/build-libfuzzer" -Wl,-rpath,"$asan_rt" -lm \
   -o build-libfuzzer/fuzz_ops
 corpus=tests/libfuzzer/corpus

@@ -1,15 +1,17 @@
 /* ops.c: the libFuzzer harness (clang -fsanitize=fuzzer,address; tools/libfuzz.sh builds and runs
-   it). It drives tests/fuzz.c, the random-descriptor test of the tensor, NN and convolution ops
-   of every sub-library, with the fuzzer's input as its randomness (trand_bytes: every choice of
-   descriptor, dims, strides, type, mode and call is a pair of input bytes), so that coverage
-   guides the choices. The test's invariants (a defined status, nothing written by a failed call,
+   it). It drives the random-descriptor tests with the fuzzer's input as their randomness: the
+   first byte picks the test (modulo their count, in the order of `targets`), the rest go to
+   trand_bytes (every choice of descriptor, dims, strides, type, mode, attribute and call is a pair
+   of input bytes while they last), so that coverage guides the choices. The tests: tests/fuzz.c
+   (the tensor, NN and convolution ops), tests/fuzz_adv.c (RNN, attention, CTC) and
+   tests/fuzz_backend.c (the backend graph API). The test's invariants (a defined status, nothing written by a failed call,
    nothing outside the outputs by a successful one) become aborts, which libFuzzer reports with
    the input that caused them; AddressSanitizer catches the rest.
 
-   This file stands in for tests/runner.c: it collects the fuzz test at registration and gives the
+   This file stands in for tests/runner.c: it collects the fuzz tests at registration and gives the
    framework functions that test.h declares, for the host backend. The fuzzer links it with
    libFuzzer's main; replay.c gives it a plain one that replays the committed corpus (ctest
-   libfuzzer_corpus). Both compile tests/fuzz.c with FUZZ_HARNESS (its iterations per input). */
+   libfuzzer_corpus). Both compile the tests with FUZZ_HARNESS (their iterations per input). */
 #include "test.h"
 
 #include <stdarg.h>
@@ -17,14 +19,18 @@
 #include <string.h>
 
 const char *test_backend = "host";
-static test_fn fuzz_test;
+static const char *const targets[] = {"fuzz_ops_with_random_descriptors", "fuzz_adv_with_random_descriptors",
+                                      "fuzz_backend_with_random_descriptors"};
+enum { TARGETS = sizeof targets / sizeof targets[0] };
+static test_fn fuzz_tests[TARGETS];
 static int failures;
 static cudnnHandle_t handle;
 
 void test_register(const char *name, test_fn fn, bool once, const char *file)
 {
     (void)once, (void)file;
-    if (strcmp(name, "fuzz_ops_with_random_descriptors") == 0) fuzz_test = fn;
+    for (int i = 0; i < TARGETS; i++)
+        if (strcmp(name, targets[i]) == 0) fuzz_tests[i] = fn;
 }
 
 static void failed(void)
@@ -85,8 +91,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    const test_fn fuzz_test = fuzz_tests[size > 0 ? data[0] % TARGETS : 0];
     if (fuzz_test == NULL) abort();
-    trand_bytes(data, size);
+    trand_bytes(size > 0 ? data + 1 : data, size > 0 ? size - 1 : 0);
     fuzz_test();
     trand_bytes(NULL, 0);
     return 0;
