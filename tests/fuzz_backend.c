@@ -7,7 +7,7 @@
    operation, the graph, an engine, its configuration, a plan and a variant pack, every value of
    the right type but now and then odd, finalizing each step mostly), so that finalize and
    execute are reached and then fuzzed further. Tensors stay small (dims and strides of at most
-   16, or the iteration executes nothing), and every data pointer is one of a few guarded buffers
+   8, or the iteration executes nothing), and every data pointer is one of a few guarded buffers
    larger than any such tensor, so that fz_check can hold each call to the invariants of "bad
    input never crashes" (fuzz_util.h): a get writes nothing past the elements it was given room
    for and nothing when it fails, an execute nothing outside the buffers and nothing when it
@@ -20,7 +20,7 @@
 
 typedef cudnnBackendDescriptor_t fb_desc;
 
-enum { FB_SLOTS = 12, FB_POOL = 6, FB_POOL_BYTES = 1 << 16, FB_MAX_ELEMS = 8, FB_SMALL = 16 };
+enum { FB_SLOTS = 12, FB_POOL = 6, FB_POOL_BYTES = 1 << 14, FB_MAX_ELEMS = 8, FB_SMALL = 8 };
 
 /* Every attribute of cudnn_backend.h: its name, its type and the kind of descriptor it belongs to. */
 struct fb_attr {
@@ -227,8 +227,30 @@ static int64_t fb_small(struct fb_state *s)
     return trand_int(0, 1) ? trand_int(1, 4) : trand_int(-1, FB_SMALL);
 }
 
-/* n elements of type t for attribute a into v (FB_MAX_ELEMS of 8 bytes): the values the
-   attribute takes, mostly, else odd ones. */
+/* The value of an INT64 attribute that a graph builder would give: the iteration's shape and its
+   packed strides, a fresh uid, the usual alignment, no vectorization, 1 elsewhere (0 paddings). */
+static int64_t fb_int64_exact(struct fb_state *s, cudnnBackendAttributeName_t name, int64_t i, int64_t n)
+{
+    int64_t x = 1;
+    switch (name) {
+    case CUDNN_ATTR_TENSOR_DIMENSIONS: return i < s->rank ? s->shape[i] : 1;
+    case CUDNN_ATTR_TENSOR_STRIDES: /* packed: the product of the dims after i */
+        for (int64_t j = n - 1; j > i; j--) x *= j < s->rank ? s->shape[j] : 1;
+        return x;
+    case CUDNN_ATTR_TENSOR_UNIQUE_ID: return (int64_t)(s->uids++ % FB_POOL) + 1;
+    case CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS: return i + 1;
+    case CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT: return 16;
+    case CUDNN_ATTR_TENSOR_VECTORIZED_DIMENSION: return -1;
+    case CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS: return s->rank - 2;
+    case CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS:
+    case CUDNN_ATTR_CONVOLUTION_POST_PADDINGS: return 0;
+    case CUDNN_ATTR_ENGINE_GLOBAL_INDEX: return 0;
+    default: return x;
+    }
+}
+
+/* n elements of type t for attribute a into v (FB_MAX_ELEMS of 8 bytes): in an exact set the
+   values a graph builder gives; otherwise those three times in four, odd ones else. */
 static void fb_values(struct fb_state *s, const struct fb_attr *a, cudnnBackendAttributeType_t t, int64_t n, void *v)
 {
     static const cudnnPointwiseMode_t pw[] = {
@@ -237,44 +259,37 @@ static void fb_values(struct fb_state *s, const struct fb_attr *a, cudnnBackendA
         CUDNN_POINTWISE_GELU_FWD, CUDNN_POINTWISE_SOFTPLUS_FWD, CUDNN_POINTWISE_SWISH_FWD, CUDNN_POINTWISE_RELU_BWD,
         CUDNN_POINTWISE_TANH_BWD, CUDNN_POINTWISE_SIGMOID_BWD, CUDNN_POINTWISE_ELU_BWD, CUDNN_POINTWISE_GELU_BWD,
         CUDNN_POINTWISE_SOFTPLUS_BWD, CUDNN_POINTWISE_SWISH_BWD, (cudnnPointwiseMode_t)7};
-    static const double reals[] = {1, 0, 0.5, -2, 1e30, -0.0};
+    static const double reals[] = {1, 0.5, 0, -2, 1e30, -0.0};
     const cudnnBackendAttributeName_t name = a->name;
-    int64_t packed = 1;
+    const bool exact = s->exact || trand_int(0, 3) > 0;
     for (int64_t i = 0; i < n && i < FB_MAX_ELEMS; i++) {
         switch (t) {
-        case CUDNN_TYPE_HANDLE: ((cudnnHandle_t *)v)[i] = trand_int(0, 7) ? s->h : NULL; break;
-        case CUDNN_TYPE_BOOLEAN: ((bool *)v)[i] = trand_int(0, 7) == 0; break;
-        case CUDNN_TYPE_FLOAT: ((float *)v)[i] = (float)reals[trand_int(0, (int)TLEN(reals) - 1)]; break;
-        case CUDNN_TYPE_DOUBLE: ((double *)v)[i] = reals[trand_int(0, (int)TLEN(reals) - 1)]; break;
-        case CUDNN_TYPE_VOID_PTR: /* the pool's buffer of the uid the pack's element i names, mostly */
-            ((void **)v)[i] = trand_int(0, 15) == 0 ? NULL : fz_at(&s->pool[trand_int(0, 3) ? i % FB_POOL : trand_int(0, FB_POOL - 1)]);
+        case CUDNN_TYPE_HANDLE: ((cudnnHandle_t *)v)[i] = exact || trand_int(0, 1) ? s->h : NULL; break;
+        case CUDNN_TYPE_BOOLEAN: ((bool *)v)[i] = !exact && trand_int(0, 1); break;
+        case CUDNN_TYPE_FLOAT: ((float *)v)[i] = (float)reals[trand_int(0, exact ? 1 : (int)TLEN(reals) - 1)]; break;
+        case CUDNN_TYPE_DOUBLE:
+            ((double *)v)[i] = name == CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP && exact ? 0
+                               : name == CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP && exact
+                                   ? 1e30
+                                   : reals[trand_int(0, exact ? 1 : (int)TLEN(reals) - 1)];
+            break;
+        case CUDNN_TYPE_VOID_PTR: /* mostly the pool's buffer of the uid the pack's element i names */
+            ((void **)v)[i] = !exact && trand_int(0, 3) == 0
+                                  ? (trand_int(0, 3) ? fz_at(&s->pool[trand_int(0, FB_POOL - 1)]) : NULL)
+                                  : fz_at(&s->pool[i % FB_POOL]);
             break;
         case CUDNN_TYPE_BACKEND_DESCRIPTOR: ((fb_desc *)v)[i] = fb_pick(s, fb_wants(name)); break;
-        case CUDNN_TYPE_DATA_TYPE:
-            ((int *)v)[i] = trand_int(0, 3) ? CUDNN_DATA_FLOAT : trand_int(0, 1) ? (int)fz_type() : fz_mode(15);
-            break;
-        case CUDNN_TYPE_POINTWISE_MODE: ((int *)v)[i] = pw[trand_int(0, (int)TLEN(pw) - 1)]; break;
+        case CUDNN_TYPE_DATA_TYPE: ((int *)v)[i] = exact ? CUDNN_DATA_FLOAT : trand_int(0, 1) ? (int)fz_type() : fz_mode(15); break;
+        case CUDNN_TYPE_POINTWISE_MODE: ((int *)v)[i] = pw[trand_int(0, (int)TLEN(pw) - (exact ? 2 : 1))]; break;
         case CUDNN_TYPE_ATTRIB_NAME: ((int *)v)[i] = fb_attrs[trand_int(0, (int)TLEN(fb_attrs) - 1)].name; break;
         case CUDNN_TYPE_INT64: {
-            int64_t x = fb_small(s);
-            if (name == CUDNN_ATTR_TENSOR_DIMENSIONS && trand_int(0, 3)) x = i < s->rank ? s->shape[i] : 1;
-            if (name == CUDNN_ATTR_TENSOR_STRIDES && trand_int(0, 3)) { /* packed, dims after i first */
-                packed = 1;
-                for (int64_t j = n - 1; j > i; j--) packed *= j < s->rank ? s->shape[j] : 1;
-                x = packed;
-            }
-            if (name == CUDNN_ATTR_TENSOR_UNIQUE_ID && trand_int(0, 7)) x = (int64_t)(s->uids++ % FB_POOL) + 1;
-            if (name == CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS && trand_int(0, 7)) x = i + 1;
-            if (name == CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS && trand_int(0, 3)) x = s->rank - 2;
-            if (name == CUDNN_ATTR_ENGINE_GLOBAL_INDEX && trand_int(0, 3)) x = trand_int(0, 1);
-            if (name == CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT && trand_int(0, 3)) x = 16;
-            if (name == CUDNN_ATTR_TENSOR_VECTOR_COUNT && trand_int(0, 3)) x = 1;
-            if (name == CUDNN_ATTR_TENSOR_VECTORIZED_DIMENSION && trand_int(0, 3)) x = -1;
+            int64_t x = exact ? fb_int64_exact(s, name, i, n) : fb_small(s);
             if (name == CUDNN_ATTR_TENSOR_VECTOR_COUNT && x > 4) s->big = true; /* spans past the pool's buffers */
             ((int64_t *)v)[i] = x;
             break;
         }
-        default: ((int *)v)[i] = fz_mode(t == CUDNN_TYPE_KNOB_TYPE ? 20 : t == CUDNN_TYPE_REDUCTION_OPERATOR_TYPE ? 9 : 3);
+        default:
+            ((int *)v)[i] = exact ? 0 : fz_mode(t == CUDNN_TYPE_KNOB_TYPE ? 20 : t == CUDNN_TYPE_REDUCTION_OPERATOR_TYPE ? 9 : 3);
         }
     }
 }
@@ -301,7 +316,7 @@ static void fb_set(struct fb_state *s, int i, const struct fb_attr *a, bool exac
              a->name == CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS || a->name == CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS ||
              a->name == CUDNN_ATTR_CONVOLUTION_POST_PADDINGS || a->name == CUDNN_ATTR_CONVOLUTION_DILATIONS ||
              a->name == CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES)
-        n = a->name == CUDNN_ATTR_OPERATIONGRAPH_OPS ? trand_int(1, 2)
+        n = a->name == CUDNN_ATTR_OPERATIONGRAPH_OPS ? (exact ? 1 : trand_int(1, 2))
             : a->name == CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS || a->name == CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS
                 ? s->pack
                 : s->rank - 2;
@@ -314,7 +329,7 @@ static void fb_set(struct fb_state *s, int i, const struct fb_attr *a, bool exac
     memset(&in, 0, sizeof in);
     if (!fz_buffer_of(&in, v, sizeof v)) return;
     fz_check_with("backend set attribute", it,
-                  cudnnBackendSetAttribute(s->d[i], a->name, t, n, trand_int(0, 31) ? fz_at(&in) : NULL),
+                  cudnnBackendSetAttribute(s->d[i], a->name, t, n, exact || trand_int(0, 31) ? fz_at(&in) : NULL),
                   CUDNN_STATUS_NOT_INITIALIZED, NULL, 0, (struct fz_tensor *[]){&in}, 1);
     fz_tensor_free(&in);
 }
@@ -443,7 +458,7 @@ TEST(fuzz_backend_with_random_descriptors)
         for (int i = 0; i < FB_SLOTS; i++) s.kind[i] = -1, s.d[i] = NULL;
         s.big = false;
         s.odd = trand_int(0, 3) == 0;
-        s.pack = trand_int(1, FB_POOL);
+        s.pack = trand_int(0, 3) ? FB_POOL : trand_int(1, FB_POOL);
         s.turn = s.uids = 0;
         s.rank = trand_int(0, 7) ? 4 : trand_int(2, 5);
         for (int i = 0; i < 5; i++) s.shape[i] = trand_int(1, 3);
