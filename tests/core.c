@@ -113,7 +113,10 @@ static void capture(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *dbg, c
     c->count++;
     if (sev == CUDNN_SEV_ERROR) c->errors++;
     c->last_status = dbg->cudnnStatus;
-    snprintf(c->last, sizeof c->last, "%s", msg);
+    /* the lines end in NULs, the message in two: kept joined by newlines */
+    size_t n = 0;
+    for (const char *line = msg; *line != '\0' && n < sizeof c->last; line += strlen(line) + 1)
+        n += (size_t)snprintf(c->last + n, sizeof c->last - n, "%s%s", n ? "\n" : "", line);
 }
 
 TEST_ONCE(callback_receives_errors_and_api_calls)

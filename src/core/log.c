@@ -5,7 +5,10 @@
    set to 1 switch them on; CUDNN_LOGDEST_DBG names the destination: stdout, stderr or a file name
    (nothing is printed without it). cudnnSetCallback replaces the mask and routes the messages to a
    user function instead (NULL: back to the destination). The first message of the process fixes
-   the time origin reported in cudnnDebug_t.time_delta.
+   the time origin reported in cudnnDebug_t.time_delta. A callback receives the message as the
+   8.2 text describes it: "Each line of this message is terminated by \0, and the end of the
+   message is terminated by \0\0" (CUDA.jl's callback scans for the double NUL and splits the
+   lines at the single ones; a plain C callback sees the first line).
 
    Messages are formatted into a bounded buffer; a longer message is cut, never overrun. */
 #include "core/ocd.h"
@@ -68,6 +71,19 @@ OCD_CONSTRUCTOR(log_init_at_load)
 
 static const char severity_letter[] = {'F', 'E', 'W', 'I'};
 
+/* The bound of a formatted message, its terminating NUL included. */
+#define LOG_TEXT_MAX 2048
+
+/* text (at most LOG_TEXT_MAX - 1 characters) as the callback takes it: each line ended by a
+   NUL, the message by a second one; out holds LOG_TEXT_MAX + 1 bytes. */
+static void callback_lines(const char *text, char *out)
+{
+    size_t n = 0;
+    for (; text[n] != '\0' && n < LOG_TEXT_MAX - 1; n++) out[n] = text[n] == '\n' ? '\0' : text[n];
+    out[n] = '\0';
+    out[n + 1] = '\0';
+}
+
 static void emit(cudnnSeverity_t sev, cudnnStatus_t status, const char *text)
 {
     unsigned long long now_sec;
@@ -85,7 +101,9 @@ static void emit(cudnnSeverity_t sev, cudnnStatus_t status, const char *text)
     dbg.cudaDeviceId = -1;
     ocd_mutex_lock(&log_lock);
     if (callback != NULL) {
-        callback(sev, callback_data, &dbg, text);
+        char lines[LOG_TEXT_MAX + 1];
+        callback_lines(text, lines);
+        callback(sev, callback_data, &dbg, lines);
     } else if (log_dest != NULL) {
         fprintf(log_dest, "%c! CuDNN (v%d) %s\n%c! Time: %u.%06u (%us since start); Process=%llu; Thread=%llu\n",
                 severity_letter[sev], CUDNN_VERSION, text, severity_letter[sev] + 32, dbg.time_sec,
@@ -98,7 +116,7 @@ static void emit(cudnnSeverity_t sev, cudnnStatus_t status, const char *text)
 static void vemit(cudnnSeverity_t sev, cudnnStatus_t status, const char *prefix, const char *fmt,
                   va_list ap)
 {
-    char text[2048];
+    char text[LOG_TEXT_MAX];
     int n = snprintf(text, sizeof text, "%s", prefix);
     if (n < 0 || (size_t)n >= sizeof text) n = 0;
     vsnprintf(text + n, sizeof text - (size_t)n, fmt, ap);
