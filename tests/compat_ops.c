@@ -778,3 +778,102 @@ TEST(compat_lrn_onnxruntime_5d)
         tview_destroy(&x);
     }
 }
+
+/* CUDA.jl's cudnnNormalizationForward (lib/cudnn/normalization.jl) with its defaults:
+   PER_CHANNEL, CUDNN_NORM_OPS_NORM, ALGO_STANDARD, groupCnt 1, factor 0.1, epsilon 1e-5; the
+   activation, z and (without running averages) the mean-variance descriptor passed as NULL
+   (`something(x, C_NULL)`) to the workspace and reserve queries and to the training call, the
+   running and saved statistics then all NULL; with running averages, the saved ones given and
+   handed to cudnnNormalizationBackward (zDesc and dz NULL, betaParamDiff 0, the forward's
+   reserve); inference with zDesc, z and the activation NULL. */
+TEST(compat_normalization_cudajl_null_optionals)
+{
+    const int d[4] = {3, 2, 3, 4}, pd[4] = {1, 2, 1, 1};
+    const int64_t c = d[1];
+    const double eps = 1e-5, factor = 0.1;
+    cudnnHandle_t h = test_handle();
+    struct tview x, p;
+    tview_init(&x, CUDNN_DATA_FLOAT, 4, d, TV_NCHW);
+    tview_init(&p, CUDNN_DATA_FLOAT, 4, pd, TV_NCHW);
+    struct ref_bn_shape sh = {d[0], c, d[2] * d[3], false};
+    double *xv = tview_random(x.count, -2, 2), *dyv = tview_random(x.count, -1, 1);
+    double *scale = tview_random(c, 0.5, 1.5), *bias = tview_random(c, -0.5, 0.5);
+    double *rmean = tview_random(c, -1, 1), *rvar = tview_random(c, 0.5, 2);
+    double *mean = malloc(sizeof(double) * 2), *var = malloc(sizeof(double) * 2), *inv = malloc(sizeof(double) * 2);
+    double *want_rm = malloc(sizeof(double) * 2), *want_rv = malloc(sizeof(double) * 2);
+    double *y = malloc(sizeof(double) * (size_t)x.count), *yi = malloc(sizeof(double) * (size_t)x.count);
+    double *dx = malloc(sizeof(double) * (size_t)x.count), *dpre = malloc(sizeof(double) * (size_t)x.count);
+    double *ds = malloc(sizeof(double) * 2), *db = malloc(sizeof(double) * 2);
+    void *px = tview_upload(&x, xv), *pdy = tview_upload(&x, dyv), *py = tview_upload(&x, NULL);
+    void *pdx = tview_upload(&x, NULL), *ps = tview_upload(&p, scale), *pb = tview_upload(&p, bias);
+    void *prm = tview_upload(&p, rmean), *prv = tview_upload(&p, rvar), *psm = tview_upload(&p, NULL);
+    void *psv = tview_upload(&p, NULL), *pds = tview_upload(&p, NULL), *pdb = tview_upload(&p, NULL);
+    ref_bn_stats(&sh, xv, mean, var);
+    ref_bn_forward(&sh, xv, NULL, scale, bias, mean, var, eps, -1, 0, NULL, y);
+    ref_bn_forward(&sh, xv, NULL, scale, bias, rmean, rvar, eps, -1, 0, NULL, yi);
+    ref_bn_backward(&sh, xv, dyv, NULL, -1, 0, scale, mean, var, eps, dpre, dx, ds, db);
+    const double m = (double)ref_bn_reduced(&sh);
+    for (int64_t i = 0; i < c; i++) {
+        want_rm[i] = (1 - factor) * rmean[i] + factor * mean[i];
+        want_rv[i] = (1 - factor) * rvar[i] + factor * var[i] * m / (m - 1);
+        inv[i] = 1 / sqrt(var[i] + eps);
+    }
+    const cudnnNormMode_t mode = CUDNN_NORM_PER_CHANNEL;
+    const cudnnNormOps_t ops = CUDNN_NORM_OPS_NORM;
+    const cudnnNormAlgo_t algo = CUDNN_NORM_ALGO_STANDARD;
+    const float one = 1, zero = 0;
+    for (int with_stats = 0; with_stats < 2; with_stats++) {
+        cudnnTensorDescriptor_t mv = with_stats ? p.desc : NULL;
+        size_t ws = 0, rs = 0;
+        if (!CHECK_OK(cudnnGetNormalizationForwardTrainingWorkspaceSize(h, mode, ops, algo, x.desc, NULL, x.desc, p.desc,
+                                                                         NULL, mv, &ws, 1)) ||
+            !CHECK_OK(cudnnGetNormalizationTrainingReserveSpaceSize(h, mode, ops, algo, NULL, x.desc, &rs, 1)))
+            break;
+        void *work = ws ? tbuf_alloc(ws) : NULL, *reserve = rs ? tbuf_alloc(rs) : NULL;
+        tbuf_poison(py, tview_bytes(&x));
+        if (CHECK_OK(cudnnNormalizationForwardTraining(h, mode, ops, algo, &one, &zero, x.desc, px, p.desc, ps, pb, factor,
+                                                       mv, with_stats ? prm : NULL, with_stats ? prv : NULL, eps,
+                                                       with_stats ? psm : NULL, with_stats ? psv : NULL, NULL, NULL,
+                                                       NULL, x.desc, py, work, ws, reserve, rs, 1))) {
+            tview_check(&x, py, y, with_stats ? "training y" : "training y, no statistics");
+            if (with_stats) {
+                tview_check(&p, prm, want_rm, "running mean");
+                tview_check(&p, prv, want_rv, "running variance");
+                tview_check(&p, psm, mean, "saved mean");
+                tview_check(&p, psv, inv, "saved inverse deviation");
+                size_t bws = 0;
+                if (CHECK_OK(cudnnGetNormalizationBackwardWorkspaceSize(h, mode, ops, algo, x.desc, x.desc, x.desc, NULL,
+                                                                        x.desc, p.desc, NULL, p.desc, &bws, 1))) {
+                    void *bwork = bws ? tbuf_alloc(bws) : NULL;
+                    if (CHECK_OK(cudnnNormalizationBackward(h, mode, ops, algo, &one, &zero, &one, &zero, x.desc, px,
+                                                            x.desc, py, x.desc, pdy, NULL, NULL, x.desc, pdx, p.desc, ps,
+                                                            pb, pds, pdb, eps, p.desc, psm, psv, NULL, bwork, bws,
+                                                            reserve, rs, 1))) {
+                        tview_check(&x, pdx, dx, "dx");
+                        tview_check(&p, pds, ds, "dscale");
+                        tview_check(&p, pdb, db, "dbias");
+                    }
+                    if (bwork) tbuf_free(bwork);
+                }
+            }
+        }
+        if (work) tbuf_free(work);
+        if (reserve) tbuf_free(reserve);
+    }
+    /* inference: the running averages as they are now */
+    double *rm_now = malloc(sizeof(double) * 2), *rv_now = malloc(sizeof(double) * 2);
+    tview_download(&p, prm, rm_now);
+    tview_download(&p, prv, rv_now);
+    ref_bn_forward(&sh, xv, NULL, scale, bias, rm_now, rv_now, eps, -1, 0, NULL, yi);
+    if (CHECK_OK(cudnnNormalizationForwardInference(h, mode, ops, algo, &one, &zero, x.desc, px, p.desc, ps, pb, p.desc,
+                                                    prm, prv, NULL, NULL, NULL, x.desc, py, eps, 1)))
+        tview_check(&x, py, yi, "inference y");
+    void *xb[] = {px, pdy, py, pdx}, *pbufs[] = {ps, pb, prm, prv, psm, psv, pds, pdb};
+    for (size_t i = 0; i < TLEN(xb); i++) tview_free(&x, xb[i]);
+    for (size_t i = 0; i < TLEN(pbufs); i++) tview_free(&p, pbufs[i]);
+    double *hv[] = {xv, dyv, scale, bias, rmean, rvar, mean, var, inv, want_rm, want_rv, y, yi, dx, dpre, ds, db,
+                    rm_now, rv_now};
+    for (size_t i = 0; i < TLEN(hv); i++) free(hv[i]);
+    tview_destroy(&x);
+    tview_destroy(&p);
+}

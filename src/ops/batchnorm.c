@@ -89,6 +89,25 @@ static cudnnStatus_t get_slots(cudnnTensorDescriptor_t desc, const char *name,
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* The normalization API's mean/variance descriptor, NULL where the call is given none of the
+   statistics it describes (CUDA.jl's cudnnNormalizationForward without running averages passes
+   C_NULL for it to the workspace query and the training call; the 8.2 text asks for it). Nothing
+   is read through it then: the slots take the scale's layout. Inference always reads the
+   estimates, so it needs the descriptor. */
+static cudnnStatus_t get_stat_slots(const struct ocd_bn_args *a, struct ocd_bn_problem *p)
+{
+    bool unused = a->dir == OCD_BN_TRAINING ? !a->run_mean && !a->run_var && !a->save_mean && !a->save_invstd
+                : a->dir == OCD_BN_BACKWARD ? !a->saved_mean && !a->saved_invstd : false;
+    if (a->stat_desc != NULL || !unused)
+        return get_slots(a->stat_desc, "the mean/variance descriptor", &p->x, a->per_activation, &p->stat);
+    if (ocd_log_mask & CUDNN_SEV_INFO_EN)
+        ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS,
+                        "normMeanVarDesc is NULL and no statistic is given: nothing is read through it (the 8.2 "
+                        "text asks for the descriptor)");
+    p->stat = p->param;
+    return CUDNN_STATUS_SUCCESS;
+}
+
 static cudnnStatus_t need(const void *p, const char *name)
 {
     return p != NULL ? CUDNN_STATUS_SUCCESS : OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is NULL", name);
@@ -190,7 +209,7 @@ static cudnnStatus_t check(const struct ocd_bn_args *a, bool sizes_only, struct 
     p->ptype = slot_type(x->dtype);
     OCD_TRY(get_slots(a->param_desc, backward ? "dBnScaleBiasDesc" : "the scale/bias descriptor", x,
                       a->per_activation, &p->param));
-    OCD_TRY(get_slots(a->stat_desc, "the mean/variance descriptor", x, a->per_activation, &p->stat));
+    OCD_TRY(get_stat_slots(a, p));
     if (ptrs) {
         OCD_TRY(need(a->scale, "the scale"));
         if (!backward || act) OCD_TRY(need(a->bias, "the bias"));

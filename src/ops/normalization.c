@@ -8,7 +8,9 @@
    groupCnt is a placeholder in cuDNN 8.2 ("should be set to 1"): any other value is
    NOT_SUPPORTED. An unknown algorithm is NOT_SUPPORTED (documented); PERSIST is computed as
    STANDARD, serves PER_CHANNEL only (NOT_SUPPORTED otherwise) and needs the saved statistics
-   backward. Unlike cuDNN, inference takes the fused activation ops too: the engine has them. */
+   backward. Unlike cuDNN, inference takes the fused activation ops too: the engine has them.
+   normMeanVarDesc may be NULL in training and backward when none of its statistics is given
+   (batchnorm.c, get_stat_slots). */
 #include "ops/batchnorm.h"
 
 cudnnStatus_t ocd_norm_prepare(cudnnHandle_t handle, cudnnNormMode_t mode, cudnnNormOps_t normOps,
