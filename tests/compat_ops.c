@@ -877,3 +877,55 @@ TEST(compat_normalization_cudajl_null_optionals)
     tview_destroy(&x);
     tview_destroy(&p);
 }
+
+/* dlib's batch norm (dlib/cuda/cudnn_dlibapi.cpp): batch_normalize (PER_ACTIVATION, parameters
+   1 x K x R x C) and batch_normalize_conv (SPATIAL) train with the running averages set to 0 and
+   1 first when the factor is 1; their gradients ADD into src_grad (alphaDataDiff 1,
+   betaDataDiff 1) and overwrite the parameter gradients (alphaParamDiff 1, betaParamDiff 0). */
+TEST(compat_bn_dlib_gradient_added_to_src_grad)
+{
+    const int d[4] = {4, 3, 2, 3};
+    cudnnHandle_t h = test_handle();
+    for (int spatial = 0; spatial < 2; spatial++) {
+        const int pd[4] = {1, d[1], spatial ? 1 : d[2], spatial ? 1 : d[3]};
+        struct tview x, p;
+        tview_init(&x, CUDNN_DATA_FLOAT, 4, d, TV_NCHW);
+        tview_init(&p, CUDNN_DATA_FLOAT, 4, pd, TV_NCHW);
+        struct ref_bn_shape sh = {d[0], d[1], d[2] * d[3], !spatial};
+        const int64_t k = ref_bn_slots(&sh);
+        const double eps = 1e-5;
+        double *xv = tview_random(x.count, -2, 2), *dyv = tview_random(x.count, -1, 1);
+        double *dx0 = tview_random(x.count, -1, 1), *scale = tview_random(k, 0.5, 1.5);
+        double *bias = tview_random(k, -0.5, 0.5), *zeros = tview_fill(k, 0), *ones = tview_fill(k, 1);
+        double *mean = malloc(sizeof(double) * (size_t)k), *var = malloc(sizeof(double) * (size_t)k);
+        double *y = malloc(sizeof(double) * (size_t)x.count), *dx = malloc(sizeof(double) * (size_t)x.count);
+        double *dpre = malloc(sizeof(double) * (size_t)x.count);
+        double *ds = malloc(sizeof(double) * (size_t)k), *db = malloc(sizeof(double) * (size_t)k);
+        void *px = tview_upload(&x, xv), *pdy = tview_upload(&x, dyv), *py = tview_upload(&x, NULL);
+        void *pdx = tview_upload(&x, dx0), *ps = tview_upload(&p, scale), *pb = tview_upload(&p, bias);
+        void *prm = tview_upload(&p, zeros), *prv = tview_upload(&p, ones), *pm = tview_upload(&p, NULL);
+        void *pi = tview_upload(&p, NULL), *pds = tview_upload(&p, NULL), *pdb = tview_upload(&p, NULL);
+        ref_bn_stats(&sh, xv, mean, var);
+        ref_bn_forward(&sh, xv, NULL, scale, bias, mean, var, eps, -1, 0, NULL, y);
+        ref_bn_backward(&sh, xv, dyv, NULL, -1, 0, scale, mean, var, eps, dpre, dx, ds, db);
+        for (int64_t i = 0; i < x.count; i++) dx[i] += dx0[i];
+        const cudnnBatchNormMode_t mode = spatial ? CUDNN_BATCHNORM_SPATIAL : CUDNN_BATCHNORM_PER_ACTIVATION;
+        const float one = 1, zero = 0;
+        if (CHECK_OK(cudnnBatchNormalizationForwardTraining(h, mode, &one, &zero, x.desc, px, x.desc, py, p.desc, ps, pb,
+                                                            1.0, prm, prv, eps, pm, pi)) &&
+            tview_check(&x, py, y, "dlib batch_normalize") &&
+            CHECK_OK(cudnnBatchNormalizationBackward(h, mode, &one, &one, &one, &zero, x.desc, px, x.desc, pdy, x.desc,
+                                                     pdx, p.desc, ps, pds, pdb, eps, pm, pi))) {
+            tview_check(&x, pdx, dx, "src_grad + gradient (betaDataDiff 1)");
+            tview_check(&p, pds, ds, "gamma_grad");
+            tview_check(&p, pdb, db, "beta_grad");
+        }
+        void *xb[] = {px, pdy, py, pdx}, *pbufs[] = {ps, pb, prm, prv, pm, pi, pds, pdb};
+        for (size_t i = 0; i < TLEN(xb); i++) tview_free(&x, xb[i]);
+        for (size_t i = 0; i < TLEN(pbufs); i++) tview_free(&p, pbufs[i]);
+        double *hv[] = {xv, dyv, dx0, scale, bias, zeros, ones, mean, var, y, dx, dpre, ds, db};
+        for (size_t i = 0; i < TLEN(hv); i++) free(hv[i]);
+        tview_destroy(&x);
+        tview_destroy(&p);
+    }
+}
