@@ -12,6 +12,7 @@
 #include "ref/lrn.h"
 #include "ref/pooling.h"
 #include "ref/softmax.h"
+#include "ref/spatial_tf.h"
 #include "tensors.h"
 #include "test.h"
 
@@ -928,4 +929,61 @@ TEST(compat_bn_dlib_gradient_added_to_src_grad)
         tview_destroy(&x);
         tview_destroy(&p);
     }
+}
+
+/* MXNet's SpatialTransformer (src/operator/cudnn_spatial_transformer-inl.h) and BilinearSampler
+   (cudnn_bilinear_sampler-inl.h): the affine grid from cudnnSpatialTfGridGeneratorForward, the
+   sampler forward, then cudnnSpatialTfSamplerBackward with **dgrid the grid buffer itself**
+   ("we can reuse grid for inplace operator"), dx blended with beta 1 where the gradient is
+   added (kAddTo), and cudnnSpatialTfGridGeneratorBackward from that buffer into dtheta. */
+TEST(compat_stn_mxnet_dgrid_over_grid)
+{
+    const int n = 2, c = 3, hin = 5, win = 6, h = 4, w = 5;
+    const int dims[4] = {n, c, h, w}, xd[4] = {n, c, hin, win};
+    cudnnHandle_t hd = test_handle();
+    struct tview x, y;
+    tview_init(&x, CUDNN_DATA_FLOAT, 4, xd, TV_NCHW);
+    tview_init(&y, CUDNN_DATA_FLOAT, 4, dims, TV_NCHW);
+    const int64_t ng = (int64_t)n * h * w * 2;
+    double theta[12] = {0.9, 0.1, 0.05, -0.1, 1.1, -0.1, 1.2, -0.2, 0.1, 0.15, 0.8, 0.05};
+    double *xv = tview_random(x.count, -1, 1), *dyv = tview_random(y.count, -1, 1), *dx0 = tview_random(x.count, -1, 1);
+    double *grid = malloc(sizeof(double) * (size_t)ng), *dgrid = malloc(sizeof(double) * (size_t)ng);
+    double *yv = malloc(sizeof(double) * (size_t)y.count), *dx = malloc(sizeof(double) * (size_t)x.count);
+    double dtheta[12];
+    float th[12];
+    for (int i = 0; i < 12; i++) th[i] = (float)theta[i], theta[i] = th[i];
+    void *pth = tbuf_from(th, sizeof th), *pgrid = tbuf_alloc(sizeof(float) * (size_t)ng), *pdth = tbuf_alloc(sizeof th);
+    void *px = tview_upload(&x, xv), *py = tview_upload(&y, NULL), *pdy = tview_upload(&y, dyv);
+    void *pdx = tview_upload(&x, dx0);
+    cudnnSpatialTransformerDescriptor_t st;
+    CHECK_OK(cudnnCreateSpatialTransformerDescriptor(&st));
+    const float one = 1, zero = 0;
+    bool ok = CHECK_OK(cudnnSetSpatialTransformerNdDescriptor(st, CUDNN_SAMPLER_BILINEAR, CUDNN_DATA_FLOAT, 4, dims)) &&
+              CHECK_OK(cudnnSpatialTfGridGeneratorForward(hd, st, pth, pgrid));
+    if (ok) { /* the reference samples where the library's grid points (float) */
+        double *g = tvalues_download(CUDNN_DATA_FLOAT, pgrid, ng);
+        ref_stn_grid(n, h, w, theta, grid);
+        ok = tvalues_check(CUDNN_DATA_FLOAT, pgrid, grid, ng, 1e-5, "affine grid");
+        memcpy(grid, g, sizeof(double) * (size_t)ng);
+        free(g);
+    }
+    ref_stn_sample(n, c, hin, win, xv, h, w, grid, yv);
+    ref_stn_sample_backward(n, c, hin, win, xv, h, w, grid, dyv, dx, dgrid);
+    for (int64_t i = 0; i < x.count; i++) dx[i] += dx0[i];
+    ref_stn_grid_backward(n, h, w, dgrid, dtheta);
+    if (ok && CHECK_OK(cudnnSpatialTfSamplerForward(hd, st, &one, x.desc, px, pgrid, &zero, y.desc, py)))
+        tview_check(&y, py, yv, "sampled y");
+    if (ok && CHECK_OK(cudnnSpatialTfSamplerBackward(hd, st, &one, x.desc, px, &one, x.desc, pdx, &one, y.desc, pdy,
+                                                     pgrid, &zero, pgrid))) {
+        tview_check(&x, pdx, dx, "dx added (kAddTo)");
+        tvalues_check(CUDNN_DATA_FLOAT, pgrid, dgrid, ng, 1e-4, "dgrid written over the grid");
+        if (CHECK_OK(cudnnSpatialTfGridGeneratorBackward(hd, st, pgrid, pdth)))
+            tvalues_check(CUDNN_DATA_FLOAT, pdth, dtheta, 12, 1e-4, "dtheta");
+    }
+    cudnnDestroySpatialTransformerDescriptor(st);
+    tbuf_free(pth), tbuf_free(pgrid), tbuf_free(pdth);
+    tview_free(&x, px), tview_free(&y, py), tview_free(&y, pdy), tview_free(&x, pdx);
+    free(xv), free(dyv), free(dx0), free(grid), free(dgrid), free(yv), free(dx);
+    tview_destroy(&x);
+    tview_destroy(&y);
 }

@@ -455,7 +455,8 @@ TEST(stn_sampler_bad_inputs_write_nothing)
     BWD(h, st, a, xn.desc, xb, b, DX, dxb, a, Y, dyb, gridb, b, dgb);   /* x's N differs */
     BWD(h, st, a, X, xb, b, xdbl.desc, dxb, a, Y, dyb, gridb, b, dgb);  /* dx's type differs */
     BWD(h, st, a, X, dxb, b, DX, dxb, a, Y, dyb, gridb, b, dgb);        /* dx is x */
-    BWD(h, st, a, X, xb, b, DX, dxb, a, Y, dyb, dgb, b, dgb);           /* dgrid is grid */
+    BWD(h, st, a, X, xb, b, DX, dxb, a, Y, dyb, (float *)dgb + 2, b, dgb); /* dgrid is the grid shifted a point */
+    BWD(h, st, a, X, xb, b, DX, dgb, a, Y, dyb, dgb, b, gridb);         /* dx overlaps the grid */
 #undef BWD
     CHECK_STATUS(cudnnSpatialTfSamplerBackward(h, ints, a, xi.desc, xib, b, xi.desc, dxib, a, yi.desc, yib, gridb,
                                                b, dgb),

@@ -1,6 +1,10 @@
 /* spatial_tf_train.c: cudnnSpatialTfGridGeneratorBackward and cudnnSpatialTfSamplerBackward
    (ops_train). The checks are those of the forward functions (spatial_tf.c), plus: dx has x's
-   dims and type, and no output is also an input (dx is x or dy, dgrid is grid). */
+   dims and type and overlaps none of x, dy and the grid (every sample point reads its
+   neighbours, and dx is their scatter); dgrid may be the grid itself (MXNet's spatial
+   transformer writes dgrid over the grid: each point reads its own grid entry before it writes
+   its dgrid entry, and dx is done with the grid by then), but no shifted overlap of it, nor of x
+   or dy. */
 #include "ops/spatial_tf.h"
 
 #include "core/argcheck.h"
@@ -22,6 +26,17 @@ cudnnStatus_t CUDNNWINAPI cudnnSpatialTfGridGeneratorBackward(cudnnHandle_t hand
     OCD_TRY(ocd_stn_grid_problem_init(handle, stDesc, dgrid, dtheta, &p));
     return ocd_impl_run(handle, grid_bwd_impls, OCD_ARRAY_LEN(grid_bwd_impls), &p,
                         "cudnnSpatialTfGridGeneratorBackward");
+}
+
+/* The grid of a sampler whose output (or its gradient) is y: N x H x W x 2, packed, (x, y)
+   innermost. */
+static struct ocd_tensor_view grid_view(const struct ocd_tensor_view *y, cudnnDataType_t dtype)
+{
+    struct ocd_tensor_view g = {.dtype = dtype, .rank = 4, .vect = 1,
+                                .dims = {y->dims[0], y->dims[2], y->dims[3], 2}};
+    g.strides[3] = 1;
+    for (int d = 2; d >= 0; d--) g.strides[d] = g.strides[d + 1] * g.dims[d + 1];
+    return g;
 }
 
 static const struct ocd_impl sampler_bwd_impls[] = {
@@ -60,10 +75,17 @@ cudnnStatus_t CUDNNWINAPI cudnnSpatialTfSamplerBackward(cudnnHandle_t handle,
     OCD_TRY(ocd_stn_sampler_check(st, &p.x, &p.y, "dy"));
     if (!ocd_view_same_dims(&p.x, &p.dx) || p.dx.dtype != p.x.dtype)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dxDesc's dims or type differ from xDesc's");
-    /* dx gathers from many positions of dy and x; dgrid reads the grid that dx's gather uses */
+    struct ocd_tensor_view g = grid_view(&p.y, st->dtype);
     OCD_TRY(ocd_check_alias(dx, &p.dx, "dx", x, &p.x, "x", OCD_READ_MANY));
     OCD_TRY(ocd_check_alias(dx, &p.dx, "dx", dy, &p.y, "dy", OCD_READ_MANY));
-    if (dgrid == grid) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dgrid is grid, which the gather of dx reads");
+    OCD_TRY(ocd_check_alias(dx, &p.dx, "dx", grid, &g, "grid", OCD_READ_MANY));
+    OCD_TRY(ocd_check_alias(dgrid, &g, "dgrid", x, &p.x, "x", OCD_READ_MANY));
+    OCD_TRY(ocd_check_alias(dgrid, &g, "dgrid", dy, &p.y, "dy", OCD_READ_MANY));
+    OCD_TRY(ocd_check_alias(dgrid, &g, "dgrid", grid, &g, "grid", dgrid == grid ? OCD_READ_SAME : OCD_READ_MANY));
+    if (dgrid == grid && (ocd_log_mask & CUDNN_SEV_INFO_EN))
+        ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS,
+                        "dgrid is grid: each point's gradient replaces its grid entry (the 8.2 text gives them "
+                        "apart)");
     p.dtype = st->dtype;
     p.x_data = x;
     p.grid = grid;
