@@ -77,17 +77,18 @@ static void fa_within(const char *op, int it, const void *addr, size_t bytes, co
 }
 
 /* A packed 3-d tensor descriptor a x b x c of type dt (now and then another type, one dim odd, or
-   a random descriptor altogether); its buffer is allocated with fz_tensor_alloc. */
-static void fa_tensor3(struct fz_tensor *t, cudnnDataType_t dt, int a, int b, int c)
+   a random descriptor altogether); its buffer is allocated with fz_tensor_alloc. `bounded`: its
+   dims stay at most 6, where the library reads host arrays by them (CTC's lengths). */
+static void fa_tensor3(struct fz_tensor *t, cudnnDataType_t dt, int a, int b, int c, bool bounded)
 {
     memset(t, 0, sizeof *t);
     if (cudnnCreateTensorDescriptor(&t->desc) != CUDNN_STATUS_SUCCESS) return;
-    if (fa_rare()) {
+    if (!bounded && fa_rare()) {
         fz_set(t, NULL);
         return;
     }
     int dims[3] = {a, b, c};
-    if (fa_rare()) dims[trand_int(0, 2)] = fz_dim();
+    if (fa_rare()) dims[trand_int(0, 2)] = bounded ? trand_int(-1, 6) : fz_dim();
     int strides[3] = {dims[1] * dims[2], dims[2], 1};
     cudnnSetTensorNdDescriptor(t->desc, fa_type(dt), 3, dims, strides);
 }
@@ -187,8 +188,8 @@ static void fa_rnn_v8(cudnnHandle_t h, cudnnDropoutDescriptor_t drop, enum fa_op
                    : fa_rnn_data(r.dtype, (cudnnRNNDataLayout_t)fa_mode(3), fa_int(1, 3), fa_int(1, 3), out, lengths);
     struct fz_tensor hs, cs, b[17];
     memset(b, 0, sizeof b);
-    fa_tensor3(&hs, r.dtype, r.layers * r.dirs, batch, r.proj > 0 && r.proj < r.hidden ? r.proj : r.hidden);
-    fa_tensor3(&cs, r.dtype, r.layers * r.dirs, batch, r.hidden);
+    fa_tensor3(&hs, r.dtype, r.layers * r.dirs, batch, r.proj > 0 && r.proj < r.hidden ? r.proj : r.hidden, false);
+    fa_tensor3(&cs, r.dtype, r.layers * r.dirs, batch, r.hidden, false);
     const cudnnForwardMode_t fmode = (cudnnForwardMode_t)fa_mode(2);
     size_t wbytes = 16, ws = 16, rs = 16, hbytes = 0, cbytes = 0;
     fz_queried(cudnnGetRNNWeightSpaceSize(h, r.d, &wbytes), &wbytes);
@@ -276,8 +277,8 @@ static void fa_rnn_legacy(cudnnHandle_t h, cudnnDropoutDescriptor_t drop, enum f
     const int out = (r.proj > 0 && r.proj < r.hidden ? r.proj : r.hidden) * r.dirs;
     for (int s = 0; s < FA_STEPS; s++) {
         if (s > 0 && trand_int(0, 3) == 0) batch = fa_rare() ? batch + 1 : trand_int(1, fa_pos(batch));
-        fa_tensor3(&t[s], r.dtype, batch, r.input, 1);
-        fa_tensor3(&t[FA_STEPS + s], r.dtype, batch, out, 1);
+        fa_tensor3(&t[s], r.dtype, batch, r.input, 1, false);
+        fa_tensor3(&t[FA_STEPS + s], r.dtype, batch, out, 1, false);
         xs[s] = t[s].desc, ys[s] = t[FA_STEPS + s].desc;
         size_t xb = 16, yb = 16;
         fz_queried(cudnnGetTensorSizeInBytes(xs[s], &xb), &xb);
@@ -286,8 +287,8 @@ static void fa_rnn_legacy(cudnnHandle_t h, cudnnDropoutDescriptor_t drop, enum f
     }
     struct fz_tensor hs, cs, b[16];
     memset(b, 0, sizeof b);
-    fa_tensor3(&hs, r.dtype, r.layers * r.dirs, first, r.proj > 0 && r.proj < r.hidden ? r.proj : r.hidden);
-    fa_tensor3(&cs, r.dtype, r.layers * r.dirs, first, r.hidden);
+    fa_tensor3(&hs, r.dtype, r.layers * r.dirs, first, r.proj > 0 && r.proj < r.hidden ? r.proj : r.hidden, false);
+    fa_tensor3(&cs, r.dtype, r.layers * r.dirs, first, r.hidden, false);
     size_t wbytes = 16, ws = 16, rs = 16, hbytes = 16, cbytes = 16;
     const cudnnDataType_t wtype = fa_type(r.dtype);
     fz_queried(cudnnGetRNNParamsSize(h, r.d, xs[0], &wbytes, wtype), &wbytes);
@@ -509,9 +510,9 @@ static void fa_ctc(cudnnHandle_t h, enum fa_op op, int it)
     const cudnnDataType_t dt = fa_type(CUDNN_DATA_FLOAT);
     struct fz_tensor probs, grads, b[6];
     memset(b, 0, sizeof b);
-    fa_tensor3(&probs, dt, T, N, A);
-    if (!fa_rare()) fa_tensor3(&grads, dt, T, N, A);
-    else fa_tensor3(&grads, dt, fa_int(1, 4), fa_int(1, 3), fa_int(1, 5));
+    fa_tensor3(&probs, dt, T, N, A, true);
+    if (!fa_rare()) fa_tensor3(&grads, dt, T, N, A, true);
+    else fa_tensor3(&grads, dt, fa_int(1, 4), fa_int(1, 3), fa_int(1, 5), true);
     int labels[8 * FA_ARRAY], label_lengths[FA_ARRAY], input_lengths[FA_ARRAY];
     for (int i = 0; i < FA_ARRAY; i++) {
         label_lengths[i] = fa_rare() ? trand_int(-1, 5) : trand_int(1, 3);
@@ -528,7 +529,11 @@ static void fa_ctc(cudnnHandle_t h, enum fa_op op, int it)
         fz_queried(cudnnGetCTCLossWorkspaceSize_v8(h, algo, cd, probs.desc, grads.desc, &ws), &ws);
     ws = fa_shrunk(ws);
     struct fz_tensor *costs = &b[0], *wsb = &b[1], *lab = &b[2], *llen = &b[3], *ilen = &b[4];
-    const size_t cost_bytes = (size_t)(N > 0 ? N : 1) * tdtype_size(dt);
+    cudnnDataType_t pt; /* costs: one of the probabilities' type per batch entry of their descriptor */
+    int pn = 0, pdims[5], pstrides[5];
+    const size_t cost_bytes = fz_shape(&probs, &pt, &pn, pdims, pstrides) && pn >= 2 && pdims[1] > 0
+                                  ? (size_t)pdims[1] * tdtype_size(pt)
+                                  : 16;
     if (fz_tensor_alloc(&probs) && fz_tensor_alloc(&grads) && fz_buffer(costs, cost_bytes, 0) &&
         fz_buffer(wsb, ws, 0) && fz_buffer_of(lab, labels, sizeof labels) &&
         fz_buffer_of(llen, label_lengths, sizeof label_lengths) &&
