@@ -5,8 +5,8 @@
    call and its first-result algorithm choice; MXNet's 1-D convolution as a 2-D one whose dummy
    dim shares a stride; ONNX Runtime's instance normalization through the running averages, its
    ceil-mode and 1-D pooling and 5-D LRN; TVM's group count set before the descriptor and its
-   log-softmax over a middle axis; CUDA.jl's log callback. Each result against the double
-   references of tests/ref/. */
+   log-softmax over a middle axis. Each result against the double references of tests/ref/.
+   (compat_core.c: the logging and version patterns.) */
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/lrn.h"
@@ -570,53 +570,6 @@ TEST(compat_conv_mxnet_1d_as_2d_shared_strides)
     }
 }
 
-/* The log callback as CUDA.jl's cuDNN module reads it (lib/cudnn/src/cuDNN.jl, log_message):
-   installed with cudnnSetCallback(typemax(UInt32), ...), every mask bit set; the message's
-   length found by scanning for two NULs (at most 10000 bytes), the lines split at the single
-   ones; the cudnnDebug_t loaded whole. */
-struct julia_log {
-    int messages, lines, bad;
-    char first[128];
-};
-
-static void julia_log_message(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *dbg, const char *msg)
-{
-    struct julia_log *l = udata;
-    (void)sev;
-    int len = 0;
-    while (len < 10000 && !(msg[len] == '\0' && msg[len + 1] == '\0')) len++;
-    if (len >= 10000 || dbg->cudnn_version != CUDNN_VERSION) l->bad++;
-    for (int i = 0; i < len; i++) l->bad += msg[i] == '\n';
-    l->messages++;
-    for (int at = 0; at <= len; at += (int)strlen(msg + at) + 1) {
-        if (l->messages == 1 && at == 0) snprintf(l->first, sizeof l->first, "%s", msg);
-        l->lines++;
-    }
-}
-
-TEST_ONCE(compat_callback_cudajl_double_nul_lines)
-{
-    struct julia_log l = {0};
-    unsigned mask0, mask;
-    void *udata0, *udata;
-    cudnnCallback_t fn0, fn;
-    CHECK_OK(cudnnGetCallback(&mask0, &udata0, &fn0));
-    CHECK_OK(cudnnSetCallback(0xFFFFFFFFu, &l, julia_log_message));
-    CHECK_OK(cudnnGetCallback(&mask, &udata, &fn));
-    cudnnTensorDescriptor_t t = NULL;
-    cudnnStatus_t created = cudnnCreateTensorDescriptor(&t);
-    cudnnStatus_t refused = cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 0, 1, 1, 1);
-    CHECK_OK(cudnnSetCallback(mask0, udata0, fn0));
-    CHECK_OK(created);
-    CHECK_STATUS(refused, CUDNN_STATUS_BAD_PARAM);
-    CHECK(mask == (CUDNN_SEV_ERROR_EN | CUDNN_SEV_WARNING_EN | CUDNN_SEV_INFO_EN) && udata == &l &&
-          fn == julia_log_message);
-    CHECK(l.messages >= 3 && l.bad == 0);
-    CHECK(l.lines > l.messages); /* the API calls' messages have their arguments on a second line */
-    CHECK(strstr(l.first, "cudnnCreateTensorDescriptor") != NULL);
-    cudnnDestroyTensorDescriptor(t);
-}
-
 /* TVM (src/runtime/contrib/cudnn/cudnn_utils.cc, SetConvDescriptors): cudnnSetConvolutionGroupCount
    on the reused descriptor BEFORE cudnnSetConvolution2dDescriptor (which must keep it), NHWC
    tensors and filter from cudnnSetTensor4dDescriptor / cudnnSetFilter4dDescriptor with the
@@ -986,4 +939,56 @@ TEST(compat_stn_mxnet_dgrid_over_grid)
     free(xv), free(dyv), free(dx0), free(grid), free(dgrid), free(yv), free(dx);
     tview_destroy(&x);
     tview_destroy(&y);
+}
+
+/* Caffe2's CuDNNTransposeOp (caffe2/operators/transpose_op_cudnn.cc): the permutation as x's
+   strides, y packed, both padded to 4 dims with trailing extents 1 and strides 1; int32 data
+   transposed as CUDNN_DATA_FLOAT and int64 as CUDNN_DATA_DOUBLE ("Hack, since CUDNN only
+   supports float types"), alpha 1 and beta 0. The bits must move unchanged: small integers are
+   subnormal floats, and -1 .. -8388607 (or any int64 below 0 near -1) are NaN patterns. */
+TEST(compat_transform_caffe2_transpose_moves_bits)
+{
+    cudnnHandle_t h = test_handle();
+    const int d0 = 2, d1 = 3, d2 = 4, n = d0 * d1 * d2; /* x: d0 x d1 x d2, axes {2, 0, 1} */
+    const int ydims[4] = {d2, d0, d1, 1}, ys[4] = {d0 * d1, d1, 1, 1}, xs[4] = {1, d1 * d2, d2, 1};
+    for (int wide = 0; wide < 2; wide++) {
+        const size_t es = wide ? 8 : 4;
+        uint8_t *x = malloc(es * (size_t)n), *want = malloc(es * (size_t)n), *got = malloc(es * (size_t)n);
+        static const int64_t specials[] = {-1, 1, 2, -2, INT32_MIN, INT32_MAX, 0x7F800001, -5000000, -8388607,
+                                           0x7FBFFFFF, 0x7FF0000000000001LL, INT64_MIN, 0};
+        for (int i = 0; i < n; i++) {
+            int64_t v = i < (int)TLEN(specials) ? specials[i] : (int64_t)trand_u64();
+            if (wide) memcpy(x + 8 * i, &v, 8);
+            else {
+                int32_t v32 = (int32_t)v;
+                memcpy(x + 4 * i, &v32, 4);
+            }
+        }
+        for (int a = 0; a < d0; a++)
+            for (int b = 0; b < d1; b++)
+                for (int c = 0; c < d2; c++)
+                    memcpy(want + es * (size_t)((c * d0 + a) * d1 + b), x + es * (size_t)((a * d1 + b) * d2 + c), es);
+        void *px = tbuf_from(x, es * (size_t)n), *py = tbuf_alloc(es * (size_t)n);
+        cudnnTensorDescriptor_t xd, yd;
+        CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&yd));
+        const cudnnDataType_t t = wide ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+        const float one = 1, zero = 0;
+        const double oned = 1, zerod = 0;
+        if (CHECK_OK(cudnnSetTensorNdDescriptor(xd, t, 4, ydims, xs)) &&
+            CHECK_OK(cudnnSetTensorNdDescriptor(yd, t, 4, ydims, ys)) &&
+            CHECK_OK(cudnnTransformTensor(h, wide ? (const void *)&oned : &one, xd, px, wide ? (const void *)&zerod : &zero,
+                                          yd, py))) {
+            tbuf_download(got, py, es * (size_t)n);
+            for (int i = 0; i < n; i++)
+                if (memcmp(got + es * (size_t)i, want + es * (size_t)i, es) != 0) {
+                    FAIL("%s transpose: element %d changed its bits", wide ? "int64-as-double" : "int32-as-float", i);
+                    break;
+                }
+        }
+        cudnnDestroyTensorDescriptor(xd);
+        cudnnDestroyTensorDescriptor(yd);
+        tbuf_free(px), tbuf_free(py);
+        free(x), free(want), free(got);
+    }
 }

@@ -52,11 +52,39 @@ cudnnStatus_t ocd_ewise_run(cudnnHandle_t handle, const struct ocd_ewise *e, con
     return ocd_impl_run(handle, ewise_impls, OCD_ARRAY_LEN(ewise_impls), e, op);
 }
 
+/* A copy of float or double data into its own type with alpha 1 and beta 0 moves bits, as
+   NVIDIA's library does: Caffe2 transposes int32 and int64 tensors declared FLOAT and DOUBLE
+   (transpose_op_cudnn.cc), whose small values are subnormal patterns and whose negative ones
+   near zero are NaN patterns, which arithmetic would quiet or canonicalise. Such a copy is run
+   as one of int32 scalars, exact on every engine (the CUDA kernels compute int32 in double),
+   an eight-byte scalar as two of them (an innermost dimension of 2); the scaling factors stay
+   1 and 0. Every other copy, and one whose views have no room for the extra dimension, keeps
+   its views. */
+static void int32_copy_views(const void *alpha, const void *beta, struct ocd_tensor_view *xv, struct ocd_tensor_view *yv)
+{
+    cudnnDataType_t t = yv->dtype;
+    if (xv->dtype != t || (t != CUDNN_DATA_FLOAT && t != CUDNN_DATA_DOUBLE)) return;
+    if (ocd_scaling_value(t, alpha) != 1.0 || ocd_scaling_value(t, beta) != 0.0) return;
+    if (t == CUDNN_DATA_DOUBLE) {
+        if (yv->rank >= OCD_MAX_DIMS) return;
+        struct ocd_tensor_view *v[2] = {xv, yv};
+        for (int k = 0; k < 2; k++) {
+            for (int d = 0; d < v[k]->rank; d++) v[k]->strides[d] *= 2;
+            v[k]->dims[v[k]->rank] = 2;
+            v[k]->strides[v[k]->rank] = 1;
+            v[k]->rank++;
+        }
+    }
+    xv->dtype = yv->dtype = CUDNN_DATA_INT32;
+}
+
 cudnnStatus_t ocd_ewise_copy(cudnnHandle_t handle, const void *alpha, const struct ocd_tensor_view *xv, const void *x,
                              const void *beta, const struct ocd_tensor_view *yv, void *y, const char *op)
 {
+    struct ocd_tensor_view xb = *xv, yb = *yv;
+    int32_copy_views(alpha, beta, &xb, &yb);
     struct ocd_ewise e;
-    ocd_ewise_build(&e, OCD_EWISE_COPY, yv, xv, NULL);
+    ocd_ewise_build(&e, OCD_EWISE_COPY, &yb, &xb, NULL);
     e.y.data = y;
     e.a.data = x;
     e.alpha1 = ocd_scaling_value(yv->dtype, alpha);
