@@ -1,0 +1,173 @@
+/* compat_bindings.c: call patterns of language bindings (docs/compatibility.md) that the op
+   tests do not make: CUDA.jl's convolution through cudnnConvolutionBiasActivationForward with
+   the algorithm its own search chose, NNlib's leaky ReLU as an
+   in-place cudnnOpTensor MAX, and CUDA.jl's reduction with the indices pointer NULL. Each
+   result against the double references of tests/ref/. */
+#include "ref/conv.h"
+#include "ref/reduce.h"
+#include "tensors.h"
+#include "test.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* CUDA.jl's cudnnConvolutionForward! (lib/cudnn/convolution.jl): a descriptor from
+   cudnnSetConvolutionNdDescriptor in CUDNN_CONVOLUTION mode (NNlib's default, the filter
+   mirrored) with the data's own type as compute type (HALF for Float16 arrays); the algorithm
+   from cudnnFindConvolutionForwardAlgorithmEx, the SUCCESS one with the least memory within
+   10% of the best time; with a bias, or a ReLU, cudnnConvolutionBiasActivationForward with
+   that algorithm, the activation IDENTITY when only the bias is asked for, z = y with beta 0
+   when no z is given, and a zero bias made when only the ReLU is. IDENTITY with another
+   algorithm than IMPLICIT_PRECOMP_GEMM is NOT_SUPPORTED, as the 8.2 text and NVIDIA's library
+   have it (Paddle's conv_fusion and dlib pick that algorithm for it); the call with it runs. */
+TEST(compat_conv_cudajl_bias_identity_found_algorithm)
+{
+    static const struct { cudnnDataType_t t; bool relu, bias; } cases[] = {
+        {CUDNN_DATA_FLOAT, false, true}, {CUDNN_DATA_HALF, true, false}, {CUDNN_DATA_DOUBLE, true, true}};
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const cudnnDataType_t t = cases[k].t;
+        struct ref_conv rc = {.nsp = 2, .n = 2, .c = 3, .k = 4, .groups = 1, .in = {6, 5}, .filt = {3, 2},
+                              .pad = {1, 1}, .stride = {1, 1}, .dil = {1, 1}, .convolution = true};
+        if (!CHECK(ref_conv_out_dims(&rc))) return;
+        const int xd[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, yd[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
+        const int wd[4] = {rc.k, rc.c, rc.filt[0], rc.filt[1]}, bd[4] = {1, rc.k, 1, 1};
+        struct tview x, y, w, b;
+        tview_init(&x, t, 4, xd, TV_NCHW);
+        tview_init(&y, t, 4, yd, TV_NCHW);
+        tview_init(&w, t, 4, wd, TV_NCHW);
+        tview_init(&b, t, 4, bd, TV_NCHW);
+        double *xv = tview_random(x.count, -1, 1), *wv = tview_random(w.count, -1, 1);
+        double *bv = cases[k].bias ? tview_random(rc.k, -1, 1) : tview_fill(rc.k, 0);
+        double *want = malloc(sizeof(double) * (size_t)y.count);
+        void *px = tview_upload(&x, xv), *pw = tview_upload(&w, wv), *pb = tview_upload(&b, bv);
+        void *py = tview_upload(&y, NULL);
+        ref_conv_fwd(&rc, xv, wv, want);
+        const int per = rc.out[0] * rc.out[1];
+        for (int64_t i = 0; i < y.count; i++) {
+            want[i] += bv[(i / per) % rc.k];
+            if (cases[k].relu) want[i] = fmax(0, want[i]);
+        }
+        cudnnFilterDescriptor_t fd;
+        cudnnConvolutionDescriptor_t cd;
+        cudnnActivationDescriptor_t ad;
+        CHECK_OK(cudnnCreateFilterDescriptor(&fd));
+        CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+        CHECK_OK(cudnnCreateActivationDescriptor(&ad));
+        const int pad[2] = {1, 1}, str[2] = {1, 1}, dil[2] = {1, 1};
+        bool ok = CHECK_OK(cudnnSetFilterNdDescriptor(fd, t, CUDNN_TENSOR_NCHW, 4, wd)) &&
+                  CHECK_OK(cudnnSetConvolutionNdDescriptor(cd, 2, pad, str, dil, CUDNN_CONVOLUTION, t)) &&
+                  CHECK_OK(cudnnSetActivationDescriptor(ad, cases[k].relu ? CUDNN_ACTIVATION_RELU
+                                                                          : CUDNN_ACTIVATION_IDENTITY,
+                                                        CUDNN_NOT_PROPAGATE_NAN, 1.0));
+        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        int got = 0, best = -1;
+        const size_t ws = 1 << 20;
+        void *work = tbuf_alloc(ws);
+        ok = ok && CHECK_OK(cudnnFindConvolutionForwardAlgorithmEx(h, x.desc, px, fd, pw, cd, y.desc, py,
+                                                                   CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf, work, ws));
+        double mbest = INFINITY, tbest = INFINITY;
+        for (int i = 0; ok && i < got; i++)
+            if (perf[i].status == CUDNN_STATUS_SUCCESS && (double)perf[i].memory < mbest && perf[i].time < tbest * 1.1)
+                best = i, mbest = (double)perf[i].memory, tbest = perf[i].time;
+        if (ok && CHECK(best >= 0)) {
+            struct tscale one, zero;
+            tview_store(&y, py, NULL); /* poison: z is y, and beta 0 must not read it */
+            /* the 8.2 text and NVIDIA's library: IDENTITY only with IMPLICIT_PRECOMP_GEMM */
+            bool refused = !cases[k].relu && perf[best].algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+            cudnnStatus_t st = cudnnConvolutionBiasActivationForward(h, tscale(&one, t, 1), x.desc, px, fd, pw, cd,
+                                                                     perf[best].algo, work, ws, tscale(&zero, t, 0),
+                                                                     y.desc, py, b.desc, pb, ad, y.desc, py);
+            if (refused) {
+                CHECK_STATUS(st, CUDNN_STATUS_NOT_SUPPORTED);
+                st = cudnnConvolutionBiasActivationForward(h, tscale(&one, t, 1), x.desc, px, fd, pw, cd,
+                                                           CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, work, ws,
+                                                           tscale(&zero, t, 0), y.desc, py, b.desc, pb, ad, y.desc, py);
+            }
+            if (CHECK_OK(st)) {
+                double *gotv = malloc(sizeof(double) * (size_t)y.count);
+                tview_download(&y, py, gotv);
+                CHECK(tcompare(CUDNN_DATA_DOUBLE, gotv, want, y.count, tconv_tolerance(t, t, perf[best].mathType),
+                               cases[k].relu ? "relu(conv + bias)" : "conv + bias, identity"));
+                free(gotv);
+            }
+        }
+        tbuf_free(work);
+        cudnnDestroyFilterDescriptor(fd);
+        cudnnDestroyConvolutionDescriptor(cd);
+        cudnnDestroyActivationDescriptor(ad);
+        tview_free(&x, px), tview_free(&w, pw), tview_free(&b, pb), tview_free(&y, py);
+        free(xv), free(wv), free(bv), free(want);
+        tview_destroy(&x);
+        tview_destroy(&y);
+        tview_destroy(&w);
+        tview_destroy(&b);
+    }
+}
+
+/* NNlib's leakyrelu broadcast on CUDA.jl (lib/cudnn/nnlib.jl): cudnnOpTensor MAX with A and B
+   the same array, alpha1 0.01 and alpha2 1, into another array or, for `x .= leakyrelu.(x)`,
+   into that array itself (C, A and B one buffer). */
+TEST(compat_op_tensor_nnlib_leakyrelu_in_place)
+{
+    const int d[4] = {2, 3, 4, 5};
+    cudnnHandle_t h = test_handle();
+    struct tview x;
+    tview_init(&x, CUDNN_DATA_FLOAT, 4, d, TV_NCHW);
+    double *xv = tview_random(x.count, -2, 2), *want = malloc(sizeof(double) * (size_t)x.count);
+    for (int64_t i = 0; i < x.count; i++) want[i] = fmax(0.01 * (float)xv[i], (float)xv[i]);
+    cudnnOpTensorDescriptor_t od;
+    CHECK_OK(cudnnCreateOpTensorDescriptor(&od));
+    CHECK_OK(cudnnSetOpTensorDescriptor(od, CUDNN_OP_TENSOR_MAX, CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN));
+    const float a1 = 0.01f, a2 = 1, zero = 0;
+    for (int in_place = 0; in_place < 2; in_place++) {
+        void *px = tview_upload(&x, xv), *py = in_place ? px : tview_upload(&x, NULL);
+        if (CHECK_OK(cudnnOpTensor(h, od, &a1, x.desc, px, &a2, x.desc, px, &zero, x.desc, py)))
+            tview_check(&x, py, want, in_place ? "leakyrelu in place" : "leakyrelu");
+        tview_free(&x, px);
+        if (!in_place) tview_free(&x, py);
+    }
+    cudnnDestroyOpTensorDescriptor(od);
+    free(xv), free(want);
+    tview_destroy(&x);
+}
+
+/* CUDA.jl's cudnnReduceTensor wrapper (lib/cudnn/tensor.jl): the descriptor asks for no
+   indices (the default), the indices pointer is C_NULL and indicesSizeInBytes whatever
+   cudnnGetReductionIndicesSize reports; the workspace of cudnnGetReductionWorkspaceSize. */
+TEST(compat_reduce_cudajl_null_indices_reported_size)
+{
+    static const cudnnReduceTensorOp_t ops[] = {CUDNN_REDUCE_TENSOR_MAX, CUDNN_REDUCE_TENSOR_ADD,
+                                                CUDNN_REDUCE_TENSOR_NORM2};
+    cudnnHandle_t h = test_handle();
+    const int ad[4] = {2, 3, 4, 5}, cd[4] = {1, 3, 1, 5};
+    struct rtensor at, ct;
+    rt_packed(&at, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, ad);
+    rt_packed(&ct, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, cd);
+    cudnnTensorDescriptor_t adesc = tdesc(&at), cdesc = tdesc(&ct);
+    void *a = thost_random(&at, -2, 2), *c0 = thost_poison(&ct);
+    void *pa = tbuf_from(a, rt_bytes(&at)), *pc = tbuf_alloc(rt_bytes(&ct));
+    double *want = malloc(sizeof(double) * (size_t)rt_span(&ct));
+    cudnnReduceTensorDescriptor_t rd;
+    CHECK_OK(cudnnCreateReduceTensorDescriptor(&rd));
+    for (size_t k = 0; k < TLEN(ops); k++) {
+        size_t isz = 0, wsz = 0;
+        const float one = 1, zero = 0;
+        if (!CHECK_OK(cudnnSetReduceTensorDescriptor(rd, ops[k], CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN,
+                                                     CUDNN_REDUCE_TENSOR_NO_INDICES, CUDNN_32BIT_INDICES)) ||
+            !CHECK_OK(cudnnGetReductionIndicesSize(h, rd, adesc, cdesc, &isz)) ||
+            !CHECK_OK(cudnnGetReductionWorkspaceSize(h, rd, adesc, cdesc, &wsz)))
+            break;
+        void *work = wsz ? tbuf_alloc(wsz) : NULL;
+        tbuf_poison(pc, rt_bytes(&ct));
+        ref_reduce(ops[k], false, 1, &at, a, 0, &ct, c0, want, NULL);
+        if (CHECK_OK(cudnnReduceTensor(h, rd, NULL, isz, work, wsz, &one, adesc, pa, &zero, cdesc, pc)))
+            tcompare_span(&ct, pc, want, -1, "reduction with the indices pointer NULL");
+        if (work) tbuf_free(work);
+    }
+    cudnnDestroyReduceTensorDescriptor(rd);
+    cudnnDestroyTensorDescriptor(adesc);
+    cudnnDestroyTensorDescriptor(cdesc);
+    tbuf_free(pa), tbuf_free(pc);
+    free(a), free(c0), free(want);
+}
