@@ -1,10 +1,12 @@
-/* compat_bindings.c: call patterns of language bindings (docs/compatibility.md) that the op
-   tests do not make: CUDA.jl's convolution through cudnnConvolutionBiasActivationForward with
-   the algorithm its own search chose, NNlib's leaky ReLU as an
+/* compat_bindings.c: call patterns of language bindings and framework glue (docs/compatibility.md)
+   that the op tests do not make: CUDA.jl's convolution through cudnnConvolutionBiasActivationForward
+   with the algorithm its own search chose, PyTorch's grid sampler on strided tensors, NNlib's
+   leaky ReLU as an
    in-place cudnnOpTensor MAX, and CUDA.jl's reduction with the indices pointer NULL. Each
    result against the double references of tests/ref/. */
 #include "ref/conv.h"
 #include "ref/reduce.h"
+#include "ref/spatial_tf.h"
 #include "tensors.h"
 #include "test.h"
 
@@ -170,4 +172,50 @@ TEST(compat_reduce_cudajl_null_indices_reported_size)
     cudnnDestroyTensorDescriptor(cdesc);
     tbuf_free(pa), tbuf_free(pc);
     free(a), free(c0), free(want);
+}
+
+/* PyTorch's cudnn_grid_sampler (aten/src/ATen/native/cudnn/GridSampler.cpp): the input and the
+   output gradient described with their own strides (contiguousIfZeroInStrides: a channels-last
+   or sliced tensor stays as it is), the output and the input gradient fresh and packed, the
+   grid contiguous N x H x W x 2; the backward always computes both gradients (alpha 1, beta 0,
+   alphaDgrid 1, betaDgrid 0). */
+TEST(compat_stn_pytorch_strided_tensors)
+{
+    const int n = 2, c = 3, hin = 4, win = 5, h = 3, w = 4;
+    const int xd[4] = {n, c, hin, win}, yd[4] = {n, c, h, w};
+    cudnnHandle_t hd = test_handle();
+    struct tview x, dx, y, dy;
+    tview_init(&x, CUDNN_DATA_FLOAT, 4, xd, TV_NHWC);
+    tview_init(&dx, CUDNN_DATA_FLOAT, 4, xd, TV_NCHW);
+    tview_init(&y, CUDNN_DATA_FLOAT, 4, yd, TV_NCHW);
+    tview_init(&dy, CUDNN_DATA_FLOAT, 4, yd, TV_NHWC_PADDED);
+    const int64_t ng = (int64_t)n * h * w * 2;
+    double *xv = tview_random(x.count, -1, 1), *dyv = tview_random(dy.count, -1, 1), *grid = tview_random(ng, -1.1, 1.1);
+    double *yv = malloc(sizeof(double) * (size_t)y.count), *dxv = malloc(sizeof(double) * (size_t)x.count);
+    double *dgrid = malloc(sizeof(double) * (size_t)ng);
+    void *px = tview_upload(&x, xv), *pdy = tview_upload(&dy, dyv), *py = tview_upload(&y, NULL);
+    void *pdx = tview_upload(&dx, NULL), *pgrid = tvalues_upload(CUDNN_DATA_FLOAT, grid, ng);
+    void *pdgrid = tbuf_alloc(sizeof(float) * (size_t)ng);
+    ref_stn_sample(n, c, hin, win, xv, h, w, grid, yv);
+    ref_stn_sample_backward(n, c, hin, win, xv, h, w, grid, dyv, dxv, dgrid);
+    cudnnSpatialTransformerDescriptor_t st;
+    CHECK_OK(cudnnCreateSpatialTransformerDescriptor(&st));
+    const float one = 1, zero = 0;
+    if (CHECK_OK(cudnnSetSpatialTransformerNdDescriptor(st, CUDNN_SAMPLER_BILINEAR, CUDNN_DATA_FLOAT, 4, yd))) {
+        if (CHECK_OK(cudnnSpatialTfSamplerForward(hd, st, &one, x.desc, px, pgrid, &zero, y.desc, py)))
+            tview_check(&y, py, yv, "sampled from a channels-last input");
+        if (CHECK_OK(cudnnSpatialTfSamplerBackward(hd, st, &one, x.desc, px, &zero, dx.desc, pdx, &one, dy.desc, pdy,
+                                                   pgrid, &zero, pdgrid))) {
+            tview_check(&dx, pdx, dxv, "input gradient");
+            tvalues_check(CUDNN_DATA_FLOAT, pdgrid, dgrid, ng, 1e-4, "grid gradient");
+        }
+    }
+    cudnnDestroySpatialTransformerDescriptor(st);
+    tview_free(&x, px), tview_free(&dy, pdy), tview_free(&y, py), tview_free(&dx, pdx);
+    tbuf_free(pgrid), tbuf_free(pdgrid);
+    free(xv), free(dyv), free(grid), free(yv), free(dxv), free(dgrid);
+    tview_destroy(&x);
+    tview_destroy(&dx);
+    tview_destroy(&y);
+    tview_destroy(&dy);
 }
