@@ -1,9 +1,10 @@
 /* compat_bindings.c: call patterns of language bindings and framework glue (docs/compatibility.md)
    that the op tests do not make: CUDA.jl's convolution through cudnnConvolutionBiasActivationForward
-   with the algorithm its own search chose, PyTorch's grid sampler on strided tensors, NNlib's
-   leaky ReLU as an
+   with the algorithm its own search chose, PyTorch's grid sampler on strided tensors, CuPy's
+   batch-norm Ex calls with descriptors given for NULL tensors, NNlib's leaky ReLU as an
    in-place cudnnOpTensor MAX, and CUDA.jl's reduction with the indices pointer NULL. Each
    result against the double references of tests/ref/. */
+#include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/reduce.h"
 #include "ref/spatial_tf.h"
@@ -218,4 +219,91 @@ TEST(compat_stn_pytorch_strided_tensors)
     tview_destroy(&dx);
     tview_destroy(&y);
     tview_destroy(&dy);
+}
+
+/* CuPy's batch normalization (cupy/cuda/cudnn.pyx, _batch_normalization_forward_training and
+   batch_normalization_backward, cuDNN >= 7.4.1): cudnnBatchNormalizationForwardTrainingEx with
+   CUDNN_BATCHNORM_OPS_BN, **zDesc given (x's) with z NULL**, the activation NULL; for half NHWC
+   data in SPATIAL_PERSISTENT mode (C a multiple of 4) the workspace and reserve queried (zDesc
+   x's, activation NULL) and passed, else NULL and 0; the parameters' descriptor derived;
+   beta a pointer to a double 0 whatever the data type; cudnnBatchNormalizationBackwardEx with
+   yDesc and dzDesc given (x's) and y, dz and bnBias NULL, the activation NULL, the forward's
+   reserve. */
+TEST(compat_bn_ex_cupy_descriptors_for_null_tensors)
+{
+    static const struct { cudnnDataType_t t; int layout; cudnnBatchNormMode_t mode; } cases[] = {
+        {CUDNN_DATA_FLOAT, TV_NCHW, CUDNN_BATCHNORM_SPATIAL},
+        {CUDNN_DATA_HALF, TV_NHWC, CUDNN_BATCHNORM_SPATIAL_PERSISTENT}};
+    cudnnHandle_t h = test_handle();
+    const double eps = 2e-5, decay = 0.9;
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const int d[4] = {3, 4, 3, 2}, pd[4] = {1, 4, 1, 1};
+        const int64_t c = d[1];
+        struct tview x, p;
+        tview_init(&x, cases[k].t, 4, d, cases[k].layout);
+        tview_init(&p, CUDNN_DATA_FLOAT, 4, pd, TV_NCHW);
+        cudnnTensorDescriptor_t bd;
+        CHECK_OK(cudnnCreateTensorDescriptor(&bd));
+        CHECK_OK(cudnnDeriveBNTensorDescriptor(bd, x.desc, cases[k].mode));
+        struct ref_bn_shape sh = {d[0], c, d[2] * d[3], false};
+        double *xv = tview_random(x.count, -2, 2), *dyv = tview_random(x.count, -1, 1);
+        double *scale = tview_random(c, 0.5, 1.5), *bias = tview_random(c, -0.5, 0.5);
+        double *rm = tview_random(c, -1, 1), *rv = tview_random(c, 0.5, 2);
+        double *mean = malloc(sizeof(double) * (size_t)c), *var = malloc(sizeof(double) * (size_t)c);
+        double *inv = malloc(sizeof(double) * (size_t)c), *y = malloc(sizeof(double) * (size_t)x.count);
+        double *dx = malloc(sizeof(double) * (size_t)x.count), *dpre = malloc(sizeof(double) * (size_t)x.count);
+        double *ds = malloc(sizeof(double) * (size_t)c), *db = malloc(sizeof(double) * (size_t)c);
+        void *px = tview_upload(&x, xv), *pdy = tview_upload(&x, dyv), *py = tview_upload(&x, NULL);
+        void *pdx = tview_upload(&x, NULL), *ps = tview_upload(&p, scale), *pb = tview_upload(&p, bias);
+        void *prm = tview_upload(&p, rm), *prv = tview_upload(&p, rv), *psm = tview_upload(&p, NULL);
+        void *psv = tview_upload(&p, NULL), *pds = tview_upload(&p, NULL), *pdb = tview_upload(&p, NULL);
+        ref_bn_stats(&sh, xv, mean, var);
+        ref_bn_forward(&sh, xv, NULL, scale, bias, mean, var, eps, -1, 0, NULL, y);
+        ref_bn_backward(&sh, xv, dyv, NULL, -1, 0, scale, mean, var, eps, dpre, dx, ds, db);
+        for (int64_t i = 0; i < c; i++) inv[i] = 1 / sqrt(var[i] + eps);
+        const float one = 1;
+        const double zero = 0; /* CuPy's beta: a double 0 for every data type */
+        size_t ws = 0, rs = 0;
+        const bool fast = cases[k].mode == CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
+        if (fast) {
+            CHECK_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, cases[k].mode, CUDNN_BATCHNORM_OPS_BN,
+                                                                              x.desc, x.desc, x.desc, bd, NULL, &ws));
+            CHECK_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, cases[k].mode, CUDNN_BATCHNORM_OPS_BN,
+                                                                          NULL, x.desc, &rs));
+        }
+        void *work = ws ? tbuf_alloc(ws) : NULL, *reserve = rs ? tbuf_alloc(rs) : NULL;
+        if (CHECK_OK(cudnnBatchNormalizationForwardTrainingEx(h, cases[k].mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero,
+                                                              x.desc, px, x.desc, NULL, x.desc, py, bd, ps, pb,
+                                                              1.0 - decay, prm, prv, eps, psm, psv, NULL, work, ws,
+                                                              reserve, rs))) {
+            tview_check(&x, py, y, "CuPy training y");
+            tview_check(&p, psm, mean, "saved mean");
+            tview_check(&p, psv, inv, "saved inverse deviation");
+            size_t bws = 0;
+            if (CHECK_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, cases[k].mode, CUDNN_BATCHNORM_OPS_BN,
+                                                                           x.desc, x.desc, x.desc, x.desc, x.desc, bd,
+                                                                           NULL, &bws))) {
+                void *bwork = bws ? tbuf_alloc(bws) : NULL;
+                if (CHECK_OK(cudnnBatchNormalizationBackwardEx(h, cases[k].mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero,
+                                                               &one, &zero, x.desc, px, x.desc, NULL, x.desc, pdy,
+                                                               x.desc, NULL, x.desc, pdx, bd, ps, NULL, pds, pdb, eps,
+                                                               psm, psv, NULL, bwork, bws, reserve, rs))) {
+                    tview_check(&x, pdx, dx, "CuPy dx");
+                    tview_check(&p, pds, ds, "CuPy dgamma");
+                    tview_check(&p, pdb, db, "CuPy dbeta");
+                }
+                if (bwork) tbuf_free(bwork);
+            }
+        }
+        if (work) tbuf_free(work);
+        if (reserve) tbuf_free(reserve);
+        cudnnDestroyTensorDescriptor(bd);
+        void *xb[] = {px, pdy, py, pdx}, *pbufs[] = {ps, pb, prm, prv, psm, psv, pds, pdb};
+        for (size_t i = 0; i < TLEN(xb); i++) tview_free(&x, xb[i]);
+        for (size_t i = 0; i < TLEN(pbufs); i++) tview_free(&p, pbufs[i]);
+        double *hv[] = {xv, dyv, scale, bias, rm, rv, mean, var, inv, y, dx, dpre, ds, db};
+        for (size_t i = 0; i < TLEN(hv); i++) free(hv[i]);
+        tview_destroy(&x);
+        tview_destroy(&p);
+    }
 }
