@@ -1,9 +1,10 @@
 /* compat_bindings.c: call patterns of language bindings and framework glue (docs/compatibility.md)
    that the op tests do not make: CUDA.jl's convolution through cudnnConvolutionBiasActivationForward
    with the algorithm its own search chose, PyTorch's grid sampler on strided tensors, CuPy's
-   batch-norm Ex calls with descriptors given for NULL tensors, NNlib's leaky ReLU as an
-   in-place cudnnOpTensor MAX, and CUDA.jl's reduction with the indices pointer NULL. Each
-   result against the double references of tests/ref/. */
+   batch-norm Ex calls with descriptors given for NULL tensors, Caffe2's dropout sharing one
+   buffer for its mask and states, NNlib's leaky ReLU as an in-place cudnnOpTensor MAX, and
+   CUDA.jl's reduction with the indices pointer NULL. Each result against the double references
+   of tests/ref/. */
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/reduce.h"
@@ -306,4 +307,54 @@ TEST(compat_bn_ex_cupy_descriptors_for_null_tensors)
         tview_destroy(&x);
         tview_destroy(&p);
     }
+}
+
+/* Caffe2's CuDNNDropoutOp and CuDNNDropoutGradientOp (caffe2/operators/dropout_op_cudnn.cc):
+   x described as (size) x 1 x 1 x 1; ONE buffer holds the reserve (the mask) and, from the
+   next multiple of 128 bytes, the RNG states; the forward op's descriptor is set on those
+   states (seed 0); the gradient op sets its own descriptor on the same states again (seed 0,
+   which initialises them anew) and runs cudnnDropoutBackward with the mask at the start of the
+   buffer. */
+TEST(compat_dropout_caffe2_mask_and_states_one_buffer)
+{
+    cudnnHandle_t h = test_handle();
+    const int d[4] = {120, 1, 1, 1};
+    const float ratio = 0.4f;
+    struct tview x;
+    tview_init(&x, CUDNN_DATA_FLOAT, 4, d, TV_NCHW);
+    size_t states_bytes = 0, reserve_bytes = 0;
+    CHECK_OK(cudnnDropoutGetStatesSize(h, &states_bytes));
+    CHECK_OK(cudnnDropoutGetReserveSpaceSize(x.desc, &reserve_bytes));
+    const size_t states_at = (reserve_bytes + 127) / 128 * 128;
+    uint8_t *buf = tbuf_alloc(states_at + states_bytes);
+    double *xv = tview_random(x.count, 1, 2), *dyv = tview_random(x.count, 1, 2);
+    double *y = malloc(sizeof(double) * (size_t)x.count), *dx = malloc(sizeof(double) * (size_t)x.count);
+    void *px = tview_upload(&x, xv), *py = tview_upload(&x, NULL), *pdy = tview_upload(&x, dyv);
+    void *pdx = tview_upload(&x, NULL);
+    cudnnDropoutDescriptor_t fwd, bwd;
+    CHECK_OK(cudnnCreateDropoutDescriptor(&fwd));
+    CHECK_OK(cudnnCreateDropoutDescriptor(&bwd));
+    bool ok = CHECK_OK(cudnnSetDropoutDescriptor(fwd, h, ratio, buf + states_at, states_bytes, 0)) &&
+              CHECK_OK(cudnnDropoutForward(h, fwd, x.desc, px, x.desc, py, buf, reserve_bytes)) &&
+              CHECK_OK(cudnnSetDropoutDescriptor(bwd, h, ratio, buf + states_at, states_bytes, 0)) &&
+              CHECK_OK(cudnnDropoutBackward(h, bwd, x.desc, pdy, x.desc, pdx, buf, reserve_bytes));
+    if (ok) {
+        tview_download(&x, py, y);
+        tview_download(&x, pdx, dx);
+        int kept = 0;
+        for (int64_t i = 0; i < x.count && ok; i++) {
+            bool k = y[i] != 0;
+            kept += k;
+            double want_y = k ? xv[i] / (1 - ratio) : 0, want_dx = k ? dyv[i] / (1 - ratio) : 0;
+            ok = CHECK(fabs(y[i] - want_y) <= 1e-5 * fabs(want_y)) && CHECK(fabs(dx[i] - want_dx) <= 1e-5 * fabs(want_dx));
+        }
+        CHECK(kept > 30 && kept < 110); /* 72 expected of 120 */
+    }
+    cudnnDestroyDropoutDescriptor(fwd);
+    cudnnDestroyDropoutDescriptor(bwd);
+    tbuf_free(buf);
+    void *bufs[] = {px, py, pdy, pdx};
+    for (size_t i = 0; i < TLEN(bufs); i++) tview_free(&x, bufs[i]);
+    free(xv), free(dyv), free(y), free(dx);
+    tview_destroy(&x);
 }
