@@ -1,10 +1,10 @@
 /* compat_bindings.c: call patterns of language bindings and framework glue (docs/compatibility.md)
    that the op tests do not make: CUDA.jl's convolution through cudnnConvolutionBiasActivationForward
-   with the algorithm its own search chose, PyTorch's grid sampler on strided tensors, CuPy's
-   batch-norm Ex calls with descriptors given for NULL tensors, Caffe2's dropout sharing one
-   buffer for its mask and states, NNlib's leaky ReLU as an in-place cudnnOpTensor MAX, and
-   CUDA.jl's reduction with the indices pointer NULL. Each result against the double references
-   of tests/ref/. */
+   with the algorithm its own search chose, candle's 1-D descriptor on 4-D tensors, PyTorch's grid
+   sampler on strided tensors, CuPy's batch-norm Ex calls with descriptors given for NULL tensors,
+   Caffe2's dropout sharing one buffer for its mask and states, NNlib's leaky ReLU as an in-place
+   cudnnOpTensor MAX, and CUDA.jl's reduction with the indices pointer NULL. Each result against
+   the double references of tests/ref/. */
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/reduce.h"
@@ -357,4 +357,72 @@ TEST(compat_dropout_caffe2_mask_and_states_one_buffer)
     for (size_t i = 0; i < TLEN(bufs); i++) tview_free(&x, bufs[i]);
     free(xv), free(dyv), free(y), free(dx);
     tview_destroy(&x);
+}
+
+/* candle's conv1d (candle-core/src/cuda_backend/cudnn.rs, launch_conv1d, through cudarc's
+   create_convnd): cudnnSetConvolutionNdDescriptor with arrayLength 1 (pad, stride, dilation of
+   the length only) for 4-D tensors N x C x L x 1, contiguous or with the input's own strides
+   (the last stride 1), and a K x C x k x 1 filter; the algorithm the first of
+   cudnnGetConvolutionForwardAlgorithm_v7's 8 results (its status must be SUCCESS), its
+   workspace queried and allocated. The trailing dim of extent 1 everywhere is taken with pad 0,
+   stride 1, dilation 1. */
+TEST(compat_conv_candle_1d_descriptor_on_4d_tensors)
+{
+    static const struct { int pad, stride, dil; bool strided; } cases[] = {{1, 1, 1, false}, {2, 2, 2, true}};
+    cudnnHandle_t h = test_handle();
+    const cudnnDataType_t t = CUDNN_DATA_FLOAT;
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        struct ref_conv rc = {.nsp = 2, .n = 2, .c = 3, .k = 4, .groups = 1, .in = {11, 1}, .filt = {3, 1},
+                              .pad = {cases[k].pad, 0}, .stride = {cases[k].stride, 1},
+                              .dil = {cases[k].dil, 1}};
+        if (!CHECK(ref_conv_out_dims(&rc))) return;
+        const int L = rc.in[0], Lo = rc.out[0];
+        const long nx = ref_conv_x_count(&rc), nw = ref_conv_w_count(&rc), ny = ref_conv_y_count(&rc);
+        double *x = tview_random(nx, -1, 1), *w = tview_random(nw, -1, 1), *want = malloc(sizeof(double) * (size_t)ny);
+        /* the strided input: a slice of a wider N x C x (L + 2) tensor */
+        const int xs[4] = {rc.c * (L + 2), L + 2, 1, 1};
+        float *xf = calloc((size_t)rc.n * (size_t)xs[0], sizeof(float));
+        for (int n = 0; n < rc.n; n++)
+            for (int c = 0; c < rc.c; c++)
+                for (int i = 0; i < L; i++) {
+                    long at = cases[k].strided ? (long)n * xs[0] + c * xs[1] + i : ((long)n * rc.c + c) * L + i;
+                    xf[at] = (float)x[((long)n * rc.c + c) * L + i];
+                    x[((long)n * rc.c + c) * L + i] = xf[at];
+                }
+        void *px = tbuf_from(xf, sizeof(float) * (size_t)rc.n * (size_t)xs[0]);
+        void *pw = tvalues_upload(t, w, nw), *py = tbuf_alloc(sizeof(float) * (size_t)ny);
+        ref_conv_fwd(&rc, x, w, want);
+        cudnnTensorDescriptor_t xd, yd;
+        cudnnFilterDescriptor_t fd;
+        cudnnConvolutionDescriptor_t cd;
+        CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&yd));
+        CHECK_OK(cudnnCreateFilterDescriptor(&fd));
+        CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+        const int pad = cases[k].pad, str = cases[k].stride, dil = cases[k].dil;
+        bool ok = (cases[k].strided ? CHECK_OK(cudnnSetTensor4dDescriptorEx(xd, t, rc.n, rc.c, L, 1, xs[0], xs[1], 1, 1))
+                                    : CHECK_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, t, rc.n, rc.c, L, 1))) &&
+                  CHECK_OK(cudnnSetFilter4dDescriptor(fd, t, CUDNN_TENSOR_NCHW, rc.k, rc.c, 3, 1)) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, t, rc.n, rc.k, Lo, 1)) &&
+                  CHECK_OK(cudnnSetConvolutionNdDescriptor(cd, 1, &pad, &str, &dil, CUDNN_CROSS_CORRELATION, t));
+        cudnnConvolutionFwdAlgoPerf_t perf[8];
+        int got = 0;
+        size_t ws = 0;
+        ok = ok && CHECK_OK(cudnnGetConvolutionForwardAlgorithm_v7(h, xd, fd, cd, yd, 8, &got, perf)) &&
+             CHECK(got > 0 && perf[0].status == CUDNN_STATUS_SUCCESS) &&
+             CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, xd, fd, cd, yd, perf[0].algo, &ws));
+        if (ok) {
+            void *work = ws ? tbuf_alloc(ws) : NULL;
+            const float one = 1, zero = 0;
+            if (CHECK_OK(cudnnConvolutionForward(h, &one, xd, px, fd, pw, cd, perf[0].algo, work, ws, &zero, yd, py)))
+                tvalues_check(t, py, want, ny, tconv_tolerance(t, t, perf[0].mathType), "candle conv1d");
+            if (work) tbuf_free(work);
+        }
+        cudnnDestroyTensorDescriptor(xd);
+        cudnnDestroyTensorDescriptor(yd);
+        cudnnDestroyFilterDescriptor(fd);
+        cudnnDestroyConvolutionDescriptor(cd);
+        tbuf_free(px), tbuf_free(pw), tbuf_free(py);
+        free(x), free(w), free(want), free(xf);
+    }
 }

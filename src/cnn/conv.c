@@ -132,6 +132,29 @@ cudnnStatus_t ocd_conv_problem_init(struct ocd_conv_problem *p, enum ocd_conv_di
     return ocd_conv_problem_of(p, dir, x_desc, x_name, w_desc, w_name, conv_desc, y_desc, y_name);
 }
 
+/* A descriptor of fewer spatial dims than the tensors, widened over trailing spatial dims
+   where x, w and y all have extent 1 (pad 0, stride 1, dilation 1: the only reading under which
+   y's extent there is 1): candle's conv1d sets a 1-D descriptor (cudnnSetConvolutionNdDescriptor,
+   arrayLength 1) for N x C x L x 1 tensors and a K x C x k x 1 filter (the 8.2 text asks for
+   arrayLength = nbDims - 2). False, *wide untouched, when the dims are not all trivial. */
+static bool widen_trivial_dims(const struct cudnnConvolutionStruct *conv, const struct ocd_conv_problem *p,
+                               struct cudnnConvolutionStruct *wide)
+{
+    int nsp = p->x.rank - 2;
+    if (conv->array_length >= nsp || p->x.rank != p->w.rank || p->x.rank != p->y.rank) return false;
+    for (int d = conv->array_length; d < nsp; d++)
+        if (p->x.dims[d + 2] != 1 || p->w.dims[d + 2] != 1 || p->y.dims[d + 2] != 1) return false;
+    *wide = *conv;
+    for (int d = conv->array_length; d < nsp; d++) wide->pad[d] = 0, wide->stride[d] = 1, wide->dilation[d] = 1;
+    wide->array_length = nsp;
+    if (ocd_log_mask & CUDNN_SEV_INFO_EN)
+        ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS,
+                        "convDesc has %d spatial dims and the tensors %d: the trailing dims of extent 1 are taken "
+                        "with pad 0, stride 1, dilation 1 (the 8.2 text asks for as many)",
+                        conv->array_length, nsp);
+    return true;
+}
+
 cudnnStatus_t ocd_conv_problem_of(struct ocd_conv_problem *p, enum ocd_conv_dir dir,
                                   const struct cudnnTensorStruct *x_desc, const char *x_name,
                                   const struct cudnnFilterStruct *w_desc, const char *w_name,
@@ -151,6 +174,8 @@ cudnnStatus_t ocd_conv_problem_of(struct ocd_conv_problem *p, enum ocd_conv_dir 
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s, %s and %s have %d, %d and %d dims", x_name, w_name, y_name,
                         p->x.rank, p->w.rank, p->y.rank);
     if (p->x.rank < 3) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s has %d dims, fewer than 3", x_name, p->x.rank);
+    struct cudnnConvolutionStruct wide;
+    if (widen_trivial_dims(conv_desc, p, &wide)) conv_desc = &wide;
     if (p->x.rank != conv_desc->array_length + 2)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s has %d dims but convDesc %d spatial dims", x_name,
                         p->x.rank, conv_desc->array_length);
