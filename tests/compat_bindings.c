@@ -2,9 +2,10 @@
    that the op tests do not make: CUDA.jl's convolution through cudnnConvolutionBiasActivationForward
    with the algorithm its own search chose, candle's 1-D descriptor on 4-D tensors, PyTorch's grid
    sampler on strided tensors, CuPy's batch-norm Ex calls with descriptors given for NULL tensors,
-   Caffe2's dropout sharing one buffer for its mask and states, NNlib's leaky ReLU as an in-place
-   cudnnOpTensor MAX, and CUDA.jl's reduction with the indices pointer NULL. Each result against
-   the double references of tests/ref/. */
+   Flux's batch-norm backward without saved statistics, Caffe2's dropout sharing one buffer for
+   its mask and states, NNlib's leaky ReLU as an in-place cudnnOpTensor MAX, and CUDA.jl's
+   reduction with the indices pointer NULL. Each result against the double references of
+   tests/ref/. */
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/reduce.h"
@@ -424,5 +425,54 @@ TEST(compat_conv_candle_1d_descriptor_on_4d_tensors)
         cudnnDestroyConvolutionDescriptor(cd);
         tbuf_free(px), tbuf_free(pw), tbuf_free(py);
         free(x), free(w), free(want), free(xf);
+    }
+}
+
+/* Flux's batchnorm on CUDA.jl (lib/cudnn/batchnorm.jl): a dense layer's F x N activations
+   reshaped to N x F x 1 x 1 for SPATIAL mode, Float32 or Float64; without a cache the saved
+   mean and inverse variance are NULL in the training call and again in
+   cudnnBatchNormalizationBackward, which then derives the batch statistics from x itself. */
+TEST(compat_bn_cudajl_backward_without_saved_statistics)
+{
+    static const cudnnDataType_t types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE};
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(types); k++) {
+        const cudnnDataType_t t = types[k];
+        const int d[4] = {7, 5, 1, 1}, pd[4] = {1, 5, 1, 1};
+        struct tview x, p;
+        tview_init(&x, t, 4, d, TV_NCHW);
+        tview_init(&p, t, 4, pd, TV_NCHW);
+        struct ref_bn_shape sh = {d[0], d[1], 1, false};
+        const double eps = 1e-5, momentum = 0.1;
+        double *xv = tview_random(x.count, -2, 2), *dyv = tview_random(x.count, -1, 1);
+        double *g = tview_random(5, 0.5, 1.5), *b = tview_random(5, -1, 1), *rm = tview_fill(5, 0), *rv = tview_fill(5, 1);
+        double *mean = malloc(sizeof(double) * 5), *var = malloc(sizeof(double) * 5), *ds = malloc(sizeof(double) * 5);
+        double *db = malloc(sizeof(double) * 5), *y = malloc(sizeof(double) * (size_t)x.count);
+        double *dx = malloc(sizeof(double) * (size_t)x.count), *dpre = malloc(sizeof(double) * (size_t)x.count);
+        void *px = tview_upload(&x, xv), *pdy = tview_upload(&x, dyv), *py = tview_upload(&x, NULL);
+        void *pdx = tview_upload(&x, NULL), *pg = tview_upload(&p, g), *pb = tview_upload(&p, b);
+        void *prm = tview_upload(&p, rm), *prv = tview_upload(&p, rv), *pdg = tview_upload(&p, NULL);
+        void *pdb = tview_upload(&p, NULL);
+        ref_bn_stats(&sh, xv, mean, var);
+        ref_bn_forward(&sh, xv, NULL, g, b, mean, var, eps, -1, 0, NULL, y);
+        ref_bn_backward(&sh, xv, dyv, NULL, -1, 0, g, mean, var, eps, dpre, dx, ds, db);
+        struct tscale one, zero;
+        const void *a1 = tscale(&one, t, 1), *b0 = tscale(&zero, t, 0);
+        if (CHECK_OK(cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, a1, b0, x.desc, px, x.desc, py,
+                                                            p.desc, pg, pb, momentum, prm, prv, eps, NULL, NULL)))
+            tview_check(&x, py, y, "Flux batchnorm y");
+        if (CHECK_OK(cudnnBatchNormalizationBackward(h, CUDNN_BATCHNORM_SPATIAL, a1, b0, a1, b0, x.desc, px, x.desc, pdy,
+                                                     x.desc, pdx, p.desc, pg, pdg, pdb, eps, NULL, NULL))) {
+            tview_check(&x, pdx, dx, "dx from x's own statistics");
+            tview_check(&p, pdg, ds, "dg");
+            tview_check(&p, pdb, db, "db");
+        }
+        void *xb[] = {px, pdy, py, pdx}, *pbufs[] = {pg, pb, prm, prv, pdg, pdb};
+        for (size_t i = 0; i < TLEN(xb); i++) tview_free(&x, xb[i]);
+        for (size_t i = 0; i < TLEN(pbufs); i++) tview_free(&p, pbufs[i]);
+        double *hv[] = {xv, dyv, g, b, rm, rv, mean, var, ds, db, y, dx, dpre};
+        for (size_t i = 0; i < TLEN(hv); i++) free(hv[i]);
+        tview_destroy(&x);
+        tview_destroy(&p);
     }
 }
