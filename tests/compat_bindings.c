@@ -1,11 +1,11 @@
 /* compat_bindings.c: call patterns of language bindings and framework glue (docs/compatibility.md)
    that the op tests do not make: CUDA.jl's convolution through cudnnConvolutionBiasActivationForward
-   with the algorithm its own search chose, candle's 1-D descriptor on 4-D tensors, PyTorch's grid
-   sampler on strided tensors, CuPy's batch-norm Ex calls with descriptors given for NULL tensors,
-   Flux's batch-norm backward without saved statistics, Caffe2's dropout sharing one buffer for
-   its mask and states, NNlib's leaky ReLU as an in-place cudnnOpTensor MAX, and CUDA.jl's
-   reduction with the indices pointer NULL. Each result against the double references of
-   tests/ref/. */
+   with the algorithm its own search chose, candle's 1-D descriptor on 4-D tensors, ONNX Runtime's
+   transposed convolution with output_padding, PyTorch's grid sampler on strided tensors, CuPy's
+   batch-norm Ex calls with descriptors given for NULL tensors, Flux's batch-norm backward
+   without saved statistics, Caffe2's dropout sharing one buffer for its mask and states, NNlib's
+   leaky ReLU as an in-place cudnnOpTensor MAX, and CUDA.jl's reduction with the indices pointer
+   NULL. Each result against the double references of tests/ref/. */
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/reduce.h"
@@ -475,4 +475,67 @@ TEST(compat_bn_cudajl_backward_without_saved_statistics)
         tview_destroy(&x);
         tview_destroy(&p);
     }
+}
+
+/* ONNX Runtime's ConvTranspose (onnxruntime/core/providers/cuda/nn/conv_transpose_8.h): the
+   transposed convolution as cudnnConvolutionBackwardData from its input (dy's place) into its
+   output (dx's place), whose extent carries the ONNX output_padding: (in - 1) * stride - 2 pad +
+   k + output_padding, one more than the smallest extent that maps back to `in`; the algorithm
+   from cudnnFindConvolutionBackwardDataAlgorithmEx asked for 1 result into the real output;
+   then the bias added by cudnnAddTensor (1 x M x 1 x 1, alpha 1, beta 1). */
+TEST(compat_conv_onnxruntime_transpose_output_padding)
+{
+    struct ref_conv rc = {.nsp = 2, .n = 2, .c = 3, .k = 4, .groups = 1, .in = {0, 0}, .filt = {3, 3},
+                          .pad = {1, 1}, .stride = {2, 2}, .dil = {1, 1}};
+    const int tin[2] = {4, 3}, opad = 1; /* the transposed convolution's input extent */
+    for (int i = 0; i < 2; i++) rc.in[i] = (tin[i] - 1) * rc.stride[i] - 2 * rc.pad[i] + rc.filt[i] + opad;
+    if (!CHECK(ref_conv_out_dims(&rc)) || !CHECK(rc.out[0] == tin[0] && rc.out[1] == tin[1])) return;
+    cudnnHandle_t h = test_handle();
+    const cudnnDataType_t t = CUDNN_DATA_FLOAT;
+    const int xd[4] = {rc.n, rc.k, tin[0], tin[1]}, yd[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, bd[4] = {1, rc.c, 1, 1};
+    struct tview x, y, b;
+    tview_init(&x, t, 4, xd, TV_NCHW);
+    tview_init(&y, t, 4, yd, TV_NCHW);
+    tview_init(&b, t, 4, bd, TV_NCHW);
+    const long nw = ref_conv_w_count(&rc);
+    double *xv = tview_random(x.count, -1, 1), *w = tview_random(nw, -1, 1), *bv = tview_random(rc.c, -1, 1);
+    double *want = malloc(sizeof(double) * (size_t)y.count);
+    void *px = tview_upload(&x, xv), *pw = tvalues_upload(t, w, nw), *pb = tview_upload(&b, bv);
+    void *py = tview_upload(&y, NULL);
+    ref_conv_bwd_data(&rc, xv, w, want);
+    const int per = rc.in[0] * rc.in[1];
+    for (int64_t i = 0; i < y.count; i++) want[i] += bv[(i / per) % rc.c];
+    cudnnFilterDescriptor_t fd;
+    cudnnConvolutionDescriptor_t cd;
+    CHECK_OK(cudnnCreateFilterDescriptor(&fd));
+    CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+    const int wd[4] = {rc.k, rc.c, 3, 3}, pad[2] = {1, 1}, str[2] = {2, 2}, dil[2] = {1, 1};
+    bool ok = CHECK_OK(cudnnSetFilterNdDescriptor(fd, t, CUDNN_TENSOR_NCHW, 4, wd)) &&
+              CHECK_OK(cudnnSetConvolutionNdDescriptor(cd, 2, pad, str, dil, CUDNN_CROSS_CORRELATION, t)) &&
+              CHECK_OK(cudnnSetConvolutionGroupCount(cd, 1)) && CHECK_OK(cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH));
+    const size_t search = 1 << 20;
+    void *work = tbuf_alloc(search);
+    cudnnConvolutionBwdDataAlgoPerf_t perf;
+    int got = 0;
+    ok = ok && CHECK_OK(cudnnFindConvolutionBackwardDataAlgorithmEx(h, fd, pw, x.desc, px, cd, y.desc, py, 1, &got, &perf,
+                                                                   work, search)) &&
+         CHECK(got == 1 && perf.status == CUDNN_STATUS_SUCCESS) && CHECK_OK(cudnnSetConvolutionMathType(cd, perf.mathType));
+    const float one = 1, zero = 0;
+    if (ok && CHECK_OK(cudnnConvolutionBackwardData(h, &one, fd, pw, x.desc, px, cd, perf.algo, work, perf.memory, &zero,
+                                                    y.desc, py)) &&
+        CHECK_OK(cudnnAddTensor(h, &one, b.desc, pb, &one, y.desc, py))) {
+        double *gotv = malloc(sizeof(double) * (size_t)y.count);
+        tview_download(&y, py, gotv);
+        CHECK(tcompare(CUDNN_DATA_DOUBLE, gotv, want, y.count, tconv_tolerance(t, t, perf.mathType),
+                       "transposed convolution with output_padding, plus bias"));
+        free(gotv);
+    }
+    tbuf_free(work);
+    cudnnDestroyFilterDescriptor(fd);
+    cudnnDestroyConvolutionDescriptor(cd);
+    tview_free(&x, px), tbuf_free(pw), tview_free(&b, pb), tview_free(&y, py);
+    free(xv), free(w), free(bv), free(want);
+    tview_destroy(&x);
+    tview_destroy(&y);
+    tview_destroy(&b);
 }
