@@ -1,11 +1,12 @@
 /* compat_bindings.c: call patterns of language bindings and framework glue (docs/compatibility.md)
    that the op tests do not make: CUDA.jl's convolution through cudnnConvolutionBiasActivationForward
    with the algorithm its own search chose, candle's 1-D descriptor on 4-D tensors, ONNX Runtime's
-   transposed convolution with output_padding, PyTorch's grid sampler on strided tensors, CuPy's
-   batch-norm Ex calls with descriptors given for NULL tensors, Flux's batch-norm backward
-   without saved statistics, Caffe2's dropout sharing one buffer for its mask and states, NNlib's
-   leaky ReLU as an in-place cudnnOpTensor MAX, and CUDA.jl's reduction with the indices pointer
-   NULL. Each result against the double references of tests/ref/. */
+   transposed convolution with output_padding, TensorFlow's channels-last 3-D convolution,
+   PyTorch's grid sampler on strided tensors, CuPy's batch-norm Ex calls with descriptors given
+   for NULL tensors, Flux's batch-norm backward without saved statistics, Caffe2's dropout
+   sharing one buffer for its mask and states, NNlib's leaky ReLU as an in-place cudnnOpTensor
+   MAX, and CUDA.jl's reduction with the indices pointer NULL. Each result against the double
+   references of tests/ref/. */
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/reduce.h"
@@ -538,4 +539,63 @@ TEST(compat_conv_onnxruntime_transpose_output_padding)
     tview_destroy(&x);
     tview_destroy(&y);
     tview_destroy(&b);
+}
+
+/* TensorFlow's 3-D convolution in channels-last layout (stream_executor/cuda/cuda_dnn.cc,
+   CudnnTensorDescriptor and CudnnFilterDescriptor for kBatchYXDepth and kOutputYXInput):
+   cudnnSetTensorNdDescriptor for x and y with dims N, C, D, H, W and the strides of the NDHWC
+   layout, cudnnSetFilterNdDescriptor(CUDNN_TENSOR_NHWC, 5 dims) for the K x C x T x R x S filter
+   stored KTRSC, a 3-D cudnnSetConvolutionNdDescriptor; half data with float compute, and float. */
+TEST(compat_conv_tensorflow_3d_channels_last)
+{
+    static const cudnnDataType_t types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF};
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(types); k++) {
+        const cudnnDataType_t t = types[k];
+        struct ref_conv rc = {.nsp = 3, .n = 2, .c = 3, .k = 4, .groups = 1, .in = {4, 5, 3}, .filt = {2, 3, 2},
+                              .pad = {1, 1, 0}, .stride = {1, 2, 1}, .dil = {1, 1, 1}};
+        if (!CHECK(ref_conv_out_dims(&rc))) return;
+        const int xd[5] = {rc.n, rc.c, rc.in[0], rc.in[1], rc.in[2]}, yd[5] = {rc.n, rc.k, rc.out[0], rc.out[1], rc.out[2]};
+        const int wd[5] = {rc.k, rc.c, rc.filt[0], rc.filt[1], rc.filt[2]};
+        struct tview x, y, w;
+        tview_init(&x, t, 5, xd, TV_NHWC);
+        tview_init(&y, t, 5, yd, TV_NHWC);
+        tview_init(&w, t, 5, wd, TV_NHWC);
+        double *xv = tview_random(x.count, -1, 1), *wv = tview_random(w.count, -1, 1);
+        double *want = malloc(sizeof(double) * (size_t)y.count);
+        void *px = tview_upload(&x, xv), *pw = tview_upload(&w, wv), *py = tview_upload(&y, NULL);
+        ref_conv_fwd(&rc, xv, wv, want);
+        cudnnTensorDescriptor_t xdesc = x.desc, ydesc = y.desc; /* tview_init: cudnnSetTensorNdDescriptor */
+        cudnnFilterDescriptor_t fd;
+        cudnnConvolutionDescriptor_t cd;
+        CHECK_OK(cudnnCreateFilterDescriptor(&fd));
+        CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+        bool ok = CHECK_OK(cudnnSetFilterNdDescriptor(fd, t, CUDNN_TENSOR_NHWC, 5, wd)) &&
+                  CHECK_OK(cudnnSetConvolutionNdDescriptor(cd, 3, rc.pad, rc.stride, rc.dil, CUDNN_CROSS_CORRELATION,
+                                                           CUDNN_DATA_FLOAT));
+        cudnnConvolutionFwdAlgoPerf_t perf[8];
+        int got = 0;
+        ok = ok && CHECK_OK(cudnnGetConvolutionForwardAlgorithm_v7(h, xdesc, fd, cd, ydesc, 8, &got, perf)) &&
+             CHECK(got > 0 && perf[0].status == CUDNN_STATUS_SUCCESS);
+        if (ok) {
+            void *work = perf[0].memory ? tbuf_alloc(perf[0].memory) : NULL;
+            const float one = 1, zero = 0;
+            if (CHECK_OK(cudnnConvolutionForward(h, &one, xdesc, px, fd, pw, cd, perf[0].algo, work, perf[0].memory,
+                                                 &zero, ydesc, py))) {
+                double *gotv = malloc(sizeof(double) * (size_t)y.count);
+                tview_download(&y, py, gotv);
+                CHECK(tcompare(CUDNN_DATA_DOUBLE, gotv, want, y.count, tconv_tolerance(t, t, perf[0].mathType),
+                               "NDHWC 3-D convolution"));
+                free(gotv);
+            }
+            if (work) tbuf_free(work);
+        }
+        cudnnDestroyFilterDescriptor(fd);
+        cudnnDestroyConvolutionDescriptor(cd);
+        tview_free(&x, px), tview_free(&w, pw), tview_free(&y, py);
+        free(xv), free(wv), free(want);
+        tview_destroy(&x);
+        tview_destroy(&y);
+        tview_destroy(&w);
+    }
 }
