@@ -368,8 +368,10 @@ static void fa_rnn_legacy(cudnnHandle_t h, cudnnDropoutDescriptor_t drop, enum f
 /* ---- multi-head attention ------------------------------------------------------------------- */
 
 /* A sequence data descriptor of dims (indexed by axis: time, batch, beam, vector), its axes in one
-   of the usual orders (now and then any), and lengths for every batch and beam. */
-static cudnnSeqDataDescriptor_t fa_seq(cudnnDataType_t dt, int time, int batch, int beam, int vec, int *lengths)
+   of the usual orders (now and then any), and lengths for every batch and beam: like's (the
+   queries' for the output, the keys' for the values), now and then (or without like) drawn. */
+static cudnnSeqDataDescriptor_t fa_seq(cudnnDataType_t dt, int time, int batch, int beam, int vec, int *lengths,
+                                       const int *like)
 {
     static const cudnnSeqDataAxis_t orders[][4] = {
         {CUDNN_SEQDATA_BATCH_DIM, CUDNN_SEQDATA_BEAM_DIM, CUDNN_SEQDATA_TIME_DIM, CUDNN_SEQDATA_VECT_DIM},
@@ -380,7 +382,8 @@ static cudnnSeqDataDescriptor_t fa_seq(cudnnDataType_t dt, int time, int batch, 
     memcpy(axes, orders[trand_int(0, 2)], sizeof axes);
     if (fa_rare()) axes[trand_int(0, 3)] = (cudnnSeqDataAxis_t)fa_mode(4);
     int dims[4] = {time, batch, beam, fa_rare() ? fz_dim() : vec};
-    for (int i = 0; i < FA_ARRAY; i++) lengths[i] = fa_length(time);
+    const bool same = like != NULL && !fa_rare();
+    for (int i = 0; i < FA_ARRAY; i++) lengths[i] = same ? like[i] : fa_length(time);
     cudnnSeqDataDescriptor_t d = NULL;
     if (cudnnCreateSeqDataDescriptor(&d) == CUDNN_STATUS_SUCCESS)
         cudnnSetSeqDataDescriptor(d, fa_type(dt), fa_rare() ? fa_int(3, 5) : 4, dims,
@@ -412,8 +415,9 @@ static void fa_attention(cudnnHandle_t h, cudnnDropoutDescriptor_t drop, enum fa
     if (cudnnCreateAttnDescriptor(&ad) != CUDNN_STATUS_SUCCESS) return;
     static const double scalers[] = {1, 0.5, 0, -1};
     const unsigned mode = (unsigned)(fa_rare() ? trand_int(0, 15) : trand_int(0, 3));
-    const int heads = fa_int(1, 2), qs = fa_int(1, 4), ks = fa_int(1, 4), vs = fa_int(1, 4);
-    const int qp = trand_int(0, 1) ? 0 : fa_int(1, 3), kp = trand_int(0, 7) ? qp : fa_int(0, 3);
+    const int heads = fa_int(1, 2), qs = fa_int(1, 4), vs = fa_int(1, 4);
+    const int qp = trand_int(0, 1) ? 0 : fa_int(1, 3), kp = fa_rare() ? fa_int(0, 3) : qp;
+    const int ks = qp > 0 || fa_rare() ? fa_int(1, 4) : qs; /* unprojected, Q and K vectors match */
     const int vp = trand_int(0, 1) ? 0 : fa_int(1, 3), op_ = trand_int(0, 1) ? 0 : fa_int(1, 3);
     const int qo = fa_int(1, 3), kv = fa_int(1, 3), batch = fa_int(1, 2), beam = fa_int(1, 2);
     const cudnnDataType_t dt = fa_type(CUDNN_DATA_FLOAT);
@@ -423,11 +427,10 @@ static void fa_attention(cudnnHandle_t h, cudnnDropoutDescriptor_t drop, enum fa
     const int kbeam = mode & CUDNN_ATTN_QUERYMAP_ONE_TO_ONE ? beam : 1;
     const int ovec = op_ > 0 ? op_ : heads * (vp > 0 ? vp : vs);
     int qlen[FA_ARRAY], klen[FA_ARRAY], vlen[FA_ARRAY], olen[FA_ARRAY];
-    cudnnSeqDataDescriptor_t qd = fa_seq(dt, qo, batch, beam, qs, qlen);
-    cudnnSeqDataDescriptor_t kd = fa_seq(dt, kv, batch, kbeam, ks, klen);
-    cudnnSeqDataDescriptor_t vd = fa_seq(dt, kv, batch, kbeam, vs, vlen);
-    cudnnSeqDataDescriptor_t od = fa_seq(dt, qo, batch, beam, ovec, olen);
-    if (trand_int(0, 1)) memcpy(vlen, klen, sizeof klen), memcpy(olen, qlen, sizeof qlen);
+    cudnnSeqDataDescriptor_t qd = fa_seq(dt, qo, batch, beam, qs, qlen, NULL);
+    cudnnSeqDataDescriptor_t kd = fa_seq(dt, kv, batch, kbeam, ks, klen, NULL);
+    cudnnSeqDataDescriptor_t vd = fa_seq(dt, kv, batch, kbeam, vs, vlen, klen);
+    cudnnSeqDataDescriptor_t od = fa_seq(dt, qo, batch, beam, ovec, olen, qlen);
     size_t wbytes = 16, ws = 16, rs = 16;
     fz_queried(cudnnGetMultiHeadAttnBuffers(h, ad, &wbytes, &ws, &rs), &wbytes);
     ws = fa_shrunk(ws), rs = fa_shrunk(rs), wbytes = fa_shrunk(wbytes);
@@ -450,9 +453,9 @@ static void fa_attention(cudnnHandle_t h, cudnnDropoutDescriptor_t drop, enum fa
         if (op == FA_ATTN_FWD) {
             const bool infer = trand_int(0, 1);
             if (infer) fz_drop(rsb);
-            if (trand_int(0, 1)) fz_drop(res);
+            if (ovec != qs ? !fa_rare() : trand_int(0, 1)) fz_drop(res); /* residuals need qSize outputs */
             if (trand_int(0, 7) == 0) fz_drop(trand_int(0, 1) ? qol : kvl);
-            const int curr = infer ? fa_int(0, qo) : trand_int(0, 7) ? -1 : fa_int(0, qo);
+            const int curr = infer && !fa_rare() ? trand_int(0, fa_pos(qo) - 1) : fa_rare() ? fa_int(0, qo) : -1;
             fz_check("multi-head attention forward", it,
                      cudnnMultiHeadAttnForward(h, ad, curr, lo, hi, fz_opt(qol), fz_opt(kvl), qd, fz_at(q), fz_opt(res),
                                                kd, fz_at(k), vd, fz_at(v), od, fz_at(o), wbytes, fz_at(w), ws,
