@@ -48,6 +48,15 @@ bool ocd_engine_decode(int dir, int64_t index, struct ocd_engine_id *id);
 const struct ocd_conv_impl *ocd_engine_conv_pick(cudnnHandle_t handle, const struct ocd_engine_id *id,
                                                  const struct ocd_conv_problem *p, char *why, size_t why_size);
 
+/* Another implementation for p, its data pointers bound, when `chosen` declines them (a kernel
+   that reads a tensor in place needs more alignment than the pointer has): the first entry of
+   the direction's table that takes p with at most `scratch` bytes of workspace, uses tensor cores
+   only if chosen does and is nondeterministic only if chosen is (the engine's numerical notes
+   stay true), its plan into plan; NULL when none does. */
+const struct ocd_conv_impl *ocd_engine_conv_rebind(cudnnHandle_t handle, const struct ocd_conv_impl *chosen,
+                                                   const struct ocd_conv_problem *p, size_t scratch,
+                                                   struct ocd_impl_plan *plan);
+
 /* The legacy problem of a convolution op of the graph, its virtual output stored in the data
    type of its input (the intermediate an engine writes to its workspace). */
 cudnnStatus_t ocd_engine_conv_problem(const struct ocd_graph_op *op, struct ocd_conv_problem *p);
