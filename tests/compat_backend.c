@@ -1,0 +1,466 @@
+/* compat_backend.c: the backend (graph) API as the cuDNN 8.2-era frameworks drive it beyond
+   cudnn-frontend v0.4.1's samples (backend_frontend.c): PyTorch's Conv_v8.cpp (the plan search
+   over INSTANT's configurations filtered by its deterministic / TF32 flags, engine 0 as the last
+   resort, the plan cached and run on other tensors after every other descriptor is gone, the
+   byte alignment its getAlignment derives from the data pointer), PyTorch's quantized cuDNN
+   convolution (int8 channels-last tensors, a float output that a requantizing multiply reads,
+   the plan run with no workspace), TensorFlow's fused convolution (conv, side input, bias,
+   activation; the output buffer passed as the side input when its scale is 0), and the
+   frontend's count-then-fetch of heuristic results with more targets than results. Each
+   replays the call sequence in C; docs/compatibility.md lists the sources. */
+#include "backend_util.h"
+#include "ref/conv.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* PyTorch 1.10-1.12 Conv_v8.cpp's getAlignment, as written there: doubles while the address is a
+   multiple, so an address aligned to exactly 2^k (k < 4) is declared 2^(k+1). */
+static int64_t pt_alignment(const void *p)
+{
+    int64_t a = 1;
+    while ((uintptr_t)p % (uintptr_t)a == 0 && a < 16) a *= 2;
+    return a;
+}
+
+/* A TENSOR as PyTorch's getTensorDescriptor builds it: sizes and strides of the tensor, a UID,
+   the alignment, the data type. */
+static bdesc pt_tensor(int64_t uid, const struct tview *v, const int64_t *strides, int64_t align)
+{
+    bdesc t = bt_make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    int64_t dims[8], st[8];
+    for (int d = 0; d < v->rank; d++) dims[d] = v->dims[d], st[d] = strides ? strides[d] : v->strides[d];
+    cudnnDataType_t dt = v->dtype;
+    bt_set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, v->rank, dims);
+    bt_set(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, v->rank, st);
+    bt_set_i64(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, uid);
+    bt_set_i64(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, align);
+    bt_set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt);
+    CHECK_OK(cudnnBackendFinalize(t));
+    return t;
+}
+
+/* PyTorch's getConvDescriptor: CROSS_CORRELATION, pre and post padding alike. */
+static bdesc pt_conv_desc(cudnnDataType_t comp, int64_t pad)
+{
+    bdesc c = bt_make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+    cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    int64_t n = 2, p[2] = {pad, pad}, one[2] = {1, 1};
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &n);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, one);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, p);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, p);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, one);
+    CHECK_OK(cudnnBackendFinalize(c));
+    return c;
+}
+
+/* The heuristic's configurations: counted, then fetched into cap targets the caller created
+   (more than there are results when cap exceeds the count, as the frontend's getEngineConfig(n)
+   may ask). Returns the count written. */
+static int heuristics(bdesc g, bdesc *cfgs, int cap)
+{
+    bdesc h = bt_make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_INSTANT;
+    bt_set_desc(h, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, g);
+    bt_set(h, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+    CHECK_OK(cudnnBackendFinalize(h));
+    int64_t n = 0, got = -1;
+    CHECK_OK(cudnnBackendGetAttribute(h, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &n, NULL));
+    for (int i = 0; i < cap; i++) cfgs[i] = bt_make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    CHECK_OK(cudnnBackendGetAttribute(h, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, cap, &got, cfgs));
+    CHECK(got == (n < cap ? n : cap));
+    cudnnBackendDestroyDescriptor(h);
+    return (int)got;
+}
+
+/* A plan of a configuration, its workspace in *ws; NULL when it does not build. */
+static bdesc plan_of(bdesc cfg, int64_t *ws)
+{
+    bdesc plan = bt_make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+    cudnnHandle_t h = test_handle();
+    bt_set(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
+    bt_set_desc(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cfg);
+    if (cudnnBackendFinalize(plan) != CUDNN_STATUS_SUCCESS) {
+        cudnnBackendDestroyDescriptor(plan);
+        return NULL;
+    }
+    CHECK_OK(cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, NULL, ws));
+    return plan;
+}
+
+/* cudnn_frontend::hasNumericalNote over a configuration's engine: any of the `avoid` bits. */
+static bool has_note(bdesc cfg, unsigned avoid)
+{
+    bdesc e = bt_make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+    cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+    int64_t n = 0;
+    bool hit = false;
+    if (cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &e) ==
+            CUDNN_STATUS_SUCCESS &&
+        cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                                 CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n, notes) == CUDNN_STATUS_SUCCESS)
+        for (int64_t i = 0; i < n; i++) hit = hit || (avoid & (1u << notes[i]));
+    cudnnBackendDestroyDescriptor(e);
+    return hit;
+}
+
+static cudnnStatus_t execute(bdesc plan, const int64_t *uids, void *const *ptrs, int n, void *ws)
+{
+    bdesc vp = bt_pack(uids, ptrs, n, ws);
+    cudnnStatus_t st = cudnnBackendExecute(test_handle(), plan, vp);
+    cudnnBackendDestroyDescriptor(vp);
+    return st;
+}
+
+/* ---- PyTorch Conv_v8.cpp -------------------------------------------------------------------------- */
+
+/* One convolution of a direction as Conv_v8 sets it up: x, y, w (UIDs 'x', 'y', 'w'; for the
+   backward directions x is grad_input or input and y grad_output), float, 3x3, pad 1. */
+struct pt_conv {
+    struct ref_conv rc;
+    struct tview v[3];   /* x y w */
+    double *val[3];
+    void *buf[3];
+    double *want;
+    int dst;             /* the written one */
+};
+
+static const int64_t pt_uids[3] = {'x', 'y', 'w'};
+
+static void pt_values(struct pt_conv *c)
+{
+    for (int i = 0; i < 3; i++) {
+        free(c->val[i]);
+        c->val[i] = i == c->dst ? NULL : tview_random(c->v[i].count, -1, 1);
+        tview_store(&c->v[i], c->buf[i], c->val[i]);
+    }
+    if (c->dst == 0) ref_conv_bwd_data(&c->rc, c->val[1], c->val[2], c->want);
+    else if (c->dst == 1) ref_conv_fwd(&c->rc, c->val[0], c->val[2], c->want);
+    else ref_conv_bwd_filter(&c->rc, c->val[0], c->val[1], c->want);
+}
+
+static void pt_conv_init(struct pt_conv *c, int dir, int layout)
+{
+    memset(c, 0, sizeof *c);
+    c->rc = (struct ref_conv){2, 2, 4, 6, 1, {5, 5}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
+    ref_conv_out_dims(&c->rc);
+    const int xd[4] = {2, 4, 5, 5}, yd[4] = {2, 6, 5, 5}, wd[4] = {6, 4, 3, 3};
+    tview_init(&c->v[0], CUDNN_DATA_FLOAT, 4, xd, layout);
+    tview_init(&c->v[1], CUDNN_DATA_FLOAT, 4, yd, layout);
+    tview_init(&c->v[2], CUDNN_DATA_FLOAT, 4, wd, layout);
+    c->dst = dir == 0 ? 1 : dir == 1 ? 0 : 2;
+    for (int i = 0; i < 3; i++) c->buf[i] = tview_upload(&c->v[i], NULL);
+    c->want = malloc(sizeof(double) * (size_t)c->v[c->dst].count);
+    pt_values(c);
+}
+
+static void pt_conv_free(struct pt_conv *c)
+{
+    for (int i = 0; i < 3; i++) tview_free(&c->v[i], c->buf[i]), tview_destroy(&c->v[i]), free(c->val[i]);
+    free(c->want);
+}
+
+/* The graph of one direction (tensors, conv descriptor and op destroyed once it is finalized,
+   as the frontend objects go out of scope). */
+static bdesc pt_graph(const struct pt_conv *c, int dir, const void *const ptrs[3])
+{
+    static const cudnnBackendDescriptorType_t kinds[3] = {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+                                                          CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+                                                          CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR};
+    bdesc t[3];
+    for (int i = 0; i < 3; i++) t[i] = pt_tensor(pt_uids[i], &c->v[i], NULL, pt_alignment(ptrs[i]));
+    bdesc cd = pt_conv_desc(CUDNN_DATA_FLOAT, 1);
+    bdesc op = bt_conv_op(kinds[dir], t[0], t[2], t[1], cd);
+    bdesc g = bt_graph(&op, 1);
+    bt_destroy_all((bdesc[]){op, cd, t[0], t[1], t[2]}, 5);
+    return g;
+}
+
+#define PT_DETERMINISTIC (1u << CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC)
+#define PT_NO_TF32 ((1u << CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) | (1u << CUDNN_NUMERICAL_NOTE_TENSOR_CORE))
+
+/* get_execplan_from_heuristics_else_fall_back with filterEngineConfigs (deterministic, TF32 off):
+   INSTANT's configurations without NONDETERMINISTIC, DOWN_CONVERT_INPUTS or TENSOR_CORE, the
+   first whose plan builds; engine 0 when none does. */
+static bdesc pt_find_plan(bdesc g, int64_t *ws)
+{
+    bdesc cfgs[64];
+    int n = heuristics(g, cfgs, 64);
+    bdesc plan = NULL;
+    int kept = 0;
+    for (int i = 0; i < n && plan == NULL; i++)
+        if (!has_note(cfgs[i], PT_DETERMINISTIC | PT_NO_TF32)) kept++, plan = plan_of(cfgs[i], ws);
+    bt_destroy_all(cfgs, 64);
+    CHECK(kept >= 1);
+    return plan ? plan : bt_plan_of_engine(g, 0, ws);
+}
+
+/* Conv_v8's plan search and cache, each direction, NCHW and channels-last: the plan found for
+   the first tensors is kept with every other descriptor destroyed, then runs again on the same
+   buffers holding new values (a cache hit) and gives the reference each time. */
+TEST(compat_backend_pytorch_conv_v8_plan_cache)
+{
+    for (int dir = 0; dir < 3; dir++)
+        for (int layout = TV_NCHW; layout <= TV_NHWC; layout++) {
+            struct pt_conv c;
+            pt_conv_init(&c, dir, layout);
+            bdesc g = pt_graph(&c, dir, (const void *const *)c.buf);
+            int64_t ws = -1;
+            bdesc plan = pt_find_plan(g, &ws);
+            cudnnBackendDestroyDescriptor(g);
+            if (CHECK(plan != NULL)) {
+                void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
+                for (int run = 0; run < 2; run++) {
+                    if (run) pt_values(&c);
+                    char what[64];
+                    snprintf(what, sizeof what, "Conv_v8 dir %d %s run %d", dir, tview_layout_name(layout), run);
+                    if (CHECK_OK(execute(plan, pt_uids, c.buf, 3, work)))
+                        bt_check_tol(&c.v[c.dst], c.buf[c.dst], c.want, bt_graph_tol(CUDNN_DATA_FLOAT), what);
+                }
+                if (work) tbuf_free(work);
+                cudnnBackendDestroyDescriptor(plan);
+            }
+            pt_conv_free(&c);
+        }
+}
+
+/* getAlignment's overstatement: a batch slice x[1:] of a float tensor of 4 x 5 x 5 images
+   starts 100 floats (400 bytes, a multiple of 16) in; of 3 x 5 x 5 images, 75 floats (300 bytes:
+   4-aligned, declared 8). The plan of the declared alignment runs on the pointer as it is. A
+   pointer that is not even aligned to its element size stays BAD_PARAM, nothing written. */
+TEST(compat_backend_pytorch_alignment_overstated)
+{
+    struct ref_conv rc = {2, 2, 3, 4, 1, {5, 5}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
+    ref_conv_out_dims(&rc);
+    const int xd[4] = {2, 3, 5, 5}, yd[4] = {2, 4, 5, 5}, wd[4] = {4, 3, 3, 3};
+    struct tview v[3];
+    tview_init(&v[0], CUDNN_DATA_FLOAT, 4, xd, TV_NCHW);
+    tview_init(&v[1], CUDNN_DATA_FLOAT, 4, yd, TV_NCHW);
+    tview_init(&v[2], CUDNN_DATA_FLOAT, 4, wd, TV_NCHW);
+    const size_t image = 3 * 5 * 5 * sizeof(float);
+    char *whole = tbuf_alloc(image * 3 + 8); /* x of 3 images; the slice x[1:] */
+    void *ptrs[3] = {whole + image, tview_upload(&v[1], NULL), tview_upload(&v[2], NULL)};
+    double *x = tview_random(v[0].count, -1, 1), *w = tview_random(v[2].count, -1, 1);
+    double *want = malloc(sizeof(double) * (size_t)v[1].count);
+    tview_store(&v[0], ptrs[0], x);
+    tview_store(&v[2], ptrs[2], w);
+    ref_conv_fwd(&rc, x, w, want);
+    const int64_t align = pt_alignment(ptrs[0]);
+    CHECK(align == 8 && (uintptr_t)ptrs[0] % 8 == 4);
+    bdesc t[3];
+    for (int i = 0; i < 3; i++) t[i] = pt_tensor(pt_uids[i], &v[i], NULL, i == 0 ? align : 16);
+    bdesc cd = pt_conv_desc(CUDNN_DATA_FLOAT, 1);
+    bdesc op = bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, t[0], t[2], t[1], cd);
+    bdesc g = bt_graph(&op, 1);
+    int64_t ws = -1;
+    bdesc plan = pt_find_plan(g, &ws);
+    if (CHECK(plan != NULL)) {
+        void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
+        if (CHECK_OK(execute(plan, pt_uids, ptrs, 3, work)))
+            bt_check_tol(&v[1], ptrs[1], want, bt_graph_tol(CUDNN_DATA_FLOAT), "x[1:] declared 8-aligned");
+        /* 2 bytes further: not a float address at all */
+        void *odd[3] = {(char *)ptrs[0] + 2, ptrs[1], ptrs[2]};
+        tbuf_poison(ptrs[1], tview_bytes(&v[1]));
+        CHECK_STATUS(execute(plan, pt_uids, odd, 3, work), CUDNN_STATUS_BAD_PARAM);
+        double *poison = tview_fill(v[1].count, NAN);
+        tview_holds(&v[1], ptrs[1], poison, "y after a refused execute");
+        free(poison);
+        if (work) tbuf_free(work);
+        cudnnBackendDestroyDescriptor(plan);
+    }
+    bt_destroy_all((bdesc[]){g, op, cd, t[0], t[1], t[2]}, 6);
+    tbuf_free(whole), tview_free(&v[1], ptrs[1]), tview_free(&v[2], ptrs[2]);
+    for (int i = 0; i < 3; i++) tview_destroy(&v[i]);
+    free(x), free(w), free(want);
+}
+
+/* ---- PyTorch's quantized cuDNN convolution ---------------------------------------------------- */
+
+/* quantized::conv2d_cudnn (aten/src/ATen/native/quantized/cudnn/Conv.cpp, 2021-22): int8
+   activation and weight in channels-last, not vectorized, INT32 compute into a float output 'y'
+   that is not virtual and that the next op reads; with a bias, b * c -> d and y + d -> e (all full
+   size float tensors, channels-last); then e (or y) times the requantize multiplier s (a full
+   size float tensor) into the int8 output 'r'. INSTANT's configurations are tried in order, each
+   run with the data pointer of an empty tensor (NULL) as workspace; the first that runs must give
+   y and the rounded, saturated r. */
+static void quantized_conv(bool bias)
+{
+    struct ref_conv rc = {2, 2, 8, 8, 1, {5, 5}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
+    ref_conv_out_dims(&rc);
+    const int xd[4] = {2, 8, 5, 5}, wd[4] = {8, 8, 3, 3}, yd[4] = {2, 8, 5, 5};
+    struct bt_gt x, w, y, s, r, b, c, d, e;
+    bt_gt_init(&x, 'x', CUDNN_DATA_INT8, 4, xd, TV_NHWC, false, -4, 4);
+    bt_gt_init(&w, 'w', CUDNN_DATA_INT8, 4, wd, TV_NHWC, false, -4, 4);
+    bt_gt_init(&y, 'y', CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, false, 0, 0);
+    bt_gt_init(&r, 'r', CUDNN_DATA_INT8, 4, yd, TV_NHWC, false, 0, 0);
+    /* 0.2: y * 0.2 never ends in .5, so rounding ties cannot blur the check */
+    bt_gt_init(&s, 's', CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, false, 0, 0);
+    s.val = tview_fill(s.v.count, 0.2);
+    tview_store(&s.v, s.buf, s.val);
+    bt_gt_init(&b, 'b', CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, false, -20, 20);
+    bt_gt_init(&c, 'c', CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, false, 0, 0);
+    c.val = tview_fill(c.v.count, 1.0);
+    tview_store(&c.v, c.buf, c.val);
+    for (int64_t i = 0; i < b.v.count; i++) b.val[i] = nearbyint(b.val[i]);
+    tview_store(&b.v, b.buf, b.val);
+    bt_gt_init(&d, 'd', CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, false, 0, 0);
+    bt_gt_init(&e, 'e', CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, false, 0, 0);
+    bdesc cd = pt_conv_desc(CUDNN_DATA_INT32, 1);
+    struct ref_pw mul = ref_pw_mode(CUDNN_POINTWISE_MUL), add = ref_pw_mode(CUDNN_POINTWISE_ADD);
+    bdesc ops[4];
+    int nops = 0;
+    ops[nops++] = bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, x.d, w.d, y.d, cd);
+    if (bias) {
+        ops[nops++] = bt_pw_op(&mul, b.d, c.d, d.d);
+        ops[nops++] = bt_pw_op(&add, y.d, d.d, e.d);
+    }
+    ops[nops++] = bt_pw_op(&mul, bias ? e.d : y.d, s.d, r.d);
+    bdesc g = bt_graph(ops, nops);
+    double *want_y = malloc(sizeof(double) * (size_t)y.v.count), *want_r = malloc(sizeof(double) * (size_t)r.v.count);
+    ref_conv_fwd(&rc, x.val, w.val, want_y);
+    for (int64_t i = 0; i < r.v.count; i++) {
+        const double v = (want_y[i] + (bias ? b.val[i] * c.val[i] : 0)) * s.val[i];
+        want_r[i] = fmin(127, fmax(-128, nearbyint(v)));
+    }
+    int64_t uids[9] = {'x', 'y', 'w', 's', 'r', 'b', 'c', 'd', 'e'};
+    void *ptrs[9] = {x.buf, y.buf, w.buf, s.buf, r.buf, b.buf, c.buf, d.buf, e.buf};
+    bdesc cfgs[64];
+    int n = heuristics(g, cfgs, 64);
+    bool ran = false;
+    for (int i = 0; i < n && !ran; i++) {
+        int64_t ws = -1;
+        bdesc plan = plan_of(cfgs[i], &ws);
+        if (plan == NULL) continue;
+        ran = execute(plan, uids, ptrs, bias ? 9 : 5, NULL) == CUDNN_STATUS_SUCCESS;
+        cudnnBackendDestroyDescriptor(plan);
+    }
+    if (CHECK(ran)) {
+        bt_check_tol(&y.v, y.buf, want_y, 0, bias ? "quantized conv y, bias" : "quantized conv y");
+        bt_check_tol(&r.v, r.buf, want_r, 0, bias ? "quantized conv r, bias" : "quantized conv r");
+    }
+    free(want_y), free(want_r);
+    bt_destroy_all(cfgs, 64);
+    cudnnBackendDestroyDescriptor(g);
+    bt_destroy_all(ops, nops);
+    cudnnBackendDestroyDescriptor(cd);
+    struct bt_gt *all[] = {&x, &w, &y, &s, &r, &b, &c, &d, &e};
+    for (size_t i = 0; i < TLEN(all); i++) bt_gt_free(all[i]);
+}
+
+TEST(compat_backend_pytorch_quantized_conv)
+{
+    quantized_conv(false);
+    quantized_conv(true);
+}
+
+/* ---- TensorFlow's fused convolution ------------------------------------------------------------ */
+
+/* GetCudnnFusedOperationGraph (TF 2.6-2.8 cuda_dnn.cc, the frontend path of
+   FusedConv2DBiasActivation): conv(x, w) -> C*, add(C*, z; alpha1 the conv scale, alpha2 the side
+   input scale) -> A*, add(A*, bias 1xKx1x1) -> B*, ReLU -> y; UIDs 'x' 'w' 'z' 'b' 'y' 'C' 'A'
+   'B'. With no side input TF passes the output buffer as z with scale 0: y holds NaN then and
+   must not leak. With a side input in its own buffer, alpha2 scales it. */
+static void tf_fused(double conv_scale, double side_scale, bool z_is_y)
+{
+    struct ref_conv rc = {2, 2, 4, 6, 1, {5, 5}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
+    ref_conv_out_dims(&rc);
+    const int xd[4] = {2, 4, 5, 5}, wd[4] = {6, 4, 3, 3}, yd[4] = {2, 6, 5, 5}, bd[4] = {1, 6, 1, 1};
+    struct bt_gt x, w, z, b, y, cv, a, bb;
+    bt_gt_init(&x, 'x', CUDNN_DATA_FLOAT, 4, xd, TV_NHWC, false, -1, 1);
+    bt_gt_init(&w, 'w', CUDNN_DATA_FLOAT, 4, wd, TV_NHWC, false, -1, 1);
+    bt_gt_init(&z, 'z', CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, false, -1, 1);
+    bt_gt_init(&b, 'b', CUDNN_DATA_FLOAT, 4, bd, TV_NHWC, false, -1, 1);
+    bt_gt_init(&y, 'y', CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, false, 0, 0);
+    bt_gt_init(&cv, 'C', CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, true, 0, 0);
+    bt_gt_init(&a, 'A', CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, true, 0, 0);
+    bt_gt_init(&bb, 'B', CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, true, 0, 0);
+    bdesc cd = pt_conv_desc(CUDNN_DATA_FLOAT, 1);
+    struct ref_pw add = ref_pw_mode(CUDNN_POINTWISE_ADD), side = add, relu = ref_pw_mode(CUDNN_POINTWISE_RELU_FWD);
+    side.alpha1 = conv_scale, side.alpha2 = side_scale;
+    bdesc ops[4] = {bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, x.d, w.d, cv.d, cd),
+                    bt_pw_op(&side, cv.d, z.d, a.d), bt_pw_op(&add, a.d, b.d, bb.d), bt_pw_op(&relu, bb.d, NULL, y.d)};
+    bdesc g = bt_graph(ops, 4);
+    double *want = malloc(sizeof(double) * (size_t)y.v.count);
+    ref_conv_fwd(&rc, x.val, w.val, want);
+    for (int64_t i = 0; i < y.v.count; i++) {
+        const double zi = side_scale != 0 ? side_scale * z.val[i] : 0;
+        want[i] = fmax(0, conv_scale * want[i] + zi + b.val[i / 25 % 6]);
+    }
+    int64_t uids[5] = {'x', 'w', 'z', 'b', 'y'};
+    void *ptrs[5] = {x.buf, w.buf, z_is_y ? y.buf : z.buf, b.buf, y.buf};
+    bdesc cfgs[64];
+    int n = heuristics(g, cfgs, 64), ran = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t ws = -1;
+        bdesc plan = plan_of(cfgs[i], &ws);
+        if (plan == NULL) continue;
+        void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
+        tbuf_poison(y.buf, tview_bytes(&y.v));
+        char what[96];
+        snprintf(what, sizeof what, "TF fused conv, side scale %g%s, config %d", side_scale, z_is_y ? " (z is y)" : "", i);
+        if (CHECK_OK(execute(plan, uids, ptrs, 5, work))) bt_check_tol(&y.v, y.buf, want, bt_graph_tol(CUDNN_DATA_FLOAT), what);
+        ran++;
+        if (work) tbuf_free(work);
+        cudnnBackendDestroyDescriptor(plan);
+    }
+    CHECK(ran >= 1);
+    free(want);
+    bt_destroy_all(cfgs, 64);
+    cudnnBackendDestroyDescriptor(g);
+    bt_destroy_all(ops, 4);
+    cudnnBackendDestroyDescriptor(cd);
+    struct bt_gt *all[] = {&x, &w, &z, &b, &y, &cv, &a, &bb};
+    for (size_t i = 0; i < TLEN(all); i++) bt_gt_free(all[i]);
+}
+
+TEST(compat_backend_tf_fused_conv_side_input)
+{
+    tf_fused(1.0, 0.0, true);
+    tf_fused(0.5, 0.0, true);
+    tf_fused(1.0, 0.75, false);
+}
+
+/* ---- the frontend's heuristics against 8.2 -------------------------------------------------------- */
+
+/* EngineHeuristics_v8::getEngineConfig(n) of frontend 0.5-0.7 creates n ENGINECFG targets and
+   fetches n whatever the count (callers pass getEngineConfigCount() or a fixed number): the
+   fetch succeeds with the count written, the targets past it stay unfinalized, and a plan or a
+   note query over one of them fails cleanly (the frontend's try/catch and hasNumericalNote skip
+   it). A program built with 8.3+ headers may ask for CUDNN_HEUR_MODE_FALLBACK (2) or
+   CUDNN_HEUR_MODE_A (3), which 8.2 does not have: BAD_PARAM at the Set, and the heuristics
+   object then lacks its mode (BAD_PARAM at finalize), as cuDNN 8.2 answers. */
+TEST(compat_backend_frontend_heuristics_overfetch)
+{
+    struct pt_conv c;
+    pt_conv_init(&c, 0, TV_NCHW);
+    bdesc g = pt_graph(&c, 0, (const void *const *)c.buf);
+    bdesc cfgs[64];
+    int n = heuristics(g, cfgs, 64);
+    if (CHECK(n >= 1 && n < 64)) {
+        int64_t ws = -1, cnt = -1;
+        bdesc e = bt_make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+        CHECK_STATUS(cudnnBackendGetAttribute(cfgs[n], CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                              &cnt, &e),
+                     CUDNN_STATUS_NOT_INITIALIZED);
+        cudnnBackendDestroyDescriptor(e);
+        CHECK(!has_note(cfgs[n], ~0u));
+        CHECK(plan_of(cfgs[n], &ws) == NULL);
+        bdesc plan = plan_of(cfgs[0], &ws);
+        if (CHECK(plan != NULL)) cudnnBackendDestroyDescriptor(plan);
+    }
+    bt_destroy_all(cfgs, 64);
+    for (int mode = 2; mode <= 3; mode++) {
+        bdesc h = bt_make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+        bt_set_desc(h, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, g);
+        CHECK_STATUS(cudnnBackendSetAttribute(h, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode),
+                     CUDNN_STATUS_BAD_PARAM);
+        CHECK_STATUS(cudnnBackendFinalize(h), CUDNN_STATUS_BAD_PARAM);
+        cudnnBackendDestroyDescriptor(h);
+    }
+    cudnnBackendDestroyDescriptor(g);
+    pt_conv_free(&c);
+}
