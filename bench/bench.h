@@ -30,8 +30,11 @@
    in bf16 NHWC; those ops take x as a tensor spec plus their modes, see the nn ops), adv (the
    CTC loss, op ctc, through cudnnCTCLoss and cudnnCTCLoss_v8), rnn (LSTM and GRU training
    forward and backward, LSTM inference latency at batch 1, op rnn, through the v8 RNN API), attn (multi-head attention, op
-   mha, forward and backward at batch 32, 16 heads, width 1024, sequence 512, f16), graph (ConvBiasAct
-   through the backend API, op convbiasact_graph, on the ResNet-50 shapes at batch 64 in f16 NHWC).
+   mha, forward and backward at batch 32, 16 heads, width 1024, sequence 512, f16), graph (fused
+   graphs through the backend API: ConvBiasAct, op convbiasact_graph, beside the legacy fused
+   call, op convbiasact, on the ResNet-50 shapes at batch 64 in f16 NHWC; ConvScaleBiasAddAct and
+   ConvBiasScaleAct on two of its 3x3 layers; MatmulBiasAct with ReLU and GELU on a transformer
+   MLP's two GEMMs; see ops_graph.c).
 
    Timing: a TIME_DEVICE case runs the call n times between two CUDA events (a host clock on the
    host backend) after warm-up, in --reps batches, and reports the median time per call; n is
@@ -39,7 +42,7 @@
    the calling thread: the device is idle (synchronized) before each call and the clock stops when
    the call returns, so no kernel time is counted; the median over the calls. A device-to-device
    copy measured in the same run gives the bandwidth ceiling that GB/s is compared with. Ops that
-   count their arithmetic (the convolutions) also report flops, printed as TFLOP/s; in --tsv it is
+   count their arithmetic (the convolutions, matmul graphs) also report flops, printed as TFLOP/s; in --tsv it is
    the last column, after problem, so that readers of the older columns keep working. On the host
    backend they are printed as GFLOP/s and as a share of the processor's fp32 FMA peak (see
    host_fma_peak).

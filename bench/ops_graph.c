@@ -1,20 +1,28 @@
-/* ops_graph.c: ConvBiasAct, y = relu(conv(x, w) + bias), as one fused call: through the backend
-   (graph) API, and through the legacy cudnnConvolutionBiasActivationForward, so that our fused
-   graph is timed beside the same graph and the same legacy call of the other cuDNN (the vendor's
-   cuDNN 9 keeps both APIs), and beside the plain convolution rows of the same shapes.
+/* ops_graph.c: fused graphs through the backend (graph) API, and ConvBiasAct through the legacy
+   cudnnConvolutionBiasActivationForward, so that our fused graphs are timed beside the same graphs
+   and the same legacy call of the other cuDNN (the vendor's cuDNN 9 keeps both APIs), and beside
+   the plain convolution rows of the same shapes.
 
-   Both take convfwd's keys and tensors (setup_conv: x, filter, y, cross-correlation, one group,
-   compute float, or double for f64) plus the bias, 1 x K x 1 x 1 in y's layout and type (t[3]).
-   - convbiasact_graph builds the graph as cudnn-frontend does: the convolution into a virtual
-     tensor, ADD of the bias into another, RELU_FWD into y, the virtual tensors float (double for
-     f64); the engine is the first configuration of the INSTANT heuristic whose plan builds, with
-     its workspace (what a framework takes without autotuning); algo= is not used (setup_conv's
-     legacy choice only sizes the legacy workspace). A graph no configuration builds is the row's
-     status.
+   A graph op is an anchor (a forward convolution or a matmul) into a virtual tensor, then a chain
+   of pointwise ops, each taking the running value and at most one of the call's tensors, the last
+   writing the output; the intermediates are virtual tensors of the output's shape in float
+   (double for f64), as cudnn-frontend builds them. Every tensor of the call is a graph tensor
+   (UID: its index + 1) and in the variant pack. The engine is the first configuration of the
+   INSTANT heuristic whose plan builds, with its workspace (what a framework takes without
+   autotuning); a graph no configuration builds has its status as the row's.
+   - convbiasact_graph: relu(conv(x, w) + bias);
+   - convscalebiasaddact_graph: relu(conv(x, w) * scale + bias + z) (ConvScaleBiasAddAct);
+   - convbiasscaleact_graph: relu((conv(x, w) + bias) * scale) (ConvBiasScaleAct).
+     They take convfwd's keys and tensors (setup_conv: x, filter, y, cross-correlation, one group,
+     compute float, or double for f64) plus bias and scale, 1 x K x 1 x 1 in y's layout and type,
+     and z shaped as y; algo= is not used by the graphs (setup_conv's legacy choice only sizes the
+     legacy workspace). flops as convfwd's (the chain is not counted); bytes = |x| + |filter| +
+     |y| + each operand's.
+   - matmulbiasact_graph: act(A B + bias), keys dt m n k act (relu|gelu): A = 1 x m x k, B = 1 x
+     k x n, C = 1 x m x n, all row-major, bias 1 x 1 x n (one per column), compute float; GELU
+     is the pointwise GELU_FWD (the erf form). flops = 2 m n k; bytes = |A| + |B| + |C| + |bias|.
    - convbiasact calls cudnnConvolutionBiasActivationForward with alpha1 1, alpha2 0 (z = y, not
-     read), ReLU, and setup_conv's algorithm (algo=auto: the v7 heuristic's first).
-   flops as convfwd's (the bias and the activation are not counted); bytes = |x| + |filter| + |y|
-   + |bias|. */
+     read), ReLU, and setup_conv's algorithm (algo=auto: the v7 heuristic's first). */
 #include "bench.h"
 
 #include <cudnn_backend.h>
@@ -91,19 +99,18 @@ static cudnnStatus_t pointwise(struct scratch *s, cudnnPointwiseMode_t mode, cud
     return cudnnBackendFinalize(*op);
 }
 
-/* The graph, the heuristic's first configuration that builds, its plan and variant pack. */
-static cudnnStatus_t build(struct call *c, struct scratch *s, const int sp[3])
+/* A chain step: the pointwise mode, and the call tensor it takes as its second operand (-1: none). */
+struct step {
+    cudnnPointwiseMode_t mode;
+    int operand;
+};
+
+/* The anchors. Each writes the virtual tensor v, of the output's shape. */
+static cudnnStatus_t conv_anchor(struct scratch *s, const cudnnBackendDescriptor_t *t,
+                                 cudnnBackendDescriptor_t v, cudnnDataType_t comp, const int sp[3],
+                                 cudnnBackendDescriptor_t *op)
 {
-    struct graph_state *gs = c->state;
-    const bool dbl = c->dt->type == CUDNN_DATA_DOUBLE;
-    const cudnnDataType_t comp = dbl ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-    cudnnBackendDescriptor_t x, w, b, y, v1, v2, conv, ops[3];
-    TRY(graph_tensor(s, &c->t[0], 'x', false, c->dt->type, &x));
-    TRY(graph_tensor(s, &c->t[1], 'w', false, c->dt->type, &w));
-    TRY(graph_tensor(s, &c->t[2], 'y', false, c->dt->type, &y));
-    TRY(graph_tensor(s, &c->t[3], 'b', false, c->dt->type, &b));
-    TRY(graph_tensor(s, &c->t[2], 'C', true, comp, &v1));
-    TRY(graph_tensor(s, &c->t[2], 'B', true, comp, &v2));
+    cudnnBackendDescriptor_t conv;
     TRY(make(s, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, &conv));
     int64_t nsp = 2, pad[2] = {sp[0], sp[0]}, stride[2] = {sp[1], sp[1]}, dil[2] = {sp[2], sp[2]};
     cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
@@ -115,20 +122,63 @@ static cudnnStatus_t build(struct call *c, struct scratch *s, const int sp[3])
     SET(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dil);
     SET(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride);
     TRY(cudnnBackendFinalize(conv));
-    TRY(make(s, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, &ops[0]));
+    TRY(make(s, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, op));
     float one = 1, zero = 0;
-    SET(ops[0], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
-    SET(ops[0], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &w);
-    SET(ops[0], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &v1);
-    SET(ops[0], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &conv);
-    SET(ops[0], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &one);
-    SET(ops[0], CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &zero);
-    TRY(cudnnBackendFinalize(ops[0]));
-    TRY(pointwise(s, CUDNN_POINTWISE_ADD, comp, v1, b, v2, &ops[1]));
-    TRY(pointwise(s, CUDNN_POINTWISE_RELU_FWD, comp, v2, NULL, y, &ops[2]));
+    SET(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[0]);
+    SET(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[1]);
+    SET(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &v);
+    SET(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &conv);
+    SET(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &one);
+    SET(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &zero);
+    return cudnnBackendFinalize(*op);
+}
+
+static cudnnStatus_t matmul_anchor(struct scratch *s, const cudnnBackendDescriptor_t *t,
+                                   cudnnBackendDescriptor_t v, cudnnDataType_t comp, const int sp[3],
+                                   cudnnBackendDescriptor_t *op)
+{
+    (void)sp;
+    cudnnBackendDescriptor_t mm;
+    TRY(make(s, CUDNN_BACKEND_MATMUL_DESCRIPTOR, &mm));
+    SET(mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
+    TRY(cudnnBackendFinalize(mm));
+    TRY(make(s, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, op));
+    SET(*op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[0]);
+    SET(*op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[1]);
+    SET(*op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &v);
+    SET(*op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mm);
+    return cudnnBackendFinalize(*op);
+}
+
+typedef cudnnStatus_t (*anchor_fn)(struct scratch *s, const cudnnBackendDescriptor_t *t,
+                                   cudnnBackendDescriptor_t v, cudnnDataType_t comp, const int sp[3],
+                                   cudnnBackendDescriptor_t *op);
+
+enum { MAX_STEPS = 4 };
+
+/* The graph (t[0], t[1] into the anchor, the chain into t[c->out]), the heuristic's first
+   configuration that builds, its plan and variant pack. */
+static cudnnStatus_t build(struct call *c, struct scratch *s, anchor_fn anchor, const int sp[3],
+                           const struct step *steps, int nsteps)
+{
+    struct graph_state *gs = c->state;
+    const cudnnDataType_t comp = c->dt->type == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+    cudnnBackendDescriptor_t t[MAX_TENSORS], v[MAX_STEPS + 1], ops[MAX_STEPS + 1];
+    int64_t uids[MAX_TENSORS];
+    void *ptrs[MAX_TENSORS];
+    for (int i = 0; i < c->ntensors; i++) {
+        uids[i] = i + 1, ptrs[i] = c->t[i].data;
+        TRY(graph_tensor(s, &c->t[i], uids[i], false, c->t[i].dt->type, &t[i]));
+    }
+    for (int i = 0; i < nsteps; i++) TRY(graph_tensor(s, &c->t[c->out], 100 + i, true, comp, &v[i]));
+    v[nsteps] = t[c->out];
+    TRY(anchor(s, t, v[0], comp, sp, &ops[0]));
+    for (int i = 0; i < nsteps; i++)
+        TRY(pointwise(s, steps[i].mode, comp, v[i], steps[i].operand >= 0 ? t[steps[i].operand] : NULL, v[i + 1],
+                      &ops[i + 1]));
     cudnnBackendDescriptor_t g, heur;
     TRY(make(s, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &g));
-    SET(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 3, ops);
+    SET(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, nsteps + 1, ops);
     SET(g, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &c->handle);
     TRY(cudnnBackendFinalize(g));
     TRY(make(s, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur));
@@ -155,51 +205,117 @@ static cudnnStatus_t build(struct call *c, struct scratch *s, const int sp[3])
     TRY(cudnnBackendGetAttribute(gs->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n, &ws));
     if (ws > 0) gs->workspace = mem_alloc((size_t)ws);
     TRY(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &gs->pack));
-    int64_t uids[4] = {'x', 'w', 'y', 'b'};
-    void *ptrs[4] = {c->t[0].data, c->t[1].data, c->t[2].data, c->t[3].data};
-    SET(gs->pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 4, ptrs);
-    SET(gs->pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 4, uids);
+    SET(gs->pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, c->ntensors, ptrs);
+    SET(gs->pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, c->ntensors, uids);
     SET(gs->pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &gs->workspace);
     return cudnnBackendFinalize(gs->pack);
 }
 
-/* The convolution of p (setup_conv: x, filter, y, the legacy descriptors and algorithm) plus the
-   bias, 1 x K x 1 x 1 in y's layout (t[3]). */
-static const char *setup_conv_bias(struct call *c, const struct problem *p)
+/* Builds the graph op's plan into the call's state (not in a dry run); NULL or the status. */
+static const char *setup_graph(struct call *c, anchor_fn anchor, const int sp[3], const struct step *steps,
+                               int nsteps)
 {
-    const char *why = setup_conv(c, p, 0);
-    if (why) return why;
-    char spec[64];
-    snprintf(spec, sizeof spec, "1x%dx1x1%s", c->t[2].dims[1], strcmp(problem_get(p, "layout"), "nhwc") == 0 ? ":nhwc" : "");
-    if ((why = add_tensor_spec(c, spec))) return why;
-    c->bytes += tensor_bytes(c, 3);
-    return NULL;
-}
-
-static const char *setup_convbiasact_graph(struct call *c, const struct problem *p)
-{
-    const char *why = setup_conv_bias(c, p);
-    if (why || c->dry) return why;
+    if (c->dry) return NULL;
     struct graph_state *gs = calloc(1, sizeof *gs);
     if (gs == NULL) return "out of memory";
     c->state = gs;
     c->release = graph_release;
     struct scratch sc = {0};
-    const int sp[3] = {(int)problem_number(p, "pad"), (int)problem_number(p, "stride"), (int)problem_number(p, "dil")};
-    cudnnStatus_t st = build(c, &sc, sp);
+    cudnnStatus_t st = build(c, &sc, anchor, sp, steps, nsteps);
     for (int i = sc.n - 1; i >= 0; i--) cudnnBackendDestroyDescriptor(sc.d[i]);
     return st == CUDNN_STATUS_SUCCESS ? NULL : cudnnGetErrorString(st);
 }
 
-static cudnnStatus_t run_convbiasact_graph(struct call *c)
+static cudnnStatus_t run_graph(struct call *c)
 {
     const struct graph_state *gs = c->state;
     return cudnnBackendExecute(c->handle, gs->plan, gs->pack);
 }
 
+/* The convolution of p (setup_conv: x, filter, y, the legacy descriptors and algorithm) plus the
+   first n of its chain operands: bias (t[3]) and scale (t[4]), 1 x K x 1 x 1 in y's layout, and z
+   (t[5]) shaped as y. */
+enum { BIAS = 3, SCALE, Z };
+static const char *setup_conv_operands(struct call *c, const struct problem *p, int n)
+{
+    const char *why = setup_conv(c, p, 0);
+    if (why) return why;
+    const char *layout = strcmp(problem_get(p, "layout"), "nhwc") == 0 ? ":nhwc" : "";
+    const int *y = c->t[2].dims;
+    char channel[64], like_y[96];
+    snprintf(channel, sizeof channel, "1x%dx1x1%s", y[1], layout);
+    snprintf(like_y, sizeof like_y, "%dx%dx%dx%d%s", y[0], y[1], y[2], y[3], layout);
+    for (int i = BIAS; i < BIAS + n && !why; i++) {
+        why = add_tensor_spec(c, i == Z ? like_y : channel);
+        if (!why) c->bytes += tensor_bytes(c, i);
+    }
+    return why;
+}
+
+static const int *conv_spatial(const struct problem *p, int sp[3])
+{
+    sp[0] = (int)problem_number(p, "pad"), sp[1] = (int)problem_number(p, "stride"), sp[2] = (int)problem_number(p, "dil");
+    return sp;
+}
+
+/* A convolution graph op: its operands and its chain. */
+static const char *setup_conv_graph(struct call *c, const struct problem *p, int noperands, const struct step *steps,
+                                    int nsteps)
+{
+    int sp[3];
+    const char *why = setup_conv_operands(c, p, noperands);
+    return why ? why : setup_graph(c, conv_anchor, conv_spatial(p, sp), steps, nsteps);
+}
+
+static const char *setup_convbiasact_graph(struct call *c, const struct problem *p)
+{
+    static const struct step steps[] = {{CUDNN_POINTWISE_ADD, BIAS}, {CUDNN_POINTWISE_RELU_FWD, -1}};
+    return setup_conv_graph(c, p, 1, steps, ARRAY_LEN(steps));
+}
+
+static const char *setup_convscalebiasaddact_graph(struct call *c, const struct problem *p)
+{
+    static const struct step steps[] = {{CUDNN_POINTWISE_MUL, SCALE},
+                                        {CUDNN_POINTWISE_ADD, BIAS},
+                                        {CUDNN_POINTWISE_ADD, Z},
+                                        {CUDNN_POINTWISE_RELU_FWD, -1}};
+    return setup_conv_graph(c, p, 3, steps, ARRAY_LEN(steps));
+}
+
+static const char *setup_convbiasscaleact_graph(struct call *c, const struct problem *p)
+{
+    static const struct step steps[] = {
+        {CUDNN_POINTWISE_ADD, BIAS}, {CUDNN_POINTWISE_MUL, SCALE}, {CUDNN_POINTWISE_RELU_FWD, -1}};
+    return setup_conv_graph(c, p, 2, steps, ARRAY_LEN(steps));
+}
+
+static const char *setup_matmulbiasact_graph(struct call *c, const struct problem *p)
+{
+    static const char *const acts[] = {"relu", "gelu"};
+    const int act = problem_choice(p, "act", acts, 2);
+    if (act < 0) return "act must be relu or gelu";
+    const long m = (long)problem_number(p, "m"), n = (long)problem_number(p, "n"), k = (long)problem_number(p, "k");
+    char spec[4][64];
+    snprintf(spec[0], sizeof spec[0], "1x%ldx%ld", m, k);
+    snprintf(spec[1], sizeof spec[1], "1x%ldx%ld", k, n);
+    snprintf(spec[2], sizeof spec[2], "1x%ldx%ld", m, n);
+    snprintf(spec[3], sizeof spec[3], "1x1x%ld", n);
+    const char *why = NULL;
+    for (int i = 0; i < 4 && !why; i++) {
+        why = add_tensor_spec(c, spec[i]);
+        if (!why) c->bytes += tensor_bytes(c, i);
+    }
+    if (why) return why;
+    c->out = 2;
+    c->flops = 2.0 * (double)m * (double)n * (double)k;
+    const struct step steps[] = {{CUDNN_POINTWISE_ADD, 3},
+                                 {act == 0 ? CUDNN_POINTWISE_RELU_FWD : CUDNN_POINTWISE_GELU_FWD, -1}};
+    return setup_graph(c, matmul_anchor, NULL, steps, ARRAY_LEN(steps));
+}
+
 static const char *setup_convbiasact(struct call *c, const struct problem *p)
 {
-    const char *why = setup_conv_bias(c, p);
+    const char *why = setup_conv_operands(c, p, 1);
     if (why) return why;
     c->alpha2 = scaling_of(0);
     cudnnStatus_t st = cudnnCreateActivationDescriptor(&c->act_desc);
@@ -218,7 +334,10 @@ static cudnnStatus_t run_convbiasact(struct call *c)
 
 #define CONV_BIAS_KEYS "dt layout n c h w k r s pad stride dil algo"
 static const struct op ops[] = {
-    {"convbiasact_graph", CONV_BIAS_KEYS, setup_convbiasact_graph, run_convbiasact_graph},
+    {"convbiasact_graph", CONV_BIAS_KEYS, setup_convbiasact_graph, run_graph},
+    {"convscalebiasaddact_graph", CONV_BIAS_KEYS, setup_convscalebiasaddact_graph, run_graph},
+    {"convbiasscaleact_graph", CONV_BIAS_KEYS, setup_convbiasscaleact_graph, run_graph},
+    {"matmulbiasact_graph", "dt m n k act", setup_matmulbiasact_graph, run_graph},
     {"convbiasact", CONV_BIAS_KEYS, setup_convbiasact, run_convbiasact},
 };
 

@@ -78,11 +78,29 @@ static const struct bench_case resnet50_b256_cases[] = {
 static const struct bench_case resnet50_host_cases[] = {
     RN50_SHAPES(RN50_3X3_ROW, 8, convfwd, fwd, f32, nchw, "_b8")
 };
-/* ConvBiasAct (conv, add a per-channel bias, ReLU) on the ResNet-50 shapes at batch 64, f16 NHWC:
-   through the backend API (cbag) and through cudnnConvolutionBiasActivationForward (cba); the
-   resnet50 suite's convfwd rows of the same shapes are the convolution alone. */
-static const struct bench_case graph_cases[] = {RN50_SHAPES(RN50_ROW, 64, convbiasact_graph, cbag, f16, nhwc, "")
-                                                    RN50_SHAPES(RN50_ROW, 64, convbiasact, cba, f16, nhwc, "")};
+/* Fused graphs. ConvBiasAct (conv, add a per-channel bias, ReLU) on the ResNet-50 shapes at batch
+   64, f16 NHWC: through the backend API (cbag) and through cudnnConvolutionBiasActivationForward
+   (cba); the resnet50 suite's convfwd rows of the same shapes are the convolution alone. The
+   longer chains through the backend API on two stride-1 3x3 layers (layer1's at 56 x 56 and
+   layer3's at 14 x 14, as RN50_SHAPES lists them): ConvScaleBiasAddAct (csbaag: relu(conv * s +
+   bias + z)) and ConvBiasScaleAct (cbsag: relu((conv + bias) * s)). MatmulBiasAct (mbag: act(A B
+   + bias), bias per column) on a transformer MLP's two GEMMs, 32 x 512 tokens of width 1024 and a
+   hidden width of 4096, up (k 1024, n 4096) and back (k 4096, n 1024), with ReLU and with GELU. */
+#define EPI_3X3_ROWS(OP, DIR)                                                                       \
+    RN50_ROW(64, OP, DIR, f16, nhwc, "", l1_3x3_64_64, 64, 64, 56, 3, 1, 1)                         \
+    RN50_ROW(64, OP, DIR, f16, nhwc, "", l3_3x3_256_256, 256, 256, 14, 3, 1, 1)
+#define MLP_ROW(M, K, N, ACT)                                                                       \
+    {"mlp_k" #K "_n" #N "_" #ACT "_mbag_f16", TIME_DEVICE,                                 \
+     "op=matmulbiasact_graph dt=f16 m=" #M " n=" #N " k=" #K " act=" #ACT},
+static const struct bench_case graph_cases[] = {
+    RN50_SHAPES(RN50_ROW, 64, convbiasact_graph, cbag, f16, nhwc, "")
+    RN50_SHAPES(RN50_ROW, 64, convbiasact, cba, f16, nhwc, "")
+    EPI_3X3_ROWS(convscalebiasaddact_graph, csbaag) EPI_3X3_ROWS(convbiasscaleact_graph, cbsag)
+    MLP_ROW(16384, 1024, 4096, relu) MLP_ROW(16384, 1024, 4096, gelu)
+    MLP_ROW(16384, 4096, 1024, relu) MLP_ROW(16384, 4096, 1024, gelu)
+};
+#undef EPI_3X3_ROWS
+#undef MLP_ROW
 
 #undef RN50_3X3_ROW
 #undef RN50_ROW
