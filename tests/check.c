@@ -7,6 +7,7 @@
    benchmark's replay string); OPENCUDNN_TEST_BREAK, which perturbs the output of the entry it
    names, must be caught; OPENCUDNN_CHECK=0.25 checks one call in four; the user's results stay
    those of the first run. */
+#include "desc_util.h"
 #include "test.h"
 
 #include "core/platform.h"
@@ -363,25 +364,6 @@ TEST(check_rnn_attention)
    two dropout descriptors on one states buffer. */
 enum { INFER, TRAIN, BACKWARD, DROPOUT, SHARED_STATES };
 
-/* A dropout descriptor of probability p with its states on the backend under test. */
-static cudnnDropoutDescriptor_t dropout_make(cudnnHandle_t h, float p, void **states)
-{
-    cudnnDropoutDescriptor_t dd = NULL;
-    size_t bytes = 0;
-    cudnnCreateDropoutDescriptor(&dd);
-    CHECK_OK(cudnnDropoutGetStatesSize(h, &bytes));
-    *states = tbuf_alloc(bytes);
-    CHECK_OK(cudnnSetDropoutDescriptor(dd, h, p, *states, bytes, 1234));
-    return dd;
-}
-
-static void dropout_free(cudnnDropoutDescriptor_t dd, void *states)
-{
-    if (dd == NULL) return;
-    cudnnDestroyDropoutDescriptor(dd);
-    tbuf_free(states);
-}
-
 /* An LSTM shaped as the benchmark's (every sequence full, states given and returned). */
 static void rnn_call(cudnnHandle_t h, int pass)
 {
@@ -392,7 +374,7 @@ static void rnn_call(cudnnHandle_t h, int pass)
     cudnnRNNDataDescriptor_t xd;
     cudnnTensorDescriptor_t hd;
     void *states = NULL;
-    cudnnDropoutDescriptor_t dd = pass == DROPOUT ? dropout_make(h, 0.3f, &states) : NULL;
+    cudnnDropoutDescriptor_t dd = pass == DROPOUT ? tdropout_make(h, 0.3f, 1234, &states) : NULL;
     lstm_descriptors(T, B, V, L, len, dd, &d, &xd, &hd);
     bool training = pass != INFER;
     cudnnForwardMode_t mode = training ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE;
@@ -422,7 +404,7 @@ static void rnn_call(cudnnHandle_t h, int pass)
     void *bufs[] = {x, y, w, hx, cx, hy, cy, wsp, rsp, lengths, dx, dhx, dcx, dw};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
     free(wh);
-    dropout_free(dd, states);
+    tdropout_free(dd, states);
     lstm_descriptors_destroy(d, xd, hd);
 }
 
@@ -441,8 +423,8 @@ static void mha_call(cudnnHandle_t h, int pass)
     cudnnAttnDescriptor_t d;
     cudnnSeqDataDescriptor_t sd;
     void *states[2] = {NULL, NULL};
-    cudnnDropoutDescriptor_t attn_drop = pass >= DROPOUT ? dropout_make(h, 0.25f, &states[0]) : NULL;
-    cudnnDropoutDescriptor_t post_drop = pass == DROPOUT ? dropout_make(h, 0.25f, &states[1]) : NULL;
+    cudnnDropoutDescriptor_t attn_drop = pass >= DROPOUT ? tdropout_make(h, 0.25f, 1234, &states[0]) : NULL;
+    cudnnDropoutDescriptor_t post_drop = pass == DROPOUT ? tdropout_make(h, 0.25f, 1234, &states[1]) : NULL;
     if (pass == SHARED_STATES) {
         size_t bytes = 0;
         CHECK_OK(cudnnDropoutGetStatesSize(h, &bytes));
@@ -478,11 +460,11 @@ static void mha_call(cudnnHandle_t h, int pass)
     void *bufs[] = {q, out, w, wsp, rsp, lengths, dq, dk, dv, dw};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
     free(wh);
-    dropout_free(attn_drop, states[0]);
+    tdropout_free(attn_drop, states[0]);
     if (pass == SHARED_STATES)
         cudnnDestroyDropoutDescriptor(post_drop);
     else
-        dropout_free(post_drop, states[1]);
+        tdropout_free(post_drop, states[1]);
     cudnnDestroySeqDataDescriptor(sd);
     cudnnDestroyAttnDescriptor(d);
 }
@@ -600,7 +582,7 @@ struct drop {
 static void drop_init(struct drop *d)
 {
     d->h = test_handle();
-    d->dd = dropout_make(d->h, 0.4f, &d->states);
+    d->dd = tdropout_make(d->h, 0.4f, 1234, &d->states);
     cudnnCreateTensorDescriptor(&d->xd);
     CHECK_OK(cudnnSetTensor4dDescriptor(d->xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 3, 5, 7));
     CHECK_OK(cudnnDropoutGetReserveSpaceSize(d->xd, &d->rs_bytes));
@@ -617,7 +599,7 @@ static void drop_destroy(struct drop *d)
     void *bufs[] = {d->x, d->y, d->dx, d->rs};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
     cudnnDestroyTensorDescriptor(d->xd);
-    dropout_free(d->dd, d->states);
+    tdropout_free(d->dd, d->states);
 }
 
 static void drop_call(struct drop *d, int kind)

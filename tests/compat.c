@@ -5,6 +5,7 @@
    TensorRT's instance and group normalization, CUDA.jl's shared dropout states. Each result
    against the double references of tests/ref/ or, for the padding, the copied input.
    (compat_rnn.c and compat_adv.c: the RNN, attention and CTC patterns.) */
+#include "desc_util.h"
 #include "ref/activation.h"
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
@@ -87,7 +88,7 @@ TEST(compat_conv_bias_activation_without_z)
     if (CHECK_OK(cudnnConvolutionBiasActivationForward(test_handle(), &one, tx.desc, px, fd, pw, conv, algo, ws, ws_bytes,
                                                        &zero, ty.desc, NULL, tb.desc, pb, relu, ty.desc, py)))
         tview_check(&ty, py, want, "bias + ReLU forward, alpha2 = 0, z NULL");
-    if (ws) tbuf_free(ws);
+    tbuf_free(ws);
     tbuf_free(pw);
     tview_free(&tx, px);
     tview_free(&tb, pb);
@@ -320,11 +321,7 @@ TEST(compat_conv_caffe_groups_as_channel_slices)
     cudnnTensorDescriptor_t xd, yd, bd;
     cudnnFilterDescriptor_t fd;
     cudnnConvolutionDescriptor_t cd;
-    CHECK_OK(cudnnCreateTensorDescriptor(&xd));
-    CHECK_OK(cudnnCreateTensorDescriptor(&yd));
-    CHECK_OK(cudnnCreateTensorDescriptor(&bd));
-    CHECK_OK(cudnnCreateFilterDescriptor(&fd));
-    CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+    tconv_descs_create(&xd, &yd, &bd, &fd, &cd);
     CHECK_OK(cudnnSetTensor4dDescriptorEx(xd, CUDNN_DATA_FLOAT, N, C / G, H, W, C * H * W, H * W, W, 1));
     CHECK_OK(cudnnSetTensor4dDescriptorEx(yd, CUDNN_DATA_FLOAT, N, K / G, P, Q, K * P * Q, P * Q, Q, 1));
     CHECK_OK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, K / G, 1, 1));
@@ -356,16 +353,12 @@ TEST(compat_conv_caffe_groups_as_channel_slices)
          tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, nx, conv_tol, "dx") &&
          tvalues_check(CUDNN_DATA_FLOAT, pdw, dw, nw, conv_tol, "dw (accumulated)") &&
          tvalues_check(CUDNN_DATA_FLOAT, pdb, db, K, conv_tol, "db (accumulated)");
-    if (work) tbuf_free(work);
+    tbuf_free(work);
     void *bufs[] = {px, pw, pb, pdy, pdw, pdb, py, pdx};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     double *arrays[] = {x, w, b, dy, dw0, db0, y, dx, dw, db};
     for (size_t i = 0; i < TLEN(arrays); i++) free(arrays[i]);
-    cudnnDestroyTensorDescriptor(xd);
-    cudnnDestroyTensorDescriptor(yd);
-    cudnnDestroyTensorDescriptor(bd);
-    cudnnDestroyFilterDescriptor(fd);
-    cudnnDestroyConvolutionDescriptor(cd);
+    tconv_descs_destroy(xd, yd, bd, fd, cd);
 }
 
 /* PyTorch's algorithm search (aten/src/ATen/native/cudnn/Conv_v7.cpp) with TF32 off (the
@@ -394,10 +387,7 @@ TEST(compat_conv_pytorch_algorithm_search_fma)
     cudnnTensorDescriptor_t xd, yd;
     cudnnFilterDescriptor_t fd;
     cudnnConvolutionDescriptor_t cd;
-    CHECK_OK(cudnnCreateTensorDescriptor(&xd));
-    CHECK_OK(cudnnCreateTensorDescriptor(&yd));
-    CHECK_OK(cudnnCreateFilterDescriptor(&fd));
-    CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+    tconv_descs_create(&xd, &yd, NULL, &fd, &cd);
     CHECK_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 4, 6, 7));
     CHECK_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 6, rc.out[0], rc.out[1]));
     CHECK_OK(cudnnSetFilter4dDescriptor(fd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 6, 2, 3, 3));
@@ -449,7 +439,7 @@ TEST(compat_conv_pytorch_algorithm_search_fma)
         ok = ok && CHECK_OK(cudnnConvolutionBackwardData(h, &one, fd, pw, yd, pdy, cd, dperf[i].algo, dwork, sz, &zero,
                                                          xd, pdx));
         ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, nx, conv_tol, "dx of a heuristic algorithm");
-        if (dwork) tbuf_free(dwork);
+        tbuf_free(dwork);
         ran++;
     }
     CHECK(ran > 0);
@@ -457,10 +447,7 @@ TEST(compat_conv_pytorch_algorithm_search_fma)
     void *bufs[] = {px, pw, pdy, py, pdx};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     free(x), free(w), free(dy), free(y), free(dx);
-    cudnnDestroyTensorDescriptor(xd);
-    cudnnDestroyTensorDescriptor(yd);
-    cudnnDestroyFilterDescriptor(fd);
-    cudnnDestroyConvolutionDescriptor(cd);
+    tconv_descs_destroy(xd, yd, NULL, fd, cd);
 }
 
 /* A fused-ops plan: packs made, constant labels set by value as Paddle's CudnnFusionOp does. */
@@ -507,11 +494,7 @@ TEST(compat_fused_ops_paddle_norm_conv)
     cudnnTensorDescriptor_t xd, yd, sd;
     cudnnFilterDescriptor_t fd;
     cudnnConvolutionDescriptor_t cd;
-    CHECK_OK(cudnnCreateTensorDescriptor(&xd));
-    CHECK_OK(cudnnCreateTensorDescriptor(&yd));
-    CHECK_OK(cudnnCreateTensorDescriptor(&sd));
-    CHECK_OK(cudnnCreateFilterDescriptor(&fd));
-    CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+    tconv_descs_create(&xd, &yd, &sd, &fd, &cd);
     CHECK_OK(cudnnSetTensorNdDescriptorEx(xd, CUDNN_TENSOR_NHWC, t, 4, xdims));
     CHECK_OK(cudnnSetTensorNdDescriptorEx(yd, CUDNN_TENSOR_NHWC, t, 4, ydims));
     CHECK_OK(cudnnSetTensorNdDescriptorEx(sd, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 4, (const int[]){1, K, 1, 1}));
@@ -609,11 +592,7 @@ TEST(compat_fused_ops_paddle_norm_conv)
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     tview_free(&tx, px), tview_free(&tx, pdx), tview_free(&ty, pdy), tview_free(&ty, py);
     free(x), free(w), free(dy), free(dx0);
-    cudnnDestroyTensorDescriptor(xd);
-    cudnnDestroyTensorDescriptor(yd);
-    cudnnDestroyTensorDescriptor(sd);
-    cudnnDestroyFilterDescriptor(fd);
-    cudnnDestroyConvolutionDescriptor(cd);
+    tconv_descs_destroy(xd, yd, sd, fd, cd);
     tview_destroy(&tx);
     tview_destroy(&ty);
 }

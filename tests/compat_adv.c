@@ -169,7 +169,7 @@ TEST(compat_mha_cudajl_defaults_no_projections)
     if (CHECK_OK(cudnnMultiHeadAttnForward(h, attn, -1, lo, hi, dq, dk, qd, pq, NULL, kd, pk, vd, pv, od, po, 0, NULL,
                                            wsbytes, ws, 0, NULL)))
         tvalues_check(CUDNN_DATA_FLOAT, po, wantm, B * M * TQ * OS, 2e-5, "out");
-    if (ws) tbuf_free(ws);
+    tbuf_free(ws);
     void *bufs[] = {pq, pk, pv, po, dq, dk};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     double *arrays[] = {q, k, v, want, qm, km, vm, wantm, zeros};
@@ -258,7 +258,7 @@ TEST(compat_mha_knet_backward_without_weights)
     ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdq, wantm[1], B * sizes[0], 2e-4, "dqueries") &&
          tvalues_check(CUDNN_DATA_FLOAT, pdk, wantm[2], B * sizes[1], 2e-4, "dkeys") &&
          tvalues_check(CUDNN_DATA_FLOAT, pdv, wantm[3], B * sizes[2], 2e-4, "dvalues");
-    if (ws) tbuf_free(ws);
+    tbuf_free(ws);
     void *bufs[] = {pq, pk, pv, pdo, po, pdq, pdk, pdv, dql, dkl, rs};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     for (int a = 0; a < 5; a++) free(canon[a]), free(mem[a]);

@@ -7,6 +7,7 @@
    sharing one buffer for its mask and states, NNlib's leaky ReLU as an in-place cudnnOpTensor
    MAX, and CUDA.jl's reduction with the indices pointer NULL. Each result against the double
    references of tests/ref/. */
+#include "desc_util.h"
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/reduce.h"
@@ -169,7 +170,7 @@ TEST(compat_reduce_cudajl_null_indices_reported_size)
         ref_reduce(ops[k], false, 1, &at, a, 0, &ct, c0, want, NULL);
         if (CHECK_OK(cudnnReduceTensor(h, rd, NULL, isz, work, wsz, &one, adesc, pa, &zero, cdesc, pc)))
             tcompare_span(&ct, pc, want, -1, "reduction with the indices pointer NULL");
-        if (work) tbuf_free(work);
+        tbuf_free(work);
     }
     cudnnDestroyReduceTensorDescriptor(rd);
     cudnnDestroyTensorDescriptor(adesc);
@@ -295,11 +296,11 @@ TEST(compat_bn_ex_cupy_descriptors_for_null_tensors)
                     tview_check(&p, pds, ds, "CuPy dgamma");
                     tview_check(&p, pdb, db, "CuPy dbeta");
                 }
-                if (bwork) tbuf_free(bwork);
+                tbuf_free(bwork);
             }
         }
-        if (work) tbuf_free(work);
-        if (reserve) tbuf_free(reserve);
+        tbuf_free(work);
+        tbuf_free(reserve);
         cudnnDestroyTensorDescriptor(bd);
         void *xb[] = {px, pdy, py, pdx}, *pbufs[] = {ps, pb, prm, prv, psm, psv, pds, pdb};
         for (size_t i = 0; i < TLEN(xb); i++) tview_free(&x, xb[i]);
@@ -397,10 +398,7 @@ TEST(compat_conv_candle_1d_descriptor_on_4d_tensors)
         cudnnTensorDescriptor_t xd, yd;
         cudnnFilterDescriptor_t fd;
         cudnnConvolutionDescriptor_t cd;
-        CHECK_OK(cudnnCreateTensorDescriptor(&xd));
-        CHECK_OK(cudnnCreateTensorDescriptor(&yd));
-        CHECK_OK(cudnnCreateFilterDescriptor(&fd));
-        CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+        tconv_descs_create(&xd, &yd, NULL, &fd, &cd);
         const int pad = cases[k].pad, str = cases[k].stride, dil = cases[k].dil;
         bool ok = (cases[k].strided ? CHECK_OK(cudnnSetTensor4dDescriptorEx(xd, t, rc.n, rc.c, L, 1, xs[0], xs[1], 1, 1))
                                     : CHECK_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, t, rc.n, rc.c, L, 1))) &&
@@ -418,12 +416,9 @@ TEST(compat_conv_candle_1d_descriptor_on_4d_tensors)
             const float one = 1, zero = 0;
             if (CHECK_OK(cudnnConvolutionForward(h, &one, xd, px, fd, pw, cd, perf[0].algo, work, ws, &zero, yd, py)))
                 tvalues_check(t, py, want, ny, tconv_tolerance(t, t, perf[0].mathType), "candle conv1d");
-            if (work) tbuf_free(work);
+            tbuf_free(work);
         }
-        cudnnDestroyTensorDescriptor(xd);
-        cudnnDestroyTensorDescriptor(yd);
-        cudnnDestroyFilterDescriptor(fd);
-        cudnnDestroyConvolutionDescriptor(cd);
+        tconv_descs_destroy(xd, yd, NULL, fd, cd);
         tbuf_free(px), tbuf_free(pw), tbuf_free(py);
         free(x), free(w), free(want), free(xf);
     }
@@ -588,7 +583,7 @@ TEST(compat_conv_tensorflow_3d_channels_last)
                                "NDHWC 3-D convolution"));
                 free(gotv);
             }
-            if (work) tbuf_free(work);
+            tbuf_free(work);
         }
         cudnnDestroyFilterDescriptor(fd);
         cudnnDestroyConvolutionDescriptor(cd);

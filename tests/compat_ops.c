@@ -7,6 +7,7 @@
    ceil-mode and 1-D pooling and 5-D LRN; TVM's group count set before the descriptor and its
    log-softmax over a middle axis. Each result against the double references of tests/ref/.
    (compat_core.c: the logging and version patterns.) */
+#include "desc_util.h"
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/lrn.h"
@@ -103,7 +104,7 @@ TEST(compat_conv_darknet_half_fixed_algorithms)
         if (ok && CHECK_OK(cudnnConvolutionBackwardData(h, &one, d.w, pw, d.y, pdy, d.conv,
                                                         CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, work, ws, &zero, d.x, pdx)))
             tvalues_check(t, pdx, dx, nx, tol, "darknet half delta");
-        if (work) tbuf_free(work);
+        tbuf_free(work);
         cdescs_destroy(&d);
         void *bufs[] = {px, pw, pdy, pdw, py, pdx};
         for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
@@ -413,7 +414,7 @@ TEST(compat_conv_cupy_first_fitting_result)
             if (CHECK_OK(cudnnConvolutionForward(h, &one, d.x, px, d.w, pw, d.conv, fp[i].algo, work, fp[i].memory,
                                                  &zero, d.y, py)))
                 tvalues_check(t, py, y, ny, tconv_tolerance(t, t, fp[i].mathType), "first fitting forward");
-            if (work) tbuf_free(work);
+            tbuf_free(work);
         }
     }
     cudnnConvolutionBwdDataAlgoPerf_t dp[10];
@@ -424,7 +425,7 @@ TEST(compat_conv_cupy_first_fitting_result)
             if (CHECK_OK(cudnnConvolutionBackwardData(h, &one, d.w, pw, d.y, pdy, d.conv, dp[i].algo, work,
                                                       dp[i].memory, &zero, d.x, pdx)))
                 tvalues_check(t, pdx, dx, nx, tconv_tolerance(t, t, dp[i].mathType), "first fitting backward data");
-            if (work) tbuf_free(work);
+            tbuf_free(work);
         }
     }
     cudnnConvolutionBwdFilterAlgoPerf_t wp[10];
@@ -435,7 +436,7 @@ TEST(compat_conv_cupy_first_fitting_result)
             if (CHECK_OK(cudnnConvolutionBackwardFilter(h, &one, d.x, px, d.y, pdy, d.conv, wp[i].algo, work,
                                                         wp[i].memory, &zero, d.w, pdw)))
                 tvalues_check(t, pdw, dw, nw, tconv_tolerance(t, t, wp[i].mathType), "first fitting backward filter");
-            if (work) tbuf_free(work);
+            tbuf_free(work);
         }
     }
     /* autotuned: FindEx for one result with an 8 MiB workspace, into y itself */
@@ -506,11 +507,7 @@ TEST(compat_conv_mxnet_1d_as_2d_shared_strides)
         cudnnTensorDescriptor_t xd, yd, bd;
         cudnnFilterDescriptor_t fd;
         cudnnConvolutionDescriptor_t cd;
-        CHECK_OK(cudnnCreateTensorDescriptor(&xd));
-        CHECK_OK(cudnnCreateTensorDescriptor(&yd));
-        CHECK_OK(cudnnCreateTensorDescriptor(&bd));
-        CHECK_OK(cudnnCreateFilterDescriptor(&fd));
-        CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+        tconv_descs_create(&xd, &yd, &bd, &fd, &cd);
         const int bdims[4] = {1, k, 1, 1}, bstr[4] = {k, 1, 1, 1};
         bool ok = CHECK_OK(cudnnSetTensorNdDescriptor(xd, t, 4, xdims, xs)) &&
                   CHECK_OK(cudnnSetTensorNdDescriptor(yd, t, 4, ydims, ys)) &&
@@ -545,7 +542,7 @@ TEST(compat_conv_mxnet_1d_as_2d_shared_strides)
                                                   yd, py)) &&
                  CHECK_OK(cudnnAddTensor(h, &one, bd, pb, &one, yd, py)) &&
                  CHECK_OK(cudnnConvolutionBackwardBias(h, &one, yd, pdy, &zero, bd, pdb));
-            if (work) tbuf_free(work);
+            tbuf_free(work);
         }
         if (ok) {
             float *yf = malloc(sizeof(float) * (size_t)ny);
@@ -561,11 +558,7 @@ TEST(compat_conv_mxnet_1d_as_2d_shared_strides)
         }
         void *bufs[] = {px, pw, pb, pdy, py, pdb};
         for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
-        cudnnDestroyTensorDescriptor(xd);
-        cudnnDestroyTensorDescriptor(yd);
-        cudnnDestroyTensorDescriptor(bd);
-        cudnnDestroyFilterDescriptor(fd);
-        cudnnDestroyConvolutionDescriptor(cd);
+        tconv_descs_destroy(xd, yd, bd, fd, cd);
         free(x), free(w), free(b), free(dy), free(y), free(db), free(xf), free(dyf), free(wf), free(bf);
     }
 }
@@ -595,10 +588,7 @@ TEST(compat_conv_tvm_group_count_before_descriptor)
     cudnnTensorDescriptor_t xdesc, ydesc;
     cudnnFilterDescriptor_t fdesc;
     cudnnConvolutionDescriptor_t cd;
-    CHECK_OK(cudnnCreateTensorDescriptor(&xdesc));
-    CHECK_OK(cudnnCreateTensorDescriptor(&ydesc));
-    CHECK_OK(cudnnCreateFilterDescriptor(&fdesc));
-    CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+    tconv_descs_create(&xdesc, &ydesc, NULL, &fdesc, &cd);
     bool ok = CHECK_OK(cudnnSetConvolutionGroupCount(cd, rc.groups)) &&
               CHECK_OK(cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT)) &&
               CHECK_OK(cudnnSetTensor4dDescriptor(xdesc, CUDNN_TENSOR_NHWC, t, rc.n, rc.c, H, W)) &&
@@ -620,12 +610,9 @@ TEST(compat_conv_tvm_group_count_before_descriptor)
                            "grouped NHWC half convolution"));
             free(got);
         }
-        if (work) tbuf_free(work);
+        tbuf_free(work);
     }
-    cudnnDestroyTensorDescriptor(xdesc);
-    cudnnDestroyTensorDescriptor(ydesc);
-    cudnnDestroyFilterDescriptor(fdesc);
-    cudnnDestroyConvolutionDescriptor(cd);
+    tconv_descs_destroy(xdesc, ydesc, NULL, fdesc, cd);
     tview_free(&x, px), tview_free(&w, pw), tview_free(&y, py);
     free(xv), free(wv), free(want);
     tview_destroy(&x);
@@ -807,12 +794,12 @@ TEST(compat_normalization_cudajl_null_optionals)
                         tview_check(&p, pds, ds, "dscale");
                         tview_check(&p, pdb, db, "dbias");
                     }
-                    if (bwork) tbuf_free(bwork);
+                    tbuf_free(bwork);
                 }
             }
         }
-        if (work) tbuf_free(work);
-        if (reserve) tbuf_free(reserve);
+        tbuf_free(work);
+        tbuf_free(reserve);
     }
     /* inference: the running averages as they are now */
     double *rm_now = malloc(sizeof(double) * 2), *rv_now = malloc(sizeof(double) * 2);

@@ -1,6 +1,7 @@
 /* compat_rnn.c: call patterns of real programs (docs/compatibility.md) for the RNN calls that the
    RNN tests do not make, each as the program makes it (TensorFlow, CUDA.jl, SharpNet, ONNX
    Runtime, Korali, ROOT's TMVA), its result against the double reference of tests/ref/rnn.c. */
+#include "desc_util.h"
 #include "ref/rnn.h"
 #include "rnn_harness.h"
 #include "tensors.h"
@@ -96,9 +97,7 @@ TEST(compat_rnn_tensorflow_regions_and_forward)
     /* the forward over RNN data descriptors */
     cudnnRNNDataDescriptor_t xd, yd;
     cudnnTensorDescriptor_t hd;
-    CHECK_OK(cudnnCreateRNNDataDescriptor(&xd));
-    CHECK_OK(cudnnCreateRNNDataDescriptor(&yd));
-    CHECK_OK(cudnnCreateTensorDescriptor(&hd));
+    trnn_data_descs_create(&xd, &yd, &hd, NULL);
     float fill = 0.0f;
     CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, N, IN,
                                        lengths, &fill));
@@ -124,15 +123,13 @@ TEST(compat_rnn_tensorflow_regions_and_forward)
         ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, y, T * N * H, RNN_TOL, "y (padding filled with 0)");
         ok = ok && tvalues_check(CUDNN_DATA_FLOAT, phy, hy, N * H, RNN_TOL, "hy");
         ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pcy, cy, N * H, RNN_TOL, "cy");
-        if (pws) tbuf_free(pws);
-        if (prs) tbuf_free(prs);
+        tbuf_free(pws);
+        tbuf_free(prs);
     }
     void *bufs[] = {px, phx, pcx, pw, plen, py, phy, pcy};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     free(x), free(hx), free(cx), free(y), free(hy), free(cy), free(wref), free(space);
-    cudnnDestroyRNNDataDescriptor(xd);
-    cudnnDestroyRNNDataDescriptor(yd);
-    cudnnDestroyTensorDescriptor(hd);
+    trnn_data_descs_destroy(xd, yd, hd, NULL);
     cudnnDestroyTensorDescriptor(xd1);
     cudnnDestroyFilterDescriptor(wd);
     cudnnDestroyFilterDescriptor(region);
@@ -154,13 +151,9 @@ TEST(compat_rnn_cudajl_legacy_step_null_state_gradients)
     static const int lengths[N] = {1, 1};
     cudnnHandle_t h = test_handle();
     cudnnRNNDescriptor_t rnn;
-    cudnnDropoutDescriptor_t drop;
-    size_t states_bytes = 0;
+    void *states;
+    cudnnDropoutDescriptor_t drop = tdropout_make(h, 0.0f, 0, &states);
     CHECK_OK(cudnnCreateRNNDescriptor(&rnn));
-    CHECK_OK(cudnnCreateDropoutDescriptor(&drop));
-    CHECK_OK(cudnnDropoutGetStatesSize(h, &states_bytes));
-    void *states = tbuf_alloc(states_bytes);
-    CHECK_OK(cudnnSetDropoutDescriptor(drop, h, 0.0f, states, states_bytes, 0));
     CHECK_OK(cudnnSetRNNDescriptor_v6(h, rnn, H, 1, drop, CUDNN_LINEAR_INPUT, CUDNN_UNIDIRECTIONAL, CUDNN_LSTM,
                                       CUDNN_RNN_ALGO_STANDARD, CUDNN_DATA_FLOAT));
     cudnnTensorDescriptor_t xd, yd, hd;
@@ -236,7 +229,7 @@ TEST(compat_rnn_cudajl_legacy_step_null_state_gradients)
          tvalues_check(CUDNN_DATA_FLOAT, pdcx, dcx, N * H, RNN_TOL, "dcx");
     ok = ok && CHECK_OK(cudnnRNNBackwardWeights(h, rnn, 1, &xd, px, hd, phx, &yd, py, pws, ws, wd, pdw, prs, rs));
     ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdw, dblob, len, RNN_TOL, "dw (the blob's order)");
-    void *bufs[] = {pw, px, phx, pcx, pdy, pdw, py, phy, pcy, pdx, pdhx, pdcx, pws, prs, states};
+    void *bufs[] = {pw, px, phx, pcx, pdy, pdw, py, phy, pcy, pdx, pdhx, pdcx, pws, prs};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     double *arrays[] = {wref, blob, x, hx, cx, dy, y, hy, cy, dx, dhx, dcx, dwref, dblob, zeros};
     for (size_t i = 0; i < TLEN(arrays); i++) free(arrays[i]);
@@ -245,21 +238,35 @@ TEST(compat_rnn_cudajl_legacy_step_null_state_gradients)
     cudnnDestroyTensorDescriptor(hd);
     cudnnDestroyFilterDescriptor(wd);
     cudnnDestroyRNNDescriptor(rnn);
-    cudnnDestroyDropoutDescriptor(drop);
+    tdropout_free(drop, states);
 }
 
 /* ---- SharpNet's RNN layer (SharpNet/Layers/RecurrentLayer.cs) ------------------------------------ */
 
-/* For every matrix and bias of pseudo-layer 0 of a one-layer unidirectional network of G gates,
-   the offset (elements) of the weight space and of the reference's layout and the element
-   count (0 for a parameter the network lacks), through cudnnGetRNNWeightParams; count of the
-   pairs, or -1 when a query failed. */
-static int v8_param_map(cudnnHandle_t h, cudnnRNNDescriptor_t rnn, const struct ref_rnn *r, int G, size_t wbytes,
-                        void *space, int64_t (*map)[3])
+/* The weights of a one-layer unidirectional network of G gates (at most 4) for the v8 calls: for
+   every matrix and bias of pseudo-layer 0, its offset (elements) in the weight space and in the
+   reference's layout and its element count (0 for a parameter the network lacks), through
+   cudnnGetRNNWeightParams; random values in [-range, range] (rounded to float) written at both
+   places; the gradients' arrays zeroed, v8_weights_dw putting dwref's values at dwspace's places.
+   pairs: the pairs mapped (4 G), or -1 when a query failed. */
+struct v8_weights {
+    int64_t nref, nw; /* elements of the reference's layout and of the weight space */
+    int pairs;
+    int64_t map[16][3]; /* per pair: the weight space's offset, the reference's, the count */
+    double *wref, *wspace, *dwref, *dwspace;
+};
+
+static void v8_weights_init(struct v8_weights *v, cudnnHandle_t h, cudnnRNNDescriptor_t rnn,
+                            const struct ref_rnn *r, int G, size_t wbytes, double range)
 {
+    v->nref = ref_rnn_param_count(r), v->nw = (int64_t)(wbytes / sizeof(float));
+    v->wref = tview_fill(v->nref, 0), v->wspace = tview_fill(v->nw, 0);
+    v->dwref = tview_fill(v->nref, 0), v->dwspace = tview_fill(v->nw, 0);
+    float *space = calloc((size_t)v->nw, sizeof(float));
     cudnnTensorDescriptor_t md, bd;
     cudnnCreateTensorDescriptor(&md);
     cudnnCreateTensorDescriptor(&bd);
+    int64_t(*map)[3] = v->map;
     int n = 0;
     for (int id = 0; id < 2 * G && n >= 0; id++) {
         void *ma = NULL, *ba = NULL;
@@ -277,7 +284,22 @@ static int v8_param_map(cudnnHandle_t h, cudnnRNNDescriptor_t rnn, const struct 
     }
     cudnnDestroyTensorDescriptor(md);
     cudnnDestroyTensorDescriptor(bd);
-    return n;
+    free(space);
+    v->pairs = n;
+    for (int i = 0; i < n; i++)
+        for (int64_t j = 0; j < map[i][2]; j++)
+            v->wspace[map[i][0] + j] = v->wref[map[i][1] + j] = (float)trand_uniform(-range, range);
+}
+
+static void v8_weights_dw(struct v8_weights *v)
+{
+    for (int i = 0; i < v->pairs; i++)
+        for (int64_t j = 0; j < v->map[i][2]; j++) v->dwspace[v->map[i][0] + j] = v->dwref[v->map[i][1] + j];
+}
+
+static void v8_weights_free(struct v8_weights *v)
+{
+    free(v->wref), free(v->wspace), free(v->dwref), free(v->dwspace);
 }
 
 /* SharpNet runs its recurrent layers without initial or final states: cudnnRNNForward (training),
@@ -290,13 +312,9 @@ TEST(compat_rnn_sharpnet_v8_without_states)
     static const int lengths[N] = {T, T};
     cudnnHandle_t h = test_handle();
     cudnnRNNDescriptor_t rnn;
-    cudnnDropoutDescriptor_t drop;
-    size_t states_bytes = 0;
+    void *states;
+    cudnnDropoutDescriptor_t drop = tdropout_make(h, 0.0f, 7, &states);
     CHECK_OK(cudnnCreateRNNDescriptor(&rnn));
-    CHECK_OK(cudnnCreateDropoutDescriptor(&drop));
-    CHECK_OK(cudnnDropoutGetStatesSize(h, &states_bytes));
-    void *states = tbuf_alloc(states_bytes);
-    CHECK_OK(cudnnSetDropoutDescriptor(drop, h, 0.0f, states, states_bytes, 7));
     CHECK_OK(cudnnSetRNNDescriptor_v8(rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
                                       CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
                                       CUDNN_DEFAULT_MATH, IN, H, H, 1, drop, CUDNN_RNN_PADDED_IO_ENABLED));
@@ -304,17 +322,10 @@ TEST(compat_rnn_sharpnet_v8_without_states)
                         .T = T, .N = N, .lengths = lengths};
     size_t wbytes = 0;
     CHECK_OK(cudnnGetRNNWeightSpaceSize(h, rnn, &wbytes));
-    int64_t nref = ref_rnn_param_count(&r), nw = (int64_t)(wbytes / sizeof(float));
-    float *space = calloc((size_t)nw, sizeof(float));
-    int64_t map[4 * G][3];
-    int pairs = v8_param_map(h, rnn, &r, G, wbytes, space, map);
-    double *wref = tview_fill(nref, 0), *wspace = tview_fill(nw, 0);
-    for (int i = 0; i < pairs; i++)
-        for (int64_t j = 0; j < map[i][2]; j++)
-            wspace[map[i][0] + j] = wref[map[i][1] + j] = (float)trand_uniform(-0.6, 0.6);
+    struct v8_weights v;
+    v8_weights_init(&v, h, rnn, &r, G, wbytes, 0.6);
     cudnnRNNDataDescriptor_t xd, yd;
-    CHECK_OK(cudnnCreateRNNDataDescriptor(&xd));
-    CHECK_OK(cudnnCreateRNNDataDescriptor(&yd));
+    trnn_data_descs_create(&xd, &yd, NULL, NULL);
     CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, T, N, IN,
                                        lengths, NULL));
     CHECK_OK(cudnnSetRNNDataDescriptor(yd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, T, N, H,
@@ -330,23 +341,21 @@ TEST(compat_rnn_sharpnet_v8_without_states)
             for (int e = 0; e < IN; e++) xb[(n * T + t) * IN + e] = x[(t * N + n) * IN + e] = (float)x[(t * N + n) * IN + e];
             for (int e = 0; e < H; e++) dyb[(n * T + t) * H + e] = dy[(t * N + n) * H + e] = (float)dy[(t * N + n) * H + e];
         }
-    double *dwref = tview_fill(nref, 0), *dwspace = tview_fill(nw, 0);
-    ref_rnn_forward(&r, wref, x, NULL, NULL, y, hy, cy);
-    ref_rnn_backward(&r, wref, x, NULL, NULL, dy, NULL, NULL, dx, dhx, dcx, dwref);
+    ref_rnn_forward(&r, v.wref, x, NULL, NULL, y, hy, cy);
+    ref_rnn_backward(&r, v.wref, x, NULL, NULL, dy, NULL, NULL, dx, dhx, dcx, v.dwref);
     for (int t = 0; t < T; t++)
         for (int n = 0; n < N; n++) {
             for (int e = 0; e < H; e++) yb[(n * T + t) * H + e] = y[(t * N + n) * H + e];
             for (int e = 0; e < IN; e++) dxb[(n * T + t) * IN + e] = dx[(t * N + n) * IN + e];
         }
-    for (int i = 0; i < pairs; i++)
-        for (int64_t j = 0; j < map[i][2]; j++) dwspace[map[i][0] + j] = dwref[map[i][1] + j];
-    double *zeros = tview_fill(nw, 0);
-    void *pw = tvalues_upload(CUDNN_DATA_FLOAT, wspace, nw), *pdw = tvalues_upload(CUDNN_DATA_FLOAT, zeros, nw);
+    v8_weights_dw(&v);
+    double *zeros = tview_fill(v.nw, 0);
+    void *pw = tvalues_upload(CUDNN_DATA_FLOAT, v.wspace, v.nw), *pdw = tvalues_upload(CUDNN_DATA_FLOAT, zeros, v.nw);
     void *px = tvalues_upload(CUDNN_DATA_FLOAT, xb, T * N * IN), *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dyb, T * N * H);
     void *py = tbuf_alloc(sizeof(float) * T * N * H), *pdx = tbuf_alloc(sizeof(float) * T * N * IN);
     void *plen = tbuf_from(lengths, sizeof lengths);
     size_t ws = 0, rs = 0;
-    bool ok = pairs == 4 * G && CHECK_OK(cudnnGetRNNTempSpaceSizes(h, rnn, CUDNN_FWD_MODE_TRAINING, xd, &ws, &rs));
+    bool ok = v.pairs == 4 * G && CHECK_OK(cudnnGetRNNTempSpaceSizes(h, rnn, CUDNN_FWD_MODE_TRAINING, xd, &ws, &rs));
     void *pws = tbuf_alloc(ws ? ws : 1), *prs = tbuf_alloc(rs ? rs : 1);
     ok = ok && CHECK_OK(cudnnRNNForward(h, rnn, CUDNN_FWD_MODE_TRAINING, plen, xd, px, yd, py, NULL, NULL, NULL, NULL,
                                         NULL, NULL, wbytes, pw, ws, pws, rs, prs));
@@ -356,16 +365,15 @@ TEST(compat_rnn_sharpnet_v8_without_states)
     ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdx, dxb, T * N * IN, RNN_TOL, "dx");
     ok = ok && CHECK_OK(cudnnRNNBackwardWeights_v8(h, rnn, CUDNN_WGRAD_MODE_ADD, plen, xd, px, NULL, NULL, yd, py,
                                                    wbytes, pdw, ws, pws, rs, prs));
-    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdw, dwspace, nw, RNN_TOL, "dweightSpace");
-    void *bufs[] = {pw, pdw, px, pdy, py, pdx, plen, pws, prs, states};
+    ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdw, v.dwspace, v.nw, RNN_TOL, "dweightSpace");
+    void *bufs[] = {pw, pdw, px, pdy, py, pdx, plen, pws, prs};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
-    double *arrays[] = {wref, wspace, x, dy, xb, dyb, y, yb, dx, dxb, dwref, dwspace, zeros};
+    double *arrays[] = {x, dy, xb, dyb, y, yb, dx, dxb, zeros};
     for (size_t i = 0; i < TLEN(arrays); i++) free(arrays[i]);
-    free(space);
-    cudnnDestroyRNNDataDescriptor(xd);
-    cudnnDestroyRNNDataDescriptor(yd);
+    v8_weights_free(&v);
+    trnn_data_descs_destroy(xd, yd, NULL, NULL);
     cudnnDestroyRNNDescriptor(rnn);
-    cudnnDestroyDropoutDescriptor(drop);
+    tdropout_free(drop, states);
 }
 
 /* ---- ONNX Runtime's RNN operators (onnxruntime/core/providers/cuda/rnn/cudnn_rnn_base.cc) ------ */
@@ -384,13 +392,9 @@ TEST(compat_rnn_onnxruntime_gru_padding_mode)
     static const int w_ids[G] = {1, 0, 2}, r_ids[G] = {4, 3, 5};
     cudnnHandle_t h = test_handle();
     cudnnRNNDescriptor_t rnn;
-    cudnnDropoutDescriptor_t drop;
-    size_t states_bytes = 0;
+    void *states;
+    cudnnDropoutDescriptor_t drop = tdropout_make(h, 0.0f, 1, &states);
     CHECK_OK(cudnnCreateRNNDescriptor(&rnn));
-    CHECK_OK(cudnnCreateDropoutDescriptor(&drop));
-    CHECK_OK(cudnnDropoutGetStatesSize(h, &states_bytes));
-    void *states = tbuf_alloc(states_bytes);
-    CHECK_OK(cudnnSetDropoutDescriptor(drop, h, 0.0f, states, states_bytes, 1));
     CHECK_OK(cudnnSetRNNDescriptor_v6(h, rnn, H, 1, drop, CUDNN_LINEAR_INPUT, CUDNN_BIDIRECTIONAL, CUDNN_GRU,
                                       CUDNN_RNN_ALGO_STANDARD, CUDNN_DATA_FLOAT));
     CHECK_OK(cudnnSetRNNMatrixMathType(rnn, CUDNN_DEFAULT_MATH));
@@ -474,28 +478,26 @@ TEST(compat_rnn_onnxruntime_gru_padding_mode)
         } else {
             cudnnRNNDataDescriptor_t xdd, ydd;
             float fill = 0.0f;
-            CHECK_OK(cudnnCreateRNNDataDescriptor(&xdd));
-            CHECK_OK(cudnnCreateRNNDataDescriptor(&ydd));
+            trnn_data_descs_create(&xdd, &ydd, NULL, NULL);
             CHECK_OK(cudnnSetRNNDataDescriptor(xdd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, N, IN,
                                                ragged, &fill));
             CHECK_OK(cudnnSetRNNDataDescriptor(ydd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, N,
                                                D * H, ragged, &fill));
             ok = CHECK_OK(cudnnRNNForwardInferenceEx(h, rnn, xdd, px, hd, NULL, hd, NULL, wd, pw, ydd, py, hd, phy, hd,
                                                      NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, pws, ws));
-            cudnnDestroyRNNDataDescriptor(xdd);
-            cudnnDestroyRNNDataDescriptor(ydd);
+            trnn_data_descs_destroy(xdd, ydd, NULL, NULL);
         }
         ok = ok && tvalues_check(CUDNN_DATA_FLOAT, py, y, T * N * D * H, RNN_TOL, with_lengths ? "Ex y" : "y") &&
              tvalues_check(CUDNN_DATA_FLOAT, phy, hy, D * N * H, RNN_TOL, with_lengths ? "Ex hy" : "hy");
     }
-    void *bufs[] = {pw, px, py, phy, pws, states};
+    void *bufs[] = {pw, px, py, phy, pws};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     free(wref), free(x), free(y);
     for (int i = 0; i < 4; i++) cudnnDestroyTensorDescriptor(*descs[i]);
     cudnnDestroyFilterDescriptor(wd);
     cudnnDestroyFilterDescriptor(region);
     cudnnDestroyRNNDescriptor(rnn);
-    cudnnDestroyDropoutDescriptor(drop);
+    tdropout_free(drop, states);
 }
 
 /* ---- Korali's recurrent layers (source/modules/neuralNetwork/layer/recurrent) ------------------- */
@@ -525,37 +527,28 @@ TEST(compat_rnn_korali_gru_one_step_per_call)
     CHECK(wbytes == sizeof(float) * (G * C * C * 2 + G * C)); /* Korali's count: one bias set */
     struct ref_rnn r = {.mode = CUDNN_GRU, .layers = 1, .dirs = 1, .input = C, .hidden = C, .proj = C,
                         .T = T, .N = N, .lengths = full};
-    int64_t nref = ref_rnn_param_count(&r), nw = (int64_t)(wbytes / sizeof(float));
-    float *space = calloc((size_t)nw, sizeof(float));
-    int64_t map[4 * G][3];
-    int pairs = v8_param_map(h, rnn, &r, G, wbytes, space, map);
-    double *wref = tview_fill(nref, 0), *wspace = tview_fill(nw, 0);
-    for (int i = 0; i < pairs; i++) {
-        CHECK((map[i][2] == 0) == (i % 2 == 1 && i < 2 * G)); /* only b_W is absent under SINGLE_REC_BIAS */
-        for (int64_t j = 0; j < map[i][2]; j++)
-            wspace[map[i][0] + j] = wref[map[i][1] + j] = (float)trand_uniform(-0.7, 0.7);
-    }
+    struct v8_weights v;
+    v8_weights_init(&v, h, rnn, &r, G, wbytes, 0.7);
+    for (int i = 0; i < v.pairs; i++)
+        CHECK((v.map[i][2] == 0) == (i % 2 == 1 && i < 2 * G)); /* only b_W is absent under SINGLE_REC_BIAS */
     cudnnRNNDataDescriptor_t xd, yd;
     cudnnTensorDescriptor_t hd;
-    CHECK_OK(cudnnCreateRNNDataDescriptor(&xd));
-    CHECK_OK(cudnnCreateRNNDataDescriptor(&yd));
-    CHECK_OK(cudnnCreateTensorDescriptor(&hd));
+    trnn_data_descs_create(&xd, &yd, &hd, NULL);
     CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, 1, N, C, ones, NULL));
     CHECK_OK(cudnnSetRNNDataDescriptor(yd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, 1, N, C, ones, NULL));
     CHECK_OK(cudnnSetTensorNdDescriptor(hd, CUDNN_DATA_FLOAT, 3, (const int[]){1, N, C}, (const int[]){N * C, C, 1}));
     double *x = tview_random(T * N * C, -1, 1), *dy = tview_random(T * N * C, -1, 1);
     double *y = malloc(sizeof(double) * T * N * C), *dx = malloc(sizeof(double) * T * N * C);
-    double hy[N * C], dhx[N * C], *dwref = tview_fill(nref, 0), *dwspace = tview_fill(nw, 0), *zeros = tview_fill(nw, 0);
+    double hy[N * C], dhx[N * C], *zeros = tview_fill(v.nw, 0);
     void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, T * N * C), *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dy, T * N * C);
-    ref_rnn_forward(&r, wref, x, NULL, NULL, y, hy, NULL);
-    ref_rnn_backward(&r, wref, x, NULL, NULL, dy, NULL, NULL, dx, dhx, NULL, dwref);
-    for (int i = 0; i < pairs; i++)
-        for (int64_t j = 0; j < map[i][2]; j++) dwspace[map[i][0] + j] = dwref[map[i][1] + j];
-    void *pw = tvalues_upload(CUDNN_DATA_FLOAT, wspace, nw), *pdw = tvalues_upload(CUDNN_DATA_FLOAT, zeros, nw);
+    ref_rnn_forward(&r, v.wref, x, NULL, NULL, y, hy, NULL);
+    ref_rnn_backward(&r, v.wref, x, NULL, NULL, dy, NULL, NULL, dx, dhx, NULL, v.dwref);
+    v8_weights_dw(&v);
+    void *pw = tvalues_upload(CUDNN_DATA_FLOAT, v.wspace, v.nw), *pdw = tvalues_upload(CUDNN_DATA_FLOAT, zeros, v.nw);
     void *py = tbuf_alloc(sizeof(float) * T * N * C), *pdx = tbuf_alloc(sizeof(float) * T * N * C);
     void *plen = tbuf_from(ones, sizeof ones), *hs[T], *dh[T], *ws[T], *rs[T];
     size_t wsb = 0, rsb = 0;
-    bool ok = pairs == 4 * G && CHECK_OK(cudnnGetRNNTempSpaceSizes(h, rnn, CUDNN_FWD_MODE_TRAINING, xd, &wsb, &rsb));
+    bool ok = v.pairs == 4 * G && CHECK_OK(cudnnGetRNNTempSpaceSizes(h, rnn, CUDNN_FWD_MODE_TRAINING, xd, &wsb, &rsb));
     const size_t step = sizeof(float) * N * C;
     for (int t = 0; t < T; t++) {
         hs[t] = tbuf_alloc(step), dh[t] = tbuf_alloc(step);
@@ -576,16 +569,14 @@ TEST(compat_rnn_korali_gru_one_step_per_call)
                                                  t ? hs[t - 1] : NULL, yd, (char *)py + t * step, wbytes, pdw, wsb,
                                                  ws[t], rsb, rs[t]));
     ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, T * N * C, RNN_TOL, "dx through time, step by step") &&
-         tvalues_check(CUDNN_DATA_FLOAT, pdw, dwspace, nw, RNN_TOL, "dweightSpace summed over the steps");
+         tvalues_check(CUDNN_DATA_FLOAT, pdw, v.dwspace, v.nw, RNN_TOL, "dweightSpace summed over the steps");
     for (int t = 0; t < T; t++) tbuf_free(hs[t]), tbuf_free(dh[t]), tbuf_free(ws[t]), tbuf_free(rs[t]);
     void *bufs[] = {px, pdy, pw, pdw, py, pdx, plen};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
-    double *arrays[] = {wref, wspace, x, dy, y, dx, dwref, dwspace, zeros};
+    double *arrays[] = {x, dy, y, dx, zeros};
     for (size_t i = 0; i < TLEN(arrays); i++) free(arrays[i]);
-    free(space);
-    cudnnDestroyRNNDataDescriptor(xd);
-    cudnnDestroyRNNDataDescriptor(yd);
-    cudnnDestroyTensorDescriptor(hd);
+    v8_weights_free(&v);
+    trnn_data_descs_destroy(xd, yd, hd, NULL);
     cudnnDestroyRNNDescriptor(rnn);
     cudnnDestroyDropoutDescriptor(drop);
 }
@@ -657,10 +648,7 @@ TEST(compat_rnn_tensorflow_v8_projection_region)
     ok = ok && CHECK(covered == nw);
     cudnnRNNDataDescriptor_t xd, yd;
     cudnnTensorDescriptor_t hd, cd;
-    CHECK_OK(cudnnCreateRNNDataDescriptor(&xd));
-    CHECK_OK(cudnnCreateRNNDataDescriptor(&yd));
-    CHECK_OK(cudnnCreateTensorDescriptor(&hd));
-    CHECK_OK(cudnnCreateTensorDescriptor(&cd));
+    trnn_data_descs_create(&xd, &yd, &hd, &cd);
     float fill = 0.0f;
     CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, N, IN,
                                        lengths, &fill));
@@ -687,10 +675,7 @@ TEST(compat_rnn_tensorflow_v8_projection_region)
     free(wref), free(wspace), free(x), free(y);
     cudnnDestroyTensorDescriptor(md);
     cudnnDestroyTensorDescriptor(bd);
-    cudnnDestroyTensorDescriptor(hd);
-    cudnnDestroyTensorDescriptor(cd);
-    cudnnDestroyRNNDataDescriptor(xd);
-    cudnnDestroyRNNDataDescriptor(yd);
+    trnn_data_descs_destroy(xd, yd, hd, cd);
     cudnnDestroyRNNDescriptor(rnn);
 }
 
@@ -720,9 +705,7 @@ TEST(compat_rnn_root_tmva_null_sequence_lengths)
     cudnnRNNDataDescriptor_t xd, yd;
     cudnnTensorDescriptor_t hd;
     float fill = 0;
-    CHECK_OK(cudnnCreateRNNDataDescriptor(&xd));
-    CHECK_OK(cudnnCreateRNNDataDescriptor(&yd));
-    CHECK_OK(cudnnCreateTensorDescriptor(&hd));
+    trnn_data_descs_create(&xd, &yd, &hd, NULL);
     CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, N, IN, full,
                                        &fill));
     CHECK_OK(cudnnSetRNNDataDescriptor(yd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, N, H, full,
@@ -732,28 +715,21 @@ TEST(compat_rnn_root_tmva_null_sequence_lengths)
     CHECK_OK(cudnnGetRNNWeightSpaceSize(h, rnn, &wbytes));
     struct ref_rnn r = {.mode = CUDNN_LSTM, .layers = 1, .dirs = 1, .input = IN, .hidden = H, .proj = H,
                         .T = T, .N = N, .lengths = full};
-    int64_t nref = ref_rnn_param_count(&r), nw = (int64_t)(wbytes / sizeof(float));
-    float *space = calloc((size_t)nw, sizeof(float));
-    int64_t map[4 * G][3];
-    int pairs = v8_param_map(h, rnn, &r, G, wbytes, space, map);
-    double *wref = tview_fill(nref, 0), *wspace = tview_fill(nw, 0);
-    for (int i = 0; i < pairs; i++) {
-        CHECK((map[i][2] == 0) == (i % 2 == 1 && i >= 2 * G)); /* only b_R is absent under SINGLE_INP_BIAS */
-        for (int64_t j = 0; j < map[i][2]; j++)
-            wspace[map[i][0] + j] = wref[map[i][1] + j] = (float)trand_uniform(-0.7, 0.7);
-    }
+    struct v8_weights v;
+    v8_weights_init(&v, h, rnn, &r, G, wbytes, 0.7);
+    for (int i = 0; i < v.pairs; i++)
+        CHECK((v.map[i][2] == 0) == (i % 2 == 1 && i >= 2 * G)); /* only b_R is absent under SINGLE_INP_BIAS */
     double *x = tview_random(T * N * IN, -1, 1), *dy = tview_random(T * N * H, -1, 1);
     double *y = malloc(sizeof(double) * T * N * H), *dx = malloc(sizeof(double) * T * N * IN), hy[N * H], cy[N * H];
-    double dhx[N * H], dcx[N * H], *dwref = tview_fill(nref, 0), *dwspace = tview_fill(nw, 0), *zeros = tview_fill(nw, 0);
-    ref_rnn_forward(&r, wref, x, NULL, NULL, y, hy, cy);
-    ref_rnn_backward(&r, wref, x, NULL, NULL, dy, NULL, NULL, dx, dhx, dcx, dwref);
-    for (int i = 0; i < pairs; i++)
-        for (int64_t j = 0; j < map[i][2]; j++) dwspace[map[i][0] + j] = dwref[map[i][1] + j];
-    void *pw = tvalues_upload(CUDNN_DATA_FLOAT, wspace, nw), *pdw = tvalues_upload(CUDNN_DATA_FLOAT, zeros, nw);
+    double dhx[N * H], dcx[N * H], *zeros = tview_fill(v.nw, 0);
+    ref_rnn_forward(&r, v.wref, x, NULL, NULL, y, hy, cy);
+    ref_rnn_backward(&r, v.wref, x, NULL, NULL, dy, NULL, NULL, dx, dhx, dcx, v.dwref);
+    v8_weights_dw(&v);
+    void *pw = tvalues_upload(CUDNN_DATA_FLOAT, v.wspace, v.nw), *pdw = tvalues_upload(CUDNN_DATA_FLOAT, zeros, v.nw);
     void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, T * N * IN), *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dy, T * N * H);
     void *py = tbuf_alloc(sizeof(float) * T * N * H), *pdx = tbuf_alloc(sizeof(float) * T * N * IN);
     size_t fws = 0, rs = 0, iws = 0, unused = 0;
-    bool ok = pairs == 4 * G && CHECK_OK(cudnnGetRNNTempSpaceSizes(h, rnn, CUDNN_FWD_MODE_TRAINING, xd, &fws, &rs)) &&
+    bool ok = v.pairs == 4 * G && CHECK_OK(cudnnGetRNNTempSpaceSizes(h, rnn, CUDNN_FWD_MODE_TRAINING, xd, &fws, &rs)) &&
               CHECK_OK(cudnnGetRNNTempSpaceSizes(h, rnn, CUDNN_FWD_MODE_INFERENCE, xd, &iws, &unused));
     void *pfws = tbuf_alloc(fws ? fws : 1), *pis = tbuf_alloc(iws ? iws : 1), *prs = tbuf_alloc(rs ? rs : 1);
     for (int training = 0; training < 2 && ok; training++) {
@@ -768,15 +744,13 @@ TEST(compat_rnn_root_tmva_null_sequence_lengths)
          tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, T * N * IN, RNN_TOL, "dx");
     ok = ok && CHECK_OK(cudnnRNNBackwardWeights_v8(h, rnn, CUDNN_WGRAD_MODE_ADD, NULL, xd, px, hd, NULL, yd, py, wbytes,
                                                    pdw, fws, pfws, rs, prs)) &&
-         tvalues_check(CUDNN_DATA_FLOAT, pdw, dwspace, nw, RNN_TOL, "dweightSpace");
+         tvalues_check(CUDNN_DATA_FLOAT, pdw, v.dwspace, v.nw, RNN_TOL, "dweightSpace");
     void *bufs[] = {pw, pdw, px, pdy, py, pdx, pfws, pis, prs};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
-    double *arrays[] = {wref, wspace, x, dy, y, dx, dwref, dwspace, zeros};
+    double *arrays[] = {x, dy, y, dx, zeros};
     for (size_t i = 0; i < TLEN(arrays); i++) free(arrays[i]);
-    free(space);
-    cudnnDestroyRNNDataDescriptor(xd);
-    cudnnDestroyRNNDataDescriptor(yd);
-    cudnnDestroyTensorDescriptor(hd);
+    v8_weights_free(&v);
+    trnn_data_descs_destroy(xd, yd, hd, NULL);
     cudnnDestroyRNNDescriptor(rnn);
     cudnnDestroyDropoutDescriptor(drop);
 }

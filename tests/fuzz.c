@@ -8,6 +8,7 @@
    (guard bytes on both sides) and leaves its inputs alone. Random descriptors reach
    combinations nobody wrote a case for; a failure names the iteration, which
    OPENCUDNN_TEST_SEED replays. */
+#include "desc_util.h"
 #include "fuzz_util.h"
 
 #include <stdlib.h>
@@ -93,12 +94,8 @@ TEST(fuzz_ops_with_random_descriptors)
     cudnnReduceTensorDescriptor_t red;
     cudnnConvolutionDescriptor_t conv;
     cudnnFilterDescriptor_t filt;
-    cudnnDropoutDescriptor_t drop;
-    size_t state_bytes = 0;
-    CHECK_OK(cudnnCreateDropoutDescriptor(&drop));
-    CHECK_OK(cudnnDropoutGetStatesSize(h, &state_bytes));
-    void *states = tbuf_alloc(state_bytes);
-    CHECK_OK(cudnnSetDropoutDescriptor(drop, h, 0.5f, states, state_bytes, trand_u64()));
+    void *states;
+    cudnnDropoutDescriptor_t drop = tdropout_make(h, 0.5f, trand_u64(), &states);
     CHECK_OK(cudnnCreateActivationDescriptor(&act));
     CHECK_OK(cudnnCreateConvolutionDescriptor(&conv));
     CHECK_OK(cudnnCreateFilterDescriptor(&filt));
@@ -508,6 +505,5 @@ TEST(fuzz_ops_with_random_descriptors)
     cudnnDestroyReduceTensorDescriptor(red);
     cudnnDestroyConvolutionDescriptor(conv);
     cudnnDestroyFilterDescriptor(filt);
-    cudnnDestroyDropoutDescriptor(drop);
-    tbuf_free(states);
+    tdropout_free(drop, states);
 }

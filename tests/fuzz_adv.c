@@ -10,6 +10,7 @@
    the sizes the library reports (16 bytes where a query refuses), now and then halved.
    fz_check holds every call to the invariants of "bad input never crashes" (fuzz_util.h); a
    getter that returns an address within the weights must return one whose span lies in them. */
+#include "desc_util.h"
 #include "fuzz_util.h"
 
 #include <stdlib.h>
@@ -561,12 +562,8 @@ static void fa_ctc(cudnnHandle_t h, enum fa_op op, int it)
 TEST(fuzz_adv_with_random_descriptors)
 {
     cudnnHandle_t h = test_handle();
-    cudnnDropoutDescriptor_t drop;
-    size_t state_bytes = 0;
-    CHECK_OK(cudnnCreateDropoutDescriptor(&drop));
-    CHECK_OK(cudnnDropoutGetStatesSize(h, &state_bytes));
-    void *states = tbuf_alloc(state_bytes);
-    CHECK_OK(cudnnSetDropoutDescriptor(drop, h, 0.25f, states, state_bytes, trand_u64()));
+    void *states;
+    cudnnDropoutDescriptor_t drop = tdropout_make(h, 0.25f, trand_u64(), &states);
     for (int it = 0; it < FZ_ITERATIONS(150) && !current_test_failed(); it++) {
         const enum fa_op op = (enum fa_op)trand_int(0, FA_OPS - 1);
         fa_odd = trand_int(0, 2) == 0;
@@ -575,6 +572,5 @@ TEST(fuzz_adv_with_random_descriptors)
         else if (op <= FA_ATTN_WEIGHTS) fa_attention(h, drop, op, it);
         else fa_ctc(h, op, it);
     }
-    cudnnDestroyDropoutDescriptor(drop);
-    tbuf_free(states);
+    tdropout_free(drop, states);
 }

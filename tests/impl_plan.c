@@ -7,6 +7,7 @@
    walker, the convolution tables and the problem builder are not API functions: the test
    reaches them as ocd_ symbols of libcudnn_ops_infer.so.8 and libcudnn_cnn_infer.so.8, as
    tests/gemm.c reaches ocd_gemm. */
+#include "desc_util.h"
 #include "problem/conv.h"
 #include "ref/conv.h"
 #include "test.h"
@@ -161,10 +162,7 @@ static void check_cblas_plan(cudnnHandle_t h, conv_problem_fn problem_of, const 
     cudnnTensorDescriptor_t xd, yd;
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd;
-    CHECK_OK(cudnnCreateTensorDescriptor(&xd));
-    CHECK_OK(cudnnCreateTensorDescriptor(&yd));
-    CHECK_OK(cudnnCreateFilterDescriptor(&wd));
-    CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+    tconv_descs_create(&xd, &yd, NULL, &wd, &cd);
     CHECK_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, t.n, t.c, t.in[0], t.in[1]));
     CHECK_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, t.n, t.k, t.out[0], t.out[1]));
     CHECK_OK(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, t.k, t.c, t.filt[0], t.filt[1]));
@@ -194,10 +192,7 @@ static void check_cblas_plan(cudnnHandle_t h, conv_problem_fn problem_of, const 
         CHECK(tcompare(CUDNN_DATA_FLOAT, y, want, ny, tol, "host:fwd_gemm_cblas"));
         free(work), free(x), free(w), free(want), free(xf), free(wf), tbuf_free(y);
     }
-    cudnnDestroyConvolutionDescriptor(cd);
-    cudnnDestroyFilterDescriptor(wd);
-    cudnnDestroyTensorDescriptor(yd);
-    cudnnDestroyTensorDescriptor(xd);
+    tconv_descs_destroy(xd, yd, NULL, wd, cd);
 }
 
 /* The host pass of a build with a CBLAS library (OPENCUDNN_CBLAS): the entry is planned (no

@@ -51,7 +51,7 @@ cudnnHandle_t test_handle(void);
 
 /* ---- buffers on the backend under test -------------------------------------------------------- */
 void *tbuf_alloc(size_t bytes);                  /* poisoned; never NULL (aborts the test run) */
-void tbuf_free(void *p);
+void tbuf_free(void *p);                        /* NULL: nothing */
 void tbuf_upload(void *dst, const void *src, size_t bytes);
 void tbuf_download(void *dst, const void *src, size_t bytes);
 void tbuf_poison(void *p, size_t bytes);

@@ -38,7 +38,7 @@ cmake -S . -B build-libfuzzer -G Ninja -DOPENCUDNN_CUDA=OFF -DOPENCUDNN_CBLAS=OF
 cmake --build build-libfuzzer -j "$jobs" --target cudnn
 $cc $san -fsanitize=fuzzer -std=gnu11 -D_GNU_SOURCE -DOPENCUDNN_NO_CUDA_HEADERS -DFUZZ_HARNESS \
   -Iinclude -Isrc -Itests tests/libfuzzer/ops.c tests/fuzz.c tests/fuzz_adv.c tests/fuzz_backend.c \
-  tests/fuzz_util.c tests/tensors.c tests/support.c tests/ref/tensor_ops.c \
+  tests/fuzz_util.c tests/desc_util.c tests/tensors.c tests/support.c tests/ref/tensor_ops.c \
   -Lbuild-libfuzzer -l:libcudnn.so.8 -Wl,-rpath,"$PWD/build-libfuzzer" -Wl,-rpath,"$asan_rt" -lm \
   -o build-libfuzzer/fuzz_ops
 corpus=tests/libfuzzer/corpus

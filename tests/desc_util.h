@@ -1,0 +1,32 @@
+/* desc_util.h: descriptors that many tests set up the same way (tests/desc_util.c): a dropout
+   descriptor with its states on the backend under test, and the empty descriptors of one
+   convolution or of one RNN call, which each test then sets as the program or case it follows
+   does. A call that must succeed is CHECK_OK'd inside. */
+#ifndef OCD_TESTS_DESC_UTIL_H
+#define OCD_TESTS_DESC_UTIL_H
+
+#include "test.h"
+
+/* A dropout descriptor of probability p and seed, its states (of cudnnDropoutGetStatesSize's
+   size) allocated on the backend under test and returned in *states; free both with
+   tdropout_free (a NULL descriptor: nothing). */
+cudnnDropoutDescriptor_t tdropout_make(cudnnHandle_t h, float p, unsigned long long seed, void **states);
+void tdropout_free(cudnnDropoutDescriptor_t dd, void *states);
+
+/* The descriptors of one convolution, created and not set: x and y, a per-channel b (the bias or
+   the scale; NULL: none), the filter w and the convolution c; tconv_descs_destroy destroys them
+   (b NULL: none). */
+void tconv_descs_create(cudnnTensorDescriptor_t *x, cudnnTensorDescriptor_t *y, cudnnTensorDescriptor_t *b,
+                        cudnnFilterDescriptor_t *w, cudnnConvolutionDescriptor_t *c);
+void tconv_descs_destroy(cudnnTensorDescriptor_t x, cudnnTensorDescriptor_t y, cudnnTensorDescriptor_t b,
+                         cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t c);
+
+/* The descriptors of one RNN call's data, created and not set: x and y (RNN data), the hidden
+   state h and the cell state c (NULL: none); trnn_data_descs_destroy destroys them (h or c NULL:
+   none). */
+void trnn_data_descs_create(cudnnRNNDataDescriptor_t *x, cudnnRNNDataDescriptor_t *y, cudnnTensorDescriptor_t *h,
+                            cudnnTensorDescriptor_t *c);
+void trnn_data_descs_destroy(cudnnRNNDataDescriptor_t x, cudnnRNNDataDescriptor_t y, cudnnTensorDescriptor_t h,
+                             cudnnTensorDescriptor_t c);
+
+#endif /* OCD_TESTS_DESC_UTIL_H */
