@@ -1,8 +1,9 @@
 /* compat_backend.c: the backend (graph) API as the cuDNN 8.2-era frameworks drive it beyond
    cudnn-frontend v0.4.1's samples (backend_frontend.c): PyTorch's Conv_v8.cpp (the plan search
    over INSTANT's configurations filtered by its deterministic / TF32 flags, engine 0 as the last
-   resort, the plan cached and run on other tensors after every other descriptor is gone, the
-   byte alignment its getAlignment derives from the data pointer), PyTorch's quantized cuDNN
+   resort, the plan or the configuration cached and used on other tensors after every other
+   descriptor is gone, the compute types it sends, the byte alignment its getAlignment derives
+   from the data pointer), PyTorch's quantized cuDNN
    convolution (int8 channels-last tensors, a float output that a requantizing multiply reads,
    the plan run with no workspace), TensorFlow's fused convolution (conv, side input, bias,
    activation; the output buffer passed as the side input when its scale is 0), and the
@@ -143,15 +144,24 @@ static void pt_values(struct pt_conv *c)
     else ref_conv_bwd_filter(&c->rc, c->val[0], c->val[1], c->want);
 }
 
+/* x and w of type xt, y of type yt (for the backward directions the written one is x or w: all
+   three share xt there). */
+static void pt_conv_init_types(struct pt_conv *c, int dir, int layout, cudnnDataType_t xt, cudnnDataType_t yt);
+
 static void pt_conv_init(struct pt_conv *c, int dir, int layout)
+{
+    pt_conv_init_types(c, dir, layout, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT);
+}
+
+static void pt_conv_init_types(struct pt_conv *c, int dir, int layout, cudnnDataType_t xt, cudnnDataType_t yt)
 {
     memset(c, 0, sizeof *c);
     c->rc = (struct ref_conv){2, 2, 4, 6, 1, {5, 5}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
     ref_conv_out_dims(&c->rc);
     const int xd[4] = {2, 4, 5, 5}, yd[4] = {2, 6, 5, 5}, wd[4] = {6, 4, 3, 3};
-    tview_init(&c->v[0], CUDNN_DATA_FLOAT, 4, xd, layout);
-    tview_init(&c->v[1], CUDNN_DATA_FLOAT, 4, yd, layout);
-    tview_init(&c->v[2], CUDNN_DATA_FLOAT, 4, wd, layout);
+    tview_init(&c->v[0], xt, 4, xd, layout);
+    tview_init(&c->v[1], yt, 4, yd, layout);
+    tview_init(&c->v[2], xt, 4, wd, layout);
     c->dst = dir == 0 ? 1 : dir == 1 ? 0 : 2;
     for (int i = 0; i < 3; i++) c->buf[i] = tview_upload(&c->v[i], NULL);
     c->want = malloc(sizeof(double) * (size_t)c->v[c->dst].count);
@@ -166,16 +176,30 @@ static void pt_conv_free(struct pt_conv *c)
 
 /* The graph of one direction (tensors, conv descriptor and op destroyed once it is finalized,
    as the frontend objects go out of scope). */
+static bdesc pt_graph_comp(const struct pt_conv *c, int dir, const void *const ptrs[3], cudnnDataType_t comp,
+                           cudnnStatus_t expect);
+
 static bdesc pt_graph(const struct pt_conv *c, int dir, const void *const ptrs[3])
+{
+    return pt_graph_comp(c, dir, ptrs, CUDNN_DATA_FLOAT, CUDNN_STATUS_SUCCESS);
+}
+
+/* The graph of a COMP_TYPE; NULL when its finalize gives `expect`, a failure. */
+static bdesc pt_graph_comp(const struct pt_conv *c, int dir, const void *const ptrs[3], cudnnDataType_t comp,
+                           cudnnStatus_t expect)
 {
     static const cudnnBackendDescriptorType_t kinds[3] = {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
                                                           CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
                                                           CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR};
     bdesc t[3];
     for (int i = 0; i < 3; i++) t[i] = pt_tensor(pt_uids[i], &c->v[i], NULL, pt_alignment(ptrs[i]));
-    bdesc cd = pt_conv_desc(CUDNN_DATA_FLOAT, 1);
+    bdesc cd = pt_conv_desc(comp, 1);
     bdesc op = bt_conv_op(kinds[dir], t[0], t[2], t[1], cd);
-    bdesc g = bt_graph(&op, 1);
+    bdesc g = bt_make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    cudnnHandle_t h = test_handle();
+    bt_set(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op);
+    bt_set(g, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
+    if (CHECK_STATUS(cudnnBackendFinalize(g), expect) && expect != CUDNN_STATUS_SUCCESS) cudnnBackendDestroyDescriptor(g), g = NULL;
     bt_destroy_all((bdesc[]){op, cd, t[0], t[1], t[2]}, 5);
     return g;
 }
@@ -185,16 +209,19 @@ static bdesc pt_graph(const struct pt_conv *c, int dir, const void *const ptrs[3
 
 /* get_execplan_from_heuristics_else_fall_back with filterEngineConfigs (deterministic, TF32 off):
    INSTANT's configurations without NONDETERMINISTIC, DOWN_CONVERT_INPUTS or TENSOR_CORE, the
-   first whose plan builds; engine 0 when none does. */
-static bdesc pt_find_plan(bdesc g, int64_t *ws)
+   first whose plan builds (that configuration kept in *kept when asked for); engine 0 when none
+   does. */
+static bdesc pt_find_plan(bdesc g, int64_t *ws, bdesc *kept_cfg)
 {
     bdesc cfgs[64];
-    int n = heuristics(g, cfgs, 64);
+    int n = heuristics(g, cfgs, 64), chosen = -1;
     bdesc plan = NULL;
     int kept = 0;
     for (int i = 0; i < n && plan == NULL; i++)
-        if (!has_note(cfgs[i], PT_DETERMINISTIC | PT_NO_TF32)) kept++, plan = plan_of(cfgs[i], ws);
-    bt_destroy_all(cfgs, 64);
+        if (!has_note(cfgs[i], PT_DETERMINISTIC | PT_NO_TF32)) kept++, plan = plan_of(cfgs[i], ws), chosen = i;
+    if (plan && kept_cfg) *kept_cfg = cfgs[chosen], cfgs[chosen] = NULL;
+    for (int i = 0; i < 64; i++)
+        if (cfgs[i]) cudnnBackendDestroyDescriptor(cfgs[i]);
     CHECK(kept >= 1);
     return plan ? plan : bt_plan_of_engine(g, 0, ws);
 }
@@ -210,7 +237,7 @@ TEST(compat_backend_pytorch_conv_v8_plan_cache)
             pt_conv_init(&c, dir, layout);
             bdesc g = pt_graph(&c, dir, (const void *const *)c.buf);
             int64_t ws = -1;
-            bdesc plan = pt_find_plan(g, &ws);
+            bdesc cfg = NULL, plan = pt_find_plan(g, &ws, &cfg);
             cudnnBackendDestroyDescriptor(g);
             if (CHECK(plan != NULL)) {
                 void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
@@ -224,6 +251,72 @@ TEST(compat_backend_pytorch_conv_v8_plan_cache)
                 if (work) tbuf_free(work);
                 cudnnBackendDestroyDescriptor(plan);
             }
+            /* 1.10's engine_cache keeps the configuration and builds a plan of it on every call */
+            if (cfg != NULL) {
+                pt_values(&c);
+                bdesc again = plan_of(cfg, &ws);
+                if (CHECK(again != NULL)) {
+                    void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
+                    if (CHECK_OK(execute(again, pt_uids, c.buf, 3, work)))
+                        bt_check_tol(&c.v[c.dst], c.buf[c.dst], c.want, bt_graph_tol(CUDNN_DATA_FLOAT),
+                                     "Conv_v8, a plan of the cached configuration");
+                    if (work) tbuf_free(work);
+                    cudnnBackendDestroyDescriptor(again);
+                }
+                cudnnBackendDestroyDescriptor(cfg);
+            }
+            pt_conv_free(&c);
+        }
+}
+
+/* Conv_v8.cpp of 1.10 (built with USE_EXPERIMENTAL_CUDNN_V8_API) sets the convolution's
+   COMP_TYPE to the input's data type: HALF for half tensors, in every direction and layout, with
+   no note filter for them (TF32 allowed); later releases send FLOAT for half and bfloat16. Both
+   run (computed in float, as the legacy API's half configurations are). BFLOAT16 as COMP_TYPE is
+   refused when the graph finalizes (cuDNN 8.2 refused Conv_v8's bfloat16 convolutions then:
+   pytorch/pytorch#58861), as is FLOAT for int8 data, which the first quantized convolution sent
+   before it moved to INT32 ("operator datatype needs to be int32 for int8 convolution"), and
+   int8 NCHW tensors, not vectorized, which it then made channels-last: the int8 convolutions
+   that run are compat_backend_pytorch_quantized_conv's. */
+TEST(compat_backend_pytorch_conv_v8_compute_types)
+{
+    static const struct {
+        cudnnDataType_t xt, yt, comp;
+        cudnnStatus_t status;
+        int dirs, layout; /* layout -1: NCHW and channels-last by turns */
+    } cases[] = {
+        {CUDNN_DATA_HALF, CUDNN_DATA_HALF, CUDNN_DATA_HALF, CUDNN_STATUS_SUCCESS, 3, -1},
+        {CUDNN_DATA_BFLOAT16, CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT, CUDNN_STATUS_SUCCESS, 3, -1},
+        {CUDNN_DATA_BFLOAT16, CUDNN_DATA_BFLOAT16, CUDNN_DATA_BFLOAT16, CUDNN_STATUS_NOT_SUPPORTED, 1, TV_NCHW},
+        {CUDNN_DATA_INT8, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_STATUS_NOT_SUPPORTED, 1, TV_NHWC},
+        {CUDNN_DATA_INT8, CUDNN_DATA_FLOAT, CUDNN_DATA_INT32, CUDNN_STATUS_NOT_SUPPORTED, 1, TV_NCHW},
+    };
+    for (size_t k = 0; k < TLEN(cases); k++)
+        for (int dir = 0; dir < cases[k].dirs; dir++) {
+            const int layout = cases[k].layout >= 0 ? cases[k].layout : dir % 2 ? TV_NHWC : TV_NCHW;
+            struct pt_conv c;
+            pt_conv_init_types(&c, dir, layout, cases[k].xt, cases[k].yt);
+            bdesc g = pt_graph_comp(&c, dir, (const void *const *)c.buf, cases[k].comp, cases[k].status);
+            bdesc cfgs[64];
+            int n = g ? heuristics(g, cfgs, 64) : 0;
+            bool ran = false;
+            for (int i = 0; i < n && !ran; i++) {
+                int64_t ws = -1;
+                bdesc plan = plan_of(cfgs[i], &ws);
+                if (plan == NULL) continue;
+                void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
+                char what[80];
+                snprintf(what, sizeof what, "Conv_v8 %s, %s compute, dir %d", tdtype_name(cases[k].xt),
+                         tdtype_name(cases[k].comp), dir);
+                const double tol = cases[k].xt == CUDNN_DATA_INT8 ? 0 : bt_graph_tol(cases[k].xt);
+                if (CHECK_OK(execute(plan, pt_uids, c.buf, 3, work)))
+                    bt_check_tol(&c.v[c.dst], c.buf[c.dst], c.want, tol, what);
+                ran = true;
+                if (work) tbuf_free(work);
+                cudnnBackendDestroyDescriptor(plan);
+            }
+            CHECK(ran == (g != NULL));
+            if (g) bt_destroy_all(cfgs, 64), cudnnBackendDestroyDescriptor(g);
             pt_conv_free(&c);
         }
 }
@@ -257,7 +350,7 @@ TEST(compat_backend_pytorch_alignment_overstated)
     bdesc op = bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, t[0], t[2], t[1], cd);
     bdesc g = bt_graph(&op, 1);
     int64_t ws = -1;
-    bdesc plan = pt_find_plan(g, &ws);
+    bdesc plan = pt_find_plan(g, &ws, NULL);
     if (CHECK(plan != NULL)) {
         void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
         if (CHECK_OK(execute(plan, pt_uids, ptrs, 3, work)))
