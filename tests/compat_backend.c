@@ -78,11 +78,10 @@ static int heuristics(bdesc g, bdesc *cfgs, int cap)
     return (int)got;
 }
 
-/* A plan of a configuration, its workspace in *ws; NULL when it does not build. */
-static bdesc plan_of(bdesc cfg, int64_t *ws)
+/* A plan of a configuration on a handle, its workspace in *ws; NULL when it does not build. */
+static bdesc plan_on(cudnnHandle_t h, bdesc cfg, int64_t *ws)
 {
     bdesc plan = bt_make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-    cudnnHandle_t h = test_handle();
     bt_set(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
     bt_set_desc(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cfg);
     if (cudnnBackendFinalize(plan) != CUDNN_STATUS_SUCCESS) {
@@ -91,6 +90,11 @@ static bdesc plan_of(bdesc cfg, int64_t *ws)
     }
     CHECK_OK(cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, NULL, ws));
     return plan;
+}
+
+static bdesc plan_of(bdesc cfg, int64_t *ws)
+{
+    return plan_on(test_handle(), cfg, ws);
 }
 
 /* cudnn_frontend::hasNumericalNote over a configuration's engine: any of the `avoid` bits. */
@@ -109,12 +113,17 @@ static bool has_note(bdesc cfg, unsigned avoid)
     return hit;
 }
 
-static cudnnStatus_t execute(bdesc plan, const int64_t *uids, void *const *ptrs, int n, void *ws)
+static cudnnStatus_t execute_on(cudnnHandle_t h, bdesc plan, const int64_t *uids, void *const *ptrs, int n, void *ws)
 {
     bdesc vp = bt_pack(uids, ptrs, n, ws);
-    cudnnStatus_t st = cudnnBackendExecute(test_handle(), plan, vp);
+    cudnnStatus_t st = cudnnBackendExecute(h, plan, vp);
     cudnnBackendDestroyDescriptor(vp);
     return st;
+}
+
+static cudnnStatus_t execute(bdesc plan, const int64_t *uids, void *const *ptrs, int n, void *ws)
+{
+    return execute_on(test_handle(), plan, uids, ptrs, n, ws);
 }
 
 /* ---- PyTorch Conv_v8.cpp -------------------------------------------------------------------------- */
@@ -228,9 +237,13 @@ static bdesc pt_find_plan(bdesc g, int64_t *ws, bdesc *kept_cfg)
 
 /* Conv_v8's plan search and cache, each direction, NCHW and channels-last: the plan found for
    the first tensors is kept with every other descriptor destroyed, then runs again on the same
-   buffers holding new values (a cache hit) and gives the reference each time. */
+   buffers holding new values (a cache hit), on the handle of another thread (the cache is
+   global, getCudnnHandle() per thread); 1.10's configuration cache builds a plan of the kept
+   configuration on that other handle. Each gives the reference. */
 TEST(compat_backend_pytorch_conv_v8_plan_cache)
 {
+    cudnnHandle_t other = NULL; /* another thread's handle: the caches are global, handles per thread */
+    if (!CHECK_OK(cudnnCreate(&other))) return;
     for (int dir = 0; dir < 3; dir++)
         for (int layout = TV_NCHW; layout <= TV_NHWC; layout++) {
             struct pt_conv c;
@@ -245,7 +258,7 @@ TEST(compat_backend_pytorch_conv_v8_plan_cache)
                     if (run) pt_values(&c);
                     char what[64];
                     snprintf(what, sizeof what, "Conv_v8 dir %d %s run %d", dir, tview_layout_name(layout), run);
-                    if (CHECK_OK(execute(plan, pt_uids, c.buf, 3, work)))
+                    if (CHECK_OK(execute_on(run ? other : test_handle(), plan, pt_uids, c.buf, 3, work)))
                         bt_check_tol(&c.v[c.dst], c.buf[c.dst], c.want, bt_graph_tol(CUDNN_DATA_FLOAT), what);
                 }
                 if (work) tbuf_free(work);
@@ -254,10 +267,10 @@ TEST(compat_backend_pytorch_conv_v8_plan_cache)
             /* 1.10's engine_cache keeps the configuration and builds a plan of it on every call */
             if (cfg != NULL) {
                 pt_values(&c);
-                bdesc again = plan_of(cfg, &ws);
+                bdesc again = plan_on(other, cfg, &ws);
                 if (CHECK(again != NULL)) {
                     void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
-                    if (CHECK_OK(execute(again, pt_uids, c.buf, 3, work)))
+                    if (CHECK_OK(execute_on(other, again, pt_uids, c.buf, 3, work)))
                         bt_check_tol(&c.v[c.dst], c.buf[c.dst], c.want, bt_graph_tol(CUDNN_DATA_FLOAT),
                                      "Conv_v8, a plan of the cached configuration");
                     if (work) tbuf_free(work);
@@ -267,6 +280,7 @@ TEST(compat_backend_pytorch_conv_v8_plan_cache)
             }
             pt_conv_free(&c);
         }
+    cudnnDestroy(other);
 }
 
 /* Conv_v8.cpp of 1.10 (built with USE_EXPERIMENTAL_CUDNN_V8_API) sets the convolution's
