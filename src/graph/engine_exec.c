@@ -30,6 +30,7 @@
    BYTE_ALIGNMENT runs (check_alignment). */
 #include "graph/engine.h"
 
+#include "core/argcheck.h"
 #include "core/dtype.h"
 #include "problem/reduce.h"
 #include "problem/gemm.h"
@@ -73,6 +74,8 @@ struct stage {
     int b[STAGE_BUFS];
     const struct ocd_conv_impl *impl; /* CONV */
     size_t scratch;                   /* workspace bytes of the call */
+    int in_place;                     /* CONV, GEMM: 1 + the buffer of the next stage's (a chain's)
+                                         output it writes (place_in_output); 0: none */
     union {
         struct ocd_conv_problem conv;
         struct ocd_gemm_problem gemm;
@@ -662,7 +665,9 @@ static bool fold_gemm_epilogue(struct builder *bd, struct stage *gm, const struc
 }
 
 /* The anchor writes straight into a chain output laid out as its own output, and the chain runs
-   in place there (it reads each element before it writes it). */
+   in place there (it reads each element before it writes it). The output's memory then holds the
+   anchor's result before the chain reads its other inputs: Execute refuses a pack where one of
+   them, or an input of the anchor, overlaps it (check_in_place). */
 static void place_in_output(struct ocd_graph_plan *pl, struct stage *an, const struct stage *ch)
 {
     const int vb = anchor_output(an);
@@ -675,6 +680,7 @@ static void place_in_output(struct ocd_graph_plan *pl, struct stage *an, const s
             ocd_view_same_strides(w, v)) {
             pl->bufs[vb].kind = BUF_ALIAS;
             pl->bufs[vb].alias = ob;
+            an->in_place = 1 + ob;
             return;
         }
     }
@@ -877,6 +883,28 @@ static cudnnStatus_t bind(const struct ocd_graph_plan *pl, const struct ocd_grap
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* A plan whose anchor writes a chain's output in place (place_in_output) is right only when no
+   other input of the anchor or of the chain lies in that output's memory: cuDNN computes such a
+   pack elementwise from a separate intermediate; the anchor here would overwrite the input
+   before the chain reads it. BAD_PARAM, logged, for such a pack, before anything is written. */
+static cudnnStatus_t check_in_place(const struct ocd_graph_plan *pl, void *const ptr[])
+{
+    for (int k = 0; k + 1 < pl->nstages; k++) {
+        const struct stage *an = &pl->stages[k], *ch = &pl->stages[k + 1];
+        if (an->in_place == 0) continue;
+        const int ob = an->in_place - 1, out = anchor_output(an);
+        for (int i = 0; i < 2 * STAGE_BUFS; i++) {
+            const int b = i < STAGE_BUFS ? an->b[i] : i - STAGE_BUFS < ch->u.chain.ninputs ? ch->b[i - STAGE_BUFS] : -1;
+            if (b < 0 || b == out || b == ob || pl->bufs[b].kind != BUF_USER) continue;
+            char in[48];
+            snprintf(in, sizeof in, "tensor UID %lld", (long long)pl->bufs[b].uid);
+            OCD_TRY(ocd_check_alias(ptr[ob], &pl->bufs[ob].view, "the output the convolution or matmul writes in place",
+                                    ptr[b], &pl->bufs[b].view, in, OCD_READ_MANY));
+        }
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
 #define PTR(i) (s->b[i] >= 0 ? ptr[s->b[i]] : NULL)
 
 /* A stage as one execution binds it: the convolution's plan is made for the bound problem. */
@@ -956,6 +984,7 @@ static cudnnStatus_t run_plan(cudnnHandle_t handle, const struct ocd_graph_plan 
 {
     void *ptr[MAX_BUFS];
     OCD_TRY(bind(pl, vp, ptr));
+    OCD_TRY(check_in_place(pl, ptr));
     struct bound_stage *stages = ocd_malloc((size_t)OCD_MAX(pl->nstages, 1) * sizeof *stages);
     if (stages == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "no memory to bind the plan's stages");
     for (int k = 0; k < pl->nstages; k++) stages[k].s = pl->stages[k], stages[k].plan.impl = NULL;
