@@ -335,6 +335,46 @@ TEST(compat_backend_pytorch_conv_v8_compute_types)
         }
 }
 
+/* Conv_v8 passes a tensor's sizes and strides as they are: channels-last with one channel gives
+   the channel dim stride 1 beside W's stride 1 (a depthwise filter K x 1 x 3 x 3 is strided
+   {9, 1, 3, 1}, an image of one channel {H*W, 1, W, 1}). Both run, groups taken from the
+   channels (depthwise: x's 4 channels over the filter's 1). */
+TEST(compat_backend_pytorch_size_one_strides)
+{
+    for (int depthwise = 0; depthwise < 2; depthwise++) {
+        const int c = depthwise ? 4 : 1;
+        struct ref_conv rc = {2, 2, c, 4, depthwise ? 4 : 1, {5, 5}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
+        ref_conv_out_dims(&rc);
+        const int xd[4] = {2, c, 5, 5}, yd[4] = {2, 4, 5, 5}, wd[4] = {4, 1, 3, 3};
+        struct tview v[3];
+        tview_init(&v[0], CUDNN_DATA_FLOAT, 4, xd, TV_NHWC);
+        tview_init(&v[1], CUDNN_DATA_FLOAT, 4, yd, TV_NHWC);
+        tview_init(&v[2], CUDNN_DATA_FLOAT, 4, wd, TV_NCHW); /* the same memory as channels-last */
+        const int64_t x_st[4] = {25 * c, 1, 5 * c, c}, w_st[4] = {9, 1, 3, 1};
+        double *x = tview_random(v[0].count, -1, 1), *w = tview_random(v[2].count, -1, 1);
+        double *want = malloc(sizeof(double) * (size_t)v[1].count);
+        void *ptrs[3] = {tview_upload(&v[0], x), tview_upload(&v[1], NULL), tview_upload(&v[2], w)};
+        ref_conv_fwd(&rc, x, w, want);
+        bdesc t[3] = {pt_tensor('x', &v[0], x_st, 16), pt_tensor('y', &v[1], NULL, 16), pt_tensor('w', &v[2], w_st, 16)};
+        bdesc cd = pt_conv_desc(CUDNN_DATA_FLOAT, 1);
+        bdesc op = bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, t[0], t[2], t[1], cd);
+        bdesc g = bt_graph(&op, 1);
+        int64_t ws = -1;
+        bdesc plan = pt_find_plan(g, &ws, NULL);
+        if (CHECK(plan != NULL)) {
+            void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
+            if (CHECK_OK(execute(plan, pt_uids, ptrs, 3, work)))
+                bt_check_tol(&v[1], ptrs[1], want, bt_graph_tol(CUDNN_DATA_FLOAT),
+                             depthwise ? "depthwise filter {9, 1, 3, 1}" : "one channel {25, 1, 5, 1}");
+            if (work) tbuf_free(work);
+            cudnnBackendDestroyDescriptor(plan);
+        }
+        bt_destroy_all((bdesc[]){g, op, cd, t[0], t[1], t[2]}, 6);
+        for (int i = 0; i < 3; i++) tview_free(&v[i], ptrs[i]), tview_destroy(&v[i]);
+        free(x), free(w), free(want);
+    }
+}
+
 /* getAlignment's overstatement: a batch slice x[1:] of a float tensor of 4 x 5 x 5 images
    starts 100 floats (400 bytes, a multiple of 16) in; of 3 x 5 x 5 images, 75 floats (300 bytes:
    4-aligned, declared 8). The plan of the declared alignment runs on the pointer as it is. A
