@@ -178,7 +178,12 @@ cudnnStatus_t ocd_engine_conv_problem(const struct ocd_graph_op *op, struct ocd_
                     : op->kind == CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR ? OCD_GT_CONV_X
                                                                                                : OCD_GT_CONV_W;
     const int src = dst == OCD_GT_CONV_X ? OCD_GT_CONV_Y : OCD_GT_CONV_X;
-    if (copy.t[dst].is_virtual) copy.t[dst].dtype = copy.t[src].dtype;
+    /* a virtual output is stored in its producer's data type, but int8 data keeps a FLOAT output
+       as declared (the INT8_EXT configurations): stored in int8 it would saturate before the next
+       op reads it (PyTorch's quantized convolution requantizes a virtual float output) */
+    const bool int8_ext = (copy.t[src].dtype == CUDNN_DATA_INT8 || copy.t[src].dtype == CUDNN_DATA_UINT8) &&
+                          copy.t[dst].dtype == CUDNN_DATA_FLOAT;
+    if (copy.t[dst].is_virtual && !int8_ext) copy.t[dst].dtype = copy.t[src].dtype;
     OCD_TRY(ocd_graph_conv_problem(&copy, p));
     p->math = CUDNN_DEFAULT_MATH; /* the backend API has no math type: the engines' notes say it */
     if (copy.t[dst].is_virtual) p->beta = 0;

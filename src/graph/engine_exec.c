@@ -7,7 +7,8 @@
    or a pointwise chain (problem/pointwise.h): every run of consecutive pointwise ops
    of one output shape is one elementwise pass, its virtual tensors kept in registers. A virtual
    tensor between stages lives in the workspace, in the layout its descriptor gives, stored in
-   the type of its producer's data (a convolution of half data writes half). Two rewrites make
+   the type of its producer's data (a convolution of half data writes half; of int8 data, the
+   FLOAT it is declared). Two rewrites make
    the common fusions cheaper:
    - epilogue fusion: a forward convolution followed by a chain of the form
      act(s * alpha1 * conv + alpha2 * z + bias) (ADD of a tensor shaped like the output, ADD of a
