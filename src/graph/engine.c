@@ -156,19 +156,24 @@ const struct ocd_conv_impl *ocd_engine_conv_pick(cudnnHandle_t handle, const str
     }
 }
 
-const struct ocd_conv_impl *ocd_engine_conv_rebind(cudnnHandle_t handle, const struct ocd_conv_impl *chosen,
-                                                   const struct ocd_conv_problem *p, size_t scratch,
-                                                   struct ocd_impl_plan *plan)
+cudnnStatus_t ocd_engine_conv_rebind(cudnnHandle_t handle, const struct ocd_conv_impl **impl,
+                                     const struct ocd_conv_problem *p, size_t scratch, struct ocd_impl_plan *plan,
+                                     const char *why)
 {
+    const struct ocd_conv_impl *chosen = *impl;
     const struct ocd_conv_table *t = ocd_conv_table(p->dir);
     for (size_t i = 0; i < t->count; i++) {
         const struct ocd_conv_impl *e = &t->impls[i];
         if (e == chosen || (e->tensor_ops && !chosen->tensor_ops)) continue;
         if (e->determinism == CUDNN_NON_DETERMINISTIC && chosen->determinism != CUDNN_NON_DETERMINISTIC) continue;
-        if (entry_rejects(handle, e, p, plan) != NULL) continue;
-        if (ocd_conv_impl_workspace(handle, e, p, plan) <= scratch) return e;
+        if (entry_rejects(handle, e, p, plan) != NULL || ocd_conv_impl_workspace(handle, e, p, plan) > scratch) continue;
+        ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s declines the variant pack's pointers (%s); %s runs the call",
+                        chosen->base.name, why, e->base.name);
+        *impl = e;
+        return CUDNN_STATUS_SUCCESS;
     }
-    return NULL;
+    return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s declines the variant pack's pointers (%s) and no other implementation "
+                    "takes them", chosen->base.name, why);
 }
 
 cudnnStatus_t ocd_engine_conv_problem(const struct ocd_graph_op *op, struct ocd_conv_problem *p)

@@ -48,14 +48,15 @@ bool ocd_engine_decode(int dir, int64_t index, struct ocd_engine_id *id);
 const struct ocd_conv_impl *ocd_engine_conv_pick(cudnnHandle_t handle, const struct ocd_engine_id *id,
                                                  const struct ocd_conv_problem *p, char *why, size_t why_size);
 
-/* Another implementation for p, its data pointers bound, when `chosen` declines them (a kernel
-   that reads a tensor in place needs more alignment than the pointer has): the first entry of
-   the direction's table that takes p with at most `scratch` bytes of workspace, uses tensor cores
-   only if chosen does and is nondeterministic only if chosen is (the engine's numerical notes
-   stay true), its plan into plan; NULL when none does. */
-const struct ocd_conv_impl *ocd_engine_conv_rebind(cudnnHandle_t handle, const struct ocd_conv_impl *chosen,
-                                                   const struct ocd_conv_problem *p, size_t scratch,
-                                                   struct ocd_impl_plan *plan);
+/* Another implementation for p, its data pointers bound, when *impl declines them for `why` (a
+   kernel that reads a tensor in place needs more alignment than the pointer has): into *impl the
+   first entry of the direction's table that takes p with at most `scratch` bytes of workspace,
+   uses tensor cores only if *impl does and is nondeterministic only if *impl is (the engine's
+   numerical notes stay true), its plan into plan, logged at info level; BAD_PARAM, logged, when
+   none does. */
+cudnnStatus_t ocd_engine_conv_rebind(cudnnHandle_t handle, const struct ocd_conv_impl **impl,
+                                     const struct ocd_conv_problem *p, size_t scratch, struct ocd_impl_plan *plan,
+                                     const char *why);
 
 /* The legacy problem of a convolution op of the graph, its virtual output stored in the data
    type of its input (the intermediate an engine writes to its workspace). */

@@ -26,9 +26,8 @@
      the intermediate needs no workspace.
    A plan is immutable once built; Execute copies each stage's problem, binds the pointers of the
    variant pack and runs the stages in order on the handle's stream. Every check (a UID without a
-   pointer, a pointer not aligned to its elements, a NULL workspace the plan needs) happens
-   before the first stage runs, so a failed Execute writes nothing; a pointer below its declared
-   BYTE_ALIGNMENT runs (check_alignment). */
+   pointer, a pointer not aligned to its elements, a NULL workspace the plan needs, an input in
+   an output written in place) happens before the first stage runs: a failed Execute writes nothing. */
 #include "graph/engine.h"
 
 #include "core/argcheck.h"
@@ -666,9 +665,7 @@ static bool fold_gemm_epilogue(struct builder *bd, struct stage *gm, const struc
 }
 
 /* The anchor writes straight into a chain output laid out as its own output, and the chain runs
-   in place there (it reads each element before it writes it). The output's memory then holds the
-   anchor's result before the chain reads its other inputs: Execute refuses a pack where one of
-   them, or an input of the anchor, overlaps it (check_in_place). */
+   in place there (it reads each element before it writes it; check_in_place guards the pack). */
 static void place_in_output(struct ocd_graph_plan *pl, struct stage *an, const struct stage *ch)
 {
     const int vb = anchor_output(an);
@@ -841,12 +838,10 @@ void ocd_graph_plan_free(struct ocd_graph_plan *plan)
 
 #define EXEC_OP "cudnnBackendExecute"
 
-/* A variant-pack pointer against its tensor's BYTE_ALIGNMENT. The promise only says what the
-   caller guarantees: every kernel here tests the pointers it is given (bind_stage asks the
-   convolution's entry again), so a pointer below the promise still runs right, and is accepted,
-   logged at info level. PyTorch 1.10-1.12's Conv_v8.cpp derives the promise from the address and
-   states twice the true alignment of any address not a multiple of 16 (a float batch slice at a
-   4-byte boundary is declared 8). A pointer not aligned to its element size is BAD_PARAM. */
+/* A pointer against its tensor's BYTE_ALIGNMENT: every kernel tests the pointers it gets, so one
+   below the promise runs right (logged at info level; PyTorch 1.10-1.12's Conv_v8.cpp declares
+   twice the true alignment of any address not a multiple of 16). Not aligned to its elements:
+   BAD_PARAM. */
 static cudnnStatus_t check_alignment(const struct buf *bf, const void *p)
 {
     if (bf->alignment <= 0 || (uintptr_t)p % (uintptr_t)bf->alignment == 0) return CUDNN_STATUS_SUCCESS;
@@ -884,10 +879,9 @@ static cudnnStatus_t bind(const struct ocd_graph_plan *pl, const struct ocd_grap
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* A plan whose anchor writes a chain's output in place (place_in_output) is right only when no
-   other input of the anchor or of the chain lies in that output's memory: cuDNN computes such a
-   pack elementwise from a separate intermediate; the anchor here would overwrite the input
-   before the chain reads it. BAD_PARAM, logged, for such a pack, before anything is written. */
+/* An anchor writing a chain's output in place (place_in_output) would overwrite any other input
+   of the anchor or of the chain lying in that output's memory before it is read (cuDNN keeps a
+   separate intermediate): BAD_PARAM, logged, for such a pack. */
 static cudnnStatus_t check_in_place(const struct ocd_graph_plan *pl, void *const ptr[])
 {
     for (int k = 0; k + 1 < pl->nstages; k++) {
@@ -940,10 +934,8 @@ static cudnnStatus_t run_stage(cudnnHandle_t handle, struct bound_stage *bs, voi
 }
 
 /* Binds a stage's problem to the pointers (the convolution's and the chain's; the others bind
-   as they run) and checks the convolution's implementation still takes it: a kernel that reads a
-   tensor in place may decline a pointer below its alignment (check_alignment lets a pointer below
-   its declared BYTE_ALIGNMENT through), and this execution then runs the first other entry that
-   takes the pointers within the plan's workspace (ocd_engine_conv_rebind). */
+   as they run); a convolution entry that declines the pointers (a kernel reading a tensor in
+   place at more alignment than it has) hands this execution to another (ocd_engine_conv_rebind). */
 static cudnnStatus_t bind_stage(cudnnHandle_t handle, struct bound_stage *bs, void *const ptr[])
 {
     struct stage *s = &bs->s;
@@ -953,15 +945,7 @@ static cudnnStatus_t bind_stage(cudnnHandle_t handle, struct bound_stage *bs, vo
         if (p->ep.on) p->ep.z = p->ep.alpha2 != 0 ? PTR(3) : NULL, p->ep.bias = PTR(4);
         if (p->ep.scale_on) p->ep.scale = PTR(5);
         const char *why = ocd_impl_rejects(handle, &s->impl->base, p, &bs->plan);
-        if (why != NULL) {
-            const struct ocd_conv_impl *alt = ocd_engine_conv_rebind(handle, s->impl, p, s->scratch, &bs->plan);
-            if (alt == NULL)
-                return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s declines the variant pack's pointers (%s) and no other "
-                                "implementation takes them", s->impl->base.name, why);
-            ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s declines the variant pack's pointers (%s); %s runs the call",
-                            s->impl->base.name, why, alt->base.name);
-            s->impl = alt;
-        }
+        if (why != NULL) OCD_TRY(ocd_engine_conv_rebind(handle, &s->impl, p, s->scratch, &bs->plan, why));
     } else if (s->kind == ST_BN_SUMS) {
         struct ocd_bn_problem *p = &s->u.bn;
         p->x_ptr = PTR(BN_X), p->dy_ptr = PTR(BN_DY), p->dx_ptr = PTR(BN_DX);
