@@ -3,9 +3,13 @@
    data and weights, weight parameters) and the legacy ones (per-step tensor descriptors, filter
    weights, forward inference and training, backward, the matrix and bias getters), multi-head
    attention (the attention descriptor, sequence data, weights, forward, backward data and
-   weights) and CTC loss (host labels and the _v8 call). Every descriptor is set from random
-   parameters (out-of-range modes and types, sizes of 0 and below, mismatched shapes, lengths past
-   the maximum, states left out); sizes stay small, so that each call runs in microseconds, and
+   weights) and CTC loss (host labels and the _v8 call); and the getters and descriptor calls of all
+   three (the RNN descriptor's v6, bias, padding, projection, math and clip getters, dynamic builds
+   and persistent plans, the weight and temporary space sizes, the attention descriptor and its
+   buffer sizes, the CTC descriptor's three getters) on descriptors set, never set or NULL, some
+   outputs NULL. Every descriptor is set from random parameters (out-of-range modes and types,
+   sizes of 0 and below, mismatched shapes, lengths past the maximum, states left out); sizes stay
+   small, so that each call runs in microseconds, and
    every count the library reads an array by stays within the arrays given. Buffers come from
    the sizes the library reports (16 bytes where a query refuses), now and then halved.
    fz_check holds every call to the invariants of "bad input never crashes" (fuzz_util.h); a
@@ -19,7 +23,7 @@
 enum fa_op {
     FA_RNN_FWD, FA_RNN_BWD_DATA, FA_RNN_BWD_WEIGHTS, FA_RNN_WEIGHT_PARAMS, FA_LEGACY_INFER, FA_LEGACY_TRAIN,
     FA_LEGACY_BWD_DATA, FA_LEGACY_BWD_WEIGHTS, FA_LEGACY_PARAMS, FA_ATTN_FWD, FA_ATTN_BWD_DATA,
-    FA_ATTN_BWD_WEIGHTS, FA_ATTN_WEIGHTS, FA_CTC, FA_CTC_V8, FA_OPS
+    FA_ATTN_BWD_WEIGHTS, FA_ATTN_WEIGHTS, FA_CTC, FA_CTC_V8, FA_RNN_GETTERS, FA_ATTN_GETTERS, FA_CTC_GETTERS, FA_OPS
 };
 
 /* Batch sizes, steps and sequence lengths stay at most 4 (fa_int(1, 3) gives 0 to 3, trand_int
@@ -559,6 +563,320 @@ static void fa_ctc(cudnnHandle_t h, enum fa_op op, int it)
     cudnnDestroyCTCLossDescriptor(cd);
 }
 
+/* ---- the getters and the descriptor calls ------------------------------------------------------ */
+
+/* A getter's outputs: one 8-byte slot each, poisoned, given (or, in an odd iteration now and then,
+   NULL) to the call; fa_outs_check then holds it to the invariants: a defined status, nothing
+   written when it fails, nothing past an output's size nor into a slot not given when it succeeds. */
+enum { FA_SLOTS = 20, FA_POISON = 0xA5 };
+struct fa_outs {
+    unsigned char b[FA_SLOTS][8];
+    size_t size[FA_SLOTS];
+    bool given[FA_SLOTS];
+    int n;
+    bool all; /* every output given */
+};
+
+static void fa_outs_init(struct fa_outs *o)
+{
+    memset(o, 0, sizeof *o);
+    memset(o->b, FA_POISON, sizeof o->b);
+    o->all = true;
+}
+
+static void *fa_out(struct fa_outs *o, size_t size)
+{
+    const int i = o->n++;
+    o->size[i] = size;
+    o->given[i] = !(fa_odd && trand_int(0, 5) == 0);
+    o->all = o->all && o->given[i];
+    return o->given[i] ? o->b[i] : NULL;
+}
+
+/* `must`: the call has what it needs (a valid descriptor, every output it requires) and must succeed. */
+static void fa_outs_check(const char *op, int it, cudnnStatus_t s, const struct fa_outs *o, bool must)
+{
+    fz_check(op, it, s, NULL, 0, NULL, 0);
+    if (must && s != CUDNN_STATUS_SUCCESS) FAIL("iteration %d, %s: status %d where it must succeed", it, op, (int)s);
+    for (int i = 0; i < o->n; i++)
+        for (size_t j = 0; j < sizeof o->b[i]; j++)
+            if (o->b[i][j] != FA_POISON && (s != CUDNN_STATUS_SUCCESS || !o->given[i] || j >= o->size[i]))
+                FAIL("iteration %d, %s: status %d, output %d written at byte %zu", it, op, (int)s, i, j);
+}
+
+/* An RNN descriptor for the getters: set as the calls' are (v8 or legacy), now and then never set
+   or NULL. */
+static cudnnRNNDescriptor_t fa_rnn_odd(struct fa_rnn *r, cudnnHandle_t h, cudnnDropoutDescriptor_t drop)
+{
+    memset(r, 0, sizeof *r);
+    switch (trand_int(0, 7)) {
+    case 0: cudnnCreateRNNDescriptor(&r->d); break;
+    case 1: break;
+    default: fa_rnn_init(r, h, drop, trand_int(0, 1)); break;
+    }
+    return r->d;
+}
+
+/* What an RNN descriptor's getters give (zeros where they refuse): a setter that fails must leave
+   it as it was. */
+struct fa_rnn_state {
+    cudnnRNNAlgo_t algo;
+    cudnnRNNMode_t cell;
+    cudnnRNNBiasMode_t bias;
+    cudnnDirectionMode_t dir;
+    cudnnRNNInputMode_t in_mode;
+    cudnnDataType_t dtype, prec;
+    cudnnMathType_t math;
+    int32_t input, hidden, proj, layers;
+    cudnnDropoutDescriptor_t drop;
+    uint32_t aux;
+    cudnnRNNClipMode_t clip;
+    cudnnNanPropagation_t clip_nan;
+    double lclip, rclip;
+    unsigned padding;
+    cudnnStatus_t s[3];
+};
+
+static void fa_rnn_state(cudnnRNNDescriptor_t d, struct fa_rnn_state *st)
+{
+    memset(st, 0, sizeof *st);
+    st->s[0] = cudnnGetRNNDescriptor_v8(d, &st->algo, &st->cell, &st->bias, &st->dir, &st->in_mode, &st->dtype,
+                                        &st->prec, &st->math, &st->input, &st->hidden, &st->proj, &st->layers,
+                                        &st->drop, &st->aux);
+    st->s[1] = cudnnRNNGetClip_v8(d, &st->clip, &st->clip_nan, &st->lclip, &st->rclip);
+    st->s[2] = cudnnGetRNNPaddingMode(d, &st->padding);
+}
+
+/* One of the RNN descriptor's setters, given odd values as often as not; when it fails, the
+   descriptor must read back as before. */
+static void fa_rnn_reset(cudnnHandle_t h, cudnnRNNDescriptor_t d, cudnnDropoutDescriptor_t drop, int it)
+{
+    struct fa_rnn_state before, after;
+    fa_rnn_state(d, &before);
+    cudnnStatus_t s;
+    const int hidden = trand_int(-1, 4), layers = trand_int(-1, 2);
+    switch (trand_int(0, 6)) {
+    case 0:
+        s = cudnnSetRNNDescriptor_v8(d, (cudnnRNNAlgo_t)trand_int(-1, 4), (cudnnRNNMode_t)trand_int(-1, 4),
+                                     (cudnnRNNBiasMode_t)trand_int(-1, 4), (cudnnDirectionMode_t)trand_int(-1, 2),
+                                     (cudnnRNNInputMode_t)trand_int(-1, 2), fz_type(), fz_type(),
+                                     (cudnnMathType_t)trand_int(-1, 4), trand_int(-1, 4), hidden, trand_int(-1, 4),
+                                     layers, trand_int(0, 1) ? drop : NULL, (uint32_t)trand_int(0, 2));
+        break;
+    case 1:
+        s = cudnnSetRNNDescriptor_v6(h, d, hidden, layers, trand_int(0, 1) ? drop : NULL,
+                                     (cudnnRNNInputMode_t)trand_int(-1, 2), (cudnnDirectionMode_t)trand_int(-1, 2),
+                                     (cudnnRNNMode_t)trand_int(-1, 4), (cudnnRNNAlgo_t)trand_int(-1, 4), fz_type());
+        break;
+    case 2:
+        s = cudnnRNNSetClip_v8(d, (cudnnRNNClipMode_t)trand_int(-1, 2), (cudnnNanPropagation_t)trand_int(-1, 2),
+                               trand_uniform(-2, 2), trand_uniform(-2, 2));
+        break;
+    case 3: s = cudnnSetRNNBiasMode(d, (cudnnRNNBiasMode_t)trand_int(-1, 4)); break;
+    case 4: s = cudnnSetRNNPaddingMode(d, (unsigned)trand_int(0, 2)); break;
+    case 5: s = cudnnSetRNNMatrixMathType(d, (cudnnMathType_t)trand_int(-1, 4)); break;
+    default: s = cudnnSetRNNProjectionLayers(h, d, trand_int(-1, 5), trand_int(-1, 1)); break;
+    }
+    fz_check("RNN descriptor setter", it, s, NULL, 0, NULL, 0);
+    fa_rnn_state(d, &after);
+    if (s != CUDNN_STATUS_SUCCESS && memcmp(&before, &after, sizeof before) != 0)
+        FAIL("iteration %d: an RNN descriptor setter failed (status %d) but changed the descriptor", it, (int)s);
+}
+
+static void fa_rnn_getters(cudnnHandle_t h, cudnnDropoutDescriptor_t drop, int it)
+{
+    struct fa_rnn r;
+    cudnnRNNDescriptor_t d = fa_rnn_odd(&r, h, drop);
+    cudnnHandle_t hh = fa_rare() ? NULL : h;
+    const bool ok = d != NULL, okh = ok && hh != NULL;
+    struct fa_outs o;
+    fa_outs_init(&o);
+    cudnnStatus_t s = cudnnGetRNNDescriptor_v6(hh, d, fa_out(&o, sizeof(int)), fa_out(&o, sizeof(int)),
+                                               fa_out(&o, sizeof(cudnnDropoutDescriptor_t)),
+                                               fa_out(&o, sizeof(cudnnRNNInputMode_t)),
+                                               fa_out(&o, sizeof(cudnnDirectionMode_t)),
+                                               fa_out(&o, sizeof(cudnnRNNMode_t)), fa_out(&o, sizeof(cudnnRNNAlgo_t)),
+                                               fa_out(&o, sizeof(cudnnDataType_t)));
+    fa_outs_check("RNN descriptor v6", it, s, &o, okh && o.all);
+    fa_outs_init(&o);
+    s = cudnnGetRNNBiasMode(d, fa_out(&o, sizeof(cudnnRNNBiasMode_t)));
+    fa_outs_check("RNN bias mode", it, s, &o, ok && o.all);
+    fa_outs_init(&o);
+    s = cudnnGetRNNPaddingMode(d, fa_out(&o, sizeof(unsigned)));
+    fa_outs_check("RNN padding mode", it, s, &o, ok && o.all);
+    fa_outs_init(&o);
+    s = cudnnGetRNNMatrixMathType(d, fa_out(&o, sizeof(cudnnMathType_t)));
+    fa_outs_check("RNN matrix math type", it, s, &o, ok && o.all);
+    fa_outs_init(&o);
+    s = cudnnGetRNNProjectionLayers(hh, d, fa_out(&o, sizeof(int)), fa_out(&o, sizeof(int)));
+    fa_outs_check("RNN projection layers", it, s, &o, okh && o.all);
+    for (int legacy = 0; legacy < 2; legacy++) {
+        fa_outs_init(&o);
+        void *mode = fa_out(&o, sizeof(cudnnRNNClipMode_t)), *nan = fa_out(&o, sizeof(cudnnNanPropagation_t));
+        void *lclip = fa_out(&o, sizeof(double)), *rclip = fa_out(&o, sizeof(double));
+        s = legacy ? cudnnRNNGetClip(hh, d, mode, nan, lclip, rclip) : cudnnRNNGetClip_v8(d, mode, nan, lclip, rclip);
+        fa_outs_check(legacy ? "RNN clip" : "RNN clip v8", it, s, &o, (legacy ? okh : ok) && o.all);
+    }
+    fz_check("RNN build dynamic", it, cudnnBuildRNNDynamic(hh, d, fa_int(1, 4)), NULL, 0, NULL, 0);
+    fa_outs_init(&o);
+    cudnnPersistentRNNPlan_t *plan = fa_out(&o, sizeof(cudnnPersistentRNNPlan_t));
+    s = cudnnCreatePersistentRNNPlan(d, fa_int(1, 4), fa_type(r.dtype), plan);
+    fa_outs_check("RNN persistent plan", it, s, &o, false);
+    if (s == CUDNN_STATUS_SUCCESS) {
+        fz_check("RNN set persistent plan", it, cudnnSetPersistentRNNPlan(d, *plan), NULL, 0, NULL, 0);
+        fz_check("RNN destroy persistent plan", it, cudnnDestroyPersistentRNNPlan(*plan), NULL, 0, NULL, 0);
+    }
+    fa_outs_init(&o);
+    s = cudnnGetRNNWeightSpaceSize(hh, d, fa_out(&o, sizeof(size_t)));
+    fa_outs_check("RNN weight space size", it, s, &o, false);
+    int lengths[FA_ARRAY];
+    const int steps = fa_int(1, 3);
+    for (int i = 0; i < FA_ARRAY; i++) lengths[i] = fa_length(steps);
+    cudnnRNNDataDescriptor_t xd = NULL;
+    if (!fa_rare()) {
+        if (fa_rare()) cudnnCreateRNNDataDescriptor(&xd);
+        else xd = fa_rnn_data(r.dtype, (cudnnRNNDataLayout_t)fa_mode(3), steps, fa_int(1, 3), r.input, lengths);
+    }
+    fa_outs_init(&o);
+    void *ws = fa_out(&o, sizeof(size_t)), *rs = trand_int(0, 3) ? fa_out(&o, sizeof(size_t)) : NULL;
+    s = cudnnGetRNNTempSpaceSizes(hh, d, (cudnnForwardMode_t)fa_mode(2), xd, ws, rs);
+    fa_outs_check("RNN temp space sizes", it, s, &o, false);
+    cudnnDestroyRNNDataDescriptor(xd);
+    if (d != NULL) fa_rnn_reset(h, d, drop, it);
+    cudnnDestroyRNNDescriptor(d);
+}
+
+/* Sets an attention descriptor from random parameters (odd ones in an odd iteration). */
+static cudnnStatus_t fa_attn_set(cudnnAttnDescriptor_t ad, cudnnDropoutDescriptor_t drop)
+{
+    const cudnnDataType_t dt = fa_type(CUDNN_DATA_FLOAT);
+    const int heads = fa_int(1, 2), qs = fa_int(1, 4), qp = trand_int(0, 1) ? 0 : fa_int(1, 3);
+    return cudnnSetAttnDescriptor(ad, (unsigned)(fa_rare() ? trand_int(0, 15) : trand_int(0, 3)), heads,
+                                  fa_rare() ? -1 : 1, dt, fa_type(dt), (cudnnMathType_t)fa_mode(4),
+                                  trand_int(0, 1) ? NULL : drop, trand_int(0, 1) ? NULL : drop, qs,
+                                  qp > 0 ? fa_int(1, 4) : qs, fa_int(1, 4), qp, fa_rare() ? fa_int(0, 3) : qp,
+                                  trand_int(0, 1) ? 0 : fa_int(1, 3), trand_int(0, 1) ? 0 : fa_int(1, 3),
+                                  fa_int(1, 3), fa_int(1, 3), fa_int(1, 2), fa_int(1, 2));
+}
+
+/* What the attention getter gives, every output asked for (zeros where it refuses). */
+struct fa_attn_state {
+    unsigned mode;
+    double scaler;
+    cudnnDataType_t dtype, comp;
+    cudnnMathType_t math;
+    cudnnDropoutDescriptor_t drop[2];
+    int n[12]; /* heads and the 11 sizes */
+    cudnnStatus_t s;
+};
+
+static void fa_attn_state(cudnnAttnDescriptor_t ad, struct fa_attn_state *st)
+{
+    memset(st, 0, sizeof *st);
+    int *n = st->n;
+    st->s = cudnnGetAttnDescriptor(ad, &st->mode, &n[0], &st->scaler, &st->dtype, &st->comp, &st->math, &st->drop[0],
+                                   &st->drop[1], &n[1], &n[2], &n[3], &n[4], &n[5], &n[6], &n[7], &n[8], &n[9],
+                                   &n[10], &n[11]);
+}
+
+/* The attention descriptor read back (every output may be NULL) and the buffer sizes it gives
+   (the reserve's may be NULL), from a descriptor set from random parameters, never set, or NULL. */
+static void fa_attn_getters(cudnnHandle_t h, cudnnDropoutDescriptor_t drop, int it)
+{
+    cudnnAttnDescriptor_t ad = NULL;
+    if (!fa_rare() && cudnnCreateAttnDescriptor(&ad) == CUDNN_STATUS_SUCCESS && !fa_rare()) fa_attn_set(ad, drop);
+    cudnnHandle_t hh = fa_rare() ? NULL : h;
+    struct fa_outs o;
+    fa_outs_init(&o);
+    void *p[19]; /* the mode, heads, scaler, types, math, dropouts, then 11 sizes */
+    static const size_t sizes[8] = {sizeof(unsigned), sizeof(int), sizeof(double), sizeof(cudnnDataType_t),
+                                    sizeof(cudnnDataType_t), sizeof(cudnnMathType_t),
+                                    sizeof(cudnnDropoutDescriptor_t), sizeof(cudnnDropoutDescriptor_t)};
+    for (int i = 0; i < 19; i++) p[i] = fa_out(&o, i < 8 ? sizes[i] : sizeof(int));
+    cudnnStatus_t s = cudnnGetAttnDescriptor(ad, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10],
+                                             p[11], p[12], p[13], p[14], p[15], p[16], p[17], p[18]);
+    fa_outs_check("attention descriptor", it, s, &o, ad != NULL);
+    fa_outs_init(&o);
+    void *wb = fa_out(&o, sizeof(size_t)), *wsb = fa_out(&o, sizeof(size_t));
+    void *rsb = trand_int(0, 1) ? fa_out(&o, sizeof(size_t)) : NULL;
+    s = cudnnGetMultiHeadAttnBuffers(hh, ad, wb, wsb, rsb);
+    fa_outs_check("multi-head attention buffers", it, s, &o, false);
+    if (ad != NULL) { /* a second set, odd parameters in an odd iteration: when it fails, nothing changed */
+        struct fa_attn_state before, after;
+        fa_attn_state(ad, &before);
+        s = fa_attn_set(ad, drop);
+        fz_check("attention descriptor setter", it, s, NULL, 0, NULL, 0);
+        fa_attn_state(ad, &after);
+        if (s != CUDNN_STATUS_SUCCESS && memcmp(&before, &after, sizeof before) != 0)
+            FAIL("iteration %d: cudnnSetAttnDescriptor failed (status %d) but changed the descriptor", it, (int)s);
+    }
+    cudnnDestroyAttnDescriptor(ad);
+}
+
+/* Sets a CTC loss descriptor through one of its three setters, from random parameters. */
+static cudnnStatus_t fa_ctc_set(cudnnCTCLossDescriptor_t cd)
+{
+    const cudnnDataType_t comp = fa_type(CUDNN_DATA_FLOAT);
+    const cudnnLossNormalizationMode_t norm = (cudnnLossNormalizationMode_t)fa_mode(2);
+    const cudnnNanPropagation_t nan = (cudnnNanPropagation_t)fa_mode(2);
+    switch (trand_int(0, 2)) {
+    case 0: return cudnnSetCTCLossDescriptor(cd, comp);
+    case 1: return cudnnSetCTCLossDescriptorEx(cd, comp, norm, nan);
+    default: return cudnnSetCTCLossDescriptor_v8(cd, comp, norm, nan, fa_int(1, 4));
+    }
+}
+
+/* What the _v8 getter gives (zeros where it refuses). */
+struct fa_ctc_state {
+    cudnnDataType_t comp;
+    cudnnLossNormalizationMode_t norm;
+    cudnnNanPropagation_t nan;
+    int max_label;
+    cudnnStatus_t s;
+};
+
+static void fa_ctc_state(cudnnCTCLossDescriptor_t cd, struct fa_ctc_state *st)
+{
+    memset(st, 0, sizeof *st);
+    st->s = cudnnGetCTCLossDescriptor_v8(cd, &st->comp, &st->norm, &st->nan, &st->max_label);
+}
+
+/* The CTC loss descriptor read back through each getter, set by any of the setters, never set,
+   or NULL. */
+static void fa_ctc_getters(int it)
+{
+    cudnnCTCLossDescriptor_t cd = NULL;
+    if (!fa_rare() && cudnnCreateCTCLossDescriptor(&cd) == CUDNN_STATUS_SUCCESS && trand_int(0, 3)) fa_ctc_set(cd);
+    for (int getter = 0; getter < 3; getter++) {
+        struct fa_outs o;
+        fa_outs_init(&o);
+        void *comp = fa_out(&o, sizeof(cudnnDataType_t));
+        cudnnStatus_t s;
+        if (getter == 0) {
+            s = cudnnGetCTCLossDescriptor(cd, comp);
+        } else {
+            void *norm = fa_out(&o, sizeof(cudnnLossNormalizationMode_t)), *nan = fa_out(&o, sizeof(cudnnNanPropagation_t));
+            s = getter == 1 ? cudnnGetCTCLossDescriptorEx(cd, comp, norm, nan)
+                            : cudnnGetCTCLossDescriptor_v8(cd, comp, norm, nan, fa_out(&o, sizeof(int)));
+        }
+        static const char *const names[] = {"CTC loss descriptor", "CTC loss descriptor Ex", "CTC loss descriptor v8"};
+        fa_outs_check(names[getter], it, s, &o, cd != NULL && o.all);
+    }
+    if (cd != NULL) { /* a second set, odd parameters: when it fails, nothing changed */
+        struct fa_ctc_state before, after;
+        fa_ctc_state(cd, &before);
+        const bool odd = fa_odd;
+        fa_odd = true;
+        const cudnnStatus_t s = fa_ctc_set(cd);
+        fa_odd = odd;
+        fz_check("CTC loss descriptor setter", it, s, NULL, 0, NULL, 0);
+        fa_ctc_state(cd, &after);
+        if (s != CUDNN_STATUS_SUCCESS && memcmp(&before, &after, sizeof before) != 0)
+            FAIL("iteration %d: a CTC loss descriptor setter failed (status %d) but changed it", it, (int)s);
+    }
+    cudnnDestroyCTCLossDescriptor(cd);
+}
+
 TEST(fuzz_adv_with_random_descriptors)
 {
     cudnnHandle_t h = test_handle();
@@ -567,7 +885,10 @@ TEST(fuzz_adv_with_random_descriptors)
     for (int it = 0; it < FZ_ITERATIONS(150) && !current_test_failed(); it++) {
         const enum fa_op op = (enum fa_op)trand_int(0, FA_OPS - 1);
         fa_odd = trand_int(0, 2) == 0;
-        if (op <= FA_RNN_WEIGHT_PARAMS) fa_rnn_v8(h, drop, op, it);
+        if (op == FA_RNN_GETTERS) fa_rnn_getters(h, drop, it);
+        else if (op == FA_ATTN_GETTERS) fa_attn_getters(h, drop, it);
+        else if (op == FA_CTC_GETTERS) fa_ctc_getters(it);
+        else if (op <= FA_RNN_WEIGHT_PARAMS) fa_rnn_v8(h, drop, op, it);
         else if (op <= FA_LEGACY_PARAMS) fa_rnn_legacy(h, drop, op, it);
         else if (op <= FA_ATTN_WEIGHTS) fa_attention(h, drop, op, it);
         else fa_ctc(h, op, it);

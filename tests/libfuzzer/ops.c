@@ -1,6 +1,7 @@
 /* ops.c: the libFuzzer harness (clang -fsanitize=fuzzer,address; tools/libfuzz.sh builds and runs
    it). It drives the random-descriptor tests with the fuzzer's input as their randomness: the
-   first byte picks the test (modulo their count, in the order of `targets`), the rest go to
+   first byte picks the test (modulo their count, in the order of `targets`; OPENCUDNN_FUZZ_ONLY=adv,
+   say, makes a run explore the one whose name holds it, other inputs running nothing), the rest go to
    trand_bytes (every choice of descriptor, dims, strides, type, mode, attribute and call is a pair
    of input bytes while they last), so that coverage guides the choices. The tests: tests/fuzz.c
    (the tensor, NN and convolution ops), tests/fuzz_adv.c (RNN, attention, CTC) and
@@ -23,6 +24,7 @@ static const char *const targets[] = {"fuzz_ops_with_random_descriptors", "fuzz_
                                       "fuzz_backend_with_random_descriptors"};
 enum { TARGETS = sizeof targets / sizeof targets[0] };
 static test_fn fuzz_tests[TARGETS];
+static int only = -1; /* OPENCUDNN_FUZZ_ONLY: the one target a run explores, else all */
 static int failures;
 static cudnnHandle_t handle;
 
@@ -86,12 +88,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc, (void)argv;
     setenv("OPENCUDNN_BACKEND", "host", 1);
     setenv("OPENCUDNN_NUM_THREADS", "1", 0); /* one thread: a run is a function of its input */
+    const char *name = getenv("OPENCUDNN_FUZZ_ONLY");
+    for (int i = 0; name != NULL && *name != '\0' && i < TARGETS; i++)
+        if (strstr(targets[i], name) != NULL) only = i;
     return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const test_fn fuzz_test = fuzz_tests[size > 0 ? data[0] % TARGETS : 0];
+    const int target = size > 0 ? data[0] % TARGETS : 0;
+    if (only >= 0 && target != only) return 0; /* another target's input: nothing runs, nothing is covered */
+    const test_fn fuzz_test = fuzz_tests[target];
     if (fuzz_test == NULL) abort();
     trand_bytes(size > 0 ? data + 1 : data, size > 0 ? size - 1 : 0);
     fuzz_test();
