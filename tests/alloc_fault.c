@@ -666,7 +666,9 @@ TEST(alloc_fault_attention)
 /* ---- the graph API: a convolution with a ReLU, built, planned and executed ------------------------------ */
 
 /* Every descriptor the call makes, in the order made; all destroyed at the end of the call, whatever
-   its status. */
+   its status. With scale_in_y the ReLU is a MUL by a tensor s (UID 5) passed in y's own buffer,
+   which y holds beforehand (S_BYTE in every byte): the execution then allocates the convolution's
+   intermediate (engine_exec.c, separate_in_place). */
 struct graph {
     cudnnHandle_t h;
     void *x, *w, *y, *ws;
@@ -674,7 +676,10 @@ struct graph {
     cudnnBackendDescriptor_t made[16];
     int count;
     bool executing; /* the failure came from cudnnBackendExecute: y must be untouched */
+    bool scale_in_y;
 };
+
+enum { S_BYTE = 0x3F }; /* s = 0.747f */
 
 enum { G_N = 1, G_C = 2, G_H = 5, G_K = 3, G_R = 3 };
 
@@ -715,11 +720,12 @@ static cudnnStatus_t g_tensor(struct graph *g, int64_t uid, int64_t n, int64_t c
 
 static cudnnStatus_t graph_build_run(struct graph *g)
 {
-    cudnnBackendDescriptor_t x, w, t, y, conv, conv_op, relu, relu_op, graph, heur, cfg, plan, pack;
+    cudnnBackendDescriptor_t x, w, t, y, sc = NULL, conv, conv_op, relu, relu_op, graph, heur, cfg, plan, pack;
     G_TRY(g_tensor(g, 1, G_N, G_C, G_H, false, &x));
     G_TRY(g_tensor(g, 2, G_K, G_C, G_R, false, &w));
     G_TRY(g_tensor(g, 3, G_N, G_K, G_H, true, &t));
     G_TRY(g_tensor(g, 4, G_N, G_K, G_H, false, &y));
+    if (g->scale_in_y) G_TRY(g_tensor(g, 5, G_N, G_K, G_H, false, &sc));
     const cudnnDataType_t comp = CUDNN_DATA_FLOAT;
     const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
     const int64_t nsp = 2, pad[2] = {1, 1}, one[2] = {1, 1};
@@ -741,7 +747,7 @@ static cudnnStatus_t graph_build_run(struct graph *g)
     G_TRY(g_set(conv_op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha));
     G_TRY(g_set(conv_op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta));
     G_TRY(cudnnBackendFinalize(conv_op));
-    const cudnnPointwiseMode_t pw = CUDNN_POINTWISE_RELU_FWD;
+    const cudnnPointwiseMode_t pw = g->scale_in_y ? CUDNN_POINTWISE_MUL : CUDNN_POINTWISE_RELU_FWD;
     G_TRY(g_make(g, CUDNN_BACKEND_POINTWISE_DESCRIPTOR, &relu));
     G_TRY(g_set(relu, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &pw));
     G_TRY(g_set(relu, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &comp));
@@ -749,6 +755,7 @@ static cudnnStatus_t graph_build_run(struct graph *g)
     G_TRY(g_make(g, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, &relu_op));
     G_TRY(g_set(relu_op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &relu));
     G_TRY(g_set(relu_op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t));
+    if (g->scale_in_y) G_TRY(g_set(relu_op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &sc));
     G_TRY(g_set(relu_op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
     G_TRY(cudnnBackendFinalize(relu_op));
     const cudnnBackendDescriptor_t ops[2] = {conv_op, relu_op};
@@ -771,11 +778,11 @@ static cudnnStatus_t graph_build_run(struct graph *g)
     int64_t ws_bytes = 0;
     G_TRY(cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &got, &ws_bytes));
     if (!CHECK((size_t)ws_bytes <= 1 << 20)) return CUDNN_STATUS_INTERNAL_ERROR;
-    const int64_t uids[3] = {1, 2, 4};
-    void *const ptrs[3] = {g->x, g->w, g->y};
+    const int64_t uids[4] = {1, 2, 4, 5}, npack = g->scale_in_y ? 4 : 3;
+    void *const ptrs[4] = {g->x, g->w, g->y, g->y};
     G_TRY(g_make(g, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
-    G_TRY(g_set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids));
-    G_TRY(g_set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, ptrs));
+    G_TRY(g_set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, npack, uids));
+    G_TRY(g_set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, npack, ptrs));
     G_TRY(g_set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &g->ws));
     G_TRY(cudnnBackendFinalize(pack));
     g->executing = true;
@@ -785,7 +792,14 @@ static cudnnStatus_t graph_build_run(struct graph *g)
 static cudnnStatus_t graph_call(void *ctx)
 {
     struct graph *g = ctx;
-    tbuf_poison(g->y, g->y_bytes);
+    if (g->scale_in_y) {
+        unsigned char *s = malloc(g->y_bytes);
+        memset(s, S_BYTE, g->y_bytes);
+        tbuf_upload(g->y, s, g->y_bytes);
+        free(s);
+    } else {
+        tbuf_poison(g->y, g->y_bytes);
+    }
     g->count = 0;
     g->executing = false;
     cudnnStatus_t s = graph_build_run(g);
@@ -796,7 +810,7 @@ static cudnnStatus_t graph_call(void *ctx)
 static bool graph_untouched(void *ctx)
 {
     struct graph *g = ctx;
-    return all_poison(g->y, g->y_bytes);
+    return all_bytes(g->y, g->y_bytes, g->scale_in_y ? S_BYTE : 0xFF);
 }
 
 static void graph_fresh(void *ctx)
@@ -815,6 +829,9 @@ TEST(alloc_fault_graph)
     g.ws = tbuf_alloc(1 << 20);
     struct fault_case c = {.name = "graph: conv + ReLU, heuristics, plan, execute", .call = graph_call,
                            .untouched = graph_untouched, .ctx = &g, .fresh = graph_fresh};
+    sweep(&c);
+    g.scale_in_y = true;
+    c.name = "graph: conv * s with s in y's buffer, heuristics, plan, execute";
     sweep(&c);
     tbuf_free(g.x), tbuf_free(g.w), tbuf_free(g.y), tbuf_free(g.ws);
     cudnnDestroy(g.h);

@@ -467,6 +467,49 @@ TEST(backend_matmul)
     bt_gt_free(&a), bt_gt_free(&b), bt_gt_free(&c);
 }
 
+/* matmul -> c*, c* * s -> o with s passed in o's own buffer: the plan writes the GEMM straight
+   into o and runs the multiply in place, so this pack runs with the GEMM's result in a temporary
+   (engine_exec.c, separate_in_place); compat_backend_output_over_chain_input has the convolution. */
+TEST(backend_matmul_output_over_chain_input)
+{
+    const int M = 16, K = 8, N = 12;
+    const int ad[3] = {1, M, K}, bd[3] = {1, K, N}, cd[3] = {1, M, N};
+    struct bt_gt a, b, c, sc, out;
+    bt_gt_init(&a, 'a', CUDNN_DATA_FLOAT, 3, ad, TV_NCHW, false, -1, 1);
+    bt_gt_init(&b, 'b', CUDNN_DATA_FLOAT, 3, bd, TV_NCHW, false, -1, 1);
+    bt_gt_init(&c, 'c', CUDNN_DATA_FLOAT, 3, cd, TV_NCHW, true, 0, 0);
+    bt_gt_init(&sc, 's', CUDNN_DATA_FLOAT, 3, cd, TV_NCHW, false, 0.5, 1.5);
+    bt_gt_init(&out, 'o', CUDNN_DATA_FLOAT, 3, cd, TV_NCHW, false, 0, 0);
+    struct ref_pw mul = ref_pw_mode(CUDNN_POINTWISE_MUL);
+    bdesc ops[2] = {matmul_op(a.d, b.d, c.d), bt_pw_op(&mul, c.d, sc.d, out.d)};
+    bdesc g = bt_graph(ops, 2);
+    double *want = malloc(sizeof(double) * (size_t)out.v.count);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int k = 0; k < K; k++) s += a.val[i * K + k] * b.val[k * N + j];
+            want[i * N + j] = s * sc.val[i * N + j];
+        }
+    const int64_t uids[4] = {'a', 'b', 's', 'o'};
+    void *const ptrs[4] = {a.buf, b.buf, out.buf, out.buf};
+    int ran = 0;
+    for (int64_t e = 0; e < bt_engine_count(g); e++) {
+        int64_t ws = -1;
+        bdesc plan = bt_plan_of_engine(g, e, &ws);
+        if (plan == NULL) continue;
+        tview_store(&out.v, out.buf, sc.val);
+        if (CHECK_OK(bt_run(plan, ws, uids, ptrs, 4)))
+            bt_check_tol(&out.v, out.buf, want, bt_graph_tol(CUDNN_DATA_FLOAT), "matmul * s, s in the output's buffer"), ran++;
+        cudnnBackendDestroyDescriptor(plan);
+    }
+    CHECK(ran >= 1);
+    free(want);
+    bt_destroy_all(ops, 2);
+    cudnnBackendDestroyDescriptor(g);
+    struct bt_gt *all[] = {&a, &b, &c, &sc, &out};
+    for (size_t i = 0; i < TLEN(all); i++) bt_gt_free(all[i]);
+}
+
 /* Channel sums and sums of squares (GEN_STATS SUM_SQSUM), float NHWC. */
 TEST(backend_genstats)
 {

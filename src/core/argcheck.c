@@ -45,7 +45,7 @@ cudnnStatus_t ocd_check_same_type(cudnnStatus_t status, const struct ocd_tensor_
                     ocd_dtype_name(b->dtype));
 }
 
-static bool spans_meet(const void *a, const struct ocd_tensor_view *av, const void *b, const struct ocd_tensor_view *bv)
+bool ocd_spans_meet(const void *a, const struct ocd_tensor_view *av, const void *b, const struct ocd_tensor_view *bv)
 {
     uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
     uintptr_t a1 = a0 + (uintptr_t)ocd_view_span_bytes(av), b1 = b0 + (uintptr_t)ocd_view_span_bytes(bv);
@@ -59,7 +59,7 @@ cudnnStatus_t ocd_check_alias(const void *out, const struct ocd_tensor_view *out
     if (out == NULL || in == NULL) return CUDNN_STATUS_SUCCESS;
     switch (read) {
     case OCD_READ_NONE:
-        if ((ocd_log_mask & CUDNN_SEV_INFO_EN) && spans_meet(out, out_view, in, in_view))
+        if ((ocd_log_mask & CUDNN_SEV_INFO_EN) && ocd_spans_meet(out, out_view, in, in_view))
             ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s overlaps %s, which this call does not read",
                             out_name, in_name);
         return CUDNN_STATUS_SUCCESS;
@@ -69,7 +69,7 @@ cudnnStatus_t ocd_check_alias(const void *out, const struct ocd_tensor_view *out
                             out_name, in_name);
         return CUDNN_STATUS_SUCCESS;
     case OCD_READ_MANY:
-        if (spans_meet(out, out_view, in, in_view))
+        if (ocd_spans_meet(out, out_view, in, in_view))
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM,
                             "%s overlaps %s, of which each %s element reads several: the result would be wrong",
                             out_name, in_name, out_name);

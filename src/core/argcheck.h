@@ -25,6 +25,9 @@ cudnnStatus_t ocd_check_same_dims(cudnnStatus_t status, const struct ocd_tensor_
 cudnnStatus_t ocd_check_same_type(cudnnStatus_t status, const struct ocd_tensor_view *a, const char *a_name,
                                   const struct ocd_tensor_view *b, const char *b_name);
 
+/* Whether the byte ranges a tensor at a and one at b can touch intersect. */
+bool ocd_spans_meet(const void *a, const struct ocd_tensor_view *av, const void *b, const struct ocd_tensor_view *bv);
+
 /* How a call reads an input while it writes an output (ocd_check_alias). */
 enum ocd_read {
     OCD_READ_NONE, /* the call does not read the input (a mode that needs another tensor) */

@@ -195,6 +195,28 @@ cudnnStatus_t ocd_engine_conv_problem(const struct ocd_graph_op *op, struct ocd_
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* ---- matmul operands ------------------------------------------------------------------------- */
+
+bool ocd_engine_blas_operand(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool *trans, int64_t *ld)
+{
+    if (rs == 1 || rows == 1) { /* column-major */
+        *trans = false;
+        *ld = cols == 1 ? rows : OCD_MAX(cs, rows);
+        return cols == 1 || cs >= rows;
+    }
+    if (cs == 1 || cols == 1) { /* row-major: the transposed column-major matrix */
+        *trans = true;
+        *ld = rows == 1 ? cols : OCD_MAX(rs, cols);
+        return rows == 1 || rs >= cols;
+    }
+    return false;
+}
+
+bool ocd_engine_row_major_c(const struct ocd_tensor_view *c)
+{
+    return c->strides[2] == 1 && !(c->strides[1] == 1 && c->dims[1] > 1);
+}
+
 /* ---- the hooks -------------------------------------------------------------------------------- */
 
 int64_t ocd_graph_engine_count(const struct ocd_graph *g)

@@ -1,7 +1,7 @@
 /* engine.h: what the engine list (engine.c), the executor (engine_exec.c) and the batch-norm
    stages (engine_bn.c) of the backend API share: how a global engine index decodes, which
-   convolution implementation an engine runs for a convolution of the graph, and the problems of
-   the batch-norm operations' passes.
+   convolution implementation an engine runs for a convolution of the graph, how a matmul's
+   operands map to a BLAS call, and the problems of the batch-norm operations' passes.
 
    The global index of a graph's engine (docs/engines.md is the list, append-only):
    - a graph without a convolution has one engine, 0: its ops run on the library's one
@@ -61,6 +61,14 @@ cudnnStatus_t ocd_engine_conv_rebind(cudnnHandle_t handle, const struct ocd_conv
 /* The legacy problem of a convolution op of the graph, its virtual output stored in the data
    type of its input (the intermediate an engine writes to its workspace). */
 cudnnStatus_t ocd_engine_conv_problem(const struct ocd_graph_op *op, struct ocd_conv_problem *p);
+
+/* A stored rows x cols matrix at row stride rs and column stride cs, as a column-major BLAS
+   operand: *trans and *ld, or false when neither stride is 1 (an extent of 1 leaves its stride
+   free). */
+bool ocd_engine_blas_operand(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool *trans, int64_t *ld);
+/* Whether a matmul's C ([batch, rows, cols]) is stored row-major, so that the GEMM computes its
+   transpose (C^T = B^T A^T): the GEMM's rows are then C's columns. */
+bool ocd_engine_row_major_c(const struct ocd_tensor_view *c);
 
 /* Builds the plan engine id makes of the graph (engine_exec.c): the stages, the implementations
    they run and the workspace. NOT_SUPPORTED, logged, when the engine cannot run the graph. */

@@ -23,11 +23,12 @@
      a default RELU_FWD only): MatmulBiasAct;
    - in place: otherwise, when the chain writes a tensor laid out like the anchor's (the
      convolution's or GEMM's) output, the anchor writes there and the chain runs in place, so
-     the intermediate needs no workspace.
+     the intermediate needs no workspace (a variant pack that puts another input of the anchor
+     or the chain in that output's memory runs with the intermediate in a temporary instead).
    A plan is immutable once built; Execute copies each stage's problem, binds the pointers of the
    variant pack and runs the stages in order on the handle's stream. Every check (a UID without a
-   pointer, a pointer not aligned to its elements, a NULL workspace the plan needs, an input in
-   an output written in place) happens before the first stage runs: a failed Execute writes nothing. */
+   pointer, a pointer not aligned to its elements, a NULL workspace the plan needs) and the
+   temporary's allocation happen before the first stage runs: a failed Execute writes nothing. */
 #include "graph/engine.h"
 
 #include "core/argcheck.h"
@@ -220,31 +221,6 @@ static cudnnStatus_t add_conv(struct builder *bd, const struct ocd_graph_op *op)
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* A stored rows x cols matrix at row stride rs and column stride cs, as a column-major BLAS
-   operand: *trans and *ld, or false when neither stride is 1. An extent of 1 leaves its stride
-   free. */
-static bool blas_operand(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool *trans, int64_t *ld)
-{
-    if (rs == 1 || rows == 1) { /* column-major */
-        *trans = false;
-        *ld = cols == 1 ? rows : OCD_MAX(cs, rows);
-        return cols == 1 || cs >= rows;
-    }
-    if (cs == 1 || cols == 1) { /* row-major: the transposed column-major matrix */
-        *trans = true;
-        *ld = rows == 1 ? cols : OCD_MAX(rs, cols);
-        return rows == 1 || rs >= cols;
-    }
-    return false;
-}
-
-/* Whether a matmul's C ([batch, rows, cols]) is stored row-major, so that the GEMM computes its
-   transpose (C^T = B^T A^T): the GEMM's rows are then C's columns. */
-static bool row_major_c(const struct ocd_tensor_view *c)
-{
-    return c->strides[2] == 1 && !(c->strides[1] == 1 && c->dims[1] > 1);
-}
-
 static cudnnStatus_t add_matmul(struct builder *bd, const struct ocd_graph_op *op)
 {
     struct ocd_tensor_view a, b, c;
@@ -261,17 +237,17 @@ static cudnnStatus_t add_matmul(struct builder *bd, const struct ocd_graph_op *o
     struct ocd_gemm_problem *g = &s->u.gemm;
     const int64_t M = c.dims[1], N = c.dims[2], K = a.dims[2];
     /* C row-major: C^T = B^T A^T in column-major terms; C column-major: C = A B */
-    const bool swap = row_major_c(&c);
+    const bool swap = ocd_engine_row_major_c(&c);
     const struct ocd_tensor_view *ba = swap ? &b : &a, *bb = swap ? &a : &b;
     g->m = swap ? N : M, g->n = swap ? M : N, g->k = K;
-    bool ok = swap ? blas_operand(N, K, b.strides[2], b.strides[1], &g->trans_a, &g->lda) &&
-                         blas_operand(K, M, a.strides[2], a.strides[1], &g->trans_b, &g->ldb)
-                   : blas_operand(M, K, a.strides[1], a.strides[2], &g->trans_a, &g->lda) &&
-                         blas_operand(K, N, b.strides[1], b.strides[2], &g->trans_b, &g->ldb);
+    bool ok = swap ? ocd_engine_blas_operand(N, K, b.strides[2], b.strides[1], &g->trans_a, &g->lda) &&
+                         ocd_engine_blas_operand(K, M, a.strides[2], a.strides[1], &g->trans_b, &g->ldb)
+                   : ocd_engine_blas_operand(M, K, a.strides[1], a.strides[2], &g->trans_a, &g->lda) &&
+                         ocd_engine_blas_operand(K, N, b.strides[1], b.strides[2], &g->trans_b, &g->ldb);
     int64_t ldc_rows = g->m;
     bool ctrans;
-    ok = ok && (swap ? blas_operand(N, M, c.strides[2], c.strides[1], &ctrans, &g->ldc)
-                     : blas_operand(M, N, c.strides[1], c.strides[2], &ctrans, &g->ldc)) && !ctrans && g->ldc >= ldc_rows;
+    ok = ok && (swap ? ocd_engine_blas_operand(N, M, c.strides[2], c.strides[1], &ctrans, &g->ldc)
+                     : ocd_engine_blas_operand(M, N, c.strides[1], c.strides[2], &ctrans, &g->ldc)) && !ctrans && g->ldc >= ldc_rows;
     if (!ok) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "matmul tensors need a unit stride in one of their two matrix dims");
     g->batch = c.dims[0];
     g->stride_a = ba->dims[0] == 1 ? 0 : ba->strides[0];
@@ -645,7 +621,7 @@ static bool fold_gemm_epilogue(struct builder *bd, struct stage *gm, const struc
     if (e.bb >= 0) {
         const struct ocd_tensor_view *v = &pl->bufs[e.bb].view;
         const bool per_row = v->dims[2] == 1 && v->dims[1] == c->dims[1]; /* of the graph's C */
-        p.bias = per_row != row_major_c(c) ? OCD_GEMM_BIAS_ROW : OCD_GEMM_BIAS_COL;
+        p.bias = per_row != ocd_engine_row_major_c(c) ? OCD_GEMM_BIAS_ROW : OCD_GEMM_BIAS_COL;
     }
     if (e.act && plain_relu(&e.act_step)) {
         p.act_on = true;
@@ -665,7 +641,7 @@ static bool fold_gemm_epilogue(struct builder *bd, struct stage *gm, const struc
 }
 
 /* The anchor writes straight into a chain output laid out as its own output, and the chain runs
-   in place there (it reads each element before it writes it; check_in_place guards the pack). */
+   in place there (it reads each element before it writes it; separate_in_place guards the pack). */
 static void place_in_output(struct ocd_graph_plan *pl, struct stage *an, const struct stage *ch)
 {
     const int vb = anchor_output(an);
@@ -879,24 +855,35 @@ static cudnnStatus_t bind(const struct ocd_graph_plan *pl, const struct ocd_grap
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* An anchor writing a chain's output in place (place_in_output) would overwrite any other input
-   of the anchor or of the chain lying in that output's memory before it is read (cuDNN keeps a
-   separate intermediate): BAD_PARAM, logged, for such a pack. */
-static cudnnStatus_t check_in_place(const struct ocd_graph_plan *pl, void *const ptr[])
+/* An anchor writing a chain's output in place (place_in_output) would overwrite another input of
+   the anchor or of the chain lying in that output's memory before the chain reads it. For such a
+   pack (cuDNN computes it from its separate intermediate) this execution gives the anchor's
+   output a temporary of the handle's backend, *tmp, and the chain reads it from there; the plan's
+   workspace stays what every other pack needs. */
+static cudnnStatus_t separate_in_place(cudnnHandle_t handle, const struct ocd_graph_plan *pl, void *ptr[], void **tmp)
 {
+    size_t off[MAX_STAGES], total = 0;
     for (int k = 0; k + 1 < pl->nstages; k++) {
         const struct stage *an = &pl->stages[k], *ch = &pl->stages[k + 1];
-        if (an->in_place == 0) continue;
         const int ob = an->in_place - 1, out = anchor_output(an);
-        for (int i = 0; i < 2 * STAGE_BUFS; i++) {
+        bool meets = false;
+        for (int i = 0; i < 2 * STAGE_BUFS && an->in_place; i++) {
             const int b = i < STAGE_BUFS ? an->b[i] : i - STAGE_BUFS < ch->u.chain.ninputs ? ch->b[i - STAGE_BUFS] : -1;
-            if (b < 0 || b == out || b == ob || pl->bufs[b].kind != BUF_USER) continue;
-            char in[48];
-            snprintf(in, sizeof in, "tensor UID %lld", (long long)pl->bufs[b].uid);
-            OCD_TRY(ocd_check_alias(ptr[ob], &pl->bufs[ob].view, "the output the convolution or matmul writes in place",
-                                    ptr[b], &pl->bufs[b].view, in, OCD_READ_MANY));
+            meets = meets || (b >= 0 && b != out && b != ob && pl->bufs[b].kind == BUF_USER &&
+                              ocd_spans_meet(ptr[ob], &pl->bufs[ob].view, ptr[b], &pl->bufs[b].view));
         }
+        off[k] = meets ? total : SIZE_MAX;
+        if (meets) total = align_up(total + pl->bufs[out].bytes);
     }
+    *tmp = NULL;
+    if (total == 0) return CUDNN_STATUS_SUCCESS;
+    ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "an input lies in the output the convolution or matmul "
+                    "writes in place: this execution writes it to a temporary of %zu bytes", total);
+    if (ocd_backend_alloc(handle, tmp, total) != CUDNN_STATUS_SUCCESS)
+        return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "no memory for the %zu-byte intermediate of an input in an output "
+                        "written in place", total);
+    for (int k = 0; k + 1 < pl->nstages; k++)
+        if (off[k] != SIZE_MAX) ptr[anchor_output(&pl->stages[k])] = (char *)*tmp + off[k];
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -969,15 +956,20 @@ static cudnnStatus_t run_plan(cudnnHandle_t handle, const struct ocd_graph_plan 
 {
     void *ptr[MAX_BUFS];
     OCD_TRY(bind(pl, vp, ptr));
-    OCD_TRY(check_in_place(pl, ptr));
+    void *tmp = NULL;
+    OCD_TRY(separate_in_place(handle, pl, ptr, &tmp));
     struct bound_stage *stages = ocd_malloc((size_t)OCD_MAX(pl->nstages, 1) * sizeof *stages);
-    if (stages == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "no memory to bind the plan's stages");
+    if (stages == NULL) {
+        ocd_backend_release(handle, tmp);
+        return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "no memory to bind the plan's stages");
+    }
     for (int k = 0; k < pl->nstages; k++) stages[k].s = pl->stages[k], stages[k].plan.impl = NULL;
     cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
     for (int k = 0; k < pl->nstages && st == CUDNN_STATUS_SUCCESS; k++) st = bind_stage(handle, &stages[k], ptr);
     void *scratch = pl->total > 0 ? (char *)vp->workspace + pl->scratch_off : NULL;
     for (int k = 0; k < pl->nstages && st == CUDNN_STATUS_SUCCESS; k++) st = run_stage(handle, &stages[k], ptr, scratch);
     free(stages);
+    ocd_backend_release(handle, tmp);
     return st;
 }
 
