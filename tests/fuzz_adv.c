@@ -3,17 +3,19 @@
    data and weights, weight parameters) and the legacy ones (per-step tensor descriptors, filter
    weights, forward inference and training, backward, the matrix and bias getters), multi-head
    attention (the attention descriptor, sequence data, weights, forward, backward data and
-   weights) and CTC loss (host labels and the _v8 call); and the getters and descriptor calls of all
-   three (the RNN descriptor's v6, bias, padding, projection, math and clip getters, dynamic builds
-   and persistent plans, the weight and temporary space sizes, the attention descriptor and its
-   buffer sizes, the CTC descriptor's three getters) on descriptors set, never set or NULL, some
-   outputs NULL. Every descriptor is set from random parameters (out-of-range modes and types,
-   sizes of 0 and below, mismatched shapes, lengths past the maximum, states left out); sizes stay
-   small, so that each call runs in microseconds, and
-   every count the library reads an array by stays within the arrays given. Buffers come from
-   the sizes the library reports (16 bytes where a query refuses), now and then halved.
-   fz_check holds every call to the invariants of "bad input never crashes" (fuzz_util.h); a
-   getter that returns an address within the weights must return one whose span lies in them. */
+   weights) and CTC loss (host labels and the _v8 call); and the getters and descriptor calls of
+   all three (the RNN descriptor's v6, bias, padding, projection, math and clip getters, dynamic
+   builds and persistent plans, the weight and temporary space sizes, the attention descriptor and
+   its buffer sizes, the CTC descriptor's three getters) on descriptors set, never set or NULL,
+   some outputs NULL; a second set of each descriptor, odd values as often as not, must leave it
+   reading back as set when it succeeds and as it was when it fails. Every descriptor is set from
+   random parameters (out-of-range modes and types, sizes of 0 and below, mismatched shapes,
+   lengths past the maximum, states left out); sizes stay small, so that each call runs in
+   microseconds, and every count the library reads an array by stays within the arrays given.
+   Buffers come from the sizes the library reports (16 bytes where a query refuses), now and then
+   halved. fz_check holds every call to the invariants of "bad input never crashes"
+   (fuzz_util.h); a getter that returns an address within the weights must return one whose span
+   lies in them. */
 #include "desc_util.h"
 #include "fuzz_util.h"
 
@@ -647,40 +649,68 @@ static void fa_rnn_state(cudnnRNNDescriptor_t d, struct fa_rnn_state *st)
     st->s[2] = cudnnGetRNNPaddingMode(d, &st->padding);
 }
 
-/* One of the RNN descriptor's setters, given odd values as often as not; when it fails, the
-   descriptor must read back as before. */
+/* One of the RNN descriptor's setters, given odd values as often as not: when it fails, the
+   descriptor must read back as before; when it succeeds, with what it set (the whole descriptor
+   for cudnnSetRNNDescriptor_v8, but its clip; one field for the others, the rest as before, the
+   padding mode being auxFlags' PADDED_IO; v6's fields as the v8 getter has them vary, so not checked). */
 static void fa_rnn_reset(cudnnHandle_t h, cudnnRNNDescriptor_t d, cudnnDropoutDescriptor_t drop, int it)
 {
-    struct fa_rnn_state before, after;
+    struct fa_rnn_state before, after, want;
     fa_rnn_state(d, &before);
+    memcpy(&want, &before, sizeof want); /* padding bytes too: the states are compared bytewise */
     cudnnStatus_t s;
-    const int hidden = trand_int(-1, 4), layers = trand_int(-1, 2);
-    switch (trand_int(0, 6)) {
+    const int kind = trand_int(0, 6);
+    switch (kind) {
     case 0:
-        s = cudnnSetRNNDescriptor_v8(d, (cudnnRNNAlgo_t)trand_int(-1, 4), (cudnnRNNMode_t)trand_int(-1, 4),
-                                     (cudnnRNNBiasMode_t)trand_int(-1, 4), (cudnnDirectionMode_t)trand_int(-1, 2),
-                                     (cudnnRNNInputMode_t)trand_int(-1, 2), fz_type(), fz_type(),
-                                     (cudnnMathType_t)trand_int(-1, 4), trand_int(-1, 4), hidden, trand_int(-1, 4),
-                                     layers, trand_int(0, 1) ? drop : NULL, (uint32_t)trand_int(0, 2));
+        want.algo = (cudnnRNNAlgo_t)trand_int(-1, 4), want.cell = (cudnnRNNMode_t)trand_int(-1, 4);
+        want.bias = (cudnnRNNBiasMode_t)trand_int(-1, 4), want.dir = (cudnnDirectionMode_t)trand_int(-1, 2);
+        want.in_mode = (cudnnRNNInputMode_t)trand_int(-1, 2), want.dtype = fz_type(), want.prec = fz_type();
+        want.math = (cudnnMathType_t)trand_int(-1, 4), want.input = trand_int(-1, 4), want.hidden = trand_int(-1, 4);
+        want.proj = trand_int(-1, 4), want.layers = trand_int(-1, 2), want.drop = trand_int(0, 1) ? drop : NULL;
+        want.aux = (uint32_t)trand_int(0, 2);
+        s = cudnnSetRNNDescriptor_v8(d, want.algo, want.cell, want.bias, want.dir, want.in_mode, want.dtype, want.prec,
+                                     want.math, want.input, want.hidden, want.proj, want.layers, want.drop, want.aux);
+        want.s[0] = CUDNN_STATUS_SUCCESS;
         break;
     case 1:
-        s = cudnnSetRNNDescriptor_v6(h, d, hidden, layers, trand_int(0, 1) ? drop : NULL,
+        s = cudnnSetRNNDescriptor_v6(h, d, trand_int(-1, 4), trand_int(-1, 2), trand_int(0, 1) ? drop : NULL,
                                      (cudnnRNNInputMode_t)trand_int(-1, 2), (cudnnDirectionMode_t)trand_int(-1, 2),
                                      (cudnnRNNMode_t)trand_int(-1, 4), (cudnnRNNAlgo_t)trand_int(-1, 4), fz_type());
         break;
     case 2:
-        s = cudnnRNNSetClip_v8(d, (cudnnRNNClipMode_t)trand_int(-1, 2), (cudnnNanPropagation_t)trand_int(-1, 2),
-                               trand_uniform(-2, 2), trand_uniform(-2, 2));
+        want.clip = (cudnnRNNClipMode_t)trand_int(-1, 2), want.clip_nan = (cudnnNanPropagation_t)trand_int(-1, 2);
+        want.lclip = trand_uniform(-2, 2), want.rclip = trand_uniform(-2, 2);
+        s = cudnnRNNSetClip_v8(d, want.clip, want.clip_nan, want.lclip, want.rclip);
         break;
-    case 3: s = cudnnSetRNNBiasMode(d, (cudnnRNNBiasMode_t)trand_int(-1, 4)); break;
-    case 4: s = cudnnSetRNNPaddingMode(d, (unsigned)trand_int(0, 2)); break;
-    case 5: s = cudnnSetRNNMatrixMathType(d, (cudnnMathType_t)trand_int(-1, 4)); break;
-    default: s = cudnnSetRNNProjectionLayers(h, d, trand_int(-1, 5), trand_int(-1, 1)); break;
+    case 3:
+        want.bias = (cudnnRNNBiasMode_t)trand_int(-1, 4);
+        s = cudnnSetRNNBiasMode(d, want.bias);
+        break;
+    case 4:
+        want.padding = (unsigned)trand_int(0, 2);
+        s = cudnnSetRNNPaddingMode(d, want.padding);
+        want.aux = (want.aux & ~(uint32_t)CUDNN_RNN_PADDED_IO_ENABLED) | want.padding; /* the same flag */
+        break;
+    case 5:
+        want.math = (cudnnMathType_t)trand_int(-1, 4);
+        s = cudnnSetRNNMatrixMathType(d, want.math);
+        break;
+    default:
+        want.proj = trand_int(-1, 5);
+        s = cudnnSetRNNProjectionLayers(h, d, want.proj, trand_int(-1, 1));
+        break;
     }
     fz_check("RNN descriptor setter", it, s, NULL, 0, NULL, 0);
     fa_rnn_state(d, &after);
     if (s != CUDNN_STATUS_SUCCESS && memcmp(&before, &after, sizeof before) != 0)
         FAIL("iteration %d: an RNN descriptor setter failed (status %d) but changed the descriptor", it, (int)s);
+    if (s == CUDNN_STATUS_SUCCESS && kind != 1) {
+        if (kind == 0) /* what cudnnSetRNNDescriptor_v8 does not set */
+            want.clip = after.clip, want.clip_nan = after.clip_nan, want.lclip = after.lclip,
+            want.rclip = after.rclip, want.padding = want.aux & CUDNN_RNN_PADDED_IO_ENABLED;
+        if (memcmp(&want, &after, sizeof want) != 0)
+            FAIL("iteration %d: an RNN descriptor setter succeeded but the getters read back other values", it);
+    }
 }
 
 static void fa_rnn_getters(cudnnHandle_t h, cudnnDropoutDescriptor_t drop, int it)
@@ -746,19 +776,6 @@ static void fa_rnn_getters(cudnnHandle_t h, cudnnDropoutDescriptor_t drop, int i
     cudnnDestroyRNNDescriptor(d);
 }
 
-/* Sets an attention descriptor from random parameters (odd ones in an odd iteration). */
-static cudnnStatus_t fa_attn_set(cudnnAttnDescriptor_t ad, cudnnDropoutDescriptor_t drop)
-{
-    const cudnnDataType_t dt = fa_type(CUDNN_DATA_FLOAT);
-    const int heads = fa_int(1, 2), qs = fa_int(1, 4), qp = trand_int(0, 1) ? 0 : fa_int(1, 3);
-    return cudnnSetAttnDescriptor(ad, (unsigned)(fa_rare() ? trand_int(0, 15) : trand_int(0, 3)), heads,
-                                  fa_rare() ? -1 : 1, dt, fa_type(dt), (cudnnMathType_t)fa_mode(4),
-                                  trand_int(0, 1) ? NULL : drop, trand_int(0, 1) ? NULL : drop, qs,
-                                  qp > 0 ? fa_int(1, 4) : qs, fa_int(1, 4), qp, fa_rare() ? fa_int(0, 3) : qp,
-                                  trand_int(0, 1) ? 0 : fa_int(1, 3), trand_int(0, 1) ? 0 : fa_int(1, 3),
-                                  fa_int(1, 3), fa_int(1, 3), fa_int(1, 2), fa_int(1, 2));
-}
-
 /* What the attention getter gives, every output asked for (zeros where it refuses). */
 struct fa_attn_state {
     unsigned mode;
@@ -766,7 +783,7 @@ struct fa_attn_state {
     cudnnDataType_t dtype, comp;
     cudnnMathType_t math;
     cudnnDropoutDescriptor_t drop[2];
-    int n[12]; /* heads and the 11 sizes */
+    int n[12]; /* heads, then the sizes: q k v, projections q k v o, lengths qo kv, batch, beam */
     cudnnStatus_t s;
 };
 
@@ -779,12 +796,32 @@ static void fa_attn_state(cudnnAttnDescriptor_t ad, struct fa_attn_state *st)
                                    &n[10], &n[11]);
 }
 
+/* Sets an attention descriptor from random parameters (odd ones in an odd iteration); `set`: what
+   the getter must then give. */
+static cudnnStatus_t fa_attn_set(cudnnAttnDescriptor_t ad, cudnnDropoutDescriptor_t drop, struct fa_attn_state *set)
+{
+    struct fa_attn_state st;
+    memset(&st, 0, sizeof st);
+    int *n = st.n;
+    st.mode = (unsigned)(fa_rare() ? trand_int(0, 15) : trand_int(0, 3));
+    st.dtype = fa_type(CUDNN_DATA_FLOAT), st.comp = fa_type(st.dtype), st.math = (cudnnMathType_t)fa_mode(4);
+    st.scaler = fa_rare() ? -1 : 1;
+    st.drop[0] = trand_int(0, 1) ? NULL : drop, st.drop[1] = trand_int(0, 1) ? NULL : drop;
+    n[0] = fa_int(1, 2), n[1] = fa_int(1, 4), n[4] = trand_int(0, 1) ? 0 : fa_int(1, 3);
+    n[2] = n[4] > 0 ? fa_int(1, 4) : n[1], n[3] = fa_int(1, 4), n[5] = fa_rare() ? fa_int(0, 3) : n[4];
+    n[6] = trand_int(0, 1) ? 0 : fa_int(1, 3), n[7] = trand_int(0, 1) ? 0 : fa_int(1, 3);
+    n[8] = fa_int(1, 3), n[9] = fa_int(1, 3), n[10] = fa_int(1, 2), n[11] = fa_int(1, 2);
+    if (set != NULL) memcpy(set, &st, sizeof st); /* padding bytes too: states are compared bytewise */
+    return cudnnSetAttnDescriptor(ad, st.mode, n[0], st.scaler, st.dtype, st.comp, st.math, st.drop[0], st.drop[1],
+                                  n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8], n[9], n[10], n[11]);
+}
+
 /* The attention descriptor read back (every output may be NULL) and the buffer sizes it gives
    (the reserve's may be NULL), from a descriptor set from random parameters, never set, or NULL. */
 static void fa_attn_getters(cudnnHandle_t h, cudnnDropoutDescriptor_t drop, int it)
 {
     cudnnAttnDescriptor_t ad = NULL;
-    if (!fa_rare() && cudnnCreateAttnDescriptor(&ad) == CUDNN_STATUS_SUCCESS && !fa_rare()) fa_attn_set(ad, drop);
+    if (!fa_rare() && cudnnCreateAttnDescriptor(&ad) == CUDNN_STATUS_SUCCESS && !fa_rare()) fa_attn_set(ad, drop, NULL);
     cudnnHandle_t hh = fa_rare() ? NULL : h;
     struct fa_outs o;
     fa_outs_init(&o);
@@ -801,29 +838,18 @@ static void fa_attn_getters(cudnnHandle_t h, cudnnDropoutDescriptor_t drop, int 
     void *rsb = trand_int(0, 1) ? fa_out(&o, sizeof(size_t)) : NULL;
     s = cudnnGetMultiHeadAttnBuffers(hh, ad, wb, wsb, rsb);
     fa_outs_check("multi-head attention buffers", it, s, &o, false);
-    if (ad != NULL) { /* a second set, odd parameters in an odd iteration: when it fails, nothing changed */
-        struct fa_attn_state before, after;
+    if (ad != NULL) { /* a second set, odd parameters in an odd iteration: read back as set, or unchanged */
+        struct fa_attn_state before, after, set;
         fa_attn_state(ad, &before);
-        s = fa_attn_set(ad, drop);
+        s = fa_attn_set(ad, drop, &set);
         fz_check("attention descriptor setter", it, s, NULL, 0, NULL, 0);
         fa_attn_state(ad, &after);
         if (s != CUDNN_STATUS_SUCCESS && memcmp(&before, &after, sizeof before) != 0)
             FAIL("iteration %d: cudnnSetAttnDescriptor failed (status %d) but changed the descriptor", it, (int)s);
+        if (s == CUDNN_STATUS_SUCCESS && memcmp(&set, &after, sizeof set) != 0)
+            FAIL("iteration %d: cudnnSetAttnDescriptor succeeded but the getter reads back other values", it);
     }
     cudnnDestroyAttnDescriptor(ad);
-}
-
-/* Sets a CTC loss descriptor through one of its three setters, from random parameters. */
-static cudnnStatus_t fa_ctc_set(cudnnCTCLossDescriptor_t cd)
-{
-    const cudnnDataType_t comp = fa_type(CUDNN_DATA_FLOAT);
-    const cudnnLossNormalizationMode_t norm = (cudnnLossNormalizationMode_t)fa_mode(2);
-    const cudnnNanPropagation_t nan = (cudnnNanPropagation_t)fa_mode(2);
-    switch (trand_int(0, 2)) {
-    case 0: return cudnnSetCTCLossDescriptor(cd, comp);
-    case 1: return cudnnSetCTCLossDescriptorEx(cd, comp, norm, nan);
-    default: return cudnnSetCTCLossDescriptor_v8(cd, comp, norm, nan, fa_int(1, 4));
-    }
 }
 
 /* What the _v8 getter gives (zeros where it refuses). */
@@ -841,12 +867,55 @@ static void fa_ctc_state(cudnnCTCLossDescriptor_t cd, struct fa_ctc_state *st)
     st->s = cudnnGetCTCLossDescriptor_v8(cd, &st->comp, &st->norm, &st->nan, &st->max_label);
 }
 
+/* The longest label a descriptor allows unless cudnnSetCTCLossDescriptor_v8 says otherwise: what a
+   fresh one reads back. */
+static int fa_ctc_default_max_label(void)
+{
+    struct fa_ctc_state st;
+    cudnnCTCLossDescriptor_t cd = NULL;
+    memset(&st, 0, sizeof st);
+    if (cudnnCreateCTCLossDescriptor(&cd) == CUDNN_STATUS_SUCCESS) fa_ctc_state(cd, &st);
+    cudnnDestroyCTCLossDescriptor(cd);
+    return st.max_label;
+}
+
+/* Sets a CTC loss descriptor through one of its three setters, from random parameters; `want`
+   becomes what the getter must then give: the older setters set the fields they lack to their
+   defaults (no normalization, NaN not propagated, the default longest label). */
+static cudnnStatus_t fa_ctc_set(cudnnCTCLossDescriptor_t cd, struct fa_ctc_state *want)
+{
+    struct fa_ctc_state st;
+    memset(&st, 0, sizeof st);
+    st.comp = fa_type(CUDNN_DATA_FLOAT);
+    const cudnnLossNormalizationMode_t norm = (cudnnLossNormalizationMode_t)fa_mode(2);
+    const cudnnNanPropagation_t nan = (cudnnNanPropagation_t)fa_mode(2);
+    const int max_label = fa_int(1, 4);
+    cudnnStatus_t s;
+    st.norm = CUDNN_LOSS_NORMALIZATION_NONE, st.nan = CUDNN_NOT_PROPAGATE_NAN;
+    st.max_label = fa_ctc_default_max_label();
+    switch (trand_int(0, 2)) {
+    case 0: s = cudnnSetCTCLossDescriptor(cd, st.comp); break;
+    case 1:
+        s = cudnnSetCTCLossDescriptorEx(cd, st.comp, norm, nan);
+        st.norm = norm, st.nan = nan;
+        break;
+    default:
+        s = cudnnSetCTCLossDescriptor_v8(cd, st.comp, norm, nan, max_label);
+        st.norm = norm, st.nan = nan, st.max_label = max_label;
+        break;
+    }
+    st.s = CUDNN_STATUS_SUCCESS;
+    if (want != NULL) memcpy(want, &st, sizeof st);
+    return s;
+}
+
 /* The CTC loss descriptor read back through each getter, set by any of the setters, never set,
    or NULL. */
 static void fa_ctc_getters(int it)
 {
     cudnnCTCLossDescriptor_t cd = NULL;
-    if (!fa_rare() && cudnnCreateCTCLossDescriptor(&cd) == CUDNN_STATUS_SUCCESS && trand_int(0, 3)) fa_ctc_set(cd);
+    if (!fa_rare() && cudnnCreateCTCLossDescriptor(&cd) == CUDNN_STATUS_SUCCESS && trand_int(0, 3))
+        fa_ctc_set(cd, NULL);
     for (int getter = 0; getter < 3; getter++) {
         struct fa_outs o;
         fa_outs_init(&o);
@@ -855,24 +924,28 @@ static void fa_ctc_getters(int it)
         if (getter == 0) {
             s = cudnnGetCTCLossDescriptor(cd, comp);
         } else {
-            void *norm = fa_out(&o, sizeof(cudnnLossNormalizationMode_t)), *nan = fa_out(&o, sizeof(cudnnNanPropagation_t));
+            void *norm = fa_out(&o, sizeof(cudnnLossNormalizationMode_t));
+            void *nan = fa_out(&o, sizeof(cudnnNanPropagation_t));
             s = getter == 1 ? cudnnGetCTCLossDescriptorEx(cd, comp, norm, nan)
                             : cudnnGetCTCLossDescriptor_v8(cd, comp, norm, nan, fa_out(&o, sizeof(int)));
         }
         static const char *const names[] = {"CTC loss descriptor", "CTC loss descriptor Ex", "CTC loss descriptor v8"};
         fa_outs_check(names[getter], it, s, &o, cd != NULL && o.all);
     }
-    if (cd != NULL) { /* a second set, odd parameters: when it fails, nothing changed */
-        struct fa_ctc_state before, after;
+    if (cd != NULL) { /* a second set, odd parameters: read back as set, or unchanged */
+        struct fa_ctc_state before, after, want;
         fa_ctc_state(cd, &before);
+        memcpy(&want, &before, sizeof want);
         const bool odd = fa_odd;
         fa_odd = true;
-        const cudnnStatus_t s = fa_ctc_set(cd);
+        const cudnnStatus_t s = fa_ctc_set(cd, &want);
         fa_odd = odd;
         fz_check("CTC loss descriptor setter", it, s, NULL, 0, NULL, 0);
         fa_ctc_state(cd, &after);
         if (s != CUDNN_STATUS_SUCCESS && memcmp(&before, &after, sizeof before) != 0)
             FAIL("iteration %d: a CTC loss descriptor setter failed (status %d) but changed it", it, (int)s);
+        if (s == CUDNN_STATUS_SUCCESS && memcmp(&want, &after, sizeof want) != 0)
+            FAIL("iteration %d: a CTC loss descriptor setter succeeded but the getter reads back other values", it);
     }
     cudnnDestroyCTCLossDescriptor(cd);
 }

@@ -1,13 +1,14 @@
 /* ops.c: the libFuzzer harness (clang -fsanitize=fuzzer,address; tools/libfuzz.sh builds and runs
    it). It drives the random-descriptor tests with the fuzzer's input as their randomness: the
-   first byte picks the test (modulo their count, in the order of `targets`; OPENCUDNN_FUZZ_ONLY=adv,
-   say, makes a run explore the one whose name holds it, other inputs running nothing), the rest go to
-   trand_bytes (every choice of descriptor, dims, strides, type, mode, attribute and call is a pair
-   of input bytes while they last), so that coverage guides the choices. The tests: tests/fuzz.c
-   (the tensor, NN and convolution ops), tests/fuzz_adv.c (RNN, attention, CTC) and
-   tests/fuzz_backend.c (the backend graph API). The test's invariants (a defined status, nothing written by a failed call,
-   nothing outside the outputs by a successful one) become aborts, which libFuzzer reports with
-   the input that caused them; AddressSanitizer catches the rest.
+   first byte picks the test (modulo their count, in the order of `targets`; with
+   OPENCUDNN_FUZZ_ONLY=adv, say, a run explores the one whose name holds it, other inputs running
+   nothing), the rest go to trand_bytes (every choice of descriptor, dims, strides, type, mode,
+   attribute and call is a pair of input bytes while they last), so that coverage guides the
+   choices. The tests: tests/fuzz.c (the tensor, NN and convolution ops), tests/fuzz_adv.c (RNN,
+   attention, CTC) and tests/fuzz_backend.c (the backend graph API). The test's invariants (a
+   defined status, nothing written by a failed call, nothing outside the outputs by a successful
+   one) become aborts, which libFuzzer reports with the input that caused them; AddressSanitizer
+   catches the rest.
 
    This file stands in for tests/runner.c: it collects the fuzz tests at registration and gives the
    framework functions that test.h declares, for the host backend. The fuzzer links it with
