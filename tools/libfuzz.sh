@@ -15,6 +15,9 @@
 # inputs that covers every edge any of them covers) into a fresh directory, which replaces the
 # corpus's files (crash-* kept); commit what changed under tests/libfuzzer/corpus.
 #
+# OPENCUDNN_FUZZ_ONLY=<part of a test's name> (adv, backend) keeps a run on that test: inputs whose
+# first byte picks another run nothing (the merge runs them all).
+#
 # Usage: tools/libfuzz.sh [seconds, default 300] [extra libFuzzer flags...]
 #        tools/libfuzz.sh --merge
 set -euo pipefail
