@@ -4,7 +4,7 @@
    weights, forward inference and training, backward, the matrix and bias getters), multi-head
    attention (the attention descriptor, sequence data, weights, forward, backward data and
    weights) and CTC loss (host labels and the _v8 call); and the getters and descriptor calls of
-   all three (the RNN descriptor's v6, bias, padding, projection, math and clip getters, dynamic
+   all three (the RNN descriptor's v8 and v6, bias, padding, projection, math and clip getters, dynamic
    builds and persistent plans, the weight and temporary space sizes, the attention descriptor and
    its buffer sizes, the CTC descriptor's three getters) on descriptors set, never set or NULL,
    some outputs NULL; a second set of each descriptor, odd values as often as not, must leave it
@@ -721,7 +721,18 @@ static void fa_rnn_getters(cudnnHandle_t h, cudnnDropoutDescriptor_t drop, int i
     const bool ok = d != NULL, okh = ok && hh != NULL;
     struct fa_outs o;
     fa_outs_init(&o);
-    cudnnStatus_t s = cudnnGetRNNDescriptor_v6(hh, d, fa_out(&o, sizeof(int)), fa_out(&o, sizeof(int)),
+    void *v8[14]; /* every output of the v8 getter may be NULL */
+    static const size_t v8_sizes[14] = {sizeof(cudnnRNNAlgo_t), sizeof(cudnnRNNMode_t), sizeof(cudnnRNNBiasMode_t),
+                                        sizeof(cudnnDirectionMode_t), sizeof(cudnnRNNInputMode_t),
+                                        sizeof(cudnnDataType_t), sizeof(cudnnDataType_t), sizeof(cudnnMathType_t),
+                                        sizeof(int32_t), sizeof(int32_t), sizeof(int32_t), sizeof(int32_t),
+                                        sizeof(cudnnDropoutDescriptor_t), sizeof(uint32_t)};
+    for (int i = 0; i < 14; i++) v8[i] = fa_out(&o, v8_sizes[i]);
+    cudnnStatus_t s = cudnnGetRNNDescriptor_v8(d, v8[0], v8[1], v8[2], v8[3], v8[4], v8[5], v8[6], v8[7], v8[8], v8[9],
+                                               v8[10], v8[11], v8[12], v8[13]);
+    fa_outs_check("RNN descriptor v8", it, s, &o, ok);
+    fa_outs_init(&o);
+    s = cudnnGetRNNDescriptor_v6(hh, d, fa_out(&o, sizeof(int)), fa_out(&o, sizeof(int)),
                                                fa_out(&o, sizeof(cudnnDropoutDescriptor_t)),
                                                fa_out(&o, sizeof(cudnnRNNInputMode_t)),
                                                fa_out(&o, sizeof(cudnnDirectionMode_t)),
