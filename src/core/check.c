@@ -253,19 +253,13 @@ static cudnnStatus_t snapshot(cudnnHandle_t handle, const void *problem, const s
         c->count = i + 1;
         if (*field_of(problem, b->field) == NULL) continue; /* an argument the call does not use */
         c->bytes[i] = (size_t)ocd_view_span_bytes(&b->view);
-        int k = same_memory(problem, call, i);
-        if (k >= 0 && c->before[k] != NULL) {
-            c->before[i] = c->before[k];
-            c->shared[i] = true;
-            c->after[i] = b->output ? ocd_malloc(c->bytes[i] ? c->bytes[i] : 1) : NULL;
-            if (b->output && c->after[i] == NULL)
-                return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "OPENCUDNN_CHECK: cannot copy the data of %s", call->op);
-            continue;
-        }
-        c->before[i] = ocd_malloc(c->bytes[i] ? c->bytes[i] : 1);
+        const int k = same_memory(problem, call, i);
+        c->shared[i] = k >= 0 && c->before[k] != NULL;
+        c->before[i] = c->shared[i] ? c->before[k] : ocd_malloc(c->bytes[i] ? c->bytes[i] : 1);
         c->after[i] = b->output ? ocd_malloc(c->bytes[i] ? c->bytes[i] : 1) : NULL;
         if (c->before[i] == NULL || (b->output && c->after[i] == NULL))
             return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "OPENCUDNN_CHECK: cannot copy the data of %s", call->op);
+        if (c->shared[i]) continue; /* holds the earlier buffer's data already */
         if (b->scratch)
             memset(c->before[i], 0, c->bytes[i]);
         else
