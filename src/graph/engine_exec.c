@@ -855,6 +855,14 @@ static cudnnStatus_t bind(const struct ocd_graph_plan *pl, const struct ocd_grap
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* Whether buffer b, a user's input of an anchor (output out) or of its chain, meets the chain
+   output ob the anchor writes in place. */
+static bool meets_output(const struct ocd_graph_plan *pl, void *const ptr[], int ob, int out, int b)
+{
+    return b >= 0 && b != out && b != ob && pl->bufs[b].kind == BUF_USER &&
+           ocd_spans_meet(ptr[ob], &pl->bufs[ob].view, ptr[b], &pl->bufs[b].view);
+}
+
 /* An anchor writing a chain's output in place (place_in_output) would overwrite another input of
    the anchor or of the chain lying in that output's memory before the chain reads it. For such a
    pack (cuDNN computes it from its separate intermediate) this execution gives the anchor's
@@ -867,10 +875,9 @@ static cudnnStatus_t separate_in_place(cudnnHandle_t handle, const struct ocd_gr
         const struct stage *an = &pl->stages[k], *ch = &pl->stages[k + 1];
         const int ob = an->in_place - 1, out = anchor_output(an);
         bool meets = false;
-        for (int i = 0; i < 2 * STAGE_BUFS && an->in_place; i++) {
-            const int b = i < STAGE_BUFS ? an->b[i] : i - STAGE_BUFS < ch->u.chain.ninputs ? ch->b[i - STAGE_BUFS] : -1;
-            meets = meets || (b >= 0 && b != out && b != ob && pl->bufs[b].kind == BUF_USER &&
-                              ocd_spans_meet(ptr[ob], &pl->bufs[ob].view, ptr[b], &pl->bufs[b].view));
+        if (an->in_place) {
+            for (int i = 0; i < STAGE_BUFS; i++) meets = meets || meets_output(pl, ptr, ob, out, an->b[i]);
+            for (int i = 0; i < ch->u.chain.ninputs; i++) meets = meets || meets_output(pl, ptr, ob, out, ch->b[i]);
         }
         off[k] = meets ? total : SIZE_MAX;
         if (meets) total = align_up(total + pl->bufs[out].bytes);
