@@ -213,6 +213,15 @@ static bdesc pt_graph_comp(const struct pt_conv *c, int dir, const void *const p
     return g;
 }
 
+/* The graph of a float forward convolution of the tensors t (x, y, w, as pt_uids), its
+   convolution and operation descriptors into d[0] and d[1] (for bt_destroy_all with the graph). */
+static bdesc pt_conv_fwd_graph(const bdesc t[3], bdesc d[2])
+{
+    d[0] = pt_conv_desc(CUDNN_DATA_FLOAT, 1);
+    d[1] = bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, t[0], t[2], t[1], d[0]);
+    return bt_graph(&d[1], 1);
+}
+
 #define PT_DETERMINISTIC (1u << CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC)
 #define PT_NO_TF32 ((1u << CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) | (1u << CUDNN_NUMERICAL_NOTE_TENSOR_CORE))
 
@@ -356,9 +365,7 @@ TEST(compat_backend_pytorch_size_one_strides)
         void *ptrs[3] = {tview_upload(&v[0], x), tview_upload(&v[1], NULL), tview_upload(&v[2], w)};
         ref_conv_fwd(&rc, x, w, want);
         bdesc t[3] = {pt_tensor('x', &v[0], x_st, 16), pt_tensor('y', &v[1], NULL, 16), pt_tensor('w', &v[2], w_st, 16)};
-        bdesc cd = pt_conv_desc(CUDNN_DATA_FLOAT, 1);
-        bdesc op = bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, t[0], t[2], t[1], cd);
-        bdesc g = bt_graph(&op, 1);
+        bdesc d[2], g = pt_conv_fwd_graph(t, d);
         int64_t ws = -1;
         bdesc plan = pt_find_plan(g, &ws, NULL);
         if (CHECK(plan != NULL)) {
@@ -369,7 +376,7 @@ TEST(compat_backend_pytorch_size_one_strides)
             if (work) tbuf_free(work);
             cudnnBackendDestroyDescriptor(plan);
         }
-        bt_destroy_all((bdesc[]){g, op, cd, t[0], t[1], t[2]}, 6);
+        bt_destroy_all((bdesc[]){g, d[1], d[0], t[0], t[1], t[2]}, 6);
         for (int i = 0; i < 3; i++) tview_free(&v[i], ptrs[i]), tview_destroy(&v[i]);
         free(x), free(w), free(want);
     }
@@ -400,9 +407,7 @@ TEST(compat_backend_pytorch_alignment_overstated)
     CHECK(align == 8 && (uintptr_t)ptrs[0] % 8 == 4);
     bdesc t[3];
     for (int i = 0; i < 3; i++) t[i] = pt_tensor(pt_uids[i], &v[i], NULL, i == 0 ? align : 16);
-    bdesc cd = pt_conv_desc(CUDNN_DATA_FLOAT, 1);
-    bdesc op = bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, t[0], t[2], t[1], cd);
-    bdesc g = bt_graph(&op, 1);
+    bdesc d[2], g = pt_conv_fwd_graph(t, d);
     int64_t ws = -1;
     bdesc plan = pt_find_plan(g, &ws, NULL);
     if (CHECK(plan != NULL)) {
@@ -419,7 +424,7 @@ TEST(compat_backend_pytorch_alignment_overstated)
         if (work) tbuf_free(work);
         cudnnBackendDestroyDescriptor(plan);
     }
-    bt_destroy_all((bdesc[]){g, op, cd, t[0], t[1], t[2]}, 6);
+    bt_destroy_all((bdesc[]){g, d[1], d[0], t[0], t[1], t[2]}, 6);
     tbuf_free(whole), tview_free(&v[1], ptrs[1]), tview_free(&v[2], ptrs[2]);
     for (int i = 0; i < 3; i++) tview_destroy(&v[i]);
     free(x), free(w), free(want);
