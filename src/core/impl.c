@@ -8,6 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *ocd_impl_unproven(void)
+{
+    const char *on = getenv("OPENCUDNN_UNPROVEN");
+    return on != NULL && strcmp(on, "1") == 0 ? NULL : OCD_REASON_UNPROVEN;
+}
+
 bool ocd_impl_disabled(const char *name)
 {
     const char *list = getenv("OPENCUDNN_DISABLE");

@@ -29,6 +29,13 @@
    ocd_impl_rejects, ocd_impl_workspace and ocd_impl_exec, which serve plain and planned
    entries alike.
 
+   Unproven entries. CUDA code written while no GPU could run it (compiled, and its per-thread
+   logic emulated on the CPU under tests/emulate, but never launched) must not reach a user's
+   results before the suite has passed on a GPU. Such an entry's applies (or plan) asks
+   ocd_impl_unproven() first, which rejects it with OCD_REASON_UNPROVEN unless
+   OPENCUDNN_UNPROVEN=1; the test suite sets that switch, so its GPU run exercises them, and the
+   call is removed from an entry once that run has passed (docs/engines.md lists them).
+
    Registry coverage (a test-only switch): with OPENCUDNN_IMPL_COVERAGE=path, every table the
    process walks is remembered, every entry the walker chooses is counted, and at exit each
    entry of those tables is written to path.<process id> as "name<TAB>backend<TAB>count"
@@ -121,6 +128,9 @@ struct ocd_impl_query {
        it holds that entry's plan. NULL: the walk plans in storage of its own. */
     struct ocd_impl_plan *plan;
 };
+
+/* OCD_REASON_UNPROVEN unless OPENCUDNN_UNPROVEN=1, else NULL (see "Unproven entries"). */
+const char *ocd_impl_unproven(void);
 
 /* True when OPENCUDNN_DISABLE names the entry. */
 bool ocd_impl_disabled(const char *name);

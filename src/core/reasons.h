@@ -15,5 +15,6 @@
 #define OCD_REASON_WORKSPACE "needs more workspace than given"
 #define OCD_REASON_MATH "math type not supported by this implementation"
 #define OCD_REASON_MODE "mode not supported by this implementation"
+#define OCD_REASON_UNPROVEN "not yet run on a GPU (OPENCUDNN_UNPROVEN=1 enables it)"
 
 #endif /* OCD_CORE_REASONS_H */
