@@ -11,13 +11,26 @@
 #      and bench/results.md with this run's rows merged (bench/results.py): the file to commit
 #      as bench/results.md                                                        -> results.md
 #   5. a summary, printed last                                                    -> summary.txt
-# Everything is written under $OUT (default ./gpu-check-out): the nine files above, no more. A
+# Steps run only when GPU_CHECK_STEPS names them (default "tests,sanitizer,bench"; the build
+# always runs), among them three more for kernels new to the GPU:
+#   hgmma  the wgmma (HGMMA) instructions in each library's sm_90a code            -> hgmma.log
+#   race   compute-sanitizer racecheck and synccheck over the runner's cuda pass of
+#          GPU_CHECK_RACE_FILES, and over the threads-and-streams stress program    -> race.log
+#   check  the runner's cuda pass of the tests GPU_CHECK_CHECK_TESTS names, with
+#          OPENCUDNN_CHECK=1 (each call re-run on the host and compared); counts
+#          the mismatches logged                                                   -> check.log
+# A first run of unproven entries (core/impl.h) wants two calls:
+#   GPU_CHECK_STEPS=hgmma,tests,race,check, then GPU_CHECK_STEPS=bench.
+# Everything is written under $OUT (default ./gpu-check-out): the files above, no more. A
 # failing step does not stop the later ones (a failed build does); the exit status is 1 when any
 # step failed or was skipped for lack of time.
 #
 # Our build never sees the vendor's cudnn.h: our include/ comes first on every target (the ctest
 # `headers` proves it with the CUDA include directory present), the compiler search-path variables
 # are cleared below, and the vendor's directory reaches only the benchmark's vendor program.
+#
+# Every step runs with OPENCUDNN_UNPROVEN=1 (GPU_CHECK_UNPROVEN=0 turns that off): the point of a
+# run on the GPU is to prove the entries that have never run on one.
 #
 # Settings (environment): GPU_CHECK_BUDGET (seconds), GPU_CHECK_BUILD (build directory, default
 # build-gpu), GPU_CHECK_COMMIT (the commit results.md names, default git's HEAD), GPU_CHECK_BENCH_ARGS
@@ -38,6 +51,9 @@ failed=0
 [ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
 unset CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH LIBRARY_PATH
 jobs=$(nproc 2>/dev/null || echo 4)
+steps=,${GPU_CHECK_STEPS:-tests,sanitizer,bench},
+export OPENCUDNN_UNPROVEN=${GPU_CHECK_UNPROVEN:-1}
+wants() { case $steps in *,$1,*) return 0 ;; esac; return 1; }
 
 say() { echo "$*" >>"$summary"; }
 left() { echo $((budget - (SECONDS - start))); }
@@ -102,7 +118,19 @@ if [ $rc -ne 0 ]; then
     exit 1
 fi
 
+# ---- hgmma: the wgmma instructions in the sm_90a code ------------------------------------------------
+if wants hgmma; then
+    hgmma_log=$OUT/hgmma.log
+    : >"$hgmma_log"
+    for lib in "$build"/lib*/libcudnn*.so.*.*.* "$build"/libcudnn*.so.*.*.*; do
+        [ -f "$lib" ] || continue
+        echo "$(basename "$lib"): $(cuobjdump -sass "$lib" 2>/dev/null | grep -c HGMMA) HGMMA" >>"$hgmma_log"
+    done
+    verdict hgmma 0 "$(grep -v ': 0 HGMMA' "$hgmma_log" | tr '\n' ' ')"
+fi
+
 # ---- 2. tests ----------------------------------------------------------------------------------------
+if wants tests; then
 # The whole ctest in parallel: the runner's tests file by file (unit_<file>, each running the host
 # pass then the cuda pass), the other checks beside them: the runner run serially no longer fits.
 tests_log=$OUT/tests.log
@@ -120,12 +148,15 @@ verdict doctor $rc "$(grep -E '^backend:' "$tests_log" | tail -1)"
 run_step "$tests_log" "$(min 30 "$(left)")" python3 tools/cudnn_demo.py --lib "$build"
 rc=$?
 verdict demo $rc "$(grep -E 'per call' "$tests_log" | tail -1)"
+fi
 
 # ---- 3. compute-sanitizer -------------------------------------------------------------------------
 # memcheck over the runner's cuda pass, one process per test file, as many at once as processors.
 sanitizer_log=$OUT/sanitizer.log
-: >"$sanitizer_log"
-if command -v compute-sanitizer >/dev/null 2>&1; then
+if ! wants sanitizer; then
+    :
+elif command -v compute-sanitizer >/dev/null 2>&1; then
+    : >"$sanitizer_log"
     files=$("$build/tests/opencudnn_tests" -l | sed -n 's/.*(\([a-z0-9_]*\)\.c)$/\1/p' | sort -u)
     logs=$(mktemp -d)
     limit=$(min 150 $(($(left) - 110)))
@@ -147,7 +178,40 @@ else
     say "sanitizer: not installed"
 fi
 
+# ---- race: racecheck and synccheck over the new kernels' tests and the stress program ----------------
+if wants race && command -v compute-sanitizer >/dev/null 2>&1; then
+    race_log=$OUT/race.log
+    : >"$race_log"
+    rc=0
+    for tool in racecheck synccheck; do
+        for f in ${GPU_CHECK_RACE_FILES:-conv attn_core rnn_persist gemm backend_exec}; do
+            run_step "$race_log" "$(min 60 $(($(left) - 60)))" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+                --print-limit 20 "$build/tests/opencudnn_tests" -b cuda -f "$f" || rc=1
+        done
+        run_step "$race_log" "$(min 60 $(($(left) - 60)))" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+            --print-limit 20 "$build/bench/opencudnn_stress" --threads 4 --iterations 3 --backend cuda || rc=1
+    done
+    verdict race $rc "$(grep -c -E 'ERROR SUMMARY: [1-9]' "$race_log") runs with errors"
+fi
+
+# ---- check: every call of the chosen files re-run on the host (OPENCUDNN_CHECK=1) ---------------------
+if wants check; then
+    check_log=$OUT/check.log
+    : >"$check_log"
+    warnings=$(mktemp)
+    CUDNN_LOGWARN_DBG=1 CUDNN_LOGDEST_DBG="$warnings" OPENCUDNN_CHECK=1 run_step "$check_log" \
+        "$(min 120 $(($(left) - 30)))" "$build/tests/opencudnn_tests" -b cuda \
+        -k "${GPU_CHECK_CHECK_TESTS:-conv,rnn,attn,mha,dropout,gemm,backend}"
+    rc=$?
+    bad=$(grep -c 'OPENCUDNN_CHECK: .* differs from' "$warnings")
+    grep 'OPENCUDNN_CHECK: .* differs from' "$warnings" | head -n 40 >>"$check_log"
+    rm -f "$warnings"
+    [ "$bad" -ne 0 ] && rc=1
+    verdict check $rc "$bad mismatches"
+fi
+
 # ---- 4. benchmark ----------------------------------------------------------------------------------
+if wants bench; then
 # shellcheck disable=SC2086
 run_step "$OUT/bench.log" "$(min 240 $(($(left) - 10)))" bench/run.sh -B "$build" -V "$vendor" -o "$OUT/bench.md" \
     -- ${GPU_CHECK_BENCH_ARGS:---suite tensor,nn,resnet50,conv_algo --reps 3 --min-ms 5}
@@ -159,6 +223,7 @@ verdict bench $rc "$(grep -E '^summary:' "$OUT/bench.md" 2>/dev/null | sed 's/^s
 python3 bench/results.py --ours "$OUT/bench.ours.tsv" --vendor "$OUT/bench.vendor.tsv" -o "$OUT/results.md" \
     --commit "${GPU_CHECK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" >>"$OUT/bench.log" 2>&1
 verdict results $? "$OUT/results.md"
+fi
 
 say "total: $((SECONDS - start))s; logs in $OUT"
 cat "$summary"
