@@ -666,9 +666,16 @@ cudnnStatus_t CUDNNWINAPI cudnnConvolutionBiasActivationForward(
     OCD_TRY(ocd_tensor_get(biasDesc, "biasDesc", &bv));
     struct ocd_activation_params act;
     OCD_TRY(ocd_activation_params(activationDesc, "activationDesc", &act));
+    p.ep.alpha2 = ocd_scaling_value(p.x.dtype, alpha2);
     if (zv.dtype != p.y.dtype || !ocd_view_same_dims(&zv, &p.y) ||
-        memcmp(zv.strides, p.y.strides, sizeof zv.strides) != 0)
-        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "zDesc does not match yDesc (type, dims and strides)");
+        memcmp(zv.strides, p.y.strides, sizeof zv.strides) != 0) {
+        /* With alpha2 = 0, z is not read: dlib passes the bias's descriptor and pointer as z. */
+        if (p.ep.alpha2 != 0)
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "zDesc does not match yDesc (type, dims and strides)");
+        if (ocd_log_mask & CUDNN_SEV_INFO_EN)
+            ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS,
+                            "zDesc does not match yDesc; alpha2 is 0, so z is not read");
+    }
     cudnnDataType_t bias_type = int8_family(p.x.dtype) ? CUDNN_DATA_FLOAT : p.y.dtype;
     bool bias_shape = bv.rank == p.y.rank && bv.dims[1] == p.y.dims[1];
     for (int d = 0; d < bv.rank && bias_shape; d++) bias_shape = d == 1 || bv.dims[d] == 1;
@@ -682,7 +689,6 @@ cudnnStatus_t CUDNNWINAPI cudnnConvolutionBiasActivationForward(
                         "the IDENTITY activation is only enabled with CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM");
     p.alpha = ocd_scaling_value(p.x.dtype, alpha1);
     p.ep.on = true;
-    p.ep.alpha2 = ocd_scaling_value(p.x.dtype, alpha2);
     if (p.ep.alpha2 != 0 && z == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "z is NULL and alpha2 is not 0");
     p.ep.z = p.ep.alpha2 != 0 ? z : NULL;
     p.ep.bias = bias;
