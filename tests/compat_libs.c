@@ -1,10 +1,13 @@
 /* compat_libs.c: call patterns of real programs (docs/compatibility.md) from the C and C++
    libraries that drive cuDNN 8 directly: dlib's convolution layer (algorithms found once per
    stride, padding and filter size and reused for every other shape, the bias fused with the
-   bias's own descriptor passed as z). Each result against the double references of tests/ref/.
-   (compat.c, compat_ops.c: the frameworks' patterns.) */
+   bias's own descriptor passed as z), ONNX Runtime's reductions (indices asked for whatever the
+   op), NVIDIA's Caffe (the compute type changed by a Get/Set round trip of the convolution
+   descriptor). Each result against the double references of tests/ref/. (compat.c,
+   compat_ops.c: the frameworks' patterns.) */
 #include "desc_util.h"
 #include "ref/conv.h"
+#include "ref/reduce.h"
 #include "tensors.h"
 #include "test.h"
 
@@ -156,4 +159,179 @@ TEST(compat_conv_dlib_algorithms_cached_across_shapes)
     }
     cudnnDestroyActivationDescriptor(identity);
     tconv_descs_destroy(x, y, b, w, conv);
+}
+
+/* ---- ONNX Runtime (onnxruntime/core/providers/cuda/reduction/reduction_ops.cc) -------------- */
+
+/* ONNX Runtime's reductions: every descriptor set through CudnnReduceDescriptor::Set (NaN
+   propagated, 32-bit indices). Its int32 kernels (ReduceSum, ReduceMean, ReduceProd, ReduceL1,
+   ReduceL2, ReduceMax, ReduceMin) cast the data to float and ask for FLATTENED_INDICES whatever
+   the op: the indices size is queried, a buffer of that size allocated (none for a size of 0,
+   so NULL) and passed with it. ReduceLogSumExp reduces with MAX and NO_INDICES first, passing
+   the indices buffer allocated for the ADD descriptor with the MAX descriptor's indices size.
+   Each result, and MAX's indices, against the reference. */
+TEST(compat_reduce_onnxruntime_indices_for_every_op)
+{
+    static const cudnnReduceTensorOp_t ops[] = {CUDNN_REDUCE_TENSOR_ADD, CUDNN_REDUCE_TENSOR_AVG,
+                                                CUDNN_REDUCE_TENSOR_MUL, CUDNN_REDUCE_TENSOR_NORM1,
+                                                CUDNN_REDUCE_TENSOR_NORM2, CUDNN_REDUCE_TENSOR_MAX,
+                                                CUDNN_REDUCE_TENSOR_MIN};
+    cudnnHandle_t h = test_handle();
+    const int ad[4] = {3, 4, 5, 2}, cd[4] = {3, 1, 5, 1};
+    struct rtensor at, ct;
+    rt_packed(&at, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, ad);
+    rt_packed(&ct, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, cd);
+    const int64_t outputs = rt_count(&ct);
+    cudnnTensorDescriptor_t adesc = tdesc(&at), cdesc = tdesc(&ct);
+    void *a = thost_random(&at, 0.5, 1.5), *c0 = thost_poison(&ct);
+    void *pa = tbuf_from(a, rt_bytes(&at)), *pc = tbuf_alloc(rt_bytes(&ct));
+    double *want = malloc(sizeof(double) * (size_t)rt_span(&ct));
+    uint32_t *want_idx = malloc(sizeof(uint32_t) * (size_t)outputs), *got_idx = malloc(sizeof(uint32_t) * (size_t)outputs);
+    cudnnReduceTensorDescriptor_t rd, max_rd;
+    CHECK_OK(cudnnCreateReduceTensorDescriptor(&rd));
+    CHECK_OK(cudnnCreateReduceTensorDescriptor(&max_rd));
+    const float one = 1, zero = 0;
+    for (size_t k = 0; k < TLEN(ops); k++) {
+        bool picks = ops[k] == CUDNN_REDUCE_TENSOR_MAX || ops[k] == CUDNN_REDUCE_TENSOR_MIN;
+        size_t isz = 1, wsz = 0;
+        if (!CHECK_OK(cudnnSetReduceTensorDescriptor(rd, ops[k], CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN,
+                                                     CUDNN_REDUCE_TENSOR_FLATTENED_INDICES, CUDNN_32BIT_INDICES)) ||
+            !CHECK_OK(cudnnGetReductionIndicesSize(h, rd, adesc, cdesc, &isz)) ||
+            !CHECK_OK(cudnnGetReductionWorkspaceSize(h, rd, adesc, cdesc, &wsz)))
+            break;
+        CHECK(isz == (picks ? sizeof(uint32_t) * (size_t)outputs : 0));
+        void *idx = isz ? tbuf_alloc(isz) : NULL, *work = wsz ? tbuf_alloc(wsz) : NULL;
+        tbuf_poison(pc, rt_bytes(&ct));
+        ref_reduce(ops[k], true, 1, &at, a, 0, &ct, c0, want, picks ? want_idx : NULL);
+        char what[64];
+        snprintf(what, sizeof what, "int32 path, op %d with FLATTENED_INDICES", (int)ops[k]);
+        if (CHECK_OK(cudnnReduceTensor(h, rd, idx, isz, work, wsz, &one, adesc, pa, &zero, cdesc, pc))) {
+            tcompare_span(&ct, pc, want, -1, what);
+            if (picks) {
+                tbuf_download(got_idx, idx, isz);
+                CHECK(memcmp(got_idx, want_idx, isz) == 0);
+            }
+        }
+        tbuf_free(idx);
+        tbuf_free(work);
+    }
+    /* ReduceLogSumExp's maximum: the MAX descriptor's indices size with the ADD one's buffer */
+    size_t add_isz = 1, max_isz = 1, wsz = 0;
+    CHECK_OK(cudnnSetReduceTensorDescriptor(rd, CUDNN_REDUCE_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN,
+                                            CUDNN_REDUCE_TENSOR_NO_INDICES, CUDNN_32BIT_INDICES));
+    CHECK_OK(cudnnSetReduceTensorDescriptor(max_rd, CUDNN_REDUCE_TENSOR_MAX, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN,
+                                            CUDNN_REDUCE_TENSOR_NO_INDICES, CUDNN_32BIT_INDICES));
+    CHECK_OK(cudnnGetReductionIndicesSize(h, rd, adesc, cdesc, &add_isz));
+    CHECK_OK(cudnnGetReductionWorkspaceSize(h, rd, adesc, cdesc, &wsz));
+    CHECK_OK(cudnnGetReductionIndicesSize(h, max_rd, adesc, cdesc, &max_isz));
+    void *idx = add_isz ? tbuf_alloc(add_isz) : NULL, *work = wsz ? tbuf_alloc(wsz) : NULL;
+    tbuf_poison(pc, rt_bytes(&ct));
+    ref_reduce(CUDNN_REDUCE_TENSOR_MAX, true, 1, &at, a, 0, &ct, c0, want, NULL);
+    if (CHECK_OK(cudnnReduceTensor(h, max_rd, idx, max_isz, work, wsz, &one, adesc, pa, &zero, cdesc, pc)))
+        tcompare_span(&ct, pc, want, -1, "ReduceLogSumExp's maximum");
+    tbuf_free(idx);
+    tbuf_free(work);
+    cudnnDestroyReduceTensorDescriptor(rd);
+    cudnnDestroyReduceTensorDescriptor(max_rd);
+    cudnnDestroyTensorDescriptor(adesc);
+    cudnnDestroyTensorDescriptor(cdesc);
+    tbuf_free(pa), tbuf_free(pc);
+    free(a), free(c0), free(want), free(want_idx), free(got_idx);
+}
+
+/* ---- NVIDIA's Caffe (NVIDIA/caffe src/caffe/layers/cudnn_conv_layer.cpp) --------------------- */
+
+/* NVIDIA's Caffe reads a convolution descriptor back and sets it again to change only its
+   compute type (setConvolutionDescMath): cudnnGetConvolutionNdDescriptor with 2 dims requested,
+   then cudnnSetConvolutionNdDescriptor with the same geometry and mode and the new type. */
+static bool nvcaffe_set_math(cudnnConvolutionDescriptor_t conv, cudnnDataType_t compute)
+{
+    int pad[2], stride[2], upscale[2], length = 0;
+    cudnnConvolutionMode_t mode;
+    cudnnDataType_t type;
+    return CHECK_OK(cudnnGetConvolutionNdDescriptor(conv, 2, &length, pad, stride, upscale, &mode, &type)) &&
+           CHECK(length == 2) &&
+           CHECK_OK(cudnnSetConvolutionNdDescriptor(conv, 2, pad, stride, upscale, mode, compute));
+}
+
+/* NVIDIA's Caffe, half data: the group count set on the fresh descriptor (v7 grouping), the
+   geometry later by cudnnSetConvolutionNdDescriptor with the half compute type, the tensors by
+   cudnnSetTensor4dDescriptorEx with explicit strides, TENSOR_OP_MATH set before the search.
+   cudnnFindConvolutionForwardAlgorithmEx is called until two calls in a row put the same
+   algorithm first (at most 5), into the real output; then the "pseudo fp32" round: the compute
+   type switched to FLOAT through the Get/Set round trip above and the search run again; the
+   first SUCCESS result's math type set on the descriptor and the forward run with its
+   workspace. Backward filter is searched the same way into a scratch weights buffer, then run
+   into the real one. The round trip keeps the group count and the math type. */
+TEST(compat_conv_nvcaffe_compute_type_round_trip)
+{
+    struct ref_conv rc = {.nsp = 2, .n = 2, .c = 8, .k = 6, .groups = 2, .in = {7, 6}, .filt = {3, 3},
+                          .pad = {1, 1}, .stride = {1, 1}, .dil = {1, 1}};
+    if (!CHECK(ref_conv_out_dims(&rc))) return;
+    cudnnHandle_t h = test_handle();
+    const cudnnDataType_t t = CUDNN_DATA_HALF;
+    cudnnTensorDescriptor_t x, y;
+    cudnnFilterDescriptor_t w;
+    cudnnConvolutionDescriptor_t conv;
+    tconv_descs_create(&x, &y, NULL, &w, &conv);
+    const int p = rc.out[0], q = rc.out[1];
+    bool ok = CHECK_OK(cudnnSetConvolutionGroupCount(conv, rc.groups));
+    const int pad[2] = {1, 1}, stride[2] = {1, 1}, upscale[2] = {1, 1};
+    ok = ok && CHECK_OK(cudnnSetTensor4dDescriptorEx(x, t, rc.n, rc.c, rc.in[0], rc.in[1], rc.c * rc.in[0] * rc.in[1],
+                                                     rc.in[0] * rc.in[1], rc.in[1], 1));
+    ok = ok && CHECK_OK(cudnnSetTensor4dDescriptorEx(y, t, rc.n, rc.k, p, q, rc.k * p * q, p * q, q, 1));
+    ok = ok && CHECK_OK(cudnnSetFilter4dDescriptor(w, t, CUDNN_TENSOR_NCHW, rc.k, rc.c / rc.groups, 3, 3));
+    ok = ok && CHECK_OK(cudnnSetConvolutionNdDescriptor(conv, 2, pad, stride, upscale, CUDNN_CROSS_CORRELATION, t));
+    ok = ok && CHECK_OK(cudnnSetConvolutionMathType(conv, CUDNN_TENSOR_OP_MATH));
+    const long nx = ref_conv_x_count(&rc), nw = ref_conv_w_count(&rc), ny = ref_conv_y_count(&rc);
+    double *xv = tview_random(nx, -1, 1), *wv = tview_random(nw, -1, 1), *dyv = tview_random(ny, -1, 1);
+    double *yw = malloc(sizeof(double) * (size_t)ny), *dww = malloc(sizeof(double) * (size_t)nw);
+    void *px = tvalues_upload(t, xv, nx), *pw = tvalues_upload(t, wv, nw), *pdy = tvalues_upload(t, dyv, ny);
+    void *py = tbuf_alloc(2 * (size_t)ny), *pdw = tbuf_alloc(2 * (size_t)nw), *scratch = tbuf_alloc(2 * (size_t)nw);
+    ref_conv_fwd(&rc, xv, wv, yw);
+    ref_conv_bwd_filter(&rc, xv, dyv, dww);
+    const size_t ws_bytes = 1 << 20;
+    void *ws = tbuf_alloc(ws_bytes);
+    cudnnConvolutionFwdAlgoPerf_t fr[8];
+    cudnnConvolutionBwdFilterAlgoPerf_t br[8];
+    int n = 0, prev = -1, best = -1;
+    for (int round = 0; round < 2 && ok; round++) {
+        if (round == 1 && !nvcaffe_set_math(conv, CUDNN_DATA_FLOAT)) break;
+        for (int tries = 0; tries < 5; tries++) {
+            if (!CHECK_OK(cudnnFindConvolutionForwardAlgorithmEx(h, x, px, w, pw, conv, y, py, 8, &n, fr, ws, ws_bytes)))
+                break;
+            if (prev == (int)fr[0].algo) break;
+            prev = (int)fr[0].algo;
+        }
+    }
+    for (int i = 0; i < n && best < 0; i++)
+        if (fr[i].status == CUDNN_STATUS_SUCCESS) best = i;
+    int groups = 0;
+    cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+    CHECK_OK(cudnnGetConvolutionGroupCount(conv, &groups));
+    CHECK_OK(cudnnGetConvolutionMathType(conv, &math));
+    CHECK(groups == rc.groups && math == CUDNN_TENSOR_OP_MATH);
+    const float one = 1, zero = 0;
+    if (ok && CHECK(best >= 0)) {
+        CHECK_OK(cudnnSetConvolutionMathType(conv, fr[best].mathType));
+        tbuf_poison(py, 2 * (size_t)ny);
+        if (CHECK_OK(cudnnConvolutionForward(h, &one, x, px, w, pw, conv, fr[best].algo, ws, fr[best].memory, &zero,
+                                             y, py)))
+            tvalues_check(t, py, yw, ny, tconv_tolerance(t, t, fr[best].mathType), "NVIDIA Caffe half forward");
+    }
+    best = -1;
+    if (ok && CHECK_OK(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, x, px, y, pdy, conv, w, scratch, 8, &n, br, ws,
+                                                                     ws_bytes)))
+        for (int i = 0; i < n && best < 0; i++)
+            if (br[i].status == CUDNN_STATUS_SUCCESS) best = i;
+    if (ok && CHECK(best >= 0)) {
+        CHECK_OK(cudnnSetConvolutionMathType(conv, br[best].mathType));
+        if (CHECK_OK(cudnnConvolutionBackwardFilter(h, &one, x, px, y, pdy, conv, br[best].algo, ws, br[best].memory,
+                                                    &zero, w, pdw)))
+            tvalues_check(t, pdw, dww, nw, tconv_tolerance(t, t, br[best].mathType), "NVIDIA Caffe half backward filter");
+    }
+    void *bufs[] = {px, pw, pdy, py, pdw, scratch, ws};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+    free(xv), free(wv), free(dyv), free(yw), free(dww);
+    tconv_descs_destroy(x, y, NULL, w, conv);
 }
