@@ -148,13 +148,8 @@ TEST(compat_reduce_cudajl_null_indices_reported_size)
                                                 CUDNN_REDUCE_TENSOR_NORM2};
     cudnnHandle_t h = test_handle();
     const int ad[4] = {2, 3, 4, 5}, cd[4] = {1, 3, 1, 5};
-    struct rtensor at, ct;
-    rt_packed(&at, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, ad);
-    rt_packed(&ct, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, cd);
-    cudnnTensorDescriptor_t adesc = tdesc(&at), cdesc = tdesc(&ct);
-    void *a = thost_random(&at, -2, 2), *c0 = thost_poison(&ct);
-    void *pa = tbuf_from(a, rt_bytes(&at)), *pc = tbuf_alloc(rt_bytes(&ct));
-    double *want = malloc(sizeof(double) * (size_t)rt_span(&ct));
+    struct treduce r;
+    treduce_init(&r, ad, cd, -2, 2);
     cudnnReduceTensorDescriptor_t rd;
     CHECK_OK(cudnnCreateReduceTensorDescriptor(&rd));
     for (size_t k = 0; k < TLEN(ops); k++) {
@@ -162,21 +157,18 @@ TEST(compat_reduce_cudajl_null_indices_reported_size)
         const float one = 1, zero = 0;
         if (!CHECK_OK(cudnnSetReduceTensorDescriptor(rd, ops[k], CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN,
                                                      CUDNN_REDUCE_TENSOR_NO_INDICES, CUDNN_32BIT_INDICES)) ||
-            !CHECK_OK(cudnnGetReductionIndicesSize(h, rd, adesc, cdesc, &isz)) ||
-            !CHECK_OK(cudnnGetReductionWorkspaceSize(h, rd, adesc, cdesc, &wsz)))
+            !CHECK_OK(cudnnGetReductionIndicesSize(h, rd, r.adesc, r.cdesc, &isz)) ||
+            !CHECK_OK(cudnnGetReductionWorkspaceSize(h, rd, r.adesc, r.cdesc, &wsz)))
             break;
         void *work = wsz ? tbuf_alloc(wsz) : NULL;
-        tbuf_poison(pc, rt_bytes(&ct));
-        ref_reduce(ops[k], false, 1, &at, a, 0, &ct, c0, want, NULL);
-        if (CHECK_OK(cudnnReduceTensor(h, rd, NULL, isz, work, wsz, &one, adesc, pa, &zero, cdesc, pc)))
-            tcompare_span(&ct, pc, want, -1, "reduction with the indices pointer NULL");
+        tbuf_poison(r.pc, rt_bytes(&r.ct));
+        ref_reduce(ops[k], false, 1, &r.at, r.a, 0, &r.ct, r.c0, r.want, NULL);
+        if (CHECK_OK(cudnnReduceTensor(h, rd, NULL, isz, work, wsz, &one, r.adesc, r.pa, &zero, r.cdesc, r.pc)))
+            tcompare_span(&r.ct, r.pc, r.want, -1, "reduction with the indices pointer NULL");
         tbuf_free(work);
     }
     cudnnDestroyReduceTensorDescriptor(rd);
-    cudnnDestroyTensorDescriptor(adesc);
-    cudnnDestroyTensorDescriptor(cdesc);
-    tbuf_free(pa), tbuf_free(pc);
-    free(a), free(c0), free(want);
+    treduce_free(&r);
 }
 
 /* PyTorch's cudnn_grid_sampler (aten/src/ATen/native/cudnn/GridSampler.cpp): the input and the

@@ -178,14 +178,9 @@ TEST(compat_reduce_onnxruntime_indices_for_every_op)
                                                 CUDNN_REDUCE_TENSOR_MIN};
     cudnnHandle_t h = test_handle();
     const int ad[4] = {3, 4, 5, 2}, cd[4] = {3, 1, 5, 1};
-    struct rtensor at, ct;
-    rt_packed(&at, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, ad);
-    rt_packed(&ct, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, cd);
-    const int64_t outputs = rt_count(&ct);
-    cudnnTensorDescriptor_t adesc = tdesc(&at), cdesc = tdesc(&ct);
-    void *a = thost_random(&at, 0.5, 1.5), *c0 = thost_poison(&ct);
-    void *pa = tbuf_from(a, rt_bytes(&at)), *pc = tbuf_alloc(rt_bytes(&ct));
-    double *want = malloc(sizeof(double) * (size_t)rt_span(&ct));
+    struct treduce r;
+    treduce_init(&r, ad, cd, 0.5, 1.5);
+    const int64_t outputs = rt_count(&r.ct);
     uint32_t *want_idx = malloc(sizeof(uint32_t) * (size_t)outputs), *got_idx = malloc(sizeof(uint32_t) * (size_t)outputs);
     cudnnReduceTensorDescriptor_t rd, max_rd;
     CHECK_OK(cudnnCreateReduceTensorDescriptor(&rd));
@@ -196,17 +191,17 @@ TEST(compat_reduce_onnxruntime_indices_for_every_op)
         size_t isz = 1, wsz = 0;
         if (!CHECK_OK(cudnnSetReduceTensorDescriptor(rd, ops[k], CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN,
                                                      CUDNN_REDUCE_TENSOR_FLATTENED_INDICES, CUDNN_32BIT_INDICES)) ||
-            !CHECK_OK(cudnnGetReductionIndicesSize(h, rd, adesc, cdesc, &isz)) ||
-            !CHECK_OK(cudnnGetReductionWorkspaceSize(h, rd, adesc, cdesc, &wsz)))
+            !CHECK_OK(cudnnGetReductionIndicesSize(h, rd, r.adesc, r.cdesc, &isz)) ||
+            !CHECK_OK(cudnnGetReductionWorkspaceSize(h, rd, r.adesc, r.cdesc, &wsz)))
             break;
         CHECK(isz == (picks ? sizeof(uint32_t) * (size_t)outputs : 0));
         void *idx = isz ? tbuf_alloc(isz) : NULL, *work = wsz ? tbuf_alloc(wsz) : NULL;
-        tbuf_poison(pc, rt_bytes(&ct));
-        ref_reduce(ops[k], true, 1, &at, a, 0, &ct, c0, want, picks ? want_idx : NULL);
+        tbuf_poison(r.pc, rt_bytes(&r.ct));
+        ref_reduce(ops[k], true, 1, &r.at, r.a, 0, &r.ct, r.c0, r.want, picks ? want_idx : NULL);
         char what[64];
         snprintf(what, sizeof what, "int32 path, op %d with FLATTENED_INDICES", (int)ops[k]);
-        if (CHECK_OK(cudnnReduceTensor(h, rd, idx, isz, work, wsz, &one, adesc, pa, &zero, cdesc, pc))) {
-            tcompare_span(&ct, pc, want, -1, what);
+        if (CHECK_OK(cudnnReduceTensor(h, rd, idx, isz, work, wsz, &one, r.adesc, r.pa, &zero, r.cdesc, r.pc))) {
+            tcompare_span(&r.ct, r.pc, r.want, -1, what);
             if (picks) {
                 tbuf_download(got_idx, idx, isz);
                 CHECK(memcmp(got_idx, want_idx, isz) == 0);
@@ -221,22 +216,20 @@ TEST(compat_reduce_onnxruntime_indices_for_every_op)
                                             CUDNN_REDUCE_TENSOR_NO_INDICES, CUDNN_32BIT_INDICES));
     CHECK_OK(cudnnSetReduceTensorDescriptor(max_rd, CUDNN_REDUCE_TENSOR_MAX, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN,
                                             CUDNN_REDUCE_TENSOR_NO_INDICES, CUDNN_32BIT_INDICES));
-    CHECK_OK(cudnnGetReductionIndicesSize(h, rd, adesc, cdesc, &add_isz));
-    CHECK_OK(cudnnGetReductionWorkspaceSize(h, rd, adesc, cdesc, &wsz));
-    CHECK_OK(cudnnGetReductionIndicesSize(h, max_rd, adesc, cdesc, &max_isz));
+    CHECK_OK(cudnnGetReductionIndicesSize(h, rd, r.adesc, r.cdesc, &add_isz));
+    CHECK_OK(cudnnGetReductionWorkspaceSize(h, rd, r.adesc, r.cdesc, &wsz));
+    CHECK_OK(cudnnGetReductionIndicesSize(h, max_rd, r.adesc, r.cdesc, &max_isz));
     void *idx = add_isz ? tbuf_alloc(add_isz) : NULL, *work = wsz ? tbuf_alloc(wsz) : NULL;
-    tbuf_poison(pc, rt_bytes(&ct));
-    ref_reduce(CUDNN_REDUCE_TENSOR_MAX, true, 1, &at, a, 0, &ct, c0, want, NULL);
-    if (CHECK_OK(cudnnReduceTensor(h, max_rd, idx, max_isz, work, wsz, &one, adesc, pa, &zero, cdesc, pc)))
-        tcompare_span(&ct, pc, want, -1, "ReduceLogSumExp's maximum");
+    tbuf_poison(r.pc, rt_bytes(&r.ct));
+    ref_reduce(CUDNN_REDUCE_TENSOR_MAX, true, 1, &r.at, r.a, 0, &r.ct, r.c0, r.want, NULL);
+    if (CHECK_OK(cudnnReduceTensor(h, max_rd, idx, max_isz, work, wsz, &one, r.adesc, r.pa, &zero, r.cdesc, r.pc)))
+        tcompare_span(&r.ct, r.pc, r.want, -1, "ReduceLogSumExp's maximum");
     tbuf_free(idx);
     tbuf_free(work);
     cudnnDestroyReduceTensorDescriptor(rd);
     cudnnDestroyReduceTensorDescriptor(max_rd);
-    cudnnDestroyTensorDescriptor(adesc);
-    cudnnDestroyTensorDescriptor(cdesc);
-    tbuf_free(pa), tbuf_free(pc);
-    free(a), free(c0), free(want), free(want_idx), free(got_idx);
+    treduce_free(&r);
+    free(want_idx), free(got_idx);
 }
 
 /* ---- NVIDIA's Caffe (NVIDIA/caffe src/caffe/layers/cudnn_conv_layer.cpp) --------------------- */

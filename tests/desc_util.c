@@ -1,5 +1,7 @@
-/* desc_util.c: descriptors that many tests set up the same way (see desc_util.h). */
+/* desc_util.c: descriptors and tensors that many tests set up the same way (see desc_util.h). */
 #include "desc_util.h"
+
+#include <stdlib.h>
 
 cudnnDropoutDescriptor_t tdropout_make(cudnnHandle_t h, float p, unsigned long long seed, void **states)
 {
@@ -55,4 +57,26 @@ void trnn_data_descs_destroy(cudnnRNNDataDescriptor_t x, cudnnRNNDataDescriptor_
     cudnnDestroyRNNDataDescriptor(y);
     if (h) cudnnDestroyTensorDescriptor(h);
     if (c) cudnnDestroyTensorDescriptor(c);
+}
+
+void treduce_init(struct treduce *r, const int ad[4], const int cd[4], double lo, double hi)
+{
+    rt_packed(&r->at, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, ad);
+    rt_packed(&r->ct, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, cd);
+    r->adesc = tdesc(&r->at);
+    r->cdesc = tdesc(&r->ct);
+    r->a = thost_random(&r->at, lo, hi);
+    r->c0 = thost_poison(&r->ct);
+    r->pa = tbuf_from(r->a, rt_bytes(&r->at));
+    r->pc = tbuf_alloc(rt_bytes(&r->ct));
+    r->want = malloc(sizeof(double) * (size_t)rt_span(&r->ct));
+}
+
+void treduce_free(struct treduce *r)
+{
+    cudnnDestroyTensorDescriptor(r->adesc);
+    cudnnDestroyTensorDescriptor(r->cdesc);
+    tbuf_free(r->pa);
+    tbuf_free(r->pc);
+    free(r->a), free(r->c0), free(r->want);
 }

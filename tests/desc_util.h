@@ -1,10 +1,11 @@
 /* desc_util.h: descriptors that many tests set up the same way (tests/desc_util.c): a dropout
-   descriptor with its states on the backend under test, and the empty descriptors of one
+   descriptor with its states on the backend under test, the empty descriptors of one
    convolution or of one RNN call, which each test then sets as the program or case it follows
-   does. A call that must succeed is CHECK_OK'd inside. */
+   does, and the tensors of one reduction. A call that must succeed is CHECK_OK'd inside. */
 #ifndef OCD_TESTS_DESC_UTIL_H
 #define OCD_TESTS_DESC_UTIL_H
 
+#include "tensors.h"
 #include "test.h"
 
 /* A dropout descriptor of probability p and seed, its states (of cudnnDropoutGetStatesSize's
@@ -28,5 +29,17 @@ void trnn_data_descs_create(cudnnRNNDataDescriptor_t *x, cudnnRNNDataDescriptor_
                             cudnnTensorDescriptor_t *c);
 void trnn_data_descs_destroy(cudnnRNNDataDescriptor_t x, cudnnRNNDataDescriptor_t y, cudnnTensorDescriptor_t h,
                              cudnnTensorDescriptor_t c);
+
+/* One reduction's float tensors, packed NCHW: A of dims ad (random in [lo, hi]) and C of dims
+   cd, their descriptors, the host values (c0 all poison), copies on the backend under test (pc
+   poisoned) and want, room for C's reference; treduce_free releases them all. */
+struct treduce {
+    struct rtensor at, ct;
+    cudnnTensorDescriptor_t adesc, cdesc;
+    void *a, *c0, *pa, *pc;
+    double *want;
+};
+void treduce_init(struct treduce *r, const int ad[4], const int cd[4], double lo, double hi);
+void treduce_free(struct treduce *r);
 
 #endif /* OCD_TESTS_DESC_UTIL_H */
