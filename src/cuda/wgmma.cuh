@@ -1,0 +1,307 @@
+/* wgmma.cuh: Hopper's warpgroup tensor-core instructions (sm_90a) for the kernels that use them
+   (the implicit-GEMM convolution's sm_90a mainloop, conv_igemm_sm90.cu): the shared-memory
+   layout wgmma reads, its matrix descriptors, the wgmma.mma_async wrappers with their fences and
+   groups, the mbarrier operations, and where each thread's accumulator and A-fragment registers
+   sit in the tile. Everything here is written from the PTX ISA ("Asynchronous Warpgroup Level
+   Matrix Multiply-Accumulate Instructions" and "mbarrier").
+
+   Main decisions.
+   - One operand layout: K-major with the 128-byte swizzle. A K tile is 128 bytes of K (64
+     elements of a 16-bit type) per row; each group of 8 rows is one 1024-byte swizzle atom, and
+     inside it the 16-byte chunk c of row r lies at chunk position c ^ (r % 8) (address bits 4-6
+     XORed with bits 7-9), so that the 8 rows of any 16-byte column of the atom fall in 8
+     different bank groups. An operand stage must start on a 1024-byte boundary (the matrix base
+     offset is then 0). Its descriptor has SBO = 1024 (from one 8-row group to the next); the
+     ISA ignores LBO for swizzled K-major layouts (it is set to 1, encoded). One wgmma k-step (16
+     elements, 32 bytes) inside the 128-byte row is the descriptor's start address plus 32 bytes:
+     the hardware applies the XOR to the address it forms, so the same atom serves all four.
+   - wgmma.mma_async m64nNk16, fp32 accumulators, fp16 or bf16 inputs, N = 64, 128 or 256: A and
+     B from shared memory (both K-major), or A from registers (the fragment map below) and B from
+     shared memory. The accumulators of one thread are N / 2 floats, d[N / 2].
+   - Where the device code cannot exist (host, or any architecture but sm_90a: the
+     __CUDA_ARCH_FEAT_SM90_ALL feature macro) the wrappers compile to nothing, so that a file that
+     includes this header builds for every architecture of the build; the index functions are
+     host-callable for the CPU emulations (tests/emulate/wgmma.cu).
+
+   Accumulator fragment (the ISA's figure for the m64nNk16 D matrix): thread t of the warpgroup
+   (warp w = t / 32, lane l = t % 32) holds d[i], i < N / 2, at
+     row = 16 w + 8 ((i / 2) % 2) + l / 4,   column = 8 (i / 4) + 2 (l % 4) + i % 2,
+   that is the m16n8 mma.sync accumulator of warp w's 16 rows, repeated N / 8 times along N.
+   A fragment (registers a[0..3], two 16-bit elements each, lower element in the low half):
+   element e < 8 of thread t lies at row 16 w + l / 4 + 8 ((e / 2) % 2), column
+   2 (l % 4) + e % 2 + 8 (e / 4) of the 64 x 16 A tile. */
+#ifndef OCD_CUDA_WGMMA_CUH
+#define OCD_CUDA_WGMMA_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define OCD_WGMMA_ARCH_OK 1
+#endif
+
+/* ---- the shared-memory layout and descriptors -------------------------------------------------- */
+
+/* One operand stage: ROWS rows (M for A, N for B) by one 128-byte K tile, K-major, 128-byte
+   swizzle; 16-byte chunks (E elements) are the unit a loader copies. */
+template <typename T, int ROWS> struct ocd_wgmma_smem {
+    static constexpr int E = 16 / (int)sizeof(T);   /* elements per 16-byte chunk */
+    static constexpr int BK = 128 / (int)sizeof(T); /* elements per K tile (one swizzled row) */
+    static constexpr int CPR = 8;                   /* chunks per row */
+    static constexpr int KSTEP = 32 / (int)sizeof(T); /* elements per wgmma k-step (32 bytes) */
+    static constexpr int STAGE = ROWS * BK;         /* elements per stage */
+    static constexpr int STAGE_BYTES = ROWS * 128;
+    static_assert(ROWS % 8 == 0, "a stage holds whole 8-row swizzle atoms");
+
+    /* Element offset, from the stage start, of chunk `chunk` (K elements chunk * E ..) of row `row`. */
+    static __host__ __device__ __forceinline__ int offset(int row, int chunk)
+    {
+        return row * BK + ((chunk ^ (row & 7)) * E);
+    }
+};
+
+/* The 128-byte swizzle of a shared-memory byte address (bits 4-6 ^= bits 7-9), as the hardware
+   applies it to the addresses it forms from a descriptor. */
+__host__ __device__ __forceinline__ uint32_t ocd_wgmma_swizzle128(uint32_t addr)
+{
+    return addr ^ (((addr >> 7) & 7u) << 4);
+}
+
+/* Swizzle modes of the descriptor's bits 62-63. */
+enum { OCD_WGMMA_SWIZZLE_NONE = 0, OCD_WGMMA_SWIZZLE_128B = 1, OCD_WGMMA_SWIZZLE_64B = 2, OCD_WGMMA_SWIZZLE_32B = 3 };
+
+/* The 64-bit matrix descriptor: start address (bits 0-13), leading-dimension byte offset (16-29),
+   stride-dimension byte offset (32-45), each as (x & 0x3FFFF) >> 4; base offset (49-51) 0;
+   swizzle mode (62-63). addr is a shared-state-space byte address. */
+__host__ __device__ __forceinline__ uint64_t ocd_wgmma_desc(uint32_t addr, uint32_t lbo, uint32_t sbo, int swizzle)
+{
+    return (uint64_t)((addr & 0x3FFFFu) >> 4) | (uint64_t)((lbo & 0x3FFFFu) >> 4) << 16 |
+           (uint64_t)((sbo & 0x3FFFFu) >> 4) << 32 | (uint64_t)swizzle << 62;
+}
+
+/* The descriptor of a K-major, 128-byte-swizzled operand whose row 0 starts at shared address
+   addr (1024-byte aligned), at k-step ks (0..3) of its K tile. */
+__host__ __device__ __forceinline__ uint64_t ocd_wgmma_desc_k128(uint32_t addr, int ks)
+{
+    return ocd_wgmma_desc(addr + 32u * (uint32_t)ks, 16, 1024, OCD_WGMMA_SWIZZLE_128B);
+}
+
+/* The shared-state-space address of a generic pointer into shared memory. */
+__host__ __device__ __forceinline__ uint32_t ocd_wgmma_smem_addr(const void *p)
+{
+#ifdef __CUDA_ARCH__
+    return (uint32_t)__cvta_generic_to_shared(p);
+#else
+    return (uint32_t)(uintptr_t)p;
+#endif
+}
+
+/* ---- fragment maps ------------------------------------------------------------------------------ */
+
+/* Row and column in the warpgroup's 64 x N tile of accumulator d[i] of thread t (0..127). */
+__host__ __device__ __forceinline__ int ocd_wgmma_acc_row(int t, int i)
+{
+    return (t >> 5) * 16 + ((i >> 1) & 1) * 8 + ((t & 31) >> 2);
+}
+__host__ __device__ __forceinline__ int ocd_wgmma_acc_col(int t, int i)
+{
+    return (i >> 2) * 8 + (t & 3) * 2 + (i & 1);
+}
+
+/* Row and column in the 64 x 16 A tile of element e (0..7: register e / 2, half e % 2) of the
+   register A fragment of thread t. */
+__host__ __device__ __forceinline__ int ocd_wgmma_afrag_row(int t, int e)
+{
+    return (t >> 5) * 16 + ((t & 31) >> 2) + ((e >> 1) & 1) * 8;
+}
+__host__ __device__ __forceinline__ int ocd_wgmma_afrag_col(int t, int e)
+{
+    return (t & 3) * 2 + (e & 1) + (e >> 2) * 8;
+}
+
+/* ---- wgmma ------------------------------------------------------------------------------------- */
+
+/* Orders this thread's earlier register and shared-memory accesses before the warpgroup's next
+   wgmma.mma_async (needed before the first wgmma, and whenever its accumulators or A registers
+   were touched by other instructions). */
+__device__ __forceinline__ void ocd_wgmma_fence()
+{
+#ifdef OCD_WGMMA_ARCH_OK
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+
+/* Closes the group of the wgmma.mma_async operations issued since the last commit. */
+__device__ __forceinline__ void ocd_wgmma_commit()
+{
+#ifdef OCD_WGMMA_ARCH_OK
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+
+/* Waits until at most N committed groups of this warpgroup are pending. */
+template <int N> __device__ __forceinline__ void ocd_wgmma_wait()
+{
+#ifdef OCD_WGMMA_ARCH_OK
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+/* Keeps the compiler from moving accesses of accumulator registers across a wgmma fence or wait
+   (the registers are written asynchronously, outside what the compiler sees). */
+template <int COUNT> __device__ __forceinline__ void ocd_wgmma_fence_operands(float (&d)[COUNT])
+{
+#ifdef OCD_WGMMA_ARCH_OK
+#pragma unroll
+    for (int i = 0; i < COUNT; i++) asm volatile("" : "+f"(d[i])::"memory");
+#endif
+}
+
+/* Operand lists of the wrappers: "{%0, ..., %(n - 1)}" and "+f"(d[0]) .. "+f"(d[n - 1]). */
+#define OCD_WG_S10(t) "%" #t "0,%" #t "1,%" #t "2,%" #t "3,%" #t "4,%" #t "5,%" #t "6,%" #t "7,%" #t "8,%" #t "9"
+#define OCD_WG_S0 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9"
+#define OCD_WG_D32 "{" OCD_WG_S0 "," OCD_WG_S10(1) "," OCD_WG_S10(2) ",%30,%31}"
+#define OCD_WG_D64                                                                                 \
+    "{" OCD_WG_S0 "," OCD_WG_S10(1) "," OCD_WG_S10(2) "," OCD_WG_S10(3) "," OCD_WG_S10(4) "," OCD_WG_S10(5) \
+    ",%60,%61,%62,%63}"
+#define OCD_WG_D128                                                                                \
+    "{" OCD_WG_S0 "," OCD_WG_S10(1) "," OCD_WG_S10(2) "," OCD_WG_S10(3) "," OCD_WG_S10(4) "," OCD_WG_S10(5) \
+    "," OCD_WG_S10(6) "," OCD_WG_S10(7) "," OCD_WG_S10(8) "," OCD_WG_S10(9) "," OCD_WG_S10(10) "," OCD_WG_S10(11) \
+    ",%120,%121,%122,%123,%124,%125,%126,%127}"
+#define OCD_WG_F8(d, i)                                                                            \
+    "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
+        "+f"(d[i + 7])
+#define OCD_WG_F32(d, i) OCD_WG_F8(d, i), OCD_WG_F8(d, i + 8), OCD_WG_F8(d, i + 16), OCD_WG_F8(d, i + 24)
+#define OCD_WG_F_64(d) OCD_WG_F32(d, 0)
+#define OCD_WG_F_128(d) OCD_WG_F32(d, 0), OCD_WG_F32(d, 32)
+#define OCD_WG_F_256(d) OCD_WG_F32(d, 0), OCD_WG_F32(d, 32), OCD_WG_F32(d, 64), OCD_WG_F32(d, 96)
+
+/* wgmma.mma_async m64nNk16 with fp32 accumulators: d = A * B + (scale_d ? d : 0), A (64 x 16)
+   and B (N x 16) K-major in shared memory (ss), or A from registers (rs). T is __half or
+   __nv_bfloat16. */
+template <int N, typename T> struct ocd_wgmma;
+
+#ifdef OCD_WGMMA_ARCH_OK
+#define OCD_WGMMA_DEFINE(n, T, ab, dlist, ia, ib, ir)                                              \
+    template <> struct ocd_wgmma<n, T> {                                                           \
+        static __device__ __forceinline__ void ss(float (&d)[n / 2], uint64_t da, uint64_t db, int scale_d) \
+        {                                                                                          \
+            asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" ir ", 0;\n"                           \
+                         "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32." ab "." ab " " dlist ", %" ia \
+                         ", %" ib ", p, 1, 1, 0, 0;\n}\n"                                          \
+                         : OCD_WG_F_##n(d)                                                         \
+                         : "l"(da), "l"(db), "r"(scale_d));                                        \
+        }                                                                                          \
+        static __device__ __forceinline__ void rs(float (&d)[n / 2], const uint32_t (&a)[4], uint64_t db, \
+                                                  int scale_d)                                     \
+        {                                                                                          \
+            asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" OCD_WG_RS_##n##_SCALE ", 0;\n"        \
+                         "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32." ab "." ab " " dlist ", {" \
+                         OCD_WG_RS_##n##_A "}, %" OCD_WG_RS_##n##_B ", p, 1, 1, 0;\n}\n"           \
+                         : OCD_WG_F_##n(d)                                                         \
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));     \
+        }                                                                                          \
+    };
+/* operand numbers after the n / 2 accumulators: ss takes (a-desc, b-desc, scale-d), rs takes
+   (a0..a3, b-desc, scale-d) */
+#define OCD_WG_RS_64_A "%32,%33,%34,%35"
+#define OCD_WG_RS_64_B "36"
+#define OCD_WG_RS_64_SCALE "37"
+#define OCD_WG_RS_128_A "%64,%65,%66,%67"
+#define OCD_WG_RS_128_B "68"
+#define OCD_WG_RS_128_SCALE "69"
+#define OCD_WG_RS_256_A "%128,%129,%130,%131"
+#define OCD_WG_RS_256_B "132"
+#define OCD_WG_RS_256_SCALE "133"
+OCD_WGMMA_DEFINE(64, __half, "f16", OCD_WG_D32, "32", "33", "34")
+OCD_WGMMA_DEFINE(128, __half, "f16", OCD_WG_D64, "64", "65", "66")
+OCD_WGMMA_DEFINE(256, __half, "f16", OCD_WG_D128, "128", "129", "130")
+OCD_WGMMA_DEFINE(64, __nv_bfloat16, "bf16", OCD_WG_D32, "32", "33", "34")
+OCD_WGMMA_DEFINE(128, __nv_bfloat16, "bf16", OCD_WG_D64, "64", "65", "66")
+OCD_WGMMA_DEFINE(256, __nv_bfloat16, "bf16", OCD_WG_D128, "128", "129", "130")
+#undef OCD_WGMMA_DEFINE
+#else
+/* Without sm_90a: the same interface, no instruction (nothing that runs there calls it). */
+template <int N, typename T> struct ocd_wgmma {
+    static __host__ __device__ __forceinline__ void ss(float (&)[N / 2], uint64_t, uint64_t, int) {}
+    static __host__ __device__ __forceinline__ void rs(float (&)[N / 2], const uint32_t (&)[4], uint64_t, int) {}
+};
+#endif
+
+/* ---- proxy fence and mbarriers ------------------------------------------------------------------ */
+
+/* Makes this thread's completed generic-proxy writes to shared memory (st.shared, landed
+   cp.async copies) visible to the async proxy, which wgmma reads shared memory through. */
+__device__ __forceinline__ void ocd_wgmma_fence_async_smem()
+{
+#ifdef OCD_WGMMA_ARCH_OK
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+/* An mbarrier (a 64-bit word in shared memory) expecting `count` arrivals per phase. Make the
+   initialization visible (__syncthreads) before any other thread uses it. */
+__device__ __forceinline__ void ocd_mbar_init(uint64_t *bar, unsigned count)
+{
+#ifdef OCD_WGMMA_ARCH_OK
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(ocd_wgmma_smem_addr(bar)), "r"(count) : "memory");
+#endif
+}
+
+/* This thread's arrival on the current phase. */
+__device__ __forceinline__ void ocd_mbar_arrive(uint64_t *bar)
+{
+#ifdef OCD_WGMMA_ARCH_OK
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(ocd_wgmma_smem_addr(bar)) : "memory");
+#endif
+}
+
+/* An arrival that also raises the phase's expected transaction count by `bytes` (the bytes
+   asynchronous copies such as TMA loads will complete on it). */
+__device__ __forceinline__ void ocd_mbar_arrive_expect_tx(uint64_t *bar, unsigned bytes)
+{
+#ifdef OCD_WGMMA_ARCH_OK
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(ocd_wgmma_smem_addr(bar)),
+                 "r"(bytes)
+                 : "memory");
+#endif
+}
+
+/* Raises the current phase's expected transaction count by `bytes`, without arriving. */
+__device__ __forceinline__ void ocd_mbar_expect_tx(uint64_t *bar, unsigned bytes)
+{
+#ifdef OCD_WGMMA_ARCH_OK
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(ocd_wgmma_smem_addr(bar)),
+                 "r"(bytes)
+                 : "memory");
+#endif
+}
+
+/* An arrival triggered when all of this thread's earlier cp.async copies have completed; it
+   does not count as an arrival of its own (.noinc): `count` at init must include it. */
+__device__ __forceinline__ void ocd_mbar_cp_async_arrive(uint64_t *bar)
+{
+#ifdef OCD_WGMMA_ARCH_OK
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(ocd_wgmma_smem_addr(bar))
+                 : "memory");
+#endif
+}
+
+/* Waits until the phase of parity `parity` (0 for the first phase, then alternating) has
+   completed. */
+__device__ __forceinline__ void ocd_mbar_wait(uint64_t *bar, unsigned parity)
+{
+#ifdef OCD_WGMMA_ARCH_OK
+    const uint32_t a = ocd_wgmma_smem_addr(bar);
+    uint32_t done = 0;
+    while (!done)
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(a), "r"(parity)
+                     : "memory");
+#endif
+}
+
+#endif /* OCD_CUDA_WGMMA_CUH */

@@ -1,0 +1,129 @@
+/* wgmma_emulate.h: what only Hopper's warpgroup tensor cores do, emulated for one warpgroup from
+   the PTX ISA's definitions, for the emulation tests of sm_90a kernels (wgmma.cu,
+   conv_igemm_sm90.cu): where a matrix descriptor says an operand element lies in shared memory
+   (the K-major canonical layouts with the 128-byte swizzle: rows 8 to an atom, SBO bytes from
+   one 8-row group to the next, 128 bytes per row inside the atom, and the hardware's XOR of
+   address bits 7-9 into bits 4-6), and wgmma.mma_async m64nNk16 with fp32 accumulators, whose
+   result goes to thread t's register i at the ISA's D-fragment position (row 16 (t / 32) +
+   8 ((i / 2) % 2) + (t % 32) / 4, column 8 (i / 4) + 2 (t % 4) + i % 2). Shared memory is a
+   byte array indexed by shared address. */
+#ifndef OCD_TESTS_EMULATE_WGMMA_EMULATE_H
+#define OCD_TESTS_EMULATE_WGMMA_EMULATE_H
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "cuda/types.cuh"
+
+namespace {
+
+/* The fields of a descriptor (bits 0-13 start, 16-29 LBO, 32-45 SBO, each in 16-byte units;
+   49-51 base offset; 62-63 swizzle mode). */
+struct emu_desc {
+    uint32_t start, lbo, sbo, base, swizzle;
+};
+
+emu_desc emu_desc_decode(uint64_t d)
+{
+    emu_desc e;
+    e.start = (uint32_t)(d & 0x3FFF) << 4;
+    e.lbo = (uint32_t)(d >> 16 & 0x3FFF) << 4;
+    e.sbo = (uint32_t)(d >> 32 & 0x3FFF) << 4;
+    e.base = (uint32_t)(d >> 49 & 7);
+    e.swizzle = (uint32_t)(d >> 62 & 3);
+    return e;
+}
+
+/* The shared address of element (row, k), k < 16, of a K-major operand with the 128-byte
+   swizzle, element size esize; false when the descriptor is not of that kind. */
+bool emu_desc_addr(uint64_t desc, int row, int k, int esize, uint32_t *addr)
+{
+    emu_desc e = emu_desc_decode(desc);
+    if (e.swizzle != 1 || e.base != 0) return false;
+    uint32_t a = e.start + (uint32_t)(row / 8) * e.sbo + (uint32_t)(row % 8) * 128 + (uint32_t)(k * esize);
+    *addr = a ^ ((a >> 7 & 7) << 4);
+    return true;
+}
+
+template <typename T> float emu_elem(const uint8_t *p)
+{
+    T v;
+    memcpy(&v, p, sizeof v);
+    return ocd_cuda_load(&v);
+}
+
+/* The D-fragment position of register i of warpgroup thread t, as the ISA's figure draws it. */
+int emu_d_row(int t, int i)
+{
+    return 16 * (t / 32) + 8 * ((i / 2) % 2) + (t % 32) / 4;
+}
+int emu_d_col(int t, int i)
+{
+    return 8 * (i / 4) + 2 * (t % 4) + i % 2;
+}
+
+/* The 64 x 16 A operand read through its descriptor. */
+template <typename T> bool emu_read_a(float a[64][16], const std::vector<uint8_t> &smem, uint64_t da)
+{
+    for (int m = 0; m < 64; m++)
+        for (int k = 0; k < 16; k++) {
+            uint32_t addr;
+            if (!emu_desc_addr(da, m, k, (int)sizeof(T), &addr) || addr + sizeof(T) > smem.size()) return false;
+            a[m][k] = emu_elem<T>(&smem[addr]);
+        }
+    return true;
+}
+
+/* Adds A (64 x 16) * B^T (B: N x 16 through db) into the warpgroup's accumulators d[t][i] (or
+   sets them when !scale_d). False when a descriptor is malformed or reads outside smem. */
+template <typename T, int N>
+bool emu_wgmma(float (*d)[N / 2], const float a[64][16], const std::vector<uint8_t> &smem, uint64_t db, bool scale_d)
+{
+    static float b[N][16];
+    for (int n = 0; n < N; n++)
+        for (int k = 0; k < 16; k++) {
+            uint32_t addr;
+            if (!emu_desc_addr(db, n, k, (int)sizeof(T), &addr) || addr + sizeof(T) > smem.size()) return false;
+            b[n][k] = emu_elem<T>(&smem[addr]);
+        }
+    for (int t = 0; t < 128; t++)
+        for (int i = 0; i < N / 2; i++) {
+            int m = emu_d_row(t, i), n = emu_d_col(t, i);
+            float s = scale_d ? d[t][i] : 0.f;
+            for (int k = 0; k < 16; k++) s += a[m][k] * b[n][k];
+            d[t][i] = s;
+        }
+    return true;
+}
+
+/* wgmma with A from shared memory. */
+template <typename T, int N>
+bool emu_wgmma_ss(float (*d)[N / 2], const std::vector<uint8_t> &smem, uint64_t da, uint64_t db, bool scale_d)
+{
+    float a[64][16];
+    return emu_read_a<T>(a, smem, da) && emu_wgmma<T, N>(d, a, smem, db, scale_d);
+}
+
+/* wgmma with A from registers: areg[t][r] is thread t's register r, two 16-bit elements, the
+   lower in the low half, at the ISA's A-fragment positions (row 16 (t / 32) + (t % 32) / 4 +
+   8 (r % 2), column 2 (t % 4) + h + 8 (r / 2) for half h). */
+template <typename T, int N>
+bool emu_wgmma_rs(float (*d)[N / 2], const uint32_t areg[128][4], const std::vector<uint8_t> &smem, uint64_t db,
+                  bool scale_d)
+{
+    float a[64][16];
+    for (int t = 0; t < 128; t++)
+        for (int r = 0; r < 4; r++)
+            for (int h = 0; h < 2; h++) {
+                uint16_t bits = (uint16_t)(h ? areg[t][r] >> 16 : areg[t][r] & 0xffff);
+                a[16 * (t / 32) + (t % 32) / 4 + 8 * (r % 2)][2 * (t % 4) + h + 8 * (r / 2)] =
+                    emu_elem<T>((const uint8_t *)&bits);
+            }
+    return emu_wgmma<T, N>(d, a, smem, db, scale_d);
+}
+
+} // namespace
+
+#endif /* OCD_TESTS_EMULATE_WGMMA_EMULATE_H */
