@@ -6,8 +6,10 @@
    cell clipping, but no LSTM projection (refused when set: tests/rnn_desc.c) and no variable
    sequence lengths within the batch; PERSIST_DYNAMIC runs the plan cudnnBuildRNNDynamic or
    cudnnSetPersistentRNNPlan made for the batch. Every accepted configuration must give the
-   reference's results and STANDARD's bit for bit (one layer loop computes all of them); every
-   rejected one its status with nothing written.
+   reference's results; training and the backward passes STANDARD's bit for bit (one layer loop
+   computes all of them), inference STANDARD's within the data type's tolerance (on CUDA it runs
+   the persistent kernel, which sums the recurrent products in its own order); every rejected
+   one its status with nothing written.
 
    Inference keeps two steps of one pseudo-layer's states and two layers' outputs: a call with
    exactly the reported workspace (poison after it) gives the reference's results, and the size
@@ -120,6 +122,75 @@ TEST(rnn_persistent_equals_standard)
         free(dy);
         all_free(&p), all_free(&s);
         if (ad) cudnnDestroyAlgorithmDescriptor(ad);
+        rnn_run_free(&u);
+        if (!ok) return;
+    }
+}
+
+/* Inference of the run under its algorithm against the reference, then under STANDARD (the
+   run's descriptor switched to it) against the first within the data type's tolerance. */
+static bool inference_matches(struct rnn_run *u)
+{
+    struct fwd_out p = {0}, s = {0}, want = {0};
+    cudnnAlgorithmDescriptor_t ad = NULL;
+    cudnnAlgorithm_t std_algo = {{.RNNAlgo = CUDNN_RNN_ALGO_STANDARD}};
+    rnn_reference_forward(u, &want);
+    bool ok = rnn_library_forward(u, CUDNN_FWD_MODE_INFERENCE, &p, NULL) &&
+              rnn_check_forward(u, &p, &want, "persistent inference") &&
+              CHECK_OK(cudnnCreateAlgorithmDescriptor(&ad)) && CHECK_OK(cudnnSetAlgorithmDescriptor(ad, std_algo)) &&
+              CHECK_OK(cudnnSetRNNAlgorithmDescriptor(test_handle(), u->d, ad)) &&
+              rnn_library_forward(u, CUDNN_FWD_MODE_INFERENCE, &s, NULL) &&
+              rnn_check_forward(u, &p, &s, "persistent vs STANDARD inference");
+    if (ad) cudnnDestroyAlgorithmDescriptor(ad);
+    rnn_fwd_free(&p), rnn_fwd_free(&s), rnn_fwd_free(&want);
+    return ok;
+}
+
+/* Inference under every persistent algorithm (on CUDA, with OPENCUDNN_UNPROVEN=1, the
+   persistent kernel: adv/rnn_exec.c's cuda:rnn_persistent) against the reference and STANDARD:
+   every cell, clipping, every bias mode, skip input, one and two directions over two layers,
+   the three APIs and layouts, the three data types the kernel takes; then an LSTM of hidden 512
+   and a GRU of hidden 256 at batch 1, the latency case persistence is for (several hidden units
+   per block, long rows of R), and a batch of 9. */
+TEST(rnn_persistent_inference)
+{
+    static const cudnnRNNMode_t modes[] = {CUDNN_RNN_RELU, CUDNN_RNN_TANH, CUDNN_LSTM, CUDNN_GRU};
+    static const cudnnDataType_t types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16};
+    static const int len_one[] = {7}, len_nine[] = {3, 3, 3, 3, 3, 3, 3, 3, 3};
+    int k = 0;
+    for (size_t a = 0; a < TLEN(persistent); a++)
+        for (size_t m = 0; m < TLEN(modes); m++, k++) {
+            int api = k % 3;
+            cudnnDataType_t t = modes[m] == CUDNN_RNN_RELU ? CUDNN_DATA_FLOAT : types[k % 3];
+            cudnnRNNDataLayout_t layout = api == API_LEGACY ? CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED
+                                          : k % 2           ? CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED
+                                                            : CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED;
+            bool skip = k % 4 == 1;
+            char name[96];
+            snprintf(name, sizeof name, "inference algo %d mode %d api %d type %d", (int)persistent[a], (int)modes[m],
+                     api, (int)t);
+            struct rnn_case c = {name, modes[m], 1 + k % 2, skip ? CUDNN_SKIP_INPUT : CUDNN_LINEAR_INPUT,
+                                 (cudnnRNNBiasMode_t)(k % 4), layout, 2, skip ? 6 : 5, 6, 6, 4, 3, len_equal, t,
+                                 modes[m] == CUDNN_LSTM && k % 2, k % 3 != 1, api, persistent[a]};
+            struct rnn_run u;
+            bool ok = rnn_run_init(&u, &c) && inference_matches(&u);
+            rnn_run_free(&u);
+            if (!ok) return;
+        }
+    const struct rnn_case wide[] = {
+        {"inference LSTM hidden 512 batch 1", CUDNN_LSTM, 1, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
+         CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 1, 8, 512, 512, 7, 1, len_one, CUDNN_DATA_FLOAT, true, true, API_V8,
+         CUDNN_RNN_ALGO_PERSIST_STATIC},
+        {"inference GRU hidden 256 batch 1", CUDNN_GRU, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
+         CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, 1, 8, 256, 256, 7, 1, len_one, CUDNN_DATA_FLOAT, false, true,
+         API_LEGACY, CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H},
+        {"inference LSTM batch 9", CUDNN_LSTM, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
+         CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, 2, 16, 96, 96, 3, 9, len_nine, CUDNN_DATA_BFLOAT16, false, true,
+         API_V8, CUDNN_RNN_ALGO_PERSIST_DYNAMIC},
+    };
+    for (size_t i = 0; i < TLEN(wide); i++) {
+        struct rnn_run u;
+        bool ok = rnn_run_init(&u, &wide[i]) && inference_matches(&u);
         rnn_run_free(&u);
         if (!ok) return;
     }

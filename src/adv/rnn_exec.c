@@ -4,6 +4,7 @@
 #include "adv/rnn_exec.h"
 
 #include "core/dtype.h"
+#include "core/impl.h"
 #include "ops/dropout.h"
 
 #define RNN_ALIGN 256
@@ -238,41 +239,43 @@ static cudnnStatus_t pad_fill(const struct ocd_rnn_ctx *x, void *dst, int64_t wi
     return ocd_rnn_aux(x, &a);
 }
 
-/* One direction of one layer: lin is the layer's input (in wide), out its output. */
-static cudnnStatus_t forward_pseudo(const struct ocd_rnn_ctx *x, int layer, int pl, const char *lin, void *out)
+/* ---- the recurrence of a pseudo-layer: its implementations ------------------------------------ */
+
+/* What the recurrence of one pseudo-layer (every step after the input projection) works on: s
+   holds what every step shares (ocd_rnn_step_of, with the input, the output and the
+   projection's buffers), hs and cs the pseudo-layer's state slots, the initial states in slot 0. */
+struct rnn_recurrence {
+    const struct ocd_rnn_ctx *x;
+    int pl;
+    struct ocd_rnn_step s;
+    char *hs, *cs;
+};
+
+/* The step loop: per step the recurrent GEMM over the batch, the backend's pointwise step, and
+   with a projection its GEMM and store. */
+static cudnnStatus_t recurrence_steps(cudnnHandle_t handle, const void *problem, void *workspace,
+                                      size_t workspace_bytes)
 {
+    (void)handle, (void)workspace, (void)workspace_bytes;
+    const struct rnn_recurrence *r = problem;
+    const struct ocd_rnn_ctx *x = r->x;
     const struct ocd_rnn_problem *p = x->p;
     const struct ocd_rnn_layout *l = &x->l;
-    const struct ocd_rnn_call *c = x->c;
-    int64_t G = l->G, H = l->H, P = l->P, N = l->N, in = ocd_rnn_layer_input(p, layer);
+    int64_t G = l->G, H = l->H, P = l->P, N = l->N;
     size_t e = l->e, ce = l->ce;
-    bool training = c->training, proj = ocd_rnn_has_projection(p);
-    struct ocd_rnn_param W = ocd_rnn_matrix(p, pl, 0), R = ocd_rnn_matrix(p, pl, p->gates);
-    char *hs = ocd_rnn_rs(x, l->rs_hs, pl), *cs = ocd_rnn_rs(x, l->rs_cs, pl);
-    char *gx = x->ws + l->ws_gx, *gh = x->ws + l->ws_gh;
-    if (W.rows && l->pos > 0) /* no positions: every sequence is empty */
-        OCD_TRY(ocd_rnn_gemm(x, true, false, G * H, l->pos, in, ocd_rnn_weight(x, W), in, lin, in, gx, G * H, x->ct,
-                             0));
-    OCD_TRY(convert(x, hs, p->dtype, c->hx ? (const char *)c->hx + (size_t)pl * N * P * e : NULL, p->dtype, N * P));
-    if (p->cell == CUDNN_LSTM)
-        OCD_TRY(convert(x, cs, x->ct, c->cx ? (const char *)c->cx + (size_t)pl * N * H * e : NULL, p->dtype,
-                        N * H));
-    struct ocd_rnn_step s = ocd_rnn_step_of(x, pl);
-    s.gx = W.rows ? gx : NULL;
-    s.x = lin;
-    s.x_stride = in;
-    s.gh = gh;
-    s.y = out;
-    struct ocd_rnn_param Wp = ocd_rnn_matrix(p, pl, OCD_RNN_PROJECTION_ID);
+    bool proj = ocd_rnn_has_projection(p);
+    struct ocd_rnn_param R = ocd_rnn_matrix(p, r->pl, p->gates), Wp = ocd_rnn_matrix(p, r->pl, OCD_RNN_PROJECTION_ID);
+    struct ocd_rnn_step s = r->s;
+    char *gh = x->ws + l->ws_gh; /* s.gh */
     for (int t = 0; t < l->T; t++) {
         size_t now = (size_t)(t % l->state_slots), next = (size_t)((t + 1) % l->state_slots);
         s.s = t;
-        s.hprev = hs + now * N * P * e;
-        s.hnext = hs + next * N * P * e;
-        s.cprev = cs + now * N * H * ce;
-        s.cnext = cs + next * N * H * ce;
-        s.saved = training ? ocd_rnn_rs(x, l->rs_saved, pl) + (size_t)t * N * l->S * H * ce : NULL;
-        s.hfull = proj ? ocd_rnn_rs(x, l->rs_hfull, pl) + (size_t)(t % l->hfull_slots) * N * H * e : NULL;
+        s.hprev = r->hs + now * N * P * e;
+        s.hnext = r->hs + next * N * P * e;
+        s.cprev = r->cs + now * N * H * ce;
+        s.cnext = r->cs + next * N * H * ce;
+        s.saved = x->c->training ? ocd_rnn_rs(x, l->rs_saved, r->pl) + (size_t)t * N * l->S * H * ce : NULL;
+        s.hfull = proj ? ocd_rnn_rs(x, l->rs_hfull, r->pl) + (size_t)(t % l->hfull_slots) * N * H * e : NULL;
         OCD_TRY(ocd_rnn_gemm(x, true, false, G * H, N, P, ocd_rnn_weight(x, R), P, s.hprev, P, gh, G * H, x->ct, 0));
         OCD_TRY(ocd_rnn_fwd_step(x, &s));
         if (proj) {
@@ -282,12 +285,97 @@ static cudnnStatus_t forward_pseudo(const struct ocd_rnn_ctx *x, int layer, int 
             OCD_TRY(ocd_rnn_aux(x, &a));
         }
     }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+#ifdef OCD_HAVE_CUDA
+/* The persistent kernel's problem: the inference layout's two state slots (slot 1 as hnext). */
+static struct ocd_rnn_seq persistent_seq(const struct rnn_recurrence *r)
+{
+    const struct ocd_rnn_layout *l = &r->x->l;
+    struct ocd_rnn_seq q = {.step = r->s, .r = ocd_rnn_weight(r->x, ocd_rnn_matrix(r->x->p, r->pl, r->x->p->gates))};
+    q.step.hprev = r->hs;
+    q.step.hnext = r->hs + (size_t)l->N * l->P * l->e;
+    q.step.cprev = r->cs;
+    q.step.cnext = r->cs + (size_t)l->N * l->H * l->ce;
+    return q;
+}
+
+/* The persistent algorithms' kernel (cuDNN 8.2: PERSIST_STATIC, PERSIST_DYNAMIC and
+   PERSIST_STATIC_SMALL_H keep the recurrent weights on chip for the whole sequence), in
+   inference; training keeps every step's gates for the backward, which the step loop saves. The
+   descriptor refuses a projection under these algorithms and PERSIST_DYNAMIC's plan was made for
+   the call's batch (ocd_rnn_check_algo), which the kernel's grid and chunks then cover. */
+static const char *persistent_plan(cudnnHandle_t handle, const void *problem, void *plan)
+{
+    const char *why = ocd_impl_unproven();
+    if (why != NULL) return why;
+    const struct rnn_recurrence *r = problem;
+    const struct ocd_rnn_problem *p = r->x->p;
+    if (p->algo == CUDNN_RNN_ALGO_STANDARD) return "CUDNN_RNN_ALGO_STANDARD runs the step loop";
+    if (r->x->c->training) return "a training forward saves every step's gates (the step loop)";
+    if (ocd_rnn_has_projection(p)) return "LSTM projection";
+    struct ocd_rnn_seq q = persistent_seq(r);
+    return ocd_cuda_rnn_persist_plan(handle, &q, plan);
+}
+
+static cudnnStatus_t persistent_run(cudnnHandle_t handle, const void *problem, const void *plan, void *workspace,
+                                    size_t workspace_bytes)
+{
+    (void)workspace, (void)workspace_bytes;
+    struct ocd_rnn_seq q = persistent_seq(problem);
+    return ocd_cuda_rnn_persist(handle, &q, plan);
+}
+
+static const struct ocd_impl_planned persistent_hooks = {persistent_plan, NULL, persistent_run};
+OCD_IMPL_PLAN_FITS(struct ocd_rnn_persist_plan);
+#endif
+
+/* The recurrence's implementations: the persistent kernel where it serves, else the step loop
+   (which every backend runs on its GEMM and pointwise kernels). */
+static const struct ocd_impl recurrence_impls[] = {
+#ifdef OCD_HAVE_CUDA
+    {"cuda:rnn_persistent", OCD_BACKEND_CUDA, 0, NULL, NULL, NULL, &persistent_hooks},
+    OCD_IMPL_ENTRY("cuda:rnn_steps", OCD_BACKEND_CUDA, NULL, NULL, recurrence_steps),
+#endif
+    OCD_IMPL_ENTRY("host:rnn_steps", OCD_BACKEND_HOST, NULL, NULL, recurrence_steps),
+};
+
+/* One direction of one layer: lin is the layer's input (in wide), out its output. */
+static cudnnStatus_t forward_pseudo(const struct ocd_rnn_ctx *x, int layer, int pl, const char *lin, void *out)
+{
+    const struct ocd_rnn_problem *p = x->p;
+    const struct ocd_rnn_layout *l = &x->l;
+    const struct ocd_rnn_call *c = x->c;
+    int64_t G = l->G, H = l->H, P = l->P, N = l->N, in = ocd_rnn_layer_input(p, layer);
+    size_t e = l->e, ce = l->ce;
+    struct ocd_rnn_param W = ocd_rnn_matrix(p, pl, 0);
+    struct rnn_recurrence r = {.x = x, .pl = pl, .hs = ocd_rnn_rs(x, l->rs_hs, pl), .cs = ocd_rnn_rs(x, l->rs_cs, pl)};
+    char *gx = x->ws + l->ws_gx;
+    if (W.rows && l->pos > 0) /* no positions: every sequence is empty */
+        OCD_TRY(ocd_rnn_gemm(x, true, false, G * H, l->pos, in, ocd_rnn_weight(x, W), in, lin, in, gx, G * H, x->ct,
+                             0));
+    OCD_TRY(convert(x, r.hs, p->dtype, c->hx ? (const char *)c->hx + (size_t)pl * N * P * e : NULL, p->dtype, N * P));
+    if (p->cell == CUDNN_LSTM)
+        OCD_TRY(convert(x, r.cs, x->ct, c->cx ? (const char *)c->cx + (size_t)pl * N * H * e : NULL, p->dtype,
+                        N * H));
+    r.s = ocd_rnn_step_of(x, pl);
+    r.s.gx = W.rows ? gx : NULL;
+    r.s.x = lin;
+    r.s.x_stride = in;
+    r.s.gh = x->ws + l->ws_gh;
+    r.s.y = out;
+    struct ocd_impl_plan plan;
+    const struct ocd_impl *impl = ocd_impl_select(x->h, recurrence_impls, OCD_ARRAY_LEN(recurrence_impls), &r,
+                                                  "RNN recurrence", &plan);
+    if (impl == NULL) return CUDNN_STATUS_NOT_SUPPORTED;
+    OCD_TRY(ocd_impl_exec(x->h, impl, &r, &plan, NULL, 0));
     size_t last = (size_t)(l->T % l->state_slots);
     if (c->hy)
-        OCD_TRY(ocd_backend_copy(x->h, (char *)c->hy + (size_t)pl * N * P * e, hs + last * N * P * e,
+        OCD_TRY(ocd_backend_copy(x->h, (char *)c->hy + (size_t)pl * N * P * e, r.hs + last * N * P * e,
                                  (size_t)N * P * e, OCD_COPY_ON_DEVICE));
     if (c->cy && p->cell == CUDNN_LSTM)
-        OCD_TRY(convert(x, (char *)c->cy + (size_t)pl * N * H * e, p->dtype, cs + last * N * H * ce, x->ct, N * H));
+        OCD_TRY(convert(x, (char *)c->cy + (size_t)pl * N * H * e, p->dtype, r.cs + last * N * H * ce, x->ct, N * H));
     return CUDNN_STATUS_SUCCESS;
 }
 

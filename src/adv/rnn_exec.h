@@ -6,7 +6,10 @@
    One algorithm, backend-independent: per layer and direction, the input projection of every
    position as one GEMM (ocd_gemm), then per step the recurrent GEMM over the batch and one fused
    pointwise step (problem/rnn_kernels.h, the handle's backend's kernels); with an LSTM
-   projection, a GEMM by W_p and a store after the step. The backward data pass runs layers top
+   projection, a GEMM by W_p and a store after the step. The steps after the input projection
+   (a pseudo-layer's recurrence) are an implementation table of their own (rnn_exec.c): under
+   the persistent algorithms, an inference on CUDA runs them as one cooperative kernel that
+   keeps the recurrent weights in shared memory (cuda:rnn_persistent) where they fit. The backward data pass runs layers top
    down and steps last to first, saving the gates' gradients in the reserve; the weight pass is
    then a few large GEMMs over all positions and steps (ADD mode: accumulated into dw).
 

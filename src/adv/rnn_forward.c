@@ -24,7 +24,8 @@
    - The persistent algorithms: NOT_SUPPORTED for variable sequence lengths (and double data
      under PERSIST_STATIC and PERSIST_STATIC_SMALL_H); PERSIST_DYNAMIC without a plan built for
      the batch is INVALID_VALUE (ocd_rnn_check_algo). They compute what STANDARD computes, on the
-     same layer loop. */
+     same layer loop; an inference on CUDA runs each pseudo-layer's steps as one persistent
+     kernel where its weights fit on chip (rnn_exec.c), within rounding of STANDARD's. */
 #include "adv/rnn_exec.h"
 
 #include "core/argcheck.h"

@@ -120,6 +120,28 @@ struct ocd_rnn_aux {
     struct ocd_rnn_step step; /* PAD_FILL, OFFSETS, PROJ_*, SKIP_DX: shapes, lengths, states */
 };
 
+/* ---- the persistent recurrence (CUDA, inference) ------------------------------------------- */
+
+/* One pseudo-layer's steps 0 .. T-1 in one cooperative kernel (ocd_cuda_rnn_persist): what the
+   recurrent GEMM and the pointwise step compute per step, without a launch per step. step holds
+   the fields of ocd_rnn_step that every step shares (s unused), with the two state slots of
+   the inference layout: step t reads hprev and cprev when t is even, hnext and cnext when odd,
+   and writes the other pair, so that the final states lie in slot T % 2 as the step loop leaves
+   them. saved is NULL and proj false. r: the recurrent matrices of every gate, data [G H][P]
+   row-major (the weight space's R block). */
+struct ocd_rnn_seq {
+    struct ocd_rnn_step step;
+    const void *r;
+};
+
+/* The persistent kernel's launch: `blocks` blocks of `threads`, co-resident; block b owns the
+   hidden units [b units, (b + 1) units) and keeps their rows of R (every gate) in `smem` bytes
+   of shared memory for the whole sequence, with the states of `chunk` sequences at a time. */
+struct ocd_rnn_persist_plan {
+    int units, blocks, threads, chunk;
+    size_t smem;
+};
+
 cudnnStatus_t ocd_host_rnn_fwd_step(cudnnHandle_t handle, const struct ocd_rnn_step *s);
 cudnnStatus_t ocd_host_rnn_bwd_step(cudnnHandle_t handle, const struct ocd_rnn_step *s);
 cudnnStatus_t ocd_host_rnn_aux(cudnnHandle_t handle, const struct ocd_rnn_aux *a);
@@ -127,6 +149,14 @@ cudnnStatus_t ocd_host_rnn_aux(cudnnHandle_t handle, const struct ocd_rnn_aux *a
 cudnnStatus_t ocd_cuda_rnn_fwd_step(cudnnHandle_t handle, const struct ocd_rnn_step *s);
 cudnnStatus_t ocd_cuda_rnn_bwd_step(cudnnHandle_t handle, const struct ocd_rnn_step *s);
 cudnnStatus_t ocd_cuda_rnn_aux(cudnnHandle_t handle, const struct ocd_rnn_aux *a);
+/* The persistent kernel's plan for q on the handle's device: NULL, or why it does not serve
+   there (the weights of a block's units do not fit in shared memory, the grid would not be
+   co-resident, a step's recurrent product is large enough for the step loop's GEMM to win, a
+   data type it does not take: double). */
+const char *ocd_cuda_rnn_persist_plan(cudnnHandle_t handle, const struct ocd_rnn_seq *q,
+                                      struct ocd_rnn_persist_plan *plan);
+cudnnStatus_t ocd_cuda_rnn_persist(cudnnHandle_t handle, const struct ocd_rnn_seq *q,
+                                   const struct ocd_rnn_persist_plan *plan);
 #endif
 
 #ifdef __cplusplus

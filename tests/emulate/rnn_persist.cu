@@ -1,0 +1,309 @@
+/* rnn_persist.cu: the persistent RNN kernel of src/cuda/rnn.cu (persist_load, persist_step,
+   written __host__ __device__ for this) run on the CPU for every block and thread, the grid
+   barrier between steps emulated by running every block's step before any block's next, in
+   three block orders (first to last, last to first, and shuffled anew each step): whatever one
+   block reads in a step no other block may write in it, so every order must give the same bits.
+
+   Each case is a one-layer bidirectional network (both pseudo-layers through the kernel) whose
+   input projection (gx = W x, as the layer loop's GEMM leaves it) is computed here in double. The
+   results are compared with tests/ref/rnn.c's double-precision network on the same (rounded)
+   weights and inputs, and with the host backend's step loop (a double GEMM for R h, then
+   src/host/rnn.c's step) run on buffers poisoned alike: the outputs at padding positions, which
+   neither writes, stay poisoned. Cases: every cell mode, LSTM with clipping, skip input, the
+   three layouts, ragged lengths with a sequence of length 0, chunks of the batch that do not
+   divide it, a last block with fewer units than the others; float, and half with its tolerance;
+   and the plan's refusal when a block's weights exceed shared memory. Prints a line per case;
+   exits 1 if any differs. */
+#include "cuda/rnn.cu"
+
+extern "C" {
+#include "ref/rnn.h"
+}
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+uint32_t emu_seed = 1234;
+double emu_random(double lo, double hi)
+{
+    emu_seed = emu_seed * 1664525u + 1013904223u;
+    return lo + (hi - lo) * (double)(emu_seed >> 8) / (double)(1u << 24);
+}
+
+template <typename T> T to_t(double v)
+{
+    T r;
+    ocd_cuda_store(&r, (float)v);
+    return r;
+}
+
+template <typename T> double of_t(const T &v)
+{
+    return (double)ocd_cuda_load(&v);
+}
+
+struct emu_case {
+    const char *name;
+    cudnnRNNMode_t mode;
+    cudnnRNNDataLayout_t layout;
+    bool clip, skip;
+};
+
+/* One case's network, inputs and both sides' outputs. */
+template <typename T> struct net {
+    emu_case c;
+    int G, I, H = 7, P = 7, T_ = 6, N = 5, D = 2;
+    std::vector<int32_t> lengths, offsets;
+    int64_t pos = 0;
+    ref_rnn r;
+    std::vector<double> w;                   /* ref layout, values of T */
+    std::vector<T> x, R[2], bias[2][2], hx, cx_t;
+    std::vector<float> gx[2], cx;            /* gx per pseudo-layer: [pos][G H] */
+
+    explicit net(const emu_case &k) : c(k)
+    {
+        G = ocd_rnn_gates(c.mode);
+        I = c.skip ? H : 3;
+        bool packed = c.layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED;
+        lengths = packed ? std::vector<int32_t>{6, 6, 3, 1, 0} : std::vector<int32_t>{6, 3, 0, 6, 1};
+        offsets.assign((size_t)T_, 0);
+        for (int t = 0; t < T_; t++)
+            for (int n = 0; n < N; n++) offsets[(size_t)t] += std::min(lengths[(size_t)n], t);
+        for (int n = 0; n < N; n++) pos += packed ? lengths[(size_t)n] : T_;
+        r = ref_rnn{c.mode, 1, D, I, H, P, c.skip, c.clip, -0.6, 0.7, T_, N, lengths.data()};
+        w.assign((size_t)ref_rnn_param_count(&r), 0.0);
+        for (auto &v : w) v = of_t(to_t<T>(emu_random(-0.6, 0.6)));
+        x.resize((size_t)(pos * I));
+        for (auto &v : x) v = to_t<T>(emu_random(-1, 1));
+        hx.resize((size_t)D * N * P), cx_t.resize((size_t)D * N * H), cx.resize(cx_t.size());
+        for (auto &v : hx) v = to_t<T>(emu_random(-1, 1));
+        for (size_t i = 0; i < cx_t.size(); i++) cx_t[i] = to_t<T>(emu_random(-1, 1)), cx[i] = (float)of_t(cx_t[i]);
+        for (int pl = 0; pl < D; pl++) {
+            R[pl].resize((size_t)G * H * P);
+            for (int g = 0; g < G; g++)
+                for (int j = 0; j < H; j++)
+                    for (int k = 0; k < P; k++)
+                        R[pl][((size_t)g * H + j) * P + k] = to_t<T>(w[(size_t)(ref_rnn_param(&r, pl, REF_RNN_R, g) + j * P + k)]);
+            for (int set = 0; set < 2; set++) {
+                bias[pl][set].resize((size_t)G * H);
+                for (int i = 0; i < G * H; i++)
+                    bias[pl][set][(size_t)i] = to_t<T>(w[(size_t)(ref_rnn_param(&r, pl, set ? REF_RNN_BR : REF_RNN_BW, 0) + i)]);
+            }
+            gx[pl].assign((size_t)(pos * G * H), NAN);
+            if (c.skip) continue;
+            for (int t = 0; t < T_; t++)
+                for (int n = 0; n < N; n++) {
+                    if (t >= lengths[(size_t)n] && packed) continue;
+                    int64_t p = ocd_rnn_pos(c.layout, T_, N, offsets.data(), t, n);
+                    for (int g = 0; g < G; g++)
+                        for (int j = 0; j < H; j++) {
+                            double v = 0;
+                            for (int k = 0; k < I; k++)
+                                v += w[(size_t)(ref_rnn_param(&r, pl, REF_RNN_W, g) + j * I + k)] * of_t(x[(size_t)(p * I + k)]);
+                            gx[pl][(size_t)(p * G * H + g * H + j)] = (float)v;
+                        }
+                }
+        }
+    }
+
+    /* The step fields of pseudo-layer pl, y the output, hs and cs its two state slots (slot 0
+       set to its initial states). */
+    ocd_rnn_step step_of(int pl, T *y, T *hs, float *cs) const
+    {
+        ocd_rnn_step s;
+        memset(&s, 0, sizeof s);
+        s.mode = c.mode, s.layout = c.layout;
+        s.dtype = sizeof(T) == 4 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF;
+        s.T = T_, s.N = N, s.H = H, s.P = P, s.dir = pl;
+        s.lengths = lengths.data(), s.offsets = offsets.data();
+        s.gx = c.skip ? NULL : gx[pl].data();
+        s.x = x.data(), s.x_stride = I;
+        for (int g = 0; g < G; g++) s.bw[g] = &bias[pl][0][(size_t)g * H], s.br[g] = &bias[pl][1][(size_t)g * H];
+        s.y = y, s.y_stride = (int64_t)D * P;
+        s.clip = c.clip, s.clip_nan = true, s.lclip = -0.6, s.rclip = 0.7;
+        s.hprev = hs, s.hnext = hs + (size_t)N * P;
+        s.cprev = cs, s.cnext = cs + (size_t)N * H;
+        for (int i = 0; i < N * P; i++) hs[i] = hx[(size_t)pl * N * P + i], hs[N * P + i] = to_t<T>(NAN);
+        for (int i = 0; i < N * H; i++) cs[i] = cx[(size_t)pl * N * H + i], cs[N * H + i] = NAN;
+        return s;
+    }
+};
+
+/* What a run leaves: y, and the final states of both pseudo-layers. */
+struct outputs {
+    std::vector<double> y, hy, cy;
+};
+
+template <typename T> void collect(const net<T> &m, const std::vector<T> &y, const std::vector<T> *hs,
+                                   const std::vector<float> *cs, outputs *o)
+{
+    size_t last = (size_t)(m.T_ % 2);
+    for (const T &v : y) o->y.push_back(of_t(v));
+    for (int pl = 0; pl < m.D; pl++) {
+        for (int i = 0; i < m.N * m.P; i++) o->hy.push_back(of_t(hs[pl][last * m.N * m.P + (size_t)i]));
+        for (int i = 0; i < m.N * m.H; i++) o->cy.push_back(cs[pl][last * m.N * m.H + (size_t)i]);
+    }
+}
+
+/* The persistent kernel, block order 0 (first to last), 1 (last to first) or 2 (shuffled). */
+template <typename T> bool run_persistent(const net<T> &m, int order, size_t smem_max, outputs *o)
+{
+    std::vector<T> y((size_t)(m.pos * m.D * m.P), to_t<T>(NAN)), hs[2];
+    std::vector<float> cs[2];
+    for (int pl = 0; pl < m.D; pl++) {
+        hs[pl].resize((size_t)2 * m.N * m.P), cs[pl].resize((size_t)2 * m.N * m.H);
+        ocd_rnn_seq q;
+        q.step = m.step_of(pl, y.data(), hs[pl].data(), cs[pl].data());
+        q.r = m.R[pl].data();
+        ocd_rnn_persist_plan pl_;
+        if (persist_shape(q.step, sizeof(T), sizeof(float), 3, smem_max, &pl_) != NULL) {
+            printf("  plan refused\n");
+            return false;
+        }
+        if (pl_.blocks != 3 || pl_.chunk != 2) printf("  (plan: %d blocks, chunks of %d)\n", pl_.blocks, pl_.chunk);
+        std::vector<std::vector<float4>> smem((size_t)pl_.blocks);
+        for (auto &b : smem) {
+            b.resize((pl_.smem + 15) / 16);
+            memset(b.data(), 0xff, b.size() * 16); /* NaN: shared memory read before written */
+        }
+        const persist_threads each = {pl_.threads};
+        for (int b = 0; b < pl_.blocks; b++) persist_load<T>(q, pl_, b, (unsigned char *)smem[(size_t)b].data(), each);
+        std::vector<int> blocks((size_t)pl_.blocks);
+        for (int t = 0; t < m.T_; t++) {
+            for (int b = 0; b < pl_.blocks; b++) blocks[(size_t)b] = order == 1 ? pl_.blocks - 1 - b : b;
+            if (order == 2)
+                for (int b = pl_.blocks - 1; b > 0; b--) std::swap(blocks[(size_t)b], blocks[(size_t)emu_random(0, b + 1)]);
+            for (int b : blocks) persist_step<T>(q, pl_, b, t, (unsigned char *)smem[(size_t)b].data(), each);
+        }
+    }
+    collect(m, y, hs, cs, o);
+    return true;
+}
+
+/* The host backend's step loop on the same buffers: R h in double, then its pointwise step. */
+template <typename T> void run_host_steps(const net<T> &m, outputs *o)
+{
+    std::vector<T> y((size_t)(m.pos * m.D * m.P), to_t<T>(NAN)), hs[2];
+    std::vector<float> cs[2], gh((size_t)m.N * m.G * m.H);
+    for (int pl = 0; pl < m.D; pl++) {
+        hs[pl].resize((size_t)2 * m.N * m.P), cs[pl].resize((size_t)2 * m.N * m.H);
+        ocd_rnn_step s = m.step_of(pl, y.data(), hs[pl].data(), cs[pl].data());
+        s.gh = gh.data();
+        for (int t = 0; t < m.T_; t++) {
+            s.s = t;
+            s.hprev = hs[pl].data() + (size_t)(t % 2) * m.N * m.P, s.hnext = hs[pl].data() + (size_t)((t + 1) % 2) * m.N * m.P;
+            s.cprev = cs[pl].data() + (size_t)(t % 2) * m.N * m.H, s.cnext = cs[pl].data() + (size_t)((t + 1) % 2) * m.N * m.H;
+            for (int n = 0; n < m.N; n++)
+                for (int row = 0; row < m.G * m.H; row++) {
+                    double v = 0;
+                    for (int k = 0; k < m.P; k++)
+                        v += of_t(m.R[pl][(size_t)row * m.P + k]) * of_t(((const T *)s.hprev)[n * m.P + k]);
+                    gh[(size_t)n * m.G * m.H + row] = (float)v;
+                }
+            ocd_host_rnn_fwd_step(NULL, &s);
+        }
+    }
+    collect(m, y, hs, cs, o);
+}
+
+/* The reference's y ([pos][D P] at the case's positions; NaN at padding) and states. */
+template <typename T> void run_reference(const net<T> &m, outputs *o)
+{
+    int64_t TN = (int64_t)m.T_ * m.N;
+    std::vector<double> x((size_t)(TN * m.I), 0.0), y((size_t)(TN * m.D * m.P), 0.0), hx, cx;
+    for (int t = 0; t < m.T_; t++)
+        for (int n = 0; n < m.N; n++)
+            if (t < m.lengths[(size_t)n]) {
+                int64_t p = ocd_rnn_pos(m.c.layout, m.T_, m.N, m.offsets.data(), t, n);
+                for (int k = 0; k < m.I; k++) x[(size_t)(((int64_t)t * m.N + n) * m.I + k)] = of_t(m.x[(size_t)(p * m.I + k)]);
+            }
+    for (const T &v : m.hx) hx.push_back(of_t(v));
+    for (float v : m.cx) cx.push_back(v);
+    o->hy.assign(hx.size(), 0.0), o->cy.assign(cx.size(), 0.0);
+    ref_rnn_forward(&m.r, m.w.data(), x.data(), hx.data(), cx.data(), y.data(), o->hy.data(), o->cy.data());
+    if (m.c.mode != CUDNN_LSTM) o->cy = std::vector<double>(cx.size(), NAN);
+    o->y.assign((size_t)(m.pos * m.D * m.P), NAN);
+    for (int t = 0; t < m.T_; t++)
+        for (int n = 0; n < m.N; n++)
+            if (t < m.lengths[(size_t)n]) {
+                int64_t p = ocd_rnn_pos(m.c.layout, m.T_, m.N, m.offsets.data(), t, n);
+                for (int k = 0; k < m.D * m.P; k++)
+                    o->y[(size_t)(p * m.D * m.P + k)] = y[(size_t)(((int64_t)t * m.N + n) * m.D * m.P + k)];
+            }
+}
+
+/* a against b: NaN where b is NaN (a poisoned position left alone), else within tol (tol 0:
+   the same bits). */
+bool same(const char *what, const char *side, const std::vector<double> &a, const std::vector<double> &b, double tol)
+{
+    for (size_t i = 0; i < a.size(); i++) {
+        bool ok = std::isnan(b[i]) ? std::isnan(a[i])
+                  : tol == 0       ? memcmp(&a[i], &b[i], sizeof a[i]) == 0
+                                   : fabs(a[i] - b[i]) <= tol * fmax(1, fabs(b[i]));
+        if (!ok) {
+            printf("  %s[%zu]: persistent %.9g, %s %.9g\n", what, i, a[i], side, b[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool same_outputs(const outputs &a, const outputs &b, const char *side, double tol, bool states)
+{
+    return same("y", side, a.y, b.y, tol) && same("hy", side, a.hy, b.hy, tol) &&
+           (!states || same("cy", side, a.cy, b.cy, tol));
+}
+
+template <typename T> bool run_case(const emu_case &c, double tol)
+{
+    net<T> m(c);
+    const int units = (m.H + 2) / 3;
+    const size_t smem_max = persist_smem_of(m.G, units, m.P, 2, sizeof(T), sizeof(float)).total;
+    outputs ref, host, orders[3];
+    run_reference(m, &ref);
+    run_host_steps(m, &host);
+    bool ok = true, lstm = c.mode == CUDNN_LSTM;
+    for (int order = 0; order < 3 && ok; order++) {
+        ok = run_persistent(m, order, smem_max, &orders[order]) &&
+             same_outputs(orders[order], ref, "reference", tol, lstm) &&
+             same_outputs(orders[order], host, "host steps", tol, lstm) &&
+             (order == 0 || same_outputs(orders[order], orders[0], "block order 0", 0, lstm));
+    }
+    /* a block's weights beyond shared memory: refused */
+    ocd_rnn_persist_plan pl;
+    ocd_rnn_step s = {};
+    s.mode = c.mode, s.H = m.H, s.P = m.P, s.N = m.N;
+    if (persist_shape(s, sizeof(T), sizeof(float), 3, (size_t)m.G * units * m.P * sizeof(T), &pl) == NULL) {
+        printf("  a block's weights beyond shared memory were not refused\n");
+        ok = false;
+    }
+    return ok;
+}
+
+} // namespace
+
+int main()
+{
+    static const emu_case kinds[] = {
+        {"RELU", CUDNN_RNN_RELU}, {"TANH", CUDNN_RNN_TANH}, {"LSTM", CUDNN_LSTM},
+        {"LSTM clip", CUDNN_LSTM, {}, true}, {"GRU", CUDNN_GRU}, {"GRU skip input", CUDNN_GRU, {}, false, true},
+    };
+    int failed = 0, cases = 0;
+    for (const emu_case &k : kinds)
+        for (int layout = 0; layout < 3; layout++) { /* the three cudnnRNNDataLayout_t */
+            emu_case c = k;
+            c.layout = (cudnnRNNDataLayout_t)layout;
+            bool f = run_case<float>(c, 2e-5);
+            bool h = c.layout != CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED || run_case<__half>(c, 2e-2);
+            printf("%s layout %d: %s\n", c.name, layout, f && h ? "ok" : "DIFFERS");
+            failed += !(f && h);
+            cases++;
+        }
+    printf("%d of %d cases differ\n", failed, cases);
+    return failed ? 1 : 0;
+}
