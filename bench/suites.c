@@ -170,10 +170,11 @@ static const struct bench_case adv_cases[] = {
 /* RNNs through the v8 API, fp16 with float math on tensor cores: the issue's training shapes (2
    layers of hidden 1024 on 128 steps of batch 64, input 1024; forward in training mode, and
    backward data + weights as one case) for LSTM and GRU, and the inference latency of one LSTM
-   layer of hidden 512 at batch 1 over 1, 16 and 64 steps. The last, again in fp32 and fp16 with
-   weights 16 times smaller (a contractive recurrence): whether two libraries' checksums part
-   from 16 steps on because fp16 rounding grows through saturated gates or because one is
-   wrong. */
+   layer of hidden 512 at batch 1 over 1, 16 and 64 steps, under STANDARD and under
+   PERSIST_STATIC (the persistent kernels: ours serves with OPENCUDNN_UNPROVEN=1 until proven,
+   core/impl.h). The last, again in fp32 and fp16 with weights 16 times smaller (a contractive
+   recurrence): whether two libraries' checksums part from 16 steps on because fp16 rounding
+   grows through saturated gates or because one is wrong. */
 #define RNN_TRAIN(CELL)                                                                               \
     {#CELL "_b64_t128_h1024_fwd_f16", TIME_DEVICE,                                                \
      "op=rnn cell=" #CELL " algo=standard dt=f16 t=128 n=64 input=1024 hidden=1024 layers=2 dirs=1 pass=fwd wscale=1"}, \
@@ -181,7 +182,9 @@ static const struct bench_case adv_cases[] = {
      "op=rnn cell=" #CELL " algo=standard dt=f16 t=128 n=64 input=1024 hidden=1024 layers=2 dirs=1 pass=bwd wscale=1"},
 #define RNN_LATENCY(T)                                                                                \
     {"lstm_b1_t" #T "_h512_inf_f16", TIME_DEVICE,                                                    \
-     "op=rnn cell=lstm algo=standard dt=f16 t=" #T " n=1 input=512 hidden=512 layers=1 dirs=1 pass=inf wscale=1"},
+     "op=rnn cell=lstm algo=standard dt=f16 t=" #T " n=1 input=512 hidden=512 layers=1 dirs=1 pass=inf wscale=1"}, \
+    {"lstm_b1_t" #T "_h512_inf_f16_persist", TIME_DEVICE,                                            \
+     "op=rnn cell=lstm algo=persist_static dt=f16 t=" #T " n=1 input=512 hidden=512 layers=1 dirs=1 pass=inf wscale=1"},
 static const struct bench_case rnn_cases[] = {
     RNN_TRAIN(lstm) RNN_TRAIN(gru) RNN_LATENCY(1) RNN_LATENCY(16) RNN_LATENCY(64)
     {"lstm_b1_t64_h512_inf_f32_wsmall", TIME_DEVICE,
