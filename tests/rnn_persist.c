@@ -21,6 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef OCD_TEST_CUDA
+#include <cuda_runtime.h>
+#endif
+
 static const cudnnRNNAlgo_t persistent[] = {CUDNN_RNN_ALGO_PERSIST_STATIC, CUDNN_RNN_ALGO_PERSIST_DYNAMIC,
                                             CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H};
 static const int len_equal[] = {4, 4, 4};
@@ -195,6 +199,54 @@ TEST(rnn_persistent_inference)
         if (!ok) return;
     }
 }
+
+#ifdef OCD_TEST_CUDA
+/* Frameworks capture inference into CUDA graphs: an inference under PERSIST_STATIC (on CUDA the
+   persistent kernel, a cooperative launch on the handle's stream) made once directly, which
+   warms the libraries up, then captured on a stream of its own and replayed into poisoned
+   outputs, against the reference. CUDA pass only. */
+TEST(rnn_persistent_inference_captured)
+{
+    if (test_backend[0] != 'c') return;
+    const struct rnn_case c = {"captured", CUDNN_LSTM, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
+                               CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 2, 8, 64, 64, 4, 3, len_equal, CUDNN_DATA_HALF,
+                               true, true, API_V8, CUDNN_RNN_ALGO_PERSIST_STATIC};
+    cudnnHandle_t h = test_handle();
+    struct rnn_run u;
+    struct fwd_out o = {0}, want = {0};
+    cudaStream_t prior = NULL, st = NULL;
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t exec = NULL;
+    bool ok = rnn_run_init(&u, &c) && rnn_library_forward(&u, CUDNN_FWD_MODE_INFERENCE, &o, NULL);
+    rnn_fwd_free(&o);
+    int64_t hn = (int64_t)c.layers * c.dirs * c.N, ny = u.pos * c.dirs * c.proj;
+    size_t es = tdtype_size(c.dtype);
+    void *py = tbuf_alloc((size_t)ny * es), *phy = tbuf_alloc((size_t)(hn * c.proj) * es);
+    void *pcy = tbuf_alloc((size_t)(hn * c.hidden) * es);
+    ok = ok && CHECK_OK(cudnnGetStream(h, &prior)) &&
+         CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) == cudaSuccess) && CHECK_OK(cudnnSetStream(h, st)) &&
+         CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+    if (ok) {
+        bool call = rnn_call_forward(&u, CUDNN_FWD_MODE_INFERENCE, py, phy, pcy);
+        ok = CHECK(cudaStreamEndCapture(st, &g) == cudaSuccess) && call &&
+             CHECK(cudaGraphInstantiateWithFlags(&exec, g, 0) == cudaSuccess) &&
+             CHECK(cudaGraphLaunch(exec, st) == cudaSuccess) && CHECK(cudaStreamSynchronize(st) == cudaSuccess);
+    }
+    cudnnSetStream(h, prior);
+    if (ok) {
+        o = (struct fwd_out){tvalues_download(c.dtype, py, ny), tvalues_download(c.dtype, phy, hn * c.proj),
+                             tvalues_download(c.dtype, pcy, hn * c.hidden)};
+        rnn_reference_forward(&u, &want);
+        rnn_check_forward(&u, &o, &want, "captured inference");
+    }
+    rnn_fwd_free(&o), rnn_fwd_free(&want);
+    if (exec) cudaGraphExecDestroy(exec);
+    if (g) cudaGraphDestroy(g);
+    if (st) cudaStreamDestroy(st);
+    tbuf_free(py), tbuf_free(phy), tbuf_free(pcy);
+    rnn_run_free(&u);
+}
+#endif
 
 /* A forward call of the run that must be refused with `want`, y and hy left as they were. */
 static void expect_forward_refused(struct rnn_run *u, cudnnStatus_t want, const char *what)
