@@ -212,7 +212,10 @@ TEST(compat_transform_asymmetric_padding)
    and the activation NULL, the backward workspace query with dzDesc and the activation NULL,
    the backward with yDesc / y, dzDesc / dz, bnBias and the activation NULL and the forward's
    (empty) reserve. Two of its shapes: a 2-D input padded to N x C x 1 x 1 in PER_ACTIVATION
-   mode, and a channels-last half input with float parameters in SPATIAL_PERSISTENT mode. */
+   mode, and a channels-last half input with float parameters in SPATIAL_PERSISTENT mode.
+   MindSpore (plugin/device/gpu/kernel/nn/batch_norm_gpu_kernel.cc, batch_norm_grad_gpu_kernel.cc)
+   makes the same calls for the same shapes but never creates the descriptors OPS_BN does not
+   use: its size queries pass zDesc (forward) and yDesc (backward) NULL. */
 TEST(compat_bn_ex_pytorch_ops_bn)
 {
     static const struct { int dims[4]; cudnnDataType_t t; int layout; cudnnBatchNormMode_t mode; } cases[] = {
@@ -266,6 +269,14 @@ TEST(compat_bn_ex_pytorch_ops_bn)
              tview_check(&p, prm, rmean, "running mean") && tview_check(&p, prv, rvar, "running variance");
         ok = ok && CHECK_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, op, x.desc, x.desc, x.desc, NULL,
                                                                               x.desc, p.desc, NULL, &bws));
+        /* MindSpore's queries: NULL where PyTorch passes xDesc (zDesc forward, yDesc backward) */
+        size_t ms_ws = 1, ms_bws = 1;
+        ok = ok && CHECK_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, mode, op, x.desc, NULL, x.desc,
+                                                                                    p.desc, NULL, &ms_ws)) &&
+             CHECK(ms_ws == ws);
+        ok = ok && CHECK_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, op, x.desc, NULL, x.desc, NULL,
+                                                                              x.desc, p.desc, NULL, &ms_bws)) &&
+             CHECK(ms_bws == bws);
         void *pbws = bws ? tbuf_alloc(bws) : NULL;
         ok = ok && CHECK_OK(cudnnBatchNormalizationBackwardEx(h, mode, op, &one, &zero, &one, &zero, x.desc, px, NULL,
                                                               NULL, x.desc, pdy, NULL, NULL, x.desc, pdx, p.desc, ps,

@@ -3,8 +3,10 @@
    stride, padding and filter size and reused for every other shape, the bias fused with the
    bias's own descriptor passed as z), ONNX Runtime's reductions (indices asked for whatever the
    op), NVIDIA's Caffe (the compute type changed by a Get/Set round trip of the convolution
-   descriptor). Each result against the double references of tests/ref/. (compat.c,
-   compat_ops.c: the frameworks' patterns.) */
+   descriptor), OneFlow's algorithm search (every result it scans must be SUCCESS). Each result
+   against the double references of tests/ref/. (compat.c, compat_ops.c: the frameworks'
+   patterns.) */
+#include "conv_harness.h"
 #include "desc_util.h"
 #include "ref/conv.h"
 #include "ref/reduce.h"
@@ -84,10 +86,12 @@ TEST(compat_conv_dlib_algorithms_cached_across_shapes)
         cudnnConvolutionBwdDataAlgo_t da = CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
         cudnnConvolutionBwdFilterAlgo_t wa = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
         CHECK_OK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &req));
-        if (CHECK(req > 0 && req <= 16) && CHECK_OK(cudnnFindConvolutionForwardAlgorithm(h, x, w, conv, y, req, &nf, fp)))
+        if (CHECK(req > 0 && req <= 16) &&
+            CHECK_OK(cudnnFindConvolutionForwardAlgorithm(h, x, w, conv, y, req, &nf, fp)))
             DLIB_PICK(fp, nf, fa);
         CHECK_OK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &req)); /* dlib's count for both */
-        if (CHECK(req > 0 && req <= 16) && CHECK_OK(cudnnFindConvolutionBackwardDataAlgorithm(h, w, y, conv, x, req, &nd, dp)))
+        if (CHECK(req > 0 && req <= 16) &&
+            CHECK_OK(cudnnFindConvolutionBackwardDataAlgorithm(h, w, y, conv, x, req, &nd, dp)))
             DLIB_PICK(dp, nd, da);
         if (CHECK(req > 0 && req <= 16) &&
             CHECK_OK(cudnnFindConvolutionBackwardFilterAlgorithm(h, x, y, conv, w, req, &nw, wp)))
@@ -144,10 +148,10 @@ TEST(compat_conv_dlib_algorithms_cached_across_shapes)
         /* a z that would be read must be y's shape: nothing written */
         const float half = 0.5f;
         void *snap = tbuf_snapshot(pf, sizeof(float) * (size_t)ny);
+        const cudnnConvolutionFwdAlgo_t precomp = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
         if (ok)
-            CHECK_STATUS(cudnnConvolutionBiasActivationForward(h, &one, x, px, w, pw, conv,
-                                                               CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, work, ps,
-                                                               &half, b, pb, b, pb, identity, y, pf),
+            CHECK_STATUS(cudnnConvolutionBiasActivationForward(h, &one, x, px, w, pw, conv, precomp, work, ps, &half, b,
+                                                               pb, b, pb, identity, y, pf),
                          CUDNN_STATUS_BAD_PARAM);
         tbuf_unchanged(pf, snap, sizeof(float) * (size_t)ny, "z of the bias's shape with alpha2 0.5");
         free(snap);
@@ -181,7 +185,8 @@ TEST(compat_reduce_onnxruntime_indices_for_every_op)
     struct treduce r;
     treduce_init(&r, ad, cd, 0.5, 1.5);
     const int64_t outputs = rt_count(&r.ct);
-    uint32_t *want_idx = malloc(sizeof(uint32_t) * (size_t)outputs), *got_idx = malloc(sizeof(uint32_t) * (size_t)outputs);
+    uint32_t *want_idx = malloc(sizeof(uint32_t) * (size_t)outputs);
+    uint32_t *got_idx = malloc(sizeof(uint32_t) * (size_t)outputs);
     cudnnReduceTensorDescriptor_t rd, max_rd;
     CHECK_OK(cudnnCreateReduceTensorDescriptor(&rd));
     CHECK_OK(cudnnCreateReduceTensorDescriptor(&max_rd));
@@ -263,35 +268,28 @@ TEST(compat_conv_nvcaffe_compute_type_round_trip)
     if (!CHECK(ref_conv_out_dims(&rc))) return;
     cudnnHandle_t h = test_handle();
     const cudnnDataType_t t = CUDNN_DATA_HALF;
-    cudnnTensorDescriptor_t x, y;
-    cudnnFilterDescriptor_t w;
-    cudnnConvolutionDescriptor_t conv;
-    tconv_descs_create(&x, &y, NULL, &w, &conv);
+    struct tconv_run r;
+    tconv_run_init(&r, &rc, t);
     const int p = rc.out[0], q = rc.out[1];
-    bool ok = CHECK_OK(cudnnSetConvolutionGroupCount(conv, rc.groups));
+    bool ok = CHECK_OK(cudnnSetConvolutionGroupCount(r.cd, rc.groups));
     const int pad[2] = {1, 1}, stride[2] = {1, 1}, upscale[2] = {1, 1};
-    ok = ok && CHECK_OK(cudnnSetTensor4dDescriptorEx(x, t, rc.n, rc.c, rc.in[0], rc.in[1], rc.c * rc.in[0] * rc.in[1],
-                                                     rc.in[0] * rc.in[1], rc.in[1], 1));
-    ok = ok && CHECK_OK(cudnnSetTensor4dDescriptorEx(y, t, rc.n, rc.k, p, q, rc.k * p * q, p * q, q, 1));
-    ok = ok && CHECK_OK(cudnnSetFilter4dDescriptor(w, t, CUDNN_TENSOR_NCHW, rc.k, rc.c / rc.groups, 3, 3));
-    ok = ok && CHECK_OK(cudnnSetConvolutionNdDescriptor(conv, 2, pad, stride, upscale, CUDNN_CROSS_CORRELATION, t));
-    ok = ok && CHECK_OK(cudnnSetConvolutionMathType(conv, CUDNN_TENSOR_OP_MATH));
-    const long nx = ref_conv_x_count(&rc), nw = ref_conv_w_count(&rc), ny = ref_conv_y_count(&rc);
-    double *xv = tview_random(nx, -1, 1), *wv = tview_random(nw, -1, 1), *dyv = tview_random(ny, -1, 1);
-    double *yw = malloc(sizeof(double) * (size_t)ny), *dww = malloc(sizeof(double) * (size_t)nw);
-    void *px = tvalues_upload(t, xv, nx), *pw = tvalues_upload(t, wv, nw), *pdy = tvalues_upload(t, dyv, ny);
-    void *py = tbuf_alloc(2 * (size_t)ny), *pdw = tbuf_alloc(2 * (size_t)nw), *scratch = tbuf_alloc(2 * (size_t)nw);
-    ref_conv_fwd(&rc, xv, wv, yw);
-    ref_conv_bwd_filter(&rc, xv, dyv, dww);
+    ok = ok && CHECK_OK(cudnnSetTensor4dDescriptorEx(r.xd, t, rc.n, rc.c, rc.in[0], rc.in[1],
+                                                     rc.c * rc.in[0] * rc.in[1], rc.in[0] * rc.in[1], rc.in[1], 1));
+    ok = ok && CHECK_OK(cudnnSetTensor4dDescriptorEx(r.yd, t, rc.n, rc.k, p, q, rc.k * p * q, p * q, q, 1));
+    ok = ok && CHECK_OK(cudnnSetFilter4dDescriptor(r.wd, t, CUDNN_TENSOR_NCHW, rc.k, rc.c / rc.groups, 3, 3));
+    ok = ok && CHECK_OK(cudnnSetConvolutionNdDescriptor(r.cd, 2, pad, stride, upscale, CUDNN_CROSS_CORRELATION, t));
+    ok = ok && CHECK_OK(cudnnSetConvolutionMathType(r.cd, CUDNN_TENSOR_OP_MATH));
+    void *scratch = tbuf_alloc(2 * (size_t)r.nw);
     const size_t ws_bytes = 1 << 20;
     void *ws = tbuf_alloc(ws_bytes);
     cudnnConvolutionFwdAlgoPerf_t fr[8];
     cudnnConvolutionBwdFilterAlgoPerf_t br[8];
     int n = 0, prev = -1, best = -1;
     for (int round = 0; round < 2 && ok; round++) {
-        if (round == 1 && !nvcaffe_set_math(conv, CUDNN_DATA_FLOAT)) break;
+        if (round == 1 && !nvcaffe_set_math(r.cd, CUDNN_DATA_FLOAT)) break;
         for (int tries = 0; tries < 5; tries++) {
-            if (!CHECK_OK(cudnnFindConvolutionForwardAlgorithmEx(h, x, px, w, pw, conv, y, py, 8, &n, fr, ws, ws_bytes)))
+            if (!CHECK_OK(cudnnFindConvolutionForwardAlgorithmEx(h, r.xd, r.px, r.wd, r.pw, r.cd, r.yd, r.py, 8, &n, fr,
+                                                                 ws, ws_bytes)))
                 break;
             if (prev == (int)fr[0].algo) break;
             prev = (int)fr[0].algo;
@@ -301,30 +299,137 @@ TEST(compat_conv_nvcaffe_compute_type_round_trip)
         if (fr[i].status == CUDNN_STATUS_SUCCESS) best = i;
     int groups = 0;
     cudnnMathType_t math = CUDNN_DEFAULT_MATH;
-    CHECK_OK(cudnnGetConvolutionGroupCount(conv, &groups));
-    CHECK_OK(cudnnGetConvolutionMathType(conv, &math));
+    CHECK_OK(cudnnGetConvolutionGroupCount(r.cd, &groups));
+    CHECK_OK(cudnnGetConvolutionMathType(r.cd, &math));
     CHECK(groups == rc.groups && math == CUDNN_TENSOR_OP_MATH);
     const float one = 1, zero = 0;
     if (ok && CHECK(best >= 0)) {
-        CHECK_OK(cudnnSetConvolutionMathType(conv, fr[best].mathType));
-        tbuf_poison(py, 2 * (size_t)ny);
-        if (CHECK_OK(cudnnConvolutionForward(h, &one, x, px, w, pw, conv, fr[best].algo, ws, fr[best].memory, &zero,
-                                             y, py)))
-            tvalues_check(t, py, yw, ny, tconv_tolerance(t, t, fr[best].mathType), "NVIDIA Caffe half forward");
+        CHECK_OK(cudnnSetConvolutionMathType(r.cd, fr[best].mathType));
+        tbuf_poison(r.py, 2 * (size_t)r.ny);
+        if (CHECK_OK(cudnnConvolutionForward(h, &one, r.xd, r.px, r.wd, r.pw, r.cd, fr[best].algo, ws, fr[best].memory,
+                                             &zero, r.yd, r.py)))
+            tvalues_check(t, r.py, r.y, r.ny, tconv_tolerance(t, t, fr[best].mathType), "NVIDIA Caffe half forward");
     }
     best = -1;
-    if (ok && CHECK_OK(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, x, px, y, pdy, conv, w, scratch, 8, &n, br, ws,
-                                                                     ws_bytes)))
+    if (ok && CHECK_OK(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, r.xd, r.px, r.yd, r.pdy, r.cd, r.wd, scratch, 8,
+                                                                     &n, br, ws, ws_bytes)))
         for (int i = 0; i < n && best < 0; i++)
             if (br[i].status == CUDNN_STATUS_SUCCESS) best = i;
     if (ok && CHECK(best >= 0)) {
-        CHECK_OK(cudnnSetConvolutionMathType(conv, br[best].mathType));
-        if (CHECK_OK(cudnnConvolutionBackwardFilter(h, &one, x, px, y, pdy, conv, br[best].algo, ws, br[best].memory,
-                                                    &zero, w, pdw)))
-            tvalues_check(t, pdw, dww, nw, tconv_tolerance(t, t, br[best].mathType), "NVIDIA Caffe half backward filter");
+        CHECK_OK(cudnnSetConvolutionMathType(r.cd, br[best].mathType));
+        if (CHECK_OK(cudnnConvolutionBackwardFilter(h, &one, r.xd, r.px, r.yd, r.pdy, r.cd, br[best].algo, ws,
+                                                    br[best].memory, &zero, r.wd, r.pdw)))
+            tvalues_check(t, r.pdw, r.dw, r.nw, tconv_tolerance(t, t, br[best].mathType),
+                          "NVIDIA Caffe half backward filter");
     }
-    void *bufs[] = {px, pw, pdy, py, pdw, scratch, ws};
-    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
-    free(xv), free(wv), free(dyv), free(yw), free(dww);
-    tconv_descs_destroy(x, y, NULL, w, conv);
+    tbuf_free(scratch);
+    tbuf_free(ws);
+    tconv_run_free(&r);
+}
+
+/* ---- OneFlow (oneflow/core/device/cudnn_conv_util.cpp) -------------------------------------- */
+
+/* OneFlow's GetBestAlgorithm: the results scanned in order, each CHECK'ed to be SUCCESS (the
+   program aborts otherwise), skipping those whose memory exceeds the workspace limit and, when
+   determinism is asked for, the NON_DETERMINISTIC ones; the first left is taken. -1: none. */
+#define ONEFLOW_PICK(res, n, limit, det, out)                                                  \
+    do {                                                                                       \
+        (out) = -1;                                                                            \
+        for (int i_ = 0; i_ < (n) && (out) < 0; i_++) {                                      \
+            if (!CHECK((res)[i_].status == CUDNN_STATUS_SUCCESS)) break;                      \
+            if ((res)[i_].memory > (limit)) continue;                                          \
+            if ((det) && (res)[i_].determinism == CUDNN_NON_DETERMINISTIC) continue;          \
+            (out) = i_;                                                                        \
+        }                                                                                      \
+    } while (0)
+
+/* OneFlow's convolutions: a 1-D convolution as cudnnSetConvolution2dDescriptor(pad, 0, stride, 1,
+   dilation, 1) on N x C x L x 1 tensors, half data with the FLOAT compute type ("pseudo half")
+   and TENSOR_OP_MATH, groups set only when not 1; the parameters read back (CudnnConvArgs) with
+   cudnnGetTensorNdDescriptor and cudnnGetFilterNdDescriptor asked for 5 dims,
+   cudnnGetConvolutionNdDescriptor for 3 and cudnnGetConvolutionGroupCount. The heuristic search
+   is each direction's *_v7 asked for its MaxCount results, the exhaustive one its FindEx on
+   scratch buffers with a workspace of the limit (NULL for a limit of 0); the pick as above,
+   under a limit of 0 and of 1 MiB, deterministic for backward filter; then the call with the
+   pick's workspace. */
+TEST(compat_conv_oneflow_scanned_results_succeed)
+{
+    struct ref_conv rc = {.nsp = 2, .n = 2, .c = 4, .k = 6, .groups = 2, .in = {9, 1}, .filt = {3, 1},
+                          .pad = {1, 0}, .stride = {2, 1}, .dil = {1, 1}};
+    if (!CHECK(ref_conv_out_dims(&rc))) return;
+    cudnnHandle_t h = test_handle();
+    const cudnnDataType_t t = CUDNN_DATA_HALF;
+    struct tconv_run r;
+    tconv_run_init(&r, &rc, t);
+    cudnnTensorDescriptor_t x = r.xd, y = r.yd;
+    cudnnFilterDescriptor_t w = r.wd;
+    cudnnConvolutionDescriptor_t conv = r.cd;
+    bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, t, rc.n, rc.c, rc.in[0], 1)) &&
+              CHECK_OK(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, t, rc.n, rc.k, rc.out[0], 1)) &&
+              CHECK_OK(cudnnSetFilter4dDescriptor(w, t, CUDNN_TENSOR_NCHW, rc.k, rc.c / rc.groups, rc.filt[0], 1)) &&
+              CHECK_OK(cudnnSetConvolution2dDescriptor(conv, rc.pad[0], 0, rc.stride[0], 1, 1, 1,
+                                                       CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT)) &&
+              CHECK_OK(cudnnSetConvolutionGroupCount(conv, rc.groups)) &&
+              CHECK_OK(cudnnSetConvolutionMathType(conv, CUDNN_TENSOR_OP_MATH));
+    int nd = 0, dims[5], strides[5], fnd = 0, fdims[5], cnd = 0, pad[3], stride[3], dil[3], groups = 0;
+    cudnnDataType_t dt, ft, ct;
+    cudnnTensorFormat_t fmt;
+    cudnnConvolutionMode_t mode;
+    ok = ok && CHECK_OK(cudnnGetTensorNdDescriptor(x, 5, &dt, &nd, dims, strides)) &&
+         CHECK_OK(cudnnGetFilterNdDescriptor(w, 5, &ft, &fmt, &fnd, fdims)) &&
+         CHECK_OK(cudnnGetConvolutionNdDescriptor(conv, 3, &cnd, pad, stride, dil, &mode, &ct)) &&
+         CHECK_OK(cudnnGetConvolutionGroupCount(conv, &groups)) &&
+         CHECK(nd == 4 && fnd == 4 && cnd == 2 && cnd + 2 == nd && groups == rc.groups && ct == CUDNN_DATA_FLOAT);
+    void *sx = tbuf_alloc(2 * (size_t)r.nx), *sw = tbuf_alloc(2 * (size_t)r.nw), *sy = tbuf_alloc(2 * (size_t)r.ny);
+    const float one = 1, zero = 0;
+    static const size_t limits[] = {0, 1 << 20};
+    for (size_t l = 0; l < TLEN(limits) && ok; l++) {
+        const size_t limit = limits[l];
+        void *ws = limit ? tbuf_alloc(limit) : NULL;
+        for (int exhaustive = 0; exhaustive < 2; exhaustive++) {
+            cudnnConvolutionFwdAlgoPerf_t fp[16];
+            cudnnConvolutionBwdDataAlgoPerf_t dp[16];
+            cudnnConvolutionBwdFilterAlgoPerf_t wp[16];
+            int req = 0, n = 0, pick = -1;
+            char what[96];
+            CHECK_OK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &req));
+            if (CHECK(req > 0 && req <= 16) &&
+                CHECK_OK(exhaustive ? cudnnFindConvolutionForwardAlgorithmEx(h, x, sx, w, sw, conv, y, sy, req, &n, fp,
+                                                                             ws, limit)
+                                    : cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, conv, y, req, &n, fp)))
+                ONEFLOW_PICK(fp, n, limit, false, pick);
+            snprintf(what, sizeof what, "OneFlow forward, limit %zu, %s search", limit,
+                     exhaustive ? "exhaustive" : "heuristic");
+            if (CHECK(pick >= 0) && CHECK_OK(cudnnConvolutionForward(h, &one, x, r.px, w, r.pw, conv, fp[pick].algo, ws,
+                                                                     fp[pick].memory, &zero, y, r.py)))
+                tvalues_check(t, r.py, r.y, r.ny, tconv_tolerance(t, t, fp[pick].mathType), what);
+            CHECK_OK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &req));
+            if (CHECK(req > 0 && req <= 16) &&
+                CHECK_OK(exhaustive ? cudnnFindConvolutionBackwardDataAlgorithmEx(h, w, sw, y, sy, conv, x, sx, req, &n,
+                                                                                  dp, ws, limit)
+                                    : cudnnGetConvolutionBackwardDataAlgorithm_v7(h, w, y, conv, x, req, &n, dp)))
+                ONEFLOW_PICK(dp, n, limit, false, pick);
+            snprintf(what, sizeof what, "OneFlow backward data, limit %zu, %s search", limit,
+                     exhaustive ? "exhaustive" : "heuristic");
+            if (CHECK(pick >= 0) && CHECK_OK(cudnnConvolutionBackwardData(h, &one, w, r.pw, y, r.pdy, conv,
+                                                                          dp[pick].algo, ws, dp[pick].memory, &zero, x,
+                                                                          r.pdx)))
+                tvalues_check(t, r.pdx, r.dx, r.nx, tconv_tolerance(t, t, dp[pick].mathType), what);
+            CHECK_OK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &req));
+            if (CHECK(req > 0 && req <= 16) &&
+                CHECK_OK(exhaustive ? cudnnFindConvolutionBackwardFilterAlgorithmEx(h, x, sx, y, sy, conv, w, sw, req,
+                                                                                    &n, wp, ws, limit)
+                                    : cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x, y, conv, w, req, &n, wp)))
+                ONEFLOW_PICK(wp, n, limit, true, pick);
+            snprintf(what, sizeof what, "OneFlow deterministic backward filter, limit %zu, %s search", limit,
+                     exhaustive ? "exhaustive" : "heuristic");
+            if (CHECK(pick >= 0) && CHECK_OK(cudnnConvolutionBackwardFilter(h, &one, x, r.px, y, r.pdy, conv,
+                                                                            wp[pick].algo,
+                                                                            ws, wp[pick].memory, &zero, w, r.pdw)))
+                tvalues_check(t, r.pdw, r.dw, r.nw, tconv_tolerance(t, t, wp[pick].mathType), what);
+        }
+        tbuf_free(ws);
+    }
+    tbuf_free(sx), tbuf_free(sw), tbuf_free(sy);
+    tconv_run_free(&r);
 }

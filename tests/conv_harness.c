@@ -1,6 +1,7 @@
 /* conv_harness.c: the convolution API tests' problems and the check of a direction through
    every algorithm (see conv_harness.h). */
 #include "conv_harness.h"
+#include "desc_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -383,4 +384,29 @@ void *patterned(size_t bytes)
     void *dev = tbuf_from(host, bytes);
     free(host);
     return dev;
+}
+
+void tconv_run_init(struct tconv_run *r, const struct ref_conv *rc, cudnnDataType_t t)
+{
+    const size_t es = tdtype_size(t);
+    r->nx = ref_conv_x_count(rc), r->nw = ref_conv_w_count(rc), r->ny = ref_conv_y_count(rc);
+    r->x = tview_random(r->nx, -1, 1), r->w = tview_random(r->nw, -1, 1), r->dy = tview_random(r->ny, -1, 1);
+    r->px = tvalues_upload(t, r->x, r->nx), r->pw = tvalues_upload(t, r->w, r->nw);
+    r->pdy = tvalues_upload(t, r->dy, r->ny);
+    r->py = tbuf_alloc(es * (size_t)r->ny), r->pdx = tbuf_alloc(es * (size_t)r->nx);
+    r->pdw = tbuf_alloc(es * (size_t)r->nw);
+    r->y = malloc(sizeof(double) * (size_t)r->ny), r->dx = malloc(sizeof(double) * (size_t)r->nx);
+    r->dw = malloc(sizeof(double) * (size_t)r->nw);
+    ref_conv_fwd(rc, r->x, r->w, r->y);
+    ref_conv_bwd_data(rc, r->dy, r->w, r->dx);
+    ref_conv_bwd_filter(rc, r->x, r->dy, r->dw);
+    tconv_descs_create(&r->xd, &r->yd, NULL, &r->wd, &r->cd);
+}
+
+void tconv_run_free(struct tconv_run *r)
+{
+    void *bufs[] = {r->px, r->pw, r->pdy, r->py, r->pdx, r->pdw};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+    free(r->x), free(r->w), free(r->dy), free(r->y), free(r->dx), free(r->dw);
+    tconv_descs_destroy(r->xd, r->yd, NULL, r->wd, r->cd);
 }

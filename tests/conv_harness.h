@@ -9,6 +9,9 @@
    call. Layouts rotate through packed NCHW, packed NHWC and padded strides (with poisoned gaps);
    the int8 vector types use NCHW_VECT_C.
 
+   struct tconv_run holds one problem's data and references for the compat tests that replay a
+   program's calls (compat_libs.c).
+
    conv_support.h is the other convolution harness: one forced algorithm family (FFT, Winograd) on
    one data type, with errors measured against the reference. */
 #ifndef OCD_TESTS_CONV_HARNESS_H
@@ -139,5 +142,20 @@ cudnnStatus_t execute_capturing(const struct problem *p, enum dir d, int algo, v
 /* A device buffer filled with the byte 0xAB, and the check that it still holds only that. */
 void *patterned(size_t bytes);
 bool untouched(const void *dev, size_t bytes);
+
+/* One convolution rc on data of type t for the three directions: x, w and dy random in
+   [-1, 1] (rounded to t), the references y, dx and dw (tests/ref/conv.c), device copies of the
+   inputs, poisoned device outputs and the convolution's descriptors, created and not set;
+   tconv_run_free releases them all. */
+struct tconv_run {
+    long nx, nw, ny;
+    double *x, *w, *dy, *y, *dx, *dw;
+    void *px, *pw, *pdy, *py, *pdx, *pdw;
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+};
+void tconv_run_init(struct tconv_run *r, const struct ref_conv *rc, cudnnDataType_t t);
+void tconv_run_free(struct tconv_run *r);
 
 #endif /* OCD_TESTS_CONV_HARNESS_H */
