@@ -15,8 +15,8 @@
    probabilities, rounded to the data type and re-packed from the score accumulators into A
    fragments (the layouts match, FlashAttention-2's register trick), by V (ldmatrix.trans). Rows
    of the block past the query range are neither computed nor written; rows past their length or
-   without keys get zeros. The accumulators are float. Tile loads, fragment addresses and the
-   fragment layouts are cuda/attn_core_flash.cuh's. */
+   without keys get zeros. The accumulators are float. Tile loads, fragment addresses, the
+   fragment layouts and the per-row softmax steps are cuda/attn_core_flash.cuh's. */
 #include "cuda/attn_core_flash.cuh"
 
 #include <climits>
@@ -37,60 +37,6 @@ template <int D> struct flash_smem {
 
 /* ---- per-thread pieces, host-callable so that tests/emulate/attn_flash.cu runs them on the CPU - */
 
-/* Query step of row half hr (0: lane / 4, 1: lane / 4 + 8) of a warp's 16 rows. */
-__host__ __device__ __forceinline__ int flash_row(int i0, int warp, int lane, int hr)
-{
-    return i0 + warp * 16 + lane / 4 + hr * 8;
-}
-
-/* The keys [lo, hi) of a thread's two rows: none for a row past the query range or its length. */
-__host__ __device__ __forceinline__ void flash_windows(const ocd_attn_dev &d, int i0, int iend, int lq, int lkv,
-                                                       int warp, int lane, int lo[2], int hi[2])
-{
-    for (int hr = 0; hr < 2; hr++) {
-        int i = flash_row(i0, warp, lane, hr);
-        lo[hr] = 0, hi[hr] = 0;
-        if (i < iend && i < lq) ocd_attn_core_keys(d.p.lo_win[i], d.p.hi_win[i], lkv, &lo[hr], &hi[hr]);
-    }
-}
-
-/* Masks the scores of row half hr outside [lo, hi) (keys of the tile at kt) to -inf, scales the
-   others to the base-2 domain, and returns the thread's largest. */
-template <int NS>
-__host__ __device__ __forceinline__ float flash_mask_max(float (&s)[NS][4], int hr, int kt, int lo, int hi, int lane,
-                                                         float scale2)
-{
-    float mx = -INFINITY;
-    for (int j = 0; j < NS; j++)
-        for (int c = 0; c < 2; c++) {
-            int key = kt + j * 8 + 2 * (lane & 3) + c;
-            float v = key >= lo && key < hi ? s[j][hr * 2 + c] * scale2 : -INFINITY;
-            s[j][hr * 2 + c] = v;
-            mx = fmaxf(mx, v);
-        }
-    return mx;
-}
-
-/* What the probabilities of a row are taken relative to: its running max, or 0 while it has no
-   key (so that exp2(-inf - base) is 0, not NaN). */
-__host__ __device__ __forceinline__ float flash_base(float max)
-{
-    return max == -INFINITY ? 0.f : max;
-}
-
-/* Replaces the scores of row half hr by exp2(s - base) and returns the thread's sum of them. */
-template <int NS> __host__ __device__ __forceinline__ float flash_exp_sum(float (&s)[NS][4], int hr, float base)
-{
-    float sum = 0.f;
-    for (int j = 0; j < NS; j++)
-        for (int c = 0; c < 2; c++) {
-            float e = exp2f(s[j][hr * 2 + c] - base);
-            s[j][hr * 2 + c] = e;
-            sum += e;
-        }
-    return sum;
-}
-
 /* Dropout on the probabilities of row half hr (mask row ri, keys of the tile at kt): each kept
    one multiplied by the scale, the others zeroed, after the row's sum has taken them. */
 template <int NS>
@@ -102,21 +48,6 @@ __host__ __device__ __forceinline__ void flash_dropout(float (&s)[NS][4], int hr
             int key = kt + j * 8 + 2 * (lane & 3) + c;
             s[j][hr * 2 + c] *= ocd_attn_drop<float>(d, (uint64_t)ri * d.p.max_kv + key);
         }
-}
-
-/* Writes a thread's part of output row half hr (query step i < the range's end): acc / l, zeros
-   for a row without keys; and its log-sum-exp (natural log) when the reserve is given. */
-template <typename T, int NO>
-__host__ __device__ __forceinline__ void flash_store(const ocd_attn_dev &d, int b, int m, int h, int i,
-                                                     const float (&acc)[NO][4], int hr, float l, float mx, int lane)
-{
-    const ocd_attn_core_problem &p = d.p;
-    float inv = l > 0.f ? 1.f / l : 0.f;
-    T *orow = (T *)p.o.data + ocd_attn_core_row(&p.o, b, m, h, i);
-    for (int j = 0; j < NO; j++)
-        for (int c = 0; c < 2; c++) ocd_cuda_store(orow + j * 8 + 2 * (lane & 3) + c, acc[j][hr * 2 + c] * inv);
-    if (d.lse && lane % 4 == 0)
-        ((float *)d.lse)[ocd_attn_row_index(p, b, m, h, i)] = l > 0.f ? (mx + log2f(l)) * 0.6931471805599453f : -INFINITY;
 }
 
 /* ---- the kernel ---------------------------------------------------------------------------------- */
@@ -204,16 +135,7 @@ __global__ void __launch_bounds__(THREADS) attn_fwd_flash(ocd_attn_dev d)
         float corr[2];
 #pragma unroll
         for (int hr = 0; hr < 2; hr++) {
-            float tmax = flash_mask_max(s, hr, k0 + t * BN, rlo[hr], rhi[hr], lane, scale2);
-            tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 1));
-            tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 2));
-            float nm = fmaxf(mx[hr], tmax), base = flash_base(nm);
-            corr[hr] = exp2f(mx[hr] - base);
-            float sum = flash_exp_sum(s, hr, base);
-            sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-            sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-            l[hr] = l[hr] * corr[hr] + sum;
-            mx[hr] = nm;
+            corr[hr] = flash_softmax_step(s, hr, k0 + t * BN, rlo[hr], rhi[hr], lane, scale2, mx[hr], l[hr]);
             if (DROPOUT) flash_dropout(s, hr, k0 + t * BN, ri[hr], lane, d);
         }
 #pragma unroll

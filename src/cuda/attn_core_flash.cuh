@@ -1,7 +1,8 @@
 /* attn_core_flash.cuh: what the fused tensor-core kernels of the attention core share
    (cuda/attn_core_flash.cu: the forward; cuda/attn_core_flash_bwd.cu: the backward): their
    applicability, the tile loads into shared memory, the ldmatrix row addresses of the three
-   fragment kinds they use, and the re-packing of float accumulators into A fragments. Every
+   fragment kinds they use, the re-packing of float accumulators into A fragments, and each
+   thread's part of the rows' windows, online softmax and output store. Every
    piece is host-callable (a host copy stands in for cp.async), so that tests/emulate/attn_flash*.cu
    run each thread's logic on the CPU.
 
@@ -20,22 +21,26 @@
 #include "cuda/mma.cuh"
 #include "cuda/types.cuh"
 
+#include <math.h>
+
 /* Threads of a block of either fused kernel: four warps. */
 constexpr int OCD_FLASH_THREADS = 128;
 
 /* Copies rows [t0, t0 + ROWS) of an operand's (b, m, h) sequence, D elements each, into a tile of
-   shared memory of row pitch D + 8 with 16-byte cp.async; rows at or past `valid` are zero-filled
-   (so that a padded row never reaches a product). */
+   shared memory of row pitch D + 8 with 16-byte cp.async by the OCD_FLASH_THREADS threads tid;
+   rows at or past `valid` are zero-filled (so that a padded row never reaches a product). */
 template <int D, int ROWS = 64, typename T>
 __host__ __device__ __forceinline__ void flash_load_tile(T *s, const ocd_attn_operand &x, int b, int m, int h, int t0,
                                                          int valid, int tid)
 {
-    constexpr int CPR = D / 8; /* 16-byte chunks a row */
+    constexpr int CPR = D / 8, RSTEP = OCD_FLASH_THREADS / CPR; /* 16-byte chunks a row; rows a pass */
+    static_assert(OCD_FLASH_THREADS % CPR == 0 && ROWS % RSTEP == 0, "whole rows a pass");
     const T *base = (const T *)x.data + ocd_attn_core_row(&x, b, m, h, 0);
     int64_t ts = x.stride[OCD_ATTN_TIME];
+    const int c = tid % CPR, e = c * 8; /* the thread's chunk of each of its rows */
 #pragma unroll
-    for (int c = tid; c < ROWS * CPR; c += OCD_FLASH_THREADS) {
-        int r = c / CPR, e = (c % CPR) * 8, t = t0 + r;
+    for (int r = tid / CPR; r < ROWS; r += RSTEP) {
+        int t = t0 + r;
         bool ok = t < valid;
         ocd_mma_cp_async16(s + r * (D + 8) + e, ok ? base + t * ts + e : base, ok);
     }
@@ -85,6 +90,99 @@ __host__ __device__ __forceinline__ void flash_p_frag(uint32_t pf[4], const floa
     pf[1] = flash_pack2<T>(s[2 * kk][2], s[2 * kk][3]);
     pf[2] = flash_pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
     pf[3] = flash_pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+}
+
+/* ---- the rows' softmax and output, per thread (accumulator layout above) ---------------------- */
+
+/* Query step of row half hr (0: lane / 4, 1: lane / 4 + 8) of a warp's 16 rows. */
+__host__ __device__ __forceinline__ int flash_row(int i0, int warp, int lane, int hr)
+{
+    return i0 + warp * 16 + lane / 4 + hr * 8;
+}
+
+/* The keys [lo, hi) of a thread's two rows: none for a row past the query range or its length. */
+__host__ __device__ __forceinline__ void flash_windows(const ocd_attn_dev &d, int i0, int iend, int lq, int lkv,
+                                                       int warp, int lane, int lo[2], int hi[2])
+{
+    for (int hr = 0; hr < 2; hr++) {
+        int i = flash_row(i0, warp, lane, hr);
+        lo[hr] = 0, hi[hr] = 0;
+        if (i < iend && i < lq) ocd_attn_core_keys(d.p.lo_win[i], d.p.hi_win[i], lkv, &lo[hr], &hi[hr]);
+    }
+}
+
+/* Masks the scores of row half hr outside [lo, hi) (keys of the tile at kt) to -inf, scales the
+   others to the base-2 domain, and returns the thread's largest. */
+template <int NS>
+__host__ __device__ __forceinline__ float flash_mask_max(float (&s)[NS][4], int hr, int kt, int lo, int hi, int lane,
+                                                         float scale2)
+{
+    float mx = -INFINITY;
+    for (int j = 0; j < NS; j++)
+        for (int c = 0; c < 2; c++) {
+            int key = kt + j * 8 + 2 * (lane & 3) + c;
+            float v = key >= lo && key < hi ? s[j][hr * 2 + c] * scale2 : -INFINITY;
+            s[j][hr * 2 + c] = v;
+            mx = fmaxf(mx, v);
+        }
+    return mx;
+}
+
+/* What the probabilities of a row are taken relative to: its running max, or 0 while it has no
+   key (so that exp2(-inf - base) is 0, not NaN). */
+__host__ __device__ __forceinline__ float flash_base(float max)
+{
+    return max == -INFINITY ? 0.f : max;
+}
+
+/* Replaces the scores of row half hr by exp2(s - base) and returns the thread's sum of them. */
+template <int NS> __host__ __device__ __forceinline__ float flash_exp_sum(float (&s)[NS][4], int hr, float base)
+{
+    float sum = 0.f;
+    for (int j = 0; j < NS; j++)
+        for (int c = 0; c < 2; c++) {
+            float e = exp2f(s[j][hr * 2 + c] - base);
+            s[j][hr * 2 + c] = e;
+            sum += e;
+        }
+    return sum;
+}
+
+/* Writes a thread's part of output row half hr (query step i < the range's end): acc / l, zeros
+   for a row without keys; and its log-sum-exp (natural log) when the reserve is given. */
+template <typename T, int NO>
+__host__ __device__ __forceinline__ void flash_store(const ocd_attn_dev &d, int b, int m, int h, int i,
+                                                     const float (&acc)[NO][4], int hr, float l, float mx, int lane)
+{
+    const ocd_attn_core_problem &p = d.p;
+    float inv = l > 0.f ? 1.f / l : 0.f;
+    T *orow = (T *)p.o.data + ocd_attn_core_row(&p.o, b, m, h, i);
+    for (int j = 0; j < NO; j++)
+        for (int c = 0; c < 2; c++) ocd_cuda_store(orow + j * 8 + 2 * (lane & 3) + c, acc[j][hr * 2 + c] * inv);
+    if (d.lse && lane % 4 == 0)
+        ((float *)d.lse)[ocd_attn_row_index(p, b, m, h, i)] = l > 0.f ? (mx + log2f(l)) * 0.6931471805599453f : -INFINITY;
+}
+
+/* One key tile's online-softmax step for row half hr of a thread's score accumulators (the four
+   threads of a quad share a row): masks and scales the scores (flash_mask_max), takes the row's
+   max over the quad, replaces the scores by their exponentials, adds their quad sum to the
+   running sum l (rescaled) and moves the running max mx; returns the factor the row's output
+   accumulators are to be multiplied by. */
+template <int NS>
+__device__ __forceinline__ float flash_softmax_step(float (&s)[NS][4], int hr, int kt, int lo, int hi, int lane,
+                                                    float scale2, float &mx, float &l)
+{
+    float tmax = flash_mask_max(s, hr, kt, lo, hi, lane, scale2);
+    tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 1));
+    tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 2));
+    float nm = fmaxf(mx, tmax), base = flash_base(nm);
+    float corr = exp2f(mx - base);
+    float sum = flash_exp_sum(s, hr, base);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    l = l * corr + sum;
+    mx = nm;
+    return corr;
 }
 
 /* True when an operand suits 16-byte cp.async of whole heads. */

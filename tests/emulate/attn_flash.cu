@@ -84,22 +84,7 @@ template <typename T, int D> void emulate(const ocd_attn_dev &d)
                     const float scale2 = (float)(p.sm_scaler * 1.4426950408889634);
                     float corr[32][2];
                     for (int hr = 0; hr < 2; hr++) {
-                        float tmax[32], sum[32];
-                        for (int l = 0; l < 32; l++)
-                            tmax[l] = flash_mask_max(s[w][l], hr, k0 + t * BN, rlo[w][l][hr], rhi[w][l][hr], l, scale2);
-                        float qmax[32], qsum[32];
-                        for (int l = 0; l < 32; l++) { /* the two xor shuffles of the quad */
-                            float a = fmaxf(tmax[l], tmax[l ^ 1]), c = fmaxf(tmax[l ^ 2], tmax[l ^ 3]);
-                            qmax[l] = fmaxf(a, c);
-                        }
-                        for (int l = 0; l < 32; l++) {
-                            float nm = fmaxf(mx[w][l][hr], qmax[l]), base = flash_base(nm);
-                            corr[l][hr] = exp2f(mx[w][l][hr] - base);
-                            sum[l] = flash_exp_sum(s[w][l], hr, base);
-                            mx[w][l][hr] = nm;
-                        }
-                        for (int l = 0; l < 32; l++) qsum[l] = (sum[l] + sum[l ^ 1]) + (sum[l ^ 2] + sum[l ^ 3]);
-                        for (int l = 0; l < 32; l++) lsum[w][l][hr] = lsum[w][l][hr] * corr[l][hr] + qsum[l];
+                        attn_emu_softmax_step(s[w], hr, k0 + t * BN, rlo[w], rhi[w], scale2, mx[w], lsum[w], corr);
                         if (p.dropout > 0)
                             for (int l = 0; l < 32; l++)
                                 flash_dropout(s[w][l], hr, k0 + t * BN, ocd_attn_row_index(p, b, m, h, flash_row(i0, w, l, hr)), l, d);
@@ -146,83 +131,7 @@ struct emu_case {
 
 template <typename T, int D> bool run(const emu_case &c, cudnnHandle_t handle)
 {
-    int kvb = c.kv_shared ? 1 : c.beams;
-    auto layout = [&](ocd_attn_operand &x, int beams, int steps) { return attn_emu_layout(c, D, x, beams, steps); };
-    ocd_attn_core_problem p;
-    memset(&p, 0, sizeof p);
-    size_t nq = layout(p.q, c.beams, c.max_q), nk = layout(p.k, kvb, c.max_kv);
-    layout(p.v, kvb, c.max_kv), layout(p.o, c.beams, c.max_q);
-    std::vector<T> q(nq), k(nk), v(nk), o(nq);
-    for (auto &x : q) x = (T)emu_random();
-    for (auto &x : k) x = (T)emu_random();
-    for (auto &x : v) x = (T)emu_random();
-    for (auto &x : o) x = (T)NAN;
-    std::vector<int> lq, lk, lo, hi;
-    attn_emu_sequences(c, lq, lk, lo, hi);
-    p.dtype = c.t, p.batch = c.batch, p.beams = c.beams, p.heads = c.heads, p.max_q = c.max_q, p.max_kv = c.max_kv;
-    p.head_qk = p.head_v = D, p.kv_shared = c.kv_shared, p.q_first = c.q_first, p.q_count = c.q_count;
-    p.sm_scaler = 1.0 / sqrt((double)D) * 2;
-    p.dropout = c.dropout;
-    p.len_q = lq.data(), p.len_kv = lk.data(), p.lo_win = lo.data(), p.hi_win = hi.data();
-    p.q.data = q.data(), p.k.data = k.data(), p.v.data = v.data(), p.o.data = o.data();
-    std::vector<char> ws(ocd_attn_core_workspace_bytes(&p, false)), reserve(ocd_attn_core_reserve_bytes(&p));
-    ocd_attn_core_call call = {&p, reserve.data(), ws.data()};
-    const char *why = ocd_cuda_attn_fwd_flash_applies(handle, &call);
-    if (why != NULL) {
-        printf("  %-28s the entry declines: %s\n", c.name, why);
-        return false;
-    }
-    ocd_attn_dev d;
-    ocd_attn_dev_init(&call, true, &d);
-    memcpy((void *)d.p.lo_win, lo.data(), sizeof(int) * c.max_q); /* the prologue's copies */
-    memcpy((void *)d.p.hi_win, hi.data(), sizeof(int) * c.max_q);
-    const uint64_t gen[2] = {0x1234567890abcdefull, 42}; /* what the prologue's thread copies from rng */
-    memcpy((void *)d.gen, gen, sizeof gen);
-    emulate<T, D>(d);
-
-    auto at = [&](const ocd_attn_operand &x, int b, int m, int h, int t, int e) {
-        return ocd_attn_core_row(&x, b, m, h, t) + e;
-    };
-    std::vector<double> s(c.max_kv);
-    for (int b = 0; b < c.batch; b++)
-        for (int m = 0; m < c.beams; m++)
-            for (int h = 0; h < c.heads; h++)
-                for (int i = 0; i < c.max_q; i++) {
-                    int mk = c.kv_shared ? 0 : m, len_kv = lk[b * kvb + mk];
-                    int a = std::max(lo[i], 0), z = std::min(hi[i], len_kv);
-                    bool in = i >= c.q_first && i < c.q_first + c.q_count, any = in && i < lq[b * c.beams + m] && a < z;
-                    double mxs = -INFINITY, sum = 0;
-                    for (int j = a; any && j < z; j++) {
-                        double dot = 0;
-                        for (int e = 0; e < D; e++)
-                            dot += (double)ocd_cuda_load(&q[at(p.q, b, m, h, i, e)]) * ocd_cuda_load(&k[at(p.k, b, mk, h, j, e)]);
-                        s[j] = dot * p.sm_scaler, mxs = std::max(mxs, s[j]);
-                    }
-                    for (int j = a; any && j < z; j++) sum += s[j] = exp(s[j] - mxs);
-                    for (int e = 0; e < D; e++) {
-                        double want = 0, got = ocd_cuda_load(&o[at(p.o, b, m, h, i, e)]);
-                        int64_t ri = ((int64_t)(b * c.beams + m) * c.heads + h) * c.max_q + i;
-                        for (int j = a; any && j < z; j++) {
-                            bool keep = c.dropout == 0 || ocd_attn_core_keep(gen[0], gen[1], d.threshold, (uint64_t)ri * c.max_kv + j);
-                            want += keep ? s[j] / sum * d.drop_scale * ocd_cuda_load(&v[at(p.v, b, mk, h, j, e)]) : 0;
-                        }
-                        if (!in ? !std::isnan(got) : !(fabs(got - want) <= 1.5e-2 * std::max(1.0, fabs(want)))) {
-                            printf("  %-28s FAILED at b %d m %d h %d i %d e %d: got %.6g, want %.6g\n", c.name, b, m, h,
-                                   i, e, got, in ? want : NAN);
-                            return false;
-                        }
-                    }
-                    if (!in) continue;
-                    float lse = ((const float *)(reserve.data() + 16))[((b * c.beams + m) * c.heads + h) * c.max_q + i];
-                    double wl = any ? mxs + log(sum) : -INFINITY;
-                    if (!(lse == wl || fabs(lse - wl) <= 1e-3 * std::max(1.0, fabs(wl)))) {
-                        printf("  %-28s FAILED: statistics of row b %d m %d h %d i %d: %.6g, want %.6g\n", c.name, b, m,
-                               h, i, lse, wl);
-                        return false;
-                    }
-                }
-    printf("  %-28s ok\n", c.name);
-    return true;
+    return attn_emu_forward<T, D>(c, handle, emu_random, ocd_cuda_attn_fwd_flash_applies, emulate<T, D>);
 }
 
 } // namespace
