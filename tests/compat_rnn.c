@@ -1,6 +1,7 @@
 /* compat_rnn.c: call patterns of real programs (docs/compatibility.md) for the RNN calls that the
    RNN tests do not make, each as the program makes it (TensorFlow, CUDA.jl, SharpNet, ONNX
-   Runtime, Korali, ROOT's TMVA), its result against the double reference of tests/ref/rnn.c. */
+   Runtime, Korali, ROOT's TMVA, Flashlight), its result against the double reference of
+   tests/ref/rnn.c. */
 #include "desc_util.h"
 #include "ref/rnn.h"
 #include "rnn_harness.h"
@@ -753,4 +754,86 @@ TEST(compat_rnn_root_tmva_null_sequence_lengths)
     trnn_data_descs_destroy(xd, yd, hd, NULL);
     cudnnDestroyRNNDescriptor(rnn);
     cudnnDestroyDropoutDescriptor(drop);
+}
+
+/* ---- Flashlight (flashlight/fl/autograd/backend/cuda/RNN.cpp, CudnnUtils.cpp) ----------------- */
+
+/* Flashlight's 4-D descriptors: ArrayFire's dims (d0, d1, d2, d3) reversed into packed
+   {d3, d2, d1, d0} (TensorDescriptor, FilterDescriptor). */
+static cudnnTensorDescriptor_t flashlight_tensor(int d0, int d1, int d2, int d3)
+{
+    cudnnTensorDescriptor_t t;
+    const int dims[4] = {d3, d2, d1, d0}, strides[4] = {d2 * d1 * d0, d1 * d0, d0, 1};
+    CHECK_OK(cudnnCreateTensorDescriptor(&t));
+    CHECK_OK(cudnnSetTensorNdDescriptor(t, CUDNN_DATA_FLOAT, 4, dims, strides));
+    return t;
+}
+
+/* Flashlight's RNN descriptor: a dropout descriptor on the thread's one states buffer (set with
+   seed 0 the first time, cudnnRestoreDropoutDescriptor every later time), then
+   cudnnSetRNNDescriptor_v6 (LINEAR_INPUT, ALGO_STANDARD) and cudnnSetRNNMatrixMathType. */
+static cudnnRNNDescriptor_t flashlight_rnn(const struct rnn_case *c, bool first, void *states, size_t bytes,
+                                           cudnnDropoutDescriptor_t *dd)
+{
+    cudnnHandle_t h = test_handle();
+    cudnnRNNDescriptor_t d;
+    CHECK_OK(cudnnCreateDropoutDescriptor(dd));
+    if (first) CHECK_OK(cudnnSetDropoutDescriptor(*dd, h, 0, states, bytes, 0));
+    else CHECK_OK(cudnnRestoreDropoutDescriptor(*dd, h, 0, states, bytes, 0));
+    CHECK_OK(cudnnCreateRNNDescriptor(&d));
+    CHECK_OK(cudnnSetRNNDescriptor_v6(h, d, c->hidden, c->layers, *dd, CUDNN_LINEAR_INPUT,
+                                      c->dirs == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL, c->mode,
+                                      CUDNN_RNN_ALGO_STANDARD, CUDNN_DATA_FLOAT));
+    CHECK_OK(cudnnSetRNNMatrixMathType(d, CUDNN_DEFAULT_MATH));
+    return d;
+}
+
+/* Flashlight's rnn and rnnBackward: the legacy calls with every descriptor 4-D as its helpers
+   make them: the step tensors {batch, size, 1, 1}, the states {layers * dirs, batch, hidden, 1}
+   given even where the state is absent (hx, cx NULL; a GRU's cxDesc and cyDesc too), the weights
+   a filter {1, 1, 1, count}; the backward builds a second RNN descriptor on a second dropout
+   descriptor restored onto the same states buffer, and runs cudnnRNNBackwardData and
+   cudnnRNNBackwardWeights through it with the forward's reserve. The descriptors replace the
+   harness's own in a run it set up; the network's dropout is 0 here, so that the results can be
+   held to the reference. */
+TEST(compat_rnn_flashlight_4d_descriptors_second_rnn_descriptor)
+{
+    static const int lengths[3] = {4, 4, 4};
+    static const cudnnRNNMode_t modes[] = {CUDNN_LSTM, CUDNN_GRU};
+    cudnnHandle_t h = test_handle();
+    size_t bytes = 0;
+    CHECK_OK(cudnnDropoutGetStatesSize(h, &bytes));
+    void *states = tbuf_alloc(bytes);
+    for (size_t m = 0; m < TLEN(modes); m++) {
+        const struct rnn_case c = {.name = "flashlight", .mode = modes[m], .dirs = 2, .input_mode = CUDNN_LINEAR_INPUT,
+                                   .bias = CUDNN_RNN_DOUBLE_BIAS, .layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED,
+                                   .layers = 2, .input = 3, .hidden = 4, .proj = 4, .T = 4, .N = 3, .lengths = lengths,
+                                   .dtype = CUDNN_DATA_FLOAT, .api = API_LEGACY};
+        struct rnn_run u;
+        cudnnDropoutDescriptor_t bwd_drop = NULL;
+        if (rnn_run_init(&u, &c)) {
+            cudnnDestroyRNNDescriptor(u.d);
+            u.d = flashlight_rnn(&c, m == 0, states, bytes, &u.dd);
+            u.d_bwd = flashlight_rnn(&c, false, states, bytes, &bwd_drop);
+            for (int t = 0; t < c.T; t++) {
+                cudnnDestroyTensorDescriptor(u.xs[t]);
+                cudnnDestroyTensorDescriptor(u.ys[t]);
+                u.xs[t] = flashlight_tensor(1, 1, c.input, c.N);
+                u.ys[t] = flashlight_tensor(1, 1, c.dirs * c.hidden, c.N);
+            }
+            cudnnDestroyTensorDescriptor(u.hd);
+            cudnnDestroyTensorDescriptor(u.cd);
+            u.hd = flashlight_tensor(1, c.hidden, c.N, c.layers * c.dirs);
+            u.cd = flashlight_tensor(1, c.hidden, c.N, c.layers * c.dirs);
+            size_t params = 0;
+            CHECK_OK(cudnnGetRNNParamsSize(h, u.d, u.xs[0], &params, CUDNN_DATA_FLOAT));
+            CHECK(params == u.wbytes);
+            const int wdims[4] = {1, 1, 1, (int)(params / sizeof(float))};
+            CHECK_OK(cudnnSetFilterNdDescriptor(u.wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, wdims));
+            rnn_check_run(&u);
+        }
+        rnn_run_free(&u);
+        cudnnDestroyDropoutDescriptor(bwd_drop);
+    }
+    tbuf_free(states);
 }

@@ -255,6 +255,7 @@ void rnn_run_free(struct rnn_run *u)
     if (u->wd) cudnnDestroyFilterDescriptor(u->wd);
     if (u->dd) cudnnDestroyDropoutDescriptor(u->dd);
     if (u->plan) cudnnDestroyPersistentRNNPlan(u->plan);
+    if (u->d_bwd) cudnnDestroyRNNDescriptor(u->d_bwd);
     if (u->pstates) tbuf_free(u->pstates);
     free(u->states_snap);
     free(u->xs), free(u->ys);
@@ -340,24 +341,25 @@ bool rnn_call_backward(struct rnn_run *u, void *py, void *pdy, void *pdhy, void 
 {
     const struct rnn_case *c = u->c;
     cudnnHandle_t h = test_handle();
+    cudnnRNNDescriptor_t d = u->d_bwd ? u->d_bwd : u->d;
     switch (c->api) {
     case API_LEGACY:
-        return CHECK_OK(cudnnRNNBackwardData(h, u->d, c->T, u->ys, py, u->ys, pdy, u->hd, pdhy, u->cd, pdcy, u->wd,
+        return CHECK_OK(cudnnRNNBackwardData(h, d, c->T, u->ys, py, u->ys, pdy, u->hd, pdhy, u->cd, pdcy, u->wd,
                                              u->pw, u->hd, u->phx, u->cd, u->pcx, u->xs, pdx, u->hd, pdhx, u->cd,
                                              pdcx, u->pws, u->ws_bytes, u->prs, u->rs_bytes)) &&
-               CHECK_OK(cudnnRNNBackwardWeights(h, u->d, c->T, u->xs, u->px, u->hd, u->phx, u->ys, py, u->pws,
+               CHECK_OK(cudnnRNNBackwardWeights(h, d, c->T, u->xs, u->px, u->hd, u->phx, u->ys, py, u->pws,
                                                 u->ws_bytes, u->wd, pdw, u->prs, u->rs_bytes));
     case API_EX:
-        return CHECK_OK(cudnnRNNBackwardDataEx(h, u->d, u->yd, py, u->yd, pdy, NULL, NULL, u->hd, pdhy, u->cd, pdcy,
+        return CHECK_OK(cudnnRNNBackwardDataEx(h, d, u->yd, py, u->yd, pdy, NULL, NULL, u->hd, pdhy, u->cd, pdcy,
                                                u->wd, u->pw, u->hd, u->phx, u->cd, u->pcx, u->xd, pdx, u->hd, pdhx,
                                                u->cd, pdcx, NULL, NULL, u->pws, u->ws_bytes, u->prs, u->rs_bytes)) &&
-               CHECK_OK(cudnnRNNBackwardWeightsEx(h, u->d, u->xd, u->px, u->hd, u->phx, u->yd, py, u->pws,
+               CHECK_OK(cudnnRNNBackwardWeightsEx(h, d, u->xd, u->px, u->hd, u->phx, u->yd, py, u->pws,
                                                   u->ws_bytes, u->wd, pdw, u->prs, u->rs_bytes));
     default:
-        return CHECK_OK(cudnnRNNBackwardData_v8(h, u->d, u->plen, u->yd, py, pdy, u->xd, pdx, u->hd, u->phx, pdhy,
+        return CHECK_OK(cudnnRNNBackwardData_v8(h, d, u->plen, u->yd, py, pdy, u->xd, pdx, u->hd, u->phx, pdhy,
                                                 pdhx, u->cd, u->pcx, pdcy, pdcx, u->wbytes, u->pw, u->ws_bytes,
                                                 u->pws, u->rs_bytes, u->prs)) &&
-               CHECK_OK(cudnnRNNBackwardWeights_v8(h, u->d, CUDNN_WGRAD_MODE_ADD, u->plen, u->xd, u->px, u->hd,
+               CHECK_OK(cudnnRNNBackwardWeights_v8(h, d, CUDNN_WGRAD_MODE_ADD, u->plen, u->xd, u->px, u->hd,
                                                    u->phx, u->yd, py, u->wbytes, pdw, u->ws_bytes, u->pws,
                                                    u->rs_bytes, u->prs));
     }
@@ -401,17 +403,23 @@ bool rnn_check_forward(const struct rnn_run *u, const struct fwd_out *got, const
 bool rnn_check_case(const struct rnn_case *c)
 {
     struct rnn_run u;
-    bool ok = rnn_run_init(&u, c);
+    bool ok = rnn_run_init(&u, c) && rnn_check_run(&u);
+    rnn_run_free(&u);
+    return ok;
+}
+
+bool rnn_check_run(struct rnn_run *u)
+{
+    const struct rnn_case *c = u->c;
     struct fwd_out want = {0}, inf = {0}, train = {0};
     void *py = NULL;
+    rnn_reference_forward(u, &want);
+    bool ok = rnn_library_forward(u, CUDNN_FWD_MODE_INFERENCE, &inf, NULL) &&
+              rnn_check_forward(u, &inf, &want, "inference");
+    ok = ok && rnn_library_forward(u, CUDNN_FWD_MODE_TRAINING, &train, &py) &&
+         rnn_check_forward(u, &train, &want, "training");
     if (ok) {
-        rnn_reference_forward(&u, &want);
-        ok = rnn_library_forward(&u, CUDNN_FWD_MODE_INFERENCE, &inf, NULL) && rnn_check_forward(&u, &inf, &want, "inference");
-        ok = ok && rnn_library_forward(&u, CUDNN_FWD_MODE_TRAINING, &train, &py) &&
-             rnn_check_forward(&u, &train, &want, "training");
-    }
-    if (ok) {
-        int64_t hn = (int64_t)c->layers * c->dirs * c->N, ny = u.pos * c->dirs * c->proj;
+        int64_t hn = (int64_t)c->layers * c->dirs * c->N, ny = u->pos * c->dirs * c->proj;
         size_t es = tdtype_size(c->dtype);
         double *dy = rnn_random_data(c, c->dirs * c->proj), *dhy = NULL, *dcy = NULL;
         void *pdy = tvalues_upload(c->dtype, dy, ny), *pdhy = NULL, *pdcy = NULL;
@@ -421,30 +429,30 @@ bool rnn_check_case(const struct rnn_case *c)
             pdhy = tvalues_upload(c->dtype, dhy, hn * c->proj);
             pdcy = tvalues_upload(c->dtype, dcy, hn * c->hidden);
         }
-        void *pdx = tbuf_alloc((size_t)(u.pos * c->input) * es), *pdhx = tbuf_alloc((size_t)(hn * c->proj) * es);
+        void *pdx = tbuf_alloc((size_t)(u->pos * c->input) * es), *pdhx = tbuf_alloc((size_t)(hn * c->proj) * es);
         void *pdcx = tbuf_alloc((size_t)(hn * c->hidden) * es);
         /* dw: a random base the call adds to */
-        double *base = tview_random(u.wcount, -1, 1);
-        void *pdw = tvalues_upload(c->dtype, base, u.wcount);
-        ok = rnn_call_backward(&u, py, pdy, pdhy, pdcy, pdx, pdhx, pdcx, pdw);
+        double *base = tview_random(u->wcount, -1, 1);
+        void *pdw = tvalues_upload(c->dtype, base, u->wcount);
+        ok = rnn_call_backward(u, py, pdy, pdhy, pdcy, pdx, pdhx, pdcx, pdw);
         /* the reference */
-        double *xr = rnn_to_ref(c, u.x, c->input), *dyr = rnn_to_ref(c, dy, c->dirs * c->proj);
+        double *xr = rnn_to_ref(c, u->x, c->input), *dyr = rnn_to_ref(c, dy, c->dirs * c->proj);
         double *dxr = calloc((size_t)c->T * c->N * c->input, sizeof(double));
         double *dhx = calloc((size_t)(hn * c->proj), sizeof(double)), *dcx = calloc((size_t)(hn * c->hidden), sizeof(double));
-        double *dwr = calloc((size_t)ref_rnn_param_count(&u.r), sizeof(double));
-        ref_rnn_backward(&u.r, u.w_ref, xr, u.hx, u.cx, dyr, dhy, dcy, dxr, dhx, dcx, dwr);
+        double *dwr = calloc((size_t)ref_rnn_param_count(&u->r), sizeof(double));
+        ref_rnn_backward(&u->r, u->w_ref, xr, u->hx, u->cx, dyr, dhy, dcy, dxr, dhx, dcx, dwr);
         double *want_dx = from_ref(c, dxr, c->input, 0);
-        double *want_dw = malloc(sizeof(double) * (size_t)(u.wcount + 1));
-        for (int64_t i = 0; i < u.wcount; i++) want_dw[i] = base[i] + (u.ref_of[i] >= 0 ? dwr[u.ref_of[i]] : 0);
-        double *got_dx = tvalues_download(c->dtype, pdx, u.pos * c->input);
+        double *want_dw = malloc(sizeof(double) * (size_t)(u->wcount + 1));
+        for (int64_t i = 0; i < u->wcount; i++) want_dw[i] = base[i] + (u->ref_of[i] >= 0 ? dwr[u->ref_of[i]] : 0);
+        double *got_dx = tvalues_download(c->dtype, pdx, u->pos * c->input);
         double *got_dhx = tvalues_download(c->dtype, pdhx, hn * c->proj);
         double *got_dcx = tvalues_download(c->dtype, pdcx, hn * c->hidden);
-        double *got_dw = tvalues_download(c->dtype, pdw, u.wcount);
+        double *got_dw = tvalues_download(c->dtype, pdw, u->wcount);
         double tol = 4 * rnn_tol_of(c->dtype);
-        ok = ok && rnn_compare("dx", c, got_dx, want_dx, u.pos * c->input, tol);
+        ok = ok && rnn_compare("dx", c, got_dx, want_dx, u->pos * c->input, tol);
         ok = ok && rnn_compare("dhx", c, got_dhx, dhx, hn * c->proj, tol);
         if (c->mode == CUDNN_LSTM) ok = ok && rnn_compare("dcx", c, got_dcx, dcx, hn * c->hidden, tol);
-        ok = ok && rnn_compare("dw", c, got_dw, want_dw, u.wcount, tol);
+        ok = ok && rnn_compare("dw", c, got_dw, want_dw, u->wcount, tol);
         free(dy), free(dhy), free(dcy), free(base), free(xr), free(dyr), free(dxr), free(dhx), free(dcx), free(dwr);
         free(want_dx), free(want_dw), free(got_dx), free(got_dhx), free(got_dcx), free(got_dw);
         void *bufs[] = {pdy, pdhy, pdcy, pdx, pdhx, pdcx, pdw};
@@ -453,6 +461,5 @@ bool rnn_check_case(const struct rnn_case *c)
     }
     if (py) tbuf_free(py);
     rnn_fwd_free(&want), rnn_fwd_free(&inf), rnn_fwd_free(&train);
-    rnn_run_free(&u);
     return ok;
 }

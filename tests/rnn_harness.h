@@ -48,6 +48,8 @@ struct rnn_run {
     void *pstates, *states_snap;
     size_t states_bytes;
     cudnnPersistentRNNPlan_t plan;    /* legacy PERSIST_DYNAMIC */
+    cudnnRNNDescriptor_t d_bwd;       /* not NULL: the backward calls' descriptor (a program's second
+                                         one for the same network); rnn_run_free destroys it */
 };
 
 /* The forward outputs: y [pos][D P], hy, cy. */
@@ -79,7 +81,10 @@ bool rnn_call_backward(struct rnn_run *u, void *py, void *pdy, void *pdhy, void 
 bool rnn_library_forward(struct rnn_run *u, cudnnForwardMode_t mode, struct fwd_out *o, void **py_out);
 bool rnn_check_forward(const struct rnn_run *u, const struct fwd_out *got, const struct fwd_out *want,
                        const char *mode);
-/* Forward (both modes), then backward data and weights against the reference. */
+/* Forward (both modes), then backward data and weights against the reference, on a run set up
+   by rnn_run_init (whose descriptors a test may have replaced by equivalent ones). */
+bool rnn_check_run(struct rnn_run *u);
+/* rnn_check_run on the case's own run. */
 bool rnn_check_case(const struct rnn_case *c);
 
 #endif /* OCD_TESTS_RNN_HARNESS_H */
