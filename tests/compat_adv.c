@@ -1,7 +1,7 @@
 /* compat_adv.c: call patterns of real programs (docs/compatibility.md) for the CTC and attention
-   calls that the ops' own tests do not make (PyTorch's CTC loss, CUDA.jl's and Knet's attention),
-   each as the program makes it, its result against the double references of tests/ref/.
-   (compat_rnn.c: the RNN patterns.) */
+   calls that the ops' own tests do not make (PyTorch's and Marian's CTC loss, CUDA.jl's and
+   Knet's attention), each as the program makes it, its result against the double references of
+   tests/ref/. (compat_rnn.c: the RNN patterns.) */
 #include "ref/attention.h"
 #include "ref/ctc.h"
 #include "tensors.h"
@@ -20,7 +20,9 @@
    N x T x A tensor, the usual result of transposing a batch-first output), its gradient tensor is
    contiguous: the two descriptors differ in strides. The host-label call (every input length
    T, labels < 256) with cudnnGetCTCLossWorkspaceSize, and the _v8 call with the labels and
-   lengths in device memory and cudnnSetCTCLossDescriptor_v8(..., 255). */
+   lengths in device memory and cudnnSetCTCLossDescriptor_v8(..., 255). A Marian fork
+   (jindrahelcl/marian-dev src/ctc/cudnn_ctc.cu) makes the _v8 calls on packed T x N x A probabilities, the one
+   descriptor for them and the gradients, NaN not propagated, a maximum label length of 256. */
 TEST(compat_ctc_pytorch_log_probs_transposed)
 {
     enum { T = 7, N = 3, A = 5 };
@@ -50,20 +52,26 @@ TEST(compat_ctc_pytorch_log_probs_transposed)
     void *pc = tbuf_alloc(sizeof(float) * N);
     void *dlabels = tbuf_from(labels, sizeof labels), *dll = tbuf_from(label_lengths, sizeof label_lengths);
     void *dil = tbuf_from(input_lengths, sizeof input_lengths);
+    /* Marian's probs: packed T x N x A, described as the gradients are */
+    void *packed = tvalues_upload(CUDNN_DATA_FLOAT, x, T * N * A);
     cudnnCTCLossDescriptor_t d;
     CHECK_OK(cudnnCreateCTCLossDescriptor(&d));
-    for (int v8 = 0; v8 < 2; v8++) {
+    for (int variant = 0; variant < 3; variant++) {
+        const bool v8 = variant > 0, marian = variant == 2;
         const cudnnCTCLossAlgo_t algo = v8 ? CUDNN_CTC_LOSS_ALGO_NON_DETERMINISTIC : CUDNN_CTC_LOSS_ALGO_DETERMINISTIC;
         size_t ws = 0;
         bool ok;
         tbuf_poison(pg, sizeof(float) * T * N * A);
         tbuf_poison(pc, sizeof(float) * N);
         if (v8) {
+            cudnnTensorDescriptor_t probs = marian ? gd : pd;
             ok = CHECK_OK(cudnnSetCTCLossDescriptor_v8(d, CUDNN_DATA_FLOAT, CUDNN_LOSS_NORMALIZATION_SOFTMAX,
-                                                       CUDNN_PROPAGATE_NAN, 255)) &&
-                 CHECK_OK(cudnnGetCTCLossWorkspaceSize_v8(h, algo, d, pd, gd, &ws));
+                                                       marian ? CUDNN_NOT_PROPAGATE_NAN : CUDNN_PROPAGATE_NAN,
+                                                       marian ? 256 : 255)) &&
+                 CHECK_OK(cudnnGetCTCLossWorkspaceSize_v8(h, algo, d, probs, gd, &ws));
             void *pws = tbuf_alloc(ws ? ws : 1);
-            ok = ok && CHECK_OK(cudnnCTCLoss_v8(h, algo, d, pd, pp, dlabels, dll, dil, pc, gd, pg, ws, pws));
+            ok = ok && CHECK_OK(cudnnCTCLoss_v8(h, algo, d, probs, marian ? packed : pp, dlabels, dll, dil, pc, gd, pg,
+                                                ws, pws));
             tbuf_free(pws);
         } else {
             ok = CHECK_OK(cudnnSetCTCLossDescriptorEx(d, CUDNN_DATA_FLOAT, CUDNN_LOSS_NORMALIZATION_SOFTMAX,
@@ -74,13 +82,15 @@ TEST(compat_ctc_pytorch_log_probs_transposed)
                                              ws));
             tbuf_free(pws);
         }
-        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pc, costs, N, 2e-5, v8 ? "_v8 costs" : "costs");
-        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pg, grads, T * N * A, 5e-5, v8 ? "_v8 gradients" : "gradients");
+        static const char *const costs_of[] = {"costs", "_v8 costs", "Marian's costs"};
+        static const char *const grads_of[] = {"gradients", "_v8 gradients", "Marian's gradients"};
+        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pc, costs, N, 2e-5, costs_of[variant]);
+        ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pg, grads, T * N * A, 5e-5, grads_of[variant]);
     }
     cudnnDestroyCTCLossDescriptor(d);
     cudnnDestroyTensorDescriptor(pd);
     cudnnDestroyTensorDescriptor(gd);
-    void *bufs[] = {pp, pg, pc, dlabels, dll, dil};
+    void *bufs[] = {pp, pg, pc, dlabels, dll, dil, packed};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     free(x), free(stored), free(grads);
 }
