@@ -3,12 +3,14 @@
    stride, padding and filter size and reused for every other shape, the bias fused with the
    bias's own descriptor passed as z), ONNX Runtime's reductions (indices asked for whatever the
    op), NVIDIA's Caffe (the compute type changed by a Get/Set round trip of the convolution
-   descriptor), OneFlow's algorithm search (every result it scans must be SUCCESS). Each result
+   descriptor), OneFlow's algorithm search (every result it scans must be SUCCESS),
+   Deeplearning4j's max pooling backward (the output gradient passed as y). Each result
    against the double references of tests/ref/. (compat.c, compat_ops.c: the frameworks'
    patterns.) */
 #include "conv_harness.h"
 #include "desc_util.h"
 #include "ref/conv.h"
+#include "ref/pooling.h"
 #include "ref/reduce.h"
 #include "tensors.h"
 #include "test.h"
@@ -432,4 +434,77 @@ TEST(compat_conv_oneflow_scanned_results_succeed)
     }
     tbuf_free(sx), tbuf_free(sw), tbuf_free(sy);
     tconv_run_free(&r);
+}
+
+/* ---- Deeplearning4j (libnd4j include/ops/declarable/platform/cudnn/cudnnUtils.cu) ----------- */
+
+/* libnd4j's pooling2dBpCUDNN passes the output gradient as y too (the same descriptor and
+   pointer for y and dy) in every mode, MAX included: maxpool2d_bp never has the forward output,
+   so the gradient of each window goes to its maximum found in x. The tensors are channels-last
+   through cudnnSetTensor4dDescriptor(NHWC), PROPAGATE_NAN, alpha 1 and beta 0. pooling3dBpCUDNN
+   instead runs the forward first into a temporary of dy's shape ("cudnn maxpool2d_bp api requires
+   ff output") and passes that as y, the 5-D tensors set by cudnnSetTensorNdDescriptorEx(NHWC)
+   for NDHWC data. Both against tests/ref/pooling.c. Its batch norm, whose parameters take the
+   data's type, is refused for half data (docs/compatibility.md, left alone): nothing written. */
+TEST(compat_pool_dl4j_max_backward_gradient_as_y)
+{
+    cudnnHandle_t h = test_handle();
+    const float one = 1, zero = 0;
+    static const struct { int nb, in[3], out[3], win, pad, stride; } cases[] = {
+        {2, {5, 6}, {3, 3}, 3, 1, 2},
+        {3, {4, 5, 3}, {2, 3, 2}, 2, 1, 2},
+    };
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const int nb = cases[k].nb, n = 2, c = 3;
+        struct ref_pool rp = {.mode = CUDNN_POOLING_MAX, .propagate = true, .nb = nb};
+        int xd[5] = {n, c}, yd[5] = {n, c};
+        for (int d = 0; d < nb; d++) {
+            rp.window[d] = cases[k].win, rp.pad[d] = cases[k].pad, rp.stride[d] = cases[k].stride;
+            xd[2 + d] = cases[k].in[d], yd[2 + d] = cases[k].out[d];
+        }
+        struct tview x, y;
+        tview_init(&x, CUDNN_DATA_FLOAT, nb + 2, xd, TV_NHWC);
+        tview_init(&y, CUDNN_DATA_FLOAT, nb + 2, yd, TV_NHWC);
+        bool ok = nb == 2 ? CHECK_OK(cudnnSetTensor4dDescriptor(x.desc, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, xd[0],
+                                                                xd[1], xd[2], xd[3])) &&
+                                CHECK_OK(cudnnSetTensor4dDescriptor(y.desc, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, yd[0],
+                                                                    yd[1], yd[2], yd[3]))
+                          : CHECK_OK(cudnnSetTensorNdDescriptorEx(x.desc, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 5, xd)) &&
+                                CHECK_OK(cudnnSetTensorNdDescriptorEx(y.desc, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 5, yd));
+        cudnnPoolingDescriptor_t pd;
+        CHECK_OK(cudnnCreatePoolingDescriptor(&pd));
+        ok = ok && CHECK_OK(cudnnSetPoolingNdDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN, nb, rp.window,
+                                                        rp.pad, rp.stride));
+        double *xv = tview_random(x.count, -2, 2), *dyv = tview_random(y.count, -1, 1);
+        double *yw = malloc(sizeof(double) * (size_t)y.count), *dxw = malloc(sizeof(double) * (size_t)x.count);
+        void *px = tview_upload(&x, xv), *pdy = tview_upload(&y, dyv), *pdx = tview_upload(&x, NULL);
+        void *py = nb == 3 ? tview_upload(&y, NULL) : pdy;
+        ref_pooling_forward(&rp, n, c, cases[k].in, cases[k].out, xv, yw);
+        ref_pooling_backward(&rp, n, c, cases[k].in, cases[k].out, xv, dyv, dxw);
+        if (ok && nb == 3 && CHECK_OK(cudnnPoolingForward(h, pd, &one, x.desc, px, &zero, y.desc, py)))
+            tview_check(&y, py, yw, "DL4J 3-D max pooling forward, NDHWC");
+        if (ok && CHECK_OK(cudnnPoolingBackward(h, pd, &one, y.desc, py, y.desc, pdy, x.desc, px, &zero, x.desc, pdx)))
+            tview_check(&x, pdx, dxw, nb == 2 ? "DL4J 2-D max pooling backward, y = dy, NHWC"
+                                              : "DL4J 3-D max pooling backward after the forward, NDHWC");
+        if (py != pdy) tview_free(&y, py);
+        tview_free(&x, px), tview_free(&y, pdy), tview_free(&x, pdx);
+        free(xv), free(dyv), free(yw), free(dxw);
+        cudnnDestroyPoolingDescriptor(pd);
+        tview_destroy(&x), tview_destroy(&y);
+    }
+
+    /* batchnormCUDNN for half data: the parameters' descriptor of the data's own type */
+    const int bd[4] = {2, 3, 2, 2}, pdims[4] = {1, 3, 1, 1};
+    struct tview bx, bp;
+    tview_init(&bx, CUDNN_DATA_HALF, 4, bd, TV_NCHW);
+    tview_init(&bp, CUDNN_DATA_HALF, 4, pdims, TV_NCHW);
+    double *xv = tview_random(bx.count, -1, 1), *yv = tview_fill(bx.count, 3), *pv = tview_fill(bp.count, 1);
+    void *px = tview_upload(&bx, xv), *py = tview_upload(&bx, yv), *pp = tview_upload(&bp, pv);
+    CHECK_STATUS(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, bx.desc, px, bx.desc,
+                                                         py, bp.desc, pp, pp, pp, pp, 1e-5),
+                 CUDNN_STATUS_NOT_SUPPORTED);
+    tview_holds(&bx, py, yv, "y after DL4J's half batch norm was refused");
+    tview_free(&bx, px), tview_free(&bx, py), tview_free(&bp, pp);
+    free(xv), free(yv), free(pv);
+    tview_destroy(&bx), tview_destroy(&bp);
 }
