@@ -92,13 +92,8 @@ __global__ void __launch_bounds__(THREADS) attn_fwd_flash(ocd_attn_dev d)
     }
     ocd_mma_cp_commit();
 
-    float acc[NO][4];
-#pragma unroll
-    for (int j = 0; j < NO; j++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) acc[j][e] = 0.f;
-    float mx[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
-    const float scale2 = (float)(p.sm_scaler * 1.4426950408889634);
+    float acc[NO][4], mx[2], l[2];
+    const float scale2 = flash_rows_init(p, acc, mx, l);
     uint32_t qf[KS][4];
 
     for (int t = 0; t < tiles; t++) {
@@ -131,17 +126,12 @@ __global__ void __launch_bounds__(THREADS) attn_fwd_flash(ocd_attn_dev d)
                 ocd_mma_elem<T>::mma(s[2 * j + 1], qf[ks], kf + 2);
             }
 
-        /* mask; running max and sum per row (the 4 threads of a quad share a row); rescale */
-        float corr[2];
+        /* mask; running max and sum per row (the 4 threads of a quad share a row); rescale;
+           dropout on the probabilities after their sums took them */
+        flash_softmax_tile(s, acc, k0 + t * BN, rlo, rhi, lane, scale2, mx, l);
+        if (DROPOUT)
 #pragma unroll
-        for (int hr = 0; hr < 2; hr++) {
-            corr[hr] = flash_softmax_step(s, hr, k0 + t * BN, rlo[hr], rhi[hr], lane, scale2, mx[hr], l[hr]);
-            if (DROPOUT) flash_dropout(s, hr, k0 + t * BN, ri[hr], lane, d);
-        }
-#pragma unroll
-        for (int j = 0; j < NO; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) acc[j][e] *= corr[e / 2];
+            for (int hr = 0; hr < 2; hr++) flash_dropout(s, hr, k0 + t * BN, ri[hr], lane, d);
 
         /* O += P V */
 #pragma unroll
@@ -167,23 +157,6 @@ __global__ void __launch_bounds__(THREADS) attn_fwd_flash(ocd_attn_dev d)
     }
 }
 
-/* The launch: a block per 64 query rows of each (batch item, beam, head). */
-dim3 flash_grid(const ocd_attn_core_problem &p)
-{
-    return dim3((unsigned)((p.q_count + BM - 1) / BM), (unsigned)(p.batch * p.beams * p.heads));
-}
-
-template <typename T, int D> cudnnStatus_t launch(cudnnHandle_t handle, const ocd_attn_dev &d)
-{
-    auto kernel = d.p.dropout > 0 ? attn_fwd_flash<T, D, true> : attn_fwd_flash<T, D, false>;
-    size_t smem = flash_smem<D>::BYTES;
-    if (smem > 48 * 1024)
-        OCD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    kernel<<<flash_grid(d.p), THREADS, smem, handle->stream>>>(d);
-    OCD_CUDA_LAUNCHED();
-    return CUDNN_STATUS_SUCCESS;
-}
-
 } // namespace
 
 extern "C" const char *ocd_cuda_attn_fwd_flash_applies(cudnnHandle_t handle, const void *call)
@@ -193,10 +166,10 @@ extern "C" const char *ocd_cuda_attn_fwd_flash_applies(cudnnHandle_t handle, con
 
 extern "C" cudnnStatus_t ocd_cuda_attn_fwd_flash(cudnnHandle_t handle, const void *call, void *, size_t)
 {
-    const ocd_attn_core_call *c = static_cast<const ocd_attn_core_call *>(call);
-    ocd_attn_dev d;
-    OCD_TRY(ocd_cuda_attn_prologue(handle, c, true, &d));
-    bool wide = d.p.head_qk == 128;
-    if (d.p.dtype == CUDNN_DATA_HALF) return wide ? launch<__half, 128>(handle, d) : launch<__half, 64>(handle, d);
-    return wide ? launch<__nv_bfloat16, 128>(handle, d) : launch<__nv_bfloat16, 64>(handle, d);
+    return flash_entry(handle, call, true, [&](auto t, auto dd, const ocd_attn_dev &d) {
+        typedef typename decltype(t)::type T;
+        constexpr int D = decltype(dd)::value;
+        auto kernel = d.p.dropout > 0 ? attn_fwd_flash<T, D, true> : attn_fwd_flash<T, D, false>;
+        return flash_launch(handle, kernel, flash_fwd_grid<BM>(d.p), THREADS, flash_smem<D>::BYTES, d);
+    });
 }

@@ -2,7 +2,9 @@
    (cuda/attn_core_flash.cu: the forward; cuda/attn_core_flash_bwd.cu: the backward): their
    applicability, the tile loads into shared memory, the ldmatrix row addresses of the three
    fragment kinds they use, the re-packing of float accumulators into A fragments, and each
-   thread's part of the rows' windows, online softmax and output store. Every
+   thread's part of the rows' windows, online softmax and output store (which the Hopper
+   forward, cuda/attn_core_flash_sm90.cu, shares: each warp's part of its wgmma accumulators
+   lies as an mma.sync accumulator of 16 rows). Every
    piece is host-callable (a host copy stands in for cp.async), so that tests/emulate/attn_flash*.cu
    run each thread's logic on the CPU.
 
@@ -20,29 +22,43 @@
 #include "cuda/attn_core.cuh"
 #include "cuda/mma.cuh"
 #include "cuda/types.cuh"
+#include "cuda/wgmma.cuh"
 
 #include <math.h>
+#include <type_traits>
 
 /* Threads of a block of either fused kernel: four warps. */
 constexpr int OCD_FLASH_THREADS = 128;
 
+/* Where chunk c (elements 8 c ..) of row r of a tile of ROWS rows lies: rows of pitch D + 8
+   (SW128 false), or wgmma's K-major 128-byte-swizzled layout (cuda/wgmma.cuh), the tile cut
+   into blocks of 64 columns of ROWS rows each. */
+template <int D, int ROWS, bool SW128, typename T> __host__ __device__ __forceinline__ int flash_tile_offset(int r, int c)
+{
+    typedef ocd_wgmma_smem<T, ROWS> W;
+    return SW128 ? c / W::CPR * W::STAGE + W::offset(r, c % W::CPR) : r * (D + 8) + c * 8;
+}
+
 /* Copies rows [t0, t0 + ROWS) of an operand's (b, m, h) sequence, D elements each, into a tile of
-   shared memory of row pitch D + 8 with 16-byte cp.async by the OCD_FLASH_THREADS threads tid;
-   rows at or past `valid` are zero-filled (so that a padded row never reaches a product). */
-template <int D, int ROWS = 64, typename T>
+   shared memory laid out as flash_tile_offset says, with 16-byte cp.async by the
+   OCD_FLASH_THREADS threads tid; rows at or past `valid` are zero-filled (so that a padded row
+   never reaches a product). */
+template <int D, int ROWS = 64, bool SW128 = false, typename T>
 __host__ __device__ __forceinline__ void flash_load_tile(T *s, const ocd_attn_operand &x, int b, int m, int h, int t0,
                                                          int valid, int tid)
 {
     constexpr int CPR = D / 8, RSTEP = OCD_FLASH_THREADS / CPR; /* 16-byte chunks a row; rows a pass */
+    constexpr int PITCH = SW128 ? ocd_wgmma_smem<T, ROWS>::BK : D + 8; /* elements from row to row */
     static_assert(OCD_FLASH_THREADS % CPR == 0 && ROWS % RSTEP == 0, "whole rows a pass");
-    const T *base = (const T *)x.data + ocd_attn_core_row(&x, b, m, h, 0);
+    static_assert(!SW128 || RSTEP % 8 == 0, "a pass keeps the rows' swizzle");
+    const int c = tid % CPR, r0 = tid / CPR; /* the thread's chunk of each of its rows, its first row */
     int64_t ts = x.stride[OCD_ATTN_TIME];
-    const int c = tid % CPR, e = c * 8; /* the thread's chunk of each of its rows */
+    const T *src = (const T *)x.data + ocd_attn_core_row(&x, b, m, h, t0 + r0) + c * 8;
+    T *dst = s + flash_tile_offset<D, ROWS, SW128, T>(r0, c);
 #pragma unroll
-    for (int r = tid / CPR; r < ROWS; r += RSTEP) {
-        int t = t0 + r;
-        bool ok = t < valid;
-        ocd_mma_cp_async16(s + r * (D + 8) + e, ok ? base + t * ts + e : base, ok);
+    for (int r = r0; r < ROWS; r += RSTEP, src += RSTEP * ts, dst += RSTEP * PITCH) {
+        bool ok = t0 + r < valid;
+        ocd_mma_cp_async16(dst, ok ? src : (const T *)x.data, ok);
     }
 }
 
@@ -185,6 +201,36 @@ __device__ __forceinline__ float flash_softmax_step(float (&s)[NS][4], int hr, i
     return corr;
 }
 
+/* A thread's two rows before their first key tile: output accumulators zero, running max -inf,
+   running sum 0; returns the factor that takes scores to the base-2 domain (smScaler log2 e). */
+template <int NO>
+__host__ __device__ __forceinline__ float flash_rows_init(const ocd_attn_core_problem &p, float (&acc)[NO][4],
+                                                          float (&mx)[2], float (&l)[2])
+{
+#pragma unroll
+    for (int j = 0; j < NO; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) acc[j][e] = 0.f;
+    mx[0] = mx[1] = -INFINITY, l[0] = l[1] = 0.f;
+    return (float)(p.sm_scaler * 1.4426950408889634);
+}
+
+/* One key tile (keys from kt) of the online softmax for a thread's two rows: flash_softmax_step
+   for each, then the rows' output accumulators rescaled. */
+template <int NS, int NO>
+__device__ __forceinline__ void flash_softmax_tile(float (&s)[NS][4], float (&acc)[NO][4], int kt, const int (&lo)[2],
+                                                   const int (&hi)[2], int lane, float scale2, float (&mx)[2],
+                                                   float (&l)[2])
+{
+    float corr[2];
+#pragma unroll
+    for (int hr = 0; hr < 2; hr++) corr[hr] = flash_softmax_step(s, hr, kt, lo[hr], hi[hr], lane, scale2, mx[hr], l[hr]);
+#pragma unroll
+    for (int j = 0; j < NO; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) acc[j][e] *= corr[e / 2];
+}
+
 /* True when an operand suits 16-byte cp.async of whole heads. */
 static inline bool flash_aligned16(const ocd_attn_operand &x)
 {
@@ -205,6 +251,39 @@ static inline const char *flash_rejects(cudnnHandle_t handle, const ocd_attn_cor
         return "fused attention: operands of contiguous heads on 16-byte boundaries";
     if ((int64_t)p->batch * p->beams * p->heads > 65535) return "fused attention: more than 65535 sequences";
     return nullptr;
+}
+
+/* A fused forward's grid: a block per BM query rows of each (batch item, beam, head). */
+template <int BM> dim3 flash_fwd_grid(const ocd_attn_core_problem &p)
+{
+    return dim3((unsigned)((p.q_count + BM - 1) / BM), (unsigned)(p.batch * p.beams * p.heads));
+}
+
+/* Launches a fused kernel on the handle's stream with smem bytes of dynamic shared memory
+   (asked for beyond the default 48 KiB). */
+template <typename K>
+cudnnStatus_t flash_launch(cudnnHandle_t handle, K kernel, dim3 grid, int threads, size_t smem, const ocd_attn_dev &d)
+{
+    if (smem > 48 * 1024)
+        OCD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    kernel<<<grid, threads, smem, handle->stream>>>(d);
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* A fused entry's run: the call's prologue (forward or backward), then
+   run(ocd_type_tag<T>(), std::integral_constant<int, D>(), d) for its data type T (half or
+   bfloat16) and head size D (64 or 128). */
+template <typename F> cudnnStatus_t flash_entry(cudnnHandle_t handle, const void *call, bool forward, F run)
+{
+    ocd_attn_dev d;
+    OCD_TRY(ocd_cuda_attn_prologue(handle, static_cast<const ocd_attn_core_call *>(call), forward, &d));
+    std::integral_constant<int, 64> d64;
+    std::integral_constant<int, 128> d128;
+    bool wide = d.p.head_qk == 128;
+    if (d.p.dtype == CUDNN_DATA_HALF)
+        return wide ? run(ocd_type_tag<__half>(), d128, d) : run(ocd_type_tag<__half>(), d64, d);
+    return wide ? run(ocd_type_tag<__nv_bfloat16>(), d128, d) : run(ocd_type_tag<__nv_bfloat16>(), d64, d);
 }
 
 #endif /* OCD_CUDA_ATTN_CORE_FLASH_CUH */

@@ -430,11 +430,7 @@ template <typename T, int D> cudnnStatus_t launch(cudnnHandle_t handle, const oc
     attn_bwd_flash_prep<T><<<(unsigned)((rows + 255) / 256), 256, 0, handle->stream>>>(d, rows);
     OCD_CUDA_LAUNCHED();
     auto kernel = p.dropout > 0 ? attn_bwd_flash<T, D, true> : attn_bwd_flash<T, D, false>;
-    size_t smem = bwd_smem<D>::BYTES;
-    if (smem > 48 * 1024)
-        OCD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    kernel<<<bwd_grid(d), THREADS, smem, handle->stream>>>(d);
-    OCD_CUDA_LAUNCHED();
+    OCD_TRY(flash_launch(handle, kernel, bwd_grid(d), THREADS, bwd_smem<D>::BYTES, d));
     attn_bwd_flash_dq<T><<<(unsigned)((n + 255) / 256), 256, 0, handle->stream>>>(d, n);
     OCD_CUDA_LAUNCHED();
     return CUDNN_STATUS_SUCCESS;
@@ -453,10 +449,7 @@ extern "C" const char *ocd_cuda_attn_bwd_flash_applies(cudnnHandle_t handle, con
 
 extern "C" cudnnStatus_t ocd_cuda_attn_bwd_flash(cudnnHandle_t handle, const void *call, void *, size_t)
 {
-    const ocd_attn_core_call *c = static_cast<const ocd_attn_core_call *>(call);
-    ocd_attn_dev d;
-    OCD_TRY(ocd_cuda_attn_prologue(handle, c, false, &d));
-    bool wide = d.p.head_qk == 128;
-    if (d.p.dtype == CUDNN_DATA_HALF) return wide ? launch<__half, 128>(handle, d) : launch<__half, 64>(handle, d);
-    return wide ? launch<__nv_bfloat16, 128>(handle, d) : launch<__nv_bfloat16, 64>(handle, d);
+    return flash_entry(handle, call, false, [&](auto t, auto dd, const ocd_attn_dev &d) {
+        return launch<typename decltype(t)::type, decltype(dd)::value>(handle, d);
+    });
 }

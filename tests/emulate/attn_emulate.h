@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -77,13 +78,24 @@ void attn_emu_softmax_step(float (*s)[NS][4], int hr, int kt, const int (*lo)[2]
     for (int l = 0; l < 32; l++) lsum[l][hr] = lsum[l][hr] * corr[l][hr] + qsum[l];
 }
 
-/* A forward case (the fields of attn_flash.cu's emu_case) through an entry: the case's operands
-   with random values, o poisoned with NaN; the entry's applicability, applies(handle, call)
-   (false when it declines); the kernel argument as the prologue leaves it; emulate(d); then
-   every element of o and every row statistic against a double reference (rows outside the
-   query range must stay NaN). */
-template <typename T, int D, class C, class Applies, class Emulate>
-bool attn_emu_forward(const C &c, cudnnHandle_t handle, emu_rng &random, Applies applies, Emulate emulate)
+/* A case of the forward emulations. */
+struct emu_fwd_case {
+    const char *name;
+    cudnnDataType_t t;
+    int batch, beams, heads, max_q, max_kv, d;
+    bool kv_shared, lengths, time_major;
+    int win; /* 0 full, 1 causal, 2 sliding with rows without keys */
+    int q_first, q_count;
+    double dropout;
+};
+
+/* A forward case through an entry: the case's operands with random values, o poisoned with NaN;
+   the entry's applicability, applies(handle, call) (false when it declines); the kernel argument
+   as the prologue leaves it; emulate(d) (false: the emulation found a fault); then every element
+   of o and every row statistic against a double reference (rows outside the query range must
+   stay NaN). */
+template <typename T, int D, class Applies, class Emulate>
+bool attn_emu_forward(const emu_fwd_case &c, cudnnHandle_t handle, emu_rng &random, Applies applies, Emulate emulate)
 {
     int kvb = c.kv_shared ? 1 : c.beams;
     auto layout = [&](ocd_attn_operand &x, int beams, int steps) { return attn_emu_layout(c, D, x, beams, steps); };
@@ -117,7 +129,10 @@ bool attn_emu_forward(const C &c, cudnnHandle_t handle, emu_rng &random, Applies
     memcpy((void *)d.p.hi_win, hi.data(), sizeof(int) * c.max_q);
     const uint64_t gen[2] = {0x1234567890abcdefull, 42}; /* what the prologue's thread copies from rng */
     memcpy((void *)d.gen, gen, sizeof gen);
-    emulate(d);
+    if (!emulate(d)) {
+        printf("  %-28s FAILED in the emulation\n", c.name);
+        return false;
+    }
 
     auto at = [&](const ocd_attn_operand &x, int b, int m, int h, int t, int e) {
         return ocd_attn_core_row(&x, b, m, h, t) + e;
@@ -162,6 +177,27 @@ bool attn_emu_forward(const C &c, cudnnHandle_t handle, emu_rng &random, Applies
                 }
     printf("  %-28s ok\n", c.name);
     return true;
+}
+
+/* Every case through attn_emu_forward, emulate(ocd_type_tag<T>(), std::integral_constant<int, D>(),
+   d) the emulation of the case's data type T and head size D; true when all pass. */
+template <size_t N, class Applies, class Emulate>
+bool attn_emu_forward_cases(const emu_fwd_case (&cases)[N], cudnnHandle_t handle, emu_rng &random, Applies applies,
+                            Emulate emulate)
+{
+    bool ok = true;
+    for (const emu_fwd_case &c : cases) {
+        auto one = [&](auto t, auto dd) {
+            return attn_emu_forward<typename decltype(t)::type, decltype(dd)::value>(
+                c, handle, random, applies, [&](const ocd_attn_dev &d) { return emulate(t, dd, d); });
+        };
+        std::integral_constant<int, 64> d64;
+        std::integral_constant<int, 128> d128;
+        bool wide = c.d == 128;
+        if (c.t == CUDNN_DATA_HALF) ok &= wide ? one(ocd_type_tag<__half>(), d128) : one(ocd_type_tag<__half>(), d64);
+        else ok &= wide ? one(ocd_type_tag<__nv_bfloat16>(), d128) : one(ocd_type_tag<__nv_bfloat16>(), d64);
+    }
+    return ok;
 }
 
 } // namespace

@@ -31,7 +31,7 @@ template <typename T, int D> void emulate(const ocd_attn_dev &d)
     typedef flash_smem<D> L;
     constexpr int KS = D / 16, NO = D / 8, NS = BN / 8;
     const ocd_attn_core_problem &p = d.p;
-    dim3 grid = flash_grid(p);
+    dim3 grid = flash_fwd_grid<BM>(p);
     std::vector<T> sq(L::Q), sk(2 * L::TILE), sv(2 * L::TILE);
     for (unsigned bx = 0; bx < grid.x; bx++)
         for (unsigned u = 0; u < grid.y; u++) {
@@ -119,21 +119,6 @@ template <typename T, int D> void emulate(const ocd_attn_dev &d)
         }
 }
 
-struct emu_case {
-    const char *name;
-    cudnnDataType_t t;
-    int batch, beams, heads, max_q, max_kv, d;
-    bool kv_shared, lengths, time_major;
-    int win; /* 0 full, 1 causal, 2 sliding with rows without keys */
-    int q_first, q_count;
-    double dropout;
-};
-
-template <typename T, int D> bool run(const emu_case &c, cudnnHandle_t handle)
-{
-    return attn_emu_forward<T, D>(c, handle, emu_random, ocd_cuda_attn_fwd_flash_applies, emulate<T, D>);
-}
-
 } // namespace
 
 int main()
@@ -141,18 +126,17 @@ int main()
     struct cudnnContext ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.cc_major = 9;
-    const emu_case cases[] = {
+    const emu_fwd_case cases[] = {
         {"f16_d64_partial_tiles", CUDNN_DATA_HALF, 2, 1, 2, 70, 90, 64, false, true, false, 0, 0, 70, 0},
         {"bf16_d64_causal_time_major", CUDNN_DATA_BFLOAT16, 1, 2, 2, 130, 130, 64, false, true, true, 1, 0, 130, 0},
         {"f16_d128_all_to_one_sliding", CUDNN_DATA_HALF, 2, 2, 1, 100, 150, 128, true, true, false, 2, 0, 100, 0},
         {"bf16_d128_inference_step", CUDNN_DATA_BFLOAT16, 1, 1, 2, 40, 200, 128, false, false, true, 0, 37, 1, 0},
         {"f16_d64_dropout", CUDNN_DATA_HALF, 1, 2, 1, 80, 100, 64, false, true, false, 1, 0, 80, 0.3},
     };
-    bool ok = true;
-    for (const emu_case &c : cases) {
-        bool wide = c.d == 128;
-        if (c.t == CUDNN_DATA_HALF) ok &= wide ? run<__half, 128>(c, &ctx) : run<__half, 64>(c, &ctx);
-        else ok &= wide ? run<__nv_bfloat16, 128>(c, &ctx) : run<__nv_bfloat16, 64>(c, &ctx);
-    }
+    bool ok = attn_emu_forward_cases(cases, &ctx, emu_random, ocd_cuda_attn_fwd_flash_applies,
+                                     [](auto t, auto dd, const ocd_attn_dev &d) {
+                                         emulate<typename decltype(t)::type, decltype(dd)::value>(d);
+                                         return true;
+                                     });
     return ok ? 0 : 1;
 }
