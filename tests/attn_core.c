@@ -1,11 +1,12 @@
 /* attn_core.c: the attention core (src/problem/attn_core.h) against the double reference
    (ref/attn_core.c), on every backend present and every implementation of it, forced one at a
    time with OPENCUDNN_DISABLE (the i-th forward entry with the i-th backward entry after it):
-   every window kind (full, causal, sliding past both ends,
-   rows without keys), per-sequence lengths, beams under both query maps, head sizes that are and
-   are not multiples of 8 (and 64, 128: the fused kernel's), the query range of an inference step,
-   three operand layouts (packed, time-major, strided elements with gaps), float, half, bfloat16
-   and double, dropout off and on (the reference regenerates the mask from its own Philox), and
+   every window kind (full, causal, sliding past both ends, rows without keys), per-sequence
+   lengths, beams under both query maps, head sizes that are and are not multiples of 8 (and
+   64, 128: the fused kernels', over several of their query blocks and key tiles), the query
+   range of an inference step, three operand layouts (packed, time-major, strided elements with
+   gaps), float, half, bfloat16 and double, dropout off and on (the reference regenerates the
+   mask from its own Philox), and
    the backward overwriting and accumulating. Outputs hold random prior values and the whole span
    of each is compared, so rows the core must not write (and the gaps) must come back untouched.
    The backward is also checked by finite differences of sum(dO * O) in double; bad problems
@@ -53,9 +54,11 @@ static bwd_fn bwd_entry(void)
 }
 
 /* The implementations of each backend, in table order (src/adv/attn_core.c): forward and
-   backward, run in pairs. */
+   backward, run in pairs (the wgmma forward, which has no backward of its own, with the fused
+   backward, which then reads the statistics it saved). */
 static const char *const host_entries[][2] = {{"host:attn_fwd_rows", "host:attn_bwd_rows"}};
-static const char *const cuda_entries[][2] = {{"cuda:attn_fwd_flash", "cuda:attn_bwd_flash"},
+static const char *const cuda_entries[][2] = {{"cuda:attn_fwd_sm90", "cuda:attn_bwd_flash"},
+                                              {"cuda:attn_fwd_flash", "cuda:attn_bwd_flash"},
                                               {"cuda:attn_fwd_rows", "cuda:attn_bwd_rows"}};
 
 enum win { WIN_FULL, WIN_CAUSAL, WIN_SLIDE, WIN_HOLES };
@@ -85,6 +88,8 @@ static const struct acase acases[] = {
     {"head64_holes", 2, 2, 1, 70, 130, 64, 64, true, true, WIN_HOLES, TIME_MAJOR, 0, 0},
     {"head128_sliding", 1, 1, 2, 100, 150, 128, 128, false, true, WIN_SLIDE, PACKED, 0, 0},
     {"head40_window", 1, 1, 2, 33, 70, 40, 24, false, false, WIN_SLIDE, PACKED, 0, 0},
+    {"head64_blocks", 1, 1, 2, 260, 300, 64, 64, false, true, WIN_CAUSAL, TIME_MAJOR, 0, 0},
+    {"head128_blocks", 1, 2, 1, 200, 270, 128, 128, true, true, WIN_SLIDE, PACKED, 0, 0},
 };
 
 static const cudnnDataType_t atypes[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, CUDNN_DATA_DOUBLE};
@@ -344,6 +349,23 @@ static int backend_entries(const char *const (**entries)[2])
     return cuda ? (int)OCD_ARRAY_LEN(cuda_entries) : (int)OCD_ARRAY_LEN(host_entries);
 }
 
+/* False for an entry that serves no problem on this device: the wgmma forward serves compute
+   capability 9.0 only. */
+static bool serves_this_device(const char *entry)
+{
+#ifdef OCD_TEST_CUDA
+    if (strcmp(entry, "cuda:attn_fwd_sm90") == 0) {
+        int dev = 0, major = 0, minor = 0;
+        cudaGetDevice(&dev);
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+        return major == 9 && minor == 0;
+    }
+#endif
+    (void)entry;
+    return true;
+}
+
 /* Every pair of entries, forced, on every case and type, dropout off and on. */
 TEST(attn_core_matches_reference)
 {
@@ -354,15 +376,16 @@ TEST(attn_core_matches_reference)
         char disable[512] = "";
         for (int o = 0; o < count; o++)
             for (int dir = 0; o != e && dir < 2; dir++)
-                snprintf(disable + strlen(disable), sizeof disable - strlen(disable), "%s%s", disable[0] ? "," : "",
-                         entries[o][dir]);
+                if (strcmp(entries[o][dir], entries[e][dir]) != 0)
+                    snprintf(disable + strlen(disable), sizeof disable - strlen(disable), "%s%s",
+                             disable[0] ? "," : "", entries[o][dir]);
         bool last = e == count - 1;
         int ran = 0;
         for (size_t t = 0; t < OCD_ARRAY_LEN(atypes); t++)
             for (size_t c = 0; c < OCD_ARRAY_LEN(acases); c++)
                 for (int d = 0; d < 2; d++)
                     ran += run_case(&acases[c], atypes[t], d ? 0.25 : 0, (c + t + d) % 2 == 1, disable, last, true);
-        if (ran == 0) FAIL("%s served no case", entries[e][0]);
+        if (ran == 0 && !serves_this_device(entries[e][0])) FAIL("%s served no case", entries[e][0]);
     }
 }
 

@@ -87,6 +87,16 @@ __host__ __device__ __forceinline__ uint64_t ocd_wgmma_desc_k128(uint32_t addr, 
     return ocd_wgmma_desc(addr + 32u * (uint32_t)ks, 16, 1024, OCD_WGMMA_SWIZZLE_128B);
 }
 
+/* The descriptor of an MN-major (transposed) B operand in the same swizzled layout: the rows of
+   the tile are K, each 128-byte row holds 64 elements of N, and N continues in blocks of 64
+   whose row 0 lies block_bytes after the previous block's (the ISA's LBO for swizzled MN-major
+   layouts); SBO = 1024 steps over 8 K rows. addr: K row 0 of the k-step (16 rows, two atoms),
+   1024-byte aligned. */
+__host__ __device__ __forceinline__ uint64_t ocd_wgmma_desc_mn128(uint32_t addr, uint32_t block_bytes)
+{
+    return ocd_wgmma_desc(addr, block_bytes, 1024, OCD_WGMMA_SWIZZLE_128B);
+}
+
 /* The shared-state-space address of a generic pointer into shared memory. */
 __host__ __device__ __forceinline__ uint32_t ocd_wgmma_smem_addr(const void *p)
 {
@@ -183,6 +193,17 @@ template <int COUNT> __device__ __forceinline__ void ocd_wgmma_fence_operands(fl
 template <int N, typename T> struct ocd_wgmma;
 
 #ifdef OCD_WGMMA_ARCH_OK
+/* The register-A form, B K-major (rs, imm-trans-b 0) or MN-major (rs_mn, imm-trans-b 1: see
+   ocd_wgmma_desc_mn128). */
+#define OCD_WGMMA_RS(n, ab, dlist, name, trans_b)                                                  \
+    static __device__ __forceinline__ void name(float (&d)[n / 2], const uint32_t (&a)[4], uint64_t db, int scale_d) \
+    {                                                                                              \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" OCD_WG_RS_##n##_SCALE ", 0;\n"             \
+                     "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32." ab "." ab " " dlist ", {"   \
+                     OCD_WG_RS_##n##_A "}, %" OCD_WG_RS_##n##_B ", p, 1, 1, " trans_b ";\n}\n"     \
+                     : OCD_WG_F_##n(d)                                                             \
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));         \
+    }
 #define OCD_WGMMA_DEFINE(n, T, ab, dlist, ia, ib, ir)                                              \
     template <> struct ocd_wgmma<n, T> {                                                           \
         static __device__ __forceinline__ void ss(float (&d)[n / 2], uint64_t da, uint64_t db, int scale_d) \
@@ -193,15 +214,8 @@ template <int N, typename T> struct ocd_wgmma;
                          : OCD_WG_F_##n(d)                                                         \
                          : "l"(da), "l"(db), "r"(scale_d));                                        \
         }                                                                                          \
-        static __device__ __forceinline__ void rs(float (&d)[n / 2], const uint32_t (&a)[4], uint64_t db, \
-                                                  int scale_d)                                     \
-        {                                                                                          \
-            asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" OCD_WG_RS_##n##_SCALE ", 0;\n"        \
-                         "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32." ab "." ab " " dlist ", {" \
-                         OCD_WG_RS_##n##_A "}, %" OCD_WG_RS_##n##_B ", p, 1, 1, 0;\n}\n"           \
-                         : OCD_WG_F_##n(d)                                                         \
-                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));     \
-        }                                                                                          \
+        OCD_WGMMA_RS(n, ab, dlist, rs, "0")                                                        \
+        OCD_WGMMA_RS(n, ab, dlist, rs_mn, "1")                                                     \
     };
 /* operand numbers after the n / 2 accumulators: ss takes (a-desc, b-desc, scale-d), rs takes
    (a0..a3, b-desc, scale-d) */
@@ -221,13 +235,33 @@ OCD_WGMMA_DEFINE(64, __nv_bfloat16, "bf16", OCD_WG_D32, "32", "33", "34")
 OCD_WGMMA_DEFINE(128, __nv_bfloat16, "bf16", OCD_WG_D64, "64", "65", "66")
 OCD_WGMMA_DEFINE(256, __nv_bfloat16, "bf16", OCD_WG_D128, "128", "129", "130")
 #undef OCD_WGMMA_DEFINE
+#undef OCD_WGMMA_RS
 #else
 /* Without sm_90a: the same interface, no instruction (nothing that runs there calls it). */
 template <int N, typename T> struct ocd_wgmma {
     static __host__ __device__ __forceinline__ void ss(float (&)[N / 2], uint64_t, uint64_t, int) {}
     static __host__ __device__ __forceinline__ void rs(float (&)[N / 2], const uint32_t (&)[4], uint64_t, int) {}
+    static __host__ __device__ __forceinline__ void rs_mn(float (&)[N / 2], const uint32_t (&)[4], uint64_t, int) {}
 };
 #endif
+
+/* ---- warpgroup register reallocation ---------------------------------------------------------- */
+
+/* setmaxnreg: every thread of the warpgroup gives registers back to the block's pool down to N
+   (dec), or takes them from it up to N (inc, waiting until the pool has them); N a multiple of
+   8 in [24, 256]. All warps of the warpgroup execute it. */
+template <int N> __device__ __forceinline__ void ocd_wgmma_setmaxnreg_dec()
+{
+#ifdef OCD_WGMMA_ARCH_OK
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+template <int N> __device__ __forceinline__ void ocd_wgmma_setmaxnreg_inc()
+{
+#ifdef OCD_WGMMA_ARCH_OK
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
 
 /* ---- proxy fence and mbarriers ------------------------------------------------------------------ */
 

@@ -170,6 +170,8 @@ struct ocd_attn_core_call {
 cudnnStatus_t ocd_host_attn_fwd(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
 cudnnStatus_t ocd_host_attn_bwd(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
 #ifdef OCD_HAVE_CUDA
+const char *ocd_cuda_attn_fwd_sm90_applies(cudnnHandle_t handle, const void *call);
+cudnnStatus_t ocd_cuda_attn_fwd_sm90(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
 const char *ocd_cuda_attn_fwd_flash_applies(cudnnHandle_t handle, const void *call);
 cudnnStatus_t ocd_cuda_attn_fwd_flash(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
 const char *ocd_cuda_attn_bwd_flash_applies(cudnnHandle_t handle, const void *call);

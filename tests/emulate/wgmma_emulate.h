@@ -1,9 +1,10 @@
 /* wgmma_emulate.h: what only Hopper's warpgroup tensor cores do, emulated for one warpgroup from
    the PTX ISA's definitions, for the emulation tests of sm_90a kernels (wgmma.cu,
-   conv_igemm_sm90.cu): where a matrix descriptor says an operand element lies in shared memory
-   (the K-major canonical layouts with the 128-byte swizzle: rows 8 to an atom, SBO bytes from
-   one 8-row group to the next, 128 bytes per row inside the atom, and the hardware's XOR of
-   address bits 7-9 into bits 4-6), and wgmma.mma_async m64nNk16 with fp32 accumulators, whose
+   conv_igemm_sm90.cu, attn_flash_sm90.cu): where a matrix descriptor says an operand element lies in shared memory
+   (the K-major and MN-major canonical layouts with the 128-byte swizzle: rows 8 to an atom, SBO
+   bytes from one 8-row group to the next, 128 bytes per row inside the atom, LBO bytes between
+   the 64-element blocks of an MN-major operand's N, and the hardware's XOR of address bits 7-9
+   into bits 4-6), and wgmma.mma_async m64nNk16 with fp32 accumulators, whose
    result goes to thread t's register i at the ISA's D-fragment position (row 16 (t / 32) +
    8 ((i / 2) % 2) + (t % 32) / 4, column 8 (i / 4) + 2 (t % 4) + i % 2). Shared memory is a
    byte array indexed by shared address. */
@@ -47,6 +48,20 @@ bool emu_desc_addr(uint64_t desc, int row, int k, int esize, uint32_t *addr)
     return true;
 }
 
+/* The same for element (n, k) of an MN-major (transposed) B operand with the 128-byte swizzle,
+   the ISA's canonical layout ((T, 8, m), (8, k)) : ((1, T, LBO), (8 T, SBO)), T elements to 16
+   bytes: 64 elements of N per 128-byte row, the next 64 LBO bytes on, 8 K rows to an atom, SBO
+   bytes from one 8-row group to the next. */
+bool emu_desc_addr_mn(uint64_t desc, int n, int k, int esize, uint32_t *addr)
+{
+    emu_desc e = emu_desc_decode(desc);
+    if (e.swizzle != 1 || e.base != 0) return false;
+    uint32_t a = e.start + (uint32_t)(n / 64) * e.lbo + (uint32_t)((n % 64) * esize) + (uint32_t)(k / 8) * e.sbo +
+                 (uint32_t)(k % 8) * 128;
+    *addr = a ^ ((a >> 7 & 7) << 4);
+    return true;
+}
+
 template <typename T> float emu_elem(const uint8_t *p)
 {
     T v;
@@ -76,16 +91,19 @@ template <typename T> bool emu_read_a(float a[64][16], const std::vector<uint8_t
     return true;
 }
 
-/* Adds A (64 x 16) * B^T (B: N x 16 through db) into the warpgroup's accumulators d[t][i] (or
-   sets them when !scale_d). False when a descriptor is malformed or reads outside smem. */
-template <typename T, int N>
+/* Adds A (64 x 16) * B^T (B: N x 16 through db, K-major, or MN-major when B_MN: imm-trans-b 1)
+   into the warpgroup's accumulators d[t][i] (or sets them when !scale_d). False when a
+   descriptor is malformed or reads outside smem. */
+template <typename T, int N, bool B_MN = false>
 bool emu_wgmma(float (*d)[N / 2], const float a[64][16], const std::vector<uint8_t> &smem, uint64_t db, bool scale_d)
 {
     static float b[N][16];
     for (int n = 0; n < N; n++)
         for (int k = 0; k < 16; k++) {
             uint32_t addr;
-            if (!emu_desc_addr(db, n, k, (int)sizeof(T), &addr) || addr + sizeof(T) > smem.size()) return false;
+            bool ok = B_MN ? emu_desc_addr_mn(db, n, k, (int)sizeof(T), &addr)
+                           : emu_desc_addr(db, n, k, (int)sizeof(T), &addr);
+            if (!ok || addr + sizeof(T) > smem.size()) return false;
             b[n][k] = emu_elem<T>(&smem[addr]);
         }
     for (int t = 0; t < 128; t++)
@@ -108,8 +126,8 @@ bool emu_wgmma_ss(float (*d)[N / 2], const std::vector<uint8_t> &smem, uint64_t 
 
 /* wgmma with A from registers: areg[t][r] is thread t's register r, two 16-bit elements, the
    lower in the low half, at the ISA's A-fragment positions (row 16 (t / 32) + (t % 32) / 4 +
-   8 (r % 2), column 2 (t % 4) + h + 8 (r / 2) for half h). */
-template <typename T, int N>
+   8 (r % 2), column 2 (t % 4) + h + 8 (r / 2) for half h); B as emu_wgmma takes it. */
+template <typename T, int N, bool B_MN = false>
 bool emu_wgmma_rs(float (*d)[N / 2], const uint32_t areg[128][4], const std::vector<uint8_t> &smem, uint64_t db,
                   bool scale_d)
 {
@@ -121,7 +139,7 @@ bool emu_wgmma_rs(float (*d)[N / 2], const uint32_t areg[128][4], const std::vec
                 a[16 * (t / 32) + (t % 32) / 4 + 8 * (r % 2)][2 * (t % 4) + h + 8 * (r / 2)] =
                     emu_elem<T>((const uint8_t *)&bits);
             }
-    return emu_wgmma<T, N>(d, a, smem, db, scale_d);
+    return emu_wgmma<T, N, B_MN>(d, a, smem, db, scale_d);
 }
 
 } // namespace
