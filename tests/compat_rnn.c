@@ -1,6 +1,6 @@
 /* compat_rnn.c: call patterns of real programs (docs/compatibility.md) for the RNN calls that the
    RNN tests do not make, each as the program makes it (TensorFlow, CUDA.jl, SharpNet, ONNX
-   Runtime, Korali, ROOT's TMVA, Flashlight), its result against the double reference of
+   Runtime, Korali, ROOT's TMVA, Flashlight, Deeplearning4j), its result against the double reference of
    tests/ref/rnn.c. */
 #include "desc_util.h"
 #include "ref/rnn.h"
@@ -836,4 +836,102 @@ TEST(compat_rnn_flashlight_4d_descriptors_second_rnn_descriptor)
         cudnnDestroyDropoutDescriptor(bwd_drop);
     }
     tbuf_free(states);
+}
+
+/* ---- Deeplearning4j (libnd4j include/ops/declarable/platform/cudnn/lstmLayer.cu) --------- */
+
+/* libnd4j's copyWeights fills the weight space without asking where anything is ("As returned
+   memory addresses using cudnnGetRNNLinLayerMatrixParams linLayerID was contiguous we will map
+   directly"): per pseudo-layer its 4 H x input matrices (the op's input weights, transposed) then
+   its 4 H x H recurrent ones; after every pseudo-layer's matrices, per pseudo-layer the 4 input
+   biases and 4 recurrent biases of 0; whatever remains set to 0. */
+static void dl4j_copy_weights(const struct rnn_run *u, float *space)
+{
+    const struct rnn_case *c = u->c;
+    int64_t at = 0;
+    memset(space, 0, u->wbytes);
+    for (int q = 0; q < c->dirs; q++) {
+        for (int g = 0; g < 4; g++)
+            for (int64_t e = 0; e < (int64_t)c->hidden * c->input; e++)
+                space[at++] = (float)u->w_ref[ref_rnn_param(&u->r, q, REF_RNN_W, g) + e];
+        for (int g = 0; g < 4; g++)
+            for (int64_t e = 0; e < (int64_t)c->hidden * c->hidden; e++)
+                space[at++] = (float)u->w_ref[ref_rnn_param(&u->r, q, REF_RNN_R, g) + e];
+    }
+    for (int q = 0; q < c->dirs; q++) {
+        for (int g = 0; g < 4; g++)
+            for (int e = 0; e < c->hidden; e++) space[at++] = (float)u->w_ref[ref_rnn_param(&u->r, q, REF_RNN_BW, g) + e];
+        at += 4 * c->hidden;
+    }
+}
+
+/* libnd4j's cudnn_rnn_v8, the LSTM of its lstmLayer op (one layer; forward, or bidirectional with
+   the outputs concatenated): cudnnSetRNNDescriptor_v8 with DOUBLE_BIAS, the data type as math
+   precision, FMA math, projSize = hiddenSize, PADDED_IO and a dropout descriptor created but never
+   set; the cell clip through the legacy cudnnRNNSetClip(handle, ...) with PROPAGATE_NAN and
+   -clip .. clip; RNN data sequence-major ([sL, bS, nIn]) or batch-major ([bS, sL, nIn]) unpacked
+   with a float 0 fill and the sequence lengths (all sL when the op has none) on the device too;
+   the states {dirs, batch, hidden}; the weight space of cudnnGetRNNWeightSpaceSize filled by
+   dl4j_copy_weights; cudnnGetRNNTempSpaceSizes, then cudnnRNNForward in INFERENCE mode with the
+   reserve NULL and the size the query gave. */
+TEST(compat_rnn_dl4j_weights_copied_without_the_api)
+{
+    static const int full[2] = {5, 5}, some[2] = {5, 3};
+    static const struct { int dirs; cudnnRNNDataLayout_t layout; const int *lengths; bool states; } cases[] = {
+        {2, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, full, true},
+        {1, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, some, false},
+        {2, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, some, true},
+    };
+    cudnnHandle_t h = test_handle();
+    const double clip = 0.6;
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const struct rnn_case c = {.name = "dl4j", .mode = CUDNN_LSTM, .dirs = cases[k].dirs,
+                                   .input_mode = CUDNN_LINEAR_INPUT, .bias = CUDNN_RNN_DOUBLE_BIAS,
+                                   .layout = cases[k].layout, .layers = 1, .input = 4, .hidden = 3, .proj = 3, .T = 5,
+                                   .N = 2, .lengths = cases[k].lengths, .dtype = CUDNN_DATA_FLOAT, .clip = true,
+                                   .states = cases[k].states, .api = API_V8};
+        struct rnn_run u;
+        cudnnDropoutDescriptor_t drop = NULL;
+        bool ok = rnn_run_init(&u, &c);
+        const float zero_fill = 0;
+        ok = ok && CHECK_OK(cudnnCreateDropoutDescriptor(&drop)) &&
+             CHECK_OK(cudnnSetRNNDescriptor_v8(u.d, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
+                                               c.dirs == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL,
+                                               CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_FMA_MATH,
+                                               c.input, c.hidden, c.hidden, 1, drop, CUDNN_RNN_PADDED_IO_ENABLED)) &&
+             CHECK_OK(cudnnRNNSetClip(h, u.d, CUDNN_RNN_CLIP_MINMAX, CUDNN_PROPAGATE_NAN, -clip, clip)) &&
+             CHECK_OK(cudnnSetRNNDataDescriptor(u.yd, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, c.dirs * c.hidden,
+                                                c.lengths, (void *)&zero_fill));
+        u.r.lclip = -clip, u.r.rclip = clip, u.fill = 0;
+        size_t wbytes = 0, ws = 0, rs = 1;
+        ok = ok && CHECK_OK(cudnnGetRNNWeightSpaceSize(h, u.d, &wbytes)) && CHECK(wbytes == u.wbytes) &&
+             CHECK_OK(cudnnGetRNNTempSpaceSizes(h, u.d, CUDNN_FWD_MODE_INFERENCE, u.xd, &ws, &rs));
+        if (ok) {
+            for (int q = 0; q < c.dirs; q++)
+                for (int g = 0; g < 4; g++)
+                    for (int e = 0; e < c.hidden; e++) u.w_ref[ref_rnn_param(&u.r, q, REF_RNN_BR, g) + e] = 0;
+            float *space = malloc(u.wbytes);
+            dl4j_copy_weights(&u, space);
+            tbuf_upload(u.pw, space, u.wbytes);
+            free(space);
+            struct fwd_out want, got;
+            rnn_reference_forward(&u, &want);
+            const int64_t hn = (int64_t)c.dirs * c.N, ny = u.pos * c.dirs * c.hidden;
+            void *py = tbuf_alloc(sizeof(float) * (size_t)ny), *phy = tbuf_alloc(sizeof(float) * (size_t)(hn * c.hidden));
+            void *pcy = tbuf_alloc(sizeof(float) * (size_t)(hn * c.hidden)), *pws = ws ? tbuf_alloc(ws) : NULL;
+            if (CHECK_OK(cudnnRNNForward(h, u.d, CUDNN_FWD_MODE_INFERENCE, u.plen, u.xd, u.px, u.yd, py, u.hd,
+                                         c.states ? u.phx : NULL, phy, u.cd, c.states ? u.pcx : NULL, pcy, u.wbytes,
+                                         u.pw, ws, pws, rs, NULL))) {
+                got.y = tvalues_download(CUDNN_DATA_FLOAT, py, ny);
+                got.hy = tvalues_download(CUDNN_DATA_FLOAT, phy, hn * c.hidden);
+                got.cy = tvalues_download(CUDNN_DATA_FLOAT, pcy, hn * c.hidden);
+                rnn_check_forward(&u, &got, &want, "DL4J inference");
+                rnn_fwd_free(&got);
+            }
+            rnn_fwd_free(&want);
+            tbuf_free(py), tbuf_free(phy), tbuf_free(pcy), tbuf_free(pws);
+        }
+        rnn_run_free(&u);
+        cudnnDestroyDropoutDescriptor(drop);
+    }
 }
