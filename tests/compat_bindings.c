@@ -5,9 +5,10 @@
    PyTorch's grid sampler on strided tensors, CuPy's batch-norm Ex calls with descriptors given
    for NULL tensors, Flux's batch-norm backward without saved statistics, Caffe2's dropout
    sharing one buffer for its mask and states, NNlib's leaky ReLU as an in-place cudnnOpTensor
-   MAX, and CUDA.jl's reduction with the indices pointer NULL. Each result against the double
-   references of tests/ref/. */
+   MAX, Juice's activations with the coefficient DBL_MAX, and CUDA.jl's reduction with the
+   indices pointer NULL. Each result against the double references of tests/ref/. */
 #include "desc_util.h"
+#include "ref/activation.h"
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/reduce.h"
@@ -15,6 +16,7 @@
 #include "tensors.h"
 #include "test.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -137,6 +139,45 @@ TEST(compat_op_tensor_nnlib_leakyrelu_in_place)
     cudnnDestroyOpTensorDescriptor(od);
     free(xv), free(want);
     tview_destroy(&x);
+}
+
+/* Juice's rcudnn (rcudnn/cudnn/src/activation_descriptor.rs, cudnn.rs): every activation
+   descriptor set with NOT_PROPAGATE_NAN and the coefficient f64::MAX ("FIXME make this public
+   API"), the clipped ReLU included, which so clips nowhere; forward, then backward given y, dy
+   and x, alpha 1 and beta 0. */
+TEST(compat_act_juice_coefficient_dbl_max)
+{
+    static const cudnnActivationMode_t modes[] = {CUDNN_ACTIVATION_SIGMOID, CUDNN_ACTIVATION_RELU,
+                                                  CUDNN_ACTIVATION_CLIPPED_RELU, CUDNN_ACTIVATION_TANH};
+    const int d[4] = {2, 3, 4, 5};
+    cudnnHandle_t h = test_handle();
+    struct tview t;
+    tview_init(&t, CUDNN_DATA_FLOAT, 4, d, TV_NCHW);
+    double *xv = tview_random(t.count, -3, 3), *dyv = tview_random(t.count, -1, 1);
+    xv[7] = 1e30;
+    double *yw = malloc(sizeof(double) * (size_t)t.count), *dxw = malloc(sizeof(double) * (size_t)t.count);
+    void *px = tview_upload(&t, xv), *pdy = tview_upload(&t, dyv), *py = tview_upload(&t, NULL);
+    void *pdx = tview_upload(&t, NULL);
+    cudnnActivationDescriptor_t ad;
+    CHECK_OK(cudnnCreateActivationDescriptor(&ad));
+    const float one = 1, zero = 0;
+    for (size_t m = 0; m < TLEN(modes); m++) {
+        for (int64_t i = 0; i < t.count; i++) {
+            yw[i] = ref_activation(modes[m], false, DBL_MAX, 0, xv[i]);
+            dxw[i] = ref_activation_grad(modes[m], false, DBL_MAX, 0, xv[i], dyv[i]);
+        }
+        char what[64];
+        snprintf(what, sizeof what, "Juice's activation %d, coefficient DBL_MAX", (int)modes[m]);
+        if (CHECK_OK(cudnnSetActivationDescriptor(ad, modes[m], CUDNN_NOT_PROPAGATE_NAN, DBL_MAX)) &&
+            CHECK_OK(cudnnActivationForward(h, ad, &one, t.desc, px, &zero, t.desc, py)) &&
+            tview_check(&t, py, yw, what) &&
+            CHECK_OK(cudnnActivationBackward(h, ad, &one, t.desc, py, t.desc, pdy, t.desc, px, &zero, t.desc, pdx)))
+            tview_check(&t, pdx, dxw, what);
+    }
+    cudnnDestroyActivationDescriptor(ad);
+    tview_free(&t, px), tview_free(&t, pdy), tview_free(&t, py), tview_free(&t, pdx);
+    free(xv), free(dyv), free(yw), free(dxw);
+    tview_destroy(&t);
 }
 
 /* CUDA.jl's cudnnReduceTensor wrapper (lib/cudnn/tensor.jl): the descriptor asks for no
