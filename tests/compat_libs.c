@@ -4,11 +4,12 @@
    bias's own descriptor passed as z), ONNX Runtime's reductions (indices asked for whatever the
    op), NVIDIA's Caffe (the compute type changed by a Get/Set round trip of the convolution
    descriptor), OneFlow's algorithm search (every result it scans must be SUCCESS),
-   Deeplearning4j's max pooling backward (the output gradient passed as y). Each result
-   against the double references of tests/ref/. (compat.c, compat_ops.c: the frameworks'
-   patterns.) */
+   Deeplearning4j's max pooling backward (the output gradient passed as y), SINGA's batch norm
+   with an epsilon of CUDNN_BN_MIN_EPSILON (0). Each result against the double references of
+   tests/ref/. (compat.c, compat_ops.c: the frameworks' patterns.) */
 #include "conv_harness.h"
 #include "desc_util.h"
+#include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/pooling.h"
 #include "ref/reduce.h"
@@ -507,4 +508,83 @@ TEST(compat_pool_dl4j_max_backward_gradient_as_y)
     tview_free(&bx, px), tview_free(&bx, py), tview_free(&bp, pp);
     free(xv), free(yv), free(pv);
     tview_destroy(&bx), tview_destroy(&bp);
+}
+
+/* ---- Apache SINGA (src/model/operation/batchnorm.cc) ------------------------------------------ */
+
+/* SINGA's CudnnBatchNormHandle: a 2-D input N x C reshaped to N x C x 1 x 1 in PER_ACTIVATION
+   mode (SPATIAL for 4-D input), x, y, dy and dx one cudnnSetTensor4dDescriptor and the
+   parameters another, 1 x C x 1 x 1, all of the data's type; epsilon CUDNN_BN_MIN_EPSILON, which
+   cuDNN 8 defines as 0.0, in training, inference and backward; the momentum as the factor; the
+   backward reading the saved mean and inverse variance the training call returned, alpha 1 and
+   beta 0 for the data and the parameters. */
+TEST(compat_bn_singa_min_epsilon_zero)
+{
+    static const struct { int n, c, h, w; cudnnBatchNormMode_t mode; } cases[] = {
+        {5, 6, 1, 1, CUDNN_BATCHNORM_PER_ACTIVATION},
+        {3, 4, 3, 2, CUDNN_BATCHNORM_SPATIAL},
+    };
+    cudnnHandle_t h = test_handle();
+    const float one = 1, zero = 0;
+    const double eps = CUDNN_BN_MIN_EPSILON, factor = 0.9;
+    CHECK(eps == 0);
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const int xd[4] = {cases[k].n, cases[k].c, cases[k].h, cases[k].w}, pd[4] = {1, cases[k].c, 1, 1};
+        const struct ref_bn_shape sh = {cases[k].n, cases[k].c, (int64_t)cases[k].h * cases[k].w,
+                                        cases[k].mode == CUDNN_BATCHNORM_PER_ACTIVATION};
+        const int64_t slots = ref_bn_slots(&sh);
+        struct tview x, p;
+        tview_init(&x, CUDNN_DATA_FLOAT, 4, xd, TV_NCHW);
+        tview_init(&p, CUDNN_DATA_FLOAT, 4, sh.per_activation ? (const int[]){1, xd[1], xd[2], xd[3]} : pd, TV_NCHW);
+        bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(x.desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, xd[0], xd[1],
+                                                      xd[2], xd[3])) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptor(p.desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, xd[1], 1, 1));
+        double *xv = tview_random(x.count, -2, 2), *dyv = tview_random(x.count, -1, 1);
+        double *scale = tview_random(slots, 0.5, 1.5), *bias = tview_random(slots, -1, 1);
+        double *rm = tview_random(slots, -1, 1), *rv = tview_random(slots, 0.5, 2);
+        double *mean = malloc(sizeof(double) * (size_t)slots), *var = malloc(sizeof(double) * (size_t)slots);
+        double *invstd = malloc(sizeof(double) * (size_t)slots), *eqs = malloc(sizeof(double) * (size_t)slots);
+        double *eqb = malloc(sizeof(double) * (size_t)slots), *urm = malloc(sizeof(double) * (size_t)slots);
+        double *urv = malloc(sizeof(double) * (size_t)slots), *y = malloc(sizeof(double) * (size_t)x.count);
+        double *dx = malloc(sizeof(double) * (size_t)x.count), *ds = malloc(sizeof(double) * (size_t)slots);
+        double *db = malloc(sizeof(double) * (size_t)slots), *yi = malloc(sizeof(double) * (size_t)x.count);
+        double *dpre = malloc(sizeof(double) * (size_t)x.count);
+        ref_bn_stats(&sh, xv, mean, var);
+        ref_bn_finalize(slots, mean, var, (double)ref_bn_reduced(&sh), scale, bias, rm, rv, eps, factor, invstd, eqs,
+                        eqb, urm, urv);
+        ref_bn_forward(&sh, xv, NULL, scale, bias, mean, var, eps, -1, 0, NULL, y);
+        ref_bn_backward(&sh, xv, dyv, NULL, -1, 0, scale, mean, var, eps, dpre, dx, ds, db);
+        ref_bn_forward(&sh, xv, NULL, scale, bias, urm, urv, eps, -1, 0, NULL, yi);
+        void *px = tview_upload(&x, xv), *pdy = tview_upload(&x, dyv), *py = tview_upload(&x, NULL);
+        void *pdx = tview_upload(&x, NULL), *ps = tvalues_upload(CUDNN_DATA_FLOAT, scale, slots);
+        void *pb = tvalues_upload(CUDNN_DATA_FLOAT, bias, slots), *prm = tvalues_upload(CUDNN_DATA_FLOAT, rm, slots);
+        void *prv = tvalues_upload(CUDNN_DATA_FLOAT, rv, slots), *psm = tbuf_alloc(sizeof(float) * (size_t)slots);
+        void *psi = tbuf_alloc(sizeof(float) * (size_t)slots), *pds = tbuf_alloc(sizeof(float) * (size_t)slots);
+        void *pdb = tbuf_alloc(sizeof(float) * (size_t)slots);
+        const double tol = 2e-4;
+        if (ok && CHECK_OK(cudnnBatchNormalizationForwardTraining(h, cases[k].mode, &one, &zero, x.desc, px, x.desc, py,
+                                                                  p.desc, ps, pb, factor, prm, prv, eps, psm, psi))) {
+            tview_check(&x, py, y, "SINGA's training, epsilon 0");
+            tvalues_check(CUDNN_DATA_FLOAT, psm, mean, slots, tol, "SINGA's saved mean");
+            tvalues_check(CUDNN_DATA_FLOAT, psi, invstd, slots, tol, "SINGA's saved inverse variance");
+            tvalues_check(CUDNN_DATA_FLOAT, prm, urm, slots, tol, "SINGA's running mean");
+            tvalues_check(CUDNN_DATA_FLOAT, prv, urv, slots, tol, "SINGA's running variance");
+        }
+        if (ok && CHECK_OK(cudnnBatchNormalizationForwardInference(h, cases[k].mode, &one, &zero, x.desc, px, x.desc,
+                                                                   py, p.desc, ps, pb, prm, prv, eps)))
+            tview_check(&x, py, yi, "SINGA's inference, epsilon 0");
+        if (ok && CHECK_OK(cudnnBatchNormalizationBackward(h, cases[k].mode, &one, &zero, &one, &zero, x.desc, px,
+                                                           x.desc, pdy, x.desc, pdx, p.desc, ps, pds, pdb, eps, psm,
+                                                           psi))) {
+            tview_check(&x, pdx, dx, "SINGA's backward, epsilon 0");
+            tvalues_check(CUDNN_DATA_FLOAT, pds, ds, slots, tol, "SINGA's scale gradient");
+            tvalues_check(CUDNN_DATA_FLOAT, pdb, db, slots, tol, "SINGA's bias gradient");
+        }
+        tview_free(&x, px), tview_free(&x, pdy), tview_free(&x, py), tview_free(&x, pdx);
+        tbuf_free(ps), tbuf_free(pb), tbuf_free(prm), tbuf_free(prv), tbuf_free(psm), tbuf_free(psi);
+        tbuf_free(pds), tbuf_free(pdb);
+        free(xv), free(dyv), free(scale), free(bias), free(rm), free(rv), free(mean), free(var), free(invstd);
+        free(eqs), free(eqb), free(urm), free(urv), free(y), free(dx), free(ds), free(db), free(yi), free(dpre);
+        tview_destroy(&x), tview_destroy(&p);
+    }
 }
