@@ -5,7 +5,9 @@
    pointers, and the epilogue (alpha, beta with and without a prior C, a bias per row or per
    column, each activation mode, and pointwise forward steps as the activation: GELU, SOFTPLUS,
    a clipped and sloped RELU_FWD, SWISH, which the host entries take and every CUDA entry must
-   refuse with NOT_SUPPORTED rather than compute another function). The host's CBLAS entry (a build with a CBLAS library) is forced
+   refuse with NOT_SUPPORTED rather than compute another function). Every entry must serve some
+   case with a bias or an activation: cuda:gemm_cublaslt, which computes only a bias per row
+   and ReLU in cuBLASLt's own epilogue, gets such cases on aligned matrices. The host's CBLAS entry (a build with a CBLAS library) is forced
    with OPENCUDNN_HOST_GEMM=cblas, since its calibration may give it nothing. Outputs are poisoned or hold a random prior; the whole span of C
    is compared, so the gaps between columns and batches must come back untouched. Bad problems:
    BAD_PARAM and nothing written.
@@ -56,7 +58,8 @@ static const char *const host_entries[] = {"host:gemm_cblas", "host:gemm_packed"
 #else
 static const char *const host_entries[] = {"host:gemm_packed"};
 #endif
-static const char *const cuda_entries[] = {"cuda:gemm_cublas", "cuda:gemm_mma", "cuda:gemm_plain"};
+static const char *const cuda_entries[] = {"cuda:gemm_cublaslt", "cuda:gemm_cublas", "cuda:gemm_mma",
+                                           "cuda:gemm_plain"};
 
 /* Whether an entry takes a pointwise step as the activation (the host's do). */
 static bool takes_pw_act(const char *entry)
@@ -103,6 +106,10 @@ static const struct gcase gcases[] = {
     {"chunks_nt_batch", 24, 136, 40, false, true, 8, 2, false, false, 1, 0, OCD_GEMM_BIAS_ROW, -1, 0},
     {"chunks_tt_bias_relu", 48, 16, 72, true, true, 0, 3, false, false, 1, 0, OCD_GEMM_BIAS_COL, CUDNN_ACTIVATION_RELU, 0},
     {"chunks_tn_reuse_a", 8, 8, 8, true, false, 0, 2, false, true, 1, 0, OCD_GEMM_BIAS_NONE, CUDNN_ACTIVATION_TANH, 0},
+    /* the epilogues cuBLASLt computes itself (a bias per row, ReLU, both), on 16-byte aligned
+       matrices, with a prior C, and in strided batches */
+    {"chunks_bias_row_relu_beta", 64, 48, 40, false, true, 8, 1, false, false, 1, 0.5, OCD_GEMM_BIAS_ROW, CUDNN_ACTIVATION_RELU, 0},
+    {"chunks_relu_batch", 40, 24, 32, true, false, 8, 2, false, false, 0.5, 0, OCD_GEMM_BIAS_NONE, CUDNN_ACTIVATION_RELU, 0},
 };
 
 #define NGCASES (sizeof gcases / sizeof gcases[0])
@@ -293,18 +300,22 @@ TEST(gemm_every_entry)
         const char *host_gemm = getenv("OPENCUDNN_HOST_GEMM");
         char *host_gemm_saved = host_gemm ? strdup(host_gemm) : NULL;
         if (strcmp(entries[e], "host:gemm_cblas") == 0) ocd_setenv("OPENCUDNN_HOST_GEMM", "cblas");
-        int ran = 0;
+        int ran = 0, ran_epilogue = 0;
         for (size_t t = 0; t < sizeof gtypes / sizeof gtypes[0]; t++)
             for (size_t c = 0; c < NGCASES + sizeof pw_cases / sizeof pw_cases[0]; c++) {
                 const bool pwc = c >= NGCASES;
+                const struct gcase *gc = pwc ? &pw_cases[c - NGCASES].g : &gcases[c];
                 const struct ref_pw pw = pw_params(pwc ? pw_cases[c - NGCASES].mode : CUDNN_POINTWISE_GELU_FWD);
                 const enum expect x = pwc && !takes_pw_act(entries[e]) ? MUST_REFUSE : e == count - 1 ? MUST_RUN : MAY_RUN;
-                ran += run_case(&gtypes[t], pwc ? &pw_cases[c - NGCASES].g : &gcases[c], pwc ? &pw : NULL, disable, x);
+                const bool r = run_case(&gtypes[t], gc, pwc ? &pw : NULL, disable, x);
+                ran += r;
+                ran_epilogue += r && (gc->bias != OCD_GEMM_BIAS_NONE || gc->act >= 0);
             }
         if (host_gemm_saved) ocd_setenv("OPENCUDNN_HOST_GEMM", host_gemm_saved);
         else ocd_unsetenv("OPENCUDNN_HOST_GEMM");
         free(host_gemm_saved);
         if (ran == 0) FAIL("%s served no case", entries[e]);
+        if (ran_epilogue == 0) FAIL("%s served no case with a bias or an activation", entries[e]);
     }
 }
 

@@ -18,6 +18,7 @@ struct cudnnContext {
     int cc_major, cc_minor;
     void *backend_data;  /* owned by the backend (open/close) */
     void *blas;          /* CUDA: the cuBLAS handle, created on first use (cuda/cublas_loader.h) */
+    void *blas_lt;       /* CUDA: the cuBLASLt handle, created on first use (cuda/cublaslt_loader.h) */
     void *fft;           /* CUDA: the cuFFT plans, made on first use (cuda/cufft_loader.h) */
 };
 

@@ -7,6 +7,7 @@
 #include "core/handle.h"
 #include "cuda/check.cuh"
 #include "cuda/cublas_loader.h"
+#include "cuda/cublaslt_loader.h"
 #include "cuda/cufft_loader.h"
 #include "cuda/scratch.cuh"
 
@@ -67,6 +68,7 @@ static cudaError_t device_malloc(void **ptr, size_t bytes)
 static void cuda_close(cudnnHandle_t h)
 {
     ocd_cublas_release(h);
+    ocd_cublaslt_release(h);
     ocd_cufft_release(h);
     struct cuda_state *st = (struct cuda_state *)h->backend_data;
     if (st == NULL) return;

@@ -39,13 +39,19 @@ const struct ocd_cublas_api *ocd_cublas_api(void)
     return loaded;
 }
 
+cudnnStatus_t ocd_blas_fail(cublasStatus_t status, const char *name, const char *what, const char *func,
+                            const char *file, int line)
+{
+    return ocd_fail(status == CUBLAS_STATUS_ALLOC_FAILED ? CUDNN_STATUS_ALLOC_FAILED : CUDNN_STATUS_EXECUTION_FAILED,
+                    func, file, line, "%s: %s (%d)", what, name, (int)status);
+}
+
 cudnnStatus_t ocd_cublas_status(cublasStatus_t status, const char *what, const char *func, const char *file,
                                 int line)
 {
     const struct ocd_cublas_api *a = ocd_cublas_api();
-    const char *name = a && a->status_string ? a->status_string(status) : "cuBLAS error";
-    return ocd_fail(status == CUBLAS_STATUS_ALLOC_FAILED ? CUDNN_STATUS_ALLOC_FAILED : CUDNN_STATUS_EXECUTION_FAILED,
-                    func, file, line, "%s: %s (%d)", what, name, (int)status);
+    return ocd_blas_fail(status, a && a->status_string ? a->status_string(status) : "cuBLAS error", what, func, file,
+                         line);
 }
 
 const char *ocd_cublas_handle(cudnnHandle_t handle, cublasHandle_t *blas)

@@ -57,6 +57,11 @@ void ocd_cublas_release(cudnnHandle_t handle);
 cudnnStatus_t ocd_cublas_status(cublasStatus_t status, const char *what, const char *func, const char *file,
                                 int line);
 
+/* The status of a failed call of cuBLAS or cuBLASLt (which share cublasStatus_t), logged with
+   the call, name (the library's name of the status) and file:line. */
+cudnnStatus_t ocd_blas_fail(cublasStatus_t status, const char *name, const char *what, const char *func,
+                            const char *file, int line);
+
 #define OCD_CUBLAS_TRY(call)                                                                    \
     do {                                                                                        \
         cublasStatus_t ocd_cublas_st_ = (call);                                                 \

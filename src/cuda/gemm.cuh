@@ -12,6 +12,8 @@
 #include "problem/activation.h"
 #include "problem/gemm.h"
 
+#include <library_types.h>
+
 /* The epilogue's parameters, by value for kernel arguments. */
 struct gemm_epi {
     double alpha, beta;
@@ -47,6 +49,17 @@ __host__ __device__ __forceinline__ void gemm_epi_store(const gemm_epi &e, C *c,
     else if (e.bias_mode == OCD_GEMM_BIAS_COL) v += ocd_cuda_load((const C *)e.bias + j);
     if (e.act_on) v = ocd_act_forward<Acc>(e.act_mode, e.act_propagate, (Acc)e.act_coef, (Acc)e.act_swish, v);
     ocd_cuda_store(c + off, v);
+}
+
+/* A stored type of the problem as cuBLAS and cuBLASLt name it. */
+static inline cudaDataType gemm_cuda_type(cudnnDataType_t t)
+{
+    switch (t) {
+    case CUDNN_DATA_HALF: return CUDA_R_16F;
+    case CUDNN_DATA_BFLOAT16: return CUDA_R_16BF;
+    case CUDNN_DATA_DOUBLE: return CUDA_R_64F;
+    default: return CUDA_R_32F;
+    }
 }
 
 /* The matrix of batch b of an operand: an array of batch pointers, or a strided batch. */

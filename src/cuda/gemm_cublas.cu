@@ -8,16 +8,6 @@
 #include "cuda/cublas_loader.h"
 #include "cuda/gemm.cuh"
 
-static cudaDataType cuda_type(cudnnDataType_t t)
-{
-    switch (t) {
-    case CUDNN_DATA_HALF: return CUDA_R_16F;
-    case CUDNN_DATA_BFLOAT16: return CUDA_R_16BF;
-    case CUDNN_DATA_DOUBLE: return CUDA_R_64F;
-    default: return CUDA_R_32F;
-    }
-}
-
 const char *ocd_cuda_gemm_cublas_applies(cudnnHandle_t handle, const void *call)
 {
     const char *why = ocd_gemm_epilogue_wide(((const struct ocd_gemm_call *)call)->p);
@@ -41,7 +31,7 @@ cudnnStatus_t ocd_cuda_gemm_cublas(cudnnHandle_t handle, const void *call_, void
     const void *alpha = compute == CUBLAS_COMPUTE_64F ? (const void *)&ad : (const void *)&af;
     const void *beta = compute == CUBLAS_COMPUTE_64F ? (const void *)&bd : (const void *)&bf;
     cublasOperation_t ta = p->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = p->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-    cudaDataType abt = cuda_type(p->ab_type), ct = cuda_type(p->c_type);
+    cudaDataType abt = gemm_cuda_type(p->ab_type), ct = gemm_cuda_type(p->c_type);
     if (p->pointer_array)
         OCD_CUBLAS_TRY(api->gemm_batched(blas, ta, tb, (int)p->m, (int)p->n, (int)p->k, alpha,
                                          (const void *const *)call->a, abt, (int)p->lda, (const void *const *)call->b,

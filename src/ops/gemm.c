@@ -4,8 +4,10 @@
 
    Validation is the API layer's rule (check once, then trust): every size, leading dimension,
    batch stride, type combination and pointer is checked here, so an implementation only says
-   whether it serves the problem. Table order is the heuristic: on CUDA, cuBLAS where it loads
-   (alpha and beta in the library, bias and activation a pass over C), then the tensor-core
+   whether it serves the problem. Table order is the heuristic: on CUDA, cuBLASLt where it loads
+   for the problems whose whole epilogue its own computes (a bias per row, ReLU: no pass over C;
+   planned, its heuristic asked once per problem), then cuBLAS where it loads (alpha and beta in
+   the library, bias and activation a pass over C), then the tensor-core
    kernel for the 16-bit and TF32 problems whose operands it can copy in whole 16-byte chunks,
    then the plain kernel, which serves everything but a pointwise step as the activation (no
    CUDA entry takes one: problem/gemm.h); on the host, the CBLAS library where the build
@@ -22,6 +24,7 @@
 
 static const struct ocd_impl gemm_impls[] = {
 #ifdef OCD_HAVE_CUDA
+    {"cuda:gemm_cublaslt", OCD_BACKEND_CUDA, 0, NULL, NULL, NULL, &ocd_cuda_gemm_cublaslt_planned},
     OCD_IMPL_ENTRY("cuda:gemm_cublas", OCD_BACKEND_CUDA, ocd_cuda_gemm_cublas_applies, NULL, ocd_cuda_gemm_cublas),
     OCD_IMPL_ENTRY("cuda:gemm_mma", OCD_BACKEND_CUDA, ocd_cuda_gemm_mma_applies, NULL, ocd_cuda_gemm_mma),
     OCD_IMPL_ENTRY("cuda:gemm_plain", OCD_BACKEND_CUDA, ocd_cuda_gemm_plain_applies, NULL, ocd_cuda_gemm_plain),

@@ -28,6 +28,7 @@
 #define OCD_PROBLEM_GEMM_H
 
 #include "core/activation_desc.h"
+#include "core/impl.h"
 #include "problem/pointwise.h"
 
 #ifdef __cplusplus
@@ -116,6 +117,7 @@ const char *ocd_host_gemm_cblas_applies(cudnnHandle_t handle, const void *call);
 cudnnStatus_t ocd_host_gemm_cblas(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
 #endif
 #ifdef OCD_HAVE_CUDA
+extern const struct ocd_impl_planned ocd_cuda_gemm_cublaslt_planned; /* planned: the heuristic's algorithm */
 const char *ocd_cuda_gemm_cublas_applies(cudnnHandle_t handle, const void *call);
 cudnnStatus_t ocd_cuda_gemm_cublas(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
 const char *ocd_cuda_gemm_mma_applies(cudnnHandle_t handle, const void *call);

@@ -1,0 +1,81 @@
+/* cublaslt_loader.cu: loads cuBLASLt at run time (see cublaslt_loader.h). A .cu file only because
+   src/cuda holds the CUDA backend's sources; nothing here runs on the device. */
+#include "cuda/cublaslt_loader.h"
+
+#include "core/platform.h"
+#include "cuda/cublas_loader.h"
+#include "cuda/dynload.h"
+
+static struct ocd_cublaslt_api api;
+static const struct ocd_cublaslt_api *loaded;
+static ocd_once_t load_once = OCD_ONCE_INIT;
+
+static void load(void)
+{
+    static const char *const names[] = {"libcublasLt.so.13", "libcublasLt.so", "libcublasLt.so.12",
+                                        "libcublasLt.so.11"};
+    struct ocd_cublaslt_api a;
+    const struct ocd_dynload_sym syms[] = {
+        {"cublasLtCreate", (void **)&a.create, false},
+        {"cublasLtDestroy", (void **)&a.destroy, false},
+        {"cublasLtMatmulDescCreate", (void **)&a.desc_create, false},
+        {"cublasLtMatmulDescDestroy", (void **)&a.desc_destroy, false},
+        {"cublasLtMatmulDescSetAttribute", (void **)&a.desc_set, false},
+        {"cublasLtMatrixLayoutCreate", (void **)&a.layout_create, false},
+        {"cublasLtMatrixLayoutDestroy", (void **)&a.layout_destroy, false},
+        {"cublasLtMatrixLayoutSetAttribute", (void **)&a.layout_set, false},
+        {"cublasLtMatmulPreferenceCreate", (void **)&a.pref_create, false},
+        {"cublasLtMatmulPreferenceDestroy", (void **)&a.pref_destroy, false},
+        {"cublasLtMatmulPreferenceSetAttribute", (void **)&a.pref_set, false},
+        {"cublasLtMatmulAlgoGetHeuristic", (void **)&a.heuristic, false},
+        {"cublasLtMatmul", (void **)&a.matmul, false},
+        {"cublasLtGetStatusString", (void **)&a.status_string, true},
+    };
+    char why[1024];
+    a.library = ocd_dynload(names, OCD_ARRAY_LEN(names), syms, OCD_ARRAY_LEN(syms), why, sizeof why);
+    if (a.library == NULL) {
+        ocd_log_message(CUDNN_SEV_WARNING, CUDNN_STATUS_SUCCESS,
+                        "cuBLASLt not available, the GEMM entry that uses it is off (%s)", why);
+        return;
+    }
+    api = a;
+    loaded = &api;
+    ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "cuBLASLt loaded from %s", a.library);
+}
+
+const struct ocd_cublaslt_api *ocd_cublaslt_api(void)
+{
+    ocd_once(&load_once, load);
+    return loaded;
+}
+
+cudnnStatus_t ocd_cublaslt_status(cublasStatus_t status, const char *what, const char *func, const char *file,
+                                  int line)
+{
+    const struct ocd_cublaslt_api *a = ocd_cublaslt_api();
+    return ocd_blas_fail(status, a && a->status_string ? a->status_string(status) : "cuBLASLt error", what, func,
+                         file, line);
+}
+
+const char *ocd_cublaslt_handle(cudnnHandle_t handle, cublasLtHandle_t *lt)
+{
+    const struct ocd_cublaslt_api *a = ocd_cublaslt_api();
+    if (a == NULL) return "cuBLASLt not available";
+    if (handle->blas_lt == NULL) {
+        cublasLtHandle_t h = NULL;
+        cublasStatus_t st = a->create(&h);
+        if (st != CUBLAS_STATUS_SUCCESS) {
+            ocd_cublaslt_status(st, "cublasLtCreate", __func__, __FILE__, __LINE__);
+            return "cuBLASLt could not start on this device";
+        }
+        handle->blas_lt = h;
+    }
+    *lt = (cublasLtHandle_t)handle->blas_lt;
+    return NULL;
+}
+
+void ocd_cublaslt_release(cudnnHandle_t handle)
+{
+    if (handle->blas_lt != NULL && loaded != NULL) loaded->destroy((cublasLtHandle_t)handle->blas_lt);
+    handle->blas_lt = NULL;
+}
