@@ -385,6 +385,8 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
             ep.bias = p->ep.bias;
             ep.relu = p->ep.relu;
             if (p->ep.bias_view.strides[1] != 1 && p->y.dims[1] > 1) return OCD_REASON_LAYOUT;
+            ep.wide = p->ep.scale_on || p->ep.act_on;
+            if (ep.wide) ep.store = ocd_cuda_conv_store_of(p);
         }
         break;
     }
@@ -441,7 +443,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     splits = (ktiles + kps - 1) / kps;
     prm.splits = (int)splits, prm.kt_per_split = (int)kps;
     if ((gm.n + ti.bn - 1) / ti.bn > 65535 || g * splits > 65535) return OCD_REASON_SHAPE;
-    if (splits > 1) {
+    if (splits > 1 || ep.wide) {
         pl->ws_part = (int64_t)ws;
         ws = align_up(ws + (size_t)(splits * g * gm.m * gm.n) * sizeof(float));
     }
@@ -495,7 +497,7 @@ static cudnnStatus_t run_plan(cudnnHandle_t h, const struct ocd_conv_problem *p,
     char *ws = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
     OCD_TRY(pl.esize == 4 ? launch_copies<uint32_t>(&pl, p->w_data, ws, h->stream)
                           : launch_copies<uint16_t>(&pl, p->w_data, ws, h->stream));
-    if (pl.prm.splits > 1) pl.prm.epi.partial = (float *)(ws + pl.ws_part);
+    if (pl.prm.splits > 1 || pl.prm.epi.wide) pl.prm.epi.partial = (float *)(ws + pl.ws_part);
     const igemm_launch_fn *table = p->dir == OCD_CONV_FWD        ? ocd_igemm_fwd_launch[tile]
                                    : p->dir == OCD_CONV_BWD_DATA ? ocd_igemm_dgrad_launch[tile]
                                                                  : ocd_igemm_wgrad_launch[tile];

@@ -22,7 +22,9 @@
      beta != 0), bias and ReLU, and writes through two index maps (GEMM row -> offset, GEMM
      column -> offset), so any output layout is written in place. With split-K the mainloop
      writes fp32 partial tiles into the workspace and a second kernel sums them in split order
-     (deterministic) and runs the same epilogue.
+     (deterministic) and runs the same epilogue. A wide fused epilogue (a per-channel scale, an
+     activation other than ReLU: problem/conv.h) takes that path even with one split, and the
+     second kernel stores through conv_store.cuh: the mainloop's registers never pay for it.
    - Hopper: this is the sm_80 path and what sm_90 runs today. The next step for sm_90 replaces
      the mainloop only (TMA im2col loads + wgmma on a warpgroup), keeping the plan, the index
      maps and the epilogue; see the end of conv_igemm.cu. */
@@ -34,6 +36,7 @@
 
 #include "cuda/check.cuh"
 #include "cuda/conv_igemm.h"
+#include "cuda/conv_store.cuh"
 #include "cuda/mma.cuh"
 #include "cuda/types.cuh"
 
@@ -62,7 +65,9 @@ struct igemm_epi {
     int relu;
     igemm_map row, col;
     int64_t group_off;  /* output offset from one group to the next */
-    float *partial;     /* split-K: [splits][G][M][N] fp32 partial sums; NULL without split-K */
+    float *partial;     /* split-K or wide: [splits][G][M][N] fp32 partial sums; NULL otherwise */
+    int wide;           /* the second kernel stores through `store` (a wide fused epilogue) */
+    ocd_cuda_conv_store store;
 };
 
 struct igemm_params {
@@ -95,7 +100,7 @@ __host__ __device__ __forceinline__ int64_t igemm_map_offset(const igemm_map &mp
 
 /* out = act(alpha * acc + beta * z + bias) at element offset off; z is not read when beta == 0. */
 template <typename T>
-__device__ __forceinline__ void igemm_epi_store(const igemm_epi &e, int64_t off, int64_t channel, float acc)
+__host__ __device__ __forceinline__ void igemm_epi_store(const igemm_epi &e, int64_t off, int64_t channel, float acc)
 {
     float v = e.alpha * acc;
     if (e.beta != 0.f) v += e.beta * ocd_cuda_load((const T *)e.z + off);
@@ -427,28 +432,36 @@ __global__ void __launch_bounds__(Tile::THREADS) igemm_kernel(const __grid_const
 #endif
 }
 
-/* Split-K: sums the partial tiles in split order and runs the epilogue; one thread per output. */
-template <typename T> __global__ void igemm_splitk_reduce(const __grid_constant__ igemm_params p)
+/* Split-K (or a wide epilogue): sums the partial tiles in split order and runs the epilogue; one
+   thread per output. */
+template <typename T> __host__ __device__ void igemm_reduce_one(const igemm_params &p, int64_t i)
 {
     const int64_t mn = (int64_t)p.M * p.N, total = mn * p.groups;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        float s = 0.f;
-        for (int sp = 0; sp < p.splits; sp++) s += p.epi.partial[sp * total + i];
-        int g = (int)(i / mn);
-        int64_t r = i - g * mn;
-        int m = (int)(r / p.N), n = (int)(r - (int64_t)m * p.N);
-        int64_t off = igemm_map_offset(p.epi.row, (uint32_t)m) + g * p.epi.group_off +
-                      igemm_map_offset(p.epi.col, (uint32_t)n);
+    float s = 0.f;
+    for (int sp = 0; sp < p.splits; sp++) s += p.epi.partial[sp * total + i];
+    int g = (int)(i / mn);
+    int64_t r = i - g * mn;
+    int m = (int)(r / p.N), n = (int)(r - (int64_t)m * p.N);
+    int64_t off = igemm_map_offset(p.epi.row, (uint32_t)m) + g * p.epi.group_off +
+                  igemm_map_offset(p.epi.col, (uint32_t)n);
+    if (p.epi.wide)
+        ocd_cuda_conv_finish<float>(p.epi.store, off, (int64_t)g * p.N + n, s);
+    else
         igemm_epi_store<T>(p.epi, off, (int64_t)g * p.N + n, s);
-    }
+}
+
+template <typename T> __global__ void igemm_splitk_reduce(const __grid_constant__ igemm_params p)
+{
+    const int64_t total = (int64_t)p.M * p.N * p.groups;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x)
+        igemm_reduce_one<T>(p, i);
 }
 
 /* ---- launchers ---------------------------------------------------------------------------------- */
 
 typedef cudnnStatus_t (*igemm_launch_fn)(const igemm_params *p, int device, cudaStream_t stream);
 
-/* Launches the mainloop (and the split-K reduction when p->splits > 1) on `device`, the current
+/* Launches the mainloop (and the split-K reduction when it writes partial sums) on `device`, the current
    one. The opt-in to more than 48 KB of shared memory is made once per kernel and device (a bit
    each in smem_opted): cudaFuncSetAttribute on every call costs host time the latency goal
    cannot spare. Two threads racing here both set the same value, which is harmless. */
@@ -466,7 +479,7 @@ template <class Tile, typename T, class Dir> cudnnStatus_t igemm_launch(const ig
               (unsigned)(p->groups * p->splits));
     kernel<<<grid, Tile::THREADS, Shape::SMEM, stream>>>(*p);
     OCD_CUDA_LAUNCHED();
-    if (p->splits > 1) {
+    if (p->epi.partial != NULL) {
         int64_t total = (int64_t)p->groups * p->M * p->N;
         unsigned blocks = (unsigned)OCD_MIN((total + 255) / 256, (int64_t)65535 * 8);
         igemm_splitk_reduce<T><<<blocks, 256, 0, stream>>>(*p);

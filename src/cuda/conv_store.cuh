@@ -1,11 +1,13 @@
 /* conv_store.cuh: the store of one convolution result on CUDA, shared by the kernels that finish
    a destination element at a time (the direct reference, the FFT algorithms' scatter): alpha and
-   beta (beta == 0 never reads the destination), or for the fused forward alpha, z, the bias of
-   the element's channel and the activation. */
+   beta (beta == 0 never reads the destination), or for the fused forward the whole epilogue of
+   problem/conv.h: alpha, z, the bias and scale of the element's channel and the activation. The
+   implicit GEMM runs it too, after its mainloop, for the epilogues its own store does not take. */
 #ifndef OCD_CUDA_CONV_STORE_CUH
 #define OCD_CUDA_CONV_STORE_CUH
 
 #include "problem/conv.h"
+#include "problem/pointwise.h"
 #include "cuda/types.cuh"
 
 #include <string.h>
@@ -19,6 +21,11 @@ struct ocd_cuda_conv_store {
     const void *z, *bp; /* z: NULL when alpha2 == 0 */
     ocd_cuda_view bias;
     cudnnDataType_t bt;
+    int scale_on, scale_z, scale_bias, act_on;
+    const void *sp; /* the per-channel scale when scale_on */
+    ocd_cuda_view scale;
+    cudnnDataType_t st;
+    struct ocd_pw_step act; /* the activation when act_on (relu is then 0) */
 };
 
 /* The store of the direction's destination of p. */
@@ -33,6 +40,14 @@ static inline ocd_cuda_conv_store ocd_cuda_conv_store_of(const struct ocd_conv_p
         s.ep_on = 1, s.relu = p->ep.relu, s.alpha2 = p->ep.alpha2, s.z = p->ep.z, s.bp = p->ep.bias;
         s.bias = ocd_cuda_view_of(&p->ep.bias_view);
         s.bt = p->ep.bias_view.dtype;
+        s.scale_on = p->ep.scale_on, s.scale_z = p->ep.scale_z, s.scale_bias = p->ep.scale_bias;
+        if (s.scale_on) {
+            s.sp = p->ep.scale;
+            s.scale = ocd_cuda_view_of(&p->ep.scale_view);
+            s.st = p->ep.scale_view.dtype;
+        }
+        s.act_on = p->ep.act_on;
+        if (s.act_on) s.act = p->ep.act;
     }
     return s;
 }
@@ -40,16 +55,19 @@ static inline ocd_cuda_conv_store ocd_cuda_conv_store_of(const struct ocd_conv_p
 /* Stores acc at scalar offset off. In double for double data, float otherwise (int accumulators
    scale in float). */
 template <typename Acc>
-__device__ void ocd_cuda_conv_finish(const ocd_cuda_conv_store &s, int64_t off, int64_t channel, Acc acc)
+__host__ __device__ void ocd_cuda_conv_finish(const ocd_cuda_conv_store &s, int64_t off, int64_t channel, Acc acc)
 {
     typedef typename ocd_compute<Acc>::type R;
     R r = (R)s.alpha * (R)acc;
     if (s.ep_on) {
-        if (s.z != nullptr) r += (R)s.alpha2 * ocd_cuda_load_as<R>(s.t, s.z, off);
-        int64_t bidx[OCD_MAX_DIMS] = {0};
-        bidx[1] = channel;
-        r += ocd_cuda_load_as<R>(s.bt, s.bp, ocd_cuda_offset_of(s.bias, bidx));
-        if (s.relu && r < 0) r = 0;
+        int64_t cidx[OCD_MAX_DIMS] = {0};
+        cidx[1] = channel;
+        const R sc = s.scale_on ? ocd_cuda_load_as<R>(s.st, s.sp, ocd_cuda_offset_of(s.scale, cidx)) : (R)1;
+        r *= sc;
+        if (s.z != nullptr) r += (s.scale_z ? sc : (R)1) * (R)s.alpha2 * ocd_cuda_load_as<R>(s.t, s.z, off);
+        r += (s.scale_bias ? sc : (R)1) * ocd_cuda_load_as<R>(s.bt, s.bp, ocd_cuda_offset_of(s.bias, cidx));
+        if (s.act_on) r = ocd_pw_apply<R>(&s.act, r, (R)0);
+        else if (s.relu && r < 0) r = 0;
     } else if (s.beta != 0) {
         r += (R)s.beta * ocd_cuda_load_as<R>(s.t, s.dst, off);
     }

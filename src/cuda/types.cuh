@@ -337,7 +337,7 @@ __device__ __forceinline__ int64_t ocd_cuda_offset(const ocd_cuda_view &v, int64
 }
 
 /* Scalar offset of the element at coordinates idx (tensor.h: the vector split of dim 1). */
-__device__ __forceinline__ int64_t ocd_cuda_offset_of(const ocd_cuda_view &v, const int64_t *idx)
+__host__ __device__ __forceinline__ int64_t ocd_cuda_offset_of(const ocd_cuda_view &v, const int64_t *idx)
 {
     int64_t off = 0;
     for (int d = 0; d < v.rank; d++)

@@ -59,8 +59,7 @@ struct ocd_conv_shape {
    API checks it); bias and s are 1 x K x 1 x 1 (x 1). cudnnConvolutionBiasActivationForward
    fills z, bias and relu; the graph API folds its chains into it (graph/engine_exec.c): a scale
    applied before the bias (ConvScaleBiasAddAct: scale_bias false) or after it (ConvBiasScaleAct:
-   scale_bias true), and any forward activation of the pointwise modes. The CUDA entries take z,
-   bias and ReLU only (ocd_conv_epilogue_wide says when a problem asks for more). */
+   scale_bias true), and any forward activation of the pointwise modes. */
 struct ocd_conv_epilogue {
     bool on;
     double alpha2;
@@ -75,10 +74,12 @@ struct ocd_conv_epilogue {
     struct ocd_pw_step act; /* evaluated by ocd_pw_apply, as the pointwise chains do */
 };
 
-/* Why an entry whose epilogue takes z, bias and ReLU only cannot take ep, or NULL. */
+/* Why a CUDA entry cannot take ep, or NULL. Every CUDA epilogue takes the whole of it, but the
+   wide part (a scale, an activation other than ReLU) has not yet run on a GPU: it is unproven
+   (core/impl.h) and served only where OPENCUDNN_UNPROVEN=1. */
 static inline const char *ocd_conv_epilogue_wide(const struct ocd_conv_epilogue *ep)
 {
-    return ep->on && (ep->scale_on || ep->act_on) ? "the CUDA epilogue takes z, bias and ReLU only" : NULL;
+    return ep->on && (ep->scale_on || ep->act_on) ? ocd_impl_unproven() : NULL;
 }
 
 struct ocd_conv_problem {
