@@ -1,7 +1,7 @@
 /* compat_adv.c: call patterns of real programs (docs/compatibility.md) for the CTC and attention
-   calls that the ops' own tests do not make (PyTorch's and Marian's CTC loss, CUDA.jl's and
-   Knet's attention), each as the program makes it, its result against the double references of
-   tests/ref/. (compat_rnn.c: the RNN patterns.) */
+   calls that the ops' own tests do not make (PyTorch's, Marian's and Deeplearning4j's CTC loss,
+   CUDA.jl's and Knet's attention), each as the program makes it, its result against the double
+   references of tests/ref/. (compat_rnn.c: the RNN patterns.) */
 #include "ref/attention.h"
 #include "ref/ctc.h"
 #include "tensors.h"
@@ -93,6 +93,73 @@ TEST(compat_ctc_pytorch_log_probs_transposed)
     void *bufs[] = {pp, pg, pc, dlabels, dll, dil, packed};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     free(x), free(stored), free(grads);
+}
+
+/* ---- Deeplearning4j's CTC loss (libnd4j include/ops/declarable/platform/cudnn/ctcloss.cu) ---- */
+
+/* libnd4j's cudnnCtcLoss: the op's B x T x C logits permuted to T x B x C, so probs (and, for
+   the gradient op, the gradients) described with the permuted array's strides {C, T C, 1};
+   cudnnSetCTCLossDescriptorEx(FLOAT, SOFTMAX, PROPAGATE_NAN), DETERMINISTIC, the labels
+   concatenated on the host, each sample's input length its own. The loss op asks for no
+   gradients: gradientsDesc NULL (CudnnTensor gradsDesc(nullptr)) in cudnnGetCTCLossWorkspaceSize
+   and gradientsDesc and gradients NULL in cudnnCTCLoss; the gradient op passes both and a
+   temporary for the losses. Gradients given without their descriptor are BAD_PARAM, nothing
+   written. */
+TEST(compat_ctc_dl4j_loss_without_gradients)
+{
+    enum { T = 6, B = 3, C = 4 };
+    static const int label_lengths[B] = {2, 3, 1}, input_lengths[B] = {6, 5, 3};
+    static const int labels[] = {1, 2, 3, 1, 3, 2};
+    cudnnHandle_t h = test_handle();
+    double *x = malloc(sizeof(double) * T * B * C), *stored = malloc(sizeof(double) * T * B * C);
+    for (int t = 0; t < T; t++)
+        for (int n = 0; n < B; n++)
+            for (int k = 0; k < C; k++) {
+                double v = (float)trand_uniform(-2, 2);
+                x[(t * B + n) * C + k] = v;      /* T x B x C, the reference's order */
+                stored[(n * T + t) * C + k] = v; /* B x T x C, the op's array */
+            }
+    double costs[B], *grads = malloc(sizeof(double) * T * B * C), *stored_grads = malloc(sizeof(double) * T * B * C);
+    ref_ctc(T, B, C, true, x, labels, label_lengths, input_lengths, costs, grads);
+    for (int t = 0; t < T; t++)
+        for (int n = 0; n < B; n++)
+            for (int k = 0; k < C; k++) stored_grads[(n * T + t) * C + k] = grads[(t * B + n) * C + k];
+    cudnnTensorDescriptor_t pd;
+    CHECK_OK(cudnnCreateTensorDescriptor(&pd));
+    CHECK_OK(cudnnSetTensorNdDescriptor(pd, CUDNN_DATA_FLOAT, 3, (const int[]){T, B, C}, (const int[]){C, T * C, 1}));
+    cudnnCTCLossDescriptor_t d;
+    CHECK_OK(cudnnCreateCTCLossDescriptor(&d));
+    CHECK_OK(cudnnSetCTCLossDescriptorEx(d, CUDNN_DATA_FLOAT, CUDNN_LOSS_NORMALIZATION_SOFTMAX, CUDNN_PROPAGATE_NAN));
+    const cudnnCTCLossAlgo_t algo = CUDNN_CTC_LOSS_ALGO_DETERMINISTIC;
+    void *pp = tvalues_upload(CUDNN_DATA_FLOAT, stored, T * B * C), *pc = tbuf_alloc(sizeof(float) * B);
+    void *pg = tbuf_alloc(sizeof(float) * T * B * C);
+    for (int with_grads = 0; with_grads < 2; with_grads++) {
+        cudnnTensorDescriptor_t gd = with_grads ? pd : NULL;
+        size_t ws = 0;
+        tbuf_poison(pc, sizeof(float) * B);
+        tbuf_poison(pg, sizeof(float) * T * B * C);
+        if (!CHECK_OK(cudnnGetCTCLossWorkspaceSize(h, pd, gd, labels, label_lengths, input_lengths, algo, d, &ws)))
+            continue;
+        void *pws = tbuf_alloc(ws ? ws : 1);
+        if (!with_grads) {
+            void *snap = tbuf_snapshot(pc, sizeof(float) * B);
+            CHECK_STATUS(cudnnCTCLoss(h, pd, pp, labels, label_lengths, input_lengths, pc, NULL, pg, algo, d, pws, ws),
+                         CUDNN_STATUS_BAD_PARAM);
+            tbuf_unchanged(pc, snap, sizeof(float) * B, "costs after gradients without their descriptor");
+            free(snap);
+        }
+        if (CHECK_OK(cudnnCTCLoss(h, pd, pp, labels, label_lengths, input_lengths, pc, gd, with_grads ? pg : NULL, algo,
+                                  d, pws, ws))) {
+            tvalues_check(CUDNN_DATA_FLOAT, pc, costs, B, 2e-5, with_grads ? "DL4J's gradient op, costs"
+                                                                           : "DL4J's loss op, costs");
+            if (with_grads) tvalues_check(CUDNN_DATA_FLOAT, pg, stored_grads, T * B * C, 5e-5, "DL4J's gradients");
+        }
+        tbuf_free(pws);
+    }
+    cudnnDestroyCTCLossDescriptor(d);
+    cudnnDestroyTensorDescriptor(pd);
+    tbuf_free(pp), tbuf_free(pc), tbuf_free(pg);
+    free(x), free(stored), free(grads), free(stored_grads);
 }
 
 /* ---- CUDA.jl's multi-head attention (lib/cudnn/multiheadattn.jl) --------------------------------- */

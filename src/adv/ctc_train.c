@@ -10,6 +10,10 @@
      [0, 256], are BAD_PARAM.
    - The calls return NOT_SUPPORTED when the compute type or the data type of probs is not FLOAT,
      or when the algorithm is not a cudnnCTCLossAlgo_t.
+   - Beyond the text, gradientsDesc may be NULL, gradients then NULL too: the loss alone
+     (Deeplearning4j's ctc_loss op; its tests run it on NVIDIA's library). The workspace queries
+     then count a scratch region for the gradients the kernels write anyway; gradients given
+     without gradientsDesc is BAD_PARAM.
    - BAD_PARAM when the dims of probsDesc (T x N x A, three dims) do not match gradientsDesc, when
      gradients or costs overlap probs or each other; and,
      where the labels are host memory (cudnnCTCLoss, cudnnGetCTCLossWorkspaceSize), when an input
@@ -155,9 +159,14 @@ cudnnStatus_t CUDNNWINAPI cudnnGetCTCLossDescriptor_v8(cudnnCTCLossDescriptor_t 
 
 /* ---- the calls -------------------------------------------------------------------------------- */
 
-/* The views of probs and gradients, and of costs (N packed floats). */
+/* The views of probs and gradients, and of costs (N packed floats). grads_scratch: gradientsDesc
+   is NULL, the loss alone asked for (Deeplearning4j's ctc_loss op passes gradientsDesc and
+   gradients NULL to the workspace query and to cudnnCTCLoss): the kernels still write gradients,
+   packed T x N x A, into a region after their workspace, which the queries count
+   (workspace_bytes). */
 struct views {
     struct ocd_tensor_view probs, grads, costs;
+    bool grads_scratch;
 };
 
 /* What every call checks of the handle, the algorithm, the loss descriptor and the two tensor
@@ -170,7 +179,14 @@ static cudnnStatus_t check_common(cudnnHandle_t handle, cudnnCTCLossAlgo_t algo,
     OCD_CHECK_OBJECT(OCD_OBJ_CTC_LOSS, d);
     struct ocd_tensor_view pv, gv;
     OCD_TRY(ocd_tensor_get(probsDesc, "probsDesc", &pv));
-    OCD_TRY(ocd_tensor_get(gradientsDesc, "gradientsDesc", &gv));
+    v->grads_scratch = gradientsDesc == NULL;
+    if (v->grads_scratch) {
+        gv = (struct ocd_tensor_view){.dtype = CUDNN_DATA_FLOAT, .rank = 3, .vect = 1,
+                                      .dims = {pv.dims[0], pv.dims[1], pv.dims[2]},
+                                      .strides = {pv.dims[1] * pv.dims[2], pv.dims[2], 1}};
+    } else {
+        OCD_TRY(ocd_tensor_get(gradientsDesc, "gradientsDesc", &gv));
+    }
     if ((unsigned)algo > CUDNN_CTC_LOSS_ALGO_NON_DETERMINISTIC)
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "algo %d is not a cudnnCTCLossAlgo_t", (int)algo);
     if (d->comp_type != CUDNN_DATA_FLOAT)
@@ -237,22 +253,31 @@ static cudnnStatus_t check_host_labels(struct ocd_ctc_problem *p, const int *lab
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* The workspace a call needs: the kernels' (ocd_ctc_workspace_bytes), then with grads_scratch,
+   from *grads_at (a 256-byte boundary), the gradients nobody reads. */
+static size_t workspace_bytes(const struct ocd_ctc_problem *p, const struct views *v, size_t *grads_at)
+{
+    size_t need = ocd_ctc_workspace_bytes(p);
+    *grads_at = (need + 255) / 256 * 256;
+    return v->grads_scratch ? *grads_at + sizeof(float) * (size_t)ocd_view_count(&v->grads) : need;
+}
+
 /* The data pointers and the workspace. Each gradient and each cost depends on many elements of
    probs (a whole sample's), so neither output may overlap probs, nor each other
    (ocd_check_alias: BAD_PARAM). */
 static cudnnStatus_t check_outputs(const struct views *v, const void *probs, const void *costs, const void *gradients,
                                    size_t need, const void *workspace, size_t bytes)
 {
+    if (bytes < need)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "workSpaceSizeInBytes %zu is less than the %zu bytes needed", bytes,
+                        need);
+    if (need > 0 && workspace == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "workspace is NULL");
     OCD_TRY(ocd_check_data(probs, "probs"));
     OCD_TRY(ocd_check_data(costs, "costs"));
     OCD_TRY(ocd_check_data(gradients, "gradients"));
     OCD_TRY(ocd_check_alias(gradients, &v->grads, "gradients", probs, &v->probs, "probs", OCD_READ_MANY));
     OCD_TRY(ocd_check_alias(costs, &v->costs, "costs", probs, &v->probs, "probs", OCD_READ_MANY));
     OCD_TRY(ocd_check_alias(costs, &v->costs, "costs", gradients, &v->grads, "gradients", OCD_READ_MANY));
-    if (bytes < need)
-        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "workSpaceSizeInBytes %zu is less than the %zu bytes needed", bytes,
-                        need);
-    if (need > 0 && workspace == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "workspace is NULL");
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -332,7 +357,11 @@ static cudnnStatus_t run(cudnnHandle_t handle, struct ocd_ctc_problem *p, const 
                          void *costs, void *gradients, void *workspace, size_t bytes, int desc_max_label,
                          const char *op)
 {
-    size_t need = ocd_ctc_workspace_bytes(p);
+    size_t grads_at, need = workspace_bytes(p, v, &grads_at);
+    if (v->grads_scratch) {
+        if (gradients != NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "gradients is given but gradientsDesc is NULL");
+        if (workspace != NULL && bytes >= need) gradients = (char *)workspace + grads_at;
+    }
     OCD_TRY(check_outputs(v, probs, costs, gradients, need, workspace, bytes));
     p->probs = probs;
     p->costs = costs;
@@ -367,7 +396,8 @@ cudnnStatus_t CUDNNWINAPI cudnnGetCTCLossWorkspaceSize(cudnnHandle_t handle, con
     OCD_TRY(check_common(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, &p, &v));
     OCD_TRY(check_host_labels(&p, labels, labelLengths, inputLengths));
     OCD_TRY(check_size_out(sizeInBytes));
-    *sizeInBytes = ocd_ctc_workspace_bytes(&p);
+    size_t grads_at;
+    *sizeInBytes = workspace_bytes(&p, &v, &grads_at);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -384,7 +414,8 @@ cudnnStatus_t CUDNNWINAPI cudnnGetCTCLossWorkspaceSize_v8(cudnnHandle_t handle, 
     OCD_TRY(check_common(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, &p, &v));
     OCD_TRY(check_size_out(sizeInBytes));
     p.max_label = ctcLossDesc->max_label_length;
-    *sizeInBytes = ocd_ctc_workspace_bytes(&p);
+    size_t grads_at;
+    *sizeInBytes = workspace_bytes(&p, &v, &grads_at);
     return CUDNN_STATUS_SUCCESS;
 }
 
