@@ -215,7 +215,9 @@ TEST(compat_transform_asymmetric_padding)
    mode, and a channels-last half input with float parameters in SPATIAL_PERSISTENT mode.
    MindSpore (plugin/device/gpu/kernel/nn/batch_norm_gpu_kernel.cc, batch_norm_grad_gpu_kernel.cc)
    makes the same calls for the same shapes but never creates the descriptors OPS_BN does not
-   use: its size queries pass zDesc (forward) and yDesc (backward) NULL. */
+   use: its size queries pass zDesc (forward) and yDesc (backward) NULL. MXNet then: the forward
+   with the factor 0 and no reserve, the backward from no saved statistics adding into its
+   outputs. */
 TEST(compat_bn_ex_pytorch_ops_bn)
 {
     static const struct { int dims[4]; cudnnDataType_t t; int layout; cudnnBatchNormMode_t mode; } cases[] = {
@@ -283,6 +285,22 @@ TEST(compat_bn_ex_pytorch_ops_bn)
                                                               NULL, pds, pdb, eps, psm, psv, NULL, pbws, bws, prs, rs));
         ok = ok && tview_check(&x, pdx, dx, "dx") && tview_check(&p, pds, ds, "dscale") &&
              tview_check(&p, pdb, db, "dbias");
+        /* MXNet's (src/operator/nn/cudnn/cudnn_batch_norm.cu): the training forward again with the
+           factor 0 (the running averages frozen while mirroring) and no reserve (NULL, 0); the
+           backward with the saved statistics NULL (use_global_stats), the bias given, no reserve,
+           adding into dx and into the parameter gradients (kAddTo: both betas 1) */
+        ok = ok && CHECK_OK(cudnnBatchNormalizationForwardTrainingEx(h, mode, op, &one, &zero, x.desc, px, NULL, NULL,
+                                                                     x.desc, py, p.desc, ps, pb, 0.0, prm, prv, eps,
+                                                                     psm, psv, NULL, pws, ws, NULL, 0));
+        ok = ok && tview_check(&x, py, y, "MXNet's y") && tview_check(&p, prm, rmean, "running mean, factor 0") &&
+             tview_check(&p, prv, rvar, "running variance, factor 0");
+        ok = ok && CHECK_OK(cudnnBatchNormalizationBackwardEx(h, mode, op, &one, &one, &one, &one, x.desc, px, NULL,
+                                                              NULL, x.desc, pdy, NULL, NULL, x.desc, pdx, p.desc, ps,
+                                                              pb, pds, pdb, eps, NULL, NULL, NULL, pbws, bws, NULL, 0));
+        for (int64_t i = 0; i < count; i++) dx[i] *= 2;
+        for (int64_t j = 0; j < slots; j++) ds[j] *= 2, db[j] *= 2;
+        ok = ok && tview_check(&x, pdx, dx, "MXNet's dx added") && tview_check(&p, pds, ds, "MXNet's dscale added") &&
+             tview_check(&p, pdb, db, "MXNet's dbias added");
         void *bufs[] = {px, pdy, py, pdx, ps, pb, prm, prv, psm, psv, pds, pdb};
         for (size_t i = 0; i < TLEN(bufs); i++) tview_free(i < 4 ? &x : &p, bufs[i]);
         void *spaces[] = {pws, prs, pbws};
