@@ -5,8 +5,9 @@
    op), NVIDIA's Caffe (the compute type changed by a Get/Set round trip of the convolution
    descriptor), OneFlow's algorithm search (every result it scans must be SUCCESS),
    Deeplearning4j's max pooling backward (the output gradient passed as y), SINGA's batch norm
-   with an epsilon of CUDNN_BN_MIN_EPSILON (0). Each result against the double references of
-   tests/ref/. (compat.c, compat_ops.c: the frameworks' patterns.) */
+   with an epsilon of CUDNN_BN_MIN_EPSILON (0), OpenVINO's clamp and MVN as tensor ops. Each result
+   against the double references of tests/ref/. (compat.c, compat_ops.c: the frameworks'
+   patterns.) */
 #include "conv_harness.h"
 #include "desc_util.h"
 #include "ref/batchnorm.h"
@@ -16,6 +17,7 @@
 #include "tensors.h"
 #include "test.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -587,4 +589,81 @@ TEST(compat_bn_singa_min_epsilon_zero)
         free(eqs), free(eqb), free(urm), free(urv), free(y), free(dx), free(ds), free(db), free(yi), free(dpre);
         tview_destroy(&x), tview_destroy(&p);
     }
+}
+
+/* ---- OpenVINO's NVIDIA plugin (openvino_contrib modules/nvidia_plugin/src/ops) ---------------- */
+
+/* Its descriptors pad every shape with trailing 1s to 4 dims (cuda/descriptor_utils.cpp). Clamp
+   (clamp_cudnn.cpp): cudnnOpTensor MAX of x and a one-element bound tensor {1} (1 x 1 x 1 x 1)
+   into y, then MIN of y and the other bound into y itself (C on A, "works in-place despite the
+   fact it isn't mentioned"), the op type FLOAT for int8, half and float data, PROPAGATE_NAN.
+   MVN (mvn.cpp): cudnnReduceTensor AVG over the normalized axes into a reduced tensor, then
+   cudnnOpTensor ADD with alpha2 = -1 and the reduced tensor as B (x minus its mean); with no axis
+   left to reduce, x minus x (A and B one buffer). */
+TEST(compat_op_tensor_openvino_clamp_and_mvn)
+{
+    static const cudnnDataType_t types[] = {CUDNN_DATA_INT8, CUDNN_DATA_HALF, CUDNN_DATA_FLOAT};
+    const int d[4] = {2, 3, 4, 1}, one_d[4] = {1, 1, 1, 1};
+    const double lo = -10, hi = 20;
+    cudnnHandle_t h = test_handle();
+    cudnnOpTensorDescriptor_t mx, mn, add;
+    CHECK_OK(cudnnCreateOpTensorDescriptor(&mx));
+    CHECK_OK(cudnnCreateOpTensorDescriptor(&mn));
+    CHECK_OK(cudnnCreateOpTensorDescriptor(&add));
+    CHECK_OK(cudnnSetOpTensorDescriptor(mx, CUDNN_OP_TENSOR_MAX, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+    CHECK_OK(cudnnSetOpTensorDescriptor(mn, CUDNN_OP_TENSOR_MIN, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+    CHECK_OK(cudnnSetOpTensorDescriptor(add, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+    const float one = 1, minus_one = -1, zero = 0;
+    for (size_t k = 0; k < TLEN(types); k++) {
+        struct tview x, b;
+        tview_init(&x, types[k], 4, d, TV_NCHW);
+        tview_init(&b, types[k], 4, one_d, TV_NCHW);
+        double *xv = tview_random(x.count, -30, 30), lov = lo, hiv = hi;
+        double *want = malloc(sizeof(double) * (size_t)x.count);
+        void *px = tview_upload(&x, xv), *py = tview_upload(&x, NULL), *plo = tview_upload(&b, &lov);
+        void *phi = tview_upload(&b, &hiv);
+        for (int64_t i = 0; i < x.count; i++) want[i] = fmin(fmax(xv[i], lo), hi);
+        if (CHECK_OK(cudnnOpTensor(h, mx, &one, x.desc, px, &one, b.desc, plo, &zero, x.desc, py)) &&
+            CHECK_OK(cudnnOpTensor(h, mn, &one, x.desc, py, &one, b.desc, phi, &zero, x.desc, py)))
+            tview_check(&x, py, want, "OpenVINO's clamp");
+        tview_free(&x, px), tview_free(&x, py), tview_free(&b, plo), tview_free(&b, phi);
+        free(xv), free(want);
+        tview_destroy(&x), tview_destroy(&b);
+    }
+    /* MVN over the last two axes of half data, then with no axis (x - x) */
+    const int rd[4] = {2, 3, 1, 1};
+    struct tview x, r;
+    tview_init(&x, CUDNN_DATA_HALF, 4, d, TV_NCHW);
+    tview_init(&r, CUDNN_DATA_HALF, 4, rd, TV_NCHW);
+    double *xv = tview_random(x.count, -2, 2), *mean = calloc((size_t)r.count, sizeof(double));
+    double *want = malloc(sizeof(double) * (size_t)x.count);
+    void *px = tview_upload(&x, xv), *py = tview_upload(&x, NULL), *pr = tview_upload(&r, NULL);
+    const int64_t inner = x.count / r.count;
+    for (int64_t i = 0; i < x.count; i++) mean[i / inner] += xv[i] / (double)inner;
+    cudnnReduceTensorDescriptor_t avg;
+    CHECK_OK(cudnnCreateReduceTensorDescriptor(&avg));
+    size_t ws = 0;
+    bool ok = CHECK_OK(cudnnSetReduceTensorDescriptor(avg, CUDNN_REDUCE_TENSOR_AVG, CUDNN_DATA_FLOAT,
+                                                      CUDNN_PROPAGATE_NAN, CUDNN_REDUCE_TENSOR_NO_INDICES,
+                                                      CUDNN_32BIT_INDICES)) &&
+              CHECK_OK(cudnnGetReductionWorkspaceSize(h, avg, x.desc, r.desc, &ws));
+    void *pws = ws ? tbuf_alloc(ws) : NULL;
+    if (ok && CHECK_OK(cudnnReduceTensor(h, avg, NULL, 0, pws, ws, &one, x.desc, px, &zero, r.desc, pr)) &&
+        tview_check(&r, pr, mean, "OpenVINO's MVN mean")) {
+        double *stored_mean = malloc(sizeof(double) * (size_t)r.count);
+        tview_download(&r, pr, stored_mean);
+        for (int64_t i = 0; i < x.count; i++) want[i] = xv[i] - stored_mean[i / inner];
+        if (CHECK_OK(cudnnOpTensor(h, add, &one, x.desc, px, &minus_one, r.desc, pr, &zero, x.desc, py)))
+            tview_check(&x, py, want, "OpenVINO's MVN x minus the mean");
+        free(stored_mean);
+    }
+    for (int64_t i = 0; i < x.count; i++) want[i] = 0;
+    if (CHECK_OK(cudnnOpTensor(h, add, &one, x.desc, px, &minus_one, x.desc, px, &zero, x.desc, py)))
+        tview_check(&x, py, want, "OpenVINO's MVN with no axis: x minus x");
+    tbuf_free(pws);
+    tview_free(&x, px), tview_free(&x, py), tview_free(&r, pr);
+    free(xv), free(mean), free(want);
+    tview_destroy(&x), tview_destroy(&r);
+    cudnnDestroyReduceTensorDescriptor(avg);
+    cudnnDestroyOpTensorDescriptor(mx), cudnnDestroyOpTensorDescriptor(mn), cudnnDestroyOpTensorDescriptor(add);
 }
