@@ -1,7 +1,7 @@
 /* compat_rnn.c: call patterns of real programs (docs/compatibility.md) for the RNN calls that the
    RNN tests do not make, each as the program makes it (TensorFlow, CUDA.jl, SharpNet, ONNX
-   Runtime, Korali, ROOT's TMVA, Flashlight, Deeplearning4j), its result against the double reference of
-   tests/ref/rnn.c. */
+   Runtime, Korali, ROOT's TMVA, Flashlight, Deeplearning4j, OpenVINO's NVIDIA plugin), its
+   result against the double reference of tests/ref/rnn.c. */
 #include "desc_util.h"
 #include "ref/rnn.h"
 #include "rnn_harness.h"
@@ -838,6 +838,30 @@ TEST(compat_rnn_flashlight_4d_descriptors_second_rnn_descriptor)
     tbuf_free(states);
 }
 
+/* One cudnnRNNForward in INFERENCE of a float run without a projection into fresh outputs, the
+   initial states given when the case has them, ws bytes of workspace and the reserve NULL (rs
+   bytes: what the query gave, none); y, hy and cy against the reference. */
+static void check_v8_inference(struct rnn_run *u, size_t ws, size_t rs, const char *what)
+{
+    const struct rnn_case *c = u->c;
+    struct fwd_out want, got;
+    rnn_reference_forward(u, &want);
+    const int64_t hn = (int64_t)c->layers * c->dirs * c->N, ny = u->pos * c->dirs * c->hidden;
+    void *py = tbuf_alloc(sizeof(float) * (size_t)ny), *phy = tbuf_alloc(sizeof(float) * (size_t)(hn * c->hidden));
+    void *pcy = tbuf_alloc(sizeof(float) * (size_t)(hn * c->hidden)), *pws = ws ? tbuf_alloc(ws) : NULL;
+    if (CHECK_OK(cudnnRNNForward(test_handle(), u->d, CUDNN_FWD_MODE_INFERENCE, u->plen, u->xd, u->px, u->yd, py, u->hd,
+                                 c->states ? u->phx : NULL, phy, u->cd, c->states ? u->pcx : NULL, pcy, u->wbytes,
+                                 u->pw, ws, pws, rs, NULL))) {
+        got.y = tvalues_download(CUDNN_DATA_FLOAT, py, ny);
+        got.hy = tvalues_download(CUDNN_DATA_FLOAT, phy, hn * c->hidden);
+        got.cy = tvalues_download(CUDNN_DATA_FLOAT, pcy, hn * c->hidden);
+        rnn_check_forward(u, &got, &want, what);
+        rnn_fwd_free(&got);
+    }
+    rnn_fwd_free(&want);
+    tbuf_free(py), tbuf_free(phy), tbuf_free(pcy), tbuf_free(pws);
+}
+
 /* ---- Deeplearning4j (libnd4j include/ops/declarable/platform/cudnn/lstmLayer.cu) --------- */
 
 /* libnd4j's copyWeights fills the weight space without asking where anything is ("As returned
@@ -914,24 +938,62 @@ TEST(compat_rnn_dl4j_weights_copied_without_the_api)
             dl4j_copy_weights(&u, space);
             tbuf_upload(u.pw, space, u.wbytes);
             free(space);
-            struct fwd_out want, got;
-            rnn_reference_forward(&u, &want);
-            const int64_t hn = (int64_t)c.dirs * c.N, ny = u.pos * c.dirs * c.hidden;
-            void *py = tbuf_alloc(sizeof(float) * (size_t)ny), *phy = tbuf_alloc(sizeof(float) * (size_t)(hn * c.hidden));
-            void *pcy = tbuf_alloc(sizeof(float) * (size_t)(hn * c.hidden)), *pws = ws ? tbuf_alloc(ws) : NULL;
-            if (CHECK_OK(cudnnRNNForward(h, u.d, CUDNN_FWD_MODE_INFERENCE, u.plen, u.xd, u.px, u.yd, py, u.hd,
-                                         c.states ? u.phx : NULL, phy, u.cd, c.states ? u.pcx : NULL, pcy, u.wbytes,
-                                         u.pw, ws, pws, rs, NULL))) {
-                got.y = tvalues_download(CUDNN_DATA_FLOAT, py, ny);
-                got.hy = tvalues_download(CUDNN_DATA_FLOAT, phy, hn * c.hidden);
-                got.cy = tvalues_download(CUDNN_DATA_FLOAT, pcy, hn * c.hidden);
-                rnn_check_forward(&u, &got, &want, "DL4J inference");
-                rnn_fwd_free(&got);
-            }
-            rnn_fwd_free(&want);
-            tbuf_free(py), tbuf_free(phy), tbuf_free(pcy), tbuf_free(pws);
+            check_v8_inference(&u, ws, rs, "DL4J inference");
         }
         rnn_run_free(&u);
         cudnnDestroyDropoutDescriptor(drop);
     }
+}
+
+/* ---- OpenVINO's NVIDIA plugin (openvino_contrib modules/nvidia_plugin/src/ops/rnn_components) -- */
+
+/* The plugin's LSTMSequence (lstm_sequence_cudnn_components.cpp): cudnnSetRNNDescriptor_v8 with
+   SINGLE_INP_BIAS, TENSOR_OP_MATH for float data, the dropout descriptor NULL, PADDED_IO for the
+   unpacked layouts, RNN data descriptors with paddingFill NULL; it asserts that
+   cudnnGetRNNTempSpaceSizes gives no reserve for INFERENCE and that cudnnGetRNNWeightParams
+   describes each input matrix as {1, hidden, input} with strides {hidden input, input, 1}, each
+   recurrent one as {1, hidden, hidden}, each input bias as {1, hidden, 1} with strides {hidden,
+   1, 1}, and gives no recurrent bias (its address NULL, its descriptor left as created); then
+   cudnnRNNForward in INFERENCE with the reserve NULL and 0 bytes. */
+TEST(compat_rnn_openvino_single_input_bias_asserted_layout)
+{
+    static const int lengths[2] = {4, 3};
+    const struct rnn_case c = {.name = "openvino", .mode = CUDNN_LSTM, .dirs = 2, .input_mode = CUDNN_LINEAR_INPUT,
+                               .bias = CUDNN_RNN_SINGLE_INP_BIAS, .layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED,
+                               .layers = 1, .input = 5, .hidden = 3, .proj = 3, .T = 4, .N = 2, .lengths = lengths,
+                               .dtype = CUDNN_DATA_FLOAT, .states = true, .api = API_V8};
+    cudnnHandle_t h = test_handle();
+    struct rnn_run u;
+    bool ok = rnn_run_init(&u, &c) &&
+              CHECK_OK(cudnnSetRNNDescriptor_v8(u.d, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_SINGLE_INP_BIAS,
+                                                CUDNN_BIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT,
+                                                CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH, c.input, c.hidden, c.hidden,
+                                                1, NULL, CUDNN_RNN_PADDED_IO_ENABLED)) &&
+              CHECK_OK(cudnnSetRNNDataDescriptor(u.xd, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, c.input, lengths, NULL));
+    size_t ws = 0, rs = 1;
+    ok = ok && CHECK_OK(cudnnGetRNNTempSpaceSizes(h, u.d, CUDNN_FWD_MODE_INFERENCE, u.xd, &ws, &rs)) && CHECK(rs == 0);
+    for (int q = 0; ok && q < c.dirs; q++)
+        for (int id = 0; ok && id < 8; id++) {
+            cudnnTensorDescriptor_t md, bd;
+            CHECK_OK(cudnnCreateTensorDescriptor(&md));
+            CHECK_OK(cudnnCreateTensorDescriptor(&bd));
+            void *ma = NULL, *ba = NULL;
+            const int cols = id < 4 ? c.input : c.hidden;
+            int nd = 0, dims[3], strides[3];
+            cudnnDataType_t t;
+            ok = CHECK_OK(cudnnGetRNNWeightParams(h, u.d, q, u.wbytes, u.pw, id, md, &ma, bd, &ba)) && CHECK(ma) &&
+                 CHECK_OK(cudnnGetTensorNdDescriptor(md, 3, &t, &nd, dims, strides)) &&
+                 CHECK(nd == 3 && t == CUDNN_DATA_FLOAT && dims[0] == 1 && dims[1] == c.hidden && dims[2] == cols) &&
+                 CHECK(strides[0] == c.hidden * cols && strides[1] == cols && strides[2] == 1);
+            if (ok && id < 4)
+                ok = CHECK(ba) && CHECK_OK(cudnnGetTensorNdDescriptor(bd, 3, &t, &nd, dims, strides)) &&
+                     CHECK(nd == 3 && dims[0] == 1 && dims[1] == c.hidden && dims[2] == 1) &&
+                     CHECK(strides[0] == c.hidden && strides[1] == 1 && strides[2] == 1);
+            else if (ok)
+                ok = CHECK(ba == NULL);
+            cudnnDestroyTensorDescriptor(md);
+            cudnnDestroyTensorDescriptor(bd);
+        }
+    if (ok) check_v8_inference(&u, ws, 0, "OpenVINO's inference");
+    rnn_run_free(&u);
 }
