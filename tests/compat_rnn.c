@@ -945,6 +945,64 @@ TEST(compat_rnn_dl4j_weights_copied_without_the_api)
     }
 }
 
+/* The op returning the last step only (retFullSeq false, retLastH / retLastC true): libnd4j passes
+   y NULL (`outputActivations ? ... : nullptr`) to cudnnRNNForward in INFERENCE (cudnn_rnn_v8) and
+   to the legacy cudnnRNNForwardInference (cudnn_rnn_old, the per-step descriptors {batch, width,
+   1} and the states {dirs, batch, hidden}), hy and cy given, hx and cx given or NULL. libnd4j's
+   network has one layer; two and three (the layers' outputs alternate in the workspace) check
+   that the last layer's output finds a free place. A training forward with y NULL stays
+   BAD_PARAM, nothing written. */
+TEST(compat_rnn_dl4j_last_step_only_y_null)
+{
+    static const int full[3] = {4, 4, 4}, some[3] = {4, 3, 1};
+    static const struct { int api, dirs, layers; const int *lengths; bool states; } cases[] = {
+        {API_V8, 2, 1, some, true},     {API_V8, 1, 1, full, false},   {API_LEGACY, 2, 1, some, true},
+        {API_LEGACY, 1, 1, full, false}, {API_V8, 1, 2, some, true},   {API_V8, 2, 3, some, false},
+        {API_LEGACY, 1, 3, some, true},
+    };
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        bool legacy = cases[k].api == API_LEGACY;
+        const struct rnn_case c = {.name = "dl4j last step", .mode = CUDNN_LSTM, .dirs = cases[k].dirs,
+                                   .input_mode = CUDNN_LINEAR_INPUT, .bias = CUDNN_RNN_DOUBLE_BIAS,
+                                   .layout = legacy ? CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED
+                                                    : CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED,
+                                   .layers = cases[k].layers, .input = 3, .hidden = 4, .proj = 4, .T = 4, .N = 3,
+                                   .lengths = cases[k].lengths, .dtype = CUDNN_DATA_FLOAT,
+                                   .states = cases[k].states, .api = cases[k].api};
+        struct rnn_run u;
+        if (!rnn_run_init(&u, &c)) {
+            rnn_run_free(&u);
+            continue;
+        }
+        struct fwd_out want, got = {0};
+        rnn_reference_forward(&u, &want);
+        const int64_t hn = (int64_t)c.layers * c.dirs * c.N;
+        void *phy = tbuf_alloc(sizeof(float) * (size_t)(hn * c.hidden));
+        void *pcy = tbuf_alloc(sizeof(float) * (size_t)(hn * c.hidden));
+        if (rnn_call_forward(&u, CUDNN_FWD_MODE_INFERENCE, NULL, phy, pcy)) {
+            got.hy = tvalues_download(CUDNN_DATA_FLOAT, phy, hn * c.hidden);
+            got.cy = tvalues_download(CUDNN_DATA_FLOAT, pcy, hn * c.hidden);
+            CHECK(rnn_compare("DL4J y NULL: hy", &c, got.hy, want.hy, hn * c.hidden, RNN_TOL));
+            CHECK(rnn_compare("DL4J y NULL: cy", &c, got.cy, want.cy, hn * c.hidden, RNN_TOL));
+        }
+        /* training keeps the output for the backward: y is needed there */
+        tbuf_poison(phy, sizeof(float) * (size_t)(hn * c.hidden));
+        void *snap = tbuf_snapshot(phy, sizeof(float) * (size_t)(hn * c.hidden));
+        cudnnStatus_t st = legacy ? cudnnRNNForwardTraining(test_handle(), u.d, c.T, u.xs, u.px, u.hd, u.phx, u.cd,
+                                                            u.pcx, u.wd, u.pw, u.ys, NULL, u.hd, phy, u.cd, pcy,
+                                                            u.pws, u.ws_bytes, u.prs, u.rs_bytes)
+                                  : cudnnRNNForward(test_handle(), u.d, CUDNN_FWD_MODE_TRAINING, u.plen, u.xd, u.px,
+                                                    u.yd, NULL, u.hd, u.phx, phy, u.cd, u.pcx, pcy, u.wbytes, u.pw,
+                                                    u.ws_bytes, u.pws, u.rs_bytes, u.prs);
+        CHECK_STATUS(st, CUDNN_STATUS_BAD_PARAM);
+        tbuf_unchanged(phy, snap, sizeof(float) * (size_t)(hn * c.hidden), "hy after a refused training call");
+        free(snap);
+        rnn_fwd_free(&want), rnn_fwd_free(&got);
+        tbuf_free(phy), tbuf_free(pcy);
+        rnn_run_free(&u);
+    }
+}
+
 /* ---- OpenVINO's NVIDIA plugin (openvino_contrib modules/nvidia_plugin/src/ops/rnn_components) -- */
 
 /* The plugin's LSTMSequence (lstm_sequence_cudnn_components.cpp): cudnnSetRNNDescriptor_v8 with

@@ -32,10 +32,11 @@ void ocd_rnn_layout_of(const struct ocd_rnn_problem *p, const struct ocd_rnn_dat
        step's states of every pseudo-layer for the backward; inference runs the pseudo-layers one
        after the other and a step reads only the previous step's states, so it keeps one set of
        two slots (ping-pong) and the outputs of two layers (the input being read, the output
-       being written). */
+       being written), the last layer's among them: where an inference call passes y NULL, the
+       last layer writes its output there. */
     l->state_slots = training ? l->T + 1 : 2;
     l->hfull_slots = training ? l->T : 1;
-    l->out_slots = training || l->L < 3 ? l->L - 1 : 2;
+    l->out_slots = training ? l->L - 1 : l->L < 2 ? l->L : 2;
     size_t at = 0;
     l->rs_hs = region(&at, (size_t)l->state_slots * N * P * e);
     l->rs_cs = region(&at, lstm ? (size_t)l->state_slots * N * H * ce : 0);
@@ -401,7 +402,7 @@ cudnnStatus_t ocd_rnn_forward_run(cudnnHandle_t handle, const struct ocd_rnn_cal
     }
     for (int layer = 0; layer < p->layers; layer++) {
         bool last = layer == p->layers - 1;
-        void *out = last ? c->yp : ocd_rnn_layer_out(&x, layer);
+        void *out = last && c->yp != NULL ? c->yp : ocd_rnn_layer_out(&x, layer); /* y NULL: inference */
         for (int d = 0; d < p->dirs; d++)
             OCD_TRY(forward_pseudo(&x, layer, layer * p->dirs + d, ocd_rnn_layer_data(&x, layer), out));
         if (!last) OCD_TRY(pad_fill(&x, out, (int64_t)p->dirs * p->proj_size, 0));

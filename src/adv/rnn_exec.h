@@ -16,7 +16,8 @@
    Workspace (every call): gx, gh, the packed offsets, a copy of the lengths (legacy calls), the
    backward's carried gradients and a layer's output gradient, a vector of ones (bias gradients
    as GEMMs); inference also holds what it needs of the states the training keeps in the
-   reserve: two steps of one pseudo-layer's states (ping-pong) and two layers' outputs. Reserve
+   reserve: two steps of one pseudo-layer's states (ping-pong) and two layers' outputs (the
+   last layer's output goes there when the call passes y NULL: ocd_rnn_check_y). Reserve
    (training): per pseudo-layer the states of every step, the saved gates, the projection's
    inputs and the gradients of the backward data pass; the outputs of every layer but the last
    (padding zeroed); a copy of x with its padding zeroed (the weight gradients' GEMMs read every
@@ -39,7 +40,7 @@ struct ocd_rnn_call {
     const int32_t *dev_lengths; /* lengths in backend memory; NULL: copied from x.seq_lengths */
     const void *w;              /* the weight space */
     const void *xp, *hx, *cx;   /* hx, cx may be NULL (zeros) */
-    void *yp, *hy, *cy;         /* hy, cy may be NULL (not written) */
+    void *yp, *hy, *cy;         /* hy, cy may be NULL (not written); yp too in inference */
     const void *dy, *dhy, *dcy; /* backward data: dhy, dcy may be NULL */
     void *dx, *dhx, *dcx;       /* dhx, dcx may be NULL */
     void *dw;                   /* backward weights: gradients added */
@@ -99,6 +100,10 @@ cudnnStatus_t ocd_rnn_check_data_pair(const struct ocd_rnn_problem *p, const str
    such a state is neither read nor written. */
 cudnnStatus_t ocd_rnn_check_states(const struct ocd_rnn_problem *p, int batch, cudnnTensorDescriptor_t hDesc,
                                    bool h_used, cudnnTensorDescriptor_t cDesc, bool c_used);
+/* y of a forward call: NULL is BAD_PARAM in training; in inference it is accepted (logged at
+   info level): the last layer's output then goes to the workspace, the final states are
+   computed as ever. */
+cudnnStatus_t ocd_rnn_check_y(const void *y, bool training);
 /* BAD_PARAM for dropout between layers in training without dropout states. */
 cudnnStatus_t ocd_rnn_check_dropout(const struct ocd_rnn_problem *p);
 /* The algorithm's conditions on the call (persistent algorithms: equal sequence lengths, no
@@ -132,8 +137,9 @@ struct ocd_rnn_layout {
     int state_slots;       /* per pseudo-layer: steps of states kept (training T + 1, inference 2:
                               step t reads slot t % state_slots, writes the next) */
     int hfull_slots;       /* of the projection's inputs (training T, inference 1) */
-    int out_slots;         /* layer outputs kept (training L - 1, inference at most 2) */
-    size_t rs_outs, rs_out_stride; /* layer l's output (l < L - 1): ocd_rnn_layer_out */
+    int out_slots;         /* layer outputs kept (training L - 1, inference min(L, 2)) */
+    size_t rs_outs, rs_out_stride; /* layer l's output (l < L - 1, or the last layer's in an
+                                      inference with y NULL): ocd_rnn_layer_out */
     size_t rs_drops, rs_masks, rs_mask_stride; /* training with dropout: layer l's output after
                                                   dropout (rs_out_stride apart), and its mask */
     size_t rs_xcopy;
@@ -190,7 +196,7 @@ static inline char *ocd_rnn_rs(const struct ocd_rnn_ctx *x, size_t region, int p
     return x->rs + region + (size_t)pl * x->l.rs_pseudo;
 }
 
-/* Where layer l's output lies (l < L - 1): slot l % out_slots (inference alternates two). */
+/* Where layer l's output lies: slot l % out_slots (inference alternates two). */
 static inline char *ocd_rnn_layer_out(const struct ocd_rnn_ctx *x, int layer)
 {
     return x->rs + x->l.rs_outs + (size_t)(layer % x->l.out_slots) * x->l.rs_out_stride;

@@ -5,7 +5,11 @@
    OPENCUDNN_CHECK's second opinion (core/check.h's drivers) for the v8 and the legacy calls.
 
    cuDNN 8.2 rules implemented here (BAD_PARAM, logged, nothing written, unless said otherwise):
-   - fwdMode not a cudnnForwardMode_t; x, y or weightSpace NULL. devSeqLengths may be NULL (the
+   - fwdMode not a cudnnForwardMode_t; x or weightSpace NULL; y NULL in training. In inference y
+     may be NULL (ocd_rnn_check_y, in the v8 and the legacy calls): the final states are
+     computed, no output sequence is written; Deeplearning4j's lstmLayer passes NULL when it
+     returns the last step only (the 8.2 text asks for y); logged at info level.
+     devSeqLengths may be NULL (the
      lengths are then xDesc's, copied to the workspace as the legacy calls do): cuDNN 8.9 made it
      optional and programs written for it pass NULL (ROOT's TMVA); logged at info level.
    - xDesc and yDesc must be set RNN data descriptors of the network's data type; xDesc's vector
@@ -96,6 +100,16 @@ cudnnStatus_t ocd_rnn_check_states(const struct ocd_rnn_problem *p, int batch, c
                         "(the 8.2 text asks for hDesc)");
     if (hDesc != NULL || h_used) OCD_TRY(check_state(hDesc, "hDesc", p, batch, p->proj_size));
     if (lstm && (cDesc != NULL || c_used)) OCD_TRY(check_state(cDesc, "cDesc", p, batch, p->hidden_size));
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_rnn_check_y(const void *y, bool training)
+{
+    if (y != NULL || training) return ocd_check_data(y, "y");
+    if (ocd_log_mask & CUDNN_SEV_INFO_EN)
+        ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS,
+                        "y is NULL in inference: the final states are computed, no output sequence is written (the "
+                        "8.2 text asks for y)");
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -308,7 +322,7 @@ cudnnStatus_t CUDNNWINAPI cudnnRNNForward(cudnnHandle_t handle, cudnnRNNDescript
     c.training = fwdMode == CUDNN_FWD_MODE_TRAINING;
     if (c.training) OCD_TRY(ocd_rnn_check_dropout(&p));
     OCD_TRY(ocd_check_data(x, "x"));
-    OCD_TRY(ocd_check_data(y, "y"));
+    OCD_TRY(ocd_rnn_check_y(y, c.training));
     size_t ws, rs;
     ocd_rnn_space_sizes(&p, &c.x, c.training, &ws, &rs);
     OCD_TRY(ocd_rnn_check_space("workSpace", workSpaceSize, workSpace, ws));

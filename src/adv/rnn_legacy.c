@@ -11,6 +11,7 @@
    - The Ex forms take RNN data descriptors (any layout, as cudnnRNNForward); the attention
      arguments (kDesc, keys, cDesc, cAttn, iDesc, iAttn, qDesc, queries) are reserved in 8.2
      and must be NULL (NOT_SUPPORTED otherwise).
+   - y may be NULL in inference (the final states alone: ocd_rnn_check_y), not in training.
    - hxDesc, cxDesc, hyDesc, cyDesc (and the gradients' descriptors) are packed (layers x dirs)
      x batch x projSize (hiddenSize for the cell) tensors, or NULL together with their pointer
      (ocd_rnn_check_states); wDesc a filter of the data type with at least the weight
@@ -266,7 +267,7 @@ cudnnStatus_t ocd_rnn_legacy_forward(cudnnHandle_t handle, struct ocd_rnn_legacy
     OCD_TRY(ocd_rnn_check_states(&g->p, g->c.x.batch, hyDesc, hy != NULL, cyDesc, cy != NULL));
     OCD_TRY(ocd_rnn_legacy_weights(g, wDesc, w, "wDesc"));
     OCD_TRY(ocd_check_data(x, "x"));
-    OCD_TRY(ocd_check_data(y, "y"));
+    OCD_TRY(ocd_rnn_check_y(y, training));
     OCD_TRY(ocd_rnn_legacy_spaces(g, training, ws, ws_bytes, rs, rs_bytes));
     g->c.w = w;
     g->c.xp = x, g->c.hx = hx, g->c.cx = cx;
