@@ -5,7 +5,8 @@
    op), NVIDIA's Caffe (the compute type changed by a Get/Set round trip of the convolution
    descriptor), OneFlow's algorithm search (every result it scans must be SUCCESS),
    Deeplearning4j's max pooling backward (the output gradient passed as y), SINGA's batch norm
-   with an epsilon of CUDNN_BN_MIN_EPSILON (0), OpenVINO's clamp and MVN as tensor ops. Each result
+   with an epsilon of CUDNN_BN_MIN_EPSILON (0), OpenVINO's clamp and MVN as tensor ops, Caffe2's
+   affine channel (tensor ops in place, channels-last, reductions into the scale). Each result
    against the double references of tests/ref/. (compat.c, compat_ops.c: the frameworks'
    patterns.) */
 #include "conv_harness.h"
@@ -666,4 +667,95 @@ TEST(compat_op_tensor_openvino_clamp_and_mvn)
     tview_destroy(&x), tview_destroy(&r);
     cudnnDestroyReduceTensorDescriptor(avg);
     cudnnDestroyOpTensorDescriptor(mx), cudnnDestroyOpTensorDescriptor(mn), cudnnDestroyOpTensorDescriptor(add);
+}
+
+/* ---- Caffe2 (pytorch/pytorch caffe2/operators/affine_channel_op_cudnn.cc) -------------------- */
+
+/* CuDNNAffineChannelOp: y = x * scale + bias per channel, float. A 4-D input through
+   cudnnSetTensor4dDescriptor in the op's order (NCHW or NHWC) for x and for the 1 x C x 1 x 1
+   scale; an N-D one through cudnnSetTensorNdDescriptor with x's dims as stored (NHWC: N, D, H,
+   W, C, packed) and the scale all 1s but C, its strides C before the channel dim and 1 from it
+   on. cudnnOpTensor MUL (x, scale) into y, PROPAGATE_NAN, beta 0, **y on x** when the op runs
+   in place (not learnable); then the bias by cudnnAddTensor (4-D) or cudnnOpTensor ADD with A
+   and C both y (N-D). The gradient (always the N-D descriptors): dx = dy * scale by
+   cudnnOpTensor MUL, dy * x into a temporary, then cudnnReduceTensor ADD (NO_INDICES, indices
+   NULL and 0 bytes, the queried workspace) of it into dscale and of dy into dbias, the scale's
+   descriptor as the output. */
+TEST(compat_op_tensor_caffe2_affine_channel)
+{
+    static const struct { bool nhwc; int rank; int dims[5]; } cases[] = {
+        {false, 4, {2, 3, 4, 5}}, {true, 4, {2, 4, 5, 3}}, {true, 5, {2, 2, 3, 2, 3}}, {false, 5, {2, 3, 2, 3, 2}},
+    };
+    cudnnHandle_t h = test_handle();
+    cudnnTensorDescriptor_t xd, sd;
+    cudnnOpTensorDescriptor_t mul, add;
+    cudnnReduceTensorDescriptor_t sum;
+    CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+    CHECK_OK(cudnnCreateTensorDescriptor(&sd));
+    CHECK_OK(cudnnCreateOpTensorDescriptor(&mul));
+    CHECK_OK(cudnnCreateOpTensorDescriptor(&add));
+    CHECK_OK(cudnnCreateReduceTensorDescriptor(&sum));
+    CHECK_OK(cudnnSetOpTensorDescriptor(mul, CUDNN_OP_TENSOR_MUL, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+    CHECK_OK(cudnnSetOpTensorDescriptor(add, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+    CHECK_OK(cudnnSetReduceTensorDescriptor(sum, CUDNN_REDUCE_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN,
+                                            CUDNN_REDUCE_TENSOR_NO_INDICES, CUDNN_32BIT_INDICES));
+    const float one = 1, zero = 0;
+    const double tol = 1e-5;
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const int rank = cases[k].rank, *d = cases[k].dims, cdim = cases[k].nhwc ? rank - 1 : 1, C = d[cdim];
+        int xs[5], sdims[5], ss[5];
+        xs[rank - 1] = 1;
+        for (int i = rank - 1; i > 0; i--) xs[i - 1] = xs[i] * d[i];
+        for (int i = 0; i < rank; i++) sdims[i] = i == cdim ? C : 1, ss[i] = i < cdim ? C : 1;
+        int64_t n = (int64_t)xs[0] * d[0];
+        double *x = tview_random(n, -2, 2), *dy = tview_random(n, -1, 1), *scale = tview_random(C, -1.5, 1.5);
+        double *bias = tview_random(C, -1, 1), *y = malloc(sizeof(double) * (size_t)n);
+        double *dx = malloc(sizeof(double) * (size_t)n), *ds = calloc((size_t)C, sizeof(double));
+        double *db = calloc((size_t)C, sizeof(double));
+        for (int64_t i = 0; i < n; i++) {
+            int c = (int)(i / xs[cdim] % C);
+            y[i] = x[i] * scale[c] + bias[c];
+            dx[i] = dy[i] * scale[c];
+            ds[c] += dy[i] * x[i], db[c] += dy[i];
+        }
+        bool ok = rank == 4 ? CHECK_OK(cudnnSetTensor4dDescriptor(xd, cases[k].nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                                                  CUDNN_DATA_FLOAT, d[0], C,
+                                                                  cases[k].nhwc ? d[1] : d[2],
+                                                                  cases[k].nhwc ? d[2] : d[3])) &&
+                                  CHECK_OK(cudnnSetTensor4dDescriptor(sd, cases[k].nhwc ? CUDNN_TENSOR_NHWC
+                                                                                        : CUDNN_TENSOR_NCHW,
+                                                                      CUDNN_DATA_FLOAT, 1, C, 1, 1))
+                            : CHECK_OK(cudnnSetTensorNdDescriptor(xd, CUDNN_DATA_FLOAT, rank, d, xs)) &&
+                                  CHECK_OK(cudnnSetTensorNdDescriptor(sd, CUDNN_DATA_FLOAT, rank, sdims, ss));
+        /* the forward in place: y on x */
+        void *pxy = tvalues_upload(CUDNN_DATA_FLOAT, x, n), *ps = tvalues_upload(CUDNN_DATA_FLOAT, scale, C);
+        void *pb = tvalues_upload(CUDNN_DATA_FLOAT, bias, C);
+        ok = ok && CHECK_OK(cudnnOpTensor(h, mul, &one, xd, pxy, &one, sd, ps, &zero, xd, pxy)) &&
+             (rank == 4 ? CHECK_OK(cudnnAddTensor(h, &one, sd, pb, &one, xd, pxy))
+                        : CHECK_OK(cudnnOpTensor(h, add, &one, xd, pxy, &one, sd, pb, &zero, xd, pxy)));
+        if (ok) tvalues_check(CUDNN_DATA_FLOAT, pxy, y, n, tol, "Caffe2's affine channel in place");
+        /* the gradient, through the N-D descriptors */
+        for (int i = 0; i < rank; i++) sdims[i] = i == cdim ? C : 1;
+        ok = CHECK_OK(cudnnSetTensorNdDescriptor(xd, CUDNN_DATA_FLOAT, rank, d, xs)) &&
+             CHECK_OK(cudnnSetTensorNdDescriptor(sd, CUDNN_DATA_FLOAT, rank, sdims, ss));
+        void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, n), *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dy, n);
+        void *pdx = tbuf_alloc(sizeof(float) * (size_t)n), *pt = tbuf_alloc(sizeof(float) * (size_t)n);
+        void *pds = tbuf_alloc(sizeof(float) * (size_t)C), *pdb = tbuf_alloc(sizeof(float) * (size_t)C);
+        size_t ws = 0;
+        ok = ok && CHECK_OK(cudnnGetReductionWorkspaceSize(h, sum, xd, sd, &ws));
+        void *pws = ws ? tbuf_alloc(ws) : NULL;
+        if (ok && CHECK_OK(cudnnOpTensor(h, mul, &one, xd, pdy, &one, sd, ps, &zero, xd, pdx)))
+            tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, n, tol, "Caffe2's affine channel dx");
+        if (ok && CHECK_OK(cudnnOpTensor(h, mul, &one, xd, pdy, &one, xd, px, &zero, xd, pt)) &&
+            CHECK_OK(cudnnReduceTensor(h, sum, NULL, 0, pws, ws, &one, xd, pt, &zero, sd, pds)))
+            tvalues_check(CUDNN_DATA_FLOAT, pds, ds, C, tol * (double)n, "Caffe2's affine channel dscale");
+        if (ok && CHECK_OK(cudnnReduceTensor(h, sum, NULL, 0, pws, ws, &one, xd, pdy, &zero, sd, pdb)))
+            tvalues_check(CUDNN_DATA_FLOAT, pdb, db, C, tol * (double)n, "Caffe2's affine channel dbias");
+        void *bufs[] = {pxy, ps, pb, px, pdy, pdx, pt, pds, pdb, pws};
+        for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+        free(x), free(dy), free(scale), free(bias), free(y), free(dx), free(ds), free(db);
+    }
+    cudnnDestroyTensorDescriptor(xd), cudnnDestroyTensorDescriptor(sd);
+    cudnnDestroyOpTensorDescriptor(mul), cudnnDestroyOpTensorDescriptor(add);
+    cudnnDestroyReduceTensorDescriptor(sum);
 }
