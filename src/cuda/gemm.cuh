@@ -2,9 +2,11 @@
    problem of problem/gemm.h as kernel arguments, and its epilogue on one element,
        c = act(alpha * acc + beta * c + bias)
    in the accumulator's type (float, double for double data), C not read when beta == 0, the
-   activation being one of the activation modes, the library's one activation math
-   (problem/activation.h); the entries refuse a pointwise step as the activation
-   (ocd_gemm_epilogue_wide). */
+   activation being either kind of problem/gemm.h: an activation mode, through the library's one
+   activation math (problem/activation.h), or a unary forward pointwise step, through the
+   pointwise chains' ocd_pw_apply (problem/pointwise.h), as the host's epilogue evaluates it.
+   The entries take a pointwise step only while OPENCUDNN_UNPROVEN=1 (gemm_epilogue_rejects): that
+   path has not yet run on a GPU. */
 #ifndef OCD_CUDA_GEMM_CUH
 #define OCD_CUDA_GEMM_CUH
 
@@ -21,6 +23,8 @@ struct gemm_epi {
     int bias_mode; /* enum ocd_gemm_bias */
     int act_on, act_mode, act_propagate;
     double act_coef, act_swish;
+    int pw_on; /* the activation is the pointwise step pw */
+    struct ocd_pw_step pw;
 };
 
 static inline gemm_epi gemm_epi_of(const struct ocd_gemm_call *call)
@@ -31,7 +35,23 @@ static inline gemm_epi gemm_epi_of(const struct ocd_gemm_call *call)
     e.bias = call->bias, e.bias_mode = (int)p->bias;
     e.act_on = p->act_on, e.act_mode = (int)p->act.mode, e.act_propagate = p->act.nan_opt == CUDNN_PROPAGATE_NAN;
     e.act_coef = p->act.coef, e.act_swish = p->act.swish_beta;
+    e.pw_on = p->pw_act_on, e.pw = p->pw_act;
     return e;
+}
+
+/* Why an entry whose epilogue is gemm_epi_store cannot take p, or NULL: it evaluates a
+   pointwise step as the activation only as an unproven path (core/impl.h). */
+static inline const char *gemm_epilogue_rejects(const struct ocd_gemm_problem *p)
+{
+    if (!p->pw_act_on || ocd_impl_unproven() == NULL) return NULL;
+    return "the CUDA GEMM epilogue takes the activation modes only, not a pointwise step";
+}
+
+/* A pointwise step on v: a call, not inlined into each of a thread's stores, so that the
+   epilogues without a step keep their code as it was. */
+template <typename Acc> __host__ __device__ __noinline__ Acc gemm_epi_pw(const struct ocd_pw_step *s, Acc v)
+{
+    return ocd_pw_apply<Acc>(s, v, v);
 }
 
 /* Element (i, j) of C at c + off: v = alpha * acc (scaled = false: acc is already alpha * the
@@ -48,6 +68,7 @@ __host__ __device__ __forceinline__ void gemm_epi_store(const gemm_epi &e, C *c,
     if (e.bias_mode == OCD_GEMM_BIAS_ROW) v += ocd_cuda_load((const C *)e.bias + i);
     else if (e.bias_mode == OCD_GEMM_BIAS_COL) v += ocd_cuda_load((const C *)e.bias + j);
     if (e.act_on) v = ocd_act_forward<Acc>(e.act_mode, e.act_propagate, (Acc)e.act_coef, (Acc)e.act_swish, v);
+    else if (e.pw_on) v = gemm_epi_pw<Acc>(&e.pw, v);
     ocd_cuda_store(c + off, v);
 }
 

@@ -2,15 +2,15 @@
    (cublas_loader.h): cublasGemmStridedBatchedEx for strided batches, cublasGemmBatchedEx for
    arrays of batch pointers, with the problem's types and compute type (CUBLAS_COMPUTE_32F,
    _32F_FAST_TF32 for TF32, _64F). The library applies alpha and beta (it does not read C when
-   beta == 0); a bias or an activation is one more pass over C (gemm_plain.cu), after C was
-   rounded to its type. */
+   beta == 0); a bias or an activation (either kind, cuda/gemm.cuh) is one more pass over C
+   (gemm_plain.cu), after C was rounded to its type. */
 #include "core/handle.h"
 #include "cuda/cublas_loader.h"
 #include "cuda/gemm.cuh"
 
 const char *ocd_cuda_gemm_cublas_applies(cudnnHandle_t handle, const void *call)
 {
-    const char *why = ocd_gemm_epilogue_wide(((const struct ocd_gemm_call *)call)->p);
+    const char *why = gemm_epilogue_rejects(((const struct ocd_gemm_call *)call)->p);
     return why != NULL ? why : ocd_cublas_handle(handle, NULL);
 }
 
@@ -42,6 +42,6 @@ cudnnStatus_t ocd_cuda_gemm_cublas(cudnnHandle_t handle, const void *call_, void
                                                  (int)p->lda, p->stride_a, call->b, abt, (int)p->ldb, p->stride_b,
                                                  beta, call->c, ct, (int)p->ldc, p->stride_c, (int)p->batch, compute,
                                                  CUBLAS_GEMM_DEFAULT));
-    if (p->bias != OCD_GEMM_BIAS_NONE || p->act_on) return ocd_cuda_gemm_epilogue(handle, call);
+    if (p->bias != OCD_GEMM_BIAS_NONE || p->act_on || p->pw_act_on) return ocd_cuda_gemm_epilogue(handle, call);
     return CUDNN_STATUS_SUCCESS;
 }

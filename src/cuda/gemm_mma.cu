@@ -9,7 +9,7 @@
    stride must be multiples of 16 bytes and the pointers 16-byte aligned (arrays of batch
    pointers cannot be checked on the host: declined). One CTA tile of 64 x 64 outputs, 4 warps,
    4 stages (40 KB of shared memory, no opt-in); grid (M tiles, N tiles, batch). The epilogue
-   (gemm.cuh) writes C column-major with alpha, beta, bias and activation. */
+   (gemm.cuh) writes C column-major with alpha, beta, bias and activation (either kind). */
 #include "core/handle.h"
 #include "core/reasons.h"
 #include "cuda/check.cuh"
@@ -112,7 +112,7 @@ const char *ocd_cuda_gemm_mma_applies(cudnnHandle_t handle, const void *call_)
     const struct ocd_gemm_call *call = (const struct ocd_gemm_call *)call_;
     const struct ocd_gemm_problem *p = call->p;
     if (handle->cc_major < 8) return OCD_REASON_ARCH;
-    if (const char *wide = ocd_gemm_epilogue_wide(p)) return wide;
+    if (const char *epi = gemm_epilogue_rejects(p)) return epi;
     bool tf32 = p->ab_type == CUDNN_DATA_FLOAT;
     if (tf32 ? p->compute != OCD_GEMM_COMPUTE_TF32 : p->ab_type != CUDNN_DATA_HALF && p->ab_type != CUDNN_DATA_BFLOAT16)
         return "the tensor-core GEMM takes half and bfloat16 data, and float as TF32";

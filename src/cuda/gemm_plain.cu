@@ -4,9 +4,8 @@
    Plain and direct: one thread per element of C, a grid-stride loop over every element of every
    batch (so any size fits the grid), the dot product over K in the accumulator type (float for
    float, TF32, half and bfloat16 data; double for double), then the shared epilogue (gemm.cuh).
-   Every type combination, transposition and batch form of the problem is served, with the
-   epilogue's activation modes (a pointwise step as the activation is refused, as gemm.cuh does
-   not evaluate one). */
+   Every type combination, transposition and batch form of the problem is served, with either
+   kind of activation (gemm.cuh: a pointwise step only while OPENCUDNN_UNPROVEN=1). */
 #include "core/handle.h"
 #include "cuda/check.cuh"
 #include "cuda/gemm.cuh"
@@ -77,7 +76,7 @@ template <typename AB, typename C, typename Acc> static cudnnStatus_t launch_pla
 
 const char *ocd_cuda_gemm_plain_applies(cudnnHandle_t handle, const void *call)
 {
-    return ocd_gemm_epilogue_wide(((const struct ocd_gemm_call *)call)->p);
+    return gemm_epilogue_rejects(((const struct ocd_gemm_call *)call)->p);
 }
 
 cudnnStatus_t ocd_cuda_gemm_plain(cudnnHandle_t handle, const void *call_, void *ws, size_t ws_bytes)

@@ -9,8 +9,8 @@
    planned, its heuristic asked once per problem), then cuBLAS where it loads (alpha and beta in
    the library, bias and activation a pass over C), then the tensor-core
    kernel for the 16-bit and TF32 problems whose operands it can copy in whole 16-byte chunks,
-   then the plain kernel, which serves everything but a pointwise step as the activation (no
-   CUDA entry takes one: problem/gemm.h); on the host, the CBLAS library where the build
+   then the plain kernel, which serves everything (a pointwise step as the activation only while
+   OPENCUDNN_UNPROVEN=1: cuda/gemm.cuh); on the host, the CBLAS library where the build
    found one and it won this process's calibration (host/gemm_cblas.h), then the packed engine,
    which serves everything. */
 #include "problem/gemm.h"

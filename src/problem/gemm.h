@@ -21,9 +21,10 @@
    RELU_FWD with its clips and slope, TANH, SIGMOID, ELU, GELU in its erf form, SOFTPLUS, SWISH,
    with the step's alpha1, evaluated by the pointwise chains' ocd_pw_apply), through which a
    graph's MatmulBiasAct folds into the GEMM (graph/engine_exec.c). Every entry takes the
-   activation modes; the host entries take the pointwise steps too, the CUDA entries refuse them
-   (ocd_gemm_epilogue_wide), so that a graph keeps its chain as a pass after the GEMM there.
-   alpha and beta are held as double whatever the type. */
+   activation modes; the host entries take the pointwise steps too, and so do the CUDA entries
+   but cuBLASLt's, while that path is unproven only with OPENCUDNN_UNPROVEN=1 (cuda/gemm.cuh):
+   where none takes the step, a graph keeps its chain as a pass after the GEMM. alpha and beta
+   are held as double whatever the type. */
 #ifndef OCD_PROBLEM_GEMM_H
 #define OCD_PROBLEM_GEMM_H
 
@@ -59,12 +60,6 @@ struct ocd_gemm_problem {
     bool pw_act_on;                   /* a unary forward pointwise step (pw_act); act_on is then false */
     struct ocd_pw_step pw_act;        /* read when pw_act_on; its slots are not used */
 };
-
-/* Why an entry whose epilogue takes the activation modes only cannot take p, or NULL. */
-static inline const char *ocd_gemm_epilogue_wide(const struct ocd_gemm_problem *p)
-{
-    return p->pw_act_on ? "the CUDA GEMM epilogue takes the activation modes only, not a pointwise step" : NULL;
-}
 
 /* One call: the problem and its data. With pointer_array, a, b and c point to arrays of batch
    pointers (const void *const[], const void *const[], void *const[]). */

@@ -11,11 +11,16 @@
    each K tile loaded by every thread into its stage, then each warp's two k-steps.
 
    Cases: each transposition of fp16 and bf16, TF32 (A transposed, B not), partial tiles in M and
-   N, several K tiles (more than the stages), batches, alpha/beta and a bias with ReLU. Results
-   must be within the type's rounding (and fp32 accumulation) of the reference. Prints a line per
-   case; exits 1 if any differs. */
+   N, several K tiles (more than the stages), batches, alpha/beta and a bias with ReLU, and each
+   unary forward pointwise step as the epilogue's activation (RELU_FWD with clips and slope,
+   TANH, SIGMOID, ELU, GELU, SOFTPLUS, SWISH, with parameters away from their defaults) against
+   the tests' double reference of the pointwise modes (ref/pointwise.c); the entry must refuse
+   those without OPENCUDNN_UNPROVEN=1 and take them with it. Results must be within the type's
+   rounding (and fp32 accumulation and math) of the reference. Prints a line per case; exits 1
+   if any differs. */
 #include "cuda/gemm_mma.cu"
 
+#include "../ref/pointwise.c"
 #include "mma_emulate.h"
 
 #include <cmath>
@@ -106,8 +111,21 @@ struct emu_case {
     bool ta, tb;
     int pad, batch;
     double alpha, beta;
-    bool bias_relu;
+    bool bias;
+    int act; /* -1: none; ACT_RELU: the activation mode RELU; else a cudnnPointwiseMode_t */
 };
+
+const int ACT_RELU = -2;
+
+/* Whether the entry's verdict on a case with a pointwise step follows OPENCUDNN_UNPROVEN: it
+   refuses the step without the switch and takes it with it (left set, for the run). */
+bool gated(const struct ocd_gemm_call *call, cudnnHandle_t handle)
+{
+    unsetenv("OPENCUDNN_UNPROVEN");
+    bool refused = ocd_cuda_gemm_mma_applies(handle, call) != NULL;
+    setenv("OPENCUDNN_UNPROVEN", "1", 1);
+    return refused;
+}
 
 /* One case: the entry must apply; the emulated launch must match the reference. */
 template <typename T> bool run(const emu_case &c, cudnnHandle_t handle)
@@ -122,9 +140,15 @@ template <typename T> bool run(const emu_case &c, cudnnHandle_t handle)
     p.ab_type = c.ab, p.c_type = c.c;
     p.compute = c.ab == CUDNN_DATA_FLOAT ? OCD_GEMM_COMPUTE_TF32 : OCD_GEMM_COMPUTE_F32;
     p.alpha = c.alpha, p.beta = c.beta;
-    p.bias = c.bias_relu ? OCD_GEMM_BIAS_ROW : OCD_GEMM_BIAS_NONE;
-    p.act_on = c.bias_relu;
+    p.bias = c.bias ? OCD_GEMM_BIAS_ROW : OCD_GEMM_BIAS_NONE;
+    p.act_on = c.act == ACT_RELU;
     p.act.mode = CUDNN_ACTIVATION_RELU;
+    const struct ref_pw pw = ref_pw_mode_varied(c.act >= 0 ? (cudnnPointwiseMode_t)c.act : CUDNN_POINTWISE_RELU_FWD);
+    p.pw_act_on = c.act >= 0;
+    ocd_pw_step_defaults(&p.pw_act, pw.mode, 0, -1);
+    p.pw_act.alpha1 = pw.alpha1, p.pw_act.propagate_nan = pw.propagate_nan;
+    p.pw_act.lower_clip = pw.lower_clip, p.pw_act.upper_clip = pw.upper_clip, p.pw_act.clip_slope = pw.slope;
+    p.pw_act.elu_alpha = pw.elu_alpha, p.pw_act.softplus_beta = pw.softplus_beta, p.pw_act.swish_beta = pw.swish_beta;
     size_t na = (size_t)(p.stride_a * c.batch), nb = (size_t)(p.stride_b * c.batch), nc = (size_t)(p.stride_c * c.batch);
     std::vector<T> a(na), b(nb);
     std::vector<double> ad(na), bd(nb), want(nc), bias_d(c.m);
@@ -144,8 +168,12 @@ template <typename T> bool run(const emu_case &c, cudnnHandle_t handle)
         else ocd_cuda_store(&biast[i], v), bias_d[i] = ocd_cuda_load(&biast[i]);
     }
     void *cptr = cf ? (void *)cfl.data() : (void *)ct.data();
-    const void *bias = !c.bias_relu ? NULL : cf ? (const void *)biasf.data() : (const void *)biast.data();
+    const void *bias = !c.bias ? NULL : cf ? (const void *)biasf.data() : (const void *)biast.data();
     struct ocd_gemm_call call = {&p, a.data(), b.data(), cptr, bias};
+    if (p.pw_act_on && !gated(&call, handle)) {
+        printf("  %-28s FAILED: the entry takes a pointwise step without OPENCUDNN_UNPROVEN=1\n", c.name);
+        return false;
+    }
     const char *why = ocd_cuda_gemm_mma_applies(handle, &call);
     if (why != NULL) {
         printf("  %-28s the entry declines: %s\n", c.name, why);
@@ -159,8 +187,9 @@ template <typename T> bool run(const emu_case &c, cudnnHandle_t handle)
                     s += ad[z * p.stride_a + (c.ta ? l + i * p.lda : i + l * p.lda)] *
                          bd[z * p.stride_b + (c.tb ? j + l * p.ldb : l + j * p.ldb)];
                 double &w = want[z * p.stride_c + i + j * p.ldc];
-                w = c.alpha * s + c.beta * w + (c.bias_relu ? bias_d[i] : 0);
-                if (c.bias_relu && w < 0) w = 0;
+                w = c.alpha * s + c.beta * w + (c.bias ? bias_d[i] : 0);
+                if (c.act == ACT_RELU && w < 0) w = 0;
+                if (c.act >= 0) w = ref_pw(&pw, w, 0);
             }
     mma_args args = args_of(&call);
     bool ak = c.ta, bk = !c.tb;
@@ -190,12 +219,27 @@ int main()
     memset(&ctx, 0, sizeof ctx);
     ctx.cc_major = 9;
     const emu_case cases[] = {
-        {"f16_nn_partial_tiles", CUDNN_DATA_HALF, CUDNN_DATA_HALF, 72, 40, 48, false, false, 8, 1, 1, 0, false},
-        {"f16_tn_long_k_float_c", CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, 64, 72, 200, true, false, 0, 1, 0.5, 0.5, false},
-        {"f16_nt_batch", CUDNN_DATA_HALF, CUDNN_DATA_HALF, 24, 136, 40, false, true, 8, 2, 1, 0, false},
-        {"bf16_tt_bias_relu", CUDNN_DATA_BFLOAT16, CUDNN_DATA_BFLOAT16, 48, 16, 72, true, true, 0, 3, 1, 0, true},
-        {"bf16_nn_float_c", CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT, 8, 8, 8, false, false, 0, 1, 1, 1, false},
-        {"tf32_tn", CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, 68, 20, 140, true, false, 4, 2, 1, 0.25, true},
+        {"f16_nn_partial_tiles", CUDNN_DATA_HALF, CUDNN_DATA_HALF, 72, 40, 48, false, false, 8, 1, 1, 0, false, -1},
+        {"f16_tn_long_k_float_c", CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, 64, 72, 200, true, false, 0, 1, 0.5, 0.5, false, -1},
+        {"f16_nt_batch", CUDNN_DATA_HALF, CUDNN_DATA_HALF, 24, 136, 40, false, true, 8, 2, 1, 0, false, -1},
+        {"bf16_tt_bias_relu", CUDNN_DATA_BFLOAT16, CUDNN_DATA_BFLOAT16, 48, 16, 72, true, true, 0, 3, 1, 0, true, ACT_RELU},
+        {"bf16_nn_float_c", CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT, 8, 8, 8, false, false, 0, 1, 1, 1, false, -1},
+        {"tf32_tn", CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, 68, 20, 140, true, false, 4, 2, 1, 0.25, true, ACT_RELU},
+        /* each pointwise step as the activation */
+        {"f16_gelu_bias", CUDNN_DATA_HALF, CUDNN_DATA_HALF, 72, 40, 48, false, false, 8, 1, 1.5, 0, true,
+         CUDNN_POINTWISE_GELU_FWD},
+        {"f16_softplus_float_c_beta", CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, 64, 24, 64, true, false, 0, 1, 0.5, 0.5, true,
+         CUDNN_POINTWISE_SOFTPLUS_FWD},
+        {"bf16_swish_batch", CUDNN_DATA_BFLOAT16, CUDNN_DATA_BFLOAT16, 24, 72, 40, false, true, 8, 2, 1, 0, false,
+         CUDNN_POINTWISE_SWISH_FWD},
+        {"bf16_relu_clipped_sloped", CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT, 48, 16, 72, true, true, 0, 1, 2, 0.25, true,
+         CUDNN_POINTWISE_RELU_FWD},
+        {"tf32_tanh_bias", CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, 68, 20, 40, true, false, 4, 1, 1, 0, true,
+         CUDNN_POINTWISE_TANH_FWD},
+        {"f16_sigmoid_tt", CUDNN_DATA_HALF, CUDNN_DATA_HALF, 16, 16, 16, true, true, 0, 1, 1, 0, false,
+         CUDNN_POINTWISE_SIGMOID_FWD},
+        {"tf32_elu_batch_beta", CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, 36, 12, 24, true, false, 4, 2, 1, 0.5, true,
+         CUDNN_POINTWISE_ELU_FWD},
     };
     bool ok = true;
     for (const emu_case &c : cases) {

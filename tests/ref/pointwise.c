@@ -15,6 +15,12 @@ struct ref_pw ref_pw_mode(cudnnPointwiseMode_t mode)
     return p;
 }
 
+struct ref_pw ref_pw_mode_varied(cudnnPointwiseMode_t mode)
+{
+    struct ref_pw p = {mode, 0.75, 1, false, -0.5, 1.5, 0.1, 0.7, 1.5, 0.8};
+    return p;
+}
+
 bool ref_pw_binary(cudnnPointwiseMode_t mode)
 {
     return mode == CUDNN_POINTWISE_ADD || mode == CUDNN_POINTWISE_MUL || mode == CUDNN_POINTWISE_MIN ||

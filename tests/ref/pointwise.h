@@ -17,6 +17,9 @@ struct ref_pw {
 
 /* A mode with its default parameters. */
 struct ref_pw ref_pw_mode(cudnnPointwiseMode_t mode);
+/* A mode with its parameters away from their defaults, so that each is seen to act: alpha1 0.75,
+   clips -0.5 and 1.5 with slope 0.1, elu_alpha 0.7, softplus_beta 1.5, swish_beta 0.8. */
+struct ref_pw ref_pw_mode_varied(cudnnPointwiseMode_t mode);
 /* True for ADD, MUL, MIN, MAX and the *_BWD modes (two inputs). */
 bool ref_pw_binary(cudnnPointwiseMode_t mode);
 /* Forward modes: f(alpha1 x[, alpha2 b]). *_BWD modes: b * f'(x) of the forward mode (x the
