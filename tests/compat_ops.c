@@ -5,7 +5,8 @@
    call and its first-result algorithm choice; MXNet's 1-D convolution as a 2-D one whose dummy
    dim shares a stride; ONNX Runtime's instance normalization through the running averages, its
    ceil-mode and 1-D pooling and 5-D LRN; TVM's group count set before the descriptor and its
-   log-softmax over a middle axis. Each result against the double references of tests/ref/.
+   log-softmax over a middle axis; NNabla's batch-norm backward with the gradients it does not
+   want in one scratch buffer. Each result against the double references of tests/ref/.
    (compat_core.c: the logging and version patterns.) */
 #include "desc_util.h"
 #include "ref/batchnorm.h"
@@ -869,6 +870,88 @@ TEST(compat_bn_dlib_gradient_added_to_src_grad)
         tview_destroy(&x);
         tview_destroy(&p);
     }
+}
+
+/* NNabla's batch norm (sony/nnabla-ext-cuda src/nbla/cuda/cudnn/function/generic/
+   batch_normalization.cu): x through cudnnSetTensor4dDescriptor, an (N, C) input as NHWC N x C x 1
+   x 1 in PER_ACTIVATION mode, a channels-last one as NHWC N x C x (the rest) x 1 in
+   SPATIAL_PERSISTENT mode, else NCHW N x C x (the rest) x 1 in SPATIAL mode; the parameters'
+   descriptor derived; epsilon max(eps, CUDNN_BN_MIN_EPSILON). A gradient not asked for goes to
+   **one scratch buffer shared by every such output**: with no scale and no bias (a scale of ones
+   and a bias of zeros made for the call) dscale and dbias are the same buffer (alphaParamDiff and
+   betaParamDiff 0); without the input's gradient dx (alphaDataDiff and betaDataDiff 0) lies on
+   the same scratch as dbias when the bias is not trained, or alone when it is, and the scale's
+   gradient is then added to its prior contents (betaParamDiff 1). The gradients asked for must
+   come out right. */
+TEST(compat_bn_nnabla_unwanted_gradients_share_a_buffer)
+{
+    static const struct { int n, c, s; cudnnTensorFormat_t f; cudnnBatchNormMode_t mode; } shapes[] = {
+        {4, 3, 6, CUDNN_TENSOR_NCHW, CUDNN_BATCHNORM_SPATIAL},
+        {5, 3, 1, CUDNN_TENSOR_NHWC, CUDNN_BATCHNORM_PER_ACTIVATION},
+        {2, 4, 6, CUDNN_TENSOR_NHWC, CUDNN_BATCHNORM_SPATIAL_PERSISTENT},
+    };
+    enum { NO_PARAMS, SCALE_ONLY_NO_DX, BOTH_ADDED_NO_DX, VARIANTS };
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(shapes); k++)
+        for (int v = 0; v < VARIANTS; v++) {
+            const int d[4] = {shapes[k].n, shapes[k].c, shapes[k].s, 1};
+            const bool per_act = shapes[k].mode == CUDNN_BATCHNORM_PER_ACTIVATION;
+            struct tview x;
+            tview_init(&x, CUDNN_DATA_FLOAT, 4, d, shapes[k].f == CUDNN_TENSOR_NHWC ? TV_NHWC : TV_NCHW);
+            struct ref_bn_shape sh = {d[0], d[1], d[2], per_act};
+            const int64_t slots = ref_bn_slots(&sh);
+            cudnnTensorDescriptor_t xd, pd;
+            CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+            CHECK_OK(cudnnCreateTensorDescriptor(&pd));
+            bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(xd, shapes[k].f, CUDNN_DATA_FLOAT, d[0], d[1], d[2], 1)) &&
+                      CHECK_OK(cudnnDeriveBNTensorDescriptor(pd, xd, shapes[k].mode));
+            const double eps = fmax(1e-5, CUDNN_BN_MIN_EPSILON);
+            double *xv = tview_random(x.count, -2, 2), *dyv = tview_random(x.count, -1, 1);
+            double *scale = v == NO_PARAMS ? tview_fill(slots, 1) : tview_random(slots, 0.5, 1.5);
+            double *bias = v == NO_PARAMS ? tview_fill(slots, 0) : tview_random(slots, -0.5, 0.5);
+            double *prior = tview_random(slots, -1, 1), *mean = malloc(sizeof(double) * (size_t)slots);
+            double *var = malloc(sizeof(double) * (size_t)slots), *y = malloc(sizeof(double) * (size_t)x.count);
+            double *dx = malloc(sizeof(double) * (size_t)x.count), *dpre = malloc(sizeof(double) * (size_t)x.count);
+            double *ds = malloc(sizeof(double) * (size_t)slots), *db = malloc(sizeof(double) * (size_t)slots);
+            ref_bn_stats(&sh, xv, mean, var);
+            ref_bn_forward(&sh, xv, NULL, scale, bias, mean, var, eps, -1, 0, NULL, y);
+            ref_bn_backward(&sh, xv, dyv, NULL, -1, 0, scale, mean, var, eps, dpre, dx, ds, db);
+            const size_t pbytes = sizeof(float) * (size_t)slots;
+            void *px = tview_upload(&x, xv), *pdy = tview_upload(&x, dyv), *py = tview_upload(&x, NULL);
+            void *ps = tvalues_upload(CUDNN_DATA_FLOAT, scale, slots), *pb = tvalues_upload(CUDNN_DATA_FLOAT, bias, slots);
+            void *prm = tbuf_alloc(pbytes), *prv = tbuf_alloc(pbytes), *pm = tbuf_alloc(pbytes), *pi = tbuf_alloc(pbytes);
+            tbuf_upload(prm, (const float[8]){0}, pbytes);
+            tbuf_upload(prv, (const float[8]){1, 1, 1, 1, 1, 1, 1, 1}, pbytes);
+            /* the scratch: parameters' size when dx is wanted, x's otherwise */
+            void *scratch = tbuf_alloc(v == NO_PARAMS ? pbytes : sizeof(float) * (size_t)x.count);
+            void *pdx = v == NO_PARAMS ? tview_upload(&x, NULL) : scratch;
+            void *pds = v == NO_PARAMS ? scratch : tvalues_upload(CUDNN_DATA_FLOAT, prior, slots);
+            void *pdb = v == SCALE_ONLY_NO_DX || v == NO_PARAMS ? scratch : tvalues_upload(CUDNN_DATA_FLOAT, prior, slots);
+            const float one = 1, zero = 0;
+            const float a_data = v == NO_PARAMS ? 1 : 0, a_param = v == NO_PARAMS ? 0 : 1;
+            const float b_param = v == BOTH_ADDED_NO_DX ? 1 : 0;
+            ok = ok && CHECK_OK(cudnnBatchNormalizationForwardTraining(h, shapes[k].mode, &one, &zero, xd, px, xd, py, pd,
+                                                                       ps, pb, 0.1, prm, prv, eps, pm, pi)) &&
+                 tview_check(&x, py, y, "NNabla's batch norm forward") &&
+                 CHECK_OK(cudnnBatchNormalizationBackward(h, shapes[k].mode, &a_data, &zero, &a_param, &b_param, xd,
+                                                          px, xd, pdy, xd, pdx, pd, ps, pds, pdb, eps, pm, pi));
+            if (ok && v == NO_PARAMS) tview_check(&x, pdx, dx, "NNabla's dx, dscale and dbias on one scratch");
+            if (ok && v != NO_PARAMS) {
+                for (int64_t i = 0; i < slots; i++) ds[i] += b_param * prior[i], db[i] += prior[i];
+                tvalues_check(CUDNN_DATA_FLOAT, pds, ds, slots, 1e-4, "NNabla's dscale, dx on a scratch");
+                if (v == BOTH_ADDED_NO_DX) tvalues_check(CUDNN_DATA_FLOAT, pdb, db, slots, 1e-4, "NNabla's dbias added");
+            }
+            void *bufs[] = {ps, pb, prm, prv, pm, pi, scratch};
+            for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+            tview_free(&x, px), tview_free(&x, pdy), tview_free(&x, py);
+            if (v == NO_PARAMS) tview_free(&x, pdx);
+            else tbuf_free(pds);
+            if (v == BOTH_ADDED_NO_DX) tbuf_free(pdb);
+            double *hv[] = {xv, dyv, scale, bias, prior, mean, var, y, dx, dpre, ds, db};
+            for (size_t i = 0; i < TLEN(hv); i++) free(hv[i]);
+            tview_destroy(&x);
+            cudnnDestroyTensorDescriptor(xd), cudnnDestroyTensorDescriptor(pd);
+        }
 }
 
 /* MXNet's SpatialTransformer (src/operator/cudnn_spatial_transformer-inl.h) and BilinearSampler
