@@ -1,6 +1,6 @@
 /* compat_rnn.c: call patterns of real programs (docs/compatibility.md) for the RNN calls that the
    RNN tests do not make, each as the program makes it (TensorFlow, CUDA.jl, SharpNet, ONNX
-   Runtime, Korali, ROOT's TMVA, Flashlight, Deeplearning4j, OpenVINO's NVIDIA plugin), its
+   Runtime, Korali, ROOT's TMVA, Flashlight, Deeplearning4j, NNabla, OpenVINO's NVIDIA plugin), its
    result against the double reference of tests/ref/rnn.c. */
 #include "desc_util.h"
 #include "ref/rnn.h"
@@ -999,6 +999,39 @@ TEST(compat_rnn_dl4j_last_step_only_y_null)
         free(snap);
         rnn_fwd_free(&want), rnn_fwd_free(&got);
         tbuf_free(phy), tbuf_free(pcy);
+        rnn_run_free(&u);
+    }
+}
+
+/* ---- NNabla (sony/nnabla-ext-cuda src/nbla/cuda/cudnn/function/generic/rnn.cu, gru.cu) ------ */
+
+/* NNabla's RNN (tanh, relu) and GRU layers run the legacy calls (cudnnSetRNNDescriptor_v6,
+   per-step descriptors {batch, width, 1}, states {layers x dirs, batch, hidden}, the weights a
+   {count, 1, 1} filter written at the offsets cudnnGetRNNLinLayer*Params give) with cxDesc,
+   cyDesc, dcyDesc and dcxDesc **descriptors created and never set** (the cell state's, which
+   these cells do not have) and their pointers NULL, in cudnnRNNForwardTraining and Inference,
+   cudnnRNNBackwardData and cudnnRNNBackwardWeights (here cx NULL, the harness's dcy and dcx
+   buffers given). Each pass against tests/ref/rnn.c. */
+TEST(compat_rnn_nnabla_unset_cell_descriptors)
+{
+    static const int lengths[3] = {4, 4, 4};
+    static const cudnnRNNMode_t modes[] = {CUDNN_RNN_TANH, CUDNN_RNN_RELU, CUDNN_GRU};
+    for (size_t k = 0; k < TLEN(modes); k++) {
+        const struct rnn_case c = {.name = "nnabla", .mode = modes[k], .dirs = k == 1 ? 1 : 2,
+                                   .input_mode = CUDNN_LINEAR_INPUT, .bias = CUDNN_RNN_DOUBLE_BIAS,
+                                   .layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, .layers = 2, .input = 3,
+                                   .hidden = 4, .proj = 4, .T = 4, .N = 3, .lengths = lengths,
+                                   .dtype = CUDNN_DATA_FLOAT, .states = true, .api = API_LEGACY};
+        struct rnn_run u;
+        bool ok = rnn_run_init(&u, &c);
+        cudnnTensorDescriptor_t set = u.cd, unset = NULL;
+        if (ok && CHECK_OK(cudnnCreateTensorDescriptor(&unset))) {
+            void *pcx = u.pcx;
+            u.cd = unset, u.pcx = NULL; /* the backward's dcy and dcx buffers stay: these cells ignore them */
+            rnn_check_run(&u);
+            u.cd = set, u.pcx = pcx;
+            cudnnDestroyTensorDescriptor(unset);
+        }
         rnn_run_free(&u);
     }
 }
