@@ -141,11 +141,15 @@ TEST(conv_cuda_large_tiles_are_reached)
     static const struct shape wgrad = {"large_wgrad", 2, 2, 64, 128, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
     const struct config *half = &tc_configs[0], *tf32 = &tc_configs[2];
     const int fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, dgrad_algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
-    /* backward data's stride-phase entries come first in its table */
-    const char *const phases = "cuda:dgrad_igemm_tc_phases,cuda:dgrad_igemm_tf32_phases";
+    /* backward data's stride-phase entries come first in its table, and on compute capability
+       9.0 the sm_90a kernel's entries come first in both (conv_cuda_wgmma_entries_are_reached) */
+    const char *const phases =
+        "cuda:dgrad_igemm_tc_phases,cuda:dgrad_igemm_tf32_phases,cuda:dgrad_igemm_wgmma*";
+    const char *const fwd_wgmma = "cuda:fwd_igemm_wgmma*";
     char dgrad_off[160];
-    check_entry_reached(&fwd, half, FWD, fwd_algo, "cuda:fwd_igemm_tc_128x128x32", NULL);
-    check_entry_reached(&fwd, half, FWD, fwd_algo, "cuda:fwd_igemm_tc_128x64x32", "cuda:fwd_igemm_tc_128x128*");
+    check_entry_reached(&fwd, half, FWD, fwd_algo, "cuda:fwd_igemm_tc_128x128x32", fwd_wgmma);
+    check_entry_reached(&fwd, half, FWD, fwd_algo, "cuda:fwd_igemm_tc_128x64x32",
+                        "cuda:fwd_igemm_wgmma*,cuda:fwd_igemm_tc_128x128*");
     check_entry_reached(&fwd, tf32, FWD, fwd_algo, "cuda:fwd_igemm_tf32_128x128x16", NULL);
     check_entry_reached(&fwd, tf32, FWD, fwd_algo, "cuda:fwd_igemm_tf32_128x64x16", "cuda:fwd_igemm_tf32_128x128*");
     check_entry_reached(&dgrad, half, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tc_128x128x32", phases);
@@ -158,6 +162,59 @@ TEST(conv_cuda_large_tiles_are_reached)
                         NULL);
     check_entry_reached(&wgrad, half, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_igemm_tc_128x64x32",
                         "cuda:wgrad_igemm_tc_128x128*");
+}
+
+/* The sm_90a kernel's entries (compute capability 9.0 only; unproven entries, which the suite's
+   OPENCUDNN_UNPROVEN=1 lets serve), each tile in fp16 and bf16 where the heuristic picks it: the
+   128x256 tile on GEMMs of at least a tile per multiprocessor (17161 output pixels, an odd
+   count, with a K tail: 72 = 64 + 8), the 128x128 one on smaller GEMMs, with edge tiles in M and
+   N, stride 2, dilation with CONVOLUTION mode, split-K (K = 2088 over 200 pixels), the stem's
+   C = 3 padded to 8; backward data at unit stride with both tiles. */
+TEST(conv_cuda_wgmma_entries_are_reached)
+{
+    if (!tensor_core_pass()) return;
+#ifdef OCD_TEST_CUDA
+    int dev = 0, major = 0, minor = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    if (major != 9 || minor != 0) {
+        printf("      (sm_%d%d: the wgmma entries need compute capability 9.0)\n", major, minor);
+        return;
+    }
+#endif
+    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
+    static const struct shape big_fwd = {"wgmma_big_fwd", 2, 1, 8, 256, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
+    static const struct shape big_dgrad = {"wgmma_big_dgrad", 2, 1, 256, 8, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
+                                           false};
+    static const struct shape edges = {"wgmma_stride2_edges", 2, 3, 40, 120, 1, {29, 13}, {3, 3}, {1, 1}, {2, 2}, {1, 1},
+                                       false};
+    static const struct shape dilated = {"wgmma_dilated_convolution", 2, 1, 16, 128, 1, {20, 18}, {3, 3}, {2, 2}, {1, 1},
+                                         {2, 2}, true};
+    static const struct shape split = {"wgmma_split_k", 2, 2, 232, 128, 1, {10, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
+    static const struct shape stem = {"wgmma_stem_c3", 2, 2, 3, 128, 1, {32, 32}, {7, 7}, {3, 3}, {2, 2}, {1, 1}, false};
+    static const struct shape dgrad = {"wgmma_dgrad_edges", 2, 1, 240, 24, 1, {19, 19}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
+                                       false};
+    const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1];
+    const int fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, dgrad_algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+    const char *const big = "_igemm_wgmma_128x256x64_s4", *const small = "_igemm_wgmma_128x128x64_s5";
+    char fwd_big[64], fwd_small[64], dgrad_big[64], dgrad_small[64];
+    snprintf(fwd_big, sizeof fwd_big, "cuda:fwd%s", big);
+    snprintf(fwd_small, sizeof fwd_small, "cuda:fwd%s", small);
+    snprintf(dgrad_big, sizeof dgrad_big, "cuda:dgrad%s", big);
+    snprintf(dgrad_small, sizeof dgrad_small, "cuda:dgrad%s", small);
+    check_entry_reached(&big_fwd, half, FWD, fwd_algo, fwd_big, NULL);
+    check_entry_reached(&big_fwd, bf16, FWD, fwd_algo, fwd_big, NULL);
+    check_entry_reached(&big_fwd, half, FWD, fwd_algo, fwd_small, "cuda:fwd_igemm_wgmma_128x256*");
+    check_entry_reached(&edges, half, FWD, fwd_algo, fwd_small, NULL);
+    check_entry_reached(&edges, bf16, FWD, fwd_algo, fwd_small, NULL);
+    check_entry_reached(&dilated, half, FWD, fwd_algo, fwd_small, NULL);
+    check_entry_reached(&split, bf16, FWD, fwd_algo, fwd_small, NULL);
+    check_entry_reached(&stem, half, FWD, fwd_algo, fwd_small, NULL);
+    check_entry_reached(&big_dgrad, half, BWD_DATA, dgrad_algo, dgrad_big, NULL);
+    check_entry_reached(&big_dgrad, bf16, BWD_DATA, dgrad_algo, dgrad_small, "cuda:dgrad_igemm_wgmma_128x256*");
+    check_entry_reached(&dgrad, half, BWD_DATA, dgrad_algo, dgrad_small, NULL);
+    check_entry_reached(&dgrad, bf16, BWD_DATA, dgrad_algo, dgrad_small, NULL);
 }
 
 /* The host's CBLAS entry (a build with OPENCUDNN_CBLAS): forward GEMM reaches host:fwd_gemm_cblas

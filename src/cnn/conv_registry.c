@@ -85,6 +85,13 @@
     (BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1) |      \
      BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3))
 #define FWD_IGEMM_ALGOS (BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM))
+/* The sm_90a kernel's entries (compute capability 9.0 only), ahead of the sm_80 kernel's. */
+#define IGEMM_WGMMA_ENTRY(dir_, algos_, i, bm, bn, st)                                          \
+    CUDA_ENTRY(OCD_IGEMM_NAME(dir_, "wgmma", 64, bm, bn, st), algos_, ocd_cuda_conv_igemm_wgmma_applies_##i, \
+               ocd_cuda_conv_igemm_wgmma_workspace_##i, ocd_cuda_conv_igemm_wgmma_run_##i, true)
+#define FWD_IGEMM_WGMMA(i, bm, bn, st) IGEMM_WGMMA_ENTRY("fwd", FWD_IGEMM_ALGOS, i, bm, bn, st)
+#define DGRAD_IGEMM_WGMMA(i, bm, bn, st)                                                        \
+    IGEMM_WGMMA_ENTRY("dgrad", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
 #define FWD_IGEMM_TC(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", tc, 32, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define FWD_IGEMM_TF32(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", tf32, 16, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define DGRAD_IGEMM_TC(i, bm, bn, wm, wn, st)                                                   \
@@ -115,6 +122,7 @@ static const struct ocd_conv_impl fwd_impls[] = {
                ocd_host_conv_direct, NULL),
 #ifdef OCD_HAVE_CUDA
     CUBLAS_1X1_ENTRIES("fwd", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) | FWD_GEMM_ALGOS)
+    OCD_IGEMM_WGMMA_TILES(FWD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(FWD_IGEMM_TC)
     OCD_IGEMM_TILES(FWD_IGEMM_TF32)
     CUBLAS_IM2COL_ENTRIES("fwd", FWD_GEMM_ALGOS)
@@ -146,6 +154,7 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
     CUDA_ENTRY("cuda:dgrad_igemm_tf32_phases", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1),
                ocd_cuda_conv_igemm_phases_applies_tf32, ocd_cuda_conv_igemm_phases_workspace,
                ocd_cuda_conv_igemm_phases_run, true)
+    OCD_IGEMM_WGMMA_TILES(DGRAD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(DGRAD_IGEMM_TC)
     OCD_IGEMM_TILES(DGRAD_IGEMM_TF32)
     CUBLAS_IM2COL_ENTRIES("dgrad", DGRAD_GEMM_ALGOS)

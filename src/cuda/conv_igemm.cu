@@ -32,7 +32,9 @@
    and backward data, TF32 allowed); the GEMM's channel dimension (C/G forward with groups, K/G
    backward data, both for the filter gradient) a multiple of 8 (4 for fp32), the other entries
    serving channel tails; tensors read in place 16-byte aligned; every GEMM extent and pixel index below 2^31; no
-   more than 65535 column tiles or groups x splits. */
+   more than 65535 column tiles or groups x splits. The sm_90a entries (_wgmma_, conv_igemm_sm90.cu)
+   also need compute capability 9.0 exactly, fp16 or bf16 data and the forward or backward-data
+   direction, and stay unproven (core/impl.h) until a GPU run of the suite has passed them. */
 #include "cuda/conv_igemm.cuh"
 
 #include "core/dtype.h"
@@ -136,12 +138,19 @@ template <typename U> __global__ void igemm_pack_filter(const U *w, U *dst, cons
 
 /* ---- planning ------------------------------------------------------------------------------------- */
 
+/* The tiles of both kernels: the sm_80 kernel's (OCD_IGEMM_TILES) are tiles 0 ..
+   OCD_IGEMM_NTILES - 1, the sm_90a kernel's (OCD_IGEMM_WGMMA_TILES) follow. */
 struct igemm_tile_info {
     int bm, bn;
 };
-static const igemm_tile_info tile_info[OCD_IGEMM_NTILES] = {
+#define WGMMA_TILE0 OCD_IGEMM_NTILES
+#define TILES_ALL (OCD_IGEMM_NTILES + OCD_IGEMM_WGMMA_NTILES)
+static const igemm_tile_info tile_info[TILES_ALL] = {
 #define X(i, bm, bn, wm, wn, st) {bm, bn},
     OCD_IGEMM_TILES(X)
+#undef X
+#define X(i, bm, bn, st) {bm, bn},
+    OCD_IGEMM_WGMMA_TILES(X)
 #undef X
 };
 
@@ -285,7 +294,9 @@ static void filter_strides(const struct ocd_tensor_view *w, int64_t st[5])
 /* A larger tile declines problems a smaller one serves better: when more than a quarter of its
    tiles' area would be padding (a GEMM N of 64 in a 128-wide tile), and, in the forward and
    backward-data passes, when its grid would not give every multiprocessor a tile (the filter
-   gradient splits its long K to fill the GPU instead). The last tile always applies. */
+   gradient splits its long K to fill the GPU instead). The sm_80 kernel's last tile always
+   applies; the sm_90a kernel's last one declines padding only (split-K fills the GPU), leaving
+   mostly-padding problems to the sm_80 tiles. */
 static const char *tile_rejects(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, int64_t m, int64_t n,
                                 int64_t groups)
 {
@@ -293,7 +304,7 @@ static const char *tile_rejects(cudnnHandle_t h, const struct ocd_conv_problem *
     const igemm_tile_info &t = tile_info[tile];
     const int64_t mt = (m + t.bm - 1) / t.bm, nt = (n + t.bn - 1) / t.bn;
     if (4 * m * n < 3 * mt * t.bm * nt * t.bn) return "this tile would be mostly padding; a smaller tile serves";
-    if (p->dir != OCD_CONV_BWD_FILTER && mt * nt * groups < h->sm_count)
+    if (tile != TILES_ALL - 1 && p->dir != OCD_CONV_BWD_FILTER && mt * nt * groups < h->sm_count)
         return "too few tiles of this size to fill the GPU; a smaller tile serves";
     return NULL;
 }
@@ -302,6 +313,14 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
 {
     memset(pl, 0, sizeof *pl);
     if (h->cc_major < 8) return OCD_REASON_ARCH;
+    const bool wgmma = tile >= WGMMA_TILE0;
+    if (wgmma) {
+        if (const char *why = ocd_impl_unproven()) return why;
+        if (!ocd_igemm_wgmma_built) return "the wgmma kernel was built without sm_90a code (CUDA 12.0 or newer)";
+        if (h->cc_major != 9 || h->cc_minor != 0) return "the wgmma kernel is built for sm_90a (compute capability 9.0)";
+        if (tf32) return OCD_REASON_DTYPE;
+        if (p->dir == OCD_CONV_BWD_FILTER) return "the wgmma kernel serves forward and backward data";
+    }
     cudnnDataType_t dt = p->x.dtype;
     if (tf32) {
         if (dt != CUDNN_DATA_FLOAT) return OCD_REASON_DTYPE;
@@ -315,7 +334,8 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     } else {
         return OCD_REASON_DTYPE;
     }
-    const int esize = dt == CUDNN_DATA_FLOAT ? 4 : 2, e = 16 / esize, bk = 64 / esize;
+    /* K tiles of 64 bytes (sm_80) or 128 (sm_90a: one swizzled row) */
+    const int esize = dt == CUDNN_DATA_FLOAT ? 4 : 2, e = 16 / esize, bk = (wgmma ? 128 : 64) / esize;
     pl->esize = esize;
     const struct ocd_conv_shape *s = &p->s;
     const int64_t g = s->groups, cg = s->c / g, kg = s->k / g;
@@ -498,6 +518,9 @@ static cudnnStatus_t run_plan(cudnnHandle_t h, const struct ocd_conv_problem *p,
     OCD_TRY(pl.esize == 4 ? launch_copies<uint32_t>(&pl, p->w_data, ws, h->stream)
                           : launch_copies<uint16_t>(&pl, p->w_data, ws, h->stream));
     if (pl.prm.splits > 1 || pl.prm.epi.wide) pl.prm.epi.partial = (float *)(ws + pl.ws_part);
+    if (tile >= WGMMA_TILE0)
+        return ocd_igemm_wgmma_launch[tile - WGMMA_TILE0][p->dir == OCD_CONV_BWD_DATA][pl.type](&pl.prm, h->device,
+                                                                                              h->stream);
     const igemm_launch_fn *table = p->dir == OCD_CONV_FWD        ? ocd_igemm_fwd_launch[tile]
                                    : p->dir == OCD_CONV_BWD_DATA ? ocd_igemm_dgrad_launch[tile]
                                                                  : ocd_igemm_wgrad_launch[tile];
@@ -553,6 +576,26 @@ extern "C" bool ocd_cuda_conv_igemm_serves(cudnnHandle_t h, const struct ocd_con
         return igemm_run(h, (const struct ocd_conv_problem *)problem, i, ws, ws_bytes);             \
     }
 OCD_IGEMM_TILES(X)
+#undef X
+
+/* The sm_90a kernel's entries (conv_igemm_sm90.cu), fp16 and bf16: tiles WGMMA_TILE0 + i. */
+#define X(i, bm, bn, st)                                                                            \
+    extern "C" const char *ocd_cuda_conv_igemm_wgmma_applies_##i(cudnnHandle_t h, const void *problem) \
+    {                                                                                               \
+        igemm_plan pl;                                                                              \
+        return make_plan(h, (const struct ocd_conv_problem *)problem, WGMMA_TILE0 + i, false, &pl); \
+    }                                                                                               \
+    extern "C" size_t ocd_cuda_conv_igemm_wgmma_workspace_##i(cudnnHandle_t h, const void *problem) \
+    {                                                                                               \
+        igemm_plan pl;                                                                              \
+        return make_plan(h, (const struct ocd_conv_problem *)problem, WGMMA_TILE0 + i, false, &pl) ? 0 : pl.ws_bytes; \
+    }                                                                                               \
+    extern "C" cudnnStatus_t ocd_cuda_conv_igemm_wgmma_run_##i(cudnnHandle_t h, const void *problem, void *ws, \
+                                                               size_t ws_bytes)                     \
+    {                                                                                               \
+        return igemm_run(h, (const struct ocd_conv_problem *)problem, WGMMA_TILE0 + i, ws, ws_bytes); \
+    }
+OCD_IGEMM_WGMMA_TILES(X)
 #undef X
 
 /* ---- strided backward data, phase by phase (file comment) ------------------------------------------ */
@@ -766,9 +809,9 @@ extern "C" cudnnStatus_t ocd_cuda_conv_igemm_phases_run(cudnnHandle_t h, const v
     return phases_run(h, p, ws, bytes, p->x.dtype == CUDNN_DATA_FLOAT);
 }
 
-/* The Hopper step (sm_90a), which tunes rather than rewrites: keep make_plan, the index maps, the
-   loaders' address arithmetic and the epilogue; replace the mainloop of igemm_kernel with a
-   warp-specialized one (a producer warp issuing cp.async.bulk.tensor loads - the im2col tensor
-   map mode for the forward A operand, tiled mode for dense B - into an mbarrier ring, two
-   consumer warpgroups issuing wgmma.mma_async m64nNk16 from shared memory), and add 128x256 and
-   256x128 rows to OCD_IGEMM_TILES with a cluster launch for B multicast. */
+/* The Hopper kernel (sm_90a, conv_igemm_sm90.cu) keeps make_plan, the index maps, the loaders'
+   address arithmetic and the epilogue, and replaces the mainloop (wgmma.mma_async from a
+   cp.async ring). Its next steps: a warp-specialized mainloop (a producer warp issuing
+   cp.async.bulk.tensor loads - the im2col tensor map mode for the forward A operand, tiled mode
+   for dense B - into an mbarrier ring), 256x128 tiles with a cluster launch for B multicast, a
+   persistent tile scheduler, and the stride phases and filter gradient on it. */

@@ -25,9 +25,9 @@
      (deterministic) and runs the same epilogue. A wide fused epilogue (a per-channel scale, an
      activation other than ReLU: problem/conv.h) takes that path even with one split, and the
      second kernel stores through conv_store.cuh: the mainloop's registers never pay for it.
-   - Hopper: this is the sm_80 path and what sm_90 runs today. The next step for sm_90 replaces
-     the mainloop only (TMA im2col loads + wgmma on a warpgroup), keeping the plan, the index
-     maps and the epilogue; see the end of conv_igemm.cu. */
+   - Hopper: conv_igemm_sm90.cu replaces the mainloop only (wgmma from a swizzled cp.async
+     ring), with these loaders on its stage layout, this epilogue and split-K; see the end of
+     conv_igemm.cu for its next steps. */
 #ifndef OCD_CUDA_CONV_IGEMM_CUH
 #define OCD_CUDA_CONV_IGEMM_CUH
 
@@ -112,16 +112,16 @@ __host__ __device__ __forceinline__ void igemm_epi_store(const igemm_epi &e, int
 /* ---- operand loaders ---------------------------------------------------------------------------
    Each loader owns one operand of one direction: setup() runs once per CTA (per-thread row state),
    load() issues the cp.async copies of one K tile into one stage. The thread -> chunk assignment is
-   fixed: K-major stages have 4 chunks per row (thread tid takes chunk tid % 4 of rows tid / 4,
-   tid / 4 + THREADS / 4, ...); MN-major stages have ROWS / E chunks per K row. */
+   fixed: K-major stages have L::CPR chunks per row (thread tid takes chunk tid % CPR of rows
+   tid / CPR, tid / CPR + THREADS / CPR, ...), placed where the stage layout L says (mma.cuh's
+   padded rows, or wgmma.cuh's swizzled ones); MN-major stages have ROWS / E chunks per K row. */
 
 /* What the two K-major gathers share (forward A and backward-data A): rows are pixels, decoded as
    the output's rows are (epi.row), each starting at spatial coordinate coord * mul + add; K runs
    over (t, r, s, channel) of one group, decoded with k_div. */
-template <typename T, int ROWS, int THREADS> struct igemm_pixel_rows {
-    typedef ocd_mma_smem<T, ROWS, true> L;
-    static constexpr int ITERS = ROWS * 4 / THREADS, STEP = THREADS / 4;
-    static_assert(ITERS * THREADS == ROWS * 4, "tile rows must cover the threads");
+template <typename T, int ROWS, int THREADS, class L> struct igemm_pixel_rows {
+    static constexpr int ITERS = ROWS * L::CPR / THREADS, STEP = THREADS / L::CPR;
+    static_assert(ITERS * THREADS == ROWS * L::CPR, "tile rows must cover the threads");
     int64_t base[ITERS];              /* batch offset of each row */
     int zi[ITERS], hi[ITERS], wi[ITERS]; /* its start coordinates; INT_MIN / 2 past M (fails any bounds check) */
     int row0, kc;
@@ -130,8 +130,8 @@ template <typename T, int ROWS, int THREADS> struct igemm_pixel_rows {
     __host__ __device__ __forceinline__ void setup_rows(const igemm_params &p, int m0, int g, int tid, int mul_d,
                                                         int add_d, int mul_h, int add_h, int mul_w, int add_w)
     {
-        kc = tid & 3;
-        row0 = tid >> 2;
+        kc = tid % L::CPR;
+        row0 = tid / L::CPR;
         cbase = g * p.a.group_c;
 #pragma unroll
         for (int i = 0; i < ITERS; i++) {
@@ -163,14 +163,15 @@ template <typename T, int ROWS, int THREADS> struct igemm_pixel_rows {
 
     __host__ __device__ __forceinline__ T *dst(T *stage, int i) const
     {
-        return stage + (row0 + i * STEP) * L::LD + kc * L::E;
+        return stage + L::offset(row0 + i * STEP, kc);
     }
 };
 
 /* Forward A: rows are output pixels (n, z, p, q), K runs over (t, r, s, c); a row's input window
    starts at out * stride - pad. */
-template <typename T, int ROWS, int THREADS> struct igemm_load_fwd_a : igemm_pixel_rows<T, ROWS, THREADS> {
-    typedef igemm_pixel_rows<T, ROWS, THREADS> R;
+template <typename T, int ROWS, int THREADS, class L = ocd_mma_smem<T, ROWS, true>>
+struct igemm_load_fwd_a : igemm_pixel_rows<T, ROWS, THREADS, L> {
+    typedef igemm_pixel_rows<T, ROWS, THREADS, L> R;
 
     __host__ __device__ __forceinline__ void setup(const igemm_params &p, int m0, int n0, int g, int tid)
     {
@@ -202,8 +203,9 @@ template <typename T, int ROWS, int THREADS> struct igemm_load_fwd_a : igemm_pix
 /* Backward-data A: rows are dx pixels (n, z, h, w), K runs over (t, r, s, k); the dy element
    exists only where (h + pad - r * dil) is a non-negative multiple of the stride below P. The
    filter taps are not mirrored here: the re-packed filter already is. */
-template <typename T, int ROWS, int THREADS> struct igemm_load_dgrad_a : igemm_pixel_rows<T, ROWS, THREADS> {
-    typedef igemm_pixel_rows<T, ROWS, THREADS> R;
+template <typename T, int ROWS, int THREADS, class L = ocd_mma_smem<T, ROWS, true>>
+struct igemm_load_dgrad_a : igemm_pixel_rows<T, ROWS, THREADS, L> {
+    typedef igemm_pixel_rows<T, ROWS, THREADS, L> R;
 
     __host__ __device__ __forceinline__ void setup(const igemm_params &p, int m0, int n0, int g, int tid)
     {
@@ -237,10 +239,11 @@ template <typename T, int ROWS, int THREADS> struct igemm_load_dgrad_a : igemm_p
 
 /* Dense K-major B (forward: the KRSC filter; backward data: the re-packed filter): row n of
    group g starts at bmat + g * b_gs + n * b_ld. */
-template <typename T, int ROWS, int THREADS> struct igemm_load_dense_b : ocd_mma_load_kmajor<T, ROWS, THREADS> {
+template <typename T, int ROWS, int THREADS, class L = ocd_mma_smem<T, ROWS, true>>
+struct igemm_load_dense_b : ocd_mma_load_kmajor<T, ROWS, THREADS, L> {
     __host__ __device__ __forceinline__ void setup(const igemm_params &p, int m0, int n0, int g, int tid)
     {
-        ocd_mma_load_kmajor<T, ROWS, THREADS>::setup((const T *)p.bmat + g * p.b_gs, p.b_ld, p.N, n0, p.K, tid);
+        ocd_mma_load_kmajor<T, ROWS, THREADS, L>::setup((const T *)p.bmat + g * p.b_gs, p.b_ld, p.N, n0, p.K, tid);
     }
 };
 
@@ -346,22 +349,79 @@ template <typename T, int ROWS, int THREADS> struct igemm_load_wgrad_b : igemm_p
     }
 };
 
-/* The three directions: which loader feeds which operand, and how each operand is laid out. */
+/* The three directions: which loader feeds which operand, and how each operand is laid out (the
+   K-major loaders also take another stage layout L: the sm_90a kernel's swizzled one). */
 struct igemm_dir_fwd {
     static constexpr bool A_KMAJOR = true, B_KMAJOR = true;
-    template <typename T, int R, int TH> using ALoad = igemm_load_fwd_a<T, R, TH>;
-    template <typename T, int R, int TH> using BLoad = igemm_load_dense_b<T, R, TH>;
+    template <typename T, int R, int TH, class L = ocd_mma_smem<T, R, true>> using ALoad = igemm_load_fwd_a<T, R, TH, L>;
+    template <typename T, int R, int TH, class L = ocd_mma_smem<T, R, true>> using BLoad = igemm_load_dense_b<T, R, TH, L>;
 };
 struct igemm_dir_dgrad {
     static constexpr bool A_KMAJOR = true, B_KMAJOR = true;
-    template <typename T, int R, int TH> using ALoad = igemm_load_dgrad_a<T, R, TH>;
-    template <typename T, int R, int TH> using BLoad = igemm_load_dense_b<T, R, TH>;
+    template <typename T, int R, int TH, class L = ocd_mma_smem<T, R, true>> using ALoad = igemm_load_dgrad_a<T, R, TH, L>;
+    template <typename T, int R, int TH, class L = ocd_mma_smem<T, R, true>> using BLoad = igemm_load_dense_b<T, R, TH, L>;
 };
 struct igemm_dir_wgrad {
     static constexpr bool A_KMAJOR = false, B_KMAJOR = false;
     template <typename T, int R, int TH> using ALoad = igemm_load_wgrad_a<T, R, TH>;
     template <typename T, int R, int TH> using BLoad = igemm_load_wgrad_b<T, R, TH>;
 };
+
+/* What one CTA (block bx, by, bz of the grid of igemm_launch_kernel) computes: the BM x BN tile at
+   (m0, n0) of group g, K tiles kt0 .. kt0 + nkt - 1 of BK elements each (split `split`). */
+struct igemm_cta {
+    int m0, n0, g, split, kt0, nkt;
+};
+
+__host__ __device__ __forceinline__ igemm_cta igemm_cta_of(const igemm_params &p, int bx, int by, int bz, int bm,
+                                                           int bn, int bk)
+{
+    igemm_cta c;
+    c.m0 = bx * bm, c.n0 = by * bn;
+    c.g = bz / p.splits, c.split = bz % p.splits;
+    const int ktiles = (p.K + bk - 1) / bk;
+    c.kt0 = c.split * p.kt_per_split;
+    const int end = ktiles < c.kt0 + p.kt_per_split ? ktiles : c.kt0 + p.kt_per_split;
+    c.nkt = end > c.kt0 ? end - c.kt0 : 0;
+    return c;
+}
+
+/* The epilogue of one warp's accumulators, laid out as mma.sync's (mma.cuh; wgmma's m64nNk16 is
+   the same per warp, wgmma.cuh): acc(i, j, e) of lane `lane` is row m_base + 16 i + lane / 4 +
+   8 (e / 2), column n_base + 8 j + 2 (lane % 4) + e % 2 of group g's output; rows past M and
+   columns past N are skipped. With split-K the values go to the split's partial tile instead.
+   acc is a device lambda in the kernels and a host one in the emulations (hence the pragma). */
+#pragma nv_exec_check_disable
+template <typename T, int MI, int NI, class Acc>
+__host__ __device__ __forceinline__ void igemm_store_frags(const igemm_params &p, const Acc &acc, int m_base,
+                                                           int n_base, int g, int split, int lane)
+{
+    const igemm_epi &e = p.epi;
+    const int64_t pstride = (int64_t)p.groups * p.M * p.N;
+    float *part = e.partial ? e.partial + split * pstride + (int64_t)g * p.M * p.N : NULL;
+#pragma unroll
+    for (int i = 0; i < MI; i++) {
+#pragma unroll
+        for (int hr = 0; hr < 2; hr++) {
+            int m = m_base + i * 16 + (lane >> 2) + hr * 8;
+            if (m >= p.M) continue;
+            int64_t roff = part ? (int64_t)m * p.N : igemm_map_offset(e.row, (uint32_t)m) + g * e.group_off;
+#pragma unroll
+            for (int j = 0; j < NI; j++) {
+#pragma unroll
+                for (int c = 0; c < 2; c++) {
+                    int n = n_base + j * 8 + (lane & 3) * 2 + c;
+                    if (n >= p.N) continue;
+                    float v = acc(i, j, hr * 2 + c);
+                    if (part)
+                        part[roff + n] = v;
+                    else
+                        igemm_epi_store<T>(e, roff + igemm_map_offset(e.col, (uint32_t)n), (int64_t)g * p.N + n, v);
+                }
+            }
+        }
+    }
+}
 
 /* ---- the kernel --------------------------------------------------------------------------------
    grid = (ceil(M / BM), ceil(N / BN), groups * splits); dynamic shared memory igemm_smem_bytes. */
@@ -387,48 +447,17 @@ __global__ void __launch_bounds__(Tile::THREADS) igemm_kernel(const __grid_const
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm = (warp % Tile::WARPS_M) * Tile::WTM, wn = (warp / Tile::WARPS_M) * Tile::WTN;
-    const int m0 = blockIdx.x * Tile::BM, n0 = blockIdx.y * Tile::BN;
-    const int g = blockIdx.z / p.splits, split = blockIdx.z % p.splits;
-    const int ktiles = (p.K + SA::BK - 1) / SA::BK;
-    const int kt0 = split * p.kt_per_split;
-    const int nkt = max(0, min(ktiles, kt0 + p.kt_per_split) - kt0);
+    const igemm_cta c = igemm_cta_of(p, blockIdx.x, blockIdx.y, blockIdx.z, Tile::BM, Tile::BN, SA::BK);
 
     typename Dir::template ALoad<T, Tile::BM, Tile::THREADS> al;
     typename Dir::template BLoad<T, Tile::BN, Tile::THREADS> bl;
-    al.setup(p, m0, n0, g, tid);
-    bl.setup(p, m0, n0, g, tid);
+    al.setup(p, c.m0, c.n0, c.g, tid);
+    bl.setup(p, c.m0, c.n0, c.g, tid);
 
     float acc[MI][NI][4];
-    ocd_mma_mainloop<Tile, T, Dir::A_KMAJOR, Dir::B_KMAJOR>(acc, sa, sb, al, bl, p, kt0, nkt, wm, wn, lane);
-
-    /* Epilogue. Thread lane holds rows lane / 4 and lane / 4 + 8 and columns 2 * (lane % 4) + {0, 1}
-       of each 16 x 8 mma tile. */
-    const igemm_epi &e = p.epi;
-    const int64_t pstride = (int64_t)p.groups * p.M * p.N;
-    float *part = e.partial ? e.partial + split * pstride + (int64_t)g * p.M * p.N : NULL;
-#pragma unroll
-    for (int i = 0; i < MI; i++) {
-#pragma unroll
-        for (int hr = 0; hr < 2; hr++) {
-            int m = m0 + wm + i * 16 + (lane >> 2) + hr * 8;
-            if (m >= p.M) continue;
-            int64_t roff = part ? (int64_t)m * p.N : igemm_map_offset(e.row, (uint32_t)m) + g * e.group_off;
-#pragma unroll
-            for (int j = 0; j < NI; j++) {
-#pragma unroll
-                for (int c = 0; c < 2; c++) {
-                    int n = n0 + wn + j * 8 + (lane & 3) * 2 + c;
-                    if (n >= p.N) continue;
-                    float v = acc[i][j][hr * 2 + c];
-                    if (part)
-                        part[roff + n] = v;
-                    else
-                        igemm_epi_store<T>(e, roff + igemm_map_offset(e.col, (uint32_t)n),
-                                           (int64_t)g * p.N + n, v);
-                }
-            }
-        }
-    }
+    ocd_mma_mainloop<Tile, T, Dir::A_KMAJOR, Dir::B_KMAJOR>(acc, sa, sb, al, bl, p, c.kt0, c.nkt, wm, wn, lane);
+    igemm_store_frags<T, MI, NI>(p, [&](int i, int j, int e) { return acc[i][j][e]; }, c.m0 + wm, c.n0 + wn, c.g,
+                                 c.split, lane);
 #endif
 }
 
@@ -461,23 +490,24 @@ template <typename T> __global__ void igemm_splitk_reduce(const __grid_constant_
 
 typedef cudnnStatus_t (*igemm_launch_fn)(const igemm_params *p, int device, cudaStream_t stream);
 
-/* Launches the mainloop (and the split-K reduction when it writes partial sums) on `device`, the current
-   one. The opt-in to more than 48 KB of shared memory is made once per kernel and device (a bit
-   each in smem_opted): cudaFuncSetAttribute on every call costs host time the latency goal
-   cannot spare. Two threads racing here both set the same value, which is harmless. */
-template <class Tile, typename T, class Dir> cudnnStatus_t igemm_launch(const igemm_params *p, int device, cudaStream_t stream)
+/* Launches `kernel` (a BM x BN tile per CTA, `smem` bytes of dynamic shared memory) and the
+   reduction when the kernel writes partial sums (split-K, or a wide epilogue), on `device`, the
+   current one. The opt-in to more than
+   48 KB of shared memory is made once per kernel and device (a bit each in *smem_opted, the
+   kernel's own): cudaFuncSetAttribute on every call costs host time the latency goal cannot
+   spare. Two threads racing here both set the same value, which is harmless. */
+template <typename T>
+cudnnStatus_t igemm_launch_kernel(void (*kernel)(const igemm_params), int bm, int bn, int threads, size_t smem,
+                                  unsigned long long *smem_opted, const igemm_params *p, int device,
+                                  cudaStream_t stream)
 {
-    typedef igemm_shape<Tile, T, Dir> Shape;
-    void (*kernel)(const igemm_params) = igemm_kernel<Tile, T, Dir>;
-    static unsigned long long smem_opted; /* bit d: done on device d (devices 0..63) */
-    const unsigned long long bit = device < 64 ? 1ull << device : 0;
-    if (Shape::SMEM > 48 * 1024 && !(__atomic_load_n(&smem_opted, __ATOMIC_ACQUIRE) & bit)) {
-        OCD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Shape::SMEM));
-        __atomic_fetch_or(&smem_opted, bit, __ATOMIC_RELEASE);
+    const unsigned long long bit = device < 64 ? 1ull << device : 0; /* devices 0..63 */
+    if (smem > 48 * 1024 && !(__atomic_load_n(smem_opted, __ATOMIC_ACQUIRE) & bit)) {
+        OCD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        __atomic_fetch_or(smem_opted, bit, __ATOMIC_RELEASE);
     }
-    dim3 grid((unsigned)((p->M + Tile::BM - 1) / Tile::BM), (unsigned)((p->N + Tile::BN - 1) / Tile::BN),
-              (unsigned)(p->groups * p->splits));
-    kernel<<<grid, Tile::THREADS, Shape::SMEM, stream>>>(*p);
+    dim3 grid((unsigned)((p->M + bm - 1) / bm), (unsigned)((p->N + bn - 1) / bn), (unsigned)(p->groups * p->splits));
+    kernel<<<grid, threads, smem, stream>>>(*p);
     OCD_CUDA_LAUNCHED();
     if (p->epi.partial != NULL) {
         int64_t total = (int64_t)p->groups * p->M * p->N;
@@ -486,6 +516,14 @@ template <class Tile, typename T, class Dir> cudnnStatus_t igemm_launch(const ig
         OCD_CUDA_LAUNCHED();
     }
     return CUDNN_STATUS_SUCCESS;
+}
+
+/* The mainloop kernel of one tile, type and direction. */
+template <class Tile, typename T, class Dir> cudnnStatus_t igemm_launch(const igemm_params *p, int device, cudaStream_t stream)
+{
+    static unsigned long long smem_opted;
+    return igemm_launch_kernel<T>(igemm_kernel<Tile, T, Dir>, Tile::BM, Tile::BN, Tile::THREADS,
+                                  igemm_shape<Tile, T, Dir>::SMEM, &smem_opted, p, device, stream);
 }
 
 /* Element types, in launcher-table column order. */
@@ -513,5 +551,10 @@ template <class Tile, typename T, class Dir> struct igemm_launcher<false, Tile, 
 extern const igemm_launch_fn ocd_igemm_fwd_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES];
 extern const igemm_launch_fn ocd_igemm_dgrad_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES];
 extern const igemm_launch_fn ocd_igemm_wgrad_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES];
+
+/* The sm_90a kernel (conv_igemm_sm90.cu), [wgmma tile][forward, backward data][fp16, bf16];
+   false built: compiled without sm_90a code (a toolkit older than CUDA 12.0). */
+extern const igemm_launch_fn ocd_igemm_wgmma_launch[OCD_IGEMM_WGMMA_NTILES][2][2];
+extern const bool ocd_igemm_wgmma_built;
 
 #endif /* OCD_CUDA_CONV_IGEMM_CUH */

@@ -156,7 +156,14 @@ template <typename T, int ROWS, bool KMAJOR> struct ocd_mma_smem {
     static constexpr int KSTEP = BK / 2;            /* elements per mma k-step (32 bytes) */
     static constexpr int LD = KMAJOR ? BK + E : ROWS + E;
     static constexpr int STAGE = KMAJOR ? ROWS * LD : BK * LD; /* elements per stage */
+    static constexpr int CPR = BK / E;              /* K-major: chunks per row */
     static_assert(KMAJOR || sizeof(T) == 2, "MN-major operands need ldmatrix.trans: 16-bit types only");
+
+    /* K-major: element offset of chunk `chunk` (K elements chunk * E ..) of row `row`. */
+    static __host__ __device__ __forceinline__ int offset(int row, int chunk)
+    {
+        return row * LD + chunk * E;
+    }
 };
 
 /* The row address lane `lane` gives ldmatrix.x4 (.trans when MN-major) for the A fragment of one
@@ -198,12 +205,12 @@ __device__ __forceinline__ void ocd_mma_frag_b(uint32_t b[4], const T *s, int n0
    zero-filled, so the contiguous dimension (kdim for K-major, rows for MN-major) and ld must be
    multiples of a chunk's elements (16 bytes), and mat 16-byte aligned. */
 
-/* K-major stages have 4 chunks per row: thread tid copies chunk tid % 4 of rows tid / 4,
-   tid / 4 + THREADS / 4, ... */
-template <typename T, int ROWS, int THREADS> struct ocd_mma_load_kmajor {
-    typedef ocd_mma_smem<T, ROWS, true> L;
-    static constexpr int ITERS = ROWS * 4 / THREADS, STEP = THREADS / 4;
-    static_assert(ITERS * THREADS == ROWS * 4, "tile rows must cover the threads");
+/* K-major stages have L::CPR chunks per row (4 here; 8 in the 128-byte rows of wgmma.cuh, whose
+   layout L may be given instead): thread tid copies chunk tid % CPR of rows tid / CPR,
+   tid / CPR + THREADS / CPR, ... to where L::offset places it. */
+template <typename T, int ROWS, int THREADS, class L = ocd_mma_smem<T, ROWS, true>> struct ocd_mma_load_kmajor {
+    static constexpr int CPR = L::CPR, ITERS = ROWS * CPR / THREADS, STEP = THREADS / CPR;
+    static_assert(ITERS * THREADS == ROWS * CPR, "tile rows must cover the threads");
     const T *mat;
     int64_t off[ITERS]; /* -1: row past the operand */
     int row0, kc, kdim;
@@ -211,7 +218,7 @@ template <typename T, int ROWS, int THREADS> struct ocd_mma_load_kmajor {
     /* The CTA's rows start at r0. */
     __host__ __device__ __forceinline__ void setup(const T *m, int64_t ld, int rows, int r0, int k, int tid)
     {
-        mat = m, kdim = k, kc = tid & 3, row0 = tid >> 2;
+        mat = m, kdim = k, kc = tid % CPR, row0 = tid / CPR;
 #pragma unroll
         for (int i = 0; i < ITERS; i++) {
             int r = r0 + row0 + i * STEP;
@@ -225,7 +232,7 @@ template <typename T, int ROWS, int THREADS> struct ocd_mma_load_kmajor {
 #pragma unroll
         for (int i = 0; i < ITERS; i++) {
             bool ok = off[i] >= 0 && kk < kdim;
-            ocd_mma_cp_async16(s + (row0 + i * STEP) * L::LD + kc * L::E, ok ? mat + off[i] + kk : mat, ok);
+            ocd_mma_cp_async16(s + L::offset(row0 + i * STEP, kc), ok ? mat + off[i] + kk : mat, ok);
         }
     }
 };

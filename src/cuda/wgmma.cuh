@@ -3,7 +3,7 @@
    layout wgmma reads, its matrix descriptors, the wgmma.mma_async wrappers with their fences and
    groups, the mbarrier operations, and where each thread's accumulator and A-fragment registers
    sit in the tile. Everything here is written from the PTX ISA ("Asynchronous Warpgroup Level
-   Matrix Multiply-Accumulate Instructions" and "mbarrier").
+   Matrix Multiply-Accumulate Instructions" and "mbarrier"), and the K loop of a cp.async ring.
 
    Main decisions.
    - One operand layout: K-major with the 128-byte swizzle. A K tile is 128 bytes of K (64
@@ -18,6 +18,8 @@
    - wgmma.mma_async m64nNk16, fp32 accumulators, fp16 or bf16 inputs, N = 64, 128 or 256: A and
      B from shared memory (both K-major), or A from registers (the fragment map below) and B from
      shared memory. The accumulators of one thread are N / 2 floats, d[N / 2].
+   - The K loop over a ring of stages filled by cp.async (ocd_wgmma_kloop, at the end), written
+     over an operations object so that the emulation can check its schedule.
    - Where the device code cannot exist (host, or any architecture but sm_90a: the
      __CUDA_ARCH_FEAT_SM90_ALL feature macro) the wrappers compile to nothing, so that a file that
      includes this header builds for every architecture of the build; the index functions are
@@ -336,6 +338,48 @@ __device__ __forceinline__ void ocd_mbar_wait(uint64_t *bar, unsigned parity)
                      : "r"(a), "r"(parity)
                      : "memory");
 #endif
+}
+
+/* ---- the K loop over a ring of stages ----------------------------------------------------------
+   STAGES stages (at least 3) of operand tiles in shared memory, filled by every thread with
+   cp.async and read by wgmma, one __syncthreads per K tile. K tile kt lives in stage
+   kt % STAGES; loads run STAGES - 2 tiles ahead of the multiplication, and each warpgroup keeps
+   one K tile's wgmma group in flight while it issues the next. At step kt:
+     1. wait until this thread's copies of tile kt have landed (all but STAGES - 3 groups), make
+        them visible to the async proxy (wgmma reads through it), and __syncthreads: now every
+        thread's copies of tile kt are visible to every warpgroup, and every warpgroup has
+        passed step kt - 1's wait, so its wgmma of tile kt - 2 has completed;
+     2. load tile kt + STAGES - 2 into stage (kt - 2) % STAGES, free by 1 (one commit per step,
+        empty or not, keeps the group count uniform);
+     3. issue tile kt's wgmma (a fence first, then the k-steps) and commit them;
+     4. wait until at most one wgmma group is pending: tile kt - 1's has completed.
+   The stages in use at step kt are those of tiles kt - 1 (wgmma maybe in flight) .. kt + STAGES
+   - 2: STAGES of them, all distinct. Ops supplies the operations:
+     load(tile, stage), cp_commit(), cp_wait<N>(), fence_async(), sync(), mma(stage),
+     mma_wait<N>(); the kernels' Ops issue the instructions (device functions), the emulation's
+   check the order (host functions): the pragma lets the loop call either. */
+#pragma nv_exec_check_disable
+template <int STAGES, class Ops> __host__ __device__ __forceinline__ void ocd_wgmma_kloop(Ops &ops, int nkt)
+{
+    static_assert(STAGES >= 3, "the ring needs three stages at least");
+#pragma unroll 1
+    for (int t = 0; t < STAGES - 2; t++) {
+        if (t < nkt) ops.load(t, t);
+        ops.cp_commit();
+    }
+#pragma unroll 1
+    for (int kt = 0; kt < nkt; kt++) {
+        ops.template cp_wait<STAGES - 3>();
+        ops.fence_async();
+        ops.sync();
+        const int pf = kt + STAGES - 2;
+        if (pf < nkt) ops.load(pf, pf % STAGES);
+        ops.cp_commit();
+        ops.mma(kt % STAGES);
+        ops.template mma_wait<1>();
+    }
+    ops.template mma_wait<0>();
+    ops.template cp_wait<0>();
 }
 
 #endif /* OCD_CUDA_WGMMA_CUH */

@@ -28,6 +28,7 @@ static const char *const fwd_entries[] = {
     "cuda:fwd_igemm_tf32_128x64x16_s4", "cuda:fwd_igemm_tf32_64x64x16_s4", "cuda:fwd_im2col_gemm_cublas_tc",
     "cuda:fwd_im2col_gemm_cublas", "cuda:fwd_winograd_tc", "cuda:fwd_winograd", "cuda:fwd_winograd_nonfused_tc",
     "cuda:fwd_winograd_nonfused", "cuda:fwd_fft", "cuda:fwd_fft_tiling", "cuda:fwd_direct",
+    "cuda:fwd_igemm_wgmma_128x256x64_s4", "cuda:fwd_igemm_wgmma_128x128x64_s5",
 };
 static const char *const dgrad_entries[] = {
     "host:dgrad_implicit_precomp_gemm", "host:dgrad_implicit_gemm", "host:dgrad_winograd",
@@ -38,6 +39,7 @@ static const char *const dgrad_entries[] = {
     "cuda:dgrad_igemm_tf32_64x64x16_s4", "cuda:dgrad_im2col_gemm_cublas_tc", "cuda:dgrad_im2col_gemm_cublas",
     "cuda:dgrad_winograd_tc", "cuda:dgrad_winograd", "cuda:dgrad_winograd_nonfused_tc",
     "cuda:dgrad_winograd_nonfused", "cuda:dgrad_fft", "cuda:dgrad_fft_tiling", "cuda:dgrad_direct",
+    "cuda:dgrad_igemm_wgmma_128x256x64_s4", "cuda:dgrad_igemm_wgmma_128x128x64_s5",
 };
 static const char *const wgrad_entries[] = {
     "host:wgrad_gemm", "host:wgrad_implicit_precomp_gemm", "host:wgrad_implicit_gemm",

@@ -186,8 +186,16 @@ cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const void *problem,
     X(2, 64, 64, 2, 2, 4)
 #define OCD_IGEMM_NTILES 3
 
+/* The sm_90a (wgmma) kernel's tiles, forward and backward data, fp16 and bf16: X(index, BM, BN,
+   stages), largest first; a K tile of 64; two warpgroups of 64 rows each. */
+#define OCD_IGEMM_WGMMA_TILES(X)                                                                \
+    X(0, 128, 256, 4)                                                                           \
+    X(1, 128, 128, 5)
+#define OCD_IGEMM_WGMMA_NTILES 2
+
 /* "cuda:fwd_igemm_tc_128x128x32_s3": direction, variant (tc: fp16 and bf16 with a K tile of 32;
-   tf32: fp32 data with a K tile of 16), BM x BN x BK, stages. */
+   tf32: fp32 data with a K tile of 16; wgmma: the sm_90a kernel, fp16 and bf16 with a K tile of
+   64), BM x BN x BK, stages. */
 #define OCD_IGEMM_NAME(dir, variant, bk, bm, bn, st) "cuda:" dir "_igemm_" variant "_" #bm "x" #bn "x" #bk "_s" #st
 
 #define OCD_IGEMM_DECLARE(i, bm, bn, wm, wn, st)                                                \
@@ -198,6 +206,13 @@ cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const void *problem,
                                               size_t workspace_bytes);
 OCD_IGEMM_TILES(OCD_IGEMM_DECLARE)
 #undef OCD_IGEMM_DECLARE
+#define OCD_IGEMM_WGMMA_DECLARE(i, bm, bn, st)                                                  \
+    const char *ocd_cuda_conv_igemm_wgmma_applies_##i(cudnnHandle_t handle, const void *problem); \
+    size_t ocd_cuda_conv_igemm_wgmma_workspace_##i(cudnnHandle_t handle, const void *problem);  \
+    cudnnStatus_t ocd_cuda_conv_igemm_wgmma_run_##i(cudnnHandle_t handle, const void *problem, void *workspace, \
+                                                    size_t workspace_bytes);
+OCD_IGEMM_WGMMA_TILES(OCD_IGEMM_WGMMA_DECLARE)
+#undef OCD_IGEMM_WGMMA_DECLARE
 
 /* cuBLAS entries (conv_cublas.cu), for every direction. "gemm1x1" applies to 1x1 filters with
    unit stride and no padding, where the activation itself is the GEMM operand (no workspace);

@@ -1,0 +1,157 @@
+/* conv_igemm_sm90.cu: the implicit-GEMM convolution's sm_90a kernel, forward and backward data,
+   fp16 and bf16 (entries cuda:{fwd,dgrad}_igemm_wgmma_*, planned by conv_igemm.cu's make_plan
+   like the sm_80 ones). Compiled for sm_90a alone (CMakeLists.txt), whatever the build's
+   architectures, where the toolkit has it (OCD_SM90A; else the kernels are empty and
+   ocd_igemm_wgmma_built false); the entries ask for compute capability 9.0.
+
+   Main decision: it replaces the sm_80 kernel's mainloop and nothing else. The plan, the
+   kernel arguments, the loaders' address arithmetic (conv_igemm.cuh, given wgmma.cuh's
+   swizzled stage layout), the epilogue and split-K are the sm_80 kernel's. A CTA of two
+   warpgroups computes a 128 x BN tile, each warpgroup 64 rows with wgmma.mma_async m64nBNk16
+   from shared memory; all 256 threads also load, with 16-byte cp.async (zero-filled at padding,
+   edges and past K), K tiles of 64 elements into a ring of STAGES stages (wgmma.cuh's
+   ocd_wgmma_kloop: the schedule and why no stage is overwritten before it is read). A
+   producer warp with TMA im2col loads, clusters with multicast and a persistent scheduler are
+   the next steps (issue 24). */
+#include "cuda/conv_igemm.cuh"
+#include "cuda/wgmma.cuh"
+
+/* A CTA tile: 128 x BN, two warpgroups of 64 rows, STAGES K tiles of 64 elements in the ring. */
+template <int BM_, int BN_, int STAGES_> struct igemm_wgmma_tile {
+    static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_, THREADS = 256;
+    static_assert(BM == 128, "two warpgroups of 64 rows");
+};
+
+/* The shared memory of a CTA, from a 1024-byte aligned base: STAGES A stages, then STAGES B
+   stages; the dynamic allocation has 1024 bytes more, to align its start. */
+template <class Tile, typename T> struct igemm_wgmma_shape {
+    typedef ocd_wgmma_smem<T, Tile::BM> SA;
+    typedef ocd_wgmma_smem<T, Tile::BN> SB;
+    static constexpr uint32_t A_BYTES = Tile::STAGES * SA::STAGE_BYTES;
+    static constexpr size_t SMEM = (size_t)Tile::STAGES * (SA::STAGE_BYTES + SB::STAGE_BYTES) + 1024;
+    static_assert(SA::STAGE_BYTES % 1024 == 0 && SB::STAGE_BYTES % 1024 == 0, "stages keep 1024-byte alignment");
+
+    static __host__ __device__ __forceinline__ uint32_t a_stage(int s)
+    {
+        return (uint32_t)s * SA::STAGE_BYTES;
+    }
+    static __host__ __device__ __forceinline__ uint32_t b_stage(int s)
+    {
+        return A_BYTES + (uint32_t)s * SB::STAGE_BYTES;
+    }
+    /* Descriptors of k-step ks of stage s, for the smem base at shared address base: warpgroup
+       wg's 64 rows of A, and all of B. */
+    static __host__ __device__ __forceinline__ uint64_t desc_a(uint32_t base, int s, int wg, int ks)
+    {
+        return ocd_wgmma_desc_k128(base + a_stage(s) + (uint32_t)wg * 64 * 128, ks);
+    }
+    static __host__ __device__ __forceinline__ uint64_t desc_b(uint32_t base, int s, int ks)
+    {
+        return ocd_wgmma_desc_k128(base + b_stage(s), ks);
+    }
+};
+
+/* The operations ocd_wgmma_kloop runs, as this thread issues them. */
+template <class Tile, typename T, class ALoad, class BLoad> struct igemm_wgmma_ops {
+    typedef igemm_wgmma_shape<Tile, T> Shape;
+    unsigned char *smem;
+    uint32_t base; /* smem's shared address */
+    const ALoad &al;
+    const BLoad &bl;
+    const igemm_params &p;
+    int kt0, wg;
+    float (&d)[Tile::BN / 2];
+
+    __device__ __forceinline__ void load(int tile, int s)
+    {
+        al.load((T *)(smem + Shape::a_stage(s)), kt0 + tile, p);
+        bl.load((T *)(smem + Shape::b_stage(s)), kt0 + tile, p);
+    }
+    __device__ __forceinline__ void cp_commit()
+    {
+        ocd_mma_cp_commit();
+    }
+    template <int N> __device__ __forceinline__ void cp_wait()
+    {
+        ocd_mma_cp_wait<N>();
+    }
+    __device__ __forceinline__ void fence_async()
+    {
+        ocd_wgmma_fence_async_smem();
+    }
+    __device__ __forceinline__ void sync()
+    {
+        __syncthreads();
+    }
+    __device__ __forceinline__ void mma(int s)
+    {
+        ocd_wgmma_fence_operands(d);
+        ocd_wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < Shape::SA::BK / Shape::SA::KSTEP; ks++)
+            ocd_wgmma<Tile::BN, T>::ss(d, Shape::desc_a(base, s, wg, ks), Shape::desc_b(base, s, ks), 1);
+        ocd_wgmma_commit();
+        ocd_wgmma_fence_operands(d);
+    }
+    template <int N> __device__ __forceinline__ void mma_wait()
+    {
+        ocd_wgmma_wait<N>();
+        ocd_wgmma_fence_operands(d);
+    }
+};
+
+/* grid = (ceil(M / 128), ceil(N / BN), groups * splits), 256 threads, igemm_wgmma_shape::SMEM
+   bytes of dynamic shared memory. */
+template <class Tile, typename T, class Dir>
+__global__ void __launch_bounds__(256, 1) igemm_wgmma_kernel(const __grid_constant__ igemm_params p)
+{
+#ifdef OCD_WGMMA_ARCH_OK
+    typedef igemm_wgmma_shape<Tile, T> Shape;
+    typedef typename Shape::SA SA;
+    typedef typename Shape::SB SB;
+    extern __shared__ __align__(16) unsigned char igemm_wgmma_smem_raw[];
+    const uint32_t raw = ocd_wgmma_smem_addr(igemm_wgmma_smem_raw);
+    const uint32_t pad = (1024u - (raw & 1023u)) & 1023u;
+
+    const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31;
+    const igemm_cta c = igemm_cta_of(p, blockIdx.x, blockIdx.y, blockIdx.z, Tile::BM, Tile::BN, SA::BK);
+    typename Dir::template ALoad<T, Tile::BM, Tile::THREADS, SA> al;
+    typename Dir::template BLoad<T, Tile::BN, Tile::THREADS, SB> bl;
+    al.setup(p, c.m0, c.n0, c.g, tid);
+    bl.setup(p, c.m0, c.n0, c.g, tid);
+
+    float d[Tile::BN / 2];
+#pragma unroll
+    for (int i = 0; i < Tile::BN / 2; i++) d[i] = 0.f;
+    igemm_wgmma_ops<Tile, T, decltype(al), decltype(bl)> ops = {igemm_wgmma_smem_raw + pad, raw + pad, al, bl, p,
+                                                                c.kt0, wg, d};
+    ocd_wgmma_kloop<Tile::STAGES>(ops, c.nkt);
+
+    /* thread t of warpgroup wg holds rows wg * 64 + 16 (t / 32) + ...: a warp's 16 x BN slice
+       laid out as mma.sync's (wgmma.cuh) */
+    igemm_store_frags<T, 1, Tile::BN / 8>(p, [&](int, int j, int e) { return d[j * 4 + e]; },
+                                          c.m0 + wg * 64 + ((tid & 127) >> 5) * 16, c.n0, c.g, c.split, lane);
+#endif
+}
+
+template <class Tile, typename T, class Dir>
+static cudnnStatus_t igemm_wgmma_launch(const igemm_params *p, int device, cudaStream_t stream)
+{
+    static unsigned long long smem_opted;
+    return igemm_launch_kernel<T>(igemm_wgmma_kernel<Tile, T, Dir>, Tile::BM, Tile::BN, Tile::THREADS,
+                                  igemm_wgmma_shape<Tile, T>::SMEM, &smem_opted, p, device, stream);
+}
+
+#ifdef OCD_SM90A
+extern const bool ocd_igemm_wgmma_built = true;
+#else
+extern const bool ocd_igemm_wgmma_built = false;
+#endif
+
+#define IGEMM_WGMMA_ROW(i, bm, bn, st)                                                              \
+    {{igemm_wgmma_launch<igemm_wgmma_tile<bm, bn, st>, __half, igemm_dir_fwd>,                       \
+      igemm_wgmma_launch<igemm_wgmma_tile<bm, bn, st>, __nv_bfloat16, igemm_dir_fwd>},               \
+     {igemm_wgmma_launch<igemm_wgmma_tile<bm, bn, st>, __half, igemm_dir_dgrad>,                     \
+      igemm_wgmma_launch<igemm_wgmma_tile<bm, bn, st>, __nv_bfloat16, igemm_dir_dgrad>}},
+const igemm_launch_fn ocd_igemm_wgmma_launch[OCD_IGEMM_WGMMA_NTILES][2][2] = {OCD_IGEMM_WGMMA_TILES(IGEMM_WGMMA_ROW)};
+#undef IGEMM_WGMMA_ROW

@@ -1,0 +1,474 @@
+/* conv_igemm_sm90.cu (emulation): the sm_90a implicit-GEMM convolution kernel
+   (src/cuda/conv_igemm_sm90.cu) with every thread's own logic run on the CPU, against the
+   double-precision reference of tests/ref: the plan (make_plan of src/cuda/conv_igemm.cu for the
+   wgmma tiles, on a handle of compute capability 9.0), each thread's loaders writing their
+   cp.async chunks (a host copy) into the swizzled stages of the CTA's shared memory, the K loop
+   (ocd_wgmma_kloop, the kernel's own), the wgmma of both warpgroups read through the kernel's
+   descriptors (emulated from the PTX ISA, wgmma_emulate.h), and the epilogue from each thread's
+   accumulator registers (igemm_store_frags), split-K's partial tiles summed as the reduction
+   kernel sums them.
+
+   The K loop runs under a checker of its schedule: a stage is loaded only when no wgmma that read
+   it is still pending as of the last __syncthreads (the other warpgroup's wgmma is known complete
+   only through a barrier), a wgmma reads only stages whose copies have landed, been fenced to the
+   async proxy and then synchronized, and nothing is pending at the end. It is also run for 3 to
+   6 stages and 0 to 12 K tiles, and once on a ring one stage smaller than the loop believes,
+   which the checker must reject.
+
+   Cases (fp16 and bf16): both tiles; forward with edge tiles in M and N, an odd pixel count, a K
+   tail, stride 2, dilation 2 with CONVOLUTION mode and bias + ReLU, alpha and beta, split-K; and
+   backward data at unit stride (its filter re-packed into the workspace as the pack kernel does).
+   Prints a line per case; exits 1 if any differs. */
+#include "cuda/conv_igemm.cu"
+/* planned as in a build whose toolkit has sm_90a (only the kernel's host side runs here) */
+#define OCD_SM90A
+#include "cuda/conv_igemm_sm90.cu"
+
+#include "wgmma_emulate.h"
+#include "conv_emulate.h"
+
+extern "C" {
+#include "ref/conv.h"
+}
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+/* ---- the schedule checker ---------------------------------------------------------------------- */
+
+struct ring_check {
+    int stages;
+    int group = 0;                   /* cp.async groups committed */
+    std::vector<int> write_group;    /* per stage: the group of its last load; -1 none pending */
+    std::vector<int> state;          /* per stage: 0 empty, 1 issued, 2 landed, 3 fenced, 4 visible */
+    std::vector<int> reads;          /* per stage: wgmma groups reading it not yet complete */
+    std::vector<bool> unread;        /* per stage: loaded, and no wgmma has read it since */
+    std::vector<int> reads_at_sync;  /* reads as of the last __syncthreads */
+    std::vector<int> mma_groups;     /* stage of each pending wgmma group, oldest first */
+    const char *error = NULL;
+
+    explicit ring_check(int s)
+        : stages(s), write_group(s, -1), state(s, 0), reads(s, 0), unread(s, false), reads_at_sync(s, 0)
+    {
+    }
+
+    void fail(const char *why)
+    {
+        if (error == NULL) error = why;
+    }
+    void load(int s)
+    {
+        if (s < 0 || s >= stages) return fail("stage out of range");
+        if (reads_at_sync[s] || reads[s]) fail("stage loaded while a wgmma reading it may be pending");
+        if (state[s] == 1 || state[s] == 2) fail("stage loaded over copies still in flight");
+        if (unread[s]) fail("stage loaded over a K tile not yet multiplied");
+        write_group[s] = group, state[s] = 1, unread[s] = true;
+    }
+    void cp_commit()
+    {
+        group++;
+    }
+    void cp_wait(int n)
+    {
+        for (int s = 0; s < stages; s++)
+            if (state[s] == 1 && write_group[s] < group - n) state[s] = 2;
+    }
+    void fence_async()
+    {
+        for (int s = 0; s < stages; s++)
+            if (state[s] == 2) state[s] = 3;
+    }
+    void sync()
+    {
+        for (int s = 0; s < stages; s++) {
+            if (state[s] == 3) state[s] = 4;
+            reads_at_sync[s] = reads[s];
+        }
+    }
+    void mma(int s)
+    {
+        if (s < 0 || s >= stages) return fail("stage out of range");
+        if (state[s] != 4) fail("wgmma reads a stage whose copies are not landed, fenced and synchronized");
+        if (!unread[s]) fail("wgmma reads a stage no K tile was loaded into since its last read");
+        reads[s]++, unread[s] = false;
+        mma_groups.push_back(s);
+    }
+    void mma_wait(int n)
+    {
+        while ((int)mma_groups.size() > n) {
+            reads[mma_groups.front()]--;
+            mma_groups.erase(mma_groups.begin());
+        }
+    }
+    void finish()
+    {
+        for (int s = 0; s < stages; s++)
+            if (reads[s] || state[s] == 1 || unread[s]) fail("work still pending after the loop");
+    }
+};
+
+/* Ops for the schedule alone; `wrap` stages in the ring really (fewer than the loop's STAGES: a
+   broken ring the checker must catch). */
+struct sched_ops {
+    ring_check &c;
+    int wrap;
+    int loads = 0, mmas = 0;
+    void load(int, int s)
+    {
+        c.load(s % wrap);
+        loads++;
+    }
+    void cp_commit()
+    {
+        c.cp_commit();
+    }
+    template <int N> void cp_wait()
+    {
+        c.cp_wait(N);
+    }
+    void fence_async()
+    {
+        c.fence_async();
+    }
+    void sync()
+    {
+        c.sync();
+    }
+    void mma(int s)
+    {
+        c.mma(s % wrap);
+        mmas++;
+    }
+    template <int N> void mma_wait()
+    {
+        c.mma_wait(N);
+    }
+};
+
+template <int STAGES> bool check_schedule(int wrap, int nkt)
+{
+    ring_check c(STAGES);
+    sched_ops ops = {c, wrap};
+    ocd_wgmma_kloop<STAGES>(ops, nkt);
+    c.finish();
+    if (c.error == NULL && (ops.loads != nkt || ops.mmas != nkt)) c.fail("not every K tile loaded and multiplied once");
+    if (c.error && wrap == STAGES) printf("    %d stages, %d K tiles: %s\n", STAGES, nkt, c.error);
+    return c.error == NULL;
+}
+
+bool check_schedules()
+{
+    bool ok = true, caught = true;
+    for (int nkt = 0; nkt <= 12; nkt++) {
+        ok = ok && check_schedule<3>(3, nkt) && check_schedule<4>(4, nkt) && check_schedule<5>(5, nkt) &&
+             check_schedule<6>(6, nkt);
+        /* with more K tiles than real stages, the short ring must clash */
+        if (nkt > 5) caught = caught && !check_schedule<5>(4, nkt) && !check_schedule<4>(3, nkt);
+    }
+    printf("%s the K loop's schedule, 3 to 6 stages, 0 to 12 K tiles\n", ok ? "ok  " : "FAIL");
+    printf("%s a ring one stage short is caught\n", caught ? "ok  " : "FAIL");
+    return ok && caught;
+}
+
+/* ---- one CTA, thread by thread ------------------------------------------------------------------- */
+
+template <class Tile, typename T, class Dir> struct cta_emu {
+    typedef igemm_wgmma_shape<Tile, T> Shape;
+    typedef typename Shape::SA SA;
+    typedef typename Shape::SB SB;
+    typedef typename Dir::template ALoad<T, Tile::BM, Tile::THREADS, SA> ALoad;
+    typedef typename Dir::template BLoad<T, Tile::BN, Tile::THREADS, SB> BLoad;
+    static constexpr uint32_t BASE = 3 * 1024; /* the aligned start, as a shared address */
+
+    const igemm_params &p;
+    igemm_cta cta;
+    std::vector<ALoad> al;
+    std::vector<BLoad> bl;
+    std::vector<uint8_t> smem;
+    std::vector<float> d; /* [warpgroup][thread][BN / 2] */
+    ring_check check;
+    bool wgmma_ok = true;
+
+    cta_emu(const igemm_params &prm, int bx, int by, int bz)
+        : p(prm), al(Tile::THREADS), bl(Tile::THREADS), smem(BASE + Shape::SMEM - 1024),
+          d((size_t)2 * 128 * (Tile::BN / 2), 0.f), check(Tile::STAGES)
+    {
+        cta = igemm_cta_of(p, bx, by, bz, Tile::BM, Tile::BN, SA::BK);
+        for (int tid = 0; tid < Tile::THREADS; tid++) {
+            al[tid].setup(p, cta.m0, cta.n0, cta.g, tid);
+            bl[tid].setup(p, cta.m0, cta.n0, cta.g, tid);
+        }
+        /* what no load writes must not be read: poison the stages */
+        for (uint8_t &b : smem) b = 0xff;
+    }
+
+    /* the Ops of ocd_wgmma_kloop, for all threads at once */
+    void load(int tile, int s)
+    {
+        check.load(s);
+        for (int tid = 0; tid < Tile::THREADS; tid++) {
+            al[tid].load((T *)&smem[BASE + Shape::a_stage(s)], cta.kt0 + tile, p);
+            bl[tid].load((T *)&smem[BASE + Shape::b_stage(s)], cta.kt0 + tile, p);
+        }
+    }
+    void cp_commit()
+    {
+        check.cp_commit();
+    }
+    template <int N> void cp_wait()
+    {
+        check.cp_wait(N);
+    }
+    void fence_async()
+    {
+        check.fence_async();
+    }
+    void sync()
+    {
+        check.sync();
+    }
+    void mma(int s)
+    {
+        check.mma(s);
+        for (int wg = 0; wg < 2; wg++)
+            for (int ks = 0; ks < SA::BK / SA::KSTEP; ks++)
+                wgmma_ok = wgmma_ok && emu_wgmma_ss<T, Tile::BN>((float(*)[Tile::BN / 2]) & d[(size_t)wg * 128 * (Tile::BN / 2)],
+                                                                 smem, Shape::desc_a(BASE, s, wg, ks),
+                                                                 Shape::desc_b(BASE, s, ks), true);
+    }
+    template <int N> void mma_wait()
+    {
+        check.mma_wait(N);
+    }
+
+    /* Runs the CTA; NULL, or what went wrong. */
+    const char *run()
+    {
+        ocd_wgmma_kloop<Tile::STAGES>(*this, cta.nkt);
+        check.finish();
+        if (check.error) return check.error;
+        if (!wgmma_ok) return "a descriptor is malformed or reads outside shared memory";
+        for (int tid = 0; tid < Tile::THREADS; tid++) {
+            const int wg = tid / 128, t = tid % 128;
+            const float *r = &d[((size_t)wg * 128 + t) * (Tile::BN / 2)];
+            igemm_store_frags<T, 1, Tile::BN / 8>(p, [&](int, int j, int e) { return r[j * 4 + e]; },
+                                                  cta.m0 + wg * 64 + (t / 32) * 16, cta.n0, cta.g, cta.split, tid % 32);
+        }
+        return NULL;
+    }
+};
+
+/* The whole launch of igemm_wgmma_launch, then split-K's reduction. */
+template <class Tile, typename T, class Dir> const char *emulate_launch(const igemm_params &p)
+{
+    const int gx = (p.M + Tile::BM - 1) / Tile::BM, gy = (p.N + Tile::BN - 1) / Tile::BN, gz = p.groups * p.splits;
+    for (int bz = 0; bz < gz; bz++)
+        for (int by = 0; by < gy; by++)
+            for (int bx = 0; bx < gx; bx++) {
+                cta_emu<Tile, T, Dir> cta(p, bx, by, bz);
+                if (const char *why = cta.run()) return why;
+            }
+    if (p.splits > 1)
+        for (int64_t i = 0; i < (int64_t)p.M * p.N * p.groups; i++) igemm_reduce_one<T>(p, i);
+    return NULL;
+}
+
+/* ---- cases ---------------------------------------------------------------------------------------- */
+
+struct emu_case {
+    const char *name;
+    bool dgrad, bf16;
+    int tile; /* wgmma tile index */
+    int n, c, k, h, w, r, s, pad, stride, dil;
+    bool flip, bias_relu;
+    double alpha, beta;
+    int sm_count;
+    int splits; /* expected */
+};
+
+/* An NHWC view of logical dims (n, c, h, w). */
+struct ocd_tensor_view nhwc(cudnnDataType_t t, int64_t n, int64_t c, int64_t h, int64_t w)
+{
+    struct ocd_tensor_view v;
+    memset(&v, 0, sizeof v);
+    v.dtype = t, v.rank = 4, v.vect = 1;
+    v.dims[0] = n, v.dims[1] = c, v.dims[2] = h, v.dims[3] = w;
+    v.strides[0] = h * w * c, v.strides[1] = 1, v.strides[2] = w * c, v.strides[3] = c;
+    return v;
+}
+
+/* NHWC storage index of logical NCHW element (n, c, h, w). */
+size_t at(const struct ocd_tensor_view &v, long n, long c, long h, long w)
+{
+    return (size_t)(n * v.strides[0] + c * v.strides[1] + h * v.strides[2] + w * v.strides[3]);
+}
+
+template <typename T> bool run_case(const emu_case &e)
+{
+    const cudnnDataType_t dt = e.bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
+    struct ref_conv rc;
+    memset(&rc, 0, sizeof rc);
+    rc.nsp = 2, rc.n = e.n, rc.c = e.c, rc.k = e.k, rc.groups = 1, rc.convolution = e.flip;
+    rc.in[0] = e.h, rc.in[1] = e.w, rc.filt[0] = e.r, rc.filt[1] = e.s;
+    rc.pad[0] = rc.pad[1] = e.pad, rc.stride[0] = rc.stride[1] = e.stride, rc.dil[0] = rc.dil[1] = e.dil;
+    if (!ref_conv_out_dims(&rc)) return false;
+    const int P = rc.out[0], Q = rc.out[1];
+
+    struct ocd_conv_problem p;
+    memset(&p, 0, sizeof p);
+    p.dir = e.dgrad ? OCD_CONV_BWD_DATA : OCD_CONV_FWD;
+    p.s.nsp = 2, p.s.n = e.n, p.s.c = e.c, p.s.k = e.k, p.s.groups = 1, p.s.flip = e.flip;
+    for (int i = 0; i < 2; i++) {
+        p.s.in[i] = rc.in[i], p.s.filt[i] = rc.filt[i], p.s.out[i] = rc.out[i];
+        p.s.pad[i] = e.pad, p.s.stride[i] = e.stride, p.s.dilation[i] = e.dil;
+    }
+    p.x = nhwc(dt, e.n, e.c, e.h, e.w), p.y = nhwc(dt, e.n, e.k, P, Q);
+    /* the forward pass reads a KRSC filter in place; backward data re-packs a KCRS one */
+    const int64_t wdims[4] = {e.k, e.c, e.r, e.s};
+    p.w = e.dgrad ? packed(wdims) : nhwc(dt, e.k, e.c, e.r, e.s);
+    p.w.dtype = dt;
+    p.w_format = e.dgrad ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+    p.compute = CUDNN_DATA_FLOAT, p.math = CUDNN_TENSOR_OP_MATH;
+    p.alpha = e.alpha, p.beta = e.beta;
+
+    emu_rng rng = {(uint32_t)(e.c * 131 + e.k)};
+    const size_t nx = (size_t)ref_conv_x_count(&rc), nw = (size_t)ref_conv_w_count(&rc), ny = (size_t)ref_conv_y_count(&rc);
+    std::vector<T> x(nx), w(nw), y(ny), bias(e.k);
+    std::vector<double> xd(nx), wd(nw), yd(ny), biasd(e.k);
+    const struct ocd_tensor_view &wv = p.w;
+    /* logical NCHW (KCRS) double copies in the reference's order */
+    for (long n = 0, i = 0; n < e.n; n++)
+        for (long c = 0; c < e.c; c++)
+            for (long h = 0; h < e.h; h++)
+                for (long ww = 0; ww < e.w; ww++, i++) {
+                    T &v = x[at(p.x, n, c, h, ww)];
+                    v = T(rng.next());
+                    xd[i] = ocd_cuda_load(&v);
+                }
+    for (long k = 0, i = 0; k < e.k; k++)
+        for (long c = 0; c < e.c; c++)
+            for (long r = 0; r < e.r; r++)
+                for (long s = 0; s < e.s; s++, i++) {
+                    T &v = w[at(wv, k, c, r, s)];
+                    v = T(rng.next());
+                    wd[i] = ocd_cuda_load(&v);
+                }
+    for (long n = 0, i = 0; n < e.n; n++)
+        for (long k = 0; k < e.k; k++)
+            for (long h = 0; h < P; h++)
+                for (long ww = 0; ww < Q; ww++, i++) {
+                    T &v = y[at(p.y, n, k, h, ww)];
+                    v = T(rng.next());
+                    yd[i] = ocd_cuda_load(&v);
+                }
+    for (int k = 0; k < e.k; k++) bias[k] = T(rng.next()), biasd[k] = ocd_cuda_load(&bias[k]);
+    p.x_data = x.data(), p.w_data = w.data(), p.y_data = y.data();
+    if (e.bias_relu) {
+        p.ep.on = true, p.ep.relu = true, p.ep.alpha2 = e.beta, p.ep.z = e.beta != 0 ? y.data() : NULL;
+        p.ep.bias = bias.data();
+        p.ep.bias_view = nhwc(dt, 1, e.k, 1, 1);
+    }
+
+    /* the reference: the destination's old values (beta, or z) and the result */
+    std::vector<double> want;
+    if (e.dgrad) {
+        want.assign(nx, 0);
+        ref_conv_bwd_data(&rc, yd.data(), wd.data(), want.data());
+        for (size_t i = 0; i < nx; i++) want[i] = e.alpha * want[i] + e.beta * xd[i];
+    } else {
+        want.assign(ny, 0);
+        ref_conv_fwd(&rc, xd.data(), wd.data(), want.data());
+        for (size_t i = 0; i < ny; i++) {
+            want[i] = e.alpha * want[i] + e.beta * yd[i];
+            if (e.bias_relu) want[i] = fmax(want[i] + biasd[(i / ((size_t)P * Q)) % e.k], 0.0);
+        }
+    }
+
+    struct cudnnContext ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.cc_major = 9, ctx.cc_minor = 0, ctx.sm_count = e.sm_count;
+    igemm_plan pl;
+    const char *why = make_plan(&ctx, &p, WGMMA_TILE0 + e.tile, false, &pl);
+    if (why != NULL) {
+        printf("FAIL %s: the plan declines: %s\n", e.name, why);
+        return false;
+    }
+    if (pl.prm.splits != e.splits) {
+        printf("FAIL %s: %d splits, the case wants %d\n", e.name, pl.prm.splits, e.splits);
+        return false;
+    }
+    std::vector<uint8_t> ws(pl.ws_bytes + 256);
+    uint8_t *wsa = (uint8_t *)(((uintptr_t)ws.data() + 255) & ~(uintptr_t)255);
+    if (pl.pack_filter) { /* igemm_pack_filter, element by element */
+        const igemm_filter_pack &f = pl.pack;
+        const int64_t total = (int64_t)f.g * f.kg * f.cgp * f.t * f.r * f.s;
+        T *dst = (T *)(wsa + pl.ws_filter);
+        for (int64_t i = 0; i < total; i++) {
+            int64_t src;
+            dst[i] = igemm_filter_src(f, i, &src) ? w[src] : T(0.f);
+        }
+        pl.prm.bmat = dst;
+    }
+    if (pl.prm.splits > 1) pl.prm.epi.partial = (float *)(wsa + pl.ws_part);
+
+    const char *err;
+    if (e.tile == 0)
+        err = e.dgrad ? emulate_launch<igemm_wgmma_tile<128, 256, 4>, T, igemm_dir_dgrad>(pl.prm)
+                      : emulate_launch<igemm_wgmma_tile<128, 256, 4>, T, igemm_dir_fwd>(pl.prm);
+    else
+        err = e.dgrad ? emulate_launch<igemm_wgmma_tile<128, 128, 5>, T, igemm_dir_dgrad>(pl.prm)
+                      : emulate_launch<igemm_wgmma_tile<128, 128, 5>, T, igemm_dir_fwd>(pl.prm);
+    if (err) {
+        printf("FAIL %s: %s\n", e.name, err);
+        return false;
+    }
+    /* within the destination type's rounding of a sum in fp32 */
+    const std::vector<T> &got = e.dgrad ? x : y;
+    const struct ocd_tensor_view &gv = e.dgrad ? p.x : p.y;
+    const long gc = e.dgrad ? e.c : e.k, gh = e.dgrad ? e.h : P, gw = e.dgrad ? e.w : Q;
+    double worst = 0;
+    for (long n = 0, i = 0; n < e.n; n++)
+        for (long c = 0; c < gc; c++)
+            for (long h = 0; h < gh; h++)
+                for (long ww = 0; ww < gw; ww++, i++) {
+                    double g = ocd_cuda_load(&got[at(gv, n, c, h, ww)]);
+                    double err_i = fabs(g - want[i]) / fmax(1.0, fabs(want[i]));
+                    if (!(err_i <= 1e-2)) {
+                        printf("FAIL %s: (n %ld, c %ld, %ld, %ld): %.6g, want %.6g\n", e.name, n, c, h, ww, g, want[i]);
+                        return false;
+                    }
+                    worst = fmax(worst, err_i);
+                }
+    printf("ok   %s (M %d, N %d, K %d, %d split%s): largest error %.2g\n", e.name, pl.prm.M, pl.prm.N, pl.prm.K,
+           pl.prm.splits, pl.prm.splits > 1 ? "s" : "", worst);
+    return true;
+}
+
+} // namespace
+
+int main()
+{
+    setenv("OPENCUDNN_UNPROVEN", "1", 1); /* the entries are gated until a GPU has run them */
+    int failed = !check_schedules();
+    static const emu_case cases[] = {
+        /* name, dgrad, bf16, tile, n, c, k, h, w, r, s, pad, stride, dil, flip, bias_relu, alpha, beta, sms, splits */
+        {"fwd 128x256 fp16, 361 pixels, N edge, K tail", false, false, 0, 1, 24, 240, 19, 19, 3, 3, 1, 1, 1, false,
+         false, 1, 0, 2, 1},
+        {"fwd 128x128 bf16, stride 2, 315 pixels, alpha beta", false, true, 1, 3, 40, 120, 29, 13, 3, 3, 1, 2, 1,
+         false, false, 0.5, 0.75, 2, 1},
+        {"fwd 128x128 fp16, dilation 2, CONVOLUTION, bias ReLU z", false, false, 1, 1, 16, 128, 20, 18, 3, 3, 2, 1, 2,
+         true, true, 1, 0.5, 2, 1},
+        {"fwd 128x128 fp16, split-K", false, false, 1, 2, 232, 128, 10, 10, 3, 3, 1, 1, 1, false, false, 1, 0, 64, 2},
+        {"dgrad 128x256 fp16, 361 pixels, N edge", true, false, 0, 1, 240, 24, 19, 19, 3, 3, 1, 1, 1, false, false, 1,
+         0, 2, 1},
+        {"dgrad 128x128 bf16, CONVOLUTION, beta", true, true, 1, 2, 128, 40, 13, 13, 3, 3, 1, 1, 1, true, false, 1,
+         0.5, 2, 1},
+    };
+    for (const emu_case &e : cases) failed += e.bf16 ? !run_case<__nv_bfloat16>(e) : !run_case<__half>(e);
+    printf("%d failed\n", failed);
+    return failed ? 1 : 0;
+}
