@@ -4,8 +4,8 @@
    bias's own descriptor passed as z), ONNX Runtime's reductions (indices asked for whatever the
    op), NVIDIA's Caffe (the compute type changed by a Get/Set round trip of the convolution
    descriptor), OneFlow's algorithm search (every result it scans must be SUCCESS),
-   Deeplearning4j's max pooling backward (the output gradient passed as y) and depthwise
-   convolution (the non-Ex Find asked for one result), SINGA's batch norm
+   Deeplearning4j's max pooling backward (the output gradient passed as y) and convolutions
+   (the non-Ex Find asked for one result, the filter's format not the data's), SINGA's batch norm
    with an epsilon of CUDNN_BN_MIN_EPSILON (0), OpenVINO's clamp and MVN as tensor ops, Caffe2's
    affine channel (tensor ops in place, channels-last, reductions into the scale), MegEngine's
    fused convolution (the math type set first, z the unwritten output under alpha2 0). Each result
@@ -516,34 +516,38 @@ TEST(compat_pool_dl4j_max_backward_gradient_as_y)
     tview_destroy(&bx), tview_destroy(&bp);
 }
 
-/* libnd4j's depthwise_conv2d (platform/cudnn/depthwiseConv2d.cu), channel multiplier 1: x and y
-   through cudnnSetTensor4dDescriptor in the op's format (NCHW or NHWC), the filter {iC, 1, kH, kW}
-   NCHW, cudnnSetConvolutionGroupCount(iC) after cudnnSetConvolution2dDescriptor (cross-correlation,
+/* libnd4j's conv2d (platform/cudnn/conv2d.cu) and depthwise_conv2d (depthwiseConv2d.cu, channel
+   multiplier 1): x and y through cudnnSetTensor4dDescriptor in the op's format (NCHW or NHWC); the
+   filter {oC, iC / groups, kH, kW} in **its own format, independent of the data's** (conv2d's
+   wFormat 1 is NCHW, 2 NHWC, whatever the data; depthwise always NCHW) and, for depthwise,
+   cudnnSetConvolutionGroupCount(iC) after cudnnSetConvolution2dDescriptor (cross-correlation,
    the data's type as compute type); each direction's algorithm from the non-Ex
    cudnnFind*Algorithm asked for 1 result, its status not read, its workspace from the
    direction's cudnnGet*WorkspaceSize; the bias {1, oC, 1, 1} NCHW added by cudnnAddTensor with
    alpha and beta 1 onto the (possibly NHWC) output, its gradient by cudnnConvolutionBackwardBias
    into that descriptor; alpha and beta float for float and half data, double for double. */
-TEST(compat_conv_dl4j_depthwise_found_non_ex)
+TEST(compat_conv_dl4j_found_non_ex_filter_format_free)
 {
-    static const struct { cudnnDataType_t t; bool nhwc; int pad, stride, dil; } cases[] = {
-        {CUDNN_DATA_FLOAT, false, 1, 1, 1}, {CUDNN_DATA_FLOAT, true, 1, 2, 2}, {CUDNN_DATA_DOUBLE, true, 0, 1, 2},
-        {CUDNN_DATA_HALF, true, 1, 1, 1},
+    static const struct { cudnnDataType_t t; bool nhwc, w_nhwc; int groups, pad, stride, dil; } cases[] = {
+        {CUDNN_DATA_FLOAT, false, false, 4, 1, 1, 1}, {CUDNN_DATA_FLOAT, true, false, 4, 1, 2, 2},
+        {CUDNN_DATA_DOUBLE, true, false, 4, 0, 1, 2}, {CUDNN_DATA_HALF, true, false, 4, 1, 1, 1},
+        {CUDNN_DATA_FLOAT, true, false, 1, 1, 1, 1},  {CUDNN_DATA_FLOAT, false, true, 1, 1, 2, 1},
+        {CUDNN_DATA_DOUBLE, true, true, 1, 0, 1, 1},
     };
     cudnnHandle_t h = test_handle();
     for (size_t k = 0; k < TLEN(cases); k++) {
         const cudnnDataType_t t = cases[k].t;
-        struct ref_conv rc = {2, 2, 4, 4, 4, {7, 6}, {3, 3}, {0}, {cases[k].pad, cases[k].pad},
+        struct ref_conv rc = {2, 2, 4, 4, cases[k].groups, {7, 6}, {3, 3}, {0}, {cases[k].pad, cases[k].pad},
                               {cases[k].stride, cases[k].stride}, {cases[k].dil, cases[k].dil}, false};
         ref_conv_out_dims(&rc);
         const int xdims[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, ydims[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
-        const int wdims[4] = {rc.k, 1, rc.filt[0], rc.filt[1]}, bdims[4] = {1, rc.k, 1, 1};
+        const int wdims[4] = {rc.k, rc.c / rc.groups, rc.filt[0], rc.filt[1]}, bdims[4] = {1, rc.k, 1, 1};
         const int layout = cases[k].nhwc ? TV_NHWC : TV_NCHW;
         const cudnnTensorFormat_t f = cases[k].nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
         struct tview x, y, w, b;
         tview_init(&x, t, 4, xdims, layout);
         tview_init(&y, t, 4, ydims, layout);
-        tview_init(&w, t, 4, wdims, TV_NCHW);
+        tview_init(&w, t, 4, wdims, cases[k].w_nhwc ? TV_NHWC : TV_NCHW);
         tview_init(&b, t, 4, bdims, TV_NCHW);
         cudnnFilterDescriptor_t wd;
         cudnnConvolutionDescriptor_t cd;
@@ -551,10 +555,11 @@ TEST(compat_conv_dl4j_depthwise_found_non_ex)
         CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
         bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(x.desc, f, t, xdims[0], xdims[1], xdims[2], xdims[3])) &&
                   CHECK_OK(cudnnSetTensor4dDescriptor(y.desc, f, t, ydims[0], ydims[1], ydims[2], ydims[3])) &&
-                  CHECK_OK(cudnnSetFilter4dDescriptor(wd, t, CUDNN_TENSOR_NCHW, wdims[0], 1, wdims[2], wdims[3])) &&
+                  CHECK_OK(cudnnSetFilter4dDescriptor(wd, t, cases[k].w_nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                                      wdims[0], wdims[1], wdims[2], wdims[3])) &&
                   CHECK_OK(cudnnSetConvolution2dDescriptor(cd, rc.pad[0], rc.pad[1], rc.stride[0], rc.stride[1],
                                                            rc.dil[0], rc.dil[1], CUDNN_CROSS_CORRELATION, t)) &&
-                  CHECK_OK(cudnnSetConvolutionGroupCount(cd, rc.c));
+                  CHECK_OK(cudnnSetConvolutionGroupCount(cd, rc.groups));
         double *xv = tview_random(x.count, -1, 1), *wv = tview_random(w.count, -1, 1), *bv = tview_random(b.count, -1, 1);
         double *dyv = tview_random(y.count, -1, 1), *yw = malloc(sizeof(double) * (size_t)y.count);
         double *dxw = malloc(sizeof(double) * (size_t)x.count), *dww = malloc(sizeof(double) * (size_t)w.count);
@@ -589,15 +594,15 @@ TEST(compat_conv_dl4j_depthwise_found_non_ex)
         void *pwsd = wsd ? tbuf_alloc(wsd) : NULL;
         if (ok && CHECK_OK(cudnnConvolutionForward(h, one, x.desc, px, wd, pw, cd, fp.algo, pwsf, wsf, zero, y.desc, py)) &&
             CHECK_OK(cudnnAddTensor(h, one, b.desc, pb, one, y.desc, py)))
-            tview_check(&y, py, yw, "DL4J depthwise forward with the bias");
+            tview_check(&y, py, yw, "DL4J forward with the bias");
         if (ok && CHECK_OK(cudnnConvolutionBackwardBias(h, one, y.desc, pdy, zero, b.desc, pdb)))
-            tview_check(&b, pdb, dbw, "DL4J depthwise bias gradient");
+            tview_check(&b, pdb, dbw, "DL4J bias gradient");
         if (ok && CHECK_OK(cudnnConvolutionBackwardFilter(h, one, x.desc, px, y.desc, pdy, cd, fwp.algo, pwsw, wsw, zero,
                                                           wd, pdw)))
-            tview_check(&w, pdw, dww, "DL4J depthwise filter gradient");
+            tview_check(&w, pdw, dww, "DL4J filter gradient");
         if (ok && CHECK_OK(cudnnConvolutionBackwardData(h, one, wd, pw, y.desc, pdy, cd, dp.algo, pwsd, wsd, zero, x.desc,
                                                         pdx)))
-            tview_check(&x, pdx, dxw, "DL4J depthwise input gradient");
+            tview_check(&x, pdx, dxw, "DL4J input gradient");
         tbuf_free(pwsf), tbuf_free(pwsw), tbuf_free(pwsd);
         tview_free(&x, px), tview_free(&x, pdx), tview_free(&w, pw), tview_free(&w, pdw);
         tview_free(&b, pb), tview_free(&b, pdb), tview_free(&y, pdy), tview_free(&y, py);
