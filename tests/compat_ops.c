@@ -6,7 +6,8 @@
    dim shares a stride; ONNX Runtime's instance normalization through the running averages, its
    ceil-mode and 1-D pooling and 5-D LRN; TVM's group count set before the descriptor and its
    log-softmax over a middle axis; NNabla's batch-norm backward with the gradients it does not
-   want in one scratch buffer. Each result against the double references of tests/ref/.
+   want in one scratch buffer, and its 1-D channels-last deconvolution with a convolution
+   descriptor per direction. Each result against the double references of tests/ref/.
    (compat_core.c: the logging and version patterns.) */
 #include "desc_util.h"
 #include "ref/batchnorm.h"
@@ -952,6 +953,121 @@ TEST(compat_bn_nnabla_unwanted_gradients_share_a_buffer)
             tview_destroy(&x);
             cudnnDestroyTensorDescriptor(xd), cudnnDestroyTensorDescriptor(pd);
         }
+}
+
+/* NNabla's convolution resource (sony/nnabla-ext-cuda src/nbla/cuda/cudnn/cudnn.cpp,
+   CudnnConvResource): a 1-D convolution as a 2-D one, the descriptor
+   cudnnSetConvolutionNdDescriptor with the second dim's pad 0, stride 1 and dilation 1 appended,
+   FLOAT compute for half data, then TENSOR_OP_MATH and the group count; channels-last (N, L, C)
+   tensors padded to (N, L, 1, C) and set by **cudnnSetTensorNdDescriptorEx(NHWC, 4 dims {N, C,
+   L, 1})**, the filter {O, C/g, k, 1} by cudnnSetFilterNdDescriptor(NHWC, 4 dims); **one
+   convolution descriptor per direction**; each direction's non-Ex cudnnFind*Algorithm over its
+   MaxCount, and for each SUCCESS result in turn its mathType set on that direction's descriptor
+   and its workspace asked, the first that fits kept (with its math type set again). The
+   deconvolution runs cudnnConvolutionBackwardData as its forward and adds its bias {1, C, 1, 1}
+   (NHWC through the same setter) by cudnnAddTensor; its gradients are cudnnConvolutionForward
+   and cudnnConvolutionBackwardFilter (x the deconvolution's output gradient) and
+   cudnnConvolutionBackwardBias. Against tests/ref/conv.c. */
+TEST(compat_conv_nnabla_1d_channels_last_per_direction_descriptors)
+{
+    static const cudnnDataType_t types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF};
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(types); k++) {
+        const cudnnDataType_t t = types[k];
+        /* the convolution: x (N, C, L) -> y (N, O, L'); the deconvolution maps y back to x */
+        struct ref_conv rc = {2, 2, 4, 6, 2, {9, 1}, {3, 1}, {0}, {1, 0}, {2, 1}, {1, 1}, false};
+        ref_conv_out_dims(&rc);
+        const int xd[4] = {rc.n, rc.c, rc.in[0], 1}, yd[4] = {rc.n, rc.k, rc.out[0], 1};
+        const int wd4[4] = {rc.k, rc.c / rc.groups, rc.filt[0], 1}, bd[4] = {1, rc.c, 1, 1};
+        struct tview x, y, w, b;
+        tview_init(&x, t, 4, xd, TV_NHWC);
+        tview_init(&y, t, 4, yd, TV_NHWC);
+        tview_init(&w, t, 4, wd4, TV_NHWC);
+        tview_init(&b, t, 4, bd, TV_NHWC);
+        cudnnFilterDescriptor_t wd;
+        cudnnConvolutionDescriptor_t cd[3]; /* forward, backward data, backward filter */
+        CHECK_OK(cudnnCreateFilterDescriptor(&wd));
+        bool ok = CHECK_OK(cudnnSetTensorNdDescriptorEx(x.desc, CUDNN_TENSOR_NHWC, t, 4, xd)) &&
+                  CHECK_OK(cudnnSetTensorNdDescriptorEx(y.desc, CUDNN_TENSOR_NHWC, t, 4, yd)) &&
+                  CHECK_OK(cudnnSetTensorNdDescriptorEx(b.desc, CUDNN_TENSOR_NHWC, t, 4, bd)) &&
+                  CHECK_OK(cudnnSetFilterNdDescriptor(wd, t, CUDNN_TENSOR_NHWC, 4, wd4));
+        const int pad[2] = {rc.pad[0], 0}, stride[2] = {rc.stride[0], 1}, dil[2] = {1, 1};
+        for (int d = 0; d < 3; d++)
+            ok = CHECK_OK(cudnnCreateConvolutionDescriptor(&cd[d])) && ok &&
+                 CHECK_OK(cudnnSetConvolutionNdDescriptor(cd[d], 2, pad, stride, dil, CUDNN_CROSS_CORRELATION,
+                                                          CUDNN_DATA_FLOAT)) &&
+                 CHECK_OK(cudnnSetConvolutionMathType(cd[d], CUDNN_TENSOR_OP_MATH)) &&
+                 CHECK_OK(cudnnSetConvolutionGroupCount(cd[d], rc.groups));
+        /* each direction: the first SUCCESS result, its math type set, its workspace */
+        int n = 0, m = 0;
+        size_t ws[3] = {0};
+        cudnnConvolutionFwdAlgo_t fa = 0;
+        cudnnConvolutionBwdDataAlgo_t da = 0;
+        cudnnConvolutionBwdFilterAlgo_t wa = 0;
+        cudnnConvolutionFwdAlgoPerf_t fp[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        cudnnConvolutionBwdDataAlgoPerf_t dp[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        cudnnConvolutionBwdFilterAlgoPerf_t wp[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+        bool found[3] = {false, false, false};
+        ok = ok && CHECK_OK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &m)) &&
+             CHECK_OK(cudnnFindConvolutionForwardAlgorithm(h, x.desc, wd, cd[0], y.desc, m, &n, fp));
+        for (int i = 0; ok && i < n && !found[0]; i++) {
+            if (fp[i].status != CUDNN_STATUS_SUCCESS) continue;
+            ok = CHECK_OK(cudnnSetConvolutionMathType(cd[0], fp[i].mathType)) &&
+                 CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, x.desc, wd, cd[0], y.desc, fp[i].algo, &ws[0]));
+            fa = fp[i].algo, found[0] = true;
+        }
+        ok = ok && CHECK_OK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &m)) &&
+             CHECK_OK(cudnnFindConvolutionBackwardDataAlgorithm(h, wd, y.desc, cd[1], x.desc, m, &n, dp));
+        for (int i = 0; ok && i < n && !found[1]; i++) {
+            if (dp[i].status != CUDNN_STATUS_SUCCESS) continue;
+            ok = CHECK_OK(cudnnSetConvolutionMathType(cd[1], dp[i].mathType)) &&
+                 CHECK_OK(cudnnGetConvolutionBackwardDataWorkspaceSize(h, wd, y.desc, cd[1], x.desc, dp[i].algo, &ws[1]));
+            da = dp[i].algo, found[1] = true;
+        }
+        ok = ok && CHECK_OK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &m)) &&
+             CHECK_OK(cudnnFindConvolutionBackwardFilterAlgorithm(h, x.desc, y.desc, cd[2], wd, m, &n, wp));
+        for (int i = 0; ok && i < n && !found[2]; i++) {
+            if (wp[i].status != CUDNN_STATUS_SUCCESS) continue;
+            ok = CHECK_OK(cudnnSetConvolutionMathType(cd[2], wp[i].mathType)) &&
+                 CHECK_OK(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, x.desc, y.desc, cd[2], wd, wp[i].algo,
+                                                                         &ws[2]));
+            wa = wp[i].algo, found[2] = true;
+        }
+        ok = ok && CHECK(found[0] && found[1] && found[2]);
+        /* the deconvolution of y into x, its bias, and its gradients from dx (the conv's x) */
+        double *yv = tview_random(y.count, -1, 1), *wv = tview_random(w.count, -1, 1), *bv = tview_random(b.count, -1, 1);
+        double *dxv = tview_random(x.count, -1, 1), *xw = malloc(sizeof(double) * (size_t)x.count);
+        double *dyw = malloc(sizeof(double) * (size_t)y.count), *dww = malloc(sizeof(double) * (size_t)w.count);
+        double *dbw = calloc((size_t)b.count, sizeof(double));
+        ref_conv_bwd_data(&rc, yv, wv, xw);
+        ref_conv_fwd(&rc, dxv, wv, dyw);
+        ref_conv_bwd_filter(&rc, dxv, yv, dww);
+        for (int64_t i = 0; i < x.count; i++) xw[i] += bv[i / rc.in[0] % rc.c], dbw[i / rc.in[0] % rc.c] += dxv[i];
+        void *py = tview_upload(&y, yv), *pw = tview_upload(&w, wv), *pb = tview_upload(&b, bv);
+        void *pdx = tview_upload(&x, dxv), *px = tview_upload(&x, NULL), *pdy = tview_upload(&y, NULL);
+        void *pdw = tview_upload(&w, NULL), *pdb = tview_upload(&b, NULL);
+        void *pws = tbuf_alloc(ws[0] > ws[1] ? (ws[0] > ws[2] ? ws[0] : ws[2]) : (ws[1] > ws[2] ? ws[1] : ws[2]));
+        const float one = 1, zero = 0;
+        const double tol = tconv_tolerance(t, t, CUDNN_TENSOR_OP_MATH);
+        if (ok && CHECK_OK(cudnnConvolutionBackwardData(h, &one, wd, pw, y.desc, py, cd[1], da, pws, ws[1], &zero, x.desc,
+                                                        px)) &&
+            CHECK_OK(cudnnAddTensor(h, &one, b.desc, pb, &one, x.desc, px)))
+            tview_check_blend(&x, px, xw, NULL, 1, 0, tol, "NNabla deconvolution with its bias, 1-D channels-last");
+        if (ok && CHECK_OK(cudnnConvolutionForward(h, &one, x.desc, pdx, wd, pw, cd[0], fa, pws, ws[0], &zero, y.desc, pdy)))
+            tview_check_blend(&y, pdy, dyw, NULL, 1, 0, tol, "NNabla deconvolution's input gradient (a forward)");
+        if (ok && CHECK_OK(cudnnConvolutionBackwardFilter(h, &one, x.desc, pdx, y.desc, py, cd[2], wa, pws, ws[2], &zero,
+                                                          wd, pdw)))
+            tview_check_blend(&w, pdw, dww, NULL, 1, 0, tol, "NNabla deconvolution's filter gradient");
+        if (ok && CHECK_OK(cudnnConvolutionBackwardBias(h, &one, x.desc, pdx, &zero, b.desc, pdb)))
+            tview_check(&b, pdb, dbw, "NNabla deconvolution's bias gradient");
+        tbuf_free(pws);
+        tview_free(&y, py), tview_free(&y, pdy), tview_free(&w, pw), tview_free(&w, pdw);
+        tview_free(&b, pb), tview_free(&b, pdb), tview_free(&x, pdx), tview_free(&x, px);
+        free(yv), free(wv), free(bv), free(dxv), free(xw), free(dyw), free(dww), free(dbw);
+        for (int d = 0; d < 3; d++) cudnnDestroyConvolutionDescriptor(cd[d]);
+        cudnnDestroyFilterDescriptor(wd);
+        tview_destroy(&x), tview_destroy(&y), tview_destroy(&w), tview_destroy(&b);
+    }
 }
 
 /* MXNet's SpatialTransformer (src/operator/cudnn_spatial_transformer-inl.h) and BilinearSampler
