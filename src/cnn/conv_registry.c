@@ -63,9 +63,8 @@
     CUDA_ENTRY("cuda:" dir_ "_im2col_gemm_cublas", algos_, ocd_cuda_conv_im2col_gemm_applies,   \
                ocd_cuda_conv_cublas_workspace, ocd_cuda_conv_cublas_run, false)
 #define IGEMM_ENTRY(dir_, variant_, bk_, algos_, i, bm, bn, st)                                 \
-    CUDA_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, bk_, bm, bn, st), algos_,                        \
-               ocd_cuda_conv_igemm_applies_##variant_##_##i, ocd_cuda_conv_igemm_workspace_##i,  \
-               ocd_cuda_conv_igemm_run_##i, true)
+    PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, bk_, bm, bn, st), OCD_BACKEND_CUDA, algos_,   \
+                  ocd_cuda_conv_igemm_##variant_##_##i, true)
 /* A Winograd algorithm (problem/conv.h): the tensor-core flavour, then the fp32 one. The forward
    and backward-data WINOGRAD_NONFUSED tiles are 6x6, too wide for 10-bit operands: those have the
    fp32 entry alone. */
@@ -87,8 +86,8 @@
 #define FWD_IGEMM_ALGOS (BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM))
 /* The sm_90a kernel's entries (compute capability 9.0 only), ahead of the sm_80 kernel's. */
 #define IGEMM_WGMMA_ENTRY(dir_, algos_, i, bm, bn, st)                                          \
-    CUDA_ENTRY(OCD_IGEMM_NAME(dir_, "wgmma", 64, bm, bn, st), algos_, ocd_cuda_conv_igemm_wgmma_applies_##i, \
-               ocd_cuda_conv_igemm_wgmma_workspace_##i, ocd_cuda_conv_igemm_wgmma_run_##i, true)
+    PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, "wgmma", 64, bm, bn, st), OCD_BACKEND_CUDA, algos_,      \
+                  ocd_cuda_conv_igemm_wgmma_##i, true)
 #define FWD_IGEMM_WGMMA(i, bm, bn, st) IGEMM_WGMMA_ENTRY("fwd", FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define DGRAD_IGEMM_WGMMA(i, bm, bn, st)                                                        \
     IGEMM_WGMMA_ENTRY("dgrad", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
@@ -148,12 +147,10 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
                ocd_host_conv_direct, NULL),
 #ifdef OCD_HAVE_CUDA
     CUBLAS_1X1_ENTRIES("dgrad", DGRAD_GEMM_ALGOS)
-    CUDA_ENTRY("cuda:dgrad_igemm_tc_phases", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1),
-               ocd_cuda_conv_igemm_phases_applies_tc, ocd_cuda_conv_igemm_phases_workspace,
-               ocd_cuda_conv_igemm_phases_run, true)
-    CUDA_ENTRY("cuda:dgrad_igemm_tf32_phases", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1),
-               ocd_cuda_conv_igemm_phases_applies_tf32, ocd_cuda_conv_igemm_phases_workspace,
-               ocd_cuda_conv_igemm_phases_run, true)
+    PLANNED_ENTRY("cuda:dgrad_igemm_tc_phases", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1),
+                  ocd_cuda_conv_igemm_phases_tc, true)
+    PLANNED_ENTRY("cuda:dgrad_igemm_tf32_phases", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1),
+                  ocd_cuda_conv_igemm_phases_tf32, true)
     OCD_IGEMM_WGMMA_TILES(DGRAD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(DGRAD_IGEMM_TC)
     OCD_IGEMM_TILES(DGRAD_IGEMM_TF32)

@@ -4,8 +4,9 @@
    Main decision: one plan function (make_plan) answers everything an entry is asked. It maps the
    convolution onto the GEMM of conv_igemm.cuh (ocd_conv_gemm_dims is the mapping; this file only
    adds where each operand lives), decides which operands must first be copied into the workspace,
-   picks split-K, lays out the workspace, and says why it cannot when it cannot. applies, workspace
-   and run call it with the same inputs and so always agree.
+   picks split-K, lays out the workspace, and says why it cannot when it cannot. The entries are
+   planned (core/impl.h): make_plan runs once per problem, and the workspace query and the run
+   read its plan.
 
    What the kernel reads directly: activations whose channels are contiguous with 16-byte aligned
    pixel strides (NHWC and its padded variants), and for the forward pass a KRSC (NHWC-format)
@@ -527,15 +528,6 @@ static cudnnStatus_t run_plan(cudnnHandle_t h, const struct ocd_conv_problem *p,
     return table[pl.type](&pl.prm, h->device, h->stream);
 }
 
-static cudnnStatus_t igemm_run(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, void *workspace,
-                               size_t workspace_bytes)
-{
-    igemm_plan pl;
-    const char *why = make_plan(h, p, tile, p->x.dtype == CUDNN_DATA_FLOAT, &pl);
-    if (why != NULL) return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "implicit GEMM entry run without a plan: %s", why);
-    return run_plan(h, p, tile, pl, workspace, workspace_bytes);
-}
-
 /* ---- the entries ---------------------------------------------------------------------------------- */
 
 extern "C" bool ocd_cuda_conv_igemm_serves(cudnnHandle_t h, const struct ocd_conv_problem *p)
@@ -553,48 +545,38 @@ extern "C" bool ocd_cuda_conv_igemm_serves(cudnnHandle_t h, const struct ocd_con
     return make_plan(h, p, OCD_IGEMM_NTILES - 1, tf32, &pl) == NULL && pl.ws_bytes == 0;
 }
 
+/* The tile entries, the sm_90a kernel's included (conv_igemm_sm90.cu, fp16 and bf16: tiles
+   WGMMA_TILE0 + i), are planned (core/impl.h): make_plan's plan is kept, and a run binds a copy
+   of it to the workspace. */
+OCD_IMPL_PLAN_FITS(igemm_plan);
+
+template <int TILE, bool TF32> static const char *igemm_plan_of(cudnnHandle_t h, const void *problem, void *plan)
+{
+    return make_plan(h, (const struct ocd_conv_problem *)problem, TILE, TF32, (igemm_plan *)plan);
+}
+
+static size_t igemm_workspace(cudnnHandle_t h, const void *problem, const void *plan)
+{
+    return ((const igemm_plan *)plan)->ws_bytes;
+}
+
+template <int TILE>
+static cudnnStatus_t igemm_run(cudnnHandle_t h, const void *problem, const void *plan, void *ws, size_t ws_bytes)
+{
+    igemm_plan pl = *(const igemm_plan *)plan;
+    return run_plan(h, (const struct ocd_conv_problem *)problem, TILE, pl, ws, ws_bytes);
+}
+
 #define X(i, bm, bn, wm, wn, st)                                                                    \
-    extern "C" const char *ocd_cuda_conv_igemm_applies_tc_##i(cudnnHandle_t h, const void *problem) \
-    {                                                                                               \
-        igemm_plan pl;                                                                              \
-        return make_plan(h, (const struct ocd_conv_problem *)problem, i, false, &pl);              \
-    }                                                                                               \
-    extern "C" const char *ocd_cuda_conv_igemm_applies_tf32_##i(cudnnHandle_t h, const void *problem) \
-    {                                                                                               \
-        igemm_plan pl;                                                                              \
-        return make_plan(h, (const struct ocd_conv_problem *)problem, i, true, &pl);               \
-    }                                                                                               \
-    extern "C" size_t ocd_cuda_conv_igemm_workspace_##i(cudnnHandle_t h, const void *problem)       \
-    {                                                                                               \
-        igemm_plan pl;                                                                              \
-        const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;                \
-        return make_plan(h, p, i, p->x.dtype == CUDNN_DATA_FLOAT, &pl) ? 0 : pl.ws_bytes;         \
-    }                                                                                               \
-    extern "C" cudnnStatus_t ocd_cuda_conv_igemm_run_##i(cudnnHandle_t h, const void *problem, void *ws, \
-                                                         size_t ws_bytes)                           \
-    {                                                                                               \
-        return igemm_run(h, (const struct ocd_conv_problem *)problem, i, ws, ws_bytes);             \
-    }
+    extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_tc_##i##_planned = {               \
+        igemm_plan_of<i, false>, igemm_workspace, igemm_run<i>};                                    \
+    extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_tf32_##i##_planned = {             \
+        igemm_plan_of<i, true>, igemm_workspace, igemm_run<i>};
 OCD_IGEMM_TILES(X)
 #undef X
-
-/* The sm_90a kernel's entries (conv_igemm_sm90.cu), fp16 and bf16: tiles WGMMA_TILE0 + i. */
 #define X(i, bm, bn, st)                                                                            \
-    extern "C" const char *ocd_cuda_conv_igemm_wgmma_applies_##i(cudnnHandle_t h, const void *problem) \
-    {                                                                                               \
-        igemm_plan pl;                                                                              \
-        return make_plan(h, (const struct ocd_conv_problem *)problem, WGMMA_TILE0 + i, false, &pl); \
-    }                                                                                               \
-    extern "C" size_t ocd_cuda_conv_igemm_wgmma_workspace_##i(cudnnHandle_t h, const void *problem) \
-    {                                                                                               \
-        igemm_plan pl;                                                                              \
-        return make_plan(h, (const struct ocd_conv_problem *)problem, WGMMA_TILE0 + i, false, &pl) ? 0 : pl.ws_bytes; \
-    }                                                                                               \
-    extern "C" cudnnStatus_t ocd_cuda_conv_igemm_wgmma_run_##i(cudnnHandle_t h, const void *problem, void *ws, \
-                                                               size_t ws_bytes)                     \
-    {                                                                                               \
-        return igemm_run(h, (const struct ocd_conv_problem *)problem, WGMMA_TILE0 + i, ws, ws_bytes); \
-    }
+    extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_wgmma_##i##_planned = {            \
+        igemm_plan_of<WGMMA_TILE0 + i, false>, igemm_workspace, igemm_run<WGMMA_TILE0 + i>};
 OCD_IGEMM_WGMMA_TILES(X)
 #undef X
 
@@ -649,10 +631,21 @@ static int phase_count(const struct ocd_conv_problem *p)
     return phases;
 }
 
-/* Why the phases entry cannot serve p, or NULL; *ws_bytes gets the workspace (the largest phase's). */
-static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, bool tf32, size_t *ws_bytes)
+/* The plan of a phases entry (core/impl.h): the tile of each phase that has taps and pixels (-1
+   for the others) and the workspace. The run makes each phase's igemm_plan again on its tile: as
+   many plans as phases would not fit OCD_IMPL_PLAN_BYTES. */
+struct igemm_phases_plan {
+    bool tf32;
+    size_t ws_bytes; /* the largest phase's */
+    signed char tile[IGEMM_MAX_PHASES];
+};
+OCD_IMPL_PLAN_FITS(igemm_phases_plan);
+
+/* Why the phases entry cannot serve p, or NULL; its plan into *pp. */
+static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, bool tf32, igemm_phases_plan *pp)
 {
-    *ws_bytes = 0;
+    memset(pp, 0, sizeof *pp);
+    pp->tf32 = tf32;
     if (p->dir != OCD_CONV_BWD_DATA) return "backward data only";
     for (int d = 0; d < p->s.nsp; d++)
         if (p->s.dilation[d] != 1) return "dilated: the phases are for strided, undilated filters";
@@ -664,12 +657,15 @@ static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p
     for (int ph = 0; ph < phases; ph++) {
         struct ocd_conv_problem sub;
         bool taps, pixels;
+        pp->tile[ph] = -1;
         phase_problem(p, ph, esize, &sub, &taps, &pixels);
         if (!pixels || !taps) continue;
         igemm_plan pl;
         const char *why;
-        if (phase_tile(h, &sub, tf32, &pl, &why) < 0) return why;
-        *ws_bytes = OCD_MAX(*ws_bytes, pl.ws_bytes);
+        const int tile = phase_tile(h, &sub, tf32, &pl, &why);
+        if (tile < 0) return why;
+        pp->tile[ph] = (signed char)tile;
+        pp->ws_bytes = OCD_MAX(pp->ws_bytes, pl.ws_bytes);
     }
     return NULL;
 }
@@ -758,11 +754,11 @@ static bool phases_zero_first(const struct ocd_conv_problem *p)
     return ocd_dim_group_is_flat(&g);
 }
 
-static cudnnStatus_t phases_run(cudnnHandle_t h, const struct ocd_conv_problem *p, void *workspace, size_t bytes,
-                                bool tf32)
+static cudnnStatus_t phases_run(cudnnHandle_t h, const void *problem, const void *plan, void *workspace, size_t bytes)
 {
-    /* applies and the workspace query have planned every phase; each is planned once more here,
-       for its run, and checks its own workspace */
+    /* each phase is planned here on the tile the entry's plan chose, and checks its own workspace */
+    const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
+    const igemm_phases_plan *pp = (const igemm_phases_plan *)plan;
     const int esize = p->x.dtype == CUDNN_DATA_FLOAT ? 4 : 2;
     const bool zeroed = phases_zero_first(p);
     if (zeroed) OCD_CUDA_TRY(cudaMemsetAsync(p->x_data, 0, (size_t)ocd_view_count(&p->x) * esize, h->stream));
@@ -776,38 +772,32 @@ static cudnnStatus_t phases_run(cudnnHandle_t h, const struct ocd_conv_problem *
             continue;
         }
         igemm_plan pl;
-        const char *why;
-        const int tile = phase_tile(h, &sub, tf32, &pl, &why);
-        if (tile < 0) return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "phased implicit GEMM run without a plan: %s", why);
-        OCD_TRY(run_plan(h, &sub, tile, pl, workspace, bytes));
+        const char *why = make_plan(h, &sub, pp->tile[ph], pp->tf32, &pl);
+        if (why != NULL) return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "phased implicit GEMM run without a plan: %s", why);
+        OCD_TRY(run_plan(h, &sub, pp->tile[ph], pl, workspace, bytes));
     }
     return CUDNN_STATUS_SUCCESS;
 }
 
-extern "C" const char *ocd_cuda_conv_igemm_phases_applies_tc(cudnnHandle_t h, const void *problem)
+static const char *phases_plan_tc(cudnnHandle_t h, const void *problem, void *plan)
 {
-    size_t ws;
-    return phases_plan(h, (const struct ocd_conv_problem *)problem, false, &ws);
+    return phases_plan(h, (const struct ocd_conv_problem *)problem, false, (igemm_phases_plan *)plan);
 }
 
-extern "C" const char *ocd_cuda_conv_igemm_phases_applies_tf32(cudnnHandle_t h, const void *problem)
+static const char *phases_plan_tf32(cudnnHandle_t h, const void *problem, void *plan)
 {
-    size_t ws;
-    return phases_plan(h, (const struct ocd_conv_problem *)problem, true, &ws);
+    return phases_plan(h, (const struct ocd_conv_problem *)problem, true, (igemm_phases_plan *)plan);
 }
 
-extern "C" size_t ocd_cuda_conv_igemm_phases_workspace(cudnnHandle_t h, const void *problem)
+static size_t phases_workspace(cudnnHandle_t h, const void *problem, const void *plan)
 {
-    const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
-    size_t ws;
-    return phases_plan(h, p, p->x.dtype == CUDNN_DATA_FLOAT, &ws) ? 0 : ws;
+    return ((const igemm_phases_plan *)plan)->ws_bytes;
 }
 
-extern "C" cudnnStatus_t ocd_cuda_conv_igemm_phases_run(cudnnHandle_t h, const void *problem, void *ws, size_t bytes)
-{
-    const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
-    return phases_run(h, p, ws, bytes, p->x.dtype == CUDNN_DATA_FLOAT);
-}
+extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tc_planned = {phases_plan_tc, phases_workspace,
+                                                                                    phases_run};
+extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tf32_planned = {phases_plan_tf32, phases_workspace,
+                                                                                      phases_run};
 
 /* The Hopper kernel (sm_90a, conv_igemm_sm90.cu) keeps make_plan, the index maps, the loaders'
    address arithmetic and the epilogue, and replaces the mainloop (wgmma.mma_async from a

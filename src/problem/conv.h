@@ -198,19 +198,12 @@ cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const void *problem,
    64), BM x BN x BK, stages. */
 #define OCD_IGEMM_NAME(dir, variant, bk, bm, bn, st) "cuda:" dir "_igemm_" variant "_" #bm "x" #bn "x" #bk "_s" #st
 
+/* The implicit-GEMM tiles are planned entries: tc (fp16 and bf16), tf32 (fp32 data) and wgmma. */
 #define OCD_IGEMM_DECLARE(i, bm, bn, wm, wn, st)                                                \
-    const char *ocd_cuda_conv_igemm_applies_tc_##i(cudnnHandle_t handle, const void *problem);  \
-    const char *ocd_cuda_conv_igemm_applies_tf32_##i(cudnnHandle_t handle, const void *problem); \
-    size_t ocd_cuda_conv_igemm_workspace_##i(cudnnHandle_t handle, const void *problem);        \
-    cudnnStatus_t ocd_cuda_conv_igemm_run_##i(cudnnHandle_t handle, const void *problem, void *workspace, \
-                                              size_t workspace_bytes);
+    OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tc_##i) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tf32_##i)
 OCD_IGEMM_TILES(OCD_IGEMM_DECLARE)
 #undef OCD_IGEMM_DECLARE
-#define OCD_IGEMM_WGMMA_DECLARE(i, bm, bn, st)                                                  \
-    const char *ocd_cuda_conv_igemm_wgmma_applies_##i(cudnnHandle_t handle, const void *problem); \
-    size_t ocd_cuda_conv_igemm_wgmma_workspace_##i(cudnnHandle_t handle, const void *problem);  \
-    cudnnStatus_t ocd_cuda_conv_igemm_wgmma_run_##i(cudnnHandle_t handle, const void *problem, void *workspace, \
-                                                    size_t workspace_bytes);
+#define OCD_IGEMM_WGMMA_DECLARE(i, bm, bn, st) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_wgmma_##i)
 OCD_IGEMM_WGMMA_TILES(OCD_IGEMM_WGMMA_DECLARE)
 #undef OCD_IGEMM_WGMMA_DECLARE
 
@@ -229,13 +222,10 @@ cudnnStatus_t ocd_cuda_conv_cublas_run_tc(cudnnHandle_t handle, const void *prob
 cudnnStatus_t ocd_cuda_conv_cublas_run(cudnnHandle_t handle, const void *problem, void *workspace,
                                        size_t workspace_bytes);
 
-/* Backward data with a stride, phase by phase (conv_igemm.cu says how); _tc for fp16 and bf16,
-   _tf32 for fp32 data. */
-const char *ocd_cuda_conv_igemm_phases_applies_tc(cudnnHandle_t handle, const void *problem);
-const char *ocd_cuda_conv_igemm_phases_applies_tf32(cudnnHandle_t handle, const void *problem);
-size_t ocd_cuda_conv_igemm_phases_workspace(cudnnHandle_t handle, const void *problem);
-cudnnStatus_t ocd_cuda_conv_igemm_phases_run(cudnnHandle_t handle, const void *problem, void *workspace,
-                                             size_t workspace_bytes);
+/* Backward data with a stride, phase by phase (conv_igemm.cu says how), planned; _tc for fp16
+   and bf16, _tf32 for fp32 data. */
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_phases_tc)
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_phases_tf32)
 
 /* conv_winograd.cu: WINOGRAD and WINOGRAD_NONFUSED on the plan of problem/conv_winograd.h. The
    _tc entries run the batched GEMM on tensor cores (half data: the transformed operands in half,
