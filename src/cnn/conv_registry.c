@@ -68,10 +68,9 @@
 /* A Winograd algorithm (problem/conv.h): the tensor-core flavour, then the fp32 one. The forward
    and backward-data WINOGRAD_NONFUSED tiles are 6x6, too wide for 10-bit operands: those have the
    fp32 entry alone. */
-#define CUDA_WINO_FP32_ENTRY(name_, algo_, fn_)                                                 \
-    CUDA_ENTRY("cuda:" name_, BIT(algo_), fn_##_applies, fn_##_workspace, fn_, false)
+#define CUDA_WINO_FP32_ENTRY(name_, algo_, fn_) PLANNED_ENTRY("cuda:" name_, OCD_BACKEND_CUDA, BIT(algo_), fn_, false)
 #define CUDA_WINO_ENTRIES(name_, algo_, fn_)                                                    \
-    CUDA_ENTRY("cuda:" name_ "_tc", BIT(algo_), fn_##_tc_applies, fn_##_workspace, fn_##_tc, true) \
+    PLANNED_ENTRY("cuda:" name_ "_tc", OCD_BACKEND_CUDA, BIT(algo_), fn_##_tc, true)            \
     CUDA_WINO_FP32_ENTRY(name_, algo_, fn_)
 #define CUDA_FFT_ENTRIES(dir_, fft_, tiling_)                                                  \
     CUDA_ENTRY("cuda:" dir_ "_fft", BIT(fft_), ocd_cuda_conv_fft_applies, ocd_cuda_conv_fft_workspace,           \

@@ -380,85 +380,43 @@ const char *plan_of(cudnnHandle_t h, const struct ocd_conv_problem *p, bool nonf
     return ocd_cublas_handle(h, NULL);
 }
 
-const char *applies(cudnnHandle_t h, const void *problem, bool nonfused, bool tc)
-{
-    struct ocd_conv_wino_plan pl;
+/* The plan of an entry (core/impl.h): the transforms' plan and the flavour. */
+struct entry_plan {
+    struct ocd_conv_wino_plan wino;
     flavour fl;
-    return plan_of(h, (const struct ocd_conv_problem *)problem, nonfused, tc, &pl, &fl);
-}
+};
+OCD_IMPL_PLAN_FITS(entry_plan);
 
-size_t workspace(const void *problem, bool nonfused)
+template <bool NONFUSED, bool TC> const char *plan(cudnnHandle_t h, const void *problem, void *out)
 {
-    struct ocd_conv_wino_plan pl;
-    if (ocd_conv_wino_plan_init(&pl, (const struct ocd_conv_problem *)problem, nonfused)) return 0;
-    return ocd_conv_wino_workspace(&pl) + 256; /* room to align the user's pointer */
+    entry_plan *e = (entry_plan *)out;
+    return plan_of(h, (const struct ocd_conv_problem *)problem, NONFUSED, TC, &e->wino, &e->fl);
 }
 
-cudnnStatus_t run(cudnnHandle_t h, const void *problem, void *workspace, size_t workspace_bytes, bool nonfused, bool tc)
+size_t workspace(cudnnHandle_t h, const void *problem, const void *plan)
+{
+    return ocd_conv_wino_workspace(&((const entry_plan *)plan)->wino) + 256; /* room to align the user's pointer */
+}
+
+cudnnStatus_t run(cudnnHandle_t h, const void *problem, const void *plan, void *workspace, size_t workspace_bytes)
 {
     const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
-    struct ocd_conv_wino_plan pl;
-    flavour fl;
-    const char *why = plan_of(h, p, nonfused, tc, &pl, &fl);
+    const struct ocd_conv_wino_plan *pl = &((const entry_plan *)plan)->wino;
+    const flavour &fl = ((const entry_plan *)plan)->fl;
     cublasHandle_t blas = NULL;
-    if (why == NULL) why = ocd_cublas_handle(h, &blas);
-    if (why != NULL || workspace_bytes < ocd_conv_wino_workspace(&pl) + 256)
-        return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "Winograd entry run without a plan: %s",
-                        why ? why : "workspace too small");
+    const char *why = ocd_cublas_handle(h, &blas);
+    if (why != NULL || workspace_bytes < ocd_conv_wino_workspace(pl) + 256)
+        return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "Winograd entry cannot run: %s", why ? why : "workspace too small");
     char *ws = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
-    if (p->x.dtype == CUDNN_DATA_FLOAT) return run_types<float, float>(h, p, &pl, blas, ws, fl.compute);
-    if (fl.half_operands) return run_types<__half, __half>(h, p, &pl, blas, ws, fl.compute);
-    return run_types<__half, float>(h, p, &pl, blas, ws, fl.compute);
+    if (p->x.dtype == CUDNN_DATA_FLOAT) return run_types<float, float>(h, p, pl, blas, ws, fl.compute);
+    if (fl.half_operands) return run_types<__half, __half>(h, p, pl, blas, ws, fl.compute);
+    return run_types<__half, float>(h, p, pl, blas, ws, fl.compute);
 }
 
 } // namespace
 
-extern "C" const char *ocd_cuda_conv_winograd_applies(cudnnHandle_t h, const void *problem)
-{
-    return applies(h, problem, false, false);
-}
-
-extern "C" const char *ocd_cuda_conv_winograd_tc_applies(cudnnHandle_t h, const void *problem)
-{
-    return applies(h, problem, false, true);
-}
-
-extern "C" const char *ocd_cuda_conv_winograd_nonfused_applies(cudnnHandle_t h, const void *problem)
-{
-    return applies(h, problem, true, false);
-}
-
-extern "C" const char *ocd_cuda_conv_winograd_nonfused_tc_applies(cudnnHandle_t h, const void *problem)
-{
-    return applies(h, problem, true, true);
-}
-
-extern "C" size_t ocd_cuda_conv_winograd_workspace(cudnnHandle_t h, const void *problem)
-{
-    return workspace(problem, false);
-}
-
-extern "C" size_t ocd_cuda_conv_winograd_nonfused_workspace(cudnnHandle_t h, const void *problem)
-{
-    return workspace(problem, true);
-}
-
-extern "C" cudnnStatus_t ocd_cuda_conv_winograd(cudnnHandle_t h, const void *problem, void *ws, size_t bytes)
-{
-    return run(h, problem, ws, bytes, false, false);
-}
-
-extern "C" cudnnStatus_t ocd_cuda_conv_winograd_tc(cudnnHandle_t h, const void *problem, void *ws, size_t bytes)
-{
-    return run(h, problem, ws, bytes, false, true);
-}
-
-extern "C" cudnnStatus_t ocd_cuda_conv_winograd_nonfused(cudnnHandle_t h, const void *problem, void *ws, size_t bytes)
-{
-    return run(h, problem, ws, bytes, true, false);
-}
-
-extern "C" cudnnStatus_t ocd_cuda_conv_winograd_nonfused_tc(cudnnHandle_t h, const void *problem, void *ws, size_t bytes)
-{
-    return run(h, problem, ws, bytes, true, true);
-}
+extern "C" const struct ocd_impl_planned ocd_cuda_conv_winograd_planned = {plan<false, false>, workspace, run};
+extern "C" const struct ocd_impl_planned ocd_cuda_conv_winograd_tc_planned = {plan<false, true>, workspace, run};
+extern "C" const struct ocd_impl_planned ocd_cuda_conv_winograd_nonfused_planned = {plan<true, false>, workspace, run};
+extern "C" const struct ocd_impl_planned ocd_cuda_conv_winograd_nonfused_tc_planned = {plan<true, true>, workspace,
+                                                                                       run};

@@ -230,18 +230,12 @@ OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_phases_tf32)
 /* conv_winograd.cu: WINOGRAD and WINOGRAD_NONFUSED on the plan of problem/conv_winograd.h. The
    _tc entries run the batched GEMM on tensor cores (half data: the transformed operands in half,
    fp32 accumulation; float data: TF32) for the 4x4 tiles, so FMA_MATH skips them; the plain
-   entries compute fp32. applies: the plan's reasons, cuBLAS missing, sizes beyond cuBLAS's int
-   extents. */
-const char *ocd_cuda_conv_winograd_applies(cudnnHandle_t handle, const void *problem);
-const char *ocd_cuda_conv_winograd_tc_applies(cudnnHandle_t handle, const void *problem);
-const char *ocd_cuda_conv_winograd_nonfused_applies(cudnnHandle_t handle, const void *problem);
-const char *ocd_cuda_conv_winograd_nonfused_tc_applies(cudnnHandle_t handle, const void *problem);
-size_t ocd_cuda_conv_winograd_workspace(cudnnHandle_t handle, const void *problem);
-size_t ocd_cuda_conv_winograd_nonfused_workspace(cudnnHandle_t handle, const void *problem);
-cudnnStatus_t ocd_cuda_conv_winograd(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
-cudnnStatus_t ocd_cuda_conv_winograd_tc(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
-cudnnStatus_t ocd_cuda_conv_winograd_nonfused(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
-cudnnStatus_t ocd_cuda_conv_winograd_nonfused_tc(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+   entries compute fp32. Planned entries; their plan's reasons: the transform plan's, cuBLAS
+   missing, sizes beyond cuBLAS's int extents. */
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_winograd)
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_winograd_tc)
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_winograd_nonfused)
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_winograd_nonfused_tc)
 
 /* conv_fft.cu: FFT and FFT_TILING on cuFFT loaded at run time. applies: the plan's reasons
    (problem/conv_fft.h), or that cuFFT is missing or cannot plan; workspace: the spectra, the real
