@@ -73,10 +73,8 @@
     PLANNED_ENTRY("cuda:" name_ "_tc", OCD_BACKEND_CUDA, BIT(algo_), fn_##_tc, true)            \
     CUDA_WINO_FP32_ENTRY(name_, algo_, fn_)
 #define CUDA_FFT_ENTRIES(dir_, fft_, tiling_)                                                  \
-    CUDA_ENTRY("cuda:" dir_ "_fft", BIT(fft_), ocd_cuda_conv_fft_applies, ocd_cuda_conv_fft_workspace,           \
-               ocd_cuda_conv_fft, false)                                                                \
-    CUDA_ENTRY("cuda:" dir_ "_fft_tiling", BIT(tiling_), ocd_cuda_conv_fft_tiling_applies,                    \
-               ocd_cuda_conv_fft_tiling_workspace, ocd_cuda_conv_fft_tiling, false)
+    PLANNED_ENTRY("cuda:" dir_ "_fft", OCD_BACKEND_CUDA, BIT(fft_), ocd_cuda_conv_fft, false)   \
+    PLANNED_ENTRY("cuda:" dir_ "_fft_tiling", OCD_BACKEND_CUDA, BIT(tiling_), ocd_cuda_conv_fft_tiling, false)
 #define FWD_GEMM_ALGOS (BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM))
 #define DGRAD_GEMM_ALGOS (BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1))
 #define WGRAD_GEMM_ALGOS                                                                        \

@@ -194,6 +194,8 @@ size_t align_up(size_t n)
     return (n + kAlign - 1) / kAlign * kAlign;
 }
 
+/* The plan of an entry (core/impl.h). The cuFFT plans stay in the handle's cache, which owns
+   them: a run takes them from there (transforms), made by the planning. */
 struct fft_call {
     struct ocd_conv_fft_plan plan;
     fft_geom g;
@@ -201,9 +203,9 @@ struct fft_call {
     bool dbl;                        /* double data: D2Z/Z2D and double kernels */
     enum ocd_conv_fft_set in[2], out; /* the operands transformed, the result */
     int64_t count[3];                /* spectra of each set */
-    cufftHandle fwd[2], inv;
     size_t work, spectra_bytes, real_bytes; /* each aligned */
 };
+OCD_IMPL_PLAN_FITS(fft_call);
 
 fft_geom geom_of(const struct ocd_conv_problem *p, const struct ocd_conv_fft_plan *pl)
 {
@@ -252,23 +254,36 @@ int64_t product_outputs(const fft_gemm &g)
     return g.groups * g.m * ((g.n + PRODUCT_COLS - 1) / PRODUCT_COLS);
 }
 
-/* Plans everything of a call (the cuFFT plans from the handle's cache); NULL or a reason. */
+/* The call's cuFFT plans from the handle's cache (made there on first use, bound to the handle's
+   stream): the forward transforms of in[0] and in[1], then the inverse of out; *work gets the
+   largest work area. NULL or a reason. */
+const char *transforms(cudnnHandle_t handle, const fft_call &c, cufftHandle plans[3], size_t *work)
+{
+    *work = 0;
+    for (int e = 0; e < 3; e++) {
+        enum ocd_conv_fft_set set = e < 2 ? c.in[e] : c.out;
+        cufftType type = e < 2 ? (c.dbl ? CUFFT_D2Z : CUFFT_R2C) : (c.dbl ? CUFFT_Z2D : CUFFT_C2R);
+        size_t w = 0;
+        const char *why = ocd_cufft_plan(handle, c.plan.len[0], c.plan.len[1], c.count[set], type, &plans[e], &w);
+        if (why != NULL) return why;
+        *work = w > *work ? w : *work;
+    }
+    return NULL;
+}
+
+/* Plans everything of a call (the cuFFT plans in the handle's cache); NULL or a reason. */
 const char *prepare(cudnnHandle_t handle, const struct ocd_conv_problem *p, bool tiling, fft_call *c)
 {
     const char *why = ocd_conv_epilogue_wide(&p->ep);
     if (why == NULL) why = call_of(p, tiling, c);
     if (why != NULL) return why;
+    cufftHandle plans[3];
+    if ((why = transforms(handle, *c, plans, &c->work)) != NULL) return why;
     const struct ocd_conv_fft_plan *pl = &c->plan;
     size_t real = c->dbl ? sizeof(double) : sizeof(float);
     int64_t most = 0;
-    c->work = 0;
     for (int e = 0; e < 3; e++) {
         enum ocd_conv_fft_set set = e < 2 ? c->in[e] : c->out;
-        cufftType type = e < 2 ? (c->dbl ? CUFFT_D2Z : CUFFT_R2C) : (c->dbl ? CUFFT_Z2D : CUFFT_C2R);
-        size_t work = 0;
-        why = ocd_cufft_plan(handle, pl->len[0], pl->len[1], c->count[set], type, e < 2 ? &c->fwd[e] : &c->inv, &work);
-        if (why != NULL) return why;
-        c->work = work > c->work ? work : c->work;
         most = c->count[set] > most ? c->count[set] : most;
     }
     c->spectra_bytes = align_up((size_t)ocd_conv_fft_spectra(pl) * 2 * real);
@@ -285,7 +300,8 @@ fft_src src_of(const struct ocd_conv_problem *p, enum ocd_conv_fft_set set)
 }
 
 template <typename T, typename C, typename C2>
-cudnnStatus_t execute(cudnnHandle_t h, const struct ocd_conv_problem *p, const fft_call &c, char *ws)
+cudnnStatus_t execute(cudnnHandle_t h, const struct ocd_conv_problem *p, const fft_call &c, const cufftHandle plans[3],
+                      char *ws)
 {
     const struct ocd_cufft_api *api = ocd_cufft_api();
     C2 *spec = (C2 *)ws;
@@ -298,18 +314,18 @@ cudnnStatus_t execute(cudnnHandle_t h, const struct ocd_conv_problem *p, const f
         gather_kernel<T, C><<<blocks_for(total), kThreads, 0, h->stream>>>(c.g, set, src_of(p, set), real, total);
         OCD_CUDA_LAUNCHED();
         C2 *dst = spec + ocd_conv_fft_set_base(&c.plan, set) * c.plan.freq;
-        OCD_CUFFT_TRY(api->set_work_area(c.fwd[e], work));
-        if (c.dbl) OCD_CUFFT_TRY(api->exec_d2z(c.fwd[e], (cufftDoubleReal *)real, (cufftDoubleComplex *)dst));
-        else OCD_CUFFT_TRY(api->exec_r2c(c.fwd[e], (cufftReal *)real, (cufftComplex *)dst));
+        OCD_CUFFT_TRY(api->set_work_area(plans[e], work));
+        if (c.dbl) OCD_CUFFT_TRY(api->exec_d2z(plans[e], (cufftDoubleReal *)real, (cufftDoubleComplex *)dst));
+        else OCD_CUFFT_TRY(api->exec_r2c(plans[e], (cufftReal *)real, (cufftComplex *)dst));
     }
     int64_t outputs = product_outputs(c.gemm);
     dim3 grid((unsigned)((c.plan.freq + 127) / 128), (unsigned)(outputs < 65535 ? outputs : 65535));
     product_kernel<C2><<<grid, 128, 0, h->stream>>>(c.gemm, spec, outputs);
     OCD_CUDA_LAUNCHED();
     C2 *res = spec + ocd_conv_fft_set_base(&c.plan, c.out) * c.plan.freq;
-    OCD_CUFFT_TRY(api->set_work_area(c.inv, work));
-    if (c.dbl) OCD_CUFFT_TRY(api->exec_z2d(c.inv, (cufftDoubleComplex *)res, (cufftDoubleReal *)real));
-    else OCD_CUFFT_TRY(api->exec_c2r(c.inv, (cufftComplex *)res, (cufftReal *)real));
+    OCD_CUFFT_TRY(api->set_work_area(plans[2], work));
+    if (c.dbl) OCD_CUFFT_TRY(api->exec_z2d(plans[2], (cufftDoubleComplex *)res, (cufftDoubleReal *)real));
+    else OCD_CUFFT_TRY(api->exec_c2r(plans[2], (cufftComplex *)res, (cufftReal *)real));
     const struct ocd_tensor_view *dv = ocd_conv_dst_view(p);
     int64_t total = ocd_view_count(dv);
     scatter_kernel<C><<<blocks_for(total), kThreads, 0, h->stream>>>(c.g, real, ocd_cuda_view_of(dv),
@@ -318,53 +334,31 @@ cudnnStatus_t execute(cudnnHandle_t h, const struct ocd_conv_problem *p, const f
     return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t run(cudnnHandle_t h, const struct ocd_conv_problem *p, bool tiling, void *ws)
+template <bool TILING> const char *plan(cudnnHandle_t h, const void *problem, void *out)
 {
-    fft_call c;
-    const char *why = prepare(h, p, tiling, &c); /* the plans are cached: the workspace query made them */
-    if (why != NULL) return OCD_FAIL(CUDNN_STATUS_EXECUTION_FAILED, "%s", why);
-    if (p->x.dtype == CUDNN_DATA_DOUBLE) return execute<double, double, double2>(h, p, c, (char *)ws);
-    if (p->x.dtype == CUDNN_DATA_HALF) return execute<__half, float, float2>(h, p, c, (char *)ws);
-    return execute<float, float, float2>(h, p, c, (char *)ws);
+    return prepare(h, (const struct ocd_conv_problem *)problem, TILING, (fft_call *)out);
 }
 
-size_t workspace(cudnnHandle_t h, const struct ocd_conv_problem *p, bool tiling)
+size_t workspace(cudnnHandle_t h, const void *problem, const void *plan)
 {
-    fft_call c;
-    if (prepare(h, p, tiling, &c) != NULL) return 0;
+    const fft_call &c = *(const fft_call *)plan;
     return c.spectra_bytes + c.real_bytes + c.work;
+}
+
+cudnnStatus_t run(cudnnHandle_t h, const void *problem, const void *plan, void *ws, size_t ws_bytes)
+{
+    const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
+    const fft_call &c = *(const fft_call *)plan;
+    cufftHandle plans[3];
+    size_t work;
+    const char *why = transforms(h, c, plans, &work); /* cached: the planning made them */
+    if (why != NULL) return OCD_FAIL(CUDNN_STATUS_EXECUTION_FAILED, "%s", why);
+    if (p->x.dtype == CUDNN_DATA_DOUBLE) return execute<double, double, double2>(h, p, c, plans, (char *)ws);
+    if (p->x.dtype == CUDNN_DATA_HALF) return execute<__half, float, float2>(h, p, c, plans, (char *)ws);
+    return execute<float, float, float2>(h, p, c, plans, (char *)ws);
 }
 
 } // namespace
 
-extern "C" const char *ocd_cuda_conv_fft_applies(cudnnHandle_t handle, const void *problem)
-{
-    fft_call c;
-    return prepare(handle, (const struct ocd_conv_problem *)problem, false, &c);
-}
-
-extern "C" const char *ocd_cuda_conv_fft_tiling_applies(cudnnHandle_t handle, const void *problem)
-{
-    fft_call c;
-    return prepare(handle, (const struct ocd_conv_problem *)problem, true, &c);
-}
-
-extern "C" size_t ocd_cuda_conv_fft_workspace(cudnnHandle_t handle, const void *problem)
-{
-    return workspace(handle, (const struct ocd_conv_problem *)problem, false);
-}
-
-extern "C" size_t ocd_cuda_conv_fft_tiling_workspace(cudnnHandle_t handle, const void *problem)
-{
-    return workspace(handle, (const struct ocd_conv_problem *)problem, true);
-}
-
-extern "C" cudnnStatus_t ocd_cuda_conv_fft(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
-{
-    return run(handle, (const struct ocd_conv_problem *)problem, false, ws);
-}
-
-extern "C" cudnnStatus_t ocd_cuda_conv_fft_tiling(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
-{
-    return run(handle, (const struct ocd_conv_problem *)problem, true, ws);
-}
+extern "C" const struct ocd_impl_planned ocd_cuda_conv_fft_planned = {plan<false>, workspace, run};
+extern "C" const struct ocd_impl_planned ocd_cuda_conv_fft_tiling_planned = {plan<true>, workspace, run};

@@ -29,12 +29,6 @@ extern "C" {
    documents for execution. */
 #define OCD_CONV_MAX_SPATIAL 3
 
-/* Declares an entry's three functions named after fn: fn_applies, fn_workspace and fn (run). */
-#define OCD_CONV_ENTRY_DECLARE(fn)                                                              \
-    const char *fn##_applies(cudnnHandle_t handle, const void *problem);                        \
-    size_t fn##_workspace(cudnnHandle_t handle, const void *problem);                           \
-    cudnnStatus_t fn(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
-
 /* Declares a planned entry's hooks (core/impl.h), named after fn: fn_planned. */
 #define OCD_CONV_PLANNED_DECLARE(fn) extern const struct ocd_impl_planned fn##_planned;
 
@@ -237,12 +231,12 @@ OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_winograd_tc)
 OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_winograd_nonfused)
 OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_winograd_nonfused_tc)
 
-/* conv_fft.cu: FFT and FFT_TILING on cuFFT loaded at run time. applies: the plan's reasons
-   (problem/conv_fft.h), or that cuFFT is missing or cannot plan; workspace: the spectra, the real
-   tiles and cuFFT's work area (the plans are made here, once per handle, so that Find never
-   times plan creation). */
-OCD_CONV_ENTRY_DECLARE(ocd_cuda_conv_fft)
-OCD_CONV_ENTRY_DECLARE(ocd_cuda_conv_fft_tiling)
+/* conv_fft.cu: FFT and FFT_TILING on cuFFT loaded at run time, planned. The plan's reasons:
+   problem/conv_fft.h's, or that cuFFT is missing or cannot plan; its workspace: the spectra, the
+   real tiles and cuFFT's work area (the planning makes the cuFFT plans, kept per handle, so that
+   Find never times plan creation). */
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_fft)
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_fft_tiling)
 #endif
 
 #ifdef __cplusplus
