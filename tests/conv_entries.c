@@ -142,7 +142,7 @@ TEST(conv_cuda_large_tiles_are_reached)
     const struct config *half = &tc_configs[0], *tf32 = &tc_configs[2];
     const int fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, dgrad_algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
     /* backward data's stride-phase entries come first in its table, and on compute capability
-       9.0 the sm_90a kernel's entries come first in both (conv_cuda_wgmma_entries_are_reached) */
+       9.0 the sm_90a kernel's entries come first in every table (conv_cuda_wgmma_entries_are_reached) */
     const char *const phases =
         "cuda:dgrad_igemm_tc_phases,cuda:dgrad_igemm_tf32_phases,cuda:dgrad_igemm_wgmma*";
     const char *const fwd_wgmma = "cuda:fwd_igemm_wgmma*";
@@ -159,9 +159,9 @@ TEST(conv_cuda_large_tiles_are_reached)
     snprintf(dgrad_off, sizeof dgrad_off, "%s,cuda:dgrad_igemm_tf32_128x128*", phases);
     check_entry_reached(&dgrad, tf32, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tf32_128x64x16", dgrad_off);
     check_entry_reached(&wgrad, half, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_igemm_tc_128x128x32",
-                        NULL);
+                        "cuda:wgrad_igemm_wgmma*");
     check_entry_reached(&wgrad, half, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_igemm_tc_128x64x32",
-                        "cuda:wgrad_igemm_tc_128x128*");
+                        "cuda:wgrad_igemm_wgmma*,cuda:wgrad_igemm_tc_128x128*");
 }
 
 /* The sm_90a kernel's entries (compute capability 9.0 only; unproven entries, which the suite's
@@ -169,7 +169,8 @@ TEST(conv_cuda_large_tiles_are_reached)
    128x256 tile on GEMMs of at least a tile per multiprocessor (17161 output pixels, an odd
    count, with a K tail: 72 = 64 + 8), the 128x128 one on smaller GEMMs, with edge tiles in M and
    N, stride 2, dilation with CONVOLUTION mode, split-K (K = 2088 over 200 pixels), the stem's
-   C = 3 padded to 8; backward data at unit stride with both tiles. */
+   C = 3 padded to 8; backward data at unit stride with both tiles; the filter gradient (both
+   operands MN-major) with both tiles, an edge tile in M, stride 2 and CONVOLUTION mode. */
 TEST(conv_cuda_wgmma_entries_are_reached)
 {
     if (!tensor_core_pass()) return;
@@ -195,14 +196,21 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     static const struct shape stem = {"wgmma_stem_c3", 2, 2, 3, 128, 1, {32, 32}, {7, 7}, {3, 3}, {2, 2}, {1, 1}, false};
     static const struct shape dgrad = {"wgmma_dgrad_edges", 2, 1, 240, 24, 1, {19, 19}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
                                        false};
+    static const struct shape wgrad_big = {"wgmma_wgrad", 2, 2, 24, 128, 1, {32, 32}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
+                                           false};
+    static const struct shape wgrad_edges = {"wgmma_wgrad_edges", 2, 3, 40, 112, 1, {15, 13}, {3, 3}, {1, 1}, {2, 2},
+                                             {1, 1}, true};
     const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1];
     const int fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, dgrad_algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
     const char *const big = "_igemm_wgmma_128x256x64_s4", *const small = "_igemm_wgmma_128x128x64_s5";
-    char fwd_big[64], fwd_small[64], dgrad_big[64], dgrad_small[64];
+    const int wgrad_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
+    char fwd_big[64], fwd_small[64], dgrad_big[64], dgrad_small[64], wgrad_big_name[64], wgrad_small[64];
     snprintf(fwd_big, sizeof fwd_big, "cuda:fwd%s", big);
     snprintf(fwd_small, sizeof fwd_small, "cuda:fwd%s", small);
     snprintf(dgrad_big, sizeof dgrad_big, "cuda:dgrad%s", big);
     snprintf(dgrad_small, sizeof dgrad_small, "cuda:dgrad%s", small);
+    snprintf(wgrad_big_name, sizeof wgrad_big_name, "cuda:wgrad%s", big);
+    snprintf(wgrad_small, sizeof wgrad_small, "cuda:wgrad%s", small);
     check_entry_reached(&big_fwd, half, FWD, fwd_algo, fwd_big, NULL);
     check_entry_reached(&big_fwd, bf16, FWD, fwd_algo, fwd_big, NULL);
     check_entry_reached(&big_fwd, half, FWD, fwd_algo, fwd_small, "cuda:fwd_igemm_wgmma_128x256*");
@@ -215,6 +223,10 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     check_entry_reached(&big_dgrad, bf16, BWD_DATA, dgrad_algo, dgrad_small, "cuda:dgrad_igemm_wgmma_128x256*");
     check_entry_reached(&dgrad, half, BWD_DATA, dgrad_algo, dgrad_small, NULL);
     check_entry_reached(&dgrad, bf16, BWD_DATA, dgrad_algo, dgrad_small, NULL);
+    check_entry_reached(&wgrad_big, half, BWD_FILTER, wgrad_algo, wgrad_big_name, NULL);
+    check_entry_reached(&wgrad_big, bf16, BWD_FILTER, wgrad_algo, wgrad_small, "cuda:wgrad_igemm_wgmma_128x256*");
+    check_entry_reached(&wgrad_edges, half, BWD_FILTER, wgrad_algo, wgrad_small, NULL);
+    check_entry_reached(&wgrad_edges, bf16, BWD_FILTER, wgrad_algo, wgrad_small, NULL);
 }
 
 /* The host's CBLAS entry (a build with OPENCUDNN_CBLAS): forward GEMM reaches host:fwd_gemm_cblas

@@ -88,6 +88,8 @@
 #define FWD_IGEMM_WGMMA(i, bm, bn, st) IGEMM_WGMMA_ENTRY("fwd", FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define DGRAD_IGEMM_WGMMA(i, bm, bn, st)                                                        \
     IGEMM_WGMMA_ENTRY("dgrad", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
+#define WGRAD_IGEMM_WGMMA(i, bm, bn, st)                                                        \
+    IGEMM_WGMMA_ENTRY("wgrad", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), i, bm, bn, st)
 #define FWD_IGEMM_TC(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", tc, 32, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define FWD_IGEMM_TF32(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", tf32, 16, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define DGRAD_IGEMM_TC(i, bm, bn, wm, wn, st)                                                   \
@@ -173,6 +175,7 @@ static const struct ocd_conv_impl bwd_filter_impls[] = {
                ocd_host_conv_direct, NULL),
 #ifdef OCD_HAVE_CUDA
     CUBLAS_1X1_ENTRIES("wgrad", WGRAD_GEMM_ALGOS)
+    OCD_IGEMM_WGMMA_TILES(WGRAD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(WGRAD_IGEMM_TC)
     CUBLAS_IM2COL_ENTRIES("wgrad", WGRAD_GEMM_ALGOS)
     CUDA_WINO_ENTRIES("wgrad_winograd_nonfused", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED,

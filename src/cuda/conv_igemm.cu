@@ -34,8 +34,7 @@
    backward data, both for the filter gradient) a multiple of 8 (4 for fp32), the other entries
    serving channel tails; tensors read in place 16-byte aligned; every GEMM extent and pixel index below 2^31; no
    more than 65535 column tiles or groups x splits. The sm_90a entries (_wgmma_, conv_igemm_sm90.cu)
-   also need compute capability 9.0 exactly, fp16 or bf16 data and the forward or backward-data
-   direction, and stay unproven (core/impl.h) until a GPU run of the suite has passed them. */
+   also need compute capability 9.0 exactly and fp16 or bf16 data, and stay unproven (core/impl.h) until a GPU run of the suite has passed them. */
 #include "cuda/conv_igemm.cuh"
 
 #include "core/dtype.h"
@@ -320,7 +319,6 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         if (!ocd_igemm_wgmma_built) return "the wgmma kernel was built without sm_90a code (CUDA 12.0 or newer)";
         if (h->cc_major != 9 || h->cc_minor != 0) return "the wgmma kernel is built for sm_90a (compute capability 9.0)";
         if (tf32) return OCD_REASON_DTYPE;
-        if (p->dir == OCD_CONV_BWD_FILTER) return "the wgmma kernel serves forward and backward data";
     }
     cudnnDataType_t dt = p->x.dtype;
     if (tf32) {
@@ -520,8 +518,7 @@ static cudnnStatus_t run_plan(cudnnHandle_t h, const struct ocd_conv_problem *p,
                           : launch_copies<uint16_t>(&pl, p->w_data, ws, h->stream));
     if (pl.prm.splits > 1 || pl.prm.epi.wide) pl.prm.epi.partial = (float *)(ws + pl.ws_part);
     if (tile >= WGMMA_TILE0)
-        return ocd_igemm_wgmma_launch[tile - WGMMA_TILE0][p->dir == OCD_CONV_BWD_DATA][pl.type](&pl.prm, h->device,
-                                                                                              h->stream);
+        return ocd_igemm_wgmma_launch[tile - WGMMA_TILE0][p->dir][pl.type](&pl.prm, h->device, h->stream);
     const igemm_launch_fn *table = p->dir == OCD_CONV_FWD        ? ocd_igemm_fwd_launch[tile]
                                    : p->dir == OCD_CONV_BWD_DATA ? ocd_igemm_dgrad_launch[tile]
                                                                  : ocd_igemm_wgrad_launch[tile];

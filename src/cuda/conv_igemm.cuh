@@ -249,9 +249,9 @@ struct igemm_load_dense_b : ocd_mma_load_kmajor<T, ROWS, THREADS, L> {
 
 /* What the two MN-major gathers of the filter gradient share: K rows are output pixels
    (n, z, p, q), decoded with k_div; each thread owns one 16-byte column chunk (cc) of rows krow0,
-   krow0 + STEP, ... */
-template <typename T, int ROWS, int THREADS> struct igemm_pixel_krows {
-    typedef ocd_mma_smem<T, ROWS, false> L;
+   krow0 + STEP, ..., placed where the stage layout L says (mma.cuh's padded rows, or wgmma.cuh's
+   swizzled MN-major blocks). */
+template <typename T, int ROWS, int THREADS, class L> struct igemm_pixel_krows {
     static constexpr int CPR = ROWS / L::E, ITERS = L::BK * CPR / THREADS, STEP = THREADS / CPR;
     static_assert(THREADS % CPR == 0 && ITERS * THREADS == L::BK * CPR, "tile must cover the threads");
     int krow0, cc;
@@ -275,20 +275,21 @@ template <typename T, int ROWS, int THREADS> struct igemm_pixel_krows {
 
     __host__ __device__ __forceinline__ T *dst(T *stage, int i) const
     {
-        return stage + (krow0 + i * STEP) * L::LD + cc * L::E;
+        return stage + L::offset(krow0 + i * STEP, cc);
     }
 };
 
 /* Backward-filter A = dy^T: columns are output channels of one group. */
-template <typename T, int ROWS, int THREADS> struct igemm_load_wgrad_a : igemm_pixel_krows<T, ROWS, THREADS> {
-    typedef igemm_pixel_krows<T, ROWS, THREADS> R;
+template <typename T, int ROWS, int THREADS, class L = ocd_mma_smem<T, ROWS, false>>
+struct igemm_load_wgrad_a : igemm_pixel_krows<T, ROWS, THREADS, L> {
+    typedef igemm_pixel_krows<T, ROWS, THREADS, L> R;
     bool mok;
     int64_t coff;
 
     __host__ __device__ __forceinline__ void setup(const igemm_params &p, int m0, int n0, int g, int tid)
     {
         R::setup_krows(tid);
-        int m = m0 + R::cc * R::L::E;
+        int m = m0 + R::cc * L::E;
         mok = m < p.M;
         coff = g * p.a.group_c + m;
     }
@@ -308,8 +309,9 @@ template <typename T, int ROWS, int THREADS> struct igemm_load_wgrad_a : igemm_p
 
 /* Backward-filter B = gather(x): columns are (t, r, s, c) of one group, decoded as the filter's
    columns are (epi.col). */
-template <typename T, int ROWS, int THREADS> struct igemm_load_wgrad_b : igemm_pixel_krows<T, ROWS, THREADS> {
-    typedef igemm_pixel_krows<T, ROWS, THREADS> R;
+template <typename T, int ROWS, int THREADS, class L = ocd_mma_smem<T, ROWS, false>>
+struct igemm_load_wgrad_b : igemm_pixel_krows<T, ROWS, THREADS, L> {
+    typedef igemm_pixel_krows<T, ROWS, THREADS, L> R;
     bool nok;
     int toff, roff, soff;
     int64_t coff;
@@ -317,7 +319,7 @@ template <typename T, int ROWS, int THREADS> struct igemm_load_wgrad_b : igemm_p
     __host__ __device__ __forceinline__ void setup(const igemm_params &p, int m0, int n0, int g, int tid)
     {
         R::setup_krows(tid);
-        int ncol = n0 + R::cc * R::L::E;
+        int ncol = n0 + R::cc * L::E;
         nok = ncol < p.N;
         uint32_t c, sx, r, t = ocd_fastdiv_divmod(p.epi.col.div[0], (uint32_t)(nok ? ncol : 0), &c);
         t = ocd_fastdiv_divmod(p.epi.col.div[1], t, &sx);
@@ -363,8 +365,8 @@ struct igemm_dir_dgrad {
 };
 struct igemm_dir_wgrad {
     static constexpr bool A_KMAJOR = false, B_KMAJOR = false;
-    template <typename T, int R, int TH> using ALoad = igemm_load_wgrad_a<T, R, TH>;
-    template <typename T, int R, int TH> using BLoad = igemm_load_wgrad_b<T, R, TH>;
+    template <typename T, int R, int TH, class L = ocd_mma_smem<T, R, false>> using ALoad = igemm_load_wgrad_a<T, R, TH, L>;
+    template <typename T, int R, int TH, class L = ocd_mma_smem<T, R, false>> using BLoad = igemm_load_wgrad_b<T, R, TH, L>;
 };
 
 /* What one CTA (block bx, by, bz of the grid of igemm_launch_kernel) computes: the BM x BN tile at
@@ -552,9 +554,9 @@ extern const igemm_launch_fn ocd_igemm_fwd_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES
 extern const igemm_launch_fn ocd_igemm_dgrad_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES];
 extern const igemm_launch_fn ocd_igemm_wgrad_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES];
 
-/* The sm_90a kernel (conv_igemm_sm90.cu), [wgmma tile][forward, backward data][fp16, bf16];
+/* The sm_90a kernel (conv_igemm_sm90.cu), [wgmma tile][direction][fp16, bf16];
    false built: compiled without sm_90a code (a toolkit older than CUDA 12.0). */
-extern const igemm_launch_fn ocd_igemm_wgmma_launch[OCD_IGEMM_WGMMA_NTILES][2][2];
+extern const igemm_launch_fn ocd_igemm_wgmma_launch[OCD_IGEMM_WGMMA_NTILES][OCD_CONV_DIRS][2];
 extern const bool ocd_igemm_wgmma_built;
 
 #endif /* OCD_CUDA_CONV_IGEMM_CUH */

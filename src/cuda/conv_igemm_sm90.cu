@@ -1,5 +1,5 @@
-/* conv_igemm_sm90.cu: the implicit-GEMM convolution's sm_90a kernel, forward and backward data,
-   fp16 and bf16 (entries cuda:{fwd,dgrad}_igemm_wgmma_*, planned by conv_igemm.cu's make_plan
+/* conv_igemm_sm90.cu: the implicit-GEMM convolution's sm_90a kernel, every direction, fp16 and
+   bf16 (entries cuda:{fwd,dgrad,wgrad}_igemm_wgmma_*, planned by conv_igemm.cu's make_plan
    like the sm_80 ones). Compiled for sm_90a alone (CMakeLists.txt), whatever the build's
    architectures, where the toolkit has it (OCD_SM90A; else the kernels are empty and
    ocd_igemm_wgmma_built false); the entries ask for compute capability 9.0.
@@ -8,13 +8,16 @@
    kernel arguments, the loaders' address arithmetic (conv_igemm.cuh, given wgmma.cuh's
    swizzled stage layout), the epilogue and split-K are the sm_80 kernel's. A CTA of two
    warpgroups computes a 128 x BN tile, each warpgroup 64 rows with wgmma.mma_async m64nBNk16
-   from shared memory; all 256 threads also load, with 16-byte cp.async (zero-filled at padding,
+   from shared memory (operands K-major, or both MN-major for the filter gradient, whose K runs
+   over pixels); all 256 threads also load, with 16-byte cp.async (zero-filled at padding,
    edges and past K), K tiles of 64 elements into a ring of STAGES stages (wgmma.cuh's
    ocd_wgmma_kloop: the schedule and why no stage is overwritten before it is read). A
    producer warp with TMA im2col loads, clusters with multicast and a persistent scheduler are
    the next steps (issue 24). */
 #include "cuda/conv_igemm.cuh"
 #include "cuda/wgmma.cuh"
+
+#include <type_traits>
 
 /* A CTA tile: 128 x BN, two warpgroups of 64 rows, STAGES K tiles of 64 elements in the ring. */
 template <int BM_, int BN_, int STAGES_> struct igemm_wgmma_tile {
@@ -23,10 +26,11 @@ template <int BM_, int BN_, int STAGES_> struct igemm_wgmma_tile {
 };
 
 /* The shared memory of a CTA, from a 1024-byte aligned base: STAGES A stages, then STAGES B
-   stages; the dynamic allocation has 1024 bytes more, to align its start. */
-template <class Tile, typename T> struct igemm_wgmma_shape {
-    typedef ocd_wgmma_smem<T, Tile::BM> SA;
-    typedef ocd_wgmma_smem<T, Tile::BN> SB;
+   stages, K-major (forward, backward data) or MN-major (the filter gradient, whose K runs over
+   pixels); the dynamic allocation has 1024 bytes more, to align its start. */
+template <class Tile, typename T, bool MN> struct igemm_wgmma_shape {
+    typedef typename std::conditional<MN, ocd_wgmma_smem_mn<T, Tile::BM>, ocd_wgmma_smem<T, Tile::BM>>::type SA;
+    typedef typename std::conditional<MN, ocd_wgmma_smem_mn<T, Tile::BN>, ocd_wgmma_smem<T, Tile::BN>>::type SB;
     static constexpr uint32_t A_BYTES = Tile::STAGES * SA::STAGE_BYTES;
     static constexpr size_t SMEM = (size_t)Tile::STAGES * (SA::STAGE_BYTES + SB::STAGE_BYTES) + 1024;
     static_assert(SA::STAGE_BYTES % 1024 == 0 && SB::STAGE_BYTES % 1024 == 0, "stages keep 1024-byte alignment");
@@ -40,20 +44,20 @@ template <class Tile, typename T> struct igemm_wgmma_shape {
         return A_BYTES + (uint32_t)s * SB::STAGE_BYTES;
     }
     /* Descriptors of k-step ks of stage s, for the smem base at shared address base: warpgroup
-       wg's 64 rows of A, and all of B. */
+       wg's 64 rows of A (8 KB on in either layout: 64 rows, or one 64-element block), and all of B. */
     static __host__ __device__ __forceinline__ uint64_t desc_a(uint32_t base, int s, int wg, int ks)
     {
-        return ocd_wgmma_desc_k128(base + a_stage(s) + (uint32_t)wg * 64 * 128, ks);
+        return SA::desc(base + a_stage(s) + (uint32_t)wg * 64 * 128, ks);
     }
     static __host__ __device__ __forceinline__ uint64_t desc_b(uint32_t base, int s, int ks)
     {
-        return ocd_wgmma_desc_k128(base + b_stage(s), ks);
+        return SB::desc(base + b_stage(s), ks);
     }
 };
 
 /* The operations ocd_wgmma_kloop runs, as this thread issues them. */
-template <class Tile, typename T, class ALoad, class BLoad> struct igemm_wgmma_ops {
-    typedef igemm_wgmma_shape<Tile, T> Shape;
+template <class Tile, typename T, bool MN, class ALoad, class BLoad> struct igemm_wgmma_ops {
+    typedef igemm_wgmma_shape<Tile, T, MN> Shape;
     unsigned char *smem;
     uint32_t base; /* smem's shared address */
     const ALoad &al;
@@ -88,8 +92,12 @@ template <class Tile, typename T, class ALoad, class BLoad> struct igemm_wgmma_o
         ocd_wgmma_fence_operands(d);
         ocd_wgmma_fence();
 #pragma unroll
-        for (int ks = 0; ks < Shape::SA::BK / Shape::SA::KSTEP; ks++)
-            ocd_wgmma<Tile::BN, T>::ss(d, Shape::desc_a(base, s, wg, ks), Shape::desc_b(base, s, ks), 1);
+        for (int ks = 0; ks < Shape::SA::BK / Shape::SA::KSTEP; ks++) {
+            if (MN)
+                ocd_wgmma<Tile::BN, T>::ss_mn(d, Shape::desc_a(base, s, wg, ks), Shape::desc_b(base, s, ks), 1);
+            else
+                ocd_wgmma<Tile::BN, T>::ss(d, Shape::desc_a(base, s, wg, ks), Shape::desc_b(base, s, ks), 1);
+        }
         ocd_wgmma_commit();
         ocd_wgmma_fence_operands(d);
     }
@@ -106,7 +114,7 @@ template <class Tile, typename T, class Dir>
 __global__ void __launch_bounds__(256, 1) igemm_wgmma_kernel(const __grid_constant__ igemm_params p)
 {
 #ifdef OCD_WGMMA_ARCH_OK
-    typedef igemm_wgmma_shape<Tile, T> Shape;
+    typedef igemm_wgmma_shape<Tile, T, !Dir::A_KMAJOR> Shape;
     typedef typename Shape::SA SA;
     typedef typename Shape::SB SB;
     extern __shared__ __align__(16) unsigned char igemm_wgmma_smem_raw[];
@@ -123,7 +131,7 @@ __global__ void __launch_bounds__(256, 1) igemm_wgmma_kernel(const __grid_consta
     float d[Tile::BN / 2];
 #pragma unroll
     for (int i = 0; i < Tile::BN / 2; i++) d[i] = 0.f;
-    igemm_wgmma_ops<Tile, T, decltype(al), decltype(bl)> ops = {igemm_wgmma_smem_raw + pad, raw + pad, al, bl, p,
+    igemm_wgmma_ops<Tile, T, !Dir::A_KMAJOR, decltype(al), decltype(bl)> ops = {igemm_wgmma_smem_raw + pad, raw + pad, al, bl, p,
                                                                 c.kt0, wg, d};
     ocd_wgmma_kloop<Tile::STAGES>(ops, c.nkt);
 
@@ -139,7 +147,7 @@ static cudnnStatus_t igemm_wgmma_launch(const igemm_params *p, int device, cudaS
 {
     static unsigned long long smem_opted;
     return igemm_launch_kernel<T>(igemm_wgmma_kernel<Tile, T, Dir>, Tile::BM, Tile::BN, Tile::THREADS,
-                                  igemm_wgmma_shape<Tile, T>::SMEM, &smem_opted, p, device, stream);
+                                  igemm_wgmma_shape<Tile, T, !Dir::A_KMAJOR>::SMEM, &smem_opted, p, device, stream);
 }
 
 #ifdef OCD_SM90A
@@ -152,6 +160,9 @@ extern const bool ocd_igemm_wgmma_built = false;
     {{igemm_wgmma_launch<igemm_wgmma_tile<bm, bn, st>, __half, igemm_dir_fwd>,                       \
       igemm_wgmma_launch<igemm_wgmma_tile<bm, bn, st>, __nv_bfloat16, igemm_dir_fwd>},               \
      {igemm_wgmma_launch<igemm_wgmma_tile<bm, bn, st>, __half, igemm_dir_dgrad>,                     \
-      igemm_wgmma_launch<igemm_wgmma_tile<bm, bn, st>, __nv_bfloat16, igemm_dir_dgrad>}},
-const igemm_launch_fn ocd_igemm_wgmma_launch[OCD_IGEMM_WGMMA_NTILES][2][2] = {OCD_IGEMM_WGMMA_TILES(IGEMM_WGMMA_ROW)};
+      igemm_wgmma_launch<igemm_wgmma_tile<bm, bn, st>, __nv_bfloat16, igemm_dir_dgrad>},              \
+     {igemm_wgmma_launch<igemm_wgmma_tile<bm, bn, st>, __half, igemm_dir_wgrad>,                     \
+      igemm_wgmma_launch<igemm_wgmma_tile<bm, bn, st>, __nv_bfloat16, igemm_dir_wgrad>}},
+const igemm_launch_fn ocd_igemm_wgmma_launch[OCD_IGEMM_WGMMA_NTILES][OCD_CONV_DIRS][2] = {
+    OCD_IGEMM_WGMMA_TILES(IGEMM_WGMMA_ROW)};
 #undef IGEMM_WGMMA_ROW

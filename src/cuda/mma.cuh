@@ -159,7 +159,8 @@ template <typename T, int ROWS, bool KMAJOR> struct ocd_mma_smem {
     static constexpr int CPR = BK / E;              /* K-major: chunks per row */
     static_assert(KMAJOR || sizeof(T) == 2, "MN-major operands need ldmatrix.trans: 16-bit types only");
 
-    /* K-major: element offset of chunk `chunk` (K elements chunk * E ..) of row `row`. */
+    /* Element offset of chunk `chunk` of stage row `row`: K elements chunk * E .. of M or N row
+       `row` (K-major), or elements chunk * E .. of K row `row` (MN-major). */
     static __host__ __device__ __forceinline__ int offset(int row, int chunk)
     {
         return row * LD + chunk * E;

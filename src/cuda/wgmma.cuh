@@ -56,11 +56,15 @@ template <typename T, int ROWS> struct ocd_wgmma_smem {
     static constexpr int STAGE_BYTES = ROWS * 128;
     static_assert(ROWS % 8 == 0, "a stage holds whole 8-row swizzle atoms");
 
+    static constexpr bool MN = false;
+
     /* Element offset, from the stage start, of chunk `chunk` (K elements chunk * E ..) of row `row`. */
     static __host__ __device__ __forceinline__ int offset(int row, int chunk)
     {
         return row * BK + ((chunk ^ (row & 7)) * E);
     }
+    /* The descriptor of k-step ks of the operand whose row 0 is at addr (defined below). */
+    static __host__ __device__ __forceinline__ uint64_t desc(uint32_t addr, int ks);
 };
 
 /* The 128-byte swizzle of a shared-memory byte address (bits 4-6 ^= bits 7-9), as the hardware
@@ -89,6 +93,12 @@ __host__ __device__ __forceinline__ uint64_t ocd_wgmma_desc_k128(uint32_t addr, 
     return ocd_wgmma_desc(addr + 32u * (uint32_t)ks, 16, 1024, OCD_WGMMA_SWIZZLE_128B);
 }
 
+template <typename T, int ROWS>
+__host__ __device__ __forceinline__ uint64_t ocd_wgmma_smem<T, ROWS>::desc(uint32_t addr, int ks)
+{
+    return ocd_wgmma_desc_k128(addr, ks);
+}
+
 /* The descriptor of an MN-major (transposed) B operand in the same swizzled layout: the rows of
    the tile are K, each 128-byte row holds 64 elements of N, and N continues in blocks of 64
    whose row 0 lies block_bytes after the previous block's (the ISA's LBO for swizzled MN-major
@@ -98,6 +108,28 @@ __host__ __device__ __forceinline__ uint64_t ocd_wgmma_desc_mn128(uint32_t addr,
 {
     return ocd_wgmma_desc(addr, block_bytes, 1024, OCD_WGMMA_SWIZZLE_128B);
 }
+
+/* One MN-major operand stage (16-bit types): one K tile of 64 rows (K) by ROWS elements of M or
+   N, in blocks of 64 elements (128 bytes, one swizzled row) each BLOCK_BYTES long: block b
+   holds elements 64 b .. 64 b + 63 of all 64 K rows, each 8 K rows one 1024-byte swizzle atom.
+   A loader copies 16-byte chunks: chunk c of K row r holds elements 8 c .. 8 c + 7. */
+template <typename T, int ROWS> struct ocd_wgmma_smem_mn {
+    static_assert(sizeof(T) == 2, "MN-major wgmma operands are 16-bit");
+    static_assert(ROWS % 64 == 0, "a stage holds whole 64-element blocks");
+    static constexpr bool MN = true;
+    static constexpr int E = 8, BK = 64, KSTEP = 16;
+    static constexpr int STAGE = ROWS * BK, STAGE_BYTES = ROWS * 128, BLOCK_BYTES = BK * 128;
+
+    static __host__ __device__ __forceinline__ int offset(int krow, int chunk)
+    {
+        return (chunk >> 3) * (BLOCK_BYTES / 2) + krow * 64 + (((chunk & 7) ^ (krow & 7)) * E);
+    }
+    /* The descriptor of k-step ks of the operand whose element 0 (block 0, K row 0) is at addr. */
+    static __host__ __device__ __forceinline__ uint64_t desc(uint32_t addr, int ks)
+    {
+        return ocd_wgmma_desc_mn128(addr + (uint32_t)ks * KSTEP * 128, BLOCK_BYTES);
+    }
+};
 
 /* The shared-state-space address of a generic pointer into shared memory. */
 __host__ __device__ __forceinline__ uint32_t ocd_wgmma_smem_addr(const void *p)
@@ -206,16 +238,20 @@ template <int N, typename T> struct ocd_wgmma;
                      : OCD_WG_F_##n(d)                                                             \
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));         \
     }
+/* The shared-memory form, A and B K-major (ss, imm-trans 0) or both MN-major (ss_mn, imm-trans 1). */
+#define OCD_WGMMA_SS(n, ab, dlist, ia, ib, ir, name, trans)                                        \
+    static __device__ __forceinline__ void name(float (&d)[n / 2], uint64_t da, uint64_t db, int scale_d) \
+    {                                                                                              \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" ir ", 0;\n"                               \
+                     "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32." ab "." ab " " dlist ", %" ia ", %" ib \
+                     ", p, 1, 1, " trans ", " trans ";\n}\n"                                       \
+                     : OCD_WG_F_##n(d)                                                             \
+                     : "l"(da), "l"(db), "r"(scale_d));                                            \
+    }
 #define OCD_WGMMA_DEFINE(n, T, ab, dlist, ia, ib, ir)                                              \
     template <> struct ocd_wgmma<n, T> {                                                           \
-        static __device__ __forceinline__ void ss(float (&d)[n / 2], uint64_t da, uint64_t db, int scale_d) \
-        {                                                                                          \
-            asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" ir ", 0;\n"                           \
-                         "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32." ab "." ab " " dlist ", %" ia \
-                         ", %" ib ", p, 1, 1, 0, 0;\n}\n"                                          \
-                         : OCD_WG_F_##n(d)                                                         \
-                         : "l"(da), "l"(db), "r"(scale_d));                                        \
-        }                                                                                          \
+        OCD_WGMMA_SS(n, ab, dlist, ia, ib, ir, ss, "0")                                            \
+        OCD_WGMMA_SS(n, ab, dlist, ia, ib, ir, ss_mn, "1")                                         \
         OCD_WGMMA_RS(n, ab, dlist, rs, "0")                                                        \
         OCD_WGMMA_RS(n, ab, dlist, rs_mn, "1")                                                     \
     };
@@ -237,11 +273,13 @@ OCD_WGMMA_DEFINE(64, __nv_bfloat16, "bf16", OCD_WG_D32, "32", "33", "34")
 OCD_WGMMA_DEFINE(128, __nv_bfloat16, "bf16", OCD_WG_D64, "64", "65", "66")
 OCD_WGMMA_DEFINE(256, __nv_bfloat16, "bf16", OCD_WG_D128, "128", "129", "130")
 #undef OCD_WGMMA_DEFINE
+#undef OCD_WGMMA_SS
 #undef OCD_WGMMA_RS
 #else
 /* Without sm_90a: the same interface, no instruction (nothing that runs there calls it). */
 template <int N, typename T> struct ocd_wgmma {
     static __host__ __device__ __forceinline__ void ss(float (&)[N / 2], uint64_t, uint64_t, int) {}
+    static __host__ __device__ __forceinline__ void ss_mn(float (&)[N / 2], uint64_t, uint64_t, int) {}
     static __host__ __device__ __forceinline__ void rs(float (&)[N / 2], const uint32_t (&)[4], uint64_t, int) {}
     static __host__ __device__ __forceinline__ void rs_mn(float (&)[N / 2], const uint32_t (&)[4], uint64_t, int) {}
 };

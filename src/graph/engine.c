@@ -48,6 +48,7 @@ static const char *const wgrad_entries[] = {
     "cuda:wgrad_igemm_tc_128x64x32_s4", "cuda:wgrad_igemm_tc_64x64x32_s4", "cuda:wgrad_im2col_gemm_cublas_tc",
     "cuda:wgrad_im2col_gemm_cublas", "cuda:wgrad_winograd_nonfused_tc", "cuda:wgrad_winograd_nonfused",
     "cuda:wgrad_fft", "cuda:wgrad_fft_tiling", "cuda:wgrad_direct",
+    "cuda:wgrad_igemm_wgmma_128x256x64_s4", "cuda:wgrad_igemm_wgmma_128x128x64_s5",
 };
 
 static const struct {

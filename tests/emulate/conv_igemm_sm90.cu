@@ -177,7 +177,8 @@ bool check_schedules()
 /* ---- one CTA, thread by thread ------------------------------------------------------------------- */
 
 template <class Tile, typename T, class Dir> struct cta_emu {
-    typedef igemm_wgmma_shape<Tile, T> Shape;
+    static constexpr bool MN = !Dir::A_KMAJOR;
+    typedef igemm_wgmma_shape<Tile, T, MN> Shape;
     typedef typename Shape::SA SA;
     typedef typename Shape::SB SB;
     typedef typename Dir::template ALoad<T, Tile::BM, Tile::THREADS, SA> ALoad;
@@ -236,7 +237,7 @@ template <class Tile, typename T, class Dir> struct cta_emu {
         check.mma(s);
         for (int wg = 0; wg < 2; wg++)
             for (int ks = 0; ks < SA::BK / SA::KSTEP; ks++)
-                wgmma_ok = wgmma_ok && emu_wgmma_ss<T, Tile::BN>((float(*)[Tile::BN / 2]) & d[(size_t)wg * 128 * (Tile::BN / 2)],
+                wgmma_ok = wgmma_ok && emu_wgmma_ss<T, Tile::BN, MN>((float(*)[Tile::BN / 2]) & d[(size_t)wg * 128 * (Tile::BN / 2)],
                                                                  smem, Shape::desc_a(BASE, s, wg, ks),
                                                                  Shape::desc_b(BASE, s, ks), true);
     }
@@ -281,7 +282,8 @@ template <class Tile, typename T, class Dir> const char *emulate_launch(const ig
 
 struct emu_case {
     const char *name;
-    bool dgrad, bf16;
+    enum ocd_conv_dir dir;
+    bool bf16;
     int tile; /* wgmma tile index */
     int n, c, k, h, w, r, s, pad, stride, dil;
     bool flip, bias_relu;
@@ -320,7 +322,8 @@ template <typename T> bool run_case(const emu_case &e)
 
     struct ocd_conv_problem p;
     memset(&p, 0, sizeof p);
-    p.dir = e.dgrad ? OCD_CONV_BWD_DATA : OCD_CONV_FWD;
+    p.dir = e.dir;
+    const bool dgrad = e.dir == OCD_CONV_BWD_DATA, wgrad = e.dir == OCD_CONV_BWD_FILTER;
     p.s.nsp = 2, p.s.n = e.n, p.s.c = e.c, p.s.k = e.k, p.s.groups = 1, p.s.flip = e.flip;
     for (int i = 0; i < 2; i++) {
         p.s.in[i] = rc.in[i], p.s.filt[i] = rc.filt[i], p.s.out[i] = rc.out[i];
@@ -329,9 +332,9 @@ template <typename T> bool run_case(const emu_case &e)
     p.x = nhwc(dt, e.n, e.c, e.h, e.w), p.y = nhwc(dt, e.n, e.k, P, Q);
     /* the forward pass reads a KRSC filter in place; backward data re-packs a KCRS one */
     const int64_t wdims[4] = {e.k, e.c, e.r, e.s};
-    p.w = e.dgrad ? packed(wdims) : nhwc(dt, e.k, e.c, e.r, e.s);
+    p.w = dgrad ? packed(wdims) : nhwc(dt, e.k, e.c, e.r, e.s);
     p.w.dtype = dt;
-    p.w_format = e.dgrad ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+    p.w_format = dgrad ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
     p.compute = CUDNN_DATA_FLOAT, p.math = CUDNN_TENSOR_OP_MATH;
     p.alpha = e.alpha, p.beta = e.beta;
 
@@ -375,7 +378,11 @@ template <typename T> bool run_case(const emu_case &e)
 
     /* the reference: the destination's old values (beta, or z) and the result */
     std::vector<double> want;
-    if (e.dgrad) {
+    if (wgrad) {
+        want.assign(nw, 0);
+        ref_conv_bwd_filter(&rc, xd.data(), yd.data(), want.data());
+        for (size_t i = 0; i < nw; i++) want[i] = e.alpha * want[i] + e.beta * wd[i];
+    } else if (dgrad) {
         want.assign(nx, 0);
         ref_conv_bwd_data(&rc, yd.data(), wd.data(), want.data());
         for (size_t i = 0; i < nx; i++) want[i] = e.alpha * want[i] + e.beta * xd[i];
@@ -416,22 +423,27 @@ template <typename T> bool run_case(const emu_case &e)
     if (pl.prm.splits > 1) pl.prm.epi.partial = (float *)(wsa + pl.ws_part);
 
     const char *err;
+    typedef igemm_wgmma_tile<128, 256, 4> Big;
+    typedef igemm_wgmma_tile<128, 128, 5> Small;
     if (e.tile == 0)
-        err = e.dgrad ? emulate_launch<igemm_wgmma_tile<128, 256, 4>, T, igemm_dir_dgrad>(pl.prm)
-                      : emulate_launch<igemm_wgmma_tile<128, 256, 4>, T, igemm_dir_fwd>(pl.prm);
+        err = wgrad   ? emulate_launch<Big, T, igemm_dir_wgrad>(pl.prm)
+              : dgrad ? emulate_launch<Big, T, igemm_dir_dgrad>(pl.prm)
+                      : emulate_launch<Big, T, igemm_dir_fwd>(pl.prm);
     else
-        err = e.dgrad ? emulate_launch<igemm_wgmma_tile<128, 128, 5>, T, igemm_dir_dgrad>(pl.prm)
-                      : emulate_launch<igemm_wgmma_tile<128, 128, 5>, T, igemm_dir_fwd>(pl.prm);
+        err = wgrad   ? emulate_launch<Small, T, igemm_dir_wgrad>(pl.prm)
+              : dgrad ? emulate_launch<Small, T, igemm_dir_dgrad>(pl.prm)
+                      : emulate_launch<Small, T, igemm_dir_fwd>(pl.prm);
     if (err) {
         printf("FAIL %s: %s\n", e.name, err);
         return false;
     }
     /* within the destination type's rounding of a sum in fp32 */
-    const std::vector<T> &got = e.dgrad ? x : y;
-    const struct ocd_tensor_view &gv = e.dgrad ? p.x : p.y;
-    const long gc = e.dgrad ? e.c : e.k, gh = e.dgrad ? e.h : P, gw = e.dgrad ? e.w : Q;
+    const std::vector<T> &got = wgrad ? w : dgrad ? x : y;
+    const struct ocd_tensor_view &gv = wgrad ? p.w : dgrad ? p.x : p.y;
+    const long gn = wgrad ? e.k : e.n, gc = wgrad || dgrad ? e.c : e.k;
+    const long gh = wgrad ? e.r : dgrad ? e.h : P, gw = wgrad ? e.s : dgrad ? e.w : Q;
     double worst = 0;
-    for (long n = 0, i = 0; n < e.n; n++)
+    for (long n = 0, i = 0; n < gn; n++)
         for (long c = 0; c < gc; c++)
             for (long h = 0; h < gh; h++)
                 for (long ww = 0; ww < gw; ww++, i++) {
@@ -455,18 +467,24 @@ int main()
     setenv("OPENCUDNN_UNPROVEN", "1", 1); /* the entries are gated until a GPU has run them */
     int failed = !check_schedules();
     static const emu_case cases[] = {
-        /* name, dgrad, bf16, tile, n, c, k, h, w, r, s, pad, stride, dil, flip, bias_relu, alpha, beta, sms, splits */
-        {"fwd 128x256 fp16, 361 pixels, N edge, K tail", false, false, 0, 1, 24, 240, 19, 19, 3, 3, 1, 1, 1, false,
+        /* name, dir, bf16, tile, n, c, k, h, w, r, s, pad, stride, dil, flip, bias_relu, alpha, beta, sms, splits */
+        {"fwd 128x256 fp16, 361 pixels, N edge, K tail", OCD_CONV_FWD, false, 0, 1, 24, 240, 19, 19, 3, 3, 1, 1, 1, false,
          false, 1, 0, 2, 1},
-        {"fwd 128x128 bf16, stride 2, 315 pixels, alpha beta", false, true, 1, 3, 40, 120, 29, 13, 3, 3, 1, 2, 1,
+        {"fwd 128x128 bf16, stride 2, 315 pixels, alpha beta", OCD_CONV_FWD, true, 1, 3, 40, 120, 29, 13, 3, 3, 1, 2, 1,
          false, false, 0.5, 0.75, 2, 1},
-        {"fwd 128x128 fp16, dilation 2, CONVOLUTION, bias ReLU z", false, false, 1, 1, 16, 128, 20, 18, 3, 3, 2, 1, 2,
+        {"fwd 128x128 fp16, dilation 2, CONVOLUTION, bias ReLU z", OCD_CONV_FWD, false, 1, 1, 16, 128, 20, 18, 3, 3, 2, 1, 2,
          true, true, 1, 0.5, 2, 1},
-        {"fwd 128x128 fp16, split-K", false, false, 1, 2, 232, 128, 10, 10, 3, 3, 1, 1, 1, false, false, 1, 0, 64, 2},
-        {"dgrad 128x256 fp16, 361 pixels, N edge", true, false, 0, 1, 240, 24, 19, 19, 3, 3, 1, 1, 1, false, false, 1,
+        {"fwd 128x128 fp16, split-K", OCD_CONV_FWD, false, 1, 2, 232, 128, 10, 10, 3, 3, 1, 1, 1, false, false, 1, 0, 64, 2},
+        {"dgrad 128x256 fp16, 361 pixels, N edge", OCD_CONV_BWD_DATA, false, 0, 1, 240, 24, 19, 19, 3, 3, 1, 1, 1, false, false, 1,
          0, 2, 1},
-        {"dgrad 128x128 bf16, CONVOLUTION, beta", true, true, 1, 2, 128, 40, 13, 13, 3, 3, 1, 1, 1, true, false, 1,
-         0.5, 2, 1},
+        {"dgrad 128x128 bf16, CONVOLUTION, beta", OCD_CONV_BWD_DATA, true, 1, 2, 128, 40, 13, 13, 3, 3, 1, 1, 1, true,
+         false, 1, 0.5, 2, 1},
+        {"wgrad 128x256 fp16, N edge, pixel tail", OCD_CONV_BWD_FILTER, false, 0, 2, 24, 128, 9, 11, 3, 3, 1, 1, 1,
+         false, false, 1, 0, 2, 1},
+        {"wgrad 128x128 bf16, M edge, stride 2, CONVOLUTION, beta", OCD_CONV_BWD_FILTER, true, 1, 3, 40, 112, 15, 13, 3,
+         3, 1, 2, 1, true, false, 0.5, 0.25, 2, 1},
+        {"wgrad 128x128 fp16, split-K", OCD_CONV_BWD_FILTER, false, 1, 6, 24, 128, 20, 20, 3, 3, 1, 1, 1, false, false,
+         1, 0, 64, 2},
     };
     for (const emu_case &e : cases) failed += e.bf16 ? !run_case<__nv_bfloat16>(e) : !run_case<__half>(e);
     printf("%d failed\n", failed);

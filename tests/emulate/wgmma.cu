@@ -3,7 +3,8 @@
    figures, each a one-to-one map onto its tile; the 128-byte-swizzled K-major stage layout
    (ocd_wgmma_smem::offset, where a loader writes each 16-byte chunk) against the address the
    hardware reads each element from through the descriptors ocd_wgmma_desc_k128 builds, for every
-   k-step, several 1024-byte aligned stage addresses and both warpgroups' A rows; and whole
+   k-step, several 1024-byte aligned stage addresses and both warpgroups' A rows, and the same for
+   the MN-major layout (ocd_wgmma_smem_mn, the filter gradient's operands); and whole
    K tiles multiplied by the emulated wgmma (A from shared memory, and A from registers) for
    N = 64, 128 and 256, fp16 and bf16, against a double-precision product. Prints a line per
    check; exits 1 if any fails. */
@@ -86,6 +87,36 @@ template <typename T, int ROWS> bool check_layout(uint32_t base, int row0, int r
     return true;
 }
 
+/* The same for an MN-major stage (ocd_wgmma_smem_mn): each chunk written once, and each element
+   (mn, k) of the operand whose first element is element mn0 (a multiple of 64) read at the byte
+   a loader wrote it to. */
+template <typename T, int ROWS> bool check_layout_mn(uint32_t base, int mn0, int extent)
+{
+    typedef ocd_wgmma_smem_mn<T, ROWS> L;
+    std::vector<int> seen(L::STAGE / L::E, 0);
+    for (int r = 0; r < L::BK; r++)
+        for (int c = 0; c < ROWS / L::E; c++) {
+            int off = L::offset(r, c);
+            if (off % L::E != 0 || off < 0 || off >= L::STAGE) return false;
+            seen[off / L::E]++;
+        }
+    for (int v : seen)
+        if (v != 1) return false;
+    for (int ks = 0; ks < L::BK / L::KSTEP; ks++) {
+        uint64_t desc = L::desc(base + (uint32_t)(mn0 / 64) * L::BLOCK_BYTES, ks);
+        for (int mn = 0; mn < extent; mn++)
+            for (int k = 0; k < L::KSTEP; k++) {
+                int kk = ks * L::KSTEP + k, e = mn0 + mn;
+                uint32_t got, want = base + (uint32_t)((L::offset(kk, e / L::E) + e % L::E) * sizeof(T));
+                if (!emu_desc_addr_mn(desc, mn, k, (int)sizeof(T), &got) || got != want) {
+                    printf("    base %u element %d k %d: read at %u, written at %u\n", base, e, kk, got, want);
+                    return false;
+                }
+            }
+    }
+    return true;
+}
+
 /* A (2 warpgroups x 64 rows) and B (N rows) by K tiles, each tile stored as a loader stores it,
    multiplied by both warpgroups' emulated wgmma; also, for warpgroup 0, with A in registers. */
 template <typename T, int N> bool check_gemm(const char *name)
@@ -160,6 +191,11 @@ int main()
         ok = ok && check_layout<__half, 128>(base, 0, 64) && check_layout<__half, 128>(base, 64, 64) &&
              check_layout<__nv_bfloat16, 256>(base, 0, 256) && check_layout<__half, 64>(base, 0, 64);
     failed += !report(ok, "swizzled stage layout against the descriptors' addresses");
+    ok = true;
+    for (uint32_t base : {0u, 1024u, 16u * 1024u})
+        ok = ok && check_layout_mn<__half, 128>(base, 0, 64) && check_layout_mn<__half, 128>(base, 64, 64) &&
+             check_layout_mn<__nv_bfloat16, 256>(base, 0, 256);
+    failed += !report(ok, "MN-major swizzled stage layout against the descriptors' addresses");
     failed += !check_gemm<__half, 64>("fp16");
     failed += !check_gemm<__half, 128>("fp16");
     failed += !check_gemm<__half, 256>("fp16");

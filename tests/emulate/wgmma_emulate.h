@@ -79,13 +79,16 @@ int emu_d_col(int t, int i)
     return 8 * (i / 4) + 2 * (t % 4) + i % 2;
 }
 
-/* The 64 x 16 A operand read through its descriptor. */
-template <typename T> bool emu_read_a(float a[64][16], const std::vector<uint8_t> &smem, uint64_t da)
+/* The 64 x 16 A operand read through its descriptor, K-major, or MN-major when A_MN
+   (imm-trans-a 1: the layout of emu_desc_addr_mn with M for N). */
+template <typename T, bool A_MN = false> bool emu_read_a(float a[64][16], const std::vector<uint8_t> &smem, uint64_t da)
 {
     for (int m = 0; m < 64; m++)
         for (int k = 0; k < 16; k++) {
             uint32_t addr;
-            if (!emu_desc_addr(da, m, k, (int)sizeof(T), &addr) || addr + sizeof(T) > smem.size()) return false;
+            bool ok = A_MN ? emu_desc_addr_mn(da, m, k, (int)sizeof(T), &addr)
+                           : emu_desc_addr(da, m, k, (int)sizeof(T), &addr);
+            if (!ok || addr + sizeof(T) > smem.size()) return false;
             a[m][k] = emu_elem<T>(&smem[addr]);
         }
     return true;
@@ -116,12 +119,12 @@ bool emu_wgmma(float (*d)[N / 2], const float a[64][16], const std::vector<uint8
     return true;
 }
 
-/* wgmma with A from shared memory. */
-template <typename T, int N>
+/* wgmma with A from shared memory: both operands K-major, or both MN-major when MN (ss_mn). */
+template <typename T, int N, bool MN = false>
 bool emu_wgmma_ss(float (*d)[N / 2], const std::vector<uint8_t> &smem, uint64_t da, uint64_t db, bool scale_d)
 {
     float a[64][16];
-    return emu_read_a<T>(a, smem, da) && emu_wgmma<T, N>(d, a, smem, db, scale_d);
+    return emu_read_a<T, MN>(a, smem, da) && emu_wgmma<T, N, MN>(d, a, smem, db, scale_d);
 }
 
 /* wgmma with A from registers: areg[t][r] is thread t's register r, two 16-bit elements, the
