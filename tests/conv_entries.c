@@ -169,7 +169,8 @@ TEST(conv_cuda_large_tiles_are_reached)
    128x256 tile on GEMMs of at least a tile per multiprocessor (17161 output pixels, an odd
    count, with a K tail: 72 = 64 + 8), the 128x128 one on smaller GEMMs, with edge tiles in M and
    N, stride 2, dilation with CONVOLUTION mode, split-K (K = 2088 over 200 pixels), the stem's
-   C = 3 padded to 8; backward data at unit stride with both tiles; the filter gradient (both
+   C = 3 padded to 8; backward data at unit stride with both tiles, and with stride 2 through the
+   phases entry, whose phases run on the sm_90a kernel; the filter gradient (both
    operands MN-major) with both tiles, an edge tile in M, stride 2 and CONVOLUTION mode. */
 TEST(conv_cuda_wgmma_entries_are_reached)
 {
@@ -196,6 +197,8 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     static const struct shape stem = {"wgmma_stem_c3", 2, 2, 3, 128, 1, {32, 32}, {7, 7}, {3, 3}, {2, 2}, {1, 1}, false};
     static const struct shape dgrad = {"wgmma_dgrad_edges", 2, 1, 240, 24, 1, {19, 19}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
                                        false};
+    static const struct shape dgrad_strided = {"wgmma_dgrad_phases", 2, 2, 128, 64, 1, {32, 32}, {3, 3}, {1, 1}, {2, 2},
+                                               {1, 1}, false};
     static const struct shape wgrad_big = {"wgmma_wgrad", 2, 2, 24, 128, 1, {32, 32}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
                                            false};
     static const struct shape wgrad_edges = {"wgmma_wgrad_edges", 2, 3, 40, 112, 1, {15, 13}, {3, 3}, {1, 1}, {2, 2},
@@ -223,6 +226,8 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     check_entry_reached(&big_dgrad, bf16, BWD_DATA, dgrad_algo, dgrad_small, "cuda:dgrad_igemm_wgmma_128x256*");
     check_entry_reached(&dgrad, half, BWD_DATA, dgrad_algo, dgrad_small, NULL);
     check_entry_reached(&dgrad, bf16, BWD_DATA, dgrad_algo, dgrad_small, NULL);
+    /* strided: the phases entry, each phase (512 pixels x 128 channels) on the 128x128 tile */
+    check_entry_reached(&dgrad_strided, half, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tc_phases", NULL);
     check_entry_reached(&wgrad_big, half, BWD_FILTER, wgrad_algo, wgrad_big_name, NULL);
     check_entry_reached(&wgrad_big, bf16, BWD_FILTER, wgrad_algo, wgrad_small, "cuda:wgrad_igemm_wgmma_128x256*");
     check_entry_reached(&wgrad_edges, half, BWD_FILTER, wgrad_algo, wgrad_small, NULL);

@@ -24,10 +24,11 @@
    coordinates are a (mod stride) in every dim receive products from one subset of filter taps
    only, taps a + pad (mod stride) apart by the stride. Each phase is therefore a unit-stride
    backward-data problem of its own, on a strided view of dx, with the filter view of its taps
-   (mirrored for CONVOLUTION mode); it runs through the same plan and kernel, one phase after the
-   other on the stream and sharing the workspace. Phases without taps get dx = beta * dx (with
-   beta 0 and a dense dx, one memset of all of dx before the phases). The
-   plain kernel, which tests every tap at every pixel, did stride^2 times the work.
+   (mirrored for CONVOLUTION mode); it runs through the same plan and kernel (the sm_90a one
+   where it applies), one phase after the other on the stream and sharing the workspace. Phases
+   without taps get dx = beta * dx (with beta 0 and a dense dx, one memset of all of dx before
+   the phases). The plain kernel, which tests every tap at every pixel, did stride^2 times the
+   work.
 
    Constraints (each a reason): sm_80 or newer; fp16 and bf16 (tf32 entries: fp32 data, forward
    and backward data, TF32 allowed); the GEMM's channel dimension (C/G forward with groups, K/G
@@ -612,11 +613,14 @@ static void phase_problem(const struct ocd_conv_problem *p, int ph, int esize, s
     sub->w_data = p->w_data ? (char *)p->w_data + woff * esize : NULL;
 }
 
-/* The first tile whose plan serves the phase, or -1 with the reason in *why. */
+/* The first tile whose plan serves the phase, the sm_90a kernel's first (where they apply:
+   make_plan), or -1 with the reason in *why. */
 static int phase_tile(cudnnHandle_t h, const struct ocd_conv_problem *sub, bool tf32, igemm_plan *pl, const char **why)
 {
-    for (int tile = 0; tile < OCD_IGEMM_NTILES; tile++)
+    for (int i = 0; i < TILES_ALL; i++) {
+        const int tile = (WGMMA_TILE0 + i) % TILES_ALL;
         if ((*why = make_plan(h, sub, tile, tf32, pl)) == NULL) return tile;
+    }
     return -1;
 }
 
