@@ -128,7 +128,9 @@ __global__ void __launch_bounds__(THREADS) attn_fwd_flash(ocd_attn_dev d)
 
         /* mask; running max and sum per row (the 4 threads of a quad share a row); rescale;
            dropout on the probabilities after their sums took them */
-        flash_softmax_tile(s, acc, k0 + t * BN, rlo, rhi, lane, scale2, mx, l);
+        float corr[2];
+        flash_softmax_rows(s, k0 + t * BN, rlo, rhi, lane, scale2, mx, l, corr);
+        flash_rescale(acc, corr);
         if (DROPOUT)
 #pragma unroll
             for (int hr = 0; hr < 2; hr++) flash_dropout(s, hr, k0 + t * BN, ri[hr], lane, d);

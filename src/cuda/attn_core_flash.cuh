@@ -216,15 +216,19 @@ __host__ __device__ __forceinline__ float flash_rows_init(const ocd_attn_core_pr
 }
 
 /* One key tile (keys from kt) of the online softmax for a thread's two rows: flash_softmax_step
-   for each, then the rows' output accumulators rescaled. */
-template <int NS, int NO>
-__device__ __forceinline__ void flash_softmax_tile(float (&s)[NS][4], float (&acc)[NO][4], int kt, const int (&lo)[2],
-                                                   const int (&hi)[2], int lane, float scale2, float (&mx)[2],
-                                                   float (&l)[2])
+   for each, their output factors in corr. */
+template <int NS>
+__device__ __forceinline__ void flash_softmax_rows(float (&s)[NS][4], int kt, const int (&lo)[2], const int (&hi)[2],
+                                                   int lane, float scale2, float (&mx)[2], float (&l)[2],
+                                                   float (&corr)[2])
 {
-    float corr[2];
 #pragma unroll
     for (int hr = 0; hr < 2; hr++) corr[hr] = flash_softmax_step(s, hr, kt, lo[hr], hi[hr], lane, scale2, mx[hr], l[hr]);
+}
+
+/* The rows' output accumulators multiplied by their factors. */
+template <int NO> __host__ __device__ __forceinline__ void flash_rescale(float (&acc)[NO][4], const float (&corr)[2])
+{
 #pragma unroll
     for (int j = 0; j < NO; j++)
 #pragma unroll

@@ -15,15 +15,18 @@
      memory through it) and arrives on the tile's "full" mbarrier: K and V have one each, so
      that the scores start before V has landed. A stage is refilled after both consumers have
      arrived on its "empty" mbarrier.
-   - warpgroups 1 and 2, the consumers, own 64 query rows each (the wgmma M). Per key tile a
-     consumer forms its 64 x 128 scores S = Q K^T with wgmma (Q and K both from shared memory,
-     D / 16 k-steps), masks, updates the running max and sum per row and rescales its output
-     accumulators (flash_softmax_step: the wgmma accumulator of each warp lies as the sm_80
-     kernel's mma.sync accumulator of its 16 rows), rounds the probabilities to the data type
-     into A-operand registers (flash_p_frag: the accumulator and A-register layouts match) and
-     accumulates O += P V with wgmma taking A from registers and V from shared memory as an
-     N-major B (the same swizzled tile read with transposed B: K = the key rows, N = the
-     columns, LBO the 64-column block stride).
+   - warpgroups 1 and 2, the consumers, own 64 query rows each (the wgmma M). Per key tile t a
+     consumer issues S = Q K^T with wgmma (Q and K both from shared memory, D / 16 k-steps) and
+     then O += P V of tile t - 1 with wgmma taking A (P) from registers and V from shared memory
+     as an N-major B (the same swizzled tile read with transposed B: K = the key rows, N = the
+     columns, LBO the 64-column block stride). Once S has landed it masks, updates the running
+     max and sum per row (flash_softmax_rows: each warp's part of a wgmma accumulator lies as
+     the sm_80 kernel's mma.sync accumulator of its 16 rows) while P V still runs; after that
+     it rescales its output accumulators, releases tile t - 1's stage and rounds the new
+     probabilities into A-operand registers (flash_p_frag: the accumulator and A-register
+     layouts match). The two consumers take turns to issue their products (two named
+     barriers, FlashAttention-3's ping-pong), so that one's products run on the tensor cores
+     while the other computes its softmax.
    The producer gives registers back (setmaxnreg) to the consumers, which hold 64 score, 64
    output (head 128) and 32 probability registers. Rows of the block past the query range are
    neither computed nor written; rows past their length or without keys get zeros. */
@@ -36,7 +39,7 @@
 namespace {
 
 constexpr int BM = 128, BN = 128, STAGES = 2, THREADS = 384;
-constexpr int PRODUCER_REGS = 56, CONSUMER_REGS = 224; /* 128 x 56 + 256 x 224 <= 64 Ki */
+constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232; /* 128 x 40 + 256 x 232 <= 64 Ki */
 static_assert(OCD_FLASH_THREADS == 128, "the producer warpgroup runs the tile loads");
 
 /* Shared-memory geometry (bytes from a 1024-byte-aligned start): Q, K stages, V stages, then
@@ -75,6 +78,21 @@ template <int D> __host__ __device__ __forceinline__ uint64_t sm90_desc_v(uint32
 __host__ __device__ __forceinline__ unsigned sm90_parity(int t)
 {
     return (unsigned)(t / STAGES) & 1u;
+}
+
+/* The consumers' turns (FlashAttention-3's ping-pong): named barrier 1 + g is consumer g's;
+   consumer g waits on it before issuing a key tile's products and then passes the turn by
+   arriving on the other's, so that one consumer's products run while the other computes its
+   softmax. */
+__device__ __forceinline__ void sm90_turn_wait(int g)
+{
+    if (g == 0) asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    else asm volatile("bar.sync 2, 256;\n" ::: "memory");
+}
+__device__ __forceinline__ void sm90_turn_pass(int g)
+{
+    if (g == 0) asm volatile("bar.arrive 2, 256;\n" ::: "memory");
+    else asm volatile("bar.arrive 1, 256;\n" ::: "memory");
 }
 
 /* ---- the kernel ---------------------------------------------------------------------------------- */
@@ -147,40 +165,70 @@ template <typename T, int D> __global__ void __launch_bounds__(THREADS, 1) attn_
     float acc[NO][4], mx[2], l[2];
     const float scale2 = flash_rows_init(p, acc, mx, l);
     float(&acc_flat)[D / 2] = reinterpret_cast<float(&)[D / 2]>(acc);
-    if (tiles > 0) ocd_mbar_wait(full_q, 0);
-
-    for (int t = 0; t < tiles; t++) {
-        int st = t % STAGES;
-        unsigned ph = sm90_parity(t);
-
-        /* S = Q K^T, 64 x 128 */
-        float s[NS][4];
-        float(&s_flat)[BN / 2] = reinterpret_cast<float(&)[BN / 2]>(s);
-        ocd_mbar_wait(&full_k[st], ph);
-        ocd_wgmma_fence();
+    uint32_t pf[BN / 16][4]; /* P of the previous key tile, in A registers */
+    float s[NS][4];
+    float(&s_flat)[BN / 2] = reinterpret_cast<float(&)[BN / 2]>(s);
+    /* the products of a turn, each a wgmma group: S = Q K^T of the tile in stage st, O += P V
+       of the previous tile, in stage sp (after a wgmma fence) */
+    auto issue_s = [&](int st) {
 #pragma unroll
         for (int ks = 0; ks < D / 16; ks++)
             ocd_wgmma<BN, T>::ss(s_flat, sm90_desc_q<D>(base, g, ks), sm90_desc_k<D>(base, st, ks), ks > 0);
         ocd_wgmma_commit();
-        ocd_wgmma_wait<0>();
+    };
+    auto issue_pv = [&](int sp) {
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; kk++) ocd_wgmma<D, T>::rs_mn(acc_flat, pf[kk], sm90_desc_v<D>(base, sp, kk), 1);
+        ocd_wgmma_commit();
+    };
+    /* the softmax of tile t once its scores have landed, while O += P V may still run */
+    float corr[2];
+    auto softmax = [&](int t) {
         ocd_wgmma_fence_operands(s_flat);
-
-        /* mask; running max and sum per row; rescale */
-        flash_softmax_tile(s, acc, k0 + t * BN, rlo, rhi, lane, scale2, mx, l);
-        uint32_t pf[BN / 16][4];
+        flash_softmax_rows(s, k0 + t * BN, rlo, rhi, lane, scale2, mx, l, corr);
+    };
+    /* once O += P V has landed too: the rescale and the new P */
+    auto next_p = [&]() {
+        ocd_wgmma_fence_operands(acc_flat);
+        flash_rescale(acc, corr);
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++) flash_p_frag<T>(pf[kk], s, kk);
-
-        /* O += P V */
-        ocd_mbar_wait(&full_v[st], ph);
-        ocd_wgmma_fence_operands(acc_flat);
+    };
+    if (tiles > 0) {
+        ocd_mbar_wait(full_q, 0);
+        if (g == 1) sm90_turn_pass(g); /* consumer 0 takes the first turn */
+        /* tile 0: its scores alone */
+        ocd_mbar_wait(&full_k[0], sm90_parity(0));
+        sm90_turn_wait(g);
         ocd_wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < BN / 16; kk++) ocd_wgmma<D, T>::rs_mn(acc_flat, pf[kk], sm90_desc_v<D>(base, st, kk), 1);
-        ocd_wgmma_commit();
+        issue_s(0);
+        if (g == 0 || tiles > 1) sm90_turn_pass(g);
+        ocd_wgmma_wait<0>();
+        softmax(0);
+        next_p();
+    }
+    for (int t = 1; t < tiles; t++) {
+        const int st = t % STAGES, sp = (t - 1) % STAGES; /* stages of tiles t and t - 1 */
+        ocd_mbar_wait(&full_k[st], sm90_parity(t));
+        ocd_mbar_wait(&full_v[sp], sm90_parity(t - 1));
+        sm90_turn_wait(g);
+        ocd_wgmma_fence();
+        issue_s(st);
+        issue_pv(sp);
+        if (g == 0 || t + 1 < tiles) sm90_turn_pass(g);
+        ocd_wgmma_wait<1>();
+        softmax(t);
+        ocd_wgmma_wait<0>();
+        ocd_mbar_arrive(&empty[sp]); /* tile t - 1's K and V are read */
+        next_p();
+    }
+    if (tiles > 0) { /* O += P V of the last tile (its stage is not refilled) */
+        const int sp = (tiles - 1) % STAGES;
+        ocd_mbar_wait(&full_v[sp], sm90_parity(tiles - 1));
+        ocd_wgmma_fence();
+        issue_pv(sp);
         ocd_wgmma_wait<0>();
         ocd_wgmma_fence_operands(acc_flat);
-        ocd_mbar_arrive(&empty[st]);
     }
 
 #pragma unroll

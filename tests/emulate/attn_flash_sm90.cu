@@ -6,8 +6,9 @@
    V read back through the PTX ISA's canonical layouts (K-major for Q and K, N-major for V:
    wgmma_emulate.h), the S = Q K^T and O += P V products of each consumer warpgroup by the
    emulated wgmma (A from shared memory, then from the probability registers flash_p_frag packs
-   from the score accumulators), each warp's masking, online softmax and rescaling across key
-   tiles (the kernel's flash_softmax_step, the quad shuffles done here in its order), the
+   from the score accumulators), in the kernel's order (O += P V of a key tile after the scores
+   of the next, before its rescale), each warp's masking, online softmax and rescaling across
+   key tiles (the kernel's flash_softmax_step, the quad shuffles done here in its order), the
    mbarrier phases each use of a stage waits for, and the output and statistics stores. The
    block's key range is the minimum and maximum of the consumer threads' windows, as the
    kernel's shared atomics make it.
@@ -46,7 +47,7 @@ template <typename T, int D> bool emulate(const ocd_attn_dev &d)
     std::vector<uint8_t> smem(L::BAR); /* shared address 0 is the aligned start */
     static float s[2][128][NS][4], acc[2][128][NO][4], mx[2][128][2], lsum[2][128][2], corr[128][2];
     static int rlo[2][128][2], rhi[2][128][2];
-    static uint32_t pf[128][BN / 16][4];
+    static uint32_t pf[2][128][BN / 16][4];
     for (unsigned bx = 0; bx < grid.x; bx++)
         for (unsigned u = 0; u < grid.y; u++) {
             int h = u % p.heads, m = u / p.heads % p.beams, b = u / p.heads / p.beams, mk = p.kv_shared ? 0 : m;
@@ -68,46 +69,49 @@ template <typename T, int D> bool emulate(const ocd_attn_dev &d)
             float scale2 = 0;
             for (int g = 0; g < 2; g++)
                 for (int wt = 0; wt < 128; wt++) scale2 = flash_rows_init(p, acc[g][wt], mx[g][wt], lsum[g][wt]);
-            for (int t = 0; t < tiles; t++) {
-                int st = t % STAGES, kt = k0 + t * BN;
+            /* step t: the producer's fill of tile t; each consumer's S of tile t, O += P V of tile
+               t - 1, then the softmax of tile t, the rescale and the new P (the kernel's order) */
+            for (int t = 0; t <= tiles; t++) {
+                int st = t % STAGES, sp = (t + STAGES - 1) % STAGES, kt = k0 + t * BN;
                 /* the mbarrier phases: the producer's wait on the stage's release of tile
-                   t - STAGES, the consumers' on the stage's fill for tile t */
-                if ((t >= STAGES && !phase_ok(emptied[st], sm90_parity(t - STAGES))) ||
-                    !phase_ok(++filled[st], sm90_parity(t))) {
-                    printf("  the mbarrier parities of tile %d\n", t);
+                   t - STAGES, the consumers' on its fill for tile t (K), and for tile t - 1 (V) */
+                if ((t < tiles && t >= STAGES && !phase_ok(emptied[st], sm90_parity(t - STAGES))) ||
+                    (t < tiles && !phase_ok(++filled[st], sm90_parity(t))) ||
+                    (t > 0 && !phase_ok(filled[sp], sm90_parity(t - 1)))) {
+                    printf("  the mbarrier parities of step %d\n", t);
                     return false;
                 }
-                for (int wt = 0; wt < 128; wt++) {
+                for (int wt = 0; t < tiles && wt < 128; wt++) {
                     flash_load_tile<D, BN, true>((T *)(smem.data() + L::K0 + st * L::TILE), p.k, b, mk, h, kt, lkv, wt);
                     flash_load_tile<D, BN, true>((T *)(smem.data() + L::V0 + st * L::TILE), p.v, b, mk, h, kt, lkv, wt);
                 }
                 for (int g = 0; g < 2; g++) {
                     float(*sf)[BN / 2] = reinterpret_cast<float(*)[BN / 2]>(s[g]);
                     float(*af)[D / 2] = reinterpret_cast<float(*)[D / 2]>(acc[g]);
-                    for (int ks = 0; ks < D / 16; ks++)
+                    for (int ks = 0; t < tiles && ks < D / 16; ks++)
                         if (!emu_wgmma_ss<T, BN>(sf, smem, sm90_desc_q<D>(0, g, ks), sm90_desc_k<D>(0, st, ks), ks > 0)) {
                             printf("  a descriptor of S reads outside the tiles\n");
                             return false;
                         }
+                    for (int kk = 0; t > 0 && kk < BN / 16; kk++) {
+                        uint32_t areg[128][4];
+                        for (int wt = 0; wt < 128; wt++) memcpy(areg[wt], pf[g][wt][kk], sizeof areg[wt]);
+                        if (!emu_wgmma_rs<T, D, true>(af, areg, smem, sm90_desc_v<D>(0, sp, kk), true)) {
+                            printf("  a descriptor of V reads outside the tiles\n");
+                            return false;
+                        }
+                    }
+                    if (t == tiles) continue;
                     for (int w = 0; w < 4; w++)
                         for (int hr = 0; hr < 2; hr++)
                             attn_emu_softmax_step(&s[g][w * 32], hr, kt, &rlo[g][w * 32], &rhi[g][w * 32], scale2,
                                                   &mx[g][w * 32], &lsum[g][w * 32], &corr[w * 32]);
                     for (int wt = 0; wt < 128; wt++) {
-                        for (int j = 0; j < NO; j++)
-                            for (int e = 0; e < 4; e++) acc[g][wt][j][e] *= corr[wt][e / 2];
-                        for (int kk = 0; kk < BN / 16; kk++) flash_p_frag<T>(pf[wt][kk], s[g][wt], kk);
-                    }
-                    for (int kk = 0; kk < BN / 16; kk++) {
-                        uint32_t areg[128][4];
-                        for (int wt = 0; wt < 128; wt++) memcpy(areg[wt], pf[wt][kk], sizeof areg[wt]);
-                        if (!emu_wgmma_rs<T, D, true>(af, areg, smem, sm90_desc_v<D>(0, st, kk), true)) {
-                            printf("  a descriptor of V reads outside the tiles\n");
-                            return false;
-                        }
+                        flash_rescale(acc[g][wt], corr[wt]);
+                        for (int kk = 0; kk < BN / 16; kk++) flash_p_frag<T>(pf[g][wt][kk], s[g][wt], kk);
                     }
                 }
-                emptied[st]++; /* both consumers have arrived */
+                if (t > 0) emptied[sp]++; /* both consumers have arrived */
             }
             for (int g = 0; g < 2; g++)
                 for (int wt = 0; wt < 128; wt++)
