@@ -167,11 +167,12 @@ TEST(conv_cuda_large_tiles_are_reached)
 /* The sm_90a kernel's entries (compute capability 9.0 only; unproven entries, which the suite's
    OPENCUDNN_UNPROVEN=1 lets serve), each tile in fp16 and bf16 where the heuristic picks it: the
    128x256 tile on GEMMs of at least a tile per multiprocessor (17161 output pixels, an odd
-   count, with a K tail: 72 = 64 + 8), the 128x128 one on smaller GEMMs, with edge tiles in M and
+   count, with a K tail: 72 = 64 + 8), the 256x128 tile likewise with N = 128 (34322 pixels),
+   the 128x128 one on smaller GEMMs, with edge tiles in M and
    N, stride 2, dilation with CONVOLUTION mode, split-K (K = 2088 over 200 pixels), the stem's
    C = 3 padded to 8; backward data at unit stride with both tiles, and with stride 2 through the
    phases entry, whose phases run on the sm_90a kernel; the filter gradient (both
-   operands MN-major) with both tiles, an edge tile in M, stride 2 and CONVOLUTION mode. */
+   operands MN-major) with two tiles, an edge tile in M, stride 2 and CONVOLUTION mode. */
 TEST(conv_cuda_wgmma_entries_are_reached)
 {
     if (!tensor_core_pass()) return;
@@ -187,6 +188,8 @@ TEST(conv_cuda_wgmma_entries_are_reached)
 #endif
     /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
     static const struct shape big_fwd = {"wgmma_big_fwd", 2, 1, 8, 256, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
+    static const struct shape tall_fwd = {"wgmma_tall_fwd", 2, 2, 8, 128, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
+                                          false};
     static const struct shape big_dgrad = {"wgmma_big_dgrad", 2, 1, 256, 8, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
                                            false};
     static const struct shape edges = {"wgmma_stride2_edges", 2, 3, 40, 120, 1, {29, 13}, {3, 3}, {1, 1}, {2, 2}, {1, 1},
@@ -206,6 +209,8 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1];
     const int fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, dgrad_algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
     const char *const big = "_igemm_wgmma_128x256x64_s4", *const small = "_igemm_wgmma_128x128x64_s5";
+    const char *const fwd_wide_off = "cuda:fwd_igemm_wgmma_128x256*,cuda:fwd_igemm_wgmma_256x128*";
+    const char *const dgrad_wide_off = "cuda:dgrad_igemm_wgmma_128x256*,cuda:dgrad_igemm_wgmma_256x128*";
     const int wgrad_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
     char fwd_big[64], fwd_small[64], dgrad_big[64], dgrad_small[64], wgrad_big_name[64], wgrad_small[64];
     snprintf(fwd_big, sizeof fwd_big, "cuda:fwd%s", big);
@@ -216,14 +221,18 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     snprintf(wgrad_small, sizeof wgrad_small, "cuda:wgrad%s", small);
     check_entry_reached(&big_fwd, half, FWD, fwd_algo, fwd_big, NULL);
     check_entry_reached(&big_fwd, bf16, FWD, fwd_algo, fwd_big, NULL);
-    check_entry_reached(&big_fwd, half, FWD, fwd_algo, fwd_small, "cuda:fwd_igemm_wgmma_128x256*");
+    check_entry_reached(&big_fwd, half, FWD, fwd_algo, fwd_small, fwd_wide_off);
+    check_entry_reached(&tall_fwd, half, FWD, fwd_algo, "cuda:fwd_igemm_wgmma_256x128x64_s4", NULL);
+    check_entry_reached(&tall_fwd, bf16, FWD, fwd_algo, "cuda:fwd_igemm_wgmma_256x128x64_s4", NULL);
     check_entry_reached(&edges, half, FWD, fwd_algo, fwd_small, NULL);
     check_entry_reached(&edges, bf16, FWD, fwd_algo, fwd_small, NULL);
     check_entry_reached(&dilated, half, FWD, fwd_algo, fwd_small, NULL);
     check_entry_reached(&split, bf16, FWD, fwd_algo, fwd_small, NULL);
     check_entry_reached(&stem, half, FWD, fwd_algo, fwd_small, NULL);
     check_entry_reached(&big_dgrad, half, BWD_DATA, dgrad_algo, dgrad_big, NULL);
-    check_entry_reached(&big_dgrad, bf16, BWD_DATA, dgrad_algo, dgrad_small, "cuda:dgrad_igemm_wgmma_128x256*");
+    check_entry_reached(&big_dgrad, bf16, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_wgmma_256x128x64_s4",
+                        "cuda:dgrad_igemm_wgmma_128x256*");
+    check_entry_reached(&big_dgrad, half, BWD_DATA, dgrad_algo, dgrad_small, dgrad_wide_off);
     check_entry_reached(&dgrad, half, BWD_DATA, dgrad_algo, dgrad_small, NULL);
     check_entry_reached(&dgrad, bf16, BWD_DATA, dgrad_algo, dgrad_small, NULL);
     /* strided: the phases entry, each phase (512 pixels x 128 channels) on the 128x128 tile */

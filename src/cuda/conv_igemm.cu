@@ -804,5 +804,5 @@ extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tf32_planned
    address arithmetic and the epilogue, and replaces the mainloop (wgmma.mma_async from a
    cp.async ring). Its next steps: a warp-specialized mainloop (a producer warp issuing
    cp.async.bulk.tensor loads - the im2col tensor map mode for the forward A operand, tiled mode
-   for dense B - into an mbarrier ring), 256x128 tiles with a cluster launch for B multicast, a
-   persistent tile scheduler, and the stride phases and filter gradient on it. */
+   for dense B - into an mbarrier ring), a cluster launch for B multicast, and a persistent tile
+   scheduler. */

@@ -7,7 +7,7 @@
    Main decision: it replaces the sm_80 kernel's mainloop and nothing else. The plan, the
    kernel arguments, the loaders' address arithmetic (conv_igemm.cuh, given wgmma.cuh's
    swizzled stage layout), the epilogue and split-K are the sm_80 kernel's. A CTA of two
-   warpgroups computes a 128 x BN tile, each warpgroup 64 rows with wgmma.mma_async m64nBNk16
+   warpgroups computes a BM x BN tile, each warpgroup BM / 2 rows with wgmma.mma_async m64nBNk16
    from shared memory (operands K-major, or both MN-major for the filter gradient, whose K runs
    over pixels); all 256 threads also load, with 16-byte cp.async (zero-filled at padding,
    edges and past K), K tiles of 64 elements into a ring of STAGES stages (wgmma.cuh's
@@ -19,10 +19,12 @@
 
 #include <type_traits>
 
-/* A CTA tile: 128 x BN, two warpgroups of 64 rows, STAGES K tiles of 64 elements in the ring. */
+/* A CTA tile: BM x BN, two warpgroups of BM / 2 rows, each MI slices of 64 rows (one wgmma
+   each per k-step), STAGES K tiles of 64 elements in the ring. Slice q (warpgroup q / MI) holds
+   rows 64 q .. 64 q + 63. */
 template <int BM_, int BN_, int STAGES_> struct igemm_wgmma_tile {
-    static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_, THREADS = 256;
-    static_assert(BM == 128, "two warpgroups of 64 rows");
+    static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_, THREADS = 256, MI = BM / 128;
+    static_assert(BM == 128 || BM == 256, "two warpgroups of one or two 64-row slices");
 };
 
 /* The shared memory of a CTA, from a 1024-byte aligned base: STAGES A stages, then STAGES B
@@ -43,11 +45,11 @@ template <class Tile, typename T, bool MN> struct igemm_wgmma_shape {
     {
         return A_BYTES + (uint32_t)s * SB::STAGE_BYTES;
     }
-    /* Descriptors of k-step ks of stage s, for the smem base at shared address base: warpgroup
-       wg's 64 rows of A (8 KB on in either layout: 64 rows, or one 64-element block), and all of B. */
-    static __host__ __device__ __forceinline__ uint64_t desc_a(uint32_t base, int s, int wg, int ks)
+    /* Descriptors of k-step ks of stage s, for the smem base at shared address base: slice q's
+       64 rows of A (8 KB on in either layout: 64 rows, or one 64-element block), and all of B. */
+    static __host__ __device__ __forceinline__ uint64_t desc_a(uint32_t base, int s, int q, int ks)
     {
-        return SA::desc(base + a_stage(s) + (uint32_t)wg * 64 * 128, ks);
+        return SA::desc(base + a_stage(s) + (uint32_t)q * 64 * 128, ks);
     }
     static __host__ __device__ __forceinline__ uint64_t desc_b(uint32_t base, int s, int ks)
     {
@@ -64,7 +66,13 @@ template <class Tile, typename T, bool MN, class ALoad, class BLoad> struct igem
     const BLoad &bl;
     const igemm_params &p;
     int kt0, wg;
-    float (&d)[Tile::BN / 2];
+    float (&d)[Tile::MI][Tile::BN / 2];
+
+    __device__ __forceinline__ void fence_operands()
+    {
+#pragma unroll
+        for (int mi = 0; mi < Tile::MI; mi++) ocd_wgmma_fence_operands(d[mi]);
+    }
 
     __device__ __forceinline__ void load(int tile, int s)
     {
@@ -89,26 +97,29 @@ template <class Tile, typename T, bool MN, class ALoad, class BLoad> struct igem
     }
     __device__ __forceinline__ void mma(int s)
     {
-        ocd_wgmma_fence_operands(d);
+        fence_operands();
         ocd_wgmma_fence();
 #pragma unroll
-        for (int ks = 0; ks < Shape::SA::BK / Shape::SA::KSTEP; ks++) {
-            if (MN)
-                ocd_wgmma<Tile::BN, T>::ss_mn(d, Shape::desc_a(base, s, wg, ks), Shape::desc_b(base, s, ks), 1);
-            else
-                ocd_wgmma<Tile::BN, T>::ss(d, Shape::desc_a(base, s, wg, ks), Shape::desc_b(base, s, ks), 1);
-        }
+        for (int ks = 0; ks < Shape::SA::BK / Shape::SA::KSTEP; ks++)
+#pragma unroll
+            for (int mi = 0; mi < Tile::MI; mi++) {
+                const uint64_t da = Shape::desc_a(base, s, wg * Tile::MI + mi, ks), db = Shape::desc_b(base, s, ks);
+                if (MN)
+                    ocd_wgmma<Tile::BN, T>::ss_mn(d[mi], da, db, 1);
+                else
+                    ocd_wgmma<Tile::BN, T>::ss(d[mi], da, db, 1);
+            }
         ocd_wgmma_commit();
-        ocd_wgmma_fence_operands(d);
+        fence_operands();
     }
     template <int N> __device__ __forceinline__ void mma_wait()
     {
         ocd_wgmma_wait<N>();
-        ocd_wgmma_fence_operands(d);
+        fence_operands();
     }
 };
 
-/* grid = (ceil(M / 128), ceil(N / BN), groups * splits), 256 threads, igemm_wgmma_shape::SMEM
+/* grid = (ceil(M / BM), ceil(N / BN), groups * splits), 256 threads, igemm_wgmma_shape::SMEM
    bytes of dynamic shared memory. */
 template <class Tile, typename T, class Dir>
 __global__ void __launch_bounds__(256, 1) igemm_wgmma_kernel(const __grid_constant__ igemm_params p)
@@ -128,17 +139,22 @@ __global__ void __launch_bounds__(256, 1) igemm_wgmma_kernel(const __grid_consta
     al.setup(p, c.m0, c.n0, c.g, tid);
     bl.setup(p, c.m0, c.n0, c.g, tid);
 
-    float d[Tile::BN / 2];
+    float d[Tile::MI][Tile::BN / 2];
 #pragma unroll
-    for (int i = 0; i < Tile::BN / 2; i++) d[i] = 0.f;
+    for (int mi = 0; mi < Tile::MI; mi++)
+#pragma unroll
+        for (int i = 0; i < Tile::BN / 2; i++) d[mi][i] = 0.f;
     igemm_wgmma_ops<Tile, T, !Dir::A_KMAJOR, decltype(al), decltype(bl)> ops = {igemm_wgmma_smem_raw + pad, raw + pad, al, bl, p,
                                                                 c.kt0, wg, d};
     ocd_wgmma_kloop<Tile::STAGES>(ops, c.nkt);
 
-    /* thread t of warpgroup wg holds rows wg * 64 + 16 (t / 32) + ...: a warp's 16 x BN slice
-       laid out as mma.sync's (wgmma.cuh) */
-    igemm_store_frags<T, 1, Tile::BN / 8>(p, [&](int, int j, int e) { return d[j * 4 + e]; },
-                                          c.m0 + wg * 64 + ((tid & 127) >> 5) * 16, c.n0, c.g, c.split, lane);
+    /* thread t of warpgroup wg holds, of slice q = wg * MI + mi, rows 64 q + 16 (t / 32) + ...: a
+       warp's 16 x BN slice laid out as mma.sync's (wgmma.cuh) */
+#pragma unroll
+    for (int mi = 0; mi < Tile::MI; mi++)
+        igemm_store_frags<T, 1, Tile::BN / 8>(p, [&](int, int j, int e) { return d[mi][j * 4 + e]; },
+                                              c.m0 + (wg * Tile::MI + mi) * 64 + ((tid & 127) >> 5) * 16, c.n0,
+                                              c.g, c.split, lane);
 #endif
 }
 

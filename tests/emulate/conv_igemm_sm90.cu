@@ -15,7 +15,7 @@
    6 stages and 0 to 12 K tiles, and once on a ring one stage smaller than the loop believes,
    which the checker must reject.
 
-   Cases (fp16 and bf16): both tiles; forward with edge tiles in M and N, an odd pixel count, a K
+   Cases (fp16 and bf16): every tile; forward with edge tiles in M and N, an odd pixel count, a K
    tail, stride 2, dilation 2 with CONVOLUTION mode and bias + ReLU, alpha and beta, split-K;
    backward data at unit stride (its filter re-packed into the workspace as the pack kernel does)
    and with stride 2 phase by phase, as the phases entry runs it; the filter gradient with edge
@@ -192,13 +192,13 @@ template <class Tile, typename T, class Dir> struct cta_emu {
     std::vector<ALoad> al;
     std::vector<BLoad> bl;
     std::vector<uint8_t> smem;
-    std::vector<float> d; /* [warpgroup][thread][BN / 2] */
+    std::vector<float> d; /* [slice][thread][BN / 2], slice q = warpgroup * MI + mi */
     ring_check check;
     bool wgmma_ok = true;
 
     cta_emu(const igemm_params &prm, int bx, int by, int bz)
         : p(prm), al(Tile::THREADS), bl(Tile::THREADS), smem(BASE + Shape::SMEM - 1024),
-          d((size_t)2 * 128 * (Tile::BN / 2), 0.f), check(Tile::STAGES)
+          d((size_t)2 * Tile::MI * 128 * (Tile::BN / 2), 0.f), check(Tile::STAGES)
     {
         cta = igemm_cta_of(p, bx, by, bz, Tile::BM, Tile::BN, SA::BK);
         for (int tid = 0; tid < Tile::THREADS; tid++) {
@@ -237,11 +237,11 @@ template <class Tile, typename T, class Dir> struct cta_emu {
     void mma(int s)
     {
         check.mma(s);
-        for (int wg = 0; wg < 2; wg++)
+        for (int q = 0; q < 2 * Tile::MI; q++)
             for (int ks = 0; ks < SA::BK / SA::KSTEP; ks++)
-                wgmma_ok = wgmma_ok && emu_wgmma_ss<T, Tile::BN, MN>((float(*)[Tile::BN / 2]) & d[(size_t)wg * 128 * (Tile::BN / 2)],
-                                                                 smem, Shape::desc_a(BASE, s, wg, ks),
-                                                                 Shape::desc_b(BASE, s, ks), true);
+                wgmma_ok = wgmma_ok && emu_wgmma_ss<T, Tile::BN, MN>((float(*)[Tile::BN / 2]) & d[(size_t)q * 128 * (Tile::BN / 2)],
+                                                                     smem, Shape::desc_a(BASE, s, q, ks),
+                                                                     Shape::desc_b(BASE, s, ks), true);
     }
     template <int N> void mma_wait()
     {
@@ -255,12 +255,14 @@ template <class Tile, typename T, class Dir> struct cta_emu {
         check.finish();
         if (check.error) return check.error;
         if (!wgmma_ok) return "a descriptor is malformed or reads outside shared memory";
-        for (int tid = 0; tid < Tile::THREADS; tid++) {
-            const int wg = tid / 128, t = tid % 128;
-            const float *r = &d[((size_t)wg * 128 + t) * (Tile::BN / 2)];
-            igemm_store_frags<T, 1, Tile::BN / 8>(p, [&](int, int j, int e) { return r[j * 4 + e]; },
-                                                  cta.m0 + wg * 64 + (t / 32) * 16, cta.n0, cta.g, cta.split, tid % 32);
-        }
+        for (int tid = 0; tid < Tile::THREADS; tid++)
+            for (int mi = 0; mi < Tile::MI; mi++) {
+                const int q = tid / 128 * Tile::MI + mi, t = tid % 128;
+                const float *r = &d[((size_t)q * 128 + t) * (Tile::BN / 2)];
+                igemm_store_frags<T, 1, Tile::BN / 8>(p, [&](int, int j, int e) { return r[j * 4 + e]; },
+                                                      cta.m0 + q * 64 + (t / 32) * 16, cta.n0, cta.g, cta.split,
+                                                      tid % 32);
+            }
         return NULL;
     }
 };
@@ -346,11 +348,16 @@ template <typename T> bool emulate_problem(const emu_case &e, const struct ocd_c
 
     const char *err;
     typedef igemm_wgmma_tile<128, 256, 4> Big;
+    typedef igemm_wgmma_tile<256, 128, 4> Tall;
     typedef igemm_wgmma_tile<128, 128, 5> Small;
     if (e.tile == 0)
         err = wgrad   ? emulate_launch<Big, T, igemm_dir_wgrad>(pl.prm)
               : dgrad ? emulate_launch<Big, T, igemm_dir_dgrad>(pl.prm)
                       : emulate_launch<Big, T, igemm_dir_fwd>(pl.prm);
+    else if (e.tile == 1)
+        err = wgrad   ? emulate_launch<Tall, T, igemm_dir_wgrad>(pl.prm)
+              : dgrad ? emulate_launch<Tall, T, igemm_dir_dgrad>(pl.prm)
+                      : emulate_launch<Tall, T, igemm_dir_fwd>(pl.prm);
     else
         err = wgrad   ? emulate_launch<Small, T, igemm_dir_wgrad>(pl.prm)
               : dgrad ? emulate_launch<Small, T, igemm_dir_dgrad>(pl.prm)
@@ -495,23 +502,29 @@ int main()
         /* name, dir, bf16, tile, n, c, k, h, w, r, s, pad, stride, dil, flip, bias_relu, alpha, beta, sms, splits */
         {"fwd 128x256 fp16, 361 pixels, N edge, K tail", OCD_CONV_FWD, false, 0, 1, 24, 240, 19, 19, 3, 3, 1, 1, 1, false,
          false, 1, 0, 2, 1},
-        {"fwd 128x128 bf16, stride 2, 315 pixels, alpha beta", OCD_CONV_FWD, true, 1, 3, 40, 120, 29, 13, 3, 3, 1, 2, 1,
+        {"fwd 128x128 bf16, stride 2, 315 pixels, alpha beta", OCD_CONV_FWD, true, 2, 3, 40, 120, 29, 13, 3, 3, 1, 2, 1,
          false, false, 0.5, 0.75, 2, 1},
-        {"fwd 128x128 fp16, dilation 2, CONVOLUTION, bias ReLU z", OCD_CONV_FWD, false, 1, 1, 16, 128, 20, 18, 3, 3, 2, 1, 2,
+        {"fwd 128x128 fp16, dilation 2, CONVOLUTION, bias ReLU z", OCD_CONV_FWD, false, 2, 1, 16, 128, 20, 18, 3, 3, 2, 1, 2,
          true, true, 1, 0.5, 2, 1},
-        {"fwd 128x128 fp16, split-K", OCD_CONV_FWD, false, 1, 2, 232, 128, 10, 10, 3, 3, 1, 1, 1, false, false, 1, 0, 64, 2},
+        {"fwd 128x128 fp16, split-K", OCD_CONV_FWD, false, 2, 2, 232, 128, 10, 10, 3, 3, 1, 1, 1, false, false, 1, 0, 64, 2},
         {"dgrad 128x256 fp16, 361 pixels, N edge", OCD_CONV_BWD_DATA, false, 0, 1, 240, 24, 19, 19, 3, 3, 1, 1, 1, false, false, 1,
          0, 2, 1},
-        {"dgrad 128x128 bf16, CONVOLUTION, beta", OCD_CONV_BWD_DATA, true, 1, 2, 128, 40, 13, 13, 3, 3, 1, 1, 1, true,
+        {"dgrad 128x128 bf16, CONVOLUTION, beta", OCD_CONV_BWD_DATA, true, 2, 2, 128, 40, 13, 13, 3, 3, 1, 1, 1, true,
          false, 1, 0.5, 2, 1},
         {"wgrad 128x256 fp16, N edge, pixel tail", OCD_CONV_BWD_FILTER, false, 0, 2, 24, 128, 9, 11, 3, 3, 1, 1, 1,
          false, false, 1, 0, 2, 1},
-        {"wgrad 128x128 bf16, M edge, stride 2, CONVOLUTION, beta", OCD_CONV_BWD_FILTER, true, 1, 3, 40, 112, 15, 13, 3,
+        {"wgrad 128x128 bf16, M edge, stride 2, CONVOLUTION, beta", OCD_CONV_BWD_FILTER, true, 2, 3, 40, 112, 15, 13, 3,
          3, 1, 2, 1, true, false, 0.5, 0.25, 2, 1},
-        {"wgrad 128x128 fp16, split-K", OCD_CONV_BWD_FILTER, false, 1, 6, 24, 128, 20, 20, 3, 3, 1, 1, 1, false, false,
+        {"wgrad 128x128 fp16, split-K", OCD_CONV_BWD_FILTER, false, 2, 6, 24, 128, 20, 20, 3, 3, 1, 1, 1, false, false,
          1, 0, 64, 2},
-        {"dgrad 128x128 fp16, stride 2 phases, CONVOLUTION", OCD_CONV_BWD_DATA, false, 1, 2, 128, 24, 16, 16, 3, 3, 1,
+        {"dgrad 128x128 fp16, stride 2 phases, CONVOLUTION", OCD_CONV_BWD_DATA, false, 2, 2, 128, 24, 16, 16, 3, 3, 1,
          2, 1, true, false, 1, 0, 2, -1},
+        {"fwd 256x128 fp16, 450 pixels, K tail", OCD_CONV_FWD, false, 1, 2, 24, 128, 15, 15, 3, 3, 1, 1, 1, false,
+         false, 1, 0, 2, 1},
+        {"dgrad 256x128 bf16, beta", OCD_CONV_BWD_DATA, true, 1, 2, 128, 40, 16, 15, 3, 3, 1, 1, 1, false, false, 1,
+         0.5, 2, 1},
+        {"wgrad 256x128 fp16, M edge", OCD_CONV_BWD_FILTER, false, 1, 2, 24, 232, 9, 11, 3, 3, 1, 1, 1, false, false, 1,
+         0, 2, 1},
     };
     for (const emu_case &e : cases) failed += e.bf16 ? !run_case<__nv_bfloat16>(e) : !run_case<__half>(e);
     printf("%d failed\n", failed);
