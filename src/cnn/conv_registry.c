@@ -53,15 +53,14 @@
 #define CUDA_ENTRY(name_, algos_, applies_, ws_, run_, tc_)                                     \
     {{name_, OCD_BACKEND_CUDA, algos_, applies_, ws_, run_, NULL}, CUDNN_DETERMINISTIC, tc_, NULL},
 #define CUBLAS_1X1_ENTRIES(dir_, algos_)                                                        \
-    CUDA_ENTRY("cuda:" dir_ "_gemm1x1_cublas_tc", algos_, ocd_cuda_conv_gemm1x1_applies_tc,     \
-               ocd_cuda_conv_cublas_workspace, ocd_cuda_conv_cublas_run_tc, true)               \
-    CUDA_ENTRY("cuda:" dir_ "_gemm1x1_cublas", algos_, ocd_cuda_conv_gemm1x1_applies,           \
-               ocd_cuda_conv_cublas_workspace, ocd_cuda_conv_cublas_run, false)
+    PLANNED_ENTRY("cuda:" dir_ "_gemm1x1_cublas_tc", OCD_BACKEND_CUDA, algos_,                   \
+                  ocd_cuda_conv_gemm1x1_tc, true)                                               \
+    PLANNED_ENTRY("cuda:" dir_ "_gemm1x1_cublas", OCD_BACKEND_CUDA, algos_, ocd_cuda_conv_gemm1x1, false)
 #define CUBLAS_IM2COL_ENTRIES(dir_, algos_)                                                     \
-    CUDA_ENTRY("cuda:" dir_ "_im2col_gemm_cublas_tc", algos_, ocd_cuda_conv_im2col_gemm_applies_tc, \
-               ocd_cuda_conv_cublas_workspace, ocd_cuda_conv_cublas_run_tc, true)               \
-    CUDA_ENTRY("cuda:" dir_ "_im2col_gemm_cublas", algos_, ocd_cuda_conv_im2col_gemm_applies,   \
-               ocd_cuda_conv_cublas_workspace, ocd_cuda_conv_cublas_run, false)
+    PLANNED_ENTRY("cuda:" dir_ "_im2col_gemm_cublas_tc", OCD_BACKEND_CUDA, algos_,               \
+                  ocd_cuda_conv_im2col_gemm_tc, true)                                           \
+    PLANNED_ENTRY("cuda:" dir_ "_im2col_gemm_cublas", OCD_BACKEND_CUDA, algos_,                  \
+                  ocd_cuda_conv_im2col_gemm, false)
 #define IGEMM_ENTRY(dir_, variant_, bk_, algos_, i, bm, bn, st)                                 \
     PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, bk_, bm, bn, st), OCD_BACKEND_CUDA, algos_,   \
                   ocd_cuda_conv_igemm_##variant_##_##i, true)
@@ -74,7 +73,8 @@
     CUDA_WINO_FP32_ENTRY(name_, algo_, fn_)
 #define CUDA_FFT_ENTRIES(dir_, fft_, tiling_)                                                  \
     PLANNED_ENTRY("cuda:" dir_ "_fft", OCD_BACKEND_CUDA, BIT(fft_), ocd_cuda_conv_fft, false)   \
-    PLANNED_ENTRY("cuda:" dir_ "_fft_tiling", OCD_BACKEND_CUDA, BIT(tiling_), ocd_cuda_conv_fft_tiling, false)
+    PLANNED_ENTRY("cuda:" dir_ "_fft_tiling", OCD_BACKEND_CUDA, BIT(tiling_),                   \
+                  ocd_cuda_conv_fft_tiling, false)
 #define FWD_GEMM_ALGOS (BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM))
 #define DGRAD_GEMM_ALGOS (BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_0) | BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1))
 #define WGRAD_GEMM_ALGOS                                                                        \

@@ -546,15 +546,15 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
     return CUDNN_STATUS_SUCCESS;
 }
 
-static cudnnStatus_t cublas_run(cudnnHandle_t h, const void *problem, void *workspace, size_t workspace_bytes, bool tc)
+static cudnnStatus_t cublas_run(cudnnHandle_t h, const void *problem, const void *plan, void *workspace,
+                                size_t workspace_bytes)
 {
     const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
-    cublas_plan pl;
-    const char *why = make_plan(h, p, tc, &pl);
+    const cublas_plan &pl = *(const cublas_plan *)plan;
     cublasHandle_t blas = NULL;
-    if (why == NULL) why = ocd_cublas_handle(h, &blas);
+    const char *why = ocd_cublas_handle(h, &blas);
     if (why != NULL || workspace_bytes < pl.ws_bytes)
-        return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "cuBLAS convolution entry run without a plan: %s",
+        return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "cuBLAS convolution entry cannot run: %s",
                         why ? why : "workspace too small");
     char *ws = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
     switch (pl.dtype) {
@@ -573,55 +573,34 @@ static cudnnStatus_t cublas_run(cudnnHandle_t h, const void *problem, void *work
    the whole device time of such a problem. */
 static const double small_gemm_macs = (double)(1 << 26);
 
-static const char *applies(cudnnHandle_t h, const void *problem, bool tc, bool only_direct)
+/* The entries are planned (core/impl.h): make_plan's plan, which holds the flavour (cuBLAS's
+   compute type), is kept for the workspace query and the run. gemm1x1 (ONLY_DIRECT) serves what
+   needs no column matrix; tc entries leave small GEMMs to the implicit GEMM. */
+template <bool TC, bool ONLY_DIRECT> static const char *cublas_plan_of(cudnnHandle_t h, const void *problem, void *plan)
 {
     const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
-    cublas_plan pl;
-    const char *why = make_plan(h, p, tc, &pl);
-    if (why == NULL && only_direct && !pl.direct)
+    cublas_plan &pl = *(cublas_plan *)plan;
+    const char *why = make_plan(h, p, TC, &pl);
+    if (why == NULL && ONLY_DIRECT && !pl.direct)
         why = pl.gm.kmajor ? "an NCHW filter gradient re-lays both operands in the workspace (the im2col entry)"
                            : "not a 1x1 convolution with unit stride and no padding";
-    if (why == NULL && tc && (double)pl.gm.n * pl.pq * p->s.k * pl.gm.kc < small_gemm_macs &&
+    if (why == NULL && TC && (double)pl.gm.n * pl.pq * p->s.k * pl.gm.kc < small_gemm_macs &&
         ocd_cuda_conv_igemm_serves(h, p))
         why = "a small GEMM, which the implicit GEMM serves at a lower host cost per call";
     return why;
 }
 
-extern "C" const char *ocd_cuda_conv_gemm1x1_applies_tc(cudnnHandle_t h, const void *problem)
+static size_t cublas_workspace(cudnnHandle_t h, const void *problem, const void *plan)
 {
-    return applies(h, problem, true, true);
+    return ((const cublas_plan *)plan)->ws_bytes;
 }
 
-extern "C" const char *ocd_cuda_conv_gemm1x1_applies(cudnnHandle_t h, const void *problem)
-{
-    return applies(h, problem, false, true);
-}
-
-extern "C" const char *ocd_cuda_conv_im2col_gemm_applies_tc(cudnnHandle_t h, const void *problem)
-{
-    return applies(h, problem, true, false);
-}
-
-extern "C" const char *ocd_cuda_conv_im2col_gemm_applies(cudnnHandle_t h, const void *problem)
-{
-    return applies(h, problem, false, false);
-}
-
-extern "C" size_t ocd_cuda_conv_cublas_workspace(cudnnHandle_t h, const void *problem)
-{
-    const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
-    cublas_plan pl;
-    /* the workspace does not depend on the flavour; an fp32 problem plans as the plain one */
-    bool tc = p->x.dtype == CUDNN_DATA_HALF || p->x.dtype == CUDNN_DATA_BFLOAT16;
-    return make_plan(h, p, tc, &pl) ? 0 : pl.ws_bytes;
-}
-
-extern "C" cudnnStatus_t ocd_cuda_conv_cublas_run_tc(cudnnHandle_t h, const void *problem, void *ws, size_t bytes)
-{
-    return cublas_run(h, problem, ws, bytes, true);
-}
-
-extern "C" cudnnStatus_t ocd_cuda_conv_cublas_run(cudnnHandle_t h, const void *problem, void *ws, size_t bytes)
-{
-    return cublas_run(h, problem, ws, bytes, false);
-}
+OCD_IMPL_PLAN_FITS(cublas_plan);
+extern "C" const struct ocd_impl_planned ocd_cuda_conv_gemm1x1_tc_planned = {cublas_plan_of<true, true>,
+                                                                              cublas_workspace, cublas_run};
+extern "C" const struct ocd_impl_planned ocd_cuda_conv_gemm1x1_planned = {cublas_plan_of<false, true>,
+                                                                           cublas_workspace, cublas_run};
+extern "C" const struct ocd_impl_planned ocd_cuda_conv_im2col_gemm_tc_planned = {cublas_plan_of<true, false>,
+                                                                                  cublas_workspace, cublas_run};
+extern "C" const struct ocd_impl_planned ocd_cuda_conv_im2col_gemm_planned = {cublas_plan_of<false, false>,
+                                                                               cublas_workspace, cublas_run};

@@ -202,20 +202,15 @@ OCD_IGEMM_TILES(OCD_IGEMM_DECLARE)
 OCD_IGEMM_WGMMA_TILES(OCD_IGEMM_WGMMA_DECLARE)
 #undef OCD_IGEMM_WGMMA_DECLARE
 
-/* cuBLAS entries (conv_cublas.cu), for every direction. "gemm1x1" applies to 1x1 filters with
-   unit stride and no padding, where the activation itself is the GEMM operand (no workspace);
-   "im2col_gemm" applies to the rest and expands the input (or collects the data gradient) in the
-   workspace. The _tc functions use the tensor cores (fp16, bf16, and fp32 as TF32); the others
-   compute fp32 and double data in plain precision. */
-const char *ocd_cuda_conv_gemm1x1_applies_tc(cudnnHandle_t handle, const void *problem);
-const char *ocd_cuda_conv_gemm1x1_applies(cudnnHandle_t handle, const void *problem);
-const char *ocd_cuda_conv_im2col_gemm_applies_tc(cudnnHandle_t handle, const void *problem);
-const char *ocd_cuda_conv_im2col_gemm_applies(cudnnHandle_t handle, const void *problem);
-size_t ocd_cuda_conv_cublas_workspace(cudnnHandle_t handle, const void *problem);
-cudnnStatus_t ocd_cuda_conv_cublas_run_tc(cudnnHandle_t handle, const void *problem, void *workspace,
-                                          size_t workspace_bytes);
-cudnnStatus_t ocd_cuda_conv_cublas_run(cudnnHandle_t handle, const void *problem, void *workspace,
-                                       size_t workspace_bytes);
+/* cuBLAS entries (conv_cublas.cu), planned, for every direction. "gemm1x1" applies to 1x1
+   filters with unit stride and no padding, where the activation itself is the GEMM operand (no
+   workspace); "im2col_gemm" applies to the rest and expands the input (or collects the data
+   gradient) in the workspace. The _tc entries use the tensor cores (fp16, bf16, and fp32 as
+   TF32); the others compute fp32 and double data in plain precision. */
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_gemm1x1_tc)
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_gemm1x1)
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_im2col_gemm_tc)
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_im2col_gemm)
 
 /* Backward data with a stride, phase by phase (conv_igemm.cu says how), planned; _tc for fp16
    and bf16, _tf32 for fp32 data. */
