@@ -274,11 +274,13 @@ pool_tile_backward(const T *__restrict__ x, const T *__restrict__ dy, T *__restr
 constexpr int64_t TILE_SMEM = 40 * 1024; /* under the 48 KiB a block gets without opting in */
 
 /* How a tile kernel runs a problem: G = 1 << lg channel groups a block, bands of `rows` rows of
-   the walked tensor, and the bytes of each tile. */
+   the walked tensor, and the bytes of each tile. The entries are planned (core/impl.h): this is
+   their plan, made once per problem. */
 struct tile_plan {
     int lg, rows, bands, chunks, groups;
     int64_t o_bytes, a_bytes, x_bytes;
 };
+OCD_IMPL_PLAN_FITS(tile_plan);
 
 int64_t align16(int64_t b)
 {
@@ -338,11 +340,10 @@ const char *tile_plan_of(const ocd_pooling_problem *p, int v, tile_plan *pl)
     return NULL;
 }
 
-template <typename T, int V, bool CLAST> cudnnStatus_t launch_tile(cudnnHandle_t h, const ocd_pooling_problem *p)
+template <typename T, int V, bool CLAST>
+cudnnStatus_t launch_tile(cudnnHandle_t h, const ocd_pooling_problem *p, const tile_plan &pl)
 {
     typedef typename ocd_compute<T>::type C;
-    tile_plan pl;
-    tile_plan_of(p, V, &pl); /* applies: the plan exists */
     pool_args<C> a = args_of<T, V, CLAST>(p);
     tile_args t;
     t.lg = pl.lg;
@@ -370,42 +371,41 @@ template <typename T, int V, bool CLAST> cudnnStatus_t launch_tile(cudnnHandle_t
     return CUDNN_STATUS_SUCCESS;
 }
 
-} // namespace
-
-extern "C" const char *ocd_cuda_pooling_tile_nhwc_applies(cudnnHandle_t handle, const void *problem)
+const char *plan_nhwc(cudnnHandle_t handle, const void *problem, void *plan)
 {
     const ocd_pooling_problem *p = problem_of(problem);
     if (!p->backward)
         return "forward: the one-window-per-thread vec16 kernel is faster on channels-last data";
     const char *why = ocd_cuda_pooling_nhwc_vec_applies(handle, problem);
-    tile_plan pl;
-    return why != NULL ? why : tile_plan_of(p, 16 / (int)ocd_dtype_scalar_size(p->dtype), &pl);
+    return why != NULL ? why : tile_plan_of(p, 16 / (int)ocd_dtype_scalar_size(p->dtype), (tile_plan *)plan);
 }
 
-extern "C" cudnnStatus_t ocd_cuda_pooling_tile_nhwc(cudnnHandle_t handle, const void *problem, void *ws,
-                                                        size_t ws_bytes)
+cudnnStatus_t run_nhwc(cudnnHandle_t handle, const void *problem, const void *plan, void *ws, size_t ws_bytes)
 {
     const ocd_pooling_problem *p = problem_of(problem);
     return ocd_cuda_dispatch<OCD_CUDA_FLOATS>(p->dtype, [&](auto tag) {
         typedef typename decltype(tag)::type T;
-        return launch_tile<T, ocd_vec16<T>::N, true>(handle, p);
+        return launch_tile<T, ocd_vec16<T>::N, true>(handle, p, *(const tile_plan *)plan);
     });
 }
 
-extern "C" const char *ocd_cuda_pooling_tile_nchw_applies(cudnnHandle_t handle, const void *problem)
+const char *plan_nchw(cudnnHandle_t handle, const void *problem, void *plan)
 {
     const ocd_pooling_problem *p = problem_of(problem);
     if (p->xs[4] != 1 || p->ys[4] != 1) return OCD_REASON_LAYOUT; /* rows of W must be contiguous */
-    tile_plan pl;
-    return tile_plan_of(p, 1, &pl);
+    return tile_plan_of(p, 1, (tile_plan *)plan);
 }
 
-extern "C" cudnnStatus_t ocd_cuda_pooling_tile_nchw(cudnnHandle_t handle, const void *problem, void *ws,
-                                                        size_t ws_bytes)
+cudnnStatus_t run_nchw(cudnnHandle_t handle, const void *problem, const void *plan, void *ws, size_t ws_bytes)
 {
     const ocd_pooling_problem *p = problem_of(problem);
     return ocd_cuda_dispatch<OCD_CUDA_FLOATS>(p->dtype, [&](auto tag) {
         typedef typename decltype(tag)::type T;
-        return launch_tile<T, 1, false>(handle, p);
+        return launch_tile<T, 1, false>(handle, p, *(const tile_plan *)plan);
     });
 }
+
+} // namespace
+
+extern "C" const struct ocd_impl_planned ocd_cuda_pooling_tile_nhwc_planned = {plan_nhwc, NULL, run_nhwc};
+extern "C" const struct ocd_impl_planned ocd_cuda_pooling_tile_nchw_planned = {plan_nchw, NULL, run_nchw};

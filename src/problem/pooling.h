@@ -13,6 +13,7 @@
 #define OCD_PROBLEM_POOLING_H
 
 #include "core/handle.h"
+#include "core/impl.h"
 #include "core/hostdev.h"
 #include "core/tensor.h"
 
@@ -47,10 +48,9 @@ const char *ocd_cuda_pooling_fixed_nhwc_applies(cudnnHandle_t handle, const void
 cudnnStatus_t ocd_cuda_pooling_fixed_nhwc(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 const char *ocd_cuda_pooling_fixed_nchw_applies(cudnnHandle_t handle, const void *problem);
 cudnnStatus_t ocd_cuda_pooling_fixed_nchw(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
-const char *ocd_cuda_pooling_tile_nhwc_applies(cudnnHandle_t handle, const void *problem);
-cudnnStatus_t ocd_cuda_pooling_tile_nhwc(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
-const char *ocd_cuda_pooling_tile_nchw_applies(cudnnHandle_t handle, const void *problem);
-cudnnStatus_t ocd_cuda_pooling_tile_nchw(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
+/* the tile kernels (pooling_tile.cu) are planned entries (core/impl.h) */
+extern const struct ocd_impl_planned ocd_cuda_pooling_tile_nhwc_planned;
+extern const struct ocd_impl_planned ocd_cuda_pooling_tile_nchw_planned;
 const char *ocd_cuda_pooling_nhwc_vec_applies(cudnnHandle_t handle, const void *problem);
 cudnnStatus_t ocd_cuda_pooling_nhwc_vec(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 cudnnStatus_t ocd_cuda_pooling(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
