@@ -3,10 +3,10 @@
    workspace query and the run take the chosen entry's plan from it, and only storage holding
    another entry's plan, or none, makes them plan again. Then a real planned entry, the host's
    CBLAS convolution, wrapped in hooks that count: one plan for its walk, workspace and run; and
-   every convolution entry but the direct references is planned. The
-   walker, the convolution tables and the problem builder are not API functions: the test
-   reaches them as ocd_ symbols of libcudnn_ops_infer.so.8 and libcudnn_cnn_infer.so.8, as
-   tests/gemm.c reaches ocd_gemm. */
+   every convolution entry but the direct references is planned, as are the CUDA tile pooling
+   entries. The walker, the convolution tables and the problem builder are not API functions:
+   the test reaches them as ocd_ symbols of libcudnn_ops_infer.so.8 and libcudnn_cnn_infer.so.8,
+   as tests/gemm.c reaches ocd_gemm. */
 #include "desc_util.h"
 #include "problem/conv.h"
 #include "ref/conv.h"
@@ -250,4 +250,18 @@ TEST_ONCE(impl_plan_conv_entries_are_planned)
                 printf("      (%s is not planned)\n", e->name);
         }
     }
+}
+
+/* The tile pooling entries of a CUDA build (cuda/pooling_tile.cu) are planned, without workspace:
+   their hooks are the planned entries' of the ops_infer library's pooling table. */
+TEST_ONCE(impl_plan_pooling_tile_entries_are_planned)
+{
+#ifdef OCD_TEST_CUDA
+    static const char *const names[] = {"ocd_cuda_pooling_tile_nhwc_planned", "ocd_cuda_pooling_tile_nchw_planned"};
+    for (int i = 0; i < 2; i++) {
+        const struct ocd_impl_planned *hooks = ops_symbol(names[i]);
+        if (!CHECK(hooks != NULL && hooks->plan != NULL && hooks->workspace == NULL && hooks->run != NULL))
+            printf("      (%s)\n", names[i]);
+    }
+#endif
 }
