@@ -168,7 +168,8 @@ TEST(conv_cuda_large_tiles_are_reached)
    OPENCUDNN_UNPROVEN=1 lets serve), each tile in fp16 and bf16 where the heuristic picks it: the
    128x256 tile on GEMMs of at least a tile per multiprocessor (17161 output pixels, an odd
    count, with a K tail: 72 = 64 + 8), the 256x128 tile likewise with N = 128 (34322 pixels),
-   the 128x128 one on smaller GEMMs, with edge tiles in M and
+   the 128x128 one where it fills the GPU or in the filter gradient, the 128x64 one on smaller
+   GEMMs (split-K where the tiles leave it idle), with edge tiles in M and
    N, stride 2, dilation with CONVOLUTION mode, split-K (K = 2088 over 200 pixels), the stem's
    C = 3 padded to 8; backward data at unit stride with both tiles, and with stride 2 through the
    phases entry, whose phases run on the sm_90a kernel; the filter gradient (both
@@ -209,6 +210,7 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1];
     const int fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, dgrad_algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
     const char *const big = "_igemm_wgmma_128x256x64_s4", *const small = "_igemm_wgmma_128x128x64_s5";
+    const char *const fwd_tiny = "cuda:fwd_igemm_wgmma_128x64x64_s6", *const dgrad_tiny = "cuda:dgrad_igemm_wgmma_128x64x64_s6";
     const char *const fwd_wide_off = "cuda:fwd_igemm_wgmma_128x256*,cuda:fwd_igemm_wgmma_256x128*";
     const char *const dgrad_wide_off = "cuda:dgrad_igemm_wgmma_128x256*,cuda:dgrad_igemm_wgmma_256x128*";
     const int wgrad_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
@@ -224,18 +226,18 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     check_entry_reached(&big_fwd, half, FWD, fwd_algo, fwd_small, fwd_wide_off);
     check_entry_reached(&tall_fwd, half, FWD, fwd_algo, "cuda:fwd_igemm_wgmma_256x128x64_s4", NULL);
     check_entry_reached(&tall_fwd, bf16, FWD, fwd_algo, "cuda:fwd_igemm_wgmma_256x128x64_s4", NULL);
-    check_entry_reached(&edges, half, FWD, fwd_algo, fwd_small, NULL);
-    check_entry_reached(&edges, bf16, FWD, fwd_algo, fwd_small, NULL);
-    check_entry_reached(&dilated, half, FWD, fwd_algo, fwd_small, NULL);
-    check_entry_reached(&split, bf16, FWD, fwd_algo, fwd_small, NULL);
-    check_entry_reached(&stem, half, FWD, fwd_algo, fwd_small, NULL);
+    check_entry_reached(&edges, half, FWD, fwd_algo, fwd_tiny, NULL);
+    check_entry_reached(&edges, bf16, FWD, fwd_algo, fwd_tiny, NULL);
+    check_entry_reached(&dilated, half, FWD, fwd_algo, fwd_tiny, NULL);
+    check_entry_reached(&split, bf16, FWD, fwd_algo, fwd_tiny, NULL);
+    check_entry_reached(&stem, half, FWD, fwd_algo, fwd_tiny, NULL);
     check_entry_reached(&big_dgrad, half, BWD_DATA, dgrad_algo, dgrad_big, NULL);
     check_entry_reached(&big_dgrad, bf16, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_wgmma_256x128x64_s4",
                         "cuda:dgrad_igemm_wgmma_128x256*");
     check_entry_reached(&big_dgrad, half, BWD_DATA, dgrad_algo, dgrad_small, dgrad_wide_off);
-    check_entry_reached(&dgrad, half, BWD_DATA, dgrad_algo, dgrad_small, NULL);
-    check_entry_reached(&dgrad, bf16, BWD_DATA, dgrad_algo, dgrad_small, NULL);
-    /* strided: the phases entry, each phase (512 pixels x 128 channels) on the 128x128 tile */
+    check_entry_reached(&dgrad, half, BWD_DATA, dgrad_algo, dgrad_tiny, NULL);
+    check_entry_reached(&dgrad, bf16, BWD_DATA, dgrad_algo, dgrad_tiny, NULL);
+    /* strided: the phases entry, each phase (512 pixels x 128 channels) on the 128x64 tile */
     check_entry_reached(&dgrad_strided, half, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tc_phases", NULL);
     check_entry_reached(&wgrad_big, half, BWD_FILTER, wgrad_algo, wgrad_big_name, NULL);
     check_entry_reached(&wgrad_big, bf16, BWD_FILTER, wgrad_algo, wgrad_small, "cuda:wgrad_igemm_wgmma_128x256*");

@@ -296,8 +296,8 @@ static void filter_strides(const struct ocd_tensor_view *w, int64_t st[5])
    tiles' area would be padding (a GEMM N of 64 in a 128-wide tile), and, in the forward and
    backward-data passes, when its grid would not give every multiprocessor a tile (the filter
    gradient splits its long K to fill the GPU instead). The sm_80 kernel's last tile always
-   applies; the sm_90a kernel's last one declines padding only (split-K fills the GPU), leaving
-   mostly-padding problems to the sm_80 tiles. */
+   applies; the sm_90a kernel's last (smallest) one declines padding only (split-K fills the
+   GPU), leaving mostly-padding problems to the sm_80 tiles. */
 static const char *tile_rejects(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, int64_t m, int64_t n,
                                 int64_t groups)
 {

@@ -29,7 +29,7 @@ static const char *const fwd_entries[] = {
     "cuda:fwd_im2col_gemm_cublas", "cuda:fwd_winograd_tc", "cuda:fwd_winograd", "cuda:fwd_winograd_nonfused_tc",
     "cuda:fwd_winograd_nonfused", "cuda:fwd_fft", "cuda:fwd_fft_tiling", "cuda:fwd_direct",
     "cuda:fwd_igemm_wgmma_128x256x64_s4", "cuda:fwd_igemm_wgmma_128x128x64_s5",
-    "cuda:fwd_igemm_wgmma_256x128x64_s4",
+    "cuda:fwd_igemm_wgmma_256x128x64_s4", "cuda:fwd_igemm_wgmma_128x64x64_s6",
 };
 static const char *const dgrad_entries[] = {
     "host:dgrad_implicit_precomp_gemm", "host:dgrad_implicit_gemm", "host:dgrad_winograd",
@@ -41,7 +41,7 @@ static const char *const dgrad_entries[] = {
     "cuda:dgrad_winograd_tc", "cuda:dgrad_winograd", "cuda:dgrad_winograd_nonfused_tc",
     "cuda:dgrad_winograd_nonfused", "cuda:dgrad_fft", "cuda:dgrad_fft_tiling", "cuda:dgrad_direct",
     "cuda:dgrad_igemm_wgmma_128x256x64_s4", "cuda:dgrad_igemm_wgmma_128x128x64_s5",
-    "cuda:dgrad_igemm_wgmma_256x128x64_s4",
+    "cuda:dgrad_igemm_wgmma_256x128x64_s4", "cuda:dgrad_igemm_wgmma_128x64x64_s6",
 };
 static const char *const wgrad_entries[] = {
     "host:wgrad_gemm", "host:wgrad_implicit_precomp_gemm", "host:wgrad_implicit_gemm",
@@ -51,7 +51,7 @@ static const char *const wgrad_entries[] = {
     "cuda:wgrad_im2col_gemm_cublas", "cuda:wgrad_winograd_nonfused_tc", "cuda:wgrad_winograd_nonfused",
     "cuda:wgrad_fft", "cuda:wgrad_fft_tiling", "cuda:wgrad_direct",
     "cuda:wgrad_igemm_wgmma_128x256x64_s4", "cuda:wgrad_igemm_wgmma_128x128x64_s5",
-    "cuda:wgrad_igemm_wgmma_256x128x64_s4",
+    "cuda:wgrad_igemm_wgmma_256x128x64_s4", "cuda:wgrad_igemm_wgmma_128x64x64_s6",
 };
 
 static const struct {

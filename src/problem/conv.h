@@ -181,12 +181,13 @@ cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const void *problem,
 #define OCD_IGEMM_NTILES 3
 
 /* The sm_90a (wgmma) kernel's tiles, every direction, fp16 and bf16: X(index, BM, BN, stages),
-   largest first, 128x128 last; a K tile of 64; two warpgroups of BM / 2 rows each. */
+   largest first; a K tile of 64; two warpgroups of BM / 2 rows each. */
 #define OCD_IGEMM_WGMMA_TILES(X)                                                                \
     X(0, 128, 256, 4)                                                                           \
     X(1, 256, 128, 4)                                                                           \
-    X(2, 128, 128, 5)
-#define OCD_IGEMM_WGMMA_NTILES 3
+    X(2, 128, 128, 5)                                                                           \
+    X(3, 128, 64, 6)
+#define OCD_IGEMM_WGMMA_NTILES 4
 
 /* "cuda:fwd_igemm_tc_128x128x32_s3": direction, variant (tc: fp16 and bf16 with a K tile of 32;
    tf32: fp32 data with a K tile of 16; wgmma: the sm_90a kernel, fp16 and bf16 with a K tile of

@@ -350,6 +350,7 @@ template <typename T> bool emulate_problem(const emu_case &e, const struct ocd_c
     typedef igemm_wgmma_tile<128, 256, 4> Big;
     typedef igemm_wgmma_tile<256, 128, 4> Tall;
     typedef igemm_wgmma_tile<128, 128, 5> Small;
+    typedef igemm_wgmma_tile<128, 64, 6> Tiny;
     if (e.tile == 0)
         err = wgrad   ? emulate_launch<Big, T, igemm_dir_wgrad>(pl.prm)
               : dgrad ? emulate_launch<Big, T, igemm_dir_dgrad>(pl.prm)
@@ -358,6 +359,10 @@ template <typename T> bool emulate_problem(const emu_case &e, const struct ocd_c
         err = wgrad   ? emulate_launch<Tall, T, igemm_dir_wgrad>(pl.prm)
               : dgrad ? emulate_launch<Tall, T, igemm_dir_dgrad>(pl.prm)
                       : emulate_launch<Tall, T, igemm_dir_fwd>(pl.prm);
+    else if (e.tile == 3)
+        err = wgrad   ? emulate_launch<Tiny, T, igemm_dir_wgrad>(pl.prm)
+              : dgrad ? emulate_launch<Tiny, T, igemm_dir_dgrad>(pl.prm)
+                      : emulate_launch<Tiny, T, igemm_dir_fwd>(pl.prm);
     else
         err = wgrad   ? emulate_launch<Small, T, igemm_dir_wgrad>(pl.prm)
               : dgrad ? emulate_launch<Small, T, igemm_dir_dgrad>(pl.prm)
@@ -506,7 +511,7 @@ int main()
          false, false, 0.5, 0.75, 2, 1},
         {"fwd 128x128 fp16, dilation 2, CONVOLUTION, bias ReLU z", OCD_CONV_FWD, false, 2, 1, 16, 128, 20, 18, 3, 3, 2, 1, 2,
          true, true, 1, 0.5, 2, 1},
-        {"fwd 128x128 fp16, split-K", OCD_CONV_FWD, false, 2, 2, 232, 128, 10, 10, 3, 3, 1, 1, 1, false, false, 1, 0, 64, 2},
+        {"fwd 128x64 fp16, split-K", OCD_CONV_FWD, false, 3, 2, 232, 128, 10, 10, 3, 3, 1, 1, 1, false, false, 1, 0, 64, 2},
         {"dgrad 128x256 fp16, 361 pixels, N edge", OCD_CONV_BWD_DATA, false, 0, 1, 240, 24, 19, 19, 3, 3, 1, 1, 1, false, false, 1,
          0, 2, 1},
         {"dgrad 128x128 bf16, CONVOLUTION, beta", OCD_CONV_BWD_DATA, true, 2, 2, 128, 40, 13, 13, 3, 3, 1, 1, 1, true,
@@ -517,12 +522,18 @@ int main()
          3, 1, 2, 1, true, false, 0.5, 0.25, 2, 1},
         {"wgrad 128x128 fp16, split-K", OCD_CONV_BWD_FILTER, false, 2, 6, 24, 128, 20, 20, 3, 3, 1, 1, 1, false, false,
          1, 0, 64, 2},
-        {"dgrad 128x128 fp16, stride 2 phases, CONVOLUTION", OCD_CONV_BWD_DATA, false, 2, 2, 128, 24, 16, 16, 3, 3, 1,
+        {"dgrad 128x64 fp16, stride 2 phases, CONVOLUTION", OCD_CONV_BWD_DATA, false, 3, 2, 128, 24, 16, 16, 3, 3, 1,
          2, 1, true, false, 1, 0, 2, -1},
         {"fwd 256x128 fp16, 450 pixels, K tail", OCD_CONV_FWD, false, 1, 2, 24, 128, 15, 15, 3, 3, 1, 1, 1, false,
          false, 1, 0, 2, 1},
         {"dgrad 256x128 bf16, beta", OCD_CONV_BWD_DATA, true, 1, 2, 128, 40, 16, 15, 3, 3, 1, 1, 1, false, false, 1,
          0.5, 2, 1},
+        {"fwd 128x64 bf16, N edge, 225 pixels", OCD_CONV_FWD, true, 3, 1, 16, 56, 15, 15, 3, 3, 1, 1, 1, false, false,
+         1, 0, 2, 1},
+        {"dgrad 128x64 fp16, CONVOLUTION", OCD_CONV_BWD_DATA, false, 3, 1, 64, 24, 15, 15, 3, 3, 1, 1, 1, true, false,
+         1, 0, 2, 1},
+        {"wgrad 128x64 bf16, M and N edges", OCD_CONV_BWD_FILTER, true, 3, 2, 40, 120, 9, 11, 3, 3, 1, 1, 1, false,
+         false, 1, 0, 2, 1},
         {"wgrad 256x128 fp16, M edge", OCD_CONV_BWD_FILTER, false, 1, 2, 24, 232, 9, 11, 3, 3, 1, 1, 1, false, false, 1,
          0, 2, 1},
     };
