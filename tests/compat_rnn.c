@@ -1,7 +1,7 @@
 /* compat_rnn.c: call patterns of real programs (docs/compatibility.md) for the RNN calls that the
    RNN tests do not make, each as the program makes it (TensorFlow, CUDA.jl, SharpNet, ONNX
-   Runtime, Korali, ROOT's TMVA, Flashlight, Deeplearning4j, NNabla, OpenVINO's NVIDIA plugin), its
-   result against the double reference of tests/ref/rnn.c. */
+   Runtime, Korali, ROOT's TMVA, Flashlight, Deeplearning4j, NNabla, OpenVINO's NVIDIA plugin,
+   CNTK, OpenCV's DNN module), its result against the double reference of tests/ref/rnn.c. */
 #include "desc_util.h"
 #include "ref/rnn.h"
 #include "rnn_harness.h"
@@ -1087,4 +1087,124 @@ TEST(compat_rnn_openvino_single_input_bias_asserted_layout)
         }
     if (ok) check_v8_inference(&u, ws, 0, "OpenVINO's inference");
     rnn_run_free(&u);
+}
+
+/* ---- CNTK (Source/Math/CuDnnRNN.cpp, CuDnnRNN.h) -------------------------------------------- */
+
+/* CNTK's OptimizedRNNStack: per-step descriptors {sequences in the frame, width, 1} with strides
+   {width, 1, 1} (the packed batch shrinking as sequences end), the weights a {count, 1, 1} filter
+   from cudnnGetRNNParamsSize, the workspace and reserve sizes rounded up to whole elements; then
+   cudnnRNNForwardTraining with **all four state pairs NULL** (hxDesc, hx, cxDesc, cx, hyDesc, hy,
+   cyDesc, cy: `0, 0`), cudnnRNNBackwardData with the six state pairs NULL (dhy, dcy, hx, cx, dhx,
+   dcx) and cudnnRNNBackwardWeights with hxDesc and hx NULL, adding into the weight gradient. Each
+   against the reference with zero initial states. */
+TEST(compat_rnn_cntk_legacy_every_state_null)
+{
+    static const int lengths[3] = {4, 3, 1};
+    const struct rnn_case c = {.name = "cntk", .mode = CUDNN_LSTM, .dirs = 2, .input_mode = CUDNN_LINEAR_INPUT,
+                               .bias = CUDNN_RNN_DOUBLE_BIAS, .layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED,
+                               .layers = 2, .input = 3, .hidden = 4, .proj = 4, .T = 4, .N = 3, .lengths = lengths,
+                               .dtype = CUDNN_DATA_FLOAT, .states = false, .api = API_LEGACY};
+    cudnnHandle_t h = test_handle();
+    struct rnn_run u;
+    if (!rnn_run_init(&u, &c)) {
+        rnn_run_free(&u);
+        return;
+    }
+    size_t ws = 0, rs = 0;
+    bool ok = CHECK_OK(cudnnGetRNNWorkspaceSize(h, u.d, c.T, u.xs, &ws)) &&
+              CHECK_OK(cudnnGetRNNTrainingReserveSize(h, u.d, c.T, u.xs, &rs));
+    ws = (ws + 3) / 4 * 4, rs = (rs + 3) / 4 * 4;
+    void *pws = tbuf_alloc(ws ? ws : 4), *prs = tbuf_alloc(rs ? rs : 4);
+    struct fwd_out want;
+    rnn_reference_forward(&u, &want);
+    const int64_t ny = u.pos * c.dirs * c.proj, nx = u.pos * c.input;
+    void *py = tbuf_alloc(sizeof(float) * (size_t)ny), *pdx = tbuf_alloc(sizeof(float) * (size_t)nx);
+    double *dy = rnn_random_data(&c, c.dirs * c.proj), *base = tview_random(u.wcount, -1, 1);
+    void *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dy, ny), *pdw = tvalues_upload(CUDNN_DATA_FLOAT, base, u.wcount);
+    ok = ok && CHECK_OK(cudnnRNNForwardTraining(h, u.d, c.T, u.xs, u.px, NULL, NULL, NULL, NULL, u.wd, u.pw, u.ys, py,
+                                                NULL, NULL, NULL, NULL, pws, ws, prs, rs)) &&
+         tvalues_check(CUDNN_DATA_FLOAT, py, want.y, ny, RNN_TOL, "CNTK training y");
+    ok = ok && CHECK_OK(cudnnRNNBackwardData(h, u.d, c.T, u.ys, py, u.ys, pdy, NULL, NULL, NULL, NULL, u.wd, u.pw, NULL,
+                                             NULL, NULL, NULL, u.xs, pdx, NULL, NULL, NULL, NULL, pws, ws, prs, rs)) &&
+         CHECK_OK(cudnnRNNBackwardWeights(h, u.d, c.T, u.xs, u.px, NULL, NULL, u.ys, py, pws, ws, u.wd, pdw, prs, rs));
+    if (ok) {
+        const int64_t hn = (int64_t)c.layers * c.dirs * c.N;
+        double *xr = rnn_to_ref(&c, u.x, c.input), *dyr = rnn_to_ref(&c, dy, c.dirs * c.proj);
+        double *dxr = calloc((size_t)c.T * c.N * c.input, sizeof(double));
+        double *dhx = calloc((size_t)(hn * c.proj), sizeof(double)), *dcx = calloc((size_t)(hn * c.hidden), sizeof(double));
+        double *dwr = calloc((size_t)ref_rnn_param_count(&u.r), sizeof(double));
+        ref_rnn_backward(&u.r, u.w_ref, xr, NULL, NULL, dyr, NULL, NULL, dxr, dhx, dcx, dwr);
+        double *got = tvalues_download(CUDNN_DATA_FLOAT, pdx, nx), *got_ref = rnn_to_ref(&c, got, c.input);
+        CHECK(rnn_compare("dx", &c, got_ref, dxr, (int64_t)c.T * c.N * c.input, 4 * RNN_TOL));
+        for (int64_t i = 0; i < u.wcount; i++) base[i] += u.ref_of[i] >= 0 ? dwr[u.ref_of[i]] : 0;
+        tvalues_check(CUDNN_DATA_FLOAT, pdw, base, u.wcount, 4 * RNN_TOL, "CNTK dw (added)");
+        free(xr), free(dyr), free(dxr), free(dhx), free(dcx), free(dwr), free(got), free(got_ref);
+    }
+    void *bufs[] = {pws, prs, py, pdx, pdy, pdw};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+    free(dy), free(base);
+    rnn_fwd_free(&want);
+    rnn_run_free(&u);
+}
+
+/* ---- OpenCV's DNN module (modules/dnn/src/cuda4dnn/csl/cudnn/recurrent.hpp) ----------------- */
+
+/* OpenCV's LSTM layer (cuDNN 8 path): a dropout descriptor of probability 0 on its own states
+   (seed 1234), cudnnSetRNNDescriptor_v6 (LINEAR_INPUT, STANDARD, one layer, the data type's
+   precision), the weights a {count, 1, 1} filter whose buffer the layer fills **without the
+   getters** (recurrent_layers.cpp, initCUDA): per direction the input matrices of the gates in
+   cuDNN's order (ONNX's IOFC reordered to IFCO) then the recurrent ones, then per direction the
+   input biases and the recurrent biases; per-step descriptors {batch, input, 1}, h0 and c0
+   {dirs, batch, hidden}; cudnnGetRNNWorkspaceSize, then cudnnRNNForwardInference with **hyDesc
+   and hy NULL** and cyDesc c0's descriptor, cy the second output or NULL when the graph does not
+   ask for it. */
+TEST(compat_rnn_opencv_lstm_without_hy)
+{
+    static const int lengths[2] = {3, 3};
+    const struct rnn_case c = {.name = "opencv", .mode = CUDNN_LSTM, .dirs = 2, .input_mode = CUDNN_LINEAR_INPUT,
+                               .bias = CUDNN_RNN_DOUBLE_BIAS, .layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED,
+                               .layers = 1, .input = 3, .hidden = 4, .proj = 4, .T = 3, .N = 2, .lengths = lengths,
+                               .dtype = CUDNN_DATA_FLOAT, .states = true, .api = API_LEGACY};
+    cudnnHandle_t h = test_handle();
+    struct rnn_run u;
+    void *states = NULL;
+    cudnnDropoutDescriptor_t drop = tdropout_make(h, 0.0f, 1234, &states);
+    bool ok = rnn_run_init(&u, &c) &&
+              CHECK_OK(cudnnSetRNNDescriptor_v6(h, u.d, c.hidden, 1, drop, CUDNN_LINEAR_INPUT, CUDNN_BIDIRECTIONAL,
+                                                CUDNN_LSTM, CUDNN_RNN_ALGO_STANDARD, CUDNN_DATA_FLOAT));
+    const int G = 4, H = c.hidden, I = c.input;
+    double *blob = tview_fill(u.wcount, 0), *at = blob;
+    for (int dir = 0; dir < c.dirs; dir++)
+        for (int block = REF_RNN_W; block <= REF_RNN_R; block++) {
+            const int cols = block == REF_RNN_W ? I : H;
+            for (int g = 0; g < G; g++, at += H * cols)
+                memcpy(at, u.w_ref + ref_rnn_param(&u.r, dir, (enum ref_rnn_block)block, g),
+                       sizeof(double) * (size_t)(H * cols));
+        }
+    for (int dir = 0; dir < c.dirs; dir++)
+        for (int block = REF_RNN_BW; block <= REF_RNN_BR; block++)
+            for (int g = 0; g < G; g++, at += H)
+                memcpy(at, u.w_ref + ref_rnn_param(&u.r, dir, (enum ref_rnn_block)block, g), sizeof(double) * (size_t)H);
+    ok = ok && CHECK(at == blob + u.wcount);
+    size_t ws = 0;
+    ok = ok && CHECK_OK(cudnnGetRNNWorkspaceSize(h, u.d, c.T, u.xs, &ws));
+    struct fwd_out want;
+    rnn_reference_forward(&u, &want);
+    const int64_t ny = u.pos * c.dirs * H, nc = (int64_t)c.dirs * c.N * H;
+    void *pw = tvalues_upload(CUDNN_DATA_FLOAT, blob, u.wcount), *pws = tbuf_alloc(ws ? ws : 4);
+    void *py = tbuf_alloc(sizeof(float) * (size_t)ny), *pcy = tbuf_alloc(sizeof(float) * (size_t)nc);
+    for (int with_cy = 1; with_cy >= 0 && ok; with_cy--) {
+        tbuf_poison(py, sizeof(float) * (size_t)ny);
+        ok = CHECK_OK(cudnnRNNForwardInference(h, u.d, c.T, u.xs, u.px, u.hd, u.phx, u.cd, u.pcx, u.wd, pw, u.ys, py,
+                                               NULL, NULL, u.cd, with_cy ? pcy : NULL, pws, ws)) &&
+             tvalues_check(CUDNN_DATA_FLOAT, py, want.y, ny, RNN_TOL, "OpenCV y") &&
+             (!with_cy || tvalues_check(CUDNN_DATA_FLOAT, pcy, want.cy, nc, RNN_TOL, "OpenCV cy"));
+    }
+    void *bufs[] = {pw, pws, py, pcy};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+    free(blob);
+    rnn_fwd_free(&want);
+    rnn_run_free(&u);
+    tdropout_free(drop, states);
 }

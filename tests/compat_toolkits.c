@@ -1,0 +1,181 @@
+/* compat_toolkits.c: call patterns of real programs (docs/compatibility.md) from the toolkits
+   of the cuDNN 5-8 era that drive it through their own engines: Microsoft's CNTK (its
+   convolution engine's search over every algorithm number up to 10, each direction on its own
+   descriptor, the deterministic algorithms, tensors re-set for each batch size through a Get/Set
+   round trip). Each result against the double references of tests/ref/. (compat_libs.c: the C
+   and C++ libraries; compat.c, compat_ops.c: the frameworks; compat_rnn.c: every program's RNN
+   calls.) */
+#include "conv_harness.h"
+#include "desc_util.h"
+#include "ref/conv.h"
+#include "tensors.h"
+#include "test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- CNTK (Source/Math/CuDnnConvolutionEngine.cu, CuDnnCommon.cpp) ---------------------------- */
+
+/* CNTK's CuDnnTensor: cudnnSetTensorNdDescriptor with N = 1 and packed strides, then for each
+   minibatch UpdateBatchSize: cudnnGetTensorNdDescriptor asked for 5 dims, dims[0] replaced by
+   the batch size, the same strides set again. */
+static bool cntk_tensor(cudnnTensorDescriptor_t d, int n, int c, int h, int w)
+{
+    int dims[5] = {1, c, h, w}, strides[5] = {c * h * w, h * w, w, 1}, nd = 0;
+    cudnnDataType_t t;
+    bool ok = CHECK_OK(cudnnSetTensorNdDescriptor(d, CUDNN_DATA_FLOAT, 4, dims, strides));
+    ok = ok && CHECK_OK(cudnnGetTensorNdDescriptor(d, 5, &t, &nd, dims, strides)) && CHECK(nd == 4);
+    dims[0] = n;
+    return ok && CHECK_OK(cudnnSetTensorNdDescriptor(d, t, nd, dims, strides));
+}
+
+/* One direction's search as CNTK's FindBestAlgo does it. The workspace finder: the direction's
+   Get*WorkspaceSize for every algorithm number 0 .. 9 (MaxAlgoCount, past the enum's COUNT), the
+   failures skipped, the largest size and the deterministic algorithm's size kept, at least one
+   SUCCESS required. Deterministic (forceDeterministicAlgorithms): a workspace of the deterministic
+   algorithm's size, Find*Ex asked for 10 results, the result of IMPLICIT_PRECOMP_GEMM (forward) or
+   ALGO_1 (backward) required SUCCESS and taken. Otherwise: a workspace of the largest size and the
+   first result taken whatever its status ("first returned algorithm is the fastest"). The
+   backward passes search into a scratch buffer (CNTK accumulates into the real one). *pick and
+   *ws_bytes: the algorithm and the workspace CNTK then passes (the buffer's whole size). */
+struct cntk_dir {
+    cudnnTensorDescriptor_t x, y;
+    cudnnFilterDescriptor_t w;
+    cudnnConvolutionDescriptor_t conv;
+    const void *px, *pw, *pdy;
+    void *scratch;
+};
+
+static bool cntk_find(cudnnHandle_t h, const struct cntk_dir *c, enum dir d, bool deterministic, int *pick,
+                      cudnnMathType_t *math, void **ws, size_t *ws_bytes)
+{
+    size_t largest = 0, det_size = 0;
+    int found = 0, counts[] = {CUDNN_CONVOLUTION_FWD_ALGO_COUNT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                               CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT};
+    const int det_algo = d == FWD ? (int)CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM : 1;
+    for (int a = 0; a < 10; a++) {
+        size_t bytes = 0;
+        cudnnStatus_t s =
+            d == FWD ? cudnnGetConvolutionForwardWorkspaceSize(h, c->x, c->w, c->conv, c->y,
+                                                               (cudnnConvolutionFwdAlgo_t)a, &bytes)
+            : d == BWD_DATA ? cudnnGetConvolutionBackwardDataWorkspaceSize(h, c->w, c->y, c->conv, c->x,
+                                                                            (cudnnConvolutionBwdDataAlgo_t)a, &bytes)
+                            : cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                                  h, c->x, c->y, c->conv, c->w, (cudnnConvolutionBwdFilterAlgo_t)a, &bytes);
+        if (a >= counts[d]) CHECK_STATUS(s, CUDNN_STATUS_BAD_PARAM); /* no such algorithm */
+        if (s != CUDNN_STATUS_SUCCESS) continue;
+        found++;
+        if (bytes > largest) largest = bytes;
+        if (a == det_algo) det_size = bytes;
+    }
+    if (!CHECK(found > 0)) return false;
+    *ws_bytes = deterministic ? det_size : largest;
+    *ws = *ws_bytes ? tbuf_alloc(*ws_bytes) : NULL;
+    struct perf res[10];
+    int n = 0;
+    cudnnStatus_t s;
+    if (d == FWD) {
+        cudnnConvolutionFwdAlgoPerf_t r[10];
+        s = cudnnFindConvolutionForwardAlgorithmEx(h, c->x, c->px, c->w, c->pw, c->conv, c->y, c->scratch, 10, &n, r,
+                                                   *ws, *ws_bytes);
+        COPY_PERF(res, r, n);
+    } else if (d == BWD_DATA) {
+        cudnnConvolutionBwdDataAlgoPerf_t r[10];
+        s = cudnnFindConvolutionBackwardDataAlgorithmEx(h, c->w, c->pw, c->y, c->pdy, c->conv, c->x, c->scratch, 10,
+                                                        &n, r, *ws, *ws_bytes);
+        COPY_PERF(res, r, n);
+    } else {
+        cudnnConvolutionBwdFilterAlgoPerf_t r[10];
+        s = cudnnFindConvolutionBackwardFilterAlgorithmEx(h, c->x, c->px, c->y, c->pdy, c->conv, c->w, c->scratch, 10,
+                                                          &n, r, *ws, *ws_bytes);
+        COPY_PERF(res, r, n);
+    }
+    if (!CHECK_OK(s) || !CHECK(n > 0 && n <= counts[d])) return false;
+    *pick = -1;
+    for (int i = 0; i < n && *pick < 0; i++)
+        if (!deterministic || (res[i].algo == det_algo && res[i].status == CUDNN_STATUS_SUCCESS)) *pick = i;
+    /* CNTK throws when the deterministic algorithm fails, and runs the first result unchecked */
+    if (!CHECK(*pick >= 0) || !CHECK(res[*pick].status == CUDNN_STATUS_SUCCESS)) return false;
+    if (!CHECK(res[*pick].memory <= *ws_bytes)) return false;
+    *math = res[*pick].math;
+    *pick = res[*pick].algo;
+    return true;
+}
+
+/* CNTK's convolution engine (the cuDNN 7 version, with groups): the filter
+   cudnnSetFilterNdDescriptor(NCHW) padded to at least 4 dims ("minimum descriptor dim size is 4
+   for cuDNN": a 1-D kernel k becomes K x C x 1 x k), the convolution cudnnSetConvolutionNdDescriptor
+   with at least 2 dims (pad 0, stride 1 for the dummy one), FLOAT compute and CROSS_CORRELATION,
+   one descriptor per direction, each given the group count before its search; the tensors set with
+   N = 1 and re-set for the batch (cntk_tensor). Each direction searched (cntk_find),
+   deterministically and not, DEFAULT_MATH set, then run: forward overwriting, backward data and
+   filter accumulating (beta 1, accumulateGradient) with the workspace buffer's whole size. */
+TEST(compat_conv_cntk_algorithm_numbers_past_count)
+{
+    static const struct ref_conv geometry[] = {
+        {.nsp = 2, .n = 3, .c = 4, .k = 6, .groups = 2, .in = {7, 6}, .filt = {3, 3}, .pad = {1, 1},
+         .stride = {2, 1}, .dil = {1, 1}},
+        {.nsp = 2, .n = 2, .c = 3, .k = 5, .groups = 1, .in = {1, 11}, .filt = {1, 4}, .pad = {0, 1},
+         .stride = {1, 2}, .dil = {1, 1}},
+    };
+    cudnnHandle_t h = test_handle();
+    const cudnnDataType_t t = CUDNN_DATA_FLOAT;
+    const float one = 1, zero = 0;
+    for (size_t g = 0; g < TLEN(geometry) * 2; g++) {
+        struct ref_conv rc = geometry[g / 2];
+        const bool deterministic = g % 2;
+        if (!CHECK(ref_conv_out_dims(&rc))) return;
+        struct tconv_run r;
+        tconv_run_init(&r, &rc, t);
+        cudnnConvolutionDescriptor_t convs[3] = {r.cd, NULL, NULL};
+        CHECK_OK(cudnnCreateConvolutionDescriptor(&convs[1]));
+        CHECK_OK(cudnnCreateConvolutionDescriptor(&convs[2]));
+        const int fdims[4] = {rc.k, rc.c / rc.groups, rc.filt[0], rc.filt[1]};
+        bool ok = cntk_tensor(r.xd, rc.n, rc.c, rc.in[0], rc.in[1]) &&
+                  cntk_tensor(r.yd, rc.n, rc.k, rc.out[0], rc.out[1]) &&
+                  CHECK_OK(cudnnSetFilterNdDescriptor(r.wd, t, CUDNN_TENSOR_NCHW, 4, fdims));
+        for (int d = 0; d < 3 && ok; d++)
+            ok = CHECK_OK(cudnnSetConvolutionNdDescriptor(convs[d], 2, rc.pad, rc.stride, rc.dil,
+                                                          CUDNN_CROSS_CORRELATION, t));
+        double *dx0 = tview_random(r.nx, -1, 1), *dw0 = tview_random(r.nw, -1, 1);
+        void *pdx = tvalues_upload(t, dx0, r.nx), *pdw = tvalues_upload(t, dw0, r.nw);
+        void *scratch = tbuf_alloc(sizeof(float) * (size_t)(r.nx > r.nw ? (r.nx > r.ny ? r.nx : r.ny)
+                                                                            : (r.nw > r.ny ? r.nw : r.ny)));
+        for (enum dir d = FWD; d <= BWD_FILTER && ok; d++) {
+            struct cntk_dir c = {r.xd, r.yd, r.wd, convs[d], r.px, r.pw, r.pdy, scratch};
+            int algo = -1;
+            cudnnMathType_t math = CUDNN_DEFAULT_MATH; /* the math the result reports (TF32 allowed) */
+            void *ws = NULL;
+            size_t ws_bytes = 0;
+            ok = CHECK_OK(cudnnSetConvolutionGroupCount(convs[d], rc.groups)) &&
+                 cntk_find(h, &c, d, deterministic, &algo, &math, &ws, &ws_bytes) &&
+                 CHECK_OK(cudnnSetConvolutionMathType(convs[d], CUDNN_DEFAULT_MATH));
+            if (ok && d == FWD) {
+                tbuf_poison(r.py, sizeof(float) * (size_t)r.ny);
+                if (CHECK_OK(cudnnConvolutionForward(h, &one, r.xd, r.px, r.wd, r.pw, convs[d],
+                                                     (cudnnConvolutionFwdAlgo_t)algo, ws, ws_bytes, &zero, r.yd,
+                                                     r.py)))
+                    tvalues_check(t, r.py, r.y, r.ny, tconv_tolerance(t, t, math), "CNTK forward");
+            } else if (ok && d == BWD_DATA) {
+                for (long i = 0; i < r.nx; i++) r.dx[i] += dx0[i];
+                if (CHECK_OK(cudnnConvolutionBackwardData(h, &one, r.wd, r.pw, r.yd, r.pdy, convs[d],
+                                                          (cudnnConvolutionBwdDataAlgo_t)algo, ws, ws_bytes, &one,
+                                                          r.xd, pdx)))
+                    tvalues_check(t, pdx, r.dx, r.nx, tconv_tolerance(t, t, math), "CNTK backward data (beta 1)");
+            } else if (ok) {
+                for (long i = 0; i < r.nw; i++) r.dw[i] += dw0[i];
+                if (CHECK_OK(cudnnConvolutionBackwardFilter(h, &one, r.xd, r.px, r.yd, r.pdy, convs[d],
+                                                            (cudnnConvolutionBwdFilterAlgo_t)algo, ws, ws_bytes,
+                                                            &one, r.wd, pdw)))
+                    tvalues_check(t, pdw, r.dw, r.nw, tconv_tolerance(t, t, math), "CNTK backward filter (beta 1)");
+            }
+            tbuf_free(ws);
+        }
+        tbuf_free(scratch), tbuf_free(pdx), tbuf_free(pdw);
+        free(dx0), free(dw0);
+        CHECK_OK(cudnnDestroyConvolutionDescriptor(convs[1]));
+        CHECK_OK(cudnnDestroyConvolutionDescriptor(convs[2]));
+        tconv_run_free(&r);
+        if (!ok) return;
+    }
+}
