@@ -190,7 +190,7 @@ TEST(compat_reduce_cudajl_null_indices_reported_size)
     cudnnHandle_t h = test_handle();
     const int ad[4] = {2, 3, 4, 5}, cd[4] = {1, 3, 1, 5};
     struct treduce r;
-    treduce_init(&r, ad, cd, -2, 2);
+    treduce_init(&r, 4, ad, cd, -2, 2);
     cudnnReduceTensorDescriptor_t rd;
     CHECK_OK(cudnnCreateReduceTensorDescriptor(&rd));
     for (size_t k = 0; k < TLEN(ops); k++) {

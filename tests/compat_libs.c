@@ -193,7 +193,7 @@ TEST(compat_reduce_onnxruntime_indices_for_every_op)
     cudnnHandle_t h = test_handle();
     const int ad[4] = {3, 4, 5, 2}, cd[4] = {3, 1, 5, 1};
     struct treduce r;
-    treduce_init(&r, ad, cd, 0.5, 1.5);
+    treduce_init(&r, 4, ad, cd, 0.5, 1.5);
     const int64_t outputs = rt_count(&r.ct);
     uint32_t *want_idx = malloc(sizeof(uint32_t) * (size_t)outputs);
     uint32_t *got_idx = malloc(sizeof(uint32_t) * (size_t)outputs);

@@ -1,7 +1,7 @@
 /* compat_rnn.c: call patterns of real programs (docs/compatibility.md) for the RNN calls that the
    RNN tests do not make, each as the program makes it (TensorFlow, CUDA.jl, SharpNet, ONNX
    Runtime, Korali, ROOT's TMVA, Flashlight, Deeplearning4j, NNabla, OpenVINO's NVIDIA plugin,
-   CNTK, OpenCV's DNN module), its result against the double reference of tests/ref/rnn.c. */
+   CNTK, Theano, OpenCV's DNN module), its result against the double reference of tests/ref/rnn.c. */
 #include "desc_util.h"
 #include "ref/rnn.h"
 #include "rnn_harness.h"
@@ -9,6 +9,7 @@
 #include "test.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1089,7 +1090,30 @@ TEST(compat_rnn_openvino_single_input_bias_asserted_layout)
     rnn_run_free(&u);
 }
 
-/* ---- CNTK (Source/Math/CuDnnRNN.cpp, CuDnnRNN.h) -------------------------------------------- */
+/* ---- CNTK (Source/Math/CuDnnRNN.cpp, CuDnnRNN.h), Theano (theano/gpuarray/dnn_rnn_*.c) ------ */
+
+/* The legacy backward passes of a run checked against the reference: dx (the packed positions
+   read back into the reference's order) from dy and the final states' gradients dhy, dcy (NULL:
+   zero), and the weight gradient added to `base` (the values pdw held before the call). */
+static void check_legacy_backward(const struct rnn_run *u, const double *dy, const double *dhy, const double *dcy,
+                                  const void *pdx, const void *pdw, double *base, const char *who)
+{
+    const struct rnn_case *c = u->c;
+    const int64_t hn = (int64_t)c->layers * c->dirs * c->N, nref = (int64_t)c->T * c->N * c->input;
+    double *xr = rnn_to_ref(c, u->x, c->input), *dyr = rnn_to_ref(c, dy, c->dirs * c->proj);
+    double *dxr = calloc((size_t)nref, sizeof(double));
+    double *dhx = calloc((size_t)(hn * c->proj), sizeof(double)), *dcx = calloc((size_t)(hn * c->hidden), sizeof(double));
+    double *dwr = calloc((size_t)ref_rnn_param_count(&u->r), sizeof(double));
+    ref_rnn_backward(&u->r, u->w_ref, xr, u->hx, u->cx, dyr, dhy, dcy, dxr, dhx, dcx, dwr);
+    double *got = tvalues_download(CUDNN_DATA_FLOAT, pdx, u->pos * c->input), *got_ref = rnn_to_ref(c, got, c->input);
+    char what[64];
+    snprintf(what, sizeof what, "%s dx", who);
+    CHECK(rnn_compare(what, c, got_ref, dxr, nref, 4 * RNN_TOL));
+    for (int64_t i = 0; i < u->wcount; i++) base[i] += u->ref_of[i] >= 0 ? dwr[u->ref_of[i]] : 0;
+    snprintf(what, sizeof what, "%s dw (added)", who);
+    tvalues_check(CUDNN_DATA_FLOAT, pdw, base, u->wcount, 4 * RNN_TOL, what);
+    free(xr), free(dyr), free(dxr), free(dhx), free(dcx), free(dwr), free(got), free(got_ref);
+}
 
 /* CNTK's OptimizedRNNStack: per-step descriptors {sequences in the frame, width, 1} with strides
    {width, 1, 1} (the packed batch shrinking as sequences end), the weights a {count, 1, 1} filter
@@ -1128,24 +1152,75 @@ TEST(compat_rnn_cntk_legacy_every_state_null)
     ok = ok && CHECK_OK(cudnnRNNBackwardData(h, u.d, c.T, u.ys, py, u.ys, pdy, NULL, NULL, NULL, NULL, u.wd, u.pw, NULL,
                                              NULL, NULL, NULL, u.xs, pdx, NULL, NULL, NULL, NULL, pws, ws, prs, rs)) &&
          CHECK_OK(cudnnRNNBackwardWeights(h, u.d, c.T, u.xs, u.px, NULL, NULL, u.ys, py, pws, ws, u.wd, pdw, prs, rs));
-    if (ok) {
-        const int64_t hn = (int64_t)c.layers * c.dirs * c.N;
-        double *xr = rnn_to_ref(&c, u.x, c.input), *dyr = rnn_to_ref(&c, dy, c.dirs * c.proj);
-        double *dxr = calloc((size_t)c.T * c.N * c.input, sizeof(double));
-        double *dhx = calloc((size_t)(hn * c.proj), sizeof(double)), *dcx = calloc((size_t)(hn * c.hidden), sizeof(double));
-        double *dwr = calloc((size_t)ref_rnn_param_count(&u.r), sizeof(double));
-        ref_rnn_backward(&u.r, u.w_ref, xr, NULL, NULL, dyr, NULL, NULL, dxr, dhx, dcx, dwr);
-        double *got = tvalues_download(CUDNN_DATA_FLOAT, pdx, nx), *got_ref = rnn_to_ref(&c, got, c.input);
-        CHECK(rnn_compare("dx", &c, got_ref, dxr, (int64_t)c.T * c.N * c.input, 4 * RNN_TOL));
-        for (int64_t i = 0; i < u.wcount; i++) base[i] += u.ref_of[i] >= 0 ? dwr[u.ref_of[i]] : 0;
-        tvalues_check(CUDNN_DATA_FLOAT, pdw, base, u.wcount, 4 * RNN_TOL, "CNTK dw (added)");
-        free(xr), free(dyr), free(dxr), free(dhx), free(dcx), free(dwr), free(got), free(got_ref);
-    }
+    if (ok) check_legacy_backward(&u, dy, NULL, NULL, pdx, pdw, base, "CNTK");
     void *bufs[] = {pws, prs, py, pdx, pdy, pdw};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     free(dy), free(base);
     rnn_fwd_free(&want);
     rnn_run_free(&u);
+}
+
+/* Theano's GpuDnnRNNOp: one step descriptor {batch, width, 1} (the last two dims of the
+   T x batch x width array) repeated for every step of xDesc, yDesc and dxDesc, the state
+   descriptors from the state arrays, the weights a {count, 1, 1} filter; the training forward
+   into its own reserve; the input gradient (dnn_rnn_gi.c) given a **copy of that reserve in
+   another buffer** (gpudata_move), which it passes on with its result to the weight gradient
+   (dnn_rnn_gw.c), computed into a zeroed dw. The forward's own reserve is overwritten here after
+   the copy, so a reserve that kept an address would show. */
+TEST(compat_rnn_theano_reserve_copied_between_passes)
+{
+    static const int lengths[2] = {3, 3};
+    static const cudnnRNNMode_t modes[] = {CUDNN_GRU, CUDNN_LSTM};
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(modes); k++) {
+        const struct rnn_case c = {.name = "theano", .mode = modes[k], .dirs = 2, .input_mode = CUDNN_LINEAR_INPUT,
+                                   .bias = CUDNN_RNN_DOUBLE_BIAS, .layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED,
+                                   .layers = 2, .input = 3, .hidden = 4, .proj = 4, .T = 3, .N = 2,
+                                   .lengths = lengths, .dtype = CUDNN_DATA_FLOAT, .states = true,
+                                   .api = API_LEGACY};
+        struct rnn_run u;
+        if (!rnn_run_init(&u, &c)) {
+            rnn_run_free(&u);
+            return;
+        }
+        cudnnTensorDescriptor_t xl[3] = {u.xs[0], u.xs[0], u.xs[0]}, yl[3] = {u.ys[0], u.ys[0], u.ys[0]};
+        cudnnTensorDescriptor_t cdesc = c.mode == CUDNN_LSTM ? u.cd : NULL;
+        const int64_t ny = u.pos * c.dirs * c.proj, nx = u.pos * c.input, hn = (int64_t)c.layers * c.dirs * c.N;
+        size_t ws = 0, rs = 0;
+        bool ok = CHECK_OK(cudnnGetRNNWorkspaceSize(h, u.d, c.T, xl, &ws)) &&
+                  CHECK_OK(cudnnGetRNNTrainingReserveSize(h, u.d, c.T, xl, &rs));
+        void *pws = tbuf_alloc(ws ? ws : 4), *prs = tbuf_alloc(rs ? rs : 4), *copy = tbuf_alloc(rs ? rs : 4);
+        struct fwd_out want;
+        rnn_reference_forward(&u, &want);
+        double *dy = rnn_random_data(&c, c.dirs * c.proj), *dhy = tview_random(hn * c.hidden, -1, 1);
+        double *dcy = c.mode == CUDNN_LSTM ? tview_random(hn * c.hidden, -1, 1) : NULL, *zeros = tview_fill(u.wcount, 0);
+        void *py = tbuf_alloc(sizeof(float) * (size_t)ny), *pdx = tbuf_alloc(sizeof(float) * (size_t)nx);
+        void *phy = tbuf_alloc(sizeof(float) * (size_t)(hn * c.hidden)), *pcy = tbuf_alloc(sizeof(float) * (size_t)(hn * c.hidden));
+        void *pdhx = tbuf_alloc(sizeof(float) * (size_t)(hn * c.hidden)), *pdcx = tbuf_alloc(sizeof(float) * (size_t)(hn * c.hidden));
+        void *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dy, ny), *pdhy = tvalues_upload(CUDNN_DATA_FLOAT, dhy, hn * c.hidden);
+        void *pdcy = dcy ? tvalues_upload(CUDNN_DATA_FLOAT, dcy, hn * c.hidden) : NULL;
+        void *pdw = tvalues_upload(CUDNN_DATA_FLOAT, zeros, u.wcount);
+        ok = ok && CHECK_OK(cudnnRNNForwardTraining(h, u.d, c.T, xl, u.px, u.hd, u.phx, cdesc, dcy ? u.pcx : NULL, u.wd,
+                                                    u.pw, yl, py, u.hd, phy, cdesc, dcy ? pcy : NULL, pws, ws, prs, rs)) &&
+             tvalues_check(CUDNN_DATA_FLOAT, py, want.y, ny, RNN_TOL, "Theano training y");
+        if (ok && rs) {
+            unsigned char *bytes = malloc(rs);
+            tbuf_download(bytes, prs, rs);
+            tbuf_upload(copy, bytes, rs);
+            free(bytes);
+            tbuf_poison(prs, rs);
+        }
+        ok = ok && CHECK_OK(cudnnRNNBackwardData(h, u.d, c.T, yl, py, yl, pdy, u.hd, pdhy, cdesc, pdcy, u.wd, u.pw, u.hd,
+                                                 u.phx, cdesc, dcy ? u.pcx : NULL, xl, pdx, u.hd, pdhx, cdesc,
+                                                 dcy ? pdcx : NULL, pws, ws, copy, rs)) &&
+             CHECK_OK(cudnnRNNBackwardWeights(h, u.d, c.T, xl, u.px, u.hd, u.phx, yl, py, pws, ws, u.wd, pdw, copy, rs));
+        if (ok) check_legacy_backward(&u, dy, dhy, dcy, pdx, pdw, zeros, "Theano");
+        void *bufs[] = {pws, prs, copy, py, pdx, phy, pcy, pdhx, pdcx, pdy, pdhy, pdcy, pdw};
+        for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+        free(dy), free(dhy), free(dcy), free(zeros);
+        rnn_fwd_free(&want);
+        rnn_run_free(&u);
+    }
 }
 
 /* ---- OpenCV's DNN module (modules/dnn/src/cuda4dnn/csl/cudnn/recurrent.hpp) ----------------- */

@@ -2,12 +2,14 @@
    of the cuDNN 5-8 era that drive it through their own engines: Microsoft's CNTK (its
    convolution engine's search over every algorithm number up to 10, each direction on its own
    descriptor, the deterministic algorithms, tensors re-set for each batch size through a Get/Set
-   round trip). Each result against the double references of tests/ref/. (compat_libs.c: the C
+   round trip), Theano (tensors padded to 3 dims, its reductions on them). Each result against
+   the double references of tests/ref/. (compat_libs.c: the C
    and C++ libraries; compat.c, compat_ops.c: the frameworks; compat_rnn.c: every program's RNN
    calls.) */
 #include "conv_harness.h"
 #include "desc_util.h"
 #include "ref/conv.h"
+#include "ref/reduce.h"
 #include "tensors.h"
 #include "test.h"
 
@@ -178,4 +180,54 @@ TEST(compat_conv_cntk_algorithm_numbers_past_count)
         tconv_run_free(&r);
         if (!ok) return;
     }
+}
+
+/* ---- Theano (theano/gpuarray/dnn_base.c, dnn_redux.c) ----------------------------------------- */
+
+/* Theano's c_set_tensorNd pads a tensor of fewer than 3 dims to 3 (trailing dims of 1, stride
+   1), so its reductions (GpuDnnReduction: sum, max, argmax of any array) reach cuDNN on 3-D
+   tensors: a matrix as a x b x 1, its reduction over the rows as 1 x b x 1 (the output's reduced
+   dims given extent 1), a vector as n x 1 x 1 reduced to 1 x 1 x 1; NaN propagated, FLATTENED
+   32-bit indices asked for when the op returns them (max with argmax), NO_INDICES and indices
+   NULL otherwise; the workspace queried and NULL when its size is 0. */
+TEST(compat_reduce_theano_3d_padded)
+{
+    static const struct { int a[3], c[3]; cudnnReduceTensorOp_t op; bool indices; } cases[] = {
+        {{5, 7, 1}, {1, 7, 1}, CUDNN_REDUCE_TENSOR_MAX, true},
+        {{5, 7, 1}, {5, 1, 1}, CUDNN_REDUCE_TENSOR_ADD, false},
+        {{9, 1, 1}, {1, 1, 1}, CUDNN_REDUCE_TENSOR_MAX, true},
+        {{9, 1, 1}, {1, 1, 1}, CUDNN_REDUCE_TENSOR_MUL, false},
+    };
+    cudnnHandle_t h = test_handle();
+    cudnnReduceTensorDescriptor_t rd;
+    CHECK_OK(cudnnCreateReduceTensorDescriptor(&rd));
+    const float one = 1, zero = 0;
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        struct treduce r;
+        treduce_init(&r, 3, cases[k].a, cases[k].c, 0.5, 1.5);
+        const int64_t outputs = rt_count(&r.ct);
+        uint32_t want_idx[16], got_idx[16];
+        size_t isz = 1, wsz = 1;
+        bool ok = CHECK_OK(cudnnSetReduceTensorDescriptor(
+                      rd, cases[k].op, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN,
+                      cases[k].indices ? CUDNN_REDUCE_TENSOR_FLATTENED_INDICES : CUDNN_REDUCE_TENSOR_NO_INDICES,
+                      CUDNN_32BIT_INDICES)) &&
+                  CHECK_OK(cudnnGetReductionIndicesSize(h, rd, r.adesc, r.cdesc, &isz)) &&
+                  CHECK_OK(cudnnGetReductionWorkspaceSize(h, rd, r.adesc, r.cdesc, &wsz)) &&
+                  CHECK(isz == (cases[k].indices ? sizeof(uint32_t) * (size_t)outputs : 0));
+        void *idx = cases[k].indices ? tbuf_alloc(isz) : NULL, *work = wsz ? tbuf_alloc(wsz) : NULL;
+        ref_reduce(cases[k].op, true, 1, &r.at, r.a, 0, &r.ct, r.c0, r.want, cases[k].indices ? want_idx : NULL);
+        if (ok && CHECK_OK(cudnnReduceTensor(h, rd, idx, cases[k].indices ? isz : 0, work, wsz, &one, r.adesc, r.pa,
+                                             &zero, r.cdesc, r.pc))) {
+            tcompare_span(&r.ct, r.pc, r.want, -1, "Theano's 3-D reduction");
+            if (cases[k].indices) {
+                tbuf_download(got_idx, idx, isz);
+                CHECK(memcmp(got_idx, want_idx, isz) == 0);
+            }
+        }
+        tbuf_free(idx);
+        tbuf_free(work);
+        treduce_free(&r);
+    }
+    cudnnDestroyReduceTensorDescriptor(rd);
 }

@@ -59,10 +59,10 @@ void trnn_data_descs_destroy(cudnnRNNDataDescriptor_t x, cudnnRNNDataDescriptor_
     if (c) cudnnDestroyTensorDescriptor(c);
 }
 
-void treduce_init(struct treduce *r, const int ad[4], const int cd[4], double lo, double hi)
+void treduce_init(struct treduce *r, int rank, const int ad[], const int cd[], double lo, double hi)
 {
-    rt_packed(&r->at, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, ad);
-    rt_packed(&r->ct, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, cd);
+    rt_packed(&r->at, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, rank, ad);
+    rt_packed(&r->ct, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, rank, cd);
     r->adesc = tdesc(&r->at);
     r->cdesc = tdesc(&r->ct);
     r->a = thost_random(&r->at, lo, hi);

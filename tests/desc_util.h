@@ -30,8 +30,8 @@ void trnn_data_descs_create(cudnnRNNDataDescriptor_t *x, cudnnRNNDataDescriptor_
 void trnn_data_descs_destroy(cudnnRNNDataDescriptor_t x, cudnnRNNDataDescriptor_t y, cudnnTensorDescriptor_t h,
                              cudnnTensorDescriptor_t c);
 
-/* One reduction's float tensors, packed NCHW: A of dims ad (random in [lo, hi]) and C of dims
-   cd, their descriptors, the host values (c0 all poison), copies on the backend under test (pc
+/* One reduction's float tensors, packed row-major: A of rank dims ad (random in [lo, hi]) and C
+   of dims cd, their descriptors, the host values (c0 all poison), copies on the backend under test (pc
    poisoned) and want, room for C's reference; treduce_free releases them all. */
 struct treduce {
     struct rtensor at, ct;
@@ -39,7 +39,7 @@ struct treduce {
     void *a, *c0, *pa, *pc;
     double *want;
 };
-void treduce_init(struct treduce *r, const int ad[4], const int cd[4], double lo, double hi);
+void treduce_init(struct treduce *r, int rank, const int ad[], const int cd[], double lo, double hi);
 void treduce_free(struct treduce *r);
 
 #endif /* OCD_TESTS_DESC_UTIL_H */
