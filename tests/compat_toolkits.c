@@ -2,7 +2,8 @@
    of the cuDNN 5-8 era that drive it through their own engines: Microsoft's CNTK (its
    convolution engine's search over every algorithm number up to 10, each direction on its own
    descriptor, the deterministic algorithms, tensors re-set for each batch size through a Get/Set
-   round trip), Theano (tensors padded to 3 dims, its reductions on them). Each result against
+   round trip), Theano (tensors padded to 3 dims, its reductions on them), torch7's cudnn.torch
+   (the convolution descriptor read back with CUDNN_DIM_MAX values asked for). Each result against
    the double references of tests/ref/. (compat_libs.c: the C
    and C++ libraries; compat.c, compat_ops.c: the frameworks; compat_rnn.c: every program's RNN
    calls.) */
@@ -230,4 +231,56 @@ TEST(compat_reduce_theano_3d_padded)
         treduce_free(&r);
     }
     cudnnDestroyReduceTensorDescriptor(rd);
+}
+
+/* ---- torch7's cudnn.torch (find.lua) ------------------------------------------------------------ */
+
+/* cudnn.torch's half fallback (find.lua, defaultFallback): when no half algorithm is found it
+   reads the descriptor back with cudnnGetConvolutionNdDescriptor asked for **CUDNN_DIM_MAX**
+   values (getConvolutionDescriptor_ffi, arrays of CUDNN_DIM_MAX ints) and, the compute type being
+   HALF, sets it again with FLOAT; the search (cudnnFindConvolutionForwardAlgorithm asked for 10
+   results, the SUCCESS ones kept in order) then runs on the float-compute descriptor. The request
+   past the descriptor's 2 values writes those 2 and leaves the rest of the arrays alone. */
+TEST(compat_conv_cudnntorch_get_nd_dim_max)
+{
+    struct ref_conv rc = {.nsp = 2, .n = 2, .c = 4, .k = 6, .groups = 2, .in = {6, 7}, .filt = {3, 2},
+                          .pad = {1, 0}, .stride = {1, 2}, .dil = {2, 1}};
+    if (!CHECK(ref_conv_out_dims(&rc))) return;
+    cudnnHandle_t h = test_handle();
+    const cudnnDataType_t t = CUDNN_DATA_HALF;
+    struct tconv_run r;
+    tconv_run_init(&r, &rc, t);
+    const int xd[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, yd[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
+    const int xs[4] = {xd[1] * xd[2] * xd[3], xd[2] * xd[3], xd[3], 1}, ys[4] = {yd[1] * yd[2] * yd[3], yd[2] * yd[3], yd[3], 1};
+    const int wd[4] = {rc.k, rc.c / rc.groups, rc.filt[0], rc.filt[1]};
+    bool ok = CHECK_OK(cudnnSetTensorNdDescriptor(r.xd, t, 4, xd, xs)) &&
+              CHECK_OK(cudnnSetTensorNdDescriptor(r.yd, t, 4, yd, ys)) &&
+              CHECK_OK(cudnnSetFilterNdDescriptor(r.wd, t, CUDNN_TENSOR_NCHW, 4, wd)) &&
+              CHECK_OK(cudnnSetConvolutionNdDescriptor(r.cd, 2, rc.pad, rc.stride, rc.dil, CUDNN_CROSS_CORRELATION, t)) &&
+              CHECK_OK(cudnnSetConvolutionGroupCount(r.cd, rc.groups));
+    int length = -1, pad[CUDNN_DIM_MAX], stride[CUDNN_DIM_MAX], dil[CUDNN_DIM_MAX];
+    for (int i = 0; i < CUDNN_DIM_MAX; i++) pad[i] = stride[i] = dil[i] = -7;
+    cudnnConvolutionMode_t mode;
+    cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+    ok = ok && CHECK_OK(cudnnGetConvolutionNdDescriptor(r.cd, CUDNN_DIM_MAX, &length, pad, stride, dil, &mode, &compute)) &&
+         CHECK(length == 2 && mode == CUDNN_CROSS_CORRELATION && compute == CUDNN_DATA_HALF) &&
+         CHECK(pad[0] == 1 && pad[1] == 0 && stride[0] == 1 && stride[1] == 2 && dil[0] == 2 && dil[1] == 1) &&
+         CHECK(pad[2] == -7 && stride[7] == -7 && dil[2] == -7);
+    ok = ok && CHECK_OK(cudnnSetConvolutionNdDescriptor(r.cd, length, pad, stride, dil, mode, CUDNN_DATA_FLOAT));
+    cudnnConvolutionFwdAlgoPerf_t res[10];
+    int n = 0, groups = 0;
+    ok = ok && CHECK_OK(cudnnGetConvolutionGroupCount(r.cd, &groups)) && CHECK(groups == rc.groups) &&
+         CHECK_OK(cudnnFindConvolutionForwardAlgorithm(h, r.xd, r.wd, r.cd, r.yd, 10, &n, res)) && CHECK(n > 0);
+    const float one = 1, zero = 0;
+    for (int i = 0; i < n && ok; i++) {
+        if (res[i].status != CUDNN_STATUS_SUCCESS) continue;
+        void *ws = res[i].memory ? tbuf_alloc(res[i].memory) : NULL;
+        tbuf_poison(r.py, 2 * (size_t)r.ny);
+        ok = CHECK_OK(cudnnConvolutionForward(h, &one, r.xd, r.px, r.wd, r.pw, r.cd, res[i].algo, ws, res[i].memory,
+                                              &zero, r.yd, r.py)) &&
+             tvalues_check(t, r.py, r.y, r.ny, tconv_tolerance(t, t, res[i].mathType),
+                           "cudnn.torch half data, FLOAT compute after the fallback");
+        tbuf_free(ws);
+    }
+    tconv_run_free(&r);
 }
