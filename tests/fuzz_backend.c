@@ -325,8 +325,7 @@ static void fb_set(struct fb_state *s, int i, const struct fb_attr *a, bool exac
     memset(v, 0, sizeof v);
     s->exact = exact;
     fb_values(s, a, t, n, v);
-    struct fz_tensor in;
-    memset(&in, 0, sizeof in);
+    struct fz_tensor in = {.host = true}; /* the API reads attribute values on the host */
     if (!fz_buffer_of(&in, v, sizeof v)) return;
     fz_check_with("backend set attribute", it,
                   cudnnBackendSetAttribute(s->d[i], a->name, t, n, exact || trand_int(0, 31) ? fz_at(&in) : NULL),
@@ -342,9 +341,7 @@ static void fb_get(struct fb_state *s, int i, const struct fb_attr *a, int it)
     const int64_t requested = trand_int(0, 7) ? trand_int(0, 4) : trand_int(-1, FB_MAX_ELEMS);
     const size_t bytes = requested > 0 ? (size_t)requested * fb_elem_size(t) : 0;
     fb_desc made[FB_MAX_ELEMS] = {0};
-    struct fz_tensor out, count;
-    memset(&out, 0, sizeof out);
-    memset(&count, 0, sizeof count);
+    struct fz_tensor out = {.host = true}, count = {.host = true}; /* written on the host */
     const bool descs = t == CUDNN_TYPE_BACKEND_DESCRIPTOR;
     if (descs) { /* the array is an input: the descriptors it names are filled */
         const int want = fb_wants(a->name);

@@ -104,6 +104,27 @@ void fz_queried(cudnnStatus_t s, size_t *size)
     if (s != CUDNN_STATUS_SUCCESS) *size = 16;
 }
 
+/* t's buffer memory: the backend's (tbuf_*), or the host's when t->host is set. */
+static unsigned char *buf_alloc(const struct fz_tensor *t, size_t bytes)
+{
+    return t->host ? malloc(bytes) : tbuf_alloc(bytes);
+}
+static void buf_upload(const struct fz_tensor *t, size_t bytes)
+{
+    if (t->host) memcpy(t->base, t->snap, bytes);
+    else tbuf_upload(t->base, t->snap, bytes);
+}
+static void buf_download(const struct fz_tensor *t, unsigned char *to, size_t bytes)
+{
+    if (t->host) memcpy(to, t->base, bytes);
+    else tbuf_download(to, t->base, bytes);
+}
+static void buf_free(struct fz_tensor *t)
+{
+    if (t->host) free(t->base);
+    else if (t->base) tbuf_free(t->base);
+}
+
 /* A buffer of `bytes` between guards for t (a tensor's, or one without a descriptor: indices,
    workspace), its data `shift` bytes after the first guard; false when bytes passes MAX_BYTES
    (the iteration is skipped: a call that succeeded would write past any buffer worth
@@ -124,8 +145,9 @@ bool fz_buffer(struct fz_tensor *t, size_t bytes, size_t shift)
         r = (r ^ (r >> 27)) * 0x94D049BB133111EBull;
         t->snap[i] = (unsigned char)(r ^ (r >> 31));
     }
-    t->base = tbuf_alloc(all);
-    tbuf_upload(t->base, t->snap, all);
+    t->base = buf_alloc(t, all);
+    if (t->base == NULL) abort();
+    buf_upload(t, all);
     return true;
 }
 
@@ -154,13 +176,13 @@ bool fz_buffer_of(struct fz_tensor *t, const void *data, size_t bytes)
 {
     if (!fz_buffer(t, bytes, 0)) return false;
     memcpy(t->snap + t->lead, data, bytes);
-    tbuf_upload(t->base, t->snap, t->lead + bytes + GUARD);
+    buf_upload(t, t->lead + bytes + GUARD);
     return true;
 }
 
 void fz_drop(struct fz_tensor *t)
 {
-    if (t->base) tbuf_free(t->base);
+    buf_free(t);
     free(t->snap);
     t->base = t->snap = NULL;
     t->bytes = 0;
@@ -173,7 +195,7 @@ void *fz_opt(const struct fz_tensor *t)
 
 void fz_tensor_free(struct fz_tensor *t)
 {
-    if (t->base) tbuf_free(t->base);
+    buf_free(t);
     free(t->snap);
     if (t->desc) cudnnDestroyTensorDescriptor(t->desc);
 }
@@ -196,7 +218,7 @@ void fz_check_with(const char *op, int iteration, cudnnStatus_t s, cudnnStatus_t
         if (out[o]->base == NULL) continue;
         size_t end = out[o]->lead + out[o]->bytes, all = end + GUARD;
         unsigned char *now = malloc(all);
-        tbuf_download(now, out[o]->base, all);
+        buf_download(out[o], now, all);
         const unsigned char *was = out[o]->snap;
         bool ok = s != CUDNN_STATUS_SUCCESS ? memcmp(now, was, all) == 0 /* a failure: the whole buffer */
                                             : memcmp(now, was, out[o]->lead) == 0 &&
@@ -210,7 +232,7 @@ void fz_check_with(const char *op, int iteration, cudnnStatus_t s, cudnnStatus_t
         if (in[i]->base == NULL) continue;
         size_t n = in[i]->lead + in[i]->bytes + GUARD;
         unsigned char *b = malloc(n);
-        tbuf_download(b, in[i]->base, n);
+        buf_download(in[i], b, n);
         if (memcmp(b, in[i]->snap, n) != 0) FAIL("iteration %d, %s: wrote input %d", iteration, op, i);
         free(b);
     }

@@ -29,8 +29,10 @@ struct fz_tensor {
     cudnnTensorDescriptor_t desc;
     size_t bytes;          /* cudnnGetTensorSizeInBytes, 0 when it fails */
     size_t lead;           /* bytes before the data: GUARD, and for a tensor now and then a few elements more */
-    unsigned char *base;   /* lead + bytes + GUARD bytes on the backend under test */
+    unsigned char *base;   /* lead + bytes + GUARD bytes on the backend under test, or on the host */
     unsigned char *snap;   /* the buffer's bytes before the call, on the host */
+    bool host;             /* set before fz_buffer: base in host memory whatever the backend (arrays
+                              the API reads or writes on the host, such as attribute values) */
 };
 
 /* A dim: mostly 1 to 5, now and then 0 or -1, or 1 << 20. */
