@@ -1,7 +1,7 @@
 /* compat_rnn.c: call patterns of real programs (docs/compatibility.md) for the RNN calls that the
    RNN tests do not make, each as the program makes it (TensorFlow, CUDA.jl, SharpNet, ONNX
    Runtime, Korali, ROOT's TMVA, Flashlight, Deeplearning4j, NNabla, OpenVINO's NVIDIA plugin,
-   CNTK, Theano, OpenCV's DNN module), its result against the double reference of tests/ref/rnn.c. */
+   CNTK, Theano, CuPy, OpenCV's DNN module), its result against the double reference of tests/ref/rnn.c. */
 #include "desc_util.h"
 #include "ref/rnn.h"
 #include "rnn_harness.h"
@@ -1115,6 +1115,38 @@ static void check_legacy_backward(const struct rnn_run *u, const double *dy, con
     free(xr), free(dyr), free(dxr), free(dhx), free(dcx), free(dwr), free(got), free(got_ref);
 }
 
+/* The buffers of one training pass with every state: y, dx, hy, cy, dhx, dcx (poisoned outputs), the
+   output gradients dy, dhy and dcy (dcy only for LSTM: NULL otherwise) and a zeroed dw, host values
+   and device copies. */
+struct train_bufs {
+    double *dy, *dhy, *dcy, *zeros;
+    void *py, *pdx, *phy, *pcy, *pdhx, *pdcx, *pdy, *pdhy, *pdcy, *pdw;
+};
+
+static void train_bufs_init(struct train_bufs *b, const struct rnn_run *u)
+{
+    const struct rnn_case *c = u->c;
+    const int64_t hn = (int64_t)c->layers * c->dirs * c->N, ny = u->pos * c->dirs * c->proj;
+    const size_t hb = sizeof(float) * (size_t)(hn * c->hidden);
+    b->dy = rnn_random_data(c, c->dirs * c->proj);
+    b->dhy = tview_random(hn * c->hidden, -1, 1);
+    b->dcy = c->mode == CUDNN_LSTM ? tview_random(hn * c->hidden, -1, 1) : NULL;
+    b->zeros = tview_fill(u->wcount, 0);
+    b->py = tbuf_alloc(sizeof(float) * (size_t)ny), b->pdx = tbuf_alloc(sizeof(float) * (size_t)(u->pos * c->input));
+    b->phy = tbuf_alloc(hb), b->pcy = tbuf_alloc(hb), b->pdhx = tbuf_alloc(hb), b->pdcx = tbuf_alloc(hb);
+    b->pdy = tvalues_upload(CUDNN_DATA_FLOAT, b->dy, ny);
+    b->pdhy = tvalues_upload(CUDNN_DATA_FLOAT, b->dhy, hn * c->hidden);
+    b->pdcy = b->dcy ? tvalues_upload(CUDNN_DATA_FLOAT, b->dcy, hn * c->hidden) : NULL;
+    b->pdw = tvalues_upload(CUDNN_DATA_FLOAT, b->zeros, u->wcount);
+}
+
+static void train_bufs_free(struct train_bufs *b)
+{
+    void *bufs[] = {b->py, b->pdx, b->phy, b->pcy, b->pdhx, b->pdcx, b->pdy, b->pdhy, b->pdcy, b->pdw};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+    free(b->dy), free(b->dhy), free(b->dcy), free(b->zeros);
+}
+
 /* CNTK's OptimizedRNNStack: per-step descriptors {sequences in the frame, width, 1} with strides
    {width, 1, 1} (the packed batch shrinking as sequences end), the weights a {count, 1, 1} filter
    from cudnnGetRNNParamsSize, the workspace and reserve sizes rounded up to whole elements; then
@@ -1185,24 +1217,19 @@ TEST(compat_rnn_theano_reserve_copied_between_passes)
         }
         cudnnTensorDescriptor_t xl[3] = {u.xs[0], u.xs[0], u.xs[0]}, yl[3] = {u.ys[0], u.ys[0], u.ys[0]};
         cudnnTensorDescriptor_t cdesc = c.mode == CUDNN_LSTM ? u.cd : NULL;
-        const int64_t ny = u.pos * c.dirs * c.proj, nx = u.pos * c.input, hn = (int64_t)c.layers * c.dirs * c.N;
+        const int64_t ny = u.pos * c.dirs * c.proj;
         size_t ws = 0, rs = 0;
         bool ok = CHECK_OK(cudnnGetRNNWorkspaceSize(h, u.d, c.T, xl, &ws)) &&
                   CHECK_OK(cudnnGetRNNTrainingReserveSize(h, u.d, c.T, xl, &rs));
         void *pws = tbuf_alloc(ws ? ws : 4), *prs = tbuf_alloc(rs ? rs : 4), *copy = tbuf_alloc(rs ? rs : 4);
         struct fwd_out want;
         rnn_reference_forward(&u, &want);
-        double *dy = rnn_random_data(&c, c.dirs * c.proj), *dhy = tview_random(hn * c.hidden, -1, 1);
-        double *dcy = c.mode == CUDNN_LSTM ? tview_random(hn * c.hidden, -1, 1) : NULL, *zeros = tview_fill(u.wcount, 0);
-        void *py = tbuf_alloc(sizeof(float) * (size_t)ny), *pdx = tbuf_alloc(sizeof(float) * (size_t)nx);
-        void *phy = tbuf_alloc(sizeof(float) * (size_t)(hn * c.hidden)), *pcy = tbuf_alloc(sizeof(float) * (size_t)(hn * c.hidden));
-        void *pdhx = tbuf_alloc(sizeof(float) * (size_t)(hn * c.hidden)), *pdcx = tbuf_alloc(sizeof(float) * (size_t)(hn * c.hidden));
-        void *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dy, ny), *pdhy = tvalues_upload(CUDNN_DATA_FLOAT, dhy, hn * c.hidden);
-        void *pdcy = dcy ? tvalues_upload(CUDNN_DATA_FLOAT, dcy, hn * c.hidden) : NULL;
-        void *pdw = tvalues_upload(CUDNN_DATA_FLOAT, zeros, u.wcount);
-        ok = ok && CHECK_OK(cudnnRNNForwardTraining(h, u.d, c.T, xl, u.px, u.hd, u.phx, cdesc, dcy ? u.pcx : NULL, u.wd,
-                                                    u.pw, yl, py, u.hd, phy, cdesc, dcy ? pcy : NULL, pws, ws, prs, rs)) &&
-             tvalues_check(CUDNN_DATA_FLOAT, py, want.y, ny, RNN_TOL, "Theano training y");
+        struct train_bufs b;
+        train_bufs_init(&b, &u);
+        void *pcx = b.dcy ? u.pcx : NULL;
+        ok = ok && CHECK_OK(cudnnRNNForwardTraining(h, u.d, c.T, xl, u.px, u.hd, u.phx, cdesc, pcx, u.wd, u.pw, yl, b.py,
+                                                    u.hd, b.phy, cdesc, b.dcy ? b.pcy : NULL, pws, ws, prs, rs)) &&
+             tvalues_check(CUDNN_DATA_FLOAT, b.py, want.y, ny, RNN_TOL, "Theano training y");
         if (ok && rs) {
             unsigned char *bytes = malloc(rs);
             tbuf_download(bytes, prs, rs);
@@ -1210,17 +1237,100 @@ TEST(compat_rnn_theano_reserve_copied_between_passes)
             free(bytes);
             tbuf_poison(prs, rs);
         }
-        ok = ok && CHECK_OK(cudnnRNNBackwardData(h, u.d, c.T, yl, py, yl, pdy, u.hd, pdhy, cdesc, pdcy, u.wd, u.pw, u.hd,
-                                                 u.phx, cdesc, dcy ? u.pcx : NULL, xl, pdx, u.hd, pdhx, cdesc,
-                                                 dcy ? pdcx : NULL, pws, ws, copy, rs)) &&
-             CHECK_OK(cudnnRNNBackwardWeights(h, u.d, c.T, xl, u.px, u.hd, u.phx, yl, py, pws, ws, u.wd, pdw, copy, rs));
-        if (ok) check_legacy_backward(&u, dy, dhy, dcy, pdx, pdw, zeros, "Theano");
-        void *bufs[] = {pws, prs, copy, py, pdx, phy, pcy, pdhx, pdcx, pdy, pdhy, pdcy, pdw};
-        for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
-        free(dy), free(dhy), free(dcy), free(zeros);
+        ok = ok && CHECK_OK(cudnnRNNBackwardData(h, u.d, c.T, yl, b.py, yl, b.pdy, u.hd, b.pdhy, cdesc, b.pdcy, u.wd,
+                                                 u.pw, u.hd, u.phx, cdesc, pcx, xl, b.pdx, u.hd, b.pdhx, cdesc,
+                                                 b.dcy ? b.pdcx : NULL, pws, ws, copy, rs)) &&
+             CHECK_OK(cudnnRNNBackwardWeights(h, u.d, c.T, xl, u.px, u.hd, u.phx, yl, b.py, pws, ws, u.wd, b.pdw, copy,
+                                              rs));
+        if (ok) check_legacy_backward(&u, b.dy, b.dhy, b.dcy, b.pdx, b.pdw, b.zeros, "Theano");
+        train_bufs_free(&b);
+        tbuf_free(pws), tbuf_free(prs), tbuf_free(copy);
         rnn_fwd_free(&want);
         rnn_run_free(&u);
     }
+}
+
+/* ---- CuPy (cupy/cuda/cudnn.pyx, cupy/cudnn.pyx: rnn_*_ex), Chainer's n_step_rnn ------------- */
+
+/* CuPy's Ex RNN functions (Chainer's n_step_rnn and n_step_lstm over padded batches) make a
+   **fresh RNN descriptor for each call** (cudnnSetRNNDescriptor_v6 on the states' dropout
+   descriptor, then cudnnSetRNNPaddingMode(PADDED_IO_ENABLED)); the workspace and the reserve are
+   sized by the legacy queries over T copies of one padded step descriptor {batch, input, 1}
+   (_make_tensor_descriptor_array_for_padded), while the calls take sequence-major unpacked RNN data
+   descriptors with the lengths and paddingFill NULL; a cell-less network passes a size-0 cx, so
+   cxDesc, cx, cyDesc, cy, dcyDesc, dcy, dcxDesc and dcx are all NULL (create_tensor_nd_descriptor
+   of an empty array); the weight gradient goes into a zeroed dw. y, dx (valid positions) and dw
+   against the reference. */
+TEST(compat_rnn_cupy_ex_fresh_descriptors_padded_sizes)
+{
+    static const int lengths[3] = {3, 1, 2};
+    static const cudnnRNNMode_t modes[] = {CUDNN_GRU, CUDNN_LSTM};
+    cudnnHandle_t h = test_handle();
+    void *states = NULL;
+    cudnnDropoutDescriptor_t drop = tdropout_make(h, 0.0f, 17, &states);
+    for (size_t k = 0; k < TLEN(modes); k++) {
+        const bool lstm = modes[k] == CUDNN_LSTM;
+        const struct rnn_case c = {.name = "cupy", .mode = modes[k], .dirs = 2, .input_mode = CUDNN_LINEAR_INPUT,
+                                   .bias = CUDNN_RNN_DOUBLE_BIAS, .layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED,
+                                   .layers = 2, .input = 3, .hidden = 4, .proj = 4, .T = 3, .N = 3,
+                                   .lengths = lengths, .dtype = CUDNN_DATA_FLOAT, .states = true, .api = API_EX};
+        struct rnn_run u;
+        if (!rnn_run_init(&u, &c)) {
+            rnn_run_free(&u);
+            break;
+        }
+        cudnnRNNDescriptor_t d[3] = {NULL, NULL, NULL};
+        cudnnRNNDataDescriptor_t xd, yd;
+        cudnnTensorDescriptor_t padded, steps[3];
+        trnn_data_descs_create(&xd, &yd, NULL, NULL);
+        CHECK_OK(cudnnCreateTensorDescriptor(&padded));
+        const int pdims[3] = {c.N, c.input, 1}, pstrides[3] = {c.input, 1, 1};
+        bool ok = CHECK_OK(cudnnSetTensorNdDescriptor(padded, CUDNN_DATA_FLOAT, 3, pdims, pstrides)) &&
+                  CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, c.input, lengths, NULL)) &&
+                  CHECK_OK(cudnnSetRNNDataDescriptor(yd, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, c.dirs * c.hidden,
+                                                     lengths, NULL));
+        for (int i = 0; i < 3; i++) {
+            steps[i] = padded;
+            ok = ok && CHECK_OK(cudnnCreateRNNDescriptor(&d[i])) &&
+                 CHECK_OK(cudnnSetRNNDescriptor_v6(h, d[i], c.hidden, c.layers, drop, CUDNN_LINEAR_INPUT,
+                                                   CUDNN_BIDIRECTIONAL, modes[k], CUDNN_RNN_ALGO_STANDARD,
+                                                   CUDNN_DATA_FLOAT)) &&
+                 CHECK_OK(cudnnSetRNNPaddingMode(d[i], CUDNN_RNN_PADDED_IO_ENABLED));
+        }
+        size_t ws = 0, rs = 0;
+        ok = ok && CHECK_OK(cudnnGetRNNWorkspaceSize(h, d[0], c.T, steps, &ws)) &&
+             CHECK_OK(cudnnGetRNNTrainingReserveSize(h, d[0], c.T, steps, &rs));
+        const int64_t ny = u.pos * c.dirs * c.hidden;
+        struct fwd_out want;
+        rnn_reference_forward(&u, &want);
+        struct train_bufs b;
+        train_bufs_init(&b, &u);
+        void *pws = tbuf_alloc(ws ? ws : 4), *prs = tbuf_alloc(rs ? rs : 4), *pcx = lstm ? u.pcx : NULL;
+        cudnnTensorDescriptor_t cdesc = lstm ? u.cd : NULL;
+        ok = ok && CHECK_OK(cudnnRNNForwardTrainingEx(h, d[0], xd, u.px, u.hd, u.phx, cdesc, pcx, u.wd, u.pw, yd, b.py,
+                                                      u.hd, b.phy, cdesc, lstm ? b.pcy : NULL, NULL, NULL, NULL, NULL,
+                                                      NULL, NULL, NULL, NULL, pws, ws, prs, rs));
+        if (ok) {
+            double *got = tvalues_download(CUDNN_DATA_FLOAT, b.py, ny), *got_ref = rnn_to_ref(&c, got, c.dirs * c.hidden);
+            double *want_ref = rnn_to_ref(&c, want.y, c.dirs * c.hidden);
+            CHECK(rnn_compare("CuPy training y", &c, got_ref, want_ref, (int64_t)c.T * c.N * c.dirs * c.hidden, RNN_TOL));
+            free(got), free(got_ref), free(want_ref);
+        }
+        ok = ok && CHECK_OK(cudnnRNNBackwardDataEx(h, d[1], yd, b.py, yd, b.pdy, NULL, NULL, u.hd, b.pdhy, cdesc, b.pdcy,
+                                                   u.wd, u.pw, u.hd, u.phx, cdesc, pcx, xd, b.pdx, u.hd, b.pdhx, cdesc,
+                                                   lstm ? b.pdcx : NULL, NULL, NULL, pws, ws, prs, rs)) &&
+             CHECK_OK(cudnnRNNBackwardWeightsEx(h, d[2], xd, u.px, u.hd, u.phx, yd, b.py, pws, ws, u.wd, b.pdw, prs, rs));
+        if (ok) check_legacy_backward(&u, b.dy, b.dhy, b.dcy, b.pdx, b.pdw, b.zeros, "CuPy");
+        train_bufs_free(&b);
+        tbuf_free(pws), tbuf_free(prs);
+        for (int i = 0; i < 3; i++) cudnnDestroyRNNDescriptor(d[i]);
+        cudnnDestroyTensorDescriptor(padded);
+        trnn_data_descs_destroy(xd, yd, NULL, NULL);
+        rnn_fwd_free(&want);
+        rnn_run_free(&u);
+        if (!ok) break;
+    }
+    tdropout_free(drop, states);
 }
 
 /* ---- OpenCV's DNN module (modules/dnn/src/cuda4dnn/csl/cudnn/recurrent.hpp) ----------------- */
