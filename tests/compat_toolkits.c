@@ -3,13 +3,15 @@
    convolution engine's search over every algorithm number up to 10, each direction on its own
    descriptor, the deterministic algorithms, tensors re-set for each batch size through a Get/Set
    round trip), Theano (tensors padded to 3 dims, its reductions on them), torch7's cudnn.torch
-   (the convolution descriptor read back with CUDNN_DIM_MAX values asked for). Each result against
+   (the convolution descriptor read back with CUDNN_DIM_MAX values asked for), DyNet (max pooling
+   whose "same" padding leaves y longer than the floor formula). Each result against
    the double references of tests/ref/. (compat_libs.c: the C
    and C++ libraries; compat.c, compat_ops.c: the frameworks; compat_rnn.c: every program's RNN
    calls.) */
 #include "conv_harness.h"
 #include "desc_util.h"
 #include "ref/conv.h"
+#include "ref/pooling.h"
 #include "ref/reduce.h"
 #include "tensors.h"
 #include "test.h"
@@ -283,4 +285,57 @@ TEST(compat_conv_cudnntorch_get_nd_dim_max)
         tbuf_free(ws);
     }
     tconv_run_free(&r);
+}
+
+/* ---- DyNet (dynet/cudnn-ops.cu) ------------------------------------------------------------------ */
+
+/* DyNet's max pooling with "same" padding: its tensors are column-major H x W x C with the batch
+   last, described to cuDNN as NCHW N x C x W x H (cudnnSetTensor4dDescriptor, H and W swapped);
+   the pad is half the total, **rounded down** ((YH - 1) * stride + k - XH) / 2 on the top and
+   left only, so when the total is odd y is one longer than the floor formula and its last window
+   reaches past the padded input (DyNet's convolution pads the input itself in that case; its
+   pooling relies on cuDNN). The backward writes into a scratch buffer (beta 0), then
+   cudnnAddTensor (alpha 1, beta 1) adds it to the gradient kept. */
+TEST(compat_pooling_dynet_same_odd_padding)
+{
+    static const struct { int xh, xw, k, s, yh, yw; } cases[] = {
+        {5, 6, 2, 1, 5, 6}, /* totals 1 and 1: floor gives 4 x 5 */
+        {7, 5, 3, 2, 4, 3}, /* totals 2 and 2: exact */
+        {6, 4, 3, 2, 3, 2}, /* totals 1 and 1: floor gives 2 x 1 */
+    };
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const int n = 2, c = 3, xh = cases[k].xh, xw = cases[k].xw, yh = cases[k].yh, yw = cases[k].yw;
+        const int ph = ((yh - 1) * cases[k].s + cases[k].k - xh) / 2, pw = ((yw - 1) * cases[k].s + cases[k].k - xw) / 2;
+        /* cuDNN sees W as its H */
+        const int xd[4] = {n, c, xw, xh}, yd[4] = {n, c, yw, yh}, in[2] = {xw, xh}, out[2] = {yw, yh};
+        struct tview x, y;
+        tview_init(&x, CUDNN_DATA_FLOAT, 4, xd, TV_NCHW);
+        tview_init(&y, CUDNN_DATA_FLOAT, 4, yd, TV_NCHW);
+        double *xv = tview_random(x.count, -2, 2), *dyv = tview_random(y.count, -1, 1), *kept = tview_random(x.count, -1, 1);
+        double *yv = malloc(sizeof(double) * (size_t)y.count), *dxv = malloc(sizeof(double) * (size_t)x.count);
+        struct ref_pool rp = {.mode = CUDNN_POOLING_MAX, .propagate = false, .nb = 2, .window = {cases[k].k, cases[k].k},
+                              .pad = {pw, ph}, .stride = {cases[k].s, cases[k].s}};
+        ref_pooling_forward(&rp, n, c, in, out, xv, yv);
+        ref_pooling_backward(&rp, n, c, in, out, xv, dyv, dxv);
+        for (int64_t i = 0; i < x.count; i++) dxv[i] += kept[i];
+        void *px = tview_upload(&x, xv), *py = tview_upload(&y, NULL), *pdy = tview_upload(&y, dyv);
+        void *pdx = tview_upload(&x, NULL), *pkept = tview_upload(&x, kept);
+        cudnnPoolingDescriptor_t pd;
+        CHECK_OK(cudnnCreatePoolingDescriptor(&pd));
+        const float one = 1, zero = 0;
+        bool ok = CHECK_OK(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, cases[k].k,
+                                                       cases[k].k, pw, ph, cases[k].s, cases[k].s)) &&
+                  CHECK_OK(cudnnPoolingForward(h, pd, &one, x.desc, px, &zero, y.desc, py)) &&
+                  tview_check(&y, py, yv, "DyNet max pooling, same padding");
+        ok = ok && CHECK_OK(cudnnPoolingBackward(h, pd, &one, y.desc, py, y.desc, pdy, x.desc, px, &zero, x.desc, pdx)) &&
+             CHECK_OK(cudnnAddTensor(h, &one, x.desc, pdx, &one, x.desc, pkept)) &&
+             tview_check(&x, pkept, dxv, "DyNet max pooling gradient, added");
+        cudnnDestroyPoolingDescriptor(pd);
+        tview_free(&x, px), tview_free(&y, py), tview_free(&y, pdy), tview_free(&x, pdx), tview_free(&x, pkept);
+        free(xv), free(dyv), free(kept), free(yv), free(dxv);
+        tview_destroy(&x);
+        tview_destroy(&y);
+        if (!ok) return;
+    }
 }
