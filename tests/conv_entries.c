@@ -62,7 +62,9 @@ static void check_entry_reached(const struct shape *sh, const struct config *cf,
     else if (d == BWD_DATA) ref_conv_bwd_data(&p.r, y, w, want), tview_download(&p.x, dx, got);
     else ref_conv_bwd_filter(&p.r, x, y, want), tview_download(&p.w.v, dw, got);
     cudnnDataType_t dst_type = d == FWD ? p.cf->y : d == BWD_DATA ? p.cf->x : p.cf->w;
-    cudnnMathType_t math = strstr(r.name, "_tc") || strstr(r.name, "_tf32") ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+    cudnnMathType_t math = strstr(r.name, "_tc") || strstr(r.name, "_tf32") || strstr(r.name, "_wgmma")
+                               ? CUDNN_TENSOR_OP_MATH
+                               : CUDNN_FMA_MATH;
     tcompare(CUDNN_DATA_DOUBLE, got, want, ndst, tconv_tolerance(p.cf->x, dst_type, math), r.name);
     free(want), free(got);
     if (ws) tbuf_free(ws);
@@ -150,8 +152,9 @@ TEST(conv_cuda_large_tiles_are_reached)
     check_entry_reached(&fwd, half, FWD, fwd_algo, "cuda:fwd_igemm_tc_128x128x32", fwd_wgmma);
     check_entry_reached(&fwd, half, FWD, fwd_algo, "cuda:fwd_igemm_tc_128x64x32",
                         "cuda:fwd_igemm_wgmma*,cuda:fwd_igemm_tc_128x128*");
-    check_entry_reached(&fwd, tf32, FWD, fwd_algo, "cuda:fwd_igemm_tf32_128x128x16", NULL);
-    check_entry_reached(&fwd, tf32, FWD, fwd_algo, "cuda:fwd_igemm_tf32_128x64x16", "cuda:fwd_igemm_tf32_128x128*");
+    check_entry_reached(&fwd, tf32, FWD, fwd_algo, "cuda:fwd_igemm_tf32_128x128x16", fwd_wgmma);
+    check_entry_reached(&fwd, tf32, FWD, fwd_algo, "cuda:fwd_igemm_tf32_128x64x16",
+                        "cuda:fwd_igemm_wgmma*,cuda:fwd_igemm_tf32_128x128*");
     check_entry_reached(&dgrad, half, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tc_128x128x32", phases);
     snprintf(dgrad_off, sizeof dgrad_off, "%s,cuda:dgrad_igemm_tc_128x128*", phases);
     check_entry_reached(&dgrad, half, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tc_128x64x32", dgrad_off);
@@ -165,7 +168,8 @@ TEST(conv_cuda_large_tiles_are_reached)
 }
 
 /* The sm_90a kernel's entries (compute capability 9.0 only; unproven entries, which the suite's
-   OPENCUDNN_UNPROVEN=1 lets serve), each tile in fp16 and bf16 where the heuristic picks it: the
+   OPENCUDNN_UNPROVEN=1 lets serve), each tile in fp16 and bf16, and forward and backward data in
+   TF32 (float data under DEFAULT_MATH, NHWC and NCHW), where the heuristic picks it: the
    128x256 tile on GEMMs of at least a tile per multiprocessor (17161 output pixels, an odd
    count, with a K tail: 72 = 64 + 8), the 256x128 tile likewise with N = 128 (34322 pixels),
    the 128x128 one where it fills the GPU or in the filter gradient, the 128x64 one on smaller
@@ -174,6 +178,9 @@ TEST(conv_cuda_large_tiles_are_reached)
    C = 3 padded to 8; backward data at unit stride with both tiles, and with stride 2 through the
    phases entry, whose phases run on the sm_90a kernel; the filter gradient (both
    operands MN-major) with two tiles, an edge tile in M, stride 2 and CONVOLUTION mode. */
+#define F CUDNN_DATA_FLOAT
+static const struct config tf32_nchw = {"float_nchw_tf32", F, F, F, F, CUDNN_DEFAULT_MATH, TV_NCHW, true};
+#undef F
 TEST(conv_cuda_wgmma_entries_are_reached)
 {
     if (!tensor_core_pass()) return;
@@ -207,7 +214,7 @@ TEST(conv_cuda_wgmma_entries_are_reached)
                                            false};
     static const struct shape wgrad_edges = {"wgmma_wgrad_edges", 2, 3, 40, 112, 1, {15, 13}, {3, 3}, {1, 1}, {2, 2},
                                              {1, 1}, true};
-    const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1];
+    const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *tf32 = &tc_configs[2];
     const int fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, dgrad_algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
     const char *const big = "_igemm_wgmma_128x256x64_s4", *const small = "_igemm_wgmma_128x128x64_s5";
     const char *const fwd_tiny = "cuda:fwd_igemm_wgmma_128x64x64_s6", *const dgrad_tiny = "cuda:dgrad_igemm_wgmma_128x64x64_s6";
@@ -243,6 +250,19 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     check_entry_reached(&wgrad_big, bf16, BWD_FILTER, wgrad_algo, wgrad_small, "cuda:wgrad_igemm_wgmma_128x256*");
     check_entry_reached(&wgrad_edges, half, BWD_FILTER, wgrad_algo, wgrad_small, NULL);
     check_entry_reached(&wgrad_edges, bf16, BWD_FILTER, wgrad_algo, wgrad_small, NULL);
+    /* TF32: forward and backward data (the filter gradient has no TF32 wgmma) */
+    check_entry_reached(&big_fwd, tf32, FWD, fwd_algo, fwd_big, NULL);
+    check_entry_reached(&tall_fwd, &tf32_nchw, FWD, fwd_algo, "cuda:fwd_igemm_wgmma_256x128x64_s4", NULL);
+    check_entry_reached(&big_fwd, &tf32_nchw, FWD, fwd_algo, fwd_small, fwd_wide_off);
+    check_entry_reached(&edges, &tf32_nchw, FWD, fwd_algo, fwd_tiny, NULL);
+    check_entry_reached(&dilated, tf32, FWD, fwd_algo, fwd_tiny, NULL);
+    check_entry_reached(&split, tf32, FWD, fwd_algo, fwd_tiny, NULL);
+    check_entry_reached(&stem, &tf32_nchw, FWD, fwd_algo, fwd_tiny, NULL);
+    check_entry_reached(&big_dgrad, tf32, BWD_DATA, dgrad_algo, dgrad_big, NULL);
+    check_entry_reached(&big_dgrad, &tf32_nchw, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_wgmma_256x128x64_s4",
+                        "cuda:dgrad_igemm_wgmma_128x256*");
+    check_entry_reached(&dgrad, &tf32_nchw, BWD_DATA, dgrad_algo, dgrad_tiny, NULL);
+    check_entry_reached(&dgrad_strided, tf32, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tf32_phases", NULL);
 }
 
 /* The host's CBLAS entry (a build with OPENCUDNN_CBLAS): forward GEMM reaches host:fwd_gemm_cblas

@@ -35,7 +35,9 @@
    backward data, both for the filter gradient) a multiple of 8 (4 for fp32), the other entries
    serving channel tails; tensors read in place 16-byte aligned; every GEMM extent and pixel index below 2^31; no
    more than 65535 column tiles or groups x splits. The sm_90a entries (_wgmma_, conv_igemm_sm90.cu)
-   also need compute capability 9.0 exactly and fp16 or bf16 data, and stay unproven (core/impl.h) until a GPU run of the suite has passed them. */
+   also need compute capability 9.0 exactly; they take fp16 and bf16, and fp32 data as TF32 (where
+   tensor-op math is allowed, forward and backward data, as the tf32 entries), and stay unproven
+   (core/impl.h) until a GPU run of the suite has passed them. */
 #include "cuda/conv_igemm.cuh"
 
 #include "core/dtype.h"
@@ -319,13 +321,14 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         if (const char *why = ocd_impl_unproven()) return why;
         if (!ocd_igemm_wgmma_built) return "the wgmma kernel was built without sm_90a code (CUDA 12.0 or newer)";
         if (h->cc_major != 9 || h->cc_minor != 0) return "the wgmma kernel is built for sm_90a (compute capability 9.0)";
-        if (tf32) return OCD_REASON_DTYPE;
     }
     cudnnDataType_t dt = p->x.dtype;
     if (tf32) {
         if (dt != CUDNN_DATA_FLOAT) return OCD_REASON_DTYPE;
         if (const char *why = ocd_conv_tensor_ops_rejects(p)) return why;
-        if (p->dir == OCD_CONV_BWD_FILTER) return "no TF32 kernel for the filter gradient (MN-major operands)";
+        if (p->dir == OCD_CONV_BWD_FILTER)
+            return "no TF32 kernel for the filter gradient: its operands are MN-major, and TF32 mma.sync and wgmma "
+                   "take K-major ones only";
         pl->type = IGEMM_TF32;
     } else if (dt == CUDNN_DATA_HALF) {
         pl->type = IGEMM_F16;
@@ -543,14 +546,21 @@ extern "C" bool ocd_cuda_conv_igemm_serves(cudnnHandle_t h, const struct ocd_con
     return make_plan(h, p, OCD_IGEMM_NTILES - 1, tf32, &pl) == NULL && pl.ws_bytes == 0;
 }
 
-/* The tile entries, the sm_90a kernel's included (conv_igemm_sm90.cu, fp16 and bf16: tiles
-   WGMMA_TILE0 + i), are planned (core/impl.h): make_plan's plan is kept, and a run binds a copy
-   of it to the workspace. */
+/* The tile entries, the sm_90a kernel's included (conv_igemm_sm90.cu: tiles WGMMA_TILE0 + i,
+   whose entries take fp16 and bf16, and fp32 data as TF32), are planned (core/impl.h):
+   make_plan's plan is kept, and a run binds a copy of it to the workspace. */
 OCD_IMPL_PLAN_FITS(igemm_plan);
 
 template <int TILE, bool TF32> static const char *igemm_plan_of(cudnnHandle_t h, const void *problem, void *plan)
 {
     return make_plan(h, (const struct ocd_conv_problem *)problem, TILE, TF32, (igemm_plan *)plan);
+}
+
+/* A wgmma entry: TF32 for fp32 data. */
+template <int TILE> static const char *igemm_wgmma_plan_of(cudnnHandle_t h, const void *problem, void *plan)
+{
+    const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
+    return make_plan(h, p, TILE, p->x.dtype == CUDNN_DATA_FLOAT, (igemm_plan *)plan);
 }
 
 static size_t igemm_workspace(cudnnHandle_t h, const void *problem, const void *plan)
@@ -574,7 +584,7 @@ OCD_IGEMM_TILES(X)
 #undef X
 #define X(i, bm, bn, st)                                                                            \
     extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_wgmma_##i##_planned = {            \
-        igemm_plan_of<WGMMA_TILE0 + i, false>, igemm_workspace, igemm_run<WGMMA_TILE0 + i>};
+        igemm_wgmma_plan_of<WGMMA_TILE0 + i>, igemm_workspace, igemm_run<WGMMA_TILE0 + i>};
 OCD_IGEMM_WGMMA_TILES(X)
 #undef X
 

@@ -521,42 +521,52 @@ cudnnStatus_t igemm_launch_kernel(void (*kernel)(const igemm_params), int bm, in
 }
 
 /* The mainloop kernel of one tile, type and direction. */
-template <class Tile, typename T, class Dir> cudnnStatus_t igemm_launch(const igemm_params *p, int device, cudaStream_t stream)
-{
-    static unsigned long long smem_opted;
-    return igemm_launch_kernel<T>(igemm_kernel<Tile, T, Dir>, Tile::BM, Tile::BN, Tile::THREADS,
-                                  igemm_shape<Tile, T, Dir>::SMEM, &smem_opted, p, device, stream);
-}
+template <class Tile, typename T, class Dir> struct igemm_mma_launch {
+    static cudnnStatus_t run(const igemm_params *p, int device, cudaStream_t stream)
+    {
+        static unsigned long long smem_opted;
+        return igemm_launch_kernel<T>(igemm_kernel<Tile, T, Dir>, Tile::BM, Tile::BN, Tile::THREADS,
+                                      igemm_shape<Tile, T, Dir>::SMEM, &smem_opted, p, device, stream);
+    }
+};
 
 /* Element types, in launcher-table column order. */
 enum igemm_type { IGEMM_F16, IGEMM_BF16, IGEMM_TF32, IGEMM_NTYPES };
 
-/* The launcher of one kernel instance, or NULL where the combination does not exist (tf32 with
-   MN-major operands), without instantiating it. */
-template <bool EXISTS, class Tile, typename T, class Dir> struct igemm_launcher {
-    static constexpr igemm_launch_fn fn = igemm_launch<Tile, T, Dir>;
+/* The launcher of one kernel instance (Launch<Tile, T, Dir>::run: igemm_mma_launch, or the sm_90a
+   kernel's igemm_wgmma_launch), or NULL where the combination does not exist (tf32 with MN-major
+   operands), without instantiating it. */
+template <bool EXISTS, template <class, typename, class> class Launch, class Tile, typename T, class Dir>
+struct igemm_launcher {
+    static constexpr igemm_launch_fn fn = Launch<Tile, T, Dir>::run;
 };
-template <class Tile, typename T, class Dir> struct igemm_launcher<false, Tile, T, Dir> {
+template <template <class, typename, class> class Launch, class Tile, typename T, class Dir>
+struct igemm_launcher<false, Launch, Tile, T, Dir> {
     static constexpr igemm_launch_fn fn = NULL;
 };
+
+/* One direction's launchers of one tile (the type after dir), in igemm_type order: tf32 only
+   where both operands are K-major. */
+#define OCD_IGEMM_LAUNCH_TYPES(launch, dir, ...)                                                   \
+    {igemm_launcher<true, launch, __VA_ARGS__, __half, dir>::fn,                                    \
+     igemm_launcher<true, launch, __VA_ARGS__, __nv_bfloat16, dir>::fn,                             \
+     igemm_launcher<dir::A_KMAJOR && dir::B_KMAJOR, launch, __VA_ARGS__, float, dir>::fn}
 
 /* One row of a direction's launcher table, for OCD_IGEMM_TILES; OCD_IGEMM_DIR names the
    direction. Each conv_igemm_<dir>.cu defines the table of its direction, so that the three
    directions compile in parallel. */
 #define OCD_IGEMM_LAUNCH_ROW(i, bm, bn, wm, wn, st)                                                 \
-    {igemm_launcher<true, ocd_mma_tile<bm, bn, wm, wn, st>, __half, OCD_IGEMM_DIR>::fn,                 \
-     igemm_launcher<true, ocd_mma_tile<bm, bn, wm, wn, st>, __nv_bfloat16, OCD_IGEMM_DIR>::fn,          \
-     igemm_launcher<OCD_IGEMM_DIR::A_KMAJOR && OCD_IGEMM_DIR::B_KMAJOR, ocd_mma_tile<bm, bn, wm, wn, st>, float, \
-                    OCD_IGEMM_DIR>::fn},
+    OCD_IGEMM_LAUNCH_TYPES(igemm_mma_launch, OCD_IGEMM_DIR, ocd_mma_tile<bm, bn, wm, wn, st>),
 
 /* Per direction, [tile][type] launchers (NULL for tf32 in the backward-filter pass). */
 extern const igemm_launch_fn ocd_igemm_fwd_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES];
 extern const igemm_launch_fn ocd_igemm_dgrad_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES];
 extern const igemm_launch_fn ocd_igemm_wgrad_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES];
 
-/* The sm_90a kernel (conv_igemm_sm90.cu), [wgmma tile][direction][fp16, bf16];
-   false built: compiled without sm_90a code (a toolkit older than CUDA 12.0). */
-extern const igemm_launch_fn ocd_igemm_wgmma_launch[OCD_IGEMM_WGMMA_NTILES][OCD_CONV_DIRS][2];
+/* The sm_90a kernel (conv_igemm_sm90.cu), [wgmma tile][direction][type] (NULL for tf32 in the
+   backward-filter pass); false built: compiled without sm_90a code (a toolkit older than CUDA
+   12.0). */
+extern const igemm_launch_fn ocd_igemm_wgmma_launch[OCD_IGEMM_WGMMA_NTILES][OCD_CONV_DIRS][IGEMM_NTYPES];
 extern const bool ocd_igemm_wgmma_built;
 
 #endif /* OCD_CUDA_CONV_IGEMM_CUH */

@@ -1,17 +1,21 @@
-/* conv_igemm_sm90.cu: the implicit-GEMM convolution's sm_90a kernel, every direction, fp16 and
-   bf16 (entries cuda:{fwd,dgrad,wgrad}_igemm_wgmma_*, planned by conv_igemm.cu's make_plan
-   like the sm_80 ones). Compiled for sm_90a alone (CMakeLists.txt), whatever the build's
-   architectures, where the toolkit has it (OCD_SM90A; else the kernels are empty and
-   ocd_igemm_wgmma_built false); the entries ask for compute capability 9.0.
+/* conv_igemm_sm90.cu: the implicit-GEMM convolution's sm_90a kernel, every direction in fp16 and
+   bf16, forward and backward data in tf32 (fp32 data) (entries cuda:{fwd,dgrad,wgrad}_igemm_wgmma_*,
+   planned by conv_igemm.cu's make_plan like the sm_80 ones). Compiled for sm_90a alone
+   (CMakeLists.txt), whatever the build's architectures, where the toolkit has it (OCD_SM90A; else
+   the kernels are empty and ocd_igemm_wgmma_built false); the entries ask for compute capability
+   9.0.
 
    Main decision: it replaces the sm_80 kernel's mainloop and nothing else. The plan, the
    kernel arguments, the loaders' address arithmetic (conv_igemm.cuh, given wgmma.cuh's
    swizzled stage layout), the epilogue and split-K are the sm_80 kernel's. A CTA of two
    warpgroups computes a BM x BN tile, each warpgroup BM / 2 rows with wgmma.mma_async m64nBNk16
-   from shared memory (operands K-major, or both MN-major for the filter gradient, whose K runs
-   over pixels); all 256 threads also load, with 16-byte cp.async (zero-filled at padding,
-   edges and past K), K tiles of 64 elements into a ring of STAGES stages (wgmma.cuh's
-   ocd_wgmma_kloop: the schedule and why no stage is overwritten before it is read). A
+   (m64nBNk8 for tf32) from shared memory (operands K-major, or both MN-major for the filter
+   gradient, whose K runs over pixels: 16-bit types only, as tf32 has no MN-major operands); all
+   256 threads also load, with 16-byte cp.async (zero-filled at padding, edges and past K), K
+   tiles of 128 bytes (64 elements, 32 of fp32) into a ring of STAGES stages (wgmma.cuh's
+   ocd_wgmma_kloop: the schedule and why no stage is overwritten before it is read). With fp32
+   data each thread rounds the chunks it copied to tf32 (cvt.rna, as the sm_80 kernel rounds
+   its fragments) once they land, before the proxy fence: wgmma would otherwise truncate them. A
    producer warp with TMA im2col loads, clusters with multicast and a persistent scheduler are
    the next steps (issue 24). */
 #include "cuda/conv_igemm.cuh"
@@ -57,6 +61,23 @@ template <class Tile, typename T, bool MN> struct igemm_wgmma_shape {
     }
 };
 
+/* Rounds to tf32 the chunks thread tid copied into a K-major fp32 stage of ROWS rows (layout L):
+   the loaders' fixed assignment (conv_igemm.cuh), chunk tid % CPR of rows tid / CPR + i THREADS
+   / CPR. Host-callable for the emulation. */
+template <class L, int ROWS, int THREADS>
+__host__ __device__ __forceinline__ void igemm_wgmma_round_tf32(unsigned char *stage, int tid)
+{
+    constexpr int STEP = THREADS / L::CPR;
+    static_assert(ROWS % STEP == 0, "the rows cover the threads");
+#pragma unroll
+    for (int i = 0; i < ROWS / STEP; i++) {
+        uint4 *c = (uint4 *)(stage + sizeof(float) * L::offset(tid / L::CPR + i * STEP, tid % L::CPR));
+        uint4 v = *c;
+        v.x = ocd_mma_to_tf32(v.x), v.y = ocd_mma_to_tf32(v.y), v.z = ocd_mma_to_tf32(v.z), v.w = ocd_mma_to_tf32(v.w);
+        *c = v;
+    }
+}
+
 /* The operations ocd_wgmma_kloop runs, as this thread issues them. */
 template <class Tile, typename T, bool MN, class ALoad, class BLoad> struct igemm_wgmma_ops {
     typedef igemm_wgmma_shape<Tile, T, MN> Shape;
@@ -65,7 +86,7 @@ template <class Tile, typename T, bool MN, class ALoad, class BLoad> struct igem
     const ALoad &al;
     const BLoad &bl;
     const igemm_params &p;
-    int kt0, wg;
+    int kt0, wg, tid;
     float (&d)[Tile::MI][Tile::BN / 2];
 
     __device__ __forceinline__ void fence_operands()
@@ -87,6 +108,13 @@ template <class Tile, typename T, bool MN, class ALoad, class BLoad> struct igem
     {
         ocd_mma_cp_wait<N>();
     }
+    __device__ __forceinline__ void convert(int s)
+    {
+        if constexpr (std::is_same<T, float>::value) {
+            igemm_wgmma_round_tf32<typename Shape::SA, Tile::BM, Tile::THREADS>(smem + Shape::a_stage(s), tid);
+            igemm_wgmma_round_tf32<typename Shape::SB, Tile::BN, Tile::THREADS>(smem + Shape::b_stage(s), tid);
+        }
+    }
     __device__ __forceinline__ void fence_async()
     {
         ocd_wgmma_fence_async_smem();
@@ -104,7 +132,7 @@ template <class Tile, typename T, bool MN, class ALoad, class BLoad> struct igem
 #pragma unroll
             for (int mi = 0; mi < Tile::MI; mi++) {
                 const uint64_t da = Shape::desc_a(base, s, wg * Tile::MI + mi, ks), db = Shape::desc_b(base, s, ks);
-                if (MN)
+                if constexpr (MN)
                     ocd_wgmma<Tile::BN, T>::ss_mn(d[mi], da, db, 1);
                 else
                     ocd_wgmma<Tile::BN, T>::ss(d[mi], da, db, 1);
@@ -145,7 +173,7 @@ __global__ void __launch_bounds__(256, 1) igemm_wgmma_kernel(const __grid_consta
 #pragma unroll
         for (int i = 0; i < Tile::BN / 2; i++) d[mi][i] = 0.f;
     igemm_wgmma_ops<Tile, T, !Dir::A_KMAJOR, decltype(al), decltype(bl)> ops = {igemm_wgmma_smem_raw + pad, raw + pad, al, bl, p,
-                                                                c.kt0, wg, d};
+                                                                c.kt0, wg, tid, d};
     ocd_wgmma_kloop<Tile::STAGES>(ops, c.nkt);
 
     /* thread t of warpgroup wg holds, of slice q = wg * MI + mi, rows 64 q + 16 (t / 32) + ...: a
@@ -158,13 +186,14 @@ __global__ void __launch_bounds__(256, 1) igemm_wgmma_kernel(const __grid_consta
 #endif
 }
 
-template <class Tile, typename T, class Dir>
-static cudnnStatus_t igemm_wgmma_launch(const igemm_params *p, int device, cudaStream_t stream)
-{
-    static unsigned long long smem_opted;
-    return igemm_launch_kernel<T>(igemm_wgmma_kernel<Tile, T, Dir>, Tile::BM, Tile::BN, Tile::THREADS,
-                                  igemm_wgmma_shape<Tile, T, !Dir::A_KMAJOR>::SMEM, &smem_opted, p, device, stream);
-}
+template <class Tile, typename T, class Dir> struct igemm_wgmma_launch {
+    static cudnnStatus_t run(const igemm_params *p, int device, cudaStream_t stream)
+    {
+        static unsigned long long smem_opted;
+        return igemm_launch_kernel<T>(igemm_wgmma_kernel<Tile, T, Dir>, Tile::BM, Tile::BN, Tile::THREADS,
+                                      igemm_wgmma_shape<Tile, T, !Dir::A_KMAJOR>::SMEM, &smem_opted, p, device, stream);
+    }
+};
 
 #ifdef OCD_SM90A
 extern const bool ocd_igemm_wgmma_built = true;
@@ -173,12 +202,9 @@ extern const bool ocd_igemm_wgmma_built = false;
 #endif
 
 #define IGEMM_WGMMA_ROW(i, bm, bn, st)                                                              \
-    {{igemm_wgmma_launch<igemm_wgmma_tile<bm, bn, st>, __half, igemm_dir_fwd>,                       \
-      igemm_wgmma_launch<igemm_wgmma_tile<bm, bn, st>, __nv_bfloat16, igemm_dir_fwd>},               \
-     {igemm_wgmma_launch<igemm_wgmma_tile<bm, bn, st>, __half, igemm_dir_dgrad>,                     \
-      igemm_wgmma_launch<igemm_wgmma_tile<bm, bn, st>, __nv_bfloat16, igemm_dir_dgrad>},              \
-     {igemm_wgmma_launch<igemm_wgmma_tile<bm, bn, st>, __half, igemm_dir_wgrad>,                     \
-      igemm_wgmma_launch<igemm_wgmma_tile<bm, bn, st>, __nv_bfloat16, igemm_dir_wgrad>}},
-const igemm_launch_fn ocd_igemm_wgmma_launch[OCD_IGEMM_WGMMA_NTILES][OCD_CONV_DIRS][2] = {
+    {OCD_IGEMM_LAUNCH_TYPES(igemm_wgmma_launch, igemm_dir_fwd, igemm_wgmma_tile<bm, bn, st>),           \
+     OCD_IGEMM_LAUNCH_TYPES(igemm_wgmma_launch, igemm_dir_dgrad, igemm_wgmma_tile<bm, bn, st>),         \
+     OCD_IGEMM_LAUNCH_TYPES(igemm_wgmma_launch, igemm_dir_wgrad, igemm_wgmma_tile<bm, bn, st>)},
+const igemm_launch_fn ocd_igemm_wgmma_launch[OCD_IGEMM_WGMMA_NTILES][OCD_CONV_DIRS][IGEMM_NTYPES] = {
     OCD_IGEMM_WGMMA_TILES(IGEMM_WGMMA_ROW)};
 #undef IGEMM_WGMMA_ROW

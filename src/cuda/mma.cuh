@@ -126,14 +126,21 @@ template <> struct ocd_mma_elem<float> {
     }
 };
 
-/* fp32 bits -> tf32 bits, rounded to nearest (ties away), as the tensor cores expect. */
-__device__ __forceinline__ uint32_t ocd_mma_to_tf32(uint32_t x)
+/* fp32 bits -> tf32 bits, rounded to nearest (ties away), as the tensor cores expect. On the
+   host (the emulations) the same rounding on the bits: half a tf32 unit (bit 12) added, the 13
+   low mantissa bits cleared; infinities stay, NaNs stay NaN. */
+__host__ __device__ __forceinline__ uint32_t ocd_mma_to_tf32(uint32_t x)
 {
-    uint32_t r = x;
 #ifdef OCD_MMA_ARCH_OK
+    uint32_t r;
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(x)));
-#endif
     return r;
+#elif !defined(__CUDA_ARCH__)
+    if ((x & 0x7f800000u) == 0x7f800000u) return (x & 0x7fffffu) ? 0x7fc00000u : x;
+    return (x + 0x1000u) & 0xffffe000u;
+#else
+    return x;
+#endif
 }
 
 /* ---- tile shapes -------------------------------------------------------------------------------- */

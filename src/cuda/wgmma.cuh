@@ -7,17 +7,24 @@
 
    Main decisions.
    - One operand layout: K-major with the 128-byte swizzle. A K tile is 128 bytes of K (64
-     elements of a 16-bit type) per row; each group of 8 rows is one 1024-byte swizzle atom, and
+     elements of a 16-bit type, 32 of fp32) per row; each group of 8 rows is one 1024-byte swizzle atom, and
      inside it the 16-byte chunk c of row r lies at chunk position c ^ (r % 8) (address bits 4-6
      XORed with bits 7-9), so that the 8 rows of any 16-byte column of the atom fall in 8
      different bank groups. An operand stage must start on a 1024-byte boundary (the matrix base
      offset is then 0). Its descriptor has SBO = 1024 (from one 8-row group to the next); the
-     ISA ignores LBO for swizzled K-major layouts (it is set to 1, encoded). One wgmma k-step (16
-     elements, 32 bytes) inside the 128-byte row is the descriptor's start address plus 32 bytes:
-     the hardware applies the XOR to the address it forms, so the same atom serves all four.
+     ISA ignores LBO for swizzled K-major layouts (it is set to 1, encoded). One wgmma k-step (32
+     bytes: 16 elements of a 16-bit type, 8 of tf32) inside the 128-byte row is the
+     descriptor's start address plus 32 bytes: the hardware applies the XOR to the address it
+     forms, so the same atom serves all four.
    - wgmma.mma_async m64nNk16, fp32 accumulators, fp16 or bf16 inputs, N = 64, 128 or 256: A and
-     B from shared memory (both K-major), or A from registers (the fragment map below) and B from
-     shared memory. The accumulators of one thread are N / 2 floats, d[N / 2].
+     B from shared memory (both K-major, or both MN-major), or A from registers (the fragment map
+     below) and B from shared memory. The accumulators of one thread are N / 2 floats, d[N / 2].
+   - wgmma.mma_async m64nNk8 .f32.tf32.tf32 for fp32 data, A and B K-major in shared memory: the
+     ISA has no transposed (MN-major) tf32 operands, and its tf32 form takes no imm-trans
+     operands. An operand element is 32 bits of which the tensor cores use the tf32 part (sign,
+     exponent, the 10 high mantissa bits): the 13 low bits are dropped, not rounded, so a kernel
+     that wants cuDNN's rounded TF32 rounds its operands in shared memory first
+     (conv_igemm_sm90.cu, with ocd_mma_to_tf32).
    - The K loop over a ring of stages filled by cp.async (ocd_wgmma_kloop, at the end), written
      over an operations object so that the emulation can check its schedule.
    - Where the device code cannot exist (host, or any architecture but sm_90a: the
@@ -221,9 +228,10 @@ template <int COUNT> __device__ __forceinline__ void ocd_wgmma_fence_operands(fl
 #define OCD_WG_F_128(d) OCD_WG_F32(d, 0), OCD_WG_F32(d, 32)
 #define OCD_WG_F_256(d) OCD_WG_F32(d, 0), OCD_WG_F32(d, 32), OCD_WG_F32(d, 64), OCD_WG_F32(d, 96)
 
-/* wgmma.mma_async m64nNk16 with fp32 accumulators: d = A * B + (scale_d ? d : 0), A (64 x 16)
-   and B (N x 16) K-major in shared memory (ss), or A from registers (rs). T is __half or
-   __nv_bfloat16. */
+/* wgmma.mma_async with fp32 accumulators: d = A * B + (scale_d ? d : 0). T __half or
+   __nv_bfloat16: m64nNk16, A (64 x 16) and B (N x 16) K-major in shared memory (ss) or both
+   MN-major (ss_mn), or A from registers (rs, rs_mn). T float: m64nNk8 .tf32, A (64 x 8) and B
+   (N x 8) K-major in shared memory (ss) only. */
 template <int N, typename T> struct ocd_wgmma;
 
 #ifdef OCD_WGMMA_ARCH_OK
@@ -238,22 +246,30 @@ template <int N, typename T> struct ocd_wgmma;
                      : OCD_WG_F_##n(d)                                                             \
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));         \
     }
-/* The shared-memory form, A and B K-major (ss, imm-trans 0) or both MN-major (ss_mn, imm-trans 1). */
-#define OCD_WGMMA_SS(n, ab, dlist, ia, ib, ir, name, trans)                                        \
+/* The shared-memory form, shape m64n<n><k>: A and B K-major (ss, imm-trans 0) or both MN-major
+   (ss_mn, imm-trans 1); `trans` is the operand list's tail after imm-scale-a and imm-scale-b
+   (", 0, 0", ", 1, 1", or nothing for tf32, which has no imm-trans operands). */
+#define OCD_WGMMA_SS(n, k, ab, dlist, ia, ib, ir, name, trans)                                     \
     static __device__ __forceinline__ void name(float (&d)[n / 2], uint64_t da, uint64_t db, int scale_d) \
     {                                                                                              \
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" ir ", 0;\n"                               \
-                     "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32." ab "." ab " " dlist ", %" ia ", %" ib \
-                     ", p, 1, 1, " trans ", " trans ";\n}\n"                                       \
+                     "wgmma.mma_async.sync.aligned.m64n" #n #k ".f32." ab "." ab " " dlist ", %" ia ", %" ib \
+                     ", p, 1, 1" trans ";\n}\n"                                                     \
                      : OCD_WG_F_##n(d)                                                             \
                      : "l"(da), "l"(db), "r"(scale_d));                                            \
     }
 #define OCD_WGMMA_DEFINE(n, T, ab, dlist, ia, ib, ir)                                              \
     template <> struct ocd_wgmma<n, T> {                                                           \
-        OCD_WGMMA_SS(n, ab, dlist, ia, ib, ir, ss, "0")                                            \
-        OCD_WGMMA_SS(n, ab, dlist, ia, ib, ir, ss_mn, "1")                                         \
+        OCD_WGMMA_SS(n, k16, ab, dlist, ia, ib, ir, ss, ", 0, 0")                                  \
+        OCD_WGMMA_SS(n, k16, ab, dlist, ia, ib, ir, ss_mn, ", 1, 1")                               \
         OCD_WGMMA_RS(n, ab, dlist, rs, "0")                                                        \
         OCD_WGMMA_RS(n, ab, dlist, rs_mn, "1")                                                     \
+    };
+/* tf32: "wgmma.mma_async.sync.aligned.shape.dtype.tf32.tf32 d, a-desc, b-desc, scale-d,
+   imm-scale-a, imm-scale-b" (shapes m64nNk8), both operands K-major. */
+#define OCD_WGMMA_DEFINE_TF32(n, dlist, ia, ib, ir)                                                \
+    template <> struct ocd_wgmma<n, float> {                                                       \
+        OCD_WGMMA_SS(n, k8, "tf32", dlist, ia, ib, ir, ss, "")                                     \
     };
 /* operand numbers after the n / 2 accumulators: ss takes (a-desc, b-desc, scale-d), rs takes
    (a0..a3, b-desc, scale-d) */
@@ -272,6 +288,10 @@ OCD_WGMMA_DEFINE(256, __half, "f16", OCD_WG_D128, "128", "129", "130")
 OCD_WGMMA_DEFINE(64, __nv_bfloat16, "bf16", OCD_WG_D32, "32", "33", "34")
 OCD_WGMMA_DEFINE(128, __nv_bfloat16, "bf16", OCD_WG_D64, "64", "65", "66")
 OCD_WGMMA_DEFINE(256, __nv_bfloat16, "bf16", OCD_WG_D128, "128", "129", "130")
+OCD_WGMMA_DEFINE_TF32(64, OCD_WG_D32, "32", "33", "34")
+OCD_WGMMA_DEFINE_TF32(128, OCD_WG_D64, "64", "65", "66")
+OCD_WGMMA_DEFINE_TF32(256, OCD_WG_D128, "128", "129", "130")
+#undef OCD_WGMMA_DEFINE_TF32
 #undef OCD_WGMMA_DEFINE
 #undef OCD_WGMMA_SS
 #undef OCD_WGMMA_RS
@@ -383,8 +403,9 @@ __device__ __forceinline__ void ocd_mbar_wait(uint64_t *bar, unsigned parity)
    cp.async and read by wgmma, one __syncthreads per K tile. K tile kt lives in stage
    kt % STAGES; loads run STAGES - 2 tiles ahead of the multiplication, and each warpgroup keeps
    one K tile's wgmma group in flight while it issues the next. At step kt:
-     1. wait until this thread's copies of tile kt have landed (all but STAGES - 3 groups), make
-        them visible to the async proxy (wgmma reads through it), and __syncthreads: now every
+     1. wait until this thread's copies of tile kt have landed (all but STAGES - 3 groups),
+        convert them in place where the operand type asks it (tf32: rounded), make them visible
+        to the async proxy (wgmma reads through it), and __syncthreads: now every
         thread's copies of tile kt are visible to every warpgroup, and every warpgroup has
         passed step kt - 1's wait, so its wgmma of tile kt - 2 has completed;
      2. load tile kt + STAGES - 2 into stage (kt - 2) % STAGES, free by 1 (one commit per step,
@@ -393,7 +414,8 @@ __device__ __forceinline__ void ocd_mbar_wait(uint64_t *bar, unsigned parity)
      4. wait until at most one wgmma group is pending: tile kt - 1's has completed.
    The stages in use at step kt are those of tiles kt - 1 (wgmma maybe in flight) .. kt + STAGES
    - 2: STAGES of them, all distinct. Ops supplies the operations:
-     load(tile, stage), cp_commit(), cp_wait<N>(), fence_async(), sync(), mma(stage),
+     load(tile, stage), cp_commit(), cp_wait<N>(), convert(stage) (this thread's own copies in
+     the stage, just landed), fence_async(), sync(), mma(stage),
      mma_wait<N>(); the kernels' Ops issue the instructions (device functions), the emulation's
    check the order (host functions): the pragma lets the loop call either. */
 #pragma nv_exec_check_disable
@@ -408,6 +430,7 @@ template <int STAGES, class Ops> __host__ __device__ __forceinline__ void ocd_wg
 #pragma unroll 1
     for (int kt = 0; kt < nkt; kt++) {
         ops.template cp_wait<STAGES - 3>();
+        ops.convert(kt % STAGES);
         ops.fence_async();
         ops.sync();
         const int pf = kt + STAGES - 2;

@@ -19,7 +19,13 @@
    tail, stride 2, dilation 2 with CONVOLUTION mode and bias + ReLU, alpha and beta, split-K;
    backward data at unit stride (its filter re-packed into the workspace as the pack kernel does)
    and with stride 2 phase by phase, as the phases entry runs it; the filter gradient with edge
-   tiles, stride 2 and split-K.
+   tiles, stride 2 and split-K. TF32 (fp32 data), forward and backward data: every tile, channel
+   counts that are multiples of 4 but not 8, NCHW activations (transposed into the workspace as
+   igemm_to_nhwc does) with a KCRS filter, split-K and the stride phases. The emulated wgmma keeps
+   only the tf32 part of each operand, as the hardware does, and counts operands that arrive with
+   low bits set: the kernel's rounding pass must leave none. The TF32 results are checked against
+   the reference from the tf32-rounded inputs (to the fp32 sum's rounding) and the exact one (to
+   the tests' TF32 tolerance).
    Prints a line per case; exits 1 if any differs. */
 #include "cuda/conv_igemm.cu"
 /* planned as in a build whose toolkit has sm_90a (only the kernel's host side runs here) */
@@ -47,6 +53,7 @@ struct ring_check {
     int group = 0;                   /* cp.async groups committed */
     std::vector<int> write_group;    /* per stage: the group of its last load; -1 none pending */
     std::vector<int> state;          /* per stage: 0 empty, 1 issued, 2 landed, 3 fenced, 4 visible */
+    std::vector<bool> converted;     /* per stage: converted since its last load */
     std::vector<int> reads;          /* per stage: wgmma groups reading it not yet complete */
     std::vector<bool> unread;        /* per stage: loaded, and no wgmma has read it since */
     std::vector<int> reads_at_sync;  /* reads as of the last __syncthreads */
@@ -54,7 +61,8 @@ struct ring_check {
     const char *error = NULL;
 
     explicit ring_check(int s)
-        : stages(s), write_group(s, -1), state(s, 0), reads(s, 0), unread(s, false), reads_at_sync(s, 0)
+        : stages(s), write_group(s, -1), state(s, 0), converted(s, false), reads(s, 0), unread(s, false),
+          reads_at_sync(s, 0)
     {
     }
 
@@ -68,7 +76,7 @@ struct ring_check {
         if (reads_at_sync[s] || reads[s]) fail("stage loaded while a wgmma reading it may be pending");
         if (state[s] == 1 || state[s] == 2) fail("stage loaded over copies still in flight");
         if (unread[s]) fail("stage loaded over a K tile not yet multiplied");
-        write_group[s] = group, state[s] = 1, unread[s] = true;
+        write_group[s] = group, state[s] = 1, unread[s] = true, converted[s] = false;
     }
     void cp_commit()
     {
@@ -78,6 +86,12 @@ struct ring_check {
     {
         for (int s = 0; s < stages; s++)
             if (state[s] == 1 && write_group[s] < group - n) state[s] = 2;
+    }
+    void convert(int s)
+    {
+        if (s < 0 || s >= stages) return fail("stage out of range");
+        if (state[s] != 2) fail("a stage converted before its copies landed, or after its proxy fence");
+        converted[s] = true;
     }
     void fence_async()
     {
@@ -95,6 +109,7 @@ struct ring_check {
     {
         if (s < 0 || s >= stages) return fail("stage out of range");
         if (state[s] != 4) fail("wgmma reads a stage whose copies are not landed, fenced and synchronized");
+        if (!converted[s]) fail("wgmma reads a stage not converted since it was loaded");
         if (!unread[s]) fail("wgmma reads a stage no K tile was loaded into since its last read");
         reads[s]++, unread[s] = false;
         mma_groups.push_back(s);
@@ -131,6 +146,10 @@ struct sched_ops {
     template <int N> void cp_wait()
     {
         c.cp_wait(N);
+    }
+    void convert(int s)
+    {
+        c.convert(s % wrap);
     }
     void fence_async()
     {
@@ -226,6 +245,15 @@ template <class Tile, typename T, class Dir> struct cta_emu {
     {
         check.cp_wait(N);
     }
+    void convert(int s)
+    {
+        check.convert(s);
+        if constexpr (std::is_same<T, float>::value)
+            for (int tid = 0; tid < Tile::THREADS; tid++) {
+                igemm_wgmma_round_tf32<SA, Tile::BM, Tile::THREADS>(&smem[BASE + Shape::a_stage(s)], tid);
+                igemm_wgmma_round_tf32<SB, Tile::BN, Tile::THREADS>(&smem[BASE + Shape::b_stage(s)], tid);
+            }
+    }
     void fence_async()
     {
         check.fence_async();
@@ -282,18 +310,30 @@ template <class Tile, typename T, class Dir> const char *emulate_launch(const ig
     return NULL;
 }
 
+/* emulate_launch for direction dir (no TF32 filter gradient: make_plan declines it). */
+template <class Tile, typename T> const char *emulate_dir(enum ocd_conv_dir dir, const igemm_params &p)
+{
+    if (dir == OCD_CONV_FWD) return emulate_launch<Tile, T, igemm_dir_fwd>(p);
+    if (dir == OCD_CONV_BWD_DATA) return emulate_launch<Tile, T, igemm_dir_dgrad>(p);
+    if constexpr (std::is_same<T, float>::value)
+        return "a TF32 filter gradient was planned";
+    else
+        return emulate_launch<Tile, T, igemm_dir_wgrad>(p);
+}
+
 /* ---- cases ---------------------------------------------------------------------------------------- */
 
 struct emu_case {
     const char *name;
     enum ocd_conv_dir dir;
-    bool bf16;
-    int tile; /* wgmma tile index */
+    cudnnDataType_t dt; /* half, bfloat16, or float (TF32) */
+    int tile;           /* wgmma tile index */
     int n, c, k, h, w, r, s, pad, stride, dil;
     bool flip, bias_relu;
     double alpha, beta;
     int sm_count;
     int splits; /* expected; -1: the phases choose theirs */
+    bool nchw = false; /* activations NCHW and the filter KCRS (transposed, packed into the workspace) */
 };
 
 /* An NHWC view of logical dims (n, c, h, w). */
@@ -307,7 +347,16 @@ struct ocd_tensor_view nhwc(cudnnDataType_t t, int64_t n, int64_t c, int64_t h, 
     return v;
 }
 
-/* NHWC storage index of logical NCHW element (n, c, h, w). */
+/* A packed NCHW view of logical dims (n, c, h, w). */
+struct ocd_tensor_view nchw(cudnnDataType_t t, int64_t n, int64_t c, int64_t h, int64_t w)
+{
+    const int64_t d[4] = {n, c, h, w};
+    struct ocd_tensor_view v = packed(d);
+    v.dtype = t;
+    return v;
+}
+
+/* Storage index of logical NCHW element (n, c, h, w) of view v. */
 size_t at(const struct ocd_tensor_view &v, long n, long c, long h, long w)
 {
     return (size_t)(n * v.strides[0] + c * v.strides[1] + h * v.strides[2] + w * v.strides[3]);
@@ -318,12 +367,11 @@ size_t at(const struct ocd_tensor_view &v, long n, long c, long h, long w)
    count the plan must choose, or -1. */
 template <typename T> bool emulate_problem(const emu_case &e, const struct ocd_conv_problem &p, int splits)
 {
-    const bool dgrad = p.dir == OCD_CONV_BWD_DATA, wgrad = p.dir == OCD_CONV_BWD_FILTER;
     struct cudnnContext ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.cc_major = 9, ctx.cc_minor = 0, ctx.sm_count = e.sm_count;
     igemm_plan pl;
-    const char *why = make_plan(&ctx, &p, WGMMA_TILE0 + e.tile, false, &pl);
+    const char *why = make_plan(&ctx, &p, WGMMA_TILE0 + e.tile, e.dt == CUDNN_DATA_FLOAT, &pl);
     if (why != NULL) {
         printf("FAIL %s: the plan declines: %s\n", e.name, why);
         return false;
@@ -344,7 +392,21 @@ template <typename T> bool emulate_problem(const emu_case &e, const struct ocd_c
         }
         pl.prm.bmat = dst;
     }
+    /* igemm_to_nhwc: [N][C][S] -> packed [N][S][C] */
+    igemm_copy *copies[2] = {&pl.copy_a, &pl.copy_b};
+    igemm_act *acts[2] = {&pl.prm.a, &pl.prm.b};
+    for (int i = 0; i < 2; i++) {
+        const igemm_copy &c = *copies[i];
+        if (!c.on) continue;
+        T *dst = (T *)(wsa + c.ws_off);
+        for (int64_t img = 0; img < c.n; img++)
+            for (int64_t sp = 0; sp < c.s; sp++)
+                for (int64_t ch = 0; ch < c.c; ch++)
+                    dst[(img * c.s + sp) * c.c + ch] = ((const T *)c.src)[img * c.sn + ch * c.sc + sp];
+        acts[i]->ptr = dst;
+    }
     if (pl.prm.splits > 1) pl.prm.epi.partial = (float *)(wsa + pl.ws_part);
+    emu_tf32_unrounded = 0;
 
     const char *err;
     typedef igemm_wgmma_tile<128, 256, 4> Big;
@@ -352,21 +414,14 @@ template <typename T> bool emulate_problem(const emu_case &e, const struct ocd_c
     typedef igemm_wgmma_tile<128, 128, 5> Small;
     typedef igemm_wgmma_tile<128, 64, 6> Tiny;
     if (e.tile == 0)
-        err = wgrad   ? emulate_launch<Big, T, igemm_dir_wgrad>(pl.prm)
-              : dgrad ? emulate_launch<Big, T, igemm_dir_dgrad>(pl.prm)
-                      : emulate_launch<Big, T, igemm_dir_fwd>(pl.prm);
+        err = emulate_dir<Big, T>(p.dir, pl.prm);
     else if (e.tile == 1)
-        err = wgrad   ? emulate_launch<Tall, T, igemm_dir_wgrad>(pl.prm)
-              : dgrad ? emulate_launch<Tall, T, igemm_dir_dgrad>(pl.prm)
-                      : emulate_launch<Tall, T, igemm_dir_fwd>(pl.prm);
+        err = emulate_dir<Tall, T>(p.dir, pl.prm);
     else if (e.tile == 3)
-        err = wgrad   ? emulate_launch<Tiny, T, igemm_dir_wgrad>(pl.prm)
-              : dgrad ? emulate_launch<Tiny, T, igemm_dir_dgrad>(pl.prm)
-                      : emulate_launch<Tiny, T, igemm_dir_fwd>(pl.prm);
+        err = emulate_dir<Tiny, T>(p.dir, pl.prm);
     else
-        err = wgrad   ? emulate_launch<Small, T, igemm_dir_wgrad>(pl.prm)
-              : dgrad ? emulate_launch<Small, T, igemm_dir_dgrad>(pl.prm)
-                      : emulate_launch<Small, T, igemm_dir_fwd>(pl.prm);
+        err = emulate_dir<Small, T>(p.dir, pl.prm);
+    if (!err && emu_tf32_unrounded) err = "tf32 operands reached wgmma unrounded";
     if (err) {
         printf("FAIL %s: %s\n", e.name, err);
         return false;
@@ -374,9 +429,21 @@ template <typename T> bool emulate_problem(const emu_case &e, const struct ocd_c
     return true;
 }
 
+/* cvt.rna.tf32.f32 of a float value (10 mantissa bits, ties away from zero), for the reference
+   of the TF32 cases. */
+double tf32_rna(double v)
+{
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u = (u + 0x1000u) & 0xffffe000u;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 template <typename T> bool run_case(const emu_case &e)
 {
-    const cudnnDataType_t dt = e.bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
+    const cudnnDataType_t dt = e.dt;
     struct ref_conv rc;
     memset(&rc, 0, sizeof rc);
     rc.nsp = 2, rc.n = e.n, rc.c = e.c, rc.k = e.k, rc.groups = 1, rc.convolution = e.flip;
@@ -394,12 +461,12 @@ template <typename T> bool run_case(const emu_case &e)
         p.s.in[i] = rc.in[i], p.s.filt[i] = rc.filt[i], p.s.out[i] = rc.out[i];
         p.s.pad[i] = e.pad, p.s.stride[i] = e.stride, p.s.dilation[i] = e.dil;
     }
-    p.x = nhwc(dt, e.n, e.c, e.h, e.w), p.y = nhwc(dt, e.n, e.k, P, Q);
-    /* the forward pass reads a KRSC filter in place; backward data re-packs a KCRS one */
-    const int64_t wdims[4] = {e.k, e.c, e.r, e.s};
-    p.w = dgrad ? packed(wdims) : nhwc(dt, e.k, e.c, e.r, e.s);
-    p.w.dtype = dt;
-    p.w_format = dgrad ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+    p.x = e.nchw ? nchw(dt, e.n, e.c, e.h, e.w) : nhwc(dt, e.n, e.c, e.h, e.w);
+    p.y = e.nchw ? nchw(dt, e.n, e.k, P, Q) : nhwc(dt, e.n, e.k, P, Q);
+    /* the forward pass reads a KRSC filter in place; backward data (and NCHW) re-packs a KCRS one */
+    const bool kcrs = dgrad || e.nchw;
+    p.w = kcrs ? nchw(dt, e.k, e.c, e.r, e.s) : nhwc(dt, e.k, e.c, e.r, e.s);
+    p.w_format = kcrs ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
     p.compute = CUDNN_DATA_FLOAT, p.math = CUDNN_TENSOR_OP_MATH;
     p.alpha = e.alpha, p.beta = e.beta;
 
@@ -441,24 +508,34 @@ template <typename T> bool run_case(const emu_case &e)
         p.ep.bias_view = nhwc(dt, 1, e.k, 1, 1);
     }
 
-    /* the reference: the destination's old values (beta, or z) and the result */
-    std::vector<double> want;
-    if (wgrad) {
-        want.assign(nw, 0);
-        ref_conv_bwd_filter(&rc, xd.data(), yd.data(), want.data());
-        for (size_t i = 0; i < nw; i++) want[i] = e.alpha * want[i] + e.beta * wd[i];
-    } else if (dgrad) {
-        want.assign(nx, 0);
-        ref_conv_bwd_data(&rc, yd.data(), wd.data(), want.data());
-        for (size_t i = 0; i < nx; i++) want[i] = e.alpha * want[i] + e.beta * xd[i];
-    } else {
-        want.assign(ny, 0);
-        ref_conv_fwd(&rc, xd.data(), wd.data(), want.data());
-        for (size_t i = 0; i < ny; i++) {
-            want[i] = e.alpha * want[i] + e.beta * yd[i];
-            if (e.bias_relu) want[i] = fmax(want[i] + biasd[(i / ((size_t)P * Q)) % e.k], 0.0);
+    /* the reference: the destination's old values (beta, or z) and the result, from the inputs
+       as given (want) and, for TF32, also from the convolution's inputs rounded to tf32 as the
+       kernel rounds them (want_rounded: then only the fp32 sum's rounding differs) */
+    const bool tf32 = dt == CUDNN_DATA_FLOAT;
+    auto reference = [&](bool round) {
+        std::vector<double> xr = xd, wr = wd, yr = yd, out;
+        if (round)
+            for (std::vector<double> *v : {&xr, &wr, &yr})
+                for (double &a : *v) a = tf32_rna(a);
+        if (wgrad) {
+            out.assign(nw, 0);
+            ref_conv_bwd_filter(&rc, xr.data(), yr.data(), out.data());
+            for (size_t i = 0; i < nw; i++) out[i] = e.alpha * out[i] + e.beta * wd[i];
+        } else if (dgrad) {
+            out.assign(nx, 0);
+            ref_conv_bwd_data(&rc, yr.data(), wr.data(), out.data());
+            for (size_t i = 0; i < nx; i++) out[i] = e.alpha * out[i] + e.beta * xd[i];
+        } else {
+            out.assign(ny, 0);
+            ref_conv_fwd(&rc, xr.data(), wr.data(), out.data());
+            for (size_t i = 0; i < ny; i++) {
+                out[i] = e.alpha * out[i] + e.beta * yd[i];
+                if (e.bias_relu) out[i] = fmax(out[i] + biasd[(i / ((size_t)P * Q)) % e.k], 0.0);
+            }
         }
-    }
+        return out;
+    };
+    const std::vector<double> want = reference(false), want_rounded = tf32 ? reference(true) : want;
 
     if (dgrad && e.stride > 1) { /* the phases entry's sub-problems, one after the other */
         for (int ph = 0; ph < phase_count(&p); ph++) {
@@ -475,7 +552,9 @@ template <typename T> bool run_case(const emu_case &e)
     } else if (!emulate_problem<T>(e, p, e.splits)) {
         return false;
     }
-    /* within the destination type's rounding of a sum in fp32 */
+    /* within the destination type's rounding of a sum in fp32; TF32: within the fp32 sum's
+       rounding of the result from tf32-rounded inputs, and within the tests' TF32 tolerance
+       (tconv_tolerance: 4e-2) of the exact one */
     const std::vector<T> &got = wgrad ? w : dgrad ? x : y;
     const struct ocd_tensor_view &gv = wgrad ? p.w : dgrad ? p.x : p.y;
     const long gn = wgrad ? e.k : e.n, gc = wgrad || dgrad ? e.c : e.k;
@@ -487,13 +566,15 @@ template <typename T> bool run_case(const emu_case &e)
                 for (long ww = 0; ww < gw; ww++, i++) {
                     double g = ocd_cuda_load(&got[at(gv, n, c, h, ww)]);
                     double err_i = fabs(g - want[i]) / fmax(1.0, fabs(want[i]));
-                    if (!(err_i <= 1e-2)) {
-                        printf("FAIL %s: (n %ld, c %ld, %ld, %ld): %.6g, want %.6g\n", e.name, n, c, h, ww, g, want[i]);
+                    double err_r = fabs(g - want_rounded[i]) / fmax(1.0, fabs(want_rounded[i]));
+                    if (!(err_i <= (tf32 ? 4e-2 : 1e-2)) || (tf32 && !(err_r <= 1e-4))) {
+                        printf("FAIL %s: (n %ld, c %ld, %ld, %ld): %.9g, want %.9g (from tf32 inputs %.9g)\n", e.name,
+                               n, c, h, ww, g, want[i], want_rounded[i]);
                         return false;
                     }
-                    worst = fmax(worst, err_i);
+                    worst = fmax(worst, tf32 ? err_r : err_i);
                 }
-    printf("ok   %s: largest error %.2g\n", e.name, worst);
+    printf("ok   %s: largest error %.2g%s\n", e.name, worst, tf32 ? " (against tf32-rounded inputs)" : "");
     return true;
 }
 
@@ -503,41 +584,64 @@ int main()
 {
     setenv("OPENCUDNN_UNPROVEN", "1", 1); /* the entries are gated until a GPU has run them */
     int failed = !check_schedules();
-    static const emu_case cases[] = {
-        /* name, dir, bf16, tile, n, c, k, h, w, r, s, pad, stride, dil, flip, bias_relu, alpha, beta, sms, splits */
-        {"fwd 128x256 fp16, 361 pixels, N edge, K tail", OCD_CONV_FWD, false, 0, 1, 24, 240, 19, 19, 3, 3, 1, 1, 1, false,
+    const cudnnDataType_t H = CUDNN_DATA_HALF, B = CUDNN_DATA_BFLOAT16, F = CUDNN_DATA_FLOAT;
+    const emu_case cases[] = {
+        /* name, dir, type, tile, n, c, k, h, w, r, s, pad, stride, dil, flip, bias_relu, alpha, beta, sms, splits */
+        {"fwd 128x256 fp16, 361 pixels, N edge, K tail", OCD_CONV_FWD, H, 0, 1, 24, 240, 19, 19, 3, 3, 1, 1, 1, false,
          false, 1, 0, 2, 1},
-        {"fwd 128x128 bf16, stride 2, 315 pixels, alpha beta", OCD_CONV_FWD, true, 2, 3, 40, 120, 29, 13, 3, 3, 1, 2, 1,
+        {"fwd 128x128 bf16, stride 2, 315 pixels, alpha beta", OCD_CONV_FWD, B, 2, 3, 40, 120, 29, 13, 3, 3, 1, 2, 1,
          false, false, 0.5, 0.75, 2, 1},
-        {"fwd 128x128 fp16, dilation 2, CONVOLUTION, bias ReLU z", OCD_CONV_FWD, false, 2, 1, 16, 128, 20, 18, 3, 3, 2, 1, 2,
+        {"fwd 128x128 fp16, dilation 2, CONVOLUTION, bias ReLU z", OCD_CONV_FWD, H, 2, 1, 16, 128, 20, 18, 3, 3, 2, 1, 2,
          true, true, 1, 0.5, 2, 1},
-        {"fwd 128x64 fp16, split-K", OCD_CONV_FWD, false, 3, 2, 232, 128, 10, 10, 3, 3, 1, 1, 1, false, false, 1, 0, 64, 2},
-        {"dgrad 128x256 fp16, 361 pixels, N edge", OCD_CONV_BWD_DATA, false, 0, 1, 240, 24, 19, 19, 3, 3, 1, 1, 1, false, false, 1,
+        {"fwd 128x64 fp16, split-K", OCD_CONV_FWD, H, 3, 2, 232, 128, 10, 10, 3, 3, 1, 1, 1, false, false, 1, 0, 64, 2},
+        {"dgrad 128x256 fp16, 361 pixels, N edge", OCD_CONV_BWD_DATA, H, 0, 1, 240, 24, 19, 19, 3, 3, 1, 1, 1, false, false, 1,
          0, 2, 1},
-        {"dgrad 128x128 bf16, CONVOLUTION, beta", OCD_CONV_BWD_DATA, true, 2, 2, 128, 40, 13, 13, 3, 3, 1, 1, 1, true,
+        {"dgrad 128x128 bf16, CONVOLUTION, beta", OCD_CONV_BWD_DATA, B, 2, 2, 128, 40, 13, 13, 3, 3, 1, 1, 1, true,
          false, 1, 0.5, 2, 1},
-        {"wgrad 128x256 fp16, N edge, pixel tail", OCD_CONV_BWD_FILTER, false, 0, 2, 24, 128, 9, 11, 3, 3, 1, 1, 1,
+        {"wgrad 128x256 fp16, N edge, pixel tail", OCD_CONV_BWD_FILTER, H, 0, 2, 24, 128, 9, 11, 3, 3, 1, 1, 1,
          false, false, 1, 0, 2, 1},
-        {"wgrad 128x128 bf16, M edge, stride 2, CONVOLUTION, beta", OCD_CONV_BWD_FILTER, true, 2, 3, 40, 112, 15, 13, 3,
+        {"wgrad 128x128 bf16, M edge, stride 2, CONVOLUTION, beta", OCD_CONV_BWD_FILTER, B, 2, 3, 40, 112, 15, 13, 3,
          3, 1, 2, 1, true, false, 0.5, 0.25, 2, 1},
-        {"wgrad 128x128 fp16, split-K", OCD_CONV_BWD_FILTER, false, 2, 6, 24, 128, 20, 20, 3, 3, 1, 1, 1, false, false,
+        {"wgrad 128x128 fp16, split-K", OCD_CONV_BWD_FILTER, H, 2, 6, 24, 128, 20, 20, 3, 3, 1, 1, 1, false, false,
          1, 0, 64, 2},
-        {"dgrad 128x64 fp16, stride 2 phases, CONVOLUTION", OCD_CONV_BWD_DATA, false, 3, 2, 128, 24, 16, 16, 3, 3, 1,
+        {"dgrad 128x64 fp16, stride 2 phases, CONVOLUTION", OCD_CONV_BWD_DATA, H, 3, 2, 128, 24, 16, 16, 3, 3, 1,
          2, 1, true, false, 1, 0, 2, -1},
-        {"fwd 256x128 fp16, 450 pixels, K tail", OCD_CONV_FWD, false, 1, 2, 24, 128, 15, 15, 3, 3, 1, 1, 1, false,
+        {"fwd 256x128 fp16, 450 pixels, K tail", OCD_CONV_FWD, H, 1, 2, 24, 128, 15, 15, 3, 3, 1, 1, 1, false,
          false, 1, 0, 2, 1},
-        {"dgrad 256x128 bf16, beta", OCD_CONV_BWD_DATA, true, 1, 2, 128, 40, 16, 15, 3, 3, 1, 1, 1, false, false, 1,
+        {"dgrad 256x128 bf16, beta", OCD_CONV_BWD_DATA, B, 1, 2, 128, 40, 16, 15, 3, 3, 1, 1, 1, false, false, 1,
          0.5, 2, 1},
-        {"fwd 128x64 bf16, N edge, 225 pixels", OCD_CONV_FWD, true, 3, 1, 16, 56, 15, 15, 3, 3, 1, 1, 1, false, false,
+        {"fwd 128x64 bf16, N edge, 225 pixels", OCD_CONV_FWD, B, 3, 1, 16, 56, 15, 15, 3, 3, 1, 1, 1, false, false,
          1, 0, 2, 1},
-        {"dgrad 128x64 fp16, CONVOLUTION", OCD_CONV_BWD_DATA, false, 3, 1, 64, 24, 15, 15, 3, 3, 1, 1, 1, true, false,
+        {"dgrad 128x64 fp16, CONVOLUTION", OCD_CONV_BWD_DATA, H, 3, 1, 64, 24, 15, 15, 3, 3, 1, 1, 1, true, false,
          1, 0, 2, 1},
-        {"wgrad 128x64 bf16, M and N edges", OCD_CONV_BWD_FILTER, true, 3, 2, 40, 120, 9, 11, 3, 3, 1, 1, 1, false,
+        {"wgrad 128x64 bf16, M and N edges", OCD_CONV_BWD_FILTER, B, 3, 2, 40, 120, 9, 11, 3, 3, 1, 1, 1, false,
          false, 1, 0, 2, 1},
-        {"wgrad 256x128 fp16, M edge", OCD_CONV_BWD_FILTER, false, 1, 2, 24, 232, 9, 11, 3, 3, 1, 1, 1, false, false, 1,
+        {"wgrad 256x128 fp16, M edge", OCD_CONV_BWD_FILTER, H, 1, 2, 24, 232, 9, 11, 3, 3, 1, 1, 1, false, false, 1,
          0, 2, 1},
+        /* TF32 (fp32 data): forward and backward data, channel counts multiples of 4 but not of 8 */
+        {"fwd 128x256 tf32, 361 pixels, N edge, K tail", OCD_CONV_FWD, F, 0, 1, 24, 240, 19, 19, 3, 3, 1, 1, 1, false,
+         false, 1, 0, 2, 1},
+        {"fwd 128x128 tf32 NCHW, C 20, stride 2, 315 pixels, alpha beta", OCD_CONV_FWD, F, 2, 3, 20, 120, 29, 13, 3, 3,
+         1, 2, 1, false, false, 0.5, 0.75, 2, 1, true},
+        {"fwd 256x128 tf32 NCHW, C 12, 450 pixels, bias ReLU z", OCD_CONV_FWD, F, 1, 2, 12, 128, 15, 15, 3, 3, 1, 1, 1,
+         false, true, 1, 0.5, 2, 1, true},
+        {"fwd 128x64 tf32, dilation 2, CONVOLUTION, split-K", OCD_CONV_FWD, F, 3, 2, 232, 128, 10, 10, 3, 3, 2, 1, 2,
+         true, false, 1, 0, 64, 4},
+        {"fwd 128x64 tf32, N edge, 225 pixels", OCD_CONV_FWD, F, 3, 1, 28, 60, 15, 15, 3, 3, 1, 1, 1, false, false, 1,
+         0, 2, 1},
+        {"dgrad 128x256 tf32, 361 pixels, N edge", OCD_CONV_BWD_DATA, F, 0, 1, 240, 24, 19, 19, 3, 3, 1, 1, 1, false,
+         false, 1, 0, 2, 1},
+        {"dgrad 128x128 tf32 NCHW, K 20, CONVOLUTION, beta", OCD_CONV_BWD_DATA, F, 2, 2, 124, 20, 13, 13, 3, 3, 1, 1, 1,
+         true, false, 1, 0.5, 2, 1, true},
+        {"dgrad 256x128 tf32, beta", OCD_CONV_BWD_DATA, F, 1, 2, 128, 40, 16, 15, 3, 3, 1, 1, 1, false, false, 1, 0.5,
+         2, 1},
+        {"dgrad 128x64 tf32 NCHW, stride 2 phases, CONVOLUTION", OCD_CONV_BWD_DATA, F, 3, 2, 128, 28, 16, 16, 3, 3, 1,
+         2, 1, true, false, 1, 0, 2, -1, true},
     };
-    for (const emu_case &e : cases) failed += e.bf16 ? !run_case<__nv_bfloat16>(e) : !run_case<__half>(e);
+    for (const emu_case &e : cases)
+        failed += e.dt == F   ? !run_case<float>(e)
+                  : e.dt == B ? !run_case<__nv_bfloat16>(e)
+                              : !run_case<__half>(e);
     printf("%d failed\n", failed);
     return failed ? 1 : 0;
 }

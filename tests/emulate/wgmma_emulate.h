@@ -4,10 +4,12 @@
    (the K-major and MN-major canonical layouts with the 128-byte swizzle: rows 8 to an atom, SBO
    bytes from one 8-row group to the next, 128 bytes per row inside the atom, LBO bytes between
    the 64-element blocks of an MN-major operand's N, and the hardware's XOR of address bits 7-9
-   into bits 4-6), and wgmma.mma_async m64nNk16 with fp32 accumulators, whose
-   result goes to thread t's register i at the ISA's D-fragment position (row 16 (t / 32) +
-   8 ((i / 2) % 2) + (t % 32) / 4, column 8 (i / 4) + 2 (t % 4) + i % 2). Shared memory is a
-   byte array indexed by shared address. */
+   into bits 4-6), and wgmma.mma_async m64nNk16 (fp16, bf16) and m64nNk8 (.tf32: fp32 bits of
+   which the tensor cores keep sign, exponent and the 10 high mantissa bits, the 13 low ones
+   dropped) with fp32 accumulators, whose result goes to thread t's register i at the ISA's
+   D-fragment position (row 16 (t / 32) + 8 ((i / 2) % 2) + (t % 32) / 4, column 8 (i / 4) +
+   2 (t % 4) + i % 2). A k-step is 32 bytes of K: 16 elements of a 16-bit type, 8 of tf32.
+   Shared memory is a byte array indexed by shared address. */
 #ifndef OCD_TESTS_EMULATE_WGMMA_EMULATE_H
 #define OCD_TESTS_EMULATE_WGMMA_EMULATE_H
 
@@ -62,11 +64,32 @@ bool emu_desc_addr_mn(uint64_t desc, int n, int k, int esize, uint32_t *addr)
     return true;
 }
 
+/* tf32 operands that reached a wgmma with any of their 13 low mantissa bits set (which the
+   hardware drops: a kernel that rounds its operands first keeps this at 0). */
+long emu_tf32_unrounded = 0;
+
+/* An operand element as the tensor cores take it: a 16-bit value, or the tf32 part of fp32 bits. */
 template <typename T> float emu_elem(const uint8_t *p)
 {
     T v;
     memcpy(&v, p, sizeof v);
     return ocd_cuda_load(&v);
+}
+template <> float emu_elem<float>(const uint8_t *p)
+{
+    uint32_t u;
+    memcpy(&u, p, 4);
+    if (u & 0x1fffu) emu_tf32_unrounded++;
+    u &= 0xffffe000u;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Elements of K per k-step. */
+template <typename T> constexpr int emu_kstep()
+{
+    return 32 / (int)sizeof(T);
 }
 
 /* The D-fragment position of register i of warpgroup thread t, as the ISA's figure draws it. */
@@ -79,12 +102,12 @@ int emu_d_col(int t, int i)
     return 8 * (i / 4) + 2 * (t % 4) + i % 2;
 }
 
-/* The 64 x 16 A operand read through its descriptor, K-major, or MN-major when A_MN
+/* The 64 x k-step A operand read through its descriptor, K-major, or MN-major when A_MN
    (imm-trans-a 1: the layout of emu_desc_addr_mn with M for N). */
 template <typename T, bool A_MN = false> bool emu_read_a(float a[64][16], const std::vector<uint8_t> &smem, uint64_t da)
 {
     for (int m = 0; m < 64; m++)
-        for (int k = 0; k < 16; k++) {
+        for (int k = 0; k < emu_kstep<T>(); k++) {
             uint32_t addr;
             bool ok = A_MN ? emu_desc_addr_mn(da, m, k, (int)sizeof(T), &addr)
                            : emu_desc_addr(da, m, k, (int)sizeof(T), &addr);
@@ -94,15 +117,16 @@ template <typename T, bool A_MN = false> bool emu_read_a(float a[64][16], const 
     return true;
 }
 
-/* Adds A (64 x 16) * B^T (B: N x 16 through db, K-major, or MN-major when B_MN: imm-trans-b 1)
-   into the warpgroup's accumulators d[t][i] (or sets them when !scale_d). False when a
-   descriptor is malformed or reads outside smem. */
+/* Adds A (64 x k-step) * B^T (B: N x k-step through db, K-major, or MN-major when B_MN:
+   imm-trans-b 1) into the warpgroup's accumulators d[t][i] (or sets them when !scale_d). False
+   when a descriptor is malformed or reads outside smem. */
 template <typename T, int N, bool B_MN = false>
 bool emu_wgmma(float (*d)[N / 2], const float a[64][16], const std::vector<uint8_t> &smem, uint64_t db, bool scale_d)
 {
+    static_assert(sizeof(T) == 2 || !B_MN, "tf32 operands are K-major");
     static float b[N][16];
     for (int n = 0; n < N; n++)
-        for (int k = 0; k < 16; k++) {
+        for (int k = 0; k < emu_kstep<T>(); k++) {
             uint32_t addr;
             bool ok = B_MN ? emu_desc_addr_mn(db, n, k, (int)sizeof(T), &addr)
                            : emu_desc_addr(db, n, k, (int)sizeof(T), &addr);
@@ -113,7 +137,7 @@ bool emu_wgmma(float (*d)[N / 2], const float a[64][16], const std::vector<uint8
         for (int i = 0; i < N / 2; i++) {
             int m = emu_d_row(t, i), n = emu_d_col(t, i);
             float s = scale_d ? d[t][i] : 0.f;
-            for (int k = 0; k < 16; k++) s += a[m][k] * b[n][k];
+            for (int k = 0; k < emu_kstep<T>(); k++) s += a[m][k] * b[n][k];
             d[t][i] = s;
         }
     return true;
@@ -129,11 +153,13 @@ bool emu_wgmma_ss(float (*d)[N / 2], const std::vector<uint8_t> &smem, uint64_t 
 
 /* wgmma with A from registers: areg[t][r] is thread t's register r, two 16-bit elements, the
    lower in the low half, at the ISA's A-fragment positions (row 16 (t / 32) + (t % 32) / 4 +
-   8 (r % 2), column 2 (t % 4) + h + 8 (r / 2) for half h); B as emu_wgmma takes it. */
+   8 (r % 2), column 2 (t % 4) + h + 8 (r / 2) for half h; 16-bit types); B as emu_wgmma
+   takes it. */
 template <typename T, int N, bool B_MN = false>
 bool emu_wgmma_rs(float (*d)[N / 2], const uint32_t areg[128][4], const std::vector<uint8_t> &smem, uint64_t db,
                   bool scale_d)
 {
+    static_assert(sizeof(T) == 2, "the register A fragment emulated is the 16-bit one");
     float a[64][16];
     for (int t = 0; t < 128; t++)
         for (int r = 0; r < 4; r++)
