@@ -4,7 +4,8 @@
    descriptor, the deterministic algorithms, tensors re-set for each batch size through a Get/Set
    round trip), Theano (tensors padded to 3 dims, its reductions on them), torch7's cudnn.torch
    (the convolution descriptor read back with CUDNN_DIM_MAX values asked for), DyNet (max pooling
-   whose "same" padding leaves y longer than the floor formula). Each result against
+   whose "same" padding leaves y longer than the floor formula), OpenCV's DNN module (its fused
+   convolution on the algorithm it picked). Each result against
    the double references of tests/ref/. (compat_libs.c: the C
    and C++ libraries; compat.c, compat_ops.c: the frameworks; compat_rnn.c: every program's RNN
    calls.) */
@@ -338,4 +339,77 @@ TEST(compat_pooling_dynet_same_odd_padding)
         tview_destroy(&y);
         if (!ok) return;
     }
+}
+
+/* ---- OpenCV's DNN module (modules/dnn/src/cuda4dnn/csl/cudnn/convolution.hpp) ----------------- */
+
+/* OpenCV's cuDNN convolution (half or float): tensors by cudnnSetTensor4dDescriptor, the filter
+   by cudnnSetFilter4dDescriptor, cudnnSetConvolution2dDescriptor with the data's type as compute
+   type, the group count, TENSOR_OP_MATH for half; the algorithm the first result of
+   cudnnGetConvolutionForwardAlgorithm_v7 (asked for its MaxCount) that is SUCCESS, not
+   WINOGRAD_NONFUSED and within the free memory, with that result's memory as workspace; a bias
+   (1 x K x 1 x 1 of the data's type) with ReLU fused by cudnnConvolutionBiasActivationForward
+   (the coefficient 0), float scaling factors for half: alpha2 0 with **y passed as z**, or alpha2
+   1 with the residual ("eltwise") as z; OpenCV falls back to its own kernels only on
+   NOT_SUPPORTED, so the fused call must run with whatever algorithm was picked. */
+TEST(compat_conv_opencv_fused_relu_picked_algorithm)
+{
+    static const cudnnDataType_t types[] = {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT};
+    struct ref_conv rc = {.nsp = 2, .n = 2, .c = 8, .k = 8, .groups = 2, .in = {7, 6}, .filt = {3, 3},
+                          .pad = {1, 1}, .stride = {1, 1}, .dil = {1, 1}};
+    if (!CHECK(ref_conv_out_dims(&rc))) return;
+    cudnnHandle_t h = test_handle();
+    cudnnActivationDescriptor_t relu;
+    CHECK_OK(cudnnCreateActivationDescriptor(&relu));
+    CHECK_OK(cudnnSetActivationDescriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    for (size_t ti = 0; ti < TLEN(types); ti++) {
+        const cudnnDataType_t t = types[ti];
+        struct tconv_run r;
+        tconv_run_init(&r, &rc, t);
+        cudnnTensorDescriptor_t bd;
+        CHECK_OK(cudnnCreateTensorDescriptor(&bd));
+        bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(r.xd, CUDNN_TENSOR_NCHW, t, rc.n, rc.c, rc.in[0], rc.in[1])) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptor(r.yd, CUDNN_TENSOR_NCHW, t, rc.n, rc.k, rc.out[0], rc.out[1])) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, t, 1, rc.k, 1, 1)) &&
+                  CHECK_OK(cudnnSetFilter4dDescriptor(r.wd, t, CUDNN_TENSOR_NCHW, rc.k, rc.c / rc.groups, 3, 3)) &&
+                  CHECK_OK(cudnnSetConvolution2dDescriptor(r.cd, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, t)) &&
+                  CHECK_OK(cudnnSetConvolutionGroupCount(r.cd, rc.groups)) &&
+                  (t != CUDNN_DATA_HALF || CHECK_OK(cudnnSetConvolutionMathType(r.cd, CUDNN_TENSOR_OP_MATH)));
+        int max = 0, n = 0, pick = -1;
+        cudnnConvolutionFwdAlgoPerf_t res[16];
+        ok = ok && CHECK_OK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max)) && CHECK(max > 0 && max <= 16) &&
+             CHECK_OK(cudnnGetConvolutionForwardAlgorithm_v7(h, r.xd, r.wd, r.cd, r.yd, max, &n, res));
+        for (int i = 0; i < n && ok && pick < 0; i++)
+            if (res[i].status == CUDNN_STATUS_SUCCESS && res[i].algo != CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED)
+                pick = i;
+        ok = ok && CHECK(pick >= 0);
+        const long per = r.ny / rc.n / rc.k;
+        double *bias = tview_random(rc.k, -1, 1), *z = tview_random(r.ny, -1, 1);
+        double *fused = malloc(sizeof(double) * (size_t)r.ny), *residual = malloc(sizeof(double) * (size_t)r.ny);
+        for (long i = 0; i < r.ny; i++) {
+            double v = r.y[i] + bias[(i / per) % rc.k];
+            fused[i] = v > 0 ? v : 0;
+            residual[i] = v + z[i] > 0 ? v + z[i] : 0;
+        }
+        void *pb = tvalues_upload(t, bias, rc.k), *pz = tvalues_upload(t, z, r.ny);
+        void *ws = ok && res[pick].memory ? tbuf_alloc(res[pick].memory) : NULL;
+        const float one = 1, zero = 0;
+        const double tol = ok ? tconv_tolerance(t, t, res[pick].mathType) : 0;
+        if (ok) {
+            tbuf_poison(r.py, tdtype_size(t) * (size_t)r.ny);
+            if (CHECK_OK(cudnnConvolutionBiasActivationForward(h, &one, r.xd, r.px, r.wd, r.pw, r.cd, res[pick].algo, ws,
+                                                               res[pick].memory, &zero, r.yd, r.py, bd, pb, relu, r.yd,
+                                                               r.py)))
+                tvalues_check(t, r.py, fused, r.ny, tol, "OpenCV conv + bias + ReLU, y as z");
+            if (CHECK_OK(cudnnConvolutionBiasActivationForward(h, &one, r.xd, r.px, r.wd, r.pw, r.cd, res[pick].algo, ws,
+                                                               res[pick].memory, &one, r.yd, pz, bd, pb, relu, r.yd,
+                                                               r.py)))
+                tvalues_check(t, r.py, residual, r.ny, tol, "OpenCV conv + bias + eltwise + ReLU");
+        }
+        tbuf_free(ws), tbuf_free(pb), tbuf_free(pz);
+        free(bias), free(z), free(fused), free(residual);
+        cudnnDestroyTensorDescriptor(bd);
+        tconv_run_free(&r);
+    }
+    cudnnDestroyActivationDescriptor(relu);
 }
