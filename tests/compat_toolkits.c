@@ -5,7 +5,8 @@
    round trip), Theano (tensors padded to 3 dims, its reductions on them), torch7's cudnn.torch
    (the convolution descriptor read back with CUDNN_DIM_MAX values asked for), DyNet (max pooling
    whose "same" padding leaves y longer than the floor formula), OpenCV's DNN module (its fused
-   convolution on the algorithm it picked). Each result against
+   convolution on the algorithm it picked), KataGo (half NHWC convolutions on a fixed algorithm,
+   the dilated ones with an NCHW filter). Each result against
    the double references of tests/ref/. (compat_libs.c: the C
    and C++ libraries; compat.c, compat_ops.c: the frameworks; compat_rnn.c: every program's RNN
    calls.) */
@@ -386,6 +387,8 @@ TEST(compat_conv_opencv_fused_relu_picked_algorithm)
         const long per = r.ny / rc.n / rc.k;
         double *bias = tview_random(rc.k, -1, 1), *z = tview_random(r.ny, -1, 1);
         double *fused = malloc(sizeof(double) * (size_t)r.ny), *residual = malloc(sizeof(double) * (size_t)r.ny);
+        for (int i = 0; i < rc.k; i++) bias[i] = ref_quantize(t, bias[i]);
+        for (long i = 0; i < r.ny; i++) z[i] = ref_quantize(t, z[i]);
         for (long i = 0; i < r.ny; i++) {
             double v = r.y[i] + bias[(i / per) % rc.k];
             fused[i] = v > 0 ? v : 0;
@@ -412,4 +415,77 @@ TEST(compat_conv_opencv_fused_relu_picked_algorithm)
         tconv_run_free(&r);
     }
     cudnnDestroyActivationDescriptor(relu);
+}
+
+/* ---- KataGo (cpp/neuralnet/cudabackend.cpp) ------------------------------------------------------ */
+
+/* KataGo's convolution layers with FP16 on a tensor-core GPU: half NHWC tensors
+   (cudnnSetTensor4dDescriptor), the filter in NHWC **unless the convolution is dilated, then in
+   NCHW on the NHWC data**, cudnnSetConvolution2dDescriptor with pad (k / 2) x dilation and FLOAT
+   compute, TENSOR_OP_MATH; undilated layers run IMPLICIT_PRECOMP_GEMM fixed in advance, dilated
+   ones the first result of cudnnGetConvolutionForwardAlgorithm_v7 (its status not read); the
+   workspace from cudnnGetConvolutionForwardWorkspaceSize; the residual layers add into the
+   trunk (beta 1). */
+TEST(compat_conv_katago_half_nhwc_fixed_algorithm)
+{
+    static const int dilations[] = {1, 2};
+    cudnnHandle_t h = test_handle();
+    const cudnnDataType_t t = CUDNN_DATA_HALF;
+    for (size_t d = 0; d < TLEN(dilations); d++) {
+        const int dil = dilations[d];
+        struct ref_conv rc = {.nsp = 2, .n = 2, .c = 16, .k = 8, .groups = 1, .in = {7, 7}, .filt = {3, 3},
+                              .pad = {dil, dil}, .stride = {1, 1}, .dil = {dil, dil}};
+        if (!CHECK(ref_conv_out_dims(&rc))) return;
+        struct tconv_run r;
+        tconv_run_init(&r, &rc, t);
+        /* the reference's values are NCHW: reordered into KataGo's NHWC (and NHWC filter) buffers */
+        const int hw = rc.in[0] * rc.in[1], ohw = rc.out[0] * rc.out[1];
+        double *xn = malloc(sizeof(double) * (size_t)r.nx), *wn = malloc(sizeof(double) * (size_t)r.nw);
+        double *y0 = tview_random(r.ny, -1, 1), *y0n = malloc(sizeof(double) * (size_t)r.ny);
+        double *want = malloc(sizeof(double) * (size_t)r.ny);
+        for (int n = 0; n < rc.n; n++)
+            for (int c = 0; c < rc.c; c++)
+                for (int p = 0; p < hw; p++) xn[((long)n * hw + p) * rc.c + c] = r.x[((long)n * rc.c + c) * hw + p];
+        for (int n = 0; n < rc.n; n++)
+            for (int k = 0; k < rc.k; k++)
+                for (int p = 0; p < ohw; p++) {
+                    long nchw = ((long)n * rc.k + k) * ohw + p, nhwc = ((long)n * ohw + p) * rc.k + k;
+                    y0n[nhwc] = ref_quantize(t, y0[nchw]);
+                    want[nhwc] = r.y[nchw] + y0n[nhwc];
+                }
+        const bool filter_nhwc = dil == 1;
+        for (int k = 0; k < rc.k; k++)
+            for (int c = 0; c < rc.c; c++)
+                for (int p = 0; p < 9; p++)
+                    wn[filter_nhwc ? ((long)k * 9 + p) * rc.c + c : ((long)k * rc.c + c) * 9 + p] =
+                        r.w[((long)k * rc.c + c) * 9 + p];
+        void *px = tvalues_upload(t, xn, r.nx), *pw = tvalues_upload(t, wn, r.nw), *py = tvalues_upload(t, y0n, r.ny);
+        bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(r.xd, CUDNN_TENSOR_NHWC, t, rc.n, rc.c, rc.in[0], rc.in[1])) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptor(r.yd, CUDNN_TENSOR_NHWC, t, rc.n, rc.k, rc.out[0], rc.out[1])) &&
+                  CHECK_OK(cudnnSetFilter4dDescriptor(r.wd, t, filter_nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, rc.k,
+                                                      rc.c, 3, 3)) &&
+                  CHECK_OK(cudnnSetConvolution2dDescriptor(r.cd, dil, dil, 1, 1, dil, dil, CUDNN_CROSS_CORRELATION,
+                                                           CUDNN_DATA_FLOAT)) &&
+                  CHECK_OK(cudnnSetConvolutionMathType(r.cd, CUDNN_TENSOR_OP_MATH));
+        cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+        cudnnMathType_t math = CUDNN_TENSOR_OP_MATH;
+        if (ok && dil > 1) {
+            cudnnConvolutionFwdAlgoPerf_t res[2 * CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+            int n = -1;
+            ok = CHECK_OK(cudnnGetConvolutionForwardAlgorithm_v7(h, r.xd, r.wd, r.cd, r.yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                                 &n, res)) &&
+                 CHECK(n > 0 && res[0].status == CUDNN_STATUS_SUCCESS);
+            if (ok) algo = res[0].algo, math = res[0].mathType;
+        }
+        size_t wsb = 0;
+        ok = ok && CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, r.xd, r.wd, r.cd, r.yd, algo, &wsb));
+        void *ws = wsb ? tbuf_alloc(wsb) : NULL;
+        const float one = 1;
+        if (ok && CHECK_OK(cudnnConvolutionForward(h, &one, r.xd, px, r.wd, pw, r.cd, algo, ws, wsb, &one, r.yd, py)))
+            tvalues_check(t, py, want, r.ny, tconv_tolerance(t, t, math), "KataGo half NHWC residual convolution");
+        tbuf_free(ws), tbuf_free(px), tbuf_free(pw), tbuf_free(py);
+        free(xn), free(wn), free(y0), free(y0n), free(want);
+        tconv_run_free(&r);
+        if (!ok) return;
+    }
 }
