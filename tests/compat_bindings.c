@@ -4,7 +4,8 @@
    transposed convolution with output_padding, TensorFlow's channels-last 3-D convolution,
    PyTorch's grid sampler on strided tensors, CuPy's batch-norm Ex calls with descriptors given
    for NULL tensors, Flux's batch-norm backward without saved statistics, Caffe2's dropout
-   sharing one buffer for its mask and states, NNlib's leaky ReLU as an in-place cudnnOpTensor
+   sharing one buffer for its mask and states, Gorgonia's dropout passing its states as the
+   reserve (refused), NNlib's leaky ReLU as an in-place cudnnOpTensor
    MAX, Juice's activations with the coefficient DBL_MAX, and CUDA.jl's reduction with the
    indices pointer NULL. Each result against the double references of tests/ref/. */
 #include "desc_util.h"
@@ -392,6 +393,54 @@ TEST(compat_dropout_caffe2_mask_and_states_one_buffer)
     void *bufs[] = {px, py, pdy, pdx};
     for (size_t i = 0; i < TLEN(bufs); i++) tview_free(&x, bufs[i]);
     free(xv), free(dyv), free(y), free(dx);
+    tview_destroy(&x);
+}
+
+/* Gorgonia's dropout (ops/nn/dropout_cuda.go through gorgonia.org/cu/dnn): the states buffer of
+   cudnnDropoutGetStatesSize, set on the descriptor, **passed again as the reserve space** with the
+   states' size to cudnnDropoutForward and cudnnDropoutBackward. The forward writes the mask and
+   advances the states in the same bytes, so the mask the backward reads depends on the order of
+   the writes (the state update overwrote it: a wrong gradient); the forward is refused with
+   BAD_PARAM and writes nothing, nor advances the states; dx over the mask the backward reads and
+   y over the states are refused the same way. */
+TEST(compat_dropout_gorgonia_states_as_reserve_refused)
+{
+    cudnnHandle_t h = test_handle();
+    const int d[4] = {2, 3, 4, 5};
+    struct tview x;
+    tview_init(&x, CUDNN_DATA_FLOAT, 4, d, TV_NCHW);
+    size_t states_bytes = 0, reserve_bytes = 0;
+    CHECK_OK(cudnnDropoutGetStatesSize(h, &states_bytes));
+    CHECK_OK(cudnnDropoutGetReserveSpaceSize(x.desc, &reserve_bytes));
+    const size_t span = states_bytes > reserve_bytes ? states_bytes : reserve_bytes;
+    void *states = tbuf_alloc(span);
+    double *xv = tview_random(x.count, 1, 2);
+    void *px = tview_upload(&x, xv), *py = tview_upload(&x, NULL), *pdx = tview_upload(&x, NULL);
+    void *reserve = tbuf_alloc(reserve_bytes);
+    cudnnDropoutDescriptor_t dd;
+    CHECK_OK(cudnnCreateDropoutDescriptor(&dd));
+    if (CHECK_OK(cudnnSetDropoutDescriptor(dd, h, 0.5f, states, states_bytes, 7))) {
+        void *snap_states = tbuf_snapshot(states, span), *snap_y = tbuf_snapshot(py, tview_bytes(&x));
+        CHECK_STATUS(cudnnDropoutForward(h, dd, x.desc, px, x.desc, py, states, span), CUDNN_STATUS_BAD_PARAM);
+        CHECK_STATUS(cudnnDropoutForward(h, dd, x.desc, px, x.desc, states, reserve, reserve_bytes),
+                     CUDNN_STATUS_BAD_PARAM);
+        tbuf_unchanged(states, snap_states, span, "the states after the refused forward calls");
+        tbuf_unchanged(py, snap_y, tview_bytes(&x), "y after the refused forward");
+        /* the backward reads the mask and never the states: only dx over the mask is refused */
+        if (CHECK_OK(cudnnDropoutForward(h, dd, x.desc, px, x.desc, py, reserve, reserve_bytes))) {
+            void *snap_mask = tbuf_snapshot(reserve, reserve_bytes);
+            CHECK_STATUS(cudnnDropoutBackward(h, dd, x.desc, py, x.desc, reserve, reserve, reserve_bytes),
+                         CUDNN_STATUS_BAD_PARAM);
+            tbuf_unchanged(reserve, snap_mask, reserve_bytes, "the mask after the refused backward");
+            CHECK_OK(cudnnDropoutBackward(h, dd, x.desc, py, x.desc, pdx, reserve, reserve_bytes));
+            free(snap_mask);
+        }
+        free(snap_states), free(snap_y);
+    }
+    cudnnDestroyDropoutDescriptor(dd);
+    tbuf_free(states), tbuf_free(reserve);
+    tview_free(&x, px), tview_free(&x, py), tview_free(&x, pdx);
+    free(xv);
     tview_destroy(&x);
 }
 

@@ -45,11 +45,16 @@ cudnnStatus_t ocd_check_same_type(cudnnStatus_t status, const struct ocd_tensor_
                     ocd_dtype_name(b->dtype));
 }
 
+bool ocd_bytes_meet(const void *a, size_t an, const void *b, size_t bn)
+{
+    if (a == NULL || b == NULL) return false;
+    uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+    return a0 < b0 + bn && b0 < a0 + an;
+}
+
 bool ocd_spans_meet(const void *a, const struct ocd_tensor_view *av, const void *b, const struct ocd_tensor_view *bv)
 {
-    uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
-    uintptr_t a1 = a0 + (uintptr_t)ocd_view_span_bytes(av), b1 = b0 + (uintptr_t)ocd_view_span_bytes(bv);
-    return a0 < b1 && b0 < a1;
+    return ocd_bytes_meet(a, (size_t)ocd_view_span_bytes(av), b, (size_t)ocd_view_span_bytes(bv));
 }
 
 cudnnStatus_t ocd_check_alias(const void *out, const struct ocd_tensor_view *out_view, const char *out_name,

@@ -25,6 +25,8 @@ cudnnStatus_t ocd_check_same_dims(cudnnStatus_t status, const struct ocd_tensor_
 cudnnStatus_t ocd_check_same_type(cudnnStatus_t status, const struct ocd_tensor_view *a, const char *a_name,
                                   const struct ocd_tensor_view *b, const char *b_name);
 
+/* Whether the byte ranges [a, a + an) and [b, b + bn) intersect (a NULL pointer meets nothing). */
+bool ocd_bytes_meet(const void *a, size_t an, const void *b, size_t bn);
 /* Whether the byte ranges a tensor at a and one at b can touch intersect. */
 bool ocd_spans_meet(const void *a, const struct ocd_tensor_view *av, const void *b, const struct ocd_tensor_view *bv);
 

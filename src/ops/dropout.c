@@ -7,6 +7,7 @@
    descriptor keeps only what Get reports: the probability, the buffer and the seed. */
 #include "ops/dropout.h"
 
+#include "core/argcheck.h"
 #include "core/dtype.h"
 #include "core/reasons.h"
 
@@ -141,14 +142,39 @@ static bool same_layout(const struct ocd_tensor_view *a, const struct ocd_tensor
     return true;
 }
 
+/* The buffers a call writes may not overlap what it reads or writes elsewhere: the mask the
+   forward writes (the reserve space's first bytes) against x, y and the states, y against the
+   states the forward advances, and dx against the mask the backward reads. Each would leave a
+   wrong result (Gorgonia's dropout passes its states buffer as the reserve: the state update
+   then overwrites the mask the backward reads). BAD_PARAM, nothing written. */
+static cudnnStatus_t check_overlaps(const struct ocd_dropout_problem *p, const void *reserve, size_t mask_bytes,
+                                    bool forward)
+{
+    const void *states = p->states;
+    const size_t src_bytes = (size_t)ocd_view_span_bytes(&p->src), dst_bytes = (size_t)ocd_view_span_bytes(&p->dst);
+    const size_t state_bytes = sizeof(struct ocd_dropout_state);
+    if (ocd_bytes_meet(reserve, mask_bytes, p->dst_data, dst_bytes))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the mask in reserveSpace overlaps the output: the result would be wrong");
+    if (!forward) return CUDNN_STATUS_SUCCESS;
+    if (ocd_bytes_meet(reserve, mask_bytes, p->src_data, src_bytes))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the mask written to reserveSpace overlaps x: the result would be wrong");
+    if (ocd_bytes_meet(reserve, mask_bytes, states, state_bytes))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM,
+                        "reserveSpace overlaps the dropout states: advancing the states would overwrite the mask");
+    if (ocd_bytes_meet(p->dst_data, dst_bytes, states, state_bytes))
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "y overlaps the dropout states: the result would be wrong");
+    return CUDNN_STATUS_SUCCESS;
+}
+
 /* cuDNN 8.2 documents BAD_PARAM for cudnnDropoutForward/Backward when the element counts or the
    data types of the two tensors differ, when the strides differ in place, when the reserve
    space is smaller than cudnnDropoutGetReserveSpaceSize, and when cudnnSetDropoutDescriptor was
-   never called with non-NULL states. NULL pointers are rejected the same way. */
+   never called with non-NULL states. NULL pointers are rejected the same way, and overlaps that
+   would give a wrong result (check_overlaps). */
 cudnnStatus_t ocd_dropout_problem_init(cudnnHandle_t handle, cudnnDropoutDescriptor_t desc,
                                        cudnnTensorDescriptor_t src_desc, const void *src,
                                        cudnnTensorDescriptor_t dst_desc, void *dst,
-                                       void *reserve, size_t reserve_bytes,
+                                       void *reserve, size_t reserve_bytes, bool forward,
                                        struct ocd_dropout_problem *p)
 {
     OCD_CHECK_HANDLE(handle);
@@ -176,7 +202,8 @@ cudnnStatus_t ocd_dropout_problem_init(cudnnHandle_t handle, cudnnDropoutDescrip
     p->src_data = src;
     p->dst_data = dst;
     p->mask = reserve;
-    p->states = desc->states;
+    p->states = forward ? desc->states : NULL; /* the backward draws nothing */
+    OCD_TRY(check_overlaps(p, reserve, need, forward));
     ocd_dropout_set_rate(p, desc->dropout);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -232,7 +259,7 @@ cudnnStatus_t CUDNNWINAPI cudnnDropoutForward(cudnnHandle_t handle,
                 reserveSpace, reserveSpaceSizeInBytes);
     struct ocd_dropout_problem p;
     OCD_TRY(ocd_dropout_problem_init(handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace,
-                                     reserveSpaceSizeInBytes, &p));
+                                     reserveSpaceSizeInBytes, true, &p));
     return ocd_dropout_forward_run(handle, &p, "cudnnDropoutForward");
 }
 

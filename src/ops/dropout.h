@@ -20,11 +20,12 @@ struct cudnnDropoutStruct {
 };
 
 /* The checks cudnnDropoutForward and cudnnDropoutBackward share (BAD_PARAM, nothing written),
-   then the problem: src/dst are x/y (forward) or dy/dx (backward). */
+   then the problem: src/dst are x/y (forward) or dy/dx (backward); forward: whether the call
+   writes the mask and draws from the states (the backward only reads the mask). */
 cudnnStatus_t ocd_dropout_problem_init(cudnnHandle_t handle, cudnnDropoutDescriptor_t desc,
                                        cudnnTensorDescriptor_t src_desc, const void *src,
                                        cudnnTensorDescriptor_t dst_desc, void *dst,
-                                       void *reserve, size_t reserve_bytes,
+                                       void *reserve, size_t reserve_bytes, bool forward,
                                        struct ocd_dropout_problem *p);
 
 /* Sets the threshold and scale of a dropout probability. */

@@ -27,8 +27,7 @@ cudnnStatus_t CUDNNWINAPI cudnnDropoutBackward(cudnnHandle_t handle,
                 reserveSpace, reserveSpaceSizeInBytes);
     struct ocd_dropout_problem p;
     OCD_TRY(ocd_dropout_problem_init(handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace,
-                                     reserveSpaceSizeInBytes, &p));
-    p.states = NULL; /* the backward draws nothing */
+                                     reserveSpaceSizeInBytes, false, &p));
     return ocd_dropout_backward_run(handle, &p, "cudnnDropoutBackward");
 }
 
