@@ -1,7 +1,8 @@
-/* attn_emulate.h: what the fused attention emulations (attn_flash.cu, attn_flash_bwd.cu) share:
-   their random numbers and the geometry of a case, which each file's emu_case gives by the same
+/* attn_emulate.h: what the fused attention emulations (attn_flash*.cu) share: their random
+   numbers and the geometry of a case, which emu_fwd_case and emu_bwd_case give by the same
    field names (batch, beams, heads, max_q, max_kv, kv_shared, lengths, time_major, win), the
-   emulated softmax step of a warp, and the forward emulation's driver and double reference.
+   emulated softmax step of a warp, the dispatch of cases on data type and head size, and the
+   forward emulation's driver and double reference (the backward's: attn_emulate_bwd.h).
    Included after the kernel file, which brings the
    problem, the kernel argument and the per-thread pieces. */
 #ifndef OCD_TESTS_EMULATE_ATTN_EMULATE_H
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -95,7 +97,7 @@ struct emu_fwd_case {
    of o and every row statistic against a double reference (rows outside the query range must
    stay NaN). */
 template <typename T, int D, class Applies, class Emulate>
-bool attn_emu_forward(const emu_fwd_case &c, cudnnHandle_t handle, emu_rng &random, Applies applies, Emulate emulate)
+bool attn_emu_case(const emu_fwd_case &c, cudnnHandle_t handle, emu_rng &random, Applies applies, Emulate emulate)
 {
     int kvb = c.kv_shared ? 1 : c.beams;
     auto layout = [&](ocd_attn_operand &x, int beams, int steps) { return attn_emu_layout(c, D, x, beams, steps); };
@@ -179,24 +181,59 @@ bool attn_emu_forward(const emu_fwd_case &c, cudnnHandle_t handle, emu_rng &rand
     return true;
 }
 
-/* Every case through attn_emu_forward, emulate(ocd_type_tag<T>(), std::integral_constant<int, D>(),
-   d) the emulation of the case's data type T and head size D; true when all pass. */
-template <size_t N, class Applies, class Emulate>
-bool attn_emu_forward_cases(const emu_fwd_case (&cases)[N], cudnnHandle_t handle, emu_rng &random, Applies applies,
-                            Emulate emulate)
+/* one(c, ocd_type_tag<T>(), std::integral_constant<int, D>()) for every case c, T its data type
+   (half or bfloat16) and D its head size (64 or 128); true when all return true. */
+template <class C, size_t N, class One> bool attn_emu_cases(const C (&cases)[N], One one)
 {
     bool ok = true;
-    for (const emu_fwd_case &c : cases) {
-        auto one = [&](auto t, auto dd) {
-            return attn_emu_forward<typename decltype(t)::type, decltype(dd)::value>(
-                c, handle, random, applies, [&](const ocd_attn_dev &d) { return emulate(t, dd, d); });
-        };
-        std::integral_constant<int, 64> d64;
-        std::integral_constant<int, 128> d128;
+    std::integral_constant<int, 64> d64;
+    std::integral_constant<int, 128> d128;
+    for (const C &c : cases) {
         bool wide = c.d == 128;
-        if (c.t == CUDNN_DATA_HALF) ok &= wide ? one(ocd_type_tag<__half>(), d128) : one(ocd_type_tag<__half>(), d64);
-        else ok &= wide ? one(ocd_type_tag<__nv_bfloat16>(), d128) : one(ocd_type_tag<__nv_bfloat16>(), d64);
+        if (c.t == CUDNN_DATA_HALF) ok &= wide ? one(c, ocd_type_tag<__half>(), d128) : one(c, ocd_type_tag<__half>(), d64);
+        else ok &= wide ? one(c, ocd_type_tag<__nv_bfloat16>(), d128) : one(c, ocd_type_tag<__nv_bfloat16>(), d64);
     }
+    return ok;
+}
+
+/* Every case through its driver (attn_emu_case: the forward's above, the backward's in
+   attn_emulate_bwd.h), emulate(ocd_type_tag<T>(), std::integral_constant<int, D>(), d) the
+   emulation of the case's data type T and head size D (false: it found a fault); true when all
+   pass. */
+template <class C, size_t N, class Applies, class Emulate>
+bool attn_emu_run_cases(const C (&cases)[N], cudnnHandle_t handle, emu_rng &random, Applies applies, Emulate emulate)
+{
+    return attn_emu_cases(cases, [&](const C &c, auto t, auto dd) {
+        return attn_emu_case<typename decltype(t)::type, decltype(dd)::value>(
+            c, handle, random, applies, [&](const ocd_attn_dev &d) { return emulate(t, dd, d); });
+    });
+}
+
+/* The applicability of a Hopper entry (applies) on a small half problem of head 64 that it
+   serves: served; declined on compute capability 9.9, declined once change(p, true) has made the
+   problem one it does not serve (change(p, false) undoes it), and declined without
+   OPENCUDNN_UNPROVEN. Prints the check's line; true when it passes. */
+template <class Applies, class Change> bool attn_emu_sm90_declines(cudnnHandle_t handle, Applies applies, Change change)
+{
+    ocd_attn_core_problem p;
+    memset(&p, 0, sizeof p);
+    std::vector<__half> buf(64 * 64);
+    p.dtype = CUDNN_DATA_HALF, p.batch = p.beams = p.heads = 1, p.max_q = p.max_kv = p.q_count = 64;
+    p.head_qk = p.head_v = 64;
+    ocd_attn_operand x = {buf.data(), {0, 0, 0, 64, 1}};
+    p.q = p.k = p.v = p.o = p.d_o = x;
+    ocd_attn_core_call call = {&p, nullptr, nullptr};
+    bool ok = applies(handle, &call) == nullptr;
+    handle->cc_minor = 9;
+    ok &= applies(handle, &call) != nullptr;
+    handle->cc_minor = 0;
+    change(p, true);
+    ok &= applies(handle, &call) != nullptr;
+    change(p, false);
+    unsetenv("OPENCUDNN_UNPROVEN");
+    ok &= applies(handle, &call) != nullptr;
+    setenv("OPENCUDNN_UNPROVEN", "1", 1);
+    printf("  %-28s %s\n", "applicability", ok ? "ok" : "FAILED");
     return ok;
 }
 

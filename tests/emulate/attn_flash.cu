@@ -133,7 +133,7 @@ int main()
         {"bf16_d128_inference_step", CUDNN_DATA_BFLOAT16, 1, 1, 2, 40, 200, 128, false, false, true, 0, 37, 1, 0},
         {"f16_d64_dropout", CUDNN_DATA_HALF, 1, 2, 1, 80, 100, 64, false, true, false, 1, 0, 80, 0.3},
     };
-    bool ok = attn_emu_forward_cases(cases, &ctx, emu_random, ocd_cuda_attn_fwd_flash_applies,
+    bool ok = attn_emu_run_cases(cases, &ctx, emu_random, ocd_cuda_attn_fwd_flash_applies,
                                      [](auto t, auto dd, const ocd_attn_dev &d) {
                                          emulate<typename decltype(t)::type, decltype(dd)::value>(d);
                                          return true;

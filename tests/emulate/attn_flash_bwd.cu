@@ -16,7 +16,7 @@
    error; exits 1 if any is out of tolerance. */
 #include "cuda/attn_core_flash_bwd.cu"
 
-#include "attn_emulate.h"
+#include "attn_emulate_bwd.h"
 #include "mma_emulate.h"
 
 #include <algorithm>
@@ -51,7 +51,7 @@ template <typename T, int N> void mma_pair(float (*c)[N][4], int j, const uint32
 }
 
 /* Runs the three kernels of the launch the entry makes, thread by thread. */
-template <typename T, int D> void emulate(const ocd_attn_dev &d)
+template <typename T, int D> bool emulate(const ocd_attn_dev &d)
 {
     typedef bwd_smem<D> L;
     constexpr int BQ = L::BQ, KS = D / 16, NS = BQ / 8, NO = D / 8, QG = BQ / 16;
@@ -60,7 +60,7 @@ template <typename T, int D> void emulate(const ocd_attn_dev &d)
     memset(d.dq_acc, 0, bwd_acc_bytes(d));
     for (int64_t r = 0; r < rows; r++) bwd_prep_row<T>(d, r);
 
-    dim3 grid = bwd_grid(d);
+    dim3 grid = bwd_grid<BK>(d);
     std::vector<T> sm(L::BYTES / sizeof(T));
     T *sk = sm.data() + L::K, *sv = sm.data() + L::V, *sds = sm.data() + L::DS;
     static bwd_row brows[2][BQ];
@@ -86,7 +86,7 @@ template <typename T, int D> void emulate(const ocd_attn_dev &d)
                     bool any = false;
                     for (int tid = 0; tid < BQ; tid++) {
                         mine[tid] = bwd_row_info(d, b, m, h, i0 + tid, lqc.of(p, b, m), lkv);
-                        any |= bwd_reaches(mine[tid], j0);
+                        any |= bwd_reaches<BK>(mine[tid], j0);
                     }
                     if (any) break;
                 }
@@ -153,7 +153,7 @@ template <typename T, int D> void emulate(const ocd_attn_dev &d)
                             mma_pair<T>(dq, j, af, kf);
                         }
                     }
-                    for (int l = 0; l < 32; l++) bwd_add_dq(d, dq[l], cr, b, m, h, i0, j0, qg, c0, l);
+                    for (int l = 0; l < 32; l++) bwd_add_dq<BK>(d, dq[l], cr, b, m, h, i0, j0, qg, c0, l);
                 }
                 cur = nxt;
             }
@@ -164,148 +164,6 @@ template <typename T, int D> void emulate(const ocd_attn_dev &d)
                 }
         }
     for (int64_t t = 0; t < rows * p.head_qk; t++) bwd_dq_elem<T>(d, t);
-}
-
-struct emu_case {
-    const char *name;
-    cudnnDataType_t t;
-    int batch, beams, heads, max_q, max_kv, d;
-    bool kv_shared, lengths, time_major, accumulate;
-    int win; /* 0 full, 1 causal, 2 sliding with rows without keys */
-    double dropout;
-    int q_first, q_count; /* q_count 0: every step */
-};
-
-template <typename T, int D> bool run(const emu_case &c, cudnnHandle_t handle)
-{
-    int kvb = c.kv_shared ? 1 : c.beams;
-    auto layout = [&](ocd_attn_operand &x, int beams, int steps) { return attn_emu_layout(c, D, x, beams, steps); };
-    ocd_attn_core_problem p;
-    memset(&p, 0, sizeof p);
-    size_t nq = layout(p.q, c.beams, c.max_q), nk = layout(p.k, kvb, c.max_kv);
-    layout(p.v, kvb, c.max_kv), layout(p.o, c.beams, c.max_q), layout(p.d_o, c.beams, c.max_q);
-    layout(p.dq, c.beams, c.max_q), layout(p.dk, kvb, c.max_kv), layout(p.dv, kvb, c.max_kv);
-    std::vector<T> q(nq), k(nk), v(nk), o(nq), go(nq), dq(nq), dk(nk), dv(nk);
-    for (auto *x : {&q, &k, &v, &go})
-        for (auto &e : *x) e = (T)emu_random();
-    for (auto *x : {&dq, &dk, &dv})
-        for (auto &e : *x) e = c.accumulate ? (T)emu_random() : (T)NAN;
-    std::vector<T> dq0 = dq, dk0 = dk, dv0 = dv;
-    std::vector<int> lq, lk, lo, hi;
-    attn_emu_sequences(c, lq, lk, lo, hi);
-    p.dtype = c.t, p.batch = c.batch, p.beams = c.beams, p.heads = c.heads, p.max_q = c.max_q, p.max_kv = c.max_kv;
-    p.head_qk = p.head_v = D, p.kv_shared = c.kv_shared, p.q_first = c.q_first;
-    p.q_count = c.q_count ? c.q_count : c.max_q;
-    p.sm_scaler = 1.0 / sqrt((double)D) * 2;
-    p.dropout = c.dropout, p.accumulate = c.accumulate;
-    p.len_q = lq.data(), p.len_kv = lk.data(), p.lo_win = lo.data(), p.hi_win = hi.data();
-    p.q.data = q.data(), p.k.data = k.data(), p.v.data = v.data(), p.o.data = o.data(), p.d_o.data = go.data();
-    p.dq.data = dq.data(), p.dk.data = dk.data(), p.dv.data = dv.data();
-    std::vector<char> ws(ocd_attn_core_workspace_bytes(&p, true)), reserve(ocd_attn_core_reserve_bytes(&p));
-    ocd_attn_core_call call = {&p, reserve.data(), ws.data()};
-    const char *why = ocd_cuda_attn_bwd_flash_applies(handle, &call);
-    if (why != NULL) {
-        printf("  %-30s the entry declines: %s\n", c.name, why);
-        return false;
-    }
-    ocd_attn_dev d;
-    ocd_attn_dev_init(&call, false, &d);
-    if ((char *)d.dq_acc + bwd_acc_bytes(d) > ws.data() + ws.size()) {
-        printf("  %-30s FAILED: the dq accumulators overrun the workspace\n", c.name);
-        return false;
-    }
-    memcpy((void *)d.p.lo_win, lo.data(), sizeof(int) * c.max_q); /* the prologue's copies */
-    memcpy((void *)d.p.hi_win, hi.data(), sizeof(int) * c.max_q);
-    const uint64_t gen[2] = {0x0fedcba987654321ull, 7}; /* what the forward saved in the reserve */
-    memcpy(reserve.data(), gen, sizeof gen);
-
-    /* the reference: forward (o and the statistics stored as the forward stores them), then the
-       gradients in double */
-    auto at = [&](const ocd_attn_operand &x, int b, int m, int h, int t, int e) {
-        return ocd_attn_core_row(&x, b, m, h, t) + e;
-    };
-    auto ld = [](const std::vector<T> &x, int64_t i) { return (double)ocd_cuda_load(&x[i]); };
-    std::vector<double> wq(nq, 0.0), wk(nk, 0.0), wv(nk, 0.0), pr(c.max_kv), fr(c.max_kv);
-    float *lse = (float *)(reserve.data() + 16);
-    for (int b = 0; b < c.batch; b++)
-        for (int m = 0; m < c.beams; m++)
-            for (int h = 0; h < c.heads; h++)
-                for (int i = 0; i < c.max_q; i++) {
-                    int mk = c.kv_shared ? 0 : m, len_kv = lk[b * kvb + mk];
-                    int a = std::max(lo[i], 0), z = std::min(hi[i], len_kv);
-                    bool in = i >= p.q_first && i < p.q_first + p.q_count;
-                    bool any = in && i < lq[b * c.beams + m] && a < z;
-                    int64_t ri = ((int64_t)(b * c.beams + m) * c.heads + h) * c.max_q + i;
-                    double mxs = -INFINITY, sum = 0;
-                    for (int j = a; any && j < z; j++) {
-                        double dot = 0;
-                        for (int e = 0; e < D; e++) dot += ld(q, at(p.q, b, m, h, i, e)) * ld(k, at(p.k, b, mk, h, j, e));
-                        pr[j] = dot * p.sm_scaler, mxs = std::max(mxs, pr[j]);
-                    }
-                    for (int j = a; any && j < z; j++) sum += exp(pr[j] - mxs);
-                    double l = any ? mxs + log(sum) : -INFINITY;
-                    lse[ri] = (float)l;
-                    for (int j = a; any && j < z; j++) {
-                        pr[j] = exp(pr[j] - l);
-                        bool keep = c.dropout == 0 || ocd_attn_core_keep(gen[0], gen[1], d.threshold, (uint64_t)ri * c.max_kv + j);
-                        fr[j] = keep ? d.drop_scale : 0;
-                    }
-                    double Di = 0;
-                    for (int e = 0; e < D; e++) {
-                        double oe = 0;
-                        for (int j = a; any && j < z; j++) oe += pr[j] * fr[j] * ld(v, at(p.v, b, mk, h, j, e));
-                        o[at(p.o, b, m, h, i, e)] = (T)oe;
-                        Di += oe * ld(go, at(p.d_o, b, m, h, i, e));
-                    }
-                    for (int j = a; any && j < z; j++) {
-                        double dpj = 0;
-                        for (int e = 0; e < D; e++) dpj += ld(go, at(p.d_o, b, m, h, i, e)) * ld(v, at(p.v, b, mk, h, j, e));
-                        double ds = pr[j] * (fr[j] * dpj - Di) * p.sm_scaler;
-                        for (int e = 0; e < D; e++) {
-                            wv[at(p.dv, b, mk, h, j, e)] += pr[j] * fr[j] * ld(go, at(p.d_o, b, m, h, i, e));
-                            wk[at(p.dk, b, mk, h, j, e)] += ds * ld(q, at(p.q, b, m, h, i, e));
-                            wq[at(p.dq, b, m, h, i, e)] += ds * ld(k, at(p.k, b, mk, h, j, e));
-                        }
-                    }
-                }
-    emulate<T, D>(d);
-
-    /* every element of dq (rows of the query range), dk and dv (rows of [0, max_kv)) is written:
-       the gradient, plus the prior value when accumulating; past len_kv, zeros or untouched; dq
-       rows outside the query range keep their bytes */
-    double worst = 0;
-    auto check = [&](const char *what, const std::vector<T> &got, const std::vector<T> &prior,
-                     const std::vector<double> &want, const ocd_attn_operand &x, int beams, int T_, const int *len,
-                     int len_beams) {
-        for (int b = 0; b < c.batch; b++)
-            for (int m = 0; m < beams; m++)
-                for (int h = 0; h < c.heads; h++)
-                    for (int t = 0; t < T_; t++)
-                        for (int e = 0; e < D; e++) {
-                            int64_t i = at(x, b, m, h, t, e);
-                            if (len == nullptr && (t < p.q_first || t >= p.q_first + p.q_count)) {
-                                if (memcmp(&got[i], &prior[i], sizeof(T)) == 0) continue;
-                                printf("  %-30s FAILED: %s at b %d m %d h %d t %d outside the query range written\n",
-                                       c.name, what, b, m, h, t);
-                                return false;
-                            }
-                            bool past = len != nullptr && t >= len[b * len_beams + m];
-                            double w = past ? (c.accumulate ? ld(prior, i) : 0) : want[i] + (c.accumulate ? ld(prior, i) : 0);
-                            double g = ld(got, i), err = fabs(g - w) / std::max(1.0, fabs(w));
-                            worst = std::max(worst, std::isnan(err) ? INFINITY : err);
-                            if (!(err <= 1e-2)) {
-                                printf("  %-30s FAILED: %s at b %d m %d h %d t %d e %d: got %.6g, want %.6g\n", c.name,
-                                       what, b, m, h, t, e, g, w);
-                                return false;
-                            }
-                        }
-        return true;
-    };
-    if (!check("dq", dq, dq0, wq, p.dq, c.beams, c.max_q, nullptr, 0) ||
-        !check("dk", dk, dk0, wk, p.dk, kvb, c.max_kv, lk.data(), kvb) ||
-        !check("dv", dv, dv0, wv, p.dv, kvb, c.max_kv, lk.data(), kvb))
-        return false;
-    printf("  %-30s ok (largest relative error %.2g)\n", c.name, worst);
     return true;
 }
 
@@ -316,7 +174,7 @@ int main()
     struct cudnnContext ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.cc_major = 9;
-    const emu_case cases[] = {
+    const emu_bwd_case cases[] = {
         {"f16_d64_partial_tiles", CUDNN_DATA_HALF, 2, 1, 2, 70, 90, 64, false, true, false, false, 0, 0},
         {"bf16_d64_causal_time_major", CUDNN_DATA_BFLOAT16, 1, 2, 2, 130, 130, 64, false, true, true, false, 1, 0},
         {"f16_d128_all_to_one_sliding", CUDNN_DATA_HALF, 2, 2, 1, 100, 150, 128, true, true, false, false, 2, 0},
@@ -326,11 +184,9 @@ int main()
         {"f16_d64_query_range", CUDNN_DATA_HALF, 2, 1, 1, 90, 100, 64, false, true, true, false, 2, 0.1, 17, 50},
         {"bf16_d128_query_range", CUDNN_DATA_BFLOAT16, 1, 2, 1, 60, 80, 128, true, false, false, true, 1, 0, 33, 20},
     };
-    bool ok = true;
-    for (const emu_case &c : cases) {
-        bool wide = c.d == 128;
-        if (c.t == CUDNN_DATA_HALF) ok &= wide ? run<__half, 128>(c, &ctx) : run<__half, 64>(c, &ctx);
-        else ok &= wide ? run<__nv_bfloat16, 128>(c, &ctx) : run<__nv_bfloat16, 64>(c, &ctx);
-    }
+    bool ok = attn_emu_run_cases(cases, &ctx, emu_random, ocd_cuda_attn_bwd_flash_applies,
+                                      [](auto t, auto dd, const ocd_attn_dev &d) {
+                                          return emulate<typename decltype(t)::type, decltype(dd)::value>(d);
+                                      });
     return ok ? 0 : 1;
 }

@@ -29,13 +29,6 @@ namespace {
 
 emu_rng emu_random{93u};
 
-/* True when a wait with this parity passes once an mbarrier has completed `completions` phases
-   and blocks at one fewer (try_wait.parity passes once the phase of that parity has completed). */
-bool phase_ok(int completions, unsigned parity)
-{
-    return (unsigned)(completions & 1) != parity && (unsigned)((completions - 1) & 1) == parity;
-}
-
 /* Runs every block of the launch the entry makes: the producer's loads, then each consumer
    warpgroup's steps, thread by thread, one key tile after the other. */
 template <typename T, int D> bool emulate(const ocd_attn_dev &d)
@@ -75,9 +68,9 @@ template <typename T, int D> bool emulate(const ocd_attn_dev &d)
                 int st = t % STAGES, sp = (t + STAGES - 1) % STAGES, kt = k0 + t * BN;
                 /* the mbarrier phases: the producer's wait on the stage's release of tile
                    t - STAGES, the consumers' on its fill for tile t (K), and for tile t - 1 (V) */
-                if ((t < tiles && t >= STAGES && !phase_ok(emptied[st], sm90_parity(t - STAGES))) ||
-                    (t < tiles && !phase_ok(++filled[st], sm90_parity(t))) ||
-                    (t > 0 && !phase_ok(filled[sp], sm90_parity(t - 1)))) {
+                if ((t < tiles && t >= STAGES && !emu_mbar_phase_ok(emptied[st], sm90_parity(t - STAGES))) ||
+                    (t < tiles && !emu_mbar_phase_ok(++filled[st], sm90_parity(t))) ||
+                    (t > 0 && !emu_mbar_phase_ok(filled[sp], sm90_parity(t - 1)))) {
                     printf("  the mbarrier parities of step %d\n", t);
                     return false;
                 }
@@ -123,31 +116,6 @@ template <typename T, int D> bool emulate(const ocd_attn_dev &d)
     return true;
 }
 
-/* What the entry declines: other devices, dropout, and every problem without the switch. */
-bool declines(cudnnHandle_t handle)
-{
-    ocd_attn_core_problem p;
-    memset(&p, 0, sizeof p);
-    std::vector<__half> buf(64 * 64);
-    p.dtype = CUDNN_DATA_HALF, p.batch = p.beams = p.heads = 1, p.max_q = p.max_kv = p.q_count = 64;
-    p.head_qk = p.head_v = 64;
-    ocd_attn_operand x = {buf.data(), {0, 0, 0, 64, 1}};
-    p.q = p.k = p.v = p.o = x;
-    ocd_attn_core_call call = {&p, nullptr, nullptr};
-    bool ok = ocd_cuda_attn_fwd_sm90_applies(handle, &call) == nullptr;
-    handle->cc_minor = 9;
-    ok &= ocd_cuda_attn_fwd_sm90_applies(handle, &call) != nullptr;
-    handle->cc_minor = 0;
-    p.dropout = 0.1;
-    ok &= ocd_cuda_attn_fwd_sm90_applies(handle, &call) != nullptr;
-    p.dropout = 0;
-    unsetenv("OPENCUDNN_UNPROVEN");
-    ok &= ocd_cuda_attn_fwd_sm90_applies(handle, &call) != nullptr;
-    setenv("OPENCUDNN_UNPROVEN", "1", 1);
-    printf("  %-28s %s\n", "applicability", ok ? "ok" : "FAILED");
-    return ok;
-}
-
 } // namespace
 
 int main()
@@ -163,8 +131,9 @@ int main()
         {"bf16_d128_inference_step", CUDNN_DATA_BFLOAT16, 1, 1, 2, 40, 300, 128, false, false, true, 0, 37, 1, 0},
         {"bf16_d128_partial", CUDNN_DATA_BFLOAT16, 1, 1, 1, 70, 90, 128, false, false, false, 1, 0, 70, 0},
     };
-    bool ok = declines(&ctx);
-    ok &= attn_emu_forward_cases(cases, &ctx, emu_random, ocd_cuda_attn_fwd_sm90_applies,
+    bool ok = attn_emu_sm90_declines(&ctx, ocd_cuda_attn_fwd_sm90_applies,
+                                     [](ocd_attn_core_problem &p, bool on) { p.dropout = on ? 0.1 : 0; });
+    ok &= attn_emu_run_cases(cases, &ctx, emu_random, ocd_cuda_attn_fwd_sm90_applies,
                                  [](auto t, auto dd, const ocd_attn_dev &d) {
                                      return emulate<typename decltype(t)::type, decltype(dd)::value>(d);
                                  });

@@ -1,6 +1,7 @@
 /* wgmma_emulate.h: what only Hopper's warpgroup tensor cores do, emulated for one warpgroup from
    the PTX ISA's definitions, for the emulation tests of sm_90a kernels (wgmma.cu,
-   conv_igemm_sm90.cu, attn_flash_sm90.cu): where a matrix descriptor says an operand element lies in shared memory
+   conv_igemm_sm90.cu, attn_flash_sm90.cu, attn_flash_bwd_sm90.cu): where a matrix descriptor
+   says an operand element lies in shared memory
    (the K-major and MN-major canonical layouts with the 128-byte swizzle: rows 8 to an atom, SBO
    bytes from one 8-row group to the next, 128 bytes per row inside the atom, LBO bytes between
    the 64-element blocks of an MN-major operand's N, and the hardware's XOR of address bits 7-9
@@ -8,8 +9,9 @@
    which the tensor cores keep sign, exponent and the 10 high mantissa bits, the 13 low ones
    dropped) with fp32 accumulators, whose result goes to thread t's register i at the ISA's
    D-fragment position (row 16 (t / 32) + 8 ((i / 2) % 2) + (t % 32) / 4, column 8 (i / 4) +
-   2 (t % 4) + i % 2). A k-step is 32 bytes of K: 16 elements of a 16-bit type, 8 of tf32.
-   Shared memory is a byte array indexed by shared address. */
+   2 (t % 4) + i % 2), and the phase parity an mbarrier wait passes at. A k-step is 32 bytes of
+   K: 16 elements of a 16-bit type, 8 of tf32. Shared memory is a byte array indexed by shared
+   address. */
 #ifndef OCD_TESTS_EMULATE_WGMMA_EMULATE_H
 #define OCD_TESTS_EMULATE_WGMMA_EMULATE_H
 
@@ -169,6 +171,14 @@ bool emu_wgmma_rs(float (*d)[N / 2], const uint32_t areg[128][4], const std::vec
                     emu_elem<T>((const uint8_t *)&bits);
             }
     return emu_wgmma<T, N, B_MN>(d, a, smem, db, scale_d);
+}
+
+/* True when an mbarrier wait with this parity passes once the barrier has completed
+   `completions` phases and blocks at one fewer (try_wait.parity passes once the phase of that
+   parity has completed). */
+bool emu_mbar_phase_ok(int completions, unsigned parity)
+{
+    return (unsigned)(completions & 1) != parity && (unsigned)((completions - 1) & 1) == parity;
 }
 
 } // namespace
