@@ -7,7 +7,7 @@
    implementation only says whether it serves the problem. Lengths live in the backend's memory
    and are not read here: the implementations clamp them to [0, max_q] and [0, max_kv]. Table
    order is the heuristic: on CUDA, the fused tensor-core kernels (forward and backward) for the
-   16-bit problems they serve (the forward's wgmma kernel first on compute capability 9.0),
+   16-bit problems they serve (the wgmma kernels first on compute capability 9.0),
    then the row kernels, which serve every problem whose head sizes
    fit their shared memory (2 (q + v head sizes) + 64 elements of the compute type within
    48 KiB); on the host, the row engine. */
@@ -31,6 +31,8 @@ static const struct ocd_impl fwd_impls[] = {
 
 static const struct ocd_impl bwd_impls[] = {
 #ifdef OCD_HAVE_CUDA
+    OCD_IMPL_ENTRY("cuda:attn_bwd_sm90", OCD_BACKEND_CUDA, ocd_cuda_attn_bwd_sm90_applies, NULL,
+                   ocd_cuda_attn_bwd_sm90),
     OCD_IMPL_ENTRY("cuda:attn_bwd_flash", OCD_BACKEND_CUDA, ocd_cuda_attn_bwd_flash_applies, NULL,
                    ocd_cuda_attn_bwd_flash),
     OCD_IMPL_ENTRY("cuda:attn_bwd_rows", OCD_BACKEND_CUDA, ocd_cuda_attn_rows_applies, NULL, ocd_cuda_attn_bwd_rows),

@@ -1,6 +1,7 @@
 /* wgmma.cuh: Hopper's warpgroup tensor-core instructions (sm_90a) for the kernels that use them
-   (the implicit-GEMM convolution's sm_90a mainloop, conv_igemm_sm90.cu): the shared-memory
-   layout wgmma reads, its matrix descriptors, the wgmma.mma_async wrappers with their fences and
+   (the implicit-GEMM convolution's sm_90a mainloop, conv_igemm_sm90.cu; the attention core's
+   Hopper forward and backward, attn_core_flash_sm90.cu and attn_core_flash_bwd_sm90.cu): the
+   shared-memory layout wgmma reads, its matrix descriptors, the wgmma.mma_async wrappers with their fences and
    groups, the mbarrier operations, and where each thread's accumulator and A-fragment registers
    sit in the tile. Everything here is written from the PTX ISA ("Asynchronous Warpgroup Level
    Matrix Multiply-Accumulate Instructions" and "mbarrier"), and the K loop of a cp.async ring.
@@ -16,7 +17,8 @@
      bytes: 16 elements of a 16-bit type, 8 of tf32) inside the 128-byte row is the
      descriptor's start address plus 32 bytes: the hardware applies the XOR to the address it
      forms, so the same atom serves all four.
-   - wgmma.mma_async m64nNk16, fp32 accumulators, fp16 or bf16 inputs, N = 64, 128 or 256: A and
+   - wgmma.mma_async m64nNk16, fp32 accumulators, fp16 or bf16 inputs, N = 32, 64, 128 or 256
+     (any multiple of 8 up to 256 is valid; these are the ones the kernels use): A and
      B from shared memory (both K-major, or both MN-major), or A from registers (the fragment map
      below) and B from shared memory. The accumulators of one thread are N / 2 floats, d[N / 2].
    - wgmma.mma_async m64nNk8 .f32.tf32.tf32 for fp32 data, A and B K-major in shared memory: the
@@ -212,6 +214,7 @@ template <int COUNT> __device__ __forceinline__ void ocd_wgmma_fence_operands(fl
 /* Operand lists of the wrappers: "{%0, ..., %(n - 1)}" and "+f"(d[0]) .. "+f"(d[n - 1]). */
 #define OCD_WG_S10(t) "%" #t "0,%" #t "1,%" #t "2,%" #t "3,%" #t "4,%" #t "5,%" #t "6,%" #t "7,%" #t "8,%" #t "9"
 #define OCD_WG_S0 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9"
+#define OCD_WG_D16 "{" OCD_WG_S0 ",%10,%11,%12,%13,%14,%15}"
 #define OCD_WG_D32 "{" OCD_WG_S0 "," OCD_WG_S10(1) "," OCD_WG_S10(2) ",%30,%31}"
 #define OCD_WG_D64                                                                                 \
     "{" OCD_WG_S0 "," OCD_WG_S10(1) "," OCD_WG_S10(2) "," OCD_WG_S10(3) "," OCD_WG_S10(4) "," OCD_WG_S10(5) \
@@ -224,6 +227,7 @@ template <int COUNT> __device__ __forceinline__ void ocd_wgmma_fence_operands(fl
     "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
         "+f"(d[i + 7])
 #define OCD_WG_F32(d, i) OCD_WG_F8(d, i), OCD_WG_F8(d, i + 8), OCD_WG_F8(d, i + 16), OCD_WG_F8(d, i + 24)
+#define OCD_WG_F_32(d) OCD_WG_F8(d, 0), OCD_WG_F8(d, 8)
 #define OCD_WG_F_64(d) OCD_WG_F32(d, 0)
 #define OCD_WG_F_128(d) OCD_WG_F32(d, 0), OCD_WG_F32(d, 32)
 #define OCD_WG_F_256(d) OCD_WG_F32(d, 0), OCD_WG_F32(d, 32), OCD_WG_F32(d, 64), OCD_WG_F32(d, 96)
@@ -273,6 +277,9 @@ template <int N, typename T> struct ocd_wgmma;
     };
 /* operand numbers after the n / 2 accumulators: ss takes (a-desc, b-desc, scale-d), rs takes
    (a0..a3, b-desc, scale-d) */
+#define OCD_WG_RS_32_A "%16,%17,%18,%19"
+#define OCD_WG_RS_32_B "20"
+#define OCD_WG_RS_32_SCALE "21"
 #define OCD_WG_RS_64_A "%32,%33,%34,%35"
 #define OCD_WG_RS_64_B "36"
 #define OCD_WG_RS_64_SCALE "37"
@@ -282,9 +289,11 @@ template <int N, typename T> struct ocd_wgmma;
 #define OCD_WG_RS_256_A "%128,%129,%130,%131"
 #define OCD_WG_RS_256_B "132"
 #define OCD_WG_RS_256_SCALE "133"
+OCD_WGMMA_DEFINE(32, __half, "f16", OCD_WG_D16, "16", "17", "18")
 OCD_WGMMA_DEFINE(64, __half, "f16", OCD_WG_D32, "32", "33", "34")
 OCD_WGMMA_DEFINE(128, __half, "f16", OCD_WG_D64, "64", "65", "66")
 OCD_WGMMA_DEFINE(256, __half, "f16", OCD_WG_D128, "128", "129", "130")
+OCD_WGMMA_DEFINE(32, __nv_bfloat16, "bf16", OCD_WG_D16, "16", "17", "18")
 OCD_WGMMA_DEFINE(64, __nv_bfloat16, "bf16", OCD_WG_D32, "32", "33", "34")
 OCD_WGMMA_DEFINE(128, __nv_bfloat16, "bf16", OCD_WG_D64, "64", "65", "66")
 OCD_WGMMA_DEFINE(256, __nv_bfloat16, "bf16", OCD_WG_D128, "128", "129", "130")

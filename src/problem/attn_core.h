@@ -174,6 +174,8 @@ const char *ocd_cuda_attn_fwd_sm90_applies(cudnnHandle_t handle, const void *cal
 cudnnStatus_t ocd_cuda_attn_fwd_sm90(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
 const char *ocd_cuda_attn_fwd_flash_applies(cudnnHandle_t handle, const void *call);
 cudnnStatus_t ocd_cuda_attn_fwd_flash(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
+const char *ocd_cuda_attn_bwd_sm90_applies(cudnnHandle_t handle, const void *call);
+cudnnStatus_t ocd_cuda_attn_bwd_sm90(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
 const char *ocd_cuda_attn_bwd_flash_applies(cudnnHandle_t handle, const void *call);
 cudnnStatus_t ocd_cuda_attn_bwd_flash(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
 const char *ocd_cuda_attn_rows_applies(cudnnHandle_t handle, const void *call);
