@@ -13,7 +13,8 @@
    filter. Activations whose spatial dims are packed but whose channels are not (NCHW and its
    padded-N/C variants) are first transposed to packed NHWC in the workspace; the filter is
    re-packed to KRSC (forward) or to [G][C/G][T][R][S][K/G] with the taps mirrored for
-   CONVOLUTION mode (backward data). Outputs are written in place in any layout.
+   CONVOLUTION mode (backward data); a TF32 plan's copies round to tf32 on the way
+   (igemm_operand). Outputs are written in place in any layout.
 
    A forward pass without groups whose C is not a multiple of the 16-byte chunk (8 half, 4 float:
    RGB images, C = 3) has its input copied with C padded by zeros to that multiple, and its filter
@@ -51,10 +52,20 @@
 
 /* ---- helper kernels: copies into the kernel's operand layouts -------------------------------------- */
 
+/* An element as the copies store it (raw bits, U uint16_t or uint32_t): a TF32 plan's operands
+   rounded to tf32 (cvt.rna) on the way, so that the sm_90a kernel, whose wgmma would truncate
+   them, need not round them in shared memory (igemm_params round_a, round_b). The sm_80 kernel
+   rounds its fragments again, which changes nothing. */
+template <typename U> __host__ __device__ __forceinline__ U igemm_operand(U v, bool tf32)
+{
+    if (sizeof(U) == 4 && tf32) return (U)ocd_mma_to_tf32((uint32_t)v);
+    return v;
+}
+
 /* [N][C][S] with strides (sn, sc, 1) -> packed [N][S][C], through 32 x 32 shared-memory tiles so
    that reads and writes are both coalesced. Block (32, 8); grid (S / 32, C / 32, <= N). */
 template <typename U>
-__global__ void igemm_to_nhwc(const U *src, U *dst, int64_t sn, int64_t sc, int c, int64_t s, int n)
+__global__ void igemm_to_nhwc(const U *src, U *dst, int64_t sn, int64_t sc, int c, int64_t s, int n, bool tf32)
 {
     __shared__ U tile[32][33];
     const int64_t s0 = (int64_t)blockIdx.x * 32;
@@ -64,7 +75,7 @@ __global__ void igemm_to_nhwc(const U *src, U *dst, int64_t sn, int64_t sc, int 
         U *dp = dst + (int64_t)img * s * c;
         for (int j = threadIdx.y; j < 32; j += 8) {
             int64_t si = s0 + threadIdx.x;
-            if (c0 + j < c && si < s) tile[j][threadIdx.x] = sp[(c0 + j) * sc + si];
+            if (c0 + j < c && si < s) tile[j][threadIdx.x] = igemm_operand(sp[(c0 + j) * sc + si], tf32);
         }
         __syncthreads();
         for (int j = threadIdx.y; j < 32; j += 8) {
@@ -85,7 +96,7 @@ struct igemm_pad {
 };
 
 /* One thread per destination element (raw bits: 0 is +0.0 in every type). */
-template <typename U> __global__ void igemm_pad_channels(const U *src, U *dst, const igemm_pad p)
+template <typename U> __global__ void igemm_pad_channels(const U *src, U *dst, const igemm_pad p, bool tf32)
 {
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < p.total; i += gridDim.x * blockDim.x) {
         uint32_t ci, w, h, d, rest;
@@ -93,7 +104,7 @@ template <typename U> __global__ void igemm_pad_channels(const U *src, U *dst, c
         rest = ocd_fastdiv_divmod(p.div_w, rest, &w);
         rest = ocd_fastdiv_divmod(p.div_h, rest, &h);
         uint32_t img = ocd_fastdiv_divmod(p.div_d, rest, &d);
-        dst[i] = (int)ci < p.c ? src[img * p.sn + ci * p.sc + d * p.sd + h * p.sh + w * p.sw] : U(0);
+        dst[i] = (int)ci < p.c ? igemm_operand(src[img * p.sn + ci * p.sc + d * p.sd + h * p.sh + w * p.sw], tf32) : U(0);
     }
 }
 
@@ -130,12 +141,12 @@ __host__ __device__ __forceinline__ bool igemm_filter_src(const igemm_filter_pac
     return true;
 }
 
-template <typename U> __global__ void igemm_pack_filter(const U *w, U *dst, const igemm_filter_pack f)
+template <typename U> __global__ void igemm_pack_filter(const U *w, U *dst, const igemm_filter_pack f, bool tf32)
 {
     const int64_t total = (int64_t)f.g * f.kg * f.cgp * f.t * f.r * f.s;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
         int64_t src;
-        dst[i] = igemm_filter_src(f, i, &src) ? w[src] : U(0);
+        dst[i] = igemm_filter_src(f, i, &src) ? igemm_operand(w[src], tf32) : U(0);
     }
 }
 
@@ -441,6 +452,9 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     }
     if (ep.beta == 0.f) ep.z = NULL;
 
+    /* TF32: the operands no copy rounded are rounded by the sm_90a kernel (igemm_operand) */
+    prm.round_a = tf32 && !pl->copy_a.on && !pl->pad_on;
+    prm.round_b = tf32 && !pl->pack_filter;
     if (pl->pack_filter) {
         igemm_filter_pack &f = pl->pack;
         f.sk = wst[0], f.sc = wst[1], f.st = wst[2], f.sr = wst[3], f.ss = wst[4];
@@ -480,10 +494,11 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
 template <typename U>
 static cudnnStatus_t launch_copies(igemm_plan *pl, const void *filter, char *ws, cudaStream_t stream)
 {
+    const bool tf32 = pl->type == IGEMM_TF32;
     if (pl->pad_on) {
         U *dst = (U *)(ws + pl->ws_pad);
         unsigned blocks = (unsigned)OCD_MIN((pl->pad.total + 255) / 256, 65535u * 16);
-        igemm_pad_channels<U><<<blocks, 256, 0, stream>>>((const U *)pl->pad_src, dst, pl->pad);
+        igemm_pad_channels<U><<<blocks, 256, 0, stream>>>((const U *)pl->pad_src, dst, pl->pad, tf32);
         OCD_CUDA_LAUNCHED();
         pl->prm.a.ptr = dst;
     }
@@ -494,7 +509,7 @@ static cudnnStatus_t launch_copies(igemm_plan *pl, const void *filter, char *ws,
         if (!c.on) continue;
         U *dst = (U *)(ws + c.ws_off);
         dim3 grid((unsigned)((c.s + 31) / 32), (unsigned)((c.c + 31) / 32), (unsigned)OCD_MIN(c.n, 65535));
-        igemm_to_nhwc<U><<<grid, dim3(32, 8), 0, stream>>>((const U *)c.src, dst, c.sn, c.sc, c.c, c.s, c.n);
+        igemm_to_nhwc<U><<<grid, dim3(32, 8), 0, stream>>>((const U *)c.src, dst, c.sn, c.sc, c.c, c.s, c.n, tf32);
         OCD_CUDA_LAUNCHED();
         acts[i]->ptr = dst;
     }
@@ -503,7 +518,7 @@ static cudnnStatus_t launch_copies(igemm_plan *pl, const void *filter, char *ws,
         int64_t total = (int64_t)f.g * f.kg * f.cg * f.t * f.r * f.s;
         U *dst = (U *)(ws + pl->ws_filter);
         unsigned blocks = (unsigned)OCD_MIN((total + 255) / 256, (int64_t)65535);
-        igemm_pack_filter<U><<<blocks, 256, 0, stream>>>((const U *)filter, dst, f);
+        igemm_pack_filter<U><<<blocks, 256, 0, stream>>>((const U *)filter, dst, f, tf32);
         OCD_CUDA_LAUNCHED();
         pl->prm.bmat = dst;
     }

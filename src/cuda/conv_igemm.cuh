@@ -83,6 +83,8 @@ struct igemm_params {
     ocd_fastdiv k_div[3];            /* decodes the GEMM K index: fwd (C/G, S, R), dgrad (K/G, S, R),
                                         wgrad (Q, P, Z) */
     ocd_fastdiv str_div[3];          /* backward data: strides uw, uh, ud */
+    int round_a, round_b;            /* TF32, the sm_90a kernel: round A, B to tf32 in shared memory
+                                        (read in place; the workspace copies round theirs) */
     igemm_epi epi;
 };
 

@@ -15,7 +15,9 @@
    tiles of 128 bytes (64 elements, 32 of fp32) into a ring of STAGES stages (wgmma.cuh's
    ocd_wgmma_kloop: the schedule and why no stage is overwritten before it is read). With fp32
    data each thread rounds the chunks it copied to tf32 (cvt.rna, as the sm_80 kernel rounds
-   its fragments) once they land, before the proxy fence: wgmma would otherwise truncate them. A
+   its fragments) once they land, before the proxy fence: wgmma would otherwise truncate them.
+   Operands that come from the workspace (NCHW activations transposed, the filter packed) were
+   rounded by the copy and are not rounded again (igemm_params round_a, round_b). A
    producer warp with TMA im2col loads, clusters with multicast and a persistent scheduler are
    the next steps (issue 24). */
 #include "cuda/conv_igemm.cuh"
@@ -111,8 +113,8 @@ template <class Tile, typename T, bool MN, class ALoad, class BLoad> struct igem
     __device__ __forceinline__ void convert(int s)
     {
         if constexpr (std::is_same<T, float>::value) {
-            igemm_wgmma_round_tf32<typename Shape::SA, Tile::BM, Tile::THREADS>(smem + Shape::a_stage(s), tid);
-            igemm_wgmma_round_tf32<typename Shape::SB, Tile::BN, Tile::THREADS>(smem + Shape::b_stage(s), tid);
+            if (p.round_a) igemm_wgmma_round_tf32<typename Shape::SA, Tile::BM, Tile::THREADS>(smem + Shape::a_stage(s), tid);
+            if (p.round_b) igemm_wgmma_round_tf32<typename Shape::SB, Tile::BN, Tile::THREADS>(smem + Shape::b_stage(s), tid);
         }
     }
     __device__ __forceinline__ void fence_async()

@@ -250,8 +250,8 @@ template <class Tile, typename T, class Dir> struct cta_emu {
         check.convert(s);
         if constexpr (std::is_same<T, float>::value)
             for (int tid = 0; tid < Tile::THREADS; tid++) {
-                igemm_wgmma_round_tf32<SA, Tile::BM, Tile::THREADS>(&smem[BASE + Shape::a_stage(s)], tid);
-                igemm_wgmma_round_tf32<SB, Tile::BN, Tile::THREADS>(&smem[BASE + Shape::b_stage(s)], tid);
+                if (p.round_a) igemm_wgmma_round_tf32<SA, Tile::BM, Tile::THREADS>(&smem[BASE + Shape::a_stage(s)], tid);
+                if (p.round_b) igemm_wgmma_round_tf32<SB, Tile::BN, Tile::THREADS>(&smem[BASE + Shape::b_stage(s)], tid);
             }
     }
     void fence_async()
@@ -388,13 +388,17 @@ template <typename T> bool emulate_problem(const emu_case &e, const struct ocd_c
     }
     std::vector<uint8_t> ws(pl.ws_bytes + 256);
     uint8_t *wsa = (uint8_t *)(((uintptr_t)ws.data() + 255) & ~(uintptr_t)255);
-    if (pl.pack_filter) { /* igemm_pack_filter, element by element */
+    /* the copies of launch_copies, element by element on the raw bits (igemm_operand rounds a
+       TF32 plan's operands) */
+    typedef typename std::conditional<sizeof(T) == 4, uint32_t, uint16_t>::type U;
+    const bool tf32 = pl.type == IGEMM_TF32;
+    if (pl.pack_filter) { /* igemm_pack_filter */
         const igemm_filter_pack &f = pl.pack;
         const int64_t total = (int64_t)f.g * f.kg * f.cgp * f.t * f.r * f.s;
-        T *dst = (T *)(wsa + pl.ws_filter);
+        U *dst = (U *)(wsa + pl.ws_filter);
         for (int64_t i = 0; i < total; i++) {
             int64_t src;
-            dst[i] = igemm_filter_src(f, i, &src) ? ((const T *)p.w_data)[src] : T(0.f);
+            dst[i] = igemm_filter_src(f, i, &src) ? igemm_operand(((const U *)p.w_data)[src], tf32) : U(0);
         }
         pl.prm.bmat = dst;
     }
@@ -404,11 +408,11 @@ template <typename T> bool emulate_problem(const emu_case &e, const struct ocd_c
     for (int i = 0; i < 2; i++) {
         const igemm_copy &c = *copies[i];
         if (!c.on) continue;
-        T *dst = (T *)(wsa + c.ws_off);
+        U *dst = (U *)(wsa + c.ws_off);
         for (int64_t img = 0; img < c.n; img++)
             for (int64_t sp = 0; sp < c.s; sp++)
                 for (int64_t ch = 0; ch < c.c; ch++)
-                    dst[(img * c.s + sp) * c.c + ch] = ((const T *)c.src)[img * c.sn + ch * c.sc + sp];
+                    dst[(img * c.s + sp) * c.c + ch] = igemm_operand(((const U *)c.src)[img * c.sn + ch * c.sc + sp], tf32);
         acts[i]->ptr = dst;
     }
     if (pl.prm.splits > 1) pl.prm.epi.partial = (float *)(wsa + pl.ws_part);
