@@ -5,9 +5,11 @@
    PyTorch's grid sampler on strided tensors, CuPy's batch-norm Ex calls with descriptors given
    for NULL tensors, Flux's batch-norm backward without saved statistics, Caffe2's dropout
    sharing one buffer for its mask and states, Gorgonia's dropout passing its states as the
-   reserve (refused), NNlib's leaky ReLU as an in-place cudnnOpTensor
+   reserve (refused) and its convolutions on IMPLICIT_GEMM and backward ALGO_0 without workspace,
+   NNlib's leaky ReLU as an in-place cudnnOpTensor
    MAX, Juice's activations with the coefficient DBL_MAX, and CUDA.jl's reduction with the
    indices pointer NULL. Each result against the double references of tests/ref/. */
+#include "conv_harness.h"
 #include "desc_util.h"
 #include "ref/activation.h"
 #include "ref/batchnorm.h"
@@ -442,6 +444,71 @@ TEST(compat_dropout_gorgonia_states_as_reserve_refused)
     tview_free(&x, px), tview_free(&x, py), tview_free(&x, pdx);
     free(xv);
     tview_destroy(&x);
+}
+
+/* Gorgonia's convolution (ops/nn/convolution_cuda.go through gorgonia.org/cu/dnn): the descriptor
+   in CONVOLUTION mode (cudnn.StandardConvolution), the data's type as compute type; the forward
+   with IMPLICIT_GEMM, backward data with ALGO_0 and backward filter with ALGO_0, each **with no
+   workspace (NULL, 0) and none asked for** (nomem{}), beta 1. The guide describes the three as
+   forming no matrix; each reports 0 bytes for any problem (strided, dilated, grouped, 1x1) and
+   runs without one. */
+TEST(compat_conv_gorgonia_algo0_without_workspace)
+{
+    static const struct ref_conv geometry[] = {
+        {.nsp = 2, .n = 2, .c = 4, .k = 6, .groups = 1, .in = {9, 8}, .filt = {3, 3}, .pad = {1, 1}, .stride = {1, 1},
+         .dil = {1, 1}, .convolution = true},
+        {.nsp = 2, .n = 1, .c = 6, .k = 4, .groups = 2, .in = {11, 9}, .filt = {5, 3}, .pad = {2, 0}, .stride = {2, 1},
+         .dil = {1, 2}, .convolution = true},
+        {.nsp = 2, .n = 3, .c = 8, .k = 5, .groups = 1, .in = {6, 6}, .filt = {1, 1}, .pad = {0, 0}, .stride = {2, 2},
+         .dil = {1, 1}, .convolution = true},
+    };
+    cudnnHandle_t h = test_handle();
+    const cudnnDataType_t t = CUDNN_DATA_FLOAT;
+    const float one = 1;
+    for (size_t g = 0; g < TLEN(geometry); g++) {
+        struct ref_conv rc = geometry[g];
+        if (!CHECK(ref_conv_out_dims(&rc))) return;
+        struct tconv_run r;
+        tconv_run_init(&r, &rc, t);
+        const int pad[2] = {rc.pad[0], rc.pad[1]}, stride[2] = {rc.stride[0], rc.stride[1]};
+        const int dil[2] = {rc.dil[0], rc.dil[1]};
+        bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(r.xd, CUDNN_TENSOR_NCHW, t, rc.n, rc.c, rc.in[0], rc.in[1])) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptor(r.yd, CUDNN_TENSOR_NCHW, t, rc.n, rc.k, rc.out[0], rc.out[1])) &&
+                  CHECK_OK(cudnnSetFilter4dDescriptor(r.wd, t, CUDNN_TENSOR_NCHW, rc.k, rc.c / rc.groups, rc.filt[0],
+                                                      rc.filt[1])) &&
+                  CHECK_OK(cudnnSetConvolutionNdDescriptor(r.cd, 2, pad, stride, dil, CUDNN_CONVOLUTION, t)) &&
+                  CHECK_OK(cudnnSetConvolutionGroupCount(r.cd, rc.groups));
+        size_t fs = 1, ds = 1, ws = 1;
+        ok = ok &&
+             CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, r.xd, r.wd, r.cd, r.yd,
+                                                              CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, &fs)) &&
+             CHECK_OK(cudnnGetConvolutionBackwardDataWorkspaceSize(h, r.wd, r.yd, r.cd, r.xd,
+                                                                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, &ds)) &&
+             CHECK_OK(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, r.xd, r.yd, r.cd, r.wd,
+                                                                     CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0, &ws)) &&
+             CHECK(fs == 0 && ds == 0 && ws == 0);
+        /* beta 1: each result added to what the output held */
+        double *y0 = tview_random(r.ny, -1, 1), *dx0 = tview_random(r.nx, -1, 1), *dw0 = tview_random(r.nw, -1, 1);
+        void *py = tvalues_upload(t, y0, r.ny), *pdx = tvalues_upload(t, dx0, r.nx), *pdw = tvalues_upload(t, dw0, r.nw);
+        for (long i = 0; i < r.ny; i++) r.y[i] += y0[i];
+        for (long i = 0; i < r.nx; i++) r.dx[i] += dx0[i];
+        for (long i = 0; i < r.nw; i++) r.dw[i] += dw0[i];
+        /* DEFAULT_MATH (Gorgonia's DefaultMath) lets float run as TF32 */
+        const double tol = tconv_tolerance(t, t, CUDNN_TENSOR_OP_MATH);
+        if (ok && CHECK_OK(cudnnConvolutionForward(h, &one, r.xd, r.px, r.wd, r.pw, r.cd,
+                                                   CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0, &one, r.yd, py)))
+            tvalues_check(t, py, r.y, r.ny, tol, "Gorgonia forward, IMPLICIT_GEMM without workspace");
+        if (ok && CHECK_OK(cudnnConvolutionBackwardData(h, &one, r.wd, r.pw, r.yd, r.pdy, r.cd,
+                                                        CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, NULL, 0, &one, r.xd, pdx)))
+            tvalues_check(t, pdx, r.dx, r.nx, tol, "Gorgonia backward data, ALGO_0 without workspace");
+        if (ok && CHECK_OK(cudnnConvolutionBackwardFilter(h, &one, r.xd, r.px, r.yd, r.pdy, r.cd,
+                                                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0, NULL, 0, &one, r.wd, pdw)))
+            tvalues_check(t, pdw, r.dw, r.nw, tol, "Gorgonia backward filter, ALGO_0 without workspace");
+        tbuf_free(py), tbuf_free(pdx), tbuf_free(pdw);
+        free(y0), free(dx0), free(dw0);
+        tconv_run_free(&r);
+        if (!ok) return;
+    }
 }
 
 /* candle's conv1d (candle-core/src/cuda_backend/cudnn.rs, launch_conv1d, through cudarc's

@@ -49,7 +49,7 @@
    TF32), so FMA_MATH skips it; its plain twin computes fp32 and double. The implicit GEMM serves
    the algorithms the cuDNN 8.2 guide lists as tensor-core ones (IMPLICIT_PRECOMP_GEMM, BWD_DATA
    ALGO_1, BWD_FILTER ALGO_1), and forward IMPLICIT_GEMM where it needs no workspace (the pick
-   enforces that for every IMPLICIT_GEMM entry). */
+   enforces that for every IMPLICIT_GEMM and backward ALGO_0 entry). */
 #define CUDA_ENTRY(name_, algos_, applies_, ws_, run_, tc_)                                     \
     {{name_, OCD_BACKEND_CUDA, algos_, applies_, ws_, run_, NULL}, CUDNN_DETERMINISTIC, tc_, NULL},
 #define CUBLAS_1X1_ENTRIES(dir_, algos_)                                                        \
@@ -439,13 +439,16 @@ static const char *entry_unfit(cudnnHandle_t handle, const struct ocd_impl *base
     const struct ocd_conv_impl *e = (const struct ocd_conv_impl *)base;
     const struct ocd_conv_problem *p = problem;
     const char *r = e->tensor_ops ? ocd_conv_tensor_ops_rejects(p) : NULL;
-    /* the guide's IMPLICIT_GEMM forms no matrix: the entries that serve it need no workspace */
-    const bool implicit = p->dir == OCD_CONV_FWD && algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    /* the guide's IMPLICIT_GEMM and backward ALGO_0 form no matrix: the entries that serve them
+       need no workspace (programs run them with NULL, 0 without asking: Gorgonia) */
+    const bool implicit = p->dir == OCD_CONV_FWD        ? algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM
+                          : p->dir == OCD_CONV_BWD_DATA ? algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_0
+                                                        : algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0;
     const char *cap = getenv("CUDNN_CONV_WSCAP_DBG");
     if (r == NULL && (implicit || (cap != NULL && *cap != '\0'))) { /* else the workspace is not asked */
         size_t ws = ocd_conv_impl_workspace(handle, e, p, plan);
         if (over_workspace_cap(cap, ws)) r = OCD_REASON_WORKSPACE;
-        else if (ws > 0 && implicit) r = "IMPLICIT_GEMM runs without workspace, and this entry needs some for this problem";
+        else if (ws > 0 && implicit) r = "this algorithm runs without workspace, and this entry needs some for this problem";
     }
     return r;
 }
