@@ -28,9 +28,10 @@
      shared buffer [key][query] swizzled as an MN-major A operand (M = the queries). Once both
      consumers' dS is there (named barrier 2), consumer g forms columns g D / 2 .. of
      dQ_block = dS K (M = BQ queries, N = D / 2, K = the block's 128 keys: A = dS MN-major, B =
-     the K tile read N-major), releases the stage and adds dQ_block to the float accumulators with
-     atomicAdd as the sm_80 kernel does. dS has two buffers, so that a consumer's stores of the
-     next block never meet the other's reads of this one.
+     the K tile read N-major), adds it to the float accumulators with atomicAdd as the sm_80
+     kernel does (for the rows whose bwd_row in the stage say they reach the keys), and only
+     then releases the stage. dS has two buffers, so that a consumer's stores of the next block
+     never meet the other's reads of this one.
    The producer gives registers back (setmaxnreg) to the consumers: dk and dv take D / 2 each,
    S^T and dP~^T BQ / 2 each, the A registers of P~^T and dS^T BQ / 4 each, dQ D / 4. Each key
    row of [0, max_kv) is written by exactly one block, zeros past len_kv (untouched when
@@ -263,8 +264,8 @@ template <typename T, int D, bool DROPOUT> __global__ void __launch_bounds__(THR
         ocd_wgmma_fence_operands(dq_flat);
         ocd_wgmma_fence_operands(dk_flat);
         ocd_wgmma_fence_operands(dv_flat);
-        ocd_mbar_arrive(&empty[st]); /* the stage's Q and dO are read */
         bwd_add_dq<BN>(d, dq, cr, b, m, h, i0, j0, wt / 32, g * (D / 2), lane);
+        ocd_mbar_arrive(&empty[st]); /* the stage's Q, dO and rows are read */
     }
     bwd_store_kv<T>(d, p.dk, b, mk, h, j0, lkv, dk, (float)p.sm_scaler, cw, lane);
     bwd_store_kv<T>(d, p.dv, b, mk, h, j0, lkv, dv, 1.f, cw, lane);
