@@ -244,7 +244,9 @@ TEST(compat_reduce_theano_3d_padded)
    values (getConvolutionDescriptor_ffi, arrays of CUDNN_DIM_MAX ints) and, the compute type being
    HALF, sets it again with FLOAT; the search (cudnnFindConvolutionForwardAlgorithm asked for 10
    results, the SUCCESS ones kept in order) then runs on the float-compute descriptor. The request
-   past the descriptor's 2 values writes those 2 and leaves the rest of the arrays alone. */
+   past the descriptor's 2 values writes those 2 and leaves the rest of the arrays alone. Theano's
+   requests (the tensor's rank with 0 values and NULL arrays, 8 filter values, 5 convolution
+   values) are answered too. */
 TEST(compat_conv_cudnntorch_get_nd_dim_max)
 {
     struct ref_conv rc = {.nsp = 2, .n = 2, .c = 4, .k = 6, .groups = 2, .in = {6, 7}, .filt = {3, 2},
@@ -270,6 +272,15 @@ TEST(compat_conv_cudnntorch_get_nd_dim_max)
          CHECK(length == 2 && mode == CUDNN_CROSS_CORRELATION && compute == CUDNN_DATA_HALF) &&
          CHECK(pad[0] == 1 && pad[1] == 0 && stride[0] == 1 && stride[1] == 2 && dil[0] == 2 && dil[1] == 1) &&
          CHECK(pad[2] == -7 && stride[7] == -7 && dil[2] == -7);
+    /* Theano's cache key (dnn_conv_base.c): the tensor's rank asked with 0 values and NULL arrays,
+       the filter with 8 values, the convolution with 5 */
+    int nb = -1, fnb = -1, fdims[8], clen = -1, cpad[5], cstr[5], cdil[5];
+    cudnnDataType_t dt;
+    cudnnTensorFormat_t fmt;
+    ok = ok && CHECK_OK(cudnnGetTensorNdDescriptor(r.xd, 0, &dt, &nb, NULL, NULL)) && CHECK(nb == 4) &&
+         CHECK_OK(cudnnGetFilterNdDescriptor(r.wd, 8, &dt, &fmt, &fnb, fdims)) && CHECK(fnb == 4 && fdims[3] == 2) &&
+         CHECK_OK(cudnnGetConvolutionNdDescriptor(r.cd, 5, &clen, cpad, cstr, cdil, &mode, &compute)) &&
+         CHECK(clen == 2 && cdil[0] == 2);
     ok = ok && CHECK_OK(cudnnSetConvolutionNdDescriptor(r.cd, length, pad, stride, dil, mode, CUDNN_DATA_FLOAT));
     cudnnConvolutionFwdAlgoPerf_t res[10];
     int n = 0, groups = 0;
