@@ -95,16 +95,25 @@ struct igemm_pad {
     ocd_fastdiv div_cp, div_w, div_h, div_d;
 };
 
+/* Whether destination element i has a source (false: a padding channel, stored as zero) and its
+   offset in the source (host-callable, as igemm_filter_src below). */
+__host__ __device__ __forceinline__ bool igemm_pad_src(const igemm_pad &p, uint32_t i, int64_t *src)
+{
+    uint32_t ci, w, h, d, rest;
+    rest = ocd_fastdiv_divmod(p.div_cp, i, &ci);
+    rest = ocd_fastdiv_divmod(p.div_w, rest, &w);
+    rest = ocd_fastdiv_divmod(p.div_h, rest, &h);
+    uint32_t img = ocd_fastdiv_divmod(p.div_d, rest, &d);
+    *src = img * p.sn + ci * p.sc + d * p.sd + h * p.sh + w * p.sw;
+    return (int)ci < p.c;
+}
+
 /* One thread per destination element (raw bits: 0 is +0.0 in every type). */
 template <typename U> __global__ void igemm_pad_channels(const U *src, U *dst, const igemm_pad p, bool tf32)
 {
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < p.total; i += gridDim.x * blockDim.x) {
-        uint32_t ci, w, h, d, rest;
-        rest = ocd_fastdiv_divmod(p.div_cp, i, &ci);
-        rest = ocd_fastdiv_divmod(p.div_w, rest, &w);
-        rest = ocd_fastdiv_divmod(p.div_h, rest, &h);
-        uint32_t img = ocd_fastdiv_divmod(p.div_d, rest, &d);
-        dst[i] = (int)ci < p.c ? igemm_operand(src[img * p.sn + ci * p.sc + d * p.sd + h * p.sh + w * p.sw], tf32) : U(0);
+        int64_t from;
+        dst[i] = igemm_pad_src(p, i, &from) ? igemm_operand(src[from], tf32) : U(0);
     }
 }
 

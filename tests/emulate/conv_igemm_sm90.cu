@@ -21,7 +21,8 @@
    and with stride 2 phase by phase, as the phases entry runs it; the filter gradient with edge
    tiles, stride 2 and split-K. TF32 (fp32 data), forward and backward data: every tile, channel
    counts that are multiples of 4 but not 8, NCHW activations (transposed into the workspace as
-   igemm_to_nhwc does) with a KCRS filter, split-K and the stride phases. The emulated wgmma keeps
+   igemm_to_nhwc does) with a KCRS filter, split-K and the stride phases. The stem (C = 3, its
+   channels padded in the workspace as igemm_pad_channels pads them) in fp16 and TF32. The emulated wgmma keeps
    only the tf32 part of each operand, as the hardware does, and counts operands that arrive with
    low bits set: the kernel's rounding pass must leave none. The TF32 results are checked against
    the reference from the tf32-rounded inputs (to the fp32 sum's rounding) and the exact one (to
@@ -402,6 +403,14 @@ template <typename T> bool emulate_problem(const emu_case &e, const struct ocd_c
         }
         pl.prm.bmat = dst;
     }
+    if (pl.pad_on) { /* igemm_pad_channels */
+        U *dst = (U *)(wsa + pl.ws_pad);
+        for (uint32_t i = 0; i < pl.pad.total; i++) {
+            int64_t src;
+            dst[i] = igemm_pad_src(pl.pad, i, &src) ? igemm_operand(((const U *)pl.pad_src)[src], tf32) : U(0);
+        }
+        pl.prm.a.ptr = dst;
+    }
     /* igemm_to_nhwc: [N][C][S] -> packed [N][S][C] */
     igemm_copy *copies[2] = {&pl.copy_a, &pl.copy_b};
     igemm_act *acts[2] = {&pl.prm.a, &pl.prm.b};
@@ -648,6 +657,10 @@ int main()
          2, 1},
         {"dgrad 128x64 tf32 NCHW, stride 2 phases, CONVOLUTION", OCD_CONV_BWD_DATA, F, 3, 2, 128, 28, 16, 16, 3, 3, 1,
          2, 1, true, false, 1, 0, 2, -1, true},
+        {"fwd 128x64 tf32 NCHW, stem C 3 padded to 4, 7x7 stride 2", OCD_CONV_FWD, F, 3, 3, 3, 64, 23, 21, 7, 7, 3, 2, 1,
+         false, false, 1, 0, 2, 1, true},
+        {"fwd 128x64 fp16, stem C 3 padded to 8, 7x7 stride 2, bias ReLU", OCD_CONV_FWD, H, 3, 3, 3, 64, 23, 21, 7, 7,
+         3, 2, 1, false, true, 1, 0, 2, 1},
         {"wgrad 128x128 tf32 is declined", OCD_CONV_BWD_FILTER, F, 2, 2, 24, 128, 9, 11, 3, 3, 1, 1, 1, false, false,
          1, 0, 2, 1, false, "filter gradient"},
     };
