@@ -8,10 +8,10 @@
 
    Main decisions.
    - One operand layout: K-major with the 128-byte swizzle. A K tile is 128 bytes of K (64
-     elements of a 16-bit type, 32 of fp32) per row; each group of 8 rows is one 1024-byte swizzle atom, and
-     inside it the 16-byte chunk c of row r lies at chunk position c ^ (r % 8) (address bits 4-6
-     XORed with bits 7-9), so that the 8 rows of any 16-byte column of the atom fall in 8
-     different bank groups. An operand stage must start on a 1024-byte boundary (the matrix base
+     elements of a 16-bit type, 32 of fp32) per row; each group of 8 rows is one 1024-byte
+     swizzle atom, and inside it the 16-byte chunk c of row r lies at chunk position c ^ (r % 8)
+     (address bits 4-6 XORed with bits 7-9), so that the 8 rows of any 16-byte column of the
+     atom fall in 8 different bank groups. An operand stage must start on a 1024-byte boundary (the matrix base
      offset is then 0). Its descriptor has SBO = 1024 (from one 8-row group to the next); the
      ISA ignores LBO for swizzled K-major layouts (it is set to 1, encoded). One wgmma k-step (32
      bytes: 16 elements of a 16-bit type, 8 of tf32) inside the 128-byte row is the
@@ -25,8 +25,8 @@
      ISA has no transposed (MN-major) tf32 operands, and its tf32 form takes no imm-trans
      operands. An operand element is 32 bits of which the tensor cores use the tf32 part (sign,
      exponent, the 10 high mantissa bits): the 13 low bits are dropped, not rounded, so a kernel
-     that wants cuDNN's rounded TF32 rounds its operands in shared memory first
-     (conv_igemm_sm90.cu, with ocd_mma_to_tf32).
+     that wants cuDNN's rounded TF32 rounds its operands first (conv_igemm_sm90.cu: in the
+     workspace copies, or in shared memory, with ocd_mma_to_tf32).
    - The K loop over a ring of stages filled by cp.async (ocd_wgmma_kloop, at the end), written
      over an operations object so that the emulation can check its schedule.
    - Where the device code cannot exist (host, or any architecture but sm_90a: the
