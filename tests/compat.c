@@ -313,6 +313,84 @@ TEST(compat_bn_ex_pytorch_ops_bn)
     }
 }
 
+/* NVIDIA Apex's channels-last batch norm (apex/contrib/csrc/groupbn, batch_norm_nhwc cuDNN path):
+   half NHWC data, float parameters from cudnnDeriveBNTensorDescriptor, SPATIAL_PERSISTENT with
+   CUDNN_BATCHNORM_OPS_BN_ACTIVATION (ReLU, NaN propagated) or BN_ADD_ACTIVATION (z added before
+   the ReLU); the forward workspace query given xDesc as zDesc whatever the ops, the reserve
+   queried and passed; the backward given y, bnBias and the activation, dzDesc and dz only when
+   adding, and **the reserve only when adding: NULL, 0 for BN_ACTIVATION** (the ReLU's mask then
+   comes from y); epsilon at least 1e-4. y, dx, dz, dscale and dbias against the reference. */
+TEST(compat_bn_ex_apex_fused_relu_reserve_only_with_add)
+{
+    static const cudnnBatchNormOps_t ops[] = {CUDNN_BATCHNORM_OPS_BN_ACTIVATION, CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION};
+    cudnnHandle_t h = test_handle();
+    const int d[4] = {2, 8, 3, 3}, pd[4] = {1, 8, 1, 1};
+    const double eps = 1e-4, factor = 0.1;
+    const cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
+    cudnnActivationDescriptor_t relu;
+    CHECK_OK(cudnnCreateActivationDescriptor(&relu));
+    CHECK_OK(cudnnSetActivationDescriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0));
+    for (size_t k = 0; k < TLEN(ops); k++) {
+        const bool add = ops[k] == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION;
+        struct ref_bn_shape sh = {d[0], d[1], d[2] * d[3], false};
+        const int64_t slots = ref_bn_slots(&sh), count = sh.n * sh.c * sh.s;
+        struct tview x, p;
+        tview_init(&x, CUDNN_DATA_HALF, 4, d, TV_NHWC);
+        tview_init(&p, CUDNN_DATA_FLOAT, 4, pd, TV_NCHW);
+        cudnnTensorDescriptor_t bnd;
+        CHECK_OK(cudnnCreateTensorDescriptor(&bnd));
+        double *xv = tview_random(count, -2, 2), *zv = tview_random(count, -1, 1), *dyv = tview_random(count, -1, 1);
+        double *scale = tview_random(slots, 0.5, 1.5), *bias = tview_random(slots, -0.5, 0.5);
+        double *rmean = tview_random(slots, -0.2, 0.2), *rvar = tview_random(slots, 0.5, 1.5);
+        void *px = tview_upload(&x, xv), *pz = tview_upload(&x, zv), *pdy = tview_upload(&x, dyv);
+        void *py = tview_upload(&x, NULL), *pdx = tview_upload(&x, NULL), *pdz = tview_upload(&x, NULL);
+        void *ps = tview_upload(&p, scale), *pb = tview_upload(&p, bias), *prm = tview_upload(&p, rmean);
+        void *prv = tview_upload(&p, rvar), *psm = tview_upload(&p, NULL), *psv = tview_upload(&p, NULL);
+        void *pds = tview_upload(&p, NULL), *pdb = tview_upload(&p, NULL);
+        double *mean = malloc(sizeof(double) * (size_t)slots), *var = malloc(sizeof(double) * (size_t)slots);
+        double *pre = malloc(sizeof(double) * (size_t)count), *y = malloc(sizeof(double) * (size_t)count);
+        double *dpre = malloc(sizeof(double) * (size_t)count), *dx = malloc(sizeof(double) * (size_t)count);
+        double *ds = calloc((size_t)slots, sizeof(double)), *db = calloc((size_t)slots, sizeof(double));
+        ref_bn_stats(&sh, xv, mean, var);
+        ref_bn_forward(&sh, xv, add ? zv : NULL, scale, bias, mean, var, eps, CUDNN_ACTIVATION_RELU, 0, pre, y);
+        ref_bn_backward(&sh, xv, dyv, pre, CUDNN_ACTIVATION_RELU, 0, scale, mean, var, eps, dpre, dx, ds, db);
+        float one = 1, zero = 0;
+        size_t ws = 1, rs = 1, bws = 1;
+        bool ok = CHECK_OK(cudnnDeriveBNTensorDescriptor(bnd, x.desc, mode)) &&
+                  CHECK_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, mode, ops[k], x.desc, x.desc,
+                                                                                    x.desc, bnd, relu, &ws)) &&
+                  CHECK_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, ops[k], relu, x.desc, &rs));
+        void *pws = ws ? tbuf_alloc(ws) : NULL, *prs = rs ? tbuf_alloc(rs) : NULL;
+        ok = ok && CHECK_OK(cudnnBatchNormalizationForwardTrainingEx(
+                       h, mode, ops[k], &one, &zero, x.desc, px, add ? x.desc : NULL, add ? pz : NULL, x.desc, py, bnd,
+                       ps, pb, factor, prm, prv, eps, psm, psv, relu, pws, ws, prs, rs));
+        double *want_y = malloc(sizeof(double) * (size_t)count);
+        ref_bn_forward(&sh, xv, add ? zv : NULL, scale, bias, mean, var, eps, CUDNN_ACTIVATION_RELU, 0, NULL, want_y);
+        ok = ok && tview_check(&x, py, want_y, "Apex y");
+        ok = ok && CHECK_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, ops[k], x.desc, x.desc, x.desc,
+                                                                              add ? x.desc : NULL, x.desc, bnd, relu,
+                                                                              &bws));
+        void *pbws = bws ? tbuf_alloc(bws) : NULL;
+        ok = ok && CHECK_OK(cudnnBatchNormalizationBackwardEx(
+                       h, mode, ops[k], &one, &zero, &one, &zero, x.desc, px, x.desc, py, x.desc, pdy,
+                       add ? x.desc : NULL, add ? pdz : NULL, x.desc, pdx, bnd, ps, pb, pds, pdb, eps, psm, psv, relu,
+                       pbws, bws, add ? prs : NULL, add ? rs : 0));
+        ok = ok && tview_check(&x, pdx, dx, "Apex dx") && tview_check(&p, pds, ds, "Apex dscale") &&
+             tview_check(&p, pdb, db, "Apex dbias") && (!add || tview_check(&x, pdz, dpre, "Apex dz"));
+        void *xb[] = {px, pz, pdy, py, pdx, pdz}, *pbufs[] = {ps, pb, prm, prv, psm, psv, pds, pdb};
+        for (size_t i = 0; i < TLEN(xb); i++) tview_free(&x, xb[i]);
+        for (size_t i = 0; i < TLEN(pbufs); i++) tview_free(&p, pbufs[i]);
+        tbuf_free(pws), tbuf_free(prs), tbuf_free(pbws);
+        double *arrays[] = {xv, zv, dyv, scale, bias, rmean, rvar, mean, var, pre, y, dpre, dx, ds, db, want_y};
+        for (size_t i = 0; i < TLEN(arrays); i++) free(arrays[i]);
+        cudnnDestroyTensorDescriptor(bnd);
+        tview_destroy(&x);
+        tview_destroy(&p);
+        if (!ok) break;
+    }
+    cudnnDestroyActivationDescriptor(relu);
+}
+
 /* Caffe's grouped convolution (src/caffe/layers/cudnn_conv_layer.cu): one call per group on
    channel slices, x and y described as N x C/g x H x W views of the whole tensors
    (cudnnSetTensor4dDescriptorEx with the image stride of all C channels), the pointers advanced

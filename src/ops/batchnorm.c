@@ -9,7 +9,8 @@
    exactly one NULL, epsilon below CUDNN_BN_MIN_EPSILON (0 in 8.2); NOT_SUPPORTED for data types
    the op does not take. Beyond the lists: an output that aliases an input must have its strides
    (BAD_PARAM), and the fused ops need their activation descriptor, z / dz and a large enough
-   reserve space (BAD_PARAM). */
+   reserve space (BAD_PARAM), except the activation's backward, which rebuilds a reserve it is
+   not given (rebuild_reserve). */
 #include "ops/batchnorm.h"
 
 #include "core/argcheck.h"
@@ -235,7 +236,9 @@ static cudnnStatus_t check(const struct ocd_bn_args *a, bool sizes_only, struct 
     dense_like(x, &p->reserve);
     if (act && a->dir != OCD_BN_INFERENCE && ptrs) {
         int64_t want = reserve_bytes_of(x, a->ops);
-        if (a->reserve == NULL || a->reserve_bytes < (size_t)want)
+        /* the activation's backward without a reserve rebuilds it (rebuild_reserve) */
+        bool rebuilt = backward && !add && a->reserve == NULL && a->reserve_bytes == 0;
+        if (!rebuilt && (a->reserve == NULL || a->reserve_bytes < (size_t)want))
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the fused activation needs a reserve space of %lld bytes (%zu given%s)",
                             (long long)want, a->reserve_bytes, a->reserve ? "" : ", NULL");
         p->reserve_ptr = a->reserve;
@@ -323,19 +326,102 @@ static void bn_check_call(struct ocd_check_call *call, const struct ocd_bn_probl
              p->per_activation ? "per_activation" : "spatial", ocd_check_dtype_name(p->dtype), spec);
 }
 
+/* ---- the activation's backward without the forward's reserve --------------------------------
+
+   The backward of CUDNN_BATCHNORM_OPS_BN_ACTIVATION reads the pre-activations the forward left in
+   its reserve. A call that passes no reserve (NULL, 0 bytes: NVIDIA Apex passes it only when z
+   was added) gets them rebuilt: the training forward runs again on x (the same batch statistics,
+   so the same values) into the workspace, which the backward's size query counts for these ops:
+   [the backward's (or that forward's) own workspace | the pre-activations | a scratch y]. With
+   z added the pre-activations depend on z, which the backward does not get: the reserve stays
+   required. */
+struct rebuild_layout {
+    size_t impl, pre_at, y_at, total;
+};
+
+static size_t align_256(size_t bytes)
+{
+    return (bytes + 255) / 256 * 256;
+}
+
+static bool rebuilds_reserve(const struct ocd_bn_args *a)
+{
+    return a->dir == OCD_BN_BACKWARD && a->ops == OCD_BN_OPS_ACT;
+}
+
+/* The forward that rebuilds the pre-activations: training on x, no running averages, no saved
+   statistics, y and the reserve in the workspace (set by the caller). */
+static struct ocd_bn_args rebuild_args(const struct ocd_bn_args *a, const void *one, const void *zero)
+{
+    return (struct ocd_bn_args){.dir = OCD_BN_TRAINING, .per_activation = a->per_activation, .ops = a->ops,
+                                .act_desc = a->act_desc, .alpha = one, .beta = zero, .x_desc = a->x_desc,
+                                .y_desc = a->x_desc, .param_desc = a->param_desc, .stat_desc = a->stat_desc,
+                                .x = a->x, .scale = a->scale, .bias = a->bias, .epsilon = a->epsilon};
+}
+
+static cudnnStatus_t rebuild_layout_of(cudnnHandle_t handle, const struct ocd_bn_args *a,
+                                       const struct ocd_bn_problem *bwd, size_t bwd_workspace, const char *op,
+                                       struct rebuild_layout *l)
+{
+    struct ocd_bn_args f = rebuild_args(a, NULL, NULL);
+    struct ocd_bn_problem fp;
+    OCD_TRY(check(&f, true, &fp));
+    size_t fwd_workspace = ocd_bn_problem_workspace(handle, &fp, op);
+    l->impl = align_256(fwd_workspace > bwd_workspace ? fwd_workspace : bwd_workspace);
+    l->pre_at = l->impl;
+    l->y_at = l->pre_at + align_256((size_t)reserve_bytes_of(&bwd->x, a->ops));
+    l->total = l->y_at + align_256((size_t)ocd_view_span_bytes(&bwd->x));
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* Rebuilds p's pre-activations in the workspace (see above); *impl_bytes: the part of the
+   workspace the backward's implementation may use. */
+static cudnnStatus_t rebuild_reserve(cudnnHandle_t handle, const struct ocd_bn_args *a, struct ocd_bn_problem *p,
+                                     const char *op, size_t *impl_bytes)
+{
+    struct rebuild_layout l;
+    OCD_TRY(rebuild_layout_of(handle, a, p, ocd_bn_problem_workspace(handle, p, op), op, &l));
+    if (a->workspace == NULL || a->workspace_bytes < l.total)
+        return OCD_FAIL(CUDNN_STATUS_BAD_PARAM,
+                        "without the forward's reserve space the activation's backward needs a workspace of %zu "
+                        "bytes to rebuild it (%zu given)",
+                        l.total, a->workspace_bytes);
+    if (ocd_log_mask & CUDNN_SEV_INFO_EN)
+        ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS,
+                        "no reserve space for the activation's backward: the forward's pre-activations are rebuilt "
+                        "from x in the workspace");
+    const float one_f = 1, zero_f = 0;
+    const double one_d = 1, zero_d = 0;
+    const bool dbl = p->dtype == CUDNN_DATA_DOUBLE;
+    char *ws = a->workspace;
+    struct ocd_bn_args f = rebuild_args(a, dbl ? (const void *)&one_d : &one_f, dbl ? (const void *)&zero_d : &zero_f);
+    f.y = ws + l.y_at;
+    f.reserve = ws + l.pre_at;
+    f.reserve_bytes = l.y_at - l.pre_at;
+    struct ocd_bn_problem fp;
+    OCD_TRY(check(&f, false, &fp));
+    fill_pointers(&f, &fp);
+    OCD_TRY(ocd_bn_run_problem(handle, &fp, ws, l.impl, op));
+    p->reserve_ptr = ws + l.pre_at;
+    *impl_bytes = l.impl;
+    return CUDNN_STATUS_SUCCESS;
+}
+
 cudnnStatus_t ocd_bn_run(cudnnHandle_t handle, const struct ocd_bn_args *args, const char *op)
 {
     OCD_CHECK_HANDLE(handle);
     struct ocd_bn_problem p;
     OCD_TRY(check(args, false, &p));
     fill_pointers(args, &p);
+    size_t workspace_bytes = args->workspace_bytes;
+    if (rebuilds_reserve(args) && p.reserve_ptr == NULL) OCD_TRY(rebuild_reserve(handle, args, &p, op, &workspace_bytes));
     struct ocd_impl_plan plan;
     const struct ocd_impl *impl = ocd_impl_select(handle, bn_impls, OCD_ARRAY_LEN(bn_impls), &p, op, &plan);
     if (impl == NULL) return CUDNN_STATUS_NOT_SUPPORTED;
-    if (!ocd_check_enabled()) return ocd_impl_exec(handle, impl, &p, &plan, args->workspace, args->workspace_bytes);
+    if (!ocd_check_enabled()) return ocd_impl_exec(handle, impl, &p, &plan, args->workspace, workspace_bytes);
     struct ocd_check_call call;
     bn_check_call(&call, &p, op);
-    return ocd_check_run(handle, impl, &p, &plan, args->workspace, args->workspace_bytes, &call,
+    return ocd_check_run(handle, impl, &p, &plan, args->workspace, workspace_bytes, &call,
                          OCD_IMPL_TABLE(bn_impls));
 }
 
@@ -366,6 +452,11 @@ cudnnStatus_t ocd_bn_workspace_size(cudnnHandle_t handle, const struct ocd_bn_ar
     const struct ocd_impl *impl = ocd_impl_select(handle, bn_impls, OCD_ARRAY_LEN(bn_impls), &p, op, &plan);
     if (impl == NULL) return CUDNN_STATUS_NOT_SUPPORTED;
     *size = ocd_impl_workspace(handle, impl, &p, &plan);
+    if (rebuilds_reserve(args)) { /* room to rebuild the reserve the call may not pass */
+        struct rebuild_layout l;
+        OCD_TRY(rebuild_layout_of(handle, args, &p, *size, op, &l));
+        *size = l.total;
+    }
     return CUDNN_STATUS_SUCCESS;
 }
 
