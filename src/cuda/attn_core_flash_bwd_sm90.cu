@@ -2,8 +2,8 @@
    compute capability 9.0, compiled for sm_90a only), FlashAttention-3's backward scheme on wgmma
    for what the sm_80 backward serves (cuda/attn_core_flash_bwd.cu: half and bfloat16 data, head
    size 64 or 128, with or without dropout), whose reserve and workspace contract, prologue (D_i)
-   and final (dq) kernels, and per-thread probabilities, dq accumulation and dk and dv stores it
-   shares (cuda/attn_core_flash_bwd.cuh). P is recomputed from the log-sum-exp the forward saved,
+   and final (dq) kernels, and per-thread probabilities and dk and dv stores it shares
+   (cuda/attn_core_flash_bwd.cuh). P is recomputed from the log-sum-exp the forward saved,
    dropout factors regenerated from the same Philox elements; no score goes to memory.
 
    A block of three warpgroups takes BN = 128 keys of one (batch item, K/V beam, head) and walks
@@ -28,10 +28,14 @@
      shared buffer [key][query] swizzled as an MN-major A operand (M = the queries). Once both
      consumers' dS is there (named barrier 2), consumer g forms columns g D / 2 .. of
      dQ_block = dS K (M = BQ queries, N = D / 2, K = the block's 128 keys: A = dS MN-major, B =
-     the K tile read N-major), adds it to the float accumulators with atomicAdd as the sm_80
-     kernel does (for the rows whose bwd_row in the stage say they reach the keys), and only
-     then releases the stage. dS has two buffers, so that a consumer's stores of the next block
-     never meet the other's reads of this one.
+     the K tile read N-major) and stores it into a float dQ block in shared memory; once both
+     halves are there (named barrier 3), the first warp of each consumer adds 32 of its rows
+     (those whose bwd_row say they reach the keys) to the float accumulators with one
+     cp.reduce.async.bulk add each, FlashAttention-3's bulk reduction rather than the sm_80
+     kernel's per-element atomics. The rows' bwd_row are read before the stage is released; the
+     dQ block is written again only after the issuing threads' reductions have read it (their
+     bulk wait before barrier 2). dS has two buffers, so that a consumer's stores of the next
+     block never meet the other's reads of this one.
    The producer gives registers back (setmaxnreg) to the consumers: dk and dv take D / 2 each,
    S^T and dP~^T BQ / 2 each, the A registers of P~^T and dS^T BQ / 4 each, dQ D / 4. Each key
    row of [0, max_kv) is written by exactly one block, zeros past len_kv (untouched when
@@ -47,13 +51,14 @@ constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232; /* 128 x 40 + 256 x 232 <
 static_assert(OCD_FLASH_THREADS == 128, "the producer warpgroup runs the tile loads");
 
 /* Shared-memory geometry (bytes from a 1024-byte-aligned start): K, V (BN rows each), STAGES
-   stages of Q and dO (BQ rows each), two dS buffers (BN keys of BQ queries), then the stages'
-   rows (bwd_row[STAGES][BQ]) and slots (int[STAGES]), and the mbarriers (full[STAGES],
-   empty[STAGES]). */
+   stages of Q and dO (BQ rows each), two dS buffers (BN keys of BQ queries), the float dQ block
+   (BQ rows of D, pitch DQP floats: 32 bytes of padding, so that a warp's stores of 8 rows take
+   the two wavefronts of their 256 bytes), then the stages' rows (bwd_row[STAGES][BQ]) and slots
+   (int[STAGES]), and the mbarriers (full[STAGES], empty[STAGES]). */
 template <int D> struct bwd90_smem {
-    static constexpr int KV = BN * D * 2, TILE = BQ * D * 2, DS = BN * BQ * 2;
-    static constexpr int K0 = 0, V0 = KV, Q0 = 2 * KV, DS0 = Q0 + STAGES * 2 * TILE;
-    static constexpr int ROWS = DS0 + 2 * DS, SLOT = ROWS + STAGES * BQ * (int)sizeof(bwd_row);
+    static constexpr int KV = BN * D * 2, TILE = BQ * D * 2, DS = BN * BQ * 2, DQP = D + 8;
+    static constexpr int K0 = 0, V0 = KV, Q0 = 2 * KV, DS0 = Q0 + STAGES * 2 * TILE, DQ0 = DS0 + 2 * DS;
+    static constexpr int ROWS = DQ0 + BQ * DQP * 4, SLOT = ROWS + STAGES * BQ * (int)sizeof(bwd_row);
     static constexpr int BAR = SLOT + 8 * ((STAGES * 4 + 7) / 8);
     static constexpr size_t BYTES = (size_t)BAR + 8 * 2 * STAGES + 1024; /* + the alignment of the start */
     /* the Q (what 0) or dO (what 1) tile of stage st */
@@ -123,6 +128,29 @@ __host__ __device__ __forceinline__ void bwd90_store_ds(T *sds, const float (&ds
         }
 }
 
+/* A thread's dQ_block accumulators (consumer warp wq of 4 owning query rows 16 wq + lane / 4
+   (+ 8), columns c0 + 8 j + 2 (lane % 4) + {0, 1}) into the float dQ block, pitch DQP. */
+template <int DQP, int NQ>
+__host__ __device__ __forceinline__ void bwd90_store_dq(float *sdq, const float (&acc)[NQ][4], int wq, int c0, int lane)
+{
+#pragma unroll
+    for (int j = 0; j < NQ; j++)
+#pragma unroll
+        for (int hr = 0; hr < 2; hr++) {
+            int r = wq * 16 + lane / 4 + hr * 8, c = c0 + j * 8 + 2 * (lane & 3);
+            *reinterpret_cast<float2 *>(sdq + r * DQP + c) = make_float2(acc[j][hr * 2], acc[j][hr * 2 + 1]);
+        }
+}
+
+/* Row r of the dQ block (queries from i0 of beam m): where its accumulators lie, or NULL when
+   the row does not reach the block's keys (its dQ is zero). */
+__host__ __device__ __forceinline__ float *bwd90_dq_row(const ocd_attn_dev &d, const bwd_row *rows, int b, int m,
+                                                        int h, int i0, int j0, int r)
+{
+    if (!bwd_reaches<BN>(rows[r], j0)) return nullptr;
+    return d.dq_acc + ocd_attn_row_index(d.p, b, m, h, i0 + r) * d.p.head_qk;
+}
+
 /* The mbarrier phase parity of the n-th use of a stage ring slot (the stage's (n / STAGES)-th). */
 __host__ __device__ __forceinline__ unsigned bwd90_parity(int n)
 {
@@ -142,11 +170,12 @@ __device__ __forceinline__ bool bwd90_vote(bool reach)
     return any != 0;
 }
 
-/* The consumers' meeting once both have stored a block's dS (named barrier 2). */
-__device__ __forceinline__ void bwd90_consumers_sync()
+/* The consumers' meetings (named barrier ID, 256 threads): once both have stored a block's dS
+   (2), and once both have stored its dQ (3). */
+template <int ID> __device__ __forceinline__ void bwd90_consumers_sync()
 {
 #ifdef OCD_WGMMA_ARCH_OK
-    asm volatile("bar.sync 2, 256;\n" ::: "memory");
+    asm volatile("bar.sync %0, 256;\n" ::"n"(ID) : "memory");
 #endif
 }
 
@@ -209,6 +238,7 @@ template <typename T, int D, bool DROPOUT> __global__ void __launch_bounds__(THR
     const int g = wg - 1, cw = g * 4 + wt / 32; /* consumer warp cw owns keys j0 + 16 cw .. */
     float dk[NO][4], dv[NO][4];
     const float scale2 = bwd_acc_init(p, dk, dv);
+    float *sdq = (float *)(sm + L::DQ0);
     float(&dk_flat)[D / 2] = reinterpret_cast<float(&)[D / 2]>(dk);
     float(&dv_flat)[D / 2] = reinterpret_cast<float(&)[D / 2]>(dv);
 
@@ -250,8 +280,9 @@ template <typename T, int D, bool DROPOUT> __global__ void __launch_bounds__(THR
         for (int kk = 0; kk < BQ / 16; kk++)
             ocd_wgmma<D, T>::rs_mn(dk_flat, sf[kk], bwd90_desc_qt_mn<D>(base, st, 0, kk), 1);
         ocd_wgmma_commit();
+        if (wt < 32) ocd_bulk_wait<0, true>(); /* the last block's dQ reductions have read the dQ block */
         ocd_wgmma_fence_async_smem();
-        bwd90_consumers_sync();
+        bwd90_consumers_sync<2>();
 
         /* columns g D / 2 .. of dQ_block = dS K over the block's 128 keys */
         float dq[NQ][4];
@@ -264,9 +295,15 @@ template <typename T, int D, bool DROPOUT> __global__ void __launch_bounds__(THR
         ocd_wgmma_fence_operands(dq_flat);
         ocd_wgmma_fence_operands(dk_flat);
         ocd_wgmma_fence_operands(dv_flat);
-        bwd_add_dq<BN>(d, dq, cr, b, m, h, i0, j0, wt / 32, g * (D / 2), lane);
+        bwd90_store_dq<L::DQP>(sdq, dq, wt / 32, g * (D / 2), lane);
+        float *acc_row = wt < 32 ? bwd90_dq_row(d, cr, b, m, h, i0, j0, g * 32 + wt) : nullptr;
         ocd_mbar_arrive(&empty[st]); /* the stage's Q, dO and rows are read */
+        ocd_wgmma_fence_async_smem();
+        bwd90_consumers_sync<3>();
+        if (acc_row != nullptr) ocd_bulk_reduce_add_f32(acc_row, sdq + (g * 32 + wt) * L::DQP, D * 4);
+        if (wt < 32) ocd_bulk_commit();
     }
+    if (wt < 32) ocd_bulk_wait<0, false>();
     bwd_store_kv<T>(d, p.dk, b, mk, h, j0, lkv, dk, (float)p.sm_scaler, cw, lane);
     bwd_store_kv<T>(d, p.dv, b, mk, h, j0, lkv, dv, 1.f, cw, lane);
 #endif

@@ -1,10 +1,12 @@
 /* wgmma.cuh: Hopper's warpgroup tensor-core instructions (sm_90a) for the kernels that use them
    (the implicit-GEMM convolution's sm_90a mainloop, conv_igemm_sm90.cu; the attention core's
    Hopper forward and backward, attn_core_flash_sm90.cu and attn_core_flash_bwd_sm90.cu): the
-   shared-memory layout wgmma reads, its matrix descriptors, the wgmma.mma_async wrappers with their fences and
-   groups, the mbarrier operations, and where each thread's accumulator and A-fragment registers
-   sit in the tile. Everything here is written from the PTX ISA ("Asynchronous Warpgroup Level
-   Matrix Multiply-Accumulate Instructions" and "mbarrier"), and the K loop of a cp.async ring.
+   shared-memory layout wgmma reads, its matrix descriptors, the wgmma.mma_async wrappers with
+   their fences and groups, the mbarrier operations, bulk reductions from shared memory into
+   global memory, and where each thread's accumulator and A-fragment registers sit in the tile.
+   Everything here is written from the PTX ISA ("Asynchronous Warpgroup Level Matrix
+   Multiply-Accumulate Instructions", "mbarrier" and "cp.reduce.async.bulk"), and the K loop of
+   a cp.async ring.
 
    Main decisions.
    - One operand layout: K-major with the 128-byte swizzle. A K tile is 128 bytes of K (64
@@ -404,6 +406,41 @@ __device__ __forceinline__ void ocd_mbar_wait(uint64_t *bar, unsigned parity)
                      : "=r"(done)
                      : "r"(a), "r"(parity)
                      : "memory");
+#endif
+}
+
+/* ---- bulk reductions from shared memory ----------------------------------------------------------- */
+
+/* cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32: adds `bytes` (a multiple of 16;
+   both addresses 16-byte aligned) of floats from shared memory into global memory, each element
+   atomically, asynchronously (the source is read through the async proxy: fence the generic
+   writes to it first, ocd_wgmma_fence_async_smem). Host code (the emulations) adds them at once. */
+__host__ __device__ __forceinline__ void ocd_bulk_reduce_add_f32(float *gdst, const float *ssrc, unsigned bytes)
+{
+#ifdef OCD_WGMMA_ARCH_OK
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(gdst),
+                 "r"(ocd_wgmma_smem_addr(ssrc)), "r"(bytes)
+                 : "memory");
+#elif !defined(__CUDA_ARCH__)
+    for (unsigned e = 0; e < bytes / 4; e++) gdst[e] += ssrc[e];
+#endif
+}
+
+/* Closes the bulk group of this thread's bulk operations issued since the last commit. */
+__device__ __forceinline__ void ocd_bulk_commit()
+{
+#ifdef OCD_WGMMA_ARCH_OK
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+}
+
+/* Waits until at most N of this thread's bulk groups are pending: their reads of shared memory
+   (READ, so that the source may be written again), or the whole operations. */
+template <int N, bool READ> __device__ __forceinline__ void ocd_bulk_wait()
+{
+#ifdef OCD_WGMMA_ARCH_OK
+    if (READ) asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+    else asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
 #endif
 }
 

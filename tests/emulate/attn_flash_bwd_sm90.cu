@@ -10,8 +10,9 @@
    for S^T and dP~^T, N-major for dV, dK and dQ's B, MN-major for dQ's A), the consumers'
    products by the emulated wgmma in the kernel's order (S^T and dP~^T, then dV and dK with A
    from the registers flash_p_frag packs, then, once both consumers' dS^T is in shared memory,
-   each consumer's half of dQ), the recomputed probabilities and dropout of each thread, the dq
-   accumulation (atomicAdd as a plain add), the dk and dv stores and the final dq conversion.
+   each consumer's half of dQ into the float dQ block), the recomputed probabilities and dropout
+   of each thread, the dq accumulation (each row that reaches the keys, as the bulk reduction's
+   host form adds it), the dk and dv stores and the final dq conversion.
 
    Cases: half and bfloat16, heads of 64 and 128, several key blocks and query blocks, partial
    ones and odd lengths, per-sequence lengths, causal and sliding windows and rows without keys,
@@ -143,8 +144,17 @@ template <typename T, int D> bool emulate(const ocd_attn_dev &d)
                             return false;
                         }
                     for (int wt = 0; wt < 128; wt++)
-                        bwd_add_dq<BN>(d, dq[wt], cr, b, m, h, i0, j0, wt / 32, g * (D / 2), wt % 32);
+                        bwd90_store_dq<L::DQP>((float *)(smem.data() + L::DQ0), dq[wt], wt / 32, g * (D / 2), wt % 32);
                 }
+                /* the consumers' second meeting: the dQ block is whole; the first warp of each
+                   reduces its 32 rows into the accumulators */
+                for (int g = 0; g < 2; g++)
+                    for (int wt = 0; wt < 32; wt++) {
+                        float *acc_row = bwd90_dq_row(d, cr, b, m, h, i0, j0, g * 32 + wt);
+                        if (acc_row != nullptr)
+                            ocd_bulk_reduce_add_f32(acc_row, (const float *)(smem.data() + L::DQ0) + (g * 32 + wt) * L::DQP,
+                                                    D * 4);
+                    }
                 emptied[st]++; /* both consumers have arrived */
             }
             for (int g = 0; g < 2; g++)
