@@ -64,27 +64,77 @@ __host__ __device__ __forceinline__ float bwd_acc_init(const ocd_attn_core_probl
     return (float)(p.sm_scaler * 1.4426950408889634);
 }
 
-/* The thread's elements of S^T (s) and dP~^T (dp) of key rows j0w + lane / 4 (+ 8) and the
-   queries from i0 (8 NS of them) become P~^T (in s) and dS^T without smScaler (in dp): P is
-   recomputed from the row's log-sum-exp inside its window, f is the dropout factor (P~ = P f,
-   dP = dP~ f), dS = P (dP - D). rows: those of the queries. */
+/* The probabilities and dS in two steps, so that a kernel may start on P while dP~ is still on
+   the tensor cores. The thread's elements are those of key rows j0w + lane / 4 (+ 8) and
+   queries i0 + 8 j + 2 (lane % 4) + {0, 1} (bit 4 j + e of a keep mask: NS <= 8); rows: those of
+   the queries.
+   - bwd_probs_p: S^T (s) becomes P^T, P recomputed from the row's log-sum-exp inside its
+     window; returns the dropout keep mask (all ones without dropout);
+   - bwd_drop: the dropout factor f of an element (drop_scale kept, 0 dropped; 1 without);
+   - bwd_probs_ds: dP~^T (dp) becomes dS^T without smScaler, dS = P (dP~ f - D). */
 template <bool DROPOUT, int NS>
-__host__ __device__ __forceinline__ void bwd_probs(const ocd_attn_dev &d, float (&s)[NS][4], float (&dp)[NS][4],
-                                                   const bwd_row *rows, int b, int m, int h, int i0, int j0w, int lane,
-                                                   float scale2)
+__host__ __device__ __forceinline__ uint32_t bwd_probs_p(const ocd_attn_dev &d, float (&s)[NS][4], const bwd_row *rows,
+                                                         int b, int m, int h, int i0, int j0w, int lane, float scale2)
 {
+    static_assert(NS <= 8, "a keep bit per element in 32 bits");
+    uint32_t keep = ~0u;
 #pragma unroll
     for (int j = 0; j < NS; j++)
 #pragma unroll
         for (int e = 0; e < 4; e++) {
             int key = j0w + lane / 4 + (e / 2) * 8, qc = j * 8 + 2 * (lane & 3) + (e & 1);
             const bwd_row &r = rows[qc];
-            float pr = key >= r.lo && key < r.hi ? exp2f(s[j][e] * scale2 - r.lse2) : 0.f;
-            float f = 1.f;
-            if (DROPOUT) f = ocd_attn_drop<float>(d, (uint64_t)ocd_attn_row_index(d.p, b, m, h, i0 + qc) * d.p.max_kv + key);
-            dp[j][e] = pr * (dp[j][e] * f - r.Dv);
-            s[j][e] = pr * f;
+            s[j][e] = key >= r.lo && key < r.hi ? exp2f(s[j][e] * scale2 - r.lse2) : 0.f;
+            if (DROPOUT &&
+                ocd_attn_drop<float>(d, (uint64_t)ocd_attn_row_index(d.p, b, m, h, i0 + qc) * d.p.max_kv + key) == 0.f)
+                keep &= ~(1u << (j * 4 + e));
         }
+    return keep;
+}
+
+template <bool DROPOUT>
+__host__ __device__ __forceinline__ float bwd_drop(const ocd_attn_dev &d, uint32_t keep, int j, int e)
+{
+    return !DROPOUT ? 1.f : keep >> (j * 4 + e) & 1u ? (float)d.drop_scale : 0.f;
+}
+
+template <bool DROPOUT, int NS>
+__host__ __device__ __forceinline__ void bwd_probs_ds(const ocd_attn_dev &d, const float (&s)[NS][4],
+                                                      float (&dp)[NS][4], const bwd_row *rows, uint32_t keep, int lane)
+{
+#pragma unroll
+    for (int j = 0; j < NS; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            dp[j][e] = s[j][e] * (dp[j][e] * bwd_drop<DROPOUT>(d, keep, j, e) - rows[j * 8 + 2 * (lane & 3) + (e & 1)].Dv);
+}
+
+/* Both steps at once: S^T (s) becomes P~^T = P f and dP~^T (dp) dS^T without smScaler. */
+template <bool DROPOUT, int NS>
+__host__ __device__ __forceinline__ void bwd_probs(const ocd_attn_dev &d, float (&s)[NS][4], float (&dp)[NS][4],
+                                                   const bwd_row *rows, int b, int m, int h, int i0, int j0w, int lane,
+                                                   float scale2)
+{
+    uint32_t keep = bwd_probs_p<DROPOUT>(d, s, rows, b, m, h, i0, j0w, lane, scale2);
+    bwd_probs_ds<DROPOUT>(d, s, dp, rows, keep, lane);
+#pragma unroll
+    for (int j = 0; DROPOUT && j < NS; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) s[j][e] *= bwd_drop<DROPOUT>(d, keep, j, e);
+}
+
+/* The A fragment of k-step kk of P~^T from P^T (s) and the keep mask (flash_p_frag with the
+   dropout factors applied). */
+template <typename T, bool DROPOUT, int NS>
+__host__ __device__ __forceinline__ void bwd_p_frag(uint32_t pf[4], const ocd_attn_dev &d, const float (&s)[NS][4],
+                                                    uint32_t keep, int kk)
+{
+    float f[2][4];
+#pragma unroll
+    for (int t = 0; t < 2; t++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) f[t][e] = s[2 * kk + t][e] * bwd_drop<DROPOUT>(d, keep, 2 * kk + t, e);
+    flash_p_frag<T>(pf, f, 0);
 }
 
 /* Two floats added to a pair of dq accumulators, at an 8-byte boundary (atomically on the

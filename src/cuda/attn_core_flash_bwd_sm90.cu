@@ -20,12 +20,14 @@
    - warpgroups 1 and 2, the consumers, own 64 keys each (the wgmma M) and hold their dk and dv
      (64 x D each) in float accumulators. Per query block a consumer forms S^T = K Q^T and
      dP~^T = V dO^T with wgmma (A = its K or V rows, B = the Q or dO tile, both K-major from
-     shared memory, D / 16 k-steps, N = BQ); each warp's part of those accumulators lies as the
-     sm_80 kernel's mma.sync accumulators of its 16 keys, so bwd_probs turns them into P~^T and
-     dS^T. It then issues dV += P~^T dO and dK += dS^T Q with A from registers (flash_p_frag: the
-     accumulator and A-register layouts match) and B the dO or Q tile read N-major (K = the
-     query rows, N = the columns, LBO the 64-column block stride), and stores dS^T into a
-     shared buffer [key][query] swizzled as an MN-major A operand (M = the queries). Once both
+     shared memory, D / 16 k-steps, N = BQ), each its own wgmma group; each warp's part of those
+     accumulators lies as the sm_80 kernel's mma.sync accumulators of its 16 keys, so the shared
+     per-thread steps apply. Once S^T has landed, while dP~^T still runs, it recomputes P
+     (bwd_probs_p) and issues dV += P~^T dO with A from registers (bwd_p_frag: the accumulator
+     and A-register layouts match) and B the dO tile read N-major (K = the query rows, N = the
+     columns, LBO the 64-column block stride); once dP~^T has landed, while dV runs, it forms
+     dS^T (bwd_probs_ds), issues dK += dS^T Q likewise and stores dS^T into a shared buffer
+     [key][query] swizzled as an MN-major A operand (M = the queries). Once both
      consumers' dS is there (named barrier 2), consumer g forms columns g D / 2 .. of
      dQ_block = dS K (M = BQ queries, N = D / 2, K = the block's 128 keys: A = dS MN-major, B =
      the K tile read N-major) and stores it into a float dQ block in shared memory; once both
@@ -250,7 +252,7 @@ template <typename T, int D, bool DROPOUT> __global__ void __launch_bounds__(THR
         const int m = w.m0 + it / w.nqb, i0 = p.q_first + (it % w.nqb) * BQ;
         const bwd_row *cr = rows[st];
 
-        /* S^T = K Q^T and dP~^T = V dO^T: 64 keys x BQ queries */
+        /* S^T = K Q^T and dP~^T = V dO^T (64 keys x BQ queries), one wgmma group each */
         float s[NS][4], dp[NS][4];
         float(&s_flat)[BQ / 2] = reinterpret_cast<float(&)[BQ / 2]>(s);
         float(&dp_flat)[BQ / 2] = reinterpret_cast<float(&)[BQ / 2]>(dp);
@@ -258,24 +260,33 @@ template <typename T, int D, bool DROPOUT> __global__ void __launch_bounds__(THR
 #pragma unroll
         for (int ks = 0; ks < KS; ks++)
             ocd_wgmma<BQ, T>::ss(s_flat, bwd90_desc_kv<D>(base, L::K0, g, ks), bwd90_desc_qt<D>(base, st, 0, ks), ks > 0);
+        ocd_wgmma_commit();
 #pragma unroll
         for (int ks = 0; ks < KS; ks++)
             ocd_wgmma<BQ, T>::ss(dp_flat, bwd90_desc_kv<D>(base, L::V0, g, ks), bwd90_desc_qt<D>(base, st, 1, ks), ks > 0);
         ocd_wgmma_commit();
-        ocd_wgmma_wait<0>();
-        ocd_wgmma_fence_operands(s_flat);
-        ocd_wgmma_fence_operands(dp_flat);
-        bwd_probs<DROPOUT>(d, s, dp, cr, b, m, h, i0, j0 + cw * 16, lane, scale2);
 
-        /* dV += P~^T dO, dK += dS^T Q (A from registers); dS^T to shared memory for dQ */
+        /* while dP~^T runs: P, and dV += P~^T dO (A from registers) */
+        ocd_wgmma_wait<1>();
+        ocd_wgmma_fence_operands(s_flat);
+        const uint32_t keep = bwd_probs_p<DROPOUT>(d, s, cr, b, m, h, i0, j0 + cw * 16, lane, scale2);
         uint32_t pf[BQ / 16][4], sf[BQ / 16][4];
 #pragma unroll
-        for (int kk = 0; kk < BQ / 16; kk++) flash_p_frag<T>(pf[kk], s, kk), flash_p_frag<T>(sf[kk], dp, kk);
-        bwd90_store_ds<T>((T *)(sm + L::DS0 + buf * L::DS), dp, cw, lane);
+        for (int kk = 0; kk < BQ / 16; kk++) bwd_p_frag<T, DROPOUT>(pf[kk], d, s, keep, kk);
         ocd_wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BQ / 16; kk++)
             ocd_wgmma<D, T>::rs_mn(dv_flat, pf[kk], bwd90_desc_qt_mn<D>(base, st, 1, kk), 1);
+        ocd_wgmma_commit();
+
+        /* while dV runs: dS, dS^T to shared memory for dQ, and dK += dS^T Q */
+        ocd_wgmma_wait<1>();
+        ocd_wgmma_fence_operands(dp_flat);
+        bwd_probs_ds<DROPOUT>(d, s, dp, cr, keep, lane);
+#pragma unroll
+        for (int kk = 0; kk < BQ / 16; kk++) flash_p_frag<T>(sf[kk], dp, kk);
+        bwd90_store_ds<T>((T *)(sm + L::DS0 + buf * L::DS), dp, cw, lane);
+        ocd_wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BQ / 16; kk++)
             ocd_wgmma<D, T>::rs_mn(dk_flat, sf[kk], bwd90_desc_qt_mn<D>(base, st, 0, kk), 1);

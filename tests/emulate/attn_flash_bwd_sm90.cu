@@ -47,7 +47,7 @@ template <typename T, int D> bool emulate(const ocd_attn_dev &d)
     static bwd_row rows[STAGES][BQ];
     static int slot[STAGES];
     static float dk[2][128][NO][4], dv[2][128][NO][4], s[2][128][NS][4], dp[2][128][NS][4], dq[128][NQ][4];
-    static uint32_t pf[2][128][BQ / 16][4], sf[2][128][BQ / 16][4];
+    static uint32_t pf[2][BQ / 16][128][4], sf[2][BQ / 16][128][4]; /* [consumer][k-step][thread] */
     const float scale2 = (float)(p.sm_scaler * 1.4426950408889634);
     for (unsigned bx = 0; bx < grid.x; bx++)
         for (unsigned u = 0; u < grid.y; u++) {
@@ -115,24 +115,34 @@ template <typename T, int D> bool emulate(const ocd_attn_dev &d)
                             printf("  a descriptor of S^T or dP^T reads outside the tiles\n");
                             return false;
                         }
+                    /* S^T has landed: P, the A registers of P~^T, dV (dP~^T still in flight) */
+                    static uint32_t keep[128];
                     for (int wt = 0; wt < 128; wt++) {
                         int cw = g * 4 + wt / 32, lane = wt % 32;
-                        if (p.dropout > 0) bwd_probs<true>(d, s[g][wt], dp[g][wt], cr, b, m, h, i0, j0 + cw * 16, lane, scale2);
-                        else bwd_probs<false>(d, s[g][wt], dp[g][wt], cr, b, m, h, i0, j0 + cw * 16, lane, scale2);
+                        keep[wt] = p.dropout > 0 ? bwd_probs_p<true>(d, s[g][wt], cr, b, m, h, i0, j0 + cw * 16, lane, scale2)
+                                                 : bwd_probs_p<false>(d, s[g][wt], cr, b, m, h, i0, j0 + cw * 16, lane, scale2);
                         for (int kk = 0; kk < BQ / 16; kk++)
-                            flash_p_frag<T>(pf[g][wt][kk], s[g][wt], kk), flash_p_frag<T>(sf[g][wt][kk], dp[g][wt], kk);
-                        bwd90_store_ds<T>((T *)(smem.data() + L::DS0 + buf * L::DS), dp[g][wt], cw, lane);
+                            if (p.dropout > 0) bwd_p_frag<T, true>(pf[g][kk][wt], d, s[g][wt], keep[wt], kk);
+                            else bwd_p_frag<T, false>(pf[g][kk][wt], d, s[g][wt], keep[wt], kk);
                     }
-                    for (int kk = 0; kk < BQ / 16; kk++) {
-                        uint32_t areg[128][4], sreg[128][4];
-                        for (int wt = 0; wt < 128; wt++)
-                            memcpy(areg[wt], pf[g][wt][kk], sizeof areg[wt]), memcpy(sreg[wt], sf[g][wt][kk], sizeof sreg[wt]);
-                        if (!emu_wgmma_rs<T, D, true>(dvflat, areg, smem, bwd90_desc_qt_mn<D>(0, st, 1, kk), true) ||
-                            !emu_wgmma_rs<T, D, true>(dkflat, sreg, smem, bwd90_desc_qt_mn<D>(0, st, 0, kk), true)) {
-                            printf("  a descriptor of dO or Q (N-major) reads outside the tiles\n");
+                    for (int kk = 0; kk < BQ / 16; kk++)
+                        if (!emu_wgmma_rs<T, D, true>(dvflat, pf[g][kk], smem, bwd90_desc_qt_mn<D>(0, st, 1, kk), true)) {
+                            printf("  a descriptor of dO (N-major) reads outside the tiles\n");
                             return false;
                         }
+                    /* dP~^T has landed: dS^T, its A registers and its stores, dK (dV in flight) */
+                    for (int wt = 0; wt < 128; wt++) {
+                        int cw = g * 4 + wt / 32, lane = wt % 32;
+                        if (p.dropout > 0) bwd_probs_ds<true>(d, s[g][wt], dp[g][wt], cr, keep[wt], lane);
+                        else bwd_probs_ds<false>(d, s[g][wt], dp[g][wt], cr, keep[wt], lane);
+                        for (int kk = 0; kk < BQ / 16; kk++) flash_p_frag<T>(sf[g][kk][wt], dp[g][wt], kk);
+                        bwd90_store_ds<T>((T *)(smem.data() + L::DS0 + buf * L::DS), dp[g][wt], cw, lane);
                     }
+                    for (int kk = 0; kk < BQ / 16; kk++)
+                        if (!emu_wgmma_rs<T, D, true>(dkflat, sf[g][kk], smem, bwd90_desc_qt_mn<D>(0, st, 0, kk), true)) {
+                            printf("  a descriptor of Q (N-major) reads outside the tiles\n");
+                            return false;
+                        }
                 }
                 /* the consumers' meeting: both halves of dS^T are in shared memory */
                 for (int g = 0; g < 2; g++) {
