@@ -391,6 +391,96 @@ TEST(compat_bn_ex_apex_fused_relu_reserve_only_with_add)
     cudnnDestroyActivationDescriptor(relu);
 }
 
+/* Saga (andoma/saga, src/cuda/cuda_dnn.cpp: batchnorm.persistent): half channels-last data,
+   SPATIAL_PERSISTENT, ReLU with NaN propagated, a BN + sum + ReLU graph fused into
+   CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION; the first step with the factor 1 (running averages
+   auto-initialised); the forward and the backward handed the context's whole shared workspace
+   (larger than asked for) and the backward sized by a query made with the forward's ops and
+   dzDesc. When z's gradient is not needed the backward **switches to BN_ACTIVATION**, dzDesc and
+   dz NULL, **still given the BN_ADD_ACTIVATION forward's reserve**: the ReLU's mask must come
+   from that reserve (x scale + bias + z), not from x alone. Then the same backward adding into
+   dx, dscale and dbias (betas 1). */
+TEST(compat_bn_ex_saga_add_forward_activation_backward)
+{
+    cudnnHandle_t h = test_handle();
+    const int d[4] = {2, 8, 3, 3}, pd[4] = {1, 8, 1, 1};
+    const double eps = 1e-5, factor = 1.0;
+    const cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
+    const cudnnBatchNormOps_t fwd_ops = CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION;
+    cudnnActivationDescriptor_t relu;
+    CHECK_OK(cudnnCreateActivationDescriptor(&relu));
+    CHECK_OK(cudnnSetActivationDescriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0));
+    struct ref_bn_shape sh = {d[0], d[1], d[2] * d[3], false};
+    const int64_t slots = ref_bn_slots(&sh), count = sh.n * sh.c * sh.s, per = ref_bn_reduced(&sh);
+    struct tview x, p;
+    tview_init(&x, CUDNN_DATA_HALF, 4, d, TV_NHWC);
+    tview_init(&p, CUDNN_DATA_FLOAT, 4, pd, TV_NCHW);
+    /* z large enough that adding it flips many ReLU decisions */
+    double *xv = tview_random(count, -2, 2), *zv = tview_random(count, -1.5, 1.5), *dyv = tview_random(count, -1, 1);
+    double *scale = tview_random(slots, 0.5, 1.5), *bias = tview_random(slots, -0.5, 0.5);
+    double *rmean = tview_random(slots, -0.2, 0.2), *rvar = tview_random(slots, 0.5, 1.5);
+    void *px = tview_upload(&x, xv), *pz = tview_upload(&x, zv), *pdy = tview_upload(&x, dyv);
+    void *py = tview_upload(&x, NULL), *pdx = tview_upload(&x, NULL);
+    void *ps = tview_upload(&p, scale), *pb = tview_upload(&p, bias), *prm = tview_upload(&p, rmean);
+    void *prv = tview_upload(&p, rvar), *psm = tview_upload(&p, NULL), *psv = tview_upload(&p, NULL);
+    void *pds = tview_upload(&p, NULL), *pdb = tview_upload(&p, NULL);
+    double *mean = malloc(sizeof(double) * (size_t)slots), *var = malloc(sizeof(double) * (size_t)slots);
+    double *pre = malloc(sizeof(double) * (size_t)count), *y = malloc(sizeof(double) * (size_t)count);
+    double *dpre = malloc(sizeof(double) * (size_t)count), *dx = malloc(sizeof(double) * (size_t)count);
+    double *ds = calloc((size_t)slots, sizeof(double)), *db = calloc((size_t)slots, sizeof(double));
+    double *invstd = malloc(sizeof(double) * (size_t)slots);
+    ref_bn_stats(&sh, xv, mean, var);
+    ref_bn_forward(&sh, xv, zv, scale, bias, mean, var, eps, CUDNN_ACTIVATION_RELU, 0, pre, y);
+    ref_bn_backward(&sh, xv, dyv, pre, CUDNN_ACTIVATION_RELU, 0, scale, mean, var, eps, dpre, dx, ds, db);
+    int flipped = 0; /* elements where x's normalization alone would pick the other side of the ReLU */
+    for (int64_t i = 0; i < count; i++) flipped += (pre[i] > 0) != (pre[i] - zv[i] > 0);
+    CHECK(flipped > 0);
+    for (int64_t j = 0; j < slots; j++) {
+        invstd[j] = 1 / sqrt(var[j] + eps);
+        rmean[j] = mean[j];
+        rvar[j] = var[j] * (double)per / (double)(per - 1);
+    }
+    float one = 1, zero = 0;
+    size_t ws = 1, rs = 1, bws = 1;
+    bool ok = CHECK_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, mode, fwd_ops, x.desc, x.desc,
+                                                                                x.desc, p.desc, relu, &ws)) &&
+              CHECK_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, fwd_ops, relu, x.desc, &rs)) &&
+              CHECK_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, fwd_ops, x.desc, x.desc, x.desc,
+                                                                         x.desc, x.desc, p.desc, relu, &bws));
+    size_t shared = (ws > bws ? ws : bws) + 4096; /* the context's workspace: the largest request, and more */
+    void *pws = tbuf_alloc(shared), *prs = rs ? tbuf_alloc(rs) : NULL;
+    ok = ok && CHECK_OK(cudnnBatchNormalizationForwardTrainingEx(h, mode, fwd_ops, &one, &zero, x.desc, px, x.desc, pz,
+                                                                 x.desc, py, p.desc, ps, pb, factor, prm, prv, eps,
+                                                                 psm, psv, relu, pws, shared, prs, rs));
+    ok = ok && tview_check(&x, py, y, "Saga y") && tview_check(&p, psm, mean, "saved mean") &&
+         tview_check(&p, psv, invstd, "saved inverse standard deviation") &&
+         tview_check(&p, prm, rmean, "running mean, factor 1") && tview_check(&p, prv, rvar, "running variance, factor 1");
+    const cudnnBatchNormOps_t bwd_ops = CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
+    ok = ok && CHECK_OK(cudnnBatchNormalizationBackwardEx(h, mode, bwd_ops, &one, &zero, &one, &zero, x.desc, px, x.desc,
+                                                          py, x.desc, pdy, NULL, NULL, x.desc, pdx, p.desc, ps, pb,
+                                                          pds, pdb, eps, psm, psv, relu, pws, shared, prs, rs));
+    ok = ok && tview_check(&x, pdx, dx, "dx through the adding forward's mask") &&
+         tview_check(&p, pds, ds, "dscale") && tview_check(&p, pdb, db, "dbias");
+    ok = ok && CHECK_OK(cudnnBatchNormalizationBackwardEx(h, mode, bwd_ops, &one, &one, &one, &one, x.desc, px, x.desc,
+                                                          py, x.desc, pdy, NULL, NULL, x.desc, pdx, p.desc, ps, pb,
+                                                          pds, pdb, eps, psm, psv, relu, pws, shared, prs, rs));
+    for (int64_t i = 0; i < count; i++) dx[i] *= 2;
+    for (int64_t j = 0; j < slots; j++) ds[j] *= 2, db[j] *= 2;
+    ok = ok && tview_check(&x, pdx, dx, "dx added") && tview_check(&p, pds, ds, "dscale added") &&
+         tview_check(&p, pdb, db, "dbias added");
+    (void)ok;
+    void *xb[] = {px, pz, pdy, py, pdx}, *pbufs[] = {ps, pb, prm, prv, psm, psv, pds, pdb};
+    for (size_t i = 0; i < TLEN(xb); i++) tview_free(&x, xb[i]);
+    for (size_t i = 0; i < TLEN(pbufs); i++) tview_free(&p, pbufs[i]);
+    tbuf_free(pws);
+    if (prs) tbuf_free(prs);
+    double *arrays[] = {xv, zv, dyv, scale, bias, rmean, rvar, mean, var, pre, y, dpre, dx, ds, db, invstd};
+    for (size_t i = 0; i < TLEN(arrays); i++) free(arrays[i]);
+    tview_destroy(&x);
+    tview_destroy(&p);
+    cudnnDestroyActivationDescriptor(relu);
+}
+
 /* Caffe's grouped convolution (src/caffe/layers/cudnn_conv_layer.cu): one call per group on
    channel slices, x and y described as N x C/g x H x W views of the whole tensors
    (cudnnSetTensor4dDescriptorEx with the image stride of all C channels), the pointers advanced
