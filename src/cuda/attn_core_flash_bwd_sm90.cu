@@ -11,8 +11,9 @@
    whose windows reach its keys:
    - warpgroup 0, the producer, copies K and V once, then finds each next query block that
      reaches the keys (its rows' windows and statistics, bwd_row_info, and a vote over the
-     warpgroup: bar.red.or on named barrier 1) and copies its Q and dO tiles into a STAGES-deep
-     ring with 16-byte cp.async, all in wgmma's K-major 128-byte-swizzled layout
+     warpgroup: bar.red.or on named barrier 1; the search for the next block runs while the
+     copies of the current one fly) and copies its Q and dO tiles into a STAGES-deep ring with
+     16-byte cp.async, all in wgmma's K-major 128-byte-swizzled layout
      (cuda/wgmma.cuh; a tile of 128 columns is two blocks of 64). With the tiles it leaves the
      rows' bwd_row and the block's iteration in the stage's slot (-1 after the last), fences its
      copies into the async proxy and arrives on the stage's "full" mbarrier; it refills a stage
@@ -215,23 +216,25 @@ template <typename T, int D, bool DROPOUT> __global__ void __launch_bounds__(THR
         bwd_lq lqc;
         bwd_row mine = {0, 0, 0.f, 0.f};
         auto vote = [](bool reach) { return bwd90_vote(reach); };
-        for (int n = 0, it = 0;; n++, it++) {
-            const int st = n % STAGES;
-            it = bwd_next<BQ, BN>(d, w, it, b, h, j0, lkv, wt, lqc, &mine, vote);
+        int it = bwd_next<BQ, BN>(d, w, 0, b, h, j0, lkv, wt, lqc, &mine, vote);
+        for (int n = 0;; n++) {
+            const int st = n % STAGES, cur = it;
             if (n >= STAGES) ocd_mbar_wait(&empty[st], bwd90_parity(n - STAGES));
-            if (it < w.nit) {
-                int m = w.m0 + it / w.nqb, i0 = p.q_first + (it % w.nqb) * BQ;
+            if (cur < w.nit) {
+                int m = w.m0 + cur / w.nqb, i0 = p.q_first + (cur % w.nqb) * BQ;
                 int qend = min(p.q_first + p.q_count, lqc.of(p, b, m));
                 flash_load_tile<D, BQ, true>((T *)(sm + L::tile(st, 0)), p.q, b, m, h, i0, qend, wt);
                 flash_load_tile<D, BQ, true>((T *)(sm + L::tile(st, 1)), p.d_o, b, m, h, i0, qend, wt);
                 if (wt < BQ) rows[st][wt] = mine;
             }
-            if (wt == 0) slot[st] = it < w.nit ? it : -1;
+            if (wt == 0) slot[st] = cur < w.nit ? cur : -1;
             ocd_mma_cp_commit();
+            /* the next block's rows while the copies fly */
+            if (cur < w.nit) it = bwd_next<BQ, BN>(d, w, cur + 1, b, h, j0, lkv, wt, lqc, &mine, vote);
             ocd_mma_cp_wait<0>();
             ocd_wgmma_fence_async_smem();
             ocd_mbar_arrive(&full[st]);
-            if (it >= w.nit) break;
+            if (cur >= w.nit) break;
         }
         return;
     }
