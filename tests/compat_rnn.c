@@ -1333,6 +1333,87 @@ TEST(compat_rnn_cupy_ex_fresh_descriptors_padded_sizes)
     tdropout_free(drop, states);
 }
 
+/* ---- MXNet (src/operator/rnn-inl.h, the cuDNN >= 7.2 path) ------------------------------------ */
+
+/* MXNet's RNN operator: cudnnSetRNNDescriptor_v6 on a dropout descriptor, then before every call
+   **cudnnRNNSetClip whatever the cell**: CLIP_NONE with the range 0, 0 (GRU and plain RNNs, and an
+   LSTM without lstm_state_clip), CLIP_MINMAX for an LSTM with a state clip, NaN propagation
+   inverted from lstm_state_clip_nan; without sequence lengths the data descriptors are
+   **SEQ_MAJOR_PACKED with every length T and a paddingFill pointer given**; the Ex calls with
+   the attention arguments NULL and **hy and cy NULL** (no state outputs), the backward with dhy
+   and dcy NULL and dhx, dcx asked for, the weight gradient into a zeroed dw. The inference call
+   too. y, dx and dw against the reference (the LSTM's cell state clamped). */
+TEST(compat_rnn_mxnet_clip_every_cell_packed_fill)
+{
+    static const int lengths[2] = {3, 3};
+    static const cudnnRNNMode_t modes[] = {CUDNN_GRU, CUDNN_RNN_TANH, CUDNN_LSTM};
+    cudnnHandle_t h = test_handle();
+    void *states = NULL;
+    cudnnDropoutDescriptor_t drop = tdropout_make(h, 0.0f, 5, &states);
+    for (size_t k = 0; k < TLEN(modes); k++) {
+        const bool lstm = modes[k] == CUDNN_LSTM;
+        const struct rnn_case c = {.name = "mxnet", .mode = modes[k], .dirs = 2, .input_mode = CUDNN_LINEAR_INPUT,
+                                   .bias = CUDNN_RNN_DOUBLE_BIAS, .layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED,
+                                   .layers = 2, .input = 3, .hidden = 4, .proj = 4, .T = 3, .N = 2,
+                                   .lengths = lengths, .dtype = CUDNN_DATA_FLOAT, .clip = lstm, .states = true,
+                                   .api = API_EX};
+        struct rnn_run u;
+        if (!rnn_run_init(&u, &c)) {
+            rnn_run_free(&u);
+            break;
+        }
+        cudnnRNNDescriptor_t d;
+        cudnnRNNDataDescriptor_t xd, yd;
+        trnn_data_descs_create(&xd, &yd, NULL, NULL);
+        const int all_t[2] = {c.T, c.T};
+        float fill = 0;
+        bool ok = CHECK_OK(cudnnCreateRNNDescriptor(&d)) &&
+                  CHECK_OK(cudnnSetRNNDescriptor_v6(h, d, c.hidden, c.layers, drop, CUDNN_LINEAR_INPUT,
+                                                    CUDNN_BIDIRECTIONAL, modes[k], CUDNN_RNN_ALGO_STANDARD,
+                                                    CUDNN_DATA_FLOAT)) &&
+                  CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, c.input, all_t, &fill)) &&
+                  CHECK_OK(cudnnSetRNNDataDescriptor(yd, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, c.dirs * c.hidden, all_t,
+                                                     &fill));
+        /* lstm_state_clip_nan false: CUDNN_PROPAGATE_NAN */
+        ok = ok && (lstm ? CHECK_OK(cudnnRNNSetClip(h, d, CUDNN_RNN_CLIP_MINMAX, CUDNN_PROPAGATE_NAN, -0.4, 0.5))
+                         : CHECK_OK(cudnnRNNSetClip(h, d, CUDNN_RNN_CLIP_NONE, CUDNN_PROPAGATE_NAN, 0.0, 0.0)));
+        size_t ws = 0, rs = 0;
+        ok = ok && CHECK_OK(cudnnGetRNNWorkspaceSize(h, d, c.T, u.xs, &ws)) &&
+             CHECK_OK(cudnnGetRNNTrainingReserveSize(h, d, c.T, u.xs, &rs));
+        const int64_t ny = u.pos * c.dirs * c.hidden;
+        struct fwd_out want;
+        rnn_reference_forward(&u, &want);
+        struct train_bufs b;
+        train_bufs_init(&b, &u);
+        void *pws = tbuf_alloc(ws ? ws : 4), *prs = tbuf_alloc(rs ? rs : 4), *pcx = lstm ? u.pcx : NULL;
+        cudnnTensorDescriptor_t cdesc = u.cd;
+        ok = ok && CHECK_OK(cudnnRNNForwardInferenceEx(h, d, xd, u.px, u.hd, u.phx, cdesc, pcx, u.wd, u.pw, yd, b.py,
+                                                       u.hd, NULL, cdesc, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                                       NULL, NULL, pws, ws)) &&
+             tvalues_check(CUDNN_DATA_FLOAT, b.py, want.y, ny, RNN_TOL, "MXNet inference y");
+        tbuf_poison(b.py, sizeof(float) * (size_t)ny);
+        ok = ok && CHECK_OK(cudnnRNNSetClip(h, d, lstm ? CUDNN_RNN_CLIP_MINMAX : CUDNN_RNN_CLIP_NONE,
+                                            CUDNN_PROPAGATE_NAN, lstm ? -0.4 : 0.0, lstm ? 0.5 : 0.0));
+        ok = ok && CHECK_OK(cudnnRNNForwardTrainingEx(h, d, xd, u.px, u.hd, u.phx, cdesc, pcx, u.wd, u.pw, yd, b.py,
+                                                      u.hd, NULL, cdesc, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                                      NULL, pws, ws, prs, rs)) &&
+             tvalues_check(CUDNN_DATA_FLOAT, b.py, want.y, ny, RNN_TOL, "MXNet training y");
+        ok = ok && CHECK_OK(cudnnRNNBackwardDataEx(h, d, yd, b.py, yd, b.pdy, NULL, NULL, u.hd, NULL, cdesc, NULL, u.wd,
+                                                   u.pw, u.hd, u.phx, cdesc, pcx, xd, b.pdx, u.hd, b.pdhx, cdesc,
+                                                   lstm ? b.pdcx : NULL, NULL, NULL, pws, ws, prs, rs)) &&
+             CHECK_OK(cudnnRNNBackwardWeightsEx(h, d, xd, u.px, u.hd, u.phx, yd, b.py, pws, ws, u.wd, b.pdw, prs, rs));
+        if (ok) check_legacy_backward(&u, b.dy, NULL, NULL, b.pdx, b.pdw, b.zeros, "MXNet");
+        train_bufs_free(&b);
+        tbuf_free(pws), tbuf_free(prs);
+        cudnnDestroyRNNDescriptor(d);
+        trnn_data_descs_destroy(xd, yd, NULL, NULL);
+        rnn_fwd_free(&want);
+        rnn_run_free(&u);
+        if (!ok) break;
+    }
+    tdropout_free(drop, states);
+}
+
 /* ---- OpenCV's DNN module (modules/dnn/src/cuda4dnn/csl/cudnn/recurrent.hpp) ----------------- */
 
 /* OpenCV's LSTM layer (cuDNN 8 path): a dropout descriptor of probability 0 on its own states
