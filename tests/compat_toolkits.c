@@ -353,6 +353,80 @@ TEST(compat_pooling_dynet_same_odd_padding)
     }
 }
 
+/* ---- Leela Chess Zero (src/neural/cuda/layers.cc, ConvLayer) ----------------------------------- */
+
+/* lc0's cuDNN convolution layer, fp32 or fp16 without tensor cores (NCHW): the compute type the
+   data's own (**HALF for half**: the true-half configuration), no math type set, the algorithm
+   fixed in advance with no query of its support, **WINOGRAD_NONFUSED when C > 32 and the
+   filter is larger than 1x1** (IMPLICIT_PRECOMP_GEMM otherwise), the whole scratch buffer passed
+   as workspace (its size never asked for); the residual block's second convolution fused as
+   cudnnConvolutionBiasActivationForward with ReLU, **alpha2 1 and the skip connection as z**
+   (1 x K x 1 x 1 bias of the data's type), and a plain cudnnConvolutionForward (beta 0) when
+   neither bias nor activation is asked for. */
+TEST(compat_conv_lc0_fixed_winograd_true_half)
+{
+    static const cudnnDataType_t types[] = {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT};
+    static const int filters[] = {3, 1};
+    cudnnHandle_t h = test_handle();
+    cudnnActivationDescriptor_t relu;
+    CHECK_OK(cudnnCreateActivationDescriptor(&relu));
+    CHECK_OK(cudnnSetActivationDescriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    const size_t scratch_bytes = (size_t)16 << 20;
+    void *scratch = tbuf_alloc(scratch_bytes);
+    for (size_t ti = 0; ti < TLEN(types); ti++)
+        for (size_t fi = 0; fi < TLEN(filters); fi++) {
+            const cudnnDataType_t t = types[ti];
+            const int f = filters[fi], pad = f / 2;
+            struct ref_conv rc = {.nsp = 2, .n = 2, .c = 36, .k = 36, .groups = 1, .in = {8, 8}, .filt = {f, f},
+                                  .pad = {pad, pad}, .stride = {1, 1}, .dil = {1, 1}};
+            if (!CHECK(ref_conv_out_dims(&rc))) break;
+            struct tconv_run r;
+            tconv_run_init(&r, &rc, t);
+            cudnnTensorDescriptor_t bd;
+            CHECK_OK(cudnnCreateTensorDescriptor(&bd));
+            bool ok = CHECK_OK(cudnnSetFilter4dDescriptor(r.wd, t, CUDNN_TENSOR_NCHW, rc.k, rc.c, f, f)) &&
+                      CHECK_OK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, t, 1, rc.k, 1, 1)) &&
+                      CHECK_OK(cudnnSetConvolution2dDescriptor(r.cd, pad, pad, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, t)) &&
+                      CHECK_OK(cudnnSetTensor4dDescriptor(r.yd, CUDNN_TENSOR_NCHW, t, rc.n, rc.k, 8, 8)) &&
+                      CHECK_OK(cudnnSetTensor4dDescriptor(r.xd, CUDNN_TENSOR_NCHW, t, rc.n, rc.c, 8, 8));
+            const cudnnConvolutionFwdAlgo_t algo = rc.c > 32 && f > 1 ? CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED
+                                                                     : CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+            const long per = r.ny / rc.n / rc.k;
+            double *bias = tview_random(rc.k, -1, 1), *skip = tview_random(r.ny, -1, 1);
+            double *fused = malloc(sizeof(double) * (size_t)r.ny);
+            for (int i = 0; i < rc.k; i++) bias[i] = ref_quantize(t, bias[i]);
+            for (long i = 0; i < r.ny; i++) skip[i] = ref_quantize(t, skip[i]);
+            for (long i = 0; i < r.ny; i++) {
+                double v = r.y[i] + bias[(i / per) % rc.k] + skip[i];
+                fused[i] = v > 0 ? v : 0;
+            }
+            void *pb = tvalues_upload(t, bias, rc.k), *pskip = tvalues_upload(t, skip, r.ny);
+            const float one = 1, zero = 0;
+            /* Winograd's transforms: the tolerances of conv_winograd.c (1e-4 float, 2e-2 half) */
+            const double tol = algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED ? (t == CUDNN_DATA_FLOAT ? 1e-4 : 2e-2)
+                                                                                 : tconv_tolerance(t, t, CUDNN_DEFAULT_MATH);
+            char what[96];
+            snprintf(what, sizeof what, "lc0 %s %dx%d conv + bias + skip + ReLU", t == CUDNN_DATA_HALF ? "half" : "float", f, f);
+            tbuf_poison(r.py, tdtype_size(t) * (size_t)r.ny);
+            ok = ok && CHECK_OK(cudnnConvolutionBiasActivationForward(h, &one, r.xd, r.px, r.wd, r.pw, r.cd, algo, scratch,
+                                                                      scratch_bytes, &one, r.yd, pskip, bd, pb, relu,
+                                                                      r.yd, r.py)) &&
+                 tvalues_check(t, r.py, fused, r.ny, tol, what);
+            tbuf_poison(r.py, tdtype_size(t) * (size_t)r.ny);
+            snprintf(what, sizeof what, "lc0 %s %dx%d plain convolution", t == CUDNN_DATA_HALF ? "half" : "float", f, f);
+            ok = ok && CHECK_OK(cudnnConvolutionForward(h, &one, r.xd, r.px, r.wd, r.pw, r.cd, algo, scratch,
+                                                        scratch_bytes, &zero, r.yd, r.py)) &&
+                 tvalues_check(t, r.py, r.y, r.ny, tol, what);
+            tbuf_free(pb), tbuf_free(pskip);
+            free(bias), free(skip), free(fused);
+            cudnnDestroyTensorDescriptor(bd);
+            tconv_run_free(&r);
+            if (!ok) break;
+        }
+    tbuf_free(scratch);
+    cudnnDestroyActivationDescriptor(relu);
+}
+
 /* ---- OpenCV's DNN module (modules/dnn/src/cuda4dnn/csl/cudnn/convolution.hpp) ----------------- */
 
 /* OpenCV's cuDNN convolution (half or float): tensors by cudnnSetTensor4dDescriptor, the filter
