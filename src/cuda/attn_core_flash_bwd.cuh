@@ -64,6 +64,19 @@ __host__ __device__ __forceinline__ float bwd_acc_init(const ocd_attn_core_probl
     return (float)(p.sm_scaler * 1.4426950408889634);
 }
 
+/* 2^x, approximately (ex2.approx.ftz: relative error about 2^-22, results below 2^-126 flushed
+   to zero, 2^-inf = 0) on the device; exp2f on the host. */
+__host__ __device__ __forceinline__ float bwd_exp2(float x)
+{
+#ifdef __CUDA_ARCH__
+    float y;
+    asm volatile("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+#else
+    return exp2f(x);
+#endif
+}
+
 /* The probabilities and dS in two steps, so that a kernel may start on P while dP~ is still on
    the tensor cores. The thread's elements are those of key rows j0w + lane / 4 (+ 8) and
    queries i0 + 8 j + 2 (lane % 4) + {0, 1} (bit 4 j + e of a keep mask: NS <= 8); rows: those of
@@ -84,7 +97,8 @@ __host__ __device__ __forceinline__ uint32_t bwd_probs_p(const ocd_attn_dev &d, 
         for (int e = 0; e < 4; e++) {
             int key = j0w + lane / 4 + (e / 2) * 8, qc = j * 8 + 2 * (lane & 3) + (e & 1);
             const bwd_row &r = rows[qc];
-            s[j][e] = key >= r.lo && key < r.hi ? exp2f(s[j][e] * scale2 - r.lse2) : 0.f;
+            bool in = (key >= r.lo) & (key < r.hi); /* a select, not a branch per element */
+            s[j][e] = bwd_exp2(in ? s[j][e] * scale2 - r.lse2 : -INFINITY);
             if (DROPOUT &&
                 ocd_attn_drop<float>(d, (uint64_t)ocd_attn_row_index(d.p, b, m, h, i0 + qc) * d.p.max_kv + key) == 0.f)
                 keep &= ~(1u << (j * 4 + e));

@@ -39,8 +39,10 @@
      dQ block is written again only after the issuing threads' reductions have read it (their
      bulk wait before barrier 2). dS has two buffers, so that a consumer's stores of the next
      block never meet the other's reads of this one.
-   The producer gives registers back (setmaxnreg) to the consumers: dk and dv take D / 2 each,
-   S^T and dP~^T BQ / 2 each, the A registers of P~^T and dS^T BQ / 4 each, dQ D / 4. Each key
+   The producer gives registers back (setmaxnreg: it keeps 24, spilling a few of its addresses)
+   to the consumers, 240 each: dk and dv take D / 2 each, S^T and dP~^T BQ / 2 each, the A
+   registers of P~^T and dS^T BQ / 4 each, dQ D / 4; with fewer, ptxas serializes the wgmma
+   of head 128 (C7512), which costs more than the producer's spills. Each key
    row of [0, max_kv) is written by exactly one block, zeros past len_kv (untouched when
    accumulating). */
 #include "cuda/attn_core_flash_bwd.cuh"
@@ -50,7 +52,7 @@
 namespace {
 
 constexpr int BN = 128, BQ = 64, STAGES = 2, THREADS = 384;
-constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232; /* 128 x 40 + 256 x 232 <= 64 Ki */
+constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = 240; /* 128 x 24 + 256 x 240 <= 384 x 168 */
 static_assert(OCD_FLASH_THREADS == 128, "the producer warpgroup runs the tile loads");
 
 /* Shared-memory geometry (bytes from a 1024-byte-aligned start): K, V (BN rows each), STAGES
