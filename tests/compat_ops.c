@@ -1127,6 +1127,71 @@ TEST(compat_stn_mxnet_dgrid_over_grid)
     tview_destroy(&y);
 }
 
+/* MatConvNet's bilinear sampler (matlab/src/bits/impl/nnbilinearsampler_cudnn.cu): MATLAB's
+   column-major arrays described as one image (n 1) with the dims **n, c, W, H** and the strides
+   H W C, H W, H, 1 (cudnnSetTensor4dDescriptorEx), the sampler descriptor
+   (cudnnSetSpatialTransformerNdDescriptor) {1, c, W, H} of the output; **double** data with
+   double alpha and beta; then one call per image and per grid of that image (several
+   transforms per image), the pointers advanced; the backward into a zeroed dx with **dataBeta 1**
+   (the gradients of an image's transforms summed across the calls) and gridBeta 0. */
+TEST(compat_stn_matconvnet_per_image_calls_summed)
+{
+    enum { N = 2, G = 2, C = 3, HIN = 5, WIN = 4, HO = 4, WO = 3 };
+    cudnnHandle_t hd = test_handle();
+    const cudnnDataType_t t = CUDNN_DATA_DOUBLE;
+    /* cuDNN's view: H' = MATLAB width, W' = MATLAB height (stride 1) */
+    const int hin = WIN, win = HIN, ho = WO, wo = HO;
+    const int64_t nx = (int64_t)C * hin * win, ny = (int64_t)C * ho * wo, ng = (int64_t)ho * wo * 2;
+    double *x = tview_random(N * nx, -1, 1), *grid = tview_random(N * G * ng, -1.2, 1.2);
+    double *dy = tview_random(N * G * ny, -1, 1), *y = malloc(sizeof(double) * (size_t)(N * G * ny));
+    double *dx = calloc((size_t)(N * nx), sizeof(double)), *dgrid = malloc(sizeof(double) * (size_t)(N * G * ng));
+    double *dxi = malloc(sizeof(double) * (size_t)nx);
+    for (int im = 0; im < N; im++)
+        for (int ig = 0; ig < G; ig++) {
+            const int64_t k = (int64_t)im * G + ig;
+            ref_stn_sample(1, C, hin, win, x + im * nx, ho, wo, grid + k * ng, y + k * ny);
+            ref_stn_sample_backward(1, C, hin, win, x + im * nx, ho, wo, grid + k * ng, dy + k * ny, dxi, dgrid + k * ng);
+            for (int64_t i = 0; i < nx; i++) dx[im * nx + i] += dxi[i];
+        }
+    double *zeros = calloc((size_t)(N * nx), sizeof(double));
+    void *px = tvalues_upload(t, x, N * nx), *pgrid = tvalues_upload(t, grid, N * G * ng);
+    void *pdy = tvalues_upload(t, dy, N * G * ny), *pdx = tvalues_upload(t, zeros, N * nx);
+    void *py = tbuf_alloc(sizeof(double) * (size_t)(N * G * ny)), *pdgrid = tbuf_alloc(sizeof(double) * (size_t)(N * G * ng));
+    cudnnTensorDescriptor_t od, dd;
+    cudnnSpatialTransformerDescriptor_t st;
+    CHECK_OK(cudnnCreateTensorDescriptor(&od));
+    CHECK_OK(cudnnCreateTensorDescriptor(&dd));
+    CHECK_OK(cudnnCreateSpatialTransformerDescriptor(&st));
+    const int dim_out[4] = {1, C, ho, wo};
+    bool ok = CHECK_OK(cudnnSetTensor4dDescriptorEx(od, t, 1, C, ho, wo, ho * wo * C, ho * wo, wo, 1)) &&
+              CHECK_OK(cudnnSetTensor4dDescriptorEx(dd, t, 1, C, hin, win, hin * win * C, hin * win, win, 1)) &&
+              CHECK_OK(cudnnSetSpatialTransformerNdDescriptor(st, CUDNN_SAMPLER_BILINEAR, t, 4, dim_out));
+    const double one = 1, zero = 0;
+    for (int im = 0; im < N && ok; im++)
+        for (int ig = 0; ig < G && ok; ig++) {
+            const int64_t k = (int64_t)im * G + ig;
+            ok = CHECK_OK(cudnnSpatialTfSamplerForward(hd, st, &one, dd, (double *)px + im * nx, (double *)pgrid + k * ng,
+                                                       &zero, od, (double *)py + k * ny));
+        }
+    ok = ok && tvalues_check(t, py, y, N * G * ny, 1e-12, "MatConvNet sampled outputs");
+    for (int im = 0; im < N && ok; im++)
+        for (int ig = 0; ig < G && ok; ig++) {
+            const int64_t k = (int64_t)im * G + ig;
+            ok = CHECK_OK(cudnnSpatialTfSamplerBackward(hd, st, &one, dd, (double *)px + im * nx, &one, dd,
+                                                        (double *)pdx + im * nx, &one, od, (double *)pdy + k * ny,
+                                                        (double *)pgrid + k * ng, &zero, (double *)pdgrid + k * ng));
+        }
+    ok = ok && tvalues_check(t, pdx, dx, N * nx, 1e-12, "MatConvNet dx summed over each image's grids") &&
+         tvalues_check(t, pdgrid, dgrid, N * G * ng, 1e-12, "MatConvNet dgrid");
+    (void)ok;
+    cudnnDestroySpatialTransformerDescriptor(st);
+    cudnnDestroyTensorDescriptor(od);
+    cudnnDestroyTensorDescriptor(dd);
+    void *bufs[] = {px, pgrid, pdy, pdx, py, pdgrid};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+    free(x), free(grid), free(dy), free(y), free(dx), free(dgrid), free(dxi), free(zeros);
+}
+
 /* Caffe2's CuDNNTransposeOp (caffe2/operators/transpose_op_cudnn.cc): the permutation as x's
    strides, y packed, both padded to 4 dims with trailing extents 1 and strides 1; int32 data
    transposed as CUDNN_DATA_FLOAT and int64 as CUDNN_DATA_DOUBLE ("Hack, since CUDNN only
