@@ -87,6 +87,7 @@ struct mha_run {
     int64_t woffset[8]; /* elements */
     int wdims[8][3], wstrides[8][3];
     double fill;
+    bool tf32; /* the descriptor lets float products run on TF32 (tensor-op math): wider tolerances */
 };
 
 static double *rand_array(cudnnDataType_t t, int64_t n, double lo, double hi)
@@ -303,9 +304,10 @@ static cudnnStatus_t forward(struct mha_run *r, int curr, bool training, void *o
                                      training ? r->rsbytes : 0, training ? r->rs : NULL);
 }
 
-static double tol_of(cudnnDataType_t t)
+static double tol_of(const struct mha_run *r)
 {
-    return t == CUDNN_DATA_DOUBLE ? 1e-10 : t == CUDNN_DATA_FLOAT ? 2e-5 : 2e-2;
+    const cudnnDataType_t t = r->dtype;
+    return t == CUDNN_DATA_DOUBLE ? 1e-10 : t == CUDNN_DATA_FLOAT ? (r->tf32 ? 1e-3 : 2e-5) : 2e-2;
 }
 
 /* got against want over the canonical positions of s; positions past a length must hold
@@ -370,7 +372,7 @@ TEST(mha_forward)
                 tbuf_poison(r.so.dev, (size_t)r.so.count * tdtype_size(r.dtype));
                 if (!CHECK_OK(forward(&r, -1, training, r.so.dev))) break;
                 double *got = seq_download(&r.so, r.dtype, r.so.dev);
-                compare_seq(training ? "out (training)" : "out (inference)", &r, &r.so, got, want, tol_of(r.dtype),
+                compare_seq(training ? "out (training)" : "out (inference)", &r, &r.so, got, want, tol_of(&r),
                             cases[ci].fill ? r.fill : NAN);
                 free(got);
             }
@@ -488,7 +490,7 @@ static void check_backward(struct mha_run *r, cudnnWgradMode_t mode, bool captur
     double *want_dv = malloc(sizeof(double) * (size_t)r->sv.count);
     ref_mha_backward(&r->ref, r->q, r->k, r->v, r->dout, want_dq, want_dk, want_dv, want_w[0], want_w[1], want_w[2],
                      want_w[3], want_w[4], want_w[5], want_w[6], want_w[7]);
-    double tol = tol_of(r->dtype) * (r->dtype == CUDNN_DATA_HALF ? 2 : 10);
+    double tol = tol_of(r) * (r->dtype == CUDNN_DATA_HALF ? 2 : 10);
     bool ok = training_step(r, mode, dq, dk, dv, dw);
 #ifdef OCD_TEST_CUDA
     if (ok && captured) ok = training_step_captured(r, dq, dk, dv, dw);
@@ -832,6 +834,7 @@ static int replay_lines(struct replay_capture *log, const struct mha_case *c, bo
         ok = CHECK_OK(cudnnSetAttnDescriptor(r.attn, c->mode, c->heads, r.ref.scaler, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
                                              CUDNN_TENSOR_OP_MATH, NULL, NULL, c->q, c->k, c->v, c->qp, c->kp, c->vp,
                                              c->op, c->Tq + 1, c->Tk + 2, c->B + 1, c->M));
+    r.tf32 = bench_math;
     if (ok && narrow) r.hi[c->Tq - 1] = c->Tk - 1;
     if (ok && backward) check_backward(&r, CUDNN_WGRAD_MODE_ADD, false);
     else if (ok) ok = CHECK_OK(forward(&r, curr, curr < 0, r.so.dev));

@@ -823,9 +823,11 @@ static void mha_net_init(cudnnHandle_t h, struct mha_net *n, cudnnDataType_t t, 
     cudnnCreateAttnDescriptor(&n->d);
     cudnnCreateSeqDataDescriptor(&n->sd);
     CHECK_OK(cudnnSetSeqDataDescriptor(n->sd, t, 4, dims, axes, AB, mha_len, NULL));
+    /* float under FMA math: the host's and the GPU's forwards then agree to float rounding, so
+       that the gradients compare tightly (DEFAULT math would run the GPU's products on TF32) */
     CHECK_OK(cudnnSetAttnDescriptor(n->d, CUDNN_ATTN_QUERYMAP_ALL_TO_ONE | CUDNN_ATTN_ENABLE_PROJ_BIASES, H,
                                     1 / sqrt(W / H), t, CUDNN_DATA_FLOAT,
-                                    t == CUDNN_DATA_FLOAT ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH, NULL, NULL, W, W,
+                                    t == CUDNN_DATA_FLOAT ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH, NULL, NULL, W, W,
                                     W, W / H, W / H, W / H, W, AT, AT, AB, 1));
     CHECK_OK(cudnnGetMultiHeadAttnBuffers(h, n->d, &n->wbytes, &n->ws, &n->rs));
     n->qbytes = (size_t)AT * AB * W * (t == CUDNN_DATA_FLOAT ? 4 : 2);
