@@ -16,7 +16,8 @@
 
    Math: every step computes in the chain's compute type (double on the host; on CUDA float, or
    double when the chain's math precision or any operand is double), inputs converted from their
-   tensor types and outputs rounded once to theirs. The modes (t = alpha1 * x, u = alpha2 * b):
+   tensor types and outputs rounded once to theirs. The modes (t = alpha1 * x, u = alpha2 * b, a
+   scale of 0 giving 0 whatever its operand holds):
      ADD t + u   MUL t * u   MIN, MAX of t and u (a NaN wins under PROPAGATE_NAN, else the other)
      SQRT sqrt t
      RELU_FWD   t below the lower clip lo: lo + slope * (t - lo); above the upper clip: up; else t
@@ -136,7 +137,10 @@ OCD_PW_FN ocd_pw_cdf(OCD_R t)
 /* The value of step s given its operand values x and b (b unused by unary modes). */
 OCD_PW_FN ocd_pw_apply(const struct ocd_pw_step *s, OCD_R x, OCD_R b)
 {
-    const OCD_R t = (OCD_R)s->alpha1 * x, u = (OCD_R)s->alpha2 * b;
+    /* a scale of 0 drops its operand, NaN or not, as a beta of 0 does (TensorFlow passes the
+       output buffer, whatever it holds, as a side input scaled by 0) */
+    const OCD_R t = s->alpha1 != 0 ? (OCD_R)s->alpha1 * x : (OCD_R)0;
+    const OCD_R u = s->alpha2 != 0 ? (OCD_R)s->alpha2 * b : (OCD_R)0;
     const OCD_R lo = (OCD_R)s->lower_clip, up = (OCD_R)s->upper_clip;
     switch (s->mode) {
     case CUDNN_POINTWISE_ADD: return t + u;
