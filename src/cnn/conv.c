@@ -616,7 +616,25 @@ cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionForwardWorkspaceSize(
     struct ocd_conv_problem p;
     OCD_TRY(fwd_problem(&p, xDesc, wDesc, convDesc, yDesc));
     if (sizeInBytes == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "sizeInBytes is NULL");
-    return ocd_conv_workspace_query(handle, &p, (int)algo, sizeInBytes, __func__);
+    OCD_TRY(ocd_conv_workspace_query(handle, &p, (int)algo, sizeInBytes, __func__));
+    /* cudnnConvolutionBiasActivationForward has no query of its own: programs size its workspace
+       by this one (dlib), and the entries that run the fused epilogue may need more than those
+       of the plain convolution. So the answer covers the fused form (a bias and ReLU) too. */
+    p.ep.on = true, p.ep.relu = true;
+    p.ep.bias_view = p.y;
+    p.ep.bias_view.dtype = int8_family(p.x.dtype) ? CUDNN_DATA_FLOAT : p.y.dtype, p.ep.bias_view.vect = 1;
+    for (int d = 0; d < p.y.rank; d++) {
+        p.ep.bias_view.dims[d] = d == 1 ? p.y.dims[1] : 1;
+        p.ep.bias_view.strides[d] = d == 1 ? 1 : p.y.dims[1];
+    }
+    char why[1024];
+    struct ocd_impl_plan plan;
+    const struct ocd_conv_impl *fused = ocd_conv_pick(handle, &p, (int)algo, why, sizeof why, &plan);
+    if (fused != NULL) {
+        const size_t need = ocd_conv_impl_workspace(handle, fused, &p, &plan);
+        if (need > *sizeInBytes) *sizeInBytes = need;
+    }
+    return CUDNN_STATUS_SUCCESS;
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnConvolutionForward(cudnnHandle_t handle, const void *alpha,
