@@ -1414,6 +1414,104 @@ TEST(compat_rnn_mxnet_clip_every_cell_packed_fill)
     tdropout_free(drop, states);
 }
 
+/* ---- MyCaffe (MyCaffe.app CudaDnnDll rnn8.cu, rnn8Handle) ---------------------------------------- */
+
+/* MyCaffe's RNN8: cudnnSetRNNDescriptor_v8 with **auxFlags 0 (padded IO not enabled) for an
+   unpacked layout** (batch-major here) whose every sequence is T long, the data descriptors'
+   paddingFill **a pointer to a double 0 whatever the data type**, the device lengths all T; the
+   weights visited through cudnnGetRNNWeightParams over every pseudo-layer and every linear-layer
+   id into reused tensor descriptors read back with cudnnGetTensorNdDescriptor(3); cudnnRNNForward
+   (training) and the backward calls given **the buffers' whole sizes** (weight space, workspace
+   and reserve larger than asked for), dhy and dcy NULL, the weight gradient zeroed and added
+   (CUDNN_WGRAD_MODE_ADD). */
+TEST(compat_rnn_mycaffe_v8_unpacked_without_padded_io)
+{
+    static const int lengths[3] = {3, 3, 3};
+    static const cudnnRNNMode_t modes[] = {CUDNN_LSTM, CUDNN_GRU};
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(modes); k++) {
+        const bool lstm = modes[k] == CUDNN_LSTM;
+        const struct rnn_case c = {.name = "mycaffe", .mode = modes[k], .dirs = 2, .input_mode = CUDNN_LINEAR_INPUT,
+                                   .bias = CUDNN_RNN_DOUBLE_BIAS, .layout = CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED,
+                                   .layers = 2, .input = 3, .hidden = 4, .proj = 4, .T = 3, .N = 3,
+                                   .lengths = lengths, .dtype = CUDNN_DATA_FLOAT, .states = true, .api = API_V8};
+        struct rnn_run u;
+        if (!rnn_run_init(&u, &c)) {
+            rnn_run_free(&u);
+            break;
+        }
+        cudnnRNNDescriptor_t d;
+        cudnnRNNDataDescriptor_t xd, yd;
+        trnn_data_descs_create(&xd, &yd, NULL, NULL);
+        double fill = 0; /* a double for float data */
+        bool ok = CHECK_OK(cudnnCreateRNNDescriptor(&d)) &&
+                  CHECK_OK(cudnnSetRNNDescriptor_v8(d, CUDNN_RNN_ALGO_STANDARD, modes[k], CUDNN_RNN_DOUBLE_BIAS,
+                                                    CUDNN_BIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT,
+                                                    CUDNN_DATA_FLOAT, CUDNN_DEFAULT_MATH, c.input, c.hidden, c.hidden,
+                                                    c.layers, NULL, 0)) &&
+                  CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, c.input, lengths, &fill)) &&
+                  CHECK_OK(cudnnSetRNNDataDescriptor(yd, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, c.dirs * c.hidden,
+                                                     lengths, &fill));
+        size_t wbytes = 0, ws = 0, rs = 0;
+        ok = ok && CHECK_OK(cudnnGetRNNWeightSpaceSize(h, d, &wbytes)) && CHECK(wbytes == u.wbytes) &&
+             CHECK_OK(cudnnGetRNNTempSpaceSizes(h, d, CUDNN_FWD_MODE_TRAINING, xd, &ws, &rs));
+        /* every (pseudo-layer, id) visited as MyCaffe's InitializeWeights does */
+        cudnnTensorDescriptor_t wdesc, bdesc;
+        CHECK_OK(cudnnCreateTensorDescriptor(&wdesc));
+        CHECK_OK(cudnnCreateTensorDescriptor(&bdesc));
+        const int lin_ids = lstm ? 8 : 6;
+        int64_t seen = 0;
+        for (int layer = 0; layer < c.layers * c.dirs && ok; layer++)
+            for (int id = 0; id < lin_ids && ok; id++) {
+                void *mw = NULL, *mb = NULL;
+                ok = CHECK_OK(cudnnGetRNNWeightParams(h, d, layer, wbytes, u.pw, id, wdesc, &mw, bdesc, &mb));
+                void *ptrs[2] = {mw, mb};
+                cudnnTensorDescriptor_t descs[2] = {wdesc, bdesc};
+                for (int j = 0; j < 2 && ok; j++) {
+                    if (ptrs[j] == NULL) continue;
+                    cudnnDataType_t dt;
+                    int nb = 0, dim[3] = {0, 0, 0}, str[3] = {0, 0, 0};
+                    ok = CHECK_OK(cudnnGetTensorNdDescriptor(descs[j], 3, &dt, &nb, dim, str)) && CHECK(nb == 3) &&
+                         CHECK((char *)ptrs[j] >= (char *)u.pw &&
+                               (char *)ptrs[j] + sizeof(float) * (size_t)dim[0] * dim[1] * dim[2] <=
+                                   (char *)u.pw + wbytes);
+                    seen += (int64_t)dim[0] * dim[1] * dim[2];
+                }
+            }
+        ok = ok && CHECK(seen * (int64_t)sizeof(float) == (int64_t)wbytes);
+        const size_t extra = 1024; /* MyCaffe passes its buffers' sizes */
+        void *pws = tbuf_alloc(ws + extra), *prs = tbuf_alloc(rs + extra);
+        struct fwd_out want;
+        rnn_reference_forward(&u, &want);
+        struct train_bufs b;
+        train_bufs_init(&b, &u);
+        const int64_t ny = u.pos * c.dirs * c.hidden;
+        ok = ok && CHECK_OK(cudnnRNNForward(h, d, CUDNN_FWD_MODE_TRAINING, u.plen, xd, u.px, yd, b.py, u.hd, u.phx, b.phy,
+                                            u.cd, u.pcx, b.pcy, wbytes, u.pw, ws + extra, pws, rs + extra, prs));
+        if (ok) {
+            double *got = tvalues_download(CUDNN_DATA_FLOAT, b.py, ny), *got_ref = rnn_to_ref(&c, got, c.dirs * c.hidden);
+            double *want_ref = rnn_to_ref(&c, want.y, c.dirs * c.hidden);
+            ok = CHECK(rnn_compare("MyCaffe y", &c, got_ref, want_ref, (int64_t)c.T * c.N * c.dirs * c.hidden, RNN_TOL));
+            free(got), free(got_ref), free(want_ref);
+        }
+        ok = ok && CHECK_OK(cudnnRNNBackwardData_v8(h, d, u.plen, yd, b.py, b.pdy, xd, b.pdx, u.hd, u.phx, NULL, b.pdhx,
+                                                    u.cd, u.pcx, NULL, b.pdcx, wbytes, u.pw, ws + extra, pws, rs + extra,
+                                                    prs)) &&
+             CHECK_OK(cudnnRNNBackwardWeights_v8(h, d, CUDNN_WGRAD_MODE_ADD, u.plen, xd, u.px, u.hd, u.phx, yd, b.py,
+                                                 wbytes, b.pdw, ws + extra, pws, rs + extra, prs));
+        if (ok) check_legacy_backward(&u, b.dy, NULL, NULL, b.pdx, b.pdw, b.zeros, "MyCaffe");
+        train_bufs_free(&b);
+        tbuf_free(pws), tbuf_free(prs);
+        cudnnDestroyTensorDescriptor(wdesc);
+        cudnnDestroyTensorDescriptor(bdesc);
+        cudnnDestroyRNNDescriptor(d);
+        trnn_data_descs_destroy(xd, yd, NULL, NULL);
+        rnn_fwd_free(&want);
+        rnn_run_free(&u);
+        if (!ok) break;
+    }
+}
+
 /* ---- OpenCV's DNN module (modules/dnn/src/cuda4dnn/csl/cudnn/recurrent.hpp) ----------------- */
 
 /* OpenCV's LSTM layer (cuDNN 8 path): a dropout descriptor of probability 0 on its own states
