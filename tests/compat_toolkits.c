@@ -353,6 +353,80 @@ TEST(compat_pooling_dynet_same_odd_padding)
     }
 }
 
+/* ---- CTranslate2 (src/ops/conv1d_gpu.cu: Whisper's and Wav2Vec2's convolutions) ---------------- */
+
+/* CTranslate2's Conv1D (faster-whisper's audio encoder): N x C x 1 x L tensors and a K x C/g x 1 x k
+   filter by the 4-D setters, cudnnSetConvolution2dDescriptor(0, pad, 1, stride, 1, dilation) with
+   FLOAT compute **whatever the data (float, half or bfloat16)**, DEFAULT_MATH then TENSOR_OP_MATH
+   for half; with a bias IMPLICIT_PRECOMP_GEMM through cudnnConvolutionBiasActivationForward with
+   the **IDENTITY** activation, alpha2 0 and **y as z**, without one IMPLICIT_GEMM through
+   cudnnConvolutionForward, each with the workspace its query reports (NULL for 0). Whisper's two
+   layers: k 3, pad 1, stride 1 then stride 2. y (poisoned, NaN: not read as z) against the
+   reference. */
+TEST(compat_conv_ctranslate2_conv1d_identity_bias)
+{
+    static const cudnnDataType_t types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16};
+    static const int strides[] = {1, 2};
+    cudnnHandle_t h = test_handle();
+    cudnnActivationDescriptor_t ident;
+    CHECK_OK(cudnnCreateActivationDescriptor(&ident));
+    CHECK_OK(cudnnSetActivationDescriptor(ident, CUDNN_ACTIVATION_IDENTITY, CUDNN_NOT_PROPAGATE_NAN, 0));
+    for (size_t ti = 0; ti < TLEN(types); ti++)
+        for (size_t si = 0; si < TLEN(strides); si++) {
+            const cudnnDataType_t t = types[ti];
+            const int st = strides[si], L = 19, k = 3, pad = 1;
+            struct ref_conv rc = {.nsp = 2, .n = 2, .c = 6, .k = 8, .groups = 1, .in = {1, L}, .filt = {1, k},
+                                  .pad = {0, pad}, .stride = {1, st}, .dil = {1, 1}};
+            if (!CHECK(ref_conv_out_dims(&rc))) break;
+            struct tconv_run r;
+            tconv_run_init(&r, &rc, t);
+            cudnnTensorDescriptor_t bd;
+            CHECK_OK(cudnnCreateTensorDescriptor(&bd));
+            const int lo = rc.out[1];
+            bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(r.xd, CUDNN_TENSOR_NCHW, t, rc.n, rc.c, 1, L)) &&
+                      CHECK_OK(cudnnSetTensor4dDescriptor(r.yd, CUDNN_TENSOR_NCHW, t, rc.n, rc.k, 1, lo)) &&
+                      CHECK_OK(cudnnSetFilter4dDescriptor(r.wd, t, CUDNN_TENSOR_NCHW, rc.k, rc.c, 1, k)) &&
+                      CHECK_OK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, t, 1, rc.k, 1, 1)) &&
+                      CHECK_OK(cudnnSetConvolution2dDescriptor(r.cd, 0, pad, 1, st, 1, 1, CUDNN_CROSS_CORRELATION,
+                                                               CUDNN_DATA_FLOAT)) &&
+                      CHECK_OK(cudnnSetConvolutionMathType(r.cd, CUDNN_DEFAULT_MATH)) &&
+                      (t != CUDNN_DATA_HALF || CHECK_OK(cudnnSetConvolutionMathType(r.cd, CUDNN_TENSOR_OP_MATH)));
+            double *bias = tview_random(rc.k, -1, 1), *with_bias = malloc(sizeof(double) * (size_t)r.ny);
+            for (int i = 0; i < rc.k; i++) bias[i] = ref_quantize(t, bias[i]);
+            for (long i = 0; i < r.ny; i++) with_bias[i] = r.y[i] + bias[(i / lo) % rc.k];
+            void *pb = tvalues_upload(t, bias, rc.k);
+            const double tol = tconv_tolerance(t, t, t == CUDNN_DATA_HALF ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH);
+            const float one = 1, zero = 0;
+            for (int with = 0; with < 2 && ok; with++) {
+                const cudnnConvolutionFwdAlgo_t algo = with ? CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM
+                                                            : CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+                size_t wsb = 1;
+                ok = CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, r.xd, r.wd, r.cd, r.yd, algo, &wsb));
+                void *ws = ok && wsb ? tbuf_alloc(wsb) : NULL;
+                char what[80];
+                snprintf(what, sizeof what, "CTranslate2 conv1d %s stride %d%s", t == CUDNN_DATA_FLOAT ? "float"
+                         : t == CUDNN_DATA_HALF ? "half" : "bfloat16", st, with ? " + bias (IDENTITY, y as z)" : "");
+                tbuf_poison(r.py, tdtype_size(t) * (size_t)r.ny);
+                if (with)
+                    ok = ok && CHECK_OK(cudnnConvolutionBiasActivationForward(h, &one, r.xd, r.px, r.wd, r.pw, r.cd, algo,
+                                                                              ws, wsb, &zero, r.yd, r.py, bd, pb, ident,
+                                                                              r.yd, r.py)) &&
+                         tvalues_check(t, r.py, with_bias, r.ny, tol, what);
+                else
+                    ok = ok && CHECK_OK(cudnnConvolutionForward(h, &one, r.xd, r.px, r.wd, r.pw, r.cd, algo, ws, wsb, &zero,
+                                                                r.yd, r.py)) &&
+                         tvalues_check(t, r.py, r.y, r.ny, tol, what);
+                if (ws) tbuf_free(ws);
+            }
+            tbuf_free(pb);
+            free(bias), free(with_bias);
+            cudnnDestroyTensorDescriptor(bd);
+            tconv_run_free(&r);
+            if (!ok) break;
+        }
+    cudnnDestroyActivationDescriptor(ident);
+}
+
 /* ---- Leela Chess Zero (src/neural/cuda/layers.cc, ConvLayer) ----------------------------------- */
 
 /* lc0's cuDNN convolution layer, fp32 or fp16 without tensor cores (NCHW): the compute type the
