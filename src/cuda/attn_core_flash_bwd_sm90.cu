@@ -31,14 +31,14 @@
      [key][query] swizzled as an MN-major A operand (M = the queries). Once both
      consumers' dS is there (named barrier 2), consumer g forms columns g D / 2 .. of
      dQ_block = dS K (M = BQ queries, N = D / 2, K = the block's 128 keys: A = dS MN-major, B =
-     the K tile read N-major) and stores it into a float dQ block in shared memory; once both
-     halves are there (named barrier 3), the first warp of each consumer adds 32 of its rows
-     (those whose bwd_row say they reach the keys) to the float accumulators with one
-     cp.reduce.async.bulk add each, FlashAttention-3's bulk reduction rather than the sm_80
-     kernel's per-element atomics. The rows' bwd_row are read before the stage is released; the
-     dQ block is written again only after the issuing threads' reductions have read it (their
-     bulk wait before barrier 2). dS has two buffers, so that a consumer's stores of the next
-     block never meet the other's reads of this one.
+     the K tile read N-major). Each warp stores its 16 rows of that half into a float dQ block in
+     shared memory and adds each row that reaches the keys (its bwd_row says) to the float
+     accumulators with one cp.reduce.async.bulk add by one of its lanes, FlashAttention-3's bulk
+     reduction rather than the sm_80 kernel's per-element atomics; the warp writes its rows
+     again only after its lanes' reductions have read them. The rows' bwd_row are read before
+     the stage is released. dS has two buffers, so that a consumer's stores of the next block
+     never meet the other's reads of this one: one named barrier a block orders the
+     consumers.
    The producer gives registers back (setmaxnreg: it keeps 24, spilling a few of its addresses)
    to the consumers, 240 each: dk and dv take D / 2 each, S^T and dP~^T BQ / 2 each, the A
    registers of P~^T and dS^T BQ / 4 each, dQ D / 4; with fewer, ptxas serializes the wgmma
@@ -175,12 +175,11 @@ __device__ __forceinline__ bool bwd90_vote(bool reach)
     return any != 0;
 }
 
-/* The consumers' meetings (named barrier ID, 256 threads): once both have stored a block's dS
-   (2), and once both have stored its dQ (3). */
-template <int ID> __device__ __forceinline__ void bwd90_consumers_sync()
+/* The consumers' meeting once both have stored a block's dS (named barrier 2, 256 threads). */
+__device__ __forceinline__ void bwd90_consumers_sync()
 {
 #ifdef OCD_WGMMA_ARCH_OK
-    asm volatile("bar.sync %0, 256;\n" ::"n"(ID) : "memory");
+    asm volatile("bar.sync 2, 256;\n" ::: "memory");
 #endif
 }
 
@@ -296,9 +295,8 @@ template <typename T, int D, bool DROPOUT> __global__ void __launch_bounds__(THR
         for (int kk = 0; kk < BQ / 16; kk++)
             ocd_wgmma<D, T>::rs_mn(dk_flat, sf[kk], bwd90_desc_qt_mn<D>(base, st, 0, kk), 1);
         ocd_wgmma_commit();
-        if (wt < 32) ocd_bulk_wait<0, true>(); /* the last block's dQ reductions have read the dQ block */
         ocd_wgmma_fence_async_smem();
-        bwd90_consumers_sync<2>();
+        bwd90_consumers_sync();
 
         /* columns g D / 2 .. of dQ_block = dS K over the block's 128 keys */
         float dq[NQ][4];
@@ -311,15 +309,20 @@ template <typename T, int D, bool DROPOUT> __global__ void __launch_bounds__(THR
         ocd_wgmma_fence_operands(dq_flat);
         ocd_wgmma_fence_operands(dk_flat);
         ocd_wgmma_fence_operands(dv_flat);
-        bwd90_store_dq<L::DQP>(sdq, dq, wt / 32, g * (D / 2), lane);
-        float *acc_row = wt < 32 ? bwd90_dq_row(d, cr, b, m, h, i0, j0, g * 32 + wt) : nullptr;
+        /* the warp's 16 rows of its half of dQ_block, through the dQ block, each added by one
+           bulk reduction (lane r of the warp, row 16 (warp % 4) + r) */
+        const int r = (wt / 32) * 16 + lane, c0 = g * (D / 2);
+        if (lane < 16) ocd_bulk_wait<0, true>(); /* the last block's reductions have read the rows */
+        __syncwarp();
+        bwd90_store_dq<L::DQP>(sdq, dq, wt / 32, c0, lane);
+        float *acc_row = lane < 16 ? bwd90_dq_row(d, cr, b, m, h, i0, j0, r) : nullptr;
         ocd_mbar_arrive(&empty[st]); /* the stage's Q, dO and rows are read */
         ocd_wgmma_fence_async_smem();
-        bwd90_consumers_sync<3>();
-        if (acc_row != nullptr) ocd_bulk_reduce_add_f32(acc_row, sdq + (g * 32 + wt) * L::DQP, D * 4);
-        if (wt < 32) ocd_bulk_commit();
+        __syncwarp();
+        if (acc_row != nullptr) ocd_bulk_reduce_add_f32(acc_row + c0, sdq + r * L::DQP + c0, D / 2 * 4);
+        if (lane < 16) ocd_bulk_commit();
     }
-    if (wt < 32) ocd_bulk_wait<0, false>();
+    if (lane < 16) ocd_bulk_wait<0, false>();
     bwd_store_kv<T>(d, p.dk, b, mk, h, j0, lkv, dk, (float)p.sm_scaler, cw, lane);
     bwd_store_kv<T>(d, p.dv, b, mk, h, j0, lkv, dv, 1.f, cw, lane);
 #endif

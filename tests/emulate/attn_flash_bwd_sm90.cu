@@ -153,18 +153,16 @@ template <typename T, int D> bool emulate(const ocd_attn_dev &d)
                             printf("  a descriptor of dS or K (MN-major) reads outside the tiles\n");
                             return false;
                         }
-                    for (int wt = 0; wt < 128; wt++)
-                        bwd90_store_dq<L::DQP>((float *)(smem.data() + L::DQ0), dq[wt], wt / 32, g * (D / 2), wt % 32);
+                    /* each warp's rows of this half through the dQ block, one bulk reduction each */
+                    float *sdq = (float *)(smem.data() + L::DQ0);
+                    for (int wt = 0; wt < 128; wt++) bwd90_store_dq<L::DQP>(sdq, dq[wt], wt / 32, g * (D / 2), wt % 32);
+                    for (int wq = 0; wq < 4; wq++)
+                        for (int lane = 0; lane < 16; lane++) {
+                            int r = wq * 16 + lane, c0 = g * (D / 2);
+                            float *acc_row = bwd90_dq_row(d, cr, b, m, h, i0, j0, r);
+                            if (acc_row != nullptr) ocd_bulk_reduce_add_f32(acc_row + c0, sdq + r * L::DQP + c0, D / 2 * 4);
+                        }
                 }
-                /* the consumers' second meeting: the dQ block is whole; the first warp of each
-                   reduces its 32 rows into the accumulators */
-                for (int g = 0; g < 2; g++)
-                    for (int wt = 0; wt < 32; wt++) {
-                        float *acc_row = bwd90_dq_row(d, cr, b, m, h, i0, j0, g * 32 + wt);
-                        if (acc_row != nullptr)
-                            ocd_bulk_reduce_add_f32(acc_row, (const float *)(smem.data() + L::DQ0) + (g * 32 + wt) * L::DQP,
-                                                    D * 4);
-                    }
                 emptied[st]++; /* both consumers have arrived */
             }
             for (int g = 0; g < 2; g++)
