@@ -689,6 +689,70 @@ TEST(compat_pooling_onnxruntime_ceil_and_1d)
     }
 }
 
+/* Average pooling counting the padding when y is longer than the floor formula (ceil mode), so
+   that the last windows hang over the padding's end. ONNX Runtime passed such calls to cuDNN
+   (pool.cc, begin pads only, ceil_mode) and its pull request 29631 quotes what NVIDIA's library
+   returned: x = 1 .. 9, window 7, stride 3, pad 0, three outputs, CUDNN_POOLING_AVERAGE_COUNT_
+   INCLUDE_PADDING gives 4, 6.5, 8: each window divides by its taps inside the padded input, not
+   by 7. Caffe's average pooling (CuDNNPoolingLayer, y by Caffe's ceil formula) makes the same
+   call in 2-D: 6 x 6, window 3, stride 2, pad 1 gives 4 x 4, the last row and column of windows
+   counting 2 taps (rows 5 and 6, the pad) instead of 3. Forward and backward against the
+   reference, which counts the same way; the 1-D values also as numbers. */
+TEST(compat_pooling_include_padding_ceil_overhang)
+{
+    cudnnHandle_t h = test_handle();
+    const float one = 1, zero = 0;
+    { /* ONNX Runtime's observed case */
+        const int xd[4] = {1, 1, 9, 1}, yd[4] = {1, 1, 3, 1}, win[2] = {7, 1}, pad[2] = {0, 0}, str[2] = {3, 1};
+        struct tview x, y;
+        tview_init(&x, CUDNN_DATA_FLOAT, 4, xd, TV_NCHW);
+        tview_init(&y, CUDNN_DATA_FLOAT, 4, yd, TV_NCHW);
+        double xv[9], want[3] = {4, 6.5, 8};
+        for (int i = 0; i < 9; i++) xv[i] = i + 1;
+        void *px = tview_upload(&x, xv), *py = tview_upload(&y, NULL);
+        cudnnPoolingDescriptor_t pd;
+        CHECK_OK(cudnnCreatePoolingDescriptor(&pd));
+        if (CHECK_OK(cudnnSetPoolingNdDescriptor(pd, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, CUDNN_PROPAGATE_NAN,
+                                                 2, win, pad, str)) &&
+            CHECK_OK(cudnnPoolingForward(h, pd, &one, x.desc, px, &zero, y.desc, py)))
+            tview_check(&y, py, want, "k 7 s 3 over 1..9 (NVIDIA: 4, 6.5, 8)");
+        cudnnDestroyPoolingDescriptor(pd);
+        tview_free(&x, px), tview_free(&y, py);
+        tview_destroy(&x), tview_destroy(&y);
+    }
+    static const cudnnDataType_t types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF};
+    for (size_t ti = 0; ti < TLEN(types); ti++) { /* Caffe's 2-D ceil-mode average */
+        const int n = 2, c = 3, in[2] = {6, 6}, out[2] = {4, 4};
+        const int xd[4] = {n, c, 6, 6}, yd[4] = {n, c, 4, 4};
+        struct tview x, y;
+        tview_init(&x, types[ti], 4, xd, TV_NCHW);
+        tview_init(&y, types[ti], 4, yd, TV_NCHW);
+        double *xv = tview_random(x.count, -2, 2), *dyv = tview_random(y.count, -1, 1);
+        double *want = malloc(sizeof(double) * (size_t)y.count), *dxw = malloc(sizeof(double) * (size_t)x.count);
+        struct ref_pool rp = {.mode = CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, .propagate = false, .nb = 2,
+                              .window = {3, 3}, .pad = {1, 1}, .stride = {2, 2}};
+        ref_pooling_forward(&rp, n, c, in, out, xv, want);
+        ref_pooling_backward(&rp, n, c, in, out, xv, dyv, dxw);
+        /* the corner window (rows and columns 5, 6) averages one input over 4 taps */
+        CHECK(fabs(want[15] - xv[35] / 4) < 1e-12);
+        void *px = tview_upload(&x, xv), *py = tview_upload(&y, NULL), *pdy = tview_upload(&y, dyv);
+        void *pdx = tview_upload(&x, NULL);
+        cudnnPoolingDescriptor_t pd;
+        CHECK_OK(cudnnCreatePoolingDescriptor(&pd));
+        bool ok = CHECK_OK(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
+                                                       CUDNN_NOT_PROPAGATE_NAN, 3, 3, 1, 1, 2, 2)) &&
+                  CHECK_OK(cudnnPoolingForward(h, pd, &one, x.desc, px, &zero, y.desc, py)) &&
+                  tview_check(&y, py, want, "Caffe ceil-mode average pooling");
+        ok = ok && CHECK_OK(cudnnPoolingBackward(h, pd, &one, y.desc, py, y.desc, pdy, x.desc, px, &zero, x.desc, pdx)) &&
+             tview_check(&x, pdx, dxw, "Caffe ceil-mode average pooling gradient");
+        (void)ok;
+        cudnnDestroyPoolingDescriptor(pd);
+        tview_free(&x, px), tview_free(&y, py), tview_free(&y, pdy), tview_free(&x, pdx);
+        free(xv), free(dyv), free(want), free(dxw);
+        tview_destroy(&x), tview_destroy(&y);
+    }
+}
+
 /* ONNX Runtime's LRN (onnxruntime/core/providers/cuda/nn/lrn.cc): cudnnSetLRNDescriptor(size,
    alpha, beta, bias) from the ONNX attributes, cudnnLRNCrossChannelForward on a 4-D or 5-D
    tensor of float, double or half. */

@@ -32,17 +32,20 @@ template <typename C> struct pool_args {
     int64_t xs[5], ys[5];
     ocd_fastdiv div_c, div_w, div_h, div_d; /* of cv or c, and of the walked tensor's d, h, w */
     C alpha, beta, volume;
-    bool blend, nan, max, exclude;
+    bool blend, nan, max, exclude, overhang; /* overhang: a window passes the padding's end */
 };
 
-/* The divisor of the window starting at s: its volume, or for EXCLUDE_PADDING the inputs inside. */
+/* The divisor of the window starting at s: for EXCLUDE_PADDING the inputs inside; for
+   INCLUDE_PADDING its taps inside the padded input, its volume unless the window hangs over the
+   padding's end (an output longer than the floor formula's: problem/pooling.h). */
 template <typename C> __device__ __forceinline__ C divisor(const pool_args<C> &a, const int s[3])
 {
-    if (!a.exclude) return a.volume;
+    if (!a.exclude && !a.overhang) return a.volume;
     int n = 1;
 #pragma unroll
     for (int i = 0; i < OCD_POOL_DIMS; i++) {
-        int lo = s[i] < 0 ? 0 : s[i], hi = s[i] + a.win[i] < a.in[i] ? s[i] + a.win[i] : a.in[i];
+        const int end = a.exclude ? a.in[i] : a.in[i] + a.pad[i];
+        int lo = a.exclude && s[i] < 0 ? 0 : s[i], hi = s[i] + a.win[i] < end ? s[i] + a.win[i] : end;
         n *= hi > lo ? hi - lo : 0;
     }
     return (C)n;
@@ -79,6 +82,9 @@ template <typename T, int V, bool CLAST> pool_args<typename ocd_compute<T>::type
     a.nan = p->propagate_nan;
     a.max = p->mode == CUDNN_POOLING_MAX || p->mode == CUDNN_POOLING_MAX_DETERMINISTIC;
     a.exclude = p->mode == CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+    a.overhang = false;
+    for (int i = 0; i < OCD_POOL_DIMS; i++) /* the last window against the padding's end */
+        a.overhang |= (int64_t)(p->out[i] - 1) * p->stride[i] - p->pad[i] + p->window[i] > p->in[i] + p->pad[i];
     return a;
 }
 

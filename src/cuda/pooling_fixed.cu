@@ -461,6 +461,10 @@ const char *fixed_applies(const ocd_pooling_problem *p)
 {
     if (p->in[0] != 1 || p->out[0] != 1 || p->window[0] != 1 || p->pad[0] != 0) return OCD_REASON_RANK;
     if (fixed_window_of(p) == 0) return "the window is not 3x3 stride 2 pad 1 or 2x2 stride 2 pad 0";
+    if (p->mode == CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING)
+        for (int i = 1; i < OCD_POOL_DIMS; i++) /* the fixed kernels divide by the window's volume */
+            if ((p->out[i] - 1) * p->stride[i] - p->pad[i] + p->window[i] > p->in[i] + p->pad[i])
+                return "a window hangs over the padding's end: its divisor counts fewer taps than the window's";
     if (p->backward && !fixed_int_offsets(p)) return "backward: an image spans 2^31 elements or more";
     return p->dtype == CUDNN_DATA_DOUBLE ? OCD_REASON_DTYPE : NULL;
 }

@@ -32,10 +32,15 @@ static int64_t window_count(const struct window *w)
     return n;
 }
 
-static double divisor(const struct ocd_pooling_problem *p, const struct window *w)
+/* The divisor of output o's window w: its inputs (EXCLUDE_PADDING) or its taps inside the padded
+   input (INCLUDE_PADDING; problem/pooling.h). */
+static double divisor(const struct ocd_pooling_problem *p, const int64_t o[OCD_POOL_DIMS], const struct window *w)
 {
     if (p->mode == CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING) return (double)window_count(w);
-    return (double)p->window[0] * p->window[1] * p->window[2];
+    double n = 1;
+    for (int i = 0; i < OCD_POOL_DIMS; i++)
+        n *= (double)ocd_pool_padded_taps(o[i], p->stride[i], p->pad[i], p->window[i], p->in[i]);
+    return n;
 }
 
 /* The maximum of the window in the plane at x, and its position (d, h, w) in *at; false for an
@@ -102,7 +107,7 @@ static void forward_rows(void *ctx, int64_t begin, int64_t end)
                 if (is_max(p)) {
                     if (!window_max(p, x, &w, &r[i], at)) r[i] = 0;
                 } else {
-                    double div = divisor(p, &w);
+                    double div = divisor(p, o, &w);
                     r[i] = div > 0 ? window_sum(p, x, &w) / div : 0;
                 }
             }
@@ -139,7 +144,7 @@ static void backward_planes(void *ctx, int64_t begin, int64_t end, void *scratch
                         if (window_max(p, x, &w, &best, at)) acc[at[0] * hw + at[1] * p->in[2] + at[2]] += g;
                         continue;
                     }
-                    double div = divisor(p, &w);
+                    double div = divisor(p, o, &w);
                     if (div <= 0) continue;
                     for (int64_t d = w.lo[0]; d < w.hi[0]; d++)
                         for (int64_t h = w.lo[1]; h < w.hi[1]; h++)

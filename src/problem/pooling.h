@@ -6,9 +6,13 @@
    averages). MAX and MAX_DETERMINISTIC both take the first maximum in scan order (d, h, w), so
    the backward is deterministic in both modes; the NaN option works as fmax does
    (CUDNN_NOT_PROPAGATE_NAN: a NaN loses to any number) or propagates NaN. AVERAGE_COUNT_INCLUDE_
-   PADDING divides by the window's volume, AVERAGE_COUNT_EXCLUDE_PADDING by the number of inputs in
-   the window. A window that holds no input at all (padding wider than the window, or an output
-   tensor larger than the input needs) gives 0 and takes no gradient. */
+   PADDING divides by the number of the window's taps inside the padded input [-pad, in + pad):
+   the window's volume, except for the windows of an output longer than the floor formula gives
+   (ceil mode), which hang over the padding's end and count only their taps up to it, as Caffe
+   and PyTorch do and as NVIDIA's library answers (ONNX Runtime pull request 29631 quotes its
+   results: k 7, stride 3, pad 0 over 1..9 gives 4, 6.5, 8). AVERAGE_COUNT_EXCLUDE_PADDING divides
+   by the number of inputs in the window. A window that holds no input at all (padding wider than
+   the window, or an output tensor larger than the input needs) gives 0 and takes no gradient. */
 #ifndef OCD_PROBLEM_POOLING_H
 #define OCD_PROBLEM_POOLING_H
 
@@ -68,6 +72,16 @@ OCD_HOST_DEVICE void ocd_pool_window(int64_t o, int stride, int pad, int window,
     int64_t s = o * stride - pad;
     *lo = s < 0 ? 0 : s;
     *hi = s + window < in ? s + window : in;
+}
+
+/* The taps of output o's window inside the padded input [-pad, in + pad) in one dim (the window
+   starts at o * stride - pad >= -pad): the window's extent unless it hangs over the padding's end;
+   0 for a window past it. AVERAGE_COUNT_INCLUDE_PADDING's divisor is the product over dims. */
+OCD_HOST_DEVICE int64_t ocd_pool_padded_taps(int64_t o, int stride, int pad, int window, int64_t in)
+{
+    int64_t s = o * stride - pad, end = in + pad;
+    int64_t hi = s + window < end ? s + window : end;
+    return hi > s ? hi - s : 0;
 }
 
 /* floor(a / b) for b > 0. */

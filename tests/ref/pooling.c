@@ -13,8 +13,10 @@ static long product(const int *v, int n)
 }
 
 /* The in-bounds input positions (flat indices within one plane) of output `flat_o`'s window, in
-   row-major window order; returns how many. */
-static int window_inputs(const struct ref_pool *p, const int in[], const int out[], long flat_o, long *list)
+   row-major window order; returns how many. *padded: the window's positions inside the padded
+   input (every coordinate in [-pad, in + pad)), INCLUDE_PADDING's divisor. */
+static int window_inputs(const struct ref_pool *p, const int in[], const int out[], long flat_o, long *list,
+                         long *padded)
 {
     int o[3], count = 0;
     long rest = flat_o;
@@ -23,14 +25,17 @@ static int window_inputs(const struct ref_pool *p, const int in[], const int out
         rest /= out[i];
     }
     long positions = product(p->window, p->nb);
+    *padded = 0;
     for (long k = 0; k < positions; k++) {
         long r = k, flat = 0;
-        int inside = 1, pos[3];
+        int inside = 1, in_padded = 1, pos[3];
         for (int i = p->nb - 1; i >= 0; i--) {
             pos[i] = o[i] * p->stride[i] - p->pad[i] + (int)(r % p->window[i]);
             r /= p->window[i];
             if (pos[i] < 0 || pos[i] >= in[i]) inside = 0;
+            if (pos[i] < -p->pad[i] || pos[i] >= in[i] + p->pad[i]) in_padded = 0;
         }
+        *padded += in_padded;
         if (!inside) continue;
         for (int i = 0; i < p->nb; i++) flat = flat * in[i] + pos[i];
         list[count++] = flat;
@@ -63,9 +68,9 @@ static int argmax(const struct ref_pool *p, const double *x, const long *list, i
     return best;
 }
 
-static double divisor(const struct ref_pool *p, int count)
+static double divisor(const struct ref_pool *p, int count, long padded)
 {
-    return p->mode == CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING ? (double)product(p->window, p->nb) : count;
+    return p->mode == CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING ? (double)padded : count;
 }
 
 void ref_pooling_forward(const struct ref_pool *p, int n, int c, const int in[], const int out[], const double *x,
@@ -75,13 +80,14 @@ void ref_pooling_forward(const struct ref_pool *p, int n, int c, const int in[],
     for (long plane = 0; plane < (long)n * c; plane++)
         for (long o = 0; o < out_plane; o++) {
             const double *xp = x + plane * in_plane;
-            int count = window_inputs(p, in, out, o, list);
+            long padded;
+            int count = window_inputs(p, in, out, o, list, &padded);
             double r = 0;
             if (count > 0 && is_max(p)) {
                 r = xp[list[argmax(p, xp, list, count)]];
             } else if (count > 0) {
                 for (int k = 0; k < count; k++) r += xp[list[k]];
-                r /= divisor(p, count);
+                r /= divisor(p, count, padded);
             }
             y[plane * out_plane + o] = r;
         }
@@ -96,12 +102,13 @@ void ref_pooling_backward(const struct ref_pool *p, int n, int c, const int in[]
         for (long o = 0; o < out_plane; o++) {
             const double *xp = x + plane * in_plane;
             double *g = dx + plane * in_plane, d = dy[plane * out_plane + o];
-            int count = window_inputs(p, in, out, o, list);
+            long padded;
+            int count = window_inputs(p, in, out, o, list, &padded);
             if (count == 0) continue;
             if (is_max(p)) {
                 g[list[argmax(p, xp, list, count)]] += d;
             } else {
-                for (int k = 0; k < count; k++) g[list[k]] += d / divisor(p, count);
+                for (int k = 0; k < count; k++) g[list[k]] += d / divisor(p, count, padded);
             }
         }
 }

@@ -2,7 +2,9 @@
    written from the cuDNN documentation alone (independent of src/). Output o of a spatial dim
    pools inputs o * stride - pad .. + window - 1 that lie inside the input; MAX takes the first
    maximum in row-major window order (NaN loses to numbers unless propagate), the averages divide
-   by the window volume (INCLUDE) or the inputs inside (EXCLUDE); an empty window gives 0. */
+   by the window's positions inside the padded input (INCLUDE: the window volume, less the part of
+   a ceil-mode window past the padding's end, as NVIDIA's library computes it) or by the inputs
+   inside (EXCLUDE); an empty window gives 0. */
 #ifndef OCD_TESTS_REF_POOLING_H
 #define OCD_TESTS_REF_POOLING_H
 
