@@ -753,6 +753,53 @@ TEST(compat_pooling_include_padding_ceil_overhang)
     }
 }
 
+/* MXNet's quantized pooling on the GPU (src/operator/quantization/quantized_pooling.cu,
+   QuantizedCuDNNPoolingOp): x and y int8 NCHW by cudnnSetTensor4dDescriptor(CUDNN_DATA_INT8),
+   cudnnSetPooling2dDescriptor MAX or AVERAGE_COUNT_INCLUDE_PADDING with NaN not propagated, the
+   window the whole image for global pooling, float alpha 1 and beta 0; MXNet's quantization tests
+   run it on NVIDIA's library. y against the reference, the averages rounded to nearest even and
+   saturated; with alpha 2 the maxima saturate at 127 / -128. Also channels-last int8 (any
+   layout pools). */
+TEST(compat_pooling_mxnet_quantized_int8)
+{
+    static const struct { cudnnPoolingMode_t mode; int win, pad, stride, layout; float alpha; } cases[] = {
+        {CUDNN_POOLING_MAX, 3, 1, 2, TV_NCHW, 1},
+        {CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, 3, 1, 2, TV_NCHW, 1},
+        {CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, 7, 0, 1, TV_NCHW, 1}, /* global: 7 x 7 */
+        {CUDNN_POOLING_MAX, 2, 0, 2, TV_NHWC, 2},
+    };
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const int n = 2, c = 3, in[2] = {7, 7};
+        const int o = (7 + 2 * cases[k].pad - cases[k].win) / cases[k].stride + 1, out[2] = {o, o};
+        const int xd[4] = {n, c, 7, 7}, yd[4] = {n, c, o, o};
+        struct tview x, y;
+        tview_init(&x, CUDNN_DATA_INT8, 4, xd, cases[k].layout);
+        tview_init(&y, CUDNN_DATA_INT8, 4, yd, cases[k].layout);
+        double *xv = tview_random(x.count, -128, 127), *want = malloc(sizeof(double) * (size_t)y.count);
+        for (int64_t i = 0; i < x.count; i++) xv[i] = nearbyint(xv[i]);
+        struct ref_pool rp = {.mode = cases[k].mode, .propagate = false, .nb = 2, .window = {cases[k].win, cases[k].win},
+                              .pad = {cases[k].pad, cases[k].pad}, .stride = {cases[k].stride, cases[k].stride}};
+        ref_pooling_forward(&rp, n, c, in, out, xv, want);
+        for (int64_t i = 0; i < y.count; i++) { /* alpha, then rounded to nearest even and saturated */
+            double v = nearbyint(want[i] * cases[k].alpha);
+            want[i] = v < -128 ? -128 : v > 127 ? 127 : v;
+        }
+        void *px = tview_upload(&x, xv), *py = tview_upload(&y, NULL);
+        cudnnPoolingDescriptor_t pd;
+        CHECK_OK(cudnnCreatePoolingDescriptor(&pd));
+        const float alpha = cases[k].alpha, zero = 0;
+        if (CHECK_OK(cudnnSetPooling2dDescriptor(pd, cases[k].mode, CUDNN_NOT_PROPAGATE_NAN, cases[k].win, cases[k].win,
+                                                 cases[k].pad, cases[k].pad, cases[k].stride, cases[k].stride)) &&
+            CHECK_OK(cudnnPoolingForward(h, pd, &alpha, x.desc, px, &zero, y.desc, py)))
+            tview_check(&y, py, want, "MXNet quantized pooling (int8)");
+        cudnnDestroyPoolingDescriptor(pd);
+        tview_free(&x, px), tview_free(&y, py);
+        free(xv), free(want);
+        tview_destroy(&x), tview_destroy(&y);
+    }
+}
+
 /* ONNX Runtime's LRN (onnxruntime/core/providers/cuda/nn/lrn.cc): cudnnSetLRNDescriptor(size,
    alpha, beta, bias) from the ONNX attributes, cudnnLRNCrossChannelForward on a 4-D or 5-D
    tensor of float, double or half. */

@@ -326,6 +326,7 @@ template <typename T, int V, bool CLAST> cudnnStatus_t launch(cudnnHandle_t h, c
 extern "C" const char *ocd_cuda_pooling_nhwc_vec_applies(cudnnHandle_t handle, const void *problem)
 {
     const ocd_pooling_problem *p = problem_of(problem);
+    if (p->dtype == CUDNN_DATA_INT8) return OCD_REASON_DTYPE; /* int8: the scalar kernel below */
     int64_t n = 16 / (int64_t)ocd_dtype_scalar_size(p->dtype);
     if (p->xs[1] != 1 || p->ys[1] != 1) return OCD_REASON_LAYOUT;
     if (p->c % n != 0) return "channels are not a multiple of a 16-byte vector";
@@ -347,10 +348,26 @@ extern "C" cudnnStatus_t ocd_cuda_pooling_nhwc_vec(cudnnHandle_t handle, const v
     });
 }
 
+/* int8 forward (MXNet's quantized pooling): one window per thread in float, the result rounded to
+   nearest even after alpha and beta and saturated (ocd_cuda_store). */
+template <bool CLAST> cudnnStatus_t launch_int8_forward(cudnnHandle_t h, const ocd_pooling_problem *p)
+{
+    pool_args<float> a = args_of<int8_t, 1, CLAST>(p);
+    uint32_t total = (uint32_t)(p->n * a.cv * a.out[0] * a.out[1] * a.out[2]);
+    pool_forward<int8_t, 1, CLAST, 1><<<ocd_cuda_blocks(total, 256), 256, 0, h->stream>>>((const int8_t *)p->x,
+                                                                                         (int8_t *)p->y, a, total);
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
+}
+
 extern "C" cudnnStatus_t ocd_cuda_pooling(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
 {
     const ocd_pooling_problem *p = problem_of(problem);
     bool clast = p->xs[1] == 1 && p->c > 1;
+    if (p->dtype == CUDNN_DATA_INT8) {
+        if (p->backward) return CUDNN_STATUS_NOT_SUPPORTED; /* the API refuses it first */
+        return clast ? launch_int8_forward<true>(handle, p) : launch_int8_forward<false>(handle, p);
+    }
     return ocd_cuda_dispatch<OCD_CUDA_FLOATS>(p->dtype, [&](auto tag) {
         typedef typename decltype(tag)::type T;
         return clast ? launch<T, 1, true>(handle, p) : launch<T, 1, false>(handle, p);

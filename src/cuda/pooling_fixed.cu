@@ -459,6 +459,7 @@ bool fixed_int_offsets(const ocd_pooling_problem *p)
 /* Why the fixed kernels do not serve a problem, or NULL; the layout is the caller's check. */
 const char *fixed_applies(const ocd_pooling_problem *p)
 {
+    if (p->dtype == CUDNN_DATA_INT8) return OCD_REASON_DTYPE; /* int8: cuda:pooling_direct */
     if (p->in[0] != 1 || p->out[0] != 1 || p->window[0] != 1 || p->pad[0] != 0) return OCD_REASON_RANK;
     if (fixed_window_of(p) == 0) return "the window is not 3x3 stride 2 pad 1 or 2x2 stride 2 pad 0";
     if (p->mode == CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING)

@@ -392,6 +392,7 @@ cudnnStatus_t run_nhwc(cudnnHandle_t handle, const void *problem, const void *pl
 const char *plan_nchw(cudnnHandle_t handle, const void *problem, void *plan)
 {
     const ocd_pooling_problem *p = problem_of(problem);
+    if (p->dtype == CUDNN_DATA_INT8) return OCD_REASON_DTYPE; /* int8: cuda:pooling_direct */
     if (p->xs[4] != 1 || p->ys[4] != 1) return OCD_REASON_LAYOUT; /* rows of W must be contiguous */
     return tile_plan_of(p, 1, (tile_plan *)plan);
 }

@@ -10,7 +10,10 @@
    tensor or output tensor is not 1"; opencudnn serves every legal layout instead (NHWC included,
    which the same documentation says all formats are). y may have any spatial extent: each output
    pools its own window; y overlapping x is BAD_PARAM, since an output written would be read again
-   by the windows that cover it. */
+   by the windows that cover it. Beyond the text, cudnnPoolingForward takes INT8 data (plain, any
+   layout; y of x's type), the result rounded to nearest even after alpha and beta and saturated:
+   MXNet's quantized pooling (quantized_pooling.cu) runs it on NVIDIA's library. Vectorized int8
+   and the backward of integer data are NOT_SUPPORTED. */
 #include "ops/pooling.h"
 
 #include "core/argcheck.h"
@@ -229,7 +232,9 @@ cudnnStatus_t ocd_pooling_prepare(struct ocd_pooling_problem *p, const struct cu
     if (d->nb_dims > OCD_POOL_DIMS)
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "pooling over %d spatial dims; at most %d are supported", d->nb_dims,
                         OCD_POOL_DIMS);
-    OCD_TRY(ocd_check_float_type(x, "the input"));
+    /* int8 (plain, any layout) pools too, forward only: MXNet's quantized pooling makes the call on
+       NVIDIA's library (the backward checks for floating-point data itself) */
+    if (!(x->dtype == CUDNN_DATA_INT8 && x->vect == 1)) OCD_TRY(ocd_check_float_type(x, "the input"));
     memset(p, 0, sizeof *p);
     p->mode = d->mode;
     p->propagate_nan = d->nan_opt == CUDNN_PROPAGATE_NAN;

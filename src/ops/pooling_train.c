@@ -45,6 +45,7 @@ cudnnStatus_t CUDNNWINAPI cudnnPoolingBackward(cudnnHandle_t handle, const cudnn
     OCD_TRY(ocd_check_alias(dx, &dxv, "dx", dy, &dyv, "dy", OCD_READ_MANY));
     OCD_TRY(ocd_check_alias(dx, &dxv, "dx", x, &xv, "x", max ? OCD_READ_MANY : OCD_READ_NONE));
     OCD_TRY(ocd_check_alias(dx, &dxv, "dx", y, &yv, "y", OCD_READ_NONE));
+    OCD_TRY(ocd_check_float_type(&xv, "xDesc")); /* integer pooling is forward only */
     struct ocd_pooling_problem p;
     OCD_TRY(ocd_pooling_prepare(&p, d, &xv, &yv, alpha, beta));
     p.backward = true;
