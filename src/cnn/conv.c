@@ -398,6 +398,30 @@ cudnnStatus_t ocd_conv_execute(cudnnHandle_t handle, const struct ocd_conv_probl
                          ocd_conv_impl_table(p->dir));
 }
 
+/* The workspace a plain forward problem reports, by its query and in its Find and Get results:
+   the entry's, or more where the fused form (a bias and ReLU after it) needs more.
+   cudnnConvolutionBiasActivationForward has no query of its own: programs size its workspace by
+   the forward's (dlib), and the entries that run the fused epilogue may need more than those of
+   the plain convolution (a 1x1 convolution's cuBLAS entry needs none, the implicit GEMM that
+   takes the fused call may need some). */
+static size_t reported_workspace(cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,
+                                 const struct ocd_conv_impl *impl, const struct ocd_impl_plan *plan)
+{
+    size_t need = ocd_conv_impl_workspace(handle, impl, p, plan);
+    if (p->dir != OCD_CONV_FWD || p->ep.on) return need;
+    struct ocd_conv_problem fused = *p;
+    fused.ep.on = true, fused.ep.relu = true;
+    struct ocd_tensor_view *b = &fused.ep.bias_view;
+    *b = p->y;
+    b->dtype = int8_family(p->x.dtype) ? CUDNN_DATA_FLOAT : p->y.dtype, b->vect = 1;
+    for (int d = 0; d < b->rank; d++) b->dims[d] = d == 1 ? p->y.dims[1] : 1, b->strides[d] = d == 1 ? 1 : p->y.dims[1];
+    char why[1024];
+    struct ocd_impl_plan fused_plan;
+    const struct ocd_conv_impl *e = ocd_conv_pick(handle, &fused, algo, why, sizeof why, &fused_plan);
+    const size_t fused_need = e != NULL ? ocd_conv_impl_workspace(handle, e, &fused, &fused_plan) : 0;
+    return fused_need > need ? fused_need : need;
+}
+
 cudnnStatus_t ocd_conv_workspace_query(cudnnHandle_t handle, const struct ocd_conv_problem *p,
                                        int algo, size_t *bytes, const char *op)
 {
@@ -409,7 +433,7 @@ cudnnStatus_t ocd_conv_workspace_query(cudnnHandle_t handle, const struct ocd_co
     if (impl == NULL)
         return ocd_fail(CUDNN_STATUS_NOT_SUPPORTED, op, __FILE__, __LINE__, "%s: %s",
                         ocd_conv_algo_name(p->dir, algo), why);
-    *bytes = ocd_conv_impl_workspace(handle, impl, p, &plan);
+    *bytes = reported_workspace(handle, p, algo, impl, &plan);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -419,7 +443,7 @@ struct ocd_conv_perf ocd_conv_perf_of(cudnnHandle_t handle, const struct ocd_con
     struct ocd_conv_perf r = {algo, CUDNN_STATUS_NOT_SUPPORTED, -1.0f, 0, CUDNN_DETERMINISTIC, p->math};
     if (impl != NULL) {
         r.status = CUDNN_STATUS_SUCCESS;
-        r.memory = ocd_conv_impl_workspace(handle, impl, p, plan);
+        r.memory = reported_workspace(handle, p, algo, impl, plan);
         r.determinism = impl->determinism;
         r.math = ocd_conv_reported_math(impl, p);
     }
@@ -616,25 +640,7 @@ cudnnStatus_t CUDNNWINAPI cudnnGetConvolutionForwardWorkspaceSize(
     struct ocd_conv_problem p;
     OCD_TRY(fwd_problem(&p, xDesc, wDesc, convDesc, yDesc));
     if (sizeInBytes == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "sizeInBytes is NULL");
-    OCD_TRY(ocd_conv_workspace_query(handle, &p, (int)algo, sizeInBytes, __func__));
-    /* cudnnConvolutionBiasActivationForward has no query of its own: programs size its workspace
-       by this one (dlib), and the entries that run the fused epilogue may need more than those
-       of the plain convolution. So the answer covers the fused form (a bias and ReLU) too. */
-    p.ep.on = true, p.ep.relu = true;
-    p.ep.bias_view = p.y;
-    p.ep.bias_view.dtype = int8_family(p.x.dtype) ? CUDNN_DATA_FLOAT : p.y.dtype, p.ep.bias_view.vect = 1;
-    for (int d = 0; d < p.y.rank; d++) {
-        p.ep.bias_view.dims[d] = d == 1 ? p.y.dims[1] : 1;
-        p.ep.bias_view.strides[d] = d == 1 ? 1 : p.y.dims[1];
-    }
-    char why[1024];
-    struct ocd_impl_plan plan;
-    const struct ocd_conv_impl *fused = ocd_conv_pick(handle, &p, (int)algo, why, sizeof why, &plan);
-    if (fused != NULL) {
-        const size_t need = ocd_conv_impl_workspace(handle, fused, &p, &plan);
-        if (need > *sizeInBytes) *sizeInBytes = need;
-    }
-    return CUDNN_STATUS_SUCCESS;
+    return ocd_conv_workspace_query(handle, &p, (int)algo, sizeInBytes, __func__);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnConvolutionForward(cudnnHandle_t handle, const void *alpha,
