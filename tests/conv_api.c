@@ -412,8 +412,11 @@ TEST(conv_reorder_filter_and_bias_round_trip)
 
 /* ---- the fused convolution + bias + activation forward --------------------------------------------- */
 
-static void check_bias_activation(const struct shape *sh, const struct config *cf, cudnnActivationMode_t mode,
-                                  bool in_place, int variant)
+/* The fused call on sh in cf (y = act(alpha1 conv + alpha2 z + bias), z in y's own buffer when
+   in_place) against the reference; where `entry` is given, the implementation that ran must
+   begin with it. */
+static void check_bias_activation_on(const struct shape *sh, const struct config *cf, cudnnActivationMode_t mode,
+                                     bool in_place, int variant, const char *entry)
 {
     cudnnHandle_t h = test_handle();
     struct problem p;
@@ -449,8 +452,16 @@ static void check_bias_activation(const struct shape *sh, const struct config *c
     float a1f = (float)alpha1, a2f = (float)alpha2;
     bool dbl = cf->x == CUDNN_DATA_DOUBLE;
     const void *a1 = dbl ? (const void *)&alpha1 : &a1f, *a2 = dbl ? (const void *)&alpha2 : &a2f;
-    if (CHECK_OK(cudnnConvolutionBiasActivationForward(h, a1, p.x.desc, dx, p.w.desc, dw, p.conv, algo, ws, ws_bytes, a2,
-                                                       p.y.desc, dz, bias.desc, db, act, p.y.desc, dy))) {
+    struct log_hook hook;
+    struct ran_impl ran;
+    ran_impl_start(&hook, &ran);
+    const cudnnStatus_t st = cudnnConvolutionBiasActivationForward(h, a1, p.x.desc, dx, p.w.desc, dw, p.conv, algo, ws,
+                                                                   ws_bytes, a2, p.y.desc, dz, bias.desc, db, act,
+                                                                   p.y.desc, dy);
+    ran_impl_stop(&hook);
+    if (entry != NULL && !CHECK(strncmp(ran.name, entry, strlen(entry)) == 0))
+        printf("      (%s %s: ran \"%s\", expected %s...)\n", sh->name, cf->name, ran.name, entry);
+    if (CHECK_OK(st)) {
         tview_download(&p.y, dy, got);
         char what[128];
         snprintf(what, sizeof what, "bias activation %s %s mode %d%s", sh->name, cf->name, (int)mode, in_place ? " in place" : "");
@@ -469,6 +480,12 @@ static void check_bias_activation(const struct shape *sh, const struct config *c
     if (!in_place) tbuf_free(dy);
     free(x), free(w), free(z), free(b), free(want), free(got);
     free_problem(&p);
+}
+
+static void check_bias_activation(const struct shape *sh, const struct config *cf, cudnnActivationMode_t mode,
+                                  bool in_place, int variant)
+{
+    check_bias_activation_on(sh, cf, mode, in_place, variant, NULL);
 }
 
 TEST(conv_bias_activation_forward)
@@ -502,4 +519,20 @@ TEST(conv_bias_activation_forward)
     check_bias_activation(&tc_shapes[2], &tc_configs[3], CUDNN_ACTIVATION_RELU, true, 1);
     check_bias_activation(&int8_shapes[0], &int8_configs[0], CUDNN_ACTIVATION_RELU, false, 0);
     check_bias_activation(&int8_shapes[1], &int8_configs[4], CUDNN_ACTIVATION_RELU, true, 1);
+}
+
+/* On the CUDA pass (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it serve), a 1x1 convolution
+   large enough for cuBLAS (2^27 multiply-adds, past the implicit GEMM's small-GEMM share) runs
+   the fused call as the cuBLAS GEMM and a finishing pass: half and bfloat16 NHWC, TF32 NHWC,
+   half NCHW; z apart and z in y's own buffer; RELU and IDENTITY. */
+TEST(conv_cuda_fused_1x1_runs_on_cublas)
+{
+    if (test_backend[0] != 'c') return;
+    static const struct shape big_1x1 = {"fused_1x1", 2, 8, 128, 128, 1, {32, 32}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false};
+    const char *const entry = "cuda:fwd_gemm1x1_cublas";
+    check_bias_activation_on(&big_1x1, &tc_configs[0], CUDNN_ACTIVATION_RELU, false, 0, entry);
+    check_bias_activation_on(&big_1x1, &tc_configs[0], CUDNN_ACTIVATION_RELU, true, 0, entry);
+    check_bias_activation_on(&big_1x1, &tc_configs[1], CUDNN_ACTIVATION_IDENTITY, true, 0, entry);
+    check_bias_activation_on(&big_1x1, &tc_configs[2], CUDNN_ACTIVATION_RELU, false, 0, entry);
+    check_bias_activation_on(&big_1x1, &tc_configs[3], CUDNN_ACTIVATION_RELU, true, 0, entry);
 }

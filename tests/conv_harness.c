@@ -356,14 +356,24 @@ static void capture_impl(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *d
     if (start) snprintf(r->name, sizeof r->name, "%.*s", (int)(runs - start - 2), start + 2);
 }
 
+void ran_impl_start(struct log_hook *hook, struct ran_impl *r)
+{
+    r->name[0] = '\0';
+    log_hook_install(hook, CUDNN_SEV_INFO_EN, r, capture_impl);
+}
+
+void ran_impl_stop(struct log_hook *hook)
+{
+    log_hook_restore(hook);
+}
+
 cudnnStatus_t execute_capturing(const struct problem *p, enum dir d, int algo, void *dx, void *dw, void *dy, void *ws,
                                 size_t ws_bytes, struct ran_impl *r)
 {
     struct log_hook hook;
-    r->name[0] = '\0';
-    log_hook_install(&hook, CUDNN_SEV_INFO_EN, r, capture_impl);
+    ran_impl_start(&hook, r);
     cudnnStatus_t status = execute(p, d, algo, dx, dw, dy, ws, ws_bytes, 1, 0);
-    log_hook_restore(&hook);
+    ran_impl_stop(&hook);
     return status;
 }
 

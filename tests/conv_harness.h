@@ -135,6 +135,10 @@ void disable_restore(const struct disable_list *d);
 struct ran_impl {
     char name[128];
 };
+/* Captures into r the implementation of the calls made until ran_impl_stop, which restores the
+   caller's callback. */
+void ran_impl_start(struct log_hook *hook, struct ran_impl *r);
+void ran_impl_stop(struct log_hook *hook);
 /* One call (alpha 1, beta 0) with the INFO log captured into r; the caller's callback is restored. */
 cudnnStatus_t execute_capturing(const struct problem *p, enum dir d, int algo, void *x, void *w, void *y, void *ws,
                                 size_t ws_bytes, struct ran_impl *r);

@@ -8,7 +8,12 @@
    needs no column matrix at all: the activation is the GEMM operand ("gemm1x1", no workspace).
      NHWC: col[n*P*Q][G][K/G-of-C] (one GEMM batched over groups)
      NCHW: col[N][G][C/G*T*R*S][P*Q] (one GEMM per group, batched over images)
-   Forward: y = w * col (alpha, beta straight to cuBLAS, which reads y only when beta != 0).
+   Forward: y = w * col (alpha, beta straight to cuBLAS, which reads y only when beta != 0). The
+   fused forward (problem/conv.h's epilogue: z, a bias, a per-channel scale, an activation) is
+   the GEMM into y, then one pass over y that finishes each element in place through the store
+   of the direct kernels (conv_store.cuh) with alpha 1: the GEMM writes alpha * conv, plus
+   alpha2 * z when z is y itself (the legacy call allows it; the pass would read z after the GEMM
+   overwrote it), which is why a scale that leaves z unscaled declines a z.
    Backward data: dcol = w^T * dy in fp32 (fp64 for double) in the workspace, then col2im gathers
    each dx element from the dcol entries that read it (deterministic) and applies alpha and beta.
    Backward filter: dw = dy^T * col, the sum over images and pixels being the GEMM K dimension.
@@ -26,6 +31,7 @@
 
 #include "core/reasons.h"
 #include "cuda/check.cuh"
+#include "cuda/conv_store.cuh"
 #include "cuda/cublas_loader.h"
 #include "cuda/types.cuh"
 
@@ -311,6 +317,15 @@ static unsigned grid_for(int64_t count)
     return (unsigned)OCD_MAX((int64_t)1, OCD_MIN((count + 255) / 256, (int64_t)65535 * 16));
 }
 
+/* The fused forward's pass (file comment): element i of the packed y, of channel i % k (NHWC) or
+   i / pq % k (NCHW), finished in place from the GEMM's value there. */
+template <typename A>
+__global__ void cublas_finish(const ocd_cuda_conv_store s, int64_t count, int64_t k, int64_t pq, int nhwc)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)gridDim.x * blockDim.x)
+        ocd_cuda_conv_finish<A>(s, i, nhwc ? i % k : i / pq % k, ocd_cuda_load_as<A>(s.t, s.dst, i));
+}
+
 /* ---- planning ------------------------------------------------------------------------------------- */
 
 struct cublas_plan {
@@ -336,7 +351,11 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
 {
     memset(pl, 0, sizeof *pl);
     const struct ocd_conv_shape *s = &p->s;
-    if (p->ep.on) return "the fused bias and activation run in the implicit-GEMM and direct entries";
+    if (p->ep.on) {
+        if (const char *why = ocd_impl_unproven()) return why;
+        if (p->ep.scale_on && !p->ep.scale_z && p->ep.alpha2 != 0)
+            return "a scale that leaves z unscaled, with z: z may be y, which the GEMM overwrites";
+    }
     cudnnDataType_t dt = p->x.dtype;
     pl->dtype = dt;
     pl->compute = CUBLAS_COMPUTE_32F;
@@ -485,12 +504,28 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
         const int64_t img_src = pl.direct ? c * hw : g * kc * pq, gblk_src = pl.direct ? cg * hw : kc * pq;
         if (p->dir == OCD_CONV_FWD) {
             T *y = (T *)p->y_data;
-            if (gm.nhwc)
-                return gemm_rm(gc, false, true, n * pq, kg, kc, &alpha, src, dt, ld_src, gs_src, w, dt, kc, kg * kc,
-                               &beta, y, dt, k, kg, g);
-            for (int64_t gi = 0; gi < g; gi++)
-                OCD_TRY(gemm_rm(gc, false, false, kg, pq, kc, &alpha, w + gi * kg * kc, dt, kc, 0, src + gi * gblk_src,
-                                dt, pq, img_src, &beta, y + gi * kg * pq, dt, pq, k * pq, n));
+            /* the fused forward (file comment): alpha * conv, plus alpha2 * z when z is y */
+            ocd_cuda_conv_store fin{};
+            A keep = beta;
+            if (p->ep.on) {
+                fin = ocd_cuda_conv_store_of(p);
+                fin.alpha = 1;
+                keep = fin.z == p->y_data ? (A)fin.alpha2 : zero;
+                if (fin.z == p->y_data) fin.z = nullptr;
+            }
+            if (gm.nhwc) {
+                OCD_TRY(gemm_rm(gc, false, true, n * pq, kg, kc, &alpha, src, dt, ld_src, gs_src, w, dt, kc, kg * kc,
+                                &keep, y, dt, k, kg, g));
+            } else {
+                for (int64_t gi = 0; gi < g; gi++)
+                    OCD_TRY(gemm_rm(gc, false, false, kg, pq, kc, &alpha, w + gi * kg * kc, dt, kc, 0,
+                                    src + gi * gblk_src, dt, pq, img_src, &keep, y + gi * kg * pq, dt, pq, k * pq, n));
+            }
+            if (p->ep.on) {
+                const int64_t count = n * k * pq;
+                cublas_finish<A><<<grid_for(count), 256, 0, st>>>(fin, count, k, pq, gm.nhwc);
+                OCD_CUDA_LAUNCHED();
+            }
             return CUDNN_STATUS_SUCCESS;
         }
         const T *dy = (const T *)p->y_data;
