@@ -1147,6 +1147,19 @@ static void train_bufs_free(struct train_bufs *b)
     free(b->dy), free(b->dhy), free(b->dcy), free(b->zeros);
 }
 
+/* A training forward's y in b (projection-free: dirs x hidden values a position) against the
+   reference's. */
+static bool train_y_matches(const struct rnn_run *u, const struct train_bufs *b, const double *want_y, const char *what)
+{
+    const struct rnn_case *c = u->c;
+    const int64_t width = (int64_t)c->dirs * c->hidden;
+    double *got = tvalues_download(CUDNN_DATA_FLOAT, b->py, u->pos * width), *got_ref = rnn_to_ref(c, got, (int)width);
+    double *want_ref = rnn_to_ref(c, want_y, (int)width);
+    const bool ok = CHECK(rnn_compare(what, c, got_ref, want_ref, (int64_t)c->T * c->N * width, RNN_TOL));
+    free(got), free(got_ref), free(want_ref);
+    return ok;
+}
+
 /* CNTK's OptimizedRNNStack: per-step descriptors {sequences in the frame, width, 1} with strides
    {width, 1, 1} (the packed batch shrinking as sequences end), the weights a {count, 1, 1} filter
    from cudnnGetRNNParamsSize, the workspace and reserve sizes rounded up to whole elements; then
@@ -1300,7 +1313,6 @@ TEST(compat_rnn_cupy_ex_fresh_descriptors_padded_sizes)
         size_t ws = 0, rs = 0;
         ok = ok && CHECK_OK(cudnnGetRNNWorkspaceSize(h, d[0], c.T, steps, &ws)) &&
              CHECK_OK(cudnnGetRNNTrainingReserveSize(h, d[0], c.T, steps, &rs));
-        const int64_t ny = u.pos * c.dirs * c.hidden;
         struct fwd_out want;
         rnn_reference_forward(&u, &want);
         struct train_bufs b;
@@ -1310,12 +1322,7 @@ TEST(compat_rnn_cupy_ex_fresh_descriptors_padded_sizes)
         ok = ok && CHECK_OK(cudnnRNNForwardTrainingEx(h, d[0], xd, u.px, u.hd, u.phx, cdesc, pcx, u.wd, u.pw, yd, b.py,
                                                       u.hd, b.phy, cdesc, lstm ? b.pcy : NULL, NULL, NULL, NULL, NULL,
                                                       NULL, NULL, NULL, NULL, pws, ws, prs, rs));
-        if (ok) {
-            double *got = tvalues_download(CUDNN_DATA_FLOAT, b.py, ny), *got_ref = rnn_to_ref(&c, got, c.dirs * c.hidden);
-            double *want_ref = rnn_to_ref(&c, want.y, c.dirs * c.hidden);
-            CHECK(rnn_compare("CuPy training y", &c, got_ref, want_ref, (int64_t)c.T * c.N * c.dirs * c.hidden, RNN_TOL));
-            free(got), free(got_ref), free(want_ref);
-        }
+        if (ok) train_y_matches(&u, &b, want.y, "CuPy training y");
         ok = ok && CHECK_OK(cudnnRNNBackwardDataEx(h, d[1], yd, b.py, yd, b.pdy, NULL, NULL, u.hd, b.pdhy, cdesc, b.pdcy,
                                                    u.wd, u.pw, u.hd, u.phx, cdesc, pcx, xd, b.pdx, u.hd, b.pdhx, cdesc,
                                                    lstm ? b.pdcx : NULL, NULL, NULL, pws, ws, prs, rs)) &&
@@ -1485,15 +1492,9 @@ TEST(compat_rnn_mycaffe_v8_unpacked_without_padded_io)
         rnn_reference_forward(&u, &want);
         struct train_bufs b;
         train_bufs_init(&b, &u);
-        const int64_t ny = u.pos * c.dirs * c.hidden;
         ok = ok && CHECK_OK(cudnnRNNForward(h, d, CUDNN_FWD_MODE_TRAINING, u.plen, xd, u.px, yd, b.py, u.hd, u.phx, b.phy,
                                             u.cd, u.pcx, b.pcy, wbytes, u.pw, ws + extra, pws, rs + extra, prs));
-        if (ok) {
-            double *got = tvalues_download(CUDNN_DATA_FLOAT, b.py, ny), *got_ref = rnn_to_ref(&c, got, c.dirs * c.hidden);
-            double *want_ref = rnn_to_ref(&c, want.y, c.dirs * c.hidden);
-            ok = CHECK(rnn_compare("MyCaffe y", &c, got_ref, want_ref, (int64_t)c.T * c.N * c.dirs * c.hidden, RNN_TOL));
-            free(got), free(got_ref), free(want_ref);
-        }
+        if (ok) ok = train_y_matches(&u, &b, want.y, "MyCaffe y");
         ok = ok && CHECK_OK(cudnnRNNBackwardData_v8(h, d, u.plen, yd, b.py, b.pdy, xd, b.pdx, u.hd, u.phx, NULL, b.pdhx,
                                                     u.cd, u.pcx, NULL, b.pdcx, wbytes, u.pw, ws + extra, pws, rs + extra,
                                                     prs)) &&
