@@ -60,6 +60,21 @@ void attn_emu_sequences(const C &c, std::vector<int> &lq, std::vector<int> &lk, 
     }
 }
 
+/* The problem fields every case sets alike from the case c and head size D: the shape, the
+   scaler, dropout, the query range as given and the sequence arrays (filled here, the problem
+   pointing into them). */
+template <typename C>
+void attn_emu_problem(const C &c, int D, ocd_attn_core_problem &p, std::vector<int> &lq, std::vector<int> &lk,
+                      std::vector<int> &lo, std::vector<int> &hi)
+{
+    attn_emu_sequences(c, lq, lk, lo, hi);
+    p.dtype = c.t, p.batch = c.batch, p.beams = c.beams, p.heads = c.heads, p.max_q = c.max_q, p.max_kv = c.max_kv;
+    p.head_qk = p.head_v = D, p.kv_shared = c.kv_shared, p.q_first = c.q_first, p.q_count = c.q_count;
+    p.sm_scaler = 1.0 / sqrt((double)D) * 2;
+    p.dropout = c.dropout;
+    p.len_q = lq.data(), p.len_kv = lk.data(), p.lo_win = lo.data(), p.hi_win = hi.data();
+}
+
 /* flash_softmax_step (cuda/attn_core_flash.cuh) for the 32 lanes of a warp, row half hr: s[l],
    lo[l], hi[l], mx[l], lsum[l] are lane l's, corr[l][hr] receives its factor; the two xor
    shuffles of a quad are done here, in the kernel's order. */
@@ -111,12 +126,7 @@ bool attn_emu_case(const emu_fwd_case &c, cudnnHandle_t handle, emu_rng &random,
     for (auto &x : v) x = (T)random();
     for (auto &x : o) x = (T)NAN;
     std::vector<int> lq, lk, lo, hi;
-    attn_emu_sequences(c, lq, lk, lo, hi);
-    p.dtype = c.t, p.batch = c.batch, p.beams = c.beams, p.heads = c.heads, p.max_q = c.max_q, p.max_kv = c.max_kv;
-    p.head_qk = p.head_v = D, p.kv_shared = c.kv_shared, p.q_first = c.q_first, p.q_count = c.q_count;
-    p.sm_scaler = 1.0 / sqrt((double)D) * 2;
-    p.dropout = c.dropout;
-    p.len_q = lq.data(), p.len_kv = lk.data(), p.lo_win = lo.data(), p.hi_win = hi.data();
+    attn_emu_problem(c, D, p, lq, lk, lo, hi);
     p.q.data = q.data(), p.k.data = k.data(), p.v.data = v.data(), p.o.data = o.data();
     std::vector<char> ws(ocd_attn_core_workspace_bytes(&p, false)), reserve(ocd_attn_core_reserve_bytes(&p));
     ocd_attn_core_call call = {&p, reserve.data(), ws.data()};

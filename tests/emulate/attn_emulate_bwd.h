@@ -40,13 +40,9 @@ bool attn_emu_case(const emu_bwd_case &c, cudnnHandle_t handle, emu_rng &emu_ran
         for (auto &e : *x) e = c.accumulate ? (T)emu_random() : (T)NAN;
     std::vector<T> dq0 = dq, dk0 = dk, dv0 = dv;
     std::vector<int> lq, lk, lo, hi;
-    attn_emu_sequences(c, lq, lk, lo, hi);
-    p.dtype = c.t, p.batch = c.batch, p.beams = c.beams, p.heads = c.heads, p.max_q = c.max_q, p.max_kv = c.max_kv;
-    p.head_qk = p.head_v = D, p.kv_shared = c.kv_shared, p.q_first = c.q_first;
-    p.q_count = c.q_count ? c.q_count : c.max_q;
-    p.sm_scaler = 1.0 / sqrt((double)D) * 2;
-    p.dropout = c.dropout, p.accumulate = c.accumulate;
-    p.len_q = lq.data(), p.len_kv = lk.data(), p.lo_win = lo.data(), p.hi_win = hi.data();
+    attn_emu_problem(c, D, p, lq, lk, lo, hi);
+    if (c.q_count == 0) p.q_count = c.max_q;
+    p.accumulate = c.accumulate;
     p.q.data = q.data(), p.k.data = k.data(), p.v.data = v.data(), p.o.data = o.data(), p.d_o.data = go.data();
     p.dq.data = dq.data(), p.dk.data = dk.data(), p.dv.data = dv.data();
     std::vector<char> ws(ocd_attn_core_workspace_bytes(&p, true)), reserve(ocd_attn_core_reserve_bytes(&p));
