@@ -4,7 +4,7 @@
    convolution algorithm search, Caffe's grouped convolution, Paddle's fused norm convolution,
    TensorRT's instance and group normalization, CUDA.jl's shared dropout states. Each result
    against the double references of tests/ref/ or, for the padding, the copied input.
-   (compat_rnn.c and compat_adv.c: the RNN, attention and CTC patterns.) */
+   (compat_rnn.c, compat_rnn_more.c and compat_adv.c: the RNN, attention and CTC patterns.) */
 #include "desc_util.h"
 #include "ref/activation.h"
 #include "ref/batchnorm.h"

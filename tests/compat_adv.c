@@ -1,7 +1,7 @@
 /* compat_adv.c: call patterns of real programs (docs/compatibility.md) for the CTC and attention
    calls that the ops' own tests do not make (PyTorch's, Marian's and Deeplearning4j's CTC loss,
    CUDA.jl's and Knet's attention), each as the program makes it, its result against the double
-   references of tests/ref/. (compat_rnn.c: the RNN patterns.) */
+   references of tests/ref/. (compat_rnn.c, compat_rnn_more.c: the RNN patterns.) */
 #include "ref/attention.h"
 #include "ref/ctc.h"
 #include "tensors.h"

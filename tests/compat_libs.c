@@ -8,10 +8,9 @@
    (the non-Ex Find asked for one result, the filter's format not the data's), ArrayFire's
    convolution (CONVOLUTION mode, backward data's algorithm fixed), SINGA's batch norm
    with an epsilon of CUDNN_BN_MIN_EPSILON (0), OpenVINO's clamp and MVN as tensor ops, Caffe2's
-   affine channel (tensor ops in place, channels-last, reductions into the scale), MegEngine's
-   fused convolution (the math type set first, z the unwritten output under alpha2 0). Each result
-   against the double references of tests/ref/. (compat.c, compat_ops.c: the frameworks'
-   patterns.) */
+   affine channel (tensor ops in place, channels-last, reductions into the scale). Each result
+   against the double references of tests/ref/. (compat.c, compat_ops.c, compat_conv.c: the
+   frameworks' patterns; compat_conv.c also holds MegEngine's fused convolution.) */
 #include "conv_harness.h"
 #include "desc_util.h"
 #include "ref/batchnorm.h"
@@ -925,83 +924,3 @@ TEST(compat_op_tensor_caffe2_affine_channel)
 }
 
 /* ---- MegEngine (dnn/src/cuda/conv_bias/cudnn_conv_bias_activation.cpp, helper.cpp) ----------- */
-
-/* MegEngine's ConvBiasDesc sets CUDNN_TENSOR_OP_MATH on the convolution descriptor as soon as it
-   is created, whatever the data, then the group count, then the geometry by
-   cudnnSetConvolution2dDescriptor in CROSS_CORRELATION or CONVOLUTION mode with FLOAT compute
-   (INT32 for int8); the activation RELU, or IDENTITY for its sigmoid (applied afterwards)
-   under IMPLICIT_PRECOMP_GEMM only; cudnnConvolutionBiasActivationForward with alpha1 1 and,
-   **without a z, alpha2 0 and zDesc and z the output's own descriptor and buffer** (not yet
-   written: NaN here), with one alpha2 1; int8 as NCHW4 (INT8x4, NCHW_VECT_C) with alpha1 the
-   ratio of the scales, a float bias and an int8 z scaled by alpha2. Against tests/ref/conv.c. */
-TEST(compat_conv_megengine_bias_activation_math_set_first)
-{
-    static const struct { cudnnDataType_t t; bool mirror; int groups; cudnnActivationMode_t act; bool z; } cases[] = {
-        {CUDNN_DATA_FLOAT, true, 2, CUDNN_ACTIVATION_RELU, false},
-        {CUDNN_DATA_FLOAT, false, 1, CUDNN_ACTIVATION_IDENTITY, true},
-        {CUDNN_DATA_INT8x4, true, 1, CUDNN_ACTIVATION_RELU, false},
-        {CUDNN_DATA_INT8x4, false, 1, CUDNN_ACTIVATION_RELU, true},
-    };
-    cudnnHandle_t h = test_handle();
-    for (size_t k = 0; k < TLEN(cases); k++) {
-        const cudnnDataType_t t = cases[k].t;
-        const bool q = t == CUDNN_DATA_INT8x4;
-        struct ref_conv rc = {2, 2, 8, 8, cases[k].groups, {6, 5}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, cases[k].mirror};
-        ref_conv_out_dims(&rc);
-        const int xdims[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, ydims[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
-        const int wdims[4] = {rc.k, rc.c / rc.groups, rc.filt[0], rc.filt[1]}, bdims[4] = {1, rc.k, 1, 1};
-        const int layout = q ? TV_NCHW_VECT : TV_NCHW;
-        struct tview x, y, w, b;
-        tview_init(&x, t, 4, xdims, layout);
-        tview_init(&y, t, 4, ydims, layout);
-        tview_init(&w, t, 4, wdims, layout);
-        tview_init(&b, CUDNN_DATA_FLOAT, 4, bdims, TV_NCHW);
-        cudnnFilterDescriptor_t wd;
-        cudnnConvolutionDescriptor_t cd;
-        cudnnActivationDescriptor_t ad;
-        CHECK_OK(cudnnCreateFilterDescriptor(&wd));
-        CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
-        CHECK_OK(cudnnCreateActivationDescriptor(&ad));
-        bool ok = CHECK_OK(cudnnSetConvolutionMathType(cd, CUDNN_TENSOR_OP_MATH)) &&
-                  CHECK_OK(cudnnSetConvolutionGroupCount(cd, rc.groups)) &&
-                  CHECK_OK(cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 1, 1, 1,
-                                                           rc.convolution ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION,
-                                                           q ? CUDNN_DATA_INT32 : CUDNN_DATA_FLOAT)) &&
-                  CHECK_OK(cudnnSetFilter4dDescriptor(wd, t, q ? CUDNN_TENSOR_NCHW_VECT_C : CUDNN_TENSOR_NCHW, wdims[0],
-                                                      wdims[1], wdims[2], wdims[3])) &&
-                  CHECK_OK(cudnnSetActivationDescriptor(ad, cases[k].act, CUDNN_NOT_PROPAGATE_NAN, 0));
-        double *xv = tview_random(x.count, -4, 4), *wv = tview_random(w.count, -3, 3), *zv = tview_random(y.count, -20, 20);
-        double *bv = tview_random(b.count, -2, 2), *want = malloc(sizeof(double) * (size_t)y.count);
-        if (q) {
-            for (int64_t i = 0; i < x.count; i++) xv[i] = round(xv[i]);
-            for (int64_t i = 0; i < w.count; i++) wv[i] = round(wv[i]);
-            for (int64_t i = 0; i < y.count; i++) zv[i] = round(zv[i]);
-        }
-        const float a1 = q ? 0.25f : 1.0f, a2 = cases[k].z ? (q ? 0.5f : 1.0f) : 0.0f;
-        ref_conv_fwd(&rc, xv, wv, want);
-        const int64_t sp = (int64_t)rc.out[0] * rc.out[1];
-        for (int64_t i = 0; i < y.count; i++) {
-            double v = a1 * want[i] + a2 * (cases[k].z ? zv[i] : 0) + (double)(float)bv[i / sp % rc.k];
-            if (cases[k].act == CUDNN_ACTIVATION_RELU && v < 0) v = 0;
-            want[i] = q ? ref_quantize(CUDNN_DATA_INT8, v) : v;
-        }
-        void *px = tview_upload(&x, xv), *pw = tview_upload(&w, wv), *pb = tview_upload(&b, bv);
-        void *pz = cases[k].z ? tview_upload(&y, zv) : NULL;
-        void *py = tview_upload(&y, NULL);
-        if (!q) tbuf_upload(py, (const float[1]){NAN}, sizeof(float)); /* the output's prior contents: unread */
-        const cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
-        size_t ws = 0;
-        ok = ok && CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, x.desc, wd, cd, y.desc, algo, &ws));
-        void *pws = ws ? tbuf_alloc(ws) : NULL;
-        if (ok && CHECK_OK(cudnnConvolutionBiasActivationForward(h, &a1, x.desc, px, wd, pw, cd, algo, pws, ws, &a2, y.desc,
-                                                                 cases[k].z ? pz : py, b.desc, pb, ad, y.desc, py)))
-            tview_check_blend(&y, py, want, NULL, 1, 0, tconv_tolerance(t, t, CUDNN_TENSOR_OP_MATH),
-                              q ? "MegEngine int8 NCHW4 conv bias" : "MegEngine float conv bias (TF32 allowed)");
-        tbuf_free(pws);
-        tview_free(&x, px), tview_free(&w, pw), tview_free(&b, pb), tview_free(&y, py);
-        if (pz) tview_free(&y, pz);
-        free(xv), free(wv), free(zv), free(bv), free(want);
-        cudnnDestroyFilterDescriptor(wd), cudnnDestroyConvolutionDescriptor(cd), cudnnDestroyActivationDescriptor(ad);
-        tview_destroy(&x), tview_destroy(&y), tview_destroy(&w), tview_destroy(&b);
-    }
-}

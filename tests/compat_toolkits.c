@@ -8,8 +8,8 @@
    convolution on the algorithm it picked), KataGo (half NHWC convolutions on a fixed algorithm,
    the dilated ones with an NCHW filter). Each result against
    the double references of tests/ref/. (compat_libs.c: the C
-   and C++ libraries; compat.c, compat_ops.c: the frameworks; compat_rnn.c: every program's RNN
-   calls.) */
+   and C++ libraries; compat.c, compat_ops.c, compat_conv.c: the frameworks; compat_rnn.c,
+   compat_rnn_more.c: every program's RNN calls.) */
 #include "conv_harness.h"
 #include "desc_util.h"
 #include "ref/conv.h"
