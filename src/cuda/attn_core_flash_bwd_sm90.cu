@@ -332,12 +332,7 @@ template <typename T, int D, bool DROPOUT> __global__ void __launch_bounds__(THR
 
 extern "C" const char *ocd_cuda_attn_bwd_sm90_applies(cudnnHandle_t handle, const void *call)
 {
-    const char *why = ocd_impl_unproven();
-    if (why != nullptr) return why;
-#ifndef OCD_SM90A
-    return "the wgmma attention backward was built without sm_90a code (CUDA 12.0 or newer)";
-#endif
-    if (handle->cc_major != 9 || handle->cc_minor != 0) return "the wgmma attention backward needs compute capability 9.0";
+    if (const char *why = ocd_wgmma_entry_rejects(handle, OCD_WGMMA_BUILT)) return why;
     return bwd_rejects(handle, static_cast<const ocd_attn_core_call *>(call)->p);
 }
 

@@ -243,13 +243,8 @@ template <typename T, int D> __global__ void __launch_bounds__(THREADS, 1) attn_
 
 extern "C" const char *ocd_cuda_attn_fwd_sm90_applies(cudnnHandle_t handle, const void *call)
 {
-    const char *why = ocd_impl_unproven();
-    if (why != nullptr) return why;
-#ifndef OCD_SM90A
-    return "the wgmma attention kernel was built without sm_90a code (CUDA 12.0 or newer)";
-#endif
+    if (const char *why = ocd_wgmma_entry_rejects(handle, OCD_WGMMA_BUILT)) return why;
     const ocd_attn_core_problem *p = static_cast<const ocd_attn_core_call *>(call)->p;
-    if (handle->cc_major != 9 || handle->cc_minor != 0) return "the wgmma attention kernel needs compute capability 9.0";
     if (p->dropout > 0) return "the wgmma attention kernel has no dropout (the sm_80 kernel has)";
     return flash_rejects(handle, p);
 }

@@ -44,6 +44,7 @@
 #include "core/dtype.h"
 #include "core/impl.h"
 #include "cuda/types.cuh"
+#include "cuda/wgmma.cuh"
 #include "core/reasons.h"
 #include "core/dimgroup.h"
 
@@ -337,11 +338,8 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     memset(pl, 0, sizeof *pl);
     if (h->cc_major < 8) return OCD_REASON_ARCH;
     const bool wgmma = tile >= WGMMA_TILE0;
-    if (wgmma) {
-        if (const char *why = ocd_impl_unproven()) return why;
-        if (!ocd_igemm_wgmma_built) return "the wgmma kernel was built without sm_90a code (CUDA 12.0 or newer)";
-        if (h->cc_major != 9 || h->cc_minor != 0) return "the wgmma kernel is built for sm_90a (compute capability 9.0)";
-    }
+    if (wgmma)
+        if (const char *why = ocd_wgmma_entry_rejects(h, ocd_igemm_wgmma_built)) return why;
     cudnnDataType_t dt = p->x.dtype;
     if (tf32) {
         if (dt != CUDNN_DATA_FLOAT) return OCD_REASON_DTYPE;

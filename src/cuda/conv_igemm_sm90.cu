@@ -197,11 +197,7 @@ template <class Tile, typename T, class Dir> struct igemm_wgmma_launch {
     }
 };
 
-#ifdef OCD_SM90A
-extern const bool ocd_igemm_wgmma_built = true;
-#else
-extern const bool ocd_igemm_wgmma_built = false;
-#endif
+extern const bool ocd_igemm_wgmma_built = OCD_WGMMA_BUILT;
 
 #define IGEMM_WGMMA_ROW(i, bm, bn, st)                                                              \
     {OCD_IGEMM_LAUNCH_TYPES(igemm_wgmma_launch, igemm_dir_fwd, igemm_wgmma_tile<bm, bn, st>),           \

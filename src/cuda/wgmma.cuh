@@ -46,6 +46,9 @@
 #ifndef OCD_CUDA_WGMMA_CUH
 #define OCD_CUDA_WGMMA_CUH
 
+#include "core/handle.h"
+#include "core/impl.h"
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
@@ -53,6 +56,26 @@
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define OCD_WGMMA_ARCH_OK 1
 #endif
+
+/* Whether the including file has sm_90a code: CMakeLists.txt defines OCD_SM90A for the files it
+   builds for sm_90a, where the toolkit has it (read at the first inclusion: a file that defines
+   OCD_SM90A itself, as the emulations do, does so before its includes). */
+#ifdef OCD_SM90A
+#define OCD_WGMMA_BUILT true
+#else
+#define OCD_WGMMA_BUILT false
+#endif
+
+/* Why an entry on a wgmma kernel cannot serve on handle h, or NULL: not yet run on a GPU
+   (core/impl.h), its kernels' file built without sm_90a code (built: that file's
+   OCD_WGMMA_BUILT), or a device other than compute capability 9.0, the one sm_90a code runs on. */
+static inline const char *ocd_wgmma_entry_rejects(cudnnHandle_t h, bool built)
+{
+    if (const char *why = ocd_impl_unproven()) return why;
+    if (!built) return "the wgmma kernels were built without sm_90a code (CUDA 12.0 or newer)";
+    if (h->cc_major != 9 || h->cc_minor != 0) return "the wgmma kernels run on compute capability 9.0 (sm_90a) only";
+    return nullptr;
+}
 
 /* ---- the shared-memory layout and descriptors -------------------------------------------------- */
 

@@ -28,9 +28,10 @@
    the reference from the tf32-rounded inputs (to the fp32 sum's rounding) and the exact one (to
    the tests' TF32 tolerance); the TF32 filter gradient is declined.
    Prints a line per case; exits 1 if any differs. */
-#include "cuda/conv_igemm.cu"
-/* planned as in a build whose toolkit has sm_90a (only the kernel's host side runs here) */
+/* planned as in a build whose toolkit has sm_90a (only the kernel's host side runs here); set
+   before the first include, as wgmma.cuh reads it there */
 #define OCD_SM90A
+#include "cuda/conv_igemm.cu"
 #include "cuda/conv_igemm_sm90.cu"
 
 #include "wgmma_emulate.h"
