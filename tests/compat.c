@@ -206,6 +206,67 @@ TEST(compat_transform_asymmetric_padding)
     cudnnDestroyTensorDescriptor(y);
 }
 
+/* ---- the batch-norm Ex calls ------------------------------------------------------------------ */
+
+/* One training problem of the batch-norm Ex tests below: x of type t in layout, z and dy of its
+   shape (z drawn from [-z_range, z_range]), float parameters per channel, or per activation when
+   per_act, the device copies of every input and a buffer for every output, and the reference:
+   the batch statistics (with the inverse standard deviation the forward saves), y of
+   act(bn(x) + z) (z added when add; act -1: none) with its pre-activation values, and the
+   backward's dpre (dz), dx, dscale and dbias from dy. The running averages are the tests'. */
+struct bn_ex {
+    struct ref_bn_shape sh;
+    int64_t slots, count;
+    struct tview x, p;
+    double *xv, *zv, *dyv, *scale, *bias, *rmean, *rvar;
+    double *mean, *var, *invstd, *pre, *y, *dpre, *dx, *ds, *db;
+    void *px, *pz, *pdy, *py, *pdx, *pdz, *ps, *pb, *prm, *prv, *psm, *psv, *pds, *pdb;
+};
+
+static void bn_ex_init(struct bn_ex *b, cudnnDataType_t t, int layout, const int d[4], bool per_act, double z_range,
+                       bool add, int act, double eps)
+{
+    b->sh = (struct ref_bn_shape){d[0], d[1], d[2] * d[3], per_act};
+    b->slots = ref_bn_slots(&b->sh), b->count = b->sh.n * b->sh.c * b->sh.s;
+    const int64_t slots = b->slots, count = b->count;
+    const int pd[4] = {1, d[1], per_act ? d[2] : 1, per_act ? d[3] : 1};
+    tview_init(&b->x, t, 4, d, layout);
+    tview_init(&b->p, CUDNN_DATA_FLOAT, 4, pd, TV_NCHW);
+    b->xv = tview_random(count, -2, 2), b->zv = tview_random(count, -z_range, z_range);
+    b->dyv = tview_random(count, -1, 1);
+    b->scale = tview_random(slots, 0.5, 1.5), b->bias = tview_random(slots, -0.5, 0.5);
+    b->rmean = tview_random(slots, -0.2, 0.2), b->rvar = tview_random(slots, 0.5, 1.5);
+    b->px = tview_upload(&b->x, b->xv), b->pz = tview_upload(&b->x, b->zv), b->pdy = tview_upload(&b->x, b->dyv);
+    b->py = tview_upload(&b->x, NULL), b->pdx = tview_upload(&b->x, NULL), b->pdz = tview_upload(&b->x, NULL);
+    b->ps = tview_upload(&b->p, b->scale), b->pb = tview_upload(&b->p, b->bias);
+    b->prm = tview_upload(&b->p, b->rmean), b->prv = tview_upload(&b->p, b->rvar);
+    b->psm = tview_upload(&b->p, NULL), b->psv = tview_upload(&b->p, NULL);
+    b->pds = tview_upload(&b->p, NULL), b->pdb = tview_upload(&b->p, NULL);
+    b->mean = malloc(sizeof(double) * (size_t)slots), b->var = malloc(sizeof(double) * (size_t)slots);
+    b->invstd = malloc(sizeof(double) * (size_t)slots);
+    b->pre = malloc(sizeof(double) * (size_t)count), b->y = malloc(sizeof(double) * (size_t)count);
+    b->dpre = malloc(sizeof(double) * (size_t)count), b->dx = malloc(sizeof(double) * (size_t)count);
+    b->ds = calloc((size_t)slots, sizeof(double)), b->db = calloc((size_t)slots, sizeof(double));
+    ref_bn_stats(&b->sh, b->xv, b->mean, b->var);
+    for (int64_t j = 0; j < slots; j++) b->invstd[j] = 1 / sqrt(b->var[j] + eps);
+    ref_bn_forward(&b->sh, b->xv, add ? b->zv : NULL, b->scale, b->bias, b->mean, b->var, eps, act, 0, b->pre, b->y);
+    ref_bn_backward(&b->sh, b->xv, b->dyv, b->pre, act, 0, b->scale, b->mean, b->var, eps, b->dpre, b->dx, b->ds,
+                    b->db);
+}
+
+static void bn_ex_free(struct bn_ex *b)
+{
+    void *xb[] = {b->px, b->pz, b->pdy, b->py, b->pdx, b->pdz};
+    void *pbufs[] = {b->ps, b->pb, b->prm, b->prv, b->psm, b->psv, b->pds, b->pdb};
+    for (size_t i = 0; i < TLEN(xb); i++) tview_free(&b->x, xb[i]);
+    for (size_t i = 0; i < TLEN(pbufs); i++) tview_free(&b->p, pbufs[i]);
+    double *arrays[] = {b->xv, b->zv, b->dyv, b->scale, b->bias, b->rmean, b->rvar, b->mean, b->var,
+                        b->invstd, b->pre, b->y, b->dpre, b->dx, b->ds, b->db};
+    for (size_t i = 0; i < TLEN(arrays); i++) free(arrays[i]);
+    tview_destroy(&b->x);
+    tview_destroy(&b->p);
+}
+
 /* PyTorch's batch norm (aten/src/ATen/native/cudnn/BatchNorm.cpp) through the Ex calls with
    CUDNN_BATCHNORM_OPS_BN: the workspace query given xDesc as zDesc and yDesc and a NULL
    activation descriptor, the reserve query with a NULL activation descriptor, the forward with z
@@ -229,87 +290,69 @@ TEST(compat_bn_ex_pytorch_ops_bn)
     for (size_t k = 0; k < TLEN(cases); k++) {
         const int *d = cases[k].dims;
         bool per_act = cases[k].mode == CUDNN_BATCHNORM_PER_ACTIVATION;
-        struct ref_bn_shape sh = {d[0], d[1], d[2] * d[3], per_act};
-        int64_t slots = ref_bn_slots(&sh), count = sh.n * sh.c * sh.s;
-        const int pd[4] = {1, d[1], per_act ? d[2] : 1, per_act ? d[3] : 1};
-        struct tview x, p;
-        tview_init(&x, cases[k].t, 4, d, cases[k].layout);
-        tview_init(&p, CUDNN_DATA_FLOAT, 4, pd, TV_NCHW);
-        double *xv = tview_random(count, -2, 2), *dyv = tview_random(count, -1, 1);
-        double *scale = tview_random(slots, 0.5, 1.5), *bias = tview_random(slots, -0.5, 0.5);
-        double *rmean = tview_random(slots, -0.2, 0.2), *rvar = tview_random(slots, 0.5, 1.5);
-        void *px = tview_upload(&x, xv), *pdy = tview_upload(&x, dyv), *py = tview_upload(&x, NULL);
-        void *pdx = tview_upload(&x, NULL), *ps = tview_upload(&p, scale), *pb = tview_upload(&p, bias);
-        void *prm = tview_upload(&p, rmean), *prv = tview_upload(&p, rvar), *psm = tview_upload(&p, NULL);
-        void *psv = tview_upload(&p, NULL), *pds = tview_upload(&p, NULL), *pdb = tview_upload(&p, NULL);
-        double *mean = malloc(sizeof(double) * (size_t)slots), *var = malloc(sizeof(double) * (size_t)slots);
-        double *y = malloc(sizeof(double) * (size_t)count), *dpre = malloc(sizeof(double) * (size_t)count);
-        double *dx = malloc(sizeof(double) * (size_t)count), *ds = calloc((size_t)slots, sizeof(double));
-        double *db = calloc((size_t)slots, sizeof(double)), *invstd = malloc(sizeof(double) * (size_t)slots);
-        ref_bn_stats(&sh, xv, mean, var);
-        ref_bn_forward(&sh, xv, NULL, scale, bias, mean, var, eps, -1, 0, NULL, y);
-        ref_bn_backward(&sh, xv, dyv, NULL, -1, 0, scale, mean, var, eps, dpre, dx, ds, db);
-        int64_t per = ref_bn_reduced(&sh);
-        for (int64_t j = 0; j < slots; j++) {
-            invstd[j] = 1 / sqrt(var[j] + eps);
-            rmean[j] = (1 - factor) * rmean[j] + factor * mean[j];
-            rvar[j] = (1 - factor) * rvar[j] + factor * var[j] * (double)per / (double)(per - 1);
+        struct bn_ex b;
+        bn_ex_init(&b, cases[k].t, cases[k].layout, d, per_act, 1, false, -1, eps);
+        int64_t per = ref_bn_reduced(&b.sh);
+        for (int64_t j = 0; j < b.slots; j++) {
+            b.rmean[j] = (1 - factor) * b.rmean[j] + factor * b.mean[j];
+            b.rvar[j] = (1 - factor) * b.rvar[j] + factor * b.var[j] * (double)per / (double)(per - 1);
         }
         float one = 1, zero = 0;
         size_t ws = 1, rs = 1, bws = 1;
         const cudnnBatchNormMode_t mode = cases[k].mode;
         const cudnnBatchNormOps_t op = CUDNN_BATCHNORM_OPS_BN;
-        bool ok = CHECK_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, mode, op, x.desc, x.desc,
-                                                                                    x.desc, p.desc, NULL, &ws)) &&
-                  CHECK_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, op, NULL, x.desc, &rs));
+        bool ok = CHECK_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, mode, op, b.x.desc, b.x.desc,
+                                                                                    b.x.desc, b.p.desc, NULL, &ws)) &&
+                  CHECK_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, op, NULL, b.x.desc, &rs));
         void *pws = ws ? tbuf_alloc(ws) : NULL, *prs = rs ? tbuf_alloc(rs) : NULL;
-        ok = ok && CHECK_OK(cudnnBatchNormalizationForwardTrainingEx(h, mode, op, &one, &zero, x.desc, px, NULL, NULL,
-                                                                     x.desc, py, p.desc, ps, pb, factor, prm, prv, eps,
-                                                                     psm, psv, NULL, pws, ws, prs, rs));
-        ok = ok && tview_check(&x, py, y, "y") && tview_check(&p, psm, mean, "saved mean") &&
-             tview_check(&p, psv, invstd, "saved inverse standard deviation") &&
-             tview_check(&p, prm, rmean, "running mean") && tview_check(&p, prv, rvar, "running variance");
-        ok = ok && CHECK_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, op, x.desc, x.desc, x.desc, NULL,
-                                                                              x.desc, p.desc, NULL, &bws));
+        ok = ok && CHECK_OK(cudnnBatchNormalizationForwardTrainingEx(h, mode, op, &one, &zero, b.x.desc, b.px, NULL,
+                                                                     NULL, b.x.desc, b.py, b.p.desc, b.ps, b.pb, factor,
+                                                                     b.prm, b.prv, eps, b.psm, b.psv, NULL, pws, ws,
+                                                                     prs, rs));
+        ok = ok && tview_check(&b.x, b.py, b.y, "y") && tview_check(&b.p, b.psm, b.mean, "saved mean") &&
+             tview_check(&b.p, b.psv, b.invstd, "saved inverse standard deviation") &&
+             tview_check(&b.p, b.prm, b.rmean, "running mean") && tview_check(&b.p, b.prv, b.rvar, "running variance");
+        ok = ok && CHECK_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, op, b.x.desc, b.x.desc, b.x.desc,
+                                                                              NULL, b.x.desc, b.p.desc, NULL, &bws));
         /* MindSpore's queries: NULL where PyTorch passes xDesc (zDesc forward, yDesc backward) */
         size_t ms_ws = 1, ms_bws = 1;
-        ok = ok && CHECK_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, mode, op, x.desc, NULL, x.desc,
-                                                                                    p.desc, NULL, &ms_ws)) &&
-             CHECK(ms_ws == ws);
-        ok = ok && CHECK_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, op, x.desc, NULL, x.desc, NULL,
-                                                                              x.desc, p.desc, NULL, &ms_bws)) &&
-             CHECK(ms_bws == bws);
+        ok = ok && CHECK_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, mode, op, b.x.desc, NULL,
+                                                                                     b.x.desc, b.p.desc, NULL,
+                                                                                     &ms_ws)) && CHECK(ms_ws == ws);
+        ok = ok && CHECK_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, op, b.x.desc, NULL, b.x.desc,
+                                                                              NULL, b.x.desc, b.p.desc, NULL,
+                                                                              &ms_bws)) && CHECK(ms_bws == bws);
         void *pbws = bws ? tbuf_alloc(bws) : NULL;
-        ok = ok && CHECK_OK(cudnnBatchNormalizationBackwardEx(h, mode, op, &one, &zero, &one, &zero, x.desc, px, NULL,
-                                                              NULL, x.desc, pdy, NULL, NULL, x.desc, pdx, p.desc, ps,
-                                                              NULL, pds, pdb, eps, psm, psv, NULL, pbws, bws, prs, rs));
-        ok = ok && tview_check(&x, pdx, dx, "dx") && tview_check(&p, pds, ds, "dscale") &&
-             tview_check(&p, pdb, db, "dbias");
+        ok = ok && CHECK_OK(cudnnBatchNormalizationBackwardEx(h, mode, op, &one, &zero, &one, &zero, b.x.desc, b.px,
+                                                              NULL, NULL, b.x.desc, b.pdy, NULL, NULL, b.x.desc, b.pdx,
+                                                              b.p.desc, b.ps, NULL, b.pds, b.pdb, eps, b.psm, b.psv,
+                                                              NULL, pbws, bws, prs, rs));
+        ok = ok && tview_check(&b.x, b.pdx, b.dx, "dx") && tview_check(&b.p, b.pds, b.ds, "dscale") &&
+             tview_check(&b.p, b.pdb, b.db, "dbias");
         /* MXNet's (src/operator/nn/cudnn/cudnn_batch_norm.cu): the training forward again with the
            factor 0 (the running averages frozen while mirroring) and no reserve (NULL, 0); the
            backward with the saved statistics NULL (use_global_stats), the bias given, no reserve,
            adding into dx and into the parameter gradients (kAddTo: both betas 1) */
-        ok = ok && CHECK_OK(cudnnBatchNormalizationForwardTrainingEx(h, mode, op, &one, &zero, x.desc, px, NULL, NULL,
-                                                                     x.desc, py, p.desc, ps, pb, 0.0, prm, prv, eps,
-                                                                     psm, psv, NULL, pws, ws, NULL, 0));
-        ok = ok && tview_check(&x, py, y, "MXNet's y") && tview_check(&p, prm, rmean, "running mean, factor 0") &&
-             tview_check(&p, prv, rvar, "running variance, factor 0");
-        ok = ok && CHECK_OK(cudnnBatchNormalizationBackwardEx(h, mode, op, &one, &one, &one, &one, x.desc, px, NULL,
-                                                              NULL, x.desc, pdy, NULL, NULL, x.desc, pdx, p.desc, ps,
-                                                              pb, pds, pdb, eps, NULL, NULL, NULL, pbws, bws, NULL, 0));
-        for (int64_t i = 0; i < count; i++) dx[i] *= 2;
-        for (int64_t j = 0; j < slots; j++) ds[j] *= 2, db[j] *= 2;
-        ok = ok && tview_check(&x, pdx, dx, "MXNet's dx added") && tview_check(&p, pds, ds, "MXNet's dscale added") &&
-             tview_check(&p, pdb, db, "MXNet's dbias added");
-        void *bufs[] = {px, pdy, py, pdx, ps, pb, prm, prv, psm, psv, pds, pdb};
-        for (size_t i = 0; i < TLEN(bufs); i++) tview_free(i < 4 ? &x : &p, bufs[i]);
+        ok = ok && CHECK_OK(cudnnBatchNormalizationForwardTrainingEx(h, mode, op, &one, &zero, b.x.desc, b.px, NULL,
+                                                                     NULL, b.x.desc, b.py, b.p.desc, b.ps, b.pb, 0.0,
+                                                                     b.prm, b.prv, eps, b.psm, b.psv, NULL, pws, ws,
+                                                                     NULL, 0));
+        ok = ok && tview_check(&b.x, b.py, b.y, "MXNet's y") &&
+             tview_check(&b.p, b.prm, b.rmean, "running mean, factor 0") &&
+             tview_check(&b.p, b.prv, b.rvar, "running variance, factor 0");
+        ok = ok && CHECK_OK(cudnnBatchNormalizationBackwardEx(h, mode, op, &one, &one, &one, &one, b.x.desc, b.px, NULL,
+                                                              NULL, b.x.desc, b.pdy, NULL, NULL, b.x.desc, b.pdx,
+                                                              b.p.desc, b.ps, b.pb, b.pds, b.pdb, eps, NULL, NULL, NULL,
+                                                              pbws, bws, NULL, 0));
+        for (int64_t i = 0; i < b.count; i++) b.dx[i] *= 2;
+        for (int64_t j = 0; j < b.slots; j++) b.ds[j] *= 2, b.db[j] *= 2;
+        ok = ok && tview_check(&b.x, b.pdx, b.dx, "MXNet's dx added") &&
+             tview_check(&b.p, b.pds, b.ds, "MXNet's dscale added") &&
+             tview_check(&b.p, b.pdb, b.db, "MXNet's dbias added");
         void *spaces[] = {pws, prs, pbws};
         for (size_t i = 0; i < TLEN(spaces); i++)
             if (spaces[i]) tbuf_free(spaces[i]);
-        double *arrays[] = {xv, dyv, scale, bias, rmean, rvar, mean, var, y, dpre, dx, ds, db, invstd};
-        for (size_t i = 0; i < TLEN(arrays); i++) free(arrays[i]);
-        tview_destroy(&x);
-        tview_destroy(&p);
+        bn_ex_free(&b);
     }
 }
 
@@ -324,7 +367,7 @@ TEST(compat_bn_ex_apex_fused_relu_reserve_only_with_add)
 {
     static const cudnnBatchNormOps_t ops[] = {CUDNN_BATCHNORM_OPS_BN_ACTIVATION, CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION};
     cudnnHandle_t h = test_handle();
-    const int d[4] = {2, 8, 3, 3}, pd[4] = {1, 8, 1, 1};
+    const int d[4] = {2, 8, 3, 3};
     const double eps = 1e-4, factor = 0.1;
     const cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
     cudnnActivationDescriptor_t relu;
@@ -332,60 +375,36 @@ TEST(compat_bn_ex_apex_fused_relu_reserve_only_with_add)
     CHECK_OK(cudnnSetActivationDescriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0));
     for (size_t k = 0; k < TLEN(ops); k++) {
         const bool add = ops[k] == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION;
-        struct ref_bn_shape sh = {d[0], d[1], d[2] * d[3], false};
-        const int64_t slots = ref_bn_slots(&sh), count = sh.n * sh.c * sh.s;
-        struct tview x, p;
-        tview_init(&x, CUDNN_DATA_HALF, 4, d, TV_NHWC);
-        tview_init(&p, CUDNN_DATA_FLOAT, 4, pd, TV_NCHW);
+        struct bn_ex b;
+        bn_ex_init(&b, CUDNN_DATA_HALF, TV_NHWC, d, false, 1, add, CUDNN_ACTIVATION_RELU, eps);
         cudnnTensorDescriptor_t bnd;
         CHECK_OK(cudnnCreateTensorDescriptor(&bnd));
-        double *xv = tview_random(count, -2, 2), *zv = tview_random(count, -1, 1), *dyv = tview_random(count, -1, 1);
-        double *scale = tview_random(slots, 0.5, 1.5), *bias = tview_random(slots, -0.5, 0.5);
-        double *rmean = tview_random(slots, -0.2, 0.2), *rvar = tview_random(slots, 0.5, 1.5);
-        void *px = tview_upload(&x, xv), *pz = tview_upload(&x, zv), *pdy = tview_upload(&x, dyv);
-        void *py = tview_upload(&x, NULL), *pdx = tview_upload(&x, NULL), *pdz = tview_upload(&x, NULL);
-        void *ps = tview_upload(&p, scale), *pb = tview_upload(&p, bias), *prm = tview_upload(&p, rmean);
-        void *prv = tview_upload(&p, rvar), *psm = tview_upload(&p, NULL), *psv = tview_upload(&p, NULL);
-        void *pds = tview_upload(&p, NULL), *pdb = tview_upload(&p, NULL);
-        double *mean = malloc(sizeof(double) * (size_t)slots), *var = malloc(sizeof(double) * (size_t)slots);
-        double *pre = malloc(sizeof(double) * (size_t)count), *y = malloc(sizeof(double) * (size_t)count);
-        double *dpre = malloc(sizeof(double) * (size_t)count), *dx = malloc(sizeof(double) * (size_t)count);
-        double *ds = calloc((size_t)slots, sizeof(double)), *db = calloc((size_t)slots, sizeof(double));
-        ref_bn_stats(&sh, xv, mean, var);
-        ref_bn_forward(&sh, xv, add ? zv : NULL, scale, bias, mean, var, eps, CUDNN_ACTIVATION_RELU, 0, pre, y);
-        ref_bn_backward(&sh, xv, dyv, pre, CUDNN_ACTIVATION_RELU, 0, scale, mean, var, eps, dpre, dx, ds, db);
         float one = 1, zero = 0;
         size_t ws = 1, rs = 1, bws = 1;
-        bool ok = CHECK_OK(cudnnDeriveBNTensorDescriptor(bnd, x.desc, mode)) &&
-                  CHECK_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, mode, ops[k], x.desc, x.desc,
-                                                                                    x.desc, bnd, relu, &ws)) &&
-                  CHECK_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, ops[k], relu, x.desc, &rs));
+        bool ok = CHECK_OK(cudnnDeriveBNTensorDescriptor(bnd, b.x.desc, mode)) &&
+                  CHECK_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, mode, ops[k], b.x.desc, b.x.desc,
+                                                                                    b.x.desc, bnd, relu, &ws)) &&
+                  CHECK_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, ops[k], relu, b.x.desc, &rs));
         void *pws = ws ? tbuf_alloc(ws) : NULL, *prs = rs ? tbuf_alloc(rs) : NULL;
-        ok = ok && CHECK_OK(cudnnBatchNormalizationForwardTrainingEx(
-                       h, mode, ops[k], &one, &zero, x.desc, px, add ? x.desc : NULL, add ? pz : NULL, x.desc, py, bnd,
-                       ps, pb, factor, prm, prv, eps, psm, psv, relu, pws, ws, prs, rs));
-        double *want_y = malloc(sizeof(double) * (size_t)count);
-        ref_bn_forward(&sh, xv, add ? zv : NULL, scale, bias, mean, var, eps, CUDNN_ACTIVATION_RELU, 0, NULL, want_y);
-        ok = ok && tview_check(&x, py, want_y, "Apex y");
-        ok = ok && CHECK_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, ops[k], x.desc, x.desc, x.desc,
-                                                                              add ? x.desc : NULL, x.desc, bnd, relu,
-                                                                              &bws));
+        ok = ok && CHECK_OK(cudnnBatchNormalizationForwardTrainingEx(h, mode, ops[k], &one, &zero, b.x.desc, b.px,
+                                                                     add ? b.x.desc : NULL, add ? b.pz : NULL, b.x.desc,
+                                                                     b.py, bnd, b.ps, b.pb, factor, b.prm, b.prv, eps,
+                                                                     b.psm, b.psv, relu, pws, ws, prs, rs));
+        ok = ok && tview_check(&b.x, b.py, b.y, "Apex y");
+        ok = ok && CHECK_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, ops[k], b.x.desc, b.x.desc,
+                                                                              b.x.desc, add ? b.x.desc : NULL, b.x.desc,
+                                                                              bnd, relu, &bws));
         void *pbws = bws ? tbuf_alloc(bws) : NULL;
-        ok = ok && CHECK_OK(cudnnBatchNormalizationBackwardEx(
-                       h, mode, ops[k], &one, &zero, &one, &zero, x.desc, px, x.desc, py, x.desc, pdy,
-                       add ? x.desc : NULL, add ? pdz : NULL, x.desc, pdx, bnd, ps, pb, pds, pdb, eps, psm, psv, relu,
-                       pbws, bws, add ? prs : NULL, add ? rs : 0));
-        ok = ok && tview_check(&x, pdx, dx, "Apex dx") && tview_check(&p, pds, ds, "Apex dscale") &&
-             tview_check(&p, pdb, db, "Apex dbias") && (!add || tview_check(&x, pdz, dpre, "Apex dz"));
-        void *xb[] = {px, pz, pdy, py, pdx, pdz}, *pbufs[] = {ps, pb, prm, prv, psm, psv, pds, pdb};
-        for (size_t i = 0; i < TLEN(xb); i++) tview_free(&x, xb[i]);
-        for (size_t i = 0; i < TLEN(pbufs); i++) tview_free(&p, pbufs[i]);
+        ok = ok && CHECK_OK(cudnnBatchNormalizationBackwardEx(h, mode, ops[k], &one, &zero, &one, &zero, b.x.desc, b.px,
+                                                              b.x.desc, b.py, b.x.desc, b.pdy, add ? b.x.desc : NULL,
+                                                              add ? b.pdz : NULL, b.x.desc, b.pdx, bnd, b.ps, b.pb,
+                                                              b.pds, b.pdb, eps, b.psm, b.psv, relu, pbws, bws,
+                                                              add ? prs : NULL, add ? rs : 0));
+        ok = ok && tview_check(&b.x, b.pdx, b.dx, "Apex dx") && tview_check(&b.p, b.pds, b.ds, "Apex dscale") &&
+             tview_check(&b.p, b.pdb, b.db, "Apex dbias") && (!add || tview_check(&b.x, b.pdz, b.dpre, "Apex dz"));
         tbuf_free(pws), tbuf_free(prs), tbuf_free(pbws);
-        double *arrays[] = {xv, zv, dyv, scale, bias, rmean, rvar, mean, var, pre, y, dpre, dx, ds, db, want_y};
-        for (size_t i = 0; i < TLEN(arrays); i++) free(arrays[i]);
         cudnnDestroyTensorDescriptor(bnd);
-        tview_destroy(&x);
-        tview_destroy(&p);
+        bn_ex_free(&b);
         if (!ok) break;
     }
     cudnnDestroyActivationDescriptor(relu);
@@ -403,81 +422,60 @@ TEST(compat_bn_ex_apex_fused_relu_reserve_only_with_add)
 TEST(compat_bn_ex_saga_add_forward_activation_backward)
 {
     cudnnHandle_t h = test_handle();
-    const int d[4] = {2, 8, 3, 3}, pd[4] = {1, 8, 1, 1};
+    const int d[4] = {2, 8, 3, 3};
     const double eps = 1e-5, factor = 1.0;
     const cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
     const cudnnBatchNormOps_t fwd_ops = CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION;
     cudnnActivationDescriptor_t relu;
     CHECK_OK(cudnnCreateActivationDescriptor(&relu));
     CHECK_OK(cudnnSetActivationDescriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0));
-    struct ref_bn_shape sh = {d[0], d[1], d[2] * d[3], false};
-    const int64_t slots = ref_bn_slots(&sh), count = sh.n * sh.c * sh.s, per = ref_bn_reduced(&sh);
-    struct tview x, p;
-    tview_init(&x, CUDNN_DATA_HALF, 4, d, TV_NHWC);
-    tview_init(&p, CUDNN_DATA_FLOAT, 4, pd, TV_NCHW);
+    struct bn_ex b;
     /* z large enough that adding it flips many ReLU decisions */
-    double *xv = tview_random(count, -2, 2), *zv = tview_random(count, -1.5, 1.5), *dyv = tview_random(count, -1, 1);
-    double *scale = tview_random(slots, 0.5, 1.5), *bias = tview_random(slots, -0.5, 0.5);
-    double *rmean = tview_random(slots, -0.2, 0.2), *rvar = tview_random(slots, 0.5, 1.5);
-    void *px = tview_upload(&x, xv), *pz = tview_upload(&x, zv), *pdy = tview_upload(&x, dyv);
-    void *py = tview_upload(&x, NULL), *pdx = tview_upload(&x, NULL);
-    void *ps = tview_upload(&p, scale), *pb = tview_upload(&p, bias), *prm = tview_upload(&p, rmean);
-    void *prv = tview_upload(&p, rvar), *psm = tview_upload(&p, NULL), *psv = tview_upload(&p, NULL);
-    void *pds = tview_upload(&p, NULL), *pdb = tview_upload(&p, NULL);
-    double *mean = malloc(sizeof(double) * (size_t)slots), *var = malloc(sizeof(double) * (size_t)slots);
-    double *pre = malloc(sizeof(double) * (size_t)count), *y = malloc(sizeof(double) * (size_t)count);
-    double *dpre = malloc(sizeof(double) * (size_t)count), *dx = malloc(sizeof(double) * (size_t)count);
-    double *ds = calloc((size_t)slots, sizeof(double)), *db = calloc((size_t)slots, sizeof(double));
-    double *invstd = malloc(sizeof(double) * (size_t)slots);
-    ref_bn_stats(&sh, xv, mean, var);
-    ref_bn_forward(&sh, xv, zv, scale, bias, mean, var, eps, CUDNN_ACTIVATION_RELU, 0, pre, y);
-    ref_bn_backward(&sh, xv, dyv, pre, CUDNN_ACTIVATION_RELU, 0, scale, mean, var, eps, dpre, dx, ds, db);
+    bn_ex_init(&b, CUDNN_DATA_HALF, TV_NHWC, d, false, 1.5, true, CUDNN_ACTIVATION_RELU, eps);
+    const int64_t per = ref_bn_reduced(&b.sh);
     int flipped = 0; /* elements where x's normalization alone would pick the other side of the ReLU */
-    for (int64_t i = 0; i < count; i++) flipped += (pre[i] > 0) != (pre[i] - zv[i] > 0);
+    for (int64_t i = 0; i < b.count; i++) flipped += (b.pre[i] > 0) != (b.pre[i] - b.zv[i] > 0);
     CHECK(flipped > 0);
-    for (int64_t j = 0; j < slots; j++) {
-        invstd[j] = 1 / sqrt(var[j] + eps);
-        rmean[j] = mean[j];
-        rvar[j] = var[j] * (double)per / (double)(per - 1);
+    for (int64_t j = 0; j < b.slots; j++) {
+        b.rmean[j] = b.mean[j];
+        b.rvar[j] = b.var[j] * (double)per / (double)(per - 1);
     }
     float one = 1, zero = 0;
     size_t ws = 1, rs = 1, bws = 1;
-    bool ok = CHECK_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, mode, fwd_ops, x.desc, x.desc,
-                                                                                x.desc, p.desc, relu, &ws)) &&
-              CHECK_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, fwd_ops, relu, x.desc, &rs)) &&
-              CHECK_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, fwd_ops, x.desc, x.desc, x.desc,
-                                                                         x.desc, x.desc, p.desc, relu, &bws));
+    bool ok = CHECK_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, mode, fwd_ops, b.x.desc, b.x.desc,
+                                                                                b.x.desc, b.p.desc, relu, &ws)) &&
+              CHECK_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, fwd_ops, relu, b.x.desc, &rs)) &&
+              CHECK_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, fwd_ops, b.x.desc, b.x.desc, b.x.desc,
+                                                                         b.x.desc, b.x.desc, b.p.desc, relu, &bws));
     size_t shared = (ws > bws ? ws : bws) + 4096; /* the context's workspace: the largest request, and more */
     void *pws = tbuf_alloc(shared), *prs = rs ? tbuf_alloc(rs) : NULL;
-    ok = ok && CHECK_OK(cudnnBatchNormalizationForwardTrainingEx(h, mode, fwd_ops, &one, &zero, x.desc, px, x.desc, pz,
-                                                                 x.desc, py, p.desc, ps, pb, factor, prm, prv, eps,
-                                                                 psm, psv, relu, pws, shared, prs, rs));
-    ok = ok && tview_check(&x, py, y, "Saga y") && tview_check(&p, psm, mean, "saved mean") &&
-         tview_check(&p, psv, invstd, "saved inverse standard deviation") &&
-         tview_check(&p, prm, rmean, "running mean, factor 1") && tview_check(&p, prv, rvar, "running variance, factor 1");
+    ok = ok && CHECK_OK(cudnnBatchNormalizationForwardTrainingEx(h, mode, fwd_ops, &one, &zero, b.x.desc, b.px,
+                                                                 b.x.desc, b.pz, b.x.desc, b.py, b.p.desc, b.ps, b.pb,
+                                                                 factor, b.prm, b.prv, eps, b.psm, b.psv, relu, pws,
+                                                                 shared, prs, rs));
+    ok = ok && tview_check(&b.x, b.py, b.y, "Saga y") && tview_check(&b.p, b.psm, b.mean, "saved mean") &&
+         tview_check(&b.p, b.psv, b.invstd, "saved inverse standard deviation") &&
+         tview_check(&b.p, b.prm, b.rmean, "running mean, factor 1") &&
+         tview_check(&b.p, b.prv, b.rvar, "running variance, factor 1");
     const cudnnBatchNormOps_t bwd_ops = CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
-    ok = ok && CHECK_OK(cudnnBatchNormalizationBackwardEx(h, mode, bwd_ops, &one, &zero, &one, &zero, x.desc, px, x.desc,
-                                                          py, x.desc, pdy, NULL, NULL, x.desc, pdx, p.desc, ps, pb,
-                                                          pds, pdb, eps, psm, psv, relu, pws, shared, prs, rs));
-    ok = ok && tview_check(&x, pdx, dx, "dx through the adding forward's mask") &&
-         tview_check(&p, pds, ds, "dscale") && tview_check(&p, pdb, db, "dbias");
-    ok = ok && CHECK_OK(cudnnBatchNormalizationBackwardEx(h, mode, bwd_ops, &one, &one, &one, &one, x.desc, px, x.desc,
-                                                          py, x.desc, pdy, NULL, NULL, x.desc, pdx, p.desc, ps, pb,
-                                                          pds, pdb, eps, psm, psv, relu, pws, shared, prs, rs));
-    for (int64_t i = 0; i < count; i++) dx[i] *= 2;
-    for (int64_t j = 0; j < slots; j++) ds[j] *= 2, db[j] *= 2;
-    ok = ok && tview_check(&x, pdx, dx, "dx added") && tview_check(&p, pds, ds, "dscale added") &&
-         tview_check(&p, pdb, db, "dbias added");
+    ok = ok && CHECK_OK(cudnnBatchNormalizationBackwardEx(h, mode, bwd_ops, &one, &zero, &one, &zero, b.x.desc, b.px,
+                                                          b.x.desc, b.py, b.x.desc, b.pdy, NULL, NULL, b.x.desc, b.pdx,
+                                                          b.p.desc, b.ps, b.pb, b.pds, b.pdb, eps, b.psm, b.psv, relu,
+                                                          pws, shared, prs, rs));
+    ok = ok && tview_check(&b.x, b.pdx, b.dx, "dx through the adding forward's mask") &&
+         tview_check(&b.p, b.pds, b.ds, "dscale") && tview_check(&b.p, b.pdb, b.db, "dbias");
+    ok = ok && CHECK_OK(cudnnBatchNormalizationBackwardEx(h, mode, bwd_ops, &one, &one, &one, &one, b.x.desc, b.px,
+                                                          b.x.desc, b.py, b.x.desc, b.pdy, NULL, NULL, b.x.desc, b.pdx,
+                                                          b.p.desc, b.ps, b.pb, b.pds, b.pdb, eps, b.psm, b.psv, relu,
+                                                          pws, shared, prs, rs));
+    for (int64_t i = 0; i < b.count; i++) b.dx[i] *= 2;
+    for (int64_t j = 0; j < b.slots; j++) b.ds[j] *= 2, b.db[j] *= 2;
+    ok = ok && tview_check(&b.x, b.pdx, b.dx, "dx added") && tview_check(&b.p, b.pds, b.ds, "dscale added") &&
+         tview_check(&b.p, b.pdb, b.db, "dbias added");
     (void)ok;
-    void *xb[] = {px, pz, pdy, py, pdx}, *pbufs[] = {ps, pb, prm, prv, psm, psv, pds, pdb};
-    for (size_t i = 0; i < TLEN(xb); i++) tview_free(&x, xb[i]);
-    for (size_t i = 0; i < TLEN(pbufs); i++) tview_free(&p, pbufs[i]);
     tbuf_free(pws);
     if (prs) tbuf_free(prs);
-    double *arrays[] = {xv, zv, dyv, scale, bias, rmean, rvar, mean, var, pre, y, dpre, dx, ds, db, invstd};
-    for (size_t i = 0; i < TLEN(arrays); i++) free(arrays[i]);
-    tview_destroy(&x);
-    tview_destroy(&p);
+    bn_ex_free(&b);
     cudnnDestroyActivationDescriptor(relu);
 }
 
