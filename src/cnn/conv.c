@@ -64,6 +64,12 @@ static bool int8_family(cudnnDataType_t t)
            t == CUDNN_DATA_UINT8x4 || t == CUDNN_DATA_INT8x32;
 }
 
+/* The type of the fused forward's bias: FLOAT for the integer configurations, y's type otherwise. */
+static cudnnDataType_t fused_bias_type(const struct ocd_conv_problem *p)
+{
+    return int8_family(p->x.dtype) ? CUDNN_DATA_FLOAT : p->y.dtype;
+}
+
 /* The compute types a floating-point configuration allows: TRUE_HALF and PSEUDO_HALF for half,
    PSEUDO_BFLOAT16 for bfloat16, FLOAT_CONFIG and DOUBLE_CONFIG. */
 static bool float_compute_ok(cudnnDataType_t data, cudnnDataType_t compute)
@@ -413,7 +419,7 @@ static size_t reported_workspace(cudnnHandle_t handle, const struct ocd_conv_pro
     fused.ep.on = true, fused.ep.relu = true;
     struct ocd_tensor_view *b = &fused.ep.bias_view;
     *b = p->y;
-    b->dtype = int8_family(p->x.dtype) ? CUDNN_DATA_FLOAT : p->y.dtype, b->vect = 1;
+    b->dtype = fused_bias_type(p), b->vect = 1;
     for (int d = 0; d < b->rank; d++) b->dims[d] = d == 1 ? p->y.dims[1] : 1, b->strides[d] = d == 1 ? 1 : p->y.dims[1];
     char why[1024];
     struct ocd_impl_plan fused_plan;
@@ -700,7 +706,7 @@ cudnnStatus_t CUDNNWINAPI cudnnConvolutionBiasActivationForward(
             ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS,
                             "zDesc does not match yDesc; alpha2 is 0, so z is not read");
     }
-    cudnnDataType_t bias_type = int8_family(p.x.dtype) ? CUDNN_DATA_FLOAT : p.y.dtype;
+    cudnnDataType_t bias_type = fused_bias_type(&p);
     bool bias_shape = bv.rank == p.y.rank && bv.dims[1] == p.y.dims[1];
     for (int d = 0; d < bv.rank && bias_shape; d++) bias_shape = d == 1 || bv.dims[d] == 1;
     if (!bias_shape || bv.dtype != bias_type)
