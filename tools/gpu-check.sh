@@ -15,10 +15,14 @@
 # always runs), among them three more for kernels new to the GPU:
 #   hgmma  the wgmma (HGMMA) instructions in each library's sm_90a code            -> hgmma.log
 #   race   compute-sanitizer racecheck and synccheck over the runner's cuda pass of
-#          GPU_CHECK_RACE_FILES, and over the threads-and-streams stress program    -> race.log
+#          GPU_CHECK_RACE_FILES, and over the threads-and-streams stress program
+#          (GPU_CHECK_STRESS_ITERATIONS, default 3, within GPU_CHECK_STRESS_LIMIT
+#          seconds a tool, default 60: racecheck wants several minutes for 3)      -> race.log
 #   check  the runner's cuda pass of the tests GPU_CHECK_CHECK_TESTS names, with
 #          OPENCUDNN_CHECK=1 (each call re-run on the host and compared); counts
 #          the mismatches logged                                                   -> check.log
+#   emuasan the CPU emulations GPU_CHECK_ASAN_EMULATIONS names (tests/emulate), their own
+#          file rebuilt under AddressSanitizer and run on the GPU machine          -> emuasan.log
 # A first run of unproven entries (core/impl.h) wants two calls:
 #   GPU_CHECK_STEPS=hgmma,tests,race,check, then GPU_CHECK_STEPS=bench.
 # Everything is written under $OUT (default ./gpu-check-out): the files above, no more. A
@@ -188,8 +192,9 @@ if wants race && command -v compute-sanitizer >/dev/null 2>&1; then
             run_step "$race_log" "$(min 60 $(($(left) - 60)))" compute-sanitizer --tool "$tool" --error-exitcode 99 \
                 --print-limit 20 "$build/tests/opencudnn_tests" -b cuda -f "$f" || rc=1
         done
-        run_step "$race_log" "$(min 60 $(($(left) - 60)))" compute-sanitizer --tool "$tool" --error-exitcode 99 \
-            --print-limit 20 "$build/bench/opencudnn_stress" --threads 4 --iterations 3 --backend cuda || rc=1
+        run_step "$race_log" "$(min "${GPU_CHECK_STRESS_LIMIT:-60}" $(($(left) - 60)))" compute-sanitizer --tool "$tool" \
+            --error-exitcode 99 --print-limit 20 "$build/bench/opencudnn_stress" --threads 4 \
+            --iterations "${GPU_CHECK_STRESS_ITERATIONS:-3}" --backend cuda || rc=1
     done
     verdict race $rc "$(grep -c -E 'ERROR SUMMARY: [1-9]' "$race_log") runs with errors"
 fi
@@ -208,6 +213,35 @@ if wants check; then
     rm -f "$warnings"
     [ "$bad" -ne 0 ] && rc=1
     verdict check $rc "$bad mismatches"
+fi
+
+# ---- emuasan: CPU emulations under AddressSanitizer, on the GPU machine -------------------------------
+# An emulation's file recompiled with ASan from the build's own compile and link lines (ninja -t
+# commands), the library archive left as built: ASan's allocator still catches a heap overrun by
+# either at the next allocation or free. protect_shadow_gap=0 lets the CUDA runtime map its memory.
+if wants emuasan; then
+    asan_log=$OUT/emuasan.log
+    : >"$asan_log"
+    rc=0
+    for emu in ${GPU_CHECK_ASAN_EMULATIONS:-conv_wide_epilogue}; do
+        exe=tests/emulate_$emu
+        obj=tests/CMakeFiles/emulate_$emu.dir/emulate/$emu.cu.o
+        compile=$(ninja -C "$build" -t commands "$obj" | tail -1)
+        link=$(ninja -C "$build" -t commands "$exe" | tail -1)
+        compile=${compile#ccache }
+        compile=${compile//$obj/$obj.asan.o}
+        compile=${compile/nvcc /nvcc -g -Xcompiler=-fsanitize=address,-fno-omit-frame-pointer }
+        link=${link//$obj/$obj.asan.o}
+        link=${link/-o $exe /-o $exe.asan }
+        link=${link/g++ /g++ -fsanitize=address }
+        if run_step "$asan_log" "$(min 120 $(($(left) - 60)))" sh -c "cd '$build' && $compile && $link"; then
+            ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 run_step "$asan_log" "$(min 60 $(($(left) - 30)))" \
+                "$build/$exe.asan" || rc=1
+        else
+            rc=1
+        fi
+    done
+    verdict emuasan $rc "$(grep -c 'ERROR: AddressSanitizer' "$asan_log") ASan reports"
 fi
 
 # ---- 4. benchmark ----------------------------------------------------------------------------------
