@@ -1,11 +1,12 @@
 /* fused_pointwise.cu: the CUDA pointwise-chain kernel of src/cuda/fused_pointwise.cu, its
-   per-element code (pw_chain_element, written __host__ __device__ for this) run on the CPU for
-   every element, against the tests' double reference of the pointwise modes (ref/pointwise.c):
+   per-thread code (pw_chain_elements, written __host__ __device__ for this) run on the CPU for
+   every thread of a small grid, against the tests' double reference of the pointwise modes (ref/pointwise.c):
    so that the kernel's logic is checked where no GPU is.
 
    Chains are built as the graph API builds them (ocd_pw_chain_build over views): ConvBiasAct's
    tail (add a tensor with alpha2 0.5, add a per-channel bias, ReLU) in float NCHW; a backward
    mode and a forward mode in a row (RELU_BWD then GELU_FWD) in half NHWC, storing both steps;
+   MatmulBiasAct's tail (a bias per column, GELU) written over its input, as the graph runs it;
    every unary forward mode, one chain each, in float computed in float and in double. A result
    must be within a few roundings of its type (and of float arithmetic) of the reference. Prints
    a line per case; exits 1 if any differs. */
@@ -81,10 +82,16 @@ void check(const char *name, struct ocd_pw_chain_desc &d, std::vector<emu_tensor
     ocd_pw_chain_build(&c, &d);
     for (size_t k = 0; k < ins.size(); k++) c.in[k].data = ins[k]->bytes.data();
     for (size_t k = 0; k < outs.size(); k++) c.out[k].data = outs[k]->bytes.data();
-    for (int64_t i = 0; i < c.count; i++) {
-        if (c.double_compute) pw_chain_element<double>(c, i);
-        else pw_chain_element<float>(c, i);
-    }
+    /* the kernel's grid for a block of 8 threads, two blocks striding: every thread of every
+       block, so that each element is reached through the kernel's own index arithmetic */
+    const pw_chain_launch l = pw_chain_launch_of(&c);
+    const uint32_t threads = 8, blocks = 2, span = PW_ELEMS * threads;
+    for (uint32_t b = 0; b < blocks; b++)
+        for (uint32_t base = b * span; base < (uint32_t)c.count; base += blocks * span)
+            for (uint32_t t = 0; t < threads; t++) {
+                if (c.double_compute) pw_chain_elements<double>(l, base + t, threads);
+                else pw_chain_elements<float>(l, base + t, threads);
+            }
     double worst = 0;
     bool ok = true;
     const int64_t *dm = d.shape.dims;
@@ -156,6 +163,28 @@ void drelu_gelu()
     });
 }
 
+/* MatmulBiasAct's tail in place: out = GELU(y + bias[column]) written over y, half, a row count
+   that leaves the last block partly empty */
+void matmul_bias_gelu_in_place()
+{
+    const int dims[4] = {1, 1, 37, 24}, bdims[4] = {1, 1, 1, 24};
+    emu_tensor y(CUDNN_DATA_HALF, dims, CUDNN_TENSOR_NCHW), bias(CUDNN_DATA_HALF, bdims, CUDNN_TENSOR_NCHW);
+    y.randomize(-3, 3), bias.randomize(-1, 1);
+    const emu_tensor y0 = y;
+    struct ocd_pw_chain_desc d;
+    memset(&d, 0, sizeof d);
+    d.shape = y.v;
+    d.ninputs = 2, d.nsteps = 2, d.noutputs = 1;
+    d.in[0] = y.v, d.in[1] = bias.v, d.out[0] = y.v, d.out_slot[0] = 3;
+    struct ref_pw add = ref_pw_mode(CUDNN_POINTWISE_ADD), gelu = ref_pw_mode(CUDNN_POINTWISE_GELU_FWD);
+    step(d, 0, add, 0, 1);
+    step(d, 1, gelu, 2, -1);
+    check("MatmulBiasAct tail in place, half", d, {&y, &bias}, {&y}, [&](int, const int64_t *i) {
+        int64_t c[4] = {0, 0, 0, i[3]};
+        return ref_pw(&gelu, y0.get(i) + bias.get(c), 0);
+    });
+}
+
 /* every unary forward mode with its parameters away from the defaults, float compute and double */
 void unary_modes()
 {
@@ -190,6 +219,7 @@ int main()
 {
     conv_bias_act();
     drelu_gelu();
+    matmul_bias_gelu_in_place();
     unary_modes();
     return failures ? 1 : 0;
 }
