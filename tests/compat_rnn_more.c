@@ -1,6 +1,6 @@
 /* compat_rnn_more.c: the RNN call patterns of compat_rnn.c for more programs (Deeplearning4j,
    NNabla, OpenVINO's NVIDIA plugin, CNTK, Theano, CuPy and Chainer, MXNet, MyCaffe, OpenCV's DNN
-   module), each as the program makes it, against the double reference of tests/ref/rnn.c. */
+   module, Jittor), each as the program makes it, against the double reference of tests/ref/rnn.c. */
 #include "desc_util.h"
 #include "ref/rnn.h"
 #include "rnn_harness.h"
@@ -748,4 +748,91 @@ TEST(compat_rnn_opencv_lstm_without_hy)
     rnn_fwd_free(&want);
     rnn_run_free(&u);
     tdropout_free(drop, states);
+}
+
+/* ---- Jittor (python/jittor/extern/cuda/cudnn: inc/cudnn_rnn_descriptor.h, ops/cudnn_rnn_op.cc,
+        ops/cudnn_rnn_backward_x_op.cc) ------------------------------------------------------ */
+
+/* Jittor's RnnDescriptor: every op builds its own, on its own dropout descriptor: fresh states
+   of cudnnDropoutGetStatesSize's size and a new seed when the dropout is above 0, then
+   cudnnSetRNNDescriptor_v6 (LINEAR_INPUT, ALGO_STANDARD, FLOAT). */
+static cudnnRNNDescriptor_t jittor_rnn(const struct rnn_case *c, float p, unsigned long long seed,
+                                       cudnnDropoutDescriptor_t *dd, void **states)
+{
+    cudnnHandle_t h = test_handle();
+    cudnnRNNDescriptor_t d;
+    *dd = tdropout_make(h, p, seed, states);
+    CHECK_OK(cudnnCreateRNNDescriptor(&d));
+    CHECK_OK(cudnnSetRNNDescriptor_v6(h, d, c->hidden, c->layers, *dd, CUDNN_LINEAR_INPUT,
+                                      c->dirs == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL, c->mode,
+                                      CUDNN_RNN_ALGO_STANDARD, CUDNN_DATA_FLOAT));
+    return d;
+}
+
+/* Jittor's cudnn_rnn op trains with a dropout between the layers: the forward on its own
+   descriptor (dropout 0.4, seed A), its reserve a float tensor of the queried *byte* count, so
+   four times the size, passed whole; the backward op then builds **another descriptor on another
+   dropout descriptor** (fresh states, seed B) for cudnnRNNBackwardData and cudnnRNNBackwardWeights
+   (dw zeroed first), with the forward's reserve. The backward must apply the forward's masks,
+   which the reserve holds, whatever the second descriptor's states: its results equal those of
+   the backward through the forward's own descriptor (held to finite differences by
+   rnn_finite_differences), and the training forward did drop (its y is not the inference one). */
+TEST(compat_rnn_jittor_backward_on_a_fresh_dropout_descriptor)
+{
+    static const int lengths[3] = {4, 4, 4};
+    const struct rnn_case c = {.name = "jittor", .mode = CUDNN_LSTM, .dirs = 2, .input_mode = CUDNN_LINEAR_INPUT,
+                               .bias = CUDNN_RNN_DOUBLE_BIAS, .layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED,
+                               .layers = 2, .input = 3, .hidden = 4, .proj = 4, .T = 4, .N = 3, .lengths = lengths,
+                               .dtype = CUDNN_DATA_FLOAT, .states = true, .api = API_LEGACY};
+    cudnnHandle_t h = test_handle();
+    struct rnn_run u;
+    cudnnDropoutDescriptor_t bwd_drop = NULL;
+    void *bwd_states = NULL;
+    bool ok = rnn_run_init(&u, &c);
+    if (ok) {
+        cudnnDestroyRNNDescriptor(u.d);
+        u.d = jittor_rnn(&c, 0.4f, 17, &u.dd, &u.pstates);
+    }
+    size_t ws = 0, rs = 0;
+    ok = ok && CHECK_OK(cudnnGetRNNWorkspaceSize(h, u.d, c.T, u.xs, &ws)) &&
+         CHECK_OK(cudnnGetRNNTrainingReserveSize(h, u.d, c.T, u.xs, &rs));
+    if (ok) {
+        tbuf_free(u.pws), tbuf_free(u.prs);
+        u.ws_bytes = ws, u.rs_bytes = rs * sizeof(float);
+        u.pws = tbuf_alloc(ws ? ws : 4), u.prs = tbuf_alloc(u.rs_bytes ? u.rs_bytes : 4);
+    }
+    const int64_t hn = (int64_t)c.layers * c.dirs * c.N, nx = u.pos * c.input, ny = u.pos * c.dirs * c.hidden;
+    struct train_bufs a, b;
+    train_bufs_init(&a, &u);
+    train_bufs_init(&b, &u);
+    struct fwd_out inference = {0};
+    ok = ok && rnn_library_forward(&u, CUDNN_FWD_MODE_INFERENCE, &inference, NULL) &&
+         rnn_call_forward(&u, CUDNN_FWD_MODE_TRAINING, a.py, a.phy, a.pcy);
+    if (ok) {
+        double *y = tvalues_download(CUDNN_DATA_FLOAT, a.py, ny);
+        bool differ = false;
+        for (int64_t i = 0; i < ny; i++) differ |= y[i] != inference.y[i];
+        ok = CHECK(differ);
+        free(y);
+    }
+    /* the backward through the forward's descriptor, then through Jittor's second one */
+    ok = ok && rnn_call_backward(&u, a.py, a.pdy, a.pdhy, a.pdcy, a.pdx, a.pdhx, a.pdcx, a.pdw);
+    if (ok) u.d_bwd = jittor_rnn(&c, 0.4f, 29, &bwd_drop, &bwd_states);
+    ok = ok && rnn_call_backward(&u, a.py, a.pdy, a.pdhy, a.pdcy, b.pdx, b.pdhx, b.pdcx, b.pdw);
+    const struct {
+        void *want, *got;
+        int64_t n;
+        const char *what;
+    } outs[] = {{a.pdx, b.pdx, nx, "dx"}, {a.pdhx, b.pdhx, hn * c.hidden, "dhx"},
+                {a.pdcx, b.pdcx, hn * c.hidden, "dcx"}, {a.pdw, b.pdw, u.wcount, "dw"}};
+    for (size_t i = 0; ok && i < TLEN(outs); i++) {
+        double *want = tvalues_download(CUDNN_DATA_FLOAT, outs[i].want, outs[i].n);
+        double *got = tvalues_download(CUDNN_DATA_FLOAT, outs[i].got, outs[i].n);
+        ok = rnn_compare(outs[i].what, &c, got, want, outs[i].n, RNN_TOL);
+        free(want), free(got);
+    }
+    train_bufs_free(&a), train_bufs_free(&b);
+    rnn_fwd_free(&inference);
+    rnn_run_free(&u);
+    tdropout_free(bwd_drop, bwd_states);
 }
