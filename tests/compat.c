@@ -1,10 +1,11 @@
 /* compat.c: call patterns of real programs (docs/compatibility.md) that no op's own tests make:
    NULL for the tensor a mode does not read, the fused convolution without z, a descriptor re-set
    between calls, OpenCV's rank query and asymmetric padding, PyTorch's batch-norm Ex calls and
-   convolution algorithm search, Caffe's grouped convolution, Paddle's fused norm convolution,
-   TensorRT's instance and group normalization, CUDA.jl's shared dropout states. Each result
-   against the double references of tests/ref/ or, for the padding, the copied input.
-   (compat_rnn.c, compat_rnn_more.c and compat_adv.c: the RNN, attention and CTC patterns.) */
+   convolution algorithm search, Caffe's grouped convolution, TensorRT's instance and group
+   normalization, CUDA.jl's shared dropout states. Each result against the double references of
+   tests/ref/ or, for the padding, the copied input.
+   (compat_rnn.c, compat_rnn_more.c and compat_adv.c: the RNN, attention and CTC patterns;
+   compat_fused.c: the FusedOps ones.) */
 #include "desc_util.h"
 #include "ref/activation.h"
 #include "ref/batchnorm.h"
@@ -643,153 +644,6 @@ TEST(compat_conv_pytorch_algorithm_search_fma)
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     free(x), free(w), free(dy), free(y), free(dx);
     tconv_descs_destroy(xd, yd, NULL, fd, cd);
-}
-
-/* A fused-ops plan: packs made, constant labels set by value as Paddle's CudnnFusionOp does. */
-static void paddle_const(cudnnFusedOpsConstParamPack_t c, cudnnFusedOpsConstParamLabel_t label, const void *param)
-{
-    CHECK_OK(cudnnSetFusedOpsConstParamPackAttribute(c, label, param));
-}
-
-/* PaddlePaddle's "norm convolution" (paddle/fluid/operators/fused/cudnn_norm_conv.cu.h,
-   cudnn_fusion_helper.h): CUDNN_FUSED_SCALE_BIAS_ACTIVATION_CONV_BNSTATS with no scale, bias or
-   activation (a convolution and its per-channel sums), and CUDNN_FUSED_SCALE_BIAS_ACTIVATION_WGRAD
-   likewise; half NHWC tensors described by cudnnSetTensorNdDescriptorEx in NHWC format, the
-   statistics as a float {1, K, 1, 1} NHWC tensor, BN_MODE SPATIAL_PERSISTENT, every placeholder
-   16-byte aligned, the plan's workspace rounded up to 512 bytes and passed through the scalar
-   label; then dgrad through cudnnConvolutionBackwardData (ALGO_1) adding into dx (beta 1). */
-TEST(compat_fused_ops_paddle_norm_conv)
-{
-    enum { N = 2, C = 8, H = 4, W = 4, K = 32, R = 3 };
-    struct ref_conv rc = {.nsp = 2, .n = N, .c = C, .k = K, .groups = 1, .in = {H, W}, .filt = {R, R},
-                          .pad = {1, 1}, .stride = {1, 1}, .dil = {1, 1}};
-    if (!CHECK(ref_conv_out_dims(&rc))) return;
-    const long nx = ref_conv_x_count(&rc), nw = ref_conv_w_count(&rc), ny = ref_conv_y_count(&rc);
-    const cudnnDataType_t t = CUDNN_DATA_HALF;
-    cudnnHandle_t h = test_handle();
-    const int xdims[4] = {N, C, H, W}, ydims[4] = {N, K, H, W};
-    struct tview tx, ty;
-    tview_init(&tx, t, 4, xdims, TV_NHWC);
-    tview_init(&ty, t, 4, ydims, TV_NHWC);
-    double *x = tview_random(nx, -1, 1), *w = tview_random(nw, -0.5, 0.5), *dy = tview_random(ny, -1, 1);
-    double *dx0 = tview_random(nx, -1, 1);
-    void *px = tview_upload(&tx, x), *pdy = tview_upload(&ty, dy), *py = tview_upload(&ty, NULL);
-    void *pdx = tview_upload(&tx, dx0);
-    /* the filter in K, R, S, C order */
-    uint16_t wk[K * R * R * C];
-    for (int k = 0; k < K; k++)
-        for (int c = 0; c < C; c++)
-            for (int rs = 0; rs < R * R; rs++) {
-                long at = ((long)k * C + c) * R * R + rs;
-                tstore(t, wk, ((long)k * R * R + rs) * C + c, w[at]);
-                w[at] = tload(t, wk, ((long)k * R * R + rs) * C + c);
-            }
-    void *pw = tbuf_from(wk, sizeof wk), *pdw = tbuf_alloc(sizeof wk);
-    void *psum = tbuf_alloc(K * sizeof(float)), *psq = tbuf_alloc(K * sizeof(float));
-    cudnnTensorDescriptor_t xd, yd, sd;
-    cudnnFilterDescriptor_t fd;
-    cudnnConvolutionDescriptor_t cd;
-    tconv_descs_create(&xd, &yd, &sd, &fd, &cd);
-    CHECK_OK(cudnnSetTensorNdDescriptorEx(xd, CUDNN_TENSOR_NHWC, t, 4, xdims));
-    CHECK_OK(cudnnSetTensorNdDescriptorEx(yd, CUDNN_TENSOR_NHWC, t, 4, ydims));
-    CHECK_OK(cudnnSetTensorNdDescriptorEx(sd, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 4, (const int[]){1, K, 1, 1}));
-    CHECK_OK(cudnnSetFilterNdDescriptor(fd, t, CUDNN_TENSOR_NHWC, 4, (const int[]){K, C, R, R}));
-    CHECK_OK(cudnnSetConvolutionNdDescriptor(cd, 2, (const int[]){1, 1}, (const int[]){1, 1}, (const int[]){1, 1},
-                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    CHECK_OK(cudnnSetConvolutionMathType(cd, CUDNN_TENSOR_OP_MATH));
-    const cudnnFusedOpsPointerPlaceHolder_t aligned = CUDNN_PTR_16B_ALIGNED;
-    const cudnnBatchNormMode_t bn = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
-    bool ok = true;
-    for (int wgrad = 0; wgrad < 2 && ok; wgrad++) {
-        cudnnFusedOps_t ops = wgrad ? CUDNN_FUSED_SCALE_BIAS_ACTIVATION_WGRAD
-                                    : CUDNN_FUSED_SCALE_BIAS_ACTIVATION_CONV_BNSTATS;
-        cudnnFusedOpsPlan_t plan;
-        cudnnFusedOpsConstParamPack_t c;
-        cudnnFusedOpsVariantParamPack_t v;
-        CHECK_OK(cudnnCreateFusedOpsPlan(&plan, ops));
-        CHECK_OK(cudnnCreateFusedOpsConstParamPack(&c, ops));
-        CHECK_OK(cudnnCreateFusedOpsVariantParamPack(&v, ops));
-        paddle_const(c, CUDNN_PARAM_XDATA_PLACEHOLDER, &aligned);
-        paddle_const(c, wgrad ? CUDNN_PARAM_DWDATA_PLACEHOLDER : CUDNN_PARAM_WDATA_PLACEHOLDER, &aligned);
-        paddle_const(c, wgrad ? CUDNN_PARAM_DYDATA_PLACEHOLDER : CUDNN_PARAM_YDATA_PLACEHOLDER, &aligned);
-        paddle_const(c, CUDNN_PARAM_CONV_DESC, cd);
-        paddle_const(c, CUDNN_PARAM_XDESC, xd);
-        paddle_const(c, wgrad ? CUDNN_PARAM_DWDESC : CUDNN_PARAM_WDESC, fd);
-        paddle_const(c, wgrad ? CUDNN_PARAM_DYDESC : CUDNN_PARAM_YDESC, yd);
-        if (!wgrad) {
-            paddle_const(c, CUDNN_PARAM_YSUM_PLACEHOLDER, &aligned);
-            paddle_const(c, CUDNN_PARAM_YSQSUM_PLACEHOLDER, &aligned);
-            paddle_const(c, CUDNN_PARAM_YSTATS_DESC, sd);
-        }
-        paddle_const(c, CUDNN_PARAM_BN_MODE, &bn);
-        size_t need = 0;
-        ok = CHECK_OK(cudnnMakeFusedOpsPlan(h, plan, c, &need));
-        size_t ws = (need + 511) / 512 * 512;
-        void *pws = tbuf_alloc(ws ? ws : 512);
-        CHECK_OK(cudnnSetFusedOpsVariantParamPackAttribute(v, CUDNN_PTR_XDATA, px));
-        CHECK_OK(cudnnSetFusedOpsVariantParamPackAttribute(v, wgrad ? CUDNN_PTR_DWDATA : CUDNN_PTR_WDATA,
-                                                           wgrad ? pdw : pw));
-        CHECK_OK(cudnnSetFusedOpsVariantParamPackAttribute(v, wgrad ? CUDNN_PTR_DYDATA : CUDNN_PTR_YDATA,
-                                                           wgrad ? pdy : py));
-        CHECK_OK(cudnnSetFusedOpsVariantParamPackAttribute(v, CUDNN_SCALAR_SIZE_T_WORKSPACE_SIZE_IN_BYTES, &ws));
-        if (!wgrad) {
-            CHECK_OK(cudnnSetFusedOpsVariantParamPackAttribute(v, CUDNN_PTR_YSUM, psum));
-            CHECK_OK(cudnnSetFusedOpsVariantParamPackAttribute(v, CUDNN_PTR_YSQSUM, psq));
-        }
-        CHECK_OK(cudnnSetFusedOpsVariantParamPackAttribute(v, CUDNN_PTR_WORKSPACE, pws));
-        ok = ok && CHECK_OK(cudnnFusedOpsExecute(h, plan, v));
-        if (ok && !wgrad) {
-            double *want = malloc(sizeof(double) * (size_t)ny), *got = malloc(sizeof(double) * (size_t)ny);
-            double sum[K] = {0}, sq[K] = {0};
-            ref_conv_fwd(&rc, x, w, want);
-            ok = tview_check(&ty, py, want, "norm conv y");
-            tview_download(&ty, py, got);
-            for (long i = 0; i < ny; i++) sum[i / (H * W) % K] += got[i], sq[i / (H * W) % K] += got[i] * got[i];
-            ok = ok && tvalues_check(CUDNN_DATA_FLOAT, psum, sum, K, 1e-4, "ySum") &&
-                 tvalues_check(CUDNN_DATA_FLOAT, psq, sq, K, 1e-4, "ySqSum");
-            free(want), free(got);
-        } else if (ok) {
-            double *want = malloc(sizeof(double) * (size_t)nw);
-            uint16_t got[K * R * R * C];
-            ref_conv_bwd_filter(&rc, x, dy, want);
-            tbuf_download(got, pdw, sizeof got);
-            for (int k = 0; k < K && ok; k++)
-                for (int cc = 0; cc < C && ok; cc++)
-                    for (int rs = 0; rs < R * R && ok; rs++) {
-                        double g = tload(t, got, ((long)k * R * R + rs) * C + cc), e = want[((long)k * C + cc) * R * R + rs];
-                        if (!(fabs(g - e) <= 2e-2 * fmax(1, fabs(e))))
-                            ok = false, FAIL("norm conv dw[%d][%d][%d] is %g, expected %g", k, cc, rs, g, e);
-                    }
-            free(want);
-        }
-        tbuf_free(pws);
-        cudnnDestroyFusedOpsVariantParamPack(v);
-        cudnnDestroyFusedOpsConstParamPack(c);
-        cudnnDestroyFusedOpsPlan(plan);
-    }
-    /* dgrad, adding into dx */
-    size_t ds = 0;
-    const float one = 1;
-    ok = ok && CHECK_OK(cudnnGetConvolutionBackwardDataWorkspaceSize(h, fd, yd, cd, xd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1,
-                                                                     &ds));
-    void *pds = tbuf_alloc((ds + 511) / 512 * 512 + 512);
-    ok = ok && CHECK_OK(cudnnConvolutionBackwardData(h, &one, fd, pw, yd, pdy, cd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, pds,
-                                                     (ds + 511) / 512 * 512, &one, xd, pdx));
-    if (ok) {
-        double *want = malloc(sizeof(double) * (size_t)nx);
-        ref_conv_bwd_data(&rc, dy, w, want);
-        for (long i = 0; i < nx; i++) want[i] += dx0[i];
-        tview_check(&tx, pdx, want, "dx added to");
-        free(want);
-    }
-    tbuf_free(pds);
-    void *bufs[] = {pw, pdw, psum, psq};
-    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
-    tview_free(&tx, px), tview_free(&tx, pdx), tview_free(&ty, pdy), tview_free(&ty, py);
-    free(x), free(w), free(dy), free(dx0);
-    tconv_descs_destroy(xd, yd, sd, fd, cd);
-    tview_destroy(&tx);
-    tview_destroy(&ty);
 }
 
 /* TensorRT's instance and group normalization plugins run cudnnBatchNormalizationForwardTraining

@@ -41,6 +41,31 @@ void tconv_descs_destroy(cudnnTensorDescriptor_t x, cudnnTensorDescriptor_t y, c
     cudnnDestroyConvolutionDescriptor(c);
 }
 
+struct tfused tfused_create(cudnnFusedOps_t ops, cudnnBatchNormMode_t mode)
+{
+    struct tfused f;
+    CHECK_OK(cudnnCreateFusedOpsConstParamPack(&f.c, ops));
+    CHECK_OK(cudnnCreateFusedOpsVariantParamPack(&f.v, ops));
+    CHECK_OK(cudnnCreateFusedOpsPlan(&f.plan, ops));
+    CHECK_OK(cudnnSetFusedOpsConstParamPackAttribute(f.c, CUDNN_PARAM_BN_MODE, &mode));
+    return f;
+}
+
+void tfused_destroy(struct tfused f)
+{
+    cudnnDestroyFusedOpsPlan(f.plan), cudnnDestroyFusedOpsConstParamPack(f.c), cudnnDestroyFusedOpsVariantParamPack(f.v);
+}
+
+void tfused_const(cudnnFusedOpsConstParamPack_t c, cudnnFusedOpsConstParamLabel_t label, const void *param)
+{
+    CHECK_OK(cudnnSetFusedOpsConstParamPackAttribute(c, label, param));
+}
+
+void tfused_ptr(cudnnFusedOpsVariantParamPack_t v, cudnnFusedOpsVariantParamLabel_t label, void *ptr)
+{
+    CHECK_OK(cudnnSetFusedOpsVariantParamPackAttribute(v, label, ptr));
+}
+
 void trnn_data_descs_create(cudnnRNNDataDescriptor_t *x, cudnnRNNDataDescriptor_t *y, cudnnTensorDescriptor_t *h,
                             cudnnTensorDescriptor_t *c)
 {

@@ -1,7 +1,8 @@
 /* desc_util.h: descriptors that many tests set up the same way (tests/desc_util.c): a dropout
    descriptor with its states on the backend under test, the empty descriptors of one
    convolution or of one RNN call, which each test then sets as the program or case it follows
-   does, and the tensors of one reduction. A call that must succeed is CHECK_OK'd inside. */
+   does, the three objects of one fused operation, and the tensors of one reduction. A call that
+   must succeed is CHECK_OK'd inside. */
 #ifndef OCD_TESTS_DESC_UTIL_H
 #define OCD_TESTS_DESC_UTIL_H
 
@@ -29,6 +30,19 @@ void trnn_data_descs_create(cudnnRNNDataDescriptor_t *x, cudnnRNNDataDescriptor_
                             cudnnTensorDescriptor_t *c);
 void trnn_data_descs_destroy(cudnnRNNDataDescriptor_t x, cudnnRNNDataDescriptor_t y, cudnnTensorDescriptor_t h,
                              cudnnTensorDescriptor_t c);
+
+/* The three objects of one fused operation (cudnnFusedOps*): its constant pack with BN_MODE set
+   to mode, its variant pack and its plan; tfused_destroy destroys them. tfused_const and
+   tfused_ptr set one label of a pack. */
+struct tfused {
+    cudnnFusedOpsConstParamPack_t c;
+    cudnnFusedOpsVariantParamPack_t v;
+    cudnnFusedOpsPlan_t plan;
+};
+struct tfused tfused_create(cudnnFusedOps_t ops, cudnnBatchNormMode_t mode);
+void tfused_destroy(struct tfused f);
+void tfused_const(cudnnFusedOpsConstParamPack_t c, cudnnFusedOpsConstParamLabel_t label, const void *param);
+void tfused_ptr(cudnnFusedOpsVariantParamPack_t v, cudnnFusedOpsVariantParamLabel_t label, void *ptr);
 
 /* One reduction's float tensors, packed row-major: A of rank dims ad (random in [lo, hi]) and C
    of dims cd, their descriptors, the host values (c0 all poison), copies on the backend under test (pc

@@ -1,6 +1,7 @@
 /* fused_ops.c: tests of the FusedOps API: parameter packs (every label set and read back,
    descriptors kept as copies), plans and their statuses, and the four fused operations of
    cuDNN 8.2 against references in double (tests/ref/conv.c for the convolutions). */
+#include "desc_util.h"
 #include "test.h"
 #include "tensors.h"
 
@@ -171,37 +172,6 @@ static cudnnTensorDescriptor_t channel_tensor(cudnnDataType_t t, int c)
     return d;
 }
 
-/* The three objects of one fused operation. */
-struct fused {
-    cudnnFusedOpsConstParamPack_t c;
-    cudnnFusedOpsVariantParamPack_t v;
-    cudnnFusedOpsPlan_t plan;
-};
-
-static struct fused fused_create(cudnnFusedOps_t ops, cudnnBatchNormMode_t mode)
-{
-    struct fused f;
-    CHECK_OK(cudnnCreateFusedOpsConstParamPack(&f.c, ops));
-    CHECK_OK(cudnnCreateFusedOpsVariantParamPack(&f.v, ops));
-    CHECK_OK(cudnnCreateFusedOpsPlan(&f.plan, ops));
-    CHECK_OK(cudnnSetFusedOpsConstParamPackAttribute(f.c, CUDNN_PARAM_BN_MODE, &mode));
-    return f;
-}
-
-static void fused_destroy(struct fused f)
-{
-    cudnnDestroyFusedOpsPlan(f.plan), cudnnDestroyFusedOpsConstParamPack(f.c), cudnnDestroyFusedOpsVariantParamPack(f.v);
-}
-
-static void set_const(cudnnFusedOpsConstParamPack_t c, cudnnFusedOpsConstParamLabel_t l, const void *param)
-{
-    CHECK_OK(cudnnSetFusedOpsConstParamPackAttribute(c, l, param));
-}
-
-static void set_ptr(cudnnFusedOpsVariantParamPack_t v, cudnnFusedOpsVariantParamLabel_t l, void *ptr)
-{
-    CHECK_OK(cudnnSetFusedOpsVariantParamPackAttribute(v, l, ptr));
-}
 
 /* BN finalize, training (op 2) and inference (op 3): per-channel math against doubles. */
 static void check_bn_finalize(bool training)
@@ -219,13 +189,13 @@ static void check_bn_finalize(bool training)
     void *d_scale = tvalues_upload(CUDNN_DATA_FLOAT, scale, C), *d_bias = tvalues_upload(CUDNN_DATA_FLOAT, bias, C);
     void *d_rmean = tvalues_upload(CUDNN_DATA_FLOAT, rmean, C), *d_rvar = tvalues_upload(CUDNN_DATA_FLOAT, rvar, C);
     void *d_smean = tbuf_alloc(C * 4), *d_sinv = tbuf_alloc(C * 4), *d_eqs = tbuf_alloc(C * 2), *d_eqb = tbuf_alloc(C * 2);
-    struct fused f = fused_create(ops, CUDNN_BATCHNORM_SPATIAL);
+    struct tfused f = tfused_create(ops, CUDNN_BATCHNORM_SPATIAL);
     cudnnFusedOpsConstParamPack_t c = f.c;
     cudnnFusedOpsVariantParamPack_t v = f.v;
     cudnnFusedOpsPlan_t plan = f.plan;
     cudnnFusedOpsPointerPlaceHolder_t ph = CUDNN_PTR_ELEM_ALIGNED;
-    set_const(c, CUDNN_PARAM_BN_SCALEBIAS_MEANVAR_DESC, params);
-    set_const(c, CUDNN_PARAM_BN_EQSCALEBIAS_DESC, eq);
+    tfused_const(c, CUDNN_PARAM_BN_SCALEBIAS_MEANVAR_DESC, params);
+    tfused_const(c, CUDNN_PARAM_BN_EQSCALEBIAS_DESC, eq);
     static const cudnnFusedOpsConstParamLabel_t all[] = {CUDNN_PARAM_BN_SCALE_PLACEHOLDER, CUDNN_PARAM_BN_BIAS_PLACEHOLDER,
                                                          CUDNN_PARAM_BN_RUNNING_MEAN_PLACEHOLDER,
                                                          CUDNN_PARAM_BN_RUNNING_VAR_PLACEHOLDER,
@@ -233,18 +203,18 @@ static void check_bn_finalize(bool training)
                                                          CUDNN_PARAM_YSUM_PLACEHOLDER, CUDNN_PARAM_YSQSUM_PLACEHOLDER,
                                                          CUDNN_PARAM_BN_SAVED_MEAN_PLACEHOLDER,
                                                          CUDNN_PARAM_BN_SAVED_INVSTD_PLACEHOLDER};
-    for (int i = 0; i < (training ? 10 : 6); i++) set_const(c, all[i], &ph);
+    for (int i = 0; i < (training ? 10 : 6); i++) tfused_const(c, all[i], &ph);
     size_t ws = 1;
     if (training) {
-        set_const(c, CUDNN_PARAM_YSTATS_DESC, stats);
+        tfused_const(c, CUDNN_PARAM_YSTATS_DESC, stats);
         CHECK_OK(cudnnMakeFusedOpsPlan(h, plan, c, &ws));
     } else {
         CHECK_OK(cudnnMakeFusedOpsPlan(h, plan, c, &ws));
     }
     CHECK(ws == 0);
-    set_ptr(v, CUDNN_PTR_BN_SCALE, d_scale), set_ptr(v, CUDNN_PTR_BN_BIAS, d_bias);
-    set_ptr(v, CUDNN_PTR_BN_RUNNING_MEAN, d_rmean), set_ptr(v, CUDNN_PTR_BN_RUNNING_VAR, d_rvar);
-    set_ptr(v, CUDNN_PTR_BN_EQSCALE, d_eqs), set_ptr(v, CUDNN_PTR_BN_EQBIAS, d_eqb);
+    tfused_ptr(v, CUDNN_PTR_BN_SCALE, d_scale), tfused_ptr(v, CUDNN_PTR_BN_BIAS, d_bias);
+    tfused_ptr(v, CUDNN_PTR_BN_RUNNING_MEAN, d_rmean), tfused_ptr(v, CUDNN_PTR_BN_RUNNING_VAR, d_rvar);
+    tfused_ptr(v, CUDNN_PTR_BN_EQSCALE, d_eqs), tfused_ptr(v, CUDNN_PTR_BN_EQBIAS, d_eqb);
     int64_t count = m;
     double factor = 0.25, eps = 1e-3;
     CHECK_OK(cudnnSetFusedOpsVariantParamPackAttribute(v, CUDNN_SCALAR_INT64_T_BN_ACCUMULATION_COUNT, &count));
@@ -253,8 +223,8 @@ static void check_bn_finalize(bool training)
     if (training) {
         /* a pointer its placeholder promised is missing: BAD_PARAM */
         CHECK_STATUS(cudnnFusedOpsExecute(h, plan, v), CUDNN_STATUS_BAD_PARAM);
-        set_ptr(v, CUDNN_PTR_YSUM, d_ysum), set_ptr(v, CUDNN_PTR_YSQSUM, d_ysq);
-        set_ptr(v, CUDNN_PTR_BN_SAVED_MEAN, d_smean), set_ptr(v, CUDNN_PTR_BN_SAVED_INVSTD, d_sinv);
+        tfused_ptr(v, CUDNN_PTR_YSUM, d_ysum), tfused_ptr(v, CUDNN_PTR_YSQSUM, d_ysq);
+        tfused_ptr(v, CUDNN_PTR_BN_SAVED_MEAN, d_smean), tfused_ptr(v, CUDNN_PTR_BN_SAVED_INVSTD, d_sinv);
     }
     if (!CHECK_OK(cudnnFusedOpsExecute(h, plan, v))) return;
     double want_s[7], want_b[7], want_rm[7], want_rv[7], want_inv[7], want_mean[7];
@@ -274,7 +244,7 @@ static void check_bn_finalize(bool training)
         tvalues_check(CUDNN_DATA_FLOAT, d_smean, want_mean, C, 1e-5, "saved mean");
         tvalues_check(CUDNN_DATA_FLOAT, d_sinv, want_inv, C, 1e-5, "saved inverse std");
     }
-    fused_destroy(f);
+    tfused_destroy(f);
     cudnnDestroyTensorDescriptor(stats), cudnnDestroyTensorDescriptor(params), cudnnDestroyTensorDescriptor(eq);
     void *bufs[] = {d_ysum, d_ysq, d_scale, d_bias, d_rmean, d_rvar, d_smean, d_sinv, d_eqs, d_eqb};
     for (int i = 0; i < 10; i++) tbuf_free(bufs[i]);
@@ -312,31 +282,31 @@ static void check_conv_op(bool wgrad, cudnnDataType_t t)
     void *dy = wgrad ? tvalues_upload(t, y, ny) : tbuf_alloc((size_t)ny * tdtype_size(t));
     void *ds = tvalues_upload(t, s, r.c), *db = tvalues_upload(t, b, r.c), *dsum = tbuf_alloc(r.k * 4), *dsq = tbuf_alloc(r.k * 4);
     cudnnFusedOps_t ops = wgrad ? CUDNN_FUSED_SCALE_BIAS_ACTIVATION_WGRAD : CUDNN_FUSED_SCALE_BIAS_ACTIVATION_CONV_BNSTATS;
-    struct fused f = fused_create(ops, CUDNN_BATCHNORM_SPATIAL_PERSISTENT);
+    struct tfused f = tfused_create(ops, CUDNN_BATCHNORM_SPATIAL_PERSISTENT);
     cudnnFusedOpsConstParamPack_t c = f.c;
     cudnnFusedOpsVariantParamPack_t v = f.v;
     cudnnFusedOpsPlan_t plan = f.plan;
     cudnnFusedOpsPointerPlaceHolder_t ph = CUDNN_PTR_16B_ALIGNED;
-    set_const(c, CUDNN_PARAM_XDESC, xd), set_const(c, CUDNN_PARAM_XDATA_PLACEHOLDER, &ph);
-    set_const(c, CUDNN_PARAM_BN_EQSCALEBIAS_DESC, eqd);
-    set_const(c, CUDNN_PARAM_BN_EQSCALE_PLACEHOLDER, &ph), set_const(c, CUDNN_PARAM_BN_EQBIAS_PLACEHOLDER, &ph);
-    set_const(c, CUDNN_PARAM_CONV_DESC, cd);
-    set_const(c, wgrad ? CUDNN_PARAM_DWDESC : CUDNN_PARAM_WDESC, wd);
-    set_const(c, wgrad ? CUDNN_PARAM_DWDATA_PLACEHOLDER : CUDNN_PARAM_WDATA_PLACEHOLDER, &ph);
-    set_const(c, wgrad ? CUDNN_PARAM_DYDESC : CUDNN_PARAM_YDESC, yd);
-    set_const(c, wgrad ? CUDNN_PARAM_DYDATA_PLACEHOLDER : CUDNN_PARAM_YDATA_PLACEHOLDER, &ph);
+    tfused_const(c, CUDNN_PARAM_XDESC, xd), tfused_const(c, CUDNN_PARAM_XDATA_PLACEHOLDER, &ph);
+    tfused_const(c, CUDNN_PARAM_BN_EQSCALEBIAS_DESC, eqd);
+    tfused_const(c, CUDNN_PARAM_BN_EQSCALE_PLACEHOLDER, &ph), tfused_const(c, CUDNN_PARAM_BN_EQBIAS_PLACEHOLDER, &ph);
+    tfused_const(c, CUDNN_PARAM_CONV_DESC, cd);
+    tfused_const(c, wgrad ? CUDNN_PARAM_DWDESC : CUDNN_PARAM_WDESC, wd);
+    tfused_const(c, wgrad ? CUDNN_PARAM_DWDATA_PLACEHOLDER : CUDNN_PARAM_WDATA_PLACEHOLDER, &ph);
+    tfused_const(c, wgrad ? CUDNN_PARAM_DYDESC : CUDNN_PARAM_YDESC, yd);
+    tfused_const(c, wgrad ? CUDNN_PARAM_DYDATA_PLACEHOLDER : CUDNN_PARAM_YDATA_PLACEHOLDER, &ph);
     if (!wgrad) {
-        set_const(c, CUDNN_PARAM_YSTATS_DESC, sd);
-        set_const(c, CUDNN_PARAM_YSUM_PLACEHOLDER, &ph), set_const(c, CUDNN_PARAM_YSQSUM_PLACEHOLDER, &ph);
+        tfused_const(c, CUDNN_PARAM_YSTATS_DESC, sd);
+        tfused_const(c, CUDNN_PARAM_YSUM_PLACEHOLDER, &ph), tfused_const(c, CUDNN_PARAM_YSQSUM_PLACEHOLDER, &ph);
     }
     size_t ws_bytes = 0;
     if (!CHECK_OK(cudnnMakeFusedOpsPlan(h, plan, c, &ws_bytes))) return;
     CHECK(ws_bytes >= (size_t)nx * tdtype_size(t)); /* holds the scaled input */
     void *ws = tbuf_alloc(ws_bytes);
-    set_ptr(v, CUDNN_PTR_XDATA, dx), set_ptr(v, CUDNN_PTR_BN_EQSCALE, ds), set_ptr(v, CUDNN_PTR_BN_EQBIAS, db);
-    set_ptr(v, wgrad ? CUDNN_PTR_DWDATA : CUDNN_PTR_WDATA, dw), set_ptr(v, wgrad ? CUDNN_PTR_DYDATA : CUDNN_PTR_YDATA, dy);
-    if (!wgrad) set_ptr(v, CUDNN_PTR_YSUM, dsum), set_ptr(v, CUDNN_PTR_YSQSUM, dsq);
-    set_ptr(v, CUDNN_PTR_WORKSPACE, ws);
+    tfused_ptr(v, CUDNN_PTR_XDATA, dx), tfused_ptr(v, CUDNN_PTR_BN_EQSCALE, ds), tfused_ptr(v, CUDNN_PTR_BN_EQBIAS, db);
+    tfused_ptr(v, wgrad ? CUDNN_PTR_DWDATA : CUDNN_PTR_WDATA, dw), tfused_ptr(v, wgrad ? CUDNN_PTR_DYDATA : CUDNN_PTR_YDATA, dy);
+    if (!wgrad) tfused_ptr(v, CUDNN_PTR_YSUM, dsum), tfused_ptr(v, CUDNN_PTR_YSQSUM, dsq);
+    tfused_ptr(v, CUDNN_PTR_WORKSPACE, ws);
     size_t small = ws_bytes - 1;
     CHECK_OK(cudnnSetFusedOpsVariantParamPackAttribute(v, CUDNN_SCALAR_SIZE_T_WORKSPACE_SIZE_IN_BYTES, &small));
     CHECK_STATUS(cudnnFusedOpsExecute(h, plan, v), CUDNN_STATUS_BAD_PARAM); /* too little workspace */
@@ -365,7 +335,7 @@ static void check_conv_op(bool wgrad, cudnnDataType_t t)
             free(want), free(got);
         }
     }
-    fused_destroy(f);
+    tfused_destroy(f);
     cudnnDestroyTensorDescriptor(xd), cudnnDestroyTensorDescriptor(yd), cudnnDestroyTensorDescriptor(eqd);
     cudnnDestroyTensorDescriptor(sd), cudnnDestroyFilterDescriptor(wd), cudnnDestroyConvolutionDescriptor(cd);
     void *bufs[] = {dx, dw, dy, ds, db, dsum, dsq, ws};
