@@ -1,15 +1,14 @@
 /* compat_rnn.c: call patterns of real programs (docs/compatibility.md) for the RNN calls that the
    RNN tests do not make, each as the program makes it (TensorFlow, CUDA.jl, SharpNet, ONNX
    Runtime, Korali, ROOT's TMVA, Flashlight), its result against the double reference of
-   tests/ref/rnn.c; and NVIDIA's RNN sample against the checksums NVIDIA's library gave it (its
-   golden files). compat_rnn_more.c holds the rest of the callers. */
+   tests/ref/rnn.c; compat_rnn_more.c holds the rest of the callers, compat_rnn_sample.c NVIDIA's
+   RNN samples. */
 #include "desc_util.h"
 #include "ref/rnn.h"
 #include "rnn_harness.h"
 #include "tensors.h"
 #include "test.h"
 
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -839,131 +838,4 @@ TEST(compat_rnn_flashlight_4d_descriptors_second_rnn_descriptor)
         cudnnDestroyDropoutDescriptor(bwd_drop);
     }
     tbuf_free(states);
-}
-
-/* ---- NVIDIA's cuDNN samples (RNN/RNN_example.cu, golden_1.txt to golden_4.txt) ----------------- */
-
-/* The sum of n floats of a buffer on the backend under test. */
-static double buffer_sum(const void *dev, int64_t n)
-{
-    double *v = tvalues_download(CUDNN_DATA_FLOAT, dev, n), s = 0;
-    for (int64_t i = 0; i < n; i++) s += v[i];
-    free(v);
-    return s;
-}
-
-/* NVIDIA's RNN sample in its default geometry, which its golden files give the checksums of as
-   NVIDIA's library computed them (on an M40, so without TF32): the legacy calls on a two-layer
-   unidirectional network of 512 inputs and hidden units over 20 steps, cudnnSetRNNDescriptor_v6
-   on a dropout descriptor of probability 0 (states given, seed 1337), per-step {batch, 512, 1}
-   and state {2, batch, 512} descriptors, a {count, 1, 1} filter; every input, initial state and
-   output gradient 1, each matrix 1 / (its element count, from cudnnGetFilterNdDescriptor of the
-   region cudnnGetRNNLinLayerMatrixParams reports) and each bias 1; cudnnRNNForwardTraining,
-   cudnnRNNBackwardData, then cudnnRNNBackwardWeights into a zeroed dw; the checksums are the sums
-   of y, hy, cy, dx, dhx, dcx and the whole dw, held to the files' relative tolerance of 1e-3 for
-   each of the four modes. The batch's 64 sequences are alike and independent, so each checksum
-   is 64 times that of one sequence: the test runs a batch of 1. */
-TEST(compat_rnn_nvidia_sample_golden_checksums)
-{
-    enum { T = 20, L = 2, H = 512, B = 1, BATCH = 64 };
-    static const struct {
-        cudnnRNNMode_t mode;
-        int mats;
-        double y, hy, cy, dx, dhx, dcx, dw;
-    } golden[] = {
-        {CUDNN_RNN_RELU, 2, 1.315793E+06, 1.315212E+05, 0, 6.676003E+01, 6.425050E+01, 0, 1.453750E+09},
-        {CUDNN_RNN_TANH, 2, 6.319591E+05, 6.319605E+04, 0, 4.501830E+00, 4.489543E+00, 0, 5.012598E+07},
-        {CUDNN_LSTM, 8, 5.749536E+05, 5.774818E+04, 4.365091E+05, 3.842206E+02, 1.182562E+01, 9.323785E+03,
-         4.313461E+08},
-        {CUDNN_GRU, 6, 6.358978E+05, 6.281680E+04, 0, 6.296622E+00, 2.289960E+05, 0, 5.397419E+07},
-    };
-    cudnnHandle_t h = test_handle();
-    const int step[3] = {B, H, 1}, step_strides[3] = {H, 1, 1}, state[3] = {L, B, H}, state_strides[3] = {B * H, H, 1};
-    cudnnTensorDescriptor_t xs[T], hd;
-    for (int t = 0; t < T; t++) {
-        CHECK_OK(cudnnCreateTensorDescriptor(&xs[t]));
-        CHECK_OK(cudnnSetTensorNdDescriptor(xs[t], CUDNN_DATA_FLOAT, 3, step, step_strides));
-    }
-    CHECK_OK(cudnnCreateTensorDescriptor(&hd));
-    CHECK_OK(cudnnSetTensorNdDescriptor(hd, CUDNN_DATA_FLOAT, 3, state, state_strides));
-    void *states = NULL;
-    cudnnDropoutDescriptor_t drop = tdropout_make(h, 0, 1337, &states);
-    double *ones = tview_fill(T * B * H, 1);
-    void *px = tvalues_upload(CUDNN_DATA_FLOAT, ones, T * B * H), *pstate = tvalues_upload(CUDNN_DATA_FLOAT, ones, L * B * H);
-    void *py = tbuf_alloc(sizeof(float) * T * B * H), *pdx = tbuf_alloc(sizeof(float) * T * B * H);
-    void *phy = tbuf_alloc(sizeof(float) * L * B * H), *pcy = tbuf_alloc(sizeof(float) * L * B * H);
-    void *pdhx = tbuf_alloc(sizeof(float) * L * B * H), *pdcx = tbuf_alloc(sizeof(float) * L * B * H);
-    bool ok = true;
-    for (size_t g = 0; g < TLEN(golden) && ok; g++) {
-        const bool lstm = golden[g].mode == CUDNN_LSTM;
-        cudnnRNNDescriptor_t rnn;
-        cudnnFilterDescriptor_t wd, region;
-        CHECK_OK(cudnnCreateRNNDescriptor(&rnn));
-        CHECK_OK(cudnnCreateFilterDescriptor(&wd));
-        CHECK_OK(cudnnCreateFilterDescriptor(&region));
-        size_t wbytes = 0, ws = 0, rs = 0;
-        ok = CHECK_OK(cudnnSetRNNDescriptor_v6(h, rnn, H, L, drop, CUDNN_LINEAR_INPUT, CUDNN_UNIDIRECTIONAL,
-                                               golden[g].mode, CUDNN_RNN_ALGO_STANDARD, CUDNN_DATA_FLOAT)) &&
-             CHECK_OK(cudnnGetRNNParamsSize(h, rnn, xs[0], &wbytes, CUDNN_DATA_FLOAT)) &&
-             CHECK_OK(cudnnSetFilterNdDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 3,
-                                                 (const int[]){(int)(wbytes / sizeof(float)), 1, 1})) &&
-             CHECK_OK(cudnnGetRNNWorkspaceSize(h, rnn, T, xs, &ws)) &&
-             CHECK_OK(cudnnGetRNNTrainingReserveSize(h, rnn, T, xs, &rs));
-        const int64_t nw = (int64_t)(wbytes / sizeof(float));
-        void *pw = tbuf_alloc(wbytes), *pdw = tbuf_alloc(wbytes), *pws = tbuf_alloc(ws ? ws : 4), *prs = tbuf_alloc(rs ? rs : 4);
-        /* each region filled through the address and the dims the getters report */
-        double *w = tview_fill(nw, 0);
-        for (int layer = 0; layer < L && ok; layer++)
-            for (int id = 0; id < golden[g].mats && ok; id++)
-                for (int bias = 0; bias < 2 && ok; bias++) {
-                    float *at = NULL;
-                    int dims[3], nb = 0;
-                    cudnnDataType_t dt;
-                    cudnnTensorFormat_t fmt;
-                    ok = (bias ? CHECK_OK(cudnnGetRNNLinLayerBiasParams(h, rnn, layer, xs[0], wd, pw, id, region, (void **)&at))
-                               : CHECK_OK(cudnnGetRNNLinLayerMatrixParams(h, rnn, layer, xs[0], wd, pw, id, region,
-                                                                          (void **)&at))) &&
-                         CHECK_OK(cudnnGetFilterNdDescriptor(region, 3, &dt, &fmt, &nb, dims));
-                    const int64_t count = (int64_t)dims[0] * dims[1] * dims[2], from = at - (float *)pw;
-                    ok = ok && CHECK(from >= 0 && from + count <= nw);
-                    for (int64_t i = 0; ok && i < count; i++) w[from + i] = bias ? 1 : 1.0 / (double)count;
-                }
-        tbuf_free(pw);
-        pw = tvalues_upload(CUDNN_DATA_FLOAT, w, nw);
-        double *zeros = tview_fill(nw, 0);
-        tbuf_free(pdw);
-        pdw = tvalues_upload(CUDNN_DATA_FLOAT, zeros, nw);
-        ok = ok &&
-             CHECK_OK(cudnnRNNForwardTraining(h, rnn, T, xs, px, hd, pstate, hd, pstate, wd, pw, xs, py, hd, phy, hd, pcy,
-                                              pws, ws, prs, rs)) &&
-             CHECK_OK(cudnnRNNBackwardData(h, rnn, T, xs, py, xs, px, hd, pstate, hd, pstate, wd, pw, hd, pstate, hd,
-                                           pstate, xs, pdx, hd, pdhx, hd, pdcx, pws, ws, prs, rs)) &&
-             CHECK_OK(cudnnRNNBackwardWeights(h, rnn, T, xs, px, hd, pstate, xs, py, pws, ws, wd, pdw, prs, rs));
-        const struct {
-            const void *buf;
-            int64_t n;
-            double want;
-            const char *what;
-        } sums[] = {{py, T * B * H, golden[g].y, "y"},          {phy, L * B * H, golden[g].hy, "hy"},
-                    {pcy, L * B * H, golden[g].cy, "cy"},       {pdx, T * B * H, golden[g].dx, "dx"},
-                    {pdhx, L * B * H, golden[g].dhx, "dhx"},    {pdcx, L * B * H, golden[g].dcx, "dcx"},
-                    {pdw, nw, golden[g].dw, "dw"}};
-        for (size_t i = 0; ok && i < TLEN(sums); i++) {
-            if (!lstm && (sums[i].buf == pcy || sums[i].buf == pdcx)) continue;
-            const double got = buffer_sum(sums[i].buf, sums[i].n) * BATCH;
-            if (!(fabs(got - sums[i].want) <= 1e-3 * fabs(sums[i].want)))
-                ok = false, FAIL("mode %d %s checksum %.6E, NVIDIA's golden %.6E", (int)golden[g].mode, sums[i].what,
-                                 got, sums[i].want);
-        }
-        free(w), free(zeros);
-        void *bufs[] = {pw, pdw, pws, prs};
-        for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
-        cudnnDestroyFilterDescriptor(region), cudnnDestroyFilterDescriptor(wd), cudnnDestroyRNNDescriptor(rnn);
-    }
-    void *bufs[] = {px, pstate, py, pdx, phy, pcy, pdhx, pdcx};
-    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
-    free(ones);
-    for (int t = 0; t < T; t++) cudnnDestroyTensorDescriptor(xs[t]);
-    cudnnDestroyTensorDescriptor(hd);
-    tdropout_free(drop, states);
 }
