@@ -4,7 +4,8 @@
    1-D convolution as a 2-D one whose dummy dim shares a stride; TVM's group count set before the
    descriptor; NNabla's 1-D channels-last deconvolution with a convolution descriptor per
    direction; MegEngine's fused convolution (the math type set first, z the unwritten output
-   under alpha2 0). Each result against the double references of tests/ref/. */
+   under alpha2 0); NVIDIA's sample's int8 vector convolution with a reordered filter. Each
+   result against the double references of tests/ref/. */
 #include "desc_util.h"
 #include "ref/conv.h"
 #include "ref/tensor_ops.h"
@@ -618,5 +619,67 @@ TEST(compat_conv_megengine_bias_activation_math_set_first)
         free(xv), free(wv), free(zv), free(bv), free(want);
         cudnnDestroyFilterDescriptor(wd), cudnnDestroyConvolutionDescriptor(cd), cudnnDestroyActivationDescriptor(ad);
         tview_destroy(&x), tview_destroy(&y), tview_destroy(&w), tview_destroy(&b);
+    }
+}
+
+/* NVIDIA's convolution sample (conv_sample/conv_sample.cpp, the int8 lines of run_conv_sample.sh:
+   -mathType1 -filterFormat2 -dataType2 or -dataType3): x and y set by
+   cudnnSetTensorNdDescriptorEx(NCHW_VECT_C) in INT8x4 or INT8x32, the filter by
+   cudnnSetFilterNdDescriptor(NCHW_VECT_C), cudnnSetConvolutionNdDescriptor in the sample's
+   default **CONVOLUTION mode** with INT32 compute, TENSOR_OP_MATH; for INT8x32 the filter copied
+   by cudnnReorderFilterAndBias(CUDNN_DEFAULT_REORDER, no bias) and the descriptor told
+   cudnnSetConvolutionReorderType(CUDNN_NO_REORDER) before the forward runs on the copy;
+   IMPLICIT_PRECOMP_GEMM with its queried workspace, alpha 0.8 and beta 0, data in [-2, 2]. The
+   sample's own check rounds 0.8 times the int32 sum half to even and saturates to int8: against
+   tests/ref/conv.c, rounded the same way. */
+TEST(compat_conv_nvidia_sample_int8_vect_reordered)
+{
+    static const cudnnDataType_t types[] = {CUDNN_DATA_INT8x4, CUDNN_DATA_INT8x32};
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(types); k++) {
+        const cudnnDataType_t t = types[k];
+        struct ref_conv rc = {2, 1, 64, 32, 1, {6, 6}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, true};
+        ref_conv_out_dims(&rc);
+        const int xdims[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, ydims[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
+        const int wdims[4] = {rc.k, rc.c, rc.filt[0], rc.filt[1]};
+        struct tview x, y, w;
+        tview_init(&x, t, 4, xdims, TV_NCHW_VECT);
+        tview_init(&y, t, 4, ydims, TV_NCHW_VECT);
+        tview_init(&w, t, 4, wdims, TV_NCHW_VECT);
+        cudnnTensorDescriptor_t xd, yd;
+        cudnnFilterDescriptor_t wd;
+        cudnnConvolutionDescriptor_t cd;
+        tconv_descs_create(&xd, &yd, NULL, &wd, &cd);
+        bool ok = CHECK_OK(cudnnSetTensorNdDescriptorEx(xd, CUDNN_TENSOR_NCHW_VECT_C, t, 4, xdims)) &&
+                  CHECK_OK(cudnnSetTensorNdDescriptorEx(yd, CUDNN_TENSOR_NCHW_VECT_C, t, 4, ydims)) &&
+                  CHECK_OK(cudnnSetConvolutionNdDescriptor(cd, 2, rc.pad, rc.stride, rc.dil, CUDNN_CONVOLUTION,
+                                                           CUDNN_DATA_INT32)) &&
+                  CHECK_OK(cudnnSetFilterNdDescriptor(wd, t, CUDNN_TENSOR_NCHW_VECT_C, 4, wdims)) &&
+                  CHECK_OK(cudnnSetConvolutionMathType(cd, CUDNN_TENSOR_OP_MATH));
+        double *xv = tview_random(x.count, -2, 2), *wv = tview_random(w.count, -2, 2);
+        for (int64_t i = 0; i < x.count; i++) xv[i] = round(xv[i]);
+        for (int64_t i = 0; i < w.count; i++) wv[i] = round(wv[i]);
+        double *want = malloc(sizeof(double) * (size_t)y.count);
+        const float alpha = 0.8f, beta = 0;
+        ref_conv_fwd(&rc, xv, wv, want);
+        for (int64_t i = 0; i < y.count; i++) want[i] = ref_quantize(CUDNN_DATA_INT8, alpha * want[i]);
+        void *px = tview_upload(&x, xv), *pw = tview_upload(&w, wv), *py = tview_upload(&y, NULL), *pf = pw;
+        if (t == CUDNN_DATA_INT8x32) {
+            pf = tview_upload(&w, NULL);
+            ok = ok && CHECK_OK(cudnnReorderFilterAndBias(h, wd, CUDNN_DEFAULT_REORDER, pw, pf, 0, NULL, NULL)) &&
+                 CHECK_OK(cudnnSetConvolutionReorderType(cd, CUDNN_NO_REORDER));
+        }
+        const cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+        size_t ws = 0;
+        ok = ok && CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd, algo, &ws));
+        void *pws = ws ? tbuf_alloc(ws) : NULL;
+        if (ok && CHECK_OK(cudnnConvolutionForward(h, &alpha, xd, px, wd, pf, cd, algo, pws, ws, &beta, yd, py)))
+            tview_check(&y, py, want, t == CUDNN_DATA_INT8x4 ? "conv_sample INT8x4" : "conv_sample INT8x32, reordered");
+        if (pws) tbuf_free(pws);
+        if (pf != pw) tview_free(&w, pf);
+        tview_free(&x, px), tview_free(&w, pw), tview_free(&y, py);
+        free(xv), free(wv), free(want);
+        tconv_descs_destroy(xd, yd, NULL, wd, cd);
+        tview_destroy(&x), tview_destroy(&y), tview_destroy(&w);
     }
 }
