@@ -317,13 +317,55 @@ static unsigned grid_for(int64_t count)
     return (unsigned)OCD_MAX((int64_t)1, OCD_MIN((count + 255) / 256, (int64_t)65535 * 16));
 }
 
-/* The fused forward's pass (file comment): element i of the packed y, of channel i % k (NHWC) or
-   i / pq % k (NCHW), finished in place from the GEMM's value there. */
-template <typename A>
-__global__ void cublas_finish(const ocd_cuda_conv_store s, int64_t count, int64_t k, int64_t pq, int nhwc)
+/* The fused forward's pass (file comment) over the packed y: element i, of channel i % k (NHWC)
+   or i / pq % k (NCHW), finished in place from the GEMM's value there. Memory-bound, and
+   written so: a thread carries FINISH_ELEMS elements a block width apart, their values loaded
+   before the first store, and finds their channels by multiply-high division (y holds fewer
+   than 2^31 elements). */
+#define FINISH_ELEMS 4
+
+struct finish_geom {
+    uint32_t count;
+    bool nhwc;
+    ocd_fastdiv k, pq;
+};
+
+static finish_geom finish_geom_of(int64_t count, int64_t k, int64_t pq, bool nhwc)
 {
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)gridDim.x * blockDim.x)
-        ocd_cuda_conv_finish<A>(s, i, nhwc ? i % k : i / pq % k, ocd_cuda_load_as<A>(s.t, s.dst, i));
+    return {(uint32_t)count, nhwc, ocd_fastdiv_make((uint32_t)k), ocd_fastdiv_make((uint32_t)pq)};
+}
+
+/* What thread `tid` of a block of `threads` does for the block's span starting at element base
+   (host-callable: tests/emulate/conv_cublas_finish.cu runs it). */
+template <typename A>
+__host__ __device__ __forceinline__ void cublas_finish_span(const ocd_cuda_conv_store &s, const finish_geom &g,
+                                                            uint32_t base, uint32_t tid, uint32_t threads)
+{
+    A v[FINISH_ELEMS];
+#pragma unroll
+    for (int e = 0; e < FINISH_ELEMS; e++) {
+        const uint32_t i = base + e * threads + tid;
+        if (i >= g.count) break;
+        v[e] = ocd_cuda_load_as<A>(s.t, s.dst, i);
+    }
+#pragma unroll
+    for (int e = 0; e < FINISH_ELEMS; e++) {
+        const uint32_t i = base + e * threads + tid;
+        if (i >= g.count) break;
+        uint32_t channel;
+        if (g.nhwc) ocd_fastdiv_divmod(g.k, i, &channel);
+        else ocd_fastdiv_divmod(g.k, ocd_fastdiv_div(g.pq, i), &channel);
+        ocd_cuda_conv_finish<A>(s, i, channel, v[e]);
+    }
+}
+
+/* A block covers FINISH_ELEMS * blockDim.x consecutive elements; blocks stride (no sum wraps:
+   the count is below 2^31, a stride below 2^30). */
+template <typename A> __global__ void cublas_finish(const ocd_cuda_conv_store s, const finish_geom g)
+{
+    const uint32_t span = FINISH_ELEMS * blockDim.x;
+    for (uint32_t base = blockIdx.x * span; base < g.count; base += gridDim.x * span)
+        cublas_finish_span<A>(s, g, base, threadIdx.x, blockDim.x);
 }
 
 /* ---- planning ------------------------------------------------------------------------------------- */
@@ -523,7 +565,8 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
             }
             if (p->ep.on) {
                 const int64_t count = n * k * pq;
-                cublas_finish<A><<<grid_for(count), 256, 0, st>>>(fin, count, k, pq, gm.nhwc);
+                cublas_finish<A><<<grid_for((count + FINISH_ELEMS - 1) / FINISH_ELEMS), 256, 0, st>>>(
+                    fin, finish_geom_of(count, k, pq, gm.nhwc));
                 OCD_CUDA_LAUNCHED();
             }
             return CUDNN_STATUS_SUCCESS;
