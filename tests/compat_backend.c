@@ -6,8 +6,9 @@
    from the data pointer), PyTorch's quantized cuDNN
    convolution (int8 channels-last tensors, a float output that a requantizing multiply reads,
    the plan run with no workspace), TensorFlow's fused convolution (conv, side input, bias,
-   activation; the output buffer passed as the side input when its scale is 0), and the
-   frontend's count-then-fetch of heuristic results with more targets than results. Each
+   activation; the output buffer passed as the side input when its scale is 0), the
+   frontend's count-then-fetch of heuristic results with more targets than results, and hidet's
+   direct calls (engine 0, the data's own compute type, double scalars for double data). Each
    replays the call sequence in C; docs/compatibility.md lists the sources. */
 #include "backend_util.h"
 #include "ref/conv.h"
@@ -42,21 +43,28 @@ static bdesc pt_tensor(int64_t uid, const struct tview *v, const int64_t *stride
     return t;
 }
 
-/* PyTorch's getConvDescriptor: CROSS_CORRELATION, pre and post padding alike. */
-static bdesc pt_conv_desc(cudnnDataType_t comp, int64_t pad)
+/* A 2-D CROSS_CORRELATION descriptor of a compute type, pre and post paddings alike per dim. */
+static bdesc conv_desc_2d(cudnnDataType_t comp, const int64_t pad[2], const int64_t stride[2], const int64_t dil[2])
 {
     bdesc c = bt_make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
     cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-    int64_t n = 2, p[2] = {pad, pad}, one[2] = {1, 1};
+    int64_t n = 2;
     bt_set(c, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
     bt_set(c, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
     bt_set(c, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &n);
-    bt_set(c, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, one);
-    bt_set(c, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, p);
-    bt_set(c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, p);
-    bt_set(c, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, one);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dil);
     CHECK_OK(cudnnBackendFinalize(c));
     return c;
+}
+
+/* PyTorch's getConvDescriptor: unit strides and dilations, one padding. */
+static bdesc pt_conv_desc(cudnnDataType_t comp, int64_t pad)
+{
+    const int64_t p[2] = {pad, pad}, one[2] = {1, 1};
+    return conv_desc_2d(comp, p, one, one);
 }
 
 /* The heuristic's configurations: counted, then fetched into cap targets the caller created
@@ -674,4 +682,65 @@ TEST(compat_backend_output_over_chain_input)
     cudnnBackendDestroyDescriptor(cd);
     struct bt_gt *all[] = {&x, &w, &sc, &y, &cv};
     for (size_t i = 0; i < TLEN(all); i++) bt_gt_free(all[i]);
+}
+
+/* ---- hidet (src/hidet/runtime/cuda/cudnn.cpp hidet_cudnn_conv2d, tests/cuda/test_cudnn.py) ------ */
+
+/* hidet calls the backend API itself, without the frontend and without heuristics: packed NCHW
+   x, w and y of one type (UIDs 'x', 'w', 'y', BYTE_ALIGNMENT 8), a CONVOLUTION descriptor whose
+   COMP_TYPE is the data's own type (HALF for half, DOUBLE for double), pre and post paddings
+   alike per dim, ALPHA 1 and BETA 0 of the compute type's attribute type (FLOAT for half and
+   float, **DOUBLE for double**), then **engine 0 by its global index** straight into a
+   configuration and a plan, the workspace read with a NULL count, the variant pack given it.
+   test_cudnn.py's second case: batch 2, 3 channels 32 x 32, 12 filters 7 x 7, padding {1, 2},
+   stride {2, 3}, dilation {2, 3}; half, float and double. Against tests/ref/conv.c. */
+TEST(compat_backend_hidet_engine_zero_own_compute_type)
+{
+    static const cudnnDataType_t types[] = {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE};
+    const int64_t pad[2] = {1, 2}, stride[2] = {2, 3}, dil[2] = {2, 3};
+    struct ref_conv rc = {2, 2, 3, 12, 1, {32, 32}, {7, 7}, {0}, {1, 2}, {2, 3}, {2, 3}, false};
+    if (!CHECK(ref_conv_out_dims(&rc))) return;
+    const int xd[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, wd[4] = {rc.k, rc.c, rc.filt[0], rc.filt[1]};
+    const int yd[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
+    const int64_t uids[3] = {'x', 'w', 'y'};
+    for (size_t k = 0; k < TLEN(types); k++) {
+        const cudnnDataType_t t = types[k];
+        const bool dbl = t == CUDNN_DATA_DOUBLE;
+        struct tview v[3];
+        tview_init(&v[0], t, 4, xd, TV_NCHW);
+        tview_init(&v[1], t, 4, wd, TV_NCHW);
+        tview_init(&v[2], t, 4, yd, TV_NCHW);
+        double *x = tview_random(v[0].count, -1, 1), *w = tview_random(v[1].count, -1, 1);
+        double *want = malloc(sizeof(double) * (size_t)v[2].count);
+        void *ptrs[3] = {tview_upload(&v[0], x), tview_upload(&v[1], w), tview_upload(&v[2], NULL)};
+        ref_conv_fwd(&rc, x, w, want);
+        bdesc td[3];
+        for (int i = 0; i < 3; i++) td[i] = pt_tensor(uids[i], &v[i], NULL, 8);
+        bdesc cd = conv_desc_2d(t, pad, stride, dil);
+        const float one = 1, zero = 0;
+        const double one_d = 1, zero_d = 0;
+        const cudnnBackendAttributeType_t st = dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
+        bdesc op = bt_make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+        bt_set_desc(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, td[0]);
+        bt_set_desc(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, td[1]);
+        bt_set_desc(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, td[2]);
+        bt_set_desc(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, cd);
+        bt_set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, st, 1, dbl ? (const void *)&one_d : &one);
+        bt_set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, st, 1, dbl ? (const void *)&zero_d : &zero);
+        CHECK_OK(cudnnBackendFinalize(op));
+        bdesc g = bt_graph(&op, 1);
+        int64_t ws = -1;
+        bdesc plan = bt_plan_of_engine(g, 0, &ws);
+        if (CHECK(plan != NULL)) {
+            void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
+            if (CHECK_OK(execute(plan, uids, ptrs, 3, work)))
+                bt_check_tol(&v[2], ptrs[2], want, dbl ? 1e-10 : bt_graph_tol(t),
+                             dbl ? "double, DOUBLE alpha and beta" : t == CUDNN_DATA_HALF ? "half, HALF compute" : "float");
+            if (work) tbuf_free(work);
+            cudnnBackendDestroyDescriptor(plan);
+        }
+        bt_destroy_all((bdesc[]){g, op, cd, td[0], td[1], td[2]}, 6);
+        for (int i = 0; i < 3; i++) tview_free(&v[i], ptrs[i]), tview_destroy(&v[i]);
+        free(x), free(w), free(want);
+    }
 }
