@@ -4,8 +4,9 @@
    1-D convolution as a 2-D one whose dummy dim shares a stride; TVM's group count set before the
    descriptor; NNabla's 1-D channels-last deconvolution with a convolution descriptor per
    direction; MegEngine's fused convolution (the math type set first, z the unwritten output
-   under alpha2 0); NVIDIA's sample's int8 vector convolution with a reordered filter. Each
-   result against the double references of tests/ref/. */
+   under alpha2 0); NVIDIA's sample's int8 vector convolution with a reordered filter;
+   Paddle-Lite's channels-last int8 convolution into float, refused below 4-channel multiples.
+   Each result against the double references of tests/ref/. */
 #include "desc_util.h"
 #include "ref/conv.h"
 #include "ref/tensor_ops.h"
@@ -681,5 +682,66 @@ TEST(compat_conv_nvidia_sample_int8_vect_reordered)
         free(xv), free(wv), free(want);
         tconv_descs_destroy(xd, yd, NULL, wd, cd);
         tview_destroy(&x), tview_destroy(&y), tview_destroy(&w);
+    }
+}
+
+/* Paddle-Lite's int8 convolution (lite/backends/cuda/math/cudnn_conv.cc, CudnnConv2DInt8): x and
+   the filter INT8 channels-last by the 4-D setters in NHWC format, INT32 compute, y **FLOAT**
+   NHWC (INT8_EXT_CONFIG, the scales applied by its own kernels afterwards), alpha 1 and beta 0,
+   IMPLICIT_PRECOMP_GEMM when the input and output channels are multiples of 4 and
+   IMPLICIT_GEMM otherwise. The first runs (against tests/ref/conv.c); the second, 3 input
+   channels, is NOT_SUPPORTED with nothing written, as NVIDIA's library answers it (int8 input
+   channels must be multiples of 4: LitLeo/TensorRT_Tutorial issue 4, NVIDIA's forum thread
+   1005119). */
+TEST(compat_conv_paddle_lite_int8_ext_channels_by_four)
+{
+    cudnnHandle_t h = test_handle();
+    for (int c = 4; c >= 3; c--) {
+        struct ref_conv rc = {2, 1, c, 8, 1, {5, 6}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
+        ref_conv_out_dims(&rc);
+        const int xdims[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, ydims[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
+        struct tview x, y;
+        tview_init(&x, CUDNN_DATA_INT8, 4, xdims, TV_NHWC);
+        tview_init(&y, CUDNN_DATA_FLOAT, 4, ydims, TV_NHWC);
+        struct cdescs d;
+        tconv_descs_create(&d.x, &d.y, NULL, &d.w, &d.conv);
+        CHECK_OK(cudnnSetTensor4dDescriptor(d.x, CUDNN_TENSOR_NHWC, CUDNN_DATA_INT8, rc.n, rc.c, rc.in[0], rc.in[1]));
+        CHECK_OK(cudnnSetFilter4dDescriptor(d.w, CUDNN_DATA_INT8, CUDNN_TENSOR_NHWC, rc.k, rc.c, 3, 3));
+        CHECK_OK(cudnnSetConvolution2dDescriptor(d.conv, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_INT32));
+        CHECK_OK(cudnnSetTensor4dDescriptor(d.y, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, rc.n, rc.k, rc.out[0], rc.out[1]));
+        double *xv = tview_random(x.count, -8, 8), *wv = tview_random(ref_conv_w_count(&rc), -8, 8);
+        for (int64_t i = 0; i < x.count; i++) xv[i] = round(xv[i]);
+        for (long i = 0; i < ref_conv_w_count(&rc); i++) wv[i] = round(wv[i]);
+        /* the filter stored K, R, S, C */
+        signed char wk[8 * 9 * 4];
+        for (int k = 0; k < rc.k; k++)
+            for (int ch = 0; ch < rc.c; ch++)
+                for (int rs = 0; rs < 9; rs++) wk[(k * 9 + rs) * rc.c + ch] = (signed char)wv[(k * rc.c + ch) * 9 + rs];
+        void *px = tview_upload(&x, xv), *pw = tbuf_from(wk, sizeof wk), *py = tview_upload(&y, NULL);
+        void *snapshot = tbuf_snapshot(py, tview_bytes(&y));
+        const cudnnConvolutionFwdAlgo_t algo = c % 4 == 0 ? CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM
+                                                          : CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+        const float one = 1, zero = 0;
+        size_t ws = 0;
+        if (c % 4 == 0) {
+            double *want = malloc(sizeof(double) * (size_t)y.count);
+            ref_conv_fwd(&rc, xv, wv, want);
+            if (CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.w, d.conv, d.y, algo, &ws))) {
+                void *pws = ws ? tbuf_alloc(ws) : NULL;
+                if (CHECK_OK(cudnnConvolutionForward(h, &one, d.x, px, d.w, pw, d.conv, algo, pws, ws, &zero, d.y, py)))
+                    tview_check(&y, py, want, "Paddle-Lite int8 in, float out");
+                if (pws) tbuf_free(pws);
+            }
+            free(want);
+        } else {
+            CHECK_STATUS(cudnnConvolutionForward(h, &one, d.x, px, d.w, pw, d.conv, algo, NULL, 0, &zero, d.y, py),
+                         CUDNN_STATUS_NOT_SUPPORTED);
+            CHECK(tbuf_unchanged(py, snapshot, tview_bytes(&y), "y of a refused int8 convolution"));
+        }
+        free(snapshot);
+        tview_free(&x, px), tview_free(&y, py), tbuf_free(pw);
+        free(xv), free(wv);
+        cdescs_destroy(&d);
+        tview_destroy(&x), tview_destroy(&y);
     }
 }
