@@ -6,7 +6,7 @@
    log-softmax over a middle axis; NNabla's batch-norm backward with the gradients it does not
    want in one scratch buffer; MXNet's int8 pooling and sampler gradient; CUDA.jl's normalization
    optionals; dlib's batch-norm gradient added to its source; MatConvNet's per-image sampler;
-   Caffe2's transpose. Each result against the double references of tests/ref/. (compat_conv.c:
+   oneDNN's resampling through the sampler, its backward given dx as x; Caffe2's transpose. Each result against the double references of tests/ref/. (compat_conv.c:
    the convolution patterns; compat_core.c: the logging and version patterns.) */
 #include "desc_util.h"
 #include "ref/batchnorm.h"
@@ -773,6 +773,72 @@ TEST(compat_stn_matconvnet_per_image_calls_summed)
     void *bufs[] = {px, pgrid, pdy, pdx, py, pdgrid};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     free(x), free(grid), free(dy), free(y), free(dx), free(dgrid), free(dxi), free(zeros);
+}
+
+/* oneDNN's linear resampling on NVIDIA GPUs (src/gpu/nvidia/cudnn_resampling.hpp,
+   cudnn_resampling_impl.hpp): the grid made once by cudnnSpatialTfGridGeneratorForward from the
+   scaling theta {IW (OW - 1) / (OW (IW - 1)), 0, 0; 0, IH (OH - 1) / (OH (IH - 1)), 0} of every
+   image, in the data's type (half theta and grid for half data, the descriptor HALF), then
+   clamped to [-1, 1] on the host; the sampler forward with alpha 1 and beta 0 then gives oneDNN's
+   half-pixel linear resampling (source row (oh + 1/2) IH / OH - 1/2, clamped to the image). The
+   backward (float) is cudnnSpatialTfSamplerBackward with **its dx buffer passed as x too**, beta
+   0, alphaDgrid and betaDgrid 0 and a scratch dgrid ("cuDNN does not allow the dgrid to be NULL"):
+   under alphaDgrid 0, x is not read, so the poison in that buffer must not reach dx. */
+TEST(compat_stn_onednn_resampling_dx_as_x)
+{
+    enum { N = 2, C = 3, IH = 4, IW = 5, OH = 7, OW = 3 };
+    cudnnHandle_t hd = test_handle();
+    const int xd[4] = {N, C, IH, IW}, yd[4] = {N, C, OH, OW};
+    const int64_t ng = (int64_t)N * OH * OW * 2;
+    for (int half = 0; half < 2; half++) {
+        const cudnnDataType_t t = half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+        struct tview x, y;
+        tview_init(&x, t, 4, xd, half ? TV_NHWC : TV_NCHW);
+        tview_init(&y, t, 4, yd, half ? TV_NHWC : TV_NCHW);
+        double theta[6 * N] = {0};
+        for (int i = 0; i < N; i++) {
+            theta[6 * i] = (double)IW * (OW - 1) / ((double)OW * (IW - 1));
+            theta[6 * i + 4] = (double)IH * (OH - 1) / ((double)OH * (IH - 1));
+        }
+        double *grid = malloc(sizeof(double) * (size_t)ng), *poison = tview_fill(ng, NAN);
+        double *xv = tview_random(x.count, -1, 1), *dyv = tview_random(y.count, -1, 1);
+        double *want = malloc(sizeof(double) * (size_t)y.count), *dx = malloc(sizeof(double) * (size_t)x.count);
+        double *dgrid = malloc(sizeof(double) * (size_t)ng), *zeros = calloc((size_t)ng, sizeof(double));
+        void *pth = tvalues_upload(t, theta, 6 * N), *pgen = tvalues_upload(t, poison, ng), *pgrid = NULL;
+        void *px = tview_upload(&x, xv), *py = tview_upload(&y, NULL);
+        cudnnSpatialTransformerDescriptor_t st;
+        CHECK_OK(cudnnCreateSpatialTransformerDescriptor(&st));
+        const float one = 1, zero = 0;
+        bool ok = CHECK_OK(cudnnSetSpatialTransformerNdDescriptor(st, CUDNN_SAMPLER_BILINEAR, t, 4, yd)) &&
+                  CHECK_OK(cudnnSpatialTfGridGeneratorForward(hd, st, pth, pgen));
+        if (ok) {
+            ref_stn_grid(N, OH, OW, theta, grid);
+            ok = tvalues_check(t, pgen, grid, ng, half ? 2e-3 : 1e-6, "oneDNN's scaling grid");
+            double *g = tvalues_download(t, pgen, ng);
+            for (int64_t i = 0; i < ng; i++) grid[i] = fabs(g[i]) > 1 ? g[i] / fabs(g[i]) : g[i];
+            free(g);
+            pgrid = tvalues_upload(t, grid, ng); /* oneDNN's clamp, done on the host */
+            ref_stn_sample(N, C, IH, IW, xv, OH, OW, grid, want);
+        }
+        if (ok && CHECK_OK(cudnnSpatialTfSamplerForward(hd, st, &one, x.desc, px, pgrid, &zero, y.desc, py)))
+            tview_check(&y, py, want, "oneDNN's linear resampling");
+        if (ok && !half) {
+            void *pdy = tview_upload(&y, dyv), *pdx = tview_upload(&x, NULL), *pdg = tvalues_upload(t, poison, ng);
+            ref_stn_sample_backward(N, C, IH, IW, xv, OH, OW, grid, dyv, dx, dgrid); /* dx does not depend on x */
+            if (CHECK_OK(cudnnSpatialTfSamplerBackward(hd, st, &one, x.desc, pdx, &zero, x.desc, pdx, &zero, y.desc, pdy,
+                                                       pgrid, &zero, pdg))) {
+                tview_check(&x, pdx, dx, "oneDNN's resampling dx, written over x");
+                tvalues_check(t, pdg, zeros, ng, 0, "the scratch dgrid under alphaDgrid 0 and betaDgrid 0");
+            }
+            tview_free(&y, pdy), tview_free(&x, pdx), tbuf_free(pdg);
+        }
+        cudnnDestroySpatialTransformerDescriptor(st);
+        tbuf_free(pth), tbuf_free(pgen);
+        if (pgrid) tbuf_free(pgrid);
+        tview_free(&x, px), tview_free(&y, py);
+        free(grid), free(poison), free(xv), free(dyv), free(want), free(dx), free(dgrid), free(zeros);
+        tview_destroy(&x), tview_destroy(&y);
+    }
 }
 
 /* Caffe2's CuDNNTransposeOp (caffe2/operators/transpose_op_cudnn.cc): the permutation as x's

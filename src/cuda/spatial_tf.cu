@@ -187,9 +187,11 @@ __global__ void sampler_bwd(const T *x, ocd_cuda_view xv, const T *grid, const T
         C wx[2] = {1 - pt.wx1, pt.wx1}, wy[2] = {1 - pt.wy1, pt.wy1};
         for (int64_t c = 0; pt.valid && c < dyv.dims[1]; c++) {
             C d = ocd_cuda_load(dy + offset4(dyv, pt.n, c, pt.i, pt.j));
-            neighbours(x, xv, pt, c, v);
-            gx += d * (wy[0] * (v[0][1] - v[0][0]) + wy[1] * (v[1][1] - v[1][0]));
-            gy += d * (wx[0] * (v[1][0] - v[0][0]) + wx[1] * (v[1][1] - v[0][1]));
+            if (alpha_dgrid != C(0)) { /* otherwise x is not read: it may be dx */
+                neighbours(x, xv, pt, c, v);
+                gx += d * (wy[0] * (v[0][1] - v[0][0]) + wy[1] * (v[1][1] - v[1][0]));
+                gy += d * (wx[0] * (v[1][0] - v[0][0]) + wx[1] * (v[1][1] - v[0][1]));
+            }
 #pragma unroll
             for (int b = 0; b < 2; b++)
 #pragma unroll

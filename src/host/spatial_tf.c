@@ -146,7 +146,8 @@ static void sampler_bwd_dgrid(void *ctx, int64_t q0, int64_t q1)
     for (int64_t q = q0; q < q1; q++) {
         struct point pt = point_of(p, q);
         double wx1 = pt.t.wx1, wy1 = pt.t.wy1, gx = 0.0, gy = 0.0, v[2][2];
-        for (int64_t c = 0; pt.t.valid && c < p->y.dims[1]; c++) {
+        /* under alpha_dgrid 0 the term is not formed: x is not read (it may be dx) */
+        for (int64_t c = 0; pt.t.valid && p->alpha_dgrid != 0.0 && c < p->y.dims[1]; c++) {
             neighbours(p, &pt, c, v);
             double d = ocd_host_load(p->dtype, p->dy_data, offset4(&p->y, pt.n, c, pt.i, pt.j));
             gx += d * ((1 - wy1) * (v[0][1] - v[0][0]) + wy1 * (v[1][1] - v[1][0]));

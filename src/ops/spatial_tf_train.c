@@ -4,7 +4,8 @@
    neighbours, and dx is their scatter); dgrid may be the grid itself (MXNet's spatial
    transformer writes dgrid over the grid: each point reads its own grid entry before it writes
    its dgrid entry, and dx is done with the grid by then), but no shifted overlap of it, nor of x
-   or dy. */
+   or dy. Under alphaDgrid 0, x is not read at all (dx's term needs only dy and the grid), so it
+   may overlap dx and dgrid: oneDNN's resampling backward passes its dx as x. */
 #include "ops/spatial_tf.h"
 
 #include "core/argcheck.h"
@@ -76,10 +77,14 @@ cudnnStatus_t CUDNNWINAPI cudnnSpatialTfSamplerBackward(cudnnHandle_t handle,
     if (!ocd_view_same_dims(&p.x, &p.dx) || p.dx.dtype != p.x.dtype)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dxDesc's dims or type differ from xDesc's");
     struct ocd_tensor_view g = grid_view(&p.y, st->dtype);
-    OCD_TRY(ocd_check_alias(dx, &p.dx, "dx", x, &p.x, "x", OCD_READ_MANY));
+    p.alpha_dgrid = ocd_scaling_value(st->dtype, alphaDgrid);
+    /* x only enters dgrid's gradient term: under alphaDgrid 0 it is not read, and may be any
+       buffer, dx's included (oneDNN's resampling passes its diff_src as both). */
+    const enum ocd_read x_read = p.alpha_dgrid != 0.0 ? OCD_READ_MANY : OCD_READ_NONE;
+    OCD_TRY(ocd_check_alias(dx, &p.dx, "dx", x, &p.x, "x", x_read));
     OCD_TRY(ocd_check_alias(dx, &p.dx, "dx", dy, &p.y, "dy", OCD_READ_MANY));
     OCD_TRY(ocd_check_alias(dx, &p.dx, "dx", grid, &g, "grid", OCD_READ_MANY));
-    OCD_TRY(ocd_check_alias(dgrid, &g, "dgrid", x, &p.x, "x", OCD_READ_MANY));
+    OCD_TRY(ocd_check_alias(dgrid, &g, "dgrid", x, &p.x, "x", x_read));
     OCD_TRY(ocd_check_alias(dgrid, &g, "dgrid", dy, &p.y, "dy", OCD_READ_MANY));
     OCD_TRY(ocd_check_alias(dgrid, &g, "dgrid", grid, &g, "grid", dgrid == grid ? OCD_READ_SAME : OCD_READ_MANY));
     if (dgrid == grid && (ocd_log_mask & CUDNN_SEV_INFO_EN))
@@ -94,7 +99,6 @@ cudnnStatus_t CUDNNWINAPI cudnnSpatialTfSamplerBackward(cudnnHandle_t handle,
     p.dgrid = dgrid;
     p.alpha = ocd_scaling_value(p.dtype, alpha);
     p.beta = ocd_scaling_value(p.dtype, beta);
-    p.alpha_dgrid = ocd_scaling_value(p.dtype, alphaDgrid);
     p.beta_dgrid = ocd_scaling_value(p.dtype, betaDgrid);
     return ocd_impl_run(handle, sampler_bwd_impls, OCD_ARRAY_LEN(sampler_bwd_impls), &p,
                         "cudnnSpatialTfSamplerBackward");

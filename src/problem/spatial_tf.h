@@ -35,7 +35,8 @@ struct ocd_stn_grid_problem {
 
 /* Sampler. Forward: y = alpha * sample(x, grid) + beta * y. Backward: dx = alpha * d/dx +
    beta * dx and dgrid = alpha_dgrid * d/dgrid + beta_dgrid * dgrid, for the output gradient dy.
-   A beta of 0 means the destination is not read. x and y are 4-D of the same type, vect == 1. */
+   A beta of 0 means the destination is not read; an alpha_dgrid of 0, that x is not read. x and
+   y are 4-D of the same type, vect == 1. */
 struct ocd_stn_sampler_problem {
     cudnnDataType_t dtype;
     struct ocd_tensor_view x, y, dx; /* y: the output (forward) or its gradient dy (backward) */
