@@ -2,12 +2,14 @@
    normalization, dropout, softmax, pooling, LRN, the spatial transformer and tensor transforms
    that the op tests do not make: darknet's batch norm on half data accumulating the parameter
    gradients; CuPy's dropout re-set without states before each call; ONNX Runtime's instance
-   normalization through the running averages, its ceil-mode and 1-D pooling and 5-D LRN; TVM's
-   log-softmax over a middle axis; NNabla's batch-norm backward with the gradients it does not
-   want in one scratch buffer; MXNet's int8 pooling and sampler gradient; CUDA.jl's normalization
-   optionals; dlib's batch-norm gradient added to its source; MatConvNet's per-image sampler;
-   oneDNN's resampling through the sampler, its backward given dx as x; Caffe2's transpose. Each result against the double references of tests/ref/. (compat_conv.c:
-   the convolution patterns; compat_core.c: the logging and version patterns.) */
+   normalization through the running averages, its ceil-mode and 1-D pooling and 5-D LRN;
+   oneDNN's LRN backward from an unwritten y; TVM's log-softmax over a middle axis; NNabla's
+   batch-norm backward with the gradients it does not want in one scratch buffer; MXNet's int8
+   pooling and sampler gradient; CUDA.jl's normalization optionals; dlib's batch-norm gradient
+   added to its source; MatConvNet's per-image sampler; oneDNN's resampling through the sampler,
+   its backward given dx as x; Caffe2's transpose. Each result against the double references of
+   tests/ref/. (compat_conv.c: the convolution patterns; compat_core.c: the logging and version
+   patterns.) */
 #include "desc_util.h"
 #include "ref/batchnorm.h"
 #include "ref/lrn.h"
@@ -418,6 +420,45 @@ TEST(compat_lrn_onnxruntime_5d)
         free(xv), free(want);
         tview_destroy(&x);
     }
+}
+
+/* oneDNN's LRN on NVIDIA GPUs (src/gpu/nvidia/cudnn_lrn_impl.hpp, cudnn_lrn.cpp): the training
+   forward keeps y for the backward by cudnnAddTensor(dst -> workspace) **with the workspace's
+   descriptor never created** (NULL, the status not checked), so the workspace keeps whatever it
+   held; the backward then passes that workspace as y. Our AddTensor refuses the NULL
+   descriptor and writes nothing, and the backward recomputes the window sums from x without
+   reading y, so dx is right whatever the workspace holds (here poison). */
+TEST(compat_lrn_onednn_backward_from_unwritten_y)
+{
+    const int dims[4] = {2, 7, 3, 4};
+    cudnnHandle_t h = test_handle();
+    struct tview x;
+    tview_init(&x, CUDNN_DATA_FLOAT, 4, dims, TV_NCHW);
+    const int64_t s = (int64_t)dims[2] * dims[3];
+    struct ref_lrn_params q = {5, 1e-4, 0.75, 1.0};
+    double *xv = tview_random(x.count, -3, 3), *dyv = tview_random(x.count, -1, 1);
+    double *y = malloc(sizeof(double) * (size_t)x.count), *dx = malloc(sizeof(double) * (size_t)x.count);
+    void *px = tview_upload(&x, xv), *py = tview_upload(&x, NULL), *pws = tview_upload(&x, NULL);
+    void *pdy = tview_upload(&x, dyv), *pdx = tview_upload(&x, NULL), *ws_snap = tbuf_snapshot(pws, tview_bytes(&x));
+    ref_lrn_forward(dims[0], dims[1], s, &q, xv, y);
+    ref_lrn_backward(dims[0], dims[1], s, &q, xv, dyv, dx);
+    cudnnLRNDescriptor_t ld;
+    CHECK_OK(cudnnCreateLRNDescriptor(&ld));
+    const float one = 1, zero = 0;
+    if (CHECK_OK(cudnnSetLRNDescriptor(ld, (unsigned)q.n, q.alpha, q.beta, q.k)) &&
+        CHECK_OK(cudnnLRNCrossChannelForward(h, ld, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, x.desc, px, &zero, x.desc, py))) {
+        tview_check(&x, py, y, "oneDNN's LRN forward");
+        CHECK_STATUS(cudnnAddTensor(h, &one, x.desc, py, &zero, NULL, pws), CUDNN_STATUS_BAD_PARAM);
+        CHECK(tbuf_unchanged(pws, ws_snap, tview_bytes(&x), "the workspace AddTensor was refused"));
+        if (CHECK_OK(cudnnLRNCrossChannelBackward(h, ld, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, x.desc, pws, x.desc, pdy,
+                                                  x.desc, px, &zero, x.desc, pdx)))
+            tview_check(&x, pdx, dx, "oneDNN's LRN backward, y an unwritten workspace");
+    }
+    cudnnDestroyLRNDescriptor(ld);
+    void *bufs[] = {px, py, pws, pdy, pdx};
+    for (size_t i = 0; i < TLEN(bufs); i++) tview_free(&x, bufs[i]);
+    free(xv), free(dyv), free(y), free(dx), free(ws_snap);
+    tview_destroy(&x);
 }
 
 /* CUDA.jl's cudnnNormalizationForward (lib/cudnn/normalization.jl) with its defaults:
