@@ -6,18 +6,20 @@
    (the convolution descriptor read back with CUDNN_DIM_MAX values asked for), DyNet (max pooling
    whose "same" padding leaves y longer than the floor formula), OpenCV's DNN module (its fused
    convolution on the algorithm it picked), KataGo (half NHWC convolutions on a fixed algorithm,
-   the dilated ones with an NCHW filter). Each result against
-   the double references of tests/ref/. (compat_libs.c: the C
+   the dilated ones with an NCHW filter), oneDNN's NVIDIA backend (its s8 eltwise forward).
+   Each result against the double references of tests/ref/. (compat_libs.c: the C
    and C++ libraries; compat.c, compat_ops.c, compat_conv.c: the frameworks; compat_rnn.c,
    compat_rnn_more.c: every program's RNN calls.) */
 #include "conv_harness.h"
 #include "desc_util.h"
+#include "ref/activation.h"
 #include "ref/conv.h"
 #include "ref/pooling.h"
 #include "ref/reduce.h"
 #include "tensors.h"
 #include "test.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -647,4 +649,45 @@ TEST(compat_conv_katago_half_nhwc_fixed_algorithm)
         tconv_run_free(&r);
         if (!ok) return;
     }
+}
+
+/* oneDNN's eltwise on NVIDIA GPUs (src/gpu/nvidia/cudnn_eltwise_impl.hpp, cudnn_eltwise.hpp: "Forward
+   pass supports f32, f16, bf16 and s8"): cudnnActivationForward on **INT8** x and y, one
+   descriptor for both (plain NCHW or NHWC, y == x when the primitive runs in place), RELU with
+   coef 0, TANH, ELU with its alpha as coef, SIGMOID, NaN propagated, float alpha 1 and beta 0.
+   The result is f(x) rounded to nearest even and saturated, as oneDNN's reference rounds s8. */
+TEST(compat_activation_onednn_int8_forward)
+{
+    static const struct { cudnnActivationMode_t mode; double coef; } modes[] = {
+        {CUDNN_ACTIVATION_RELU, 0}, {CUDNN_ACTIVATION_TANH, 0}, {CUDNN_ACTIVATION_ELU, 1.0}, {CUDNN_ACTIVATION_SIGMOID, 0}};
+    const int dims[4] = {2, 5, 3, 4};
+    cudnnHandle_t h = test_handle();
+    cudnnActivationDescriptor_t ad;
+    CHECK_OK(cudnnCreateActivationDescriptor(&ad));
+    for (int layout = 0; layout < 2; layout++)
+        for (size_t m = 0; m < TLEN(modes); m++) {
+            struct tview v;
+            tview_init(&v, CUDNN_DATA_INT8, 4, dims, layout ? TV_NHWC : TV_NCHW);
+            double *x = tview_random(v.count, -128, 127), *want = malloc(sizeof(double) * (size_t)v.count);
+            x[0] = -128, x[1] = 127, x[2] = 0, x[3] = -1;
+            for (int64_t i = 0; i < v.count; i++) {
+                x[i] = round(x[i]);
+                double r = nearbyint(ref_activation(modes[m].mode, true, modes[m].coef, 1.0, x[i]));
+                want[i] = r < -128 ? -128 : r > 127 ? 127 : r;
+            }
+            const bool in_place = layout == 1 && m % 2 == 1;
+            void *px = tview_upload(&v, x), *py = in_place ? px : tview_upload(&v, NULL);
+            const float one = 1, zero = 0;
+            char what[96];
+            snprintf(what, sizeof what, "oneDNN s8 eltwise, mode %d, %s%s", (int)modes[m].mode, layout ? "NHWC" : "NCHW",
+                     in_place ? ", in place" : "");
+            if (CHECK_OK(cudnnSetActivationDescriptor(ad, modes[m].mode, CUDNN_PROPAGATE_NAN, modes[m].coef)) &&
+                CHECK_OK(cudnnActivationForward(h, ad, &one, v.desc, px, &zero, v.desc, py)))
+                tview_holds(&v, py, want, what);
+            tview_free(&v, px);
+            if (!in_place) tview_free(&v, py);
+            free(x), free(want);
+            tview_destroy(&v);
+        }
+    cudnnDestroyActivationDescriptor(ad);
 }

@@ -83,8 +83,8 @@ cudnnStatus_t ocd_check_alias(const void *out, const struct ocd_tensor_view *out
     return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t ocd_check_map(cudnnTensorDescriptor_t xDesc, const void *x, cudnnTensorDescriptor_t yDesc, const void *y,
-                            struct ocd_tensor_view *xv, struct ocd_tensor_view *yv)
+cudnnStatus_t ocd_check_map_any_type(cudnnTensorDescriptor_t xDesc, const void *x, cudnnTensorDescriptor_t yDesc,
+                                     const void *y, struct ocd_tensor_view *xv, struct ocd_tensor_view *yv)
 {
     OCD_TRY(ocd_tensor_get(xDesc, "xDesc", xv));
     OCD_TRY(ocd_tensor_get(yDesc, "yDesc", yv));
@@ -92,6 +92,12 @@ cudnnStatus_t ocd_check_map(cudnnTensorDescriptor_t xDesc, const void *x, cudnnT
     OCD_TRY(ocd_check_data(y, "y"));
     OCD_TRY(ocd_check_same_dims(CUDNN_STATUS_BAD_PARAM, xv, "xDesc", yv, "yDesc"));
     OCD_TRY(ocd_check_same_type(CUDNN_STATUS_BAD_PARAM, xv, "xDesc", yv, "yDesc"));
-    OCD_TRY(ocd_check_alias(y, yv, "y", x, xv, "x", OCD_READ_SAME));
+    return ocd_check_alias(y, yv, "y", x, xv, "x", OCD_READ_SAME);
+}
+
+cudnnStatus_t ocd_check_map(cudnnTensorDescriptor_t xDesc, const void *x, cudnnTensorDescriptor_t yDesc, const void *y,
+                            struct ocd_tensor_view *xv, struct ocd_tensor_view *yv)
+{
+    OCD_TRY(ocd_check_map_any_type(xDesc, x, yDesc, y, xv, yv));
     return ocd_check_float_type(xv, "xDesc");
 }

@@ -52,9 +52,12 @@ cudnnStatus_t ocd_check_alias(const void *out, const struct ocd_tensor_view *out
 
 /* The checks of an op that maps x to a y of the same shape (activation and softmax forward): both
    descriptors live and set, both pointers given, the same dims and data type (BAD_PARAM), y on x
-   only with the same strides (BAD_PARAM), a floating-point type (NOT_SUPPORTED). Fills the views. */
+   only with the same strides (BAD_PARAM), a floating-point type (NOT_SUPPORTED). Fills the views.
+   ocd_check_map_any_type: the same without the floating-point check, for an op taking more types. */
 cudnnStatus_t ocd_check_map(cudnnTensorDescriptor_t xDesc, const void *x, cudnnTensorDescriptor_t yDesc, const void *y,
                             struct ocd_tensor_view *xv, struct ocd_tensor_view *yv);
+cudnnStatus_t ocd_check_map_any_type(cudnnTensorDescriptor_t xDesc, const void *x, cudnnTensorDescriptor_t yDesc,
+                                     const void *y, struct ocd_tensor_view *xv, struct ocd_tensor_view *yv);
 
 #ifdef __cplusplus
 }

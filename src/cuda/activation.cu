@@ -153,11 +153,27 @@ template <typename T, int MODE> cudnnStatus_t launch_vec(cudnnHandle_t h, const 
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* The strided kernel for storage type T. */
+template <typename T> cudnnStatus_t launch_strided(cudnnHandle_t handle, const ocd_activation_problem *p)
+{
+    uint32_t n = (uint32_t)ocd_dim_group_size(&p->g);
+    auto a = args_of<typename ocd_compute<T>::type>(p);
+    const T *s0 = (const T *)p->io.src[0], *s1 = (const T *)p->io.src[1];
+    unsigned blocks = ocd_cuda_blocks(n, 256);
+    if (p->backward)
+        activation_strided<T, true><<<blocks, 256, 0, handle->stream>>>(s0, s1, (T *)p->io.dst, p->g, n, p->act.mode, a);
+    else
+        activation_strided<T, false><<<blocks, 256, 0, handle->stream>>>(s0, s1, (T *)p->io.dst, p->g, n, p->act.mode, a);
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
+}
+
 } // namespace
 
 extern "C" const char *ocd_cuda_activation_vec_applies(cudnnHandle_t handle, const void *problem)
 {
     const ocd_activation_problem *p = (const ocd_activation_problem *)problem;
+    if (p->io.dtype == CUDNN_DATA_INT8) return OCD_REASON_DTYPE; /* int8 runs strided */
     if (!ocd_dim_group_is_flat(&p->g)) return OCD_REASON_NOT_PACKED;
     for (int i = 0; i < p->io.nsrc; i++)
         if (!ocd_cuda_aligned16(p->io.src[i])) return OCD_REASON_ALIGNMENT;
@@ -185,19 +201,10 @@ extern "C" cudnnStatus_t ocd_cuda_activation_strided(cudnnHandle_t handle, const
                                                          size_t ws_bytes)
 {
     const ocd_activation_problem *p = (const ocd_activation_problem *)problem;
+    /* int8: the forward only (the API refuses the backward), in float, stored rounded and saturated */
+    if (p->io.dtype == CUDNN_DATA_INT8) return launch_strided<int8_t>(handle, p);
     return ocd_cuda_dispatch<OCD_CUDA_FLOATS>(p->io.dtype, [&](auto tag) {
         typedef typename decltype(tag)::type T;
-        uint32_t n = (uint32_t)ocd_dim_group_size(&p->g);
-        auto a = args_of<typename ocd_compute<T>::type>(p);
-        const T *s0 = (const T *)p->io.src[0], *s1 = (const T *)p->io.src[1];
-        unsigned blocks = ocd_cuda_blocks(n, 256);
-        if (p->backward)
-            activation_strided<T, true><<<blocks, 256, 0, handle->stream>>>(s0, s1, (T *)p->io.dst, p->g, n,
-                                                                             p->act.mode, a);
-        else
-            activation_strided<T, false><<<blocks, 256, 0, handle->stream>>>(s0, s1, (T *)p->io.dst, p->g, n,
-                                                                              p->act.mode, a);
-        OCD_CUDA_LAUNCHED();
-        return CUDNN_STATUS_SUCCESS;
+        return launch_strided<T>(handle, p);
     });
 }

@@ -7,7 +7,8 @@
    implemented here: IDENTITY "does not work with cudnnActivationForward() or
    cudnnActivationBackward()" (BAD_PARAM, as an invalid mode for them); BAD_PARAM when the dims or
    the data types of input and output differ, or when the call is in place (x == y) with
-   different strides. */
+   different strides. Beyond the text, the forward takes plain INT8 data (oneDNN's s8 eltwise
+   makes the call on NVIDIA's library); the backward stays floating-point only. */
 #include "ops/activation.h"
 
 #include "core/argcheck.h"
@@ -181,7 +182,10 @@ cudnnStatus_t CUDNNWINAPI cudnnActivationForward(cudnnHandle_t handle, cudnnActi
     OCD_TRY(ocd_activation_get_standalone(activationDesc, &p.act));
     OCD_TRY(ocd_check_scaling(alpha, beta));
     struct ocd_tensor_view xv, yv;
-    OCD_TRY(ocd_check_map(xDesc, x, yDesc, y, &xv, &yv));
+    OCD_TRY(ocd_check_map_any_type(xDesc, x, yDesc, y, &xv, &yv));
+    /* int8 (plain, any layout) too, forward only: oneDNN's eltwise runs s8 data through this call
+       on NVIDIA's library; computed in floating point, rounded to nearest even and saturated */
+    if (!(xv.dtype == CUDNN_DATA_INT8 && xv.vect == 1)) OCD_TRY(ocd_check_float_type(&xv, "xDesc"));
 
     ocd_map_io_set(&p.io, xv.dtype, alpha, beta, x, NULL, y);
     const struct ocd_tensor_view *views[] = {&xv, &yv};
