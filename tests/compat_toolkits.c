@@ -6,7 +6,8 @@
    (the convolution descriptor read back with CUDNN_DIM_MAX values asked for), DyNet (max pooling
    whose "same" padding leaves y longer than the floor formula), OpenCV's DNN module (its fused
    convolution on the algorithm it picked), KataGo (half NHWC convolutions on a fixed algorithm,
-   the dilated ones with an NCHW filter), oneDNN's NVIDIA backend (its s8 eltwise forward).
+   the dilated ones with an NCHW filter), oneDNN's NVIDIA backend (its s8 eltwise and softmax
+   forward).
    Each result against the double references of tests/ref/. (compat_libs.c: the C
    and C++ libraries; compat.c, compat_ops.c, compat_conv.c: the frameworks; compat_rnn.c,
    compat_rnn_more.c: every program's RNN calls.) */
@@ -16,6 +17,7 @@
 #include "ref/conv.h"
 #include "ref/pooling.h"
 #include "ref/reduce.h"
+#include "ref/softmax.h"
 #include "tensors.h"
 #include "test.h"
 
@@ -651,6 +653,13 @@ TEST(compat_conv_katago_half_nhwc_fixed_algorithm)
     }
 }
 
+/* r rounded to nearest even and saturated to int8, as oneDNN's reference stores s8. */
+static double s8_of(double r)
+{
+    r = nearbyint(r);
+    return r < -128 ? -128 : r > 127 ? 127 : r;
+}
+
 /* oneDNN's eltwise on NVIDIA GPUs (src/gpu/nvidia/cudnn_eltwise_impl.hpp, cudnn_eltwise.hpp: "Forward
    pass supports f32, f16, bf16 and s8"): cudnnActivationForward on **INT8** x and y, one
    descriptor for both (plain NCHW or NHWC, y == x when the primitive runs in place), RELU with
@@ -672,8 +681,7 @@ TEST(compat_activation_onednn_int8_forward)
             x[0] = -128, x[1] = 127, x[2] = 0, x[3] = -1;
             for (int64_t i = 0; i < v.count; i++) {
                 x[i] = round(x[i]);
-                double r = nearbyint(ref_activation(modes[m].mode, true, modes[m].coef, 1.0, x[i]));
-                want[i] = r < -128 ? -128 : r > 127 ? 127 : r;
+                want[i] = s8_of(ref_activation(modes[m].mode, true, modes[m].coef, 1.0, x[i]));
             }
             const bool in_place = layout == 1 && m % 2 == 1;
             void *px = tview_upload(&v, x), *py = in_place ? px : tview_upload(&v, NULL);
@@ -690,4 +698,41 @@ TEST(compat_activation_onednn_int8_forward)
             tview_destroy(&v);
         }
     cudnnDestroyActivationDescriptor(ad);
+}
+
+/* oneDNN's softmax on NVIDIA GPUs (src/gpu/nvidia/cudnn_softmax_impl.hpp; its README: "Forward pass
+   supports f32, f16, bf16 and s8"): cudnnSoftmaxForward in CHANNEL mode (axis 1) on **INT8** x and
+   y, one descriptor from cudnnSetTensor4dDescriptorEx's format form (NCHW or NHWC), ACCURATE or
+   LOG, the primitive's output scale as alpha (a float), beta 0. The result is the scaled softmax
+   rounded to an integer and saturated. */
+TEST(compat_softmax_onednn_int8_forward)
+{
+    const int dims[4] = {2, 6, 3, 2};
+    cudnnHandle_t h = test_handle();
+    for (int nhwc = 0; nhwc < 2; nhwc++)
+        for (int lg = 0; lg < 2; lg++) {
+            const cudnnSoftmaxAlgorithm_t algo = lg ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE;
+            const float scale = lg ? 8.0f : 127.0f;
+            struct tview v;
+            tview_init(&v, CUDNN_DATA_INT8, 4, dims, nhwc ? TV_NHWC : TV_NCHW);
+            double *x = tview_random(v.count, -20, 20), *want = malloc(sizeof(double) * (size_t)v.count);
+            for (int64_t i = 0; i < v.count; i++) x[i] = round(x[i]);
+            ref_softmax_forward(algo, CUDNN_SOFTMAX_MODE_CHANNEL, 4, dims, x, want);
+            for (int64_t i = 0; i < v.count; i++) /* saturated; the check allows either rounding */
+                want[i] = fmin(127, fmax(-128, scale * want[i]));
+            void *px = tview_upload(&v, x), *py = tview_upload(&v, NULL);
+            cudnnTensorDescriptor_t d;
+            CHECK_OK(cudnnCreateTensorDescriptor(&d));
+            const float zero = 0;
+            char what[64];
+            snprintf(what, sizeof what, "oneDNN s8 %ssoftmax, %s", lg ? "log" : "", nhwc ? "NHWC" : "NCHW");
+            if (CHECK_OK(cudnnSetTensor4dDescriptor(d, nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, CUDNN_DATA_INT8,
+                                                    dims[0], dims[1], dims[2], dims[3])) &&
+                CHECK_OK(cudnnSoftmaxForward(h, algo, CUDNN_SOFTMAX_MODE_CHANNEL, &scale, d, px, &zero, d, py)))
+                tview_check(&v, py, want, what);
+            cudnnDestroyTensorDescriptor(d);
+            tview_free(&v, px), tview_free(&v, py);
+            free(x), free(want);
+            tview_destroy(&v);
+        }
 }

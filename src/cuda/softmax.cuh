@@ -181,6 +181,12 @@ const ocd_softmax_problem *problem_of(const void *problem)
     return (const ocd_softmax_problem *)problem;
 }
 
+/* int8 data (the forward only) runs in cuda:softmax_generic alone: the other entries decline it. */
+const char *not_int8(const ocd_softmax_problem *p)
+{
+    return p->io.dtype == CUDNN_DATA_INT8 ? OCD_REASON_DTYPE : NULL;
+}
+
 } // namespace
 
 #endif /* OCD_CUDA_SOFTMAX_CUH */

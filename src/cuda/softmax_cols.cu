@@ -407,6 +407,7 @@ template <bool BWD> cudnnStatus_t pick_cols_regs(cudnnHandle_t h, const ocd_soft
 extern "C" const char *ocd_cuda_softmax_tile_applies(cudnnHandle_t handle, const void *problem)
 {
     const ocd_softmax_problem *p = problem_of(problem);
+    if (not_int8(p) != NULL) return not_int8(p);
     if (p->slice.rank != 1) return "slices span more than one strided dim";
     if (p->batch.rank < 1) return OCD_REASON_SHAPE;
     for (int t = 0; t <= p->io.nsrc; t++)
@@ -445,6 +446,7 @@ extern "C" const char *ocd_cuda_softmax_cols_regs_applies(cudnnHandle_t handle, 
 extern "C" const char *ocd_cuda_softmax_tile_vec_applies(cudnnHandle_t handle, const void *problem)
 {
     const ocd_softmax_problem *p = problem_of(problem);
+    if (not_int8(p) != NULL) return not_int8(p);
     const char *why = vector_cols(handle, p);
     if (why != NULL) return why;
     return tile_vec_smem(p) <= tile_vec_smem_max(handle) ? NULL : "tile larger than shared memory";

@@ -590,22 +590,29 @@ static bool contiguous_slices(const ocd_softmax_problem *p)
     return ocd_dim_group_is_flat(&p->slice);
 }
 
+/* The reason a contiguous-slice entry declines p, or NULL. */
+static const char *rows_decline(const ocd_softmax_problem *p)
+{
+    if (not_int8(p) != NULL) return not_int8(p);
+    return contiguous_slices(p) ? NULL : "slices are not contiguous";
+}
+
 extern "C" const char *ocd_cuda_softmax_rows_warp_applies(cudnnHandle_t handle, const void *problem)
 {
     const ocd_softmax_problem *p = problem_of(problem);
-    if (!contiguous_slices(p)) return "slices are not contiguous";
+    if (rows_decline(p) != NULL) return rows_decline(p);
     return ocd_dim_group_size(&p->slice) <= WARP_MAX_LEN ? NULL : "slices longer than one warp holds";
 }
 
 extern "C" const char *ocd_cuda_softmax_rows_block_applies(cudnnHandle_t handle, const void *problem)
 {
-    return contiguous_slices(problem_of(problem)) ? NULL : "slices are not contiguous";
+    return rows_decline(problem_of(problem));
 }
 
 extern "C" const char *ocd_cuda_softmax_rows_lanes_applies(cudnnHandle_t handle, const void *problem)
 {
     const ocd_softmax_problem *p = problem_of(problem);
-    if (!contiguous_slices(p)) return "slices are not contiguous";
+    if (rows_decline(p) != NULL) return rows_decline(p);
     if (!vector_rows(p)) return OCD_REASON_ALIGNMENT;
     uint32_t n = 16 / (uint32_t)ocd_dtype_scalar_size(p->io.dtype);
     uint32_t most = LANES_MAX * (p->backward ? lane_vecs<true>() : lane_vecs<false>()) * n;
@@ -651,6 +658,12 @@ extern "C" cudnnStatus_t ocd_cuda_softmax_generic(cudnnHandle_t handle, const vo
                                                       size_t ws_bytes)
 {
     const ocd_softmax_problem *p = problem_of(problem);
+    if (p->io.dtype == CUDNN_DATA_INT8) { /* the forward only (the API refuses the backward), in float */
+        sm_args<int8_t> a = args_of<int8_t>(p);
+        generic<int8_t, false><<<ocd_cuda_blocks(a.rows, WARP_ROWS), 32 * WARP_ROWS, 0, handle->stream>>>(a);
+        OCD_CUDA_LAUNCHED();
+        return CUDNN_STATUS_SUCCESS;
+    }
     return ocd_cuda_dispatch<OCD_CUDA_FLOATS>(p->io.dtype, [&](auto tag) {
         typedef typename decltype(tag)::type T;
         sm_args<T> a = args_of<T>(p);

@@ -5,7 +5,9 @@
    enumerant, when the dims or the data types of input and output differ, and (the in-place rule
    of every op) when y is x with other strides. Every legal layout is served; the CUDA table
    holds kernels for contiguous slices (CHANNEL over NHWC, INSTANCE over any packed layout), for
-   slices strided over a contiguous inner dim (CHANNEL over NCHW), and a generic one. */
+   slices strided over a contiguous inner dim (CHANNEL over NCHW), and a generic one. Beyond the
+   text, the forward takes plain INT8 data (oneDNN's s8 softmax makes the call on NVIDIA's
+   library), run by the generic CUDA kernel or the host; the backward stays floating-point. */
 #include "ops/softmax.h"
 
 #include "core/argcheck.h"
@@ -85,7 +87,10 @@ cudnnStatus_t CUDNNWINAPI cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftmax
     OCD_TRY(ocd_softmax_check_enums(algo, mode));
     OCD_TRY(ocd_check_scaling(alpha, beta));
     struct ocd_tensor_view xv, yv;
-    OCD_TRY(ocd_check_map(xDesc, x, yDesc, y, &xv, &yv));
+    OCD_TRY(ocd_check_map_any_type(xDesc, x, yDesc, y, &xv, &yv));
+    /* int8 (plain, any layout) too, forward only: oneDNN's s8 softmax runs through this call on
+       NVIDIA's library; computed in floating point, rounded to nearest even and saturated */
+    if (!(xv.dtype == CUDNN_DATA_INT8 && xv.vect == 1)) OCD_TRY(ocd_check_float_type(&xv, "xDesc"));
 
     struct ocd_softmax_problem p = {0};
     p.log = algo == CUDNN_SOFTMAX_LOG;
