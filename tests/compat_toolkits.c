@@ -7,7 +7,7 @@
    whose "same" padding leaves y longer than the floor formula), OpenCV's DNN module (its fused
    convolution on the algorithm it picked), KataGo (half NHWC convolutions on a fixed algorithm,
    the dilated ones with an NCHW filter), oneDNN's NVIDIA backend (its s8 eltwise and softmax
-   forward).
+   forward, its pooling with the larger pad first and a y shorter than cuDNN's formula).
    Each result against the double references of tests/ref/. (compat_libs.c: the C
    and C++ libraries; compat.c, compat_ops.c, compat_conv.c: the frameworks; compat_rnn.c,
    compat_rnn_more.c: every program's RNN calls.) */
@@ -735,4 +735,52 @@ TEST(compat_softmax_onednn_int8_forward)
             free(x), free(want);
             tview_destroy(&v);
         }
+}
+
+/* oneDNN's pooling on NVIDIA GPUs (src/gpu/nvidia/cudnn_pooling_impl.hpp; its README: "Configurations
+   where padding in the beginning is larger than padding at the end are supported and work as
+   expected"): the descriptor takes the begin pads, y keeps oneDNN's extent (in + pad_l + pad_r -
+   window) / stride + 1, **shorter than cuDNN's output formula**; training copies x and y into the
+   workspace with cudnnAddTensor (alpha 1, beta 0), the backward reads them from there. MAX and both
+   averages, forward and backward against ref/pooling.c with the begin pads. */
+TEST(compat_pooling_onednn_begin_pads_short_y)
+{
+    static const cudnnPoolingMode_t modes[] = {CUDNN_POOLING_MAX, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
+                                               CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING};
+    const int n = 2, c = 3, in[2] = {5, 6}, win[2] = {3, 3}, pad_l[2] = {1, 1}, str[2] = {2, 1};
+    const int out[2] = {(5 + 1 + 0 - 3) / 2 + 1, (6 + 1 + 0 - 3) / 1 + 1}; /* pad_r 0: 2 x 5, cuDNN's 3 x 6 */
+    const int xd[4] = {n, c, in[0], in[1]}, yd[4] = {n, c, out[0], out[1]};
+    cudnnHandle_t h = test_handle();
+    struct tview x, y;
+    tview_init(&x, CUDNN_DATA_FLOAT, 4, xd, TV_NCHW);
+    tview_init(&y, CUDNN_DATA_FLOAT, 4, yd, TV_NCHW);
+    cudnnPoolingDescriptor_t pd;
+    CHECK_OK(cudnnCreatePoolingDescriptor(&pd));
+    for (size_t m = 0; m < TLEN(modes); m++) {
+        int formula[4];
+        double *xv = tview_random(x.count, -2, 2), *dyv = tview_random(y.count, -1, 1);
+        double *want = malloc(sizeof(double) * (size_t)y.count), *dxw = malloc(sizeof(double) * (size_t)x.count);
+        struct ref_pool rp = {.mode = modes[m], .propagate = false, .nb = 2, .window = {3, 3}, .pad = {1, 1},
+                              .stride = {2, 1}};
+        ref_pooling_forward(&rp, n, c, in, out, xv, want);
+        ref_pooling_backward(&rp, n, c, in, out, xv, dyv, dxw);
+        void *px = tview_upload(&x, xv), *py = tview_upload(&y, NULL), *pdy = tview_upload(&y, dyv);
+        void *wsx = tview_upload(&x, NULL), *wsy = tview_upload(&y, NULL), *pdx = tview_upload(&x, NULL);
+        const float one = 1, zero = 0;
+        bool ok = CHECK_OK(cudnnSetPoolingNdDescriptor(pd, modes[m], CUDNN_NOT_PROPAGATE_NAN, 2, win, pad_l, str)) &&
+                  CHECK_OK(cudnnGetPoolingNdForwardOutputDim(pd, x.desc, 4, formula)) &&
+                  CHECK(formula[2] == out[0] + 1 && formula[3] == out[1] + 1) &&
+                  CHECK_OK(cudnnPoolingForward(h, pd, &one, x.desc, px, &zero, y.desc, py)) &&
+                  tview_check(&y, py, want, "oneDNN pooling, y shorter than the formula") &&
+                  CHECK_OK(cudnnAddTensor(h, &one, x.desc, px, &zero, x.desc, wsx)) &&
+                  CHECK_OK(cudnnAddTensor(h, &one, y.desc, py, &zero, y.desc, wsy));
+        if (ok && CHECK_OK(cudnnPoolingBackward(h, pd, &one, y.desc, wsy, y.desc, pdy, x.desc, wsx, &zero, x.desc, pdx)))
+            tview_check(&x, pdx, dxw, "oneDNN pooling backward from the workspace copies");
+        void *bufs[] = {px, wsx, pdx};
+        for (size_t i = 0; i < TLEN(bufs); i++) tview_free(&x, bufs[i]);
+        tview_free(&y, py), tview_free(&y, pdy), tview_free(&y, wsy);
+        free(xv), free(dyv), free(want), free(dxw);
+    }
+    cudnnDestroyPoolingDescriptor(pd);
+    tview_destroy(&x), tview_destroy(&y);
 }
