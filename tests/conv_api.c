@@ -536,3 +536,17 @@ TEST(conv_cuda_fused_1x1_runs_on_cublas)
     check_bias_activation_on(&big_1x1, &tc_configs[2], CUDNN_ACTIVATION_RELU, false, 0, entry);
     check_bias_activation_on(&big_1x1, &tc_configs[3], CUDNN_ACTIVATION_RELU, true, 0, entry);
 }
+
+/* On the CUDA pass with tensor cores (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it serve),
+   the fused call on ResNet's stem (C = 3, 7x7, stride 2, pad 3; the ConvBiasAct first layer)
+   runs on the few-channel entry, its epilogue taking bias, z and the activation: half NHWC and
+   NCHW, bfloat16 NHWC; z apart and in y's own buffer; RELU and IDENTITY. */
+TEST(conv_cuda_fused_stem)
+{
+    if (!conv_tensor_core_pass()) return;
+    static const struct shape stem = {"fused_stem", 2, 2, 3, 64, 1, {30, 29}, {7, 7}, {3, 3}, {2, 2}, {1, 1}, false};
+    const char *const entry = "cuda:fwd_stem_tc_128x64";
+    check_bias_activation_on(&stem, &tc_configs[0], CUDNN_ACTIVATION_RELU, false, 0, entry);
+    check_bias_activation_on(&stem, &tc_configs[3], CUDNN_ACTIVATION_RELU, true, 0, entry);
+    check_bias_activation_on(&stem, &tc_configs[1], CUDNN_ACTIVATION_IDENTITY, true, 0, entry);
+}

@@ -5,6 +5,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef OCD_TEST_CUDA
+#include <cuda_runtime.h>
+#endif
 
 /* ---- shapes and configurations ------------------------------------------------------------------ */
 
@@ -419,4 +422,19 @@ void tconv_run_free(struct tconv_run *r)
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     free(r->x), free(r->w), free(r->dy), free(r->y), free(r->dx), free(r->dw);
     tconv_descs_destroy(r->xd, r->yd, NULL, r->wd, r->cd);
+}
+
+bool conv_tensor_core_pass(void)
+{
+    if (test_backend[0] != 'c') return false;
+#ifdef OCD_TEST_CUDA
+    int dev = 0, major = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    if (major < 8) {
+        printf("      (sm_%d0: the tensor-core entries need sm_80)\n", major);
+        return false;
+    }
+#endif
+    return true;
 }

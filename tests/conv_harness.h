@@ -77,6 +77,8 @@ struct problem {
 };
 
 bool is_int(cudnnDataType_t t);
+/* Whether the CUDA pass runs on a GPU with tensor cores (sm_80 and newer); says why not. */
+bool conv_tensor_core_pass(void);
 /* Sets p up for the shape and configuration; variant picks the rotating layouts and the filter
    format. false (failure recorded) when a descriptor call fails; free_problem either way. */
 bool make_problem(struct problem *p, const struct shape *sh, const struct config *cf, int variant);

@@ -120,6 +120,8 @@ static const struct ocd_conv_impl fwd_impls[] = {
                ocd_host_conv_direct, NULL),
 #ifdef OCD_HAVE_CUDA
     CUBLAS_1X1_ENTRIES("fwd", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) | FWD_GEMM_ALGOS)
+    /* few channels (RGB first layers): K = C R S packed, ahead of the channel-padded GEMM */
+    PLANNED_ENTRY("cuda:fwd_stem_tc_128x64", OCD_BACKEND_CUDA, FWD_IGEMM_ALGOS, ocd_cuda_conv_stem_fwd, true)
     OCD_IGEMM_WGMMA_TILES(FWD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(FWD_IGEMM_TC)
     OCD_IGEMM_TILES(FWD_IGEMM_TF32)

@@ -174,24 +174,38 @@ template <typename T, int ROWS, bool KMAJOR> struct ocd_mma_smem {
     }
 };
 
-/* The row address lane `lane` gives ldmatrix.x4 (.trans when MN-major) for the A fragment of one
-   16 x KSTEP mma tile at rows m0.., K offset k0 (elements): matrices 0..3 are (rows 0-7, k lo),
-   (rows 8-15, k lo), (rows 0-7, k hi), (rows 8-15, k hi), the order of a[0..3]. */
-template <typename T, int ROWS, bool KMAJOR>
-__host__ __device__ __forceinline__ const T *ocd_mma_frag_a_addr(const T *s, int m0, int k0, int lane)
+/* The row address lane `lane` gives ldmatrix.x4 for the A fragment of one 16 x KSTEP mma tile at
+   rows m0.., K offset k0 (elements), of a K-major operand whose rows lie ld elements apart:
+   matrices 0..3 are (rows 0-7, k lo), (rows 8-15, k lo), (rows 0-7, k hi), (rows 8-15, k hi),
+   the order of a[0..3]. Row addresses must be 16-byte aligned. */
+template <typename T>
+__host__ __device__ __forceinline__ const T *ocd_mma_kmajor_a_addr(const T *s, int ld, int m0, int k0, int lane)
 {
-    typedef ocd_mma_smem<T, ROWS, KMAJOR> L;
-    return KMAJOR ? s + (m0 + (lane & 15)) * L::LD + k0 + (lane >> 4) * L::E
-                  : s + (k0 + (lane >> 4) * 8 + (lane & 7)) * L::LD + m0 + ((lane >> 3) & 1) * 8;
+    return s + (m0 + (lane & 15)) * ld + k0 + (lane >> 4) * (16 / (int)sizeof(T));
 }
 
 /* Likewise for the B fragments of two 8-column mma tiles at columns n0.. and n0 + 8..: matrices
    (n 0-7, k lo), (n 0-7, k hi), (n 8-15, k lo), (n 8-15, k hi), i.e. b[0..1] and b[2..3]. */
+template <typename T>
+__host__ __device__ __forceinline__ const T *ocd_mma_kmajor_b_addr(const T *s, int ld, int n0, int k0, int lane)
+{
+    return s + (n0 + (lane >> 4) * 8 + (lane & 7)) * ld + k0 + ((lane >> 3) & 1) * (16 / (int)sizeof(T));
+}
+
+/* The same addresses in an ocd_mma_smem stage, K-major or MN-major (read with .trans). */
+template <typename T, int ROWS, bool KMAJOR>
+__host__ __device__ __forceinline__ const T *ocd_mma_frag_a_addr(const T *s, int m0, int k0, int lane)
+{
+    typedef ocd_mma_smem<T, ROWS, KMAJOR> L;
+    return KMAJOR ? ocd_mma_kmajor_a_addr(s, L::LD, m0, k0, lane)
+                  : s + (k0 + (lane >> 4) * 8 + (lane & 7)) * L::LD + m0 + ((lane >> 3) & 1) * 8;
+}
+
 template <typename T, int ROWS, bool KMAJOR>
 __host__ __device__ __forceinline__ const T *ocd_mma_frag_b_addr(const T *s, int n0, int k0, int lane)
 {
     typedef ocd_mma_smem<T, ROWS, KMAJOR> L;
-    return KMAJOR ? s + (n0 + (lane >> 4) * 8 + (lane & 7)) * L::LD + k0 + ((lane >> 3) & 1) * L::E
+    return KMAJOR ? ocd_mma_kmajor_b_addr(s, L::LD, n0, k0, lane)
                   : s + (k0 + ((lane >> 3) & 1) * 8 + (lane & 7)) * L::LD + n0 + (lane >> 4) * 8;
 }
 

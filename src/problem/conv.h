@@ -218,6 +218,11 @@ OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_im2col_gemm)
 OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_phases_tc)
 OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_phases_tf32)
 
+/* conv_stem.cu: the forward pass of images with few channels (C not a multiple of 8, C R S <=
+   256: RGB first layers) on tensor cores, with K = C R S packed and the im2col tile built in
+   shared memory; fp16 and bf16, no workspace. Planned. */
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_stem_fwd)
+
 /* conv_winograd.cu: WINOGRAD and WINOGRAD_NONFUSED on the plan of problem/conv_winograd.h. The
    _tc entries run the batched GEMM on tensor cores (half data: the transformed operands in half,
    fp32 accumulation; float data: TF32) for the 4x4 tiles, so FMA_MATH skips them; the plain

@@ -1,0 +1,353 @@
+/* conv_stem.cu: the forward convolution of images with few channels (an RGB network's first
+   layer: C = 3, 7x7, stride 2) on tensor cores, entry cuda:fwd_stem_tc_128x64 (problem/conv.h).
+
+   Main decision: the GEMM's K is C x R x S packed (147 for the stem, padded to 160), not C padded
+   to a 16-byte chunk and then multiplied by the taps (8 x 49 = 392 in the implicit GEMM, 2.7
+   times the multiply-adds). No 16-byte chunk of such an operand is one tap's channels, so the
+   operand is not loaded by cp.async from global memory: each CTA copies the input patch its
+   pixels read into shared memory once (zeros at the padding), expands it there into the im2col
+   tile, and multiplies that by the whole filter, which stays in shared memory for all the tiles
+   the CTA computes.
+
+   - A CTA computes 8 x 16 output pixels of one image (M = 128) by 64 filters (N; filter blocks
+     along the grid's y) with 8 warps of 32 x 32, mma.sync m16n8k16 (fp16, bf16; fp32
+     accumulation), operands read with ldmatrix from K-major rows padded by 16 bytes (conflict-free
+     for any row length that is a multiple of 32 bytes). The grid holds as many CTAs as are
+     resident at once, each looping over pixel tiles, so that the filter is loaded once a CTA.
+   - K index k = (r S + s) C + c: for unit dilation the taps of one filter row are one contiguous
+     run of the patch, so the expansion reads shared memory without bank conflicts. A table of
+     patch offsets per k (-1 past C R S) is built with the filter.
+   - Any layout of x, y and the filter (the views' strides; NHWC and NCHW alike), CONVOLUTION
+     mode (the filter mirrored as it is loaded), padding, stride and dilation: the patch of a
+     tile is ((8 - 1) stride + (R - 1) dilation + 1) x ((16 - 1) stride + (S - 1) dilation + 1)
+     pixels of C channels.
+   - The store: alpha and beta on the accumulators, two filters of a pixel in one 32-bit store
+     where y's channels are contiguous and aligned; the fused forward (bias, z, scale,
+     activation) through conv_store.cuh's ocd_cuda_conv_finish.
+   - No workspace, so it also serves IMPLICIT_GEMM.
+
+   Constraints (each a reason): compute capability 8.0 or newer; half or bfloat16 data, all three
+   tensors one type; tensor-op math allowed; 2-D, no groups; C not a multiple of 8 (those the
+   implicit GEMM reads in whole chunks) and C R S <= 256; shared memory (filter, im2col tile,
+   patch) within 96 KB. The entry is unproven (core/impl.h) until a GPU run of the suite has
+   passed it. Every thread's code is host-callable but the mma loop and the launch, so that
+   tests/emulate/conv_stem.cu runs the kernel on the CPU. */
+#include "problem/conv.h"
+
+#include "core/dtype.h"
+#include "core/reasons.h"
+#include "cuda/check.cuh"
+#include "cuda/conv_store.cuh"
+#include "cuda/mma.cuh"
+#include "cuda/resident.cuh"
+#include "cuda/types.cuh"
+
+#include <stdint.h>
+#include <string.h>
+
+/* ---- geometry ------------------------------------------------------------------------------------ */
+
+enum {
+    STEM_TH = 8,        /* output rows of a tile */
+    STEM_TW = 16,       /* output columns of a tile */
+    STEM_BM = STEM_TH * STEM_TW,
+    STEM_BN = 64,       /* filters of a CTA */
+    STEM_THREADS = 256, /* 8 warps: 4 along M by 2 along N */
+    STEM_WTM = 32, STEM_WTN = 32, STEM_MI = STEM_WTM / 16, STEM_NI = STEM_WTN / 8,
+    STEM_MAX_CRS = 256,
+    STEM_SMEM_MAX = 96 * 1024,
+};
+
+/* Everything the kernel reads, by value. Offsets are 32-bit: a tensor spans fewer than 2^31
+   scalars (types.cuh, "Index arithmetic"). */
+struct stem_params {
+    const void *x, *w;
+    void *y;
+    int k, c, r, s;            /* filters, channels, filter rows and columns */
+    int h, w_in, p, q;         /* input and output rows and columns */
+    int uh, uw, ph, pw, dh, dw; /* stride, padding, dilation */
+    int flip;                  /* CONVOLUTION mode */
+    int xs[4], fs[4], ys[4];   /* strides of x (n, c, h, w), the filter (k, c, r, s), y (n, k, p, q) */
+    int crs, kp, ld;           /* C R S; padded to 16; row length in shared memory (kp + 8) */
+    int prow, pcol, pcc, patch; /* patch rows, columns, columns x C, elements */
+    int row_step, col_step;    /* patch offset of the next output row, column: stride x (pcc, C) */
+    ocd_fastdiv div_pcc, div_c, div_s, div_tw, div_th;
+    int tiles;                 /* pixel tiles: images x row tiles x column tiles */
+    float alpha, beta;
+    int fused;                 /* the fused forward's epilogue, through store */
+    int pair;                  /* y's filters contiguous and 4-byte aligned: stores in pairs */
+    ocd_cuda_conv_store store;
+    int off_a, off_koff, off_patch, smem; /* shared-memory layout, bytes: filter at 0 */
+};
+
+struct stem_tile {
+    int n, oh0, ow0;
+};
+
+__host__ __device__ __forceinline__ stem_tile stem_tile_of(const stem_params &p, int t)
+{
+    uint32_t tw, th;
+    const uint32_t rest = ocd_fastdiv_divmod(p.div_tw, (uint32_t)t, &tw);
+    const uint32_t n = ocd_fastdiv_divmod(p.div_th, rest, &th);
+    stem_tile r = {(int)n, (int)th * STEM_TH, (int)tw * STEM_TW};
+    return r;
+}
+
+/* ---- the phases of a CTA, per thread (host-callable for the emulation) ---------------------------- */
+
+/* Filter block kb as B, [n][k] K-major in rows of p.ld (zeros past K filters and past C R S),
+   mirrored for CONVOLUTION mode; and the patch offset of each k into koff. Elements move as raw
+   16-bit values. */
+__host__ __device__ __forceinline__ void stem_load_filter(const stem_params &p, uint16_t *sb, int *koff, int kb,
+                                                          int tid)
+{
+    const uint16_t *w = (const uint16_t *)p.w;
+    for (int n = tid / 32; n < STEM_BN; n += STEM_THREADS / 32) {
+        const int f = kb * STEM_BN + n;
+        for (int k = tid % 32; k < p.kp; k += 32) {
+            uint16_t v = 0;
+            if (f < p.k && k < p.crs) {
+                uint32_t c, s;
+                uint32_t r = ocd_fastdiv_divmod(p.div_s, ocd_fastdiv_divmod(p.div_c, (uint32_t)k, &c), &s);
+                if (p.flip) r = (uint32_t)p.r - 1 - r, s = (uint32_t)p.s - 1 - s;
+                v = w[f * p.fs[0] + (int)c * p.fs[1] + (int)r * p.fs[2] + (int)s * p.fs[3]];
+            }
+            sb[n * p.ld + k] = v;
+        }
+    }
+    for (int k = tid; k < p.kp; k += STEM_THREADS) {
+        uint32_t c, s;
+        const uint32_t r = ocd_fastdiv_divmod(p.div_s, ocd_fastdiv_divmod(p.div_c, (uint32_t)k, &c), &s);
+        koff[k] = k < p.crs ? ((int)r * p.dh * p.pcol + (int)s * p.dw) * p.c + (int)c : -1;
+    }
+}
+
+/* The input patch of tile t, [row][column][channel], zeros outside the image. */
+__host__ __device__ __forceinline__ void stem_load_patch(const stem_params &p, uint16_t *patch, const stem_tile &t,
+                                                         int tid)
+{
+    const uint16_t *x = (const uint16_t *)p.x + t.n * p.xs[0];
+    const int h0 = t.oh0 * p.uh - p.ph, w0 = t.ow0 * p.uw - p.pw;
+    for (int i = tid; i < p.patch; i += STEM_THREADS) {
+        uint32_t rem, c;
+        const int h = h0 + (int)ocd_fastdiv_divmod(p.div_pcc, (uint32_t)i, &rem);
+        const int w = w0 + (int)ocd_fastdiv_divmod(p.div_c, rem, &c);
+        const bool in = (unsigned)h < (unsigned)p.h && (unsigned)w < (unsigned)p.w_in;
+        patch[i] = in ? x[(int)c * p.xs[1] + h * p.xs[2] + w * p.xs[3]] : (uint16_t)0;
+    }
+}
+
+/* The im2col tile A, [m][k] K-major in rows of p.ld: pixel m = (row m / 16, column m % 16) of
+   the tile. A warp writes 32 consecutive pairs of k of one row at a time. */
+__host__ __device__ __forceinline__ void stem_im2col(const stem_params &p, const uint16_t *patch, const int *koff,
+                                                     uint16_t *sa, int tid)
+{
+    const int lane = tid % 32, warp = tid / 32;
+    for (int k = 2 * lane; k < p.kp; k += 64) {
+        const int o0 = koff[k], o1 = koff[k + 1];
+        for (int m = warp; m < STEM_BM; m += STEM_THREADS / 32) {
+            const int base = (m / STEM_TW) * p.row_step + (m % STEM_TW) * p.col_step;
+            const uint32_t lo = o0 >= 0 ? patch[base + o0] : 0u, hi = o1 >= 0 ? patch[base + o1] : 0u;
+            *(uint32_t *)(sa + m * p.ld + k) = lo | hi << 16;
+        }
+    }
+}
+
+/* Stores a warp's accumulators (the mma.cuh fragment mapping) of filter block kb for tile t. */
+template <typename T>
+__host__ __device__ __forceinline__ void stem_store(const stem_params &p, const float (&acc)[STEM_MI][STEM_NI][4],
+                                                    const stem_tile &t, int kb, int wm, int wn, int lane)
+{
+    T *y = (T *)p.y;
+#pragma unroll
+    for (int i = 0; i < STEM_MI; i++)
+#pragma unroll
+        for (int hr = 0; hr < 2; hr++) {
+            const int m = wm + ocd_mma_acc_row(i, 2 * hr, lane);
+            const int oh = t.oh0 + m / STEM_TW, ow = t.ow0 + m % STEM_TW;
+            if (oh >= p.p || ow >= p.q) continue;
+            const int pix = t.n * p.ys[0] + oh * p.ys[2] + ow * p.ys[3];
+#pragma unroll
+            for (int j = 0; j < STEM_NI; j++) {
+                const int f = kb * STEM_BN + wn + ocd_mma_acc_col(j, 2 * hr, lane); /* even */
+                if (f >= p.k) continue;
+                const int off = pix + f * p.ys[1];
+                const bool two = f + 1 < p.k;
+                float v0 = acc[i][j][2 * hr], v1 = acc[i][j][2 * hr + 1];
+                if (p.fused) {
+                    ocd_cuda_conv_finish(p.store, off, f, v0);
+                    if (two) ocd_cuda_conv_finish(p.store, off + p.ys[1], f + 1, v1);
+                    continue;
+                }
+                v0 *= p.alpha, v1 *= p.alpha;
+                if (p.beta != 0.f) {
+                    v0 += p.beta * ocd_cuda_load(y + off);
+                    if (two) v1 += p.beta * ocd_cuda_load(y + off + p.ys[1]);
+                }
+                if (p.pair && two) {
+                    T v[2];
+                    ocd_cuda_store(&v[0], v0), ocd_cuda_store(&v[1], v1);
+                    uint32_t bits;
+                    memcpy(&bits, v, 4);
+                    *(uint32_t *)(y + off) = bits;
+                } else {
+                    ocd_cuda_store(y + off, v0);
+                    if (two) ocd_cuda_store(y + off + p.ys[1], v1);
+                }
+            }
+        }
+}
+
+/* ---- the kernel ---------------------------------------------------------------------------------- */
+
+/* The warp's 32 x 32 product of A rows wm.. by B rows wn.. over the whole K. */
+template <typename T>
+__device__ __forceinline__ void stem_mma(float (&acc)[STEM_MI][STEM_NI][4], const T *sa, const T *sb, int ld, int kp,
+                                         int wm, int wn, int lane)
+{
+#pragma unroll
+    for (int i = 0; i < STEM_MI; i++)
+#pragma unroll
+        for (int j = 0; j < STEM_NI; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.f;
+    for (int k0 = 0; k0 < kp; k0 += 16) {
+        uint32_t af[STEM_MI][4], bf[STEM_NI / 2][4];
+#pragma unroll
+        for (int i = 0; i < STEM_MI; i++) ocd_mma_ldmatrix_x4<false>(af[i], ocd_mma_kmajor_a_addr(sa, ld, wm + i * 16, k0, lane));
+#pragma unroll
+        for (int j = 0; j < STEM_NI / 2; j++)
+            ocd_mma_ldmatrix_x4<false>(bf[j], ocd_mma_kmajor_b_addr(sb, ld, wn + j * 16, k0, lane));
+#pragma unroll
+        for (int i = 0; i < STEM_MI; i++)
+#pragma unroll
+            for (int j = 0; j < STEM_NI; j++) ocd_mma_elem<T>::mma(acc[i][j], af[i], &bf[j / 2][(j % 2) * 2]);
+    }
+}
+
+/* Block (256); grid (CTAs looping over pixel tiles, filter blocks). Per tile: patch, barrier,
+   expansion, barrier, products and store. The next tile's patch may be written while other warps
+   still multiply (the products read A and B only); its expansion waits at the barrier that every
+   warp reaches after its products. */
+template <typename T> __global__ void __launch_bounds__(STEM_THREADS, 2) stem_fwd_kernel(const stem_params p)
+{
+#ifdef OCD_MMA_ARCH_OK
+    extern __shared__ __align__(16) unsigned char smem[];
+    uint16_t *sb = (uint16_t *)smem, *sa = (uint16_t *)(smem + p.off_a), *patch = (uint16_t *)(smem + p.off_patch);
+    int *koff = (int *)(smem + p.off_koff);
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    const int wm = (warp % 4) * STEM_WTM, wn = (warp / 4) * STEM_WTN, kb = blockIdx.y;
+    stem_load_filter(p, sb, koff, kb, tid);
+    for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
+        const stem_tile tile = stem_tile_of(p, t);
+        stem_load_patch(p, patch, tile, tid);
+        __syncthreads();
+        stem_im2col(p, patch, koff, sa, tid);
+        __syncthreads();
+        float acc[STEM_MI][STEM_NI][4];
+        stem_mma<T>(acc, (const T *)sa, (const T *)sb, p.ld, p.kp, wm, wn, lane);
+        stem_store<T>(p, acc, tile, kb, wm, wn, lane);
+    }
+#endif
+}
+
+/* ---- the plan ------------------------------------------------------------------------------------ */
+
+struct stem_plan {
+    stem_params prm;
+    int kblocks;
+    cudnnDataType_t dt;
+};
+OCD_IMPL_PLAN_FITS(stem_plan);
+
+static void strides4(const struct ocd_tensor_view *v, int st[4])
+{
+    for (int d = 0; d < 4; d++) st[d] = (int)v->strides[d];
+}
+
+static const char *stem_fwd_plan(cudnnHandle_t h, const void *problem, void *plan)
+{
+    if (const char *why = ocd_impl_unproven()) return why;
+    const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
+    stem_plan *pl = (stem_plan *)plan;
+    memset(pl, 0, sizeof *pl);
+    if (h->cc_major < 8) return OCD_REASON_ARCH;
+    const cudnnDataType_t dt = p->x.dtype;
+    if ((dt != CUDNN_DATA_HALF && dt != CUDNN_DATA_BFLOAT16) || p->w.dtype != dt || p->y.dtype != dt)
+        return OCD_REASON_DTYPE;
+    if (const char *why = ocd_conv_tensor_ops_rejects(p)) return why;
+    const struct ocd_conv_shape *s = &p->s;
+    if (s->nsp != 2) return OCD_REASON_RANK;
+    if (s->groups != 1) return "grouped convolutions go to the implicit GEMM";
+    if (s->c % 8 == 0) return "channels a multiple of 8: the implicit GEMM reads them in whole 16-byte chunks";
+    if (s->c * s->filt[0] * s->filt[1] > STEM_MAX_CRS) return "C x R x S above 256: too long a K for one im2col tile";
+    if (p->ep.on)
+        if (const char *wide = ocd_conv_epilogue_wide(&p->ep)) return wide;
+
+    stem_params &m = pl->prm;
+    m.k = (int)s->k, m.c = (int)s->c, m.r = (int)s->filt[0], m.s = (int)s->filt[1];
+    m.h = (int)s->in[0], m.w_in = (int)s->in[1], m.p = (int)s->out[0], m.q = (int)s->out[1];
+    m.uh = s->stride[0], m.uw = s->stride[1], m.ph = s->pad[0], m.pw = s->pad[1];
+    m.dh = s->dilation[0], m.dw = s->dilation[1], m.flip = s->flip;
+    strides4(&p->x, m.xs), strides4(&p->w, m.fs), strides4(&p->y, m.ys);
+    m.crs = m.c * m.r * m.s, m.kp = (m.crs + 15) / 16 * 16, m.ld = m.kp + 8;
+    const int64_t prow = (int64_t)(STEM_TH - 1) * m.uh + (int64_t)(m.r - 1) * m.dh + 1;
+    const int64_t pcol = (int64_t)(STEM_TW - 1) * m.uw + (int64_t)(m.s - 1) * m.dw + 1;
+    const int64_t patch = prow * pcol * m.c;
+    const int64_t bytes_b = (int64_t)STEM_BN * m.ld * 2, bytes_a = (int64_t)STEM_BM * m.ld * 2;
+    const int64_t smem = bytes_b + bytes_a + (int64_t)m.kp * 4 + (patch * 2 + 15) / 16 * 16;
+    if (smem > STEM_SMEM_MAX) return "the input patch of a tile does not fit in shared memory (stride or dilation)";
+    m.prow = (int)prow, m.pcol = (int)pcol, m.pcc = (int)(pcol * m.c), m.patch = (int)patch;
+    m.row_step = m.uh * m.pcc, m.col_step = m.uw * m.c;
+    m.off_a = (int)bytes_b, m.off_koff = (int)(bytes_b + bytes_a), m.off_patch = m.off_koff + m.kp * 4;
+    m.smem = (int)smem;
+    const int64_t tiles_h = (m.p + STEM_TH - 1) / STEM_TH, tiles_w = (m.q + STEM_TW - 1) / STEM_TW;
+    const int64_t tiles = s->n * tiles_h * tiles_w;
+    if (tiles >= INT32_MAX) return OCD_REASON_SHAPE;
+    m.tiles = (int)tiles;
+    m.div_pcc = ocd_fastdiv_make((uint32_t)m.pcc), m.div_c = ocd_fastdiv_make((uint32_t)m.c);
+    m.div_s = ocd_fastdiv_make((uint32_t)m.s);
+    m.div_tw = ocd_fastdiv_make((uint32_t)tiles_w), m.div_th = ocd_fastdiv_make((uint32_t)tiles_h);
+    m.alpha = (float)p->alpha, m.beta = (float)p->beta, m.fused = p->ep.on;
+    pl->kblocks = (int)((s->k + STEM_BN - 1) / STEM_BN);
+    if (pl->kblocks > 65535) return OCD_REASON_SHAPE;
+    pl->dt = dt;
+    return NULL;
+}
+
+/* The plan's parameters bound to the call's data. */
+static stem_params stem_bind(const struct ocd_conv_problem *p, const stem_plan *pl)
+{
+    stem_params m = pl->prm;
+    m.x = p->x_data, m.w = p->w_data, m.y = p->y_data;
+    if (m.fused) m.store = ocd_cuda_conv_store_of(p);
+    m.pair = !m.fused && m.ys[1] == 1 && (uintptr_t)m.y % 4 == 0 && m.ys[0] % 2 == 0 && m.ys[2] % 2 == 0 &&
+             m.ys[3] % 2 == 0;
+    return m;
+}
+
+/* ---- launching ----------------------------------------------------------------------------------- */
+
+template <typename T> static cudnnStatus_t stem_launch(cudnnHandle_t h, const stem_params &m, int kblocks)
+{
+    static struct ocd_cuda_resident resident_state;
+    int ctas;
+    OCD_TRY(ocd_cuda_ctas_per_sm((const void *)stem_fwd_kernel<T>, STEM_THREADS, STEM_SMEM_MAX, h->device, m.smem,
+                                 &resident_state, &ctas));
+    const int64_t resident = OCD_MAX((int64_t)ctas * h->sm_count / kblocks, (int64_t)1);
+    const dim3 grid((unsigned)OCD_MIN((int64_t)m.tiles, resident), (unsigned)kblocks);
+    stem_fwd_kernel<T><<<grid, STEM_THREADS, (size_t)m.smem, h->stream>>>(m);
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static cudnnStatus_t stem_fwd_run(cudnnHandle_t h, const void *problem, const void *plan, void *, size_t)
+{
+    const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
+    const stem_plan *pl = (const stem_plan *)plan;
+    const stem_params m = stem_bind(p, pl);
+    return pl->dt == CUDNN_DATA_HALF ? stem_launch<__half>(h, m, pl->kblocks)
+                                     : stem_launch<__nv_bfloat16>(h, m, pl->kblocks);
+}
+
+extern "C" const struct ocd_impl_planned ocd_cuda_conv_stem_fwd_planned = {stem_fwd_plan, NULL, stem_fwd_run};

@@ -1,0 +1,242 @@
+/* conv_stem.cu (emulation): the few-channel forward convolution (src/cuda/conv_stem.cu, entry
+   cuda:fwd_stem_tc_128x64) with every thread's own logic run on the CPU, against the
+   double-precision reference convolution of tests/ref: the plan (stem_fwd_plan on a handle of
+   compute capability 9.0, gated by OPENCUDNN_UNPROVEN), its binding to the call's data
+   (stem_bind), and the kernel as launched: a grid of a few CTAs, each looping over the pixel
+   tiles as stem_fwd_kernel does, its phases run thread by thread between the barriers (the
+   filter and offset table, the input patch, the im2col expansion), each warp's products through
+   the kernel's ldmatrix addresses (ocd_mma_kmajor_a_addr, ocd_mma_kmajor_b_addr) with ldmatrix
+   and mma.sync m16n8k16 emulated from the PTX ISA (mma_emulate.h), and each lane's store
+   (stem_store). Shared memory starts poisoned (all bits set: NaN in both types), so that a read
+   of what no phase wrote shows in the results.
+
+   Cases: C = 3, 1, 4 and 5; 7x7 stride 2 pad 3 (the stem), 3x3 stride 1, 5x5 pad 0, 3x3
+   dilation 2; odd output sizes and partial tiles in rows, columns and filters (K 72: two filter
+   blocks); NHWC and NCHW activations with KRSC and KCRS filters; CONVOLUTION mode; alpha and
+   beta; the fused epilogue (bias + ReLU, with z); one CTA and several. The plan must decline
+   without OPENCUDNN_UNPROVEN, below compute capability 8.0, under FMA math, for C a multiple of
+   8, for C R S above 256 and for a patch too large for shared memory. Prints a line per case;
+   exits 1 if any fails. */
+#include "cuda/conv_stem.cu"
+
+extern "C" {
+#include "ref/conv.h"
+}
+
+#include "conv_emulate.h"
+#include "mma_emulate.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+/* ---- the launch, thread by thread -------------------------------------------------------------- */
+
+/* One warp's products (stem_mma) from the emulated ldmatrix and mma.sync. */
+template <typename T>
+void warp_mma(float acc[32][STEM_MI][STEM_NI][4], const uint16_t *sa, const uint16_t *sb, const stem_params &m, int wm,
+              int wn)
+{
+    memset(acc, 0, sizeof(float) * 32 * STEM_MI * STEM_NI * 4);
+    for (int k0 = 0; k0 < m.kp; k0 += 16) {
+        static uint32_t af[STEM_MI][32][4], bf[STEM_NI / 2][32][4];
+        const void *addr[32];
+        for (int i = 0; i < STEM_MI; i++) {
+            for (int l = 0; l < 32; l++) addr[l] = ocd_mma_kmajor_a_addr(sa, m.ld, wm + i * 16, k0, l);
+            ldmatrix_x4(af[i], addr, false);
+        }
+        for (int j = 0; j < STEM_NI / 2; j++) {
+            for (int l = 0; l < 32; l++) addr[l] = ocd_mma_kmajor_b_addr(sb, m.ld, wn + j * 16, k0, l);
+            ldmatrix_x4(bf[j], addr, false);
+        }
+        for (int i = 0; i < STEM_MI; i++)
+            for (int j = 0; j < STEM_NI; j++) {
+                float c[32][4];
+                uint32_t b[32][2];
+                for (int l = 0; l < 32; l++) {
+                    b[l][0] = bf[j / 2][l][(j % 2) * 2], b[l][1] = bf[j / 2][l][(j % 2) * 2 + 1];
+                    memcpy(c[l], acc[l][i][j], sizeof c[l]);
+                }
+                mma<T>(c, af[i], b);
+                for (int l = 0; l < 32; l++) memcpy(acc[l][i][j], c[l], sizeof c[l]);
+            }
+    }
+}
+
+/* stem_fwd_kernel on a grid of `ctas` x kblocks CTAs. */
+template <typename T> void emulate_launch(const stem_params &m, int kblocks, int ctas)
+{
+    std::vector<uint4> raw((size_t)(m.smem + 15) / 16);
+    unsigned char *smem = (unsigned char *)raw.data();
+    uint16_t *sb = (uint16_t *)smem, *sa = (uint16_t *)(smem + m.off_a), *patch = (uint16_t *)(smem + m.off_patch);
+    int *koff = (int *)(smem + m.off_koff);
+    static float acc[32][STEM_MI][STEM_NI][4];
+    for (int kb = 0; kb < kblocks; kb++)
+        for (int b = 0; b < ctas; b++) {
+            memset(smem, 0xff, (size_t)m.smem);
+            for (int tid = 0; tid < STEM_THREADS; tid++) stem_load_filter(m, sb, koff, kb, tid);
+            for (int t = b; t < m.tiles; t += ctas) {
+                const stem_tile tile = stem_tile_of(m, t);
+                for (int tid = 0; tid < STEM_THREADS; tid++) stem_load_patch(m, patch, tile, tid);
+                for (int tid = 0; tid < STEM_THREADS; tid++) stem_im2col(m, patch, koff, sa, tid);
+                for (int warp = 0; warp < STEM_THREADS / 32; warp++) {
+                    const int wm = (warp % 4) * STEM_WTM, wn = (warp / 4) * STEM_WTN;
+                    warp_mma<T>(acc, sa, sb, m, wm, wn);
+                    for (int lane = 0; lane < 32; lane++) stem_store<T>(m, acc[lane], tile, kb, wm, wn, lane);
+                }
+            }
+        }
+}
+
+/* ---- cases ---------------------------------------------------------------------------------------- */
+
+struct emu_case {
+    const char *name;
+    cudnnDataType_t dt;
+    int n, c, k, h, w, r, s, pad, stride, dil;
+    bool flip, nchw, bias_relu;
+    double alpha, beta;
+    int ctas;
+    const char *declines = NULL; /* the plan must decline, with a reason holding this */
+    int cc_major = 9;
+    cudnnMathType_t math = CUDNN_TENSOR_OP_MATH;
+};
+
+/* A view of logical dims (n, c, h, w), NHWC or packed NCHW. */
+struct ocd_tensor_view view_of(cudnnDataType_t t, bool nchw, int64_t n, int64_t c, int64_t h, int64_t w)
+{
+    const int64_t d[4] = {n, c, h, w};
+    struct ocd_tensor_view v = packed(d);
+    v.dtype = t;
+    if (!nchw) v.strides[0] = h * w * c, v.strides[1] = 1, v.strides[2] = w * c, v.strides[3] = c;
+    return v;
+}
+
+size_t at(const struct ocd_tensor_view &v, long n, long c, long h, long w)
+{
+    return (size_t)(n * v.strides[0] + c * v.strides[1] + h * v.strides[2] + w * v.strides[3]);
+}
+
+/* Fills the logical NCHW elements of v with random values of type T, their doubles into d. */
+template <typename T> void fill(std::vector<T> &buf, std::vector<double> &d, const struct ocd_tensor_view &v, emu_rng &rng)
+{
+    buf.assign((size_t)(v.dims[0] * v.dims[1] * v.dims[2] * v.dims[3]), T(0.f));
+    d.assign(buf.size(), 0);
+    size_t i = 0;
+    for (long n = 0; n < v.dims[0]; n++)
+        for (long c = 0; c < v.dims[1]; c++)
+            for (long h = 0; h < v.dims[2]; h++)
+                for (long w = 0; w < v.dims[3]; w++, i++) {
+                    T &e = buf[at(v, n, c, h, w)];
+                    ocd_cuda_store(&e, rng.next());
+                    d[i] = ocd_cuda_load(&e);
+                }
+}
+
+template <typename T> bool run_case(const emu_case &e)
+{
+    struct ref_conv rc;
+    struct ocd_conv_problem p;
+    memset(&p, 0, sizeof p);
+    if (!emu_conv_geometry(&rc, &p.s, e.n, e.c, e.k, e.h, e.w, e.r, e.s, e.pad, e.stride, e.dil, e.flip)) return false;
+    const int P = rc.out[0], Q = rc.out[1];
+    p.dir = OCD_CONV_FWD;
+    p.x = view_of(e.dt, e.nchw, e.n, e.c, e.h, e.w);
+    p.y = view_of(e.dt, e.nchw, e.n, e.k, P, Q);
+    p.w = view_of(e.dt, e.nchw, e.k, e.c, e.r, e.s); /* KCRS with NCHW activations, else KRSC */
+    p.w_format = e.nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+    p.compute = CUDNN_DATA_FLOAT, p.math = e.math;
+    p.alpha = e.alpha, p.beta = e.beta;
+
+    emu_rng rng = {(uint32_t)(e.c * 977 + e.k * 31 + e.r)};
+    std::vector<T> x, w, y, bias;
+    std::vector<double> xd, wd, yd, biasd;
+    fill(x, xd, p.x, rng), fill(w, wd, p.w, rng), fill(y, yd, p.y, rng);
+    const struct ocd_tensor_view bias_view = view_of(e.dt, false, 1, e.k, 1, 1);
+    fill(bias, biasd, bias_view, rng);
+    p.x_data = x.data(), p.w_data = w.data(), p.y_data = y.data();
+    if (e.bias_relu) {
+        p.ep.on = true, p.ep.relu = true, p.ep.alpha2 = e.beta, p.ep.z = e.beta != 0 ? y.data() : NULL;
+        p.ep.bias = bias.data(), p.ep.bias_view = bias_view;
+    }
+
+    struct cudnnContext ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.cc_major = e.cc_major, ctx.sm_count = 2;
+    stem_plan pl;
+    unsetenv("OPENCUDNN_UNPROVEN");
+    const char *gate = stem_fwd_plan(&ctx, &p, &pl);
+    setenv("OPENCUDNN_UNPROVEN", "1", 1);
+    if (gate == NULL || strcmp(gate, OCD_REASON_UNPROVEN) != 0) {
+        printf("FAIL %s: the plan is not gated by OPENCUDNN_UNPROVEN\n", e.name);
+        return false;
+    }
+    const int verdict = emu_plan_verdict(e.name, stem_fwd_plan(&ctx, &p, &pl), e.declines);
+    if (verdict >= 0) return verdict;
+    const stem_params m = stem_bind(&p, &pl);
+    if (m.pair != (!e.nchw && !e.bias_relu)) {
+        printf("FAIL %s: paired stores %s where y's filters are%s contiguous\n", e.name, m.pair ? "on" : "off",
+               e.nchw ? " not" : "");
+        return false;
+    }
+    emulate_launch<T>(m, pl.kblocks, e.ctas);
+
+    std::vector<double> want((size_t)ref_conv_y_count(&rc), 0);
+    ref_conv_fwd(&rc, xd.data(), wd.data(), want.data());
+    double worst = 0;
+    for (long n = 0, i = 0; n < e.n; n++)
+        for (long k = 0; k < e.k; k++)
+            for (long h = 0; h < P; h++)
+                for (long q = 0; q < Q; q++, i++) {
+                    double v = e.alpha * want[i] + e.beta * yd[i];
+                    if (e.bias_relu) v = fmax(v + biasd[k], 0.0);
+                    const double got = ocd_cuda_load(&y[at(p.y, n, k, h, q)]);
+                    const double err = fabs(got - v) / fmax(1.0, fabs(v));
+                    if (!(err <= 1e-2)) {
+                        printf("FAIL %s: (n %ld, k %ld, %ld, %ld): %.6g, want %.6g\n", e.name, n, k, h, q, got, v);
+                        return false;
+                    }
+                    worst = fmax(worst, err);
+                }
+    printf("ok   %s: %d tiles, %d filter blocks, K %d of %d; largest error %.2g\n", e.name, m.tiles, pl.kblocks,
+           m.crs, m.kp, worst);
+    return true;
+}
+
+} // namespace
+
+int main()
+{
+    int failed = 0;
+    const cudnnDataType_t H = CUDNN_DATA_HALF, B = CUDNN_DATA_BFLOAT16;
+    emu_case cases[] = {
+        /* name, type, n, c, k, h, w, r, s, pad, stride, dil, flip, nchw, bias_relu, alpha, beta, ctas */
+        {"stem C 3 7x7 stride 2 pad 3 NHWC fp16, 12 x 19 outputs", H, 2, 3, 64, 23, 37, 7, 7, 3, 2, 1, false, false,
+         false, 1, 0, 3},
+        {"stem C 3 NCHW bf16, K 72 (two filter blocks), alpha beta", B, 1, 3, 72, 21, 19, 7, 7, 3, 2, 1, false, true,
+         false, 0.5, 0.75, 2},
+        {"stem C 3 NCHW fp16, bias ReLU (ConvBiasAct), one CTA", H, 2, 3, 64, 17, 17, 7, 7, 3, 2, 1, false, true, true,
+         1, 0, 1},
+        {"C 1 3x3 stride 1 pad 1 NHWC fp16, CONVOLUTION, K 16", H, 2, 1, 16, 19, 21, 3, 3, 1, 1, 1, true, false, false,
+         1, 0, 4},
+        {"C 4 5x5 pad 0 NHWC bf16, bias ReLU with z, K 40", B, 1, 4, 40, 14, 23, 5, 5, 0, 1, 1, false, false, true, 1,
+         0.5, 3},
+        {"C 3 3x3 dilation 2 NCHW bf16, CONVOLUTION, K 8", B, 1, 3, 8, 13, 35, 3, 3, 2, 1, 2, true, true, false, 1, 0,
+         2},
+        {"C 5 3x3 stride 2 NHWC fp16, K 24, beta", H, 3, 5, 24, 9, 11, 3, 3, 1, 2, 1, false, false, false, 1, 1, 5},
+        {"declines C 8", H, 1, 8, 16, 9, 9, 3, 3, 1, 1, 1, false, false, false, 1, 0, 1, "multiple of 8"},
+        {"declines C R S 363", H, 1, 3, 16, 30, 30, 11, 11, 0, 1, 1, false, false, false, 1, 0, 1, "above 256"},
+        {"declines a patch beyond shared memory", H, 1, 3, 16, 300, 300, 7, 7, 0, 8, 1, false, false, false, 1, 0, 1,
+         "shared memory"},
+        {"declines compute capability 7.5", H, 1, 3, 16, 9, 9, 3, 3, 1, 1, 1, false, false, false, 1, 0, 1,
+         OCD_REASON_ARCH, 7},
+        {"declines FMA math", H, 1, 3, 16, 9, 9, 3, 3, 1, 1, 1, false, false, false, 1, 0, 1, OCD_REASON_MATH, 9,
+         CUDNN_FMA_MATH},
+    };
+    for (const emu_case &e : cases) failed += e.dt == B ? !run_case<__nv_bfloat16>(e) : !run_case<__half>(e);
+    printf("%d failed\n", failed);
+    return failed ? 1 : 0;
+}
