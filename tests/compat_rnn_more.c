@@ -1,6 +1,7 @@
 /* compat_rnn_more.c: the RNN call patterns of compat_rnn.c for more programs (Deeplearning4j,
    NNabla, OpenVINO's NVIDIA plugin, CNTK, Theano, CuPy and Chainer, MXNet, MyCaffe, OpenCV's DNN
-   module, Jittor), each as the program makes it, against the double reference of tests/ref/rnn.c. */
+   module, Jittor, MindSpore), each as the program makes it, against the double reference of
+   tests/ref/rnn.c. */
 #include "desc_util.h"
 #include "ref/rnn.h"
 #include "rnn_harness.h"
@@ -835,4 +836,73 @@ TEST(compat_rnn_jittor_backward_on_a_fresh_dropout_descriptor)
     rnn_fwd_free(&inference);
     rnn_run_free(&u);
     tdropout_free(bwd_drop, bwd_states);
+}
+
+/* ---- MindSpore (mindspore/ccsrc/backend/kernel_compiler/gpu/nn/lstm_gpu_kernel.h) ---------------- */
+
+/* MindSpore's LSTM kernel: at Init, its dropout descriptor set with the layer's dropout but **no
+   states** (NULL, 0 bytes, seed 0), cudnnSetRNNDescriptor(_v6) on it (LINEAR_INPUT,
+   ALGO_STANDARD), cudnnSetRNNBiasMode(DOUBLE_BIAS), the sizes queried; at the first Launch **the
+   same dropout descriptor set again, now on its states** (seed 0), then cudnnRNNForwardTraining.
+   The RNN descriptor must use the states set after it: the training forward equals, bit for bit,
+   the one through a descriptor whose dropout had those states (seed 0) from the start, and it
+   dropped (it differs from the inference output, which matches the reference). */
+TEST(compat_rnn_mindspore_dropout_states_set_after_the_rnn)
+{
+    static const int lengths[3] = {3, 3, 3};
+    const struct rnn_case c = {.name = "mindspore", .mode = CUDNN_LSTM, .dirs = 1, .input_mode = CUDNN_LINEAR_INPUT,
+                               .bias = CUDNN_RNN_DOUBLE_BIAS, .layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED,
+                               .layers = 2, .input = 3, .hidden = 4, .proj = 4, .T = 3, .N = 3, .lengths = lengths,
+                               .dtype = CUDNN_DATA_FLOAT, .states = true, .api = API_LEGACY};
+    cudnnHandle_t h = test_handle();
+    struct rnn_run u;
+    cudnnDropoutDescriptor_t ref_dd = NULL;
+    void *ref_states = NULL;
+    bool ok = rnn_run_init(&u, &c);
+    size_t ws = 0, rs = 0;
+    if (ok) {
+        cudnnDestroyRNNDescriptor(u.d);
+        ok = CHECK_OK(cudnnCreateDropoutDescriptor(&u.dd)) &&
+             CHECK_OK(cudnnSetDropoutDescriptor(u.dd, h, 0.4f, NULL, 0, 0)) && CHECK_OK(cudnnCreateRNNDescriptor(&u.d)) &&
+             CHECK_OK(cudnnSetRNNDescriptor_v6(h, u.d, c.hidden, c.layers, u.dd, CUDNN_LINEAR_INPUT, CUDNN_UNIDIRECTIONAL,
+                                               CUDNN_LSTM, CUDNN_RNN_ALGO_STANDARD, CUDNN_DATA_FLOAT)) &&
+             CHECK_OK(cudnnSetRNNBiasMode(u.d, CUDNN_RNN_DOUBLE_BIAS)) &&
+             CHECK_OK(cudnnGetRNNWorkspaceSize(h, u.d, c.T, u.xs, &ws)) &&
+             CHECK_OK(cudnnGetRNNTrainingReserveSize(h, u.d, c.T, u.xs, &rs)) &&
+             CHECK_OK(cudnnDropoutGetStatesSize(h, &u.states_bytes));
+    }
+    if (ok) { /* the first Launch */
+        tbuf_free(u.pws), tbuf_free(u.prs);
+        u.ws_bytes = ws, u.rs_bytes = rs;
+        u.pws = tbuf_alloc(ws ? ws : 4), u.prs = tbuf_alloc(rs ? rs : 4);
+        u.pstates = tbuf_alloc(u.states_bytes);
+        ok = CHECK_OK(cudnnSetDropoutDescriptor(u.dd, h, 0.4f, u.pstates, u.states_bytes, 0));
+    }
+    const int64_t ny = u.pos * c.hidden;
+    struct train_bufs a, b;
+    train_bufs_init(&a, &u);
+    train_bufs_init(&b, &u);
+    struct fwd_out inference = {0}, want = {0};
+    ok = ok && rnn_call_forward(&u, CUDNN_FWD_MODE_TRAINING, a.py, a.phy, a.pcy) &&
+         rnn_library_forward(&u, CUDNN_FWD_MODE_INFERENCE, &inference, NULL);
+    if (ok) {
+        rnn_reference_forward(&u, &want);
+        ok = rnn_check_forward(&u, &inference, &want, "MindSpore inference");
+    }
+    cudnnRNNDescriptor_t own = u.d;
+    if (ok) u.d = jittor_rnn(&c, 0.4f, 0, &ref_dd, &ref_states); /* its states set from the start */
+    ok = ok && rnn_call_forward(&u, CUDNN_FWD_MODE_TRAINING, b.py, b.phy, b.pcy);
+    if (u.d != own) cudnnDestroyRNNDescriptor(u.d), u.d = own;
+    if (ok) {
+        double *ya = tvalues_download(CUDNN_DATA_FLOAT, a.py, ny), *yb = tvalues_download(CUDNN_DATA_FLOAT, b.py, ny);
+        bool same = true, dropped = false;
+        for (int64_t i = 0; i < ny; i++) same &= ya[i] == yb[i], dropped |= ya[i] != inference.y[i];
+        CHECK(same);
+        CHECK(dropped);
+        free(ya), free(yb);
+    }
+    train_bufs_free(&a), train_bufs_free(&b);
+    rnn_fwd_free(&inference), rnn_fwd_free(&want);
+    rnn_run_free(&u);
+    tdropout_free(ref_dd, ref_states);
 }
