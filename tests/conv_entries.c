@@ -62,7 +62,7 @@ static void check_entry_reached(const struct shape *sh, const struct config *cf,
     else if (d == BWD_DATA) ref_conv_bwd_data(&p.r, y, w, want), tview_download(&p.x, dx, got);
     else ref_conv_bwd_filter(&p.r, x, y, want), tview_download(&p.w.v, dw, got);
     cudnnDataType_t dst_type = d == FWD ? p.cf->y : d == BWD_DATA ? p.cf->x : p.cf->w;
-    cudnnMathType_t math = strstr(r.name, "_tc") || strstr(r.name, "_tf32") || strstr(r.name, "_wgmma")
+    cudnnMathType_t math = strstr(r.name, "_tc") || strstr(r.name, "_tf32") || strstr(r.name, "_wgmma") || strstr(r.name, "_tma")
                                ? CUDNN_TENSOR_OP_MATH
                                : CUDNN_FMA_MATH;
     tcompare(CUDNN_DATA_DOUBLE, got, want, ndst, tconv_tolerance(p.cf->x, dst_type, math), r.name);
@@ -131,14 +131,14 @@ TEST(conv_cuda_large_tiles_are_reached)
        9.0 the sm_90a kernel's entries come first in every table (conv_cuda_wgmma_entries_are_reached) */
     const char *const phases =
         "cuda:dgrad_igemm_tc_phases,cuda:dgrad_igemm_tf32_phases,cuda:dgrad_igemm_wgmma*";
-    const char *const fwd_wgmma = "cuda:fwd_igemm_wgmma*";
+    const char *const fwd_wgmma = "cuda:fwd_igemm_wgmma*,cuda:fwd_igemm_tma*";
     char dgrad_off[160];
     check_entry_reached(&fwd, half, FWD, fwd_algo, "cuda:fwd_igemm_tc_128x128x32", fwd_wgmma);
     check_entry_reached(&fwd, half, FWD, fwd_algo, "cuda:fwd_igemm_tc_128x64x32",
-                        "cuda:fwd_igemm_wgmma*,cuda:fwd_igemm_tc_128x128*");
+                        "cuda:fwd_igemm_wgmma*,cuda:fwd_igemm_tma*,cuda:fwd_igemm_tc_128x128*");
     check_entry_reached(&fwd, tf32, FWD, fwd_algo, "cuda:fwd_igemm_tf32_128x128x16", fwd_wgmma);
     check_entry_reached(&fwd, tf32, FWD, fwd_algo, "cuda:fwd_igemm_tf32_128x64x16",
-                        "cuda:fwd_igemm_wgmma*,cuda:fwd_igemm_tf32_128x128*");
+                        "cuda:fwd_igemm_wgmma*,cuda:fwd_igemm_tma*,cuda:fwd_igemm_tf32_128x128*");
     check_entry_reached(&dgrad, half, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tc_128x128x32", phases);
     snprintf(dgrad_off, sizeof dgrad_off, "%s,cuda:dgrad_igemm_tc_128x128*", phases);
     check_entry_reached(&dgrad, half, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tc_128x64x32", dgrad_off);
@@ -149,6 +149,25 @@ TEST(conv_cuda_large_tiles_are_reached)
                         "cuda:wgrad_igemm_wgmma*");
     check_entry_reached(&wgrad, half, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_igemm_tc_128x64x32",
                         "cuda:wgrad_igemm_wgmma*,cuda:wgrad_igemm_tc_128x128*");
+}
+
+/* Whether the device is of compute capability 9.0, where the sm_90a entries (`kind`) serve; a
+   line says so when not. */
+static bool on_hopper(const char *kind)
+{
+#ifdef OCD_TEST_CUDA
+    int dev = 0, major = 0, minor = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    if (major != 9 || minor != 0) {
+        printf("      (sm_%d%d: the %s entries need compute capability 9.0)\n", major, minor, kind);
+        return false;
+    }
+#else
+    (void)kind;
+#endif
+    return true;
 }
 
 /* The sm_90a kernel's entries (compute capability 9.0 only; unproven entries, which the suite's
@@ -167,17 +186,7 @@ static const struct config tf32_nchw = {"float_nchw_tf32", F, F, F, F, CUDNN_DEF
 #undef F
 TEST(conv_cuda_wgmma_entries_are_reached)
 {
-    if (!conv_tensor_core_pass()) return;
-#ifdef OCD_TEST_CUDA
-    int dev = 0, major = 0, minor = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-    if (major != 9 || minor != 0) {
-        printf("      (sm_%d%d: the wgmma entries need compute capability 9.0)\n", major, minor);
-        return;
-    }
-#endif
+    if (!conv_tensor_core_pass() || !on_hopper("wgmma")) return;
     /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
     static const struct shape big_fwd = {"wgmma_big_fwd", 2, 1, 8, 256, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
     static const struct shape tall_fwd = {"wgmma_tall_fwd", 2, 2, 8, 128, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
@@ -202,7 +211,9 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     const int fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, dgrad_algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
     const char *const big = "_igemm_wgmma_128x256x64_s4", *const small = "_igemm_wgmma_128x128x64_s5";
     const char *const fwd_tiny = "cuda:fwd_igemm_wgmma_128x64x64_s6", *const dgrad_tiny = "cuda:dgrad_igemm_wgmma_128x64x64_s6";
-    const char *const fwd_wide_off = "cuda:fwd_igemm_wgmma_128x256*,cuda:fwd_igemm_wgmma_256x128*";
+    /* the forward pass's TMA entries, ahead of these in the table, are off (conv_cuda_tma_entries_are_reached) */
+    const char *const no_tma = "cuda:fwd_igemm_tma*";
+    const char *const fwd_wide_off = "cuda:fwd_igemm_tma*,cuda:fwd_igemm_wgmma_128x256*,cuda:fwd_igemm_wgmma_256x128*";
     const char *const dgrad_wide_off = "cuda:dgrad_igemm_wgmma_128x256*,cuda:dgrad_igemm_wgmma_256x128*";
     const int wgrad_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
     char fwd_big[64], fwd_small[64], dgrad_big[64], dgrad_small[64], wgrad_big_name[64], wgrad_small[64];
@@ -212,16 +223,16 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     snprintf(dgrad_small, sizeof dgrad_small, "cuda:dgrad%s", small);
     snprintf(wgrad_big_name, sizeof wgrad_big_name, "cuda:wgrad%s", big);
     snprintf(wgrad_small, sizeof wgrad_small, "cuda:wgrad%s", small);
-    check_entry_reached(&big_fwd, half, FWD, fwd_algo, fwd_big, NULL);
-    check_entry_reached(&big_fwd, bf16, FWD, fwd_algo, fwd_big, NULL);
+    check_entry_reached(&big_fwd, half, FWD, fwd_algo, fwd_big, no_tma);
+    check_entry_reached(&big_fwd, bf16, FWD, fwd_algo, fwd_big, no_tma);
     check_entry_reached(&big_fwd, half, FWD, fwd_algo, fwd_small, fwd_wide_off);
-    check_entry_reached(&tall_fwd, half, FWD, fwd_algo, "cuda:fwd_igemm_wgmma_256x128x64_s4", NULL);
-    check_entry_reached(&tall_fwd, bf16, FWD, fwd_algo, "cuda:fwd_igemm_wgmma_256x128x64_s4", NULL);
-    check_entry_reached(&edges, half, FWD, fwd_algo, fwd_tiny, NULL);
-    check_entry_reached(&edges, bf16, FWD, fwd_algo, fwd_tiny, NULL);
-    check_entry_reached(&dilated, half, FWD, fwd_algo, fwd_tiny, NULL);
-    check_entry_reached(&split, bf16, FWD, fwd_algo, fwd_tiny, NULL);
-    check_entry_reached(&stem, half, FWD, fwd_algo, fwd_tiny, "cuda:fwd_stem*");
+    check_entry_reached(&tall_fwd, half, FWD, fwd_algo, "cuda:fwd_igemm_wgmma_256x128x64_s4", no_tma);
+    check_entry_reached(&tall_fwd, bf16, FWD, fwd_algo, "cuda:fwd_igemm_wgmma_256x128x64_s4", no_tma);
+    check_entry_reached(&edges, half, FWD, fwd_algo, fwd_tiny, no_tma);
+    check_entry_reached(&edges, bf16, FWD, fwd_algo, fwd_tiny, no_tma);
+    check_entry_reached(&dilated, half, FWD, fwd_algo, fwd_tiny, no_tma);
+    check_entry_reached(&split, bf16, FWD, fwd_algo, fwd_tiny, no_tma);
+    check_entry_reached(&stem, half, FWD, fwd_algo, fwd_tiny, "cuda:fwd_stem*,cuda:fwd_igemm_tma*");
     check_entry_reached(&big_dgrad, half, BWD_DATA, dgrad_algo, dgrad_big, NULL);
     check_entry_reached(&big_dgrad, bf16, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_wgmma_256x128x64_s4",
                         "cuda:dgrad_igemm_wgmma_128x256*");
@@ -235,13 +246,13 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     check_entry_reached(&wgrad_edges, half, BWD_FILTER, wgrad_algo, wgrad_small, NULL);
     check_entry_reached(&wgrad_edges, bf16, BWD_FILTER, wgrad_algo, wgrad_small, NULL);
     /* TF32: forward and backward data (the filter gradient has no TF32 wgmma) */
-    check_entry_reached(&big_fwd, tf32, FWD, fwd_algo, fwd_big, NULL);
-    check_entry_reached(&tall_fwd, &tf32_nchw, FWD, fwd_algo, "cuda:fwd_igemm_wgmma_256x128x64_s4", NULL);
+    check_entry_reached(&big_fwd, tf32, FWD, fwd_algo, fwd_big, no_tma);
+    check_entry_reached(&tall_fwd, &tf32_nchw, FWD, fwd_algo, "cuda:fwd_igemm_wgmma_256x128x64_s4", no_tma);
     check_entry_reached(&big_fwd, &tf32_nchw, FWD, fwd_algo, fwd_small, fwd_wide_off);
-    check_entry_reached(&edges, &tf32_nchw, FWD, fwd_algo, fwd_tiny, NULL);
-    check_entry_reached(&dilated, tf32, FWD, fwd_algo, fwd_tiny, NULL);
-    check_entry_reached(&split, tf32, FWD, fwd_algo, fwd_tiny, NULL);
-    check_entry_reached(&stem, &tf32_nchw, FWD, fwd_algo, fwd_tiny, NULL);
+    check_entry_reached(&edges, &tf32_nchw, FWD, fwd_algo, fwd_tiny, no_tma);
+    check_entry_reached(&dilated, tf32, FWD, fwd_algo, fwd_tiny, no_tma);
+    check_entry_reached(&split, tf32, FWD, fwd_algo, fwd_tiny, no_tma);
+    check_entry_reached(&stem, &tf32_nchw, FWD, fwd_algo, fwd_tiny, no_tma);
     check_entry_reached(&big_dgrad, tf32, BWD_DATA, dgrad_algo, dgrad_big, NULL);
     check_entry_reached(&big_dgrad, &tf32_nchw, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_wgmma_256x128x64_s4",
                         "cuda:dgrad_igemm_wgmma_128x256*");
@@ -273,6 +284,43 @@ TEST(conv_cuda_stem_entry)
     check_entry_reached(&gray, bf16, FWD, precomp, entry, NULL);
     check_entry_reached(&dilated, half_nchw, FWD, precomp, entry, NULL);
     check_entry_reached(&dilated, bf16, FWD, precomp, entry, NULL);
+}
+
+/* The sm_90a TMA kernel's forward entries (compute capability 9.0; unproven, served under the
+   suite's OPENCUDNN_UNPROVEN=1), each tile in fp16 and bf16, where the heuristic picks them ahead
+   of the cp.async kernel's: GEMMs of at least a tile per multiprocessor, with an edge tile in M
+   (17161 output pixels), channel counts that are not multiples of the 64-channel K tile (72, 40;
+   the stem's 3 padded to 8 in the workspace, the stem entry switched off), stride 2 with unequal
+   paddings (the im2col box's corners, W and H apart) and a width whose last output pixel plus
+   the stride lands two past the box (where the traversal wraps to the box's lower corner),
+   dilation 2 in CONVOLUTION mode, a 1x1 filter (the cuBLAS entry switched off), and NCHW data
+   (transposed, and the filter packed, in the workspace). */
+TEST(conv_cuda_tma_entries_are_reached)
+{
+    if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
+    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
+    static const struct shape big = {"tma_big_c72", 2, 1, 72, 256, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
+    static const struct shape tall = {"tma_tall", 2, 2, 64, 128, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
+    static const struct shape strided = {"tma_stride2_pads_2_1_c40", 2, 1, 40, 256, 1, {258, 261}, {3, 3}, {2, 1},
+                                         {2, 2}, {1, 1}, false};
+    static const struct shape dilated = {"tma_dilated_convolution", 2, 1, 64, 256, 1, {133, 131}, {3, 3}, {2, 2}, {1, 1},
+                                         {2, 2}, true};
+    static const struct shape one = {"tma_1x1", 2, 2, 128, 256, 1, {93, 93}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false};
+    static const struct shape stem = {"tma_stem_c3", 2, 1, 3, 256, 1, {262, 262}, {7, 7}, {3, 3}, {2, 2}, {1, 1}, false};
+    const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *half_nchw = &tc_configs[3];
+    const int algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+    const char *const wide = "cuda:fwd_igemm_tma_128x256x64_s4", *const tall_tile = "cuda:fwd_igemm_tma_256x128x64_s4";
+    check_entry_reached(&big, half, FWD, algo, wide, NULL);
+    check_entry_reached(&big, bf16, FWD, algo, wide, NULL);
+    check_entry_reached(&big, half, FWD, algo, tall_tile, "cuda:fwd_igemm_tma_128x256*");
+    check_entry_reached(&tall, half, FWD, algo, tall_tile, NULL);
+    check_entry_reached(&tall, bf16, FWD, algo, tall_tile, NULL);
+    check_entry_reached(&strided, half, FWD, algo, wide, NULL);
+    check_entry_reached(&strided, bf16, FWD, algo, wide, NULL);
+    check_entry_reached(&dilated, half, FWD, algo, wide, NULL);
+    check_entry_reached(&one, bf16, FWD, algo, wide, "cuda:fwd_gemm1x1*");
+    check_entry_reached(&stem, half, FWD, algo, wide, "cuda:fwd_stem*");
+    check_entry_reached(&big, half_nchw, FWD, algo, wide, NULL);
 }
 
 /* The host's CBLAS entry (a build with OPENCUDNN_CBLAS): forward GEMM reaches host:fwd_gemm_cblas

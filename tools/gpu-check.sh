@@ -129,8 +129,14 @@ if wants hgmma; then
     for lib in "$build"/lib*/libcudnn*.so.*.*.* "$build"/libcudnn*.so.*.*.*; do
         [ -f "$lib" ] || continue
         echo "$(basename "$lib"): $(cuobjdump -sass "$lib" 2>/dev/null | grep -c HGMMA) HGMMA" >>"$hgmma_log"
+        # per kernel of the TMA convolution (conv_igemm_tma_sm90.cu): its wgmma and TMA loads
+        cuobjdump -sass "$lib" 2>/dev/null | awk '/Function :/ { f = ($3 ~ /igemm_tma_kernel/) ? $3 : "" }
+            f != "" && /HGMMA/ { h[f]++ } f != "" && /UTMALDG/ { t[f]++ } f != "" { seen[f] = 1 }
+            END { for (k in seen) printf "  %s: %d HGMMA, %d UTMALDG\n", k, h[k], t[k] }' >>"$hgmma_log"
     done
-    verdict hgmma 0 "$(grep -v ': 0 HGMMA' "$hgmma_log" | tr '\n' ' ')"
+    hgmma_rc=0
+    if grep -q ': 0 HGMMA\|, 0 UTMALDG' <(grep '^  ' "$hgmma_log"); then hgmma_rc=1; fi
+    verdict hgmma $hgmma_rc "$(grep -v ': 0 HGMMA' "$hgmma_log" | grep -v '^  ' | tr '\n' ' ')$(grep -c '^  ' "$hgmma_log") TMA kernels"
 fi
 
 # ---- 2. tests ----------------------------------------------------------------------------------------

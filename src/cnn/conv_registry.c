@@ -86,6 +86,10 @@
     PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, "wgmma", 64, bm, bn, st), OCD_BACKEND_CUDA, algos_,      \
                   ocd_cuda_conv_igemm_wgmma_##i, true)
 #define FWD_IGEMM_WGMMA(i, bm, bn, st) IGEMM_WGMMA_ENTRY("fwd", FWD_IGEMM_ALGOS, i, bm, bn, st)
+/* The sm_90a TMA kernel's forward entries, ahead of the cp.async kernel's for what they serve. */
+#define FWD_IGEMM_TMA(i, bm, bn, st)                                                            \
+    PLANNED_ENTRY(OCD_IGEMM_NAME("fwd", "tma", 64, bm, bn, st), OCD_BACKEND_CUDA, FWD_IGEMM_ALGOS, \
+                  ocd_cuda_conv_igemm_tma_##i, true)
 #define DGRAD_IGEMM_WGMMA(i, bm, bn, st)                                                        \
     IGEMM_WGMMA_ENTRY("dgrad", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
 #define WGRAD_IGEMM_WGMMA(i, bm, bn, st)                                                        \
@@ -122,6 +126,7 @@ static const struct ocd_conv_impl fwd_impls[] = {
     CUBLAS_1X1_ENTRIES("fwd", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) | FWD_GEMM_ALGOS)
     /* few channels (RGB first layers): K = C R S packed, ahead of the channel-padded GEMM */
     PLANNED_ENTRY("cuda:fwd_stem_tc_128x64", OCD_BACKEND_CUDA, FWD_IGEMM_ALGOS, ocd_cuda_conv_stem_fwd, true)
+    OCD_IGEMM_TMA_TILES(FWD_IGEMM_TMA)
     OCD_IGEMM_WGMMA_TILES(FWD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(FWD_IGEMM_TC)
     OCD_IGEMM_TILES(FWD_IGEMM_TF32)

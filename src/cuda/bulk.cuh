@@ -1,5 +1,6 @@
 /* bulk.cuh: bulk copies between global and shared memory by the tensor memory accelerator (sm_90
-   and later), for kernels that stream a tensor through a ring of shared-memory stages.
+   and later), for kernels that stream a tensor through a ring of shared-memory stages: plain
+   byte ranges, and boxes of a tensor map (tiled and im2col modes).
 
    A kernel's loads in flight otherwise wait in registers, so the bytes an SM keeps in flight
    are bounded by its warps' registers; a bulk copy is one instruction of one thread, whatever its
@@ -45,6 +46,31 @@ __device__ __forceinline__ void ocd_bulk_load(void *dst, const void *src, uint32
     OCD_BULK_ASM("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
                      ocd_smem_addr(dst)),
                  "l"(src), "r"(bytes), "r"(ocd_smem_addr(bar))
+                 : "memory");
+}
+
+/* cp.async.bulk.tensor in tiled mode, rank 3: the box of the tensor map at tmap (the address of a
+   __grid_constant__ kernel parameter) whose first element is at coordinates (c0, c1, c2),
+   innermost first, into shared dst (128-byte aligned; 1024 for the 128-byte swizzle), its bytes
+   completing on bar (announced by an arrive.expect_tx of the phase). Elements out of the tensor
+   are filled (zeros, or NaN as the map says) and count as bytes. */
+__device__ __forceinline__ void ocd_bulk_tensor_tile3(void *dst, const void *tmap, int c0, int c1, int c2, uint64_t *bar)
+{
+    OCD_BULK_ASM("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, "
+                 "%4}], [%5];" ::"r"(ocd_smem_addr(dst)),
+                 "l"(tmap), "r"(c0), "r"(c1), "r"(c2), "r"(ocd_smem_addr(bar))
+                 : "memory");
+}
+
+/* The same in im2col mode, rank 4 (NHWC): coordinates (c, w, h, n) with (w, h) the filter base,
+   and the im2col offsets (ow, oh) added to it for every pixel (PTX ISA, "Tensors: im2col
+   mode"). */
+__device__ __forceinline__ void ocd_bulk_tensor_im2col4(void *dst, const void *tmap, int c, int w, int h, int n,
+                                                        uint16_t ow, uint16_t oh, uint64_t *bar)
+{
+    OCD_BULK_ASM("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
+                 "%3, %4, %5}], [%6], {%7, %8};" ::"r"(ocd_smem_addr(dst)),
+                 "l"(tmap), "r"(c), "r"(w), "r"(h), "r"(n), "r"(ocd_smem_addr(bar)), "h"(ow), "h"(oh)
                  : "memory");
 }
 

@@ -38,8 +38,11 @@
    more than 65535 column tiles or groups x splits. The sm_90a entries (_wgmma_, conv_igemm_sm90.cu)
    also need compute capability 9.0 exactly; they take fp16 and bf16, and fp32 data as TF32 (where
    tensor-op math is allowed, forward and backward data, as the tf32 entries), and stay unproven
-   (core/impl.h) until a GPU run of the suite has passed them. */
+   (core/impl.h) until a GPU run of the suite has passed them. So do the TMA entries (_tma_,
+   conv_igemm_tma_sm90.cu: forward, fp16 and bf16, groups 1, 2-D, within the tensor maps' limits
+   of conv_igemm_tma.cuh). */
 #include "cuda/conv_igemm.cuh"
+#include "cuda/conv_igemm_tma.cuh"
 
 #include "core/dtype.h"
 #include "core/impl.h"
@@ -162,19 +165,21 @@ template <typename U> __global__ void igemm_pack_filter(const U *w, U *dst, cons
 
 /* ---- planning ------------------------------------------------------------------------------------- */
 
-/* The tiles of both kernels: the sm_80 kernel's (OCD_IGEMM_TILES) are tiles 0 ..
-   OCD_IGEMM_NTILES - 1, the sm_90a kernel's (OCD_IGEMM_WGMMA_TILES) follow. */
+/* The tiles of the three kernels: the sm_80 kernel's (OCD_IGEMM_TILES) are tiles 0 ..
+   OCD_IGEMM_NTILES - 1, the sm_90a cp.async kernel's (OCD_IGEMM_WGMMA_TILES) follow, then the
+   sm_90a TMA kernel's (OCD_IGEMM_TMA_TILES, forward only). */
 struct igemm_tile_info {
     int bm, bn;
 };
 #define WGMMA_TILE0 OCD_IGEMM_NTILES
-#define TILES_ALL (OCD_IGEMM_NTILES + OCD_IGEMM_WGMMA_NTILES)
+#define TMA_TILE0 (OCD_IGEMM_NTILES + OCD_IGEMM_WGMMA_NTILES)
+#define TILES_ALL (TMA_TILE0 + OCD_IGEMM_TMA_NTILES)
 static const igemm_tile_info tile_info[TILES_ALL] = {
 #define X(i, bm, bn, wm, wn, st) {bm, bn},
     OCD_IGEMM_TILES(X)
 #undef X
 #define X(i, bm, bn, st) {bm, bn},
-    OCD_IGEMM_WGMMA_TILES(X)
+    OCD_IGEMM_WGMMA_TILES(X) OCD_IGEMM_TMA_TILES(X)
 #undef X
 };
 
@@ -199,6 +204,7 @@ struct igemm_plan {
     igemm_filter_pack pack;
     int64_t ws_filter, ws_part;
     size_t ws_bytes;
+    igemm_tma_geom tma; /* the TMA kernel's tensor maps (its tiles only) */
 };
 
 /* An activation view (N, C, [D,] H, W) with the strides of extent-1 dims set to 0, which the
@@ -319,8 +325,9 @@ static void filter_strides(const struct ocd_tensor_view *w, int64_t st[5])
    tiles' area would be padding (a GEMM N of 64 in a 128-wide tile), and, in the forward and
    backward-data passes, when its grid would not give every multiprocessor a tile (the filter
    gradient splits its long K to fill the GPU instead). The sm_80 kernel's last tile always
-   applies; the sm_90a kernel's last (smallest) one declines padding only (split-K fills the
-   GPU), leaving mostly-padding problems to the sm_80 tiles. */
+   applies; the sm_90a cp.async kernel's last (smallest) one declines padding only (split-K
+   fills the GPU), leaving mostly-padding problems to the sm_80 tiles. The TMA kernel has no
+   split-K: its tiles decline grids too small, for the cp.async kernel's. */
 static const char *tile_rejects(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, int64_t m, int64_t n,
                                 int64_t groups)
 {
@@ -328,7 +335,7 @@ static const char *tile_rejects(cudnnHandle_t h, const struct ocd_conv_problem *
     const igemm_tile_info &t = tile_info[tile];
     const int64_t mt = (m + t.bm - 1) / t.bm, nt = (n + t.bn - 1) / t.bn;
     if (4 * m * n < 3 * mt * t.bm * nt * t.bn) return "this tile would be mostly padding; a smaller tile serves";
-    if (tile != TILES_ALL - 1 && p->dir != OCD_CONV_BWD_FILTER && mt * nt * groups < h->sm_count)
+    if (tile != TMA_TILE0 - 1 && p->dir != OCD_CONV_BWD_FILTER && mt * nt * groups < h->sm_count)
         return "too few tiles of this size to fill the GPU; a smaller tile serves";
     return NULL;
 }
@@ -337,9 +344,15 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
 {
     memset(pl, 0, sizeof *pl);
     if (h->cc_major < 8) return OCD_REASON_ARCH;
-    const bool wgmma = tile >= WGMMA_TILE0;
+    const bool wgmma = tile >= WGMMA_TILE0, tma = tile >= TMA_TILE0;
     if (wgmma)
-        if (const char *why = ocd_wgmma_entry_rejects(h, ocd_igemm_wgmma_built)) return why;
+        if (const char *why = ocd_wgmma_entry_rejects(h, tma ? ocd_igemm_tma_built : ocd_igemm_wgmma_built)) return why;
+    if (tma) {
+        if (p->dir != OCD_CONV_FWD) return "the TMA kernel runs the forward pass only";
+        if (tf32) return OCD_REASON_DTYPE;
+        if (p->s.groups != 1) return "the TMA kernel takes no groups";
+        if (p->s.nsp != 2) return "the TMA kernel is 2-D only (rank-4 im2col maps)";
+    }
     cudnnDataType_t dt = p->x.dtype;
     if (tf32) {
         if (dt != CUDNN_DATA_FLOAT) return OCD_REASON_DTYPE;
@@ -478,7 +491,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     const int64_t tiles = ((gm.m + ti.bm - 1) / ti.bm) * ((gm.n + ti.bn - 1) / ti.bn) * g;
     const int64_t ktiles = (gm.k + bk - 1) / bk;
     int64_t splits = 1;
-    if (tiles < h->sm_count) {
+    if (tiles < h->sm_count && !tma) {
         splits = (2 * (int64_t)h->sm_count + tiles - 1) / tiles;
         splits = OCD_MIN(splits, OCD_MIN(ktiles / 16, (int64_t)64));
         splits = OCD_MAX(splits, (int64_t)1);
@@ -493,6 +506,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     }
     /* room to align a user's workspace pointer to 256 bytes (the copies feed 16-byte cp.async) */
     pl->ws_bytes = ws ? ws + 256 : 0;
+    if (tma) return igemm_tma_plan(prm, (int)cgp, ti.bm, ti.bn, esize, &pl->tma);
     return NULL;
 }
 
@@ -543,6 +557,8 @@ static cudnnStatus_t run_plan(cudnnHandle_t h, const struct ocd_conv_problem *p,
     OCD_TRY(pl.esize == 4 ? launch_copies<uint32_t>(&pl, p->w_data, ws, h->stream)
                           : launch_copies<uint16_t>(&pl, p->w_data, ws, h->stream));
     if (pl.prm.splits > 1 || pl.prm.epi.wide) pl.prm.epi.partial = (float *)(ws + pl.ws_part);
+    if (tile >= TMA_TILE0)
+        return ocd_igemm_tma_launch[tile - TMA_TILE0][pl.type](&pl.prm, &pl.tma, h->device, h->sm_count, h->stream);
     if (tile >= WGMMA_TILE0)
         return ocd_igemm_wgmma_launch[tile - WGMMA_TILE0][p->dir][pl.type](&pl.prm, h->device, h->stream);
     const igemm_launch_fn *table = p->dir == OCD_CONV_FWD        ? ocd_igemm_fwd_launch[tile]
@@ -609,6 +625,11 @@ OCD_IGEMM_TILES(X)
         igemm_wgmma_plan_of<WGMMA_TILE0 + i>, igemm_workspace, igemm_run<WGMMA_TILE0 + i>};
 OCD_IGEMM_WGMMA_TILES(X)
 #undef X
+#define X(i, bm, bn, st)                                                                            \
+    extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_tma_##i##_planned = {              \
+        igemm_plan_of<TMA_TILE0 + i, false>, igemm_workspace, igemm_run<TMA_TILE0 + i>};
+OCD_IGEMM_TMA_TILES(X)
+#undef X
 
 /* ---- strided backward data, phase by phase (file comment) ------------------------------------------ */
 
@@ -645,12 +666,12 @@ static void phase_problem(const struct ocd_conv_problem *p, int ph, int esize, s
     sub->w_data = p->w_data ? (char *)p->w_data + woff * esize : NULL;
 }
 
-/* The first tile whose plan serves the phase, the sm_90a kernel's first (where they apply:
-   make_plan), or -1 with the reason in *why. */
+/* The first tile whose plan serves the phase, the sm_90a cp.async kernel's first (where they
+   apply: make_plan), or -1 with the reason in *why (the TMA kernel is forward only). */
 static int phase_tile(cudnnHandle_t h, const struct ocd_conv_problem *sub, bool tf32, igemm_plan *pl, const char **why)
 {
-    for (int i = 0; i < TILES_ALL; i++) {
-        const int tile = (WGMMA_TILE0 + i) % TILES_ALL;
+    for (int i = 0; i < TMA_TILE0; i++) {
+        const int tile = (WGMMA_TILE0 + i) % TMA_TILE0;
         if ((*why = make_plan(h, sub, tile, tf32, pl)) == NULL) return tile;
     }
     return -1;
@@ -832,9 +853,8 @@ extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tc_planned =
 extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tf32_planned = {phases_plan_tf32, phases_workspace,
                                                                                       phases_run};
 
-/* The Hopper kernel (sm_90a, conv_igemm_sm90.cu) keeps make_plan, the index maps, the loaders'
-   address arithmetic and the epilogue, and replaces the mainloop (wgmma.mma_async from a
-   cp.async ring). Its next steps: a warp-specialized mainloop (a producer warp issuing
-   cp.async.bulk.tensor loads - the im2col tensor map mode for the forward A operand, tiled mode
-   for dense B - into an mbarrier ring), a cluster launch for B multicast, and a persistent tile
-   scheduler. */
+/* The Hopper kernels (sm_90a: conv_igemm_sm90.cu, and conv_igemm_tma_sm90.cu for the forward
+   pass) keep make_plan, the index maps and the epilogue; the cp.async one also the loaders'
+   address arithmetic, while the TMA one loads through tensor maps (conv_igemm_tma.cuh) with a
+   producer warp, consumer warpgroups and a persistent tile loop. Their next steps: backward
+   data and the filter gradient on TMA, and a cluster launch for B multicast. */

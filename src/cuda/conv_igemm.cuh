@@ -494,25 +494,10 @@ template <typename T> __global__ void igemm_splitk_reduce(const __grid_constant_
 
 typedef cudnnStatus_t (*igemm_launch_fn)(const igemm_params *p, int device, cudaStream_t stream);
 
-/* Launches `kernel` (a BM x BN tile per CTA, `smem` bytes of dynamic shared memory) and the
-   reduction when the kernel writes partial sums (split-K, or a wide epilogue), on `device`, the
-   current one. The opt-in to more than
-   48 KB of shared memory is made once per kernel and device (a bit each in *smem_opted, the
-   kernel's own): cudaFuncSetAttribute on every call costs host time the latency goal cannot
-   spare. Two threads racing here both set the same value, which is harmless. */
-template <typename T>
-cudnnStatus_t igemm_launch_kernel(void (*kernel)(const igemm_params), int bm, int bn, int threads, size_t smem,
-                                  unsigned long long *smem_opted, const igemm_params *p, int device,
-                                  cudaStream_t stream)
+/* Launches the reduction of the partial sums where the kernel wrote them (split-K, or a wide
+   epilogue: epi.partial). */
+template <typename T> cudnnStatus_t igemm_launch_reduce(const igemm_params *p, cudaStream_t stream)
 {
-    const unsigned long long bit = device < 64 ? 1ull << device : 0; /* devices 0..63 */
-    if (smem > 48 * 1024 && !(__atomic_load_n(smem_opted, __ATOMIC_ACQUIRE) & bit)) {
-        OCD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        __atomic_fetch_or(smem_opted, bit, __ATOMIC_RELEASE);
-    }
-    dim3 grid((unsigned)((p->M + bm - 1) / bm), (unsigned)((p->N + bn - 1) / bn), (unsigned)(p->groups * p->splits));
-    kernel<<<grid, threads, smem, stream>>>(*p);
-    OCD_CUDA_LAUNCHED();
     if (p->epi.partial != NULL) {
         int64_t total = (int64_t)p->groups * p->M * p->N;
         unsigned blocks = (unsigned)OCD_MIN((total + 255) / 256, (int64_t)65535 * 8);
@@ -520,6 +505,36 @@ cudnnStatus_t igemm_launch_kernel(void (*kernel)(const igemm_params), int bm, in
         OCD_CUDA_LAUNCHED();
     }
     return CUDNN_STATUS_SUCCESS;
+}
+
+/* The opt-in of `kernel` to `smem` bytes of dynamic shared memory above 48 KB, made once per
+   kernel and device (a bit each in *smem_opted, the kernel's own): cudaFuncSetAttribute on every
+   call costs host time the latency goal cannot spare. Two threads racing here both set the same
+   value, which is harmless. */
+template <typename Kernel>
+cudnnStatus_t igemm_smem_opt_in(Kernel kernel, size_t smem, unsigned long long *smem_opted, int device)
+{
+    const unsigned long long bit = device < 64 ? 1ull << device : 0; /* devices 0..63 */
+    if (smem > 48 * 1024 && !(__atomic_load_n(smem_opted, __ATOMIC_ACQUIRE) & bit)) {
+        OCD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        __atomic_fetch_or(smem_opted, bit, __ATOMIC_RELEASE);
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* Launches `kernel` (a BM x BN tile per CTA, `smem` bytes of dynamic shared memory) and the
+   reduction when the kernel writes partial sums (split-K, or a wide epilogue), on `device`, the
+   current one. */
+template <typename T>
+cudnnStatus_t igemm_launch_kernel(void (*kernel)(const igemm_params), int bm, int bn, int threads, size_t smem,
+                                  unsigned long long *smem_opted, const igemm_params *p, int device,
+                                  cudaStream_t stream)
+{
+    OCD_TRY(igemm_smem_opt_in(kernel, smem, smem_opted, device));
+    dim3 grid((unsigned)((p->M + bm - 1) / bm), (unsigned)((p->N + bn - 1) / bn), (unsigned)(p->groups * p->splits));
+    kernel<<<grid, threads, smem, stream>>>(*p);
+    OCD_CUDA_LAUNCHED();
+    return igemm_launch_reduce<T>(p, stream);
 }
 
 /* The mainloop kernel of one tile, type and direction. */

@@ -20,48 +20,7 @@
    rounded by the copy and are not rounded again (igemm_params round_a, round_b). A
    producer warp with TMA im2col loads, clusters with multicast and a persistent scheduler are
    the next steps (issue 24). */
-#include "cuda/conv_igemm.cuh"
-#include "cuda/wgmma.cuh"
-
-#include <type_traits>
-
-/* A CTA tile: BM x BN, two warpgroups of BM / 2 rows, each MI slices of 64 rows (one wgmma
-   each per k-step), STAGES K tiles of 64 elements in the ring. Slice q (warpgroup q / MI) holds
-   rows 64 q .. 64 q + 63. */
-template <int BM_, int BN_, int STAGES_> struct igemm_wgmma_tile {
-    static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_, THREADS = 256, MI = BM / 128;
-    static_assert(BM == 128 || BM == 256, "two warpgroups of one or two 64-row slices");
-};
-
-/* The shared memory of a CTA, from a 1024-byte aligned base: STAGES A stages, then STAGES B
-   stages, K-major (forward, backward data) or MN-major (the filter gradient, whose K runs over
-   pixels); the dynamic allocation has 1024 bytes more, to align its start. */
-template <class Tile, typename T, bool MN> struct igemm_wgmma_shape {
-    typedef typename std::conditional<MN, ocd_wgmma_smem_mn<T, Tile::BM>, ocd_wgmma_smem<T, Tile::BM>>::type SA;
-    typedef typename std::conditional<MN, ocd_wgmma_smem_mn<T, Tile::BN>, ocd_wgmma_smem<T, Tile::BN>>::type SB;
-    static constexpr uint32_t A_BYTES = Tile::STAGES * SA::STAGE_BYTES;
-    static constexpr size_t SMEM = (size_t)Tile::STAGES * (SA::STAGE_BYTES + SB::STAGE_BYTES) + 1024;
-    static_assert(SA::STAGE_BYTES % 1024 == 0 && SB::STAGE_BYTES % 1024 == 0, "stages keep 1024-byte alignment");
-
-    static __host__ __device__ __forceinline__ uint32_t a_stage(int s)
-    {
-        return (uint32_t)s * SA::STAGE_BYTES;
-    }
-    static __host__ __device__ __forceinline__ uint32_t b_stage(int s)
-    {
-        return A_BYTES + (uint32_t)s * SB::STAGE_BYTES;
-    }
-    /* Descriptors of k-step ks of stage s, for the smem base at shared address base: slice q's
-       64 rows of A (8 KB on in either layout: 64 rows, or one 64-element block), and all of B. */
-    static __host__ __device__ __forceinline__ uint64_t desc_a(uint32_t base, int s, int q, int ks)
-    {
-        return SA::desc(base + a_stage(s) + (uint32_t)q * 64 * 128, ks);
-    }
-    static __host__ __device__ __forceinline__ uint64_t desc_b(uint32_t base, int s, int ks)
-    {
-        return SB::desc(base + b_stage(s), ks);
-    }
-};
+#include "cuda/conv_igemm_sm90.cuh"
 
 /* Rounds to tf32 the chunks thread tid copied into a K-major fp32 stage of ROWS rows (layout L):
    the loaders' fixed assignment (conv_igemm.cuh), chunk tid % CPR of rows tid / CPR + i THREADS
@@ -127,20 +86,7 @@ template <class Tile, typename T, bool MN, class ALoad, class BLoad> struct igem
     }
     __device__ __forceinline__ void mma(int s)
     {
-        fence_operands();
-        ocd_wgmma_fence();
-#pragma unroll
-        for (int ks = 0; ks < Shape::SA::BK / Shape::SA::KSTEP; ks++)
-#pragma unroll
-            for (int mi = 0; mi < Tile::MI; mi++) {
-                const uint64_t da = Shape::desc_a(base, s, wg * Tile::MI + mi, ks), db = Shape::desc_b(base, s, ks);
-                if constexpr (MN)
-                    ocd_wgmma<Tile::BN, T>::ss_mn(d[mi], da, db, 1);
-                else
-                    ocd_wgmma<Tile::BN, T>::ss(d[mi], da, db, 1);
-            }
-        ocd_wgmma_commit();
-        fence_operands();
+        igemm_wgmma_issue<Tile, T, MN>(d, base, s, wg);
     }
     template <int N> __device__ __forceinline__ void mma_wait()
     {
@@ -162,7 +108,7 @@ __global__ void __launch_bounds__(256, 1) igemm_wgmma_kernel(const __grid_consta
     const uint32_t raw = ocd_wgmma_smem_addr(igemm_wgmma_smem_raw);
     const uint32_t pad = (1024u - (raw & 1023u)) & 1023u;
 
-    const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31;
+    const int tid = threadIdx.x, wg = tid >> 7;
     const igemm_cta c = igemm_cta_of(p, blockIdx.x, blockIdx.y, blockIdx.z, Tile::BM, Tile::BN, SA::BK);
     typename Dir::template ALoad<T, Tile::BM, Tile::THREADS, SA> al;
     typename Dir::template BLoad<T, Tile::BN, Tile::THREADS, SB> bl;
@@ -178,13 +124,7 @@ __global__ void __launch_bounds__(256, 1) igemm_wgmma_kernel(const __grid_consta
                                                                 c.kt0, wg, tid, d};
     ocd_wgmma_kloop<Tile::STAGES>(ops, c.nkt);
 
-    /* thread t of warpgroup wg holds, of slice q = wg * MI + mi, rows 64 q + 16 (t / 32) + ...: a
-       warp's 16 x BN slice laid out as mma.sync's (wgmma.cuh) */
-#pragma unroll
-    for (int mi = 0; mi < Tile::MI; mi++)
-        igemm_store_frags<T, 1, Tile::BN / 8>(p, [&](int, int j, int e) { return d[mi][j * 4 + e]; },
-                                              c.m0 + (wg * Tile::MI + mi) * 64 + ((tid & 127) >> 5) * 16, c.n0,
-                                              c.g, c.split, lane);
+    igemm_wgmma_store<Tile, T>(p, d, c.m0, c.n0, c.g, c.split, wg, tid);
 #endif
 }
 

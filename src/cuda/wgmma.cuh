@@ -377,6 +377,15 @@ __device__ __forceinline__ void ocd_mbar_init(uint64_t *bar, unsigned count)
 #endif
 }
 
+/* Makes this thread's mbarrier initializations visible to the async proxy (TMA loads complete
+   their bytes on them): after the inits, before the __syncthreads that publishes them. */
+__device__ __forceinline__ void ocd_mbar_init_fence()
+{
+#ifdef OCD_WGMMA_ARCH_OK
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+
 /* This thread's arrival on the current phase. */
 __device__ __forceinline__ void ocd_mbar_arrive(uint64_t *bar)
 {
@@ -510,6 +519,58 @@ template <int STAGES, class Ops> __host__ __device__ __forceinline__ void ocd_wg
     }
     ops.template mma_wait<0>();
     ops.template cp_wait<0>();
+}
+
+/* ---- the warp-specialized ring of a persistent kernel -----------------------------------------
+   A producer (one thread) fills a ring of STAGES stages with asynchronous copies that complete
+   on the stage's "full" mbarrier (TMA: expect_tx, then the copies); consumers (warpgroups
+   issuing wgmma) wait on "full", multiply, and release a stage on its "empty" mbarrier once
+   the wgmma that read it has completed. The CTA walks tiles first, first + step, ... below
+   `tiles`, nkt K tiles each; the ring runs on across tiles (use `it` of the CTA's K tiles, in
+   order, is stage it % STAGES, that stage's (it / STAGES)-th use), so the producer loads the
+   next tile's K tiles while the consumers store. Phase parities: use u of a stage completes
+   "full"'s phase u (parity u & 1); the producer refills a stage after the consumers' release of
+   its previous use, "empty"'s phase u - 1. Consumers release tile kt - 1's stage once at most
+   one wgmma group is pending (tile kt's), and the last one after waiting for all. Ops supplies
+     producer: wait_empty(stage, parity), load(tile, kt, stage);
+     consumer: wait_full(stage, parity), zero(), mma(stage), mma_wait<N>(), release(stage),
+               store(tile);
+   the kernel's issue the instructions, the emulation's model them under a checker. */
+#pragma nv_exec_check_disable
+template <int STAGES, class Ops>
+__host__ __device__ __forceinline__ void ocd_wgmma_ring_produce(Ops &ops, int first, int step, int tiles, int nkt)
+{
+    int it = 0;
+#pragma unroll 1
+    for (int tile = first; tile < tiles; tile += step)
+#pragma unroll 1
+        for (int kt = 0; kt < nkt; kt++, it++) {
+            const int s = it % STAGES;
+            if (it >= STAGES) ops.wait_empty(s, (unsigned)(it / STAGES - 1) & 1u);
+            ops.load(tile, kt, s);
+        }
+}
+
+#pragma nv_exec_check_disable
+template <int STAGES, class Ops>
+__host__ __device__ __forceinline__ void ocd_wgmma_ring_consume(Ops &ops, int first, int step, int tiles, int nkt)
+{
+    int it = 0;
+#pragma unroll 1
+    for (int tile = first; tile < tiles; tile += step) {
+        ops.zero();
+#pragma unroll 1
+        for (int kt = 0; kt < nkt; kt++, it++) {
+            const int s = it % STAGES;
+            ops.wait_full(s, (unsigned)(it / STAGES) & 1u);
+            ops.mma(s);
+            ops.template mma_wait<1>();
+            if (kt > 0) ops.release((it - 1) % STAGES);
+        }
+        ops.template mma_wait<0>();
+        if (nkt > 0) ops.release((it - 1) % STAGES);
+        ops.store(tile);
+    }
 }
 
 #endif /* OCD_CUDA_WGMMA_CUH */

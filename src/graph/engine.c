@@ -30,6 +30,7 @@ static const char *const fwd_entries[] = {
     "cuda:fwd_winograd_nonfused", "cuda:fwd_fft", "cuda:fwd_fft_tiling", "cuda:fwd_direct",
     "cuda:fwd_igemm_wgmma_128x256x64_s4", "cuda:fwd_igemm_wgmma_128x128x64_s5",
     "cuda:fwd_igemm_wgmma_256x128x64_s4", "cuda:fwd_igemm_wgmma_128x64x64_s6", "cuda:fwd_stem_tc_128x64",
+    "cuda:fwd_igemm_tma_128x256x64_s4", "cuda:fwd_igemm_tma_256x128x64_s4",
 };
 static const char *const dgrad_entries[] = {
     "host:dgrad_implicit_precomp_gemm", "host:dgrad_implicit_gemm", "host:dgrad_winograd",

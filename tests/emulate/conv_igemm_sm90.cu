@@ -35,7 +35,7 @@
 #include "cuda/conv_igemm_sm90.cu"
 
 #include "wgmma_emulate.h"
-#include "conv_emulate.h"
+#include "conv_igemm_emulate.h"
 
 extern "C" {
 #include "ref/conv.h"
@@ -339,92 +339,22 @@ struct emu_case {
     const char *declines = NULL; /* the plan must decline, with a reason holding this */
 };
 
-/* An NHWC view of logical dims (n, c, h, w). */
-struct ocd_tensor_view nhwc(cudnnDataType_t t, int64_t n, int64_t c, int64_t h, int64_t w)
-{
-    struct ocd_tensor_view v;
-    memset(&v, 0, sizeof v);
-    v.dtype = t, v.rank = 4, v.vect = 1;
-    v.dims[0] = n, v.dims[1] = c, v.dims[2] = h, v.dims[3] = w;
-    v.strides[0] = h * w * c, v.strides[1] = 1, v.strides[2] = w * c, v.strides[3] = c;
-    return v;
-}
-
-/* A packed NCHW view of logical dims (n, c, h, w). */
-struct ocd_tensor_view nchw(cudnnDataType_t t, int64_t n, int64_t c, int64_t h, int64_t w)
-{
-    const int64_t d[4] = {n, c, h, w};
-    struct ocd_tensor_view v = packed(d);
-    v.dtype = t;
-    return v;
-}
-
-/* Storage index of logical NCHW element (n, c, h, w) of view v. */
-size_t at(const struct ocd_tensor_view &v, long n, long c, long h, long w)
-{
-    return (size_t)(n * v.strides[0] + c * v.strides[1] + h * v.strides[2] + w * v.strides[3]);
-}
-
 /* Plans p for the case's tile, packs the filter as the pack kernel does where the plan says so,
    and runs the emulated launch; false (with a line) when something fails. splits: the split
    count the plan must choose, or -1. */
 template <typename T> bool emulate_problem(const emu_case &e, const struct ocd_conv_problem &p, int splits)
 {
-    struct cudnnContext ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.cc_major = 9, ctx.cc_minor = 0, ctx.sm_count = e.sm_count;
     igemm_plan pl;
-    const char *why = make_plan(&ctx, &p, WGMMA_TILE0 + e.tile, e.dt == CUDNN_DATA_FLOAT, &pl);
-    if (e.declines) {
-        const bool ok = why != NULL && strstr(why, e.declines) != NULL;
-        printf("%s %s: the plan declines: %s\n", ok ? "ok  " : "FAIL", e.name, why ? why : "(it plans)");
-        return ok;
-    }
-    if (why != NULL) {
-        printf("FAIL %s: the plan declines: %s\n", e.name, why);
-        return false;
-    }
+    bool passed;
+    if (!emu_igemm_plan(e.name, e.declines, e.sm_count, p, WGMMA_TILE0 + e.tile, e.dt == CUDNN_DATA_FLOAT, &pl, &passed))
+        return passed;
     if (splits >= 0 && pl.prm.splits != splits) {
         printf("FAIL %s: %d splits, the case wants %d\n", e.name, pl.prm.splits, splits);
         return false;
     }
     std::vector<uint8_t> ws(pl.ws_bytes + 256);
     uint8_t *wsa = (uint8_t *)(((uintptr_t)ws.data() + 255) & ~(uintptr_t)255);
-    /* the copies of launch_copies, element by element on the raw bits (igemm_operand rounds a
-       TF32 plan's operands) */
-    typedef typename std::conditional<sizeof(T) == 4, uint32_t, uint16_t>::type U;
-    const bool tf32 = pl.type == IGEMM_TF32;
-    if (pl.pack_filter) { /* igemm_pack_filter */
-        const igemm_filter_pack &f = pl.pack;
-        const int64_t total = (int64_t)f.g * f.kg * f.cgp * f.t * f.r * f.s;
-        U *dst = (U *)(wsa + pl.ws_filter);
-        for (int64_t i = 0; i < total; i++) {
-            int64_t src;
-            dst[i] = igemm_filter_src(f, i, &src) ? igemm_operand(((const U *)p.w_data)[src], tf32) : U(0);
-        }
-        pl.prm.bmat = dst;
-    }
-    if (pl.pad_on) { /* igemm_pad_channels */
-        U *dst = (U *)(wsa + pl.ws_pad);
-        for (uint32_t i = 0; i < pl.pad.total; i++) {
-            int64_t src;
-            dst[i] = igemm_pad_src(pl.pad, i, &src) ? igemm_operand(((const U *)pl.pad_src)[src], tf32) : U(0);
-        }
-        pl.prm.a.ptr = dst;
-    }
-    /* igemm_to_nhwc: [N][C][S] -> packed [N][S][C] */
-    igemm_copy *copies[2] = {&pl.copy_a, &pl.copy_b};
-    igemm_act *acts[2] = {&pl.prm.a, &pl.prm.b};
-    for (int i = 0; i < 2; i++) {
-        const igemm_copy &c = *copies[i];
-        if (!c.on) continue;
-        U *dst = (U *)(wsa + c.ws_off);
-        for (int64_t img = 0; img < c.n; img++)
-            for (int64_t sp = 0; sp < c.s; sp++)
-                for (int64_t ch = 0; ch < c.c; ch++)
-                    dst[(img * c.s + sp) * c.c + ch] = igemm_operand(((const U *)c.src)[img * c.sn + ch * c.sc + sp], tf32);
-        acts[i]->ptr = dst;
-    }
+    emu_igemm_copies<T>(pl, p, wsa);
     if (pl.prm.splits > 1) pl.prm.epi.partial = (float *)(wsa + pl.ws_part);
     emu_tf32_unrounded = 0;
 

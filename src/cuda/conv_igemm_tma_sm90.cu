@@ -1,0 +1,224 @@
+/* conv_igemm_tma_sm90.cu: the implicit-GEMM convolution's forward pass on a warp-specialized
+   sm_90a kernel fed by the tensor memory accelerator (entries cuda:fwd_igemm_tma_*, planned by
+   conv_igemm.cu's make_plan like the other tiles; fp16 and bf16, NHWC activations, groups 1,
+   2-D). Compiled for sm_90a alone (CMakeLists.txt), where the toolkit has it (OCD_SM90A; else
+   the kernel is empty and ocd_igemm_tma_built false).
+
+   Main decision: the operands come from two tensor maps (conv_igemm_tma.cuh: the im2col map of
+   the activations and the tiled map of the KRSC filter, both 128-byte swizzled, so that a landed
+   stage is wgmma's K-major operand as it is), and a CTA of three warpgroups splits the work:
+   one thread of warpgroup 0 issues, per K tile, an arrive.expect_tx of the stage's bytes on its
+   "full" mbarrier and the two TMA loads; warpgroups 1 and 2 each multiply BM / 2 rows of the
+   BM x BN tile with wgmma.mma_async from the stages and release each stage on its "empty"
+   mbarrier once the wgmma that read it has completed (wgmma.cuh's ocd_wgmma_ring_*). The
+   producer gives its registers to the consumers (setmaxnreg: 40 against 232), whose
+   accumulators hold the whole tile. The kernel is persistent: min(tiles, SMs) CTAs walk the
+   tiles along M first, the ring running on across tiles, so the next tile's loads overlap this
+   tile's epilogue; the epilogue is the other kernels' (igemm_store_frags: alpha, beta, bias, ReLU,
+   or the wide epilogue's partial sums and their reduction). There is no split-K: where the tiles
+   are too few to fill the GPU, tile_rejects leaves the problem to the smaller tiles.
+
+   The tensor maps hold the data pointers, so they are encoded per call on the host
+   (cuTensorMapEncodeIm2col, cuTensorMapEncodeTiled: host arithmetic, no device work), through
+   the driver entry points the runtime hands out (cudaGetDriverEntryPoint: the library never
+   links the driver library), and passed as __grid_constant__ kernel parameters. */
+#include "cuda/bulk.cuh"
+#include "cuda/conv_igemm_sm90.cuh"
+#include "cuda/conv_igemm_tma.cuh"
+
+#include <cudaTypedefs.h>
+
+/* A CTA tile: BM x BN, a producer warpgroup and two consumer warpgroups of BM / 2 rows (MI slices
+   of 64), STAGES K tiles in the ring. */
+template <int BM_, int BN_, int STAGES_> struct igemm_tma_tile {
+    static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_, THREADS = 384, MI = BM / 128;
+    static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232; /* 128 x 40 + 256 x 232 <= 64 Ki */
+    static_assert(BM == 128 || BM == 256, "two consumer warpgroups of one or two 64-row slices");
+    static_assert(BN <= 256, "a TMA box dimension is at most 256 elements");
+};
+
+/* The shared memory: the stages as igemm_wgmma_shape lays them out (A stages, then B stages, from
+   a 1024-byte aligned base), then the mbarriers full[STAGES] and empty[STAGES]; 1024 bytes more
+   to align the start. */
+template <class Tile, typename T> struct igemm_tma_smem {
+    typedef igemm_wgmma_shape<Tile, T, false> Shape;
+    static constexpr uint32_t BARS = Tile::STAGES * (Shape::SA::STAGE_BYTES + Shape::SB::STAGE_BYTES);
+    static constexpr uint32_t TX_BYTES = Shape::SA::STAGE_BYTES + Shape::SB::STAGE_BYTES; /* one K tile's */
+    static constexpr size_t SMEM = BARS + 2 * Tile::STAGES * sizeof(uint64_t) + 1024;
+    static_assert(SMEM <= 227 * 1024, "the ring fits a multiprocessor's shared memory");
+};
+
+/* The producer's operations (one thread). */
+template <class Tile, typename T> struct igemm_tma_producer {
+    typedef igemm_tma_smem<Tile, T> L;
+    unsigned char *smem;
+    uint64_t *full, *empty;
+    const CUtensorMap *ma, *mb;
+    const igemm_params &p;
+    const igemm_tma_geom &g;
+
+    __device__ __forceinline__ void wait_empty(int s, unsigned parity)
+    {
+        ocd_mbar_wait(&empty[s], parity);
+    }
+    __device__ __forceinline__ void load(int tile, int kt, int s)
+    {
+        const igemm_tma_load l = igemm_tma_coords(p, g, tile, kt, Tile::BM, Tile::BN);
+        ocd_mbar_arrive_expect_tx(&full[s], L::TX_BYTES);
+        ocd_bulk_tensor_im2col4(smem + L::Shape::a_stage(s), ma, l.c0, l.w, l.h, l.n, (uint16_t)l.ow, (uint16_t)l.oh,
+                                &full[s]);
+        ocd_bulk_tensor_tile3(smem + L::Shape::b_stage(s), mb, l.c0, l.tap, l.n0, &full[s]);
+    }
+};
+
+/* A consumer warpgroup's operations (wg 0 or 1, tid its thread 0..127 as the epilogue counts). */
+template <class Tile, typename T> struct igemm_tma_consumer {
+    uint64_t *full, *empty;
+    uint32_t base; /* the stages' shared address */
+    const igemm_params &p;
+    const igemm_tma_geom &g;
+    int wg, tid;
+    float (&d)[Tile::MI][Tile::BN / 2];
+
+    __device__ __forceinline__ void wait_full(int s, unsigned parity)
+    {
+        ocd_mbar_wait(&full[s], parity);
+    }
+    __device__ __forceinline__ void zero()
+    {
+#pragma unroll
+        for (int mi = 0; mi < Tile::MI; mi++)
+#pragma unroll
+            for (int i = 0; i < Tile::BN / 2; i++) d[mi][i] = 0.f;
+    }
+    __device__ __forceinline__ void mma(int s)
+    {
+        igemm_wgmma_issue<Tile, T, false>(d, base, s, wg);
+    }
+    template <int N> __device__ __forceinline__ void mma_wait()
+    {
+        ocd_wgmma_wait<N>();
+#pragma unroll
+        for (int mi = 0; mi < Tile::MI; mi++) ocd_wgmma_fence_operands(d[mi]);
+    }
+    __device__ __forceinline__ void release(int s)
+    {
+        ocd_mbar_arrive(&empty[s]);
+    }
+    __device__ __forceinline__ void store(int tile)
+    {
+        int m0, n0;
+        igemm_tma_tile_at(g, tile, Tile::BM, Tile::BN, &m0, &n0);
+        igemm_wgmma_store<Tile, T>(p, d, m0, n0, 0, 0, wg, tid);
+    }
+};
+
+/* grid = min(tiles, SMs), 384 threads, igemm_tma_smem::SMEM bytes of dynamic shared memory. */
+template <class Tile, typename T>
+__global__ void __launch_bounds__(384, 1)
+    igemm_tma_kernel(const __grid_constant__ igemm_params p, const __grid_constant__ CUtensorMap ma,
+                     const __grid_constant__ CUtensorMap mb, const __grid_constant__ igemm_tma_geom g)
+{
+#ifdef OCD_WGMMA_ARCH_OK
+    typedef igemm_tma_smem<Tile, T> L;
+    extern __shared__ __align__(1024) unsigned char igemm_tma_smem_raw[];
+    const uint32_t raw = ocd_wgmma_smem_addr(igemm_tma_smem_raw);
+    unsigned char *smem = igemm_tma_smem_raw + ((1024u - (raw & 1023u)) & 1023u);
+    uint64_t *full = (uint64_t *)(smem + L::BARS), *empty = full + Tile::STAGES;
+    const int tid = threadIdx.x, wg = tid >> 7;
+    if (tid == 0) {
+        for (int s = 0; s < Tile::STAGES; s++) ocd_mbar_init(&full[s], 1), ocd_mbar_init(&empty[s], 256);
+        ocd_mbar_init_fence();
+    }
+    __syncthreads();
+    if (wg == 0) {
+        ocd_wgmma_setmaxnreg_dec<Tile::PRODUCER_REGS>();
+        if (tid == 0) {
+            igemm_tma_producer<Tile, T> ops = {smem, full, empty, &ma, &mb, p, g};
+            ocd_wgmma_ring_produce<Tile::STAGES>(ops, blockIdx.x, gridDim.x, g.tiles, g.nkt);
+        }
+        return;
+    }
+    ocd_wgmma_setmaxnreg_inc<Tile::CONSUMER_REGS>();
+    float d[Tile::MI][Tile::BN / 2];
+    igemm_tma_consumer<Tile, T> ops = {full, empty, ocd_wgmma_smem_addr(smem), p, g, wg - 1, tid - 128, d};
+    ocd_wgmma_ring_consume<Tile::STAGES>(ops, blockIdx.x, gridDim.x, g.tiles, g.nkt);
+#endif
+}
+
+/* ---- host: the tensor maps and the launch ------------------------------------------------------ */
+
+/* The driver's encoders, from the runtime's entry-point query once per process; NULL members
+   where the driver has none (a driver older than CUDA 12.0). */
+struct igemm_tma_driver {
+    PFN_cuTensorMapEncodeIm2col_v12000 im2col;
+    PFN_cuTensorMapEncodeTiled_v12000 tiled;
+};
+
+static void *driver_entry(const char *name)
+{
+    void *fn = NULL;
+    cudaDriverEntryPointQueryResult q;
+#if CUDART_VERSION >= 12050
+    cudaError_t e = cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &q);
+#else
+    cudaError_t e = cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault, &q);
+#endif
+    if (e != cudaSuccess || q != cudaDriverEntryPointSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return fn;
+}
+
+static const igemm_tma_driver &tma_driver()
+{
+    static const igemm_tma_driver drv = {
+        (PFN_cuTensorMapEncodeIm2col_v12000)driver_entry("cuTensorMapEncodeIm2col"),
+        (PFN_cuTensorMapEncodeTiled_v12000)driver_entry("cuTensorMapEncodeTiled")};
+    return drv;
+}
+
+/* The two maps of g over the activations x and the filter w (conv_igemm_tma.cuh says why each
+   parameter is what it is). */
+static cudnnStatus_t encode_maps(const igemm_tma_geom &g, const void *x, const void *w, CUtensorMapDataType type,
+                                 CUtensorMap *ma, CUtensorMap *mb)
+{
+    const igemm_tma_driver &drv = tma_driver();
+    if (drv.im2col == NULL || drv.tiled == NULL)
+        return OCD_FAIL(CUDNN_STATUS_RUNTIME_PREREQUISITE_MISSING, "the CUDA driver has no tensor map encoders (12.0 or newer)");
+    CUresult r = drv.im2col(ma, type, 4, (void *)x, g.a_dim, g.a_stride, g.a_lower, g.a_upper, g.a_channels, g.a_pixels,
+                            g.a_estride, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "cuTensorMapEncodeIm2col failed (%d)", (int)r);
+    const cuuint32_t ones[3] = {1, 1, 1};
+    r = drv.tiled(mb, type, 3, (void *)w, g.b_dim, g.b_stride, g.b_box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                  CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "cuTensorMapEncodeTiled failed (%d)", (int)r);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+template <class Tile, typename T> struct igemm_tma_launch {
+    static cudnnStatus_t run(const igemm_params *p, const igemm_tma_geom *g, int device, int sms, cudaStream_t stream)
+    {
+        static unsigned long long smem_opted;
+        const CUtensorMapDataType type =
+            std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+        CUtensorMap ma, mb;
+        OCD_TRY(encode_maps(*g, p->a.ptr, p->bmat, type, &ma, &mb));
+        const size_t smem = igemm_tma_smem<Tile, T>::SMEM;
+        OCD_TRY(igemm_smem_opt_in(igemm_tma_kernel<Tile, T>, smem, &smem_opted, device));
+        const unsigned grid = (unsigned)OCD_MIN(g->tiles, OCD_MAX(sms, 1));
+        igemm_tma_kernel<Tile, T><<<grid, Tile::THREADS, smem, stream>>>(*p, ma, mb, *g);
+        OCD_CUDA_LAUNCHED();
+        return igemm_launch_reduce<T>(p, stream);
+    }
+};
+
+extern const bool ocd_igemm_tma_built = OCD_WGMMA_BUILT;
+
+#define IGEMM_TMA_ROW(i, bm, bn, st)                                                                \
+    {igemm_tma_launch<igemm_tma_tile<bm, bn, st>, __half>::run,                                      \
+     igemm_tma_launch<igemm_tma_tile<bm, bn, st>, __nv_bfloat16>::run},
+const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_NTILES][2] = {OCD_IGEMM_TMA_TILES(IGEMM_TMA_ROW)};
+#undef IGEMM_TMA_ROW

@@ -1,0 +1,105 @@
+/* conv_igemm_emulate.h: what the emulations of the implicit-GEMM kernels (conv_igemm_sm90.cu,
+   conv_igemm_tma.cu) share: tensor views of logical NCHW dims, and the copies launch_copies
+   (src/cuda/conv_igemm.cu) makes into the workspace, run element by element on the CPU.
+   Included after src/cuda/conv_igemm.cu. */
+#ifndef OCD_TESTS_EMULATE_CONV_IGEMM_EMULATE_H
+#define OCD_TESTS_EMULATE_CONV_IGEMM_EMULATE_H
+
+#include "conv_emulate.h"
+
+#include <type_traits>
+
+namespace {
+
+/* An NHWC view of logical dims (n, c, h, w). */
+struct ocd_tensor_view nhwc(cudnnDataType_t t, int64_t n, int64_t c, int64_t h, int64_t w)
+{
+    struct ocd_tensor_view v;
+    memset(&v, 0, sizeof v);
+    v.dtype = t, v.rank = 4, v.vect = 1;
+    v.dims[0] = n, v.dims[1] = c, v.dims[2] = h, v.dims[3] = w;
+    v.strides[0] = h * w * c, v.strides[1] = 1, v.strides[2] = w * c, v.strides[3] = c;
+    return v;
+}
+
+/* A packed NCHW view of logical dims (n, c, h, w). */
+struct ocd_tensor_view nchw(cudnnDataType_t t, int64_t n, int64_t c, int64_t h, int64_t w)
+{
+    const int64_t d[4] = {n, c, h, w};
+    struct ocd_tensor_view v = packed(d);
+    v.dtype = t;
+    return v;
+}
+
+/* Storage index of logical NCHW element (n, c, h, w) of view v. */
+size_t at(const struct ocd_tensor_view &v, long n, long c, long h, long w)
+{
+    return (size_t)(n * v.strides[0] + c * v.strides[1] + h * v.strides[2] + w * v.strides[3]);
+}
+
+/* The copies of launch_copies for plan pl of problem p into the workspace at wsa (256-byte
+   aligned), element by element on the raw bits (igemm_operand rounds a TF32 plan's operands),
+   with the plan's pointers bound to them. */
+template <typename T> void emu_igemm_copies(igemm_plan &pl, const struct ocd_conv_problem &p, uint8_t *wsa)
+{
+    typedef typename std::conditional<sizeof(T) == 4, uint32_t, uint16_t>::type U;
+    const bool tf32 = pl.type == IGEMM_TF32;
+    if (pl.pack_filter) { /* igemm_pack_filter */
+        const igemm_filter_pack &f = pl.pack;
+        const int64_t total = (int64_t)f.g * f.kg * f.cgp * f.t * f.r * f.s;
+        U *dst = (U *)(wsa + pl.ws_filter);
+        for (int64_t i = 0; i < total; i++) {
+            int64_t src;
+            dst[i] = igemm_filter_src(f, i, &src) ? igemm_operand(((const U *)p.w_data)[src], tf32) : U(0);
+        }
+        pl.prm.bmat = dst;
+    }
+    if (pl.pad_on) { /* igemm_pad_channels */
+        U *dst = (U *)(wsa + pl.ws_pad);
+        for (uint32_t i = 0; i < pl.pad.total; i++) {
+            int64_t src;
+            dst[i] = igemm_pad_src(pl.pad, i, &src) ? igemm_operand(((const U *)pl.pad_src)[src], tf32) : U(0);
+        }
+        pl.prm.a.ptr = dst;
+    }
+    /* igemm_to_nhwc: [N][C][S] -> packed [N][S][C] */
+    igemm_copy *copies[2] = {&pl.copy_a, &pl.copy_b};
+    igemm_act *acts[2] = {&pl.prm.a, &pl.prm.b};
+    for (int i = 0; i < 2; i++) {
+        const igemm_copy &c = *copies[i];
+        if (!c.on) continue;
+        U *dst = (U *)(wsa + c.ws_off);
+        for (int64_t img = 0; img < c.n; img++)
+            for (int64_t sp = 0; sp < c.s; sp++)
+                for (int64_t ch = 0; ch < c.c; ch++)
+                    dst[(img * c.s + sp) * c.c + ch] = igemm_operand(((const U *)c.src)[img * c.sn + ch * c.sc + sp], tf32);
+        acts[i]->ptr = dst;
+    }
+}
+
+/* Plans p on tile (make_plan, a handle of compute capability 9.0 with sm_count SMs) into *pl.
+   True when it plans and the case wants it to; else false with *passed: a case that must
+   decline (declines: part of the reason) passes when it does, any other fails (a line each). */
+inline bool emu_igemm_plan(const char *name, const char *declines, int sm_count, const struct ocd_conv_problem &p,
+                           int tile, bool tf32, igemm_plan *pl, bool *passed)
+{
+    struct cudnnContext ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.cc_major = 9, ctx.cc_minor = 0, ctx.sm_count = sm_count;
+    const char *why = make_plan(&ctx, &p, tile, tf32, pl);
+    *passed = false;
+    if (declines) {
+        *passed = why != NULL && strstr(why, declines) != NULL;
+        printf("%s %s: the plan declines: %s\n", *passed ? "ok  " : "FAIL", name, why ? why : "(it plans)");
+        return false;
+    }
+    if (why != NULL) {
+        printf("FAIL %s: the plan declines: %s\n", name, why);
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+#endif /* OCD_TESTS_EMULATE_CONV_IGEMM_EMULATE_H */

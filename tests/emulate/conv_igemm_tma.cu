@@ -1,0 +1,671 @@
+/* conv_igemm_tma.cu (emulation): the sm_90a warp-specialized TMA convolution kernel
+   (src/cuda/conv_igemm_tma_sm90.cu) on the CPU, in three parts.
+
+   1. The tensor maps. The TMA is modelled here from the PTX ISA ("Tensors": tiled mode, im2col
+      mode with its bounding box, traversal strides and im2col offsets; the 128-byte swizzle) and
+      the driver API's description of the map parameters, independently of the kernel's address
+      code: an im2col load starts at the filter base given by the tensor coordinates, which must lie
+      in the box [lower, dim - 1 + upper] of W and H; it visits pixelsPerColumn pixels, W first,
+      then H, then N, each step moving by the traversal stride and wrapping to the box's lower
+      corner past its upper one (to the corner itself, however far past: the reading of the ISA's
+      figures that the stride-2 cases here, and the GPU test's, whose rows end two past the box,
+      depend on); each pixel's channels are read at the pixel plus the im2col
+      offsets, zeros where a coordinate falls outside the tensor; a tiled load reads the box at
+      its coordinates, zeros outside. Both write their box as 128-byte rows into a 1024-byte
+      aligned destination, the 16-byte chunk bits (4-6) of each byte offset XORed with its row
+      bits (7-9). The maps make_plan computes (igemm_tma_plan) and the coordinates the producer
+      issues (igemm_tma_coords) are fed to the model for every tile and K tile of each case, and
+      every element wgmma would read through the kernel's descriptors must be the im2col matrix's
+      (A) or the filter's (B) as the convolution defines them; where C is a multiple of 64 the
+      stages must also be, byte for byte, what the cp.async kernel's loaders write.
+   2. The schedule. The kernel's own loops (wgmma.cuh's ocd_wgmma_ring_produce and
+      ocd_wgmma_ring_consume) run on four threads per CTA (the producer, two consumer
+      warpgroups, and the TMA engine completing the queued loads in random order after random
+      delays) over mbarriers modelled from the ISA (arrival counts, expect_tx and complete_tx,
+      phases, and try_wait.parity's "the phase of this parity has completed"). wgmma reads its
+      stage when its group is retired by wgmma.wait_group, the latest the ISA allows, and a TMA
+      write to a stage with a wgmma still pending on it, a refill before both consumers released
+      the stage, or a K tile multiplied out of order or twice fail the case; a stall fails it
+      too. A ring whose barrier count is one short of its stages must be caught.
+   3. The whole kernel's result (the emulated wgmma of wgmma_emulate.h and the epilogue
+      igemm_wgmma_store) against the double-precision reference of tests/ref.
+   Cases (fp16 and bf16, both tiles): padding, stride 2, dilation 2 in CONVOLUTION mode, 1x1,
+   a 7x7 stem-like layer with C = 8, M not a multiple of BM, tiles crossing image and row
+   boundaries, C not a multiple of 64, a KCRS filter packed in the workspace, bias + ReLU with z,
+   a persistent grid of fewer CTAs than tiles; and the plan declining what the maps cannot take.
+   Prints a line per case; exits 1 if any fails. */
+#define OCD_SM90A
+#include "cuda/conv_igemm.cu"
+#include "cuda/conv_igemm_tma_sm90.cu"
+
+#include "wgmma_emulate.h"
+#include "conv_igemm_emulate.h"
+
+extern "C" {
+#include "ref/conv.h"
+}
+
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace {
+
+/* ---- 1. the TMA, modelled ---------------------------------------------------------------------- */
+
+/* A byte offset in a 1024-byte-aligned box under the 128-byte swizzle. */
+uint32_t swizzle128(uint32_t o)
+{
+    return o ^ (((o >> 7) & 7u) << 4);
+}
+
+/* An im2col map (rank 4, NHWC) and a tiled map (rank 3), as cuTensorMapEncode* take them. */
+struct model_im2col {
+    const uint8_t *base;
+    int esize;
+    uint64_t dim[4], stride[3];
+    int lower[2], upper[2];
+    uint32_t estride[4], channels, pixels;
+};
+struct model_tiled {
+    const uint8_t *base;
+    int esize;
+    uint64_t dim[3], stride[2];
+    uint32_t box[3];
+};
+
+/* One element of the tensor at coordinates c[0..rank) (innermost first) into dst, or zeros. */
+void model_elem(const uint8_t *base, int esize, int rank, const uint64_t *dim, const uint64_t *stride,
+                const int64_t *c, uint8_t *dst)
+{
+    int64_t off = c[0] * esize;
+    for (int i = 0; i < rank; i++) {
+        if (c[i] < 0 || c[i] >= (int64_t)dim[i]) {
+            memset(dst, 0, (size_t)esize);
+            return;
+        }
+        if (i > 0) off += c[i] * (int64_t)stride[i - 1];
+    }
+    memcpy(dst, base + off, (size_t)esize);
+}
+
+/* cp.async.bulk.tensor.4d.im2col at (c, w, h, n) with offsets (ow, oh) into dst; false when the
+   filter base lies outside the bounding box. */
+bool model_load_im2col(const model_im2col &m, int c, int w, int h, int n, int ow, int oh, uint8_t *dst)
+{
+    const int lo_w = m.lower[0], hi_w = (int)m.dim[1] - 1 + m.upper[0];
+    const int lo_h = m.lower[1], hi_h = (int)m.dim[2] - 1 + m.upper[1];
+    if (w < lo_w || w > hi_w || h < lo_h || h > hi_h) return false;
+    for (uint32_t i = 0; i < m.pixels; i++) {
+        for (uint32_t ch = 0; ch < m.channels; ch++) {
+            const int64_t at[4] = {c + (int64_t)ch, w + ow, h + oh, n};
+            model_elem(m.base, m.esize, 4, m.dim, m.stride, at, dst + swizzle128((i * m.channels + ch) * m.esize));
+        }
+        w += (int)m.estride[1];
+        if (w > hi_w) {
+            w = lo_w, h += (int)m.estride[2];
+            if (h > hi_h) h = lo_h, n += (int)m.estride[3];
+        }
+    }
+    return true;
+}
+
+/* cp.async.bulk.tensor.3d.tile at (c0, c1, c2) into dst. */
+void model_load_tiled(const model_tiled &m, int c0, int c1, int c2, uint8_t *dst)
+{
+    for (uint32_t k = 0; k < m.box[2]; k++)
+        for (uint32_t j = 0; j < m.box[1]; j++)
+            for (uint32_t i = 0; i < m.box[0]; i++) {
+                const int64_t at[3] = {c0 + (int64_t)i, c1 + (int64_t)j, c2 + (int64_t)k};
+                model_elem(m.base, m.esize, 3, m.dim, m.stride, at,
+                           dst + swizzle128(((k * m.box[1] + j) * m.box[0] + i) * m.esize));
+            }
+}
+
+/* The maps of plan geometry g over the bound operands (what encode_maps passes the driver). */
+model_im2col map_a(const igemm_tma_geom &g, const void *x, int esize)
+{
+    model_im2col m;
+    m.base = (const uint8_t *)x, m.esize = esize;
+    memcpy(m.dim, g.a_dim, sizeof m.dim), memcpy(m.stride, g.a_stride, sizeof m.stride);
+    memcpy(m.lower, g.a_lower, sizeof m.lower), memcpy(m.upper, g.a_upper, sizeof m.upper);
+    memcpy(m.estride, g.a_estride, sizeof m.estride);
+    m.channels = g.a_channels, m.pixels = g.a_pixels;
+    return m;
+}
+model_tiled map_b(const igemm_tma_geom &g, const void *w, int esize)
+{
+    model_tiled m;
+    m.base = (const uint8_t *)w, m.esize = esize;
+    memcpy(m.dim, g.b_dim, sizeof m.dim), memcpy(m.stride, g.b_stride, sizeof m.stride);
+    memcpy(m.box, g.b_box, sizeof m.box);
+    return m;
+}
+
+/* ---- the cases ------------------------------------------------------------------------------------ */
+
+struct tma_case {
+    const char *name;
+    cudnnDataType_t dt;
+    int tile; /* TMA tile index */
+    int n, c, k, h, w, r, s, pad_h, pad_w, stride, dil;
+    bool flip, bias_relu, kcrs;
+    double alpha, beta;
+    int sm_count;
+    const char *declines; /* the plan must decline with a reason holding this */
+};
+
+/* A case's problem, data and reference (logical NCHW / KCRS doubles in the reference's order;
+   none for a case the plan declines). */
+template <typename T> struct tma_problem {
+    struct ocd_conv_problem p;
+    struct ref_conv rc;
+    std::vector<T> x, w, y, bias;
+    std::vector<double> want;
+    int P, Q;
+
+    explicit tma_problem(const tma_case &e)
+    {
+        memset(&rc, 0, sizeof rc);
+        rc.nsp = 2, rc.n = e.n, rc.c = e.c, rc.k = e.k, rc.groups = 1, rc.convolution = e.flip;
+        rc.in[0] = e.h, rc.in[1] = e.w, rc.filt[0] = e.r, rc.filt[1] = e.s;
+        rc.pad[0] = e.pad_h, rc.pad[1] = e.pad_w, rc.stride[0] = rc.stride[1] = e.stride, rc.dil[0] = rc.dil[1] = e.dil;
+        ref_conv_out_dims(&rc);
+        P = rc.out[0], Q = rc.out[1];
+        memset(&p, 0, sizeof p);
+        p.dir = OCD_CONV_FWD;
+        p.s.nsp = 2, p.s.n = e.n, p.s.c = e.c, p.s.k = e.k, p.s.groups = 1, p.s.flip = e.flip;
+        for (int i = 0; i < 2; i++) {
+            p.s.in[i] = rc.in[i], p.s.filt[i] = rc.filt[i], p.s.out[i] = rc.out[i];
+            p.s.pad[i] = rc.pad[i], p.s.stride[i] = e.stride, p.s.dilation[i] = e.dil;
+        }
+        p.x = nhwc(e.dt, e.n, e.c, e.h, e.w);
+        p.y = nhwc(e.dt, e.n, e.k, P, Q);
+        p.w = e.kcrs ? nchw(e.dt, e.k, e.c, e.r, e.s) : nhwc(e.dt, e.k, e.c, e.r, e.s);
+        p.w_format = e.kcrs ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+        p.compute = CUDNN_DATA_FLOAT, p.math = CUDNN_TENSOR_OP_MATH;
+        p.alpha = e.alpha, p.beta = e.beta;
+        emu_rng rng = {(uint32_t)(e.c * 977 + e.k * 13 + e.r)};
+        const size_t nx = (size_t)ref_conv_x_count(&rc), nw = (size_t)ref_conv_w_count(&rc);
+        const size_t ny = (size_t)ref_conv_y_count(&rc);
+        x.resize(nx), w.resize(nw), y.resize(ny), bias.resize(e.k);
+        std::vector<double> xd(nx), wd(nw), yd(ny), bd(e.k);
+        auto fill = [&](std::vector<T> &v, std::vector<double> &d, const struct ocd_tensor_view &view, long a, long b,
+                        long c, long dd) {
+            for (long i0 = 0, i = 0; i0 < a; i0++)
+                for (long i1 = 0; i1 < b; i1++)
+                    for (long i2 = 0; i2 < c; i2++)
+                        for (long i3 = 0; i3 < dd; i3++, i++) {
+                            T &t = v[at(view, i0, i1, i2, i3)];
+                            t = T(rng.next());
+                            d[i] = ocd_cuda_load(&t);
+                        }
+        };
+        fill(x, xd, p.x, e.n, e.c, e.h, e.w);
+        fill(w, wd, p.w, e.k, e.c, e.r, e.s);
+        fill(y, yd, p.y, e.n, e.k, P, Q);
+        for (int k = 0; k < e.k; k++) bias[k] = T(rng.next()), bd[k] = ocd_cuda_load(&bias[k]);
+        p.x_data = x.data(), p.w_data = w.data(), p.y_data = y.data();
+        if (e.bias_relu) {
+            p.ep.on = true, p.ep.relu = true, p.ep.alpha2 = e.beta, p.ep.z = e.beta != 0 ? y.data() : NULL;
+            p.ep.bias = bias.data();
+            p.ep.bias_view = nhwc(e.dt, 1, e.k, 1, 1);
+        }
+        want.assign(ny, 0);
+        if (e.declines) return; /* a case the plan declines has no result to check */
+        ref_conv_fwd(&rc, xd.data(), wd.data(), want.data());
+        for (size_t i = 0; i < ny; i++) {
+            want[i] = e.alpha * want[i] + e.beta * yd[i];
+            if (e.bias_relu) want[i] = fmax(want[i] + bd[(i / ((size_t)P * Q)) % e.k], 0.0);
+        }
+    }
+};
+
+/* ---- 1. the maps against the im2col matrix and the cp.async loaders ----------------------------- */
+
+template <class Tile, typename T> struct map_check {
+    typedef igemm_tma_smem<Tile, T> L;
+    typedef typename L::Shape Shape;
+    static constexpr uint32_t BASE = 1024; /* the stages' shared address in the emulated smem */
+
+    /* Every tile and K tile: what wgmma reads of the model's stages against the convolution's
+       operands; where C % 64 == 0, the stages against the cp.async loaders' (plan cp: the
+       cp.async kernel's tile of the same shape). NULL or what differs. */
+    static const char *run(const tma_case &e, const tma_problem<T> &tp, const igemm_plan &pl, const igemm_plan *cp,
+                           std::vector<uint8_t> &smem)
+    {
+        const igemm_params &p = pl.prm;
+        const igemm_tma_geom &g = pl.tma;
+        const int esize = (int)sizeof(T), K = e.k, C = e.c;
+        const model_im2col ma = map_a(g, p.a.ptr, esize);
+        const model_tiled mb = map_b(g, p.bmat, esize);
+        std::vector<uint8_t> ref(smem.size());
+        for (int t = 0; t < g.tiles; t++)
+            for (int kt = 0; kt < g.nkt; kt++) {
+                const igemm_tma_load l = igemm_tma_coords(p, g, t, kt, Tile::BM, Tile::BN);
+                int m0, n0;
+                igemm_tma_tile_at(g, t, Tile::BM, Tile::BN, &m0, &n0);
+                std::fill(smem.begin(), smem.end(), 0xff);
+                if (!model_load_im2col(ma, l.c0, l.w, l.h, l.n, l.ow, l.oh, &smem[BASE + Shape::a_stage(0)]))
+                    return "a filter base outside the im2col bounding box";
+                model_load_tiled(mb, l.c0, l.tap, l.n0, &smem[BASE + Shape::b_stage(0)]);
+                const int tap = kt / g.cblocks, c0 = (kt % g.cblocks) * 64;
+                const int r = tap / e.s, s = tap % e.s, rr = e.flip ? e.r - 1 - r : r, sr = e.flip ? e.s - 1 - s : s;
+                for (int i = 0; i < Tile::BM; i++)
+                    for (int k = 0; k < 64; k++) {
+                        const int m = m0 + i, c = c0 + k;
+                        double want = 0;
+                        if (m < p.M && c < C) {
+                            const int q = m % tp.Q, pp = m / tp.Q % tp.P, n = m / (tp.Q * tp.P);
+                            const int hh = pp * e.stride - e.pad_h + rr * e.dil, ww = q * e.stride - e.pad_w + sr * e.dil;
+                            if (hh >= 0 && hh < e.h && ww >= 0 && ww < e.w)
+                                want = ocd_cuda_load(&tp.x[at(tp.p.x, n, c, hh, ww)]);
+                        }
+                        uint32_t addr;
+                        const int ks = k / emu_kstep<T>();
+                        if (!emu_desc_addr(Shape::desc_a(BASE, 0, i / 64, ks), i % 64, k % emu_kstep<T>(), esize, &addr))
+                            return "a malformed A descriptor";
+                        if (emu_elem<T>(&smem[addr]) != want) return "an A element differs from the im2col matrix";
+                    }
+                for (int j = 0; j < Tile::BN; j++)
+                    for (int k = 0; k < 64; k++) {
+                        const int kk = n0 + j, c = c0 + k;
+                        const double want = kk < K && c < C ? ocd_cuda_load(&tp.w[at(tp.p.w, kk, c, r, s)]) : 0.0;
+                        uint32_t addr;
+                        if (!emu_desc_addr(Shape::desc_b(BASE, 0, k / emu_kstep<T>()), j, k % emu_kstep<T>(), esize, &addr))
+                            return "a malformed B descriptor";
+                        if (emu_elem<T>(&smem[addr]) != want) return "a B element differs from the filter";
+                    }
+                if (cp == NULL) continue;
+                /* the cp.async kernel's loaders, all 256 threads, K tile kt of its flat K */
+                std::fill(ref.begin(), ref.end(), 0xff);
+                for (int tid = 0; tid < 256; tid++) {
+                    igemm_load_fwd_a<T, Tile::BM, 256, typename Shape::SA> al;
+                    igemm_load_dense_b<T, Tile::BN, 256, typename Shape::SB> bl;
+                    al.setup(cp->prm, m0, n0, 0, tid), bl.setup(cp->prm, m0, n0, 0, tid);
+                    al.load((T *)&ref[BASE + Shape::a_stage(0)], kt, cp->prm);
+                    bl.load((T *)&ref[BASE + Shape::b_stage(0)], kt, cp->prm);
+                }
+                if (memcmp(&ref[BASE], &smem[BASE], Shape::b_stage(1)) != 0)
+                    return "the stages differ from the cp.async loaders'";
+            }
+        return NULL;
+    }
+};
+
+/* ---- 2. and 3. the kernel's loops on threads ------------------------------------------------------- */
+
+/* An mbarrier as the ISA defines it: arrivals pending and transaction bytes of the current phase;
+   the phase completes when both reach zero, and the next one starts with `count` arrivals. */
+struct model_mbar {
+    int count = 0, pending = 0;
+    int64_t tx = 0;
+    unsigned phase = 0; /* phases completed */
+
+    void init(int c)
+    {
+        count = pending = c, tx = 0, phase = 0;
+    }
+    /* false on more arrivals than the phase expects */
+    bool arrive(int n)
+    {
+        pending -= n;
+        if (pending < 0) return false;
+        settle();
+        return true;
+    }
+    void expect_tx(int64_t b)
+    {
+        tx += b;
+    }
+    void complete_tx(int64_t b)
+    {
+        tx -= b;
+        settle();
+    }
+    void settle()
+    {
+        if (pending == 0 && tx == 0) phase++, pending = count;
+    }
+    /* try_wait.parity: the phase of this parity has completed, i.e. the current phase has the
+       other parity */
+    bool passed(unsigned parity) const
+    {
+        return (phase & 1u) != parity;
+    }
+};
+
+/* One CTA's shared state, under one lock. ring: the barriers and stages the ops index (STAGES,
+   or one fewer for the broken ring the checker must catch). */
+template <class Tile, typename T> struct cta_run {
+    typedef igemm_tma_smem<Tile, T> L;
+    typedef typename L::Shape Shape;
+    static constexpr uint32_t BASE = 1024;
+    static constexpr int S = Tile::STAGES;
+
+    const igemm_params &p;
+    const igemm_tma_geom &g;
+    const model_im2col ma;
+    const model_tiled mb;
+    int cta, grid, ring;
+    std::mutex mu;
+    std::condition_variable cv;
+    model_mbar full[S], empty[S];
+    std::vector<uint8_t> smem;
+    int readers[S] = {}, released[S] = {}, used[S] = {};
+    int tag[S][2];                   /* (tile, kt) a stage holds */
+    struct job {
+        int stage, tile, kt;
+        bool a;
+    };
+    std::deque<job> jobs;
+    bool producing = true;
+    const char *error = NULL;
+    std::vector<std::pair<int, int>> order[2]; /* (tile, kt) each consumer multiplied, in order */
+    std::vector<float> d[2];                   /* [thread][MI][BN / 2] */
+    std::deque<int> pending[2];                /* stages of each consumer's pending wgmma groups */
+
+    cta_run(const igemm_params &prm, const igemm_tma_geom &geom, int esize, int c, int gr, int rg)
+        : p(prm), g(geom), ma(map_a(geom, prm.a.ptr, esize)), mb(map_b(geom, prm.bmat, esize)), cta(c), grid(gr),
+          ring(rg), smem(BASE + L::BARS, 0xff)
+    {
+        for (int s = 0; s < S; s++) full[s].init(1), empty[s].init(256);
+        for (int i = 0; i < 2; i++) d[i].assign((size_t)128 * Tile::MI * (Tile::BN / 2), 0.f);
+    }
+    void fail(const char *why)
+    {
+        if (error == NULL) error = why;
+        cv.notify_all();
+    }
+    /* waits (lock held) until pred, or fails the run after a stall */
+    template <class Pred> void wait(std::unique_lock<std::mutex> &lk, Pred pred)
+    {
+        if (!cv.wait_for(lk, std::chrono::seconds(ring == S ? 20 : 2), [&] { return error != NULL || pred(); }))
+            fail("stalled: a barrier phase never completed");
+    }
+};
+
+/* A short random pause, so that the threads interleave differently from run to run. */
+void jitter(std::minstd_rand &rng)
+{
+    const unsigned r = rng() % 16;
+    if (r < 2) std::this_thread::sleep_for(std::chrono::microseconds(r * 20 + 5));
+    else if (r < 8) std::this_thread::yield();
+}
+
+template <class Tile, typename T> struct emu_producer {
+    cta_run<Tile, T> &c;
+    std::minstd_rand rng;
+    void wait_empty(int s, unsigned parity)
+    {
+        jitter(rng);
+        std::unique_lock<std::mutex> lk(c.mu);
+        const int b = s % c.ring;
+        c.wait(lk, [&] { return c.empty[b].passed(parity); });
+    }
+    void load(int tile, int kt, int s)
+    {
+        jitter(rng);
+        std::unique_lock<std::mutex> lk(c.mu);
+        const int b = s % c.ring;
+        if (c.used[b] > 0 && c.released[b] != 2) c.fail("a stage refilled before both consumers released it");
+        c.used[b]++, c.released[b] = 0;
+        c.full[b].expect_tx(cta_run<Tile, T>::L::TX_BYTES);
+        if (!c.full[b].arrive(1)) c.fail("more arrivals on full than it counts");
+        c.jobs.push_back({b, tile, kt, true});
+        c.jobs.push_back({b, tile, kt, false});
+        c.cv.notify_all();
+    }
+};
+
+/* The TMA engine: completes the queued loads in random order. */
+template <class Tile, typename T> void emu_tma(cta_run<Tile, T> &c, unsigned seed)
+{
+    typedef typename cta_run<Tile, T>::Shape Shape;
+    std::minstd_rand rng(seed);
+    for (;;) {
+        jitter(rng);
+        std::unique_lock<std::mutex> lk(c.mu);
+        c.wait(lk, [&] { return !c.jobs.empty() || !c.producing; });
+        if (c.error || c.jobs.empty()) return;
+        const size_t pick = rng() % c.jobs.size();
+        const auto j = c.jobs[pick];
+        c.jobs.erase(c.jobs.begin() + (long)pick);
+        if (c.readers[j.stage]) c.fail("a TMA load overwrote a stage a pending wgmma reads");
+        const igemm_tma_load l = igemm_tma_coords(c.p, c.g, j.tile, j.kt, Tile::BM, Tile::BN);
+        uint8_t *dst = &c.smem[c.BASE + (j.a ? Shape::a_stage(j.stage) : Shape::b_stage(j.stage))];
+        if (j.a) {
+            if (!model_load_im2col(c.ma, l.c0, l.w, l.h, l.n, l.ow, l.oh, dst)) c.fail("a filter base outside the box");
+            c.tag[j.stage][0] = j.tile, c.tag[j.stage][1] = j.kt;
+        } else {
+            model_load_tiled(c.mb, l.c0, l.tap, l.n0, dst);
+        }
+        c.full[j.stage].complete_tx(j.a ? Shape::SA::STAGE_BYTES : Shape::SB::STAGE_BYTES);
+        c.cv.notify_all();
+    }
+}
+
+template <class Tile, typename T> struct emu_consumer {
+    typedef typename cta_run<Tile, T>::Shape Shape;
+    cta_run<Tile, T> &c;
+    int wg;
+    std::minstd_rand rng;
+    bool wgmma_ok = true;
+
+    float (*acc(int t))[Tile::BN / 2]
+    {
+        return (float(*)[Tile::BN / 2]) & c.d[wg][(size_t)t * Tile::MI * (Tile::BN / 2)];
+    }
+    void wait_full(int s, unsigned parity)
+    {
+        jitter(rng);
+        std::unique_lock<std::mutex> lk(c.mu);
+        c.wait(lk, [&] { return c.full[s % c.ring].passed(parity); });
+    }
+    void zero()
+    {
+        std::fill(c.d[wg].begin(), c.d[wg].end(), 0.f);
+    }
+    void mma(int s)
+    {
+        std::unique_lock<std::mutex> lk(c.mu);
+        const int b = s % c.ring;
+        c.readers[b]++;
+        c.pending[wg].push_back(b);
+        c.order[wg].push_back({c.tag[b][0], c.tag[b][1]});
+    }
+    /* wgmma.wait_group N: the groups beyond the N newest complete, reading their stage now */
+    template <int N> void mma_wait()
+    {
+        jitter(rng);
+        std::unique_lock<std::mutex> lk(c.mu);
+        while ((int)c.pending[wg].size() > N) {
+            const int b = c.pending[wg].front();
+            c.pending[wg].pop_front();
+            static thread_local std::vector<float> slice;
+            slice.resize((size_t)128 * (Tile::BN / 2));
+            for (int mi = 0; mi < Tile::MI; mi++) {
+                for (int t = 0; t < 128; t++)
+                    memcpy(&slice[(size_t)t * (Tile::BN / 2)], acc(t)[mi], sizeof(float) * (Tile::BN / 2));
+                for (int ks = 0; ks < Shape::SA::BK / Shape::SA::KSTEP; ks++)
+                    wgmma_ok = wgmma_ok && emu_wgmma_ss<T, Tile::BN>((float(*)[Tile::BN / 2])slice.data(), c.smem,
+                                                                     Shape::desc_a(c.BASE, b, wg * Tile::MI + mi, ks),
+                                                                     Shape::desc_b(c.BASE, b, ks), true);
+                for (int t = 0; t < 128; t++)
+                    memcpy(acc(t)[mi], &slice[(size_t)t * (Tile::BN / 2)], sizeof(float) * (Tile::BN / 2));
+            }
+            c.readers[b]--;
+        }
+    }
+    void release(int s)
+    {
+        jitter(rng);
+        std::unique_lock<std::mutex> lk(c.mu);
+        const int b = s % c.ring;
+        for (int q : c.pending[wg])
+            if (q == b) c.fail("a stage released while a wgmma reading it is pending");
+        if (!c.empty[b].arrive(128)) c.fail("more arrivals on empty than it counts");
+        c.released[b]++;
+        c.cv.notify_all();
+    }
+    void store(int tile)
+    {
+        std::unique_lock<std::mutex> lk(c.mu);
+        int m0, n0;
+        igemm_tma_tile_at(c.g, tile, Tile::BM, Tile::BN, &m0, &n0);
+        for (int t = 0; t < 128; t++)
+            igemm_wgmma_store<Tile, T>(c.p, *(const float(*)[Tile::MI][Tile::BN / 2])acc(t), m0, n0, 0, 0, wg, t);
+    }
+};
+
+/* Runs CTA `cta` of a grid of `grid` on threads; ring < STAGES makes the broken ring. NULL or
+   what went wrong. */
+template <class Tile, typename T>
+const char *run_cta(const igemm_params &p, const igemm_tma_geom &g, int cta, int grid, int ring, unsigned seed)
+{
+    cta_run<Tile, T> c(p, g, (int)sizeof(T), cta, grid, ring);
+    emu_producer<Tile, T> prod = {c, std::minstd_rand(seed)};
+    emu_consumer<Tile, T> cons[2] = {{c, 0, std::minstd_rand(seed + 1)}, {c, 1, std::minstd_rand(seed + 2)}};
+    std::thread tma(emu_tma<Tile, T>, std::ref(c), seed + 3);
+    std::thread consumers[2];
+    for (int i = 0; i < 2; i++)
+        consumers[i] = std::thread([&, i] { ocd_wgmma_ring_consume<Tile::STAGES>(cons[i], cta, grid, g.tiles, g.nkt); });
+    ocd_wgmma_ring_produce<Tile::STAGES>(prod, cta, grid, g.tiles, g.nkt);
+    for (std::thread &t : consumers) t.join();
+    {
+        std::unique_lock<std::mutex> lk(c.mu);
+        c.producing = false;
+        c.cv.notify_all();
+    }
+    tma.join();
+    if (c.error) return c.error;
+    if (!cons[0].wgmma_ok || !cons[1].wgmma_ok) return "a descriptor is malformed or reads outside shared memory";
+    for (int i = 0; i < 2; i++) {
+        size_t n = 0;
+        for (int t = cta; t < g.tiles; t += grid)
+            for (int kt = 0; kt < g.nkt; kt++, n++)
+                if (n >= c.order[i].size() || c.order[i][n] != std::make_pair(t, kt))
+                    return "a K tile multiplied out of order, twice, or not at all";
+        if (n != c.order[i].size()) return "more K tiles multiplied than the CTA's";
+    }
+    return NULL;
+}
+
+/* ---- running a case --------------------------------------------------------------------------- */
+
+template <class Tile, typename T> bool run_tile_case(const tma_case &e)
+{
+    tma_problem<T> tp(e);
+    igemm_plan pl;
+    bool passed;
+    if (!emu_igemm_plan(e.name, e.declines, e.sm_count, tp.p, TMA_TILE0 + e.tile, false, &pl, &passed)) return passed;
+    std::vector<uint8_t> ws(pl.ws_bytes + 256);
+    uint8_t *wsa = (uint8_t *)(((uintptr_t)ws.data() + 255) & ~(uintptr_t)255);
+    emu_igemm_copies<T>(pl, tp.p, wsa);
+    if (pl.prm.epi.wide) pl.prm.epi.partial = (float *)(wsa + pl.ws_part);
+
+    /* 1. the maps, and the cp.async kernel's loaders of the same tile where C % 64 == 0 */
+    igemm_plan cp;
+    const int wgmma_tile = WGMMA_TILE0 + (Tile::BM == 128 ? 0 : 1); /* 128x256 and 256x128 */
+    const bool compare = e.c % 64 == 0;
+    if (compare && !emu_igemm_plan(e.name, NULL, e.sm_count, tp.p, wgmma_tile, false, &cp, &passed)) return false;
+    std::vector<uint8_t> wcp;
+    if (compare) {
+        wcp.resize(cp.ws_bytes + 256);
+        emu_igemm_copies<T>(cp, tp.p, (uint8_t *)(((uintptr_t)wcp.data() + 255) & ~(uintptr_t)255));
+    }
+    std::vector<uint8_t> smem(1024 + igemm_tma_smem<Tile, T>::BARS);
+    if (const char *err = map_check<Tile, T>::run(e, tp, pl, compare ? &cp : NULL, smem)) {
+        printf("FAIL %s: maps: %s\n", e.name, err);
+        return false;
+    }
+    /* 2. and 3. the persistent grid, CTA by CTA, then the wide epilogue's reduction */
+    const int grid = std::min(pl.tma.tiles, e.sm_count);
+    for (int cta = 0; cta < grid; cta++)
+        if (const char *err = run_cta<Tile, T>(pl.prm, pl.tma, cta, grid, Tile::STAGES, 1234u + 7u * cta)) {
+            printf("FAIL %s: CTA %d: %s\n", e.name, cta, err);
+            return false;
+        }
+    if (pl.prm.epi.partial)
+        for (int64_t i = 0; i < (int64_t)pl.prm.M * pl.prm.N; i++) igemm_reduce_one<T>(pl.prm, i);
+    double worst = 0;
+    for (long n = 0, i = 0; n < e.n; n++)
+        for (long k = 0; k < e.k; k++)
+            for (long h = 0; h < tp.P; h++)
+                for (long w = 0; w < tp.Q; w++, i++) {
+                    const double got = ocd_cuda_load(&tp.y[at(tp.p.y, n, k, h, w)]);
+                    const double err = fabs(got - tp.want[i]) / fmax(1.0, fabs(tp.want[i]));
+                    if (!(err <= 1e-2)) {
+                        printf("FAIL %s: y(n %ld, k %ld, %ld, %ld) = %.9g, want %.9g\n", e.name, n, k, h, w, got, tp.want[i]);
+                        return false;
+                    }
+                    worst = fmax(worst, err);
+                }
+    printf("ok   %s: %d tiles on %d CTAs, %d K tiles each%s, largest error %.2g\n", e.name, pl.tma.tiles, grid,
+           pl.tma.nkt, compare ? ", stages as the cp.async loaders'" : "", worst);
+    return true;
+}
+
+template <typename T> bool run_case(const tma_case &e)
+{
+    return e.tile == 0 ? run_tile_case<igemm_tma_tile<128, 256, 4>, T>(e) : run_tile_case<igemm_tma_tile<256, 128, 4>, T>(e);
+}
+
+/* A ring whose barriers and stages are one fewer than the loops believe must fail the checks. */
+bool check_short_ring()
+{
+    const tma_case e = {"short ring", CUDNN_DATA_HALF, 0, 2, 64, 256, 8, 8, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 1, NULL};
+    tma_problem<__half> tp(e);
+    igemm_plan pl;
+    bool passed;
+    if (!emu_igemm_plan(e.name, NULL, 1, tp.p, TMA_TILE0, false, &pl, &passed)) return false;
+    typedef igemm_tma_tile<128, 256, 4> Tile;
+    bool caught = true;
+    const char *why = NULL;
+    for (unsigned seed = 0; seed < 3 && caught; seed++)
+        caught = (why = run_cta<Tile, __half>(pl.prm, pl.tma, 0, 1, Tile::STAGES - 1, seed)) != NULL;
+    printf("%s a ring one stage short is caught (%s)\n", caught ? "ok  " : "FAIL", why ? why : "not caught");
+    return caught;
+}
+
+} // namespace
+
+int main()
+{
+    setenv("OPENCUDNN_UNPROVEN", "1", 1); /* the entries are gated until a GPU has run them */
+    const cudnnDataType_t H = CUDNN_DATA_HALF, B = CUDNN_DATA_BFLOAT16;
+    const tma_case cases[] = {
+        /* name, type, tile, n, c, k, h, w, r, s, pad_h, pad_w, stride, dil, flip, bias_relu, kcrs, alpha, beta, sms */
+        {"128x256 fp16 3x3 pad 1, 3 images across tiles, C 64, 3 tiles on 2 CTAs", H, 0, 3, 64, 240, 10, 11, 3, 3, 1,
+         1, 1, 1, false, false, false, 1, 0, 2, NULL},
+        {"256x128 bf16 3x3 pad 1, C 128, M and N edges, 4 tiles on 3 CTAs", B, 1, 3, 128, 240, 13, 13, 3, 3, 1, 1, 1, 1,
+         false, false, false, 1, 0, 3, NULL},
+        {"128x256 bf16 stride 2, pad (2, 1), C 72 (a channel tail), alpha beta", B, 0, 3, 72, 224, 17, 15, 3, 3, 2, 1, 2,
+         1, false, false, false, 0.5, 0.75, 2, NULL},
+        {"256x128 fp16 dilation 2, CONVOLUTION, bias ReLU z, 2 tiles on 1 CTA", H, 1, 2, 64, 128, 16, 14, 3, 3, 2, 2, 1,
+         2, true, true, false, 1, 0.5, 1, NULL},
+        {"128x256 fp16 1x1, C 40, KCRS filter packed", H, 0, 2, 40, 256, 14, 13, 1, 1, 0, 0, 1, 1, false, false, true, 1,
+         0, 1, NULL},
+        {"256x128 bf16 7x7 stride 2 pad 3 stem, C 8", B, 1, 1, 8, 128, 30, 27, 7, 7, 3, 3, 2, 1, false, false, false, 1,
+         0, 1, NULL},
+        {"128x256 fp16 5x5 pad 0, C 24, 20-pixel images inside a tile", H, 0, 6, 24, 240, 9, 8, 5, 5, 0, 0, 1, 1, false,
+         false, false, 1, 0, 1, NULL},
+        {"128x256 fp16 stride 9 declines", H, 0, 5, 64, 256, 40, 40, 3, 3, 1, 1, 9, 1, false, false, false, 1, 0, 1,
+         "stride above 8"},
+        {"128x256 fp16 padding 130 declines", H, 0, 1, 64, 256, 8, 8, 3, 3, 130, 130, 1, 1, false, false, false, 1, 0, 1,
+         "box corners"},
+        {"128x256 fp16 dilation 128 declines", H, 0, 1, 64, 256, 40, 40, 3, 3, 128, 128, 1, 128, false, false, false, 1,
+         0, 1, "im2col offsets"},
+    };
+    int failed = !check_short_ring();
+    for (const tma_case &e : cases) failed += e.dt == B ? !run_case<__nv_bfloat16>(e) : !run_case<__half>(e);
+    printf("%d failed\n", failed);
+    return failed ? 1 : 0;
+}
