@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(THREADS) bulk_kernel(const float4 *__restrict_
     };
     if (threadIdx.x == 0) {
         for (int s = 0; s < S; s++) {
-            ocd_bulk_init(&full[s]);
+            ocd_mbar_init(&full[s], 1), ocd_mbar_init_fence();
             const size_t t = tile_of(s);
             if (t < tiles) ocd_bulk_load(stages + s * TILE4, src + t * TILE4, TILE, &full[s]);
         }
@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(THREADS) bulk_kernel(const float4 *__restrict_
         if (t >= tiles) break;
         const int s = (int)(k % S);
         float4 *stage = stages + s * TILE4;
-        ocd_bulk_wait(&full[s], (uint32_t)(k / S) & 1);
+        ocd_mbar_wait(&full[s], (uint32_t)(k / S) & 1);
 #pragma unroll
         for (int u = 0; u < TILE4 / THREADS; u++) {
             const int i = u * THREADS + threadIdx.x;

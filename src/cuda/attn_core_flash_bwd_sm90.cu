@@ -233,7 +233,7 @@ template <typename T, int D, bool DROPOUT> __global__ void __launch_bounds__(THR
             /* the next block's rows while the copies fly */
             if (cur < w.nit) it = bwd_next<BQ, BN>(d, w, cur + 1, b, h, j0, lkv, wt, lqc, &mine, vote);
             ocd_mma_cp_wait<0>();
-            ocd_wgmma_fence_async_smem();
+            ocd_bulk_fence_writes();
             ocd_mbar_arrive(&full[st]);
             if (cur >= w.nit) break;
         }
@@ -295,7 +295,7 @@ template <typename T, int D, bool DROPOUT> __global__ void __launch_bounds__(THR
         for (int kk = 0; kk < BQ / 16; kk++)
             ocd_wgmma<D, T>::rs_mn(dk_flat, sf[kk], bwd90_desc_qt_mn<D>(base, st, 0, kk), 1);
         ocd_wgmma_commit();
-        ocd_wgmma_fence_async_smem();
+        ocd_bulk_fence_writes();
         bwd90_consumers_sync();
 
         /* columns g D / 2 .. of dQ_block = dS K over the block's 128 keys */
@@ -312,17 +312,17 @@ template <typename T, int D, bool DROPOUT> __global__ void __launch_bounds__(THR
         /* the warp's 16 rows of its half of dQ_block, through the dQ block, each added by one
            bulk reduction (lane r of the warp, row 16 (warp % 4) + r) */
         const int r = (wt / 32) * 16 + lane, c0 = g * (D / 2);
-        if (lane < 16) ocd_bulk_wait<0, true>(); /* the last block's reductions have read the rows */
+        if (lane < 16) ocd_bulk_store_wait<0, true>(); /* the last block's reductions have read the rows */
         __syncwarp();
         bwd90_store_dq<L::DQP>(sdq, dq, wt / 32, c0, lane);
         float *acc_row = lane < 16 ? bwd90_dq_row(d, cr, b, m, h, i0, j0, r) : nullptr;
         ocd_mbar_arrive(&empty[st]); /* the stage's Q, dO and rows are read */
-        ocd_wgmma_fence_async_smem();
+        ocd_bulk_fence_writes();
         __syncwarp();
         if (acc_row != nullptr) ocd_bulk_reduce_add_f32(acc_row + c0, sdq + r * L::DQP + c0, D / 2 * 4);
         if (lane < 16) ocd_bulk_commit();
     }
-    if (lane < 16) ocd_bulk_wait<0, false>();
+    if (lane < 16) ocd_bulk_store_wait<0, false>();
     bwd_store_kv<T>(d, p.dk, b, mk, h, j0, lkv, dk, (float)p.sm_scaler, cw, lane);
     bwd_store_kv<T>(d, p.dv, b, mk, h, j0, lkv, dv, 1.f, cw, lane);
 #endif

@@ -149,11 +149,11 @@ template <typename T, int D> __global__ void __launch_bounds__(THREADS, 1) attn_
             flash_load_tile<D, BN, true>((T *)(sm + L::V0 + st * L::TILE), p.v, b, mk, h, kt, lkv, wt);
             ocd_mma_cp_commit();
             ocd_mma_cp_wait<1>(); /* Q and this K tile have landed */
-            ocd_wgmma_fence_async_smem();
+            ocd_bulk_fence_writes();
             if (t == 0) ocd_mbar_arrive(full_q);
             ocd_mbar_arrive(&full_k[st]);
             ocd_mma_cp_wait<0>();
-            ocd_wgmma_fence_async_smem();
+            ocd_bulk_fence_writes();
             ocd_mbar_arrive(&full_v[st]);
         }
         ocd_mma_cp_wait<0>();

@@ -330,11 +330,11 @@ __global__ void __launch_bounds__(THREADS, BULK_BLOCKS) k_reduce_bulk(const Args
     auto issue = [&](uint32_t q) {
         const uint32_t s = q % BULK_STAGES, r = first_row(q), rows = r < a.M ? min(stage_rows, a.M - r) : 0;
         if (rows > 0) ocd_bulk_load(ring + s * BULK_STAGE_BYTES, a.x + (size_t)r * a.K, rows * row_bytes, &full[s]);
-        else ocd_bulk_arrive(&full[s]);
+        else ocd_mbar_arrive(&full[s]);
     };
     ocd_let_next_start(); /* the finish, launched early */
     if (tx == 0 && ty == 0) {
-        for (int s = 0; s < BULK_STAGES; s++) ocd_bulk_init(&full[s]);
+        for (int s = 0; s < BULK_STAGES; s++) ocd_mbar_init(&full[s], 1), ocd_mbar_init_fence();
         for (uint32_t q = 0; q < BULK_STAGES && q < steps; q++) issue(q);
     }
     C ref[V], sum[NS][V];
@@ -344,7 +344,7 @@ __global__ void __launch_bounds__(THREADS, BULK_BLOCKS) k_reduce_bulk(const Args
     const GradChunk<T, V> none = {};
     for (uint32_t q = 0; q < steps; q++) {
         const uint32_t s = q % BULK_STAGES, r = first_row(q);
-        ocd_bulk_wait(&full[s], q / BULK_STAGES & 1);
+        ocd_mbar_wait(&full[s], q / BULK_STAGES & 1);
         const unsigned char *stage = ring + s * BULK_STAGE_BYTES;
 #pragma unroll
         for (int u = 0; u < U; u++) {

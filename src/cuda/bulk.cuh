@@ -7,8 +7,10 @@
    size, and lands in shared memory, so a block keeps a few stages in flight at no register cost
    (bench/ceilings.cu: a read through 4 stages of 16 KB a block reaches what a plain read kernel
    with 8 blocks an SM does, 108% of cudaMemcpy on an H200). A stage's arrival is counted by an
-   mbarrier: ocd_bulk_load announces the bytes and starts the copy, ocd_bulk_wait waits for the
-   phase of the stage's use, whose parity alternates from one use of the stage to the next.
+   mbarrier: ocd_bulk_load announces the bytes and starts the copy, ocd_mbar_wait waits for the
+   phase of the stage's use, whose parity alternates from one use of the stage to the next. The
+   mbarrier operations (PTX ISA, "mbarrier") are here for every kernel that uses them, TMA or not,
+   and so are the proxy fence and the bulk groups of stores and reductions.
 
    Device code only; on devices before sm_90 every function here traps, so a host must launch a
    kernel that uses them only where its code was built for sm_90 or later (ocd_bulk_built). */
@@ -29,20 +31,71 @@ __device__ __forceinline__ uint32_t ocd_smem_addr(const void *p)
     return (uint32_t)__cvta_generic_to_shared(p);
 }
 
-/* Makes bar a stage's barrier, one arrival a phase (the thread that starts the stage's copy).
-   The block synchronizes before any other thread waits on it. */
-__device__ __forceinline__ void ocd_bulk_init(uint64_t *bar)
+/* ---- mbarriers ---------------------------------------------------------------------------------- */
+
+/* An mbarrier (a 64-bit word in shared memory) expecting `count` arrivals per phase. Make the
+   initialization visible (ocd_mbar_init_fence where asynchronous copies complete on it, then
+   __syncthreads) before any other thread uses it. */
+__device__ __forceinline__ void ocd_mbar_init(uint64_t *bar, unsigned count)
 {
-    OCD_BULK_ASM("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(ocd_smem_addr(bar)) : "memory");
+    OCD_BULK_ASM("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(ocd_smem_addr(bar)), "r"(count) : "memory");
+}
+
+/* Makes this thread's mbarrier initializations visible to the async proxy (bulk and TMA copies
+   complete their bytes on them): after the inits, before the __syncthreads that publishes them. */
+__device__ __forceinline__ void ocd_mbar_init_fence()
+{
     OCD_BULK_ASM("fence.mbarrier_init.release.cluster;" ::: "memory");
 }
+
+/* This thread's arrival on the current phase (with no copy, it completes a stage with nothing
+   to load). */
+__device__ __forceinline__ void ocd_mbar_arrive(uint64_t *bar)
+{
+    OCD_BULK_ASM("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(ocd_smem_addr(bar)) : "memory");
+}
+
+/* An arrival that also raises the phase's expected transaction count by `bytes` (the bytes
+   asynchronous copies such as TMA loads will complete on it). */
+__device__ __forceinline__ void ocd_mbar_arrive_expect_tx(uint64_t *bar, unsigned bytes)
+{
+    OCD_BULK_ASM("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(ocd_smem_addr(bar)), "r"(bytes)
+                 : "memory");
+}
+
+/* Raises the current phase's expected transaction count by `bytes`, without arriving. */
+__device__ __forceinline__ void ocd_mbar_expect_tx(uint64_t *bar, unsigned bytes)
+{
+    OCD_BULK_ASM("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(ocd_smem_addr(bar)), "r"(bytes)
+                 : "memory");
+}
+
+/* An arrival triggered when all of this thread's earlier cp.async copies have completed; it
+   does not count as an arrival of its own (.noinc): `count` at init must include it. */
+__device__ __forceinline__ void ocd_mbar_cp_async_arrive(uint64_t *bar)
+{
+    OCD_BULK_ASM("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(ocd_smem_addr(bar)) : "memory");
+}
+
+/* Waits until the phase of parity `parity` (0 for the first phase, then alternating: a stage's
+   k-th use waits for parity k & 1) has completed. */
+__device__ __forceinline__ void ocd_mbar_wait(uint64_t *bar, unsigned parity)
+{
+    uint32_t done = 0;
+    while (!done)
+        OCD_BULK_ASM("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done)
+                     : "r"(ocd_smem_addr(bar)), "r"(parity)
+                     : "memory");
+}
+
+/* ---- bulk copies ---------------------------------------------------------------------------------- */
 
 /* Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) from global src to shared
    dst, completing bar's current phase when they have landed. */
 __device__ __forceinline__ void ocd_bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *bar)
 {
-    OCD_BULK_ASM("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(ocd_smem_addr(bar)), "r"(bytes)
-                 : "memory");
+    ocd_mbar_arrive_expect_tx(bar, bytes);
     OCD_BULK_ASM("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
                      ocd_smem_addr(dst)),
                  "l"(src), "r"(bytes), "r"(ocd_smem_addr(bar))
@@ -74,21 +127,13 @@ __device__ __forceinline__ void ocd_bulk_tensor_im2col4(void *dst, const void *t
                  : "memory");
 }
 
-/* Completes bar's current phase without a copy (a stage with nothing to load). */
-__device__ __forceinline__ void ocd_bulk_arrive(uint64_t *bar)
-{
-    OCD_BULK_ASM("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(ocd_smem_addr(bar)) : "memory");
-}
+/* ---- the proxy fence and bulk groups -------------------------------------------------------------- */
 
-/* Waits until bar has completed its phase of parity `parity` (the stage's k-th use: k & 1). */
-__device__ __forceinline__ void ocd_bulk_wait(uint64_t *bar, uint32_t parity)
+/* Closes the bulk group of this thread's bulk operations (stores, reductions) issued since the
+   last commit. */
+__device__ __forceinline__ void ocd_bulk_commit()
 {
-    uint32_t done = 0;
-    while (!done)
-        OCD_BULK_ASM("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(done)
-                     : "r"(ocd_smem_addr(bar)), "r"(parity)
-                     : "memory");
+    OCD_BULK_ASM("cp.async.bulk.commit_group;" ::: "memory");
 }
 
 /* Copies `bytes` from shared src to global dst, as a bulk group of the calling thread. What the
@@ -99,16 +144,20 @@ __device__ __forceinline__ void ocd_bulk_store(void *dst, const void *src, uint3
     OCD_BULK_ASM("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(ocd_smem_addr(src)),
                  "r"(bytes)
                  : "memory");
-    OCD_BULK_ASM("cp.async.bulk.commit_group;" ::: "memory");
+    ocd_bulk_commit();
 }
 
+/* Makes this thread's completed generic-proxy writes to shared memory (st.shared, landed
+   cp.async copies) visible to the async proxy, through which bulk copies and wgmma read shared
+   memory. */
 __device__ __forceinline__ void ocd_bulk_fence_writes()
 {
     OCD_BULK_ASM("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
-/* Waits until at most N of the calling thread's bulk stores still read their shared memory
-   (READ) or are still incomplete (!READ: their writes done, as before the kernel exits). */
+/* Waits until at most N of the calling thread's bulk groups still read their shared memory
+   (READ: the source may be written again) or are still incomplete (!READ: their writes done, as
+   before the kernel exits). */
 template <int N, bool READ> __device__ __forceinline__ void ocd_bulk_store_wait()
 {
     if (READ) OCD_BULK_ASM("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");

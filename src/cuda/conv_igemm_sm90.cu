@@ -78,7 +78,7 @@ template <class Tile, typename T, bool MN, class ALoad, class BLoad> struct igem
     }
     __device__ __forceinline__ void fence_async()
     {
-        ocd_wgmma_fence_async_smem();
+        ocd_bulk_fence_writes();
     }
     __device__ __forceinline__ void sync()
     {

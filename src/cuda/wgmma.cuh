@@ -2,11 +2,11 @@
    (the implicit-GEMM convolution's sm_90a mainloop, conv_igemm_sm90.cu; the attention core's
    Hopper forward and backward, attn_core_flash_sm90.cu and attn_core_flash_bwd_sm90.cu): the
    shared-memory layout wgmma reads, its matrix descriptors, the wgmma.mma_async wrappers with
-   their fences and groups, the mbarrier operations, bulk reductions from shared memory into
-   global memory, and where each thread's accumulator and A-fragment registers sit in the tile.
-   Everything here is written from the PTX ISA ("Asynchronous Warpgroup Level Matrix
-   Multiply-Accumulate Instructions", "mbarrier" and "cp.reduce.async.bulk"), and the K loop of
-   a cp.async ring.
+   their fences and groups, bulk reductions from shared memory into global memory, and where each
+   thread's accumulator and A-fragment registers sit in the tile. Everything here is written from
+   the PTX ISA ("Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions" and
+   "cp.reduce.async.bulk"), and the K loops of a cp.async ring and of a warp-specialized ring
+   (the mbarriers and the other bulk operations are bulk.cuh's).
 
    Main decisions.
    - One operand layout: K-major with the 128-byte swizzle. A K tile is 128 bytes of K (64
@@ -48,6 +48,7 @@
 
 #include "core/handle.h"
 #include "core/impl.h"
+#include "cuda/bulk.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -357,96 +358,13 @@ template <int N> __device__ __forceinline__ void ocd_wgmma_setmaxnreg_inc()
 #endif
 }
 
-/* ---- proxy fence and mbarriers ------------------------------------------------------------------ */
-
-/* Makes this thread's completed generic-proxy writes to shared memory (st.shared, landed
-   cp.async copies) visible to the async proxy, which wgmma reads shared memory through. */
-__device__ __forceinline__ void ocd_wgmma_fence_async_smem()
-{
-#ifdef OCD_WGMMA_ARCH_OK
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-}
-
-/* An mbarrier (a 64-bit word in shared memory) expecting `count` arrivals per phase. Make the
-   initialization visible (__syncthreads) before any other thread uses it. */
-__device__ __forceinline__ void ocd_mbar_init(uint64_t *bar, unsigned count)
-{
-#ifdef OCD_WGMMA_ARCH_OK
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(ocd_wgmma_smem_addr(bar)), "r"(count) : "memory");
-#endif
-}
-
-/* Makes this thread's mbarrier initializations visible to the async proxy (TMA loads complete
-   their bytes on them): after the inits, before the __syncthreads that publishes them. */
-__device__ __forceinline__ void ocd_mbar_init_fence()
-{
-#ifdef OCD_WGMMA_ARCH_OK
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-#endif
-}
-
-/* This thread's arrival on the current phase. */
-__device__ __forceinline__ void ocd_mbar_arrive(uint64_t *bar)
-{
-#ifdef OCD_WGMMA_ARCH_OK
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(ocd_wgmma_smem_addr(bar)) : "memory");
-#endif
-}
-
-/* An arrival that also raises the phase's expected transaction count by `bytes` (the bytes
-   asynchronous copies such as TMA loads will complete on it). */
-__device__ __forceinline__ void ocd_mbar_arrive_expect_tx(uint64_t *bar, unsigned bytes)
-{
-#ifdef OCD_WGMMA_ARCH_OK
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(ocd_wgmma_smem_addr(bar)),
-                 "r"(bytes)
-                 : "memory");
-#endif
-}
-
-/* Raises the current phase's expected transaction count by `bytes`, without arriving. */
-__device__ __forceinline__ void ocd_mbar_expect_tx(uint64_t *bar, unsigned bytes)
-{
-#ifdef OCD_WGMMA_ARCH_OK
-    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(ocd_wgmma_smem_addr(bar)),
-                 "r"(bytes)
-                 : "memory");
-#endif
-}
-
-/* An arrival triggered when all of this thread's earlier cp.async copies have completed; it
-   does not count as an arrival of its own (.noinc): `count` at init must include it. */
-__device__ __forceinline__ void ocd_mbar_cp_async_arrive(uint64_t *bar)
-{
-#ifdef OCD_WGMMA_ARCH_OK
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(ocd_wgmma_smem_addr(bar))
-                 : "memory");
-#endif
-}
-
-/* Waits until the phase of parity `parity` (0 for the first phase, then alternating) has
-   completed. */
-__device__ __forceinline__ void ocd_mbar_wait(uint64_t *bar, unsigned parity)
-{
-#ifdef OCD_WGMMA_ARCH_OK
-    const uint32_t a = ocd_wgmma_smem_addr(bar);
-    uint32_t done = 0;
-    while (!done)
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     "selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(a), "r"(parity)
-                     : "memory");
-#endif
-}
-
 /* ---- bulk reductions from shared memory ----------------------------------------------------------- */
 
 /* cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32: adds `bytes` (a multiple of 16;
    both addresses 16-byte aligned) of floats from shared memory into global memory, each element
    atomically, asynchronously (the source is read through the async proxy: fence the generic
-   writes to it first, ocd_wgmma_fence_async_smem). Host code (the emulations) adds them at once. */
+   writes to it first, ocd_bulk_fence_writes; close the group with ocd_bulk_commit, bulk.cuh).
+   Host code (the emulations) adds them at once. */
 __host__ __device__ __forceinline__ void ocd_bulk_reduce_add_f32(float *gdst, const float *ssrc, unsigned bytes)
 {
 #ifdef OCD_WGMMA_ARCH_OK
@@ -455,24 +373,6 @@ __host__ __device__ __forceinline__ void ocd_bulk_reduce_add_f32(float *gdst, co
                  : "memory");
 #elif !defined(__CUDA_ARCH__)
     for (unsigned e = 0; e < bytes / 4; e++) gdst[e] += ssrc[e];
-#endif
-}
-
-/* Closes the bulk group of this thread's bulk operations issued since the last commit. */
-__device__ __forceinline__ void ocd_bulk_commit()
-{
-#ifdef OCD_WGMMA_ARCH_OK
-    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-#endif
-}
-
-/* Waits until at most N of this thread's bulk groups are pending: their reads of shared memory
-   (READ, so that the source may be written again), or the whole operations. */
-template <int N, bool READ> __device__ __forceinline__ void ocd_bulk_wait()
-{
-#ifdef OCD_WGMMA_ARCH_OK
-    if (READ) asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
-    else asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
 #endif
 }
 
