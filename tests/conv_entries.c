@@ -260,11 +260,12 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     check_entry_reached(&dgrad_strided, tf32, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tf32_phases", NULL);
 }
 
-/* The few-channel forward entry (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it serve), ahead
-   of the channel-padded implicit GEMM for half and bfloat16 data, under both implicit-GEMM
-   algorithms (it needs no workspace): ResNet's stem (C = 3, 7x7, stride 2, pad 3) with an odd
-   output size and partial tiles, NHWC and NCHW (KCRS filter); C = 1, 3x3, CONVOLUTION mode,
-   72 filters (two filter blocks); C = 4, 5x5 with dilation 2 and no padding. */
+/* The few-channel entries (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets them serve), ahead of
+   the implicit GEMM for half and bfloat16 data, forward under both implicit-GEMM algorithms and
+   backward data under ALGO_0 and ALGO_1 (they need no workspace): ResNet's stem (C = 3, 7x7,
+   stride 2, pad 3) with an odd output size and partial tiles, NHWC and NCHW (KCRS filter);
+   C = 1, 3x3, CONVOLUTION mode, 72 filters (two filter blocks forward); C = 4, 5x5 with
+   dilation 2 and no padding. */
 TEST(conv_cuda_stem_entry)
 {
     if (!conv_tensor_core_pass()) return;
@@ -274,16 +275,24 @@ TEST(conv_cuda_stem_entry)
                                       {1, 1}, true};
     static const struct shape dilated = {"stem_c4_5x5_dilated", 2, 1, 4, 24, 1, {23, 17}, {5, 5}, {0, 0}, {1, 1},
                                          {2, 2}, false};
-    const char *const entry = "cuda:fwd_stem_tc_128x64";
-    const int precomp = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, implicit = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
     const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *half_nchw = &tc_configs[3];
-    check_entry_reached(&stem, half, FWD, precomp, entry, NULL);
-    check_entry_reached(&stem, bf16, FWD, implicit, entry, NULL);
-    check_entry_reached(&stem, half_nchw, FWD, precomp, entry, NULL);
-    check_entry_reached(&gray, half, FWD, implicit, entry, NULL);
-    check_entry_reached(&gray, bf16, FWD, precomp, entry, NULL);
-    check_entry_reached(&dilated, half_nchw, FWD, precomp, entry, NULL);
-    check_entry_reached(&dilated, bf16, FWD, precomp, entry, NULL);
+    const int precomp = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, implicit = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    const int algo1 = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, algo0 = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
+    const struct {
+        const struct shape *sh;
+        const struct config *cf;
+        enum dir d;
+        int algo;
+    } cases[] = {
+        {&stem, half, FWD, precomp},          {&stem, bf16, FWD, implicit},        {&stem, half_nchw, FWD, precomp},
+        {&gray, half, FWD, implicit},         {&gray, bf16, FWD, precomp},         {&dilated, half_nchw, FWD, precomp},
+        {&dilated, bf16, FWD, precomp},       {&stem, half, BWD_DATA, algo1},      {&stem, bf16, BWD_DATA, algo0},
+        {&stem, half_nchw, BWD_DATA, algo1},  {&gray, half, BWD_DATA, algo0},      {&dilated, half_nchw, BWD_DATA, algo1},
+        {&dilated, bf16, BWD_DATA, algo1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_entry_reached(cases[i].sh, cases[i].cf, cases[i].d, cases[i].algo,
+                            cases[i].d == FWD ? "cuda:fwd_stem_tc_128x64" : "cuda:dgrad_stem_tc_128x8", NULL);
 }
 
 /* The sm_90a TMA kernel's forward entries (compute capability 9.0; unproven, served under the

@@ -32,10 +32,8 @@
    patch) within 96 KB. The entry is unproven (core/impl.h) until a GPU run of the suite has
    passed it. Every thread's code is host-callable but the mma loop and the launch, so that
    tests/emulate/conv_stem.cu runs the kernel on the CPU. */
-#include "problem/conv.h"
+#include "cuda/conv_stem.cuh"
 
-#include "core/dtype.h"
-#include "core/reasons.h"
 #include "cuda/check.cuh"
 #include "cuda/conv_store.cuh"
 #include "cuda/mma.cuh"
@@ -260,25 +258,13 @@ struct stem_plan {
 };
 OCD_IMPL_PLAN_FITS(stem_plan);
 
-static void strides4(const struct ocd_tensor_view *v, int st[4])
-{
-    for (int d = 0; d < 4; d++) st[d] = (int)v->strides[d];
-}
-
 static const char *stem_fwd_plan(cudnnHandle_t h, const void *problem, void *plan)
 {
-    if (const char *why = ocd_impl_unproven()) return why;
     const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
     stem_plan *pl = (stem_plan *)plan;
     memset(pl, 0, sizeof *pl);
-    if (h->cc_major < 8) return OCD_REASON_ARCH;
-    const cudnnDataType_t dt = p->x.dtype;
-    if ((dt != CUDNN_DATA_HALF && dt != CUDNN_DATA_BFLOAT16) || p->w.dtype != dt || p->y.dtype != dt)
-        return OCD_REASON_DTYPE;
-    if (const char *why = ocd_conv_tensor_ops_rejects(p)) return why;
+    if (const char *why = ocd_stem_rejects(h, p)) return why;
     const struct ocd_conv_shape *s = &p->s;
-    if (s->nsp != 2) return OCD_REASON_RANK;
-    if (s->groups != 1) return "grouped convolutions go to the implicit GEMM";
     if (s->c % 8 == 0) return "channels a multiple of 8: the implicit GEMM reads them in whole 16-byte chunks";
     if (s->c * s->filt[0] * s->filt[1] > STEM_MAX_CRS) return "C x R x S above 256: too long a K for one im2col tile";
     if (p->ep.on)
@@ -289,7 +275,7 @@ static const char *stem_fwd_plan(cudnnHandle_t h, const void *problem, void *pla
     m.h = (int)s->in[0], m.w_in = (int)s->in[1], m.p = (int)s->out[0], m.q = (int)s->out[1];
     m.uh = s->stride[0], m.uw = s->stride[1], m.ph = s->pad[0], m.pw = s->pad[1];
     m.dh = s->dilation[0], m.dw = s->dilation[1], m.flip = s->flip;
-    strides4(&p->x, m.xs), strides4(&p->w, m.fs), strides4(&p->y, m.ys);
+    ocd_stem_strides(&p->x, m.xs), ocd_stem_strides(&p->w, m.fs), ocd_stem_strides(&p->y, m.ys);
     m.crs = m.c * m.r * m.s, m.kp = (m.crs + 15) / 16 * 16, m.ld = m.kp + 8;
     const int64_t prow = (int64_t)(STEM_TH - 1) * m.uh + (int64_t)(m.r - 1) * m.dh + 1;
     const int64_t pcol = (int64_t)(STEM_TW - 1) * m.uw + (int64_t)(m.s - 1) * m.dw + 1;
@@ -311,7 +297,7 @@ static const char *stem_fwd_plan(cudnnHandle_t h, const void *problem, void *pla
     m.alpha = (float)p->alpha, m.beta = (float)p->beta, m.fused = p->ep.on;
     pl->kblocks = (int)((s->k + STEM_BN - 1) / STEM_BN);
     if (pl->kblocks > 65535) return OCD_REASON_SHAPE;
-    pl->dt = dt;
+    pl->dt = p->x.dtype;
     return NULL;
 }
 

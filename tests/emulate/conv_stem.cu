@@ -1,23 +1,27 @@
-/* conv_stem.cu (emulation): the few-channel forward convolution (src/cuda/conv_stem.cu, entry
-   cuda:fwd_stem_tc_128x64) with every thread's own logic run on the CPU, against the
-   double-precision reference convolution of tests/ref: the plan (stem_fwd_plan on a handle of
-   compute capability 9.0, gated by OPENCUDNN_UNPROVEN), its binding to the call's data
-   (stem_bind), and the kernel as launched: a grid of a few CTAs, each looping over the pixel
-   tiles as stem_fwd_kernel does, its phases run thread by thread between the barriers (the
-   filter and offset table, the input patch, the im2col expansion), each warp's products through
-   the kernel's ldmatrix addresses (ocd_mma_kmajor_a_addr, ocd_mma_kmajor_b_addr) with ldmatrix
-   and mma.sync m16n8k16 emulated from the PTX ISA (mma_emulate.h), and each lane's store
-   (stem_store). Shared memory starts poisoned (all bits set: NaN in both types), so that a read
-   of what no phase wrote shows in the results.
+/* conv_stem.cu (emulation): the few-channel convolution kernels (src/cuda/conv_stem.cu, entry
+   cuda:fwd_stem_tc_128x64, and src/cuda/conv_stem_dgrad.cu, entry cuda:dgrad_stem_tc_128x8) with
+   every thread's own logic run on the CPU, against the double-precision reference convolutions
+   of tests/ref: each plan (on a handle of compute capability 9.0, gated by OPENCUDNN_UNPROVEN),
+   its binding to the call's data, and the kernel as launched: a grid of a few CTAs, each looping
+   over the tiles as the kernel does, its phases run thread by thread between the barriers (the
+   filter, and forward the offset table; the input or dy patch; forward the im2col expansion),
+   each warp's products through the kernel's ldmatrix addresses (ocd_mma_kmajor_a_addr,
+   ocd_mma_kmajor_b_addr) and fragment words, with ldmatrix and mma.sync m16n8k16 emulated from
+   the PTX ISA (mma_emulate.h), and each lane's store. Shared memory starts poisoned (all bits
+   set: NaN in both types), so that a read of what no phase wrote shows in the results.
 
-   Cases: C = 3, 1, 4 and 5; 7x7 stride 2 pad 3 (the stem), 3x3 stride 1, 5x5 pad 0, 3x3
-   dilation 2; odd output sizes and partial tiles in rows, columns and filters (K 72: two filter
-   blocks); NHWC and NCHW activations with KRSC and KCRS filters; CONVOLUTION mode; alpha and
-   beta; the fused epilogue (bias + ReLU, with z); one CTA and several. The plan must decline
-   without OPENCUDNN_UNPROVEN, below compute capability 8.0, under FMA math, for C a multiple of
-   8, for C R S above 256 and for a patch too large for shared memory. Prints a line per case;
-   exits 1 if any fails. */
+   Forward cases: C = 3, 1, 4 and 5; 7x7 stride 2 pad 3 (the stem), 3x3 stride 1, 5x5 pad 0,
+   3x3 dilation 2; odd output sizes and partial tiles in rows, columns and filters (K 72: two
+   filter blocks); NHWC and NCHW activations with KRSC and KCRS filters; CONVOLUTION mode; alpha
+   and beta; the fused epilogue (bias + ReLU, with z); one CTA and several. Backward data: the
+   stem NHWC (the patch by 16-byte chunks) and NCHW (by elements, channel-major) with
+   CONVOLUTION mode, alpha and beta; K not a multiple of 8 (by elements, pixel-major); 5x5
+   dilation 2; a 1x1 filter with stride 2 (phases without taps: beta x dx); C = 7, stride 3. The
+   plans must decline without OPENCUDNN_UNPROVEN, under FMA math, for C a multiple of 8 (forward)
+   or 8 and more (backward), for C R S above 256, a stride above 4 (backward), and what does not
+   fit in shared memory. Prints a line per case; exits 1 if any fails. */
 #include "cuda/conv_stem.cu"
+#include "cuda/conv_stem_dgrad.cu"
 
 extern "C" {
 #include "ref/conv.h"
@@ -91,6 +95,46 @@ template <typename T> void emulate_launch(const stem_params &m, int kblocks, int
         }
 }
 
+/* dstem_kernel on a grid of `ctas` CTAs: each warp's products (dstem_mma) over every phase's taps
+   from the emulated ldmatrix and mma.sync, its B fragment words read as the kernel reads them. */
+template <typename T> void emulate_dgrad(const dstem_params &m, int ctas)
+{
+    std::vector<uint4> raw((size_t)(m.smem + 15) / 16);
+    unsigned char *smem = (unsigned char *)raw.data();
+    uint16_t *sb = (uint16_t *)smem, *patch = (uint16_t *)(smem + m.off_patch);
+    for (int b = 0; b < ctas; b++) {
+        memset(smem, 0xff, (size_t)m.smem);
+        for (int tid = 0; tid < DSTEM_THREADS; tid++) dstem_load_filter(m, sb, tid);
+        for (int t = b; t < m.tiles; t += ctas) {
+            const dstem_tile tile = dstem_tile_of(m, t);
+            for (int tid = 0; tid < DSTEM_THREADS; tid++) dstem_load_patch(m, patch, tile, tid);
+            for (int ah = 0; ah < m.uh; ah++)
+                for (int aw = 0; aw < m.uw; aw++)
+                    for (int warp = 0; warp < DSTEM_THREADS / 32; warp++) {
+                        float acc[32][4] = {};
+                        for (int a = m.first_h[ah]; a < m.first_h[ah + 1]; a++)
+                            for (int bb = m.first_w[aw]; bb < m.first_w[aw + 1]; bb++) {
+                                const int r = m.tap_h[a] & 255, dr = m.tap_h[a] >> 8;
+                                const int s = m.tap_w[bb] & 255, ds = m.tap_w[bb] >> 8;
+                                const uint16_t *arow = patch + ((warp + dr) * m.pcol + ds) * m.ld;
+                                for (int k0 = 0; k0 < m.kp; k0 += 16) {
+                                    static uint32_t af[32][4], bf[32][2];
+                                    const void *addr[32];
+                                    for (int l = 0; l < 32; l++) {
+                                        addr[l] = ocd_mma_kmajor_a_addr(arow, m.ld, 0, k0, l);
+                                        const uint16_t *brow = sb + ((r * m.s + s) * 8 + l / 4) * m.ld + 2 * (l % 4);
+                                        memcpy(&bf[l][0], brow + k0, 4), memcpy(&bf[l][1], brow + k0 + 8, 4);
+                                    }
+                                    ldmatrix_x4(af, addr, false);
+                                    mma<T>(acc, af, bf);
+                                }
+                            }
+                        for (int lane = 0; lane < 32; lane++) dstem_store<T>(m, acc[lane], tile, ah, aw, warp, lane);
+                    }
+        }
+    }
+}
+
 /* ---- cases ---------------------------------------------------------------------------------------- */
 
 struct emu_case {
@@ -136,14 +180,17 @@ template <typename T> void fill(std::vector<T> &buf, std::vector<double> &d, con
                 }
 }
 
-template <typename T> bool run_case(const emu_case &e)
+/* Plans the case in direction dir (the plan gated by OPENCUDNN_UNPROVEN), runs the emulated
+   launch and compares its destination with the reference. */
+template <typename T> bool run_case(const emu_case &e, enum ocd_conv_dir dir)
 {
+    const bool dgrad = dir == OCD_CONV_BWD_DATA;
     struct ref_conv rc;
     struct ocd_conv_problem p;
     memset(&p, 0, sizeof p);
     if (!emu_conv_geometry(&rc, &p.s, e.n, e.c, e.k, e.h, e.w, e.r, e.s, e.pad, e.stride, e.dil, e.flip)) return false;
     const int P = rc.out[0], Q = rc.out[1];
-    p.dir = OCD_CONV_FWD;
+    p.dir = dir;
     p.x = view_of(e.dt, e.nchw, e.n, e.c, e.h, e.w);
     p.y = view_of(e.dt, e.nchw, e.n, e.k, P, Q);
     p.w = view_of(e.dt, e.nchw, e.k, e.c, e.r, e.s); /* KCRS with NCHW activations, else KRSC */
@@ -166,43 +213,63 @@ template <typename T> bool run_case(const emu_case &e)
     struct cudnnContext ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.cc_major = e.cc_major, ctx.sm_count = 2;
-    stem_plan pl;
+    stem_plan fpl;
+    dstem_plan dpl;
+    auto plan = [&]() { return dgrad ? dstem_plan_fn(&ctx, &p, &dpl) : stem_fwd_plan(&ctx, &p, &fpl); };
     unsetenv("OPENCUDNN_UNPROVEN");
-    const char *gate = stem_fwd_plan(&ctx, &p, &pl);
+    const char *gate = plan();
     setenv("OPENCUDNN_UNPROVEN", "1", 1);
     if (gate == NULL || strcmp(gate, OCD_REASON_UNPROVEN) != 0) {
         printf("FAIL %s: the plan is not gated by OPENCUDNN_UNPROVEN\n", e.name);
         return false;
     }
-    const int verdict = emu_plan_verdict(e.name, stem_fwd_plan(&ctx, &p, &pl), e.declines);
+    const int verdict = emu_plan_verdict(e.name, plan(), e.declines);
     if (verdict >= 0) return verdict;
-    const stem_params m = stem_bind(&p, &pl);
-    if (m.pair != (!e.nchw && !e.bias_relu)) {
-        printf("FAIL %s: paired stores %s where y's filters are%s contiguous\n", e.name, m.pair ? "on" : "off",
-               e.nchw ? " not" : "");
-        return false;
+    char what[96];
+    std::vector<double> want;
+    if (dgrad) {
+        const dstem_params m = dstem_bind(&p, &dpl);
+        if (m.vec != (!e.nchw && e.k % 8 == 0)) {
+            printf("FAIL %s: the patch copy is %s\n", e.name, m.vec ? "by chunks" : "by elements");
+            return false;
+        }
+        emulate_dgrad<T>(m, e.ctas);
+        want.assign(xd.size(), 0);
+        ref_conv_bwd_data(&rc, yd.data(), wd.data(), want.data());
+        for (size_t i = 0; i < want.size(); i++) want[i] = e.alpha * want[i] + e.beta * xd[i];
+        snprintf(what, sizeof what, "%d tiles, patch %d x %d, K %d of %d", m.tiles, m.prow, m.pcol, m.k, m.kp);
+    } else {
+        const stem_params m = stem_bind(&p, &fpl);
+        if (m.pair != (!e.nchw && !e.bias_relu)) {
+            printf("FAIL %s: paired stores %s where y's filters are%s contiguous\n", e.name, m.pair ? "on" : "off",
+                   e.nchw ? " not" : "");
+            return false;
+        }
+        emulate_launch<T>(m, fpl.kblocks, e.ctas);
+        want.assign(yd.size(), 0);
+        ref_conv_fwd(&rc, xd.data(), wd.data(), want.data());
+        for (size_t i = 0; i < want.size(); i++) {
+            want[i] = e.alpha * want[i] + e.beta * yd[i];
+            if (e.bias_relu) want[i] = fmax(want[i] + biasd[i / ((size_t)P * Q) % e.k], 0.0);
+        }
+        snprintf(what, sizeof what, "%d tiles, %d filter blocks, K %d of %d", m.tiles, fpl.kblocks, m.crs, m.kp);
     }
-    emulate_launch<T>(m, pl.kblocks, e.ctas);
-
-    std::vector<double> want((size_t)ref_conv_y_count(&rc), 0);
-    ref_conv_fwd(&rc, xd.data(), wd.data(), want.data());
+    const std::vector<T> &got = dgrad ? x : y;
+    const struct ocd_tensor_view &v = dgrad ? p.x : p.y;
     double worst = 0;
-    for (long n = 0, i = 0; n < e.n; n++)
-        for (long k = 0; k < e.k; k++)
-            for (long h = 0; h < P; h++)
-                for (long q = 0; q < Q; q++, i++) {
-                    double v = e.alpha * want[i] + e.beta * yd[i];
-                    if (e.bias_relu) v = fmax(v + biasd[k], 0.0);
-                    const double got = ocd_cuda_load(&y[at(p.y, n, k, h, q)]);
-                    const double err = fabs(got - v) / fmax(1.0, fabs(v));
+    for (long n = 0, i = 0; n < v.dims[0]; n++)
+        for (long c = 0; c < v.dims[1]; c++)
+            for (long h = 0; h < v.dims[2]; h++)
+                for (long q = 0; q < v.dims[3]; q++, i++) {
+                    const double g = ocd_cuda_load(&got[at(v, n, c, h, q)]);
+                    const double err = fabs(g - want[i]) / fmax(1.0, fabs(want[i]));
                     if (!(err <= 1e-2)) {
-                        printf("FAIL %s: (n %ld, k %ld, %ld, %ld): %.6g, want %.6g\n", e.name, n, k, h, q, got, v);
+                        printf("FAIL %s: (n %ld, c %ld, %ld, %ld): %.6g, want %.6g\n", e.name, n, c, h, q, g, want[i]);
                         return false;
                     }
                     worst = fmax(worst, err);
                 }
-    printf("ok   %s: %d tiles, %d filter blocks, K %d of %d; largest error %.2g\n", e.name, m.tiles, pl.kblocks,
-           m.crs, m.kp, worst);
+    printf("ok   %s: %s; largest error %.2g\n", e.name, what, worst);
     return true;
 }
 
@@ -236,7 +303,31 @@ int main()
         {"declines FMA math", H, 1, 3, 16, 9, 9, 3, 3, 1, 1, 1, false, false, false, 1, 0, 1, OCD_REASON_MATH, 9,
          CUDNN_FMA_MATH},
     };
-    for (const emu_case &e : cases) failed += e.dt == B ? !run_case<__nv_bfloat16>(e) : !run_case<__half>(e);
+    /* backward data */
+    emu_case dgrad_cases[] = {
+        /* name, type, n, c, k, h, w, r, s, pad, stride, dil, flip, nchw, bias_relu, alpha, beta, ctas */
+        {"dgrad stem C 3 7x7 stride 2 pad 3 NHWC fp16, 23 x 37 pixels", H, 2, 3, 64, 23, 37, 7, 7, 3, 2, 1, false,
+         false, false, 1, 0, 3},
+        {"dgrad stem C 3 NCHW bf16, CONVOLUTION, alpha beta", B, 1, 3, 32, 22, 19, 7, 7, 3, 2, 1, true, true, false,
+         0.5, 0.75, 2},
+        {"dgrad C 1 3x3 stride 1 NHWC fp16, K 20 (copied by elements)", H, 2, 1, 20, 19, 21, 3, 3, 1, 1, 1, false,
+         false, false, 1, 0, 4},
+        {"dgrad C 4 5x5 dilation 2 NHWC bf16, CONVOLUTION, K 24", B, 1, 4, 24, 14, 23, 5, 5, 2, 1, 2, true, false,
+         false, 1, 0, 3},
+        {"dgrad C 3 1x1 stride 2, phases without taps, beta", H, 2, 3, 16, 9, 12, 1, 1, 0, 2, 1, false, false, false, 1,
+         0.5, 2},
+        {"dgrad C 7 3x3 stride 3 pad 2 NCHW fp16, K 8", H, 1, 7, 8, 17, 20, 3, 3, 2, 3, 1, false, true, false, 1, 0, 1},
+        {"dgrad declines C 8", H, 1, 8, 16, 9, 9, 3, 3, 1, 1, 1, false, false, false, 1, 0, 1, "8 channels or more"},
+        {"dgrad declines stride 5", H, 1, 3, 16, 30, 30, 5, 5, 0, 5, 1, false, false, false, 1, 0, 1, "strides above 4"},
+        {"dgrad declines K 512 (shared memory)", H, 1, 3, 512, 30, 30, 7, 7, 3, 2, 1, false, false, false, 1, 0, 1,
+         "shared memory"},
+        {"dgrad declines FMA math", H, 1, 3, 16, 9, 9, 3, 3, 1, 1, 1, false, false, false, 1, 0, 1, OCD_REASON_MATH,
+         9, CUDNN_FMA_MATH},
+    };
+    for (const emu_case &e : cases)
+        failed += e.dt == B ? !run_case<__nv_bfloat16>(e, OCD_CONV_FWD) : !run_case<__half>(e, OCD_CONV_FWD);
+    for (const emu_case &e : dgrad_cases)
+        failed += e.dt == B ? !run_case<__nv_bfloat16>(e, OCD_CONV_BWD_DATA) : !run_case<__half>(e, OCD_CONV_BWD_DATA);
     printf("%d failed\n", failed);
     return failed ? 1 : 0;
 }
