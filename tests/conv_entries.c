@@ -332,6 +332,27 @@ TEST(conv_cuda_tma_entries_are_reached)
     check_entry_reached(&big, half_nchw, FWD, algo, wide, NULL);
 }
 
+/* The TF32 filter gradient of NCHW float data (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it
+   serve), ahead of cuBLAS on a column matrix under BWD_FILTER_ALGO_1 with DEFAULT_MATH: ResNet's
+   3x3 (64 channels each way); stride 2 with odd sizes (P Q not a multiple of 4), 72 filters (two
+   filter tiles) and CONVOLUTION mode; a 1x1 of 130 channels (two column tiles); dilation 2; and
+   one batch large enough that the plan splits K. */
+TEST(conv_cuda_wgrad_nchw_tf32_entry)
+{
+    if (!conv_tensor_core_pass()) return;
+    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
+    static const struct shape shapes_tf32[] = {
+        {"wgrad_tf32_3x3", 2, 2, 64, 64, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
+        {"wgrad_tf32_3x3s2_edges", 2, 3, 40, 72, 1, {15, 13}, {3, 3}, {1, 1}, {2, 2}, {1, 1}, true},
+        {"wgrad_tf32_1x1", 2, 2, 130, 64, 1, {7, 7}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false},
+        {"wgrad_tf32_dilated", 2, 2, 16, 24, 1, {12, 11}, {3, 3}, {2, 2}, {1, 1}, {2, 2}, false},
+        {"wgrad_tf32_split_k", 2, 16, 32, 64, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
+    };
+    for (size_t i = 0; i < sizeof shapes_tf32 / sizeof shapes_tf32[0]; i++)
+        check_entry_reached(&shapes_tf32[i], &tf32_nchw, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1,
+                            "cuda:wgrad_nchw_tf32_64x128x16_s3", NULL);
+}
+
 /* The host's CBLAS entry (a build with OPENCUDNN_CBLAS): forward GEMM reaches host:fwd_gemm_cblas
    on the NCHW float and double problems it takes when OPENCUDNN_HOST_GEMM=cblas overrides the
    calibration (tests/conv_timing.c tests the race itself), and the packed engine (host:fwd_gemm)
@@ -522,7 +543,7 @@ TEST(conv_reference_entries_alone)
                "host:fwd_implicit_precomp_gemm,host:fwd_implicit_gemm,host:fwd_gemm,host:dgrad_implicit_precomp_gemm,"
                "host:dgrad_implicit_gemm,host:wgrad_gemm,host:wgrad_implicit_precomp_gemm,host:wgrad_implicit_gemm,"
                "cuda:fwd_gemm1x1*,cuda:fwd_igemm*,cuda:fwd_im2col*,cuda:dgrad_gemm1x1*,cuda:dgrad_igemm*,"
-               "cuda:dgrad_im2col*,cuda:wgrad_gemm1x1*,cuda:wgrad_igemm*,cuda:wgrad_im2col*");
+               "cuda:dgrad_im2col*,cuda:wgrad_nchw_tf32*,cuda:wgrad_gemm1x1*,cuda:wgrad_igemm*,cuda:wgrad_im2col*");
     static const int picks[] = {0, 3, 12};
     for (size_t s = 0; s < sizeof picks / sizeof picks[0]; s++)
         for (int d = FWD; d <= BWD_FILTER; d++) {

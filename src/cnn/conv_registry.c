@@ -183,6 +183,9 @@ static const struct ocd_conv_impl bwd_filter_impls[] = {
                    BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3),
                ocd_host_conv_direct, NULL),
 #ifdef OCD_HAVE_CUDA
+    /* float NCHW as TF32, both operands gathered K-major: ahead of cuBLAS on a column matrix */
+    PLANNED_ENTRY("cuda:wgrad_nchw_tf32_64x128x16_s3", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1),
+                  ocd_cuda_conv_wgrad_tf32, true)
     CUBLAS_1X1_ENTRIES("wgrad", WGRAD_GEMM_ALGOS)
     OCD_IGEMM_WGMMA_TILES(WGRAD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(WGRAD_IGEMM_TC)

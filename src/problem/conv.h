@@ -237,6 +237,11 @@ OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_stem_fwd)
    bf16, no workspace. Planned. */
 OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_stem_dgrad)
 
+/* conv_wgrad_tf32.cu: the filter gradient of float NCHW data on tensor cores as TF32, both
+   operands gathered K-major from the tensors, split-K over N P Q through fp32 slabs in the
+   workspace summed in split order. Planned. */
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_wgrad_tf32)
+
 /* conv_winograd.cu: WINOGRAD and WINOGRAD_NONFUSED on the plan of problem/conv_winograd.h. The
    _tc entries run the batched GEMM on tensor cores (half data: the transformed operands in half,
    fp32 accumulation; float data: TF32) for the 4x4 tiles, so FMA_MATH skips them; the plain

@@ -60,39 +60,7 @@ template <typename T, bool AK, bool BK> void emulate(const mma_args &p, int batc
                         ld[tid].a.load(sa + st * SA::STAGE, kt, p);
                         ld[tid].b.load(sb + st * SB::STAGE, kt, p);
                     }
-                    const T *ca = sa + st * SA::STAGE, *cb = sb + st * SB::STAGE;
-                    for (int warp = 0; warp < THREADS / 32; warp++) {
-                        int wm = (warp % mma_tile::WARPS_M) * mma_tile::WTM;
-                        int wn = (warp / mma_tile::WARPS_M) * mma_tile::WTN;
-                        for (int ks = 0; ks < 2; ks++) {
-                            static uint32_t af[MI][32][4], bf[NI / 2][32][4];
-                            const void *addr[32];
-                            for (int i = 0; i < MI; i++) {
-                                for (int l = 0; l < 32; l++)
-                                    addr[l] = ocd_mma_frag_a_addr<T, mma_tile::BM, AK>(ca, wm + i * 16, ks * SA::KSTEP, l);
-                                ldmatrix_x4(af[i], addr, !AK);
-                            }
-                            for (int j = 0; j < NI / 2; j++) {
-                                for (int l = 0; l < 32; l++)
-                                    addr[l] = ocd_mma_frag_b_addr<T, mma_tile::BN, BK>(cb, wn + j * 16, ks * SB::KSTEP, l);
-                                ldmatrix_x4(bf[j], addr, !BK);
-                            }
-                            for (int i = 0; i < MI; i++)
-                                for (int j = 0; j < NI; j++) {
-                                    float c[32][4];
-                                    uint32_t b[32][2];
-                                    for (int l = 0; l < 32; l++) {
-                                        b[l][0] = bf[j / 2][l][(j % 2) * 2], b[l][1] = bf[j / 2][l][(j % 2) * 2 + 1];
-                                        for (int e = 0; e < 4; e++)
-                                            c[l][e] = acc[(((size_t)(warp * 32 + l) * MI + i) * NI + j) * 4 + e];
-                                    }
-                                    mma<T>(c, af[i], b);
-                                    for (int l = 0; l < 32; l++)
-                                        for (int e = 0; e < 4; e++)
-                                            acc[(((size_t)(warp * 32 + l) * MI + i) * NI + j) * 4 + e] = c[l][e];
-                                }
-                        }
-                    }
+                    mma_ktile<mma_tile, T, AK, BK>(acc.data(), sa + st * SA::STAGE, sb + st * SB::STAGE);
                 }
                 for (int tid = 0; tid < THREADS; tid++) {
                     int warp = tid / 32, lane = tid % 32;

@@ -2,7 +2,8 @@
    definitions, for the emulation tests of tensor-core kernels (gemm_mma.cu, attn_flash.cu):
    ldmatrix.x4 (and .trans) hands lane l of matrix q the elements (l / 4, 2 (l % 4) + {0, 1})
    (transposed: (2 (l % 4) + {0, 1}, l / 4)); mma.sync m16n8k16 (fp16, bf16) and m16n8k8 (tf32,
-   operands rounded by cvt.rna) take their fragments as the ISA lays them out. */
+   operands rounded by cvt.rna) take their fragments as the ISA lays them out; with mma.cuh
+   included first, one K tile of its mainloop for a whole CTA (mma_ktile). */
 #ifndef OCD_TESTS_EMULATE_MMA_EMULATE_H
 #define OCD_TESTS_EMULATE_MMA_EMULATE_H
 
@@ -84,6 +85,46 @@ template <typename T> void mma(float c[32][4], const uint32_t a[32][4], const ui
         }
     }
 }
+
+#ifdef OCD_CUDA_MMA_CUH
+/* One K tile of ocd_mma_mainloop for every warp of a CTA of Tile: the two k-steps' fragments
+   read from the stages ca and cb (ocd_mma_smem layouts, K-major or MN-major) at the addresses
+   mma.cuh gives, multiplied into acc, thread tid's accumulators at acc + tid * MI * NI * 4 in
+   acc[i][j][e] order. */
+template <class Tile, typename T, bool AK, bool BK> void mma_ktile(float *acc, const T *ca, const T *cb)
+{
+    typedef ocd_mma_smem<T, Tile::BM, AK> SA;
+    typedef ocd_mma_smem<T, Tile::BN, BK> SB;
+    const int MI = Tile::MI, NI = Tile::NI;
+    for (int warp = 0; warp < Tile::THREADS / 32; warp++) {
+        int wm = (warp % Tile::WARPS_M) * Tile::WTM, wn = (warp / Tile::WARPS_M) * Tile::WTN;
+        for (int ks = 0; ks < 2; ks++) {
+            static uint32_t af[MI][32][4], bf[NI / 2][32][4];
+            const void *addr[32];
+            for (int i = 0; i < MI; i++) {
+                for (int l = 0; l < 32; l++) addr[l] = ocd_mma_frag_a_addr<T, Tile::BM, AK>(ca, wm + i * 16, ks * SA::KSTEP, l);
+                ldmatrix_x4(af[i], addr, !AK);
+            }
+            for (int j = 0; j < NI / 2; j++) {
+                for (int l = 0; l < 32; l++) addr[l] = ocd_mma_frag_b_addr<T, Tile::BN, BK>(cb, wn + j * 16, ks * SB::KSTEP, l);
+                ldmatrix_x4(bf[j], addr, !BK);
+            }
+            for (int i = 0; i < MI; i++)
+                for (int j = 0; j < NI; j++) {
+                    float c[32][4];
+                    uint32_t b[32][2];
+                    for (int l = 0; l < 32; l++) {
+                        b[l][0] = bf[j / 2][l][(j % 2) * 2], b[l][1] = bf[j / 2][l][(j % 2) * 2 + 1];
+                        for (int e = 0; e < 4; e++) c[l][e] = acc[(((size_t)(warp * 32 + l) * MI + i) * NI + j) * 4 + e];
+                    }
+                    mma<T>(c, af[i], b);
+                    for (int l = 0; l < 32; l++)
+                        for (int e = 0; e < 4; e++) acc[(((size_t)(warp * 32 + l) * MI + i) * NI + j) * 4 + e] = c[l][e];
+                }
+        }
+    }
+}
+#endif
 
 } // namespace
 
