@@ -11,7 +11,9 @@
 
    - A tile: 4 floats of one filter's pixels by one 16-byte cp.async where they lie inside one
      image and 16-byte aligned, else element by element (4-byte cp.async; zero-filled past K).
-   - B tile: element by element (4-byte cp.async.ca, zero-filled at the padding and past K).
+   - B tile: element by element (4-byte cp.async.ca, zero-filled at the padding and past K); for
+     a 1x1 filter at unit stride without padding, x's channels lie as dy's filters do and are
+     copied as A is.
      Thread t covers K positions kt * 16 + t % 4 + 4 e (e = 0..3) of 4 rows: the (n, p, q) of a K
      position is decoded once and serves the 4 rows, and the 4 threads of a row read 4
      consecutive pixels.
@@ -75,6 +77,7 @@ struct wgt_params {
     int m, n, ktot, pq;
     int r, s, h, w, u, v, ph, pw, dh, dwl;
     bool flip;
+    bool dense; /* 1x1 filter, unit stride, no padding, x's pixels packed: B read as x lies */
     int64_t xs[4], ys[4], fs[4];
     ocd_fastdiv div_pq, div_q, div_rs, div_s, div_n;
     int splits, kt_split; /* K tiles kt_split * z .. of split z */
@@ -89,29 +92,34 @@ static inline void wgt_set_splits(wgt_params &m, int want)
     m.splits = (m.nkt + m.kt_split - 1) / m.kt_split;
 }
 
-/* dy's rows m0.. of the CTA: thread tid copies chunk tid % 4 (4 K elements) of rows
-   tid / 4 + WGT_STEP i. */
-struct wgt_load_a {
-    static constexpr int ITERS = wgt_tile::BM / WGT_STEP;
-    int64_t roff[ITERS]; /* the row's offset in dy, -1 past the filters */
+/* Rows r0.. of an operand that lies as [image][row][pixel], the pixels of one image packed (dy's
+   filters; x's channels for a 1x1 filter at unit stride without padding): thread tid copies
+   chunk tid % 4 (4 K elements) of rows tid / 4 + WGT_STEP i, by one 16-byte cp.async where the
+   4 pixels lie in one image and 16-byte aligned, else element by element. */
+template <int ROWS> struct wgt_load_rows {
+    typedef ocd_mma_smem<float, ROWS, true> L;
+    static constexpr int ITERS = ROWS / WGT_STEP;
+    const float *src;
+    int64_t img;         /* floats from one image to the next */
+    int64_t roff[ITERS]; /* the row's offset, -1 past the operand's rows */
     int row0, kq;
 
-    __host__ __device__ __forceinline__ void setup(const wgt_params &p, int m0, int tid)
+    __host__ __device__ __forceinline__ void place(const float *t, int64_t image, int64_t ld, int rows, int r0, int tid)
     {
-        kq = tid % 4, row0 = tid / 4;
+        src = t, img = image, kq = tid % 4, row0 = tid / 4;
 #pragma unroll
         for (int i = 0; i < ITERS; i++) {
-            int m = m0 + row0 + i * WGT_STEP;
-            roff[i] = m < p.m ? (int64_t)m * p.ys[1] : -1;
+            int r = r0 + row0 + i * WGT_STEP;
+            roff[i] = r < rows ? (int64_t)r * ld : -1;
         }
     }
 
-    /* The offset in dy of K position kk (< ktot) of row offset 0. */
-    static __host__ __device__ __forceinline__ int64_t at(const wgt_params &p, int kk)
+    /* The offset of K position kk (< ktot) in row offset 0. */
+    __host__ __device__ __forceinline__ int64_t at(const wgt_params &p, int kk) const
     {
         uint32_t pq;
         uint32_t n = ocd_fastdiv_divmod(p.div_pq, (uint32_t)kk, &pq);
-        return (int64_t)n * p.ys[0] + pq;
+        return (int64_t)n * img + pq;
     }
 
     __host__ __device__ __forceinline__ void load(float *s, int kt, const wgt_params &p) const
@@ -119,21 +127,37 @@ struct wgt_load_a {
         const int kk = kt * WGT_BK + kq * 4;
         uint32_t pq;
         uint32_t n = ocd_fastdiv_divmod(p.div_pq, (uint32_t)kk, &pq);
-        const int64_t base = (int64_t)n * p.ys[0] + pq;
+        const int64_t base = (int64_t)n * img + pq;
         const bool whole = kk + 4 <= p.ktot && (int)pq + 4 <= p.pq;
 #pragma unroll
         for (int i = 0; i < ITERS; i++) {
-            float *d = s + wgt_sa::offset(row0 + i * WGT_STEP, kq);
-            if (roff[i] >= 0 && whole && ((uintptr_t)(p.dy + base + roff[i]) & 15) == 0) {
-                ocd_mma_cp_async16(d, p.dy + base + roff[i], true);
+            float *d = s + L::offset(row0 + i * WGT_STEP, kq);
+            if (roff[i] >= 0 && whole && ((uintptr_t)(src + base + roff[i]) & 15) == 0) {
+                ocd_mma_cp_async16(d, src + base + roff[i], true);
                 continue;
             }
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 bool ok = roff[i] >= 0 && kk + e < p.ktot;
-                wgt_cp_async4(d + e, ok ? p.dy + at(p, kk + e) + roff[i] : p.dy, ok);
+                wgt_cp_async4(d + e, ok ? src + at(p, kk + e) + roff[i] : src, ok);
             }
         }
+    }
+};
+
+/* A: dy's filters m0.. of the CTA. */
+struct wgt_load_a : wgt_load_rows<wgt_tile::BM> {
+    __host__ __device__ __forceinline__ void setup(const wgt_params &p, int m0, int tid)
+    {
+        place(p.dy, p.ys[0], p.ys[1], p.m, m0, tid);
+    }
+};
+
+/* B of a 1x1 filter at unit stride without padding (plan: dense): x's channels n0.. as they lie. */
+struct wgt_load_x1 : wgt_load_rows<wgt_tile::BN> {
+    __host__ __device__ __forceinline__ void setup(const wgt_params &p, int n0, int tid)
+    {
+        place(p.x, p.xs[0], p.xs[1], p.n, n0, tid);
     }
 };
 
@@ -218,7 +242,9 @@ __host__ __device__ __forceinline__ void wgt_reduce_one(const wgt_params &p, int
     *d = v;
 }
 
-__global__ void __launch_bounds__(wgt_tile::THREADS) wgt_kernel(const __grid_constant__ wgt_params p)
+/* The products of split blockIdx.z for CTA tile (blockIdx.y, blockIdx.x); LB loads B
+   (wgt_load_b, or wgt_load_x1 where the plan says dense). */
+template <class LB> __global__ void __launch_bounds__(wgt_tile::THREADS) wgt_kernel(const __grid_constant__ wgt_params p)
 {
 #ifdef OCD_MMA_ARCH_OK
     __shared__ __align__(16) float smem[WGT_SMEM / sizeof(float)];
@@ -227,7 +253,7 @@ __global__ void __launch_bounds__(wgt_tile::THREADS) wgt_kernel(const __grid_con
     const int wm = (warp % wgt_tile::WARPS_M) * wgt_tile::WTM, wn = (warp / wgt_tile::WARPS_M) * wgt_tile::WTN;
     const int n0 = blockIdx.x * wgt_tile::BN, m0 = blockIdx.y * wgt_tile::BM, z = blockIdx.z;
     wgt_load_a la;
-    wgt_load_b lb;
+    LB lb;
     la.setup(p, m0, tid);
     lb.setup(p, n0, tid);
     const int kt0 = z * p.kt_split, nkt = min(p.kt_split, p.nkt - kt0);
@@ -279,6 +305,7 @@ static const char *wgt_geometry(const struct ocd_conv_problem *p, wgt_params &m)
     m.div_n = ocd_fastdiv_make((uint32_t)m.n);
     m.nkt = (int)((ktot + WGT_BK - 1) / WGT_BK);
     m.alpha = (float)p->alpha, m.beta = (float)p->beta;
+    m.dense = m.r == 1 && m.s == 1 && m.u == 1 && m.v == 1 && m.ph == 0 && m.pw == 0 && m.xs[2] == m.w;
     return NULL;
 }
 
@@ -329,7 +356,8 @@ static cudnnStatus_t wgt_run(cudnnHandle_t h, const void *problem, const void *p
     const wgt_params m = wgt_bind(p, pl, ws);
     const dim3 grid((unsigned)((m.n + wgt_tile::BN - 1) / wgt_tile::BN), (unsigned)((m.m + wgt_tile::BM - 1) / wgt_tile::BM),
                     (unsigned)m.splits);
-    wgt_kernel<<<grid, wgt_tile::THREADS, 0, h->stream>>>(m);
+    if (m.dense) wgt_kernel<wgt_load_x1><<<grid, wgt_tile::THREADS, 0, h->stream>>>(m);
+    else wgt_kernel<wgt_load_b><<<grid, wgt_tile::THREADS, 0, h->stream>>>(m);
     OCD_CUDA_LAUNCHED();
     const int64_t mn = (int64_t)m.m * m.n;
     wgt_reduce_kernel<<<(unsigned)((mn + WGT_RED_THREADS - 1) / WGT_RED_THREADS), WGT_RED_THREADS, 0, h->stream>>>(m);

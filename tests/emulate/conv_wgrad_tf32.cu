@@ -10,7 +10,8 @@
    (wgt_store_part), then the reduction (wgt_reduce_one) for every element. Shared memory and
    the workspace start poisoned (NaN), so that a read of what nothing wrote shows.
 
-   Cases: 3x3 pad 1 stride 1 and 2, 1x1 stride 1 and 2, 3x3 dilation 2 in CONVOLUTION mode; odd
+   Cases: 3x3 pad 1 stride 1 and 2, 1x1 stride 1 (x read as it lies, wgt_load_x1), stride 2 and
+   padded (x gathered), 3x3 dilation 2 in CONVOLUTION mode; odd
    spatial sizes (P Q not a multiple of 4: dy chunks across images and misaligned ones) and
    multiples of 4 (the 16-byte path); partial tiles in filters and columns (two tiles of each);
    one split, several, and the plan's own choice; alpha and beta (dw read). Results must lie
@@ -34,14 +35,14 @@ extern "C" {
 
 namespace {
 
-/* Both kernels of wgt_run, every thread of every CTA. */
-void emulate(const wgt_params &m)
+/* Both kernels of wgt_run (B loaded by LB), every thread of every CTA. */
+template <class LB> void emulate(const wgt_params &m)
 {
     const int THREADS = wgt_tile::THREADS, ACC = wgt_tile::MI * wgt_tile::NI * 4;
     std::vector<float> smem(wgt_tile::STAGES * (wgt_sa::STAGE + wgt_sb::STAGE), NAN);
     float *sa = smem.data(), *sb = sa + wgt_tile::STAGES * wgt_sa::STAGE;
     std::vector<wgt_load_a> la(THREADS);
-    std::vector<wgt_load_b> lb(THREADS);
+    std::vector<LB> lb(THREADS);
     std::vector<float> acc((size_t)THREADS * ACC);
     for (int z = 0; z < m.splits; z++)
         for (int m0 = 0; m0 < m.m; m0 += wgt_tile::BM)
@@ -72,6 +73,7 @@ struct wcase {
     bool flip;
     int splits; /* 0: the plan's choice */
     double alpha, beta;
+    bool dense; /* the plan must read x as it lies (wgt_load_x1) */
 };
 
 /* The problem of a case on packed NCHW tensors (dy's images `gap` floats apart beyond packed). */
@@ -113,7 +115,13 @@ bool run_case(const wcase &c, cudnnHandle_t h)
     ref_conv_bwd_filter(&rc, xa.data(), dya.data(), bound.data());
     for (long i = 0; i < nw; i++) want[i] = c.alpha * want[i] + c.beta * dw[i];
     p.x_data = x.data(), p.y_data = dy.data(), p.w_data = dw.data();
-    emulate(wgt_bind(&p, &pl, ws.data()));
+    const wgt_params bound_m = wgt_bind(&p, &pl, ws.data());
+    if (bound_m.dense != c.dense) {
+        printf("FAIL %s: the plan reads x %s\n", c.name, bound_m.dense ? "as it lies" : "gathered");
+        return false;
+    }
+    if (bound_m.dense) emulate<wgt_load_x1>(bound_m);
+    else emulate<wgt_load_b>(bound_m);
     for (long i = 0; i < nw; i++) {
         double tol = fabs(c.alpha) * (1.2e-3 * bound[i]) + 1e-5 * (1 + fabs(want[i]));
         if (!(fabs(dw[i] - want[i]) <= tol)) {
@@ -121,15 +129,15 @@ bool run_case(const wcase &c, cudnnHandle_t h)
             return false;
         }
     }
-    printf("ok   %s (%d split%s of %d K tiles)\n", c.name, pl.prm.splits, pl.prm.splits > 1 ? "s" : "",
-           pl.prm.kt_split);
+    printf("ok   %s (%d split%s of %d K tiles, x %s)\n", c.name, pl.prm.splits, pl.prm.splits > 1 ? "s" : "",
+           pl.prm.kt_split, c.dense ? "as it lies" : "gathered");
     return true;
 }
 
 /* A case the plan must decline with a reason holding `declines`, after `change` alters it. */
 template <class F> bool declines(const char *name, cudnnHandle_t h, const char *declines, F change)
 {
-    const wcase c = {name, 2, 8, 16, 7, 7, 3, 1, 1, 1, false, 1, 1, 0};
+    const wcase c = {name, 2, 8, 16, 7, 7, 3, 1, 1, 1, false, 1, 1, 0, false};
     struct ref_conv rc;
     struct ocd_conv_problem p;
     problem_of(c, &rc, &p);
@@ -150,14 +158,16 @@ int main()
     ctx.cc_major = 9, ctx.sm_count = 132;
     setenv("OPENCUDNN_UNPROVEN", "1", 1);
     const wcase cases[] = {
-        {"3x3_pad1_odd_spatial", 2, 8, 16, 7, 7, 3, 1, 1, 1, false, 1, 1, 0},
-        {"3x3_pad1_splits3_alpha_beta", 2, 8, 16, 7, 7, 3, 1, 1, 1, false, 3, 0.5, 0.25},
-        {"3x3_stride2_two_filter_tiles", 3, 5, 70, 9, 11, 3, 1, 2, 1, false, 2, 1, 0},
-        {"1x1_two_column_tiles_splits4", 2, 130, 8, 5, 5, 1, 0, 1, 1, false, 4, 1, 0},
-        {"1x1_stride2_aligned", 2, 16, 32, 8, 8, 1, 0, 2, 1, false, 2, 1, 1},
-        {"3x3_dil2_convolution_aligned", 2, 4, 8, 8, 8, 3, 2, 1, 2, true, 2, 1, 1},
-        {"3x3_plan_splits", 4, 8, 8, 16, 16, 3, 1, 1, 1, false, 0, 1, 0},
-        {"1x1_tiny_images", 5, 3, 3, 1, 3, 1, 0, 1, 1, false, 3, 2, 0},
+        {"3x3_pad1_odd_spatial", 2, 8, 16, 7, 7, 3, 1, 1, 1, false, 1, 1, 0, false},
+        {"3x3_pad1_splits3_alpha_beta", 2, 8, 16, 7, 7, 3, 1, 1, 1, false, 3, 0.5, 0.25, false},
+        {"3x3_stride2_two_filter_tiles", 3, 5, 70, 9, 11, 3, 1, 2, 1, false, 2, 1, 0, false},
+        {"1x1_two_column_tiles_splits4", 2, 130, 8, 5, 5, 1, 0, 1, 1, false, 4, 1, 0, true},
+        {"1x1_aligned_beta", 3, 20, 12, 4, 4, 1, 0, 1, 1, false, 2, 1, 0.5, true},
+        {"1x1_stride2_aligned", 2, 16, 32, 8, 8, 1, 0, 2, 1, false, 2, 1, 1, false},
+        {"1x1_pad1_gathered", 2, 6, 8, 5, 6, 1, 1, 1, 1, false, 2, 1, 0, false},
+        {"3x3_dil2_convolution_aligned", 2, 4, 8, 8, 8, 3, 2, 1, 2, true, 2, 1, 1, false},
+        {"3x3_plan_splits", 4, 8, 8, 16, 16, 3, 1, 1, 1, false, 0, 1, 0, false},
+        {"1x1_tiny_images", 5, 3, 3, 1, 3, 1, 0, 1, 1, false, 3, 2, 0, true},
     };
     bool ok = true;
     for (const wcase &c : cases) ok &= run_case(c, &ctx);
