@@ -130,7 +130,7 @@ TEST(conv_cuda_large_tiles_are_reached)
     /* backward data's stride-phase entries come first in its table, and on compute capability
        9.0 the sm_90a kernel's entries come first in every table (conv_cuda_wgmma_entries_are_reached) */
     const char *const phases =
-        "cuda:dgrad_igemm_tc_phases,cuda:dgrad_igemm_tf32_phases,cuda:dgrad_igemm_wgmma*";
+        "cuda:dgrad_igemm_tc_phases,cuda:dgrad_igemm_tf32_phases,cuda:dgrad_igemm_wgmma*,cuda:dgrad_igemm_tma*";
     const char *const fwd_wgmma = "cuda:fwd_igemm_wgmma*,cuda:fwd_igemm_tma*";
     char dgrad_off[160];
     check_entry_reached(&fwd, half, FWD, fwd_algo, "cuda:fwd_igemm_tc_128x128x32", fwd_wgmma);
@@ -211,10 +211,12 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     const int fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, dgrad_algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
     const char *const big = "_igemm_wgmma_128x256x64_s4", *const small = "_igemm_wgmma_128x128x64_s5";
     const char *const fwd_tiny = "cuda:fwd_igemm_wgmma_128x64x64_s6", *const dgrad_tiny = "cuda:dgrad_igemm_wgmma_128x64x64_s6";
-    /* the forward pass's TMA entries, ahead of these in the table, are off (conv_cuda_tma_entries_are_reached) */
-    const char *const no_tma = "cuda:fwd_igemm_tma*";
+    /* the TMA entries, ahead of these in the tables, are off (conv_cuda_tma_entries_are_reached,
+       conv_cuda_tma_dgrad_entries_are_reached) */
+    const char *const no_tma = "cuda:fwd_igemm_tma*", *const no_dgrad_tma = "cuda:dgrad_igemm_tma*";
     const char *const fwd_wide_off = "cuda:fwd_igemm_tma*,cuda:fwd_igemm_wgmma_128x256*,cuda:fwd_igemm_wgmma_256x128*";
-    const char *const dgrad_wide_off = "cuda:dgrad_igemm_wgmma_128x256*,cuda:dgrad_igemm_wgmma_256x128*";
+    const char *const dgrad_wide_off =
+        "cuda:dgrad_igemm_tma*,cuda:dgrad_igemm_wgmma_128x256*,cuda:dgrad_igemm_wgmma_256x128*";
     const int wgrad_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
     char fwd_big[64], fwd_small[64], dgrad_big[64], dgrad_small[64], wgrad_big_name[64], wgrad_small[64];
     snprintf(fwd_big, sizeof fwd_big, "cuda:fwd%s", big);
@@ -233,12 +235,12 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     check_entry_reached(&dilated, half, FWD, fwd_algo, fwd_tiny, no_tma);
     check_entry_reached(&split, bf16, FWD, fwd_algo, fwd_tiny, no_tma);
     check_entry_reached(&stem, half, FWD, fwd_algo, fwd_tiny, "cuda:fwd_stem*,cuda:fwd_igemm_tma*");
-    check_entry_reached(&big_dgrad, half, BWD_DATA, dgrad_algo, dgrad_big, NULL);
+    check_entry_reached(&big_dgrad, half, BWD_DATA, dgrad_algo, dgrad_big, no_dgrad_tma);
     check_entry_reached(&big_dgrad, bf16, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_wgmma_256x128x64_s4",
-                        "cuda:dgrad_igemm_wgmma_128x256*");
+                        "cuda:dgrad_igemm_tma*,cuda:dgrad_igemm_wgmma_128x256*");
     check_entry_reached(&big_dgrad, half, BWD_DATA, dgrad_algo, dgrad_small, dgrad_wide_off);
-    check_entry_reached(&dgrad, half, BWD_DATA, dgrad_algo, dgrad_tiny, NULL);
-    check_entry_reached(&dgrad, bf16, BWD_DATA, dgrad_algo, dgrad_tiny, NULL);
+    check_entry_reached(&dgrad, half, BWD_DATA, dgrad_algo, dgrad_tiny, no_dgrad_tma);
+    check_entry_reached(&dgrad, bf16, BWD_DATA, dgrad_algo, dgrad_tiny, no_dgrad_tma);
     /* strided: the phases entry, each phase (512 pixels x 128 channels) on the 128x64 tile */
     check_entry_reached(&dgrad_strided, half, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tc_phases", NULL);
     check_entry_reached(&wgrad_big, half, BWD_FILTER, wgrad_algo, wgrad_big_name, NULL);
@@ -351,6 +353,51 @@ TEST(conv_cuda_wgrad_nchw_tf32_entry)
     for (size_t i = 0; i < sizeof shapes_tf32 / sizeof shapes_tf32[0]; i++)
         check_entry_reached(&shapes_tf32[i], &tf32_nchw, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1,
                             "cuda:wgrad_nchw_tf32_64x128x16_s3", NULL);
+}
+
+/* The TMA kernel's backward-data entries (unit stride, as a forward pass over dy at padding
+   (R - 1) * dilation - pad with the taps mirrored; unproven, as above), each tile in fp16 and
+   bf16: 3x3 pad 1 with C = 240 and K = 72 (tails of the 256-wide tile and of the 64-channel K
+   tile) and an edge tile in M, C = 128 on the 256x128 tile, 5x5 pad 2 in CONVOLUTION mode,
+   dilation 2, padding 3 on a 3x3 filter (pad' = -1: the im2col box's lower corner positive), a
+   1x1 filter (the cuBLAS entry switched off), and NCHW data (dy transposed in the workspace). */
+TEST(conv_cuda_tma_dgrad_entries_are_reached)
+{
+    if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
+    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
+    static const struct shape big = {"tma_dgrad_c240_k72", 2, 1, 240, 72, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
+                                     false};
+    static const struct shape tall = {"tma_dgrad_tall", 2, 2, 128, 64, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
+                                      false};
+    static const struct shape five = {"tma_dgrad_5x5_convolution", 2, 1, 256, 64, 1, {131, 133}, {5, 5}, {2, 2}, {1, 1},
+                                      {1, 1}, true};
+    static const struct shape dilated = {"tma_dgrad_dilated", 2, 1, 256, 64, 1, {133, 131}, {3, 3}, {2, 2}, {1, 1},
+                                         {2, 2}, false};
+    static const struct shape overpad = {"tma_dgrad_pad3", 2, 1, 256, 64, 1, {131, 131}, {3, 3}, {3, 3}, {1, 1},
+                                         {1, 1}, false};
+    static const struct shape one = {"tma_dgrad_1x1", 2, 2, 256, 128, 1, {93, 93}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false};
+    const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *half_nchw = &tc_configs[3];
+    const char *const wide = "cuda:dgrad_igemm_tma_128x256x64_s4", *const tall_tile = "cuda:dgrad_igemm_tma_256x128x64_s4";
+    const struct {
+        const struct shape *sh;
+        const struct config *cf;
+        const char *prefix, *disable;
+    } cases[] = {
+        {&big, half, wide, NULL},
+        {&big, bf16, wide, NULL},
+        {&big, half, tall_tile, "cuda:dgrad_igemm_tma_128x256*"},
+        {&tall, half, tall_tile, NULL},
+        {&tall, bf16, tall_tile, NULL},
+        {&five, half, wide, NULL},
+        {&five, bf16, wide, NULL},
+        {&dilated, half, wide, NULL},
+        {&overpad, bf16, wide, NULL},
+        {&one, bf16, wide, "cuda:dgrad_gemm1x1*"},
+        {&big, half_nchw, wide, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_entry_reached(cases[i].sh, cases[i].cf, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, cases[i].prefix,
+                            cases[i].disable);
 }
 
 /* The host's CBLAS entry (a build with OPENCUDNN_CBLAS): forward GEMM reaches host:fwd_gemm_cblas

@@ -86,10 +86,14 @@
     PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, "wgmma", 64, bm, bn, st), OCD_BACKEND_CUDA, algos_,      \
                   ocd_cuda_conv_igemm_wgmma_##i, true)
 #define FWD_IGEMM_WGMMA(i, bm, bn, st) IGEMM_WGMMA_ENTRY("fwd", FWD_IGEMM_ALGOS, i, bm, bn, st)
-/* The sm_90a TMA kernel's forward entries, ahead of the cp.async kernel's for what they serve. */
-#define FWD_IGEMM_TMA(i, bm, bn, st)                                                            \
-    PLANNED_ENTRY(OCD_IGEMM_NAME("fwd", "tma", 64, bm, bn, st), OCD_BACKEND_CUDA, FWD_IGEMM_ALGOS, \
+/* The sm_90a TMA kernel's forward and (unit-stride) backward-data entries, ahead of the cp.async
+   kernel's for what they serve. */
+#define IGEMM_TMA_ENTRY(dir_, algos_, i, bm, bn, st)                                            \
+    PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, "tma", 64, bm, bn, st), OCD_BACKEND_CUDA, algos_,        \
                   ocd_cuda_conv_igemm_tma_##i, true)
+#define FWD_IGEMM_TMA(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", FWD_IGEMM_ALGOS, i, bm, bn, st)
+#define DGRAD_IGEMM_TMA(i, bm, bn, st)                                                          \
+    IGEMM_TMA_ENTRY("dgrad", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
 #define DGRAD_IGEMM_WGMMA(i, bm, bn, st)                                                        \
     IGEMM_WGMMA_ENTRY("dgrad", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
 #define WGRAD_IGEMM_WGMMA(i, bm, bn, st)                                                        \
@@ -159,6 +163,7 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
                   ocd_cuda_conv_igemm_phases_tc, true)
     PLANNED_ENTRY("cuda:dgrad_igemm_tf32_phases", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1),
                   ocd_cuda_conv_igemm_phases_tf32, true)
+    OCD_IGEMM_TMA_TILES(DGRAD_IGEMM_TMA)
     OCD_IGEMM_WGMMA_TILES(DGRAD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(DGRAD_IGEMM_TC)
     OCD_IGEMM_TILES(DGRAD_IGEMM_TF32)

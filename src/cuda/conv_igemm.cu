@@ -39,8 +39,8 @@
    also need compute capability 9.0 exactly; they take fp16 and bf16, and fp32 data as TF32 (where
    tensor-op math is allowed, forward and backward data, as the tf32 entries), and stay unproven
    (core/impl.h) until a GPU run of the suite has passed them. So do the TMA entries (_tma_,
-   conv_igemm_tma_sm90.cu: forward, fp16 and bf16, groups 1, 2-D, within the tensor maps' limits
-   of conv_igemm_tma.cuh). */
+   conv_igemm_tma_sm90.cu: forward, and backward data with unit stride as a forward pass over dy,
+   fp16 and bf16, groups 1, 2-D, within the tensor maps' limits of conv_igemm_tma.cuh). */
 #include "cuda/conv_igemm.cuh"
 #include "cuda/conv_igemm_tma.cuh"
 
@@ -167,7 +167,7 @@ template <typename U> __global__ void igemm_pack_filter(const U *w, U *dst, cons
 
 /* The tiles of the three kernels: the sm_80 kernel's (OCD_IGEMM_TILES) are tiles 0 ..
    OCD_IGEMM_NTILES - 1, the sm_90a cp.async kernel's (OCD_IGEMM_WGMMA_TILES) follow, then the
-   sm_90a TMA kernel's (OCD_IGEMM_TMA_TILES, forward only). */
+   sm_90a TMA kernel's (OCD_IGEMM_TMA_TILES, forward and unit-stride backward data). */
 struct igemm_tile_info {
     int bm, bn;
 };
@@ -348,10 +348,12 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if (wgmma)
         if (const char *why = ocd_wgmma_entry_rejects(h, tma ? ocd_igemm_tma_built : ocd_igemm_wgmma_built)) return why;
     if (tma) {
-        if (p->dir != OCD_CONV_FWD) return "the TMA kernel runs the forward pass only";
+        if (p->dir == OCD_CONV_BWD_FILTER) return "the TMA kernel runs the forward pass and backward data only";
         if (tf32) return OCD_REASON_DTYPE;
         if (p->s.groups != 1) return "the TMA kernel takes no groups";
         if (p->s.nsp != 2) return "the TMA kernel is 2-D only (rank-4 im2col maps)";
+        if (p->dir == OCD_CONV_BWD_DATA && (p->s.stride[0] != 1 || p->s.stride[1] != 1))
+            return "strided backward data runs on the _phases entries";
     }
     cudnnDataType_t dt = p->x.dtype;
     if (tf32) {
@@ -506,8 +508,10 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     }
     /* room to align a user's workspace pointer to 256 bytes (the copies feed 16-byte cp.async) */
     pl->ws_bytes = ws ? ws + 256 : 0;
-    if (tma) return igemm_tma_plan(prm, (int)cgp, ti.bm, ti.bn, esize, &pl->tma);
-    return NULL;
+    if (!tma) return NULL;
+    if (p->dir == OCD_CONV_FWD) return igemm_tma_plan(prm, (int)cgp, ti.bm, ti.bn, esize, &pl->tma);
+    igemm_tma_dgrad_as_fwd(&prm);
+    return igemm_tma_plan(prm, (int)kg, ti.bm, ti.bn, esize, &pl->tma);
 }
 
 /* ---- running -------------------------------------------------------------------------------------- */
@@ -667,7 +671,7 @@ static void phase_problem(const struct ocd_conv_problem *p, int ph, int esize, s
 }
 
 /* The first tile whose plan serves the phase, the sm_90a cp.async kernel's first (where they
-   apply: make_plan), or -1 with the reason in *why (the TMA kernel is forward only). */
+   apply: make_plan), or -1 with the reason in *why (the TMA tiles are not tried). */
 static int phase_tile(cudnnHandle_t h, const struct ocd_conv_problem *sub, bool tf32, igemm_plan *pl, const char **why)
 {
     for (int i = 0; i < TMA_TILE0; i++) {

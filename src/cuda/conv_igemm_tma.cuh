@@ -1,5 +1,6 @@
 /* conv_igemm_tma.cuh: the tensor maps of the implicit-GEMM forward pass on the sm_90a TMA kernel
-   (conv_igemm_tma_sm90.cu, entries cuda:fwd_igemm_tma_*): what make_plan computes for them, how a
+   (conv_igemm_tma_sm90.cu, entries cuda:fwd_igemm_tma_*, and cuda:dgrad_igemm_tma_* for backward
+   data as a forward pass): what make_plan computes for them, how a
    K tile and a tile's first row become TMA coordinates, and the limits that make a problem
    decline. Host-callable, so that the CPU emulation (tests/emulate/conv_igemm_tma.cu) checks the
    same numbers against a model of the TMA written from the PTX ISA.
@@ -26,7 +27,18 @@
    - B, rank 3: globalDim (C, R*S, K), globalStrides (C, R*S*C) elements in bytes, box (64, 1, BN).
    Both use the 128-byte swizzle (a 128-byte row r of the box lands with its 16-byte chunk c at
    chunk c ^ (r % 8) of a 1024-byte-aligned stage: wgmma.cuh's layout, so a landed stage is
-   wgmma's operand as it is) and zero fill out of bounds. */
+   wgmma's operand as it is) and zero fill out of bounds..
+
+   Backward data with unit stride (entries cuda:dgrad_igemm_tma_*) is a forward pass of the same
+   kernel: dx[i] = sum over taps r of dy[i + pad - r * dilation] w[r] (per dim, w the
+   cross-correlation filter: mirrored in CONVOLUTION mode) is the cross-correlation of dy with
+   the filter mirrored, w'[r'] = w[R - 1 - r'], at padding pad' = (R - 1) * dilation - pad, the
+   same dilation, stride 1. make_plan packs the filter for backward data as [C][R][S][K] without
+   that mirror (igemm_filter_pack: the CONVOLUTION-mode mirror only), which is the forward
+   pass's (C', R*S, K') = (K, R*S, C) B map over the taps as they are; igemm_tma_dgrad_as_fwd
+   then sets the problem's padding to pad' and flip, so that K tile tap (r, s) reads dy at the
+   mirrored tap's offsets. pad' < 0 (pad above (R - 1) * dilation) is a positive lower corner,
+   which the box limits above bound as they bound the forward pass's. */
 #ifndef OCD_CUDA_CONV_IGEMM_TMA_CUH
 #define OCD_CUDA_CONV_IGEMM_TMA_CUH
 
@@ -82,6 +94,14 @@ static inline const char *igemm_tma_plan(const igemm_params &p, int c, int bm, i
     g->tiles_m = (p.M + bm - 1) / bm;
     g->tiles = g->tiles_m * ((p.N + bn - 1) / bn);
     return NULL;
+}
+
+/* The backward-data problem p (unit stride; its GEMM rows the pixels of dx, its activations dy)
+   as the forward pass of the file comment: padding (R - 1) * dilation - pad, taps mirrored. */
+static inline void igemm_tma_dgrad_as_fwd(igemm_params *p)
+{
+    p->pw = (p->S - 1) * p->dw - p->pw, p->ph = (p->R - 1) * p->dh - p->ph;
+    p->flip = true;
 }
 
 /* K tile kt as TMA coordinates: its first channel, its filter tap (r * S + s: the B map's middle

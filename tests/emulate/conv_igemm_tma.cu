@@ -33,6 +33,10 @@
    a 7x7 stem-like layer with C = 8, M not a multiple of BM, tiles crossing image and row
    boundaries, C not a multiple of 64, a KCRS filter packed in the workspace, bias + ReLU with z,
    a persistent grid of fewer CTAs than tiles; and the plan declining what the maps cannot take.
+   Backward data (unit stride, as a forward pass over dy: conv_igemm_tma.cuh): 3x3 pad 1, 5x5 pad
+   2, dilation 2, 1x1 with a KCRS filter, padding above (R - 1) * dilation (a negative pad'), K
+   and C not multiples of 64, CONVOLUTION mode, alpha and beta; the wants of part 1 from the
+   backward pass's own definition, part 3 against tests/ref's backward data.
    Prints a line per case; exits 1 if any fails. */
 #define OCD_SM90A
 #include "cuda/conv_igemm.cu"
@@ -160,6 +164,7 @@ struct tma_case {
     double alpha, beta;
     int sm_count;
     const char *declines; /* the plan must decline with a reason holding this */
+    bool dgrad;           /* backward data (dx from dy; stride 1), else the forward pass */
 };
 
 /* A case's problem, data and reference (logical NCHW / KCRS doubles in the reference's order;
@@ -168,7 +173,7 @@ template <typename T> struct tma_problem {
     struct ocd_conv_problem p;
     struct ref_conv rc;
     std::vector<T> x, w, y, bias;
-    std::vector<double> want;
+    std::vector<double> want; /* y's, or x's for backward data */
     int P, Q;
 
     explicit tma_problem(const tma_case &e)
@@ -180,7 +185,7 @@ template <typename T> struct tma_problem {
         ref_conv_out_dims(&rc);
         P = rc.out[0], Q = rc.out[1];
         memset(&p, 0, sizeof p);
-        p.dir = OCD_CONV_FWD;
+        p.dir = e.dgrad ? OCD_CONV_BWD_DATA : OCD_CONV_FWD;
         p.s.nsp = 2, p.s.n = e.n, p.s.c = e.c, p.s.k = e.k, p.s.groups = 1, p.s.flip = e.flip;
         for (int i = 0; i < 2; i++) {
             p.s.in[i] = rc.in[i], p.s.filt[i] = rc.filt[i], p.s.out[i] = rc.out[i];
@@ -213,13 +218,18 @@ template <typename T> struct tma_problem {
         fill(y, yd, p.y, e.n, e.k, P, Q);
         for (int k = 0; k < e.k; k++) bias[k] = T(rng.next()), bd[k] = ocd_cuda_load(&bias[k]);
         p.x_data = x.data(), p.w_data = w.data(), p.y_data = y.data();
-        if (e.bias_relu) {
+        if (e.bias_relu && !e.dgrad) {
             p.ep.on = true, p.ep.relu = true, p.ep.alpha2 = e.beta, p.ep.z = e.beta != 0 ? y.data() : NULL;
             p.ep.bias = bias.data();
             p.ep.bias_view = nhwc(e.dt, 1, e.k, 1, 1);
         }
-        want.assign(ny, 0);
+        want.assign(e.dgrad ? nx : ny, 0);
         if (e.declines) return; /* a case the plan declines has no result to check */
+        if (e.dgrad) {
+            ref_conv_bwd_data(&rc, yd.data(), wd.data(), want.data());
+            for (size_t i = 0; i < nx; i++) want[i] = e.alpha * want[i] + e.beta * xd[i];
+            return;
+        }
         ref_conv_fwd(&rc, xd.data(), wd.data(), want.data());
         for (size_t i = 0; i < ny; i++) {
             want[i] = e.alpha * want[i] + e.beta * yd[i];
@@ -235,6 +245,33 @@ template <class Tile, typename T> struct map_check {
     typedef typename L::Shape Shape;
     static constexpr uint32_t BASE = 1024; /* the stages' shared address in the emulated smem */
 
+    /* Element (row m, channel c) of the A operand of filter tap (r, s) (the tap as the B map
+       holds it), from the convolution's definition: the forward pass reads x at the output
+       pixel's window, the tap mirrored in CONVOLUTION mode; backward data reads dy at the pixel
+       (h + pad - r * dil, w + pad - s * dil) of input pixel (h, w), the pixel dy[p] whose window
+       puts cross-correlation tap (r, s) on it. */
+    static double want_a(const tma_case &e, const tma_problem<T> &tp, int m, int c, int r, int s)
+    {
+        if (e.dgrad) {
+            const int w = m % e.w, h = m / e.w % e.h, n = m / (e.w * e.h);
+            const int pp = h + e.pad_h - r * e.dil, q = w + e.pad_w - s * e.dil;
+            return pp >= 0 && pp < tp.P && q >= 0 && q < tp.Q ? ocd_cuda_load(&tp.y[at(tp.p.y, n, c, pp, q)]) : 0.0;
+        }
+        const int rr = e.flip ? e.r - 1 - r : r, sr = e.flip ? e.s - 1 - s : s;
+        const int q = m % tp.Q, pp = m / tp.Q % tp.P, n = m / (tp.Q * tp.P);
+        const int hh = pp * e.stride - e.pad_h + rr * e.dil, ww = q * e.stride - e.pad_w + sr * e.dil;
+        return hh >= 0 && hh < e.h && ww >= 0 && ww < e.w ? ocd_cuda_load(&tp.x[at(tp.p.x, n, c, hh, ww)]) : 0.0;
+    }
+    /* Element (column j, channel c) of the B operand of tap (r, s): w[j][c][r][s] forward; for
+       backward data the cross-correlation filter w[c][j] at (r, s), w mirrored in CONVOLUTION
+       mode. */
+    static double want_b(const tma_case &e, const tma_problem<T> &tp, int j, int c, int r, int s)
+    {
+        if (!e.dgrad) return ocd_cuda_load(&tp.w[at(tp.p.w, j, c, r, s)]);
+        if (e.flip) r = e.r - 1 - r, s = e.s - 1 - s;
+        return ocd_cuda_load(&tp.w[at(tp.p.w, c, j, r, s)]);
+    }
+
     /* Every tile and K tile: what wgmma reads of the model's stages against the convolution's
        operands; where C % 64 == 0, the stages against the cp.async loaders' (plan cp: the
        cp.async kernel's tile of the same shape). NULL or what differs. */
@@ -243,7 +280,7 @@ template <class Tile, typename T> struct map_check {
     {
         const igemm_params &p = pl.prm;
         const igemm_tma_geom &g = pl.tma;
-        const int esize = (int)sizeof(T), K = e.k, C = e.c;
+        const int esize = (int)sizeof(T), CK = e.dgrad ? e.k : e.c, NK = e.dgrad ? e.c : e.k; /* GEMM K per tap, N */
         const model_im2col ma = map_a(g, p.a.ptr, esize);
         const model_tiled mb = map_b(g, p.bmat, esize);
         std::vector<uint8_t> ref(smem.size());
@@ -257,17 +294,11 @@ template <class Tile, typename T> struct map_check {
                     return "a filter base outside the im2col bounding box";
                 model_load_tiled(mb, l.c0, l.tap, l.n0, &smem[BASE + Shape::b_stage(0)]);
                 const int tap = kt / g.cblocks, c0 = (kt % g.cblocks) * 64;
-                const int r = tap / e.s, s = tap % e.s, rr = e.flip ? e.r - 1 - r : r, sr = e.flip ? e.s - 1 - s : s;
+                const int r = tap / e.s, s = tap % e.s;
                 for (int i = 0; i < Tile::BM; i++)
                     for (int k = 0; k < 64; k++) {
                         const int m = m0 + i, c = c0 + k;
-                        double want = 0;
-                        if (m < p.M && c < C) {
-                            const int q = m % tp.Q, pp = m / tp.Q % tp.P, n = m / (tp.Q * tp.P);
-                            const int hh = pp * e.stride - e.pad_h + rr * e.dil, ww = q * e.stride - e.pad_w + sr * e.dil;
-                            if (hh >= 0 && hh < e.h && ww >= 0 && ww < e.w)
-                                want = ocd_cuda_load(&tp.x[at(tp.p.x, n, c, hh, ww)]);
-                        }
+                        const double want = m < p.M && c < CK ? want_a(e, tp, m, c, r, s) : 0.0;
                         uint32_t addr;
                         const int ks = k / emu_kstep<T>();
                         if (!emu_desc_addr(Shape::desc_a(BASE, 0, i / 64, ks), i % 64, k % emu_kstep<T>(), esize, &addr))
@@ -277,7 +308,7 @@ template <class Tile, typename T> struct map_check {
                 for (int j = 0; j < Tile::BN; j++)
                     for (int k = 0; k < 64; k++) {
                         const int kk = n0 + j, c = c0 + k;
-                        const double want = kk < K && c < C ? ocd_cuda_load(&tp.w[at(tp.p.w, kk, c, r, s)]) : 0.0;
+                        const double want = kk < NK && c < CK ? want_b(e, tp, kk, c, r, s) : 0.0;
                         uint32_t addr;
                         if (!emu_desc_addr(Shape::desc_b(BASE, 0, k / emu_kstep<T>()), j, k % emu_kstep<T>(), esize, &addr))
                             return "a malformed B descriptor";
@@ -574,7 +605,7 @@ template <class Tile, typename T> bool run_tile_case(const tma_case &e)
     /* 1. the maps, and the cp.async kernel's loaders of the same tile where C % 64 == 0 */
     igemm_plan cp;
     const int wgmma_tile = WGMMA_TILE0 + (Tile::BM == 128 ? 0 : 1); /* 128x256 and 256x128 */
-    const bool compare = e.c % 64 == 0;
+    const bool compare = e.c % 64 == 0 && !e.dgrad; /* the cp.async kernel's backward data gathers differently */
     if (compare && !emu_igemm_plan(e.name, NULL, e.sm_count, tp.p, wgmma_tile, false, &cp, &passed)) return false;
     std::vector<uint8_t> wcp;
     if (compare) {
@@ -596,14 +627,18 @@ template <class Tile, typename T> bool run_tile_case(const tma_case &e)
     if (pl.prm.epi.partial)
         for (int64_t i = 0; i < (int64_t)pl.prm.M * pl.prm.N; i++) igemm_reduce_one<T>(pl.prm, i);
     double worst = 0;
+    const std::vector<T> &out = e.dgrad ? tp.x : tp.y;
+    const struct ocd_tensor_view &ov = e.dgrad ? tp.p.x : tp.p.y;
+    const long oc = e.dgrad ? e.c : e.k, oh = e.dgrad ? e.h : tp.P, ow = e.dgrad ? e.w : tp.Q;
     for (long n = 0, i = 0; n < e.n; n++)
-        for (long k = 0; k < e.k; k++)
-            for (long h = 0; h < tp.P; h++)
-                for (long w = 0; w < tp.Q; w++, i++) {
-                    const double got = ocd_cuda_load(&tp.y[at(tp.p.y, n, k, h, w)]);
+        for (long k = 0; k < oc; k++)
+            for (long h = 0; h < oh; h++)
+                for (long w = 0; w < ow; w++, i++) {
+                    const double got = ocd_cuda_load(&out[at(ov, n, k, h, w)]);
                     const double err = fabs(got - tp.want[i]) / fmax(1.0, fabs(tp.want[i]));
                     if (!(err <= 1e-2)) {
-                        printf("FAIL %s: y(n %ld, k %ld, %ld, %ld) = %.9g, want %.9g\n", e.name, n, k, h, w, got, tp.want[i]);
+                        printf("FAIL %s: %s(n %ld, c %ld, %ld, %ld) = %.9g, want %.9g\n", e.name, e.dgrad ? "dx" : "y", n,
+                               k, h, w, got, tp.want[i]);
                         return false;
                     }
                     worst = fmax(worst, err);
@@ -663,6 +698,23 @@ int main()
          "box corners"},
         {"128x256 fp16 dilation 128 declines", H, 0, 1, 64, 256, 40, 40, 3, 3, 128, 128, 1, 128, false, false, false, 1,
          0, 1, "im2col offsets"},
+        /* backward data as a forward pass over dy (padding (R - 1) * dil - pad, taps mirrored) */
+        {"dgrad 128x256 fp16 3x3 pad 1, K 64, C 240, 3 tiles on 2 CTAs", H, 0, 3, 240, 64, 10, 11, 3, 3, 1, 1, 1, 1,
+         false, false, false, 1, 0, 2, NULL, true},
+        {"dgrad 256x128 bf16 5x5 pad 2, K 72 and C 100 (tails), alpha beta", B, 1, 3, 100, 72, 13, 13, 5, 5, 2, 2, 1, 1,
+         false, false, false, 0.5, 0.75, 2, NULL, true},
+        {"dgrad 128x256 bf16 3x3 dilation 2 pad 2, C 240, CONVOLUTION, 4 tiles on 1 CTA", B, 0, 2, 240, 128, 16, 16, 3,
+         3, 2, 2, 1, 2, true, false, false, 1, 0, 1, NULL, true},
+        {"dgrad 256x128 fp16 5x3 pad (1, 0), C 120, CONVOLUTION, beta", H, 1, 2, 120, 56, 16, 16, 5, 3, 1, 0, 1, 1, true,
+         false, false, 1, 1, 2, NULL, true},
+        {"dgrad 128x256 fp16 1x1, K 40, KCRS filter", H, 0, 2, 256, 40, 14, 13, 1, 1, 0, 0, 1, 1, false, false, true, 1,
+         0, 1, NULL, true},
+        {"dgrad 128x256 fp16 3x3 pad 3 (pad' -1: a positive lower corner)", H, 0, 2, 256, 64, 8, 8, 3, 3, 3, 3, 1, 1,
+         false, false, false, 1, 0, 1, NULL, true},
+        {"dgrad 128x256 fp16 stride 2 declines", H, 0, 2, 64, 64, 9, 9, 3, 3, 1, 1, 2, 1, false, false, false, 1, 0, 1,
+         "_phases", true},
+        {"dgrad 128x256 fp16 pad 140 (pad' -138) declines", H, 0, 2, 256, 64, 8, 8, 3, 3, 140, 140, 1, 1, false, false,
+         false, 1, 0, 1, "box corners", true},
     };
     int failed = !check_short_ring();
     for (const tma_case &e : cases) failed += e.dt == B ? !run_case<__nv_bfloat16>(e) : !run_case<__half>(e);
