@@ -263,8 +263,9 @@ TEST(conv_cuda_wgmma_entries_are_reached)
 }
 
 /* The few-channel entries (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets them serve), ahead of
-   the implicit GEMM for half and bfloat16 data, forward under both implicit-GEMM algorithms and
-   backward data under ALGO_0 and ALGO_1 (they need no workspace): ResNet's stem (C = 3, 7x7,
+   the implicit GEMM for half and bfloat16 data, forward under both implicit-GEMM algorithms,
+   backward data under ALGO_0 and ALGO_1 (they need no workspace) and the filter gradient under
+   ALGO_1 (partial sums in the workspace): ResNet's stem (C = 3, 7x7,
    stride 2, pad 3) with an odd output size and partial tiles, NHWC and NCHW (KCRS filter);
    C = 1, 3x3, CONVOLUTION mode, 72 filters (two filter blocks forward); C = 4, 5x5 with
    dilation 2 and no padding. */
@@ -280,6 +281,7 @@ TEST(conv_cuda_stem_entry)
     const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *half_nchw = &tc_configs[3];
     const int precomp = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, implicit = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
     const int algo1 = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, algo0 = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
+    const int wgrad1 = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
     const struct {
         const struct shape *sh;
         const struct config *cf;
@@ -290,11 +292,15 @@ TEST(conv_cuda_stem_entry)
         {&gray, half, FWD, implicit},         {&gray, bf16, FWD, precomp},         {&dilated, half_nchw, FWD, precomp},
         {&dilated, bf16, FWD, precomp},       {&stem, half, BWD_DATA, algo1},      {&stem, bf16, BWD_DATA, algo0},
         {&stem, half_nchw, BWD_DATA, algo1},  {&gray, half, BWD_DATA, algo0},      {&dilated, half_nchw, BWD_DATA, algo1},
-        {&dilated, bf16, BWD_DATA, algo1},
+        {&dilated, bf16, BWD_DATA, algo1},    {&stem, half, BWD_FILTER, wgrad1},   {&stem, bf16, BWD_FILTER, wgrad1},
+        {&stem, half_nchw, BWD_FILTER, wgrad1}, {&gray, half, BWD_FILTER, wgrad1}, {&dilated, bf16, BWD_FILTER, wgrad1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_entry_reached(cases[i].sh, cases[i].cf, cases[i].d, cases[i].algo,
-                            cases[i].d == FWD ? "cuda:fwd_stem_tc_128x64" : "cuda:dgrad_stem_tc_128x8", NULL);
+                            cases[i].d == FWD        ? "cuda:fwd_stem_tc_128x64"
+                            : cases[i].d == BWD_DATA ? "cuda:dgrad_stem_tc_128x8"
+                                                     : "cuda:wgrad_stem_tc_64x256",
+                            NULL);
 }
 
 /* The sm_90a TMA kernel's forward entries (compute capability 9.0; unproven, served under the

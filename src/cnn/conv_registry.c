@@ -192,6 +192,9 @@ static const struct ocd_conv_impl bwd_filter_impls[] = {
     PLANNED_ENTRY("cuda:wgrad_nchw_tf32_64x128x16_s3", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1),
                   ocd_cuda_conv_wgrad_tf32, true)
     CUBLAS_1X1_ENTRIES("wgrad", WGRAD_GEMM_ALGOS)
+    /* few channels (RGB first layers): N = C R S packed, ahead of the channel-padded GEMMs */
+    PLANNED_ENTRY("cuda:wgrad_stem_tc_64x256", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1),
+                  ocd_cuda_conv_stem_wgrad, true)
     OCD_IGEMM_WGMMA_TILES(WGRAD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(WGRAD_IGEMM_TC)
     CUBLAS_IM2COL_ENTRIES("wgrad", WGRAD_GEMM_ALGOS)

@@ -1,5 +1,6 @@
 /* conv_stem.cu: the forward convolution of images with few channels (an RGB network's first
-   layer: C = 3, 7x7, stride 2) on tensor cores, entry cuda:fwd_stem_tc_128x64 (problem/conv.h).
+   layer: C = 3, 7x7, stride 2) and its filter gradient on tensor cores, entries
+   cuda:fwd_stem_tc_128x64 and cuda:wgrad_stem_tc_64x256 (problem/conv.h).
 
    Main decision: the GEMM's K is C x R x S packed (147 for the stem, padded to 160), not C padded
    to a 16-byte chunk and then multiplied by the taps (8 x 49 = 392 in the implicit GEMM, 2.7
@@ -25,6 +26,13 @@
      where y's channels are contiguous and aligned; the fused forward (bias, z, scale,
      activation) through conv_store.cuh's ocd_cuda_conv_finish.
    - No workspace, so it also serves IMPLICIT_GEMM.
+   - The filter gradient (entry cuda:wgrad_stem_tc_64x256) is the same expansion multiplied the
+     other way: dW[64 filters][C R S] += dy^T A over each tile's 128 pixels, both operands
+     MN-major in shared memory (ldmatrix.trans), C R S padded to 32 and split over two warps,
+     the sums held in registers while the CTA loops over its tiles. Each CTA writes its fp32
+     partials to the workspace and a second kernel sums them in CTA order (deterministic), with
+     alpha and beta, into the filter (mirrored for CONVOLUTION mode). The grid is two CTAs a
+     multiprocessor, fixed at plan time, since the workspace depends on it.
 
    Constraints (each a reason): compute capability 8.0 or newer; half or bfloat16 data, all three
    tensors one type; tensor-op math allowed; 2-D, no groups; C not a multiple of 8 (those the
@@ -53,6 +61,8 @@ enum {
     STEM_THREADS = 256, /* 8 warps: 4 along M by 2 along N */
     STEM_WTM = 32, STEM_WTN = 32, STEM_MI = STEM_WTM / 16, STEM_NI = STEM_WTN / 8,
     STEM_MAX_CRS = 256,
+    STEM_DLD = STEM_BN + 8,         /* filter gradient: a dy tile row, a pixel's 64 filters (padded) */
+    STEM_WG_NI = STEM_MAX_CRS / 16, /* filter gradient: n8 tiles of a warp's C R S half, at most */
     STEM_SMEM_MAX = 96 * 1024,
 };
 
@@ -73,6 +83,7 @@ struct stem_params {
     int tiles;                 /* pixel tiles: images x row tiles x column tiles */
     float alpha, beta;
     int fused;                 /* the fused forward's epilogue, through store */
+    float *partial;            /* filter gradient: [filter block][CTA][64][kp] fp32 sums */
     int pair;                  /* y's filters contiguous and 4-byte aligned: stores in pairs */
     ocd_cuda_conv_store store;
     int off_a, off_koff, off_patch, smem; /* shared-memory layout, bytes: filter at 0 */
@@ -94,10 +105,8 @@ __host__ __device__ __forceinline__ stem_tile stem_tile_of(const stem_params &p,
 /* ---- the phases of a CTA, per thread (host-callable for the emulation) ---------------------------- */
 
 /* Filter block kb as B, [n][k] K-major in rows of p.ld (zeros past K filters and past C R S),
-   mirrored for CONVOLUTION mode; and the patch offset of each k into koff. Elements move as raw
-   16-bit values. */
-__host__ __device__ __forceinline__ void stem_load_filter(const stem_params &p, uint16_t *sb, int *koff, int kb,
-                                                          int tid)
+   mirrored for CONVOLUTION mode. Elements move as raw 16-bit values. */
+__host__ __device__ __forceinline__ void stem_load_filter(const stem_params &p, uint16_t *sb, int kb, int tid)
 {
     const uint16_t *w = (const uint16_t *)p.w;
     for (int n = tid / 32; n < STEM_BN; n += STEM_THREADS / 32) {
@@ -113,6 +122,11 @@ __host__ __device__ __forceinline__ void stem_load_filter(const stem_params &p, 
             sb[n * p.ld + k] = v;
         }
     }
+}
+
+/* The patch offset of each k of the im2col tile into koff (-1 past C R S). */
+__host__ __device__ __forceinline__ void stem_load_offsets(const stem_params &p, int *koff, int tid)
+{
     for (int k = tid; k < p.kp; k += STEM_THREADS) {
         uint32_t c, s;
         const uint32_t r = ocd_fastdiv_divmod(p.div_s, ocd_fastdiv_divmod(p.div_c, (uint32_t)k, &c), &s);
@@ -235,7 +249,8 @@ template <typename T> __global__ void __launch_bounds__(STEM_THREADS, 2) stem_fw
     int *koff = (int *)(smem + p.off_koff);
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     const int wm = (warp % 4) * STEM_WTM, wn = (warp / 4) * STEM_WTN, kb = blockIdx.y;
-    stem_load_filter(p, sb, koff, kb, tid);
+    stem_load_filter(p, sb, kb, tid);
+    stem_load_offsets(p, koff, tid);
     for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
         const stem_tile tile = stem_tile_of(p, t);
         stem_load_patch(p, patch, tile, tid);
@@ -249,43 +264,152 @@ template <typename T> __global__ void __launch_bounds__(STEM_THREADS, 2) stem_fw
 #endif
 }
 
+/* ---- the filter gradient ------------------------------------------------------------------------- */
+
+/* The dy tile of filter block kb for tile t, [pixel m][filter] in rows of STEM_DLD, zeros for
+   pixels outside the output and filters past K: pixel-major where dy's filters are contiguous,
+   filter-major otherwise, so that the reads stay coalesced. */
+__host__ __device__ __forceinline__ void stem_load_dy(const stem_params &p, uint16_t *sd, const stem_tile &t, int kb,
+                                                      int tid)
+{
+    const uint16_t *dy = (const uint16_t *)p.y + t.n * p.ys[0];
+    const bool fmajor = p.ys[1] == 1;
+    for (int a = tid / 32; a < (fmajor ? STEM_BM : STEM_BN); a += STEM_THREADS / 32)
+        for (int b = tid % 32; b < (fmajor ? STEM_BN : STEM_BM); b += 32) {
+            const int m = fmajor ? a : b, f = fmajor ? b : a, k = kb * STEM_BN + f;
+            const int oh = t.oh0 + m / STEM_TW, ow = t.ow0 + m % STEM_TW;
+            const bool in = oh < p.p && ow < p.q && k < p.k;
+            sd[m * STEM_DLD + f] = in ? dy[k * p.ys[1] + oh * p.ys[2] + ow * p.ys[3]] : (uint16_t)0;
+        }
+}
+
+/* Warp (wm, wn)'s share of dW[16 filters][kp / 2 of C R S] += dy^T im2col over the tile's 128
+   pixels: both operands MN-major (pixels are the GEMM's K), read with ldmatrix.trans. */
+template <typename T>
+__device__ __forceinline__ void stem_wgrad_mma(float (&acc)[STEM_WG_NI][4], const T *sd, const T *sa, int ld, int kp,
+                                               int wm, int wn)
+{
+    const int lane = threadIdx.x % 32, nx4 = kp / 32; /* x4 loads of B: two n8 tiles each */
+    for (int k0 = 0; k0 < STEM_BM; k0 += 16) {
+        uint32_t af[4];
+        ocd_mma_ldmatrix_x4<true>(af, ocd_mma_mnmajor_a_addr(sd, STEM_DLD, wm, k0, lane));
+#pragma unroll
+        for (int j = 0; j < STEM_WG_NI / 2; j++)
+            if (j < nx4) {
+                uint32_t bf[4];
+                ocd_mma_ldmatrix_x4<true>(bf, ocd_mma_mnmajor_b_addr(sa, ld, wn + j * 16, k0, lane));
+                ocd_mma_elem<T>::mma(acc[2 * j], af, &bf[0]);
+                ocd_mma_elem<T>::mma(acc[2 * j + 1], af, &bf[2]);
+            }
+    }
+}
+
+/* A warp's partial sums, every element of its 16 x kp / 2 share (padding included). */
+__host__ __device__ __forceinline__ void stem_wgrad_partial(const stem_params &p, const float (&acc)[STEM_WG_NI][4],
+                                                            int cta, int wm, int wn, int lane)
+{
+    float *d = p.partial + (size_t)cta * STEM_BN * p.kp;
+#pragma unroll
+    for (int j = 0; j < STEM_WG_NI; j++) /* static indices keep acc in registers */
+        if (j < p.kp / 16)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                d[(wm + ocd_mma_acc_row(0, e, lane)) * p.kp + wn + ocd_mma_acc_col(j, e, lane)] = acc[j][e];
+}
+
+/* Filter-gradient element i of K x C R S (filter-major, k of C R S as in the im2col tile): the
+   sum of the CTAs' partials in CTA order (deterministic), alpha, beta, stored mirrored for
+   CONVOLUTION mode. */
+template <typename T> __host__ __device__ __forceinline__ void stem_wgrad_finish(const stem_params &p, int grid, int i)
+{
+    const int f = i / p.crs, k = i % p.crs, kb = f / STEM_BN;
+    const float *src = p.partial + ((size_t)kb * grid * STEM_BN + f % STEM_BN) * p.kp + k;
+    float sum = 0.f;
+    for (int b = 0; b < grid; b++) sum += src[(size_t)b * STEM_BN * p.kp];
+    uint32_t c, s;
+    uint32_t r = ocd_fastdiv_divmod(p.div_s, ocd_fastdiv_divmod(p.div_c, (uint32_t)k, &c), &s);
+    if (p.flip) r = (uint32_t)p.r - 1 - r, s = (uint32_t)p.s - 1 - s;
+    T *dw = (T *)p.w + f * p.fs[0] + (int)c * p.fs[1] + (int)r * p.fs[2] + (int)s * p.fs[3];
+    float v = p.alpha * sum;
+    if (p.beta != 0.f) v += p.beta * ocd_cuda_load(dw);
+    ocd_cuda_store(dw, v);
+}
+
+/* Block (256); grid (CTAs looping over pixel tiles, filter blocks). Per tile: patch, barrier,
+   expansion and dy tile, barrier, products into registers; at the end each warp's sums go to the
+   CTA's partials. Warps: 4 along the filters (16 each) by 2 along C R S (kp / 2 each). */
+template <typename T> __global__ void __launch_bounds__(STEM_THREADS, 2) stem_wgrad_kernel(const stem_params p)
+{
+#ifdef OCD_MMA_ARCH_OK
+    extern __shared__ __align__(16) unsigned char smem[];
+    uint16_t *sd = (uint16_t *)smem, *sa = (uint16_t *)(smem + p.off_a), *patch = (uint16_t *)(smem + p.off_patch);
+    int *koff = (int *)(smem + p.off_koff);
+    const int tid = threadIdx.x, warp = tid / 32, kb = blockIdx.y;
+    const int wm = (warp % 4) * 16, wn = (warp / 4) * (p.kp / 2);
+    stem_load_offsets(p, koff, tid);
+    float acc[STEM_WG_NI][4];
+#pragma unroll
+    for (int j = 0; j < STEM_WG_NI; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) acc[j][e] = 0.f;
+    for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
+        const stem_tile tile = stem_tile_of(p, t);
+        stem_load_patch(p, patch, tile, tid);
+        __syncthreads();
+        stem_im2col(p, patch, koff, sa, tid);
+        stem_load_dy(p, sd, tile, kb, tid);
+        __syncthreads();
+        stem_wgrad_mma<T>(acc, (const T *)sd, (const T *)sa, p.ld, p.kp, wm, wn);
+    }
+    stem_wgrad_partial(p, acc, kb * gridDim.x + blockIdx.x, wm, wn, tid % 32);
+#endif
+}
+
+template <typename T> __global__ void stem_wgrad_reduce(const stem_params p, int grid)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < p.k * p.crs) stem_wgrad_finish<T>(p, grid, i);
+}
+
 /* ---- the plan ------------------------------------------------------------------------------------ */
 
 struct stem_plan {
     stem_params prm;
     int kblocks;
     cudnnDataType_t dt;
+    int grid;          /* filter gradient: CTAs a filter block, each summing its own partials */
+    size_t ws_part;    /* filter gradient: bytes of the partial sums */
 };
 OCD_IMPL_PLAN_FITS(stem_plan);
 
-static const char *stem_fwd_plan(cudnnHandle_t h, const void *problem, void *plan)
+/* What both plans of this file share: the checks, the geometry and the shared-memory layout, its
+   first region the filter block (forward) or the dy tile (wgrad), K padded to a multiple of 16
+   (forward) or 32 (wgrad). */
+static const char *stem_geometry(cudnnHandle_t h, const struct ocd_conv_problem *p, stem_plan *pl, bool wgrad)
 {
-    const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
-    stem_plan *pl = (stem_plan *)plan;
     memset(pl, 0, sizeof *pl);
     if (const char *why = ocd_stem_rejects(h, p)) return why;
     const struct ocd_conv_shape *s = &p->s;
     if (s->c % 8 == 0) return "channels a multiple of 8: the implicit GEMM reads them in whole 16-byte chunks";
     if (s->c * s->filt[0] * s->filt[1] > STEM_MAX_CRS) return "C x R x S above 256: too long a K for one im2col tile";
-    if (p->ep.on)
-        if (const char *wide = ocd_conv_epilogue_wide(&p->ep)) return wide;
-
     stem_params &m = pl->prm;
     m.k = (int)s->k, m.c = (int)s->c, m.r = (int)s->filt[0], m.s = (int)s->filt[1];
     m.h = (int)s->in[0], m.w_in = (int)s->in[1], m.p = (int)s->out[0], m.q = (int)s->out[1];
     m.uh = s->stride[0], m.uw = s->stride[1], m.ph = s->pad[0], m.pw = s->pad[1];
     m.dh = s->dilation[0], m.dw = s->dilation[1], m.flip = s->flip;
     ocd_stem_strides(&p->x, m.xs), ocd_stem_strides(&p->w, m.fs), ocd_stem_strides(&p->y, m.ys);
-    m.crs = m.c * m.r * m.s, m.kp = (m.crs + 15) / 16 * 16, m.ld = m.kp + 8;
+    const int kalign = wgrad ? 32 : 16; /* the filter gradient splits C R S over two warps */
+    m.crs = m.c * m.r * m.s, m.kp = (m.crs + kalign - 1) / kalign * kalign, m.ld = m.kp + 8;
     const int64_t prow = (int64_t)(STEM_TH - 1) * m.uh + (int64_t)(m.r - 1) * m.dh + 1;
     const int64_t pcol = (int64_t)(STEM_TW - 1) * m.uw + (int64_t)(m.s - 1) * m.dw + 1;
     const int64_t patch = prow * pcol * m.c;
-    const int64_t bytes_b = (int64_t)STEM_BN * m.ld * 2, bytes_a = (int64_t)STEM_BM * m.ld * 2;
-    const int64_t smem = bytes_b + bytes_a + (int64_t)m.kp * 4 + (patch * 2 + 15) / 16 * 16;
+    const int64_t first = wgrad ? (int64_t)STEM_BM * STEM_DLD * 2 : (int64_t)STEM_BN * m.ld * 2;
+    const int64_t bytes_a = (int64_t)STEM_BM * m.ld * 2;
+    const int64_t smem = first + bytes_a + (int64_t)m.kp * 4 + (patch * 2 + 15) / 16 * 16;
     if (smem > STEM_SMEM_MAX) return "the input patch of a tile does not fit in shared memory (stride or dilation)";
     m.prow = (int)prow, m.pcol = (int)pcol, m.pcc = (int)(pcol * m.c), m.patch = (int)patch;
     m.row_step = m.uh * m.pcc, m.col_step = m.uw * m.c;
-    m.off_a = (int)bytes_b, m.off_koff = (int)(bytes_b + bytes_a), m.off_patch = m.off_koff + m.kp * 4;
+    m.off_a = (int)first, m.off_koff = (int)(first + bytes_a), m.off_patch = m.off_koff + m.kp * 4;
     m.smem = (int)smem;
     const int64_t tiles_h = (m.p + STEM_TH - 1) / STEM_TH, tiles_w = (m.q + STEM_TW - 1) / STEM_TW;
     const int64_t tiles = s->n * tiles_h * tiles_w;
@@ -294,11 +418,39 @@ static const char *stem_fwd_plan(cudnnHandle_t h, const void *problem, void *pla
     m.div_pcc = ocd_fastdiv_make((uint32_t)m.pcc), m.div_c = ocd_fastdiv_make((uint32_t)m.c);
     m.div_s = ocd_fastdiv_make((uint32_t)m.s);
     m.div_tw = ocd_fastdiv_make((uint32_t)tiles_w), m.div_th = ocd_fastdiv_make((uint32_t)tiles_h);
-    m.alpha = (float)p->alpha, m.beta = (float)p->beta, m.fused = p->ep.on;
+    m.alpha = (float)p->alpha, m.beta = (float)p->beta;
     pl->kblocks = (int)((s->k + STEM_BN - 1) / STEM_BN);
     if (pl->kblocks > 65535) return OCD_REASON_SHAPE;
     pl->dt = p->x.dtype;
     return NULL;
+}
+
+static const char *stem_fwd_plan(cudnnHandle_t h, const void *problem, void *plan)
+{
+    const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
+    stem_plan *pl = (stem_plan *)plan;
+    if (const char *why = stem_geometry(h, p, pl, false)) return why;
+    if (p->ep.on)
+        if (const char *wide = ocd_conv_epilogue_wide(&p->ep)) return wide;
+    pl->prm.fused = p->ep.on;
+    return NULL;
+}
+
+/* The filter gradient: as many CTAs a filter block as two a multiprocessor (a plan cannot ask
+   the device; more would only queue), each with its partial sums in the workspace. */
+static const char *stem_wgrad_plan(cudnnHandle_t h, const void *problem, void *plan)
+{
+    const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
+    stem_plan *pl = (stem_plan *)plan;
+    if (const char *why = stem_geometry(h, p, pl, true)) return why;
+    pl->grid = (int)OCD_MIN((int64_t)pl->prm.tiles, OCD_MAX((int64_t)2 * h->sm_count, (int64_t)1));
+    pl->ws_part = (size_t)pl->kblocks * (size_t)pl->grid * STEM_BN * (size_t)pl->prm.kp * sizeof(float);
+    return NULL;
+}
+
+static size_t stem_wgrad_workspace(cudnnHandle_t, const void *, const void *plan)
+{
+    return ((const stem_plan *)plan)->ws_part;
 }
 
 /* The plan's parameters bound to the call's data. */
@@ -336,4 +488,31 @@ static cudnnStatus_t stem_fwd_run(cudnnHandle_t h, const void *problem, const vo
                                      : stem_launch<__nv_bfloat16>(h, m, pl->kblocks);
 }
 
+template <typename T> static cudnnStatus_t stem_wgrad_launch(cudnnHandle_t h, const stem_params &m, const stem_plan *pl)
+{
+    static struct ocd_cuda_resident resident_state;
+    int ctas;
+    OCD_TRY(ocd_cuda_ctas_per_sm((const void *)stem_wgrad_kernel<T>, STEM_THREADS, STEM_SMEM_MAX, h->device, m.smem,
+                                 &resident_state, &ctas));
+    stem_wgrad_kernel<T><<<dim3((unsigned)pl->grid, (unsigned)pl->kblocks), STEM_THREADS, (size_t)m.smem, h->stream>>>(m);
+    OCD_CUDA_LAUNCHED();
+    stem_wgrad_reduce<T><<<ocd_cuda_blocks((int64_t)m.k * m.crs, 256), 256, 0, h->stream>>>(m, pl->grid);
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static cudnnStatus_t stem_wgrad_run(cudnnHandle_t h, const void *problem, const void *plan, void *ws, size_t ws_bytes)
+{
+    const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
+    const stem_plan *pl = (const stem_plan *)plan;
+    if (ws_bytes < pl->ws_part)
+        return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "stem filter gradient run with %zu bytes of workspace, %zu needed",
+                        ws_bytes, pl->ws_part);
+    stem_params m = stem_bind(p, pl);
+    m.partial = (float *)ws;
+    return pl->dt == CUDNN_DATA_HALF ? stem_wgrad_launch<__half>(h, m, pl) : stem_wgrad_launch<__nv_bfloat16>(h, m, pl);
+}
+
 extern "C" const struct ocd_impl_planned ocd_cuda_conv_stem_fwd_planned = {stem_fwd_plan, NULL, stem_fwd_run};
+extern "C" const struct ocd_impl_planned ocd_cuda_conv_stem_wgrad_planned = {stem_wgrad_plan, stem_wgrad_workspace,
+                                                                             stem_wgrad_run};

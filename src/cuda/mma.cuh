@@ -192,21 +192,33 @@ __host__ __device__ __forceinline__ const T *ocd_mma_kmajor_b_addr(const T *s, i
     return s + (n0 + (lane >> 4) * 8 + (lane & 7)) * ld + k0 + ((lane >> 3) & 1) * (16 / (int)sizeof(T));
 }
 
+/* Likewise, read with ldmatrix.trans, for an MN-major operand of 16-bit elements whose K rows lie
+   ld elements apart. */
+template <typename T>
+__host__ __device__ __forceinline__ const T *ocd_mma_mnmajor_a_addr(const T *s, int ld, int m0, int k0, int lane)
+{
+    return s + (k0 + (lane >> 4) * 8 + (lane & 7)) * ld + m0 + ((lane >> 3) & 1) * 8;
+}
+
+template <typename T>
+__host__ __device__ __forceinline__ const T *ocd_mma_mnmajor_b_addr(const T *s, int ld, int n0, int k0, int lane)
+{
+    return s + (k0 + ((lane >> 3) & 1) * 8 + (lane & 7)) * ld + n0 + (lane >> 4) * 8;
+}
+
 /* The same addresses in an ocd_mma_smem stage, K-major or MN-major (read with .trans). */
 template <typename T, int ROWS, bool KMAJOR>
 __host__ __device__ __forceinline__ const T *ocd_mma_frag_a_addr(const T *s, int m0, int k0, int lane)
 {
     typedef ocd_mma_smem<T, ROWS, KMAJOR> L;
-    return KMAJOR ? ocd_mma_kmajor_a_addr(s, L::LD, m0, k0, lane)
-                  : s + (k0 + (lane >> 4) * 8 + (lane & 7)) * L::LD + m0 + ((lane >> 3) & 1) * 8;
+    return KMAJOR ? ocd_mma_kmajor_a_addr(s, L::LD, m0, k0, lane) : ocd_mma_mnmajor_a_addr(s, L::LD, m0, k0, lane);
 }
 
 template <typename T, int ROWS, bool KMAJOR>
 __host__ __device__ __forceinline__ const T *ocd_mma_frag_b_addr(const T *s, int n0, int k0, int lane)
 {
     typedef ocd_mma_smem<T, ROWS, KMAJOR> L;
-    return KMAJOR ? ocd_mma_kmajor_b_addr(s, L::LD, n0, k0, lane)
-                  : s + (k0 + ((lane >> 3) & 1) * 8 + (lane & 7)) * L::LD + n0 + (lane >> 4) * 8;
+    return KMAJOR ? ocd_mma_kmajor_b_addr(s, L::LD, n0, k0, lane) : ocd_mma_mnmajor_b_addr(s, L::LD, n0, k0, lane);
 }
 
 template <typename T, int ROWS, bool KMAJOR>

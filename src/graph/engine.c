@@ -54,7 +54,7 @@ static const char *const wgrad_entries[] = {
     "cuda:wgrad_fft", "cuda:wgrad_fft_tiling", "cuda:wgrad_direct",
     "cuda:wgrad_igemm_wgmma_128x256x64_s4", "cuda:wgrad_igemm_wgmma_128x128x64_s5",
     "cuda:wgrad_igemm_wgmma_256x128x64_s4", "cuda:wgrad_igemm_wgmma_128x64x64_s6",
-    "cuda:wgrad_nchw_tf32_64x128x16_s3",
+    "cuda:wgrad_nchw_tf32_64x128x16_s3", "cuda:wgrad_stem_tc_64x256",
 };
 
 static const struct {

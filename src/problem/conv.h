@@ -232,6 +232,10 @@ OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_phases_tf32)
    256: RGB first layers) on tensor cores, with K = C R S packed and the im2col tile built in
    shared memory; fp16 and bf16, no workspace. Planned. */
 OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_stem_fwd)
+/* conv_stem.cu too: the filter gradient for the same problems, dW = dy^T im2col with the
+   expansion of the forward pass, each CTA's sums over its pixel tiles in fp32 partials in the
+   workspace, summed in CTA order by a second kernel (deterministic). Planned. */
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_stem_wgrad)
 /* conv_stem_dgrad.cu: the data gradient for C < 8 on tensor cores (one 8-wide mma tile of
    channels), stride phase by phase, A read straight from a dy patch in shared memory; fp16 and
    bf16, no workspace. Planned. */

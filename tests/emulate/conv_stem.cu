@@ -1,5 +1,6 @@
-/* conv_stem.cu (emulation): the few-channel convolution kernels (src/cuda/conv_stem.cu, entry
-   cuda:fwd_stem_tc_128x64, and src/cuda/conv_stem_dgrad.cu, entry cuda:dgrad_stem_tc_128x8) with
+/* conv_stem.cu (emulation): the few-channel convolution kernels (src/cuda/conv_stem.cu, entries
+   cuda:fwd_stem_tc_128x64 and cuda:wgrad_stem_tc_64x256 with its reduction, and
+   src/cuda/conv_stem_dgrad.cu, entry cuda:dgrad_stem_tc_128x8) with
    every thread's own logic run on the CPU, against the double-precision reference convolutions
    of tests/ref: each plan (on a handle of compute capability 9.0, gated by OPENCUDNN_UNPROVEN),
    its binding to the call's data, and the kernel as launched: a grid of a few CTAs, each looping
@@ -17,6 +18,8 @@
    stem NHWC (the patch by 16-byte chunks) and NCHW (by elements, channel-major) with
    CONVOLUTION mode, alpha and beta; K not a multiple of 8 (by elements, pixel-major); 5x5
    dilation 2; a 1x1 filter with stride 2 (phases without taps: beta x dx); C = 7, stride 3. The
+   filter gradient: the stem NHWC and NCHW (CONVOLUTION mode, alpha and beta, two filter blocks),
+   one tile, 5x5 dilation 2, over the plan's grid with partials poisoned (NaN) first. The
    plans must decline without OPENCUDNN_UNPROVEN, under FMA math, for C a multiple of 8 (forward)
    or 8 and more (backward), for C R S above 256, a stride above 4 (backward), and what does not
    fit in shared memory. Prints a line per case; exits 1 if any fails. */
@@ -81,7 +84,10 @@ template <typename T> void emulate_launch(const stem_params &m, int kblocks, int
     for (int kb = 0; kb < kblocks; kb++)
         for (int b = 0; b < ctas; b++) {
             memset(smem, 0xff, (size_t)m.smem);
-            for (int tid = 0; tid < STEM_THREADS; tid++) stem_load_filter(m, sb, koff, kb, tid);
+            for (int tid = 0; tid < STEM_THREADS; tid++) {
+                stem_load_filter(m, sb, kb, tid);
+                stem_load_offsets(m, koff, tid);
+            }
             for (int t = b; t < m.tiles; t += ctas) {
                 const stem_tile tile = stem_tile_of(m, t);
                 for (int tid = 0; tid < STEM_THREADS; tid++) stem_load_patch(m, patch, tile, tid);
@@ -93,6 +99,58 @@ template <typename T> void emulate_launch(const stem_params &m, int kblocks, int
                 }
             }
         }
+}
+
+/* stem_wgrad_kernel on a grid of `grid` x kblocks CTAs (the plan's), then stem_wgrad_reduce:
+   each warp's products (stem_wgrad_mma) from the emulated ldmatrix.trans and mma.sync. */
+template <typename T> void emulate_wgrad(const stem_params &m, int kblocks, int grid)
+{
+    std::vector<uint4> raw((size_t)(m.smem + 15) / 16);
+    unsigned char *smem = (unsigned char *)raw.data();
+    uint16_t *sd = (uint16_t *)smem, *sa = (uint16_t *)(smem + m.off_a), *patch = (uint16_t *)(smem + m.off_patch);
+    int *koff = (int *)(smem + m.off_koff);
+    static float acc[8][32][STEM_WG_NI][4];
+    for (int kb = 0; kb < kblocks; kb++)
+        for (int b = 0; b < grid; b++) {
+            memset(smem, 0xff, (size_t)m.smem);
+            memset(acc, 0, sizeof acc);
+            for (int tid = 0; tid < STEM_THREADS; tid++) stem_load_offsets(m, koff, tid);
+            for (int t = b; t < m.tiles; t += grid) {
+                const stem_tile tile = stem_tile_of(m, t);
+                for (int tid = 0; tid < STEM_THREADS; tid++) stem_load_patch(m, patch, tile, tid);
+                for (int tid = 0; tid < STEM_THREADS; tid++) {
+                    stem_im2col(m, patch, koff, sa, tid);
+                    stem_load_dy(m, sd, tile, kb, tid);
+                }
+                for (int warp = 0; warp < STEM_THREADS / 32; warp++) {
+                    const int wm = (warp % 4) * 16, wn = (warp / 4) * (m.kp / 2);
+                    for (int k0 = 0; k0 < STEM_BM; k0 += 16) {
+                        static uint32_t af[32][4], bf[32][4];
+                        const void *addr[32];
+                        for (int l = 0; l < 32; l++) addr[l] = ocd_mma_mnmajor_a_addr(sd, STEM_DLD, wm, k0, l);
+                        ldmatrix_x4(af, addr, true);
+                        for (int j = 0; j < m.kp / 32; j++) {
+                            for (int l = 0; l < 32; l++) addr[l] = ocd_mma_mnmajor_b_addr(sa, m.ld, wn + j * 16, k0, l);
+                            ldmatrix_x4(bf, addr, true);
+                            for (int h = 0; h < 2; h++) {
+                                float c[32][4];
+                                uint32_t bb[32][2];
+                                for (int l = 0; l < 32; l++) {
+                                    bb[l][0] = bf[l][2 * h], bb[l][1] = bf[l][2 * h + 1];
+                                    memcpy(c[l], acc[warp][l][2 * j + h], sizeof c[l]);
+                                }
+                                mma<T>(c, af, bb);
+                                for (int l = 0; l < 32; l++) memcpy(acc[warp][l][2 * j + h], c[l], sizeof c[l]);
+                            }
+                        }
+                    }
+                }
+            }
+            for (int warp = 0; warp < STEM_THREADS / 32; warp++)
+                for (int lane = 0; lane < 32; lane++)
+                    stem_wgrad_partial(m, acc[warp][lane], kb * grid + b, (warp % 4) * 16, (warp / 4) * (m.kp / 2), lane);
+        }
+    for (int i = 0; i < m.k * m.crs; i++) stem_wgrad_finish<T>(m, grid, i);
 }
 
 /* dstem_kernel on a grid of `ctas` CTAs: each warp's products (dstem_mma) over every phase's taps
@@ -184,7 +242,7 @@ template <typename T> void fill(std::vector<T> &buf, std::vector<double> &d, con
    launch and compares its destination with the reference. */
 template <typename T> bool run_case(const emu_case &e, enum ocd_conv_dir dir)
 {
-    const bool dgrad = dir == OCD_CONV_BWD_DATA;
+    const bool dgrad = dir == OCD_CONV_BWD_DATA, wgrad = dir == OCD_CONV_BWD_FILTER;
     struct ref_conv rc;
     struct ocd_conv_problem p;
     memset(&p, 0, sizeof p);
@@ -215,7 +273,9 @@ template <typename T> bool run_case(const emu_case &e, enum ocd_conv_dir dir)
     ctx.cc_major = e.cc_major, ctx.sm_count = 2;
     stem_plan fpl;
     dstem_plan dpl;
-    auto plan = [&]() { return dgrad ? dstem_plan_fn(&ctx, &p, &dpl) : stem_fwd_plan(&ctx, &p, &fpl); };
+    auto plan = [&]() {
+        return dgrad ? dstem_plan_fn(&ctx, &p, &dpl) : wgrad ? stem_wgrad_plan(&ctx, &p, &fpl) : stem_fwd_plan(&ctx, &p, &fpl);
+    };
     unsetenv("OPENCUDNN_UNPROVEN");
     const char *gate = plan();
     setenv("OPENCUDNN_UNPROVEN", "1", 1);
@@ -238,6 +298,16 @@ template <typename T> bool run_case(const emu_case &e, enum ocd_conv_dir dir)
         ref_conv_bwd_data(&rc, yd.data(), wd.data(), want.data());
         for (size_t i = 0; i < want.size(); i++) want[i] = e.alpha * want[i] + e.beta * xd[i];
         snprintf(what, sizeof what, "%d tiles, patch %d x %d, K %d of %d", m.tiles, m.prow, m.pcol, m.k, m.kp);
+    } else if (wgrad) {
+        stem_params m = stem_bind(&p, &fpl);
+        std::vector<float> partial(stem_wgrad_workspace(&ctx, &p, &fpl) / sizeof(float), NAN);
+        m.partial = partial.data();
+        emulate_wgrad<T>(m, fpl.kblocks, fpl.grid);
+        want.assign(wd.size(), 0);
+        ref_conv_bwd_filter(&rc, xd.data(), yd.data(), want.data());
+        for (size_t i = 0; i < want.size(); i++) want[i] = e.alpha * want[i] + e.beta * wd[i];
+        snprintf(what, sizeof what, "%d tiles over %d CTAs, %d filter blocks, C R S %d of %d", m.tiles, fpl.grid,
+                 fpl.kblocks, m.crs, m.kp);
     } else {
         const stem_params m = stem_bind(&p, &fpl);
         if (m.pair != (!e.nchw && !e.bias_relu)) {
@@ -254,8 +324,8 @@ template <typename T> bool run_case(const emu_case &e, enum ocd_conv_dir dir)
         }
         snprintf(what, sizeof what, "%d tiles, %d filter blocks, K %d of %d", m.tiles, fpl.kblocks, m.crs, m.kp);
     }
-    const std::vector<T> &got = dgrad ? x : y;
-    const struct ocd_tensor_view &v = dgrad ? p.x : p.y;
+    const std::vector<T> &got = dgrad ? x : wgrad ? w : y;
+    const struct ocd_tensor_view &v = dgrad ? p.x : wgrad ? p.w : p.y;
     double worst = 0;
     for (long n = 0, i = 0; n < v.dims[0]; n++)
         for (long c = 0; c < v.dims[1]; c++)
@@ -324,8 +394,21 @@ int main()
         {"dgrad declines FMA math", H, 1, 3, 16, 9, 9, 3, 3, 1, 1, 1, false, false, false, 1, 0, 1, OCD_REASON_MATH,
          9, CUDNN_FMA_MATH},
     };
+    /* the filter gradient: sums over up to 2 x 2 CTAs (the plan's grid on 2 multiprocessors) */
+    emu_case wgrad_cases[] = {
+        /* name, type, n, c, k, h, w, r, s, pad, stride, dil, flip, nchw, bias_relu, alpha, beta, ctas */
+        {"wgrad stem C 3 7x7 stride 2 pad 3 NHWC fp16, 12 x 19 outputs", H, 2, 3, 64, 23, 37, 7, 7, 3, 2, 1, false,
+         false, false, 1, 0, 0},
+        {"wgrad stem C 3 NCHW bf16, K 72, CONVOLUTION, alpha beta", B, 1, 3, 72, 21, 19, 7, 7, 3, 2, 1, true, true,
+         false, 0.5, 0.75, 0},
+        {"wgrad C 1 3x3 NHWC fp16, K 16, one tile", H, 1, 1, 16, 8, 16, 3, 3, 1, 1, 1, false, false, false, 1, 0, 0},
+        {"wgrad C 4 5x5 dilation 2 NHWC bf16, K 40", B, 2, 4, 40, 14, 23, 5, 5, 2, 1, 2, false, false, false, 1, 0, 0},
+        {"wgrad declines C 16", H, 1, 16, 16, 9, 9, 3, 3, 1, 1, 1, false, false, false, 1, 0, 0, "multiple of 8"},
+    };
     for (const emu_case &e : cases)
         failed += e.dt == B ? !run_case<__nv_bfloat16>(e, OCD_CONV_FWD) : !run_case<__half>(e, OCD_CONV_FWD);
+    for (const emu_case &e : wgrad_cases)
+        failed += e.dt == B ? !run_case<__nv_bfloat16>(e, OCD_CONV_BWD_FILTER) : !run_case<__half>(e, OCD_CONV_BWD_FILTER);
     for (const emu_case &e : dgrad_cases)
         failed += e.dt == B ? !run_case<__nv_bfloat16>(e, OCD_CONV_BWD_DATA) : !run_case<__half>(e, OCD_CONV_BWD_DATA);
     printf("%d failed\n", failed);
