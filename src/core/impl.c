@@ -170,6 +170,7 @@ const struct ocd_impl *ocd_impl_walk(cudnnHandle_t handle, struct ocd_impl_table
     const bool verbose = (ocd_log_mask & CUDNN_SEV_INFO_EN) != 0;
     struct ocd_impl_plan own;
     struct ocd_impl_plan *plan = query->plan != NULL ? query->plan : &own;
+    plan->impl = NULL; /* a caller compares it with the entry chosen, which may be unplanned */
     for (size_t i = 0; i < table.count; i++) {
         const struct ocd_impl *impl = ocd_impl_at(table, i);
         if (!takes_part(impl, query->algo)) continue;

@@ -125,7 +125,8 @@ struct ocd_impl_query {
     const char *(*rejects)(cudnnHandle_t handle, const struct ocd_impl *impl, const void *problem,
                            const struct ocd_impl_plan *plan, int algo);
     /* Optional: storage for the plans the walk computes; after a walk that chose a planned entry
-       it holds that entry's plan. NULL: the walk plans in storage of its own. */
+       it holds that entry's plan, and its impl is never left unset (NULL when the walk planned
+       nothing). NULL: the walk plans in storage of its own. */
     struct ocd_impl_plan *plan;
 };
 
