@@ -797,11 +797,7 @@ TEST(compat_rnn_jittor_backward_on_a_fresh_dropout_descriptor)
     size_t ws = 0, rs = 0;
     ok = ok && CHECK_OK(cudnnGetRNNWorkspaceSize(h, u.d, c.T, u.xs, &ws)) &&
          CHECK_OK(cudnnGetRNNTrainingReserveSize(h, u.d, c.T, u.xs, &rs));
-    if (ok) {
-        tbuf_free(u.pws), tbuf_free(u.prs);
-        u.ws_bytes = ws, u.rs_bytes = rs * sizeof(float);
-        u.pws = tbuf_alloc(ws ? ws : 4), u.prs = tbuf_alloc(u.rs_bytes ? u.rs_bytes : 4);
-    }
+    if (ok) rnn_run_spaces(&u, ws, rs * sizeof(float));
     const int64_t hn = (int64_t)c.layers * c.dirs * c.N, nx = u.pos * c.input, ny = u.pos * c.dirs * c.hidden;
     struct train_bufs a, b;
     train_bufs_init(&a, &u);
@@ -872,9 +868,7 @@ TEST(compat_rnn_mindspore_dropout_states_set_after_the_rnn)
              CHECK_OK(cudnnDropoutGetStatesSize(h, &u.states_bytes));
     }
     if (ok) { /* the first Launch */
-        tbuf_free(u.pws), tbuf_free(u.prs);
-        u.ws_bytes = ws, u.rs_bytes = rs;
-        u.pws = tbuf_alloc(ws ? ws : 4), u.prs = tbuf_alloc(rs ? rs : 4);
+        rnn_run_spaces(&u, ws, rs);
         u.pstates = tbuf_alloc(u.states_bytes);
         ok = CHECK_OK(cudnnSetDropoutDescriptor(u.dd, h, 0.4f, u.pstates, u.states_bytes, 0));
     }

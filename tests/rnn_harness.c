@@ -239,9 +239,16 @@ bool rnn_run_init(struct rnn_run *u, const struct rnn_case *c)
         u->pcx = tvalues_upload(c->dtype, u->cx, hn * c->hidden);
     }
     u->plen = tbuf_from(c->lengths, sizeof(int) * (size_t)c->N);
-    u->pws = tbuf_alloc(u->ws_bytes ? u->ws_bytes : 1);
-    u->prs = tbuf_alloc(u->rs_bytes ? u->rs_bytes : 1);
+    rnn_run_spaces(u, u->ws_bytes, u->rs_bytes);
     return true;
+}
+
+void rnn_run_spaces(struct rnn_run *u, size_t ws_bytes, size_t rs_bytes)
+{
+    tbuf_free(u->pws), tbuf_free(u->prs);
+    u->ws_bytes = ws_bytes, u->rs_bytes = rs_bytes;
+    u->pws = tbuf_alloc(ws_bytes ? ws_bytes : 1);
+    u->prs = tbuf_alloc(rs_bytes ? rs_bytes : 1);
 }
 
 void rnn_run_free(struct rnn_run *u)
