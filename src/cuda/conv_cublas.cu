@@ -359,13 +359,10 @@ __host__ __device__ __forceinline__ void cublas_finish_span(const ocd_cuda_conv_
     }
 }
 
-/* A block covers FINISH_ELEMS * blockDim.x consecutive elements; blocks stride (no sum wraps:
-   the count is below 2^31, a stride below 2^30). */
 template <typename A> __global__ void cublas_finish(const ocd_cuda_conv_store s, const finish_geom g)
 {
-    const uint32_t span = FINISH_ELEMS * blockDim.x;
-    for (uint32_t base = blockIdx.x * span; base < g.count; base += gridDim.x * span)
-        cublas_finish_span<A>(s, g, base, threadIdx.x, blockDim.x);
+    ocd_cuda_each_span<FINISH_ELEMS>(
+        g.count, [&](int64_t base) { cublas_finish_span<A>(s, g, (uint32_t)base, threadIdx.x, blockDim.x); });
 }
 
 /* ---- planning ------------------------------------------------------------------------------------- */
@@ -565,7 +562,7 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
             }
             if (p->ep.on) {
                 const int64_t count = n * k * pq;
-                cublas_finish<A><<<grid_for((count + FINISH_ELEMS - 1) / FINISH_ELEMS), 256, 0, st>>>(
+                cublas_finish<A><<<ocd_cuda_span_blocks(count, FINISH_ELEMS, 256), 256, 0, st>>>(
                     fin, finish_geom_of(count, k, pq, gm.nhwc));
                 OCD_CUDA_LAUNCHED();
             }

@@ -92,13 +92,10 @@ static __host__ __device__ __forceinline__ void pw_chain_elements(const pw_chain
     }
 }
 
-/* A block covers PW_ELEMS * blockDim.x consecutive elements; blocks stride over the chain (the
-   count is below 2^31 and a stride below 2^30: no sum wraps). */
 template <typename C> __global__ void pw_chain_kernel(const __grid_constant__ pw_chain_launch l)
 {
-    const uint32_t span = PW_ELEMS * blockDim.x, count = (uint32_t)l.c.count;
-    for (uint32_t base = blockIdx.x * span; base < count; base += gridDim.x * span)
-        pw_chain_elements<C>(l, base + threadIdx.x, blockDim.x);
+    ocd_cuda_each_span<PW_ELEMS>(l.c.count,
+                                 [&](int64_t base) { pw_chain_elements<C>(l, (uint32_t)base + threadIdx.x, blockDim.x); });
 }
 
 /* The launch of chain c: its divisors. */
@@ -115,8 +112,7 @@ cudnnStatus_t ocd_cuda_pw_chain(cudnnHandle_t handle, const void *problem, void 
     (void)ws, (void)ws_bytes;
     const pw_chain_launch l = pw_chain_launch_of((const struct ocd_pw_chain *)problem);
     const int block = 256;
-    const int64_t want = (l.c.count + PW_ELEMS * block - 1) / (PW_ELEMS * block);
-    const unsigned blocks = (unsigned)(want < 65535 * 8 ? (want < 1 ? 1 : want) : 65535 * 8);
+    const unsigned blocks = ocd_cuda_span_blocks(l.c.count, PW_ELEMS, block);
     if (l.c.double_compute)
         pw_chain_kernel<double><<<blocks, block, 0, handle->stream>>>(l);
     else

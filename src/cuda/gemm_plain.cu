@@ -85,13 +85,11 @@ __host__ __device__ __forceinline__ void gemm_epilogue_span(const epilogue_args 
     }
 }
 
-/* C = act(C + bias) over every element of every batch (cuBLAS has applied alpha and beta): a
-   block covers EPI_ELEMS * blockDim.x consecutive elements, blocks stride. */
+/* C = act(C + bias) over every element of every batch (cuBLAS has applied alpha and beta). */
 template <typename C, typename Acc> __global__ void gemm_epilogue_kernel(const __grid_constant__ epilogue_args a)
 {
-    const int64_t total = a.p.m * a.p.n * a.p.batch, span = EPI_ELEMS * (int64_t)blockDim.x;
-    for (int64_t base = blockIdx.x * span; base < total; base += gridDim.x * span)
-        gemm_epilogue_span<C, Acc>(a, base, threadIdx.x, blockDim.x);
+    ocd_cuda_each_span<EPI_ELEMS>(a.p.m * a.p.n * a.p.batch,
+                                  [&](int64_t base) { gemm_epilogue_span<C, Acc>(a, base, threadIdx.x, blockDim.x); });
 }
 
 static plain_args args_of(const struct ocd_gemm_call *call)
@@ -156,8 +154,7 @@ static epilogue_args epilogue_args_of(const struct ocd_gemm_call *call)
 cudnnStatus_t ocd_cuda_gemm_epilogue(cudnnHandle_t handle, const struct ocd_gemm_call *call)
 {
     const epilogue_args a = epilogue_args_of(call);
-    const int64_t total = a.p.m * a.p.n * a.p.batch, span = EPI_ELEMS * 256;
-    const unsigned grid = (unsigned)OCD_MIN((total + span - 1) / span, (int64_t)65535 * 16);
+    const unsigned grid = ocd_cuda_span_blocks(a.p.m * a.p.n * a.p.batch, EPI_ELEMS, 256);
     cudaStream_t s = handle->stream;
     switch (call->p->c_type) {
     case CUDNN_DATA_HALF: gemm_epilogue_kernel<__half, float><<<grid, 256, 0, s>>>(a); break;

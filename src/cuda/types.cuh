@@ -407,6 +407,23 @@ static inline unsigned ocd_cuda_blocks(int64_t n, int64_t per_block)
     return (unsigned)(b < 1 ? 1 : b);
 }
 
+/* A memory-bound pass whose threads each carry ELEMS elements a block width apart (their loads
+   issued together): a block covers a span of ELEMS * blockDim.x consecutive elements, and the
+   blocks stride over the count. ocd_cuda_span_blocks is its grid (enough blocks to fill the
+   device many times over; the kernel strides past them); ocd_cuda_each_span calls f(base) for
+   each span of the calling block. */
+static inline unsigned ocd_cuda_span_blocks(int64_t count, int elems, int threads)
+{
+    const unsigned b = ocd_cuda_blocks(count, (int64_t)elems * threads), most = 65535u * 16;
+    return b < most ? b : most;
+}
+
+template <int ELEMS, class F> __device__ __forceinline__ void ocd_cuda_each_span(int64_t count, F f)
+{
+    const int64_t span = (int64_t)ELEMS * blockDim.x;
+    for (int64_t base = blockIdx.x * span; base < count; base += (int64_t)gridDim.x * span) f(base);
+}
+
 /* n / d and n % d for n < 2^31 and 1 <= d < 2^31 (round-up method: with s = ceil(log2 d) and
    m = floor(2^32 * (2^s - d) / d) + 1, n / d = (umulhi(n, m) + n) >> s). */
 struct ocd_fastdiv {
