@@ -23,6 +23,8 @@
 #          the mismatches logged                                                   -> check.log
 #   emuasan the CPU emulations GPU_CHECK_ASAN_EMULATIONS names (tests/emulate), their own
 #          file rebuilt under AddressSanitizer and run on the GPU machine          -> emuasan.log
+#   chosen the implementation each benchmark case of GPU_CHECK_BENCH_ARGS ran on (one timed call
+#          a case, with CUDNN_LOGINFO_DBG)                                          -> chosen.log
 # A first run of unproven entries (core/impl.h) wants two calls:
 #   GPU_CHECK_STEPS=hgmma,tests,race,check, then GPU_CHECK_STEPS=bench.
 # Everything is written under $OUT (default ./gpu-check-out): the files above, no more. A
@@ -263,6 +265,22 @@ verdict bench $rc "$(grep -E '^summary:' "$OUT/bench.md" 2>/dev/null | sed 's/^s
 python3 bench/results.py --ours "$OUT/bench.ours.tsv" --vendor "$OUT/bench.vendor.tsv" -o "$OUT/results.md" \
     --commit "${GPU_CHECK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" >>"$OUT/bench.log" 2>&1
 verdict results $? "$OUT/results.md"
+fi
+
+# ---- chosen: which implementation served each benchmark case ----------------------------------------
+if wants chosen; then
+    # The library logs "impl NAME chosen" for each query and call of a case (the heuristic's
+    # queries first, the timed call last) and the program prints the case's row after them, so in
+    # one line-buffered stream the last choice before a row is the implementation that ran it.
+    # shellcheck disable=SC2086
+    CUDNN_LOGINFO_DBG=1 CUDNN_LOGDEST_DBG=stdout run_step "$OUT/chosen.raw" "$(min 90 $(($(left) - 5)))" \
+        stdbuf -oL "$build/bench/opencudnn_bench" --tsv \
+        ${GPU_CHECK_BENCH_ARGS:---suite tensor,nn,resnet50,conv_algo} --reps 1 --iters 1
+    rc=$?
+    awk -F'\t' '/impl .* chosen/ { sub(/.*impl /, ""); sub(/ chosen.*/, ""); last = $0 }
+                /^[a-z0-9_]+\t/ && NF > 4 { printf "%-40s %s\n", $1, last; last = "-" }' "$OUT/chosen.raw" \
+        >"$OUT/chosen.log"
+    verdict chosen $rc "$(wc -l <"$OUT/chosen.log") cases"
 fi
 
 say "total: $((SECONDS - start))s; logs in $OUT"
