@@ -1,0 +1,317 @@
+/* compat_programs.c: call patterns of whole programs and of the framework glue not replayed
+   elsewhere (docs/compatibility.md): NVIDIA's mnistCUDNN sample (a LeNet forward pass, the
+   algorithm from cudnnFindConvolutionForwardAlgorithm or fixed to FFT, in float and in half with
+   float math) and PyTorch's affine grid generator. Each call's result against the double
+   references of tests/ref/, computed from what the previous call left. (compat.c, compat_ops.c,
+   compat_conv.c: the frameworks; compat_libs.c, compat_toolkits.c, compat_bindings.c: libraries,
+   toolkits and bindings.) */
+#include "desc_util.h"
+#include "ref/activation.h"
+#include "ref/conv.h"
+#include "ref/lrn.h"
+#include "ref/pooling.h"
+#include "ref/softmax.h"
+#include "ref/spatial_tf.h"
+#include "tensors.h"
+#include "test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- NVIDIA's mnistCUDNN sample (mnistCUDNN/mnistCUDNN.cpp, cuDNN 8 samples) ------------------ */
+
+/* The sample's network_t: one set of descriptors re-set for every layer, every tensor through
+   cudnnSetTensorNdDescriptor with packed NCHW strides (ND_TENSOR_DESCRIPTOR), alpha and beta
+   floats for float and half data. `algo` < 0: each convolution's algorithm is results[0] of
+   cudnnFindConvolutionForwardAlgorithm, asked for CUDNN_CONVOLUTION_FWD_ALGO_COUNT results after
+   cudnnGetConvolutionForwardAlgorithm_v7 was asked the same (into an array twice as long). */
+struct mnist {
+    cudnnHandle_t h;
+    cudnnDataType_t t;
+    int algo;
+    cudnnTensorDescriptor_t src, dst, bias;
+    cudnnFilterDescriptor_t filter;
+    cudnnConvolutionDescriptor_t conv;
+    cudnnPoolingDescriptor_t pool;
+    cudnnActivationDescriptor_t act;
+    cudnnLRNDescriptor_t lrn;
+    int n, c, hh, ww; /* the current activations' dims */
+    double *vals;     /* their values, read back from `data` */
+    void *data;
+};
+
+static void mnist_set(cudnnTensorDescriptor_t d, cudnnDataType_t t, int n, int c, int h, int w)
+{
+    const int dims[4] = {n, c, h, w}, strides[4] = {c * h * w, h * w, w, 1};
+    CHECK_OK(cudnnSetTensorNdDescriptor(d, t, 4, dims, strides));
+}
+
+static long mnist_count(const struct mnist *m)
+{
+    return (long)m->n * m->c * m->hh * m->ww;
+}
+
+/* The layer's output replaces the activations: read back and checked against want at tol. */
+static void mnist_next(struct mnist *m, void *out, const double *want, double tol, const char *what)
+{
+    tvalues_check(m->t, out, want, mnist_count(m), tol, what);
+    free(m->vals);
+    tbuf_free(m->data);
+    m->vals = tvalues_download(m->t, out, mnist_count(m));
+    m->data = out;
+}
+
+static bool mnist_conv(struct mnist *m, int k, const double *w, const double *b, int *ran)
+{
+    const int fdims[4] = {k, m->c, 5, 5}, pad[2] = {0, 0}, stride[2] = {1, 1}, up[2] = {1, 1};
+    const long nw = (long)k * m->c * 25;
+    struct ref_conv rc = {.nsp = 2, .n = m->n, .c = m->c, .k = k, .groups = 1, .in = {m->hh, m->ww},
+                          .filt = {5, 5}, .stride = {1, 1}, .dil = {1, 1}};
+    ref_conv_out_dims(&rc);
+    mnist_set(m->src, m->t, m->n, m->c, m->hh, m->ww);
+    CHECK_OK(cudnnSetFilterNdDescriptor(m->filter, m->t, CUDNN_TENSOR_NCHW, 4, fdims));
+    /* "Math are done in FP32 when tensor are in FP16" */
+    CHECK_OK(cudnnSetConvolutionNdDescriptor(m->conv, 2, pad, stride, up, CUDNN_CROSS_CORRELATION,
+                                             m->t == CUDNN_DATA_HALF ? CUDNN_DATA_FLOAT : m->t));
+    int od[4] = {0};
+    if (!CHECK_OK(cudnnGetConvolutionNdForwardOutputDim(m->conv, m->src, m->filter, 4, od)) ||
+        !CHECK(od[0] == m->n && od[1] == k && od[2] == rc.out[0] && od[3] == rc.out[1]))
+        return false;
+    mnist_set(m->dst, m->t, od[0], od[1], od[2], od[3]);
+    cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+    cudnnConvolutionFwdAlgo_t algo = (cudnnConvolutionFwdAlgo_t)m->algo;
+    if (m->algo < 0) {
+        cudnnConvolutionFwdAlgoPerf_t res[2 * CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        int got = -1;
+        CHECK_OK(cudnnGetConvolutionForwardAlgorithm_v7(m->h, m->src, m->filter, m->conv, m->dst,
+                                                        CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, res));
+        got = -1;
+        if (!CHECK_OK(cudnnFindConvolutionForwardAlgorithm(m->h, m->src, m->filter, m->conv, m->dst,
+                                                           CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, res)) ||
+            !CHECK(got > 0 && res[0].status == CUDNN_STATUS_SUCCESS))
+            return false;
+        algo = res[0].algo, math = res[0].mathType;
+    }
+    *ran = (int)algo;
+    size_t bytes = 0;
+    if (!CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(m->h, m->src, m->filter, m->conv, m->dst, algo, &bytes)))
+        return false;
+    void *ws = bytes ? tbuf_alloc(bytes) : NULL;
+    double *wv = malloc(sizeof(double) * (size_t)nw), *bv = malloc(sizeof(double) * (size_t)k);
+    memcpy(wv, w, sizeof(double) * (size_t)nw), memcpy(bv, b, sizeof(double) * (size_t)k);
+    void *pw = tvalues_upload(m->t, wv, nw), *pb = tvalues_upload(m->t, bv, k);
+    void *out = tbuf_alloc(tdtype_size(m->t) * (size_t)ref_conv_y_count(&rc));
+    double *want = malloc(sizeof(double) * (size_t)ref_conv_y_count(&rc));
+    const float one = 1, zero = 0;
+    bool ok = CHECK_OK(cudnnConvolutionForward(m->h, &one, m->src, m->data, m->filter, pw, m->conv, algo, ws, bytes,
+                                               &zero, m->dst, out));
+    /* addBias: a 1 x k x 1 x 1 tensor added with alpha 1 and beta 1 */
+    mnist_set(m->bias, m->t, 1, k, 1, 1);
+    ok = ok && CHECK_OK(cudnnAddTensor(m->h, &one, m->bias, pb, &one, m->dst, out));
+    ref_conv_fwd(&rc, m->vals, wv, want);
+    const long per = (long)rc.out[0] * rc.out[1];
+    for (long i = 0; i < ref_conv_y_count(&rc); i++) want[i] += bv[i / per % k];
+    m->c = k, m->hh = rc.out[0], m->ww = rc.out[1];
+    if (ok) mnist_next(m, out, want, tconv_tolerance(m->t, m->t, math), "convolution and bias");
+    else tbuf_free(out);
+    tbuf_free(ws), tbuf_free(pw), tbuf_free(pb);
+    free(wv), free(bv), free(want);
+    return ok;
+}
+
+static bool mnist_pool(struct mnist *m)
+{
+    const int win[2] = {2, 2}, pad[2] = {0, 0}, stride[2] = {2, 2};
+    CHECK_OK(cudnnSetPoolingNdDescriptor(m->pool, CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN, 2, win, pad, stride));
+    mnist_set(m->src, m->t, m->n, m->c, m->hh, m->ww);
+    int od[4] = {0};
+    if (!CHECK_OK(cudnnGetPoolingNdForwardOutputDim(m->pool, m->src, 4, od)) ||
+        !CHECK(od[0] == m->n && od[1] == m->c && od[2] == m->hh / 2 && od[3] == m->ww / 2))
+        return false;
+    mnist_set(m->dst, m->t, od[0], od[1], od[2], od[3]);
+    const int in[2] = {m->hh, m->ww};
+    m->hh = od[2], m->ww = od[3];
+    const struct ref_pool rp = {CUDNN_POOLING_MAX, true, 2, {2, 2}, {0, 0}, {2, 2}};
+    void *out = tbuf_alloc(tdtype_size(m->t) * (size_t)mnist_count(m));
+    double *want = malloc(sizeof(double) * (size_t)mnist_count(m));
+    ref_pooling_forward(&rp, m->n, m->c, in, &od[2], m->vals, want);
+    const float one = 1, zero = 0;
+    bool ok = CHECK_OK(cudnnPoolingForward(m->h, m->pool, &one, m->src, m->data, &zero, m->dst, out));
+    if (ok) mnist_next(m, out, want, ttolerance(m->t), "max pooling");
+    else tbuf_free(out);
+    free(want);
+    return ok;
+}
+
+/* fullyConnectedForward runs cuBLAS's gemv (y = W x + b) outside cuDNN; here on the host, the
+   result stored in the data type, so that the next layer reads what the sample's would. */
+static void mnist_fc(struct mnist *m, int outputs)
+{
+    const long in = mnist_count(m);
+    double *y = malloc(sizeof(double) * (size_t)outputs);
+    for (int o = 0; o < outputs; o++) {
+        y[o] = trand_uniform(-0.1, 0.1);
+        for (long i = 0; i < in; i++) y[o] += m->vals[i] * trand_uniform(-0.1, 0.1);
+    }
+    m->c = outputs, m->hh = m->ww = 1;
+    free(m->vals);
+    tbuf_free(m->data);
+    m->data = tvalues_upload(m->t, y, outputs);
+    m->vals = y;
+}
+
+static bool mnist_pointwise(struct mnist *m, int layer)
+{
+    const long count = mnist_count(m);
+    mnist_set(m->src, m->t, m->n, m->c, m->hh, m->ww);
+    mnist_set(m->dst, m->t, m->n, m->c, m->hh, m->ww);
+    void *out = tbuf_alloc(tdtype_size(m->t) * (size_t)count);
+    double *want = malloc(sizeof(double) * (size_t)count);
+    const float one = 1, zero = 0;
+    cudnnStatus_t s;
+    const char *what;
+    if (layer == 0) { /* activationForward */
+        CHECK_OK(cudnnSetActivationDescriptor(m->act, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
+        for (long i = 0; i < count; i++) want[i] = ref_activation(CUDNN_ACTIVATION_RELU, true, 0, 1, m->vals[i]);
+        s = cudnnActivationForward(m->h, m->act, &one, m->src, m->data, &zero, m->dst, out);
+        what = "ReLU";
+    } else if (layer == 1) { /* lrnForward */
+        const struct ref_lrn_params q = {5, 0.0001, 0.75, 1.0};
+        CHECK_OK(cudnnSetLRNDescriptor(m->lrn, 5, 0.0001, 0.75, 1.0));
+        ref_lrn_forward(m->n, m->c, (int64_t)m->hh * m->ww, &q, m->vals, want);
+        s = cudnnLRNCrossChannelForward(m->h, m->lrn, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, m->src, m->data, &zero,
+                                        m->dst, out);
+        what = "LRN";
+    } else { /* softmaxForward */
+        const int dims[4] = {m->n, m->c, m->hh, m->ww};
+        ref_softmax_forward(CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, 4, dims, m->vals, want);
+        s = cudnnSoftmaxForward(m->h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, m->src, m->data,
+                                &zero, m->dst, out);
+        what = "softmax";
+    }
+    bool ok = CHECK_OK(s);
+    if (ok) mnist_next(m, out, want, ttolerance(m->t), what);
+    else tbuf_free(out);
+    free(want);
+    return ok;
+}
+
+/* classify_example: conv1 (20 5x5 filters) + bias, max pool 2x2, conv2 (50) + bias, max pool,
+   ip1 (500, gemv), ReLU, LRN, ip2 (10, gemv), softmax; the weights are the same for every image.
+   The half network takes ip1's weights through cudnnTransformTensor from float (FP16_CUDNN):
+   a 1 x size x 1 x 1 tensor by cudnnSetTensor4dDescriptorEx in each type. */
+static void mnist_classify(cudnnDataType_t t, int algo, const double *image, double *const w[2],
+                           double *const b[2], int ran[2])
+{
+    struct mnist m = {.h = test_handle(), .t = t, .algo = algo, .n = 1, .c = 1, .hh = 28, .ww = 28};
+    CHECK_OK(cudnnCreateTensorDescriptor(&m.src));
+    CHECK_OK(cudnnCreateTensorDescriptor(&m.dst));
+    CHECK_OK(cudnnCreateTensorDescriptor(&m.bias));
+    CHECK_OK(cudnnCreateFilterDescriptor(&m.filter));
+    CHECK_OK(cudnnCreateConvolutionDescriptor(&m.conv));
+    CHECK_OK(cudnnCreatePoolingDescriptor(&m.pool));
+    CHECK_OK(cudnnCreateActivationDescriptor(&m.act));
+    CHECK_OK(cudnnCreateLRNDescriptor(&m.lrn));
+    m.vals = malloc(sizeof(double) * 28 * 28);
+    memcpy(m.vals, image, sizeof(double) * 28 * 28);
+    m.data = tvalues_upload(t, m.vals, 28 * 28);
+    bool ok = mnist_conv(&m, 20, w[0], b[0], &ran[0]) && mnist_pool(&m) && mnist_conv(&m, 50, w[1], b[1], &ran[1]) &&
+              mnist_pool(&m) && CHECK(mnist_count(&m) == 800);
+    if (ok) mnist_fc(&m, 500);
+    ok = ok && mnist_pointwise(&m, 0) && mnist_pointwise(&m, 1);
+    if (ok) mnist_fc(&m, 10);
+    ok = ok && mnist_pointwise(&m, 2);
+    free(m.vals);
+    tbuf_free(m.data);
+    cudnnDestroyLRNDescriptor(m.lrn);
+    cudnnDestroyActivationDescriptor(m.act);
+    cudnnDestroyPoolingDescriptor(m.pool);
+    cudnnDestroyConvolutionDescriptor(m.conv);
+    cudnnDestroyFilterDescriptor(m.filter);
+    cudnnDestroyTensorDescriptor(m.bias);
+    cudnnDestroyTensorDescriptor(m.dst);
+    cudnnDestroyTensorDescriptor(m.src);
+}
+
+/* The half network's FP16_CUDNN weights: float values converted on the device. */
+static void mnist_transform_to_half(long size)
+{
+    cudnnHandle_t h = test_handle();
+    cudnnTensorDescriptor_t s, d;
+    CHECK_OK(cudnnCreateTensorDescriptor(&s));
+    CHECK_OK(cudnnCreateTensorDescriptor(&d));
+    CHECK_OK(cudnnSetTensor4dDescriptorEx(s, CUDNN_DATA_FLOAT, 1, (int)size, 1, 1, (int)size, 1, 1, 1));
+    CHECK_OK(cudnnSetTensor4dDescriptorEx(d, CUDNN_DATA_HALF, 1, (int)size, 1, 1, (int)size, 1, 1, 1));
+    double *v = tview_random(size, -0.1, 0.1);
+    void *pf = tvalues_upload(CUDNN_DATA_FLOAT, v, size), *ph = tbuf_alloc(2 * (size_t)size);
+    const float one = 1, zero = 0;
+    if (CHECK_OK(cudnnTransformTensor(h, &one, s, pf, &zero, d, ph)))
+        tvalues_check(CUDNN_DATA_HALF, ph, v, size, ttolerance(CUDNN_DATA_HALF), "ip1 weights converted to half");
+    tbuf_free(pf), tbuf_free(ph);
+    free(v);
+    cudnnDestroyTensorDescriptor(s);
+    cudnnDestroyTensorDescriptor(d);
+}
+
+/* main's default run: three images in single precision, then three in half precision (math in
+   single precision); the first two with the algorithm found, the third with
+   CUDNN_CONVOLUTION_FWD_ALGO_FFT fixed ("New feature in cuDNN v3: FFT for convolution"), its
+   workspace queried and NULL when 0. The sample fails on any status but SUCCESS. */
+TEST(compat_mnistcudnn_sample_find_and_fft)
+{
+    static const cudnnDataType_t types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF};
+    double *w[2] = {tview_random(20 * 25, -0.3, 0.3), tview_random(50 * 20 * 25, -0.1, 0.1)};
+    double *b[2] = {tview_random(20, -0.1, 0.1), tview_random(50, -0.1, 0.1)};
+    for (size_t k = 0; k < TLEN(types); k++) {
+        if (types[k] == CUDNN_DATA_HALF) mnist_transform_to_half(800 * 500);
+        for (int image = 0; image < 3; image++) {
+            double *pixels = tview_random(28 * 28, 0, 1);
+            int ran[2] = {-1, -1};
+            mnist_classify(types[k], image < 2 ? -1 : (int)CUDNN_CONVOLUTION_FWD_ALGO_FFT, pixels, w, b, ran);
+            if (image == 2) CHECK(ran[0] == CUDNN_CONVOLUTION_FWD_ALGO_FFT && ran[1] == CUDNN_CONVOLUTION_FWD_ALGO_FFT);
+            free(pixels);
+        }
+    }
+    free(w[0]), free(w[1]), free(b[0]), free(b[1]);
+}
+
+/* ---- PyTorch's affine grid generator (aten/src/ATen/native/cudnn/AffineGridGenerator.cpp) ------ */
+
+/* F.affine_grid with align_corners=True on a 4-D size: a fresh descriptor per call set by
+   cudnnSetSpatialTransformerNdDescriptor(BILINEAR, the tensor's type, 4, {N, C, H, W}), C from the
+   size the caller asked for (the generator never reads it); theta contiguous N x 2 x 3, the grid
+   a fresh N x H x W x 2; the backward with the type of grad_theta, grad_grid made contiguous.
+   Float, double and half tensors (cudnn.is_acceptable). */
+TEST(compat_stn_pytorch_affine_grid_generator)
+{
+    static const cudnnDataType_t types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF};
+    static const int sizes[][4] = {{3, 4, 5, 7}, {2, 1, 1, 6}, {1, 64, 9, 1}};
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(types); k++)
+        for (size_t s = 0; s < TLEN(sizes); s++) {
+            const int n = sizes[s][0], gh = sizes[s][2], gw = sizes[s][3];
+            const int64_t ng = (int64_t)n * gh * gw * 2;
+            double *theta = tview_random(6 * n, -1, 1), *dgrid = tview_random(ng, -1, 1);
+            double *grid = malloc(sizeof(double) * (size_t)ng), *dtheta = malloc(sizeof(double) * 6 * (size_t)n);
+            const size_t es = tdtype_size(types[k]);
+            void *ptheta = tvalues_upload(types[k], theta, 6 * n), *pgrid = tbuf_alloc(es * (size_t)ng);
+            void *pdgrid = tvalues_upload(types[k], dgrid, ng), *pdtheta = tbuf_alloc(es * 6 * (size_t)n);
+            ref_stn_grid(n, gh, gw, theta, grid);
+            ref_stn_grid_backward(n, gh, gw, dgrid, dtheta);
+            for (int pass = 0; pass < 2; pass++) {
+                cudnnSpatialTransformerDescriptor_t st;
+                CHECK_OK(cudnnCreateSpatialTransformerDescriptor(&st));
+                if (CHECK_OK(
+                        cudnnSetSpatialTransformerNdDescriptor(st, CUDNN_SAMPLER_BILINEAR, types[k], 4, sizes[s]))) {
+                    if (pass == 0 && CHECK_OK(cudnnSpatialTfGridGeneratorForward(h, st, ptheta, pgrid)))
+                        tvalues_check(types[k], pgrid, grid, ng, ttolerance(types[k]), "affine grid");
+                    if (pass == 1 && CHECK_OK(cudnnSpatialTfGridGeneratorBackward(h, st, pdgrid, pdtheta)))
+                        tvalues_check(types[k], pdtheta, dtheta, 6 * n, ttolerance(types[k]),
+                                      "theta's gradient");
+                }
+                cudnnDestroySpatialTransformerDescriptor(st);
+            }
+            tbuf_free(ptheta), tbuf_free(pgrid), tbuf_free(pdgrid), tbuf_free(pdtheta);
+            free(theta), free(dgrid), free(grid), free(dtheta);
+        }
+}
