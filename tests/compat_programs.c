@@ -1,10 +1,12 @@
 /* compat_programs.c: call patterns of whole programs and of the framework glue not replayed
    elsewhere (docs/compatibility.md): NVIDIA's mnistCUDNN sample (a LeNet forward pass, the
    algorithm from cudnnFindConvolutionForwardAlgorithm or fixed to FFT, in float and in half with
-   float math) and PyTorch's affine grid generator. Each call's result against the double
+   float math), PyTorch's affine grid generator and TVM's backward convolutions (the algorithm the
+   first result of cudnnFind*Algorithm, NHWC tensors and filter, true half). Each call's result against the double
    references of tests/ref/, computed from what the previous call left. (compat.c, compat_ops.c,
    compat_conv.c: the frameworks; compat_libs.c, compat_toolkits.c, compat_bindings.c: libraries,
    toolkits and bindings.) */
+#include "conv_harness.h"
 #include "desc_util.h"
 #include "ref/activation.h"
 #include "ref/conv.h"
@@ -314,4 +316,97 @@ TEST(compat_stn_pytorch_affine_grid_generator)
             tbuf_free(ptheta), tbuf_free(pgrid), tbuf_free(pdgrid), tbuf_free(pdtheta);
             free(theta), free(dgrid), free(grid), free(dtheta);
         }
+}
+
+/* ---- TVM's cuDNN backward convolutions (src/runtime/contrib/cudnn/conv_backward.cc) ---------- */
+
+/* SetConvDescriptors (cudnn_utils.cc) on the thread's one set of descriptors: the group count
+   first, then cudnnSetConvolution2dDescriptor with the conv dtype as compute type, the tensors
+   by cudnnSetTensor4dDescriptor and the filter by cudnnSetFilter4dDescriptor in the one format
+   (an NHWC filter is stored OHWI), TENSOR_OP_MATH last, whatever the data type. */
+static void tvm_set_descriptors(const struct tconv_run *r, const struct ref_conv *rc, cudnnTensorFormat_t fmt,
+                                cudnnDataType_t t, cudnnDataType_t conv_type)
+{
+    CHECK_OK(cudnnSetConvolutionGroupCount(r->cd, 1));
+    CHECK_OK(cudnnSetConvolution2dDescriptor(r->cd, rc->pad[0], rc->pad[1], 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                             conv_type));
+    CHECK_OK(cudnnSetTensor4dDescriptor(r->xd, fmt, t, rc->n, rc->c, rc->in[0], rc->in[1]));
+    CHECK_OK(cudnnSetFilter4dDescriptor(r->wd, t, fmt, rc->k, rc->c, rc->filt[0], rc->filt[1]));
+    CHECK_OK(cudnnSetTensor4dDescriptor(r->yd, fmt, t, rc->n, rc->k, rc->out[0], rc->out[1]));
+    CHECK_OK(cudnnSetConvolutionMathType(r->cd, CUDNN_TENSOR_OP_MATH));
+}
+
+/* test_cudnn.py's cases: backward data in float (NCHW and NHWC) and in half with the HALF conv
+   dtype (NHWC), backward filter in float (NCHW and NHWC); 3 x 4 x 32 x 32 images, 16 3x3 filters,
+   pad 1. conv.backward_data_find_algo / backward_filter_find_algo: cudnnFind*Algorithm asked for
+   the direction's COUNT results, results[0].algo taken without its status; then the op sets the
+   descriptors again, queries that algorithm's workspace (a buffer that only grows, NULL until a
+   size is asked for) and runs with alpha 1 and beta 0 (floats for half). */
+TEST(compat_conv_tvm_backward_find_first_result)
+{
+    static const struct { enum dir d; cudnnDataType_t t; cudnnTensorFormat_t fmt; } cases[] = {
+        {BWD_DATA, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW}, {BWD_DATA, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC},
+        {BWD_DATA, CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC}, {BWD_FILTER, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW},
+        {BWD_FILTER, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC}};
+    cudnnHandle_t h = test_handle();
+    void *ws = NULL;
+    size_t ws_size = 0;
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const cudnnDataType_t t = cases[k].t;
+        struct ref_conv rc = {.nsp = 2, .n = 3, .c = 4, .k = 16, .groups = 1, .in = {32, 32}, .filt = {3, 3},
+                              .pad = {1, 1}, .stride = {1, 1}, .dil = {1, 1}};
+        ref_conv_out_dims(&rc);
+        struct tconv_run r;
+        tconv_run_init(&r, &rc, t);
+        const int layout = cases[k].fmt == CUDNN_TENSOR_NHWC ? TV_NHWC : TV_NCHW;
+        const int xd[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, wd[4] = {rc.k, rc.c, 3, 3};
+        const int yd[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
+        struct tview x, w, y;
+        tview_init(&x, t, 4, xd, layout), tview_init(&w, t, 4, wd, layout), tview_init(&y, t, 4, yd, layout);
+        const bool data = cases[k].d == BWD_DATA;
+        void *pin = data ? tview_upload(&w, r.w) : tview_upload(&x, r.x), *pdy = tview_upload(&y, r.dy);
+        void *pout = data ? tview_upload(&x, NULL) : tview_upload(&w, NULL);
+        tvm_set_descriptors(&r, &rc, cases[k].fmt, t, t);
+        int got = 0, algo = -1;
+        if (data) {
+            cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+            CHECK_OK(cudnnFindConvolutionBackwardDataAlgorithm(h, r.wd, r.yd, r.cd, r.xd,
+                                                               CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, perf));
+            algo = got > 0 ? (int)perf[0].algo : -1;
+        } else {
+            cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+            CHECK_OK(cudnnFindConvolutionBackwardFilterAlgorithm(h, r.xd, r.yd, r.cd, r.wd,
+                                                                 CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, perf));
+            algo = got > 0 ? (int)perf[0].algo : -1;
+        }
+        tvm_set_descriptors(&r, &rc, cases[k].fmt, t, t);
+        size_t bytes = 0;
+        cudnnStatus_t s =
+            data ? cudnnGetConvolutionBackwardDataWorkspaceSize(h, r.wd, r.yd, r.cd, r.xd,
+                                                                (cudnnConvolutionBwdDataAlgo_t)algo, &bytes)
+                 : cudnnGetConvolutionBackwardFilterWorkspaceSize(h, r.xd, r.yd, r.cd, r.wd,
+                                                                  (cudnnConvolutionBwdFilterAlgo_t)algo, &bytes);
+        if (CHECK(algo >= 0) && CHECK_OK(s)) {
+            if (ws_size < bytes) {
+                tbuf_free(ws);
+                ws = tbuf_alloc(bytes), ws_size = bytes;
+            }
+            const float one = 1, zero = 0;
+            const double tol = tconv_tolerance(t, t, CUDNN_TENSOR_OP_MATH);
+            if (data && CHECK_OK(cudnnConvolutionBackwardData(h, &one, r.wd, pin, r.yd, pdy, r.cd,
+                                                              (cudnnConvolutionBwdDataAlgo_t)algo, ws, bytes, &zero,
+                                                              r.xd, pout)))
+                tview_check_blend(&x, pout, r.dx, NULL, 1, 0, tol, "TVM's backward data");
+            if (!data && CHECK_OK(cudnnConvolutionBackwardFilter(h, &one, r.xd, pin, r.yd, pdy, r.cd,
+                                                                 (cudnnConvolutionBwdFilterAlgo_t)algo, ws, bytes,
+                                                                 &zero, r.wd, pout)))
+                tview_check_blend(&w, pout, r.dw, NULL, 1, 0, tol, "TVM's backward filter");
+        }
+        if (data) tview_free(&w, pin), tview_free(&x, pout);
+        else tview_free(&x, pin), tview_free(&w, pout);
+        tview_free(&y, pdy);
+        tview_destroy(&x), tview_destroy(&w), tview_destroy(&y);
+        tconv_run_free(&r);
+    }
+    tbuf_free(ws);
 }
