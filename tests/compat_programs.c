@@ -2,7 +2,8 @@
    elsewhere (docs/compatibility.md): NVIDIA's mnistCUDNN sample (a LeNet forward pass, the
    algorithm from cudnnFindConvolutionForwardAlgorithm or fixed to FFT, in float and in half with
    float math), PyTorch's affine grid generator and TVM's backward convolutions (the algorithm the
-   first result of cudnnFind*Algorithm, NHWC tensors and filter, true half). Each call's result against the double
+   first result of cudnnFind*Algorithm, NHWC tensors and filter, true half) and Dragon's softmax
+   over 3-D tensors. Each call's result against the double
    references of tests/ref/, computed from what the previous call left. (compat.c, compat_ops.c,
    compat_conv.c: the frameworks; compat_libs.c, compat_toolkits.c, compat_bindings.c: libraries,
    toolkits and bindings.) */
@@ -409,4 +410,49 @@ TEST(compat_conv_tvm_backward_find_first_result)
         tconv_run_free(&r);
     }
     tbuf_free(ws);
+}
+
+/* ---- SeetaTech's Dragon (dragon/operators/activation/softmax_op_cudnn.cc) -------------------- */
+
+/* Softmax over any axis of an array of dims D: one descriptor (packed strides, through
+   cudnnSetTensorNdDescriptor) for x, y, dy and dx. Dragon 0.3: three dims {before the axis, the
+   axis, after it} in CHANNEL mode, a trailing 1 included; later releases: four dims {before, axis,
+   after, 1}, INSTANCE mode when nothing follows the axis. ACCURATE, alpha 1 and beta 0 of the
+   type's scaling type; float, double and half. */
+TEST(compat_softmax_dragon_3d_channel_and_instance)
+{
+    static const cudnnDataType_t types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE, CUDNN_DATA_HALF};
+    static const int arr[4] = {2, 5, 3, 4};
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(types); k++)
+        for (int axis = 0; axis < 4; axis++)
+            for (int release = 0; release < 2; release++) {
+                int before = 1, after = 1;
+                for (int i = 0; i < axis; i++) before *= arr[i];
+                for (int i = axis + 1; i < 4; i++) after *= arr[i];
+                const int rank = release ? 4 : 3, dims[4] = {before, arr[axis], after, 1};
+                const cudnnSoftmaxMode_t mode =
+                    release && after == 1 ? CUDNN_SOFTMAX_MODE_INSTANCE : CUDNN_SOFTMAX_MODE_CHANNEL;
+                const int64_t n = (int64_t)before * arr[axis] * after;
+                struct tview v;
+                tview_init(&v, types[k], rank, dims, TV_NCHW);
+                double *x = tview_random(n, -3, 3), *dy = tview_random(n, -1, 1);
+                double *y = malloc(sizeof(double) * (size_t)n), *dx = malloc(sizeof(double) * (size_t)n);
+                void *px = tview_upload(&v, x), *pdy = tview_upload(&v, dy), *py = tview_upload(&v, NULL);
+                void *pdx = tview_upload(&v, NULL);
+                struct tscale one, zero;
+                const void *a = tscale(&one, types[k], 1), *b = tscale(&zero, types[k], 0);
+                ref_softmax_forward(CUDNN_SOFTMAX_ACCURATE, mode, rank, dims, x, y);
+                if (CHECK_OK(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_ACCURATE, mode, a, v.desc, px, b, v.desc, py))) {
+                    tview_check(&v, py, y, "Dragon's softmax");
+                    tview_download(&v, py, y); /* the backward reads the y the forward left */
+                    ref_softmax_backward(CUDNN_SOFTMAX_ACCURATE, mode, rank, dims, y, dy, dx);
+                    if (CHECK_OK(cudnnSoftmaxBackward(h, CUDNN_SOFTMAX_ACCURATE, mode, a, v.desc, py, v.desc, pdy, b,
+                                                      v.desc, pdx)))
+                        tview_check(&v, pdx, dx, "Dragon's softmax gradient");
+                }
+                tview_free(&v, px), tview_free(&v, pdy), tview_free(&v, py), tview_free(&v, pdx);
+                free(x), free(dy), free(y), free(dx);
+                tview_destroy(&v);
+            }
 }
