@@ -2,8 +2,9 @@
    elsewhere (docs/compatibility.md): NVIDIA's mnistCUDNN sample (a LeNet forward pass, the
    algorithm from cudnnFindConvolutionForwardAlgorithm or fixed to FFT, in float and in half with
    float math), PyTorch's affine grid generator and TVM's backward convolutions (the algorithm the
-   first result of cudnnFind*Algorithm, NHWC tensors and filter, true half) and Dragon's softmax
-   over 3-D tensors. Each call's result against the double
+   first result of cudnnFind*Algorithm, NHWC tensors and filter, true half), Dragon's softmax
+   over 3-D tensors, CUDA.jl's pooling of Julia arrays (windows clamped, 3 dims padded to 4) and
+   Merlin.jl's softmax gradient added to the one held. Each call's result against the double
    references of tests/ref/, computed from what the previous call left. (compat.c, compat_ops.c,
    compat_conv.c: the frameworks; compat_libs.c, compat_toolkits.c, compat_bindings.c: libraries,
    toolkits and bindings.) */
@@ -455,4 +456,114 @@ TEST(compat_softmax_dragon_3d_channel_and_instance)
                 free(x), free(dy), free(y), free(dx);
                 tview_destroy(&v);
             }
+}
+
+/* ---- CUDA.jl's pooling (lib/cudnn/pooling.jl, from Knet; NNlib's maxpool and meanpool) ------- */
+
+/* A Julia array of n dims (spatial first, then C and N, column-major) is the C-order tensor
+   [N, C, reversed spatial dims], an array of 3 dims padded to [N, C, X, 1]; the descriptor has
+   max(2, n - 2) dims whose window, padding and stride are the keyword values reversed, each
+   clamped to its dim's extent ("If any of the entries is larger than the corresponding x
+   dimension, the x dimension is used instead"), stride defaulting to the window. y from
+   cudnnGetPoolingNdForwardOutputDim asked for max(4, n) dims (a trailing 1 dropped for 3-dim
+   arrays). The backward: cudnnPoolingBackward(alpha, yDesc, y, yDesc, dy, xDesc, x, beta, xDesc,
+   dx), the forward's descriptor and y. */
+TEST(compat_pool_cudajl_clamped_windows_padded_dims)
+{
+    static const struct {
+        int nd, jdims[5]; /* Julia's dims: spatial..., C, N */
+        int window, pad, stride; /* stride 0: the window */
+        cudnnPoolingMode_t mode;
+        cudnnDataType_t t;
+    } cases[] = {
+        {4, {7, 6, 3, 2}, 2, 0, 0, CUDNN_POOLING_MAX, CUDNN_DATA_FLOAT},
+        {3, {9, 4, 2}, 3, 0, 2, CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING, CUDNN_DATA_FLOAT},
+        {5, {5, 4, 3, 2, 2}, 2, 0, 0, CUDNN_POOLING_MAX_DETERMINISTIC, CUDNN_DATA_DOUBLE},
+        {4, {5, 3, 2, 3}, 10, 0, 0, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, CUDNN_DATA_FLOAT},
+        {4, {6, 5, 2, 2}, 3, 1, 2, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, CUDNN_DATA_DOUBLE},
+    };
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const int nd = cases[k].nd, nsp = nd - 2, nb = nsp < 2 ? 2 : nsp, rank = nd < 4 ? 4 : nd;
+        int xd[5], win[3] = {0}, pad[3] = {0}, stride[3] = {0}, in[3] = {0};
+        xd[0] = cases[k].jdims[nd - 1], xd[1] = cases[k].jdims[nd - 2];
+        for (int i = 0; i < rank - 2; i++) in[i] = xd[2 + i] = i < nsp ? cases[k].jdims[nsp - 1 - i] : 1;
+        for (int i = 0; i < nb; i++) {
+            const int s = cases[k].stride ? cases[k].stride : cases[k].window;
+            win[i] = cases[k].window < in[i] ? cases[k].window : in[i];
+            pad[i] = cases[k].pad < in[i] ? cases[k].pad : in[i];
+            stride[i] = s < in[i] ? s : in[i];
+        }
+        cudnnPoolingDescriptor_t pd;
+        CHECK_OK(cudnnCreatePoolingDescriptor(&pd));
+        CHECK_OK(cudnnSetPoolingNdDescriptor(pd, cases[k].mode, CUDNN_NOT_PROPAGATE_NAN, nb, win, pad, stride));
+        struct tview x;
+        tview_init(&x, cases[k].t, rank, xd, TV_NCHW);
+        int yd[5] = {0};
+        if (!CHECK_OK(cudnnGetPoolingNdForwardOutputDim(pd, x.desc, rank, yd))) {
+            cudnnDestroyPoolingDescriptor(pd);
+            tview_destroy(&x);
+            continue;
+        }
+        struct tview y;
+        tview_init(&y, cases[k].t, rank, yd, TV_NCHW);
+        const struct ref_pool rp = {cases[k].mode, false, nb, {win[0], win[1], win[2]}, {pad[0], pad[1], pad[2]},
+                                    {stride[0], stride[1], stride[2]}};
+        double *xv = tview_random(x.count, -2, 2), *dyv = tview_random(y.count, -1, 1);
+        double *yv = malloc(sizeof(double) * (size_t)y.count), *dxv = malloc(sizeof(double) * (size_t)x.count);
+        void *px = tview_upload(&x, xv), *pdy = tview_upload(&y, dyv), *py = tview_upload(&y, NULL);
+        void *pdx = tview_upload(&x, NULL);
+        ref_pooling_forward(&rp, xd[0], xd[1], in, &yd[2], xv, yv);
+        ref_pooling_backward(&rp, xd[0], xd[1], in, &yd[2], xv, dyv, dxv);
+        struct tscale one, zero;
+        const void *a = tscale(&one, cases[k].t, 1), *b = tscale(&zero, cases[k].t, 0);
+        if (CHECK_OK(cudnnPoolingForward(h, pd, a, x.desc, px, b, y.desc, py)))
+            tview_check(&y, py, yv, "CUDA.jl's pooling");
+        if (CHECK_OK(cudnnPoolingBackward(h, pd, a, y.desc, py, y.desc, pdy, x.desc, px, b, x.desc, pdx)))
+            tview_check(&x, pdx, dxv, "CUDA.jl's pooling gradient");
+        tview_free(&x, px), tview_free(&y, pdy), tview_free(&y, py), tview_free(&x, pdx);
+        free(xv), free(dyv), free(yv), free(dxv);
+        tview_destroy(&x), tview_destroy(&y);
+        cudnnDestroyPoolingDescriptor(pd);
+    }
+}
+
+/* ---- Merlin.jl's softmax (src/cuda/functions/softmax.jl; LibCUDA.jl's src/cudnn/softmax.jl) -- */
+
+/* A Julia array of up to 4 dims padded on the left to 4 (TensorDesc(x, pad=4-N)): a (C, N)
+   matrix is the C-order [N, C, 1, 1]; CHANNEL mode, ACCURATE or LOG; the forward with alpha 1
+   and beta 0, the backward **adding into the input's gradient** (beta 1: T[1]) when the graph
+   already holds one, from the y the forward wrote; one descriptor for every tensor. */
+TEST(compat_softmax_merlin_backward_adds_to_gradient)
+{
+    static const cudnnSoftmaxAlgorithm_t algos[] = {CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_LOG};
+    static const int jdims[][4] = {{10, 6, 0, 0}, {5, 4, 3, 2}};
+    cudnnHandle_t h = test_handle();
+    for (size_t a = 0; a < TLEN(algos); a++)
+        for (size_t s = 0; s < TLEN(jdims); s++) {
+            int nd = jdims[s][2] ? 4 : 2, d[4] = {1, 1, 1, 1};
+            for (int i = 0; i < nd; i++) d[3 - i] = jdims[s][i]; /* reversed, padded on the left */
+            struct tview v;
+            tview_init(&v, CUDNN_DATA_FLOAT, 4, d, TV_NCHW);
+            double *x = tview_random(v.count, -3, 3), *dy = tview_random(v.count, -1, 1);
+            double *prior = tview_random(v.count, -1, 1), *y = malloc(sizeof(double) * (size_t)v.count);
+            double *dx = malloc(sizeof(double) * (size_t)v.count);
+            void *px = tview_upload(&v, x), *pdy = tview_upload(&v, dy), *py = tview_upload(&v, NULL);
+            void *pdx = tview_upload(&v, prior);
+            const float one = 1, zero = 0;
+            ref_softmax_forward(algos[a], CUDNN_SOFTMAX_MODE_CHANNEL, 4, d, x, y);
+            if (CHECK_OK(cudnnSoftmaxForward(h, algos[a], CUDNN_SOFTMAX_MODE_CHANNEL, &one, v.desc, px, &zero, v.desc,
+                                             py))) {
+                tview_check(&v, py, y, "Merlin's softmax");
+                tview_download(&v, py, y);
+                ref_softmax_backward(algos[a], CUDNN_SOFTMAX_MODE_CHANNEL, 4, d, y, dy, dx);
+                if (CHECK_OK(cudnnSoftmaxBackward(h, algos[a], CUDNN_SOFTMAX_MODE_CHANNEL, &one, v.desc, py, v.desc,
+                                                  pdy, &one, v.desc, pdx)))
+                    tview_check_blend(&v, pdx, dx, prior, 1, 1, ttolerance(CUDNN_DATA_FLOAT),
+                                      "gradient added to the one held");
+            }
+            tview_free(&v, px), tview_free(&v, pdy), tview_free(&v, py), tview_free(&v, pdx);
+            free(x), free(dy), free(prior), free(y), free(dx);
+            tview_destroy(&v);
+        }
 }
