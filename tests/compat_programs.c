@@ -4,13 +4,15 @@
    float math), PyTorch's affine grid generator and TVM's backward convolutions (the algorithm the
    first result of cudnnFind*Algorithm, NHWC tensors and filter, true half), Dragon's softmax
    over 3-D tensors, CUDA.jl's pooling of Julia arrays (windows clamped, 3 dims padded to 4) and
-   Merlin.jl's softmax gradient added to the one held. Each call's result against the double
+   Merlin.jl's softmax gradient added to the one held, ONNX Runtime's batch-norm inference on
+   dims padded to 4, Caffe2's transposed convolution and its gradient. Each call's result against the double
    references of tests/ref/, computed from what the previous call left. (compat.c, compat_ops.c,
    compat_conv.c: the frameworks; compat_libs.c, compat_toolkits.c, compat_bindings.c: libraries,
    toolkits and bindings.) */
 #include "conv_harness.h"
 #include "desc_util.h"
 #include "ref/activation.h"
+#include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/lrn.h"
 #include "ref/pooling.h"
@@ -566,4 +568,143 @@ TEST(compat_softmax_merlin_backward_adds_to_gradient)
             free(x), free(dy), free(prior), free(y), free(dx);
             tview_destroy(&v);
         }
+}
+
+/* ---- ONNX Runtime's BatchNormalization (onnxruntime/core/providers/cuda/nn/batch_norm.cc) ---- */
+
+/* Inference: x of rank 4 or 5 as it is, of rank 2 or 3 padded to {N, C, H or 1, 1}
+   (BatchNormHelper::NormalizeDims), through cudnnSetTensorNdDescriptor with packed strides; the
+   parameters' descriptor derived (cudnnDeriveBNTensorDescriptor) for SPATIAL, or PER_ACTIVATION
+   when the attribute spatial is 0; epsilon the float attribute widened to double (clamped to
+   CUDNN_BN_MIN_EPSILON, 0 in cuDNN 8); alpha and beta of the data's type, and for half data the
+   scale, bias, mean and variance cast to float buffers by the provider. */
+TEST(compat_bn_onnxruntime_inference_normalized_dims)
+{
+    static const struct { int rank, dims[5]; bool spatial; cudnnDataType_t t; } cases[] = {
+        {4, {2, 3, 4, 5}, true, CUDNN_DATA_FLOAT},  {2, {6, 4}, true, CUDNN_DATA_FLOAT},
+        {3, {3, 4, 7}, false, CUDNN_DATA_DOUBLE},   {5, {2, 3, 2, 3, 4}, true, CUDNN_DATA_HALF},
+        {3, {4, 5, 6}, true, CUDNN_DATA_HALF},      {2, {5, 3}, false, CUDNN_DATA_FLOAT},
+    };
+    cudnnHandle_t h = test_handle();
+    const double eps = (double)1e-5f;
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const int r = cases[k].rank < 4 ? 4 : cases[k].rank;
+        int d[5] = {1, 1, 1, 1, 1};
+        for (int i = 0; i < cases[k].rank; i++) d[i] = cases[k].dims[i];
+        struct tview x;
+        tview_init(&x, cases[k].t, r, d, TV_NCHW);
+        const cudnnBatchNormMode_t mode = cases[k].spatial ? CUDNN_BATCHNORM_SPATIAL : CUDNN_BATCHNORM_PER_ACTIVATION;
+        cudnnTensorDescriptor_t bd;
+        CHECK_OK(cudnnCreateTensorDescriptor(&bd));
+        CHECK_OK(cudnnDeriveBNTensorDescriptor(bd, x.desc, mode));
+        int64_t s = 1;
+        for (int i = 2; i < r; i++) s *= d[i];
+        const struct ref_bn_shape sh = {d[0], d[1], s, !cases[k].spatial};
+        const int64_t slots = ref_bn_slots(&sh);
+        const cudnnDataType_t pt = cases[k].t == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+        double *xv = tview_random(x.count, -2, 2), *y = malloc(sizeof(double) * (size_t)x.count);
+        double *scale = tview_random(slots, 0.5, 1.5), *bias = tview_random(slots, -0.5, 0.5);
+        double *mean = tview_random(slots, -1, 1), *var = tview_random(slots, 0.25, 2);
+        void *px = tview_upload(&x, xv), *py = tview_upload(&x, NULL);
+        void *ps = tvalues_upload(pt, scale, slots), *pb = tvalues_upload(pt, bias, slots);
+        void *pm = tvalues_upload(pt, mean, slots), *pv = tvalues_upload(pt, var, slots);
+        ref_bn_forward(&sh, xv, NULL, scale, bias, mean, var, eps, -1, 0, NULL, y);
+        struct tscale one, zero;
+        if (CHECK_OK(cudnnBatchNormalizationForwardInference(h, mode, tscale(&one, cases[k].t, 1),
+                                                             tscale(&zero, cases[k].t, 0), x.desc, px, x.desc, py,
+                                                             bd, ps, pb, pm, pv, eps)))
+            tview_check(&x, py, y, "ONNX Runtime's BatchNormalization");
+        tview_free(&x, px), tview_free(&x, py);
+        tbuf_free(ps), tbuf_free(pb), tbuf_free(pm), tbuf_free(pv);
+        free(xv), free(y), free(scale), free(bias), free(mean), free(var);
+        cudnnDestroyTensorDescriptor(bd);
+        tview_destroy(&x);
+    }
+}
+
+/* ---- Caffe2's ConvTranspose (caffe2/operators/conv_transpose_op_cudnn.cc) ------------------- */
+
+/* The op's x (N x M x H x W) is the bottom, its y (N x C x H_out x W_out, H_out = (H - 1) stride
+   - 2 pad + kernel + adj) the top: the 4-D setters in the op's order (NCHW or NHWC, the filter
+   M x C x kh x kw in that format too, the bias 1 x C x 1 x 1), cudnnSetConvolution2dDescriptor
+   with the data type as compute type, TENSOR_OP_MATH; exhaustive search: each direction's
+   cudnnFind*Algorithm asked for Caffe2's own counts (5 backward data, 4 backward filter, and 5
+   for the forward, into 7), results[0] taken. Forward: backward data into the top (beta 0),
+   then cudnnAddTensor of the bias (beta 1). Gradient: cudnnConvolutionBackwardBias over dY,
+   backward filter with **the top as x** and the bottom as dy, and dX by a forward convolution
+   of dY (the top as x, whose extra adj rows no output window reads); one workspace of the
+   larger size. */
+TEST(compat_conv_caffe2_transpose_through_backward_data)
+{
+    static const struct { cudnnTensorFormat_t fmt; int stride, pad, adj; } cases[] = {
+        {CUDNN_TENSOR_NCHW, 2, 1, 1}, {CUDNN_TENSOR_NHWC, 2, 0, 0}, {CUDNN_TENSOR_NHWC, 3, 1, 2}};
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const int s = cases[k].stride, p = cases[k].pad, kk = 3;
+        const int n = 2, m = 4, c = 3, hh = 4, ww = 5;
+        /* the convolution whose backward data is the op: x = top, y = bottom */
+        struct ref_conv rc = {.nsp = 2, .n = n, .c = c, .k = m, .groups = 1, .filt = {kk, kk}, .pad = {p, p},
+                              .stride = {s, s}, .dil = {1, 1}};
+        rc.in[0] = (hh - 1) * s - 2 * p + kk + cases[k].adj, rc.in[1] = (ww - 1) * s - 2 * p + kk + cases[k].adj;
+        if (!CHECK(ref_conv_out_dims(&rc) && rc.out[0] == hh && rc.out[1] == ww)) continue;
+        struct tconv_run r;
+        tconv_run_init(&r, &rc, CUDNN_DATA_FLOAT);
+        const int layout = cases[k].fmt == CUDNN_TENSOR_NHWC ? TV_NHWC : TV_NCHW;
+        const int topd[4] = {n, c, rc.in[0], rc.in[1]}, botd[4] = {n, m, hh, ww}, wd[4] = {m, c, kk, kk};
+        const int bd4[4] = {1, c, 1, 1};
+        struct tview top, bot, w, bias;
+        tview_init(&top, CUDNN_DATA_FLOAT, 4, topd, layout), tview_init(&bot, CUDNN_DATA_FLOAT, 4, botd, layout);
+        tview_init(&w, CUDNN_DATA_FLOAT, 4, wd, layout), tview_init(&bias, CUDNN_DATA_FLOAT, 4, bd4, layout);
+        cudnnTensorDescriptor_t bdesc;
+        CHECK_OK(cudnnCreateTensorDescriptor(&bdesc));
+        CHECK_OK(cudnnSetTensor4dDescriptor(r.yd, cases[k].fmt, CUDNN_DATA_FLOAT, n, m, hh, ww)); /* bottom */
+        CHECK_OK(cudnnSetFilter4dDescriptor(r.wd, CUDNN_DATA_FLOAT, cases[k].fmt, m, c, kk, kk));
+        CHECK_OK(cudnnSetTensor4dDescriptor(bdesc, cases[k].fmt, CUDNN_DATA_FLOAT, 1, c, 1, 1));
+        CHECK_OK(cudnnSetTensor4dDescriptor(r.xd, cases[k].fmt, CUDNN_DATA_FLOAT, n, c, rc.in[0], rc.in[1]));
+        CHECK_OK(cudnnSetConvolution2dDescriptor(r.cd, p, p, s, s, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+        CHECK_OK(cudnnSetConvolutionMathType(r.cd, CUDNN_TENSOR_OP_MATH));
+        double *bv = tview_random(c, -1, 1), *ytop = malloc(sizeof(double) * (size_t)r.nx);
+        double *db = calloc((size_t)c, sizeof(double));
+        const long per = (long)rc.in[0] * rc.in[1];
+        for (long i = 0; i < r.nx; i++) ytop[i] = r.dx[i] + bv[i / per % c]; /* the op's y */
+        /* the gradient op's dY is r.x (top-shaped), its X r.dy (bottom-shaped): */
+        for (long i = 0; i < r.nx; i++) db[i / per % c] += r.x[i];
+        void *pbot = tview_upload(&bot, r.dy), *pw = tview_upload(&w, r.w), *pb = tview_upload(&bias, bv);
+        void *ptop = tview_upload(&top, NULL), *pdtop = tview_upload(&top, r.x), *pdw = tview_upload(&w, NULL);
+        void *pdbot = tview_upload(&bot, NULL), *pdb = tview_upload(&bias, NULL);
+        int got = 0;
+        cudnnConvolutionBwdDataAlgoPerf_t dperf[5];
+        cudnnConvolutionBwdFilterAlgoPerf_t wperf[4];
+        cudnnConvolutionFwdAlgoPerf_t fperf[7];
+        CHECK_OK(cudnnFindConvolutionBackwardDataAlgorithm(h, r.wd, r.yd, r.cd, r.xd, 5, &got, dperf));
+        CHECK_OK(cudnnFindConvolutionBackwardFilterAlgorithm(h, r.xd, r.yd, r.cd, r.wd, 4, &got, wperf));
+        CHECK_OK(cudnnFindConvolutionForwardAlgorithm(h, r.xd, r.wd, r.cd, r.yd, 5, &got, fperf));
+        size_t dbytes = 0, wbytes = 0, fbytes = 0;
+        CHECK_OK(cudnnGetConvolutionBackwardDataWorkspaceSize(h, r.wd, r.yd, r.cd, r.xd, dperf[0].algo, &dbytes));
+        CHECK_OK(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, r.xd, r.yd, r.cd, r.wd, wperf[0].algo, &wbytes));
+        CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, r.xd, r.wd, r.cd, r.yd, fperf[0].algo, &fbytes));
+        const size_t gbytes = wbytes > fbytes ? wbytes : fbytes;
+        void *ws = dbytes ? tbuf_alloc(dbytes) : NULL, *gws = gbytes ? tbuf_alloc(gbytes) : NULL;
+        const float one = 1, zero = 0;
+        const double tol = tconv_tolerance(CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH);
+        if (CHECK_OK(cudnnConvolutionBackwardData(h, &one, r.wd, pw, r.yd, pbot, r.cd, dperf[0].algo, ws, dbytes,
+                                                  &zero, r.xd, ptop)) &&
+            CHECK_OK(cudnnAddTensor(h, &one, bdesc, pb, &one, r.xd, ptop)))
+            tview_check_blend(&top, ptop, ytop, NULL, 1, 0, tol, "Caffe2's ConvTranspose");
+        if (CHECK_OK(cudnnConvolutionBackwardBias(h, &one, r.xd, pdtop, &zero, bdesc, pdb)))
+            tview_check_blend(&bias, pdb, db, NULL, 1, 0, tol, "its bias gradient");
+        if (CHECK_OK(cudnnConvolutionBackwardFilter(h, &one, r.xd, pdtop, r.yd, pbot, r.cd, wperf[0].algo, gws, gbytes,
+                                                    &zero, r.wd, pdw)))
+            tview_check_blend(&w, pdw, r.dw, NULL, 1, 0, tol, "its filter gradient");
+        if (CHECK_OK(cudnnConvolutionForward(h, &one, r.xd, pdtop, r.wd, pw, r.cd, fperf[0].algo, gws, gbytes, &zero,
+                                             r.yd, pdbot)))
+            tview_check_blend(&bot, pdbot, r.y, NULL, 1, 0, tol, "its input gradient");
+        tbuf_free(ws), tbuf_free(gws);
+        tview_free(&bot, pbot), tview_free(&w, pw), tview_free(&bias, pb), tview_free(&top, ptop);
+        tview_free(&top, pdtop), tview_free(&w, pdw), tview_free(&bot, pdbot), tview_free(&bias, pdb);
+        tview_destroy(&top), tview_destroy(&bot), tview_destroy(&w), tview_destroy(&bias);
+        free(bv), free(ytop), free(db);
+        cudnnDestroyTensorDescriptor(bdesc);
+        tconv_run_free(&r);
+    }
 }
