@@ -5,7 +5,8 @@
    first result of cudnnFind*Algorithm, NHWC tensors and filter, true half), Dragon's softmax
    over 3-D tensors, CUDA.jl's pooling of Julia arrays (windows clamped, 3 dims padded to 4) and
    Merlin.jl's softmax gradient added to the one held, ONNX Runtime's batch-norm inference on
-   dims padded to 4, Caffe2's transposed convolution and its gradient. Each call's result against the double
+   dims padded to 4, Caffe2's transposed convolution and its gradient, cudarc's descriptors with
+   stride 0 on dims of extent 1. Each call's result against the double
    references of tests/ref/, computed from what the previous call left. (compat.c, compat_ops.c,
    compat_conv.c: the frameworks; compat_libs.c, compat_toolkits.c, compat_bindings.c: libraries,
    toolkits and bindings.) */
@@ -16,11 +17,13 @@
 #include "ref/conv.h"
 #include "ref/lrn.h"
 #include "ref/pooling.h"
+#include "ref/reduce.h"
 #include "ref/softmax.h"
 #include "ref/spatial_tf.h"
 #include "tensors.h"
 #include "test.h"
 
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -707,4 +710,62 @@ TEST(compat_conv_caffe2_transpose_through_backward_data)
         cudnnDestroyTensorDescriptor(bdesc);
         tconv_run_free(&r);
     }
+}
+
+/* ---- cudarc's safe wrappers (src/cudnn/safe/mod.rs, reduce.rs, activation.rs) --------------- */
+
+/* cudarc's test_reduction: create_nd_tensor with **stride 0 on the dims of extent 1** (a as
+   [1, 1, 2, 3] strides [0, 6, 3, 1], c as [1, 1, 1, 1] strides [0, 0, 0, 1]), an ADD reduction
+   without indices, NaN propagated, the workspace of cudnnGetReductionWorkspaceSize, alpha 1 and
+   beta 0, the sum 21 asserted; NVIDIA's library takes the descriptors and the call. Then an
+   activation over a [1, 3, 1, 4] tensor with strides [0, 4, 0, 1] (ActivationForward takes any
+   create_nd_tensor descriptor). The getter returns the strides as set; a zero stride on a dim of
+   extent above 1 stays BAD_PARAM. */
+TEST(compat_reduce_cudarc_zero_strides_on_unit_dims)
+{
+    cudnnHandle_t h = test_handle();
+    const int ad[4] = {1, 1, 2, 3}, as[4] = {0, 6, 3, 1}, cd[4] = {1, 1, 1, 1}, cs[4] = {0, 0, 0, 1};
+    cudnnTensorDescriptor_t a, c;
+    CHECK_OK(cudnnCreateTensorDescriptor(&a));
+    CHECK_OK(cudnnCreateTensorDescriptor(&c));
+    if (CHECK_OK(cudnnSetTensorNdDescriptor(a, CUDNN_DATA_FLOAT, 4, ad, as)) &&
+        CHECK_OK(cudnnSetTensorNdDescriptor(c, CUDNN_DATA_FLOAT, 4, cd, cs))) {
+        int nb = 0, gd[4], gs[4];
+        cudnnDataType_t t;
+        CHECK_OK(cudnnGetTensorNdDescriptor(c, 4, &t, &nb, gd, gs));
+        CHECK(nb == 4 && gs[0] == 0 && gs[1] == 0 && gs[2] == 0 && gs[3] == 1);
+        cudnnReduceTensorDescriptor_t rd;
+        CHECK_OK(cudnnCreateReduceTensorDescriptor(&rd));
+        CHECK_OK(cudnnSetReduceTensorDescriptor(rd, CUDNN_REDUCE_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN,
+                                                CUDNN_REDUCE_TENSOR_NO_INDICES, CUDNN_32BIT_INDICES));
+        double av[6] = {1, 2, 3, 4, 5, 6}, want = 21;
+        void *pa = tvalues_upload(CUDNN_DATA_FLOAT, av, 6), *pc = tbuf_alloc(sizeof(float));
+        size_t ws = 0;
+        CHECK_OK(cudnnGetReductionWorkspaceSize(h, rd, a, c, &ws));
+        void *work = tbuf_alloc(ws ? ws : 1);
+        const float one = 1, zero = 0;
+        if (CHECK_OK(cudnnReduceTensor(h, rd, NULL, 0, work, ws, &one, a, pa, &zero, c, pc)))
+            tvalues_check(CUDNN_DATA_FLOAT, pc, &want, 1, ttolerance(CUDNN_DATA_FLOAT), "cudarc's sum");
+        tbuf_free(pa), tbuf_free(pc), tbuf_free(work);
+        cudnnDestroyReduceTensorDescriptor(rd);
+    }
+    const int xd[4] = {1, 3, 1, 4}, xs[4] = {0, 4, 0, 1};
+    if (CHECK_OK(cudnnSetTensorNdDescriptor(a, CUDNN_DATA_FLOAT, 4, xd, xs))) {
+        cudnnActivationDescriptor_t act;
+        CHECK_OK(cudnnCreateActivationDescriptor(&act));
+        CHECK_OK(cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, DBL_MAX));
+        double *x = tview_random(12, -1, 1), y[12];
+        for (int i = 0; i < 12; i++) y[i] = ref_activation(CUDNN_ACTIVATION_RELU, false, 0, 1, x[i]);
+        void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, 12), *py = tbuf_alloc(12 * sizeof(float));
+        const float one = 1, zero = 0;
+        if (CHECK_OK(cudnnActivationForward(h, act, &one, a, px, &zero, a, py)))
+            tvalues_check(CUDNN_DATA_FLOAT, py, y, 12, ttolerance(CUDNN_DATA_FLOAT), "ReLU over zero unit strides");
+        tbuf_free(px), tbuf_free(py);
+        free(x);
+        cudnnDestroyActivationDescriptor(act);
+    }
+    const int bd[4] = {2, 3, 1, 4}, bs[4] = {0, 4, 4, 1};
+    CHECK_STATUS(cudnnSetTensorNdDescriptor(a, CUDNN_DATA_FLOAT, 4, bd, bs), CUDNN_STATUS_BAD_PARAM);
+    cudnnDestroyTensorDescriptor(a);
+    cudnnDestroyTensorDescriptor(c);
 }

@@ -1,6 +1,7 @@
 /* tensor.c: tensor and filter descriptors of the API, and their views (see tensor.h).
 
-   cuDNN 8.2 rules implemented here: dims and strides must be positive (BAD_PARAM); nbDims is
+   cuDNN 8.2 rules implemented here: dims and strides must be positive (BAD_PARAM), except that
+   a dim of extent 1 may have stride 0, as NVIDIA's library takes it (cudarc's tests); nbDims is
    limited to CUDNN_DIM_MAX (NOT_SUPPORTED above it); cudnnSetTensorNdDescriptor takes 3 to 8
    dimensions ("NOT_SUPPORTED: nbDims is outside the range [4, CUDNN_DIM_MAX]", widened to 3 for
    the 3-D tensors the RNN API documents), the other setters answer BAD_PARAM below their
@@ -41,17 +42,24 @@ void ocd_packed_strides(cudnnTensorFormat_t format, int nb_dims, const int dims[
     }
 }
 
+/* The steps a layout takes along dim d: dim 1 of a vector type counts whole vectors. */
+static int64_t extent_of(int d, const int dims[], int vect)
+{
+    return d == 1 ? dims[d] / vect : dims[d];
+}
+
 cudnnStatus_t ocd_check_layout(int nb_dims, const int dims[], const int strides[], int vect)
 {
     int order[OCD_MAX_DIMS], n = 0;
     for (int d = 0; d < nb_dims; d++) {
         if (dims[d] <= 0) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dimension %d is %d", d, dims[d]);
-        if (strides[d] <= 0)
+        /* A dim of extent 1 is never stepped along: its stride may be 0 (cudarc's descriptors). */
+        if (strides[d] < 0 || (strides[d] == 0 && extent_of(d, dims, vect) > 1))
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "stride %d is %d", d, strides[d]);
     }
     /* Sort the dims of extent > 1 by stride; each must step over everything inside it. */
     for (int d = 0; d < nb_dims; d++) {
-        int64_t extent = d == 1 ? dims[d] / vect : dims[d];
+        int64_t extent = extent_of(d, dims, vect);
         if (extent <= 1) continue;
         int i = n++;
         while (i > 0 && strides[order[i - 1]] > strides[d]) {
@@ -63,7 +71,7 @@ cudnnStatus_t ocd_check_layout(int nb_dims, const int dims[], const int strides[
     int64_t inner = 1; /* elements spanned by the dims already placed */
     for (int i = 0; i < n; i++) {
         int d = order[i];
-        int64_t extent = d == 1 ? dims[d] / vect : dims[d];
+        int64_t extent = extent_of(d, dims, vect);
         if (strides[d] < inner)
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM,
                             "stride %d (%d) overlaps the dimensions inside it (span %lld)", d,
@@ -85,6 +93,12 @@ void ocd_tensor_view_of(const struct cudnnTensorStruct *t, struct ocd_tensor_vie
         v->dims[d] = t->dims[d];
         v->strides[d] = (int64_t)t->strides[d] * v->vect;
     }
+    /* A stride of 0 (allowed on a dim of extent 1, never stepped along) becomes the packed
+       row-major stride at that place, so that every layout test sees a positive stride. */
+    for (int d = t->nb_dims - 1; d >= 0; d--)
+        if (v->strides[d] == 0)
+            v->strides[d] = d + 1 == t->nb_dims ? v->vect
+                                                : v->strides[d + 1] * extent_of(d + 1, t->dims, v->vect);
 }
 
 void ocd_filter_view_of(const struct cudnnFilterStruct *f, struct ocd_tensor_view *v)
@@ -233,7 +247,7 @@ static cudnnStatus_t set_tensor(cudnnTensorDescriptor_t t, cudnnDataType_t dtype
     /* The limit counts the padding between dimensions too: the span of the strides, in
        elements (scalars for the vector types). ocd_check_layout bounded it to 64 bits. */
     int64_t last = 0;
-    for (int d = 0; d < nb_dims; d++) last += (int64_t)((d == 1 ? dims[d] / vect : dims[d]) - 1) * strides[d];
+    for (int d = 0; d < nb_dims; d++) last += (extent_of(d, dims, vect) - 1) * strides[d];
     if ((last + 1) * vect > MAX_ELEMENTS)
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the strides span more than 2^31-1 elements");
     t->dtype = dtype;
