@@ -540,7 +540,7 @@ TEST(conv_cuda_fused_1x1_runs_on_cublas)
 /* On the CUDA pass with tensor cores (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it serve),
    the fused call on ResNet's stem (C = 3, 7x7, stride 2, pad 3; the ConvBiasAct first layer)
    runs on the few-channel entry, its epilogue taking bias, z and the activation: half NHWC and
-   NCHW, bfloat16 NHWC; z apart and in y's own buffer; RELU and IDENTITY. */
+   NCHW, bfloat16 NHWC, float NHWC (TF32); z apart and in y's own buffer; RELU and IDENTITY. */
 TEST(conv_cuda_fused_stem)
 {
     if (!conv_tensor_core_pass()) return;
@@ -549,4 +549,5 @@ TEST(conv_cuda_fused_stem)
     check_bias_activation_on(&stem, &tc_configs[0], CUDNN_ACTIVATION_RELU, false, 0, entry);
     check_bias_activation_on(&stem, &tc_configs[3], CUDNN_ACTIVATION_RELU, true, 0, entry);
     check_bias_activation_on(&stem, &tc_configs[1], CUDNN_ACTIVATION_IDENTITY, true, 0, entry);
+    check_bias_activation_on(&stem, &tc_configs[2], CUDNN_ACTIVATION_RELU, true, 0, entry);
 }

@@ -254,7 +254,7 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     check_entry_reached(&edges, &tf32_nchw, FWD, fwd_algo, fwd_tiny, no_tma);
     check_entry_reached(&dilated, tf32, FWD, fwd_algo, fwd_tiny, no_tma);
     check_entry_reached(&split, tf32, FWD, fwd_algo, fwd_tiny, no_tma);
-    check_entry_reached(&stem, &tf32_nchw, FWD, fwd_algo, fwd_tiny, no_tma);
+    check_entry_reached(&stem, &tf32_nchw, FWD, fwd_algo, fwd_tiny, "cuda:fwd_stem*,cuda:fwd_igemm_tma*");
     check_entry_reached(&big_dgrad, tf32, BWD_DATA, dgrad_algo, dgrad_big, NULL);
     check_entry_reached(&big_dgrad, &tf32_nchw, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_wgmma_256x128x64_s4",
                         "cuda:dgrad_igemm_wgmma_128x256*");
@@ -263,12 +263,12 @@ TEST(conv_cuda_wgmma_entries_are_reached)
 }
 
 /* The few-channel entries (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets them serve), ahead of
-   the implicit GEMM for half and bfloat16 data, forward under both implicit-GEMM algorithms,
-   backward data under ALGO_0 and ALGO_1 (they need no workspace) and the filter gradient under
-   ALGO_1 (partial sums in the workspace): ResNet's stem (C = 3, 7x7,
-   stride 2, pad 3) with an odd output size and partial tiles, NHWC and NCHW (KCRS filter);
-   C = 1, 3x3, CONVOLUTION mode, 72 filters (two filter blocks forward); C = 4, 5x5 with
-   dilation 2 and no padding. */
+   the implicit GEMM for half, bfloat16 and (TF32, under DEFAULT math) float data, forward under
+   both implicit-GEMM algorithms, backward data under ALGO_0 and ALGO_1 (they need no workspace)
+   and the filter gradient under ALGO_1 (partial sums in the workspace; float NCHW with the NCHW
+   TF32 entry, ahead of it in the table, switched off): ResNet's stem (C = 3, 7x7, stride 2, pad 3) with an odd output size and
+   partial tiles, NHWC and NCHW (KCRS filter); C = 1, 3x3, CONVOLUTION mode, 72 filters (two
+   filter blocks forward); C = 4, 5x5 with dilation 2 and no padding. */
 TEST(conv_cuda_stem_entry)
 {
     if (!conv_tensor_core_pass()) return;
@@ -279,6 +279,7 @@ TEST(conv_cuda_stem_entry)
     static const struct shape dilated = {"stem_c4_5x5_dilated", 2, 1, 4, 24, 1, {23, 17}, {5, 5}, {0, 0}, {1, 1},
                                          {2, 2}, false};
     const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *half_nchw = &tc_configs[3];
+    const struct config *tf32 = &tc_configs[2], *tf32n = &tf32_nchw;
     const int precomp = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, implicit = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
     const int algo1 = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, algo0 = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
     const int wgrad1 = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
@@ -294,13 +295,18 @@ TEST(conv_cuda_stem_entry)
         {&stem, half_nchw, BWD_DATA, algo1},  {&gray, half, BWD_DATA, algo0},      {&dilated, half_nchw, BWD_DATA, algo1},
         {&dilated, bf16, BWD_DATA, algo1},    {&stem, half, BWD_FILTER, wgrad1},   {&stem, bf16, BWD_FILTER, wgrad1},
         {&stem, half_nchw, BWD_FILTER, wgrad1}, {&gray, half, BWD_FILTER, wgrad1}, {&dilated, bf16, BWD_FILTER, wgrad1},
+        /* float data on TF32 */
+        {&stem, tf32, FWD, precomp},          {&stem, tf32n, FWD, implicit},       {&gray, tf32n, FWD, precomp},
+        {&dilated, tf32, FWD, precomp},       {&stem, tf32, BWD_DATA, algo1},      {&stem, tf32n, BWD_DATA, algo0},
+        {&gray, tf32, BWD_DATA, algo1},       {&dilated, tf32n, BWD_DATA, algo1},  {&stem, tf32, BWD_FILTER, wgrad1},
+        {&stem, tf32n, BWD_FILTER, wgrad1},   {&gray, tf32n, BWD_FILTER, wgrad1},  {&dilated, tf32, BWD_FILTER, wgrad1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_entry_reached(cases[i].sh, cases[i].cf, cases[i].d, cases[i].algo,
                             cases[i].d == FWD        ? "cuda:fwd_stem_tc_128x64"
                             : cases[i].d == BWD_DATA ? "cuda:dgrad_stem_tc_128x8"
                                                      : "cuda:wgrad_stem_tc_64x256",
-                            NULL);
+                            cases[i].d == BWD_FILTER && cases[i].cf == tf32n ? "cuda:wgrad_nchw_tf32*" : NULL);
 }
 
 /* The sm_90a TMA kernel's forward entries (compute capability 9.0; unproven, served under the
@@ -596,7 +602,8 @@ TEST(conv_reference_entries_alone)
                "host:fwd_implicit_precomp_gemm,host:fwd_implicit_gemm,host:fwd_gemm,host:dgrad_implicit_precomp_gemm,"
                "host:dgrad_implicit_gemm,host:wgrad_gemm,host:wgrad_implicit_precomp_gemm,host:wgrad_implicit_gemm,"
                "cuda:fwd_gemm1x1*,cuda:fwd_igemm*,cuda:fwd_im2col*,cuda:dgrad_gemm1x1*,cuda:dgrad_igemm*,"
-               "cuda:dgrad_im2col*,cuda:wgrad_nchw_tf32*,cuda:wgrad_gemm1x1*,cuda:wgrad_igemm*,cuda:wgrad_im2col*");
+               "cuda:dgrad_im2col*,cuda:wgrad_nchw_tf32*,cuda:wgrad_gemm1x1*,cuda:wgrad_igemm*,cuda:wgrad_im2col*,"
+               "cuda:fwd_stem*,cuda:dgrad_stem*,cuda:wgrad_stem*");
     static const int picks[] = {0, 3, 12};
     for (size_t s = 0; s < sizeof picks / sizeof picks[0]; s++)
         for (int d = FWD; d <= BWD_FILTER; d++) {

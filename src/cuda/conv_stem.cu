@@ -15,6 +15,12 @@
      accumulation), operands read with ldmatrix from K-major rows padded by 16 bytes (conflict-free
      for any row length that is a multiple of 32 bytes). The grid holds as many CTAs as are
      resident at once, each looping over pixel tiles, so that the filter is loaded once a CTA.
+   - Float data run on TF32 (mma.sync m16n8k8, fp32 accumulation) where the math type allows it,
+     through the same code: an mma k-step is 32 bytes of K in both (16 elements or 8), so the
+     ldmatrix addresses and fragment words are those of the 16-bit types (mma.cuh). Every element
+     is rounded to tf32 (round to nearest) as it is copied into shared memory. A float tile is
+     4 x 16 pixels (M = 64, warps of 16 x 32), so that the filter, the im2col tile and the patch
+     fit in the same 96 KB at twice the element size.
    - K index k = (r S + s) C + c: for unit dilation the taps of one filter row are one contiguous
      run of the patch, so the expansion reads shared memory without bank conflicts. A table of
      patch offsets per k (-1 past C R S) is built with the filter.
@@ -27,17 +33,19 @@
      activation) through conv_store.cuh's ocd_cuda_conv_finish.
    - No workspace, so it also serves IMPLICIT_GEMM.
    - The filter gradient (entry cuda:wgrad_stem_tc_64x256) is the same expansion multiplied the
-     other way: dW[64 filters][C R S] += dy^T A over each tile's 128 pixels, both operands
-     MN-major in shared memory (ldmatrix.trans), C R S padded to 32 and split over two warps,
-     the sums held in registers while the CTA loops over its tiles. Each CTA writes its fp32
-     partials to the workspace and a second kernel sums them in CTA order (deterministic), with
-     alpha and beta, into the filter (mirrored for CONVOLUTION mode). The grid is two CTAs a
-     multiprocessor, fixed at plan time, since the workspace depends on it.
+     other way: dW[64 filters][C R S] += dy^T A over each tile's pixels, both operands MN-major
+     in shared memory (ldmatrix.trans; for tf32, which ldmatrix.trans cannot transpose, 32-bit
+     fragment words read one by one, conflict-free with rows padded by 8 words), C R S padded to
+     32 and split over two warps, the sums held in registers while the CTA loops over its tiles.
+     Each CTA writes its fp32 partials to the workspace and a second kernel sums them in CTA
+     order (deterministic), with alpha and beta, into the filter (mirrored for CONVOLUTION
+     mode). The grid is two CTAs a multiprocessor, fixed at plan time, since the workspace
+     depends on it.
 
-   Constraints (each a reason): compute capability 8.0 or newer; half or bfloat16 data, all three
-   tensors one type; tensor-op math allowed; 2-D, no groups; C not a multiple of 8 (those the
-   implicit GEMM reads in whole chunks) and C R S <= 256; shared memory (filter, im2col tile,
-   patch) within 96 KB. The entry is unproven (core/impl.h) until a GPU run of the suite has
+   Constraints (each a reason): compute capability 8.0 or newer; half, bfloat16 or float data, all
+   three tensors one type; tensor-op math allowed (TF32 for float); 2-D, no groups; C not a
+   multiple of 8 (those the implicit GEMM reads in whole chunks) and C R S <= 256; shared memory
+   (filter, im2col tile, patch) within 96 KB. The entry is unproven (core/impl.h) until a GPU run of the suite has
    passed it. Every thread's code is host-callable but the mma loop and the launch, so that
    tests/emulate/conv_stem.cu runs the kernel on the CPU. */
 #include "cuda/conv_stem.cuh"
@@ -54,16 +62,27 @@
 /* ---- geometry ------------------------------------------------------------------------------------ */
 
 enum {
-    STEM_TH = 8,        /* output rows of a tile */
     STEM_TW = 16,       /* output columns of a tile */
-    STEM_BM = STEM_TH * STEM_TW,
     STEM_BN = 64,       /* filters of a CTA */
     STEM_THREADS = 256, /* 8 warps: 4 along M by 2 along N */
-    STEM_WTM = 32, STEM_WTN = 32, STEM_MI = STEM_WTM / 16, STEM_NI = STEM_WTN / 8,
+    STEM_WTN = 32, STEM_NI = STEM_WTN / 8,
     STEM_MAX_CRS = 256,
     STEM_DLD = STEM_BN + 8,         /* filter gradient: a dy tile row, a pixel's 64 filters (padded) */
     STEM_WG_NI = STEM_MAX_CRS / 16, /* filter gradient: n8 tiles of a warp's C R S half, at most */
     STEM_SMEM_MAX = 96 * 1024,
+};
+
+/* Output rows of a tile of elements of `bytes` bytes: 8 (M = 128) for 16-bit types, 4 for float. */
+__host__ __device__ constexpr int stem_tile_rows(int bytes)
+{
+    return bytes == 4 ? 4 : 8;
+}
+
+/* The tile of element type T: M pixels, a warp's rows (4 warps along M) and m16 tiles, and the
+   K of one mma k-step (32 bytes). */
+template <typename T> struct stem_geo {
+    static constexpr int BM = stem_tile_rows((int)sizeof(T)) * STEM_TW, WTM = BM / 4, MI = WTM / 16;
+    static constexpr int KSTEP = 32 / (int)sizeof(T);
 };
 
 /* Everything the kernel reads, by value. Offsets are 32-bit: a tensor spans fewer than 2^31
@@ -76,7 +95,9 @@ struct stem_params {
     int uh, uw, ph, pw, dh, dw; /* stride, padding, dilation */
     int flip;                  /* CONVOLUTION mode */
     int xs[4], fs[4], ys[4];   /* strides of x (n, c, h, w), the filter (k, c, r, s), y (n, k, p, q) */
-    int crs, kp, ld;           /* C R S; padded to 16; row length in shared memory (kp + 8) */
+    int th, bm;                /* output rows and pixels of a tile (stem_tile_rows) */
+    int crs, kp, ld;           /* C R S; padded to a k-step (32 for the filter gradient); row length in
+                                  shared memory (kp + 16 bytes; the filter gradient: kp + 8) */
     int prow, pcol, pcc, patch; /* patch rows, columns, columns x C, elements */
     int row_step, col_step;    /* patch offset of the next output row, column: stride x (pcc, C) */
     ocd_fastdiv div_pcc, div_c, div_s, div_tw, div_th;
@@ -84,7 +105,7 @@ struct stem_params {
     float alpha, beta;
     int fused;                 /* the fused forward's epilogue, through store */
     float *partial;            /* filter gradient: [filter block][CTA][64][kp] fp32 sums */
-    int pair;                  /* y's filters contiguous and 4-byte aligned: stores in pairs */
+    int pair;                  /* y's filters contiguous, pairs aligned: stores in pairs */
     ocd_cuda_conv_store store;
     int off_a, off_koff, off_patch, smem; /* shared-memory layout, bytes: filter at 0 */
 };
@@ -98,26 +119,29 @@ __host__ __device__ __forceinline__ stem_tile stem_tile_of(const stem_params &p,
     uint32_t tw, th;
     const uint32_t rest = ocd_fastdiv_divmod(p.div_tw, (uint32_t)t, &tw);
     const uint32_t n = ocd_fastdiv_divmod(p.div_th, rest, &th);
-    stem_tile r = {(int)n, (int)th * STEM_TH, (int)tw * STEM_TW};
+    stem_tile r = {(int)n, (int)th * p.th, (int)tw * STEM_TW};
     return r;
 }
 
 /* ---- the phases of a CTA, per thread (host-callable for the emulation) ---------------------------- */
 
 /* Filter block kb as B, [n][k] K-major in rows of p.ld (zeros past K filters and past C R S),
-   mirrored for CONVOLUTION mode. Elements move as raw 16-bit values. */
-__host__ __device__ __forceinline__ void stem_load_filter(const stem_params &p, uint16_t *sb, int kb, int tid)
+   mirrored for CONVOLUTION mode. Elements move as their raw bits (ocd_stem_elem). */
+template <typename T>
+__host__ __device__ __forceinline__ void stem_load_filter(const stem_params &p, typename ocd_stem_elem<T>::raw *sb,
+                                                          int kb, int tid)
 {
-    const uint16_t *w = (const uint16_t *)p.w;
+    typedef ocd_stem_elem<T> E;
+    const typename E::raw *w = (const typename E::raw *)p.w;
     for (int n = tid / 32; n < STEM_BN; n += STEM_THREADS / 32) {
         const int f = kb * STEM_BN + n;
         for (int k = tid % 32; k < p.kp; k += 32) {
-            uint16_t v = 0;
+            typename E::raw v = 0;
             if (f < p.k && k < p.crs) {
                 uint32_t c, s;
                 uint32_t r = ocd_fastdiv_divmod(p.div_s, ocd_fastdiv_divmod(p.div_c, (uint32_t)k, &c), &s);
                 if (p.flip) r = (uint32_t)p.r - 1 - r, s = (uint32_t)p.s - 1 - s;
-                v = w[f * p.fs[0] + (int)c * p.fs[1] + (int)r * p.fs[2] + (int)s * p.fs[3]];
+                v = E::operand(w[f * p.fs[0] + (int)c * p.fs[1] + (int)r * p.fs[2] + (int)s * p.fs[3]]);
             }
             sb[n * p.ld + k] = v;
         }
@@ -135,44 +159,54 @@ __host__ __device__ __forceinline__ void stem_load_offsets(const stem_params &p,
 }
 
 /* The input patch of tile t, [row][column][channel], zeros outside the image. */
-__host__ __device__ __forceinline__ void stem_load_patch(const stem_params &p, uint16_t *patch, const stem_tile &t,
-                                                         int tid)
+template <typename T>
+__host__ __device__ __forceinline__ void stem_load_patch(const stem_params &p, typename ocd_stem_elem<T>::raw *patch,
+                                                         const stem_tile &t, int tid)
 {
-    const uint16_t *x = (const uint16_t *)p.x + t.n * p.xs[0];
+    typedef ocd_stem_elem<T> E;
+    const typename E::raw *x = (const typename E::raw *)p.x + t.n * p.xs[0];
     const int h0 = t.oh0 * p.uh - p.ph, w0 = t.ow0 * p.uw - p.pw;
     for (int i = tid; i < p.patch; i += STEM_THREADS) {
         uint32_t rem, c;
         const int h = h0 + (int)ocd_fastdiv_divmod(p.div_pcc, (uint32_t)i, &rem);
         const int w = w0 + (int)ocd_fastdiv_divmod(p.div_c, rem, &c);
         const bool in = (unsigned)h < (unsigned)p.h && (unsigned)w < (unsigned)p.w_in;
-        patch[i] = in ? x[(int)c * p.xs[1] + h * p.xs[2] + w * p.xs[3]] : (uint16_t)0;
+        patch[i] = in ? E::operand(x[(int)c * p.xs[1] + h * p.xs[2] + w * p.xs[3]]) : (typename E::raw)0;
     }
 }
 
 /* The im2col tile A, [m][k] K-major in rows of p.ld: pixel m = (row m / 16, column m % 16) of
-   the tile. A warp writes 32 consecutive pairs of k of one row at a time. */
-__host__ __device__ __forceinline__ void stem_im2col(const stem_params &p, const uint16_t *patch, const int *koff,
-                                                     uint16_t *sa, int tid)
+   the tile. A warp writes 32 consecutive 32-bit words of one row at a time (pairs of k for the
+   16-bit types, single k for float). */
+template <typename R>
+__host__ __device__ __forceinline__ void stem_im2col(const stem_params &p, const R *patch, const int *koff, R *sa,
+                                                     int tid)
 {
+    constexpr int PER = 4 / (int)sizeof(R); /* elements a word */
     const int lane = tid % 32, warp = tid / 32;
-    for (int k = 2 * lane; k < p.kp; k += 64) {
-        const int o0 = koff[k], o1 = koff[k + 1];
-        for (int m = warp; m < STEM_BM; m += STEM_THREADS / 32) {
+    for (int k = PER * lane; k < p.kp; k += 32 * PER) {
+        int o[PER];
+#pragma unroll
+        for (int e = 0; e < PER; e++) o[e] = koff[k + e];
+        for (int m = warp; m < p.bm; m += STEM_THREADS / 32) {
             const int base = (m / STEM_TW) * p.row_step + (m % STEM_TW) * p.col_step;
-            const uint32_t lo = o0 >= 0 ? patch[base + o0] : 0u, hi = o1 >= 0 ? patch[base + o1] : 0u;
-            *(uint32_t *)(sa + m * p.ld + k) = lo | hi << 16;
+            uint32_t word = 0;
+#pragma unroll
+            for (int e = 0; e < PER; e++) word |= (o[e] >= 0 ? (uint32_t)patch[base + o[e]] : 0u) << (16 * e);
+            *(uint32_t *)(sa + m * p.ld + k) = word;
         }
     }
 }
 
 /* Stores a warp's accumulators (the mma.cuh fragment mapping) of filter block kb for tile t. */
 template <typename T>
-__host__ __device__ __forceinline__ void stem_store(const stem_params &p, const float (&acc)[STEM_MI][STEM_NI][4],
+__host__ __device__ __forceinline__ void stem_store(const stem_params &p,
+                                                    const float (&acc)[stem_geo<T>::MI][STEM_NI][4],
                                                     const stem_tile &t, int kb, int wm, int wn, int lane)
 {
     T *y = (T *)p.y;
 #pragma unroll
-    for (int i = 0; i < STEM_MI; i++)
+    for (int i = 0; i < stem_geo<T>::MI; i++)
 #pragma unroll
         for (int hr = 0; hr < 2; hr++) {
             const int m = wm + ocd_mma_acc_row(i, 2 * hr, lane);
@@ -199,9 +233,9 @@ __host__ __device__ __forceinline__ void stem_store(const stem_params &p, const 
                 if (p.pair && two) {
                     T v[2];
                     ocd_cuda_store(&v[0], v0), ocd_cuda_store(&v[1], v1);
-                    uint32_t bits;
-                    memcpy(&bits, v, 4);
-                    *(uint32_t *)(y + off) = bits;
+                    typename ocd_stem_elem<T>::pair bits;
+                    memcpy(&bits, v, sizeof bits);
+                    *(typename ocd_stem_elem<T>::pair *)(y + off) = bits;
                 } else {
                     ocd_cuda_store(y + off, v0);
                     if (two) ocd_cuda_store(y + off + p.ys[1], v1);
@@ -212,26 +246,28 @@ __host__ __device__ __forceinline__ void stem_store(const stem_params &p, const 
 
 /* ---- the kernel ---------------------------------------------------------------------------------- */
 
-/* The warp's 32 x 32 product of A rows wm.. by B rows wn.. over the whole K. */
+/* The warp's WTM x 32 product of A rows wm.. by B rows wn.. over the whole K. */
 template <typename T>
-__device__ __forceinline__ void stem_mma(float (&acc)[STEM_MI][STEM_NI][4], const T *sa, const T *sb, int ld, int kp,
-                                         int wm, int wn, int lane)
+__device__ __forceinline__ void stem_mma(float (&acc)[stem_geo<T>::MI][STEM_NI][4], const T *sa, const T *sb, int ld,
+                                         int kp, int wm, int wn, int lane)
 {
+    constexpr int MI = stem_geo<T>::MI;
 #pragma unroll
-    for (int i = 0; i < STEM_MI; i++)
+    for (int i = 0; i < MI; i++)
 #pragma unroll
         for (int j = 0; j < STEM_NI; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++) acc[i][j][e] = 0.f;
-    for (int k0 = 0; k0 < kp; k0 += 16) {
-        uint32_t af[STEM_MI][4], bf[STEM_NI / 2][4];
+    for (int k0 = 0; k0 < kp; k0 += stem_geo<T>::KSTEP) {
+        uint32_t af[MI][4], bf[STEM_NI / 2][4];
 #pragma unroll
-        for (int i = 0; i < STEM_MI; i++) ocd_mma_ldmatrix_x4<false>(af[i], ocd_mma_kmajor_a_addr(sa, ld, wm + i * 16, k0, lane));
+        for (int i = 0; i < MI; i++)
+            ocd_mma_ldmatrix_x4<false>(af[i], ocd_mma_kmajor_a_addr(sa, ld, wm + i * 16, k0, lane));
 #pragma unroll
         for (int j = 0; j < STEM_NI / 2; j++)
             ocd_mma_ldmatrix_x4<false>(bf[j], ocd_mma_kmajor_b_addr(sb, ld, wn + j * 16, k0, lane));
 #pragma unroll
-        for (int i = 0; i < STEM_MI; i++)
+        for (int i = 0; i < MI; i++)
 #pragma unroll
             for (int j = 0; j < STEM_NI; j++) ocd_mma_elem<T>::mma(acc[i][j], af[i], &bf[j / 2][(j % 2) * 2]);
     }
@@ -244,20 +280,21 @@ __device__ __forceinline__ void stem_mma(float (&acc)[STEM_MI][STEM_NI][4], cons
 template <typename T> __global__ void __launch_bounds__(STEM_THREADS, 2) stem_fwd_kernel(const stem_params p)
 {
 #ifdef OCD_MMA_ARCH_OK
+    typedef typename ocd_stem_elem<T>::raw R;
     extern __shared__ __align__(16) unsigned char smem[];
-    uint16_t *sb = (uint16_t *)smem, *sa = (uint16_t *)(smem + p.off_a), *patch = (uint16_t *)(smem + p.off_patch);
+    R *sb = (R *)smem, *sa = (R *)(smem + p.off_a), *patch = (R *)(smem + p.off_patch);
     int *koff = (int *)(smem + p.off_koff);
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-    const int wm = (warp % 4) * STEM_WTM, wn = (warp / 4) * STEM_WTN, kb = blockIdx.y;
-    stem_load_filter(p, sb, kb, tid);
+    const int wm = (warp % 4) * stem_geo<T>::WTM, wn = (warp / 4) * STEM_WTN, kb = blockIdx.y;
+    stem_load_filter<T>(p, sb, kb, tid);
     stem_load_offsets(p, koff, tid);
     for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
         const stem_tile tile = stem_tile_of(p, t);
-        stem_load_patch(p, patch, tile, tid);
+        stem_load_patch<T>(p, patch, tile, tid);
         __syncthreads();
         stem_im2col(p, patch, koff, sa, tid);
         __syncthreads();
-        float acc[STEM_MI][STEM_NI][4];
+        float acc[stem_geo<T>::MI][STEM_NI][4];
         stem_mma<T>(acc, (const T *)sa, (const T *)sb, p.ld, p.kp, wm, wn, lane);
         stem_store<T>(p, acc, tile, kb, wm, wn, lane);
     }
@@ -269,35 +306,67 @@ template <typename T> __global__ void __launch_bounds__(STEM_THREADS, 2) stem_fw
 /* The dy tile of filter block kb for tile t, [pixel m][filter] in rows of STEM_DLD, zeros for
    pixels outside the output and filters past K: pixel-major where dy's filters are contiguous,
    filter-major otherwise, so that the reads stay coalesced. */
-__host__ __device__ __forceinline__ void stem_load_dy(const stem_params &p, uint16_t *sd, const stem_tile &t, int kb,
-                                                      int tid)
+template <typename T>
+__host__ __device__ __forceinline__ void stem_load_dy(const stem_params &p, typename ocd_stem_elem<T>::raw *sd,
+                                                      const stem_tile &t, int kb, int tid)
 {
-    const uint16_t *dy = (const uint16_t *)p.y + t.n * p.ys[0];
+    typedef ocd_stem_elem<T> E;
+    const typename E::raw *dy = (const typename E::raw *)p.y + t.n * p.ys[0];
     const bool fmajor = p.ys[1] == 1;
-    for (int a = tid / 32; a < (fmajor ? STEM_BM : STEM_BN); a += STEM_THREADS / 32)
-        for (int b = tid % 32; b < (fmajor ? STEM_BN : STEM_BM); b += 32) {
+    for (int a = tid / 32; a < (fmajor ? p.bm : STEM_BN); a += STEM_THREADS / 32)
+        for (int b = tid % 32; b < (fmajor ? STEM_BN : p.bm); b += 32) {
             const int m = fmajor ? a : b, f = fmajor ? b : a, k = kb * STEM_BN + f;
             const int oh = t.oh0 + m / STEM_TW, ow = t.ow0 + m % STEM_TW;
             const bool in = oh < p.p && ow < p.q && k < p.k;
-            sd[m * STEM_DLD + f] = in ? dy[k * p.ys[1] + oh * p.ys[2] + ow * p.ys[3]] : (uint16_t)0;
+            sd[m * STEM_DLD + f] = in ? E::operand(dy[k * p.ys[1] + oh * p.ys[2] + ow * p.ys[3]]) : (typename E::raw)0;
         }
 }
 
-/* Warp (wm, wn)'s share of dW[16 filters][kp / 2 of C R S] += dy^T im2col over the tile's 128
-   pixels: both operands MN-major (pixels are the GEMM's K), read with ldmatrix.trans. */
+/* The word of an MN-major tf32 operand at K row k, column n (rows ld words apart): what lane
+   (g = lane / 4, t = lane % 4) holds of an mma.sync m16n8k8 fragment at k = t (+ 4), column
+   g (+ 8), which ldmatrix.trans cannot deliver for 32-bit elements. */
+__host__ __device__ __forceinline__ uint32_t stem_tf32_word(const float *s, int ld, int k, int n)
+{
+    uint32_t v;
+    memcpy(&v, s + k * ld + n, 4);
+    return v;
+}
+
+/* The A fragment (16 x 8 at m0, k0) and two B fragments (8 x 8 at n0 and n0 + 8, as b[0..1] and
+   b[2..3]) of MN-major tf32 operands, in the order ldmatrix.x4 gives the 16-bit ones. */
+__host__ __device__ __forceinline__ void stem_tf32_frag_a(uint32_t a[4], const float *s, int ld, int m0, int k0,
+                                                          int lane)
+{
+    const int g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int r = 0; r < 4; r++) a[r] = stem_tf32_word(s, ld, k0 + t + (r / 2) * 4, m0 + g + (r % 2) * 8);
+}
+__host__ __device__ __forceinline__ void stem_tf32_frag_b(uint32_t b[4], const float *s, int ld, int n0, int k0,
+                                                          int lane)
+{
+    const int g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int r = 0; r < 4; r++) b[r] = stem_tf32_word(s, ld, k0 + t + (r % 2) * 4, n0 + g + (r / 2) * 8);
+}
+
+/* Warp (wm, wn)'s share of dW[16 filters][kp / 2 of C R S] += dy^T im2col over the tile's
+   pixels: both operands MN-major (pixels are the GEMM's K), read with ldmatrix.trans (16-bit) or
+   word by word (tf32). */
 template <typename T>
 __device__ __forceinline__ void stem_wgrad_mma(float (&acc)[STEM_WG_NI][4], const T *sd, const T *sa, int ld, int kp,
                                                int wm, int wn)
 {
     const int lane = threadIdx.x % 32, nx4 = kp / 32; /* x4 loads of B: two n8 tiles each */
-    for (int k0 = 0; k0 < STEM_BM; k0 += 16) {
+    for (int k0 = 0; k0 < stem_geo<T>::BM; k0 += stem_geo<T>::KSTEP) {
         uint32_t af[4];
-        ocd_mma_ldmatrix_x4<true>(af, ocd_mma_mnmajor_a_addr(sd, STEM_DLD, wm, k0, lane));
+        if constexpr (sizeof(T) == 4) stem_tf32_frag_a(af, sd, STEM_DLD, wm, k0, lane);
+        else ocd_mma_ldmatrix_x4<true>(af, ocd_mma_mnmajor_a_addr(sd, STEM_DLD, wm, k0, lane));
 #pragma unroll
         for (int j = 0; j < STEM_WG_NI / 2; j++)
             if (j < nx4) {
                 uint32_t bf[4];
-                ocd_mma_ldmatrix_x4<true>(bf, ocd_mma_mnmajor_b_addr(sa, ld, wn + j * 16, k0, lane));
+                if constexpr (sizeof(T) == 4) stem_tf32_frag_b(bf, sa, ld, wn + j * 16, k0, lane);
+                else ocd_mma_ldmatrix_x4<true>(bf, ocd_mma_mnmajor_b_addr(sa, ld, wn + j * 16, k0, lane));
                 ocd_mma_elem<T>::mma(acc[2 * j], af, &bf[0]);
                 ocd_mma_elem<T>::mma(acc[2 * j + 1], af, &bf[2]);
             }
@@ -341,8 +410,9 @@ template <typename T> __host__ __device__ __forceinline__ void stem_wgrad_finish
 template <typename T> __global__ void __launch_bounds__(STEM_THREADS, 2) stem_wgrad_kernel(const stem_params p)
 {
 #ifdef OCD_MMA_ARCH_OK
+    typedef typename ocd_stem_elem<T>::raw R;
     extern __shared__ __align__(16) unsigned char smem[];
-    uint16_t *sd = (uint16_t *)smem, *sa = (uint16_t *)(smem + p.off_a), *patch = (uint16_t *)(smem + p.off_patch);
+    R *sd = (R *)smem, *sa = (R *)(smem + p.off_a), *patch = (R *)(smem + p.off_patch);
     int *koff = (int *)(smem + p.off_koff);
     const int tid = threadIdx.x, warp = tid / 32, kb = blockIdx.y;
     const int wm = (warp % 4) * 16, wn = (warp / 4) * (p.kp / 2);
@@ -354,10 +424,10 @@ template <typename T> __global__ void __launch_bounds__(STEM_THREADS, 2) stem_wg
         for (int e = 0; e < 4; e++) acc[j][e] = 0.f;
     for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
         const stem_tile tile = stem_tile_of(p, t);
-        stem_load_patch(p, patch, tile, tid);
+        stem_load_patch<T>(p, patch, tile, tid);
         __syncthreads();
         stem_im2col(p, patch, koff, sa, tid);
-        stem_load_dy(p, sd, tile, kb, tid);
+        stem_load_dy<T>(p, sd, tile, kb, tid);
         __syncthreads();
         stem_wgrad_mma<T>(acc, (const T *)sd, (const T *)sa, p.ld, p.kp, wm, wn);
     }
@@ -383,8 +453,8 @@ struct stem_plan {
 OCD_IMPL_PLAN_FITS(stem_plan);
 
 /* What both plans of this file share: the checks, the geometry and the shared-memory layout, its
-   first region the filter block (forward) or the dy tile (wgrad), K padded to a multiple of 16
-   (forward) or 32 (wgrad). */
+   first region the filter block (forward) or the dy tile (wgrad), K padded to a k-step (forward:
+   32 bytes) or to 32 (wgrad). */
 static const char *stem_geometry(cudnnHandle_t h, const struct ocd_conv_problem *p, stem_plan *pl, bool wgrad)
 {
     memset(pl, 0, sizeof *pl);
@@ -398,20 +468,22 @@ static const char *stem_geometry(cudnnHandle_t h, const struct ocd_conv_problem 
     m.uh = s->stride[0], m.uw = s->stride[1], m.ph = s->pad[0], m.pw = s->pad[1];
     m.dh = s->dilation[0], m.dw = s->dilation[1], m.flip = s->flip;
     ocd_stem_strides(&p->x, m.xs), ocd_stem_strides(&p->w, m.fs), ocd_stem_strides(&p->y, m.ys);
-    const int kalign = wgrad ? 32 : 16; /* the filter gradient splits C R S over two warps */
-    m.crs = m.c * m.r * m.s, m.kp = (m.crs + kalign - 1) / kalign * kalign, m.ld = m.kp + 8;
-    const int64_t prow = (int64_t)(STEM_TH - 1) * m.uh + (int64_t)(m.r - 1) * m.dh + 1;
+    const int es = (int)ocd_dtype_scalar_size(p->x.dtype);
+    const int kalign = wgrad ? 32 : 32 / es; /* the filter gradient splits C R S over two warps */
+    m.th = stem_tile_rows(es), m.bm = m.th * STEM_TW;
+    m.crs = m.c * m.r * m.s, m.kp = (m.crs + kalign - 1) / kalign * kalign, m.ld = m.kp + (wgrad ? 8 : 16 / es);
+    const int64_t prow = (int64_t)(m.th - 1) * m.uh + (int64_t)(m.r - 1) * m.dh + 1;
     const int64_t pcol = (int64_t)(STEM_TW - 1) * m.uw + (int64_t)(m.s - 1) * m.dw + 1;
     const int64_t patch = prow * pcol * m.c;
-    const int64_t first = wgrad ? (int64_t)STEM_BM * STEM_DLD * 2 : (int64_t)STEM_BN * m.ld * 2;
-    const int64_t bytes_a = (int64_t)STEM_BM * m.ld * 2;
-    const int64_t smem = first + bytes_a + (int64_t)m.kp * 4 + (patch * 2 + 15) / 16 * 16;
+    const int64_t first = (int64_t)(wgrad ? m.bm * STEM_DLD : STEM_BN * m.ld) * es;
+    const int64_t bytes_a = (int64_t)m.bm * m.ld * es;
+    const int64_t smem = first + bytes_a + (int64_t)m.kp * 4 + (patch * es + 15) / 16 * 16;
     if (smem > STEM_SMEM_MAX) return "the input patch of a tile does not fit in shared memory (stride or dilation)";
     m.prow = (int)prow, m.pcol = (int)pcol, m.pcc = (int)(pcol * m.c), m.patch = (int)patch;
     m.row_step = m.uh * m.pcc, m.col_step = m.uw * m.c;
     m.off_a = (int)first, m.off_koff = (int)(first + bytes_a), m.off_patch = m.off_koff + m.kp * 4;
     m.smem = (int)smem;
-    const int64_t tiles_h = (m.p + STEM_TH - 1) / STEM_TH, tiles_w = (m.q + STEM_TW - 1) / STEM_TW;
+    const int64_t tiles_h = (m.p + m.th - 1) / m.th, tiles_w = (m.q + STEM_TW - 1) / STEM_TW;
     const int64_t tiles = s->n * tiles_h * tiles_w;
     if (tiles >= INT32_MAX) return OCD_REASON_SHAPE;
     m.tiles = (int)tiles;
@@ -459,7 +531,8 @@ static stem_params stem_bind(const struct ocd_conv_problem *p, const stem_plan *
     stem_params m = pl->prm;
     m.x = p->x_data, m.w = p->w_data, m.y = p->y_data;
     if (m.fused) m.store = ocd_cuda_conv_store_of(p);
-    m.pair = !m.fused && m.ys[1] == 1 && (uintptr_t)m.y % 4 == 0 && m.ys[0] % 2 == 0 && m.ys[2] % 2 == 0 &&
+    const size_t pair_bytes = 2 * ocd_dtype_scalar_size(pl->dt);
+    m.pair = !m.fused && m.ys[1] == 1 && (uintptr_t)m.y % pair_bytes == 0 && m.ys[0] % 2 == 0 && m.ys[2] % 2 == 0 &&
              m.ys[3] % 2 == 0;
     return m;
 }
@@ -484,8 +557,11 @@ static cudnnStatus_t stem_fwd_run(cudnnHandle_t h, const void *problem, const vo
     const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
     const stem_plan *pl = (const stem_plan *)plan;
     const stem_params m = stem_bind(p, pl);
-    return pl->dt == CUDNN_DATA_HALF ? stem_launch<__half>(h, m, pl->kblocks)
-                                     : stem_launch<__nv_bfloat16>(h, m, pl->kblocks);
+    switch (pl->dt) {
+    case CUDNN_DATA_HALF: return stem_launch<__half>(h, m, pl->kblocks);
+    case CUDNN_DATA_BFLOAT16: return stem_launch<__nv_bfloat16>(h, m, pl->kblocks);
+    default: return stem_launch<float>(h, m, pl->kblocks);
+    }
 }
 
 template <typename T> static cudnnStatus_t stem_wgrad_launch(cudnnHandle_t h, const stem_params &m, const stem_plan *pl)
@@ -510,7 +586,11 @@ static cudnnStatus_t stem_wgrad_run(cudnnHandle_t h, const void *problem, const 
                         ws_bytes, pl->ws_part);
     stem_params m = stem_bind(p, pl);
     m.partial = (float *)ws;
-    return pl->dt == CUDNN_DATA_HALF ? stem_wgrad_launch<__half>(h, m, pl) : stem_wgrad_launch<__nv_bfloat16>(h, m, pl);
+    switch (pl->dt) {
+    case CUDNN_DATA_HALF: return stem_wgrad_launch<__half>(h, m, pl);
+    case CUDNN_DATA_BFLOAT16: return stem_wgrad_launch<__nv_bfloat16>(h, m, pl);
+    default: return stem_wgrad_launch<float>(h, m, pl);
+    }
 }
 
 extern "C" const struct ocd_impl_planned ocd_cuda_conv_stem_fwd_planned = {stem_fwd_plan, NULL, stem_fwd_run};

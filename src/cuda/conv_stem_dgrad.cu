@@ -10,21 +10,27 @@
    matrix at all: a CTA copies into shared memory the dy patch (all K channels of each pixel, a
    row of K + 8 elements: conflict-free ldmatrix) that the 8 x 16 phase-grid positions of its
    tile reach in every phase, and each warp's A fragments are ldmatrix reads of that patch at
-   the tap's shift; B is the tap's filter slice, [c][k] in shared memory, loaded once a CTA for
-   every tap (mirrored for CONVOLUTION mode) and read as 32-bit fragment words.
+   the tap's shift; B is the tap's filter slice, [c][k] in shared memory (C rows: the lanes of
+   channels C..7 hold zero words), loaded once a CTA for every tap (mirrored for CONVOLUTION mode)
+   and read as 32-bit fragment words.
 
    - A CTA owns phase-grid rows i0..i0+7 and columns j0..j0+15 of one image, i.e. those positions
      in each of the stride x stride phases; warp w multiplies row i0 + w (M = 16 pixels by N = 8
      channels, fp32 accumulators) over each phase's taps and K, then stores that phase's pixels
      (alpha, beta); phases without taps store beta x dx.
-   - The patch is copied by cp.async in 16-byte chunks where dy's channels are contiguous and
-     aligned (NHWC), else element by element, pixel-major for contiguous channels and
+   - Float data run on TF32 (mma.sync m16n8k8, fp32 accumulation) where the math type allows it,
+     through the same code: an mma k-step is 32 bytes of K in both (16 elements or 8), so the
+     ldmatrix addresses and fragment words are those of the 16-bit types; K is padded to a
+     k-step and rows by 16 bytes. Every element is rounded to tf32 (round to nearest) as it is
+     copied into shared memory, so float patches go element by element, never by cp.async.
+   - The patch is copied by cp.async in 16-byte chunks where dy's 16-bit channels are contiguous
+     and aligned (NHWC), else element by element, pixel-major for contiguous channels and
      channel-major otherwise (NCHW), so that the reads stay coalesced. The grid holds as many
      CTAs as are resident at once, each looping over tiles.
    - No workspace: it serves ALGO_0 and ALGO_1.
 
-   Constraints (each a reason): compute capability 8.0 or newer; half or bfloat16 data, all three
-   tensors one type; tensor-op math allowed; 2-D, no groups; C < 8; strides of at most 4; shared
+   Constraints (each a reason): compute capability 8.0 or newer; half, bfloat16 or float data, all
+   three tensors one type; tensor-op math allowed (TF32 for float); 2-D, no groups; C < 8; strides of at most 4; shared
    memory (the filter's taps and the patch) within 96 KB. The entry is unproven (core/impl.h)
    until a GPU run of the suite has passed it; tests/emulate/conv_stem_dgrad.cu runs every thread
    of it on the CPU. */
@@ -55,7 +61,8 @@ struct dstem_params {
     int h, w_in, p, q;            /* dx and dy rows and columns */
     int uh, uw;                   /* stride */
     int xs[4], fs[4], ys[4];      /* strides of dx (n, c, h, w), the filter (k, c, r, s), dy (n, k, p, q) */
-    int kp, ld;                   /* K padded to 16; elements a patch pixel and a filter row take (kp + 8) */
+    int kp, ld;                   /* K padded to a k-step (32 bytes); elements a patch pixel and a filter row
+                                     take (kp + 16 bytes) */
     int gh, gw;                   /* phase-grid rows and columns: ceil(h / uh), ceil(w / uw) */
     int omin_h, omin_w;           /* smallest dy offset of a tap, each dim */
     int prow, pcol, npix;         /* patch rows, columns, pixels */
@@ -65,7 +72,7 @@ struct dstem_params {
     int tap_w[DSTEM_MAX_TAPS], first_w[DSTEM_MAX_STRIDE + 1];
     ocd_fastdiv div_gw, div_gh, div_pcol, div_chunks;
     int tiles_w, tiles;
-    int vec;                      /* the patch by 16-byte chunks (run time: dy NHWC and aligned) */
+    int vec;                      /* the patch by 16-byte chunks (run time: 16-bit dy NHWC and aligned) */
     int kmajor;                   /* dy's channels contiguous: the element copy goes pixel-major */
     float alpha, beta;
     int off_patch, smem;          /* shared memory: the filter at 0, then the patch (bytes) */
@@ -87,28 +94,33 @@ __host__ __device__ __forceinline__ dstem_tile dstem_tile_of(const dstem_params 
 
 /* ---- the phases of a CTA, per thread (host-callable for the emulation) ---------------------------- */
 
-/* Every tap's filter slice as B, [r][s][c < 8][k] in rows of p.ld, zeros past C and K, mirrored
-   for CONVOLUTION mode (the plan folds the mirror into fs and the base offset: see dstem_bind). */
-__host__ __device__ __forceinline__ void dstem_load_filter(const dstem_params &p, uint16_t *sb, int tid)
+/* Every tap's filter slice as B, [r][s][c < C][k] in rows of p.ld, zeros past K, mirrored for
+   CONVOLUTION mode (the plan folds the mirror into fs and the base offset: see dstem_bind). */
+template <typename T>
+__host__ __device__ __forceinline__ void dstem_load_filter(const dstem_params &p, typename ocd_stem_elem<T>::raw *sb,
+                                                           int tid)
 {
-    const uint16_t *w = (const uint16_t *)p.w;
-    const int rows = p.r * p.s * 8;
+    typedef ocd_stem_elem<T> E;
+    const typename E::raw *w = (const typename E::raw *)p.w;
+    const int rows = p.r * p.s * p.c;
     for (int row = tid / 32; row < rows; row += DSTEM_THREADS / 32) {
-        const int tap = row / 8, c = row % 8, r = tap / p.s, s = tap % p.s;
+        const int tap = row / p.c, c = row % p.c, r = tap / p.s, s = tap % p.s;
         for (int k = tid % 32; k < p.kp; k += 32)
             sb[row * p.ld + k] =
-                c < p.c && k < p.k ? w[k * p.fs[0] + c * p.fs[1] + r * p.fs[2] + s * p.fs[3]] : (uint16_t)0;
+                k < p.k ? E::operand(w[k * p.fs[0] + c * p.fs[1] + r * p.fs[2] + s * p.fs[3]]) : (typename E::raw)0;
     }
 }
 
 /* The dy patch of tile t: pixel (row, column) of the patch at element (row pcol + column) ld,
    its K channels contiguous, zeros outside dy and past K. */
-__host__ __device__ __forceinline__ void dstem_load_patch(const dstem_params &p, uint16_t *patch, const dstem_tile &t,
-                                                          int tid)
+template <typename T>
+__host__ __device__ __forceinline__ void dstem_load_patch(const dstem_params &p, typename ocd_stem_elem<T>::raw *patch,
+                                                          const dstem_tile &t, int tid)
 {
-    const uint16_t *dy = (const uint16_t *)p.dy + t.n * p.ys[0];
+    typedef ocd_stem_elem<T> E;
+    const typename E::raw *dy = (const typename E::raw *)p.dy + t.n * p.ys[0];
     const int y0 = t.i0 + p.omin_h, x0 = t.j0 + p.omin_w;
-    if (p.vec) { /* K % 8 == 0: kp / 8 chunks a pixel, the last of them past K zero-filled */
+    if (p.vec) { /* 16-bit, K % 8 == 0: kp / 8 chunks a pixel, the last of them past K zero-filled */
         const int chunks = p.npix * (p.kp / 8);
         for (int i = tid; i < chunks; i += DSTEM_THREADS) {
             uint32_t ch, col;
@@ -128,7 +140,7 @@ __host__ __device__ __forceinline__ void dstem_load_patch(const dstem_params &p,
             uint32_t col;
             const int y = y0 + (int)ocd_fastdiv_divmod(p.div_pcol, (uint32_t)pix, &col), x = x0 + (int)col;
             const bool in = (unsigned)y < (unsigned)p.p && (unsigned)x < (unsigned)p.q && k < p.k;
-            patch[pix * p.ld + k] = in ? dy[k * p.ys[1] + y * p.ys[2] + x * p.ys[3]] : (uint16_t)0;
+            patch[pix * p.ld + k] = in ? E::operand(dy[k * p.ys[1] + y * p.ys[2] + x * p.ys[3]]) : (typename E::raw)0;
         }
 }
 
@@ -154,11 +166,19 @@ __host__ __device__ __forceinline__ void dstem_store(const dstem_params &p, cons
 
 /* ---- the kernel ---------------------------------------------------------------------------------- */
 
+/* The K offset, in a B row, of lane's first fragment word: k = 2 (lane % 4) for the 16-bit
+   types (two elements a word), lane % 4 for tf32; the second word lies half a k-step on. */
+template <typename T> __host__ __device__ __forceinline__ int dstem_b_col(int lane)
+{
+    return (lane % 4) * (4 / (int)sizeof(T));
+}
+
 /* Warp `warp`'s 16 x 8 product over the taps of phase (ah, aw) and all of K. */
 template <typename T>
 __device__ __forceinline__ void dstem_mma(float (&acc)[4], const dstem_params &p, const T *patch, const T *sb, int ah,
                                           int aw, int warp, int lane)
 {
+    constexpr int KSTEP = 32 / (int)sizeof(T);
 #pragma unroll
     for (int e = 0; e < 4; e++) acc[e] = 0.f;
     for (int a = p.first_h[ah]; a < p.first_h[ah + 1]; a++) {
@@ -166,11 +186,12 @@ __device__ __forceinline__ void dstem_mma(float (&acc)[4], const dstem_params &p
         for (int b = p.first_w[aw]; b < p.first_w[aw + 1]; b++) {
             const int s = p.tap_w[b] & 255, ds = p.tap_w[b] >> 8;
             const T *arow = patch + ((warp + dr) * p.pcol + ds) * p.ld;
-            const T *brow = sb + ((r * p.s + s) * 8 + lane / 4) * p.ld + 2 * (lane % 4);
-            for (int k0 = 0; k0 < p.kp; k0 += 16) {
-                uint32_t af[4], bf[2];
+            const bool live = lane / 4 < p.c; /* lanes of the channels past C hold zeros */
+            const T *brow = sb + ((r * p.s + s) * p.c + (live ? lane / 4 : 0)) * p.ld + dstem_b_col<T>(lane);
+            for (int k0 = 0; k0 < p.kp; k0 += KSTEP) {
+                uint32_t af[4], bf[2] = {0u, 0u};
                 ocd_mma_ldmatrix_x4<false>(af, ocd_mma_kmajor_a_addr(arow, p.ld, 0, k0, lane));
-                bf[0] = *(const uint32_t *)(brow + k0), bf[1] = *(const uint32_t *)(brow + k0 + 8);
+                if (live) bf[0] = *(const uint32_t *)(brow + k0), bf[1] = *(const uint32_t *)(brow + k0 + KSTEP / 2);
                 ocd_mma_elem<T>::mma(acc, af, bf);
             }
         }
@@ -182,13 +203,14 @@ __device__ __forceinline__ void dstem_mma(float (&acc)[4], const dstem_params &p
 template <typename T> __global__ void __launch_bounds__(DSTEM_THREADS, 2) dstem_kernel(const dstem_params p)
 {
 #ifdef OCD_MMA_ARCH_OK
+    typedef typename ocd_stem_elem<T>::raw R;
     extern __shared__ __align__(16) unsigned char smem[];
-    uint16_t *sb = (uint16_t *)smem, *patch = (uint16_t *)(smem + p.off_patch);
+    R *sb = (R *)smem, *patch = (R *)(smem + p.off_patch);
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-    dstem_load_filter(p, sb, tid);
+    dstem_load_filter<T>(p, sb, tid);
     for (int t = blockIdx.x; t < p.tiles; t += gridDim.x) {
         const dstem_tile tile = dstem_tile_of(p, t);
-        dstem_load_patch(p, patch, tile, tid);
+        dstem_load_patch<T>(p, patch, tile, tid);
         ocd_mma_cp_commit();
         ocd_mma_cp_wait<0>();
         __syncthreads();
@@ -249,12 +271,13 @@ static const char *dstem_plan_fn(cudnnHandle_t h, const void *problem, void *pla
     m.h = (int)s->in[0], m.w_in = (int)s->in[1], m.p = (int)s->out[0], m.q = (int)s->out[1];
     m.uh = s->stride[0], m.uw = s->stride[1];
     ocd_stem_strides(&p->x, m.xs), ocd_stem_strides(&p->w, m.fs), ocd_stem_strides(&p->y, m.ys);
-    m.kp = (m.k + 15) / 16 * 16, m.ld = m.kp + 8;
+    const int es = (int)ocd_dtype_scalar_size(p->x.dtype), kstep = 32 / es;
+    m.kp = (m.k + kstep - 1) / kstep * kstep, m.ld = m.kp + 16 / es;
     m.gh = (m.h + m.uh - 1) / m.uh, m.gw = (m.w_in + m.uw - 1) / m.uw;
     dstem_taps(m.r, s->pad[0], m.uh, s->dilation[0], DSTEM_TH, m.tap_h, m.first_h, &m.omin_h, &m.prow);
     dstem_taps(m.s, s->pad[1], m.uw, s->dilation[1], DSTEM_TW, m.tap_w, m.first_w, &m.omin_w, &m.pcol);
     m.npix = m.prow * m.pcol;
-    const int64_t bytes_b = (int64_t)m.r * m.s * 8 * m.ld * 2, bytes_patch = (int64_t)m.npix * m.ld * 2;
+    const int64_t bytes_b = (int64_t)m.r * m.s * m.c * m.ld * es, bytes_patch = (int64_t)m.npix * m.ld * es;
     if (bytes_b + bytes_patch > DSTEM_SMEM_MAX)
         return "the filter and a tile's dy patch do not fit in shared memory (filters, K, dilation)";
     m.off_patch = (int)bytes_b, m.smem = (int)(bytes_b + bytes_patch);
@@ -277,22 +300,27 @@ static dstem_params dstem_bind(const struct ocd_conv_problem *p, const dstem_pla
     dstem_params m = pl->prm;
     m.dy = p->y_data, m.dx = p->x_data, m.w = p->w_data;
     if (p->s.flip) {
-        m.w = (const uint16_t *)p->w_data + (m.r - 1) * m.fs[2] + (m.s - 1) * m.fs[3];
+        m.w = (const char *)p->w_data + ((m.r - 1) * m.fs[2] + (m.s - 1) * m.fs[3]) * ocd_dtype_scalar_size(pl->dt);
         m.fs[2] = -m.fs[2], m.fs[3] = -m.fs[3];
     }
-    m.vec = m.kmajor && m.k % 8 == 0 && (uintptr_t)p->y_data % 16 == 0 && m.ys[0] % 8 == 0 && m.ys[2] % 8 == 0 &&
-            m.ys[3] % 8 == 0;
+    m.vec = pl->dt != CUDNN_DATA_FLOAT && m.kmajor && m.k % 8 == 0 && (uintptr_t)p->y_data % 16 == 0 &&
+            m.ys[0] % 8 == 0 && m.ys[2] % 8 == 0 && m.ys[3] % 8 == 0;
     return m;
 }
 
 /* ---- launching ----------------------------------------------------------------------------------- */
 
-/* CTAs of dstem_kernel<T> resident on a multiprocessor at smem bytes (resident.cuh). */
-template <typename T> static cudnnStatus_t dstem_ctas_per_sm(int device, int smem, int *ctas)
+/* dstem_kernel<T> on as many CTAs as are resident at once (resident.cuh), at most one a tile. */
+template <typename T> static cudnnStatus_t dstem_launch(cudnnHandle_t h, const dstem_params &m)
 {
     static struct ocd_cuda_resident resident_state;
-    return ocd_cuda_ctas_per_sm((const void *)dstem_kernel<T>, DSTEM_THREADS, DSTEM_SMEM_MAX, device, smem,
-                                &resident_state, ctas);
+    int ctas;
+    OCD_TRY(ocd_cuda_ctas_per_sm((const void *)dstem_kernel<T>, DSTEM_THREADS, DSTEM_SMEM_MAX, h->device, m.smem,
+                                 &resident_state, &ctas));
+    const unsigned grid = (unsigned)OCD_MIN((int64_t)m.tiles, OCD_MAX((int64_t)ctas * h->sm_count, (int64_t)1));
+    dstem_kernel<T><<<grid, DSTEM_THREADS, (size_t)m.smem, h->stream>>>(m);
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
 }
 
 static cudnnStatus_t dstem_run(cudnnHandle_t h, const void *problem, const void *plan, void *, size_t)
@@ -300,15 +328,11 @@ static cudnnStatus_t dstem_run(cudnnHandle_t h, const void *problem, const void 
     const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
     const dstem_plan *pl = (const dstem_plan *)plan;
     const dstem_params m = dstem_bind(p, pl);
-    const bool half = pl->dt == CUDNN_DATA_HALF;
-    int ctas;
-    OCD_TRY(half ? dstem_ctas_per_sm<__half>(h->device, m.smem, &ctas)
-                 : dstem_ctas_per_sm<__nv_bfloat16>(h->device, m.smem, &ctas));
-    const unsigned grid = (unsigned)OCD_MIN((int64_t)m.tiles, OCD_MAX((int64_t)ctas * h->sm_count, (int64_t)1));
-    if (half) dstem_kernel<__half><<<grid, DSTEM_THREADS, (size_t)m.smem, h->stream>>>(m);
-    else dstem_kernel<__nv_bfloat16><<<grid, DSTEM_THREADS, (size_t)m.smem, h->stream>>>(m);
-    OCD_CUDA_LAUNCHED();
-    return CUDNN_STATUS_SUCCESS;
+    switch (pl->dt) {
+    case CUDNN_DATA_HALF: return dstem_launch<__half>(h, m);
+    case CUDNN_DATA_BFLOAT16: return dstem_launch<__nv_bfloat16>(h, m);
+    default: return dstem_launch<float>(h, m);
+    }
 }
 
 extern "C" const struct ocd_impl_planned ocd_cuda_conv_stem_dgrad_planned = {dstem_plan_fn, NULL, dstem_run};
