@@ -6,7 +6,7 @@
    over 3-D tensors, CUDA.jl's pooling of Julia arrays (windows clamped, 3 dims padded to 4) and
    Merlin.jl's softmax gradient added to the one held, ONNX Runtime's batch-norm inference on
    dims padded to 4, Caffe2's transposed convolution and its gradient, cudarc's descriptors with
-   stride 0 on dims of extent 1. Each call's result against the double
+   stride 0 on dims of extent 1 and its pooling over an x whose elements overlap. Each call's result against the double
    references of tests/ref/, computed from what the previous call left. (compat.c, compat_ops.c,
    compat_conv.c: the frameworks; compat_libs.c, compat_toolkits.c, compat_bindings.c: libraries,
    toolkits and bindings.) */
@@ -768,4 +768,63 @@ TEST(compat_reduce_cudarc_zero_strides_on_unit_dims)
     CHECK_STATUS(cudnnSetTensorNdDescriptor(a, CUDNN_DATA_FLOAT, 4, bd, bs), CUDNN_STATUS_BAD_PARAM);
     cudnnDestroyTensorDescriptor(a);
     cudnnDestroyTensorDescriptor(c);
+}
+
+/* cudarc's test_pooling: x created as [32, 3, 4, 4] with strides [32 * 3 * 4, 3 * 4, 4, 1], so
+   that each channel's 4 x 4 image runs 4 elements into the next one's (two elements share
+   memory); y [32, 3, 2, 2] packed; 2x2 MAX pooling of stride 2, NaN propagated, alpha 1, beta 0.
+   NVIDIA's library takes the descriptor and reads x through its strides. The same layout as an
+   output (y of the pooling, y of an activation) stays BAD_PARAM with nothing written: elements
+   written through it would clobber each other. */
+TEST(compat_pool_cudarc_x_elements_overlap)
+{
+    cudnnHandle_t h = test_handle();
+    const int xd[4] = {32, 3, 4, 4}, xs[4] = {32 * 3 * 4, 3 * 4, 4, 1}, yd[4] = {32, 3, 2, 2};
+    const int64_t span = 31 * xs[0] + 2 * xs[1] + 3 * xs[2] + 3 + 1, nx = 32 * 3 * 16;
+    cudnnTensorDescriptor_t x;
+    CHECK_OK(cudnnCreateTensorDescriptor(&x));
+    if (!CHECK_OK(cudnnSetTensorNdDescriptor(x, CUDNN_DATA_FLOAT, 4, xd, xs))) {
+        cudnnDestroyTensorDescriptor(x);
+        return;
+    }
+    size_t bytes = 0;
+    CHECK_OK(cudnnGetTensorSizeInBytes(x, &bytes));
+    CHECK(bytes == sizeof(float) * (size_t)span);
+    struct tview y;
+    tview_init(&y, CUDNN_DATA_FLOAT, 4, yd, TV_NCHW);
+    double *buf = tview_random(span, -4, 4), *xv = malloc(sizeof(double) * (size_t)nx);
+    double *want = malloc(sizeof(double) * (size_t)y.count);
+    void *px = tvalues_upload(CUDNN_DATA_FLOAT, buf, span), *py = tview_upload(&y, NULL);
+    for (int64_t i = 0; i < nx; i++) /* logical element i = (n, c, h, w) read through the strides */
+        xv[i] = buf[i / 48 * xs[0] + i / 16 % 3 * xs[1] + i / 4 % 4 * xs[2] + i % 4];
+    const struct ref_pool rp = {CUDNN_POOLING_MAX, true, 2, {2, 2}, {0, 0}, {2, 2}};
+    const int in[2] = {4, 4}, out[2] = {2, 2};
+    ref_pooling_forward(&rp, 32, 3, in, out, xv, want);
+    cudnnPoolingDescriptor_t pd;
+    CHECK_OK(cudnnCreatePoolingDescriptor(&pd));
+    CHECK_OK(cudnnSetPoolingNdDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN, 2, rp.window, rp.pad, rp.stride));
+    const float one = 1, zero = 0;
+    if (CHECK_OK(cudnnPoolingForward(h, pd, &one, x, px, &zero, y.desc, py)))
+        tview_check(&y, py, want, "max pooling over overlapping x");
+    /* as an output (y's dims, channels 3 apart over 2 x 2 images): refused, nothing written */
+    cudnnTensorDescriptor_t yo;
+    const int yos[4] = {12, 3, 2, 1};
+    CHECK_OK(cudnnCreateTensorDescriptor(&yo));
+    CHECK_OK(cudnnSetTensorNdDescriptor(yo, CUDNN_DATA_FLOAT, 4, yd, yos));
+    void *po = tbuf_alloc(sizeof(float) * 32 * 12), *snap = tbuf_snapshot(po, sizeof(float) * 32 * 12);
+    CHECK_STATUS(cudnnPoolingForward(h, pd, &one, x, px, &zero, yo, po), CUDNN_STATUS_BAD_PARAM);
+    cudnnActivationDescriptor_t act;
+    CHECK_OK(cudnnCreateActivationDescriptor(&act));
+    CHECK_OK(cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0));
+    CHECK_STATUS(cudnnActivationForward(h, act, &one, y.desc, py, &zero, yo, po), CUDNN_STATUS_BAD_PARAM);
+    tbuf_unchanged(po, snap, sizeof(float) * 32 * 12, "an overlapping output after the refused calls");
+    free(snap);
+    tbuf_free(po);
+    cudnnDestroyTensorDescriptor(yo);
+    cudnnDestroyActivationDescriptor(act);
+    cudnnDestroyPoolingDescriptor(pd);
+    tbuf_free(px), tview_free(&y, py);
+    free(buf), free(xv), free(want);
+    tview_destroy(&y);
+    cudnnDestroyTensorDescriptor(x);
 }

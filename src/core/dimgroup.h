@@ -8,7 +8,7 @@
    order, thus becomes a single dim of stride 1; kernels choose their fast path by looking at the
    rank and strides of the group alone, and keep a generic path for whatever is left.
 
-   Every product here fits in int64_t: ocd_check_layout bounded each tensor's span at Set time. */
+   Every product here fits in int64_t: Set bounded each tensor's span to 2^31 - 1 elements. */
 #ifndef OCD_CORE_DIMGROUP_H
 #define OCD_CORE_DIMGROUP_H
 

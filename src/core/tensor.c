@@ -1,7 +1,10 @@
 /* tensor.c: tensor and filter descriptors of the API, and their views (see tensor.h).
 
    cuDNN 8.2 rules implemented here: dims and strides must be positive (BAD_PARAM), except that
-   a dim of extent 1 may have stride 0, as NVIDIA's library takes it (cudarc's tests); nbDims is
+   a dim of extent 1 may have stride 0, as NVIDIA's library takes it (cudarc's tests); strides
+   under which elements share memory are taken by Set, as NVIDIA's library takes them, and
+   refused (BAD_PARAM) by every call that writes through them or has not been shown to read
+   them right (ocd_tensor_get; ocd_tensor_get_input for the inputs that may); nbDims is
    limited to CUDNN_DIM_MAX (NOT_SUPPORTED above it); cudnnSetTensorNdDescriptor takes 3 to 8
    dimensions ("NOT_SUPPORTED: nbDims is outside the range [4, CUDNN_DIM_MAX]", widened to 3 for
    the 3-D tensors the RNN API documents), the other setters answer BAD_PARAM below their
@@ -48,37 +51,44 @@ static int64_t extent_of(int d, const int dims[], int vect)
     return d == 1 ? dims[d] / vect : dims[d];
 }
 
+static int64_t view_extent(const struct ocd_tensor_view *v, int d)
+{
+    return d == 1 ? v->dims[d] / v->vect : v->dims[d];
+}
+
 cudnnStatus_t ocd_check_layout(int nb_dims, const int dims[], const int strides[], int vect)
 {
-    int order[OCD_MAX_DIMS], n = 0;
     for (int d = 0; d < nb_dims; d++) {
         if (dims[d] <= 0) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dimension %d is %d", d, dims[d]);
         /* A dim of extent 1 is never stepped along: its stride may be 0 (cudarc's descriptors). */
         if (strides[d] < 0 || (strides[d] == 0 && extent_of(d, dims, vect) > 1))
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "stride %d is %d", d, strides[d]);
     }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_view_check_disjoint(const struct ocd_tensor_view *v, const char *name)
+{
     /* Sort the dims of extent > 1 by stride; each must step over everything inside it. */
-    for (int d = 0; d < nb_dims; d++) {
-        int64_t extent = extent_of(d, dims, vect);
-        if (extent <= 1) continue;
+    int order[OCD_MAX_DIMS], n = 0;
+    for (int d = 0; d < v->rank; d++) {
+        if (view_extent(v, d) <= 1) continue;
         int i = n++;
-        while (i > 0 && strides[order[i - 1]] > strides[d]) {
+        while (i > 0 && v->strides[order[i - 1]] > v->strides[d]) {
             order[i] = order[i - 1];
             i--;
         }
         order[i] = d;
     }
-    int64_t inner = 1; /* elements spanned by the dims already placed */
+    int64_t inner = v->vect; /* scalars spanned by the dims already placed: one element first */
     for (int i = 0; i < n; i++) {
         int d = order[i];
-        int64_t extent = extent_of(d, dims, vect);
-        if (strides[d] < inner)
+        if (v->strides[d] < inner)
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM,
-                            "stride %d (%d) overlaps the dimensions inside it (span %lld)", d,
-                            strides[d], (long long)inner);
-        if ((int64_t)strides[d] > INT64_MAX / 64 / extent)
-            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the tensor's size overflows 64 bits");
-        inner = (int64_t)strides[d] * extent;
+                            "%s's stride %d (%lld scalars) overlaps the dimensions inside it (span %lld): "
+                            "two elements share memory",
+                            name, d, (long long)v->strides[d], (long long)inner);
+        inner = v->strides[d] * view_extent(v, d);
     }
     return CUDNN_STATUS_SUCCESS;
 }
@@ -182,8 +192,8 @@ void ocd_view_format(const struct ocd_tensor_view *v, char *buf, size_t size)
     if (n < size) snprintf(buf + n, size - n, "]");
 }
 
-cudnnStatus_t ocd_tensor_get(cudnnTensorDescriptor_t desc, const char *name,
-                             struct ocd_tensor_view *view)
+cudnnStatus_t ocd_tensor_get_input(cudnnTensorDescriptor_t desc, const char *name,
+                                   struct ocd_tensor_view *view)
 {
     if (!ocd_object_alive(OCD_OBJ_TENSOR, desc))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is %s", name,
@@ -192,6 +202,12 @@ cudnnStatus_t ocd_tensor_get(cudnnTensorDescriptor_t desc, const char *name,
     if (desc->nb_dims == 0) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s has no dims (an absent RNN weight)", name);
     ocd_tensor_view_of(desc, view);
     return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t ocd_tensor_get(cudnnTensorDescriptor_t desc, const char *name, struct ocd_tensor_view *view)
+{
+    OCD_TRY(ocd_tensor_get_input(desc, name, view));
+    return ocd_view_check_disjoint(view, name);
 }
 
 cudnnStatus_t ocd_filter_get(cudnnFilterDescriptor_t desc, const char *name,
@@ -245,11 +261,14 @@ static cudnnStatus_t set_tensor(cudnnTensorDescriptor_t t, cudnnDataType_t dtype
     OCD_TRY(ocd_check_layout(nb_dims, dims, strides, vect));
     OCD_TRY(check_element_count(nb_dims, dims));
     /* The limit counts the padding between dimensions too: the span of the strides, in
-       elements (scalars for the vector types). ocd_check_layout bounded it to 64 bits. */
+       elements (scalars for the vector types). Each term is below 2^62 (an int stride times an
+       extent of at most 2^31 - 1), so checking the sum after each one keeps it in 64 bits. */
     int64_t last = 0;
-    for (int d = 0; d < nb_dims; d++) last += (extent_of(d, dims, vect) - 1) * strides[d];
-    if ((last + 1) * vect > MAX_ELEMENTS)
-        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the strides span more than 2^31-1 elements");
+    for (int d = 0; d < nb_dims; d++) {
+        last += (extent_of(d, dims, vect) - 1) * strides[d];
+        if ((last + 1) * vect > MAX_ELEMENTS)
+            return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the strides span more than 2^31-1 elements");
+    }
     t->dtype = dtype;
     t->format = format;
     t->nb_dims = nb_dims;
@@ -410,7 +429,7 @@ cudnnStatus_t CUDNNWINAPI cudnnGetTensorSizeInBytes(const cudnnTensorDescriptor_
 {
     OCD_LOG_API("tensorDesc=%p", (void *)tensorDesc);
     struct ocd_tensor_view v;
-    OCD_TRY(ocd_tensor_get(tensorDesc, "tensorDesc", &v));
+    OCD_TRY(ocd_tensor_get_input(tensorDesc, "tensorDesc", &v));
     if (size == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "size is NULL");
     *size = (size_t)ocd_view_span_bytes(&v);
     return CUDNN_STATUS_SUCCESS;

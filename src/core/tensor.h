@@ -48,10 +48,13 @@ struct ocd_tensor_view {
 void ocd_packed_strides(cudnnTensorFormat_t format, int nb_dims, const int dims[], int vect,
                         int strides[]);
 
-/* Checks a tensor layout: dims >= 1, strides >= 1, no two elements sharing memory, the byte
-   size within 64 bits (every size product in this library is computed in int64_t and checked
-   here once, at Set time). Returns BAD_PARAM with a logged reason. */
+/* Checks a tensor layout's numbers at Set time: dims >= 1, strides >= 1 (0 allowed on a dim of
+   extent 1). Returns BAD_PARAM with a logged reason. Elements may share memory: the calls that
+   cannot take that refuse it (ocd_view_check_disjoint). */
 cudnnStatus_t ocd_check_layout(int nb_dims, const int dims[], const int strides[], int vect);
+
+/* BAD_PARAM, logged with the descriptor's name, when two elements of the view share memory. */
+cudnnStatus_t ocd_view_check_disjoint(const struct ocd_tensor_view *v, const char *name);
 
 /* Sets t to a packed layout of the format (what cudnnSetTensorNdDescriptorEx does, for callers
    inside the library): BAD_PARAM or NOT_SUPPORTED, logged, with t unchanged, when the dims,
@@ -86,9 +89,14 @@ bool ocd_view_is_packed_nhwc(const struct ocd_tensor_view *v);
 /* "float[2,3,4,5]/[60,20,5,1]": the canonical short form used in logs and test names. */
 void ocd_view_format(const struct ocd_tensor_view *v, char *buf, size_t size);
 
-/* API checks shared by every op: the descriptor is live and set. */
+/* API checks shared by every op: the descriptor is live and set, and (ocd_tensor_get) no two of
+   its elements share memory. ocd_tensor_get_input leaves out the last check, for a tensor the
+   call only reads through a path that takes any strides (NVIDIA's library takes such layouts:
+   cudarc's pooling test reads through one) and for queries of the descriptor itself. */
 cudnnStatus_t ocd_tensor_get(cudnnTensorDescriptor_t desc, const char *name,
                              struct ocd_tensor_view *view);
+cudnnStatus_t ocd_tensor_get_input(cudnnTensorDescriptor_t desc, const char *name,
+                                   struct ocd_tensor_view *view);
 cudnnStatus_t ocd_filter_get(cudnnFilterDescriptor_t desc, const char *name,
                              struct ocd_tensor_view *view);
 

@@ -8,12 +8,14 @@
    when the window does not fit the padded input. cudnnPoolingForward: BAD_PARAM when N or C or the
    data types of x and y differ. The 8.2 text also lists NOT_SUPPORTED for "the wStride of input
    tensor or output tensor is not 1"; opencudnn serves every legal layout instead (NHWC included,
-   which the same documentation says all formats are). y may have any spatial extent: each output
-   pools its own window; y overlapping x is BAD_PARAM, since an output written would be read again
-   by the windows that cover it. Beyond the text, cudnnPoolingForward takes INT8 data (plain, any
-   layout; y of x's type), the result rounded to nearest even after alpha and beta and saturated:
-   MXNet's quantized pooling (quantized_pooling.cu) runs it on NVIDIA's library. Vectorized int8
-   and the backward of integer data are NOT_SUPPORTED. */
+   which the same documentation says all formats are), and the forward's x may lay elements over
+   each other (NVIDIA's library reads such an x; cudarc's pooling test passes one). y may have
+   any spatial extent: each output pools its own window; y overlapping x is BAD_PARAM, since an
+   output written would be read again by the windows that cover it. Beyond the text,
+   cudnnPoolingForward takes INT8 data (plain, any layout; y of x's type), the result rounded to
+   nearest even after alpha and beta and saturated: MXNet's quantized pooling
+   (quantized_pooling.cu) runs it on NVIDIA's library. Vectorized int8 and the backward of
+   integer data are NOT_SUPPORTED. */
 #include "ops/pooling.h"
 
 #include "core/argcheck.h"
@@ -172,7 +174,7 @@ cudnnStatus_t CUDNNWINAPI cudnnGetPoolingNdForwardOutputDim(const cudnnPoolingDe
     const struct cudnnPoolingStruct *d;
     OCD_TRY(ocd_pooling_get(poolingDesc, "poolingDesc", &d));
     struct ocd_tensor_view x;
-    OCD_TRY(ocd_tensor_get(inputTensorDesc, "inputTensorDesc", &x));
+    OCD_TRY(ocd_tensor_get_input(inputTensorDesc, "inputTensorDesc", &x));
     if (nbDims != d->nb_dims + 2 || x.rank != nbDims)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM,
                         "nbDims %d is inconsistent with poolingDesc (%d spatial dims) and inputTensorDesc (rank %d)",
@@ -192,7 +194,7 @@ cudnnStatus_t CUDNNWINAPI cudnnGetPooling2dForwardOutputDim(const cudnnPoolingDe
     const struct cudnnPoolingStruct *d;
     OCD_TRY(ocd_pooling_get(poolingDesc, "poolingDesc", &d));
     struct ocd_tensor_view x;
-    OCD_TRY(ocd_tensor_get(inputTensorDesc, "inputTensorDesc", &x));
+    OCD_TRY(ocd_tensor_get_input(inputTensorDesc, "inputTensorDesc", &x));
     if (d->nb_dims != 2 || x.rank != 4)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "poolingDesc has %d spatial dims and inputTensorDesc %d dims, not 2 and 4",
                         d->nb_dims, x.rank);
@@ -313,7 +315,7 @@ cudnnStatus_t CUDNNWINAPI cudnnPoolingForward(cudnnHandle_t handle, const cudnnP
     OCD_TRY(ocd_pooling_get(poolingDesc, "poolingDesc", &d));
     OCD_TRY(ocd_check_scaling(alpha, beta));
     struct ocd_tensor_view xv, yv;
-    OCD_TRY(ocd_tensor_get(xDesc, "xDesc", &xv));
+    OCD_TRY(ocd_tensor_get_input(xDesc, "xDesc", &xv)); /* read through its strides, whatever they are */
     OCD_TRY(ocd_tensor_get(yDesc, "yDesc", &yv));
     OCD_TRY(ocd_check_data(x, "x"));
     OCD_TRY(ocd_check_data(y, "y"));
