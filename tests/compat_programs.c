@@ -6,7 +6,8 @@
    over 3-D tensors, CUDA.jl's pooling of Julia arrays (windows clamped, 3 dims padded to 4) and
    Merlin.jl's softmax gradient added to the one held, ONNX Runtime's batch-norm inference on
    dims padded to 4, Caffe2's transposed convolution and its gradient, cudarc's descriptors with
-   stride 0 on dims of extent 1 and its pooling over an x whose elements overlap. Each call's result against the double
+   stride 0 on dims of extent 1 and its pooling over an x whose elements overlap, Caffe2's
+   SpatialBN on strides computed for either order. Each call's result against the double
    references of tests/ref/, computed from what the previous call left. (compat.c, compat_ops.c,
    compat_conv.c: the frameworks; compat_libs.c, compat_toolkits.c, compat_bindings.c: libraries,
    toolkits and bindings.) */
@@ -24,6 +25,7 @@
 #include "test.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -827,4 +829,89 @@ TEST(compat_pool_cudarc_x_elements_overlap)
     free(buf), free(xv), free(want);
     tview_destroy(&y);
     cudnnDestroyTensorDescriptor(x);
+}
+
+/* ---- Caffe2's SpatialBN (caffe2/operators/spatial_batch_norm_op_cudnn.cc) ------------------ */
+
+/* The descriptor from dims {N, C, H, W, D} and strides computed for the op's order, rank
+   max(4, ndim): NCHW {CHWD, HWD, WD, D, 1}; NHWC {HWDC, 1, WDC, DC, C}, so that a 3-D NHWC
+   input (N, H, C) is {N, C, H, 1} with strides {HC, 1, C, C}; the parameters derived in SPATIAL
+   mode; float, or half with float parameters. Training on a first run: the running averages
+   zeroed by the op, the factor 1 - momentum, the saved mean and inverse deviation kept; the
+   gradient op from those saved statistics (alphas 1, betas 0). */
+TEST(compat_bn_caffe2_spatial_order_strides)
+{
+    static const struct { int ndim, jd[5]; bool nhwc; cudnnDataType_t t; } cases[] = {
+        {3, {4, 5, 3}, true, CUDNN_DATA_FLOAT},     {3, {3, 4, 6}, false, CUDNN_DATA_FLOAT},
+        {4, {2, 3, 4, 5}, true, CUDNN_DATA_HALF},   {5, {2, 3, 2, 3, 4}, true, CUDNN_DATA_FLOAT},
+        {5, {2, 4, 3, 2, 2}, false, CUDNN_DATA_HALF},
+    };
+    cudnnHandle_t h = test_handle();
+    const double eps = 1e-5, momentum = 0.9;
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const int nd = cases[k].ndim, *jd = cases[k].jd;
+        const bool nhwc = cases[k].nhwc;
+        const int n = jd[0], c = nhwc ? jd[nd - 1] : jd[1], hh = nhwc ? jd[1] : jd[2];
+        const int w = nd > 3 ? (nhwc ? jd[2] : jd[3]) : 1, dd = nd > 4 ? (nhwc ? jd[3] : jd[4]) : 1;
+        const int rank = nd > 3 ? nd : 4, dims[5] = {n, c, hh, w, dd};
+        const int nchw_s[5] = {c * hh * w * dd, hh * w * dd, w * dd, dd, 1};
+        const int nhwc_s[5] = {hh * w * dd * c, 1, w * dd * c, dd * c, c};
+        struct tview x;
+        tview_init(&x, cases[k].t, rank, dims, nhwc ? TV_NHWC : TV_NCHW);
+        for (int d = 0; d < rank; d++) /* the op's strides address what the view stores */
+            CHECK(dims[d] == 1 || x.strides[d] == (nhwc ? nhwc_s : nchw_s)[d]);
+        cudnnTensorDescriptor_t xd, bd;
+        CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&bd));
+        CHECK_OK(cudnnSetTensorNdDescriptor(xd, cases[k].t, rank, dims, nhwc ? nhwc_s : nchw_s));
+        CHECK_OK(cudnnDeriveBNTensorDescriptor(bd, xd, CUDNN_BATCHNORM_SPATIAL));
+        const struct ref_bn_shape sh = {n, c, (int64_t)hh * w * dd, false};
+        const int64_t cnt = ref_bn_reduced(&sh);
+        double *xv = tview_random(x.count, -2, 2), *dyv = tview_random(x.count, -1, 1);
+        double *scale = tview_random(c, 0.5, 1.5), *bias = tview_random(c, -0.5, 0.5);
+        double *mean = malloc(sizeof(double) * (size_t)c), *var = malloc(sizeof(double) * (size_t)c);
+        double *inv = malloc(sizeof(double) * (size_t)c), *rm = malloc(sizeof(double) * (size_t)c);
+        double *rv = malloc(sizeof(double) * (size_t)c), *y = malloc(sizeof(double) * (size_t)x.count);
+        double *dx = malloc(sizeof(double) * (size_t)x.count), *dpre = malloc(sizeof(double) * (size_t)x.count);
+        double *ds = malloc(sizeof(double) * (size_t)c), *db = malloc(sizeof(double) * (size_t)c);
+        double *zeros = calloc((size_t)c, sizeof(double));
+        void *px = tview_upload(&x, xv), *pdy = tview_upload(&x, dyv), *py = tview_upload(&x, NULL);
+        void *pdx = tview_upload(&x, NULL);
+        void *ps = tvalues_upload(CUDNN_DATA_FLOAT, scale, c), *pb = tvalues_upload(CUDNN_DATA_FLOAT, bias, c);
+        void *prm = tvalues_upload(CUDNN_DATA_FLOAT, zeros, c), *prv = tvalues_upload(CUDNN_DATA_FLOAT, zeros, c);
+        void *psm = tbuf_alloc(sizeof(float) * (size_t)c), *psv = tbuf_alloc(sizeof(float) * (size_t)c);
+        void *pds = tbuf_alloc(sizeof(float) * (size_t)c), *pdb = tbuf_alloc(sizeof(float) * (size_t)c);
+        ref_bn_stats(&sh, xv, mean, var);
+        ref_bn_forward(&sh, xv, NULL, scale, bias, mean, var, eps, -1, 0, NULL, y);
+        ref_bn_backward(&sh, xv, dyv, NULL, -1, 0, scale, mean, var, eps, dpre, dx, ds, db);
+        for (int i = 0; i < c; i++) {
+            inv[i] = 1 / sqrt(var[i] + eps);
+            rm[i] = (1 - momentum) * mean[i];
+            rv[i] = (1 - momentum) * var[i] * (double)cnt / (double)(cnt - 1);
+        }
+        const float one = 1, zero = 0;
+        const double tol = ttolerance(CUDNN_DATA_FLOAT) * 10;
+        if (CHECK_OK(cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, xd, px, xd, py, bd,
+                                                            ps, pb, 1. - momentum, prm, prv, eps, psm, psv))) {
+            tview_check(&x, py, y, "Caffe2's SpatialBN");
+            tvalues_check(CUDNN_DATA_FLOAT, psm, mean, c, tol, "saved mean");
+            tvalues_check(CUDNN_DATA_FLOAT, psv, inv, c, tol, "saved inverse deviation");
+            tvalues_check(CUDNN_DATA_FLOAT, prm, rm, c, tol, "running mean from zeros");
+            tvalues_check(CUDNN_DATA_FLOAT, prv, rv, c, tol, "running variance from zeros");
+            if (CHECK_OK(cudnnBatchNormalizationBackward(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, xd, px,
+                                                         xd, pdy, xd, pdx, bd, ps, pds, pdb, eps, psm, psv))) {
+                tview_check(&x, pdx, dx, "Caffe2's SpatialBNGradient dX");
+                tvalues_check(CUDNN_DATA_FLOAT, pds, ds, c, tol * 10, "dScale");
+                tvalues_check(CUDNN_DATA_FLOAT, pdb, db, c, tol * 10, "dBias");
+            }
+        }
+        void *xb[] = {px, pdy, py, pdx}, *pbufs[] = {ps, pb, prm, prv, psm, psv, pds, pdb};
+        for (size_t i = 0; i < TLEN(xb); i++) tview_free(&x, xb[i]);
+        for (size_t i = 0; i < TLEN(pbufs); i++) tbuf_free(pbufs[i]);
+        double *hv[] = {xv, dyv, scale, bias, mean, var, inv, rm, rv, y, dx, dpre, ds, db, zeros};
+        for (size_t i = 0; i < TLEN(hv); i++) free(hv[i]);
+        cudnnDestroyTensorDescriptor(xd);
+        cudnnDestroyTensorDescriptor(bd);
+        tview_destroy(&x);
+    }
 }
