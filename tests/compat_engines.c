@@ -1,0 +1,117 @@
+/* compat_engines.c: call patterns of the frameworks' execution layers (docs/compatibility.md)
+   not replayed elsewhere: TensorFlow's stream executor batch normalization through the Ex calls
+   (an IDENTITY activation descriptor given for CUDNN_BATCHNORM_OPS_BN, the backward's yDesc,
+   dzDesc, bias and activation NULL). Each result against the double references of tests/ref/.
+   (compat_programs.c: whole programs and framework glue; compat.c, compat_ops.c,
+   compat_conv.c: the frameworks' ops.) */
+#include "ref/batchnorm.h"
+#include "tensors.h"
+#include "test.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+
+/* ---- TensorFlow's stream executor (tensorflow/stream_executor/cuda/cuda_dnn.cc) -------------- */
+
+/* DoBatchNormalizationForwardImpl and DoBatchNormalizationBackwardImpl (cuDNN >= 7.4.2, both
+   allocators given): the mode SPATIAL, or SPATIAL_PERSISTENT for training when
+   TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT is set; the ops OPS_BN without side input or
+   activation, yet **an activation descriptor always made and passed** (kNone: IDENTITY, NaN
+   propagated, the tensor's value_max as coefficient) to the workspace query
+   (CreateBatchNormForwardWorkspace: xDesc as zDesc and yDesc), the reserve query and the
+   forward; zDesc x's with z NULL (no side input); the running averages zeroed first when the
+   factor is 1; float alpha and beta. The backward: the workspace query with yDesc x's, dzDesc
+   and the activation NULL (CreateBatchNormBackwardWorkspace), then cudnnBatchNormalizationBackwardEx
+   with **yDesc, y, dzDesc, dz, bnBias and the activation NULL**, the forward's reserve, the
+   saved statistics. Inference (is_training false): cudnnBatchNormalizationForwardInference in
+   SPATIAL mode on the estimated mean and variance. Float NCHW and half NHWC (FusedBatchNormV3). */
+TEST(compat_bn_tensorflow_identity_activation_for_ops_bn)
+{
+    static const struct { cudnnDataType_t t; int layout; cudnnBatchNormMode_t mode; double factor; } cases[] = {
+        {CUDNN_DATA_FLOAT, TV_NCHW, CUDNN_BATCHNORM_SPATIAL, 1.0},
+        {CUDNN_DATA_HALF, TV_NHWC, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, 0.1},
+        {CUDNN_DATA_FLOAT, TV_NHWC, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, 0.25},
+    };
+    cudnnHandle_t h = test_handle();
+    const double eps = 0.001;
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const int d[4] = {3, 8, 4, 3}, pd[4] = {1, 8, 1, 1};
+        const int64_t c = d[1];
+        struct tview x, p;
+        tview_init(&x, cases[k].t, 4, d, cases[k].layout);
+        tview_init(&p, CUDNN_DATA_FLOAT, 4, pd, TV_NCHW);
+        const struct ref_bn_shape sh = {d[0], c, d[2] * d[3], false};
+        const int64_t cnt = ref_bn_reduced(&sh);
+        double *xv = tview_random(x.count, -2, 2), *dyv = tview_random(x.count, -1, 1);
+        double *scale = tview_random(c, 0.5, 1.5), *bias = tview_random(c, -0.5, 0.5);
+        double *rm0 = tview_random(c, -1, 1), *rv0 = tview_random(c, 0.5, 2);
+        double *mean = malloc(sizeof(double) * (size_t)c), *var = malloc(sizeof(double) * (size_t)c);
+        double *inv = malloc(sizeof(double) * (size_t)c), *rm = malloc(sizeof(double) * (size_t)c);
+        double *rv = malloc(sizeof(double) * (size_t)c), *y = malloc(sizeof(double) * (size_t)x.count);
+        double *yinf = malloc(sizeof(double) * (size_t)x.count), *dx = malloc(sizeof(double) * (size_t)x.count);
+        double *dpre = malloc(sizeof(double) * (size_t)x.count), *ds = malloc(sizeof(double) * (size_t)c);
+        double *db = malloc(sizeof(double) * (size_t)c);
+        if (cases[k].factor == 1.0) /* stream->ThenMemZero(batch_mean), (batch_var) */
+            for (int64_t i = 0; i < c; i++) rm0[i] = rv0[i] = 0;
+        void *px = tview_upload(&x, xv), *pdy = tview_upload(&x, dyv), *py = tview_upload(&x, NULL);
+        void *pdx = tview_upload(&x, NULL), *pyi = tview_upload(&x, NULL);
+        void *ps = tview_upload(&p, scale), *pb = tview_upload(&p, bias), *prm = tview_upload(&p, rm0);
+        void *prv = tview_upload(&p, rv0), *psm = tview_upload(&p, NULL), *psv = tview_upload(&p, NULL);
+        void *pds = tview_upload(&p, NULL), *pdb = tview_upload(&p, NULL);
+        ref_bn_stats(&sh, xv, mean, var);
+        ref_bn_forward(&sh, xv, NULL, scale, bias, mean, var, eps, -1, 0, NULL, y);
+        ref_bn_forward(&sh, xv, NULL, scale, bias, rm0, rv0, eps, -1, 0, NULL, yinf);
+        ref_bn_backward(&sh, xv, dyv, NULL, -1, 0, scale, mean, var, eps, dpre, dx, ds, db);
+        for (int64_t i = 0; i < c; i++) {
+            inv[i] = 1 / sqrt(var[i] + eps);
+            rm[i] = (1 - cases[k].factor) * rm0[i] + cases[k].factor * mean[i];
+            rv[i] = (1 - cases[k].factor) * rv0[i] + cases[k].factor * var[i] * (double)cnt / (double)(cnt - 1);
+        }
+        cudnnActivationDescriptor_t act;
+        CHECK_OK(cudnnCreateActivationDescriptor(&act));
+        CHECK_OK(cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_IDENTITY, CUDNN_PROPAGATE_NAN, FLT_MAX));
+        const cudnnBatchNormMode_t mode = cases[k].mode;
+        const float one = 1, zero = 0;
+        /* inference on the estimated statistics, SPATIAL whatever the training mode */
+        if (CHECK_OK(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, x.desc, px,
+                                                             x.desc, pyi, p.desc, ps, pb, prm, prv, eps)))
+            tview_check(&x, pyi, yinf, "TensorFlow's inference");
+        size_t ws = 0, rs = 0, bws = 0;
+        CHECK_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, mode, CUDNN_BATCHNORM_OPS_BN, x.desc,
+                                                                          x.desc, x.desc, p.desc, act, &ws));
+        CHECK_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, CUDNN_BATCHNORM_OPS_BN, act, x.desc,
+                                                                      &rs));
+        CHECK_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, CUDNN_BATCHNORM_OPS_BN, x.desc, x.desc,
+                                                                   x.desc, NULL, x.desc, p.desc, NULL, &bws));
+        void *work = ws ? tbuf_alloc(ws) : NULL, *reserve = rs ? tbuf_alloc(rs) : NULL;
+        void *bwork = bws ? tbuf_alloc(bws) : NULL;
+        if (CHECK_OK(cudnnBatchNormalizationForwardTrainingEx(h, mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, x.desc,
+                                                              px, x.desc, NULL, x.desc, py, p.desc, ps, pb,
+                                                              cases[k].factor, prm, prv, eps, psm, psv, act, work, ws,
+                                                              reserve, rs))) {
+            tview_check(&x, py, y, "TensorFlow's training y");
+            tview_check(&p, psm, mean, "saved mean");
+            tview_check(&p, psv, inv, "saved inverse deviation");
+            tview_check(&p, prm, rm, "running mean");
+            tview_check(&p, prv, rv, "running variance");
+            if (CHECK_OK(cudnnBatchNormalizationBackwardEx(h, mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, &one, &zero,
+                                                           x.desc, px, NULL, NULL, x.desc, pdy, NULL, NULL, x.desc,
+                                                           pdx, p.desc, ps, NULL, pds, pdb, eps, psm, psv, NULL,
+                                                           bwork, bws, reserve, rs))) {
+                tview_check(&x, pdx, dx, "TensorFlow's dx");
+                tview_check(&p, pds, ds, "scale_backprop");
+                tview_check(&p, pdb, db, "offset_backprop");
+            }
+        }
+        tbuf_free(work), tbuf_free(reserve), tbuf_free(bwork);
+        cudnnDestroyActivationDescriptor(act);
+        void *xb[] = {px, pdy, py, pdx, pyi}, *pbufs[] = {ps, pb, prm, prv, psm, psv, pds, pdb};
+        for (size_t i = 0; i < TLEN(xb); i++) tview_free(&x, xb[i]);
+        for (size_t i = 0; i < TLEN(pbufs); i++) tview_free(&p, pbufs[i]);
+        double *hv[] = {xv, dyv, scale, bias, rm0, rv0, mean, var, inv, rm, rv, y, yinf, dx, dpre, ds, db};
+        for (size_t i = 0; i < TLEN(hv); i++) free(hv[i]);
+        tview_destroy(&x);
+        tview_destroy(&p);
+    }
+}
