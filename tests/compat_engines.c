@@ -1,10 +1,12 @@
 /* compat_engines.c: call patterns of the frameworks' execution layers (docs/compatibility.md)
    not replayed elsewhere: TensorFlow's stream executor batch normalization through the Ex calls
    (an IDENTITY activation descriptor given for CUDNN_BATCHNORM_OPS_BN, the backward's yDesc,
-   dzDesc, bias and activation NULL). Each result against the double references of tests/ref/.
+   dzDesc, bias and activation NULL) and its LRN over channels-last tensors (the depth radius
+   turned into lrnN, alpha scaled by it). Each result against the double references of tests/ref/.
    (compat_programs.c: whole programs and framework glue; compat.c, compat_ops.c,
    compat_conv.c: the frameworks' ops.) */
 #include "ref/batchnorm.h"
+#include "ref/lrn.h"
 #include "tensors.h"
 #include "test.h"
 
@@ -113,5 +115,52 @@ TEST(compat_bn_tensorflow_identity_activation_for_ops_bn)
         for (size_t i = 0; i < TLEN(hv); i++) free(hv[i]);
         tview_destroy(&x);
         tview_destroy(&p);
+    }
+}
+
+/* The LRN op on the GPU (tensorflow/core/kernels/lrn_op.cc, LaunchLRN and LaunchLRNGrad; the
+   stream executor's DoNormalizeWithDimensions and DoNormalizeBackwardWithDimensions): the NHWC
+   tensor described in cuDNN's dim order {N, C, H, W} with **channels-last strides** (kBatchYXDepth
+   through cudnnSetTensorNdDescriptor), one descriptor for every tensor; lrnN = 2 depth_radius + 1
+   with depth_radius in [1, 7], cuDNN's alpha = lrnN times the op's ("the cuDNN alpha is n times
+   the SE alpha"), beta >= 0.01, bias >= 1e-5; float alpha 1 and beta 0; the backward given the
+   forward's output as y, the incoming gradient as dy and the input image as x. */
+TEST(compat_lrn_tensorflow_channels_last_scaled_alpha)
+{
+    static const struct { int radius; double alpha, beta, bias; } cases[] = {
+        {2, 1.0, 0.5, 1.0}, {1, 1e-4, 0.75, 2.0}, {7, 0.05, 0.01, 1e-5}};
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const int d[4] = {2, 17, 3, 4}; /* N, C, H, W: the op's (batch, rows, cols, depth) */
+        const int st[4] = {d[2] * d[3] * d[1], 1, d[3] * d[1], d[1]};
+        const unsigned n = 2 * (unsigned)cases[k].radius + 1;
+        const struct ref_lrn_params q = {(int)n, n * cases[k].alpha, cases[k].beta, cases[k].bias};
+        struct tview v;
+        tview_init(&v, CUDNN_DATA_FLOAT, 4, d, TV_NHWC);
+        for (int i = 0; i < 4; i++) CHECK(v.strides[i] == st[i]);
+        cudnnTensorDescriptor_t td;
+        CHECK_OK(cudnnCreateTensorDescriptor(&td));
+        CHECK_OK(cudnnSetTensorNdDescriptor(td, CUDNN_DATA_FLOAT, 4, d, st));
+        cudnnLRNDescriptor_t ld;
+        CHECK_OK(cudnnCreateLRNDescriptor(&ld));
+        CHECK_OK(cudnnSetLRNDescriptor(ld, n, q.alpha, q.beta, q.k));
+        double *x = tview_random(v.count, -2, 2), *dy = tview_random(v.count, -1, 1);
+        double *y = malloc(sizeof(double) * (size_t)v.count), *dx = malloc(sizeof(double) * (size_t)v.count);
+        void *px = tview_upload(&v, x), *pdy = tview_upload(&v, dy), *py = tview_upload(&v, NULL);
+        void *pdx = tview_upload(&v, NULL);
+        ref_lrn_forward(d[0], d[1], d[2] * d[3], &q, x, y);
+        ref_lrn_backward(d[0], d[1], d[2] * d[3], &q, x, dy, dx);
+        const float one = 1, zero = 0;
+        if (CHECK_OK(cudnnLRNCrossChannelForward(h, ld, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, td, px, &zero, td, py))) {
+            tview_check(&v, py, y, "TensorFlow's LRN");
+            if (CHECK_OK(cudnnLRNCrossChannelBackward(h, ld, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, td, py, td, pdy, td,
+                                                      px, &zero, td, pdx)))
+                tview_check(&v, pdx, dx, "TensorFlow's LRN gradient");
+        }
+        tview_free(&v, px), tview_free(&v, pdy), tview_free(&v, py), tview_free(&v, pdx);
+        free(x), free(dy), free(y), free(dx);
+        cudnnDestroyLRNDescriptor(ld);
+        cudnnDestroyTensorDescriptor(td);
+        tview_destroy(&v);
     }
 }
