@@ -2,10 +2,14 @@
    not replayed elsewhere: TensorFlow's stream executor batch normalization through the Ex calls
    (an IDENTITY activation descriptor given for CUDNN_BATCHNORM_OPS_BN, the backward's yDesc,
    dzDesc, bias and activation NULL) and its LRN over channels-last tensors (the depth radius
-   turned into lrnN, alpha scaled by it). Each result against the double references of tests/ref/.
+   turned into lrnN, alpha scaled by it); PyTorch's cudnn_convolution_add_relu (every algorithm of
+   the heuristic tried in order, a bias descriptor from an expanded view). Each result against the
+   double references of tests/ref/.
    (compat_programs.c: whole programs and framework glue; compat.c, compat_ops.c,
    compat_conv.c: the frameworks' ops.) */
+#include "conv_harness.h"
 #include "ref/batchnorm.h"
+#include "ref/conv.h"
 #include "ref/lrn.h"
 #include "tensors.h"
 #include "test.h"
@@ -162,5 +166,89 @@ TEST(compat_lrn_tensorflow_channels_last_scaled_alpha)
         cudnnDestroyLRNDescriptor(ld);
         cudnnDestroyTensorDescriptor(td);
         tview_destroy(&v);
+    }
+}
+
+/* ---- PyTorch's cudnn_convolution_add_relu (aten/src/ATen/native/cudnn/Conv_v7.cpp) ----------- */
+
+/* raw_cudnn_convolution_add_relu_out_v7: y = relu(conv(x) + alpha z + bias) by
+   cudnnConvolutionBiasActivationForward, alpha1 one and alpha2 `alpha` as Constants of the data
+   type (float for float and half, double for double), z described like y, the bias descriptor
+   from bias.expand({1, C}) padded to y's rank ({1, C, 1, 1}, the size-1 strides made canonical by
+   fixSizeOneDimStride), the activation RELU; AlgoIterator::try_all over the SUCCESS results of
+   cudnnGetConvolutionForwardAlgorithm_v7 (asked for its MaxCount), each with a workspace of its
+   memory and its math type set on the descriptor, until one runs. Float NCHW, half
+   channels-last with float compute, double. */
+TEST(compat_conv_pytorch_add_relu_try_all)
+{
+    static const struct { cudnnDataType_t t, compute; int layout; double alpha; } cases[] = {
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, TV_NCHW, 1.0},
+        {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, TV_NHWC, 0.5},
+        {CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, TV_NCHW, -0.75},
+    };
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const cudnnDataType_t t = cases[k].t;
+        struct ref_conv rc = {.nsp = 2, .n = 2, .c = 6, .k = 8, .groups = 2, .in = {7, 6}, .filt = {3, 3},
+                              .pad = {1, 1}, .stride = {1, 2}, .dil = {1, 1}};
+        ref_conv_out_dims(&rc);
+        struct tconv_run r;
+        tconv_run_init(&r, &rc, t);
+        const int xd[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, yd[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
+        const int wd[4] = {rc.k, rc.c / rc.groups, 3, 3}, bd[4] = {1, rc.k, 1, 1}, bs[4] = {rc.k, 1, 1, 1};
+        const cudnnTensorFormat_t fmt = cases[k].layout == TV_NHWC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+        struct tview x, y, w;
+        tview_init(&x, t, 4, xd, cases[k].layout), tview_init(&y, t, 4, yd, cases[k].layout);
+        tview_init(&w, t, 4, wd, cases[k].layout);
+        const int pad[2] = {1, 1}, stride[2] = {1, 2}, dil[2] = {1, 1};
+        CHECK_OK(cudnnSetConvolutionNdDescriptor(r.cd, 2, pad, stride, dil, CUDNN_CROSS_CORRELATION,
+                                                 cases[k].compute));
+        CHECK_OK(cudnnSetConvolutionGroupCount(r.cd, rc.groups));
+        CHECK_OK(cudnnSetFilterNdDescriptor(r.wd, t, fmt, 4, wd));
+        cudnnTensorDescriptor_t bdesc;
+        CHECK_OK(cudnnCreateTensorDescriptor(&bdesc));
+        CHECK_OK(cudnnSetTensorNdDescriptor(bdesc, t, 4, bd, bs));
+        double *z = tview_random(y.count, -1, 1), *bias = tview_random(rc.k, -0.5, 0.5);
+        double *want = malloc(sizeof(double) * (size_t)y.count);
+        void *px = tview_upload(&x, r.x), *pw = tview_upload(&w, r.w), *pz = tview_upload(&y, z);
+        void *pb = tvalues_upload(t, bias, rc.k), *py = tview_upload(&y, NULL);
+        const long per = (long)rc.out[0] * rc.out[1];
+        for (long i = 0; i < y.count; i++) {
+            const double v = r.y[i] + cases[k].alpha * z[i] + bias[i / per % rc.k];
+            want[i] = v > 0 ? v : 0;
+        }
+        cudnnActivationDescriptor_t act;
+        CHECK_OK(cudnnCreateActivationDescriptor(&act));
+        CHECK_OK(cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0));
+        int max = 0, got = 0;
+        CHECK_OK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max));
+        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        CHECK_OK(cudnnGetConvolutionForwardAlgorithm_v7(h, x.desc, r.wd, r.cd, y.desc, max, &got, perf));
+        struct tscale one, a2;
+        const void *alpha1 = tscale(&one, t, 1), *alpha2 = tscale(&a2, t, cases[k].alpha);
+        bool ran = false;
+        for (int i = 0; i < got && !ran; i++) {
+            if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+            CHECK_OK(cudnnSetConvolutionMathType(r.cd, perf[i].mathType));
+            void *ws = perf[i].memory ? tbuf_alloc(perf[i].memory) : NULL;
+            cudnnStatus_t s = cudnnConvolutionBiasActivationForward(h, alpha1, x.desc, px, r.wd, pw, r.cd,
+                                                                    perf[i].algo, ws, perf[i].memory, alpha2, y.desc,
+                                                                    pz, bdesc, pb, act, y.desc, py);
+            tbuf_free(ws);
+            if (s == CUDNN_STATUS_NOT_SUPPORTED) continue; /* try_all moves on */
+            ran = CHECK_OK(s);
+            if (ran)
+                tview_check_blend(&y, py, want, NULL, 1, 0, tconv_tolerance(t, t, perf[i].mathType),
+                                  "PyTorch's conv + add + relu");
+            CHECK(i == 0); /* the first SUCCESS result runs */
+        }
+        CHECK(ran);
+        cudnnDestroyActivationDescriptor(act);
+        cudnnDestroyTensorDescriptor(bdesc);
+        tview_free(&x, px), tview_free(&w, pw), tview_free(&y, pz), tview_free(&y, py);
+        tbuf_free(pb);
+        free(z), free(bias), free(want);
+        tview_destroy(&x), tview_destroy(&y), tview_destroy(&w);
+        tconv_run_free(&r);
     }
 }
