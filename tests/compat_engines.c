@@ -4,7 +4,7 @@
    dzDesc, bias and activation NULL) and its LRN over channels-last tensors (the depth radius
    turned into lrnN, alpha scaled by it); PyTorch's cudnn_convolution_add_relu (every algorithm of
    the heuristic tried in order, a bias descriptor from an expanded view). Each result against the
-   double references of tests/ref/.
+   double references of tests/ref/; MATLAB GPU Coder's generated fused convolution + ReLU.
    (compat_programs.c: whole programs and framework glue; compat.c, compat_ops.c,
    compat_conv.c: the frameworks' ops.) */
 #include "conv_harness.h"
@@ -249,6 +249,79 @@ TEST(compat_conv_pytorch_add_relu_try_all)
         tbuf_free(pb);
         free(z), free(bias), free(want);
         tview_destroy(&x), tview_destroy(&y), tview_destroy(&w);
+        tconv_run_free(&r);
+    }
+}
+
+/* ---- MATLAB GPU Coder's generated code (MWCudnnFusedConvActivationLayerImpl.cu) --------------- */
+
+/* The fused convolution + ReLU layer GPU Coder emits (seen in a ROS AlexNet deployment,
+   NamDinhRobotics/ALexnet_ROS_Cpp src/codegen): cudnnSetConvolution2dDescriptor with FLOAT
+   compute, TENSOR_OP_MATH_ALLOW_CONVERSION on float data (FP16_ENABLED builds), the group count
+   when above 1; asymmetric padding done by copying x into a zeroed larger buffer and convolving
+   with pad 0; the filter {K, C/g, kh, kw} and the bias {1, K, 1, 1} by the 4-D setters; RELU
+   with NaN not propagated; the algorithm results[0] of cudnnGetConvolutionForwardAlgorithm_v7
+   asked for 3 results, its status unread; the network's one workspace passed with its allocated
+   size (at least the layer's query). One input: alpha2 0 and **z the output buffer**; two
+   inputs: alpha2 1 and z the second input, **the output written over it** (y == z). */
+TEST(compat_conv_gpucoder_fused_relu_residual_in_place)
+{
+    cudnnHandle_t h = test_handle();
+    for (int inputs = 1; inputs <= 2; inputs++) {
+        /* pads top 1, bottom 0, left 0, right 1: x padded to (H + 1) x (W + 1), then pad 0 */
+        const int n = 2, c = 4, hh = 5, ww = 6, k = 6, g = 2;
+        struct ref_conv rc = {.nsp = 2, .n = n, .c = c, .k = k, .groups = g, .in = {hh + 1, ww + 1},
+                              .filt = {3, 3}, .stride = {1, 1}, .dil = {1, 1}};
+        ref_conv_out_dims(&rc);
+        struct tconv_run r;
+        tconv_run_init(&r, &rc, CUDNN_DATA_FLOAT);
+        /* the padded copy: row 0 and column W zero */
+        for (long i = 0; i < r.nx; i++) {
+            const int row = (int)(i / rc.in[1] % rc.in[0]), col = (int)(i % rc.in[1]);
+            if (row == 0 || col == ww) r.x[i] = 0;
+        }
+        ref_conv_fwd(&rc, r.x, r.w, r.y);
+        void *px = tvalues_upload(CUDNN_DATA_FLOAT, r.x, r.nx);
+        CHECK_OK(cudnnSetConvolution2dDescriptor(r.cd, 0, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+        CHECK_OK(cudnnSetConvolutionMathType(r.cd, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
+        CHECK_OK(cudnnSetConvolutionGroupCount(r.cd, g));
+        CHECK_OK(cudnnSetFilter4dDescriptor(r.wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, k, c / g, 3, 3));
+        CHECK_OK(cudnnSetTensor4dDescriptor(r.xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, rc.in[0], rc.in[1]));
+        CHECK_OK(cudnnSetTensor4dDescriptor(r.yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, k, rc.out[0], rc.out[1]));
+        cudnnTensorDescriptor_t bdesc;
+        CHECK_OK(cudnnCreateTensorDescriptor(&bdesc));
+        CHECK_OK(cudnnSetTensor4dDescriptor(bdesc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, k, 1, 1));
+        cudnnActivationDescriptor_t act;
+        CHECK_OK(cudnnCreateActivationDescriptor(&act));
+        CHECK_OK(cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0));
+        cudnnConvolutionFwdAlgoPerf_t perf[3];
+        int got = -1;
+        CHECK_OK(cudnnGetConvolutionForwardAlgorithm_v7(h, r.xd, r.wd, r.cd, r.yd, 3, &got, perf));
+        size_t bytes = 0;
+        CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, r.xd, r.wd, r.cd, r.yd, perf[0].algo, &bytes));
+        const size_t allocated = bytes + 4096; /* the network's workspace: the largest layer's */
+        void *ws = tbuf_alloc(allocated);
+        double *bias = tview_random(k, -0.5, 0.5), *res = tview_random(r.ny, -1, 1);
+        double *want = malloc(sizeof(double) * (size_t)r.ny);
+        const long per = (long)rc.out[0] * rc.out[1];
+        for (long i = 0; i < r.ny; i++) {
+            const double v = r.y[i] + bias[i / per % k] + (inputs == 2 ? res[i] : 0);
+            want[i] = v > 0 ? v : 0;
+        }
+        void *pb = tvalues_upload(CUDNN_DATA_FLOAT, bias, k);
+        /* one input: y fresh (poisoned) and passed as z under alpha2 0; two: y is the residual */
+        void *py = inputs == 2 ? tvalues_upload(CUDNN_DATA_FLOAT, res, r.ny) : tbuf_alloc(sizeof(float) * (size_t)r.ny);
+        const float one = 1, zero = 0;
+        if (CHECK_OK(cudnnConvolutionBiasActivationForward(h, &one, r.xd, px, r.wd, r.pw, r.cd, perf[0].algo, ws,
+                                                           allocated, inputs == 2 ? &one : &zero, r.yd, py, bdesc, pb,
+                                                           act, r.yd, py)))
+            tvalues_check(CUDNN_DATA_FLOAT, py, want, r.ny,
+                          tconv_tolerance(CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, perf[0].mathType),
+                          inputs == 2 ? "GPU Coder's conv + bias + residual + ReLU over z" : "GPU Coder's conv + ReLU");
+        tbuf_free(px), tbuf_free(ws), tbuf_free(pb), tbuf_free(py);
+        free(bias), free(res), free(want);
+        cudnnDestroyActivationDescriptor(act);
+        cudnnDestroyTensorDescriptor(bdesc);
         tconv_run_free(&r);
     }
 }
