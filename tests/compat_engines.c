@@ -4,13 +4,15 @@
    dzDesc, bias and activation NULL) and its LRN over channels-last tensors (the depth radius
    turned into lrnN, alpha scaled by it); PyTorch's cudnn_convolution_add_relu (every algorithm of
    the heuristic tried in order, a bias descriptor from an expanded view). Each result against the
-   double references of tests/ref/; MATLAB GPU Coder's generated fused convolution + ReLU.
+   double references of tests/ref/; MATLAB GPU Coder's generated fused convolution + ReLU and max
+   pooling (int8 in NCHW_VECT_C vectors, and the argmax indices drawn from a pooling backward).
    (compat_programs.c: whole programs and framework glue; compat.c, compat_ops.c,
    compat_conv.c: the frameworks' ops.) */
 #include "conv_harness.h"
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/lrn.h"
+#include "ref/pooling.h"
 #include "tensors.h"
 #include "test.h"
 
@@ -324,4 +326,83 @@ TEST(compat_conv_gpucoder_fused_relu_residual_in_place)
         cudnnDestroyTensorDescriptor(bdesc);
         tconv_run_free(&r);
     }
+}
+
+/* GPU Coder's max pooling layer (MWCudnnMaxPoolingLayerImpl.cu): cudnnSetPooling2dDescriptor MAX
+   with NaN not propagated, the window the whole image when the layer pools globally. int8
+   networks (accel mode "INT8x4"): x and y by cudnnSetTensor4dDescriptor(NCHW_VECT_C,
+   **CUDNN_DATA_INT8x4**), alpha the float 2^scalingExponent and beta 0 (here also INT8x32). Float
+   networks asking for the max indices: the forward, then **cudnnPoolingBackward with dy filled with
+   1, 2, ..., (output count)** (y's descriptor for y and dy, x's for x and dx, beta 0): each input
+   that won a window gets that window's number, which a kernel turns into indices. */
+TEST(compat_pool_gpucoder_int8_vectors_and_index_backward)
+{
+    static const struct { cudnnDataType_t t; int c, win, pad, stride, exponent; } cases[] = {
+        {CUDNN_DATA_INT8x4, 8, 3, 1, 2, 1}, {CUDNN_DATA_INT8x4, 4, 5, 0, 1, -2}, {CUDNN_DATA_INT8x32, 32, 2, 0, 2, 0},
+        {CUDNN_DATA_INT8x4, 12, 6, 0, 1, 0}, /* global: the whole 6 x 6 image */
+    };
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const int n = 2, c = cases[k].c, in[2] = {6, 6};
+        const int o = (6 + 2 * cases[k].pad - cases[k].win) / cases[k].stride + 1, out[2] = {o, o};
+        const int xd[4] = {n, c, 6, 6}, yd[4] = {n, c, o, o};
+        struct tview x, y;
+        tview_init(&x, cases[k].t, 4, xd, TV_NCHW_VECT), tview_init(&y, cases[k].t, 4, yd, TV_NCHW_VECT);
+        cudnnTensorDescriptor_t xdesc, ydesc;
+        CHECK_OK(cudnnCreateTensorDescriptor(&xdesc));
+        CHECK_OK(cudnnCreateTensorDescriptor(&ydesc));
+        CHECK_OK(cudnnSetTensor4dDescriptor(xdesc, CUDNN_TENSOR_NCHW_VECT_C, cases[k].t, n, c, 6, 6));
+        CHECK_OK(cudnnSetTensor4dDescriptor(ydesc, CUDNN_TENSOR_NCHW_VECT_C, cases[k].t, n, c, o, o));
+        double *xv = tview_random(x.count, -128, 127), *want = malloc(sizeof(double) * (size_t)y.count);
+        for (int64_t i = 0; i < x.count; i++) xv[i] = nearbyint(xv[i]);
+        const struct ref_pool rp = {CUDNN_POOLING_MAX, false, 2, {cases[k].win, cases[k].win},
+                                    {cases[k].pad, cases[k].pad}, {cases[k].stride, cases[k].stride}};
+        ref_pooling_forward(&rp, n, c, in, out, xv, want);
+        const float alpha = ldexpf(1, cases[k].exponent), zero = 0;
+        for (int64_t i = 0; i < y.count; i++) { /* scaled, rounded to nearest even, saturated */
+            const double v = nearbyint(want[i] * alpha);
+            want[i] = v < -128 ? -128 : v > 127 ? 127 : v;
+        }
+        void *px = tview_upload(&x, xv), *py = tview_upload(&y, NULL);
+        cudnnPoolingDescriptor_t pd;
+        CHECK_OK(cudnnCreatePoolingDescriptor(&pd));
+        if (CHECK_OK(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, cases[k].win,
+                                                 cases[k].win, cases[k].pad, cases[k].pad, cases[k].stride,
+                                                 cases[k].stride)) &&
+            CHECK_OK(cudnnPoolingForward(h, pd, &alpha, xdesc, px, &zero, ydesc, py)))
+            tview_check(&y, py, want, "GPU Coder's int8 max pooling in vectors");
+        /* the backward stays floating-point only */
+        void *pdx = tview_upload(&x, NULL);
+        CHECK_STATUS(cudnnPoolingBackward(h, pd, &alpha, ydesc, py, ydesc, py, xdesc, px, &zero, xdesc, pdx),
+                     CUDNN_STATUS_NOT_SUPPORTED);
+        tview_free(&x, pdx);
+        cudnnDestroyPoolingDescriptor(pd);
+        cudnnDestroyTensorDescriptor(xdesc), cudnnDestroyTensorDescriptor(ydesc);
+        tview_free(&x, px), tview_free(&y, py);
+        free(xv), free(want);
+        tview_destroy(&x), tview_destroy(&y);
+    }
+    /* the float layer's max indices: windows that do not overlap, so each input wins at most one */
+    const int xd[4] = {2, 3, 6, 8}, yd[4] = {2, 3, 3, 4}, in[2] = {6, 8}, out[2] = {3, 4};
+    struct tview x, y;
+    tview_init(&x, CUDNN_DATA_FLOAT, 4, xd, TV_NCHW), tview_init(&y, CUDNN_DATA_FLOAT, 4, yd, TV_NCHW);
+    double *xv = tview_random(x.count, -4, 4), *yv = malloc(sizeof(double) * (size_t)y.count);
+    double *ids = malloc(sizeof(double) * (size_t)y.count), *dx = malloc(sizeof(double) * (size_t)x.count);
+    for (int64_t i = 0; i < y.count; i++) ids[i] = (double)(i + 1);
+    const struct ref_pool rp = {CUDNN_POOLING_MAX, false, 2, {2, 2}, {0, 0}, {2, 2}};
+    ref_pooling_forward(&rp, 2, 3, in, out, xv, yv);
+    ref_pooling_backward(&rp, 2, 3, in, out, xv, ids, dx);
+    void *px = tview_upload(&x, xv), *py = tview_upload(&y, NULL), *pids = tview_upload(&y, ids);
+    void *pdx = tview_upload(&x, NULL);
+    cudnnPoolingDescriptor_t pd;
+    CHECK_OK(cudnnCreatePoolingDescriptor(&pd));
+    const float one = 1, zero = 0;
+    if (CHECK_OK(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 2, 2, 0, 0, 2, 2)) &&
+        CHECK_OK(cudnnPoolingForward(h, pd, &one, x.desc, px, &zero, y.desc, py)) &&
+        CHECK_OK(cudnnPoolingBackward(h, pd, &one, y.desc, py, y.desc, pids, x.desc, px, &zero, x.desc, pdx)))
+        tview_check(&x, pdx, dx, "each window's number at its maximum");
+    cudnnDestroyPoolingDescriptor(pd);
+    tview_free(&x, px), tview_free(&y, py), tview_free(&y, pids), tview_free(&x, pdx);
+    free(xv), free(yv), free(ids), free(dx);
+    tview_destroy(&x), tview_destroy(&y);
 }

@@ -14,8 +14,9 @@
    output written would be read again by the windows that cover it. Beyond the text,
    cudnnPoolingForward takes INT8 data (plain, any layout; y of x's type), the result rounded to
    nearest even after alpha and beta and saturated: MXNet's quantized pooling
-   (quantized_pooling.cu) runs it on NVIDIA's library. Vectorized int8 and the backward of
-   integer data are NOT_SUPPORTED. */
+   (quantized_pooling.cu) runs it on NVIDIA's library; and INT8x4 and INT8x32 in NCHW_VECT_C
+   (MATLAB GPU Coder's int8 networks), pooled as plain int8 (pool_vectors_as_int8). The backward
+   of integer data is NOT_SUPPORTED. */
 #include "ops/pooling.h"
 
 #include "core/argcheck.h"
@@ -220,6 +221,27 @@ static void strides5(const struct ocd_tensor_view *v, int64_t s[5])
     for (int i = 0; i < OCD_POOL_DIMS; i++) s[2 + i] = i < OCD_POOL_DIMS - nb ? 0 : v->strides[2 + i - (OCD_POOL_DIMS - nb)];
 }
 
+/* Pooling never mixes channels, so NCHW_VECT_C int8 pools as plain int8: each image's C/vect
+   vectors become images of their own and each vector's lanes its channels (stride 1). That needs
+   an image's vectors to follow each other as its images do (the image stride C/vect times the
+   vector stride, or one image), in x and in y; NOT_SUPPORTED otherwise. */
+static cudnnStatus_t pool_vectors_as_int8(struct ocd_pooling_problem *p, const struct ocd_tensor_view *x,
+                                          const struct ocd_tensor_view *y)
+{
+    const int64_t vectors = x->dims[1] / x->vect;
+    const struct ocd_tensor_view *v[2] = {x, y};
+    for (int i = 0; i < 2; i++)
+        if (v[i]->dims[0] > 1 && v[i]->strides[0] != v[i]->strides[1] * vectors)
+            return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the %s's images do not follow their vectors' stride",
+                            i ? "output" : "input");
+    p->dtype = CUDNN_DATA_INT8;
+    p->n *= vectors;
+    p->c = x->vect;
+    p->xs[0] = x->strides[1], p->ys[0] = y->strides[1];
+    p->xs[1] = p->ys[1] = 1;
+    return CUDNN_STATUS_SUCCESS;
+}
+
 cudnnStatus_t ocd_pooling_prepare(struct ocd_pooling_problem *p, const struct cudnnPoolingStruct *d,
                                   const struct ocd_tensor_view *x, const struct ocd_tensor_view *y,
                                   const void *alpha, const void *beta)
@@ -234,9 +256,11 @@ cudnnStatus_t ocd_pooling_prepare(struct ocd_pooling_problem *p, const struct cu
     if (d->nb_dims > OCD_POOL_DIMS)
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "pooling over %d spatial dims; at most %d are supported", d->nb_dims,
                         OCD_POOL_DIMS);
-    /* int8 (plain, any layout) pools too, forward only: MXNet's quantized pooling makes the call on
-       NVIDIA's library (the backward checks for floating-point data itself) */
-    if (!(x->dtype == CUDNN_DATA_INT8 && x->vect == 1)) OCD_TRY(ocd_check_float_type(x, "the input"));
+    /* int8 pools too, forward only (the backward checks for floating-point data itself): plain,
+       any layout (MXNet's quantized pooling makes the call on NVIDIA's library), and in vectors of
+       4 or 32 in NCHW_VECT_C (GPU Coder's int8 networks) */
+    bool vectors = x->dtype == CUDNN_DATA_INT8x4 || x->dtype == CUDNN_DATA_INT8x32;
+    if (!(x->dtype == CUDNN_DATA_INT8 || vectors)) OCD_TRY(ocd_check_float_type(x, "the input"));
     memset(p, 0, sizeof *p);
     p->mode = d->mode;
     p->propagate_nan = d->nan_opt == CUDNN_PROPAGATE_NAN;
@@ -256,6 +280,7 @@ cudnnStatus_t ocd_pooling_prepare(struct ocd_pooling_problem *p, const struct cu
     }
     strides5(x, p->xs);
     strides5(y, p->ys);
+    if (vectors) OCD_TRY(pool_vectors_as_int8(p, x, y));
     return CUDNN_STATUS_SUCCESS;
 }
 
