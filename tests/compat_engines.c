@@ -5,7 +5,8 @@
    turned into lrnN, alpha scaled by it); PyTorch's cudnn_convolution_add_relu (every algorithm of
    the heuristic tried in order, a bias descriptor from an expanded view). Each result against the
    double references of tests/ref/; MATLAB GPU Coder's generated fused convolution + ReLU and max
-   pooling (int8 in NCHW_VECT_C vectors, and the argmax indices drawn from a pooling backward).
+   pooling (int8 in NCHW_VECT_C vectors, and the argmax indices drawn from a pooling backward);
+   ONNX Runtime's Conv (one Find result into the real output, 1-D padded to 2-D, true half).
    (compat_programs.c: whole programs and framework glue; compat.c, compat_ops.c,
    compat_conv.c: the frameworks' ops.) */
 #include "conv_harness.h"
@@ -405,4 +406,68 @@ TEST(compat_pool_gpucoder_int8_vectors_and_index_backward)
     tview_free(&x, px), tview_free(&y, py), tview_free(&y, pids), tview_free(&x, pdx);
     free(xv), free(yv), free(ids), free(dx);
     tview_destroy(&x), tview_destroy(&y);
+}
+
+/* ---- ONNX Runtime's Conv (onnxruntime/core/providers/cuda/nn/conv.cc, the 1.x releases) -------- */
+
+/* Conv<T>::ComputeInternal: x, y and the filter by cudnnSetTensorNdDescriptor /
+   cudnnSetFilterNdDescriptor packed, **a 1-D convolution padded to 2-D** (a trailing extent of 1
+   on x, y and w, the pads {begin, 0}, stride and dilation 1 appended); cudnnSetConvolutionNdDescriptor
+   with **the data's own type as compute type** (HALF for half), the group count, TENSOR_OP_MATH
+   for half before the search; **cudnnFindConvolutionForwardAlgorithmEx asked for 1 result into the
+   real output** with a 32 MiB search workspace, its math type set after, the workspace its
+   memory; alpha 1, beta 0; the bias by cudnnAddTensor of {1, M, 1, 1} with alpha and beta 1. */
+TEST(compat_conv_onnxruntime_find_one_into_output)
+{
+    static const struct { cudnnDataType_t t; int rank, groups; } cases[] = {
+        {CUDNN_DATA_FLOAT, 1, 1}, {CUDNN_DATA_HALF, 2, 2}, {CUDNN_DATA_DOUBLE, 1, 3}};
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const cudnnDataType_t t = cases[k].t;
+        const bool one_d = cases[k].rank == 1;
+        struct ref_conv rc = {.nsp = 2, .n = 2, .c = 6, .k = 12, .groups = cases[k].groups,
+                              .in = {11, one_d ? 1 : 7}, .filt = {3, one_d ? 1 : 3}, .pad = {1, one_d ? 0 : 1},
+                              .stride = {2, 1}, .dil = {1, 1}};
+        ref_conv_out_dims(&rc);
+        struct tconv_run r;
+        tconv_run_init(&r, &rc, t);
+        const int xd[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, yd[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
+        const int wd[4] = {rc.k, rc.c / rc.groups, rc.filt[0], rc.filt[1]}, bd[4] = {1, rc.k, 1, 1};
+        const int xs[4] = {xd[1] * xd[2] * xd[3], xd[2] * xd[3], xd[3], 1};
+        const int ys[4] = {yd[1] * yd[2] * yd[3], yd[2] * yd[3], yd[3], 1}, bs[4] = {rc.k, 1, 1, 1};
+        const int pad[2] = {rc.pad[0], rc.pad[1]}, stride[2] = {2, 1}, dil[2] = {1, 1};
+        cudnnTensorDescriptor_t bdesc;
+        CHECK_OK(cudnnCreateTensorDescriptor(&bdesc));
+        CHECK_OK(cudnnSetTensorNdDescriptor(r.xd, t, 4, xd, xs));
+        CHECK_OK(cudnnSetTensorNdDescriptor(r.yd, t, 4, yd, ys));
+        CHECK_OK(cudnnSetTensorNdDescriptor(bdesc, t, 4, bd, bs));
+        CHECK_OK(cudnnSetFilterNdDescriptor(r.wd, t, CUDNN_TENSOR_NCHW, 4, wd));
+        CHECK_OK(cudnnSetConvolutionNdDescriptor(r.cd, 2, pad, stride, dil, CUDNN_CROSS_CORRELATION, t));
+        CHECK_OK(cudnnSetConvolutionGroupCount(r.cd, rc.groups));
+        if (t == CUDNN_DATA_HALF) CHECK_OK(cudnnSetConvolutionMathType(r.cd, CUDNN_TENSOR_OP_MATH));
+        const size_t search_bytes = 32u << 20;
+        void *search = tbuf_alloc(search_bytes);
+        cudnnConvolutionFwdAlgoPerf_t perf;
+        int got = 0;
+        if (CHECK_OK(cudnnFindConvolutionForwardAlgorithmEx(h, r.xd, r.px, r.wd, r.pw, r.cd, r.yd, r.py, 1, &got,
+                                                            &perf, search, search_bytes)) &&
+            CHECK(got == 1 && perf.status == CUDNN_STATUS_SUCCESS)) {
+            CHECK_OK(cudnnSetConvolutionMathType(r.cd, perf.mathType));
+            double *bias = tview_random(rc.k, -0.5, 0.5), *want = malloc(sizeof(double) * (size_t)r.ny);
+            void *pb = tvalues_upload(t, bias, rc.k), *ws = perf.memory ? tbuf_alloc(perf.memory) : NULL;
+            const long per = (long)rc.out[0] * rc.out[1];
+            for (long i = 0; i < r.ny; i++) want[i] = r.y[i] + bias[i / per % rc.k];
+            struct tscale one, zero;
+            tbuf_poison(r.py, tdtype_size(t) * (size_t)r.ny);
+            if (CHECK_OK(cudnnConvolutionForward(h, tscale(&one, t, 1), r.xd, r.px, r.wd, r.pw, r.cd, perf.algo, ws,
+                                                 perf.memory, tscale(&zero, t, 0), r.yd, r.py)) &&
+                CHECK_OK(cudnnAddTensor(h, tscale(&one, t, 1), bdesc, pb, tscale(&one, t, 1), r.yd, r.py)))
+                tvalues_check(t, r.py, want, r.ny, tconv_tolerance(t, t, perf.mathType), "ONNX Runtime's Conv + bias");
+            tbuf_free(pb), tbuf_free(ws);
+            free(bias), free(want);
+        }
+        tbuf_free(search);
+        cudnnDestroyTensorDescriptor(bdesc);
+        tconv_run_free(&r);
+    }
 }
