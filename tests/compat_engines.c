@@ -6,7 +6,8 @@
    the heuristic tried in order, a bias descriptor from an expanded view). Each result against the
    double references of tests/ref/; MATLAB GPU Coder's generated fused convolution + ReLU and max
    pooling (int8 in NCHW_VECT_C vectors, and the argmax indices drawn from a pooling backward);
-   ONNX Runtime's Conv (one Find result into the real output, 1-D padded to 2-D, true half).
+   ONNX Runtime's Conv (one Find result into the real output, 1-D padded to 2-D, true half);
+   layer normalization through batch normalization (OneFlow, CTranslate2, ONNX Runtime).
    (compat_programs.c: whole programs and framework glue; compat.c, compat_ops.c,
    compat_conv.c: the frameworks' ops.) */
 #include "conv_harness.h"
@@ -469,5 +470,80 @@ TEST(compat_conv_onnxruntime_find_one_into_output)
         tbuf_free(search);
         cudnnDestroyTensorDescriptor(bdesc);
         tconv_run_free(&r);
+    }
+}
+
+/* ---- layer normalization as batch normalization ---------------------------------------------- */
+
+/* OneFlow's layer_norm and layer_norm_grad kernels (oneflow/user/kernels/layer_norm_gpu_kernel.cu,
+   LayerNormCudnnBnCtx): the rows of x are the channels of a 1 x rows x 1 x W NCHW tensor, the
+   parameters 1 x rows x 1 x 1 (float for half data), SPATIAL_PERSISTENT, a scale of ones and a
+   bias of zeros made in a temporary buffer, factor 1.0 with **both running averages NULL**, the
+   saved mean and inverse variance the op's outputs; the backward from them with **dscale and
+   dbias one buffer** (the temporary's second slot serves both: `cudnn_bn_scale_diff_buf_dptr` and
+   `cudnn_bn_bias_diff_buf_dptr` are the same address), alphaParamDiff 1 and betaParamDiff 0, only
+   dx kept. CTranslate2's LayerNorm (src/cuda/ops/layer_norm_gpu.cu): 1 x rows x depth x 1 in SPATIAL
+   mode, the parameters derived, **factor 0**, running averages and saved statistics NULL, epsilon
+   CUDNN_BN_MIN_EPSILON (0). ONNX Runtime's LayerNormCudnn (onnxruntime/core/providers/cuda/nn/
+   layer_norm.cc, cuDNN path): 1 x N x M x 1 SPATIAL, factor 1, running NULL, saved statistics the
+   op's Mean and InvStdDev outputs. */
+TEST(compat_bn_layer_norm_as_batch_norm)
+{
+    enum { ONEFLOW, CTRANSLATE2, ORT };
+    static const struct { int who; cudnnDataType_t t; int rows, width; double eps; } cases[] = {
+        {ONEFLOW, CUDNN_DATA_FLOAT, 6, 10, 1e-5},  {ONEFLOW, CUDNN_DATA_DOUBLE, 5, 7, 1e-5},
+        {ONEFLOW, CUDNN_DATA_HALF, 4, 16, 1e-5},   {CTRANSLATE2, CUDNN_DATA_FLOAT, 3, 12, CUDNN_BN_MIN_EPSILON},
+        {ORT, CUDNN_DATA_FLOAT, 7, 9, 1e-5},       {ORT, CUDNN_DATA_DOUBLE, 2, 33, 1e-12},
+    };
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const cudnnDataType_t t = cases[k].t;
+        const int who = cases[k].who, rows = cases[k].rows, w = cases[k].width;
+        const cudnnDataType_t pt = t == CUDNN_DATA_HALF ? CUDNN_DATA_FLOAT : t;
+        const int d1[4] = {1, rows, 1, w}, d2[4] = {1, rows, w, 1}, pd[4] = {1, rows, 1, 1};
+        const cudnnBatchNormMode_t mode = who == ONEFLOW ? CUDNN_BATCHNORM_SPATIAL_PERSISTENT : CUDNN_BATCHNORM_SPATIAL;
+        struct tview x, p;
+        tview_init(&x, t, 4, who == ONEFLOW ? d1 : d2, TV_NCHW);
+        tview_init(&p, pt, 4, pd, TV_NCHW);
+        if (who == CTRANSLATE2) CHECK_OK(cudnnDeriveBNTensorDescriptor(p.desc, x.desc, mode));
+        const struct ref_bn_shape sh = {1, rows, w, false};
+        double *xv = tview_random(x.count, -2, 2), *dyv = tview_random(x.count, -1, 1);
+        double *ones = tview_fill(rows, 1), *zeros = tview_fill(rows, 0);
+        double *mean = malloc(sizeof(double) * (size_t)rows), *var = malloc(sizeof(double) * (size_t)rows);
+        double *inv = malloc(sizeof(double) * (size_t)rows), *y = malloc(sizeof(double) * (size_t)x.count);
+        double *dx = malloc(sizeof(double) * (size_t)x.count), *dpre = malloc(sizeof(double) * (size_t)x.count);
+        double *ds = malloc(sizeof(double) * (size_t)rows), *db = malloc(sizeof(double) * (size_t)rows);
+        void *px = tview_upload(&x, xv), *py = tview_upload(&x, NULL), *pdy = tview_upload(&x, dyv);
+        void *pdx = tview_upload(&x, NULL), *ps = tview_upload(&p, ones), *pb = tview_upload(&p, zeros);
+        void *pm = tview_upload(&p, NULL), *pv = tview_upload(&p, NULL), *pdiff = tview_upload(&p, NULL);
+        ref_bn_stats(&sh, xv, mean, var);
+        ref_bn_forward(&sh, xv, NULL, ones, zeros, mean, var, cases[k].eps, -1, 0, NULL, y);
+        ref_bn_backward(&sh, xv, dyv, NULL, -1, 0, ones, mean, var, cases[k].eps, dpre, dx, ds, db);
+        for (int i = 0; i < rows; i++) inv[i] = 1 / sqrt(var[i] + cases[k].eps);
+        struct tscale one, zero;
+        const bool saved = who != CTRANSLATE2;
+        if (CHECK_OK(cudnnBatchNormalizationForwardTraining(h, mode, tscale(&one, t, 1), tscale(&zero, t, 0), x.desc, px,
+                                                            x.desc, py, p.desc, ps, pb, who == CTRANSLATE2 ? 0.0 : 1.0,
+                                                            NULL, NULL, cases[k].eps, saved ? pm : NULL,
+                                                            saved ? pv : NULL))) {
+            tview_check(&x, py, y, "layer norm's normalized rows");
+            if (saved) {
+                tview_check(&p, pm, mean, "layer norm's mean");
+                tview_check(&p, pv, inv, "layer norm's inverse deviation");
+            }
+            if (who == ONEFLOW &&
+                CHECK_OK(cudnnBatchNormalizationBackward(h, mode, tscale(&one, t, 1), tscale(&zero, t, 0),
+                                                         tscale(&one, t, 1), tscale(&zero, t, 0), x.desc, px, x.desc,
+                                                         pdy, x.desc, pdx, p.desc, ps, pdiff, pdiff, cases[k].eps, pm,
+                                                         pv)))
+                tview_check(&x, pdx, dx, "OneFlow's layer_norm_grad dx");
+        }
+        void *xb[] = {px, py, pdy, pdx}, *pbufs[] = {ps, pb, pm, pv, pdiff};
+        for (size_t i = 0; i < TLEN(xb); i++) tview_free(&x, xb[i]);
+        for (size_t i = 0; i < TLEN(pbufs); i++) tview_free(&p, pbufs[i]);
+        double *hv[] = {xv, dyv, ones, zeros, mean, var, inv, y, dx, dpre, ds, db};
+        for (size_t i = 0; i < TLEN(hv); i++) free(hv[i]);
+        tview_destroy(&x);
+        tview_destroy(&p);
     }
 }
