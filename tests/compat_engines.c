@@ -7,7 +7,8 @@
    double references of tests/ref/; MATLAB GPU Coder's generated fused convolution + ReLU and max
    pooling (int8 in NCHW_VECT_C vectors, and the argmax indices drawn from a pooling backward);
    ONNX Runtime's Conv (one Find result into the real output, 1-D padded to 2-D, true half);
-   layer normalization through batch normalization (OneFlow, CTranslate2, ONNX Runtime).
+   layer normalization through batch normalization (OneFlow, CTranslate2, ONNX Runtime);
+   MegEngine's batch norm by parameter dims.
    (compat_programs.c: whole programs and framework glue; compat.c, compat_ops.c,
    compat_conv.c: the frameworks' ops.) */
 #include "conv_harness.h"
@@ -542,6 +543,114 @@ TEST(compat_bn_layer_norm_as_batch_norm)
         for (size_t i = 0; i < TLEN(xb); i++) tview_free(&x, xb[i]);
         for (size_t i = 0; i < TLEN(pbufs); i++) tview_free(&p, pbufs[i]);
         double *hv[] = {xv, dyv, ones, zeros, mean, var, inv, y, dx, dpre, ds, db};
+        for (size_t i = 0; i < TLEN(hv); i++) free(hv[i]);
+        tview_destroy(&x);
+        tview_destroy(&p);
+    }
+}
+
+/* MegEngine's BN opr (dnn/src/cuda/batch_normalization/opr_impl.cpp, BNTensorDescHolder, cuDNN >=
+   7.4.1): the descriptor from the op's param_dim: DIM_11HW turns N x C x H x W into **(N C) x 1 x
+   H x W in PER_ACTIVATION mode** (each pixel normalized over every image and channel), DIM_1CHW
+   PER_ACTIVATION, DIM_1C11 SPATIAL, DIM_111C an NHWC tensor through cudnnSetTensor4dDescriptorEx
+   with its channels-last strides (TensorDesc::set) in SPATIAL_PERSISTENT for training and SPATIAL
+   for inference; the parameters derived. Every training call through the Ex calls with OPS_BN:
+   the workspace query given the xy descriptor as zDesc and a NULL activation, the reserve query
+   with a NULL activation, cudnnBatchNormalizationForwardTrainingEx with **zDesc and z NULL** and
+   the running averages updated by avg_factor; cudnnBatchNormalizationBackwardEx with yDesc, y,
+   dzDesc, dz, bnBias and the activation NULL, the forward's reserve; float alpha and beta. */
+TEST(compat_bn_megengine_param_dims)
+{
+    enum { DIM_11HW, DIM_1CHW, DIM_1C11, DIM_111C };
+    static const struct { int dim; cudnnDataType_t t; } cases[] = {
+        {DIM_11HW, CUDNN_DATA_FLOAT}, {DIM_1CHW, CUDNN_DATA_FLOAT}, {DIM_1C11, CUDNN_DATA_HALF},
+        {DIM_111C, CUDNN_DATA_FLOAT}, {DIM_111C, CUDNN_DATA_HALF}, {DIM_11HW, CUDNN_DATA_HALF},
+    };
+    cudnnHandle_t h = test_handle();
+    const double eps = 1e-4, factor = 0.1;
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const int dim = cases[k].dim;
+        const cudnnDataType_t t = cases[k].t;
+        const int n = 3, c = 4, hh = 3, ww = 5;
+        int d[4] = {n, c, hh, ww};
+        if (dim == DIM_11HW) d[0] = n * c, d[1] = 1;
+        const bool per_act = dim == DIM_11HW || dim == DIM_1CHW;
+        const cudnnBatchNormMode_t train_mode = per_act ? CUDNN_BATCHNORM_PER_ACTIVATION
+                                              : dim == DIM_111C ? CUDNN_BATCHNORM_SPATIAL_PERSISTENT
+                                                                : CUDNN_BATCHNORM_SPATIAL;
+        const cudnnBatchNormMode_t infer_mode = per_act ? CUDNN_BATCHNORM_PER_ACTIVATION : CUDNN_BATCHNORM_SPATIAL;
+        struct tview x, p;
+        tview_init(&x, t, 4, d, dim == DIM_111C ? TV_NHWC : TV_NCHW);
+        CHECK_OK(cudnnSetTensor4dDescriptorEx(x.desc, t, d[0], d[1], d[2], d[3], x.strides[0], x.strides[1],
+                                              x.strides[2], x.strides[3]));
+        const int pd[4] = {1, d[1], per_act ? d[2] : 1, per_act ? d[3] : 1};
+        tview_init(&p, t == CUDNN_DATA_HALF ? CUDNN_DATA_FLOAT : t, 4, pd, TV_NCHW);
+        cudnnTensorDescriptor_t pinfer;
+        CHECK_OK(cudnnCreateTensorDescriptor(&pinfer));
+        CHECK_OK(cudnnDeriveBNTensorDescriptor(p.desc, x.desc, train_mode));
+        CHECK_OK(cudnnDeriveBNTensorDescriptor(pinfer, x.desc, infer_mode));
+        const struct ref_bn_shape sh = {d[0], d[1], (int64_t)d[2] * d[3], per_act};
+        const int64_t slots = ref_bn_slots(&sh), cnt = ref_bn_reduced(&sh);
+        double *xv = tview_random(x.count, -2, 2), *dyv = tview_random(x.count, -1, 1);
+        double *scale = tview_random(slots, 0.5, 1.5), *bias = tview_random(slots, -0.5, 0.5);
+        double *rm0 = tview_random(slots, -1, 1), *rv0 = tview_random(slots, 0.5, 2);
+        double *mean = malloc(sizeof(double) * (size_t)slots), *var = malloc(sizeof(double) * (size_t)slots);
+        double *inv = malloc(sizeof(double) * (size_t)slots), *rm = malloc(sizeof(double) * (size_t)slots);
+        double *rv = malloc(sizeof(double) * (size_t)slots), *ds = malloc(sizeof(double) * (size_t)slots);
+        double *db = malloc(sizeof(double) * (size_t)slots), *y = malloc(sizeof(double) * (size_t)x.count);
+        double *yinf = malloc(sizeof(double) * (size_t)x.count), *dx = malloc(sizeof(double) * (size_t)x.count);
+        double *dpre = malloc(sizeof(double) * (size_t)x.count);
+        void *px = tview_upload(&x, xv), *pdy = tview_upload(&x, dyv), *py = tview_upload(&x, NULL);
+        void *pdx = tview_upload(&x, NULL), *pyi = tview_upload(&x, NULL);
+        void *ps = tview_upload(&p, scale), *pb = tview_upload(&p, bias), *prm = tview_upload(&p, rm0);
+        void *prv = tview_upload(&p, rv0), *psm = tview_upload(&p, NULL), *psv = tview_upload(&p, NULL);
+        void *pds = tview_upload(&p, NULL), *pdb = tview_upload(&p, NULL);
+        ref_bn_stats(&sh, xv, mean, var);
+        ref_bn_forward(&sh, xv, NULL, scale, bias, mean, var, eps, -1, 0, NULL, y);
+        ref_bn_forward(&sh, xv, NULL, scale, bias, rm0, rv0, eps, -1, 0, NULL, yinf);
+        ref_bn_backward(&sh, xv, dyv, NULL, -1, 0, scale, mean, var, eps, dpre, dx, ds, db);
+        for (int64_t i = 0; i < slots; i++) {
+            inv[i] = 1 / sqrt(var[i] + eps);
+            rm[i] = (1 - factor) * rm0[i] + factor * mean[i];
+            rv[i] = (1 - factor) * rv0[i] + factor * var[i] * (double)cnt / (double)(cnt - 1);
+        }
+        const float one = 1, zero = 0;
+        if (CHECK_OK(cudnnBatchNormalizationForwardInference(h, infer_mode, &one, &zero, x.desc, px, x.desc, pyi,
+                                                             pinfer, ps, pb, prm, prv, eps)))
+            tview_check(&x, pyi, yinf, "MegEngine's BN inference");
+        size_t ws = 0, rs = 0, bws = 0;
+        CHECK_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, train_mode, CUDNN_BATCHNORM_OPS_BN,
+                                                                          x.desc, x.desc, x.desc, p.desc, NULL, &ws));
+        CHECK_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, train_mode, CUDNN_BATCHNORM_OPS_BN, NULL,
+                                                                      x.desc, &rs));
+        CHECK_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, train_mode, CUDNN_BATCHNORM_OPS_BN, x.desc,
+                                                                   x.desc, x.desc, NULL, x.desc, p.desc, NULL, &bws));
+        void *work = ws ? tbuf_alloc(ws) : NULL, *reserve = rs ? tbuf_alloc(rs) : NULL;
+        void *bwork = bws ? tbuf_alloc(bws) : NULL;
+        if (CHECK_OK(cudnnBatchNormalizationForwardTrainingEx(h, train_mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero,
+                                                              x.desc, px, NULL, NULL, x.desc, py, p.desc, ps, pb,
+                                                              factor, prm, prv, eps, psm, psv, NULL, work, ws,
+                                                              reserve, rs))) {
+            tview_check(&x, py, y, "MegEngine's BN training y");
+            tview_check(&p, psm, mean, "batch_mean");
+            tview_check(&p, psv, inv, "batch_inv_variance");
+            tview_check(&p, prm, rm, "running mean");
+            tview_check(&p, prv, rv, "running variance");
+            if (CHECK_OK(cudnnBatchNormalizationBackwardEx(h, train_mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, &one,
+                                                           &zero, x.desc, px, NULL, NULL, x.desc, pdy, NULL, NULL,
+                                                           x.desc, pdx, p.desc, ps, NULL, pds, pdb, eps, psm, psv,
+                                                           NULL, bwork, bws, reserve, rs))) {
+                tview_check(&x, pdx, dx, "MegEngine's BN dx");
+                tview_check(&p, pds, ds, "d_bn_scale");
+                tview_check(&p, pdb, db, "d_bn_bias");
+            }
+        }
+        tbuf_free(work), tbuf_free(reserve), tbuf_free(bwork);
+        cudnnDestroyTensorDescriptor(pinfer);
+        void *xb[] = {px, pdy, py, pdx, pyi}, *pbufs[] = {ps, pb, prm, prv, psm, psv, pds, pdb};
+        for (size_t i = 0; i < TLEN(xb); i++) tview_free(&x, xb[i]);
+        for (size_t i = 0; i < TLEN(pbufs); i++) tview_free(&p, pbufs[i]);
+        double *hv[] = {xv, dyv, scale, bias, rm0, rv0, mean, var, inv, rm, rv, ds, db, y, yinf, dx, dpre};
         for (size_t i = 0; i < TLEN(hv); i++) free(hv[i]);
         tview_destroy(&x);
         tview_destroy(&p);
