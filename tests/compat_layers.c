@@ -1,0 +1,228 @@
+/* compat_layers.c: call patterns of the layer glue of scientific and smaller frameworks
+   (docs/compatibility.md) not replayed elsewhere: ROOT's TMVA deep-learning architecture on cuDNN
+   (a convolution layer's forward and backward with the bias gradient reduced by
+   cudnnReduceTensor, the activation's backward in place, a dense layer's batch norm over
+   {1, F, 1, B} with a cumulative running average, the tensor sum through a reduction asking for
+   indices). Each result against the double references of tests/ref/, outputs poisoned.
+   (compat_engines.c: the frameworks' execution layers; compat_programs.c: whole programs.) */
+#include "conv_harness.h"
+#include "ref/batchnorm.h"
+#include "ref/conv.h"
+#include "tensors.h"
+#include "test.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* ---- ROOT TMVA (tmva/tmva/src/DNN/Architectures/Cudnn) ---------------------------------------- */
+
+/* TCudnn's convolution layer (Propagate.cu: InitializeConvDescriptors, InitializeConvWorkspace,
+   ConvLayerForward, ConvLayerBackward; ActivationFunctions.cu; Arithmetic.cu ScaleAdd):
+   cudnnSetConvolution2dDescriptor with **the data's own type as compute type** and then
+   **TENSOR_OP_MATH whatever the type** (double included), a 4-D NCHW filter, x by
+   cudnnSetTensor4dDescriptor; the algorithms forced by CNNOptions (ConvFwdAlgorithm,
+   ConvBwdDataAlgorithm, ConvBwdFilterAlgorithm), each with the workspace of its query. Forward:
+   the convolution into the pre-activation tensor, the bias {1, K, 1, 1} added onto it by
+   cudnnAddTensor (alpha 1, beta 1), then cudnnActivationForward into the output (PROPAGATE_NAN,
+   coefficient 0). Backward: cudnnActivationBackward **in place** (dx the incoming gradient's own
+   buffer; y the output, x the pre-activation), cudnnConvolutionBackwardData and
+   cudnnConvolutionBackwardFilter from that gradient, and the bias gradient as
+   **cudnnReduceTensor ADD of dy {N, K, H, W} into {1, K, 1, 1}** (NO_INDICES, indices NULL and 0
+   bytes, the workspace of cudnnGetReductionWorkspaceSize); alpha 1 and beta 0 of the data's type. */
+TEST(compat_conv_root_tmva_layer_bias_by_reduction)
+{
+    static const struct { cudnnDataType_t t; cudnnActivationMode_t act; int stride; } cases[] = {
+        {CUDNN_DATA_FLOAT, CUDNN_ACTIVATION_TANH, 1},
+        {CUDNN_DATA_DOUBLE, CUDNN_ACTIVATION_RELU, 2},
+        {CUDNN_DATA_FLOAT, CUDNN_ACTIVATION_SIGMOID, 2},
+    };
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const cudnnDataType_t t = cases[k].t;
+        struct ref_conv rc = {.nsp = 2, .n = 2, .c = 3, .k = 4, .groups = 1, .in = {7, 6}, .filt = {3, 3},
+                              .pad = {1, 1}, .stride = {cases[k].stride, cases[k].stride}, .dil = {1, 1}};
+        ref_conv_out_dims(&rc);
+        struct tconv_run r;
+        tconv_run_init(&r, &rc, t);
+        const int oh = rc.out[0], ow = rc.out[1];
+        const int yd[4] = {rc.n, rc.k, oh, ow}, ys[4] = {rc.k * oh * ow, oh * ow, ow, 1};
+        const int bd[4] = {1, rc.k, 1, 1}, bs[4] = {rc.k, 1, 1, 1};
+        CHECK_OK(cudnnSetConvolution2dDescriptor(r.cd, 1, 1, rc.stride[0], rc.stride[1], 1, 1, CUDNN_CROSS_CORRELATION,
+                                                 t));
+        CHECK_OK(cudnnSetFilter4dDescriptor(r.wd, t, CUDNN_TENSOR_NCHW, rc.k, rc.c, 3, 3));
+        CHECK_OK(cudnnSetTensor4dDescriptor(r.xd, CUDNN_TENSOR_NCHW, t, rc.n, rc.c, rc.in[0], rc.in[1]));
+        CHECK_OK(cudnnSetTensorNdDescriptor(r.yd, t, 4, yd, ys));
+        CHECK_OK(cudnnSetConvolutionMathType(r.cd, CUDNN_TENSOR_OP_MATH));
+        cudnnTensorDescriptor_t bdesc;
+        cudnnActivationDescriptor_t ad;
+        cudnnReduceTensorDescriptor_t red;
+        CHECK_OK(cudnnCreateTensorDescriptor(&bdesc));
+        CHECK_OK(cudnnSetTensorNdDescriptor(bdesc, t, 4, bd, bs));
+        CHECK_OK(cudnnCreateActivationDescriptor(&ad));
+        CHECK_OK(cudnnSetActivationDescriptor(ad, cases[k].act, CUDNN_PROPAGATE_NAN, 0.0));
+        CHECK_OK(cudnnCreateReduceTensorDescriptor(&red));
+        CHECK_OK(cudnnSetReduceTensorDescriptor(red, CUDNN_REDUCE_TENSOR_ADD, t, CUDNN_PROPAGATE_NAN,
+                                                CUDNN_REDUCE_TENSOR_NO_INDICES, CUDNN_32BIT_INDICES));
+        const cudnnConvolutionFwdAlgo_t fa = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+        const cudnnConvolutionBwdDataAlgo_t da = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+        const cudnnConvolutionBwdFilterAlgo_t wa = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
+        size_t fws = 0, dws = 0, wws = 0, rws = 0;
+        CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, r.xd, r.wd, r.cd, r.yd, fa, &fws));
+        CHECK_OK(cudnnGetConvolutionBackwardDataWorkspaceSize(h, r.wd, r.yd, r.cd, r.xd, da, &dws));
+        CHECK_OK(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, r.xd, r.yd, r.cd, r.wd, wa, &wws));
+        CHECK_OK(cudnnGetReductionWorkspaceSize(h, red, r.yd, bdesc, &rws));
+        void *fw = fws ? tbuf_alloc(fws) : NULL, *dw = dws ? tbuf_alloc(dws) : NULL;
+        void *ww = wws ? tbuf_alloc(wws) : NULL, *rw = rws ? tbuf_alloc(rws) : NULL;
+        /* references: pre = conv + bias, out = act(pre); dpre = dy act'(pre) */
+        const long per = (long)oh * ow;
+        double *bias = tview_random(rc.k, -0.5, 0.5), *pre = malloc(sizeof(double) * (size_t)r.ny);
+        double *out = malloc(sizeof(double) * (size_t)r.ny), *dpre = malloc(sizeof(double) * (size_t)r.ny);
+        double *dx = malloc(sizeof(double) * (size_t)r.nx), *dwv = malloc(sizeof(double) * (size_t)r.nw);
+        double *db = calloc((size_t)rc.k, sizeof(double));
+        void *pbias = tvalues_upload(t, bias, rc.k);
+        for (long i = 0; i < r.ny; i++) {
+            pre[i] = r.y[i] + bias[i / per % rc.k];
+            out[i] = ref_act(cases[k].act, 0, pre[i]);
+            dpre[i] = r.dy[i] * ref_act_grad(cases[k].act, 0, pre[i]);
+            db[i / per % rc.k] += dpre[i];
+        }
+        ref_conv_bwd_data(&rc, dpre, r.w, dx);
+        ref_conv_bwd_filter(&rc, r.x, dpre, dwv);
+        const size_t ysz = tdtype_size(t) * (size_t)r.ny;
+        void *pout = tbuf_alloc(ysz), *pdb = tbuf_alloc(tdtype_size(t) * (size_t)rc.k);
+        const double tol = tconv_tolerance(t, t, CUDNN_TENSOR_OP_MATH) * 4;
+        struct tscale one, zero;
+        if (CHECK_OK(cudnnConvolutionForward(h, tscale(&one, t, 1), r.xd, r.px, r.wd, r.pw, r.cd, fa, fw, fws,
+                                             tscale(&zero, t, 0), r.yd, r.py)) &&
+            CHECK_OK(cudnnAddTensor(h, tscale(&one, t, 1), bdesc, pbias, tscale(&one, t, 1), r.yd, r.py)) &&
+            CHECK_OK(cudnnActivationForward(h, ad, tscale(&one, t, 1), r.yd, r.py, tscale(&zero, t, 0), r.yd, pout))) {
+            tvalues_check(t, r.py, pre, r.ny, tol, "TMVA's pre-activation");
+            tvalues_check(t, pout, out, r.ny, tol, "TMVA's layer output");
+            if (CHECK_OK(cudnnActivationBackward(h, ad, tscale(&one, t, 1), r.yd, pout, r.yd, r.pdy, r.yd, r.py,
+                                                 tscale(&zero, t, 0), r.yd, r.pdy))) {
+                tvalues_check(t, r.pdy, dpre, r.ny, tol, "TMVA's in-place activation gradient");
+                if (CHECK_OK(cudnnConvolutionBackwardData(h, tscale(&one, t, 1), r.wd, r.pw, r.yd, r.pdy, r.cd, da, dw,
+                                                          dws, tscale(&zero, t, 0), r.xd, r.pdx)))
+                    tvalues_check(t, r.pdx, dx, r.nx, tol, "TMVA's activationGradientsBackward");
+                if (CHECK_OK(cudnnConvolutionBackwardFilter(h, tscale(&one, t, 1), r.xd, r.px, r.yd, r.pdy, r.cd, wa,
+                                                            ww, wws, tscale(&zero, t, 0), r.wd, r.pdw)))
+                    tvalues_check(t, r.pdw, dwv, r.nw, tol, "TMVA's weight gradients");
+                if (CHECK_OK(cudnnReduceTensor(h, red, NULL, 0, rw, rws, tscale(&one, t, 1), r.yd, r.pdy,
+                                               tscale(&zero, t, 0), bdesc, pdb)))
+                    tvalues_check(t, pdb, db, rc.k, tol, "TMVA's bias gradients (reduction)");
+            }
+        }
+        tbuf_free(fw), tbuf_free(dw), tbuf_free(ww), tbuf_free(rw);
+        tbuf_free(pbias), tbuf_free(pout), tbuf_free(pdb);
+        free(bias), free(pre), free(out), free(dpre), free(dx), free(dwv), free(db);
+        cudnnDestroyReduceTensorDescriptor(red);
+        cudnnDestroyActivationDescriptor(ad);
+        cudnnDestroyTensorDescriptor(bdesc);
+        tconv_run_free(&r);
+    }
+}
+
+/* TCudnn's batch norm after a dense layer (InitializeBNormDescriptors, BatchNormLayerForwardTraining,
+   BatchNormLayerForwardInference, BatchNormLayerBackward): the column-major B x F activations as
+   **{1, F, 1, B}** (features the channels, the batch their spatial extent) in SPATIAL mode, the
+   parameters derived; the factor 1 - momentum, or **1 / (1 + nTrainedBatches)** when the
+   momentum is negative (a cumulative average: 1 on the first batch, 1/2 on the second), alpha and
+   beta of the data's type; inference on the running averages, the backward from the saved mean
+   and inverse variance. Arithmetic.cu's Sum: cudnnReduceTensor ADD of a whole tensor into
+   {1, 1, 1, 1} with **FLATTENED_INDICES** (float) and an indices buffer of
+   cudnnGetReductionIndicesSize's size. */
+TEST(compat_bn_root_tmva_dense_cumulative_average)
+{
+    static const cudnnDataType_t types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE};
+    cudnnHandle_t h = test_handle();
+    const double eps = 1e-4;
+    for (size_t k = 0; k < TLEN(types); k++) {
+        const cudnnDataType_t t = types[k];
+        const int f = 5, b = 8, d[4] = {1, f, 1, b}, pd[4] = {1, f, 1, 1};
+        struct tview x, p;
+        tview_init(&x, t, 4, d, TV_NCHW);
+        tview_init(&p, t, 4, pd, TV_NCHW);
+        CHECK_OK(cudnnDeriveBNTensorDescriptor(p.desc, x.desc, CUDNN_BATCHNORM_SPATIAL));
+        const struct ref_bn_shape sh = {1, f, b, false};
+        double *x1 = tview_random(x.count, -2, 2), *x2 = tview_random(x.count, -1, 3), *dyv = tview_random(x.count, -1, 1);
+        double *gamma = tview_random(f, 0.5, 1.5), *beta = tview_random(f, -0.5, 0.5);
+        double *m1 = malloc(sizeof(double) * f), *v1 = malloc(sizeof(double) * f), *m2 = malloc(sizeof(double) * f);
+        double *v2 = malloc(sizeof(double) * f), *rm = malloc(sizeof(double) * f), *rv = malloc(sizeof(double) * f);
+        double *inv = malloc(sizeof(double) * f), *ds = malloc(sizeof(double) * f), *dbv = malloc(sizeof(double) * f);
+        double *y = malloc(sizeof(double) * (size_t)x.count), *yi = malloc(sizeof(double) * (size_t)x.count);
+        double *dx = malloc(sizeof(double) * (size_t)x.count), *dpre = malloc(sizeof(double) * (size_t)x.count);
+        void *px1 = tview_upload(&x, x1), *px2 = tview_upload(&x, x2), *pdy = tview_upload(&x, dyv);
+        void *py = tview_upload(&x, NULL), *pyi = tview_upload(&x, NULL), *pdx = tview_upload(&x, NULL);
+        void *pg = tview_upload(&p, gamma), *pb = tview_upload(&p, beta), *prm = tview_upload(&p, NULL);
+        void *prv = tview_upload(&p, NULL), *psm = tview_upload(&p, NULL), *psv = tview_upload(&p, NULL);
+        void *pdg = tview_upload(&p, NULL), *pdb = tview_upload(&p, NULL);
+        ref_bn_stats(&sh, x1, m1, v1);
+        ref_bn_stats(&sh, x2, m2, v2);
+        const double unb = (double)b / (double)(b - 1);
+        for (int i = 0; i < f; i++) {
+            rm[i] = 0.5 * m1[i] + 0.5 * m2[i];
+            rv[i] = 0.5 * v1[i] * unb + 0.5 * v2[i] * unb;
+            inv[i] = 1 / sqrt(v2[i] + eps);
+        }
+        ref_bn_forward(&sh, x2, NULL, gamma, beta, m2, v2, eps, -1, 0, NULL, y);
+        ref_bn_forward(&sh, x2, NULL, gamma, beta, rm, rv, eps, -1, 0, NULL, yi);
+        ref_bn_backward(&sh, x2, dyv, NULL, -1, 0, gamma, m2, v2, eps, dpre, dx, ds, dbv);
+        struct tscale one, zero;
+        const double momentum = -1;
+        bool ok = true;
+        for (int step = 0; step < 2 && ok; step++) {
+            const double factor = momentum < 0 ? 1.0 / (1 + step) : 1 - momentum;
+            ok = CHECK_OK(cudnnBatchNormalizationForwardTraining(
+                h, CUDNN_BATCHNORM_SPATIAL, tscale(&one, t, 1), tscale(&zero, t, 0), x.desc, step ? px2 : px1, x.desc,
+                py, p.desc, pg, pb, factor, prm, prv, eps, psm, psv));
+        }
+        if (ok) {
+            tview_check(&x, py, y, "TMVA's batch-norm output");
+            tview_check(&p, prm, rm, "cumulative running mean");
+            tview_check(&p, prv, rv, "cumulative running variance");
+            tview_check(&p, psv, inv, "saved inverse variance");
+            if (CHECK_OK(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, tscale(&one, t, 1),
+                                                                 tscale(&zero, t, 0), x.desc, px2, x.desc, pyi, p.desc,
+                                                                 pg, pb, prm, prv, eps)))
+                tview_check(&x, pyi, yi, "TMVA's batch-norm inference");
+            if (CHECK_OK(cudnnBatchNormalizationBackward(h, CUDNN_BATCHNORM_SPATIAL, tscale(&one, t, 1),
+                                                         tscale(&zero, t, 0), tscale(&one, t, 1), tscale(&zero, t, 0),
+                                                         x.desc, px2, x.desc, pdy, x.desc, pdx, p.desc, pg, pdg, pdb,
+                                                         eps, psm, psv))) {
+                tview_check(&x, pdx, dx, "TMVA's batch-norm dx");
+                tview_check(&p, pdg, ds, "dgamma");
+                tview_check(&p, pdb, dbv, "dbeta");
+            }
+        }
+        /* Sum: the whole of dy into one element */
+        cudnnReduceTensorDescriptor_t red;
+        cudnnTensorDescriptor_t one_desc;
+        CHECK_OK(cudnnCreateReduceTensorDescriptor(&red));
+        CHECK_OK(cudnnCreateTensorDescriptor(&one_desc));
+        CHECK_OK(cudnnSetTensor4dDescriptor(one_desc, CUDNN_TENSOR_NCHW, t, 1, 1, 1, 1));
+        CHECK_OK(cudnnSetReduceTensorDescriptor(red, CUDNN_REDUCE_TENSOR_ADD, t, CUDNN_PROPAGATE_NAN,
+                                                t == CUDNN_DATA_FLOAT ? CUDNN_REDUCE_TENSOR_FLATTENED_INDICES
+                                                                      : CUDNN_REDUCE_TENSOR_NO_INDICES,
+                                                CUDNN_32BIT_INDICES));
+        size_t isz = 0, wsz = 0;
+        CHECK_OK(cudnnGetReductionIndicesSize(h, red, x.desc, one_desc, &isz));
+        CHECK_OK(cudnnGetReductionWorkspaceSize(h, red, x.desc, one_desc, &wsz));
+        void *ind = isz ? tbuf_alloc(isz) : NULL, *ws = wsz ? tbuf_alloc(wsz) : NULL;
+        void *psum = tbuf_alloc(tdtype_size(t));
+        double sum = 0;
+        for (int64_t i = 0; i < x.count; i++) sum += dyv[i];
+        if (CHECK_OK(cudnnReduceTensor(h, red, ind, isz, ws, wsz, tscale(&one, t, 1), x.desc, pdy, tscale(&zero, t, 0),
+                                       one_desc, psum)))
+            tvalues_check(t, psum, &sum, 1, t == CUDNN_DATA_FLOAT ? 1e-5 : 1e-12, "TMVA's Sum");
+        tbuf_free(ind), tbuf_free(ws), tbuf_free(psum);
+        cudnnDestroyTensorDescriptor(one_desc);
+        cudnnDestroyReduceTensorDescriptor(red);
+        void *xb[] = {px1, px2, pdy, py, pyi, pdx}, *pbufs[] = {pg, pb, prm, prv, psm, psv, pdg, pdb};
+        for (size_t i = 0; i < TLEN(xb); i++) tview_free(&x, xb[i]);
+        for (size_t i = 0; i < TLEN(pbufs); i++) tview_free(&p, pbufs[i]);
+        double *hv[] = {x1, x2, dyv, gamma, beta, m1, v1, m2, v2, rm, rv, inv, ds, dbv, y, yi, dx, dpre};
+        for (size_t i = 0; i < TLEN(hv); i++) free(hv[i]);
+        tview_destroy(&x);
+        tview_destroy(&p);
+    }
+}
