@@ -146,9 +146,9 @@ TEST(conv_cuda_large_tiles_are_reached)
     snprintf(dgrad_off, sizeof dgrad_off, "%s,cuda:dgrad_igemm_tf32_128x128*", phases);
     check_entry_reached(&dgrad, tf32, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tf32_128x64x16", dgrad_off);
     check_entry_reached(&wgrad, half, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_igemm_tc_128x128x32",
-                        "cuda:wgrad_igemm_wgmma*");
+                        "cuda:wgrad_igemm_wgmma*,cuda:wgrad_igemm_tma*");
     check_entry_reached(&wgrad, half, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_igemm_tc_128x64x32",
-                        "cuda:wgrad_igemm_wgmma*,cuda:wgrad_igemm_tc_128x128*");
+                        "cuda:wgrad_igemm_wgmma*,cuda:wgrad_igemm_tma*,cuda:wgrad_igemm_tc_128x128*");
 }
 
 /* Whether the device is of compute capability 9.0, where the sm_90a entries (`kind`) serve; a
@@ -212,8 +212,9 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     const char *const big = "_igemm_wgmma_128x256x64_s4", *const small = "_igemm_wgmma_128x128x64_s5";
     const char *const fwd_tiny = "cuda:fwd_igemm_wgmma_128x64x64_s6", *const dgrad_tiny = "cuda:dgrad_igemm_wgmma_128x64x64_s6";
     /* the TMA entries, ahead of these in the tables, are off (conv_cuda_tma_entries_are_reached,
-       conv_cuda_tma_dgrad_entries_are_reached) */
+       conv_cuda_tma_dgrad_entries_are_reached, conv_cuda_tma_wgrad_entries_are_reached) */
     const char *const no_tma = "cuda:fwd_igemm_tma*", *const no_dgrad_tma = "cuda:dgrad_igemm_tma*";
+    const char *const no_wgrad_tma = "cuda:wgrad_igemm_tma*";
     const char *const fwd_wide_off = "cuda:fwd_igemm_tma*,cuda:fwd_igemm_wgmma_128x256*,cuda:fwd_igemm_wgmma_256x128*";
     const char *const dgrad_wide_off =
         "cuda:dgrad_igemm_tma*,cuda:dgrad_igemm_wgmma_128x256*,cuda:dgrad_igemm_wgmma_256x128*";
@@ -243,10 +244,11 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     check_entry_reached(&dgrad, bf16, BWD_DATA, dgrad_algo, dgrad_tiny, no_dgrad_tma);
     /* strided: the phases entry, each phase (512 pixels x 128 channels) on the 128x64 tile */
     check_entry_reached(&dgrad_strided, half, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tc_phases", NULL);
-    check_entry_reached(&wgrad_big, half, BWD_FILTER, wgrad_algo, wgrad_big_name, NULL);
-    check_entry_reached(&wgrad_big, bf16, BWD_FILTER, wgrad_algo, wgrad_small, "cuda:wgrad_igemm_wgmma_128x256*");
-    check_entry_reached(&wgrad_edges, half, BWD_FILTER, wgrad_algo, wgrad_small, NULL);
-    check_entry_reached(&wgrad_edges, bf16, BWD_FILTER, wgrad_algo, wgrad_small, NULL);
+    check_entry_reached(&wgrad_big, half, BWD_FILTER, wgrad_algo, wgrad_big_name, no_wgrad_tma);
+    check_entry_reached(&wgrad_big, bf16, BWD_FILTER, wgrad_algo, wgrad_small,
+                        "cuda:wgrad_igemm_tma*,cuda:wgrad_igemm_wgmma_128x256*");
+    check_entry_reached(&wgrad_edges, half, BWD_FILTER, wgrad_algo, wgrad_small, no_wgrad_tma);
+    check_entry_reached(&wgrad_edges, bf16, BWD_FILTER, wgrad_algo, wgrad_small, no_wgrad_tma);
     /* TF32: forward and backward data (the filter gradient has no TF32 wgmma) */
     check_entry_reached(&big_fwd, tf32, FWD, fwd_algo, fwd_big, no_tma);
     check_entry_reached(&tall_fwd, &tf32_nchw, FWD, fwd_algo, "cuda:fwd_igemm_wgmma_256x128x64_s4", no_tma);
@@ -367,6 +369,20 @@ TEST(conv_cuda_wgrad_nchw_tf32_entry)
                             "cuda:wgrad_nchw_tf32_64x128x16_s3", NULL);
 }
 
+/* A case of the tables below: check_entry_reached's shape, configuration, entry prefix and
+   OPENCUDNN_DISABLE list (NULL: none). */
+struct entry_case {
+    const struct shape *sh;
+    const struct config *cf;
+    const char *prefix, *disable;
+};
+
+/* check_entry_reached on each of the n cases, in direction d under algo. */
+static void check_entries_reached(const struct entry_case *cases, size_t n, enum dir d, int algo)
+{
+    for (size_t i = 0; i < n; i++) check_entry_reached(cases[i].sh, cases[i].cf, d, algo, cases[i].prefix, cases[i].disable);
+}
+
 /* The TMA kernel's backward-data entries (unit stride, as a forward pass over dy at padding
    (R - 1) * dilation - pad with the taps mirrored; unproven, as above), each tile in fp16 and
    bf16: 3x3 pad 1 with C = 240 and K = 72 (tails of the 256-wide tile and of the 64-channel K
@@ -390,11 +406,7 @@ TEST(conv_cuda_tma_dgrad_entries_are_reached)
     static const struct shape one = {"tma_dgrad_1x1", 2, 2, 256, 128, 1, {93, 93}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false};
     const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *half_nchw = &tc_configs[3];
     const char *const wide = "cuda:dgrad_igemm_tma_128x256x64_s4", *const tall_tile = "cuda:dgrad_igemm_tma_256x128x64_s4";
-    const struct {
-        const struct shape *sh;
-        const struct config *cf;
-        const char *prefix, *disable;
-    } cases[] = {
+    const struct entry_case cases[] = {
         {&big, half, wide, NULL},
         {&big, bf16, wide, NULL},
         {&big, half, tall_tile, "cuda:dgrad_igemm_tma_128x256*"},
@@ -407,9 +419,49 @@ TEST(conv_cuda_tma_dgrad_entries_are_reached)
         {&one, bf16, wide, "cuda:dgrad_gemm1x1*"},
         {&big, half_nchw, wide, NULL},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        check_entry_reached(cases[i].sh, cases[i].cf, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, cases[i].prefix,
-                            cases[i].disable);
+    check_entries_reached(cases, sizeof cases / sizeof cases[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
+}
+
+/* The TMA kernel's filter-gradient entries (K over the output pixels, both operands MN-major;
+   unproven, as above), each tile in fp16 and bf16: 3x3 pad 1 with C = 64 and K = 128 (the last
+   column tile one block of four: blocks past the columns not loaded) and two splits of K, the
+   256x128 tile on K = 256 and C = 128, C = 120 and 200 (each tap's channels padded to 128 and
+   256, the padding skipped by the epilogue) with stride 2, and with dilation 2 in CONVOLUTION
+   mode, a 5x3 filter with unequal paddings and stride 2, split-K in six splits the last one
+   shorter (98 K tiles of 64 pixels), a 1x1 filter with stride 2 and K = 192 (an A block past
+   the filters not loaded), and NCHW data (dy and x transposed in the workspace, a KCRS dw). */
+TEST(conv_cuda_tma_wgrad_entries_are_reached)
+{
+    if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
+    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
+    static const struct shape base = {"tma_wgrad_3x3", 2, 2, 64, 128, 1, {32, 32}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
+    static const struct shape tall = {"tma_wgrad_tall", 2, 2, 128, 256, 1, {24, 24}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
+                                      false};
+    static const struct shape c120 = {"tma_wgrad_c120_stride2", 2, 2, 120, 128, 1, {16, 16}, {3, 3}, {1, 1}, {2, 2},
+                                      {1, 1}, false};
+    static const struct shape c200 = {"tma_wgrad_c200_dilated_convolution", 2, 1, 200, 128, 1, {33, 31}, {3, 3}, {2, 2},
+                                      {1, 1}, {2, 2}, true};
+    static const struct shape five = {"tma_wgrad_5x3_pads_2_1_stride2", 2, 2, 64, 128, 1, {41, 37}, {5, 3}, {2, 1},
+                                      {2, 2}, {1, 1}, false};
+    static const struct shape split = {"tma_wgrad_split_k", 2, 8, 64, 128, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
+                                       false};
+    static const struct shape one = {"tma_wgrad_1x1_stride2_k192", 2, 4, 256, 192, 1, {27, 27}, {1, 1}, {0, 0}, {2, 2},
+                                     {1, 1}, false};
+    const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *half_nchw = &tc_configs[3];
+    const char *const wide = "cuda:wgrad_igemm_tma_128x256x64_s4", *const tall_tile = "cuda:wgrad_igemm_tma_256x128x64_s4";
+    const struct entry_case cases[] = {
+        {&base, half, wide, NULL},
+        {&base, bf16, wide, NULL},
+        {&tall, half, tall_tile, "cuda:wgrad_igemm_tma_128x256*"},
+        {&tall, bf16, tall_tile, "cuda:wgrad_igemm_tma_128x256*"},
+        {&c120, half, wide, NULL},
+        {&c200, bf16, wide, NULL},
+        {&five, half, wide, NULL},
+        {&split, bf16, wide, NULL},
+        {&one, half, wide, NULL},
+        {&base, half_nchw, wide, NULL},
+    };
+    check_entries_reached(cases, sizeof cases / sizeof cases[0], BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
 }
 
 /* The host's CBLAS entry (a build with OPENCUDNN_CBLAS): forward GEMM reaches host:fwd_gemm_cblas

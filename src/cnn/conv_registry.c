@@ -86,8 +86,8 @@
     PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, "wgmma", 64, bm, bn, st), OCD_BACKEND_CUDA, algos_,      \
                   ocd_cuda_conv_igemm_wgmma_##i, true)
 #define FWD_IGEMM_WGMMA(i, bm, bn, st) IGEMM_WGMMA_ENTRY("fwd", FWD_IGEMM_ALGOS, i, bm, bn, st)
-/* The sm_90a TMA kernel's forward and (unit-stride) backward-data entries, ahead of the cp.async
-   kernel's for what they serve. */
+/* The sm_90a TMA kernel's forward, (unit-stride) backward-data and filter-gradient entries, ahead
+   of the cp.async kernel's for what they serve. */
 #define IGEMM_TMA_ENTRY(dir_, algos_, i, bm, bn, st)                                            \
     PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, "tma", 64, bm, bn, st), OCD_BACKEND_CUDA, algos_,        \
                   ocd_cuda_conv_igemm_tma_##i, true)
@@ -98,6 +98,8 @@
     IGEMM_WGMMA_ENTRY("dgrad", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
 #define WGRAD_IGEMM_WGMMA(i, bm, bn, st)                                                        \
     IGEMM_WGMMA_ENTRY("wgrad", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), i, bm, bn, st)
+#define WGRAD_IGEMM_TMA(i, bm, bn, st)                                                          \
+    IGEMM_TMA_ENTRY("wgrad", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), i, bm, bn, st)
 #define FWD_IGEMM_TC(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", tc, 32, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define FWD_IGEMM_TF32(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", tf32, 16, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define DGRAD_IGEMM_TC(i, bm, bn, wm, wn, st)                                                   \
@@ -195,6 +197,7 @@ static const struct ocd_conv_impl bwd_filter_impls[] = {
     /* few channels (RGB first layers): N = C R S packed, ahead of the channel-padded GEMMs */
     PLANNED_ENTRY("cuda:wgrad_stem_tc_64x256", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1),
                   ocd_cuda_conv_stem_wgrad, true)
+    OCD_IGEMM_TMA_TILES(WGRAD_IGEMM_TMA)
     OCD_IGEMM_WGMMA_TILES(WGRAD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(WGRAD_IGEMM_TC)
     CUBLAS_IM2COL_ENTRIES("wgrad", WGRAD_GEMM_ALGOS)

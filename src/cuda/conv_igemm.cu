@@ -39,8 +39,9 @@
    also need compute capability 9.0 exactly; they take fp16 and bf16, and fp32 data as TF32 (where
    tensor-op math is allowed, forward and backward data, as the tf32 entries), and stay unproven
    (core/impl.h) until a GPU run of the suite has passed them. So do the TMA entries (_tma_,
-   conv_igemm_tma_sm90.cu: forward, and backward data with unit stride as a forward pass over dy,
-   fp16 and bf16, groups 1, 2-D, within the tensor maps' limits of conv_igemm_tma.cuh). */
+   conv_igemm_tma_sm90.cu: forward, backward data with unit stride as a forward pass over dy,
+   and the filter gradient over channels padded to 64 per tap, no more than a quarter of them
+   padding; fp16 and bf16, groups 1, 2-D, within the tensor maps' limits of conv_igemm_tma.cuh). */
 #include "cuda/conv_igemm.cuh"
 #include "cuda/conv_igemm_tma.cuh"
 
@@ -167,7 +168,8 @@ template <typename U> __global__ void igemm_pack_filter(const U *w, U *dst, cons
 
 /* The tiles of the three kernels: the sm_80 kernel's (OCD_IGEMM_TILES) are tiles 0 ..
    OCD_IGEMM_NTILES - 1, the sm_90a cp.async kernel's (OCD_IGEMM_WGMMA_TILES) follow, then the
-   sm_90a TMA kernel's (OCD_IGEMM_TMA_TILES, forward and unit-stride backward data). */
+   sm_90a TMA kernel's (OCD_IGEMM_TMA_TILES: forward, unit-stride backward data, the filter
+   gradient). */
 struct igemm_tile_info {
     int bm, bn;
 };
@@ -327,7 +329,8 @@ static void filter_strides(const struct ocd_tensor_view *w, int64_t st[5])
    gradient splits its long K to fill the GPU instead). The sm_80 kernel's last tile always
    applies; the sm_90a cp.async kernel's last (smallest) one declines padding only (split-K
    fills the GPU), leaving mostly-padding problems to the sm_80 tiles. The TMA kernel has no
-   split-K: its tiles decline grids too small, for the cp.async kernel's. */
+   split-K in the forward and backward-data passes: its tiles decline grids too small there,
+   for the cp.async kernel's. */
 static const char *tile_rejects(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, int64_t m, int64_t n,
                                 int64_t groups)
 {
@@ -348,7 +351,6 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if (wgmma)
         if (const char *why = ocd_wgmma_entry_rejects(h, tma ? ocd_igemm_tma_built : ocd_igemm_wgmma_built)) return why;
     if (tma) {
-        if (p->dir == OCD_CONV_BWD_FILTER) return "the TMA kernel runs the forward pass and backward data only";
         if (tf32) return OCD_REASON_DTYPE;
         if (p->s.groups != 1) return "the TMA kernel takes no groups";
         if (p->s.nsp != 2) return "the TMA kernel is 2-D only (rank-4 im2col maps)";
@@ -385,6 +387,11 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     struct ocd_conv_gemm gm;
     ocd_conv_gemm_dims(p, &gm);
     if (pl->pad_on) gm.k = cgp * ocd_conv_spatial(s, s->filt);
+    /* the TMA filter gradient's columns: each tap's channels padded to 64 (conv_igemm_tma.cuh) */
+    const bool tma_wgrad = tma && p->dir == OCD_CONV_BWD_FILTER;
+    const int64_t ccols = tma_wgrad ? (cg + OCD_IGEMM_TMA_BK - 1) / OCD_IGEMM_TMA_BK * OCD_IGEMM_TMA_BK : cg;
+    if (4 * cg < 3 * ccols) return "the TMA filter gradient pads each tap's channels to 64: mostly padding here";
+    if (tma_wgrad) gm.n = ccols * ocd_conv_spatial(s, s->filt);
     const int64_t lim = INT32_MAX - 256;
     if (gm.m > lim || gm.n > lim || gm.k > lim) return OCD_REASON_SHAPE;
     for (int d = 0; d < s->nsp; d++)
@@ -466,7 +473,8 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         ep.out = p->w_data;
         ep.z = p->w_data;
         ep.row = map_one(wst[0]);
-        set_divs(ep.col.div, cg, prm.S, prm.R);
+        set_divs(ep.col.div, ccols, prm.S, prm.R);
+        ep.col_c = ccols != cg ? (int)cg : 0;
         ep.col.stride[0] = wst[2], ep.col.stride[1] = wst[3], ep.col.stride[2] = wst[4], ep.col.stride[3] = wst[1];
         ep.group_off = kg * wst[0];
         break;
@@ -493,7 +501,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     const int64_t tiles = ((gm.m + ti.bm - 1) / ti.bm) * ((gm.n + ti.bn - 1) / ti.bn) * g;
     const int64_t ktiles = (gm.k + bk - 1) / bk;
     int64_t splits = 1;
-    if (tiles < h->sm_count && !tma) {
+    if (tiles < h->sm_count && (!tma || tma_wgrad)) {
         splits = (2 * (int64_t)h->sm_count + tiles - 1) / tiles;
         splits = OCD_MIN(splits, OCD_MIN(ktiles / 16, (int64_t)64));
         splits = OCD_MAX(splits, (int64_t)1);
@@ -510,6 +518,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     pl->ws_bytes = ws ? ws + 256 : 0;
     if (!tma) return NULL;
     if (p->dir == OCD_CONV_FWD) return igemm_tma_plan(prm, (int)cgp, ti.bm, ti.bn, esize, &pl->tma);
+    if (tma_wgrad) return igemm_tma_plan_wgrad(prm, (int)cg, ti.bm, ti.bn, esize, &pl->tma);
     igemm_tma_dgrad_as_fwd(&prm);
     return igemm_tma_plan(prm, (int)kg, ti.bm, ti.bn, esize, &pl->tma);
 }
@@ -562,7 +571,8 @@ static cudnnStatus_t run_plan(cudnnHandle_t h, const struct ocd_conv_problem *p,
                           : launch_copies<uint16_t>(&pl, p->w_data, ws, h->stream));
     if (pl.prm.splits > 1 || pl.prm.epi.wide) pl.prm.epi.partial = (float *)(ws + pl.ws_part);
     if (tile >= TMA_TILE0)
-        return ocd_igemm_tma_launch[tile - TMA_TILE0][pl.type](&pl.prm, &pl.tma, h->device, h->sm_count, h->stream);
+        return ocd_igemm_tma_launch[tile - TMA_TILE0][p->dir == OCD_CONV_BWD_FILTER][pl.type](&pl.prm, &pl.tma, h->device,
+                                                                                           h->sm_count, h->stream);
     if (tile >= WGMMA_TILE0)
         return ocd_igemm_wgmma_launch[tile - WGMMA_TILE0][p->dir][pl.type](&pl.prm, h->device, h->stream);
     const igemm_launch_fn *table = p->dir == OCD_CONV_FWD        ? ocd_igemm_fwd_launch[tile]
@@ -857,8 +867,8 @@ extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tc_planned =
 extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tf32_planned = {phases_plan_tf32, phases_workspace,
                                                                                       phases_run};
 
-/* The Hopper kernels (sm_90a: conv_igemm_sm90.cu, and conv_igemm_tma_sm90.cu for the forward
-   pass) keep make_plan, the index maps and the epilogue; the cp.async one also the loaders'
-   address arithmetic, while the TMA one loads through tensor maps (conv_igemm_tma.cuh) with a
-   producer warp, consumer warpgroups and a persistent tile loop. Their next steps: backward
-   data and the filter gradient on TMA, and a cluster launch for B multicast. */
+/* The Hopper kernels (sm_90a: conv_igemm_sm90.cu, and conv_igemm_tma_sm90.cu for the three
+   directions, backward data at unit stride) keep make_plan, the index maps and the epilogue;
+   the cp.async one also the loaders' address arithmetic, while the TMA one loads through tensor
+   maps (conv_igemm_tma.cuh) with a producer warp, consumer warpgroups and a persistent tile
+   loop. Their next steps: strided backward data on TMA, and a cluster launch for B multicast. */

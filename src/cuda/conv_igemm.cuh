@@ -68,6 +68,8 @@ struct igemm_epi {
     float *partial;     /* split-K or wide: [splits][G][M][N] fp32 partial sums; NULL otherwise */
     int wide;           /* the second kernel stores through `store` (a wide fused epilogue) */
     ocd_cuda_conv_store store;
+    int col_c;          /* 0, or the filter gradient on the TMA kernel, whose columns run over channels padded
+                           per filter tap: columns whose innermost digit is col_c or more are padding */
 };
 
 struct igemm_params {
@@ -98,6 +100,15 @@ __host__ __device__ __forceinline__ int64_t igemm_map_offset(const igemm_map &mp
     q = ocd_fastdiv_divmod(mp.div[2], q, &d1);
     return (int64_t)q * mp.stride[0] + (int64_t)d1 * mp.stride[1] + (int64_t)d2 * mp.stride[2] +
            (int64_t)d3 * mp.stride[3];
+}
+
+/* Whether GEMM column n has an output (epi.col_c). */
+__host__ __device__ __forceinline__ bool igemm_col_real(const igemm_epi &e, int n)
+{
+    if (e.col_c == 0) return true;
+    uint32_t c;
+    ocd_fastdiv_divmod(e.col.div[0], (uint32_t)n, &c);
+    return (int)c < e.col_c;
 }
 
 /* out = act(alpha * acc + beta * z + bias) at element offset off; z is not read when beta == 0. */
@@ -393,8 +404,8 @@ __host__ __device__ __forceinline__ igemm_cta igemm_cta_of(const igemm_params &p
 /* The epilogue of one warp's accumulators, laid out as mma.sync's (mma.cuh; wgmma's m64nNk16 is
    the same per warp, wgmma.cuh): acc(i, j, e) of lane `lane` is row m_base + 16 i + lane / 4 +
    8 (e / 2), column n_base + 8 j + 2 (lane % 4) + e % 2 of group g's output; rows past M and
-   columns past N are skipped. With split-K the values go to the split's partial tile instead.
-   acc is a device lambda in the kernels and a host one in the emulations (hence the pragma). */
+   columns past N or padding (igemm_col_real) are skipped. With split-K the values go to the
+   split's partial tile instead. acc is a device lambda in the kernels and a host one in the emulations (hence the pragma). */
 #pragma nv_exec_check_disable
 template <typename T, int MI, int NI, class Acc>
 __host__ __device__ __forceinline__ void igemm_store_frags(const igemm_params &p, const Acc &acc, int m_base,
@@ -415,7 +426,7 @@ __host__ __device__ __forceinline__ void igemm_store_frags(const igemm_params &p
 #pragma unroll
                 for (int c = 0; c < 2; c++) {
                     int n = n_base + j * 8 + (lane & 3) * 2 + c;
-                    if (n >= p.N) continue;
+                    if (n >= p.N || !igemm_col_real(e, n)) continue;
                     float v = acc(i, j, hr * 2 + c);
                     if (part)
                         part[roff + n] = v;
@@ -466,15 +477,16 @@ __global__ void __launch_bounds__(Tile::THREADS) igemm_kernel(const __grid_const
 }
 
 /* Split-K (or a wide epilogue): sums the partial tiles in split order and runs the epilogue; one
-   thread per output. */
+   thread per output (padding columns have none: igemm_col_real). */
 template <typename T> __host__ __device__ void igemm_reduce_one(const igemm_params &p, int64_t i)
 {
     const int64_t mn = (int64_t)p.M * p.N, total = mn * p.groups;
-    float s = 0.f;
-    for (int sp = 0; sp < p.splits; sp++) s += p.epi.partial[sp * total + i];
     int g = (int)(i / mn);
     int64_t r = i - g * mn;
     int m = (int)(r / p.N), n = (int)(r - (int64_t)m * p.N);
+    if (!igemm_col_real(p.epi, n)) return;
+    float s = 0.f;
+    for (int sp = 0; sp < p.splits; sp++) s += p.epi.partial[sp * total + i];
     int64_t off = igemm_map_offset(p.epi.row, (uint32_t)m) + g * p.epi.group_off +
                   igemm_map_offset(p.epi.col, (uint32_t)n);
     if (p.epi.wide)

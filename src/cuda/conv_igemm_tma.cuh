@@ -1,8 +1,8 @@
-/* conv_igemm_tma.cuh: the tensor maps of the implicit-GEMM forward pass on the sm_90a TMA kernel
-   (conv_igemm_tma_sm90.cu, entries cuda:fwd_igemm_tma_*, and cuda:dgrad_igemm_tma_* for backward
-   data as a forward pass): what make_plan computes for them, how a
-   K tile and a tile's first row become TMA coordinates, and the limits that make a problem
-   decline. Host-callable, so that the CPU emulation (tests/emulate/conv_igemm_tma.cu) checks the
+/* conv_igemm_tma.cuh: the tensor maps of the implicit-GEMM convolution on the sm_90a TMA kernel
+   (conv_igemm_tma_sm90.cu; entries cuda:fwd_igemm_tma_*, cuda:dgrad_igemm_tma_* for backward data
+   as a forward pass, cuda:wgrad_igemm_tma_* for the filter gradient): what make_plan computes
+   for them, how a K tile of a work unit becomes the TMA loads and their coordinates, and the
+   limits that make a problem decline. Host-callable, so that the CPU emulation (tests/emulate/conv_igemm_tma.cu) checks the
    same numbers against a model of the TMA written from the PTX ISA.
 
    Main decision: the GEMM of the forward pass is y[M = N*P*Q, K] = im2col(x)[M, R*S*C] w^T, and
@@ -38,27 +38,89 @@
    pass's (C', R*S, K') = (K, R*S, C) B map over the taps as they are; igemm_tma_dgrad_as_fwd
    then sets the problem's padding to pad' and flip, so that K tile tap (r, s) reads dy at the
    mirrored tap's offsets. pad' < 0 (pad above (R - 1) * dilation) is a positive lower corner,
-   which the box limits above bound as they bound the forward pass's. */
+   which the box limits above bound as they bound the forward pass's.
+
+   The filter gradient (entries cuda:wgrad_igemm_tma_*) is dW[M = K, N = R*S*C'] = dy^T[M, N*P*Q]
+   im2col(x)[N*P*Q, N]: the reduction runs over output pixels, 64 a K tile, so both operands land
+   pixel-major, MN-major for wgmma (fp16 and bf16 take the transpose bits; wgmma.cuh's
+   ocd_wgmma_smem_mn: blocks of 64 K rows by 64 elements of M or N, 128 bytes a row, 128-byte
+   swizzled, one block 8 KB). Each block is one TMA box that lands as such a block:
+   - A, dy: a tiled rank-3 map over dy seen as the matrix (K, N*P*Q, 1) (its pixels evenly
+     spaced: packed NHWC, or the workspace transpose), box (64, 64, 1): block i of a tile holds
+     filters m0 + 64 i .. of the K tile's 64 pixels, one pixel a 128-byte row; BM / 64 loads.
+   - B, x: the forward pass's im2col map (the same globalDim, strides, corners, traversal
+     strides and offsets: the im2col matrix's rows are output pixels in both) with
+     pixelsPerColumn 64: the load at the filter base of the K tile's first pixel, with the
+     offsets of tap (r, s), visits the K tile's 64 output pixels in order (across rows and
+     images; pixels past N*P*Q fall in image N, outside the tensor: zeros) and lands each one's
+     64 channels (channelsPerPixel) as a 128-byte row: a block of 64 pixels x 64 channels of one
+     tap. So a block must not straddle taps: the GEMM's columns run over the taps' channels
+     padded to C' = cblocks * 64 (column j is channel j % C' of tap j / C', channels past C
+     zero-filled by the TMA), block b of a tile the channel block (n0 / 64 + b) % cblocks of tap
+     (n0 / 64 + b) / cblocks; BN / 64 loads. The epilogue skips the padding columns (epi.col_c),
+     and make_plan declines problems where they would be more than a quarter of the columns.
+   A block wholly past the filters (M) or the padded columns (N) is not loaded (its accumulator
+   rows or columns are never stored, whatever the stale stage holds), and the stage's expected
+   bytes count the blocks loaded. Split-K over the pixels (make_plan's, where the tiles are too
+   few for the GPU) makes a work unit of each tile and split, the splits' fp32 partial tiles
+   summed in split order by the reduction kernel (deterministic). */
 #ifndef OCD_CUDA_CONV_IGEMM_TMA_CUH
 #define OCD_CUDA_CONV_IGEMM_TMA_CUH
 
 #include "cuda/conv_igemm.cuh"
 
-#define OCD_IGEMM_TMA_BK 64 /* channels of a K tile (16-bit types: 128 bytes) */
+#define OCD_IGEMM_TMA_BK 64 /* channels of a K tile (16-bit types: 128 bytes), pixels of a filter-gradient K tile */
 
 /* The two tensor maps' parameters (the driver calls' arguments, pointers aside) and what the
    kernel needs beyond igemm_params. */
 struct igemm_tma_geom {
-    uint64_t a_dim[4], a_stride[3]; /* (C, W, H, N); byte strides of W, H, N */
-    int a_lower[2], a_upper[2];     /* pixel box corners, (W, H) */
-    uint32_t a_estride[4];          /* traversal strides (1, stride_w, stride_h, 1) */
-    uint32_t a_channels, a_pixels;  /* channelsPerPixel, pixelsPerColumn */
-    uint64_t b_dim[3], b_stride[2]; /* (C, R*S, K); byte strides of R*S and K */
-    uint32_t b_box[3];              /* (64, 1, BN) */
-    int cblocks;                    /* channel blocks per tap, ceil(C / 64) */
-    int nkt;                        /* K tiles: R * S * cblocks */
-    int tiles_m, tiles;             /* tiles along M, and in all */
+    uint64_t im_dim[4], im_stride[3]; /* the im2col map: (C, W, H, N); byte strides of W, H, N */
+    int im_lower[2], im_upper[2];     /* pixel box corners, (W, H) */
+    uint32_t im_estride[4];           /* traversal strides (1, stride_w, stride_h, 1) */
+    uint32_t im_channels, im_pixels;  /* channelsPerPixel, pixelsPerColumn */
+    uint64_t ti_dim[3], ti_stride[2]; /* the tiled map: forward (C, R*S, K), filter gradient (K, N*P*Q, 1) */
+    uint32_t ti_box[3];               /* forward (64, 1, BN), filter gradient (64, 64, 1) */
+    int cblocks;                      /* channel blocks of 64 per tap, ceil(C / 64) */
+    int ktiles, nkt;                  /* K tiles in all, and per split */
+    int tiles_m, tiles;               /* tiles along M, and in all */
+    int units;                        /* the persistent loop's work: tiles x splits */
 };
+
+/* The im2col map over the activations x (c channels, NHWC, n images) for p's filter, stride,
+   padding and dilation, `pixels` pixels a load (forward: the file comment's map A; the filter
+   gradient's B). NULL, or why the TMA cannot load it. */
+static inline const char *igemm_tma_im2col(const igemm_params &p, const igemm_act &x, int64_t n, int c, int pixels,
+                                           int esize, igemm_tma_geom *g)
+{
+    /* an extent-1 dim has stride 0 in an igemm_act; any stride serves it, TMA wants a multiple of 16 */
+    const int64_t sw = x.w > 1 ? x.sw : c, sh = x.h > 1 ? x.sh : sw * x.w;
+    const int64_t sn = n > 1 ? x.sn : sh * x.h;
+    const int64_t strides[3] = {sw * esize, sh * esize, sn * esize};
+    for (int i = 0; i < 3; i++)
+        if (strides[i] % 16 != 0 || strides[i] <= 0 || strides[i] >= ((int64_t)1 << 40))
+            return "a pixel stride the TMA cannot take (a multiple of 16 bytes below 2^40)";
+    if (p.uw > 8 || p.uh > 8) return "stride above 8 (the TMA's traversal stride)";
+    const int lower[2] = {-p.pw, -p.ph}, upper[2] = {p.pw - (p.S - 1) * p.dw, p.ph - (p.R - 1) * p.dh};
+    for (int i = 0; i < 2; i++)
+        if (lower[i] < -128 || lower[i] > 127 || upper[i] < -128 || upper[i] > 127)
+            return "padding or filter extent outside the TMA's im2col box corners ([-128, 127])";
+    if ((p.S - 1) * p.dw > 255 || (p.R - 1) * p.dh > 255) return "dilated filter wider than the TMA's im2col offsets (255)";
+    g->im_dim[0] = (uint64_t)c, g->im_dim[1] = (uint64_t)x.w, g->im_dim[2] = (uint64_t)x.h, g->im_dim[3] = (uint64_t)n;
+    for (int i = 0; i < 3; i++) g->im_stride[i] = (uint64_t)strides[i];
+    for (int i = 0; i < 2; i++) g->im_lower[i] = lower[i], g->im_upper[i] = upper[i];
+    g->im_estride[0] = 1, g->im_estride[1] = (uint32_t)p.uw, g->im_estride[2] = (uint32_t)p.uh, g->im_estride[3] = 1;
+    g->im_channels = OCD_IGEMM_TMA_BK, g->im_pixels = (uint32_t)pixels;
+    return NULL;
+}
+
+/* The tiles of g on bm x bn, and its work units: each tile once per split (the forward pass has
+   one). */
+static inline void igemm_tma_tiles(const igemm_params &p, int bm, int bn, igemm_tma_geom *g)
+{
+    g->tiles_m = (p.M + bm - 1) / bm;
+    g->tiles = g->tiles_m * ((p.N + bn - 1) / bn);
+    g->units = g->tiles * p.splits;
+}
 
 /* Fills g for the forward problem p (its activations prm.a with c channels, NHWC, and a packed
    KRSC filter of c channels), on tiles of bm x bn, elements of esize bytes. NULL, or why the
@@ -66,33 +128,41 @@ struct igemm_tma_geom {
 static inline const char *igemm_tma_plan(const igemm_params &p, int c, int bm, int bn, int esize, igemm_tma_geom *g)
 {
     memset(g, 0, sizeof *g);
-    /* an extent-1 dim has stride 0 in prm.a; any stride serves it, TMA wants a multiple of 16 */
-    const int64_t sw = p.a.w > 1 ? p.a.sw : c, sh = p.a.h > 1 ? p.a.sh : sw * p.a.w;
     const int64_t n = p.M / ((int64_t)p.epi.row.div[0].d * p.epi.row.div[1].d);
-    const int64_t sn = n > 1 ? p.a.sn : sh * p.a.h;
-    const int64_t strides[3] = {sw * esize, sh * esize, sn * esize};
-    for (int i = 0; i < 3; i++)
-        if (strides[i] % 16 != 0 || strides[i] <= 0 || strides[i] >= ((int64_t)1 << 40))
-            return "a pixel stride the TMA cannot take (a multiple of 16 bytes below 2^40)";
+    if (const char *why = igemm_tma_im2col(p, p.a, n, c, bm, esize, g)) return why;
     if ((int64_t)c * esize % 16 != 0) return "channels not a multiple of 16 bytes (the filter's tap stride for the TMA)";
-    if (p.uw > 8 || p.uh > 8) return "stride above 8 (the TMA's traversal stride)";
-    const int lower[2] = {-p.pw, -p.ph}, upper[2] = {p.pw - (p.S - 1) * p.dw, p.ph - (p.R - 1) * p.dh};
-    for (int i = 0; i < 2; i++)
-        if (lower[i] < -128 || lower[i] > 127 || upper[i] < -128 || upper[i] > 127)
-            return "padding or filter extent outside the TMA's im2col box corners ([-128, 127])";
-    if ((p.S - 1) * p.dw > 255 || (p.R - 1) * p.dh > 255) return "dilated filter wider than the TMA's im2col offsets (255)";
-    g->a_dim[0] = (uint64_t)c, g->a_dim[1] = (uint64_t)p.a.w, g->a_dim[2] = (uint64_t)p.a.h, g->a_dim[3] = (uint64_t)n;
-    for (int i = 0; i < 3; i++) g->a_stride[i] = (uint64_t)strides[i];
-    for (int i = 0; i < 2; i++) g->a_lower[i] = lower[i], g->a_upper[i] = upper[i];
-    g->a_estride[0] = 1, g->a_estride[1] = (uint32_t)p.uw, g->a_estride[2] = (uint32_t)p.uh, g->a_estride[3] = 1;
-    g->a_channels = OCD_IGEMM_TMA_BK, g->a_pixels = (uint32_t)bm;
-    g->b_dim[0] = (uint64_t)c, g->b_dim[1] = (uint64_t)p.R * p.S, g->b_dim[2] = (uint64_t)p.N;
-    g->b_stride[0] = (uint64_t)c * esize, g->b_stride[1] = (uint64_t)p.b_ld * esize;
-    g->b_box[0] = OCD_IGEMM_TMA_BK, g->b_box[1] = 1, g->b_box[2] = (uint32_t)bn;
+    g->ti_dim[0] = (uint64_t)c, g->ti_dim[1] = (uint64_t)p.R * p.S, g->ti_dim[2] = (uint64_t)p.N;
+    g->ti_stride[0] = (uint64_t)c * esize, g->ti_stride[1] = (uint64_t)p.b_ld * esize;
+    g->ti_box[0] = OCD_IGEMM_TMA_BK, g->ti_box[1] = 1, g->ti_box[2] = (uint32_t)bn;
     g->cblocks = (c + OCD_IGEMM_TMA_BK - 1) / OCD_IGEMM_TMA_BK;
-    g->nkt = p.R * p.S * g->cblocks;
-    g->tiles_m = (p.M + bm - 1) / bm;
-    g->tiles = g->tiles_m * ((p.N + bn - 1) / bn);
+    g->ktiles = g->nkt = p.R * p.S * g->cblocks;
+    igemm_tma_tiles(p, bm, bn, g);
+    return NULL;
+}
+
+/* Fills g for the filter-gradient problem p (dy prm.a, x prm.b of c channels, both NHWC; its GEMM
+   columns the taps' channels padded to cblocks * 64, p.N = R * S * that: the second part of the
+   file comment), on tiles of bm x bn with p's split-K. NULL, or why the TMA cannot load it. */
+static inline const char *igemm_tma_plan_wgrad(const igemm_params &p, int c, int bm, int bn, int esize,
+                                               igemm_tma_geom *g)
+{
+    memset(g, 0, sizeof *g);
+    const int64_t q = p.k_div[0].d, pp = p.k_div[1].d, n = p.K / (q * pp);
+    if (const char *why = igemm_tma_im2col(p, p.b, n, c, OCD_IGEMM_TMA_BK, esize, g)) return why;
+    /* dy seen as [N*P*Q][K]: its pixels one stride apart, the first nonzero of W, H, N */
+    const igemm_act &dy = p.a;
+    const int64_t ps = dy.w > 1 ? dy.sw : dy.h > 1 ? dy.sh : n > 1 ? dy.sn : p.M;
+    if ((dy.h > 1 && dy.sh != dy.w * ps) || (n > 1 && dy.sn != dy.h * dy.w * ps))
+        return "dy's pixels are not evenly spaced (the TMA reads it as one matrix of N*P*Q rows)";
+    if (ps * esize % 16 != 0 || (int64_t)p.K * ps * esize >= ((int64_t)1 << 40))
+        return "a pixel stride of dy the TMA cannot take (a multiple of 16 bytes, dy below 2^40 bytes)";
+    g->ti_dim[0] = (uint64_t)p.M, g->ti_dim[1] = (uint64_t)p.K, g->ti_dim[2] = 1;
+    g->ti_stride[0] = (uint64_t)(ps * esize), g->ti_stride[1] = (uint64_t)p.K * g->ti_stride[0];
+    g->ti_box[0] = OCD_IGEMM_TMA_BK, g->ti_box[1] = OCD_IGEMM_TMA_BK, g->ti_box[2] = 1;
+    g->cblocks = (c + OCD_IGEMM_TMA_BK - 1) / OCD_IGEMM_TMA_BK;
+    g->ktiles = (p.K + OCD_IGEMM_TMA_BK - 1) / OCD_IGEMM_TMA_BK;
+    g->nkt = p.kt_per_split;
+    igemm_tma_tiles(p, bm, bn, g);
     return NULL;
 }
 
@@ -104,67 +174,124 @@ static inline void igemm_tma_dgrad_as_fwd(igemm_params *p)
     p->flip = true;
 }
 
-/* K tile kt as TMA coordinates: its first channel, its filter tap (r * S + s: the B map's middle
-   coordinate) and the im2col offsets (W, H) of the input pixel that tap reads (mirrored in
-   CONVOLUTION mode, as igemm_load_fwd_a mirrors them). */
+/* Channel block kb (of 64 channels, cblocks a tap) as TMA coordinates: its first channel, its
+   filter tap (r * S + s: the forward B map's middle coordinate) and the im2col offsets (W, H)
+   of the input pixel that tap reads (mirrored in CONVOLUTION mode, as igemm_load_fwd_a and
+   igemm_load_wgrad_b mirror them). The forward pass's K tile kt is block kt. */
 struct igemm_tma_k {
     int c0, tap, ow, oh;
 };
 
-__host__ __device__ __forceinline__ igemm_tma_k igemm_tma_ktile(const igemm_params &p, int cblocks, int kt)
+__host__ __device__ __forceinline__ igemm_tma_k igemm_tma_ktile(const igemm_params &p, int cblocks, int kb)
 {
     igemm_tma_k k;
-    k.tap = kt / cblocks;
-    k.c0 = (kt - k.tap * cblocks) * OCD_IGEMM_TMA_BK;
+    k.tap = kb / cblocks;
+    k.c0 = (kb - k.tap * cblocks) * OCD_IGEMM_TMA_BK;
     int r = k.tap / p.S, s = k.tap - r * p.S;
     if (p.flip) r = p.R - 1 - r, s = p.S - 1 - s;
     k.ow = s * p.dw, k.oh = r * p.dh;
     return k;
 }
 
-/* The filter base of GEMM row m (output pixel (n, p, q)): the im2col load's W, H and N
-   coordinates, (q * stride_w - pad_w, p * stride_h - pad_h, n). */
-__host__ __device__ __forceinline__ void igemm_tma_base(const igemm_params &p, int m, int *w, int *h, int *n)
+/* The filter base of output pixel `pixel` (n, p, q) (div: the divisors of Q and P): the im2col
+   load's W, H and N coordinates, (q * stride_w - pad_w, p * stride_h - pad_h, n). */
+__host__ __device__ __forceinline__ void igemm_tma_base(const igemm_params &p, const ocd_fastdiv *div, int pixel,
+                                                        int *w, int *h, int *n)
 {
     uint32_t q, pp;
-    uint32_t rest = ocd_fastdiv_divmod(p.epi.row.div[0], (uint32_t)m, &q);
-    *n = (int)ocd_fastdiv_divmod(p.epi.row.div[1], rest, &pp);
+    uint32_t rest = ocd_fastdiv_divmod(div[0], (uint32_t)pixel, &q);
+    *n = (int)ocd_fastdiv_divmod(div[1], rest, &pp);
     *w = (int)q * p.uw - p.pw;
     *h = (int)pp * p.uh - p.ph;
 }
 
-/* Tile t of the persistent loop: tiles run along M first (consecutive CTAs share B tiles). */
-__host__ __device__ __forceinline__ void igemm_tma_tile_at(const igemm_tma_geom &g, int t, int bm, int bn, int *m0, int *n0)
-{
-    const int tn = t / g.tiles_m;
-    *m0 = (t - tn * g.tiles_m) * bm;
-    *n0 = tn * bn;
-}
-
-/* The two loads of K tile kt of tile t: the im2col load at (c0, w, h, n) with offsets (ow, oh)
-   and the filter load at (c0, tap, n0). */
-struct igemm_tma_load {
-    int c0, w, h, n, ow, oh, tap, n0;
+/* Work unit t of the persistent loop: split t / tiles of the tile t % tiles, tiles running along
+   M first (consecutive CTAs share B tiles); its K tiles kt0 .. kt0 + nkt - 1. */
+struct igemm_tma_unit {
+    int m0, n0, split, kt0, nkt;
 };
 
-__host__ __device__ __forceinline__ igemm_tma_load igemm_tma_coords(const igemm_params &p, const igemm_tma_geom &g, int t,
-                                                                    int kt, int bm, int bn)
+__host__ __device__ __forceinline__ igemm_tma_unit igemm_tma_unit_at(const igemm_tma_geom &g, int t, int bm, int bn)
 {
-    igemm_tma_load l;
-    int m0;
-    igemm_tma_tile_at(g, t, bm, bn, &m0, &l.n0);
-    igemm_tma_base(p, m0, &l.w, &l.h, &l.n);
-    const igemm_tma_k k = igemm_tma_ktile(p, g.cblocks, kt);
-    l.c0 = k.c0, l.ow = k.ow, l.oh = k.oh, l.tap = k.tap;
-    return l;
+    igemm_tma_unit u;
+    u.split = t / g.tiles;
+    const int rest = t - u.split * g.tiles, tn = rest / g.tiles_m;
+    u.m0 = (rest - tn * g.tiles_m) * bm;
+    u.n0 = tn * bn;
+    u.kt0 = u.split * g.nkt;
+    u.nkt = g.ktiles - u.kt0 < g.nkt ? g.ktiles - u.kt0 : g.nkt;
+    return u;
 }
 
-/* The TMA kernel (conv_igemm_tma_sm90.cu) of each tile, fp16 and bf16: encodes the tensor maps
-   of p's pointers, launches min(tiles, sms) persistent CTAs and the reduction of a wide
-   epilogue. ocd_igemm_tma_built: compiled with sm_90a code. */
+/* One TMA load of a K tile: the im2col map at (c[0], c[1], c[2], c[3]) = (channel, W, H, N) with
+   offsets (ow, oh), or the tiled map at (c[0], c[1], c[2]); into the A or the B stage, `off`
+   bytes on. */
+struct igemm_tma_copy {
+    int c[4];
+    uint16_t ow, oh;
+    bool im2col, into_b;
+    uint32_t off;
+};
+
+/* The loads of K tile kt (of the unit's) of work unit t, WGRAD the filter gradient, else the
+   forward pass:
+   - forward: copy 0 the im2col load of the A stage (BM pixels x 64 channels of the tap), copy 1
+     the tiled load of the B stage (64 channels x BN filters);
+   - filter gradient: copies 0 .. BM / 64 - 1 tiled loads of dy, 64 pixels x 64 filters each,
+     the A stage's MN-major blocks; then BN / 64 im2col loads of x, 64 pixels x 64 channels of
+     one tap each, the B stage's blocks. A block wholly past M (the filters) or N (the padded
+     columns) is not loaded: `on(i)`, and `bytes` counts the others. */
+template <int BM, int BN, bool WGRAD> struct igemm_tma_kt {
+    static constexpr int ABLK = BM / 64, BBLK = BN / 64, COPIES = WGRAD ? ABLK + BBLK : 2;
+    static constexpr uint32_t BLOCK = 64 * 128; /* an MN-major block: 64 K rows of 128 bytes */
+    igemm_tma_unit u;
+    int kt, na, nb; /* the GEMM's K tile; the A and B blocks loaded */
+    uint32_t bytes;
+
+    __host__ __device__ __forceinline__ igemm_tma_kt(const igemm_params &p, const igemm_tma_geom &g, int t, int k)
+    {
+        u = igemm_tma_unit_at(g, t, BM, BN);
+        kt = u.kt0 + k;
+        na = (p.M - u.m0 + 63) / 64, nb = (p.N - u.n0 + 63) / 64;
+        na = na < ABLK ? na : ABLK, nb = nb < BBLK ? nb : BBLK;
+        bytes = WGRAD ? (uint32_t)(na + nb) * BLOCK : (uint32_t)(BM + BN) * 128;
+    }
+    __host__ __device__ __forceinline__ bool on(int i) const
+    {
+        return !WGRAD || (i < ABLK ? i < na : i - ABLK < nb);
+    }
+    __host__ __device__ __forceinline__ igemm_tma_copy copy(const igemm_params &p, const igemm_tma_geom &g, int i) const
+    {
+        igemm_tma_copy c;
+        c.ow = c.oh = 0;
+        c.c[3] = 0;
+        if (WGRAD && i < ABLK) { /* dy: filters m0 + 64 i .., pixels of K tile kt */
+            c.im2col = false, c.into_b = false, c.off = (uint32_t)i * BLOCK;
+            c.c[0] = u.m0 + 64 * i, c.c[1] = kt * OCD_IGEMM_TMA_BK, c.c[2] = 0;
+            return c;
+        }
+        const bool a = !WGRAD && i == 0; /* the forward pass's im2col load */
+        const igemm_tma_k k = igemm_tma_ktile(p, g.cblocks, WGRAD ? u.n0 / 64 + (i - ABLK) : kt);
+        if (!WGRAD && !a) { /* the filter: channels of the tap, filters n0 .. */
+            c.im2col = false, c.into_b = true, c.off = 0;
+            c.c[0] = k.c0, c.c[1] = k.tap, c.c[2] = u.n0;
+            return c;
+        }
+        c.im2col = true, c.into_b = WGRAD, c.off = WGRAD ? (uint32_t)(i - ABLK) * BLOCK : 0;
+        c.c[0] = k.c0, c.ow = (uint16_t)k.ow, c.oh = (uint16_t)k.oh;
+        if (WGRAD) igemm_tma_base(p, p.k_div, kt * OCD_IGEMM_TMA_BK, &c.c[1], &c.c[2], &c.c[3]);
+        else igemm_tma_base(p, p.epi.row.div, u.m0, &c.c[1], &c.c[2], &c.c[3]);
+        return c;
+    }
+};
+
+/* The TMA kernel (conv_igemm_tma_sm90.cu) of each tile, fp16 and bf16, forward (and backward data
+   as a forward pass) or the filter gradient: encodes the tensor maps of p's pointers, launches
+   min(units, sms) persistent CTAs and the reduction of split-K or a wide epilogue.
+   ocd_igemm_tma_built: compiled with sm_90a code. */
 typedef cudnnStatus_t (*igemm_tma_launch_fn)(const igemm_params *p, const igemm_tma_geom *g, int device, int sms,
                                              cudaStream_t stream);
-extern const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_NTILES][2];
+extern const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_NTILES][2][2]; /* [tile][wgrad][type] */
 extern const bool ocd_igemm_tma_built;
 
 #endif /* OCD_CUDA_CONV_IGEMM_TMA_CUH */

@@ -1,22 +1,30 @@
-/* conv_igemm_tma_sm90.cu: the implicit-GEMM convolution's forward pass on a warp-specialized
-   sm_90a kernel fed by the tensor memory accelerator (entries cuda:fwd_igemm_tma_*, planned by
-   conv_igemm.cu's make_plan like the other tiles; fp16 and bf16, NHWC activations, groups 1,
-   2-D). Compiled for sm_90a alone (CMakeLists.txt), where the toolkit has it (OCD_SM90A; else
-   the kernel is empty and ocd_igemm_tma_built false).
+/* conv_igemm_tma_sm90.cu: the implicit-GEMM convolution on a warp-specialized sm_90a kernel fed
+   by the tensor memory accelerator: the forward pass (entries cuda:fwd_igemm_tma_*, and backward
+   data with unit stride as a forward pass, cuda:dgrad_igemm_tma_*) and the filter gradient
+   (cuda:wgrad_igemm_tma_*), planned by conv_igemm.cu's make_plan like the other tiles; fp16 and
+   bf16, NHWC activations, groups 1, 2-D. Compiled for sm_90a alone (CMakeLists.txt), where the
+   toolkit has it (OCD_SM90A; else the kernel is empty and ocd_igemm_tma_built false).
 
-   Main decision: the operands come from two tensor maps (conv_igemm_tma.cuh: the im2col map of
-   the activations and the tiled map of the KRSC filter, both 128-byte swizzled, so that a landed
-   stage is wgmma's K-major operand as it is), and a CTA of three warpgroups splits the work:
-   one thread of warpgroup 0 issues, per K tile, an arrive.expect_tx of the stage's bytes on its
-   "full" mbarrier and the two TMA loads; warpgroups 1 and 2 each multiply BM / 2 rows of the
-   BM x BN tile with wgmma.mma_async from the stages and release each stage on its "empty"
-   mbarrier once the wgmma that read it has completed (wgmma.cuh's ocd_wgmma_ring_*). The
-   producer gives its registers to the consumers (setmaxnreg: 40 against 232), whose
-   accumulators hold the whole tile. The kernel is persistent: min(tiles, SMs) CTAs walk the
-   tiles along M first, the ring running on across tiles, so the next tile's loads overlap this
-   tile's epilogue; the epilogue is the other kernels' (igemm_store_frags: alpha, beta, bias, ReLU,
-   or the wide epilogue's partial sums and their reduction). There is no split-K: where the tiles
-   are too few to fill the GPU, tile_rejects leaves the problem to the smaller tiles.
+   Main decision: one kernel, its direction a template parameter (WGRAD) that picks the stage
+   layout and the loads; the ring, the producer, the consumers, the persistent scheduler and the
+   epilogue are the same. The operands come from two tensor maps (conv_igemm_tma.cuh: the im2col
+   map of the activations and a tiled map, of the KRSC filter forward or of dy for the filter
+   gradient, all 128-byte swizzled, so that a landed stage is wgmma's operand as it is: K-major
+   forward, MN-major for the filter gradient, whose K runs over pixels), and a CTA of three
+   warpgroups splits the work: one thread of warpgroup 0 issues, per K tile, an
+   arrive.expect_tx of the stage's bytes on its "full" mbarrier and the TMA loads (igemm_tma_kt:
+   two forward, one per 64-row block of each operand for the filter gradient); warpgroups 1 and
+   2 each multiply BM / 2 rows of the BM x BN tile with wgmma.mma_async from the stages and
+   release each stage on its "empty" mbarrier once the wgmma that read it has completed
+   (wgmma.cuh's ocd_wgmma_ring_*). The producer gives its registers to the consumers
+   (setmaxnreg: 40 against 232), whose accumulators hold the whole tile. The kernel is
+   persistent: min(units, SMs) CTAs walk the work units (each tile once per split) along M
+   first, the ring running on across units, so the next unit's loads overlap this one's
+   epilogue; the epilogue is the other kernels' (igemm_store_frags: alpha, beta, bias, ReLU, or
+   the partial sums of split-K or a wide epilogue, and their reduction). The forward pass has no
+   split-K: where its tiles are too few to fill the GPU, tile_rejects leaves the problem to the
+   smaller tiles; the filter gradient, whose GEMM is small and whose K is long, splits K over the
+   pixels as the cp.async kernel does.
 
    The tensor maps hold the data pointers, so they are encoded per call on the host
    (cuTensorMapEncodeIm2col, cuTensorMapEncodeTiled: host arithmetic, no device work), through
@@ -38,24 +46,34 @@ template <int BM_, int BN_, int STAGES_> struct igemm_tma_tile {
 };
 
 /* The shared memory: the stages as igemm_wgmma_shape lays them out (A stages, then B stages, from
-   a 1024-byte aligned base), then the mbarriers full[STAGES] and empty[STAGES]; 1024 bytes more
-   to align the start. */
-template <class Tile, typename T> struct igemm_tma_smem {
-    typedef igemm_wgmma_shape<Tile, T, false> Shape;
+   a 1024-byte aligned base; K-major, or MN-major for the filter gradient: the same bytes), then
+   the mbarriers full[STAGES] and empty[STAGES]; 1024 bytes more to align the start. */
+template <class Tile, typename T, bool WGRAD> struct igemm_tma_smem {
+    typedef igemm_wgmma_shape<Tile, T, WGRAD> Shape;
+    typedef igemm_tma_kt<Tile::BM, Tile::BN, WGRAD> Loads;
     static constexpr uint32_t BARS = Tile::STAGES * (Shape::SA::STAGE_BYTES + Shape::SB::STAGE_BYTES);
-    static constexpr uint32_t TX_BYTES = Shape::SA::STAGE_BYTES + Shape::SB::STAGE_BYTES; /* one K tile's */
     static constexpr size_t SMEM = BARS + 2 * Tile::STAGES * sizeof(uint64_t) + 1024;
     static_assert(SMEM <= 227 * 1024, "the ring fits a multiprocessor's shared memory");
+    static_assert(Loads::BLOCK == ocd_wgmma_smem_mn<T, 64>::BLOCK_BYTES, "a filter-gradient box is one MN-major block");
+};
+
+/* What producer and consumers share: the K tiles of a work unit. */
+template <class Tile, bool WGRAD> struct igemm_tma_units {
+    const igemm_params &p;
+    const igemm_tma_geom &g;
+
+    __device__ __forceinline__ int nkt(int tile) const
+    {
+        return igemm_tma_unit_at(g, tile, Tile::BM, Tile::BN).nkt;
+    }
 };
 
 /* The producer's operations (one thread). */
-template <class Tile, typename T> struct igemm_tma_producer {
-    typedef igemm_tma_smem<Tile, T> L;
+template <class Tile, typename T, bool WGRAD> struct igemm_tma_producer : igemm_tma_units<Tile, WGRAD> {
+    typedef igemm_tma_smem<Tile, T, WGRAD> L;
     unsigned char *smem;
     uint64_t *full, *empty;
-    const CUtensorMap *ma, *mb;
-    const igemm_params &p;
-    const igemm_tma_geom &g;
+    const CUtensorMap *mi, *mt; /* the im2col map, the tiled map */
 
     __device__ __forceinline__ void wait_empty(int s, unsigned parity)
     {
@@ -63,20 +81,25 @@ template <class Tile, typename T> struct igemm_tma_producer {
     }
     __device__ __forceinline__ void load(int tile, int kt, int s)
     {
-        const igemm_tma_load l = igemm_tma_coords(p, g, tile, kt, Tile::BM, Tile::BN);
-        ocd_mbar_arrive_expect_tx(&full[s], L::TX_BYTES);
-        ocd_bulk_tensor_im2col4(smem + L::Shape::a_stage(s), ma, l.c0, l.w, l.h, l.n, (uint16_t)l.ow, (uint16_t)l.oh,
-                                &full[s]);
-        ocd_bulk_tensor_tile3(smem + L::Shape::b_stage(s), mb, l.c0, l.tap, l.n0, &full[s]);
+        const typename L::Loads k(this->p, this->g, tile, kt);
+        ocd_mbar_arrive_expect_tx(&full[s], k.bytes);
+#pragma unroll
+        for (int i = 0; i < L::Loads::COPIES; i++) {
+            if (!k.on(i)) continue;
+            const igemm_tma_copy c = k.copy(this->p, this->g, i);
+            unsigned char *dst = smem + (c.into_b ? L::Shape::b_stage(s) : L::Shape::a_stage(s)) + c.off;
+            if (c.im2col)
+                ocd_bulk_tensor_im2col4(dst, mi, c.c[0], c.c[1], c.c[2], c.c[3], c.ow, c.oh, &full[s]);
+            else
+                ocd_bulk_tensor_tile3(dst, mt, c.c[0], c.c[1], c.c[2], &full[s]);
+        }
     }
 };
 
 /* A consumer warpgroup's operations (wg 0 or 1, tid its thread 0..127 as the epilogue counts). */
-template <class Tile, typename T> struct igemm_tma_consumer {
+template <class Tile, typename T, bool WGRAD> struct igemm_tma_consumer : igemm_tma_units<Tile, WGRAD> {
     uint64_t *full, *empty;
     uint32_t base; /* the stages' shared address */
-    const igemm_params &p;
-    const igemm_tma_geom &g;
     int wg, tid;
     float (&d)[Tile::MI][Tile::BN / 2];
 
@@ -93,7 +116,7 @@ template <class Tile, typename T> struct igemm_tma_consumer {
     }
     __device__ __forceinline__ void mma(int s)
     {
-        igemm_wgmma_issue<Tile, T, false>(d, base, s, wg);
+        igemm_wgmma_issue<Tile, T, WGRAD>(d, base, s, wg);
     }
     template <int N> __device__ __forceinline__ void mma_wait()
     {
@@ -107,20 +130,19 @@ template <class Tile, typename T> struct igemm_tma_consumer {
     }
     __device__ __forceinline__ void store(int tile)
     {
-        int m0, n0;
-        igemm_tma_tile_at(g, tile, Tile::BM, Tile::BN, &m0, &n0);
-        igemm_wgmma_store<Tile, T>(p, d, m0, n0, 0, 0, wg, tid);
+        const igemm_tma_unit u = igemm_tma_unit_at(this->g, tile, Tile::BM, Tile::BN);
+        igemm_wgmma_store<Tile, T>(this->p, d, u.m0, u.n0, 0, u.split, wg, tid);
     }
 };
 
-/* grid = min(tiles, SMs), 384 threads, igemm_tma_smem::SMEM bytes of dynamic shared memory. */
-template <class Tile, typename T>
+/* grid = min(units, SMs), 384 threads, igemm_tma_smem::SMEM bytes of dynamic shared memory. */
+template <class Tile, typename T, bool WGRAD>
 __global__ void __launch_bounds__(384, 1)
-    igemm_tma_kernel(const __grid_constant__ igemm_params p, const __grid_constant__ CUtensorMap ma,
-                     const __grid_constant__ CUtensorMap mb, const __grid_constant__ igemm_tma_geom g)
+    igemm_tma_kernel(const __grid_constant__ igemm_params p, const __grid_constant__ CUtensorMap mi,
+                     const __grid_constant__ CUtensorMap mt, const __grid_constant__ igemm_tma_geom g)
 {
 #ifdef OCD_WGMMA_ARCH_OK
-    typedef igemm_tma_smem<Tile, T> L;
+    typedef igemm_tma_smem<Tile, T, WGRAD> L;
     extern __shared__ __align__(1024) unsigned char igemm_tma_smem_raw[];
     const uint32_t raw = ocd_wgmma_smem_addr(igemm_tma_smem_raw);
     unsigned char *smem = igemm_tma_smem_raw + ((1024u - (raw & 1023u)) & 1023u);
@@ -134,15 +156,15 @@ __global__ void __launch_bounds__(384, 1)
     if (wg == 0) {
         ocd_wgmma_setmaxnreg_dec<Tile::PRODUCER_REGS>();
         if (tid == 0) {
-            igemm_tma_producer<Tile, T> ops = {smem, full, empty, &ma, &mb, p, g};
-            ocd_wgmma_ring_produce<Tile::STAGES>(ops, blockIdx.x, gridDim.x, g.tiles, g.nkt);
+            igemm_tma_producer<Tile, T, WGRAD> ops = {{p, g}, smem, full, empty, &mi, &mt};
+            ocd_wgmma_ring_produce<Tile::STAGES>(ops, blockIdx.x, gridDim.x, g.units);
         }
         return;
     }
     ocd_wgmma_setmaxnreg_inc<Tile::CONSUMER_REGS>();
     float d[Tile::MI][Tile::BN / 2];
-    igemm_tma_consumer<Tile, T> ops = {full, empty, ocd_wgmma_smem_addr(smem), p, g, wg - 1, tid - 128, d};
-    ocd_wgmma_ring_consume<Tile::STAGES>(ops, blockIdx.x, gridDim.x, g.tiles, g.nkt);
+    igemm_tma_consumer<Tile, T, WGRAD> ops = {{p, g}, full, empty, ocd_wgmma_smem_addr(smem), wg - 1, tid - 128, d};
+    ocd_wgmma_ring_consume<Tile::STAGES>(ops, blockIdx.x, gridDim.x, g.units);
 #endif
 }
 
@@ -179,37 +201,38 @@ static const igemm_tma_driver &tma_driver()
     return drv;
 }
 
-/* The two maps of g over the activations x and the filter w (conv_igemm_tma.cuh says why each
-   parameter is what it is). */
-static cudnnStatus_t encode_maps(const igemm_tma_geom &g, const void *x, const void *w, CUtensorMapDataType type,
-                                 CUtensorMap *ma, CUtensorMap *mb)
+/* The two maps of g: the im2col map over the activations x, the tiled map over t (the filter
+   forward, dy for the filter gradient); conv_igemm_tma.cuh says why each parameter is what it
+   is. */
+static cudnnStatus_t encode_maps(const igemm_tma_geom &g, const void *x, const void *t, CUtensorMapDataType type,
+                                 CUtensorMap *mi, CUtensorMap *mt)
 {
     const igemm_tma_driver &drv = tma_driver();
     if (drv.im2col == NULL || drv.tiled == NULL)
         return OCD_FAIL(CUDNN_STATUS_RUNTIME_PREREQUISITE_MISSING, "the CUDA driver has no tensor map encoders (12.0 or newer)");
-    CUresult r = drv.im2col(ma, type, 4, (void *)x, g.a_dim, g.a_stride, g.a_lower, g.a_upper, g.a_channels, g.a_pixels,
-                            g.a_estride, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+    CUresult r = drv.im2col(mi, type, 4, (void *)x, g.im_dim, g.im_stride, g.im_lower, g.im_upper, g.im_channels,
+                            g.im_pixels, g.im_estride, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "cuTensorMapEncodeIm2col failed (%d)", (int)r);
     const cuuint32_t ones[3] = {1, 1, 1};
-    r = drv.tiled(mb, type, 3, (void *)w, g.b_dim, g.b_stride, g.b_box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE,
+    r = drv.tiled(mt, type, 3, (void *)t, g.ti_dim, g.ti_stride, g.ti_box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE,
                   CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "cuTensorMapEncodeTiled failed (%d)", (int)r);
     return CUDNN_STATUS_SUCCESS;
 }
 
-template <class Tile, typename T> struct igemm_tma_launch {
+template <class Tile, typename T, bool WGRAD> struct igemm_tma_launch {
     static cudnnStatus_t run(const igemm_params *p, const igemm_tma_geom *g, int device, int sms, cudaStream_t stream)
     {
         static unsigned long long smem_opted;
         const CUtensorMapDataType type =
             std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-        CUtensorMap ma, mb;
-        OCD_TRY(encode_maps(*g, p->a.ptr, p->bmat, type, &ma, &mb));
-        const size_t smem = igemm_tma_smem<Tile, T>::SMEM;
-        OCD_TRY(igemm_smem_opt_in(igemm_tma_kernel<Tile, T>, smem, &smem_opted, device));
-        const unsigned grid = (unsigned)OCD_MIN(g->tiles, OCD_MAX(sms, 1));
-        igemm_tma_kernel<Tile, T><<<grid, Tile::THREADS, smem, stream>>>(*p, ma, mb, *g);
+        CUtensorMap mi, mt;
+        OCD_TRY(encode_maps(*g, WGRAD ? p->b.ptr : p->a.ptr, WGRAD ? p->a.ptr : p->bmat, type, &mi, &mt));
+        const size_t smem = igemm_tma_smem<Tile, T, WGRAD>::SMEM;
+        OCD_TRY(igemm_smem_opt_in(igemm_tma_kernel<Tile, T, WGRAD>, smem, &smem_opted, device));
+        const unsigned grid = (unsigned)OCD_MIN(g->units, OCD_MAX(sms, 1));
+        igemm_tma_kernel<Tile, T, WGRAD><<<grid, Tile::THREADS, smem, stream>>>(*p, mi, mt, *g);
         OCD_CUDA_LAUNCHED();
         return igemm_launch_reduce<T>(p, stream);
     }
@@ -217,8 +240,10 @@ template <class Tile, typename T> struct igemm_tma_launch {
 
 extern const bool ocd_igemm_tma_built = OCD_WGMMA_BUILT;
 
-#define IGEMM_TMA_ROW(i, bm, bn, st)                                                                \
-    {igemm_tma_launch<igemm_tma_tile<bm, bn, st>, __half>::run,                                      \
-     igemm_tma_launch<igemm_tma_tile<bm, bn, st>, __nv_bfloat16>::run},
-const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_NTILES][2] = {OCD_IGEMM_TMA_TILES(IGEMM_TMA_ROW)};
+#define IGEMM_TMA_TYPES(bm, bn, st, wgrad)                                                          \
+    {igemm_tma_launch<igemm_tma_tile<bm, bn, st>, __half, wgrad>::run,                               \
+     igemm_tma_launch<igemm_tma_tile<bm, bn, st>, __nv_bfloat16, wgrad>::run}
+#define IGEMM_TMA_ROW(i, bm, bn, st) {IGEMM_TMA_TYPES(bm, bn, st, false), IGEMM_TMA_TYPES(bm, bn, st, true)},
+const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_NTILES][2][2] = {OCD_IGEMM_TMA_TILES(IGEMM_TMA_ROW)};
 #undef IGEMM_TMA_ROW
+#undef IGEMM_TMA_TYPES

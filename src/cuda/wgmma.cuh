@@ -426,25 +426,26 @@ template <int STAGES, class Ops> __host__ __device__ __forceinline__ void ocd_wg
    on the stage's "full" mbarrier (TMA: expect_tx, then the copies); consumers (warpgroups
    issuing wgmma) wait on "full", multiply, and release a stage on its "empty" mbarrier once
    the wgmma that read it has completed. The CTA walks tiles first, first + step, ... below
-   `tiles`, nkt K tiles each; the ring runs on across tiles (use `it` of the CTA's K tiles, in
+   `tiles`, ops.nkt(tile) K tiles each; the ring runs on across tiles (use `it` of the CTA's K tiles, in
    order, is stage it % STAGES, that stage's (it / STAGES)-th use), so the producer loads the
    next tile's K tiles while the consumers store. Phase parities: use u of a stage completes
    "full"'s phase u (parity u & 1); the producer refills a stage after the consumers' release of
    its previous use, "empty"'s phase u - 1. Consumers release tile kt - 1's stage once at most
    one wgmma group is pending (tile kt's), and the last one after waiting for all. Ops supplies
+     both: nkt(tile);
      producer: wait_empty(stage, parity), load(tile, kt, stage);
      consumer: wait_full(stage, parity), zero(), mma(stage), mma_wait<N>(), release(stage),
                store(tile);
    the kernel's issue the instructions, the emulation's model them under a checker. */
 #pragma nv_exec_check_disable
 template <int STAGES, class Ops>
-__host__ __device__ __forceinline__ void ocd_wgmma_ring_produce(Ops &ops, int first, int step, int tiles, int nkt)
+__host__ __device__ __forceinline__ void ocd_wgmma_ring_produce(Ops &ops, int first, int step, int tiles)
 {
     int it = 0;
 #pragma unroll 1
     for (int tile = first; tile < tiles; tile += step)
 #pragma unroll 1
-        for (int kt = 0; kt < nkt; kt++, it++) {
+        for (int kt = 0, nkt = ops.nkt(tile); kt < nkt; kt++, it++) {
             const int s = it % STAGES;
             if (it >= STAGES) ops.wait_empty(s, (unsigned)(it / STAGES - 1) & 1u);
             ops.load(tile, kt, s);
@@ -453,11 +454,12 @@ __host__ __device__ __forceinline__ void ocd_wgmma_ring_produce(Ops &ops, int fi
 
 #pragma nv_exec_check_disable
 template <int STAGES, class Ops>
-__host__ __device__ __forceinline__ void ocd_wgmma_ring_consume(Ops &ops, int first, int step, int tiles, int nkt)
+__host__ __device__ __forceinline__ void ocd_wgmma_ring_consume(Ops &ops, int first, int step, int tiles)
 {
     int it = 0;
 #pragma unroll 1
     for (int tile = first; tile < tiles; tile += step) {
+        const int nkt = ops.nkt(tile);
         ops.zero();
 #pragma unroll 1
         for (int kt = 0; kt < nkt; kt++, it++) {

@@ -189,8 +189,9 @@ cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const void *problem,
     X(3, 128, 64, 6)
 #define OCD_IGEMM_WGMMA_NTILES 4
 
-/* The sm_90a warp-specialized TMA kernel's tiles, forward only, fp16 and bf16: X(index, BM, BN,
-   stages); a K tile of 64 channels of one filter tap (cuda/conv_igemm_tma.cuh). */
+/* The sm_90a warp-specialized TMA kernel's tiles, every direction (backward data at unit stride),
+   fp16 and bf16: X(index, BM, BN, stages); a K tile of 64 channels of one filter tap, or of 64
+   pixels for the filter gradient (cuda/conv_igemm_tma.cuh). */
 #define OCD_IGEMM_TMA_TILES(X)                                                                  \
     X(0, 128, 256, 4)                                                                           \
     X(1, 256, 128, 4)

@@ -37,6 +37,17 @@
    2, dilation 2, 1x1 with a KCRS filter, padding above (R - 1) * dilation (a negative pad'), K
    and C not multiples of 64, CONVOLUTION mode, alpha and beta; the wants of part 1 from the
    backward pass's own definition, part 3 against tests/ref's backward data.
+   The filter gradient (K over output pixels, both operands MN-major: dy's blocks from the tiled
+   map over dy as [N*P*Q][K], x's from the im2col map, 64 pixels a load, at each block's tap):
+   part 1 checks every element wgmma reads (emu_desc_addr_mn) against dy and the im2col matrix
+   with each tap's channels padded to 64, the blocks loaded and the stage's expected bytes, and,
+   where C % 64 == 0, the stages against the cp.async kernel's MN-major loaders; part 3 dw
+   against tests/ref's backward filter. Cases: 3x3 pad 1 with an N edge (blocks past the padded
+   columns not loaded), stride 2 with unequal paddings and a pixel tail, C = 56, 120 and 200
+   (padded to 64, 128, 256), K = 240 and 192 (an A block not loaded), dilation 2 and a 3x1
+   filter in CONVOLUTION mode, a 1x1 filter with stride 2 and a KCRS dw, alpha and beta,
+   split-K (2 splits of 17 and 16 K tiles; 3 of 19, 19 and 17, CTAs walking several units); the
+   plan declining C = 40 (mostly padding) and stride 9.
    Prints a line per case; exits 1 if any fails. */
 #define OCD_SM90A
 #include "cuda/conv_igemm.cu"
@@ -133,24 +144,40 @@ void model_load_tiled(const model_tiled &m, int c0, int c1, int c2, uint8_t *dst
             }
 }
 
-/* The maps of plan geometry g over the bound operands (what encode_maps passes the driver). */
-model_im2col map_a(const igemm_tma_geom &g, const void *x, int esize)
+/* The maps of plan geometry g over the bound operands (what encode_maps passes the driver): the
+   im2col map over the activations (x forward and for the filter gradient, dy for backward data),
+   the tiled map over the filter (forward) or dy (filter gradient). */
+model_im2col map_im(const igemm_tma_geom &g, const igemm_params &p, bool wgrad, int esize)
 {
     model_im2col m;
-    m.base = (const uint8_t *)x, m.esize = esize;
-    memcpy(m.dim, g.a_dim, sizeof m.dim), memcpy(m.stride, g.a_stride, sizeof m.stride);
-    memcpy(m.lower, g.a_lower, sizeof m.lower), memcpy(m.upper, g.a_upper, sizeof m.upper);
-    memcpy(m.estride, g.a_estride, sizeof m.estride);
-    m.channels = g.a_channels, m.pixels = g.a_pixels;
+    m.base = (const uint8_t *)(wgrad ? p.b.ptr : p.a.ptr), m.esize = esize;
+    memcpy(m.dim, g.im_dim, sizeof m.dim), memcpy(m.stride, g.im_stride, sizeof m.stride);
+    memcpy(m.lower, g.im_lower, sizeof m.lower), memcpy(m.upper, g.im_upper, sizeof m.upper);
+    memcpy(m.estride, g.im_estride, sizeof m.estride);
+    m.channels = g.im_channels, m.pixels = g.im_pixels;
     return m;
 }
-model_tiled map_b(const igemm_tma_geom &g, const void *w, int esize)
+model_tiled map_ti(const igemm_tma_geom &g, const igemm_params &p, bool wgrad, int esize)
 {
     model_tiled m;
-    m.base = (const uint8_t *)w, m.esize = esize;
-    memcpy(m.dim, g.b_dim, sizeof m.dim), memcpy(m.stride, g.b_stride, sizeof m.stride);
-    memcpy(m.box, g.b_box, sizeof m.box);
+    m.base = (const uint8_t *)(wgrad ? p.a.ptr : p.bmat), m.esize = esize;
+    memcpy(m.dim, g.ti_dim, sizeof m.dim), memcpy(m.stride, g.ti_stride, sizeof m.stride);
+    memcpy(m.box, g.ti_box, sizeof m.box);
     return m;
+}
+
+/* One load the kernel issues (igemm_tma_kt's copy) through the models, into the stage at dst;
+   *bytes: the box's bytes, as the map defines them. false when an im2col filter base lies
+   outside the bounding box. */
+bool model_copy(const model_im2col &mi, const model_tiled &mt, const igemm_tma_copy &c, uint8_t *dst, uint32_t *bytes)
+{
+    if (c.im2col) {
+        *bytes = mi.pixels * mi.channels * (uint32_t)mi.esize;
+        return model_load_im2col(mi, c.c[0], c.c[1], c.c[2], c.c[3], c.ow, c.oh, dst);
+    }
+    *bytes = mt.box[0] * mt.box[1] * mt.box[2] * (uint32_t)mt.esize;
+    model_load_tiled(mt, c.c[0], c.c[1], c.c[2], dst);
+    return true;
 }
 
 /* ---- the cases ------------------------------------------------------------------------------------ */
@@ -164,7 +191,8 @@ struct tma_case {
     double alpha, beta;
     int sm_count;
     const char *declines; /* the plan must decline with a reason holding this */
-    bool dgrad;           /* backward data (dx from dy; stride 1), else the forward pass */
+    bool dgrad;           /* backward data (dx from dy; stride 1) */
+    bool wgrad;           /* the filter gradient (dw from x and dy); neither: the forward pass */
 };
 
 /* A case's problem, data and reference (logical NCHW / KCRS doubles in the reference's order;
@@ -173,7 +201,7 @@ template <typename T> struct tma_problem {
     struct ocd_conv_problem p;
     struct ref_conv rc;
     std::vector<T> x, w, y, bias;
-    std::vector<double> want; /* y's, or x's for backward data */
+    std::vector<double> want; /* y's, x's for backward data, w's for the filter gradient */
     int P, Q;
 
     explicit tma_problem(const tma_case &e)
@@ -185,7 +213,7 @@ template <typename T> struct tma_problem {
         ref_conv_out_dims(&rc);
         P = rc.out[0], Q = rc.out[1];
         memset(&p, 0, sizeof p);
-        p.dir = e.dgrad ? OCD_CONV_BWD_DATA : OCD_CONV_FWD;
+        p.dir = e.wgrad ? OCD_CONV_BWD_FILTER : e.dgrad ? OCD_CONV_BWD_DATA : OCD_CONV_FWD;
         p.s.nsp = 2, p.s.n = e.n, p.s.c = e.c, p.s.k = e.k, p.s.groups = 1, p.s.flip = e.flip;
         for (int i = 0; i < 2; i++) {
             p.s.in[i] = rc.in[i], p.s.filt[i] = rc.filt[i], p.s.out[i] = rc.out[i];
@@ -223,8 +251,13 @@ template <typename T> struct tma_problem {
             p.ep.bias = bias.data();
             p.ep.bias_view = nhwc(e.dt, 1, e.k, 1, 1);
         }
-        want.assign(e.dgrad ? nx : ny, 0);
+        want.assign(e.wgrad ? nw : e.dgrad ? nx : ny, 0);
         if (e.declines) return; /* a case the plan declines has no result to check */
+        if (e.wgrad) {
+            ref_conv_bwd_filter(&rc, xd.data(), yd.data(), want.data());
+            for (size_t i = 0; i < nw; i++) want[i] = e.alpha * want[i] + e.beta * wd[i];
+            return;
+        }
         if (e.dgrad) {
             ref_conv_bwd_data(&rc, yd.data(), wd.data(), want.data());
             for (size_t i = 0; i < nx; i++) want[i] = e.alpha * want[i] + e.beta * xd[i];
@@ -240,9 +273,10 @@ template <typename T> struct tma_problem {
 
 /* ---- 1. the maps against the im2col matrix and the cp.async loaders ----------------------------- */
 
-template <class Tile, typename T> struct map_check {
-    typedef igemm_tma_smem<Tile, T> L;
+template <class Tile, typename T, bool WGRAD> struct map_check {
+    typedef igemm_tma_smem<Tile, T, WGRAD> L;
     typedef typename L::Shape Shape;
+    typedef typename L::Loads Loads;
     static constexpr uint32_t BASE = 1024; /* the stages' shared address in the emulated smem */
 
     /* Element (row m, channel c) of the A operand of filter tap (r, s) (the tap as the B map
@@ -257,10 +291,17 @@ template <class Tile, typename T> struct map_check {
             const int pp = h + e.pad_h - r * e.dil, q = w + e.pad_w - s * e.dil;
             return pp >= 0 && pp < tp.P && q >= 0 && q < tp.Q ? ocd_cuda_load(&tp.y[at(tp.p.y, n, c, pp, q)]) : 0.0;
         }
+        return want_x(e, tp, m, c, r, s);
+    }
+    /* x at the window of output pixel m (n, p, q) for tap (r, s) of dw, channel c: zeros in the
+       padding and past the last image. */
+    static double want_x(const tma_case &e, const tma_problem<T> &tp, int m, int c, int r, int s)
+    {
         const int rr = e.flip ? e.r - 1 - r : r, sr = e.flip ? e.s - 1 - s : s;
         const int q = m % tp.Q, pp = m / tp.Q % tp.P, n = m / (tp.Q * tp.P);
         const int hh = pp * e.stride - e.pad_h + rr * e.dil, ww = q * e.stride - e.pad_w + sr * e.dil;
-        return hh >= 0 && hh < e.h && ww >= 0 && ww < e.w ? ocd_cuda_load(&tp.x[at(tp.p.x, n, c, hh, ww)]) : 0.0;
+        return n < e.n && hh >= 0 && hh < e.h && ww >= 0 && ww < e.w ? ocd_cuda_load(&tp.x[at(tp.p.x, n, c, hh, ww)])
+                                                                     : 0.0;
     }
     /* Element (column j, channel c) of the B operand of tap (r, s): w[j][c][r][s] forward; for
        backward data the cross-correlation filter w[c][j] at (r, s), w mirrored in CONVOLUTION
@@ -272,60 +313,119 @@ template <class Tile, typename T> struct map_check {
         return ocd_cuda_load(&tp.w[at(tp.p.w, c, j, r, s)]);
     }
 
-    /* Every tile and K tile: what wgmma reads of the model's stages against the convolution's
-       operands; where C % 64 == 0, the stages against the cp.async loaders' (plan cp: the
-       cp.async kernel's tile of the same shape). NULL or what differs. */
+    /* The forward pass's K tile kt of the tile at (m0, n0), as wgmma reads it from stage 0. */
+    static const char *check_fwd(const tma_case &e, const tma_problem<T> &tp, const igemm_params &p,
+                                 const igemm_tma_geom &g, int m0, int n0, int kt, const std::vector<uint8_t> &smem)
+    {
+        const int esize = (int)sizeof(T), CK = e.dgrad ? e.k : e.c, NK = e.dgrad ? e.c : e.k; /* GEMM K per tap, N */
+        const int tap = kt / g.cblocks, c0 = (kt % g.cblocks) * 64;
+        const int r = tap / e.s, s = tap % e.s;
+        for (int i = 0; i < Tile::BM; i++)
+            for (int k = 0; k < 64; k++) {
+                const int m = m0 + i, c = c0 + k;
+                const double want = m < p.M && c < CK ? want_a(e, tp, m, c, r, s) : 0.0;
+                uint32_t addr;
+                const int ks = k / emu_kstep<T>();
+                if (!emu_desc_addr(Shape::desc_a(BASE, 0, i / 64, ks), i % 64, k % emu_kstep<T>(), esize, &addr))
+                    return "a malformed A descriptor";
+                if (emu_elem<T>(&smem[addr]) != want) return "an A element differs from the im2col matrix";
+            }
+        for (int j = 0; j < Tile::BN; j++)
+            for (int k = 0; k < 64; k++) {
+                const int kk = n0 + j, c = c0 + k;
+                const double want = kk < NK && c < CK ? want_b(e, tp, kk, c, r, s) : 0.0;
+                uint32_t addr;
+                if (!emu_desc_addr(Shape::desc_b(BASE, 0, k / emu_kstep<T>()), j, k % emu_kstep<T>(), esize, &addr))
+                    return "a malformed B descriptor";
+                if (emu_elem<T>(&smem[addr]) != want) return "a B element differs from the filter";
+            }
+        return NULL;
+    }
+
+    /* The filter gradient's K tile kt (pixels 64 kt ..) of the tile at (m0, n0), as wgmma reads
+       it from stage 0 (MN-major): A(k, m) = dy at pixel 64 kt + k, filter m; B(k, j) = x at that
+       pixel's window for the tap and channel of column j, the taps' channels padded to 64
+       (conv_igemm_tma.cuh). Rows and columns of blocks not loaded are not checked. */
+    static const char *check_wgrad(const tma_case &e, const tma_problem<T> &tp, const Loads &l, int kt,
+                                   const std::vector<uint8_t> &smem)
+    {
+        const int esize = (int)sizeof(T), npq = e.n * tp.P * tp.Q, cp = (e.c + 63) / 64 * 64;
+        for (int i = 0; i < 64 * l.na; i++)
+            for (int k = 0; k < 64; k++) {
+                const int m = l.u.m0 + i, px = kt * 64 + k;
+                const int q = px % tp.Q, pp = px / tp.Q % tp.P, n = px / (tp.Q * tp.P);
+                const double want = m < e.k && px < npq ? ocd_cuda_load(&tp.y[at(tp.p.y, n, m, pp, q)]) : 0.0;
+                uint32_t addr;
+                const int ks = k / emu_kstep<T>();
+                if (!emu_desc_addr_mn(Shape::desc_a(BASE, 0, i / 64, ks), i % 64, k % emu_kstep<T>(), esize, &addr))
+                    return "a malformed A descriptor";
+                if (emu_elem<T>(&smem[addr]) != want) return "an A element differs from dy";
+            }
+        for (int j = 0; j < 64 * l.nb; j++)
+            for (int k = 0; k < 64; k++) {
+                const int col = l.u.n0 + j, tap = col / cp, c = col % cp, px = kt * 64 + k;
+                const double want = tap < e.r * e.s && c < e.c ? want_x(e, tp, px, c, tap / e.s, tap % e.s) : 0.0;
+                uint32_t addr;
+                if (!emu_desc_addr_mn(Shape::desc_b(BASE, 0, k / emu_kstep<T>()), j, k % emu_kstep<T>(), esize, &addr))
+                    return "a malformed B descriptor";
+                if (emu_elem<T>(&smem[addr]) != want) return "a B element differs from the im2col matrix";
+            }
+        return NULL;
+    }
+
+    /* The cp.async kernel's loaders, all 256 threads, of K tile kt of its GEMM into ref's stage 0,
+       against the loaded blocks (every block forward: one). */
+    static const char *check_loaders(const igemm_params &cp, const Loads &l, const std::vector<uint8_t> &smem,
+                                     std::vector<uint8_t> &ref)
+    {
+        std::fill(ref.begin(), ref.end(), 0xff);
+        for (int tid = 0; tid < 256; tid++) {
+            typename std::conditional<WGRAD, igemm_load_wgrad_a<T, Tile::BM, 256, typename Shape::SA>,
+                                      igemm_load_fwd_a<T, Tile::BM, 256, typename Shape::SA>>::type al;
+            typename std::conditional<WGRAD, igemm_load_wgrad_b<T, Tile::BN, 256, typename Shape::SB>,
+                                      igemm_load_dense_b<T, Tile::BN, 256, typename Shape::SB>>::type bl;
+            al.setup(cp, l.u.m0, l.u.n0, 0, tid), bl.setup(cp, l.u.m0, l.u.n0, 0, tid);
+            al.load((T *)&ref[BASE + Shape::a_stage(0)], l.kt, cp);
+            bl.load((T *)&ref[BASE + Shape::b_stage(0)], l.kt, cp);
+        }
+        const uint32_t ablock = WGRAD ? Loads::BLOCK : Shape::SA::STAGE_BYTES;
+        const uint32_t bblock = WGRAD ? Loads::BLOCK : Shape::SB::STAGE_BYTES;
+        const int na = WGRAD ? l.na : 1, nb = WGRAD ? l.nb : 1;
+        if (memcmp(&ref[BASE + Shape::a_stage(0)], &smem[BASE + Shape::a_stage(0)], na * ablock) != 0 ||
+            memcmp(&ref[BASE + Shape::b_stage(0)], &smem[BASE + Shape::b_stage(0)], nb * bblock) != 0)
+            return "the stages differ from the cp.async loaders'";
+        return NULL;
+    }
+
+    /* Every work unit and K tile: the kernel's loads through the models, what wgmma reads of the
+       stages against the convolution's operands; where C % 64 == 0, the stages against the
+       cp.async loaders' (plan cp: the cp.async kernel's tile of the same shape). NULL or what
+       differs. */
     static const char *run(const tma_case &e, const tma_problem<T> &tp, const igemm_plan &pl, const igemm_plan *cp,
                            std::vector<uint8_t> &smem)
     {
         const igemm_params &p = pl.prm;
         const igemm_tma_geom &g = pl.tma;
-        const int esize = (int)sizeof(T), CK = e.dgrad ? e.k : e.c, NK = e.dgrad ? e.c : e.k; /* GEMM K per tap, N */
-        const model_im2col ma = map_a(g, p.a.ptr, esize);
-        const model_tiled mb = map_b(g, p.bmat, esize);
+        const model_im2col mi = map_im(g, p, WGRAD, (int)sizeof(T));
+        const model_tiled mt = map_ti(g, p, WGRAD, (int)sizeof(T));
         std::vector<uint8_t> ref(smem.size());
-        for (int t = 0; t < g.tiles; t++)
-            for (int kt = 0; kt < g.nkt; kt++) {
-                const igemm_tma_load l = igemm_tma_coords(p, g, t, kt, Tile::BM, Tile::BN);
-                int m0, n0;
-                igemm_tma_tile_at(g, t, Tile::BM, Tile::BN, &m0, &n0);
+        for (int t = 0; t < g.units; t++)
+            for (int kt = 0; kt < igemm_tma_unit_at(g, t, Tile::BM, Tile::BN).nkt; kt++) {
+                const Loads l(p, g, t, kt);
                 std::fill(smem.begin(), smem.end(), 0xff);
-                if (!model_load_im2col(ma, l.c0, l.w, l.h, l.n, l.ow, l.oh, &smem[BASE + Shape::a_stage(0)]))
-                    return "a filter base outside the im2col bounding box";
-                model_load_tiled(mb, l.c0, l.tap, l.n0, &smem[BASE + Shape::b_stage(0)]);
-                const int tap = kt / g.cblocks, c0 = (kt % g.cblocks) * 64;
-                const int r = tap / e.s, s = tap % e.s;
-                for (int i = 0; i < Tile::BM; i++)
-                    for (int k = 0; k < 64; k++) {
-                        const int m = m0 + i, c = c0 + k;
-                        const double want = m < p.M && c < CK ? want_a(e, tp, m, c, r, s) : 0.0;
-                        uint32_t addr;
-                        const int ks = k / emu_kstep<T>();
-                        if (!emu_desc_addr(Shape::desc_a(BASE, 0, i / 64, ks), i % 64, k % emu_kstep<T>(), esize, &addr))
-                            return "a malformed A descriptor";
-                        if (emu_elem<T>(&smem[addr]) != want) return "an A element differs from the im2col matrix";
-                    }
-                for (int j = 0; j < Tile::BN; j++)
-                    for (int k = 0; k < 64; k++) {
-                        const int kk = n0 + j, c = c0 + k;
-                        const double want = kk < NK && c < CK ? want_b(e, tp, kk, c, r, s) : 0.0;
-                        uint32_t addr;
-                        if (!emu_desc_addr(Shape::desc_b(BASE, 0, k / emu_kstep<T>()), j, k % emu_kstep<T>(), esize, &addr))
-                            return "a malformed B descriptor";
-                        if (emu_elem<T>(&smem[addr]) != want) return "a B element differs from the filter";
-                    }
-                if (cp == NULL) continue;
-                /* the cp.async kernel's loaders, all 256 threads, K tile kt of its flat K */
-                std::fill(ref.begin(), ref.end(), 0xff);
-                for (int tid = 0; tid < 256; tid++) {
-                    igemm_load_fwd_a<T, Tile::BM, 256, typename Shape::SA> al;
-                    igemm_load_dense_b<T, Tile::BN, 256, typename Shape::SB> bl;
-                    al.setup(cp->prm, m0, n0, 0, tid), bl.setup(cp->prm, m0, n0, 0, tid);
-                    al.load((T *)&ref[BASE + Shape::a_stage(0)], kt, cp->prm);
-                    bl.load((T *)&ref[BASE + Shape::b_stage(0)], kt, cp->prm);
+                uint32_t bytes = 0;
+                for (int i = 0; i < Loads::COPIES; i++) {
+                    if (!l.on(i)) continue;
+                    const igemm_tma_copy c = l.copy(p, g, i);
+                    uint32_t b;
+                    if (!model_copy(mi, mt, c, &smem[BASE + (c.into_b ? Shape::b_stage(0) : Shape::a_stage(0)) + c.off], &b))
+                        return "a filter base outside the im2col bounding box";
+                    bytes += b;
                 }
-                if (memcmp(&ref[BASE], &smem[BASE], Shape::b_stage(1)) != 0)
-                    return "the stages differ from the cp.async loaders'";
+                if (bytes != l.bytes) return "the stage's expected bytes differ from its boxes'";
+                const char *err = WGRAD ? check_wgrad(e, tp, l, l.kt, smem) : check_fwd(e, tp, p, g, l.u.m0, l.u.n0, kt, smem);
+                if (err == NULL && cp != NULL) err = check_loaders(cp->prm, l, smem, ref);
+                if (err) return err;
             }
         return NULL;
     }
@@ -375,36 +475,35 @@ struct model_mbar {
 
 /* One CTA's shared state, under one lock. ring: the barriers and stages the ops index (STAGES,
    or one fewer for the broken ring the checker must catch). */
-template <class Tile, typename T> struct cta_run {
-    typedef igemm_tma_smem<Tile, T> L;
+template <class Tile, typename T, bool WGRAD> struct cta_run {
+    typedef igemm_tma_smem<Tile, T, WGRAD> L;
     typedef typename L::Shape Shape;
     static constexpr uint32_t BASE = 1024;
     static constexpr int S = Tile::STAGES;
 
     const igemm_params &p;
     const igemm_tma_geom &g;
-    const model_im2col ma;
-    const model_tiled mb;
+    const model_im2col mi;
+    const model_tiled mt;
     int cta, grid, ring;
     std::mutex mu;
     std::condition_variable cv;
     model_mbar full[S], empty[S];
     std::vector<uint8_t> smem;
     int readers[S] = {}, released[S] = {}, used[S] = {};
-    int tag[S][2];                   /* (tile, kt) a stage holds */
+    int tag[S][2];                   /* (unit, kt) a stage holds */
     struct job {
-        int stage, tile, kt;
-        bool a;
+        int stage, tile, kt, copy; /* igemm_tma_kt's copy `copy` of K tile kt of unit `tile` */
     };
     std::deque<job> jobs;
     bool producing = true;
     const char *error = NULL;
-    std::vector<std::pair<int, int>> order[2]; /* (tile, kt) each consumer multiplied, in order */
+    std::vector<std::pair<int, int>> order[2]; /* (unit, kt) each consumer multiplied, in order */
     std::vector<float> d[2];                   /* [thread][MI][BN / 2] */
     std::deque<int> pending[2];                /* stages of each consumer's pending wgmma groups */
 
     cta_run(const igemm_params &prm, const igemm_tma_geom &geom, int esize, int c, int gr, int rg)
-        : p(prm), g(geom), ma(map_a(geom, prm.a.ptr, esize)), mb(map_b(geom, prm.bmat, esize)), cta(c), grid(gr),
+        : p(prm), g(geom), mi(map_im(geom, prm, WGRAD, esize)), mt(map_ti(geom, prm, WGRAD, esize)), cta(c), grid(gr),
           ring(rg), smem(BASE + L::BARS, 0xff)
     {
         for (int s = 0; s < S; s++) full[s].init(1), empty[s].init(256);
@@ -414,6 +513,11 @@ template <class Tile, typename T> struct cta_run {
     {
         if (error == NULL) error = why;
         cv.notify_all();
+    }
+    /* the ring loops' K tiles of a unit (the kernel's igemm_tma_units) */
+    int nkt(int t) const
+    {
+        return igemm_tma_unit_at(g, t, Tile::BM, Tile::BN).nkt;
     }
     /* waits (lock held) until pred, or fails the run after a stall */
     template <class Pred> void wait(std::unique_lock<std::mutex> &lk, Pred pred)
@@ -431,9 +535,13 @@ void jitter(std::minstd_rand &rng)
     else if (r < 8) std::this_thread::yield();
 }
 
-template <class Tile, typename T> struct emu_producer {
-    cta_run<Tile, T> &c;
+template <class Tile, typename T, bool WGRAD> struct emu_producer {
+    cta_run<Tile, T, WGRAD> &c;
     std::minstd_rand rng;
+    int nkt(int t) const
+    {
+        return c.nkt(t);
+    }
     void wait_empty(int s, unsigned parity)
     {
         jitter(rng);
@@ -448,18 +556,19 @@ template <class Tile, typename T> struct emu_producer {
         const int b = s % c.ring;
         if (c.used[b] > 0 && c.released[b] != 2) c.fail("a stage refilled before both consumers released it");
         c.used[b]++, c.released[b] = 0;
-        c.full[b].expect_tx(cta_run<Tile, T>::L::TX_BYTES);
+        const typename cta_run<Tile, T, WGRAD>::L::Loads l(c.p, c.g, tile, kt);
+        c.full[b].expect_tx(l.bytes);
         if (!c.full[b].arrive(1)) c.fail("more arrivals on full than it counts");
-        c.jobs.push_back({b, tile, kt, true});
-        c.jobs.push_back({b, tile, kt, false});
+        for (int i = 0; i < l.COPIES; i++)
+            if (l.on(i)) c.jobs.push_back({b, tile, kt, i});
         c.cv.notify_all();
     }
 };
 
 /* The TMA engine: completes the queued loads in random order. */
-template <class Tile, typename T> void emu_tma(cta_run<Tile, T> &c, unsigned seed)
+template <class Tile, typename T, bool WGRAD> void emu_tma(cta_run<Tile, T, WGRAD> &c, unsigned seed)
 {
-    typedef typename cta_run<Tile, T>::Shape Shape;
+    typedef typename cta_run<Tile, T, WGRAD>::Shape Shape;
     std::minstd_rand rng(seed);
     for (;;) {
         jitter(rng);
@@ -470,26 +579,27 @@ template <class Tile, typename T> void emu_tma(cta_run<Tile, T> &c, unsigned see
         const auto j = c.jobs[pick];
         c.jobs.erase(c.jobs.begin() + (long)pick);
         if (c.readers[j.stage]) c.fail("a TMA load overwrote a stage a pending wgmma reads");
-        const igemm_tma_load l = igemm_tma_coords(c.p, c.g, j.tile, j.kt, Tile::BM, Tile::BN);
-        uint8_t *dst = &c.smem[c.BASE + (j.a ? Shape::a_stage(j.stage) : Shape::b_stage(j.stage))];
-        if (j.a) {
-            if (!model_load_im2col(c.ma, l.c0, l.w, l.h, l.n, l.ow, l.oh, dst)) c.fail("a filter base outside the box");
-            c.tag[j.stage][0] = j.tile, c.tag[j.stage][1] = j.kt;
-        } else {
-            model_load_tiled(c.mb, l.c0, l.tap, l.n0, dst);
-        }
-        c.full[j.stage].complete_tx(j.a ? Shape::SA::STAGE_BYTES : Shape::SB::STAGE_BYTES);
+        const igemm_tma_copy cp = typename cta_run<Tile, T, WGRAD>::L::Loads(c.p, c.g, j.tile, j.kt).copy(c.p, c.g, j.copy);
+        uint8_t *dst = &c.smem[c.BASE + (cp.into_b ? Shape::b_stage(j.stage) : Shape::a_stage(j.stage)) + cp.off];
+        uint32_t bytes;
+        if (!model_copy(c.mi, c.mt, cp, dst, &bytes)) c.fail("a filter base outside the box");
+        if (j.copy == 0) c.tag[j.stage][0] = j.tile, c.tag[j.stage][1] = j.kt;
+        c.full[j.stage].complete_tx(bytes);
         c.cv.notify_all();
     }
 }
 
-template <class Tile, typename T> struct emu_consumer {
-    typedef typename cta_run<Tile, T>::Shape Shape;
-    cta_run<Tile, T> &c;
+template <class Tile, typename T, bool WGRAD> struct emu_consumer {
+    typedef typename cta_run<Tile, T, WGRAD>::Shape Shape;
+    cta_run<Tile, T, WGRAD> &c;
     int wg;
     std::minstd_rand rng;
     bool wgmma_ok = true;
 
+    int nkt(int t) const
+    {
+        return c.nkt(t);
+    }
     float (*acc(int t))[Tile::BN / 2]
     {
         return (float(*)[Tile::BN / 2]) & c.d[wg][(size_t)t * Tile::MI * (Tile::BN / 2)];
@@ -526,9 +636,9 @@ template <class Tile, typename T> struct emu_consumer {
                 for (int t = 0; t < 128; t++)
                     memcpy(&slice[(size_t)t * (Tile::BN / 2)], acc(t)[mi], sizeof(float) * (Tile::BN / 2));
                 for (int ks = 0; ks < Shape::SA::BK / Shape::SA::KSTEP; ks++)
-                    wgmma_ok = wgmma_ok && emu_wgmma_ss<T, Tile::BN>((float(*)[Tile::BN / 2])slice.data(), c.smem,
-                                                                     Shape::desc_a(c.BASE, b, wg * Tile::MI + mi, ks),
-                                                                     Shape::desc_b(c.BASE, b, ks), true);
+                    wgmma_ok = wgmma_ok && emu_wgmma_ss<T, Tile::BN, WGRAD>((float(*)[Tile::BN / 2])slice.data(), c.smem,
+                                                                            Shape::desc_a(c.BASE, b, wg * Tile::MI + mi, ks),
+                                                                            Shape::desc_b(c.BASE, b, ks), true);
                 for (int t = 0; t < 128; t++)
                     memcpy(acc(t)[mi], &slice[(size_t)t * (Tile::BN / 2)], sizeof(float) * (Tile::BN / 2));
             }
@@ -549,26 +659,26 @@ template <class Tile, typename T> struct emu_consumer {
     void store(int tile)
     {
         std::unique_lock<std::mutex> lk(c.mu);
-        int m0, n0;
-        igemm_tma_tile_at(c.g, tile, Tile::BM, Tile::BN, &m0, &n0);
+        const igemm_tma_unit u = igemm_tma_unit_at(c.g, tile, Tile::BM, Tile::BN);
         for (int t = 0; t < 128; t++)
-            igemm_wgmma_store<Tile, T>(c.p, *(const float(*)[Tile::MI][Tile::BN / 2])acc(t), m0, n0, 0, 0, wg, t);
+            igemm_wgmma_store<Tile, T>(c.p, *(const float(*)[Tile::MI][Tile::BN / 2])acc(t), u.m0, u.n0, 0, u.split, wg,
+                                       t);
     }
 };
 
 /* Runs CTA `cta` of a grid of `grid` on threads; ring < STAGES makes the broken ring. NULL or
    what went wrong. */
-template <class Tile, typename T>
+template <class Tile, typename T, bool WGRAD>
 const char *run_cta(const igemm_params &p, const igemm_tma_geom &g, int cta, int grid, int ring, unsigned seed)
 {
-    cta_run<Tile, T> c(p, g, (int)sizeof(T), cta, grid, ring);
-    emu_producer<Tile, T> prod = {c, std::minstd_rand(seed)};
-    emu_consumer<Tile, T> cons[2] = {{c, 0, std::minstd_rand(seed + 1)}, {c, 1, std::minstd_rand(seed + 2)}};
-    std::thread tma(emu_tma<Tile, T>, std::ref(c), seed + 3);
+    cta_run<Tile, T, WGRAD> c(p, g, (int)sizeof(T), cta, grid, ring);
+    emu_producer<Tile, T, WGRAD> prod = {c, std::minstd_rand(seed)};
+    emu_consumer<Tile, T, WGRAD> cons[2] = {{c, 0, std::minstd_rand(seed + 1)}, {c, 1, std::minstd_rand(seed + 2)}};
+    std::thread tma(emu_tma<Tile, T, WGRAD>, std::ref(c), seed + 3);
     std::thread consumers[2];
     for (int i = 0; i < 2; i++)
-        consumers[i] = std::thread([&, i] { ocd_wgmma_ring_consume<Tile::STAGES>(cons[i], cta, grid, g.tiles, g.nkt); });
-    ocd_wgmma_ring_produce<Tile::STAGES>(prod, cta, grid, g.tiles, g.nkt);
+        consumers[i] = std::thread([&, i] { ocd_wgmma_ring_consume<Tile::STAGES>(cons[i], cta, grid, g.units); });
+    ocd_wgmma_ring_produce<Tile::STAGES>(prod, cta, grid, g.units);
     for (std::thread &t : consumers) t.join();
     {
         std::unique_lock<std::mutex> lk(c.mu);
@@ -580,8 +690,8 @@ const char *run_cta(const igemm_params &p, const igemm_tma_geom &g, int cta, int
     if (!cons[0].wgmma_ok || !cons[1].wgmma_ok) return "a descriptor is malformed or reads outside shared memory";
     for (int i = 0; i < 2; i++) {
         size_t n = 0;
-        for (int t = cta; t < g.tiles; t += grid)
-            for (int kt = 0; kt < g.nkt; kt++, n++)
+        for (int t = cta; t < g.units; t += grid)
+            for (int kt = 0; kt < c.nkt(t); kt++, n++)
                 if (n >= c.order[i].size() || c.order[i][n] != std::make_pair(t, kt))
                     return "a K tile multiplied out of order, twice, or not at all";
         if (n != c.order[i].size()) return "more K tiles multiplied than the CTA's";
@@ -591,7 +701,7 @@ const char *run_cta(const igemm_params &p, const igemm_tma_geom &g, int cta, int
 
 /* ---- running a case --------------------------------------------------------------------------- */
 
-template <class Tile, typename T> bool run_tile_case(const tma_case &e)
+template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case &e)
 {
     tma_problem<T> tp(e);
     igemm_plan pl;
@@ -600,7 +710,7 @@ template <class Tile, typename T> bool run_tile_case(const tma_case &e)
     std::vector<uint8_t> ws(pl.ws_bytes + 256);
     uint8_t *wsa = (uint8_t *)(((uintptr_t)ws.data() + 255) & ~(uintptr_t)255);
     emu_igemm_copies<T>(pl, tp.p, wsa);
-    if (pl.prm.epi.wide) pl.prm.epi.partial = (float *)(wsa + pl.ws_part);
+    if (pl.prm.splits > 1 || pl.prm.epi.wide) pl.prm.epi.partial = (float *)(wsa + pl.ws_part);
 
     /* 1. the maps, and the cp.async kernel's loaders of the same tile where C % 64 == 0 */
     igemm_plan cp;
@@ -612,45 +722,51 @@ template <class Tile, typename T> bool run_tile_case(const tma_case &e)
         wcp.resize(cp.ws_bytes + 256);
         emu_igemm_copies<T>(cp, tp.p, (uint8_t *)(((uintptr_t)wcp.data() + 255) & ~(uintptr_t)255));
     }
-    std::vector<uint8_t> smem(1024 + igemm_tma_smem<Tile, T>::BARS);
-    if (const char *err = map_check<Tile, T>::run(e, tp, pl, compare ? &cp : NULL, smem)) {
+    std::vector<uint8_t> smem(1024 + igemm_tma_smem<Tile, T, WGRAD>::BARS);
+    if (const char *err = map_check<Tile, T, WGRAD>::run(e, tp, pl, compare ? &cp : NULL, smem)) {
         printf("FAIL %s: maps: %s\n", e.name, err);
         return false;
     }
-    /* 2. and 3. the persistent grid, CTA by CTA, then the wide epilogue's reduction */
-    const int grid = std::min(pl.tma.tiles, e.sm_count);
+    /* 2. and 3. the persistent grid, CTA by CTA, then the reduction of split-K or the wide epilogue */
+    const int grid = std::min(pl.tma.units, e.sm_count);
     for (int cta = 0; cta < grid; cta++)
-        if (const char *err = run_cta<Tile, T>(pl.prm, pl.tma, cta, grid, Tile::STAGES, 1234u + 7u * cta)) {
+        if (const char *err = run_cta<Tile, T, WGRAD>(pl.prm, pl.tma, cta, grid, Tile::STAGES, 1234u + 7u * cta)) {
             printf("FAIL %s: CTA %d: %s\n", e.name, cta, err);
             return false;
         }
     if (pl.prm.epi.partial)
         for (int64_t i = 0; i < (int64_t)pl.prm.M * pl.prm.N; i++) igemm_reduce_one<T>(pl.prm, i);
     double worst = 0;
-    const std::vector<T> &out = e.dgrad ? tp.x : tp.y;
-    const struct ocd_tensor_view &ov = e.dgrad ? tp.p.x : tp.p.y;
-    const long oc = e.dgrad ? e.c : e.k, oh = e.dgrad ? e.h : tp.P, ow = e.dgrad ? e.w : tp.Q;
-    for (long n = 0, i = 0; n < e.n; n++)
+    const std::vector<T> &out = e.wgrad ? tp.w : e.dgrad ? tp.x : tp.y;
+    const struct ocd_tensor_view &ov = e.wgrad ? tp.p.w : e.dgrad ? tp.p.x : tp.p.y;
+    const char *const oname = e.wgrad ? "dw" : e.dgrad ? "dx" : "y";
+    const long on = e.wgrad ? e.k : e.n, oc = e.dgrad || e.wgrad ? e.c : e.k;
+    const long oh = e.wgrad ? e.r : e.dgrad ? e.h : tp.P, ow = e.wgrad ? e.s : e.dgrad ? e.w : tp.Q;
+    for (long n = 0, i = 0; n < on; n++)
         for (long k = 0; k < oc; k++)
             for (long h = 0; h < oh; h++)
                 for (long w = 0; w < ow; w++, i++) {
                     const double got = ocd_cuda_load(&out[at(ov, n, k, h, w)]);
                     const double err = fabs(got - tp.want[i]) / fmax(1.0, fabs(tp.want[i]));
                     if (!(err <= 1e-2)) {
-                        printf("FAIL %s: %s(n %ld, c %ld, %ld, %ld) = %.9g, want %.9g\n", e.name, e.dgrad ? "dx" : "y", n,
-                               k, h, w, got, tp.want[i]);
+                        printf("FAIL %s: %s(%ld, %ld, %ld, %ld) = %.9g, want %.9g\n", e.name, oname, n, k, h, w, got,
+                               tp.want[i]);
                         return false;
                     }
                     worst = fmax(worst, err);
                 }
-    printf("ok   %s: %d tiles on %d CTAs, %d K tiles each%s, largest error %.2g\n", e.name, pl.tma.tiles, grid,
-           pl.tma.nkt, compare ? ", stages as the cp.async loaders'" : "", worst);
+    printf("ok   %s: %d tiles x %d splits on %d CTAs, %d K tiles each%s, largest error %.2g\n", e.name, pl.tma.tiles,
+           pl.prm.splits, grid, pl.tma.nkt, compare ? ", stages as the cp.async loaders'" : "", worst);
     return true;
 }
 
 template <typename T> bool run_case(const tma_case &e)
 {
-    return e.tile == 0 ? run_tile_case<igemm_tma_tile<128, 256, 4>, T>(e) : run_tile_case<igemm_tma_tile<256, 128, 4>, T>(e);
+    if (e.wgrad)
+        return e.tile == 0 ? run_tile_case<igemm_tma_tile<128, 256, 4>, T, true>(e)
+                           : run_tile_case<igemm_tma_tile<256, 128, 4>, T, true>(e);
+    return e.tile == 0 ? run_tile_case<igemm_tma_tile<128, 256, 4>, T, false>(e)
+                       : run_tile_case<igemm_tma_tile<256, 128, 4>, T, false>(e);
 }
 
 /* A ring whose barriers and stages are one fewer than the loops believe must fail the checks. */
@@ -665,7 +781,7 @@ bool check_short_ring()
     bool caught = true;
     const char *why = NULL;
     for (unsigned seed = 0; seed < 3 && caught; seed++)
-        caught = (why = run_cta<Tile, __half>(pl.prm, pl.tma, 0, 1, Tile::STAGES - 1, seed)) != NULL;
+        caught = (why = run_cta<Tile, __half, false>(pl.prm, pl.tma, 0, 1, Tile::STAGES - 1, seed)) != NULL;
     printf("%s a ring one stage short is caught (%s)\n", caught ? "ok  " : "FAIL", why ? why : "not caught");
     return caught;
 }
@@ -715,6 +831,23 @@ int main()
          "_phases", true},
         {"dgrad 128x256 fp16 pad 140 (pad' -138) declines", H, 0, 2, 256, 64, 8, 8, 3, 3, 140, 140, 1, 1, false, false,
          false, 1, 0, 1, "box corners", true},
+        /* the filter gradient: K over the pixels, both operands MN-major, columns padded per tap */
+        {"wgrad 128x256 fp16 3x3 pad 1, C 64, K 128, N edge (3 of 12 blocks loaded), 3 tiles on 2 CTAs", H, 0, 2, 64,
+         128, 16, 16, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 2, NULL, false, true},
+        {"wgrad 256x128 bf16 stride 2, pad (2, 1), C 120 (padded to 128), K 240, a pixel tail, alpha beta", B, 1, 3, 120,
+         240, 17, 15, 3, 3, 2, 1, 2, 1, false, false, false, 0.5, 0.75, 4, NULL, false, true},
+        {"wgrad 128x256 fp16 split-K (33 K tiles in 2 splits of 17), C 56 (padded to 64)", H, 0, 3, 56, 128, 26, 27, 3, 3,
+         1, 1, 1, 1, false, false, false, 1, 0, 8, NULL, false, true},
+        {"wgrad 256x128 fp16 dilation 2 pad 2, CONVOLUTION, C 200 (padded to 256), beta", H, 1, 2, 200, 256, 12, 13, 3,
+         3, 2, 2, 1, 2, true, false, false, 1, 1, 3, NULL, false, true},
+        {"wgrad 128x256 bf16 1x1 stride 2, C 256, K 192 (an A block not loaded), KCRS filter", B, 0, 2, 256, 192, 13, 13,
+         1, 1, 0, 0, 2, 1, false, false, true, 1, 0, 2, NULL, false, true},
+        {"wgrad 256x128 bf16 3x1 pad (1, 0), C 64, K 256, 3 splits (19, 19, 17 K tiles) on 3 CTAs, CONVOLUTION", B, 1,
+         8, 64, 256, 22, 20, 3, 1, 1, 0, 1, 1, true, false, false, 1, 0, 3, NULL, false, true},
+        {"wgrad 128x256 fp16 C 40 declines (padded to 64: mostly padding)", H, 0, 2, 40, 128, 16, 16, 3, 3, 1, 1, 1, 1,
+         false, false, false, 1, 0, 1, "mostly padding", false, true},
+        {"wgrad 128x256 fp16 stride 9 declines", H, 0, 2, 64, 128, 40, 40, 3, 3, 1, 1, 9, 1, false, false, false, 1, 0, 1,
+         "stride above 8", false, true},
     };
     int failed = !check_short_ring();
     for (const tma_case &e : cases) failed += e.dt == B ? !run_case<__nv_bfloat16>(e) : !run_case<__half>(e);
