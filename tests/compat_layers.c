@@ -3,7 +3,7 @@
    (a convolution layer's forward and backward with the bias gradient reduced by
    cudnnReduceTensor, the activation's backward in place, a dense layer's batch norm over
    {1, F, 1, B} with a cumulative running average, the tensor sum through a reduction asking for
-   indices). Each result against the double references of tests/ref/, outputs poisoned.
+   indices); dfdx's convolutions on unbatched tensors (stride 0 on the padded batch dim). Each result against the double references of tests/ref/, outputs poisoned.
    (compat_engines.c: the frameworks' execution layers; compat_programs.c: whole programs.) */
 #include "conv_harness.h"
 #include "ref/batchnorm.h"
@@ -224,5 +224,82 @@ TEST(compat_bn_root_tmva_dense_cumulative_average)
         for (size_t i = 0; i < TLEN(hv); i++) free(hv[i]);
         tview_destroy(&x);
         tview_destroy(&p);
+    }
+}
+
+/* ---- dfdx (Rust, over cudarc's cudnn wrappers) ------------------------------------------------- */
+
+/* dfdx's Conv2DKernel for Cuda (src/tensor_ops/conv2d/cudnn_kernel.rs): x, y (dy) by
+   cudnnSetTensor4dDescriptorEx with the tensors' own dims and strides through make_4d, which pads
+   an **unbatched 3-D tensor to [1, C, H, W] with stride 0 on the batch** ([pad, s0, s1, s2], pad
+   0 for the strides); the filter {O, C/g, K, K} NCHW by the 4-D setter;
+   cudnnSetConvolution2dDescriptor (CROSS_CORRELATION, the data's own type as compute type, one
+   padding, stride and dilation for both dims), then the group count; each direction's algorithm
+   the first of cudarc's pick_algorithm (cudnnGet*Algorithm_v7, its status required SUCCESS),
+   the workspace of its query; alpha 1 and beta 0 of the data's type; the backward data and
+   filter calls on the forward's descriptors. */
+TEST(compat_conv_dfdx_unbatched_zero_batch_stride)
+{
+    static const struct { cudnnDataType_t t; bool unbatched; int groups, pad, stride, dil; } cases[] = {
+        {CUDNN_DATA_FLOAT, true, 1, 1, 1, 1},
+        {CUDNN_DATA_DOUBLE, true, 3, 0, 2, 1},
+        {CUDNN_DATA_FLOAT, false, 3, 2, 2, 2},
+    };
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const cudnnDataType_t t = cases[k].t;
+        const int p = cases[k].pad, s = cases[k].stride, d = cases[k].dil;
+        struct ref_conv rc = {.nsp = 2, .n = cases[k].unbatched ? 1 : 2, .c = 6, .k = 9, .groups = cases[k].groups,
+                              .in = {9, 8}, .filt = {3, 3}, .pad = {p, p}, .stride = {s, s}, .dil = {d, d}};
+        ref_conv_out_dims(&rc);
+        struct tconv_run r;
+        tconv_run_init(&r, &rc, t);
+        const int oh = rc.out[0], ow = rc.out[1], ih = rc.in[0], iw = rc.in[1];
+        const int nx_stride = cases[k].unbatched ? 0 : rc.c * ih * iw, ny_stride = cases[k].unbatched ? 0 : rc.k * oh * ow;
+        CHECK_OK(cudnnSetTensor4dDescriptorEx(r.xd, t, rc.n, rc.c, ih, iw, nx_stride, ih * iw, iw, 1));
+        CHECK_OK(cudnnSetFilter4dDescriptor(r.wd, t, CUDNN_TENSOR_NCHW, rc.k, rc.c / rc.groups, 3, 3));
+        CHECK_OK(cudnnSetTensor4dDescriptorEx(r.yd, t, rc.n, rc.k, oh, ow, ny_stride, oh * ow, ow, 1));
+        CHECK_OK(cudnnSetConvolution2dDescriptor(r.cd, p, p, s, s, d, d, CUDNN_CROSS_CORRELATION, t));
+        CHECK_OK(cudnnSetConvolutionGroupCount(r.cd, rc.groups));
+        struct tscale one, zero;
+        const double tol = tconv_tolerance(t, t, CUDNN_DEFAULT_MATH);
+        int got = 0;
+        cudnnConvolutionFwdAlgoPerf_t fp[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        if (CHECK_OK(cudnnGetConvolutionForwardAlgorithm_v7(h, r.xd, r.wd, r.cd, r.yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                            &got, fp)) &&
+            CHECK(got > 0 && fp[0].status == CUDNN_STATUS_SUCCESS)) {
+            size_t ws = 0;
+            CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, r.xd, r.wd, r.cd, r.yd, fp[0].algo, &ws));
+            void *w = ws ? tbuf_alloc(ws) : NULL;
+            if (CHECK_OK(cudnnConvolutionForward(h, tscale(&one, t, 1), r.xd, r.px, r.wd, r.pw, r.cd, fp[0].algo, w, ws,
+                                                 tscale(&zero, t, 0), r.yd, r.py)))
+                tvalues_check(t, r.py, r.y, r.ny, tol, "dfdx's conv2d forward");
+            tbuf_free(w);
+        }
+        cudnnConvolutionBwdDataAlgoPerf_t dp[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        if (CHECK_OK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, r.wd, r.yd, r.cd, r.xd,
+                                                                 CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, dp)) &&
+            CHECK(got > 0 && dp[0].status == CUDNN_STATUS_SUCCESS)) {
+            size_t ws = 0;
+            CHECK_OK(cudnnGetConvolutionBackwardDataWorkspaceSize(h, r.wd, r.yd, r.cd, r.xd, dp[0].algo, &ws));
+            void *w = ws ? tbuf_alloc(ws) : NULL;
+            if (CHECK_OK(cudnnConvolutionBackwardData(h, tscale(&one, t, 1), r.wd, r.pw, r.yd, r.pdy, r.cd, dp[0].algo,
+                                                      w, ws, tscale(&zero, t, 0), r.xd, r.pdx)))
+                tvalues_check(t, r.pdx, r.dx, r.nx, tol, "dfdx's grad_lhs");
+            tbuf_free(w);
+        }
+        cudnnConvolutionBwdFilterAlgoPerf_t wp[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+        if (CHECK_OK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, r.xd, r.yd, r.cd, r.wd,
+                                                                   CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, wp)) &&
+            CHECK(got > 0 && wp[0].status == CUDNN_STATUS_SUCCESS)) {
+            size_t ws = 0;
+            CHECK_OK(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, r.xd, r.yd, r.cd, r.wd, wp[0].algo, &ws));
+            void *w = ws ? tbuf_alloc(ws) : NULL;
+            if (CHECK_OK(cudnnConvolutionBackwardFilter(h, tscale(&one, t, 1), r.xd, r.px, r.yd, r.pdy, r.cd,
+                                                        wp[0].algo, w, ws, tscale(&zero, t, 0), r.wd, r.pdw)))
+                tvalues_check(t, r.pdw, r.dw, r.nw, tol, "dfdx's grad_rhs");
+            tbuf_free(w);
+        }
+        tconv_run_free(&r);
     }
 }
