@@ -40,7 +40,8 @@
      Each CTA writes its fp32 partials to the workspace and a second kernel sums them in CTA
      order (deterministic), with alpha and beta, into the filter (mirrored for CONVOLUTION
      mode). The grid is two CTAs a multiprocessor, fixed at plan time, since the workspace
-     depends on it.
+     depends on it. For float NCHW data the TF32 filter-gradient entry, ahead of this one in the
+     table, leaves it fewer than 8 channels (ocd_cuda_conv_stem_wgrad_serves).
 
    Constraints (each a reason): compute capability 8.0 or newer; half, bfloat16 or float data, all
    three tensors one type; tensor-op math allowed (TF32 for float); 2-D, no groups; C not a
@@ -518,6 +519,13 @@ static const char *stem_wgrad_plan(cudnnHandle_t h, const void *problem, void *p
     pl->grid = (int)OCD_MIN((int64_t)pl->prm.tiles, OCD_MAX((int64_t)2 * h->sm_count, (int64_t)1));
     pl->ws_part = (size_t)pl->kblocks * (size_t)pl->grid * STEM_BN * (size_t)pl->prm.kp * sizeof(float);
     return NULL;
+}
+
+extern "C" bool ocd_cuda_conv_stem_wgrad_serves(cudnnHandle_t h, const struct ocd_conv_problem *p)
+{
+    if (ocd_impl_disabled("cuda:wgrad_stem_tc_64x256")) return false;
+    stem_plan pl;
+    return stem_wgrad_plan(h, p, &pl) == NULL;
 }
 
 static size_t stem_wgrad_workspace(cudnnHandle_t, const void *, const void *plan)

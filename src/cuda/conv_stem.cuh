@@ -27,6 +27,11 @@ static inline const char *ocd_stem_rejects(cudnnHandle_t h, const struct ocd_con
     return NULL;
 }
 
+/* Whether cuda:wgrad_stem_tc_64x256 serves p (not switched off by OPENCUDNN_DISABLE, its plan
+   accepting p): the NCHW TF32 filter gradient (conv_wgrad_tf32.cu), ahead of it in the table,
+   leaves it the few-channel problems. */
+extern "C" bool ocd_cuda_conv_stem_wgrad_serves(cudnnHandle_t h, const struct ocd_conv_problem *p);
+
 /* The 4-D view's strides in 32 bits: a tensor spans fewer than 2^31 scalars (types.cuh, "Index
    arithmetic"). */
 static inline void ocd_stem_strides(const struct ocd_tensor_view *v, int st[4])
