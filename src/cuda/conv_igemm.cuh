@@ -405,7 +405,8 @@ __host__ __device__ __forceinline__ igemm_cta igemm_cta_of(const igemm_params &p
    the same per warp, wgmma.cuh): acc(i, j, e) of lane `lane` is row m_base + 16 i + lane / 4 +
    8 (e / 2), column n_base + 8 j + 2 (lane % 4) + e % 2 of group g's output; rows past M and
    columns past N or padding (igemm_col_real) are skipped. With split-K the values go to the
-   split's partial tile instead. acc is a device lambda in the kernels and a host one in the emulations (hence the pragma). */
+   split's partial tile instead. acc is a device lambda in the kernels and a host one in the
+   emulations (hence the pragma). */
 #pragma nv_exec_check_disable
 template <typename T, int MI, int NI, class Acc>
 __host__ __device__ __forceinline__ void igemm_store_frags(const igemm_params &p, const Acc &acc, int m_base,

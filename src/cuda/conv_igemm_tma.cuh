@@ -2,8 +2,9 @@
    (conv_igemm_tma_sm90.cu; entries cuda:fwd_igemm_tma_*, cuda:dgrad_igemm_tma_* for backward data
    as a forward pass, cuda:wgrad_igemm_tma_* for the filter gradient): what make_plan computes
    for them, how a K tile of a work unit becomes the TMA loads and their coordinates, and the
-   limits that make a problem decline. Host-callable, so that the CPU emulation (tests/emulate/conv_igemm_tma.cu) checks the
-   same numbers against a model of the TMA written from the PTX ISA.
+   limits that make a problem decline. Host-callable, so that the CPU emulation
+   (tests/emulate/conv_igemm_tma.cu) checks the same numbers against a model of the TMA written
+   from the PTX ISA.
 
    Main decision: the GEMM of the forward pass is y[M = N*P*Q, K] = im2col(x)[M, R*S*C] w^T, and
    a K tile is 64 channels (128 bytes, one 128-byte-swizzled row: wgmma.cuh's K-major stage) of
@@ -46,8 +47,10 @@
    ocd_wgmma_smem_mn: blocks of 64 K rows by 64 elements of M or N, 128 bytes a row, 128-byte
    swizzled, one block 8 KB). Each block is one TMA box that lands as such a block:
    - A, dy: a tiled rank-3 map over dy seen as the matrix (K, N*P*Q, 1) (its pixels evenly
-     spaced: packed NHWC, or the workspace transpose), box (64, 64, 1): block i of a tile holds
-     filters m0 + 64 i .. of the K tile's 64 pixels, one pixel a 128-byte row; BM / 64 loads.
+     spaced: packed NHWC, or the workspace transpose), box (64, 64, 1), its inner dimension 128
+     bytes, the 128-byte swizzle's span (cuTensorMapEncodeTiled: boxDim[0] times the element
+     size at most the swizzle's bytes): block i of a tile holds filters m0 + 64 i .. of the K
+     tile's 64 pixels, one pixel a 128-byte row; BM / 64 loads.
    - B, x: the forward pass's im2col map (the same globalDim, strides, corners, traversal
      strides and offsets: the im2col matrix's rows are output pixels in both) with
      pixelsPerColumn 64: the load at the filter base of the K tile's first pixel, with the
@@ -69,7 +72,8 @@
 
 #include "cuda/conv_igemm.cuh"
 
-#define OCD_IGEMM_TMA_BK 64 /* channels of a K tile (16-bit types: 128 bytes), pixels of a filter-gradient K tile */
+/* a K tile: 64 channels (16-bit types: 128 bytes), or 64 pixels in the filter gradient */
+#define OCD_IGEMM_TMA_BK 64
 
 /* The two tensor maps' parameters (the driver calls' arguments, pointers aside) and what the
    kernel needs beyond igemm_params. */
