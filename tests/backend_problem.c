@@ -1,7 +1,8 @@
 /* backend_problem.c: the legacy convolution problem built from a finalized graph convolution
    (ocd_graph_conv_problem, src/graph/graph_problem.c): shape, groups, padding, stride and
    filter layout as the legacy API would derive them from equivalent descriptors, and the
-   refusals (asymmetric padding, a filter layout no legacy format spells).
+   refusals (a filter layout no legacy format spells); asymmetric padding as the problem of the
+   zero-padded input.
 
    ocd_graph_conv_problem is not an API function: the test reaches it as an ocd_ symbol of
    libcudnn_cnn_infer.so.8 under the private version node, as tests/gemm.c reaches ocd_gemm. */
@@ -73,11 +74,16 @@ TEST_ONCE(backend_conv_problem_of_graph_op)
     op.kind = CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR;
     CHECK_OK(fn(&op, &p));
     CHECK(p.dir == OCD_CONV_BWD_DATA);
-    /* pre padding 1, post padding 2: the legacy problem has one padding per dim */
-    op = conv_fwd(false);
-    op.p.conv.post[0] = 2;
-    op.t[OCD_GT_CONV_Y].dims[2] = 5;
-    CHECK_STATUS(fn(&op, &p), CUDNN_STATUS_NOT_SUPPORTED);
+    /* pre padding 1, post padding 2: the legacy problem has one padding per dim, so the problem is
+       the unpadded convolution of x zero-padded to 2x8x12x11 (packed in x's order; the plan pads) */
+    for (int nhwc = 0; nhwc < 2; nhwc++) {
+        op = conv_fwd(nhwc);
+        op.p.conv.post[0] = 2;
+        if (!CHECK_OK(fn(&op, &p))) continue;
+        CHECK(p.s.in[0] == 12 && p.s.in[1] == 11 && p.s.pad[0] == 0 && p.s.pad[1] == 0 && p.s.out[0] == 5);
+        CHECK(nhwc ? p.x.strides[1] == 1 && p.x.strides[3] == 8 && p.x.strides[2] == 88
+                   : p.x.strides[1] == 132 && p.x.strides[2] == 11);
+    }
     /* a filter whose strides are neither packed NCHW nor NHWC */
     op = conv_fwd(false);
     op.t[OCD_GT_CONV_W].strides[0] = 100;

@@ -3,7 +3,8 @@
    (a convolution layer's forward and backward with the bias gradient reduced by
    cudnnReduceTensor, the activation's backward in place, a dense layer's batch norm over
    {1, F, 1, B} with a cumulative running average, the tensor sum through a reduction asking for
-   indices); dfdx's convolutions on unbatched tensors (stride 0 on the padded batch dim). Each result against the double references of tests/ref/, outputs poisoned.
+   indices); dfdx's convolutions on unbatched tensors (stride 0 on the padded batch dim). Each
+   result against the double references of tests/ref/, outputs poisoned.
    (compat_engines.c: the frameworks' execution layers; compat_programs.c: whole programs.) */
 #include "conv_harness.h"
 #include "ref/batchnorm.h"

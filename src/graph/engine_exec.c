@@ -36,6 +36,7 @@
 #include "problem/reduce.h"
 #include "problem/gemm.h"
 #include "problem/pointwise.h"
+#include "problem/transform.h"
 
 #include <float.h>
 #include <stdio.h>
@@ -60,13 +61,13 @@ struct buf {
     struct ocd_tensor_view view; /* as stored */
 };
 
-enum stage_kind { ST_CONV, ST_GEMM, ST_CHAIN, ST_REDUCE, ST_GENSTATS, ST_BN_SUMS, ST_BN_CHANNELS };
+enum stage_kind { ST_CONV, ST_GEMM, ST_CHAIN, ST_REDUCE, ST_GENSTATS, ST_BN_SUMS, ST_BN_CHANNELS, ST_PAD };
 
 /* Buffers a stage names: at most a chain's operands or a channel pass's. */
 enum { STAGE_BUFS = OCD_BNF_SLOTS > OCD_PW_MAX_OPERANDS ? OCD_BNF_SLOTS : OCD_PW_MAX_OPERANDS };
 
 /* Buffer roles: CONV x w y z bias scale; GEMM a b c (the BLAS operands) bias; CHAIN inputs then outputs;
-   REDUCE x y; GENSTATS x sum sqsum; BN_SUMS (BUF_*) x dy scale mean invstd dscale dbias dx;
+   REDUCE x y; GENSTATS x sum sqsum; BN_SUMS (BUF_*) x dy scale mean invstd dscale dbias dx; PAD src dst;
    BN_CHANNELS by enum ocd_bnf_slot. -1: none. */
 enum { BN_X, BN_DY, BN_SCALE, BN_MEAN, BN_INVSTD, BN_DSCALE, BN_DBIAS, BN_DX };
 
@@ -85,6 +86,7 @@ struct stage {
         struct ocd_conv_bias_problem gs;
         struct ocd_bn_problem bn;
         struct ocd_bnf_problem bnf;
+        struct ocd_fold fold;
     } u;
 };
 
@@ -205,19 +207,69 @@ static cudnnStatus_t new_stage(struct builder *bd, enum stage_kind kind, struct 
     return CUDNN_STATUS_SUCCESS;
 }
 
-static cudnnStatus_t add_conv(struct builder *bd, const struct ocd_graph_op *op)
+/* The stage moving x between its own view and the zero-padded one an asymmetrically padded
+   convolution runs on (ocd_graph_conv_problem): pad (crop false: x into the workspace) or crop
+   (the data gradient out of it, blended into dx by beta). */
+static cudnnStatus_t add_pad(struct builder *bd, const struct ocd_graph_op *op, const struct ocd_tensor_view *own,
+                             int own_buf, const struct ocd_tensor_view *padded, int padded_buf, bool crop, double beta)
 {
     struct stage *s = NULL;
-    OCD_TRY(new_stage(bd, ST_CONV, &s));
-    struct ocd_conv_problem *p = &s->u.conv;
-    OCD_TRY(ocd_engine_conv_problem(op, p));
+    OCD_TRY(new_stage(bd, ST_PAD, &s));
+    struct ocd_fold *f = &s->u.fold;
+    f->src = crop ? *padded : *own;
+    f->dst = crop ? *own : *padded;
+    f->unfold = crop;
+    f->padded_c = own->dims[1];
+    for (int d = 0; d < own->rank; d++) {
+        f->pad_before[d] = d >= 2 ? op->p.conv.pre[d - 2] : 0;
+        f->factor[d] = 1;
+    }
+    f->alpha = 1;
+    f->beta = beta;
+    s->b[0] = crop ? padded_buf : own_buf;
+    s->b[1] = crop ? own_buf : padded_buf;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static cudnnStatus_t add_conv(struct builder *bd, const struct ocd_graph_op *op)
+{
+    struct ocd_conv_problem p;
+    OCD_TRY(ocd_engine_conv_problem(op, &p));
     char why[1024];
-    s->impl = ocd_engine_conv_pick(bd->handle, bd->id, p, why, sizeof why);
-    if (s->impl == NULL) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s: %s", ocd_graph_op_name(op->kind), why);
-    s->scratch = ocd_conv_impl_workspace(bd->handle, s->impl, p, NULL);
-    OCD_TRY(buffer(bd, &op->t[OCD_GT_CONV_X], &p->x, &s->b[0]));
-    OCD_TRY(buffer(bd, &op->t[OCD_GT_CONV_W], &p->w, &s->b[1]));
-    OCD_TRY(buffer(bd, &op->t[OCD_GT_CONV_Y], &p->y, &s->b[2]));
+    const struct ocd_conv_impl *impl = ocd_engine_conv_pick(bd->handle, bd->id, &p, why, sizeof why);
+    if (impl == NULL) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "%s: %s", ocd_graph_op_name(op->kind), why);
+    int xb = -1;
+    const bool asym = ocd_graph_conv_asymmetric(&op->p.conv), crop = asym && p.dir == OCD_CONV_BWD_DATA;
+    struct ocd_tensor_view own;
+    if (asym) { /* x in its own view, and the zero-padded copy in the workspace the convolution runs on */
+        int ob = -1;
+        OCD_TRY(view_of(&op->t[OCD_GT_CONV_X], &own));
+        if (op->t[OCD_GT_CONV_X].is_virtual) own.dtype = p.x.dtype;
+        OCD_TRY(buffer(bd, &op->t[OCD_GT_CONV_X], &own, &ob));
+        own = bd->pl->bufs[ob].view;
+        OCD_TRY(new_buffer(bd, BUF_WORK, &p.x, &xb));
+        if (!crop) OCD_TRY(add_pad(bd, op, &own, ob, &p.x, xb, false, 0));
+        if (crop) {
+            const double beta = p.beta;
+            p.beta = 0; /* dx blends in the crop */
+            struct stage *s = NULL;
+            OCD_TRY(new_stage(bd, ST_CONV, &s));
+            s->u.conv = p, s->impl = impl;
+            s->scratch = ocd_conv_impl_workspace(bd->handle, impl, &p, NULL);
+            s->b[0] = xb;
+            OCD_TRY(buffer(bd, &op->t[OCD_GT_CONV_W], &p.w, &s->b[1]));
+            OCD_TRY(buffer(bd, &op->t[OCD_GT_CONV_Y], &p.y, &s->b[2]));
+            return add_pad(bd, op, &own, ob, &p.x, xb, true, beta);
+        }
+    }
+    struct stage *s = NULL;
+    OCD_TRY(new_stage(bd, ST_CONV, &s));
+    s->u.conv = p, s->impl = impl;
+    s->scratch = ocd_conv_impl_workspace(bd->handle, impl, &p, NULL);
+    if (xb >= 0) s->b[0] = xb;
+    else OCD_TRY(buffer(bd, &op->t[OCD_GT_CONV_X], &p.x, &s->b[0]));
+    OCD_TRY(buffer(bd, &op->t[OCD_GT_CONV_W], &p.w, &s->b[1]));
+    OCD_TRY(buffer(bd, &op->t[OCD_GT_CONV_Y], &p.y, &s->b[2]));
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -464,6 +516,7 @@ static bool used_elsewhere(const struct ocd_graph_plan *pl, int b, const struct 
 static int anchor_output(const struct stage *s)
 {
     if (s->kind == ST_GEMM) return s->b[2];
+    if (s->kind != ST_CONV) return -1;
     return s->u.conv.dir == OCD_CONV_FWD ? s->b[2] : s->u.conv.dir == OCD_CONV_BWD_DATA ? s->b[0] : s->b[1];
 }
 
@@ -740,7 +793,7 @@ static cudnnStatus_t build(struct builder *bd)
 static void log_plan(const struct ocd_graph_plan *pl)
 {
     static const char *const names[] = {"conv", "gemm", "pointwise chain", "reduction", "statistics",
-                                        "batch-norm sums", "batch-norm channels"};
+                                        "batch-norm sums", "batch-norm channels", "zero padding"};
     char line[512];
     size_t n = (size_t)snprintf(line, sizeof line, "plan of %d stage(s), %zu bytes of workspace:", pl->nstages, pl->total);
     for (int k = 0; k < pl->nstages && n < sizeof line; k++) {
@@ -919,6 +972,10 @@ static cudnnStatus_t run_stage(cudnnHandle_t handle, struct bound_stage *bs, voi
         return ocd_reduce_run(handle, &s->u.red, EXEC_OP);
     case ST_BN_SUMS: return ocd_bn_run_problem(handle, &s->u.bn, scratch, s->scratch, EXEC_OP);
     case ST_BN_CHANNELS: return ocd_engine_bnf_run(handle, &s->u.bnf, EXEC_OP);
+    case ST_PAD:
+        s->u.fold.x = PTR(0);
+        s->u.fold.y = PTR(1);
+        return ocd_fold_run(handle, &s->u.fold, EXEC_OP);
     default:
         s->u.gs.dy_data = PTR(0);
         s->u.gs.db_data = PTR(1);

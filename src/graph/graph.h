@@ -249,8 +249,11 @@ cudnnStatus_t ocd_backend_variant_of(cudnnBackendDescriptor_t d, const char *nam
 struct ocd_conv_problem;
 /* The legacy convolution problem (cnn/conv.h) of a finalized convolution op, data pointers NULL
    and alpha/beta from the op. NOT_SUPPORTED, logged, for what the legacy problem cannot hold
-   (pre padding different from post padding, a layout no legacy filter format describes). */
+   (a layout no legacy filter format describes). Pre padding different from post padding gives
+   the unpadded problem of x (dx) zero-padded, packed in x's order: the plan pads or crops. */
 cudnnStatus_t ocd_graph_conv_problem(const struct ocd_graph_op *op, struct ocd_conv_problem *p);
+/* Whether some spatial dim is padded differently before and after. */
+bool ocd_graph_conv_asymmetric(const struct ocd_graph_conv_desc *c);
 
 #ifdef __cplusplus
 }

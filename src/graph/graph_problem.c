@@ -5,7 +5,10 @@
    A convolution op becomes the legacy descriptors it is equivalent to (tensors with the op's
    strides, a filter in the packed format its strides spell, a convolution descriptor with the
    group count the channel counts imply) and goes through ocd_conv_problem_of, whose checks and
-   shape derivation are the legacy API's. */
+   shape derivation are the legacy API's. A convolution padded differently before and after
+   (CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS != POST_PADDINGS: OpenVINO's NVIDIA plugin sends ONNX's
+   pads so) becomes the unpadded convolution of the zero-padded x (or dx); the plan pads x into
+   its workspace first (forward, filter gradient), or crops dx out of it after (data gradient). */
 #include "graph/graph.h"
 
 #include "cnn/conv.h"
@@ -59,6 +62,37 @@ static cudnnStatus_t legacy_filter(const struct ocd_graph_tensor *t, struct cudn
                     (long long)t->uid);
 }
 
+bool ocd_graph_conv_asymmetric(const struct ocd_graph_conv_desc *c)
+{
+    for (int64_t i = 0; i < c->nsp; i++)
+        if (c->pre[i] != c->post[i]) return true;
+    return false;
+}
+
+/* x (or dx) as the zero-padded tensor an asymmetrically padded convolution runs on: every spatial
+   extent grown by its pre and post padding, packed in x's own order (channels last when x's
+   channel stride is 1, else NCHW). */
+static cudnnStatus_t padded_tensor(const struct ocd_graph_conv_desc *c, struct cudnnTensorStruct *x)
+{
+    const int rank = x->nb_dims;
+    int64_t dims[OCD_MAX_DIMS] = {0};
+    if (rank < 3 || rank > OCD_MAX_DIMS) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "a padded tensor of rank %d", rank);
+    for (int d = 0; d < rank; d++) dims[d] = x->dims[d] + (d >= 2 ? c->pre[d - 2] + c->post[d - 2] : 0);
+    const bool last = x->strides[1] == 1 && x->dims[1] > 1;
+    int64_t st = 1;
+    if (last) {
+        x->strides[1] = 1, st = dims[1];
+        for (int d = rank - 1; d >= 2; d--) x->strides[d] = (int)st, st *= dims[d];
+        x->strides[0] = (int)st, st *= dims[0];
+    } else {
+        for (int d = rank - 1; d >= 0; d--) x->strides[d] = (int)st, st *= dims[d];
+    }
+    if (st > INT_MAX)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the zero-padded input of %lld elements exceeds INT_MAX", (long long)st);
+    for (int d = 0; d < rank; d++) x->dims[d] = (int)dims[d];
+    return CUDNN_STATUS_SUCCESS;
+}
+
 cudnnStatus_t ocd_graph_conv_problem(const struct ocd_graph_op *op, struct ocd_conv_problem *p)
 {
     static const enum ocd_conv_dir dirs[] = {
@@ -80,14 +114,15 @@ cudnnStatus_t ocd_graph_conv_problem(const struct ocd_graph_op *op, struct ocd_c
     conv.obj.kind = OCD_OBJ_CONVOLUTION;
     conv.set = true;
     conv.array_length = (int)c->nsp;
+    const bool asym = ocd_graph_conv_asymmetric(c);
+    if (asym && op->t[OCD_GT_CONV_X].vect_count > 1)
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "a vectorized tensor padded differently before and after");
+    if (asym) OCD_TRY(padded_tensor(c, &x));
     for (int64_t i = 0; i < c->nsp; i++) {
-        if (c->pre[i] != c->post[i])
-            return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "spatial dim %lld is padded %lld before and %lld after",
-                            (long long)i, (long long)c->pre[i], (long long)c->post[i]);
-        if (c->pre[i] > INT_MAX || c->stride[i] > INT_MAX || c->dilation[i] > INT_MAX)
+        if (c->pre[i] + c->post[i] > INT_MAX || c->stride[i] > INT_MAX || c->dilation[i] > INT_MAX)
             return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "spatial dim %lld: a padding, stride or dilation exceeds INT_MAX",
                             (long long)i);
-        conv.pad[i] = (int)c->pre[i];
+        conv.pad[i] = asym ? 0 : (int)c->pre[i];
         conv.stride[i] = (int)c->stride[i];
         conv.dilation[i] = (int)c->dilation[i];
     }

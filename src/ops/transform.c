@@ -66,6 +66,11 @@ cudnnStatus_t CUDNNWINAPI cudnnDestroyTensorTransformDescriptor(cudnnTensorTrans
     return ocd_object_destroy(OCD_OBJ_TENSOR_TRANSFORM, transformDesc);
 }
 
+cudnnStatus_t ocd_fold_run(cudnnHandle_t handle, const struct ocd_fold *f, const char *op)
+{
+    return ocd_impl_run(handle, fold_impls, OCD_ARRAY_LEN(fold_impls), f, op);
+}
+
 cudnnStatus_t ocd_transform_desc_set(cudnnTensorTransformDescriptor_t t, uint32_t nbDims,
                                      cudnnTensorFormat_t destFormat, const int32_t padBeforeA[],
                                      const int32_t padAfterA[], const uint32_t foldA[],

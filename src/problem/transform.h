@@ -33,6 +33,11 @@ struct ocd_fold {
     double alpha, beta;               /* y = alpha * gathered + beta * y (beta == 0: not read) */
 };
 
+/* Runs f on the handle's backend (the gather kernels below), for callers inside the library: the
+   backend API's asymmetrically padded convolutions pad x into their workspace, or crop dx out of
+   it (unfold with every factor 1). */
+cudnnStatus_t ocd_fold_run(cudnnHandle_t handle, const struct ocd_fold *f, const char *op);
+
 /* ---- implementations (table in src/ops/transform.c): each always applies ------------------- */
 cudnnStatus_t ocd_host_fold(cudnnHandle_t handle, const void *problem, void *workspace, size_t workspace_bytes);
 #ifdef OCD_HAVE_CUDA
