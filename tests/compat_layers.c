@@ -3,7 +3,8 @@
    (a convolution layer's forward and backward with the bias gradient reduced by
    cudnnReduceTensor, the activation's backward in place, a dense layer's batch norm over
    {1, F, 1, B} with a cumulative running average, the tensor sum through a reduction asking for
-   indices); dfdx's convolutions on unbatched tensors (stride 0 on the padded batch dim). Each
+   indices); dfdx's convolutions on unbatched tensors (stride 0 on the padded batch dim);
+   PaddlePaddle's batch norm (bfloat16, channels-last, 2-D to 5-D inputs). Each
    result against the double references of tests/ref/, outputs poisoned.
    (compat_engines.c: the frameworks' execution layers; compat_programs.c: whole programs.) */
 #include "conv_harness.h"
@@ -302,5 +303,98 @@ TEST(compat_conv_dfdx_unbatched_zero_batch_stride)
             tbuf_free(w);
         }
         tconv_run_free(&r);
+    }
+}
+
+/* ---- PaddlePaddle (paddle/phi/kernels/gpu/batch_norm_kernel.cu, BatchNormKernel) ---------------- */
+
+/* The descriptor from dims {N, C, H, W, D} and strides computed for the compute format (NCHW, or
+   channels-last {HWDC, 1, WDC, DC, C}), rank max(4, ndim) (a 2-D (N, C) input as {N, C, 1, 1});
+   the mode PER_ACTIVATION when H == W == 1, SPATIAL_PERSISTENT under
+   FLAGS_cudnn_batchnorm_spatial_persistent, else SPATIAL; the parameters derived with SPATIAL in
+   test mode, the mode otherwise; epsilon raised to CUDNN_BN_MIN_EPSILON; the scale and bias made
+   as ones and zeros when absent; **bfloat16 data with float parameters** (registered for cuDNN
+   >= 8.1), half, float; test mode by cudnnBatchNormalizationForwardInference; training through
+   the Ex calls with OPS_BN: the workspace query with **zDesc NULL** and a NULL activation, the
+   reserve query with a NULL activation, the forward with zDesc and z NULL and factor 1 - momentum,
+   alpha and beta of CudnnDataType<T>::kOne (float for half and bfloat16). */
+TEST(compat_bn_paddle_bfloat16_and_layouts)
+{
+    static const struct { cudnnDataType_t t; int ndim; bool nhwc, persistent; } cases[] = {
+        {CUDNN_DATA_BFLOAT16, 2, false, false}, {CUDNN_DATA_BFLOAT16, 4, false, false},
+        {CUDNN_DATA_HALF, 4, true, true},       {CUDNN_DATA_FLOAT, 5, false, false},
+        {CUDNN_DATA_BFLOAT16, 3, false, false},
+    };
+    cudnnHandle_t h = test_handle();
+    const double eps = 1e-5, momentum = 0.9;
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const cudnnDataType_t t = cases[k].t;
+        const int ndim = cases[k].ndim, N = 4, C = 3;
+        const int H = ndim > 2 ? 5 : 1, W = ndim > 3 ? 3 : 1, D = ndim > 4 ? 2 : 1;
+        const int dims[5] = {N, C, H, W, D};
+        const int strides_nchw[5] = {C * H * W * D, H * W * D, W * D, D, 1};
+        const int strides_nhwc[5] = {H * W * D * C, 1, W * D * C, D * C, C};
+        const int rank = ndim > 3 ? ndim : 4;
+        const bool per_act = H == 1 && W == 1;
+        const cudnnBatchNormMode_t mode = cases[k].persistent ? CUDNN_BATCHNORM_SPATIAL_PERSISTENT
+                                          : per_act           ? CUDNN_BATCHNORM_PER_ACTIVATION
+                                                              : CUDNN_BATCHNORM_SPATIAL;
+        struct tview x, p;
+        tview_init(&x, t, rank, dims, cases[k].nhwc ? TV_NHWC : TV_NCHW);
+        CHECK_OK(cudnnSetTensorNdDescriptor(x.desc, t, rank, dims, cases[k].nhwc ? strides_nhwc : strides_nchw));
+        const int pd[5] = {1, C, 1, 1, 1};
+        tview_init(&p, CUDNN_DATA_FLOAT, rank, pd, TV_NCHW);
+        cudnnTensorDescriptor_t ptest;
+        CHECK_OK(cudnnCreateTensorDescriptor(&ptest));
+        CHECK_OK(cudnnDeriveBNTensorDescriptor(p.desc, x.desc, mode));
+        CHECK_OK(cudnnDeriveBNTensorDescriptor(ptest, x.desc, CUDNN_BATCHNORM_SPATIAL));
+        const struct ref_bn_shape sh = {N, C, (int64_t)H * W * D, false};
+        const int64_t cnt = ref_bn_reduced(&sh);
+        double *xv = tview_random(x.count, -2, 2), *scale = tview_fill(C, 1), *bias = tview_fill(C, 0);
+        double *rm0 = tview_random(C, -1, 1), *rv0 = tview_random(C, 0.5, 2);
+        void *px = tview_upload(&x, xv), *py = tview_upload(&x, NULL), *pyi = tview_upload(&x, NULL);
+        void *ps = tview_upload(&p, scale), *pb = tview_upload(&p, bias), *prm = tview_upload(&p, rm0);
+        void *prv = tview_upload(&p, rv0), *psm = tview_upload(&p, NULL), *psv = tview_upload(&p, NULL);
+        double *mean = malloc(sizeof(double) * C), *var = malloc(sizeof(double) * C), *inv = malloc(sizeof(double) * C);
+        double *rm = malloc(sizeof(double) * C), *rv = malloc(sizeof(double) * C);
+        double *y = malloc(sizeof(double) * (size_t)x.count), *yi = malloc(sizeof(double) * (size_t)x.count);
+        ref_bn_stats(&sh, xv, mean, var);
+        ref_bn_forward(&sh, xv, NULL, scale, bias, mean, var, eps, -1, 0, NULL, y);
+        ref_bn_forward(&sh, xv, NULL, scale, bias, rm0, rv0, eps, -1, 0, NULL, yi);
+        const double factor = 1 - momentum;
+        for (int i = 0; i < C; i++) {
+            inv[i] = 1 / sqrt(var[i] + eps);
+            rm[i] = (1 - factor) * rm0[i] + factor * mean[i];
+            rv[i] = (1 - factor) * rv0[i] + factor * var[i] * (double)cnt / (double)(cnt - 1);
+        }
+        const float one = 1, zero = 0;
+        /* test mode: inference on the estimated statistics, the parameters derived for SPATIAL */
+        if (CHECK_OK(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, x.desc, px,
+                                                             x.desc, pyi, ptest, ps, pb, prm, prv, eps)))
+            tview_check(&x, pyi, yi, "Paddle's batch_norm in test mode");
+        size_t ws = 0, rs = 0;
+        CHECK_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, mode, CUDNN_BATCHNORM_OPS_BN, x.desc,
+                                                                          NULL, x.desc, p.desc, NULL, &ws));
+        CHECK_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, CUDNN_BATCHNORM_OPS_BN, NULL, x.desc,
+                                                                      &rs));
+        void *work = ws ? tbuf_alloc(ws) : NULL, *reserve = rs ? tbuf_alloc(rs) : NULL;
+        if (CHECK_OK(cudnnBatchNormalizationForwardTrainingEx(h, mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, x.desc, px,
+                                                              NULL, NULL, x.desc, py, p.desc, ps, pb, factor, prm, prv,
+                                                              eps, psm, psv, NULL, work, ws, reserve, rs))) {
+            tview_check(&x, py, y, "Paddle's batch_norm in training");
+            tview_check(&p, psm, mean, "saved_mean");
+            tview_check(&p, psv, inv, "saved_variance (inverse deviation)");
+            tview_check(&p, prm, rm, "mean_out");
+            tview_check(&p, prv, rv, "variance_out");
+        }
+        tbuf_free(work), tbuf_free(reserve);
+        cudnnDestroyTensorDescriptor(ptest);
+        void *xb[] = {px, py, pyi}, *pbufs[] = {ps, pb, prm, prv, psm, psv};
+        for (size_t i = 0; i < TLEN(xb); i++) tview_free(&x, xb[i]);
+        for (size_t i = 0; i < TLEN(pbufs); i++) tview_free(&p, pbufs[i]);
+        double *hv[] = {xv, scale, bias, rm0, rv0, mean, var, inv, rm, rv, y, yi};
+        for (size_t i = 0; i < TLEN(hv); i++) free(hv[i]);
+        tview_destroy(&x);
+        tview_destroy(&p);
     }
 }
