@@ -11,6 +11,25 @@ static const struct op_family *const op_families[] = {&ops_tensor, &ops_conv, &o
                                                       &ops_graph};
 
 
+/* Whether keys (space-separated) are an op's key list: its required keys, then a leading run of
+   its optional ones (written "[a b]" at the end of the list), in that order. */
+static bool keys_match(const char *keys, const char *op_keys)
+{
+    const char *bracket = strchr(op_keys, '[');
+    size_t required = bracket ? (size_t)(bracket - op_keys) : strlen(op_keys);
+    while (required > 0 && op_keys[required - 1] == ' ') required--;
+    if (strncmp(keys, op_keys, required) != 0) return false;
+    const char *rest = keys + required, *opt = bracket ? bracket + 1 : "]";
+    while (*rest == ' ') {
+        rest++;
+        size_t n = strcspn(rest, " "), m = strcspn(opt, " ]");
+        if (n == 0 || n != m || strncmp(rest, opt, n) != 0) return false;
+        rest += n, opt += m;
+        while (*opt == ' ') opt++;
+    }
+    return *rest == '\0';
+}
+
 /* The op of a parsed problem, after checking that its keys are the op's, in the op's order. */
 static const struct op *problem_op(const struct problem *p, const char **why)
 {
@@ -25,7 +44,7 @@ static const struct op *problem_op(const struct problem *p, const char **why)
             strncat(keys, k > 1 ? " " : "", sizeof keys - strlen(keys) - 1);
             strncat(keys, p->key[k], sizeof keys - strlen(keys) - 1);
         }
-        if (strcmp(keys, op->keys) != 0) {
+        if (!keys_match(keys, op->keys)) {
             snprintf(msg, sizeof msg, "op=%s takes the keys '%s', in that order (got '%s')", op->name,
                      op->keys, keys);
             *why = msg;

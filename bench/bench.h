@@ -145,6 +145,8 @@ struct problem {
 const char *problem_parse(const char *text, struct problem *p);
 /* The value of key in p (present: the op's key list was checked before setup runs). */
 const char *problem_get(const struct problem *p, const char *key);
+/* The value of key in p, or fallback where p leaves the (optional) key out. */
+const char *problem_get_or(const struct problem *p, const char *key, const char *fallback);
 double problem_number(const struct problem *p, const char *key);
 /* The index of problem key `key`'s value in names, or -1. */
 int problem_choice(const struct problem *p, const char *key, const char *const *names, int n);
@@ -220,7 +222,7 @@ void call_release(struct call *c);
    alpha/beta and bytes (the formula next to it), and returns NULL or what is wrong. */
 struct op {
     const char *name;
-    const char *keys; /* every key after op=, in canonical order */
+    const char *keys; /* every key after op=, in canonical order; optional trailing ones in [ ] */
     const char *(*setup)(struct call *c, const struct problem *p);
     cudnnStatus_t (*run)(struct call *c);
 };

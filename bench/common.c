@@ -262,6 +262,13 @@ const char *problem_get(const struct problem *p, const char *key)
     die("problem has no key %s", key);
 }
 
+const char *problem_get_or(const struct problem *p, const char *key, const char *fallback)
+{
+    for (int i = 0; i < p->nkeys; i++)
+        if (strcmp(p->key[i], key) == 0) return p->value[i];
+    return fallback;
+}
+
 double problem_number(const struct problem *p, const char *key)
 {
     const char *v = problem_get(p, key);

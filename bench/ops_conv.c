@@ -8,8 +8,9 @@
    p = (h + 2 pad - dil (r - 1) - 1) / stride + 1 (q alike). Tensors, in this order: x (dx for
    convbwdd), the filter (dw for convbwdf), y (dy for the gradients); the result is y, dx or dw.
    alpha 1, beta 0. The compute type is float (double for f64): half and bfloat16 data with float
-   accumulation, as training frameworks run them, and tensor-op math allowed for them (default
-   math for f32 and f64). algo=auto takes the first algorithm that cudnnGetConvolution*Algorithm_v7
+   accumulation, as training frameworks run them. The optional math key names the math type
+   (conv_math_names); without it tensor-op math for half and bfloat16, default math for f32 and f64
+   (which lets f32 run on TF32). algo=auto takes the first algorithm that cudnnGetConvolution*Algorithm_v7
    returns with CUDNN_STATUS_SUCCESS (the library's heuristic choice, no search); any other value
    names the algorithm to force (conv_algo_names), so that one algorithm is compared with the same
    algorithm of the other library. The workspace is what Get*WorkspaceSize asks for (its status,
@@ -26,6 +27,14 @@ static const char *const conv_algo_names[3][8] = {
                   "winograd_nonfused"},
     [CONV_BWD_DATA] = {"algo_0", "algo_1", "fft", "fft_tiling", "winograd", "winograd_nonfused"},
     [CONV_BWD_FILTER] = {"algo_0", "algo_1", "fft", "algo_3", "winograd", "winograd_nonfused", "fft_tiling"},
+};
+
+/* The names of math=, indexed by the cudnnMathType_t value. */
+static const char *const conv_math_names[] = {
+    [CUDNN_DEFAULT_MATH] = "default",
+    [CUDNN_TENSOR_OP_MATH] = "tensor_op",
+    [CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION] = "tensor_op_allow_conversion",
+    [CUDNN_FMA_MATH] = "fma",
 };
 
 /* The forced algorithm of algo= for direction dir, -1 for auto, -2 for a name not in the list. */
@@ -59,6 +68,12 @@ const char *setup_conv(struct call *c, const struct problem *p, int dir)
     int pp = ph / stride + 1, qq = qw / stride + 1;
     int forced = conv_algo_of(problem_get(p, "algo"), dir);
     if (forced == -2) return "algo must be auto or an algorithm of the direction (see conv_algo_names)";
+    bool half = c->dt->type == CUDNN_DATA_HALF || c->dt->type == CUDNN_DATA_BFLOAT16;
+    const char *math_name = problem_get_or(p, "math", half ? "tensor_op" : "default");
+    int math = -1;
+    for (int i = 0; i < (int)ARRAY_LEN(conv_math_names); i++)
+        if (strcmp(math_name, conv_math_names[i]) == 0) math = i;
+    if (math < 0) return "math must be default, tensor_op, tensor_op_allow_conversion or fma";
     const char *lay = nhwc ? ":nhwc" : "";
     char spec[96];
     snprintf(spec, sizeof spec, "%dx%dx%dx%d%s", n, ch, h, w, lay);
@@ -74,7 +89,6 @@ const char *setup_conv(struct call *c, const struct problem *p, int dir)
     c->bytes = tensor_bytes(c, 0) + tensor_bytes(c, 1) + tensor_bytes(c, 2);
     c->flops = 2.0 * n * k * pp * qq * (double)ch * r * s;
 
-    bool half = c->dt->type == CUDNN_DATA_HALF || c->dt->type == CUDNN_DATA_BFLOAT16;
     cudnnStatus_t st = cudnnCreateFilterDescriptor(&c->filter_desc);
     if (st == CUDNN_STATUS_SUCCESS)
         st = cudnnSetFilter4dDescriptor(c->filter_desc, c->dt->type, nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
@@ -84,7 +98,7 @@ const char *setup_conv(struct call *c, const struct problem *p, int dir)
         st = cudnnSetConvolution2dDescriptor(c->conv_desc, pad, pad, stride, stride, dil, dil, CUDNN_CROSS_CORRELATION,
                                              c->dt->type == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT);
     if (st == CUDNN_STATUS_SUCCESS)
-        st = cudnnSetConvolutionMathType(c->conv_desc, half ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH);
+        st = cudnnSetConvolutionMathType(c->conv_desc, (cudnnMathType_t)math);
     if (st != CUDNN_STATUS_SUCCESS) return cudnnGetErrorString(st);
     if (c->dry) return NULL;
 
@@ -178,7 +192,7 @@ static cudnnStatus_t run_convbwdf(struct call *c)
 }
 
 static const struct op ops[] = {
-#define CONV_KEYS "dt layout n c h w k r s pad stride dil algo"
+#define CONV_KEYS "dt layout n c h w k r s pad stride dil algo [math]"
     {"convfwd", CONV_KEYS, setup_convfwd, run_convfwd},
     {"convbwdd", CONV_KEYS, setup_convbwdd, run_convbwdd},
     {"convbwdf", CONV_KEYS, setup_convbwdf, run_convbwdf},

@@ -332,7 +332,7 @@ static cudnnStatus_t run_convbiasact(struct call *c)
         c->t[2].data, c->t[3].desc, c->t[3].data, c->act_desc, c->t[2].desc, c->t[2].data);
 }
 
-#define CONV_BIAS_KEYS "dt layout n c h w k r s pad stride dil algo"
+#define CONV_BIAS_KEYS "dt layout n c h w k r s pad stride dil algo [math]"
 static const struct op ops[] = {
     {"convbiasact_graph", CONV_BIAS_KEYS, setup_convbiasact_graph, run_graph},
     {"convscalebiasaddact_graph", CONV_BIAS_KEYS, setup_convscalebiasaddact_graph, run_graph},

@@ -50,11 +50,14 @@ static const struct bench_case tensor_cases[] = {
 #undef T_NHWC
 #undef B
 
-/* One row: name SHAPE_DIR_DT[SUFFIX], e.g. l2_3x3s2_128_128_bwdf_bf16. */
-#define RN50_ROW(N, OP, DIR, DT, LAYOUT, SUFFIX, name, c, k, h, r, pad, st)                          \
+/* One row: name SHAPE_DIR_DT[SUFFIX], e.g. l2_3x3s2_128_128_bwdf_bf16; MATH: "" (the op's default)
+   or " math=NAME". */
+#define RN50_ROW_MATH(MATH, N, OP, DIR, DT, LAYOUT, SUFFIX, name, c, k, h, r, pad, st)               \
     {#name "_" #DIR "_" #DT SUFFIX, TIME_DEVICE,                                                   \
      "op=" #OP " dt=" #DT " layout=" #LAYOUT " n=" #N " c=" #c " h=" #h " w=" #h " k=" #k " r=" #r  \
-     " s=" #r " pad=" #pad " stride=" #st " dil=1 algo=auto"},
+     " s=" #r " pad=" #pad " stride=" #st " dil=1 algo=auto" MATH},
+#define RN50_ROW(...) RN50_ROW_MATH("", __VA_ARGS__)
+#define RN50_FMA_ROW(...) RN50_ROW_MATH(" math=fma", __VA_ARGS__)
 #define RN50_DIRS(N, DT, LAYOUT, SUFFIX)                                                            \
     RN50_SHAPES(RN50_ROW, N, convfwd, fwd, DT, LAYOUT, SUFFIX)                                     \
     RN50_SHAPES(RN50_ROW, N, convbwdd, bwdd, DT, LAYOUT, SUFFIX)                                   \
@@ -70,6 +73,12 @@ static const struct bench_case resnet50_cases[] = {
    resnet50_b256`): 207 cases of four times the batch-64 work, several minutes per build. */
 static const struct bench_case resnet50_b256_cases[] = {
     RN50_DIRS(256, f32, nchw, "_b256") RN50_DIRS(256, f16, nhwc, "_b256") RN50_DIRS(256, bf16, nhwc, "_b256")
+};
+/* Batch 64, f32 NCHW with FMA math (no TF32): the three directions. */
+static const struct bench_case resnet50_fma_cases[] = {
+    RN50_SHAPES(RN50_FMA_ROW, 64, convfwd, fwd, f32, nchw, "_fma")
+    RN50_SHAPES(RN50_FMA_ROW, 64, convbwdd, bwdd, f32, nchw, "_fma")
+    RN50_SHAPES(RN50_FMA_ROW, 64, convbwdf, bwdf, f32, nchw, "_fma")
 };
 /* The host backend's suite (a 2-core CPU does a batch-64 layer in seconds): the 3x3 layers
    (r = 3 picks them: RN50_ONLY_<r>), forward, f32 NCHW, batch 8. */
@@ -103,7 +112,9 @@ static const struct bench_case graph_cases[] = {
 #undef MLP_ROW
 
 #undef RN50_3X3_ROW
+#undef RN50_FMA_ROW
 #undef RN50_ROW
+#undef RN50_ROW_MATH
 
 /* One algorithm forced in every direction where cuDNN 8.2 has it, f32 NCHW, on ResNet-50's stride-1
    3x3 layers at batch 64 and LeNet's two 5x5 layers (MNIST 28x28, 20 and 50 filters) at batch 64,
@@ -211,6 +222,7 @@ const struct suite suites[] = {
     {"tensor", tensor_cases, ARRAY_LEN(tensor_cases)},
     {"resnet50", resnet50_cases, ARRAY_LEN(resnet50_cases)},
     {"resnet50_b256", resnet50_b256_cases, ARRAY_LEN(resnet50_b256_cases)},
+    {"resnet50_fma", resnet50_fma_cases, ARRAY_LEN(resnet50_fma_cases)},
     {"resnet50_host", resnet50_host_cases, ARRAY_LEN(resnet50_host_cases)},
     {"conv_algo", conv_algo_cases, ARRAY_LEN(conv_algo_cases)},
     {"nn", nn_cases, ARRAY_LEN(nn_cases)},

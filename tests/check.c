@@ -206,7 +206,7 @@ TEST(check_convolution)
     ocd_unsetenv("OPENCUDNN_CHECK");
     CHECK(v.differ == 1);
     if (!CHECK(strstr(v.differs, "replay: op=convfwd dt=f32 layout=nchw n=2 c=3 h=6 w=6 k=4 r=3 s=3 pad=1 stride=1 "
-                                 "dil=1 algo=implicit_gemm") != NULL))
+                                 "dil=1 algo=implicit_gemm math=default") != NULL))
         FAIL("%s", v.differs);
 
     void *bufs[] = {x, w, dy, y, dx, dw, ws};

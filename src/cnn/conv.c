@@ -334,6 +334,8 @@ static void conv_check_call(struct ocd_check_call *call, const struct ocd_conv_p
     bool tf32 = t == CUDNN_DATA_FLOAT && ocd_tensor_math_rejects(p->math, t) == NULL;
     call->tolerance = t == CUDNN_DATA_DOUBLE ? 1e-9 : t == CUDNN_DATA_FLOAT && !tf32 ? 1e-4 : 4e-2;
     static const char *const dirs[] = {"convfwd", "convbwdd", "convbwdf"};
+    /* the benchmark's math= names (bench/ops_conv.c), by cudnnMathType_t value */
+    static const char *const math_names[] = {"default", "tensor_op", "tensor_op_allow_conversion", "fma"};
     const char *name = strstr(ocd_conv_algo_name(p->dir, algo), "ALGO_");
     char lower[32] = "";
     if (name != NULL) {
@@ -346,10 +348,12 @@ static void conv_check_call(struct ocd_check_call *call, const struct ocd_conv_p
     const struct ocd_conv_shape *s = &p->s;
     int h = s->nsp - 2;
     snprintf(call->replay, sizeof call->replay,
-             "op=%s dt=%s layout=%s n=%lld c=%lld h=%lld w=%lld k=%lld r=%lld s=%lld pad=%d stride=%d dil=%d algo=%s",
+             "op=%s dt=%s layout=%s n=%lld c=%lld h=%lld w=%lld k=%lld r=%lld s=%lld pad=%d stride=%d dil=%d algo=%s "
+             "math=%s",
              dirs[p->dir], ocd_check_dtype_name(p->x.dtype), p->w_format == CUDNN_TENSOR_NHWC ? "nhwc" : "nchw",
              (long long)s->n, (long long)s->c, (long long)s->in[h], (long long)s->in[h + 1], (long long)s->k,
-             (long long)s->filt[h], (long long)s->filt[h + 1], s->pad[h], s->stride[h], s->dilation[h], lower);
+             (long long)s->filt[h], (long long)s->filt[h + 1], s->pad[h], s->stride[h], s->dilation[h], lower,
+             (size_t)p->math < OCD_ARRAY_LEN(math_names) ? math_names[p->math] : "default");
 }
 
 cudnnStatus_t ocd_conv_execute(cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,
