@@ -8,7 +8,8 @@
    pooling (int8 in NCHW_VECT_C vectors, and the argmax indices drawn from a pooling backward);
    ONNX Runtime's Conv (one Find result into the real output, 1-D padded to 2-D, true half);
    layer normalization through batch normalization (OneFlow, CTranslate2, ONNX Runtime);
-   MegEngine's batch norm by parameter dims.
+   MegEngine's batch norm by parameter dims; OpenVINO's legacy convolution (a list of compute types
+   tried in turn, the fused call with z the output).
    (compat_programs.c: whole programs and framework glue; compat.c, compat_ops.c,
    compat_conv.c: the frameworks' ops.) */
 #include "conv_harness.h"
@@ -654,5 +655,99 @@ TEST(compat_bn_megengine_param_dims)
         for (size_t i = 0; i < TLEN(hv); i++) free(hv[i]);
         tview_destroy(&x);
         tview_destroy(&p);
+    }
+}
+
+/* ---- OpenVINO's NVIDIA plugin, the legacy calls (modules/nvidia_plugin/src/ops/
+   convolution_components/convolution_cudnn_components.cpp, fused_convolution_cudnn.cpp) -------- */
+
+/* ConvolutionDescriptorsCuDnn: x, w, y by the Nd setters in NCHW (cudnnSetTensorNdDescriptorEx),
+   for each compute type of its list in turn (the fused convolution's {HALF, FLOAT} **whatever
+   the data**, "investigate whether we need HALF here"): cudnnSetConvolutionNdDescriptor, then
+   TENSOR_OP_MATH_ALLOW_CONVERSION and the group count, then cudnnGetConvolutionForwardAlgorithm_v7
+   asked for **1** result, the next compute type when the call or the result is not SUCCESS, the
+   workspace queried; with opBenchOption the non-Ex cudnnFindConvolutionForwardAlgorithm asked for
+   1 result three times and the algorithm found most often kept. FusedConvolutionCuDnn:
+   cudnnConvolutionBiasActivationForward with alpha1 1 (double for double compute, float
+   otherwise), the bias {1, C, 1, 1} by the Nd setter, ReLU (PROPAGATE_NAN, coefficient 0), and
+   either **alpha2 0 with z the output's own descriptor and buffer** or alpha2 1 with the add
+   input as z; the workspace NULL when the algorithm needs none. Float data (HALF compute
+   refused, FLOAT taken), half data (HALF compute, true half), double (DOUBLE). */
+TEST(compat_conv_openvino_compute_type_fallback_fused)
+{
+    static const struct { cudnnDataType_t t; bool add, bench; } cases[] = {
+        {CUDNN_DATA_FLOAT, true, false}, {CUDNN_DATA_HALF, false, true}, {CUDNN_DATA_DOUBLE, true, true},
+    };
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const cudnnDataType_t t = cases[k].t;
+        struct ref_conv rc = {.nsp = 2, .n = 2, .c = 4, .k = 6, .groups = 2, .in = {7, 6}, .filt = {3, 3},
+                              .pad = {1, 1}, .stride = {1, 2}, .dil = {1, 1}};
+        ref_conv_out_dims(&rc);
+        struct tconv_run r;
+        tconv_run_init(&r, &rc, t);
+        const int xd[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, yd[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
+        const int wd[4] = {rc.k, rc.c / rc.groups, 3, 3}, bd[4] = {1, rc.k, 1, 1};
+        const int pad[2] = {1, 1}, stride[2] = {1, 2}, dil[2] = {1, 1};
+        cudnnTensorDescriptor_t bdesc;
+        CHECK_OK(cudnnCreateTensorDescriptor(&bdesc));
+        CHECK_OK(cudnnSetTensorNdDescriptorEx(r.xd, CUDNN_TENSOR_NCHW, t, 4, xd));
+        CHECK_OK(cudnnSetTensorNdDescriptorEx(r.yd, CUDNN_TENSOR_NCHW, t, 4, yd));
+        CHECK_OK(cudnnSetTensorNdDescriptorEx(bdesc, CUDNN_TENSOR_NCHW, t, 4, bd));
+        CHECK_OK(cudnnSetFilterNdDescriptor(r.wd, t, CUDNN_TENSOR_NCHW, 4, wd));
+        const cudnnDataType_t tries[2] = {t == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_HALF, CUDNN_DATA_FLOAT};
+        cudnnConvolutionFwdAlgoPerf_t perf = {0};
+        bool found = false;
+        cudnnDataType_t comp = tries[0];
+        for (int i = 0; i < 2 && !found; i++) {
+            comp = tries[i];
+            CHECK_OK(cudnnSetConvolutionNdDescriptor(r.cd, 2, pad, stride, dil, CUDNN_CROSS_CORRELATION, comp));
+            CHECK_OK(cudnnSetConvolutionMathType(r.cd, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
+            CHECK_OK(cudnnSetConvolutionGroupCount(r.cd, rc.groups));
+            int got = 0;
+            if (!cases[k].bench) {
+                found = cudnnGetConvolutionForwardAlgorithm_v7(h, r.xd, r.wd, r.cd, r.yd, 1, &got, &perf) ==
+                            CUDNN_STATUS_SUCCESS && got > 0 && perf.status == CUDNN_STATUS_SUCCESS;
+            } else { /* BenchmarkOptimalAlgo: three searches, the most frequent algorithm */
+                int times[CUDNN_CONVOLUTION_FWD_ALGO_COUNT] = {0};
+                cudnnConvolutionFwdAlgoPerf_t seen[3];
+                found = true;
+                for (int rep = 0; rep < 3 && found; rep++) {
+                    found = cudnnFindConvolutionForwardAlgorithm(h, r.xd, r.wd, r.cd, r.yd, 1, &got, &seen[rep]) ==
+                                CUDNN_STATUS_SUCCESS && got > 0 && seen[rep].status == CUDNN_STATUS_SUCCESS;
+                    if (found) times[seen[rep].algo]++;
+                }
+                for (int rep = 0; rep < 3 && found; rep++)
+                    if (rep == 0 || times[seen[rep].algo] > times[perf.algo]) perf = seen[rep];
+            }
+        }
+        CHECK(found);
+        CHECK(comp == (t == CUDNN_DATA_FLOAT ? CUDNN_DATA_FLOAT : t));
+        size_t bytes = 0;
+        CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, r.xd, r.wd, r.cd, r.yd, perf.algo, &bytes));
+        void *ws = bytes ? tbuf_alloc(bytes) : NULL;
+        cudnnActivationDescriptor_t act;
+        CHECK_OK(cudnnCreateActivationDescriptor(&act));
+        CHECK_OK(cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0));
+        double *bias = tview_random(rc.k, -0.5, 0.5), *add = tview_random(r.ny, -1, 1);
+        double *want = malloc(sizeof(double) * (size_t)r.ny);
+        void *pb = tvalues_upload(t, bias, rc.k), *pz = cases[k].add ? tvalues_upload(t, add, r.ny) : NULL;
+        const long per = (long)rc.out[0] * rc.out[1];
+        for (long i = 0; i < r.ny; i++) {
+            const double v = r.y[i] + bias[i / per % rc.k] + (cases[k].add ? add[i] : 0);
+            want[i] = v > 0 ? v : 0;
+        }
+        struct tscale one, zero;
+        const cudnnDataType_t st = comp == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+        if (CHECK_OK(cudnnConvolutionBiasActivationForward(h, tscale(&one, st, 1), r.xd, r.px, r.wd, r.pw, r.cd,
+                                                           perf.algo, ws, bytes, tscale(&zero, st, cases[k].add ? 1 : 0),
+                                                           r.yd, cases[k].add ? pz : r.py, bdesc, pb, act, r.yd, r.py)))
+            tvalues_check(t, r.py, want, r.ny, tconv_tolerance(t, t, perf.mathType),
+                          cases[k].add ? "OpenVINO's fused conv + bias + add + ReLU" : "OpenVINO's fused conv + bias + ReLU");
+        tbuf_free(ws), tbuf_free(pb), tbuf_free(pz);
+        free(bias), free(add), free(want);
+        cudnnDestroyActivationDescriptor(act);
+        cudnnDestroyTensorDescriptor(bdesc);
+        tconv_run_free(&r);
     }
 }
