@@ -4,12 +4,14 @@
    cudnnReduceTensor, the activation's backward in place, a dense layer's batch norm over
    {1, F, 1, B} with a cumulative running average, the tensor sum through a reduction asking for
    indices); dfdx's convolutions on unbatched tensors (stride 0 on the padded batch dim);
-   PaddlePaddle's batch norm (bfloat16, channels-last, 2-D to 5-D inputs). Each
+   PaddlePaddle's batch norm (bfloat16, channels-last, 2-D to 5-D inputs); OpenVINO's pooling
+   (shapes copied into the tail of 4-D arrays, pads_begin only). Each
    result against the double references of tests/ref/, outputs poisoned.
    (compat_engines.c: the frameworks' execution layers; compat_programs.c: whole programs.) */
 #include "conv_harness.h"
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
+#include "ref/pooling.h"
 #include "tensors.h"
 #include "test.h"
 
@@ -396,5 +398,82 @@ TEST(compat_bn_paddle_bfloat16_and_layouts)
         for (size_t i = 0; i < TLEN(hv); i++) free(hv[i]);
         tview_destroy(&x);
         tview_destroy(&p);
+    }
+}
+
+/* ---- OpenVINO's NVIDIA plugin pooling (modules/nvidia_plugin/src/ops/pooling_impl.cpp) ---------- */
+
+/* PoolingImpl: rank max(4, ndim), the shape and its row-major strides copied into the **tail**
+   of arrays of 1s, so a 1-D pooling's (N, C, L) input is **{1, N, C, L} with strides
+   {1, C L, L, 1}** and its window, pads and strides {1, k}, {0, p}, {1, s} (N becomes the
+   channel, C a height pooled with window 1); cudnnSetPoolingNdDescriptor with PROPAGATE_NAN and
+   pads_begin only: pads_end differing from pads_begin is refused for AVERAGE_COUNT_INCLUDE_PADDING
+   alone, so MAX and AVERAGE_COUNT_EXCLUDE_PADDING take y of the op's shape, floor((in + begin +
+   end - k) / s) + 1, one longer or shorter than the descriptor's formula; alpha 1 and beta 0 as
+   floats; float, half and int8 (MAX) data. */
+TEST(compat_pool_openvino_tail_padded_dims_asymmetric)
+{
+    static const struct {
+        cudnnDataType_t t; cudnnPoolingMode_t mode; int nsp; int in[3], win[3], begin[3], end[3], stride[3];
+    } cases[] = {
+        {CUDNN_DATA_FLOAT, CUDNN_POOLING_MAX, 1, {9}, {3}, {0}, {2}, {2}},
+        {CUDNN_DATA_FLOAT, CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING, 1, {8}, {3}, {1}, {0}, {1}},
+        {CUDNN_DATA_HALF, CUDNN_POOLING_MAX, 2, {7, 6}, {2, 3}, {0, 1}, {1, 1}, {2, 2}},
+        {CUDNN_DATA_FLOAT, CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING, 3, {4, 5, 6}, {2, 2, 3}, {1, 0, 1}, {0, 1, 2},
+         {2, 2, 2}},
+        {CUDNN_DATA_INT8, CUDNN_POOLING_MAX, 2, {6, 6}, {3, 3}, {1, 1}, {0, 0}, {2, 2}},
+        {CUDNN_DATA_FLOAT, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, 2, {6, 7}, {3, 3}, {1, 1}, {1, 1}, {2, 2}},
+    };
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const cudnnDataType_t t = cases[k].t;
+        const int nsp = cases[k].nsp, ndim = nsp + 2, N = 2, C = 3;
+        const int rank = ndim > 4 ? ndim : 4, sp = rank - 2;
+        int shape[5] = {N, C}, oshape[5] = {N, C};
+        for (int d = 0; d < nsp; d++) {
+            shape[2 + d] = cases[k].in[d];
+            oshape[2 + d] = (cases[k].in[d] + cases[k].begin[d] + cases[k].end[d] - cases[k].win[d]) / cases[k].stride[d] + 1;
+        }
+        /* the tail copies */
+        int xd[5], xs[5], yd[5], ys[5], win[3], pad[3], str[3];
+        for (int d = 0; d < rank; d++) xd[d] = yd[d] = 1, xs[d] = ys[d] = 1;
+        for (int d = 0; d < sp; d++) win[d] = 1, pad[d] = 0, str[d] = 1;
+        int64_t sx = 1, sy = 1;
+        for (int d = ndim - 1, o = rank - 1; d >= 0; d--, o--) {
+            xd[o] = shape[d], yd[o] = oshape[d], xs[o] = (int)sx, ys[o] = (int)sy;
+            sx *= shape[d], sy *= oshape[d];
+        }
+        for (int d = nsp - 1, o = sp - 1; d >= 0; d--, o--)
+            win[o] = cases[k].win[d], pad[o] = cases[k].begin[d], str[o] = cases[k].stride[d];
+        const int64_t nx = sx, ny = sy;
+        cudnnTensorDescriptor_t xdesc, ydesc;
+        cudnnPoolingDescriptor_t pd;
+        CHECK_OK(cudnnCreateTensorDescriptor(&xdesc));
+        CHECK_OK(cudnnCreateTensorDescriptor(&ydesc));
+        CHECK_OK(cudnnCreatePoolingDescriptor(&pd));
+        CHECK_OK(cudnnSetTensorNdDescriptor(xdesc, t, rank, xd, xs));
+        CHECK_OK(cudnnSetTensorNdDescriptor(ydesc, t, rank, yd, ys));
+        CHECK_OK(cudnnSetPoolingNdDescriptor(pd, cases[k].mode, CUDNN_PROPAGATE_NAN, sp, win, pad, str));
+        double *x = t == CUDNN_DATA_INT8 ? tview_random(nx, -100, 100) : tview_random(nx, -2, 2);
+        if (t == CUDNN_DATA_INT8)
+            for (int64_t i = 0; i < nx; i++) x[i] = (double)(int)x[i];
+        double *want = malloc(sizeof(double) * (size_t)ny);
+        void *px = tvalues_upload(t, x, nx), *py = tbuf_alloc(tdtype_size(t) * (size_t)ny);
+        const struct ref_pool rp = {cases[k].mode, true, nsp,
+                                    {cases[k].win[0], cases[k].win[1], cases[k].win[2]},
+                                    {cases[k].begin[0], cases[k].begin[1], cases[k].begin[2]},
+                                    {cases[k].stride[0], cases[k].stride[1], cases[k].stride[2]}};
+        ref_pooling_forward(&rp, N, C, shape + 2, oshape + 2, x, want);
+        if (t == CUDNN_DATA_INT8)
+            for (int64_t i = 0; i < ny; i++) want[i] = round(want[i]);
+        const float one = 1, zero = 0;
+        if (CHECK_OK(cudnnPoolingForward(h, pd, &one, xdesc, px, &zero, ydesc, py)))
+            tvalues_check(t, py, want, ny, t == CUDNN_DATA_HALF ? 2e-3 : t == CUDNN_DATA_INT8 ? 0 : 1e-5,
+                          nsp == 1 ? "OpenVINO's 1-D pooling as {1, N, C, L}" : "OpenVINO's pooling, pads_begin only");
+        tbuf_free(px), tbuf_free(py);
+        free(x), free(want);
+        cudnnDestroyPoolingDescriptor(pd);
+        cudnnDestroyTensorDescriptor(xdesc);
+        cudnnDestroyTensorDescriptor(ydesc);
     }
 }
