@@ -5,13 +5,15 @@
    {1, F, 1, B} with a cumulative running average, the tensor sum through a reduction asking for
    indices); dfdx's convolutions on unbatched tensors (stride 0 on the padded batch dim);
    PaddlePaddle's batch norm (bfloat16, channels-last, 2-D to 5-D inputs); OpenVINO's pooling
-   (shapes copied into the tail of 4-D arrays, pads_begin only). Each
+   (shapes copied into the tail of 4-D arrays, pads_begin only) and softmax (rank and axis mapped
+   to 4-D, bfloat16). Each
    result against the double references of tests/ref/, outputs poisoned.
    (compat_engines.c: the frameworks' execution layers; compat_programs.c: whole programs.) */
 #include "conv_harness.h"
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/pooling.h"
+#include "ref/softmax.h"
 #include "tensors.h"
 #include "test.h"
 
@@ -475,5 +477,53 @@ TEST(compat_pool_openvino_tail_padded_dims_asymmetric)
         cudnnDestroyPoolingDescriptor(pd);
         cudnnDestroyTensorDescriptor(xdesc);
         cudnnDestroyTensorDescriptor(ydesc);
+    }
+}
+
+/* SoftmaxOp (modules/nvidia_plugin/src/ops/softmax.cpp, mapRankAxis): any rank 1..5 and axis
+   mapped to a packed 4-D NCHW tensor (cudnnSetTensorNdDescriptorEx) whose C is the axis: the dims
+   before it multiplied into N, the dims after it into H and W (rank 5, axis 0: {1, d0, d1 d2,
+   d3 d4}; rank 3, axis 2: {d0 d1, d2, 1, 1}); ACCURATE in CHANNEL mode, one descriptor for x and
+   y, alpha 1 and beta 0 as floats; float, half and **bfloat16**. */
+TEST(compat_softmax_openvino_rank_axis_mapping)
+{
+    static const struct { cudnnDataType_t t; int rank, axis; int d[5]; } cases[] = {
+        {CUDNN_DATA_BFLOAT16, 3, 2, {2, 3, 7}},       {CUDNN_DATA_FLOAT, 5, 0, {5, 2, 3, 2, 2}},
+        {CUDNN_DATA_BFLOAT16, 4, 1, {2, 6, 3, 2}},    {CUDNN_DATA_HALF, 5, 2, {2, 2, 6, 3, 2}},
+        {CUDNN_DATA_FLOAT, 1, 0, {9}},                {CUDNN_DATA_BFLOAT16, 2, 0, {4, 5}},
+    };
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const cudnnDataType_t t = cases[k].t;
+        const int rank = cases[k].rank, axis = cases[k].axis;
+        int before = 1, after_h = 1, after_w = 1;
+        for (int i = 0; i < axis; i++) before *= cases[k].d[i];
+        /* the dims after the axis: the first into H and the rest into W, as the table merges them */
+        const int after = rank - axis - 1;
+        for (int i = axis + 1; i < rank; i++) {
+            const bool to_h = after <= 2 ? i == axis + 1 : i < axis + 1 + after / 2;
+            if (to_h) after_h *= cases[k].d[i];
+            else after_w *= cases[k].d[i];
+        }
+        int dims[4] = {before, cases[k].d[axis], after_h, after_w};
+        if (axis == 0 && rank >= 4) { /* 4.0 {1, d0, d1 d2, d3}, 5.0 {1, d0, d1 d2, d3 d4} */
+            dims[2] = cases[k].d[1] * cases[k].d[2];
+            dims[3] = rank == 4 ? cases[k].d[3] : cases[k].d[3] * cases[k].d[4];
+        }
+        const int64_t n = (int64_t)dims[0] * dims[1] * dims[2] * dims[3];
+        cudnnTensorDescriptor_t desc;
+        CHECK_OK(cudnnCreateTensorDescriptor(&desc));
+        CHECK_OK(cudnnSetTensorNdDescriptorEx(desc, CUDNN_TENSOR_NCHW, t, 4, dims));
+        double *x = tview_random(n, -3, 3), *want = malloc(sizeof(double) * (size_t)n);
+        void *px = tvalues_upload(t, x, n), *py = tbuf_alloc(tdtype_size(t) * (size_t)n);
+        ref_softmax_forward(CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, 4, dims, x, want);
+        const float one = 1, zero = 0;
+        if (CHECK_OK(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, desc, px, &zero,
+                                         desc, py)))
+            tvalues_check(t, py, want, n, t == CUDNN_DATA_BFLOAT16 ? 2e-2 : t == CUDNN_DATA_HALF ? 2e-3 : 1e-5,
+                          "OpenVINO's softmax over the mapped axis");
+        tbuf_free(px), tbuf_free(py);
+        free(x), free(want);
+        cudnnDestroyTensorDescriptor(desc);
     }
 }
