@@ -58,6 +58,7 @@ struct buf {
     size_t off, bytes;     /* BUF_WORK */
     int64_t alignment;     /* BUF_USER: bytes the pointer is promised to be aligned to */
     bool by_value;         /* BUF_USER: the pointer is host memory */
+    bool zero_scaled;      /* BUF_USER: read only as a pointwise B under ALPHA2 0 (zero_scaled_only) */
     struct ocd_tensor_view view; /* as stored */
 };
 
@@ -140,6 +141,24 @@ static bool op_reads(const struct ocd_graph_op *op, int64_t uid)
     return false;
 }
 
+/* Whether the tensor of uid is read only as the B operand of pointwise ops whose ALPHA2 is 0:
+   OpenVINO's fused convolution passes such a side input with a NULL pointer, or leaves it out of
+   the variant pack, when there is none to add; its value cannot matter, so Execute reads zeros. */
+static bool zero_scaled_only(const struct ocd_graph *g, int64_t uid)
+{
+    bool read = false;
+    for (int i = 0; i < g->n_ops; i++) {
+        const struct ocd_graph_op *op = &g->ops[i];
+        if (!op_reads(op, uid)) continue;
+        if (!is_pw(op) || !(op->present & (1u << OCD_GT_PW_B)) || op->t[OCD_GT_PW_B].uid != uid || op->beta != 0)
+            return false;
+        for (int t = 0; t < OCD_GRAPH_OP_MAX_TENSORS; t++)
+            if (t != OCD_GT_PW_B && (op->present & (1u << t)) && op->t[t].uid == uid) return false;
+        read = true;
+    }
+    return read;
+}
+
 /* A virtual tensor made and read inside one pointwise chain needs no memory. */
 static bool needs_memory(const struct builder *bd, int node)
 {
@@ -189,6 +208,7 @@ static cudnnStatus_t buffer(struct builder *bd, const struct ocd_graph_tensor *t
     struct buf *b = &bd->pl->bufs[*out];
     b->uid = t->uid;
     b->by_value = t->by_value;
+    b->zero_scaled = !t->is_virtual && zero_scaled_only(bd->g, t->uid);
     b->alignment = t->by_value ? 0 : t->alignment; /* a by-value scalar lies in host memory */
     if (node >= 0) bd->buf_of_node[node] = *out;
     return CUDNN_STATUS_SUCCESS;
@@ -884,8 +904,9 @@ static cudnnStatus_t check_alignment(const struct buf *bf, const void *p)
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* The pointer of every buffer: BAD_PARAM, logged, for a UID without a pointer, a pointer not
-   aligned to its elements, or a NULL workspace the plan needs. */
+/* The pointer of every buffer: BAD_PARAM, logged, for a UID without a pointer (but a side input
+   scaled by 0, left NULL for zeros_for_absent), a pointer not aligned to its elements, or a NULL
+   workspace the plan needs. */
 static cudnnStatus_t bind(const struct ocd_graph_plan *pl, const struct ocd_graph_variant *vp, void *ptr[])
 {
     if (pl->total > 0 && vp->workspace == NULL)
@@ -898,6 +919,7 @@ static cudnnStatus_t bind(const struct ocd_graph_plan *pl, const struct ocd_grap
         if (bf->kind != BUF_USER) continue;
         for (int64_t i = 0; i < vp->n && ptr[b] == NULL; i++)
             if (vp->uids[i] == bf->uid) ptr[b] = vp->pointers[i];
+        if (ptr[b] == NULL && bf->zero_scaled) continue;
         if (ptr[b] == NULL)
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the variant pack has no pointer for tensor UID %lld",
                             (long long)bf->uid);
@@ -944,6 +966,35 @@ static cudnnStatus_t separate_in_place(cudnnHandle_t handle, const struct ocd_gr
                         "written in place", total);
     for (int k = 0; k + 1 < pl->nstages; k++)
         if (off[k] != SIZE_MAX) ptr[anchor_output(&pl->stages[k])] = (char *)*tmp + off[k];
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* A side input scaled by 0 that the pack gives no pointer for (bind) reads zeros: one temporary
+   of the handle's backend, *tmp, zero-filled, serves every such buffer a stage reads. */
+static cudnnStatus_t zeros_for_absent(cudnnHandle_t handle, const struct ocd_graph_plan *pl, void *ptr[], void **tmp)
+{
+    size_t bytes = 0;
+    *tmp = NULL;
+    for (int k = 0; k < pl->nstages; k++)
+        for (int i = 0; i < STAGE_BUFS; i++) {
+            const int b = pl->stages[k].b[i];
+            if (b >= 0 && pl->bufs[b].kind == BUF_USER && ptr[b] == NULL) bytes = OCD_MAX(bytes, pl->bufs[b].bytes);
+        }
+    if (bytes == 0) return CUDNN_STATUS_SUCCESS;
+    ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "a side input scaled by 0 has no pointer in the variant "
+                    "pack: this execution reads %zu bytes of zeros for it", bytes);
+    void *host = ocd_calloc(1, bytes);
+    if (host == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "no memory for %zu bytes of zeros", bytes);
+    cudnnStatus_t st = ocd_backend_alloc(handle, tmp, bytes);
+    if (st == CUDNN_STATUS_SUCCESS) st = ocd_backend_copy(handle, *tmp, host, bytes, OCD_COPY_FROM_HOST);
+    free(host);
+    if (st != CUDNN_STATUS_SUCCESS) {
+        ocd_backend_release(handle, *tmp);
+        *tmp = NULL;
+        return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "no memory for the %zu-byte zeros of a side input scaled by 0", bytes);
+    }
+    for (int b = 0; b < pl->nbufs; b++)
+        if (pl->bufs[b].kind == BUF_USER && ptr[b] == NULL) ptr[b] = *tmp;
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -1020,11 +1071,17 @@ static cudnnStatus_t run_plan(cudnnHandle_t handle, const struct ocd_graph_plan 
 {
     void *ptr[MAX_BUFS];
     OCD_TRY(bind(pl, vp, ptr));
-    void *tmp = NULL;
-    OCD_TRY(separate_in_place(handle, pl, ptr, &tmp));
+    void *tmp = NULL, *zeros = NULL;
+    OCD_TRY(zeros_for_absent(handle, pl, ptr, &zeros));
+    cudnnStatus_t sep = separate_in_place(handle, pl, ptr, &tmp);
+    if (sep != CUDNN_STATUS_SUCCESS) {
+        ocd_backend_release(handle, zeros);
+        return sep;
+    }
     struct bound_stage *stages = ocd_malloc((size_t)OCD_MAX(pl->nstages, 1) * sizeof *stages);
     if (stages == NULL) {
         ocd_backend_release(handle, tmp);
+        ocd_backend_release(handle, zeros);
         return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "no memory to bind the plan's stages");
     }
     for (int k = 0; k < pl->nstages; k++) stages[k].s = pl->stages[k], stages[k].plan.impl = NULL;
@@ -1034,6 +1091,7 @@ static cudnnStatus_t run_plan(cudnnHandle_t handle, const struct ocd_graph_plan 
     for (int k = 0; k < pl->nstages && st == CUDNN_STATUS_SUCCESS; k++) st = run_stage(handle, &stages[k], ptr, scratch);
     free(stages);
     ocd_backend_release(handle, tmp);
+    ocd_backend_release(handle, zeros);
     return st;
 }
 
