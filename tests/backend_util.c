@@ -306,3 +306,56 @@ void bt_run_all_engines(bdesc g, struct bt_gt *const *io, int n, const struct bt
     }
     CHECK(ran >= 1);
 }
+
+bdesc bt_tensor_aligned(int64_t uid, const struct tview *v, int64_t align)
+{
+    bdesc t = bt_make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    int64_t dims[8], st[8];
+    for (int d = 0; d < v->rank; d++) dims[d] = v->dims[d], st[d] = v->strides[d];
+    cudnnDataType_t dt = v->dtype;
+    bt_set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, v->rank, dims);
+    bt_set(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, v->rank, st);
+    bt_set_i64(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, uid);
+    bt_set_i64(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, align);
+    bt_set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt);
+    CHECK_OK(cudnnBackendFinalize(t));
+    return t;
+}
+
+int bt_heuristics(bdesc g, bdesc *cfgs, int cap)
+{
+    bdesc h = bt_make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_INSTANT;
+    bt_set_desc(h, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, g);
+    bt_set(h, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+    CHECK_OK(cudnnBackendFinalize(h));
+    int64_t n = 0, got = 0;
+    CHECK_OK(cudnnBackendGetAttribute(h, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &n, NULL));
+    for (int i = 0; i < cap; i++) cfgs[i] = bt_make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    CHECK_OK(cudnnBackendGetAttribute(h, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, cap, &got, cfgs));
+    for (int i = (int)got; i < cap; i++) cudnnBackendDestroyDescriptor(cfgs[i]);
+    cudnnBackendDestroyDescriptor(h);
+    return (int)got;
+}
+
+bdesc bt_plan_of_cfg(bdesc cfg, int64_t *ws)
+{
+    cudnnHandle_t h = test_handle();
+    bdesc plan = bt_make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+    bt_set(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
+    bt_set_desc(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cfg);
+    if (cudnnBackendFinalize(plan) != CUDNN_STATUS_SUCCESS) {
+        cudnnBackendDestroyDescriptor(plan);
+        return NULL;
+    }
+    CHECK_OK(cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, NULL, ws));
+    return plan;
+}
+
+cudnnStatus_t bt_execute(bdesc plan, const int64_t *uids, void *const *ptrs, int n, void *ws)
+{
+    bdesc vp = bt_pack(uids, ptrs, n, ws);
+    cudnnStatus_t st = cudnnBackendExecute(test_handle(), plan, vp);
+    cudnnBackendDestroyDescriptor(vp);
+    return st;
+}

@@ -33,6 +33,15 @@ int64_t bt_engine_count(bdesc g);
 bdesc bt_plan_of_engine(bdesc g, int64_t index, int64_t *ws);
 /* The heuristic's configurations (INSTANT): their engines' global indices, best first. */
 int bt_heuristic_engines(bdesc g, int64_t *out, int cap);
+/* A packed tensor of a tview (its own strides), not virtual, of a byte alignment. */
+bdesc bt_tensor_aligned(int64_t uid, const struct tview *v, int64_t align);
+/* INSTANT's configurations of a graph, counted, then fetched into cap targets made here: the
+   count written. */
+int bt_heuristics(bdesc g, bdesc *cfgs, int cap);
+/* A plan of a configuration on the test handle, its workspace in *ws; NULL when none builds. */
+bdesc bt_plan_of_cfg(bdesc cfg, int64_t *ws);
+/* Executes a plan on the test handle with a pack of n (uid, pointer) pairs and a workspace. */
+cudnnStatus_t bt_execute(bdesc plan, const int64_t *uids, void *const *ptrs, int n, void *ws);
 /* A variant pack of n (uid, pointer) pairs and a workspace. */
 bdesc bt_pack(const int64_t *uids, void *const *ptrs, int n, void *ws);
 /* Runs a plan with the pack's pointers and a fresh workspace of its size. */
