@@ -6,7 +6,7 @@
    indices); dfdx's convolutions on unbatched tensors (stride 0 on the padded batch dim);
    PaddlePaddle's batch norm (bfloat16, channels-last, 2-D to 5-D inputs); OpenVINO's pooling
    (shapes copied into the tail of 4-D arrays, pads_begin only) and softmax (rank and axis mapped
-   to 4-D, bfloat16). Each
+   to 4-D, bfloat16); TNN's tall-filter convolutions. Each
    result against the double references of tests/ref/, outputs poisoned.
    (compat_engines.c: the frameworks' execution layers; compat_programs.c: whole programs.) */
 #include "conv_harness.h"
@@ -526,4 +526,75 @@ TEST(compat_softmax_openvino_rank_axis_mapping)
         free(x), free(want);
         cudnnDestroyTensorDescriptor(desc);
     }
+}
+
+/* ---- TNN (source/tnn/device/cuda/acc/cuda_conv_layer_acc.cc) ----------------------------------- */
+
+/* CudaConvLayerAcc, which runs on cuDNN only the convolutions its TensorRT path gets wrong: 7x7,
+   and **41x1 and 5x1 filters** (kernels {1, 41}, {1, 5}), symmetric pads; the group count set on
+   the **fresh descriptor before** cudnnSetConvolutionNdDescriptor (FLOAT), the filter
+   {K, C/g, kh, kw} by the Nd setter, x by cudnnSetTensorNdDescriptorEx, y from
+   cudnnGetConvolutionNdForwardOutputDim (compared with the model's shape); the first SUCCESS of
+   cudnnGetConvolutionForwardAlgorithm_v7 asked for CUDNN_CONVOLUTION_FWD_ALGO_COUNT results, a
+   workspace that only grows (the buffer's whole size passed); the bias {1, K, 1, 1} added by
+   cudnnAddTensor (alpha 1, beta 1). */
+TEST(compat_conv_tnn_tall_filters)
+{
+    static const struct { int kh, kw, groups, ph, pw; } cases[] = {{41, 1, 2, 20, 0}, {5, 1, 1, 2, 0}, {7, 7, 3, 3, 3}};
+    cudnnHandle_t h = test_handle();
+    size_t ws_size = 0;
+    void *ws = NULL;
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        struct ref_conv rc = {.nsp = 2, .n = 1, .c = 6, .k = 6, .groups = cases[k].groups, .in = {48, 9},
+                              .filt = {cases[k].kh, cases[k].kw}, .pad = {cases[k].ph, cases[k].pw},
+                              .stride = {1, 1}, .dil = {1, 1}};
+        ref_conv_out_dims(&rc);
+        struct tconv_run r;
+        tconv_run_init(&r, &rc, CUDNN_DATA_FLOAT);
+        CHECK_OK(cudnnSetConvolutionGroupCount(r.cd, rc.groups));
+        const int fd[4] = {rc.k, rc.c / rc.groups, rc.filt[0], rc.filt[1]}, xd[4] = {rc.n, rc.c, rc.in[0], rc.in[1]};
+        const int pad[2] = {rc.pad[0], rc.pad[1]}, one2[2] = {1, 1}, bd[4] = {1, rc.k, 1, 1};
+        CHECK_OK(cudnnSetFilterNdDescriptor(r.wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, fd));
+        CHECK_OK(cudnnSetConvolutionNdDescriptor(r.cd, 2, pad, one2, one2, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+        CHECK_OK(cudnnSetTensorNdDescriptorEx(r.xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 4, xd));
+        int od[4] = {0};
+        CHECK_OK(cudnnGetConvolutionNdForwardOutputDim(r.cd, r.xd, r.wd, 4, od));
+        CHECK(od[0] == rc.n && od[1] == rc.k && od[2] == rc.out[0] && od[3] == rc.out[1]);
+        CHECK_OK(cudnnSetTensorNdDescriptorEx(r.yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 4, od));
+        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        int got = 0, pick = -1;
+        CHECK_OK(cudnnGetConvolutionForwardAlgorithm_v7(h, r.xd, r.wd, r.cd, r.yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got,
+                                                        perf));
+        for (int i = 0; i < got && pick < 0; i++)
+            if (perf[i].status == CUDNN_STATUS_SUCCESS) pick = i;
+        if (!CHECK(pick >= 0)) {
+            tconv_run_free(&r);
+            continue;
+        }
+        size_t need = 0;
+        CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, r.xd, r.wd, r.cd, r.yd, perf[pick].algo, &need));
+        if (ws_size < need) {
+            tbuf_free(ws);
+            ws = tbuf_alloc(need), ws_size = need;
+        }
+        cudnnTensorDescriptor_t bdesc;
+        CHECK_OK(cudnnCreateTensorDescriptor(&bdesc));
+        CHECK_OK(cudnnSetTensorNdDescriptorEx(bdesc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 4, bd));
+        double *bias = tview_random(rc.k, -0.5, 0.5), *want = malloc(sizeof(double) * (size_t)r.ny);
+        void *pb = tvalues_upload(CUDNN_DATA_FLOAT, bias, rc.k);
+        const long per = (long)rc.out[0] * rc.out[1];
+        for (long i = 0; i < r.ny; i++) want[i] = r.y[i] + bias[i / per % rc.k];
+        const float one = 1, zero = 0;
+        if (CHECK_OK(cudnnConvolutionForward(h, &one, r.xd, r.px, r.wd, r.pw, r.cd, perf[pick].algo, ws, ws_size, &zero,
+                                             r.yd, r.py)) &&
+            CHECK_OK(cudnnAddTensor(h, &one, bdesc, pb, &one, r.yd, r.py)))
+            tvalues_check(CUDNN_DATA_FLOAT, r.py, want, r.ny,
+                          tconv_tolerance(CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, perf[pick].mathType),
+                          "TNN's tall-filter convolution + bias");
+        tbuf_free(pb);
+        free(bias), free(want);
+        cudnnDestroyTensorDescriptor(bdesc);
+        tconv_run_free(&r);
+    }
+    tbuf_free(ws);
 }
