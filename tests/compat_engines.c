@@ -484,11 +484,11 @@ TEST(compat_conv_onnxruntime_find_one_into_output)
    saved mean and inverse variance the op's outputs; the backward from them with **dscale and
    dbias one buffer** (the temporary's second slot serves both: `cudnn_bn_scale_diff_buf_dptr` and
    `cudnn_bn_bias_diff_buf_dptr` are the same address), alphaParamDiff 1 and betaParamDiff 0, only
-   dx kept. CTranslate2's LayerNorm (src/cuda/ops/layer_norm_gpu.cu): 1 x rows x depth x 1 in SPATIAL
+   dx kept. CTranslate2's first LayerNorm (src/ops/layer_norm_gpu.cu): 1 x rows x depth x 1 in SPATIAL
    mode, the parameters derived, **factor 0**, running averages and saved statistics NULL, epsilon
-   CUDNN_BN_MIN_EPSILON (0). ONNX Runtime's LayerNormCudnn (onnxruntime/core/providers/cuda/nn/
-   layer_norm.cc, cuDNN path): 1 x N x M x 1 SPATIAL, factor 1, running NULL, saved statistics the
-   op's Mean and InvStdDev outputs. */
+   CUDNN_BN_MIN_EPSILON (0). ONNX Runtime's LayerNormCudnn (a CUDA kernel of its early training
+   code): 1 x N x M x 1 SPATIAL, factor 1, running NULL, saved statistics the op's Mean and
+   InvStdDev outputs. */
 TEST(compat_bn_layer_norm_as_batch_norm)
 {
     enum { ONEFLOW, CTRANSLATE2, ORT };
