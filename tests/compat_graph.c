@@ -2,7 +2,8 @@
    (docs/compatibility.md): convolution graphs padded differently before and after (forward, and
    the gradients the same descriptor describes), a plan rebuilt from the kept configuration on
    every execution, the fused convolution whose side input, scaled by ALPHA2 0, has no pointer in
-   the variant pack. Each replays the call sequence in C against tests/ref/conv.c. (compat_backend.c:
+   the variant pack; NVIDIA apex's frontend graphs (an int8 mask, a reduction reading a
+   non-virtual output). Each replays the call sequence in C against tests/ref/conv.c. (compat_backend.c:
    PyTorch, TensorFlow, the frontend, hidet.) */
 #include "backend_util.h"
 #include "ref/conv.h"
@@ -414,4 +415,200 @@ TEST(compat_backend_zero_scaled_side_input_absent)
     bt_destroy_all((bdesc[]){g, relu, add, relu_pw, add_pw, tx, tz, tA, ty}, 9);
     tview_free(&v, px), tview_free(&v, py), tview_destroy(&v);
     free(x), free(want);
+}
+
+/* ---- NVIDIA apex (apex/contrib/csrc/conv_bias_relu/conv_bias_relu.cpp) ------------------------- */
+
+/* A tensor of dims in channels-last order (apex's generateStrides with CUDNN_TENSOR_NHWC: a
+   {1, K, 1, 1} bias gets {K, 1, K, K}), BYTE_ALIGNMENT 16. */
+static bdesc apex_tensor(int64_t uid, cudnnDataType_t t, const int64_t d[4], bool virt)
+{
+    bdesc x = bt_make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    int64_t st[4];
+    st[1] = 1, st[3] = d[1], st[2] = st[3] * d[3], st[0] = st[2] * d[2];
+    bool v = virt;
+    bt_set(x, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &t);
+    bt_set(x, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, d);
+    bt_set(x, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, st);
+    bt_set_i64(x, CUDNN_ATTR_TENSOR_UNIQUE_ID, uid);
+    bt_set_i64(x, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, 16);
+    if (virt) bt_set(x, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &v);
+    CHECK_OK(cudnnBackendFinalize(x));
+    return x;
+}
+
+static bdesc apex_pw(cudnnPointwiseMode_t mode)
+{
+    bdesc p = bt_make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+    const cudnnDataType_t f = CUDNN_DATA_FLOAT;
+    bt_set(p, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
+    bt_set(p, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f);
+    CHECK_OK(cudnnBackendFinalize(p));
+    return p;
+}
+
+/* A pointwise op: X (or, for RELU_BWD, DY and X) -> Y (DX), B when given. */
+static bdesc apex_pw_op(bdesc pw, bdesc x, bdesc b, bdesc y, bdesc dy)
+{
+    bdesc op = bt_make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
+    if (b) bt_set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b);
+    if (dy) bt_set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC, dy);
+    bt_set_desc(op, dy ? CUDNN_ATTR_OPERATION_POINTWISE_DXDESC : CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
+    CHECK_OK(cudnnBackendFinalize(op));
+    return op;
+}
+
+/* getOrCreatePlan: INSTANT's configurations, getEngineConfig(3), the first that builds. */
+static bdesc apex_plan(bdesc g, int64_t *ws)
+{
+    bdesc cfgs[3], plan = NULL;
+    const int n = bt_heuristics(g, cfgs, 3);
+    for (int i = 0; i < n && !plan; i++) plan = bt_plan_of_cfg(cfgs[i], ws);
+    bt_destroy_all(cfgs, n);
+    return plan;
+}
+
+/* run_conv_bias_mask_relu: half channels-last x and w, conv (FLOAT) -> 'c' FLOAT virtual -> ADD the
+   half bias {1, K, 1, 1} -> 'B' -> MUL by an **INT8 mask 'm'** of y's shape -> 'M' -> RELU_FWD ->
+   'y' half; run_drelu_dbias: RELU_BWD of dy 'x' at 'r' into a **non-virtual** dx 'R' that a
+   REDUCTION ADD (FLOAT) then reads into the float bias gradient 'y' {1, K, 1, 1};
+   run_dconv_drelu_dbias: backward data into a virtual FLOAT 'A', RELU_BWD at 'r' into 'R', the
+   reduction into 'y'. Math precision FLOAT everywhere, the plan the first of INSTANT's
+   configurations that builds (three tried). */
+TEST(compat_backend_apex_mask_and_dbias)
+{
+    const int n = 2, c = 8, k = 8, h = 5, w = 6;
+    const int64_t xd[4] = {n, c, h, w}, wd[4] = {k, c, 3, 3}, yd[4] = {n, k, h, w}, bd[4] = {1, k, 1, 1};
+    const int64_t pad[2] = {1, 1}, one2[2] = {1, 1};
+    const int xi[4] = {n, c, h, w}, wi[4] = {k, c, 3, 3}, yi[4] = {n, k, h, w}, bi[4] = {1, k, 1, 1};
+    struct tview vx, vw, vy, vb, vm, vbf;
+    tview_init(&vx, CUDNN_DATA_HALF, 4, xi, TV_NHWC);
+    tview_init(&vw, CUDNN_DATA_HALF, 4, wi, TV_NHWC);
+    tview_init(&vy, CUDNN_DATA_HALF, 4, yi, TV_NHWC);
+    tview_init(&vb, CUDNN_DATA_HALF, 4, bi, TV_NCHW);
+    tview_init(&vm, CUDNN_DATA_INT8, 4, yi, TV_NHWC);
+    tview_init(&vbf, CUDNN_DATA_FLOAT, 4, bi, TV_NCHW);
+    struct ref_conv rc = {.nsp = 2, .n = n, .c = c, .k = k, .groups = 1, .in = {h, w}, .filt = {3, 3}, .pad = {1, 1},
+                          .stride = {1, 1}, .dil = {1, 1}};
+    ref_conv_out_dims(&rc);
+    double *x = tview_random(vx.count, -1, 1), *wv = tview_random(vw.count, -1, 1), *b = tview_random(k, -0.5, 0.5);
+    double *m = tview_random(vm.count, 0, 1.99), *want = malloc(sizeof(double) * (size_t)vy.count);
+    for (int64_t i = 0; i < vm.count; i++) m[i] = (double)(int)m[i];
+    void *px = tview_upload(&vx, x), *pw = tview_upload(&vw, wv), *pb = tview_upload(&vb, b), *pm = tview_upload(&vm, m);
+    void *py = tview_upload(&vy, NULL);
+    ref_conv_fwd(&rc, x, wv, want);
+    const long per = (long)h * w;
+    for (long i = 0; i < vy.count; i++) {
+        const double v = (want[i] + b[i / per % k]) * m[i];
+        want[i] = v > 0 ? v : 0;
+    }
+    cudnnDataType_t f = CUDNN_DATA_FLOAT;
+    bdesc tx = apex_tensor('x', CUDNN_DATA_HALF, xd, false), tw = apex_tensor('w', CUDNN_DATA_HALF, wd, false);
+    bdesc tc = apex_tensor('c', f, yd, true), tb = apex_tensor('b', CUDNN_DATA_HALF, bd, false);
+    bdesc tB = apex_tensor('B', f, yd, true), tm = apex_tensor('m', CUDNN_DATA_INT8, yd, false);
+    bdesc tM = apex_tensor('M', f, yd, true), ty = apex_tensor('y', CUDNN_DATA_HALF, yd, false);
+    bdesc cd = bt_make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+    const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    const int64_t two = 2;
+    bt_set(cd, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f);
+    bt_set(cd, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+    bt_set(cd, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &two);
+    bt_set(cd, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, one2);
+    bt_set(cd, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
+    bt_set(cd, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
+    bt_set(cd, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, one2);
+    CHECK_OK(cudnnBackendFinalize(cd));
+    bdesc conv = bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, tx, tw, tc, cd);
+    bdesc add_pw = apex_pw(CUDNN_POINTWISE_ADD), mul_pw = apex_pw(CUDNN_POINTWISE_MUL);
+    bdesc relu_pw = apex_pw(CUDNN_POINTWISE_RELU_FWD), drelu_pw = apex_pw(CUDNN_POINTWISE_RELU_BWD);
+    bdesc bias_op = apex_pw_op(add_pw, tc, tb, tB, NULL), mask_op = apex_pw_op(mul_pw, tB, tm, tM, NULL);
+    bdesc act_op = apex_pw_op(relu_pw, tM, NULL, ty, NULL);
+    bdesc ops[4] = {conv, bias_op, mask_op, act_op};
+    bdesc g = bt_graph(ops, 4);
+    int64_t ws = -1;
+    bdesc plan = apex_plan(g, &ws);
+    if (CHECK(plan != NULL)) {
+        const int64_t uids[5] = {'x', 'w', 'b', 'm', 'y'};
+        void *ptrs[5] = {px, pw, pb, pm, py}, *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
+        if (CHECK_OK(bt_execute(plan, uids, ptrs, 5, work)))
+            bt_check_tol(&vy, py, want, 2e-2, "apex conv + bias, times an int8 mask, ReLU");
+        tbuf_free(work);
+        cudnnBackendDestroyDescriptor(plan);
+    }
+    bt_destroy_all((bdesc[]){g, act_op, mask_op, bias_op, conv}, 5);
+    /* drelu_dbias and dconv_drelu_dbias: dy 'x' of y's shape, r the relu output */
+    double *dy = tview_random(vy.count, -1, 1), *r = tview_random(vy.count, -1, 1);
+    for (int64_t i = 0; i < vy.count; i++) r[i] = r[i] > 0 ? r[i] : 0;
+    void *pdy = tview_upload(&vy, dy), *pr = tview_upload(&vy, r), *pR = tview_upload(&vy, NULL);
+    void *pdb = tview_upload(&vbf, NULL);
+    double *dR = malloc(sizeof(double) * (size_t)vy.count), *db = calloc((size_t)k, sizeof(double));
+    for (long i = 0; i < vy.count; i++) dR[i] = r[i] > 0 ? dy[i] : 0, db[i / per % k] += dR[i];
+    bdesc tdy = apex_tensor('x', CUDNN_DATA_HALF, yd, false), tr = apex_tensor('r', CUDNN_DATA_HALF, yd, false);
+    bdesc tR = apex_tensor('R', CUDNN_DATA_HALF, yd, false), tdb = apex_tensor('y', f, bd, false);
+    bdesc red = bt_make(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
+    const cudnnReduceTensorOp_t add = CUDNN_REDUCE_TENSOR_ADD;
+    bt_set(red, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f);
+    bt_set(red, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &add);
+    CHECK_OK(cudnnBackendFinalize(red));
+    bdesc drelu = apex_pw_op(drelu_pw, tr, NULL, tR, tdy);
+    bdesc rop = bt_make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
+    bt_set_desc(rop, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, tR);
+    bt_set_desc(rop, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, tdb);
+    bt_set_desc(rop, CUDNN_ATTR_OPERATION_REDUCTION_DESC, red);
+    CHECK_OK(cudnnBackendFinalize(rop));
+    bdesc ops2[2] = {drelu, rop};
+    bdesc g2 = bt_graph(ops2, 2);
+    plan = apex_plan(g2, &ws);
+    if (CHECK(plan != NULL)) {
+        const int64_t uids[4] = {'x', 'r', 'R', 'y'};
+        void *ptrs[4] = {pdy, pr, pR, pdb}, *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
+        if (CHECK_OK(bt_execute(plan, uids, ptrs, 4, work))) {
+            bt_check_tol(&vy, pR, dR, 2e-3, "apex drelu into a non-virtual R");
+            bt_check_tol(&vbf, pdb, db, 1e-2, "apex dbias: the reduction of R");
+        }
+        tbuf_free(work);
+        cudnnBackendDestroyDescriptor(plan);
+    }
+    /* dconv_drelu_dbias: backward data (dy 'x', w) into a virtual FLOAT 'A' of x's shape, RELU_BWD at
+       'r' into 'R', the reduction into 'y' {1, C, 1, 1} */
+    double *dA = malloc(sizeof(double) * (size_t)vx.count), *r2 = tview_random(vx.count, -1, 1);
+    double *dR2 = malloc(sizeof(double) * (size_t)vx.count), *db2 = calloc((size_t)c, sizeof(double));
+    for (int64_t i = 0; i < vx.count; i++) r2[i] = r2[i] > 0 ? r2[i] : 0;
+    void *pr2 = tview_upload(&vx, r2), *pR2 = tview_upload(&vx, NULL), *pdb2 = tview_upload(&vbf, NULL);
+    ref_conv_bwd_data(&rc, dy, wv, dA);
+    for (long i = 0; i < vx.count; i++) dR2[i] = r2[i] > 0 ? dA[i] : 0, db2[i / per % c] += dR2[i];
+    bdesc tA = apex_tensor('A', f, xd, true), tr2 = apex_tensor('r', CUDNN_DATA_HALF, xd, false);
+    bdesc tR2 = apex_tensor('R', CUDNN_DATA_HALF, xd, false), tdb2 = apex_tensor('y', f, bd, false);
+    bdesc dconv = bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, tA, tw, tdy, cd);
+    bdesc drelu2 = apex_pw_op(drelu_pw, tr2, NULL, tR2, tA);
+    bdesc rop2 = bt_make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
+    bt_set_desc(rop2, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, tR2);
+    bt_set_desc(rop2, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, tdb2);
+    bt_set_desc(rop2, CUDNN_ATTR_OPERATION_REDUCTION_DESC, red);
+    CHECK_OK(cudnnBackendFinalize(rop2));
+    bdesc ops3[3] = {dconv, drelu2, rop2};
+    bdesc g3 = bt_graph(ops3, 3);
+    plan = apex_plan(g3, &ws);
+    if (CHECK(plan != NULL)) {
+        const int64_t uids[5] = {'x', 'w', 'r', 'R', 'y'};
+        void *ptrs[5] = {pdy, pw, pr2, pR2, pdb2}, *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
+        if (CHECK_OK(bt_execute(plan, uids, ptrs, 5, work))) {
+            bt_check_tol(&vx, pR2, dR2, 2e-2, "apex dconv + drelu into R");
+            bt_check_tol(&vbf, pdb2, db2, 5e-2, "apex dconv + drelu + dbias");
+        }
+        tbuf_free(work);
+        cudnnBackendDestroyDescriptor(plan);
+    }
+    bt_destroy_all((bdesc[]){g3, rop2, drelu2, dconv, tA, tr2, tR2, tdb2}, 8);
+    tbuf_free(pr2), tbuf_free(pR2), tbuf_free(pdb2);
+    free(dA), free(r2), free(dR2), free(db2);
+    bt_destroy_all((bdesc[]){g2, rop, drelu, red, tdy, tr, tR, tdb}, 8);
+    bt_destroy_all((bdesc[]){cd, add_pw, mul_pw, relu_pw, drelu_pw, tx, tw, tc, tb, tB, tm, tM, ty}, 13);
+    void *hb[] = {px, pw, pb, pm, py, pdy, pr, pR, pdb};
+    for (size_t i = 0; i < TLEN(hb); i++) tbuf_free(hb[i]);
+    tview_destroy(&vx), tview_destroy(&vw), tview_destroy(&vy), tview_destroy(&vb), tview_destroy(&vm);
+    tview_destroy(&vbf);
+    free(x), free(wv), free(b), free(m), free(want), free(dy), free(r), free(dR), free(db);
 }
