@@ -120,16 +120,39 @@ static const struct bench_case graph_cases[] = {
    3x3 layers at batch 64 and LeNet's two 5x5 layers (MNIST 28x28, 20 and 50 filters) at batch 64,
    with the heuristic's choice (auto) beside them. A row is SHAPE_DIR_f32_ALGO; an algorithm that
    does not apply to a shape shows the status of its workspace query. */
-#define ALGO_ROW(OP, DIR, ALGO, name, n, c, k, h, r, pad)                                                 {#name "_" #DIR "_f32_" #ALGO, TIME_DEVICE,                                                           "op=" #OP " dt=f32 layout=nchw n=" #n " c=" #c " h=" #h " w=" #h " k=" #k " r=" #r " s=" #r         " pad=" #pad " stride=1 dil=1 algo=" #ALGO},
-#define ALGO_ROWS(...)                                                                                    ALGO_ROW(convfwd, fwd, auto, __VA_ARGS__) ALGO_ROW(convfwd, fwd, fft, __VA_ARGS__)                    ALGO_ROW(convfwd, fwd, fft_tiling, __VA_ARGS__) ALGO_ROW(convfwd, fwd, winograd, __VA_ARGS__)         ALGO_ROW(convfwd, fwd, winograd_nonfused, __VA_ARGS__)                                               ALGO_ROW(convbwdd, bwdd, auto, __VA_ARGS__) ALGO_ROW(convbwdd, bwdd, fft, __VA_ARGS__)                ALGO_ROW(convbwdd, bwdd, fft_tiling, __VA_ARGS__) ALGO_ROW(convbwdd, bwdd, winograd, __VA_ARGS__) \
+#define ALGO_ROW(OP, DIR, ALGO, name, n, c, k, h, r, pad)                                      \
+    {#name "_" #DIR "_f32_" #ALGO, TIME_DEVICE,                                                    \
+     "op=" #OP " dt=f32 layout=nchw n=" #n " c=" #c " h=" #h " w=" #h " k=" #k " r=" #r " s=" #r    \
+     " pad=" #pad " stride=1 dil=1 algo=" #ALGO},
+#define ALGO_ROWS(...)                                                                              \
+    ALGO_ROW(convfwd, fwd, auto, __VA_ARGS__) ALGO_ROW(convfwd, fwd, fft, __VA_ARGS__)              \
+    ALGO_ROW(convfwd, fwd, fft_tiling, __VA_ARGS__) ALGO_ROW(convfwd, fwd, winograd, __VA_ARGS__)   \
+    ALGO_ROW(convfwd, fwd, winograd_nonfused, __VA_ARGS__)                                         \
+    ALGO_ROW(convbwdd, bwdd, auto, __VA_ARGS__) ALGO_ROW(convbwdd, bwdd, fft, __VA_ARGS__)          \
+    ALGO_ROW(convbwdd, bwdd, fft_tiling, __VA_ARGS__) ALGO_ROW(convbwdd, bwdd, winograd, __VA_ARGS__) \
     ALGO_ROW(convbwdd, bwdd, winograd_nonfused, __VA_ARGS__)                                         \
     ALGO_ROW(convbwdf, bwdf, auto, __VA_ARGS__) ALGO_ROW(convbwdf, bwdf, fft, __VA_ARGS__)            \
     ALGO_ROW(convbwdf, bwdf, fft_tiling, __VA_ARGS__) ALGO_ROW(convbwdf, bwdf, winograd_nonfused, __VA_ARGS__)
+/* And ResNet-50's strided 1x1 downsampling layers, f16 NHWC, batch 64, in every direction: the
+   heuristic's choice against the column matrix and cuBLAS (fwd GEMM, backward ALGO_0), where the
+   1x1 GEMM cannot read the activations as they lie. A row is SHAPE_DIR_f16_ALGO. */
+#define DS_ROW(OP, DIR, ALGO, name, c, k, h)                                                       \
+    {#name "_" #DIR "_f16_" #ALGO, TIME_DEVICE,                                                    \
+     "op=" #OP " dt=f16 layout=nhwc n=64 c=" #c " h=" #h " w=" #h " k=" #k                          \
+     " r=1 s=1 pad=0 stride=2 dil=1 algo=" #ALGO},
+#define DS_ROWS(...)                                                                                \
+    DS_ROW(convfwd, fwd, auto, __VA_ARGS__) DS_ROW(convfwd, fwd, gemm, __VA_ARGS__)                \
+    DS_ROW(convbwdd, bwdd, auto, __VA_ARGS__) DS_ROW(convbwdd, bwdd, algo_0, __VA_ARGS__)          \
+    DS_ROW(convbwdf, bwdf, auto, __VA_ARGS__) DS_ROW(convbwdf, bwdf, algo_0, __VA_ARGS__)
 static const struct bench_case conv_algo_cases[] = {
     ALGO_ROWS(l1_3x3_64_64, 64, 64, 64, 56, 3, 1) ALGO_ROWS(l2_3x3_128_128, 64, 128, 128, 28, 3, 1)
     ALGO_ROWS(l3_3x3_256_256, 64, 256, 256, 14, 3, 1) ALGO_ROWS(l4_3x3_512_512, 64, 512, 512, 7, 3, 1)
     ALGO_ROWS(lenet_conv1, 64, 1, 20, 28, 5, 0) ALGO_ROWS(lenet_conv2, 64, 20, 50, 12, 5, 0)
+    DS_ROWS(l2_ds_256_512, 256, 512, 56) DS_ROWS(l3_ds_512_1024, 512, 1024, 28)
+    DS_ROWS(l4_ds_1024_2048, 1024, 2048, 14)
 };
+#undef DS_ROWS
+#undef DS_ROW
 #undef ALGO_ROWS
 #undef ALGO_ROW
 #undef RN50_DIRS
