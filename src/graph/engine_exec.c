@@ -302,6 +302,9 @@ static cudnnStatus_t add_matmul(struct builder *bd, const struct ocd_graph_op *o
     if (a.rank != 3 || b.rank != 3 || c.rank != 3)
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "matmul runs tensors of rank 3 ([batch, rows, cols])");
     if (a.dtype != b.dtype) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "matmul operands of different types");
+    if (a.dtype != CUDNN_DATA_FLOAT && a.dtype != CUDNN_DATA_DOUBLE && a.dtype != CUDNN_DATA_HALF &&
+        a.dtype != CUDNN_DATA_BFLOAT16) /* the GEMM table's operand types (ops/gemm.c): refused here, not at Execute */
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "matmul of %s operands: no GEMM runs them", ocd_dtype_name(a.dtype));
     const bool sixteen = a.dtype == CUDNN_DATA_HALF || a.dtype == CUDNN_DATA_BFLOAT16;
     if (op->t[OCD_GT_MM_C].is_virtual) c.dtype = sixteen ? CUDNN_DATA_FLOAT : a.dtype;
     struct stage *s = NULL;
