@@ -71,6 +71,7 @@ bool rnn_run_init(struct rnn_run *u, const struct rnn_case *c);
 void rnn_run_spaces(struct rnn_run *u, size_t ws_bytes, size_t rs_bytes);
 void rnn_run_free(struct rnn_run *u);
 double rnn_tol_of(cudnnDataType_t t);
+double rnn_case_tol(const struct rnn_case *c);
 bool rnn_compare(const char *what, const struct rnn_case *c, const double *got, const double *want, int64_t n,
                  double tol);
 void rnn_fwd_free(struct fwd_out *o);
