@@ -1,7 +1,7 @@
 /* compat_adv.c: call patterns of real programs (docs/compatibility.md) for the CTC and attention
-   calls that the ops' own tests do not make (PyTorch's, Marian's and Deeplearning4j's CTC loss,
-   CUDA.jl's and Knet's attention), each as the program makes it, its result against the double
-   references of tests/ref/. (compat_rnn.c, compat_rnn_more.c: the RNN patterns.) */
+   calls that the ops' own tests do not make (PyTorch's, Marian's, Deeplearning4j's and
+   TensorFlow's CTC loss, CUDA.jl's and Knet's attention), each as the program makes it, its result
+   against the double references of tests/ref/. (compat_rnn.c, compat_rnn_more.c: the RNN patterns.) */
 #include "ref/attention.h"
 #include "ref/ctc.h"
 #include "tensors.h"
@@ -160,6 +160,64 @@ TEST(compat_ctc_dl4j_loss_without_gradients)
     cudnnDestroyTensorDescriptor(pd);
     tbuf_free(pp), tbuf_free(pc), tbuf_free(pg);
     free(x), free(stored), free(grads), free(stored_grads);
+}
+
+/* ---- TensorFlow's CTC loss (core/kernels/ctc_loss_op.cc CTCLossOpGPU, stream_executor cuda_dnn.cc) -- */
+
+/* TensorFlow's CTCLossV2 GPU kernel: the time-major max_time x batch x num_classes **logits**
+   (not log-softmax: the SOFTMAX normalization applies the softmax) described twice, for probs and
+   for the gradients, as CudnnRnnStateTensorDescriptor does ({T, N, A}, packed strides, 3 dims);
+   cudnnSetCTCLossDescriptorEx(FLOAT, SOFTMAX, **NOT_PROPAGATE_NAN**); the labels, their lengths
+   (a histogram of the sparse indices' batch column: a sample with no label gets length 0) and the
+   sequence lengths (each sample's own, shorter than max_time) all in host memory; the workspace
+   asked for with NON_DETERMINISTIC first when determinism is not required and with
+   DETERMINISTIC when that query fails (or always, under TF_DETERMINISTIC_OPS), the algorithm that
+   answered used for cudnnCTCLoss with the scratch of that size; costs and gradients always. */
+TEST(compat_ctc_tensorflow_logits_host_lengths)
+{
+    enum { T = 8, N = 4, A = 5 };
+    static const int label_lengths[N] = {3, 0, 2, 1}, input_lengths[N] = {8, 5, 6, 3};
+    static const int labels[] = {2, 2, 4, 1, 3, 4};
+    cudnnHandle_t h = test_handle();
+    double *x = malloc(sizeof(double) * T * N * A), costs[N], *grads = malloc(sizeof(double) * T * N * A);
+    for (int i = 0; i < T * N * A; i++) x[i] = (float)trand_uniform(-4, 6); /* unnormalized logits */
+    ref_ctc(T, N, A, true, x, labels, label_lengths, input_lengths, costs, grads);
+    cudnnTensorDescriptor_t pd, gd;
+    CHECK_OK(cudnnCreateTensorDescriptor(&pd));
+    CHECK_OK(cudnnCreateTensorDescriptor(&gd));
+    CHECK_OK(cudnnSetTensorNdDescriptor(pd, CUDNN_DATA_FLOAT, 3, (const int[]){T, N, A}, (const int[]){N * A, A, 1}));
+    CHECK_OK(cudnnSetTensorNdDescriptor(gd, CUDNN_DATA_FLOAT, 3, (const int[]){T, N, A}, (const int[]){N * A, A, 1}));
+    cudnnCTCLossDescriptor_t d;
+    CHECK_OK(cudnnCreateCTCLossDescriptor(&d));
+    CHECK_OK(cudnnSetCTCLossDescriptorEx(d, CUDNN_DATA_FLOAT, CUDNN_LOSS_NORMALIZATION_SOFTMAX,
+                                         CUDNN_NOT_PROPAGATE_NAN));
+    void *pp = tvalues_upload(CUDNN_DATA_FLOAT, x, T * N * A), *pg = tbuf_alloc(sizeof(float) * T * N * A);
+    void *pc = tbuf_alloc(sizeof(float) * N);
+    for (int deterministic = 0; deterministic < 2; deterministic++) {
+        cudnnCTCLossAlgo_t algo = deterministic ? CUDNN_CTC_LOSS_ALGO_DETERMINISTIC
+                                                : CUDNN_CTC_LOSS_ALGO_NON_DETERMINISTIC;
+        size_t ws = 0;
+        cudnnStatus_t st = cudnnGetCTCLossWorkspaceSize(h, pd, gd, labels, label_lengths, input_lengths, algo, d, &ws);
+        if (st != CUDNN_STATUS_SUCCESS && !deterministic) {
+            algo = CUDNN_CTC_LOSS_ALGO_DETERMINISTIC;
+            st = cudnnGetCTCLossWorkspaceSize(h, pd, gd, labels, label_lengths, input_lengths, algo, d, &ws);
+        }
+        if (!CHECK_STATUS(st, CUDNN_STATUS_SUCCESS)) continue;
+        void *pws = tbuf_alloc(ws ? ws : 1);
+        tbuf_poison(pg, sizeof(float) * T * N * A);
+        tbuf_poison(pc, sizeof(float) * N);
+        if (CHECK_OK(cudnnCTCLoss(h, pd, pp, labels, label_lengths, input_lengths, pc, gd, pg, algo, d, pws, ws))) {
+            tvalues_check(CUDNN_DATA_FLOAT, pc, costs, N, 2e-5, deterministic ? "deterministic costs" : "costs");
+            tvalues_check(CUDNN_DATA_FLOAT, pg, grads, T * N * A, 5e-5,
+                          deterministic ? "deterministic gradients" : "gradients");
+        }
+        tbuf_free(pws);
+    }
+    cudnnDestroyCTCLossDescriptor(d);
+    cudnnDestroyTensorDescriptor(pd);
+    cudnnDestroyTensorDescriptor(gd);
+    tbuf_free(pp), tbuf_free(pg), tbuf_free(pc);
+    free(x), free(grads);
 }
 
 /* ---- CUDA.jl's multi-head attention (lib/cudnn/multiheadattn.jl) --------------------------------- */
