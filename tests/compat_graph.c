@@ -3,8 +3,10 @@
    the gradients the same descriptor describes), a plan rebuilt from the kept configuration on
    every execution, the fused convolution whose side input, scaled by ALPHA2 0, has no pointer in
    the variant pack; NVIDIA apex's frontend graphs (an int8 mask, a reduction reading a
-   non-virtual output). Each replays the call sequence in C against tests/ref/conv.c. (compat_backend.c:
-   PyTorch, TensorFlow, the frontend, hidet.) */
+   non-virtual output); MXNet's cuDNN v8 ops (MODE_B heuristics, the fallback engines by index,
+   a plan cloned onto a new graph through the knob choices read back). Each replays the call
+   sequence in C against tests/ref/conv.c. (compat_backend.c: PyTorch, TensorFlow, the frontend,
+   hidet.) */
 #include "backend_util.h"
 #include "ref/conv.h"
 
@@ -679,4 +681,248 @@ TEST(compat_backend_pytorch_quantized_linear_two_pieces_refused)
     CHECK_STATUS(cudnnBackendFinalize(g1), CUDNN_STATUS_NOT_SUPPORTED);
     bt_destroy_all((bdesc[]){g1, ops1[1], g, rq, relu, add, bmul, relu_pw, add_pw, mul_pw, lin, mm}, 12);
     bt_destroy_all((bdesc[]){tx, tw, ty, tb, tc, td, tn, te, tf, ts, tr}, 11);
+}
+
+/* ---- MXNet's cuDNN v8 convolution ops (src/operator/cudnn_ops.cc, cudnn_cxx.h) ---------------- */
+
+/* A fresh descriptor of `kind` filled by one GetAttribute of `name` (cudnn_cxx's GetAttr: the
+   count must come back 1). */
+static bdesc mx_get_one(bdesc d, cudnnBackendAttributeName_t name, cudnnBackendDescriptorType_t kind)
+{
+    bdesc out = bt_make(kind);
+    int64_t n = -1;
+    CHECK_OK(cudnnBackendGetAttribute(d, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &out));
+    CHECK(n == 1);
+    return out;
+}
+
+/* MXNet's ExcludeNumerics by default (MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION off): an engine
+   whose notes, read from the ENGINE into CUDNN_NUMERICAL_NOTE_TYPE_COUNT slots, hold
+   DOWN_CONVERT_INPUTS is skipped; the behaviour notes are read the same way. */
+static bool mx_engine_compatible(bdesc engine)
+{
+    cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+    cudnnBackendBehaviorNote_t behavior[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
+    int64_t n = -1, nb = -1;
+    CHECK_OK(cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                                      CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n, notes));
+    CHECK_OK(cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
+                                      CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &nb, behavior));
+    for (int64_t i = 0; i < n; i++)
+        if (notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) return false;
+    return true;
+}
+
+/* MXNet's ClonePlan: the kept plan's configuration and engine read into fresh descriptors, the
+   engine's GLOBAL_INDEX, the knob choices fetched into CUDNN_KNOB_TYPE_COUNTS fresh KNOB_CHOICE
+   descriptors; a new ENGINE (GLOBAL_INDEX set before OPERATION_GRAPH) on the new graph, a new
+   ENGINECFG given the fetched choices (**count 0 and a NULL array** when there are none: an
+   empty std::vector's data()), a new plan (HANDLE before ENGINE_CONFIG). */
+static bdesc mx_clone_plan(bdesc g, bdesc plan)
+{
+    bdesc cfg = mx_get_one(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    bdesc engine = mx_get_one(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+    int64_t index = -1, n = -1, nk = -1;
+    CHECK_OK(cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n, &index));
+    bdesc choices[CUDNN_KNOB_TYPE_COUNTS];
+    for (int i = 0; i < CUDNN_KNOB_TYPE_COUNTS; i++) choices[i] = bt_make(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
+    CHECK_OK(cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                      CUDNN_KNOB_TYPE_COUNTS, &nk, choices));
+    bdesc e2 = bt_make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+    bt_set_i64(e2, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, index);
+    bt_set_desc(e2, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, g);
+    CHECK_OK(cudnnBackendFinalize(e2));
+    bdesc c2 = bt_make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    bt_set_desc(c2, CUDNN_ATTR_ENGINECFG_ENGINE, e2);
+    CHECK_OK(cudnnBackendSetAttribute(c2, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR, nk,
+                                      nk > 0 ? (void *)choices : NULL));
+    CHECK_OK(cudnnBackendFinalize(c2));
+    cudnnHandle_t h = test_handle();
+    bdesc p2 = bt_make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+    bt_set(p2, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
+    bt_set_desc(p2, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, c2);
+    CHECK_OK(cudnnBackendFinalize(p2));
+    bt_destroy_all(choices, CUDNN_KNOB_TYPE_COUNTS);
+    bt_destroy_all((bdesc[]){cfg, engine, e2, c2}, 4);
+    return p2;
+}
+
+/* MXNet's convolution graph on tensors laid out as its params say: a 1-D NCW convolution made 2-D
+   (x {N, C, 1, W}, pads {0, p}, strides {1, s}, dilations {1, d}: "making spacial dims 2D: 1 x
+   W"), or a 2-D NHWC one (dims in NCHW order, channels-last strides for x, w and y); UIDs
+   X, W, Y, BYTE_ALIGNMENT 16, IS_VIRTUAL false set explicitly; COMP_TYPE FLOAT; the graph's
+   HANDLE set before its OPS; ALPHA 1 and BETA 1 as FLOAT when the gradient is added (add_to). */
+struct mx_conv {
+    struct tview v[3];
+    bdesc t[3], cd, op, g;
+};
+
+static void mx_conv_build(struct mx_conv *m, const struct ref_conv *rc, int layout, bool add_to)
+{
+    const int xd[4] = {rc->n, rc->c, rc->in[0], rc->in[1]}, wd[4] = {rc->k, rc->c, rc->filt[0], rc->filt[1]};
+    const int yd[4] = {rc->n, rc->k, rc->out[0], rc->out[1]};
+    const int *dims[3] = {xd, wd, yd};
+    for (int i = 0; i < 3; i++) {
+        tview_init(&m->v[i], CUDNN_DATA_FLOAT, 4, dims[i], layout);
+        m->t[i] = bt_make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+        int64_t d64[4], s64[4];
+        cudnnDataType_t dt = CUDNN_DATA_FLOAT;
+        bool virt = false;
+        for (int k = 0; k < 4; k++) d64[k] = m->v[i].dims[k], s64[k] = m->v[i].strides[k];
+        bt_set_i64(m->t[i], CUDNN_ATTR_TENSOR_UNIQUE_ID, i + 1);
+        bt_set(m->t[i], CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt);
+        bt_set_i64(m->t[i], CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, 16);
+        bt_set(m->t[i], CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, d64);
+        bt_set(m->t[i], CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, s64);
+        bt_set(m->t[i], CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &virt);
+        CHECK_OK(cudnnBackendFinalize(m->t[i]));
+    }
+    int64_t pad[2] = {rc->pad[0], rc->pad[1]}, stride[2] = {rc->stride[0], rc->stride[1]};
+    int64_t dil[2] = {rc->dil[0], rc->dil[1]}, nsp = 2;
+    cudnnDataType_t comp = CUDNN_DATA_FLOAT;
+    cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    m->cd = bt_make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+    bt_set(m->cd, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &nsp);
+    bt_set(m->cd, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
+    bt_set(m->cd, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+    bt_set(m->cd, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride);
+    bt_set(m->cd, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dil);
+    bt_set(m->cd, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
+    bt_set(m->cd, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
+    CHECK_OK(cudnnBackendFinalize(m->cd));
+    m->op = bt_make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+    bt_set_desc(m->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, m->cd);
+    bt_set_desc(m->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, m->t[0]);
+    bt_set_desc(m->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, m->t[1]);
+    bt_set_desc(m->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, m->t[2]);
+    bt_set_f(m->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, 1.0f);
+    bt_set_f(m->op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, add_to ? 1.0f : 0.0f);
+    CHECK_OK(cudnnBackendFinalize(m->op));
+    cudnnHandle_t h = test_handle();
+    m->g = bt_make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    bt_set(m->g, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
+    bt_set(m->g, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &m->op);
+    CHECK_OK(cudnnBackendFinalize(m->g));
+}
+
+static void mx_conv_free(struct mx_conv *m)
+{
+    bt_destroy_all((bdesc[]){m->g, m->op, m->cd, m->t[0], m->t[1], m->t[2]}, 6);
+    for (int i = 0; i < 3; i++) tview_destroy(&m->v[i]);
+}
+
+/* Runs a plan on fresh x, w and y (y holding `prior` when the result is added to it) and checks
+   y against the reference. */
+static void mx_run_check(struct mx_conv *m, const struct ref_conv *rc, bdesc plan, bool add_to, const char *what)
+{
+    double *x = tview_random(m->v[0].count, -1, 1), *w = tview_random(m->v[1].count, -1, 1);
+    double *prior = tview_random(m->v[2].count, -1, 1), *want = malloc(sizeof(double) * (size_t)m->v[2].count);
+    ref_conv_fwd(rc, x, w, want);
+    for (int64_t i = 0; add_to && i < m->v[2].count; i++) want[i] += prior[i];
+    void *ptrs[3] = {tview_upload(&m->v[0], x), tview_upload(&m->v[1], w), tview_upload(&m->v[2], add_to ? prior : NULL)};
+    int64_t ws = 0;
+    CHECK_OK(cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, NULL, &ws));
+    void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
+    const int64_t uids[3] = {1, 2, 3};
+    bdesc vp = bt_pack(uids, ptrs, 3, work);
+    if (CHECK_OK(cudnnBackendExecute(test_handle(), plan, vp)))
+        bt_check_tol(&m->v[2], ptrs[2], want, bt_graph_tol(CUDNN_DATA_FLOAT), what);
+    cudnnBackendDestroyDescriptor(vp);
+    if (work) tbuf_free(work);
+    for (int i = 0; i < 3; i++) tview_free(&m->v[i], ptrs[i]);
+    free(x), free(w), free(prior), free(want);
+}
+
+/* MXNet's Conv::Make and Conv::Clone (cudnn_ops.cc): SelectPlan's GetPlans with HeurMode()'s
+   default **CUDNN_HEUR_MODE_B** (cuDNN 8.1 and later), the configurations counted then fetched,
+   a plan of each kept when it builds, fits the workspace limit and its engine's notes are
+   compatible; when none is kept, MakeFallbackPlans over global indices 0..57
+   (kMaxConvFallbacks): an ENGINE of each (NOT_SUPPORTED and ARCH_MISMATCH at finalize skipped),
+   a configuration **without knob choices**, a plan, the notes read from the engine. The first
+   plan is executed (variant pack UNIQUE_IDS, DATA_POINTERS, WORKSPACE: NULL for 0 bytes); a later
+   call on other tensors of the same shapes **clones the plan onto a new graph** (mx_clone_plan)
+   and executes the clone. A 1-D NCW convolution made 2-D and a 2-D NHWC one with add_to. */
+TEST(compat_backend_mxnet_clone_plan_and_fallbacks)
+{
+    static const struct { int layout; bool add_to; struct ref_conv rc; } cases[] = {
+        {TV_NCHW, false, {2, 2, 3, 4, 1, {1, 13}, {1, 3}, {0}, {0, 2}, {1, 2}, {1, 2}, false}},
+        {TV_NHWC, true, {2, 2, 5, 6, 1, {6, 7}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false}},
+    };
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        struct ref_conv rc = cases[k].rc;
+        if (!CHECK(ref_conv_out_dims(&rc))) continue;
+        struct mx_conv m;
+        mx_conv_build(&m, &rc, cases[k].layout, cases[k].add_to);
+        /* GetPlans: MODE_B's configurations */
+        bdesc heur = bt_make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+        cudnnBackendHeurMode_t hm = CUDNN_HEUR_MODE_B;
+        bt_set_desc(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, m.g);
+        bt_set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &hm);
+        bdesc kept = NULL;
+        if (CHECK_OK(cudnnBackendFinalize(heur))) {
+            int64_t n = 0, got = 0;
+            CHECK_OK(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &n,
+                                              NULL));
+            bdesc *cfgs = malloc(sizeof(bdesc) * (size_t)(n > 0 ? n : 1));
+            for (int64_t i = 0; i < n; i++) cfgs[i] = bt_make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+            CHECK_OK(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, n,
+                                              &got, cfgs));
+            for (int64_t i = 0; i < got && kept == NULL; i++) {
+                bdesc e = mx_get_one(cfgs[i], CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+                int64_t ws = 0;
+                bdesc p = mx_engine_compatible(e) ? bt_plan_of_cfg(cfgs[i], &ws) : NULL;
+                cudnnBackendDestroyDescriptor(e);
+                kept = p;
+            }
+            bt_destroy_all(cfgs, (int)n);
+            free(cfgs);
+        }
+        cudnnBackendDestroyDescriptor(heur);
+        /* MakeFallbackPlans: every index up to kMaxConvFallbacks, knob choices never set */
+        bdesc fallback = NULL;
+        int built = 0;
+        cudnnHandle_t h = test_handle();
+        for (int64_t ix = 0; ix < 58; ix++) {
+            bdesc e = bt_make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+            bt_set_desc(e, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, m.g);
+            bt_set_i64(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, ix);
+            cudnnStatus_t st = cudnnBackendFinalize(e);
+            if (st == CUDNN_STATUS_SUCCESS) {
+                bdesc c = bt_make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR), p = bt_make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+                bt_set_desc(c, CUDNN_ATTR_ENGINECFG_ENGINE, e);
+                CHECK_OK(cudnnBackendFinalize(c));
+                bt_set(p, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
+                bt_set_desc(p, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, c);
+                st = cudnnBackendFinalize(p);
+                if (st == CUDNN_STATUS_SUCCESS && mx_engine_compatible(e)) {
+                    built++;
+                    if (fallback == NULL) fallback = p, p = NULL;
+                } else if (st != CUDNN_STATUS_SUCCESS) {
+                    CHECK(st == CUDNN_STATUS_NOT_SUPPORTED || st == CUDNN_STATUS_ARCH_MISMATCH);
+                }
+                if (p) cudnnBackendDestroyDescriptor(p);
+                cudnnBackendDestroyDescriptor(c);
+            } else {
+                CHECK(st == CUDNN_STATUS_NOT_SUPPORTED || st == CUDNN_STATUS_ARCH_MISMATCH);
+            }
+            cudnnBackendDestroyDescriptor(e);
+        }
+        CHECK(built > 0 && fallback != NULL);
+        const char *what[2][3] = {{"1-D as 2-D, heuristic plan", "1-D as 2-D, fallback plan", "1-D as 2-D, cloned plan"},
+                                  {"NHWC add_to, heuristic plan", "NHWC add_to, fallback plan",
+                                   "NHWC add_to, cloned plan"}};
+        if (CHECK(kept != NULL)) mx_run_check(&m, &rc, kept, cases[k].add_to, what[k][0]);
+        if (fallback) mx_run_check(&m, &rc, fallback, cases[k].add_to, what[k][1]);
+        if (kept) {
+            struct mx_conv m2;
+            mx_conv_build(&m2, &rc, cases[k].layout, cases[k].add_to);
+            bdesc clone = mx_clone_plan(m2.g, kept);
+            mx_run_check(&m2, &rc, clone, cases[k].add_to, what[k][2]);
+            cudnnBackendDestroyDescriptor(clone);
+            mx_conv_free(&m2);
+            cudnnBackendDestroyDescriptor(kept);
+        }
+        if (fallback) cudnnBackendDestroyDescriptor(fallback);
+        mx_conv_free(&m);
+    }
 }
