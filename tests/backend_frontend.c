@@ -496,7 +496,7 @@ TEST(backend_frontend_fusion_samples)
     if (CHECK_OK(fe_run_engine0(g, 0, ruids, rptrs, 3))) {
         double *full = malloc(sizeof(double) * (size_t)ry.v.count), want[256] = {0};
         ref_conv_fwd(&rr, rx.val, rw.val, full);
-        /* y is virtual and stored in its producer's type, half (engine_exec.c) */
+        /* y is virtual and stored in its producer's type, half (engine_plan.c) */
         for (int64_t i = 0; i < ry.v.count; i++) want[i / 49 % 256] += ref_quantize(CUDNN_DATA_HALF, full[i]);
         bt_check_tol(&rs.v, rs.buf, want, 2e-2, "ConvColReduction");
         free(full);

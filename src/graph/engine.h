@@ -1,7 +1,8 @@
-/* engine.h: what the engine list (engine.c), the executor (engine_exec.c) and the batch-norm
-   stages (engine_bn.c) of the backend API share: how a global engine index decodes, which
-   convolution implementation an engine runs for a convolution of the graph, how a matmul's
-   operands map to a BLAS call, and the problems of the batch-norm operations' passes.
+/* engine.h: what the engine list (engine.c), the plan builder (engine_plan.c), the executor
+   (engine_exec.c) and the batch-norm stages (engine_bn.c) of the backend API share: how a global
+   engine index decodes, which convolution implementation an engine runs for a convolution of the
+   graph, how a matmul's operands map to a BLAS call, and the problems of the batch-norm
+   operations' passes.
 
    The global index of a graph's engine (docs/engines.md is the list, append-only):
    - a graph without a convolution has one engine, 0: its ops run on the library's one
@@ -70,7 +71,7 @@ bool ocd_engine_blas_operand(int64_t rows, int64_t cols, int64_t rs, int64_t cs,
    transpose (C^T = B^T A^T): the GEMM's rows are then C's columns. */
 bool ocd_engine_row_major_c(const struct ocd_tensor_view *c);
 
-/* Builds the plan engine id makes of the graph (engine_exec.c): the stages, the implementations
+/* Builds the plan engine id makes of the graph (engine_plan.c): the stages, the implementations
    they run and the workspace. NOT_SUPPORTED, logged, when the engine cannot run the graph. */
 cudnnStatus_t ocd_engine_plan(cudnnHandle_t handle, struct ocd_graph *g, const struct ocd_engine_id *id,
                               struct ocd_graph_plan **plan, int64_t *workspace_bytes);

@@ -1,5 +1,5 @@
 /* engine_bn.c: the stages of the backend API's batch-norm operations, for the plan builder
-   (engine_exec.c): OPERATION_BN_FINALIZE_STATISTICS is one channel pass, and
+   (engine_plan.c): OPERATION_BN_FINALIZE_STATISTICS is one channel pass, and
    OPERATION_BN_BWD_WEIGHTS a sums pass followed by a channel pass.
 
    Main decision: no new math over the data. The sums pass of BN_BWD_WEIGHTS is the batch-norm

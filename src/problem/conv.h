@@ -51,7 +51,7 @@ struct ocd_conv_shape {
      y = act(sc * alpha * conv + sz * alpha2 * z + sb * bias),  sc = s[k] where a scale is on,
    else 1; sz and sb are s[k] where scale_z and scale_bias say so, else 1. z has y's layout (the
    API checks it); bias and s are 1 x K x 1 x 1 (x 1). cudnnConvolutionBiasActivationForward
-   fills z, bias and relu; the graph API folds its chains into it (graph/engine_exec.c): a scale
+   fills z, bias and relu; the graph API folds its chains into it (graph/engine_plan.c): a scale
    applied before the bias (ConvScaleBiasAddAct: scale_bias false) or after it (ConvBiasScaleAct:
    scale_bias true), and any forward activation of the pointwise modes. */
 struct ocd_conv_epilogue {

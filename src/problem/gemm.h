@@ -20,7 +20,7 @@
    problem/activation.h), or a unary forward step of the graph API's pointwise modes (pw_act:
    RELU_FWD with its clips and slope, TANH, SIGMOID, ELU, GELU in its erf form, SOFTPLUS, SWISH,
    with the step's alpha1, evaluated by the pointwise chains' ocd_pw_apply), through which a
-   graph's MatmulBiasAct folds into the GEMM (graph/engine_exec.c). Every entry takes the
+   graph's MatmulBiasAct folds into the GEMM (graph/engine_plan.c). Every entry takes the
    activation modes; the host entries take the pointwise steps too, and so do the CUDA entries
    but cuBLASLt's, while that path is unproven only with OPENCUDNN_UNPROVEN=1 (cuda/gemm.cuh):
    where none takes the step, a graph keeps its chain as a pass after the GEMM. alpha and beta
