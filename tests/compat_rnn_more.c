@@ -269,74 +269,6 @@ TEST(compat_rnn_openvino_single_input_bias_asserted_layout)
 
 /* ---- CNTK (Source/Math/CuDnnRNN.cpp, CuDnnRNN.h), Theano (theano/gpuarray/dnn_rnn_*.c) ------ */
 
-/* The legacy backward passes of a run checked against the reference: dx (the packed positions
-   read back into the reference's order) from dy and the final states' gradients dhy, dcy (NULL:
-   zero), and the weight gradient added to `base` (the values pdw held before the call). */
-static void check_legacy_backward(const struct rnn_run *u, const double *dy, const double *dhy, const double *dcy,
-                                  const void *pdx, const void *pdw, double *base, const char *who)
-{
-    const struct rnn_case *c = u->c;
-    const int64_t hn = (int64_t)c->layers * c->dirs * c->N, nref = (int64_t)c->T * c->N * c->input;
-    double *xr = rnn_to_ref(c, u->x, c->input), *dyr = rnn_to_ref(c, dy, c->dirs * c->proj);
-    double *dxr = calloc((size_t)nref, sizeof(double));
-    double *dhx = calloc((size_t)(hn * c->proj), sizeof(double)), *dcx = calloc((size_t)(hn * c->hidden), sizeof(double));
-    double *dwr = calloc((size_t)ref_rnn_param_count(&u->r), sizeof(double));
-    ref_rnn_backward(&u->r, u->w_ref, xr, u->hx, u->cx, dyr, dhy, dcy, dxr, dhx, dcx, dwr);
-    double *got = tvalues_download(CUDNN_DATA_FLOAT, pdx, u->pos * c->input), *got_ref = rnn_to_ref(c, got, c->input);
-    char what[64];
-    snprintf(what, sizeof what, "%s dx", who);
-    CHECK(rnn_compare(what, c, got_ref, dxr, nref, 4 * RNN_TOL));
-    for (int64_t i = 0; i < u->wcount; i++) base[i] += u->ref_of[i] >= 0 ? dwr[u->ref_of[i]] : 0;
-    snprintf(what, sizeof what, "%s dw (added)", who);
-    tvalues_check(CUDNN_DATA_FLOAT, pdw, base, u->wcount, 4 * RNN_TOL, what);
-    free(xr), free(dyr), free(dxr), free(dhx), free(dcx), free(dwr), free(got), free(got_ref);
-}
-
-/* The buffers of one training pass with every state: y, dx, hy, cy, dhx, dcx (poisoned outputs), the
-   output gradients dy, dhy and dcy (dcy only for LSTM: NULL otherwise) and a zeroed dw, host values
-   and device copies. */
-struct train_bufs {
-    double *dy, *dhy, *dcy, *zeros;
-    void *py, *pdx, *phy, *pcy, *pdhx, *pdcx, *pdy, *pdhy, *pdcy, *pdw;
-};
-
-static void train_bufs_init(struct train_bufs *b, const struct rnn_run *u)
-{
-    const struct rnn_case *c = u->c;
-    const int64_t hn = (int64_t)c->layers * c->dirs * c->N, ny = u->pos * c->dirs * c->proj;
-    const size_t hb = sizeof(float) * (size_t)(hn * c->hidden);
-    b->dy = rnn_random_data(c, c->dirs * c->proj);
-    b->dhy = tview_random(hn * c->hidden, -1, 1);
-    b->dcy = c->mode == CUDNN_LSTM ? tview_random(hn * c->hidden, -1, 1) : NULL;
-    b->zeros = tview_fill(u->wcount, 0);
-    b->py = tbuf_alloc(sizeof(float) * (size_t)ny), b->pdx = tbuf_alloc(sizeof(float) * (size_t)(u->pos * c->input));
-    b->phy = tbuf_alloc(hb), b->pcy = tbuf_alloc(hb), b->pdhx = tbuf_alloc(hb), b->pdcx = tbuf_alloc(hb);
-    b->pdy = tvalues_upload(CUDNN_DATA_FLOAT, b->dy, ny);
-    b->pdhy = tvalues_upload(CUDNN_DATA_FLOAT, b->dhy, hn * c->hidden);
-    b->pdcy = b->dcy ? tvalues_upload(CUDNN_DATA_FLOAT, b->dcy, hn * c->hidden) : NULL;
-    b->pdw = tvalues_upload(CUDNN_DATA_FLOAT, b->zeros, u->wcount);
-}
-
-static void train_bufs_free(struct train_bufs *b)
-{
-    void *bufs[] = {b->py, b->pdx, b->phy, b->pcy, b->pdhx, b->pdcx, b->pdy, b->pdhy, b->pdcy, b->pdw};
-    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
-    free(b->dy), free(b->dhy), free(b->dcy), free(b->zeros);
-}
-
-/* A training forward's y in b (projection-free: dirs x hidden values a position) against the
-   reference's. */
-static bool train_y_matches(const struct rnn_run *u, const struct train_bufs *b, const double *want_y, const char *what)
-{
-    const struct rnn_case *c = u->c;
-    const int64_t width = (int64_t)c->dirs * c->hidden;
-    double *got = tvalues_download(CUDNN_DATA_FLOAT, b->py, u->pos * width), *got_ref = rnn_to_ref(c, got, (int)width);
-    double *want_ref = rnn_to_ref(c, want_y, (int)width);
-    const bool ok = CHECK(rnn_compare(what, c, got_ref, want_ref, (int64_t)c->T * c->N * width, RNN_TOL));
-    free(got), free(got_ref), free(want_ref);
-    return ok;
-}
-
 /* CNTK's OptimizedRNNStack: per-step descriptors {sequences in the frame, width, 1} with strides
    {width, 1, 1} (the packed batch shrinking as sequences end), the weights a {count, 1, 1} filter
    from cudnnGetRNNParamsSize, the workspace and reserve sizes rounded up to whole elements; then
@@ -374,7 +306,7 @@ TEST(compat_rnn_cntk_legacy_every_state_null)
     ok = ok && CHECK_OK(cudnnRNNBackwardData(h, u.d, c.T, u.ys, py, u.ys, pdy, NULL, NULL, NULL, NULL, u.wd, u.pw, NULL,
                                              NULL, NULL, NULL, u.xs, pdx, NULL, NULL, NULL, NULL, pws, ws, prs, rs)) &&
          CHECK_OK(cudnnRNNBackwardWeights(h, u.d, c.T, u.xs, u.px, NULL, NULL, u.ys, py, pws, ws, u.wd, pdw, prs, rs));
-    if (ok) check_legacy_backward(&u, dy, NULL, NULL, pdx, pdw, base, "CNTK");
+    if (ok) rnn_check_train_backward(&u, dy, NULL, NULL, pdx, pdw, base, "CNTK");
     void *bufs[] = {pws, prs, py, pdx, pdy, pdw};
     for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
     free(dy), free(base);
@@ -414,8 +346,8 @@ TEST(compat_rnn_theano_reserve_copied_between_passes)
         void *pws = tbuf_alloc(ws ? ws : 4), *prs = tbuf_alloc(rs ? rs : 4), *copy = tbuf_alloc(rs ? rs : 4);
         struct fwd_out want;
         rnn_reference_forward(&u, &want);
-        struct train_bufs b;
-        train_bufs_init(&b, &u);
+        struct rnn_train_bufs b;
+        rnn_train_bufs_init(&b, &u);
         void *pcx = b.dcy ? u.pcx : NULL;
         ok = ok && CHECK_OK(cudnnRNNForwardTraining(h, u.d, c.T, xl, u.px, u.hd, u.phx, cdesc, pcx, u.wd, u.pw, yl, b.py,
                                                     u.hd, b.phy, cdesc, b.dcy ? b.pcy : NULL, pws, ws, prs, rs)) &&
@@ -432,8 +364,8 @@ TEST(compat_rnn_theano_reserve_copied_between_passes)
                                                  b.dcy ? b.pdcx : NULL, pws, ws, copy, rs)) &&
              CHECK_OK(cudnnRNNBackwardWeights(h, u.d, c.T, xl, u.px, u.hd, u.phx, yl, b.py, pws, ws, u.wd, b.pdw, copy,
                                               rs));
-        if (ok) check_legacy_backward(&u, b.dy, b.dhy, b.dcy, b.pdx, b.pdw, b.zeros, "Theano");
-        train_bufs_free(&b);
+        if (ok) rnn_check_train_backward(&u, b.dy, b.dhy, b.dcy, b.pdx, b.pdw, b.zeros, "Theano");
+        rnn_train_bufs_free(&b);
         tbuf_free(pws), tbuf_free(prs), tbuf_free(copy);
         rnn_fwd_free(&want);
         rnn_run_free(&u);
@@ -492,20 +424,20 @@ TEST(compat_rnn_cupy_ex_fresh_descriptors_padded_sizes)
              CHECK_OK(cudnnGetRNNTrainingReserveSize(h, d[0], c.T, steps, &rs));
         struct fwd_out want;
         rnn_reference_forward(&u, &want);
-        struct train_bufs b;
-        train_bufs_init(&b, &u);
+        struct rnn_train_bufs b;
+        rnn_train_bufs_init(&b, &u);
         void *pws = tbuf_alloc(ws ? ws : 4), *prs = tbuf_alloc(rs ? rs : 4), *pcx = lstm ? u.pcx : NULL;
         cudnnTensorDescriptor_t cdesc = lstm ? u.cd : NULL;
         ok = ok && CHECK_OK(cudnnRNNForwardTrainingEx(h, d[0], xd, u.px, u.hd, u.phx, cdesc, pcx, u.wd, u.pw, yd, b.py,
                                                       u.hd, b.phy, cdesc, lstm ? b.pcy : NULL, NULL, NULL, NULL, NULL,
                                                       NULL, NULL, NULL, NULL, pws, ws, prs, rs));
-        if (ok) train_y_matches(&u, &b, want.y, "CuPy training y");
+        if (ok) rnn_train_y_matches(&u, &b, want.y, "CuPy training y");
         ok = ok && CHECK_OK(cudnnRNNBackwardDataEx(h, d[1], yd, b.py, yd, b.pdy, NULL, NULL, u.hd, b.pdhy, cdesc, b.pdcy,
                                                    u.wd, u.pw, u.hd, u.phx, cdesc, pcx, xd, b.pdx, u.hd, b.pdhx, cdesc,
                                                    lstm ? b.pdcx : NULL, NULL, NULL, pws, ws, prs, rs)) &&
              CHECK_OK(cudnnRNNBackwardWeightsEx(h, d[2], xd, u.px, u.hd, u.phx, yd, b.py, pws, ws, u.wd, b.pdw, prs, rs));
-        if (ok) check_legacy_backward(&u, b.dy, b.dhy, b.dcy, b.pdx, b.pdw, b.zeros, "CuPy");
-        train_bufs_free(&b);
+        if (ok) rnn_check_train_backward(&u, b.dy, b.dhy, b.dcy, b.pdx, b.pdw, b.zeros, "CuPy");
+        rnn_train_bufs_free(&b);
         tbuf_free(pws), tbuf_free(prs);
         for (int i = 0; i < 3; i++) cudnnDestroyRNNDescriptor(d[i]);
         cudnnDestroyTensorDescriptor(padded);
@@ -567,8 +499,8 @@ TEST(compat_rnn_mxnet_clip_every_cell_packed_fill)
         const int64_t ny = u.pos * c.dirs * c.hidden;
         struct fwd_out want;
         rnn_reference_forward(&u, &want);
-        struct train_bufs b;
-        train_bufs_init(&b, &u);
+        struct rnn_train_bufs b;
+        rnn_train_bufs_init(&b, &u);
         void *pws = tbuf_alloc(ws ? ws : 4), *prs = tbuf_alloc(rs ? rs : 4), *pcx = lstm ? u.pcx : NULL;
         cudnnTensorDescriptor_t cdesc = u.cd;
         ok = ok && CHECK_OK(cudnnRNNForwardInferenceEx(h, d, xd, u.px, u.hd, u.phx, cdesc, pcx, u.wd, u.pw, yd, b.py,
@@ -586,8 +518,8 @@ TEST(compat_rnn_mxnet_clip_every_cell_packed_fill)
                                                    u.pw, u.hd, u.phx, cdesc, pcx, xd, b.pdx, u.hd, b.pdhx, cdesc,
                                                    lstm ? b.pdcx : NULL, NULL, NULL, pws, ws, prs, rs)) &&
              CHECK_OK(cudnnRNNBackwardWeightsEx(h, d, xd, u.px, u.hd, u.phx, yd, b.py, pws, ws, u.wd, b.pdw, prs, rs));
-        if (ok) check_legacy_backward(&u, b.dy, NULL, NULL, b.pdx, b.pdw, b.zeros, "MXNet");
-        train_bufs_free(&b);
+        if (ok) rnn_check_train_backward(&u, b.dy, NULL, NULL, b.pdx, b.pdw, b.zeros, "MXNet");
+        rnn_train_bufs_free(&b);
         tbuf_free(pws), tbuf_free(prs);
         cudnnDestroyRNNDescriptor(d);
         trnn_data_descs_destroy(xd, yd, NULL, NULL);
@@ -667,18 +599,18 @@ TEST(compat_rnn_mycaffe_v8_unpacked_without_padded_io)
         void *pws = tbuf_alloc(ws + extra), *prs = tbuf_alloc(rs + extra);
         struct fwd_out want;
         rnn_reference_forward(&u, &want);
-        struct train_bufs b;
-        train_bufs_init(&b, &u);
+        struct rnn_train_bufs b;
+        rnn_train_bufs_init(&b, &u);
         ok = ok && CHECK_OK(cudnnRNNForward(h, d, CUDNN_FWD_MODE_TRAINING, u.plen, xd, u.px, yd, b.py, u.hd, u.phx, b.phy,
                                             u.cd, u.pcx, b.pcy, wbytes, u.pw, ws + extra, pws, rs + extra, prs));
-        if (ok) ok = train_y_matches(&u, &b, want.y, "MyCaffe y");
+        if (ok) ok = rnn_train_y_matches(&u, &b, want.y, "MyCaffe y");
         ok = ok && CHECK_OK(cudnnRNNBackwardData_v8(h, d, u.plen, yd, b.py, b.pdy, xd, b.pdx, u.hd, u.phx, NULL, b.pdhx,
                                                     u.cd, u.pcx, NULL, b.pdcx, wbytes, u.pw, ws + extra, pws, rs + extra,
                                                     prs)) &&
              CHECK_OK(cudnnRNNBackwardWeights_v8(h, d, CUDNN_WGRAD_MODE_ADD, u.plen, xd, u.px, u.hd, u.phx, yd, b.py,
                                                  wbytes, b.pdw, ws + extra, pws, rs + extra, prs));
-        if (ok) check_legacy_backward(&u, b.dy, NULL, NULL, b.pdx, b.pdw, b.zeros, "MyCaffe");
-        train_bufs_free(&b);
+        if (ok) rnn_check_train_backward(&u, b.dy, NULL, NULL, b.pdx, b.pdw, b.zeros, "MyCaffe");
+        rnn_train_bufs_free(&b);
         tbuf_free(pws), tbuf_free(prs);
         cudnnDestroyTensorDescriptor(wdesc);
         cudnnDestroyTensorDescriptor(bdesc);
@@ -799,9 +731,9 @@ TEST(compat_rnn_jittor_backward_on_a_fresh_dropout_descriptor)
          CHECK_OK(cudnnGetRNNTrainingReserveSize(h, u.d, c.T, u.xs, &rs));
     if (ok) rnn_run_spaces(&u, ws, rs * sizeof(float));
     const int64_t hn = (int64_t)c.layers * c.dirs * c.N, nx = u.pos * c.input, ny = u.pos * c.dirs * c.hidden;
-    struct train_bufs a, b;
-    train_bufs_init(&a, &u);
-    train_bufs_init(&b, &u);
+    struct rnn_train_bufs a, b;
+    rnn_train_bufs_init(&a, &u);
+    rnn_train_bufs_init(&b, &u);
     struct fwd_out inference = {0};
     ok = ok && rnn_library_forward(&u, CUDNN_FWD_MODE_INFERENCE, &inference, NULL) &&
          rnn_call_forward(&u, CUDNN_FWD_MODE_TRAINING, a.py, a.phy, a.pcy);
@@ -828,7 +760,7 @@ TEST(compat_rnn_jittor_backward_on_a_fresh_dropout_descriptor)
         ok = rnn_compare(outs[i].what, &c, got, want, outs[i].n, RNN_TOL);
         free(want), free(got);
     }
-    train_bufs_free(&a), train_bufs_free(&b);
+    rnn_train_bufs_free(&a), rnn_train_bufs_free(&b);
     rnn_fwd_free(&inference);
     rnn_run_free(&u);
     tdropout_free(bwd_drop, bwd_states);
@@ -873,9 +805,9 @@ TEST(compat_rnn_mindspore_dropout_states_set_after_the_rnn)
         ok = CHECK_OK(cudnnSetDropoutDescriptor(u.dd, h, 0.4f, u.pstates, u.states_bytes, 0));
     }
     const int64_t ny = u.pos * c.hidden;
-    struct train_bufs a, b;
-    train_bufs_init(&a, &u);
-    train_bufs_init(&b, &u);
+    struct rnn_train_bufs a, b;
+    rnn_train_bufs_init(&a, &u);
+    rnn_train_bufs_init(&b, &u);
     struct fwd_out inference = {0}, want = {0};
     ok = ok && rnn_call_forward(&u, CUDNN_FWD_MODE_TRAINING, a.py, a.phy, a.pcy) &&
          rnn_library_forward(&u, CUDNN_FWD_MODE_INFERENCE, &inference, NULL);
@@ -895,7 +827,7 @@ TEST(compat_rnn_mindspore_dropout_states_set_after_the_rnn)
         CHECK(dropped);
         free(ya), free(yb);
     }
-    train_bufs_free(&a), train_bufs_free(&b);
+    rnn_train_bufs_free(&a), rnn_train_bufs_free(&b);
     rnn_fwd_free(&inference), rnn_fwd_free(&want);
     rnn_run_free(&u);
     tdropout_free(ref_dd, ref_states);

@@ -7,6 +7,7 @@
 #include "test.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -480,5 +481,68 @@ bool rnn_check_run(struct rnn_run *u)
     }
     if (py) tbuf_free(py);
     rnn_fwd_free(&want), rnn_fwd_free(&inf), rnn_fwd_free(&train);
+    return ok;
+}
+
+/* ---- a float training pass driven by a test (the compat_rnn* replays) ---------------------- */
+
+/* The legacy backward passes of a run checked against the reference: dx (the packed positions
+   read back into the reference's order) from dy and the final states' gradients dhy, dcy (NULL:
+   zero), and the weight gradient added to `base` (the values pdw held before the call). */
+void rnn_check_train_backward(const struct rnn_run *u, const double *dy, const double *dhy, const double *dcy,
+                              const void *pdx, const void *pdw, double *base, const char *who)
+{
+    const struct rnn_case *c = u->c;
+    const int64_t hn = (int64_t)c->layers * c->dirs * c->N, nref = (int64_t)c->T * c->N * c->input;
+    double *xr = rnn_to_ref(c, u->x, c->input), *dyr = rnn_to_ref(c, dy, c->dirs * c->proj);
+    double *dxr = calloc((size_t)nref, sizeof(double));
+    double *dhx = calloc((size_t)(hn * c->proj), sizeof(double)), *dcx = calloc((size_t)(hn * c->hidden), sizeof(double));
+    double *dwr = calloc((size_t)ref_rnn_param_count(&u->r), sizeof(double));
+    ref_rnn_backward(&u->r, u->w_ref, xr, u->hx, u->cx, dyr, dhy, dcy, dxr, dhx, dcx, dwr);
+    double *got = tvalues_download(CUDNN_DATA_FLOAT, pdx, u->pos * c->input), *got_ref = rnn_to_ref(c, got, c->input);
+    char what[64];
+    snprintf(what, sizeof what, "%s dx", who);
+    CHECK(rnn_compare(what, c, got_ref, dxr, nref, 4 * rnn_tol_of(CUDNN_DATA_FLOAT)));
+    for (int64_t i = 0; i < u->wcount; i++) base[i] += u->ref_of[i] >= 0 ? dwr[u->ref_of[i]] : 0;
+    snprintf(what, sizeof what, "%s dw (added)", who);
+    tvalues_check(CUDNN_DATA_FLOAT, pdw, base, u->wcount, 4 * rnn_tol_of(CUDNN_DATA_FLOAT), what);
+    free(xr), free(dyr), free(dxr), free(dhx), free(dcx), free(dwr), free(got), free(got_ref);
+}
+
+void rnn_train_bufs_init(struct rnn_train_bufs *b, const struct rnn_run *u)
+{
+    const struct rnn_case *c = u->c;
+    const int64_t hn = (int64_t)c->layers * c->dirs * c->N, ny = u->pos * c->dirs * c->proj;
+    const size_t hb = sizeof(float) * (size_t)(hn * c->hidden);
+    b->dy = rnn_random_data(c, c->dirs * c->proj);
+    b->dhy = tview_random(hn * c->hidden, -1, 1);
+    b->dcy = c->mode == CUDNN_LSTM ? tview_random(hn * c->hidden, -1, 1) : NULL;
+    b->zeros = tview_fill(u->wcount, 0);
+    b->py = tbuf_alloc(sizeof(float) * (size_t)ny), b->pdx = tbuf_alloc(sizeof(float) * (size_t)(u->pos * c->input));
+    b->phy = tbuf_alloc(hb), b->pcy = tbuf_alloc(hb), b->pdhx = tbuf_alloc(hb), b->pdcx = tbuf_alloc(hb);
+    b->pdy = tvalues_upload(CUDNN_DATA_FLOAT, b->dy, ny);
+    b->pdhy = tvalues_upload(CUDNN_DATA_FLOAT, b->dhy, hn * c->hidden);
+    b->pdcy = b->dcy ? tvalues_upload(CUDNN_DATA_FLOAT, b->dcy, hn * c->hidden) : NULL;
+    b->pdw = tvalues_upload(CUDNN_DATA_FLOAT, b->zeros, u->wcount);
+}
+
+void rnn_train_bufs_free(struct rnn_train_bufs *b)
+{
+    void *bufs[] = {b->py, b->pdx, b->phy, b->pcy, b->pdhx, b->pdcx, b->pdy, b->pdhy, b->pdcy, b->pdw};
+    for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+    free(b->dy), free(b->dhy), free(b->dcy), free(b->zeros);
+}
+
+/* A training forward's y in b (projection-free: dirs x hidden values a position) against the
+   reference's. */
+bool rnn_train_y_matches(const struct rnn_run *u, const struct rnn_train_bufs *b, const double *want_y,
+                         const char *what)
+{
+    const struct rnn_case *c = u->c;
+    const int64_t width = (int64_t)c->dirs * c->hidden;
+    double *got = tvalues_download(CUDNN_DATA_FLOAT, b->py, u->pos * width), *got_ref = rnn_to_ref(c, got, (int)width);
+    double *want_ref = rnn_to_ref(c, want_y, (int)width);
+    const bool ok = CHECK(rnn_compare(what, c, got_ref, want_ref, (int64_t)c->T * c->N * width, rnn_tol_of(CUDNN_DATA_FLOAT)));
+    free(got), free(got_ref), free(want_ref);
     return ok;
 }

@@ -1,7 +1,8 @@
 /* rnn_harness.h: one RNN case run end to end against tests/ref/rnn.c (tests/rnn_harness.c):
    the descriptors of the v8, legacy or Ex API, weights written through the addresses the API
-   returns, forward in both modes, backward data and weights. Used by tests/rnn.c and
-   tests/rnn_persist.c. */
+   returns, forward in both modes, backward data and weights; and the buffers and checks of a
+   training pass that a test drives through a program's own calls. Used by tests/rnn.c,
+   tests/rnn_persist.c and the compat_rnn* replays. */
 #ifndef OCD_TESTS_RNN_HARNESS_H
 #define OCD_TESTS_RNN_HARNESS_H
 
@@ -90,5 +91,25 @@ bool rnn_check_forward(const struct rnn_run *u, const struct fwd_out *got, const
 bool rnn_check_run(struct rnn_run *u);
 /* rnn_check_run on the case's own run. */
 bool rnn_check_case(const struct rnn_case *c);
+
+/* The buffers of one float training pass that a test drives through its program's own calls,
+   with every state: y, dx, hy, cy, dhx, dcx (poisoned outputs), the output gradients dy, dhy and
+   dcy (dcy only for LSTM: NULL otherwise) and a zeroed dw, host values and device copies. */
+struct rnn_train_bufs {
+    double *dy, *dhy, *dcy, *zeros;
+    void *py, *pdx, *phy, *pcy, *pdhx, *pdcx, *pdy, *pdhy, *pdcy, *pdw;
+};
+
+void rnn_train_bufs_init(struct rnn_train_bufs *b, const struct rnn_run *u);
+void rnn_train_bufs_free(struct rnn_train_bufs *b);
+/* A training forward's y in b (projection-free: dirs x hidden values a position) against the
+   reference's. */
+bool rnn_train_y_matches(const struct rnn_run *u, const struct rnn_train_bufs *b, const double *want_y,
+                         const char *what);
+/* The backward passes of a float run checked against the reference: dx (the positions read back
+   into the reference's order) from dy and the final states' gradients dhy, dcy (NULL: zero), and
+   the weight gradient added to `base` (the values pdw held before the call). */
+void rnn_check_train_backward(const struct rnn_run *u, const double *dy, const double *dhy, const double *dcy,
+                              const void *pdx, const void *pdw, double *base, const char *who);
 
 #endif /* OCD_TESTS_RNN_HARNESS_H */

@@ -1,0 +1,118 @@
+/* compat_rnn_v8.c: the v8 RNN calls (cudnnRNNForward, cudnnRNNBackwardData_v8,
+   cudnnRNNBackwardWeights_v8) as more programs make them (JAX's RNN custom call), each as the
+   program makes it, against the double reference of tests/ref/rnn.c. (compat_rnn.c,
+   compat_rnn_more.c: the other RNN patterns.) */
+#include "desc_util.h"
+#include "ref/rnn.h"
+#include "rnn_harness.h"
+#include "tensors.h"
+#include "test.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+/* float results: the RNN tests' tolerance (rnn_harness.c) */
+#define RNN_TOL rnn_tol_of(CUDNN_DATA_FLOAT)
+
+/* ---- JAX (jaxlib/gpu/rnn_kernels.cc, jax.experimental.rnn) ------------------------------------ */
+
+/* JAX's RNN descriptor as every one of its calls builds it anew: a dropout descriptor set with
+   **states NULL and stateSizeInBytes the cudnnDropoutGetStatesSize** (seed 123, JAX's default
+   probability 0), cudnnSetRNNDescriptor_v8 (STANDARD, LSTM, DOUBLE_BIAS, LINEAR_INPUT, FLOAT data
+   and math precision, FMA_MATH without TF32, projSize = hiddenSize, PADDED_IO_ENABLED). */
+static bool jax_rnn_desc(cudnnHandle_t h, const struct rnn_case *c, cudnnRNNDescriptor_t d, cudnnDropoutDescriptor_t dd)
+{
+    size_t state_size = 0;
+    return CHECK_OK(cudnnDropoutGetStatesSize(h, &state_size)) &&
+           CHECK_OK(cudnnSetDropoutDescriptor(dd, h, 0.0f, NULL, state_size, 123)) &&
+           CHECK_OK(cudnnSetRNNDescriptor_v8(d, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
+                                             c->dirs == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL,
+                                             CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_FMA_MATH,
+                                             c->input, c->hidden, c->hidden, c->layers, dd,
+                                             CUDNN_RNN_PADDED_IO_ENABLED));
+}
+
+/* jaxlib's LSTM custom calls: the workspace and reserve sizes computed once, ahead of the calls,
+   from a data descriptor whose sequences are **all max_seq_length long** and "rounded up" by
+   `size += size % 4` (larger than asked for); at run time the sequence lengths copied from the
+   device to the host for the BATCH_MAJOR_UNPACKED data descriptors (paddingFill a float 0) and the
+   device copy passed as devSeqLengths; h and c described by **two descriptors** of
+   {dirs layers, batch, hidden} with packed strides; cudnnRNNForward in TRAINING with every state
+   (h_n and c_n always asked for), then in the backward custom call cudnnRNNBackwardData_v8 given
+   dh_n and dc_n and cudnnRNNBackwardWeights_v8 ADDing into a zeroed dw, each on a descriptor built
+   again. The weights are the flat buffer jax.experimental.rnn packs itself (per layer and
+   direction W_ih then W_hh, the biases after all of them): the layout the getters report here.
+   y's padding is the fill, 0. */
+TEST(compat_rnn_jax_padded_batch_major_null_states)
+{
+    static const int lengths[3] = {4, 2, 3};
+    const struct rnn_case c = {.name = "jax", .mode = CUDNN_LSTM, .dirs = 2, .input_mode = CUDNN_LINEAR_INPUT,
+                               .bias = CUDNN_RNN_DOUBLE_BIAS, .layout = CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED,
+                               .layers = 2, .input = 3, .hidden = 4, .proj = 4, .T = 4, .N = 3, .lengths = lengths,
+                               .dtype = CUDNN_DATA_FLOAT, .states = true, .api = API_V8};
+    cudnnHandle_t h = test_handle();
+    struct rnn_run u;
+    if (!rnn_run_init(&u, &c)) {
+        rnn_run_free(&u);
+        return;
+    }
+    const int width = c.dirs * c.hidden, hn = c.layers * c.dirs * c.N;
+    /* RnnComputeWorkspaceReserveSpaceSizes: its own descriptors, every sequence max_seq_length */
+    cudnnRNNDescriptor_t d;
+    cudnnDropoutDescriptor_t dd;
+    cudnnRNNDataDescriptor_t xd, yd;
+    cudnnTensorDescriptor_t hd, cd;
+    trnn_data_descs_create(&xd, &yd, &hd, &cd);
+    CHECK_OK(cudnnCreateRNNDescriptor(&d));
+    CHECK_OK(cudnnCreateDropoutDescriptor(&dd));
+    const int full[3] = {c.T, c.T, c.T};
+    float padding = 0.0f;
+    size_t ws = 0, rs = 0, wbytes = 0;
+    bool ok = jax_rnn_desc(h, &c, d, dd) &&
+              CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, c.input, full, &padding)) &&
+              CHECK_OK(cudnnGetRNNTempSpaceSizes(h, d, CUDNN_FWD_MODE_TRAINING, xd, &ws, &rs));
+    ws += ws % 4, rs += rs % 4;
+    /* the forward custom call: the descriptors again, the lengths the batch has */
+    const int dims[3] = {hn / c.N, c.N, c.hidden}, strides[3] = {c.N * c.hidden, c.hidden, 1};
+    ok = ok && jax_rnn_desc(h, &c, d, dd) &&
+         CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, c.input, lengths, &padding)) &&
+         CHECK_OK(cudnnSetRNNDataDescriptor(yd, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, width, lengths, &padding)) &&
+         CHECK_OK(cudnnSetTensorNdDescriptor(hd, CUDNN_DATA_FLOAT, 3, dims, strides)) &&
+         CHECK_OK(cudnnSetTensorNdDescriptor(cd, CUDNN_DATA_FLOAT, 3, dims, strides)) &&
+         CHECK_OK(cudnnGetRNNWeightSpaceSize(h, d, &wbytes)) && CHECK(wbytes == u.wbytes);
+    void *pws = tbuf_alloc(ws ? ws : 1), *prs = tbuf_alloc(rs ? rs : 1);
+    struct fwd_out want;
+    rnn_reference_forward(&u, &want);
+    struct rnn_train_bufs b;
+    rnn_train_bufs_init(&b, &u);
+    ok = ok && CHECK_OK(cudnnRNNForward(h, d, CUDNN_FWD_MODE_TRAINING, u.plen, xd, u.px, yd, b.py, hd, u.phx, b.phy,
+                                        cd, u.pcx, b.pcy, wbytes, u.pw, ws, pws, rs, prs));
+    if (ok) {
+        ok = rnn_train_y_matches(&u, &b, want.y, "JAX y");
+        double *y = tvalues_download(CUDNN_DATA_FLOAT, b.py, (int64_t)c.T * c.N * width);
+        bool fill = true;
+        for (int n = 0; n < c.N; n++)
+            for (int t = lengths[n]; t < c.T; t++)
+                for (int v = 0; v < width; v++) fill = fill && y[((int64_t)n * c.T + t) * width + v] == 0;
+        CHECK(fill);
+        double *hy = tvalues_download(CUDNN_DATA_FLOAT, b.phy, (int64_t)hn * c.hidden);
+        double *cy = tvalues_download(CUDNN_DATA_FLOAT, b.pcy, (int64_t)hn * c.hidden);
+        ok = ok && CHECK(rnn_compare("JAX h_n", &c, hy, want.hy, (int64_t)hn * c.hidden, RNN_TOL)) &&
+             CHECK(rnn_compare("JAX c_n", &c, cy, want.cy, (int64_t)hn * c.hidden, RNN_TOL));
+        free(y), free(hy), free(cy);
+    }
+    /* the backward custom call: the descriptors built again */
+    ok = ok && jax_rnn_desc(h, &c, d, dd) &&
+         CHECK_OK(cudnnRNNBackwardData_v8(h, d, u.plen, yd, b.py, b.pdy, xd, b.pdx, hd, u.phx, b.pdhy, b.pdhx, cd,
+                                          u.pcx, b.pdcy, b.pdcx, wbytes, u.pw, ws, pws, rs, prs)) &&
+         CHECK_OK(cudnnRNNBackwardWeights_v8(h, d, CUDNN_WGRAD_MODE_ADD, u.plen, xd, u.px, hd, u.phx, yd, b.py, wbytes,
+                                             b.pdw, ws, pws, rs, prs));
+    if (ok) rnn_check_train_backward(&u, b.dy, b.dhy, b.dcy, b.pdx, b.pdw, b.zeros, "JAX");
+    rnn_train_bufs_free(&b);
+    tbuf_free(pws), tbuf_free(prs);
+    cudnnDestroyRNNDescriptor(d);
+    cudnnDestroyDropoutDescriptor(dd);
+    trnn_data_descs_destroy(xd, yd, hd, cd);
+    rnn_fwd_free(&want);
+    rnn_run_free(&u);
+}
