@@ -212,7 +212,8 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     const char *const big = "_igemm_wgmma_128x256x64_s4", *const small = "_igemm_wgmma_128x128x64_s5";
     const char *const fwd_tiny = "cuda:fwd_igemm_wgmma_128x64x64_s6", *const dgrad_tiny = "cuda:dgrad_igemm_wgmma_128x64x64_s6";
     /* the TMA entries, ahead of these in the tables, are off (conv_cuda_tma_entries_are_reached,
-       conv_cuda_tma_dgrad_entries_are_reached, conv_cuda_tma_wgrad_entries_are_reached) */
+       conv_cuda_tma_dgrad_entries_are_reached, conv_cuda_tma_wgrad_entries_are_reached,
+       conv_cuda_tma_cluster_entries_are_reached) */
     const char *const no_tma = "cuda:fwd_igemm_tma*", *const no_dgrad_tma = "cuda:dgrad_igemm_tma*";
     const char *const no_wgrad_tma = "cuda:wgrad_igemm_tma*";
     const char *const fwd_wide_off = "cuda:fwd_igemm_tma*,cuda:fwd_igemm_wgmma_128x256*,cuda:fwd_igemm_wgmma_256x128*";
@@ -462,6 +463,80 @@ TEST(conv_cuda_tma_wgrad_entries_are_reached)
         {&base, half_nchw, wide, NULL},
     };
     check_entries_reached(cases, sizeof cases / sizeof cases[0], BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
+}
+
+/* The TMA kernel's clustered entries (_tma_c2_: clusters of 2 CTAs along M, B multicast to both;
+   unproven, as above), every direction, each tile in fp16 and bf16, the unclustered TMA entries
+   ahead of them switched off: forward on 17161 output pixels (135 M tiles of 128, odd: the last
+   cluster's second CTA has a tile past M) with C = 72, the 256x128 tile on 34322 pixels (135
+   tiles of 256), stride 2 with unequal paddings and C = 40, dilation 2 in CONVOLUTION mode, and
+   NCHW data; backward data with C = 240 and K = 72 (odd M tiles), on the 256x128 tile, and 5x5
+   in CONVOLUTION mode; the filter gradient with K = 128 and 256 (one M tile, its pair's second
+   past M), K = 360 (three M tiles) with C = 128, split-K, stride 2 with C = 120, and NCHW data. */
+TEST(conv_cuda_tma_cluster_entries_are_reached)
+{
+    if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
+    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
+    static const struct shape big = {"tma_c2_c72", 2, 1, 72, 256, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
+    static const struct shape tall = {"tma_c2_tall", 2, 2, 64, 128, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
+    static const struct shape strided = {"tma_c2_stride2_pads_2_1_c40", 2, 1, 40, 256, 1, {258, 261}, {3, 3}, {2, 1},
+                                         {2, 2}, {1, 1}, false};
+    static const struct shape dilated = {"tma_c2_dilated_convolution", 2, 1, 64, 256, 1, {133, 131}, {3, 3}, {2, 2},
+                                         {1, 1}, {2, 2}, true};
+    static const struct shape dgrad = {"tma_c2_dgrad_c240_k72", 2, 1, 240, 72, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1},
+                                       {1, 1}, false};
+    static const struct shape dgrad_tall = {"tma_c2_dgrad_tall", 2, 2, 128, 64, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1},
+                                            {1, 1}, false};
+    static const struct shape dgrad_five = {"tma_c2_dgrad_5x5_convolution", 2, 1, 256, 64, 1, {131, 133}, {5, 5}, {2, 2},
+                                            {1, 1}, {1, 1}, true};
+    static const struct shape wgrad = {"tma_c2_wgrad_3x3", 2, 2, 64, 128, 1, {32, 32}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
+                                       false};
+    static const struct shape wgrad_tall = {"tma_c2_wgrad_tall", 2, 2, 128, 256, 1, {24, 24}, {3, 3}, {1, 1}, {1, 1},
+                                            {1, 1}, false};
+    static const struct shape wgrad_k360 = {"tma_c2_wgrad_k360_c128", 2, 2, 128, 360, 1, {30, 30}, {3, 3}, {1, 1},
+                                            {1, 1}, {1, 1}, false};
+    static const struct shape wgrad_split = {"tma_c2_wgrad_split_k", 2, 8, 64, 128, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1},
+                                             {1, 1}, false};
+    static const struct shape wgrad_c120 = {"tma_c2_wgrad_c120_stride2", 2, 2, 120, 128, 1, {16, 16}, {3, 3}, {1, 1},
+                                            {2, 2}, {1, 1}, false};
+    const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *half_nchw = &tc_configs[3];
+    const char *const fwd_off = "cuda:fwd_igemm_tma_1*,cuda:fwd_igemm_tma_2*";
+    const char *const fwd_tall_off = "cuda:fwd_igemm_tma_1*,cuda:fwd_igemm_tma_2*,cuda:fwd_igemm_tma_c2_128x256*";
+    const char *const dgrad_off = "cuda:dgrad_igemm_tma_1*,cuda:dgrad_igemm_tma_2*";
+    const char *const dgrad_tall_off = "cuda:dgrad_igemm_tma_1*,cuda:dgrad_igemm_tma_2*,cuda:dgrad_igemm_tma_c2_128x256*";
+    const char *const wgrad_off = "cuda:wgrad_igemm_tma_1*,cuda:wgrad_igemm_tma_2*";
+    const char *const wgrad_tall_off = "cuda:wgrad_igemm_tma_1*,cuda:wgrad_igemm_tma_2*,cuda:wgrad_igemm_tma_c2_128x256*";
+    const char *const fwd_wide = "cuda:fwd_igemm_tma_c2_128x256x64_s4", *const fwd_tall = "cuda:fwd_igemm_tma_c2_256x128x64_s4";
+    const char *const dgrad_wide = "cuda:dgrad_igemm_tma_c2_128x256x64_s4";
+    const char *const dgrad_tall_tile = "cuda:dgrad_igemm_tma_c2_256x128x64_s4";
+    const char *const wgrad_wide = "cuda:wgrad_igemm_tma_c2_128x256x64_s4";
+    const char *const wgrad_tall_tile = "cuda:wgrad_igemm_tma_c2_256x128x64_s4";
+    const struct entry_case fwd[] = {
+        {&big, half, fwd_wide, fwd_off},          {&big, bf16, fwd_wide, fwd_off},
+        {&tall, half, fwd_tall, fwd_tall_off},    {&tall, bf16, fwd_tall, fwd_tall_off},
+        {&strided, half, fwd_wide, fwd_off},      {&dilated, bf16, fwd_wide, fwd_off},
+        {&big, half_nchw, fwd_wide, fwd_off},
+    };
+    const struct entry_case dgr[] = {
+        {&dgrad, half, dgrad_wide, dgrad_off},
+        {&dgrad, bf16, dgrad_wide, dgrad_off},
+        {&dgrad_tall, half, dgrad_tall_tile, dgrad_tall_off},
+        {&dgrad_tall, bf16, dgrad_tall_tile, dgrad_tall_off},
+        {&dgrad_five, half, dgrad_wide, dgrad_off},
+    };
+    const struct entry_case wgr[] = {
+        {&wgrad, half, wgrad_wide, wgrad_off},
+        {&wgrad, bf16, wgrad_wide, wgrad_off},
+        {&wgrad_tall, half, wgrad_tall_tile, wgrad_tall_off},
+        {&wgrad_tall, bf16, wgrad_tall_tile, wgrad_tall_off},
+        {&wgrad_k360, half, wgrad_wide, wgrad_off},
+        {&wgrad_split, bf16, wgrad_wide, wgrad_off},
+        {&wgrad_c120, half, wgrad_wide, wgrad_off},
+        {&wgrad, half_nchw, wgrad_wide, wgrad_off},
+    };
+    check_entries_reached(fwd, sizeof fwd / sizeof fwd[0], FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+    check_entries_reached(dgr, sizeof dgr / sizeof dgr[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
+    check_entries_reached(wgr, sizeof wgr / sizeof wgr[0], BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
 }
 
 /* The host's CBLAS entry (a build with OPENCUDNN_CBLAS): forward GEMM reaches host:fwd_gemm_cblas

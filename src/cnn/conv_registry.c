@@ -87,19 +87,26 @@
                   ocd_cuda_conv_igemm_wgmma_##i, true)
 #define FWD_IGEMM_WGMMA(i, bm, bn, st) IGEMM_WGMMA_ENTRY("fwd", FWD_IGEMM_ALGOS, i, bm, bn, st)
 /* The sm_90a TMA kernel's forward, (unit-stride) backward-data and filter-gradient entries, ahead
-   of the cp.async kernel's for what they serve. */
-#define IGEMM_TMA_ENTRY(dir_, algos_, i, bm, bn, st)                                            \
-    PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, "tma", 64, bm, bn, st), OCD_BACKEND_CUDA, algos_,        \
-                  ocd_cuda_conv_igemm_tma_##i, true)
-#define FWD_IGEMM_TMA(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", FWD_IGEMM_ALGOS, i, bm, bn, st)
+   of the cp.async kernel's for what they serve: variant tma, then tma_c2 (clusters of 2 CTAs
+   sharing the B tile through multicast), after the others until a GPU run has measured which
+   serves better. */
+#define IGEMM_TMA_ENTRY(dir_, variant_, algos_, i, bm, bn, st)                                  \
+    PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, 64, bm, bn, st), OCD_BACKEND_CUDA, algos_,    \
+                  ocd_cuda_conv_igemm_##variant_##_##i, true)
+#define FWD_IGEMM_TMA(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma, FWD_IGEMM_ALGOS, i, bm, bn, st)
+#define FWD_IGEMM_TMA_C2(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma_c2, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define DGRAD_IGEMM_TMA(i, bm, bn, st)                                                          \
-    IGEMM_TMA_ENTRY("dgrad", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
+    IGEMM_TMA_ENTRY("dgrad", tma, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
+#define DGRAD_IGEMM_TMA_C2(i, bm, bn, st)                                                       \
+    IGEMM_TMA_ENTRY("dgrad", tma_c2, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
 #define DGRAD_IGEMM_WGMMA(i, bm, bn, st)                                                        \
     IGEMM_WGMMA_ENTRY("dgrad", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
 #define WGRAD_IGEMM_WGMMA(i, bm, bn, st)                                                        \
     IGEMM_WGMMA_ENTRY("wgrad", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), i, bm, bn, st)
 #define WGRAD_IGEMM_TMA(i, bm, bn, st)                                                          \
-    IGEMM_TMA_ENTRY("wgrad", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), i, bm, bn, st)
+    IGEMM_TMA_ENTRY("wgrad", tma, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), i, bm, bn, st)
+#define WGRAD_IGEMM_TMA_C2(i, bm, bn, st)                                                       \
+    IGEMM_TMA_ENTRY("wgrad", tma_c2, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), i, bm, bn, st)
 #define FWD_IGEMM_TC(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", tc, 32, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define FWD_IGEMM_TF32(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", tf32, 16, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define DGRAD_IGEMM_TC(i, bm, bn, wm, wn, st)                                                   \
@@ -133,6 +140,7 @@ static const struct ocd_conv_impl fwd_impls[] = {
     /* few channels (RGB first layers): K = C R S packed, ahead of the channel-padded GEMM */
     PLANNED_ENTRY("cuda:fwd_stem_tc_128x64", OCD_BACKEND_CUDA, FWD_IGEMM_ALGOS, ocd_cuda_conv_stem_fwd, true)
     OCD_IGEMM_TMA_TILES(FWD_IGEMM_TMA)
+    OCD_IGEMM_TMA_C2_TILES(FWD_IGEMM_TMA_C2)
     OCD_IGEMM_WGMMA_TILES(FWD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(FWD_IGEMM_TC)
     OCD_IGEMM_TILES(FWD_IGEMM_TF32)
@@ -166,6 +174,7 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
     PLANNED_ENTRY("cuda:dgrad_igemm_tf32_phases", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1),
                   ocd_cuda_conv_igemm_phases_tf32, true)
     OCD_IGEMM_TMA_TILES(DGRAD_IGEMM_TMA)
+    OCD_IGEMM_TMA_C2_TILES(DGRAD_IGEMM_TMA_C2)
     OCD_IGEMM_WGMMA_TILES(DGRAD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(DGRAD_IGEMM_TC)
     OCD_IGEMM_TILES(DGRAD_IGEMM_TF32)
@@ -198,6 +207,7 @@ static const struct ocd_conv_impl bwd_filter_impls[] = {
     PLANNED_ENTRY("cuda:wgrad_stem_tc_64x256", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1),
                   ocd_cuda_conv_stem_wgrad, true)
     OCD_IGEMM_TMA_TILES(WGRAD_IGEMM_TMA)
+    OCD_IGEMM_TMA_C2_TILES(WGRAD_IGEMM_TMA_C2)
     OCD_IGEMM_WGMMA_TILES(WGRAD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(WGRAD_IGEMM_TC)
     CUBLAS_IM2COL_ENTRIES("wgrad", WGRAD_GEMM_ALGOS)

@@ -89,6 +89,54 @@ __device__ __forceinline__ void ocd_mbar_wait(uint64_t *bar, unsigned parity)
                      : "memory");
 }
 
+/* ---- clusters (PTX ISA: "Cluster of Cooperative Thread Arrays", mapa, barrier.cluster) ---------- */
+
+/* This CTA's rank in its cluster (%cluster_ctarank). */
+__device__ __forceinline__ unsigned ocd_cluster_rank()
+{
+    unsigned r = 0;
+    OCD_BULK_ASM("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+
+/* Every thread of the cluster's CTAs: barrier.cluster.arrive (release: this thread's earlier
+   memory operations, its mbarrier initializations and remote arrivals included, are visible to
+   the cluster's threads past the wait) and barrier.cluster.wait (acquire). A CTA's shared memory
+   may be written and its mbarriers arrived on by its peers only once they are initialized and
+   while the CTA runs (CUDA programming guide, distributed shared memory: every access must
+   happen before the block that owns the memory exits), so a kernel whose CTAs reach into each
+   other's shared memory syncs once after initializing its barriers and once before exiting. */
+__device__ __forceinline__ void ocd_cluster_sync()
+{
+    OCD_BULK_ASM("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+}
+
+/* An arrival on the mbarrier at bar's offset in the shared memory of the cluster's CTA `rank`
+   (this one included): mapa gives that CTA's shared::cluster address of the same offset, and
+   mbarrier.arrive on a shared::cluster address returns no state (the sink `_`). Release at
+   cluster scope: this thread's earlier reads of shared memory are ordered before the arrival as
+   a waiter in the other CTA observes it (ocd_mbar_wait_cluster). */
+__device__ __forceinline__ void ocd_mbar_arrive_cluster(uint64_t *bar, unsigned rank)
+{
+    OCD_BULK_ASM("{ .reg .b32 ra; mapa.shared::cluster.u32 ra, %0, %1; mbarrier.arrive.release.cluster.shared::cluster.b64 "
+                 "_, [ra]; }" ::"r"(ocd_smem_addr(bar)),
+                 "r"(rank)
+                 : "memory");
+}
+
+/* ocd_mbar_wait with acquire at cluster scope: for a barrier that threads of other CTAs of the
+   cluster arrive on (ocd_mbar_arrive_cluster). */
+__device__ __forceinline__ void ocd_mbar_wait_cluster(uint64_t *bar, unsigned parity)
+{
+    uint32_t done = 0;
+    while (!done)
+        OCD_BULK_ASM("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, "
+                     "1, 0, p; }"
+                     : "=r"(done)
+                     : "r"(ocd_smem_addr(bar)), "r"(parity)
+                     : "memory");
+}
+
 /* ---- bulk copies ---------------------------------------------------------------------------------- */
 
 /* Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) from global src to shared
@@ -124,6 +172,30 @@ __device__ __forceinline__ void ocd_bulk_tensor_im2col4(void *dst, const void *t
     OCD_BULK_ASM("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
                  "%3, %4, %5}], [%6], {%7, %8};" ::"r"(ocd_smem_addr(dst)),
                  "l"(tmap), "r"(c), "r"(w), "r"(h), "r"(n), "r"(ocd_smem_addr(bar)), "h"(ow), "h"(oh)
+                 : "memory");
+}
+
+/* The same two loads multicast to the cluster's CTAs of `mask` (bit r: rank r): the box lands at
+   dst's offset in each one's shared memory and completes its bytes on the mbarrier at bar's
+   offset in that CTA (PTX ISA, cp.async.bulk.tensor: ".multicast::cluster", ctaMask; so each
+   destination's barrier must expect the bytes every CTA sends it). sm_90a: the ISA marks
+   multicast as optimized for it. */
+__device__ __forceinline__ void ocd_bulk_tensor_tile3_multicast(void *dst, const void *tmap, int c0, int c1, int c2,
+                                                                uint64_t *bar, uint16_t mask)
+{
+    OCD_BULK_ASM("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
+                 "[%0], [%1, {%2, %3, %4}], [%5], %6;" ::"r"(ocd_smem_addr(dst)),
+                 "l"(tmap), "r"(c0), "r"(c1), "r"(c2), "r"(ocd_smem_addr(bar)), "h"(mask)
+                 : "memory");
+}
+
+__device__ __forceinline__ void ocd_bulk_tensor_im2col4_multicast(void *dst, const void *tmap, int c, int w, int h,
+                                                                  int n, uint16_t ow, uint16_t oh, uint64_t *bar,
+                                                                  uint16_t mask)
+{
+    OCD_BULK_ASM("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster "
+                 "[%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;" ::"r"(ocd_smem_addr(dst)),
+                 "l"(tmap), "r"(c), "r"(w), "r"(h), "r"(n), "r"(ocd_smem_addr(bar)), "h"(ow), "h"(oh), "h"(mask)
                  : "memory");
 }
 

@@ -41,7 +41,9 @@
    (core/impl.h) until a GPU run of the suite has passed them. So do the TMA entries (_tma_,
    conv_igemm_tma_sm90.cu: forward, backward data with unit stride as a forward pass over dy,
    and the filter gradient over channels padded to 64 per tap, no more than a quarter of them
-   padding; fp16 and bf16, groups 1, 2-D, within the tensor maps' limits of conv_igemm_tma.cuh). */
+   padding; fp16 and bf16, groups 1, 2-D, within the tensor maps' limits of conv_igemm_tma.cuh),
+   and their clustered twins (_tma_c2_: the same kernel on clusters of 2 CTAs sharing B by
+   multicast), listed after them. */
 #include "cuda/conv_igemm.cuh"
 #include "cuda/conv_igemm_tma.cuh"
 
@@ -169,19 +171,20 @@ template <typename U> __global__ void igemm_pack_filter(const U *w, U *dst, cons
 /* The tiles of the three kernels: the sm_80 kernel's (OCD_IGEMM_TILES) are tiles 0 ..
    OCD_IGEMM_NTILES - 1, the sm_90a cp.async kernel's (OCD_IGEMM_WGMMA_TILES) follow, then the
    sm_90a TMA kernel's (OCD_IGEMM_TMA_TILES: forward, unit-stride backward data, the filter
-   gradient). */
+   gradient), and its tiles on clusters of 2 CTAs from TMA_C2_TILE0 (OCD_IGEMM_TMA_C2_TILES). */
 struct igemm_tile_info {
     int bm, bn;
 };
 #define WGMMA_TILE0 OCD_IGEMM_NTILES
 #define TMA_TILE0 (OCD_IGEMM_NTILES + OCD_IGEMM_WGMMA_NTILES)
-#define TILES_ALL (TMA_TILE0 + OCD_IGEMM_TMA_NTILES)
+#define TMA_C2_TILE0 (TMA_TILE0 + OCD_IGEMM_TMA_NTILES)
+#define TILES_ALL (TMA_TILE0 + OCD_IGEMM_TMA_ALL_TILES)
 static const igemm_tile_info tile_info[TILES_ALL] = {
 #define X(i, bm, bn, wm, wn, st) {bm, bn},
     OCD_IGEMM_TILES(X)
 #undef X
 #define X(i, bm, bn, st) {bm, bn},
-    OCD_IGEMM_WGMMA_TILES(X) OCD_IGEMM_TMA_TILES(X)
+    OCD_IGEMM_WGMMA_TILES(X) OCD_IGEMM_TMA_TILES(X) OCD_IGEMM_TMA_C2_TILES(X)
 #undef X
 };
 
@@ -517,10 +520,11 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     /* room to align a user's workspace pointer to 256 bytes (the copies feed 16-byte cp.async) */
     pl->ws_bytes = ws ? ws + 256 : 0;
     if (!tma) return NULL;
-    if (p->dir == OCD_CONV_FWD) return igemm_tma_plan(prm, (int)cgp, ti.bm, ti.bn, esize, &pl->tma);
-    if (tma_wgrad) return igemm_tma_plan_wgrad(prm, (int)cg, ti.bm, ti.bn, esize, &pl->tma);
+    const int cl = tile >= TMA_C2_TILE0 ? 2 : 1;
+    if (p->dir == OCD_CONV_FWD) return igemm_tma_plan(prm, (int)cgp, ti.bm, ti.bn, cl, esize, &pl->tma);
+    if (tma_wgrad) return igemm_tma_plan_wgrad(prm, (int)cg, ti.bm, ti.bn, cl, esize, &pl->tma);
     igemm_tma_dgrad_as_fwd(&prm);
-    return igemm_tma_plan(prm, (int)kg, ti.bm, ti.bn, esize, &pl->tma);
+    return igemm_tma_plan(prm, (int)kg, ti.bm, ti.bn, cl, esize, &pl->tma);
 }
 
 /* ---- running -------------------------------------------------------------------------------------- */
@@ -643,6 +647,11 @@ OCD_IGEMM_WGMMA_TILES(X)
     extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_tma_##i##_planned = {              \
         igemm_plan_of<TMA_TILE0 + i, false>, igemm_workspace, igemm_run<TMA_TILE0 + i>};
 OCD_IGEMM_TMA_TILES(X)
+#undef X
+#define X(i, bm, bn, st)                                                                            \
+    extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_tma_c2_##i##_planned = {           \
+        igemm_plan_of<TMA_C2_TILE0 + i, false>, igemm_workspace, igemm_run<TMA_C2_TILE0 + i>};
+OCD_IGEMM_TMA_C2_TILES(X)
 #undef X
 
 /* ---- strided backward data, phase by phase (file comment) ------------------------------------------ */
@@ -871,4 +880,5 @@ extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tf32_planned
    directions, backward data at unit stride) keep make_plan, the index maps and the epilogue;
    the cp.async one also the loaders' address arithmetic, while the TMA one loads through tensor
    maps (conv_igemm_tma.cuh) with a producer warp, consumer warpgroups and a persistent tile
-   loop. Their next steps: strided backward data on TMA, and a cluster launch for B multicast. */
+   loop (and clusters of 2 CTAs sharing B by multicast). Their next steps: strided backward data
+   on TMA, and measuring where the clustered tiles win. */

@@ -66,7 +66,19 @@
    rows or columns are never stored, whatever the stale stage holds), and the stage's expected
    bytes count the blocks loaded. Split-K over the pixels (make_plan's, where the tiles are too
    few for the GPU) makes a work unit of each tile and split, the splits' fp32 partial tiles
-   summed in split order by the reduction kernel (deterministic). */
+   summed in split order by the reduction kernel (deterministic).
+
+   Clusters of 2 CTAs along M (entries cuda:*_igemm_tma_c2_*): the work units are taken in pairs,
+   the tiles along M rounded up to an even count (tiles_m), so that units 2 j and 2 j + 1 are
+   adjacent M tiles of one N tile and one split, whose B operand (the filter forward, x's
+   im2col blocks for the filter gradient) is the same: CTA rank r of a cluster takes unit
+   2 j + r, loads its own A and half of B, that half multicast to both CTAs at the same offsets
+   of their stages. Forward, the B box is (64, 1, BN / 2) (a half is BN / 2 rows of 128 bytes, a
+   multiple of 1024 bytes, so each half is swizzled as the whole stage is), rank r's at filter
+   n0 + r * BN / 2; for the filter gradient rank r loads B blocks r * BN / 128 .. of the tile.
+   Each CTA's full barrier expects its own A bytes and the whole of B. A unit of the rounding
+   (past M, when the M tiles are odd) loads no A and stores nothing, but its CTA still loads its
+   half of B for its peer and runs the ring in step with it. */
 #ifndef OCD_CUDA_CONV_IGEMM_TMA_CUH
 #define OCD_CUDA_CONV_IGEMM_TMA_CUH
 
@@ -88,6 +100,7 @@ struct igemm_tma_geom {
     int ktiles, nkt;                  /* K tiles in all, and per split */
     int tiles_m, tiles;               /* tiles along M, and in all */
     int units;                        /* the persistent loop's work: tiles x splits */
+    int cluster;                      /* CTAs of a cluster along M (1 or 2; tiles_m a multiple) */
 };
 
 /* The im2col map over the activations x (c channels, NHWC, n images) for p's filter, stride,
@@ -117,19 +130,21 @@ static inline const char *igemm_tma_im2col(const igemm_params &p, const igemm_ac
     return NULL;
 }
 
-/* The tiles of g on bm x bn, and its work units: each tile once per split (the forward pass has
-   one). */
-static inline void igemm_tma_tiles(const igemm_params &p, int bm, int bn, igemm_tma_geom *g)
+/* The tiles of g on bm x bn in clusters of cl CTAs along M (the M tiles rounded up to a multiple
+   of cl), and its work units: each tile once per split (the forward pass has one). */
+static inline void igemm_tma_tiles(const igemm_params &p, int bm, int bn, int cl, igemm_tma_geom *g)
 {
-    g->tiles_m = (p.M + bm - 1) / bm;
+    g->cluster = cl;
+    g->tiles_m = ((p.M + bm - 1) / bm + cl - 1) / cl * cl;
     g->tiles = g->tiles_m * ((p.N + bn - 1) / bn);
     g->units = g->tiles * p.splits;
 }
 
 /* Fills g for the forward problem p (its activations prm.a with c channels, NHWC, and a packed
-   KRSC filter of c channels), on tiles of bm x bn, elements of esize bytes. NULL, or why the
-   TMA cannot load it. */
-static inline const char *igemm_tma_plan(const igemm_params &p, int c, int bm, int bn, int esize, igemm_tma_geom *g)
+   KRSC filter of c channels), on tiles of bm x bn in clusters of cl CTAs (each loading BN / cl
+   filters of B), elements of esize bytes. NULL, or why the TMA cannot load it. */
+static inline const char *igemm_tma_plan(const igemm_params &p, int c, int bm, int bn, int cl, int esize,
+                                         igemm_tma_geom *g)
 {
     memset(g, 0, sizeof *g);
     const int64_t n = p.M / ((int64_t)p.epi.row.div[0].d * p.epi.row.div[1].d);
@@ -137,17 +152,18 @@ static inline const char *igemm_tma_plan(const igemm_params &p, int c, int bm, i
     if ((int64_t)c * esize % 16 != 0) return "channels not a multiple of 16 bytes (the filter's tap stride for the TMA)";
     g->ti_dim[0] = (uint64_t)c, g->ti_dim[1] = (uint64_t)p.R * p.S, g->ti_dim[2] = (uint64_t)p.N;
     g->ti_stride[0] = (uint64_t)c * esize, g->ti_stride[1] = (uint64_t)p.b_ld * esize;
-    g->ti_box[0] = OCD_IGEMM_TMA_BK, g->ti_box[1] = 1, g->ti_box[2] = (uint32_t)bn;
+    g->ti_box[0] = OCD_IGEMM_TMA_BK, g->ti_box[1] = 1, g->ti_box[2] = (uint32_t)(bn / cl);
     g->cblocks = (c + OCD_IGEMM_TMA_BK - 1) / OCD_IGEMM_TMA_BK;
     g->ktiles = g->nkt = p.R * p.S * g->cblocks;
-    igemm_tma_tiles(p, bm, bn, g);
+    igemm_tma_tiles(p, bm, bn, cl, g);
     return NULL;
 }
 
 /* Fills g for the filter-gradient problem p (dy prm.a, x prm.b of c channels, both NHWC; its GEMM
    columns the taps' channels padded to cblocks * 64, p.N = R * S * that: the second part of the
-   file comment), on tiles of bm x bn with p's split-K. NULL, or why the TMA cannot load it. */
-static inline const char *igemm_tma_plan_wgrad(const igemm_params &p, int c, int bm, int bn, int esize,
+   file comment), on tiles of bm x bn in clusters of cl CTAs, with p's split-K. NULL, or why the
+   TMA cannot load it. */
+static inline const char *igemm_tma_plan_wgrad(const igemm_params &p, int c, int bm, int bn, int cl, int esize,
                                                igemm_tma_geom *g)
 {
     memset(g, 0, sizeof *g);
@@ -166,7 +182,7 @@ static inline const char *igemm_tma_plan_wgrad(const igemm_params &p, int c, int
     g->cblocks = (c + OCD_IGEMM_TMA_BK - 1) / OCD_IGEMM_TMA_BK;
     g->ktiles = (p.K + OCD_IGEMM_TMA_BK - 1) / OCD_IGEMM_TMA_BK;
     g->nkt = p.kt_per_split;
-    igemm_tma_tiles(p, bm, bn, g);
+    igemm_tma_tiles(p, bm, bn, cl, g);
     return NULL;
 }
 
@@ -210,7 +226,8 @@ __host__ __device__ __forceinline__ void igemm_tma_base(const igemm_params &p, c
 }
 
 /* Work unit t of the persistent loop: split t / tiles of the tile t % tiles, tiles running along
-   M first (consecutive CTAs share B tiles); its K tiles kt0 .. kt0 + nkt - 1. */
+   M first (consecutive CTAs share B tiles; a cluster's CTAs take consecutive units, tiles_m a
+   multiple of the cluster); its K tiles kt0 .. kt0 + nkt - 1. */
 struct igemm_tma_unit {
     int m0, n0, split, kt0, nkt;
 };
@@ -229,40 +246,45 @@ __host__ __device__ __forceinline__ igemm_tma_unit igemm_tma_unit_at(const igemm
 
 /* One TMA load of a K tile: the im2col map at (c[0], c[1], c[2], c[3]) = (channel, W, H, N) with
    offsets (ow, oh), or the tiled map at (c[0], c[1], c[2]); into the A or the B stage, `off`
-   bytes on. */
+   bytes on; multicast: into that offset of every CTA of the cluster. */
 struct igemm_tma_copy {
     int c[4];
     uint16_t ow, oh;
-    bool im2col, into_b;
+    bool im2col, into_b, multicast;
     uint32_t off;
 };
 
-/* The loads of K tile kt (of the unit's) of work unit t, WGRAD the filter gradient, else the
-   forward pass:
+/* The loads of K tile kt (of the unit's) of work unit t by the CTA of rank `rank` in a cluster of
+   CL (file comment), WGRAD the filter gradient, else the forward pass:
    - forward: copy 0 the im2col load of the A stage (BM pixels x 64 channels of the tap), copy 1
-     the tiled load of the B stage (64 channels x BN filters);
+     the tiled load of the B stage (64 channels x BN / CL filters, the rank's part);
    - filter gradient: copies 0 .. BM / 64 - 1 tiled loads of dy, 64 pixels x 64 filters each,
-     the A stage's MN-major blocks; then BN / 64 im2col loads of x, 64 pixels x 64 channels of
-     one tap each, the B stage's blocks. A block wholly past M (the filters) or N (the padded
-     columns) is not loaded: `on(i)`, and `bytes` counts the others. */
-template <int BM, int BN, bool WGRAD> struct igemm_tma_kt {
-    static constexpr int ABLK = BM / 64, BBLK = BN / 64, COPIES = WGRAD ? ABLK + BBLK : 2;
+     the A stage's MN-major blocks; then BN / 64 / CL im2col loads of x (the rank's blocks), 64
+     pixels x 64 channels of one tap each, the B stage's blocks.
+   An A block wholly past M (the filters; forward, an A tile past M) or a B block past N (the
+   padded columns) is not loaded: `on(i)`; `bytes`, what the CTA's full barrier expects, counts
+   its own A blocks and every CTA's B blocks. */
+template <int BM, int BN, bool WGRAD, int CL> struct igemm_tma_kt {
+    static constexpr int ABLK = BM / 64, BBLK = BN / 64, BOWN = BBLK / CL, COPIES = WGRAD ? ABLK + BOWN : 2;
     static constexpr uint32_t BLOCK = 64 * 128; /* an MN-major block: 64 K rows of 128 bytes */
+    static_assert(BBLK % CL == 0, "the B tile splits evenly among the cluster's CTAs");
     igemm_tma_unit u;
-    int kt, na, nb; /* the GEMM's K tile; the A and B blocks loaded */
+    int kt, na, nb, rank; /* the GEMM's K tile; the A and B blocks loaded (64 rows each) */
     uint32_t bytes;
 
-    __host__ __device__ __forceinline__ igemm_tma_kt(const igemm_params &p, const igemm_tma_geom &g, int t, int k)
+    __host__ __device__ __forceinline__ igemm_tma_kt(const igemm_params &p, const igemm_tma_geom &g, int t, int k,
+                                                     int r)
     {
         u = igemm_tma_unit_at(g, t, BM, BN);
-        kt = u.kt0 + k;
-        na = (p.M - u.m0 + 63) / 64, nb = (p.N - u.n0 + 63) / 64;
+        kt = u.kt0 + k, rank = r;
+        na = u.m0 < p.M ? (p.M - u.m0 + 63) / 64 : 0, nb = (p.N - u.n0 + 63) / 64;
         na = na < ABLK ? na : ABLK, nb = nb < BBLK ? nb : BBLK;
-        bytes = WGRAD ? (uint32_t)(na + nb) * BLOCK : (uint32_t)(BM + BN) * 128;
+        bytes = WGRAD ? (uint32_t)(na + nb) * BLOCK : (uint32_t)((na > 0 ? BM : 0) + BN) * 128;
     }
     __host__ __device__ __forceinline__ bool on(int i) const
     {
-        return !WGRAD || (i < ABLK ? i < na : i - ABLK < nb);
+        if (!WGRAD) return i > 0 || na > 0;
+        return i < ABLK ? i < na : rank * BOWN + i - ABLK < nb;
     }
     __host__ __device__ __forceinline__ igemm_tma_copy copy(const igemm_params &p, const igemm_tma_geom &g, int i) const
     {
@@ -270,18 +292,20 @@ template <int BM, int BN, bool WGRAD> struct igemm_tma_kt {
         c.ow = c.oh = 0;
         c.c[3] = 0;
         if (WGRAD && i < ABLK) { /* dy: filters m0 + 64 i .., pixels of K tile kt */
-            c.im2col = false, c.into_b = false, c.off = (uint32_t)i * BLOCK;
+            c.im2col = false, c.into_b = false, c.multicast = false, c.off = (uint32_t)i * BLOCK;
             c.c[0] = u.m0 + 64 * i, c.c[1] = kt * OCD_IGEMM_TMA_BK, c.c[2] = 0;
             return c;
         }
-        const bool a = !WGRAD && i == 0; /* the forward pass's im2col load */
-        const igemm_tma_k k = igemm_tma_ktile(p, g.cblocks, WGRAD ? u.n0 / 64 + (i - ABLK) : kt);
-        if (!WGRAD && !a) { /* the filter: channels of the tap, filters n0 .. */
-            c.im2col = false, c.into_b = true, c.off = 0;
-            c.c[0] = k.c0, c.c[1] = k.tap, c.c[2] = u.n0;
+        const bool a = !WGRAD && i == 0;         /* the forward pass's im2col load */
+        const int b = rank * BOWN + (i - ABLK); /* the filter gradient's B block */
+        const igemm_tma_k k = igemm_tma_ktile(p, g.cblocks, WGRAD ? u.n0 / 64 + b : kt);
+        c.multicast = !a && CL > 1;
+        if (!WGRAD && !a) { /* the filter: channels of the tap, the rank's filters from n0 */
+            c.im2col = false, c.into_b = true, c.off = (uint32_t)(rank * (BN / CL)) * 128;
+            c.c[0] = k.c0, c.c[1] = k.tap, c.c[2] = u.n0 + rank * (BN / CL);
             return c;
         }
-        c.im2col = true, c.into_b = WGRAD, c.off = WGRAD ? (uint32_t)(i - ABLK) * BLOCK : 0;
+        c.im2col = true, c.into_b = WGRAD, c.off = WGRAD ? (uint32_t)b * BLOCK : 0;
         c.c[0] = k.c0, c.ow = (uint16_t)k.ow, c.oh = (uint16_t)k.oh;
         if (WGRAD) igemm_tma_base(p, p.k_div, kt * OCD_IGEMM_TMA_BK, &c.c[1], &c.c[2], &c.c[3]);
         else igemm_tma_base(p, p.epi.row.div, u.m0, &c.c[1], &c.c[2], &c.c[3]);
@@ -291,11 +315,13 @@ template <int BM, int BN, bool WGRAD> struct igemm_tma_kt {
 
 /* The TMA kernel (conv_igemm_tma_sm90.cu) of each tile, fp16 and bf16, forward (and backward data
    as a forward pass) or the filter gradient: encodes the tensor maps of p's pointers, launches
-   min(units, sms) persistent CTAs and the reduction of split-K or a wide epilogue.
-   ocd_igemm_tma_built: compiled with sm_90a code. */
+   min(units, sms) persistent CTAs (clustered: as many clusters as fit at once) and the
+   reduction of split-K or a wide epilogue. The tiles: OCD_IGEMM_TMA_TILES, then
+   OCD_IGEMM_TMA_C2_TILES. ocd_igemm_tma_built: compiled with sm_90a code. */
+#define OCD_IGEMM_TMA_ALL_TILES (OCD_IGEMM_TMA_NTILES + OCD_IGEMM_TMA_C2_NTILES)
 typedef cudnnStatus_t (*igemm_tma_launch_fn)(const igemm_params *p, const igemm_tma_geom *g, int device, int sms,
                                              cudaStream_t stream);
-extern const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_NTILES][2][2]; /* [tile][wgrad][type] */
+extern const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_ALL_TILES][2][2]; /* [tile][wgrad][type] */
 extern const bool ocd_igemm_tma_built;
 
 #endif /* OCD_CUDA_CONV_IGEMM_TMA_CUH */

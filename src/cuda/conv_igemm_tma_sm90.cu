@@ -26,6 +26,22 @@
    smaller tiles; the filter gradient, whose GEMM is small and whose K is long, splits K over the
    pixels as the cp.async kernel does.
 
+   Clusters (the _c2 entries; conv_igemm_tma.cuh says how the units pair up and B splits): the
+   two CTAs of a cluster run the same ring in step, each producer loading its A and its half of
+   B, that half multicast into both CTAs. So a stage of either CTA is written by both producers,
+   and the protocol widens to the cluster: a CTA's full barrier expects its A bytes and all of
+   B (the peer's multicast may complete on it before this CTA's own arrive.expect_tx: the
+   ISA's tx-count may go negative meanwhile, and the phase cannot complete while the producer's
+   arrival is pending); each consumer thread releases a stage on the empty barrier of both
+   CTAs (mapa + mbarrier.arrive.release.cluster, each empty barrier counting 2 x 256
+   arrivals), so neither producer refills a stage, its own or, through the multicast, its
+   peer's, before the consumers of both have finished reading it; and that release, which
+   follows this CTA's full phase, also keeps a peer's multicast of the next use from completing
+   on a full barrier whose current phase is still waiting for this one. A cluster barrier after
+   the mbarrier initializations (no multicast or remote arrival before the peer's barriers
+   exist) and one before exiting (none into a CTA that has exited) close the kernel; every
+   thread reaches both.
+
    The tensor maps hold the data pointers, so they are encoded per call on the host
    (cuTensorMapEncodeIm2col, cuTensorMapEncodeTiled: host arithmetic, no device work), through
    the driver entry points the runtime hands out (cudaGetDriverEntryPoint: the library never
@@ -37,12 +53,13 @@
 #include <cudaTypedefs.h>
 
 /* A CTA tile: BM x BN, a producer warpgroup and two consumer warpgroups of BM / 2 rows (MI slices
-   of 64), STAGES K tiles in the ring. */
-template <int BM_, int BN_, int STAGES_> struct igemm_tma_tile {
-    static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_, THREADS = 384, MI = BM / 128;
+   of 64), STAGES K tiles in the ring, clusters of CL CTAs along M. */
+template <int BM_, int BN_, int STAGES_, int CL_ = 1> struct igemm_tma_tile {
+    static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_, CL = CL_, THREADS = 384, MI = BM / 128;
     static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232; /* 128 x 40 + 256 x 232 <= 64 Ki */
     static_assert(BM == 128 || BM == 256, "two consumer warpgroups of one or two 64-row slices");
     static_assert(BN <= 256, "a TMA box dimension is at most 256 elements");
+    static_assert(CL == 1 || CL == 2, "clusters of one or two CTAs");
 };
 
 /* The shared memory: the stages as igemm_wgmma_shape lays them out (A stages, then B stages, from
@@ -50,7 +67,7 @@ template <int BM_, int BN_, int STAGES_> struct igemm_tma_tile {
    the mbarriers full[STAGES] and empty[STAGES]; 1024 bytes more to align the start. */
 template <class Tile, typename T, bool WGRAD> struct igemm_tma_smem {
     typedef igemm_wgmma_shape<Tile, T, WGRAD> Shape;
-    typedef igemm_tma_kt<Tile::BM, Tile::BN, WGRAD> Loads;
+    typedef igemm_tma_kt<Tile::BM, Tile::BN, WGRAD, Tile::CL> Loads;
     static constexpr uint32_t BARS = Tile::STAGES * (Shape::SA::STAGE_BYTES + Shape::SB::STAGE_BYTES);
     static constexpr size_t SMEM = BARS + 2 * Tile::STAGES * sizeof(uint64_t) + 1024;
     static_assert(SMEM <= 227 * 1024, "the ring fits a multiprocessor's shared memory");
@@ -68,28 +85,35 @@ template <class Tile, bool WGRAD> struct igemm_tma_units {
     }
 };
 
-/* The producer's operations (one thread). */
+/* The producer's operations (one thread; rank: its CTA's in the cluster). */
 template <class Tile, typename T, bool WGRAD> struct igemm_tma_producer : igemm_tma_units<Tile, WGRAD> {
     typedef igemm_tma_smem<Tile, T, WGRAD> L;
+    static constexpr uint16_t ALL = (1u << Tile::CL) - 1; /* the multicast's CTAs: the cluster's */
     unsigned char *smem;
     uint64_t *full, *empty;
     const CUtensorMap *mi, *mt; /* the im2col map, the tiled map */
+    int rank;
 
     __device__ __forceinline__ void wait_empty(int s, unsigned parity)
     {
-        ocd_mbar_wait(&empty[s], parity);
+        if (Tile::CL > 1) ocd_mbar_wait_cluster(&empty[s], parity);
+        else ocd_mbar_wait(&empty[s], parity);
     }
     __device__ __forceinline__ void load(int tile, int kt, int s)
     {
-        const typename L::Loads k(this->p, this->g, tile, kt);
+        const typename L::Loads k(this->p, this->g, tile, kt, rank);
         ocd_mbar_arrive_expect_tx(&full[s], k.bytes);
 #pragma unroll
         for (int i = 0; i < L::Loads::COPIES; i++) {
             if (!k.on(i)) continue;
             const igemm_tma_copy c = k.copy(this->p, this->g, i);
             unsigned char *dst = smem + (c.into_b ? L::Shape::b_stage(s) : L::Shape::a_stage(s)) + c.off;
-            if (c.im2col)
+            if (c.im2col && c.multicast)
+                ocd_bulk_tensor_im2col4_multicast(dst, mi, c.c[0], c.c[1], c.c[2], c.c[3], c.ow, c.oh, &full[s], ALL);
+            else if (c.im2col)
                 ocd_bulk_tensor_im2col4(dst, mi, c.c[0], c.c[1], c.c[2], c.c[3], c.ow, c.oh, &full[s]);
+            else if (c.multicast)
+                ocd_bulk_tensor_tile3_multicast(dst, mt, c.c[0], c.c[1], c.c[2], &full[s], ALL);
             else
                 ocd_bulk_tensor_tile3(dst, mt, c.c[0], c.c[1], c.c[2], &full[s]);
         }
@@ -124,9 +148,13 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_consumer : igemm_
 #pragma unroll
         for (int mi = 0; mi < Tile::MI; mi++) ocd_wgmma_fence_operands(d[mi]);
     }
+    /* the stage's empty barrier in every CTA of the cluster: both producers write it */
     __device__ __forceinline__ void release(int s)
     {
-        ocd_mbar_arrive(&empty[s]);
+        if (Tile::CL == 1) ocd_mbar_arrive(&empty[s]);
+        else
+#pragma unroll
+            for (int r = 0; r < Tile::CL; r++) ocd_mbar_arrive_cluster(&empty[s], (unsigned)r);
     }
     __device__ __forceinline__ void store(int tile)
     {
@@ -135,7 +163,8 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_consumer : igemm_
     }
 };
 
-/* grid = min(units, SMs), 384 threads, igemm_tma_smem::SMEM bytes of dynamic shared memory. */
+/* grid = min(units, SMs) (clustered: a multiple of CL, clusters of consecutive CTAs), 384
+   threads, igemm_tma_smem::SMEM bytes of dynamic shared memory. */
 template <class Tile, typename T, bool WGRAD>
 __global__ void __launch_bounds__(384, 1)
     igemm_tma_kernel(const __grid_constant__ igemm_params p, const __grid_constant__ CUtensorMap mi,
@@ -149,22 +178,25 @@ __global__ void __launch_bounds__(384, 1)
     uint64_t *full = (uint64_t *)(smem + L::BARS), *empty = full + Tile::STAGES;
     const int tid = threadIdx.x, wg = tid >> 7;
     if (tid == 0) {
-        for (int s = 0; s < Tile::STAGES; s++) ocd_mbar_init(&full[s], 1), ocd_mbar_init(&empty[s], 256);
+        for (int s = 0; s < Tile::STAGES; s++) ocd_mbar_init(&full[s], 1), ocd_mbar_init(&empty[s], 256 * Tile::CL);
         ocd_mbar_init_fence();
     }
-    __syncthreads();
+    if (Tile::CL > 1) ocd_cluster_sync(); /* the peers' barriers too, before any multicast or remote arrival */
+    else __syncthreads();
     if (wg == 0) {
         ocd_wgmma_setmaxnreg_dec<Tile::PRODUCER_REGS>();
         if (tid == 0) {
-            igemm_tma_producer<Tile, T, WGRAD> ops = {{p, g}, smem, full, empty, &mi, &mt};
+            igemm_tma_producer<Tile, T, WGRAD> ops = {{p, g}, smem, full, empty, &mi, &mt,
+                                                      Tile::CL > 1 ? (int)ocd_cluster_rank() : 0};
             ocd_wgmma_ring_produce<Tile::STAGES>(ops, blockIdx.x, gridDim.x, g.units);
         }
-        return;
+    } else {
+        ocd_wgmma_setmaxnreg_inc<Tile::CONSUMER_REGS>();
+        float d[Tile::MI][Tile::BN / 2];
+        igemm_tma_consumer<Tile, T, WGRAD> ops = {{p, g}, full, empty, ocd_wgmma_smem_addr(smem), wg - 1, tid - 128, d};
+        ocd_wgmma_ring_consume<Tile::STAGES>(ops, blockIdx.x, gridDim.x, g.units);
     }
-    ocd_wgmma_setmaxnreg_inc<Tile::CONSUMER_REGS>();
-    float d[Tile::MI][Tile::BN / 2];
-    igemm_tma_consumer<Tile, T, WGRAD> ops = {{p, g}, full, empty, ocd_wgmma_smem_addr(smem), wg - 1, tid - 128, d};
-    ocd_wgmma_ring_consume<Tile::STAGES>(ops, blockIdx.x, gridDim.x, g.units);
+    if (Tile::CL > 1) ocd_cluster_sync(); /* no peer still writes this CTA's stages or arrives on its barriers */
 #endif
 }
 
@@ -221,6 +253,11 @@ static cudnnStatus_t encode_maps(const igemm_tma_geom &g, const void *x, const v
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* Launches the kernel of Tile (a cluster of Tile::CL CTAs through the launch attribute) on as
+   many CTAs as there are units, at most one per multiprocessor, and for clusters at most as many
+   as fit on the GPU at once (cudaOccupancyMaxActiveClusters: the multiprocessors of a cluster
+   share a GPC, so an odd GPC leaves one idle), so that no persistent cluster waits for another
+   to finish before it starts its share. */
 template <class Tile, typename T, bool WGRAD> struct igemm_tma_launch {
     static cudnnStatus_t run(const igemm_params *p, const igemm_tma_geom *g, int device, int sms, cudaStream_t stream)
     {
@@ -230,20 +267,42 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_launch {
         CUtensorMap mi, mt;
         OCD_TRY(encode_maps(*g, WGRAD ? p->b.ptr : p->a.ptr, WGRAD ? p->a.ptr : p->bmat, type, &mi, &mt));
         const size_t smem = igemm_tma_smem<Tile, T, WGRAD>::SMEM;
-        OCD_TRY(igemm_smem_opt_in(igemm_tma_kernel<Tile, T, WGRAD>, smem, &smem_opted, device));
-        const unsigned grid = (unsigned)OCD_MIN(g->units, OCD_MAX(sms, 1));
-        igemm_tma_kernel<Tile, T, WGRAD><<<grid, Tile::THREADS, smem, stream>>>(*p, mi, mt, *g);
-        OCD_CUDA_LAUNCHED();
+        void (*kernel)(const igemm_params, const CUtensorMap, const CUtensorMap, const igemm_tma_geom) =
+            igemm_tma_kernel<Tile, T, WGRAD>;
+        OCD_TRY(igemm_smem_opt_in(kernel, smem, &smem_opted, device));
+        cudaLaunchAttribute attr;
+        attr.id = cudaLaunchAttributeClusterDimension;
+        attr.val.clusterDim.x = Tile::CL, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.blockDim = dim3(Tile::THREADS);
+        cfg.dynamicSmemBytes = smem;
+        cfg.stream = stream;
+        cfg.attrs = &attr;
+        cfg.numAttrs = Tile::CL > 1;
+        int ctas = OCD_MAX(sms, 1);
+        if (Tile::CL > 1) {
+            int clusters = 0;
+            cfg.gridDim = dim3((unsigned)g->units); /* a multiple of the cluster, as the query asks */
+            OCD_CUDA_TRY(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
+            if (clusters < 1) return OCD_FAIL(CUDNN_STATUS_EXECUTION_FAILED, "no cluster of %d CTAs fits the GPU", Tile::CL);
+            ctas = OCD_MIN(ctas / Tile::CL, clusters) * Tile::CL;
+            ctas = OCD_MAX(ctas, Tile::CL);
+        }
+        cfg.gridDim = dim3((unsigned)OCD_MIN(g->units, ctas)); /* units: a multiple of CL */
+        OCD_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, *p, mi, mt, *g));
         return igemm_launch_reduce<T>(p, stream);
     }
 };
 
 extern const bool ocd_igemm_tma_built = OCD_WGMMA_BUILT;
 
-#define IGEMM_TMA_TYPES(bm, bn, st, wgrad)                                                          \
-    {igemm_tma_launch<igemm_tma_tile<bm, bn, st>, __half, wgrad>::run,                               \
-     igemm_tma_launch<igemm_tma_tile<bm, bn, st>, __nv_bfloat16, wgrad>::run}
-#define IGEMM_TMA_ROW(i, bm, bn, st) {IGEMM_TMA_TYPES(bm, bn, st, false), IGEMM_TMA_TYPES(bm, bn, st, true)},
-const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_NTILES][2][2] = {OCD_IGEMM_TMA_TILES(IGEMM_TMA_ROW)};
+#define IGEMM_TMA_TYPES(bm, bn, st, cl, wgrad)                                                      \
+    {igemm_tma_launch<igemm_tma_tile<bm, bn, st, cl>, __half, wgrad>::run,                           \
+     igemm_tma_launch<igemm_tma_tile<bm, bn, st, cl>, __nv_bfloat16, wgrad>::run}
+#define IGEMM_TMA_ROW(i, bm, bn, st) {IGEMM_TMA_TYPES(bm, bn, st, 1, false), IGEMM_TMA_TYPES(bm, bn, st, 1, true)},
+#define IGEMM_TMA_C2_ROW(i, bm, bn, st) {IGEMM_TMA_TYPES(bm, bn, st, 2, false), IGEMM_TMA_TYPES(bm, bn, st, 2, true)},
+const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_ALL_TILES][2][2] = {
+    OCD_IGEMM_TMA_TILES(IGEMM_TMA_ROW) OCD_IGEMM_TMA_C2_TILES(IGEMM_TMA_C2_ROW)};
+#undef IGEMM_TMA_C2_ROW
 #undef IGEMM_TMA_ROW
 #undef IGEMM_TMA_TYPES

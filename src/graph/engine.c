@@ -31,6 +31,7 @@ static const char *const fwd_entries[] = {
     "cuda:fwd_igemm_wgmma_128x256x64_s4", "cuda:fwd_igemm_wgmma_128x128x64_s5",
     "cuda:fwd_igemm_wgmma_256x128x64_s4", "cuda:fwd_igemm_wgmma_128x64x64_s6", "cuda:fwd_stem_tc_128x64",
     "cuda:fwd_igemm_tma_128x256x64_s4", "cuda:fwd_igemm_tma_256x128x64_s4",
+    "cuda:fwd_igemm_tma_c2_128x256x64_s4", "cuda:fwd_igemm_tma_c2_256x128x64_s4",
 };
 static const char *const dgrad_entries[] = {
     "host:dgrad_implicit_precomp_gemm", "host:dgrad_implicit_gemm", "host:dgrad_winograd",
@@ -44,6 +45,7 @@ static const char *const dgrad_entries[] = {
     "cuda:dgrad_igemm_wgmma_128x256x64_s4", "cuda:dgrad_igemm_wgmma_128x128x64_s5",
     "cuda:dgrad_igemm_wgmma_256x128x64_s4", "cuda:dgrad_igemm_wgmma_128x64x64_s6", "cuda:dgrad_stem_tc_128x8",
     "cuda:dgrad_igemm_tma_128x256x64_s4", "cuda:dgrad_igemm_tma_256x128x64_s4",
+    "cuda:dgrad_igemm_tma_c2_128x256x64_s4", "cuda:dgrad_igemm_tma_c2_256x128x64_s4",
 };
 static const char *const wgrad_entries[] = {
     "host:wgrad_gemm", "host:wgrad_implicit_precomp_gemm", "host:wgrad_implicit_gemm",
@@ -56,6 +58,7 @@ static const char *const wgrad_entries[] = {
     "cuda:wgrad_igemm_wgmma_256x128x64_s4", "cuda:wgrad_igemm_wgmma_128x64x64_s6",
     "cuda:wgrad_nchw_tf32_64x128x16_s3", "cuda:wgrad_stem_tc_64x256",
     "cuda:wgrad_igemm_tma_128x256x64_s4", "cuda:wgrad_igemm_tma_256x128x64_s4",
+    "cuda:wgrad_igemm_tma_c2_128x256x64_s4", "cuda:wgrad_igemm_tma_c2_256x128x64_s4",
 };
 
 static const struct {

@@ -197,9 +197,18 @@ cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const void *problem,
     X(1, 256, 128, 4)
 #define OCD_IGEMM_TMA_NTILES 2
 
+/* The same kernel on clusters of 2 CTAs along M (entries cuda:*_igemm_tma_c2_*): the two CTAs of
+   a cluster work on adjacent M tiles of one N tile and each loads half of the shared B tile into
+   both (TMA multicast): X(index, BM, BN, stages). */
+#define OCD_IGEMM_TMA_C2_TILES(X)                                                               \
+    X(0, 128, 256, 4)                                                                           \
+    X(1, 256, 128, 4)
+#define OCD_IGEMM_TMA_C2_NTILES 2
+
 /* "cuda:fwd_igemm_tc_128x128x32_s3": direction, variant (tc: fp16 and bf16 with a K tile of 32;
    tf32: fp32 data with a K tile of 16; wgmma: the sm_90a kernel, fp16 and bf16 with a K tile of
-   64; tma: the sm_90a warp-specialized TMA kernel), BM x BN x BK, stages. */
+   64; tma: the sm_90a warp-specialized TMA kernel; tma_c2: that kernel on clusters of 2 CTAs),
+   BM x BN x BK, stages. */
 #define OCD_IGEMM_NAME(dir, variant, bk, bm, bn, st) "cuda:" dir "_igemm_" variant "_" #bm "x" #bn "x" #bk "_s" #st
 
 /* The implicit-GEMM tiles are planned entries: tc (fp16 and bf16), tf32 (fp32 data) and wgmma. */
@@ -213,6 +222,9 @@ OCD_IGEMM_WGMMA_TILES(OCD_IGEMM_WGMMA_DECLARE)
 #define OCD_IGEMM_TMA_DECLARE(i, bm, bn, st) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_##i)
 OCD_IGEMM_TMA_TILES(OCD_IGEMM_TMA_DECLARE)
 #undef OCD_IGEMM_TMA_DECLARE
+#define OCD_IGEMM_TMA_C2_DECLARE(i, bm, bn, st) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_c2_##i)
+OCD_IGEMM_TMA_C2_TILES(OCD_IGEMM_TMA_C2_DECLARE)
+#undef OCD_IGEMM_TMA_C2_DECLARE
 
 /* cuBLAS entries (conv_cublas.cu), planned, for every direction. "gemm1x1" applies to 1x1
    filters with unit stride and no padding, where the activation itself is the GEMM operand (no

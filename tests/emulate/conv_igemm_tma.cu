@@ -27,6 +27,14 @@
       write to a stage with a wgmma still pending on it, a refill before both consumers released
       the stage, or a K tile multiplied out of order or twice fail the case; a stall fails it
       too. A ring whose barrier count is one short of its stages must be caught.
+      Clustered tiles (the _c2 entries) run a cluster at a time: two CTAs' shared memories and
+      barriers, their producers and consumers, one TMA engine; a multicast load is queued once
+      per destination CTA, each completing on that CTA's full barrier on its own, in random
+      order (so a peer's bytes may land before the CTA's own arrive.expect_tx: the model's
+      tx-count goes negative, as the ISA allows); consumers arrive on both CTAs' empty barriers
+      (the remote arrive). A load that completes on a full barrier's phase other than its own,
+      or a refill of a stage before the consumers of every CTA it writes released it, fails the
+      case; a cluster whose consumers release their own CTA's stages only must be caught.
    3. The whole kernel's result (the emulated wgmma of wgmma_emulate.h and the epilogue
       igemm_wgmma_store) against the double-precision reference of tests/ref.
    Cases (fp16 and bf16, both tiles): padding, stride 2, dilation 2 in CONVOLUTION mode, 1x1,
@@ -48,6 +56,11 @@
    filter in CONVOLUTION mode, a 1x1 filter with stride 2 and a KCRS dw, alpha and beta,
    split-K (2 splits of 17 and 16 K tiles; 3 of 19, 19 and 17, CTAs walking several units); the
    plan declining C = 40 (mostly padding) and stride 9.
+   Clusters of 2 CTAs (parts 1 to 3, B assembled from both CTAs' loads): forward with 3 M tiles
+   (the last pair's second tile past M: no A, nothing stored) and a cluster walking two pairs,
+   the 256x128 tile with stride 2, alpha and beta; backward data in CONVOLUTION mode with odd M
+   tiles; the filter gradient with one M tile (padded to two), three M tiles with split-K on 12
+   clusters, and stride 2 on the 256x128 tile.
    Prints a line per case; exits 1 if any fails. */
 #define OCD_SM90A
 #include "cuda/conv_igemm.cu"
@@ -313,14 +326,15 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
         return ocd_cuda_load(&tp.w[at(tp.p.w, c, j, r, s)]);
     }
 
-    /* The forward pass's K tile kt of the tile at (m0, n0), as wgmma reads it from stage 0. */
+    /* The forward pass's K tile kt of the tile at (m0, n0), as wgmma reads it from stage 0 (A
+       only where loaded: a tile of the cluster's rounding, past M, has none). */
     static const char *check_fwd(const tma_case &e, const tma_problem<T> &tp, const igemm_params &p,
                                  const igemm_tma_geom &g, int m0, int n0, int kt, const std::vector<uint8_t> &smem)
     {
         const int esize = (int)sizeof(T), CK = e.dgrad ? e.k : e.c, NK = e.dgrad ? e.c : e.k; /* GEMM K per tap, N */
         const int tap = kt / g.cblocks, c0 = (kt % g.cblocks) * 64;
         const int r = tap / e.s, s = tap % e.s;
-        for (int i = 0; i < Tile::BM; i++)
+        for (int i = 0; i < (m0 < p.M ? Tile::BM : 0); i++)
             for (int k = 0; k < 64; k++) {
                 const int m = m0 + i, c = c0 + k;
                 const double want = m < p.M && c < CK ? want_a(e, tp, m, c, r, s) : 0.0;
@@ -390,17 +404,18 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
         }
         const uint32_t ablock = WGRAD ? Loads::BLOCK : Shape::SA::STAGE_BYTES;
         const uint32_t bblock = WGRAD ? Loads::BLOCK : Shape::SB::STAGE_BYTES;
-        const int na = WGRAD ? l.na : 1, nb = WGRAD ? l.nb : 1;
+        const int na = WGRAD ? l.na : l.na > 0, nb = WGRAD ? l.nb : 1;
         if (memcmp(&ref[BASE + Shape::a_stage(0)], &smem[BASE + Shape::a_stage(0)], na * ablock) != 0 ||
             memcmp(&ref[BASE + Shape::b_stage(0)], &smem[BASE + Shape::b_stage(0)], nb * bblock) != 0)
             return "the stages differ from the cp.async loaders'";
         return NULL;
     }
 
-    /* Every work unit and K tile: the kernel's loads through the models, what wgmma reads of the
-       stages against the convolution's operands; where C % 64 == 0, the stages against the
-       cp.async loaders' (plan cp: the cp.async kernel's tile of the same shape). NULL or what
-       differs. */
+    /* Every work unit and K tile: the kernel's loads through the models (a clustered unit's
+       stage as its CTA sees it: its own A, and B from every CTA of the cluster, each loading its
+       part), what wgmma reads of the stages against the convolution's operands; where C % 64 ==
+       0, the stages against the cp.async loaders' (plan cp: the cp.async kernel's tile of the
+       same shape). NULL or what differs. */
     static const char *run(const tma_case &e, const tma_problem<T> &tp, const igemm_plan &pl, const igemm_plan *cp,
                            std::vector<uint8_t> &smem)
     {
@@ -411,16 +426,21 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
         std::vector<uint8_t> ref(smem.size());
         for (int t = 0; t < g.units; t++)
             for (int kt = 0; kt < igemm_tma_unit_at(g, t, Tile::BM, Tile::BN).nkt; kt++) {
-                const Loads l(p, g, t, kt);
+                const int rank = t % Tile::CL; /* the cluster's CTAs take consecutive units */
+                const Loads l(p, g, t, kt, rank);
                 std::fill(smem.begin(), smem.end(), 0xff);
                 uint32_t bytes = 0;
-                for (int i = 0; i < Loads::COPIES; i++) {
-                    if (!l.on(i)) continue;
-                    const igemm_tma_copy c = l.copy(p, g, i);
-                    uint32_t b;
-                    if (!model_copy(mi, mt, c, &smem[BASE + (c.into_b ? Shape::b_stage(0) : Shape::a_stage(0)) + c.off], &b))
-                        return "a filter base outside the im2col bounding box";
-                    bytes += b;
+                for (int r = 0; r < Tile::CL; r++) {
+                    const Loads lr(p, g, t, kt, r);
+                    for (int i = 0; i < Loads::COPIES; i++) {
+                        if (!lr.on(i)) continue;
+                        const igemm_tma_copy c = lr.copy(p, g, i);
+                        if (!c.into_b && r != rank) continue; /* the peer's own A */
+                        uint32_t b;
+                        uint8_t *dst = &smem[BASE + (c.into_b ? Shape::b_stage(0) : Shape::a_stage(0)) + c.off];
+                        if (!model_copy(mi, mt, c, dst, &b)) return "a filter base outside the im2col bounding box";
+                        bytes += b;
+                    }
                 }
                 if (bytes != l.bytes) return "the stage's expected bytes differ from its boxes'";
                 const char *err = WGRAD ? check_wgrad(e, tp, l, l.kt, smem) : check_fwd(e, tp, p, g, l.u.m0, l.u.n0, kt, smem);
@@ -473,41 +493,51 @@ struct model_mbar {
     }
 };
 
-/* One CTA's shared state, under one lock. ring: the barriers and stages the ops index (STAGES,
-   or one fewer for the broken ring the checker must catch). */
-template <class Tile, typename T, bool WGRAD> struct cta_run {
+/* A cluster's shared state (Tile::CL CTAs, one for an unclustered tile), under one lock. ring:
+   the barriers and stages the ops index (STAGES, or one fewer for the broken ring the checker
+   must catch); remote: the consumers release a stage in every CTA of the cluster (false for the
+   broken protocol the checker must catch, each CTA's empty barrier then counting its own
+   consumers only). */
+template <class Tile, typename T, bool WGRAD> struct cluster_run {
     typedef igemm_tma_smem<Tile, T, WGRAD> L;
     typedef typename L::Shape Shape;
+    typedef typename L::Loads Loads;
     static constexpr uint32_t BASE = 1024;
-    static constexpr int S = Tile::STAGES;
+    static constexpr int S = Tile::STAGES, CL = Tile::CL;
 
     const igemm_params &p;
     const igemm_tma_geom &g;
     const model_im2col mi;
     const model_tiled mt;
-    int cta, grid, ring;
+    int first, grid, ring; /* first: the CTA of rank 0 (blockIdx.x) */
+    bool remote;
     std::mutex mu;
     std::condition_variable cv;
-    model_mbar full[S], empty[S];
-    std::vector<uint8_t> smem;
-    int readers[S] = {}, released[S] = {}, used[S] = {};
-    int tag[S][2];                   /* (unit, kt) a stage holds */
+    struct cta {
+        model_mbar full[S], empty[S];
+        std::vector<uint8_t> smem;
+        int readers[S] = {}, released[S] = {}, used[S] = {}; /* released: the consumers' releases, in all */
+        int tag[S][2];                                       /* (unit, kt) a stage holds */
+        std::vector<std::pair<int, int>> order[2];           /* (unit, kt) each consumer multiplied, in order */
+        std::vector<float> d[2];                             /* [thread][MI][BN / 2] */
+        std::deque<int> pending[2];                          /* stages of each consumer's pending wgmma groups */
+    } ctas[CL];
     struct job {
-        int stage, tile, kt, copy; /* igemm_tma_kt's copy `copy` of K tile kt of unit `tile` */
+        int dst, src, stage, use, tile, kt, copy; /* copy `copy` of K tile kt of unit `tile` of CTA src */
     };
     std::deque<job> jobs;
-    bool producing = true;
+    int producing = CL;
     const char *error = NULL;
-    std::vector<std::pair<int, int>> order[2]; /* (unit, kt) each consumer multiplied, in order */
-    std::vector<float> d[2];                   /* [thread][MI][BN / 2] */
-    std::deque<int> pending[2];                /* stages of each consumer's pending wgmma groups */
 
-    cta_run(const igemm_params &prm, const igemm_tma_geom &geom, int esize, int c, int gr, int rg)
-        : p(prm), g(geom), mi(map_im(geom, prm, WGRAD, esize)), mt(map_ti(geom, prm, WGRAD, esize)), cta(c), grid(gr),
-          ring(rg), smem(BASE + L::BARS, 0xff)
+    cluster_run(const igemm_params &prm, const igemm_tma_geom &geom, int esize, int f, int gr, int rg, bool rm)
+        : p(prm), g(geom), mi(map_im(geom, prm, WGRAD, esize)), mt(map_ti(geom, prm, WGRAD, esize)), first(f), grid(gr),
+          ring(rg), remote(rm)
     {
-        for (int s = 0; s < S; s++) full[s].init(1), empty[s].init(256);
-        for (int i = 0; i < 2; i++) d[i].assign((size_t)128 * Tile::MI * (Tile::BN / 2), 0.f);
+        for (cta &c : ctas) {
+            c.smem.assign(BASE + L::BARS, 0xff);
+            for (int s = 0; s < S; s++) c.full[s].init(1), c.empty[s].init(256 * (remote ? CL : 1));
+            for (int i = 0; i < 2; i++) c.d[i].assign((size_t)128 * Tile::MI * (Tile::BN / 2), 0.f);
+        }
     }
     void fail(const char *why)
     {
@@ -522,7 +552,7 @@ template <class Tile, typename T, bool WGRAD> struct cta_run {
     /* waits (lock held) until pred, or fails the run after a stall */
     template <class Pred> void wait(std::unique_lock<std::mutex> &lk, Pred pred)
     {
-        if (!cv.wait_for(lk, std::chrono::seconds(ring == S ? 20 : 2), [&] { return error != NULL || pred(); }))
+        if (!cv.wait_for(lk, std::chrono::seconds(ring == S && remote ? 20 : 2), [&] { return error != NULL || pred(); }))
             fail("stalled: a barrier phase never completed");
     }
 };
@@ -535,8 +565,11 @@ void jitter(std::minstd_rand &rng)
     else if (r < 8) std::this_thread::yield();
 }
 
+/* The producer of the cluster's CTA of rank `rank`. */
 template <class Tile, typename T, bool WGRAD> struct emu_producer {
-    cta_run<Tile, T, WGRAD> &c;
+    typedef cluster_run<Tile, T, WGRAD> C;
+    C &c;
+    int rank;
     std::minstd_rand rng;
     int nkt(int t) const
     {
@@ -546,53 +579,67 @@ template <class Tile, typename T, bool WGRAD> struct emu_producer {
     {
         jitter(rng);
         std::unique_lock<std::mutex> lk(c.mu);
-        const int b = s % c.ring;
-        c.wait(lk, [&] { return c.empty[b].passed(parity); });
+        c.wait(lk, [&] { return c.ctas[rank].empty[s % c.ring].passed(parity); });
     }
+    /* arrive.expect_tx on this CTA's full barrier, then the loads, a multicast one queued once
+       per destination CTA (each completes on its own, in any order); every CTA a load writes
+       must have had the stage's previous use released by both its consumers */
     void load(int tile, int kt, int s)
     {
         jitter(rng);
         std::unique_lock<std::mutex> lk(c.mu);
-        const int b = s % c.ring;
-        if (c.used[b] > 0 && c.released[b] != 2) c.fail("a stage refilled before both consumers released it");
-        c.used[b]++, c.released[b] = 0;
-        const typename cta_run<Tile, T, WGRAD>::L::Loads l(c.p, c.g, tile, kt);
-        c.full[b].expect_tx(l.bytes);
-        if (!c.full[b].arrive(1)) c.fail("more arrivals on full than it counts");
-        for (int i = 0; i < l.COPIES; i++)
-            if (l.on(i)) c.jobs.push_back({b, tile, kt, i});
+        const int b = s % c.ring, use = c.ctas[rank].used[b]++;
+        const typename C::Loads l(c.p, c.g, tile, kt, rank);
+        if (c.ctas[rank].full[b].phase != (unsigned)use) c.fail("a producer arrived on a full barrier's other phase");
+        c.ctas[rank].full[b].expect_tx(l.bytes);
+        if (!c.ctas[rank].full[b].arrive(1)) c.fail("more arrivals on full than it counts");
+        for (int i = 0; i < l.COPIES; i++) {
+            if (!l.on(i)) continue;
+            const igemm_tma_copy cp = l.copy(c.p, c.g, i);
+            if (cp.multicast != (cp.into_b && C::CL > 1)) c.fail("a load multicast that is not the shared B, or B not multicast");
+            for (int d = 0; d < C::CL; d++) {
+                if (d != rank && !cp.multicast) continue;
+                if (c.ctas[d].released[b] < 2 * use) c.fail("a stage refilled before the consumers of every CTA it writes released it");
+                c.jobs.push_back({d, rank, b, use, tile, kt, i});
+            }
+        }
         c.cv.notify_all();
     }
 };
 
-/* The TMA engine: completes the queued loads in random order. */
-template <class Tile, typename T, bool WGRAD> void emu_tma(cta_run<Tile, T, WGRAD> &c, unsigned seed)
+/* The TMA engine: completes the queued loads in random order, each into its destination CTA. */
+template <class Tile, typename T, bool WGRAD> void emu_tma(cluster_run<Tile, T, WGRAD> &c, unsigned seed)
 {
-    typedef typename cta_run<Tile, T, WGRAD>::Shape Shape;
+    typedef cluster_run<Tile, T, WGRAD> C;
     std::minstd_rand rng(seed);
     for (;;) {
         jitter(rng);
         std::unique_lock<std::mutex> lk(c.mu);
-        c.wait(lk, [&] { return !c.jobs.empty() || !c.producing; });
+        c.wait(lk, [&] { return !c.jobs.empty() || c.producing == 0; });
         if (c.error || c.jobs.empty()) return;
         const size_t pick = rng() % c.jobs.size();
         const auto j = c.jobs[pick];
         c.jobs.erase(c.jobs.begin() + (long)pick);
-        if (c.readers[j.stage]) c.fail("a TMA load overwrote a stage a pending wgmma reads");
-        const igemm_tma_copy cp = typename cta_run<Tile, T, WGRAD>::L::Loads(c.p, c.g, j.tile, j.kt).copy(c.p, c.g, j.copy);
-        uint8_t *dst = &c.smem[c.BASE + (cp.into_b ? Shape::b_stage(j.stage) : Shape::a_stage(j.stage)) + cp.off];
+        typename C::cta &d = c.ctas[j.dst];
+        if (d.readers[j.stage]) c.fail("a TMA load overwrote a stage a pending wgmma reads");
+        /* the phase the load belongs to must be the barrier's current one (ISA: complete_tx
+           counts toward the current phase) */
+        if (d.full[j.stage].phase != (unsigned)j.use) c.fail("a load completed on a full barrier's other phase");
+        const igemm_tma_copy cp = typename C::Loads(c.p, c.g, j.tile, j.kt, j.src).copy(c.p, c.g, j.copy);
+        uint8_t *dst = &d.smem[C::BASE + (cp.into_b ? C::Shape::b_stage(j.stage) : C::Shape::a_stage(j.stage)) + cp.off];
         uint32_t bytes;
         if (!model_copy(c.mi, c.mt, cp, dst, &bytes)) c.fail("a filter base outside the box");
-        if (j.copy == 0) c.tag[j.stage][0] = j.tile, c.tag[j.stage][1] = j.kt;
-        c.full[j.stage].complete_tx(bytes);
+        d.tag[j.stage][0] = j.tile - j.src + j.dst, d.tag[j.stage][1] = j.kt; /* the destination's unit: its pair's */
+        d.full[j.stage].complete_tx(bytes);
         c.cv.notify_all();
     }
 }
 
 template <class Tile, typename T, bool WGRAD> struct emu_consumer {
-    typedef typename cta_run<Tile, T, WGRAD>::Shape Shape;
-    cta_run<Tile, T, WGRAD> &c;
-    int wg;
+    typedef cluster_run<Tile, T, WGRAD> C;
+    typedef typename C::Shape Shape;
+    C &c;
+    int rank, wg;
     std::minstd_rand rng;
     bool wgmma_ok = true;
 
@@ -600,60 +647,68 @@ template <class Tile, typename T, bool WGRAD> struct emu_consumer {
     {
         return c.nkt(t);
     }
+    typename C::cta &me()
+    {
+        return c.ctas[rank];
+    }
     float (*acc(int t))[Tile::BN / 2]
     {
-        return (float(*)[Tile::BN / 2]) & c.d[wg][(size_t)t * Tile::MI * (Tile::BN / 2)];
+        return (float(*)[Tile::BN / 2]) & me().d[wg][(size_t)t * Tile::MI * (Tile::BN / 2)];
     }
     void wait_full(int s, unsigned parity)
     {
         jitter(rng);
         std::unique_lock<std::mutex> lk(c.mu);
-        c.wait(lk, [&] { return c.full[s % c.ring].passed(parity); });
+        c.wait(lk, [&] { return me().full[s % c.ring].passed(parity); });
     }
     void zero()
     {
-        std::fill(c.d[wg].begin(), c.d[wg].end(), 0.f);
+        std::fill(me().d[wg].begin(), me().d[wg].end(), 0.f);
     }
     void mma(int s)
     {
         std::unique_lock<std::mutex> lk(c.mu);
         const int b = s % c.ring;
-        c.readers[b]++;
-        c.pending[wg].push_back(b);
-        c.order[wg].push_back({c.tag[b][0], c.tag[b][1]});
+        me().readers[b]++;
+        me().pending[wg].push_back(b);
+        me().order[wg].push_back({me().tag[b][0], me().tag[b][1]});
     }
     /* wgmma.wait_group N: the groups beyond the N newest complete, reading their stage now */
     template <int N> void mma_wait()
     {
         jitter(rng);
         std::unique_lock<std::mutex> lk(c.mu);
-        while ((int)c.pending[wg].size() > N) {
-            const int b = c.pending[wg].front();
-            c.pending[wg].pop_front();
+        while ((int)me().pending[wg].size() > N) {
+            const int b = me().pending[wg].front();
+            me().pending[wg].pop_front();
             static thread_local std::vector<float> slice;
             slice.resize((size_t)128 * (Tile::BN / 2));
             for (int mi = 0; mi < Tile::MI; mi++) {
                 for (int t = 0; t < 128; t++)
                     memcpy(&slice[(size_t)t * (Tile::BN / 2)], acc(t)[mi], sizeof(float) * (Tile::BN / 2));
                 for (int ks = 0; ks < Shape::SA::BK / Shape::SA::KSTEP; ks++)
-                    wgmma_ok = wgmma_ok && emu_wgmma_ss<T, Tile::BN, WGRAD>((float(*)[Tile::BN / 2])slice.data(), c.smem,
-                                                                            Shape::desc_a(c.BASE, b, wg * Tile::MI + mi, ks),
-                                                                            Shape::desc_b(c.BASE, b, ks), true);
+                    wgmma_ok = wgmma_ok && emu_wgmma_ss<T, Tile::BN, WGRAD>((float(*)[Tile::BN / 2])slice.data(),
+                                                                            me().smem,
+                                                                            Shape::desc_a(C::BASE, b, wg * Tile::MI + mi, ks),
+                                                                            Shape::desc_b(C::BASE, b, ks), true);
                 for (int t = 0; t < 128; t++)
                     memcpy(acc(t)[mi], &slice[(size_t)t * (Tile::BN / 2)], sizeof(float) * (Tile::BN / 2));
             }
-            c.readers[b]--;
+            me().readers[b]--;
         }
     }
+    /* the 128 threads' arrivals on the stage's empty barrier of every CTA of the cluster (the
+       kernel's mapa + remote arrive), or of this one only in the broken protocol */
     void release(int s)
     {
         jitter(rng);
         std::unique_lock<std::mutex> lk(c.mu);
         const int b = s % c.ring;
-        for (int q : c.pending[wg])
+        for (int q : me().pending[wg])
             if (q == b) c.fail("a stage released while a wgmma reading it is pending");
-        if (!c.empty[b].arrive(128)) c.fail("more arrivals on empty than it counts");
-        c.released[b]++;
+        for (int d = 0; d < C::CL; d++)
+            if ((d == rank || c.remote) && !c.ctas[d].empty[b].arrive(128)) c.fail("more arrivals on empty than it counts");
+        me().released[b]++;
         c.cv.notify_all();
     }
     void store(int tile)
@@ -666,36 +721,51 @@ template <class Tile, typename T, bool WGRAD> struct emu_consumer {
     }
 };
 
-/* Runs CTA `cta` of a grid of `grid` on threads; ring < STAGES makes the broken ring. NULL or
-   what went wrong. */
+/* Runs the cluster whose CTA of rank 0 is `first` in a grid of `grid` CTAs on threads (a
+   producer and two consumers per CTA, one TMA engine); ring < STAGES makes the broken ring,
+   !remote the broken cluster protocol. NULL or what went wrong. */
 template <class Tile, typename T, bool WGRAD>
-const char *run_cta(const igemm_params &p, const igemm_tma_geom &g, int cta, int grid, int ring, unsigned seed)
+const char *run_cluster(const igemm_params &p, const igemm_tma_geom &g, int first, int grid, int ring, bool remote,
+                        unsigned seed)
 {
-    cta_run<Tile, T, WGRAD> c(p, g, (int)sizeof(T), cta, grid, ring);
-    emu_producer<Tile, T, WGRAD> prod = {c, std::minstd_rand(seed)};
-    emu_consumer<Tile, T, WGRAD> cons[2] = {{c, 0, std::minstd_rand(seed + 1)}, {c, 1, std::minstd_rand(seed + 2)}};
-    std::thread tma(emu_tma<Tile, T, WGRAD>, std::ref(c), seed + 3);
-    std::thread consumers[2];
-    for (int i = 0; i < 2; i++)
-        consumers[i] = std::thread([&, i] { ocd_wgmma_ring_consume<Tile::STAGES>(cons[i], cta, grid, g.units); });
-    ocd_wgmma_ring_produce<Tile::STAGES>(prod, cta, grid, g.units);
-    for (std::thread &t : consumers) t.join();
-    {
-        std::unique_lock<std::mutex> lk(c.mu);
-        c.producing = false;
-        c.cv.notify_all();
+    typedef cluster_run<Tile, T, WGRAD> C;
+    C c(p, g, (int)sizeof(T), first, grid, ring, remote);
+    std::vector<emu_producer<Tile, T, WGRAD>> prods;
+    std::vector<emu_consumer<Tile, T, WGRAD>> cons;
+    for (int r = 0; r < C::CL; r++) {
+        prods.push_back({c, r, std::minstd_rand(seed + 5 * r)});
+        for (int w = 0; w < 2; w++) cons.push_back({c, r, w, std::minstd_rand(seed + 5 * r + 1 + w)});
     }
+    std::thread tma(emu_tma<Tile, T, WGRAD>, std::ref(c), seed + 3);
+    std::vector<std::thread> threads;
+    for (emu_consumer<Tile, T, WGRAD> &cs : cons) {
+        emu_consumer<Tile, T, WGRAD> *o = &cs;
+        threads.emplace_back([o, &g, first, grid] { ocd_wgmma_ring_consume<Tile::STAGES>(*o, first + o->rank, grid, g.units); });
+    }
+    for (emu_producer<Tile, T, WGRAD> &pr : prods) {
+        emu_producer<Tile, T, WGRAD> *o = &pr;
+        threads.emplace_back([o, &c, &g, first, grid] {
+            ocd_wgmma_ring_produce<Tile::STAGES>(*o, first + o->rank, grid, g.units);
+            std::unique_lock<std::mutex> lk(c.mu);
+            c.producing--;
+            c.cv.notify_all();
+        });
+    }
+    for (std::thread &t : threads) t.join();
     tma.join();
     if (c.error) return c.error;
-    if (!cons[0].wgmma_ok || !cons[1].wgmma_ok) return "a descriptor is malformed or reads outside shared memory";
-    for (int i = 0; i < 2; i++) {
-        size_t n = 0;
-        for (int t = cta; t < g.units; t += grid)
-            for (int kt = 0; kt < c.nkt(t); kt++, n++)
-                if (n >= c.order[i].size() || c.order[i][n] != std::make_pair(t, kt))
-                    return "a K tile multiplied out of order, twice, or not at all";
-        if (n != c.order[i].size()) return "more K tiles multiplied than the CTA's";
-    }
+    for (auto &cs : cons)
+        if (!cs.wgmma_ok) return "a descriptor is malformed or reads outside shared memory";
+    for (int r = 0; r < C::CL; r++)
+        for (int i = 0; i < 2; i++) {
+            size_t n = 0;
+            const std::vector<std::pair<int, int>> &order = c.ctas[r].order[i];
+            for (int t = first + r; t < g.units; t += grid)
+                for (int kt = 0; kt < c.nkt(t); kt++, n++)
+                    if (n >= order.size() || order[n] != std::make_pair(t, kt))
+                        return "a K tile multiplied out of order, twice, or not at all";
+            if (n != order.size()) return "more K tiles multiplied than the CTA's";
+        }
     return NULL;
 }
 
@@ -727,10 +797,16 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
         printf("FAIL %s: maps: %s\n", e.name, err);
         return false;
     }
-    /* 2. and 3. the persistent grid, CTA by CTA, then the reduction of split-K or the wide epilogue */
-    const int grid = std::min(pl.tma.units, e.sm_count);
-    for (int cta = 0; cta < grid; cta++)
-        if (const char *err = run_cta<Tile, T, WGRAD>(pl.prm, pl.tma, cta, grid, Tile::STAGES, 1234u + 7u * cta)) {
+    /* 2. and 3. the persistent grid, cluster by cluster (the launch's: SMs rounded down to whole
+       clusters), then the reduction of split-K or the wide epilogue */
+    if (pl.tma.cluster != Tile::CL || pl.tma.units % Tile::CL != 0) {
+        printf("FAIL %s: the plan's cluster or units do not fit the tile's clusters\n", e.name);
+        return false;
+    }
+    const int grid = std::min(pl.tma.units, std::max(e.sm_count / Tile::CL, 1) * Tile::CL);
+    for (int cta = 0; cta < grid; cta += Tile::CL)
+        if (const char *err =
+                run_cluster<Tile, T, WGRAD>(pl.prm, pl.tma, cta, grid, Tile::STAGES, true, 1234u + 7u * cta)) {
             printf("FAIL %s: CTA %d: %s\n", e.name, cta, err);
             return false;
         }
@@ -755,18 +831,25 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
                     }
                     worst = fmax(worst, err);
                 }
-    printf("ok   %s: %d tiles x %d splits on %d CTAs, %d K tiles each%s, largest error %.2g\n", e.name, pl.tma.tiles,
-           pl.prm.splits, grid, pl.tma.nkt, compare ? ", stages as the cp.async loaders'" : "", worst);
+    printf("ok   %s: %d tiles x %d splits on %d CTAs (clusters of %d), %d K tiles each%s, largest error %.2g\n", e.name,
+           pl.tma.tiles, pl.prm.splits, grid, Tile::CL, pl.tma.nkt, compare ? ", stages as the cp.async loaders'" : "",
+           worst);
     return true;
 }
 
+/* The case's tile: OCD_IGEMM_TMA_TILES' 0 and 1, then OCD_IGEMM_TMA_C2_TILES' as 2 and 3. */
+template <typename T, bool WGRAD> bool run_case_dir(const tma_case &e)
+{
+    switch (e.tile) {
+    case 0: return run_tile_case<igemm_tma_tile<128, 256, 4>, T, WGRAD>(e);
+    case 1: return run_tile_case<igemm_tma_tile<256, 128, 4>, T, WGRAD>(e);
+    case 2: return run_tile_case<igemm_tma_tile<128, 256, 4, 2>, T, WGRAD>(e);
+    default: return run_tile_case<igemm_tma_tile<256, 128, 4, 2>, T, WGRAD>(e);
+    }
+}
 template <typename T> bool run_case(const tma_case &e)
 {
-    if (e.wgrad)
-        return e.tile == 0 ? run_tile_case<igemm_tma_tile<128, 256, 4>, T, true>(e)
-                           : run_tile_case<igemm_tma_tile<256, 128, 4>, T, true>(e);
-    return e.tile == 0 ? run_tile_case<igemm_tma_tile<128, 256, 4>, T, false>(e)
-                       : run_tile_case<igemm_tma_tile<256, 128, 4>, T, false>(e);
+    return e.wgrad ? run_case_dir<T, true>(e) : run_case_dir<T, false>(e);
 }
 
 /* A ring whose barriers and stages are one fewer than the loops believe must fail the checks. */
@@ -781,8 +864,28 @@ bool check_short_ring()
     bool caught = true;
     const char *why = NULL;
     for (unsigned seed = 0; seed < 3 && caught; seed++)
-        caught = (why = run_cta<Tile, __half, false>(pl.prm, pl.tma, 0, 1, Tile::STAGES - 1, seed)) != NULL;
+        caught = (why = run_cluster<Tile, __half, false>(pl.prm, pl.tma, 0, 1, Tile::STAGES - 1, true, seed)) != NULL;
     printf("%s a ring one stage short is caught (%s)\n", caught ? "ok  " : "FAIL", why ? why : "not caught");
+    return caught;
+}
+
+/* A cluster whose consumers release a stage in their own CTA only (each empty barrier counting
+   256) must fail the checks: a producer then refills, through its multicast, a stage of the peer
+   whose consumers may not have read it yet. */
+bool check_local_release()
+{
+    const tma_case e = {"local release", CUDNN_DATA_HALF, 2, 4, 256, 256, 8, 8, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 2, NULL};
+    tma_problem<__half> tp(e);
+    igemm_plan pl;
+    bool passed;
+    if (!emu_igemm_plan(e.name, NULL, 2, tp.p, TMA_C2_TILE0, false, &pl, &passed)) return false;
+    typedef igemm_tma_tile<128, 256, 4, 2> Tile;
+    bool caught = true;
+    const char *why = NULL;
+    for (unsigned seed = 0; seed < 3 && caught; seed++)
+        caught = (why = run_cluster<Tile, __half, false>(pl.prm, pl.tma, 0, 2, Tile::STAGES, false, seed)) != NULL;
+    printf("%s a cluster releasing stages in its own CTA only is caught (%s)\n", caught ? "ok  " : "FAIL",
+           why ? why : "not caught");
     return caught;
 }
 
@@ -848,8 +951,21 @@ int main()
          false, false, false, 1, 0, 1, "mostly padding", false, true},
         {"wgrad 128x256 fp16 stride 9 declines", H, 0, 2, 64, 128, 40, 40, 3, 3, 1, 1, 9, 1, false, false, false, 1, 0, 1,
          "stride above 8", false, true},
+        /* clusters of 2 CTAs along M (tiles 2, 3: the _c2 entries), B multicast to both */
+        {"c2 128x256 fp16 3x3 pad 1, 3 M tiles (the last pair's second past M), one cluster walking 2 pairs", H, 2, 3, 64,
+         240, 10, 11, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 2, NULL},
+        {"c2 256x128 bf16 stride 2, pad (2, 1), C 72, 1 M tile (padded to 2), 2 N tiles, alpha beta", B, 3, 3, 72, 224,
+         17, 15, 3, 3, 2, 1, 2, 1, false, false, false, 0.5, 0.75, 2, NULL},
+        {"c2 dgrad 128x256 bf16 3x3 pad 1, K 72, C 240, CONVOLUTION, 3 M tiles on 1 cluster", B, 2, 3, 240, 72, 10, 11, 3,
+         3, 1, 1, 1, 1, true, false, false, 1, 0, 2, NULL, true},
+        {"c2 wgrad 128x256 fp16 3x3 pad 1, K 128 (1 M tile, padded to 2), N edge, 3 pairs on 1 cluster", H, 2, 2, 64,
+         128, 16, 16, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 2, NULL, false, true},
+        {"c2 wgrad 128x256 fp16 K 360 (3 M tiles), C 128, split-K (2 splits), 12 clusters", H, 2, 3, 128, 360, 26, 27, 3,
+         3, 1, 1, 1, 1, false, false, false, 1, 0, 24, NULL, false, true},
+        {"c2 wgrad 256x128 bf16 stride 2, C 120, K 240, CONVOLUTION, beta", B, 3, 3, 120, 240, 17, 15, 3, 3, 2, 1, 2, 1,
+         true, false, false, 1, 1, 4, NULL, false, true},
     };
-    int failed = !check_short_ring();
+    int failed = !check_short_ring() + !check_local_release();
     for (const tma_case &e : cases) failed += e.dt == B ? !run_case<__nv_bfloat16>(e) : !run_case<__half>(e);
     printf("%d failed\n", failed);
     return failed ? 1 : 0;
