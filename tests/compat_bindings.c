@@ -4,8 +4,8 @@
    transposed convolution with output_padding, TensorFlow's channels-last 3-D convolution,
    PyTorch's grid sampler on strided tensors, CuPy's batch-norm Ex calls with descriptors given
    for NULL tensors, Flux's batch-norm backward without saved statistics, Caffe2's dropout
-   sharing one buffer for its mask and states, Gorgonia's dropout passing its states as the
-   reserve (refused) and its convolutions on IMPLICIT_GEMM and backward ALGO_0 without workspace,
+   sharing one buffer for its mask and states, MXNet's dropout on a descriptor created and
+   restored for every call, Gorgonia's dropout passing its states as the reserve (refused) and its convolutions on IMPLICIT_GEMM and backward ALGO_0 without workspace,
    NNlib's leaky ReLU as an in-place cudnnOpTensor
    MAX, Juice's activations with the coefficient DBL_MAX, and CUDA.jl's reduction with the
    indices pointer NULL. Each result against the double references of tests/ref/. */
@@ -396,6 +396,69 @@ TEST(compat_dropout_caffe2_mask_and_states_one_buffer)
     for (size_t i = 0; i < TLEN(bufs); i++) tview_free(&x, bufs[i]);
     free(xv), free(dyv), free(y), free(dx);
     tview_destroy(&x);
+}
+
+/* MXNet's Dropout operator on cuDNN (src/operator/nn/dropout-inl.h, CuDNNForward and
+   CuDNNBackward; the descriptor from the resource manager's get_cudnn_dropout_desc,
+   src/resource.cc): every call **creates a new dropout descriptor**, the first one set on the
+   stream's states (cudnnDropoutGetStatesSize, the op's seed) and every later one
+   **cudnnRestoreDropoutDescriptor**'d on the same states; x, y, dy and dx described as
+   {1, 1, 1, size} with strides {size, size, size, 1}; the reserve size from
+   cudnnDropoutGetReserveSpaceSize and the mask output, **an array of the data's type and shape
+   (larger than that)**, passed as the reserve with that size; the backward on the forward's
+   descriptor. Float and half data; each pass's y is x / (1 - p) or 0 and dx follows y's mask. */
+TEST(compat_dropout_mxnet_restored_fresh_descriptors)
+{
+    static const cudnnDataType_t types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_HALF};
+    enum { SIZE = 150 };
+    const float p = 0.3f;
+    const int dims[4] = {1, 1, 1, SIZE}, strides[4] = {SIZE, SIZE, SIZE, 1};
+    cudnnHandle_t h = test_handle();
+    size_t states_bytes = 0;
+    CHECK_OK(cudnnDropoutGetStatesSize(h, &states_bytes));
+    void *states = tbuf_alloc(states_bytes);
+    bool initialised = false;
+    for (size_t k = 0; k < TLEN(types); k++)
+        for (int pass = 0; pass < 2; pass++) {
+            const cudnnDataType_t t = types[k];
+            const size_t es = tdtype_size(t);
+            const double tol = t == CUDNN_DATA_HALF ? 2e-3 : 1e-6;
+            cudnnTensorDescriptor_t xd;
+            cudnnDropoutDescriptor_t dd;
+            size_t reserve_bytes = 0;
+            CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+            CHECK_OK(cudnnCreateDropoutDescriptor(&dd));
+            bool ok = CHECK_OK(cudnnSetTensorNdDescriptor(xd, t, 4, dims, strides)) &&
+                      CHECK_OK(cudnnDropoutGetReserveSpaceSize(xd, &reserve_bytes)) &&
+                      CHECK(SIZE * es >= reserve_bytes);
+            ok = ok && (initialised ? CHECK_OK(cudnnRestoreDropoutDescriptor(dd, h, p, states, states_bytes, 17))
+                                    : CHECK_OK(cudnnSetDropoutDescriptor(dd, h, p, states, states_bytes, 17)));
+            initialised = initialised || ok;
+            double *xv = tview_random(SIZE, 1, 2), *dyv = tview_random(SIZE, 1, 2);
+            void *px = tvalues_upload(t, xv, SIZE), *pdy = tvalues_upload(t, dyv, SIZE);
+            void *py = tbuf_alloc(SIZE * es), *pdx = tbuf_alloc(SIZE * es), *mask = tbuf_alloc(SIZE * es);
+            ok = ok && CHECK_OK(cudnnDropoutForward(h, dd, xd, px, xd, py, mask, reserve_bytes)) &&
+                 CHECK_OK(cudnnDropoutBackward(h, dd, xd, pdy, xd, pdx, mask, reserve_bytes));
+            if (ok) {
+                double *y = tvalues_download(t, py, SIZE), *dx = tvalues_download(t, pdx, SIZE);
+                int kept = 0;
+                for (int i = 0; i < SIZE && ok; i++) {
+                    const bool keep = y[i] != 0;
+                    kept += keep;
+                    const double want_y = keep ? xv[i] / (1 - p) : 0, want_dx = keep ? dyv[i] / (1 - p) : 0;
+                    ok = CHECK(fabs(y[i] - want_y) <= tol * fabs(want_y)) &&
+                         CHECK(fabs(dx[i] - want_dx) <= tol * fabs(want_dx));
+                }
+                CHECK(kept > 70 && kept < 140); /* 105 expected of 150 */
+                free(y), free(dx);
+            }
+            void *bufs[] = {px, pdy, py, pdx, mask};
+            for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+            free(xv), free(dyv);
+            cudnnDestroyDropoutDescriptor(dd);
+            cudnnDestroyTensorDescriptor(xd);
+        }
+    tbuf_free(states);
 }
 
 /* Gorgonia's dropout (ops/nn/dropout_cuda.go through gorgonia.org/cu/dnn): the states buffer of
