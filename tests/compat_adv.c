@@ -1,7 +1,7 @@
 /* compat_adv.c: call patterns of real programs (docs/compatibility.md) for the CTC and attention
    calls that the ops' own tests do not make (PyTorch's, Marian's, Deeplearning4j's and
-   TensorFlow's CTC loss, CUDA.jl's and Knet's attention), each as the program makes it, its result
-   against the double references of tests/ref/. (compat_rnn.c, compat_rnn_more.c: the RNN patterns.) */
+   TensorFlow's CTC loss, CUDA.jl's and Knet's attention, NVIDIA's multiHeadAttention sample),
+   each as the program makes it, its result against the double references of tests/ref/. (compat_rnn.c, compat_rnn_more.c: the RNN patterns.) */
 #include "ref/attention.h"
 #include "ref/ctc.h"
 #include "tensors.h"
@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- PyTorch's CTC loss (aten/src/ATen/native/cudnn/LossCTC.cpp) ------------------------------- */
 
@@ -399,5 +400,235 @@ TEST(compat_mha_knet_backward_without_weights)
     for (int a = 0; a < 5; a++) free(canon[a]), free(mem[a]);
     for (int i = 0; i < 4; i++) free(want[i]), free(wantm[i]);
     for (int i = 0; i < 4; i++) cudnnDestroySeqDataDescriptor(*descs[i]);
+    cudnnDestroyAttnDescriptor(attn);
+}
+
+/* ---- NVIDIA's multiHeadAttention sample (multiHeadAttention.cpp) -------------------------------- */
+
+/* The sample's data layouts (-attnDataLayout0..5): the first three axes, VECT last. */
+static const cudnnSeqDataAxis_t nv_layouts[6][4] = {
+    {CUDNN_SEQDATA_TIME_DIM, CUDNN_SEQDATA_BATCH_DIM, CUDNN_SEQDATA_BEAM_DIM, CUDNN_SEQDATA_VECT_DIM},
+    {CUDNN_SEQDATA_TIME_DIM, CUDNN_SEQDATA_BEAM_DIM, CUDNN_SEQDATA_BATCH_DIM, CUDNN_SEQDATA_VECT_DIM},
+    {CUDNN_SEQDATA_BATCH_DIM, CUDNN_SEQDATA_TIME_DIM, CUDNN_SEQDATA_BEAM_DIM, CUDNN_SEQDATA_VECT_DIM},
+    {CUDNN_SEQDATA_BATCH_DIM, CUDNN_SEQDATA_BEAM_DIM, CUDNN_SEQDATA_TIME_DIM, CUDNN_SEQDATA_VECT_DIM},
+    {CUDNN_SEQDATA_BEAM_DIM, CUDNN_SEQDATA_TIME_DIM, CUDNN_SEQDATA_BATCH_DIM, CUDNN_SEQDATA_VECT_DIM},
+    {CUDNN_SEQDATA_BEAM_DIM, CUDNN_SEQDATA_BATCH_DIM, CUDNN_SEQDATA_TIME_DIM, CUDNN_SEQDATA_VECT_DIM},
+};
+
+/* A sequence buffer as the sample's saveData strides it (packed, VECT innermost, then the axes
+   from the third to the first) to or from the reference's canonical [b][m][t][v] order. */
+static double *nv_relayout(const int dims[4], const cudnnSeqDataAxis_t axes[4], const double *from, bool to_canon)
+{
+    int64_t st[4], stride = dims[CUDNN_SEQDATA_VECT_DIM];
+    st[CUDNN_SEQDATA_VECT_DIM] = 1;
+    for (int i = 2; i >= 0; i--) st[axes[i]] = stride, stride *= dims[axes[i]];
+    double *out = malloc(sizeof(double) * (size_t)stride);
+    const int B = dims[CUDNN_SEQDATA_BATCH_DIM], M = dims[CUDNN_SEQDATA_BEAM_DIM], T = dims[CUDNN_SEQDATA_TIME_DIM];
+    const int V = dims[CUDNN_SEQDATA_VECT_DIM];
+    for (int b = 0; b < B; b++)
+        for (int m = 0; m < M; m++)
+            for (int t = 0; t < T; t++)
+                for (int v = 0; v < V; v++) {
+                    int64_t canon = (((int64_t)b * M + m) * T + t) * V + v;
+                    int64_t at = b * st[CUDNN_SEQDATA_BATCH_DIM] + m * st[CUDNN_SEQDATA_BEAM_DIM] +
+                                 t * st[CUDNN_SEQDATA_TIME_DIM] + v;
+                    if (to_canon) out[canon] = from[at];
+                    else out[at] = from[canon];
+                }
+    return out;
+}
+
+/* Device values of a sequence buffer against the canonical want, at the valid time steps only. */
+static bool nv_check_seq(const int dims[4], const cudnnSeqDataAxis_t axes[4], const void *dev, const double *want,
+                         const int *lengths, double tol, const char *what)
+{
+    const int B = dims[CUDNN_SEQDATA_BATCH_DIM], M = dims[CUDNN_SEQDATA_BEAM_DIM], T = dims[CUDNN_SEQDATA_TIME_DIM];
+    const int V = dims[CUDNN_SEQDATA_VECT_DIM];
+    double *got = tvalues_download(CUDNN_DATA_FLOAT, dev, (int64_t)B * M * T * V);
+    double *canon = nv_relayout(dims, axes, got, true);
+    bool ok = true;
+    for (int b = 0; b < B && ok; b++)
+        for (int m = 0; m < M && ok; m++)
+            for (int t = 0; t < lengths[b * M + m] && ok; t++)
+                for (int v = 0; v < V && ok; v++) {
+                    int64_t i = (((int64_t)b * M + m) * T + t) * V + v;
+                    ok = fabs(canon[i] - want[i]) <= tol * fmax(1, fabs(want[i]));
+                    if (!ok) FAIL("%s: (%d, %d, %d, %d) got %g want %g", what, b, m, t, v, canon[i], want[i]);
+                }
+    free(got), free(canon);
+    return ok;
+}
+
+/* NVIDIA's multiHeadAttention sample with its defaults scaled down (2 heads, beam 3,
+   ALL_TO_ONE without biases, projections of 8 for every input and the output, smScaler 1):
+   setup() sets a dropout descriptor of rate 0 on states of cudnnDropoutGetStatesSize as the
+   attention dropout (postDropoutDesc NULL) and the attention descriptor, and run() **sets both
+   again** before cudnnGetMultiHeadAttnBuffers (reserveSpaceSizeInBytes NULL in inference); the
+   sequence descriptors in the -attnDataLayout axes order, K and V of one beam;
+   cudnnGetSeqDataDescriptor with **dataType, seqLengthArraySize, seqLengthArray and paddingFill
+   NULL and 0 lengths requested** (its file dump); the weights reached through
+   cudnnGetMultiHeadAttnWeights into an unset tensor descriptor read back with
+   cudnnGetTensorNdDescriptor (3 dims asserted); the output memset to NaN. Inference (-attnTrain0,
+   -attnSweep0): **one cudnnMultiHeadAttnForward per currIdx 0..seqLenQ-1**, residuals NULL, no
+   reserve. Training: the reserve filled with NaN, the forward with currIdx -1, backward data,
+   backward weights ADD into a zeroed dW. With -attnRandGeom1: each sequence's length and each
+   step's window [lo, hi] drawn at random (lo in [0, seqLenK - 1], hi in [lo, seqLenK]). Checked at
+   the valid steps against tests/ref/attention.c. */
+TEST(compat_mha_nvidia_sample_steps_and_training)
+{
+    enum { H = 2, BEAM = 3, BATCH = 2, VS = 16, P = 8, TQ = 5, TK = 4, NQ = BATCH * BEAM };
+    static const struct { bool train; int layout; bool rand_geom; } runs[] = {
+        {false, 0, false}, {false, 4, true}, {true, 5, true}, {true, 1, false}};
+    static const cudnnMultiHeadAttnWeightKind_t kinds[4] = {CUDNN_MH_ATTN_Q_WEIGHTS, CUDNN_MH_ATTN_K_WEIGHTS,
+                                                           CUDNN_MH_ATTN_V_WEIGHTS, CUDNN_MH_ATTN_O_WEIGHTS};
+    const int64_t wcount[4] = {H * P * VS, H * P * VS, H * P * VS, H * P * P}; /* Q K V: H x 8 x 16, O: H x 8 x 8 */
+    const int64_t wtotal = wcount[0] + wcount[1] + wcount[2] + wcount[3];
+    cudnnHandle_t h = test_handle();
+    cudnnAttnDescriptor_t attn;
+    cudnnDropoutDescriptor_t drop;
+    cudnnSeqDataDescriptor_t sd[4]; /* q k v o */
+    CHECK_OK(cudnnCreateAttnDescriptor(&attn));
+    CHECK_OK(cudnnCreateDropoutDescriptor(&drop));
+    for (int i = 0; i < 4; i++) CHECK_OK(cudnnCreateSeqDataDescriptor(&sd[i]));
+    size_t states_bytes = 0;
+    CHECK_OK(cudnnDropoutGetStatesSize(h, &states_bytes));
+    void *states = tbuf_alloc(states_bytes);
+    for (int call = 0; call < 2; call++) /* setup(), then run() */
+        if (CHECK_OK(cudnnSetDropoutDescriptor(drop, h, 0.0f, states, states_bytes, 0)))
+            CHECK_OK(cudnnSetAttnDescriptor(attn, CUDNN_ATTN_QUERYMAP_ALL_TO_ONE | CUDNN_ATTN_DISABLE_PROJ_BIASES, H,
+                                            1.0, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DEFAULT_MATH, drop, NULL, VS,
+                                            VS, VS, P, P, P, P, TQ, TK, BATCH, BEAM));
+    for (size_t k = 0; k < TLEN(runs); k++) {
+        const bool train = runs[k].train;
+        const cudnnSeqDataAxis_t *axes = nv_layouts[runs[k].layout];
+        int qlen[NQ], klen[BATCH], lo[TQ], hi[TQ];
+        for (int i = 0; i < NQ; i++) qlen[i] = runs[k].rand_geom ? trand_int(1, TQ) : TQ;
+        for (int i = 0; i < BATCH; i++) klen[i] = runs[k].rand_geom ? trand_int(1, TK) : TK;
+        for (int t = 0; t < TQ; t++) {
+            lo[t] = runs[k].rand_geom ? trand_int(0, TK - 1) : 0;
+            hi[t] = runs[k].rand_geom ? trand_int(lo[t], TK) : TK;
+        }
+        size_t wbytes = 0, wsbytes = 0, rsbytes = 0;
+        bool ok = CHECK_OK(cudnnGetMultiHeadAttnBuffers(h, attn, &wbytes, &wsbytes, train ? &rsbytes : NULL)) &&
+                  CHECK(wbytes == sizeof(float) * (size_t)wtotal);
+        int dims[4][4];
+        const int T_of[4] = {TQ, TK, TK, TQ}, M_of[4] = {BEAM, 1, 1, BEAM}, V_of[4] = {VS, VS, VS, P};
+        for (int i = 0; i < 4 && ok; i++) {
+            dims[i][CUDNN_SEQDATA_TIME_DIM] = T_of[i], dims[i][CUDNN_SEQDATA_BATCH_DIM] = BATCH;
+            dims[i][CUDNN_SEQDATA_BEAM_DIM] = M_of[i], dims[i][CUDNN_SEQDATA_VECT_DIM] = V_of[i];
+            ok = CHECK_OK(cudnnSetSeqDataDescriptor(sd[i], CUDNN_DATA_FLOAT, 4, dims[i], axes,
+                                                    (size_t)BATCH * M_of[i], M_of[i] == BEAM ? qlen : klen, NULL));
+            int nb = 0, got_dims[4];
+            cudnnSeqDataAxis_t got_axes[4];
+            ok = ok && CHECK_OK(cudnnGetSeqDataDescriptor(sd[i], NULL, &nb, 4, got_dims, got_axes, NULL, 0, NULL,
+                                                          NULL)) &&
+                 CHECK(nb == 4 && memcmp(got_dims, dims[i], sizeof got_dims) == 0 &&
+                       memcmp(got_axes, axes, sizeof got_axes) == 0);
+        }
+        /* weights: drawn in the reference's form, placed where the getters say */
+        double *w[4];
+        float *host_w = calloc((size_t)wtotal, sizeof(float));
+        int64_t woff[4];
+        int wdims[4][3], wstr[4][3];
+        void *pw = tbuf_alloc(wbytes ? wbytes : 1);
+        cudnnTensorDescriptor_t wd;
+        CHECK_OK(cudnnCreateTensorDescriptor(&wd));
+        for (int i = 0; i < 4; i++) {
+            w[i] = tview_random(wcount[i], -1.2, 1.2);
+            for (int64_t j = 0; j < wcount[i]; j++) w[i][j] = (float)w[i][j];
+            void *addr = NULL;
+            cudnnDataType_t dt;
+            int nb = 0;
+            ok = ok && CHECK_OK(cudnnGetMultiHeadAttnWeights(h, attn, kinds[i], wbytes, pw, wd, &addr)) &&
+                 CHECK_OK(cudnnGetTensorNdDescriptor(wd, 3, &dt, &nb, wdims[i], wstr[i])) && CHECK(nb == 3) &&
+                 CHECK((int64_t)wdims[i][0] * wdims[i][1] * wdims[i][2] == wcount[i]);
+            woff[i] = ok ? ((char *)addr - (char *)pw) / (int64_t)sizeof(float) : 0;
+            for (int64_t j = 0; ok && j < (int64_t)wdims[i][0] * wdims[i][1] * wdims[i][2]; j++) {
+                int64_t a = j / ((int64_t)wdims[i][1] * wdims[i][2]), b = j / wdims[i][2] % wdims[i][1];
+                int64_t c = j % wdims[i][2];
+                host_w[woff[i] + a * wstr[i][0] + b * wstr[i][1] + c * wstr[i][2]] = (float)w[i][j];
+            }
+        }
+        cudnnDestroyTensorDescriptor(wd);
+        tbuf_upload(pw, host_w, sizeof(float) * (size_t)wtotal);
+        /* data: canonical values, the buffers in the layout */
+        const int64_t nq = (int64_t)NQ * TQ * VS, nk = (int64_t)BATCH * TK * VS, no = (int64_t)NQ * TQ * P;
+        double *q = tview_random(nq, -1.2, 1.2), *kk = tview_random(nk, -1.2, 1.2), *v = tview_random(nk, -1.2, 1.2);
+        double *dout = tview_random(no, -1.2, 1.2);
+        double *canon[4] = {q, kk, v, dout};
+        const int64_t count[4] = {nq, nk, nk, no};
+        void *dev[4];
+        for (int i = 0; i < 4; i++) {
+            for (int64_t j = 0; j < count[i]; j++) canon[i][j] = (float)canon[i][j];
+            double *laid = nv_relayout(dims[i], axes, canon[i], false);
+            dev[i] = tvalues_upload(CUDNN_DATA_FLOAT, laid, count[i]);
+            free(laid);
+        }
+        struct ref_mha r = {.heads = H, .scaler = 1.0, .q_size = VS, .k_size = VS, .v_size = VS, .q_proj = P,
+                            .k_proj = P, .v_proj = P, .o_proj = P, .B = BATCH, .M = BEAM, .Tq = TQ, .Tk = TK,
+                            .len_q = qlen, .len_kv = klen, .lo = lo, .hi = hi, .wq = w[0], .wk = w[1], .wv = w[2],
+                            .wo = w[3]};
+        double *want = malloc(sizeof(double) * (size_t)no);
+        ref_mha_forward(&r, q, kk, v, NULL, want);
+        void *po = tbuf_alloc(sizeof(float) * (size_t)no), *ws = tbuf_alloc(wsbytes ? wsbytes : 1);
+        void *rs = tbuf_alloc(rsbytes ? rsbytes : 1);
+        void *dql = tbuf_from(qlen, sizeof qlen), *dkl = tbuf_from(klen, sizeof klen);
+        tbuf_poison(po, sizeof(float) * (size_t)no);
+        if (rsbytes) tbuf_poison(rs, rsbytes);
+        if (!train) {
+            for (int cur = 0; cur < TQ && ok; cur++)
+                ok = CHECK_OK(cudnnMultiHeadAttnForward(h, attn, cur, lo, hi, dql, dkl, sd[0], dev[0], NULL, sd[1],
+                                                        dev[1], sd[2], dev[2], sd[3], po, wbytes, pw, wsbytes, ws, 0,
+                                                        NULL));
+            ok = ok && nv_check_seq(dims[3], axes, po, want, qlen, 1e-4, "the sample's inference steps: out");
+        } else {
+            double *dq = malloc(sizeof(double) * (size_t)nq), *dk = malloc(sizeof(double) * (size_t)nk);
+            double *dv = malloc(sizeof(double) * (size_t)nk), *dw[4];
+            for (int i = 0; i < 4; i++) dw[i] = calloc((size_t)wcount[i], sizeof(double));
+            ref_mha_backward(&r, q, kk, v, dout, dq, dk, dv, dw[0], dw[1], dw[2], dw[3], NULL, NULL, NULL, NULL);
+            void *pdq = tbuf_alloc(sizeof(float) * (size_t)nq), *pdk = tbuf_alloc(sizeof(float) * (size_t)nk);
+            void *pdv = tbuf_alloc(sizeof(float) * (size_t)nk);
+            double *zeros = tview_fill(wtotal, 0);
+            void *pdw = tvalues_upload(CUDNN_DATA_FLOAT, zeros, wtotal);
+            ok = ok && CHECK_OK(cudnnMultiHeadAttnForward(h, attn, -1, lo, hi, dql, dkl, sd[0], dev[0], NULL, sd[1],
+                                                          dev[1], sd[2], dev[2], sd[3], po, wbytes, pw, wsbytes, ws,
+                                                          rsbytes, rs)) &&
+                 nv_check_seq(dims[3], axes, po, want, qlen, 1e-4, "the sample's training forward: out");
+            ok = ok && CHECK_OK(cudnnMultiHeadAttnBackwardData(h, attn, lo, hi, dql, dkl, sd[3], dev[3], sd[0], pdq,
+                                                               dev[0], sd[1], pdk, dev[1], sd[2], pdv, dev[2], wbytes,
+                                                               pw, wsbytes, ws, rsbytes, rs)) &&
+                 CHECK_OK(cudnnMultiHeadAttnBackwardWeights(h, attn, CUDNN_WGRAD_MODE_ADD, sd[0], dev[0], sd[1],
+                                                            dev[1], sd[2], dev[2], sd[3], dev[3], wbytes, pw, pdw,
+                                                            wsbytes, ws, rsbytes, rs));
+            if (ok) {
+                nv_check_seq(dims[0], axes, pdq, dq, qlen, 5e-4, "the sample's dq");
+                nv_check_seq(dims[1], axes, pdk, dk, klen, 5e-4, "the sample's dk");
+                nv_check_seq(dims[2], axes, pdv, dv, klen, 5e-4, "the sample's dv");
+                double *got_w = tvalues_download(CUDNN_DATA_FLOAT, pdw, wtotal);
+                for (int i = 0; i < 4; i++)
+                    for (int64_t j = 0; j < (int64_t)wdims[i][0] * wdims[i][1] * wdims[i][2]; j++) {
+                        int64_t a = j / ((int64_t)wdims[i][1] * wdims[i][2]), b = j / wdims[i][2] % wdims[i][1];
+                        int64_t at = woff[i] + a * wstr[i][0] + b * wstr[i][1] + j % wdims[i][2] * wstr[i][2];
+                        if (fabs(got_w[at] - dw[i][j]) > 5e-4 * fmax(1, fabs(dw[i][j]))) {
+                            FAIL("the sample's dW kind %d element %lld: got %g want %g", i,
+                                      (long long)j, got_w[at], dw[i][j]);
+                            break;
+                        }
+                    }
+                free(got_w);
+            }
+            void *bufs[] = {pdq, pdk, pdv, pdw};
+            for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+            for (int i = 0; i < 4; i++) free(dw[i]);
+            free(dq), free(dk), free(dv), free(zeros);
+        }
+        void *bufs[] = {pw, po, ws, rs, dql, dkl, dev[0], dev[1], dev[2], dev[3]};
+        for (size_t i = 0; i < TLEN(bufs); i++) tbuf_free(bufs[i]);
+        for (int i = 0; i < 4; i++) free(w[i]), free(canon[i]);
+        free(host_w), free(want);
+    }
+    tbuf_free(states);
+    for (int i = 0; i < 4; i++) cudnnDestroySeqDataDescriptor(sd[i]);
+    cudnnDestroyDropoutDescriptor(drop);
     cudnnDestroyAttnDescriptor(attn);
 }
