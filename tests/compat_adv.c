@@ -1,7 +1,9 @@
 /* compat_adv.c: call patterns of real programs (docs/compatibility.md) for the CTC and attention
-   calls that the ops' own tests do not make (PyTorch's, Marian's, Deeplearning4j's and
-   TensorFlow's CTC loss, CUDA.jl's and Knet's attention, NVIDIA's multiHeadAttention sample),
-   each as the program makes it, its result against the double references of tests/ref/. (compat_rnn.c, compat_rnn_more.c: the RNN patterns.) */
+   calls that the ops' own tests do not make (PyTorch's, Marian's, Deeplearning4j's,
+   TensorFlow's and PaddlePaddle's CTC loss, CUDA.jl's and Knet's attention, NVIDIA's
+   multiHeadAttention sample), each as the program makes it, its result against the double
+   references of tests/ref/. (compat_rnn.c, compat_rnn_more.c, compat_rnn_v8.c: the RNN
+   patterns.) */
 #include "ref/attention.h"
 #include "ref/ctc.h"
 #include "tensors.h"
@@ -219,6 +221,60 @@ TEST(compat_ctc_tensorflow_logits_host_lengths)
     cudnnDestroyTensorDescriptor(gd);
     tbuf_free(pp), tbuf_free(pg), tbuf_free(pc);
     free(x), free(grads);
+}
+
+/* ---- PaddlePaddle's warpctc op on cuDNN (paddle/fluid/operators/warpctc_cudnn_op.cu.cc) ------- */
+
+/* Paddle's CudnnCTCKernel: the LoD logits put through its own softmax first ("cudnn takes
+   softmax input"), then padded to a T x N x C array with **0 past each sequence's length**;
+   probs and gradients described by ScopedTensorDescriptor (3 dims, packed strides); the loss
+   descriptor set by **cudnnSetCTCLossDescriptor(FLOAT)** alone (normalization NONE, NaN not
+   propagated); the labels and both lengths on the host, each sequence its own length;
+   DETERMINISTIC; the gradients (with respect to the activations before the softmax) unpadded
+   afterwards. */
+TEST(compat_ctc_paddle_softmax_input_padded)
+{
+    enum { T = 6, N = 3, C = 5 };
+    static const int label_lengths[N] = {2, 3, 1}, input_lengths[N] = {4, 6, 2};
+    static const int labels[] = {3, 1, 2, 2, 4, 1};
+    cudnnHandle_t h = test_handle();
+    double *act = malloc(sizeof(double) * T * N * C), *probs = calloc(T * N * C, sizeof(double));
+    for (int t = 0; t < T; t++)
+        for (int n = 0; n < N; n++) {
+            double *a = &act[(t * N + n) * C], *p = &probs[(t * N + n) * C], mx = -INFINITY, sum = 0;
+            for (int k = 0; k < C; k++) a[k] = trand_uniform(-3, 3), mx = fmax(mx, a[k]);
+            if (t >= input_lengths[n]) continue; /* the padding stays 0 */
+            for (int k = 0; k < C; k++) sum += exp(a[k] - mx);
+            for (int k = 0; k < C; k++) p[k] = (float)(exp(a[k] - mx) / sum);
+        }
+    double costs[N], *grads = malloc(sizeof(double) * T * N * C);
+    ref_ctc(T, N, C, false, probs, labels, label_lengths, input_lengths, costs, grads);
+    cudnnTensorDescriptor_t pd, gd;
+    CHECK_OK(cudnnCreateTensorDescriptor(&pd));
+    CHECK_OK(cudnnCreateTensorDescriptor(&gd));
+    CHECK_OK(cudnnSetTensorNdDescriptor(pd, CUDNN_DATA_FLOAT, 3, (const int[]){T, N, C}, (const int[]){N * C, C, 1}));
+    CHECK_OK(cudnnSetTensorNdDescriptor(gd, CUDNN_DATA_FLOAT, 3, (const int[]){T, N, C}, (const int[]){N * C, C, 1}));
+    cudnnCTCLossDescriptor_t d;
+    CHECK_OK(cudnnCreateCTCLossDescriptor(&d));
+    CHECK_OK(cudnnSetCTCLossDescriptor(d, CUDNN_DATA_FLOAT));
+    void *pp = tvalues_upload(CUDNN_DATA_FLOAT, probs, T * N * C), *pg = tbuf_alloc(sizeof(float) * T * N * C);
+    void *pc = tbuf_alloc(sizeof(float) * N);
+    size_t ws = 0;
+    if (CHECK_OK(cudnnGetCTCLossWorkspaceSize(h, pd, gd, labels, label_lengths, input_lengths,
+                                              CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, d, &ws))) {
+        void *pws = tbuf_alloc(ws ? ws : 1);
+        if (CHECK_OK(cudnnCTCLoss(h, pd, pp, labels, label_lengths, input_lengths, pc, gd, pg,
+                                  CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, d, pws, ws))) {
+            tvalues_check(CUDNN_DATA_FLOAT, pc, costs, N, 2e-5, "Paddle's costs");
+            tvalues_check(CUDNN_DATA_FLOAT, pg, grads, T * N * C, 5e-5, "Paddle's padded gradients");
+        }
+        tbuf_free(pws);
+    }
+    cudnnDestroyCTCLossDescriptor(d);
+    cudnnDestroyTensorDescriptor(pd);
+    cudnnDestroyTensorDescriptor(gd);
+    tbuf_free(pp), tbuf_free(pg), tbuf_free(pc);
+    free(act), free(probs), free(grads);
 }
 
 /* ---- CUDA.jl's multi-head attention (lib/cudnn/multiheadattn.jl) --------------------------------- */
