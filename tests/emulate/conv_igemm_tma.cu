@@ -34,7 +34,8 @@
       tx-count goes negative, as the ISA allows); consumers arrive on both CTAs' empty barriers
       (the remote arrive). A load that completes on a full barrier's phase other than its own,
       or a refill of a stage before the consumers of every CTA it writes released it, fails the
-      case; a cluster whose consumers release their own CTA's stages only must be caught.
+      case; a cluster whose consumers release their own CTA's stages only, or whose full
+      barriers expect their own CTA's bytes only, must be caught.
    3. The whole kernel's result (the emulated wgmma of wgmma_emulate.h and the epilogue
       igemm_wgmma_store) against the double-precision reference of tests/ref.
    Cases (fp16 and bf16, both tiles): padding, stride 2, dilation 2 in CONVOLUTION mode, 1x1,
@@ -182,13 +183,14 @@ model_tiled map_ti(const igemm_tma_geom &g, const igemm_params &p, bool wgrad, i
 /* One load the kernel issues (igemm_tma_kt's copy) through the models, into the stage at dst;
    *bytes: the box's bytes, as the map defines them. false when an im2col filter base lies
    outside the bounding box. */
+uint32_t model_box_bytes(const model_im2col &mi, const model_tiled &mt, const igemm_tma_copy &c)
+{
+    return c.im2col ? mi.pixels * mi.channels * (uint32_t)mi.esize : mt.box[0] * mt.box[1] * mt.box[2] * (uint32_t)mt.esize;
+}
 bool model_copy(const model_im2col &mi, const model_tiled &mt, const igemm_tma_copy &c, uint8_t *dst, uint32_t *bytes)
 {
-    if (c.im2col) {
-        *bytes = mi.pixels * mi.channels * (uint32_t)mi.esize;
-        return model_load_im2col(mi, c.c[0], c.c[1], c.c[2], c.c[3], c.ow, c.oh, dst);
-    }
-    *bytes = mt.box[0] * mt.box[1] * mt.box[2] * (uint32_t)mt.esize;
+    *bytes = model_box_bytes(mi, mt, c);
+    if (c.im2col) return model_load_im2col(mi, c.c[0], c.c[1], c.c[2], c.c[3], c.ow, c.oh, dst);
     model_load_tiled(mt, c.c[0], c.c[1], c.c[2], dst);
     return true;
 }
@@ -493,11 +495,16 @@ struct model_mbar {
     }
 };
 
+/* The protocol a cluster follows: the kernel's, or a broken one the checks must catch. */
+enum cluster_protocol {
+    PROTO_KERNEL,
+    PROTO_LOCAL_RELEASE, /* consumers release their own CTA's stages only (empty barriers count 256) */
+    PROTO_OWN_BYTES,     /* a full barrier expects only the bytes its own CTA loads */
+};
+
 /* A cluster's shared state (Tile::CL CTAs, one for an unclustered tile), under one lock. ring:
-   the barriers and stages the ops index (STAGES, or one fewer for the broken ring the checker
-   must catch); remote: the consumers release a stage in every CTA of the cluster (false for the
-   broken protocol the checker must catch, each CTA's empty barrier then counting its own
-   consumers only). */
+   the barriers and stages the ops index (STAGES, or one fewer for the broken ring the checks
+   must catch). */
 template <class Tile, typename T, bool WGRAD> struct cluster_run {
     typedef igemm_tma_smem<Tile, T, WGRAD> L;
     typedef typename L::Shape Shape;
@@ -510,7 +517,7 @@ template <class Tile, typename T, bool WGRAD> struct cluster_run {
     const model_im2col mi;
     const model_tiled mt;
     int first, grid, ring; /* first: the CTA of rank 0 (blockIdx.x) */
-    bool remote;
+    cluster_protocol proto;
     std::mutex mu;
     std::condition_variable cv;
     struct cta {
@@ -529,13 +536,14 @@ template <class Tile, typename T, bool WGRAD> struct cluster_run {
     int producing = CL;
     const char *error = NULL;
 
-    cluster_run(const igemm_params &prm, const igemm_tma_geom &geom, int esize, int f, int gr, int rg, bool rm)
+    cluster_run(const igemm_params &prm, const igemm_tma_geom &geom, int esize, int f, int gr, int rg,
+                cluster_protocol pr)
         : p(prm), g(geom), mi(map_im(geom, prm, WGRAD, esize)), mt(map_ti(geom, prm, WGRAD, esize)), first(f), grid(gr),
-          ring(rg), remote(rm)
+          ring(rg), proto(pr)
     {
         for (cta &c : ctas) {
             c.smem.assign(BASE + L::BARS, 0xff);
-            for (int s = 0; s < S; s++) c.full[s].init(1), c.empty[s].init(256 * (remote ? CL : 1));
+            for (int s = 0; s < S; s++) c.full[s].init(1), c.empty[s].init(256 * (proto == PROTO_LOCAL_RELEASE ? 1 : CL));
             for (int i = 0; i < 2; i++) c.d[i].assign((size_t)128 * Tile::MI * (Tile::BN / 2), 0.f);
         }
     }
@@ -552,7 +560,7 @@ template <class Tile, typename T, bool WGRAD> struct cluster_run {
     /* waits (lock held) until pred, or fails the run after a stall */
     template <class Pred> void wait(std::unique_lock<std::mutex> &lk, Pred pred)
     {
-        if (!cv.wait_for(lk, std::chrono::seconds(ring == S && remote ? 20 : 2), [&] { return error != NULL || pred(); }))
+        if (!cv.wait_for(lk, std::chrono::seconds(ring == S && proto == PROTO_KERNEL ? 20 : 2), [&] { return error != NULL || pred(); }))
             fail("stalled: a barrier phase never completed");
     }
 };
@@ -591,7 +599,10 @@ template <class Tile, typename T, bool WGRAD> struct emu_producer {
         const int b = s % c.ring, use = c.ctas[rank].used[b]++;
         const typename C::Loads l(c.p, c.g, tile, kt, rank);
         if (c.ctas[rank].full[b].phase != (unsigned)use) c.fail("a producer arrived on a full barrier's other phase");
-        c.ctas[rank].full[b].expect_tx(l.bytes);
+        uint32_t own = 0; /* the broken protocol's expectation: this CTA's loads only */
+        for (int i = 0; i < l.COPIES; i++)
+            if (l.on(i)) own += model_box_bytes(c.mi, c.mt, l.copy(c.p, c.g, i));
+        c.ctas[rank].full[b].expect_tx(c.proto == PROTO_OWN_BYTES ? own : l.bytes);
         if (!c.ctas[rank].full[b].arrive(1)) c.fail("more arrivals on full than it counts");
         for (int i = 0; i < l.COPIES; i++) {
             if (!l.on(i)) continue;
@@ -707,7 +718,8 @@ template <class Tile, typename T, bool WGRAD> struct emu_consumer {
         for (int q : me().pending[wg])
             if (q == b) c.fail("a stage released while a wgmma reading it is pending");
         for (int d = 0; d < C::CL; d++)
-            if ((d == rank || c.remote) && !c.ctas[d].empty[b].arrive(128)) c.fail("more arrivals on empty than it counts");
+            if ((d == rank || c.proto != PROTO_LOCAL_RELEASE) && !c.ctas[d].empty[b].arrive(128))
+                c.fail("more arrivals on empty than it counts");
         me().released[b]++;
         c.cv.notify_all();
     }
@@ -723,13 +735,13 @@ template <class Tile, typename T, bool WGRAD> struct emu_consumer {
 
 /* Runs the cluster whose CTA of rank 0 is `first` in a grid of `grid` CTAs on threads (a
    producer and two consumers per CTA, one TMA engine); ring < STAGES makes the broken ring,
-   !remote the broken cluster protocol. NULL or what went wrong. */
+   proto a broken cluster protocol. NULL or what went wrong. */
 template <class Tile, typename T, bool WGRAD>
-const char *run_cluster(const igemm_params &p, const igemm_tma_geom &g, int first, int grid, int ring, bool remote,
-                        unsigned seed)
+const char *run_cluster(const igemm_params &p, const igemm_tma_geom &g, int first, int grid, int ring,
+                        cluster_protocol proto, unsigned seed)
 {
     typedef cluster_run<Tile, T, WGRAD> C;
-    C c(p, g, (int)sizeof(T), first, grid, ring, remote);
+    C c(p, g, (int)sizeof(T), first, grid, ring, proto);
     std::vector<emu_producer<Tile, T, WGRAD>> prods;
     std::vector<emu_consumer<Tile, T, WGRAD>> cons;
     for (int r = 0; r < C::CL; r++) {
@@ -806,7 +818,7 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
     const int grid = std::min(pl.tma.units, std::max(e.sm_count / Tile::CL, 1) * Tile::CL);
     for (int cta = 0; cta < grid; cta += Tile::CL)
         if (const char *err =
-                run_cluster<Tile, T, WGRAD>(pl.prm, pl.tma, cta, grid, Tile::STAGES, true, 1234u + 7u * cta)) {
+                run_cluster<Tile, T, WGRAD>(pl.prm, pl.tma, cta, grid, Tile::STAGES, PROTO_KERNEL, 1234u + 7u * cta)) {
             printf("FAIL %s: CTA %d: %s\n", e.name, cta, err);
             return false;
         }
@@ -864,17 +876,18 @@ bool check_short_ring()
     bool caught = true;
     const char *why = NULL;
     for (unsigned seed = 0; seed < 3 && caught; seed++)
-        caught = (why = run_cluster<Tile, __half, false>(pl.prm, pl.tma, 0, 1, Tile::STAGES - 1, true, seed)) != NULL;
+        caught = (why = run_cluster<Tile, __half, false>(pl.prm, pl.tma, 0, 1, Tile::STAGES - 1, PROTO_KERNEL, seed)) != NULL;
     printf("%s a ring one stage short is caught (%s)\n", caught ? "ok  " : "FAIL", why ? why : "not caught");
     return caught;
 }
 
-/* A cluster whose consumers release a stage in their own CTA only (each empty barrier counting
-   256) must fail the checks: a producer then refills, through its multicast, a stage of the peer
-   whose consumers may not have read it yet. */
-bool check_local_release()
+/* A cluster following a broken protocol must fail the checks: consumers that release a stage in
+   their own CTA only (a producer then refills, through its multicast, a stage of the peer whose
+   consumers may not have read it yet), or full barriers that expect only their own CTA's bytes
+   (the peer's half of B then lands after the phase has completed). */
+bool check_broken_cluster(cluster_protocol proto, const char *what)
 {
-    const tma_case e = {"local release", CUDNN_DATA_HALF, 2, 4, 256, 256, 8, 8, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 2, NULL};
+    const tma_case e = {"broken cluster", CUDNN_DATA_HALF, 2, 4, 256, 256, 8, 8, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 2, NULL};
     tma_problem<__half> tp(e);
     igemm_plan pl;
     bool passed;
@@ -883,9 +896,8 @@ bool check_local_release()
     bool caught = true;
     const char *why = NULL;
     for (unsigned seed = 0; seed < 3 && caught; seed++)
-        caught = (why = run_cluster<Tile, __half, false>(pl.prm, pl.tma, 0, 2, Tile::STAGES, false, seed)) != NULL;
-    printf("%s a cluster releasing stages in its own CTA only is caught (%s)\n", caught ? "ok  " : "FAIL",
-           why ? why : "not caught");
+        caught = (why = run_cluster<Tile, __half, false>(pl.prm, pl.tma, 0, 2, Tile::STAGES, proto, seed)) != NULL;
+    printf("%s a cluster %s is caught (%s)\n", caught ? "ok  " : "FAIL", what, why ? why : "not caught");
     return caught;
 }
 
@@ -965,7 +977,9 @@ int main()
         {"c2 wgrad 256x128 bf16 stride 2, C 120, K 240, CONVOLUTION, beta", B, 3, 3, 120, 240, 17, 15, 3, 3, 2, 1, 2, 1,
          true, false, false, 1, 1, 4, NULL, false, true},
     };
-    int failed = !check_short_ring() + !check_local_release();
+    int failed = !check_short_ring();
+    failed += !check_broken_cluster(PROTO_LOCAL_RELEASE, "releasing stages in its own CTA only");
+    failed += !check_broken_cluster(PROTO_OWN_BYTES, "whose full barriers expect their own CTA's bytes only");
     for (const tma_case &e : cases) failed += e.dt == B ? !run_case<__nv_bfloat16>(e) : !run_case<__half>(e);
     printf("%d failed\n", failed);
     return failed ? 1 : 0;
