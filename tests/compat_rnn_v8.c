@@ -1,7 +1,7 @@
 /* compat_rnn_v8.c: the v8 RNN calls (cudnnRNNForward, cudnnRNNBackwardData_v8,
-   cudnnRNNBackwardWeights_v8) as more programs make them (JAX's RNN custom call), each as the
-   program makes it, against the double reference of tests/ref/rnn.c. (compat_rnn.c,
-   compat_rnn_more.c: the other RNN patterns.) */
+   cudnnRNNBackwardWeights_v8) as more programs make them (JAX's RNN custom call, CUDA.jl's
+   cudnnRNNForward with its defaults), each as the program makes it, against the double
+   reference of tests/ref/rnn.c. (compat_rnn.c, compat_rnn_more.c: the other RNN patterns.) */
 #include "desc_util.h"
 #include "ref/rnn.h"
 #include "rnn_harness.h"
@@ -112,6 +112,122 @@ TEST(compat_rnn_jax_padded_batch_major_null_states)
     tbuf_free(pws), tbuf_free(prs);
     cudnnDestroyRNNDescriptor(d);
     cudnnDestroyDropoutDescriptor(dd);
+    trnn_data_descs_destroy(xd, yd, hd, cd);
+    rnn_fwd_free(&want);
+    rnn_run_free(&u);
+}
+
+/* ---- CUDA.jl's v8 RNN (lib/cudnn/src/rnn.jl, cudnnRNNForward with its defaults) ------------- */
+
+/* CUDA.jl's cudnnGetRNNWeightParams(w, rnnDesc): the descriptor read back with
+   cudnnGetRNNDescriptor_v8 (every output asked for), then for every pseudo-layer **every
+   parameter id 0..8 of an LSTM, the projection's 8 included without a projection**, into one
+   matrix and one bias descriptor reused throughout; **each read back with
+   cudnnGetTensorNdDescriptor whether or not its address is NULL**, and the types asserted equal
+   to the data's. The present ones tile the weight space. */
+static bool cudajl_weight_params(cudnnHandle_t h, const struct rnn_run *u)
+{
+    cudnnRNNAlgo_t algo;
+    cudnnRNNMode_t cell;
+    cudnnRNNBiasMode_t bias;
+    cudnnDirectionMode_t dir;
+    cudnnRNNInputMode_t input_mode;
+    cudnnDataType_t dt, prec;
+    cudnnMathType_t math;
+    int32_t input, hidden, proj, layers;
+    cudnnDropoutDescriptor_t drop;
+    uint32_t aux;
+    bool ok = CHECK_OK(cudnnGetRNNDescriptor_v8(u->d, &algo, &cell, &bias, &dir, &input_mode, &dt, &prec, &math, &input,
+                                                &hidden, &proj, &layers, &drop, &aux)) &&
+              CHECK(cell == CUDNN_LSTM && proj == hidden && aux == CUDNN_RNN_PADDED_IO_ENABLED);
+    cudnnTensorDescriptor_t md, bd;
+    CHECK_OK(cudnnCreateTensorDescriptor(&md));
+    CHECK_OK(cudnnCreateTensorDescriptor(&bd));
+    const int pseudo = layers * (dir == CUDNN_BIDIRECTIONAL ? 2 : 1);
+    int64_t covered = 0;
+    for (int l = 0; l < pseudo && ok; l++)
+        for (int id = 0; id < 9 && ok; id++) {
+            void *ma = NULL, *ba = NULL;
+            cudnnDataType_t mt, bt;
+            int mn = -1, bn = -1, mdims[8], bdims[8], mstr[8], bstr[8];
+            ok = CHECK_OK(cudnnGetRNNWeightParams(h, u->d, l, u->wbytes, u->pw, id, md, &ma, bd, &ba)) &&
+                 CHECK_OK(cudnnGetTensorNdDescriptor(md, 8, &mt, &mn, mdims, mstr)) &&
+                 CHECK_OK(cudnnGetTensorNdDescriptor(bd, 8, &bt, &bn, bdims, bstr)) &&
+                 CHECK(mt == CUDNN_DATA_FLOAT && bt == CUDNN_DATA_FLOAT);
+            if (ok && id == 8) ok = CHECK(ma == NULL && ba == NULL);
+            if (ok && ma != NULL) covered += (int64_t)mdims[0] * mdims[1] * mdims[2];
+            if (ok && ba != NULL) covered += (int64_t)bdims[0] * bdims[1] * bdims[2];
+        }
+    cudnnDestroyTensorDescriptor(md);
+    cudnnDestroyTensorDescriptor(bd);
+    return ok && CHECK(covered == u->wcount);
+}
+
+/* CUDA.jl's cudnnRNNForward with its defaults: SEQ_MAJOR_UNPACKED data (a Julia [X, B, T] array)
+   of uniform lengths, **paddingFill C_NULL**, PADDED_IO_ENABLED, mathPrec the data type; h and c
+   described by **cudnnSetTensorNdDescriptorEx(NCHW, 3 dims)**; **hx, cx, hy and cy CU_NULL**
+   unless given or asked for; the weight array's whole size passed; workspace and reserve from
+   cudnnGetRNNTempSpaceSizes, **CU_NULL with size 0** when not needed (the reserve in inference).
+   Inference with every state NULL, then a training forward asked for hy and cy (hx, cx still
+   NULL). */
+TEST(compat_rnn_cudajl_v8_defaults_null_states)
+{
+    static const int lengths[3] = {4, 4, 4};
+    const struct rnn_case c = {.name = "cuda.jl", .mode = CUDNN_LSTM, .dirs = 1, .input_mode = CUDNN_LINEAR_INPUT,
+                               .bias = CUDNN_RNN_DOUBLE_BIAS, .layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED,
+                               .layers = 2, .input = 3, .hidden = 5, .proj = 5, .T = 4, .N = 3, .lengths = lengths,
+                               .dtype = CUDNN_DATA_FLOAT, .states = false, .api = API_V8};
+    cudnnHandle_t h = test_handle();
+    struct rnn_run u;
+    if (!rnn_run_init(&u, &c)) {
+        rnn_run_free(&u);
+        return;
+    }
+    cudnnRNNDataDescriptor_t xd, yd;
+    cudnnTensorDescriptor_t hd, cd;
+    trnn_data_descs_create(&xd, &yd, &hd, &cd);
+    const int hdims[3] = {c.layers, c.N, c.hidden};
+    bool ok = cudajl_weight_params(h, &u) &&
+              CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, c.input, lengths, NULL)) &&
+              CHECK_OK(cudnnSetRNNDataDescriptor(yd, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, c.hidden, lengths, NULL)) &&
+              CHECK_OK(cudnnSetTensorNdDescriptorEx(hd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 3, hdims)) &&
+              CHECK_OK(cudnnSetTensorNdDescriptorEx(cd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 3, hdims));
+    struct fwd_out want;
+    rnn_reference_forward(&u, &want);
+    const int64_t ny = (int64_t)c.T * c.N * c.hidden, nh = (int64_t)c.layers * c.N * c.hidden;
+    const size_t whole = u.wbytes + 256; /* sizeof(w): the array may be larger */
+    void *pw = tbuf_alloc(whole);
+    void *host_w = malloc(u.wbytes);
+    tbuf_download(host_w, u.pw, u.wbytes);
+    tbuf_upload(pw, host_w, u.wbytes);
+    free(host_w);
+    for (int train = 0; train < 2 && ok; train++) {
+        const cudnnForwardMode_t mode = train ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE;
+        size_t ws = 0, rs = 0;
+        ok = CHECK_OK(cudnnGetRNNTempSpaceSizes(h, u.d, mode, xd, &ws, &rs)) && CHECK(train || rs == 0);
+        void *pws = ws ? tbuf_alloc(ws) : NULL, *prs = rs ? tbuf_alloc(rs) : NULL;
+        void *py = tbuf_alloc(sizeof(float) * (size_t)ny);
+        void *phy = train ? tbuf_alloc(sizeof(float) * (size_t)nh) : NULL;
+        void *pcy = train ? tbuf_alloc(sizeof(float) * (size_t)nh) : NULL;
+        ok = ok && CHECK_OK(cudnnRNNForward(h, u.d, mode, u.plen, xd, u.px, yd, py, hd, NULL, phy, cd, NULL, pcy,
+                                            whole, pw, ws, pws, rs, prs));
+        if (ok) {
+            double *y = tvalues_download(CUDNN_DATA_FLOAT, py, ny), *yr = rnn_to_ref(&c, y, c.hidden);
+            double *wr = rnn_to_ref(&c, want.y, c.hidden);
+            ok = CHECK(rnn_compare(train ? "CUDA.jl training y" : "CUDA.jl inference y", &c, yr, wr, ny, RNN_TOL));
+            free(y), free(yr), free(wr);
+        }
+        if (ok && train) {
+            double *hy = tvalues_download(CUDNN_DATA_FLOAT, phy, nh), *cy = tvalues_download(CUDNN_DATA_FLOAT, pcy, nh);
+            ok = CHECK(rnn_compare("CUDA.jl hy", &c, hy, want.hy, nh, RNN_TOL)) &&
+                 CHECK(rnn_compare("CUDA.jl cy", &c, cy, want.cy, nh, RNN_TOL));
+            free(hy), free(cy);
+        }
+        void *bufs[] = {pws, prs, py, phy, pcy};
+        for (size_t i = 0; i < TLEN(bufs); i++)
+            if (bufs[i]) tbuf_free(bufs[i]);
+    }
+    tbuf_free(pw);
     trnn_data_descs_destroy(xd, yd, hd, cd);
     rnn_fwd_free(&want);
     rnn_run_free(&u);
