@@ -532,8 +532,13 @@ TEST(compat_backend_pytorch_quantized_conv)
    must not leak. With a side input in its own buffer, alpha2 scales it. The side input in the
    output's own buffer (the legacy call's "z may be y") is right whatever the plan: fused into
    the convolution's epilogue, or with the convolution's result in a temporary where the plan
-   would write it into y before the add reads z (separate_in_place in engine_exec.c). */
-static void tf_fused(double conv_scale, double side_scale, bool z_is_y)
+   would write it into y before the add reads z (separate_in_place in engine_exec.c). With the
+   IDENTITY activation (`bias_out_desc = ... IDENTITY ? tensor_y : tensor_bias`) the graph has
+   three ops and the bias add writes y itself; TFRT's DnnBuildFusedConvolution (the same graph)
+   builds its plan from the autotuned **engine's global index alone** (EngineBuilder
+   setGlobalEngineIdx, the knobs of the autotune map set on the ones the engine reports, here
+   none), executed with the pack 'x' 'y' 'w' 'z' 'b'. */
+static void tf_fused(double conv_scale, double side_scale, bool z_is_y, bool relu)
 {
     struct ref_conv rc = {2, 2, 4, 6, 1, {5, 5}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
     ref_conv_out_dims(&rc);
@@ -548,16 +553,19 @@ static void tf_fused(double conv_scale, double side_scale, bool z_is_y)
     bt_gt_init(&a, 'A', CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, true, 0, 0);
     bt_gt_init(&bb, 'B', CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, true, 0, 0);
     bdesc cd = pt_conv_desc(CUDNN_DATA_FLOAT, 1);
-    struct ref_pw add = ref_pw_mode(CUDNN_POINTWISE_ADD), side = add, relu = ref_pw_mode(CUDNN_POINTWISE_RELU_FWD);
+    struct ref_pw add = ref_pw_mode(CUDNN_POINTWISE_ADD), side = add, act = ref_pw_mode(CUDNN_POINTWISE_RELU_FWD);
     side.alpha1 = conv_scale, side.alpha2 = side_scale;
+    const int nops = relu ? 4 : 3;
     bdesc ops[4] = {bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, x.d, w.d, cv.d, cd),
-                    bt_pw_op(&side, cv.d, z.d, a.d), bt_pw_op(&add, a.d, b.d, bb.d), bt_pw_op(&relu, bb.d, NULL, y.d)};
-    bdesc g = bt_graph(ops, 4);
+                    bt_pw_op(&side, cv.d, z.d, a.d), bt_pw_op(&add, a.d, b.d, relu ? bb.d : y.d),
+                    relu ? bt_pw_op(&act, bb.d, NULL, y.d) : NULL};
+    bdesc g = bt_graph(ops, nops);
     double *want = malloc(sizeof(double) * (size_t)y.v.count);
     ref_conv_fwd(&rc, x.val, w.val, want);
     for (int64_t i = 0; i < y.v.count; i++) {
         const double zi = side_scale != 0 ? side_scale * z.val[i] : 0;
-        want[i] = fmax(0, conv_scale * want[i] + zi + b.val[i / 25 % 6]);
+        want[i] = conv_scale * want[i] + zi + b.val[i / 25 % 6];
+        if (relu) want[i] = fmax(0, want[i]);
     }
     int64_t uids[5] = {'x', 'w', 'z', 'b', 'y'};
     void *ptrs[5] = {x.buf, w.buf, z_is_y ? y.buf : z.buf, b.buf, y.buf};
@@ -571,17 +579,36 @@ static void tf_fused(double conv_scale, double side_scale, bool z_is_y)
         if (z_is_y && side_scale != 0) tview_store(&y.v, y.buf, z.val);
         else tbuf_poison(y.buf, tview_bytes(&y.v));
         char what[96];
-        snprintf(what, sizeof what, "TF fused conv, side scale %g%s, config %d", side_scale, z_is_y ? " (z is y)" : "", i);
+        snprintf(what, sizeof what, "TF fused conv%s, side scale %g%s, config %d", relu ? "" : " (identity)", side_scale,
+                 z_is_y ? " (z is y)" : "", i);
         if (CHECK_OK(execute(plan, uids, ptrs, 5, work)))
             bt_check_tol(&y.v, y.buf, want, bt_graph_tol(CUDNN_DATA_FLOAT), what), ran++;
         if (work) tbuf_free(work);
         cudnnBackendDestroyDescriptor(plan);
     }
     CHECK(ran >= 1);
+    /* TFRT: the first configuration's engine rebuilt from its global index, the pack in its order */
+    int64_t index = -1, count = 0, ws = -1;
+    bdesc e = bt_make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+    if (n > 0 && CHECK_OK(cudnnBackendGetAttribute(cfgs[0], CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                                   &count, &e)) &&
+        CHECK_OK(cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &count, &index))) {
+        bdesc plan = bt_plan_of_engine(g, index, &ws);
+        const int64_t tfrt_uids[5] = {'x', 'y', 'w', 'z', 'b'};
+        void *tfrt_ptrs[5] = {x.buf, y.buf, w.buf, z_is_y ? y.buf : z.buf, b.buf};
+        void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
+        if (z_is_y && side_scale != 0) tview_store(&y.v, y.buf, z.val);
+        else tbuf_poison(y.buf, tview_bytes(&y.v));
+        if (CHECK(plan != NULL) && CHECK_OK(execute(plan, tfrt_uids, tfrt_ptrs, 5, work)))
+            bt_check_tol(&y.v, y.buf, want, bt_graph_tol(CUDNN_DATA_FLOAT), "TFRT's plan by engine index");
+        if (work) tbuf_free(work);
+        if (plan) cudnnBackendDestroyDescriptor(plan);
+    }
+    cudnnBackendDestroyDescriptor(e);
     free(want);
     bt_destroy_all(cfgs, 64);
     cudnnBackendDestroyDescriptor(g);
-    bt_destroy_all(ops, 4);
+    bt_destroy_all(ops, nops);
     cudnnBackendDestroyDescriptor(cd);
     struct bt_gt *all[] = {&x, &w, &z, &b, &y, &cv, &a, &bb};
     for (size_t i = 0; i < TLEN(all); i++) bt_gt_free(all[i]);
@@ -589,10 +616,12 @@ static void tf_fused(double conv_scale, double side_scale, bool z_is_y)
 
 TEST(compat_backend_tf_fused_conv_side_input)
 {
-    tf_fused(1.0, 0.0, true);
-    tf_fused(0.5, 0.0, true);
-    tf_fused(1.0, 0.75, false);
-    tf_fused(1.0, 0.75, true);
+    tf_fused(1.0, 0.0, true, true);
+    tf_fused(0.5, 0.0, true, true);
+    tf_fused(1.0, 0.75, false, true);
+    tf_fused(1.0, 0.75, true, true);
+    tf_fused(1.0, 0.0, true, false);
+    tf_fused(0.5, 0.75, false, false);
 }
 
 /* ---- the frontend's heuristics against 8.2 -------------------------------------------------------- */
