@@ -253,6 +253,21 @@ static cudnnStatus_t encode_maps(const igemm_tma_geom &g, const void *x, const v
     return CUDNN_STATUS_SUCCESS;
 }
 
+/* How many clusters of kernel's launch cfg fit on the GPU at once (cudaOccupancyMaxActiveClusters,
+   a host query), asked once per device (0 .. 63, kept in cache[device]; other devices every
+   call). */
+template <typename Kernel>
+static cudnnStatus_t active_clusters(Kernel kernel, const cudaLaunchConfig_t &cfg, int device, int *cache, int *clusters)
+{
+    const bool keep = device >= 0 && device < 64;
+    *clusters = keep ? __atomic_load_n(&cache[device], __ATOMIC_ACQUIRE) : 0;
+    if (*clusters > 0) return CUDNN_STATUS_SUCCESS;
+    OCD_CUDA_TRY(cudaOccupancyMaxActiveClusters(clusters, kernel, &cfg));
+    if (*clusters < 1) return OCD_FAIL(CUDNN_STATUS_EXECUTION_FAILED, "no cluster of this kernel fits the GPU");
+    if (keep) __atomic_store_n(&cache[device], *clusters, __ATOMIC_RELEASE);
+    return CUDNN_STATUS_SUCCESS;
+}
+
 /* Launches the kernel of Tile (a cluster of Tile::CL CTAs through the launch attribute) on as
    many CTAs as there are units, at most one per multiprocessor, and for clusters at most as many
    as fit on the GPU at once (cudaOccupancyMaxActiveClusters: the multiprocessors of a cluster
@@ -262,6 +277,7 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_launch {
     static cudnnStatus_t run(const igemm_params *p, const igemm_tma_geom *g, int device, int sms, cudaStream_t stream)
     {
         static unsigned long long smem_opted;
+        static int clusters_of[64]; /* active_clusters' cache, per device */
         const CUtensorMapDataType type =
             std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
         CUtensorMap mi, mt;
@@ -281,10 +297,9 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_launch {
         cfg.numAttrs = Tile::CL > 1;
         int ctas = OCD_MAX(sms, 1);
         if (Tile::CL > 1) {
-            int clusters = 0;
+            int clusters;
             cfg.gridDim = dim3((unsigned)g->units); /* a multiple of the cluster, as the query asks */
-            OCD_CUDA_TRY(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
-            if (clusters < 1) return OCD_FAIL(CUDNN_STATUS_EXECUTION_FAILED, "no cluster of %d CTAs fits the GPU", Tile::CL);
+            OCD_TRY(active_clusters(kernel, cfg, device, clusters_of, &clusters));
             ctas = OCD_MIN(ctas / Tile::CL, clusters) * Tile::CL;
             ctas = OCD_MAX(ctas, Tile::CL);
         }
