@@ -537,9 +537,12 @@ TEST(compat_backend_pytorch_quantized_conv)
    three ops and the bias add writes y itself; TFRT's DnnBuildFusedConvolution (the same graph)
    builds its plan from the autotuned **engine's global index alone** (EngineBuilder
    setGlobalEngineIdx, the knobs of the autotune map set on the ones the engine reports, here
-   none), executed with the pack 'x' 'y' 'w' 'z' 'b'. */
-static void tf_fused(double conv_scale, double side_scale, bool z_is_y, bool relu)
+   none), executed with the pack 'x' 'y' 'w' 'z' 'b'. The other activations of TensorFlow's
+   dnn::ActivationMode as cuDNN graphs express them: relu6 as RELU_FWD clipped to [0, 6], elu as
+   ELU_FWD, leakyrelu as RELU_FWD with a lower-clip slope. */
+static void tf_fused(double conv_scale, double side_scale, bool z_is_y, const struct ref_pw *act)
 {
+    const bool relu = act != NULL;
     struct ref_conv rc = {2, 2, 4, 6, 1, {5, 5}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
     ref_conv_out_dims(&rc);
     const int xd[4] = {2, 4, 5, 5}, wd[4] = {6, 4, 3, 3}, yd[4] = {2, 6, 5, 5}, bd[4] = {1, 6, 1, 1};
@@ -553,19 +556,19 @@ static void tf_fused(double conv_scale, double side_scale, bool z_is_y, bool rel
     bt_gt_init(&a, 'A', CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, true, 0, 0);
     bt_gt_init(&bb, 'B', CUDNN_DATA_FLOAT, 4, yd, TV_NHWC, true, 0, 0);
     bdesc cd = pt_conv_desc(CUDNN_DATA_FLOAT, 1);
-    struct ref_pw add = ref_pw_mode(CUDNN_POINTWISE_ADD), side = add, act = ref_pw_mode(CUDNN_POINTWISE_RELU_FWD);
+    struct ref_pw add = ref_pw_mode(CUDNN_POINTWISE_ADD), side = add;
     side.alpha1 = conv_scale, side.alpha2 = side_scale;
     const int nops = relu ? 4 : 3;
     bdesc ops[4] = {bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, x.d, w.d, cv.d, cd),
                     bt_pw_op(&side, cv.d, z.d, a.d), bt_pw_op(&add, a.d, b.d, relu ? bb.d : y.d),
-                    relu ? bt_pw_op(&act, bb.d, NULL, y.d) : NULL};
+                    relu ? bt_pw_op(act, bb.d, NULL, y.d) : NULL};
     bdesc g = bt_graph(ops, nops);
     double *want = malloc(sizeof(double) * (size_t)y.v.count);
     ref_conv_fwd(&rc, x.val, w.val, want);
     for (int64_t i = 0; i < y.v.count; i++) {
         const double zi = side_scale != 0 ? side_scale * z.val[i] : 0;
         want[i] = conv_scale * want[i] + zi + b.val[i / 25 % 6];
-        if (relu) want[i] = fmax(0, want[i]);
+        if (relu) want[i] = ref_pw(act, want[i], 0);
     }
     int64_t uids[5] = {'x', 'w', 'z', 'b', 'y'};
     void *ptrs[5] = {x.buf, w.buf, z_is_y ? y.buf : z.buf, b.buf, y.buf};
@@ -616,12 +619,18 @@ static void tf_fused(double conv_scale, double side_scale, bool z_is_y, bool rel
 
 TEST(compat_backend_tf_fused_conv_side_input)
 {
-    tf_fused(1.0, 0.0, true, true);
-    tf_fused(0.5, 0.0, true, true);
-    tf_fused(1.0, 0.75, false, true);
-    tf_fused(1.0, 0.75, true, true);
-    tf_fused(1.0, 0.0, true, false);
-    tf_fused(0.5, 0.75, false, false);
+    struct ref_pw relu = ref_pw_mode(CUDNN_POINTWISE_RELU_FWD), relu6 = relu, leaky = relu;
+    struct ref_pw elu = ref_pw_mode(CUDNN_POINTWISE_ELU_FWD);
+    relu6.upper_clip = 6, leaky.slope = 0.2;
+    tf_fused(1.0, 0.0, true, &relu);
+    tf_fused(0.5, 0.0, true, &relu);
+    tf_fused(1.0, 0.75, false, &relu);
+    tf_fused(1.0, 0.75, true, &relu);
+    tf_fused(1.0, 0.0, true, NULL);
+    tf_fused(0.5, 0.75, false, NULL);
+    tf_fused(4.0, 0.75, false, &relu6);
+    tf_fused(1.0, 0.5, true, &elu);
+    tf_fused(1.0, 0.0, true, &leaky);
 }
 
 /* ---- the frontend's heuristics against 8.2 -------------------------------------------------------- */
