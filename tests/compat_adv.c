@@ -1,9 +1,9 @@
 /* compat_adv.c: call patterns of real programs (docs/compatibility.md) for the CTC and attention
    calls that the ops' own tests do not make (PyTorch's, Marian's, Deeplearning4j's,
-   TensorFlow's and PaddlePaddle's CTC loss, CUDA.jl's and Knet's attention, NVIDIA's
-   multiHeadAttention sample), each as the program makes it, its result against the double
-   references of tests/ref/. (compat_rnn.c, compat_rnn_more.c, compat_rnn_v8.c: the RNN
-   patterns.) */
+   TensorFlow's and PaddlePaddle's CTC loss, CUDA.jl's attention and its test matrix, Knet's
+   attention, NVIDIA's multiHeadAttention sample), each as the program makes it, its result
+   against the double references of tests/ref/. (compat_rnn.c, compat_rnn_more.c,
+   compat_rnn_v8.c: the RNN patterns.) */
 #include "ref/attention.h"
 #include "ref/ctc.h"
 #include "tensors.h"
@@ -687,4 +687,165 @@ TEST(compat_mha_nvidia_sample_steps_and_training)
     for (int i = 0; i < 4; i++) cudnnDestroySeqDataDescriptor(sd[i]);
     cudnnDestroyDropoutDescriptor(drop);
     cudnnDestroyAttnDescriptor(attn);
+}
+
+/* ---- CUDA.jl's attention test matrix (lib/cudnn/test/multiheadattn.jl) ------------------------- */
+
+/* One mhatest() call of CUDA.jl's test suite, which runs on NVIDIA's library: a Julia array of
+   Q = K = 6, V = 5, B = 4, T = 3 floats, the descriptor's maxima, windows and projections as the
+   keyword arguments set them. */
+struct cudajl_mha {
+    unsigned mode;
+    int heads;
+    double scaler;
+    cudnnMathType_t math;
+    int qp, kp, vp, op;
+    int qo_max, kv_max, batch_max, beam_max;
+    int layout;          /* nv_layouts[]: 4 the default axes, 5 [VECT, TIME, BATCH, BEAM] */
+    int beams, v_size;   /* query beams (keys 1); the values' vector (the residuals case: Q) */
+    const int *len_q, *len_kv;
+    int lo, hi;          /* each step's window (hi -1: kvMaxSeqLength) */
+    int curr;
+    bool residuals;
+};
+
+/* cudnnMultiHeadAttnForward as CUDA.jl's cudnnMultiHeadAttnForwardAD makes it: the attention
+   descriptor without dropout descriptors, the data's type as compute precision; the buffers
+   queried with reserveSpaceSizeInBytes NULL; **the weights a 100-float array whatever the
+   projections need** (sizeof(weights) passed), its values read back through
+   cudnnGetMultiHeadAttnWeights for the reference; **windows of qoMaxSeqLength entries**, hi
+   kvMaxSeqLength by default (**past the keys' length when the maximum is larger**); the output
+   zeroed first (currIdx >= 0 fills one step); the workspace only when one is needed. */
+static void cudajl_mha_run(const struct cudajl_mha *c)
+{
+    enum { Q = 6, K = 6, B = 4, T = 3, WN = 100 };
+    const int V = c->v_size, M = c->beams, vproj = c->vp ? c->vp : V, O = c->op ? c->op : c->heads * vproj;
+    cudnnHandle_t h = test_handle();
+    cudnnAttnDescriptor_t attn;
+    CHECK_OK(cudnnCreateAttnDescriptor(&attn));
+    size_t wbytes = 0, wsbytes = 0;
+    bool ok = CHECK_OK(cudnnSetAttnDescriptor(attn, c->mode, c->heads, c->scaler, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
+                                              c->math, NULL, NULL, Q, K, V, c->qp, c->kp, c->vp, c->op, c->qo_max,
+                                              c->kv_max, c->batch_max, c->beam_max)) &&
+              CHECK_OK(cudnnGetMultiHeadAttnBuffers(h, attn, &wbytes, &wsbytes, NULL)) &&
+              CHECK(wbytes <= sizeof(float) * WN);
+    /* the weights: 100 random floats; the reference's simple form read through the getters */
+    double *wv = tview_random(WN, -1, 1), *w[8] = {NULL};
+    void *pw = tvalues_upload(CUDNN_DATA_FLOAT, wv, WN);
+    cudnnTensorDescriptor_t wd;
+    CHECK_OK(cudnnCreateTensorDescriptor(&wd));
+    for (int kind = 0; kind < 8 && ok; kind++) {
+        void *addr = NULL;
+        ok = CHECK_OK(cudnnGetMultiHeadAttnWeights(h, attn, (cudnnMultiHeadAttnWeightKind_t)kind, sizeof(float) * WN,
+                                                   pw, wd, &addr));
+        if (!ok || addr == NULL) continue;
+        cudnnDataType_t dt;
+        int nb = 0, d[3], st[3];
+        ok = CHECK_OK(cudnnGetTensorNdDescriptor(wd, 3, &dt, &nb, d, st)) && CHECK(nb == 3);
+        const int64_t off = ((char *)addr - (char *)pw) / (int64_t)sizeof(float), n = (int64_t)d[0] * d[1] * d[2];
+        w[kind] = malloc(sizeof(double) * (size_t)n);
+        for (int64_t j = 0; ok && j < n; j++)
+            w[kind][j] = wv[off + j / ((int64_t)d[1] * d[2]) * st[0] + j / d[2] % d[1] * st[1] + j % d[2] * st[2]];
+    }
+    cudnnDestroyTensorDescriptor(wd);
+    const cudnnSeqDataAxis_t *axes = nv_layouts[c->layout];
+    const int T_of[4] = {T, T, T, T}, M_of[4] = {M, 1, 1, M}, V_of[4] = {Q, K, V, O};
+    int dims[4][4], full_q[B * 2], full_kv[B];
+    for (int i = 0; i < B * M; i++) full_q[i] = T;
+    for (int i = 0; i < B; i++) full_kv[i] = T;
+    const int *len_q = c->len_q ? c->len_q : full_q, *len_kv = c->len_kv ? c->len_kv : full_kv;
+    cudnnSeqDataDescriptor_t sd[4];
+    for (int i = 0; i < 4; i++) {
+        dims[i][CUDNN_SEQDATA_TIME_DIM] = T_of[i], dims[i][CUDNN_SEQDATA_BATCH_DIM] = B;
+        dims[i][CUDNN_SEQDATA_BEAM_DIM] = M_of[i], dims[i][CUDNN_SEQDATA_VECT_DIM] = V_of[i];
+        CHECK_OK(cudnnCreateSeqDataDescriptor(&sd[i]));
+        ok = ok && CHECK_OK(cudnnSetSeqDataDescriptor(sd[i], CUDNN_DATA_FLOAT, 4, dims[i], axes, (size_t)B * M_of[i],
+                                                      M_of[i] == M ? len_q : len_kv, NULL));
+    }
+    const int64_t count[4] = {(int64_t)B * M * T * Q, (int64_t)B * T * K, (int64_t)B * T * V, (int64_t)B * M * T * O};
+    double *canon[3], *res = c->residuals ? tview_random(count[0], -1, 1) : NULL;
+    void *dev[4], *pres = NULL;
+    for (int i = 0; i < 3; i++) {
+        canon[i] = tview_random(count[i], -1, 1);
+        for (int64_t j = 0; j < count[i]; j++) canon[i][j] = (float)canon[i][j];
+        double *laid = nv_relayout(dims[i], axes, canon[i], false);
+        dev[i] = tvalues_upload(CUDNN_DATA_FLOAT, laid, count[i]);
+        free(laid);
+    }
+    if (res) {
+        for (int64_t j = 0; j < count[0]; j++) res[j] = (float)res[j];
+        double *laid = nv_relayout(dims[0], axes, res, false);
+        pres = tvalues_upload(CUDNN_DATA_FLOAT, laid, count[0]);
+        free(laid);
+    }
+    double *zeros = tview_fill(count[3], 0);
+    dev[3] = tvalues_upload(CUDNN_DATA_FLOAT, zeros, count[3]);
+    int lo[16], hi[16];
+    for (int t = 0; t < c->qo_max; t++) lo[t] = c->lo, hi[t] = c->hi < 0 ? c->kv_max : c->hi;
+    struct ref_mha r = {.heads = c->heads, .scaler = c->scaler, .q_size = Q, .k_size = K, .v_size = V, .q_proj = c->qp,
+                        .k_proj = c->kp, .v_proj = c->vp, .o_proj = c->op,
+                        .biases = (c->mode & CUDNN_ATTN_ENABLE_PROJ_BIASES) != 0, .B = B, .M = M, .Tq = T, .Tk = T,
+                        .len_q = len_q, .len_kv = len_kv, .lo = lo, .hi = hi, .wq = w[0], .wk = w[1], .wv = w[2],
+                        .wo = w[3], .bq = w[4], .bk = w[5], .bv = w[6], .bo = w[7]};
+    double *want = malloc(sizeof(double) * (size_t)count[3]);
+    ref_mha_forward(&r, canon[0], canon[1], canon[2], res, want);
+    void *dql = tbuf_from(len_q, sizeof(int) * (size_t)(B * M)), *dkl = tbuf_from(len_kv, sizeof(int) * B);
+    void *ws = wsbytes ? tbuf_alloc(wsbytes) : NULL;
+    const double tol = c->math == CUDNN_TENSOR_OP_MATH || c->math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ? 2e-3 : 1e-4;
+    int step[2 * B];
+    for (int i = 0; i < B * M; i++) step[i] = len_q[i] > c->curr ? c->curr + 1 : 0; /* the steps to check */
+    if (ok && CHECK_OK(cudnnMultiHeadAttnForward(h, attn, c->curr, lo, hi, dql, dkl, sd[0], dev[0], pres, sd[1],
+                                                 dev[1], sd[2], dev[2], sd[3], dev[3], sizeof(float) * WN, pw, wsbytes,
+                                                 ws, 0, NULL))) {
+        if (c->curr < 0) nv_check_seq(dims[3], axes, dev[3], want, len_q, tol, "CUDA.jl's mhatest out");
+        else nv_check_seq(dims[3], axes, dev[3], want, step, tol, "CUDA.jl's mhatest out at currIdx");
+    }
+    void *bufs[] = {pw, dev[0], dev[1], dev[2], dev[3], pres, dql, dkl, ws};
+    for (size_t i = 0; i < TLEN(bufs); i++)
+        if (bufs[i]) tbuf_free(bufs[i]);
+    for (int i = 0; i < 8; i++) free(w[i]);
+    for (int i = 0; i < 3; i++) free(canon[i]);
+    for (int i = 0; i < 4; i++) cudnnDestroySeqDataDescriptor(sd[i]);
+    free(wv), free(res), free(zeros), free(want);
+    cudnnDestroyAttnDescriptor(attn);
+}
+
+/* CUDA.jl's mhatest matrix: projection biases with only the value projection, ragged query and
+   key lengths, two heads, smScaler 2, every math type on float data, each projection alone (q and
+   k together), **the descriptor's maxima larger than the data** (qoMaxSeqLength, kvMaxSeqLength,
+   maxBatchSize, maxBeamSize 7; the windows as long as qoMaxSeqLength, hi 7 past the keys),
+   windows starting at 1 and ending at 1, currIdx 0, residuals (values of the queries' size), the
+   axes [VECT, TIME, BATCH, BEAM] and two query beams. */
+TEST(compat_mha_cudajl_test_matrix)
+{
+    static const int ragged[8] = {1, 2, 3, 1};
+    const struct cudajl_mha base = {.mode = CUDNN_ATTN_QUERYMAP_ALL_TO_ONE, .heads = 1, .scaler = 1,
+                                    .math = CUDNN_DEFAULT_MATH, .qo_max = 3, .kv_max = 3, .batch_max = 4,
+                                    .beam_max = 1, .layout = 4, .beams = 1, .v_size = 5, .lo = 0, .hi = -1,
+                                    .curr = -1};
+    struct cudajl_mha cases[22];
+    int n = 0;
+    cases[n++] = base;
+    cases[n] = base, cases[n].mode |= CUDNN_ATTN_ENABLE_PROJ_BIASES, cases[n++].vp = 7;
+    cases[n] = base, cases[n++].len_q = ragged;
+    cases[n] = base, cases[n++].len_kv = ragged;
+    cases[n] = base, cases[n++].heads = 2;
+    cases[n] = base, cases[n++].scaler = 2;
+    static const cudnnMathType_t maths[] = {CUDNN_TENSOR_OP_MATH, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION,
+                                            CUDNN_FMA_MATH};
+    for (size_t i = 0; i < TLEN(maths); i++) cases[n] = base, cases[n++].math = maths[i];
+    cases[n] = base, cases[n].kp = 7, cases[n++].qp = 7;
+    cases[n] = base, cases[n++].vp = 7;
+    cases[n] = base, cases[n++].op = 7;
+    cases[n] = base, cases[n++].qo_max = 7;
+    cases[n] = base, cases[n++].kv_max = 7;
+    cases[n] = base, cases[n++].batch_max = 7;
+    cases[n] = base, cases[n++].beam_max = 7;
+    cases[n] = base, cases[n++].lo = 1;
+    cases[n] = base, cases[n++].hi = 1;
+    cases[n] = base, cases[n++].curr = 0;
+    cases[n] = base, cases[n].v_size = 6, cases[n++].residuals = true;
+    cases[n] = base, cases[n++].layout = 5;
+    cases[n] = base, cases[n].beams = 2, cases[n++].beam_max = 2;
+    for (int i = 0; i < n; i++) cudajl_mha_run(&cases[i]);
 }
