@@ -1,7 +1,8 @@
 /* compat_rnn_v8.c: the v8 RNN calls (cudnnRNNForward, cudnnRNNBackwardData_v8,
    cudnnRNNBackwardWeights_v8) as more programs make them (JAX's RNN custom call, CUDA.jl's
-   cudnnRNNForward with its defaults), each as the program makes it, against the double
-   reference of tests/ref/rnn.c. (compat_rnn.c, compat_rnn_more.c: the other RNN patterns.) */
+   cudnnRNNForward with its defaults and its test matrix), each as the program makes it, against
+   the double reference of tests/ref/rnn.c. (compat_rnn.c, compat_rnn_more.c: the other RNN
+   patterns.) */
 #include "desc_util.h"
 #include "ref/rnn.h"
 #include "rnn_harness.h"
@@ -231,4 +232,150 @@ TEST(compat_rnn_cudajl_v8_defaults_null_states)
     trnn_data_descs_destroy(xd, yd, hd, cd);
     rnn_fwd_free(&want);
     rnn_run_free(&u);
+}
+
+/* One rnntest() call of CUDA.jl's RNN test suite (lib/cudnn/test/rnn.jl, run on NVIDIA's
+   library): X = H = 8, B = 4, T = 2 floats, the keyword arguments' descriptor. */
+struct cudajl_rnn {
+    bool hx, cx, hy, cy;
+    cudnnRNNDataLayout_t layout;
+    const int *lengths;
+    cudnnForwardMode_t mode;
+    int hidden, proj, layers, dirs;
+    cudnnRNNAlgo_t algo;
+    cudnnRNNMode_t cell;
+    cudnnRNNBiasMode_t bias;
+    cudnnRNNInputMode_t input_mode;
+    cudnnMathType_t math;
+    float dropout;
+    uint32_t aux;
+};
+
+/* cudnnRNNForward as CUDA.jl's rnntest makes it: its own descriptor (the dropout descriptor
+   CUDA.jl keeps for the probability, on states of cudnnDropoutGetStatesSize), **the weights a
+   10000-float array** (its size passed), data descriptors with paddingFill NULL, 3-D state
+   descriptors by cudnnSetTensorNdDescriptorEx, **each of hx, cx, hy and cy given or NULL on its
+   own** (hx without cx, cy without hy), workspace and reserve of cudnnGetRNNTempSpaceSizes (NULL
+   when 0). y, and hy and cy when asked for, against tests/ref/rnn.c. */
+static void cudajl_rnn_run(const struct cudajl_rnn *k)
+{
+    enum { X = 8, B = 4, T = 2, WN = 10000 };
+    static const int full[B] = {T, T, T, T};
+    const int proj = k->proj ? k->proj : k->hidden;
+    const struct rnn_case c = {.name = "cuda.jl rnntest", .mode = k->cell, .dirs = k->dirs,
+                               .input_mode = k->input_mode, .bias = k->bias, .layout = k->layout,
+                               .layers = k->layers, .input = X, .hidden = k->hidden, .proj = proj, .T = T, .N = B,
+                               .lengths = k->lengths ? k->lengths : full, .dtype = CUDNN_DATA_FLOAT, .states = true,
+                               .api = API_V8, .algo = k->algo};
+    cudnnHandle_t h = test_handle();
+    struct rnn_run u;
+    if (!rnn_run_init(&u, &c)) {
+        rnn_run_free(&u);
+        return;
+    }
+    size_t states_bytes = 0, wbytes = 0, ws = 0, rs = 0;
+    cudnnDropoutDescriptor_t drop;
+    cudnnRNNDescriptor_t d;
+    cudnnRNNDataDescriptor_t xd, yd;
+    cudnnTensorDescriptor_t hd, cd;
+    CHECK_OK(cudnnCreateDropoutDescriptor(&drop));
+    CHECK_OK(cudnnCreateRNNDescriptor(&d));
+    trnn_data_descs_create(&xd, &yd, &hd, &cd);
+    CHECK_OK(cudnnDropoutGetStatesSize(h, &states_bytes));
+    void *states = tbuf_alloc(states_bytes);
+    const int hn = c.layers * c.dirs, hdims[3] = {hn, B, proj}, cdims[3] = {hn, B, c.hidden};
+    bool ok = CHECK_OK(cudnnSetDropoutDescriptor(drop, h, k->dropout, states, states_bytes, 0)) &&
+              CHECK_OK(cudnnSetRNNDescriptor_v8(d, k->algo, k->cell, k->bias,
+                                                k->dirs == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL,
+                                                k->input_mode, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, k->math, X, k->hidden,
+                                                proj, k->layers, drop, k->aux)) &&
+              CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, c.layout, T, B, X, c.lengths, NULL)) &&
+              CHECK_OK(cudnnSetRNNDataDescriptor(yd, CUDNN_DATA_FLOAT, c.layout, T, B, c.dirs * proj, c.lengths,
+                                                 NULL)) &&
+              CHECK_OK(cudnnSetTensorNdDescriptorEx(hd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 3, hdims)) &&
+              CHECK_OK(cudnnSetTensorNdDescriptorEx(cd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 3, cdims)) &&
+              CHECK_OK(cudnnGetRNNWeightSpaceSize(h, d, &wbytes)) && CHECK(wbytes == u.wbytes) &&
+              CHECK(wbytes <= sizeof(float) * WN) && CHECK_OK(cudnnGetRNNTempSpaceSizes(h, d, k->mode, xd, &ws, &rs));
+    /* the 10000-float array, the run's weights at its start */
+    void *pw = tbuf_alloc(sizeof(float) * WN), *host = malloc(u.wbytes ? u.wbytes : 1);
+    tbuf_download(host, u.pw, u.wbytes);
+    tbuf_upload(pw, host, u.wbytes);
+    free(host);
+    const int64_t ny = u.pos * c.dirs * proj, nh = (int64_t)hn * B * proj, nc = (int64_t)hn * B * c.hidden;
+    void *py = tbuf_alloc(sizeof(float) * (size_t)ny), *phy = k->hy ? tbuf_alloc(sizeof(float) * (size_t)nh) : NULL;
+    void *pcy = k->cy ? tbuf_alloc(sizeof(float) * (size_t)nc) : NULL;
+    void *pws = ws ? tbuf_alloc(ws) : NULL, *prs = rs ? tbuf_alloc(rs) : NULL;
+    ok = ok && CHECK_OK(cudnnRNNForward(h, d, k->mode, u.plen, xd, u.px, yd, py, hd, k->hx ? u.phx : NULL, phy, cd,
+                                        k->cx ? u.pcx : NULL, pcy, sizeof(float) * WN, pw, ws, pws, rs, prs));
+    if (ok) {
+        const double tol = k->math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ? 1e-2
+                           : k->math == CUDNN_TENSOR_OP_MATH                ? 2e-3
+                                                                            : rnn_case_tol(&c);
+        const int64_t nref = (int64_t)T * B * c.dirs * proj;
+        double *xr = rnn_to_ref(&c, u.x, X), *yr = calloc((size_t)nref, sizeof(double));
+        double *hy = malloc(sizeof(double) * (size_t)nh), *cy = malloc(sizeof(double) * (size_t)nc);
+        ref_rnn_forward(&u.r, u.w_ref, xr, k->hx ? u.hx : NULL, k->cx ? u.cx : NULL, yr, hy, cy);
+        double *got = tvalues_download(CUDNN_DATA_FLOAT, py, ny), *got_ref = rnn_to_ref(&c, got, c.dirs * proj);
+        CHECK(rnn_compare("CUDA.jl rnntest y", &c, got_ref, yr, nref, tol));
+        if (phy) {
+            double *g = tvalues_download(CUDNN_DATA_FLOAT, phy, nh);
+            CHECK(rnn_compare("CUDA.jl rnntest hy", &c, g, hy, nh, tol));
+            free(g);
+        }
+        if (pcy && c.mode == CUDNN_LSTM) {
+            double *g = tvalues_download(CUDNN_DATA_FLOAT, pcy, nc);
+            CHECK(rnn_compare("CUDA.jl rnntest cy", &c, g, cy, nc, tol));
+            free(g);
+        }
+        free(xr), free(yr), free(hy), free(cy), free(got), free(got_ref);
+    }
+    void *bufs[] = {pw, py, phy, pcy, pws, prs, states};
+    for (size_t i = 0; i < TLEN(bufs); i++)
+        if (bufs[i]) tbuf_free(bufs[i]);
+    cudnnDestroyRNNDescriptor(d);
+    cudnnDestroyDropoutDescriptor(drop);
+    trnn_data_descs_destroy(xd, yd, hd, cd);
+    rnn_run_free(&u);
+}
+
+/* CUDA.jl's rnntest matrix: each of hx, cx, hy and cy alone; the packed and batch-major layouts
+   (PADDED_IO_ENABLED whatever the layout); unsorted ragged lengths; training; a hidden size of
+   16; PERSIST_STATIC; the RELU, TANH and GRU cells; the three other bias modes;
+   bidirectional; SKIP_INPUT; every math type on float data; a projection of 4; two layers;
+   dropout 0.5 on one layer; and **PADDED_IO_DISABLED with the (uniform) sequence-major unpacked
+   layout**. */
+TEST(compat_rnn_cudajl_test_matrix)
+{
+    static const int ragged[4] = {1, 2, 1, 2};
+    const struct cudajl_rnn base = {.layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, .mode = CUDNN_FWD_MODE_INFERENCE,
+                                    .hidden = 8, .layers = 1, .dirs = 1, .algo = CUDNN_RNN_ALGO_STANDARD,
+                                    .cell = CUDNN_LSTM, .bias = CUDNN_RNN_DOUBLE_BIAS, .input_mode = CUDNN_LINEAR_INPUT,
+                                    .math = CUDNN_DEFAULT_MATH, .aux = CUDNN_RNN_PADDED_IO_ENABLED};
+    struct cudajl_rnn k[32];
+    int n = 0;
+    k[n++] = base;
+    k[n] = base, k[n++].hx = true;
+    k[n] = base, k[n++].cx = true;
+    k[n] = base, k[n++].hy = true;
+    k[n] = base, k[n++].cy = true;
+    k[n] = base, k[n++].layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED;
+    k[n] = base, k[n++].layout = CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED;
+    k[n] = base, k[n++].lengths = ragged;
+    k[n] = base, k[n++].mode = CUDNN_FWD_MODE_TRAINING;
+    k[n] = base, k[n++].hidden = 16;
+    k[n] = base, k[n++].algo = CUDNN_RNN_ALGO_PERSIST_STATIC;
+    static const cudnnRNNMode_t cells[] = {CUDNN_RNN_RELU, CUDNN_RNN_TANH, CUDNN_GRU};
+    for (size_t i = 0; i < TLEN(cells); i++) k[n] = base, k[n++].cell = cells[i];
+    static const cudnnRNNBiasMode_t biases[] = {CUDNN_RNN_NO_BIAS, CUDNN_RNN_SINGLE_INP_BIAS,
+                                                CUDNN_RNN_SINGLE_REC_BIAS};
+    for (size_t i = 0; i < TLEN(biases); i++) k[n] = base, k[n++].bias = biases[i];
+    k[n] = base, k[n++].dirs = 2;
+    k[n] = base, k[n++].input_mode = CUDNN_SKIP_INPUT;
+    static const cudnnMathType_t maths[] = {CUDNN_TENSOR_OP_MATH, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION};
+    for (size_t i = 0; i < TLEN(maths); i++) k[n] = base, k[n++].math = maths[i];
+    k[n] = base, k[n++].proj = 4;
+    k[n] = base, k[n++].layers = 2;
+    k[n] = base, k[n++].dropout = 0.5f;
+    k[n] = base, k[n++].aux = CUDNN_RNN_PADDED_IO_DISABLED;
+    for (int i = 0; i < n; i++) cudajl_rnn_run(&k[i]);
 }
