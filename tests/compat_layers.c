@@ -6,14 +6,16 @@
    indices); dfdx's convolutions on unbatched tensors (stride 0 on the padded batch dim);
    PaddlePaddle's batch norm (bfloat16, channels-last, 2-D to 5-D inputs); OpenVINO's pooling
    (shapes copied into the tail of 4-D arrays, pads_begin only) and softmax (rank and axis mapped
-   to 4-D, bfloat16); TNN's tall-filter convolutions. Each
-   result against the double references of tests/ref/, outputs poisoned.
+   to 4-D, bfloat16); TNN's tall-filter convolutions; ccv's grid sample (NHWC, the grid rescaled
+   for edge-aligned sampling). Each result against the double references of tests/ref/, outputs
+   poisoned.
    (compat_engines.c: the frameworks' execution layers; compat_programs.c: whole programs.) */
 #include "conv_harness.h"
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/pooling.h"
 #include "ref/softmax.h"
+#include "ref/spatial_tf.h"
 #include "tensors.h"
 #include "test.h"
 
@@ -597,4 +599,69 @@ TEST(compat_conv_tnn_tall_filters)
         tconv_run_free(&r);
     }
     tbuf_free(ws);
+}
+
+/* ---- ccv's grid sample (lib/nnc/cmd/grid_sample/gpu/ccv_nnc_grid_sample_gpu_cudnn.cu) ---------- */
+
+/* ccv's GRID_SAMPLE forward on cuDNN: x and y NCHW or **NHWC through cudnnSetTensor4dDescriptor**
+   (its tensor's format), the sampler descriptor {n, c, gh, gw}, the grid n x gh x gw x 2; for
+   align_corners 0 the grid first **rescaled by w / (w - 1) and h / (h - 1)** (0 where the image
+   is one pixel wide or high) so that cuDNN's corner-aligned sampling gives the edge-aligned one:
+   rescaled points reach past [-1, 1] and sample the zero border. float, alpha 1, beta 0. */
+TEST(compat_stn_ccv_grid_sample_rescaled_nhwc)
+{
+    static const struct { int n, c, h, w, gh, gw; } shapes[] = {{2, 3, 4, 5, 3, 6}, {1, 2, 1, 4, 2, 3}, {2, 2, 3, 1, 2, 2}};
+    cudnnHandle_t h = test_handle();
+    for (size_t s = 0; s < TLEN(shapes); s++)
+        for (int nhwc = 0; nhwc < 2; nhwc++)
+            for (int align = 0; align < 2; align++) {
+                const int n = shapes[s].n, c = shapes[s].c, hh = shapes[s].h, w = shapes[s].w;
+                const int gh = shapes[s].gh, gw = shapes[s].gw;
+                const int64_t nx = (int64_t)n * c * hh * w, ny = (int64_t)n * c * gh * gw, ng = (int64_t)n * gh * gw * 2;
+                double *x = tview_random(nx, -1, 1), *grid = tview_random(ng, -1.1, 1.1);
+                for (int64_t i = 0; i < nx; i++) x[i] = (float)x[i];
+                for (int64_t i = 0; i < ng; i++) grid[i] = (float)grid[i];
+                /* the grid ccv hands cuDNN */
+                const float xs = w <= 1 ? 1 : (float)w / (w - 1), ys = hh <= 1 ? 1 : (float)hh / (hh - 1);
+                double *g = malloc(sizeof(double) * (size_t)ng);
+                for (int64_t i = 0; i < ng; i += 2) {
+                    g[i] = align ? grid[i] : w <= 1 ? 0 : (float)((float)grid[i] * xs);
+                    g[i + 1] = align ? grid[i + 1] : hh <= 1 ? 0 : (float)((float)grid[i + 1] * ys);
+                }
+                double *want = malloc(sizeof(double) * (size_t)ny);
+                ref_stn_sample(n, c, hh, w, x, gh, gw, g, want);
+                /* NHWC buffers hold the same values in channels-last order */
+                double *xl = malloc(sizeof(double) * (size_t)nx), *wl = malloc(sizeof(double) * (size_t)ny);
+                for (int b = 0; b < n; b++)
+                    for (int ch = 0; ch < c; ch++) {
+                        for (int i = 0; i < hh * w; i++)
+                            xl[nhwc ? ((int64_t)b * hh * w + i) * c + ch : ((int64_t)b * c + ch) * hh * w + i] =
+                                x[((int64_t)b * c + ch) * hh * w + i];
+                        for (int i = 0; i < gh * gw; i++)
+                            wl[nhwc ? ((int64_t)b * gh * gw + i) * c + ch : ((int64_t)b * c + ch) * gh * gw + i] =
+                                want[((int64_t)b * c + ch) * gh * gw + i];
+                    }
+                const cudnnTensorFormat_t fmt = nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+                cudnnTensorDescriptor_t ad, bd;
+                cudnnSpatialTransformerDescriptor_t st;
+                CHECK_OK(cudnnCreateTensorDescriptor(&ad));
+                CHECK_OK(cudnnCreateTensorDescriptor(&bd));
+                CHECK_OK(cudnnCreateSpatialTransformerDescriptor(&st));
+                const int st_dim[4] = {n, c, gh, gw};
+                const float one = 1, zero = 0;
+                void *px = tvalues_upload(CUDNN_DATA_FLOAT, xl, nx), *pg = tvalues_upload(CUDNN_DATA_FLOAT, g, ng);
+                void *py = tbuf_alloc(sizeof(float) * (size_t)ny);
+                if (CHECK_OK(cudnnSetTensor4dDescriptor(ad, fmt, CUDNN_DATA_FLOAT, n, c, hh, w)) &&
+                    CHECK_OK(cudnnSetTensor4dDescriptor(bd, fmt, CUDNN_DATA_FLOAT, n, c, gh, gw)) &&
+                    CHECK_OK(cudnnSetSpatialTransformerNdDescriptor(st, CUDNN_SAMPLER_BILINEAR, CUDNN_DATA_FLOAT, 4,
+                                                                    st_dim)) &&
+                    CHECK_OK(cudnnSpatialTfSamplerForward(h, st, &one, ad, px, pg, &zero, bd, py)))
+                    tvalues_check(CUDNN_DATA_FLOAT, py, wl, ny, 1e-5,
+                                  align ? "ccv grid sample, align_corners 1" : "ccv grid sample, rescaled grid");
+                tbuf_free(px), tbuf_free(pg), tbuf_free(py);
+                cudnnDestroySpatialTransformerDescriptor(st);
+                cudnnDestroyTensorDescriptor(ad);
+                cudnnDestroyTensorDescriptor(bd);
+                free(x), free(grid), free(g), free(want), free(xl), free(wl);
+            }
 }
