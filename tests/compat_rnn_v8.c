@@ -1,8 +1,8 @@
 /* compat_rnn_v8.c: the v8 RNN calls (cudnnRNNForward, cudnnRNNBackwardData_v8,
    cudnnRNNBackwardWeights_v8) as more programs make them (JAX's RNN custom call, CUDA.jl's
-   cudnnRNNForward with its defaults and its test matrix), each as the program makes it, against
-   the double reference of tests/ref/rnn.c. (compat_rnn.c, compat_rnn_more.c: the other RNN
-   patterns.) */
+   cudnnRNNForward with its defaults and its test matrix, ccv's LSTM command), each as the
+   program makes it, against the double reference of tests/ref/rnn.c. (compat_rnn.c,
+   compat_rnn_more.c: the other RNN patterns.) */
 #include "desc_util.h"
 #include "ref/rnn.h"
 #include "rnn_harness.h"
@@ -378,4 +378,109 @@ TEST(compat_rnn_cudajl_test_matrix)
     k[n] = base, k[n++].dropout = 0.5f;
     k[n] = base, k[n++].aux = CUDNN_RNN_PADDED_IO_DISABLED;
     for (int i = 0; i < n; i++) cudajl_rnn_run(&k[i]);
+}
+
+/* ---- ccv's LSTM (lib/nnc/cmd/rnn/gpu/ccv_nnc_lstm_gpu_cudnn.cu) -------------------------------- */
+
+/* ccv's LSTM command on cuDNN: cudnnSetRNNDescriptor_v8 (DOUBLE_BIAS, DEFAULT math for float,
+   no dropout descriptor at probability 0, PADDED_IO_ENABLED), the data descriptors SEQ_MAJOR or,
+   batch-first, BATCH_MAJOR_UNPACKED with **paddingFill NULL**; **h and c described as 4-D
+   {layers dirs, batch, proj (hidden), 1} by cudnnSetTensor4dDescriptorEx** with strides
+   {batch proj, proj, 1, 1}; without a lengths input the uniform lengths copied to the device
+   **right after the workspace in the same allocation**; cudnnRNNForward with each state given or
+   NULL as the command's tensors are (inference: hx, cx and cy NULL, no reserve); training:
+   the reserve a larger tensor, cudnnRNNBackwardData_v8 with **dhy NULL** and dcy given,
+   dw zeroed by cudnnSetTensor before cudnnRNNBackwardWeights_v8 ADDs into it. */
+TEST(compat_rnn_ccv_4d_states_lengths_after_workspace)
+{
+    static const int lengths[3] = {3, 3, 3};
+    static const cudnnRNNDataLayout_t layouts[2] = {CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED,
+                                                    CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED};
+    cudnnHandle_t h = test_handle();
+    for (int train = 1; train >= 0; train--) {
+        const struct rnn_case c = {.name = "ccv", .mode = CUDNN_LSTM, .dirs = train ? 2 : 1,
+                                   .input_mode = CUDNN_LINEAR_INPUT, .bias = CUDNN_RNN_DOUBLE_BIAS,
+                                   .layout = layouts[!train], .layers = 2, .input = 5, .hidden = 4, .proj = 4,
+                                   .T = 3, .N = 3, .lengths = lengths, .dtype = CUDNN_DATA_FLOAT, .states = true,
+                                   .api = API_V8};
+        struct rnn_run u;
+        if (!rnn_run_init(&u, &c)) {
+            rnn_run_free(&u);
+            return;
+        }
+        const cudnnForwardMode_t mode = train ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE;
+        const int hn = c.layers * c.dirs, width = c.dirs * c.hidden;
+        cudnnRNNDescriptor_t d;
+        cudnnRNNDataDescriptor_t xd, yd;
+        cudnnTensorDescriptor_t hd, cd, dwd;
+        CHECK_OK(cudnnCreateRNNDescriptor(&d));
+        CHECK_OK(cudnnCreateTensorDescriptor(&dwd));
+        trnn_data_descs_create(&xd, &yd, &hd, &cd);
+        size_t ws = 0, rs = 0, wbytes = 0;
+        bool ok = CHECK_OK(cudnnSetRNNDescriptor_v8(d, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
+                                                    train ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL,
+                                                    CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
+                                                    CUDNN_DEFAULT_MATH, c.input, c.hidden, c.hidden, c.layers, NULL,
+                                                    CUDNN_RNN_PADDED_IO_ENABLED)) &&
+                  CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, c.input, lengths, NULL)) &&
+                  CHECK_OK(cudnnSetRNNDataDescriptor(yd, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, width, lengths, NULL)) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptorEx(hd, CUDNN_DATA_FLOAT, hn, c.N, c.hidden, 1, c.N * c.hidden,
+                                                        c.hidden, 1, 1)) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptorEx(cd, CUDNN_DATA_FLOAT, hn, c.N, c.hidden, 1, c.N * c.hidden,
+                                                        c.hidden, 1, 1)) &&
+                  CHECK_OK(cudnnGetRNNTempSpaceSizes(h, d, mode, xd, &ws, &rs)) &&
+                  CHECK_OK(cudnnGetRNNWeightSpaceSize(h, d, &wbytes)) && CHECK(wbytes == u.wbytes);
+        /* the workspace with the device lengths after it; the reserve a larger tensor */
+        char *work = tbuf_alloc(ws + sizeof lengths);
+        tbuf_upload(work + ws, lengths, sizeof lengths);
+        const int *dev_len = (const int *)(work + ws);
+        void *prs = train ? tbuf_alloc(rs + 64) : NULL;
+        struct fwd_out want;
+        rnn_reference_forward(&u, &want);
+        struct rnn_train_bufs b;
+        rnn_train_bufs_init(&b, &u);
+        ok = ok && CHECK_OK(cudnnRNNForward(h, d, mode, dev_len, xd, u.px, yd, b.py, hd, train ? u.phx : NULL, b.phy, cd,
+                                            train ? u.pcx : NULL, train ? b.pcy : NULL, wbytes, u.pw, ws,
+                                            ws ? work : NULL, train ? rs : 0, prs));
+        if (ok && train) {
+            ok = rnn_train_y_matches(&u, &b, want.y, "ccv training y");
+            double *hy = tvalues_download(CUDNN_DATA_FLOAT, b.phy, (int64_t)hn * c.N * c.hidden);
+            double *cy = tvalues_download(CUDNN_DATA_FLOAT, b.pcy, (int64_t)hn * c.N * c.hidden);
+            ok = ok && CHECK(rnn_compare("ccv hy", &c, hy, want.hy, (int64_t)hn * c.N * c.hidden, RNN_TOL)) &&
+                 CHECK(rnn_compare("ccv cy", &c, cy, want.cy, (int64_t)hn * c.N * c.hidden, RNN_TOL));
+            free(hy), free(cy);
+            const int wdims[4] = {1, 1, 1, (int)u.wcount};
+            const float zero = 0;
+            ok = ok &&
+                 CHECK_OK(cudnnRNNBackwardData_v8(h, d, dev_len, yd, b.py, b.pdy, xd, b.pdx, hd, u.phx, NULL, b.pdhx,
+                                                  cd, u.pcx, b.pdcy, b.pdcx, wbytes, u.pw, ws, ws ? work : NULL, rs,
+                                                  prs)) &&
+                 CHECK_OK(cudnnSetTensor4dDescriptor(dwd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, wdims[0], wdims[1],
+                                                     wdims[2], wdims[3])) &&
+                 CHECK_OK(cudnnSetTensor(h, dwd, b.pdw, &zero)) &&
+                 CHECK_OK(cudnnRNNBackwardWeights_v8(h, d, CUDNN_WGRAD_MODE_ADD, dev_len, xd, u.px, hd, u.phx, yd,
+                                                     b.py, wbytes, b.pdw, ws, ws ? work : NULL, rs, prs));
+            if (ok) rnn_check_train_backward(&u, b.dy, NULL, b.dcy, b.pdx, b.pdw, b.zeros, "ccv");
+        } else if (ok) {
+            /* inference without initial states: the reference again from zero states */
+            double *hx = u.hx, *cx = u.cx;
+            u.hx = NULL, u.cx = NULL;
+            struct fwd_out zero_state;
+            rnn_reference_forward(&u, &zero_state);
+            u.hx = hx, u.cx = cx;
+            ok = rnn_train_y_matches(&u, &b, zero_state.y, "ccv inference y");
+            double *hy = tvalues_download(CUDNN_DATA_FLOAT, b.phy, (int64_t)hn * c.N * c.hidden);
+            CHECK(rnn_compare("ccv inference hy", &c, hy, zero_state.hy, (int64_t)hn * c.N * c.hidden, RNN_TOL));
+            free(hy);
+            rnn_fwd_free(&zero_state);
+        }
+        rnn_train_bufs_free(&b);
+        tbuf_free(work);
+        if (prs) tbuf_free(prs);
+        cudnnDestroyRNNDescriptor(d);
+        cudnnDestroyTensorDescriptor(dwd);
+        trnn_data_descs_destroy(xd, yd, hd, cd);
+        rnn_fwd_free(&want);
+        rnn_run_free(&u);
+    }
 }
