@@ -329,6 +329,24 @@ static void cudajl_rnn_run(const struct cudajl_rnn *k)
         }
         free(xr), free(yr), free(hy), free(cy), free(got), free(got_ref);
     }
+    if (ok && k->mode == CUDNN_FWD_MODE_TRAINING && !k->hx && !k->cx) {
+        /* Knet's AutoGrad rule (src/cudnn/rnn.jl, cudnnRNNBackward): dw similar(w), zeroed, its
+           size passed; hx, dhy, dhx, cx, dcy and dcx CU_NULL as the forward had no states */
+        double *dy = rnn_random_data(&c, c.dirs * proj), *zeros = tview_fill(WN, 0);
+        void *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dy, ny), *pdw = tvalues_upload(CUDNN_DATA_FLOAT, zeros, WN);
+        void *pdx = tbuf_alloc(sizeof(float) * (size_t)(u.pos * X));
+        if (CHECK_OK(cudnnRNNBackwardData_v8(h, d, u.plen, yd, py, pdy, xd, pdx, hd, NULL, NULL, NULL, cd, NULL, NULL,
+                                             NULL, sizeof(float) * WN, pw, ws, pws, rs, prs)) &&
+            CHECK_OK(cudnnRNNBackwardWeights_v8(h, d, CUDNN_WGRAD_MODE_ADD, u.plen, xd, u.px, hd, NULL, yd, py,
+                                                sizeof(float) * WN, pdw, ws, pws, rs, prs))) {
+            double *hx = u.hx, *cx = u.cx;
+            u.hx = NULL, u.cx = NULL;
+            rnn_check_train_backward(&u, dy, NULL, NULL, pdx, pdw, zeros, "Knet's backward without states");
+            u.hx = hx, u.cx = cx;
+        }
+        tbuf_free(pdy), tbuf_free(pdw), tbuf_free(pdx);
+        free(dy), free(zeros);
+    }
     void *bufs[] = {pw, py, phy, pcy, pws, prs, states};
     for (size_t i = 0; i < TLEN(bufs); i++)
         if (bufs[i]) tbuf_free(bufs[i]);
@@ -343,7 +361,7 @@ static void cudajl_rnn_run(const struct cudajl_rnn *k)
    16; PERSIST_STATIC; the RELU, TANH and GRU cells; the three other bias modes;
    bidirectional; SKIP_INPUT; every math type on float data; a projection of 4; two layers;
    dropout 0.5 on one layer; and **PADDED_IO_DISABLED with the (uniform) sequence-major unpacked
-   layout**. */
+   layout**. The training case goes on through Knet's backward rule, every state NULL. */
 TEST(compat_rnn_cudajl_test_matrix)
 {
     static const int ragged[4] = {1, 2, 1, 2};
