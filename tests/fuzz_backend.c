@@ -228,7 +228,9 @@ static int64_t fb_small(struct fb_state *s)
 }
 
 /* The value of an INT64 attribute that a graph builder would give: the iteration's shape and its
-   packed strides, a fresh uid, the usual alignment, no vectorization, 1 elsewhere (0 paddings). */
+   packed strides, a fresh uid, the usual alignment, no vectorization, paddings that keep a filter
+   of the shape's size from shrinking the output (pre and post differing where it is even), 1
+   elsewhere. */
 static int64_t fb_int64_exact(struct fb_state *s, cudnnBackendAttributeName_t name, int64_t i, int64_t n)
 {
     int64_t x = 1;
@@ -242,8 +244,9 @@ static int64_t fb_int64_exact(struct fb_state *s, cudnnBackendAttributeName_t na
     case CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT: return 16;
     case CUDNN_ATTR_TENSOR_VECTORIZED_DIMENSION: return -1;
     case CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS: return s->rank - 2;
-    case CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS:
-    case CUDNN_ATTR_CONVOLUTION_POST_PADDINGS: return 0;
+    case CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS: /* "same" for a filter of the shape, the odd one after */
+        return i + 2 < s->rank ? (s->shape[i + 2] - 1) / 2 : 0;
+    case CUDNN_ATTR_CONVOLUTION_POST_PADDINGS: return i + 2 < s->rank ? s->shape[i + 2] / 2 : 0;
     case CUDNN_ATTR_ENGINE_GLOBAL_INDEX: return 0;
     default: return x;
     }
