@@ -1,7 +1,7 @@
 /* compat_rnn_more.c: the RNN call patterns of compat_rnn.c for more programs (Deeplearning4j,
    NNabla, OpenVINO's NVIDIA plugin, CNTK, Theano, CuPy and Chainer, MXNet, MyCaffe, OpenCV's DNN
-   module, Jittor, MindSpore), each as the program makes it, against the double reference of
-   tests/ref/rnn.c. */
+   module, Jittor, MindSpore, PaddlePaddle's cudnn_lstm), each as the program makes it, against the
+   double reference of tests/ref/rnn.c. */
 #include "desc_util.h"
 #include "ref/rnn.h"
 #include "rnn_harness.h"
@@ -831,4 +831,125 @@ TEST(compat_rnn_mindspore_dropout_states_set_after_the_rnn)
     rnn_fwd_free(&inference), rnn_fwd_free(&want);
     rnn_run_free(&u);
     tdropout_free(ref_dd, ref_states);
+}
+
+/* ---- PaddlePaddle's cudnn_lstm (paddle/phi/kernels/gpu/cudnn_lstm_kernel.cu, cudnn_lstm_utils.h) -- */
+
+/* Paddle's ScopedRNNBase::Create (cuDNN 8 path), built anew by the forward and by the gradient
+   kernel: **one {batch, input, 1} descriptor handle repeated for every step** (and one for y),
+   the dropout descriptor **set on the op's state tensor the first time and
+   cudnnRestoreDropoutDescriptor'd with seed 0 once the state is initialised**,
+   cudnnSetRNNDescriptor_v6 (LSTM, STANDARD), **cudnnSetRNNPaddingMode(ENABLED) when sequence
+   lengths are given**, the weight size from cudnnGetRNNParamsSize asserted equal to its own
+   parameter count, a {count, 1, 1} filter, the workspace and reserve from the legacy
+   cudnnGetRNNWorkspaceSize / TrainingReserveSize over the repeated step descriptors **also
+   for the padded calls**. Without lengths the legacy cudnnRNNForwardTraining; with them
+   SEQ_MAJOR_UNPACKED data descriptors (a 0 padding fill of the data's type) and
+   cudnnRNNForwardTrainingEx with the eight attention arguments NULL; the gradient kernel the
+   matching Backward(Data|Weights)(Ex) into a zeroed weight gradient. */
+static void paddle_lstm_run(const int *lengths, bool has_lengths)
+{
+    const struct rnn_case c = {.name = "paddle", .mode = CUDNN_LSTM, .dirs = 2, .input_mode = CUDNN_LINEAR_INPUT,
+                               .bias = CUDNN_RNN_DOUBLE_BIAS, .layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED,
+                               .layers = 2, .input = 5, .hidden = 4, .proj = 4, .T = 4, .N = 3, .lengths = lengths,
+                               .dtype = CUDNN_DATA_FLOAT, .states = true, .api = API_V8};
+    cudnnHandle_t h = test_handle();
+    struct rnn_run u;
+    if (!rnn_run_init(&u, &c)) {
+        rnn_run_free(&u);
+        return;
+    }
+    size_t states_bytes = 0;
+    CHECK_OK(cudnnDropoutGetStatesSize(h, &states_bytes));
+    void *state = tbuf_alloc(states_bytes);
+    struct rnn_train_bufs b;
+    rnn_train_bufs_init(&b, &u);
+    struct fwd_out want;
+    rnn_reference_forward(&u, &want);
+    bool ok = true;
+    for (int pass = 0; pass < 2 && ok; pass++) { /* the forward kernel, then the gradient kernel */
+        const int xd_dims[3] = {c.N, c.input, 1}, xd_str[3] = {c.input, 1, 1};
+        const int yd_dims[3] = {c.N, c.dirs * c.hidden, 1}, yd_str[3] = {c.dirs * c.hidden, 1, 1};
+        const int hdims[3] = {c.layers * c.dirs, c.N, c.hidden}, hstr[3] = {c.hidden * c.N, c.hidden, 1};
+        cudnnTensorDescriptor_t x1, y1, hd, xs[4], ys[4];
+        cudnnDropoutDescriptor_t dd;
+        cudnnRNNDescriptor_t d;
+        cudnnFilterDescriptor_t wd;
+        cudnnRNNDataDescriptor_t xseq, yseq;
+        CHECK_OK(cudnnCreateTensorDescriptor(&x1));
+        CHECK_OK(cudnnCreateTensorDescriptor(&y1));
+        CHECK_OK(cudnnCreateTensorDescriptor(&hd));
+        CHECK_OK(cudnnCreateDropoutDescriptor(&dd));
+        CHECK_OK(cudnnCreateRNNDescriptor(&d));
+        CHECK_OK(cudnnCreateFilterDescriptor(&wd));
+        trnn_data_descs_create(&xseq, &yseq, NULL, NULL);
+        for (int t = 0; t < c.T; t++) xs[t] = x1, ys[t] = y1;
+        size_t wbytes = 0, ws = 0, rs = 0;
+        const float fill = 0;
+        ok = CHECK_OK(cudnnSetTensorNdDescriptor(x1, CUDNN_DATA_FLOAT, 3, xd_dims, xd_str)) &&
+             CHECK_OK(cudnnSetTensorNdDescriptor(y1, CUDNN_DATA_FLOAT, 3, yd_dims, yd_str)) &&
+             CHECK_OK(cudnnSetTensorNdDescriptor(hd, CUDNN_DATA_FLOAT, 3, hdims, hstr)) &&
+             (pass == 0 ? CHECK_OK(cudnnSetDropoutDescriptor(dd, h, 0.0f, state, states_bytes, 1234))
+                        : CHECK_OK(cudnnRestoreDropoutDescriptor(dd, h, 0.0f, state, states_bytes, 0))) &&
+             CHECK_OK(cudnnSetRNNDescriptor_v6(h, d, c.hidden, c.layers, dd, CUDNN_LINEAR_INPUT, CUDNN_BIDIRECTIONAL,
+                                               CUDNN_LSTM, CUDNN_RNN_ALGO_STANDARD, CUDNN_DATA_FLOAT)) &&
+             (!has_lengths || CHECK_OK(cudnnSetRNNPaddingMode(d, CUDNN_RNN_PADDED_IO_ENABLED))) &&
+             CHECK_OK(cudnnGetRNNParamsSize(h, d, xs[0], &wbytes, CUDNN_DATA_FLOAT)) && CHECK(wbytes == u.wbytes) &&
+             CHECK_OK(cudnnSetFilterNdDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 3,
+                                                 (const int[]){(int)(wbytes / sizeof(float)), 1, 1})) &&
+             CHECK_OK(cudnnGetRNNWorkspaceSize(h, d, c.T, xs, &ws)) &&
+             CHECK_OK(cudnnGetRNNTrainingReserveSize(h, d, c.T, xs, &rs)) &&
+             (!has_lengths ||
+              (CHECK_OK(cudnnSetRNNDataDescriptor(xseq, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, c.input, lengths,
+                                                  (void *)&fill)) &&
+               CHECK_OK(cudnnSetRNNDataDescriptor(yseq, CUDNN_DATA_FLOAT, c.layout, c.T, c.N, c.dirs * c.hidden,
+                                                  lengths, (void *)&fill))));
+        void *pws = tbuf_alloc(ws ? ws : 1);
+        if (pass == 0) {
+            rnn_run_spaces(&u, u.ws_bytes, rs);
+            if (has_lengths)
+                ok = ok && CHECK_OK(cudnnRNNForwardTrainingEx(h, d, xseq, u.px, hd, u.phx, hd, u.pcx, wd, u.pw, yseq,
+                                                              b.py, hd, b.phy, hd, b.pcy, NULL, NULL, NULL, NULL, NULL,
+                                                              NULL, NULL, NULL, pws, ws, u.prs, rs));
+            else
+                ok = ok && CHECK_OK(cudnnRNNForwardTraining(h, d, c.T, xs, u.px, hd, u.phx, hd, u.pcx, wd, u.pw, ys,
+                                                            b.py, hd, b.phy, hd, b.pcy, pws, ws, u.prs, rs));
+            ok = ok && rnn_train_y_matches(&u, &b, want.y, has_lengths ? "Paddle's padded y" : "Paddle's y");
+        } else {
+            if (has_lengths)
+                ok = ok && CHECK_OK(cudnnRNNBackwardDataEx(h, d, yseq, b.py, yseq, b.pdy, NULL, NULL, hd, b.pdhy, hd,
+                                                           b.pdcy, wd, u.pw, hd, u.phx, hd, u.pcx, xseq, b.pdx, hd,
+                                                           b.pdhx, hd, b.pdcx, NULL, NULL, pws, ws, u.prs, rs)) &&
+                     CHECK_OK(cudnnRNNBackwardWeightsEx(h, d, xseq, u.px, hd, u.phx, yseq, b.py, pws, ws, wd, b.pdw,
+                                                        u.prs, rs));
+            else
+                ok = ok && CHECK_OK(cudnnRNNBackwardData(h, d, c.T, ys, b.py, ys, b.pdy, hd, b.pdhy, hd, b.pdcy, wd,
+                                                         u.pw, hd, u.phx, hd, u.pcx, xs, b.pdx, hd, b.pdhx, hd,
+                                                         b.pdcx, pws, ws, u.prs, rs)) &&
+                     CHECK_OK(cudnnRNNBackwardWeights(h, d, c.T, xs, u.px, hd, u.phx, ys, b.py, pws, ws, wd, b.pdw,
+                                                      u.prs, rs));
+            if (ok)
+                rnn_check_train_backward(&u, b.dy, b.dhy, b.dcy, b.pdx, b.pdw, b.zeros,
+                                         has_lengths ? "Paddle's padded gradient" : "Paddle's gradient");
+        }
+        tbuf_free(pws);
+        trnn_data_descs_destroy(xseq, yseq, NULL, NULL);
+        cudnnDestroyFilterDescriptor(wd);
+        cudnnDestroyRNNDescriptor(d);
+        cudnnDestroyDropoutDescriptor(dd);
+        cudnnDestroyTensorDescriptor(hd);
+        cudnnDestroyTensorDescriptor(x1);
+        cudnnDestroyTensorDescriptor(y1);
+    }
+    rnn_train_bufs_free(&b);
+    rnn_fwd_free(&want);
+    tbuf_free(state);
+    rnn_run_free(&u);
+}
+
+TEST(compat_rnn_paddle_lstm_repeated_step_descriptor)
+{
+    static const int uniform[3] = {4, 4, 4}, ragged[3] = {4, 1, 3};
+    paddle_lstm_run(uniform, false);
+    paddle_lstm_run(ragged, true);
 }
