@@ -62,22 +62,29 @@ static bdesc tensor(int64_t uid, int rank, const int64_t *dims, bool is_virtual)
 
 #define T4(uid, a, b, c, d, virt) tensor((uid), 4, (const int64_t[]){(a), (b), (c), (d)}, (virt))
 
-/* A finalized 2-D cross-correlation with the given symmetric padding, stride 1. */
-static bdesc conv_desc(int64_t pad)
+/* A finalized 2-D cross-correlation of the given paddings and dilations, stride 1. */
+static bdesc conv_desc_of(const int64_t pre[2], const int64_t post[2], const int64_t dilation[2])
 {
     bdesc c = mk(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
     cudnnDataType_t comp = CUDNN_DATA_FLOAT;
     cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-    int64_t nsp = 2, pads[2] = {pad, pad}, ones[2] = {1, 1};
+    int64_t nsp = 2, ones[2] = {1, 1};
     CHECK_OK(set_one(c, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &comp));
     CHECK_OK(set_one(c, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, &mode));
     CHECK_OK(set_i64(c, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, 1, &nsp));
-    CHECK_OK(set_i64(c, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, 2, pads));
-    CHECK_OK(set_i64(c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, 2, pads));
-    CHECK_OK(set_i64(c, CUDNN_ATTR_CONVOLUTION_DILATIONS, 2, ones));
+    CHECK_OK(set_i64(c, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, 2, pre));
+    CHECK_OK(set_i64(c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, 2, post));
+    CHECK_OK(set_i64(c, CUDNN_ATTR_CONVOLUTION_DILATIONS, 2, dilation));
     CHECK_OK(set_i64(c, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, 2, ones));
     CHECK_OK(cudnnBackendFinalize(c));
     return c;
+}
+
+/* A finalized 2-D cross-correlation with the given symmetric padding, stride 1. */
+static bdesc conv_desc(int64_t pad)
+{
+    const int64_t pads[2] = {pad, pad}, ones[2] = {1, 1};
+    return conv_desc_of(pads, pads, ones);
 }
 
 /* A forward convolution op of x, w, y (not finalized), alpha 1 beta 0 as FLOAT. */
@@ -413,6 +420,22 @@ TEST_ONCE(backend_conv_op_rules)
     CHECK_OK(set_desc(op4, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv));
     CHECK_STATUS(cudnnBackendFinalize(op4), CUDNN_STATUS_BAD_PARAM);
     destroy_all((bdesc[]){x, w, y, bad_y, conv, op, back, cback, op2, op3, op4}, 11);
+}
+
+/* Paddings and dilations whose sums pass 64 bits: 5 rows padded by INT64_MAX before and
+   INT64_MAX - 1 after (wrapping to 2 rows), or a filter of 3 rows dilated by INT64_MAX (its span
+   wrapping to -1, so 7 rows out), would agree with y; finalize refuses both. */
+TEST_ONCE(backend_conv_op_sizes_past_64_bits)
+{
+    const int64_t zero[2] = {0, 0}, one[2] = {1, 1};
+    bdesc x = T4('x', 1, 1, 5, 5, false), w1 = T4('w', 1, 1, 1, 1, false), w3 = T4('v', 1, 1, 3, 1, false);
+    bdesc y2 = T4('y', 1, 1, 2, 5, false), y7 = T4('z', 1, 1, 7, 5, false);
+    bdesc pads = conv_desc_of((const int64_t[]){INT64_MAX, 0}, (const int64_t[]){INT64_MAX - 1, 0}, one);
+    bdesc dilated = conv_desc_of(zero, zero, (const int64_t[]){INT64_MAX, 1});
+    bdesc op1 = conv_op(x, w1, y2, pads), op2 = conv_op(x, w3, y7, dilated);
+    CHECK_STATUS(cudnnBackendFinalize(op1), CUDNN_STATUS_BAD_PARAM);
+    CHECK_STATUS(cudnnBackendFinalize(op2), CUDNN_STATUS_BAD_PARAM);
+    destroy_all((bdesc[]){x, w1, w3, y2, y7, pads, dilated, op1, op2}, 9);
 }
 
 TEST_ONCE(backend_conv_backward_ops)

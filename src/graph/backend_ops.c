@@ -82,8 +82,13 @@ static cudnnStatus_t check_conv(struct ocd_graph_op *op)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "y is %lld x %lld, x and w give %lld x %lld", (long long)y->dims[0],
                         (long long)ocd_bk_tensor_channels(y), (long long)x->dims[0], (long long)k);
     for (int64_t i = 0; i < c->nsp; i++) {
-        int64_t span = (w->dims[2 + i] - 1) * c->dilation[i] + 1;
-        int64_t room = x->dims[2 + i] + c->pre[i] + c->post[i] - span;
+        /* the dilated filter's span less one, and the padded input: each must fit 64 bits */
+        int64_t reach, padded;
+        if (ocd_mul_overflow_i64(w->dims[2 + i] - 1, c->dilation[i], &reach) ||
+            ocd_add_overflow_i64(x->dims[2 + i], c->pre[i], &padded) || ocd_add_overflow_i64(padded, c->post[i], &padded))
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "spatial dim %lld: the padded input or the dilated filter "
+                            "exceeds 64 bits", (long long)i);
+        const int64_t room = padded - reach - 1;
         if (room < 0 || room / c->stride[i] + 1 != y->dims[2 + i])
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "spatial dim %lld: input %lld, filter %lld, output %lld do not agree",
                             (long long)i, (long long)x->dims[2 + i], (long long)w->dims[2 + i],
