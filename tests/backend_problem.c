@@ -84,6 +84,13 @@ TEST_ONCE(backend_conv_problem_of_graph_op)
         CHECK(nhwc ? p.x.strides[1] == 1 && p.x.strides[3] == 8 && p.x.strides[2] == 88
                    : p.x.strides[1] == 132 && p.x.strides[2] == 11);
     }
+    /* padded to 2x8x2^30x2^30 (2^64 elements, which wrap to 0 in 64 bits), stride 2^30: y 2x6x1x1 */
+    op = conv_fwd(false);
+    op.p.conv.pre[0] = op.p.conv.pre[1] = 0;
+    op.p.conv.post[0] = op.p.conv.post[1] = (1 << 30) - 9;
+    op.p.conv.stride[0] = op.p.conv.stride[1] = 1 << 30;
+    op.t[OCD_GT_CONV_Y] = packed('y', 2, 6, 1, 1, false);
+    CHECK_STATUS(fn(&op, &p), CUDNN_STATUS_NOT_SUPPORTED);
     /* a filter whose strides are neither packed NCHW nor NHWC */
     op = conv_fwd(false);
     op.t[OCD_GT_CONV_W].strides[0] = 100;

@@ -79,16 +79,19 @@ static cudnnStatus_t padded_tensor(const struct ocd_graph_conv_desc *c, struct c
     if (rank < 3 || rank > OCD_MAX_DIMS) return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "a padded tensor of rank %d", rank);
     for (int d = 0; d < rank; d++) dims[d] = x->dims[d] + (d >= 2 ? c->pre[d - 2] + c->post[d - 2] : 0);
     const bool last = x->strides[1] == 1 && x->dims[1] > 1;
-    int64_t st = 1;
-    if (last) {
-        x->strides[1] = 1, st = dims[1];
-        for (int d = rank - 1; d >= 2; d--) x->strides[d] = (int)st, st *= dims[d];
-        x->strides[0] = (int)st, st *= dims[0];
-    } else {
-        for (int d = rank - 1; d >= 0; d--) x->strides[d] = (int)st, st *= dims[d];
+    int order[OCD_MAX_DIMS], n = 0; /* innermost first */
+    if (last) order[n++] = 1;
+    for (int d = rank - 1; d >= 2; d--) order[n++] = d;
+    if (!last) order[n++] = 1;
+    order[n++] = 0;
+    int64_t st = 1; /* at most INT_MAX, and each dim below 2^32 (the caller bounds the paddings) */
+    for (int i = 0; i < n; i++) {
+        const int d = order[i];
+        x->strides[d] = (int)st;
+        if (dims[d] > INT_MAX / st)
+            return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the zero-padded input exceeds INT_MAX elements");
+        st *= dims[d];
     }
-    if (st > INT_MAX)
-        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the zero-padded input of %lld elements exceeds INT_MAX", (long long)st);
     for (int d = 0; d < rank; d++) x->dims[d] = (int)dims[d];
     return CUDNN_STATUS_SUCCESS;
 }
@@ -117,8 +120,7 @@ cudnnStatus_t ocd_graph_conv_problem(const struct ocd_graph_op *op, struct ocd_c
     const bool asym = ocd_graph_conv_asymmetric(c);
     if (asym && op->t[OCD_GT_CONV_X].vect_count > 1)
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "a vectorized tensor padded differently before and after");
-    if (asym) OCD_TRY(padded_tensor(c, &x));
-    for (int64_t i = 0; i < c->nsp; i++) {
+    for (int64_t i = 0; i < c->nsp; i++) { /* the sum fits: the op's finalize bounded x + pre + post */
         if (c->pre[i] + c->post[i] > INT_MAX || c->stride[i] > INT_MAX || c->dilation[i] > INT_MAX)
             return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "spatial dim %lld: a padding, stride or dilation exceeds INT_MAX",
                             (long long)i);
@@ -126,6 +128,7 @@ cudnnStatus_t ocd_graph_conv_problem(const struct ocd_graph_op *op, struct ocd_c
         conv.stride[i] = (int)c->stride[i];
         conv.dilation[i] = (int)c->dilation[i];
     }
+    if (asym) OCD_TRY(padded_tensor(c, &x));
     conv.mode = c->mode;
     conv.compute = c->comp;
     conv.math = CUDNN_DEFAULT_MATH;
