@@ -38,16 +38,20 @@ void bt_set_f(bdesc d, cudnnBackendAttributeName_t name, float v)
 /* A TENSOR of a tview's dims and strides. */
 bdesc bt_tensor(int64_t uid, const struct tview *v, bool virt)
 {
-    bdesc t = bt_make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-    int64_t dims[8], strides[8], align = 16;
+    int64_t dims[8], strides[8];
     for (int d = 0; d < v->rank; d++) dims[d] = v->dims[d], strides[d] = v->strides[d];
-    cudnnDataType_t dt = v->dtype;
+    return bt_tensor_dims(uid, v->dtype, v->rank, dims, strides, virt);
+}
+
+bdesc bt_tensor_dims(int64_t uid, cudnnDataType_t dt, int rank, const int64_t *dims, const int64_t *strides, bool virt)
+{
+    bdesc t = bt_make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
     bool vb = virt;
     bt_set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt);
-    bt_set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, v->rank, dims);
-    bt_set(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, v->rank, strides);
+    bt_set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, rank, dims);
+    bt_set(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, rank, strides);
     bt_set_i64(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, uid);
-    bt_set_i64(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, align);
+    bt_set_i64(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, 16);
     if (virt) bt_set(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &vb);
     CHECK_OK(cudnnBackendFinalize(t));
     return t;
@@ -55,18 +59,41 @@ bdesc bt_tensor(int64_t uid, const struct tview *v, bool virt)
 
 bdesc bt_conv_desc(int nsp, const int64_t *pad, const int64_t *stride, cudnnConvolutionMode_t mode)
 {
+    const int64_t dil[3] = {1, 1, 1};
+    return bt_conv_desc_full(mode, CUDNN_DATA_FLOAT, nsp, pad, pad, stride, dil);
+}
+
+bdesc bt_conv_desc_full(cudnnConvolutionMode_t mode, cudnnDataType_t comp, int nsp, const int64_t *pre,
+                        const int64_t *post, const int64_t *stride, const int64_t *dil)
+{
     bdesc c = bt_make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-    cudnnDataType_t comp = CUDNN_DATA_FLOAT;
-    int64_t n = nsp, dil[3] = {1, 1, 1};
-    bt_set(c, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
+    const int64_t n = nsp;
     bt_set(c, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
     bt_set(c, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &n);
-    bt_set(c, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, nsp, pad);
-    bt_set(c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, nsp, pad);
-    bt_set(c, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, nsp, dil);
-    bt_set(c, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, nsp, stride);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, n, pre);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, n, post);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, n, dil);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, n, stride);
     CHECK_OK(cudnnBackendFinalize(c));
     return c;
+}
+
+bdesc bt_conv_fwd_op_typed(const bdesc t[3], bdesc conv, cudnnDataType_t dt)
+{
+    const bool dbl = dt == CUDNN_DATA_DOUBLE;
+    const float one = 1, zero = 0;
+    const double one_d = 1, zero_d = 0;
+    const cudnnBackendAttributeType_t st = dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
+    bdesc op = bt_make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, t[0]);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, t[1]);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, t[2]);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv);
+    bt_set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, st, 1, dbl ? (const void *)&one_d : &one);
+    bt_set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, st, 1, dbl ? (const void *)&zero_d : &zero);
+    CHECK_OK(cudnnBackendFinalize(op));
+    return op;
 }
 
 /* A convolution op of a direction; x, w, y named for the forward op. */
@@ -307,11 +334,11 @@ void bt_run_all_engines(bdesc g, struct bt_gt *const *io, int n, const struct bt
     CHECK(ran >= 1);
 }
 
-bdesc bt_tensor_aligned(int64_t uid, const struct tview *v, int64_t align)
+bdesc bt_tensor_aligned(int64_t uid, const struct tview *v, const int64_t *strides, int64_t align)
 {
     bdesc t = bt_make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
     int64_t dims[8], st[8];
-    for (int d = 0; d < v->rank; d++) dims[d] = v->dims[d], st[d] = v->strides[d];
+    for (int d = 0; d < v->rank; d++) dims[d] = v->dims[d], st[d] = strides ? strides[d] : v->strides[d];
     cudnnDataType_t dt = v->dtype;
     bt_set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, v->rank, dims);
     bt_set(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, v->rank, st);
@@ -340,7 +367,11 @@ int bt_heuristics(bdesc g, bdesc *cfgs, int cap)
 
 bdesc bt_plan_of_cfg(bdesc cfg, int64_t *ws)
 {
-    cudnnHandle_t h = test_handle();
+    return bt_plan_on(test_handle(), cfg, ws);
+}
+
+bdesc bt_plan_on(cudnnHandle_t h, bdesc cfg, int64_t *ws)
+{
     bdesc plan = bt_make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
     bt_set(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
     bt_set_desc(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cfg);

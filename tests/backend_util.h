@@ -20,7 +20,18 @@ void bt_set_desc(bdesc d, cudnnBackendAttributeName_t name, bdesc v);
 void bt_set_f(bdesc d, cudnnBackendAttributeName_t name, float v);
 /* A finalized TENSOR of a tview's dims and strides (alignment 16). */
 bdesc bt_tensor(int64_t uid, const struct tview *v, bool virt);
+/* The same of given dims and strides (DATA_TYPE, DIMENSIONS, STRIDES, UNIQUE_ID, BYTE_ALIGNMENT 16,
+   IS_VIRTUAL when virtual, in that order). */
+bdesc bt_tensor_dims(int64_t uid, cudnnDataType_t dt, int rank, const int64_t *dims, const int64_t *strides, bool virt);
+/* A CONVOLUTION of FLOAT compute, the same padding before and after, unit dilations. */
 bdesc bt_conv_desc(int nsp, const int64_t *pad, const int64_t *stride, cudnnConvolutionMode_t mode);
+/* A CONVOLUTION with every attribute given (set in the order CONV_MODE, COMP_TYPE, SPATIAL_DIMS,
+   PRE_PADDINGS, POST_PADDINGS, DILATIONS, FILTER_STRIDES), finalized. */
+bdesc bt_conv_desc_full(cudnnConvolutionMode_t mode, cudnnDataType_t comp, int nsp, const int64_t *pre,
+                        const int64_t *post, const int64_t *stride, const int64_t *dil);
+/* A forward convolution op of tensors x, w, y: ALPHA 1 and BETA 0 as DOUBLE for double data,
+   FLOAT otherwise. */
+bdesc bt_conv_fwd_op_typed(const bdesc t[3], bdesc conv, cudnnDataType_t dt);
 /* A convolution op of a direction; x, w, y named for the forward op. */
 bdesc bt_conv_op(cudnnBackendDescriptorType_t kind, bdesc x, bdesc w, bdesc y, bdesc conv);
 /* A pointwise op: y = mode(x[, b]); for *_BWD modes b is dy and y is dx. */
@@ -33,13 +44,16 @@ int64_t bt_engine_count(bdesc g);
 bdesc bt_plan_of_engine(bdesc g, int64_t index, int64_t *ws);
 /* The heuristic's configurations (INSTANT): their engines' global indices, best first. */
 int bt_heuristic_engines(bdesc g, int64_t *out, int cap);
-/* A packed tensor of a tview (its own strides), not virtual, of a byte alignment. */
-bdesc bt_tensor_aligned(int64_t uid, const struct tview *v, int64_t align);
+/* A tensor of a tview's dims and the given strides (NULL: the tview's), not virtual, of a byte
+   alignment (DIMENSIONS, STRIDES, UNIQUE_ID, BYTE_ALIGNMENT, DATA_TYPE, in that order). */
+bdesc bt_tensor_aligned(int64_t uid, const struct tview *v, const int64_t *strides, int64_t align);
 /* INSTANT's configurations of a graph, counted, then fetched into cap targets made here: the
    count written. */
 int bt_heuristics(bdesc g, bdesc *cfgs, int cap);
 /* A plan of a configuration on the test handle, its workspace in *ws; NULL when none builds. */
 bdesc bt_plan_of_cfg(bdesc cfg, int64_t *ws);
+/* The same on a given handle. */
+bdesc bt_plan_on(cudnnHandle_t h, bdesc cfg, int64_t *ws);
 /* Executes a plan on the test handle with a pack of n (uid, pointer) pairs and a workspace. */
 cudnnStatus_t bt_execute(bdesc plan, const int64_t *uids, void *const *ptrs, int n, void *ws);
 /* A variant pack of n (uid, pointer) pairs and a workspace. */

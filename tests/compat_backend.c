@@ -27,23 +27,6 @@ static int64_t pt_alignment(const void *p)
     return a;
 }
 
-/* A TENSOR as PyTorch's getTensorDescriptor builds it: sizes and strides of the tensor, a UID,
-   the alignment, the data type. */
-static bdesc pt_tensor(int64_t uid, const struct tview *v, const int64_t *strides, int64_t align)
-{
-    bdesc t = bt_make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-    int64_t dims[8], st[8];
-    for (int d = 0; d < v->rank; d++) dims[d] = v->dims[d], st[d] = strides ? strides[d] : v->strides[d];
-    cudnnDataType_t dt = v->dtype;
-    bt_set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, v->rank, dims);
-    bt_set(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, v->rank, st);
-    bt_set_i64(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, uid);
-    bt_set_i64(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, align);
-    bt_set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt);
-    CHECK_OK(cudnnBackendFinalize(t));
-    return t;
-}
-
 /* A 2-D CROSS_CORRELATION descriptor of a compute type, pre and post paddings alike per dim. */
 static bdesc conv_desc_2d(cudnnDataType_t comp, const int64_t pad[2], const int64_t stride[2], const int64_t dil[2])
 {
@@ -85,25 +68,6 @@ static int heuristics(bdesc g, bdesc *cfgs, int cap)
     CHECK(got == (n < cap ? n : cap));
     cudnnBackendDestroyDescriptor(h);
     return (int)got;
-}
-
-/* A plan of a configuration on a handle, its workspace in *ws; NULL when it does not build. */
-static bdesc plan_on(cudnnHandle_t h, bdesc cfg, int64_t *ws)
-{
-    bdesc plan = bt_make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-    bt_set(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
-    bt_set_desc(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cfg);
-    if (cudnnBackendFinalize(plan) != CUDNN_STATUS_SUCCESS) {
-        cudnnBackendDestroyDescriptor(plan);
-        return NULL;
-    }
-    CHECK_OK(cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, NULL, ws));
-    return plan;
-}
-
-static bdesc plan_of(bdesc cfg, int64_t *ws)
-{
-    return plan_on(test_handle(), cfg, ws);
 }
 
 /* cudnn_frontend::hasNumericalNote over a configuration's engine: any of the `avoid` bits. */
@@ -210,7 +174,7 @@ static bdesc pt_graph_comp(const struct pt_conv *c, int dir, const void *const p
                                                           CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
                                                           CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR};
     bdesc t[3];
-    for (int i = 0; i < 3; i++) t[i] = pt_tensor(pt_uids[i], &c->v[i], NULL, pt_alignment(ptrs[i]));
+    for (int i = 0; i < 3; i++) t[i] = bt_tensor_aligned(pt_uids[i], &c->v[i], NULL, pt_alignment(ptrs[i]));
     bdesc cd = pt_conv_desc(comp, 1);
     bdesc op = bt_conv_op(kinds[dir], t[0], t[2], t[1], cd);
     bdesc g = bt_make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
@@ -245,7 +209,7 @@ static bdesc pt_find_plan(bdesc g, int64_t *ws, bdesc *kept_cfg)
     bdesc plan = NULL;
     int kept = 0;
     for (int i = 0; i < n && plan == NULL; i++)
-        if (!has_note(cfgs[i], PT_DETERMINISTIC | PT_NO_TF32)) kept++, plan = plan_of(cfgs[i], ws), chosen = i;
+        if (!has_note(cfgs[i], PT_DETERMINISTIC | PT_NO_TF32)) kept++, plan = bt_plan_of_cfg(cfgs[i], ws), chosen = i;
     if (plan && kept_cfg) *kept_cfg = cfgs[chosen], cfgs[chosen] = NULL;
     for (int i = 0; i < 64; i++)
         if (cfgs[i]) cudnnBackendDestroyDescriptor(cfgs[i]);
@@ -285,7 +249,7 @@ TEST(compat_backend_pytorch_conv_v8_plan_cache)
             /* 1.10's engine_cache keeps the configuration and builds a plan of it on every call */
             if (cfg != NULL) {
                 pt_values(&c);
-                bdesc again = plan_on(other, cfg, &ws);
+                bdesc again = bt_plan_on(other, cfg, &ws);
                 if (CHECK(again != NULL)) {
                     void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
                     if (CHECK_OK(execute_on(other, again, pt_uids, c.buf, 3, work)))
@@ -334,7 +298,7 @@ TEST(compat_backend_pytorch_conv_v8_compute_types)
             bool ran = false;
             for (int i = 0; i < n && !ran; i++) {
                 int64_t ws = -1;
-                bdesc plan = plan_of(cfgs[i], &ws);
+                bdesc plan = bt_plan_of_cfg(cfgs[i], &ws);
                 if (plan == NULL) continue;
                 void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
                 char what[80];
@@ -373,7 +337,8 @@ TEST(compat_backend_pytorch_size_one_strides)
         double *want = malloc(sizeof(double) * (size_t)v[1].count);
         void *ptrs[3] = {tview_upload(&v[0], x), tview_upload(&v[1], NULL), tview_upload(&v[2], w)};
         ref_conv_fwd(&rc, x, w, want);
-        bdesc t[3] = {pt_tensor('x', &v[0], x_st, 16), pt_tensor('y', &v[1], NULL, 16), pt_tensor('w', &v[2], w_st, 16)};
+        bdesc t[3] = {bt_tensor_aligned('x', &v[0], x_st, 16), bt_tensor_aligned('y', &v[1], NULL, 16),
+                      bt_tensor_aligned('w', &v[2], w_st, 16)};
         bdesc d[2], g = pt_conv_fwd_graph(t, d);
         int64_t ws = -1;
         bdesc plan = pt_find_plan(g, &ws, NULL);
@@ -415,7 +380,7 @@ TEST(compat_backend_pytorch_alignment_overstated)
     const int64_t align = pt_alignment(ptrs[0]);
     CHECK(align == 8 && (uintptr_t)ptrs[0] % 8 == 4);
     bdesc t[3];
-    for (int i = 0; i < 3; i++) t[i] = pt_tensor(pt_uids[i], &v[i], NULL, i == 0 ? align : 16);
+    for (int i = 0; i < 3; i++) t[i] = bt_tensor_aligned(pt_uids[i], &v[i], NULL, i == 0 ? align : 16);
     bdesc d[2], g = pt_conv_fwd_graph(t, d);
     int64_t ws = -1;
     bdesc plan = pt_find_plan(g, &ws, NULL);
@@ -495,7 +460,7 @@ static void quantized_conv(bool bias, bool virt)
     bool ran = false;
     for (int i = 0; i < n && !ran; i++) {
         int64_t ws = -1;
-        bdesc plan = plan_of(cfgs[i], &ws);
+        bdesc plan = bt_plan_of_cfg(cfgs[i], &ws);
         if (plan == NULL) continue;
         void *work = virt && ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
         ran = execute(plan, uids, ptrs, bias ? 9 : 5 - virt, work) == CUDNN_STATUS_SUCCESS;
@@ -576,7 +541,7 @@ static void tf_fused(double conv_scale, double side_scale, bool z_is_y, const st
     int n = heuristics(g, cfgs, 64), ran = 0;
     for (int i = 0; i < n; i++) {
         int64_t ws = -1;
-        bdesc plan = plan_of(cfgs[i], &ws);
+        bdesc plan = bt_plan_of_cfg(cfgs[i], &ws);
         if (plan == NULL) continue;
         void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
         if (z_is_y && side_scale != 0) tview_store(&y.v, y.buf, z.val);
@@ -657,8 +622,8 @@ TEST(compat_backend_frontend_heuristics_overfetch)
                      CUDNN_STATUS_NOT_INITIALIZED);
         cudnnBackendDestroyDescriptor(e);
         CHECK(!has_note(cfgs[n], ~0u));
-        CHECK(plan_of(cfgs[n], &ws) == NULL);
-        bdesc plan = plan_of(cfgs[0], &ws);
+        CHECK(bt_plan_of_cfg(cfgs[n], &ws) == NULL);
+        bdesc plan = bt_plan_of_cfg(cfgs[0], &ws);
         if (CHECK(plan != NULL)) cudnnBackendDestroyDescriptor(plan);
     }
     bt_destroy_all(cfgs, 64);
@@ -754,19 +719,9 @@ TEST(compat_backend_hidet_engine_zero_own_compute_type)
         void *ptrs[3] = {tview_upload(&v[0], x), tview_upload(&v[1], w), tview_upload(&v[2], NULL)};
         ref_conv_fwd(&rc, x, w, want);
         bdesc td[3];
-        for (int i = 0; i < 3; i++) td[i] = pt_tensor(uids[i], &v[i], NULL, 8);
+        for (int i = 0; i < 3; i++) td[i] = bt_tensor_aligned(uids[i], &v[i], NULL, 8);
         bdesc cd = conv_desc_2d(t, pad, stride, dil);
-        const float one = 1, zero = 0;
-        const double one_d = 1, zero_d = 0;
-        const cudnnBackendAttributeType_t st = dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
-        bdesc op = bt_make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
-        bt_set_desc(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, td[0]);
-        bt_set_desc(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, td[1]);
-        bt_set_desc(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, td[2]);
-        bt_set_desc(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, cd);
-        bt_set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, st, 1, dbl ? (const void *)&one_d : &one);
-        bt_set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, st, 1, dbl ? (const void *)&zero_d : &zero);
-        CHECK_OK(cudnnBackendFinalize(op));
+        bdesc op = bt_conv_fwd_op_typed(td, cd, t);
         bdesc g = bt_graph(&op, 1);
         int64_t ws = -1;
         bdesc plan = bt_plan_of_engine(g, 0, &ws);

@@ -15,6 +15,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A POINTWISE descriptor of a mode, MATH_PREC FLOAT, finalized. */
+static bdesc pw_float(cudnnPointwiseMode_t mode)
+{
+    bdesc p = bt_make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+    const cudnnDataType_t f = CUDNN_DATA_FLOAT;
+    bt_set(p, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
+    bt_set(p, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f);
+    CHECK_OK(cudnnBackendFinalize(p));
+    return p;
+}
+
+/* OpenVINO's side-input ADD: y = x + alpha2 * z (XDESC, BDESC, ALPHA1 1, ALPHA2, YDESC, then the
+   pointwise descriptor), finalized. */
+static bdesc side_add_op(bdesc pw, bdesc x, bdesc z, float alpha2, bdesc y)
+{
+    bdesc op = bt_make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, z);
+    bt_set_f(op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, 1.0f);
+    bt_set_f(op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, alpha2);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
+    CHECK_OK(cudnnBackendFinalize(op));
+    return op;
+}
+
 /* ---- OpenVINO's NVIDIA plugin (modules/nvidia_plugin/src/ops/convolution_cudnn_be.cpp,
    src/cuda/dnn_be_algo.hpp, src/cuda/dnn_be.hpp) ------------------------------------------------ */
 
@@ -70,29 +96,10 @@ TEST(compat_backend_openvino_asymmetric_pads)
         }
         ref_conv_fwd(&rc, xp, w, want);
         bdesc td[3];
-        for (int i = 0; i < 3; i++) td[i] = bt_tensor_aligned(uids[i], &v[i], 16);
-        bdesc cd = bt_make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-        const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-        const int64_t n = nsp;
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &t);
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &n);
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, n, cases[k].pre);
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, n, cases[k].post);
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, n, cases[k].dil);
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, n, cases[k].stride);
-        CHECK_OK(cudnnBackendFinalize(cd));
-        const float one = 1, zero = 0;
-        const double one_d = 1, zero_d = 0;
-        const cudnnBackendAttributeType_t st = dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
-        bdesc op = bt_make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
-        bt_set_desc(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, td[0]);
-        bt_set_desc(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, td[1]);
-        bt_set_desc(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, td[2]);
-        bt_set_desc(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, cd);
-        bt_set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, st, 1, dbl ? (const void *)&one_d : &one);
-        bt_set(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, st, 1, dbl ? (const void *)&zero_d : &zero);
-        CHECK_OK(cudnnBackendFinalize(op));
+        for (int i = 0; i < 3; i++) td[i] = bt_tensor_aligned(uids[i], &v[i], NULL, 16);
+        bdesc cd = bt_conv_desc_full(CUDNN_CROSS_CORRELATION, t, nsp, cases[k].pre, cases[k].post, cases[k].stride,
+                                     cases[k].dil);
+        bdesc op = bt_conv_fwd_op_typed(td, cd, t);
         bdesc g = bt_graph(&op, 1);
         bdesc cfgs[16], plans[16];
         const int ncfg = bt_heuristics(g, cfgs, 16);
@@ -176,19 +183,8 @@ TEST(compat_backend_asymmetric_pads_gradients)
             dx[i] = 0.75 * dxp[(nc * ph + hi + pre[0]) * pw + wi + pre[1]] + 0.5 * dx0[i];
         }
         bdesc td[3];
-        for (int i = 0; i < 3; i++) td[i] = bt_tensor_aligned(uids[i], &v[i], 16);
-        bdesc cd = bt_make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-        const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-        const cudnnDataType_t comp = CUDNN_DATA_FLOAT;
-        const int64_t n = 2;
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &n);
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pre);
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, post);
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dil);
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride);
-        CHECK_OK(cudnnBackendFinalize(cd));
+        for (int i = 0; i < 3; i++) td[i] = bt_tensor_aligned(uids[i], &v[i], NULL, 16);
+        bdesc cd = bt_conv_desc_full(CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT, 2, pre, post, stride, dil);
         for (int dgrad = 1; dgrad >= 0; dgrad--) {
             bdesc op = bt_make(dgrad ? CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR
                                      : CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
@@ -273,18 +269,8 @@ TEST(compat_backend_openvino_fused_conv_null_side_input)
         bdesc tx = bt_tensor('x', &vx, false), tw = bt_tensor('w', &vw, false), ty = bt_tensor('y', &vy, false);
         bdesc tb = bt_tensor('b', &vb, false), tz = bt_tensor('z', &vy, false);
         bdesc tC = bt_tensor('C', &vy, true), tA = bt_tensor('A', &vy, true), tB = bt_tensor('B', &vy, true);
-        bdesc cd = bt_make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-        const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
         const cudnnDataType_t f = CUDNN_DATA_FLOAT;
-        const int64_t n2 = 2;
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f);
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &n2);
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pre);
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, post);
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dil);
-        bt_set(cd, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride);
-        CHECK_OK(cudnnBackendFinalize(cd));
+        bdesc cd = bt_conv_desc_full(CUDNN_CROSS_CORRELATION, f, 2, pre, post, stride, dil);
         bdesc conv = bt_make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
         bt_set_desc(conv, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, tx);
         bt_set_desc(conv, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, tw);
@@ -294,13 +280,10 @@ TEST(compat_backend_openvino_fused_conv_null_side_input)
         bt_set_desc(conv, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, cd);
         CHECK_OK(cudnnBackendFinalize(conv));
         /* the pointwise descriptors */
-        bdesc add_pw = bt_make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR), relu_pw = bt_make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-        const cudnnPointwiseMode_t addm = CUDNN_POINTWISE_ADD, relum = CUDNN_POINTWISE_RELU_FWD;
+        bdesc add_pw = pw_float(CUDNN_POINTWISE_ADD), relu_pw = bt_make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+        const cudnnPointwiseMode_t relum = CUDNN_POINTWISE_RELU_FWD;
         const cudnnNanPropagation_t nanp = CUDNN_PROPAGATE_NAN;
         const float lo = 0, hi = FLT_MAX, slope = 0;
-        bt_set(add_pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &addm);
-        bt_set(add_pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f);
-        CHECK_OK(cudnnBackendFinalize(add_pw));
         bt_set(relu_pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &relum);
         bt_set(relu_pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f);
         bt_set(relu_pw, CUDNN_ATTR_POINTWISE_NAN_PROPAGATION, CUDNN_TYPE_NAN_PROPOGATION, 1, &nanp);
@@ -308,14 +291,7 @@ TEST(compat_backend_openvino_fused_conv_null_side_input)
         bt_set(relu_pw, CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP, CUDNN_TYPE_FLOAT, 1, &hi);
         bt_set(relu_pw, CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE, CUDNN_TYPE_FLOAT, 1, &slope);
         CHECK_OK(cudnnBackendFinalize(relu_pw));
-        bdesc add = bt_make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-        bt_set_desc(add, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, tC);
-        bt_set_desc(add, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, tz);
-        bt_set_f(add, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, 1.0f);
-        bt_set_f(add, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, cases[k].add ? 1.0f : 0.0f);
-        bt_set_desc(add, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, tA);
-        bt_set_desc(add, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, add_pw);
-        CHECK_OK(cudnnBackendFinalize(add));
+        bdesc add = side_add_op(add_pw, tC, tz, cases[k].add ? 1.0f : 0.0f, tA);
         bdesc badd = bt_make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
         bt_set_desc(badd, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, tA);
         bt_set_desc(badd, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, tb);
@@ -376,23 +352,8 @@ TEST(compat_backend_zero_scaled_side_input_absent)
     void *px = tview_upload(&v, x), *py = tview_upload(&v, NULL);
     bdesc tx = bt_tensor('x', &v, false), tz = bt_tensor('z', &v, false), tA = bt_tensor('A', &v, true);
     bdesc ty = bt_tensor('y', &v, false);
-    bdesc add_pw = bt_make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR), relu_pw = bt_make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-    const cudnnPointwiseMode_t addm = CUDNN_POINTWISE_ADD, relum = CUDNN_POINTWISE_RELU_FWD;
-    const cudnnDataType_t f = CUDNN_DATA_FLOAT;
-    bt_set(add_pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &addm);
-    bt_set(add_pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f);
-    CHECK_OK(cudnnBackendFinalize(add_pw));
-    bt_set(relu_pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &relum);
-    bt_set(relu_pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f);
-    CHECK_OK(cudnnBackendFinalize(relu_pw));
-    bdesc add = bt_make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-    bt_set_desc(add, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, tx);
-    bt_set_desc(add, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, tz);
-    bt_set_f(add, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, 1.0f);
-    bt_set_f(add, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, 0.0f);
-    bt_set_desc(add, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, tA);
-    bt_set_desc(add, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, add_pw);
-    CHECK_OK(cudnnBackendFinalize(add));
+    bdesc add_pw = pw_float(CUDNN_POINTWISE_ADD), relu_pw = pw_float(CUDNN_POINTWISE_RELU_FWD);
+    bdesc add = side_add_op(add_pw, tx, tz, 0.0f, tA);
     bdesc relu = bt_make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
     bt_set_desc(relu, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, tA);
     bt_set_desc(relu, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, ty);
@@ -425,28 +386,9 @@ TEST(compat_backend_zero_scaled_side_input_absent)
    {1, K, 1, 1} bias gets {K, 1, K, K}), BYTE_ALIGNMENT 16. */
 static bdesc apex_tensor(int64_t uid, cudnnDataType_t t, const int64_t d[4], bool virt)
 {
-    bdesc x = bt_make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
     int64_t st[4];
     st[1] = 1, st[3] = d[1], st[2] = st[3] * d[3], st[0] = st[2] * d[2];
-    bool v = virt;
-    bt_set(x, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &t);
-    bt_set(x, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, d);
-    bt_set(x, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, st);
-    bt_set_i64(x, CUDNN_ATTR_TENSOR_UNIQUE_ID, uid);
-    bt_set_i64(x, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, 16);
-    if (virt) bt_set(x, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &v);
-    CHECK_OK(cudnnBackendFinalize(x));
-    return x;
-}
-
-static bdesc apex_pw(cudnnPointwiseMode_t mode)
-{
-    bdesc p = bt_make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-    const cudnnDataType_t f = CUDNN_DATA_FLOAT;
-    bt_set(p, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
-    bt_set(p, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f);
-    CHECK_OK(cudnnBackendFinalize(p));
-    return p;
+    return bt_tensor_dims(uid, t, 4, d, st, virt);
 }
 
 /* A pointwise op: X (or, for RELU_BWD, DY and X) -> Y (DX), B when given. */
@@ -523,8 +465,8 @@ TEST(compat_backend_apex_mask_and_dbias)
     bt_set(cd, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, one2);
     CHECK_OK(cudnnBackendFinalize(cd));
     bdesc conv = bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, tx, tw, tc, cd);
-    bdesc add_pw = apex_pw(CUDNN_POINTWISE_ADD), mul_pw = apex_pw(CUDNN_POINTWISE_MUL);
-    bdesc relu_pw = apex_pw(CUDNN_POINTWISE_RELU_FWD), drelu_pw = apex_pw(CUDNN_POINTWISE_RELU_BWD);
+    bdesc add_pw = pw_float(CUDNN_POINTWISE_ADD), mul_pw = pw_float(CUDNN_POINTWISE_MUL);
+    bdesc relu_pw = pw_float(CUDNN_POINTWISE_RELU_FWD), drelu_pw = pw_float(CUDNN_POINTWISE_RELU_BWD);
     bdesc bias_op = apex_pw_op(add_pw, tc, tb, tB, NULL), mask_op = apex_pw_op(mul_pw, tB, tm, tM, NULL);
     bdesc act_op = apex_pw_op(relu_pw, tM, NULL, ty, NULL);
     bdesc ops[4] = {conv, bias_op, mask_op, act_op};
@@ -617,20 +559,6 @@ TEST(compat_backend_apex_mask_and_dbias)
 
 /* ---- PyTorch's quantized cuDNN linear (aten/src/ATen/native/quantized/cudnn/Linear.cpp) -------- */
 
-static bdesc ql_tensor(int64_t uid, cudnnDataType_t t, const int64_t d[3], const int64_t s[3], bool virt)
-{
-    bdesc x = bt_make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-    bool v = virt;
-    bt_set(x, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &t);
-    bt_set(x, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 3, d);
-    bt_set(x, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 3, s);
-    bt_set_i64(x, CUDNN_ATTR_TENSOR_UNIQUE_ID, uid);
-    bt_set_i64(x, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, 16);
-    if (virt) bt_set(x, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &v);
-    CHECK_OK(cudnnBackendFinalize(x));
-    return x;
-}
-
 /* QLinearInt8 on cuDNN (cuDNN 8.4-era PyTorch): an INT8 x [1, M, K] times the transposed INT8
    weight [1, K, N] (strides {K N, 1, K}) into a virtual FLOAT 'y'; with a bias, a MUL 'b' * 'c' ->
    'd' "in place" (d and b one buffer) whose output **no op reads**, and an ADD of 'y' and 'n' (the
@@ -646,12 +574,13 @@ TEST(compat_backend_pytorch_quantized_linear_two_pieces_refused)
     const int64_t xd[3] = {1, M, K}, xs[3] = {M * K, K, 1};
     const int64_t wd[3] = {1, K, N}, ws_[3] = {K * N, 1, K};
     const int64_t yd[3] = {1, M, N}, ys[3] = {M * N, N, 1};
-    bdesc tx = ql_tensor('x', CUDNN_DATA_INT8, xd, xs, false), tw = ql_tensor('w', CUDNN_DATA_INT8, wd, ws_, false);
-    bdesc ty = ql_tensor('y', CUDNN_DATA_FLOAT, yd, ys, true), tb = ql_tensor('b', CUDNN_DATA_FLOAT, yd, ys, false);
-    bdesc tc = ql_tensor('c', CUDNN_DATA_FLOAT, yd, ys, false), td = ql_tensor('d', CUDNN_DATA_FLOAT, yd, ys, false);
-    bdesc tn = ql_tensor('n', CUDNN_DATA_FLOAT, yd, ys, false), te = ql_tensor('e', CUDNN_DATA_FLOAT, yd, ys, false);
-    bdesc tf = ql_tensor('f', CUDNN_DATA_FLOAT, yd, ys, true), ts = ql_tensor('s', CUDNN_DATA_FLOAT, yd, ys, false);
-    bdesc tr = ql_tensor('r', CUDNN_DATA_INT8, yd, ys, false);
+    const cudnnDataType_t i8 = CUDNN_DATA_INT8, f32 = CUDNN_DATA_FLOAT;
+    bdesc tx = bt_tensor_dims('x', i8, 3, xd, xs, false), tw = bt_tensor_dims('w', i8, 3, wd, ws_, false);
+    bdesc ty = bt_tensor_dims('y', f32, 3, yd, ys, true), tb = bt_tensor_dims('b', f32, 3, yd, ys, false);
+    bdesc tc = bt_tensor_dims('c', f32, 3, yd, ys, false), td = bt_tensor_dims('d', f32, 3, yd, ys, false);
+    bdesc tn = bt_tensor_dims('n', f32, 3, yd, ys, false), te = bt_tensor_dims('e', f32, 3, yd, ys, false);
+    bdesc tf = bt_tensor_dims('f', f32, 3, yd, ys, true), ts = bt_tensor_dims('s', f32, 3, yd, ys, false);
+    bdesc tr = bt_tensor_dims('r', i8, 3, yd, ys, false);
     bdesc mm = bt_make(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
     const cudnnDataType_t i32 = CUDNN_DATA_INT32;
     bt_set(mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &i32);
@@ -662,8 +591,8 @@ TEST(compat_backend_pytorch_quantized_linear_two_pieces_refused)
     bt_set_desc(lin, CUDNN_ATTR_OPERATION_MATMUL_CDESC, ty);
     bt_set_desc(lin, CUDNN_ATTR_OPERATION_MATMUL_DESC, mm);
     CHECK_OK(cudnnBackendFinalize(lin));
-    bdesc mul_pw = apex_pw(CUDNN_POINTWISE_MUL), add_pw = apex_pw(CUDNN_POINTWISE_ADD);
-    bdesc relu_pw = apex_pw(CUDNN_POINTWISE_RELU_FWD);
+    bdesc mul_pw = pw_float(CUDNN_POINTWISE_MUL), add_pw = pw_float(CUDNN_POINTWISE_ADD);
+    bdesc relu_pw = pw_float(CUDNN_POINTWISE_RELU_FWD);
     bdesc bmul = apex_pw_op(mul_pw, tb, tc, td, NULL), add = apex_pw_op(add_pw, ty, tn, te, NULL);
     bdesc relu = apex_pw_op(relu_pw, te, NULL, tf, NULL), rq = apex_pw_op(mul_pw, tf, ts, tr, NULL);
     bdesc ops[5] = {lin, bmul, add, relu, rq};
