@@ -26,6 +26,102 @@
 
 /* ---- TensorFlow's stream executor (tensorflow/stream_executor/cuda/cuda_dnn.cc) -------------- */
 
+/* One batch normalization replayed through the Ex calls (TensorFlow's, MegEngine's): x of its
+   layout with dy, y, dx and an inference y alike, the parameters p of the shape's slots; the
+   values (the running averages zeroed first when asked), the buffers, the double references
+   (batch statistics, running averages updated by factor, inference on the running averages, the
+   backward), and the training workspaces. */
+struct bn_ex {
+    struct tview x, p;
+    double *xv, *dyv, *scale, *bias, *rm0, *rv0, *mean, *var, *inv, *rm, *rv, *y, *yinf, *dx, *dpre, *ds, *db;
+    void *px, *pdy, *py, *pdx, *pyi, *ps, *pb, *prm, *prv, *psm, *psv, *pds, *pdb;
+    void *work, *reserve, *bwork;
+    size_t ws, rs, bws;
+};
+
+/* b->x and b->p described by the caller. */
+static void bn_ex_init(struct bn_ex *b, const struct ref_bn_shape *sh, double eps, double factor, bool zero_running)
+{
+    const int64_t slots = ref_bn_slots(sh), cnt = ref_bn_reduced(sh), n = b->x.count;
+    b->xv = tview_random(n, -2, 2), b->dyv = tview_random(n, -1, 1);
+    b->scale = tview_random(slots, 0.5, 1.5), b->bias = tview_random(slots, -0.5, 0.5);
+    b->rm0 = tview_random(slots, -1, 1), b->rv0 = tview_random(slots, 0.5, 2);
+    double **per_slot[] = {&b->mean, &b->var, &b->inv, &b->rm, &b->rv, &b->ds, &b->db};
+    double **per_x[] = {&b->y, &b->yinf, &b->dx, &b->dpre};
+    for (size_t i = 0; i < TLEN(per_slot); i++) *per_slot[i] = malloc(sizeof(double) * (size_t)slots);
+    for (size_t i = 0; i < TLEN(per_x); i++) *per_x[i] = malloc(sizeof(double) * (size_t)n);
+    if (zero_running)
+        for (int64_t i = 0; i < slots; i++) b->rm0[i] = b->rv0[i] = 0;
+    b->px = tview_upload(&b->x, b->xv), b->pdy = tview_upload(&b->x, b->dyv), b->py = tview_upload(&b->x, NULL);
+    b->pdx = tview_upload(&b->x, NULL), b->pyi = tview_upload(&b->x, NULL);
+    b->ps = tview_upload(&b->p, b->scale), b->pb = tview_upload(&b->p, b->bias), b->prm = tview_upload(&b->p, b->rm0);
+    b->prv = tview_upload(&b->p, b->rv0), b->psm = tview_upload(&b->p, NULL), b->psv = tview_upload(&b->p, NULL);
+    b->pds = tview_upload(&b->p, NULL), b->pdb = tview_upload(&b->p, NULL);
+    ref_bn_stats(sh, b->xv, b->mean, b->var);
+    ref_bn_forward(sh, b->xv, NULL, b->scale, b->bias, b->mean, b->var, eps, -1, 0, NULL, b->y);
+    ref_bn_forward(sh, b->xv, NULL, b->scale, b->bias, b->rm0, b->rv0, eps, -1, 0, NULL, b->yinf);
+    ref_bn_backward(sh, b->xv, b->dyv, NULL, -1, 0, b->scale, b->mean, b->var, eps, b->dpre, b->dx, b->ds, b->db);
+    for (int64_t i = 0; i < slots; i++) {
+        b->inv[i] = 1 / sqrt(b->var[i] + eps);
+        b->rm[i] = (1 - factor) * b->rm0[i] + factor * b->mean[i];
+        b->rv[i] = (1 - factor) * b->rv0[i] + factor * b->var[i] * (double)cnt / (double)(cnt - 1);
+    }
+}
+
+/* The training workspaces of OPS_BN: the forward's (x's descriptor as zDesc and yDesc), the
+   reserve and the backward's (yDesc x's, dzDesc and the activation NULL), each allocated. */
+static void bn_ex_workspaces(struct bn_ex *b, cudnnBatchNormMode_t mode, cudnnActivationDescriptor_t act)
+{
+    cudnnHandle_t h = test_handle();
+    const cudnnTensorDescriptor_t x = b->x.desc;
+    b->ws = b->rs = b->bws = 0;
+    CHECK_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, mode, CUDNN_BATCHNORM_OPS_BN, x, x, x,
+                                                                      b->p.desc, act, &b->ws));
+    CHECK_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, CUDNN_BATCHNORM_OPS_BN, act, x, &b->rs));
+    CHECK_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, CUDNN_BATCHNORM_OPS_BN, x, x, x, NULL, x,
+                                                               b->p.desc, NULL, &b->bws));
+    b->work = b->ws ? tbuf_alloc(b->ws) : NULL, b->reserve = b->rs ? tbuf_alloc(b->rs) : NULL;
+    b->bwork = b->bws ? tbuf_alloc(b->bws) : NULL;
+}
+
+/* After a training forward: y, the saved mean and inverse deviation and the running averages
+   checked; then cudnnBatchNormalizationBackwardEx with yDesc, y, dzDesc, dz, bnBias and the
+   activation NULL, the forward's reserve and saved statistics, float alpha and beta, and dx,
+   dscale and dbias checked. what: the names of those eight results in that order. */
+static void bn_ex_check_backward(const struct bn_ex *b, cudnnBatchNormMode_t mode, double eps,
+                                 const char *const what[8])
+{
+    const struct tview *x = &b->x, *p = &b->p;
+    const float one = 1, zero = 0;
+    tview_check(x, b->py, b->y, what[0]);
+    tview_check(p, b->psm, b->mean, what[1]);
+    tview_check(p, b->psv, b->inv, what[2]);
+    tview_check(p, b->prm, b->rm, what[3]);
+    tview_check(p, b->prv, b->rv, what[4]);
+    if (CHECK_OK(cudnnBatchNormalizationBackwardEx(test_handle(), mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, &one,
+                                                   &zero, x->desc, b->px, NULL, NULL, x->desc, b->pdy, NULL, NULL,
+                                                   x->desc, b->pdx, p->desc, b->ps, NULL, b->pds, b->pdb, eps,
+                                                   b->psm, b->psv, NULL, b->bwork, b->bws, b->reserve, b->rs))) {
+        tview_check(x, b->pdx, b->dx, what[5]);
+        tview_check(p, b->pds, b->ds, what[6]);
+        tview_check(p, b->pdb, b->db, what[7]);
+    }
+}
+
+static void bn_ex_free(struct bn_ex *b)
+{
+    tbuf_free(b->work), tbuf_free(b->reserve), tbuf_free(b->bwork);
+    void *xb[] = {b->px, b->pdy, b->py, b->pdx, b->pyi}, *pbufs[] = {b->ps, b->pb, b->prm, b->prv, b->psm, b->psv,
+                                                                      b->pds, b->pdb};
+    for (size_t i = 0; i < TLEN(xb); i++) tview_free(&b->x, xb[i]);
+    for (size_t i = 0; i < TLEN(pbufs); i++) tview_free(&b->p, pbufs[i]);
+    double *hv[] = {b->xv, b->dyv, b->scale, b->bias, b->rm0, b->rv0, b->mean, b->var, b->inv,
+                    b->rm, b->rv, b->y, b->yinf, b->dx, b->dpre, b->ds, b->db};
+    for (size_t i = 0; i < TLEN(hv); i++) free(hv[i]);
+    tview_destroy(&b->x);
+    tview_destroy(&b->p);
+}
+
 /* DoBatchNormalizationForwardImpl and DoBatchNormalizationBackwardImpl (cuDNN >= 7.4.2, both
    allocators given): the mode SPATIAL, or SPATIAL_PERSISTENT for training when
    TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT is set; the ops OPS_BN without side input or
@@ -49,82 +145,34 @@ TEST(compat_bn_tensorflow_identity_activation_for_ops_bn)
     const double eps = 0.001;
     for (size_t k = 0; k < TLEN(cases); k++) {
         const int d[4] = {3, 8, 4, 3}, pd[4] = {1, 8, 1, 1};
-        const int64_t c = d[1];
-        struct tview x, p;
-        tview_init(&x, cases[k].t, 4, d, cases[k].layout);
-        tview_init(&p, CUDNN_DATA_FLOAT, 4, pd, TV_NCHW);
-        const struct ref_bn_shape sh = {d[0], c, d[2] * d[3], false};
-        const int64_t cnt = ref_bn_reduced(&sh);
-        double *xv = tview_random(x.count, -2, 2), *dyv = tview_random(x.count, -1, 1);
-        double *scale = tview_random(c, 0.5, 1.5), *bias = tview_random(c, -0.5, 0.5);
-        double *rm0 = tview_random(c, -1, 1), *rv0 = tview_random(c, 0.5, 2);
-        double *mean = malloc(sizeof(double) * (size_t)c), *var = malloc(sizeof(double) * (size_t)c);
-        double *inv = malloc(sizeof(double) * (size_t)c), *rm = malloc(sizeof(double) * (size_t)c);
-        double *rv = malloc(sizeof(double) * (size_t)c), *y = malloc(sizeof(double) * (size_t)x.count);
-        double *yinf = malloc(sizeof(double) * (size_t)x.count), *dx = malloc(sizeof(double) * (size_t)x.count);
-        double *dpre = malloc(sizeof(double) * (size_t)x.count), *ds = malloc(sizeof(double) * (size_t)c);
-        double *db = malloc(sizeof(double) * (size_t)c);
-        if (cases[k].factor == 1.0) /* stream->ThenMemZero(batch_mean), (batch_var) */
-            for (int64_t i = 0; i < c; i++) rm0[i] = rv0[i] = 0;
-        void *px = tview_upload(&x, xv), *pdy = tview_upload(&x, dyv), *py = tview_upload(&x, NULL);
-        void *pdx = tview_upload(&x, NULL), *pyi = tview_upload(&x, NULL);
-        void *ps = tview_upload(&p, scale), *pb = tview_upload(&p, bias), *prm = tview_upload(&p, rm0);
-        void *prv = tview_upload(&p, rv0), *psm = tview_upload(&p, NULL), *psv = tview_upload(&p, NULL);
-        void *pds = tview_upload(&p, NULL), *pdb = tview_upload(&p, NULL);
-        ref_bn_stats(&sh, xv, mean, var);
-        ref_bn_forward(&sh, xv, NULL, scale, bias, mean, var, eps, -1, 0, NULL, y);
-        ref_bn_forward(&sh, xv, NULL, scale, bias, rm0, rv0, eps, -1, 0, NULL, yinf);
-        ref_bn_backward(&sh, xv, dyv, NULL, -1, 0, scale, mean, var, eps, dpre, dx, ds, db);
-        for (int64_t i = 0; i < c; i++) {
-            inv[i] = 1 / sqrt(var[i] + eps);
-            rm[i] = (1 - cases[k].factor) * rm0[i] + cases[k].factor * mean[i];
-            rv[i] = (1 - cases[k].factor) * rv0[i] + cases[k].factor * var[i] * (double)cnt / (double)(cnt - 1);
-        }
+        struct bn_ex b;
+        tview_init(&b.x, cases[k].t, 4, d, cases[k].layout);
+        tview_init(&b.p, CUDNN_DATA_FLOAT, 4, pd, TV_NCHW);
+        const struct ref_bn_shape sh = {d[0], d[1], d[2] * d[3], false};
+        /* stream->ThenMemZero(batch_mean), (batch_var) when the factor is 1 */
+        bn_ex_init(&b, &sh, eps, cases[k].factor, cases[k].factor == 1.0);
         cudnnActivationDescriptor_t act;
         CHECK_OK(cudnnCreateActivationDescriptor(&act));
         CHECK_OK(cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_IDENTITY, CUDNN_PROPAGATE_NAN, FLT_MAX));
         const cudnnBatchNormMode_t mode = cases[k].mode;
         const float one = 1, zero = 0;
+        const struct tview *x = &b.x, *p = &b.p;
         /* inference on the estimated statistics, SPATIAL whatever the training mode */
-        if (CHECK_OK(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, x.desc, px,
-                                                             x.desc, pyi, p.desc, ps, pb, prm, prv, eps)))
-            tview_check(&x, pyi, yinf, "TensorFlow's inference");
-        size_t ws = 0, rs = 0, bws = 0;
-        CHECK_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, mode, CUDNN_BATCHNORM_OPS_BN, x.desc,
-                                                                          x.desc, x.desc, p.desc, act, &ws));
-        CHECK_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, CUDNN_BATCHNORM_OPS_BN, act, x.desc,
-                                                                      &rs));
-        CHECK_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, CUDNN_BATCHNORM_OPS_BN, x.desc, x.desc,
-                                                                   x.desc, NULL, x.desc, p.desc, NULL, &bws));
-        void *work = ws ? tbuf_alloc(ws) : NULL, *reserve = rs ? tbuf_alloc(rs) : NULL;
-        void *bwork = bws ? tbuf_alloc(bws) : NULL;
-        if (CHECK_OK(cudnnBatchNormalizationForwardTrainingEx(h, mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, x.desc,
-                                                              px, x.desc, NULL, x.desc, py, p.desc, ps, pb,
-                                                              cases[k].factor, prm, prv, eps, psm, psv, act, work, ws,
-                                                              reserve, rs))) {
-            tview_check(&x, py, y, "TensorFlow's training y");
-            tview_check(&p, psm, mean, "saved mean");
-            tview_check(&p, psv, inv, "saved inverse deviation");
-            tview_check(&p, prm, rm, "running mean");
-            tview_check(&p, prv, rv, "running variance");
-            if (CHECK_OK(cudnnBatchNormalizationBackwardEx(h, mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, &one, &zero,
-                                                           x.desc, px, NULL, NULL, x.desc, pdy, NULL, NULL, x.desc,
-                                                           pdx, p.desc, ps, NULL, pds, pdb, eps, psm, psv, NULL,
-                                                           bwork, bws, reserve, rs))) {
-                tview_check(&x, pdx, dx, "TensorFlow's dx");
-                tview_check(&p, pds, ds, "scale_backprop");
-                tview_check(&p, pdb, db, "offset_backprop");
-            }
+        if (CHECK_OK(cudnnBatchNormalizationForwardInference(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, x->desc, b.px,
+                                                             x->desc, b.pyi, p->desc, b.ps, b.pb, b.prm, b.prv, eps)))
+            tview_check(x, b.pyi, b.yinf, "TensorFlow's inference");
+        bn_ex_workspaces(&b, mode, act);
+        if (CHECK_OK(cudnnBatchNormalizationForwardTrainingEx(h, mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, x->desc,
+                                                              b.px, x->desc, NULL, x->desc, b.py, p->desc, b.ps, b.pb,
+                                                              cases[k].factor, b.prm, b.prv, eps, b.psm, b.psv, act,
+                                                              b.work, b.ws, b.reserve, b.rs))) {
+            static const char *const what[8] = {"TensorFlow's training y", "saved mean", "saved inverse deviation",
+                                                "running mean", "running variance", "TensorFlow's dx",
+                                                "scale_backprop", "offset_backprop"};
+            bn_ex_check_backward(&b, mode, eps, what);
         }
-        tbuf_free(work), tbuf_free(reserve), tbuf_free(bwork);
         cudnnDestroyActivationDescriptor(act);
-        void *xb[] = {px, pdy, py, pdx, pyi}, *pbufs[] = {ps, pb, prm, prv, psm, psv, pds, pdb};
-        for (size_t i = 0; i < TLEN(xb); i++) tview_free(&x, xb[i]);
-        for (size_t i = 0; i < TLEN(pbufs); i++) tview_free(&p, pbufs[i]);
-        double *hv[] = {xv, dyv, scale, bias, rm0, rv0, mean, var, inv, rm, rv, y, yinf, dx, dpre, ds, db};
-        for (size_t i = 0; i < TLEN(hv); i++) free(hv[i]);
-        tview_destroy(&x);
-        tview_destroy(&p);
+        bn_ex_free(&b);
     }
 }
 
@@ -580,81 +628,35 @@ TEST(compat_bn_megengine_param_dims)
                                               : dim == DIM_111C ? CUDNN_BATCHNORM_SPATIAL_PERSISTENT
                                                                 : CUDNN_BATCHNORM_SPATIAL;
         const cudnnBatchNormMode_t infer_mode = per_act ? CUDNN_BATCHNORM_PER_ACTIVATION : CUDNN_BATCHNORM_SPATIAL;
-        struct tview x, p;
-        tview_init(&x, t, 4, d, dim == DIM_111C ? TV_NHWC : TV_NCHW);
-        CHECK_OK(cudnnSetTensor4dDescriptorEx(x.desc, t, d[0], d[1], d[2], d[3], x.strides[0], x.strides[1],
-                                              x.strides[2], x.strides[3]));
+        struct bn_ex b;
+        const struct tview *x = &b.x, *p = &b.p;
+        tview_init(&b.x, t, 4, d, dim == DIM_111C ? TV_NHWC : TV_NCHW);
+        CHECK_OK(cudnnSetTensor4dDescriptorEx(x->desc, t, d[0], d[1], d[2], d[3], x->strides[0], x->strides[1],
+                                              x->strides[2], x->strides[3]));
         const int pd[4] = {1, d[1], per_act ? d[2] : 1, per_act ? d[3] : 1};
-        tview_init(&p, t == CUDNN_DATA_HALF ? CUDNN_DATA_FLOAT : t, 4, pd, TV_NCHW);
+        tview_init(&b.p, t == CUDNN_DATA_HALF ? CUDNN_DATA_FLOAT : t, 4, pd, TV_NCHW);
         cudnnTensorDescriptor_t pinfer;
         CHECK_OK(cudnnCreateTensorDescriptor(&pinfer));
-        CHECK_OK(cudnnDeriveBNTensorDescriptor(p.desc, x.desc, train_mode));
-        CHECK_OK(cudnnDeriveBNTensorDescriptor(pinfer, x.desc, infer_mode));
+        CHECK_OK(cudnnDeriveBNTensorDescriptor(p->desc, x->desc, train_mode));
+        CHECK_OK(cudnnDeriveBNTensorDescriptor(pinfer, x->desc, infer_mode));
         const struct ref_bn_shape sh = {d[0], d[1], (int64_t)d[2] * d[3], per_act};
-        const int64_t slots = ref_bn_slots(&sh), cnt = ref_bn_reduced(&sh);
-        double *xv = tview_random(x.count, -2, 2), *dyv = tview_random(x.count, -1, 1);
-        double *scale = tview_random(slots, 0.5, 1.5), *bias = tview_random(slots, -0.5, 0.5);
-        double *rm0 = tview_random(slots, -1, 1), *rv0 = tview_random(slots, 0.5, 2);
-        double *mean = malloc(sizeof(double) * (size_t)slots), *var = malloc(sizeof(double) * (size_t)slots);
-        double *inv = malloc(sizeof(double) * (size_t)slots), *rm = malloc(sizeof(double) * (size_t)slots);
-        double *rv = malloc(sizeof(double) * (size_t)slots), *ds = malloc(sizeof(double) * (size_t)slots);
-        double *db = malloc(sizeof(double) * (size_t)slots), *y = malloc(sizeof(double) * (size_t)x.count);
-        double *yinf = malloc(sizeof(double) * (size_t)x.count), *dx = malloc(sizeof(double) * (size_t)x.count);
-        double *dpre = malloc(sizeof(double) * (size_t)x.count);
-        void *px = tview_upload(&x, xv), *pdy = tview_upload(&x, dyv), *py = tview_upload(&x, NULL);
-        void *pdx = tview_upload(&x, NULL), *pyi = tview_upload(&x, NULL);
-        void *ps = tview_upload(&p, scale), *pb = tview_upload(&p, bias), *prm = tview_upload(&p, rm0);
-        void *prv = tview_upload(&p, rv0), *psm = tview_upload(&p, NULL), *psv = tview_upload(&p, NULL);
-        void *pds = tview_upload(&p, NULL), *pdb = tview_upload(&p, NULL);
-        ref_bn_stats(&sh, xv, mean, var);
-        ref_bn_forward(&sh, xv, NULL, scale, bias, mean, var, eps, -1, 0, NULL, y);
-        ref_bn_forward(&sh, xv, NULL, scale, bias, rm0, rv0, eps, -1, 0, NULL, yinf);
-        ref_bn_backward(&sh, xv, dyv, NULL, -1, 0, scale, mean, var, eps, dpre, dx, ds, db);
-        for (int64_t i = 0; i < slots; i++) {
-            inv[i] = 1 / sqrt(var[i] + eps);
-            rm[i] = (1 - factor) * rm0[i] + factor * mean[i];
-            rv[i] = (1 - factor) * rv0[i] + factor * var[i] * (double)cnt / (double)(cnt - 1);
-        }
+        bn_ex_init(&b, &sh, eps, factor, false);
         const float one = 1, zero = 0;
-        if (CHECK_OK(cudnnBatchNormalizationForwardInference(h, infer_mode, &one, &zero, x.desc, px, x.desc, pyi,
-                                                             pinfer, ps, pb, prm, prv, eps)))
-            tview_check(&x, pyi, yinf, "MegEngine's BN inference");
-        size_t ws = 0, rs = 0, bws = 0;
-        CHECK_OK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, train_mode, CUDNN_BATCHNORM_OPS_BN,
-                                                                          x.desc, x.desc, x.desc, p.desc, NULL, &ws));
-        CHECK_OK(cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, train_mode, CUDNN_BATCHNORM_OPS_BN, NULL,
-                                                                      x.desc, &rs));
-        CHECK_OK(cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, train_mode, CUDNN_BATCHNORM_OPS_BN, x.desc,
-                                                                   x.desc, x.desc, NULL, x.desc, p.desc, NULL, &bws));
-        void *work = ws ? tbuf_alloc(ws) : NULL, *reserve = rs ? tbuf_alloc(rs) : NULL;
-        void *bwork = bws ? tbuf_alloc(bws) : NULL;
+        if (CHECK_OK(cudnnBatchNormalizationForwardInference(h, infer_mode, &one, &zero, x->desc, b.px, x->desc, b.pyi,
+                                                             pinfer, b.ps, b.pb, b.prm, b.prv, eps)))
+            tview_check(x, b.pyi, b.yinf, "MegEngine's BN inference");
+        bn_ex_workspaces(&b, train_mode, NULL);
         if (CHECK_OK(cudnnBatchNormalizationForwardTrainingEx(h, train_mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero,
-                                                              x.desc, px, NULL, NULL, x.desc, py, p.desc, ps, pb,
-                                                              factor, prm, prv, eps, psm, psv, NULL, work, ws,
-                                                              reserve, rs))) {
-            tview_check(&x, py, y, "MegEngine's BN training y");
-            tview_check(&p, psm, mean, "batch_mean");
-            tview_check(&p, psv, inv, "batch_inv_variance");
-            tview_check(&p, prm, rm, "running mean");
-            tview_check(&p, prv, rv, "running variance");
-            if (CHECK_OK(cudnnBatchNormalizationBackwardEx(h, train_mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, &one,
-                                                           &zero, x.desc, px, NULL, NULL, x.desc, pdy, NULL, NULL,
-                                                           x.desc, pdx, p.desc, ps, NULL, pds, pdb, eps, psm, psv,
-                                                           NULL, bwork, bws, reserve, rs))) {
-                tview_check(&x, pdx, dx, "MegEngine's BN dx");
-                tview_check(&p, pds, ds, "d_bn_scale");
-                tview_check(&p, pdb, db, "d_bn_bias");
-            }
+                                                              x->desc, b.px, NULL, NULL, x->desc, b.py, p->desc, b.ps,
+                                                              b.pb, factor, b.prm, b.prv, eps, b.psm, b.psv, NULL,
+                                                              b.work, b.ws, b.reserve, b.rs))) {
+            static const char *const what[8] = {"MegEngine's BN training y", "batch_mean", "batch_inv_variance",
+                                                "running mean", "running variance", "MegEngine's BN dx",
+                                                "d_bn_scale", "d_bn_bias"};
+            bn_ex_check_backward(&b, train_mode, eps, what);
         }
-        tbuf_free(work), tbuf_free(reserve), tbuf_free(bwork);
         cudnnDestroyTensorDescriptor(pinfer);
-        void *xb[] = {px, pdy, py, pdx, pyi}, *pbufs[] = {ps, pb, prm, prv, psm, psv, pds, pdb};
-        for (size_t i = 0; i < TLEN(xb); i++) tview_free(&x, xb[i]);
-        for (size_t i = 0; i < TLEN(pbufs); i++) tview_free(&p, pbufs[i]);
-        double *hv[] = {xv, dyv, scale, bias, rm0, rv0, mean, var, inv, rm, rv, ds, db, y, yinf, dx, dpre};
-        for (size_t i = 0; i < TLEN(hv); i++) free(hv[i]);
-        tview_destroy(&x);
-        tview_destroy(&p);
+        bn_ex_free(&b);
     }
 }
 
