@@ -148,10 +148,7 @@ TEST(compat_rnn_dl4j_last_step_only_y_null)
                                    .lengths = cases[k].lengths, .dtype = CUDNN_DATA_FLOAT,
                                    .states = cases[k].states, .api = cases[k].api};
         struct rnn_run u;
-        if (!rnn_run_init(&u, &c)) {
-            rnn_run_free(&u);
-            continue;
-        }
+        if (!rnn_run_open(&u, &c)) continue;
         struct fwd_out want, got = {0};
         rnn_reference_forward(&u, &want);
         const int64_t hn = (int64_t)c.layers * c.dirs * c.N;
@@ -285,10 +282,7 @@ TEST(compat_rnn_cntk_legacy_every_state_null)
                                .dtype = CUDNN_DATA_FLOAT, .states = false, .api = API_LEGACY};
     cudnnHandle_t h = test_handle();
     struct rnn_run u;
-    if (!rnn_run_init(&u, &c)) {
-        rnn_run_free(&u);
-        return;
-    }
+    if (!rnn_run_open(&u, &c)) return;
     size_t ws = 0, rs = 0;
     bool ok = CHECK_OK(cudnnGetRNNWorkspaceSize(h, u.d, c.T, u.xs, &ws)) &&
               CHECK_OK(cudnnGetRNNTrainingReserveSize(h, u.d, c.T, u.xs, &rs));
@@ -333,10 +327,7 @@ TEST(compat_rnn_theano_reserve_copied_between_passes)
                                    .lengths = lengths, .dtype = CUDNN_DATA_FLOAT, .states = true,
                                    .api = API_LEGACY};
         struct rnn_run u;
-        if (!rnn_run_init(&u, &c)) {
-            rnn_run_free(&u);
-            return;
-        }
+        if (!rnn_run_open(&u, &c)) return;
         cudnnTensorDescriptor_t xl[3] = {u.xs[0], u.xs[0], u.xs[0]}, yl[3] = {u.ys[0], u.ys[0], u.ys[0]};
         cudnnTensorDescriptor_t cdesc = c.mode == CUDNN_LSTM ? u.cd : NULL;
         const int64_t ny = u.pos * c.dirs * c.proj;
@@ -397,10 +388,7 @@ TEST(compat_rnn_cupy_ex_fresh_descriptors_padded_sizes)
                                    .layers = 2, .input = 3, .hidden = 4, .proj = 4, .T = 3, .N = 3,
                                    .lengths = lengths, .dtype = CUDNN_DATA_FLOAT, .states = true, .api = API_EX};
         struct rnn_run u;
-        if (!rnn_run_init(&u, &c)) {
-            rnn_run_free(&u);
-            break;
-        }
+        if (!rnn_run_open(&u, &c)) break;
         cudnnRNNDescriptor_t d[3] = {NULL, NULL, NULL};
         cudnnRNNDataDescriptor_t xd, yd;
         cudnnTensorDescriptor_t padded, steps[3];
@@ -474,10 +462,7 @@ TEST(compat_rnn_mxnet_clip_every_cell_packed_fill)
                                    .lengths = lengths, .dtype = CUDNN_DATA_FLOAT, .clip = lstm, .states = true,
                                    .api = API_EX};
         struct rnn_run u;
-        if (!rnn_run_init(&u, &c)) {
-            rnn_run_free(&u);
-            break;
-        }
+        if (!rnn_run_open(&u, &c)) break;
         cudnnRNNDescriptor_t d;
         cudnnRNNDataDescriptor_t xd, yd;
         trnn_data_descs_create(&xd, &yd, NULL, NULL);
@@ -552,10 +537,7 @@ TEST(compat_rnn_mycaffe_v8_unpacked_without_padded_io)
                                    .layers = 2, .input = 3, .hidden = 4, .proj = 4, .T = 3, .N = 3,
                                    .lengths = lengths, .dtype = CUDNN_DATA_FLOAT, .states = true, .api = API_V8};
         struct rnn_run u;
-        if (!rnn_run_init(&u, &c)) {
-            rnn_run_free(&u);
-            break;
-        }
+        if (!rnn_run_open(&u, &c)) break;
         cudnnRNNDescriptor_t d;
         cudnnRNNDataDescriptor_t xd, yd;
         trnn_data_descs_create(&xd, &yd, NULL, NULL);
@@ -855,10 +837,7 @@ static void paddle_lstm_run(const int *lengths, bool has_lengths)
                                .dtype = CUDNN_DATA_FLOAT, .states = true, .api = API_V8};
     cudnnHandle_t h = test_handle();
     struct rnn_run u;
-    if (!rnn_run_init(&u, &c)) {
-        rnn_run_free(&u);
-        return;
-    }
+    if (!rnn_run_open(&u, &c)) return;
     size_t states_bytes = 0;
     CHECK_OK(cudnnDropoutGetStatesSize(h, &states_bytes));
     void *state = tbuf_alloc(states_bytes);

@@ -53,10 +53,7 @@ TEST(compat_rnn_jax_padded_batch_major_null_states)
                                .dtype = CUDNN_DATA_FLOAT, .states = true, .api = API_V8};
     cudnnHandle_t h = test_handle();
     struct rnn_run u;
-    if (!rnn_run_init(&u, &c)) {
-        rnn_run_free(&u);
-        return;
-    }
+    if (!rnn_run_open(&u, &c)) return;
     const int width = c.dirs * c.hidden, hn = c.layers * c.dirs * c.N;
     /* RnnComputeWorkspaceReserveSpaceSizes: its own descriptors, every sequence max_seq_length */
     cudnnRNNDescriptor_t d;
@@ -180,10 +177,7 @@ TEST(compat_rnn_cudajl_v8_defaults_null_states)
                                .dtype = CUDNN_DATA_FLOAT, .states = false, .api = API_V8};
     cudnnHandle_t h = test_handle();
     struct rnn_run u;
-    if (!rnn_run_init(&u, &c)) {
-        rnn_run_free(&u);
-        return;
-    }
+    if (!rnn_run_open(&u, &c)) return;
     cudnnRNNDataDescriptor_t xd, yd;
     cudnnTensorDescriptor_t hd, cd;
     trnn_data_descs_create(&xd, &yd, &hd, &cd);
@@ -269,10 +263,7 @@ static void cudajl_rnn_run(const struct cudajl_rnn *k)
                                .api = API_V8, .algo = k->algo};
     cudnnHandle_t h = test_handle();
     struct rnn_run u;
-    if (!rnn_run_init(&u, &c)) {
-        rnn_run_free(&u);
-        return;
-    }
+    if (!rnn_run_open(&u, &c)) return;
     size_t states_bytes = 0, wbytes = 0, ws = 0, rs = 0;
     cudnnDropoutDescriptor_t drop;
     cudnnRNNDescriptor_t d;
@@ -422,10 +413,7 @@ TEST(compat_rnn_ccv_4d_states_lengths_after_workspace)
                                    .T = 3, .N = 3, .lengths = lengths, .dtype = CUDNN_DATA_FLOAT, .states = true,
                                    .api = API_V8};
         struct rnn_run u;
-        if (!rnn_run_init(&u, &c)) {
-            rnn_run_free(&u);
-            return;
-        }
+        if (!rnn_run_open(&u, &c)) return;
         const cudnnForwardMode_t mode = train ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE;
         const int hn = c.layers * c.dirs, width = c.dirs * c.hidden;
         cudnnRNNDescriptor_t d;

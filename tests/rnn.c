@@ -268,10 +268,7 @@ TEST(rnn_bad_input)
                                CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 1, 3, 4, 4, 3, 2, lens, CUDNN_DATA_FLOAT,
                                false, true, API_V8, CUDNN_RNN_ALGO_STANDARD};
     struct rnn_run u;
-    if (!rnn_run_init(&u, &c)) {
-        rnn_run_free(&u);
-        return;
-    }
+    if (!rnn_run_open(&u, &c)) return;
     size_t ybytes = (size_t)(u.pos * c.proj) * 4, train_ws = 0, train_rs = 0;
     void *py = tbuf_alloc(ybytes);
     CHECK_OK(cudnnGetRNNTempSpaceSizes(test_handle(), u.d, CUDNN_FWD_MODE_TRAINING, u.xd, &train_ws, &train_rs));
@@ -363,10 +360,7 @@ TEST(rnn_legacy_find)
                                CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, 2, 3, 4, 4, 4, 3, len_packed, CUDNN_DATA_FLOAT,
                                false, true, API_LEGACY, CUDNN_RNN_ALGO_STANDARD};
     struct rnn_run u;
-    if (!rnn_run_init(&u, &c)) {
-        rnn_run_free(&u);
-        return;
-    }
+    if (!rnn_run_open(&u, &c)) return;
     cudnnHandle_t h = test_handle();
     int counts[4] = {0, 0, 0, 0};
     CHECK_OK(cudnnGetRNNForwardInferenceAlgorithmMaxCount(h, u.d, &counts[0]));
@@ -445,10 +439,7 @@ TEST(rnn_stream_capture)
                                CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 2, 3, 4, 3, 4, 3, lens, CUDNN_DATA_FLOAT,
                                false, true, API_V8, CUDNN_RNN_ALGO_STANDARD};
     struct rnn_run u;
-    if (!rnn_run_init(&u, &c)) {
-        rnn_run_free(&u);
-        return;
-    }
+    if (!rnn_run_open(&u, &c)) return;
     cudnnHandle_t h = test_handle();
     int64_t ny = u.pos * c.dirs * c.proj, nx = u.pos * c.input, hn = (int64_t)c.layers * c.dirs * c.N;
     double *dyv = rnn_random_data(&c, c.dirs * c.proj), *zero = tview_fill(u.wcount, 0);

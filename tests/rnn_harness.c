@@ -244,6 +244,13 @@ bool rnn_run_init(struct rnn_run *u, const struct rnn_case *c)
     return true;
 }
 
+bool rnn_run_open(struct rnn_run *u, const struct rnn_case *c)
+{
+    if (rnn_run_init(u, c)) return true;
+    rnn_run_free(u);
+    return false;
+}
+
 void rnn_run_spaces(struct rnn_run *u, size_t ws_bytes, size_t rs_bytes)
 {
     tbuf_free(u->pws), tbuf_free(u->prs);

@@ -67,6 +67,8 @@ cudnnDataType_t rnn_math_prec(cudnnDataType_t t);
 cudnnTensorDescriptor_t rnn_state_desc(cudnnDataType_t t, int a, int b, int w);
 /* The case's descriptors, weights, inputs and spaces (the workspace fits every call). */
 bool rnn_run_init(struct rnn_run *u, const struct rnn_case *c);
+/* rnn_run_init, the run freed when it fails (nothing left to free then). */
+bool rnn_run_open(struct rnn_run *u, const struct rnn_case *c);
 /* Replaces the run's workspace and reserve with buffers of these sizes (a caller that sized
    them its own way, as a program's legacy calls do). */
 void rnn_run_spaces(struct rnn_run *u, size_t ws_bytes, size_t rs_bytes);

@@ -415,10 +415,7 @@ TEST(rnn_inference_workspace_exact)
     for (size_t i = 0; i < TLEN(cases); i++) {
         const struct rnn_case *c = &cases[i];
         struct rnn_run u;
-        if (!rnn_run_init(&u, c)) {
-            rnn_run_free(&u);
-            return;
-        }
+        if (!rnn_run_open(&u, c)) return;
         size_t ws = 0, guard = 4096;
         bool ok = c->api == API_LEGACY ? CHECK_OK(cudnnGetRNNWorkspaceSize(h, u.d, c->T, u.xs, &ws))
                                        : CHECK_OK(cudnnGetRNNTempSpaceSizes(h, u.d, CUDNN_FWD_MODE_INFERENCE, u.xd,
