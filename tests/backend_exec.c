@@ -348,22 +348,6 @@ TEST(backend_conv_directions)
 
 /* ---- matmul, statistics ------------------------------------------------------------------------- */
 
-static bdesc matmul_op(bdesc a, bdesc b, bdesc c)
-{
-    bdesc md = bt_make(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
-    cudnnDataType_t comp = CUDNN_DATA_FLOAT;
-    bt_set(md, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
-    CHECK_OK(cudnnBackendFinalize(md));
-    bdesc op = bt_make(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
-    bt_set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, a);
-    bt_set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, b);
-    bt_set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c);
-    bt_set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, md);
-    CHECK_OK(cudnnBackendFinalize(op));
-    cudnnBackendDestroyDescriptor(md);
-    return op;
-}
-
 /* matmul -> add bias -> act (MatmulBiasAct) and its variants: a [batch, M, K] times b [1, K, N]
    (shared by the batches), C and the output row-major or column-major, the bias per row
    ([1, M, 1]) or per column ([1, 1, N]) or none, the ADD's alphas, a forward activation or none.
@@ -416,7 +400,7 @@ static void matmul_chain(const struct mm_case *mc)
     bt_gt_init(&out, 'o', dt, 3, cd, lay, false, 0, 0);
     struct ref_pw add = ref_pw_mode(CUDNN_POINTWISE_ADD), f = act && !mc->plain ? mode_params(mc->act) : ref_pw_mode(mc->act);
     add.alpha1 = mc->add_a1, add.alpha2 = mc->add_a2;
-    bdesc ops[3] = {matmul_op(a.d, b.d, c.d), NULL, NULL};
+    bdesc ops[3] = {bt_matmul_op(a.d, b.d, c.d, CUDNN_DATA_FLOAT), NULL, NULL};
     int nops = 1;
     if (mc->bias) ops[nops++] = bt_pw_op(&add, c.d, z.d, act ? t.d : out.d);
     if (act) ops[nops++] = bt_pw_op(&f, mc->bias ? t.d : c.d, NULL, out.d);
@@ -463,7 +447,7 @@ TEST(backend_matmul)
     bt_gt_init(&a, 'a', CUDNN_DATA_FLOAT, 3, ad, TV_NCHW, false, -1, 1);
     bt_gt_init(&b, 'b', CUDNN_DATA_FLOAT, 3, bd, TV_NCHW, false, -1, 1);
     bt_gt_init(&c, 'c', CUDNN_DATA_FLOAT, 3, cd, TV_NCHW, false, 0, 0);
-    bdesc op = matmul_op(a.d, b.d, c.d), g = bt_graph(&op, 1);
+    bdesc op = bt_matmul_op(a.d, b.d, c.d, CUDNN_DATA_FLOAT), g = bt_graph(&op, 1);
     double *want = malloc(sizeof(double) * (size_t)c.v.count);
     for (int bb = 0; bb < B; bb++)
         for (int i = 0; i < M; i++)
@@ -494,7 +478,7 @@ TEST(backend_matmul_output_over_chain_input)
     bt_gt_init(&sc, 's', CUDNN_DATA_FLOAT, 3, cd, TV_NCHW, false, 0.5, 1.5);
     bt_gt_init(&out, 'o', CUDNN_DATA_FLOAT, 3, cd, TV_NCHW, false, 0, 0);
     struct ref_pw mul = ref_pw_mode(CUDNN_POINTWISE_MUL);
-    bdesc ops[2] = {matmul_op(a.d, b.d, c.d), bt_pw_op(&mul, c.d, sc.d, out.d)};
+    bdesc ops[2] = {bt_matmul_op(a.d, b.d, c.d, CUDNN_DATA_FLOAT), bt_pw_op(&mul, c.d, sc.d, out.d)};
     bdesc g = bt_graph(ops, 2);
     double *want = malloc(sizeof(double) * (size_t)out.v.count);
     for (int i = 0; i < M; i++)

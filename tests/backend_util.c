@@ -96,6 +96,21 @@ bdesc bt_conv_fwd_op_typed(const bdesc t[3], bdesc conv, cudnnDataType_t dt)
     return op;
 }
 
+bdesc bt_matmul_op(bdesc a, bdesc b, bdesc c, cudnnDataType_t comp)
+{
+    bdesc md = bt_make(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
+    bt_set(md, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
+    CHECK_OK(cudnnBackendFinalize(md));
+    bdesc op = bt_make(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, a);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, b);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, md);
+    CHECK_OK(cudnnBackendFinalize(op));
+    cudnnBackendDestroyDescriptor(md);
+    return op;
+}
+
 /* A convolution op of a direction; x, w, y named for the forward op. */
 bdesc bt_conv_op(cudnnBackendDescriptorType_t kind, bdesc x, bdesc w, bdesc y, bdesc conv)
 {
@@ -206,19 +221,9 @@ bdesc bt_plan_of_engine(bdesc g, int64_t index, int64_t *ws)
 /* The heuristic's configurations (INSTANT): their engines' global indices, best first. */
 int bt_heuristic_engines(bdesc g, int64_t *out, int cap)
 {
-    bdesc h = bt_make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_INSTANT;
-    bt_set_desc(h, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, g);
-    bt_set(h, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
-    CHECK_OK(cudnnBackendFinalize(h));
-    int64_t n = 0;
-    CHECK_OK(cudnnBackendGetAttribute(h, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &n, NULL));
-    CHECK(n >= 1);
-    if (n > cap) n = cap;
     bdesc cfgs[64];
-    for (int i = 0; i < n; i++) cfgs[i] = bt_make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-    int64_t got = 0;
-    CHECK_OK(cudnnBackendGetAttribute(h, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, n, &got, cfgs));
+    const int n = bt_heuristics(g, cfgs, cap < 64 ? cap : 64);
+    CHECK(n >= 1);
     for (int i = 0; i < n; i++) {
         bdesc e = bt_make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
         int64_t cnt = 0;
@@ -231,8 +236,7 @@ int bt_heuristic_engines(bdesc g, int64_t *out, int cap)
         cudnnBackendDestroyDescriptor(e);
         cudnnBackendDestroyDescriptor(cfgs[i]);
     }
-    cudnnBackendDestroyDescriptor(h);
-    return (int)n;
+    return n;
 }
 
 /* A variant pack of n (uid, pointer) pairs and a workspace. */

@@ -34,6 +34,8 @@ bdesc bt_conv_desc_full(cudnnConvolutionMode_t mode, cudnnDataType_t comp, int n
 bdesc bt_conv_fwd_op_typed(const bdesc t[3], bdesc conv, cudnnDataType_t dt);
 /* A convolution op of a direction; x, w, y named for the forward op. */
 bdesc bt_conv_op(cudnnBackendDescriptorType_t kind, bdesc x, bdesc w, bdesc y, bdesc conv);
+/* A MATMUL op c = a b of a compute type (its MATMUL descriptor destroyed once the op holds it). */
+bdesc bt_matmul_op(bdesc a, bdesc b, bdesc c, cudnnDataType_t comp);
 /* A pointwise op: y = mode(x[, b]); for *_BWD modes b is dy and y is dx. */
 bdesc bt_pw_op(const struct ref_pw *p, bdesc x, bdesc b, bdesc y);
 /* A finalized OPERATIONGRAPH of the ops on the test handle. */

@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- OpenVINO's NVIDIA plugin (modules/nvidia_plugin/src/ops/convolution_cudnn_be.cpp,
+   src/cuda/dnn_be_algo.hpp, src/cuda/dnn_be.hpp) ------------------------------------------------ */
+
 /* A POINTWISE descriptor of a mode, MATH_PREC FLOAT, finalized. */
 static bdesc pw_float(cudnnPointwiseMode_t mode)
 {
@@ -41,8 +44,18 @@ static bdesc side_add_op(bdesc pw, bdesc x, bdesc z, float alpha2, bdesc y)
     return op;
 }
 
-/* ---- OpenVINO's NVIDIA plugin (modules/nvidia_plugin/src/ops/convolution_cudnn_be.cpp,
-   src/cuda/dnn_be_algo.hpp, src/cuda/dnn_be.hpp) ------------------------------------------------ */
+/* OpenVINO's pointwise op: XDESC, BDESC when given, YDESC, then the pointwise descriptor,
+   finalized. */
+static bdesc ov_pw_op(bdesc pw, bdesc x, bdesc b, bdesc y)
+{
+    bdesc op = bt_make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
+    if (b) bt_set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
+    CHECK_OK(cudnnBackendFinalize(op));
+    return op;
+}
 
 /* ConvolutionCuDnnBE: the ONNX / OpenVINO pads as they are, **PRE_PADDINGS and POST_PADDINGS
    different** (pads_begin, pads_end), 2-D or 3-D; packed row-major x, w, y (UIDs 'x', 'w', 'y',
@@ -292,18 +305,7 @@ TEST(compat_backend_openvino_fused_conv_null_side_input)
         bt_set(relu_pw, CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE, CUDNN_TYPE_FLOAT, 1, &slope);
         CHECK_OK(cudnnBackendFinalize(relu_pw));
         bdesc add = side_add_op(add_pw, tC, tz, cases[k].add ? 1.0f : 0.0f, tA);
-        bdesc badd = bt_make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-        bt_set_desc(badd, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, tA);
-        bt_set_desc(badd, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, tb);
-        bt_set_desc(badd, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, tB);
-        bt_set_desc(badd, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, add_pw);
-        CHECK_OK(cudnnBackendFinalize(badd));
-        bdesc relu = bt_make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-        bt_set_desc(relu, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, tB);
-        bt_set_desc(relu, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, tB);
-        bt_set_desc(relu, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, ty);
-        bt_set_desc(relu, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, relu_pw);
-        CHECK_OK(cudnnBackendFinalize(relu));
+        bdesc badd = ov_pw_op(add_pw, tA, tb, tB), relu = ov_pw_op(relu_pw, tB, tB, ty);
         bdesc ops[4] = {conv, add, badd, relu};
         bdesc g = bt_graph(ops, 4);
         bdesc cfgs[16];
@@ -354,11 +356,7 @@ TEST(compat_backend_zero_scaled_side_input_absent)
     bdesc ty = bt_tensor('y', &v, false);
     bdesc add_pw = pw_float(CUDNN_POINTWISE_ADD), relu_pw = pw_float(CUDNN_POINTWISE_RELU_FWD);
     bdesc add = side_add_op(add_pw, tx, tz, 0.0f, tA);
-    bdesc relu = bt_make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-    bt_set_desc(relu, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, tA);
-    bt_set_desc(relu, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, ty);
-    bt_set_desc(relu, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, relu_pw);
-    CHECK_OK(cudnnBackendFinalize(relu));
+    bdesc relu = ov_pw_op(relu_pw, tA, NULL, ty);
     bdesc ops[2] = {add, relu};
     bdesc g = bt_graph(ops, 2);
     int64_t ws = -1;
@@ -581,16 +579,7 @@ TEST(compat_backend_pytorch_quantized_linear_two_pieces_refused)
     bdesc tn = bt_tensor_dims('n', f32, 3, yd, ys, false), te = bt_tensor_dims('e', f32, 3, yd, ys, false);
     bdesc tf = bt_tensor_dims('f', f32, 3, yd, ys, true), ts = bt_tensor_dims('s', f32, 3, yd, ys, false);
     bdesc tr = bt_tensor_dims('r', i8, 3, yd, ys, false);
-    bdesc mm = bt_make(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
-    const cudnnDataType_t i32 = CUDNN_DATA_INT32;
-    bt_set(mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &i32);
-    CHECK_OK(cudnnBackendFinalize(mm));
-    bdesc lin = bt_make(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
-    bt_set_desc(lin, CUDNN_ATTR_OPERATION_MATMUL_ADESC, tx);
-    bt_set_desc(lin, CUDNN_ATTR_OPERATION_MATMUL_BDESC, tw);
-    bt_set_desc(lin, CUDNN_ATTR_OPERATION_MATMUL_CDESC, ty);
-    bt_set_desc(lin, CUDNN_ATTR_OPERATION_MATMUL_DESC, mm);
-    CHECK_OK(cudnnBackendFinalize(lin));
+    bdesc lin = bt_matmul_op(tx, tw, ty, CUDNN_DATA_INT32);
     bdesc mul_pw = pw_float(CUDNN_POINTWISE_MUL), add_pw = pw_float(CUDNN_POINTWISE_ADD);
     bdesc relu_pw = pw_float(CUDNN_POINTWISE_RELU_FWD);
     bdesc bmul = apex_pw_op(mul_pw, tb, tc, td, NULL), add = apex_pw_op(add_pw, ty, tn, te, NULL);
@@ -608,7 +597,7 @@ TEST(compat_backend_pytorch_quantized_linear_two_pieces_refused)
     bt_set(g1, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 3, ops1);
     bt_set(g1, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
     CHECK_STATUS(cudnnBackendFinalize(g1), CUDNN_STATUS_NOT_SUPPORTED);
-    bt_destroy_all((bdesc[]){g1, ops1[1], g, rq, relu, add, bmul, relu_pw, add_pw, mul_pw, lin, mm}, 12);
+    bt_destroy_all((bdesc[]){g1, ops1[1], g, rq, relu, add, bmul, relu_pw, add_pw, mul_pw, lin}, 11);
     bt_destroy_all((bdesc[]){tx, tw, ty, tb, tc, td, tn, te, tf, ts, tr}, 11);
 }
 
