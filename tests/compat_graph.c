@@ -402,6 +402,17 @@ static bdesc apex_pw_op(bdesc pw, bdesc x, bdesc b, bdesc y, bdesc dy)
     return op;
 }
 
+/* A REDUCTION op of x into y (XDESC, YDESC, then the reduction descriptor), finalized. */
+static bdesc apex_reduction_op(bdesc red, bdesc x, bdesc y)
+{
+    bdesc op = bt_make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y);
+    bt_set_desc(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, red);
+    CHECK_OK(cudnnBackendFinalize(op));
+    return op;
+}
+
 /* getOrCreatePlan: INSTANT's configurations, getEngineConfig(3), the first that builds. */
 static bdesc apex_plan(bdesc g, int64_t *ws)
 {
@@ -495,11 +506,7 @@ TEST(compat_backend_apex_mask_and_dbias)
     bt_set(red, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &add);
     CHECK_OK(cudnnBackendFinalize(red));
     bdesc drelu = apex_pw_op(drelu_pw, tr, NULL, tR, tdy);
-    bdesc rop = bt_make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
-    bt_set_desc(rop, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, tR);
-    bt_set_desc(rop, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, tdb);
-    bt_set_desc(rop, CUDNN_ATTR_OPERATION_REDUCTION_DESC, red);
-    CHECK_OK(cudnnBackendFinalize(rop));
+    bdesc rop = apex_reduction_op(red, tR, tdb);
     bdesc ops2[2] = {drelu, rop};
     bdesc g2 = bt_graph(ops2, 2);
     plan = apex_plan(g2, &ws);
@@ -525,11 +532,7 @@ TEST(compat_backend_apex_mask_and_dbias)
     bdesc tR2 = apex_tensor('R', CUDNN_DATA_HALF, xd, false), tdb2 = apex_tensor('y', f, bd, false);
     bdesc dconv = bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, tA, tw, tdy, cd);
     bdesc drelu2 = apex_pw_op(drelu_pw, tr2, NULL, tR2, tA);
-    bdesc rop2 = bt_make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
-    bt_set_desc(rop2, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, tR2);
-    bt_set_desc(rop2, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, tdb2);
-    bt_set_desc(rop2, CUDNN_ATTR_OPERATION_REDUCTION_DESC, red);
-    CHECK_OK(cudnnBackendFinalize(rop2));
+    bdesc rop2 = apex_reduction_op(red, tR2, tdb2);
     bdesc ops3[3] = {dconv, drelu2, rop2};
     bdesc g3 = bt_graph(ops3, 3);
     plan = apex_plan(g3, &ws);
