@@ -79,6 +79,22 @@ bdesc bt_conv_desc_full(cudnnConvolutionMode_t mode, cudnnDataType_t comp, int n
     return c;
 }
 
+bdesc bt_conv_desc_2d(cudnnDataType_t comp, const int64_t pad[2], const int64_t stride[2], const int64_t dil[2])
+{
+    bdesc c = bt_make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+    cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    int64_t n = 2;
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &n);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
+    bt_set(c, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dil);
+    CHECK_OK(cudnnBackendFinalize(c));
+    return c;
+}
+
 bdesc bt_conv_fwd_op_typed(const bdesc t[3], bdesc conv, cudnnDataType_t dt)
 {
     const bool dbl = dt == CUDNN_DATA_DOUBLE;

@@ -29,6 +29,10 @@ bdesc bt_conv_desc(int nsp, const int64_t *pad, const int64_t *stride, cudnnConv
    PRE_PADDINGS, POST_PADDINGS, DILATIONS, FILTER_STRIDES), finalized. */
 bdesc bt_conv_desc_full(cudnnConvolutionMode_t mode, cudnnDataType_t comp, int nsp, const int64_t *pre,
                         const int64_t *post, const int64_t *stride, const int64_t *dil);
+/* A 2-D CROSS_CORRELATION of a compute type, pre and post paddings alike per dim (COMP_TYPE,
+   CONV_MODE, SPATIAL_DIMS, FILTER_STRIDES, PRE_PADDINGS, POST_PADDINGS, DILATIONS, in that
+   order), finalized. */
+bdesc bt_conv_desc_2d(cudnnDataType_t comp, const int64_t pad[2], const int64_t stride[2], const int64_t dil[2]);
 /* A forward convolution op of tensors x, w, y: ALPHA 1 and BETA 0 as DOUBLE for double data,
    FLOAT otherwise. */
 bdesc bt_conv_fwd_op_typed(const bdesc t[3], bdesc conv, cudnnDataType_t dt);

@@ -27,28 +27,11 @@ static int64_t pt_alignment(const void *p)
     return a;
 }
 
-/* A 2-D CROSS_CORRELATION descriptor of a compute type, pre and post paddings alike per dim. */
-static bdesc conv_desc_2d(cudnnDataType_t comp, const int64_t pad[2], const int64_t stride[2], const int64_t dil[2])
-{
-    bdesc c = bt_make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-    cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-    int64_t n = 2;
-    bt_set(c, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp);
-    bt_set(c, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
-    bt_set(c, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &n);
-    bt_set(c, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride);
-    bt_set(c, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
-    bt_set(c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
-    bt_set(c, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dil);
-    CHECK_OK(cudnnBackendFinalize(c));
-    return c;
-}
-
 /* PyTorch's getConvDescriptor: unit strides and dilations, one padding. */
 static bdesc pt_conv_desc(cudnnDataType_t comp, int64_t pad)
 {
     const int64_t p[2] = {pad, pad}, one[2] = {1, 1};
-    return conv_desc_2d(comp, p, one, one);
+    return bt_conv_desc_2d(comp, p, one, one);
 }
 
 /* The heuristic's configurations: counted, then fetched into cap targets the caller created
@@ -720,7 +703,7 @@ TEST(compat_backend_hidet_engine_zero_own_compute_type)
         ref_conv_fwd(&rc, x, w, want);
         bdesc td[3];
         for (int i = 0; i < 3; i++) td[i] = bt_tensor_aligned(uids[i], &v[i], NULL, 8);
-        bdesc cd = conv_desc_2d(t, pad, stride, dil);
+        bdesc cd = bt_conv_desc_2d(t, pad, stride, dil);
         bdesc op = bt_conv_fwd_op_typed(td, cd, t);
         bdesc g = bt_graph(&op, 1);
         int64_t ws = -1;

@@ -462,17 +462,7 @@ TEST(compat_backend_apex_mask_and_dbias)
     bdesc tc = apex_tensor('c', f, yd, true), tb = apex_tensor('b', CUDNN_DATA_HALF, bd, false);
     bdesc tB = apex_tensor('B', f, yd, true), tm = apex_tensor('m', CUDNN_DATA_INT8, yd, false);
     bdesc tM = apex_tensor('M', f, yd, true), ty = apex_tensor('y', CUDNN_DATA_HALF, yd, false);
-    bdesc cd = bt_make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-    const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-    const int64_t two = 2;
-    bt_set(cd, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f);
-    bt_set(cd, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
-    bt_set(cd, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &two);
-    bt_set(cd, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, one2);
-    bt_set(cd, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
-    bt_set(cd, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
-    bt_set(cd, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, one2);
-    CHECK_OK(cudnnBackendFinalize(cd));
+    bdesc cd = bt_conv_desc_2d(f, pad, one2, one2);
     bdesc conv = bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, tx, tw, tc, cd);
     bdesc add_pw = pw_float(CUDNN_POINTWISE_ADD), mul_pw = pw_float(CUDNN_POINTWISE_MUL);
     bdesc relu_pw = pw_float(CUDNN_POINTWISE_RELU_FWD), drelu_pw = pw_float(CUDNN_POINTWISE_RELU_BWD);
