@@ -244,7 +244,7 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     check_entry_reached(&dgrad, half, BWD_DATA, dgrad_algo, dgrad_tiny, no_dgrad_tma);
     check_entry_reached(&dgrad, bf16, BWD_DATA, dgrad_algo, dgrad_tiny, no_dgrad_tma);
     /* strided: the phases entry, each phase (512 pixels x 128 channels) on the 128x64 tile */
-    check_entry_reached(&dgrad_strided, half, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tc_phases", NULL);
+    check_entry_reached(&dgrad_strided, half, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tc_phases", no_dgrad_tma);
     check_entry_reached(&wgrad_big, half, BWD_FILTER, wgrad_algo, wgrad_big_name, no_wgrad_tma);
     check_entry_reached(&wgrad_big, bf16, BWD_FILTER, wgrad_algo, wgrad_small,
                         "cuda:wgrad_igemm_tma*,cuda:wgrad_igemm_wgmma_128x256*");
@@ -419,6 +419,35 @@ TEST(conv_cuda_tma_dgrad_entries_are_reached)
         {&overpad, bf16, wide, NULL},
         {&one, bf16, wide, "cuda:dgrad_gemm1x1*"},
         {&big, half_nchw, wide, NULL},
+    };
+    check_entries_reached(cases, sizeof cases / sizeof cases[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
+}
+
+/* The TMA kernel's strided backward data, phase by phase (cuda:dgrad_igemm_tma_phases; unproven,
+   as above), every phase of at least a tile per multiprocessor: 3x3 stride 2 pad 1 over 135x135
+   (phases of 68 and 67 pixels a side) with C = 256 on the 128x256 tile, fp16, bf16 and NCHW
+   data; the 1x1 stride-2 downsampling layer (three phases without taps); C = 128 on the 256x128
+   tile in CONVOLUTION mode; stride 3; dilation 2 with stride 2 (whole phases without taps). */
+TEST(conv_cuda_tma_phases_entry_is_reached)
+{
+    if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
+    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
+    static const struct shape s2 = {"tma_phases_3x3s2", 2, 4, 256, 64, 1, {135, 135}, {3, 3}, {1, 1}, {2, 2}, {1, 1},
+                                    false};
+    static const struct shape down = {"tma_phases_1x1s2", 2, 4, 256, 128, 1, {135, 135}, {1, 1}, {0, 0}, {2, 2},
+                                      {1, 1}, false};
+    static const struct shape tall = {"tma_phases_c128_convolution", 2, 8, 128, 64, 1, {135, 135}, {3, 3}, {1, 1},
+                                      {2, 2}, {1, 1}, true};
+    static const struct shape s3 = {"tma_phases_3x3s3", 2, 9, 256, 64, 1, {135, 134}, {3, 3}, {1, 1}, {3, 3}, {1, 1},
+                                    false};
+    static const struct shape dilated = {"tma_phases_dilated", 2, 4, 256, 64, 1, {135, 135}, {3, 3}, {2, 2}, {2, 2},
+                                         {2, 2}, false};
+    const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *half_nchw = &tc_configs[3];
+    const char *const phases = "cuda:dgrad_igemm_tma_phases";
+    const struct entry_case cases[] = {
+        {&s2, half, phases, NULL},      {&s2, bf16, phases, NULL},      {&s2, half_nchw, phases, NULL},
+        {&down, bf16, phases, NULL},    {&tall, half, phases, NULL},    {&s3, bf16, phases, NULL},
+        {&dilated, half, phases, NULL},
     };
     check_entries_reached(cases, sizeof cases / sizeof cases[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
 }

@@ -23,13 +23,14 @@
 
    Backward data with a stride runs phase by phase (the _phases entries): the input pixels whose
    coordinates are a (mod stride) in every dim receive products from one subset of filter taps
-   only, taps a + pad (mod stride) apart by the stride. Each phase is therefore a unit-stride
-   backward-data problem of its own, on a strided view of dx, with the filter view of its taps
-   (mirrored for CONVOLUTION mode); it runs through the same plan and kernel (the sm_90a one
-   where it applies), one phase after the other on the stream and sharing the workspace. Phases
-   without taps get dx = beta * dx (with beta 0 and a dense dx, one memset of all of dx before
-   the phases). The plain kernel, which tests every tap at every pixel, did stride^2 times the
-   work.
+   only, taps a + pad (mod stride) apart by the stride (without dilation; phase_problem has the
+   dilated case). Each phase is therefore a unit-stride backward-data problem of its own, on a
+   strided view of dx, with the filter view of its taps (mirrored for CONVOLUTION mode); it runs
+   through the same plan and kernel (the sm_90a one where it applies; every phase on the TMA
+   kernel for cuda:dgrad_igemm_tma_phases, fp16 and bf16, which also takes dilated filters), one
+   phase after the other on the stream and sharing the workspace. Phases without taps get dx =
+   beta * dx (with beta 0 and a dense dx, one memset of all of dx before the phases). The plain
+   kernel, which tests every tap at every pixel, did stride^2 times the work.
 
    Constraints (each a reason): sm_80 or newer; fp16 and bf16 (tf32 entries: fp32 data, forward
    and backward data, TF32 allowed); the GEMM's channel dimension (C/G forward with groups, K/G
@@ -39,7 +40,8 @@
    also need compute capability 9.0 exactly; they take fp16 and bf16, and fp32 data as TF32 (where
    tensor-op math is allowed, forward and backward data, as the tf32 entries), and stay unproven
    (core/impl.h) until a GPU run of the suite has passed them. So do the TMA entries (_tma_,
-   conv_igemm_tma_sm90.cu: forward, backward data with unit stride as a forward pass over dy,
+   conv_igemm_tma_sm90.cu: forward, backward data as a forward pass over dy (unit stride, or
+   stride phases: _tma_phases),
    and the filter gradient over channels padded to 64 per tap, no more than a quarter of them
    padding; fp16 and bf16, groups 1, 2-D, within the tensor maps' limits of conv_igemm_tma.cuh),
    and their clustered twins (_tma_c2_: the same kernel on clusters of 2 CTAs sharing B by
@@ -658,9 +660,24 @@ OCD_IGEMM_TMA_C2_TILES(X)
 
 #define IGEMM_MAX_PHASES 64
 
+/* The greatest common divisor of two positive numbers. */
+static int gcd_of(int a, int b)
+{
+    while (b != 0) {
+        const int t = a % b;
+        a = b, b = t;
+    }
+    return a;
+}
+
 /* Phase `ph` (mixed radix over the spatial dims, the last fastest) of a strided backward-data
-   problem, as a unit-stride one. *taps is false when no filter tap reaches the phase, *pixels
-   false when it holds no input pixel. */
+   problem, as a unit-stride one. Per dim, with stride u, dilation dl and g = gcd(u, dl): input
+   pixel a + u i receives tap r from dy[(a + u i + pad - r dl) / u] where u divides the
+   numerator, i.e. the taps r0 + (u / g) j from the first one, r0 (none when g does not divide
+   a + pad), each reading dy at i + pad' - j (dl / g): a unit-stride problem with dilation dl / g
+   and padding pad' = (a + pad - r0 dl) / u, which is negative where r0 dl passes a + pad (only
+   with a dilation). *taps is false when no filter tap reaches the phase, *pixels false when it
+   holds no input pixel. */
 static void phase_problem(const struct ocd_conv_problem *p, int ph, int esize, struct ocd_conv_problem *sub,
                           bool *taps, bool *pixels)
 {
@@ -669,18 +686,23 @@ static void phase_problem(const struct ocd_conv_problem *p, int ph, int esize, s
     *taps = *pixels = true;
     int64_t xoff = 0, woff = 0;
     for (int d = p->s.nsp - 1; d >= 0; d--) {
-        const int u = p->s.stride[d], a = ph % u, pad = p->s.pad[d], vd = 2 + d;
+        const int u = p->s.stride[d], a = ph % u, pad = p->s.pad[d], dl = p->s.dilation[d], vd = 2 + d;
         ph /= u;
+        const int g = gcd_of(u, dl), step = u / g; /* the phase's taps are `step` apart */
+        int r0 = -1;                                /* the first tap of the phase */
+        for (int r = 0; r < step && r0 < 0; r++)
+            if ((a + pad - r * dl) % u == 0) r0 = r;
         const int64_t in = p->s.in[d], filt = p->s.filt[d];
-        const int r0 = (a + pad) % u; /* the first tap of the phase */
-        const int64_t pixels_d = in > a ? (in - a + u - 1) / u : 0, taps_d = filt > r0 ? (filt - r0 + u - 1) / u : 0;
+        const int64_t pixels_d = in > a ? (in - a + u - 1) / u : 0;
+        const int64_t taps_d = r0 >= 0 && filt > r0 ? (filt - r0 + step - 1) / step : 0;
+        r0 = r0 >= 0 ? r0 : 0;
         sub->s.in[d] = pixels_d, sub->s.filt[d] = taps_d;
-        sub->s.pad[d] = (a + pad - r0) / u, sub->s.stride[d] = 1, sub->s.dilation[d] = 1;
+        sub->s.pad[d] = (a + pad - r0 * dl) / u, sub->s.stride[d] = 1, sub->s.dilation[d] = dl / g;
         xoff += a * p->x.strides[vd];
         sub->x.dims[vd] = pixels_d, sub->x.strides[vd] = p->x.strides[vd] * u;
         /* the phase's taps of the cross-correlation filter: w itself, or w mirrored */
         woff += (p->s.flip ? filt - 1 - r0 : r0) * p->w.strides[vd];
-        sub->w.dims[vd] = taps_d, sub->w.strides[vd] = p->w.strides[vd] * u * (p->s.flip ? -1 : 1);
+        sub->w.dims[vd] = taps_d, sub->w.strides[vd] = p->w.strides[vd] * step * (p->s.flip ? -1 : 1);
         *taps = *taps && taps_d > 0;
         *pixels = *pixels && pixels_d > 0;
     }
@@ -689,12 +711,15 @@ static void phase_problem(const struct ocd_conv_problem *p, int ph, int esize, s
     sub->w_data = p->w_data ? (char *)p->w_data + woff * esize : NULL;
 }
 
-/* The first tile whose plan serves the phase, the sm_90a cp.async kernel's first (where they
-   apply: make_plan), or -1 with the reason in *why (the TMA tiles are not tried). */
-static int phase_tile(cudnnHandle_t h, const struct ocd_conv_problem *sub, bool tf32, igemm_plan *pl, const char **why)
+/* The first tile whose plan serves the phase, or -1 with the reason in *why: the TMA entry's
+   among the TMA kernel's unclustered tiles, the others' among the sm_90a cp.async kernel's
+   first (where they apply: make_plan), then the sm_80 kernel's. */
+static int phase_tile(cudnnHandle_t h, const struct ocd_conv_problem *sub, bool tf32, bool tma, igemm_plan *pl,
+                      const char **why)
 {
-    for (int i = 0; i < TMA_TILE0; i++) {
-        const int tile = (WGMMA_TILE0 + i) % TMA_TILE0;
+    const int first = tma ? TMA_TILE0 : 0, count = tma ? OCD_IGEMM_TMA_NTILES : TMA_TILE0;
+    for (int i = 0; i < count; i++) {
+        const int tile = tma ? first + i : (WGMMA_TILE0 + i) % TMA_TILE0;
         if ((*why = make_plan(h, sub, tile, tf32, pl)) == NULL) return tile;
     }
     return -1;
@@ -718,14 +743,18 @@ struct igemm_phases_plan {
 };
 OCD_IMPL_PLAN_FITS(igemm_phases_plan);
 
-/* Why the phases entry cannot serve p, or NULL; its plan into *pp. */
-static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, bool tf32, igemm_phases_plan *pp)
+/* Why the phases entry cannot serve p, or NULL; its plan into *pp. tma: the TMA entry, every
+   phase with taps on the TMA kernel (which takes the phases' dilations and negative paddings). */
+static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, bool tf32, bool tma,
+                               igemm_phases_plan *pp)
 {
     memset(pp, 0, sizeof *pp);
     pp->tf32 = tf32;
+    if (tma)
+        if (const char *why = ocd_impl_unproven()) return why;
     if (p->dir != OCD_CONV_BWD_DATA) return "backward data only";
-    for (int d = 0; d < p->s.nsp; d++)
-        if (p->s.dilation[d] != 1) return "dilated: the phases are for strided, undilated filters";
+    for (int d = 0; d < p->s.nsp && !tma; d++)
+        if (p->s.dilation[d] != 1) return "dilated: the phases of dilated filters run on the TMA entry only";
     const int phases = phase_count(p);
     if (phases == 1) return "unit stride: the implicit GEMM serves it directly";
     if (phases > IGEMM_MAX_PHASES) return "more than 64 stride phases";
@@ -739,7 +768,7 @@ static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p
         if (!pixels || !taps) continue;
         igemm_plan pl;
         const char *why;
-        const int tile = phase_tile(h, &sub, tf32, &pl, &why);
+        const int tile = phase_tile(h, &sub, tf32, tma, &pl, &why);
         if (tile < 0) return why;
         pp->tile[ph] = (signed char)tile;
         pp->ws_bytes = OCD_MAX(pp->ws_bytes, pl.ws_bytes);
@@ -856,14 +885,9 @@ static cudnnStatus_t phases_run(cudnnHandle_t h, const void *problem, const void
     return CUDNN_STATUS_SUCCESS;
 }
 
-static const char *phases_plan_tc(cudnnHandle_t h, const void *problem, void *plan)
+template <bool TF32, bool TMA> static const char *phases_plan_of(cudnnHandle_t h, const void *problem, void *plan)
 {
-    return phases_plan(h, (const struct ocd_conv_problem *)problem, false, (igemm_phases_plan *)plan);
-}
-
-static const char *phases_plan_tf32(cudnnHandle_t h, const void *problem, void *plan)
-{
-    return phases_plan(h, (const struct ocd_conv_problem *)problem, true, (igemm_phases_plan *)plan);
+    return phases_plan(h, (const struct ocd_conv_problem *)problem, TF32, TMA, (igemm_phases_plan *)plan);
 }
 
 static size_t phases_workspace(cudnnHandle_t h, const void *problem, const void *plan)
@@ -871,14 +895,18 @@ static size_t phases_workspace(cudnnHandle_t h, const void *problem, const void 
     return ((const igemm_phases_plan *)plan)->ws_bytes;
 }
 
-extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tc_planned = {phases_plan_tc, phases_workspace,
-                                                                                    phases_run};
-extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tf32_planned = {phases_plan_tf32, phases_workspace,
-                                                                                      phases_run};
+extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tc_planned = {
+    phases_plan_of<false, false>, phases_workspace, phases_run};
+extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tf32_planned = {
+    phases_plan_of<true, false>, phases_workspace, phases_run};
+extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tma_planned = {
+    phases_plan_of<false, true>, phases_workspace, phases_run};
 
 /* The Hopper kernels (sm_90a: conv_igemm_sm90.cu, and conv_igemm_tma_sm90.cu for the three
-   directions, backward data at unit stride) keep make_plan, the index maps and the epilogue;
+   directions, strided backward data phase by phase) keep make_plan, the index maps and the epilogue;
    the cp.async one also the loaders' address arithmetic, while the TMA one loads through tensor
    maps (conv_igemm_tma.cuh) with a producer warp, consumer warpgroups and a persistent tile
-   loop (and clusters of 2 CTAs sharing B by multicast). Their next steps: strided backward data
-   on TMA, and measuring where the clustered tiles win. */
+   loop (and clusters of 2 CTAs sharing B by multicast). Their next step: measuring where the
+   clustered tiles win, and whether the phases of a strided backward pass gain from running
+   concurrently (one persistent grid over every phase's tiles) where each alone fills the GPU
+   poorly. */

@@ -15,13 +15,15 @@
    a copy. The map parameters (rules of the CUDA driver API's cuTensorMapEncodeIm2col and
    cuTensorMapEncodeTiled, and of the PTX ISA's "Tensors: im2col mode"):
    - A, rank 4: globalDim (C, W, H, N), globalStrides the byte strides of W, H and N (multiples of
-     16 below 2^40); the pixel box, in (W, H) order like the dims, from lower corner -pad to upper
-     corner pad - (R - 1) * dilation relative to the tensor's last pixel: the filter base of output
-     pixel p is p * stride - pad, and the last one, (P - 1) * stride - pad, is inside that box
-     while P * stride - pad is past it; so the TMA, traversing the box W first, then H, then N
-     with elementStrides (1, stride_w, stride_h, 1), visits the output pixels in GEMM row order
-     from a tile's first one, across rows and images. channelsPerPixel 64 (the K tile), and
-     pixelsPerColumn BM (at most 1024: one load per K tile). The im2col offsets of tap (r, s)
+     16 below 2^40); the pixel box, in (W, H) order like the dims, from lower corner -pad to the
+     upper corner that puts the box's last pixel at (Q - 1) * stride - pad (corner (Q - 1) *
+     stride - pad - (W - 1), relative to the tensor's last pixel; H likewise with P): the filter
+     base of output pixel q is q * stride - pad, the last one the box's last, Q * stride - pad
+     past it (the upper corner follows from the output extent, not from the padding: a stride
+     phase's output, two paragraphs down, is not the extent its padding implies); so the TMA,
+     traversing the box W first, then H, then N with elementStrides (1, stride_w, stride_h, 1),
+     visits the output pixels in GEMM row order from a tile's first one, across rows and images.
+     channelsPerPixel 64 (the K tile), and pixelsPerColumn BM (at most 1024: one load per K tile). The im2col offsets of tap (r, s)
      are (s * dilation_w, r * dilation_h), the taps mirrored in CONVOLUTION mode. Corners are
      signed 8-bit and offsets unsigned 8-bit for rank 4 (ISA, "Bounding Box" of im2col mode),
      traversal strides at most 8 (cuTensorMapEncodeIm2col): problems beyond decline.
@@ -40,6 +42,14 @@
    then sets the problem's padding to pad' and flip, so that K tile tap (r, s) reads dy at the
    mirrored tap's offsets. pad' < 0 (pad above (R - 1) * dilation) is a positive lower corner,
    which the box limits above bound as they bound the forward pass's.
+
+   Strided backward data (entry cuda:dgrad_igemm_tma_phases) runs stride phase by stride phase
+   (conv_igemm.cu's phase_problem): each phase is a unit-stride backward-data problem over all
+   of dy, its dx a strided view of dx (the epilogue's row map writes it), its filter the phase's
+   taps (packed by igemm_filter_pack like any backward-data filter), its padding and dilation
+   its own; it runs as the forward pass above. The phase's dx extent is not the one its padding
+   implies (dy's last pixels may reach none of its pixels, or its last pixels no dy pixel), which
+   the upper corner from the output extent absorbs: pixels whose window leaves dy read zeros.
 
    The filter gradient (entries cuda:wgrad_igemm_tma_*) is dW[M = K, N = R*S*C'] = dy^T[M, N*P*Q]
    im2col(x)[N*P*Q, N]: the reduction runs over output pixels, 64 a K tile, so both operands land
@@ -104,10 +114,11 @@ struct igemm_tma_geom {
 };
 
 /* The im2col map over the activations x (c channels, NHWC, n images) for p's filter, stride,
-   padding and dilation, `pixels` pixels a load (forward: the file comment's map A; the filter
-   gradient's B). NULL, or why the TMA cannot load it. */
-static inline const char *igemm_tma_im2col(const igemm_params &p, const igemm_act &x, int64_t n, int c, int pixels,
-                                           int esize, igemm_tma_geom *g)
+   padding and dilation and an output of oq x op pixels an image, `pixels` pixels a load
+   (forward: the file comment's map A; the filter gradient's B). NULL, or why the TMA cannot
+   load it. */
+static inline const char *igemm_tma_im2col(const igemm_params &p, const igemm_act &x, int64_t n, int c, int64_t oq,
+                                           int64_t op, int pixels, int esize, igemm_tma_geom *g)
 {
     /* an extent-1 dim has stride 0 in an igemm_act; any stride serves it, TMA wants a multiple of 16 */
     const int64_t sw = x.w > 1 ? x.sw : c, sh = x.h > 1 ? x.sh : sw * x.w;
@@ -117,14 +128,16 @@ static inline const char *igemm_tma_im2col(const igemm_params &p, const igemm_ac
         if (strides[i] % 16 != 0 || strides[i] <= 0 || strides[i] >= ((int64_t)1 << 40))
             return "a pixel stride the TMA cannot take (a multiple of 16 bytes below 2^40)";
     if (p.uw > 8 || p.uh > 8) return "stride above 8 (the TMA's traversal stride)";
-    const int lower[2] = {-p.pw, -p.ph}, upper[2] = {p.pw - (p.S - 1) * p.dw, p.ph - (p.R - 1) * p.dh};
+    /* the last output pixel's filter base relative to the last input pixel (file comment) */
+    const int64_t lower[2] = {-p.pw, -p.ph};
+    const int64_t upper[2] = {(oq - 1) * p.uw - p.pw - (x.w - 1), (op - 1) * p.uh - p.ph - (x.h - 1)};
     for (int i = 0; i < 2; i++)
         if (lower[i] < -128 || lower[i] > 127 || upper[i] < -128 || upper[i] > 127)
             return "padding or filter extent outside the TMA's im2col box corners ([-128, 127])";
     if ((p.S - 1) * p.dw > 255 || (p.R - 1) * p.dh > 255) return "dilated filter wider than the TMA's im2col offsets (255)";
     g->im_dim[0] = (uint64_t)c, g->im_dim[1] = (uint64_t)x.w, g->im_dim[2] = (uint64_t)x.h, g->im_dim[3] = (uint64_t)n;
     for (int i = 0; i < 3; i++) g->im_stride[i] = (uint64_t)strides[i];
-    for (int i = 0; i < 2; i++) g->im_lower[i] = lower[i], g->im_upper[i] = upper[i];
+    for (int i = 0; i < 2; i++) g->im_lower[i] = (int)lower[i], g->im_upper[i] = (int)upper[i];
     g->im_estride[0] = 1, g->im_estride[1] = (uint32_t)p.uw, g->im_estride[2] = (uint32_t)p.uh, g->im_estride[3] = 1;
     g->im_channels = OCD_IGEMM_TMA_BK, g->im_pixels = (uint32_t)pixels;
     return NULL;
@@ -147,8 +160,8 @@ static inline const char *igemm_tma_plan(const igemm_params &p, int c, int bm, i
                                          igemm_tma_geom *g)
 {
     memset(g, 0, sizeof *g);
-    const int64_t n = p.M / ((int64_t)p.epi.row.div[0].d * p.epi.row.div[1].d);
-    if (const char *why = igemm_tma_im2col(p, p.a, n, c, bm, esize, g)) return why;
+    const int64_t oq = p.epi.row.div[0].d, op = p.epi.row.div[1].d, n = p.M / (oq * op);
+    if (const char *why = igemm_tma_im2col(p, p.a, n, c, oq, op, bm, esize, g)) return why;
     if ((int64_t)c * esize % 16 != 0) return "channels not a multiple of 16 bytes (the filter's tap stride for the TMA)";
     g->ti_dim[0] = (uint64_t)c, g->ti_dim[1] = (uint64_t)p.R * p.S, g->ti_dim[2] = (uint64_t)p.N;
     g->ti_stride[0] = (uint64_t)c * esize, g->ti_stride[1] = (uint64_t)p.b_ld * esize;
@@ -168,7 +181,7 @@ static inline const char *igemm_tma_plan_wgrad(const igemm_params &p, int c, int
 {
     memset(g, 0, sizeof *g);
     const int64_t q = p.k_div[0].d, pp = p.k_div[1].d, n = p.K / (q * pp);
-    if (const char *why = igemm_tma_im2col(p, p.b, n, c, OCD_IGEMM_TMA_BK, esize, g)) return why;
+    if (const char *why = igemm_tma_im2col(p, p.b, n, c, q, pp, OCD_IGEMM_TMA_BK, esize, g)) return why;
     /* dy seen as [N*P*Q][K]: its pixels one stride apart, the first nonzero of W, H, N */
     const igemm_act &dy = p.a;
     const int64_t ps = dy.w > 1 ? dy.sw : dy.h > 1 ? dy.sh : n > 1 ? dy.sn : p.M;
@@ -186,8 +199,9 @@ static inline const char *igemm_tma_plan_wgrad(const igemm_params &p, int c, int
     return NULL;
 }
 
-/* The backward-data problem p (unit stride; its GEMM rows the pixels of dx, its activations dy)
-   as the forward pass of the file comment: padding (R - 1) * dilation - pad, taps mirrored. */
+/* The backward-data problem p (unit stride, or a stride phase; its GEMM rows the pixels of dx,
+   its activations dy) as the forward pass of the file comment: padding (R - 1) * dilation - pad,
+   taps mirrored. */
 static inline void igemm_tma_dgrad_as_fwd(igemm_params *p)
 {
     p->pw = (p->S - 1) * p->dw - p->pw, p->ph = (p->R - 1) * p->dh - p->ph;

@@ -46,6 +46,7 @@ static const char *const dgrad_entries[] = {
     "cuda:dgrad_igemm_wgmma_256x128x64_s4", "cuda:dgrad_igemm_wgmma_128x64x64_s6", "cuda:dgrad_stem_tc_128x8",
     "cuda:dgrad_igemm_tma_128x256x64_s4", "cuda:dgrad_igemm_tma_256x128x64_s4",
     "cuda:dgrad_igemm_tma_c2_128x256x64_s4", "cuda:dgrad_igemm_tma_c2_256x128x64_s4",
+    "cuda:dgrad_igemm_tma_phases",
 };
 static const char *const wgrad_entries[] = {
     "host:wgrad_gemm", "host:wgrad_implicit_precomp_gemm", "host:wgrad_implicit_gemm",

@@ -189,9 +189,10 @@ cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const void *problem,
     X(3, 128, 64, 6)
 #define OCD_IGEMM_WGMMA_NTILES 4
 
-/* The sm_90a warp-specialized TMA kernel's tiles, every direction (backward data at unit stride),
-   fp16 and bf16: X(index, BM, BN, stages); a K tile of 64 channels of one filter tap, or of 64
-   pixels for the filter gradient (cuda/conv_igemm_tma.cuh). */
+/* The sm_90a warp-specialized TMA kernel's tiles, every direction (strided backward data phase
+   by phase: cuda:dgrad_igemm_tma_phases), fp16 and bf16: X(index, BM, BN, stages); a K tile of
+   64 channels of one filter tap, or of 64 pixels for the filter gradient
+   (cuda/conv_igemm_tma.cuh). */
 #define OCD_IGEMM_TMA_TILES(X)                                                                  \
     X(0, 128, 256, 4)                                                                           \
     X(1, 256, 128, 4)
@@ -237,9 +238,11 @@ OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_im2col_gemm_tc)
 OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_im2col_gemm)
 
 /* Backward data with a stride, phase by phase (conv_igemm.cu says how), planned; _tc for fp16
-   and bf16, _tf32 for fp32 data. */
+   and bf16, _tf32 for fp32 data, _tma for fp16 and bf16 with every phase on the sm_90a TMA
+   kernel (and dilated filters). */
 OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_phases_tc)
 OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_phases_tf32)
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_phases_tma)
 
 /* conv_stem.cu: the forward pass of images with few channels (C not a multiple of 8, C R S <=
    256: RGB first layers) on tensor cores, with K = C R S packed and the im2col tile built in

@@ -57,6 +57,15 @@
    filter in CONVOLUTION mode, a 1x1 filter with stride 2 and a KCRS dw, alpha and beta,
    split-K (2 splits of 17 and 16 K tiles; 3 of 19, 19 and 17, CTAs walking several units); the
    plan declining C = 40 (mostly padding) and stride 9.
+   Strided backward data phase by phase (cuda:dgrad_igemm_tma_phases: phases_plan and phases_run
+   of conv_igemm.cu, each phase a unit-stride problem as a forward pass over dy on the TMA tile
+   the plan chose): each phase's taps and pixels against the definition's (emu_phase), parts 1
+   and 2 per phase, part 3 the whole dx against tests/ref's strided backward data. Cases: 3x3
+   stride 2 with padding 0 and 1 (odd and even sizes: phases of unequal extents, a phase with
+   more pixels than its padding implies, and with stride 3 one with fewer), the 1x1 stride-2 downsampling layer (three phases without taps,
+   scaled by beta), stride 3 with 3x3 and 5x5 filters and unequal paddings, dilation 3 (a phase
+   of negative padding) and dilation 2 (a stride-2 dilation-2 filter: whole phases without
+   taps), CONVOLUTION mode, alpha and beta, a K tail; the plan declining C = 64 and unit stride.
    Clusters of 2 CTAs (parts 1 to 3, B assembled from both CTAs' loads): forward with 3 M tiles
    (the last pair's second tile past M: no A, nothing stored) and a cluster walking two pairs,
    the 256x128 tile with stride 2, alpha and beta; backward data in CONVOLUTION mode with odd M
@@ -206,8 +215,29 @@ struct tma_case {
     double alpha, beta;
     int sm_count;
     const char *declines; /* the plan must decline with a reason holding this */
-    bool dgrad;           /* backward data (dx from dy; stride 1) */
+    bool dgrad;           /* backward data (dx from dy; stride 1, or phase by phase) */
     bool wgrad;           /* the filter gradient (dw from x and dy); neither: the forward pass */
+    bool phases;          /* strided backward data through cuda:dgrad_igemm_tma_phases */
+};
+
+/* The stride phase a backward-data plan covers, from the convolution's definition (not from
+   phase_problem): its first input pixel (a_h, a_w), its pixels' extents, and the taps of the
+   cross-correlation filter reaching it per dim, in order: every r with stride dividing
+   a + pad - r * dilation. A unit-stride problem is one phase of every tap. */
+struct emu_phase {
+    int a[2], px[2];
+    std::vector<int> taps[2];
+
+    emu_phase(const tma_case &e, int ph)
+    {
+        const int u = e.phases ? e.stride : 1, in[2] = {e.h, e.w}, filt[2] = {e.r, e.s}, pad[2] = {e.pad_h, e.pad_w};
+        a[0] = ph / u % u, a[1] = ph % u;
+        for (int d = 0; d < 2; d++) {
+            px[d] = in[d] > a[d] ? (in[d] - a[d] + u - 1) / u : 0;
+            for (int r = 0; r < filt[d]; r++)
+                if ((a[d] + pad[d] - r * e.dil) % u == 0) taps[d].push_back(r);
+        }
+    }
 };
 
 /* A case's problem, data and reference (logical NCHW / KCRS doubles in the reference's order;
@@ -299,11 +329,13 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
        pixel's window, the tap mirrored in CONVOLUTION mode; backward data reads dy at the pixel
        (h + pad - r * dil, w + pad - s * dil) of input pixel (h, w), the pixel dy[p] whose window
        puts cross-correlation tap (r, s) on it. */
-    static double want_a(const tma_case &e, const tma_problem<T> &tp, int m, int c, int r, int s)
+    static double want_a(const tma_case &e, const tma_problem<T> &tp, const emu_phase &ph, int m, int c, int r, int s)
     {
-        if (e.dgrad) {
-            const int w = m % e.w, h = m / e.w % e.h, n = m / (e.w * e.h);
-            const int pp = h + e.pad_h - r * e.dil, q = w + e.pad_w - s * e.dil;
+        if (e.dgrad) { /* the phase's pixel m, the phase's tap (r, s); a phase's strides divide exactly */
+            const int w = m % ph.px[1], h = m / ph.px[1] % ph.px[0], n = m / (ph.px[1] * ph.px[0]);
+            const int u = e.phases ? e.stride : 1;
+            const int pp = (ph.a[0] + u * h + e.pad_h - ph.taps[0][r] * e.dil) / u;
+            const int q = (ph.a[1] + u * w + e.pad_w - ph.taps[1][s] * e.dil) / u;
             return pp >= 0 && pp < tp.P && q >= 0 && q < tp.Q ? ocd_cuda_load(&tp.y[at(tp.p.y, n, c, pp, q)]) : 0.0;
         }
         return want_x(e, tp, m, c, r, s);
@@ -319,27 +351,28 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
                                                                      : 0.0;
     }
     /* Element (column j, channel c) of the B operand of tap (r, s): w[j][c][r][s] forward; for
-       backward data the cross-correlation filter w[c][j] at (r, s), w mirrored in CONVOLUTION
-       mode. */
-    static double want_b(const tma_case &e, const tma_problem<T> &tp, int j, int c, int r, int s)
+       backward data the cross-correlation filter w[c][j] at the phase's tap (r, s), w mirrored in
+       CONVOLUTION mode. */
+    static double want_b(const tma_case &e, const tma_problem<T> &tp, const emu_phase &ph, int j, int c, int r, int s)
     {
         if (!e.dgrad) return ocd_cuda_load(&tp.w[at(tp.p.w, j, c, r, s)]);
+        r = ph.taps[0][r], s = ph.taps[1][s];
         if (e.flip) r = e.r - 1 - r, s = e.s - 1 - s;
         return ocd_cuda_load(&tp.w[at(tp.p.w, c, j, r, s)]);
     }
 
     /* The forward pass's K tile kt of the tile at (m0, n0), as wgmma reads it from stage 0 (A
        only where loaded: a tile of the cluster's rounding, past M, has none). */
-    static const char *check_fwd(const tma_case &e, const tma_problem<T> &tp, const igemm_params &p,
+    static const char *check_fwd(const tma_case &e, const tma_problem<T> &tp, const emu_phase &ph, const igemm_params &p,
                                  const igemm_tma_geom &g, int m0, int n0, int kt, const std::vector<uint8_t> &smem)
     {
         const int esize = (int)sizeof(T), CK = e.dgrad ? e.k : e.c, NK = e.dgrad ? e.c : e.k; /* GEMM K per tap, N */
-        const int tap = kt / g.cblocks, c0 = (kt % g.cblocks) * 64;
-        const int r = tap / e.s, s = tap % e.s;
+        const int tap = kt / g.cblocks, c0 = (kt % g.cblocks) * 64, taps_s = e.dgrad ? (int)ph.taps[1].size() : e.s;
+        const int r = tap / taps_s, s = tap % taps_s;
         for (int i = 0; i < (m0 < p.M ? Tile::BM : 0); i++)
             for (int k = 0; k < 64; k++) {
                 const int m = m0 + i, c = c0 + k;
-                const double want = m < p.M && c < CK ? want_a(e, tp, m, c, r, s) : 0.0;
+                const double want = m < p.M && c < CK ? want_a(e, tp, ph, m, c, r, s) : 0.0;
                 uint32_t addr;
                 const int ks = k / emu_kstep<T>();
                 if (!emu_desc_addr(Shape::desc_a(BASE, 0, i / 64, ks), i % 64, k % emu_kstep<T>(), esize, &addr))
@@ -349,7 +382,7 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
         for (int j = 0; j < Tile::BN; j++)
             for (int k = 0; k < 64; k++) {
                 const int kk = n0 + j, c = c0 + k;
-                const double want = kk < NK && c < CK ? want_b(e, tp, kk, c, r, s) : 0.0;
+                const double want = kk < NK && c < CK ? want_b(e, tp, ph, kk, c, r, s) : 0.0;
                 uint32_t addr;
                 if (!emu_desc_addr(Shape::desc_b(BASE, 0, k / emu_kstep<T>()), j, k % emu_kstep<T>(), esize, &addr))
                     return "a malformed B descriptor";
@@ -418,8 +451,8 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
        part), what wgmma reads of the stages against the convolution's operands; where C % 64 ==
        0, the stages against the cp.async loaders' (plan cp: the cp.async kernel's tile of the
        same shape). NULL or what differs. */
-    static const char *run(const tma_case &e, const tma_problem<T> &tp, const igemm_plan &pl, const igemm_plan *cp,
-                           std::vector<uint8_t> &smem)
+    static const char *run(const tma_case &e, const tma_problem<T> &tp, const emu_phase &ph, const igemm_plan &pl,
+                           const igemm_plan *cp, std::vector<uint8_t> &smem)
     {
         const igemm_params &p = pl.prm;
         const igemm_tma_geom &g = pl.tma;
@@ -445,7 +478,8 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
                     }
                 }
                 if (bytes != l.bytes) return "the stage's expected bytes differ from its boxes'";
-                const char *err = WGRAD ? check_wgrad(e, tp, l, l.kt, smem) : check_fwd(e, tp, p, g, l.u.m0, l.u.n0, kt, smem);
+                const char *err =
+                    WGRAD ? check_wgrad(e, tp, l, l.kt, smem) : check_fwd(e, tp, ph, p, g, l.u.m0, l.u.n0, kt, smem);
                 if (err == NULL && cp != NULL) err = check_loaders(cp->prm, l, smem, ref);
                 if (err) return err;
             }
@@ -783,48 +817,48 @@ const char *run_cluster(const igemm_params &p, const igemm_tma_geom &g, int firs
 
 /* ---- running a case --------------------------------------------------------------------------- */
 
-template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case &e)
+/* Runs plan pl of problem p (a case's, or one stride phase ph of it) as the GPU would: the
+   workspace copies, part 1 (the maps; the stages against the cp.async loaders of plan cp where
+   not NULL), part 2 (the persistent grid, cluster by cluster: the launch's SMs rounded down to
+   whole clusters) and the reduction of split-K or the wide epilogue. NULL or what failed;
+   *grid: the CTAs launched. */
+template <class Tile, typename T, bool WGRAD>
+const char *run_plan(const tma_case &e, const tma_problem<T> &tp, const emu_phase &ph, const struct ocd_conv_problem &p,
+                     igemm_plan &pl, igemm_plan *cp, int *grid)
 {
-    tma_problem<T> tp(e);
-    igemm_plan pl;
-    bool passed;
-    if (!emu_igemm_plan(e.name, e.declines, e.sm_count, tp.p, TMA_TILE0 + e.tile, false, &pl, &passed)) return passed;
-    std::vector<uint8_t> ws(pl.ws_bytes + 256);
+    static char why[160];
+    std::vector<uint8_t> ws(pl.ws_bytes + 256), wcp;
     uint8_t *wsa = (uint8_t *)(((uintptr_t)ws.data() + 255) & ~(uintptr_t)255);
-    emu_igemm_copies<T>(pl, tp.p, wsa);
+    emu_igemm_copies<T>(pl, p, wsa);
     if (pl.prm.splits > 1 || pl.prm.epi.wide) pl.prm.epi.partial = (float *)(wsa + pl.ws_part);
-
-    /* 1. the maps, and the cp.async kernel's loaders of the same tile where C % 64 == 0 */
-    igemm_plan cp;
-    const int wgmma_tile = WGMMA_TILE0 + (Tile::BM == 128 ? 0 : 1); /* 128x256 and 256x128 */
-    const bool compare = e.c % 64 == 0 && !e.dgrad; /* the cp.async kernel's backward data gathers differently */
-    if (compare && !emu_igemm_plan(e.name, NULL, e.sm_count, tp.p, wgmma_tile, false, &cp, &passed)) return false;
-    std::vector<uint8_t> wcp;
-    if (compare) {
-        wcp.resize(cp.ws_bytes + 256);
-        emu_igemm_copies<T>(cp, tp.p, (uint8_t *)(((uintptr_t)wcp.data() + 255) & ~(uintptr_t)255));
+    if (cp) {
+        wcp.resize(cp->ws_bytes + 256);
+        emu_igemm_copies<T>(*cp, p, (uint8_t *)(((uintptr_t)wcp.data() + 255) & ~(uintptr_t)255));
     }
     std::vector<uint8_t> smem(1024 + igemm_tma_smem<Tile, T, WGRAD>::BARS);
-    if (const char *err = map_check<Tile, T, WGRAD>::run(e, tp, pl, compare ? &cp : NULL, smem)) {
-        printf("FAIL %s: maps: %s\n", e.name, err);
-        return false;
+    if (const char *err = map_check<Tile, T, WGRAD>::run(e, tp, ph, pl, cp, smem)) {
+        snprintf(why, sizeof why, "maps: %s", err);
+        return why;
     }
-    /* 2. and 3. the persistent grid, cluster by cluster (the launch's: SMs rounded down to whole
-       clusters), then the reduction of split-K or the wide epilogue */
-    if (pl.tma.cluster != Tile::CL || pl.tma.units % Tile::CL != 0) {
-        printf("FAIL %s: the plan's cluster or units do not fit the tile's clusters\n", e.name);
-        return false;
-    }
-    const int grid = std::min(pl.tma.units, std::max(e.sm_count / Tile::CL, 1) * Tile::CL);
-    for (int cta = 0; cta < grid; cta += Tile::CL)
+    if (pl.tma.cluster != Tile::CL || pl.tma.units % Tile::CL != 0)
+        return "the plan's cluster or units do not fit the tile's clusters";
+    *grid = std::min(pl.tma.units, std::max(e.sm_count / Tile::CL, 1) * Tile::CL);
+    for (int cta = 0; cta < *grid; cta += Tile::CL)
         if (const char *err =
-                run_cluster<Tile, T, WGRAD>(pl.prm, pl.tma, cta, grid, Tile::STAGES, PROTO_KERNEL, 1234u + 7u * cta)) {
-            printf("FAIL %s: CTA %d: %s\n", e.name, cta, err);
-            return false;
+                run_cluster<Tile, T, WGRAD>(pl.prm, pl.tma, cta, *grid, Tile::STAGES, PROTO_KERNEL, 1234u + 7u * cta)) {
+            snprintf(why, sizeof why, "CTA %d: %s", cta, err);
+            return why;
         }
     if (pl.prm.epi.partial)
         for (int64_t i = 0; i < (int64_t)pl.prm.M * pl.prm.N; i++) igemm_reduce_one<T>(pl.prm, i);
-    double worst = 0;
+    return NULL;
+}
+
+/* Part 3: the case's output (y, dx or dw) against tp.want; false (a line) where an element is
+   off, else the largest error in *worst. */
+template <typename T> bool check_output(const tma_case &e, const tma_problem<T> &tp, double *worst)
+{
+    *worst = 0;
     const std::vector<T> &out = e.wgrad ? tp.w : e.dgrad ? tp.x : tp.y;
     const struct ocd_tensor_view &ov = e.wgrad ? tp.p.w : e.dgrad ? tp.p.x : tp.p.y;
     const char *const oname = e.wgrad ? "dw" : e.dgrad ? "dx" : "y";
@@ -841,11 +875,97 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
                                tp.want[i]);
                         return false;
                     }
-                    worst = fmax(worst, err);
+                    *worst = fmax(*worst, err);
                 }
+    return true;
+}
+
+template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case &e)
+{
+    tma_problem<T> tp(e);
+    igemm_plan pl;
+    bool passed;
+    if (!emu_igemm_plan(e.name, e.declines, e.sm_count, tp.p, TMA_TILE0 + e.tile, false, &pl, &passed)) return passed;
+    /* the cp.async kernel's loaders of the same tile where C % 64 == 0 */
+    igemm_plan cp;
+    const int wgmma_tile = WGMMA_TILE0 + (Tile::BM == 128 ? 0 : 1); /* 128x256 and 256x128 */
+    const bool compare = e.c % 64 == 0 && !e.dgrad; /* the cp.async kernel's backward data gathers differently */
+    if (compare && !emu_igemm_plan(e.name, NULL, e.sm_count, tp.p, wgmma_tile, false, &cp, &passed)) return false;
+    int grid = 0;
+    if (const char *err = run_plan<Tile, T, WGRAD>(e, tp, emu_phase(e, 0), tp.p, pl, compare ? &cp : NULL, &grid)) {
+        printf("FAIL %s: %s\n", e.name, err);
+        return false;
+    }
+    double worst;
+    if (!check_output(e, tp, &worst)) return false;
     printf("ok   %s: %d tiles x %d splits on %d CTAs (clusters of %d), %d K tiles each%s, largest error %.2g\n", e.name,
            pl.tma.tiles, pl.prm.splits, grid, Tile::CL, pl.tma.nkt, compare ? ", stages as the cp.async loaders'" : "",
            worst);
+    return true;
+}
+
+/* Strided backward data through the phases entry's plan and run (phases_plan, phases_run): dx
+   zeroed first where phases_zero_first says so, then each phase with taps on the TMA tile the
+   plan chose (its plan made again, as phases_run does), a phase without taps scaled by beta on
+   the host (igemm_scale_view's job); the whole dx against tests/ref's strided backward data. */
+template <typename T> bool run_phases_case(const tma_case &e)
+{
+    tma_problem<T> tp(e);
+    struct cudnnContext ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.cc_major = 9, ctx.cc_minor = 0, ctx.sm_count = e.sm_count;
+    igemm_phases_plan pp;
+    const char *why = phases_plan(&ctx, &tp.p, false, true, &pp);
+    if (e.declines || why) {
+        const bool ok = e.declines && why && strstr(why, e.declines);
+        printf("%s %s: the plan declines: %s\n", ok ? "ok  " : "FAIL", e.name, why ? why : "(it plans)");
+        return ok;
+    }
+    const bool zeroed = phases_zero_first(&tp.p);
+    if (zeroed) std::fill(tp.x.begin(), tp.x.end(), T(0.f));
+    int ran = 0, scaled = 0;
+    for (int ph = 0; ph < phase_count(&tp.p); ph++) {
+        struct ocd_conv_problem sub;
+        bool taps, pixels;
+        phase_problem(&tp.p, ph, (int)sizeof(T), &sub, &taps, &pixels);
+        const emu_phase want(e, ph);
+        if (sub.s.filt[0] != (int64_t)want.taps[0].size() || sub.s.filt[1] != (int64_t)want.taps[1].size() ||
+            sub.s.in[0] != want.px[0] || sub.s.in[1] != want.px[1]) {
+            printf("FAIL %s: phase %d: its taps or pixels differ from the definition's\n", e.name, ph);
+            return false;
+        }
+        if (!pixels) continue;
+        if (!taps) {
+            for (long n = 0; n < e.n && !zeroed; n++)
+                for (long c = 0; c < e.c; c++)
+                    for (long h = 0; h < sub.s.in[0]; h++)
+                        for (long w = 0; w < sub.s.in[1]; w++) {
+                            T *x = (T *)sub.x_data + at(sub.x, n, c, h, w);
+                            *x = T((float)(e.beta * ocd_cuda_load(x)));
+                        }
+            scaled++;
+            continue;
+        }
+        igemm_plan pl;
+        const int tile = pp.tile[ph];
+        if ((why = make_plan(&ctx, &sub, tile, false, &pl)) != NULL || tile < TMA_TILE0 || tile >= TMA_C2_TILE0) {
+            printf("FAIL %s: phase %d: not planned on a TMA tile: %s\n", e.name, ph, why ? why : "another tile");
+            return false;
+        }
+        int grid = 0;
+        const char *err = tile == TMA_TILE0
+                              ? run_plan<igemm_tma_tile<128, 256, 4>, T, false>(e, tp, want, sub, pl, NULL, &grid)
+                              : run_plan<igemm_tma_tile<256, 128, 4>, T, false>(e, tp, want, sub, pl, NULL, &grid);
+        if (err) {
+            printf("FAIL %s: phase %d: %s\n", e.name, ph, err);
+            return false;
+        }
+        ran++;
+    }
+    double worst;
+    if (!check_output(e, tp, &worst)) return false;
+    printf("ok   %s: %d phases on the TMA kernel, %d without taps%s, largest error %.2g\n", e.name, ran, scaled,
+           zeroed ? " (dx zeroed first)" : "", worst);
     return true;
 }
 
@@ -861,6 +981,7 @@ template <typename T, bool WGRAD> bool run_case_dir(const tma_case &e)
 }
 template <typename T> bool run_case(const tma_case &e)
 {
+    if (e.phases) return run_phases_case<T>(e);
     return e.wgrad ? run_case_dir<T, true>(e) : run_case_dir<T, false>(e);
 }
 
@@ -976,6 +1097,25 @@ int main()
          3, 1, 1, 1, 1, false, false, false, 1, 0, 24, NULL, false, true},
         {"c2 wgrad 256x128 bf16 stride 2, C 120, K 240, CONVOLUTION, beta", B, 3, 3, 120, 240, 17, 15, 3, 3, 2, 1, 2, 1,
          true, false, false, 1, 1, 4, NULL, false, true},
+        /* strided backward data, phase by phase on the TMA kernel (cuda:dgrad_igemm_tma_phases) */
+        {"phases fp16 3x3 stride 2 pad 1, 22x21 (a phase of more pixels than its padding implies), C 256, K 64, dx zeroed",
+         H, 0, 3, 256, 64, 22, 21, 3, 3, 1, 1, 2, 1, false, false, false, 1, 0, 2, NULL, true, false, true},
+        {"phases bf16 1x1 stride 2 pad 0 (ResNet downsampling), 3 phases without taps, C 256, K 128, alpha beta", B, 0,
+         3, 256, 128, 22, 22, 1, 1, 0, 0, 2, 1, false, false, false, 0.5, 0.75, 2, NULL, true, false, true},
+        {"phases fp16 3x3 stride 2 pad 0, 23x19, C 256, K 72 (a K tail), CONVOLUTION, beta", H, 0, 3, 256, 72, 23, 19, 3,
+         3, 0, 0, 2, 1, true, false, false, 1, 1, 3, NULL, true, false, true},
+        {"phases bf16 3x3 stride 3 pad 2, C 128 (the 256x128 tile), K 64, CONVOLUTION", B, 0, 5, 128, 64, 21, 21, 3, 3, 2,
+         2, 3, 1, true, false, false, 1, 0, 1, NULL, true, false, true},
+        {"phases fp16 5x5 stride 3 pad (1, 2), 2 or 1 taps a phase, C 256, K 64, alpha beta", H, 0, 5, 256, 64, 21, 21, 5,
+         5, 1, 2, 3, 1, false, false, false, 0.5, 0.25, 2, NULL, true, false, true},
+        {"phases fp16 5x5 stride 2 pad 0 dilation 3 (a phase of dilation 3, padding -1), C 256, K 64", H, 0, 3, 256, 64,
+         21, 21, 5, 5, 0, 0, 2, 3, false, false, false, 1, 0, 2, NULL, true, false, true},
+        {"phases bf16 3x3 stride 2 pad 2 dilation 2 (every other phase all taps, the rest none), CONVOLUTION, beta", B, 0,
+         3, 256, 64, 21, 21, 3, 3, 2, 2, 2, 2, true, false, false, 1, 0.5, 2, NULL, true, false, true},
+        {"phases fp16 stride 2, C 64 declines (mostly padding on the TMA tiles)", H, 0, 3, 64, 64, 21, 21, 3, 3, 1, 1, 2,
+         1, false, false, false, 1, 0, 2, "mostly padding", true, false, true},
+        {"phases fp16 unit stride declines", H, 0, 3, 256, 64, 21, 21, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 2,
+         "unit stride", true, false, true},
     };
     int failed = !check_short_ring();
     failed += !check_broken_cluster(PROTO_LOCAL_RELEASE, "releasing stages in its own CTA only");
