@@ -889,11 +889,11 @@ TEST_ONCE(backend_plan_and_variant_pack_rules)
 
 /* INT8 tensors vectorized on the channels (the frontend's DP4A and IMMA samples): dims count
    vectors, the convolution counts scalar channels. */
-static bdesc int8_tensor(int64_t uid, const int64_t dims[4], int64_t vect)
+static bdesc int8_tensor_strided(int64_t uid, const int64_t dims[4], const int64_t strides[4], int64_t vect)
 {
     bdesc t = mk(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
     cudnnDataType_t dt = CUDNN_DATA_INT8;
-    int64_t strides[4] = {dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1}, align = 16, vdim = 1;
+    int64_t align = 16, vdim = 1;
     CHECK_OK(set_one(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, &dt));
     CHECK_OK(set_i64(t, CUDNN_ATTR_TENSOR_DIMENSIONS, 4, dims));
     CHECK_OK(set_i64(t, CUDNN_ATTR_TENSOR_STRIDES, 4, strides));
@@ -901,6 +901,13 @@ static bdesc int8_tensor(int64_t uid, const int64_t dims[4], int64_t vect)
     CHECK_OK(set_i64(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, 1, &align));
     CHECK_OK(set_i64(t, CUDNN_ATTR_TENSOR_VECTOR_COUNT, 1, &vect));
     CHECK_OK(set_i64(t, CUDNN_ATTR_TENSOR_VECTORIZED_DIMENSION, 1, &vdim));
+    return t;
+}
+
+static bdesc int8_tensor(int64_t uid, const int64_t dims[4], int64_t vect)
+{
+    const int64_t strides[4] = {dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1};
+    bdesc t = int8_tensor_strided(uid, dims, strides, vect);
     CHECK_OK(cudnnBackendFinalize(t));
     return t;
 }
@@ -919,4 +926,44 @@ TEST_ONCE(backend_vectorized_conv_ops)
     bdesc yi = int8_tensor('y', (const int64_t[]){7, 1, 19, 19}, 32), opi = conv_op(xi, wi, yi, conv);
     CHECK_OK(cudnnBackendFinalize(opi));
     destroy_all((bdesc[]){conv, x, w, y, y64, op, bad, xi, wi, yi, opi}, 11);
+}
+
+/* A size-1 dimension's stride adds nothing to the tensor's extent, but the library's scalar view
+   scales it by the vector count and addressing by the element size: its stride in bytes must fit
+   64 bits, or finalize refuses the tensor (BAD_PARAM) and stays settable. */
+static void expect_vect_stride(int64_t stride0, int64_t vect, cudnnStatus_t want)
+{
+    int64_t strides[4] = {stride0, 64, 8, 1};
+    bdesc t = int8_tensor_strided('x', (const int64_t[]){1, 16, 8, 8}, strides, vect);
+    cudnnStatus_t got = cudnnBackendFinalize(t);
+    CHECK_STATUS(got, want);
+    if (got == CUDNN_STATUS_SUCCESS) {
+        /* the tensor goes through a convolution graph's engines (its scalar view) */
+        bdesc conv = conv_desc(0), w = int8_tensor('w', (const int64_t[]){16 * vect, 16, 3, 3}, vect);
+        bdesc y = int8_tensor('y', (const int64_t[]){1, 16, 6, 6}, vect), op = conv_op(t, w, y, conv), g = NULL;
+        CHECK_OK(cudnnBackendFinalize(op));
+        cudnnStatus_t st = graph_of(&op, 1, &g);
+        CHECK(st == CUDNN_STATUS_SUCCESS || st == CUDNN_STATUS_NOT_SUPPORTED);
+        destroy_all((bdesc[]){conv, w, y, op, g}, 5);
+    } else {
+        strides[0] = 1024;
+        CHECK_OK(set_i64(t, CUDNN_ATTR_TENSOR_STRIDES, 4, strides));
+        CHECK_OK(cudnnBackendFinalize(t));
+    }
+    CHECK_OK(cudnnBackendDestroyDescriptor(t));
+}
+
+TEST_ONCE(backend_tensor_stride_in_bytes)
+{
+    expect_vect_stride(INT64_MAX / 2, 4, CUDNN_STATUS_BAD_PARAM);
+    expect_vect_stride(INT64_MAX / 4, 4, CUDNN_STATUS_SUCCESS);
+    expect_vect_stride(INT64_MAX / 32 + 1, 32, CUDNN_STATUS_BAD_PARAM);
+    expect_vect_stride(INT64_MAX / 32, 32, CUDNN_STATUS_SUCCESS);
+    /* FLOAT, 4 bytes an element */
+    bdesc t = tensor_unfinalized(1, 4, (const int64_t[]){1, 3, 4, 5}, false);
+    CHECK_OK(set_i64(t, CUDNN_ATTR_TENSOR_STRIDES, 4, (const int64_t[]){INT64_MAX / 4 + 1, 20, 5, 1}));
+    CHECK_STATUS(cudnnBackendFinalize(t), CUDNN_STATUS_BAD_PARAM);
+    CHECK_OK(set_i64(t, CUDNN_ATTR_TENSOR_STRIDES, 4, (const int64_t[]){INT64_MAX / 4, 20, 5, 1}));
+    CHECK_OK(cudnnBackendFinalize(t));
+    CHECK_OK(cudnnBackendDestroyDescriptor(t));
 }

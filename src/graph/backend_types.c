@@ -62,13 +62,18 @@ static cudnnStatus_t tensor_finalize(struct ocd_bk_desc *d)
     if (t->alignment <= 0 || t->alignment % esize != 0)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "byte alignment %lld is not a positive multiple of %lld",
                         (long long)t->alignment, (long long)esize);
-    /* the byte offset of the last element, in scalars, must fit 63 bits */
+    /* the byte offset of the last element, and each stride in bytes (a size-1 dimension's
+       included), must fit 63 bits: so a finalized tensor's scalar view (dims[1] and every stride
+       times vect_count), which the operations' shape checks and the engines use, never overflows */
     int64_t last = 0, scale = esize * t->vect_count;
     for (int64_t i = 0; i < t->rank; i++) {
         if (t->dims[i] <= 0 || t->strides[i] <= 0)
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dimension %lld is %lld with stride %lld: both must be >= 1",
                             (long long)i, (long long)t->dims[i], (long long)t->strides[i]);
         int64_t step;
+        if (ocd_mul_overflow_i64(t->strides[i], scale, &step))
+            return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dimension %lld's stride %lld overflows 64 bits in bytes",
+                            (long long)i, (long long)t->strides[i]);
         if (ocd_mul_overflow_i64(t->dims[i] - 1, t->strides[i], &step) || ocd_add_overflow_i64(last, step, &last))
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the tensor's extent overflows 64 bits");
     }
