@@ -16,11 +16,13 @@
    cuTensorMapEncodeTiled, and of the PTX ISA's "Tensors: im2col mode"):
    - A, rank 4: globalDim (C, W, H, N), globalStrides the byte strides of W, H and N (multiples of
      16 below 2^40); the pixel box, in (W, H) order like the dims, from lower corner -pad to the
-     upper corner that puts the box's last pixel at (Q - 1) * stride - pad (corner (Q - 1) *
-     stride - pad - (W - 1), relative to the tensor's last pixel; H likewise with P): the filter
-     base of output pixel q is q * stride - pad, the last one the box's last, Q * stride - pad
-     past it (the upper corner follows from the output extent, not from the padding: a stride
-     phase's output, two paragraphs down, is not the extent its padding implies); so the TMA,
+     upper corner that puts the box's last pixel at Q * stride - pad - 1 (corner Q * stride -
+     pad - W, relative to the tensor's last pixel; H likewise with P): the filter base of output
+     pixel q is q * stride - pad, the last one, (Q - 1) * stride - pad, inside the box and the
+     next step, Q * stride - pad, exactly one past it, so that a row wraps to the lower corner
+     under any reading of the ISA's wrap (to the corner, or carrying what passed the box). The
+     upper corner follows from the output extent, not from the padding: a stride phase's output,
+     two paragraphs down, is not the extent its padding implies. So the TMA,
      traversing the box W first, then H, then N with elementStrides (1, stride_w, stride_h, 1),
      visits the output pixels in GEMM row order from a tile's first one, across rows and images.
      channelsPerPixel 64 (the K tile), and pixelsPerColumn BM (at most 1024: one load per K tile). The im2col offsets of tap (r, s)
@@ -128,9 +130,9 @@ static inline const char *igemm_tma_im2col(const igemm_params &p, const igemm_ac
         if (strides[i] % 16 != 0 || strides[i] <= 0 || strides[i] >= ((int64_t)1 << 40))
             return "a pixel stride the TMA cannot take (a multiple of 16 bytes below 2^40)";
     if (p.uw > 8 || p.uh > 8) return "stride above 8 (the TMA's traversal stride)";
-    /* the last output pixel's filter base relative to the last input pixel (file comment) */
+    /* the box ends one before the filter base past the last output pixel (file comment) */
     const int64_t lower[2] = {-p.pw, -p.ph};
-    const int64_t upper[2] = {(oq - 1) * p.uw - p.pw - (x.w - 1), (op - 1) * p.uh - p.ph - (x.h - 1)};
+    const int64_t upper[2] = {oq * p.uw - p.pw - x.w, op * p.uh - p.ph - x.h};
     for (int i = 0; i < 2; i++)
         if (lower[i] < -128 || lower[i] > 127 || upper[i] < -128 || upper[i] > 127)
             return "padding or filter extent outside the TMA's im2col box corners ([-128, 127])";

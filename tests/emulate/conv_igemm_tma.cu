@@ -7,9 +7,10 @@
       code: an im2col load starts at the filter base given by the tensor coordinates, which must lie
       in the box [lower, dim - 1 + upper] of W and H; it visits pixelsPerColumn pixels, W first,
       then H, then N, each step moving by the traversal stride and wrapping to the box's lower
-      corner past its upper one (to the corner itself, however far past: the reading of the ISA's
-      figures that the stride-2 cases here, and the GPU test's, whose rows end two past the box,
-      depend on); each pixel's channels are read at the pixel plus the im2col
+      corner past its upper one; a step that passes the upper corner by more than one fails the
+      load (the maps end every row exactly one past the box, where every reading of the ISA's
+      wrap agrees: to the corner, or carrying what passed it); each pixel's channels are read at
+      the pixel plus the im2col
       offsets, zeros where a coordinate falls outside the tensor; a tiled load reads the box at
       its coordinates, zeros outside. Both write their box as 128-byte rows into a 1024-byte
       aligned destination, the 16-byte chunk bits (4-6) of each byte offset XORed with its row
@@ -135,7 +136,7 @@ void model_elem(const uint8_t *base, int esize, int rank, const uint64_t *dim, c
 }
 
 /* cp.async.bulk.tensor.4d.im2col at (c, w, h, n) with offsets (ow, oh) into dst; false when the
-   filter base lies outside the bounding box. */
+   filter base lies outside the bounding box or a step passes its upper corner by more than one. */
 bool model_load_im2col(const model_im2col &m, int c, int w, int h, int n, int ow, int oh, uint8_t *dst)
 {
     const int lo_w = m.lower[0], hi_w = (int)m.dim[1] - 1 + m.upper[0];
@@ -148,8 +149,12 @@ bool model_load_im2col(const model_im2col &m, int c, int w, int h, int n, int ow
         }
         w += (int)m.estride[1];
         if (w > hi_w) {
+            if (w != hi_w + 1) return false;
             w = lo_w, h += (int)m.estride[2];
-            if (h > hi_h) h = lo_h, n += (int)m.estride[3];
+            if (h > hi_h) {
+                if (h != hi_h + 1) return false;
+                h = lo_h, n += (int)m.estride[3];
+            }
         }
     }
     return true;
@@ -473,7 +478,8 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
                         if (!c.into_b && r != rank) continue; /* the peer's own A */
                         uint32_t b;
                         uint8_t *dst = &smem[BASE + (c.into_b ? Shape::b_stage(0) : Shape::a_stage(0)) + c.off];
-                        if (!model_copy(mi, mt, c, dst, &b)) return "a filter base outside the im2col bounding box";
+                        if (!model_copy(mi, mt, c, dst, &b))
+                            return "a filter base outside the im2col bounding box, or a step past it by more than one";
                         bytes += b;
                     }
                 }
@@ -673,7 +679,7 @@ template <class Tile, typename T, bool WGRAD> void emu_tma(cluster_run<Tile, T, 
         const igemm_tma_copy cp = typename C::Loads(c.p, c.g, j.tile, j.kt, j.src).copy(c.p, c.g, j.copy);
         uint8_t *dst = &d.smem[C::BASE + (cp.into_b ? C::Shape::b_stage(j.stage) : C::Shape::a_stage(j.stage)) + cp.off];
         uint32_t bytes;
-        if (!model_copy(c.mi, c.mt, cp, dst, &bytes)) c.fail("a filter base outside the box");
+        if (!model_copy(c.mi, c.mt, cp, dst, &bytes)) c.fail("a filter base outside the box, or a step past it by more than one");
         d.tag[j.stage][0] = j.tile - j.src + j.dst, d.tag[j.stage][1] = j.kt; /* the destination's unit: its pair's */
         d.full[j.stage].complete_tx(bytes);
         c.cv.notify_all();
