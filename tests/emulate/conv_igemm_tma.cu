@@ -1,7 +1,7 @@
 /* conv_igemm_tma.cu (emulation): the sm_90a warp-specialized TMA convolution kernel
    (src/cuda/conv_igemm_tma_sm90.cu) on the CPU, in three parts.
 
-   1. The tensor maps. The TMA is modelled here from the PTX ISA ("Tensors": tiled mode, im2col
+   1. The tensor maps. The TMA is modelled (conv_igemm_tma_emulate.h) from the PTX ISA ("Tensors": tiled mode, im2col
       mode with its bounding box, traversal strides and im2col offsets; the 128-byte swizzle) and
       the driver API's description of the map parameters, independently of the kernel's address
       code: an im2col load starts at the filter base given by the tensor coordinates, which must lie
@@ -95,119 +95,9 @@ extern "C" {
 #include <thread>
 #include <vector>
 
+#include "conv_igemm_tma_emulate.h"
+
 namespace {
-
-/* ---- 1. the TMA, modelled ---------------------------------------------------------------------- */
-
-/* A byte offset in a 1024-byte-aligned box under the 128-byte swizzle. */
-uint32_t swizzle128(uint32_t o)
-{
-    return o ^ (((o >> 7) & 7u) << 4);
-}
-
-/* An im2col map (rank 4, NHWC) and a tiled map (rank 3), as cuTensorMapEncode* take them. */
-struct model_im2col {
-    const uint8_t *base;
-    int esize;
-    uint64_t dim[4], stride[3];
-    int lower[2], upper[2];
-    uint32_t estride[4], channels, pixels;
-};
-struct model_tiled {
-    const uint8_t *base;
-    int esize;
-    uint64_t dim[3], stride[2];
-    uint32_t box[3];
-};
-
-/* One element of the tensor at coordinates c[0..rank) (innermost first) into dst, or zeros. */
-void model_elem(const uint8_t *base, int esize, int rank, const uint64_t *dim, const uint64_t *stride,
-                const int64_t *c, uint8_t *dst)
-{
-    int64_t off = c[0] * esize;
-    for (int i = 0; i < rank; i++) {
-        if (c[i] < 0 || c[i] >= (int64_t)dim[i]) {
-            memset(dst, 0, (size_t)esize);
-            return;
-        }
-        if (i > 0) off += c[i] * (int64_t)stride[i - 1];
-    }
-    memcpy(dst, base + off, (size_t)esize);
-}
-
-/* cp.async.bulk.tensor.4d.im2col at (c, w, h, n) with offsets (ow, oh) into dst; false when the
-   filter base lies outside the bounding box or a step passes its upper corner by more than one. */
-bool model_load_im2col(const model_im2col &m, int c, int w, int h, int n, int ow, int oh, uint8_t *dst)
-{
-    const int lo_w = m.lower[0], hi_w = (int)m.dim[1] - 1 + m.upper[0];
-    const int lo_h = m.lower[1], hi_h = (int)m.dim[2] - 1 + m.upper[1];
-    if (w < lo_w || w > hi_w || h < lo_h || h > hi_h) return false;
-    for (uint32_t i = 0; i < m.pixels; i++) {
-        for (uint32_t ch = 0; ch < m.channels; ch++) {
-            const int64_t at[4] = {c + (int64_t)ch, w + ow, h + oh, n};
-            model_elem(m.base, m.esize, 4, m.dim, m.stride, at, dst + swizzle128((i * m.channels + ch) * m.esize));
-        }
-        w += (int)m.estride[1];
-        if (w > hi_w) {
-            if (w != hi_w + 1) return false;
-            w = lo_w, h += (int)m.estride[2];
-            if (h > hi_h) {
-                if (h != hi_h + 1) return false;
-                h = lo_h, n += (int)m.estride[3];
-            }
-        }
-    }
-    return true;
-}
-
-/* cp.async.bulk.tensor.3d.tile at (c0, c1, c2) into dst. */
-void model_load_tiled(const model_tiled &m, int c0, int c1, int c2, uint8_t *dst)
-{
-    for (uint32_t k = 0; k < m.box[2]; k++)
-        for (uint32_t j = 0; j < m.box[1]; j++)
-            for (uint32_t i = 0; i < m.box[0]; i++) {
-                const int64_t at[3] = {c0 + (int64_t)i, c1 + (int64_t)j, c2 + (int64_t)k};
-                model_elem(m.base, m.esize, 3, m.dim, m.stride, at,
-                           dst + swizzle128(((k * m.box[1] + j) * m.box[0] + i) * m.esize));
-            }
-}
-
-/* The maps of plan geometry g over the bound operands (what encode_maps passes the driver): the
-   im2col map over the activations (x forward and for the filter gradient, dy for backward data),
-   the tiled map over the filter (forward) or dy (filter gradient). */
-model_im2col map_im(const igemm_tma_geom &g, const igemm_params &p, bool wgrad, int esize)
-{
-    model_im2col m;
-    m.base = (const uint8_t *)(wgrad ? p.b.ptr : p.a.ptr), m.esize = esize;
-    memcpy(m.dim, g.im_dim, sizeof m.dim), memcpy(m.stride, g.im_stride, sizeof m.stride);
-    memcpy(m.lower, g.im_lower, sizeof m.lower), memcpy(m.upper, g.im_upper, sizeof m.upper);
-    memcpy(m.estride, g.im_estride, sizeof m.estride);
-    m.channels = g.im_channels, m.pixels = g.im_pixels;
-    return m;
-}
-model_tiled map_ti(const igemm_tma_geom &g, const igemm_params &p, bool wgrad, int esize)
-{
-    model_tiled m;
-    m.base = (const uint8_t *)(wgrad ? p.a.ptr : p.bmat), m.esize = esize;
-    memcpy(m.dim, g.ti_dim, sizeof m.dim), memcpy(m.stride, g.ti_stride, sizeof m.stride);
-    memcpy(m.box, g.ti_box, sizeof m.box);
-    return m;
-}
-
-/* One load the kernel issues (igemm_tma_kt's copy) through the models, into the stage at dst;
-   *bytes: the box's bytes, as the map defines them. false when an im2col filter base lies
-   outside the bounding box. */
-uint32_t model_box_bytes(const model_im2col &mi, const model_tiled &mt, const igemm_tma_copy &c)
-{
-    return c.im2col ? mi.pixels * mi.channels * (uint32_t)mi.esize : mt.box[0] * mt.box[1] * mt.box[2] * (uint32_t)mt.esize;
-}
-bool model_copy(const model_im2col &mi, const model_tiled &mt, const igemm_tma_copy &c, uint8_t *dst, uint32_t *bytes)
-{
-    *bytes = model_box_bytes(mi, mt, c);
-    if (c.im2col) return model_load_im2col(mi, c.c[0], c.c[1], c.c[2], c.c[3], c.ow, c.oh, dst);
-    model_load_tiled(mt, c.c[0], c.c[1], c.c[2], dst);
-    return true;
-}
 
 /* ---- the cases ------------------------------------------------------------------------------------ */
 
@@ -494,46 +384,6 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
 };
 
 /* ---- 2. and 3. the kernel's loops on threads ------------------------------------------------------- */
-
-/* An mbarrier as the ISA defines it: arrivals pending and transaction bytes of the current phase;
-   the phase completes when both reach zero, and the next one starts with `count` arrivals. */
-struct model_mbar {
-    int count = 0, pending = 0;
-    int64_t tx = 0;
-    unsigned phase = 0; /* phases completed */
-
-    void init(int c)
-    {
-        count = pending = c, tx = 0, phase = 0;
-    }
-    /* false on more arrivals than the phase expects */
-    bool arrive(int n)
-    {
-        pending -= n;
-        if (pending < 0) return false;
-        settle();
-        return true;
-    }
-    void expect_tx(int64_t b)
-    {
-        tx += b;
-    }
-    void complete_tx(int64_t b)
-    {
-        tx -= b;
-        settle();
-    }
-    void settle()
-    {
-        if (pending == 0 && tx == 0) phase++, pending = count;
-    }
-    /* try_wait.parity: the phase of this parity has completed, i.e. the current phase has the
-       other parity */
-    bool passed(unsigned parity) const
-    {
-        return (phase & 1u) != parity;
-    }
-};
 
 /* The protocol a cluster follows: the kernel's, or a broken one the checks must catch. */
 enum cluster_protocol {
