@@ -5,7 +5,8 @@
    descriptor; NNabla's 1-D channels-last deconvolution with a convolution descriptor per
    direction; MegEngine's fused convolution (the math type set first, z the unwritten output
    under alpha2 0); NVIDIA's sample's int8 vector convolution with a reordered filter;
-   Paddle-Lite's channels-last int8 convolution into float, refused below 4-channel multiples.
+   Paddle-Lite's channels-last int8 convolution into float, refused below 4-channel multiples;
+   Thor's search, each result of the non-Ex Find run accumulating between runtime-error queries.
    Each result against the double references of tests/ref/. */
 #include "desc_util.h"
 #include "ref/conv.h"
@@ -744,4 +745,109 @@ TEST(compat_conv_paddle_lite_int8_ext_channels_by_four)
         cdescs_destroy(&d);
         tview_destroy(&x), tview_destroy(&y);
     }
+}
+
+/* Thor's pre-run check (GpuConvolution.cpp): cudnnQueryRuntimeError(handle, &status,
+   CUDNN_ERRQUERY_BLOCKING, **NULL tag**) must return SUCCESS, and the status it reports be SUCCESS
+   after a run. */
+static bool thor_no_runtime_error(cudnnHandle_t h)
+{
+    cudnnStatus_t rs = CUDNN_STATUS_INTERNAL_ERROR;
+    return CHECK_OK(cudnnQueryRuntimeError(h, &rs, CUDNN_ERRQUERY_BLOCKING, NULL)) && CHECK_OK(rs);
+}
+
+/* Thor (ConvolutionKernelRequirement.h, GpuConvolution.cpp): half NCHW tensors and filter by the
+   4-D setters, y's dims from cudnnGetConvolution2dForwardOutputDim, **CUDNN_CONVOLUTION mode**
+   (the filter mirrored) with FLOAT compute and TENSOR_OP_MATH; per direction the runtime error
+   queried (BLOCKING, tag NULL), the **non-Ex** cudnnFind*Algorithm over an array longer than the
+   algorithm count, then each SUCCESS result run with a workspace of its `memory` (NULL when 0)
+   and **beta 1** (BETA_ACCUMULATE), the runtime error queried before and after; the first that
+   runs is kept. Every SUCCESS result is checked here: any of them may come first on a GPU. */
+TEST(compat_conv_thor_find_then_accumulate_each_result)
+{
+    enum { MAX_ALGOS = 10 };
+    cudnnHandle_t h = test_handle();
+    const cudnnDataType_t t = CUDNN_DATA_HALF;
+    struct ref_conv rc = {2, 2, 3, 4, 1, {7, 8}, {3, 2}, {0}, {1, 0}, {2, 1}, {1, 1}, true};
+    ref_conv_out_dims(&rc);
+    const int xdims[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, wdims[4] = {rc.k, rc.c, rc.filt[0], rc.filt[1]};
+    struct cdescs d;
+    CHECK_OK(cudnnCreateTensorDescriptor(&d.x));
+    CHECK_OK(cudnnCreateTensorDescriptor(&d.y));
+    CHECK_OK(cudnnCreateFilterDescriptor(&d.w));
+    CHECK_OK(cudnnCreateConvolutionDescriptor(&d.conv));
+    int on = 0, ok_ = 0, oh = 0, ow = 0;
+    bool ok = CHECK_OK(cudnnSetConvolution2dDescriptor(d.conv, rc.pad[0], rc.pad[1], rc.stride[0], rc.stride[1], 1, 1,
+                                                       CUDNN_CONVOLUTION, CUDNN_DATA_FLOAT)) &&
+              CHECK_OK(cudnnSetConvolutionMathType(d.conv, CUDNN_TENSOR_OP_MATH)) &&
+              CHECK_OK(cudnnSetFilter4dDescriptor(d.w, t, CUDNN_TENSOR_NCHW, wdims[0], wdims[1], wdims[2], wdims[3])) &&
+              CHECK_OK(cudnnSetTensor4dDescriptor(d.x, CUDNN_TENSOR_NCHW, t, xdims[0], xdims[1], xdims[2], xdims[3])) &&
+              CHECK_OK(cudnnGetConvolution2dForwardOutputDim(d.conv, d.x, d.w, &on, &ok_, &oh, &ow)) &&
+              CHECK(on == rc.n && ok_ == rc.k && oh == rc.out[0] && ow == rc.out[1]) &&
+              CHECK_OK(cudnnSetTensor4dDescriptor(d.y, CUDNN_TENSOR_NCHW, t, on, ok_, oh, ow));
+    const int ydims[4] = {on, ok_, oh, ow};
+    struct tview x, y, w;
+    tview_init(&x, t, 4, xdims, TV_NCHW);
+    tview_init(&y, t, 4, ydims, TV_NCHW);
+    tview_init(&w, t, 4, wdims, TV_NCHW);
+    double *xv = tview_random(x.count, -1, 1), *wv = tview_random(w.count, -1, 1), *dyv = tview_random(y.count, -1, 1);
+    double *y0 = tview_random(y.count, -1, 1), *dx0 = tview_random(x.count, -1, 1), *dw0 = tview_random(w.count, -1, 1);
+    double *yw = malloc(sizeof(double) * (size_t)y.count), *dxw = malloc(sizeof(double) * (size_t)x.count);
+    double *dww = malloc(sizeof(double) * (size_t)w.count);
+    void *px = tview_upload(&x, xv), *pw = tview_upload(&w, wv), *pdy = tview_upload(&y, dyv);
+    void *py = tview_upload(&y, y0), *pdx = tview_upload(&x, dx0), *pdw = tview_upload(&w, dw0);
+    ref_conv_fwd(&rc, xv, wv, yw);
+    ref_conv_bwd_data(&rc, dyv, wv, dxw);
+    ref_conv_bwd_filter(&rc, xv, dyv, dww);
+    const float one = 1;
+    const double tol = tconv_tolerance(t, t, CUDNN_TENSOR_OP_MATH);
+    int n = 0, runs = 0;
+    cudnnConvolutionFwdAlgoPerf_t fp[MAX_ALGOS];
+    cudnnConvolutionBwdDataAlgoPerf_t dp[MAX_ALGOS];
+    cudnnConvolutionBwdFilterAlgoPerf_t wp[MAX_ALGOS];
+    if (ok && thor_no_runtime_error(h) &&
+        CHECK_OK(cudnnFindConvolutionForwardAlgorithm(h, d.x, d.w, d.conv, d.y, MAX_ALGOS, &n, fp)) && CHECK(n > 0))
+        for (int i = 0; i < n; i++) {
+            if (fp[i].status != CUDNN_STATUS_SUCCESS) continue;
+            void *ws = fp[i].memory ? tbuf_alloc(fp[i].memory) : NULL;
+            tview_store(&y, py, y0);
+            if (thor_no_runtime_error(h) &&
+                CHECK_OK(cudnnConvolutionForward(h, &one, d.x, px, d.w, pw, d.conv, fp[i].algo, ws, fp[i].memory, &one,
+                                                 d.y, py)) &&
+                thor_no_runtime_error(h))
+                runs += tview_check_blend(&y, py, yw, y0, 1, 1, tol, "Thor's forward accumulated into y");
+            tbuf_free(ws);
+        }
+    if (ok && thor_no_runtime_error(h) &&
+        CHECK_OK(cudnnFindConvolutionBackwardDataAlgorithm(h, d.w, d.y, d.conv, d.x, MAX_ALGOS, &n, dp)) && CHECK(n > 0))
+        for (int i = 0; i < n; i++) {
+            if (dp[i].status != CUDNN_STATUS_SUCCESS) continue;
+            void *ws = dp[i].memory ? tbuf_alloc(dp[i].memory) : NULL;
+            tview_store(&x, pdx, dx0);
+            if (thor_no_runtime_error(h) &&
+                CHECK_OK(cudnnConvolutionBackwardData(h, &one, d.w, pw, d.y, pdy, d.conv, dp[i].algo, ws, dp[i].memory,
+                                                      &one, d.x, pdx)) &&
+                thor_no_runtime_error(h))
+                runs += tview_check_blend(&x, pdx, dxw, dx0, 1, 1, tol, "Thor's backward data accumulated into dx");
+            tbuf_free(ws);
+        }
+    if (ok && thor_no_runtime_error(h) &&
+        CHECK_OK(cudnnFindConvolutionBackwardFilterAlgorithm(h, d.x, d.y, d.conv, d.w, MAX_ALGOS, &n, wp)) && CHECK(n > 0))
+        for (int i = 0; i < n; i++) {
+            if (wp[i].status != CUDNN_STATUS_SUCCESS) continue;
+            void *ws = wp[i].memory ? tbuf_alloc(wp[i].memory) : NULL;
+            tview_store(&w, pdw, dw0);
+            if (thor_no_runtime_error(h) &&
+                CHECK_OK(cudnnConvolutionBackwardFilter(h, &one, d.x, px, d.y, pdy, d.conv, wp[i].algo, ws,
+                                                        wp[i].memory, &one, d.w, pdw)) &&
+                thor_no_runtime_error(h))
+                runs += tview_check_blend(&w, pdw, dww, dw0, 1, 1, tol, "Thor's backward filter accumulated into dw");
+            tbuf_free(ws);
+        }
+    CHECK(runs >= 3);
+    tview_free(&x, px), tview_free(&x, pdx), tview_free(&w, pw), tview_free(&w, pdw);
+    tview_free(&y, pdy), tview_free(&y, py);
+    free(xv), free(wv), free(dyv), free(y0), free(dx0), free(dw0), free(yw), free(dxw), free(dww);
+    tview_destroy(&x), tview_destroy(&y), tview_destroy(&w);
+    cdescs_destroy(&d);
 }
