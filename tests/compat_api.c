@@ -1,0 +1,223 @@
+/* compat_api.c: call patterns of real programs (docs/compatibility.md) for API functions that no
+   other compat file reaches: cudnnScaleTensor as Thor and SharpNet scale a gradient in place;
+   cudnnGetPooling2dForwardOutputDim as hidet's pooling baseline sizes its output;
+   cudnnGetFilterSizeInBytes and cudnnGetTensorSizeInBytes sizing the buffers of gocudnn's 3-D
+   convolution test and of MindSpore's channels-last filter gradient; the descriptor getters
+   as gocudnn's tests read back what they set. Each result against the double references of
+   tests/ref/. */
+#include "ref/conv.h"
+#include "ref/pooling.h"
+#include "tensors.h"
+#include "test.h"
+
+#include <stdlib.h>
+
+/* In-place scaling of a loss gradient: Thor's MeanAbsoluteError::backProp (earlier versions of
+   DeepLearning/Implementation/Layers/Loss/MeanAbsoluteError.cpp) scales its [batch, classes]
+   error output, FP16 or FP32, by a **float** loss-scaling factor through cudnnScaleTensor, the
+   descriptor from Layer::createCudnnTensorDescriptor (the dims padded with trailing 1s to 4,
+   packed strides, cudnnSetTensorNdDescriptor); SharpNet's GPUTensor.Update_Multiplying_By_Alpha
+   (SharpNet/GPU/GPUTensor.cs) passes a float or, for double tensors, a double alpha with an NCHW
+   4-D descriptor. */
+TEST(compat_scale_thor_sharpnet_in_place)
+{
+    static const struct { cudnnDataType_t t; int dims[4]; double alpha; } cases[] = {
+        {CUDNN_DATA_HALF, {6, 10, 1, 1}, 128},   /* Thor, FP16 error output */
+        {CUDNN_DATA_FLOAT, {6, 10, 1, 1}, 0.25}, /* Thor, FP32 */
+        {CUDNN_DATA_FLOAT, {3, 4, 5, 6}, -1.5},  /* SharpNet, float */
+        {CUDNN_DATA_DOUBLE, {3, 4, 5, 6}, 0.1},  /* SharpNet, double */
+    };
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const cudnnDataType_t t = cases[k].t;
+        struct tview y;
+        tview_init(&y, t, 4, cases[k].dims, TV_NCHW);
+        int strides[4] = {0, 0, 0, 1};
+        for (int d = 2; d >= 0; d--) strides[d] = strides[d + 1] * cases[k].dims[d + 1];
+        double *v = tview_random(y.count, -1, 1);
+        void *py = tview_upload(&y, v);
+        struct tscale s;
+        if (CHECK_OK(cudnnSetTensorNdDescriptor(y.desc, t, 4, cases[k].dims, strides)) &&
+            CHECK_OK(cudnnScaleTensor(h, y.desc, py, tscale(&s, t, cases[k].alpha))))
+            tview_check_blend(&y, py, v, NULL, cases[k].alpha, 0, ttolerance(t), "a gradient scaled in place");
+        tview_free(&y, py);
+        free(v);
+        tview_destroy(&y);
+    }
+}
+
+/* hidet's cuDNN pooling baseline (src/hidet/baselines/cudnn_pool2d.cpp): cudnnSetPooling2dDescriptor
+   with its workload's (kx, ky, px, py, sx, sy) as window height and width, paddings and strides,
+   NOT_PROPAGATE_NAN, any of the four modes; x by cudnnSetTensor4dDescriptor (NCHW, float); y's
+   dims **from cudnnGetPooling2dForwardOutputDim**, asserted to be n, c, (h - kx + 2 px) / sx + 1
+   and (w - ky + 2 py) / sy + 1; cudnnPoolingForward with alpha 1 and beta 0. */
+TEST(compat_pool_hidet_output_dim_each_mode)
+{
+    static const cudnnPoolingMode_t modes[] = {CUDNN_POOLING_MAX, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
+                                               CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
+                                               CUDNN_POOLING_MAX_DETERMINISTIC};
+    const int n = 2, c = 3, hh = 11, ww = 9, kx = 3, ky = 2, px = 1, py = 0, sx = 2, sy = 1;
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(modes); k++) {
+        cudnnPoolingDescriptor_t pd;
+        cudnnTensorDescriptor_t xd, yd;
+        CHECK_OK(cudnnCreatePoolingDescriptor(&pd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&yd));
+        int on = 0, oc = 0, oh = 0, ow = 0;
+        bool ok = CHECK_OK(cudnnSetPooling2dDescriptor(pd, modes[k], CUDNN_NOT_PROPAGATE_NAN, kx, ky, px, py, sx, sy)) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, hh, ww)) &&
+                  CHECK_OK(cudnnGetPooling2dForwardOutputDim(pd, xd, &on, &oc, &oh, &ow)) &&
+                  CHECK(on == n && oc == c && oh == (hh - kx + 2 * px) / sx + 1 && ow == (ww - ky + 2 * py) / sy + 1) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, on, oc, oh, ow));
+        const int in[2] = {hh, ww}, out[2] = {oh, ow};
+        const int64_t nx = (int64_t)n * c * hh * ww, ny = (int64_t)n * c * oh * ow;
+        double *x = tview_random(nx, -2, 2), *want = malloc(sizeof(double) * (size_t)(ny > 0 ? ny : 1));
+        void *pxb = tvalues_upload(CUDNN_DATA_FLOAT, x, nx), *pyb = tbuf_alloc(sizeof(float) * (size_t)(ny > 0 ? ny : 1));
+        const struct ref_pool rp = {modes[k], false, 2, {kx, ky}, {px, py}, {sx, sy}};
+        const float one = 1, zero = 0;
+        if (ok) {
+            ref_pooling_forward(&rp, n, c, in, out, x, want);
+            if (CHECK_OK(cudnnPoolingForward(h, pd, &one, xd, pxb, &zero, yd, pyb)))
+                tvalues_check(CUDNN_DATA_FLOAT, pyb, want, ny, 1e-5, "hidet's pooling, y sized by the query");
+        }
+        tbuf_free(pxb), tbuf_free(pyb);
+        free(x), free(want);
+        cudnnDestroyPoolingDescriptor(pd);
+        cudnnDestroyTensorDescriptor(xd);
+        cudnnDestroyTensorDescriptor(yd);
+    }
+}
+
+/* gocudnn's convolution test (cudnnConvolution_test.go), run on NVIDIA's library: a 3-D
+   convolution, x {3, 3, 1000, 32, 32} by cudnnSetTensorNdDescriptorEx(NCHW) (TensorD.Set without
+   strides), the filter {20, 3, 1, 5, 5} by cudnnSetFilterNdDescriptor, pads {0, 1, 1}, strides and
+   dilations 1 by cudnnSetConvolutionNdDescriptor (CROSS_CORRELATION, FLOAT); y's dims from
+   cudnnGetConvolutionNdForwardOutputDim; **each buffer allocated from the size queries**
+   (cudnnGetTensorSizeInBytes for x and y, cudnnGetFilterSizeInBytes for the filter); the forward
+   on the algorithm of the no-workspace preference, no workspace (NULL, 0), alpha 1 and beta 0.
+   The depth and channels are smaller here. */
+TEST(compat_conv_gocudnn_3d_buffers_from_size_queries)
+{
+    cudnnHandle_t h = test_handle();
+    struct ref_conv rc = {3, 3, 3, 5, 1, {4, 9, 8}, {1, 5, 5}, {0}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, false};
+    ref_conv_out_dims(&rc);
+    const int xdims[5] = {rc.n, rc.c, rc.in[0], rc.in[1], rc.in[2]};
+    const int wdims[5] = {rc.k, rc.c, rc.filt[0], rc.filt[1], rc.filt[2]};
+    const int pad[3] = {0, 1, 1}, one3[3] = {1, 1, 1};
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+    CHECK_OK(cudnnCreateTensorDescriptor(&yd));
+    CHECK_OK(cudnnCreateFilterDescriptor(&wd));
+    CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+    int ydims[5] = {0};
+    size_t xs = 0, ws = 0, ys = 0;
+    bool ok = CHECK_OK(cudnnSetConvolutionNdDescriptor(cd, 3, pad, one3, one3, CUDNN_CROSS_CORRELATION,
+                                                       CUDNN_DATA_FLOAT)) &&
+              CHECK_OK(cudnnSetTensorNdDescriptorEx(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 5, xdims)) &&
+              CHECK_OK(cudnnSetFilterNdDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 5, wdims)) &&
+              CHECK_OK(cudnnGetConvolutionNdForwardOutputDim(cd, xd, wd, 5, ydims)) &&
+              CHECK(ydims[0] == rc.n && ydims[1] == rc.k && ydims[2] == rc.out[0] && ydims[3] == rc.out[1] &&
+                    ydims[4] == rc.out[2]) &&
+              CHECK_OK(cudnnSetTensorNdDescriptorEx(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 5, ydims)) &&
+              CHECK_OK(cudnnGetTensorSizeInBytes(xd, &xs)) && CHECK_OK(cudnnGetFilterSizeInBytes(wd, &ws)) &&
+              CHECK_OK(cudnnGetTensorSizeInBytes(yd, &ys)) &&
+              CHECK(xs == sizeof(float) * (size_t)ref_conv_x_count(&rc) &&
+                    ws == sizeof(float) * (size_t)ref_conv_w_count(&rc) &&
+                    ys == sizeof(float) * (size_t)ref_conv_y_count(&rc));
+    if (ok) {
+        double *x = tview_random(ref_conv_x_count(&rc), -1, 1), *w = tview_random(ref_conv_w_count(&rc), -1, 1);
+        double *want = malloc(sizeof(double) * (size_t)ref_conv_y_count(&rc));
+        /* the buffers of exactly the queried sizes (checked above) */
+        void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, ref_conv_x_count(&rc));
+        void *pw = tvalues_upload(CUDNN_DATA_FLOAT, w, ref_conv_w_count(&rc)), *py = tbuf_alloc(ys);
+        ref_conv_fwd(&rc, x, w, want);
+        const float one = 1, zero = 0;
+        if (CHECK_OK(cudnnConvolutionForward(h, &one, xd, px, wd, pw, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                             NULL, 0, &zero, yd, py)))
+            tvalues_check(CUDNN_DATA_FLOAT, py, want, ref_conv_y_count(&rc), 4e-5, "gocudnn's 3-D convolution");
+        tbuf_free(px), tbuf_free(pw), tbuf_free(py);
+        free(x), free(w), free(want);
+    }
+    cudnnDestroyTensorDescriptor(xd);
+    cudnnDestroyTensorDescriptor(yd);
+    cudnnDestroyFilterDescriptor(wd);
+    cudnnDestroyConvolutionDescriptor(cd);
+}
+
+/* gocudnn's activation test (cudnnActivation_test.go): cudnnSetActivationDescriptor(CLIPPED_RELU,
+   NOT_PROPAGATE_NAN, 5.0), then cudnnGetActivationDescriptor must give back the mode, the NaN
+   option and the coefficient 5.0 exactly. */
+TEST_ONCE(compat_activation_gocudnn_get_returns_set)
+{
+    cudnnActivationDescriptor_t ad;
+    cudnnActivationMode_t mode = CUDNN_ACTIVATION_IDENTITY;
+    cudnnNanPropagation_t nan = CUDNN_PROPAGATE_NAN;
+    double coef = 0;
+    if (!CHECK_OK(cudnnCreateActivationDescriptor(&ad))) return;
+    if (CHECK_OK(cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_CLIPPED_RELU, CUDNN_NOT_PROPAGATE_NAN, 5.0)) &&
+        CHECK_OK(cudnnGetActivationDescriptor(ad, &mode, &nan, &coef)))
+        CHECK(mode == CUDNN_ACTIVATION_CLIPPED_RELU && nan == CUDNN_NOT_PROPAGATE_NAN && coef == 5.0);
+    cudnnDestroyActivationDescriptor(ad);
+}
+
+/* MindSpore's Conv2DBackpropFilter (plugin/device/gpu/kernel/nn/conv2d_grad_filter_gpu_kernel.cc)
+   in NHWC: the group count set first, x and dy as {N, C, H, W} dims with **channels-last
+   strides** by cudnnSetTensorNdDescriptor, dw by **cudnnSetFilterNdDescriptor(NHWC)** with
+   {O, I, kH, kW}; symmetric pads by cudnnSetConvolutionNdDescriptor (CROSS_CORRELATION, FLOAT),
+   TENSOR_OP_MATH for half; the algorithm the first of cudnnGetConvolutionBackwardFilterAlgorithm_v7
+   asked for 1, **ALGO_1 forced for half**; dw's buffer sized by **cudnnGetFilterSizeInBytes**,
+   the workspace by the query; alpha 1 and beta 0. */
+TEST(compat_conv_mindspore_nhwc_filter_grad_sized_by_query)
+{
+    static const struct { cudnnDataType_t t; int groups; } cases[] = {
+        {CUDNN_DATA_FLOAT, 1}, {CUDNN_DATA_HALF, 1}, {CUDNN_DATA_FLOAT, 2}, {CUDNN_DATA_HALF, 2}};
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const cudnnDataType_t t = cases[k].t;
+        struct ref_conv rc = {2, 2, 4, 6, cases[k].groups, {7, 6}, {3, 3}, {0}, {1, 2}, {2, 1}, {1, 2}, false};
+        ref_conv_out_dims(&rc);
+        const int xdims[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, ydims[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
+        const int wdims[4] = {rc.k, rc.c / rc.groups, rc.filt[0], rc.filt[1]};
+        struct tview x, dy, dw;
+        tview_init(&x, t, 4, xdims, TV_NHWC);
+        tview_init(&dy, t, 4, ydims, TV_NHWC);
+        tview_init(&dw, t, 4, wdims, TV_NHWC);
+        cudnnFilterDescriptor_t wd;
+        cudnnConvolutionDescriptor_t cd;
+        CHECK_OK(cudnnCreateFilterDescriptor(&wd));
+        CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+        int got = 0;
+        cudnnConvolutionBwdFilterAlgoPerf_t perf;
+        size_t wbytes = 0, wsbytes = 0;
+        bool ok = CHECK_OK(cudnnSetConvolutionGroupCount(cd, rc.groups)) &&
+                  CHECK_OK(cudnnSetTensorNdDescriptor(dy.desc, t, 4, ydims, dy.strides)) &&
+                  CHECK_OK(cudnnSetFilterNdDescriptor(wd, t, CUDNN_TENSOR_NHWC, 4, wdims)) &&
+                  CHECK_OK(cudnnSetTensorNdDescriptor(x.desc, t, 4, xdims, x.strides)) &&
+                  CHECK_OK(cudnnSetConvolutionNdDescriptor(cd, 2, rc.pad, rc.stride, rc.dil, CUDNN_CROSS_CORRELATION,
+                                                           CUDNN_DATA_FLOAT)) &&
+                  (t != CUDNN_DATA_HALF || CHECK_OK(cudnnSetConvolutionMathType(cd, CUDNN_TENSOR_OP_MATH))) &&
+                  CHECK_OK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x.desc, dy.desc, cd, wd, 1, &got, &perf)) &&
+                  CHECK(got == 1);
+        const cudnnConvolutionBwdFilterAlgo_t algo = t == CUDNN_DATA_HALF ? CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1 : perf.algo;
+        ok = ok && CHECK_OK(cudnnGetFilterSizeInBytes(wd, &wbytes)) && CHECK(wbytes == tview_bytes(&dw)) &&
+             CHECK_OK(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, x.desc, dy.desc, cd, wd, algo, &wsbytes));
+        double *xv = tview_random(x.count, -1, 1), *dyv = tview_random(dy.count, -1, 1);
+        double *want = malloc(sizeof(double) * (size_t)dw.count);
+        void *px = tview_upload(&x, xv), *pdy = tview_upload(&dy, dyv), *pdw = tbuf_alloc(wbytes ? wbytes : 1);
+        void *pws = wsbytes ? tbuf_alloc(wsbytes) : NULL;
+        ref_conv_bwd_filter(&rc, xv, dyv, want);
+        const float one = 1, zero = 0;
+        if (ok && CHECK_OK(cudnnConvolutionBackwardFilter(h, &one, x.desc, px, dy.desc, pdy, cd, algo, pws, wsbytes,
+                                                          &zero, wd, pdw)))
+            tview_check_blend(&dw, pdw, want, NULL, 1, 0, tconv_tolerance(t, t, CUDNN_TENSOR_OP_MATH),
+                              "MindSpore's channels-last filter gradient");
+        tbuf_free(pws), tview_free(&x, px), tview_free(&dy, pdy), tbuf_free(pdw);
+        free(xv), free(dyv), free(want);
+        cudnnDestroyFilterDescriptor(wd);
+        cudnnDestroyConvolutionDescriptor(cd);
+        tview_destroy(&x), tview_destroy(&dy), tview_destroy(&dw);
+    }
+}
