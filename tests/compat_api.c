@@ -3,7 +3,8 @@
    cudnnGetPooling2dForwardOutputDim as hidet's pooling baseline sizes its output;
    cudnnGetFilterSizeInBytes and cudnnGetTensorSizeInBytes sizing the buffers of gocudnn's 3-D
    convolution test and of MindSpore's channels-last filter gradient; the descriptor getters
-   as gocudnn's tests read back what they set. Each result against the double references of
+   as gocudnn's tests read back what they set; cudnnIm2Col as MindSpore's Im2Col layer calls
+   it. Each result against the double references of
    tests/ref/. */
 #include "ref/conv.h"
 #include "ref/pooling.h"
@@ -219,5 +220,67 @@ TEST(compat_conv_mindspore_nhwc_filter_grad_sized_by_query)
         cudnnDestroyFilterDescriptor(wd);
         cudnnDestroyConvolutionDescriptor(cd);
         tview_destroy(&x), tview_destroy(&dy), tview_destroy(&dw);
+    }
+}
+
+/* MindSpore's Im2Col kernel (backend/kernel_compiler/gpu/nn/im2col_gpu_kernel.h): x NCHW by
+   cudnnSetTensor4dDescriptor (float or half), **the filter {1, C, kH, kW}** (one output channel)
+   by cudnnSetFilter4dDescriptor, the group count 1, cudnnSetConvolution2dDescriptor
+   (CROSS_CORRELATION, FLOAT) with the layer's pad, stride and dilation, TENSOR_OP_MATH for half;
+   **the output described as a 4-D {N C kH, kW OH OW, 1, 1} tensor** whose
+   cudnnGetTensorSizeInBytes sizes the buffer, then cudnnIm2Col into it. In "same" mode an odd
+   total pad is done by the layer itself: x copied into a zeroed {N, C, H + ph, W + pw} buffer
+   (its own Set4d descriptor) and the convolution's pads 0. */
+TEST(compat_im2col_mindspore_one_filter_sized_output)
+{
+    static const struct { cudnnDataType_t t; int pad, stride, dil; bool prepad; } cases[] = {
+        {CUDNN_DATA_FLOAT, 0, 1, 1, false}, /* valid */
+        {CUDNN_DATA_HALF, 1, 2, 1, false},  /* same, even total: the library pads */
+        {CUDNN_DATA_FLOAT, 0, 2, 2, true},  /* same, odd total: padded by the layer */
+    };
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const cudnnDataType_t t = cases[k].t;
+        const int n = 2, c = 3, hh = 7, ww = 6, kh = 3, kw = 2;
+        /* the layer's pre-padding: one more row and column at the bottom and right */
+        const int ph = cases[k].prepad ? 1 : 0, pw = cases[k].prepad ? 1 : 0;
+        struct ref_conv rc = {2, n, c, 1, 1, {hh + ph, ww + pw}, {kh, kw}, {0},
+                              {cases[k].pad, cases[k].pad}, {cases[k].stride, cases[k].stride},
+                              {cases[k].dil, cases[k].dil}, false};
+        ref_conv_out_dims(&rc);
+        const int64_t nx = (int64_t)n * c * rc.in[0] * rc.in[1];
+        const int64_t ncol = (int64_t)n * c * kh * kw * rc.out[0] * rc.out[1];
+        cudnnTensorDescriptor_t xd, od;
+        cudnnFilterDescriptor_t wd;
+        cudnnConvolutionDescriptor_t cd;
+        CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&od));
+        CHECK_OK(cudnnCreateFilterDescriptor(&wd));
+        CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+        size_t obytes = 0;
+        bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, t, n, c, rc.in[0], rc.in[1])) &&
+                  CHECK_OK(cudnnSetFilter4dDescriptor(wd, t, CUDNN_TENSOR_NCHW, 1, c, kh, kw)) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptor(od, CUDNN_TENSOR_NCHW, t, n * c * kh,
+                                                      kw * rc.out[0] * rc.out[1], 1, 1)) &&
+                  CHECK_OK(cudnnSetConvolutionGroupCount(cd, 1)) &&
+                  CHECK_OK(cudnnSetConvolution2dDescriptor(cd, rc.pad[0], rc.pad[1], rc.stride[0], rc.stride[1],
+                                                           rc.dil[0], rc.dil[1], CUDNN_CROSS_CORRELATION,
+                                                           CUDNN_DATA_FLOAT)) &&
+                  (t != CUDNN_DATA_HALF || CHECK_OK(cudnnSetConvolutionMathType(cd, CUDNN_TENSOR_OP_MATH))) &&
+                  CHECK_OK(cudnnGetTensorSizeInBytes(od, &obytes)) && CHECK(obytes == tdtype_size(t) * (size_t)ncol);
+        /* x, zero in the layer's padding rows and columns */
+        double *x = tview_random(nx, -2, 2), *want = malloc(sizeof(double) * (size_t)ncol);
+        for (int64_t i = 0; i < nx; i++)
+            if (i / rc.in[1] % rc.in[0] >= hh || i % rc.in[1] >= ww) x[i] = 0;
+        void *px = tvalues_upload(t, x, nx), *pcol = tbuf_alloc(obytes ? obytes : 1);
+        ref_conv_im2col(&rc, x, want);
+        if (ok && CHECK_OK(cudnnIm2Col(h, xd, px, wd, cd, pcol)))
+            tvalues_check(t, pcol, want, ncol, 0, "MindSpore's Im2Col");
+        tbuf_free(px), tbuf_free(pcol);
+        free(x), free(want);
+        cudnnDestroyTensorDescriptor(xd);
+        cudnnDestroyTensorDescriptor(od);
+        cudnnDestroyFilterDescriptor(wd);
+        cudnnDestroyConvolutionDescriptor(cd);
     }
 }
