@@ -3,7 +3,8 @@
    cudnnGetPooling2dForwardOutputDim as hidet's pooling baseline sizes its output;
    cudnnGetFilterSizeInBytes and cudnnGetTensorSizeInBytes sizing the buffers of gocudnn's 3-D
    convolution test and of MindSpore's channels-last filter gradient; the descriptor getters
-   as gocudnn's tests read back what they set; cudnnIm2Col as MindSpore's Im2Col layer calls
+   as gocudnn's tests, cricket's RPC server (into int slots) and GVirtuS's back end read back
+   what was set; cudnnIm2Col as MindSpore's Im2Col layer calls
    it. Each result against the double references of
    tests/ref/. */
 #include "ref/conv.h"
@@ -12,6 +13,7 @@
 #include "test.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* In-place scaling of a loss gradient: Thor's MeanAbsoluteError::backProp (earlier versions of
    DeepLearning/Implementation/Layers/Loss/MeanAbsoluteError.cpp) scales its [batch, classes]
@@ -283,4 +285,85 @@ TEST(compat_im2col_mindspore_one_filter_sized_output)
         cudnnDestroyFilterDescriptor(wd);
         cudnnDestroyConvolutionDescriptor(cd);
     }
+}
+
+/* The RPC server of cricket (cpu/cpu-server-cudnn.c), which runs a remote client's cuDNN calls:
+   each Set forwarded with the client's values, each getter writing into the reply's arrays,
+   **the enumerations through int slots** cast to the enum pointer types (cudnnGetFilter4dDescriptor
+   into int[6], cudnnGetPooling2dDescriptor into int[8], cudnnGetActivationDescriptor into
+   {int[2], double}, cudnnGetLRNDescriptor into {unsigned, double[3]},
+   cudnnGetActivationDescriptorSwishBeta into a double, cudnnGetPooling2dForwardOutputDim into
+   int[4], cudnnGetFilterSizeInBytes into a size_t, cudnnGetStream into a 64-bit pointer slot
+   after cudnnSetStream of the client's stream, here the default one). */
+TEST_ONCE(compat_getters_cricket_server_slots)
+{
+    cudnnHandle_t h = NULL;
+    cudnnFilterDescriptor_t fd;
+    cudnnPoolingDescriptor_t pd;
+    cudnnActivationDescriptor_t ad;
+    cudnnLRNDescriptor_t ld;
+    cudnnTensorDescriptor_t xd;
+    if (!CHECK_OK(cudnnCreate(&h))) return;
+    CHECK_OK(cudnnCreateFilterDescriptor(&fd));
+    CHECK_OK(cudnnCreatePoolingDescriptor(&pd));
+    CHECK_OK(cudnnCreateActivationDescriptor(&ad));
+    CHECK_OK(cudnnCreateLRNDescriptor(&ld));
+    CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+    int f6[6], p8[8], o4[4];
+    struct { int i[2]; double d; } a;
+    struct { int i; double d[3]; } l;
+    double swish = 0;
+    size_t fbytes = 0;
+    uint64_t stream_slot = ~(uint64_t)0;
+    memset(f6, 0xFF, sizeof f6), memset(p8, 0xFF, sizeof p8), memset(o4, 0xFF, sizeof o4);
+    memset(&a, 0xFF, sizeof a), memset(&l, 0xFF, sizeof l);
+    if (CHECK_OK(cudnnSetFilter4dDescriptor(fd, CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, 32, 3, 5, 7)) &&
+        CHECK_OK(cudnnGetFilter4dDescriptor(fd, (cudnnDataType_t *)&f6[0], (cudnnTensorFormat_t *)&f6[1], &f6[2],
+                                            &f6[3], &f6[4], &f6[5])) &&
+        CHECK_OK(cudnnGetFilterSizeInBytes(fd, &fbytes)))
+        CHECK(f6[0] == CUDNN_DATA_HALF && f6[1] == CUDNN_TENSOR_NHWC && f6[2] == 32 && f6[3] == 3 && f6[4] == 5 &&
+              f6[5] == 7 && fbytes == 2u * 32 * 3 * 5 * 7);
+    if (CHECK_OK(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX_DETERMINISTIC, CUDNN_PROPAGATE_NAN, 3, 2, 1, 0, 2,
+                                             1)) &&
+        CHECK_OK(cudnnGetPooling2dDescriptor(pd, (cudnnPoolingMode_t *)&p8[0], (cudnnNanPropagation_t *)&p8[1], &p8[2],
+                                             &p8[3], &p8[4], &p8[5], &p8[6], &p8[7])))
+        CHECK(p8[0] == CUDNN_POOLING_MAX_DETERMINISTIC && p8[1] == CUDNN_PROPAGATE_NAN && p8[2] == 3 && p8[3] == 2 &&
+              p8[4] == 1 && p8[5] == 0 && p8[6] == 2 && p8[7] == 1);
+    if (CHECK_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 3, 9, 8)) &&
+        CHECK_OK(cudnnGetPooling2dForwardOutputDim(pd, xd, &o4[0], &o4[1], &o4[2], &o4[3])))
+        CHECK(o4[0] == 2 && o4[1] == 3 && o4[2] == (9 + 2 - 3) / 2 + 1 && o4[3] == 8 - 2 + 1);
+    if (CHECK_OK(cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_SWISH, CUDNN_NOT_PROPAGATE_NAN, 0)) &&
+        CHECK_OK(cudnnSetActivationDescriptorSwishBeta(ad, 1.5)) &&
+        CHECK_OK(cudnnGetActivationDescriptor(ad, (cudnnActivationMode_t *)&a.i[0], (cudnnNanPropagation_t *)&a.i[1],
+                                              &a.d)) &&
+        CHECK_OK(cudnnGetActivationDescriptorSwishBeta(ad, &swish)))
+        CHECK(a.i[0] == CUDNN_ACTIVATION_SWISH && a.i[1] == CUDNN_NOT_PROPAGATE_NAN && a.d == 0 && swish == 1.5);
+    if (CHECK_OK(cudnnSetLRNDescriptor(ld, 5, 1e-4, 0.75, 2.0)) &&
+        CHECK_OK(cudnnGetLRNDescriptor(ld, (unsigned *)&l.i, &l.d[0], &l.d[1], &l.d[2])))
+        CHECK(l.i == 5 && l.d[0] == 1e-4 && l.d[1] == 0.75 && l.d[2] == 2.0);
+    if (CHECK_OK(cudnnSetStream(h, NULL)) && CHECK_OK(cudnnGetStream(h, (cudaStream_t *)&stream_slot)))
+        CHECK(stream_slot == 0);
+    cudnnDestroyFilterDescriptor(fd);
+    cudnnDestroyPoolingDescriptor(pd);
+    cudnnDestroyActivationDescriptor(ad);
+    cudnnDestroyLRNDescriptor(ld);
+    cudnnDestroyTensorDescriptor(xd);
+    cudnnDestroy(h);
+}
+
+/* GVirtuS's cuDNN back end (plugins/cudnn/backend/CudnnHandler.cpp, the GetConvolution2dDescriptor
+   handler) reads a client's convolution descriptor back with cudnnGetConvolution2dDescriptor into
+   ints for the pads, strides and dilations, the mode, and a compute type initialised to FLOAT. */
+TEST_ONCE(compat_getters_gvirtus_convolution_2d)
+{
+    cudnnConvolutionDescriptor_t cd;
+    if (!CHECK_OK(cudnnCreateConvolutionDescriptor(&cd))) return;
+    int padh = -1, padw = -1, u = -1, v = -1, upscalex = -1, upscaley = -1;
+    cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+    if (CHECK_OK(cudnnSetConvolution2dDescriptor(cd, 2, 0, 1, 3, 2, 1, CUDNN_CONVOLUTION, CUDNN_DATA_HALF)) &&
+        CHECK_OK(cudnnGetConvolution2dDescriptor(cd, &padh, &padw, &u, &v, &upscalex, &upscaley, &mode, &compute)))
+        CHECK(padh == 2 && padw == 0 && u == 1 && v == 3 && upscalex == 2 && upscaley == 1 &&
+              mode == CUDNN_CONVOLUTION && compute == CUDNN_DATA_HALF);
+    cudnnDestroyConvolutionDescriptor(cd);
 }
