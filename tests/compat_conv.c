@@ -6,7 +6,8 @@
    direction; MegEngine's fused convolution (the math type set first, z the unwritten output
    under alpha2 0); NVIDIA's sample's int8 vector convolution with a reordered filter;
    Paddle-Lite's channels-last int8 convolution into float, refused below 4-channel multiples;
-   Thor's search, each result of the non-Ex Find run accumulating between runtime-error queries.
+   Thor's search, each result of the non-Ex Find run accumulating between runtime-error queries;
+   RAF's non-Ex Find asked for one result per direction, which must be a SUCCESS.
    Each result against the double references of tests/ref/. */
 #include "desc_util.h"
 #include "ref/conv.h"
@@ -850,4 +851,82 @@ TEST(compat_conv_thor_find_then_accumulate_each_result)
     free(xv), free(wv), free(dyv), free(y0), free(dx0), free(dw0), free(yw), free(dxw), free(dww);
     tview_destroy(&x), tview_destroy(&y), tview_destroy(&w);
     cdescs_destroy(&d);
+}
+
+/* RAF's generated cuDNN dispatch (src/op/dispatch/cudnn/impl.cc): every tensor and the filter by
+   the Nd setters padded to 4 dims with packed strides, cudnnSetConvolutionNdDescriptor with **the
+   data's own type as compute type** (DOUBLE for double), the group count after it, no math type;
+   per direction the **non-Ex cudnnFind*Algorithm asked for 1 result**, whose status must be SUCCESS
+   (else a fatal error through cudnnGetErrorString), its algorithm's workspace from the size query,
+   alpha 1 and beta 0. */
+TEST(compat_conv_raf_find_one_result_each_direction)
+{
+    static const struct { cudnnDataType_t t; int groups; } cases[] = {
+        {CUDNN_DATA_FLOAT, 1}, {CUDNN_DATA_FLOAT, 2}, {CUDNN_DATA_DOUBLE, 1}};
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const cudnnDataType_t t = cases[k].t;
+        struct ref_conv rc = {2, 2, 4, 6, cases[k].groups, {8, 7}, {3, 3}, {0}, {1, 0}, {1, 2}, {2, 1}, false};
+        ref_conv_out_dims(&rc);
+        const int xdims[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, ydims[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
+        const int wdims[4] = {rc.k, rc.c / rc.groups, rc.filt[0], rc.filt[1]};
+        struct tview x, y, w;
+        tview_init(&x, t, 4, xdims, TV_NCHW);
+        tview_init(&y, t, 4, ydims, TV_NCHW);
+        tview_init(&w, t, 4, wdims, TV_NCHW);
+        cudnnFilterDescriptor_t wd;
+        cudnnConvolutionDescriptor_t cd;
+        CHECK_OK(cudnnCreateFilterDescriptor(&wd));
+        CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+        bool ok = CHECK_OK(cudnnSetFilterNdDescriptor(wd, t, CUDNN_TENSOR_NCHW, 4, wdims)) &&
+                  CHECK_OK(cudnnSetConvolutionNdDescriptor(cd, 2, rc.pad, rc.stride, rc.dil, CUDNN_CROSS_CORRELATION, t)) &&
+                  CHECK_OK(cudnnSetConvolutionGroupCount(cd, rc.groups));
+        double *xv = tview_random(x.count, -1, 1), *wv = tview_random(w.count, -1, 1), *dyv = tview_random(y.count, -1, 1);
+        double *yw = malloc(sizeof(double) * (size_t)y.count), *dxw = malloc(sizeof(double) * (size_t)x.count);
+        double *dww = malloc(sizeof(double) * (size_t)w.count);
+        ref_conv_fwd(&rc, xv, wv, yw);
+        ref_conv_bwd_data(&rc, dyv, wv, dxw);
+        ref_conv_bwd_filter(&rc, xv, dyv, dww);
+        void *px = tview_upload(&x, xv), *pw = tview_upload(&w, wv), *pdy = tview_upload(&y, dyv);
+        void *py = tview_upload(&y, NULL), *pdx = tview_upload(&x, NULL), *pdw = tview_upload(&w, NULL);
+        struct tscale one, zero;
+        int cnt = 0;
+        size_t ws = 0;
+        cudnnConvolutionFwdAlgoPerf_t fr;
+        cudnnConvolutionBwdDataAlgoPerf_t dr;
+        cudnnConvolutionBwdFilterAlgoPerf_t wr;
+        if (ok && CHECK_OK(cudnnFindConvolutionForwardAlgorithm(h, x.desc, wd, cd, y.desc, 1, &cnt, &fr)) &&
+            CHECK(cnt == 1 && fr.status == CUDNN_STATUS_SUCCESS) &&
+            CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, x.desc, wd, cd, y.desc, fr.algo, &ws))) {
+            void *pws = ws ? tbuf_alloc(ws) : NULL;
+            if (CHECK_OK(cudnnConvolutionForward(h, tscale(&one, t, 1), x.desc, px, wd, pw, cd, fr.algo, pws, ws,
+                                                 tscale(&zero, t, 0), y.desc, py)))
+                tview_check_blend(&y, py, yw, NULL, 1, 0, tconv_tolerance(t, t, fr.mathType), "RAF's conv2d");
+            tbuf_free(pws);
+        }
+        if (ok && CHECK_OK(cudnnFindConvolutionBackwardDataAlgorithm(h, wd, y.desc, cd, x.desc, 1, &cnt, &dr)) &&
+            CHECK(cnt == 1 && dr.status == CUDNN_STATUS_SUCCESS) &&
+            CHECK_OK(cudnnGetConvolutionBackwardDataWorkspaceSize(h, wd, y.desc, cd, x.desc, dr.algo, &ws))) {
+            void *pws = ws ? tbuf_alloc(ws) : NULL;
+            if (CHECK_OK(cudnnConvolutionBackwardData(h, tscale(&one, t, 1), wd, pw, y.desc, pdy, cd, dr.algo, pws, ws,
+                                                      tscale(&zero, t, 0), x.desc, pdx)))
+                tview_check_blend(&x, pdx, dxw, NULL, 1, 0, tconv_tolerance(t, t, dr.mathType), "RAF's conv2d_dx");
+            tbuf_free(pws);
+        }
+        if (ok && CHECK_OK(cudnnFindConvolutionBackwardFilterAlgorithm(h, x.desc, y.desc, cd, wd, 1, &cnt, &wr)) &&
+            CHECK(cnt == 1 && wr.status == CUDNN_STATUS_SUCCESS) &&
+            CHECK_OK(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, x.desc, y.desc, cd, wd, wr.algo, &ws))) {
+            void *pws = ws ? tbuf_alloc(ws) : NULL;
+            if (CHECK_OK(cudnnConvolutionBackwardFilter(h, tscale(&one, t, 1), x.desc, px, y.desc, pdy, cd, wr.algo, pws,
+                                                        ws, tscale(&zero, t, 0), wd, pdw)))
+                tview_check_blend(&w, pdw, dww, NULL, 1, 0, tconv_tolerance(t, t, wr.mathType), "RAF's conv2d_dw");
+            tbuf_free(pws);
+        }
+        tview_free(&x, px), tview_free(&x, pdx), tview_free(&w, pw), tview_free(&w, pdw);
+        tview_free(&y, pdy), tview_free(&y, py);
+        free(xv), free(wv), free(dyv), free(yw), free(dxw), free(dww);
+        cudnnDestroyFilterDescriptor(wd);
+        cudnnDestroyConvolutionDescriptor(cd);
+        tview_destroy(&x), tview_destroy(&y), tview_destroy(&w);
+    }
 }
