@@ -1,9 +1,14 @@
 /* compat_core.c: call patterns of real programs (docs/compatibility.md) around the library
-   itself rather than an op: the log callback as CUDA.jl reads its messages, and the version
-   checks and queries that bindings make before and after creating a handle. */
+   itself rather than an op: the log callback as CUDA.jl reads its messages, the version checks
+   and queries that bindings make before and after creating a handle, and the CUDA runtime
+   version as PyTorch and CUDA.jl read it. */
 #include "test.h"
 
 #include <string.h>
+
+#ifdef OCD_TEST_CUDA
+#include <cuda_runtime.h>
+#endif
 
 /* The log callback as CUDA.jl's cuDNN module reads it (lib/cudnn/src/cuDNN.jl, log_message):
    installed with cudnnSetCallback(typemax(UInt32), ...), every mask bit set; the message's
@@ -75,4 +80,22 @@ TEST_ONCE(compat_version_checks_and_properties)
     CHECK(cudnnGetVersion() == CUDNN_VERSION);
     cudnnHandle_t h = NULL;
     if (CHECK_OK(cudnnCreate(&h))) CHECK_OK(cudnnDestroy(h));
+}
+
+/* The CUDA runtime version the library reports: PyTorch's show_config (aten/src/ATen/Version.cpp)
+   compares cudnnGetCudartVersion() with the CUDART_VERSION it was built with and prints "built
+   against CUDA" when they differ; CUDA.jl's cuDNN module (lib/cudnn/src/base.jl, cuda_version)
+   decodes it as major = v / 1000, minor = v % 1000 / 10, patch = v % 10; a Python installer's
+   probe reads it through ctypes and keeps it only when not 0. A build with CUDA reports its
+   toolkit's version in that encoding; a host-only build reports 0 (no CUDA runtime). */
+TEST_ONCE(compat_version_cudart_decoded_by_pytorch_and_cudajl)
+{
+    const size_t v = cudnnGetCudartVersion();
+#ifdef OCD_TEST_CUDA
+    CHECK(v == CUDART_VERSION);
+    const size_t major = v / 1000, minor = v % 1000 / 10, patch = v % 10;
+    CHECK(major >= 11 && minor < 10 && patch == 0);
+#else
+    CHECK(v == 0);
+#endif
 }
