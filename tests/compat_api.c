@@ -367,3 +367,55 @@ TEST_ONCE(compat_getters_gvirtus_convolution_2d)
               mode == CUDNN_CONVOLUTION && compute == CUDNN_DATA_HALF);
     cudnnDestroyConvolutionDescriptor(cd);
 }
+
+/* GoCuNets' pooling ops (gocudnn/pool/pool.go, through its gocudnn wrapper): a 5-D input gets an Nd pooling
+   descriptor (cudnnSetPoolingNdDescriptor with as many dims as the window has), whose settings
+   are read back for the layer's saved Info by **cudnnGetPoolingNdDescriptor asked for that many
+   dims**; y's dims from cudnnGetPoolingNdForwardOutputDim on x (cudnnSetTensorNdDescriptorEx
+   NCHW); the forward and backward with double alpha and beta for double data. */
+TEST(compat_pool_gocunets_nd_descriptor_read_back)
+{
+    static const cudnnPoolingMode_t modes[] = {CUDNN_POOLING_MAX, CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING};
+    const int xdims[5] = {2, 3, 5, 6, 4}, win[3] = {2, 3, 2}, pad[3] = {1, 0, 1}, str[3] = {2, 2, 1};
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(modes); k++) {
+        cudnnPoolingDescriptor_t pd;
+        cudnnTensorDescriptor_t xd, yd;
+        CHECK_OK(cudnnCreatePoolingDescriptor(&pd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&yd));
+        cudnnPoolingMode_t mode = (cudnnPoolingMode_t)-1;
+        cudnnNanPropagation_t nan = (cudnnNanPropagation_t)-1;
+        int nb = -1, gw[3] = {-1, -1, -1}, gp[3] = {-1, -1, -1}, gs[3] = {-1, -1, -1}, ydims[5] = {0};
+        bool ok = CHECK_OK(cudnnSetPoolingNdDescriptor(pd, modes[k], CUDNN_PROPAGATE_NAN, 3, win, pad, str)) &&
+                  CHECK_OK(cudnnGetPoolingNdDescriptor(pd, 3, &mode, &nan, &nb, gw, gp, gs)) &&
+                  CHECK(mode == modes[k] && nan == CUDNN_PROPAGATE_NAN && nb == 3 &&
+                        memcmp(gw, win, sizeof win) == 0 && memcmp(gp, pad, sizeof pad) == 0 &&
+                        memcmp(gs, str, sizeof str) == 0) &&
+                  CHECK_OK(cudnnSetTensorNdDescriptorEx(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_DOUBLE, 5, xdims)) &&
+                  CHECK_OK(cudnnGetPoolingNdForwardOutputDim(pd, xd, 5, ydims)) &&
+                  CHECK_OK(cudnnSetTensorNdDescriptorEx(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_DOUBLE, 5, ydims));
+        if (ok) {
+            const int64_t nx = (int64_t)xdims[0] * xdims[1] * xdims[2] * xdims[3] * xdims[4];
+            const int64_t ny = (int64_t)ydims[0] * ydims[1] * ydims[2] * ydims[3] * ydims[4];
+            const struct ref_pool rp = {modes[k], true, 3, {win[0], win[1], win[2]}, {pad[0], pad[1], pad[2]},
+                                        {str[0], str[1], str[2]}};
+            double *x = tview_random(nx, -2, 2), *dy = tview_random(ny, -1, 1);
+            double *yw = malloc(sizeof(double) * (size_t)ny), *dxw = malloc(sizeof(double) * (size_t)nx);
+            ref_pooling_forward(&rp, xdims[0], xdims[1], xdims + 2, ydims + 2, x, yw);
+            ref_pooling_backward(&rp, xdims[0], xdims[1], xdims + 2, ydims + 2, x, dy, dxw);
+            void *px = tvalues_upload(CUDNN_DATA_DOUBLE, x, nx), *pdy = tvalues_upload(CUDNN_DATA_DOUBLE, dy, ny);
+            void *py = tbuf_alloc(sizeof(double) * (size_t)ny), *pdx = tbuf_alloc(sizeof(double) * (size_t)nx);
+            const double one = 1, zero = 0;
+            if (CHECK_OK(cudnnPoolingForward(h, pd, &one, xd, px, &zero, yd, py)) &&
+                tvalues_check(CUDNN_DATA_DOUBLE, py, yw, ny, 1e-12, "GoCuNets' 3-D pooling") &&
+                CHECK_OK(cudnnPoolingBackward(h, pd, &one, yd, py, yd, pdy, xd, px, &zero, xd, pdx)))
+                tvalues_check(CUDNN_DATA_DOUBLE, pdx, dxw, nx, 1e-12, "GoCuNets' 3-D pooling gradient");
+            tbuf_free(px), tbuf_free(pdy), tbuf_free(py), tbuf_free(pdx);
+            free(x), free(dy), free(yw), free(dxw);
+        }
+        cudnnDestroyPoolingDescriptor(pd);
+        cudnnDestroyTensorDescriptor(xd);
+        cudnnDestroyTensorDescriptor(yd);
+    }
+}
