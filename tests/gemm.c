@@ -86,6 +86,7 @@ struct gcase {
     enum ocd_gemm_bias bias;
     int act; /* a cudnnActivationMode_t, or -1: none */
     double coef;
+    int bias_off; /* the bias this many elements into its buffer: off a 16-byte boundary */
 };
 
 static const struct gcase gcases[] = {
@@ -116,6 +117,11 @@ static const struct gcase gcases[] = {
        matrices, with a prior C, and in strided batches */
     {"chunks_bias_row_relu_beta", 64, 48, 40, false, true, 8, 1, false, false, 1, 0.5, OCD_GEMM_BIAS_ROW, CUDNN_ACTIVATION_RELU, 0},
     {"chunks_relu_batch", 40, 24, 32, true, false, 8, 2, false, false, 0.5, 0, OCD_GEMM_BIAS_NONE, CUDNN_ACTIVATION_RELU, 0},
+    /* aligned matrices, the bias one element into its buffer (attention's biases lie in one
+       packed weight buffer): cuBLASLt must refuse it, its epilogue may read the bias 16 bytes
+       at a time */
+    {"chunks_bias_row_unaligned", 64, 48, 40, false, true, 8, 1, false, false, 1, 0, OCD_GEMM_BIAS_ROW,
+     CUDNN_ACTIVATION_RELU, 0, 1},
 };
 
 #define NGCASES (sizeof gcases / sizeof gcases[0])
@@ -227,8 +233,11 @@ static bool run_case(const struct gtype *t, const struct gcase *c, const struct 
     int64_t cspan = c->pointers ? cmat : (batch - 1) * p.stride_c + cmat;
     int nbuf = c->pointers ? c->batch : 1;
     int64_t nbias = c->bias == OCD_GEMM_BIAS_ROW ? c->m : c->n;
-    double *av[4], *bv[4], *cv[4], *want[4], *bias = values(t->c, nbias, false);
-    void *ad[4], *bd[4], *cd[4], *biasd = c->bias != OCD_GEMM_BIAS_NONE ? upload(t->c, bias, nbias, false) : NULL;
+    double *av[4], *bv[4], *cv[4], *want[4], *bias_buf = values(t->c, nbias + c->bias_off, false);
+    void *ad[4], *bd[4], *cd[4];
+    void *biasd = c->bias != OCD_GEMM_BIAS_NONE ? upload(t->c, bias_buf, nbias + c->bias_off, false) : NULL;
+    const double *bias = bias_buf + c->bias_off;
+    const void *bias_at = biasd ? (const char *)biasd + (size_t)c->bias_off * tdtype_size(t->c) : NULL;
     for (int i = 0; i < nbuf; i++) {
         av[i] = values(t->ab, aspan, false), bv[i] = values(t->ab, bspan, false);
         cv[i] = values(t->c, cspan, c->beta == 0);
@@ -259,7 +268,7 @@ static bool run_case(const struct gtype *t, const struct gcase *c, const struct 
     const char *saved = getenv("OPENCUDNN_DISABLE");
     char *prior = saved ? strdup(saved) : NULL;
     ocd_setenv("OPENCUDNN_DISABLE", disable);
-    cudnnStatus_t st = gemm_entry()(test_handle(), &p, a, bb, cc, biasd, "test_gemm");
+    cudnnStatus_t st = gemm_entry()(test_handle(), &p, a, bb, cc, bias_at, "test_gemm");
     if (prior) ocd_setenv("OPENCUDNN_DISABLE", prior);
     else ocd_unsetenv("OPENCUDNN_DISABLE");
     free(prior);
@@ -282,7 +291,7 @@ static bool run_case(const struct gtype *t, const struct gcase *c, const struct 
     }
     if (c->pointers) tbuf_free(aptrs), tbuf_free(bptrs), tbuf_free(cptrs);
     if (biasd) tbuf_free(biasd);
-    free(bias);
+    free(bias_buf);
     return ran;
 }
 

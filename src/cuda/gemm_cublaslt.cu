@@ -18,12 +18,15 @@
    PROPAGATE_NAN; every pointwise step as the activation (cuBLASLt's GELU is the tanh
    approximation where the graph API's is the erf form, and it has no SOFTPLUS, SWISH, TANH,
    SIGMOID, ELU, clip or slope); an alpha or beta beyond float's range (the scale type cannot
-   hold it); a matrix or bias pointer, or a batch stride, not aligned to its element.
+   hold it); a matrix pointer or a batch stride not aligned to its element; a bias pointer off
+   a 16-byte boundary (cuBLASLt's preferences state the alignments of A, B, C and D only, and
+   its epilogue kernels may load the bias 16 bytes at a time: a bias inside a packed weight
+   buffer, as attention's projections have, would fault on a misaligned address).
 
    Plan (core/impl.h, "Plans"): the heuristic's first algorithm, asked once per problem with the
    operands' real alignments (each pointer with its batch stride in bytes, up to 256, as the
-   preference's minimum alignments of A, B, C and D; the bias pointer in the descriptor, whose
-   value the heuristic reads for its alignment) and no workspace, as the GEMM problem has none.
+   preference's minimum alignments of A, B, C and D) and no workspace, as the GEMM problem has
+   none.
    The descriptors are made for the query and again for the run (host calls that touch no
    device memory): a plan holds no pointer to memory it would have to free. */
 #include "core/dtype.h"
@@ -88,8 +91,10 @@ static const char *refuses(const struct ocd_gemm_call *call)
     if (!fits_float(p->alpha) || !fits_float(p->beta)) return "alpha or beta beyond float, cuBLASLt's scale type";
     uint32_t align[3], elem[3];
     alignments(call, align, elem);
-    if (align[0] < elem[0] || align[1] < elem[1] || align[2] < elem[2] || alignment(call->bias, 0, elem[2], 1) < elem[2])
+    if (align[0] < elem[0] || align[1] < elem[1] || align[2] < elem[2])
         return "a pointer or batch stride not aligned to its element";
+    if (p->bias != OCD_GEMM_BIAS_NONE && alignment(call->bias, 0, elem[2], 1) < 16)
+        return "a bias off a 16-byte boundary: cuBLASLt's epilogue may read it 16 bytes at a time";
     return NULL;
 }
 
