@@ -5,10 +5,11 @@
    convolution test and of MindSpore's channels-last filter gradient; the descriptor getters
    as gocudnn's tests, cricket's RPC server (into int slots) and GVirtuS's back end read back
    what was set; cudnnIm2Col as MindSpore's Im2Col layer calls
-   it. Each result against the double references of
+   it; Thor's batch reduction, double data under a FLOAT compute type. Each result against the double references of
    tests/ref/. */
 #include "ref/conv.h"
 #include "ref/pooling.h"
+#include "ref/reduce.h"
 #include "tensors.h"
 #include "test.h"
 
@@ -418,4 +419,57 @@ TEST(compat_pool_gocunets_nd_descriptor_read_back)
         cudnnDestroyTensorDescriptor(xd);
         cudnnDestroyTensorDescriptor(yd);
     }
+}
+
+/* Thor's BatchReduce (Utilities/TensorOperations/Misc/BatchReduce.cpp): a [batch, classes] tensor
+   (the dims padded with trailing 1s to 4, packed, cudnnSetTensorNdDescriptor) summed over the
+   batch into [1, classes] or over the classes into [batch, 1]; the reduce descriptor ADD with
+   **compute type FLOAT whatever the data** (FP16 into FP32, FP32, FP16, and FP64 into FP64 with
+   double alpha and beta), NaN not propagated, no indices (NULL, 0); the workspace from
+   cudnnGetReductionWorkspaceSize (NULL when 0); alpha 1 / batch when the batch is averaged,
+   beta 1 when accumulating. The 8.2 text: with double tensors "alpha and beta and the
+   computation enum of reduceTensorDesc are all assumed to be of type double". */
+TEST(compat_reduce_thor_batch_reduce)
+{
+    static const struct { cudnnDataType_t a, c; bool over_batch, divide, accumulate; } cases[] = {
+        {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, true, true, false},
+        {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, true, false, true},
+        {CUDNN_DATA_HALF, CUDNN_DATA_HALF, false, false, false},
+        {CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, true, true, true},
+        {CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, false, false, false},
+    };
+    const int batch = 6, classes = 10;
+    cudnnHandle_t h = test_handle();
+    cudnnReduceTensorDescriptor_t rd;
+    if (!CHECK_OK(cudnnCreateReduceTensorDescriptor(&rd))) return;
+    CHECK_OK(cudnnSetReduceTensorDescriptor(rd, CUDNN_REDUCE_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN,
+                                            CUDNN_REDUCE_TENSOR_NO_INDICES, CUDNN_32BIT_INDICES));
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const int ad[4] = {batch, classes, 1, 1};
+        const int cd[4] = {cases[k].over_batch ? 1 : batch, cases[k].over_batch ? classes : 1, 1, 1};
+        struct rtensor at, ct;
+        rt_packed(&at, cases[k].a, CUDNN_TENSOR_NCHW, 4, ad);
+        rt_packed(&ct, cases[k].c, CUDNN_TENSOR_NCHW, 4, cd);
+        cudnnTensorDescriptor_t A = tdesc(&at), C = tdesc(&ct);
+        void *ha = thost_random(&at, -1, 1), *hc = thost_random(&ct, -1, 1);
+        void *pa = tbuf_from(ha, rt_bytes(&at)), *pc = tbuf_from(hc, rt_bytes(&ct));
+        if (!cases[k].accumulate) tbuf_poison(pc, rt_bytes(&ct));
+        const double alpha = cases[k].divide ? 1.0 / batch : 1, beta = cases[k].accumulate ? 1 : 0;
+        double *want = malloc(sizeof(double) * (size_t)rt_span(&ct));
+        ref_reduce(CUDNN_REDUCE_TENSOR_ADD, false, alpha, &at, ha, beta, &ct, hc, want, NULL);
+        struct tscale sa, sb;
+        size_t wbytes = 0;
+        if (CHECK_OK(cudnnGetReductionWorkspaceSize(h, rd, A, C, &wbytes))) {
+            void *pw = wbytes ? tbuf_alloc(wbytes) : NULL;
+            if (CHECK_OK(cudnnReduceTensor(h, rd, NULL, 0, pw, wbytes, tscale(&sa, cases[k].a, alpha), A, pa,
+                                           tscale(&sb, cases[k].a, beta), C, pc)))
+                tcompare_span(&ct, pc, want, cases[k].c == CUDNN_DATA_HALF || cases[k].a == CUDNN_DATA_HALF ? 2e-3 : -1,
+                              "Thor's batch reduction");
+            tbuf_free(pw);
+        }
+        tbuf_free(pa), tbuf_free(pc), free(ha), free(hc), free(want);
+        cudnnDestroyTensorDescriptor(A);
+        cudnnDestroyTensorDescriptor(C);
+    }
+    cudnnDestroyReduceTensorDescriptor(rd);
 }

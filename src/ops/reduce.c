@@ -8,9 +8,12 @@
    Documented rules implemented here (cuDNN 8.2 API reference):
    - C = alpha * reduce(A) + beta * C; each dimension of C equals A's or is 1 (BAD_PARAM), and
      if they all match, nothing is reduced: BAD_PARAM.
-   - Types: A and C DOUBLE with compute type DOUBLE; or A and C each FLOAT, HALF, BFLOAT16 or
-     INT8 with compute type FLOAT. One of A and C DOUBLE and not the other: BAD_PARAM; a compute
-     type that does not fit, or another data type: NOT_SUPPORTED.
+   - Types: A and C DOUBLE, the compute type "assumed to be of type double" whatever the
+     descriptor holds (another one, such as the FLOAT that programs set for every type, is logged
+     at info level); or
+     A and C each FLOAT, HALF, BFLOAT16 or INT8 with compute type FLOAT. One of A and C DOUBLE
+     and not the other: BAD_PARAM; another compute type for them, or another data type:
+     NOT_SUPPORTED.
    - Indices are computed for MIN, MAX and AMAX when the descriptor asks for
      FLATTENED_INDICES, "relative to the reduced dimensions, and flattened", one per element of
      C; only 32-bit indices are supported (NOT_SUPPORTED otherwise). For the other ops the
@@ -205,7 +208,11 @@ static cudnnStatus_t check_supported(cudnnReduceTensorDescriptor_t desc, const s
     if (!r->double_compute && (!reducible_type(r->a_type) || !reducible_type(r->c_type)))
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "reductions of %s into %s are not supported",
                         ocd_dtype_name(r->a_type), ocd_dtype_name(r->c_type));
-    if (desc->comp_type != (r->double_compute ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT))
+    if (r->double_compute && desc->comp_type != CUDNN_DATA_DOUBLE && (ocd_log_mask & CUDNN_SEV_INFO_EN))
+        ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS,
+                        "compute type %s on DOUBLE data: computed in DOUBLE (the enum is assumed DOUBLE)",
+                        ocd_dtype_name(desc->comp_type));
+    if (!r->double_compute && desc->comp_type != CUDNN_DATA_FLOAT)
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "compute type %s does not fit %s data",
                         ocd_dtype_name(desc->comp_type), ocd_dtype_name(r->a_type));
     if (r->want_indices && desc->indices_type != CUDNN_32BIT_INDICES)
