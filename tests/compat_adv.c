@@ -1,6 +1,6 @@
 /* compat_adv.c: call patterns of real programs (docs/compatibility.md) for the CTC and attention
    calls that the ops' own tests do not make (PyTorch's, Marian's, Deeplearning4j's,
-   TensorFlow's and PaddlePaddle's CTC loss, CUDA.jl's attention and its test matrix, Knet's
+   TensorFlow's and PaddlePaddle's CTC loss, cudnnxx's CTC workspace query, CUDA.jl's attention and its test matrix, Knet's
    attention, NVIDIA's multiHeadAttention sample), each as the program makes it, its result
    against the double references of tests/ref/. (compat_rnn.c, compat_rnn_more.c,
    compat_rnn_v8.c: the RNN patterns.) */
@@ -221,6 +221,66 @@ TEST(compat_ctc_tensorflow_logits_host_lengths)
     cudnnDestroyTensorDescriptor(gd);
     tbuf_free(pp), tbuf_free(pg), tbuf_free(pc);
     free(x), free(grads);
+}
+
+/* ---- cudnnxx's CTC workspace test (cudnnxx/ctc_loss_test.cc, CTCLossTest.TestGetWorkspaceSize) -- */
+
+/* cudnnxx's test of its CTCLoss wrapper, run on NVIDIA's library, which throws unless the call
+   returns SUCCESS: cudnnSetCTCLossDescriptorEx(FLOAT, NONE, NOT_PROPAGATE_NAN); probs and
+   gradients {T 50, N 16, C 20} with packed strides (cudnnSetTensorNdDescriptor); label lengths
+   0, 1, ..., 15, the labels 0, 1, ..., 119 (**the blank and symbols past the alphabet**), the
+   input lengths {T, 0, 0, ...} (**labels longer than their inputs**); cudnnGetCTCLossWorkspaceSize
+   with DETERMINISTIC. The size serves a loss of that geometry: cudnnCTCLoss with valid labels of
+   the same lengths and every input length T runs in a workspace of that size. */
+TEST(compat_ctc_cudnnxx_workspace_query_any_labels)
+{
+    enum { T = 50, C = 20, N = 16, L = N * (N - 1) / 2 };
+    int label_lengths[N], input_lengths[N] = {T}, labels[L], good_labels[L], full[N];
+    for (int i = 0; i < N; i++) label_lengths[i] = i, full[i] = T;
+    for (int i = 0; i < L; i++) labels[i] = i, good_labels[i] = 1 + (i * 7) % (C - 1);
+    cudnnHandle_t h = test_handle();
+    cudnnTensorDescriptor_t pd, gd;
+    cudnnCTCLossDescriptor_t d;
+    CHECK_OK(cudnnCreateTensorDescriptor(&pd));
+    CHECK_OK(cudnnCreateTensorDescriptor(&gd));
+    CHECK_OK(cudnnCreateCTCLossDescriptor(&d));
+    size_t ws = 0;
+    bool ok = CHECK_OK(cudnnSetCTCLossDescriptorEx(d, CUDNN_DATA_FLOAT, CUDNN_LOSS_NORMALIZATION_NONE,
+                                                   CUDNN_NOT_PROPAGATE_NAN)) &&
+              CHECK_OK(cudnnSetTensorNdDescriptor(pd, CUDNN_DATA_FLOAT, 3, (const int[]){T, N, C},
+                                                  (const int[]){N * C, C, 1})) &&
+              CHECK_OK(cudnnSetTensorNdDescriptor(gd, CUDNN_DATA_FLOAT, 3, (const int[]){T, N, C},
+                                                  (const int[]){N * C, C, 1})) &&
+              CHECK_OK(cudnnGetCTCLossWorkspaceSize(h, pd, gd, labels, label_lengths, input_lengths,
+                                                    CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, d, &ws));
+    /* probabilities (normalization NONE): each step's softmax of random activations */
+    double *y = malloc(sizeof(double) * T * N * C), costs[N], *grads = malloc(sizeof(double) * T * N * C);
+    for (int tn = 0; tn < T * N; tn++) {
+        double sum = 0;
+        for (int a = 0; a < C; a++) sum += y[tn * C + a] = exp(trand_uniform(-3, 3));
+        for (int a = 0; a < C; a++) y[tn * C + a] /= sum;
+    }
+    ref_ctc(T, N, C, false, y, good_labels, label_lengths, full, costs, grads);
+    void *pp = tvalues_upload(CUDNN_DATA_FLOAT, y, T * N * C), *pg = tbuf_alloc(sizeof(float) * T * N * C);
+    void *pc = tbuf_alloc(sizeof(float) * N), *pws = tbuf_alloc(ws ? ws : 1);
+    if (ok && CHECK_OK(cudnnCTCLoss(h, pd, pp, good_labels, label_lengths, full, pc, gd, pg,
+                                    CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, d, pws, ws))) {
+        tvalues_check(CUDNN_DATA_FLOAT, pc, costs, N, 2e-5, "costs in the workspace cudnnxx's query sized");
+        tvalues_check(CUDNN_DATA_FLOAT, pg, grads, T * N * C, 5e-5, "gradients");
+    }
+    /* the loss itself refuses cudnnxx's labels, writing nothing */
+    tbuf_poison(pc, sizeof(float) * N);
+    void *snap = tbuf_snapshot(pc, sizeof(float) * N);
+    CHECK_STATUS(cudnnCTCLoss(h, pd, pp, labels, label_lengths, input_lengths, pc, gd, pg,
+                              CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, d, pws, ws),
+                 CUDNN_STATUS_BAD_PARAM);
+    tbuf_unchanged(pc, snap, sizeof(float) * N, "costs after cudnnxx's labels were refused");
+    free(snap);
+    cudnnDestroyCTCLossDescriptor(d);
+    cudnnDestroyTensorDescriptor(pd);
+    cudnnDestroyTensorDescriptor(gd);
+    tbuf_free(pp), tbuf_free(pg), tbuf_free(pc), tbuf_free(pws);
+    free(y), free(grads);
 }
 
 /* ---- PaddlePaddle's warpctc op on cuDNN (paddle/fluid/operators/warpctc_cudnn_op.cu.cc) ------- */

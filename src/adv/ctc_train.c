@@ -17,9 +17,11 @@
    - BAD_PARAM when the dims of probsDesc (T x N x A, three dims) do not match gradientsDesc, when
      gradients or costs overlap probs or each other; and,
      where the labels are host memory (cudnnCTCLoss, cudnnGetCTCLossWorkspaceSize), when an input
-     length is negative or larger than T, a label length negative or larger than 256 or than its
-     input length, or a label not a symbol of the alphabet other than the blank (0); when the
-     workspace is smaller than the query returns. The _v8 calls read labels and lengths on the
+     length is negative or larger than T or a label length negative or larger than 256; for
+     cudnnCTCLoss also when a label length is larger than its input length or a label is not a
+     symbol of the alphabet other than the blank (0) (the workspace query, whose size does not
+     depend on them, takes such labels: cudnnxx's test asks it with them); when the workspace is
+     smaller than the query returns. The _v8 calls read labels and lengths on the
      device: there the kernels check each sample (problem/ctc.h says what an invalid one gets). */
 #include "problem/ctc.h"
 
@@ -217,10 +219,12 @@ static cudnnStatus_t check_common(cudnnHandle_t handle, cudnnCTCLossAlgo_t algo,
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* The checks of host labels (cudnnCTCLoss and its workspace query); sets max_label and
-   label_total of p. */
+/* The checks of host labels; sets max_label and label_total of p. The lengths' ranges are checked
+   for cudnnCTCLoss and its workspace query; whether each sample's labels fit its input and name
+   symbols of the alphabet (`loss`) only for cudnnCTCLoss: the query's size does not depend on
+   them. */
 static cudnnStatus_t check_host_labels(struct ocd_ctc_problem *p, const int *labels, const int *label_lengths,
-                                       const int *input_lengths)
+                                       const int *input_lengths, bool loss)
 {
     OCD_TRY(ocd_check_data(labels, "labels"));
     OCD_TRY(ocd_check_data(label_lengths, "labelLengths"));
@@ -234,10 +238,10 @@ static cudnnStatus_t check_host_labels(struct ocd_ctc_problem *p, const int *lab
         if (ln < 0 || ln > OCD_CTC_MAX_LABEL)
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "labelLengths[%d] = %d is outside [0, %d]", n, ln,
                             OCD_CTC_MAX_LABEL);
-        if (!ocd_ctc_lengths_valid(tn, ln, p->T, OCD_CTC_MAX_LABEL))
+        if (loss && !ocd_ctc_lengths_valid(tn, ln, p->T, OCD_CTC_MAX_LABEL))
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "labelLengths[%d] = %d is longer than inputLengths[%d] = %d", n,
                             ln, n, tn);
-        for (int j = 0; j < ln; j++)
+        for (int j = 0; loss && j < ln; j++)
             if (!ocd_ctc_label_valid(labels[total + j], p->A))
                 return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "label %d of sample %d is %d, not in [1, A - 1 = %d]", j, n,
                                 labels[total + j], p->A - 1);
@@ -394,7 +398,7 @@ cudnnStatus_t CUDNNWINAPI cudnnGetCTCLossWorkspaceSize(cudnnHandle_t handle, con
     struct ocd_ctc_problem p = {0};
     struct views v;
     OCD_TRY(check_common(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, &p, &v));
-    OCD_TRY(check_host_labels(&p, labels, labelLengths, inputLengths));
+    OCD_TRY(check_host_labels(&p, labels, labelLengths, inputLengths, false));
     OCD_TRY(check_size_out(sizeInBytes));
     size_t grads_at;
     *sizeInBytes = workspace_bytes(&p, &v, &grads_at);
@@ -434,7 +438,7 @@ cudnnStatus_t CUDNNWINAPI cudnnCTCLoss(cudnnHandle_t handle, const cudnnTensorDe
     struct ocd_ctc_problem p = {0};
     struct views v;
     OCD_TRY(check_common(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, &p, &v));
-    OCD_TRY(check_host_labels(&p, hostLabels, hostLabelLengths, hostInputLengths));
+    OCD_TRY(check_host_labels(&p, hostLabels, hostLabelLengths, hostInputLengths, true));
     return run(handle, &p, &v, probs, costs, gradients, workspace, workSpaceSizeInBytes, ctcLossDesc->max_label_length,
                "cudnnCTCLoss");
 }
