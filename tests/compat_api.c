@@ -5,9 +5,11 @@
    convolution test and of MindSpore's channels-last filter gradient; the descriptor getters
    as gocudnn's tests, cricket's RPC server (into int slots) and GVirtuS's back end read back
    what was set; cudnnIm2Col as MindSpore's Im2Col layer calls
-   it; Thor's batch reduction, double data under a FLOAT compute type. Each result against the double references of
+   it; Thor's batch reduction, double data under a FLOAT compute type; cudnnxx's divisive
+   normalization, its backward on temporaries no forward wrote. Each result against the double references of
    tests/ref/. */
 #include "ref/conv.h"
+#include "ref/lrn.h"
 #include "ref/pooling.h"
 #include "ref/reduce.h"
 #include "tensors.h"
@@ -472,4 +474,46 @@ TEST(compat_reduce_thor_batch_reduce)
         cudnnDestroyTensorDescriptor(C);
     }
     cudnnDestroyReduceTensorDescriptor(rd);
+}
+
+/* cudnnxx's divisive normalization tests (cudnnxx/divisive_normalization_test.cc, run on NVIDIA's
+   library): an LRN descriptor (5, 1e-4, 0.75, 2), PRECOMPUTED_MEANS with **means given as a
+   zeroed buffer**, the forward with two fresh x-sized temporaries; **the backward with two other
+   fresh temporaries that no forward wrote**, dx and dMeans written, alpha 1 and beta 0; 2x3x2x2
+   float NCHW tensors by cudnnSetTensor4dDescriptor. The temporaries are filled with NaN here. */
+TEST(compat_divnorm_cudnnxx_backward_on_fresh_temporaries)
+{
+    const int64_t dims[5] = {2, 3, 1, 2, 2}, n = 24;
+    const struct ref_lrn_params q = {5, 1e-4, 0.75, 2};
+    cudnnHandle_t h = test_handle();
+    cudnnLRNDescriptor_t ld;
+    cudnnTensorDescriptor_t d;
+    CHECK_OK(cudnnCreateLRNDescriptor(&ld));
+    CHECK_OK(cudnnCreateTensorDescriptor(&d));
+    if (CHECK_OK(cudnnSetLRNDescriptor(ld, 5, 1e-4, 0.75, 2)) &&
+        CHECK_OK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 3, 2, 2))) {
+        double *x = tview_random(n, 0, 2.5), *dy = tview_random(n, -1, 1), *zeros = tview_fill(n, 0);
+        double *yw = malloc(sizeof(double) * n), *dxw = malloc(sizeof(double) * n), *dmw = malloc(sizeof(double) * n);
+        ref_divnorm_forward(dims, 2, &q, x, zeros, yw);
+        ref_divnorm_backward(dims, 2, &q, x, zeros, dy, dxw);
+        for (int64_t i = 0; i < n; i++) dmw[i] = -dxw[i];
+        void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, n), *pm = tvalues_upload(CUDNN_DATA_FLOAT, zeros, n);
+        void *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dy, n), *py = tbuf_alloc(4 * n);
+        void *t1 = tbuf_alloc(4 * n), *t2 = tbuf_alloc(4 * n), *t3 = tbuf_alloc(4 * n), *t4 = tbuf_alloc(4 * n);
+        void *pdx = tbuf_alloc(4 * n), *pdm = tbuf_alloc(4 * n);
+        const float one = 1, zero = 0;
+        if (CHECK_OK(cudnnDivisiveNormalizationForward(h, ld, CUDNN_DIVNORM_PRECOMPUTED_MEANS, &one, d, px, pm, t1, t2,
+                                                       &zero, d, py)))
+            tvalues_check(CUDNN_DATA_FLOAT, py, yw, n, 1e-5, "cudnnxx's divisive normalization");
+        if (CHECK_OK(cudnnDivisiveNormalizationBackward(h, ld, CUDNN_DIVNORM_PRECOMPUTED_MEANS, &one, d, px, pm, pdy, t3,
+                                                        t4, &zero, d, pdx, pdm))) {
+            tvalues_check(CUDNN_DATA_FLOAT, pdx, dxw, n, 1e-5, "its gradient from fresh temporaries");
+            tvalues_check(CUDNN_DATA_FLOAT, pdm, dmw, n, 1e-5, "its means gradient");
+        }
+        tbuf_free(px), tbuf_free(pm), tbuf_free(pdy), tbuf_free(py), tbuf_free(t1), tbuf_free(t2);
+        tbuf_free(t3), tbuf_free(t4), tbuf_free(pdx), tbuf_free(pdm);
+        free(x), free(dy), free(zeros), free(yw), free(dxw), free(dmw);
+    }
+    cudnnDestroyTensorDescriptor(d);
+    cudnnDestroyLRNDescriptor(ld);
 }
