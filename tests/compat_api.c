@@ -6,7 +6,8 @@
    as gocudnn's tests, cricket's RPC server (into int slots) and GVirtuS's back end read back
    what was set; cudnnIm2Col as MindSpore's Im2Col layer calls
    it; Thor's batch reduction, double data under a FLOAT compute type; cudnnxx's divisive
-   normalization, its backward on temporaries no forward wrote. Each result against the double references of
+   normalization, its backward on temporaries no forward wrote, and its MAX reduction of a whole
+   tensor with flattened indices. Each result against the double references of
    tests/ref/. */
 #include "ref/conv.h"
 #include "ref/lrn.h"
@@ -516,4 +517,47 @@ TEST(compat_divnorm_cudnnxx_backward_on_fresh_temporaries)
     }
     cudnnDestroyTensorDescriptor(d);
     cudnnDestroyLRNDescriptor(ld);
+}
+
+/* cudnnxx's reduction test (cudnnxx/reduce_tensor_test.cc, run on NVIDIA's library): MAX with
+   PROPAGATE_NAN, FLATTENED_INDICES and 32-bit indices over a whole 2x3x2x2 float tensor into
+   1x1x1x1; indices and workspace sized by cudnnGetReductionIndicesSize and
+   cudnnGetReductionWorkspaceSize; alpha 1, beta 0; on the inputs 0.1, 0.2, ..., 2.4 it asserts
+   the index 23 and the value 2.4. Here those inputs, then random ones against tests/ref. */
+TEST(compat_reduce_cudnnxx_max_whole_tensor_index)
+{
+    const int ad[4] = {2, 3, 2, 2}, cd[4] = {1, 1, 1, 1};
+    cudnnHandle_t h = test_handle();
+    struct rtensor at, ct;
+    rt_packed(&at, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, ad);
+    rt_packed(&ct, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, cd);
+    cudnnTensorDescriptor_t A = tdesc(&at), C = tdesc(&ct);
+    cudnnReduceTensorDescriptor_t rd;
+    size_t ibytes = 0, wbytes = 0;
+    bool ok = CHECK_OK(cudnnCreateReduceTensorDescriptor(&rd)) &&
+              CHECK_OK(cudnnSetReduceTensorDescriptor(rd, CUDNN_REDUCE_TENSOR_MAX, CUDNN_DATA_FLOAT,
+                                                      CUDNN_PROPAGATE_NAN, CUDNN_REDUCE_TENSOR_FLATTENED_INDICES,
+                                                      CUDNN_32BIT_INDICES)) &&
+              CHECK_OK(cudnnGetReductionIndicesSize(h, rd, A, C, &ibytes)) &&
+              CHECK_OK(cudnnGetReductionWorkspaceSize(h, rd, A, C, &wbytes)) && CHECK(ibytes == sizeof(uint32_t));
+    for (int pass = 0; ok && pass < 2; pass++) {
+        float a[24];
+        for (int i = 0; i < 24; i++) a[i] = pass == 0 ? 0.1f * (float)(i + 1) : (float)trand_uniform(-3, 3);
+        const float c_before = 0;
+        double want;
+        uint32_t want_index = 0, got_index = 0;
+        ref_reduce(CUDNN_REDUCE_TENSOR_MAX, true, 1, &at, a, 0, &ct, &c_before, &want, &want_index);
+        void *pa = tbuf_from(a, sizeof a), *pc = tbuf_alloc(sizeof(float)), *pi = tbuf_alloc(ibytes);
+        void *pw = wbytes ? tbuf_alloc(wbytes) : NULL;
+        const float one = 1, zero = 0;
+        if (CHECK_OK(cudnnReduceTensor(h, rd, pi, ibytes, pw, wbytes, &one, A, pa, &zero, C, pc))) {
+            tbuf_download(&got_index, pi, sizeof got_index);
+            tvalues_check(CUDNN_DATA_FLOAT, pc, &want, 1, 0, "cudnnxx's whole-tensor MAX");
+            CHECK(got_index == want_index && (pass == 1 || got_index == 23));
+        }
+        tbuf_free(pa), tbuf_free(pc), tbuf_free(pi), tbuf_free(pw);
+    }
+    cudnnDestroyReduceTensorDescriptor(rd);
+    cudnnDestroyTensorDescriptor(A);
+    cudnnDestroyTensorDescriptor(C);
 }
