@@ -18,7 +18,9 @@
       issues (igemm_tma_coords) are fed to the model for every tile and K tile of each case, and
       every element wgmma would read through the kernel's descriptors must be the im2col matrix's
       (A) or the filter's (B) as the convolution defines them; where C is a multiple of 64 the
-      stages must also be, byte for byte, what the cp.async kernel's loaders write.
+      stages must also be, byte for byte, what the cp.async kernel's loaders write. The maps
+      must pass the driver's documented rules (model_encode_rejects; conv_igemm_tma_maps.cu
+      checks them for every ResNet-50 layer), and a stage's bytes the mbarrier's tx-count.
    2. The schedule. The kernel's own loops (wgmma.cuh's ocd_wgmma_ring_produce and
       ocd_wgmma_ring_consume) run on four threads per CTA (the producer, two consumer
       warpgroups, and the TMA engine completing the queued loads in random order after random
@@ -353,6 +355,7 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
         const igemm_tma_geom &g = pl.tma;
         const model_im2col mi = map_im(g, p, WGRAD, (int)sizeof(T));
         const model_tiled mt = map_ti(g, p, WGRAD, (int)sizeof(T));
+        if (const char *why = model_encode_rejects(mi, mt)) return why;
         std::vector<uint8_t> ref(smem.size());
         for (int t = 0; t < g.units; t++)
             for (int kt = 0; kt < igemm_tma_unit_at(g, t, Tile::BM, Tile::BN).nkt; kt++) {
@@ -374,6 +377,7 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
                     }
                 }
                 if (bytes != l.bytes) return "the stage's expected bytes differ from its boxes'";
+                if (bytes > MODEL_TX_MAX) return "the stage's expected bytes exceed the mbarrier's tx-count";
                 const char *err =
                     WGRAD ? check_wgrad(e, tp, l, l.kt, smem) : check_fwd(e, tp, ph, p, g, l.u.m0, l.u.n0, kt, smem);
                 if (err == NULL && cp != NULL) err = check_loaders(cp->prm, l, smem, ref);

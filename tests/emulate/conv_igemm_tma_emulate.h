@@ -50,15 +50,53 @@ void model_elem(const uint8_t *base, int esize, int rank, const uint64_t *dim, c
     memcpy(dst, base + off, (size_t)esize);
 }
 
-/* cp.async.bulk.tensor.4d.im2col at (c, w, h, n) with offsets (ow, oh) into dst; false when the
+/* Why cuTensorMapEncodeIm2col or cuTensorMapEncodeTiled would refuse the maps (CUDA driver API,
+   "Tensor Map Object Management", for rank 4 im2col and rank 3 tiled maps without interleave,
+   128-byte swizzle, element strides of the tiled map all 1), or NULL: a map the driver refuses
+   fails the kernel's launch, which the emulated loads cannot show. */
+const char *model_encode_rejects(const model_im2col &mi, const model_tiled &mt)
+{
+    const uint64_t dim_max = (uint64_t)1 << 32, stride_max = (uint64_t)1 << 40;
+    if ((uintptr_t)mi.base % 16 != 0 || (uintptr_t)mt.base % 16 != 0) return "a map's global address off 16 bytes";
+    for (int i = 0; i < 4; i++)
+        if (mi.dim[i] < 1 || mi.dim[i] > dim_max) return "an im2col globalDim outside [1, 2^32]";
+    for (int i = 0; i < 3; i++)
+        if (mt.dim[i] < 1 || mt.dim[i] > dim_max) return "a tiled globalDim outside [1, 2^32]";
+    for (int i = 0; i < 3; i++)
+        if (mi.stride[i] % 16 != 0 || mi.stride[i] >= stride_max) return "an im2col globalStride not a multiple of 16 below 2^40";
+    for (int i = 0; i < 2; i++)
+        if (mt.stride[i] % 16 != 0 || mt.stride[i] >= stride_max) return "a tiled globalStride not a multiple of 16 below 2^40";
+    for (int i = 0; i < 2; i++) {
+        if (mi.lower[i] < -128 || mi.lower[i] > 127 || mi.upper[i] < -128 || mi.upper[i] > 127)
+            return "an im2col box corner outside [-128, 127] (rank 4)";
+        if ((int64_t)mi.dim[i + 1] - 1 + mi.upper[i] < mi.lower[i]) return "an im2col bounding box of zero area";
+    }
+    if (mi.channels < 1 || mi.channels > 256) return "channelsPerPixel outside [1, 256]";
+    if (mi.pixels < 1 || mi.pixels > 1024) return "pixelsPerColumn outside [1, 1024]";
+    for (int i = 0; i < 4; i++)
+        if (mi.estride[i] < 1 || mi.estride[i] > 8) return "an im2col elementStride outside [1, 8]";
+    if (mi.channels * (uint32_t)mi.esize > 128) return "an im2col inner box above the 128-byte swizzle's span";
+    for (int i = 0; i < 3; i++)
+        if (mt.box[i] < 1 || mt.box[i] > 256) return "a tiled boxDim outside [1, 256]";
+    if (mt.box[0] * (uint32_t)mt.esize % 16 != 0) return "a tiled inner box not a multiple of 16 bytes";
+    if (mt.box[0] * (uint32_t)mt.esize > 128) return "a tiled inner box above the 128-byte swizzle's span";
+    return NULL;
+}
+
+/* The most transaction bytes an mbarrier phase may expect (the ISA's tx-count range). */
+constexpr uint32_t MODEL_TX_MAX = (1u << 20) - 1;
+
+/* cp.async.bulk.tensor.4d.im2col at (c, w, h, n) with offsets (ow, oh) into dst (NULL: the
+   traversal alone); false when an offset is outside the ISA's range for rank 4 ([0, 255]), the
    filter base lies outside the bounding box or a step passes its upper corner by more than one. */
 bool model_load_im2col(const model_im2col &m, int c, int w, int h, int n, int ow, int oh, uint8_t *dst)
 {
     const int lo_w = m.lower[0], hi_w = (int)m.dim[1] - 1 + m.upper[0];
     const int lo_h = m.lower[1], hi_h = (int)m.dim[2] - 1 + m.upper[1];
+    if (ow < 0 || ow > 255 || oh < 0 || oh > 255) return false;
     if (w < lo_w || w > hi_w || h < lo_h || h > hi_h) return false;
     for (uint32_t i = 0; i < m.pixels; i++) {
-        for (uint32_t ch = 0; ch < m.channels; ch++) {
+        for (uint32_t ch = 0; ch < m.channels && dst != NULL; ch++) {
             const int64_t at[4] = {c + (int64_t)ch, w + ow, h + oh, n};
             model_elem(m.base, m.esize, 4, m.dim, m.stride, at, dst + swizzle128((i * m.channels + ch) * m.esize));
         }
