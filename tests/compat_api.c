@@ -2,14 +2,13 @@
    other compat file reaches: cudnnScaleTensor as Thor and SharpNet scale a gradient in place;
    cudnnGetPooling2dForwardOutputDim as hidet's pooling baseline sizes its output;
    cudnnGetFilterSizeInBytes and cudnnGetTensorSizeInBytes sizing the buffers of gocudnn's 3-D
-   convolution test and of MindSpore's channels-last filter gradient; the descriptor getters
-   as gocudnn's tests, cricket's RPC server (into int slots) and GVirtuS's back end read back
-   what was set; cudnnIm2Col as MindSpore's Im2Col layer calls
-   it; Thor's batch reduction, double data under a FLOAT compute type; cudnnxx's divisive
-   normalization, its backward on temporaries no forward wrote, and its MAX reduction of a whole
-   tensor with flattened indices; its convolution queries with a y that does not match, refused
-   as NVIDIA's library refuses them. Each result against the double references of
-   tests/ref/. */
+   convolution test and of MindSpore's channels-last filter gradient; the descriptor getters as
+   gocudnn's tests, GoCuNets' pooling, cricket's RPC server (into int slots) and GVirtuS's back
+   end read back what was set; cudnnIm2Col as MindSpore's Im2Col layer calls it; Thor's batch
+   reduction, double data under a FLOAT compute type; cudnnxx's tests: divisive normalization
+   (its backward on temporaries no forward wrote), a MAX reduction of a whole tensor with
+   flattened indices, and convolution queries with a y that does not match, refused as NVIDIA's
+   library refuses them. Each result against the double references of tests/ref/. */
 #include "ref/conv.h"
 #include "ref/lrn.h"
 #include "ref/pooling.h"
