@@ -89,24 +89,28 @@
 /* The sm_90a TMA kernel's forward, (unit-stride) backward-data and filter-gradient entries, ahead
    of the cp.async kernel's for what they serve: variant tma, then tma_c2 (clusters of 2 CTAs
    sharing the B tile through multicast), after the others until a GPU run has measured which
-   serves better. */
-#define IGEMM_TMA_ENTRY(dir_, variant_, algos_, i, bm, bn, st)                                  \
-    PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, 64, bm, bn, st), OCD_BACKEND_CUDA, algos_,    \
+   serves better; then tma_tf32 (fp32 data as TF32, a K tile of 32 channels; forward and backward
+   data). */
+#define IGEMM_TMA_ENTRY(dir_, variant_, bk_, algos_, i, bm, bn, st)                             \
+    PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, bk_, bm, bn, st), OCD_BACKEND_CUDA, algos_,   \
                   ocd_cuda_conv_igemm_##variant_##_##i, true)
-#define FWD_IGEMM_TMA(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma, FWD_IGEMM_ALGOS, i, bm, bn, st)
-#define FWD_IGEMM_TMA_C2(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma_c2, FWD_IGEMM_ALGOS, i, bm, bn, st)
+#define FWD_IGEMM_TMA(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma, 64, FWD_IGEMM_ALGOS, i, bm, bn, st)
+#define FWD_IGEMM_TMA_C2(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma_c2, 64, FWD_IGEMM_ALGOS, i, bm, bn, st)
+#define FWD_IGEMM_TMA_TF32(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma_tf32, 32, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define DGRAD_IGEMM_TMA(i, bm, bn, st)                                                          \
-    IGEMM_TMA_ENTRY("dgrad", tma, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
+    IGEMM_TMA_ENTRY("dgrad", tma, 64, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
 #define DGRAD_IGEMM_TMA_C2(i, bm, bn, st)                                                       \
-    IGEMM_TMA_ENTRY("dgrad", tma_c2, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
+    IGEMM_TMA_ENTRY("dgrad", tma_c2, 64, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
+#define DGRAD_IGEMM_TMA_TF32(i, bm, bn, st)                                                     \
+    IGEMM_TMA_ENTRY("dgrad", tma_tf32, 32, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
 #define DGRAD_IGEMM_WGMMA(i, bm, bn, st)                                                        \
     IGEMM_WGMMA_ENTRY("dgrad", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
 #define WGRAD_IGEMM_WGMMA(i, bm, bn, st)                                                        \
     IGEMM_WGMMA_ENTRY("wgrad", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), i, bm, bn, st)
 #define WGRAD_IGEMM_TMA(i, bm, bn, st)                                                          \
-    IGEMM_TMA_ENTRY("wgrad", tma, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), i, bm, bn, st)
+    IGEMM_TMA_ENTRY("wgrad", tma, 64, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), i, bm, bn, st)
 #define WGRAD_IGEMM_TMA_C2(i, bm, bn, st)                                                       \
-    IGEMM_TMA_ENTRY("wgrad", tma_c2, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), i, bm, bn, st)
+    IGEMM_TMA_ENTRY("wgrad", tma_c2, 64, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), i, bm, bn, st)
 #define FWD_IGEMM_TC(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", tc, 32, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define FWD_IGEMM_TF32(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", tf32, 16, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define DGRAD_IGEMM_TC(i, bm, bn, wm, wn, st)                                                   \
@@ -141,6 +145,7 @@ static const struct ocd_conv_impl fwd_impls[] = {
     PLANNED_ENTRY("cuda:fwd_stem_tc_128x64", OCD_BACKEND_CUDA, FWD_IGEMM_ALGOS, ocd_cuda_conv_stem_fwd, true)
     OCD_IGEMM_TMA_TILES(FWD_IGEMM_TMA)
     OCD_IGEMM_TMA_C2_TILES(FWD_IGEMM_TMA_C2)
+    OCD_IGEMM_TMA_TILES(FWD_IGEMM_TMA_TF32)
     OCD_IGEMM_WGMMA_TILES(FWD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(FWD_IGEMM_TC)
     OCD_IGEMM_TILES(FWD_IGEMM_TF32)
@@ -172,12 +177,15 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
     /* strided: every phase on the TMA kernel, ahead of the phases on the cp.async kernels */
     PLANNED_ENTRY("cuda:dgrad_igemm_tma_phases", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1),
                   ocd_cuda_conv_igemm_phases_tma, true)
+    PLANNED_ENTRY("cuda:dgrad_igemm_tma_tf32_phases", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1),
+                  ocd_cuda_conv_igemm_phases_tma_tf32, true)
     PLANNED_ENTRY("cuda:dgrad_igemm_tc_phases", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1),
                   ocd_cuda_conv_igemm_phases_tc, true)
     PLANNED_ENTRY("cuda:dgrad_igemm_tf32_phases", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1),
                   ocd_cuda_conv_igemm_phases_tf32, true)
     OCD_IGEMM_TMA_TILES(DGRAD_IGEMM_TMA)
     OCD_IGEMM_TMA_C2_TILES(DGRAD_IGEMM_TMA_C2)
+    OCD_IGEMM_TMA_TILES(DGRAD_IGEMM_TMA_TF32)
     OCD_IGEMM_WGMMA_TILES(DGRAD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(DGRAD_IGEMM_TC)
     OCD_IGEMM_TILES(DGRAD_IGEMM_TF32)

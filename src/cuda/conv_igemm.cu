@@ -27,7 +27,8 @@
    dilated case). Each phase is therefore a unit-stride backward-data problem of its own, on a
    strided view of dx, with the filter view of its taps (mirrored for CONVOLUTION mode); it runs
    through the same plan and kernel (the sm_90a one where it applies; every phase on the TMA
-   kernel for cuda:dgrad_igemm_tma_phases, fp16 and bf16, which also takes dilated filters), one
+   kernel for cuda:dgrad_igemm_tma_phases, fp16 and bf16, and cuda:dgrad_igemm_tma_tf32_phases,
+   fp32 as TF32, which also take dilated filters), one
    phase after the other on the stream and sharing the workspace. Phases without taps get dx =
    beta * dx (with beta 0 and a dense dx, one memset of all of dx before the phases). The plain
    kernel, which tests every tap at every pixel, did stride^2 times the work.
@@ -43,8 +44,9 @@
    conv_igemm_tma_sm90.cu: forward, backward data as a forward pass over dy (unit stride, or
    stride phases: _tma_phases),
    and the filter gradient over channels padded to 64 per tap, no more than a quarter of them
-   padding; fp16 and bf16, groups 1, 2-D, within the tensor maps' limits of conv_igemm_tma.cuh),
-   and their clustered twins (_tma_c2_: the same kernel on clusters of 2 CTAs sharing B by
+   padding; fp16 and bf16, groups 1, 2-D, within the tensor maps' limits of conv_igemm_tma.cuh;
+   the _tma_tf32 entries: fp32 data as TF32, forward and backward data, where tensor-op math is
+   allowed, as the tf32 entries), and their clustered twins (_tma_c2_: the same kernel on clusters of 2 CTAs sharing B by
    multicast), listed after them. */
 #include "cuda/conv_igemm.cuh"
 #include "cuda/conv_igemm_tma.cuh"
@@ -356,7 +358,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if (wgmma)
         if (const char *why = ocd_wgmma_entry_rejects(h, tma ? ocd_igemm_tma_built : ocd_igemm_wgmma_built)) return why;
     if (tma) {
-        if (tf32) return OCD_REASON_DTYPE;
+        if (tf32 && tile >= TMA_C2_TILE0) return "no TF32 on the clustered TMA tiles";
         if (p->s.groups != 1) return "the TMA kernel takes no groups";
         if (p->s.nsp != 2) return "the TMA kernel is 2-D only (rank-4 im2col maps)";
         if (p->dir == OCD_CONV_BWD_DATA && (p->s.stride[0] != 1 || p->s.stride[1] != 1))
@@ -614,7 +616,7 @@ template <int TILE, bool TF32> static const char *igemm_plan_of(cudnnHandle_t h,
     return make_plan(h, (const struct ocd_conv_problem *)problem, TILE, TF32, (igemm_plan *)plan);
 }
 
-/* A wgmma entry: TF32 for fp32 data. */
+/* A wgmma entry: TF32 for fp32 data (the TMA kernel's TF32 tiles are entries of their own). */
 template <int TILE> static const char *igemm_wgmma_plan_of(cudnnHandle_t h, const void *problem, void *plan)
 {
     const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
@@ -648,6 +650,11 @@ OCD_IGEMM_WGMMA_TILES(X)
 #define X(i, bm, bn, st)                                                                            \
     extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_tma_##i##_planned = {              \
         igemm_plan_of<TMA_TILE0 + i, false>, igemm_workspace, igemm_run<TMA_TILE0 + i>};
+OCD_IGEMM_TMA_TILES(X)
+#undef X
+#define X(i, bm, bn, st)                                                                            \
+    extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_tma_tf32_##i##_planned = {         \
+        igemm_plan_of<TMA_TILE0 + i, true>, igemm_workspace, igemm_run<TMA_TILE0 + i>};
 OCD_IGEMM_TMA_TILES(X)
 #undef X
 #define X(i, bm, bn, st)                                                                            \
@@ -901,6 +908,8 @@ extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tf32_planned
     phases_plan_of<true, false>, phases_workspace, phases_run};
 extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tma_planned = {
     phases_plan_of<false, true>, phases_workspace, phases_run};
+extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tma_tf32_planned = {
+    phases_plan_of<true, true>, phases_workspace, phases_run};
 
 /* The Hopper kernels (sm_90a: conv_igemm_sm90.cu, and conv_igemm_tma_sm90.cu for the three
    directions, strided backward data phase by phase) keep make_plan, the index maps and the epilogue;

@@ -2,13 +2,14 @@
    (conv_igemm_tma_sm90.cu; entries cuda:fwd_igemm_tma_*, cuda:dgrad_igemm_tma_* for backward data
    as a forward pass, cuda:wgrad_igemm_tma_* for the filter gradient): what make_plan computes
    for them, how a K tile of a work unit becomes the TMA loads and their coordinates, and the
-   limits that make a problem decline. Host-callable, so that the CPU emulation
-   (tests/emulate/conv_igemm_tma.cu) checks the same numbers against a model of the TMA written
-   from the PTX ISA.
+   limits that make a problem decline. Host-callable, so that the CPU emulations
+   (tests/emulate/conv_igemm_tma.cu, conv_igemm_tma_tf32.cu) check the same numbers against a
+   model of the TMA written from the PTX ISA.
 
    Main decision: the GEMM of the forward pass is y[M = N*P*Q, K] = im2col(x)[M, R*S*C] w^T, and
-   a K tile is 64 channels (128 bytes, one 128-byte-swizzled row: wgmma.cuh's K-major stage) of
-   one filter tap (r, s): K tile kt is channel block kt % CB of tap kt / CB, CB = ceil(C / 64).
+   a K tile is BK channels (128 bytes, one 128-byte-swizzled row: wgmma.cuh's K-major stage; BK
+   64 of a 16-bit type, 32 of fp32 for TF32) of one filter tap (r, s): K tile kt is channel block
+   kt % CB of tap kt / CB, CB = ceil(C / BK).
    Its A operand is one cp.async.bulk.tensor.4d.im2col load over the NHWC activations and its B
    operand one tiled load over the KRSC filter seen as (C, R*S, K); channels past C, pixels past
    the last image and the padding are filled with zeros by the TMA, so that neither operand needs
@@ -25,11 +26,11 @@
      two paragraphs down, is not the extent its padding implies. So the TMA,
      traversing the box W first, then H, then N with elementStrides (1, stride_w, stride_h, 1),
      visits the output pixels in GEMM row order from a tile's first one, across rows and images.
-     channelsPerPixel 64 (the K tile), and pixelsPerColumn BM (at most 1024: one load per K tile). The im2col offsets of tap (r, s)
+     channelsPerPixel BK (the K tile), and pixelsPerColumn BM (at most 1024: one load per K tile). The im2col offsets of tap (r, s)
      are (s * dilation_w, r * dilation_h), the taps mirrored in CONVOLUTION mode. Corners are
      signed 8-bit and offsets unsigned 8-bit for rank 4 (ISA, "Bounding Box" of im2col mode),
      traversal strides at most 8 (cuTensorMapEncodeIm2col): problems beyond decline.
-   - B, rank 3: globalDim (C, R*S, K), globalStrides (C, R*S*C) elements in bytes, box (64, 1, BN).
+   - B, rank 3: globalDim (C, R*S, K), globalStrides (C, R*S*C) elements in bytes, box (BK, 1, BN).
    Both use the 128-byte swizzle (a 128-byte row r of the box lands with its 16-byte chunk c at
    chunk c ^ (r % 8) of a 1024-byte-aligned stage: wgmma.cuh's layout, so a landed stage is
    wgmma's operand as it is) and zero fill out of bounds..
@@ -85,7 +86,7 @@
    adjacent M tiles of one N tile and one split, whose B operand (the filter forward, x's
    im2col blocks for the filter gradient) is the same: CTA rank r of a cluster takes unit
    2 j + r, loads its own A and half of B, that half multicast to both CTAs at the same offsets
-   of their stages. Forward, the B box is (64, 1, BN / 2) (a half is BN / 2 rows of 128 bytes, a
+   of their stages. Forward, the B box is (bk, 1, BN / 2) (a half is BN / 2 rows of 128 bytes, a
    multiple of 1024 bytes, so each half is swizzled as the whole stage is), rank r's at filter
    n0 + r * BN / 2; for the filter gradient rank r loads B blocks r * BN / 128 .. of the tile.
    Each CTA's full barrier expects its own A bytes and the whole of B. A unit of the rounding
@@ -96,7 +97,8 @@
 
 #include "cuda/conv_igemm.cuh"
 
-/* a K tile: 64 channels (16-bit types: 128 bytes), or 64 pixels in the filter gradient */
+/* a K tile of the filter gradient: 64 pixels, each a 128-byte row of 64 elements (16-bit types);
+   the forward pass's K tile is 128 bytes of channels, igemm_tma_geom's bk */
 #define OCD_IGEMM_TMA_BK 64
 
 /* The two tensor maps' parameters (the driver calls' arguments, pointers aside) and what the
@@ -107,8 +109,9 @@ struct igemm_tma_geom {
     uint32_t im_estride[4];           /* traversal strides (1, stride_w, stride_h, 1) */
     uint32_t im_channels, im_pixels;  /* channelsPerPixel, pixelsPerColumn */
     uint64_t ti_dim[3], ti_stride[2]; /* the tiled map: forward (C, R*S, K), filter gradient (K, N*P*Q, 1) */
-    uint32_t ti_box[3];               /* forward (64, 1, BN), filter gradient (64, 64, 1) */
-    int cblocks;                      /* channel blocks of 64 per tap, ceil(C / 64) */
+    uint32_t ti_box[3];               /* forward (bk, 1, BN), filter gradient (64, 64, 1) */
+    int bk;                           /* channels a block: 128 bytes (64 of 16-bit types, 32 of fp32) */
+    int cblocks;                      /* channel blocks of bk per tap, ceil(C / bk) */
     int ktiles, nkt;                  /* K tiles in all, and per split */
     int tiles_m, tiles;               /* tiles along M, and in all */
     int units;                        /* the persistent loop's work: tiles x splits */
@@ -141,7 +144,8 @@ static inline const char *igemm_tma_im2col(const igemm_params &p, const igemm_ac
     for (int i = 0; i < 3; i++) g->im_stride[i] = (uint64_t)strides[i];
     for (int i = 0; i < 2; i++) g->im_lower[i] = (int)lower[i], g->im_upper[i] = (int)upper[i];
     g->im_estride[0] = 1, g->im_estride[1] = (uint32_t)p.uw, g->im_estride[2] = (uint32_t)p.uh, g->im_estride[3] = 1;
-    g->im_channels = OCD_IGEMM_TMA_BK, g->im_pixels = (uint32_t)pixels;
+    g->bk = 128 / esize;
+    g->im_channels = (uint32_t)g->bk, g->im_pixels = (uint32_t)pixels;
     return NULL;
 }
 
@@ -167,8 +171,8 @@ static inline const char *igemm_tma_plan(const igemm_params &p, int c, int bm, i
     if ((int64_t)c * esize % 16 != 0) return "channels not a multiple of 16 bytes (the filter's tap stride for the TMA)";
     g->ti_dim[0] = (uint64_t)c, g->ti_dim[1] = (uint64_t)p.R * p.S, g->ti_dim[2] = (uint64_t)p.N;
     g->ti_stride[0] = (uint64_t)c * esize, g->ti_stride[1] = (uint64_t)p.b_ld * esize;
-    g->ti_box[0] = OCD_IGEMM_TMA_BK, g->ti_box[1] = 1, g->ti_box[2] = (uint32_t)(bn / cl);
-    g->cblocks = (c + OCD_IGEMM_TMA_BK - 1) / OCD_IGEMM_TMA_BK;
+    g->ti_box[0] = (uint32_t)g->bk, g->ti_box[1] = 1, g->ti_box[2] = (uint32_t)(bn / cl);
+    g->cblocks = (c + g->bk - 1) / g->bk;
     g->ktiles = g->nkt = p.R * p.S * g->cblocks;
     igemm_tma_tiles(p, bm, bn, cl, g);
     return NULL;
@@ -210,7 +214,7 @@ static inline void igemm_tma_dgrad_as_fwd(igemm_params *p)
     p->flip = true;
 }
 
-/* Channel block kb (of 64 channels, cblocks a tap) as TMA coordinates: its first channel, its
+/* Channel block kb (of g.bk channels, g.cblocks a tap) as TMA coordinates: its first channel, its
    filter tap (r * S + s: the forward B map's middle coordinate) and the im2col offsets (W, H)
    of the input pixel that tap reads (mirrored in CONVOLUTION mode, as igemm_load_fwd_a and
    igemm_load_wgrad_b mirror them). The forward pass's K tile kt is block kt. */
@@ -218,11 +222,11 @@ struct igemm_tma_k {
     int c0, tap, ow, oh;
 };
 
-__host__ __device__ __forceinline__ igemm_tma_k igemm_tma_ktile(const igemm_params &p, int cblocks, int kb)
+__host__ __device__ __forceinline__ igemm_tma_k igemm_tma_ktile(const igemm_params &p, const igemm_tma_geom &g, int kb)
 {
     igemm_tma_k k;
-    k.tap = kb / cblocks;
-    k.c0 = (kb - k.tap * cblocks) * OCD_IGEMM_TMA_BK;
+    k.tap = kb / g.cblocks;
+    k.c0 = (kb - k.tap * g.cblocks) * g.bk;
     int r = k.tap / p.S, s = k.tap - r * p.S;
     if (p.flip) r = p.R - 1 - r, s = p.S - 1 - s;
     k.ow = s * p.dw, k.oh = r * p.dh;
@@ -272,8 +276,8 @@ struct igemm_tma_copy {
 
 /* The loads of K tile kt (of the unit's) of work unit t by the CTA of rank `rank` in a cluster of
    CL (file comment), WGRAD the filter gradient, else the forward pass:
-   - forward: copy 0 the im2col load of the A stage (BM pixels x 64 channels of the tap), copy 1
-     the tiled load of the B stage (64 channels x BN / CL filters, the rank's part);
+   - forward: copy 0 the im2col load of the A stage (BM pixels x bk channels of the tap), copy 1
+     the tiled load of the B stage (bk channels x BN / CL filters, the rank's part);
    - filter gradient: copies 0 .. BM / 64 - 1 tiled loads of dy, 64 pixels x 64 filters each,
      the A stage's MN-major blocks; then BN / 64 / CL im2col loads of x (the rank's blocks), 64
      pixels x 64 channels of one tap each, the B stage's blocks.
@@ -314,7 +318,7 @@ template <int BM, int BN, bool WGRAD, int CL> struct igemm_tma_kt {
         }
         const bool a = !WGRAD && i == 0;         /* the forward pass's im2col load */
         const int b = rank * BOWN + (i - ABLK); /* the filter gradient's B block */
-        const igemm_tma_k k = igemm_tma_ktile(p, g.cblocks, WGRAD ? u.n0 / 64 + b : kt);
+        const igemm_tma_k k = igemm_tma_ktile(p, g, WGRAD ? u.n0 / 64 + b : kt);
         c.multicast = !a && CL > 1;
         if (!WGRAD && !a) { /* the filter: channels of the tap, the rank's filters from n0 */
             c.im2col = false, c.into_b = true, c.off = (uint32_t)(rank * (BN / CL)) * 128;
@@ -330,14 +334,16 @@ template <int BM, int BN, bool WGRAD, int CL> struct igemm_tma_kt {
 };
 
 /* The TMA kernel (conv_igemm_tma_sm90.cu) of each tile, fp16 and bf16, forward (and backward data
-   as a forward pass) or the filter gradient: encodes the tensor maps of p's pointers, launches
+   as a forward pass) or the filter gradient, and fp32 data as TF32 forward on the unclustered
+   tiles (NULL for the filter gradient, whose MN-major operands TF32 wgmma cannot take, and the
+   clustered tiles, which no TF32 entry plans): encodes the tensor maps of p's pointers, launches
    min(units, sms) persistent CTAs (clustered: as many clusters as fit at once) and the
    reduction of split-K or a wide epilogue. The tiles: OCD_IGEMM_TMA_TILES, then
    OCD_IGEMM_TMA_C2_TILES. ocd_igemm_tma_built: compiled with sm_90a code. */
 #define OCD_IGEMM_TMA_ALL_TILES (OCD_IGEMM_TMA_NTILES + OCD_IGEMM_TMA_C2_NTILES)
 typedef cudnnStatus_t (*igemm_tma_launch_fn)(const igemm_params *p, const igemm_tma_geom *g, int device, int sms,
                                              cudaStream_t stream);
-extern const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_ALL_TILES][2][2]; /* [tile][wgrad][type] */
+extern const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_ALL_TILES][2][IGEMM_NTYPES]; /* [tile][wgrad][type] */
 extern const bool ocd_igemm_tma_built;
 
 #endif /* OCD_CUDA_CONV_IGEMM_TMA_CUH */

@@ -2,7 +2,8 @@
    by the tensor memory accelerator: the forward pass (entries cuda:fwd_igemm_tma_*, and backward
    data with unit stride as a forward pass, cuda:dgrad_igemm_tma_*) and the filter gradient
    (cuda:wgrad_igemm_tma_*), planned by conv_igemm.cu's make_plan like the other tiles; fp16 and
-   bf16, NHWC activations, groups 1, 2-D. Compiled for sm_90a alone (CMakeLists.txt), where the
+   bf16, and fp32 data as TF32 forward and for backward data (cuda:{fwd,dgrad}_igemm_tma_tf32_*);
+   NHWC activations, groups 1, 2-D. Compiled for sm_90a alone (CMakeLists.txt), where the
    toolkit has it (OCD_SM90A; else the kernel is empty and ocd_igemm_tma_built false).
 
    Main decision: one kernel, its direction a template parameter (WGRAD) that picks the stage
@@ -42,6 +43,23 @@
    exist) and one before exiting (none into a CTA that has exited) close the kernel; every
    thread reaches both.
 
+   TF32 (fp32 data, T float): the same kernel with wgmma.mma_async m64nNk8.tf32, a K tile of 32
+   channels (still one 128-byte swizzled row, so the stages, boxes and bytes are the 16-bit
+   kernel's); TF32 wgmma takes K-major operands only, which the forward pass (NHWC activations,
+   KRSC filter) and backward data as a forward pass have, and the filter gradient (MN-major) has
+   not. The operands reach wgmma as the TMA lands them, fp32 bits of which the tensor cores keep
+   the tf32 part: truncated to 10 mantissa bits, not rounded as the cp.async kernel's cvt.rna pass
+   rounds them. Rounding here would have the consumers read and write every stage once more
+   (96 KB of shared-memory traffic a K tile of the 128x256 tile, more than wgmma's own 80 KB of
+   reads of it), then a generic-to-async proxy fence and a barrier of both consumer warpgroups
+   before each K tile's wgmma;
+   truncation costs one more bit: each operand within 2^-10 of its value instead of 2^-11, a
+   product within 2^-9, which is the bound tests/conv_fidelity.c holds TF32 results to (2^-9 of
+   the sum of the products' magnitudes) and within the tests' TF32 tolerance
+   (tests/emulate/conv_igemm_tma_tf32.cu checks both on the emulated truncating wgmma). Operands
+   that pass through a workspace copy anyway (NCHW activations transposed, a filter packed,
+   channels padded) are rounded by that copy (conv_igemm.cu's igemm_operand).
+
    The tensor maps hold the data pointers, so they are encoded per call on the host
    (cuTensorMapEncodeIm2col, cuTensorMapEncodeTiled: host arithmetic, no device work), through
    the driver entry points the runtime hands out (cudaGetDriverEntryPoint: the library never
@@ -71,7 +89,7 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_smem {
     static constexpr uint32_t BARS = Tile::STAGES * (Shape::SA::STAGE_BYTES + Shape::SB::STAGE_BYTES);
     static constexpr size_t SMEM = BARS + 2 * Tile::STAGES * sizeof(uint64_t) + 1024;
     static_assert(SMEM <= 227 * 1024, "the ring fits a multiprocessor's shared memory");
-    static_assert(Loads::BLOCK == ocd_wgmma_smem_mn<T, 64>::BLOCK_BYTES, "a filter-gradient box is one MN-major block");
+    static_assert(!WGRAD || Loads::BLOCK == Shape::SA::BK * 128u, "a filter-gradient box is one MN-major block");
 };
 
 /* What producer and consumers share: the K tiles of a work unit. */
@@ -278,8 +296,9 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_launch {
     {
         static unsigned long long smem_opted;
         static int clusters_of[64]; /* active_clusters' cache, per device */
-        const CUtensorMapDataType type =
-            std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+        const CUtensorMapDataType type = std::is_same<T, __half>::value          ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                         : std::is_same<T, __nv_bfloat16>::value ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                                                 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
         CUtensorMap mi, mt;
         OCD_TRY(encode_maps(*g, WGRAD ? p->b.ptr : p->a.ptr, WGRAD ? p->a.ptr : p->bmat, type, &mi, &mt));
         const size_t smem = igemm_tma_smem<Tile, T, WGRAD>::SMEM;
@@ -311,12 +330,22 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_launch {
 
 extern const bool ocd_igemm_tma_built = OCD_WGMMA_BUILT;
 
+/* The launcher of a table cell, or NULL where no entry plans it (ON false): TF32 runs on the
+   unclustered tiles, forward only (backward data as a forward pass). */
+template <class Tile, typename T, bool WGRAD, bool ON> struct igemm_tma_cell {
+    static constexpr igemm_tma_launch_fn fn = igemm_tma_launch<Tile, T, WGRAD>::run;
+};
+template <class Tile, typename T, bool WGRAD> struct igemm_tma_cell<Tile, T, WGRAD, false> {
+    static constexpr igemm_tma_launch_fn fn = NULL;
+};
+
 #define IGEMM_TMA_TYPES(bm, bn, st, cl, wgrad)                                                      \
     {igemm_tma_launch<igemm_tma_tile<bm, bn, st, cl>, __half, wgrad>::run,                           \
-     igemm_tma_launch<igemm_tma_tile<bm, bn, st, cl>, __nv_bfloat16, wgrad>::run}
+     igemm_tma_launch<igemm_tma_tile<bm, bn, st, cl>, __nv_bfloat16, wgrad>::run,                    \
+     igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, float, wgrad, !(wgrad) && cl == 1>::fn}
 #define IGEMM_TMA_ROW(i, bm, bn, st) {IGEMM_TMA_TYPES(bm, bn, st, 1, false), IGEMM_TMA_TYPES(bm, bn, st, 1, true)},
 #define IGEMM_TMA_C2_ROW(i, bm, bn, st) {IGEMM_TMA_TYPES(bm, bn, st, 2, false), IGEMM_TMA_TYPES(bm, bn, st, 2, true)},
-const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_ALL_TILES][2][2] = {
+const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_ALL_TILES][2][IGEMM_NTYPES] = {
     OCD_IGEMM_TMA_TILES(IGEMM_TMA_ROW) OCD_IGEMM_TMA_C2_TILES(IGEMM_TMA_C2_ROW)};
 #undef IGEMM_TMA_C2_ROW
 #undef IGEMM_TMA_ROW

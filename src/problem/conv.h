@@ -190,9 +190,10 @@ cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const void *problem,
 #define OCD_IGEMM_WGMMA_NTILES 4
 
 /* The sm_90a warp-specialized TMA kernel's tiles, every direction (strided backward data phase
-   by phase: cuda:dgrad_igemm_tma_phases), fp16 and bf16: X(index, BM, BN, stages); a K tile of
-   64 channels of one filter tap, or of 64 pixels for the filter gradient
-   (cuda/conv_igemm_tma.cuh). */
+   by phase: cuda:dgrad_igemm_tma_phases), fp16 and bf16, and fp32 as TF32 forward and for
+   backward data (entries cuda:{fwd,dgrad}_igemm_tma_tf32_*): X(index, BM, BN, stages); a K tile
+   of 128 bytes of channels of one filter tap (64 of a 16-bit type, 32 of fp32), or of 64 pixels
+   for the filter gradient (cuda/conv_igemm_tma.cuh). */
 #define OCD_IGEMM_TMA_TILES(X)                                                                  \
     X(0, 128, 256, 4)                                                                           \
     X(1, 256, 128, 4)
@@ -208,7 +209,8 @@ cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const void *problem,
 
 /* "cuda:fwd_igemm_tc_128x128x32_s3": direction, variant (tc: fp16 and bf16 with a K tile of 32;
    tf32: fp32 data with a K tile of 16; wgmma: the sm_90a kernel, fp16 and bf16 with a K tile of
-   64; tma: the sm_90a warp-specialized TMA kernel; tma_c2: that kernel on clusters of 2 CTAs),
+   64; tma: the sm_90a warp-specialized TMA kernel; tma_tf32: that kernel on fp32 data as TF32,
+   a K tile of 32; tma_c2: that kernel on clusters of 2 CTAs),
    BM x BN x BK, stages. */
 #define OCD_IGEMM_NAME(dir, variant, bk, bm, bn, st) "cuda:" dir "_igemm_" variant "_" #bm "x" #bn "x" #bk "_s" #st
 
@@ -220,7 +222,8 @@ OCD_IGEMM_TILES(OCD_IGEMM_DECLARE)
 #define OCD_IGEMM_WGMMA_DECLARE(i, bm, bn, st) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_wgmma_##i)
 OCD_IGEMM_WGMMA_TILES(OCD_IGEMM_WGMMA_DECLARE)
 #undef OCD_IGEMM_WGMMA_DECLARE
-#define OCD_IGEMM_TMA_DECLARE(i, bm, bn, st) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_##i)
+#define OCD_IGEMM_TMA_DECLARE(i, bm, bn, st)                                                    \
+    OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_##i) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_tf32_##i)
 OCD_IGEMM_TMA_TILES(OCD_IGEMM_TMA_DECLARE)
 #undef OCD_IGEMM_TMA_DECLARE
 #define OCD_IGEMM_TMA_C2_DECLARE(i, bm, bn, st) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_c2_##i)
@@ -239,10 +242,11 @@ OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_im2col_gemm)
 
 /* Backward data with a stride, phase by phase (conv_igemm.cu says how), planned; _tc for fp16
    and bf16, _tf32 for fp32 data, _tma for fp16 and bf16 with every phase on the sm_90a TMA
-   kernel (and dilated filters). */
+   kernel (and dilated filters), _tma_tf32 the same for fp32 data as TF32. */
 OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_phases_tc)
 OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_phases_tf32)
 OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_phases_tma)
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_phases_tma_tf32)
 
 /* conv_stem.cu: the forward pass of images with few channels (C not a multiple of 8, C R S <=
    256: RGB first layers) on tensor cores, with K = C R S packed and the im2col tile built in

@@ -2,7 +2,8 @@
    kernel (src/cuda/conv_igemm_tma_sm90.cu) would issue for every ResNet-50 v1.5 layer
    (bench/resnet50_shapes.h), checked against what the CUDA driver and the PTX ISA accept, where
    the emulation that checks data (conv_igemm_tma.cu) runs small cases only. Each layer at batch
-   1, 32 and 256, fp16 and bf16, in the forward pass, backward data (unit stride directly, strided
+   1, 32 and 256, fp16, bf16 and fp32 (TF32: forward and backward data, unclustered tiles), in
+   the forward pass, backward data (unit stride directly, strided
    layers stride phase by stride phase as cuda:dgrad_igemm_tma_phases runs them) and the filter
    gradient, is planned by make_plan on every TMA tile for an H100 (132 multiprocessors); for each
    plan that serves it:

@@ -1,0 +1,828 @@
+/* conv_igemm_tma_run.h: the emulation of the sm_90a TMA convolution kernel
+   (src/cuda/conv_igemm_tma_sm90.cu) that its two test programs share: a case's problem and
+   reference, part 1 (the tensor maps through the TMA model against the convolution's operands
+   and the cp.async loaders), part 2 (the kernel's ring loops on threads over modelled
+   mbarriers, clusters included) and part 3 (the result against tests/ref), as
+   tests/emulate/conv_igemm_tma.cu describes them. fp16 and bf16 (conv_igemm_tma.cu), and fp32
+   data as TF32 (conv_igemm_tma_tf32.cu): the stages hold fp32 bits as the TMA lands them (a
+   workspace copy's rounded to tf32), the emulated wgmma keeps their tf32 part (truncation, as
+   the hardware does), and the result is held to the TF32 bounds of tests/conv_fidelity.c and
+   the tests' TF32 tolerance. Included after the kernel's sources, wgmma_emulate.h,
+   conv_igemm_emulate.h and ref/conv.h. */
+#ifndef OCD_EMULATE_CONV_IGEMM_TMA_RUN_H
+#define OCD_EMULATE_CONV_IGEMM_TMA_RUN_H
+
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "conv_igemm_tma_emulate.h"
+
+namespace {
+
+/* ---- the cases ------------------------------------------------------------------------------------ */
+
+struct tma_case {
+    const char *name;
+    cudnnDataType_t dt;
+    int tile; /* TMA tile index */
+    int n, c, k, h, w, r, s, pad_h, pad_w, stride, dil;
+    bool flip, bias_relu, kcrs;
+    double alpha, beta;
+    int sm_count;
+    const char *declines; /* the plan must decline with a reason holding this */
+    bool dgrad;           /* backward data (dx from dy; stride 1, or phase by phase) */
+    bool wgrad;           /* the filter gradient (dw from x and dy); neither: the forward pass */
+    bool phases;          /* strided backward data through cuda:dgrad_igemm_tma_phases */
+    bool nchw;            /* x and y (dx and dy) NCHW: through the workspace transpose */
+    bool fma;             /* CUDNN_FMA_MATH (no TF32 allowed); else TENSOR_OP_MATH */
+};
+
+/* The stride phase a backward-data plan covers, from the convolution's definition (not from
+   phase_problem): its first input pixel (a_h, a_w), its pixels' extents, and the taps of the
+   cross-correlation filter reaching it per dim, in order: every r with stride dividing
+   a + pad - r * dilation. A unit-stride problem is one phase of every tap. */
+struct emu_phase {
+    int a[2], px[2];
+    std::vector<int> taps[2];
+
+    emu_phase(const tma_case &e, int ph)
+    {
+        const int u = e.phases ? e.stride : 1, in[2] = {e.h, e.w}, filt[2] = {e.r, e.s}, pad[2] = {e.pad_h, e.pad_w};
+        a[0] = ph / u % u, a[1] = ph % u;
+        for (int d = 0; d < 2; d++) {
+            px[d] = in[d] > a[d] ? (in[d] - a[d] + u - 1) / u : 0;
+            for (int r = 0; r < filt[d]; r++)
+                if ((a[d] + pad[d] - r * e.dil) % u == 0) taps[d].push_back(r);
+        }
+    }
+};
+
+/* A case's problem, data and reference (logical NCHW / KCRS doubles in the reference's order;
+   none for a case the plan declines). */
+template <typename T> struct tma_problem {
+    struct ocd_conv_problem p;
+    struct ref_conv rc;
+    std::vector<T> x, w, y, bias;
+    std::vector<double> want; /* y's, x's for backward data, w's for the filter gradient */
+    std::vector<double> mag;  /* fp32 data: the same from the inputs' magnitudes (the TF32 bound's scale) */
+    int P, Q;
+
+    explicit tma_problem(const tma_case &e)
+    {
+        memset(&rc, 0, sizeof rc);
+        rc.nsp = 2, rc.n = e.n, rc.c = e.c, rc.k = e.k, rc.groups = 1, rc.convolution = e.flip;
+        rc.in[0] = e.h, rc.in[1] = e.w, rc.filt[0] = e.r, rc.filt[1] = e.s;
+        rc.pad[0] = e.pad_h, rc.pad[1] = e.pad_w, rc.stride[0] = rc.stride[1] = e.stride, rc.dil[0] = rc.dil[1] = e.dil;
+        ref_conv_out_dims(&rc);
+        P = rc.out[0], Q = rc.out[1];
+        memset(&p, 0, sizeof p);
+        p.dir = e.wgrad ? OCD_CONV_BWD_FILTER : e.dgrad ? OCD_CONV_BWD_DATA : OCD_CONV_FWD;
+        p.s.nsp = 2, p.s.n = e.n, p.s.c = e.c, p.s.k = e.k, p.s.groups = 1, p.s.flip = e.flip;
+        for (int i = 0; i < 2; i++) {
+            p.s.in[i] = rc.in[i], p.s.filt[i] = rc.filt[i], p.s.out[i] = rc.out[i];
+            p.s.pad[i] = rc.pad[i], p.s.stride[i] = e.stride, p.s.dilation[i] = e.dil;
+        }
+        p.x = e.nchw ? nchw(e.dt, e.n, e.c, e.h, e.w) : nhwc(e.dt, e.n, e.c, e.h, e.w);
+        p.y = e.nchw ? nchw(e.dt, e.n, e.k, P, Q) : nhwc(e.dt, e.n, e.k, P, Q);
+        p.w = e.kcrs ? nchw(e.dt, e.k, e.c, e.r, e.s) : nhwc(e.dt, e.k, e.c, e.r, e.s);
+        p.w_format = e.kcrs ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+        p.compute = CUDNN_DATA_FLOAT, p.math = e.fma ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+        p.alpha = e.alpha, p.beta = e.beta;
+        emu_rng rng = {(uint32_t)(e.c * 977 + e.k * 13 + e.r)};
+        const size_t nx = (size_t)ref_conv_x_count(&rc), nw = (size_t)ref_conv_w_count(&rc);
+        const size_t ny = (size_t)ref_conv_y_count(&rc);
+        x.resize(nx), w.resize(nw), y.resize(ny), bias.resize(e.k);
+        std::vector<double> xd(nx), wd(nw), yd(ny), bd(e.k);
+        auto fill = [&](std::vector<T> &v, std::vector<double> &d, const struct ocd_tensor_view &view, long a, long b,
+                        long c, long dd) {
+            for (long i0 = 0, i = 0; i0 < a; i0++)
+                for (long i1 = 0; i1 < b; i1++)
+                    for (long i2 = 0; i2 < c; i2++)
+                        for (long i3 = 0; i3 < dd; i3++, i++) {
+                            T &t = v[at(view, i0, i1, i2, i3)];
+                            t = T(rng.next());
+                            d[i] = ocd_cuda_load(&t);
+                        }
+        };
+        fill(x, xd, p.x, e.n, e.c, e.h, e.w);
+        fill(w, wd, p.w, e.k, e.c, e.r, e.s);
+        fill(y, yd, p.y, e.n, e.k, P, Q);
+        for (int k = 0; k < e.k; k++) bias[k] = T(rng.next()), bd[k] = ocd_cuda_load(&bias[k]);
+        p.x_data = x.data(), p.w_data = w.data(), p.y_data = y.data();
+        if (e.bias_relu && !e.dgrad) {
+            p.ep.on = true, p.ep.relu = true, p.ep.alpha2 = e.beta, p.ep.z = e.beta != 0 ? y.data() : NULL;
+            p.ep.bias = bias.data();
+            p.ep.bias_view = nhwc(e.dt, 1, e.k, 1, 1);
+        }
+        want.assign(e.wgrad ? nw : e.dgrad ? nx : ny, 0);
+        if (e.declines) return; /* a case the plan declines has no result to check */
+        reference(e, xd, wd, yd, bd, false, want);
+        if constexpr (sizeof(T) == 4) {
+            for (std::vector<double> *v : {&xd, &wd, &yd, &bd})
+                for (double &a : *v) a = fabs(a);
+            reference(e, xd, wd, yd, bd, true, mag);
+        }
+    }
+    /* The case's result from the inputs' values, or (magnitude: the inputs' magnitudes given)
+       the sum of its terms' magnitudes, into out. */
+    void reference(const tma_case &e, const std::vector<double> &xd, const std::vector<double> &wd,
+                   const std::vector<double> &yd, const std::vector<double> &bd, bool magnitude, std::vector<double> &out)
+    {
+        const double alpha = magnitude ? fabs(e.alpha) : e.alpha, beta = magnitude ? fabs(e.beta) : e.beta;
+        out.assign(want.size(), 0);
+        if (e.wgrad) {
+            ref_conv_bwd_filter(&rc, xd.data(), yd.data(), out.data());
+            for (size_t i = 0; i < out.size(); i++) out[i] = alpha * out[i] + beta * wd[i];
+            return;
+        }
+        if (e.dgrad) {
+            ref_conv_bwd_data(&rc, yd.data(), wd.data(), out.data());
+            for (size_t i = 0; i < out.size(); i++) out[i] = alpha * out[i] + beta * xd[i];
+            return;
+        }
+        ref_conv_fwd(&rc, xd.data(), wd.data(), out.data());
+        for (size_t i = 0; i < out.size(); i++) {
+            out[i] = alpha * out[i] + beta * yd[i];
+            if (e.bias_relu) out[i] += bd[(i / ((size_t)P * Q)) % e.k];
+            if (e.bias_relu && !magnitude) out[i] = fmax(out[i], 0.0);
+        }
+    }
+};
+
+/* An operand element as it lies in a stage (the raw value, fp32 bits included), and the value
+   a TMA lands there for operand value v: v itself, or, where a TF32 plan's workspace copy
+   brought the operand (copied), v rounded to tf32 as that copy rounds it (igemm_operand). */
+template <typename T> double stage_elem(const uint8_t *p)
+{
+    T v;
+    memcpy(&v, p, sizeof v);
+    return ocd_cuda_load(&v);
+}
+template <typename T> double landed(double v, bool copied)
+{
+    if (sizeof(T) != 4 || !copied) return v;
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u = igemm_operand(u, true);
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* ---- 1. the maps against the im2col matrix and the cp.async loaders ----------------------------- */
+
+template <class Tile, typename T, bool WGRAD> struct map_check {
+    typedef igemm_tma_smem<Tile, T, WGRAD> L;
+    typedef typename L::Shape Shape;
+    typedef typename L::Loads Loads;
+    static constexpr uint32_t BASE = 1024; /* the stages' shared address in the emulated smem */
+
+    /* Element (row m, channel c) of the A operand of filter tap (r, s) (the tap as the B map
+       holds it), from the convolution's definition: the forward pass reads x at the output
+       pixel's window, the tap mirrored in CONVOLUTION mode; backward data reads dy at the pixel
+       (h + pad - r * dil, w + pad - s * dil) of input pixel (h, w), the pixel dy[p] whose window
+       puts cross-correlation tap (r, s) on it. */
+    static double want_a(const tma_case &e, const tma_problem<T> &tp, const emu_phase &ph, int m, int c, int r, int s)
+    {
+        if (e.dgrad) { /* the phase's pixel m, the phase's tap (r, s); a phase's strides divide exactly */
+            const int w = m % ph.px[1], h = m / ph.px[1] % ph.px[0], n = m / (ph.px[1] * ph.px[0]);
+            const int u = e.phases ? e.stride : 1;
+            const int pp = (ph.a[0] + u * h + e.pad_h - ph.taps[0][r] * e.dil) / u;
+            const int q = (ph.a[1] + u * w + e.pad_w - ph.taps[1][s] * e.dil) / u;
+            return pp >= 0 && pp < tp.P && q >= 0 && q < tp.Q ? ocd_cuda_load(&tp.y[at(tp.p.y, n, c, pp, q)]) : 0.0;
+        }
+        return want_x(e, tp, m, c, r, s);
+    }
+    /* x at the window of output pixel m (n, p, q) for tap (r, s) of dw, channel c: zeros in the
+       padding and past the last image. */
+    static double want_x(const tma_case &e, const tma_problem<T> &tp, int m, int c, int r, int s)
+    {
+        const int rr = e.flip ? e.r - 1 - r : r, sr = e.flip ? e.s - 1 - s : s;
+        const int q = m % tp.Q, pp = m / tp.Q % tp.P, n = m / (tp.Q * tp.P);
+        const int hh = pp * e.stride - e.pad_h + rr * e.dil, ww = q * e.stride - e.pad_w + sr * e.dil;
+        return n < e.n && hh >= 0 && hh < e.h && ww >= 0 && ww < e.w ? ocd_cuda_load(&tp.x[at(tp.p.x, n, c, hh, ww)])
+                                                                     : 0.0;
+    }
+    /* Element (column j, channel c) of the B operand of tap (r, s): w[j][c][r][s] forward; for
+       backward data the cross-correlation filter w[c][j] at the phase's tap (r, s), w mirrored in
+       CONVOLUTION mode. */
+    static double want_b(const tma_case &e, const tma_problem<T> &tp, const emu_phase &ph, int j, int c, int r, int s)
+    {
+        if (!e.dgrad) return ocd_cuda_load(&tp.w[at(tp.p.w, j, c, r, s)]);
+        r = ph.taps[0][r], s = ph.taps[1][s];
+        if (e.flip) r = e.r - 1 - r, s = e.s - 1 - s;
+        return ocd_cuda_load(&tp.w[at(tp.p.w, c, j, r, s)]);
+    }
+
+    /* The forward pass's K tile kt of the tile at (m0, n0), as wgmma reads it from stage 0 (A
+       only where loaded: a tile of the cluster's rounding, past M, has none). */
+    static const char *check_fwd(const tma_case &e, const tma_problem<T> &tp, const emu_phase &ph, const igemm_plan &pl,
+                                 int m0, int n0, int kt, const std::vector<uint8_t> &smem)
+    {
+        const igemm_params &p = pl.prm;
+        const igemm_tma_geom &g = pl.tma;
+        const int esize = (int)sizeof(T), CK = e.dgrad ? e.k : e.c, NK = e.dgrad ? e.c : e.k; /* GEMM K per tap, N */
+        const int tap = kt / g.cblocks, c0 = (kt % g.cblocks) * g.bk, taps_s = e.dgrad ? (int)ph.taps[1].size() : e.s;
+        const int r = tap / taps_s, s = tap % taps_s;
+        if (g.bk * esize != 128) return "a K tile is not one 128-byte row";
+        for (int i = 0; i < (m0 < p.M ? Tile::BM : 0); i++)
+            for (int k = 0; k < g.bk; k++) {
+                const int m = m0 + i, c = c0 + k;
+                const double want = m < p.M && c < CK ? want_a(e, tp, ph, m, c, r, s) : 0.0;
+                uint32_t addr;
+                const int ks = k / emu_kstep<T>();
+                if (!emu_desc_addr(Shape::desc_a(BASE, 0, i / 64, ks), i % 64, k % emu_kstep<T>(), esize, &addr))
+                    return "a malformed A descriptor";
+                if (stage_elem<T>(&smem[addr]) != landed<T>(want, pl.copy_a.on || pl.pad_on))
+                    return "an A element differs from the im2col matrix";
+            }
+        for (int j = 0; j < Tile::BN; j++)
+            for (int k = 0; k < g.bk; k++) {
+                const int kk = n0 + j, c = c0 + k;
+                const double want = kk < NK && c < CK ? want_b(e, tp, ph, kk, c, r, s) : 0.0;
+                uint32_t addr;
+                if (!emu_desc_addr(Shape::desc_b(BASE, 0, k / emu_kstep<T>()), j, k % emu_kstep<T>(), esize, &addr))
+                    return "a malformed B descriptor";
+                if (stage_elem<T>(&smem[addr]) != landed<T>(want, pl.pack_filter)) return "a B element differs from the filter";
+            }
+        return NULL;
+    }
+
+    /* The filter gradient's K tile kt (pixels 64 kt ..) of the tile at (m0, n0), as wgmma reads
+       it from stage 0 (MN-major): A(k, m) = dy at pixel 64 kt + k, filter m; B(k, j) = x at that
+       pixel's window for the tap and channel of column j, the taps' channels padded to 64
+       (conv_igemm_tma.cuh). Rows and columns of blocks not loaded are not checked. */
+    static const char *check_wgrad(const tma_case &e, const tma_problem<T> &tp, const Loads &l, int kt,
+                                   const std::vector<uint8_t> &smem)
+    {
+        const int esize = (int)sizeof(T), npq = e.n * tp.P * tp.Q, cp = (e.c + 63) / 64 * 64;
+        for (int i = 0; i < 64 * l.na; i++)
+            for (int k = 0; k < 64; k++) {
+                const int m = l.u.m0 + i, px = kt * 64 + k;
+                const int q = px % tp.Q, pp = px / tp.Q % tp.P, n = px / (tp.Q * tp.P);
+                const double want = m < e.k && px < npq ? ocd_cuda_load(&tp.y[at(tp.p.y, n, m, pp, q)]) : 0.0;
+                uint32_t addr;
+                const int ks = k / emu_kstep<T>();
+                if (!emu_desc_addr_mn(Shape::desc_a(BASE, 0, i / 64, ks), i % 64, k % emu_kstep<T>(), esize, &addr))
+                    return "a malformed A descriptor";
+                if (emu_elem<T>(&smem[addr]) != want) return "an A element differs from dy";
+            }
+        for (int j = 0; j < 64 * l.nb; j++)
+            for (int k = 0; k < 64; k++) {
+                const int col = l.u.n0 + j, tap = col / cp, c = col % cp, px = kt * 64 + k;
+                const double want = tap < e.r * e.s && c < e.c ? want_x(e, tp, px, c, tap / e.s, tap % e.s) : 0.0;
+                uint32_t addr;
+                if (!emu_desc_addr_mn(Shape::desc_b(BASE, 0, k / emu_kstep<T>()), j, k % emu_kstep<T>(), esize, &addr))
+                    return "a malformed B descriptor";
+                if (emu_elem<T>(&smem[addr]) != want) return "a B element differs from the im2col matrix";
+            }
+        return NULL;
+    }
+
+    /* The cp.async kernel's loaders, all 256 threads, of K tile kt of its GEMM into ref's stage 0,
+       against the loaded blocks (every block forward: one). */
+    static const char *check_loaders(const igemm_params &cp, const Loads &l, const std::vector<uint8_t> &smem,
+                                     std::vector<uint8_t> &ref)
+    {
+        std::fill(ref.begin(), ref.end(), 0xff);
+        for (int tid = 0; tid < 256; tid++) {
+            typename std::conditional<WGRAD, igemm_load_wgrad_a<T, Tile::BM, 256, typename Shape::SA>,
+                                      igemm_load_fwd_a<T, Tile::BM, 256, typename Shape::SA>>::type al;
+            typename std::conditional<WGRAD, igemm_load_wgrad_b<T, Tile::BN, 256, typename Shape::SB>,
+                                      igemm_load_dense_b<T, Tile::BN, 256, typename Shape::SB>>::type bl;
+            al.setup(cp, l.u.m0, l.u.n0, 0, tid), bl.setup(cp, l.u.m0, l.u.n0, 0, tid);
+            al.load((T *)&ref[BASE + Shape::a_stage(0)], l.kt, cp);
+            bl.load((T *)&ref[BASE + Shape::b_stage(0)], l.kt, cp);
+        }
+        const uint32_t ablock = WGRAD ? Loads::BLOCK : Shape::SA::STAGE_BYTES;
+        const uint32_t bblock = WGRAD ? Loads::BLOCK : Shape::SB::STAGE_BYTES;
+        const int na = WGRAD ? l.na : l.na > 0, nb = WGRAD ? l.nb : 1;
+        if (memcmp(&ref[BASE + Shape::a_stage(0)], &smem[BASE + Shape::a_stage(0)], na * ablock) != 0 ||
+            memcmp(&ref[BASE + Shape::b_stage(0)], &smem[BASE + Shape::b_stage(0)], nb * bblock) != 0)
+            return "the stages differ from the cp.async loaders'";
+        return NULL;
+    }
+
+    /* Every work unit and K tile: the kernel's loads through the models (a clustered unit's
+       stage as its CTA sees it: its own A, and B from every CTA of the cluster, each loading its
+       part), what wgmma reads of the stages against the convolution's operands; where C % 64 ==
+       0, the stages against the cp.async loaders' (plan cp: the cp.async kernel's tile of the
+       same shape). NULL or what differs. */
+    static const char *run(const tma_case &e, const tma_problem<T> &tp, const emu_phase &ph, const igemm_plan &pl,
+                           const igemm_plan *cp, std::vector<uint8_t> &smem)
+    {
+        const igemm_params &p = pl.prm;
+        const igemm_tma_geom &g = pl.tma;
+        const model_im2col mi = map_im(g, p, WGRAD, (int)sizeof(T));
+        const model_tiled mt = map_ti(g, p, WGRAD, (int)sizeof(T));
+        if (const char *why = model_encode_rejects(mi, mt)) return why;
+        std::vector<uint8_t> ref(smem.size());
+        for (int t = 0; t < g.units; t++)
+            for (int kt = 0; kt < igemm_tma_unit_at(g, t, Tile::BM, Tile::BN).nkt; kt++) {
+                const int rank = t % Tile::CL; /* the cluster's CTAs take consecutive units */
+                const Loads l(p, g, t, kt, rank);
+                std::fill(smem.begin(), smem.end(), 0xff);
+                uint32_t bytes = 0;
+                for (int r = 0; r < Tile::CL; r++) {
+                    const Loads lr(p, g, t, kt, r);
+                    for (int i = 0; i < Loads::COPIES; i++) {
+                        if (!lr.on(i)) continue;
+                        const igemm_tma_copy c = lr.copy(p, g, i);
+                        if (!c.into_b && r != rank) continue; /* the peer's own A */
+                        uint32_t b;
+                        uint8_t *dst = &smem[BASE + (c.into_b ? Shape::b_stage(0) : Shape::a_stage(0)) + c.off];
+                        if (!model_copy(mi, mt, c, dst, &b))
+                            return "a filter base outside the im2col bounding box, or a step past it by more than one";
+                        bytes += b;
+                    }
+                }
+                if (bytes != l.bytes) return "the stage's expected bytes differ from its boxes'";
+                if (bytes > MODEL_TX_MAX) return "the stage's expected bytes exceed the mbarrier's tx-count";
+                const char *err =
+                    WGRAD ? check_wgrad(e, tp, l, l.kt, smem) : check_fwd(e, tp, ph, pl, l.u.m0, l.u.n0, kt, smem);
+                if (err == NULL && cp != NULL) err = check_loaders(cp->prm, l, smem, ref);
+                if (err) return err;
+            }
+        return NULL;
+    }
+};
+
+/* ---- 2. and 3. the kernel's loops on threads ------------------------------------------------------- */
+
+/* The protocol a cluster follows: the kernel's, or a broken one the checks must catch. */
+enum cluster_protocol {
+    PROTO_KERNEL,
+    PROTO_LOCAL_RELEASE, /* consumers release their own CTA's stages only (empty barriers count 256) */
+    PROTO_OWN_BYTES,     /* a full barrier expects only the bytes its own CTA loads */
+};
+
+/* A cluster's shared state (Tile::CL CTAs, one for an unclustered tile), under one lock. ring:
+   the barriers and stages the ops index (STAGES, or one fewer for the broken ring the checks
+   must catch). */
+template <class Tile, typename T, bool WGRAD> struct cluster_run {
+    typedef igemm_tma_smem<Tile, T, WGRAD> L;
+    typedef typename L::Shape Shape;
+    typedef typename L::Loads Loads;
+    static constexpr uint32_t BASE = 1024;
+    static constexpr int S = Tile::STAGES, CL = Tile::CL;
+
+    const igemm_params &p;
+    const igemm_tma_geom &g;
+    const model_im2col mi;
+    const model_tiled mt;
+    int first, grid, ring; /* first: the CTA of rank 0 (blockIdx.x) */
+    cluster_protocol proto;
+    std::mutex mu;
+    std::condition_variable cv;
+    struct cta {
+        model_mbar full[S], empty[S];
+        std::vector<uint8_t> smem;
+        int readers[S] = {}, released[S] = {}, used[S] = {}; /* released: the consumers' releases, in all */
+        int tag[S][2];                                       /* (unit, kt) a stage holds */
+        std::vector<std::pair<int, int>> order[2];           /* (unit, kt) each consumer multiplied, in order */
+        std::vector<float> d[2];                             /* [thread][MI][BN / 2] */
+        std::deque<int> pending[2];                          /* stages of each consumer's pending wgmma groups */
+    } ctas[CL];
+    struct job {
+        int dst, src, stage, use, tile, kt, copy; /* copy `copy` of K tile kt of unit `tile` of CTA src */
+    };
+    std::deque<job> jobs;
+    int producing = CL;
+    const char *error = NULL;
+
+    cluster_run(const igemm_params &prm, const igemm_tma_geom &geom, int esize, int f, int gr, int rg,
+                cluster_protocol pr)
+        : p(prm), g(geom), mi(map_im(geom, prm, WGRAD, esize)), mt(map_ti(geom, prm, WGRAD, esize)), first(f), grid(gr),
+          ring(rg), proto(pr)
+    {
+        for (cta &c : ctas) {
+            c.smem.assign(BASE + L::BARS, 0xff);
+            for (int s = 0; s < S; s++) c.full[s].init(1), c.empty[s].init(256 * (proto == PROTO_LOCAL_RELEASE ? 1 : CL));
+            for (int i = 0; i < 2; i++) c.d[i].assign((size_t)128 * Tile::MI * (Tile::BN / 2), 0.f);
+        }
+    }
+    void fail(const char *why)
+    {
+        if (error == NULL) error = why;
+        cv.notify_all();
+    }
+    /* the ring loops' K tiles of a unit (the kernel's igemm_tma_units) */
+    int nkt(int t) const
+    {
+        return igemm_tma_unit_at(g, t, Tile::BM, Tile::BN).nkt;
+    }
+    /* waits (lock held) until pred, or fails the run after a stall */
+    template <class Pred> void wait(std::unique_lock<std::mutex> &lk, Pred pred)
+    {
+        if (!cv.wait_for(lk, std::chrono::seconds(ring == S && proto == PROTO_KERNEL ? 20 : 2), [&] { return error != NULL || pred(); }))
+            fail("stalled: a barrier phase never completed");
+    }
+};
+
+/* A short random pause, so that the threads interleave differently from run to run. */
+void jitter(std::minstd_rand &rng)
+{
+    const unsigned r = rng() % 16;
+    if (r < 2) std::this_thread::sleep_for(std::chrono::microseconds(r * 20 + 5));
+    else if (r < 8) std::this_thread::yield();
+}
+
+/* The producer of the cluster's CTA of rank `rank`. */
+template <class Tile, typename T, bool WGRAD> struct emu_producer {
+    typedef cluster_run<Tile, T, WGRAD> C;
+    C &c;
+    int rank;
+    std::minstd_rand rng;
+    int nkt(int t) const
+    {
+        return c.nkt(t);
+    }
+    void wait_empty(int s, unsigned parity)
+    {
+        jitter(rng);
+        std::unique_lock<std::mutex> lk(c.mu);
+        c.wait(lk, [&] { return c.ctas[rank].empty[s % c.ring].passed(parity); });
+    }
+    /* arrive.expect_tx on this CTA's full barrier, then the loads, a multicast one queued once
+       per destination CTA (each completes on its own, in any order); every CTA a load writes
+       must have had the stage's previous use released by both its consumers */
+    void load(int tile, int kt, int s)
+    {
+        jitter(rng);
+        std::unique_lock<std::mutex> lk(c.mu);
+        const int b = s % c.ring, use = c.ctas[rank].used[b]++;
+        const typename C::Loads l(c.p, c.g, tile, kt, rank);
+        if (c.ctas[rank].full[b].phase != (unsigned)use) c.fail("a producer arrived on a full barrier's other phase");
+        uint32_t own = 0; /* the broken protocol's expectation: this CTA's loads only */
+        for (int i = 0; i < l.COPIES; i++)
+            if (l.on(i)) own += model_box_bytes(c.mi, c.mt, l.copy(c.p, c.g, i));
+        c.ctas[rank].full[b].expect_tx(c.proto == PROTO_OWN_BYTES ? own : l.bytes);
+        if (!c.ctas[rank].full[b].arrive(1)) c.fail("more arrivals on full than it counts");
+        for (int i = 0; i < l.COPIES; i++) {
+            if (!l.on(i)) continue;
+            const igemm_tma_copy cp = l.copy(c.p, c.g, i);
+            if (cp.multicast != (cp.into_b && C::CL > 1)) c.fail("a load multicast that is not the shared B, or B not multicast");
+            for (int d = 0; d < C::CL; d++) {
+                if (d != rank && !cp.multicast) continue;
+                if (c.ctas[d].released[b] < 2 * use) c.fail("a stage refilled before the consumers of every CTA it writes released it");
+                c.jobs.push_back({d, rank, b, use, tile, kt, i});
+            }
+        }
+        c.cv.notify_all();
+    }
+};
+
+/* The TMA engine: completes the queued loads in random order, each into its destination CTA. */
+template <class Tile, typename T, bool WGRAD> void emu_tma(cluster_run<Tile, T, WGRAD> &c, unsigned seed)
+{
+    typedef cluster_run<Tile, T, WGRAD> C;
+    std::minstd_rand rng(seed);
+    for (;;) {
+        jitter(rng);
+        std::unique_lock<std::mutex> lk(c.mu);
+        c.wait(lk, [&] { return !c.jobs.empty() || c.producing == 0; });
+        if (c.error || c.jobs.empty()) return;
+        const size_t pick = rng() % c.jobs.size();
+        const auto j = c.jobs[pick];
+        c.jobs.erase(c.jobs.begin() + (long)pick);
+        typename C::cta &d = c.ctas[j.dst];
+        if (d.readers[j.stage]) c.fail("a TMA load overwrote a stage a pending wgmma reads");
+        /* the phase the load belongs to must be the barrier's current one (ISA: complete_tx
+           counts toward the current phase) */
+        if (d.full[j.stage].phase != (unsigned)j.use) c.fail("a load completed on a full barrier's other phase");
+        const igemm_tma_copy cp = typename C::Loads(c.p, c.g, j.tile, j.kt, j.src).copy(c.p, c.g, j.copy);
+        uint8_t *dst = &d.smem[C::BASE + (cp.into_b ? C::Shape::b_stage(j.stage) : C::Shape::a_stage(j.stage)) + cp.off];
+        uint32_t bytes;
+        if (!model_copy(c.mi, c.mt, cp, dst, &bytes)) c.fail("a filter base outside the box, or a step past it by more than one");
+        d.tag[j.stage][0] = j.tile - j.src + j.dst, d.tag[j.stage][1] = j.kt; /* the destination's unit: its pair's */
+        d.full[j.stage].complete_tx(bytes);
+        c.cv.notify_all();
+    }
+}
+
+template <class Tile, typename T, bool WGRAD> struct emu_consumer {
+    typedef cluster_run<Tile, T, WGRAD> C;
+    typedef typename C::Shape Shape;
+    C &c;
+    int rank, wg;
+    std::minstd_rand rng;
+    bool wgmma_ok = true;
+
+    int nkt(int t) const
+    {
+        return c.nkt(t);
+    }
+    typename C::cta &me()
+    {
+        return c.ctas[rank];
+    }
+    float (*acc(int t))[Tile::BN / 2]
+    {
+        return (float(*)[Tile::BN / 2]) & me().d[wg][(size_t)t * Tile::MI * (Tile::BN / 2)];
+    }
+    void wait_full(int s, unsigned parity)
+    {
+        jitter(rng);
+        std::unique_lock<std::mutex> lk(c.mu);
+        c.wait(lk, [&] { return me().full[s % c.ring].passed(parity); });
+    }
+    void zero()
+    {
+        std::fill(me().d[wg].begin(), me().d[wg].end(), 0.f);
+    }
+    void mma(int s)
+    {
+        std::unique_lock<std::mutex> lk(c.mu);
+        const int b = s % c.ring;
+        me().readers[b]++;
+        me().pending[wg].push_back(b);
+        me().order[wg].push_back({me().tag[b][0], me().tag[b][1]});
+    }
+    /* wgmma.wait_group N: the groups beyond the N newest complete, reading their stage now */
+    template <int N> void mma_wait()
+    {
+        jitter(rng);
+        std::unique_lock<std::mutex> lk(c.mu);
+        while ((int)me().pending[wg].size() > N) {
+            const int b = me().pending[wg].front();
+            me().pending[wg].pop_front();
+            static thread_local std::vector<float> slice;
+            slice.resize((size_t)128 * (Tile::BN / 2));
+            for (int mi = 0; mi < Tile::MI; mi++) {
+                for (int t = 0; t < 128; t++)
+                    memcpy(&slice[(size_t)t * (Tile::BN / 2)], acc(t)[mi], sizeof(float) * (Tile::BN / 2));
+                for (int ks = 0; ks < Shape::SA::BK / Shape::SA::KSTEP; ks++)
+                    wgmma_ok = wgmma_ok && emu_wgmma_ss<T, Tile::BN, WGRAD>((float(*)[Tile::BN / 2])slice.data(),
+                                                                            me().smem,
+                                                                            Shape::desc_a(C::BASE, b, wg * Tile::MI + mi, ks),
+                                                                            Shape::desc_b(C::BASE, b, ks), true);
+                for (int t = 0; t < 128; t++)
+                    memcpy(acc(t)[mi], &slice[(size_t)t * (Tile::BN / 2)], sizeof(float) * (Tile::BN / 2));
+            }
+            me().readers[b]--;
+        }
+    }
+    /* the 128 threads' arrivals on the stage's empty barrier of every CTA of the cluster (the
+       kernel's mapa + remote arrive), or of this one only in the broken protocol */
+    void release(int s)
+    {
+        jitter(rng);
+        std::unique_lock<std::mutex> lk(c.mu);
+        const int b = s % c.ring;
+        for (int q : me().pending[wg])
+            if (q == b) c.fail("a stage released while a wgmma reading it is pending");
+        for (int d = 0; d < C::CL; d++)
+            if ((d == rank || c.proto != PROTO_LOCAL_RELEASE) && !c.ctas[d].empty[b].arrive(128))
+                c.fail("more arrivals on empty than it counts");
+        me().released[b]++;
+        c.cv.notify_all();
+    }
+    void store(int tile)
+    {
+        std::unique_lock<std::mutex> lk(c.mu);
+        const igemm_tma_unit u = igemm_tma_unit_at(c.g, tile, Tile::BM, Tile::BN);
+        for (int t = 0; t < 128; t++)
+            igemm_wgmma_store<Tile, T>(c.p, *(const float(*)[Tile::MI][Tile::BN / 2])acc(t), u.m0, u.n0, 0, u.split, wg,
+                                       t);
+    }
+};
+
+/* Runs the cluster whose CTA of rank 0 is `first` in a grid of `grid` CTAs on threads (a
+   producer and two consumers per CTA, one TMA engine); ring < STAGES makes the broken ring,
+   proto a broken cluster protocol. NULL or what went wrong. */
+template <class Tile, typename T, bool WGRAD>
+const char *run_cluster(const igemm_params &p, const igemm_tma_geom &g, int first, int grid, int ring,
+                        cluster_protocol proto, unsigned seed)
+{
+    typedef cluster_run<Tile, T, WGRAD> C;
+    C c(p, g, (int)sizeof(T), first, grid, ring, proto);
+    std::vector<emu_producer<Tile, T, WGRAD>> prods;
+    std::vector<emu_consumer<Tile, T, WGRAD>> cons;
+    for (int r = 0; r < C::CL; r++) {
+        prods.push_back({c, r, std::minstd_rand(seed + 5 * r)});
+        for (int w = 0; w < 2; w++) cons.push_back({c, r, w, std::minstd_rand(seed + 5 * r + 1 + w)});
+    }
+    std::thread tma(emu_tma<Tile, T, WGRAD>, std::ref(c), seed + 3);
+    std::vector<std::thread> threads;
+    for (emu_consumer<Tile, T, WGRAD> &cs : cons) {
+        emu_consumer<Tile, T, WGRAD> *o = &cs;
+        threads.emplace_back([o, &g, first, grid] { ocd_wgmma_ring_consume<Tile::STAGES>(*o, first + o->rank, grid, g.units); });
+    }
+    for (emu_producer<Tile, T, WGRAD> &pr : prods) {
+        emu_producer<Tile, T, WGRAD> *o = &pr;
+        threads.emplace_back([o, &c, &g, first, grid] {
+            ocd_wgmma_ring_produce<Tile::STAGES>(*o, first + o->rank, grid, g.units);
+            std::unique_lock<std::mutex> lk(c.mu);
+            c.producing--;
+            c.cv.notify_all();
+        });
+    }
+    for (std::thread &t : threads) t.join();
+    tma.join();
+    if (c.error) return c.error;
+    for (auto &cs : cons)
+        if (!cs.wgmma_ok) return "a descriptor is malformed or reads outside shared memory";
+    for (int r = 0; r < C::CL; r++)
+        for (int i = 0; i < 2; i++) {
+            size_t n = 0;
+            const std::vector<std::pair<int, int>> &order = c.ctas[r].order[i];
+            for (int t = first + r; t < g.units; t += grid)
+                for (int kt = 0; kt < c.nkt(t); kt++, n++)
+                    if (n >= order.size() || order[n] != std::make_pair(t, kt))
+                        return "a K tile multiplied out of order, twice, or not at all";
+            if (n != order.size()) return "more K tiles multiplied than the CTA's";
+        }
+    return NULL;
+}
+
+/* ---- running a case --------------------------------------------------------------------------- */
+
+/* Runs plan pl of problem p (a case's, or one stride phase ph of it) as the GPU would: the
+   workspace copies, part 1 (the maps; the stages against the cp.async loaders of plan cp where
+   not NULL), part 2 (the persistent grid, cluster by cluster: the launch's SMs rounded down to
+   whole clusters) and the reduction of split-K or the wide epilogue. NULL or what failed;
+   *grid: the CTAs launched. */
+template <class Tile, typename T, bool WGRAD>
+const char *run_plan(const tma_case &e, const tma_problem<T> &tp, const emu_phase &ph, const struct ocd_conv_problem &p,
+                     igemm_plan &pl, igemm_plan *cp, int *grid)
+{
+    static char why[160];
+    std::vector<uint8_t> ws(pl.ws_bytes + 256), wcp;
+    uint8_t *wsa = (uint8_t *)(((uintptr_t)ws.data() + 255) & ~(uintptr_t)255);
+    emu_igemm_copies<T>(pl, p, wsa);
+    if (pl.prm.splits > 1 || pl.prm.epi.wide) pl.prm.epi.partial = (float *)(wsa + pl.ws_part);
+    if (cp) {
+        wcp.resize(cp->ws_bytes + 256);
+        emu_igemm_copies<T>(*cp, p, (uint8_t *)(((uintptr_t)wcp.data() + 255) & ~(uintptr_t)255));
+    }
+    std::vector<uint8_t> smem(1024 + igemm_tma_smem<Tile, T, WGRAD>::BARS);
+    if (const char *err = map_check<Tile, T, WGRAD>::run(e, tp, ph, pl, cp, smem)) {
+        snprintf(why, sizeof why, "maps: %s", err);
+        return why;
+    }
+    if (pl.tma.cluster != Tile::CL || pl.tma.units % Tile::CL != 0)
+        return "the plan's cluster or units do not fit the tile's clusters";
+    *grid = std::min(pl.tma.units, std::max(e.sm_count / Tile::CL, 1) * Tile::CL);
+    for (int cta = 0; cta < *grid; cta += Tile::CL)
+        if (const char *err =
+                run_cluster<Tile, T, WGRAD>(pl.prm, pl.tma, cta, *grid, Tile::STAGES, PROTO_KERNEL, 1234u + 7u * cta)) {
+            snprintf(why, sizeof why, "CTA %d: %s", cta, err);
+            return why;
+        }
+    if (pl.prm.epi.partial)
+        for (int64_t i = 0; i < (int64_t)pl.prm.M * pl.prm.N; i++) igemm_reduce_one<T>(pl.prm, i);
+    return NULL;
+}
+
+/* Part 3: the case's output (y, dx or dw) against tp.want; false (a line) where an element is
+   off, else the largest error in *worst (relative; fp32 data: as a share of the TF32 bound). */
+template <typename T> bool check_output(const tma_case &e, const tma_problem<T> &tp, double *worst)
+{
+    /* fp32 data as TF32: the tests' TF32 tolerance (tconv_tolerance: half's, 4x), and each error
+       within 2^-9 of the sum of its terms' magnitudes (tests/conv_fidelity.c's TF32_BOUND: two
+       operands cut to 10 mantissa bits) plus the fp32 sum's rounding */
+    const bool tf32 = sizeof(T) == 4;
+    const double tol = tf32 ? 4e-2 : 1e-2, bound = 1.0 / 512 + 1.0 / (1 << 20);
+    *worst = 0;
+    const std::vector<T> &out = e.wgrad ? tp.w : e.dgrad ? tp.x : tp.y;
+    const struct ocd_tensor_view &ov = e.wgrad ? tp.p.w : e.dgrad ? tp.p.x : tp.p.y;
+    const char *const oname = e.wgrad ? "dw" : e.dgrad ? "dx" : "y";
+    const long on = e.wgrad ? e.k : e.n, oc = e.dgrad || e.wgrad ? e.c : e.k;
+    const long oh = e.wgrad ? e.r : e.dgrad ? e.h : tp.P, ow = e.wgrad ? e.s : e.dgrad ? e.w : tp.Q;
+    for (long n = 0, i = 0; n < on; n++)
+        for (long k = 0; k < oc; k++)
+            for (long h = 0; h < oh; h++)
+                for (long w = 0; w < ow; w++, i++) {
+                    const double got = ocd_cuda_load(&out[at(ov, n, k, h, w)]);
+                    const double err = fabs(got - tp.want[i]) / fmax(1.0, fabs(tp.want[i]));
+                    if (!(err <= tol) || (tf32 && !(fabs(got - tp.want[i]) <= bound * tp.mag[i]))) {
+                        printf("FAIL %s: %s(%ld, %ld, %ld, %ld) = %.9g, want %.9g\n", e.name, oname, n, k, h, w, got,
+                               tp.want[i]);
+                        return false;
+                    }
+                    *worst = fmax(*worst, tf32 ? fabs(got - tp.want[i]) / (bound * tp.mag[i] + 1e-300) : err);
+                }
+    return true;
+}
+
+template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case &e)
+{
+    tma_problem<T> tp(e);
+    igemm_plan pl;
+    bool passed;
+    const bool tf32 = std::is_same<T, float>::value;
+    if (!emu_igemm_plan(e.name, e.declines, e.sm_count, tp.p, TMA_TILE0 + e.tile, tf32, &pl, &passed)) return passed;
+    /* the cp.async kernel's loaders of the same tile where C % 64 == 0 */
+    igemm_plan cp;
+    const int wgmma_tile = WGMMA_TILE0 + (Tile::BM == 128 ? 0 : 1); /* 128x256 and 256x128 */
+    const bool compare = e.c % 64 == 0 && !e.dgrad; /* the cp.async kernel's backward data gathers differently */
+    if (compare && !emu_igemm_plan(e.name, NULL, e.sm_count, tp.p, wgmma_tile, tf32, &cp, &passed)) return false;
+    int grid = 0;
+    if (const char *err = run_plan<Tile, T, WGRAD>(e, tp, emu_phase(e, 0), tp.p, pl, compare ? &cp : NULL, &grid)) {
+        printf("FAIL %s: %s\n", e.name, err);
+        return false;
+    }
+    double worst;
+    if (!check_output(e, tp, &worst)) return false;
+    printf("ok   %s: %d tiles x %d splits on %d CTAs (clusters of %d), %d K tiles each%s, largest error %.2g%s\n", e.name,
+           pl.tma.tiles, pl.prm.splits, grid, Tile::CL, pl.tma.nkt, compare ? ", stages as the cp.async loaders'" : "",
+           worst, tf32 ? " of the TF32 bound" : "");
+    return true;
+}
+
+/* Strided backward data through the phases entry's plan and run (phases_plan, phases_run): dx
+   zeroed first where phases_zero_first says so, then each phase with taps on the TMA tile the
+   plan chose (its plan made again, as phases_run does), a phase without taps scaled by beta on
+   the host (igemm_scale_view's job); the whole dx against tests/ref's strided backward data. */
+template <typename T> bool run_phases_case(const tma_case &e)
+{
+    tma_problem<T> tp(e);
+    struct cudnnContext ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.cc_major = 9, ctx.cc_minor = 0, ctx.sm_count = e.sm_count;
+    igemm_phases_plan pp;
+    const bool tf32 = std::is_same<T, float>::value;
+    const char *why = phases_plan(&ctx, &tp.p, tf32, true, &pp);
+    if (e.declines || why) {
+        const bool ok = e.declines && why && strstr(why, e.declines);
+        printf("%s %s: the plan declines: %s\n", ok ? "ok  " : "FAIL", e.name, why ? why : "(it plans)");
+        return ok;
+    }
+    const bool zeroed = phases_zero_first(&tp.p);
+    if (zeroed) std::fill(tp.x.begin(), tp.x.end(), T(0.f));
+    int ran = 0, scaled = 0;
+    for (int ph = 0; ph < phase_count(&tp.p); ph++) {
+        struct ocd_conv_problem sub;
+        bool taps, pixels;
+        phase_problem(&tp.p, ph, (int)sizeof(T), &sub, &taps, &pixels);
+        const emu_phase want(e, ph);
+        if (sub.s.filt[0] != (int64_t)want.taps[0].size() || sub.s.filt[1] != (int64_t)want.taps[1].size() ||
+            sub.s.in[0] != want.px[0] || sub.s.in[1] != want.px[1]) {
+            printf("FAIL %s: phase %d: its taps or pixels differ from the definition's\n", e.name, ph);
+            return false;
+        }
+        if (!pixels) continue;
+        if (!taps) {
+            for (long n = 0; n < e.n && !zeroed; n++)
+                for (long c = 0; c < e.c; c++)
+                    for (long h = 0; h < sub.s.in[0]; h++)
+                        for (long w = 0; w < sub.s.in[1]; w++) {
+                            T *x = (T *)sub.x_data + at(sub.x, n, c, h, w);
+                            *x = T((float)(e.beta * ocd_cuda_load(x)));
+                        }
+            scaled++;
+            continue;
+        }
+        igemm_plan pl;
+        const int tile = pp.tile[ph];
+        if ((why = make_plan(&ctx, &sub, tile, tf32, &pl)) != NULL || tile < TMA_TILE0 || tile >= TMA_C2_TILE0) {
+            printf("FAIL %s: phase %d: not planned on a TMA tile: %s\n", e.name, ph, why ? why : "another tile");
+            return false;
+        }
+        int grid = 0;
+        const char *err = tile == TMA_TILE0
+                              ? run_plan<igemm_tma_tile<128, 256, 4>, T, false>(e, tp, want, sub, pl, NULL, &grid)
+                              : run_plan<igemm_tma_tile<256, 128, 4>, T, false>(e, tp, want, sub, pl, NULL, &grid);
+        if (err) {
+            printf("FAIL %s: phase %d: %s\n", e.name, ph, err);
+            return false;
+        }
+        ran++;
+    }
+    double worst;
+    if (!check_output(e, tp, &worst)) return false;
+    printf("ok   %s: %d phases on the TMA kernel, %d without taps%s, largest error %.2g%s\n", e.name, ran, scaled,
+           zeroed ? " (dx zeroed first)" : "", worst, tf32 ? " of the TF32 bound" : "");
+    return true;
+}
+
+/* The case's tile: OCD_IGEMM_TMA_TILES' 0 and 1, then OCD_IGEMM_TMA_C2_TILES' as 2 and 3. */
+template <typename T, bool WGRAD> bool run_case_dir(const tma_case &e)
+{
+    switch (e.tile) {
+    case 0: return run_tile_case<igemm_tma_tile<128, 256, 4>, T, WGRAD>(e);
+    case 1: return run_tile_case<igemm_tma_tile<256, 128, 4>, T, WGRAD>(e);
+    case 2: return run_tile_case<igemm_tma_tile<128, 256, 4, 2>, T, WGRAD>(e);
+    default: return run_tile_case<igemm_tma_tile<256, 128, 4, 2>, T, WGRAD>(e);
+    }
+}
+template <typename T> bool run_case(const tma_case &e)
+{
+    if (e.phases) return run_phases_case<T>(e);
+    if constexpr (sizeof(T) == 4) /* TF32 has no filter gradient: its cases decline at the plan */
+        return run_case_dir<T, false>(e);
+    else
+        return e.wgrad ? run_case_dir<T, true>(e) : run_case_dir<T, false>(e);
+}
+
+} // namespace
+
+#endif /* OCD_EMULATE_CONV_IGEMM_TMA_RUN_H */

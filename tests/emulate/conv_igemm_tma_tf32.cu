@@ -1,0 +1,97 @@
+/* conv_igemm_tma_tf32.cu (emulation): the sm_90a TMA convolution kernel on fp32 data as TF32
+   (entries cuda:{fwd,dgrad}_igemm_tma_tf32_*, cuda:dgrad_igemm_tma_tf32_phases;
+   src/cuda/conv_igemm_tma_sm90.cu with T float) on the CPU, through the same three parts as the
+   fp16 and bf16 emulation (conv_igemm_tma.cu's comment; the machinery is conv_igemm_tma_run.h):
+   1. the tensor maps of 32-channel K tiles (128-byte rows of fp32) through the TMA model, every
+      element wgmma's tf32 descriptors read against the convolution's operands as they land:
+      fp32 bits as they are where the TMA reads the user's tensor, rounded to tf32 where a
+      workspace copy brought them (NCHW transposed, a filter packed, channels padded); where C
+      is a multiple of 64, the stages byte for byte as the cp.async kernel's TF32 loaders write
+      them;
+   2. the ring on threads over the modelled mbarriers;
+   3. the result of the emulated m64nNk8 tf32 wgmma, which keeps the tf32 part of each operand
+      (truncation, as the tensor cores do: the kernel does not round what the TMA lands), against
+      tests/ref's double-precision convolution: within the tests' TF32 tolerance (4e-2 relative)
+      and each element within 2^-9 of the sum of its terms' magnitudes (tests/conv_fidelity.c's
+      TF32 bound, what two operands cut to 10 mantissa bits can lose) plus the fp32 sum's
+      rounding; each line prints the largest error as a share of that bound.
+   Cases (both tiles): forward 3x3 with images across tiles, channel tails (C 36, 44: a K tile
+   of 4 or 12 channels and the TMA's zeros), C 3 padded to 4 in the workspace (a 7x7 stride-2
+   stem), stride 2 with unequal paddings, dilation 2 in CONVOLUTION mode with bias, ReLU and z,
+   1x1 with a KCRS filter packed, NCHW data through the transposes, alpha and beta; backward
+   data (unit stride) with K and C tails, dilation, a negative pad', CONVOLUTION mode, NCHW;
+   strided backward data phase by phase (stride 2 and 3, the 1x1 downsampling layer with phases
+   without taps, a dilated filter with a phase of negative padding, a K tail, NCHW); and the plan
+   declining the filter gradient, FMA math, strided backward data on the unit-stride entry, and
+   channels that are not a multiple of 4. Prints a line per case; exits 1 if any fails. */
+#define OCD_SM90A
+#include "cuda/conv_igemm.cu"
+#include "cuda/conv_igemm_tma_sm90.cu"
+
+#include "wgmma_emulate.h"
+#include "conv_igemm_emulate.h"
+
+extern "C" {
+#include "ref/conv.h"
+}
+
+#include "conv_igemm_tma_run.h"
+
+int main()
+{
+    setenv("OPENCUDNN_UNPROVEN", "1", 1); /* the entries are gated until a GPU has run them */
+    const cudnnDataType_t F = CUDNN_DATA_FLOAT;
+    const bool D = true, W = true, PH = true, NCHW = true, FMA = true;
+    const tma_case cases[] = {
+        /* name, type, tile, n, c, k, h, w, r, s, pad_h, pad_w, stride, dil, flip, bias_relu, kcrs, alpha, beta, sms,
+           declines, dgrad, wgrad, phases, nchw, fma */
+        {"tf32 128x256 3x3 pad 1, 3 images across tiles, C 64 (2 K tiles a tap), 3 tiles on 2 CTAs", F, 0, 3, 64, 240, 10,
+         11, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 2, NULL},
+        {"tf32 256x128 3x3 pad 1, C 36 (a 4-channel K tile), M and N edges, 4 tiles on 3 CTAs", F, 1, 3, 36, 240, 13, 13,
+         3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 3, NULL},
+        {"tf32 128x256 stride 2, pad (2, 1), C 44 (a channel tail), alpha beta", F, 0, 3, 44, 224, 17, 15, 3, 3, 2, 1, 2,
+         1, false, false, false, 0.5, 0.75, 2, NULL},
+        {"tf32 256x128 dilation 2, CONVOLUTION, bias ReLU z, 2 tiles on 1 CTA", F, 1, 2, 64, 128, 16, 14, 3, 3, 2, 2, 1,
+         2, true, true, false, 1, 0.5, 1, NULL},
+        {"tf32 128x256 1x1, C 20, KCRS filter packed (rounded)", F, 0, 2, 20, 256, 14, 13, 1, 1, 0, 0, 1, 1, false, false,
+         true, 1, 0, 1, NULL},
+        {"tf32 256x128 7x7 stride 2 pad 3 stem, C 3 padded to 4 in the workspace", F, 1, 1, 3, 128, 30, 27, 7, 7, 3, 3, 2,
+         1, false, false, false, 1, 0, 1, NULL},
+        {"tf32 128x256 NCHW 3x3 pad 1, C 64, KCRS filter, alpha beta (every operand through a copy)", F, 0, 2, 64, 256, 12,
+         13, 3, 3, 1, 1, 1, 1, false, false, true, 0.5, 0.25, 1, NULL, false, false, false, NCHW},
+        {"tf32 256x128 NCHW 5x5 pad 0, C 24, KRSC filter in place, 20-pixel images inside a tile", F, 1, 12, 24, 128, 9,
+         8, 5, 5, 0, 0, 1, 1, false, false, false, 1, 0, 1, NULL, false, false, false, NCHW},
+        {"tf32 128x256 3x3 pad 1, C 6 (odd: padded to 8 in the workspace)", F, 0, 2, 6, 256, 12, 12, 3, 3, 1, 1,
+         1, 1, false, false, false, 1, 0, 1, NULL},
+        {"tf32 fwd FMA math declines", F, 0, 2, 64, 256, 12, 12, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 1,
+         "math type", false, false, false, false, FMA},
+        /* backward data as a forward pass over dy */
+        {"tf32 dgrad 128x256 3x3 pad 1, K 64, C 240, 3 tiles on 2 CTAs", F, 0, 3, 240, 64, 10, 11, 3, 3, 1, 1, 1, 1,
+         false, false, false, 1, 0, 2, NULL, D},
+        {"tf32 dgrad 256x128 5x5 pad 2, K 36 and C 100 (tails), alpha beta", F, 1, 3, 100, 36, 13, 13, 5, 5, 2, 2, 1, 1,
+         false, false, false, 0.5, 0.75, 2, NULL, D},
+        {"tf32 dgrad 128x256 3x3 dilation 2 pad 2, C 240, CONVOLUTION, NCHW, 4 tiles on 1 CTA", F, 0, 2, 240, 128, 16, 16,
+         3, 3, 2, 2, 1, 2, true, false, false, 1, 0, 1, NULL, D, false, false, NCHW},
+        {"tf32 dgrad 128x256 3x3 pad 3 (pad' -1), K 44", F, 0, 2, 256, 44, 8, 8, 3, 3, 3, 3, 1, 1, false, false, false,
+         1, 0, 1, NULL, D},
+        {"tf32 dgrad K 6 declines (not a multiple of 4)", F, 0, 2, 256, 6, 8, 8, 3, 3, 1, 1, 1, 1, false, false, false,
+         1, 0, 1, "multiple of 8 (4 for fp32)", D},
+        {"tf32 dgrad stride 2 declines", F, 0, 2, 64, 64, 9, 9, 3, 3, 1, 1, 2, 1, false, false, false, 1, 0, 1, "_phases",
+         D},
+        {"tf32 wgrad declines (MN-major operands)", F, 0, 2, 64, 128, 16, 16, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0,
+         1, "no TF32 kernel for the filter gradient", false, W},
+        /* strided backward data, phase by phase on the TMA kernel */
+        {"tf32 phases 3x3 stride 2 pad 1, 22x21, C 256, K 64, dx zeroed", F, 0, 3, 256, 64, 22, 21, 3, 3, 1, 1, 2, 1,
+         false, false, false, 1, 0, 2, NULL, D, false, PH},
+        {"tf32 phases 1x1 stride 2 (3 phases without taps), C 256, K 128, NCHW, alpha beta", F, 0, 3, 256, 128, 22, 22,
+         1, 1, 0, 0, 2, 1, false, false, false, 0.5, 0.75, 2, NULL, D, false, PH, NCHW},
+        {"tf32 phases 5x5 stride 2 dilation 3 (a phase of padding -1), C 256, K 36 (a K tail)", F, 0, 3, 256, 36, 21, 21,
+         5, 5, 0, 0, 2, 3, false, false, false, 1, 0, 2, NULL, D, false, PH},
+        {"tf32 phases 3x3 stride 3 pad 2, C 128 (the 256x128 tile), K 64, CONVOLUTION, beta", F, 0, 5, 128, 64, 21, 21,
+         3, 3, 2, 2, 3, 1, true, false, false, 1, 0.5, 1, NULL, D, false, PH},
+    };
+    int failed = 0;
+    for (const tma_case &e : cases) failed += !run_case<float>(e);
+    printf("%d failed\n", failed);
+    return failed ? 1 : 0;
+}
