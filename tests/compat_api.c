@@ -598,3 +598,52 @@ TEST(compat_conv_cudnnxx_mismatched_y_refused)
     cudnnDestroyTensorDescriptor(yd);
     cudnnDestroyFilterDescriptor(wd);
 }
+
+/* grain's transform test (source/grain/cudnn.d, the unittest of contiguous(), run on NVIDIA's
+   library): a D array view made contiguous by cudnnTransformTensor (alpha 1, beta 0), its shape
+   and strides padded to 4 dims with trailing 1s (cudnnSetTensorNdDescriptor), into a packed y:
+   every other element of a vector (stride 2); a transposed 3x2 view (strides {1, 3}) of a 2x3
+   array; a 2x2 view skipping a column (strides {3, 2}); **a transposed 2x2 view skipping one
+   (strides {2, 3}): its strides interleave** (no dim steps over the other whole, though no two
+   elements share memory). grain asserts each result; here those inputs, then random ones. The
+   test's two views with negative strides are not replayed (docs/compatibility.md). */
+TEST(compat_transform_grain_strided_views)
+{
+    static const struct { int dims[2], strides[2], rank; float want[6]; } cases[] = {
+        {{3, 1}, {2, 1}, 1, {1, 2, 3}},
+        {{3, 2}, {1, 3}, 2, {1, 0, 0, 3, 2, 0}},
+        {{2, 2}, {3, 2}, 2, {1, 2, 0, 0}},
+        {{2, 2}, {2, 3}, 2, {1, 0, 2, 0}},
+    };
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < TLEN(cases); k++) {
+        const int xd[4] = {cases[k].dims[0], cases[k].dims[1], 1, 1};
+        const int xs[4] = {cases[k].strides[0], cases[k].rank == 2 ? cases[k].strides[1] : 1, 1, 1};
+        const int ys[4] = {cases[k].rank == 2 ? cases[k].dims[1] : 1, 1, 1, 1};
+        const int n = xd[0] * xd[1];
+        cudnnTensorDescriptor_t xt, yt;
+        CHECK_OK(cudnnCreateTensorDescriptor(&xt));
+        CHECK_OK(cudnnCreateTensorDescriptor(&yt));
+        bool ok = CHECK_OK(cudnnSetTensorNdDescriptor(xt, CUDNN_DATA_FLOAT, 4, xd, xs)) &&
+                  CHECK_OK(cudnnSetTensorNdDescriptor(yt, CUDNN_DATA_FLOAT, 4, xd, ys));
+        for (int pass = 0; ok && pass < 2; pass++) {
+            /* grain's arrays: [1, 0, 2, 0, 3] and [[1, 0, 2], [0, 3, 0]]; then random values */
+            float src[6] = {1, 0, 2, 0, 3, 0};
+            if (pass == 1)
+                for (int i = 0; i < 6; i++) src[i] = (float)trand_uniform(-2, 2);
+            double want[6];
+            for (int i = 0; i < n; i++) {
+                const int i0 = i / xd[1], i1 = i % xd[1];
+                want[i] = src[i0 * xs[0] + i1 * xs[1]];
+                if (pass == 0) CHECK(want[i] == cases[k].want[i]);
+            }
+            void *px = tbuf_from(src, sizeof src), *py = tbuf_alloc(sizeof(float) * (size_t)n);
+            const float one = 1, zero = 0;
+            if (CHECK_OK(cudnnTransformTensor(h, &one, xt, px, &zero, yt, py)))
+                tvalues_check(CUDNN_DATA_FLOAT, py, want, n, 0, "grain's contiguous()");
+            tbuf_free(px), tbuf_free(py);
+        }
+        cudnnDestroyTensorDescriptor(xt);
+        cudnnDestroyTensorDescriptor(yt);
+    }
+}

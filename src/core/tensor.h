@@ -92,7 +92,8 @@ void ocd_view_format(const struct ocd_tensor_view *v, char *buf, size_t size);
 /* API checks shared by every op: the descriptor is live and set, and (ocd_tensor_get) no two of
    its elements share memory. ocd_tensor_get_input leaves out the last check, for a tensor the
    call only reads through a path that takes any strides (NVIDIA's library takes such layouts:
-   cudarc's pooling test reads through one) and for queries of the descriptor itself. */
+   cudarc's pooling test and grain's transform test read through them) and for queries of the
+   descriptor itself. */
 cudnnStatus_t ocd_tensor_get(cudnnTensorDescriptor_t desc, const char *name,
                              struct ocd_tensor_view *view);
 cudnnStatus_t ocd_tensor_get_input(cudnnTensorDescriptor_t desc, const char *name,

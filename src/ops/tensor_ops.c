@@ -100,7 +100,7 @@ cudnnStatus_t ocd_check_blend_args(cudnnHandle_t handle, const void *alpha, cudn
                                    struct ocd_tensor_view *xv, struct ocd_tensor_view *yv)
 {
     OCD_CHECK_HANDLE(handle);
-    OCD_TRY(ocd_tensor_get(xDesc, x_name, xv));
+    OCD_TRY(ocd_tensor_get_input(xDesc, x_name, xv)); /* only read, through its strides */
     OCD_TRY(ocd_tensor_get(yDesc, y_name, yv));
     OCD_CHECK_NOT_NULL(alpha);
     OCD_CHECK_NOT_NULL(beta);
