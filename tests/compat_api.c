@@ -8,11 +8,14 @@
    reduction, double data under a FLOAT compute type; cudnnxx's tests: divisive normalization
    (its backward on temporaries no forward wrote), a MAX reduction of a whole tensor with
    flattened indices, and convolution queries with a y that does not match, refused as NVIDIA's
-   library refuses them. Each result against the double references of tests/ref/. */
+   library refuses them; MyCaffe's extended RNN path, its step tensors derived from
+   cudnnGetRNNDataDescriptor. Each result against the double references of tests/ref/. */
+#include "desc_util.h"
 #include "ref/conv.h"
 #include "ref/lrn.h"
 #include "ref/pooling.h"
 #include "ref/reduce.h"
+#include "rnn_harness.h"
 #include "tensors.h"
 #include "test.h"
 
@@ -646,4 +649,124 @@ TEST(compat_transform_grain_strided_views)
         cudnnDestroyTensorDescriptor(xt);
         cudnnDestroyTensorDescriptor(yt);
     }
+}
+
+/* MyCaffe's extended RNN path (CudaDnnDLL memory.cu: GetRnnParamCountEx, GetRnnWorkspaceCountEx,
+   GetRnnLinLayerParamsEx, RnnForwardEx, RnnBackwardDataEx, RnnBackwardWeightsEx; memory.h:
+   SetRnnDesc, SetRnnDataDesc2): the RNN data descriptors set with paddingFill NULL; every size
+   query derives its step tensor from **cudnnGetRNNDataDescriptor asked for one length** (a
+   one-int buffer) and a fill of the data type, a {batch, vector, 1} tensor; cudnnGetRNNParamsSize
+   on it, cudnnGetRNNWorkspaceSize / TrainingReserveSize over T such tensors (the buffers one
+   element more than asked, their whole sizes passed); a {count, 1, 1} filter; each layer's
+   weights filled through cudnnGetRNNLinLayerMatrixParams / BiasParams with that tensor, counted
+   by cudnnGetFilterNdDescriptor(3); cudnnSetRNNDescriptor_v6 (LINEAR_INPUT, UNIDIRECTIONAL,
+   STANDARD, no padded IO) and the Ex calls with the attention arguments NULL. The weight space
+   poisoned first: the getters' regions must cover all of it. y, hy, dx and dw against the
+   reference. */
+TEST(compat_rnn_mycaffe_ex_sizes_from_the_data_descriptor)
+{
+    enum { L = 2, IN = 3, H = 4, T = 3, N = 2, LIN = 8 };
+    static const int lengths[N] = {T, T};
+    const struct rnn_case c = {.name = "mycaffe-ex", .mode = CUDNN_LSTM, .dirs = 1, .input_mode = CUDNN_LINEAR_INPUT,
+                               .bias = CUDNN_RNN_DOUBLE_BIAS, .layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED,
+                               .layers = L, .input = IN, .hidden = H, .proj = H, .T = T, .N = N, .lengths = lengths,
+                               .dtype = CUDNN_DATA_FLOAT, .states = true, .api = API_EX};
+    struct rnn_run u;
+    if (!rnn_run_open(&u, &c)) return;
+    cudnnHandle_t h = test_handle();
+    void *states = NULL;
+    cudnnDropoutDescriptor_t drop = tdropout_make(h, 0.0f, 1701, &states);
+    cudnnRNNDescriptor_t d;
+    cudnnRNNDataDescriptor_t xd, yd;
+    trnn_data_descs_create(&xd, &yd, NULL, NULL);
+    bool ok = CHECK_OK(cudnnCreateRNNDescriptor(&d)) &&
+              CHECK_OK(cudnnSetRNNDescriptor_v6(h, d, H, L, drop, CUDNN_LINEAR_INPUT, CUDNN_UNIDIRECTIONAL, CUDNN_LSTM,
+                                                CUDNN_RNN_ALGO_STANDARD, CUDNN_DATA_FLOAT)) &&
+              CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, c.layout, T, N, IN, lengths, NULL)) &&
+              CHECK_OK(cudnnSetRNNDataDescriptor(yd, CUDNN_DATA_FLOAT, c.layout, T, N, H, lengths, NULL));
+
+    /* the data descriptor read back: one length asked for, the int after it untouched */
+    cudnnDataType_t type = CUDNN_DATA_HALF;
+    cudnnRNNDataLayout_t layout = CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED;
+    int max_seq = 0, batch = 0, vec = 0, got_len[2] = {-1, -1};
+    float fill = 0.0f;
+    ok = ok && CHECK_OK(cudnnGetRNNDataDescriptor(xd, &type, &layout, &max_seq, &batch, &vec, 1, got_len, &fill)) &&
+         CHECK(type == CUDNN_DATA_FLOAT && layout == c.layout && max_seq == T && batch == N && vec == IN) &&
+         CHECK(got_len[0] == T && got_len[1] == -1);
+    const int dim0 = layout == CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED ? max_seq : batch;
+    cudnnTensorDescriptor_t tx, steps[T];
+    CHECK_OK(cudnnCreateTensorDescriptor(&tx));
+    ok = ok && CHECK_OK(cudnnSetTensorNdDescriptor(tx, CUDNN_DATA_FLOAT, 3, (const int[]){dim0, vec, 1},
+                                                   (const int[]){vec, 1, 1}));
+    for (int t = 0; t < T; t++) {
+        CHECK_OK(cudnnCreateTensorDescriptor(&steps[t]));
+        ok = ok && CHECK_OK(cudnnSetTensorNdDescriptor(steps[t], CUDNN_DATA_FLOAT, 3, (const int[]){dim0, vec, 1},
+                                                       (const int[]){vec, 1, 1}));
+    }
+    size_t wbytes = 0, ws = 0, rs = 0;
+    ok = ok && CHECK_OK(cudnnGetRNNParamsSize(h, d, tx, &wbytes, CUDNN_DATA_FLOAT)) && CHECK(wbytes == u.wbytes) &&
+         CHECK_OK(cudnnGetRNNWorkspaceSize(h, d, T, steps, &ws)) &&
+         CHECK_OK(cudnnGetRNNTrainingReserveSize(h, d, T, steps, &rs));
+    ws = (ws / sizeof(float) + 1) * sizeof(float), rs = (rs / sizeof(float) + 1) * sizeof(float);
+    const int count = (int)(wbytes / sizeof(float));
+    cudnnFilterDescriptor_t wd, region;
+    CHECK_OK(cudnnCreateFilterDescriptor(&wd));
+    CHECK_OK(cudnnCreateFilterDescriptor(&region));
+    ok = ok && CHECK_OK(cudnnSetFilterNdDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 3,
+                                                   (const int[]){count, 1, 1}));
+
+    /* the weights through the getters, into a poisoned space: the harness's value of each element */
+    void *pw = tbuf_alloc(wbytes ? wbytes : 4);
+    tbuf_poison(pw, wbytes);
+    float *vals = malloc(sizeof(float) * (size_t)(count + 1));
+    int64_t filled = 0;
+    for (int layer = 0; ok && layer < L; layer++)
+        for (int lin = 0; ok && lin < LIN; lin++)
+            for (int bias = 0; ok && bias < 2; bias++) {
+                void *at = NULL;
+                ok = bias ? CHECK_OK(cudnnGetRNNLinLayerBiasParams(h, d, layer, tx, wd, pw, lin, region, &at))
+                          : CHECK_OK(cudnnGetRNNLinLayerMatrixParams(h, d, layer, tx, wd, pw, lin, region, &at));
+                int dims[3] = {0, 0, 0}, nd = 0;
+                cudnnDataType_t rt;
+                cudnnTensorFormat_t rf;
+                ok = ok && CHECK_OK(cudnnGetFilterNdDescriptor(region, 3, &rt, &rf, &nd, dims));
+                if (!ok) break;
+                int64_t n = (int64_t)dims[0] * dims[1] * dims[2], off = ((char *)at - (char *)pw) / (int64_t)sizeof(float);
+                ok = CHECK(off >= 0 && off + n <= count);
+                for (int64_t k = 0; ok && k < n; k++) vals[k] = (float)u.w_space[off + k];
+                if (ok) tbuf_upload(at, vals, sizeof(float) * (size_t)n);
+                filled += n;
+            }
+    ok = ok && CHECK(filled == count);
+
+    struct fwd_out want;
+    rnn_reference_forward(&u, &want);
+    struct rnn_train_bufs b;
+    rnn_train_bufs_init(&b, &u);
+    void *pws = tbuf_alloc(ws), *prs = tbuf_alloc(rs);
+    ok = ok && CHECK_OK(cudnnRNNForwardTrainingEx(h, d, xd, u.px, u.hd, u.phx, u.cd, u.pcx, wd, pw, yd, b.py, u.hd,
+                                                  b.phy, u.cd, b.pcy, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                                  pws, ws, prs, rs));
+    if (ok) {
+        rnn_train_y_matches(&u, &b, want.y, "MyCaffe Ex y");
+        tvalues_check(CUDNN_DATA_FLOAT, b.phy, want.hy, L * N * H, rnn_tol_of(CUDNN_DATA_FLOAT), "MyCaffe Ex hy");
+        tvalues_check(CUDNN_DATA_FLOAT, b.pcy, want.cy, L * N * H, rnn_tol_of(CUDNN_DATA_FLOAT), "MyCaffe Ex cy");
+    }
+    ok = ok && CHECK_OK(cudnnRNNBackwardDataEx(h, d, yd, b.py, yd, b.pdy, NULL, NULL, u.hd, b.pdhy, u.cd, b.pdcy, wd, pw,
+                                               u.hd, u.phx, u.cd, u.pcx, xd, b.pdx, u.hd, b.pdhx, u.cd, b.pdcx, NULL,
+                                               NULL, pws, ws, prs, rs)) &&
+         CHECK_OK(cudnnRNNBackwardWeightsEx(h, d, xd, u.px, u.hd, u.phx, yd, b.py, pws, ws, wd, b.pdw, prs, rs));
+    if (ok) rnn_check_train_backward(&u, b.dy, b.dhy, b.dcy, b.pdx, b.pdw, b.zeros, "MyCaffe Ex");
+    rnn_train_bufs_free(&b);
+    rnn_fwd_free(&want);
+    tbuf_free(pws), tbuf_free(prs), tbuf_free(pw);
+    free(vals);
+    cudnnDestroyFilterDescriptor(wd);
+    cudnnDestroyFilterDescriptor(region);
+    cudnnDestroyTensorDescriptor(tx);
+    for (int t = 0; t < T; t++) cudnnDestroyTensorDescriptor(steps[t]);
+    trnn_data_descs_destroy(xd, yd, NULL, NULL);
+    cudnnDestroyRNNDescriptor(d);
+    tdropout_free(drop, states);
+    rnn_run_free(&u);
 }
