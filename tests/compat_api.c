@@ -19,6 +19,7 @@
 #include "tensors.h"
 #include "test.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 

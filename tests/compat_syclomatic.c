@@ -1,0 +1,170 @@
+/* compat_syclomatic.c: the cuDNN test programs of Intel's SYCLomatic migration suite
+   (oneapi-src/SYCLomatic-test, features/feature_case/dnn/cudnn-*.cu) as they run: each calls the
+   library with fixed inputs and compares with a table of expected values (NVIDIA's library's
+   results), which the replays spot-check before checking fresh random inputs against the double
+   references of tests/ref/. */
+#include "ref/batchnorm.h"
+#include "tensors.h"
+#include "test.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* SYCLomatic's cuDNN normalization test (oneapi-src/SYCLomatic-test, features/feature_case/cudnn
+   cudnn-normp1.cu; its expected values those of NVIDIA's library): cudnnNormalizationForwardInference
+   with **CUDNN_NORM_OPS_NORM but a z tensor and a RELU activation descriptor given** (zDesc the
+   data descriptor), the scale/bias and mean/variance descriptors one 4-D NCHW descriptor (1, C,
+   H, W per activation, 1, C, 1, 1 per channel), alpha 2.5 and beta 1.5 over an output of 1s, eps
+   1, groupCnt 1. Its own values first (x = i + 4, z = 10, every per-slot array = slot index),
+   spot-checked against its table; then fresh random values, signed, with z NaN and the output
+   poisoned under beta 0: NORM reads neither z nor the activation. */
+TEST(compat_norm_syclomatic_inference_ignores_z_and_activation)
+{
+    enum { N = 2, C = 4, H = 5, W = 5, E = N * C * H * W };
+    cudnnHandle_t h = test_handle();
+    cudnnActivationDescriptor_t act;
+    CHECK_OK(cudnnCreateActivationDescriptor(&act));
+    CHECK_OK(cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
+    for (int per_channel = 0; per_channel < 2; per_channel++) {
+        const cudnnNormMode_t mode = per_channel ? CUDNN_NORM_PER_CHANNEL : CUDNN_NORM_PER_ACTIVATION;
+        const int sh = per_channel ? 1 : H, sw = per_channel ? 1 : W, S = C * sh * sw;
+        cudnnTensorDescriptor_t xd, yd, sd;
+        CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&yd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&sd));
+        bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, H, W)) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, H, W)) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptor(sd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, C, sh, sw));
+        const struct ref_bn_shape shape = {N, C, H * W, !per_channel};
+        for (int pass = 0; ok && pass < 2; pass++) {
+            const bool program = pass == 0;
+            double *x = program ? tview_fill(E, 0) : tview_random(E, -3, 3);
+            double *z = tview_fill(E, program ? 10 : NAN), *prior = tview_fill(E, 1);
+            double *slot[4]; /* scale, bias, mean, var */
+            for (int k = 0; k < 4; k++) slot[k] = program ? tview_fill(S, 0) : tview_random(S, k == 3 ? 0.2 : -1, 1.5);
+            for (int i = 0; program && i < E; i++) x[i] = i + 4;
+            for (int i = 0; program && i < S; i++)
+                for (int k = 0; k < 4; k++) slot[k][i] = i;
+            const float alpha = 2.5f, beta = program ? 1.5f : 0.0f;
+            void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, E), *pz = tvalues_upload(CUDNN_DATA_FLOAT, z, E);
+            void *py = program ? tvalues_upload(CUDNN_DATA_FLOAT, prior, E) : tbuf_alloc(sizeof(float) * E);
+            void *ps[4];
+            for (int k = 0; k < 4; k++) ps[k] = tvalues_upload(CUDNN_DATA_FLOAT, slot[k], S);
+            double *want = malloc(sizeof(double) * E);
+            ref_bn_forward(&shape, x, NULL, slot[0], slot[1], slot[2], slot[3], 1.0, -1, 0, NULL, want);
+            for (int i = 0; i < E; i++) want[i] = alpha * want[i] + beta * prior[i];
+            ok = CHECK_OK(cudnnNormalizationForwardInference(h, mode, CUDNN_NORM_OPS_NORM, CUDNN_NORM_ALGO_STANDARD,
+                                                            &alpha, &beta, xd, px, sd, ps[0], ps[1], sd, ps[2], ps[3],
+                                                            xd, pz, act, yd, py, 1.0, 1)) &&
+                 tvalues_check(CUDNN_DATA_FLOAT, py, want, E, 1e-5, program ? "SYCLomatic y" : "random y");
+            if (ok && program) {
+                /* the program's table: y[1], y[101] per activation; y[25], y[125] per channel */
+                static const double table[2][2] = {{11.0711, 187.848}, {53.4975, 230.274}};
+                const int at[2][2] = {{1, 101}, {25, 125}};
+                double *got = tvalues_download(CUDNN_DATA_FLOAT, py, E);
+                for (int k = 0; k < 2; k++)
+                    CHECK(fabs(got[at[per_channel][k]] - table[per_channel][k]) < 1e-1 && got[0] == 1.5);
+                free(got);
+            }
+            tbuf_free(px), tbuf_free(pz), tbuf_free(py);
+            for (int k = 0; k < 4; k++) tbuf_free(ps[k]), free(slot[k]);
+            free(x), free(z), free(prior), free(want);
+        }
+        cudnnDestroyTensorDescriptor(xd);
+        cudnnDestroyTensorDescriptor(yd);
+        cudnnDestroyTensorDescriptor(sd);
+    }
+    cudnnDestroyActivationDescriptor(act);
+}
+
+/* SYCLomatic's training counterpart (cudnn-normp2.cu, its tables NVIDIA's library's values):
+   cudnnGetNormalizationForwardTrainingWorkspaceSize with **zDesc the data descriptor and the RELU
+   activation given** under CUDNN_NORM_OPS_NORM, cudnnGetNormalizationTrainingReserveSpaceSize with
+   **the activation NULL**, then cudnnNormalizationForwardTraining with z and the activation
+   given, factor 0.5, eps 1, alpha 2.5, beta 1.5 over an output of 1s, per activation and per
+   channel. The table's negative outputs (channel 3 per channel) show the RELU is not applied.
+   Its values spot-checked (y, running mean, running variance updated with the unbiased variance),
+   then fresh random values with z NaN: y, both running averages and the saved mean and inverse
+   standard deviation against the reference. */
+TEST(compat_norm_syclomatic_training_ignores_z_and_activation)
+{
+    enum { N = 2, C = 4, H = 5, W = 5, E = N * C * H * W };
+    cudnnHandle_t h = test_handle();
+    cudnnActivationDescriptor_t act;
+    CHECK_OK(cudnnCreateActivationDescriptor(&act));
+    CHECK_OK(cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
+    for (int per_channel = 0; per_channel < 2; per_channel++) {
+        const cudnnNormMode_t mode = per_channel ? CUDNN_NORM_PER_CHANNEL : CUDNN_NORM_PER_ACTIVATION;
+        const cudnnNormOps_t ops = CUDNN_NORM_OPS_NORM;
+        const cudnnNormAlgo_t algo = CUDNN_NORM_ALGO_STANDARD;
+        const int sh = per_channel ? 1 : H, sw = per_channel ? 1 : W, S = C * sh * sw;
+        cudnnTensorDescriptor_t xd, yd, sd;
+        CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&yd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&sd));
+        size_t ws = 0, rs = 0;
+        bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, H, W)) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, H, W)) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptor(sd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, C, sh, sw)) &&
+                  CHECK_OK(cudnnGetNormalizationForwardTrainingWorkspaceSize(h, mode, ops, algo, xd, xd, yd, sd, act,
+                                                                             sd, &ws, 1)) &&
+                  CHECK_OK(cudnnGetNormalizationTrainingReserveSpaceSize(h, mode, ops, algo, NULL, xd, &rs, 1));
+        const struct ref_bn_shape shape = {N, C, H * W, !per_channel};
+        const double factor = 0.5, eps = 1.0, M = (double)ref_bn_reduced(&shape);
+        for (int pass = 0; ok && pass < 2; pass++) {
+            const bool program = pass == 0;
+            double *x = program ? tview_fill(E, 0) : tview_random(E, -3, 3);
+            double *z = tview_fill(E, program ? 10 : NAN), *prior = tview_fill(E, 1);
+            double *slot[6]; /* scale, bias, running mean, running var, saved mean, saved inv var */
+            for (int k = 0; k < 6; k++) slot[k] = program ? tview_fill(S, 0) : tview_random(S, k == 3 ? 0.2 : -1, 1.5);
+            for (int i = 0; program && i < E; i++) x[i] = i + 4;
+            for (int i = 0; program && i < S; i++)
+                for (int k = 0; k < 6; k++) slot[k][i] = i;
+            const float alpha = 2.5f, beta = program ? 1.5f : 0.0f;
+            void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, E), *pz = tvalues_upload(CUDNN_DATA_FLOAT, z, E);
+            void *py = program ? tvalues_upload(CUDNN_DATA_FLOAT, prior, E) : tbuf_alloc(sizeof(float) * E);
+            void *ps[6], *pws = tbuf_alloc(ws ? ws : 4), *prs = tbuf_alloc(rs ? rs : 4);
+            for (int k = 0; k < 6; k++) ps[k] = tvalues_upload(CUDNN_DATA_FLOAT, slot[k], S);
+            if (!program) tbuf_poison(ps[4], sizeof(float) * S), tbuf_poison(ps[5], sizeof(float) * S);
+            double *mean = malloc(sizeof(double) * S), *var = malloc(sizeof(double) * S);
+            double *want = malloc(sizeof(double) * E), *rm = malloc(sizeof(double) * S);
+            double *rv = malloc(sizeof(double) * S), *inv = malloc(sizeof(double) * S);
+            ref_bn_stats(&shape, x, mean, var);
+            ref_bn_forward(&shape, x, NULL, slot[0], slot[1], mean, var, eps, -1, 0, NULL, want);
+            for (int i = 0; i < E; i++) want[i] = alpha * want[i] + beta * prior[i];
+            for (int i = 0; i < S; i++) {
+                rm[i] = factor * mean[i] + (1 - factor) * slot[2][i];
+                rv[i] = factor * var[i] * M / (M - 1) + (1 - factor) * slot[3][i];
+                inv[i] = 1 / sqrt(var[i] + eps);
+            }
+            ok = CHECK_OK(cudnnNormalizationForwardTraining(h, mode, ops, algo, &alpha, &beta, xd, px, sd, ps[0], ps[1],
+                                                           factor, sd, ps[2], ps[3], eps, ps[4], ps[5], act, xd, pz, yd,
+                                                           py, pws, ws, prs, rs, 1)) &&
+                 tvalues_check(CUDNN_DATA_FLOAT, py, want, E, 1e-5, "training y") &&
+                 tvalues_check(CUDNN_DATA_FLOAT, ps[2], rm, S, 1e-5, "running mean") &&
+                 tvalues_check(CUDNN_DATA_FLOAT, ps[3], rv, S, 1e-5, "running variance") &&
+                 tvalues_check(CUDNN_DATA_FLOAT, ps[4], mean, S, 1e-5, "saved mean") &&
+                 tvalues_check(CUDNN_DATA_FLOAT, ps[5], inv, S, 1e-5, "saved inverse deviation");
+            if (ok && program) {
+                /* the program's table: y[1], y[75] and the first running mean and variance */
+                static const double y_at[2][2] = {{1.5005, 1.5375}, {1.5, -0.202961}}, stats[2][2] = {{27, 2500}, {33, 0}};
+                double *got = tvalues_download(CUDNN_DATA_FLOAT, py, E), *grm = tvalues_download(CUDNN_DATA_FLOAT, ps[2], S);
+                CHECK(fabs(got[1] - y_at[per_channel][0]) < 1e-1 && fabs(got[75] - y_at[per_channel][1]) < 1e-1);
+                CHECK(fabs(grm[0] - stats[per_channel][0]) < 1e-1);
+                if (!per_channel) {
+                    double *grv = tvalues_download(CUDNN_DATA_FLOAT, ps[3], S);
+                    CHECK(fabs(grv[0] - stats[0][1]) < 1e-1);
+                    free(grv);
+                }
+                free(got), free(grm);
+            }
+            tbuf_free(px), tbuf_free(pz), tbuf_free(py), tbuf_free(pws), tbuf_free(prs);
+            for (int k = 0; k < 6; k++) tbuf_free(ps[k]), free(slot[k]);
+            free(x), free(z), free(prior), free(want), free(mean), free(var), free(rm), free(rv), free(inv);
+        }
+        cudnnDestroyTensorDescriptor(xd);
+        cudnnDestroyTensorDescriptor(yd);
+        cudnnDestroyTensorDescriptor(sd);
+    }
+    cudnnDestroyActivationDescriptor(act);
+}
