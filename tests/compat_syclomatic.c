@@ -168,3 +168,93 @@ TEST(compat_norm_syclomatic_training_ignores_z_and_activation)
     }
     cudnnDestroyActivationDescriptor(act);
 }
+
+/* cudnn-normp3.cu: the training forward of cudnn-normp2.cu (alpha 2.5, beta 0), then
+   cudnnGetNormalizationBackwardWorkspaceSize with yDesc, dyDesc and **dzDesc given** and the
+   activation given, and cudnnNormalizationBackward under CUDNN_NORM_OPS_NORM with **y, dz and
+   the RELU activation given**, alpha 2.5 and beta 0 for both the data and the parameter
+   gradients (dx, dscale, dbias never written before: the program's copies run the wrong way),
+   the forward's saved mean and inverse deviation and its reserve. The program's values
+   spot-checked (dy = 100 i), then fresh random values with dx, dscale and dbias poisoned: dx
+   and the parameter gradients against the reference, NORM reading neither y nor the
+   activation. */
+TEST(compat_norm_syclomatic_backward_with_dz_and_activation)
+{
+    enum { N = 2, C = 4, H = 5, W = 5, E = N * C * H * W };
+    cudnnHandle_t h = test_handle();
+    cudnnActivationDescriptor_t act;
+    CHECK_OK(cudnnCreateActivationDescriptor(&act));
+    CHECK_OK(cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));
+    for (int per_channel = 0; per_channel < 2; per_channel++) {
+        const cudnnNormMode_t mode = per_channel ? CUDNN_NORM_PER_CHANNEL : CUDNN_NORM_PER_ACTIVATION;
+        const cudnnNormOps_t ops = CUDNN_NORM_OPS_NORM;
+        const cudnnNormAlgo_t algo = CUDNN_NORM_ALGO_STANDARD;
+        const int sh = per_channel ? 1 : H, sw = per_channel ? 1 : W, S = C * sh * sw;
+        cudnnTensorDescriptor_t xd, yd, sd;
+        CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&yd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&sd));
+        size_t ws = 0, rs = 0, bws = 0;
+        bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, H, W)) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, H, W)) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptor(sd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, C, sh, sw)) &&
+                  CHECK_OK(cudnnGetNormalizationForwardTrainingWorkspaceSize(h, mode, ops, algo, xd, xd, yd, sd, act,
+                                                                             sd, &ws, 1)) &&
+                  CHECK_OK(cudnnGetNormalizationTrainingReserveSpaceSize(h, mode, ops, algo, NULL, xd, &rs, 1)) &&
+                  CHECK_OK(cudnnGetNormalizationBackwardWorkspaceSize(h, mode, ops, algo, xd, yd, yd, yd, xd, sd, act,
+                                                                      sd, &bws, 1));
+        const struct ref_bn_shape shape = {N, C, H * W, !per_channel};
+        const double eps = 1.0;
+        for (int pass = 0; ok && pass < 2; pass++) {
+            const bool program = pass == 0;
+            double *x = program ? tview_fill(E, 0) : tview_random(E, -3, 3);
+            double *dy = program ? tview_fill(E, 0) : tview_random(E, -2, 2), *z = tview_fill(E, 10);
+            double *slot[6]; /* scale, bias, running mean, running var, saved mean, saved inv var */
+            for (int k = 0; k < 6; k++) slot[k] = program ? tview_fill(S, 0) : tview_random(S, k == 3 ? 0.2 : -1, 1.5);
+            for (int i = 0; program && i < E; i++) x[i] = i + 4, dy[i] = 100.0 * i;
+            for (int i = 0; program && i < S; i++)
+                for (int k = 0; k < 6; k++) slot[k][i] = i;
+            const float alpha = 2.5f, beta = 0.0f;
+            void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, E), *pz = tvalues_upload(CUDNN_DATA_FLOAT, z, E);
+            void *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dy, E), *py = tbuf_alloc(sizeof(float) * E);
+            void *pdz = tbuf_alloc(sizeof(float) * E), *pdx = tbuf_alloc(sizeof(float) * E);
+            void *pds = tbuf_alloc(sizeof(float) * S), *pdb = tbuf_alloc(sizeof(float) * S);
+            void *ps[6], *pws = tbuf_alloc(ws ? ws : 4), *prs = tbuf_alloc(rs ? rs : 4), *pbws = tbuf_alloc(bws ? bws : 4);
+            for (int k = 0; k < 6; k++) ps[k] = tvalues_upload(CUDNN_DATA_FLOAT, slot[k], S);
+            double *mean = malloc(sizeof(double) * S), *var = malloc(sizeof(double) * S);
+            double *pre = malloc(sizeof(double) * E), *dpre = malloc(sizeof(double) * E), *dx = malloc(sizeof(double) * E);
+            double *ds = malloc(sizeof(double) * S), *db = malloc(sizeof(double) * S);
+            ref_bn_stats(&shape, x, mean, var);
+            ref_bn_forward(&shape, x, NULL, slot[0], slot[1], mean, var, eps, -1, 0, pre, pre);
+            ref_bn_backward(&shape, x, dy, pre, -1, 0, slot[0], mean, var, eps, dpre, dx, ds, db);
+            for (int i = 0; i < E; i++) dx[i] *= alpha;
+            for (int i = 0; i < S; i++) ds[i] *= alpha, db[i] *= alpha;
+            ok = CHECK_OK(cudnnNormalizationForwardTraining(h, mode, ops, algo, &alpha, &beta, xd, px, sd, ps[0], ps[1],
+                                                           0.5, sd, ps[2], ps[3], eps, ps[4], ps[5], act, xd, pz, yd,
+                                                           py, pws, ws, prs, rs, 1)) &&
+                 CHECK_OK(cudnnNormalizationBackward(h, mode, ops, algo, &alpha, &beta, &alpha, &beta, xd, px, yd, py,
+                                                     yd, pdy, yd, pdz, xd, pdx, sd, ps[0], ps[1], pds, pdb, eps, sd,
+                                                     ps[4], ps[5], act, pbws, bws, prs, rs, 1)) &&
+                 tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, E, program ? 1e-3 : 1e-5, "backward dx") &&
+                 tvalues_check(CUDNN_DATA_FLOAT, pds, ds, S, program ? 1e-3 : 1e-5, "backward dscale") &&
+                 tvalues_check(CUDNN_DATA_FLOAT, pdb, db, S, 1e-5, "backward dbias");
+            if (ok && program) {
+                /* the program's table: dx[1] and dx[25], dscale[0], dbias[1] */
+                static const double t[2][4] = {{-0.0999556, -2.49889, 24995, 25500}, {0, -0.120178, 631343, 1.0875e6}};
+                double *gx = tvalues_download(CUDNN_DATA_FLOAT, pdx, E), *gs = tvalues_download(CUDNN_DATA_FLOAT, pds, S);
+                double *gb = tvalues_download(CUDNN_DATA_FLOAT, pdb, S);
+                CHECK(fabs(gx[1] - t[per_channel][0]) < 1e-2 && fabs(gx[25] - t[per_channel][1]) < 1e-2);
+                CHECK(fabs(gs[0] - t[per_channel][2]) < 1 && fabs(gb[1] - t[per_channel][3]) < 1);
+                free(gx), free(gs), free(gb);
+            }
+            void *bufs[] = {px, pz, pdy, py, pdz, pdx, pds, pdb, pws, prs, pbws};
+            for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
+            for (int k = 0; k < 6; k++) tbuf_free(ps[k]), free(slot[k]);
+            free(x), free(dy), free(z), free(mean), free(var), free(pre), free(dpre), free(dx), free(ds), free(db);
+        }
+        cudnnDestroyTensorDescriptor(xd);
+        cudnnDestroyTensorDescriptor(yd);
+        cudnnDestroyTensorDescriptor(sd);
+    }
+    cudnnDestroyActivationDescriptor(act);
+}
