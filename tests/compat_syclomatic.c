@@ -2,8 +2,9 @@
    (oneapi-src/SYCLomatic-test, features/feature_case/dnn/cudnn-*.cu) as they run: each calls the
    library with fixed inputs and compares with a table of expected values (NVIDIA's library's
    results), which the replays spot-check before checking fresh random inputs against the double
-   references of tests/ref/. */
+   references of tests/ref/: normalization (normp1-3), RNN (rnn). */
 #include "ref/batchnorm.h"
+#include "rnn_harness.h"
 #include "tensors.h"
 #include "test.h"
 
@@ -257,4 +258,78 @@ TEST(compat_norm_syclomatic_backward_with_dz_and_activation)
         cudnnDestroyTensorDescriptor(sd);
     }
     cudnnDestroyActivationDescriptor(act);
+}
+
+/* cudnn-rnn.cu: cudnnSetRNNDescriptor_v8 for a three-layer RELU network (hidden 2 = projSize, input
+   2, SINGLE_INP_BIAS, no dropout descriptor, PADDED_IO_ENABLED) on **SEQ_MAJOR_PACKED data** (T 4,
+   batch 3, every length 4, no fill), **cDesc, cx and cy given to a cell-less network**, the
+   weight space, x and hx all 1s (written without the getters), cudnnRNNForward in TRAINING with
+   the lengths on the device, one and two directions: y against the program's table (exact
+   integers), then the same network on fresh random values through the harness (forward in both
+   modes, backward data and weights) against the reference. */
+TEST(compat_rnn_syclomatic_relu_all_ones)
+{
+    enum { L = 3, H = 2, IN = 2, N = 3, T = 4 };
+    /* y per step: one direction; two directions, the forward then the backward value */
+    static const double uni[T] = {29, 165, 661, 2229}, bi[T][2] = {{3719, 47275}, {9739, 21779}, {21779, 9739},
+                                                                   {47275, 3719}};
+    static const int lengths[N] = {T, T, T};
+    cudnnHandle_t h = test_handle();
+    for (int dirs = 1; dirs <= 2; dirs++) {
+        cudnnRNNDescriptor_t d;
+        cudnnRNNDataDescriptor_t xd, yd;
+        cudnnTensorDescriptor_t hd, cd;
+        CHECK_OK(cudnnCreateRNNDescriptor(&d));
+        CHECK_OK(cudnnCreateRNNDataDescriptor(&xd));
+        CHECK_OK(cudnnCreateRNNDataDescriptor(&yd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&hd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&cd));
+        const int sdims[3] = {dirs * L, N, H}, sstrides[3] = {N * H, H, 1};
+        size_t wbytes = 0, ws = 0, rs = 0;
+        bool ok = CHECK_OK(cudnnSetTensorNdDescriptor(hd, CUDNN_DATA_FLOAT, 3, sdims, sstrides)) &&
+                  CHECK_OK(cudnnSetTensorNdDescriptor(cd, CUDNN_DATA_FLOAT, 3, sdims, sstrides)) &&
+                  CHECK_OK(cudnnSetRNNDescriptor_v8(d, CUDNN_RNN_ALGO_STANDARD, CUDNN_RNN_RELU,
+                                                    CUDNN_RNN_SINGLE_INP_BIAS,
+                                                    dirs == 1 ? CUDNN_UNIDIRECTIONAL : CUDNN_BIDIRECTIONAL,
+                                                    CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
+                                                    CUDNN_DEFAULT_MATH, IN, H, H, L, NULL, CUDNN_RNN_PADDED_IO_ENABLED)) &&
+                  CHECK_OK(cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, T, N,
+                                                     IN, lengths, NULL)) &&
+                  CHECK_OK(cudnnSetRNNDataDescriptor(yd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, T, N,
+                                                     dirs * H, lengths, NULL)) &&
+                  CHECK_OK(cudnnGetRNNWeightSpaceSize(h, d, &wbytes)) &&
+                  CHECK_OK(cudnnGetRNNTempSpaceSizes(h, d, CUDNN_FWD_MODE_TRAINING, xd, &ws, &rs));
+        const int ny = T * N * dirs * H, ns = dirs * L * N * H, nw = (int)(wbytes / sizeof(float));
+        double *ones = tview_fill(ny > nw ? ny : nw, 1);
+        void *px = tvalues_upload(CUDNN_DATA_FLOAT, ones, T * N * IN), *pw = tvalues_upload(CUDNN_DATA_FLOAT, ones, nw);
+        void *phx = tvalues_upload(CUDNN_DATA_FLOAT, ones, ns), *pcx = tvalues_upload(CUDNN_DATA_FLOAT, ones, ns);
+        void *py = tvalues_upload(CUDNN_DATA_FLOAT, ones, ny), *phy = tvalues_upload(CUDNN_DATA_FLOAT, ones, ns);
+        void *pcy = tvalues_upload(CUDNN_DATA_FLOAT, ones, ns), *pws = tbuf_alloc(ws ? ws : 4);
+        void *prs = tbuf_alloc(rs ? rs : 4), *plen = tbuf_from(lengths, sizeof lengths);
+        ok = ok && CHECK_OK(cudnnRNNForward(h, d, CUDNN_FWD_MODE_TRAINING, plen, xd, px, yd, py, hd, phx, phy, cd, pcx,
+                                            pcy, wbytes, pw, ws, pws, rs, prs));
+        if (ok) {
+            double *want = malloc(sizeof(double) * ny);
+            for (int t = 0; t < T; t++)
+                for (int n = 0; n < N; n++)
+                    for (int k = 0; k < dirs * H; k++)
+                        want[(t * N + n) * dirs * H + k] = dirs == 1 ? uni[t] : bi[t][k / H];
+            tvalues_check(CUDNN_DATA_FLOAT, py, want, ny, 1e-3, dirs == 1 ? "one direction y" : "two directions y");
+            free(want);
+        }
+        void *bufs[] = {px, pw, phx, pcx, py, phy, pcy, pws, prs, plen};
+        for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tbuf_free(bufs[i]);
+        free(ones);
+        cudnnDestroyTensorDescriptor(hd);
+        cudnnDestroyTensorDescriptor(cd);
+        cudnnDestroyRNNDataDescriptor(xd);
+        cudnnDestroyRNNDataDescriptor(yd);
+        cudnnDestroyRNNDescriptor(d);
+        const struct rnn_case c = {.name = "syclomatic", .mode = CUDNN_RNN_RELU, .dirs = dirs,
+                                   .input_mode = CUDNN_LINEAR_INPUT, .bias = CUDNN_RNN_SINGLE_INP_BIAS,
+                                   .layout = CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED, .layers = L, .input = IN,
+                                   .hidden = H, .proj = H, .T = T, .N = N, .lengths = lengths,
+                                   .dtype = CUDNN_DATA_FLOAT, .states = true, .api = API_V8};
+        if (ok) rnn_check_case(&c);
+    }
 }
