@@ -2,8 +2,9 @@
    (oneapi-src/SYCLomatic-test, features/feature_case/dnn/cudnn-*.cu) as they run: each calls the
    library with fixed inputs and compares with a table of expected values (NVIDIA's library's
    results), which the replays spot-check before checking fresh random inputs against the double
-   references of tests/ref/: normalization (normp1-3), RNN (rnn). */
+   references of tests/ref/: normalization (normp1-3), RNN (rnn), reduction (reduction). */
 #include "ref/batchnorm.h"
+#include "ref/reduce.h"
 #include "rnn_harness.h"
 #include "tensors.h"
 #include "test.h"
@@ -332,4 +333,69 @@ TEST(compat_rnn_syclomatic_relu_all_ones)
                                    .dtype = CUDNN_DATA_FLOAT, .states = true, .api = API_V8};
         if (ok) rnn_check_case(&c);
     }
+}
+
+/* cudnn-reduction.cu: cudnnReduceTensor with FLOAT compute, NaN not propagated, no indices
+   (**indices 0 and size 0**), the workspace from cudnnGetReductionWorkspaceSize, alpha 2.5 and
+   beta 1.5 over an output holding its own positions, on a 2x2x6x6 NCHW float tensor of i - 25
+   (cudnnSetTensor4dDescriptor): ADD over W, then ADD, NORM1 and NORM2 over C and W, then
+   MUL_NO_ZEROS over C and W of (i - 60) / 50 (a zero among them). The program's tables (its first
+   and last values of each), then fresh random values (signed, a zero planted in every reduced
+   set of MUL_NO_ZEROS) with C poisoned under beta 0, against the reference. */
+TEST(compat_reduce_syclomatic_ops_over_c_and_w)
+{
+    static const struct {
+        cudnnReduceTensorOp_t op;
+        int oc;
+        double first, last;
+    } cases[] = {{CUDNN_REDUCE_TENSOR_ADD, 2, -337.5, 1767},     {CUDNN_REDUCE_TENSOR_ADD, 1, -135, 2941.5},
+                 {CUDNN_REDUCE_TENSOR_NORM1, 1, 540, 2941.5},    {CUDNN_REDUCE_TENSOR_NORM2, 1, 161.361, 875.271},
+                 {CUDNN_REDUCE_TENSOR_MUL_NO_ZEROS, 1, 0.0357702, 38.0143}};
+    cudnnHandle_t h = test_handle();
+    cudnnReduceTensorDescriptor_t rd;
+    if (!CHECK_OK(cudnnCreateReduceTensorDescriptor(&rd))) return;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const int ad[4] = {2, 2, 6, 6}, cd[4] = {2, cases[k].oc, 6, 1};
+        struct rtensor at, ct;
+        rt_packed(&at, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, ad);
+        rt_packed(&ct, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, cd);
+        cudnnTensorDescriptor_t A, C;
+        CHECK_OK(cudnnCreateTensorDescriptor(&A));
+        CHECK_OK(cudnnCreateTensorDescriptor(&C));
+        size_t ws = 0;
+        bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(A, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 2, 6, 6)) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptor(C, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, cases[k].oc, 6, 1)) &&
+                  CHECK_OK(cudnnSetReduceTensorDescriptor(rd, cases[k].op, CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN,
+                                                          CUDNN_REDUCE_TENSOR_NO_INDICES, CUDNN_32BIT_INDICES)) &&
+                  CHECK_OK(cudnnGetReductionWorkspaceSize(h, rd, A, C, &ws));
+        const int na = (int)rt_count(&at), nc = (int)rt_count(&ct);
+        for (int pass = 0; ok && pass < 2; pass++) {
+            const bool program = pass == 0;
+            float *ha = malloc(sizeof(float) * na), *hc = malloc(sizeof(float) * nc);
+            for (int i = 0; i < na; i++)
+                ha[i] = program ? (cases[k].op == CUDNN_REDUCE_TENSOR_MUL_NO_ZEROS ? (i - 60.f) / 50 : i - 25.f)
+                                : (float)trand_uniform(-2, 2);
+            if (!program && cases[k].op == CUDNN_REDUCE_TENSOR_MUL_NO_ZEROS)
+                for (int i = 0; i < na; i += 6) ha[i] = 0; /* the first of every row of W */
+            for (int i = 0; i < nc; i++) hc[i] = (float)i;
+            const float alpha = 2.5f, beta = program ? 1.5f : 0.0f;
+            void *pa = tbuf_from(ha, sizeof(float) * na), *pc = tbuf_from(hc, sizeof(float) * nc);
+            if (!program) tbuf_poison(pc, sizeof(float) * nc);
+            void *pws = ws ? tbuf_alloc(ws) : NULL;
+            double *want = malloc(sizeof(double) * nc);
+            ref_reduce(cases[k].op, false, alpha, &at, ha, beta, &ct, hc, want, NULL);
+            ok = CHECK_OK(cudnnReduceTensor(h, rd, 0, 0, pws, ws, &alpha, A, pa, &beta, C, pc)) &&
+                 tcompare_span(&ct, pc, want, 1e-5, program ? "SYCLomatic reduction" : "random reduction");
+            if (ok && program) {
+                float got[24];
+                tbuf_download(got, pc, sizeof(float) * nc);
+                CHECK(fabs(got[0] - cases[k].first) < 1e-3 * (1 + fabs(cases[k].first)) &&
+                      fabs(got[nc - 1] - cases[k].last) < 1e-3 * (1 + fabs(cases[k].last)));
+            }
+            tbuf_free(pa), tbuf_free(pc), tbuf_free(pws), free(ha), free(hc), free(want);
+        }
+        cudnnDestroyTensorDescriptor(A);
+        cudnnDestroyTensorDescriptor(C);
+    }
+    cudnnDestroyReduceTensorDescriptor(rd);
 }
