@@ -2,8 +2,9 @@
    (oneapi-src/SYCLomatic-test, features/feature_case/dnn/cudnn-*.cu) as they run: each calls the
    library with fixed inputs and compares with a table of expected values (NVIDIA's library's
    results), which the replays spot-check before checking fresh random inputs against the double
-   references of tests/ref/: normalization (normp1-3), RNN (rnn), reduction (reduction). */
+   references of tests/ref/: normalization (normp1-3), RNN (rnn), reduction (reduction), LRN (lrn). */
 #include "ref/batchnorm.h"
+#include "ref/lrn.h"
 #include "ref/reduce.h"
 #include "rnn_harness.h"
 #include "tensors.h"
@@ -398,4 +399,61 @@ TEST(compat_reduce_syclomatic_ops_over_c_and_w)
         cudnnDestroyTensorDescriptor(C);
     }
     cudnnDestroyReduceTensorDescriptor(rd);
+}
+
+/* cudnn-lrn.cu: an LRN descriptor (3, 1.5, 1.5, 1) on a 1x2x5x5 NCHW float tensor of i; the
+   forward with alpha 2 and beta 1.5 over an output of i; then the forward with alpha 1.5 and
+   beta 0 and **the backward given that scaled output as y**, dy 1s, alpha 2000 and beta 0. The
+   program's table is the true gradient of the unscaled LRN (the backward does not take y's
+   values). Its values spot-checked, then fresh random values with y NaN in the backward and the
+   outputs poisoned, against the reference. */
+TEST(compat_lrn_syclomatic_backward_not_reading_y)
+{
+    enum { C = 2, S = 25, E = C * S };
+    const struct ref_lrn_params q = {3, 1.5, 1.5, 1.0};
+    cudnnHandle_t h = test_handle();
+    cudnnLRNDescriptor_t ld;
+    cudnnTensorDescriptor_t d;
+    CHECK_OK(cudnnCreateLRNDescriptor(&ld));
+    CHECK_OK(cudnnCreateTensorDescriptor(&d));
+    bool ok = CHECK_OK(cudnnSetLRNDescriptor(ld, 3, 1.5, 1.5, 1.0)) &&
+              CHECK_OK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, C, 5, 5));
+    for (int pass = 0; ok && pass < 2; pass++) {
+        const bool program = pass == 0;
+        double *x = program ? tview_fill(E, 0) : tview_random(E, -3, 3), *prior = tview_fill(E, 0);
+        double *dy = program ? tview_fill(E, 1) : tview_random(E, -1, 1);
+        for (int i = 0; i < E; i++) prior[i] = i, x[i] = program ? i : x[i];
+        double *y = malloc(sizeof(double) * E), *dx = malloc(sizeof(double) * E), *want = malloc(sizeof(double) * E);
+        ref_lrn_forward(1, C, S, &q, x, y);
+        ref_lrn_backward(1, C, S, &q, x, dy, dx);
+        for (int i = 0; i < E; i++) want[i] = 2 * y[i] + (program ? 1.5 * prior[i] : 0);
+        void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, E), *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dy, E);
+        void *py = program ? tvalues_upload(CUDNN_DATA_FLOAT, prior, E) : tbuf_alloc(sizeof(float) * E);
+        void *pdx = program ? tvalues_upload(CUDNN_DATA_FLOAT, prior, E) : tbuf_alloc(sizeof(float) * E);
+        float alpha = 2.0f, beta = program ? 1.5f : 0.0f;
+        ok = CHECK_OK(cudnnLRNCrossChannelForward(h, ld, CUDNN_LRN_CROSS_CHANNEL_DIM1, &alpha, d, px, &beta, d, py)) &&
+             tvalues_check(CUDNN_DATA_FLOAT, py, want, E, 1e-4, program ? "SYCLomatic LRN y" : "random LRN y");
+        if (ok && program) {
+            double *got = tvalues_download(CUDNN_DATA_FLOAT, py, E);
+            CHECK(fabs(got[1] - 1.50032) < 1e-3 && fabs(got[25] - 37.509) < 1e-3);
+            free(got);
+        }
+        alpha = 1.5f, beta = 0.0f;
+        ok = ok && CHECK_OK(cudnnLRNCrossChannelForward(h, ld, CUDNN_LRN_CROSS_CHANNEL_DIM1, &alpha, d, px, &beta, d, py));
+        if (!program) tbuf_poison(py, sizeof(float) * E); /* y: NaN */
+        alpha = 2000.0f;
+        for (int i = 0; i < E; i++) want[i] = 2000 * dx[i];
+        ok = ok && CHECK_OK(cudnnLRNCrossChannelBackward(h, ld, CUDNN_LRN_CROSS_CHANNEL_DIM1, &alpha, d, py, d, pdy, d,
+                                                         px, &beta, d, pdx)) &&
+             tvalues_check(CUDNN_DATA_FLOAT, pdx, want, E, program ? 1e-3 : 1e-4, "LRN dx");
+        if (ok && program) {
+            double *got = tvalues_download(CUDNN_DATA_FLOAT, pdx, E);
+            CHECK(fabs(got[0] - 0.360308) < 1e-3 && fabs(got[25] - -0.717169) < 1e-3 && fabs(got[49] - -0.0905342) < 1e-3);
+            free(got);
+        }
+        tbuf_free(px), tbuf_free(pdy), tbuf_free(py), tbuf_free(pdx);
+        free(x), free(prior), free(dy), free(y), free(dx), free(want);
+    }
+    cudnnDestroyTensorDescriptor(d);
+    cudnnDestroyLRNDescriptor(ld);
 }
