@@ -2,8 +2,10 @@
    (oneapi-src/SYCLomatic-test, features/feature_case/dnn/cudnn-*.cu) as they run: each calls the
    library with fixed inputs and compares with a table of expected values (NVIDIA's library's
    results), which the replays spot-check before checking fresh random inputs against the double
-   references of tests/ref/: normalization (normp1-3), RNN (rnn), reduction (reduction), LRN (lrn). */
+   references of tests/ref/: normalization (normp1-3), RNN (rnn), reduction (reduction), LRN (lrn),
+   convolution (convp1-2). */
 #include "ref/batchnorm.h"
+#include "ref/conv.h"
 #include "ref/lrn.h"
 #include "ref/reduce.h"
 #include "rnn_harness.h"
@@ -456,4 +458,157 @@ TEST(compat_lrn_syclomatic_backward_not_reading_y)
     }
     cudnnDestroyTensorDescriptor(d);
     cudnnDestroyLRNDescriptor(ld);
+}
+
+/* cudnn-convp1.cu: a 2x4x5x5 NCHW float x (cudnnSetTensor4dDescriptor), a 2x2 filter set by
+   cudnnSetFilterNdDescriptor (NCHW, 4 dims), cudnnSetConvolution2dDescriptor (no padding, stride
+   and dilation 1, CROSS_CORRELATION, FLOAT), **CUDNN_CONVOLUTION_FWD_ALGO_GEMM** with its
+   cudnnGetConvolutionForwardWorkspaceSize, alpha 2.5 and beta 1.5 over an output of i; then the
+   same with **cudnnSetConvolutionGroupCount(2)** (the filter 4x2x2x2) and ALGO_GEMM again. x, w
+   and y's prior all i. The program's tables (first and last values) spot-checked, then fresh
+   random values with y poisoned under beta 0, against the reference. */
+TEST(compat_conv_syclomatic_gemm_algo_grouped)
+{
+    static const double first[2] = {17260, 1640}, last[2] = {357170, 101670};
+    cudnnHandle_t h = test_handle();
+    for (int grouped = 0; grouped < 2; grouped++) {
+        struct ref_conv t = {.nsp = 2, .n = 2, .c = 4, .k = 4, .groups = grouped ? 2 : 1, .in = {5, 5},
+                             .filt = {2, 2}, .pad = {0, 0}, .stride = {1, 1}, .dil = {1, 1}};
+        ref_conv_out_dims(&t);
+        const int fdim[4] = {4, grouped ? 2 : 4, 2, 2};
+        const long nx = ref_conv_x_count(&t), nw = ref_conv_w_count(&t), ny = ref_conv_y_count(&t);
+        cudnnTensorDescriptor_t xd, yd;
+        cudnnFilterDescriptor_t wd;
+        cudnnConvolutionDescriptor_t cd;
+        CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&yd));
+        CHECK_OK(cudnnCreateFilterDescriptor(&wd));
+        CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+        size_t ws = 0;
+        bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 4, 5, 5)) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 4, 4, 4)) &&
+                  CHECK_OK(cudnnSetFilterNdDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, fdim)) &&
+                  CHECK_OK(cudnnSetConvolution2dDescriptor(cd, 0, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                                           CUDNN_DATA_FLOAT)) &&
+                  (!grouped || CHECK_OK(cudnnSetConvolutionGroupCount(cd, 2))) &&
+                  CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_GEMM,
+                                                                   &ws));
+        for (int pass = 0; ok && pass < 2; pass++) {
+            const bool program = pass == 0;
+            double *x = tview_random(nx, -1, 1), *w = tview_random(nw, -1, 1), *prior = tview_fill(ny, 0);
+            for (long i = 0; program && i < nx; i++) x[i] = (double)i;
+            for (long i = 0; program && i < nw; i++) w[i] = (double)i;
+            for (long i = 0; i < ny; i++) prior[i] = (double)i;
+            double *want = malloc(sizeof(double) * ny);
+            ref_conv_fwd(&t, x, w, want);
+            const float alpha = 2.5f, beta = program ? 1.5f : 0.0f;
+            for (long i = 0; i < ny; i++) want[i] = alpha * want[i] + beta * prior[i];
+            void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, nx), *pw = tvalues_upload(CUDNN_DATA_FLOAT, w, nw);
+            void *py = program ? tvalues_upload(CUDNN_DATA_FLOAT, prior, ny) : tbuf_alloc(sizeof(float) * ny);
+            void *pws = tbuf_alloc(ws ? ws : 4);
+            ok = CHECK_OK(cudnnConvolutionForward(h, &alpha, xd, px, wd, pw, cd, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, pws, ws,
+                                                  &beta, yd, py)) &&
+                 tvalues_check(CUDNN_DATA_FLOAT, py, want, ny, 1e-5, program ? "SYCLomatic conv y" : "random conv y");
+            if (ok && program) {
+                double *got = tvalues_download(CUDNN_DATA_FLOAT, py, ny);
+                CHECK(fabs(got[0] - first[grouped]) < 1 && fabs(got[ny - 1] - last[grouped]) < 1);
+                free(got);
+            }
+            tbuf_free(px), tbuf_free(pw), tbuf_free(py), tbuf_free(pws);
+            free(x), free(w), free(prior), free(want);
+        }
+        cudnnDestroyTensorDescriptor(xd);
+        cudnnDestroyTensorDescriptor(yd);
+        cudnnDestroyFilterDescriptor(wd);
+        cudnnDestroyConvolutionDescriptor(cd);
+    }
+}
+
+/* cudnn-convp2.cu: cudnnConvolutionBiasActivationForward with **CUDNN_CONVOLUTION_FWD_ALGO_GEMM**,
+   a RELU activation (NaN not propagated), **a filter set by cudnnSetFilterNdDescriptor with
+   CUDNN_TENSOR_NHWC (K, R, S, C in memory) while x, z and y are NCHW** (4-D, cudnnSetTensor4d),
+   the bias {1, C, 1, 1} by cudnnSetTensorNdDescriptor with strides {C, 1, 1, 1}, alpha1 2.5 and
+   alpha2 1.5, z a separate buffer; ungrouped, then with cudnnSetConvolutionGroupCount(2). x, w, z,
+   bias and y's prior all i. The program's tables (first values and last; they are those of the
+   filter read as KRSC) spot-checked, then fresh random values with y poisoned, against the
+   reference. */
+TEST(compat_conv_syclomatic_bias_act_nhwc_filter_nchw_data)
+{
+    static const double first[2] = {13840, 1320}, second_k[2] = {39785, 3825}, last[2] = {353754, 101354};
+    enum { K = 4, R = 2, S = 2 };
+    cudnnHandle_t h = test_handle();
+    cudnnActivationDescriptor_t act;
+    CHECK_OK(cudnnCreateActivationDescriptor(&act));
+    CHECK_OK(cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    for (int grouped = 0; grouped < 2; grouped++) {
+        const int C = grouped ? 2 : 4; /* the filter's input channels */
+        struct ref_conv t = {.nsp = 2, .n = 2, .c = 4, .k = K, .groups = grouped ? 2 : 1, .in = {5, 5},
+                             .filt = {R, S}, .pad = {0, 0}, .stride = {1, 1}, .dil = {1, 1}};
+        ref_conv_out_dims(&t);
+        const int fdim[4] = {K, C, R, S}, bdim[4] = {1, K, 1, 1}, bstride[4] = {K, 1, 1, 1};
+        const long nx = ref_conv_x_count(&t), nw = ref_conv_w_count(&t), ny = ref_conv_y_count(&t), hw = ny / (2 * K);
+        cudnnTensorDescriptor_t xd, yd, bd;
+        cudnnFilterDescriptor_t wd;
+        cudnnConvolutionDescriptor_t cd;
+        CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&yd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&bd));
+        CHECK_OK(cudnnCreateFilterDescriptor(&wd));
+        CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+        size_t ws = 0;
+        bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 4, 5, 5)) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, K, 4, 4)) &&
+                  CHECK_OK(cudnnSetTensorNdDescriptor(bd, CUDNN_DATA_FLOAT, 4, bdim, bstride)) &&
+                  CHECK_OK(cudnnSetFilterNdDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, 4, fdim)) &&
+                  CHECK_OK(cudnnSetConvolution2dDescriptor(cd, 0, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                                           CUDNN_DATA_FLOAT)) &&
+                  (!grouped || CHECK_OK(cudnnSetConvolutionGroupCount(cd, 2))) &&
+                  CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_GEMM,
+                                                                   &ws));
+        for (int pass = 0; ok && pass < 2; pass++) {
+            const bool program = pass == 0;
+            double *x = tview_random(nx, -1, 1), *w = tview_random(nw, -1, 1), *z = tview_random(ny, -1, 1);
+            double *bias = tview_random(K, -1, 1), *krsc = malloc(sizeof(double) * nw);
+            for (long i = 0; program && i < nx; i++) x[i] = (double)i;
+            for (long i = 0; program && i < ny; i++) z[i] = (double)i;
+            for (int i = 0; program && i < K; i++) bias[i] = i;
+            /* the filter in memory, K R S C; the reference's K C R S from it */
+            for (int k = 0; k < K; k++)
+                for (int c = 0; c < C; c++)
+                    for (int r = 0; r < R; r++)
+                        for (int q = 0; q < S; q++) {
+                            long at = ((long)(k * R + r) * S + q) * C + c, lg = ((long)(k * C + c) * R + r) * S + q;
+                            if (program) w[lg] = (double)at;
+                            krsc[at] = w[lg];
+                        }
+            double *want = malloc(sizeof(double) * ny);
+            ref_conv_fwd(&t, x, w, want);
+            for (long i = 0; i < ny; i++) {
+                double v = 2.5 * want[i] + 1.5 * z[i] + bias[(i / hw) % K];
+                want[i] = v > 0 ? v : 0;
+            }
+            const float alpha1 = 2.5f, alpha2 = 1.5f;
+            void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, nx), *pw = tvalues_upload(CUDNN_DATA_FLOAT, krsc, nw);
+            void *pz = tvalues_upload(CUDNN_DATA_FLOAT, z, ny), *pb = tvalues_upload(CUDNN_DATA_FLOAT, bias, K);
+            void *py = tbuf_alloc(sizeof(float) * ny), *pws = tbuf_alloc(ws ? ws : 4);
+            ok = CHECK_OK(cudnnConvolutionBiasActivationForward(h, &alpha1, xd, px, wd, pw, cd,
+                                                                CUDNN_CONVOLUTION_FWD_ALGO_GEMM, pws, ws, &alpha2, yd, pz,
+                                                                bd, pb, act, yd, py)) &&
+                 tvalues_check(CUDNN_DATA_FLOAT, py, want, ny, 1e-5, program ? "SYCLomatic fused y" : "random fused y");
+            if (ok && program) {
+                double *got = tvalues_download(CUDNN_DATA_FLOAT, py, ny);
+                CHECK(fabs(got[0] - first[grouped]) < 1 && fabs(got[16] - second_k[grouped]) < 1 &&
+                      fabs(got[ny - 1] - last[grouped]) < 1);
+                free(got);
+            }
+            tbuf_free(px), tbuf_free(pw), tbuf_free(pz), tbuf_free(pb), tbuf_free(py), tbuf_free(pws);
+            free(x), free(w), free(z), free(bias), free(krsc), free(want);
+        }
+        cudnnDestroyTensorDescriptor(xd);
+        cudnnDestroyTensorDescriptor(yd);
+        cudnnDestroyTensorDescriptor(bd);
+        cudnnDestroyFilterDescriptor(wd);
+        cudnnDestroyConvolutionDescriptor(cd);
+    }
+    cudnnDestroyActivationDescriptor(act);
 }
