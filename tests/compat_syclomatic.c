@@ -3,7 +3,7 @@
    library with fixed inputs and compares with a table of expected values (NVIDIA's library's
    results), which the replays spot-check before checking fresh random inputs against the double
    references of tests/ref/: normalization (normp1-3), RNN (rnn), reduction (reduction), LRN (lrn),
-   convolution (convp1-2). */
+   convolution (convp1-6). */
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/lrn.h"
@@ -611,4 +611,113 @@ TEST(compat_conv_syclomatic_bias_act_nhwc_filter_nchw_data)
         cudnnDestroyConvolutionDescriptor(cd);
     }
     cudnnDestroyActivationDescriptor(act);
+}
+
+/* cudnn-convp3.cu to convp6.cu, on convp1's 2x4x5x5 x, 2x2 filters and 2x4x4x4 y (NCHW, the
+   filter by cudnnSetFilterNdDescriptor): cudnnConvolutionBackwardData with BWD_DATA_ALGO_0 and its
+   workspace query, alpha 2.5, beta 1.5; cudnnConvolutionBackwardFilter with BWD_FILTER_ALGO_0,
+   alpha 1.5, beta 1.5; each ungrouped and with cudnnSetConvolutionGroupCount(2);
+   cudnnConvolutionBackwardBias into a {1, C, 1, 1} bias set by cudnnSetTensorNdDescriptor, alpha
+   2.5, beta 1.5; and cudnnFindConvolutionForwardAlgorithm asked for one result, **then
+   cudnnSetConvolutionMathType(FMA)**, the workspace of the found algorithm and the forward with
+   it. Every buffer i. The programs' first and last values, then fresh random values with the
+   output poisoned under beta 0, against the reference. */
+TEST(compat_conv_syclomatic_backward_and_found_forward)
+{
+    enum { BWD_DATA, BWD_FILTER, BWD_BIAS, FOUND_FWD };
+    static const struct {
+        int op, groups;
+        double alpha, beta, first, last;
+    } cases[] = {{BWD_DATA, 1, 2.5, 1.5, 8960, 43668.5},      {BWD_DATA, 2, 2.5, 1.5, 320, 16523.5},
+                 {BWD_FILTER, 1, 1.5, 1.5, 189924, 666154},   {BWD_FILTER, 2, 1.5, 1.5, 189924, 666106},
+                 {BWD_BIAS, 1, 2.5, 1.5, 3160, 7004.5},        {FOUND_FWD, 1, 2.5, 1.5, 17260, 357170}};
+    cudnnHandle_t h = test_handle();
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const int g = cases[k].groups, op = cases[k].op;
+        struct ref_conv t = {.nsp = 2, .n = 2, .c = 4, .k = 4, .groups = g, .in = {5, 5}, .filt = {2, 2},
+                             .pad = {0, 0}, .stride = {1, 1}, .dil = {1, 1}};
+        ref_conv_out_dims(&t);
+        const int fdim[4] = {4, 4 / g, 2, 2}, bdim[4] = {1, 4, 1, 1}, bstride[4] = {4, 1, 1, 1};
+        const long nx = ref_conv_x_count(&t), nw = ref_conv_w_count(&t), ny = ref_conv_y_count(&t);
+        const long nout = op == BWD_DATA ? nx : op == BWD_FILTER ? nw : op == BWD_BIAS ? 4 : ny;
+        cudnnTensorDescriptor_t xd, yd, bd;
+        cudnnFilterDescriptor_t wd;
+        cudnnConvolutionDescriptor_t cd;
+        CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&yd));
+        CHECK_OK(cudnnCreateTensorDescriptor(&bd));
+        CHECK_OK(cudnnCreateFilterDescriptor(&wd));
+        CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
+        bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 4, 5, 5)) &&
+                  CHECK_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 4, 4, 4)) &&
+                  CHECK_OK(cudnnSetTensorNdDescriptor(bd, CUDNN_DATA_FLOAT, 4, bdim, bstride)) &&
+                  CHECK_OK(cudnnSetFilterNdDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, fdim)) &&
+                  CHECK_OK(cudnnSetConvolution2dDescriptor(cd, 0, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                                           CUDNN_DATA_FLOAT)) &&
+                  (g == 1 || CHECK_OK(cudnnSetConvolutionGroupCount(cd, g)));
+        for (int pass = 0; ok && pass < 2; pass++) {
+            const bool program = pass == 0;
+            double *x = tview_random(nx, -1, 1), *w = tview_random(nw, -1, 1), *y = tview_random(ny, -1, 1);
+            double *prior = tview_fill(nout, 0), *want = malloc(sizeof(double) * nout);
+            for (long i = 0; program && i < nx; i++) x[i] = (double)i;
+            for (long i = 0; program && i < nw; i++) w[i] = (double)i;
+            for (long i = 0; program && i < ny; i++) y[i] = (double)i;
+            for (long i = 0; i < nout; i++) prior[i] = (double)i;
+            if (op == BWD_DATA) ref_conv_bwd_data(&t, y, w, want);
+            else if (op == BWD_FILTER) ref_conv_bwd_filter(&t, x, y, want);
+            else if (op == FOUND_FWD) ref_conv_fwd(&t, x, w, want);
+            else
+                for (int c = 0; c < 4; c++) {
+                    want[c] = 0;
+                    for (long i = 0; i < ny; i++) want[c] += (i / 16) % 4 == c ? y[i] : 0;
+                }
+            const float alpha = (float)cases[k].alpha, beta = program ? (float)cases[k].beta : 0.0f;
+            for (long i = 0; i < nout; i++) want[i] = alpha * want[i] + beta * prior[i];
+            void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, nx), *pw = tvalues_upload(CUDNN_DATA_FLOAT, w, nw);
+            void *py = tvalues_upload(CUDNN_DATA_FLOAT, y, ny);
+            void *pout = program ? tvalues_upload(CUDNN_DATA_FLOAT, prior, nout) : tbuf_alloc(sizeof(float) * nout);
+            size_t ws = 0;
+            void *pws = NULL;
+            if (op == BWD_DATA) {
+                ok = CHECK_OK(cudnnGetConvolutionBackwardDataWorkspaceSize(h, wd, yd, cd, xd,
+                                                                           CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, &ws));
+                pws = tbuf_alloc(ws ? ws : 4);
+                ok = ok && CHECK_OK(cudnnConvolutionBackwardData(h, &alpha, wd, pw, yd, py, cd,
+                                                                 CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, pws, ws, &beta, xd,
+                                                                 pout));
+            } else if (op == BWD_FILTER) {
+                ok = CHECK_OK(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, xd, yd, cd, wd,
+                                                                             CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0, &ws));
+                pws = tbuf_alloc(ws ? ws : 4);
+                ok = ok && CHECK_OK(cudnnConvolutionBackwardFilter(h, &alpha, xd, px, yd, py, cd,
+                                                                   CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0, pws, ws, &beta,
+                                                                   wd, pout));
+            } else if (op == BWD_BIAS) {
+                ok = CHECK_OK(cudnnConvolutionBackwardBias(h, &alpha, yd, py, &beta, bd, pout));
+            } else {
+                cudnnConvolutionFwdAlgoPerf_t perf;
+                int got = 0;
+                ok = CHECK_OK(cudnnFindConvolutionForwardAlgorithm(h, xd, wd, cd, yd, 1, &got, &perf)) &&
+                     CHECK(got == 1 && perf.status == CUDNN_STATUS_SUCCESS) &&
+                     CHECK_OK(cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH)) &&
+                     CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd, perf.algo, &ws));
+                pws = tbuf_alloc(ws ? ws : 4);
+                ok = ok && CHECK_OK(cudnnConvolutionForward(h, &alpha, xd, px, wd, pw, cd, perf.algo, pws, ws, &beta,
+                                                            yd, pout));
+            }
+            ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pout, want, nout, 1e-5, program ? "SYCLomatic" : "random");
+            if (ok && program) {
+                double *got = tvalues_download(CUDNN_DATA_FLOAT, pout, nout);
+                CHECK(fabs(got[0] - cases[k].first) < 1 && fabs(got[nout - 1] - cases[k].last) < 1);
+                free(got);
+            }
+            tbuf_free(px), tbuf_free(pw), tbuf_free(py), tbuf_free(pout), tbuf_free(pws);
+            free(x), free(w), free(y), free(prior), free(want);
+        }
+        cudnnDestroyTensorDescriptor(xd);
+        cudnnDestroyTensorDescriptor(yd);
+        cudnnDestroyTensorDescriptor(bd);
+        cudnnDestroyFilterDescriptor(wd);
+        cudnnDestroyConvolutionDescriptor(cd);
+    }
 }
