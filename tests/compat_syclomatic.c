@@ -3,7 +3,7 @@
    library with fixed inputs and compares with a table of expected values (NVIDIA's library's
    results), which the replays spot-check before checking fresh random inputs against the double
    references of tests/ref/: normalization (normp1-3), RNN (rnn), reduction (reduction), LRN (lrn),
-   convolution (convp1-6). */
+   convolution (convp1-6), tensor operations (binary). */
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/lrn.h"
@@ -720,4 +720,61 @@ TEST(compat_conv_syclomatic_backward_and_found_forward)
         cudnnDestroyFilterDescriptor(wd);
         cudnnDestroyConvolutionDescriptor(cd);
     }
+}
+
+/* cudnn-binary.cu: cudnnOpTensor **in place, A and C the same buffer and descriptor**, B another
+   (2x2x5x5 NCHW float, cudnnSetTensor4dDescriptor), FLOAT compute, NaN propagated, alpha1 1.5,
+   alpha2 2.5, beta 2, for ADD, MUL, MIN, MAX and the unary SQRT and NOT (B given, unused; NOT is
+   1 - alpha1 A). A = C = i, B = 0.5 i + 5. The program's tables (values 1 and 99), then fresh
+   random values (A positive for SQRT), against the formula. */
+TEST(compat_op_tensor_syclomatic_in_place_on_a)
+{
+    enum { E = 100 };
+    static const struct {
+        cudnnOpTensorOp_t op;
+        double at1, at99;
+    } cases[] = {{CUDNN_OP_TENSOR_ADD, 17.25, 482.75}, {CUDNN_OP_TENSOR_MUL, 22.625, 20431.1},
+                 {CUDNN_OP_TENSOR_MIN, 3.5, 334.25},   {CUDNN_OP_TENSOR_MAX, 15.75, 346.5},
+                 {CUDNN_OP_TENSOR_SQRT, 3.22474, 210.186}, {CUDNN_OP_TENSOR_NOT, 1.5, 50.5}};
+    cudnnHandle_t h = test_handle();
+    cudnnTensorDescriptor_t ad, bd;
+    cudnnOpTensorDescriptor_t od;
+    CHECK_OK(cudnnCreateTensorDescriptor(&ad));
+    CHECK_OK(cudnnCreateTensorDescriptor(&bd));
+    CHECK_OK(cudnnCreateOpTensorDescriptor(&od));
+    bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(ad, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 2, 5, 5)) &&
+              CHECK_OK(cudnnSetTensor4dDescriptor(bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 2, 5, 5));
+    for (size_t k = 0; ok && k < sizeof cases / sizeof cases[0]; k++) {
+        const cudnnOpTensorOp_t op = cases[k].op;
+        ok = CHECK_OK(cudnnSetOpTensorDescriptor(od, op, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+        for (int pass = 0; ok && pass < 2; pass++) {
+            const bool program = pass == 0;
+            double *a = tview_random(E, op == CUDNN_OP_TENSOR_SQRT ? 0 : -2, 2), *b = tview_random(E, -2, 2);
+            for (int i = 0; program && i < E; i++) a[i] = i, b[i] = 0.5 * i + 5;
+            const float alpha1 = 1.5f, alpha2 = 2.5f, beta = 2.0f;
+            void *pa = tvalues_upload(CUDNN_DATA_FLOAT, a, E), *pb = tvalues_upload(CUDNN_DATA_FLOAT, b, E);
+            double *want = malloc(sizeof(double) * E);
+            for (int i = 0; i < E; i++) {
+                const double x = alpha1 * a[i], y = alpha2 * b[i];
+                const double r = op == CUDNN_OP_TENSOR_ADD   ? x + y
+                                 : op == CUDNN_OP_TENSOR_MUL ? x * y
+                                 : op == CUDNN_OP_TENSOR_MIN ? (x < y ? x : y)
+                                 : op == CUDNN_OP_TENSOR_MAX ? (x > y ? x : y)
+                                 : op == CUDNN_OP_TENSOR_SQRT ? sqrt(x)
+                                                              : 1 - x;
+                want[i] = r + beta * a[i];
+            }
+            ok = CHECK_OK(cudnnOpTensor(h, od, &alpha1, ad, pa, &alpha2, bd, pb, &beta, ad, pa)) &&
+                 tvalues_check(CUDNN_DATA_FLOAT, pa, want, E, 1e-5, program ? "SYCLomatic op tensor" : "random op tensor");
+            if (ok && program) {
+                double *got = tvalues_download(CUDNN_DATA_FLOAT, pa, E);
+                CHECK(fabs(got[1] - cases[k].at1) < 1e-1 && fabs(got[99] - cases[k].at99) < 1e-1);
+                free(got);
+            }
+            tbuf_free(pa), tbuf_free(pb), free(a), free(b), free(want);
+        }
+    }
+    cudnnDestroyOpTensorDescriptor(od);
+    cudnnDestroyTensorDescriptor(ad);
+    cudnnDestroyTensorDescriptor(bd);
 }
