@@ -3,7 +3,8 @@
    library with fixed inputs and compares with a table of expected values (NVIDIA's library's
    results), which the replays spot-check before checking fresh random inputs against the double
    references of tests/ref/: normalization (normp1-3), RNN (rnn), reduction (reduction), LRN (lrn),
-   convolution (convp1-6), tensor operations (binary). */
+   convolution (convp1-6), tensor operations (binary),
+   softmax (softmax). */
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/lrn.h"
@@ -777,4 +778,113 @@ TEST(compat_op_tensor_syclomatic_in_place_on_a)
     cudnnDestroyOpTensorDescriptor(od);
     cudnnDestroyTensorDescriptor(ad);
     cudnnDestroyTensorDescriptor(bd);
+}
+
+/* softmax (ACCURATE, FAST or LOG) over the channels (mode CHANNEL) or each image (INSTANCE) of a
+   packed NCHW tensor: y = alpha * f(x) + beta * y. */
+static void sycl_softmax(cudnnSoftmaxAlgorithm_t algo, bool instance, int n, int c, int s, const double *x,
+                         double alpha, double beta, double *y)
+{
+    const int groups = instance ? n : n * s, len = instance ? c * s : c, step = instance ? 1 : s;
+    for (int g = 0; g < groups; g++) {
+        const long base = instance ? (long)g * c * s : (long)(g / s) * c * s + g % s;
+        double m = -INFINITY, sum = 0;
+        for (int i = 0; i < len; i++) m = fmax(m, x[base + (long)i * step]);
+        for (int i = 0; i < len; i++) sum += exp(x[base + (long)i * step] - m);
+        for (int i = 0; i < len; i++) {
+            const long at = base + (long)i * step;
+            const double v = algo == CUDNN_SOFTMAX_LOG ? x[at] - m - log(sum) : exp(x[at] - m) / sum;
+            y[at] = alpha * v + beta * y[at];
+        }
+    }
+}
+
+/* Its backward from the y given: dx = alpha * y (dy - sum dy y), or for LOG alpha (dy - exp(y)
+   sum dy), + beta * dx. */
+static void sycl_softmax_bwd(cudnnSoftmaxAlgorithm_t algo, bool instance, int n, int c, int s, const double *y,
+                             const double *dy, double alpha, double beta, double *dx)
+{
+    const int groups = instance ? n : n * s, len = instance ? c * s : c, step = instance ? 1 : s;
+    for (int g = 0; g < groups; g++) {
+        const long base = instance ? (long)g * c * s : (long)(g / s) * c * s + g % s;
+        double dot = 0;
+        for (int i = 0; i < len; i++) {
+            const long at = base + (long)i * step;
+            dot += algo == CUDNN_SOFTMAX_LOG ? dy[at] : dy[at] * y[at];
+        }
+        for (int i = 0; i < len; i++) {
+            const long at = base + (long)i * step;
+            const double v = algo == CUDNN_SOFTMAX_LOG ? dy[at] - exp(y[at]) * dot : y[at] * (dy[at] - dot);
+            dx[at] = alpha * v + beta * dx[at];
+        }
+    }
+}
+
+/* cudnn-softmax.cu: cudnnSoftmaxForward with alpha 2 and beta 1.5 over a prior output (x = 10 i,
+   CHANNEL); then four forward-backward pairs where **the backward is given the forward's output
+   scaled by its alpha 1.5** as y: ACCURATE over the channels and over each image (INSTANCE, two
+   images), LOG (the backward's beta 3) and FAST (beta 1.5), alpha 2, dy 1s, dx's prior i, 1 or 2 x
+   2x5x5 NCHW float tensors by cudnnSetTensor4dDescriptor. NVIDIA's tables follow the formulas
+   on the y given: y (dy - sum dy y), and for LOG dy - exp(y) sum dy. The program's values (two of
+   each table), then fresh random values with the outputs poisoned under beta 0, against the
+   formulas. */
+TEST(compat_softmax_syclomatic_backward_on_a_scaled_y)
+{
+    static const struct {
+        cudnnSoftmaxAlgorithm_t algo;
+        bool instance, backward;
+        int n;
+        double beta_bwd, at[2][2]; /* {index, value} x 2 */
+    } cases[] = {{CUDNN_SOFTMAX_ACCURATE, false, false, 1, 0, {{1, 1.5}, {25, 39.5}}},
+                 {CUDNN_SOFTMAX_ACCURATE, false, true, 1, 0, {{0, -0.113787}, {25, -1.38621}}},
+                 {CUDNN_SOFTMAX_ACCURATE, true, true, 2, 0, {{0, -0.00107016}, {99, -0.143712}}},
+                 {CUDNN_SOFTMAX_LOG, false, true, 1, 3, {{0, 1.91643}, {49, 145.446}}},
+                 {CUDNN_SOFTMAX_FAST, false, true, 1, 1.5, {{0, -0.113787}, {25, 36.1138}}}};
+    enum { C = 2, S = 25 };
+    cudnnHandle_t h = test_handle();
+    cudnnTensorDescriptor_t d;
+    CHECK_OK(cudnnCreateTensorDescriptor(&d));
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const int n = cases[k].n, e = n * C * S;
+        const cudnnSoftmaxMode_t mode = cases[k].instance ? CUDNN_SOFTMAX_MODE_INSTANCE : CUDNN_SOFTMAX_MODE_CHANNEL;
+        bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, C, 5, 5));
+        for (int pass = 0; ok && pass < 2; pass++) {
+            const bool program = pass == 0;
+            double *x = tview_random(e, -3, 3), *y = tview_fill(e, 0), *dy = program ? tview_fill(e, 1) : tview_random(e, -1, 1);
+            double *dx = tview_fill(e, 0);
+            for (int i = 0; i < e; i++) {
+                if (program) x[i] = cases[k].backward ? 0.1 * i : 10.0 * i;
+                if (program) y[i] = dx[i] = i;
+            }
+            const float fa = cases[k].backward ? 1.5f : 2.0f, fb = cases[k].backward || !program ? 0.0f : 1.5f;
+            sycl_softmax(cases[k].algo, cases[k].instance, n, C, S, x, fa, fb, y);
+            void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, e), *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dy, e);
+            double *prior = tview_fill(e, 0);
+            for (int i = 0; i < e; i++) prior[i] = i;
+            void *py = program && !cases[k].backward ? tvalues_upload(CUDNN_DATA_FLOAT, prior, e) : tbuf_alloc(sizeof(float) * e);
+            ok = CHECK_OK(cudnnSoftmaxForward(h, cases[k].algo, mode, &fa, d, px, &fb, d, py)) &&
+                 tvalues_check(CUDNN_DATA_FLOAT, py, y, e, 1e-5, "softmax y");
+            void *pout = py;
+            void *pdx = NULL;
+            if (ok && cases[k].backward) {
+                const float ba = 2.0f, bb = program ? (float)cases[k].beta_bwd : 0.0f;
+                double *given = tvalues_download(CUDNN_DATA_FLOAT, py, e);
+                sycl_softmax_bwd(cases[k].algo, cases[k].instance, n, C, S, given, dy, ba, bb, dx);
+                free(given);
+                pdx = program ? tvalues_upload(CUDNN_DATA_FLOAT, prior, e) : tbuf_alloc(sizeof(float) * e);
+                ok = CHECK_OK(cudnnSoftmaxBackward(h, cases[k].algo, mode, &ba, d, py, d, pdy, &bb, d, pdx)) &&
+                     tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, e, 1e-5, "softmax dx");
+                pout = pdx;
+            }
+            if (ok && program) {
+                double *got = tvalues_download(CUDNN_DATA_FLOAT, pout, e);
+                for (int j = 0; j < 2; j++)
+                    CHECK(fabs(got[(int)cases[k].at[j][0]] - cases[k].at[j][1]) < 1e-3);
+                free(got);
+            }
+            tbuf_free(px), tbuf_free(pdy), tbuf_free(py), tbuf_free(pdx);
+            free(x), free(y), free(dy), free(dx), free(prior);
+        }
+    }
+    cudnnDestroyTensorDescriptor(d);
 }
