@@ -4,10 +4,11 @@
    results), which the replays spot-check before checking fresh random inputs against the double
    references of tests/ref/: normalization (normp1-3), RNN (rnn), reduction (reduction), LRN (lrn),
    convolution (convp1-6), tensor operations (binary),
-   softmax (softmax). */
+   softmax (softmax), pooling (pooling). */
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/lrn.h"
+#include "ref/pooling.h"
 #include "ref/reduce.h"
 #include "rnn_harness.h"
 #include "tensors.h"
@@ -887,4 +888,76 @@ TEST(compat_softmax_syclomatic_backward_on_a_scaled_y)
         }
     }
     cudnnDestroyTensorDescriptor(d);
+}
+
+/* cudnn-pooling.cu: cudnnSetPooling2dDescriptor MAX, NaN not propagated, **a 4x4 window with
+   padding 3** and stride 2 on 1x2x5x5 float NCHW x, the output dims from
+   cudnnGetPooling2dForwardOutputDim (1x2x4x4); the forward with alpha 1 and beta 0, then a forward
+   with alpha 1.5 and beta 1 over an output of i, and **cudnnPoolingBackward given that blended
+   y**, which no element of x equals, dy 1s, alpha 1.5 and beta 1 over a dx of i. NVIDIA's table
+   routes every dy to its window's maximum in x. The program's values, then fresh random values
+   with y NaN in the backward and the outputs poisoned under beta 0, against the reference. */
+TEST(compat_pool_syclomatic_max_backward_on_a_blended_y)
+{
+    static const double fwd_at[2][2] = {{1, 2}, {31, 49}}, bwd_at[3][2] = {{0, 1.5}, {4, 7}, {49, 55}};
+    const struct ref_pool rp = {CUDNN_POOLING_MAX, false, 2, {4, 4}, {3, 3}, {2, 2}};
+    cudnnHandle_t h = test_handle();
+    cudnnPoolingDescriptor_t pd;
+    cudnnTensorDescriptor_t xd, yd;
+    CHECK_OK(cudnnCreatePoolingDescriptor(&pd));
+    CHECK_OK(cudnnCreateTensorDescriptor(&xd));
+    CHECK_OK(cudnnCreateTensorDescriptor(&yd));
+    int on = 0, oc = 0, oh = 0, ow = 0;
+    bool ok = CHECK_OK(cudnnSetPooling2dDescriptor(pd, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 4, 4, 3, 3, 2, 2)) &&
+              CHECK_OK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 2, 5, 5)) &&
+              CHECK_OK(cudnnGetPooling2dForwardOutputDim(pd, xd, &on, &oc, &oh, &ow)) &&
+              CHECK(on == 1 && oc == 2 && oh == 4 && ow == 4) &&
+              CHECK_OK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, on, oc, oh, ow));
+    const int in[2] = {5, 5}, out[2] = {4, 4}, nx = 50, ny = 32;
+    for (int pass = 0; ok && pass < 2; pass++) {
+        const bool program = pass == 0;
+        double *x = tview_random(nx, -3, 3), *dy = program ? tview_fill(ny, 1) : tview_random(ny, -1, 1);
+        double *yprior = tview_fill(ny, 0), *dxprior = tview_fill(nx, 0);
+        for (int i = 0; i < ny; i++) yprior[i] = i;
+        for (int i = 0; i < nx; i++) dxprior[i] = i, x[i] = program ? i : x[i];
+        double *y = malloc(sizeof(double) * ny), *dx = malloc(sizeof(double) * nx);
+        ref_pooling_forward(&rp, 1, 2, in, out, x, y);
+        void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, nx), *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dy, ny);
+        void *py = tbuf_alloc(sizeof(float) * ny);
+        float alpha = 1.0f, beta = 0.0f;
+        ok = CHECK_OK(cudnnPoolingForward(h, pd, &alpha, xd, px, &beta, yd, py)) &&
+             tvalues_check(CUDNN_DATA_FLOAT, py, y, ny, 1e-6, "pooling y");
+        if (ok && program) {
+            double *got = tvalues_download(CUDNN_DATA_FLOAT, py, ny);
+            for (int j = 0; j < 2; j++) CHECK(fabs(got[(int)fwd_at[j][0]] - fwd_at[j][1]) < 1e-3);
+            free(got);
+        }
+        /* program: x of 0.1 i, y blended over i; random: y NaN */
+        for (int i = 0; program && i < nx; i++) x[i] = 0.1 * i;
+        tbuf_free(px);
+        px = tvalues_upload(CUDNN_DATA_FLOAT, x, nx);
+        void *pdx = program ? tvalues_upload(CUDNN_DATA_FLOAT, dxprior, nx) : tbuf_alloc(sizeof(float) * nx);
+        alpha = 1.5f, beta = program ? 1.0f : 0.0f;
+        if (program) {
+            tbuf_free(py);
+            py = tvalues_upload(CUDNN_DATA_FLOAT, yprior, ny);
+            ok = ok && CHECK_OK(cudnnPoolingForward(h, pd, &alpha, xd, px, &beta, yd, py));
+        } else {
+            tbuf_poison(py, sizeof(float) * ny);
+        }
+        ref_pooling_backward(&rp, 1, 2, in, out, x, dy, dx);
+        for (int i = 0; i < nx; i++) dx[i] = 1.5 * dx[i] + beta * dxprior[i];
+        ok = ok && CHECK_OK(cudnnPoolingBackward(h, pd, &alpha, yd, py, yd, pdy, xd, px, &beta, xd, pdx)) &&
+             tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, nx, 1e-5, "pooling dx");
+        if (ok && program) {
+            double *got = tvalues_download(CUDNN_DATA_FLOAT, pdx, nx);
+            for (int j = 0; j < 3; j++) CHECK(fabs(got[(int)bwd_at[j][0]] - bwd_at[j][1]) < 1e-3);
+            free(got);
+        }
+        tbuf_free(px), tbuf_free(pdy), tbuf_free(py), tbuf_free(pdx);
+        free(x), free(dy), free(yprior), free(dxprior), free(y), free(dx);
+    }
+    cudnnDestroyTensorDescriptor(xd);
+    cudnnDestroyTensorDescriptor(yd);
+    cudnnDestroyPoolingDescriptor(pd);
 }
