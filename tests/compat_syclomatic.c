@@ -4,7 +4,7 @@
    results), which the replays spot-check before checking fresh random inputs against the double
    references of tests/ref/: normalization (normp1-3), RNN (rnn), reduction (reduction), LRN (lrn),
    convolution (convp1-6), tensor operations (binary),
-   softmax (softmax), pooling (pooling). */
+   softmax (softmax), pooling (pooling), activation (activation). */
 #include "ref/batchnorm.h"
 #include "ref/conv.h"
 #include "ref/lrn.h"
@@ -960,4 +960,63 @@ TEST(compat_pool_syclomatic_max_backward_on_a_blended_y)
     cudnnDestroyTensorDescriptor(xd);
     cudnnDestroyTensorDescriptor(yd);
     cudnnDestroyPoolingDescriptor(pd);
+}
+
+/* cudnn-activation.cu: SIGMOID (NaN not propagated) forward with alpha 2 and beta 1.5 over an
+   output of i (x = i); then SIGMOID (NaN propagated) forward with alpha 1.5, beta 0 and
+   **cudnnActivationBackward given that scaled output as y**, dy 1s, alpha 2, beta 0, 1x2x5x5 NCHW
+   float. The backward's table (printed by the program, not checked by it) is alpha dy y (1 - y)
+   of the y given: 0.375 where the gradient of the sigmoid at 0 gives 0.5. The program's values,
+   then fresh random values with dx poisoned, against the formulas. */
+TEST(compat_act_syclomatic_sigmoid_backward_on_a_scaled_y)
+{
+    enum { E = 50 };
+    cudnnHandle_t h = test_handle();
+    cudnnActivationDescriptor_t ad;
+    cudnnTensorDescriptor_t d;
+    CHECK_OK(cudnnCreateActivationDescriptor(&ad));
+    CHECK_OK(cudnnCreateTensorDescriptor(&d));
+    bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 2, 5, 5));
+    for (int pass = 0; ok && pass < 2; pass++) {
+        const bool program = pass == 0;
+        double *x = tview_random(E, -4, 4), *dy = program ? tview_fill(E, 1) : tview_random(E, -1, 1);
+        double *prior = tview_fill(E, 0), *y = malloc(sizeof(double) * E), *dx = malloc(sizeof(double) * E);
+        for (int i = 0; i < E; i++) prior[i] = i, x[i] = program ? i : x[i];
+        for (int i = 0; i < E; i++) y[i] = 2 / (1 + exp(-x[i])) + (program ? 1.5 * prior[i] : 0);
+        void *px = tvalues_upload(CUDNN_DATA_FLOAT, x, E), *pdy = tvalues_upload(CUDNN_DATA_FLOAT, dy, E);
+        void *py = program ? tvalues_upload(CUDNN_DATA_FLOAT, prior, E) : tbuf_alloc(sizeof(float) * E);
+        float alpha = 2.0f, beta = program ? 1.5f : 0.0f;
+        ok = CHECK_OK(cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_SIGMOID, CUDNN_NOT_PROPAGATE_NAN, 0.0)) &&
+             CHECK_OK(cudnnActivationForward(h, ad, &alpha, d, px, &beta, d, py)) &&
+             tvalues_check(CUDNN_DATA_FLOAT, py, y, E, 1e-5, "sigmoid y");
+        if (ok && program) {
+            double *got = tvalues_download(CUDNN_DATA_FLOAT, py, E);
+            CHECK(fabs(got[1] - 2.96212) < 1e-3 && fabs(got[49] - 75.5) < 1e-3);
+            free(got);
+        }
+        /* the backward's forward: x of 0.1 i in the program, y = 1.5 sigmoid(x) */
+        for (int i = 0; program && i < E; i++) x[i] = 0.1 * i;
+        tbuf_free(px);
+        px = tvalues_upload(CUDNN_DATA_FLOAT, x, E);
+        for (int i = 0; i < E; i++) {
+            const double yy = 1.5 / (1 + exp(-x[i]));
+            dx[i] = 2 * dy[i] * yy * (1 - yy);
+        }
+        void *pdx = tbuf_alloc(sizeof(float) * E);
+        alpha = 1.5f, beta = 0.0f;
+        ok = ok && CHECK_OK(cudnnSetActivationDescriptor(ad, CUDNN_ACTIVATION_SIGMOID, CUDNN_PROPAGATE_NAN, 0.0)) &&
+             CHECK_OK(cudnnActivationForward(h, ad, &alpha, d, px, &beta, d, py));
+        alpha = 2.0f;
+        ok = ok && CHECK_OK(cudnnActivationBackward(h, ad, &alpha, d, py, d, pdy, d, px, &beta, d, pdx)) &&
+             tvalues_check(CUDNN_DATA_FLOAT, pdx, dx, E, 1e-5, "sigmoid dx");
+        if (ok && program) {
+            double *got = tvalues_download(CUDNN_DATA_FLOAT, pdx, E);
+            CHECK(fabs(got[0] - 0.375) < 1e-3 && fabs(got[7] - -0.00457374) < 1e-3 && fabs(got[49] - -1.4559) < 1e-3);
+            free(got);
+        }
+        tbuf_free(px), tbuf_free(pdy), tbuf_free(py), tbuf_free(pdx);
+        free(x), free(dy), free(prior), free(y), free(dx);
+    }
+    cudnnDestroyTensorDescriptor(d);
+    cudnnDestroyActivationDescriptor(ad);
 }
