@@ -620,7 +620,9 @@ TEST(compat_bn_megengine_param_dims)
     for (size_t k = 0; k < TLEN(cases); k++) {
         const int dim = cases[k].dim;
         const cudnnDataType_t t = cases[k].t;
-        const int n = 3, c = 4, hh = 3, ww = 5;
+        /* 8 images: PER_ACTIVATION reduces over N alone, and with 3 a slot's variance was at
+           times tiny enough that the float-rounded saved statistics moved dx past the tolerance. */
+        const int n = 8, c = 4, hh = 3, ww = 5;
         int d[4] = {n, c, hh, ww};
         if (dim == DIM_11HW) d[0] = n * c, d[1] = 1;
         const bool per_act = dim == DIM_11HW || dim == DIM_1CHW;
