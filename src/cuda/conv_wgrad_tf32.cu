@@ -40,6 +40,7 @@
 #include "core/reasons.h"
 #include "cuda/check.cuh"
 #include "cuda/conv_stem.cuh"
+#include "cuda/emulated.cuh"
 #include "cuda/mma.cuh"
 #include "cuda/types.cuh"
 
@@ -67,6 +68,8 @@ __host__ __device__ __forceinline__ void wgt_cp_async4(void *smem, const void *g
     int bytes = pred ? 4 : 0;
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes) : "memory");
 #elif !defined(__CUDA_ARCH__)
+    OCD_EMULATED_ALIGNED(smem, 4);
+    if (pred) OCD_EMULATED_ALIGNED(gmem, 4);
     if (pred) memcpy(smem, gmem, 4);
     else memset(smem, 0, 4);
 #endif

@@ -20,10 +20,12 @@
    A loader is a struct with `void load(T *stage, int kt, const P &p) const` that issues the
    cp.async copies of K tile kt (kt counts from 0 over the whole K) into one stage laid out as
    ocd_mma_smem<T, ROWS, KMAJOR> says. The PTX wrappers and the address functions are
-   host-callable too (a host copy stands in for cp.async), so that per-thread logic can be
-   emulated on the CPU. */
+   host-callable too (a host copy stands in for cp.async, checking the alignment the GPU
+   enforces: emulated.cuh), so that per-thread logic can be emulated on the CPU. */
 #ifndef OCD_CUDA_MMA_CUH
 #define OCD_CUDA_MMA_CUH
+
+#include "cuda/emulated.cuh"
 
 #include <cstring>
 #include <cuda_bf16.h>
@@ -47,6 +49,8 @@ __host__ __device__ __forceinline__ void ocd_mma_cp_async16(void *smem, const vo
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes)
                  : "memory");
 #elif !defined(__CUDA_ARCH__)
+    OCD_EMULATED_ALIGNED(smem, 16);
+    if (pred) OCD_EMULATED_ALIGNED(gmem, 16);
     if (pred) memcpy(smem, gmem, 16);
     else memset(smem, 0, 16);
 #endif

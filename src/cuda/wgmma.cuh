@@ -49,6 +49,7 @@
 #include "core/handle.h"
 #include "core/impl.h"
 #include "cuda/bulk.cuh"
+#include "cuda/emulated.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -372,6 +373,7 @@ __host__ __device__ __forceinline__ void ocd_bulk_reduce_add_f32(float *gdst, co
                  "r"(ocd_wgmma_smem_addr(ssrc)), "r"(bytes)
                  : "memory");
 #elif !defined(__CUDA_ARCH__)
+    OCD_EMULATED_ALIGNED(gdst, 16), OCD_EMULATED_ALIGNED(ssrc, 16), OCD_EMULATED_ALIGNED(bytes, 16);
     for (unsigned e = 0; e < bytes / 4; e++) gdst[e] += ssrc[e];
 #endif
 }

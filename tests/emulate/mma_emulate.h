@@ -1,11 +1,14 @@
 /* mma_emulate.h: what only the tensor cores do, emulated for one warp from the PTX ISA's
    definitions, for the emulation tests of tensor-core kernels (gemm_mma.cu, attn_flash.cu):
-   ldmatrix.x4 (and .trans) hands lane l of matrix q the elements (l / 4, 2 (l % 4) + {0, 1})
+   ldmatrix.x4 (and .trans; every row address 16-byte aligned, emulated.cuh) hands lane l of
+   matrix q the elements (l / 4, 2 (l % 4) + {0, 1})
    (transposed: (2 (l % 4) + {0, 1}, l / 4)); mma.sync m16n8k16 (fp16, bf16) and m16n8k8 (tf32,
    operands rounded by cvt.rna) take their fragments as the ISA lays them out; with mma.cuh
    included first, one K tile of its mainloop for a whole CTA (mma_ktile). */
 #ifndef OCD_TESTS_EMULATE_MMA_EMULATE_H
 #define OCD_TESTS_EMULATE_MMA_EMULATE_H
+
+#include "cuda/emulated.cuh"
 
 #include <cstdint>
 #include <cstring>
@@ -42,6 +45,7 @@ float to_tf32(float f)
    address (lanes 8q .. 8q + 7 give the rows of matrix q); out[l][q] is lane l's register q. */
 void ldmatrix_x4(uint32_t out[32][4], const void *const addr[32], bool trans)
 {
+    for (int l = 0; l < 32; l++) OCD_EMULATED_ALIGNED(addr[l], 16); /* each row address */
     for (int q = 0; q < 4; q++)
         for (int l = 0; l < 32; l++) {
             uint16_t e[2];
