@@ -561,6 +561,30 @@ TEST(conv_cuda_tma_wgrad_entries_are_reached)
     check_entries_reached(cases, sizeof cases / sizeof cases[0], BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
 }
 
+/* The filter gradient's 64-row TMA tile (cuda:wgrad_igemm_tma_64x256x64_s5: one consumer
+   warpgroup; unproven, as above), where the 128-row tiles decline 64 filters as half padding:
+   ResNet's 3x3 64 -> 64 layer (576 columns: the last tile one block of four) in fp16, bf16 and
+   NCHW, split over the pixels; 56 filters with C = 120 (padded to 128 a tap) and stride 2; and
+   the 1x1 stride-2 256 -> 64 filter (256 columns, one tile). */
+TEST(conv_cuda_tma_w64_entry_is_reached)
+{
+    if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
+    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
+    static const struct shape l1 = {"tma_w64_3x3_64_64", 2, 8, 64, 64, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
+                                    false};
+    static const struct shape k56 = {"tma_w64_k56_c120_stride2", 2, 4, 120, 56, 1, {33, 31}, {3, 3}, {2, 1}, {2, 2},
+                                     {1, 1}, true};
+    static const struct shape down = {"tma_w64_1x1s2_256_64", 2, 4, 256, 64, 1, {27, 27}, {1, 1}, {0, 0}, {2, 2}, {1, 1},
+                                      false};
+    const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *half_nchw = &tc_configs[3];
+    const char *const w64 = "cuda:wgrad_igemm_tma_64x256x64_s5";
+    const struct entry_case cases[] = {
+        {&l1, half, w64, NULL}, {&l1, bf16, w64, NULL},   {&l1, half_nchw, w64, NULL},
+        {&k56, half, w64, NULL}, {&down, bf16, w64, NULL},
+    };
+    check_entries_reached(cases, sizeof cases / sizeof cases[0], BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
+}
+
 /* The TMA kernel's clustered entries (_tma_c2_: clusters of 2 CTAs along M, B multicast to both;
    unproven, as above), every direction, each tile in fp16 and bf16, the unclustered TMA entries
    ahead of them switched off: forward on 17161 output pixels (135 M tiles of 128, odd: the last

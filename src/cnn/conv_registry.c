@@ -90,7 +90,8 @@
    of the cp.async kernel's for what they serve: variant tma, then tma_c2 (clusters of 2 CTAs
    sharing the B tile through multicast), after the others until a GPU run has measured which
    serves better; then tma_tf32 (fp32 data as TF32, a K tile of 32 channels; forward and backward
-   data). */
+   data); the filter gradient's 64-row tile (cuda:wgrad_igemm_tma_64x*) last, for what the larger
+   tiles leave. */
 #define IGEMM_TMA_ENTRY(dir_, variant_, bk_, algos_, i, bm, bn, st)                             \
     PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, bk_, bm, bn, st), OCD_BACKEND_CUDA, algos_,   \
                   ocd_cuda_conv_igemm_##variant_##_##i, true)
@@ -111,6 +112,9 @@
     IGEMM_TMA_ENTRY("wgrad", tma, 64, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), i, bm, bn, st)
 #define WGRAD_IGEMM_TMA_C2(i, bm, bn, st)                                                       \
     IGEMM_TMA_ENTRY("wgrad", tma_c2, 64, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), i, bm, bn, st)
+#define WGRAD_IGEMM_TMA_W64(i, bm, bn, st)                                                      \
+    PLANNED_ENTRY(OCD_IGEMM_NAME("wgrad", "tma", 64, bm, bn, st), OCD_BACKEND_CUDA,             \
+                  BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), ocd_cuda_conv_igemm_tma_w64_##i, true)
 #define FWD_IGEMM_TC(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", tc, 32, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define FWD_IGEMM_TF32(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", tf32, 16, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define DGRAD_IGEMM_TC(i, bm, bn, wm, wn, st)                                                   \
@@ -219,6 +223,7 @@ static const struct ocd_conv_impl bwd_filter_impls[] = {
                   ocd_cuda_conv_stem_wgrad, true)
     OCD_IGEMM_TMA_TILES(WGRAD_IGEMM_TMA)
     OCD_IGEMM_TMA_C2_TILES(WGRAD_IGEMM_TMA_C2)
+    OCD_IGEMM_TMA_W64_TILES(WGRAD_IGEMM_TMA_W64)
     OCD_IGEMM_WGMMA_TILES(WGRAD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(WGRAD_IGEMM_TC)
     CUBLAS_IM2COL_ENTRIES("wgrad", WGRAD_GEMM_ALGOS)

@@ -46,8 +46,9 @@
    and the filter gradient over channels padded to 64 per tap, no more than a quarter of them
    padding; fp16 and bf16, groups 1, 2-D, within the tensor maps' limits of conv_igemm_tma.cuh;
    the _tma_tf32 entries: fp32 data as TF32, forward and backward data, where tensor-op math is
-   allowed, as the tf32 entries), and their clustered twins (_tma_c2_: the same kernel on clusters of 2 CTAs sharing B by
-   multicast), listed after them. */
+   allowed, as the tf32 entries), their clustered twins (_tma_c2_: the same kernel on clusters
+   of 2 CTAs sharing B by multicast), listed after them, and the filter gradient's 64-row tile
+   (one consumer warpgroup: 64 filters) last. */
 #include "cuda/conv_igemm.cuh"
 #include "cuda/conv_igemm_tma.cuh"
 
@@ -175,20 +176,22 @@ template <typename U> __global__ void igemm_pack_filter(const U *w, U *dst, cons
 /* The tiles of the three kernels: the sm_80 kernel's (OCD_IGEMM_TILES) are tiles 0 ..
    OCD_IGEMM_NTILES - 1, the sm_90a cp.async kernel's (OCD_IGEMM_WGMMA_TILES) follow, then the
    sm_90a TMA kernel's (OCD_IGEMM_TMA_TILES: forward, unit-stride backward data, the filter
-   gradient), and its tiles on clusters of 2 CTAs from TMA_C2_TILE0 (OCD_IGEMM_TMA_C2_TILES). */
+   gradient), its tiles on clusters of 2 CTAs from TMA_C2_TILE0 (OCD_IGEMM_TMA_C2_TILES) and its
+   64-row filter-gradient tiles from TMA_W64_TILE0 (OCD_IGEMM_TMA_W64_TILES). */
 struct igemm_tile_info {
     int bm, bn;
 };
 #define WGMMA_TILE0 OCD_IGEMM_NTILES
 #define TMA_TILE0 (OCD_IGEMM_NTILES + OCD_IGEMM_WGMMA_NTILES)
 #define TMA_C2_TILE0 (TMA_TILE0 + OCD_IGEMM_TMA_NTILES)
+#define TMA_W64_TILE0 (TMA_C2_TILE0 + OCD_IGEMM_TMA_C2_NTILES)
 #define TILES_ALL (TMA_TILE0 + OCD_IGEMM_TMA_ALL_TILES)
 static const igemm_tile_info tile_info[TILES_ALL] = {
 #define X(i, bm, bn, wm, wn, st) {bm, bn},
     OCD_IGEMM_TILES(X)
 #undef X
 #define X(i, bm, bn, st) {bm, bn},
-    OCD_IGEMM_WGMMA_TILES(X) OCD_IGEMM_TMA_TILES(X) OCD_IGEMM_TMA_C2_TILES(X)
+    OCD_IGEMM_WGMMA_TILES(X) OCD_IGEMM_TMA_TILES(X) OCD_IGEMM_TMA_C2_TILES(X) OCD_IGEMM_TMA_W64_TILES(X)
 #undef X
 };
 
@@ -358,7 +361,9 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if (wgmma)
         if (const char *why = ocd_wgmma_entry_rejects(h, tma ? ocd_igemm_tma_built : ocd_igemm_wgmma_built)) return why;
     if (tma) {
-        if (tf32 && tile >= TMA_C2_TILE0) return "no TF32 on the clustered TMA tiles";
+        if (tf32 && tile >= TMA_C2_TILE0 && tile < TMA_W64_TILE0) return "no TF32 on the clustered TMA tiles";
+        if (tile >= TMA_W64_TILE0 && p->dir != OCD_CONV_BWD_FILTER)
+            return "the 64-row TMA tile is the filter gradient's";
         if (p->s.groups != 1) return "the TMA kernel takes no groups";
         if (p->s.nsp != 2) return "the TMA kernel is 2-D only (rank-4 im2col maps)";
         if (p->dir == OCD_CONV_BWD_DATA && (p->s.stride[0] != 1 || p->s.stride[1] != 1))
@@ -524,7 +529,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     /* room to align a user's workspace pointer to 256 bytes (the copies feed 16-byte cp.async) */
     pl->ws_bytes = ws ? ws + 256 : 0;
     if (!tma) return NULL;
-    const int cl = tile >= TMA_C2_TILE0 ? 2 : 1;
+    const int cl = tile >= TMA_C2_TILE0 && tile < TMA_W64_TILE0 ? 2 : 1;
     if (p->dir == OCD_CONV_FWD) return igemm_tma_plan(prm, (int)cgp, ti.bm, ti.bn, cl, esize, &pl->tma);
     if (tma_wgrad) return igemm_tma_plan_wgrad(prm, (int)cg, ti.bm, ti.bn, cl, esize, &pl->tma);
     igemm_tma_dgrad_as_fwd(&prm);
@@ -661,6 +666,11 @@ OCD_IGEMM_TMA_TILES(X)
     extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_tma_c2_##i##_planned = {           \
         igemm_plan_of<TMA_C2_TILE0 + i, false>, igemm_workspace, igemm_run<TMA_C2_TILE0 + i>};
 OCD_IGEMM_TMA_C2_TILES(X)
+#undef X
+#define X(i, bm, bn, st)                                                                            \
+    extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_tma_w64_##i##_planned = {          \
+        igemm_plan_of<TMA_W64_TILE0 + i, false>, igemm_workspace, igemm_run<TMA_W64_TILE0 + i>};
+OCD_IGEMM_TMA_W64_TILES(X)
 #undef X
 
 /* ---- strided backward data, phase by phase (file comment) ------------------------------------------ */

@@ -12,7 +12,7 @@
    map of the activations and a tiled map, of the KRSC filter forward or of dy for the filter
    gradient, all 128-byte swizzled, so that a landed stage is wgmma's operand as it is: K-major
    forward, MN-major for the filter gradient, whose K runs over pixels), and a CTA of three
-   warpgroups splits the work: one thread of warpgroup 0 issues, per K tile, an
+   warpgroups (two for the 64-row tile, below) splits the work: one thread of warpgroup 0 issues, per K tile, an
    arrive.expect_tx of the stage's bytes on its "full" mbarrier and the TMA loads (igemm_tma_kt:
    two forward, one per 64-row block of each operand for the filter gradient); warpgroups 1 and
    2 each multiply BM / 2 rows of the BM x BN tile with wgmma.mma_async from the stages and
@@ -26,6 +26,15 @@
    split-K: where its tiles are too few to fill the GPU, tile_rejects leaves the problem to the
    smaller tiles; the filter gradient, whose GEMM is small and whose K is long, splits K over the
    pixels as the cp.async kernel does.
+
+   The filter gradient's 64-row tile (the _w64 tiles, entries cuda:wgrad_igemm_tma_64x*): a GEMM
+   of M = 64 filters (ResNet's 64-channel layers) would leave a 128-row tile half padding, so
+   this tile has one consumer warpgroup of one 64-row slice (m64n256 wgmma, the widest the ISA
+   has, on 64 x 256 of dW) beside the producer: 256 threads, the empty barriers counting 128
+   arrivals, no register reallocation (each thread may have 256 at launch). Its stage (8 KB of
+   dy, 32 KB of x) is smaller, so the ring has 5 stages. Swapping the GEMM's roles (dW^T, the
+   filters as N) would have kept two warpgroups but made the epilogue write dW transposed and
+   skip padding rows instead of columns.
 
    Clusters (the _c2 entries; conv_igemm_tma.cuh says how the units pair up and B splits): the
    two CTAs of a cluster run the same ring in step, each producer loading its A and its half of
@@ -70,12 +79,15 @@
 
 #include <cudaTypedefs.h>
 
-/* A CTA tile: BM x BN, a producer warpgroup and two consumer warpgroups of BM / 2 rows (MI slices
-   of 64), STAGES K tiles in the ring, clusters of CL CTAs along M. */
+/* A CTA tile: BM x BN, a producer warpgroup and CONSUMERS consumer warpgroups of BM / CONSUMERS
+   rows (MI slices of 64): two, or one for the 64-row tile, STAGES K tiles in the ring, clusters
+   of CL CTAs along M. Two consumers take registers from the producer (setmaxnreg); one has the
+   register file's 256 a thread at launch already (256 threads, one CTA a multiprocessor). */
 template <int BM_, int BN_, int STAGES_, int CL_ = 1> struct igemm_tma_tile {
-    static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_, CL = CL_, THREADS = 384, MI = BM / 128;
+    static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_, CL = CL_, CONSUMERS = BM == 64 ? 1 : 2;
+    static constexpr int THREADS = 128 * (1 + CONSUMERS), MI = BM / 64 / CONSUMERS;
     static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232; /* 128 x 40 + 256 x 232 <= 64 Ki */
-    static_assert(BM == 128 || BM == 256, "two consumer warpgroups of one or two 64-row slices");
+    static_assert(BM == 64 || BM == 128 || BM == 256, "consumer warpgroups of one or two 64-row slices");
     static_assert(BN <= 256, "a TMA box dimension is at most 256 elements");
     static_assert(CL == 1 || CL == 2, "clusters of one or two CTAs");
 };
@@ -181,10 +193,10 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_consumer : igemm_
     }
 };
 
-/* grid = min(units, SMs) (clustered: a multiple of CL, clusters of consecutive CTAs), 384
-   threads, igemm_tma_smem::SMEM bytes of dynamic shared memory. */
+/* grid = min(units, SMs) (clustered: a multiple of CL, clusters of consecutive CTAs),
+   Tile::THREADS threads, igemm_tma_smem::SMEM bytes of dynamic shared memory. */
 template <class Tile, typename T, bool WGRAD>
-__global__ void __launch_bounds__(384, 1)
+__global__ void __launch_bounds__(Tile::THREADS, 1)
     igemm_tma_kernel(const __grid_constant__ igemm_params p, const __grid_constant__ CUtensorMap mi,
                      const __grid_constant__ CUtensorMap mt, const __grid_constant__ igemm_tma_geom g)
 {
@@ -196,20 +208,21 @@ __global__ void __launch_bounds__(384, 1)
     uint64_t *full = (uint64_t *)(smem + L::BARS), *empty = full + Tile::STAGES;
     const int tid = threadIdx.x, wg = tid >> 7;
     if (tid == 0) {
-        for (int s = 0; s < Tile::STAGES; s++) ocd_mbar_init(&full[s], 1), ocd_mbar_init(&empty[s], 256 * Tile::CL);
+        for (int s = 0; s < Tile::STAGES; s++)
+            ocd_mbar_init(&full[s], 1), ocd_mbar_init(&empty[s], 128 * Tile::CONSUMERS * Tile::CL);
         ocd_mbar_init_fence();
     }
     if (Tile::CL > 1) ocd_cluster_sync(); /* the peers' barriers too, before any multicast or remote arrival */
     else __syncthreads();
     if (wg == 0) {
-        ocd_wgmma_setmaxnreg_dec<Tile::PRODUCER_REGS>();
+        if (Tile::CONSUMERS > 1) ocd_wgmma_setmaxnreg_dec<Tile::PRODUCER_REGS>();
         if (tid == 0) {
             igemm_tma_producer<Tile, T, WGRAD> ops = {{p, g}, smem, full, empty, &mi, &mt,
                                                       Tile::CL > 1 ? (int)ocd_cluster_rank() : 0};
             ocd_wgmma_ring_produce<Tile::STAGES>(ops, blockIdx.x, gridDim.x, g.units);
         }
     } else {
-        ocd_wgmma_setmaxnreg_inc<Tile::CONSUMER_REGS>();
+        if (Tile::CONSUMERS > 1) ocd_wgmma_setmaxnreg_inc<Tile::CONSUMER_REGS>();
         float d[Tile::MI][Tile::BN / 2];
         igemm_tma_consumer<Tile, T, WGRAD> ops = {{p, g}, full, empty, ocd_wgmma_smem_addr(smem), wg - 1, tid - 128, d};
         ocd_wgmma_ring_consume<Tile::STAGES>(ops, blockIdx.x, gridDim.x, g.units);
@@ -345,8 +358,10 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_cell<Tile, T, WGR
      igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, float, wgrad, !(wgrad) && cl == 1>::fn}
 #define IGEMM_TMA_ROW(i, bm, bn, st) {IGEMM_TMA_TYPES(bm, bn, st, 1, false), IGEMM_TMA_TYPES(bm, bn, st, 1, true)},
 #define IGEMM_TMA_C2_ROW(i, bm, bn, st) {IGEMM_TMA_TYPES(bm, bn, st, 2, false), IGEMM_TMA_TYPES(bm, bn, st, 2, true)},
+#define IGEMM_TMA_W64_ROW(i, bm, bn, st) {{NULL, NULL, NULL}, IGEMM_TMA_TYPES(bm, bn, st, 1, true)},
 const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_ALL_TILES][2][IGEMM_NTYPES] = {
-    OCD_IGEMM_TMA_TILES(IGEMM_TMA_ROW) OCD_IGEMM_TMA_C2_TILES(IGEMM_TMA_C2_ROW)};
+    OCD_IGEMM_TMA_TILES(IGEMM_TMA_ROW) OCD_IGEMM_TMA_C2_TILES(IGEMM_TMA_C2_ROW) OCD_IGEMM_TMA_W64_TILES(IGEMM_TMA_W64_ROW)};
+#undef IGEMM_TMA_W64_ROW
 #undef IGEMM_TMA_C2_ROW
 #undef IGEMM_TMA_ROW
 #undef IGEMM_TMA_TYPES

@@ -207,6 +207,13 @@ cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const void *problem,
     X(1, 256, 128, 4)
 #define OCD_IGEMM_TMA_C2_NTILES 2
 
+/* The same kernel's filter-gradient tiles of 64 rows (entries cuda:wgrad_igemm_tma_64x*: one
+   consumer warpgroup, for the 64 filters of ResNet's 64-channel layers, which the 128-row tiles
+   would leave half padding): X(index, BM, BN, stages). */
+#define OCD_IGEMM_TMA_W64_TILES(X)                                                              \
+    X(0, 64, 256, 5)
+#define OCD_IGEMM_TMA_W64_NTILES 1
+
 /* "cuda:fwd_igemm_tc_128x128x32_s3": direction, variant (tc: fp16 and bf16 with a K tile of 32;
    tf32: fp32 data with a K tile of 16; wgmma: the sm_90a kernel, fp16 and bf16 with a K tile of
    64; tma: the sm_90a warp-specialized TMA kernel; tma_tf32: that kernel on fp32 data as TF32,
@@ -229,6 +236,9 @@ OCD_IGEMM_TMA_TILES(OCD_IGEMM_TMA_DECLARE)
 #define OCD_IGEMM_TMA_C2_DECLARE(i, bm, bn, st) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_c2_##i)
 OCD_IGEMM_TMA_C2_TILES(OCD_IGEMM_TMA_C2_DECLARE)
 #undef OCD_IGEMM_TMA_C2_DECLARE
+#define OCD_IGEMM_TMA_W64_DECLARE(i, bm, bn, st) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_w64_##i)
+OCD_IGEMM_TMA_W64_TILES(OCD_IGEMM_TMA_W64_DECLARE)
+#undef OCD_IGEMM_TMA_W64_DECLARE
 
 /* cuBLAS entries (conv_cublas.cu), planned, for every direction. "gemm1x1" applies to 1x1
    filters with unit stride and no padding, where the activation itself is the GEMM operand (no

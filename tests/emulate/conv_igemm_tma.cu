@@ -23,8 +23,8 @@
       must pass the driver's documented rules (model_encode_rejects; conv_igemm_tma_maps.cu
       checks them for every ResNet-50 layer), and a stage's bytes the mbarrier's tx-count.
    2. The schedule. The kernel's own loops (wgmma.cuh's ocd_wgmma_ring_produce and
-      ocd_wgmma_ring_consume) run on four threads per CTA (the producer, two consumer
-      warpgroups, and the TMA engine completing the queued loads in random order after random
+      ocd_wgmma_ring_consume) run on threads (the producer, the consumer warpgroups: two, one on
+      the 64-row tile, and the TMA engine completing the queued loads in random order after random
       delays) over mbarriers modelled from the ISA (arrival counts, expect_tx and complete_tx,
       phases, and try_wait.parity's "the phase of this parity has completed"). wgmma reads its
       stage when its group is retired by wgmma.wait_group, the latest the ISA allows, and a TMA
@@ -75,6 +75,10 @@
    the 256x128 tile with stride 2, alpha and beta; backward data in CONVOLUTION mode with odd M
    tiles; the filter gradient with one M tile (padded to two), three M tiles with split-K on 12
    clusters, and stride 2 on the 256x128 tile.
+   The filter gradient's 64-row tile (one consumer warpgroup, 5 stages; parts 1 to 3, and its
+   ring one stage short caught): K = 64 with 576 columns (the last tile one block of four),
+   split-K in four splits, K = 56 (one A block, rows past the filters) with C = 120 and stride 2,
+   a 1x1 stride-2 filter, and the plan declining K = 40 and the forward pass.
    Prints a line per case; exits 1 if any fails. */
 #define OCD_SM90A
 #include "cuda/conv_igemm.cu"
@@ -91,20 +95,19 @@ extern "C" {
 
 namespace {
 
-/* A ring whose barriers and stages are one fewer than the loops believe must fail the checks. */
-bool check_short_ring()
+/* A ring whose barriers and stages are one fewer than the loops believe must fail the checks:
+   case e on the tile of index e.tile (Tile), two consumers or one. */
+template <class Tile, bool WGRAD> bool check_short_ring(const tma_case &e)
 {
-    const tma_case e = {"short ring", CUDNN_DATA_HALF, 0, 2, 64, 256, 8, 8, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 1, NULL};
     tma_problem<__half> tp(e);
     igemm_plan pl;
     bool passed;
-    if (!emu_igemm_plan(e.name, NULL, 1, tp.p, TMA_TILE0, false, &pl, &passed)) return false;
-    typedef igemm_tma_tile<128, 256, 4> Tile;
+    if (!emu_igemm_plan(e.name, NULL, 1, tp.p, TMA_TILE0 + e.tile, false, &pl, &passed)) return false;
     bool caught = true;
     const char *why = NULL;
     for (unsigned seed = 0; seed < 3 && caught; seed++)
-        caught = (why = run_cluster<Tile, __half, false>(pl.prm, pl.tma, 0, 1, Tile::STAGES - 1, PROTO_KERNEL, seed)) != NULL;
-    printf("%s a ring one stage short is caught (%s)\n", caught ? "ok  " : "FAIL", why ? why : "not caught");
+        caught = (why = run_cluster<Tile, __half, WGRAD>(pl.prm, pl.tma, 0, 1, Tile::STAGES - 1, PROTO_KERNEL, seed)) != NULL;
+    printf("%s %s: a ring one stage short is caught (%s)\n", caught ? "ok  " : "FAIL", e.name, why ? why : "not caught");
     return caught;
 }
 
@@ -203,6 +206,19 @@ int main()
          3, 1, 1, 1, 1, false, false, false, 1, 0, 24, NULL, false, true},
         {"c2 wgrad 256x128 bf16 stride 2, C 120, K 240, CONVOLUTION, beta", B, 3, 3, 120, 240, 17, 15, 3, 3, 2, 1, 2, 1,
          true, false, false, 1, 1, 4, NULL, false, true},
+        /* the filter gradient's 64-row tile (tile 4: one consumer warpgroup, 5 stages) */
+        {"w64 wgrad 64x256 fp16 3x3 pad 1, K 64, C 64 (576 columns: the last tile one block of four), 3 tiles on 2 CTAs",
+         H, 4, 2, 64, 64, 16, 16, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 2, NULL, false, true},
+        {"w64 wgrad 64x256 bf16 split-K (4 splits: 17, 17, 17, 15 K tiles), K 64, C 64, CONVOLUTION, alpha beta", B, 4, 6, 64, 64, 26, 27, 3, 3,
+         1, 1, 1, 1, true, false, false, 0.5, 0.75, 8, NULL, false, true},
+        {"w64 wgrad 64x256 fp16 K 56 (an A block of 56 filters), C 120 (padded to 128), stride 2, pad (2, 1)", H, 4, 3,
+         120, 56, 17, 15, 3, 3, 2, 1, 2, 1, false, false, false, 1, 0, 3, NULL, false, true},
+        {"w64 wgrad 64x256 bf16 1x1 stride 2, K 64, C 256, KCRS filter", B, 4, 2, 256, 64, 13, 13, 1, 1, 0, 0, 2, 1, false,
+         false, true, 1, 0, 2, NULL, false, true},
+        {"w64 wgrad 64x256 fp16 K 40 declines (mostly padding)", H, 4, 2, 64, 40, 16, 16, 3, 3, 1, 1, 1, 1, false, false,
+         false, 1, 0, 1, "mostly padding", false, true},
+        {"w64 64x256 fp16 forward declines (the filter gradient's tile)", H, 4, 2, 64, 64, 16, 16, 3, 3, 1, 1, 1, 1, false,
+         false, false, 1, 0, 1, "filter gradient's"},
         /* strided backward data, phase by phase on the TMA kernel (cuda:dgrad_igemm_tma_phases) */
         {"phases fp16 3x3 stride 2 pad 1, 22x21 (a phase of more pixels than its padding implies), C 256, K 64, dx zeroed",
          H, 0, 3, 256, 64, 22, 21, 3, 3, 1, 1, 2, 1, false, false, false, 1, 0, 2, NULL, true, false, true},
@@ -223,7 +239,12 @@ int main()
         {"phases fp16 unit stride declines", H, 0, 3, 256, 64, 21, 21, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 2,
          "unit stride", true, false, true},
     };
-    int failed = !check_short_ring();
+    const tma_case short_fwd = {"short ring, 128x256 forward", H, 0, 2, 64, 256, 8, 8, 3, 3, 1, 1, 1, 1, false, false,
+                                false, 1, 0, 1, NULL};
+    const tma_case short_w64 = {"short ring, 64x256 filter gradient (one consumer)", H, 4, 2, 64, 64, 16, 16, 3, 3, 1, 1,
+                                1, 1, false, false, false, 1, 0, 1, NULL, false, true};
+    int failed = !check_short_ring<igemm_tma_tile<128, 256, 4>, false>(short_fwd);
+    failed += !check_short_ring<igemm_tma_tile<64, 256, 5>, true>(short_w64);
     failed += !check_broken_cluster(PROTO_LOCAL_RELEASE, "releasing stages in its own CTA only");
     failed += !check_broken_cluster(PROTO_OWN_BYTES, "whose full barriers expect their own CTA's bytes only");
     for (const tma_case &e : cases) failed += e.dt == B ? !run_case<__nv_bfloat16>(e) : !run_case<__half>(e);

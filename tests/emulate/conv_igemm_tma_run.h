@@ -372,7 +372,7 @@ template <class Tile, typename T, bool WGRAD> struct cluster_run {
     typedef typename L::Shape Shape;
     typedef typename L::Loads Loads;
     static constexpr uint32_t BASE = 1024;
-    static constexpr int S = Tile::STAGES, CL = Tile::CL;
+    static constexpr int S = Tile::STAGES, CL = Tile::CL, CW = Tile::CONSUMERS;
 
     const igemm_params &p;
     const igemm_tma_geom &g;
@@ -387,9 +387,9 @@ template <class Tile, typename T, bool WGRAD> struct cluster_run {
         std::vector<uint8_t> smem;
         int readers[S] = {}, released[S] = {}, used[S] = {}; /* released: the consumers' releases, in all */
         int tag[S][2];                                       /* (unit, kt) a stage holds */
-        std::vector<std::pair<int, int>> order[2];           /* (unit, kt) each consumer multiplied, in order */
-        std::vector<float> d[2];                             /* [thread][MI][BN / 2] */
-        std::deque<int> pending[2];                          /* stages of each consumer's pending wgmma groups */
+        std::vector<std::pair<int, int>> order[CW];          /* (unit, kt) each consumer multiplied, in order */
+        std::vector<float> d[CW];                            /* [thread][MI][BN / 2] */
+        std::deque<int> pending[CW];                         /* stages of each consumer's pending wgmma groups */
     } ctas[CL];
     struct job {
         int dst, src, stage, use, tile, kt, copy; /* copy `copy` of K tile kt of unit `tile` of CTA src */
@@ -405,8 +405,8 @@ template <class Tile, typename T, bool WGRAD> struct cluster_run {
     {
         for (cta &c : ctas) {
             c.smem.assign(BASE + L::BARS, 0xff);
-            for (int s = 0; s < S; s++) c.full[s].init(1), c.empty[s].init(256 * (proto == PROTO_LOCAL_RELEASE ? 1 : CL));
-            for (int i = 0; i < 2; i++) c.d[i].assign((size_t)128 * Tile::MI * (Tile::BN / 2), 0.f);
+            for (int s = 0; s < S; s++) c.full[s].init(1), c.empty[s].init(128 * CW * (proto == PROTO_LOCAL_RELEASE ? 1 : CL));
+            for (int i = 0; i < CW; i++) c.d[i].assign((size_t)128 * Tile::MI * (Tile::BN / 2), 0.f);
         }
     }
     void fail(const char *why)
@@ -472,7 +472,7 @@ template <class Tile, typename T, bool WGRAD> struct emu_producer {
             if (cp.multicast != (cp.into_b && C::CL > 1)) c.fail("a load multicast that is not the shared B, or B not multicast");
             for (int d = 0; d < C::CL; d++) {
                 if (d != rank && !cp.multicast) continue;
-                if (c.ctas[d].released[b] < 2 * use) c.fail("a stage refilled before the consumers of every CTA it writes released it");
+                if (c.ctas[d].released[b] < C::CW * use) c.fail("a stage refilled before the consumers of every CTA it writes released it");
                 c.jobs.push_back({d, rank, b, use, tile, kt, i});
             }
         }
@@ -596,7 +596,7 @@ template <class Tile, typename T, bool WGRAD> struct emu_consumer {
 };
 
 /* Runs the cluster whose CTA of rank 0 is `first` in a grid of `grid` CTAs on threads (a
-   producer and two consumers per CTA, one TMA engine); ring < STAGES makes the broken ring,
+   producer and the tile's consumers per CTA, one TMA engine); ring < STAGES makes the broken ring,
    proto a broken cluster protocol. NULL or what went wrong. */
 template <class Tile, typename T, bool WGRAD>
 const char *run_cluster(const igemm_params &p, const igemm_tma_geom &g, int first, int grid, int ring,
@@ -608,7 +608,7 @@ const char *run_cluster(const igemm_params &p, const igemm_tma_geom &g, int firs
     std::vector<emu_consumer<Tile, T, WGRAD>> cons;
     for (int r = 0; r < C::CL; r++) {
         prods.push_back({c, r, std::minstd_rand(seed + 5 * r)});
-        for (int w = 0; w < 2; w++) cons.push_back({c, r, w, std::minstd_rand(seed + 5 * r + 1 + w)});
+        for (int w = 0; w < C::CW; w++) cons.push_back({c, r, w, std::minstd_rand(seed + 5 * r + 1 + w)});
     }
     std::thread tma(emu_tma<Tile, T, WGRAD>, std::ref(c), seed + 3);
     std::vector<std::thread> threads;
@@ -631,7 +631,7 @@ const char *run_cluster(const igemm_params &p, const igemm_tma_geom &g, int firs
     for (auto &cs : cons)
         if (!cs.wgmma_ok) return "a descriptor is malformed or reads outside shared memory";
     for (int r = 0; r < C::CL; r++)
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < C::CW; i++) {
             size_t n = 0;
             const std::vector<std::pair<int, int>> &order = c.ctas[r].order[i];
             for (int t = first + r; t < g.units; t += grid)
@@ -723,7 +723,8 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
     /* the cp.async kernel's loaders of the same tile where C % 64 == 0 */
     igemm_plan cp;
     const int wgmma_tile = WGMMA_TILE0 + (Tile::BM == 128 ? 0 : 1); /* 128x256 and 256x128 */
-    const bool compare = e.c % 64 == 0 && !e.dgrad; /* the cp.async kernel's backward data gathers differently */
+    /* the cp.async kernel's backward data gathers differently, and it has no 64-row tile */
+    const bool compare = e.c % 64 == 0 && !e.dgrad && Tile::BM > 64;
     if (compare && !emu_igemm_plan(e.name, NULL, e.sm_count, tp.p, wgmma_tile, tf32, &cp, &passed)) return false;
     int grid = 0;
     if (const char *err = run_plan<Tile, T, WGRAD>(e, tp, emu_phase(e, 0), tp.p, pl, compare ? &cp : NULL, &grid)) {
@@ -804,14 +805,19 @@ template <typename T> bool run_phases_case(const tma_case &e)
     return true;
 }
 
-/* The case's tile: OCD_IGEMM_TMA_TILES' 0 and 1, then OCD_IGEMM_TMA_C2_TILES' as 2 and 3. */
+/* The case's tile: OCD_IGEMM_TMA_TILES' 0 and 1, then OCD_IGEMM_TMA_C2_TILES' as 2 and 3, and
+   OCD_IGEMM_TMA_W64_TILES' as 4 (the filter gradient's: a case of another direction there only
+   declines at the plan, whatever tile type runs it). */
 template <typename T, bool WGRAD> bool run_case_dir(const tma_case &e)
 {
     switch (e.tile) {
     case 0: return run_tile_case<igemm_tma_tile<128, 256, 4>, T, WGRAD>(e);
     case 1: return run_tile_case<igemm_tma_tile<256, 128, 4>, T, WGRAD>(e);
     case 2: return run_tile_case<igemm_tma_tile<128, 256, 4, 2>, T, WGRAD>(e);
-    default: return run_tile_case<igemm_tma_tile<256, 128, 4, 2>, T, WGRAD>(e);
+    case 3: return run_tile_case<igemm_tma_tile<256, 128, 4, 2>, T, WGRAD>(e);
+    default:
+        if constexpr (WGRAD) return run_tile_case<igemm_tma_tile<64, 256, 5>, T, true>(e);
+        else return run_tile_case<igemm_tma_tile<128, 256, 4>, T, false>(e);
     }
 }
 template <typename T> bool run_case(const tma_case &e)
