@@ -30,6 +30,15 @@ struct emu_desc {
     uint32_t start, lbo, sbo, base, swizzle;
 };
 
+/* Whether a 128-byte-swizzled descriptor of the kernels' kind (base offset 0) is one the ISA
+   reads as the emulation does: base offset 0 is the ISA's value only for a start address in the
+   first 128 bytes of its 1024-byte swizzle pattern ((start >> 7) & 7 == 0); the K-step advances
+   of 32 bytes and the 64-byte half-row starts stay there. */
+bool emu_desc_sw128(const struct emu_desc &e)
+{
+    return e.swizzle == 1 && e.base == 0 && (e.start >> 7 & 7) == 0;
+}
+
 emu_desc emu_desc_decode(uint64_t d)
 {
     emu_desc e;
@@ -46,7 +55,7 @@ emu_desc emu_desc_decode(uint64_t d)
 bool emu_desc_addr(uint64_t desc, int row, int k, int esize, uint32_t *addr)
 {
     emu_desc e = emu_desc_decode(desc);
-    if (e.swizzle != 1 || e.base != 0) return false;
+    if (!emu_desc_sw128(e)) return false;
     uint32_t a = e.start + (uint32_t)(row / 8) * e.sbo + (uint32_t)(row % 8) * 128 + (uint32_t)(k * esize);
     *addr = a ^ ((a >> 7 & 7) << 4);
     return true;
@@ -59,7 +68,7 @@ bool emu_desc_addr(uint64_t desc, int row, int k, int esize, uint32_t *addr)
 bool emu_desc_addr_mn(uint64_t desc, int n, int k, int esize, uint32_t *addr)
 {
     emu_desc e = emu_desc_decode(desc);
-    if (e.swizzle != 1 || e.base != 0) return false;
+    if (!emu_desc_sw128(e)) return false;
     uint32_t a = e.start + (uint32_t)(n / 64) * e.lbo + (uint32_t)((n % 64) * esize) + (uint32_t)(k / 8) * e.sbo +
                  (uint32_t)(k % 8) * 128;
     *addr = a ^ ((a >> 7 & 7) << 4);
