@@ -305,30 +305,6 @@ static void usage(const char *argv0)
     exit(2);
 }
 
-/* Picks where data lives and tells opencudnn the same, so the handle and the buffers agree: the
-   device when built with CUDA and one is present (unless OPENCUDNN_BACKEND=host), else host. The
-   vendor's cuDNN has no host backend: its build always takes the device. */
-static void choose_backend(void)
-{
-#ifdef BENCH_VENDOR
-    const char *forced = "cuda";
-#else
-    const char *forced = getenv("OPENCUDNN_BACKEND");
-#endif
-    on_device = false;
-#ifdef BENCH_CUDA
-    int count = 0;
-    if (!(forced && strcmp(forced, "host") == 0)) {
-        if (cudaGetDeviceCount(&count) != cudaSuccess) cudaGetLastError();
-        on_device = count > 0;
-    }
-#endif
-    if (forced && strcmp(forced, on_device ? "cuda" : "host") != 0)
-        die("OPENCUDNN_BACKEND=%s, but the benchmark's data would be in %s memory", forced,
-            on_device ? "device" : "host");
-    setenv("OPENCUDNN_BACKEND", on_device ? "cuda" : "host", 1);
-}
-
 static void print_banner(void)
 {
     char device[320] = "host";
@@ -377,18 +353,8 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--strict") == 0) o.strict = true;
         else usage(argv[0]);
     }
-    choose_backend();
+    cudnnHandle_t handle = open_backend();
     if (!on_device) fma_peak = host_fma_peak();
-    cudnnHandle_t handle;
-    cudnnStatus_t s = cudnnCreate(&handle);
-    if (s != CUDNN_STATUS_SUCCESS) die("cudnnCreate: %s", cudnnGetErrorString(s));
-#ifdef BENCH_CUDA
-    if (on_device) {
-        CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-        s = cudnnSetStream(handle, stream);
-        if (s != CUDNN_STATUS_SUCCESS) die("cudnnSetStream: %s", cudnnGetErrorString(s));
-    }
-#endif
     print_banner();
 
     int bad = 0, ran = 0;
@@ -436,10 +402,7 @@ int main(int argc, char **argv)
         }
         if (ran == 0) fprintf(stderr, "bench: no case matches the filters\n");
     }
-#ifdef BENCH_CUDA
-    if (on_device) CUDA_TRY(cudaStreamDestroy(stream));
-#endif
-    cudnnDestroy(handle);
+    close_backend(handle);
     if (o.list) return bad ? 1 : 0;
     return (o.strict && bad) || ran == 0 ? 1 : 0;
 }

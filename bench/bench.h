@@ -6,7 +6,8 @@
    Files: bench.c runs the cases and prints them (main); common.c holds memory, clocks, random
    data, problem strings and a call's tensors; ops_tensor.c, ops_conv.c, ops_nn.c, ops_adv.c,
    ops_rnn.c, ops_attn.c and ops_graph.c (the backend API) each hold one family of ops (a setup and a run per op, and the
-   family's op table); suites.c holds the suite tables.
+   family's op table); suites.c holds the suite tables. parity.c, the parity probe (a program of its
+   own, parity.md), shares common.c.
 
    Main decision: cases are data. A suite is a table of rows {name, timing, problem}; the problem
    string is the canonical description of one API call and names the op that runs it. A new suite
@@ -93,6 +94,10 @@ extern bool on_device;
 extern cudaStream_t stream;
 #endif
 
+/* Picks where data lives and tells opencudnn the same (see common.c), then creates the handle
+   (on `stream` when on the device); close_backend undoes both. */
+cudnnHandle_t open_backend(void);
+void close_backend(cudnnHandle_t handle);
 double host_ms(void);
 void *mem_alloc(size_t bytes);
 void mem_free(void *p);

@@ -29,6 +29,54 @@ double host_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
+/* Picks where data lives and tells opencudnn the same, so the handle and the buffers agree: the
+   device when built with CUDA and one is present (unless OPENCUDNN_BACKEND=host), else host. The
+   vendor's cuDNN has no host backend: its build always takes the device. */
+static void choose_backend(void)
+{
+#ifdef BENCH_VENDOR
+    const char *forced = "cuda";
+#else
+    const char *forced = getenv("OPENCUDNN_BACKEND");
+#endif
+    on_device = false;
+#ifdef BENCH_CUDA
+    int count = 0;
+    if (!(forced && strcmp(forced, "host") == 0)) {
+        if (cudaGetDeviceCount(&count) != cudaSuccess) cudaGetLastError();
+        on_device = count > 0;
+    }
+#endif
+    if (forced && strcmp(forced, on_device ? "cuda" : "host") != 0)
+        die("OPENCUDNN_BACKEND=%s, but the benchmark's data would be in %s memory", forced,
+            on_device ? "device" : "host");
+    setenv("OPENCUDNN_BACKEND", on_device ? "cuda" : "host", 1);
+}
+
+cudnnHandle_t open_backend(void)
+{
+    choose_backend();
+    cudnnHandle_t handle;
+    cudnnStatus_t s = cudnnCreate(&handle);
+    if (s != CUDNN_STATUS_SUCCESS) die("cudnnCreate: %s", cudnnGetErrorString(s));
+#ifdef BENCH_CUDA
+    if (on_device) {
+        CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        s = cudnnSetStream(handle, stream);
+        if (s != CUDNN_STATUS_SUCCESS) die("cudnnSetStream: %s", cudnnGetErrorString(s));
+    }
+#endif
+    return handle;
+}
+
+void close_backend(cudnnHandle_t handle)
+{
+#ifdef BENCH_CUDA
+    if (on_device) CUDA_TRY(cudaStreamDestroy(stream));
+#endif
+    cudnnDestroy(handle);
+}
+
 void *mem_alloc(size_t bytes)
 {
     void *p = NULL;

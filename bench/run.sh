@@ -66,13 +66,7 @@ if [ -z "$join_only" ]; then
     echo "run.sh: opencudnn ..." >&2
     "$build/bench/opencudnn_bench" --tsv "$@" >"$ours_tsv" || status=$?
     if [ -n "$vendor" ]; then
-        # The vendor's library loads its sub-libraries (and, in the Python packages, cuBLAS and NVRTC
-        # from sibling packages) through the loader's path.
-        libdirs=$vendor/lib:$vendor/lib64
-        parent=$(dirname "$vendor")
-        if [ "$(basename "$parent")" = nvidia ]; then
-            libdirs=$libdirs:$(find "$parent" -maxdepth 3 -name 'lib*.so*' -printf '%h\n' | sort -u | paste -sd: -)
-        fi
+        libdirs=$(bench/vendor-libdirs.sh "$vendor")
         echo "run.sh: vendor ($vendor) ..." >&2
         LD_LIBRARY_PATH="$libdirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
             "$build/bench/opencudnn_bench_vendor" --tsv "$@" >"$vendor_tsv" || status=$?

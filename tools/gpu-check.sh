@@ -25,6 +25,12 @@
 #          file rebuilt under AddressSanitizer and run on the GPU machine          -> emuasan.log
 #   chosen the implementation each benchmark case of GPU_CHECK_BENCH_ARGS ran on (one timed call
 #          a case, with CUDNN_LOGINFO_DBG)                                          -> chosen.log
+#   parity the parity probe (bench/parity.c) against ours (device and host backends) and the
+#          vendor's cuDNN 9, compared by tools/parity-compare.py: a table of each probe's
+#          status and outputs on both sides and a verdict (bench/README.md says how to
+#          read it); the vendor's program is built in this step only, so that its
+#          failure fails this step alone                  -> parity.log, parity.ours.tsv,
+#                                                            parity.host.tsv, parity.vendor.tsv
 # A first run of unproven entries (core/impl.h) wants two calls:
 #   GPU_CHECK_STEPS=hgmma,tests,race,check, then GPU_CHECK_STEPS=bench.
 # Everything is written under $OUT (default ./gpu-check-out): the files above, no more. A
@@ -250,6 +256,26 @@ if wants emuasan; then
         fi
     done
     verdict emuasan $rc "$(grep -c 'ERROR: AddressSanitizer' "$asan_log") ASan reports"
+fi
+
+# ---- parity: the parity probe, ours against the vendor's ------------------------------------------
+if wants parity; then
+    parity_log=$OUT/parity.log
+    : >"$parity_log"
+    parity_rc=0
+    vendor_args=()
+    if [ -n "$vendor" ]; then
+        if run_step "$parity_log" "$(min 90 $(($(left) - 30)))" cmake --build "$build" --target opencudnn_parity_vendor; then
+            vendor_args=(--vendor "$build/bench/opencudnn_parity_vendor" --vendor-libdirs "$(bench/vendor-libdirs.sh "$vendor")")
+        else
+            parity_rc=1
+        fi
+    fi
+    run_step "$parity_log" "$(min 150 $(($(left) - 10)))" python3 tools/parity-compare.py --ours "$build/bench/opencudnn_parity" \
+        --host ${vendor_args[@]+"${vendor_args[@]}"} -o "$OUT" || parity_rc=$?
+    parity_note=$(grep '^summary:' "$parity_log" | sed 's/^summary: //')
+    [ -n "$vendor" ] && [ ${#vendor_args[@]} -eq 0 ] && parity_note="ours only: the vendor's build failed"
+    verdict parity $parity_rc "$parity_note"
 fi
 
 # ---- 4. benchmark ----------------------------------------------------------------------------------
