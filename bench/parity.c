@@ -199,9 +199,11 @@ static cudnnTensorDescriptor_t tensor4(struct probe_out *o, int n, int c, int h,
 
 /* ---- RNN: a small LSTM through the v8 API --------------------------------------------------------- */
 
-/* One layer, unidirectional, input 3, hidden 4, T 5, batch 2 (lengths 5 and 3, or both 5), float
-   with DEFAULT_MATH (the compare script turns TF32 off), double bias, SEQ_MAJOR_UNPACKED data with
-   padding filled with 0; every LSTM probe draws the same inputs. Weights are filled matrix by matrix through cudnnGetRNNWeightParams, so
+/* One layer, unidirectional, input 3, hidden 4, T 5, batch 2, float with DEFAULT_MATH (the compare
+   script turns TF32 off), double bias, SEQ_MAJOR_UNPACKED data: ragged, lengths 5 and 3 with
+   padded I/O and the padding filled with 0; else both 5, no padded I/O and no fill (the
+   benchmark's form, which the vendor's persistent algorithms take). Every LSTM probe draws the
+   same inputs. Weights are filled matrix by matrix through cudnnGetRNNWeightParams, so
    that a library's weight-space layout does not matter; the cell's values grow past the clip
    range within the sequence. */
 enum { RNN_T = 5, RNN_N = 2, RNN_IN = 3, RNN_H = 4 };
@@ -216,13 +218,13 @@ struct lstm {
     void *work, *reserve;
 };
 
-static bool rnn_data(struct probe_out *o, cudnnRNNDataDescriptor_t *d, int vector, const int *lengths)
+static bool rnn_data(struct probe_out *o, cudnnRNNDataDescriptor_t *d, int vector, const int *lengths, bool padded)
 {
     float fill = 0;
     if (!SETUP(o, cudnnCreateRNNDataDescriptor(d))) return false;
     hold(o, *d, HELD_RNN_DATA);
     return SETUP(o, cudnnSetRNNDataDescriptor(*d, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, RNN_T,
-                                              RNN_N, vector, lengths, &fill));
+                                              RNN_N, vector, lengths, padded ? &fill : NULL));
 }
 
 /* Every matrix and bias of the weight space at base, in the order (linLayerID 0..7, matrix then
@@ -283,12 +285,13 @@ static bool lstm_setup(struct probe_out *o, struct lstm *r, cudnnRNNAlgo_t algo,
     cudnnStatus_t s = cudnnSetRNNDescriptor_v8(r->desc, algo, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS, CUDNN_UNIDIRECTIONAL,
                                                CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
                                                CUDNN_DEFAULT_MATH, RNN_IN, RNN_H, RNN_H, 1, dropout,
-                                               CUDNN_RNN_PADDED_IO_ENABLED);
+                                               ragged ? CUDNN_RNN_PADDED_IO_ENABLED : CUDNN_RNN_PADDED_IO_DISABLED);
     if (!setup_ok(o, "cudnnSetRNNDescriptor_v8", s)) return false;
     if (lclip < rclip &&
         !SETUP(o, cudnnRNNSetClip_v8(r->desc, CUDNN_RNN_CLIP_MINMAX, CUDNN_NOT_PROPAGATE_NAN, lclip, rclip)))
         return false;
-    if (!rnn_data(o, &r->x_desc, RNN_IN, lengths) || !rnn_data(o, &r->y_desc, RNN_H, lengths)) return false;
+    if (!rnn_data(o, &r->x_desc, RNN_IN, lengths, ragged) || !rnn_data(o, &r->y_desc, RNN_H, lengths, ragged))
+        return false;
     r->h_desc = tensor_nd(o, 3, (int[]){1, RNN_N, RNN_H}, (int[]){RNN_N * RNN_H, RNN_H, 1});
     if (r->h_desc == NULL) return false;
     r->dev_lengths = dev_bytes(o, sizeof lengths);

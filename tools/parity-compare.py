@@ -79,7 +79,7 @@ def run_program(prog, env, raw_path):
     lines, start = [], 0
     while start < len(names):
         try:
-            p = subprocess.run([prog, "--from", str(start)], env=env, capture_output=True, text=True, timeout=300)
+            p = subprocess.run([prog, "--from", str(start)], env=env, capture_output=True, text=True, timeout=60)
             out, rc, err = p.stdout, p.returncode, p.stderr
         except subprocess.TimeoutExpired as e:
             out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
