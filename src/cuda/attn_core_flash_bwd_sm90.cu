@@ -343,6 +343,9 @@ extern "C" cudnnStatus_t ocd_cuda_attn_bwd_sm90(cudnnHandle_t handle, const void
         constexpr int D = decltype(dd)::value;
         return bwd_run<T>(handle, d, [&]() {
             auto kernel = d.p.dropout > 0 ? attn_bwd_sm90<T, D, true> : attn_bwd_sm90<T, D, false>;
+            static int pool_checked[2]; /* without dropout, with */
+            OCD_TRY(ocd_wgmma_pool_check(kernel, THREADS, 128 * PRODUCER_REGS + 256 * CONSUMER_REGS,
+                                         &pool_checked[d.p.dropout > 0]));
             return flash_launch(handle, kernel, bwd_grid<BN>(d), THREADS, bwd90_smem<D>::BYTES, d);
         });
     });

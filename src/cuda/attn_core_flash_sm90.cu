@@ -254,6 +254,9 @@ extern "C" cudnnStatus_t ocd_cuda_attn_fwd_sm90(cudnnHandle_t handle, const void
     return flash_entry(handle, call, true, [&](auto t, auto dd, const ocd_attn_dev &d) {
         typedef typename decltype(t)::type T;
         constexpr int D = decltype(dd)::value;
+        static int pool_checked;
+        OCD_TRY(ocd_wgmma_pool_check(attn_fwd_sm90<T, D>, THREADS, 128 * PRODUCER_REGS + 256 * CONSUMER_REGS,
+                                     &pool_checked));
         return flash_launch(handle, attn_fwd_sm90<T, D>, flash_fwd_grid<BM>(d.p), THREADS, sm90_smem<D>::BYTES, d);
     });
 }

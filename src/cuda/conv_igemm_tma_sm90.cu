@@ -309,6 +309,7 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_launch {
     {
         static unsigned long long smem_opted;
         static int clusters_of[64]; /* active_clusters' cache, per device */
+        static int pool_checked;
         const CUtensorMapDataType type = std::is_same<T, __half>::value          ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                          : std::is_same<T, __nv_bfloat16>::value ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                                  : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
@@ -318,6 +319,8 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_launch {
         void (*kernel)(const igemm_params, const CUtensorMap, const CUtensorMap, const igemm_tma_geom) =
             igemm_tma_kernel<Tile, T, WGRAD>;
         OCD_TRY(igemm_smem_opt_in(kernel, smem, &smem_opted, device));
+        const int split = 128 * (Tile::PRODUCER_REGS + Tile::CONSUMERS * Tile::CONSUMER_REGS); /* setmaxnreg's */
+        if (Tile::CONSUMERS > 1) OCD_TRY(ocd_wgmma_pool_check(kernel, Tile::THREADS, split, &pool_checked));
         cudaLaunchAttribute attr;
         attr.id = cudaLaunchAttributeClusterDimension;
         attr.val.clusterDim.x = Tile::CL, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;

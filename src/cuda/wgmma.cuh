@@ -49,6 +49,7 @@
 #include "core/handle.h"
 #include "core/impl.h"
 #include "cuda/bulk.cuh"
+#include "cuda/check.cuh"
 #include "cuda/emulated.cuh"
 
 #include <cuda_bf16.h>
@@ -357,6 +358,26 @@ template <int N> __device__ __forceinline__ void ocd_wgmma_setmaxnreg_inc()
 #ifdef OCD_WGMMA_ARCH_OK
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
 #endif
+}
+
+/* Host: that kernel's build leaves its setmaxnreg split a pool to take from. A CTA starts with
+   `threads` x the registers a thread ptxas gave the kernel (cudaFuncGetAttributes' numRegs: 168
+   for 384 threads under __launch_bounds__(384, 1)), and setmaxnreg.inc waits until the pool has
+   what it asks for, so a build with fewer than `need` registers in all (the warpgroups' counts
+   after the split, summed) would hang the kernel. EXECUTION_FAILED, naming the counts, instead;
+   asked once (*checked set after a passing check). */
+template <typename Kernel> cudnnStatus_t ocd_wgmma_pool_check(Kernel kernel, int threads, int need, int *checked)
+{
+    if (__atomic_load_n(checked, __ATOMIC_ACQUIRE)) return CUDNN_STATUS_SUCCESS;
+    cudaFuncAttributes fa;
+    OCD_CUDA_TRY(cudaFuncGetAttributes(&fa, (const void *)kernel));
+    if (fa.numRegs * threads < need)
+        return OCD_FAIL(CUDNN_STATUS_EXECUTION_FAILED,
+                        "the kernel was built with %d registers a thread, %d for its %d threads: its setmaxnreg split "
+                        "takes %d and would wait forever",
+                        fa.numRegs, fa.numRegs * threads, threads, need);
+    __atomic_store_n(checked, 1, __ATOMIC_RELEASE);
+    return CUDNN_STATUS_SUCCESS;
 }
 
 /* ---- bulk reductions from shared memory ----------------------------------------------------------- */
