@@ -15,6 +15,7 @@
 #include "cuda/attn_core_flash.cu"
 
 #include "attn_emulate.h"
+#include "emu_handle.h"
 #include "mma_emulate.h"
 
 #include <cmath>
@@ -123,9 +124,7 @@ template <typename T, int D> void emulate(const ocd_attn_dev &d)
 
 int main()
 {
-    struct cudnnContext ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.cc_major = 9;
+    struct cudnnContext ctx = emu_handle(9, 0);
     const emu_fwd_case cases[] = {
         {"f16_d64_partial_tiles", CUDNN_DATA_HALF, 2, 1, 2, 70, 90, 64, false, true, false, 0, 0, 70, 0},
         {"bf16_d64_causal_time_major", CUDNN_DATA_BFLOAT16, 1, 2, 2, 130, 130, 64, false, true, true, 1, 0, 130, 0},

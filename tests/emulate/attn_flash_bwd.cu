@@ -17,6 +17,7 @@
 #include "cuda/attn_core_flash_bwd.cu"
 
 #include "attn_emulate_bwd.h"
+#include "emu_handle.h"
 #include "mma_emulate.h"
 
 #include <algorithm>
@@ -171,9 +172,7 @@ template <typename T, int D> bool emulate(const ocd_attn_dev &d)
 
 int main()
 {
-    struct cudnnContext ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.cc_major = 9;
+    struct cudnnContext ctx = emu_handle(9, 0);
     const emu_bwd_case cases[] = {
         {"f16_d64_partial_tiles", CUDNN_DATA_HALF, 2, 1, 2, 70, 90, 64, false, true, false, false, 0, 0},
         {"bf16_d64_causal_time_major", CUDNN_DATA_BFLOAT16, 1, 2, 2, 130, 130, 64, false, true, true, false, 1, 0},

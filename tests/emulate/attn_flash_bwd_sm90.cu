@@ -23,6 +23,7 @@
 #include "cuda/attn_core_flash_bwd_sm90.cu"
 
 #include "attn_emulate_bwd.h"
+#include "emu_handle.h"
 #include "wgmma_emulate.h"
 
 #include <cstdlib>
@@ -180,9 +181,7 @@ template <typename T, int D> bool emulate(const ocd_attn_dev &d)
 int main()
 {
     setenv("OPENCUDNN_UNPROVEN", "1", 1);
-    struct cudnnContext ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.cc_major = 9;
+    struct cudnnContext ctx = emu_handle(9, 0);
     /* {name, type, batch, beams, heads, max_q, max_kv, head, kv_shared, lengths, time_major,
        accumulate, window, dropout, q_first, q_count} */
     const emu_bwd_case cases[] = {

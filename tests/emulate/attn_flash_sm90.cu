@@ -21,6 +21,7 @@
 #include "cuda/attn_core_flash_sm90.cu"
 
 #include "attn_emulate.h"
+#include "emu_handle.h"
 #include "wgmma_emulate.h"
 
 #include <cstdlib>
@@ -121,9 +122,7 @@ template <typename T, int D> bool emulate(const ocd_attn_dev &d)
 int main()
 {
     setenv("OPENCUDNN_UNPROVEN", "1", 1);
-    struct cudnnContext ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.cc_major = 9;
+    struct cudnnContext ctx = emu_handle(9, 0);
     const emu_fwd_case cases[] = {
         {"f16_d64_blocks_tiles", CUDNN_DATA_HALF, 1, 1, 2, 300, 330, 64, false, true, false, 0, 0, 300, 0},
         {"bf16_d64_causal_time_major", CUDNN_DATA_BFLOAT16, 1, 2, 1, 200, 200, 64, false, true, true, 1, 0, 200, 0},

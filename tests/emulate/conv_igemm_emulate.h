@@ -6,6 +6,7 @@
 #define OCD_TESTS_EMULATE_CONV_IGEMM_EMULATE_H
 
 #include "conv_emulate.h"
+#include "emu_handle.h"
 
 #include <type_traits>
 
@@ -83,9 +84,7 @@ template <typename T> void emu_igemm_copies(igemm_plan &pl, const struct ocd_con
 inline bool emu_igemm_plan(const char *name, const char *declines, int sm_count, const struct ocd_conv_problem &p,
                            int tile, bool tf32, igemm_plan *pl, bool *passed)
 {
-    struct cudnnContext ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.cc_major = 9, ctx.cc_minor = 0, ctx.sm_count = sm_count;
+    struct cudnnContext ctx = emu_handle(9, sm_count);
     const char *why = make_plan(&ctx, &p, tile, tf32, pl);
     *passed = false;
     if (declines) {

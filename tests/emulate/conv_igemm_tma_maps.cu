@@ -26,6 +26,7 @@
 
 #include "conv_igemm_emulate.h"
 #include "conv_igemm_tma_emulate.h"
+#include "emu_handle.h"
 
 #include "../../bench/resnet50_shapes.h"
 
@@ -199,9 +200,7 @@ void run_layer(cudnnHandle_t h, const layer &l, int n, cudnnDataType_t dt, enum 
 int main()
 {
     setenv("OPENCUDNN_UNPROVEN", "1", 1); /* the entries are gated until a GPU has run them */
-    struct cudnnContext ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.cc_major = 9, ctx.cc_minor = 0, ctx.sm_count = 132;
+    struct cudnnContext ctx = emu_handle(9, 132);
     const cudnnDataType_t types[] = {CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT};
     const int batches[] = {1, 32, 256};
     for (const layer &l : layers)

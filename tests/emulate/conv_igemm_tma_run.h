@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "conv_igemm_tma_emulate.h"
+#include "emu_handle.h"
 
 namespace {
 
@@ -746,9 +747,7 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
 template <typename T> bool run_phases_case(const tma_case &e)
 {
     tma_problem<T> tp(e);
-    struct cudnnContext ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.cc_major = 9, ctx.cc_minor = 0, ctx.sm_count = e.sm_count;
+    struct cudnnContext ctx = emu_handle(9, e.sm_count);
     igemm_phases_plan pp;
     const bool tf32 = std::is_same<T, float>::value;
     const char *why = phases_plan(&ctx, &tp.p, tf32, true, &pp);

@@ -38,6 +38,7 @@ extern "C" {
 }
 
 #include "conv_emulate.h"
+#include "emu_handle.h"
 #include "mma_emulate.h"
 
 #include <cmath>
@@ -313,9 +314,7 @@ template <typename T> bool run_case(const emu_case &e, enum ocd_conv_dir dir)
         p.ep.bias = bias.data(), p.ep.bias_view = bias_view;
     }
 
-    struct cudnnContext ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.cc_major = e.cc_major, ctx.sm_count = 2;
+    struct cudnnContext ctx = emu_handle(e.cc_major, 2);
     stem_plan fpl;
     dstem_plan dpl;
     auto plan = [&]() {

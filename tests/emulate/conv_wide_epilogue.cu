@@ -15,6 +15,7 @@
 
 #include "../ref/pointwise.c"
 #include "conv_emulate.h"
+#include "emu_handle.h"
 
 #include <cmath>
 #include <cstdio>
@@ -129,9 +130,7 @@ bool run_case(const emu_case &e, cudnnHandle_t handle, emu_rng &rng)
 
 int main()
 {
-    struct cudnnContext ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.cc_major = 9, ctx.sm_count = 132;
+    struct cudnnContext ctx = emu_handle(9, 132);
     emu_rng rng = {777};
     const emu_case cases[] = {
         {"f16_csbaa_relu", CUDNN_DATA_HALF, CUDNN_POINTWISE_RELU_FWD, false, true, false},

@@ -21,6 +21,7 @@
 #include "cuda/gemm_mma.cu"
 
 #include "../ref/pointwise.c"
+#include "emu_handle.h"
 #include "mma_emulate.h"
 
 #include <cmath>
@@ -183,9 +184,7 @@ template <typename T> bool run(const emu_case &c, cudnnHandle_t handle)
 
 int main()
 {
-    struct cudnnContext ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.cc_major = 9;
+    struct cudnnContext ctx = emu_handle(9, 0);
     const emu_case cases[] = {
         {"f16_nn_partial_tiles", CUDNN_DATA_HALF, CUDNN_DATA_HALF, 72, 40, 48, false, false, 8, 1, 1, 0, false, -1},
         {"f16_tn_long_k_float_c", CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, 64, 72, 200, true, false, 0, 1, 0.5, 0.5, false, -1},
