@@ -652,26 +652,21 @@ OCD_IGEMM_TILES(X)
         igemm_wgmma_plan_of<WGMMA_TILE0 + i>, igemm_workspace, igemm_run<WGMMA_TILE0 + i>};
 OCD_IGEMM_WGMMA_TILES(X)
 #undef X
+/* The TMA entries' records: tile index TILE, fp32 data as TF32 or not, exported as NAME. */
+#define TMA_PLANNED(name, tile, tf32)                                                               \
+    extern "C" const struct ocd_impl_planned name = {igemm_plan_of<tile, tf32>, igemm_workspace, igemm_run<tile>};
 #define X(i, bm, bn, st)                                                                            \
-    extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_tma_##i##_planned = {              \
-        igemm_plan_of<TMA_TILE0 + i, false>, igemm_workspace, igemm_run<TMA_TILE0 + i>};
+    TMA_PLANNED(ocd_cuda_conv_igemm_tma_##i##_planned, TMA_TILE0 + i, false)                        \
+    TMA_PLANNED(ocd_cuda_conv_igemm_tma_tf32_##i##_planned, TMA_TILE0 + i, true)
 OCD_IGEMM_TMA_TILES(X)
 #undef X
-#define X(i, bm, bn, st)                                                                            \
-    extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_tma_tf32_##i##_planned = {         \
-        igemm_plan_of<TMA_TILE0 + i, true>, igemm_workspace, igemm_run<TMA_TILE0 + i>};
-OCD_IGEMM_TMA_TILES(X)
-#undef X
-#define X(i, bm, bn, st)                                                                            \
-    extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_tma_c2_##i##_planned = {           \
-        igemm_plan_of<TMA_C2_TILE0 + i, false>, igemm_workspace, igemm_run<TMA_C2_TILE0 + i>};
+#define X(i, bm, bn, st) TMA_PLANNED(ocd_cuda_conv_igemm_tma_c2_##i##_planned, TMA_C2_TILE0 + i, false)
 OCD_IGEMM_TMA_C2_TILES(X)
 #undef X
-#define X(i, bm, bn, st)                                                                            \
-    extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_tma_w64_##i##_planned = {          \
-        igemm_plan_of<TMA_W64_TILE0 + i, false>, igemm_workspace, igemm_run<TMA_W64_TILE0 + i>};
+#define X(i, bm, bn, st) TMA_PLANNED(ocd_cuda_conv_igemm_tma_w64_##i##_planned, TMA_W64_TILE0 + i, false)
 OCD_IGEMM_TMA_W64_TILES(X)
 #undef X
+#undef TMA_PLANNED
 
 /* ---- strided backward data, phase by phase (file comment) ------------------------------------------ */
 
