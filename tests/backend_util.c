@@ -270,9 +270,7 @@ bdesc bt_pack(const int64_t *uids, void *const *ptrs, int n, void *ws)
 cudnnStatus_t bt_run(bdesc plan, int64_t ws, const int64_t *uids, void *const *ptrs, int n)
 {
     void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
-    bdesc vp = bt_pack(uids, ptrs, n, work);
-    cudnnStatus_t st = cudnnBackendExecute(test_handle(), plan, vp);
-    cudnnBackendDestroyDescriptor(vp);
+    cudnnStatus_t st = bt_execute(plan, uids, ptrs, n, work);
     if (work) tbuf_free(work);
     return st;
 }
@@ -403,10 +401,15 @@ bdesc bt_plan_on(cudnnHandle_t h, bdesc cfg, int64_t *ws)
     return plan;
 }
 
-cudnnStatus_t bt_execute(bdesc plan, const int64_t *uids, void *const *ptrs, int n, void *ws)
+cudnnStatus_t bt_execute_on(cudnnHandle_t h, bdesc plan, const int64_t *uids, void *const *ptrs, int n, void *ws)
 {
     bdesc vp = bt_pack(uids, ptrs, n, ws);
-    cudnnStatus_t st = cudnnBackendExecute(test_handle(), plan, vp);
+    cudnnStatus_t st = cudnnBackendExecute(h, plan, vp);
     cudnnBackendDestroyDescriptor(vp);
     return st;
+}
+
+cudnnStatus_t bt_execute(bdesc plan, const int64_t *uids, void *const *ptrs, int n, void *ws)
+{
+    return bt_execute_on(test_handle(), plan, uids, ptrs, n, ws);
 }

@@ -62,6 +62,8 @@ bdesc bt_plan_of_cfg(bdesc cfg, int64_t *ws);
 bdesc bt_plan_on(cudnnHandle_t h, bdesc cfg, int64_t *ws);
 /* Executes a plan on the test handle with a pack of n (uid, pointer) pairs and a workspace. */
 cudnnStatus_t bt_execute(bdesc plan, const int64_t *uids, void *const *ptrs, int n, void *ws);
+/* The same on a given handle. */
+cudnnStatus_t bt_execute_on(cudnnHandle_t h, bdesc plan, const int64_t *uids, void *const *ptrs, int n, void *ws);
 /* A variant pack of n (uid, pointer) pairs and a workspace. */
 bdesc bt_pack(const int64_t *uids, void *const *ptrs, int n, void *ws);
 /* Runs a plan with the pack's pointers and a fresh workspace of its size. */

@@ -10,6 +10,7 @@
    flattened indices, and convolution queries with a y that does not match, refused as NVIDIA's
    library refuses them; MyCaffe's extended RNN path, its step tensors derived from
    cudnnGetRNNDataDescriptor. Each result against the double references of tests/ref/. */
+#include "conv_harness.h"
 #include "desc_util.h"
 #include "ref/conv.h"
 #include "ref/lrn.h"
@@ -190,12 +191,8 @@ TEST(compat_conv_mindspore_nhwc_filter_grad_sized_by_query)
         const cudnnDataType_t t = cases[k].t;
         struct ref_conv rc = {2, 2, 4, 6, cases[k].groups, {7, 6}, {3, 3}, {0}, {1, 2}, {2, 1}, {1, 2}, false};
         ref_conv_out_dims(&rc);
-        const int xdims[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, ydims[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
-        const int wdims[4] = {rc.k, rc.c / rc.groups, rc.filt[0], rc.filt[1]};
         struct tview x, dy, dw;
-        tview_init(&x, t, 4, xdims, TV_NHWC);
-        tview_init(&dy, t, 4, ydims, TV_NHWC);
-        tview_init(&dw, t, 4, wdims, TV_NHWC);
+        tconv_views(&rc, t, TV_NHWC, TV_NHWC, &x, &dw, &dy);
         cudnnFilterDescriptor_t wd;
         cudnnConvolutionDescriptor_t cd;
         CHECK_OK(cudnnCreateFilterDescriptor(&wd));
@@ -204,9 +201,9 @@ TEST(compat_conv_mindspore_nhwc_filter_grad_sized_by_query)
         cudnnConvolutionBwdFilterAlgoPerf_t perf;
         size_t wbytes = 0, wsbytes = 0;
         bool ok = CHECK_OK(cudnnSetConvolutionGroupCount(cd, rc.groups)) &&
-                  CHECK_OK(cudnnSetTensorNdDescriptor(dy.desc, t, 4, ydims, dy.strides)) &&
-                  CHECK_OK(cudnnSetFilterNdDescriptor(wd, t, CUDNN_TENSOR_NHWC, 4, wdims)) &&
-                  CHECK_OK(cudnnSetTensorNdDescriptor(x.desc, t, 4, xdims, x.strides)) &&
+                  CHECK_OK(cudnnSetTensorNdDescriptor(dy.desc, t, 4, dy.dims, dy.strides)) &&
+                  CHECK_OK(cudnnSetFilterNdDescriptor(wd, t, CUDNN_TENSOR_NHWC, 4, dw.dims)) &&
+                  CHECK_OK(cudnnSetTensorNdDescriptor(x.desc, t, 4, x.dims, x.strides)) &&
                   CHECK_OK(cudnnSetConvolutionNdDescriptor(cd, 2, rc.pad, rc.stride, rc.dil, CUDNN_CROSS_CORRELATION,
                                                            CUDNN_DATA_FLOAT)) &&
                   (t != CUDNN_DATA_HALF || CHECK_OK(cudnnSetConvolutionMathType(cd, CUDNN_TENSOR_OP_MATH))) &&

@@ -12,6 +12,7 @@
    replays the call sequence in C; docs/compatibility.md lists the sources. (compat_graph.c: the
    graphs of OpenVINO's NVIDIA plugin.) */
 #include "backend_util.h"
+#include "conv_harness.h"
 #include "ref/conv.h"
 
 #include <math.h>
@@ -69,19 +70,6 @@ static bool has_note(bdesc cfg, unsigned avoid)
     return hit;
 }
 
-static cudnnStatus_t execute_on(cudnnHandle_t h, bdesc plan, const int64_t *uids, void *const *ptrs, int n, void *ws)
-{
-    bdesc vp = bt_pack(uids, ptrs, n, ws);
-    cudnnStatus_t st = cudnnBackendExecute(h, plan, vp);
-    cudnnBackendDestroyDescriptor(vp);
-    return st;
-}
-
-static cudnnStatus_t execute(bdesc plan, const int64_t *uids, void *const *ptrs, int n, void *ws)
-{
-    return execute_on(test_handle(), plan, uids, ptrs, n, ws);
-}
-
 /* ---- PyTorch Conv_v8.cpp -------------------------------------------------------------------------- */
 
 /* One convolution of a direction as Conv_v8 sets it up: x, y, w (UIDs 'x', 'y', 'w'; for the
@@ -123,10 +111,8 @@ static void pt_conv_init_types(struct pt_conv *c, int dir, int layout, cudnnData
     memset(c, 0, sizeof *c);
     c->rc = (struct ref_conv){2, 2, 4, 6, 1, {5, 5}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
     ref_conv_out_dims(&c->rc);
-    const int xd[4] = {2, 4, 5, 5}, yd[4] = {2, 6, 5, 5}, wd[4] = {6, 4, 3, 3};
-    tview_init(&c->v[0], xt, 4, xd, layout);
-    tview_init(&c->v[1], yt, 4, yd, layout);
-    tview_init(&c->v[2], xt, 4, wd, layout);
+    tconv_views(&c->rc, xt, layout, layout, &c->v[0], &c->v[2], NULL);
+    tconv_views(&c->rc, yt, layout, layout, NULL, NULL, &c->v[1]);
     c->dst = dir == 0 ? 1 : dir == 1 ? 0 : 2;
     for (int i = 0; i < 3; i++) c->buf[i] = tview_upload(&c->v[i], NULL);
     c->want = malloc(sizeof(double) * (size_t)c->v[c->dst].count);
@@ -223,7 +209,7 @@ TEST(compat_backend_pytorch_conv_v8_plan_cache)
                     if (run) pt_values(&c);
                     char what[64];
                     snprintf(what, sizeof what, "Conv_v8 dir %d %s run %d", dir, tview_layout_name(layout), run);
-                    if (CHECK_OK(execute_on(run ? other : test_handle(), plan, pt_uids, c.buf, 3, work)))
+                    if (CHECK_OK(bt_execute_on(run ? other : test_handle(), plan, pt_uids, c.buf, 3, work)))
                         bt_check_tol(&c.v[c.dst], c.buf[c.dst], c.want, bt_graph_tol(CUDNN_DATA_FLOAT), what);
                 }
                 if (work) tbuf_free(work);
@@ -235,7 +221,7 @@ TEST(compat_backend_pytorch_conv_v8_plan_cache)
                 bdesc again = bt_plan_on(other, cfg, &ws);
                 if (CHECK(again != NULL)) {
                     void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
-                    if (CHECK_OK(execute_on(other, again, pt_uids, c.buf, 3, work)))
+                    if (CHECK_OK(bt_execute_on(other, again, pt_uids, c.buf, 3, work)))
                         bt_check_tol(&c.v[c.dst], c.buf[c.dst], c.want, bt_graph_tol(CUDNN_DATA_FLOAT),
                                      "Conv_v8, a plan of the cached configuration");
                     if (work) tbuf_free(work);
@@ -288,7 +274,7 @@ TEST(compat_backend_pytorch_conv_v8_compute_types)
                 snprintf(what, sizeof what, "Conv_v8 %s, %s compute, dir %d", tdtype_name(cases[k].xt),
                          tdtype_name(cases[k].comp), dir);
                 const double tol = cases[k].xt == CUDNN_DATA_INT8 ? 0 : bt_graph_tol(cases[k].xt);
-                if (CHECK_OK(execute(plan, pt_uids, c.buf, 3, work)))
+                if (CHECK_OK(bt_execute(plan, pt_uids, c.buf, 3, work)))
                     bt_check_tol(&c.v[c.dst], c.buf[c.dst], c.want, tol, what);
                 ran = true;
                 if (work) tbuf_free(work);
@@ -310,11 +296,8 @@ TEST(compat_backend_pytorch_size_one_strides)
         const int c = depthwise ? 4 : 1;
         struct ref_conv rc = {2, 2, c, 4, depthwise ? 4 : 1, {5, 5}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
         ref_conv_out_dims(&rc);
-        const int xd[4] = {2, c, 5, 5}, yd[4] = {2, 4, 5, 5}, wd[4] = {4, 1, 3, 3};
-        struct tview v[3];
-        tview_init(&v[0], CUDNN_DATA_FLOAT, 4, xd, TV_NHWC);
-        tview_init(&v[1], CUDNN_DATA_FLOAT, 4, yd, TV_NHWC);
-        tview_init(&v[2], CUDNN_DATA_FLOAT, 4, wd, TV_NCHW); /* the same memory as channels-last */
+        struct tview v[3]; /* x y w; w NCHW, {4, 1, 3, 3}: the same memory as channels-last */
+        tconv_views(&rc, CUDNN_DATA_FLOAT, TV_NHWC, TV_NCHW, &v[0], &v[2], &v[1]);
         const int64_t x_st[4] = {25 * c, 1, 5 * c, c}, w_st[4] = {9, 1, 3, 1};
         double *x = tview_random(v[0].count, -1, 1), *w = tview_random(v[2].count, -1, 1);
         double *want = malloc(sizeof(double) * (size_t)v[1].count);
@@ -327,7 +310,7 @@ TEST(compat_backend_pytorch_size_one_strides)
         bdesc plan = pt_find_plan(g, &ws, NULL);
         if (CHECK(plan != NULL)) {
             void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
-            if (CHECK_OK(execute(plan, pt_uids, ptrs, 3, work)))
+            if (CHECK_OK(bt_execute(plan, pt_uids, ptrs, 3, work)))
                 bt_check_tol(&v[1], ptrs[1], want, bt_graph_tol(CUDNN_DATA_FLOAT),
                              depthwise ? "depthwise filter {9, 1, 3, 1}" : "one channel {25, 1, 5, 1}");
             if (work) tbuf_free(work);
@@ -347,11 +330,8 @@ TEST(compat_backend_pytorch_alignment_overstated)
 {
     struct ref_conv rc = {2, 2, 3, 4, 1, {5, 5}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
     ref_conv_out_dims(&rc);
-    const int xd[4] = {2, 3, 5, 5}, yd[4] = {2, 4, 5, 5}, wd[4] = {4, 3, 3, 3};
-    struct tview v[3];
-    tview_init(&v[0], CUDNN_DATA_FLOAT, 4, xd, TV_NCHW);
-    tview_init(&v[1], CUDNN_DATA_FLOAT, 4, yd, TV_NCHW);
-    tview_init(&v[2], CUDNN_DATA_FLOAT, 4, wd, TV_NCHW);
+    struct tview v[3]; /* x y w */
+    tconv_views(&rc, CUDNN_DATA_FLOAT, TV_NCHW, TV_NCHW, &v[0], &v[2], &v[1]);
     const size_t image = 3 * 5 * 5 * sizeof(float);
     char *whole = tbuf_alloc(image * 3 + 8); /* x of 3 images; the slice x[1:] */
     void *ptrs[3] = {whole + image, tview_upload(&v[1], NULL), tview_upload(&v[2], NULL)};
@@ -369,12 +349,12 @@ TEST(compat_backend_pytorch_alignment_overstated)
     bdesc plan = pt_find_plan(g, &ws, NULL);
     if (CHECK(plan != NULL)) {
         void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
-        if (CHECK_OK(execute(plan, pt_uids, ptrs, 3, work)))
+        if (CHECK_OK(bt_execute(plan, pt_uids, ptrs, 3, work)))
             bt_check_tol(&v[1], ptrs[1], want, bt_graph_tol(CUDNN_DATA_FLOAT), "x[1:] declared 8-aligned");
         /* 2 bytes further: not a float address at all */
         void *odd[3] = {(char *)ptrs[0] + 2, ptrs[1], ptrs[2]};
         tbuf_poison(ptrs[1], tview_bytes(&v[1]));
-        CHECK_STATUS(execute(plan, pt_uids, odd, 3, work), CUDNN_STATUS_BAD_PARAM);
+        CHECK_STATUS(bt_execute(plan, pt_uids, odd, 3, work), CUDNN_STATUS_BAD_PARAM);
         double *poison = tview_fill(v[1].count, NAN);
         tview_holds(&v[1], ptrs[1], poison, "y after a refused execute");
         free(poison);
@@ -446,7 +426,7 @@ static void quantized_conv(bool bias, bool virt)
         bdesc plan = bt_plan_of_cfg(cfgs[i], &ws);
         if (plan == NULL) continue;
         void *work = virt && ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
-        ran = execute(plan, uids, ptrs, bias ? 9 : 5 - virt, work) == CUDNN_STATUS_SUCCESS;
+        ran = bt_execute(plan, uids, ptrs, bias ? 9 : 5 - virt, work) == CUDNN_STATUS_SUCCESS;
         if (work) tbuf_free(work);
         cudnnBackendDestroyDescriptor(plan);
     }
@@ -532,7 +512,7 @@ static void tf_fused(double conv_scale, double side_scale, bool z_is_y, const st
         char what[96];
         snprintf(what, sizeof what, "TF fused conv%s, side scale %g%s, config %d", relu ? "" : " (identity)", side_scale,
                  z_is_y ? " (z is y)" : "", i);
-        if (CHECK_OK(execute(plan, uids, ptrs, 5, work)))
+        if (CHECK_OK(bt_execute(plan, uids, ptrs, 5, work)))
             bt_check_tol(&y.v, y.buf, want, bt_graph_tol(CUDNN_DATA_FLOAT), what), ran++;
         if (work) tbuf_free(work);
         cudnnBackendDestroyDescriptor(plan);
@@ -550,7 +530,7 @@ static void tf_fused(double conv_scale, double side_scale, bool z_is_y, const st
         void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
         if (z_is_y && side_scale != 0) tview_store(&y.v, y.buf, z.val);
         else tbuf_poison(y.buf, tview_bytes(&y.v));
-        if (CHECK(plan != NULL) && CHECK_OK(execute(plan, tfrt_uids, tfrt_ptrs, 5, work)))
+        if (CHECK(plan != NULL) && CHECK_OK(bt_execute(plan, tfrt_uids, tfrt_ptrs, 5, work)))
             bt_check_tol(&y.v, y.buf, want, bt_graph_tol(CUDNN_DATA_FLOAT), "TFRT's plan by engine index");
         if (work) tbuf_free(work);
         if (plan) cudnnBackendDestroyDescriptor(plan);
@@ -687,16 +667,12 @@ TEST(compat_backend_hidet_engine_zero_own_compute_type)
     const int64_t pad[2] = {1, 2}, stride[2] = {2, 3}, dil[2] = {2, 3};
     struct ref_conv rc = {2, 2, 3, 12, 1, {32, 32}, {7, 7}, {0}, {1, 2}, {2, 3}, {2, 3}, false};
     if (!CHECK(ref_conv_out_dims(&rc))) return;
-    const int xd[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, wd[4] = {rc.k, rc.c, rc.filt[0], rc.filt[1]};
-    const int yd[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
     const int64_t uids[3] = {'x', 'w', 'y'};
     for (size_t k = 0; k < TLEN(types); k++) {
         const cudnnDataType_t t = types[k];
         const bool dbl = t == CUDNN_DATA_DOUBLE;
         struct tview v[3];
-        tview_init(&v[0], t, 4, xd, TV_NCHW);
-        tview_init(&v[1], t, 4, wd, TV_NCHW);
-        tview_init(&v[2], t, 4, yd, TV_NCHW);
+        tconv_views(&rc, t, TV_NCHW, TV_NCHW, &v[0], &v[1], &v[2]);
         double *x = tview_random(v[0].count, -1, 1), *w = tview_random(v[1].count, -1, 1);
         double *want = malloc(sizeof(double) * (size_t)v[2].count);
         void *ptrs[3] = {tview_upload(&v[0], x), tview_upload(&v[1], w), tview_upload(&v[2], NULL)};
@@ -710,7 +686,7 @@ TEST(compat_backend_hidet_engine_zero_own_compute_type)
         bdesc plan = bt_plan_of_engine(g, 0, &ws);
         if (CHECK(plan != NULL)) {
             void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
-            if (CHECK_OK(execute(plan, uids, ptrs, 3, work)))
+            if (CHECK_OK(bt_execute(plan, uids, ptrs, 3, work)))
                 bt_check_tol(&v[2], ptrs[2], want, dbl ? 1e-10 : bt_graph_tol(t),
                              dbl ? "double, DOUBLE alpha and beta" : t == CUDNN_DATA_HALF ? "half, HALF compute" : "float");
             if (work) tbuf_free(work);

@@ -42,12 +42,9 @@ TEST(compat_conv_cudajl_bias_identity_found_algorithm)
         struct ref_conv rc = {.nsp = 2, .n = 2, .c = 3, .k = 4, .groups = 1, .in = {6, 5}, .filt = {3, 2},
                               .pad = {1, 1}, .stride = {1, 1}, .dil = {1, 1}, .convolution = true};
         if (!CHECK(ref_conv_out_dims(&rc))) return;
-        const int xd[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, yd[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
-        const int wd[4] = {rc.k, rc.c, rc.filt[0], rc.filt[1]}, bd[4] = {1, rc.k, 1, 1};
+        const int bd[4] = {1, rc.k, 1, 1};
         struct tview x, y, w, b;
-        tview_init(&x, t, 4, xd, TV_NCHW);
-        tview_init(&y, t, 4, yd, TV_NCHW);
-        tview_init(&w, t, 4, wd, TV_NCHW);
+        tconv_views(&rc, t, TV_NCHW, TV_NCHW, &x, &w, &y);
         tview_init(&b, t, 4, bd, TV_NCHW);
         double *xv = tview_random(x.count, -1, 1), *wv = tview_random(w.count, -1, 1);
         double *bv = cases[k].bias ? tview_random(rc.k, -1, 1) : tview_fill(rc.k, 0);
@@ -67,7 +64,7 @@ TEST(compat_conv_cudajl_bias_identity_found_algorithm)
         CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
         CHECK_OK(cudnnCreateActivationDescriptor(&ad));
         const int pad[2] = {1, 1}, str[2] = {1, 1}, dil[2] = {1, 1};
-        bool ok = CHECK_OK(cudnnSetFilterNdDescriptor(fd, t, CUDNN_TENSOR_NCHW, 4, wd)) &&
+        bool ok = CHECK_OK(cudnnSetFilterNdDescriptor(fd, t, CUDNN_TENSOR_NCHW, 4, w.dims)) &&
                   CHECK_OK(cudnnSetConvolutionNdDescriptor(cd, 2, pad, str, dil, CUDNN_CONVOLUTION, t)) &&
                   CHECK_OK(cudnnSetActivationDescriptor(ad, cases[k].relu ? CUDNN_ACTIVATION_RELU
                                                                           : CUDNN_ACTIVATION_IDENTITY,
@@ -762,12 +759,8 @@ TEST(compat_conv_tensorflow_3d_channels_last)
         struct ref_conv rc = {.nsp = 3, .n = 2, .c = 3, .k = 4, .groups = 1, .in = {4, 5, 3}, .filt = {2, 3, 2},
                               .pad = {1, 1, 0}, .stride = {1, 2, 1}, .dil = {1, 1, 1}};
         if (!CHECK(ref_conv_out_dims(&rc))) return;
-        const int xd[5] = {rc.n, rc.c, rc.in[0], rc.in[1], rc.in[2]}, yd[5] = {rc.n, rc.k, rc.out[0], rc.out[1], rc.out[2]};
-        const int wd[5] = {rc.k, rc.c, rc.filt[0], rc.filt[1], rc.filt[2]};
         struct tview x, y, w;
-        tview_init(&x, t, 5, xd, TV_NHWC);
-        tview_init(&y, t, 5, yd, TV_NHWC);
-        tview_init(&w, t, 5, wd, TV_NHWC);
+        tconv_views(&rc, t, TV_NHWC, TV_NHWC, &x, &w, &y);
         double *xv = tview_random(x.count, -1, 1), *wv = tview_random(w.count, -1, 1);
         double *want = malloc(sizeof(double) * (size_t)y.count);
         void *px = tview_upload(&x, xv), *pw = tview_upload(&w, wv), *py = tview_upload(&y, NULL);
@@ -777,7 +770,7 @@ TEST(compat_conv_tensorflow_3d_channels_last)
         cudnnConvolutionDescriptor_t cd;
         CHECK_OK(cudnnCreateFilterDescriptor(&fd));
         CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
-        bool ok = CHECK_OK(cudnnSetFilterNdDescriptor(fd, t, CUDNN_TENSOR_NHWC, 5, wd)) &&
+        bool ok = CHECK_OK(cudnnSetFilterNdDescriptor(fd, t, CUDNN_TENSOR_NHWC, 5, w.dims)) &&
                   CHECK_OK(cudnnSetConvolutionNdDescriptor(cd, 3, rc.pad, rc.stride, rc.dil, CUDNN_CROSS_CORRELATION,
                                                            CUDNN_DATA_FLOAT));
         cudnnConvolutionFwdAlgoPerf_t perf[8];

@@ -9,6 +9,7 @@
    Thor's search, each result of the non-Ex Find run accumulating between runtime-error queries;
    RAF's non-Ex Find asked for one result per direction, which must be a SUCCESS.
    Each result against the double references of tests/ref/. */
+#include "conv_harness.h"
 #include "desc_util.h"
 #include "ref/conv.h"
 #include "ref/tensor_ops.h"
@@ -386,11 +387,8 @@ TEST(compat_conv_tvm_group_count_before_descriptor)
     cudnnHandle_t h = test_handle();
     const cudnnDataType_t t = CUDNN_DATA_HALF;
     const int cg = rc.c / rc.groups, H = rc.in[0], W = rc.in[1], Ho = rc.out[0], Wo = rc.out[1];
-    const int xd[4] = {rc.n, rc.c, H, W}, yd[4] = {rc.n, rc.k, Ho, Wo}, wd[4] = {rc.k, cg, 3, 3};
     struct tview x, y, w;
-    tview_init(&x, t, 4, xd, TV_NHWC);
-    tview_init(&y, t, 4, yd, TV_NHWC);
-    tview_init(&w, t, 4, wd, TV_NHWC);
+    tconv_views(&rc, t, TV_NHWC, TV_NHWC, &x, &w, &y);
     double *xv = tview_random(x.count, -1, 1), *wv = tview_random(w.count, -1, 1);
     double *want = malloc(sizeof(double) * (size_t)y.count);
     void *px = tview_upload(&x, xv), *pw = tview_upload(&w, wv), *py = tview_upload(&y, NULL);
@@ -452,20 +450,17 @@ TEST(compat_conv_nnabla_1d_channels_last_per_direction_descriptors)
         /* the convolution: x (N, C, L) -> y (N, O, L'); the deconvolution maps y back to x */
         struct ref_conv rc = {2, 2, 4, 6, 2, {9, 1}, {3, 1}, {0}, {1, 0}, {2, 1}, {1, 1}, false};
         ref_conv_out_dims(&rc);
-        const int xd[4] = {rc.n, rc.c, rc.in[0], 1}, yd[4] = {rc.n, rc.k, rc.out[0], 1};
-        const int wd4[4] = {rc.k, rc.c / rc.groups, rc.filt[0], 1}, bd[4] = {1, rc.c, 1, 1};
+        const int bd[4] = {1, rc.c, 1, 1};
         struct tview x, y, w, b;
-        tview_init(&x, t, 4, xd, TV_NHWC);
-        tview_init(&y, t, 4, yd, TV_NHWC);
-        tview_init(&w, t, 4, wd4, TV_NHWC);
+        tconv_views(&rc, t, TV_NHWC, TV_NHWC, &x, &w, &y); /* x (N, C, L, 1), w (O, C/g, k, 1) */
         tview_init(&b, t, 4, bd, TV_NHWC);
         cudnnFilterDescriptor_t wd;
         cudnnConvolutionDescriptor_t cd[3]; /* forward, backward data, backward filter */
         CHECK_OK(cudnnCreateFilterDescriptor(&wd));
-        bool ok = CHECK_OK(cudnnSetTensorNdDescriptorEx(x.desc, CUDNN_TENSOR_NHWC, t, 4, xd)) &&
-                  CHECK_OK(cudnnSetTensorNdDescriptorEx(y.desc, CUDNN_TENSOR_NHWC, t, 4, yd)) &&
+        bool ok = CHECK_OK(cudnnSetTensorNdDescriptorEx(x.desc, CUDNN_TENSOR_NHWC, t, 4, x.dims)) &&
+                  CHECK_OK(cudnnSetTensorNdDescriptorEx(y.desc, CUDNN_TENSOR_NHWC, t, 4, y.dims)) &&
                   CHECK_OK(cudnnSetTensorNdDescriptorEx(b.desc, CUDNN_TENSOR_NHWC, t, 4, bd)) &&
-                  CHECK_OK(cudnnSetFilterNdDescriptor(wd, t, CUDNN_TENSOR_NHWC, 4, wd4));
+                  CHECK_OK(cudnnSetFilterNdDescriptor(wd, t, CUDNN_TENSOR_NHWC, 4, w.dims));
         const int pad[2] = {rc.pad[0], 0}, stride[2] = {rc.stride[0], 1}, dil[2] = {1, 1};
         for (int d = 0; d < 3; d++)
             ok = CHECK_OK(cudnnCreateConvolutionDescriptor(&cd[d])) && ok &&
@@ -567,13 +562,9 @@ TEST(compat_conv_megengine_bias_activation_math_set_first)
         const bool q = t == CUDNN_DATA_INT8x4;
         struct ref_conv rc = {2, 2, 8, 8, cases[k].groups, {6, 5}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, cases[k].mirror};
         ref_conv_out_dims(&rc);
-        const int xdims[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, ydims[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
-        const int wdims[4] = {rc.k, rc.c / rc.groups, rc.filt[0], rc.filt[1]}, bdims[4] = {1, rc.k, 1, 1};
-        const int layout = q ? TV_NCHW_VECT : TV_NCHW;
+        const int bdims[4] = {1, rc.k, 1, 1}, layout = q ? TV_NCHW_VECT : TV_NCHW;
         struct tview x, y, w, b;
-        tview_init(&x, t, 4, xdims, layout);
-        tview_init(&y, t, 4, ydims, layout);
-        tview_init(&w, t, 4, wdims, layout);
+        tconv_views(&rc, t, layout, layout, &x, &w, &y);
         tview_init(&b, CUDNN_DATA_FLOAT, 4, bdims, TV_NCHW);
         cudnnFilterDescriptor_t wd;
         cudnnConvolutionDescriptor_t cd;
@@ -586,8 +577,8 @@ TEST(compat_conv_megengine_bias_activation_math_set_first)
                   CHECK_OK(cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 1, 1, 1,
                                                            rc.convolution ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION,
                                                            q ? CUDNN_DATA_INT32 : CUDNN_DATA_FLOAT)) &&
-                  CHECK_OK(cudnnSetFilter4dDescriptor(wd, t, q ? CUDNN_TENSOR_NCHW_VECT_C : CUDNN_TENSOR_NCHW, wdims[0],
-                                                      wdims[1], wdims[2], wdims[3])) &&
+                  CHECK_OK(cudnnSetFilter4dDescriptor(wd, t, q ? CUDNN_TENSOR_NCHW_VECT_C : CUDNN_TENSOR_NCHW, w.dims[0],
+                                                      w.dims[1], w.dims[2], w.dims[3])) &&
                   CHECK_OK(cudnnSetActivationDescriptor(ad, cases[k].act, CUDNN_NOT_PROPAGATE_NAN, 0));
         double *xv = tview_random(x.count, -4, 4), *wv = tview_random(w.count, -3, 3), *zv = tview_random(y.count, -20, 20);
         double *bv = tview_random(b.count, -2, 2), *want = malloc(sizeof(double) * (size_t)y.count);
@@ -643,21 +634,17 @@ TEST(compat_conv_nvidia_sample_int8_vect_reordered)
         const cudnnDataType_t t = types[k];
         struct ref_conv rc = {2, 1, 64, 32, 1, {6, 6}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, true};
         ref_conv_out_dims(&rc);
-        const int xdims[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, ydims[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
-        const int wdims[4] = {rc.k, rc.c, rc.filt[0], rc.filt[1]};
         struct tview x, y, w;
-        tview_init(&x, t, 4, xdims, TV_NCHW_VECT);
-        tview_init(&y, t, 4, ydims, TV_NCHW_VECT);
-        tview_init(&w, t, 4, wdims, TV_NCHW_VECT);
+        tconv_views(&rc, t, TV_NCHW_VECT, TV_NCHW_VECT, &x, &w, &y);
         cudnnTensorDescriptor_t xd, yd;
         cudnnFilterDescriptor_t wd;
         cudnnConvolutionDescriptor_t cd;
         tconv_descs_create(&xd, &yd, NULL, &wd, &cd);
-        bool ok = CHECK_OK(cudnnSetTensorNdDescriptorEx(xd, CUDNN_TENSOR_NCHW_VECT_C, t, 4, xdims)) &&
-                  CHECK_OK(cudnnSetTensorNdDescriptorEx(yd, CUDNN_TENSOR_NCHW_VECT_C, t, 4, ydims)) &&
+        bool ok = CHECK_OK(cudnnSetTensorNdDescriptorEx(xd, CUDNN_TENSOR_NCHW_VECT_C, t, 4, x.dims)) &&
+                  CHECK_OK(cudnnSetTensorNdDescriptorEx(yd, CUDNN_TENSOR_NCHW_VECT_C, t, 4, y.dims)) &&
                   CHECK_OK(cudnnSetConvolutionNdDescriptor(cd, 2, rc.pad, rc.stride, rc.dil, CUDNN_CONVOLUTION,
                                                            CUDNN_DATA_INT32)) &&
-                  CHECK_OK(cudnnSetFilterNdDescriptor(wd, t, CUDNN_TENSOR_NCHW_VECT_C, 4, wdims)) &&
+                  CHECK_OK(cudnnSetFilterNdDescriptor(wd, t, CUDNN_TENSOR_NCHW_VECT_C, 4, w.dims)) &&
                   CHECK_OK(cudnnSetConvolutionMathType(cd, CUDNN_TENSOR_OP_MATH));
         double *xv = tview_random(x.count, -2, 2), *wv = tview_random(w.count, -2, 2);
         for (int64_t i = 0; i < x.count; i++) xv[i] = round(xv[i]);
@@ -701,10 +688,9 @@ TEST(compat_conv_paddle_lite_int8_ext_channels_by_four)
     for (int c = 4; c >= 3; c--) {
         struct ref_conv rc = {2, 1, c, 8, 1, {5, 6}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
         ref_conv_out_dims(&rc);
-        const int xdims[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, ydims[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
         struct tview x, y;
-        tview_init(&x, CUDNN_DATA_INT8, 4, xdims, TV_NHWC);
-        tview_init(&y, CUDNN_DATA_FLOAT, 4, ydims, TV_NHWC);
+        tconv_views(&rc, CUDNN_DATA_INT8, TV_NHWC, TV_NHWC, &x, NULL, NULL);
+        tconv_views(&rc, CUDNN_DATA_FLOAT, TV_NHWC, TV_NHWC, NULL, NULL, &y);
         struct cdescs d;
         tconv_descs_create(&d.x, &d.y, NULL, &d.w, &d.conv);
         CHECK_OK(cudnnSetTensor4dDescriptor(d.x, CUDNN_TENSOR_NHWC, CUDNN_DATA_INT8, rc.n, rc.c, rc.in[0], rc.in[1]));
@@ -771,7 +757,8 @@ TEST(compat_conv_thor_find_then_accumulate_each_result)
     const cudnnDataType_t t = CUDNN_DATA_HALF;
     struct ref_conv rc = {2, 2, 3, 4, 1, {7, 8}, {3, 2}, {0}, {1, 0}, {2, 1}, {1, 1}, true};
     ref_conv_out_dims(&rc);
-    const int xdims[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, wdims[4] = {rc.k, rc.c, rc.filt[0], rc.filt[1]};
+    struct tview x, y, w;
+    tconv_views(&rc, t, TV_NCHW, TV_NCHW, &x, &w, &y);
     struct cdescs d;
     CHECK_OK(cudnnCreateTensorDescriptor(&d.x));
     CHECK_OK(cudnnCreateTensorDescriptor(&d.y));
@@ -781,16 +768,13 @@ TEST(compat_conv_thor_find_then_accumulate_each_result)
     bool ok = CHECK_OK(cudnnSetConvolution2dDescriptor(d.conv, rc.pad[0], rc.pad[1], rc.stride[0], rc.stride[1], 1, 1,
                                                        CUDNN_CONVOLUTION, CUDNN_DATA_FLOAT)) &&
               CHECK_OK(cudnnSetConvolutionMathType(d.conv, CUDNN_TENSOR_OP_MATH)) &&
-              CHECK_OK(cudnnSetFilter4dDescriptor(d.w, t, CUDNN_TENSOR_NCHW, wdims[0], wdims[1], wdims[2], wdims[3])) &&
-              CHECK_OK(cudnnSetTensor4dDescriptor(d.x, CUDNN_TENSOR_NCHW, t, xdims[0], xdims[1], xdims[2], xdims[3])) &&
+              CHECK_OK(cudnnSetFilter4dDescriptor(d.w, t, CUDNN_TENSOR_NCHW, w.dims[0], w.dims[1], w.dims[2],
+                                                  w.dims[3])) &&
+              CHECK_OK(cudnnSetTensor4dDescriptor(d.x, CUDNN_TENSOR_NCHW, t, x.dims[0], x.dims[1], x.dims[2],
+                                                  x.dims[3])) &&
               CHECK_OK(cudnnGetConvolution2dForwardOutputDim(d.conv, d.x, d.w, &on, &ok_, &oh, &ow)) &&
               CHECK(on == rc.n && ok_ == rc.k && oh == rc.out[0] && ow == rc.out[1]) &&
               CHECK_OK(cudnnSetTensor4dDescriptor(d.y, CUDNN_TENSOR_NCHW, t, on, ok_, oh, ow));
-    const int ydims[4] = {on, ok_, oh, ow};
-    struct tview x, y, w;
-    tview_init(&x, t, 4, xdims, TV_NCHW);
-    tview_init(&y, t, 4, ydims, TV_NCHW);
-    tview_init(&w, t, 4, wdims, TV_NCHW);
     double *xv = tview_random(x.count, -1, 1), *wv = tview_random(w.count, -1, 1), *dyv = tview_random(y.count, -1, 1);
     double *y0 = tview_random(y.count, -1, 1), *dx0 = tview_random(x.count, -1, 1), *dw0 = tview_random(w.count, -1, 1);
     double *yw = malloc(sizeof(double) * (size_t)y.count), *dxw = malloc(sizeof(double) * (size_t)x.count);
@@ -868,17 +852,13 @@ TEST(compat_conv_raf_find_one_result_each_direction)
         const cudnnDataType_t t = cases[k].t;
         struct ref_conv rc = {2, 2, 4, 6, cases[k].groups, {8, 7}, {3, 3}, {0}, {1, 0}, {1, 2}, {2, 1}, false};
         ref_conv_out_dims(&rc);
-        const int xdims[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, ydims[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
-        const int wdims[4] = {rc.k, rc.c / rc.groups, rc.filt[0], rc.filt[1]};
         struct tview x, y, w;
-        tview_init(&x, t, 4, xdims, TV_NCHW);
-        tview_init(&y, t, 4, ydims, TV_NCHW);
-        tview_init(&w, t, 4, wdims, TV_NCHW);
+        tconv_views(&rc, t, TV_NCHW, TV_NCHW, &x, &w, &y);
         cudnnFilterDescriptor_t wd;
         cudnnConvolutionDescriptor_t cd;
         CHECK_OK(cudnnCreateFilterDescriptor(&wd));
         CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
-        bool ok = CHECK_OK(cudnnSetFilterNdDescriptor(wd, t, CUDNN_TENSOR_NCHW, 4, wdims)) &&
+        bool ok = CHECK_OK(cudnnSetFilterNdDescriptor(wd, t, CUDNN_TENSOR_NCHW, 4, w.dims)) &&
                   CHECK_OK(cudnnSetConvolutionNdDescriptor(cd, 2, rc.pad, rc.stride, rc.dil, CUDNN_CROSS_CORRELATION, t)) &&
                   CHECK_OK(cudnnSetConvolutionGroupCount(cd, rc.groups));
         double *xv = tview_random(x.count, -1, 1), *wv = tview_random(w.count, -1, 1), *dyv = tview_random(y.count, -1, 1);

@@ -248,17 +248,15 @@ TEST(compat_conv_pytorch_add_relu_try_all)
         ref_conv_out_dims(&rc);
         struct tconv_run r;
         tconv_run_init(&r, &rc, t);
-        const int xd[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, yd[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
-        const int wd[4] = {rc.k, rc.c / rc.groups, 3, 3}, bd[4] = {1, rc.k, 1, 1}, bs[4] = {rc.k, 1, 1, 1};
+        const int bd[4] = {1, rc.k, 1, 1}, bs[4] = {rc.k, 1, 1, 1};
         const cudnnTensorFormat_t fmt = cases[k].layout == TV_NHWC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
         struct tview x, y, w;
-        tview_init(&x, t, 4, xd, cases[k].layout), tview_init(&y, t, 4, yd, cases[k].layout);
-        tview_init(&w, t, 4, wd, cases[k].layout);
+        tconv_views(&rc, t, cases[k].layout, cases[k].layout, &x, &w, &y);
         const int pad[2] = {1, 1}, stride[2] = {1, 2}, dil[2] = {1, 1};
         CHECK_OK(cudnnSetConvolutionNdDescriptor(r.cd, 2, pad, stride, dil, CUDNN_CROSS_CORRELATION,
                                                  cases[k].compute));
         CHECK_OK(cudnnSetConvolutionGroupCount(r.cd, rc.groups));
-        CHECK_OK(cudnnSetFilterNdDescriptor(r.wd, t, fmt, 4, wd));
+        CHECK_OK(cudnnSetFilterNdDescriptor(r.wd, t, fmt, 4, w.dims));
         cudnnTensorDescriptor_t bdesc;
         CHECK_OK(cudnnCreateTensorDescriptor(&bdesc));
         CHECK_OK(cudnnSetTensorNdDescriptor(bdesc, t, 4, bd, bs));

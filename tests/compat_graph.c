@@ -8,6 +8,7 @@
    sequence in C against tests/ref/conv.c. (compat_backend.c: PyTorch, TensorFlow, the frontend,
    hidet.) */
 #include "backend_util.h"
+#include "conv_harness.h"
 #include "ref/conv.h"
 
 #include <float.h>
@@ -670,11 +671,8 @@ struct mx_conv {
 
 static void mx_conv_build(struct mx_conv *m, const struct ref_conv *rc, int layout, bool add_to)
 {
-    const int xd[4] = {rc->n, rc->c, rc->in[0], rc->in[1]}, wd[4] = {rc->k, rc->c, rc->filt[0], rc->filt[1]};
-    const int yd[4] = {rc->n, rc->k, rc->out[0], rc->out[1]};
-    const int *dims[3] = {xd, wd, yd};
+    tconv_views(rc, CUDNN_DATA_FLOAT, layout, layout, &m->v[0], &m->v[1], &m->v[2]);
     for (int i = 0; i < 3; i++) {
-        tview_init(&m->v[i], CUDNN_DATA_FLOAT, 4, dims[i], layout);
         m->t[i] = bt_make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
         int64_t d64[4], s64[4];
         cudnnDataType_t dt = CUDNN_DATA_FLOAT;
@@ -733,13 +731,9 @@ static void mx_run_check(struct mx_conv *m, const struct ref_conv *rc, bdesc pla
     void *ptrs[3] = {tview_upload(&m->v[0], x), tview_upload(&m->v[1], w), tview_upload(&m->v[2], add_to ? prior : NULL)};
     int64_t ws = 0;
     CHECK_OK(cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, NULL, &ws));
-    void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
     const int64_t uids[3] = {1, 2, 3};
-    bdesc vp = bt_pack(uids, ptrs, 3, work);
-    if (CHECK_OK(cudnnBackendExecute(test_handle(), plan, vp)))
+    if (CHECK_OK(bt_run(plan, ws, uids, ptrs, 3)))
         bt_check_tol(&m->v[2], ptrs[2], want, bt_graph_tol(CUDNN_DATA_FLOAT), what);
-    cudnnBackendDestroyDescriptor(vp);
-    if (work) tbuf_free(work);
     for (int i = 0; i < 3; i++) tview_free(&m->v[i], ptrs[i]);
     free(x), free(w), free(prior), free(want);
 }

@@ -541,23 +541,19 @@ static void check_conv_round_trip(const struct conv_round_trip *c, const char *w
     struct ref_conv rc = {2, 2, 4, 4, c->groups, {7, 6}, {3, 3}, {0}, {c->pad, c->pad}, {c->stride, c->stride},
                           {c->dil, c->dil}, c->mirror};
     ref_conv_out_dims(&rc);
-    const int xdims[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, ydims[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
-    const int wdims[4] = {rc.k, rc.c / rc.groups, rc.filt[0], rc.filt[1]}, bdims[4] = {1, rc.k, 1, 1};
-    const int layout = c->nhwc ? TV_NHWC : TV_NCHW;
+    const int bdims[4] = {1, rc.k, 1, 1};
     const cudnnTensorFormat_t f = c->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     struct tview x, y, w, b;
-    tview_init(&x, t, 4, xdims, layout);
-    tview_init(&y, t, 4, ydims, layout);
-    tview_init(&w, t, 4, wdims, c->w_nhwc ? TV_NHWC : TV_NCHW);
+    tconv_views(&rc, t, c->nhwc ? TV_NHWC : TV_NCHW, c->w_nhwc ? TV_NHWC : TV_NCHW, &x, &w, &y);
     tview_init(&b, t, 4, bdims, TV_NCHW);
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd;
     CHECK_OK(cudnnCreateFilterDescriptor(&wd));
     CHECK_OK(cudnnCreateConvolutionDescriptor(&cd));
-    bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(x.desc, f, t, xdims[0], xdims[1], xdims[2], xdims[3])) &&
-              CHECK_OK(cudnnSetTensor4dDescriptor(y.desc, f, t, ydims[0], ydims[1], ydims[2], ydims[3])) &&
-              CHECK_OK(cudnnSetFilter4dDescriptor(wd, t, c->w_nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, wdims[0],
-                                                  wdims[1], wdims[2], wdims[3])) &&
+    bool ok = CHECK_OK(cudnnSetTensor4dDescriptor(x.desc, f, t, x.dims[0], x.dims[1], x.dims[2], x.dims[3])) &&
+              CHECK_OK(cudnnSetTensor4dDescriptor(y.desc, f, t, y.dims[0], y.dims[1], y.dims[2], y.dims[3])) &&
+              CHECK_OK(cudnnSetFilter4dDescriptor(wd, t, c->w_nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, w.dims[0],
+                                                  w.dims[1], w.dims[2], w.dims[3])) &&
               CHECK_OK(cudnnSetConvolution2dDescriptor(cd, rc.pad[0], rc.pad[1], rc.stride[0], rc.stride[1], rc.dil[0],
                                                        rc.dil[1], c->mirror ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION,
                                                        t)) &&

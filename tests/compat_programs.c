@@ -368,10 +368,8 @@ TEST(compat_conv_tvm_backward_find_first_result)
         struct tconv_run r;
         tconv_run_init(&r, &rc, t);
         const int layout = cases[k].fmt == CUDNN_TENSOR_NHWC ? TV_NHWC : TV_NCHW;
-        const int xd[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, wd[4] = {rc.k, rc.c, 3, 3};
-        const int yd[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
         struct tview x, w, y;
-        tview_init(&x, t, 4, xd, layout), tview_init(&w, t, 4, wd, layout), tview_init(&y, t, 4, yd, layout);
+        tconv_views(&rc, t, layout, layout, &x, &w, &y);
         const bool data = cases[k].d == BWD_DATA;
         void *pin = data ? tview_upload(&w, r.w) : tview_upload(&x, r.x), *pdy = tview_upload(&y, r.dy);
         void *pout = data ? tview_upload(&x, NULL) : tview_upload(&w, NULL);

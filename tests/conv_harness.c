@@ -115,6 +115,23 @@ bool is_int(cudnnDataType_t t)
     return t != CUDNN_DATA_FLOAT && t != CUDNN_DATA_DOUBLE && t != CUDNN_DATA_HALF && t != CUDNN_DATA_BFLOAT16;
 }
 
+int tconv_dims(const struct ref_conv *rc, int xd[5], int wd[5], int yd[5])
+{
+    xd[0] = rc->n, xd[1] = rc->c, wd[0] = rc->k, wd[1] = rc->c / rc->groups, yd[0] = rc->n, yd[1] = rc->k;
+    for (int d = 0; d < rc->nsp; d++) xd[d + 2] = rc->in[d], wd[d + 2] = rc->filt[d], yd[d + 2] = rc->out[d];
+    return rc->nsp + 2;
+}
+
+void tconv_views(const struct ref_conv *rc, cudnnDataType_t t, int layout, int wlayout, struct tview *x,
+                 struct tview *w, struct tview *y)
+{
+    int xd[5], wd[5], yd[5];
+    const int rank = tconv_dims(rc, xd, wd, yd);
+    if (x) tview_init(x, t, rank, xd, layout);
+    if (w) tview_init(w, t, rank, wd, wlayout);
+    if (y) tview_init(y, t, rank, yd, layout);
+}
+
 bool make_problem(struct problem *p, const struct shape *sh, const struct config *cf, int variant)
 {
     memset(p, 0, sizeof *p);
@@ -126,8 +143,8 @@ bool make_problem(struct problem *p, const struct shape *sh, const struct config
         r->stride[d] = sh->stride[d], r->dil[d] = sh->dil[d];
     }
     if (!CHECK(ref_conv_out_dims(r))) return false;
-    int rank = sh->nsp + 2, xd[5] = {r->n, r->c}, yd[5] = {r->n, r->k}, wd[5] = {r->k, r->c / r->groups};
-    for (int d = 0; d < sh->nsp; d++) xd[d + 2] = r->in[d], yd[d + 2] = r->out[d], wd[d + 2] = r->filt[d];
+    int xd[5], wd[5], yd[5];
+    const int rank = tconv_dims(r, xd, wd, yd);
     static const int rot[3] = {TV_NCHW, TV_NHWC, TV_PADDED};
     int xl = cf->layout, yl = cf->layout;
     cudnnTensorFormat_t wf = cf->layout == TV_NHWC        ? CUDNN_TENSOR_NHWC

@@ -9,8 +9,9 @@
    call. Layouts rotate through packed NCHW, packed NHWC and padded strides (with poisoned gaps);
    the int8 vector types use NCHW_VECT_C.
 
-   struct tconv_run holds one problem's data and references for the compat tests that replay a
-   program's calls (compat_libs.c).
+   For the compat tests that replay a program's calls (compat_*.c): tconv_views makes a
+   convolution's x, w and y as views in a layout, and struct tconv_run holds one problem's data
+   and references.
 
    conv_support.h is the other convolution harness: one forced algorithm family (FFT, Winograd) on
    one data type, with errors measured against the reference. */
@@ -66,6 +67,14 @@ struct tfilter {
 };
 bool make_filter(struct tfilter *f, cudnnDataType_t dtype, cudnnTensorFormat_t format, int rank, const int *dims);
 void free_filter(struct tfilter *f);
+
+/* The dims of convolution rc's tensors (rc->out filled by ref_conv_out_dims) in cuDNN's order:
+   x {N, C, in...}, w {K, C / groups, filt...} and y {N, K, out...}. Returns their rank, nsp + 2. */
+int tconv_dims(const struct ref_conv *rc, int xd[5], int wd[5], int yd[5]);
+/* rc's tensors as views of type t (tview_init on tconv_dims): x and y in layout, w in wlayout; a
+   NULL view is skipped. tview_destroy each. */
+void tconv_views(const struct ref_conv *rc, cudnnDataType_t t, int layout, int wlayout, struct tview *x,
+                 struct tview *w, struct tview *y);
 
 /* Everything of one problem: the reference's shape and the descriptors. */
 struct problem {
