@@ -98,11 +98,18 @@ struct rowpos {
     int64_t ri;
 };
 
-/* Row `row` of the query range. */
-__device__ __forceinline__ rowpos query_row(const ocd_attn_dev &d, int64_t row)
+/* The rows (b, m, h, i) of the query range: one warp each. */
+__host__ __device__ __forceinline__ int64_t query_rows(const ocd_attn_core_problem &p)
+{
+    return (int64_t)p.batch * p.beams * p.heads * p.q_count;
+}
+
+/* This warp's row of the query range; false past the last. */
+__device__ __forceinline__ bool query_row(const ocd_attn_dev &d, rowpos &r)
 {
     const ocd_attn_core_problem &p = d.p;
-    rowpos r;
+    const int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    if (row >= query_rows(p)) return false;
     r.i = p.q_first + (int)(row % p.q_count);
     int64_t u = row / p.q_count;
     r.h = (int)(u % p.heads), r.m = (int)(u / p.heads % p.beams), r.b = (int)(u / p.heads / p.beams);
@@ -112,7 +119,7 @@ __device__ __forceinline__ rowpos query_row(const ocd_attn_dev &d, int64_t row)
     r.lo = 0, r.hi = 0;
     if (r.i < lq) ocd_attn_core_keys(p.lo_win[r.i], p.hi_win[r.i], lkv, &r.lo, &r.hi);
     r.ri = ocd_attn_row_index(p, r.b, r.m, r.h, r.i);
-    return r;
+    return true;
 }
 
 template <typename T>
@@ -122,14 +129,11 @@ __global__ void __launch_bounds__(MAX_WARPS * 32) attn_fwd_rows(ocd_attn_dev d, 
     extern __shared__ double smem_d[];
     const ocd_attn_core_problem &p = d.p;
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + warp;
-    if (row >= (int64_t)p.batch * p.beams * p.heads * p.q_count) return;
-    const rowpos r = query_row(d, row);
-    const int mk = r.mk, lo = r.lo, hi = r.hi;
-    const int64_t ri = r.ri;
-    if (lo >= hi) {
+    rowpos r;
+    if (!query_row(d, r)) return;
+    if (r.lo >= r.hi) {
         store_row<T, C>(p.o, r.b, r.m, r.h, r.i, p.head_v, (const C *)nullptr, false, lane);
-        if (d.lse && lane == 0) ((C *)d.lse)[ri] = -INFINITY;
+        if (d.lse && lane == 0) ((C *)d.lse)[r.ri] = -INFINITY;
         return;
     }
     C *qs = (C *)smem_d + warp * per_warp, *acc = qs + p.head_qk, *w = acc + p.head_v;
@@ -137,23 +141,23 @@ __global__ void __launch_bounds__(MAX_WARPS * 32) attn_fwd_rows(ocd_attn_dev d, 
     for (int e = lane; e < p.head_v; e += 32) acc[e] = 0;
     __syncwarp();
     C mx = -INFINITY, l = 0, scaler = (C)p.sm_scaler;
-    for (int j0 = lo; j0 < hi; j0 += 32) {
+    for (int j0 = r.lo; j0 < r.hi; j0 += 32) {
         int j = j0 + lane;
-        bool valid = j < hi;
-        C s = valid ? scaler * dot_row<T>(qs, p.k, r.b, mk, r.h, j, p.head_qk) : C(-INFINITY);
+        bool valid = j < r.hi;
+        C s = valid ? scaler * dot_row<T>(qs, p.k, r.b, r.mk, r.h, j, p.head_qk) : C(-INFINITY);
         C nm = fmax(mx, warp_max(s));
         C pj = valid ? exp(s - nm) : C(0), corr = exp(mx - nm);
         l = l * corr + warp_sum(pj);
-        w[lane] = valid ? pj * ocd_attn_drop<C>(d, (uint64_t)ri * p.max_kv + j) : C(0);
+        w[lane] = valid ? pj * ocd_attn_drop<C>(d, (uint64_t)r.ri * p.max_kv + j) : C(0);
         __syncwarp();
-        accumulate_rows<T>(acc, corr, w, min(32, hi - j0), p.v, r.b, mk, r.h, j0, p.head_v, lane);
+        accumulate_rows<T>(acc, corr, w, min(32, r.hi - j0), p.v, r.b, r.mk, r.h, j0, p.head_v, lane);
         __syncwarp();
         mx = nm;
     }
     for (int e = lane; e < p.head_v; e += 32) acc[e] /= l;
     __syncwarp();
     store_row<T>(p.o, r.b, r.m, r.h, r.i, p.head_v, acc, false, lane);
-    if (d.lse && lane == 0) ((C *)d.lse)[ri] = mx + log(l);
+    if (d.lse && lane == 0) ((C *)d.lse)[r.ri] = mx + log(l);
 }
 
 /* Backward, per query row: D_i and dq. */
@@ -164,12 +168,9 @@ __global__ void __launch_bounds__(MAX_WARPS * 32) attn_bwd_dq(ocd_attn_dev d, in
     extern __shared__ double smem_d[];
     const ocd_attn_core_problem &p = d.p;
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + warp;
-    if (row >= (int64_t)p.batch * p.beams * p.heads * p.q_count) return;
-    const rowpos r = query_row(d, row);
-    const int mk = r.mk, lo = r.lo, hi = r.hi;
-    const int64_t ri = r.ri;
-    C lse = lo < hi ? ((const C *)d.lse)[ri] : C(-INFINITY);
+    rowpos r;
+    if (!query_row(d, r)) return;
+    C lse = r.lo < r.hi ? ((const C *)d.lse)[r.ri] : C(-INFINITY);
     if (lse == C(-INFINITY)) {
         if (!p.accumulate) store_row<T, C>(p.dq, r.b, r.m, r.h, r.i, p.head_qk, nullptr, false, lane);
         return;
@@ -183,18 +184,18 @@ __global__ void __launch_bounds__(MAX_WARPS * 32) attn_bwd_dq(ocd_attn_dev d, in
     const T *o = (const T *)p.o.data + ocd_attn_core_row(&p.o, r.b, r.m, r.h, r.i);
     for (int e = lane; e < p.head_v; e += 32) part += gos[e] * ocd_cuda_load(o + e * p.o.stride[OCD_ATTN_ELEM]);
     C D = warp_sum(part);
-    if (lane == 0) ((C *)d.D)[ri] = D;
-    for (int j0 = lo; j0 < hi; j0 += 32) {
+    if (lane == 0) ((C *)d.D)[r.ri] = D;
+    for (int j0 = r.lo; j0 < r.hi; j0 += 32) {
         int j = j0 + lane;
         C ds = 0;
-        if (j < hi) {
-            C pj = exp(scaler * dot_row<T>(qs, p.k, r.b, mk, r.h, j, p.head_qk) - lse);
-            C f = ocd_attn_drop<C>(d, (uint64_t)ri * p.max_kv + j);
-            ds = pj * (f * dot_row<T>(gos, p.v, r.b, mk, r.h, j, p.head_v) - D) * scaler;
+        if (j < r.hi) {
+            C pj = exp(scaler * dot_row<T>(qs, p.k, r.b, r.mk, r.h, j, p.head_qk) - lse);
+            C f = ocd_attn_drop<C>(d, (uint64_t)r.ri * p.max_kv + j);
+            ds = pj * (f * dot_row<T>(gos, p.v, r.b, r.mk, r.h, j, p.head_v) - D) * scaler;
         }
         w[lane] = ds;
         __syncwarp();
-        accumulate_rows<T>(acc, C(1), w, min(32, hi - j0), p.k, r.b, mk, r.h, j0, p.head_qk, lane);
+        accumulate_rows<T>(acc, C(1), w, min(32, r.hi - j0), p.k, r.b, r.mk, r.h, j0, p.head_qk, lane);
         __syncwarp();
     }
     store_row<T>(p.dq, r.b, r.m, r.h, r.i, p.head_qk, acc, p.accumulate, lane);
@@ -340,7 +341,7 @@ extern "C" cudnnStatus_t ocd_cuda_attn_fwd_rows(cudnnHandle_t handle, const void
     const ocd_attn_core_call *c = static_cast<const ocd_attn_core_call *>(call);
     ocd_attn_dev d;
     OCD_TRY(ocd_cuda_attn_prologue(handle, c, true, &d));
-    int64_t rows = (int64_t)d.p.batch * d.p.beams * d.p.heads * d.p.q_count;
+    int64_t rows = query_rows(d.p);
     return ocd_cuda_dispatch<OCD_CUDA_FLOATS>(d.p.dtype, [&](auto tag) {
         typedef typename decltype(tag)::type T;
         return launch_rows<T>(handle, attn_fwd_rows<T>, d, rows);
@@ -352,7 +353,7 @@ extern "C" cudnnStatus_t ocd_cuda_attn_bwd_rows(cudnnHandle_t handle, const void
     const ocd_attn_core_call *c = static_cast<const ocd_attn_core_call *>(call);
     ocd_attn_dev d;
     OCD_TRY(ocd_cuda_attn_prologue(handle, c, false, &d));
-    int64_t qrows = (int64_t)d.p.batch * d.p.beams * d.p.heads * d.p.q_count;
+    int64_t qrows = query_rows(d.p);
     int64_t krows = (int64_t)d.p.batch * d.kv_beams * d.p.heads * d.p.max_kv;
     return ocd_cuda_dispatch<OCD_CUDA_FLOATS>(d.p.dtype, [&](auto tag) {
         typedef typename decltype(tag)::type T;

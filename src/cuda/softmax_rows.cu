@@ -34,19 +34,30 @@ namespace {
    the backward). The lanes of a slice are the fewest (a power of two) that hold it that way. */
 constexpr int LANE_VECS = 4, LANES_MAX = 16;
 
-/* Groups of LANES lanes (a power of two, at most 32) per slice, 32 / LANES slices per warp; lane l
-   of a group holds elements (k * LANES + l) * V + v for k < E / V, v < V. A group past the last
-   slice computes a copy of the last one and stores nothing, so that every lane of the warp takes
-   part in the shuffles. */
+/* The slice of this thread's group of LANES lanes (a power of two, at most 32; 32 / LANES groups
+   per warp) and its lane in the group; false when the warp's first slice is past the last. A group
+   past the last slice takes a copy of the last one (live false) and stores nothing, so that every
+   lane of the warp takes part in the shuffles. */
+template <int LANES>
+__device__ __forceinline__ bool group_slice(uint32_t rows, uint32_t *row, uint32_t *lane, bool *live)
+{
+    const uint32_t first = (blockIdx.x * WARP_ROWS + (threadIdx.x >> 5)) * (32 / LANES);
+    if (first >= rows) return false;
+    *row = first + (threadIdx.x & 31) / LANES, *lane = threadIdx.x % LANES;
+    *live = *row < rows;
+    if (!*live) *row = rows - 1;
+    return true;
+}
+
+/* Groups of LANES lanes per slice (group_slice); lane l of a group holds elements
+   (k * LANES + l) * V + v for k < E / V, v < V. */
 template <typename T, bool BWD, int LANES, int E, int V>
 __global__ void __launch_bounds__(32 * WARP_ROWS) rows_warp(sm_args<T> a)
 {
     typedef typename ocd_compute<T>::type C;
-    uint32_t first = (blockIdx.x * WARP_ROWS + (threadIdx.x >> 5)) * (32 / LANES);
-    if (first >= a.rows) return;
-    uint32_t row = first + (threadIdx.x & 31) / LANES, lane = threadIdx.x % LANES;
-    bool live = row < a.rows;
-    if (!live) row = a.rows - 1;
+    uint32_t row, lane;
+    bool live;
+    if (!group_slice<LANES>(a.rows, &row, &lane, &live)) return;
     const T *s0 = a.src0 + ocd_cuda_group_offset(a.batch, 0, row);
     const T *s1 = BWD ? a.src1 + ocd_cuda_group_offset(a.batch, 1, row) : nullptr;
     T *d = a.dst + ocd_cuda_group_offset(a.batch, BWD ? 2 : 1, row);
@@ -174,11 +185,9 @@ __global__ void __launch_bounds__(32 * WARP_ROWS) rows_packed(sm_args<T> a)
     typedef pair16<T> pr;
     typedef typename pr::P P;
     constexpr int VECS = LANE_VECS, W = 4; /* vectors a lane, 32-bit words (pairs) a vector */
-    uint32_t first = (blockIdx.x * WARP_ROWS + (threadIdx.x >> 5)) * (32 / LANES);
-    if (first >= a.rows) return;
-    uint32_t row = first + (threadIdx.x & 31) / LANES, lane = threadIdx.x % LANES;
-    bool live = row < a.rows;
-    if (!live) row = a.rows - 1;
+    uint32_t row, lane;
+    bool live;
+    if (!group_slice<LANES>(a.rows, &row, &lane, &live)) return;
     const T *s = a.src0 + row_offset(a.batch, 0, row);
     T *d = a.dst + row_offset(a.batch, 1, row);
     uint32_t w[VECS][W];
@@ -240,11 +249,9 @@ __global__ void __launch_bounds__(32 * WARP_ROWS) rows_packed_bwd(sm_args<T> a)
     typedef pair16<T> pr;
     typedef typename pr::P P;
     constexpr int VECS = LANE_VECS / 2, W = 4; /* vectors a lane and source, pairs a vector */
-    uint32_t first = (blockIdx.x * WARP_ROWS + (threadIdx.x >> 5)) * (32 / LANES);
-    if (first >= a.rows) return;
-    uint32_t row = first + (threadIdx.x & 31) / LANES, lane = threadIdx.x % LANES;
-    bool live = row < a.rows;
-    if (!live) row = a.rows - 1;
+    uint32_t row, lane;
+    bool live;
+    if (!group_slice<LANES>(a.rows, &row, &lane, &live)) return;
     const T *sy = a.src0 + row_offset(a.batch, 0, row), *sg = a.src1 + row_offset(a.batch, 1, row);
     T *d = a.dst + row_offset(a.batch, 2, row);
     uint32_t wy[VECS][W], wg[VECS][W];

@@ -12,16 +12,19 @@ static cudnnDataType_t compute_of(cudnnDataType_t t)
     return t == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
 }
 
-static bool active(const struct ocd_rnn_step *s, int n, int *t)
-{
-    int len = s->lengths[n];
-    *t = s->dir ? len - 1 - s->s : s->s;
-    return s->s < len;
-}
-
 static int64_t pos_of(const struct ocd_rnn_step *s, int t, int n)
 {
     return ocd_rnn_pos(s->layout, s->T, s->N, s->offsets, t, n);
+}
+
+/* Whether sequence n takes part in this step (it is longer than the step's index); *pos: its row
+   in x and y at this step, counted from its end in the reverse direction (0 where not active). */
+static bool active(const struct ocd_rnn_step *s, int n, int64_t *pos)
+{
+    const int len = s->lengths[n];
+    const bool on = s->s < len;
+    *pos = on ? pos_of(s, s->dir ? len - 1 - s->s : s->s, n) : 0;
+    return on;
 }
 
 static double bias(const void *b, cudnnDataType_t t, int j)
@@ -35,9 +38,8 @@ static void fwd_range(void *ctx, int64_t begin, int64_t end)
     cudnnDataType_t dt = s->dtype, ct = compute_of(dt);
     int G = ocd_rnn_gates(s->mode), S = ocd_rnn_saved_gates(s->mode), H = s->H, P = s->P;
     for (int n = (int)begin; n < (int)end; n++) {
-        int t;
-        bool on = active(s, n, &t);
-        int64_t pos = on ? pos_of(s, t, n) : 0;
+        int64_t pos;
+        const bool on = active(s, n, &pos);
         for (int j = 0; j < H; j++) {
             int64_t hi = (int64_t)n * P + j, ci = (int64_t)n * H + j;
             double cprev = s->mode == CUDNN_LSTM ? ocd_host_load(ct, s->cprev, ci) : 0;
@@ -83,9 +85,8 @@ static void bwd_range(void *ctx, int64_t begin, int64_t end)
     int G = ocd_rnn_gates(s->mode), S = ocd_rnn_saved_gates(s->mode), H = s->H, P = s->P;
     bool unpacked = s->layout != CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED;
     for (int n = (int)begin; n < (int)end; n++) {
-        int t;
-        bool on = active(s, n, &t);
-        int64_t pos = on ? pos_of(s, t, n) : 0;
+        int64_t pos;
+        const bool on = active(s, n, &pos);
         for (int j = 0; j < H; j++) {
             int64_t hi = (int64_t)n * P + j, ci = (int64_t)n * H + j;
             if (!on) {
@@ -155,9 +156,8 @@ static void aux_range(void *ctx, int64_t begin, int64_t end)
     case OCD_RNN_PROJ_DTOT: {
         cudnnDataType_t dt = s->dtype, ct = compute_of(dt);
         for (int64_t n = begin; n < end; n++) {
-            int t;
-            bool on = active(s, (int)n, &t);
-            int64_t pos = on ? pos_of(s, t, (int)n) : 0;
+            int64_t pos;
+            const bool on = active(s, (int)n, &pos);
             for (int j = 0; j < s->P; j++) {
                 int64_t i = n * s->P + j, yi = pos * s->y_stride + (int64_t)s->dir * s->P + j;
                 if (a->op == OCD_RNN_PROJ_STORE) {
