@@ -592,7 +592,9 @@ TEST(conv_cuda_tma_w64_entry_is_reached)
    tiles of 256), stride 2 with unequal paddings and C = 40, dilation 2 in CONVOLUTION mode, and
    NCHW data; backward data with C = 240 and K = 72 (odd M tiles), on the 256x128 tile, and 5x5
    in CONVOLUTION mode; the filter gradient with K = 128 and 256 (one M tile, its pair's second
-   past M), K = 360 (three M tiles) with C = 128, split-K, stride 2 with C = 120, and NCHW data. */
+   past M), K = 360 (three M tiles) with C = 128, split-K, stride 2 with C = 120, and NCHW data.
+   Where no cluster fits the GPU (OPENCUDNN_TEST_CLUSTERS=0), the clustered entries decline at the
+   plan and the next entries serve, in every direction. */
 TEST(conv_cuda_tma_cluster_entries_are_reached)
 {
     if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
@@ -657,6 +659,14 @@ TEST(conv_cuda_tma_cluster_entries_are_reached)
     check_entries_reached(fwd, sizeof fwd / sizeof fwd[0], FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
     check_entries_reached(dgr, sizeof dgr / sizeof dgr[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
     check_entries_reached(wgr, sizeof wgr / sizeof wgr[0], BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
+    /* where no cluster fits the GPU (OPENCUDNN_TEST_CLUSTERS=0, as on a MIG slice) the clustered
+       entries decline at the plan, and the cp.async kernel's serve */
+    ocd_setenv("OPENCUDNN_TEST_CLUSTERS", "0");
+    check_entry_reached(&big, half, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "cuda:fwd_igemm_wgmma_", fwd_off);
+    check_entry_reached(&dgrad, bf16, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, "cuda:dgrad_igemm_wgmma_", dgrad_off);
+    check_entry_reached(&wgrad, half, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_igemm_wgmma_",
+                        "cuda:wgrad_igemm_tma_1*,cuda:wgrad_igemm_tma_2*,cuda:wgrad_igemm_tma_64*");
+    ocd_unsetenv("OPENCUDNN_TEST_CLUSTERS");
 }
 
 /* The host's CBLAS entry (a build with OPENCUDNN_CBLAS): forward GEMM reaches host:fwd_gemm_cblas

@@ -256,7 +256,7 @@ void ocd_conv_problem_format(const struct ocd_conv_problem *p, char *buf, size_t
    issue 4: bench/results.md, latency_conv_1x1_f16). */
 #define MEMO_ENV_MAX 128
 static const char *const memo_env_names[] = {"OPENCUDNN_DISABLE", "CUDNN_CONV_WSCAP_DBG", "NVIDIA_TF32_OVERRIDE",
-                                              "OPENCUDNN_HOST_GEMM"};
+                                              "OPENCUDNN_HOST_GEMM", "OPENCUDNN_TEST_CLUSTERS"};
 #define MEMO_ENVS ((int)(sizeof memo_env_names / sizeof memo_env_names[0]))
 
 struct conv_memo {

@@ -353,6 +353,20 @@ static const char *tile_rejects(cudnnHandle_t h, const struct ocd_conv_problem *
     return NULL;
 }
 
+/* Why clustered tile c2 (of OCD_IGEMM_TMA_C2_TILES) cannot run on h's device, or NULL: no
+   cluster of its kernel fits the GPU at once (cudaOccupancyMaxActiveClusters 0: a MIG slice, or
+   an MPS client held to fewer multiprocessors than a cluster needs), so that the next entry
+   serves the call rather than the launch failing. The count is asked once per device and
+   kernel (conv_igemm_tma_sm90.cu). */
+static const char *cluster_rejects(cudnnHandle_t h, int c2, bool wgrad, igemm_type type)
+{
+    int clusters = 0;
+    if (ocd_igemm_tma_clusters[c2][wgrad][type](h->device, &clusters) != CUDNN_STATUS_SUCCESS)
+        return "the cluster occupancy query failed (cudaOccupancyMaxActiveClusters)";
+    return clusters < 1 ? "no cluster of 2 CTAs of this kernel fits the GPU (cudaOccupancyMaxActiveClusters 0: MIG or MPS)"
+                        : NULL;
+}
+
 static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, bool tf32, igemm_plan *pl)
 {
     memset(pl, 0, sizeof *pl);
@@ -530,10 +544,15 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     pl->ws_bytes = ws ? ws + 256 : 0;
     if (!tma) return NULL;
     const int cl = tile >= TMA_C2_TILE0 && tile < TMA_W64_TILE0 ? 2 : 1;
-    if (p->dir == OCD_CONV_FWD) return igemm_tma_plan(prm, (int)cgp, ti.bm, ti.bn, cl, esize, &pl->tma);
-    if (tma_wgrad) return igemm_tma_plan_wgrad(prm, (int)cg, ti.bm, ti.bn, cl, esize, &pl->tma);
-    igemm_tma_dgrad_as_fwd(&prm);
-    return igemm_tma_plan(prm, (int)kg, ti.bm, ti.bn, cl, esize, &pl->tma);
+    if (p->dir == OCD_CONV_FWD) {
+        why = igemm_tma_plan(prm, (int)cgp, ti.bm, ti.bn, cl, esize, &pl->tma);
+    } else if (tma_wgrad) {
+        why = igemm_tma_plan_wgrad(prm, (int)cg, ti.bm, ti.bn, cl, esize, &pl->tma);
+    } else {
+        igemm_tma_dgrad_as_fwd(&prm);
+        why = igemm_tma_plan(prm, (int)kg, ti.bm, ti.bn, cl, esize, &pl->tma);
+    }
+    return why != NULL || cl == 1 ? why : cluster_rejects(h, tile - TMA_C2_TILE0, tma_wgrad, pl->type);
 }
 
 /* ---- running -------------------------------------------------------------------------------------- */

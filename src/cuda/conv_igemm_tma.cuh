@@ -344,6 +344,12 @@ template <int BM, int BN, bool WGRAD, int CL> struct igemm_tma_kt {
 typedef cudnnStatus_t (*igemm_tma_launch_fn)(const igemm_params *p, const igemm_tma_geom *g, int device, int sms,
                                              cudaStream_t stream);
 extern const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_ALL_TILES][2][IGEMM_NTYPES]; /* [tile][wgrad][type] */
+/* The clustered tiles' kernels (OCD_IGEMM_TMA_C2_TILES, [tile][wgrad][type], NULL where the
+   launcher is): how many clusters fit the GPU at once on device, the current one (0 where none
+   does: the plan declines; asked once per device and kernel, and OPENCUDNN_TEST_CLUSTERS=n, for
+   tests, answers n without asking). */
+typedef cudnnStatus_t (*igemm_tma_clusters_fn)(int device, int *clusters);
+extern const igemm_tma_clusters_fn ocd_igemm_tma_clusters[OCD_IGEMM_TMA_C2_NTILES][2][IGEMM_NTYPES];
 extern const bool ocd_igemm_tma_built;
 
 #endif /* OCD_CUDA_CONV_IGEMM_TMA_CUH */

@@ -50,7 +50,9 @@
    on a full barrier whose current phase is still waiting for this one. A cluster barrier after
    the mbarrier initializations (no multicast or remote arrival before the peer's barriers
    exist) and one before exiting (none into a CTA that has exited) close the kernel; every
-   thread reaches both.
+   thread reaches both. Where no cluster fits the GPU at once (a MIG slice, an MPS limit:
+   cudaOccupancyMaxActiveClusters 0), the plan declines the clustered tiles
+   (igemm_tma_launch::clusters, asked once per device and kernel), so the next entry serves.
 
    TF32 (fp32 data, T float): the same kernel with wgmma.mma_async m64nNk8.tf32, a K tile of 32
    channels (still one 128-byte swizzled row, so the stages, boxes and bytes are the 16-bit
@@ -78,6 +80,7 @@
 #include "cuda/conv_igemm_tma.cuh"
 
 #include <cudaTypedefs.h>
+#include <stdlib.h>
 
 /* A CTA tile: BM x BN, a producer warpgroup and CONSUMERS consumer warpgroups of BM / CONSUMERS
    rows (MI slices of 64): two, or one for the 64-row tile, STAGES K tiles in the ring, clusters
@@ -284,59 +287,106 @@ static cudnnStatus_t encode_maps(const igemm_tma_geom &g, const void *x, const v
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* How many clusters of kernel's launch cfg fit on the GPU at once (cudaOccupancyMaxActiveClusters,
-   a host query), asked once per device (0 .. 63, kept in cache[device]; other devices every
-   call). */
+/* OPENCUDNN_TEST_CLUSTERS=n, a switch for tests only: every clustered kernel takes n as the
+   clusters that fit the GPU at once instead of asking the driver (the emulations, which have no
+   GPU to ask; 0 makes the clustered entries decline, as where none fits). False where unset. */
+static bool test_clusters(int *clusters)
+{
+    const char *v = getenv("OPENCUDNN_TEST_CLUSTERS");
+    if (v == NULL || *v == '\0') return false;
+    *clusters = atoi(v);
+    return true;
+}
+
+/* How many clusters of kernel's launch cfg fit the GPU at once (cudaOccupancyMaxActiveClusters,
+   a host query: 0 where none does, as on a MIG slice or under an MPS limit smaller than a
+   cluster's GPC needs), asked once per device (0 .. 63, kept in cache[device] plus one, so that
+   0 is kept too; other devices every call). Threads racing here store the same value. */
 template <typename Kernel>
 static cudnnStatus_t active_clusters(Kernel kernel, const cudaLaunchConfig_t &cfg, int device, int *cache, int *clusters)
 {
     const bool keep = device >= 0 && device < 64;
-    *clusters = keep ? __atomic_load_n(&cache[device], __ATOMIC_ACQUIRE) : 0;
-    if (*clusters > 0) return CUDNN_STATUS_SUCCESS;
+    const int known = keep ? __atomic_load_n(&cache[device], __ATOMIC_ACQUIRE) : 0;
+    if (known > 0) {
+        *clusters = known - 1;
+        return CUDNN_STATUS_SUCCESS;
+    }
     OCD_CUDA_TRY(cudaOccupancyMaxActiveClusters(clusters, kernel, &cfg));
-    if (*clusters < 1) return OCD_FAIL(CUDNN_STATUS_EXECUTION_FAILED, "no cluster of this kernel fits the GPU");
-    if (keep) __atomic_store_n(&cache[device], *clusters, __ATOMIC_RELEASE);
+    *clusters = OCD_MAX(*clusters, 0);
+    if (keep) __atomic_store_n(&cache[device], *clusters + 1, __ATOMIC_RELEASE);
     return CUDNN_STATUS_SUCCESS;
 }
 
 /* Launches the kernel of Tile (a cluster of Tile::CL CTAs through the launch attribute) on as
    many CTAs as there are units, at most one per multiprocessor, and for clusters at most as many
-   as fit on the GPU at once (cudaOccupancyMaxActiveClusters: the multiprocessors of a cluster
-   share a GPC, so an odd GPC leaves one idle), so that no persistent cluster waits for another
-   to finish before it starts its share. */
+   as fit on the GPU at once (clusters(): the multiprocessors of a cluster share a GPC, so an odd
+   GPC leaves one idle), so that no persistent cluster waits for another to finish before it
+   starts its share. The plan asks clusters() too, and declines a clustered tile where none fits
+   (conv_igemm.cu); the launch's own check of it stays, as an error. The per-kernel state (the
+   shared-memory opt-in, the register-pool check, the cluster count per device) is kept across
+   calls (state()). */
 template <class Tile, typename T, bool WGRAD> struct igemm_tma_launch {
+    struct kept {
+        unsigned long long smem_opted;
+        int clusters_of[64]; /* active_clusters' cache, per device */
+        int pool_checked;
+    };
+    static kept &state()
+    {
+        static kept k;
+        return k;
+    }
+    static constexpr size_t SMEM = igemm_tma_smem<Tile, T, WGRAD>::SMEM;
+
+    /* The launch configuration but its grid and stream: the block, the dynamic shared memory
+       and, for clusters, the cluster-dimension attribute (*attr, which it points at). */
+    static cudaLaunchConfig_t config(cudaLaunchAttribute *attr)
+    {
+        attr->id = cudaLaunchAttributeClusterDimension;
+        attr->val.clusterDim.x = Tile::CL, attr->val.clusterDim.y = 1, attr->val.clusterDim.z = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.blockDim = dim3(Tile::THREADS);
+        cfg.dynamicSmemBytes = SMEM;
+        cfg.attrs = attr;
+        cfg.numAttrs = Tile::CL > 1;
+        return cfg;
+    }
+    /* The kernel, opted in to its shared memory on device (the current one). */
+    static cudnnStatus_t opted(int device)
+    {
+        return igemm_smem_opt_in(igemm_tma_kernel<Tile, T, WGRAD>, SMEM, &state().smem_opted, device);
+    }
+    /* How many clusters of the kernel fit on device (the current one) at once, into *clusters. */
+    static cudnnStatus_t clusters(int device, int *clusters)
+    {
+        if (test_clusters(clusters)) return CUDNN_STATUS_SUCCESS;
+        OCD_TRY(opted(device));
+        cudaLaunchAttribute attr;
+        cudaLaunchConfig_t cfg = config(&attr);
+        cfg.gridDim = dim3(Tile::CL); /* a multiple of the cluster, as the query asks */
+        return active_clusters(igemm_tma_kernel<Tile, T, WGRAD>, cfg, device, state().clusters_of, clusters);
+    }
     static cudnnStatus_t run(const igemm_params *p, const igemm_tma_geom *g, int device, int sms, cudaStream_t stream)
     {
-        static unsigned long long smem_opted;
-        static int clusters_of[64]; /* active_clusters' cache, per device */
-        static int pool_checked;
         const CUtensorMapDataType type = std::is_same<T, __half>::value          ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                          : std::is_same<T, __nv_bfloat16>::value ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                                  : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
         CUtensorMap mi, mt;
         OCD_TRY(encode_maps(*g, WGRAD ? p->b.ptr : p->a.ptr, WGRAD ? p->a.ptr : p->bmat, type, &mi, &mt));
-        const size_t smem = igemm_tma_smem<Tile, T, WGRAD>::SMEM;
         void (*kernel)(const igemm_params, const CUtensorMap, const CUtensorMap, const igemm_tma_geom) =
             igemm_tma_kernel<Tile, T, WGRAD>;
-        OCD_TRY(igemm_smem_opt_in(kernel, smem, &smem_opted, device));
+        OCD_TRY(opted(device));
         const int split = 128 * (Tile::PRODUCER_REGS + Tile::CONSUMERS * Tile::CONSUMER_REGS); /* setmaxnreg's */
-        if (Tile::CONSUMERS > 1) OCD_TRY(ocd_wgmma_pool_check(kernel, Tile::THREADS, split, &pool_checked));
+        if (Tile::CONSUMERS > 1) OCD_TRY(ocd_wgmma_pool_check(kernel, Tile::THREADS, split, &state().pool_checked));
         cudaLaunchAttribute attr;
-        attr.id = cudaLaunchAttributeClusterDimension;
-        attr.val.clusterDim.x = Tile::CL, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
-        cudaLaunchConfig_t cfg = {};
-        cfg.blockDim = dim3(Tile::THREADS);
-        cfg.dynamicSmemBytes = smem;
+        cudaLaunchConfig_t cfg = config(&attr);
         cfg.stream = stream;
-        cfg.attrs = &attr;
-        cfg.numAttrs = Tile::CL > 1;
         int ctas = OCD_MAX(sms, 1);
         if (Tile::CL > 1) {
-            int clusters;
-            cfg.gridDim = dim3((unsigned)g->units); /* a multiple of the cluster, as the query asks */
-            OCD_TRY(active_clusters(kernel, cfg, device, clusters_of, &clusters));
-            ctas = OCD_MIN(ctas / Tile::CL, clusters) * Tile::CL;
-            ctas = OCD_MAX(ctas, Tile::CL);
+            int fit;
+            OCD_TRY(clusters(device, &fit));
+            if (fit < 1) return OCD_FAIL(CUDNN_STATUS_EXECUTION_FAILED, "no cluster of this kernel fits the GPU");
+            ctas = OCD_MAX(OCD_MIN(ctas / Tile::CL, fit) * Tile::CL, Tile::CL);
         }
         cfg.gridDim = dim3((unsigned)OCD_MIN(g->units, ctas)); /* units: a multiple of CL */
         OCD_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, *p, mi, mt, *g));
@@ -346,24 +396,32 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_launch {
 
 extern const bool ocd_igemm_tma_built = OCD_WGMMA_BUILT;
 
-/* The launcher of a table cell, or NULL where no entry plans it (ON false): TF32 runs on the
-   unclustered tiles, forward only (backward data as a forward pass). */
+/* The launcher and the cluster query of a table cell, or NULL where no entry plans it (ON
+   false): TF32 runs on the unclustered tiles, forward only (backward data as a forward pass). */
 template <class Tile, typename T, bool WGRAD, bool ON> struct igemm_tma_cell {
-    static constexpr igemm_tma_launch_fn fn = igemm_tma_launch<Tile, T, WGRAD>::run;
+    static constexpr igemm_tma_launch_fn run = igemm_tma_launch<Tile, T, WGRAD>::run;
+    static constexpr igemm_tma_clusters_fn clusters = igemm_tma_launch<Tile, T, WGRAD>::clusters;
 };
 template <class Tile, typename T, bool WGRAD> struct igemm_tma_cell<Tile, T, WGRAD, false> {
-    static constexpr igemm_tma_launch_fn fn = NULL;
+    static constexpr igemm_tma_launch_fn run = NULL;
+    static constexpr igemm_tma_clusters_fn clusters = NULL;
 };
 
-#define IGEMM_TMA_TYPES(bm, bn, st, cl, wgrad)                                                      \
-    {igemm_tma_launch<igemm_tma_tile<bm, bn, st, cl>, __half, wgrad>::run,                           \
-     igemm_tma_launch<igemm_tma_tile<bm, bn, st, cl>, __nv_bfloat16, wgrad>::run,                    \
-     igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, float, wgrad, !(wgrad) && cl == 1>::fn}
-#define IGEMM_TMA_ROW(i, bm, bn, st) {IGEMM_TMA_TYPES(bm, bn, st, 1, false), IGEMM_TMA_TYPES(bm, bn, st, 1, true)},
-#define IGEMM_TMA_C2_ROW(i, bm, bn, st) {IGEMM_TMA_TYPES(bm, bn, st, 2, false), IGEMM_TMA_TYPES(bm, bn, st, 2, true)},
-#define IGEMM_TMA_W64_ROW(i, bm, bn, st) {{NULL, NULL, NULL}, IGEMM_TMA_TYPES(bm, bn, st, 1, true)},
+/* A tile's cells of member m (run or clusters), fp16, bf16 and fp32 as TF32. */
+#define IGEMM_TMA_TYPES(bm, bn, st, cl, wgrad, m)                                                   \
+    {igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, __half, wgrad, true>::m,                         \
+     igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, __nv_bfloat16, wgrad, true>::m,                  \
+     igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, float, wgrad, !(wgrad) && cl == 1>::m}
+#define IGEMM_TMA_ROW(i, bm, bn, st) {IGEMM_TMA_TYPES(bm, bn, st, 1, false, run), IGEMM_TMA_TYPES(bm, bn, st, 1, true, run)},
+#define IGEMM_TMA_C2_ROW(i, bm, bn, st) {IGEMM_TMA_TYPES(bm, bn, st, 2, false, run), IGEMM_TMA_TYPES(bm, bn, st, 2, true, run)},
+#define IGEMM_TMA_W64_ROW(i, bm, bn, st) {{NULL, NULL, NULL}, IGEMM_TMA_TYPES(bm, bn, st, 1, true, run)},
+#define IGEMM_TMA_C2_QUERY(i, bm, bn, st)                                                           \
+    {IGEMM_TMA_TYPES(bm, bn, st, 2, false, clusters), IGEMM_TMA_TYPES(bm, bn, st, 2, true, clusters)},
 const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_ALL_TILES][2][IGEMM_NTYPES] = {
     OCD_IGEMM_TMA_TILES(IGEMM_TMA_ROW) OCD_IGEMM_TMA_C2_TILES(IGEMM_TMA_C2_ROW) OCD_IGEMM_TMA_W64_TILES(IGEMM_TMA_W64_ROW)};
+const igemm_tma_clusters_fn ocd_igemm_tma_clusters[OCD_IGEMM_TMA_C2_NTILES][2][IGEMM_NTYPES] = {
+    OCD_IGEMM_TMA_C2_TILES(IGEMM_TMA_C2_QUERY)};
+#undef IGEMM_TMA_C2_QUERY
 #undef IGEMM_TMA_W64_ROW
 #undef IGEMM_TMA_C2_ROW
 #undef IGEMM_TMA_ROW

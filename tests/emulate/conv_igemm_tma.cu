@@ -74,7 +74,9 @@
    (the last pair's second tile past M: no A, nothing stored) and a cluster walking two pairs,
    the 256x128 tile with stride 2, alpha and beta; backward data in CONVOLUTION mode with odd M
    tiles; the filter gradient with one M tile (padded to two), three M tiles with split-K on 12
-   clusters, and stride 2 on the 256x128 tile.
+   clusters, and stride 2 on the 256x128 tile; where no cluster fits the GPU
+   (OPENCUDNN_TEST_CLUSTERS=0, as on a MIG slice), the clustered tiles declining at the plan and
+   an unclustered one still planning.
    The filter gradient's 64-row tile (one consumer warpgroup, 5 stages; parts 1 to 3, and its
    ring one stage short caught): K = 64 with 576 columns (the last tile one block of four),
    split-K in four splits, K = 56 (one A block, rows past the filters) with C = 120 and stride 2,
@@ -135,7 +137,7 @@ bool check_broken_cluster(cluster_protocol proto, const char *what)
 
 int main()
 {
-    setenv("OPENCUDNN_UNPROVEN", "1", 1); /* the entries are gated until a GPU has run them */
+    emu_tma_switches();
     const cudnnDataType_t H = CUDNN_DATA_HALF, B = CUDNN_DATA_BFLOAT16;
     const tma_case cases[] = {
         /* name, type, tile, n, c, k, h, w, r, s, pad_h, pad_w, stride, dil, flip, bias_relu, kcrs, alpha, beta, sms */
@@ -206,6 +208,14 @@ int main()
          3, 1, 1, 1, 1, false, false, false, 1, 0, 24, NULL, false, true},
         {"c2 wgrad 256x128 bf16 stride 2, C 120, K 240, CONVOLUTION, beta", B, 3, 3, 120, 240, 17, 15, 3, 3, 2, 1, 2, 1,
          true, false, false, 1, 1, 4, NULL, false, true},
+        /* where no cluster fits the GPU (OPENCUDNN_TEST_CLUSTERS=0: a MIG slice), the clustered
+           tiles decline at the plan and the unclustered ones still plan */
+        {"c2 128x256 fp16 declines where no cluster fits", H, 2, 3, 64, 240, 10, 11, 3, 3, 1, 1, 1, 1, false, false,
+         false, 1, 0, 2, "no cluster of 2 CTAs", false, false, false, false, false, true},
+        {"c2 wgrad 256x128 bf16 declines where no cluster fits", B, 3, 3, 120, 240, 17, 15, 3, 3, 2, 1, 2, 1, true, false,
+         false, 1, 1, 4, "no cluster of 2 CTAs", false, true, false, false, false, true},
+        {"128x256 fp16 unclustered, planned where no cluster fits", H, 0, 3, 64, 240, 10, 11, 3, 3, 1, 1, 1, 1, false,
+         false, false, 1, 0, 2, NULL, false, false, false, false, false, true},
         /* the filter gradient's 64-row tile (tile 4: one consumer warpgroup, 5 stages) */
         {"w64 wgrad 64x256 fp16 3x3 pad 1, K 64, C 64 (576 columns: the last tile one block of four), 3 tiles on 2 CTAs",
          H, 4, 2, 64, 64, 16, 16, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 2, NULL, false, true},

@@ -8,9 +8,20 @@
 #define OCD_EMULATE_CONV_IGEMM_TMA_EMULATE_H
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 namespace {
+
+/* The switches the TMA emulations plan under: the entries are gated until a GPU has run them
+   (OPENCUDNN_UNPROVEN), and with no GPU to ask how many clusters of the clustered kernels fit at
+   once, an H100's 66 clusters of 2 CTAs (OPENCUDNN_TEST_CLUSTERS). */
+#define EMU_TMA_CLUSTERS "66"
+void emu_tma_switches()
+{
+    setenv("OPENCUDNN_UNPROVEN", "1", 1);
+    setenv("OPENCUDNN_TEST_CLUSTERS", EMU_TMA_CLUSTERS, 1);
+}
 
 /* ---- the TMA, modelled ---------------------------------------------------------------------- */
 

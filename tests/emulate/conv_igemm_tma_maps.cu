@@ -199,7 +199,7 @@ void run_layer(cudnnHandle_t h, const layer &l, int n, cudnnDataType_t dt, enum 
 
 int main()
 {
-    setenv("OPENCUDNN_UNPROVEN", "1", 1); /* the entries are gated until a GPU has run them */
+    emu_tma_switches();
     struct cudnnContext ctx = emu_handle(9, 132);
     const cudnnDataType_t types[] = {CUDNN_DATA_HALF, CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT};
     const int batches[] = {1, 32, 256};

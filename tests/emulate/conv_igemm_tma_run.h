@@ -44,6 +44,7 @@ struct tma_case {
     bool phases;          /* strided backward data through cuda:dgrad_igemm_tma_phases */
     bool nchw;            /* x and y (dx and dy) NCHW: through the workspace transpose */
     bool fma;             /* CUDNN_FMA_MATH (no TF32 allowed); else TENSOR_OP_MATH */
+    bool no_clusters;     /* planned where no cluster fits the GPU (OPENCUDNN_TEST_CLUSTERS=0) */
 };
 
 /* The stride phase a backward-data plan covers, from the convolution's definition (not from
@@ -720,7 +721,10 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
     igemm_plan pl;
     bool passed;
     const bool tf32 = std::is_same<T, float>::value;
-    if (!emu_igemm_plan(e.name, e.declines, e.sm_count, tp.p, TMA_TILE0 + e.tile, tf32, &pl, &passed)) return passed;
+    if (e.no_clusters) setenv("OPENCUDNN_TEST_CLUSTERS", "0", 1);
+    const bool planned = emu_igemm_plan(e.name, e.declines, e.sm_count, tp.p, TMA_TILE0 + e.tile, tf32, &pl, &passed);
+    setenv("OPENCUDNN_TEST_CLUSTERS", EMU_TMA_CLUSTERS, 1);
+    if (!planned) return passed;
     /* the cp.async kernel's loaders of the same tile where C % 64 == 0 */
     igemm_plan cp;
     const int wgmma_tile = WGMMA_TILE0 + (Tile::BM == 128 ? 0 : 1); /* 128x256 and 256x128 */
