@@ -598,6 +598,18 @@ static double loss(struct mha_run *r)
     return sum;
 }
 
+/* Uploads a changed x again: a canonical input into s's buffer or, with s NULL, the weights. */
+static void upload_again(struct mha_run *r, double *x, struct seqbuf *s)
+{
+    if (s != NULL) {
+        tbuf_free(s->dev);
+        s->dev = seq_upload(s, r->dtype, x);
+    } else {
+        tbuf_free(r->weights);
+        r->weights = weights_upload(r, r->w);
+    }
+}
+
 /* The central difference of the loss along element i of a canonical input (x, uploaded to s)
    or, with s NULL, of a simple-form weight array x (one of r->w). */
 static double difference(struct mha_run *r, double *x, struct seqbuf *s, int64_t i)
@@ -606,23 +618,11 @@ static double difference(struct mha_run *r, double *x, struct seqbuf *s, int64_t
     double keep = x[i], l[2];
     for (int side = 0; side < 2; side++) {
         x[i] = keep + (side ? -eps : eps);
-        if (s != NULL) {
-            tbuf_free(s->dev);
-            s->dev = seq_upload(s, r->dtype, x);
-        } else {
-            tbuf_free(r->weights);
-            r->weights = weights_upload(r, r->w);
-        }
+        upload_again(r, x, s);
         l[side] = loss(r);
     }
     x[i] = keep;
-    if (s != NULL) {
-        tbuf_free(s->dev);
-        s->dev = seq_upload(s, r->dtype, x);
-    } else {
-        tbuf_free(r->weights);
-        r->weights = weights_upload(r, r->w);
-    }
+    upload_again(r, x, s);
     return (l[0] - l[1]) / (2 * eps);
 }
 

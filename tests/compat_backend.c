@@ -269,15 +269,13 @@ TEST(compat_backend_pytorch_conv_v8_compute_types)
                 int64_t ws = -1;
                 bdesc plan = bt_plan_of_cfg(cfgs[i], &ws);
                 if (plan == NULL) continue;
-                void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
                 char what[80];
                 snprintf(what, sizeof what, "Conv_v8 %s, %s compute, dir %d", tdtype_name(cases[k].xt),
                          tdtype_name(cases[k].comp), dir);
                 const double tol = cases[k].xt == CUDNN_DATA_INT8 ? 0 : bt_graph_tol(cases[k].xt);
-                if (CHECK_OK(bt_execute(plan, pt_uids, c.buf, 3, work)))
+                if (CHECK_OK(bt_run(plan, ws, pt_uids, c.buf, 3)))
                     bt_check_tol(&c.v[c.dst], c.buf[c.dst], c.want, tol, what);
                 ran = true;
-                if (work) tbuf_free(work);
                 cudnnBackendDestroyDescriptor(plan);
             }
             CHECK(ran == (g != NULL));
@@ -309,11 +307,9 @@ TEST(compat_backend_pytorch_size_one_strides)
         int64_t ws = -1;
         bdesc plan = pt_find_plan(g, &ws, NULL);
         if (CHECK(plan != NULL)) {
-            void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
-            if (CHECK_OK(bt_execute(plan, pt_uids, ptrs, 3, work)))
+            if (CHECK_OK(bt_run(plan, ws, pt_uids, ptrs, 3)))
                 bt_check_tol(&v[1], ptrs[1], want, bt_graph_tol(CUDNN_DATA_FLOAT),
                              depthwise ? "depthwise filter {9, 1, 3, 1}" : "one channel {25, 1, 5, 1}");
-            if (work) tbuf_free(work);
             cudnnBackendDestroyDescriptor(plan);
         }
         bt_destroy_all((bdesc[]){g, d[1], d[0], t[0], t[1], t[2]}, 6);
@@ -506,15 +502,13 @@ static void tf_fused(double conv_scale, double side_scale, bool z_is_y, const st
         int64_t ws = -1;
         bdesc plan = bt_plan_of_cfg(cfgs[i], &ws);
         if (plan == NULL) continue;
-        void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
         if (z_is_y && side_scale != 0) tview_store(&y.v, y.buf, z.val);
         else tbuf_poison(y.buf, tview_bytes(&y.v));
         char what[96];
         snprintf(what, sizeof what, "TF fused conv%s, side scale %g%s, config %d", relu ? "" : " (identity)", side_scale,
                  z_is_y ? " (z is y)" : "", i);
-        if (CHECK_OK(bt_execute(plan, uids, ptrs, 5, work)))
+        if (CHECK_OK(bt_run(plan, ws, uids, ptrs, 5)))
             bt_check_tol(&y.v, y.buf, want, bt_graph_tol(CUDNN_DATA_FLOAT), what), ran++;
-        if (work) tbuf_free(work);
         cudnnBackendDestroyDescriptor(plan);
     }
     CHECK(ran >= 1);
@@ -527,12 +521,10 @@ static void tf_fused(double conv_scale, double side_scale, bool z_is_y, const st
         bdesc plan = bt_plan_of_engine(g, index, &ws);
         const int64_t tfrt_uids[5] = {'x', 'y', 'w', 'z', 'b'};
         void *tfrt_ptrs[5] = {x.buf, y.buf, w.buf, z_is_y ? y.buf : z.buf, b.buf};
-        void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
         if (z_is_y && side_scale != 0) tview_store(&y.v, y.buf, z.val);
         else tbuf_poison(y.buf, tview_bytes(&y.v));
-        if (CHECK(plan != NULL) && CHECK_OK(bt_execute(plan, tfrt_uids, tfrt_ptrs, 5, work)))
+        if (CHECK(plan != NULL) && CHECK_OK(bt_run(plan, ws, tfrt_uids, tfrt_ptrs, 5)))
             bt_check_tol(&y.v, y.buf, want, bt_graph_tol(CUDNN_DATA_FLOAT), "TFRT's plan by engine index");
-        if (work) tbuf_free(work);
         if (plan) cudnnBackendDestroyDescriptor(plan);
     }
     cudnnBackendDestroyDescriptor(e);
@@ -685,11 +677,9 @@ TEST(compat_backend_hidet_engine_zero_own_compute_type)
         int64_t ws = -1;
         bdesc plan = bt_plan_of_engine(g, 0, &ws);
         if (CHECK(plan != NULL)) {
-            void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
-            if (CHECK_OK(bt_execute(plan, uids, ptrs, 3, work)))
+            if (CHECK_OK(bt_run(plan, ws, uids, ptrs, 3)))
                 bt_check_tol(&v[2], ptrs[2], want, dbl ? 1e-10 : bt_graph_tol(t),
                              dbl ? "double, DOUBLE alpha and beta" : t == CUDNN_DATA_HALF ? "half, HALF compute" : "float");
-            if (work) tbuf_free(work);
             cudnnBackendDestroyDescriptor(plan);
         }
         bt_destroy_all((bdesc[]){g, op, cd, td[0], td[1], td[2]}, 6);

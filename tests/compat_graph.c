@@ -142,11 +142,9 @@ TEST(compat_backend_openvino_asymmetric_pads)
                 int64_t kws = -1;
                 bdesc p = bt_plan_of_cfg(kept, &kws);
                 if (!CHECK(p != NULL)) break;
-                void *work = kws > 0 ? tbuf_alloc((size_t)kws) : NULL;
                 tbuf_poison(ptrs[2], tview_bytes(&v[2]));
-                if (CHECK_OK(bt_execute(p, uids, ptrs, 3, work)))
+                if (CHECK_OK(bt_run(p, kws, uids, ptrs, 3)))
                     bt_check_tol(&v[2], ptrs[2], want, tol, "OpenVINO's Execute, asymmetric pads");
-                tbuf_free(work);
                 cudnnBackendDestroyDescriptor(p);
             }
         }
@@ -219,13 +217,11 @@ TEST(compat_backend_asymmetric_pads_gradients)
             int64_t ws = -1;
             bdesc plan = bt_plan_of_engine(g, 0, &ws);
             if (CHECK(plan != NULL)) {
-                void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
                 void *ptrs[3] = {dgrad ? pdx : px, dgrad ? pw_ : pdw, pdy};
-                if (CHECK_OK(bt_execute(plan, uids, ptrs, 3, work))) {
+                if (CHECK_OK(bt_run(plan, ws, uids, ptrs, 3))) {
                     if (dgrad) bt_check_tol(&v[0], pdx, dx, 1e-5, "asymmetric pads: dx blended by beta");
                     else bt_check_tol(&v[1], pdw, dw, 1e-5, "asymmetric pads: dw over the zero-padded x");
                 }
-                tbuf_free(work);
                 cudnnBackendDestroyDescriptor(plan);
             }
             bt_destroy_all((bdesc[]){g, op}, 2);
@@ -323,13 +319,11 @@ TEST(compat_backend_openvino_fused_conv_null_side_input)
                 int64_t ws = -1;
                 bdesc p = bt_plan_of_cfg(kept, &ws);
                 if (!CHECK(p != NULL)) break;
-                void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
                 void *ptrs[5] = {px, pw, py, pb, pz};
                 tbuf_poison(py, tview_bytes(&vy));
-                if (CHECK_OK(bt_execute(p, uids, ptrs, pack ? 4 : 5, work)))
+                if (CHECK_OK(bt_run(p, ws, uids, ptrs, pack ? 4 : 5)))
                     bt_check_tol(&vy, py, want, 1e-5, cases[k].add ? "OpenVINO's fused conv + add + bias + ReLU"
                                                                    : "OpenVINO's fused conv + bias + ReLU, z NULL under ALPHA2 0");
-                tbuf_free(work);
                 cudnnBackendDestroyDescriptor(p);
             }
         }
@@ -367,10 +361,8 @@ TEST(compat_backend_zero_scaled_side_input_absent)
         void *ptrs[3] = {px, py, NULL};
         for (int n = 3; n >= 2; n--) {
             tbuf_poison(py, tview_bytes(&v));
-            void *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
-            if (CHECK_OK(bt_execute(plan, uids, ptrs, n, work)))
+            if (CHECK_OK(bt_run(plan, ws, uids, ptrs, n)))
                 bt_check_tol(&v, py, want, 1e-6, n == 3 ? "relu(x + 0 z), z NULL" : "relu(x + 0 z), z not in the pack");
-            tbuf_free(work);
         }
         cudnnBackendDestroyDescriptor(plan);
     }
@@ -475,10 +467,9 @@ TEST(compat_backend_apex_mask_and_dbias)
     bdesc plan = apex_plan(g, &ws);
     if (CHECK(plan != NULL)) {
         const int64_t uids[5] = {'x', 'w', 'b', 'm', 'y'};
-        void *ptrs[5] = {px, pw, pb, pm, py}, *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
-        if (CHECK_OK(bt_execute(plan, uids, ptrs, 5, work)))
+        void *ptrs[5] = {px, pw, pb, pm, py};
+        if (CHECK_OK(bt_run(plan, ws, uids, ptrs, 5)))
             bt_check_tol(&vy, py, want, 2e-2, "apex conv + bias, times an int8 mask, ReLU");
-        tbuf_free(work);
         cudnnBackendDestroyDescriptor(plan);
     }
     bt_destroy_all((bdesc[]){g, act_op, mask_op, bias_op, conv}, 5);
@@ -503,12 +494,11 @@ TEST(compat_backend_apex_mask_and_dbias)
     plan = apex_plan(g2, &ws);
     if (CHECK(plan != NULL)) {
         const int64_t uids[4] = {'x', 'r', 'R', 'y'};
-        void *ptrs[4] = {pdy, pr, pR, pdb}, *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
-        if (CHECK_OK(bt_execute(plan, uids, ptrs, 4, work))) {
+        void *ptrs[4] = {pdy, pr, pR, pdb};
+        if (CHECK_OK(bt_run(plan, ws, uids, ptrs, 4))) {
             bt_check_tol(&vy, pR, dR, 2e-3, "apex drelu into a non-virtual R");
             bt_check_tol(&vbf, pdb, db, 1e-2, "apex dbias: the reduction of R");
         }
-        tbuf_free(work);
         cudnnBackendDestroyDescriptor(plan);
     }
     /* dconv_drelu_dbias: backward data (dy 'x', w) into a virtual FLOAT 'A' of x's shape, RELU_BWD at
@@ -529,12 +519,11 @@ TEST(compat_backend_apex_mask_and_dbias)
     plan = apex_plan(g3, &ws);
     if (CHECK(plan != NULL)) {
         const int64_t uids[5] = {'x', 'w', 'r', 'R', 'y'};
-        void *ptrs[5] = {pdy, pw, pr2, pR2, pdb2}, *work = ws > 0 ? tbuf_alloc((size_t)ws) : NULL;
-        if (CHECK_OK(bt_execute(plan, uids, ptrs, 5, work))) {
+        void *ptrs[5] = {pdy, pw, pr2, pR2, pdb2};
+        if (CHECK_OK(bt_run(plan, ws, uids, ptrs, 5))) {
             bt_check_tol(&vx, pR2, dR2, 2e-2, "apex dconv + drelu into R");
             bt_check_tol(&vbf, pdb2, db2, 5e-2, "apex dconv + drelu + dbias");
         }
-        tbuf_free(work);
         cudnnBackendDestroyDescriptor(plan);
     }
     bt_destroy_all((bdesc[]){g3, rop2, drelu2, dconv, tA, tr2, tR2, tdb2}, 8);

@@ -74,6 +74,21 @@ static void tensors(const struct pcase *pc, cudnnDataType_t t, enum tview_layout
     tview_init(ty, t, pc->nb + 2, yd, ly);
 }
 
+/* Destroys a check's pooling descriptor, its buffers on x's view (x and dx) and on y's (y and
+   dy), NULL ones skipped, and the two views. */
+static void release(cudnnPoolingDescriptor_t d, struct tview *tx, void *px, void *pdx, struct tview *ty, void *py,
+                    void *pdy)
+{
+    cudnnDestroyPoolingDescriptor(d);
+    void *on_x[2] = {px, pdx}, *on_y[2] = {py, pdy};
+    for (int i = 0; i < 2; i++) {
+        if (on_x[i]) tview_free(tx, on_x[i]);
+        if (on_y[i]) tview_free(ty, on_y[i]);
+    }
+    tview_destroy(tx);
+    tview_destroy(ty);
+}
+
 /* ---- descriptor and output dims ------------------------------------------------------------------ */
 
 TEST_ONCE(pooling_descriptor_set_get_destroy)
@@ -198,11 +213,7 @@ static bool check_forward(cudnnDataType_t t, cudnnPoolingMode_t mode, const stru
                                            ty.desc, py));
     ok = ok && tview_check_blend(&ty, py, want, y, alpha, beta, ttolerance(t), what);
     ok = ok && tview_holds(&tx, px, x, what);
-    cudnnDestroyPoolingDescriptor(d);
-    tview_free(&tx, px);
-    tview_free(&ty, py);
-    tview_destroy(&tx);
-    tview_destroy(&ty);
+    release(d, &tx, px, NULL, &ty, py, NULL);
     free(x), free(y), free(want);
     return ok;
 }
@@ -231,13 +242,7 @@ static bool check_backward(cudnnDataType_t t, cudnnPoolingMode_t mode, const str
                                             px, tscale(&b, t, beta), tx.desc, pdx));
     ok = ok && tview_check_blend(&tx, pdx, want, dx0, alpha, beta, ttolerance(t), what);
     ok = ok && tview_holds(&tx, px, x, what) && tview_holds(&ty, pg, g, what);
-    cudnnDestroyPoolingDescriptor(d);
-    tview_free(&tx, px);
-    tview_free(&ty, py);
-    tview_free(&ty, pg);
-    tview_free(&tx, pdx);
-    tview_destroy(&tx);
-    tview_destroy(&ty);
+    release(d, &tx, px, pdx, &ty, py, pg);
     free(x), free(g), free(y), free(dx0), free(want);
     return ok;
 }
@@ -390,13 +395,7 @@ static void check_ties_nan(const struct pcase *pc, int nan, cudnnDataType_t t, e
     ref_pooling_backward(&r, pc->n, pc->c, tx.dims + 2, ty.dims + 2, x, g, want);
     CHECK_OK(cudnnPoolingBackward(test_handle(), d, &one, ty.desc, py, ty.desc, pg, tx.desc, px, &zero, tx.desc, pdx));
     tview_check_blend(&tx, pdx, want, want, 1, 0, ttolerance(t), what);
-    cudnnDestroyPoolingDescriptor(d);
-    tview_free(&tx, px);
-    tview_free(&ty, py);
-    tview_free(&ty, pg);
-    tview_free(&tx, pdx);
-    tview_destroy(&tx);
-    tview_destroy(&ty);
+    release(d, &tx, px, pdx, &ty, py, pg);
     free(x), free(y), free(want), free(g), free(z);
 }
 
@@ -446,14 +445,8 @@ TEST(pooling_backward_in_sequence)
         ok = ok && CHECK_OK(cudnnPoolingBackward(test_handle(), d, tscale(&one, t, 1), ty.desc, py, ty.desc, pg2,
                                                  tx.desc, px, tscale(&one, t, 1), tx.desc, pdx));
         if (ok) tview_check_blend(&tx, pdx, want, want, 1, 0, 2 * ttolerance(t), what);
-        cudnnDestroyPoolingDescriptor(d);
-        tview_free(&tx, px);
-        tview_free(&ty, pg1);
         tview_free(&ty, pg2);
-        tview_free(&ty, py);
-        tview_free(&tx, pdx);
-        tview_destroy(&tx);
-        tview_destroy(&ty);
+        release(d, &tx, px, pdx, &ty, py, pg1);
         free(x), free(y), free(g1), free(g2), free(nan), free(want), free(more);
     }
 }
@@ -488,11 +481,7 @@ TEST(pooling_backward_average_aliased)
                 if (CHECK_OK(cudnnPoolingBackward(test_handle(), d, tscale(&a, t, 1.5), ty.desc, pydy, ty.desc, pydy,
                                                   tx.desc, pxdx, tscale(&b, t, beta), tx.desc, pxdx)))
                     tview_check_blend(&tx, pxdx, want, xs, 1.5, beta, ttolerance(t), what);
-                cudnnDestroyPoolingDescriptor(d);
-                tview_free(&tx, pxdx);
-                tview_free(&ty, pydy);
-                tview_destroy(&tx);
-                tview_destroy(&ty);
+                release(d, &tx, pxdx, NULL, &ty, pydy, NULL);
                 free(xs), free(g), free(want);
             }
 }
@@ -548,13 +537,7 @@ TEST(pooling_backward_finite_differences)
             char what[128];
             snprintf(what, sizeof what, "finite differences, %s, mode %d", pc->name, (int)modes[m]);
             tcompare(CUDNN_DATA_DOUBLE, dx, fd, tx.count, 1e-7, what);
-            cudnnDestroyPoolingDescriptor(d);
-            tview_free(&tx, px);
-            tview_free(&ty, pg);
-            tview_free(&ty, py);
-            tview_free(&tx, pdx);
-            tview_destroy(&tx);
-            tview_destroy(&ty);
+            release(d, &tx, px, pdx, &ty, py, pg);
             free(x), free(g), free(z), free(y), free(dx), free(fd);
         }
 }
@@ -584,13 +567,7 @@ TEST(pooling_max_nan)
         CHECK_OK(cudnnPoolingBackward(test_handle(), d, &one, ty.desc, py, ty.desc, pg, tx.desc, px, &zero, tx.desc, pdx));
         tview_download(&tx, pdx, got);
         tcompare(CUDNN_DATA_DOUBLE, got, want, 32, 1e-6, nan ? "backward, NaN propagated" : "backward, NaN dropped");
-        cudnnDestroyPoolingDescriptor(d);
-        tview_free(&tx, px);
-        tview_free(&ty, py);
-        tview_free(&ty, pg);
-        tview_free(&tx, pdx);
-        tview_destroy(&tx);
-        tview_destroy(&ty);
+        release(d, &tx, px, pdx, &ty, py, pg);
         free(x), free(g), free(z);
     }
 }

@@ -119,11 +119,13 @@ TEST(transform_tensor_every_type_pair)
         }
 }
 
-/* The int8 vector types (NCHW_VECT_C) to and from the other types, saturating. */
+/* "Tensors can be converted to and from CUDNN_TENSOR_NCHW_VECT_C with cudnnTransformTensor.": the
+   int8 vector types to and from each other and the other types, on {2, 64, 3, 5}: exact from
+   values over x's whole range (saturating) into y packed and into y with its vectors at odd
+   strides, then blended by alpha 0.5 and beta -1.5 or 1.5 (rounded to nearest even, saturated). */
 TEST(transform_tensor_vector_type_conversions)
 {
-    const int dims[] = {2, 64, 3, 5};
-    struct {
+    static const struct {
         cudnnDataType_t x, y;
         cudnnTensorFormat_t xf, yf;
     } cases[] = {
@@ -137,20 +139,29 @@ TEST(transform_tensor_vector_type_conversions)
         {CUDNN_DATA_UINT8x4, CUDNN_DATA_INT8x32, CUDNN_TENSOR_NCHW_VECT_C, CUDNN_TENSOR_NCHW_VECT_C},
         {CUDNN_DATA_DOUBLE, CUDNN_DATA_INT8x32, CUDNN_TENSOR_NHWC, CUDNN_TENSOR_NCHW_VECT_C},
         {CUDNN_DATA_BFLOAT16, CUDNN_DATA_UINT8x4, CUDNN_TENSOR_NCHW, CUDNN_TENSOR_NCHW_VECT_C},
+        {CUDNN_DATA_INT8, CUDNN_DATA_INT8x4, CUDNN_TENSOR_NCHW, CUDNN_TENSOR_NCHW_VECT_C},
+        {CUDNN_DATA_INT8x4, CUDNN_DATA_INT8, CUDNN_TENSOR_NCHW_VECT_C, CUDNN_TENSOR_NCHW},
+        {CUDNN_DATA_INT8, CUDNN_DATA_INT8x32, CUDNN_TENSOR_NHWC, CUDNN_TENSOR_NCHW_VECT_C},
+        {CUDNN_DATA_INT8x32, CUDNN_DATA_INT8, CUDNN_TENSOR_NCHW_VECT_C, CUDNN_TENSOR_NHWC},
+        {CUDNN_DATA_UINT8, CUDNN_DATA_UINT8x4, CUDNN_TENSOR_NHWC, CUDNN_TENSOR_NCHW_VECT_C},
+        {CUDNN_DATA_UINT8x4, CUDNN_DATA_UINT8, CUDNN_TENSOR_NCHW_VECT_C, CUDNN_TENSOR_NCHW},
+        {CUDNN_DATA_INT8x4, CUDNN_DATA_INT8x32, CUDNN_TENSOR_NCHW_VECT_C, CUDNN_TENSOR_NCHW_VECT_C},
+        {CUDNN_DATA_INT8x32, CUDNN_DATA_INT8x4, CUDNN_TENSOR_NCHW_VECT_C, CUDNN_TENSOR_NCHW_VECT_C},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const int dims[] = {2, 64, 3, 5}, order[] = {2, 0, 3, 1};
+    for (size_t i = 0; i < TLEN(cases); i++) {
         struct rtensor xt, yt, gapped;
         rt_packed(&xt, cases[i].x, cases[i].xf, 4, dims);
         rt_packed(&yt, cases[i].y, cases[i].yf, 4, dims);
+        rt_gapped(&gapped, cases[i].y, 4, dims, order, 1);
         char what[96];
         snprintf(what, sizeof what, "%s -> %s", tdtype_name(cases[i].x), tdtype_name(cases[i].y));
         void *v = thost_wide(&xt);
         check_transform(&xt, v, &yt, 1, 0, true, what);
-        const int order[] = {2, 0, 3, 1};
-        rt_gapped(&gapped, cases[i].y, 4, dims, order, 1); /* vectors at odd strides */
         check_transform(&xt, v, &gapped, 1, 0, true, what);
         free(v);
         run_transform(&xt, &yt, 0.5, -1.5, what);
+        run_transform(&xt, &yt, 0.5, 1.5, what);
     }
 }
 
@@ -275,37 +286,6 @@ TEST(transform_tensor_nchw_nhwc_tiles)
         run_transform(&b, &a, 1, 0.25, "large NHWC -> NCHW, beta");
         run_transform(&c, &d, 1, 0, "3 channels NCHW -> NHWC");
         run_transform(&d, &c, 1.5, 0, "3 channels NHWC -> NCHW");
-    }
-}
-
-/* "Tensors can be converted to and from CUDNN_TENSOR_NCHW_VECT_C with cudnnTransformTensor." */
-TEST(transform_tensor_vector_types)
-{
-    const int dims[] = {2, 64, 3, 5};
-    struct {
-        cudnnDataType_t x, y;
-        cudnnTensorFormat_t xf, yf;
-    } cases[] = {
-        {CUDNN_DATA_INT8, CUDNN_DATA_INT8x4, CUDNN_TENSOR_NCHW, CUDNN_TENSOR_NCHW_VECT_C},
-        {CUDNN_DATA_INT8x4, CUDNN_DATA_INT8, CUDNN_TENSOR_NCHW_VECT_C, CUDNN_TENSOR_NCHW},
-        {CUDNN_DATA_INT8, CUDNN_DATA_INT8x32, CUDNN_TENSOR_NHWC, CUDNN_TENSOR_NCHW_VECT_C},
-        {CUDNN_DATA_INT8x32, CUDNN_DATA_INT8, CUDNN_TENSOR_NCHW_VECT_C, CUDNN_TENSOR_NHWC},
-        {CUDNN_DATA_UINT8, CUDNN_DATA_UINT8x4, CUDNN_TENSOR_NHWC, CUDNN_TENSOR_NCHW_VECT_C},
-        {CUDNN_DATA_UINT8x4, CUDNN_DATA_UINT8, CUDNN_TENSOR_NCHW_VECT_C, CUDNN_TENSOR_NCHW},
-        {CUDNN_DATA_INT8x4, CUDNN_DATA_INT8x32, CUDNN_TENSOR_NCHW_VECT_C, CUDNN_TENSOR_NCHW_VECT_C},
-        {CUDNN_DATA_INT8x32, CUDNN_DATA_INT8x4, CUDNN_TENSOR_NCHW_VECT_C, CUDNN_TENSOR_NCHW_VECT_C},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct rtensor xt, yt, gapped;
-        rt_packed(&xt, cases[i].x, cases[i].xf, 4, dims);
-        rt_packed(&yt, cases[i].y, cases[i].yf, 4, dims);
-        char what[64];
-        snprintf(what, sizeof what, "vector transform case %zu", i);
-        run_transform(&xt, &yt, 1, 0, what);
-        run_transform(&xt, &yt, 0.5, 1.5, what); /* scaled, rounded to nearest even, saturated */
-        const int order[] = {2, 0, 3, 1};
-        rt_gapped(&gapped, cases[i].y, 4, dims, order, 1); /* vectors at odd strides */
-        run_transform(&xt, &gapped, 1, 0, what);
     }
 }
 

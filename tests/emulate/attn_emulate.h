@@ -1,10 +1,10 @@
 /* attn_emulate.h: what the fused attention emulations (attn_flash*.cu) share: their random
    numbers and the geometry of a case, which emu_fwd_case and emu_bwd_case give by the same
    field names (batch, beams, heads, max_q, max_kv, kv_shared, lengths, time_major, win), the
-   emulated softmax step of a warp, the dispatch of cases on data type and head size, and the
-   forward emulation's driver and double reference (the backward's: attn_emulate_bwd.h).
-   Included after the kernel file, which brings the
-   problem, the kernel argument and the per-thread pieces. */
+   emulated softmax step of a warp, the entry's call as the prologue sets it up (attn_emu_call),
+   the dispatch of cases on data type and head size, and the forward emulation's driver and
+   double reference (the backward's: attn_emulate_bwd.h). Included after the kernel file, which
+   brings the problem, the kernel argument and the per-thread pieces. */
 #ifndef OCD_TESTS_EMULATE_ATTN_EMULATE_H
 #define OCD_TESTS_EMULATE_ATTN_EMULATE_H
 
@@ -95,6 +95,29 @@ void attn_emu_softmax_step(float (*s)[NS][4], int hr, int kt, const int (*lo)[2]
     for (int l = 0; l < 32; l++) lsum[l][hr] = lsum[l][hr] * corr[l][hr] + qsum[l];
 }
 
+/* The entry's call on p, forward or backward, its workspace and reserve (sized by the core's
+   rules) allocated in ws and reserve: false when applies(handle, call) declines it (said under
+   the case's name); else d as the prologue leaves it, the windows lo and hi copied where the
+   prologue copies them. */
+template <class Applies>
+bool attn_emu_call(const char *name, cudnnHandle_t handle, Applies applies, ocd_attn_core_problem &p, bool forward,
+                   const std::vector<int> &lo, const std::vector<int> &hi, std::vector<char> &ws,
+                   std::vector<char> &reserve, ocd_attn_dev &d)
+{
+    ws.assign(ocd_attn_core_workspace_bytes(&p, !forward), 0);
+    reserve.assign(ocd_attn_core_reserve_bytes(&p), 0);
+    ocd_attn_core_call call = {&p, reserve.data(), ws.data()};
+    const char *why = applies(handle, &call);
+    if (why != NULL) {
+        printf("  %-30s the entry declines: %s\n", name, why);
+        return false;
+    }
+    ocd_attn_dev_init(&call, forward, &d);
+    memcpy((void *)d.p.lo_win, lo.data(), sizeof(int) * p.max_q);
+    memcpy((void *)d.p.hi_win, hi.data(), sizeof(int) * p.max_q);
+    return true;
+}
+
 /* A case of the forward emulations. */
 struct emu_fwd_case {
     const char *name;
@@ -128,17 +151,9 @@ bool attn_emu_case(const emu_fwd_case &c, cudnnHandle_t handle, emu_rng &random,
     std::vector<int> lq, lk, lo, hi;
     attn_emu_problem(c, D, p, lq, lk, lo, hi);
     p.q.data = q.data(), p.k.data = k.data(), p.v.data = v.data(), p.o.data = o.data();
-    std::vector<char> ws(ocd_attn_core_workspace_bytes(&p, false)), reserve(ocd_attn_core_reserve_bytes(&p));
-    ocd_attn_core_call call = {&p, reserve.data(), ws.data()};
-    const char *why = applies(handle, &call);
-    if (why != NULL) {
-        printf("  %-28s the entry declines: %s\n", c.name, why);
-        return false;
-    }
+    std::vector<char> ws, reserve;
     ocd_attn_dev d;
-    ocd_attn_dev_init(&call, true, &d);
-    memcpy((void *)d.p.lo_win, lo.data(), sizeof(int) * c.max_q); /* the prologue's copies */
-    memcpy((void *)d.p.hi_win, hi.data(), sizeof(int) * c.max_q);
+    if (!attn_emu_call(c.name, handle, applies, p, true, lo, hi, ws, reserve, d)) return false;
     const uint64_t gen[2] = {0x1234567890abcdefull, 42}; /* what the prologue's thread copies from rng */
     memcpy((void *)d.gen, gen, sizeof gen);
     if (!emulate(d)) {

@@ -45,21 +45,13 @@ bool attn_emu_case(const emu_bwd_case &c, cudnnHandle_t handle, emu_rng &emu_ran
     p.accumulate = c.accumulate;
     p.q.data = q.data(), p.k.data = k.data(), p.v.data = v.data(), p.o.data = o.data(), p.d_o.data = go.data();
     p.dq.data = dq.data(), p.dk.data = dk.data(), p.dv.data = dv.data();
-    std::vector<char> ws(ocd_attn_core_workspace_bytes(&p, true)), reserve(ocd_attn_core_reserve_bytes(&p));
-    ocd_attn_core_call call = {&p, reserve.data(), ws.data()};
-    const char *why = applies(handle, &call);
-    if (why != NULL) {
-        printf("  %-30s the entry declines: %s\n", c.name, why);
-        return false;
-    }
+    std::vector<char> ws, reserve;
     ocd_attn_dev d;
-    ocd_attn_dev_init(&call, false, &d);
+    if (!attn_emu_call(c.name, handle, applies, p, false, lo, hi, ws, reserve, d)) return false;
     if ((char *)d.dq_acc + bwd_acc_bytes(d) > ws.data() + ws.size()) {
         printf("  %-30s FAILED: the dq accumulators overrun the workspace\n", c.name);
         return false;
     }
-    memcpy((void *)d.p.lo_win, lo.data(), sizeof(int) * c.max_q); /* the prologue's copies */
-    memcpy((void *)d.p.hi_win, hi.data(), sizeof(int) * c.max_q);
     const uint64_t gen[2] = {0x0fedcba987654321ull, 7}; /* what the forward saved in the reserve */
     memcpy(reserve.data(), gen, sizeof gen);
 

@@ -1,12 +1,14 @@
 /* conv_emulate.h: what the convolution emulation tests (conv_fft.cu, conv_winograd.cu,
    conv_stem.cu...) share: a deterministic random source, so that a failing case repeats, packed
-   NCHW float views, and a case's 2-D geometry for the reference and the problem alike. */
+   NCHW float views, a case's 2-D geometry for the reference and the problem alike, and a 2-D
+   problem on random packed operands with its direct reference in double. */
 #ifndef OCD_TESTS_EMULATE_CONV_EMULATE_H
 #define OCD_TESTS_EMULATE_CONV_EMULATE_H
 
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 /* A linear congruential source of floats in [-1, 1), one per test file with its own seed. */
 struct emu_rng {
@@ -49,6 +51,61 @@ static inline int emu_plan_verdict(const char *name, const char *why, const char
     printf("FAIL %s: the plan declines: %s\n", name, why);
     return 0;
 }
+
+#ifdef OCD_PROBLEM_CONV_H
+/* A 2-D problem of direction dir, stride and dilation 1, per-dim input, filter and padding sizes,
+   its operands packed NCHW float views held by x, w and y, which are filled from rng in turn. */
+static inline void emu_conv_problem(struct ocd_conv_problem *p, int dir, int n, int c, int k, int groups,
+                                    const int in[2], const int filt[2], const int pad[2], bool flip, emu_rng &rng,
+                                    std::vector<float> &x, std::vector<float> &w, std::vector<float> &y)
+{
+    memset(p, 0, sizeof *p);
+    p->dir = (enum ocd_conv_dir)dir;
+    struct ocd_conv_shape *s = &p->s;
+    s->nsp = 2, s->n = n, s->c = c, s->k = k, s->groups = groups, s->flip = flip;
+    for (int d = 0; d < 2; d++) {
+        s->in[d] = in[d], s->filt[d] = filt[d], s->pad[d] = pad[d], s->stride[d] = s->dilation[d] = 1;
+        s->out[d] = in[d] + 2 * pad[d] - filt[d] + 1;
+    }
+    const int64_t xd[4] = {n, c, in[0], in[1]}, wd[4] = {k, c / groups, filt[0], filt[1]};
+    const int64_t yd[4] = {n, k, s->out[0], s->out[1]};
+    p->x = packed(xd), p->w = packed(wd), p->y = packed(yd);
+    std::vector<float> *data[3] = {&x, &w, &y};
+    const struct ocd_tensor_view *views[3] = {&p->x, &p->w, &p->y};
+    for (int i = 0; i < 3; i++) {
+        data[i]->resize((size_t)ocd_view_count(views[i]));
+        for (float &v : *data[i]) v = rng.next();
+    }
+    p->x_data = x.data(), p->w_data = w.data(), p->y_data = y.data();
+}
+
+/* The direct convolution of emu_conv_problem's p in its direction (cross-correlation, or the
+   filter mirrored), in double, added into dst: y from x and w, x from y and w, or w from x and y. */
+static inline void emu_conv_reference(const struct ocd_conv_problem &p, const std::vector<float> &x,
+                                      const std::vector<float> &w, const std::vector<float> &y,
+                                      std::vector<double> &dst)
+{
+    const struct ocd_conv_shape &e = p.s;
+    const int64_t cg = e.c / e.groups, kg = e.k / e.groups;
+    for (int64_t n = 0; n < e.n; n++)
+        for (int64_t k = 0; k < e.k; k++)
+            for (int64_t q0 = 0; q0 < e.out[0]; q0++)
+                for (int64_t q1 = 0; q1 < e.out[1]; q1++)
+                    for (int64_t cc = 0; cc < cg; cc++)
+                        for (int64_t r = 0; r < e.filt[0]; r++)
+                            for (int64_t s = 0; s < e.filt[1]; s++) {
+                                const int64_t h = q0 + r - e.pad[0], ww = q1 + s - e.pad[1], c = k / kg * cg + cc;
+                                if (h < 0 || h >= e.in[0] || ww < 0 || ww >= e.in[1]) continue;
+                                const int64_t rr = e.flip ? e.filt[0] - 1 - r : r, ss = e.flip ? e.filt[1] - 1 - s : s;
+                                const size_t xi = (size_t)(((n * e.c + c) * e.in[0] + h) * e.in[1] + ww);
+                                const size_t wi = (size_t)(((k * cg + cc) * e.filt[0] + rr) * e.filt[1] + ss);
+                                const size_t yi = (size_t)(((n * e.k + k) * e.out[0] + q0) * e.out[1] + q1);
+                                if (p.dir == OCD_CONV_FWD) dst[yi] += (double)x[xi] * w[wi];
+                                else if (p.dir == OCD_CONV_BWD_DATA) dst[xi] += (double)y[yi] * w[wi];
+                                else dst[wi] += (double)x[xi] * y[yi];
+                            }
+}
+#endif
 
 #ifdef OCD_TESTS_REF_CONV_H
 /* The geometry of a 2-D case (one padding, stride and dilation for both dims) as the reference

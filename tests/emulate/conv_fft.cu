@@ -28,49 +28,11 @@ struct emu_case {
 
 emu_rng rng = {2024};
 
-/* The direct convolution of the direction (cross-correlation, or mirrored filter), in double. */
-void reference(const emu_case &e, const int64_t out[2], const std::vector<float> &x, const std::vector<float> &w,
-               const std::vector<float> &y, std::vector<double> &dst)
-{
-    int cg = e.c / e.groups, kg = e.k / e.groups;
-    for (int n = 0; n < e.n; n++)
-        for (int k = 0; k < e.k; k++)
-            for (int p = 0; p < out[0]; p++)
-                for (int q = 0; q < out[1]; q++)
-                    for (int cc = 0; cc < cg; cc++)
-                        for (int r = 0; r < e.filt[0]; r++)
-                            for (int s = 0; s < e.filt[1]; s++) {
-                                int h = p + r - e.pad[0], ww = q + s - e.pad[1], c = k / kg * cg + cc;
-                                if (h < 0 || h >= e.in[0] || ww < 0 || ww >= e.in[1]) continue;
-                                int rr = e.flip ? e.filt[0] - 1 - r : r, ss = e.flip ? e.filt[1] - 1 - s : s;
-                                size_t xi = (((size_t)n * e.c + c) * e.in[0] + h) * e.in[1] + ww;
-                                size_t wi = (((size_t)k * cg + cc) * e.filt[0] + rr) * e.filt[1] + ss;
-                                size_t yi = (((size_t)n * e.k + k) * out[0] + p) * out[1] + q;
-                                if (e.dir == OCD_CONV_FWD) dst[yi] += (double)x[xi] * w[wi];
-                                else if (e.dir == OCD_CONV_BWD_DATA) dst[xi] += (double)y[yi] * w[wi];
-                                else dst[wi] += (double)x[xi] * y[yi];
-                            }
-}
-
 bool run_case(const emu_case &e)
 {
     struct ocd_conv_problem p;
-    memset(&p, 0, sizeof p);
-    p.dir = (enum ocd_conv_dir)e.dir;
-    struct ocd_conv_shape *s = &p.s;
-    s->nsp = 2, s->n = e.n, s->c = e.c, s->k = e.k, s->groups = e.groups, s->flip = e.flip;
-    for (int d = 0; d < 2; d++) {
-        s->in[d] = e.in[d], s->filt[d] = e.filt[d], s->pad[d] = e.pad[d], s->stride[d] = s->dilation[d] = 1;
-        s->out[d] = e.in[d] + 2 * e.pad[d] - e.filt[d] + 1;
-    }
-    const int64_t xd[4] = {e.n, e.c, e.in[0], e.in[1]}, wd[4] = {e.k, e.c / e.groups, e.filt[0], e.filt[1]};
-    const int64_t yd[4] = {e.n, e.k, s->out[0], s->out[1]};
-    p.x = packed(xd), p.w = packed(wd), p.y = packed(yd);
-    std::vector<float> x((size_t)ocd_view_count(&p.x)), w((size_t)ocd_view_count(&p.w)), y((size_t)ocd_view_count(&p.y));
-    for (float &v : x) v = rng.next();
-    for (float &v : w) v = rng.next();
-    for (float &v : y) v = rng.next();
-    p.x_data = x.data(), p.w_data = w.data(), p.y_data = y.data();
+    std::vector<float> x, w, y;
+    emu_conv_problem(&p, e.dir, e.n, e.c, e.k, e.groups, e.in, e.filt, e.pad, e.flip, rng, x, w, y);
 
     fft_call c;
     if (call_of(&p, e.tiling, &c) != NULL) {
@@ -117,7 +79,7 @@ bool run_case(const emu_case &e)
         for (int d = 0; d < 4; d++) off += idx[d] * dv->strides[d];
         got[(size_t)off] = v;
     }
-    reference(e, s->out, x, w, y, want);
+    emu_conv_reference(p, x, w, y, want);
     double scale = 1, worst = 0;
     for (double v : want) scale = std::fmax(scale, std::fabs(v));
     for (size_t i = 0; i < got.size(); i++) worst = std::fmax(worst, std::fabs(got[i] - want[i]));

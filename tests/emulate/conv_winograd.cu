@@ -27,30 +27,6 @@ struct emu_case {
 
 emu_rng rng = {2026};
 
-/* The direct convolution of the direction (cross-correlation, or mirrored filter), in double. */
-void reference(const emu_case &e, const int64_t out[2], const std::vector<float> &x, const std::vector<float> &w,
-               const std::vector<float> &y, std::vector<double> &dst)
-{
-    int cg = e.c / e.groups, kg = e.k / e.groups, f = e.filt;
-    for (int n = 0; n < e.n; n++)
-        for (int k = 0; k < e.k; k++)
-            for (int p = 0; p < out[0]; p++)
-                for (int q = 0; q < out[1]; q++)
-                    for (int cc = 0; cc < cg; cc++)
-                        for (int r = 0; r < f; r++)
-                            for (int s = 0; s < f; s++) {
-                                int h = p + r - e.pad[0], ww = q + s - e.pad[1], c = k / kg * cg + cc;
-                                if (h < 0 || h >= e.in[0] || ww < 0 || ww >= e.in[1]) continue;
-                                int rr = e.flip ? f - 1 - r : r, ss = e.flip ? f - 1 - s : s;
-                                size_t xi = (((size_t)n * e.c + c) * e.in[0] + h) * e.in[1] + ww;
-                                size_t wi = (((size_t)k * cg + cc) * f + rr) * f + ss;
-                                size_t yi = (((size_t)n * e.k + k) * out[0] + p) * out[1] + q;
-                                if (e.dir == OCD_CONV_FWD) dst[yi] += (double)x[xi] * w[wi];
-                                else if (e.dir == OCD_CONV_BWD_DATA) dst[xi] += (double)y[yi] * w[wi];
-                                else dst[wi] += (double)x[xi] * y[yi];
-                            }
-}
-
 struct host_store {
     float *dst;
     void operator()(int64_t off, int64_t, float v) const
@@ -108,22 +84,9 @@ void emulate_sizes(const struct ocd_conv_problem *p, const struct ocd_conv_wino_
 bool run_case(const emu_case &e)
 {
     struct ocd_conv_problem p;
-    memset(&p, 0, sizeof p);
-    p.dir = (enum ocd_conv_dir)e.dir;
-    struct ocd_conv_shape *s = &p.s;
-    s->nsp = 2, s->n = e.n, s->c = e.c, s->k = e.k, s->groups = e.groups, s->flip = e.flip;
-    for (int d = 0; d < 2; d++) {
-        s->in[d] = e.in[d], s->filt[d] = e.filt, s->pad[d] = e.pad[d], s->stride[d] = s->dilation[d] = 1;
-        s->out[d] = e.in[d] + 2 * e.pad[d] - e.filt + 1;
-    }
-    const int64_t xd[4] = {e.n, e.c, e.in[0], e.in[1]}, wd[4] = {e.k, e.c / e.groups, e.filt, e.filt};
-    const int64_t yd[4] = {e.n, e.k, s->out[0], s->out[1]};
-    p.x = packed(xd), p.w = packed(wd), p.y = packed(yd);
-    std::vector<float> x((size_t)ocd_view_count(&p.x)), w((size_t)ocd_view_count(&p.w)), y((size_t)ocd_view_count(&p.y));
-    for (float &v : x) v = rng.next();
-    for (float &v : w) v = rng.next();
-    for (float &v : y) v = rng.next();
-    p.x_data = x.data(), p.w_data = w.data(), p.y_data = y.data();
+    std::vector<float> x, w, y;
+    const int filt[2] = {e.filt, e.filt};
+    emu_conv_problem(&p, e.dir, e.n, e.c, e.k, e.groups, e.in, filt, e.pad, e.flip, rng, x, w, y);
 
     struct ocd_conv_wino_plan pl;
     if (ocd_conv_wino_plan_init(&pl, &p, e.nonfused) != NULL) {
@@ -137,7 +100,7 @@ bool run_case(const emu_case &e)
     else emulate_sizes<float>(&p, &pl, (char *)ws.data(), got.data());
 
     std::vector<double> want(got.size(), 0.0);
-    reference(e, s->out, x, w, y, want);
+    emu_conv_reference(p, x, w, y, want);
     double scale = 1e-30, worst = 0;
     for (size_t i = 0; i < want.size(); i++) scale = fmax(scale, fabs(want[i]));
     for (size_t i = 0; i < want.size(); i++) {
