@@ -114,8 +114,8 @@ TEST(compat_conv_gocudnn_3d_buffers_from_size_queries)
     cudnnHandle_t h = test_handle();
     struct ref_conv rc = {3, 3, 3, 5, 1, {4, 9, 8}, {1, 5, 5}, {0}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}, false};
     ref_conv_out_dims(&rc);
-    const int xdims[5] = {rc.n, rc.c, rc.in[0], rc.in[1], rc.in[2]};
-    const int wdims[5] = {rc.k, rc.c, rc.filt[0], rc.filt[1], rc.filt[2]};
+    int xdims[5], wdims[5], want_y[5];
+    tconv_dims(&rc, xdims, wdims, want_y);
     const int pad[3] = {0, 1, 1}, one3[3] = {1, 1, 1};
     cudnnTensorDescriptor_t xd, yd;
     cudnnFilterDescriptor_t wd;
@@ -131,8 +131,7 @@ TEST(compat_conv_gocudnn_3d_buffers_from_size_queries)
               CHECK_OK(cudnnSetTensorNdDescriptorEx(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 5, xdims)) &&
               CHECK_OK(cudnnSetFilterNdDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 5, wdims)) &&
               CHECK_OK(cudnnGetConvolutionNdForwardOutputDim(cd, xd, wd, 5, ydims)) &&
-              CHECK(ydims[0] == rc.n && ydims[1] == rc.k && ydims[2] == rc.out[0] && ydims[3] == rc.out[1] &&
-                    ydims[4] == rc.out[2]) &&
+              CHECK(memcmp(ydims, want_y, sizeof ydims) == 0) &&
               CHECK_OK(cudnnSetTensorNdDescriptorEx(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 5, ydims)) &&
               CHECK_OK(cudnnGetTensorSizeInBytes(xd, &xs)) && CHECK_OK(cudnnGetFilterSizeInBytes(wd, &ws)) &&
               CHECK_OK(cudnnGetTensorSizeInBytes(yd, &ys)) &&

@@ -377,7 +377,8 @@ static void quantized_conv(bool bias, bool virt)
 {
     struct ref_conv rc = {2, 2, 8, 8, 1, {5, 5}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
     ref_conv_out_dims(&rc);
-    const int xd[4] = {2, 8, 5, 5}, wd[4] = {8, 8, 3, 3}, yd[4] = {2, 8, 5, 5};
+    int xd[5], wd[5], yd[5];
+    tconv_dims(&rc, xd, wd, yd);
     struct bt_gt x, w, y, s, r, b, c, d, e;
     bt_gt_init(&x, 'x', CUDNN_DATA_INT8, 4, xd, TV_NHWC, false, -4, 4);
     bt_gt_init(&w, 'w', CUDNN_DATA_INT8, 4, wd, TV_NHWC, false, -4, 4);
@@ -469,7 +470,9 @@ static void tf_fused(double conv_scale, double side_scale, bool z_is_y, const st
     const bool relu = act != NULL;
     struct ref_conv rc = {2, 2, 4, 6, 1, {5, 5}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
     ref_conv_out_dims(&rc);
-    const int xd[4] = {2, 4, 5, 5}, wd[4] = {6, 4, 3, 3}, yd[4] = {2, 6, 5, 5}, bd[4] = {1, 6, 1, 1};
+    int xd[5], wd[5], yd[5];
+    tconv_dims(&rc, xd, wd, yd);
+    const int bd[4] = {1, rc.k, 1, 1};
     struct bt_gt x, w, z, b, y, cv, a, bb;
     bt_gt_init(&x, 'x', CUDNN_DATA_FLOAT, 4, xd, TV_NHWC, false, -1, 1);
     bt_gt_init(&w, 'w', CUDNN_DATA_FLOAT, 4, wd, TV_NHWC, false, -1, 1);
@@ -604,7 +607,8 @@ TEST(compat_backend_output_over_chain_input)
 {
     struct ref_conv rc = {2, 2, 4, 6, 1, {5, 5}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
     ref_conv_out_dims(&rc);
-    const int xd[4] = {2, 4, 5, 5}, wd[4] = {6, 4, 3, 3}, yd[4] = {2, 6, 5, 5};
+    int xd[5], wd[5], yd[5];
+    tconv_dims(&rc, xd, wd, yd);
     struct bt_gt x, w, sc, y, cv;
     bt_gt_init(&x, 'x', CUDNN_DATA_FLOAT, 4, xd, TV_NHWC, false, -1, 1);
     bt_gt_init(&w, 'w', CUDNN_DATA_FLOAT, 4, wd, TV_NHWC, false, -1, 1);

@@ -480,9 +480,9 @@ TEST(compat_conv_onnxruntime_find_one_into_output)
         ref_conv_out_dims(&rc);
         struct tconv_run r;
         tconv_run_init(&r, &rc, t);
-        const int xd[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, yd[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
-        const int wd[4] = {rc.k, rc.c / rc.groups, rc.filt[0], rc.filt[1]}, bd[4] = {1, rc.k, 1, 1};
-        const int xs[4] = {xd[1] * xd[2] * xd[3], xd[2] * xd[3], xd[3], 1};
+        int xd[5], wd[5], yd[5];
+        tconv_dims(&rc, xd, wd, yd);
+        const int bd[4] = {1, rc.k, 1, 1}, xs[4] = {xd[1] * xd[2] * xd[3], xd[2] * xd[3], xd[3], 1};
         const int ys[4] = {yd[1] * yd[2] * yd[3], yd[2] * yd[3], yd[3], 1}, bs[4] = {rc.k, 1, 1, 1};
         const int pad[2] = {rc.pad[0], rc.pad[1]}, stride[2] = {2, 1}, dil[2] = {1, 1};
         cudnnTensorDescriptor_t bdesc;
@@ -688,9 +688,9 @@ TEST(compat_conv_openvino_compute_type_fallback_fused)
         ref_conv_out_dims(&rc);
         struct tconv_run r;
         tconv_run_init(&r, &rc, t);
-        const int xd[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, yd[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
-        const int wd[4] = {rc.k, rc.c / rc.groups, 3, 3}, bd[4] = {1, rc.k, 1, 1};
-        const int pad[2] = {1, 1}, stride[2] = {1, 2}, dil[2] = {1, 1};
+        int xd[5], wd[5], yd[5];
+        tconv_dims(&rc, xd, wd, yd);
+        const int bd[4] = {1, rc.k, 1, 1}, pad[2] = {1, 1}, stride[2] = {1, 2}, dil[2] = {1, 1};
         cudnnTensorDescriptor_t bdesc;
         CHECK_OK(cudnnCreateTensorDescriptor(&bdesc));
         CHECK_OK(cudnnSetTensorNdDescriptorEx(r.xd, CUDNN_TENSOR_NCHW, t, 4, xd));

@@ -260,9 +260,9 @@ TEST(compat_conv_cudnntorch_get_nd_dim_max)
     const cudnnDataType_t t = CUDNN_DATA_HALF;
     struct tconv_run r;
     tconv_run_init(&r, &rc, t);
-    const int xd[4] = {rc.n, rc.c, rc.in[0], rc.in[1]}, yd[4] = {rc.n, rc.k, rc.out[0], rc.out[1]};
+    int xd[5], wd[5], yd[5];
+    tconv_dims(&rc, xd, wd, yd);
     const int xs[4] = {xd[1] * xd[2] * xd[3], xd[2] * xd[3], xd[3], 1}, ys[4] = {yd[1] * yd[2] * yd[3], yd[2] * yd[3], yd[3], 1};
-    const int wd[4] = {rc.k, rc.c / rc.groups, rc.filt[0], rc.filt[1]};
     bool ok = CHECK_OK(cudnnSetTensorNdDescriptor(r.xd, t, 4, xd, xs)) &&
               CHECK_OK(cudnnSetTensorNdDescriptor(r.yd, t, 4, yd, ys)) &&
               CHECK_OK(cudnnSetFilterNdDescriptor(r.wd, t, CUDNN_TENSOR_NCHW, 4, wd)) &&
