@@ -5,6 +5,7 @@
    DgradDrelu, conv + reduction), each against the double references of tests/ref on the backend
    under test; bad variant packs fail with BAD_PARAM and write nothing. */
 #include "backend_util.h"
+#include "conv_harness.h"
 #include "cnn/conv.h"
 #include "ref/conv.h"
 
@@ -110,7 +111,9 @@ TEST(backend_conv_bias_act)
 {
     struct ref_conv rc = {2, 2, 8, 8, 1, {6, 6}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
     ref_conv_out_dims(&rc);
-    const int xd[4] = {2, 8, 6, 6}, wd[4] = {8, 8, 3, 3}, yd[4] = {2, 8, rc.out[0], rc.out[1]}, bd[4] = {1, 8, 1, 1};
+    int xd[5], wd[5], yd[5];
+    tconv_dims(&rc, xd, wd, yd);
+    const int bd[4] = {1, rc.k, 1, 1};
     struct bt_gt x, w, z, b, c, a, s, y;
     bt_gt_init(&x, 'x', CUDNN_DATA_FLOAT, 4, xd, TV_NCHW, false, -1, 1);
     bt_gt_init(&w, 'w', CUDNN_DATA_FLOAT, 4, wd, TV_NCHW, false, -1, 1);
@@ -151,7 +154,9 @@ static void conv_chain(bool scale_first, cudnnPointwiseMode_t act, bool plain)
     const int st = scale_first ? 2 : 1;
     struct ref_conv rc = {2, 2, 8, 8, 1, {5, 5}, {3, 3}, {0}, {1, 1}, {st, st}, {1, 1}, false};
     ref_conv_out_dims(&rc);
-    const int xd[4] = {2, 8, 5, 5}, wd[4] = {8, 8, 3, 3}, yd[4] = {2, 8, rc.out[0], rc.out[1]}, cd1[4] = {1, 8, 1, 1};
+    int xd[5], wd[5], yd[5];
+    tconv_dims(&rc, xd, wd, yd);
+    const int cd1[4] = {1, rc.k, 1, 1};
     struct bt_gt x, w, sc, b, a, v1, v2, v3, v4, y;
     bt_gt_init(&x, 101, dt, 4, xd, TV_NHWC, false, -1, 1);
     bt_gt_init(&w, 102, dt, 4, wd, TV_NHWC, false, -1, 1);
@@ -238,7 +243,8 @@ TEST(backend_dgrad_drelu)
 {
     struct ref_conv rc = {2, 2, 8, 8, 1, {4, 4}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
     ref_conv_out_dims(&rc);
-    const int xd[4] = {2, 8, 4, 4}, wd[4] = {8, 8, 3, 3}, yd[4] = {2, 8, rc.out[0], rc.out[1]};
+    int xd[5], wd[5], yd[5];
+    tconv_dims(&rc, xd, wd, yd);
     struct bt_gt dy, w, dx, bx, out;
     bt_gt_init(&dy, 301, CUDNN_DATA_HALF, 4, yd, TV_NHWC, false, -1, 1);
     bt_gt_init(&w, 102, CUDNN_DATA_HALF, 4, wd, TV_NHWC, false, -1, 1);
@@ -314,7 +320,8 @@ TEST(backend_conv_directions)
 {
     struct ref_conv rc = {2, 2, 6, 4, 1, {7, 6}, {3, 3}, {0}, {1, 0}, {2, 1}, {1, 1}, true};
     ref_conv_out_dims(&rc);
-    const int xd[4] = {2, 6, 7, 6}, wd[4] = {4, 6, 3, 3}, yd[4] = {2, 4, rc.out[0], rc.out[1]};
+    int xd[5], wd[5], yd[5];
+    tconv_dims(&rc, xd, wd, yd);
     const int64_t pad[2] = {1, 0}, stride[2] = {2, 1};
     static const cudnnBackendDescriptorType_t kinds[3] = {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
                                                           CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,

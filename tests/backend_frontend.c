@@ -11,6 +11,7 @@
    are compared with tests/ref as the samples do. Shapes are the samples' where the host runs them
    in a few milliseconds and smaller otherwise. */
 #include "backend_util.h"
+#include "conv_harness.h"
 #include "ref/conv.h"
 
 #include <math.h>
@@ -389,7 +390,9 @@ TEST(backend_frontend_fusion_samples)
     /* ConvScaleBiasAddAct */
     struct ref_conv rc = {2, 2, 24, 32, 1, {31, 31}, {9, 9}, {0}, {3, 3}, {7, 7}, {1, 1}, false};
     ref_conv_out_dims(&rc);
-    const int xd[4] = {2, 24, 31, 31}, wd[4] = {32, 24, 9, 9}, yd[4] = {2, 32, rc.out[0], rc.out[1]}, cd1[4] = {1, 32, 1, 1};
+    int xd[5], wd[5], yd[5];
+    tconv_dims(&rc, xd, wd, yd);
+    const int cd1[4] = {1, rc.k, 1, 1};
     struct bt_gt x, w, s, b, a, c1, c2, c3, c4, y;
     bt_gt_init(&x, 101, CUDNN_DATA_HALF, 4, xd, TV_NHWC, false, -1, 1);
     bt_gt_init(&w, 102, CUDNN_DATA_HALF, 4, wd, TV_NHWC, false, -0.2, 0.2);
@@ -606,7 +609,8 @@ TEST(backend_frontend_conv_drelu)
 {
     struct ref_conv rc = {2, 2, 8, 16, 1, {9, 9}, {3, 3}, {0}, {1, 1}, {2, 2}, {1, 1}, false};
     ref_conv_out_dims(&rc);
-    const int xd[4] = {2, 8, 9, 9}, wd[4] = {16, 8, 3, 3}, yd[4] = {2, 16, rc.out[0], rc.out[1]};
+    int xd[5], wd[5], yd[5];
+    tconv_dims(&rc, xd, wd, yd);
     struct bt_gt x, w, c, r, dx;
     bt_gt_init(&x, 101, CUDNN_DATA_HALF, 4, xd, TV_NHWC, false, -1, 1);
     bt_gt_init(&w, 102, CUDNN_DATA_HALF, 4, wd, TV_NHWC, false, -1, 1);

@@ -6,6 +6,7 @@
    tests/ref/ or, for the padding, the copied input.
    (compat_rnn.c, compat_rnn_more.c and compat_adv.c: the RNN, attention and CTC patterns;
    compat_fused.c: the FusedOps ones.) */
+#include "conv_harness.h"
 #include "desc_util.h"
 #include "ref/activation.h"
 #include "ref/batchnorm.h"
@@ -56,10 +57,9 @@ TEST(compat_conv_bias_activation_without_z)
     struct ref_conv rc = {.nsp = 2, .n = 2, .c = 3, .k = 4, .groups = 1, .in = {5, 6}, .filt = {3, 3},
                           .pad = {1, 1}, .stride = {1, 1}, .dil = {1, 1}};
     if (!CHECK(ref_conv_out_dims(&rc))) return;
-    const int xd[4] = {2, 3, 5, 6}, yd[4] = {2, 4, rc.out[0], rc.out[1]}, bd[4] = {1, 4, 1, 1};
+    const int bd[4] = {1, rc.k, 1, 1};
     struct tview tx, ty, tb;
-    tview_init(&tx, CUDNN_DATA_FLOAT, 4, xd, TV_NCHW);
-    tview_init(&ty, CUDNN_DATA_FLOAT, 4, yd, TV_NCHW);
+    tconv_views(&rc, CUDNN_DATA_FLOAT, TV_NCHW, TV_NCHW, &tx, NULL, &ty);
     tview_init(&tb, CUDNN_DATA_FLOAT, 4, bd, TV_NCHW);
     long nw = ref_conv_w_count(&rc);
     double *x = tview_random(tx.count, -1, 1), *w = tview_random(nw, -1, 1), *b = tview_random(4, -1, 1);

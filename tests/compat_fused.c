@@ -3,6 +3,7 @@
    NormConvolution and BNStatsFinalize and Chainer's fused ops (the equivalent scale, bias and ReLU
    before the convolution and its filter gradient, the statistics finalized by the fused op).
    Each result against the double references of tests/ref/. */
+#include "conv_harness.h"
 #include "desc_util.h"
 #include "ref/conv.h"
 #include "tensors.h"
@@ -53,8 +54,7 @@ static void nhwc_problem(struct ref_conv *rc, int N, int C, int H, int W, int K,
     *rc = (struct ref_conv){.nsp = 2, .n = N, .c = C, .k = K, .groups = 1, .in = {H, W}, .filt = {R, R},
                             .pad = {1, 1}, .stride = {1, 1}, .dil = {1, 1}};
     CHECK(ref_conv_out_dims(rc));
-    tview_init(tx, CUDNN_DATA_HALF, 4, (const int[]){N, C, H, W}, TV_NHWC);
-    tview_init(ty, CUDNN_DATA_HALF, 4, (const int[]){N, K, rc->out[0], rc->out[1]}, TV_NHWC);
+    tconv_views(rc, CUDNN_DATA_HALF, TV_NHWC, TV_NHWC, tx, NULL, ty);
 }
 
 /* ---- PaddlePaddle (paddle/fluid/operators/fused/cudnn_norm_conv.cu.h) --------------------------- */
