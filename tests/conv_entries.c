@@ -459,7 +459,9 @@ TEST(conv_cuda_tma_phases_entry_is_reached)
    cuBLAS entry switched off) and the stem's C = 3 padded to 4 (the stem entry switched off);
    backward data with C = 240 and K = 36, C = 128 on the 256x128 tile, 5x5 in CONVOLUTION mode,
    padding 3 (pad' = -1); strided backward data phase by phase (3x3 stride 2, the 1x1 stride-2
-   layer with phases without taps, dilation 2). */
+   layer with phases without taps, dilation 2); and the clustered TF32 entries (_tma_c2_tf32_,
+   the unclustered ones switched off) on the same forward and unit-stride backward-data shapes
+   (an odd count of M tiles of 128, channel and filter tails, the stem, NCHW). */
 TEST(conv_cuda_tma_tf32_entries_are_reached)
 {
     if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
@@ -492,6 +494,10 @@ TEST(conv_cuda_tma_tf32_entries_are_reached)
     const char *const wide = "cuda:fwd_igemm_tma_tf32_128x256x32_s4", *const tall_tile = "cuda:fwd_igemm_tma_tf32_256x128x32_s4";
     const char *const dwide = "cuda:dgrad_igemm_tma_tf32_128x256x32_s4";
     const char *const dtall = "cuda:dgrad_igemm_tma_tf32_256x128x32_s4", *const phases = "cuda:dgrad_igemm_tma_tf32_phases";
+    const char *const c2_wide = "cuda:fwd_igemm_tma_c2_tf32_128x256x32_s4";
+    const char *const c2_tall = "cuda:fwd_igemm_tma_c2_tf32_256x128x32_s4", *const c2_off = "cuda:fwd_igemm_tma_tf32*";
+    const char *const dc2_wide = "cuda:dgrad_igemm_tma_c2_tf32_128x256x32_s4";
+    const char *const dc2_tall = "cuda:dgrad_igemm_tma_c2_tf32_256x128x32_s4", *const dc2_off = "cuda:dgrad_igemm_tma_tf32*";
     const struct entry_case fwd[] = {
         {&big, tf32, wide, NULL},
         {&big, tf32n, wide, NULL},
@@ -502,6 +508,13 @@ TEST(conv_cuda_tma_tf32_entries_are_reached)
         {&dilated, tf32n, wide, NULL},
         {&one, tf32, wide, "cuda:fwd_gemm1x1*"},
         {&stem, tf32, wide, "cuda:fwd_stem*"},
+        /* on clusters of 2 CTAs, the unclustered TF32 entries switched off */
+        {&big, tf32, c2_wide, c2_off},
+        {&big, tf32n, c2_wide, c2_off},
+        {&tall, tf32, c2_tall, "cuda:fwd_igemm_tma_tf32*,cuda:fwd_igemm_tma_c2_tf32_128x256*"},
+        {&strided, tf32, c2_wide, c2_off},
+        {&dilated, tf32n, c2_wide, c2_off},
+        {&stem, tf32, c2_wide, "cuda:fwd_stem*,cuda:fwd_igemm_tma_tf32*"},
     };
     const struct entry_case bwd[] = {
         {&dgrad, tf32, dwide, NULL},
@@ -514,6 +527,11 @@ TEST(conv_cuda_tma_tf32_entries_are_reached)
         {&s2, tf32n, phases, NULL},
         {&down, tf32, phases, NULL},
         {&phases_dilated, tf32, phases, NULL},
+        {&dgrad, tf32, dc2_wide, dc2_off},
+        {&dgrad, tf32n, dc2_wide, dc2_off},
+        {&dgrad_tall, tf32, dc2_tall, "cuda:dgrad_igemm_tma_tf32*,cuda:dgrad_igemm_tma_c2_tf32_128x256*"},
+        {&five, tf32n, dc2_wide, dc2_off},
+        {&overpad, tf32, dc2_wide, dc2_off},
     };
     check_entries_reached(fwd, sizeof fwd / sizeof fwd[0], FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
     check_entries_reached(bwd, sizeof bwd / sizeof bwd[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);

@@ -90,7 +90,7 @@
    of the cp.async kernel's for what they serve: variant tma, then tma_c2 (clusters of 2 CTAs
    sharing the B tile through multicast), after the others until a GPU run has measured which
    serves better; then tma_tf32 (fp32 data as TF32, a K tile of 32 channels; forward and backward
-   data); the filter gradient's 64-row tile (cuda:wgrad_igemm_tma_64x*) last, for what the larger
+   data) and tma_c2_tf32 (the same on clusters); the filter gradient's 64-row tile (cuda:wgrad_igemm_tma_64x*) last, for what the larger
    tiles leave. */
 #define IGEMM_TMA_ENTRY(dir_, variant_, bk_, algos_, i, bm, bn, st)                             \
     PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, bk_, bm, bn, st), OCD_BACKEND_CUDA, algos_,   \
@@ -98,12 +98,15 @@
 #define FWD_IGEMM_TMA(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma, 64, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define FWD_IGEMM_TMA_C2(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma_c2, 64, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define FWD_IGEMM_TMA_TF32(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma_tf32, 32, FWD_IGEMM_ALGOS, i, bm, bn, st)
+#define FWD_IGEMM_TMA_C2_TF32(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma_c2_tf32, 32, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define DGRAD_IGEMM_TMA(i, bm, bn, st)                                                          \
     IGEMM_TMA_ENTRY("dgrad", tma, 64, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
 #define DGRAD_IGEMM_TMA_C2(i, bm, bn, st)                                                       \
     IGEMM_TMA_ENTRY("dgrad", tma_c2, 64, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
 #define DGRAD_IGEMM_TMA_TF32(i, bm, bn, st)                                                     \
     IGEMM_TMA_ENTRY("dgrad", tma_tf32, 32, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
+#define DGRAD_IGEMM_TMA_C2_TF32(i, bm, bn, st)                                                  \
+    IGEMM_TMA_ENTRY("dgrad", tma_c2_tf32, 32, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
 #define DGRAD_IGEMM_WGMMA(i, bm, bn, st)                                                        \
     IGEMM_WGMMA_ENTRY("dgrad", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
 #define WGRAD_IGEMM_WGMMA(i, bm, bn, st)                                                        \
@@ -150,6 +153,7 @@ static const struct ocd_conv_impl fwd_impls[] = {
     OCD_IGEMM_TMA_TILES(FWD_IGEMM_TMA)
     OCD_IGEMM_TMA_C2_TILES(FWD_IGEMM_TMA_C2)
     OCD_IGEMM_TMA_TILES(FWD_IGEMM_TMA_TF32)
+    OCD_IGEMM_TMA_C2_TILES(FWD_IGEMM_TMA_C2_TF32)
     OCD_IGEMM_WGMMA_TILES(FWD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(FWD_IGEMM_TC)
     OCD_IGEMM_TILES(FWD_IGEMM_TF32)
@@ -190,6 +194,7 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
     OCD_IGEMM_TMA_TILES(DGRAD_IGEMM_TMA)
     OCD_IGEMM_TMA_C2_TILES(DGRAD_IGEMM_TMA_C2)
     OCD_IGEMM_TMA_TILES(DGRAD_IGEMM_TMA_TF32)
+    OCD_IGEMM_TMA_C2_TILES(DGRAD_IGEMM_TMA_C2_TF32)
     OCD_IGEMM_WGMMA_TILES(DGRAD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(DGRAD_IGEMM_TC)
     OCD_IGEMM_TILES(DGRAD_IGEMM_TF32)

@@ -46,8 +46,8 @@
    and the filter gradient over channels padded to 64 per tap, no more than a quarter of them
    padding; fp16 and bf16, groups 1, 2-D, within the tensor maps' limits of conv_igemm_tma.cuh;
    the _tma_tf32 entries: fp32 data as TF32, forward and backward data, where tensor-op math is
-   allowed, as the tf32 entries), their clustered twins (_tma_c2_: the same kernel on clusters
-   of 2 CTAs sharing B by multicast), listed after them, and the filter gradient's 64-row tile
+   allowed, as the tf32 entries), their clustered twins (_tma_c2_ and _tma_c2_tf32_: the same
+   kernel on clusters of 2 CTAs sharing B by multicast), listed after them, and the filter gradient's 64-row tile
    (one consumer warpgroup: 64 filters) last. */
 #include "cuda/conv_igemm.cuh"
 #include "cuda/conv_igemm_tma.cuh"
@@ -375,7 +375,6 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if (wgmma)
         if (const char *why = ocd_wgmma_entry_rejects(h, tma ? ocd_igemm_tma_built : ocd_igemm_wgmma_built)) return why;
     if (tma) {
-        if (tf32 && tile >= TMA_C2_TILE0 && tile < TMA_W64_TILE0) return "no TF32 on the clustered TMA tiles";
         if (tile >= TMA_W64_TILE0 && p->dir != OCD_CONV_BWD_FILTER)
             return "the 64-row TMA tile is the filter gradient's";
         if (p->s.groups != 1) return "the TMA kernel takes no groups";
@@ -679,7 +678,9 @@ OCD_IGEMM_WGMMA_TILES(X)
     TMA_PLANNED(ocd_cuda_conv_igemm_tma_tf32_##i##_planned, TMA_TILE0 + i, true)
 OCD_IGEMM_TMA_TILES(X)
 #undef X
-#define X(i, bm, bn, st) TMA_PLANNED(ocd_cuda_conv_igemm_tma_c2_##i##_planned, TMA_C2_TILE0 + i, false)
+#define X(i, bm, bn, st)                                                                            \
+    TMA_PLANNED(ocd_cuda_conv_igemm_tma_c2_##i##_planned, TMA_C2_TILE0 + i, false)                  \
+    TMA_PLANNED(ocd_cuda_conv_igemm_tma_c2_tf32_##i##_planned, TMA_C2_TILE0 + i, true)
 OCD_IGEMM_TMA_C2_TILES(X)
 #undef X
 #define X(i, bm, bn, st) TMA_PLANNED(ocd_cuda_conv_igemm_tma_w64_##i##_planned, TMA_W64_TILE0 + i, false)

@@ -334,9 +334,8 @@ template <int BM, int BN, bool WGRAD, int CL> struct igemm_tma_kt {
 };
 
 /* The TMA kernel (conv_igemm_tma_sm90.cu) of each tile, fp16 and bf16, forward (and backward data
-   as a forward pass) or the filter gradient, and fp32 data as TF32 forward on the unclustered
-   tiles (NULL for the filter gradient, whose MN-major operands TF32 wgmma cannot take, and the
-   clustered tiles, which no TF32 entry plans): encodes the tensor maps of p's pointers, launches
+   as a forward pass) or the filter gradient, and fp32 data as TF32 forward (NULL for the filter
+   gradient, whose MN-major operands TF32 wgmma cannot take): encodes the tensor maps of p's pointers, launches
    min(units, sms) persistent CTAs (clustered: as many clusters as fit at once) and the
    reduction of split-K or a wide epilogue. The tiles: OCD_IGEMM_TMA_TILES, then
    OCD_IGEMM_TMA_C2_TILES, then OCD_IGEMM_TMA_W64_TILES (the filter gradient only). ocd_igemm_tma_built: compiled with sm_90a code. */

@@ -2,7 +2,8 @@
    by the tensor memory accelerator: the forward pass (entries cuda:fwd_igemm_tma_*, and backward
    data with unit stride as a forward pass, cuda:dgrad_igemm_tma_*) and the filter gradient
    (cuda:wgrad_igemm_tma_*), planned by conv_igemm.cu's make_plan like the other tiles; fp16 and
-   bf16, and fp32 data as TF32 forward and for backward data (cuda:{fwd,dgrad}_igemm_tma_tf32_*);
+   bf16, and fp32 data as TF32 forward and for backward data (cuda:{fwd,dgrad}_igemm_tma_tf32_*,
+   and on clusters cuda:{fwd,dgrad}_igemm_tma_c2_tf32_*);
    NHWC activations, groups 1, 2-D. Compiled for sm_90a alone (CMakeLists.txt), where the
    toolkit has it (OCD_SM90A; else the kernel is empty and ocd_igemm_tma_built false).
 
@@ -397,7 +398,7 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_launch {
 extern const bool ocd_igemm_tma_built = OCD_WGMMA_BUILT;
 
 /* The launcher and the cluster query of a table cell, or NULL where no entry plans it (ON
-   false): TF32 runs on the unclustered tiles, forward only (backward data as a forward pass). */
+   false): TF32 runs forward only (backward data as a forward pass), clustered or not. */
 template <class Tile, typename T, bool WGRAD, bool ON> struct igemm_tma_cell {
     static constexpr igemm_tma_launch_fn run = igemm_tma_launch<Tile, T, WGRAD>::run;
     static constexpr igemm_tma_clusters_fn clusters = igemm_tma_launch<Tile, T, WGRAD>::clusters;
@@ -411,7 +412,7 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_cell<Tile, T, WGR
 #define IGEMM_TMA_TYPES(bm, bn, st, cl, wgrad, m)                                                   \
     {igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, __half, wgrad, true>::m,                         \
      igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, __nv_bfloat16, wgrad, true>::m,                  \
-     igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, float, wgrad, !(wgrad) && cl == 1>::m}
+     igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, float, wgrad, !(wgrad)>::m}
 #define IGEMM_TMA_ROW(i, bm, bn, st) {IGEMM_TMA_TYPES(bm, bn, st, 1, false, run), IGEMM_TMA_TYPES(bm, bn, st, 1, true, run)},
 #define IGEMM_TMA_C2_ROW(i, bm, bn, st) {IGEMM_TMA_TYPES(bm, bn, st, 2, false, run), IGEMM_TMA_TYPES(bm, bn, st, 2, true, run)},
 #define IGEMM_TMA_W64_ROW(i, bm, bn, st) {{NULL, NULL, NULL}, IGEMM_TMA_TYPES(bm, bn, st, 1, true, run)},

@@ -199,8 +199,9 @@ cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const void *problem,
     X(1, 256, 128, 4)
 #define OCD_IGEMM_TMA_NTILES 2
 
-/* The same kernel on clusters of 2 CTAs along M (entries cuda:*_igemm_tma_c2_*): the two CTAs of
-   a cluster work on adjacent M tiles of one N tile and each loads half of the shared B tile into
+/* The same kernel on clusters of 2 CTAs along M (entries cuda:*_igemm_tma_c2_*, and fp32 data as
+   TF32 forward and for backward data, cuda:{fwd,dgrad}_igemm_tma_c2_tf32_*): the two CTAs of a
+   cluster work on adjacent M tiles of one N tile and each loads half of the shared B tile into
    both (TMA multicast): X(index, BM, BN, stages). */
 #define OCD_IGEMM_TMA_C2_TILES(X)                                                               \
     X(0, 128, 256, 4)                                                                           \
@@ -217,7 +218,7 @@ cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const void *problem,
 /* "cuda:fwd_igemm_tc_128x128x32_s3": direction, variant (tc: fp16 and bf16 with a K tile of 32;
    tf32: fp32 data with a K tile of 16; wgmma: the sm_90a kernel, fp16 and bf16 with a K tile of
    64; tma: the sm_90a warp-specialized TMA kernel; tma_tf32: that kernel on fp32 data as TF32,
-   a K tile of 32; tma_c2: that kernel on clusters of 2 CTAs),
+   a K tile of 32; tma_c2: that kernel on clusters of 2 CTAs; tma_c2_tf32: both),
    BM x BN x BK, stages. */
 #define OCD_IGEMM_NAME(dir, variant, bk, bm, bn, st) "cuda:" dir "_igemm_" variant "_" #bm "x" #bn "x" #bk "_s" #st
 
@@ -233,7 +234,8 @@ OCD_IGEMM_WGMMA_TILES(OCD_IGEMM_WGMMA_DECLARE)
     OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_##i) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_tf32_##i)
 OCD_IGEMM_TMA_TILES(OCD_IGEMM_TMA_DECLARE)
 #undef OCD_IGEMM_TMA_DECLARE
-#define OCD_IGEMM_TMA_C2_DECLARE(i, bm, bn, st) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_c2_##i)
+#define OCD_IGEMM_TMA_C2_DECLARE(i, bm, bn, st)                                                 \
+    OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_c2_##i) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_c2_tf32_##i)
 OCD_IGEMM_TMA_C2_TILES(OCD_IGEMM_TMA_C2_DECLARE)
 #undef OCD_IGEMM_TMA_C2_DECLARE
 #define OCD_IGEMM_TMA_W64_DECLARE(i, bm, bn, st) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_w64_##i)

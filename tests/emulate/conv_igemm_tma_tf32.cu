@@ -23,7 +23,13 @@
    strided backward data phase by phase (stride 2 and 3, the 1x1 downsampling layer with phases
    without taps, a dilated filter with a phase of negative padding, a K tail, NCHW); and the plan
    declining the filter gradient, FMA math, strided backward data on the unit-stride entry, and
-   channels that are not a multiple of 4. Prints a line per case; exits 1 if any fails. */
+   channels that are not a multiple of 4. Clusters of 2 CTAs (the _c2_tf32 entries, B assembled
+   from both CTAs' multicast halves): forward with 3 M tiles (the last pair's second past M) and
+   an N edge, channel tails (C 36, 44), C 5 and the stem's C 3 padded in the workspace, stride 2
+   with unequal paddings, bias, ReLU and z in CONVOLUTION mode, NCHW through the copies; backward
+   data with K and C tails, CONVOLUTION mode, NCHW, dilation with a negative pad'; and the plan
+   declining K 7, stride 2, the filter gradient, FMA math and a GPU where no cluster fits.
+   Prints a line per case; exits 1 if any fails. */
 #define OCD_SM90A
 #include "cuda/conv_igemm.cu"
 #include "cuda/conv_igemm_tma_sm90.cu"
@@ -89,6 +95,35 @@ int main()
          5, 5, 0, 0, 2, 3, false, false, false, 1, 0, 2, NULL, D, false, PH},
         {"tf32 phases 3x3 stride 3 pad 2, C 128 (the 256x128 tile), K 64, CONVOLUTION, beta", F, 0, 5, 128, 64, 21, 21,
          3, 3, 2, 2, 3, 1, true, false, false, 1, 0.5, 1, NULL, D, false, PH},
+        /* clusters of 2 CTAs along M (tiles 2, 3: the _c2_tf32 entries), half the filters' B box a
+           CTA, multicast to both */
+        {"tf32 c2 128x256 3x3 pad 1, C 36 (a 4-channel K tile), 3 M tiles (the last pair's second past M), K 240 (an N "
+         "edge), one cluster walking 2 pairs", F, 2, 3, 36, 240, 10, 11, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 2,
+         NULL},
+        {"tf32 c2 256x128 stride 2, pad (2, 1), C 44, K 224 (2 N tiles, an N edge), 1 M tile (padded to 2), alpha beta", F,
+         3, 3, 44, 224, 17, 15, 3, 3, 2, 1, 2, 1, false, false, false, 0.5, 0.75, 2, NULL},
+        {"tf32 c2 128x256 3x3 pad 1, C 5 (odd: padded to 8 in the workspace), bias ReLU z, CONVOLUTION", F, 2, 2, 5, 256,
+         12, 12, 3, 3, 1, 1, 1, 1, true, true, false, 1, 0.5, 2, NULL},
+        {"tf32 c2 256x128 7x7 stride 2 pad 3 stem, C 3 padded to 4, K 120 (an N edge)", F, 3, 1, 3, 120, 30, 27, 7, 7, 3, 3,
+         2, 1, false, false, false, 1, 0, 1, NULL},
+        {"tf32 c2 128x256 NCHW 3x3 pad 1, C 64, KCRS filter, alpha beta (every operand through a copy), 2 clusters", F, 2,
+         3, 64, 256, 12, 13, 3, 3, 1, 1, 1, 1, false, false, true, 0.5, 0.25, 4, NULL, false, false, false, NCHW},
+        {"tf32 c2 dgrad 128x256 3x3 pad 1, K 36 (a K tail), C 240, CONVOLUTION, 3 M tiles on 1 cluster", F, 2, 3, 240, 36,
+         10, 11, 3, 3, 1, 1, 1, 1, true, false, false, 1, 0, 2, NULL, D},
+        {"tf32 c2 dgrad 256x128 5x5 pad 2, K 44 and C 100 (tails), alpha beta, NCHW", F, 3, 3, 100, 44, 13, 13, 5, 5, 2, 2,
+         1, 1, false, false, false, 0.5, 0.75, 2, NULL, D, false, false, NCHW},
+        {"tf32 c2 dgrad 128x256 3x3 dilation 2 pad 5 (pad' -1), K 20, C 256", F, 2, 2, 256, 20, 14, 14, 3, 3, 5, 5, 1, 2,
+         false, false, false, 1, 0, 2, NULL, D},
+        {"tf32 c2 dgrad K 7 declines (not a multiple of 4)", F, 2, 2, 256, 7, 8, 8, 3, 3, 1, 1, 1, 1, false, false, false,
+         1, 0, 2, "multiple of 8 (4 for fp32)", D},
+        {"tf32 c2 dgrad stride 2 declines", F, 3, 2, 64, 64, 9, 9, 3, 3, 1, 1, 2, 1, false, false, false, 1, 0, 2,
+         "_phases", D},
+        {"tf32 c2 wgrad declines (MN-major operands)", F, 2, 2, 64, 128, 16, 16, 3, 3, 1, 1, 1, 1, false, false, false, 1,
+         0, 2, "no TF32 kernel for the filter gradient", false, W},
+        {"tf32 c2 fwd FMA math declines", F, 2, 2, 64, 256, 12, 12, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 2,
+         "math type", false, false, false, false, FMA},
+        {"tf32 c2 256x128 declines where no cluster fits", F, 3, 3, 44, 224, 17, 15, 3, 3, 2, 1, 2, 1, false, false, false,
+         1, 0, 2, "no cluster of 2 CTAs", false, false, false, false, false, true},
     };
     int failed = 0;
     for (const tma_case &e : cases) failed += !run_case<float>(e);
