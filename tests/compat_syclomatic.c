@@ -190,7 +190,7 @@ TEST(compat_norm_syclomatic_training_ignores_z_and_activation)
             ok = CHECK_OK(cudnnNormalizationForwardTraining(h, mode, ops, algo, &alpha, &beta, xd, px, sd, ps[0], ps[1],
                                                            factor, sd, ps[2], ps[3], eps, ps[4], ps[5], act, xd, pz, yd,
                                                            py, pws, ws, prs, rs, 1)) &&
-                 tvalues_check(CUDNN_DATA_FLOAT, py, want, E, 1e-5, "training y") &&
+                 tvalues_check(CUDNN_DATA_FLOAT, py, want, E, 1e-4, "training y") &&
                  tvalues_check(CUDNN_DATA_FLOAT, ps[2], rm, S, 1e-5, "running mean") &&
                  tvalues_check(CUDNN_DATA_FLOAT, ps[3], rv, S, 1e-5, "running variance") &&
                  tvalues_check(CUDNN_DATA_FLOAT, ps[4], mean, S, 1e-5, "saved mean") &&
@@ -499,7 +499,8 @@ TEST(compat_conv_syclomatic_gemm_algo_grouped)
             void *pws = tbuf_alloc(ws ? ws : 4);
             ok = CHECK_OK(cudnnConvolutionForward(h, &alpha, v.xd, px, v.wd, pw, v.cd, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, pws, ws,
                                                   &beta, v.yd, py)) &&
-                 tvalues_check(CUDNN_DATA_FLOAT, py, want, ny, 1e-5, program ? "SYCLomatic conv y" : "random conv y");
+                 tvalues_check(CUDNN_DATA_FLOAT, py, want, ny, tconv_tolerance(CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DEFAULT_MATH),
+                                 program ? "SYCLomatic conv y" : "random conv y");
             if (ok && program) {
                 double *got = tvalues_download(CUDNN_DATA_FLOAT, py, ny);
                 CHECK(fabs(got[0] - first[grouped]) < 1 && fabs(got[ny - 1] - last[grouped]) < 1);
@@ -567,7 +568,8 @@ TEST(compat_conv_syclomatic_bias_act_nhwc_filter_nchw_data)
             ok = CHECK_OK(cudnnConvolutionBiasActivationForward(h, &alpha1, v.xd, px, v.wd, pw, v.cd,
                                                                 CUDNN_CONVOLUTION_FWD_ALGO_GEMM, pws, ws, &alpha2, v.yd, pz,
                                                                 v.bd, pb, act, v.yd, py)) &&
-                 tvalues_check(CUDNN_DATA_FLOAT, py, want, ny, 1e-5, program ? "SYCLomatic fused y" : "random fused y");
+                 tvalues_check(CUDNN_DATA_FLOAT, py, want, ny, tconv_tolerance(CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DEFAULT_MATH),
+                                 program ? "SYCLomatic fused y" : "random fused y");
             if (ok && program) {
                 double *got = tvalues_download(CUDNN_DATA_FLOAT, py, ny);
                 CHECK(fabs(got[0] - first[grouped]) < 1 && fabs(got[16] - second_k[grouped]) < 1 &&
@@ -658,7 +660,11 @@ TEST(compat_conv_syclomatic_backward_and_found_forward)
                 ok = ok && CHECK_OK(cudnnConvolutionForward(h, &alpha, v.xd, px, v.wd, pw, v.cd, perf.algo, pws, ws, &beta,
                                                             v.yd, pout));
             }
-            ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pout, want, nout, 1e-5, program ? "SYCLomatic" : "random");
+            /* the backward passes run under DEFAULT_MATH: their products may be TF32 */
+            const double tol = op == BWD_DATA || op == BWD_FILTER
+                                   ? tconv_tolerance(CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DEFAULT_MATH)
+                                   : 1e-5;
+            ok = ok && tvalues_check(CUDNN_DATA_FLOAT, pout, want, nout, tol, program ? "SYCLomatic" : "random");
             if (ok && program) {
                 double *got = tvalues_download(CUDNN_DATA_FLOAT, pout, nout);
                 CHECK(fabs(got[0] - cases[k].first) < 1 && fabs(got[nout - 1] - cases[k].last) < 1);

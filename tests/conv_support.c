@@ -176,7 +176,8 @@ int conv_setup_find(const struct conv_setup *s, enum conv_dir d, int *algos, cud
 TEST(conv_support_checks_every_direction)
 {
     static const struct conv_shape shape = {"3x3_pad1", 2, 2, 3, 4, 1, {5, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
-    static const struct conv_config cf = {"float", CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DEFAULT_MATH};
+    /* FMA_MATH: the float products exact on every backend (DEFAULT_MATH may take TF32 on CUDA) */
+    static const struct conv_config cf = {"float", CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_FMA_MATH};
     static const int algos[CONV_DIRS] = {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, CUDNN_CONVOLUTION_BWD_DATA_ALGO_0,
                                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0};
     for (int layout = 0; layout < 2; layout++) {

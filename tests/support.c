@@ -286,11 +286,18 @@ double ttolerance(cudnnDataType_t t)
     }
 }
 
+bool ttf32_may_apply(cudnnDataType_t x, cudnnMathType_t math)
+{
+    if (x != CUDNN_DATA_FLOAT || math == CUDNN_FMA_MATH) return false;
+    if (math == CUDNN_TENSOR_OP_MATH || math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return true;
+    const char *off = getenv("NVIDIA_TF32_OVERRIDE");
+    return strcmp(test_backend, "cuda") == 0 && !(off != NULL && strcmp(off, "0") == 0);
+}
+
 double tconv_tolerance(cudnnDataType_t x, cudnnDataType_t out, cudnnMathType_t math)
 {
     if (ttolerance(out) == 0) return 0; /* integers */
-    bool tf32 = x == CUDNN_DATA_FLOAT && (math == CUDNN_TENSOR_OP_MATH || math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
-    return (tf32 ? ttolerance(CUDNN_DATA_HALF) : ttolerance(out)) * 4;
+    return (ttf32_may_apply(x, math) ? ttolerance(CUDNN_DATA_HALF) : ttolerance(out)) * 4;
 }
 
 /* Whether value g passes against the reference w. (A separate function: GCC 13 at -O3 unswitched

@@ -75,9 +75,13 @@ void tstore(cudnnDataType_t t, void *base, int64_t i, double v);       /* rounds
 void tfill_random(cudnnDataType_t t, void *base, int64_t n, double lo, double hi);
 /* Relative tolerance for results of type t (DESIGN.md 5). */
 double ttolerance(cudnnDataType_t t);
-/* Relative tolerance for a convolution's results of type out from data of type x, computed under
-   the math type an algorithm reports: float data on tensor cores (TENSOR_OP_MATH*) is rounded to
-   TF32, whose 10-bit mantissa is half's, so half's tolerance applies. Sums of many products: 4x. */
+/* Whether products of data of type x may run on TF32 tensor cores under math: float data under
+   TENSOR_OP_MATH*, or under DEFAULT_MATH on the CUDA backend (cuDNN 8 permits TF32 there on
+   compute capability 8.0 and newer, unless NVIDIA_TF32_OVERRIDE=0). */
+bool ttf32_may_apply(cudnnDataType_t x, cudnnMathType_t math);
+/* Relative tolerance for a convolution's results of type out from data of type x under math: where
+   TF32 may apply (ttf32_may_apply), its 10-bit mantissa is half's, so half's tolerance applies.
+   Sums of many products: 4x. */
 double tconv_tolerance(cudnnDataType_t x, cudnnDataType_t out, cudnnMathType_t math);
 /* Compares n results against a double reference: |got - want| <= tol * max(1, |want|) for every
    element; NaN where want is not NaN fails. Reports the first bad index. */
