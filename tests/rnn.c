@@ -161,7 +161,8 @@ static bool fd_close(const char *what, int64_t i, double got, double fd)
 }
 
 /* The backward calls' dx, dhx, dcx and dw against central differences of the forward, on a
-   two-layer bidirectional LSTM with a projection and a GRU with skip input (double data). */
+   two-layer bidirectional LSTM with a projection, unclipped and clipped (cy the last cell before
+   the clip), and a GRU with skip input (double data). */
 TEST(rnn_finite_differences)
 {
     static const int lens[] = {3, 2};
@@ -172,6 +173,8 @@ TEST(rnn_finite_differences)
          3, 3, 3, 2, lens, CUDNN_DATA_DOUBLE, false, true, API_V8, CUDNN_RNN_ALGO_STANDARD},
         {"fd dropout", CUDNN_LSTM, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
          CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, 3, 3, 4, 4, 3, 2, lens, CUDNN_DATA_DOUBLE, false, true, API_V8, CUDNN_RNN_ALGO_STANDARD},
+        {"fd LSTM clip", CUDNN_LSTM, 2, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED,
+         2, 3, 3, 2, 3, 2, lens, CUDNN_DATA_DOUBLE, true, true, API_V8, CUDNN_RNN_ALGO_STANDARD},
     };
     for (size_t ci = 0; ci < TLEN(cases); ci++) {
         const struct rnn_case *c = &cases[ci];

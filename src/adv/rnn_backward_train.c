@@ -50,7 +50,6 @@ static cudnnStatus_t backward_pseudo(const struct ocd_rnn_ctx *x, int pl, const 
         s.s = t;
         s.hprev = hs + (size_t)t * N * P * e;
         s.cprev = cs + (size_t)t * N * H * ce;
-        s.cnext = cs + (size_t)(t + 1) * N * H * ce;
         s.saved = ocd_rnn_rs(x, l->rs_saved, pl) + (size_t)t * N * l->S * H * ce;
         s.dpre_h = ocd_rnn_rs(x, l->rs_dpre_h, pl) + (size_t)t * N * G * H * e;
         s.dh = dh[cur];

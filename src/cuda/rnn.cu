@@ -65,7 +65,8 @@ __host__ __device__ void fwd_cell(const ocd_rnn_step &s, int n, int j, const typ
         ah[g] = rec[g * rec_stride] + load_bias<T, C>(s.br[g], j);
     }
     C hprev = s.mode == CUDNN_GRU ? (C)ocd_cuda_load((const T *)s.hprev + hi) : (C)0;
-    ocd_rnn_cell_fwd<C>(s.mode, ax, ah, cp, hprev, s.clip, (C)s.lclip, (C)s.rclip, s.clip_nan, saved, &c, &h);
+    ocd_rnn_cell_fwd<C>(s.mode, ax, ah, cp, hprev, s.clip, (C)s.lclip, (C)s.rclip, s.clip_nan,
+                        ocd_rnn_last_step(&s, n), saved, &c, &h);
     if (s.mode == CUDNN_LSTM) cnext[i] = c;
     if (saved_out)
         for (int g = 0; g < S; g++) saved_out[((int64_t)n * S + g) * H + j] = saved[g];
@@ -111,10 +112,9 @@ template <typename T> __host__ __device__ void bwd_unit(const ocd_rnn_step &s, i
     C saved[5], dax[4], dah[4], dcp, dhp;
     for (int g = 0; g < S; g++) saved[g] = saved_in[((int64_t)n * S + g) * H + j];
     C dc = lstm ? dcin[i] : (C)0, cp = lstm ? ((const C *)s.cprev)[i] : (C)0;
-    C c = lstm ? ((const C *)s.cnext)[i] : (C)0;
     C hprev = s.mode == CUDNN_GRU ? (C)ocd_cuda_load((const T *)s.hprev + hi) : (C)0;
-    ocd_rnn_cell_bwd<C>(s.mode, dh, dc, saved, cp, c, hprev, s.clip, (C)s.lclip, (C)s.rclip, dax, dah, &dcp,
-                        &dhp);
+    ocd_rnn_cell_bwd<C>(s.mode, dh, dc, saved, cp, hprev, s.clip, (C)s.lclip, (C)s.rclip, s.clip_nan,
+                        ocd_rnn_last_step(&s, n), dax, dah, &dcp, &dhp);
     for (int g = 0; g < G; g++) {
         ocd_cuda_store(dpre_x + pos * G * H + g * H + j, dax[g]);
         ocd_cuda_store(dpre_h + ((int64_t)n * G + g) * H + j, dah[g]);

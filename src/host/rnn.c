@@ -57,7 +57,8 @@ static void fwd_range(void *ctx, int64_t begin, int64_t end)
                 ah[g] = ocd_host_load(ct, s->gh, ((int64_t)n * G + g) * H + j) + bias(s->br[g], dt, j);
             }
             double hprev = s->mode == CUDNN_GRU ? ocd_host_load(dt, s->hprev, hi) : 0;
-            ocd_rnn_cell_fwd(s->mode, ax, ah, cprev, hprev, s->clip, s->lclip, s->rclip, s->clip_nan, saved, &c, &h);
+            ocd_rnn_cell_fwd(s->mode, ax, ah, cprev, hprev, s->clip, s->lclip, s->rclip, s->clip_nan,
+                             ocd_rnn_last_step(s, n), saved, &c, &h);
             if (s->mode == CUDNN_LSTM) ocd_host_store(ct, s->cnext, ci, c);
             if (s->saved)
                 for (int g = 0; g < S; g++) ocd_host_store(ct, s->saved, ((int64_t)n * S + g) * H + j, saved[g]);
@@ -106,10 +107,9 @@ static void bwd_range(void *ctx, int64_t begin, int64_t end)
             for (int g = 0; g < S; g++) saved[g] = ocd_host_load(ct, s->saved, ((int64_t)n * S + g) * H + j);
             bool lstm = s->mode == CUDNN_LSTM;
             double dc = lstm ? ocd_host_load(ct, s->dc, ci) : 0, cprev = lstm ? ocd_host_load(ct, s->cprev, ci) : 0;
-            double c = lstm ? ocd_host_load(ct, s->cnext, ci) : 0;
             double hprev = s->mode == CUDNN_GRU ? ocd_host_load(dt, s->hprev, hi) : 0;
-            ocd_rnn_cell_bwd(s->mode, dh, dc, saved, cprev, c, hprev, s->clip, s->lclip, s->rclip, dax, dah,
-                             &dcprev, &dhprev);
+            ocd_rnn_cell_bwd(s->mode, dh, dc, saved, cprev, hprev, s->clip, s->lclip, s->rclip, s->clip_nan,
+                             ocd_rnn_last_step(s, n), dax, dah, &dcprev, &dhprev);
             for (int g = 0; g < G; g++) {
                 ocd_host_store(dt, s->dpre_x, pos * G * H + g * H + j, dax[g]);
                 ocd_host_store(dt, s->dpre_h, ((int64_t)n * G + g) * H + j, dah[g]);

@@ -16,7 +16,8 @@
      gx       compute  [position][G H]   W x + b_W of every position (skip input: none)
      gh       compute  [n][G H]          R h + b_R of the step (the bias added by the step)
      h states data     [n][P]            the state read (hprev) and written (hnext)
-     c states compute  [n][H]            LSTM, clipped as the forward computed them
+     c states compute  [n][H]            LSTM, clipped as the next step reads them (a
+                                         sequence's last: before the clip, cy)
      saved    compute  [n][S][H]         training: the gate values, S = ocd_rnn_saved_gates
      y, x     data     [position][stride] the output's half of direction dir at dir * P
    A sequence n is active at step s when s < length[n]; it reads position t = s forwards and
@@ -45,7 +46,8 @@ OCD_HOST_DEVICE int64_t ocd_rnn_pos(cudnnRNNDataLayout_t layout, int T, int N, c
 }
 
 /* Gates of a mode, and what a training step saves per unit: the G gate values, plus the
-   unclipped cell (LSTM, for the clip's derivative) or R_h h + b_Rh (GRU). */
+   cell before the clip (LSTM: the clip's derivative, the clipped cell's tanh) or R_h h + b_Rh
+   (GRU). */
 OCD_HOST_DEVICE int ocd_rnn_gates(cudnnRNNMode_t mode)
 {
     return mode == CUDNN_LSTM ? 4 : mode == CUDNN_GRU ? 3 : 1;
@@ -84,7 +86,7 @@ struct ocd_rnn_step {
     int64_t y_stride;
     bool clip, clip_nan;
     double lclip, rclip;
-    /* backward (with saved, hprev, cprev, cnext (the cell the step wrote), y/dy alike) */
+    /* backward (with saved, hprev, cprev, y/dy alike) */
     const void *dy;                 /* data [position][y_stride]: without a projection */
     const void *dh;                 /* compute [n][P]: the gradient carried from later steps
                                        (with a projection: [n][H], W_p^T of the step's total) */
@@ -94,6 +96,12 @@ struct ocd_rnn_step {
     void *dpre_x;                   /* data [position][G H]: also 0 at the padding position (s, n) */
     void *dpre_h;                   /* data [n][G H]: 0 where inactive */
 };
+
+/* Whether step s->s is sequence n's last: the step that writes its final states (hy, cy). */
+OCD_HOST_DEVICE bool ocd_rnn_last_step(const struct ocd_rnn_step *s, int n)
+{
+    return s->s == s->lengths[n] - 1;
+}
 
 /* Auxiliary passes of the layer loop. */
 enum ocd_rnn_aux_op {
@@ -175,11 +183,14 @@ OCD_REAL_TEMPLATE OCD_HOST_DEVICE OCD_R ocd_rnn_clip(OCD_R c, OCD_R lclip, OCD_R
 
 /* One unit of one step forwards. ax[g]: W_g x + b_Wg; ah[g]: R_g h + b_Rg (GRU's gate 2 kept
    apart, as r (R_h h + b_Rh)). Writes the gate values and the saved extra (saved[G]), the new
-   cell (LSTM, clipped when clip) and the unit's output (before any projection). */
+   cell (LSTM) and the unit's output (before any projection). With clip, the clipped cell gives
+   the output and the next step's cell, but the cell written at the sequence's last step (last)
+   is the one before the clip: cy, as NVIDIA's library returns it (bench/parity.c's clip probes;
+   docs/compatibility.md). */
 OCD_REAL_TEMPLATE OCD_HOST_DEVICE void ocd_rnn_cell_fwd(cudnnRNNMode_t mode, const OCD_R *ax, const OCD_R *ah,
                                                         OCD_R cprev, OCD_R hprev, bool clip, OCD_R lclip,
-                                                        OCD_R rclip, bool clip_nan, OCD_R *saved, OCD_R *c,
-                                                        OCD_R *h)
+                                                        OCD_R rclip, bool clip_nan, bool last, OCD_R *saved,
+                                                        OCD_R *c, OCD_R *h)
 {
     switch (mode) {
     case CUDNN_RNN_RELU: {
@@ -191,11 +202,10 @@ OCD_REAL_TEMPLATE OCD_HOST_DEVICE void ocd_rnn_cell_fwd(cudnnRNNMode_t mode, con
     case CUDNN_LSTM: {
         OCD_R i = ocd_act_sigmoid(ax[0] + ah[0]), f = ocd_act_sigmoid(ax[1] + ah[1]);
         OCD_R g = tanh(ax[2] + ah[2]), o = ocd_act_sigmoid(ax[3] + ah[3]);
-        OCD_R cn = f * cprev + i * g;
+        OCD_R cn = f * cprev + i * g, cc = clip ? ocd_rnn_clip(cn, lclip, rclip, clip_nan) : cn;
         saved[0] = i, saved[1] = f, saved[2] = g, saved[3] = o, saved[4] = cn;
-        if (clip) cn = ocd_rnn_clip(cn, lclip, rclip, clip_nan);
-        *c = cn;
-        *h = o * tanh(cn);
+        *c = last ? cn : cc;
+        *h = o * tanh(cc);
         break;
     }
     default: { /* GRU */
@@ -209,14 +219,17 @@ OCD_REAL_TEMPLATE OCD_HOST_DEVICE void ocd_rnn_cell_fwd(cudnnRNNMode_t mode, con
 }
 
 /* One unit of one step backwards. dh: the gradient of the unit's output (before the
-   projection), dc: of its cell (LSTM); saved: what the forward saved; cprev, c: the cells read
-   and written (clipped), hprev: the state read (GRU). Writes dax[g] and dah[g] (the gradients of
-   the pre-activation parts W x and R h), the gradient of the previous cell and the part of the
-   previous state's gradient that does not go through R (GRU: z dh). */
+   projection), dc: of the cell the step wrote (LSTM: at the sequence's last step, last, dcy, the
+   gradient of the cell before the clip; else that of the clipped cell the next step read);
+   saved: what the forward saved; cprev: the cell read, hprev: the state read (GRU). Writes dax[g]
+   and dah[g] (the gradients of the pre-activation parts W x and R h), the gradient of the
+   previous cell and the part of the previous state's gradient that does not go through R (GRU:
+   z dh). The clip's derivative is 1 inside [lclip, rclip] and 0 outside (or at a NaN): the exact
+   derivative of ocd_rnn_cell_fwd, which reproduces NVIDIA's gradients. */
 OCD_REAL_TEMPLATE OCD_HOST_DEVICE void ocd_rnn_cell_bwd(cudnnRNNMode_t mode, OCD_R dh, OCD_R dc, const OCD_R *saved,
-                                                        OCD_R cprev, OCD_R c, OCD_R hprev, bool clip,
-                                                        OCD_R lclip, OCD_R rclip, OCD_R *dax, OCD_R *dah,
-                                                        OCD_R *dcprev, OCD_R *dhprev)
+                                                        OCD_R cprev, OCD_R hprev, bool clip, OCD_R lclip,
+                                                        OCD_R rclip, bool clip_nan, bool last, OCD_R *dax,
+                                                        OCD_R *dah, OCD_R *dcprev, OCD_R *dhprev)
 {
     *dcprev = 0;
     *dhprev = 0;
@@ -224,9 +237,11 @@ OCD_REAL_TEMPLATE OCD_HOST_DEVICE void ocd_rnn_cell_bwd(cudnnRNNMode_t mode, OCD
     case CUDNN_RNN_RELU: dax[0] = dah[0] = saved[0] > 0 ? dh : (OCD_R)0; break;
     case CUDNN_RNN_TANH: dax[0] = dah[0] = dh * ((OCD_R)1 - saved[0] * saved[0]); break;
     case CUDNN_LSTM: {
-        OCD_R i = saved[0], f = saved[1], g = saved[2], o = saved[3], tc = tanh(c);
-        OCD_R d = dc + dh * o * ((OCD_R)1 - tc * tc);
-        if (clip && !(saved[4] >= lclip && saved[4] <= rclip)) d = 0;
+        OCD_R i = saved[0], f = saved[1], g = saved[2], o = saved[3], cn = saved[4];
+        OCD_R tc = tanh(clip ? ocd_rnn_clip(cn, lclip, rclip, clip_nan) : cn);
+        bool inside = !clip || (cn >= lclip && cn <= rclip);
+        OCD_R dclipped = dh * o * ((OCD_R)1 - tc * tc) + (last ? (OCD_R)0 : dc);
+        OCD_R d = (inside ? dclipped : (OCD_R)0) + (last ? dc : (OCD_R)0);
         dax[0] = dah[0] = d * g * i * ((OCD_R)1 - i);
         dax[1] = dah[1] = d * cprev * f * ((OCD_R)1 - f);
         dax[2] = dah[2] = d * i * ((OCD_R)1 - g * g);

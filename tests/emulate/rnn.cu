@@ -6,8 +6,9 @@
    gradients, the projection's stores) is checked where no GPU is.
 
    Cases: every cell mode, both directions, the three layouts, an LSTM with a projection, and a
-   batch with a sequence of length 0 and one shorter than the others, at a step where some are
-   active and some not; float data (the host computes in double: results within a few float
+   batch with a sequence of length 0, one that has ended and one at its last step (an LSTM's
+   cell written there before the clip; its backward's dcy past the clip's derivative), at a step
+   where some are active and some not; float data (the host computes in double: results within a few float
    roundings) and double. Outputs are poisoned alike on both sides, so what one side leaves
    unwritten must be left unwritten by the other. Prints a line per case; exits 1 if any differs. */
 #include "cuda/rnn.cu"
@@ -63,8 +64,8 @@ template <typename T> bool run_case(const emu_case &c, cudnnDataType_t dtype, do
 {
     typedef typename ocd_compute<T>::type C;
     const int T_ = 5, N = 4, H = 3, P = c.proj ? 2 : 3, G = ocd_rnn_gates(c.mode), S = ocd_rnn_saved_gates(c.mode);
-    const int32_t lengths[N] = {5, 0, 3, 5};
-    int32_t lens_sorted[N] = {5, 5, 3, 0}; /* packed: non-increasing */
+    const int32_t lengths[N] = {5, 0, 3, 4}; /* at step 3: active, empty, ended, at its last step */
+    int32_t lens_sorted[N] = {5, 4, 3, 0};   /* packed: non-increasing */
     const int32_t *lens = c.layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED ? lens_sorted : lengths;
     int64_t pos = 0;
     if (c.layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED)
@@ -138,7 +139,7 @@ template <typename T> bool run_case(const emu_case &c, cudnnDataType_t dtype, do
     dx[1].v = dx[0].v;
     for (int side = 0; side < 2; side++) {
         ocd_rnn_step b = s;
-        b.saved = saved[1].v.data(), b.cnext = cnext[1].v.data();
+        b.saved = saved[1].v.data();
         b.dy = dy.v.data(), b.dh = dh.v.data(), b.dc = dc.v.data();
         b.dhprev = dhprev[side].v.data(), b.dcprev = dcprev[side].v.data();
         b.dpre_x = dpre_x[side].v.data(), b.dpre_h = dpre_h[side].v.data();

@@ -195,7 +195,8 @@ static void run_forward(const struct ref_rnn *r, const double *w, const double *
                     if (has_proj(r))
                         for (int j = 0; j < P; j++) s.h[j] = dot_row(Wp, H, j, s.hfull);
                     memcpy(h, s.h, sizeof(double) * (size_t)P);
-                    if (r->mode == CUDNN_LSTM) memcpy(cs, s.c, sizeof(double) * (size_t)H);
+                    /* the next step reads the clipped cell; cy is the last one before the clip */
+                    if (r->mode == CUDNN_LSTM) memcpy(cs, st == len - 1 ? s.cpre : s.c, sizeof(double) * (size_t)H);
                     memcpy(out + ((int64_t)t * r->N + n) * D * P + d * P, h, sizeof(double) * (size_t)P);
                 }
                 if (hy) memcpy(hy + ((int64_t)pl * r->N + n) * P, h, sizeof(double) * (size_t)P);
@@ -252,10 +253,12 @@ static void back_add(double *dv, const double *m, const double *a, int rows, int
         for (int k = 0; k < cols; k++) dv[k] += m[(int64_t)j * cols + k] * a[j];
 }
 
-/* One step backwards: dh (P) and dc (H) are the gradients of the step's outputs; on return they
-   hold those of its inputs h_{t-1}, c_{t-1}; dx (in) gets the input's gradient added. */
+/* One step backwards: dh (P) and dc (H) are the gradients of the step's outputs (at a sequence's
+   last step, last, dc is dcy: that of the cell before the clip; else that of the clipped cell the
+   next step read); on return they hold those of its inputs h_{t-1}, c_{t-1}; dx (in) gets the
+   input's gradient added. */
 static void cell_backward(const struct ref_rnn *r, const double *w, double *dw, int layer, int pl,
-                          const double *x, const struct step *s, double *dh, double *dc, double *dx)
+                          const double *x, const struct step *s, bool last, double *dh, double *dc, double *dx)
 {
     int G = ref_rnn_gates(r->mode), H = r->hidden, P = r->proj, in = ref_rnn_layer_input(r, layer);
     bool skip = r->skip_input && layer == 0;
@@ -283,8 +286,9 @@ static void cell_backward(const struct ref_rnn *r, const double *w, double *dw, 
         for (int j = 0; j < H; j++) {
             double i = s->gate[j], f = s->gate[H + j], cn = s->gate[2 * H + j], o = s->gate[3 * H + j];
             double tc = tanh(s->c[j]);
-            double dcj = dc[j] + dhfull[j] * o * (1 - tc * tc);
-            if (r->clip && (s->cpre[j] < r->lclip || s->cpre[j] > r->rclip)) dcj = 0;
+            double dclipped = dhfull[j] * o * (1 - tc * tc) + (last ? 0 : dc[j]);
+            if (r->clip && (s->cpre[j] < r->lclip || s->cpre[j] > r->rclip)) dclipped = 0;
+            double dcj = dclipped + (last ? dc[j] : 0);
             da[j] = dcj * cn * i * (1 - i);
             da[H + j] = dcj * s->cprev[j] * f * (1 - f);
             da[2 * H + j] = dcj * i * (1 - cn * cn);
@@ -357,8 +361,8 @@ void ref_rnn_backward(const struct ref_rnn *r, const double *w, const double *x,
                     int t = d ? len - 1 - st : st;
                     struct step s = step_at(&c, pl, t, n);
                     for (int j = 0; j < P; j++) dh[j] += dout[((int64_t)t * r->N + n) * D * P + d * P + j];
-                    cell_backward(r, w, dw, l, pl, c.inputs[l] + ((int64_t)t * r->N + n) * in, &s, dh, dc,
-                                  din + ((int64_t)t * r->N + n) * in);
+                    cell_backward(r, w, dw, l, pl, c.inputs[l] + ((int64_t)t * r->N + n) * in, &s, st == len - 1,
+                                  dh, dc, din + ((int64_t)t * r->N + n) * in);
                 }
                 if (dhx) memcpy(dhx + ((int64_t)pl * r->N + n) * P, dh, sizeof(double) * (size_t)P);
                 if (dcx && r->mode == CUDNN_LSTM) memcpy(dcx + ((int64_t)pl * r->N + n) * H, dc, sizeof(double) * (size_t)H);

@@ -6,6 +6,7 @@
      LSTM        i, f, o = sigmoid(W_g x_t + R_g h_{t-1} + b_Wg + b_Rg), c' = tanh(... of gate 2)
                  c_t = f c_{t-1} + i c' (clipped to [lclip, rclip] when clipping is on)
                  h_t = o tanh(c_t); with a projection, the output and recurrent state is W_p h_t
+                 cy is the last step's cell before the clip (as NVIDIA's library returns it)
      GRU         i (update), r (reset) = sigmoid(W_g x_t + R_g h_{t-1} + b_Wg + b_Rg)
                  h' = tanh(W_h x_t + r (R_h h_{t-1} + b_Rh) + b_Wh)
                  h_t = (1 - i) h' + i h_{t-1}
