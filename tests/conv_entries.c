@@ -583,7 +583,11 @@ TEST(conv_cuda_tma_wgrad_entries_are_reached)
    warpgroup; unproven, as above), where the 128-row tiles decline 64 filters as half padding:
    ResNet's 3x3 64 -> 64 layer (576 columns: the last tile one block of four) in fp16, bf16 and
    NCHW, split over the pixels; 56 filters with C = 120 (padded to 128 a tap) and stride 2; and
-   the 1x1 stride-2 256 -> 64 filter (256 columns, one tile). */
+   the 1x1 stride-2 256 -> 64 filter (256 columns, one tile). Its 64-wide tile
+   (cuda:wgrad_igemm_tma_64x64x64_s8) where the 256-wide one declines 64 columns as mostly
+   padding: ResNet's 1x1 64 -> 64 (the cuBLAS 1x1 entry switched off) in fp16, bf16 and NCHW,
+   a 1x1 stride-2 48 -> 56 (C padded to 64) in CONVOLUTION mode, and the 3x3 64 -> 64 with the
+   256-wide tile switched off (nine column tiles). */
 TEST(conv_cuda_tma_w64_entry_is_reached)
 {
     if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
@@ -595,10 +599,17 @@ TEST(conv_cuda_tma_w64_entry_is_reached)
     static const struct shape down = {"tma_w64_1x1s2_256_64", 2, 4, 256, 64, 1, {27, 27}, {1, 1}, {0, 0}, {2, 2}, {1, 1},
                                       false};
     const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *half_nchw = &tc_configs[3];
-    const char *const w64 = "cuda:wgrad_igemm_tma_64x256x64_s5";
+    static const struct shape one = {"tma_w64_1x1_64_64", 2, 8, 64, 64, 1, {28, 28}, {1, 1}, {0, 0}, {1, 1}, {1, 1},
+                                     false};
+    static const struct shape one_s2 = {"tma_w64_1x1s2_k48_c56_convolution", 2, 4, 56, 48, 1, {27, 29}, {1, 1}, {0, 0},
+                                        {2, 2}, {1, 1}, true};
+    const char *const w64 = "cuda:wgrad_igemm_tma_64x256x64_s5", *const n64 = "cuda:wgrad_igemm_tma_64x64x64_s8";
+    const char *const no_1x1 = "cuda:wgrad_gemm1x1*";
     const struct entry_case cases[] = {
-        {&l1, half, w64, NULL}, {&l1, bf16, w64, NULL},   {&l1, half_nchw, w64, NULL},
-        {&k56, half, w64, NULL}, {&down, bf16, w64, NULL},
+        {&l1, half, w64, NULL},          {&l1, bf16, w64, NULL},         {&l1, half_nchw, w64, NULL},
+        {&k56, half, w64, NULL},         {&down, bf16, w64, NULL},       {&one, half, n64, no_1x1},
+        {&one, bf16, n64, no_1x1},       {&one, half_nchw, n64, no_1x1}, {&one_s2, half, n64, NULL},
+        {&l1, bf16, n64, "cuda:wgrad_igemm_tma_64x256*"},
     };
     check_entries_reached(cases, sizeof cases / sizeof cases[0], BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
 }

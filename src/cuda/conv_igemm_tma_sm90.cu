@@ -35,7 +35,9 @@
    arrivals, no register reallocation (each thread may have 256 at launch). Its stage (8 KB of
    dy, 32 KB of x) is smaller, so the ring has 5 stages. Swapping the GEMM's roles (dW^T, the
    filters as N) would have kept two warpgroups but made the epilogue write dW transposed and
-   skip padding rows instead of columns.
+   skip padding rows instead of columns. Its 64-wide twin (64 x 64, m64n64, 8 stages of 16 KB)
+   takes GEMMs of 64 columns, a 1x1 filter over 64 channels, which the 256-wide tile declines as
+   three quarters padding.
 
    Clusters (the _c2 entries; conv_igemm_tma.cuh says how the units pair up and B splits): the
    two CTAs of a cluster run the same ring in step, each producer loading its A and its half of

@@ -210,10 +210,13 @@ cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const void *problem,
 
 /* The same kernel's filter-gradient tiles of 64 rows (entries cuda:wgrad_igemm_tma_64x*: one
    consumer warpgroup, for the 64 filters of ResNet's 64-channel layers, which the 128-row tiles
-   would leave half padding): X(index, BM, BN, stages). */
+   would leave half padding; the 64-wide one for GEMMs of 64 columns, a 1x1 filter over 64
+   channels, which the 256-wide one would leave three quarters padding): X(index, BM, BN,
+   stages). */
 #define OCD_IGEMM_TMA_W64_TILES(X)                                                              \
-    X(0, 64, 256, 5)
-#define OCD_IGEMM_TMA_W64_NTILES 1
+    X(0, 64, 256, 5)                                                                            \
+    X(1, 64, 64, 8)
+#define OCD_IGEMM_TMA_W64_NTILES 2
 
 /* "cuda:fwd_igemm_tc_128x128x32_s3": direction, variant (tc: fp16 and bf16 with a K tile of 32;
    tf32: fp32 data with a K tile of 16; wgmma: the sm_90a kernel, fp16 and bf16 with a K tile of

@@ -80,7 +80,11 @@
    The filter gradient's 64-row tile (one consumer warpgroup, 5 stages; parts 1 to 3, and its
    ring one stage short caught): K = 64 with 576 columns (the last tile one block of four),
    split-K in four splits, K = 56 (one A block, rows past the filters) with C = 120 and stride 2,
-   a 1x1 stride-2 filter, and the plan declining K = 40 and the forward pass.
+   a 1x1 stride-2 filter, and the plan declining K = 40 and the forward pass. Its 64-wide tile
+   (64 x 64, 8 stages: a GEMM of 64 columns, the 1x1 filter over 64 channels; parts 1 to 3, and
+   its ring one stage short caught): a 1x1 64 -> 64 in four splits, K = 48 with C = 56 (padded
+   to 64) and stride 2, a 3x3 of nine column tiles (one a tap) on NCHW data, and the plan
+   declining C = 40 and the forward pass.
    Prints a line per case; exits 1 if any fails. */
 #define OCD_SM90A
 #include "cuda/conv_igemm.cu"
@@ -229,6 +233,17 @@ int main()
          false, 1, 0, 1, "mostly padding", false, true},
         {"w64 64x256 fp16 forward declines (the filter gradient's tile)", H, 4, 2, 64, 64, 16, 16, 3, 3, 1, 1, 1, 1, false,
          false, false, 1, 0, 1, "filter gradient's"},
+        /* its 64-wide tile (tile 5: 64 x 64, 8 stages), for GEMMs of 64 columns */
+        {"w64 wgrad 64x64 fp16 1x1, K 64, C 64 (one tile), split-K (4 splits: 17, 17, 17, 16 K tiles)", H, 5, 8, 64, 64,
+         23, 23, 1, 1, 0, 0, 1, 1, false, false, false, 1, 0, 2, NULL, false, true},
+        {"w64 wgrad 64x64 bf16 1x1 stride 2, K 48 (an A block of 48 filters), C 56 (padded to 64), CONVOLUTION, alpha beta",
+         B, 5, 3, 56, 48, 13, 13, 1, 1, 0, 0, 2, 1, true, false, false, 0.5, 0.75, 1, NULL, false, true},
+        {"w64 wgrad 64x64 fp16 3x3 pad 1, K 64, C 64 (9 column tiles, one a tap), NCHW, 9 tiles on 4 CTAs", H, 5, 2, 64,
+         64, 12, 11, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 4, NULL, false, true, false, true},
+        {"w64 wgrad 64x64 fp16 C 40 declines (padded to 64: mostly padding)", H, 5, 2, 40, 64, 16, 16, 1, 1, 0, 0, 1, 1,
+         false, false, false, 1, 0, 1, "mostly padding", false, true},
+        {"w64 64x64 bf16 forward declines (the filter gradient's tile)", B, 5, 2, 64, 64, 16, 16, 1, 1, 0, 0, 1, 1, false,
+         false, false, 1, 0, 1, "filter gradient's"},
         /* strided backward data, phase by phase on the TMA kernel (cuda:dgrad_igemm_tma_phases) */
         {"phases fp16 3x3 stride 2 pad 1, 22x21 (a phase of more pixels than its padding implies), C 256, K 64, dx zeroed",
          H, 0, 3, 256, 64, 22, 21, 3, 3, 1, 1, 2, 1, false, false, false, 1, 0, 2, NULL, true, false, true},
@@ -255,6 +270,9 @@ int main()
                                 1, 1, false, false, false, 1, 0, 1, NULL, false, true};
     int failed = !check_short_ring<igemm_tma_tile<128, 256, 4>, false>(short_fwd);
     failed += !check_short_ring<igemm_tma_tile<64, 256, 5>, true>(short_w64);
+    const tma_case short_n64 = {"short ring, 64x64 filter gradient", H, 5, 2, 64, 64, 16, 16, 1, 1, 0, 0, 1, 1, false,
+                                false, false, 1, 0, 1, NULL, false, true};
+    failed += !check_short_ring<igemm_tma_tile<64, 64, 8>, true>(short_n64);
     failed += !check_broken_cluster(PROTO_LOCAL_RELEASE, "releasing stages in its own CTA only");
     failed += !check_broken_cluster(PROTO_OWN_BYTES, "whose full barriers expect their own CTA's bytes only");
     for (const tma_case &e : cases) failed += e.dt == B ? !run_case<__nv_bfloat16>(e) : !run_case<__half>(e);

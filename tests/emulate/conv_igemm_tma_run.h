@@ -809,8 +809,8 @@ template <typename T> bool run_phases_case(const tma_case &e)
 }
 
 /* The case's tile: OCD_IGEMM_TMA_TILES' 0 and 1, then OCD_IGEMM_TMA_C2_TILES' as 2 and 3, and
-   OCD_IGEMM_TMA_W64_TILES' as 4 (the filter gradient's: a case of another direction there only
-   declines at the plan, whatever tile type runs it). */
+   OCD_IGEMM_TMA_W64_TILES' as 4 and 5 (the filter gradient's: a case of another direction there
+   only declines at the plan, whatever tile type runs it). */
 template <typename T, bool WGRAD> bool run_case_dir(const tma_case &e)
 {
     switch (e.tile) {
@@ -819,8 +819,9 @@ template <typename T, bool WGRAD> bool run_case_dir(const tma_case &e)
     case 2: return run_tile_case<igemm_tma_tile<128, 256, 4, 2>, T, WGRAD>(e);
     case 3: return run_tile_case<igemm_tma_tile<256, 128, 4, 2>, T, WGRAD>(e);
     default:
-        if constexpr (WGRAD) return run_tile_case<igemm_tma_tile<64, 256, 5>, T, true>(e);
-        else return run_tile_case<igemm_tma_tile<128, 256, 4>, T, false>(e);
+        if constexpr (!WGRAD) return run_tile_case<igemm_tma_tile<128, 256, 4>, T, false>(e);
+        else if (e.tile == 4) return run_tile_case<igemm_tma_tile<64, 256, 5>, T, true>(e);
+        else return run_tile_case<igemm_tma_tile<64, 64, 8>, T, true>(e);
     }
 }
 template <typename T> bool run_case(const tma_case &e)
