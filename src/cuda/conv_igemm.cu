@@ -47,8 +47,9 @@
    padding; fp16 and bf16, groups 1, 2-D, within the tensor maps' limits of conv_igemm_tma.cuh;
    the _tma_tf32 entries: fp32 data as TF32, forward and backward data, where tensor-op math is
    allowed, as the tf32 entries), their clustered twins (_tma_c2_ and _tma_c2_tf32_: the same
-   kernel on clusters of 2 CTAs sharing B by multicast), listed after them, and the filter gradient's 64-row tile
-   (one consumer warpgroup: 64 filters) last. */
+   kernel on clusters of 2 CTAs sharing B by multicast; declined where no cluster fits the GPU,
+   cluster_rejects), listed after them, and the filter gradient's 64-row tiles (one consumer
+   warpgroup: 64 filters; 256 columns wide, and 64 for a 1x1 filter over 64 channels) last. */
 #include "cuda/conv_igemm.cuh"
 #include "cuda/conv_igemm_tma.cuh"
 
