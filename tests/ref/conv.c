@@ -32,34 +32,35 @@ static void walk(const struct ref_conv *t, enum walk mode, const double *a, cons
 {
     int cg = t->c / t->groups, kg = t->k / t->groups;
     long outs = spatial(t, t->out), taps = spatial(t, t->filt), ins = spatial(t, t->in);
+    /* the positions of an (output, tap) pair are found once; the channels run innermost */
     for (int n = 0; n < t->n; n++)
-        for (int k = 0; k < t->k; k++)
-            for (long o = 0; o < outs; o++)
-                for (int cc = 0; cc < cg; cc++)
-                    for (long r = 0; r < taps; r++) {
-                        int c = k / kg * cg + cc;
-                        long xo = 0, wo = 0, ro = r, oo = o;
-                        int opos[3], rpos[3];
-                        for (int d = t->nsp - 1; d >= 0; d--) {
-                            opos[d] = (int)(oo % t->out[d]), oo /= t->out[d];
-                            rpos[d] = (int)(ro % t->filt[d]), ro /= t->filt[d];
-                        }
-                        int inside = 1;
-                        for (int d = 0; d < t->nsp; d++) {
-                            int i = opos[d] * t->stride[d] - t->pad[d] + rpos[d] * t->dil[d];
-                            if (i < 0 || i >= t->in[d]) inside = 0;
-                            xo = xo * t->in[d] + i;
-                            int stored = t->convolution ? t->filt[d] - 1 - rpos[d] : rpos[d];
-                            wo = wo * t->filt[d] + stored;
-                        }
-                        if (!inside) continue;
-                        long xi = ((long)n * t->c + c) * ins + xo;
-                        long wi = ((long)k * cg + cc) * taps + wo;
-                        long yi = ((long)n * t->k + k) * outs + o;
+        for (long o = 0; o < outs; o++)
+            for (long r = 0; r < taps; r++) {
+                long xo = 0, wo = 0, ro = r, oo = o;
+                int opos[3], rpos[3];
+                for (int d = t->nsp - 1; d >= 0; d--) {
+                    opos[d] = (int)(oo % t->out[d]), oo /= t->out[d];
+                    rpos[d] = (int)(ro % t->filt[d]), ro /= t->filt[d];
+                }
+                int inside = 1;
+                for (int d = 0; d < t->nsp; d++) {
+                    int i = opos[d] * t->stride[d] - t->pad[d] + rpos[d] * t->dil[d];
+                    if (i < 0 || i >= t->in[d]) inside = 0;
+                    xo = xo * t->in[d] + i;
+                    int stored = t->convolution ? t->filt[d] - 1 - rpos[d] : rpos[d];
+                    wo = wo * t->filt[d] + stored;
+                }
+                if (!inside) continue;
+                for (int k = 0; k < t->k; k++) {
+                    long yi = ((long)n * t->k + k) * outs + o;
+                    long xi = ((long)n * t->c + (long)(k / kg) * cg) * ins + xo, wi = (long)k * cg * taps + wo;
+                    for (int cc = 0; cc < cg; cc++, xi += ins, wi += taps) {
                         if (mode == FWD) dst[yi] += a[xi] * b[wi];
                         else if (mode == BWD_DATA) dst[xi] += a[yi] * b[wi];
                         else dst[wi] += a[xi] * b[yi];
                     }
+                }
+            }
 }
 
 void ref_conv_fwd(const struct ref_conv *t, const double *x, const double *w, double *y)
