@@ -691,9 +691,10 @@ TEST(compat_mha_nvidia_sample_steps_and_training)
         void *dql = tbuf_from(qlen, sizeof qlen), *dkl = tbuf_from(klen, sizeof klen);
         tbuf_poison(po, sizeof(float) * (size_t)no);
         if (rsbytes) tbuf_poison(rs, rsbytes);
-        /* DEFAULT_MATH: the products may run on TF32 (ttf32_may_apply) */
+        /* DEFAULT_MATH: the products may run on TF32 (ttf32_may_apply); the sample's logits reach
+           about 10, where TF32's 2^-11 on the projections moves softmax weights by up to 1% */
         const bool tf32 = ttf32_may_apply(CUDNN_DATA_FLOAT, CUDNN_DEFAULT_MATH);
-        const double out_tol = tf32 ? 2e-3 : 1e-4, grad_tol = tf32 ? 2e-3 : 5e-4;
+        const double out_tol = tf32 ? 1e-2 : 1e-4, grad_tol = tf32 ? 2e-2 : 5e-4;
         if (!train) {
             for (int cur = 0; cur < TQ && ok; cur++)
                 ok = CHECK_OK(cudnnMultiHeadAttnForward(h, attn, cur, lo, hi, dql, dkl, sd[0], dev[0], NULL, sd[1],
