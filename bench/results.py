@@ -40,14 +40,18 @@ tried are in `bench/archive.md`.
   against the vendor's cuDNN in the same run; ratio = ours / vendor (below 1: ours faster).
 - share of the ceiling: "copy": the bytes the call must move against a device-to-device copy in
   the same run; "GEMM": the convolution's 2NKPQCRS flops against the measured GEMM rate of its
-  type on the H200 (bf16 and f16 772 TFLOP/s, f32 51 TFLOP/s with FMA: f32 convolutions run on
+  type on the H200, also for H100 rows (the same 132 SMs; bf16 and f16 772 TFLOP/s, f32 51 TFLOP/s with FMA: f32 convolutions run on
   TF32 tensor cores by default and can exceed it); "FMA peak": on the host backend, against the
   processor's fp32 FMA peak.
+- GPU: the device the row was measured on ("host" for the host backend); a ratio compares two
+  libraries on that one device in one run, never rows of different devices.
 - commit, date: the tree and the day of the run the row comes from; the problem strings are in
   `opencudnn_bench --list`.
 
 """
-COLUMNS = ["case", "ours ms", "vendor ms", "ratio", "share of ceiling", "commit", "date"]
+COLUMNS = ["case", "ours ms", "vendor ms", "ratio", "share of ceiling", "GPU", "commit", "date"]
+# Rows written before the GPU column were all measured on the H200 (or on the host backend).
+LEGACY_COLUMNS = 7
 
 
 def read_tsv(path):
@@ -101,6 +105,14 @@ def share(r, copy_gbps, host_peak):
     return "-"
 
 
+def device_of(banner):
+    """The device a run's banner names, shortly ("H100", "H200"), or "host"."""
+    if "data on host" in banner:
+        return "host"
+    m = re.search(r"data on (?:NVIDIA )?(\S+)", banner)
+    return m.group(1) if m else "-"
+
+
 def run_rows(ours_path, vendor_path, commit, date):
     """The rows of one run, in its order: {case: [cells]}."""
     banner, ours = read_tsv(ours_path)
@@ -119,7 +131,8 @@ def run_rows(ours_path, vendor_path, commit, date):
         v = theirs.get(r["name"])
         case = r["name"] + (" (host call)" if r.get("timing") == "host" else "") + (" (host)" if on_host else "")
         ratio = "%.2f" % (float(r["ms"]) / float(v["ms"])) if ok(r) and ok(v) else "-"
-        rows[case] = [case, fmt_ms(r), fmt_ms(v), ratio, share(r, copy_gbps, host_peak), commit, date]
+        rows[case] = [case, fmt_ms(r), fmt_ms(v), ratio, share(r, copy_gbps, host_peak), device_of(banner), commit,
+                      date]
     return rows
 
 
@@ -131,13 +144,17 @@ def read_table(path):
     with open(path) as f:
         for line in f:
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if len(cells) == len(COLUMNS) and line.startswith("| ") and cells[0] != "case" and not cells[0].startswith("-"):
+            if not line.startswith("| ") or cells[0] == "case" or cells[0].startswith("-"):
+                continue
+            if len(cells) == LEGACY_COLUMNS:
+                cells.insert(5, "host" if cells[0].endswith(" (host)") else "H200")
+            if len(cells) == len(COLUMNS):
                 rows[cells[0]] = cells
     return rows
 
 
 def write_table(rows, path):
-    out = [HEADER, "| " + " | ".join(COLUMNS) + " |", "|---|---:|---:|---:|---:|---|---|"]
+    out = [HEADER, "| " + " | ".join(COLUMNS) + " |", "|---|---:|---:|---:|---:|---|---|---|"]
     out += ["| " + " | ".join(cells) + " |" for cells in rows.values()]
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")

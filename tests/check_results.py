@@ -6,7 +6,8 @@
 A run of ours and the vendor's (a copy ceiling, a memory-bound case, a convolution, a failed
 case and a host-call case) is merged into a table holding a row of that run and a row of
 another: the run's rows are replaced, the other kept, and each cell is what the run gives
-(ratio, share of the copy or of the GEMM ceiling, status, commit, date). A host run's cases are
+(ratio, share of the copy or of the GEMM ceiling, status, GPU, commit, date); rows written before the
+GPU column read as the H200's. A host run's cases are
 named with " (host)" and measured against the FMA peak of its banner.
 """
 import os
@@ -30,7 +31,7 @@ def table(path):
     with open(path) as f:
         for line in f:
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if line.startswith("| ") and len(cells) == 7 and cells[0] != "case":
+            if line.startswith("| ") and len(cells) == 8 and cells[0] != "case":
                 rows[cells[0]] = cells
     return rows
 
@@ -69,8 +70,9 @@ def main():
         subprocess.run([sys.executable, script, "--ours", ours, "--vendor", vendor, "--table", tab, "--commit",
                         "abc1234", "--date", "2026-01-02"], check=True)
         rows = table(tab)
-        check(rows.get("other_case", [""])[5] == "old", "a row of another run is kept")
-        check(rows.get("relu_fwd_f32") == ["relu_fwd_f32", "0.25", "0.5", "0.50", "100% copy", "abc1234",
+        check(rows.get("other_case", [""] * 7)[5:7] == ["H200", "old"],
+              "a row of another run is kept, on the H200 as rows before the GPU column were")
+        check(rows.get("relu_fwd_f32") == ["relu_fwd_f32", "0.25", "0.5", "0.50", "100% copy", "H200", "abc1234",
                                            "2026-01-02"], "relu_fwd_f32: %s" % rows.get("relu_fwd_f32"))
         check(rows.get("conv_f16", [""] * 5)[3:5] == ["0.50", "50% GEMM"], "conv_f16: %s" % rows.get("conv_f16"))
         check(rows.get("broken", [""] * 4)[1:4] == ["NOT_SUPPORTED", "-", "-"], "broken: %s" % rows.get("broken"))
@@ -83,7 +85,8 @@ def main():
         subprocess.run([sys.executable, script, "--ours", ours, "--table", tab, "--commit", "h", "--date", "d"],
                        check=True)
         rows = table(tab)
-        check(rows.get("l1_b8 (host)", [""] * 5)[2:5] == ["-", "-", "50% FMA peak"], "host: %s" % rows.get("l1_b8 (host)"))
+        check(rows.get("l1_b8 (host)", [""] * 6)[2:6] == ["-", "-", "50% FMA peak", "host"],
+              "host: %s" % rows.get("l1_b8 (host)"))
         check("relu_fwd_f32" in rows, "a host run keeps the device rows")
 
     for f in failures:
