@@ -6,7 +6,7 @@
    column, each activation mode, and each unary forward pointwise step as the activation: GELU,
    SOFTPLUS, a clipped and sloped RELU_FWD, SWISH, TANH, SIGMOID, ELU, which the host entries
    take, the CUDA entries but cuBLASLt's take under OPENCUDNN_UNPROVEN=1 (the suite's setting;
-   the path has not yet run on a GPU), and the others must refuse with NOT_SUPPORTED rather than
+   the path is correct on the GPU but slower there than GEMM and a separate pass), and the others must refuse with NOT_SUPPORTED rather than
    compute another function). Every entry must serve some
    case with a bias or an activation: cuda:gemm_cublaslt, which computes only a bias per row
    and ReLU in cuBLASLt's own epilogue, gets such cases on aligned matrices. The host's CBLAS entry (a build with a CBLAS library) is forced

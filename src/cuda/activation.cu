@@ -198,13 +198,6 @@ extern "C" cudnnStatus_t ocd_cuda_activation_vec(cudnnHandle_t handle, const voi
     });
 }
 
-/* int8 (the forward only) is an unproven path of this entry (core/impl.h, docs/engines.md). */
-extern "C" const char *ocd_cuda_activation_strided_applies(cudnnHandle_t handle, const void *problem)
-{
-    const ocd_activation_problem *p = (const ocd_activation_problem *)problem;
-    return p->io.dtype == CUDNN_DATA_INT8 ? ocd_impl_unproven() : NULL;
-}
-
 extern "C" cudnnStatus_t ocd_cuda_activation_strided(cudnnHandle_t handle, const void *problem, void *ws,
                                                          size_t ws_bytes)
 {

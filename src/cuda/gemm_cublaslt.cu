@@ -178,7 +178,6 @@ static cublasStatus_t query(const struct ocd_cublaslt_api *api, cublasLtHandle_t
 
 static const char *plan(cudnnHandle_t handle, const void *call_, void *plan_)
 {
-    if (const char *unproven = ocd_impl_unproven()) return unproven;
     const struct ocd_gemm_call *call = (const struct ocd_gemm_call *)call_;
     if (const char *why = refuses(call)) return why;
     cublasLtHandle_t lt;

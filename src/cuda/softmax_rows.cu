@@ -662,11 +662,6 @@ extern "C" cudnnStatus_t ocd_cuda_softmax_rows_block(cudnnHandle_t handle, const
 {
     return run_rows<true>(handle, problem_of(problem));
 }
-/* int8 (the forward only) is an unproven path of this entry (core/impl.h, docs/engines.md). */
-extern "C" const char *ocd_cuda_softmax_generic_applies(cudnnHandle_t handle, const void *problem)
-{
-    return problem_of(problem)->io.dtype == CUDNN_DATA_INT8 ? ocd_impl_unproven() : NULL;
-}
 
 extern "C" cudnnStatus_t ocd_cuda_softmax_generic(cudnnHandle_t handle, const void *problem, void *ws,
                                                       size_t ws_bytes)

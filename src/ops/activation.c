@@ -135,7 +135,7 @@ static const struct ocd_impl activation_impls[] = {
 #ifdef OCD_HAVE_CUDA
     OCD_IMPL_ENTRY("cuda:activation_flat_vec16", OCD_BACKEND_CUDA, ocd_cuda_activation_vec_applies, NULL,
                    ocd_cuda_activation_vec),
-    OCD_IMPL_ENTRY("cuda:activation_strided", OCD_BACKEND_CUDA, ocd_cuda_activation_strided_applies, NULL,
+    OCD_IMPL_ENTRY("cuda:activation_strided", OCD_BACKEND_CUDA, NULL, NULL,
                    ocd_cuda_activation_strided),
 #endif
     OCD_IMPL_ENTRY("host:activation_runs", OCD_BACKEND_HOST, NULL, NULL, ocd_host_activation),

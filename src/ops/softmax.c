@@ -32,7 +32,7 @@ static const struct ocd_impl softmax_impls[] = {
     OCD_IMPL_ENTRY("cuda:softmax_tile_vec", OCD_BACKEND_CUDA, ocd_cuda_softmax_tile_vec_applies, NULL,
                    ocd_cuda_softmax_tile_vec),
     OCD_IMPL_ENTRY("cuda:softmax_tile", OCD_BACKEND_CUDA, ocd_cuda_softmax_tile_applies, NULL, ocd_cuda_softmax_tile),
-    OCD_IMPL_ENTRY("cuda:softmax_generic", OCD_BACKEND_CUDA, ocd_cuda_softmax_generic_applies, NULL,
+    OCD_IMPL_ENTRY("cuda:softmax_generic", OCD_BACKEND_CUDA, NULL, NULL,
                    ocd_cuda_softmax_generic),
 #endif
     OCD_IMPL_ENTRY("host:softmax_runs", OCD_BACKEND_HOST, NULL, NULL, ocd_host_softmax),

@@ -50,7 +50,6 @@ cudnnStatus_t ocd_host_activation(cudnnHandle_t handle, const void *problem, voi
 #ifdef OCD_HAVE_CUDA
 const char *ocd_cuda_activation_vec_applies(cudnnHandle_t handle, const void *problem);
 cudnnStatus_t ocd_cuda_activation_vec(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
-const char *ocd_cuda_activation_strided_applies(cudnnHandle_t handle, const void *problem);
 cudnnStatus_t ocd_cuda_activation_strided(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 #endif
 

@@ -47,7 +47,6 @@ cudnnStatus_t ocd_cuda_softmax_rows_block(cudnnHandle_t handle, const void *prob
 cudnnStatus_t ocd_cuda_softmax_cols_regs(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 cudnnStatus_t ocd_cuda_softmax_tile_vec(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 cudnnStatus_t ocd_cuda_softmax_tile(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
-const char *ocd_cuda_softmax_generic_applies(cudnnHandle_t handle, const void *problem);
 cudnnStatus_t ocd_cuda_softmax_generic(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 #endif
 
