@@ -73,6 +73,14 @@ void tbuf_upload(void *dst, const void *src, size_t bytes)
     memcpy(dst, src, bytes);
 }
 
+bool tbuf_settle(void)
+{
+#ifdef OCD_TEST_CUDA
+    if (on_cuda()) return cudaDeviceSynchronize() == cudaSuccess;
+#endif
+    return true;
+}
+
 void tbuf_download(void *dst, const void *src, size_t bytes)
 {
 #ifdef OCD_TEST_CUDA

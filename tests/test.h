@@ -55,6 +55,11 @@ void tbuf_free(void *p);                        /* NULL: nothing */
 void tbuf_upload(void *dst, const void *src, size_t bytes);
 void tbuf_download(void *dst, const void *src, size_t bytes);
 void tbuf_poison(void *p, size_t bytes);
+/* Waits until the buffers' uploads and poisoning have landed (CUDA: they run on the legacy default
+   stream and may still be in flight when the call returns: a pageable upload returns once staged,
+   a cudaMemset of device memory at once), before work on a stream created cudaStreamNonBlocking,
+   which does not wait for that stream. True on success. */
+bool tbuf_settle(void);
 /* A device copy of host data. */
 void *tbuf_from(const void *src, size_t bytes);
 
