@@ -1,8 +1,9 @@
 /* conv_entries.c: which implementation serves a convolution: the CUDA tensor-core entries are
-   reached where they apply, the host's CBLAS entry and packed engine each compute correctly, a
-   repeated call follows the OPENCUDNN_DISABLE switches, the reference entries alone serve every
-   direction, and the backward directions are the forward's gradients (finite differences). */
-#include "conv_harness.h"
+   reached where they apply (the TMA kernel's in conv_entries_tma*.c), the host's CBLAS entry and
+   packed engine each compute correctly, a repeated call follows the OPENCUDNN_DISABLE switches, the
+   reference entries alone serve every direction, and the backward directions are the forward's
+   gradients (finite differences). */
+#include "conv_reach.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -11,68 +12,9 @@
 #include <cuda_runtime.h>
 #endif
 
-/* Whether the library can load cuBLAS (the names cuda/cublas_loader.cu tries). */
-static bool cublas_loadable(void)
-{
-    static const char *const names[] = {"libcublas.so.13", "libcublas.so", "libcublas.so.12", "libcublas.so.11"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        void *lib = ocd_dl_open(names[i], NULL, 0);
-        if (lib) {
-            ocd_dl_close(lib);
-            return true;
-        }
-    }
-    return false;
-}
-
 /* On the CUDA pass, the algorithms that have a tensor-core entry reach it: the implicit GEMM for
    NHWC half data (also with groups, strides, dilation, 3-D), the 1x1 GEMM, im2col + GEMM for a
    channel tail, TF32 for float data under DEFAULT_MATH and plain cuBLAS under FMA_MATH. */
-/* One case of the entry tests below: the convolution of `sh` in `cf` and direction d, forced to
-   `algo` with the OPENCUDNN_DISABLE list `disable` (NULL: none), runs an entry whose name begins
-   with `prefix`, and computes what the reference computes. */
-static void check_entry_reached(const struct shape *sh, const struct config *cf, enum dir d, int algo,
-                                const char *prefix, const char *disable)
-{
-    struct problem p;
-    if (!make_problem(&p, sh, cf, 0)) {
-        free_problem(&p);
-        return;
-    }
-    long nx = ref_conv_x_count(&p.r), nw = ref_conv_w_count(&p.r), ny = ref_conv_y_count(&p.r);
-    double *x = random_values(p.cf->x, nx, -1, 1), *w = random_values(p.cf->w, nw, -1, 1);
-    double *y = random_values(p.cf->y, ny, -1, 1);
-    void *dx = tview_upload(&p.x, x), *dw = tview_upload(&p.w.v, w), *dy = tview_upload(&p.y, y);
-    const struct disable_list saved = disable_saved();
-    if (disable) ocd_setenv("OPENCUDNN_DISABLE", disable);
-    size_t ws_bytes = 0;
-    CHECK_OK(workspace_size(&p, d, algo, &ws_bytes));
-    void *ws = ws_bytes ? tbuf_alloc(ws_bytes) : NULL;
-    struct ran_impl r;
-    CHECK_OK(execute_capturing(&p, d, algo, dx, dw, dy, ws, ws_bytes, &r));
-    if (disable) disable_restore(&saved);
-    if (!CHECK(strncmp(r.name, prefix, strlen(prefix)) == 0))
-        printf("      (%s %s dir %d algo %d: ran \"%s\", expected %s...)\n", sh->name, cf->name, (int)d, algo, r.name,
-               prefix);
-    /* and what it computed */
-    long ndst = d == FWD ? ny : d == BWD_DATA ? nx : nw;
-    double *want = malloc(sizeof *want * (size_t)ndst);
-    double *got = malloc(sizeof *got * (size_t)ndst);
-    if (d == FWD) ref_conv_fwd(&p.r, x, w, want), tview_download(&p.y, dy, got);
-    else if (d == BWD_DATA) ref_conv_bwd_data(&p.r, y, w, want), tview_download(&p.x, dx, got);
-    else ref_conv_bwd_filter(&p.r, x, y, want), tview_download(&p.w.v, dw, got);
-    cudnnDataType_t dst_type = d == FWD ? p.cf->y : d == BWD_DATA ? p.cf->x : p.cf->w;
-    cudnnMathType_t math = strstr(r.name, "_tc") || strstr(r.name, "_tf32") || strstr(r.name, "_wgmma") || strstr(r.name, "_tma")
-                               ? CUDNN_TENSOR_OP_MATH
-                               : CUDNN_FMA_MATH;
-    tcompare(CUDNN_DATA_DOUBLE, got, want, ndst, tconv_tolerance(p.cf->x, dst_type, math), r.name);
-    free(want), free(got);
-    if (ws) tbuf_free(ws);
-    tbuf_free(dx), tbuf_free(dw), tbuf_free(dy);
-    free(x), free(w), free(y);
-    free_problem(&p);
-}
-
 TEST(conv_cuda_tensor_core_entries_are_reached)
 {
     if (!conv_tensor_core_pass()) return;
@@ -151,25 +93,6 @@ TEST(conv_cuda_large_tiles_are_reached)
                         "cuda:wgrad_igemm_wgmma*,cuda:wgrad_igemm_tma*,cuda:wgrad_igemm_tc_128x128*");
 }
 
-/* Whether the device is of compute capability 9.0, where the sm_90a entries (`kind`) serve; a
-   line says so when not. */
-static bool on_hopper(const char *kind)
-{
-#ifdef OCD_TEST_CUDA
-    int dev = 0, major = 0, minor = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-    if (major != 9 || minor != 0) {
-        printf("      (sm_%d%d: the %s entries need compute capability 9.0)\n", major, minor, kind);
-        return false;
-    }
-#else
-    (void)kind;
-#endif
-    return true;
-}
-
 /* The sm_90a kernel's entries (compute capability 9.0 only; unproven entries, which the suite's
    OPENCUDNN_UNPROVEN=1 lets serve), each tile in fp16 and bf16, and forward and backward data in
    TF32 (float data under DEFAULT_MATH, NHWC and NCHW), where the heuristic picks it: the
@@ -181,9 +104,6 @@ static bool on_hopper(const char *kind)
    C = 3 padded to 8; backward data at unit stride with both tiles, and with stride 2 through the
    phases entry, whose phases run on the sm_90a kernel; the filter gradient (both
    operands MN-major) with two tiles, an edge tile in M, stride 2 and CONVOLUTION mode. */
-#define F CUDNN_DATA_FLOAT
-static const struct config tf32_nchw = {"float_nchw_tf32", F, F, F, F, CUDNN_DEFAULT_MATH, TV_NCHW, true};
-#undef F
 TEST(conv_cuda_wgmma_entries_are_reached)
 {
     if (!conv_tensor_core_pass() || !on_hopper("wgmma")) return;
@@ -267,11 +187,12 @@ TEST(conv_cuda_wgmma_entries_are_reached)
 
 /* The few-channel entries (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets them serve), ahead of
    the implicit GEMM for half, bfloat16 and (TF32, under DEFAULT math) float data, forward under
-   both implicit-GEMM algorithms, backward data under ALGO_0 and ALGO_1 (they need no workspace)
-   and the filter gradient under ALGO_1 (partial sums in the workspace; for float NCHW the NCHW
-   TF32 entry, ahead of it in the table, leaves it fewer than 8 channels): ResNet's stem (C = 3, 7x7, stride 2, pad 3) with an odd output size and
-   partial tiles, NHWC and NCHW (KCRS filter); C = 1, 3x3, CONVOLUTION mode, 72 filters (two
-   filter blocks forward); C = 4, 5x5 with dilation 2 and no padding. */
+   both implicit-GEMM algorithms, backward data under ALGO_0 and ALGO_1 (they need no workspace) and
+   the filter gradient under ALGO_1 (partial sums in the workspace; for float NCHW the NCHW TF32
+   entry, ahead of it in the table, leaves it fewer than 8 channels): ResNet's stem (C = 3, 7x7,
+   stride 2, pad 3) with an odd output size and partial tiles, NHWC and NCHW (KCRS filter); C = 1,
+   3x3, CONVOLUTION mode, 72 filters (two filter blocks forward); C = 4, 5x5 with dilation 2 and no
+   padding. */
 TEST(conv_cuda_stem_entry)
 {
     if (!conv_tensor_core_pass()) return;
@@ -312,43 +233,6 @@ TEST(conv_cuda_stem_entry)
                             NULL);
 }
 
-/* The sm_90a TMA kernel's forward entries (compute capability 9.0; unproven, served under the
-   suite's OPENCUDNN_UNPROVEN=1), each tile in fp16 and bf16, where the heuristic picks them ahead
-   of the cp.async kernel's: GEMMs of at least a tile per multiprocessor, with an edge tile in M
-   (17161 output pixels), channel counts that are not multiples of the 64-channel K tile (72, 40;
-   the stem's 3 padded to 8 in the workspace, the stem entry switched off), stride 2 with unequal
-   paddings (the im2col box's corners, W and H apart) and a width whose last output pixel plus
-   the stride lands two past the box (where the traversal wraps to the box's lower corner),
-   dilation 2 in CONVOLUTION mode, a 1x1 filter (the cuBLAS entry switched off), and NCHW data
-   (transposed, and the filter packed, in the workspace). */
-TEST(conv_cuda_tma_entries_are_reached)
-{
-    if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
-    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
-    static const struct shape big = {"tma_big_c72", 2, 1, 72, 256, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
-    static const struct shape tall = {"tma_tall", 2, 2, 64, 128, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
-    static const struct shape strided = {"tma_stride2_pads_2_1_c40", 2, 1, 40, 256, 1, {258, 261}, {3, 3}, {2, 1},
-                                         {2, 2}, {1, 1}, false};
-    static const struct shape dilated = {"tma_dilated_convolution", 2, 1, 64, 256, 1, {133, 131}, {3, 3}, {2, 2}, {1, 1},
-                                         {2, 2}, true};
-    static const struct shape one = {"tma_1x1", 2, 2, 128, 256, 1, {93, 93}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false};
-    static const struct shape stem = {"tma_stem_c3", 2, 1, 3, 256, 1, {262, 262}, {7, 7}, {3, 3}, {2, 2}, {1, 1}, false};
-    const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *half_nchw = &tc_configs[3];
-    const int algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
-    const char *const wide = "cuda:fwd_igemm_tma_128x256x64_s4", *const tall_tile = "cuda:fwd_igemm_tma_256x128x64_s4";
-    check_entry_reached(&big, half, FWD, algo, wide, NULL);
-    check_entry_reached(&big, bf16, FWD, algo, wide, NULL);
-    check_entry_reached(&big, half, FWD, algo, tall_tile, "cuda:fwd_igemm_tma_128x256*");
-    check_entry_reached(&tall, half, FWD, algo, tall_tile, NULL);
-    check_entry_reached(&tall, bf16, FWD, algo, tall_tile, NULL);
-    check_entry_reached(&strided, half, FWD, algo, wide, NULL);
-    check_entry_reached(&strided, bf16, FWD, algo, wide, NULL);
-    check_entry_reached(&dilated, half, FWD, algo, wide, NULL);
-    check_entry_reached(&one, bf16, FWD, algo, wide, "cuda:fwd_gemm1x1*");
-    check_entry_reached(&stem, half, FWD, algo, wide, "cuda:fwd_stem*");
-    check_entry_reached(&big, half_nchw, FWD, algo, wide, NULL);
-}
-
 /* The TF32 filter gradient of NCHW float data (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it
    serve), ahead of cuBLAS on a column matrix under BWD_FILTER_ALGO_1 with DEFAULT_MATH: ResNet's
    3x3 (64 channels each way); stride 2 with odd sizes (P Q not a multiple of 4), 72 filters (two
@@ -368,334 +252,6 @@ TEST(conv_cuda_wgrad_nchw_tf32_entry)
     for (size_t i = 0; i < sizeof shapes_tf32 / sizeof shapes_tf32[0]; i++)
         check_entry_reached(&shapes_tf32[i], &tf32_nchw, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1,
                             "cuda:wgrad_nchw_tf32_64x128x16_s3", NULL);
-}
-
-/* A case of the tables below: check_entry_reached's shape, configuration, entry prefix and
-   OPENCUDNN_DISABLE list (NULL: none). */
-struct entry_case {
-    const struct shape *sh;
-    const struct config *cf;
-    const char *prefix, *disable;
-};
-
-/* check_entry_reached on each of the n cases, in direction d under algo. */
-static void check_entries_reached(const struct entry_case *cases, size_t n, enum dir d, int algo)
-{
-    for (size_t i = 0; i < n; i++) check_entry_reached(cases[i].sh, cases[i].cf, d, algo, cases[i].prefix, cases[i].disable);
-}
-
-/* The TMA kernel's backward-data entries (unit stride, as a forward pass over dy at padding
-   (R - 1) * dilation - pad with the taps mirrored; unproven, as above), each tile in fp16 and
-   bf16: 3x3 pad 1 with C = 240 and K = 72 (tails of the 256-wide tile and of the 64-channel K
-   tile) and an edge tile in M, C = 128 on the 256x128 tile, 5x5 pad 2 in CONVOLUTION mode,
-   dilation 2, padding 3 on a 3x3 filter (pad' = -1: the im2col box's lower corner positive), a
-   1x1 filter (the cuBLAS entry switched off), and NCHW data (dy transposed in the workspace). */
-TEST(conv_cuda_tma_dgrad_entries_are_reached)
-{
-    if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
-    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
-    static const struct shape big = {"tma_dgrad_c240_k72", 2, 1, 240, 72, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
-                                     false};
-    static const struct shape tall = {"tma_dgrad_tall", 2, 2, 128, 64, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
-                                      false};
-    static const struct shape five = {"tma_dgrad_5x5_convolution", 2, 1, 256, 64, 1, {131, 133}, {5, 5}, {2, 2}, {1, 1},
-                                      {1, 1}, true};
-    static const struct shape dilated = {"tma_dgrad_dilated", 2, 1, 256, 64, 1, {133, 131}, {3, 3}, {2, 2}, {1, 1},
-                                         {2, 2}, false};
-    static const struct shape overpad = {"tma_dgrad_pad3", 2, 1, 256, 64, 1, {131, 131}, {3, 3}, {3, 3}, {1, 1},
-                                         {1, 1}, false};
-    static const struct shape one = {"tma_dgrad_1x1", 2, 2, 256, 128, 1, {93, 93}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false};
-    const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *half_nchw = &tc_configs[3];
-    const char *const wide = "cuda:dgrad_igemm_tma_128x256x64_s4", *const tall_tile = "cuda:dgrad_igemm_tma_256x128x64_s4";
-    const struct entry_case cases[] = {
-        {&big, half, wide, NULL},
-        {&big, bf16, wide, NULL},
-        {&big, half, tall_tile, "cuda:dgrad_igemm_tma_128x256*"},
-        {&tall, half, tall_tile, NULL},
-        {&tall, bf16, tall_tile, NULL},
-        {&five, half, wide, NULL},
-        {&five, bf16, wide, NULL},
-        {&dilated, half, wide, NULL},
-        {&overpad, bf16, wide, NULL},
-        {&one, bf16, wide, "cuda:dgrad_gemm1x1*"},
-        {&big, half_nchw, wide, NULL},
-    };
-    check_entries_reached(cases, sizeof cases / sizeof cases[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
-}
-
-/* The TMA kernel's strided backward data, phase by phase (cuda:dgrad_igemm_tma_phases; unproven,
-   as above), every phase of at least a tile per multiprocessor: 3x3 stride 2 pad 1 over 135x135
-   (phases of 68 and 67 pixels a side) with C = 256 on the 128x256 tile, fp16, bf16 and NCHW
-   data; the 1x1 stride-2 downsampling layer (three phases without taps); C = 128 on the 256x128
-   tile in CONVOLUTION mode; stride 3; dilation 2 with stride 2 (whole phases without taps). */
-TEST(conv_cuda_tma_phases_entry_is_reached)
-{
-    if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
-    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
-    static const struct shape s2 = {"tma_phases_3x3s2", 2, 4, 256, 64, 1, {135, 135}, {3, 3}, {1, 1}, {2, 2}, {1, 1},
-                                    false};
-    static const struct shape down = {"tma_phases_1x1s2", 2, 4, 256, 128, 1, {135, 135}, {1, 1}, {0, 0}, {2, 2},
-                                      {1, 1}, false};
-    static const struct shape tall = {"tma_phases_c128_convolution", 2, 8, 128, 64, 1, {135, 135}, {3, 3}, {1, 1},
-                                      {2, 2}, {1, 1}, true};
-    static const struct shape s3 = {"tma_phases_3x3s3", 2, 9, 256, 64, 1, {135, 134}, {3, 3}, {1, 1}, {3, 3}, {1, 1},
-                                    false};
-    static const struct shape dilated = {"tma_phases_dilated", 2, 4, 256, 64, 1, {135, 135}, {3, 3}, {2, 2}, {2, 2},
-                                         {2, 2}, false};
-    const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *half_nchw = &tc_configs[3];
-    const char *const phases = "cuda:dgrad_igemm_tma_phases";
-    const struct entry_case cases[] = {
-        {&s2, half, phases, NULL},      {&s2, bf16, phases, NULL},      {&s2, half_nchw, phases, NULL},
-        {&down, bf16, phases, NULL},    {&tall, half, phases, NULL},    {&s3, bf16, phases, NULL},
-        {&dilated, half, phases, NULL},
-    };
-    check_entries_reached(cases, sizeof cases / sizeof cases[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
-}
-
-/* The TMA kernel's TF32 entries (fp32 data under DEFAULT_MATH, a K tile of 32 channels; unproven,
-   as above), forward and backward data on each tile, NHWC and NCHW (transposed, and the filter
-   packed, in the workspace): forward with an edge tile in M, C = 36 and 44 (channel tails of the
-   K tile), stride 2 with unequal paddings, dilation 2 in CONVOLUTION mode, a 1x1 filter (the
-   cuBLAS entry switched off) and the stem's C = 3 padded to 4 (the stem entry switched off);
-   backward data with C = 240 and K = 36, C = 128 on the 256x128 tile, 5x5 in CONVOLUTION mode,
-   padding 3 (pad' = -1); strided backward data phase by phase (3x3 stride 2, the 1x1 stride-2
-   layer with phases without taps, dilation 2); and the clustered TF32 entries (_tma_c2_tf32_,
-   the unclustered ones switched off) on the same forward and unit-stride backward-data shapes
-   (an odd count of M tiles of 128, channel and filter tails, the stem, NCHW). */
-TEST(conv_cuda_tma_tf32_entries_are_reached)
-{
-    if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
-    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
-    static const struct shape big = {"tma_tf32_c36", 2, 1, 36, 256, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
-    static const struct shape tall = {"tma_tf32_tall", 2, 2, 64, 128, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
-                                      false};
-    static const struct shape strided = {"tma_tf32_stride2_pads_2_1_c44", 2, 1, 44, 256, 1, {258, 261}, {3, 3}, {2, 1},
-                                         {2, 2}, {1, 1}, false};
-    static const struct shape dilated = {"tma_tf32_dilated_convolution", 2, 1, 64, 256, 1, {133, 131}, {3, 3}, {2, 2},
-                                         {1, 1}, {2, 2}, true};
-    static const struct shape one = {"tma_tf32_1x1", 2, 2, 128, 256, 1, {93, 93}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false};
-    static const struct shape stem = {"tma_tf32_stem_c3", 2, 1, 3, 256, 1, {262, 262}, {7, 7}, {3, 3}, {2, 2}, {1, 1},
-                                      false};
-    static const struct shape dgrad = {"tma_tf32_dgrad_c240_k36", 2, 1, 240, 36, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1},
-                                       {1, 1}, false};
-    static const struct shape dgrad_tall = {"tma_tf32_dgrad_tall", 2, 2, 128, 64, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1},
-                                            {1, 1}, false};
-    static const struct shape five = {"tma_tf32_dgrad_5x5_convolution", 2, 1, 256, 64, 1, {131, 133}, {5, 5}, {2, 2},
-                                      {1, 1}, {1, 1}, true};
-    static const struct shape overpad = {"tma_tf32_dgrad_pad3", 2, 1, 256, 64, 1, {131, 131}, {3, 3}, {3, 3}, {1, 1},
-                                         {1, 1}, false};
-    static const struct shape s2 = {"tma_tf32_phases_3x3s2", 2, 4, 256, 64, 1, {135, 135}, {3, 3}, {1, 1}, {2, 2},
-                                    {1, 1}, false};
-    static const struct shape down = {"tma_tf32_phases_1x1s2", 2, 4, 256, 128, 1, {135, 135}, {1, 1}, {0, 0}, {2, 2},
-                                      {1, 1}, false};
-    static const struct shape phases_dilated = {"tma_tf32_phases_dilated", 2, 4, 256, 64, 1, {135, 135}, {3, 3}, {2, 2},
-                                                {2, 2}, {2, 2}, false};
-    const struct config *tf32 = &tc_configs[2], *tf32n = &tf32_nchw;
-    const char *const wide = "cuda:fwd_igemm_tma_tf32_128x256x32_s4", *const tall_tile = "cuda:fwd_igemm_tma_tf32_256x128x32_s4";
-    const char *const dwide = "cuda:dgrad_igemm_tma_tf32_128x256x32_s4";
-    const char *const dtall = "cuda:dgrad_igemm_tma_tf32_256x128x32_s4", *const phases = "cuda:dgrad_igemm_tma_tf32_phases";
-    const char *const c2_wide = "cuda:fwd_igemm_tma_c2_tf32_128x256x32_s4";
-    const char *const c2_tall = "cuda:fwd_igemm_tma_c2_tf32_256x128x32_s4", *const c2_off = "cuda:fwd_igemm_tma_tf32*";
-    const char *const dc2_wide = "cuda:dgrad_igemm_tma_c2_tf32_128x256x32_s4";
-    const char *const dc2_tall = "cuda:dgrad_igemm_tma_c2_tf32_256x128x32_s4", *const dc2_off = "cuda:dgrad_igemm_tma_tf32*";
-    const struct entry_case fwd[] = {
-        {&big, tf32, wide, NULL},
-        {&big, tf32n, wide, NULL},
-        {&big, tf32, tall_tile, "cuda:fwd_igemm_tma_tf32_128x256*"},
-        {&tall, tf32, tall_tile, NULL},
-        {&tall, tf32n, tall_tile, NULL},
-        {&strided, tf32, wide, NULL},
-        {&dilated, tf32n, wide, NULL},
-        {&one, tf32, wide, "cuda:fwd_gemm1x1*"},
-        {&stem, tf32, wide, "cuda:fwd_stem*"},
-        /* on clusters of 2 CTAs, the unclustered TF32 entries switched off */
-        {&big, tf32, c2_wide, c2_off},
-        {&big, tf32n, c2_wide, c2_off},
-        {&tall, tf32, c2_tall, "cuda:fwd_igemm_tma_tf32*,cuda:fwd_igemm_tma_c2_tf32_128x256*"},
-        {&strided, tf32, c2_wide, c2_off},
-        {&dilated, tf32n, c2_wide, c2_off},
-        {&stem, tf32, c2_wide, "cuda:fwd_stem*,cuda:fwd_igemm_tma_tf32*"},
-    };
-    const struct entry_case bwd[] = {
-        {&dgrad, tf32, dwide, NULL},
-        {&dgrad, tf32n, dwide, NULL},
-        {&dgrad, tf32, dtall, "cuda:dgrad_igemm_tma_tf32_128x256*"},
-        {&dgrad_tall, tf32, dtall, NULL},
-        {&five, tf32n, dwide, NULL},
-        {&overpad, tf32, dwide, NULL},
-        {&s2, tf32, phases, NULL},
-        {&s2, tf32n, phases, NULL},
-        {&down, tf32, phases, NULL},
-        {&phases_dilated, tf32, phases, NULL},
-        {&dgrad, tf32, dc2_wide, dc2_off},
-        {&dgrad, tf32n, dc2_wide, dc2_off},
-        {&dgrad_tall, tf32, dc2_tall, "cuda:dgrad_igemm_tma_tf32*,cuda:dgrad_igemm_tma_c2_tf32_128x256*"},
-        {&five, tf32n, dc2_wide, dc2_off},
-        {&overpad, tf32, dc2_wide, dc2_off},
-    };
-    check_entries_reached(fwd, sizeof fwd / sizeof fwd[0], FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
-    check_entries_reached(bwd, sizeof bwd / sizeof bwd[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
-}
-
-/* The TMA kernel's filter-gradient entries (K over the output pixels, both operands MN-major;
-   unproven, as above), each tile in fp16 and bf16: 3x3 pad 1 with C = 64 and K = 128 (the last
-   column tile one block of four: blocks past the columns not loaded) and two splits of K, the
-   256x128 tile on K = 256 and C = 128, C = 120 and 200 (each tap's channels padded to 128 and
-   256, the padding skipped by the epilogue) with stride 2, and with dilation 2 in CONVOLUTION
-   mode, a 5x3 filter with unequal paddings and stride 2, split-K in six splits the last one
-   shorter (98 K tiles of 64 pixels), a 1x1 filter with stride 2 and K = 192 (an A block past
-   the filters not loaded), and NCHW data (dy and x transposed in the workspace, a KCRS dw). */
-TEST(conv_cuda_tma_wgrad_entries_are_reached)
-{
-    if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
-    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
-    static const struct shape base = {"tma_wgrad_3x3", 2, 2, 64, 128, 1, {32, 32}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
-    static const struct shape tall = {"tma_wgrad_tall", 2, 2, 128, 256, 1, {24, 24}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
-                                      false};
-    static const struct shape c120 = {"tma_wgrad_c120_stride2", 2, 2, 120, 128, 1, {16, 16}, {3, 3}, {1, 1}, {2, 2},
-                                      {1, 1}, false};
-    static const struct shape c200 = {"tma_wgrad_c200_dilated_convolution", 2, 1, 200, 128, 1, {33, 31}, {3, 3}, {2, 2},
-                                      {1, 1}, {2, 2}, true};
-    static const struct shape five = {"tma_wgrad_5x3_pads_2_1_stride2", 2, 2, 64, 128, 1, {41, 37}, {5, 3}, {2, 1},
-                                      {2, 2}, {1, 1}, false};
-    static const struct shape split = {"tma_wgrad_split_k", 2, 8, 64, 128, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
-                                       false};
-    static const struct shape one = {"tma_wgrad_1x1_stride2_k192", 2, 4, 256, 192, 1, {27, 27}, {1, 1}, {0, 0}, {2, 2},
-                                     {1, 1}, false};
-    const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *half_nchw = &tc_configs[3];
-    const char *const wide = "cuda:wgrad_igemm_tma_128x256x64_s4", *const tall_tile = "cuda:wgrad_igemm_tma_256x128x64_s4";
-    const struct entry_case cases[] = {
-        {&base, half, wide, NULL},
-        {&base, bf16, wide, NULL},
-        {&tall, half, tall_tile, "cuda:wgrad_igemm_tma_128x256*"},
-        {&tall, bf16, tall_tile, "cuda:wgrad_igemm_tma_128x256*"},
-        {&c120, half, wide, NULL},
-        {&c200, bf16, wide, NULL},
-        {&five, half, wide, NULL},
-        {&split, bf16, wide, NULL},
-        {&one, half, wide, NULL},
-        {&base, half_nchw, wide, NULL},
-    };
-    check_entries_reached(cases, sizeof cases / sizeof cases[0], BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
-}
-
-/* The filter gradient's 64-row TMA tile (cuda:wgrad_igemm_tma_64x256x64_s5: one consumer
-   warpgroup; unproven, as above), where the 128-row tiles decline 64 filters as half padding:
-   ResNet's 3x3 64 -> 64 layer (576 columns: the last tile one block of four) in fp16, bf16 and
-   NCHW, split over the pixels; 56 filters with C = 120 (padded to 128 a tap) and stride 2; and
-   the 1x1 stride-2 256 -> 64 filter (256 columns, one tile). Its 64-wide tile
-   (cuda:wgrad_igemm_tma_64x64x64_s8) where the 256-wide one declines 64 columns as mostly
-   padding: ResNet's 1x1 64 -> 64 (the cuBLAS 1x1 entry switched off) in fp16, bf16 and NCHW,
-   a 1x1 stride-2 48 -> 56 (C padded to 64) in CONVOLUTION mode, and the 3x3 64 -> 64 with the
-   256-wide tile switched off (nine column tiles). */
-TEST(conv_cuda_tma_w64_entry_is_reached)
-{
-    if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
-    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
-    static const struct shape l1 = {"tma_w64_3x3_64_64", 2, 8, 64, 64, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
-                                    false};
-    static const struct shape k56 = {"tma_w64_k56_c120_stride2", 2, 4, 120, 56, 1, {33, 31}, {3, 3}, {2, 1}, {2, 2},
-                                     {1, 1}, true};
-    static const struct shape down = {"tma_w64_1x1s2_256_64", 2, 4, 256, 64, 1, {27, 27}, {1, 1}, {0, 0}, {2, 2}, {1, 1},
-                                      false};
-    const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *half_nchw = &tc_configs[3];
-    static const struct shape one = {"tma_w64_1x1_64_64", 2, 8, 64, 64, 1, {28, 28}, {1, 1}, {0, 0}, {1, 1}, {1, 1},
-                                     false};
-    static const struct shape one_s2 = {"tma_w64_1x1s2_k48_c56_convolution", 2, 4, 56, 48, 1, {27, 29}, {1, 1}, {0, 0},
-                                        {2, 2}, {1, 1}, true};
-    const char *const w64 = "cuda:wgrad_igemm_tma_64x256x64_s5", *const n64 = "cuda:wgrad_igemm_tma_64x64x64_s8";
-    const char *const no_1x1 = "cuda:wgrad_gemm1x1*";
-    const struct entry_case cases[] = {
-        {&l1, half, w64, NULL},          {&l1, bf16, w64, NULL},         {&l1, half_nchw, w64, NULL},
-        {&k56, half, w64, NULL},         {&down, bf16, w64, NULL},       {&one, half, n64, no_1x1},
-        {&one, bf16, n64, no_1x1},       {&one, half_nchw, n64, no_1x1}, {&one_s2, half, n64, NULL},
-        {&l1, bf16, n64, "cuda:wgrad_igemm_tma_64x256*"},
-    };
-    check_entries_reached(cases, sizeof cases / sizeof cases[0], BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
-}
-
-/* The TMA kernel's clustered entries (_tma_c2_: clusters of 2 CTAs along M, B multicast to both;
-   unproven, as above), every direction, each tile in fp16 and bf16, the unclustered TMA entries
-   ahead of them switched off: forward on 17161 output pixels (135 M tiles of 128, odd: the last
-   cluster's second CTA has a tile past M) with C = 72, the 256x128 tile on 34322 pixels (135
-   tiles of 256), stride 2 with unequal paddings and C = 40, dilation 2 in CONVOLUTION mode, and
-   NCHW data; backward data with C = 240 and K = 72 (odd M tiles), on the 256x128 tile, and 5x5
-   in CONVOLUTION mode; the filter gradient with K = 128 and 256 (one M tile, its pair's second
-   past M), K = 360 (three M tiles) with C = 128, split-K, stride 2 with C = 120, and NCHW data.
-   Where no cluster fits the GPU (OPENCUDNN_TEST_CLUSTERS=0), the clustered entries decline at the
-   plan and the next entries serve, in every direction. */
-TEST(conv_cuda_tma_cluster_entries_are_reached)
-{
-    if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
-    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
-    static const struct shape big = {"tma_c2_c72", 2, 1, 72, 256, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
-    static const struct shape tall = {"tma_c2_tall", 2, 2, 64, 128, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
-    static const struct shape strided = {"tma_c2_stride2_pads_2_1_c40", 2, 1, 40, 256, 1, {258, 261}, {3, 3}, {2, 1},
-                                         {2, 2}, {1, 1}, false};
-    static const struct shape dilated = {"tma_c2_dilated_convolution", 2, 1, 64, 256, 1, {133, 131}, {3, 3}, {2, 2},
-                                         {1, 1}, {2, 2}, true};
-    static const struct shape dgrad = {"tma_c2_dgrad_c240_k72", 2, 1, 240, 72, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1},
-                                       {1, 1}, false};
-    static const struct shape dgrad_tall = {"tma_c2_dgrad_tall", 2, 2, 128, 64, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1},
-                                            {1, 1}, false};
-    static const struct shape dgrad_five = {"tma_c2_dgrad_5x5_convolution", 2, 1, 256, 64, 1, {131, 133}, {5, 5}, {2, 2},
-                                            {1, 1}, {1, 1}, true};
-    static const struct shape wgrad = {"tma_c2_wgrad_3x3", 2, 2, 64, 128, 1, {32, 32}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
-                                       false};
-    static const struct shape wgrad_tall = {"tma_c2_wgrad_tall", 2, 2, 128, 256, 1, {24, 24}, {3, 3}, {1, 1}, {1, 1},
-                                            {1, 1}, false};
-    static const struct shape wgrad_k360 = {"tma_c2_wgrad_k360_c128", 2, 2, 128, 360, 1, {30, 30}, {3, 3}, {1, 1},
-                                            {1, 1}, {1, 1}, false};
-    static const struct shape wgrad_split = {"tma_c2_wgrad_split_k", 2, 8, 64, 128, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1},
-                                             {1, 1}, false};
-    static const struct shape wgrad_c120 = {"tma_c2_wgrad_c120_stride2", 2, 2, 120, 128, 1, {16, 16}, {3, 3}, {1, 1},
-                                            {2, 2}, {1, 1}, false};
-    const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *half_nchw = &tc_configs[3];
-    const char *const fwd_off = "cuda:fwd_igemm_tma_1*,cuda:fwd_igemm_tma_2*";
-    const char *const fwd_tall_off = "cuda:fwd_igemm_tma_1*,cuda:fwd_igemm_tma_2*,cuda:fwd_igemm_tma_c2_128x256*";
-    const char *const dgrad_off = "cuda:dgrad_igemm_tma_1*,cuda:dgrad_igemm_tma_2*";
-    const char *const dgrad_tall_off = "cuda:dgrad_igemm_tma_1*,cuda:dgrad_igemm_tma_2*,cuda:dgrad_igemm_tma_c2_128x256*";
-    const char *const wgrad_off = "cuda:wgrad_igemm_tma_1*,cuda:wgrad_igemm_tma_2*";
-    const char *const wgrad_tall_off = "cuda:wgrad_igemm_tma_1*,cuda:wgrad_igemm_tma_2*,cuda:wgrad_igemm_tma_c2_128x256*";
-    const char *const fwd_wide = "cuda:fwd_igemm_tma_c2_128x256x64_s4", *const fwd_tall = "cuda:fwd_igemm_tma_c2_256x128x64_s4";
-    const char *const dgrad_wide = "cuda:dgrad_igemm_tma_c2_128x256x64_s4";
-    const char *const dgrad_tall_tile = "cuda:dgrad_igemm_tma_c2_256x128x64_s4";
-    const char *const wgrad_wide = "cuda:wgrad_igemm_tma_c2_128x256x64_s4";
-    const char *const wgrad_tall_tile = "cuda:wgrad_igemm_tma_c2_256x128x64_s4";
-    const struct entry_case fwd[] = {
-        {&big, half, fwd_wide, fwd_off},          {&big, bf16, fwd_wide, fwd_off},
-        {&tall, half, fwd_tall, fwd_tall_off},    {&tall, bf16, fwd_tall, fwd_tall_off},
-        {&strided, half, fwd_wide, fwd_off},      {&dilated, bf16, fwd_wide, fwd_off},
-        {&big, half_nchw, fwd_wide, fwd_off},
-    };
-    const struct entry_case dgr[] = {
-        {&dgrad, half, dgrad_wide, dgrad_off},
-        {&dgrad, bf16, dgrad_wide, dgrad_off},
-        {&dgrad_tall, half, dgrad_tall_tile, dgrad_tall_off},
-        {&dgrad_tall, bf16, dgrad_tall_tile, dgrad_tall_off},
-        {&dgrad_five, half, dgrad_wide, dgrad_off},
-    };
-    const struct entry_case wgr[] = {
-        {&wgrad, half, wgrad_wide, wgrad_off},
-        {&wgrad, bf16, wgrad_wide, wgrad_off},
-        {&wgrad_tall, half, wgrad_tall_tile, wgrad_tall_off},
-        {&wgrad_tall, bf16, wgrad_tall_tile, wgrad_tall_off},
-        {&wgrad_k360, half, wgrad_wide, wgrad_off},
-        {&wgrad_split, bf16, wgrad_wide, wgrad_off},
-        {&wgrad_c120, half, wgrad_wide, wgrad_off},
-        {&wgrad, half_nchw, wgrad_wide, wgrad_off},
-    };
-    check_entries_reached(fwd, sizeof fwd / sizeof fwd[0], FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
-    check_entries_reached(dgr, sizeof dgr / sizeof dgr[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
-    check_entries_reached(wgr, sizeof wgr / sizeof wgr[0], BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
-    /* where no cluster fits the GPU (OPENCUDNN_TEST_CLUSTERS=0, as on a MIG slice) the clustered
-       entries decline at the plan, and the cp.async kernel's serve */
-    ocd_setenv("OPENCUDNN_TEST_CLUSTERS", "0");
-    check_entry_reached(&big, half, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "cuda:fwd_igemm_wgmma_", fwd_off);
-    check_entry_reached(&dgrad, bf16, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, "cuda:dgrad_igemm_wgmma_", dgrad_off);
-    check_entry_reached(&wgrad, half, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, "cuda:wgrad_igemm_wgmma_",
-                        "cuda:wgrad_igemm_tma_1*,cuda:wgrad_igemm_tma_2*,cuda:wgrad_igemm_tma_64*");
-    ocd_unsetenv("OPENCUDNN_TEST_CLUSTERS");
 }
 
 /* The host's CBLAS entry (a build with OPENCUDNN_CBLAS): forward GEMM reaches host:fwd_gemm_cblas
