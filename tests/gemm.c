@@ -90,33 +90,33 @@ struct gcase {
 };
 
 static const struct gcase gcases[] = {
-    {"one_element", 1, 1, 1, false, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0},
-    {"odd_nn", 7, 5, 3, false, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0},
-    {"odd_tn", 7, 5, 3, true, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0},
-    {"odd_nt", 7, 5, 3, false, true, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0},
-    {"odd_tt_padded", 9, 6, 11, true, true, 3, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0},
-    {"k_beyond_a_block", 13, 9, 300, false, true, 1, 1, false, false, 0.75, 0, OCD_GEMM_BIAS_NONE, -1, 0},
-    {"m_n_beyond_a_tile", 101, 70, 5, true, false, 2, 1, false, false, 1, 0.5, OCD_GEMM_BIAS_NONE, -1, 0},
-    {"strided_batch_gaps", 6, 10, 7, false, false, 1, 3, false, false, 1, -0.5, OCD_GEMM_BIAS_NONE, -1, 0},
-    {"strided_batch_reuse_a", 5, 4, 6, true, true, 0, 3, false, true, 2, 0, OCD_GEMM_BIAS_NONE, -1, 0},
-    {"pointer_array", 8, 3, 9, false, true, 2, 2, true, false, 1, 1, OCD_GEMM_BIAS_NONE, -1, 0},
-    {"bias_row_relu", 17, 12, 10, false, false, 0, 2, false, false, 1.5, 0, OCD_GEMM_BIAS_ROW, CUDNN_ACTIVATION_RELU, 0},
-    {"bias_col_sigmoid", 12, 17, 10, true, false, 1, 1, false, false, 1, 0.25, OCD_GEMM_BIAS_COL, CUDNN_ACTIVATION_SIGMOID, 0},
-    {"tanh", 9, 9, 9, false, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, CUDNN_ACTIVATION_TANH, 0},
+    {"one_element", 1, 1, 1, false, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0, 0},
+    {"odd_nn", 7, 5, 3, false, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0, 0},
+    {"odd_tn", 7, 5, 3, true, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0, 0},
+    {"odd_nt", 7, 5, 3, false, true, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0, 0},
+    {"odd_tt_padded", 9, 6, 11, true, true, 3, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0, 0},
+    {"k_beyond_a_block", 13, 9, 300, false, true, 1, 1, false, false, 0.75, 0, OCD_GEMM_BIAS_NONE, -1, 0, 0},
+    {"m_n_beyond_a_tile", 101, 70, 5, true, false, 2, 1, false, false, 1, 0.5, OCD_GEMM_BIAS_NONE, -1, 0, 0},
+    {"strided_batch_gaps", 6, 10, 7, false, false, 1, 3, false, false, 1, -0.5, OCD_GEMM_BIAS_NONE, -1, 0, 0},
+    {"strided_batch_reuse_a", 5, 4, 6, true, true, 0, 3, false, true, 2, 0, OCD_GEMM_BIAS_NONE, -1, 0, 0},
+    {"pointer_array", 8, 3, 9, false, true, 2, 2, true, false, 1, 1, OCD_GEMM_BIAS_NONE, -1, 0, 0},
+    {"bias_row_relu", 17, 12, 10, false, false, 0, 2, false, false, 1.5, 0, OCD_GEMM_BIAS_ROW, CUDNN_ACTIVATION_RELU, 0, 0},
+    {"bias_col_sigmoid", 12, 17, 10, true, false, 1, 1, false, false, 1, 0.25, OCD_GEMM_BIAS_COL, CUDNN_ACTIVATION_SIGMOID, 0, 0},
+    {"tanh", 9, 9, 9, false, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, CUDNN_ACTIVATION_TANH, 0, 0},
     {"clipped_relu_bias_row", 9, 8, 7, false, true, 0, 1, true, false, 1, 0.5, OCD_GEMM_BIAS_ROW, CUDNN_ACTIVATION_CLIPPED_RELU, 0.5},
     {"elu_bias_col", 8, 9, 7, true, true, 0, 2, false, false, 1, 0, OCD_GEMM_BIAS_COL, CUDNN_ACTIVATION_ELU, 0.3},
-    {"swish", 8, 8, 8, false, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, CUDNN_ACTIVATION_SWISH, 0},
+    {"swish", 8, 8, 8, false, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, CUDNN_ACTIVATION_SWISH, 0, 0},
     /* whole 16-byte chunks everywhere (sizes, leading dimensions, batch strides: multiples of 8):
        the tensor-core entry serves these, in partial tiles, several K tiles and batches */
-    {"chunks_nn", 72, 40, 48, false, false, 8, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0},
-    {"chunks_tn_long_k", 64, 72, 264, true, false, 0, 1, false, false, 0.5, 0.5, OCD_GEMM_BIAS_NONE, -1, 0},
-    {"chunks_nt_batch", 24, 136, 40, false, true, 8, 2, false, false, 1, 0, OCD_GEMM_BIAS_ROW, -1, 0},
-    {"chunks_tt_bias_relu", 48, 16, 72, true, true, 0, 3, false, false, 1, 0, OCD_GEMM_BIAS_COL, CUDNN_ACTIVATION_RELU, 0},
-    {"chunks_tn_reuse_a", 8, 8, 8, true, false, 0, 2, false, true, 1, 0, OCD_GEMM_BIAS_NONE, CUDNN_ACTIVATION_TANH, 0},
+    {"chunks_nn", 72, 40, 48, false, false, 8, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0, 0},
+    {"chunks_tn_long_k", 64, 72, 264, true, false, 0, 1, false, false, 0.5, 0.5, OCD_GEMM_BIAS_NONE, -1, 0, 0},
+    {"chunks_nt_batch", 24, 136, 40, false, true, 8, 2, false, false, 1, 0, OCD_GEMM_BIAS_ROW, -1, 0, 0},
+    {"chunks_tt_bias_relu", 48, 16, 72, true, true, 0, 3, false, false, 1, 0, OCD_GEMM_BIAS_COL, CUDNN_ACTIVATION_RELU, 0, 0},
+    {"chunks_tn_reuse_a", 8, 8, 8, true, false, 0, 2, false, true, 1, 0, OCD_GEMM_BIAS_NONE, CUDNN_ACTIVATION_TANH, 0, 0},
     /* the epilogues cuBLASLt computes itself (a bias per row, ReLU, both), on 16-byte aligned
        matrices, with a prior C, and in strided batches */
-    {"chunks_bias_row_relu_beta", 64, 48, 40, false, true, 8, 1, false, false, 1, 0.5, OCD_GEMM_BIAS_ROW, CUDNN_ACTIVATION_RELU, 0},
-    {"chunks_relu_batch", 40, 24, 32, true, false, 8, 2, false, false, 0.5, 0, OCD_GEMM_BIAS_NONE, CUDNN_ACTIVATION_RELU, 0},
+    {"chunks_bias_row_relu_beta", 64, 48, 40, false, true, 8, 1, false, false, 1, 0.5, OCD_GEMM_BIAS_ROW, CUDNN_ACTIVATION_RELU, 0, 0},
+    {"chunks_relu_batch", 40, 24, 32, true, false, 8, 2, false, false, 0.5, 0, OCD_GEMM_BIAS_NONE, CUDNN_ACTIVATION_RELU, 0, 0},
     /* aligned matrices, the bias one element into its buffer (attention's biases lie in one
        packed weight buffer): cuBLASLt must refuse it, its epilogue may read the bias 16 bytes
        at a time */
@@ -133,21 +133,21 @@ struct pw_case {
 };
 
 static const struct pw_case pw_cases[] = {
-    {{"gelu_bias_row_beta", 9, 7, 5, false, false, 1, 1, false, false, 1, 0.5, OCD_GEMM_BIAS_ROW, -1, 0},
+    {{"gelu_bias_row_beta", 9, 7, 5, false, false, 1, 1, false, false, 1, 0.5, OCD_GEMM_BIAS_ROW, -1, 0, 0},
      CUDNN_POINTWISE_GELU_FWD},
-    {{"softplus_bias_col_batch", 7, 9, 6, true, true, 0, 2, false, false, 1.5, 0, OCD_GEMM_BIAS_COL, -1, 0},
+    {{"softplus_bias_col_batch", 7, 9, 6, true, true, 0, 2, false, false, 1.5, 0, OCD_GEMM_BIAS_COL, -1, 0, 0},
      CUDNN_POINTWISE_SOFTPLUS_FWD},
-    {{"relu_clipped_sloped_pointers", 8, 5, 7, false, true, 0, 2, true, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0},
+    {{"relu_clipped_sloped_pointers", 8, 5, 7, false, true, 0, 2, true, false, 1, 0, OCD_GEMM_BIAS_NONE, -1, 0, 0},
      CUDNN_POINTWISE_RELU_FWD},
-    {{"swish_bias_row", 6, 6, 9, true, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_ROW, -1, 0},
+    {{"swish_bias_row", 6, 6, 9, true, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_ROW, -1, 0, 0},
      CUDNN_POINTWISE_SWISH_FWD},
-    {{"chunks_tn_gelu_bias_row", 64, 40, 72, true, false, 8, 2, false, false, 1, 0, OCD_GEMM_BIAS_ROW, -1, 0},
+    {{"chunks_tn_gelu_bias_row", 64, 40, 72, true, false, 8, 2, false, false, 1, 0, OCD_GEMM_BIAS_ROW, -1, 0, 0},
      CUDNN_POINTWISE_GELU_FWD},
-    {{"tanh_bias_col", 7, 6, 5, false, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_COL, -1, 0},
+    {{"tanh_bias_col", 7, 6, 5, false, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_COL, -1, 0, 0},
      CUDNN_POINTWISE_TANH_FWD},
-    {{"chunks_sigmoid_batch", 16, 24, 32, false, true, 8, 2, false, false, 1, 0.5, OCD_GEMM_BIAS_NONE, -1, 0},
+    {{"chunks_sigmoid_batch", 16, 24, 32, false, true, 8, 2, false, false, 1, 0.5, OCD_GEMM_BIAS_NONE, -1, 0, 0},
      CUDNN_POINTWISE_SIGMOID_FWD},
-    {{"elu_bias_row_pointers", 6, 5, 4, true, true, 1, 2, true, false, 1, 0, OCD_GEMM_BIAS_ROW, -1, 0},
+    {{"elu_bias_row_pointers", 6, 5, 4, true, true, 1, 2, true, false, 1, 0, OCD_GEMM_BIAS_ROW, -1, 0, 0},
      CUDNN_POINTWISE_ELU_FWD},
 };
 
@@ -338,7 +338,7 @@ TEST(gemm_calibrated_choice)
 {
     if (!CHECK(gemm_entry() != NULL)) return;
     static const struct gcase big = {"calibrated", 64, 256, 576, false, true, 0, 1, false, false, 1, 0,
-                                     OCD_GEMM_BIAS_NONE, -1, 0};
+                                     OCD_GEMM_BIAS_NONE, -1, 0, 0};
     static const struct gtype types[] = {{CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, OCD_GEMM_COMPUTE_F32},
                                          {CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, OCD_GEMM_COMPUTE_F64}};
     const char *host_gemm = getenv("OPENCUDNN_HOST_GEMM");
