@@ -103,8 +103,8 @@ static const struct gcase gcases[] = {
     {"bias_row_relu", 17, 12, 10, false, false, 0, 2, false, false, 1.5, 0, OCD_GEMM_BIAS_ROW, CUDNN_ACTIVATION_RELU, 0, 0},
     {"bias_col_sigmoid", 12, 17, 10, true, false, 1, 1, false, false, 1, 0.25, OCD_GEMM_BIAS_COL, CUDNN_ACTIVATION_SIGMOID, 0, 0},
     {"tanh", 9, 9, 9, false, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, CUDNN_ACTIVATION_TANH, 0, 0},
-    {"clipped_relu_bias_row", 9, 8, 7, false, true, 0, 1, true, false, 1, 0.5, OCD_GEMM_BIAS_ROW, CUDNN_ACTIVATION_CLIPPED_RELU, 0.5},
-    {"elu_bias_col", 8, 9, 7, true, true, 0, 2, false, false, 1, 0, OCD_GEMM_BIAS_COL, CUDNN_ACTIVATION_ELU, 0.3},
+    {"clipped_relu_bias_row", 9, 8, 7, false, true, 0, 1, true, false, 1, 0.5, OCD_GEMM_BIAS_ROW, CUDNN_ACTIVATION_CLIPPED_RELU, 0.5, 0},
+    {"elu_bias_col", 8, 9, 7, true, true, 0, 2, false, false, 1, 0, OCD_GEMM_BIAS_COL, CUDNN_ACTIVATION_ELU, 0.3, 0},
     {"swish", 8, 8, 8, false, false, 0, 1, false, false, 1, 0, OCD_GEMM_BIAS_NONE, CUDNN_ACTIVATION_SWISH, 0, 0},
     /* whole 16-byte chunks everywhere (sizes, leading dimensions, batch strides: multiples of 8):
        the tensor-core entry serves these, in partial tiles, several K tiles and batches */
