@@ -1,5 +1,6 @@
 /* bench.c: the benchmark's driver: parses the options, runs the selected cases (or --problem
-   strings) on one handle, times them and prints one line each (see bench.h for the whole). */
+   strings) on one handle, times them and prints one line each, with the implementations that
+   served the case (see bench.h for the whole). */
 #include "bench.h"
 
 #include <unistd.h>
@@ -77,6 +78,7 @@ struct options {
 
 struct result {
     const char *status; /* cudnnGetErrorString of the call, or why the case did not run */
+    char impl[IMPL_NAMES_MAX]; /* the call's (struct call), "" when unknown */
     double ms;          /* per call (median), or -1 */
     double bytes;
     double flops; /* 0: not counted */
@@ -114,7 +116,9 @@ static void checksum(const struct call *c, struct result *r)
 }
 
 /* Runs the call: first once to check status and output, then timed. Exits on a CUDA error:
-   after one the device is in an unknown state and no later number would mean anything. */
+   after one the device is in an unknown state and no later number would mean anything. The
+   warm-up calls add the implementations that serve the case to c->impl; the timed ones run with
+   the logging as it was. */
 static void measure(struct call *c, const struct op *op, enum timing timing, const struct options *o,
                     struct result *r)
 {
@@ -129,7 +133,9 @@ static void measure(struct call *c, const struct op *op, enum timing timing, con
     if (timing == TIME_HOST_CALL) {
         int n = o->iters > 0 ? o->iters : 1000;
         if (n > MAX_SAMPLES) n = MAX_SAMPLES;
+        impl_watch_start(c);
         for (int i = 0; i < 10; i++) op->run(c); /* warm-up */
+        impl_watch_end();
         for (int i = 0; i < n; i++) {
             device_sync();
             double t0 = host_ms();
@@ -147,7 +153,9 @@ static void measure(struct call *c, const struct op *op, enum timing timing, con
         CUDA_TRY(cudaEventCreate(&timer.stop));
     }
 #endif
+    impl_watch_start(c);
     for (int i = 0; i < 3; i++) op->run(c); /* warm-up */
+    impl_watch_end();
     int n = o->iters;
     if (n <= 0) { /* as many calls as fill min_ms, from the time of one */
         timer_start(&timer);
@@ -188,6 +196,7 @@ static void run_case(cudnnHandle_t handle, const char *name, enum timing timing,
     r->flops = c.flops;
     if (why != NULL) r->status = why;
     else if (!dry) measure(&c, op, timing, o, r);
+    snprintf(r->impl, sizeof r->impl, "%s", c.impl);
     call_release(&c);
 }
 
@@ -202,8 +211,8 @@ static double fma_peak; /* GFLOP/s, on the host backend only */
 
 static void print_header(bool tsv)
 {
-    /* flops is the last column, added after the others so that older readers still work. */
-    if (tsv) printf("name\tsuite\ttiming\tstatus\tms\tbytes\tcheck\tproblem\tflops\n");
+    /* flops and impl come last, added after the others so that older readers still work. */
+    if (tsv) printf("name\tsuite\ttiming\tstatus\tms\tbytes\tcheck\tproblem\tflops\timpl\n");
     else if (!on_device)
         printf("%-26s %10s %9s %6s %8s %6s  %s\n", "case", "ms", "GB/s", "%copy", "GFLOP/s", "%peak", "problem");
     else printf("%-26s %10s %9s %6s %8s  %s\n", "case", "ms", "GB/s", "%copy", "TFLOP/s", "problem");
@@ -212,26 +221,28 @@ static void print_header(bool tsv)
 static void print_result(const char *suite, const char *name, enum timing timing, const char *problem,
                          const struct result *r, double ceiling, bool tsv)
 {
+    char by[300] = ""; /* the implementations, after the problem */
+    if (r->impl[0]) snprintf(by, sizeof by, "  [%s]", r->impl);
     if (tsv) {
-        printf("%s\t%s\t%s\t%s\t%.6g\t%.0f\t%.9g,%.9g\t%s\t%.0f\n", name, suite,
+        printf("%s\t%s\t%s\t%s\t%.6g\t%.0f\t%.9g,%.9g\t%s\t%.0f\t%s\n", name, suite,
                timing == TIME_DEVICE ? "device" : "host", r->status, r->ms, r->bytes, r->sum, r->norm, problem,
-               r->flops);
+               r->flops, r->impl[0] ? r->impl : "-");
     } else if (r->ms < 0) {
         printf("%-26s %10s %9s %6s %8s  %s: %s\n", name, "-", "-", "-", "-", r->status, problem);
     } else if (timing == TIME_HOST_CALL) {
-        printf("%-26s %10.5f %9s %6s %8s  %s (host time per call)\n", name, r->ms, "-", "-", "-", problem);
+        printf("%-26s %10.5f %9s %6s %8s  %s (host time per call)%s\n", name, r->ms, "-", "-", "-", problem, by);
     } else if (!on_device) {
         char pct[16] = "-", gflops[16] = "-", peak[16] = "-";
         double g = r->flops / (r->ms * 1e-3) / 1e9;
         if (ceiling > 0) snprintf(pct, sizeof pct, "%.0f%%", 100 * gbps(r) / ceiling);
         if (r->flops > 0) snprintf(gflops, sizeof gflops, "%.1f", g);
         if (r->flops > 0 && fma_peak > 0) snprintf(peak, sizeof peak, "%.0f%%", 100 * g / fma_peak);
-        printf("%-26s %10.4f %9.1f %6s %8s %6s  %s\n", name, r->ms, gbps(r), pct, gflops, peak, problem);
+        printf("%-26s %10.4f %9.1f %6s %8s %6s  %s%s\n", name, r->ms, gbps(r), pct, gflops, peak, problem, by);
     } else {
         char pct[16] = "-", tflops[16] = "-";
         if (ceiling > 0) snprintf(pct, sizeof pct, "%.0f%%", 100 * gbps(r) / ceiling);
         if (r->flops > 0) snprintf(tflops, sizeof tflops, "%.2f", r->flops / (r->ms * 1e-3) / 1e12);
-        printf("%-26s %10.4f %9.1f %6s %8s  %s\n", name, r->ms, gbps(r), pct, tflops, problem);
+        printf("%-26s %10.4f %9.1f %6s %8s  %s%s\n", name, r->ms, gbps(r), pct, tflops, problem, by);
     }
     fflush(stdout);
 }
@@ -295,7 +306,8 @@ static void usage(const char *argv0)
             "             problem string, each distinct one once), as --problem does, with fresh random data\n"
             "  --list     print every case with its problem string (each is parsed and its descriptors\n"
             "             created, which checks the tables without running anything)\n"
-            "  --tsv      one tab-separated line per case, for bench/run.sh\n"
+            "  --tsv      one tab-separated line per case, for bench/run.sh (its last column, impl,\n"
+            "             names the implementations of ours that served the case)\n"
             "  --reps     timed batches per case (median reported; default 5)\n"
             "  --iters    calls per batch (default: enough for --min-ms, default 20 ms)\n"
             "  --strict   exit 1 unless every case returned CUDNN_STATUS_SUCCESS\n"

@@ -4,7 +4,7 @@
    bench/run.sh can put them side by side.
 
    Files: bench.c runs the cases and prints them (main); common.c holds memory, clocks, random
-   data, problem strings and a call's tensors; ops_tensor.c, ops_conv.c, ops_nn.c, ops_adv.c,
+   data, problem strings, a call's tensors and the watch on which implementations serve it; ops_tensor.c, ops_conv.c, ops_nn.c, ops_adv.c,
    ops_rnn.c, ops_attn.c and ops_graph.c (the backend API) each hold one family of ops (a setup and a run per op, and the
    family's op table); suites.c holds the suite tables. parity.c, the parity probe (a program of its
    own, parity.md), shares common.c.
@@ -53,6 +53,14 @@
    pseudo-random weights w_i in [-1, 1], and N = sqrt(sum (w_i y_i)^2). Two correct results differ
    in S by rounding only (far under 1% of N); a wrong index or an unwritten region moves S by about
    N. bench/run.sh compares the builds that way.
+
+   Implementations: each row of ours names the library's entries that served the case (the
+   --tsv column impl, after flops: distinct names joined by "+", "-" when none is known). During
+   the warm-up, never the timed calls, a callback (cudnnSetCallback) takes the info messages in
+   which opencudnn names the entry a call runs (impl_watch_start, common.c); a graph op also
+   listens while its plan is finalized, where the plan picks its convolutions. A log the user
+   asked for (CUDNN_LOGINFO_DBG) misses the warm-up's messages, which repeat the checked call's.
+   The vendor's build installs nothing: its library names its engines otherwise.
 
    Only API present in both cuDNN 8 and 9 is used for shared cases; statuses are reported by name
    (cudnnGetErrorString), since cuDNN 9 renumbered cudnnStatus_t. */
@@ -158,7 +166,7 @@ int problem_choice(const struct problem *p, const char *key, const char *const *
 
 /* ---- one call: its tensors, buffers and scalars (common.c) ---------------------------------------- */
 
-enum { MAX_TENSORS = 8 };
+enum { MAX_TENSORS = 8, IMPL_NAMES_MAX = 256 };
 
 struct tensor {
     int nd;
@@ -201,6 +209,9 @@ struct call {
     void (*release)(struct call *c);
     double bytes; /* the fewest bytes the call must move through memory (each op says how) */
     double flops; /* the arithmetic of the call (0: not counted; the convolutions say how) */
+    /* the names of the library's implementations that serve the call, distinct, joined by "+"
+       (impl_watch_start); "" while unknown */
+    char impl[IMPL_NAMES_MAX];
 };
 
 const void *scaling_ptr(const struct call *c, const struct scaling *s);
@@ -220,6 +231,15 @@ const char *add_like_x(struct call *c, const char *spec, int count);
 void unit_scaling(struct call *c);
 /* Frees what the call holds (the op's state through its release) and empties it. */
 void call_release(struct call *c);
+
+/* ---- which implementations serve a call (common.c) ---------------------------------------------- */
+
+/* Until impl_watch_end restores the library's logging as it was, opencudnn's info messages go to
+   a callback that adds to c->impl the implementations they name as serving a call (other
+   messages are dropped). One watch at a time. Nothing happens in the vendor's build, whose
+   library names its engines otherwise. */
+void impl_watch_start(struct call *c);
+void impl_watch_end(void);
 
 /* ---- ops (ops_<family>.c) ----------------------------------------------------------------------- */
 

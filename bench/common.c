@@ -1,5 +1,6 @@
 /* common.c: what every op of the benchmark uses: memory and clocks on the benchmark's backend,
-   data types and random data, problem strings, and one call's tensors (see bench.h). */
+   data types and random data, problem strings, one call's tensors, and the names of the
+   implementations that serve it, read from the library's info messages (see bench.h). */
 #include "bench.h"
 
 #include <time.h>
@@ -465,3 +466,71 @@ void call_release(struct call *c)
     c->conv_desc = NULL;
     c->workspace = NULL;
 }
+/* ---- which implementations serve a call ------------------------------------------------------------ */
+
+/* opencudnn names the entry that serves a call in three info messages: the walker's pick,
+   "<query>: impl <name> chosen"; a convolution repeating its previous call, which skips the pick,
+   "<op>: <name> runs <problem>"; and a graph's execution plan when it is finalized,
+   "plan of N stage(s), ...: conv <name> ... -> conv <name> ...". Names are "backend:approach".
+   The vendor's build leaves its library's logging alone. */
+#ifdef BENCH_VENDOR
+void impl_watch_start(struct call *c)
+{
+    (void)c;
+}
+
+void impl_watch_end(void)
+{
+}
+#else
+/* The library's logging settings while a watch is on. */
+static struct {
+    unsigned mask;
+    void *udata;
+    cudnnCallback_t fptr;
+} saved_log;
+
+/* Adds the name at `name` (up to a space) to c->impl, once; anything without a backend prefix is
+   no name. */
+static void add_impl(struct call *c, const char *name)
+{
+    size_t n = strcspn(name, " ");
+    if (n == 0 || memchr(name, ':', n) == NULL) return;
+    for (const char *at = c->impl; *at;) {
+        size_t len = strcspn(at, "+");
+        if (len == n && strncmp(at, name, n) == 0) return;
+        at += len + (at[len] == '+');
+    }
+    size_t used = strlen(c->impl);
+    if (used + 1 + n < sizeof c->impl)
+        snprintf(c->impl + used, sizeof c->impl - used, "%s%.*s", used ? "+" : "", (int)n, name);
+}
+
+static void note_impl(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *dbg, const char *msg)
+{
+    (void)sev, (void)dbg;
+    struct call *c = udata;
+    const char *at = strstr(msg, ": impl ");
+    if (at != NULL) {
+        at += strlen(": impl ");
+        const char *tail = at + strcspn(at, " ");
+        if (strcmp(tail, " chosen") == 0) add_impl(c, at);
+    } else if (strncmp(msg, "plan of ", strlen("plan of ")) == 0) {
+        for (at = strstr(msg, " conv "); at != NULL; at = strstr(at + 1, " conv ")) add_impl(c, at + strlen(" conv "));
+    } else if ((at = strstr(msg, ": ")) != NULL) {
+        at += 2;
+        if (strncmp(at + strcspn(at, " "), " runs ", strlen(" runs ")) == 0) add_impl(c, at);
+    }
+}
+
+void impl_watch_start(struct call *c)
+{
+    cudnnGetCallback(&saved_log.mask, &saved_log.udata, &saved_log.fptr);
+    cudnnSetCallback(CUDNN_SEV_INFO_EN, c, note_impl);
+}
+
+void impl_watch_end(void)
+{
+    cudnnSetCallback(saved_log.mask, saved_log.udata, saved_log.fptr);
+}
+#endif

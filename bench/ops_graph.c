@@ -9,7 +9,9 @@
    (double for f64), as cudnn-frontend builds them. Every tensor of the call is a graph tensor
    (UID: its index + 1) and in the variant pack. The engine is the first configuration of the
    INSTANT heuristic whose plan builds, with its workspace (what a framework takes without
-   autotuning); a graph no configuration builds has its status as the row's.
+   autotuning); a graph no configuration builds has its status as the row's. The plan names the
+   convolution entries it runs when it is finalized, not when it executes: the row's impl is
+   taken there (impl_watch_start), and the warm-up adds whatever its execution picks (a matmul).
    - convbiasact_graph: relu(conv(x, w) + bias);
    - convscalebiasaddact_graph: relu(conv(x, w) * scale + bias + z) (ConvScaleBiasAddAct);
    - convbiasscaleact_graph: relu((conv(x, w) + bias) * scale) (ConvBiasScaleAct).
@@ -198,7 +200,11 @@ static cudnnStatus_t build(struct call *c, struct scratch *s, anchor_fn anchor, 
         TRY(cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &gs->plan));
         SET(gs->plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg[i]);
         SET(gs->plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &c->handle);
+        /* the plan picks its convolutions here (its execution logs none): the case's names */
+        c->impl[0] = '\0';
+        impl_watch_start(c);
         st = cudnnBackendFinalize(gs->plan);
+        impl_watch_end();
     }
     if (st != CUDNN_STATUS_SUCCESS) return st;
     int64_t ws = 0;

@@ -10,7 +10,10 @@ bench/results.md): each case of the run replaces its row, every other row stays 
 run of one suite leaves the rows of the others alone. Cases run on the host backend are named
 with " (host)". The result goes to OUT (default: TABLE itself). Each row says which commit and
 date its numbers come from; older runs and what was tried live in bench/archive.md and git
-history. tools/gpu-check.sh writes its run's table this way ($OUT/results.md).
+history. tools/gpu-check.sh writes its run's table this way ($OUT/results.md). The table holds
+what the library serves by default: after an A/B run (bench/run.sh -U) OURS is OUT.ours.tsv, the
+run with OPENCUDNN_UNPROVEN=0; the unproven run's times and which implementations served each
+case (the TSVs' impl column, not read here) are in that run's bench.md.
 
 Share of the ceiling: for a case that counts flops (the convolutions), its rate against the
 GEMM ceiling of its data type (CEILINGS: measured on the H200), or on the host backend against

@@ -2,31 +2,38 @@
 # run.sh: builds the benchmark against opencudnn and against another cuDNN (the vendor's), runs
 # both on the same cases and prints them side by side as a markdown table, also written to a file.
 #
-#   bench/run.sh [-B BUILD_DIR] [-V VENDOR_DIR] [-o OUT.md] [-J] [-- BENCH_ARGS...]
+#   bench/run.sh [-B BUILD_DIR] [-V VENDOR_DIR] [-o OUT.md] [-U] [-J] [-- BENCH_ARGS...]
 #
 # BUILD_DIR (default build-bench) is configured when it has no CMakeCache.txt (Release, CUDA for
 # sm_90, plus $CMAKE_ARGS), else reused; either way it is pointed at VENDOR_DIR and both programs
 # are built. VENDOR_DIR is a cuDNN with include/ and lib/; by default the nvidia-cudnn Python
 # package when python3 has it; without one only ours runs. BENCH_ARGS go to both programs
-# (--suite, --case, --reps...; see opencudnn_bench --help). The raw tab-separated results are kept
-# next to OUT.md (OUT.ours.tsv, OUT.vendor.tsv); -J only joins those again into OUT.md (no
-# build, no run: for results brought back from another machine).
+# (--suite, --case, --reps...; see opencudnn_bench --help). -U (A/B of the gated entries) runs
+# ours twice, with OPENCUDNN_UNPROVEN=0 and =1, and the table shows both beside the vendor's: a
+# third run, so narrow the cases. The raw tab-separated results are kept next to OUT.md
+# (OUT.ours.tsv: ours as the environment sets OPENCUDNN_UNPROVEN, with -U =0; OUT.unproven.tsv:
+# with -U, ours with =1; OUT.vendor.tsv); -J only joins those again into OUT.md (no build, no
+# run: for results brought back from another machine), with the unproven columns when
+# OUT.unproven.tsv has rows. Each of ours rows names the implementations that served it
+# (column impl of the TSV: "+"-joined entry names, "-" unknown).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 }
 build="build-bench"
 vendor=
 out=bench.md
 join_only=
-while getopts B:V:o:Jh opt; do
+ab=
+while getopts B:V:o:UJh opt; do
     case $opt in
     B) build=$OPTARG ;;
     V) vendor=$OPTARG ;;
     o) out=$OPTARG ;;
+    U) ab=1 ;;
     J) join_only=1 ;;
     *) usage ;;
     esac
@@ -38,6 +45,7 @@ mkdir -p "$(dirname "$out")"
 base=${out%.md}
 ours_tsv=$base.ours.tsv
 vendor_tsv=$base.vendor.tsv
+unproven_tsv=$base.unproven.tsv
 status=0
 if [ -z "$join_only" ]; then
     if [ -z "$vendor" ]; then
@@ -63,8 +71,16 @@ if [ -z "$join_only" ]; then
 
     # ---- run ------------------------------------------------------------------------------------------
     : >"$vendor_tsv"
-    echo "run.sh: opencudnn ..." >&2
-    "$build/bench/opencudnn_bench" --tsv "$@" >"$ours_tsv" || status=$?
+    : >"$unproven_tsv"
+    if [ -n "$ab" ]; then
+        echo "run.sh: opencudnn, OPENCUDNN_UNPROVEN=0 ..." >&2
+        OPENCUDNN_UNPROVEN=0 "$build/bench/opencudnn_bench" --tsv "$@" >"$ours_tsv" || status=$?
+        echo "run.sh: opencudnn, OPENCUDNN_UNPROVEN=1 ..." >&2
+        OPENCUDNN_UNPROVEN=1 "$build/bench/opencudnn_bench" --tsv "$@" >"$unproven_tsv" || status=$?
+    else
+        echo "run.sh: opencudnn ..." >&2
+        "$build/bench/opencudnn_bench" --tsv "$@" >"$ours_tsv" || status=$?
+    fi
     if [ -n "$vendor" ]; then
         libdirs=$(bench/vendor-libdirs.sh "$vendor")
         echo "run.sh: vendor ($vendor) ..." >&2
@@ -74,59 +90,94 @@ if [ -z "$join_only" ]; then
 fi
 
 # ---- side by side -----------------------------------------------------------------------------------
+# Runs by file: 1 ours, 2 the vendor's, 3 ours with OPENCUDNN_UNPROVEN=1 (rows only with -U); a
+# file that -J does not find reads as empty.
+for f in ours_tsv vendor_tsv unproven_tsv; do [ -f "${!f}" ] || printf -v "$f" /dev/null; done
 awk -F '\t' -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" '
 function short(s) { sub(/^CUDNN_STATUS_/, "", s); return s }
 function ok(r) { return r[4] == "CUDNN_STATUS_SUCCESS" && r[5] > 0 }
 function gbps(bytes, ms) { return bytes / ms / 1e6 }
 function tflops(r) { return r[9] > 0 ? sprintf("%.4g", r[9] / r[5] / 1e9) : "-" } # column 9 (flops): absent in older TSVs
-{ file = FILENAME == ARGV[1] ? 1 : 2 }
+function ms(r, n) { return !n ? "-" : ok(r) ? sprintf("%.4g", r[5]) : short(r[4]) }
+function ratio(r, s) { return ok(r) && ok(s) ? sprintf("%.2f", r[5] / s[5]) : "-" }
+function impl(r, n) { return n && r[10] != "" ? r[10] : "-" } # column 10 (impl): absent in older TSVs
+# whether two outputs agree: their weighted checksums within 1% of the larger norm
+function agree(r, s,    cr, cs, scale, ds, dn) {
+    split(r[7], cr, ","); split(s[7], cs, ",")
+    scale = cr[2] > cs[2] ? cr[2] : cs[2]; ds = cr[1] - cs[1]; dn = cr[2] - cs[2]
+    return (ds < 0 ? -ds : ds) <= 0.01 * scale && (dn < 0 ? -dn : dn) <= 0.01 * scale
+}
+{ file = FILENAME == ARGV[1] ? 1 : FILENAME == ARGV[2] ? 2 : 3 }
 /^#/ { banner[file] = substr($0, 3); next }
 $1 == "name" { next }
 {
     key = $1
-    if (file == 1) { order[n++] = key; ours[key] = $0 } else { theirs[key] = $0; if (!(key in ours)) order[n++] = key }
+    if (!(key in seen)) { seen[key] = 1; order[n++] = key }
+    row[file, key] = $0
+    if (file == 3) ab = 1
     if ($2 == "ceiling" && $4 == "CUDNN_STATUS_SUCCESS" && $5 > 0) ceiling[file] = gbps($6, $5)
 }
 END {
     printf "## opencudnn benchmark, %s\n\n", date
-    printf "- ours: %s\n- vendor: %s\n", (1 in banner) ? banner[1] : "(did not run)", (2 in banner) ? banner[2] : "(not run)"
+    printf "- ours%s: %s\n", ab ? " (OPENCUDNN_UNPROVEN=0)" : "", (1 in banner) ? banner[1] : "(did not run)"
+    if (ab) printf "- ours+unproven (OPENCUDNN_UNPROVEN=1): %s\n", (3 in banner) ? banner[3] : "(did not run)"
+    printf "- vendor: %s\n", (2 in banner) ? banner[2] : "(not run)"
     printf "- copy ceiling (device-to-device cudaMemcpy, bytes read + written): ours run %s GB/s, vendor run %s GB/s\n", \
         (1 in ceiling) ? sprintf("%.0f", ceiling[1]) : "-", (2 in ceiling) ? sprintf("%.0f", ceiling[2]) : "-"
     printf "- ratio = ours / vendor time (below 1: ours faster); GB/s = the bytes the call must move / time; "
-    printf "%% copy = ours GB/s / the copy ceiling of ours run; TFLOP/s = the flops the call counts (convolutions: 2NKPQCRS) / time; check = both outputs agree (weighted checksum); "
+    printf "%% copy = ours GB/s / the copy ceiling of ours run; TFLOP/s = the flops the call counts (convolutions: 2NKPQCRS) / time; "
+    printf "check = the outputs agree (weighted checksum) with the vendor output%s, else DIFF and which; ", ab ? " (without one, unproven with ours)" : ""
+    printf "impl = the implementations that served ours (entry names, \"+\" between several); "
+    if (ab) printf "unproven ratio = ours+unproven / vendor time, unproven / ours = ours+unproven / ours time (below 1: the gated entries faster); "
     printf "host-call rows: host time per call, device idle\n\n"
-    printf "| case | ours ms | vendor ms | ratio | ours GB/s | vendor GB/s | %% copy | ours TFLOP/s | vendor TFLOP/s | check | problem |\n"
-    printf "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n"
+    if (ab) {
+        printf "| case | ours ms | ours+unproven ms | vendor ms | ratio | unproven ratio | unproven / ours | ours GB/s | vendor GB/s | %% copy | ours TFLOP/s | vendor TFLOP/s | check | ours impl | unproven impl | problem |\n"
+        printf "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|\n"
+    } else {
+        printf "| case | ours ms | vendor ms | ratio | ours GB/s | vendor GB/s | %% copy | ours TFLOP/s | vendor TFLOP/s | check | ours impl | problem |\n"
+        printf "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n"
+    }
     for (i = 0; i < n; i++) {
         key = order[i]
-        split("", a); split("", b)
-        na = (key in ours) ? split(ours[key], a, "\t") : 0
-        nb = (key in theirs) ? split(theirs[key], b, "\t") : 0
-        row = na ? a[1] : b[1]; host = (na ? a[3] : b[3]) == "host"; problem = na ? a[8] : b[8]
-        if (host) row = row " (host call)"
-        ta = !na ? "-" : ok(a) ? sprintf("%.4g", a[5]) : short(a[4])
-        tb = !nb ? "-" : ok(b) ? sprintf("%.4g", b[5]) : short(b[4])
-        ratio = "-"; ga = "-"; gb = "-"; pct = "-"; check = "-"; fa = "-"; fb = "-"
-        if (na && nb && ok(a) && ok(b)) {
-            ratio = sprintf("%.2f", a[5] / b[5])
-            if (!host && a[2] != "ceiling") { rs += log(a[5] / b[5]); rn++ }
-            split(a[7], ca, ","); split(b[7], cb, ",")
-            scale = ca[2] > cb[2] ? ca[2] : cb[2]
-            d = ca[1] - cb[1]; dn = ca[2] - cb[2]
-            check = (d < 0 ? -d : d) <= 0.01 * scale && (dn < 0 ? -dn : dn) <= 0.01 * scale ? "ok" : "DIFF"
-            if (check == "ok") nok++; else ndiff++
+        split("", a); split("", b); split("", u)
+        na = ((1, key) in row) ? split(row[1, key], a, "\t") : 0
+        nb = ((2, key) in row) ? split(row[2, key], b, "\t") : 0
+        nu = ((3, key) in row) ? split(row[3, key], u, "\t") : 0
+        any = na ? row[1, key] : nb ? row[2, key] : row[3, key]
+        split(any, f, "\t")
+        name = f[1]; host = f[3] == "host"; problem = f[8]; op = !host && f[2] != "ceiling"
+        if (host) name = name " (host call)"
+        ga = "-"; gb = "-"; pct = "-"; fa = "-"; fb = "-"
+        if (!host && na && ok(a)) {
+            ga = sprintf("%.4g", gbps(a[6], a[5])); fa = tflops(a)
+            if (ceiling[1] > 0) pct = sprintf("%.0f%%", 100 * gbps(a[6], a[5]) / ceiling[1])
         }
-        if (!host && na && ok(a)) { ga = sprintf("%.4g", gbps(a[6], a[5])); if (ceiling[1] > 0) pct = sprintf("%.0f%%", 100 * gbps(a[6], a[5]) / ceiling[1]) }
-        if (!host && nb && ok(b)) gb = sprintf("%.4g", gbps(b[6], b[5]))
-        if (!host && na && ok(a)) fa = tflops(a)
-        if (!host && nb && ok(b)) fb = tflops(b)
+        if (!host && nb && ok(b)) { gb = sprintf("%.4g", gbps(b[6], b[5])); fb = tflops(b) }
+        if (op && ok(a) && ok(b)) { rs += log(a[5] / b[5]); rn++ }
+        if (op && ok(u) && ok(b)) { us += log(u[5] / b[5]); un++ }
+        if (op && ok(a) && ok(u) && impl(a, na) != impl(u, nu)) { os += log(u[5] / a[5]); on++; of += u[5] < a[5] }
+        # check: against the vendor, or (without it) unproven against ours
+        check = "-"; bad = ""
+        if (ok(b)) {
+            if (ok(a)) { check = "ok"; if (!agree(a, b)) bad = "ours" }
+            if (ok(u)) { check = "ok"; if (!agree(u, b)) bad = bad (bad ? ", " : "") "unproven" }
+        } else if (ok(a) && ok(u)) { check = "ok"; if (!agree(u, a)) bad = "unproven" }
+        if (bad != "") check = "DIFF (" bad ")"
+        if (check == "ok") nok++; else if (bad != "") ndiff++
         if (na && !ok(a)) nfail++
-        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | `%s` |\n", row, ta, tb, ratio, ga, gb, pct, fa, fb, check, problem
+        if (nu && !ok(u)) ufail++
+        line = "| " name " | " ms(a, na) (ab ? " | " ms(u, nu) : "") " | " ms(b, nb) " | " ratio(a, b)
+        if (ab) line = line " | " ratio(u, b) " | " ratio(u, a)
+        line = line " | " ga " | " gb " | " pct " | " fa " | " fb " | " check " | " impl(a, na) (ab ? " | " impl(u, nu) : "")
+        print line " | `" problem "` |"
     }
     printf "\nsummary: %d cases; ours failed %d", n, nfail
+    if (ab) printf ", ours+unproven failed %d", ufail
     if (rn) printf "; geometric mean of ours/vendor time %.2f over %d device-timed op cases", exp(rs / rn), rn
+    if (un) printf "; of ours+unproven/vendor %.2f over %d", exp(us / un), un
+    if (ab) printf "; unproven served %d cases otherwise, faster in %d%s", on, of, on ? sprintf(" (geometric mean of unproven/ours time %.2f)", exp(os / on)) : ""
     if (nok + ndiff) printf "; checks: %d agree, %d DIFFER", nok, ndiff
     printf "\n"
-}' "$ours_tsv" "$vendor_tsv" | tee "$out"
-echo "run.sh: written to $out (raw: $ours_tsv, $vendor_tsv)" >&2
+}' "$ours_tsv" "$vendor_tsv" "$unproven_tsv" | tee "$out"
+echo "run.sh: written to $out (raw: $ours_tsv, $vendor_tsv, $unproven_tsv)" >&2
 exit "$status"

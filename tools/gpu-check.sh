@@ -6,10 +6,13 @@
 #      present), the doctor and the Python demo on the device                     -> tests.log
 #   3. the runner's cuda pass under compute-sanitizer memcheck, file by file in parallel, when
 #      installed                                                                   -> sanitizer.log
-#   4. the benchmark against ours and the vendor's cuDNN 9 (python3's nvidia.cudnn), side by side
-#                                                        -> bench.md, bench.ours.tsv, bench.vendor.tsv, bench.log
-#      and bench/results.md with this run's rows merged (bench/results.py): the file to commit
-#      as bench/results.md                                                        -> results.md
+#   4. the benchmark against ours and the vendor's cuDNN 9 (python3's nvidia.cudnn), side by side,
+#      each of ours rows naming the implementations that served it
+#                                    -> bench.md, bench.ours.tsv, bench.vendor.tsv, bench.log
+#      (with GPU_CHECK_BENCH_AB=1: bench/run.sh -U, ours run twice, with OPENCUDNN_UNPROVEN=0 and
+#      =1, both beside the vendor's in bench.md                              -> bench.unproven.tsv)
+#      and bench/results.md with this run's rows merged (bench/results.py; of ours the first run):
+#      the file to commit as bench/results.md                                     -> results.md
 #   5. a summary, printed last                                                    -> summary.txt
 # Steps run only when GPU_CHECK_STEPS names them (default "tests,sanitizer,bench"; the build
 # always runs), among them three more for kernels new to the GPU:
@@ -23,8 +26,8 @@
 #          the mismatches logged                                                   -> check.log
 #   emuasan the CPU emulations GPU_CHECK_ASAN_EMULATIONS names (tests/emulate), their own
 #          file rebuilt under AddressSanitizer and run on the GPU machine          -> emuasan.log
-#   chosen the implementation each benchmark case of GPU_CHECK_BENCH_ARGS ran on (one timed call
-#          a case, with CUDNN_LOGINFO_DBG)                                          -> chosen.log
+#   chosen the implementations each benchmark case of GPU_CHECK_BENCH_ARGS ran on, without the
+#          vendor's or the timing (ours, one timed call a case: the TSV's impl column) -> chosen.log
 #   parity the parity probe (bench/parity.c) against ours (device and host backends) and the
 #          vendor's cuDNN 9, compared by tools/parity-compare.py: a table of each probe's
 #          status and outputs on both sides and a verdict (bench/README.md says how to
@@ -42,12 +45,16 @@
 # are cleared below, and the vendor's directory reaches only the benchmark's vendor program.
 #
 # Every step runs with OPENCUDNN_UNPROVEN=1 (GPU_CHECK_UNPROVEN=0 turns that off): the point of a
-# run on the GPU is to prove the entries that have never run on one.
+# run on the GPU is to prove the entries that have never run on one. The benchmark's A/B
+# (GPU_CHECK_BENCH_AB=1) sets the variable itself for each of its runs: the table then says,
+# case by case, whether the gated entries beat what serves without them (a gate comes off only
+# on that evidence), and results.md gets the rows of what main serves by default.
 #
 # Settings (environment): GPU_CHECK_BUDGET (seconds), GPU_CHECK_BUILD (build directory, default
 # build-gpu), GPU_CHECK_COMMIT (the commit results.md names, default git's HEAD), GPU_CHECK_BENCH_ARGS
 # (arguments for the benchmark; default "--suite tensor,nn,resnet50,conv_algo
-# --reps 3 --min-ms 5", which fits the budget; resnet50_b256 wants a call of its own).
+# --reps 3 --min-ms 5", which fits the budget; resnet50_b256 wants a call of its own),
+# GPU_CHECK_BENCH_AB=1 (the A/B above: a third run of the cases, so narrow them).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
@@ -280,8 +287,10 @@ fi
 
 # ---- 4. benchmark ----------------------------------------------------------------------------------
 if wants bench; then
+bench_opts=(-B "$build" -V "$vendor" -o "$OUT/bench.md")
+[ "${GPU_CHECK_BENCH_AB:-0}" = 1 ] && bench_opts+=(-U)
 # shellcheck disable=SC2086
-run_step "$OUT/bench.log" "$(min 240 $(($(left) - 10)))" bench/run.sh -B "$build" -V "$vendor" -o "$OUT/bench.md" \
+run_step "$OUT/bench.log" "$(min 240 $(($(left) - 10)))" bench/run.sh "${bench_opts[@]}" \
     -- ${GPU_CHECK_BENCH_ARGS:---suite tensor,nn,resnet50,conv_algo --reps 3 --min-ms 5}
 rc=$?
 # Stopped early, the programs have still written the rows they finished: join those.
@@ -295,17 +304,11 @@ fi
 
 # ---- chosen: which implementation served each benchmark case ----------------------------------------
 if wants chosen; then
-    # The library logs "impl NAME chosen" for each query and call of a case (the heuristic's
-    # queries first, the timed call last) and the program prints the case's row after them, so in
-    # one line-buffered stream the last choice before a row is the implementation that ran it.
     # shellcheck disable=SC2086
-    CUDNN_LOGINFO_DBG=1 CUDNN_LOGDEST_DBG=stdout run_step "$OUT/chosen.raw" "$(min 90 $(($(left) - 5)))" \
-        stdbuf -oL "$build/bench/opencudnn_bench" --tsv \
+    run_step "$OUT/chosen.raw" "$(min 90 $(($(left) - 5)))" "$build/bench/opencudnn_bench" --tsv \
         ${GPU_CHECK_BENCH_ARGS:---suite tensor,nn,resnet50,conv_algo} --reps 1 --iters 1
     rc=$?
-    awk -F'\t' '/impl .* chosen/ { sub(/.*impl /, ""); sub(/ chosen.*/, ""); last = $0 }
-                /^[a-z0-9_]+\t/ && NF > 4 { printf "%-40s %s\n", $1, last; last = "-" }' "$OUT/chosen.raw" \
-        >"$OUT/chosen.log"
+    awk -F'\t' 'NF >= 10 && $1 != "name" { printf "%-40s %s\n", $1, $10 }' "$OUT/chosen.raw" >"$OUT/chosen.log"
     verdict chosen $rc "$(wc -l <"$OUT/chosen.log") cases"
 fi
 
