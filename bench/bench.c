@@ -341,6 +341,12 @@ static void print_banner(void)
     if (!on_device && fma_peak > 0)
         printf(", fp32 FMA peak %.1f GFLOP/s (%ld processors x /proc/cpuinfo clock x 32 flops per cycle)", fma_peak,
                sysconf(_SC_NPROCESSORS_ONLN));
+#ifndef BENCH_VENDOR
+    /* the switches that change which of our entries serve (core/impl.c reads them) */
+    const char *unproven = getenv("OPENCUDNN_UNPROVEN"), *disabled = getenv("OPENCUDNN_DISABLE");
+    if (unproven != NULL && strcmp(unproven, "1") == 0) printf(", OPENCUDNN_UNPROVEN=1");
+    if (disabled != NULL && disabled[0] != '\0') printf(", OPENCUDNN_DISABLE=%s", disabled);
+#endif
     printf("\n");
 }
 

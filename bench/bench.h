@@ -60,7 +60,9 @@
    which opencudnn names the entry a call runs (impl_watch_start, common.c); a graph op also
    listens while its plan is finalized, where the plan picks its convolutions. A log the user
    asked for (CUDNN_LOGINFO_DBG) misses the warm-up's messages, which repeat the checked call's.
-   The vendor's build installs nothing: its library names its engines otherwise.
+   The vendor's build installs nothing: its library names its engines otherwise. The run's banner
+   (its first line) names the switches that change which of our entries serve
+   (OPENCUDNN_UNPROVEN=1, OPENCUDNN_DISABLE), so that a table says what it measured.
 
    Only API present in both cuDNN 8 and 9 is used for shared cases; statuses are reported by name
    (cudnnGetErrorString), since cuDNN 9 renumbered cudnnStatus_t. */
