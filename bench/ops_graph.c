@@ -206,7 +206,10 @@ static cudnnStatus_t build(struct call *c, struct scratch *s, anchor_fn anchor, 
         st = cudnnBackendFinalize(gs->plan);
         impl_watch_end();
     }
-    if (st != CUDNN_STATUS_SUCCESS) return st;
+    if (st != CUDNN_STATUS_SUCCESS) {
+        c->impl[0] = '\0';
+        return st;
+    }
     int64_t ws = 0;
     TRY(cudnnBackendGetAttribute(gs->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n, &ws));
     if (ws > 0) gs->workspace = mem_alloc((size_t)ws);

@@ -70,13 +70,13 @@ if [ -z "$join_only" ]; then
     cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}" >&2
 
     # ---- run ------------------------------------------------------------------------------------------
+    # With -U: ours without the gated entries, the vendor's, then ours with them, so that a run
+    # stopped early still holds the default comparison.
     : >"$vendor_tsv"
     : >"$unproven_tsv"
     if [ -n "$ab" ]; then
         echo "run.sh: opencudnn, OPENCUDNN_UNPROVEN=0 ..." >&2
         OPENCUDNN_UNPROVEN=0 "$build/bench/opencudnn_bench" --tsv "$@" >"$ours_tsv" || status=$?
-        echo "run.sh: opencudnn, OPENCUDNN_UNPROVEN=1 ..." >&2
-        OPENCUDNN_UNPROVEN=1 "$build/bench/opencudnn_bench" --tsv "$@" >"$unproven_tsv" || status=$?
     else
         echo "run.sh: opencudnn ..." >&2
         "$build/bench/opencudnn_bench" --tsv "$@" >"$ours_tsv" || status=$?
@@ -86,6 +86,10 @@ if [ -z "$join_only" ]; then
         echo "run.sh: vendor ($vendor) ..." >&2
         LD_LIBRARY_PATH="$libdirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
             "$build/bench/opencudnn_bench_vendor" --tsv "$@" >"$vendor_tsv" || status=$?
+    fi
+    if [ -n "$ab" ]; then
+        echo "run.sh: opencudnn, OPENCUDNN_UNPROVEN=1 ..." >&2
+        OPENCUDNN_UNPROVEN=1 "$build/bench/opencudnn_bench" --tsv "$@" >"$unproven_tsv" || status=$?
     fi
 fi
 
