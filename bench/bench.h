@@ -6,8 +6,8 @@
    Files: bench.c runs the cases and prints them (main); common.c holds memory, clocks, random
    data, problem strings, a call's tensors and the watch on which implementations serve it; ops_tensor.c, ops_conv.c, ops_nn.c, ops_adv.c,
    ops_rnn.c, ops_attn.c and ops_graph.c (the backend API) each hold one family of ops (a setup and a run per op, and the
-   family's op table); suites.c holds the suite tables. parity.c, the parity probe (a program of its
-   own, parity.md), shares common.c.
+   family's op table); suites.c holds the suite tables. parity.c and parity_*.c, the parity probe (a
+   program of its own, parity.md), share common.c.
 
    Main decision: cases are data. A suite is a table of rows {name, timing, problem}; the problem
    string is the canonical description of one API call and names the op that runs it. A new suite
