@@ -8,11 +8,12 @@
    Output: one tab-separated line per probe, flushed as it is written:
      NAME  STATUS  KEY[n]=v0,v1,...  KEY[n]~=sum,sum|v|,sum w v,v0..v7  ...  #note
    STATUS is the status of the call the probe asks about, by name (cudnnGetErrorString: cuDNN 9
-   renumbered cudnnStatus_t), or SETUP:<call>:<status> when a call before it failed. Each KEY is an output read back after the call: all
-   its values (%.9g) up to 256 of them, else (`~=`) its sum, its sum of magnitudes, a sum weighted
-   by fixed pseudo-random weights, and its first 8 values. A key starting with `info_` is a size or
-   a setting that may differ between correct libraries (shown, not judged). `#` starts a note (the
-   vendor's last error message, where cuDNN 9 has one).
+   renumbered cudnnStatus_t), or SETUP:<call>:<status> when a call before it failed. Each KEY is
+   an output read back after the call: all its values (%.9g) up to 256 of them, else (`~=`) its
+   sum, its sum of magnitudes, a sum weighted by fixed pseudo-random weights, and its first 8
+   values. A key starting with `info_` is a size or a setting that may differ between correct
+   libraries (shown, not judged). `#` starts a note (the vendor's last error message, where cuDNN 9
+   has one).
 
    Usage: opencudnn_parity [--list] [--from N] [NAME...]: --list prints the probe names, --from
    skips the first N probes (the compare script restarts the program after a probe that crashes),
@@ -195,7 +196,8 @@ static void read_as(const void *dev, double *out, size_t n, cudnnDataType_t t)
     if (h == NULL) die("out of host memory");
     device_sync();
     if (n) mem_copy(h, dev, n * size, false);
-    for (size_t i = 0; i < n; i++) out[i] = t == CUDNN_DATA_INT8 ? (double)(signed char)h[i] : decode(codec(t), h + i * size);
+    for (size_t i = 0; i < n; i++)
+        out[i] = t == CUDNN_DATA_INT8 ? (double)(signed char)h[i] : decode(codec(t), h + i * size);
     free(h);
 }
 

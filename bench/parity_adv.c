@@ -48,7 +48,8 @@ static bool rnn_weights(struct probe_out *o, struct lstm *r, float *base, bool f
     bool ok = true;
     for (int id = 0; id < 8 && ok; id++) {
         void *addr[2] = {NULL, NULL};
-        ok = SETUP(o, cudnnGetRNNWeightParams(parity_handle, r->desc, 0, r->weight_bytes, base, id, m, &addr[0], b, &addr[1]));
+        ok = SETUP(o, cudnnGetRNNWeightParams(parity_handle, r->desc, 0, r->weight_bytes, base, id, m, &addr[0], b,
+                                              &addr[1]));
         for (int k = 0; k < 2 && ok; k++) {
             cudnnDataType_t dt;
             int nd = 0, dims[8], strides[8];
@@ -112,7 +113,8 @@ static bool lstm_setup(struct probe_out *o, struct lstm *r, cudnnRNNAlgo_t algo,
     r->y = dev_fill(o, RNN_T * RNN_N * RNN_H, NAN);
     r->hy = dev_fill(o, RNN_N * RNN_H, NAN);
     r->cy = dev_fill(o, RNN_N * RNN_H, NAN);
-    if (!SETUP(o, cudnnGetRNNTempSpaceSizes(parity_handle, r->desc, mode, r->x_desc, &r->work_bytes, &r->reserve_bytes)))
+    if (!SETUP(o, cudnnGetRNNTempSpaceSizes(parity_handle, r->desc, mode, r->x_desc, &r->work_bytes,
+                                            &r->reserve_bytes)))
         return false;
     r->work = dev_bytes(o, r->work_bytes);
     r->reserve = dev_bytes(o, r->reserve_bytes);
@@ -121,8 +123,8 @@ static bool lstm_setup(struct probe_out *o, struct lstm *r, cudnnRNNAlgo_t algo,
 
 static cudnnStatus_t lstm_forward(struct lstm *r, cudnnForwardMode_t mode)
 {
-    return cudnnRNNForward(parity_handle, r->desc, mode, r->dev_lengths, r->x_desc, r->x, r->y_desc, r->y, r->h_desc, r->hx,
-                           r->hy, r->h_desc, r->cx, r->cy, r->weight_bytes, r->w, r->work_bytes, r->work,
+    return cudnnRNNForward(parity_handle, r->desc, mode, r->dev_lengths, r->x_desc, r->x, r->y_desc, r->y, r->h_desc,
+                           r->hx, r->hy, r->h_desc, r->cx, r->cy, r->weight_bytes, r->w, r->work_bytes, r->work,
                            mode == CUDNN_FWD_MODE_TRAINING ? r->reserve_bytes : 0,
                            mode == CUDNN_FWD_MODE_TRAINING ? r->reserve : NULL);
 }
@@ -155,8 +157,8 @@ static void lstm_probe(struct probe_out *o, double lclip, double rclip, enum lst
     float *dhy = dev_random(o, RNN_N * RNN_H, -0.5, 0.5), *dcy = dev_random(o, RNN_N * RNN_H, -0.5, 0.5);
     float *dx = dev_fill(o, RNN_T * RNN_N * RNN_IN, NAN);
     float *dhx = dev_fill(o, RNN_N * RNN_H, NAN), *dcx = dev_fill(o, RNN_N * RNN_H, NAN);
-    s = cudnnRNNBackwardData_v8(parity_handle, r.desc, r.dev_lengths, r.y_desc, r.y, dy, r.x_desc, dx, r.h_desc, r.hx, dhy,
-                                dhx, r.h_desc, r.cx, dcy, dcx, r.weight_bytes, r.w, r.work_bytes, r.work,
+    s = cudnnRNNBackwardData_v8(parity_handle, r.desc, r.dev_lengths, r.y_desc, r.y, dy, r.x_desc, dx, r.h_desc, r.hx,
+                                dhy, dhx, r.h_desc, r.cx, dcy, dcx, r.weight_bytes, r.w, r.work_bytes, r.work,
                                 r.reserve_bytes, r.reserve);
     if (pass == PASS_BWD_DATA) {
         set_status(o, s);
@@ -168,8 +170,8 @@ static void lstm_probe(struct probe_out *o, double lclip, double rclip, enum lst
     }
     if (!setup_ok(o, "cudnnRNNBackwardData_v8", s)) return;
     float *dw = dev_fill(o, r.weight_bytes / sizeof(float), 0);
-    s = cudnnRNNBackwardWeights_v8(parity_handle, r.desc, CUDNN_WGRAD_MODE_ADD, r.dev_lengths, r.x_desc, r.x, r.h_desc, r.hx,
-                                   r.y_desc, r.y, r.weight_bytes, dw, r.work_bytes, r.work, r.reserve_bytes,
+    s = cudnnRNNBackwardWeights_v8(parity_handle, r.desc, CUDNN_WGRAD_MODE_ADD, r.dev_lengths, r.x_desc, r.x, r.h_desc,
+                                   r.hx, r.y_desc, r.y, r.weight_bytes, dw, r.work_bytes, r.work, r.reserve_bytes,
                                    r.reserve);
     set_status(o, s);
     if (s == CUDNN_STATUS_SUCCESS) rnn_weights(o, &r, dw, false, "dw");

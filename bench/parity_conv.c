@@ -38,8 +38,8 @@ static void conv_forward(struct probe_out *o, const struct conv *c, cudnnConvolu
     cudnnConvolutionDescriptor_t conv;
     if (x == NULL || !SETUP(o, cudnnCreateFilterDescriptor(&w))) return;
     hold(o, w, HELD_FILTER);
-    if (!SETUP(o, cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, c->w[0], c->w[1], c->w[2], c->w[3])))
-        return;
+    const int *k = c->w;
+    if (!SETUP(o, cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, k[0], k[1], k[2], k[3]))) return;
     if (!SETUP(o, cudnnCreateConvolutionDescriptor(&conv))) return;
     hold(o, conv, HELD_CONV);
     if (!SETUP(o, cudnnSetConvolution2dDescriptor(conv, c->pad, c->pad, c->stride, c->stride, c->dilation, c->dilation,

@@ -123,7 +123,8 @@ static void pool_window_past_input(struct probe_out *o)
     cudnnPoolingDescriptor_t pool;
     if (x == NULL || !SETUP(o, cudnnCreatePoolingDescriptor(&pool))) return;
     hold(o, pool, HELD_POOL);
-    if (!SETUP(o, cudnnSetPooling2dDescriptor(pool, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 4, 4, 0, 0, 2, 2))) return;
+    if (!SETUP(o, cudnnSetPooling2dDescriptor(pool, CUDNN_POOLING_MAX, CUDNN_NOT_PROPAGATE_NAN, 4, 4, 0, 0, 2, 2)))
+        return;
     int d[4] = {-1, -1, -1, -1};
     cudnnStatus_t s = cudnnGetPooling2dForwardOutputDim(pool, x, &d[0], &d[1], &d[2], &d[3]);
     set_status(o, s);
@@ -190,8 +191,8 @@ static void lrn_run(struct probe_out *o, cudnnDataType_t type, const int d[4], u
     void *xd = dev_as(o, type, v, count), *yd = dev_poison(o, type, count);
     free(v);
     float alpha = 1, beta = 0;
-    cudnnStatus_t s = cudnnLRNCrossChannelForward(parity_handle, lrn, CUDNN_LRN_CROSS_CHANNEL_DIM1, &alpha, x, xd, &beta,
-                                                  x, yd);
+    cudnnStatus_t s =
+        cudnnLRNCrossChannelForward(parity_handle, lrn, CUDNN_LRN_CROSS_CHANNEL_DIM1, &alpha, x, xd, &beta, x, yd);
     set_status(o, s);
     if (s == CUDNN_STATUS_SUCCESS) put_as(o, "y", yd, count, type);
 }

@@ -105,7 +105,8 @@ static void tensor_zero_dim(struct probe_out *o)
     hold(o, d, HELD_TENSOR);
     cudnnStatus_t s = cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 0, 3, 4, 5);
     set_status(o, s);
-    if (s == CUDNN_STATUS_SUCCESS && SETUP(o, cudnnGetTensorSizeInBytes(d, &bytes))) put_number(o, "bytes", (double)bytes);
+    if (s == CUDNN_STATUS_SUCCESS && SETUP(o, cudnnGetTensorSizeInBytes(d, &bytes)))
+        put_number(o, "bytes", (double)bytes);
 }
 
 /* ---- conversions ------------------------------------------------------------------------------------ */
