@@ -1,7 +1,7 @@
 /* parity_tensor.c: the parity probes of tensor descriptors and the tensor ops: views with negative
    strides and with stride 0 on a dim longer than 1 (a broadcast written as strides) read by
    cudnnTransformTensor and cudnnAddTensor, the bytes cudnnGetTensorSizeInBytes counts for views
-   that are not packed, a dim of 0, the rounding and saturation of a float -> INT8 transform, and
+   that are not packed and for reversed ones, a dim of 0, the rounding and saturation of a float -> INT8 transform, and
    two calls the 8.2 text forbids whose result is defined: cudnnAddTensor of a float bias onto
    half data, cudnnOpTensor with C on B but not on A.
    The frame and the line format: parity.c. */
@@ -69,22 +69,16 @@ static void stride0_addtensor(struct probe_out *o) { broadcast_view(o, true); }
 
 /* ---- sizes ------------------------------------------------------------------------------------------- */
 
-/* cudnnGetTensorSizeInBytes of 2 x 3 x 4 x 5 float views that are not packed: rows padded to 7
-   (strides 84, 28, 7, 1), images spaced by 100 (100, 20, 5, 1), channels-last written as
-   strides (60, 1, 15, 3), and every stride 1 (elements shared). The last element's end, or N
-   times the outermost stride? The status is the first view's. */
-static void size_in_bytes_views(struct probe_out *o)
+/* A view of 2 x 3 x 4 x 5 floats, by its strides, and the key its size is put under. */
+struct sized_view {
+    const char *key;
+    int strides[4];
+};
+
+/* cudnnGetTensorSizeInBytes of each view; the status is the first view's. */
+static void sizes_of(struct probe_out *o, const struct sized_view views[], size_t count)
 {
-    static const struct {
-        const char *key;
-        int strides[4];
-    } views[] = {
-        {"bytes_padded_rows", {84, 28, 7, 1}},
-        {"bytes_spaced_images", {100, 20, 5, 1}},
-        {"bytes_channels_last", {60, 1, 15, 3}},
-        {"bytes_overlapping", {1, 1, 1, 1}},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(views); i++) {
+    for (size_t i = 0; i < count; i++) {
         cudnnTensorDescriptor_t d = tensor_nd(o, 4, (const int[]){2, 3, 4, 5}, views[i].strides);
         size_t bytes = 0;
         if (d == NULL) return;
@@ -94,6 +88,33 @@ static void size_in_bytes_views(struct probe_out *o)
         if (s != CUDNN_STATUS_SUCCESS) return;
         put_number(o, views[i].key, (double)bytes);
     }
+}
+
+/* Views that are not packed: rows padded to 7 (strides 84, 28, 7, 1), images spaced by 100
+   (100, 20, 5, 1), channels-last written as strides (60, 1, 15, 3), and every stride 1 (elements
+   shared). The last element's end, or N times the outermost stride? */
+static void size_in_bytes_views(struct probe_out *o)
+{
+    static const struct sized_view views[] = {
+        {"bytes_padded_rows", {84, 28, 7, 1}},
+        {"bytes_spaced_images", {100, 20, 5, 1}},
+        {"bytes_channels_last", {60, 1, 15, 3}},
+        {"bytes_overlapping", {1, 1, 1, 1}},
+    };
+    sizes_of(o, views, ARRAY_LEN(views));
+}
+
+/* Reversed views (negative strides, the pointer at element (0,0,0,0)): H and W reversed
+   (60, 20, -5, -1), every dim reversed, and W reversed with padded rows (84, 28, 7, -1). The
+   span from the lowest element to the highest (480, 480, 664 bytes), or something else? */
+static void size_in_bytes_reversed(struct probe_out *o)
+{
+    static const struct sized_view views[] = {
+        {"bytes_reversed_hw", {60, 20, -5, -1}},
+        {"bytes_reversed_all", {-60, -20, -5, -1}},
+        {"bytes_reversed_padded_rows", {84, 28, 7, -1}},
+    };
+    sizes_of(o, views, ARRAY_LEN(views));
 }
 
 /* cudnnSetTensor4dDescriptor with N = 0 (an empty batch); where taken, the size it counts. */
@@ -171,6 +192,7 @@ const struct probe parity_tensor_probes[] = {
     {"stride0_transform", stride0_transform},
     {"stride0_addtensor", stride0_addtensor},
     {"size_in_bytes_views", size_in_bytes_views},
+    {"size_in_bytes_reversed", size_in_bytes_reversed},
     {"tensor_zero_dim", tensor_zero_dim},
     {"transform_to_int8", transform_to_int8},
     {"addtensor_float_onto_half", addtensor_float_onto_half},

@@ -9,7 +9,9 @@
    (its backward on temporaries no forward wrote), a MAX reduction of a whole tensor with
    flattened indices, and convolution queries with a y that does not match, refused as NVIDIA's
    library refuses them; MyCaffe's extended RNN path, its step tensors derived from
-   cudnnGetRNNDataDescriptor. Each result against the double references of tests/ref/. */
+   cudnnGetRNNDataDescriptor; grain's and Kyanite's reversed views (negative strides) copied by
+   cudnnTransformTensor and cudnnOpTensor. Each result against the double references of
+   tests/ref/. */
 #include "conv_harness.h"
 #include "desc_util.h"
 #include "ref/conv.h"
@@ -605,22 +607,26 @@ TEST(compat_conv_cudnnxx_mismatched_y_refused)
    every other element of a vector (stride 2); a transposed 3x2 view (strides {1, 3}) of a 2x3
    array; a 2x2 view skipping a column (strides {3, 2}); **a transposed 2x2 view skipping one
    (strides {2, 3}): its strides interleave** (no dim steps over the other whole, though no two
-   elements share memory). grain asserts each result; here those inputs, then random ones. The
-   test's two views with negative strides are not replayed (docs/compatibility.md). */
+   elements share memory); and two **reversed views, the pointer moved to the last element**:
+   every other element backwards (stride -2, from element 4), and the interleaved view reversed
+   (strides {-2, -3}, from element 5). grain asserts each result; here those inputs, then random
+   ones. */
 TEST(compat_transform_grain_strided_views)
 {
-    static const struct { int dims[2], strides[2], rank; float want[6]; } cases[] = {
-        {{3, 1}, {2, 1}, 1, {1, 2, 3}},
-        {{3, 2}, {1, 3}, 2, {1, 0, 0, 3, 2, 0}},
-        {{2, 2}, {3, 2}, 2, {1, 2, 0, 0}},
-        {{2, 2}, {2, 3}, 2, {1, 0, 2, 0}},
+    static const struct { int dims[2], strides[2], rank, first; float want[6]; } cases[] = {
+        {{3, 1}, {2, 1}, 1, 0, {1, 2, 3}},
+        {{3, 2}, {1, 3}, 2, 0, {1, 0, 0, 3, 2, 0}},
+        {{2, 2}, {3, 2}, 2, 0, {1, 2, 0, 0}},
+        {{2, 2}, {2, 3}, 2, 0, {1, 0, 2, 0}},
+        {{3, 1}, {-2, 1}, 1, 4, {3, 2, 1}},
+        {{2, 2}, {-2, -3}, 2, 5, {0, 2, 0, 1}},
     };
     cudnnHandle_t h = test_handle();
     for (size_t k = 0; k < TLEN(cases); k++) {
         const int xd[4] = {cases[k].dims[0], cases[k].dims[1], 1, 1};
         const int xs[4] = {cases[k].strides[0], cases[k].rank == 2 ? cases[k].strides[1] : 1, 1, 1};
         const int ys[4] = {cases[k].rank == 2 ? cases[k].dims[1] : 1, 1, 1, 1};
-        const int n = xd[0] * xd[1];
+        const int n = xd[0] * xd[1], first = cases[k].first;
         cudnnTensorDescriptor_t xt, yt;
         CHECK_OK(cudnnCreateTensorDescriptor(&xt));
         CHECK_OK(cudnnCreateTensorDescriptor(&yt));
@@ -634,18 +640,55 @@ TEST(compat_transform_grain_strided_views)
             double want[6];
             for (int i = 0; i < n; i++) {
                 const int i0 = i / xd[1], i1 = i % xd[1];
-                want[i] = src[i0 * xs[0] + i1 * xs[1]];
+                want[i] = src[first + i0 * xs[0] + i1 * xs[1]];
                 if (pass == 0) CHECK(want[i] == cases[k].want[i]);
             }
-            void *px = tbuf_from(src, sizeof src), *py = tbuf_alloc(sizeof(float) * (size_t)n);
+            float *px = tbuf_from(src, sizeof src);
+            void *py = tbuf_alloc(sizeof(float) * (size_t)n);
             const float one = 1, zero = 0;
-            if (CHECK_OK(cudnnTransformTensor(h, &one, xt, px, &zero, yt, py)))
+            if (CHECK_OK(cudnnTransformTensor(h, &one, xt, px + first, &zero, yt, py)))
                 tvalues_check(CUDNN_DATA_FLOAT, py, want, n, 0, "grain's contiguous()");
             tbuf_free(px), tbuf_free(py);
         }
         cudnnDestroyTensorDescriptor(xt);
         cudnnDestroyTensorDescriptor(yt);
     }
+}
+
+/* Kyanite's negative-stride test (kn-cuda-sys/tests/negative_stride.rs): a reversed view of 8
+   floats, [1, 1, 1, 8] with strides [1, 1, 1, -1], its buffer sized by cudnnGetTensorSizeInBytes
+   and the pointer moved to the last element, read by cudnnOpTensor ADD with a one-element zero B
+   (alpha2 0, NaN propagated) into a packed C of the same shape: C is A reversed. The size covers
+   the whole view (8 floats: the span from its lowest element to its highest). */
+TEST(compat_op_tensor_kyanite_reversed_view)
+{
+    cudnnHandle_t h = test_handle();
+    cudnnTensorDescriptor_t ad, bd, cd;
+    cudnnOpTensorDescriptor_t od;
+    CHECK_OK(cudnnCreateTensorDescriptor(&ad));
+    CHECK_OK(cudnnCreateTensorDescriptor(&bd));
+    CHECK_OK(cudnnCreateTensorDescriptor(&cd));
+    CHECK_OK(cudnnCreateOpTensorDescriptor(&od));
+    size_t bytes = 0;
+    bool ok = CHECK_OK(cudnnSetTensorNdDescriptor(ad, CUDNN_DATA_FLOAT, 4, (int[]){1, 1, 1, 8}, (int[]){1, 1, 1, -1})) &&
+              CHECK_OK(cudnnSetTensorNdDescriptor(bd, CUDNN_DATA_FLOAT, 4, (int[]){1, 1, 1, 1}, (int[]){1, 1, 1, 1})) &&
+              CHECK_OK(cudnnSetTensorNdDescriptor(cd, CUDNN_DATA_FLOAT, 4, (int[]){1, 1, 1, 8}, (int[]){1, 1, 1, 1})) &&
+              CHECK_OK(cudnnSetOpTensorDescriptor(od, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN)) &&
+              CHECK_OK(cudnnGetTensorSizeInBytes(ad, &bytes)) && CHECK(bytes == 8 * sizeof(float));
+    if (ok) {
+        const float a[8] = {0, 1, 2, 3, 4, 5, 6, 7}, zero = 0, one = 1;
+        float *pa = tbuf_from(a, sizeof a), *pb = tbuf_from(&zero, sizeof zero);
+        void *pc = tbuf_alloc(bytes); /* poisoned */
+        if (CHECK_OK(cudnnOpTensor(h, od, &one, ad, pa + 7, &zero, bd, pb, &zero, cd, pc))) {
+            const double want[8] = {7, 6, 5, 4, 3, 2, 1, 0};
+            tvalues_check(CUDNN_DATA_FLOAT, pc, want, 8, 0, "Kyanite's reversed view");
+        }
+        tbuf_free(pa), tbuf_free(pb), tbuf_free(pc);
+    }
+    cudnnDestroyTensorDescriptor(ad);
+    cudnnDestroyTensorDescriptor(bd);
+    cudnnDestroyTensorDescriptor(cd);
+    cudnnDestroyOpTensorDescriptor(od);
 }
 
 /* MyCaffe's extended RNN path (CudaDnnDLL memory.cu: GetRnnParamCountEx, GetRnnWorkspaceCountEx,

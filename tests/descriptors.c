@@ -117,6 +117,34 @@ TEST_ONCE(tensor_nd_ex_formats)
     CHECK_OK(cudnnDestroyTensorDescriptor(t));
 }
 
+/* Negative strides (reversed views, the data pointer at element (0,...,0)) are set and read back
+   as given, as NVIDIA's library takes them (bench/parity.c, negstride_set); the size in bytes is
+   the span from the lowest element to one past the highest, part of it below the pointer. A
+   stride of 0 stays refused on a dim of extent above 1 and taken on one of extent 1. */
+TEST_ONCE(tensor_negative_strides)
+{
+    cudnnTensorDescriptor_t t = new_tensor();
+    /* the parity probe's view: 1x1x2x3 over 0..5, both inner dims reversed: span 6 floats */
+    CHECK_OK(cudnnSetTensorNdDescriptor(t, CUDNN_DATA_FLOAT, 4, (int[]){1, 1, 2, 3}, (int[]){6, 6, -3, -1}));
+    expect_layout(t, CUDNN_DATA_FLOAT, 4, (int[]){1, 1, 2, 3}, (int[]){6, 6, -3, -1}, 24, "Nd reversed H and W");
+    /* one dim reversed, one with a gap: offsets 0..4*2 forward along W, 0, -20 along H: span 20 + 8 + 1 */
+    CHECK_OK(cudnnSetTensor4dDescriptorEx(t, CUDNN_DATA_HALF, 1, 1, 2, 5, 40, 40, -20, 2));
+    expect_layout(t, CUDNN_DATA_HALF, 4, (int[]){1, 1, 2, 5}, (int[]){40, 40, -20, 2}, 29 * 2, "4dEx mixed");
+    /* the 1-D probe: 3 elements two apart from the last of 0..4 */
+    CHECK_OK(cudnnSetTensorNdDescriptor(t, CUDNN_DATA_FLOAT, 4, (int[]){3, 1, 1, 1}, (int[]){-2, 1, 1, 1}));
+    expect_layout(t, CUDNN_DATA_FLOAT, 4, (int[]){3, 1, 1, 1}, (int[]){-2, 1, 1, 1}, 5 * 4, "Nd 1-D reversed");
+    /* negative strides on dims of extent 1 are never stepped: the size is one element's */
+    CHECK_OK(cudnnSetTensorNdDescriptor(t, CUDNN_DATA_DOUBLE, 3, (int[]){1, 1, 1}, (int[]){-7, -1, 0}));
+    expect_layout(t, CUDNN_DATA_DOUBLE, 3, (int[]){1, 1, 1}, (int[]){-7, -1, 0}, 8, "extent-1 dims");
+    /* a vector type: strides in vectors, C reversed by whole vectors: 2 vectors of 4 and 3 pixels */
+    CHECK_OK(cudnnSetTensor4dDescriptorEx(t, CUDNN_DATA_INT8x4, 1, 8, 1, 3, 6, -3, 3, 1));
+    expect_layout(t, CUDNN_DATA_INT8x4, 4, (int[]){1, 8, 1, 3}, (int[]){6, -3, 3, 1}, 24, "INT8x4 reversed C");
+    /* every dim reversed, 5-D: span as if packed */
+    CHECK_OK(cudnnSetTensorNdDescriptor(t, CUDNN_DATA_FLOAT, 5, (int[]){2, 3, 2, 2, 2}, (int[]){-24, -8, -4, -2, -1}));
+    expect_layout(t, CUDNN_DATA_FLOAT, 5, (int[]){2, 3, 2, 2, 2}, (int[]){-24, -8, -4, -2, -1}, 48 * 4, "5-D reversed");
+    CHECK_OK(cudnnDestroyTensorDescriptor(t));
+}
+
 /* A refused call: the status it returned, the one the documentation gives, and what it was. */
 struct refusal {
     cudnnStatus_t got, want;
@@ -150,12 +178,14 @@ TEST_ONCE(tensor_refusals_leave_the_descriptor_unchanged)
         {cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2048, 1024, 1024, 1), NS, "2^31 elements"},
         {cudnnSetTensor4dDescriptor(NULL, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 3, 4, 5), BAD, "NULL descriptor"},
         {cudnnSetTensor4dDescriptor(dead, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 3, 4, 5), BAD, "destroyed"},
-        {cudnnSetTensor4dDescriptorEx(t, CUDNN_DATA_FLOAT, 2, 3, 4, 5, 60, 20, 5, -1), BAD, "negative stride"},
         {cudnnSetTensor4dDescriptorEx(t, CUDNN_DATA_FLOAT, 2, 3, 4, 5, 60, 20, 5, 0), BAD, "zero stride"},
         {cudnnSetTensor4dDescriptorEx(t, CUDNN_DATA_FLOAT, 2, 3, 4, -5, 60, 20, 5, 1), BAD, "negative w"},
         {cudnnSetTensor4dDescriptorEx(t, (cudnnDataType_t)-1, 2, 3, 4, 5, 60, 20, 5, 1), BAD, "4dEx bad type"},
         {cudnnSetTensor4dDescriptorEx(t, CUDNN_DATA_INT8x4, 2, 6, 4, 5, 60, 20, 5, 1), BAD, "4dEx C % 4"},
         {cudnnSetTensor4dDescriptorEx(t, CUDNN_DATA_FLOAT, 3, 3, 4, 5, 1 << 30, 20, 5, 1), NS, "strides span 2^31"},
+        {cudnnSetTensor4dDescriptorEx(t, CUDNN_DATA_FLOAT, 3, 3, 4, 5, -(1 << 30), 20, 5, 1), NS,
+         "negative strides span 2^31"},
+        {cudnnSetTensor4dDescriptorEx(t, CUDNN_DATA_FLOAT, 2, 3, 4, 5, 60, 20, 0, -1), BAD, "zero stride beside a negative"},
         {cudnnSetTensorNdDescriptor(t, CUDNN_DATA_FLOAT, 2, four, packed), NS, "Nd with 2 dims"},
         {cudnnSetTensorNdDescriptor(t, CUDNN_DATA_FLOAT, 0, four, packed), NS, "Nd with 0 dims"},
         {cudnnSetTensorNdDescriptor(t, CUDNN_DATA_FLOAT, 9, four, packed), NS, "Nd with 9 dims"},

@@ -221,7 +221,7 @@ static cudnnStatus_t zero(const struct ocd_attn_call *call, void *y, int64_t cou
     struct ocd_tensor_view v = {.dtype = call->c->dtype, .rank = 1, .vect = 1, .dims = {count}, .strides = {1}};
     struct ocd_ewise ew;
     ocd_ewise_build(&ew, OCD_EWISE_FILL, &v, NULL, NULL);
-    ew.y.data = y;
+    ocd_ewise_bind(&ew, y, NULL, NULL);
     ew.fill = 0;
     return ocd_ewise_run(call->handle, &ew, call->op);
 }
@@ -282,8 +282,7 @@ static cudnnStatus_t blend(const struct ocd_attn_call *call, const struct ocd_te
 {
     struct ocd_ewise ew;
     ocd_ewise_build(&ew, OCD_EWISE_COPY, yv, xv, NULL);
-    ew.y.data = y;
-    ew.a.data = x;
+    ocd_ewise_bind(&ew, y, x, NULL);
     ew.alpha1 = 1;
     ew.beta = beta;
     return ocd_ewise_run(call->handle, &ew, call->op);
@@ -317,7 +316,7 @@ static cudnnStatus_t fill_padding(const struct ocd_attn_call *call, void *out, i
                                         .dims = {to - from, s->V}, .strides = {s->st, 1}};
             struct ocd_ewise ew;
             ocd_ewise_build(&ew, OCD_EWISE_FILL, &v, NULL, NULL);
-            ew.y.data = (char *)out + (size_t)(b * s->sb + m * s->sm + from * s->st) * e;
+            ocd_ewise_bind(&ew, (char *)out + (size_t)(b * s->sb + m * s->sm + from * s->st) * e, NULL, NULL);
             memcpy(&ew.fill, call->o_desc->fill, e);
             OCD_TRY(ocd_ewise_run(call->handle, &ew, call->op));
         }

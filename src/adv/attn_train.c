@@ -212,7 +212,7 @@ static cudnnStatus_t ones(const struct ocd_attn_call *call, void *y, int64_t n)
     struct ocd_tensor_view v = {.dtype = call->c->dtype, .rank = 1, .vect = 1, .dims = {n}, .strides = {1}};
     struct ocd_ewise ew;
     ocd_ewise_build(&ew, OCD_EWISE_FILL, &v, NULL, NULL);
-    ew.y.data = y;
+    ocd_ewise_bind(&ew, y, NULL, NULL);
     switch (call->c->dtype) {
     case CUDNN_DATA_DOUBLE: ew.fill = 0x3ff0000000000000ull; break;
     case CUDNN_DATA_HALF: ew.fill = 0x3c00; break;

@@ -54,7 +54,11 @@ bool ocd_bytes_meet(const void *a, size_t an, const void *b, size_t bn)
 
 bool ocd_spans_meet(const void *a, const struct ocd_tensor_view *av, const void *b, const struct ocd_tensor_view *bv)
 {
-    return ocd_bytes_meet(a, (size_t)ocd_view_span_bytes(av), b, (size_t)ocd_view_span_bytes(bv));
+    /* Each span starts below its pointer where the view has negative strides. */
+    if (a == NULL || b == NULL) return false;
+    const uintptr_t a0 = (uintptr_t)a - (uintptr_t)ocd_view_below_bytes(av);
+    const uintptr_t b0 = (uintptr_t)b - (uintptr_t)ocd_view_below_bytes(bv);
+    return a0 < b0 + (uintptr_t)ocd_view_span_bytes(bv) && b0 < a0 + (uintptr_t)ocd_view_span_bytes(av);
 }
 
 cudnnStatus_t ocd_check_alias(const void *out, const struct ocd_tensor_view *out_view, const char *out_name,

@@ -27,7 +27,8 @@ cudnnStatus_t ocd_check_same_type(cudnnStatus_t status, const struct ocd_tensor_
 
 /* Whether the byte ranges [a, a + an) and [b, b + bn) intersect (a NULL pointer meets nothing). */
 bool ocd_bytes_meet(const void *a, size_t an, const void *b, size_t bn);
-/* Whether the byte ranges a tensor at a and one at b can touch intersect. */
+/* Whether the byte ranges a tensor at a and one at b can touch intersect (a view with negative
+   strides reaches below its pointer: core/tensor.h). */
 bool ocd_spans_meet(const void *a, const struct ocd_tensor_view *av, const void *b, const struct ocd_tensor_view *bv);
 
 /* How a call reads an input while it writes an output (ocd_check_alias). */

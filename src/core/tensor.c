@@ -1,24 +1,29 @@
 /* tensor.c: tensor and filter descriptors of the API, and their views (see tensor.h).
 
-   cuDNN 8.2 rules implemented here: dims and strides must be positive (BAD_PARAM), except that
-   a dim of extent 1 may have stride 0, as NVIDIA's library takes it (cudarc's tests); strides
-   under which elements share memory are taken by Set, as NVIDIA's library takes them, and
-   refused (BAD_PARAM) by every call that writes through them or has not been shown to read
-   them right (ocd_tensor_get; ocd_tensor_get_input for the inputs that may); nbDims is
-   limited to CUDNN_DIM_MAX (NOT_SUPPORTED above it); cudnnSetTensorNdDescriptor takes 3 to 8
-   dimensions ("NOT_SUPPORTED: nbDims is outside the range [4, CUDNN_DIM_MAX]", widened to 3 for
-   the 3-D tensors the RNN API documents), the other setters answer BAD_PARAM below their
-   minimum; the vector types go with NCHW_VECT_C and need C divisible by the vector width
+   cuDNN 8.2 rules implemented here: dims must be positive (BAD_PARAM); a stride may be negative
+   (a reversed view, its pointer at element (0,...,0) and the view reaching below it), as
+   NVIDIA's library takes it (measured: cuDNN 9's setters accept it and its
+   cudnnTransformTensor and cudnnAddTensor read such views right; grain and frameworks pass
+   them); a stride of 0 is BAD_PARAM except on a dim of extent 1, as NVIDIA's library takes it
+   (cudarc's tests); strides under which elements share memory are taken by Set, as NVIDIA's
+   library takes them, and refused (BAD_PARAM) by every call that writes through them or has
+   not been shown to read them right; negative strides are declined (NOT_SUPPORTED, logged) by
+   every call but those whose engines walk signed strides (ocd_tensor_get_taking says which);
+   nbDims is limited to CUDNN_DIM_MAX (NOT_SUPPORTED above it); cudnnSetTensorNdDescriptor takes
+   3 to 8 dimensions ("NOT_SUPPORTED: nbDims is outside the range [4, CUDNN_DIM_MAX]", widened
+   to 3 for the 3-D tensors the RNN API documents), the other setters answer BAD_PARAM below
+   their minimum; the vector types go with NCHW_VECT_C and need C divisible by the vector width
    (BAD_PARAM), and the setters with explicit strides (4dEx, Nd) read a vector type as
    NCHW_VECT_C with strides counted in vectors, so that what cudnnGetTensor4dDescriptor returns
    can be set again; a tensor of more than 2^31 - 1 elements, its padding between dimensions
-   included, is NOT_SUPPORTED ("the total size of the tensor descriptor exceeds the maximum
-   limit of 2 Giga-elements"). */
+   included (the span from its lowest to its highest element), is NOT_SUPPORTED ("the total
+   size of the tensor descriptor exceeds the maximum limit of 2 Giga-elements"). */
 #include "core/tensor.h"
 
 #include "core/dtype.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_ELEMENTS INT32_MAX
@@ -60,8 +65,9 @@ cudnnStatus_t ocd_check_layout(int nb_dims, const int dims[], const int strides[
 {
     for (int d = 0; d < nb_dims; d++) {
         if (dims[d] <= 0) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "dimension %d is %d", d, dims[d]);
-        /* A dim of extent 1 is never stepped along: its stride may be 0 (cudarc's descriptors). */
-        if (strides[d] < 0 || (strides[d] == 0 && extent_of(d, dims, vect) > 1))
+        /* A dim of extent 1 is never stepped along: its stride may be 0 (cudarc's descriptors).
+           A negative stride is a reversed view. */
+        if (strides[d] == 0 && extent_of(d, dims, vect) > 1)
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "stride %d is %d", d, strides[d]);
     }
     return CUDNN_STATUS_SUCCESS;
@@ -69,12 +75,13 @@ cudnnStatus_t ocd_check_layout(int nb_dims, const int dims[], const int strides[
 
 cudnnStatus_t ocd_view_check_disjoint(const struct ocd_tensor_view *v, const char *name)
 {
-    /* Sort the dims of extent > 1 by stride; each must step over everything inside it. */
+    /* Sort the dims of extent > 1 by the size of their stride (a reversed dim steps as far as a
+       forward one); each must step over everything inside it. */
     int order[OCD_MAX_DIMS], n = 0;
     for (int d = 0; d < v->rank; d++) {
         if (view_extent(v, d) <= 1) continue;
         int i = n++;
-        while (i > 0 && v->strides[order[i - 1]] > v->strides[d]) {
+        while (i > 0 && llabs(v->strides[order[i - 1]]) > llabs(v->strides[d])) {
             order[i] = order[i - 1];
             i--;
         }
@@ -83,12 +90,13 @@ cudnnStatus_t ocd_view_check_disjoint(const struct ocd_tensor_view *v, const cha
     int64_t inner = v->vect; /* scalars spanned by the dims already placed: one element first */
     for (int i = 0; i < n; i++) {
         int d = order[i];
-        if (v->strides[d] < inner)
+        const int64_t step = llabs(v->strides[d]);
+        if (step < inner)
             return OCD_FAIL(CUDNN_STATUS_BAD_PARAM,
                             "%s's stride %d (%lld scalars) overlaps the dimensions inside it (span %lld): "
                             "two elements share memory",
                             name, d, (long long)v->strides[d], (long long)inner);
-        inner = v->strides[d] * view_extent(v, d);
+        inner = step * view_extent(v, d);
     }
     return CUDNN_STATUS_SUCCESS;
 }
@@ -103,12 +111,13 @@ void ocd_tensor_view_of(const struct cudnnTensorStruct *t, struct ocd_tensor_vie
         v->dims[d] = t->dims[d];
         v->strides[d] = (int64_t)t->strides[d] * v->vect;
     }
-    /* A stride of 0 (allowed on a dim of extent 1, never stepped along) becomes the packed
-       row-major stride at that place, so that every layout test sees a positive stride. */
+    /* The stride of a dim of extent 1 is never stepped along: one of 0 or below becomes the
+       packed row-major stride at that place, so that every layout test sees a positive stride
+       there and a negative stride in a view always means a reversed dim. */
     for (int d = t->nb_dims - 1; d >= 0; d--)
-        if (v->strides[d] == 0)
+        if (v->strides[d] <= 0 && extent_of(d, t->dims, v->vect) == 1)
             v->strides[d] = d + 1 == t->nb_dims ? v->vect
-                                                : v->strides[d + 1] * extent_of(d + 1, t->dims, v->vect);
+                                                : llabs(v->strides[d + 1]) * extent_of(d + 1, t->dims, v->vect);
 }
 
 void ocd_filter_view_of(const struct cudnnFilterStruct *f, struct ocd_tensor_view *v)
@@ -132,14 +141,35 @@ int64_t ocd_view_count(const struct ocd_tensor_view *v)
     return n;
 }
 
+void ocd_view_bounds(const struct ocd_tensor_view *v, int64_t *lo, int64_t *hi)
+{
+    *lo = *hi = 0;
+    for (int d = 0; d < v->rank; d++) {
+        const int64_t reach = (view_extent(v, d) - 1) * v->strides[d];
+        if (reach < 0) *lo += reach;
+        else *hi += reach;
+    }
+}
+
 int64_t ocd_view_span_bytes(const struct ocd_tensor_view *v)
 {
-    int64_t last = 0; /* offset, in scalars, of the last element */
-    for (int d = 0; d < v->rank; d++) {
-        int64_t steps = d == 1 && v->vect > 1 ? v->dims[d] / v->vect - 1 : v->dims[d] - 1;
-        last += steps * v->strides[d];
-    }
-    return (last + v->vect) * (int64_t)ocd_dtype_scalar_size(v->dtype);
+    int64_t lo, hi;
+    ocd_view_bounds(v, &lo, &hi);
+    return (hi - lo + v->vect) * (int64_t)ocd_dtype_scalar_size(v->dtype);
+}
+
+int64_t ocd_view_below_bytes(const struct ocd_tensor_view *v)
+{
+    int64_t lo, hi;
+    ocd_view_bounds(v, &lo, &hi);
+    return -lo * (int64_t)ocd_dtype_scalar_size(v->dtype);
+}
+
+int ocd_view_reversed_dim(const struct ocd_tensor_view *v)
+{
+    for (int d = 0; d < v->rank; d++)
+        if (v->strides[d] < 0) return d;
+    return -1;
 }
 
 bool ocd_view_same_dims(const struct ocd_tensor_view *a, const struct ocd_tensor_view *b)
@@ -192,8 +222,8 @@ void ocd_view_format(const struct ocd_tensor_view *v, char *buf, size_t size)
     if (n < size) snprintf(buf + n, size - n, "]");
 }
 
-cudnnStatus_t ocd_tensor_get_input(cudnnTensorDescriptor_t desc, const char *name,
-                                   struct ocd_tensor_view *view)
+cudnnStatus_t ocd_tensor_get_taking(cudnnTensorDescriptor_t desc, const char *name, unsigned takes,
+                                    struct ocd_tensor_view *view)
 {
     if (!ocd_object_alive(OCD_OBJ_TENSOR, desc))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s is %s", name,
@@ -201,13 +231,25 @@ cudnnStatus_t ocd_tensor_get_input(cudnnTensorDescriptor_t desc, const char *nam
     if (!desc->set) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s was never set", name);
     if (desc->nb_dims == 0) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "%s has no dims (an absent RNN weight)", name);
     ocd_tensor_view_of(desc, view);
-    return CUDNN_STATUS_SUCCESS;
+    const int reversed = ocd_view_reversed_dim(view);
+    if (reversed >= 0 && !(takes & OCD_TAKES_REVERSED))
+        return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED,
+                        "%s has a negative stride (%d on dimension %d): this call does not take reversed views "
+                        "(cudnnTransformTensor, cudnnAddTensor, cudnnOpTensor, cudnnScaleTensor and cudnnSetTensor do)",
+                        name, desc->strides[reversed], reversed);
+    if (takes & OCD_TAKES_SHARED) return CUDNN_STATUS_SUCCESS;
+    return ocd_view_check_disjoint(view, name);
+}
+
+cudnnStatus_t ocd_tensor_get_input(cudnnTensorDescriptor_t desc, const char *name,
+                                   struct ocd_tensor_view *view)
+{
+    return ocd_tensor_get_taking(desc, name, OCD_TAKES_SHARED, view);
 }
 
 cudnnStatus_t ocd_tensor_get(cudnnTensorDescriptor_t desc, const char *name, struct ocd_tensor_view *view)
 {
-    OCD_TRY(ocd_tensor_get_input(desc, name, view));
-    return ocd_view_check_disjoint(view, name);
+    return ocd_tensor_get_taking(desc, name, 0, view);
 }
 
 cudnnStatus_t ocd_filter_get(cudnnFilterDescriptor_t desc, const char *name,
@@ -260,13 +302,15 @@ static cudnnStatus_t set_tensor(cudnnTensorDescriptor_t t, cudnnDataType_t dtype
     int vect = ocd_dtype_vector_width(dtype);
     OCD_TRY(ocd_check_layout(nb_dims, dims, strides, vect));
     OCD_TRY(check_element_count(nb_dims, dims));
-    /* The limit counts the padding between dimensions too: the span of the strides, in
-       elements (scalars for the vector types). Each term is below 2^62 (an int stride times an
-       extent of at most 2^31 - 1), so checking the sum after each one keeps it in 64 bits. */
-    int64_t last = 0;
+    /* The limit counts the padding between dimensions too: the span of the strides from the
+       lowest element to the highest (a negative stride reaches below element (0,...,0)), in
+       elements (scalars for the vector types). Each term is below 2^62 in size (an int stride
+       times an extent of at most 2^31 - 1), so checking the span after each one keeps it in
+       64 bits. */
+    int64_t span = 0;
     for (int d = 0; d < nb_dims; d++) {
-        last += (extent_of(d, dims, vect) - 1) * strides[d];
-        if ((last + 1) * vect > MAX_ELEMENTS)
+        span += (extent_of(d, dims, vect) - 1) * llabs(strides[d]);
+        if ((span + 1) * vect > MAX_ELEMENTS)
             return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "the strides span more than 2^31-1 elements");
     }
     t->dtype = dtype;
@@ -429,8 +473,10 @@ cudnnStatus_t CUDNNWINAPI cudnnGetTensorSizeInBytes(const cudnnTensorDescriptor_
 {
     OCD_LOG_API("tensorDesc=%p", (void *)tensorDesc);
     struct ocd_tensor_view v;
-    OCD_TRY(ocd_tensor_get_input(tensorDesc, "tensorDesc", &v));
+    OCD_TRY(ocd_tensor_get_taking(tensorDesc, "tensorDesc", OCD_TAKES_SHARED | OCD_TAKES_REVERSED, &v));
     if (size == NULL) return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "size is NULL");
+    /* From the lowest byte to the highest: with negative strides, ocd_view_below_bytes of it lie
+       below the pointer to element (0,...,0). */
     *size = (size_t)ocd_view_span_bytes(&v);
     return CUDNN_STATUS_SUCCESS;
 }

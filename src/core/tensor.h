@@ -4,7 +4,10 @@
    elements, where an element of a vector type INT8x4/UINT8x4/INT8x32 is a whole vector along C).
    A view is the normalized form kernels use: 64-bit dims and strides counted in scalars, with the
    channel dimension split as (c / vect) * strides[1] + c % vect when the type is a vector type.
-   Any legal descriptor has a view, so a kernel with a generic strided path handles every layout. */
+   Any legal descriptor has a view, so a kernel with a generic strided path handles every layout.
+   A stride may be negative (a reversed dim): the data pointer then addresses element (0,...,0)
+   and the view reaches below it (ocd_view_bounds); only the calls whose engines walk signed
+   strides take such views (ocd_tensor_get_taking). */
 #ifndef OCD_CORE_TENSOR_H
 #define OCD_CORE_TENSOR_H
 
@@ -48,9 +51,9 @@ struct ocd_tensor_view {
 void ocd_packed_strides(cudnnTensorFormat_t format, int nb_dims, const int dims[], int vect,
                         int strides[]);
 
-/* Checks a tensor layout's numbers at Set time: dims >= 1, strides >= 1 (0 allowed on a dim of
-   extent 1). Returns BAD_PARAM with a logged reason. Elements may share memory: the calls that
-   cannot take that refuse it (ocd_view_check_disjoint). */
+/* Checks a tensor layout's numbers at Set time: dims >= 1, strides nonzero (negative: a reversed
+   dim; 0 allowed on a dim of extent 1). Returns BAD_PARAM with a logged reason. Elements may
+   share memory: the calls that cannot take that refuse it (ocd_view_check_disjoint). */
 cudnnStatus_t ocd_check_layout(int nb_dims, const int dims[], const int strides[], int vect);
 
 /* BAD_PARAM, logged with the descriptor's name, when two elements of the view share memory. */
@@ -74,8 +77,15 @@ void ocd_filter_view_of(const struct cudnnFilterStruct *f, struct ocd_tensor_vie
 
 /* Number of scalars the view addresses (product of dims). */
 int64_t ocd_view_count(const struct ocd_tensor_view *v);
-/* Bytes from the first to one past the last element the view can touch. */
+/* The lowest and the highest scalar offsets, from element (0,...,0), at which an element of
+   the view starts: lo <= 0 <= hi, lo < 0 only where a stride is negative. */
+void ocd_view_bounds(const struct ocd_tensor_view *v, int64_t *lo, int64_t *hi);
+/* Bytes from the lowest to one past the highest byte the view can touch. */
 int64_t ocd_view_span_bytes(const struct ocd_tensor_view *v);
+/* Bytes of that span below the pointer to element (0,...,0): 0 unless a stride is negative. */
+int64_t ocd_view_below_bytes(const struct ocd_tensor_view *v);
+/* The first dim the view walks backwards (a negative stride), or -1. */
+int ocd_view_reversed_dim(const struct ocd_tensor_view *v);
 /* True when the views have the same dims. */
 bool ocd_view_same_dims(const struct ocd_tensor_view *a, const struct ocd_tensor_view *b);
 /* True when the views place every element of their (equal) dims at the same offset. */
@@ -89,11 +99,18 @@ bool ocd_view_is_packed_nhwc(const struct ocd_tensor_view *v);
 /* "float[2,3,4,5]/[60,20,5,1]": the canonical short form used in logs and test names. */
 void ocd_view_format(const struct ocd_tensor_view *v, char *buf, size_t size);
 
-/* API checks shared by every op: the descriptor is live and set, and (ocd_tensor_get) no two of
-   its elements share memory. ocd_tensor_get_input leaves out the last check, for a tensor the
-   call only reads through a path that takes any strides (NVIDIA's library takes such layouts:
-   cudarc's pooling test and grain's transform test read through them) and for queries of the
-   descriptor itself. */
+/* API checks shared by every op: the descriptor is live and set, and unless `takes` says the
+   call takes more, no two of its elements share memory (BAD_PARAM) and no stride is negative
+   (NOT_SUPPORTED: the one place that declines reversed views, logged with the descriptor's
+   name). OCD_TAKES_SHARED: for a tensor the call only reads through a path that takes any
+   strides (NVIDIA's library takes such layouts: cudarc's pooling test and grain's transform
+   test read through them) and for queries of the descriptor itself. OCD_TAKES_REVERSED: for
+   the calls whose engines on every backend walk signed strides (the elementwise engines of
+   problem/ewise.h) and for queries. ocd_tensor_get takes neither, ocd_tensor_get_input shared
+   elements. */
+enum { OCD_TAKES_SHARED = 1u, OCD_TAKES_REVERSED = 2u };
+cudnnStatus_t ocd_tensor_get_taking(cudnnTensorDescriptor_t desc, const char *name, unsigned takes,
+                                    struct ocd_tensor_view *view);
 cudnnStatus_t ocd_tensor_get(cudnnTensorDescriptor_t desc, const char *name,
                              struct ocd_tensor_view *view);
 cudnnStatus_t ocd_tensor_get_input(cudnnTensorDescriptor_t desc, const char *name,

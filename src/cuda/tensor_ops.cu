@@ -19,7 +19,8 @@
      inputs read once, y written once, y read once more only when beta != 0.
    - cuda:ewise_strided, for everything else: one thread per element in y's order (so writes
      are coalesced whenever y's fastest dimension is packed), offsets from the linear index by
-     fast division, broadcast operands walking stride 0. It alone is instantiated for every pair
+     fast division as signed 64-bit products, broadcast operands walking stride 0 and reversed
+     inputs negative strides (the vectorized path's 32-bit row offsets decline those). It alone is instantiated for every pair
      of storage types (the conversions of cudnnTransformTensor and cudnnAddTensor); the
      vectorized path keeps the pairs of cudnnOpTensor's table.
    Both compute in the pair's compute type (ocd_compute_pair), so that a conversion rounds once.
@@ -431,6 +432,15 @@ static bool packable(const struct ocd_ewise *e, const struct ocd_ewise_operand *
     return true;
 }
 
+/* Whether an operand walks a row dimension backwards (an input reversed where y is not): the
+   rows' offsets are unsigned 32-bit (rows_args), so such a problem goes to the strided path. */
+static bool reversed_rows(const struct ocd_ewise *e, const struct ocd_ewise_operand *o)
+{
+    for (int d = 0; d < e->rank; d++)
+        if (o->strides[d] < 0) return true;
+    return false;
+}
+
 /* The same-type pairs of every op's table entry, and the mixed ones cudnnOpTensor allows; ops
    other than COPY only for cudnnOpTensor's pairs (the API lets no other through). */
 static bool op_pair_supported(const struct ocd_ewise *e)
@@ -449,6 +459,7 @@ extern "C" const char *ocd_cuda_ewise_vec_applies(cudnnHandle_t handle, const vo
         return (uintptr_t)e->y.data % 16 ? OCD_REASON_ALIGNMENT : NULL;
     }
     if (!op_pair_supported(e)) return OCD_REASON_DTYPE;
+    if (reversed_rows(e, &e->a) || (inputs >= 2 && reversed_rows(e, &e->b))) return OCD_REASON_LAYOUT;
     if (e->y.strides[e->rank - 1] != 1) return OCD_REASON_NOT_PACKED;
     if (e->rank > 1 && e->dims[e->rank - 1] % n != 0) return OCD_REASON_SHAPE;
     if (!packable(e, &e->y, n, false) || (inputs >= 1 && !packable(e, &e->a, n, true)) ||

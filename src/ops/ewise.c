@@ -6,7 +6,9 @@
    whose extents are multiples of every operand's vector width makes it linear in each of them:
    with widths {4} C becomes (C/4, 4); with {32} (C/32, 32); with {4, 32} (C/32, 8, 4). A scalar
    operand walks the same sub-dimensions with its channel stride times each sub-dimension's
-   unit. */
+   unit. After the split, every dimension y walks backwards (a reversed view) is turned around
+   in all operands (turn_reversed), so that y's strides are never negative; the pointers the
+   caller gives for elements (0,...,0) are moved to where the walk begins by ocd_ewise_bind. */
 #include "problem/ewise.h"
 
 #include "core/dimgroup.h"
@@ -81,6 +83,21 @@ static void expand(struct shape *s, const struct ocd_tensor_view *const views[3]
     }
 }
 
+/* Turns around every dim that y walks backwards, in every operand (element i of the dim
+   becomes element n-1-i of each, so that the op still pairs the same elements), moving each
+   operand's origin to the element its walk now begins at. */
+static void turn_reversed(struct shape *s, int64_t origin[3])
+{
+    for (int k = 0; k < s->nops; k++) origin[k] = 0;
+    for (int d = 0; d < s->rank; d++) {
+        if (s->strides[0][d] >= 0) continue;
+        for (int k = 0; k < s->nops; k++) {
+            origin[k] += (s->dims[d] - 1) * s->strides[k][d];
+            s->strides[k][d] = -s->strides[k][d];
+        }
+    }
+}
+
 void ocd_ewise_build(struct ocd_ewise *e, enum ocd_ewise_op op, const struct ocd_tensor_view *y,
                      const struct ocd_tensor_view *a, const struct ocd_tensor_view *b)
 {
@@ -90,6 +107,8 @@ void ocd_ewise_build(struct ocd_ewise *e, enum ocd_ewise_op op, const struct ocd
     int nops = 1 + ocd_ewise_inputs(op);
     struct shape s;
     expand(&s, views, nops, y);
+    int64_t origin[3];
+    turn_reversed(&s, origin);
     s.rank = ocd_dims_sort_merge(s.rank, nops, s.dims, &s.strides[0][0], OCD_EWISE_MAX_DIMS);
     if (s.rank == 0) { /* a single element */
         s.rank = 1;
@@ -104,6 +123,20 @@ void ocd_ewise_build(struct ocd_ewise *e, enum ocd_ewise_op op, const struct ocd
     }
     struct ocd_ewise_operand *ops[3] = {&e->y, &e->a, &e->b};
     for (int k = 0; k < 3; k++) ops[k]->dtype = k < nops ? ocd_dtype_scalar(views[k]->dtype) : CUDNN_DATA_FLOAT;
-    for (int k = 0; k < nops; k++)
+    for (int k = 0; k < nops; k++) {
+        ops[k]->origin = origin[k];
         for (int d = 0; d < s.rank; d++) ops[k]->strides[d] = s.strides[k][d];
+    }
+}
+
+static const void *moved(const struct ocd_ewise_operand *o, const void *p)
+{
+    return p == NULL ? NULL : (const char *)p + o->origin * (int64_t)ocd_dtype_scalar_size(o->dtype);
+}
+
+void ocd_ewise_bind(struct ocd_ewise *e, void *y, const void *a, const void *b)
+{
+    e->y.data = moved(&e->y, y);
+    e->a.data = moved(&e->a, a);
+    e->b.data = moved(&e->b, b);
 }

@@ -175,7 +175,7 @@ cudnnStatus_t CUDNNWINAPI cudnnGetPoolingNdForwardOutputDim(const cudnnPoolingDe
     const struct cudnnPoolingStruct *d;
     OCD_TRY(ocd_pooling_get(poolingDesc, "poolingDesc", &d));
     struct ocd_tensor_view x;
-    OCD_TRY(ocd_tensor_get_input(inputTensorDesc, "inputTensorDesc", &x));
+    OCD_TRY(ocd_tensor_get_taking(inputTensorDesc, "inputTensorDesc", OCD_TAKES_SHARED | OCD_TAKES_REVERSED, &x));
     if (nbDims != d->nb_dims + 2 || x.rank != nbDims)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM,
                         "nbDims %d is inconsistent with poolingDesc (%d spatial dims) and inputTensorDesc (rank %d)",
@@ -195,7 +195,7 @@ cudnnStatus_t CUDNNWINAPI cudnnGetPooling2dForwardOutputDim(const cudnnPoolingDe
     const struct cudnnPoolingStruct *d;
     OCD_TRY(ocd_pooling_get(poolingDesc, "poolingDesc", &d));
     struct ocd_tensor_view x;
-    OCD_TRY(ocd_tensor_get_input(inputTensorDesc, "inputTensorDesc", &x));
+    OCD_TRY(ocd_tensor_get_taking(inputTensorDesc, "inputTensorDesc", OCD_TAKES_SHARED | OCD_TAKES_REVERSED, &x));
     if (d->nb_dims != 2 || x.rank != 4)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "poolingDesc has %d spatial dims and inputTensorDesc %d dims, not 2 and 4",
                         d->nb_dims, x.rank);

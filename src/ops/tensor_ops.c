@@ -19,6 +19,10 @@
      supported (compType, A/B, C) combinations are the table below, anything else and more than
      5 dimensions are NOT_SUPPORTED (so are the vector types, "NCHW_VECT_C is not supported as
      an input tensor format"). NOT computes 1 - alpha1 * A, as the real library does.
+   - Negative strides (reversed views, the pointer at element (0,...,0)): taken by all four and
+     by cudnnTransformTensor, as NVIDIA's library takes them (measured for cudnnTransformTensor
+     and cudnnAddTensor); the elementwise normalization turns y's reversed dims around
+     (problem/ewise.h).
    - In place (both): C may be A or B when laid out alike, element i reading element i; the 8.2
      text's "if B is the same tensor as C, A must also be the same tensor as C" is not enforced
      (the result is right either way; logged at info level). C on an input broadcast into it,
@@ -85,8 +89,7 @@ cudnnStatus_t ocd_ewise_copy(cudnnHandle_t handle, const void *alpha, const stru
     int32_copy_views(alpha, beta, &xb, &yb);
     struct ocd_ewise e;
     ocd_ewise_build(&e, OCD_EWISE_COPY, &yb, &xb, NULL);
-    e.y.data = y;
-    e.a.data = x;
+    ocd_ewise_bind(&e, y, x, NULL);
     e.alpha1 = ocd_scaling_value(yv->dtype, alpha);
     e.beta = ocd_scaling_value(yv->dtype, beta);
     return ocd_ewise_run(handle, &e, op);
@@ -100,8 +103,8 @@ cudnnStatus_t ocd_check_blend_args(cudnnHandle_t handle, const void *alpha, cudn
                                    struct ocd_tensor_view *xv, struct ocd_tensor_view *yv)
 {
     OCD_CHECK_HANDLE(handle);
-    OCD_TRY(ocd_tensor_get_input(xDesc, x_name, xv)); /* only read, through its strides */
-    OCD_TRY(ocd_tensor_get(yDesc, y_name, yv));
+    OCD_TRY(ocd_tensor_get_taking(xDesc, x_name, OCD_TAKES_SHARED | OCD_TAKES_REVERSED, xv)); /* only read */
+    OCD_TRY(ocd_tensor_get_taking(yDesc, y_name, OCD_TAKES_REVERSED, yv));
     OCD_CHECK_NOT_NULL(alpha);
     OCD_CHECK_NOT_NULL(beta);
     if (x == NULL || y == NULL)
@@ -159,12 +162,12 @@ cudnnStatus_t CUDNNWINAPI cudnnSetTensor(cudnnHandle_t handle, const cudnnTensor
     OCD_LOG_API("handle=%p yDesc=%p y=%p valuePtr=%p", (void *)handle, (void *)yDesc, y, valuePtr);
     OCD_CHECK_HANDLE(handle);
     struct ocd_tensor_view yv;
-    OCD_TRY(ocd_tensor_get(yDesc, "yDesc", &yv));
+    OCD_TRY(ocd_tensor_get_taking(yDesc, "yDesc", OCD_TAKES_REVERSED, &yv));
     OCD_CHECK_NOT_NULL(y);
     OCD_CHECK_NOT_NULL(valuePtr);
     struct ocd_ewise e;
     ocd_ewise_build(&e, OCD_EWISE_FILL, &yv, NULL, NULL);
-    e.y.data = y;
+    ocd_ewise_bind(&e, y, NULL, NULL);
     memcpy(&e.fill, valuePtr, ocd_dtype_scalar_size(yv.dtype));
     return ocd_ewise_run(handle, &e, "cudnnSetTensor");
 }
@@ -175,15 +178,14 @@ cudnnStatus_t CUDNNWINAPI cudnnScaleTensor(cudnnHandle_t handle, const cudnnTens
     OCD_LOG_API("handle=%p yDesc=%p y=%p alpha=%p", (void *)handle, (void *)yDesc, y, alpha);
     OCD_CHECK_HANDLE(handle);
     struct ocd_tensor_view yv;
-    OCD_TRY(ocd_tensor_get(yDesc, "yDesc", &yv));
+    OCD_TRY(ocd_tensor_get_taking(yDesc, "yDesc", OCD_TAKES_REVERSED, &yv));
     OCD_CHECK_NOT_NULL(y);
     OCD_CHECK_NOT_NULL(alpha);
     OCD_TRY(ocd_check_compute_type(&yv, "yDesc"));
     /* y = alpha * y, as a copy of y onto itself: each element is read before it is written. */
     struct ocd_ewise e;
     ocd_ewise_build(&e, OCD_EWISE_COPY, &yv, &yv, NULL);
-    e.y.data = y;
-    e.a.data = y;
+    ocd_ewise_bind(&e, y, y, NULL);
     e.alpha1 = ocd_scaling_value(yv.dtype, alpha);
     return ocd_ewise_run(handle, &e, "cudnnScaleTensor");
 }
@@ -305,9 +307,9 @@ cudnnStatus_t CUDNNWINAPI cudnnOpTensor(cudnnHandle_t handle, const cudnnOpTenso
     enum ocd_ewise_op op = ops[opTensorDesc->op];
     bool binary = ocd_ewise_inputs(op) == 2; /* B is ignored by SQRT and NOT */
     struct ocd_tensor_view av, bv, cv;
-    OCD_TRY(ocd_tensor_get(aDesc, "aDesc", &av));
-    if (binary) OCD_TRY(ocd_tensor_get(bDesc, "bDesc", &bv));
-    OCD_TRY(ocd_tensor_get(cDesc, "cDesc", &cv));
+    OCD_TRY(ocd_tensor_get_taking(aDesc, "aDesc", OCD_TAKES_REVERSED, &av));
+    if (binary) OCD_TRY(ocd_tensor_get_taking(bDesc, "bDesc", OCD_TAKES_REVERSED, &bv));
+    OCD_TRY(ocd_tensor_get_taking(cDesc, "cDesc", OCD_TAKES_REVERSED, &cv));
     OCD_CHECK_NOT_NULL(alpha1);
     OCD_CHECK_NOT_NULL(beta);
     OCD_CHECK_NOT_NULL(A);
@@ -336,9 +338,7 @@ cudnnStatus_t CUDNNWINAPI cudnnOpTensor(cudnnHandle_t handle, const cudnnOpTenso
     struct ocd_ewise e;
     ocd_ewise_build(&e, op, &cv, &av, binary ? &bv : NULL);
     e.propagate_nan = opTensorDesc->nan_opt == CUDNN_PROPAGATE_NAN;
-    e.y.data = C;
-    e.a.data = A;
-    e.b.data = binary ? B : NULL;
+    ocd_ewise_bind(&e, C, A, binary ? B : NULL);
     e.alpha1 = ocd_scaling_value(cv.dtype, alpha1);
     e.alpha2 = binary ? ocd_scaling_value(cv.dtype, alpha2) : 0;
     e.beta = ocd_scaling_value(cv.dtype, beta);

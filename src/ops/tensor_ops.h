@@ -30,7 +30,7 @@ cudnnStatus_t ocd_ewise_copy(cudnnHandle_t handle, const void *alpha, const stru
 /* The argument checks of a call y = alpha * f(x) + beta * y (cudnnAddTensor,
    cudnnTransformTensor): a live handle, both descriptors live and set (their views are returned),
    y's elements apart (x, only read, may have elements that share memory) and no NULL pointer;
-   BAD_PARAM, logged with the argument's name, otherwise. */
+   BAD_PARAM, logged with the argument's name, otherwise. Either may have negative strides. */
 cudnnStatus_t ocd_check_blend_args(cudnnHandle_t handle, const void *alpha, cudnnTensorDescriptor_t xDesc,
                                    const char *x_name, const void *x, const void *beta,
                                    cudnnTensorDescriptor_t yDesc, const char *y_name, const void *y,

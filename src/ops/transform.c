@@ -13,7 +13,10 @@
      The text also asks for one data type; cuDNN 8 converts between any two (float, double,
      half, bfloat16, int8, uint8, int32 and the int8 vector types), as programs rely on, and so
      do all three transforms here (INT64: NOT_SUPPORTED). A conversion rounds once, to nearest
-     even, and saturates integers (NaN giving 0), as core/dtype.h describes.
+     even, and saturates integers (NaN giving 0), as core/dtype.h describes. x and y may have
+     negative strides (reversed views), as NVIDIA's library takes them; cudnnTransformTensorEx
+     declines them (NOT_SUPPORTED, ocd_tensor_get), its padding and folding gather not being
+     written for them.
    - cudnnSetTensorTransformDescriptor: nbDims > 2 (BAD_PARAM), at most CUDNN_DIM_MAX
      (NOT_SUPPORTED); destFormat NCHW or NHWC (NOT_SUPPORTED otherwise); direction FOLD or
      UNFOLD (BAD_PARAM); NULL pads mean 0, NULL folds mean 1, folds <= 1 mean no folding (the

@@ -7,10 +7,15 @@
    Normalization (ocd_ewise_build) turns any legal set of views into plain strided loops: a
    vector type's channel dimension is split into (vectors, lanes) dimensions so that no engine
    ever deals with NCHW_VECT_C; a broadcast operand gets stride 0; dimensions of extent 1 are
-   dropped; the dimensions are ordered by y's strides (the last is y's fastest), and neighbours
-   that every operand walks contiguously are merged. A packed problem of any layout therefore
-   arrives as one dimension with unit strides, which the engines' vectorized paths recognize.
-   The normalization is src/ops/ewise.c. */
+   dropped; a dimension y walks backwards (a negative stride: a reversed view) is turned around
+   in every operand, each operand's start moved to the element the walk begins at, so that y's
+   strides are never negative (an input's may be, where it is reversed and y is not); the
+   dimensions are ordered by y's strides (the last is y's fastest), and neighbours that every
+   operand walks contiguously are merged. A packed problem of any layout, and one whose
+   operands are all reversed alike, therefore arrives as one dimension with unit strides, which
+   the engines' vectorized paths recognize. Engines compute offsets as signed 64-bit products
+   of index and stride, or decline a problem with a negative stride. The normalization is
+   src/ops/ewise.c. */
 #ifndef OCD_PROBLEM_EWISE_H
 #define OCD_PROBLEM_EWISE_H
 
@@ -36,10 +41,12 @@ enum ocd_ewise_op {
 };
 
 /* One operand after normalization: its scalar type, base pointer and a stride (in scalars of
-   its type, 0 where it is broadcast) for each of the problem's dimensions. */
+   its type, 0 where it is broadcast, negative where it is reversed and y is not) for each of
+   the problem's dimensions. */
 struct ocd_ewise_operand {
     cudnnDataType_t dtype; /* a scalar type: vector types are given as their scalar type */
-    const void *data;
+    const void *data;      /* the element the walk starts at (ocd_ewise_bind) */
+    int64_t origin;        /* scalars from the caller's pointer (element (0,...,0)) to that element */
     int64_t strides[OCD_EWISE_MAX_DIMS];
 };
 
@@ -59,9 +66,14 @@ int ocd_ewise_inputs(enum ocd_ewise_op op);
 
 /* Builds the normalized problem from views of the same rank: y, then a and b where the op uses
    them (NULL otherwise). The API has checked that each dimension of a and b equals y's or is 1.
-   Data pointers, scaling factors and the fill value are set by the caller afterwards. */
+   The data pointers are given afterwards through ocd_ewise_bind, the scaling factors and the
+   fill value set by the caller. */
 void ocd_ewise_build(struct ocd_ewise *e, enum ocd_ewise_op op, const struct ocd_tensor_view *y,
                      const struct ocd_tensor_view *a, const struct ocd_tensor_view *b);
+
+/* Sets the operands' data from the caller's pointers to their elements (0,...,0), moved by
+   each operand's origin; a and b may be NULL where the op does not read them. */
+void ocd_ewise_bind(struct ocd_ewise *e, void *y, const void *a, const void *b);
 
 /* ---- the engines (entries of the elementwise table, src/ops/tensor_ops.c) -------------------------
    Each takes a struct ocd_ewise (any op, types, strides) and needs no workspace.

@@ -11,7 +11,10 @@
    and NHWC (a row of values), binary ops of two full tensors, of a per-channel bias and of a
    plane an image, rows shorter than a block's segment (decoded pack by pack) and longer (decoded
    once), a single row whose length is not a whole number of packs (its tail), in float and half,
-   and the conversions between them (y of one type, the inputs of the other).
+   and the conversions between them (y of one type, the inputs of the other); and reversed views
+   (negative strides, every operand reversed alike, which the normalization turns into a forward
+   packed problem: the pointers it moves must land each thread on its elements), while an input
+   reversed where y is not must be declined (its row offsets would be negative).
    y is poisoned (NaN) where it is not blended. The reference computes in double from the inputs
    as stored; a result must be within one rounding of the type (and of the float arithmetic) of
    it. Prints a line per case; exits 1 if any differs. */
@@ -24,12 +27,14 @@
 
 namespace {
 
-/* A packed 4-D tensor of T: its view (NCHW or NHWC strides) and values. */
+/* A packed 4-D tensor of T: its view (NCHW or NHWC strides, the dims of `reverse` (a bit per
+   dim) walked backwards) and values; element (0,0,0,0) is `origin` into data. */
 template <typename T> struct emu_tensor {
     struct ocd_tensor_view v;
     std::vector<T> data;
+    int64_t origin = 0;
 
-    emu_tensor(cudnnDataType_t dtype, const int dims[4], cudnnTensorFormat_t format)
+    emu_tensor(cudnnDataType_t dtype, const int dims[4], cudnnTensorFormat_t format, unsigned reverse = 0)
     {
         int strides[4];
         ocd_packed_strides(format, 4, dims, 1, strides);
@@ -42,15 +47,21 @@ template <typename T> struct emu_tensor {
             v.dims[d] = dims[d];
             v.strides[d] = strides[d];
             n *= dims[d];
+            if ((reverse >> d & 1) && dims[d] > 1) {
+                origin += (int64_t)(dims[d] - 1) * strides[d];
+                v.strides[d] = -strides[d];
+            }
         }
         data.resize((size_t)n);
     }
+    /* What the API is given: the address of element (0,0,0,0). */
+    T *first() { return data.data() + origin; }
     /* Logical element (i0, i1, i2, i3), a broadcast dim (of extent 1) taking index 0. */
     T &at(const int64_t i[4])
     {
         int64_t o = 0;
         for (int d = 0; d < 4; d++) o += (v.dims[d] == 1 ? 0 : i[d]) * v.strides[d];
-        return data[(size_t)o];
+        return data[(size_t)(origin + o)];
     }
 };
 
@@ -93,24 +104,22 @@ template <typename Ty, typename Ta, int OP> void emu_launch(const struct ocd_ewi
 }
 
 /* y = alpha1 a (+ alpha2 b for ADD) + beta y over y's dims (a, b broadcast where their dims are
-   1): a is y itself when in_place (the scale). form: the rows_form the launch must take. Returns
-   whether every element is right. */
+   1): a is y itself when in_place (the scale). form: the rows_form the launch must take; every
+   operand's dims of `reverse` walked backwards. Returns whether every element is right. */
 template <typename Ty, typename Ta, int OP>
 bool emu_case(const char *name, cudnnDataType_t ytype, cudnnDataType_t atype, const int ydims[4], const int adims[4],
               const int bdims[4], cudnnTensorFormat_t format, bool in_place, double alpha1, double alpha2, double beta,
-              int form)
+              int form, unsigned reverse = 0)
 {
-    emu_tensor<Ty> y(ytype, ydims, format);
-    emu_tensor<Ta> a(atype, adims, format), b(atype, bdims, format);
+    emu_tensor<Ty> y(ytype, ydims, format, reverse);
+    emu_tensor<Ta> a(atype, adims, format, reverse), b(atype, bdims, format, reverse);
     for (Ta &v : a.data) v = emu_store<Ta>(emu_random(-2, 2));
     for (Ta &v : b.data) v = emu_store<Ta>(emu_random(-2, 2));
     for (Ty &v : y.data) v = emu_store<Ty>(beta != 0 || in_place ? emu_random(-2, 2) : NAN);
     const std::vector<Ty> y0 = y.data;
     struct ocd_ewise e;
     ocd_ewise_build(&e, (enum ocd_ewise_op)OP, &y.v, in_place ? &y.v : &a.v, OP == OCD_EWISE_ADD ? &b.v : NULL);
-    e.y.data = y.data.data();
-    e.a.data = in_place ? (const void *)y.data.data() : (const void *)a.data.data();
-    e.b.data = b.data.data();
+    ocd_ewise_bind(&e, y.first(), in_place ? (const void *)y.first() : (const void *)a.first(), b.first());
     e.alpha1 = alpha1;
     e.alpha2 = alpha2;
     e.beta = beta;
@@ -125,7 +134,7 @@ bool emu_case(const char *name, cudnnDataType_t ytype, cudnnDataType_t atype, co
     }
     emu_launch<Ty, Ta, OP>(&e, 3);
 
-    emu_tensor<Ty> before(ytype, ydims, format);
+    emu_tensor<Ty> before(ytype, ydims, format, reverse);
     before.data = y0;
     int64_t bad = 0, n = 0, i[4];
     for (i[0] = 0; i[0] < ydims[0]; i[0]++)
@@ -186,8 +195,36 @@ template <typename Ty, typename Ta> bool emu_type(cudnnDataType_t ytype, cudnnDa
              ROWS_ANY);
     EMU_CASE("add of a plane an image, long rows", A, large, large, plane_large, CUDNN_TENSOR_NCHW, false, 0.5, 1, 0,
              ROWS_ANY);
+    /* reversed views, every operand alike: packed again once turned around */
+    if (same) {
+        EMU_CASE("scale in place, all reversed", C, large, large, large, CUDNN_TENSOR_NCHW, true, 1.5, 0, 0, ROWS_FLAT,
+                 0xf);
+    }
+    EMU_CASE("bias add NHWC, H and C reversed", C, nhwc, bias_nhwc, nhwc, CUDNN_TENSOR_NHWC, false, 1, 0, -0.5,
+             ROWS_FLAT, 0x6);
+    EMU_CASE("bias add NCHW, N and W reversed", C, large, bias_large, large, CUDNN_TENSOR_NCHW, false, 0.5, 0, 1,
+             ROWS_VALUE, 0x9);
+    EMU_CASE("add of a plane an image, all reversed", A, large, large, plane_large, CUDNN_TENSOR_NCHW, false, 0.5, 1,
+             0, ROWS_ANY, 0xf);
+    EMU_CASE("add of two tensors, one row reversed, tail", A, row, row, row, CUDNN_TENSOR_NCHW, false, 0.5, 2, 0,
+             ROWS_ANY, 0x8);
 #undef EMU_CASE
     return ok;
+}
+
+/* An input reversed where y is not keeps negative strides after the normalization: the
+   vectorized kernel, whose row offsets are unsigned, must decline it. */
+bool emu_reversed_input_declined()
+{
+    const int dims[4] = {2, 4, 96, 96};
+    emu_tensor<float> y(CUDNN_DATA_FLOAT, dims, CUDNN_TENSOR_NCHW), a(CUDNN_DATA_FLOAT, dims, CUDNN_TENSOR_NCHW, 0x1);
+    struct ocd_ewise e;
+    ocd_ewise_build(&e, OCD_EWISE_COPY, &y.v, &a.v, NULL);
+    ocd_ewise_bind(&e, y.first(), a.first(), NULL);
+    e.alpha1 = 1;
+    const char *why = ocd_cuda_ewise_vec_applies(NULL, &e);
+    printf("%-58s %s\n", "float: copy of an input reversed along N, declined", why ? "ok" : "FAIL (taken)");
+    return why != NULL;
 }
 
 } // namespace
@@ -198,6 +235,7 @@ int main()
     ok &= emu_type<__half, __half>(CUDNN_DATA_HALF, CUDNN_DATA_HALF, "half");
     ok &= emu_type<__half, float>(CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, "float -> half");
     ok &= emu_type<float, __half>(CUDNN_DATA_FLOAT, CUDNN_DATA_HALF, "half -> float");
+    ok &= emu_reversed_input_declined();
     printf("%s\n", ok ? "all cases ok" : "SOME CASES FAILED");
     return ok ? 0 : 1;
 }

@@ -69,15 +69,32 @@ int64_t rt_count(const struct rtensor *t)
     return n;
 }
 
-int64_t rt_span(const struct rtensor *t)
+/* The lowest and highest scalar offsets of an element's start (a negative stride reaches below
+   element (0,...,0)). */
+static void rt_bounds(const struct rtensor *t, int64_t *lo, int64_t *hi)
 {
-    /* the largest offset is the last element's; add the rest of its vector */
-    int64_t most = 0;
+    *lo = *hi = 0;
     for (int d = 0; d < t->rank; d++) {
         int64_t steps = d == 1 ? t->dims[d] / t->vect - 1 : t->dims[d] - 1;
-        most += steps * t->strides[d] * t->vect;
+        int64_t reach = steps * t->strides[d] * t->vect;
+        if (reach < 0) *lo += reach;
+        else *hi += reach;
     }
-    return most + t->vect;
+}
+
+int64_t rt_span(const struct rtensor *t)
+{
+    /* from the lowest element to the highest, plus the rest of its vector */
+    int64_t lo, hi;
+    rt_bounds(t, &lo, &hi);
+    return hi - lo + t->vect;
+}
+
+int64_t rt_origin(const struct rtensor *t)
+{
+    int64_t lo, hi;
+    rt_bounds(t, &lo, &hi);
+    return -lo;
 }
 
 bool rt_next(int rank, const int dims[], int idx[])
@@ -119,9 +136,9 @@ void ref_ewise(int op, bool propagate_nan, double alpha1, const struct rtensor *
     for (int64_t i = 0; i < span; i++) want[i] = tload(ct->dtype, c_before, i);
     int idx[RT_MAX_DIMS] = {0};
     do {
-        double x = alpha1 * tload(at->dtype, a, rt_offset(at, idx));
-        double y = bt ? alpha2 * tload(bt->dtype, b, rt_offset(bt, idx)) : 0;
-        int64_t o = rt_offset(ct, idx);
+        double x = alpha1 * tload(at->dtype, a, rt_origin(at) + rt_offset(at, idx));
+        double y = bt ? alpha2 * tload(bt->dtype, b, rt_origin(bt) + rt_offset(bt, idx)) : 0;
+        int64_t o = rt_origin(ct) + rt_offset(ct, idx);
         double r = ref_op(op, propagate_nan, x, y);
         if (beta != 0) r += beta * tload(ct->dtype, c_before, o);
         want[o] = ref_quantize(ct->dtype, r);

@@ -29,12 +29,16 @@ void rt_packed(struct rtensor *t, cudnnDataType_t dtype, cudnnTensorFormat_t for
 /* Strides with gaps: dims ordered outermost first by order[], each stride its inner span plus
    gap elements. */
 void rt_gapped(struct rtensor *t, cudnnDataType_t dtype, int rank, const int dims[], const int order[], int gap);
-/* Scalar offset of logical element idx (an index is ignored on a dimension of extent 1, which
-   is how a broadcast operand is read). */
+/* Scalar offset of logical element idx from element (0,...,0) (an index is ignored on a
+   dimension of extent 1, which is how a broadcast operand is read); negative strides (a
+   reversed view) give negative offsets. */
 int64_t rt_offset(const struct rtensor *t, const int idx[]);
 int64_t rt_count(const struct rtensor *t);
-/* Scalars from the first element to past the last one. */
+/* Scalars from the lowest element to past the highest one: a buffer of the layout holds this
+   many, element (0,...,0) rt_origin of them from its start (0 unless a stride is negative; the
+   pointer cuDNN is given is the buffer's start plus rt_origin scalars). */
 int64_t rt_span(const struct rtensor *t);
+int64_t rt_origin(const struct rtensor *t);
 /* Advances idx over dims row-major; false after the last. */
 bool rt_next(int rank, const int dims[], int idx[]);
 
@@ -46,7 +50,8 @@ double ref_quantize(cudnnDataType_t t, double v);
 #define REF_COPY (-1)
 double ref_op(int op, bool propagate_nan, double a, double b);
 
-/* want[] (rt_span(ct) scalars) = c_before everywhere, then for every logical element of C:
+/* Buffers a, b, c_before and want hold their layouts' spans from the start (rt_origin).
+   want[] (rt_span(ct) scalars) = c_before everywhere, then for every logical element of C:
    quantize(op(alpha1 * A, alpha2 * B) + beta * C) with A and B broadcast where their dims are 1
    (bt and b may be NULL for unary ops; C is not read when beta == 0). */
 void ref_ewise(int op, bool propagate_nan, double alpha1, const struct rtensor *at, const void *a, double alpha2,
