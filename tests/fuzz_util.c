@@ -85,6 +85,9 @@ void fz_set(struct fz_tensor *t, const struct fz_tensor *like)
         }
         if (layout == 2)
             for (int i = 0; i < rank; i++) strides[i] *= 2;
+        if (trand_int(0, 3) == 0) /* a reversed view */
+            for (int i = 0; i < rank; i++)
+                if (trand_int(0, 1)) strides[i] = -strides[i];
     } else { /* anything small: overlapping, zero or out of order */
         for (int i = 0; i < rank; i++) strides[i] = trand_int(0, 40);
     }
@@ -134,6 +137,7 @@ bool fz_buffer(struct fz_tensor *t, size_t bytes, size_t shift)
     if (bytes > MAX_BYTES) return false;
     t->bytes = bytes;
     t->lead = GUARD + shift;
+    t->below = 0;
     size_t all = t->lead + bytes + GUARD;
     t->snap = malloc(all);
     /* the bytes from one draw (splitmix64), so that under the libFuzzer harness, where each draw
@@ -161,15 +165,34 @@ bool fz_buffers(struct fz_tensor *t, int n, size_t bytes)
 
 /* t's buffer, of its descriptor's size (fz_buffer); one time in four its data 1 to 3 elements
    past an aligned address (vector types excepted), which the vectorized kernels must notice. */
+/* Bytes of t's span below its element (0,...,0): the reach of its negative strides (the API
+   counts a vector type's strides in vectors along C, where it steps C / vector width times). */
+static size_t below_bytes(const struct fz_tensor *t)
+{
+    cudnnDataType_t dtype;
+    int n, dims[5], strides[5];
+    if (!fz_shape(t, &dtype, &n, dims, strides)) return 0;
+    const int vect = rt_vect(dtype);
+    int64_t below = 0;
+    for (int d = 0; d < n && d < 5; d++) {
+        const int64_t steps = (d == 1 ? dims[d] / vect : dims[d]) - 1;
+        if (strides[d] < 0 && steps > 0) below += steps * -(int64_t)strides[d] * vect;
+    }
+    return (size_t)below * tdtype_size(dtype);
+}
+
 bool fz_tensor_alloc(struct fz_tensor *t)
 {
-    size_t bytes = 0, shift = 0;
+    size_t bytes = 0, shift = 0, below = 0;
     if (t->desc == NULL) return false;
     if (cudnnGetTensorSizeInBytes(t->desc, &bytes) != CUDNN_STATUS_SUCCESS) bytes = 0;
+    else below = below_bytes(t);
     const cudnnDataType_t dtype = fz_dtype(t);
     bool vector = dtype == CUDNN_DATA_INT8x4 || dtype == CUDNN_DATA_UINT8x4 || dtype == CUDNN_DATA_INT8x32;
     if (!vector && trand_int(0, 3) == 0) shift = (size_t)trand_int(1, 3) * tdtype_size(dtype);
-    return fz_buffer(t, bytes, shift);
+    if (below > bytes || !fz_buffer(t, bytes, shift + below)) return false;
+    t->below = below;
+    return true;
 }
 
 bool fz_buffer_of(struct fz_tensor *t, const void *data, size_t bytes)
@@ -216,13 +239,14 @@ void fz_check_with(const char *op, int iteration, cudnnStatus_t s, cudnnStatus_t
     }
     for (int o = 0; o < nout; o++) {
         if (out[o]->base == NULL) continue;
-        size_t end = out[o]->lead + out[o]->bytes, all = end + GUARD;
+        /* the span starts `below` bytes before the data (a reversed view) */
+        size_t first = out[o]->lead - out[o]->below, end = first + out[o]->bytes, all = out[o]->lead + out[o]->bytes + GUARD;
         unsigned char *now = malloc(all);
         buf_download(out[o], now, all);
         const unsigned char *was = out[o]->snap;
         bool ok = s != CUDNN_STATUS_SUCCESS ? memcmp(now, was, all) == 0 /* a failure: the whole buffer */
-                                            : memcmp(now, was, out[o]->lead) == 0 &&
-                                                  memcmp(now + end, was + end, GUARD) == 0; /* the guards */
+                                            : memcmp(now, was, first) == 0 &&
+                                                  memcmp(now + end, was + end, all - end) == 0; /* the guards */
         if (!ok)
             FAIL("iteration %d, %s: %s %d", iteration, op,
                  s == CUDNN_STATUS_SUCCESS ? "wrote outside its output" : "failed but wrote its output", o);

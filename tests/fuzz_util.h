@@ -28,7 +28,9 @@ enum { GUARD = 256, MAX_BYTES = 1 << 20 };
 struct fz_tensor {
     cudnnTensorDescriptor_t desc;
     size_t bytes;          /* cudnnGetTensorSizeInBytes, 0 when it fails */
-    size_t lead;           /* bytes before the data: GUARD, and for a tensor now and then a few elements more */
+    size_t lead;           /* bytes before the data: GUARD, and for a tensor now and then a few elements more,
+                              and the part of its span below the data (below) */
+    size_t below;          /* bytes of a reversed view's span below its element (0,...,0), the data pointer */
     unsigned char *base;   /* lead + bytes + GUARD bytes on the backend under test, or on the host */
     unsigned char *snap;   /* the buffer's bytes before the call, on the host */
     bool host;             /* set before fz_buffer: base in host memory whatever the backend (arrays
@@ -49,7 +51,8 @@ cudnnDataType_t fz_type(void);
 bool fz_shape(const struct fz_tensor *t, cudnnDataType_t *dtype, int *rank, int dims[5], int strides[5]);
 cudnnDataType_t fz_dtype(const struct fz_tensor *t);
 /* Sets t's descriptor from random parameters; given `like`, three times in four its rank, dims
-   and type (now and then one dim changed), half of those times its strides too. */
+   and type (now and then one dim changed), half of those times its strides too. One packed or
+   padded layout in four has some dims reversed (negative strides). */
 void fz_set(struct fz_tensor *t, const struct fz_tensor *like);
 /* Creates t's descriptor from random parameters (fz_set). */
 void fz_tensor_init(struct fz_tensor *t, const struct fz_tensor *like);
@@ -62,7 +65,8 @@ bool fz_buffer(struct fz_tensor *t, size_t bytes, size_t shift);
 /* n buffers of `bytes` each (fz_buffer), data aligned: false when any passes MAX_BYTES. */
 bool fz_buffers(struct fz_tensor *t, int n, size_t bytes);
 /* t's buffer, of its descriptor's size (fz_buffer); one time in four its data 1 to 3 elements
-   past an aligned address (vector types excepted), which the vectorized kernels must notice. */
+   past an aligned address (vector types excepted), which the vectorized kernels must notice; the
+   data pointer at element (0,...,0), the part of a reversed view's span below it in the buffer. */
 bool fz_tensor_alloc(struct fz_tensor *t);
 /* A buffer (fz_buffer) whose data are `bytes` bytes copied from data. */
 bool fz_buffer_of(struct fz_tensor *t, const void *data, size_t bytes);
