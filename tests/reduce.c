@@ -47,8 +47,11 @@ static void run_reduce(const struct red_case *k, const void *a_given, const char
     CHECK(ibytes == (want_indices ? (size_t)outputs * 4 : 0));
     void *di = tbuf_alloc(ibytes), *dw = tbuf_alloc(wbytes);
     struct tscale sa, sb;
+    /* the pointers at elements (0,...,0): into the buffer where a view is reversed */
+    void *a0 = (char *)da + rt_origin(k->at) * (int64_t)tdtype_size(k->at->dtype);
+    void *c0 = (char *)dc + rt_origin(k->ct) * (int64_t)tdtype_size(k->ct->dtype);
     CHECK_OK(cudnnReduceTensor(h, rd, ibytes ? di : NULL, ibytes, wbytes ? dw : NULL, wbytes,
-                               tscale(&sa, k->ct->dtype, k->alpha), ad, da, tscale(&sb, k->ct->dtype, k->beta), cd, dc));
+                               tscale(&sa, k->ct->dtype, k->alpha), ad, a0, tscale(&sb, k->ct->dtype, k->beta), cd, c0));
     double *want = malloc(sizeof(double) * (size_t)rt_span(k->ct));
     uint32_t *want_idx = malloc(sizeof(uint32_t) * (size_t)outputs), *got_idx = malloc(ibytes + 4);
     ref_reduce(k->op, k->nan == CUDNN_PROPAGATE_NAN, k->alpha, k->at, a, k->beta, k->ct, c, want, want_idx);
@@ -127,6 +130,38 @@ TEST(reduce_every_op_type_pattern_and_layout)
             }
         }
     }
+}
+
+/* Reversed views (negative strides), as NVIDIA's library takes them at Set: A reversed along
+   some dims, C along others or not at all, each reduction pattern; indices count the reduced
+   elements in their logical order. */
+TEST(reduce_reversed_views)
+{
+    const int adims[] = {2, 3, 4, 5};
+    static const unsigned flips[][2] = {{0xf, 0}, {0x5, 0xa}, {0, 0xf}, {0xa, 0xf}};
+    static const cudnnReduceTensorOp_t ops[] = {CUDNN_REDUCE_TENSOR_ADD, CUDNN_REDUCE_TENSOR_MAX,
+                                                CUDNN_REDUCE_TENSOR_AVG, CUDNN_REDUCE_TENSOR_AMAX,
+                                                CUDNN_REDUCE_TENSOR_NORM2};
+    int n = 0;
+    for (size_t f = 0; f < TLEN(flips); f++)
+        for (size_t p = 0; p < TLEN(reduce_patterns); p++, n++) {
+            int cdims[4];
+            for (int d = 0; d < 4; d++) cdims[d] = (reduce_patterns[p] >> d) & 1 ? 1 : adims[d];
+            struct rtensor at, ct;
+            rt_packed(&at, CUDNN_DATA_FLOAT, n % 2 ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, 4, adims);
+            rt_packed(&ct, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, cdims);
+            for (int d = 0; d < 4; d++) {
+                if (flips[f][0] >> d & 1) at.strides[d] = -at.strides[d];
+                if (flips[f][1] >> d & 1) ct.strides[d] = -ct.strides[d];
+            }
+            const cudnnReduceTensorOp_t op = ops[n % TLEN(ops)];
+            struct red_case k = {op, CUDNN_NOT_PROPAGATE_NAN, &at, &ct, 1.0, n % 3 ? 0.0 : 0.5, 0, 0, true};
+            value_range(op, CUDNN_DATA_FLOAT, &k.lo, &k.hi);
+            char what[128];
+            snprintf(what, sizeof what, "reduce op %d, flips A %#x C %#x, pattern %zu", (int)op, flips[f][0],
+                     flips[f][1], p);
+            run_reduce(&k, NULL, what);
+        }
 }
 
 TEST(reduce_5d_and_8d)

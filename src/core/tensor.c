@@ -235,7 +235,8 @@ cudnnStatus_t ocd_tensor_get_taking(cudnnTensorDescriptor_t desc, const char *na
     if (reversed >= 0 && !(takes & OCD_TAKES_REVERSED))
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED,
                         "%s has a negative stride (%d on dimension %d): this call does not take reversed views "
-                        "(cudnnTransformTensor, cudnnAddTensor, cudnnOpTensor, cudnnScaleTensor and cudnnSetTensor do)",
+                        "(cudnnTransformTensor, cudnnAddTensor, cudnnOpTensor, cudnnScaleTensor, cudnnSetTensor "
+                        "and cudnnReduceTensor do)",
                         name, desc->strides[reversed], reversed);
     if (takes & OCD_TAKES_SHARED) return CUDNN_STATUS_SUCCESS;
     return ocd_view_check_disjoint(view, name);

@@ -106,7 +106,7 @@ void ocd_view_format(const struct ocd_tensor_view *v, char *buf, size_t size);
    strides (NVIDIA's library takes such layouts: cudarc's pooling test and grain's transform
    test read through them) and for queries of the descriptor itself. OCD_TAKES_REVERSED: for
    the calls whose engines on every backend walk signed strides (the elementwise engines of
-   problem/ewise.h) and for queries. ocd_tensor_get takes neither, ocd_tensor_get_input shared
+   problem/ewise.h, the reduction of problem/reduce.h) and for queries. ocd_tensor_get takes neither, ocd_tensor_get_input shared
    elements. */
 enum { OCD_TAKES_SHARED = 1u, OCD_TAKES_REVERSED = 2u };
 cudnnStatus_t ocd_tensor_get_taking(cudnnTensorDescriptor_t desc, const char *name, unsigned takes,

@@ -19,7 +19,10 @@
      C; only 32-bit indices are supported (NOT_SUPPORTED otherwise). For the other ops the
      request is ignored and the indices size is 0.
    - indicesSizeInBytes or workspaceSizeInBytes below what the Get functions report:
-     CUDNN_STATUS_INVALID_VALUE. */
+     CUDNN_STATUS_INVALID_VALUE.
+   - A and C may have negative strides (reversed views, as NVIDIA's library takes at Set): both
+     backends walk the problem's strides as signed 64-bit offsets, and the indices count the
+     reduced elements in their logical order whatever the strides. */
 #include "ops/tensor_ops.h"
 
 #include "core/dtype.h"
@@ -186,8 +189,8 @@ static cudnnStatus_t prepare(cudnnHandle_t handle, cudnnReduceTensorDescriptor_t
     OCD_CHECK_HANDLE(handle);
     OCD_CHECK_OBJECT(OCD_OBJ_REDUCE_TENSOR, desc);
     struct ocd_tensor_view av, cv;
-    OCD_TRY(ocd_tensor_get(aDesc, "aDesc", &av));
-    OCD_TRY(ocd_tensor_get(cDesc, "cDesc", &cv));
+    OCD_TRY(ocd_tensor_get_taking(aDesc, "aDesc", OCD_TAKES_REVERSED, &av));
+    OCD_TRY(ocd_tensor_get_taking(cDesc, "cDesc", OCD_TAKES_REVERSED, &cv));
     OCD_TRY(ocd_check_broadcast(&cv, "cDesc", &av, "aDesc"));
     if (ocd_view_same_dims(&av, &cv))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "aDesc and cDesc have the same dimensions: nothing is reduced");

@@ -21,7 +21,7 @@ void ref_reduce(cudnnReduceTensorOp_t op, bool propagate_nan, double alpha, cons
         int r[RT_MAX_DIMS] = {0}, idx[RT_MAX_DIMS];
         do {
             for (int d = 0; d < at->rank; d++) idx[d] = ct->dims[d] == 1 ? r[d] : out[d];
-            double v = tload(at->dtype, a, rt_offset(at, idx));
+            double v = tload(at->dtype, a, rt_origin(at) + rt_offset(at, idx));
             switch (op) {
             case CUDNN_REDUCE_TENSOR_ADD: case CUDNN_REDUCE_TENSOR_AVG: acc += v; break;
             case CUDNN_REDUCE_TENSOR_MUL: acc *= v; break;
@@ -52,7 +52,7 @@ void ref_reduce(cudnnReduceTensorOp_t op, bool propagate_nan, double alpha, cons
                            op == CUDNN_REDUCE_TENSOR_AMAX)
                             ? best
                             : acc;
-        int64_t co = rt_offset(ct, out);
+        int64_t co = rt_origin(ct) + rt_offset(ct, out);
         double v = alpha * result;
         if (beta != 0) v += beta * tload(ct->dtype, c_before, co);
         want[co] = ref_quantize(ct->dtype, v);

@@ -4,7 +4,9 @@
 
 #include "ref/tensor_ops.h"
 
-/* want[] (rt_span(ct) scalars) = c_before everywhere, then every logical element of C =
+/* Buffers hold their layouts' spans from the start (rt_origin: a reversed view's element
+   (0,...,0) lies inside). want[] (rt_span(ct) scalars) = c_before everywhere, then every logical
+   element of C =
    quantize(alpha * reduce + beta * c_before) (C not read when beta == 0). The reduced set of an
    output is every element of A that agrees with it on the dims where C is not 1, visited
    row-major; index[o] (o: C's logical row-major position; NULL: not wanted) receives the position
