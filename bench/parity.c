@@ -78,6 +78,7 @@ static void release_all(struct probe_out *o)
         case HELD_CTC: cudnnDestroyCTCLossDescriptor(p); break;
         case HELD_ACTIVATION: cudnnDestroyActivationDescriptor(p); break;
         case HELD_OP_TENSOR: cudnnDestroyOpTensorDescriptor(p); break;
+        case HELD_REDUCE: cudnnDestroyReduceTensorDescriptor(p); break;
         }
     }
     o->nheld = 0;

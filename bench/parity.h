@@ -19,7 +19,7 @@ enum { MAX_KEEP = 48, LINE_BYTES = 1 << 16, FULL_VALUES = 256 };
 extern cudnnHandle_t parity_handle;
 
 enum held_kind { HELD_MEMORY, HELD_TENSOR, HELD_FILTER, HELD_CONV, HELD_POOL, HELD_LRN, HELD_DROPOUT, HELD_RNN,
-                 HELD_RNN_DATA, HELD_CTC, HELD_ACTIVATION, HELD_OP_TENSOR };
+                 HELD_RNN_DATA, HELD_CTC, HELD_ACTIVATION, HELD_OP_TENSOR, HELD_REDUCE };
 
 struct held {
     void *p;

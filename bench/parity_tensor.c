@@ -1,46 +1,117 @@
 /* parity_tensor.c: the parity probes of tensor descriptors and the tensor ops: views with negative
-   strides and with stride 0 on a dim longer than 1 (a broadcast written as strides) read by
-   cudnnTransformTensor and cudnnAddTensor, the bytes cudnnGetTensorSizeInBytes counts for views
-   that are not packed and for reversed ones, a dim of 0, the rounding and saturation of a float -> INT8 transform, and
+   strides (read by cudnnTransformTensor, cudnnAddTensor, cudnnOpTensor, cudnnReduceTensor, a ReLU
+   and a softmax; written by cudnnScaleTensor and cudnnSetTensor) and with stride 0 on a dim
+   longer than 1 (a broadcast written as strides) read by cudnnTransformTensor and
+   cudnnAddTensor, the bytes cudnnGetTensorSizeInBytes counts for views that are not packed and
+   for reversed ones, a dim of 0, the rounding and saturation of a float -> INT8 transform, and
    two calls the 8.2 text forbids whose result is defined: cudnnAddTensor of a float bias onto
    half data, cudnnOpTensor with C on B but not on A.
    The frame and the line format: parity.c. */
 #include "parity.h"
 
-/* ---- negative strides: a reversed view read by cudnnTransformTensor and cudnnAddTensor ------------ */
+/* ---- negative strides: a reversed view through the tensor ops and two NN ops ------------------------ */
+
+/* What the probe does with the reversed view: Set alone, or a call reading (or writing) it. */
+enum reversed_call { REV_SET, REV_TRANSFORM, REV_ADD, REV_OP_TENSOR, REV_SCALE, REV_FILL, REV_REDUCE, REV_RELU,
+                     REV_SOFTMAX };
+
+/* The call asked about on the view x (data at xd, element (0,0,0,0)) into y (packed, at out; for
+   REV_REDUCE the dims 1 x 1 x 2 x 1); REV_SCALE and REV_FILL write x itself. A call before it
+   that fails is reported (SETUP) and its status is then not read. */
+static cudnnStatus_t reversed_call(struct probe_out *o, enum reversed_call call, cudnnTensorDescriptor_t x, float *xd,
+                                   cudnnTensorDescriptor_t y, float *out)
+{
+    float alpha = 1, beta = call == REV_ADD ? 1 : 0, two = 2, fill = 7, zero = 0;
+    switch (call) {
+    case REV_TRANSFORM: return cudnnTransformTensor(parity_handle, &alpha, x, xd, &beta, y, out);
+    case REV_ADD: return cudnnAddTensor(parity_handle, &alpha, x, xd, &beta, y, out);
+    case REV_SCALE: return cudnnScaleTensor(parity_handle, x, xd, &two);
+    case REV_FILL: return cudnnSetTensor(parity_handle, x, xd, &fill);
+    case REV_OP_TENSOR: { /* A + 0 * B, B one zero */
+        cudnnOpTensorDescriptor_t op;
+        cudnnTensorDescriptor_t b = tensor4(o, 1, 1, 1, 1);
+        if (b == NULL || !SETUP(o, cudnnCreateOpTensorDescriptor(&op))) return CUDNN_STATUS_SUCCESS;
+        hold(o, op, HELD_OP_TENSOR);
+        if (!SETUP(o, cudnnSetOpTensorDescriptor(op, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN)))
+            return CUDNN_STATUS_SUCCESS;
+        return cudnnOpTensor(parity_handle, op, &alpha, x, xd, &zero, b, dev_fill(o, 1, 0), &beta, y, out);
+    }
+    case REV_REDUCE: { /* ADD over W */
+        cudnnReduceTensorDescriptor_t red;
+        if (!SETUP(o, cudnnCreateReduceTensorDescriptor(&red))) return CUDNN_STATUS_SUCCESS;
+        hold(o, red, HELD_REDUCE);
+        if (!SETUP(o, cudnnSetReduceTensorDescriptor(red, CUDNN_REDUCE_TENSOR_ADD, CUDNN_DATA_FLOAT,
+                                                     CUDNN_NOT_PROPAGATE_NAN, CUDNN_REDUCE_TENSOR_NO_INDICES,
+                                                     CUDNN_32BIT_INDICES)))
+            return CUDNN_STATUS_SUCCESS;
+        size_t ws = 0;
+        if (!SETUP(o, cudnnGetReductionWorkspaceSize(parity_handle, red, x, y, &ws))) return CUDNN_STATUS_SUCCESS;
+        return cudnnReduceTensor(parity_handle, red, NULL, 0, dev_bytes(o, ws), ws, &alpha, x, xd, &beta, y, out);
+    }
+    case REV_RELU: {
+        cudnnActivationDescriptor_t act;
+        if (!SETUP(o, cudnnCreateActivationDescriptor(&act))) return CUDNN_STATUS_SUCCESS;
+        hold(o, act, HELD_ACTIVATION);
+        if (!SETUP(o, cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0)))
+            return CUDNN_STATUS_SUCCESS;
+        return cudnnActivationForward(parity_handle, act, &alpha, x, xd, &beta, y, out);
+    }
+    case REV_SOFTMAX: /* over C, H and W of the one image: each value's place shows */
+        return cudnnSoftmaxForward(parity_handle, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &alpha, x, xd,
+                                   &beta, y, out);
+    case REV_SET: break;
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
 
 /* The view: 1 x 1 x 2 x 3 with strides 6, 6, -3, -1 over a buffer of 0..5, starting at its last
-   element (both dims reversed); or (one_dim) 3 x 1 x 1 x 1 with stride -2 over 0..4, from its last. */
-static void negative_strides(struct probe_out *o, int op, bool one_dim)
+   element (both dims reversed); or (one_dim) 3 x 1 x 1 x 1 with stride -2 over 0..4, from its last.
+   The output y (packed, poisoned; 10s where added to); the scale and the fill report the whole
+   buffer of the view. */
+static void negative_strides(struct probe_out *o, enum reversed_call call, bool one_dim)
 {
     const int *dims = one_dim ? (const int[]){3, 1, 1, 1} : (const int[]){1, 1, 2, 3};
     const int *strides = one_dim ? (const int[]){-2, 1, 1, 1} : (const int[]){6, 6, -3, -1};
-    const int n = one_dim ? 3 : 6, span = one_dim ? 5 : 6;
+    const int span = one_dim ? 5 : 6;
+    int n = one_dim ? 3 : 6;
     cudnnTensorDescriptor_t x;
     if (!SETUP(o, cudnnCreateTensorDescriptor(&x))) return;
     hold(o, x, HELD_TENSOR);
     cudnnStatus_t s = cudnnSetTensorNdDescriptor(x, CUDNN_DATA_FLOAT, 4, dims, strides);
-    if (op == 0) {
+    if (call == REV_SET) {
         set_status(o, s);
         return;
     }
     if (!setup_ok(o, "cudnnSetTensorNdDescriptor", s)) return;
     float base[6] = {0, 1, 2, 3, 4, 5};
     float *buf = dev_floats(o, base, (size_t)span);
-    cudnnTensorDescriptor_t y = tensor_nd(o, 4, dims, one_dim ? (const int[]){1, 1, 1, 1} : (const int[]){6, 6, 3, 1});
+    cudnnTensorDescriptor_t y;
+    if (call == REV_REDUCE) {
+        n = 2;
+        y = tensor4(o, 1, 1, 2, 1);
+    } else {
+        y = tensor_nd(o, 4, dims, one_dim ? (const int[]){1, 1, 1, 1} : (const int[]){6, 6, 3, 1});
+    }
     if (y == NULL) return;
-    float *out = op == 1 ? dev_fill(o, (size_t)n, NAN) : dev_fill(o, (size_t)n, 10);
-    float alpha = 1, beta = op == 1 ? 0 : 1;
-    s = op == 1 ? cudnnTransformTensor(parity_handle, &alpha, x, buf + span - 1, &beta, y, out)
-                : cudnnAddTensor(parity_handle, &alpha, x, buf + span - 1, &beta, y, out);
+    float *out = call == REV_ADD ? dev_fill(o, (size_t)n, 10) : dev_fill(o, (size_t)n, NAN);
+    s = reversed_call(o, call, x, buf + span - 1, y, out);
+    if (o->status_set) return; /* a call before the one asked about failed */
     set_status(o, s);
-    if (s == CUDNN_STATUS_SUCCESS) put(o, "y", out, (size_t)n);
+    if (s != CUDNN_STATUS_SUCCESS) return;
+    if (call == REV_SCALE || call == REV_FILL) put(o, "buffer", buf, (size_t)span);
+    else put(o, "y", out, (size_t)n);
 }
 
-static void negstride_set(struct probe_out *o) { negative_strides(o, 0, false); }
-static void negstride_transform(struct probe_out *o) { negative_strides(o, 1, false); }
-static void negstride_addtensor(struct probe_out *o) { negative_strides(o, 2, false); }
-static void negstride_transform_1d(struct probe_out *o) { negative_strides(o, 1, true); }
+static void negstride_set(struct probe_out *o) { negative_strides(o, REV_SET, false); }
+static void negstride_transform(struct probe_out *o) { negative_strides(o, REV_TRANSFORM, false); }
+static void negstride_addtensor(struct probe_out *o) { negative_strides(o, REV_ADD, false); }
+static void negstride_transform_1d(struct probe_out *o) { negative_strides(o, REV_TRANSFORM, true); }
+static void negstride_optensor(struct probe_out *o) { negative_strides(o, REV_OP_TENSOR, false); }
+static void negstride_scale_1d(struct probe_out *o) { negative_strides(o, REV_SCALE, true); }
+static void negstride_settensor_1d(struct probe_out *o) { negative_strides(o, REV_FILL, true); }
+static void negstride_reduce(struct probe_out *o) { negative_strides(o, REV_REDUCE, false); }
+static void negstride_relu(struct probe_out *o) { negative_strides(o, REV_RELU, false); }
+static void negstride_softmax(struct probe_out *o) { negative_strides(o, REV_SOFTMAX, false); }
 
 /* ---- stride 0: a broadcast view ----------------------------------------------------------------------- */
 
@@ -189,6 +260,12 @@ const struct probe parity_tensor_probes[] = {
     {"negstride_transform", negstride_transform},
     {"negstride_addtensor", negstride_addtensor},
     {"negstride_transform_1d", negstride_transform_1d},
+    {"negstride_optensor", negstride_optensor},
+    {"negstride_scale_1d", negstride_scale_1d},
+    {"negstride_settensor_1d", negstride_settensor_1d},
+    {"negstride_reduce", negstride_reduce},
+    {"negstride_relu", negstride_relu},
+    {"negstride_softmax", negstride_softmax},
     {"stride0_transform", stride0_transform},
     {"stride0_addtensor", stride0_addtensor},
     {"size_in_bytes_views", size_in_bytes_views},
