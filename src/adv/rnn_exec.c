@@ -63,7 +63,8 @@ void ocd_rnn_layout_of(const struct ocd_rnn_problem *p, const struct ocd_rnn_dat
     /* the workspace */
     at = 0;
     l->ws_gx = region(&at, pos * G * H * ce);
-    l->ws_gh = region(&at, N * G * H * ce);
+    size_t gh = N * G * H * ce, exchange = training ? 0 : ocd_rnn_persist_exchange_bytes(l->N, l->P);
+    l->ws_gh = region(&at, gh > exchange ? gh : exchange); /* inference: also the persistent kernel's exchange */
     l->ws_rtmp = region(&at, proj ? N * P * e : 0);
     l->ws_offsets = region(&at, T * 4);
     l->ws_lengths = region(&at, N * 4);
@@ -290,11 +291,13 @@ static cudnnStatus_t recurrence_steps(cudnnHandle_t handle, const void *problem,
 }
 
 #ifdef OCD_HAVE_CUDA
-/* The persistent kernel's problem: the inference layout's two state slots (slot 1 as hnext). */
+/* The persistent kernel's problem: the inference layout's two state slots (slot 1 as hnext),
+   the exchange in the step loop's gh region (ocd_rnn_layout_of sizes it for both). */
 static struct ocd_rnn_seq persistent_seq(const struct rnn_recurrence *r)
 {
     const struct ocd_rnn_layout *l = &r->x->l;
-    struct ocd_rnn_seq q = {.step = r->s, .r = ocd_rnn_weight(r->x, ocd_rnn_matrix(r->x->p, r->pl, r->x->p->gates))};
+    struct ocd_rnn_seq q = {.step = r->s, .r = ocd_rnn_weight(r->x, ocd_rnn_matrix(r->x->p, r->pl, r->x->p->gates)),
+                            .exchange = r->x->ws + l->ws_gh};
     q.step.hprev = r->hs;
     q.step.hnext = r->hs + (size_t)l->N * l->P * l->e;
     q.step.cprev = r->cs;

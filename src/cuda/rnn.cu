@@ -2,9 +2,9 @@
    (problem/rnn_kernels.h): a thread per unit of a sequence ((n, j) of the batch), the cell math
    of rnn_kernels.h in the compute type (float, double for double data); and the persistent
    recurrence of inference (ocd_cuda_rnn_persist: one cooperative kernel for every step of a
-   pseudo-layer, the recurrent weights held in shared memory, the same per-unit cell code as
-   the step kernel). Every launch goes on the handle's stream and none waits for the host, so a
-   whole RNN call can be captured.
+   pseudo-layer, the recurrent weights held in shared memory, h passed from block to block in
+   tagged words with no grid barrier per step, the same cell math). Every launch goes on the
+   handle's stream and none waits for the host, so a whole RNN call can be captured.
 
    What one thread does (fwd_unit and its fwd_cell, bwd_unit, proj_unit, skip_dx_unit,
    offsets_unit, and the persistent kernel's phases) is __host__ __device__, so that
@@ -15,16 +15,23 @@
 #include "problem/rnn_kernels.h"
 
 #include <cooperative_groups.h>
+#include <cstring>
 
 namespace {
 
 constexpr int THREADS = 256;
 
-__host__ __device__ __forceinline__ bool step_active(const ocd_rnn_step &s, int n, int *t)
+/* Whether sequence n is active at step `step`, and at which time t of its own. */
+__host__ __device__ __forceinline__ bool step_active_at(const ocd_rnn_step &s, int step, int n, int *t)
 {
     int len = s.lengths[n];
-    *t = s.dir ? len - 1 - s.s : s.s;
-    return s.s < len;
+    *t = s.dir ? len - 1 - step : step;
+    return step < len;
+}
+
+__host__ __device__ __forceinline__ bool step_active(const ocd_rnn_step &s, int n, int *t)
+{
+    return step_active_at(s, s.s, n, t);
 }
 
 __host__ __device__ __forceinline__ int64_t step_pos(const ocd_rnn_step &s, int t, int n)
@@ -37,6 +44,17 @@ template <typename T, typename C> __host__ __device__ __forceinline__ C load_bia
     return b ? (C)ocd_cuda_load((const T *)b + j) : (C)0;
 }
 
+/* W_g x + b_Wg of unit j at position pos: from gx, or x itself (skip input). */
+template <typename T>
+__host__ __device__ __forceinline__ typename ocd_compute<T>::type gate_input(const ocd_rnn_step &s, int64_t pos, int g,
+                                                                             int j)
+{
+    typedef typename ocd_compute<T>::type C;
+    const int GH = ocd_rnn_gates(s.mode) * s.H;
+    return (s.gx ? ((const C *)s.gx)[pos * GH + g * s.H + j] : (C)ocd_cuda_load((const T *)s.x + pos * s.x_stride + j)) +
+           load_bias<T, C>(s.bw[g], j);
+}
+
 /* Unit j of sequence n of a forward step; rec[g rec_stride]: R_g h of the unit's gate g (the
    recurrent product without its bias), read only where the sequence is active. */
 template <typename T>
@@ -45,7 +63,7 @@ __host__ __device__ void fwd_cell(const ocd_rnn_step &s, int n, int j, const typ
 {
     typedef typename ocd_compute<T>::type C;
     const int G = ocd_rnn_gates(s.mode), S = ocd_rnn_saved_gates(s.mode), H = s.H, P = s.P;
-    const C *gx = (const C *)s.gx, *cprev = (const C *)s.cprev;
+    const C *cprev = (const C *)s.cprev;
     C *cnext = (C *)s.cnext, *saved_out = (C *)s.saved;
     int t;
     int64_t i = (int64_t)n * H + j, hi = (int64_t)n * P + j;
@@ -60,8 +78,7 @@ __host__ __device__ void fwd_cell(const ocd_rnn_step &s, int n, int j, const typ
     int64_t pos = step_pos(s, t, n);
     C ax[4], ah[4], saved[5], c = 0, h;
     for (int g = 0; g < G; g++) {
-        ax[g] = (gx ? gx[pos * G * H + g * H + j] : (C)ocd_cuda_load((const T *)s.x + pos * s.x_stride + j)) +
-                load_bias<T, C>(s.bw[g], j);
+        ax[g] = gate_input<T>(s, pos, g, j);
         ah[g] = rec[g * rec_stride] + load_bias<T, C>(s.br[g], j);
     }
     C hprev = s.mode == CUDNN_GRU ? (C)ocd_cuda_load((const T *)s.hprev + hi) : (C)0;
@@ -218,26 +235,60 @@ unsigned grid_for(int64_t n)
 /* ---- the persistent recurrence (inference) --------------------------------------------------
 
    One cooperative kernel walks every step of a pseudo-layer. Block b owns the hidden units
-   [b U, (b + 1) U) (U = plan.units) and holds their rows of R, every gate's, in shared memory
-   for the whole sequence. Per step it computes its rows' products with h_{t-1} for every
-   sequence, `chunk` sequences at a time, in four phases with a block barrier after each:
-     stage   h_{t-1} of the chunk (global memory, where the other blocks wrote it) into shared
-             memory, in the compute type;
-     dots    PERSIST_SPLIT threads per (row, sequence), each summing every PERSIST_SPLIT-th
-             column, so that the threads of a warp read consecutive words of both operands;
-     reduce  the partial sums of each product;
-     cell    fwd_cell of each unit and sequence: the step loop's math, stores and inactive
-             sequences (which carry their states) exactly.
-   Then the whole grid synchronises (cooperative_groups::grid_group::sync, which also makes
-   every block's h_t visible to the others) before step t + 1. The states alternate between two
-   slots (ocd_rnn_seq), so a step never writes what another block may still read in it.
+   [b U, (b + 1) U) (U = plan.units) and keeps in shared memory, for the whole sequence, their
+   rows of R (every gate's), their b_R and their cells (LSTM) of every sequence. The blocks pass
+   the state h from step to step through the exchange (ocd_rnn_seq.exchange): h_t of unit j of
+   sequence n is the 8-byte word [t % 2][n][j], h in float in its low half and the tag t + 1 in
+   its high half. The block owning j stores the word whole (one relaxed store at GPU scope); a
+   block that needs h_{t-1} polls each word (relaxed loads) until its tag reads t. A word is
+   written and read in one access, so a word with the right tag holds that step's h: no fence, no
+   flag beside the data and no barrier of the grid between steps; each block waits for exactly
+   the words it reads. h stays in float from step to step (cuDNN keeps the state's
+   accumulation in float for half data): y and hy are rounded to the data type, never the state
+   the next step reads. The cells stay in float in shared memory.
 
-   Each phase is a __host__ __device__ function of (block, thread), so that
-   tests/emulate/rnn_persist.cu runs every block and thread on the CPU, the grid barrier
-   standing between steps run block by block in several orders. */
+   Slot reuse: a block writes slot t % 2 at step t only after it has read every unit's h_{t-1};
+   each block published its h_{t-1} only after it had read all of h_{t-2} (its stage, a block
+   barrier, then its cells). So no block still reads h_{t-2} from the words being overwritten.
+
+   Prologue: each block clears its own words of both slots (tag 0: the workspace holds whatever
+   an earlier call left there, tags of the same steps included), loads its rows of R, its b_R
+   and its cells (cx from state slot 0), and the grid synchronises once
+   (cooperative_groups::grid_group::sync), so that no block polls a word its owner has not yet
+   cleared. Step 0 reads hx from state slot 0 (data type).
+
+   Each step, `chunk` sequences at a time, in three phases with a block barrier after each:
+     stage   what the block's cells take besides R h (W x + b_W from gx, or x with skip input;
+             the position, whether the sequence is active and at its last step), first since
+             it does not wait, then h_{t-1} of the chunk: each thread polls up to PERSIST_POLL
+             words at once, into shared memory;
+     dots    a warp per product (row, sequence) of R h: each lane sums every 32nd column, then
+             the warp's butterfly of shuffles sums the lanes (no partial sums in shared memory);
+     cells   ocd_rnn_cell_fwd per unit and sequence: the cell back to shared memory, the h word
+             stored, y in the data type; a sequence past its length carries its states. At the
+             last step the final states go to state slot T % 2 (hy in the data type, cy), as
+             the step loop leaves them.
+
+   The cost model of a step (the bench's LSTM, H = P = 512, batch 1, on an H100's 132 SMs: U = 4,
+   128 blocks of 256 threads):
+     moved   per block: P = 512 words (4 KB) of h_{t-1} read from L2, 512 KB for the grid, some
+             0.1 us of the L2's bandwidth; its G U P = 8192 weights (16 KB) from shared memory,
+             about 128 cycles of its bandwidth; the cells' gx (16 floats), U words and U values
+             of y written. Nothing in HBM but gx and y; R, b_R and c are read once a sequence.
+     synced  no grid barrier: the last word of h_{t-1} stored to L2, then seen by the pollers
+             (one L2 round trip after the store lands: 0.5 to 0.7 us at H100 latencies of
+             about 300 to 600 cycles at 1.7 GHz), then three block barriers.
+     compute the dots: P / 32 = 16 multiply-adds per lane and product, two products per warp,
+             five shuffles (about 0.2 us); the cells: three sigmoids and two tanh (0.1 us).
+   About 1 us a step, most of it the exchange's L2 latency; one grid barrier and the loads of R
+   per call (a few us, which the 1-step case shows). Each phase is a __host__ __device__ function
+   of (block, thread), so that tests/emulate/rnn_persist.cu runs every block and thread on the
+   CPU, its polls answering "not yet" instead of spinning, under schedules where blocks run at
+   different speeds. */
 
 constexpr int PERSIST_THREADS = 256;
-constexpr int PERSIST_SPLIT = 32;
+constexpr int PERSIST_WARP = 32;
+constexpr int PERSIST_POLL = 4; /* exchange words a thread polls at once */
 
 /* The most multiply-adds of R h a step may take for the kernel to serve it (N G H P). Its
    products run on the CUDA cores at about two shared-memory loads per multiply-add, where the
@@ -246,12 +297,19 @@ constexpr int PERSIST_SPLIT = 32;
    loop costs at small sizes) until the benchmark's persistent rows set it. */
 constexpr int64_t PERSIST_WORK_MAX = (int64_t)1 << 25;
 
-/* Byte offsets of a block's shared memory: R's rows (data [G U][P]: row g U + u holds gate g of
-   unit u, zero past H), the staged states (compute [chunk][P]), the partial sums (compute
-   [PERSIST_SPLIT][chunk G U]: split k of product d at k chunk G U + d) and the products
-   (compute [chunk][G U]). */
+/* What the cells of one sequence of the chunk take at a step: its position (when active) and
+   whether the step is its last. */
+struct persist_seq_at {
+    int64_t pos;
+    int on, last;
+};
+
+/* Byte offsets of a block's shared memory: R's rows at 0 (data [G U][P]: row g U + u holds gate g
+   of unit u, zero past H), the staged states (compute [chunk][P]), the products (compute
+   [chunk][G U]), the cells' W x + b_W (compute [chunk][G U]), b_R (compute [G U]), the cells
+   (compute [N][U]) and the sequences (persist_seq_at [chunk]). */
 struct persist_smem {
-    size_t h, partial, rec, total;
+    size_t h, rec, ax, br, cell, seq, total;
 };
 
 __host__ __device__ inline size_t persist_align(size_t bytes)
@@ -259,21 +317,24 @@ __host__ __device__ inline size_t persist_align(size_t bytes)
     return (bytes + 15) / 16 * 16;
 }
 
-__host__ __device__ inline persist_smem persist_smem_of(int G, int units, int P, int chunk, size_t e, size_t ce)
+__host__ __device__ inline persist_smem persist_smem_of(int G, int units, int P, int chunk, int N, size_t e, size_t ce)
 {
     persist_smem m;
-    size_t dots = (size_t)chunk * G * units;
-    m.h = persist_align((size_t)G * units * P * e);
-    m.partial = m.h + persist_align((size_t)chunk * P * ce);
-    m.rec = m.partial + persist_align(PERSIST_SPLIT * dots * ce);
-    m.total = m.rec + persist_align(dots * ce);
+    size_t rows = (size_t)G * units;
+    m.h = persist_align(rows * P * e);
+    m.rec = m.h + persist_align((size_t)chunk * P * ce);
+    m.ax = m.rec + persist_align((size_t)chunk * rows * ce);
+    m.br = m.ax + persist_align((size_t)chunk * rows * ce);
+    m.cell = m.br + persist_align(rows * ce);
+    m.seq = m.cell + persist_align((size_t)N * units * ce);
+    m.total = m.seq + persist_align((size_t)chunk * sizeof(persist_seq_at));
     return m;
 }
 
 /* The launch for q's shapes on `sms` multiprocessors whose blocks take up to smem_max bytes:
    units spread over at most one block per multiprocessor, and as many sequences per chunk as
-   fit (all, else halved until they do). NULL, or why not: the weights of a block's units and
-   the smallest chunk exceed smem_max. */
+   fit (all, else halved until they do). NULL, or why not: the weights and cells of a block's
+   units and the smallest chunk exceed smem_max. */
 const char *persist_shape(const ocd_rnn_step &s, size_t e, size_t ce, int sms, size_t smem_max,
                           ocd_rnn_persist_plan *pl)
 {
@@ -282,110 +343,291 @@ const char *persist_shape(const ocd_rnn_step &s, size_t e, size_t ce, int sms, s
     pl->units = (s.H + sms - 1) / sms;
     pl->blocks = (s.H + pl->units - 1) / pl->units;
     pl->chunk = s.N;
-    while (pl->chunk > 1 && persist_smem_of(G, pl->units, s.P, pl->chunk, e, ce).total > smem_max)
+    while (pl->chunk > 1 && persist_smem_of(G, pl->units, s.P, pl->chunk, s.N, e, ce).total > smem_max)
         pl->chunk = (pl->chunk + 1) / 2;
-    pl->smem = persist_smem_of(G, pl->units, s.P, pl->chunk, e, ce).total;
+    pl->smem = persist_smem_of(G, pl->units, s.P, pl->chunk, s.N, e, ce).total;
     return pl->smem > smem_max ? "the recurrent weights of a block's hidden units exceed its shared memory" : NULL;
 }
 
 /* Runs one phase of a block: on the device the calling thread's part, then a block barrier;
-   on the host (tests/emulate) every thread's part in turn. f(tid) strides by `count`. */
+   on the host (tests/emulate) the parts of threads [lo, hi) in turn. f(tid) strides by count. */
 struct persist_threads {
-    int count;
+    int count, lo, hi;
     template <class F> __host__ __device__ void operator()(F f) const
     {
 #ifdef __CUDA_ARCH__
         f((int)threadIdx.x);
         __syncthreads();
 #else
-        for (int tid = 0; tid < count; tid++) f(tid);
+        for (int tid = lo; tid < hi; tid++) f(tid);
 #endif
     }
 };
 
-/* Step t's fields: the slots it reads and writes (ocd_rnn_seq). */
-__host__ __device__ inline ocd_rnn_step persist_step_at(const ocd_rnn_seq &q, int t)
+__host__ __device__ inline persist_threads persist_all(int count)
 {
-    ocd_rnn_step s = q.step;
-    const bool odd = t & 1;
-    s.s = t;
-    s.hprev = odd ? q.step.hnext : q.step.hprev;
-    s.hnext = odd ? (void *)q.step.hprev : q.step.hnext;
-    s.cprev = odd ? q.step.cnext : q.step.cprev;
-    s.cnext = odd ? (void *)q.step.cprev : q.step.cnext;
-    return s;
+    return persist_threads{count, 0, count};
 }
 
-/* Block b loads its rows of R into shared memory. */
+/* ---- the exchange's words ---- */
+
+__host__ __device__ inline uint64_t persist_word(float h, uint32_t tag)
+{
+    uint32_t bits;
+    memcpy(&bits, &h, sizeof bits);
+    return (uint64_t)tag << 32 | bits;
+}
+
+__host__ __device__ inline float persist_word_h(uint64_t w)
+{
+    uint32_t bits = (uint32_t)w;
+    float h;
+    memcpy(&h, &bits, sizeof h);
+    return h;
+}
+
+__host__ __device__ inline uint64_t persist_read(const uint64_t *p)
+{
+#ifdef __CUDA_ARCH__
+    uint64_t v;
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+#else
+    return *p;
+#endif
+}
+
+__host__ __device__ inline void persist_write(uint64_t *p, uint64_t v)
+{
+#ifdef __CUDA_ARCH__
+    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+    *p = v;
+#endif
+}
+
+/* The words of step t's h of sequence n (slot t % 2). */
+__host__ __device__ inline uint64_t *persist_words(const ocd_rnn_seq &q, int t, int n)
+{
+    return (uint64_t *)q.exchange + ((int64_t)(t & 1) * q.step.N + n) * q.step.P;
+}
+
+/* The state slot (0 or 1) of a buffer of two: h (data [N][P]) or c (compute [N][H]). */
+template <typename V> __host__ __device__ inline V *persist_slot(const void *slot0, const void *slot1, int slot)
+{
+    return (V *)(slot ? slot1 : slot0);
+}
+
+/* ---- the phases ---- */
+
+/* What the phases take from the plan: gates, units, rows of R, sequences of the chunk at n0,
+   and the shared memory's offsets. */
+struct persist_dims {
+    int G, U, rows, nc;
+    persist_smem m;
+};
+
 template <typename T>
-__host__ __device__ void persist_load(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int b,
-                                      unsigned char *smem, persist_threads each)
+__host__ __device__ inline persist_dims persist_dims_of(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int n0)
 {
     typedef typename ocd_compute<T>::type C;
-    const int G = ocd_rnn_gates(q.step.mode), H = q.step.H, P = q.step.P, U = pl.units;
+    const ocd_rnn_step &s = q.step;
+    persist_dims d;
+    d.G = ocd_rnn_gates(s.mode), d.U = pl.units, d.rows = d.G * d.U;
+    d.nc = s.N - n0 < pl.chunk ? s.N - n0 : pl.chunk;
+    d.m = persist_smem_of(d.G, d.U, s.P, pl.chunk, s.N, sizeof(T), sizeof(C));
+    return d;
+}
+
+/* Block b's prologue: its rows of R and its b_R into shared memory, its cells (from state slot
+   0), and its words of both slots cleared. */
+template <typename T>
+__host__ __device__ void persist_prologue(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int b,
+                                          unsigned char *smem, persist_threads each)
+{
+    typedef typename ocd_compute<T>::type C;
+    const ocd_rnn_step &s = q.step;
+    const persist_dims d = persist_dims_of<T>(q, pl, 0);
+    const int G = d.G, H = s.H, P = s.P, U = d.U;
+    const persist_smem &m = d.m;
     const T *r = (const T *)q.r;
     T *w = (T *)smem;
+    C *br = (C *)(smem + m.br), *cell = (C *)(smem + m.cell);
     each([&](int tid) {
         for (int64_t i = tid; i < (int64_t)G * U * P; i += pl.threads) {
             int row = (int)(i / P), c = (int)(i % P), g = row / U, j = b * U + row % U;
             if (j < H) w[i] = r[((int64_t)g * H + j) * P + c];
             else ocd_cuda_store(w + i, (C)0);
         }
+        for (int i = tid; i < G * U; i += pl.threads) {
+            int j = b * U + i % U;
+            br[i] = j < H ? load_bias<T, C>(s.br[i / U], j) : (C)0;
+        }
+        for (int i = tid; i < s.N * U; i += pl.threads) {
+            int n = i / U, j = b * U + i % U;
+            if (j >= H) continue;
+            cell[i] = s.mode == CUDNN_LSTM ? ((const C *)s.cprev)[(int64_t)n * H + j] : (C)0;
+            for (int slot = 0; slot < 2; slot++) persist_write(persist_words(q, slot, n) + j, 0);
+        }
     });
 }
 
-/* Block b's part of step t (its four phases). */
+/* Step t of block b, sequences [n0, n0 + chunk): the stage. On the device each thread waits for
+   its words; on the host false when a word of h_{t-1} is not yet published (the phase is then
+   run again: it writes only shared memory). */
 template <typename T>
-__host__ __device__ void persist_step(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int b, int t,
-                                      unsigned char *smem, persist_threads each)
+__host__ __device__ bool persist_stage(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int b, int t, int n0,
+                                       unsigned char *smem, persist_threads each)
 {
     typedef typename ocd_compute<T>::type C;
-    const ocd_rnn_step s = persist_step_at(q, t);
-    const int G = ocd_rnn_gates(s.mode), H = s.H, P = s.P, U = pl.units, rows = G * U;
-    const persist_smem m = persist_smem_of(G, U, P, pl.chunk, sizeof(T), sizeof(C));
+    const ocd_rnn_step &s = q.step;
+    const persist_dims d = persist_dims_of<T>(q, pl, n0);
+    const int G = d.G, H = s.H, P = s.P, U = d.U, rows = d.rows, nc = d.nc;
+    const persist_smem &m = d.m;
+    C *h = (C *)(smem + m.h), *ax = (C *)(smem + m.ax);
+    persist_seq_at *seq = (persist_seq_at *)(smem + m.seq);
+    bool ready = true;
+    each([&](int tid) {
+        for (int i = tid; i < nc * U; i += pl.threads) {
+            int u = i % U, nl = i / U, n = n0 + nl, j = b * U + u, tn;
+            persist_seq_at a = {0, step_active_at(s, t, n, &tn), t == s.lengths[n] - 1 /* ocd_rnn_last_step */};
+            if (a.on) a.pos = step_pos(s, tn, n);
+            if (u == 0) seq[nl] = a;
+            if (a.on && j < H)
+                for (int g = 0; g < G; g++) ax[nl * rows + g * U + u] = gate_input<T>(s, a.pos, g, j);
+        }
+        const int words = nc * P;
+        if (t == 0) {
+            for (int i = tid; i < words; i += pl.threads) h[i] = (C)ocd_cuda_load((const T *)s.hprev + (int64_t)n0 * P + i);
+            return;
+        }
+        const uint64_t *src = persist_words(q, t - 1, n0);
+        for (int i0 = tid; i0 < words; i0 += pl.threads * PERSIST_POLL) {
+            uint64_t v[PERSIST_POLL];
+            bool waiting;
+            do {
+                waiting = false;
+#pragma unroll
+                for (int k = 0; k < PERSIST_POLL; k++)
+                    if (i0 + k * pl.threads < words) v[k] = persist_read(src + i0 + k * pl.threads);
+#pragma unroll
+                for (int k = 0; k < PERSIST_POLL; k++)
+                    if (i0 + k * pl.threads < words && (uint32_t)(v[k] >> 32) != (uint32_t)t) waiting = true;
+#ifndef __CUDA_ARCH__
+                if (waiting) {
+                    ready = false;
+                    return;
+                }
+#endif
+            } while (waiting);
+            for (int k = 0; k < PERSIST_POLL; k++)
+                if (i0 + k * pl.threads < words) h[i0 + k * pl.threads] = persist_word_h(v[k]);
+        }
+    });
+    return ready;
+}
+
+/* One lane's part of a product: every 32nd column of the row from `lane`. */
+template <typename T> __host__ __device__ inline float persist_lane_dot(const T *w, const float *h, int P, int lane)
+{
+    float sum = 0;
+#pragma unroll 4
+    for (int c = lane; c < P; c += PERSIST_WARP) sum += (float)ocd_cuda_load(w + c) * h[c];
+    return sum;
+}
+
+/* The dots: product d = nl G U + row of the chunk's nc sequences by warp d % warps; the lanes'
+   sums added by a butterfly (lane 0 ends with (l0 + l16) + (l8 + l24) ..., the host the same
+   additions). */
+template <typename T>
+__host__ __device__ void persist_dots(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int n0, unsigned char *smem)
+{
+    typedef typename ocd_compute<T>::type C;
+    const persist_dims k = persist_dims_of<T>(q, pl, n0);
+    const int P = q.step.P, rows = k.rows, dots = k.nc * rows;
+    const persist_smem &m = k.m;
     const T *w = (const T *)smem;
-    C *h = (C *)(smem + m.h), *partial = (C *)(smem + m.partial), *rec = (C *)(smem + m.rec);
-    for (int n0 = 0; n0 < s.N; n0 += pl.chunk) {
-        const int nc = s.N - n0 < pl.chunk ? s.N - n0 : pl.chunk, dots = nc * rows;
-        each([&](int tid) {
-            for (int i = tid; i < nc * P; i += pl.threads)
-                h[i] = (C)ocd_cuda_load((const T *)s.hprev + (int64_t)n0 * P + i);
-        });
-        each([&](int tid) {
-            for (int i = tid; i < dots * PERSIST_SPLIT; i += pl.threads) {
-                int k = i % PERSIST_SPLIT, d = i / PERSIST_SPLIT, row = d % rows, nl = d / rows;
-                C sum = 0;
-                for (int c = k; c < P; c += PERSIST_SPLIT) sum += (C)ocd_cuda_load(w + (int64_t)row * P + c) * h[nl * P + c];
-                partial[k * dots + d] = sum;
-            }
-        });
-        each([&](int tid) {
-            for (int d = tid; d < dots; d += pl.threads) {
-                C sum = 0;
-                for (int k = 0; k < PERSIST_SPLIT; k++) sum += partial[k * dots + d];
-                rec[d] = sum;
-            }
-        });
-        each([&](int tid) {
-            for (int i = tid; i < nc * U; i += pl.threads) {
-                int u = i % U, nl = i / U, j = b * U + u;
-                if (j < H) fwd_cell<T>(s, n0 + nl, j, rec + nl * rows + u, U);
-            }
-        });
+    const C *h = (const C *)(smem + m.h);
+    C *rec = (C *)(smem + m.rec);
+#ifdef __CUDA_ARCH__
+    const int lane = (int)threadIdx.x % PERSIST_WARP;
+    for (int d = (int)threadIdx.x / PERSIST_WARP; d < dots; d += pl.threads / PERSIST_WARP) {
+        float v = persist_lane_dot(w + (int64_t)(d % rows) * P, h + (int64_t)(d / rows) * P, P, lane);
+        for (int off = PERSIST_WARP / 2; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+        if (lane == 0) rec[d] = v;
     }
+    __syncthreads();
+#else
+    for (int d = 0; d < dots; d++) {
+        float v[PERSIST_WARP], sum[PERSIST_WARP];
+        for (int lane = 0; lane < PERSIST_WARP; lane++)
+            v[lane] = persist_lane_dot(w + (int64_t)(d % rows) * P, h + (int64_t)(d / rows) * P, P, lane);
+        for (int off = PERSIST_WARP / 2; off > 0; off /= 2) {
+            for (int lane = 0; lane < PERSIST_WARP; lane++) sum[lane] = v[lane] + v[lane ^ off];
+            memcpy(v, sum, sizeof v);
+        }
+        rec[d] = v[0];
+    }
+#endif
+}
+
+/* The cells of step t of block b, sequences [n0, n0 + chunk): the new cells, the h words of
+   slot t % 2, y; at the last step the final states. */
+template <typename T>
+__host__ __device__ void persist_cells(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int b, int t, int n0,
+                                       unsigned char *smem, persist_threads each)
+{
+    typedef typename ocd_compute<T>::type C;
+    const ocd_rnn_step &s = q.step;
+    const persist_dims d = persist_dims_of<T>(q, pl, n0);
+    const int H = s.H, P = s.P, U = d.U, rows = d.rows;
+    const persist_smem &m = d.m;
+    const C *h = (const C *)(smem + m.h), *rec = (const C *)(smem + m.rec), *ax = (const C *)(smem + m.ax),
+            *br = (const C *)(smem + m.br);
+    C *cell = (C *)(smem + m.cell);
+    const persist_seq_at *seq = (const persist_seq_at *)(smem + m.seq);
+    each([&](int tid) {
+        for (int i = tid; i < d.nc * U; i += pl.threads) {
+            int u = i % U, nl = i / U, n = n0 + nl, j = b * U + u;
+            if (j >= H) continue;
+            const persist_seq_at a = seq[nl];
+            C c = cell[n * U + u], hn = h[nl * P + j];
+            if (a.on) {
+                C x[4], ah[4], saved[5];
+#pragma unroll
+                for (int g = 0; g < 4; g++) /* constant indices: registers */
+                    if (g < d.G) {
+                        x[g] = ax[nl * rows + g * U + u];
+                        ah[g] = rec[nl * rows + g * U + u] + br[g * U + u];
+                    }
+                ocd_rnn_cell_fwd<C>(s.mode, x, ah, c, hn, s.clip, (C)s.lclip, (C)s.rclip, s.clip_nan, a.last, saved,
+                                    &c, &hn);
+                ocd_cuda_store((T *)s.y + a.pos * s.y_stride + (int64_t)s.dir * P + j, hn);
+            }
+            cell[n * U + u] = c;
+            persist_write(persist_words(q, t, n) + j, persist_word(hn, (uint32_t)t + 1));
+            if (t == s.T - 1) {
+                ocd_cuda_store(persist_slot<T>(s.hprev, s.hnext, s.T & 1) + (int64_t)n * P + j, hn);
+                if (s.mode == CUDNN_LSTM) persist_slot<C>(s.cprev, s.cnext, s.T & 1)[(int64_t)n * H + j] = c;
+            }
+        }
+    });
 }
 
 template <typename T>
 __global__ void __launch_bounds__(PERSIST_THREADS) persist_kernel(const ocd_rnn_seq q, const ocd_rnn_persist_plan pl)
 {
     extern __shared__ __align__(16) unsigned char persist_shared[];
-    const persist_threads each = {pl.threads};
-    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-    persist_load<T>(q, pl, (int)blockIdx.x, persist_shared, each);
-    for (int t = 0; t < q.step.T; t++) {
-        persist_step<T>(q, pl, (int)blockIdx.x, t, persist_shared, each);
-        grid.sync();
-    }
+    const persist_threads each = persist_all(pl.threads);
+    const int b = (int)blockIdx.x;
+    persist_prologue<T>(q, pl, b, persist_shared, each);
+    cooperative_groups::this_grid().sync();
+    for (int t = 0; t < q.step.T; t++)
+        for (int n0 = 0; n0 < q.step.N; n0 += pl.chunk) {
+            persist_stage<T>(q, pl, b, t, n0, persist_shared, each);
+            persist_dots<T>(q, pl, n0, persist_shared);
+            persist_cells<T>(q, pl, b, t, n0, persist_shared, each);
+        }
 }
 
 typedef void (*persist_fn)(const ocd_rnn_seq, const ocd_rnn_persist_plan);

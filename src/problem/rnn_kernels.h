@@ -136,11 +136,22 @@ struct ocd_rnn_aux {
    the inference layout: step t reads hprev and cprev when t is even, hnext and cnext when odd,
    and writes the other pair, so that the final states lie in slot T % 2 as the step loop leaves
    them. saved is NULL and proj false. r: the recurrent matrices of every gate, data [G H][P]
-   row-major (the weight space's R block). */
+   row-major (the weight space's R block). exchange: ocd_rnn_persist_exchange_bytes of
+   workspace (8-byte aligned, any contents) through which the blocks pass h from step to step;
+   the kernel keeps the state there in float, so that only y and the final hy are rounded to the
+   data type. */
 struct ocd_rnn_seq {
     struct ocd_rnn_step step;
     const void *r;
+    void *exchange;
 };
+
+/* The persistent kernel's exchange for a batch of N states of P: two slots of N P 8-byte words
+   (the state in float and the step's tag; src/cuda/rnn.cu). */
+static inline size_t ocd_rnn_persist_exchange_bytes(int64_t N, int64_t P)
+{
+    return (size_t)(2 * N * P * 8);
+}
 
 /* The persistent kernel's launch: `blocks` blocks of `threads`, co-resident; block b owns the
    hidden units [b units, (b + 1) units) and keeps their rows of R (every gate) in `smem` bytes

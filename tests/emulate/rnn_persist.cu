@@ -52,12 +52,13 @@ struct emu_case {
     cudnnRNNMode_t mode;
     cudnnRNNDataLayout_t layout;
     bool clip, skip;
+    int steps;
 };
 
 /* One case's network, inputs and both sides' outputs. */
 template <typename T> struct net {
     emu_case c;
-    int G, I, H = 7, P = 7, T_ = 6, N = 5, D = 2;
+    int G, I, H = 7, P = 7, T_, N = 5, D = 2;
     std::vector<int32_t> lengths, offsets;
     int64_t pos = 0;
     ref_rnn r;
@@ -69,8 +70,9 @@ template <typename T> struct net {
     {
         G = ocd_rnn_gates(c.mode);
         I = c.skip ? H : 3;
+        T_ = c.steps;
         bool packed = c.layout == CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED;
-        lengths = packed ? std::vector<int32_t>{6, 6, 3, 1, 0} : std::vector<int32_t>{6, 3, 0, 6, 1};
+        lengths = packed ? std::vector<int32_t>{T_, T_, T_ / 2, 1, 0} : std::vector<int32_t>{T_, T_ / 2, 0, T_, 1};
         offsets.assign((size_t)T_, 0);
         for (int t = 0; t < T_; t++)
             for (int n = 0; n < N; n++) offsets[(size_t)t] += std::min(lengths[(size_t)n], t);
@@ -150,36 +152,119 @@ template <typename T> void collect(const net<T> &m, const std::vector<T> &y, con
     }
 }
 
-/* The persistent kernel, block order 0 (first to last), 1 (last to first) or 2 (shuffled). */
-template <typename T> bool run_persistent(const net<T> &m, int order, size_t smem_max, outputs *o)
+/* One pseudo-layer's kernel on the CPU: every block's prologue (the grid barrier after it: none
+   starts a step before all are done), then the blocks' phases under schedule `order`:
+     0, 1  each block in turn runs a whole step, first to last or last to first (what a grid
+           barrier per step would allow);
+     2, 3  the lowest (highest) numbered block that can go on runs its next phase: one block
+           runs ahead until it waits for the others;
+     4     a random block runs its next phase, the cells often in two parts (other blocks
+           polling between them: half a step's words published).
+   A stage that finds a word of h_{t-1} not yet published runs again later (counted in *waits);
+   all blocks waiting is a deadlock. Before a block's cells write slot t % 2, every block must
+   have read h_{t-2} from it (the slot's reuse). The exchange starts with stale words whose tags
+   match this call's steps (what an earlier call leaves there), NaN in their h: the prologue's
+   clearing must keep any from being read. */
+template <typename T> bool run_pseudo_layer(const ocd_rnn_seq &q, int order, size_t smem_max, int *waits)
+{
+    const ocd_rnn_step &s = q.step;
+    ocd_rnn_persist_plan pl;
+    if (persist_shape(s, sizeof(T), sizeof(float), 3, smem_max, &pl) != NULL) {
+        printf("  plan refused\n");
+        return false;
+    }
+    if (pl.blocks != 3 || pl.chunk != 2) printf("  (plan: %d blocks, chunks of %d)\n", pl.blocks, pl.chunk);
+    uint64_t *ex = (uint64_t *)q.exchange;
+    for (int64_t i = 0; i < 2 * (int64_t)s.N * s.P; i++) /* slot i / (N P): tags 1 + slot + 2k */
+        ex[i] = persist_word(NAN, (uint32_t)(1 + i / ((int64_t)s.N * s.P) + 2 * (int)emu_random(0, s.T / 2 + 1)));
+    std::vector<std::vector<float4>> smem((size_t)pl.blocks);
+    for (auto &b : smem) {
+        b.resize((pl.smem + 15) / 16);
+        memset(b.data(), 0xff, b.size() * 16); /* NaN: shared memory read before written */
+    }
+    const persist_threads all = persist_all(pl.threads);
+    for (int b = 0; b < pl.blocks; b++) persist_prologue<T>(q, pl, b, (unsigned char *)smem[(size_t)b].data(), all);
+    struct block_at {
+        int t = 0, n0 = 0, phase = 0, cells_done = 0; /* phase 0 stage, 1 dots, 2 cells */
+    };
+    std::vector<block_at> at((size_t)pl.blocks);
+    std::vector<std::vector<int>> read((size_t)pl.blocks, std::vector<int>((size_t)s.N, -1)); /* last step staged */
+    /* Block b's next phase: false when its stage must wait (or it is done). */
+    auto advance = [&](int b, bool split) {
+        block_at &a = at[(size_t)b];
+        unsigned char *sm = (unsigned char *)smem[(size_t)b].data();
+        const int nc = std::min(pl.chunk, s.N - a.n0);
+        if (a.t == s.T) return false;
+        if (a.phase == 0) {
+            if (!persist_stage<T>(q, pl, b, a.t, a.n0, sm, all)) {
+                ++*waits;
+                return false;
+            }
+            for (int n = a.n0; n < a.n0 + nc; n++) read[(size_t)b][(size_t)n] = a.t;
+            a.phase = 1;
+        } else if (a.phase == 1) {
+            persist_dots<T>(q, pl, a.n0, sm);
+            a.phase = 2;
+        } else {
+            for (int o = 0; o < pl.blocks && a.t >= 2; o++)
+                for (int n = a.n0; n < a.n0 + nc; n++)
+                    if (read[(size_t)o][(size_t)n] < a.t - 1) {
+                        printf("  block %d writes h_%d of sequence %d before block %d read h_%d\n", b, a.t, n, o, a.t - 2);
+                        exit(1);
+                    }
+            int hi = split ? std::max(a.cells_done + 1, (int)emu_random(a.cells_done, nc * pl.units + 1)) : pl.threads;
+            if (hi >= nc * pl.units) hi = pl.threads;
+            persist_cells<T>(q, pl, b, a.t, a.n0, sm, persist_threads{pl.threads, a.cells_done, hi});
+            a.cells_done = hi;
+            if (hi < pl.threads) return true;
+            a.cells_done = 0, a.phase = 0, a.n0 += pl.chunk;
+            if (a.n0 >= s.N) a.n0 = 0, a.t++;
+        }
+        return true;
+    };
+    if (order < 2) {
+        for (int t = 0; t < s.T; t++)
+            for (int i = 0; i < pl.blocks; i++) {
+                int b = order ? pl.blocks - 1 - i : i;
+                while (at[(size_t)b].t == t)
+                    if (!advance(b, false)) {
+                        printf("  block %d waits at step %d under a whole-step order\n", b, t);
+                        return false;
+                    }
+            }
+        return true;
+    }
+    for (;;) {
+        bool done = true, moved = false;
+        for (const block_at &a : at) done = done && a.t == s.T;
+        if (done) return true;
+        if (order == 4) {
+            for (int tries = 0; tries < 8 * pl.blocks && !moved; tries++) {
+                int b = (int)emu_random(0, pl.blocks);
+                moved = advance(b, emu_random(0, 1) < 0.5);
+            }
+        }
+        for (int i = 0; i < pl.blocks && !moved; i++) moved = advance(order == 3 ? pl.blocks - 1 - i : i, false);
+        if (!moved) {
+            printf("  every block waits: deadlock\n");
+            return false;
+        }
+    }
+}
+
+/* The persistent kernel over both pseudo-layers under schedule `order` (run_pseudo_layer). */
+template <typename T> bool run_persistent(const net<T> &m, int order, size_t smem_max, outputs *o, int *waits)
 {
     std::vector<T> y((size_t)(m.pos * m.D * m.P), to_t<T>(NAN)), hs[2];
     std::vector<float> cs[2];
+    std::vector<uint64_t> exchange(ocd_rnn_persist_exchange_bytes(m.N, m.P) / 8);
     for (int pl = 0; pl < m.D; pl++) {
         hs[pl].resize((size_t)2 * m.N * m.P), cs[pl].resize((size_t)2 * m.N * m.H);
         ocd_rnn_seq q;
         q.step = m.step_of(pl, y.data(), hs[pl].data(), cs[pl].data());
         q.r = m.R[pl].data();
-        ocd_rnn_persist_plan pl_;
-        if (persist_shape(q.step, sizeof(T), sizeof(float), 3, smem_max, &pl_) != NULL) {
-            printf("  plan refused\n");
-            return false;
-        }
-        if (pl_.blocks != 3 || pl_.chunk != 2) printf("  (plan: %d blocks, chunks of %d)\n", pl_.blocks, pl_.chunk);
-        std::vector<std::vector<float4>> smem((size_t)pl_.blocks);
-        for (auto &b : smem) {
-            b.resize((pl_.smem + 15) / 16);
-            memset(b.data(), 0xff, b.size() * 16); /* NaN: shared memory read before written */
-        }
-        const persist_threads each = {pl_.threads};
-        for (int b = 0; b < pl_.blocks; b++) persist_load<T>(q, pl_, b, (unsigned char *)smem[(size_t)b].data(), each);
-        std::vector<int> blocks((size_t)pl_.blocks);
-        for (int t = 0; t < m.T_; t++) {
-            for (int b = 0; b < pl_.blocks; b++) blocks[(size_t)b] = order == 1 ? pl_.blocks - 1 - b : b;
-            if (order == 2)
-                for (int b = pl_.blocks - 1; b > 0; b--) std::swap(blocks[(size_t)b], blocks[(size_t)emu_random(0, b + 1)]);
-            for (int b : blocks) persist_step<T>(q, pl_, b, t, (unsigned char *)smem[(size_t)b].data(), each);
-        }
+        q.exchange = exchange.data();
+        if (!run_pseudo_layer<T>(q, order, smem_max, waits)) return false;
     }
     collect(m, y, hs, cs, o);
     return true;
@@ -237,14 +322,21 @@ template <typename T> void run_reference(const net<T> &m, outputs *o)
             }
 }
 
+/* tol for "a is b rounded once to half": within one ulp of half at b (plus float arithmetic). */
+constexpr double ONE_HALF_ROUNDING = -1;
+
 /* a against b: NaN where b is NaN (a poisoned position left alone), else within tol (tol 0:
    the same bits). */
 bool same(const char *what, const char *side, const std::vector<double> &a, const std::vector<double> &b, double tol)
 {
     for (size_t i = 0; i < a.size(); i++) {
+        int e;
+        frexp(b[i], &e);
         bool ok = std::isnan(b[i]) ? std::isnan(a[i])
                   : tol == 0       ? memcmp(&a[i], &b[i], sizeof a[i]) == 0
-                                   : fabs(a[i] - b[i]) <= tol * fmax(1, fabs(b[i]));
+                  : tol == ONE_HALF_ROUNDING
+                      ? fabs(a[i] - b[i]) <= ldexp(1, std::max(e - 1, -14) - 10) + 1e-6 * fmax(1, fabs(b[i]))
+                      : fabs(a[i] - b[i]) <= tol * fmax(1, fabs(b[i]));
         if (!ok) {
             printf("  %s[%zu]: persistent %.9g, %s %.9g\n", what, i, a[i], side, b[i]);
             return false;
@@ -253,26 +345,35 @@ bool same(const char *what, const char *side, const std::vector<double> &a, cons
     return true;
 }
 
-bool same_outputs(const outputs &a, const outputs &b, const char *side, double tol, bool states)
+/* y and hy within tol, cy (float in every case) within cell_tol. */
+bool same_outputs(const outputs &a, const outputs &b, const char *side, double tol, double cell_tol, bool states)
 {
     return same("y", side, a.y, b.y, tol) && same("hy", side, a.hy, b.hy, tol) &&
-           (!states || same("cy", side, a.cy, b.cy, tol));
+           (!states || same("cy", side, a.cy, b.cy, cell_tol));
 }
 
-template <typename T> bool run_case(const emu_case &c, double tol)
+/* A case: the persistent kernel under the five schedules against the reference (y and hy within
+   tol, cy within cell_tol), the host's step loop (within step_tol: it rounds h to the data type
+   between steps, the kernel does not) and schedule 0 (the same bits). */
+template <typename T> bool run_case(const emu_case &c, double tol, double cell_tol, double step_tol)
 {
     net<T> m(c);
-    const int units = (m.H + 2) / 3;
-    const size_t smem_max = persist_smem_of(m.G, units, m.P, 2, sizeof(T), sizeof(float)).total;
-    outputs ref, host, orders[3];
+    const int units = (m.H + 2) / 3, orders = 5;
+    const size_t smem_max = persist_smem_of(m.G, units, m.P, 2, m.N, sizeof(T), sizeof(float)).total;
+    outputs ref, host, runs[orders];
     run_reference(m, &ref);
     run_host_steps(m, &host);
     bool ok = true, lstm = c.mode == CUDNN_LSTM;
-    for (int order = 0; order < 3 && ok; order++) {
-        ok = run_persistent(m, order, smem_max, &orders[order]) &&
-             same_outputs(orders[order], ref, "reference", tol, lstm) &&
-             same_outputs(orders[order], host, "host steps", tol, lstm) &&
-             (order == 0 || same_outputs(orders[order], orders[0], "block order 0", 0, lstm));
+    int waits = 0;
+    for (int order = 0; order < orders && ok; order++) {
+        ok = run_persistent(m, order, smem_max, &runs[order], &waits) &&
+             same_outputs(runs[order], ref, "reference", tol, cell_tol, lstm) &&
+             same_outputs(runs[order], host, "host steps", step_tol, step_tol, lstm) &&
+             (order == 0 || same_outputs(runs[order], runs[0], "schedule 0", 0, 0, lstm));
+    }
+    if (ok && waits == 0) {
+        printf("  no stage ever waited: the schedules did not exercise the exchange\n");
+        ok = false;
     }
     /* a block's weights beyond shared memory: refused */
     ocd_rnn_persist_plan pl;
@@ -290,16 +391,22 @@ template <typename T> bool run_case(const emu_case &c, double tol)
 int main()
 {
     static const emu_case kinds[] = {
-        {"RELU", CUDNN_RNN_RELU}, {"TANH", CUDNN_RNN_TANH}, {"LSTM", CUDNN_LSTM},
-        {"LSTM clip", CUDNN_LSTM, {}, true}, {"GRU", CUDNN_GRU}, {"GRU skip input", CUDNN_GRU, {}, false, true},
+        {"RELU", CUDNN_RNN_RELU, {}, false, false, 6},      {"TANH", CUDNN_RNN_TANH, {}, false, false, 6},
+        {"LSTM", CUDNN_LSTM, {}, false, false, 6},          {"LSTM clip", CUDNN_LSTM, {}, true, false, 6},
+        {"GRU", CUDNN_GRU, {}, false, false, 6},            {"GRU skip input", CUDNN_GRU, {}, false, true, 6},
+        {"LSTM 64 steps", CUDNN_LSTM, {}, false, false, 64}, {"GRU 64 steps", CUDNN_GRU, {}, false, false, 64},
     };
     int failed = 0, cases = 0;
     for (const emu_case &k : kinds)
         for (int layout = 0; layout < 3; layout++) { /* the three cudnnRNNDataLayout_t */
             emu_case c = k;
             c.layout = (cudnnRNNDataLayout_t)layout;
-            bool f = run_case<float>(c, 2e-5);
-            bool h = c.layout != CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED || run_case<__half>(c, 2e-2);
+            bool f = run_case<float>(c, 2e-5, 2e-5, 2e-5);
+            /* half: the states stay float from step to step, so y and hy are the reference's
+               rounded once to half however many steps (where the host's step loop rounds h at
+               every step) */
+            bool h = c.layout != CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED ||
+                     run_case<__half>(c, ONE_HALF_ROUNDING, 2e-5, 2e-2);
             printf("%s layout %d: %s\n", c.name, layout, f && h ? "ok" : "DIFFERS");
             failed += !(f && h);
             cases++;
