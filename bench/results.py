@@ -47,7 +47,9 @@ tried are in `bench/archive.md`.
   TF32 tensor cores by default and can exceed it); "FMA peak": on the host backend, against the
   processor's fp32 FMA peak.
 - GPU: the device the row was measured on ("host" for the host backend); a ratio compares two
-  libraries on that one device in one run, never rows of different devices.
+  libraries on that one device in one run, never rows of different devices. "(gated on)": run
+  with OPENCUDNN_UNPROVEN=1, the gated entries serving where they apply (main does not by
+  default; tools/gpu-check.sh benchmarks without them, and with them only in its A/B).
 - commit, date: the tree and the day of the run the row comes from; the problem strings are in
   `opencudnn_bench --list`.
 
@@ -109,11 +111,13 @@ def share(r, copy_gbps, host_peak):
 
 
 def device_of(banner):
-    """The device a run's banner names, shortly ("H100", "H200"), or "host"."""
+    """The device a run's banner names, shortly ("H100", "H200"), or "host", with " (gated on)" where
+    the run had OPENCUDNN_UNPROVEN=1."""
+    gated = " (gated on)" if "OPENCUDNN_UNPROVEN=1" in banner else ""
     if "data on host" in banner:
-        return "host"
+        return "host" + gated
     m = re.search(r"data on (?:NVIDIA )?(\S+)", banner)
-    return m.group(1) if m else "-"
+    return (m.group(1) if m else "-") + gated
 
 
 def run_rows(ours_path, vendor_path, commit, date):

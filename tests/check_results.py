@@ -151,6 +151,14 @@ def main():
               "host: %s" % rows.get("l1_b8 (host)"))
         check("relu_fwd_f32" in rows, "a host run keeps the device rows")
 
+        # a run with the gated entries on says so in its GPU cell
+        tsv(ours, gpu + ", OPENCUDNN_UNPROVEN=1",
+            [("relu_fwd_f32", "nn", "device", OK, 0.25, 1e9, "0,1", "op=act dt=f32", 0)])
+        subprocess.run([sys.executable, script, "--ours", ours, "--table", tab, "--commit", "g", "--date", "d"],
+                       check=True)
+        check(table(tab).get("relu_fwd_f32", [""] * 6)[5] == "H200 (gated on)",
+              "gated: %s" % table(tab).get("relu_fwd_f32"))
+
     for f in failures:
         print("FAILED: " + f)
     print("check_results: %d failed" % len(failures))

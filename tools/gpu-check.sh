@@ -45,8 +45,8 @@
 # are cleared below, and the vendor's directory reaches only the benchmark's vendor program.
 #
 # Every step runs with OPENCUDNN_UNPROVEN=1 (GPU_CHECK_UNPROVEN=0 turns that off): the point of a
-# run on the GPU is to prove the entries that have never run on one. The benchmark's A/B
-# (GPU_CHECK_BENCH_AB=1) sets the variable itself for each of its runs: the table then says,
+# run on the GPU is to prove the entries that have never run on one. The benchmark runs without
+# them (what main serves by default); its A/B (GPU_CHECK_BENCH_AB=1) runs both: the table then says,
 # case by case, whether the gated entries beat what serves without them (a gate comes off only
 # on that evidence), and results.md gets the rows of what main serves by default.
 #
@@ -289,8 +289,9 @@ fi
 if wants bench; then
 bench_opts=(-B "$build" -V "$vendor" -o "$OUT/bench.md")
 [ "${GPU_CHECK_BENCH_AB:-0}" = 1 ] && bench_opts+=(-U)
+# without the A/B, what main serves by default (the A/B sets the variable for each of its runs)
 # shellcheck disable=SC2086
-run_step "$OUT/bench.log" "$(min 240 $(($(left) - 10)))" bench/run.sh "${bench_opts[@]}" \
+OPENCUDNN_UNPROVEN=0 run_step "$OUT/bench.log" "$(min 240 $(($(left) - 10)))" bench/run.sh "${bench_opts[@]}" \
     -- ${GPU_CHECK_BENCH_ARGS:---suite tensor,nn,resnet50,conv_algo --reps 3 --min-ms 5}
 rc=$?
 # Stopped early, the programs have still written the rows they finished: join those.
