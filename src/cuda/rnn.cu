@@ -454,8 +454,8 @@ __host__ __device__ void persist_prologue(const ocd_rnn_seq &q, const ocd_rnn_pe
     T *w = (T *)smem;
     C *br = (C *)(smem + m.br), *cell = (C *)(smem + m.cell);
     each([&](int tid) {
-        for (int64_t i = tid; i < (int64_t)G * U * P; i += pl.threads) {
-            int row = (int)(i / P), c = (int)(i % P), g = row / U, j = b * U + row % U;
+        for (int i = tid; i < G * U * P; i += pl.threads) { /* within shared memory: int */
+            int row = i / P, c = i % P, g = row / U, j = b * U + row % U;
             if (j < H) w[i] = r[((int64_t)g * H + j) * P + c];
             else ocd_cuda_store(w + i, (C)0);
         }
@@ -712,6 +712,7 @@ extern "C" const char *ocd_cuda_rnn_persist_plan(cudnnHandle_t handle, const ocd
         return "the device's attributes cannot be read";
     }
     if (!coop) return "the device takes no cooperative launch";
+    if ((uintptr_t)q->exchange % sizeof(uint64_t) != 0) return OCD_REASON_ALIGNMENT; /* the exchange's words */
     const ocd_rnn_step &s = q->step;
     if ((int64_t)s.N * ocd_rnn_gates(s.mode) * s.H * s.P > PERSIST_WORK_MAX)
         return "the recurrent product of a step is large enough for the step loop's GEMM to be faster";

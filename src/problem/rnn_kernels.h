@@ -171,7 +171,7 @@ cudnnStatus_t ocd_cuda_rnn_aux(cudnnHandle_t handle, const struct ocd_rnn_aux *a
 /* The persistent kernel's plan for q on the handle's device: NULL, or why it does not serve
    there (the weights of a block's units do not fit in shared memory, the grid would not be
    co-resident, a step's recurrent product is large enough for the step loop's GEMM to win, a
-   data type it does not take: double). */
+   data type it does not take: double, a workspace not 8-byte aligned). */
 const char *ocd_cuda_rnn_persist_plan(cudnnHandle_t handle, const struct ocd_rnn_seq *q,
                                       struct ocd_rnn_persist_plan *plan);
 cudnnStatus_t ocd_cuda_rnn_persist(cudnnHandle_t handle, const struct ocd_rnn_seq *q,
