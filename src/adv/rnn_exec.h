@@ -13,7 +13,8 @@
    down and steps last to first, saving the gates' gradients in the reserve; the weight pass is
    then a few large GEMMs over all positions and steps (ADD mode: accumulated into dw).
 
-   Workspace (every call): gx, gh, the packed offsets, a copy of the lengths (legacy calls), the
+   Workspace (every call): gx, gh (in inference at least the persistent kernel's exchange,
+   which it holds there: ocd_rnn_persist_exchange_bytes), the packed offsets, a copy of the lengths (legacy calls), the
    backward's carried gradients and a layer's output gradient, a vector of ones (bias gradients
    as GEMMs); inference also holds what it needs of the states the training keeps in the
    reserve: two steps of one pseudo-layer's states (ping-pong) and two layers' outputs (the

@@ -243,9 +243,10 @@ unsigned grid_for(int64_t n)
    block that needs h_{t-1} polls each word (relaxed loads) until its tag reads t. A word is
    written and read in one access, so a word with the right tag holds that step's h: no fence, no
    flag beside the data and no barrier of the grid between steps; each block waits for exactly
-   the words it reads. h stays in float from step to step (cuDNN keeps the state's
-   accumulation in float for half data): y and hy are rounded to the data type, never the state
-   the next step reads. The cells stay in float in shared memory.
+   the words it reads. h stays in float from step to step, as the cells do (in shared memory):
+   y and hy are rounded to the data type, never the state the next step reads (whether NVIDIA's
+   persistent kernel does the same, bench/suites.c's lstm_b1_t64_h512_inf_f16_persist_wsmall
+   against the vendor's tells).
 
    Slot reuse: a block writes slot t % 2 at step t only after it has read every unit's h_{t-1};
    each block published its h_{t-1} only after it had read all of h_{t-2} (its stage, a block
