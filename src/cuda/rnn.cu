@@ -282,7 +282,8 @@ unsigned grid_for(int64_t n)
      compute the dots: P / 32 = 16 multiply-adds per lane and product, two products per warp,
              five shuffles (about 0.2 us); the cells: three sigmoids and two tanh (0.1 us).
    About 1 us a step, most of it the exchange's L2 latency; one grid barrier and the loads of R
-   per call (a few us, which the 1-step case shows). Each phase is a __host__ __device__ function
+   per call (a few us, which the 1-step case shows). The bench's rows (--suite rnn --case
+   persist) measure a step as (t64 - t16) / 48 and the call's fixed part as t1. Each phase is a __host__ __device__ function
    of (block, thread), so that tests/emulate/rnn_persist.cu runs every block and thread on the
    CPU, its polls answering "not yet" instead of spinning, under schedules where blocks run at
    different speeds. */
