@@ -70,6 +70,13 @@ int64_t conv_setup_dst_count(const struct conv_setup *s, enum conv_dir d)
     return dst_view(s, d)->count;
 }
 
+double conv_setup_result_scale(const struct conv_setup *s, enum conv_dir d)
+{
+    double scale = 1;
+    for (int64_t i = 0; i < dst_view(s, d)->count; i++) scale = fmax(scale, fabs(s->want[d][i]));
+    return scale;
+}
+
 cudnnStatus_t conv_setup_workspace(const struct conv_setup *s, enum conv_dir d, int algo, size_t *bytes)
 {
     cudnnHandle_t h = test_handle();
@@ -110,9 +117,9 @@ cudnnStatus_t conv_setup_run(struct conv_setup *s, enum conv_dir d, int algo, do
         const double *want = s->want[d];
         tview_check_blend(v, dst, want, prior, alpha, beta, tol, what);
         if (err != NULL) {
-            double *got = malloc(sizeof(double) * (size_t)v->count), scale = 1, worst = 0;
+            double *got = malloc(sizeof(double) * (size_t)v->count), worst = 0;
+            const double scale = fmax(1, fabs(alpha) * conv_setup_result_scale(s, d));
             tview_download(v, dst, got);
-            for (int64_t i = 0; i < v->count; i++) scale = fmax(scale, fabs(alpha * want[i]));
             for (int64_t i = 0; i < v->count; i++) {
                 double e = fabs(got[i] - alpha * want[i] - (beta == 0 ? 0 : beta * prior[i]));
                 worst = isnan(e) ? INFINITY : fmax(worst, e);

@@ -47,6 +47,9 @@ void conv_setup_free(struct conv_setup *s);
 
 /* Number of elements of the direction's destination (y, dx or dw). */
 int64_t conv_setup_dst_count(const struct conv_setup *s, enum conv_dir d);
+/* The scale of direction d's results: max(1, max |want|) over its reference. An error bound
+   stated relative to the largest result is, per element, that bound times this scale. */
+double conv_setup_result_scale(const struct conv_setup *s, enum conv_dir d);
 
 /* The workspace size query of direction d for algo. */
 cudnnStatus_t conv_setup_workspace(const struct conv_setup *s, enum conv_dir d, int algo, size_t *bytes);
@@ -56,7 +59,7 @@ cudnnStatus_t conv_setup_workspace(const struct conv_setup *s, enum conv_dir d, 
    random prior values, else poison; the inputs are never overwritten),
    and compares alpha * reference + beta * prior at relative tolerance tol (max(1, |want|)
    scaled). Returns the status of the call (the comparison is only made on SUCCESS); *err, when
-   not NULL, receives the largest |got - want| / max(1, max |want|) over the destination. */
+   not NULL, receives the largest |got - want| / max(1, max |alpha * want|) over the destination. */
 cudnnStatus_t conv_setup_run(struct conv_setup *s, enum conv_dir d, int algo, double alpha, double beta, double tol,
                              double *err, const char *what);
 
