@@ -454,7 +454,7 @@ static bool training_step_captured(struct mha_run *r, void *dq, void *dk, void *
     cudaGraphExec_t exec = NULL;
     bool ok = CHECK_OK(cudnnGetStream(h, &prior)) &&
               CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) == cudaSuccess) &&
-              CHECK_OK(cudnnSetStream(h, st)) && CHECK(tbuf_settle()) &&
+              CHECK_OK(cudnnSetStream(h, st)) &&
               CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
     if (ok) {
         bool calls = training_step(r, CUDNN_WGRAD_MODE_SET, dq, dk, dv, dw);

@@ -55,7 +55,8 @@ void tbuf_poison(void *p, size_t bytes)
 {
 #ifdef OCD_TEST_CUDA
     if (on_cuda()) {
-        if (cudaMemset(p, 0xff, bytes) != cudaSuccess) die("cudaMemset failed");
+        if (cudaMemset(p, 0xff, bytes) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)
+            die("cudaMemset failed");
         return;
     }
 #endif
@@ -66,19 +67,13 @@ void tbuf_upload(void *dst, const void *src, size_t bytes)
 {
 #ifdef OCD_TEST_CUDA
     if (on_cuda()) {
-        if (cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) != cudaSuccess) die("upload failed");
+        if (cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) != cudaSuccess ||
+            cudaDeviceSynchronize() != cudaSuccess)
+            die("upload failed");
         return;
     }
 #endif
     memcpy(dst, src, bytes);
-}
-
-bool tbuf_settle(void)
-{
-#ifdef OCD_TEST_CUDA
-    if (on_cuda()) return cudaDeviceSynchronize() == cudaSuccess;
-#endif
-    return true;
 }
 
 void tbuf_download(void *dst, const void *src, size_t bytes)

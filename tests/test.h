@@ -52,14 +52,12 @@ cudnnHandle_t test_handle(void);
 /* ---- buffers on the backend under test -------------------------------------------------------- */
 void *tbuf_alloc(size_t bytes);                  /* poisoned; never NULL (aborts the test run) */
 void tbuf_free(void *p);                        /* NULL: nothing */
+/* Uploads and poisoning have landed when they return (CUDA: a pageable upload returns once staged
+   and a cudaMemset of device memory at once, on the legacy default stream, which a stream created
+   cudaStreamNonBlocking does not wait for; these wait for the device). */
 void tbuf_upload(void *dst, const void *src, size_t bytes);
 void tbuf_download(void *dst, const void *src, size_t bytes);
 void tbuf_poison(void *p, size_t bytes);
-/* Waits until the buffers' uploads and poisoning have landed (CUDA: they run on the legacy default
-   stream and may still be in flight when the call returns: a pageable upload returns once staged,
-   a cudaMemset of device memory at once), before work on a stream created cudaStreamNonBlocking,
-   which does not wait for that stream. True on success. */
-bool tbuf_settle(void);
 /* A device copy of host data. */
 void *tbuf_from(const void *src, size_t bytes);
 
