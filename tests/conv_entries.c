@@ -103,7 +103,10 @@ TEST(conv_cuda_large_tiles_are_reached)
    N, stride 2, dilation with CONVOLUTION mode, split-K (K = 2088 over 200 pixels), the stem's
    C = 3 padded to 8; backward data at unit stride with both tiles, and with stride 2 through the
    phases entry, whose phases run on the sm_90a kernel; the filter gradient (both
-   operands MN-major) with two tiles, an edge tile in M, stride 2 and CONVOLUTION mode. */
+   operands MN-major) with every tile, an edge tile in M, stride 2 and CONVOLUTION mode: the
+   256x128 tile on 256 and 240 filters (the 128x256 one switched off), the 128x64 one on the 64
+   columns of a 1x1 filter over 64 channels (which the wider tiles decline as mostly padding, the
+   cuBLAS 1x1 entries switched off). */
 TEST(conv_cuda_wgmma_entries_are_reached)
 {
     if (!conv_tensor_core_pass() || !on_hopper("wgmma")) return;
@@ -127,6 +130,14 @@ TEST(conv_cuda_wgmma_entries_are_reached)
                                            false};
     static const struct shape wgrad_edges = {"wgmma_wgrad_edges", 2, 3, 40, 112, 1, {15, 13}, {3, 3}, {1, 1}, {2, 2},
                                              {1, 1}, true};
+    static const struct shape wgrad_tall = {"wgmma_wgrad_tall", 2, 2, 128, 256, 1, {24, 24}, {3, 3}, {1, 1}, {1, 1},
+                                            {1, 1}, false};
+    static const struct shape wgrad_tall_edges = {"wgmma_wgrad_tall_edges", 2, 2, 64, 240, 1, {25, 23}, {3, 3}, {1, 1},
+                                                  {2, 2}, {1, 1}, false};
+    static const struct shape wgrad_1x1 = {"wgmma_wgrad_1x1_c64", 2, 2, 64, 128, 1, {28, 28}, {1, 1}, {0, 0}, {1, 1},
+                                           {1, 1}, false};
+    static const struct shape wgrad_1x1_edges = {"wgmma_wgrad_1x1_k112_stride2", 2, 3, 64, 112, 1, {27, 29}, {1, 1},
+                                                 {0, 0}, {2, 2}, {1, 1}, true};
     const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *tf32 = &tc_configs[2];
     const int fwd_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, dgrad_algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
     const char *const big = "_igemm_wgmma_128x256x64_s4", *const small = "_igemm_wgmma_128x128x64_s5";
@@ -170,6 +181,14 @@ TEST(conv_cuda_wgmma_entries_are_reached)
                         "cuda:wgrad_igemm_tma*,cuda:wgrad_igemm_wgmma_128x256*");
     check_entry_reached(&wgrad_edges, half, BWD_FILTER, wgrad_algo, wgrad_small, no_wgrad_tma);
     check_entry_reached(&wgrad_edges, bf16, BWD_FILTER, wgrad_algo, wgrad_small, no_wgrad_tma);
+    const char *const wgrad_tall_tile = "cuda:wgrad_igemm_wgmma_256x128x64_s4";
+    const char *const wgrad_tiny = "cuda:wgrad_igemm_wgmma_128x64x64_s6";
+    const char *const wgrad_wide_off = "cuda:wgrad_igemm_tma*,cuda:wgrad_igemm_wgmma_128x256*";
+    const char *const wgrad_1x1_off = "cuda:wgrad_gemm1x1*,cuda:wgrad_igemm_tma*";
+    check_entry_reached(&wgrad_tall, half, BWD_FILTER, wgrad_algo, wgrad_tall_tile, wgrad_wide_off);
+    check_entry_reached(&wgrad_tall_edges, bf16, BWD_FILTER, wgrad_algo, wgrad_tall_tile, wgrad_wide_off);
+    check_entry_reached(&wgrad_1x1, half, BWD_FILTER, wgrad_algo, wgrad_tiny, wgrad_1x1_off);
+    check_entry_reached(&wgrad_1x1_edges, bf16, BWD_FILTER, wgrad_algo, wgrad_tiny, wgrad_1x1_off);
     /* TF32: forward and backward data (the filter gradient has no TF32 wgmma) */
     check_entry_reached(&big_fwd, tf32, FWD, fwd_algo, fwd_big, no_tma);
     check_entry_reached(&tall_fwd, &tf32_nchw, FWD, fwd_algo, "cuda:fwd_igemm_wgmma_256x128x64_s4", no_tma);
