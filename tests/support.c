@@ -297,6 +297,14 @@ bool ttf32_may_apply(cudnnDataType_t x, cudnnMathType_t math)
     return strcmp(test_backend, "cuda") == 0 && !(off != NULL && strcmp(off, "0") == 0);
 }
 
+double ttf32_bound(const double *want, const double *const *rounded, int nrounded, int64_t n)
+{
+    double worst = 0;
+    for (int k = 0; k < nrounded; k++)
+        for (int64_t i = 0; i < n; i++) worst = fmax(worst, fabs(rounded[k][i] - want[i]));
+    return TTF32_SAFETY * worst;
+}
+
 double tconv_tolerance(cudnnDataType_t x, cudnnDataType_t out, cudnnMathType_t math)
 {
     if (ttolerance(out) == 0) return 0; /* integers */

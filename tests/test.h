@@ -82,6 +82,19 @@ double ttolerance(cudnnDataType_t t);
    TENSOR_OP_MATH*, or under DEFAULT_MATH on the CUDA backend (cuDNN 8 permits TF32 there on
    compute capability 8.0 and newer, unless NVIDIA_TF32_OVERRIDE=0). */
 bool ttf32_may_apply(cudnnDataType_t x, cudnnMathType_t math);
+/* How far TF32 products may move a result, from the problem's own sensitivity rather than a
+   fixed tolerance: want is the reference, rounded[0..nrounded) the same reference evaluated with
+   every operand of every product that may run on TF32 rounded to TF32 (to nearest and toward
+   zero). Rounding an operand to 10 mantissa bits perturbs it by at most 2^-11 relative (2^-10
+   toward zero); to first order the result moves by the problem's sensitivity to its operands
+   times those perturbations, which the rounded evaluations measure, conditioning included (a
+   softmax over large logits amplifies their rounding by the logits' size). The device rounds
+   other values in another order, so the bound is taken over the whole result (the largest
+   change of any of its n values, not each value's own, which may cancel by chance) and times
+   TTF32_SAFETY for the spread between roundings of the same size; second-order terms (2^-22)
+   are negligible. The caller adds its FP32 tolerance. */
+#define TTF32_SAFETY 4
+double ttf32_bound(const double *want, const double *const *rounded, int nrounded, int64_t n);
 /* Relative tolerance for a convolution's results of type out from data of type x under math: where
    TF32 may apply (ttf32_may_apply), its 10-bit mantissa is half's, so half's tolerance applies.
    Sums of many products: 4x. */

@@ -5,6 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* x as an operand of a product: rounded to TF32 (10 mantissa bits) when a->tf32 says so. */
+static double op(const struct ref_mha *a, double x)
+{
+    if (a->tf32 == REF_TF32_OFF || x == 0 || !isfinite(x)) return x;
+    int e;
+    const double m = ldexp(frexp(x, &e), 11); /* 11 significant bits: the implicit one and 10 */
+    return ldexp(a->tf32 == REF_TF32_NEAREST ? nearbyint(m) : trunc(m), e - 11);
+}
+
 int ref_mha_head_qk(const struct ref_mha *a)
 {
     return a->q_proj > 0 ? a->q_proj : a->q_size;
@@ -37,7 +46,8 @@ static double *project(const struct ref_mha *a, int n, int E, int P, const doubl
                 double s;
                 if (P > 0) {
                     s = a->biases ? bias[h * P + p] : 0;
-                    for (int e = 0; e < E; e++) s += w[((size_t)h * P + p) * E + e] * x[(size_t)t * E + e];
+                    for (int e = 0; e < E; e++)
+                        s += op(a, w[((size_t)h * P + p) * E + e]) * op(a, x[(size_t)t * E + e]);
                 } else {
                     s = x[(size_t)t * E + p];
                 }
@@ -85,7 +95,7 @@ static void forward_pass(const struct ref_mha *a, const double *q, const double 
                     for (int j = lo; j < hi; j++) {
                         const double *kv = s->kb + ((size_t)(kt0 + j) * H + h) * s->qk;
                         double dot = 0;
-                        for (int x = 0; x < s->qk; x++) dot += qv[x] * kv[x];
+                        for (int x = 0; x < s->qk; x++) dot += op(a, qv[x]) * op(a, kv[x]);
                         p[j] = a->scaler * dot;
                         mx = fmax(mx, p[j]);
                     }
@@ -94,7 +104,7 @@ static void forward_pass(const struct ref_mha *a, const double *q, const double 
                     for (int j = lo; j < hi; j++) {
                         p[j] /= sum;
                         const double *vv = s->vb + ((size_t)(kt0 + j) * H + h) * s->hv;
-                        for (int x = 0; x < s->hv; x++) hb[x] += p[j] * vv[x];
+                        for (int x = 0; x < s->hv; x++) hb[x] += op(a, p[j]) * op(a, vv[x]);
                     }
                 }
             }
@@ -119,7 +129,8 @@ void ref_mha_forward(const struct ref_mha *a, const double *q, const double *k, 
             if (a->o_proj > 0) {
                 y = a->biases ? a->bo[o] : 0;
                 for (int h = 0; h < H; h++)
-                    for (int x = 0; x < s.hv; x++) y += a->wo[((size_t)h * a->o_proj + o) * s.hv + x] * hb[h * s.hv + x];
+                    for (int x = 0; x < s.hv; x++)
+                        y += op(a, a->wo[((size_t)h * a->o_proj + o) * s.hv + x]) * op(a, hb[h * s.hv + x]);
             } else {
                 y = hb[o];
             }
@@ -151,8 +162,8 @@ static void unproject(const struct ref_mha *a, int n, int E, int P, const double
                 }
                 if (a->biases) db[h * P + p] += g;
                 for (int e = 0; e < E; e++) {
-                    dx[(size_t)t * E + e] += w[((size_t)h * P + p) * E + e] * g;
-                    dw[((size_t)h * P + p) * E + e] += g * x[(size_t)t * E + e];
+                    dx[(size_t)t * E + e] += op(a, w[((size_t)h * P + p) * E + e]) * op(a, g);
+                    dw[((size_t)h * P + p) * E + e] += op(a, g) * op(a, x[(size_t)t * E + e]);
                 }
             }
 }
@@ -185,8 +196,8 @@ void ref_mha_backward(const struct ref_mha *a, const double *q, const double *k,
             for (int h = 0; h < H; h++)
                 for (int x = 0; x < s.hv; x++) {
                     size_t wi = ((size_t)h * a->o_proj + o) * s.hv + x;
-                    d[h * s.hv + x] += a->wo[wi] * g[o];
-                    dwo[wi] += g[o] * hb[h * s.hv + x];
+                    d[h * s.hv + x] += op(a, a->wo[wi]) * op(a, g[o]);
+                    dwo[wi] += op(a, g[o]) * op(a, hb[h * s.hv + x]);
                 }
         }
     }
@@ -205,8 +216,8 @@ void ref_mha_backward(const struct ref_mha *a, const double *q, const double *k,
                         double *dvv = dvb + ((size_t)(kt0 + j) * H + h) * s.hv;
                         dp[j] = 0;
                         for (int x = 0; x < s.hv; x++) {
-                            dp[j] += d[x] * vv[x];
-                            dvv[x] += p[j] * d[x];
+                            dp[j] += op(a, d[x]) * op(a, vv[x]);
+                            dvv[x] += op(a, p[j]) * op(a, d[x]);
                         }
                         dot += p[j] * dp[j];
                     }
@@ -216,8 +227,8 @@ void ref_mha_backward(const struct ref_mha *a, const double *q, const double *k,
                         const double *kv = s.kb + ((size_t)(kt0 + j) * H + h) * s.qk;
                         double *dkv = dkb + ((size_t)(kt0 + j) * H + h) * s.qk;
                         for (int x = 0; x < s.qk; x++) {
-                            dqv[x] += ds * kv[x];
-                            dkv[x] += ds * qv[x];
+                            dqv[x] += op(a, ds) * op(a, kv[x]);
+                            dkv[x] += op(a, ds) * op(a, qv[x]);
                         }
                     }
                 }

@@ -11,11 +11,18 @@
    k and v [b][mk][t][size] with mk over the K/V beams (M under ONE_TO_ONE, else 1), out
    [b][m][t][oSize]. Weights in their own simple form: wq[h][p][e] (H x qProj x qSize, row-major),
    wk, wv alike, wo[h][o][x] (H x oProj x head_v), bq[h][p], bk, bv, bo[o]. Positions past a
-   sequence's length are 0 in every output. */
+   sequence's length are 0 in every output.
+
+   tf32 evaluates the same equations as TF32 tensor cores would run their products: every operand
+   of every product (the projections, the scores, the probabilities times the values, the output
+   projection, and each product of the backward) rounded to TF32, 10 mantissa bits, to nearest
+   (REF_TF32_NEAREST) or toward zero (REF_TF32_ZERO); sums, the softmax and the scaling exact. */
 #ifndef OCD_TESTS_REF_ATTENTION_H
 #define OCD_TESTS_REF_ATTENTION_H
 
 #include <stdbool.h>
+
+enum ref_tf32 { REF_TF32_OFF, REF_TF32_NEAREST, REF_TF32_ZERO };
 
 struct ref_mha {
     int heads;
@@ -26,6 +33,7 @@ struct ref_mha {
     const int *len_q, *len_kv; /* B x M, B x mk */
     const int *lo, *hi;        /* Tq each */
     const double *wq, *wk, *wv, *wo, *bq, *bk, *bv, *bo;
+    enum ref_tf32 tf32; /* REF_TF32_OFF (the zero value): exact products */
 };
 
 int ref_mha_head_qk(const struct ref_mha *a);
