@@ -48,8 +48,10 @@
    the _tma_tf32 entries: fp32 data as TF32, forward and backward data, where tensor-op math is
    allowed, as the tf32 entries), their clustered twins (_tma_c2_ and _tma_c2_tf32_: the same
    kernel on clusters of 2 CTAs sharing B by multicast; declined where no cluster fits the GPU,
-   cluster_rejects), listed after them, and the filter gradient's 64-row tiles (one consumer
-   warpgroup: 64 filters; 256 columns wide, and 64 for a 1x1 filter over 64 channels) last. */
+   cluster_rejects), listed after them, the narrow forward and backward-data tiles (128x128,
+   256x64, 128x64; fp16 and bf16, unit stride and stride phases) after those, and the filter
+   gradient's 64-row tiles (one consumer warpgroup: 64 filters; 256 columns wide, and 64 for a
+   1x1 filter over 64 channels) last. */
 #include "cuda/conv_igemm.cuh"
 #include "cuda/conv_igemm_tma.cuh"
 
@@ -177,8 +179,9 @@ template <typename U> __global__ void igemm_pack_filter(const U *w, U *dst, cons
 /* The tiles of the three kernels: the sm_80 kernel's (OCD_IGEMM_TILES) are tiles 0 ..
    OCD_IGEMM_NTILES - 1, the sm_90a cp.async kernel's (OCD_IGEMM_WGMMA_TILES) follow, then the
    sm_90a TMA kernel's (OCD_IGEMM_TMA_TILES: forward, unit-stride backward data, the filter
-   gradient), its tiles on clusters of 2 CTAs from TMA_C2_TILE0 (OCD_IGEMM_TMA_C2_TILES) and its
-   64-row filter-gradient tiles from TMA_W64_TILE0 (OCD_IGEMM_TMA_W64_TILES). */
+   gradient), its tiles on clusters of 2 CTAs from TMA_C2_TILE0 (OCD_IGEMM_TMA_C2_TILES), its
+   64-row filter-gradient tiles from TMA_W64_TILE0 (OCD_IGEMM_TMA_W64_TILES) and its narrow
+   forward and backward-data tiles from TMA_NARROW_TILE0 (OCD_IGEMM_TMA_NARROW_TILES). */
 struct igemm_tile_info {
     int bm, bn;
 };
@@ -186,6 +189,7 @@ struct igemm_tile_info {
 #define TMA_TILE0 (OCD_IGEMM_NTILES + OCD_IGEMM_WGMMA_NTILES)
 #define TMA_C2_TILE0 (TMA_TILE0 + OCD_IGEMM_TMA_NTILES)
 #define TMA_W64_TILE0 (TMA_C2_TILE0 + OCD_IGEMM_TMA_C2_NTILES)
+#define TMA_NARROW_TILE0 (TMA_W64_TILE0 + OCD_IGEMM_TMA_W64_NTILES)
 #define TILES_ALL (TMA_TILE0 + OCD_IGEMM_TMA_ALL_TILES)
 static const igemm_tile_info tile_info[TILES_ALL] = {
 #define X(i, bm, bn, wm, wn, st) {bm, bn},
@@ -193,6 +197,7 @@ static const igemm_tile_info tile_info[TILES_ALL] = {
 #undef X
 #define X(i, bm, bn, st) {bm, bn},
     OCD_IGEMM_WGMMA_TILES(X) OCD_IGEMM_TMA_TILES(X) OCD_IGEMM_TMA_C2_TILES(X) OCD_IGEMM_TMA_W64_TILES(X)
+        OCD_IGEMM_TMA_NARROW_TILES(X)
 #undef X
 };
 
@@ -341,7 +346,11 @@ static void filter_strides(const struct ocd_tensor_view *w, int64_t st[5])
    applies; the sm_90a cp.async kernel's last (smallest) one declines padding only (split-K
    fills the GPU), leaving mostly-padding problems to the sm_80 tiles. The TMA kernel has no
    split-K in the forward and backward-data passes: its tiles decline grids too small there,
-   for the cp.async kernel's. */
+   for its narrow tiles (OCD_IGEMM_TMA_NARROW_TILES) and then the cp.async kernel's. Both kernels
+   see the same rule, so a TMA tile that declines a problem on its shape leaves it to no
+   cp.async tile of that shape or wider: the narrow TMA tiles, listed after the wide ones and
+   ahead of every cp.async tile, meet what only the cp.async tiles of their shape or narrower
+   would serve. */
 static const char *tile_rejects(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, int64_t m, int64_t n,
                                 int64_t groups)
 {
@@ -376,8 +385,11 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if (wgmma)
         if (const char *why = ocd_wgmma_entry_rejects(h, tma ? ocd_igemm_tma_built : ocd_igemm_wgmma_built)) return why;
     if (tma) {
-        if (tile >= TMA_W64_TILE0 && p->dir != OCD_CONV_BWD_FILTER)
+        if (tile >= TMA_W64_TILE0 && tile < TMA_NARROW_TILE0 && p->dir != OCD_CONV_BWD_FILTER)
             return "the 64-row TMA tile is the filter gradient's";
+        if (tile >= TMA_NARROW_TILE0 && p->dir == OCD_CONV_BWD_FILTER)
+            return "the narrow TMA tiles are the forward pass's and backward data's";
+        if (tile >= TMA_NARROW_TILE0 && tf32) return "the narrow TMA tiles take fp16 and bf16 only";
         if (p->s.groups != 1) return "the TMA kernel takes no groups";
         if (p->s.nsp != 2) return "the TMA kernel is 2-D only (rank-4 im2col maps)";
         if (p->dir == OCD_CONV_BWD_DATA && (p->s.stride[0] != 1 || p->s.stride[1] != 1))
@@ -687,6 +699,9 @@ OCD_IGEMM_TMA_C2_TILES(X)
 #define X(i, bm, bn, st) TMA_PLANNED(ocd_cuda_conv_igemm_tma_w64_##i##_planned, TMA_W64_TILE0 + i, false)
 OCD_IGEMM_TMA_W64_TILES(X)
 #undef X
+#define X(i, bm, bn, st) TMA_PLANNED(ocd_cuda_conv_igemm_tma_narrow_##i##_planned, TMA_NARROW_TILE0 + i, false)
+OCD_IGEMM_TMA_NARROW_TILES(X)
+#undef X
 #undef TMA_PLANNED
 
 /* ---- strided backward data, phase by phase (file comment) ------------------------------------------ */
@@ -745,14 +760,15 @@ static void phase_problem(const struct ocd_conv_problem *p, int ph, int esize, s
 }
 
 /* The first tile whose plan serves the phase, or -1 with the reason in *why: the TMA entry's
-   among the TMA kernel's unclustered tiles, the others' among the sm_90a cp.async kernel's
-   first (where they apply: make_plan), then the sm_80 kernel's. */
+   among the TMA kernel's unclustered forward tiles (the wide ones, then the narrow ones: fp16
+   and bf16 only), the others' among the sm_90a cp.async kernel's first (where they apply:
+   make_plan), then the sm_80 kernel's. */
 static int phase_tile(cudnnHandle_t h, const struct ocd_conv_problem *sub, bool tf32, bool tma, igemm_plan *pl,
                       const char **why)
 {
-    const int first = tma ? TMA_TILE0 : 0, count = tma ? OCD_IGEMM_TMA_NTILES : TMA_TILE0;
+    const int wide = OCD_IGEMM_TMA_NTILES, count = !tma ? TMA_TILE0 : tf32 ? wide : wide + OCD_IGEMM_TMA_NARROW_NTILES;
     for (int i = 0; i < count; i++) {
-        const int tile = tma ? first + i : (WGMMA_TILE0 + i) % TMA_TILE0;
+        const int tile = !tma ? (WGMMA_TILE0 + i) % TMA_TILE0 : i < wide ? TMA_TILE0 + i : TMA_NARROW_TILE0 + i - wide;
         if ((*why = make_plan(h, sub, tile, tf32, pl)) == NULL) return tile;
     }
     return -1;
@@ -944,4 +960,12 @@ extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tma_tf32_pla
    loop (and clusters of 2 CTAs sharing B by multicast). Their next step: measuring where the
    clustered tiles win, and whether the phases of a strided backward pass gain from running
    concurrently (one persistent grid over every phase's tiles) where each alone fills the GPU
-   poorly. */
+   poorly. For GEMMs of 64 columns (the 64-channel layers), whose narrow TMA tiles read as many
+   shared-memory bytes per flop as the tensor cores take (conv_igemm_tma_sm90.cu): the GEMM
+   transposed, y^T = w im2col(x)^T, so that the 64 filters are wgmma's M and 256 pixels its N
+   (m64n256, the pixels' channels a K-major B as the im2col load lands them, the filter rows a
+   K-major A), with the epilogue writing y's 64 channels of each pixel from the transposed
+   fragments (through shared memory, for whole-sector stores); and the filter (64 x 64 x 9, 73 KB
+   of fp16) loaded once per CTA into shared memory beside the ring instead of with every K tile,
+   which takes a third of the 128x64 tile's L2 reads away (only where the GEMM has one column
+   tile and its K tiles fit). */

@@ -338,8 +338,11 @@ template <int BM, int BN, bool WGRAD, int CL> struct igemm_tma_kt {
    gradient, whose MN-major operands TF32 wgmma cannot take): encodes the tensor maps of p's pointers, launches
    min(units, sms) persistent CTAs (clustered: as many clusters as fit at once) and the
    reduction of split-K or a wide epilogue. The tiles: OCD_IGEMM_TMA_TILES, then
-   OCD_IGEMM_TMA_C2_TILES, then OCD_IGEMM_TMA_W64_TILES (the filter gradient only). ocd_igemm_tma_built: compiled with sm_90a code. */
-#define OCD_IGEMM_TMA_ALL_TILES (OCD_IGEMM_TMA_NTILES + OCD_IGEMM_TMA_C2_NTILES + OCD_IGEMM_TMA_W64_NTILES)
+   OCD_IGEMM_TMA_C2_TILES, then OCD_IGEMM_TMA_W64_TILES (the filter gradient only), then
+   OCD_IGEMM_TMA_NARROW_TILES (forward and backward data, fp16 and bf16 only).
+   ocd_igemm_tma_built: compiled with sm_90a code. */
+#define OCD_IGEMM_TMA_ALL_TILES                                                                 \
+    (OCD_IGEMM_TMA_NTILES + OCD_IGEMM_TMA_C2_NTILES + OCD_IGEMM_TMA_W64_NTILES + OCD_IGEMM_TMA_NARROW_NTILES)
 typedef cudnnStatus_t (*igemm_tma_launch_fn)(const igemm_params *p, const igemm_tma_geom *g, int device, int sms,
                                              cudaStream_t stream);
 extern const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_ALL_TILES][2][IGEMM_NTYPES]; /* [tile][wgrad][type] */

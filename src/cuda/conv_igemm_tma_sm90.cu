@@ -39,6 +39,33 @@
    takes GEMMs of 64 columns, a 1x1 filter over 64 channels, which the 256-wide tile declines as
    three quarters padding.
 
+   The narrow forward and backward-data tiles (OCD_IGEMM_TMA_NARROW_TILES: 128x128 in 7 stages,
+   256x64 in 5, 128x64 in 9, each as many as fill the 227 KB; two consumer warpgroups, the
+   256x64 one's of two m64n64 slices each) serve what the 128x256 and 256x128 tiles decline:
+   GEMMs of 64 columns (ResNet's 64-channel layers, three quarters or half padding in them) and
+   GEMMs whose wide tiles are too few to fill the GPU. What a tile costs per flop, with K tiles of 64 16-bit elements
+   (128 bytes a row), bounds how fast it can run:
+   - L2 to shared memory: a K tile of a BM x BN tile loads (BM + BN) x 128 bytes for 2 BM BN 64
+     flops, (BM + BN) / (BM BN) bytes a flop: 0.0117 for 128x256 and 256x128, 0.0156 for 128x128,
+     0.0195 for 256x64, 0.0234 for 128x64; at the issue's goal of 450 TFLOP/s, 5.3, 7.0, 8.8 and
+     10.5 TB/s of L2 reads. The im2col operand's R S re-reads of each input pixel and the filter
+     (73 KB at 64 x 64 x 3 x 3) stay in L2, so the DRAM traffic is x and y once whatever the tile,
+     and the L2's bandwidth is what the narrow tiles spend more of; hence the order, most
+     bytes a flop last, each tried only where the ones before decline.
+   - Shared memory to the tensor cores: a m64nNk16 wgmma reads 2 KB of A and 32 N bytes of B for
+     2 x 64 x 16 N flops: 0.0195 bytes a flop at N = 256, 0.0234 at 128, 0.031 at 64. At the
+     dense 16-bit rate of an SM (989 TFLOP/s on 132 SMs at 1.83 GHz: 4096 flops a clock), and if
+     shared memory delivers 128 bytes a clock as on sm_80, an N = 64 wgmma's operand reads take
+     as many clocks as its flops, leaving none for the TMA's writes: the 64-wide tiles would stay
+     below the tensor cores' peak whatever the loads do (the 256x64 tile's two slices per
+     warpgroup read B twice, as two warpgroups of 128x64 do).
+   The ways past both for 64 columns, a transposed GEMM (the 64 filters as M, m64n256 over 256
+   pixels, the epilogue writing y transposed) for the shared-memory reads and the filter resident
+   in shared memory for the L2 reads, are among conv_igemm.cu's next steps (its last comment).
+   The cp.async kernel's tiles of the same shapes pay the same costs plus their loads' address
+   arithmetic on the consumer warps, so the narrow TMA tiles are listed ahead of those (a GPU run
+   of the unproven entries decides where they win).
+
    Clusters (the _c2 entries; conv_igemm_tma.cuh says how the units pair up and B splits): the
    two CTAs of a cluster run the same ring in step, each producer loading its A and its half of
    B, that half multicast into both CTAs. So a stage of either CTA is written by both producers,
@@ -86,7 +113,8 @@
 #include <stdlib.h>
 
 /* A CTA tile: BM x BN, a producer warpgroup and CONSUMERS consumer warpgroups of BM / CONSUMERS
-   rows (MI slices of 64): two, or one for the 64-row tile, STAGES K tiles in the ring, clusters
+   rows (MI slices of 64, BN columns each: m64nBNk16 wgmma): two, or one for the 64-row tile,
+   STAGES K tiles in the ring, clusters
    of CL CTAs along M. Two consumers take registers from the producer (setmaxnreg); one has the
    register file's 256 a thread at launch already (256 threads, one CTA a multiprocessor). */
 template <int BM_, int BN_, int STAGES_, int CL_ = 1> struct igemm_tma_tile {
@@ -410,22 +438,29 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_cell<Tile, T, WGR
     static constexpr igemm_tma_clusters_fn clusters = NULL;
 };
 
-/* A tile's cells of member m (run or clusters), fp16, bf16 and fp32 as TF32. */
-#define IGEMM_TMA_TYPES(bm, bn, st, cl, wgrad, m)                                                   \
-    {igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, __half, wgrad, true>::m,                         \
-     igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, __nv_bfloat16, wgrad, true>::m,                  \
-     igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, float, wgrad, !(wgrad)>::m}
-#define IGEMM_TMA_ROW(i, bm, bn, st) {IGEMM_TMA_TYPES(bm, bn, st, 1, false, run), IGEMM_TMA_TYPES(bm, bn, st, 1, true, run)},
-#define IGEMM_TMA_C2_ROW(i, bm, bn, st) {IGEMM_TMA_TYPES(bm, bn, st, 2, false, run), IGEMM_TMA_TYPES(bm, bn, st, 2, true, run)},
-#define IGEMM_TMA_W64_ROW(i, bm, bn, st) {{NULL, NULL, NULL}, IGEMM_TMA_TYPES(bm, bn, st, 1, true, run)},
-#define IGEMM_TMA_C2_QUERY(i, bm, bn, st)                                                           \
-    {IGEMM_TMA_TYPES(bm, bn, st, 2, false, clusters), IGEMM_TMA_TYPES(bm, bn, st, 2, true, clusters)},
+/* A tile's cells of member m (run or clusters): fp16 and bf16 where on16, fp32 as TF32 where
+   on32 (never for the filter gradient). */
+#define IGEMM_TMA_TYPES(bm, bn, st, cl, wgrad, m, on16, on32)                                       \
+    {igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, __half, wgrad, on16>::m,                         \
+     igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, __nv_bfloat16, wgrad, on16>::m,                  \
+     igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, float, wgrad, (on32) && !(wgrad)>::m}
+/* a table row: the forward pass's cells, then the filter gradient's */
+#define IGEMM_TMA_DIRS(bm, bn, st, cl, m, fwd16, fwd32, wgrad16)                                    \
+    {IGEMM_TMA_TYPES(bm, bn, st, cl, false, m, fwd16, fwd32), IGEMM_TMA_TYPES(bm, bn, st, cl, true, m, wgrad16, false)},
+#define IGEMM_TMA_ROW(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 1, run, true, true, true)
+#define IGEMM_TMA_C2_ROW(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 2, run, true, true, true)
+#define IGEMM_TMA_W64_ROW(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 1, run, false, false, true)
+#define IGEMM_TMA_NARROW_ROW(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 1, run, true, false, false)
+#define IGEMM_TMA_C2_QUERY(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 2, clusters, true, true, true)
 const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_ALL_TILES][2][IGEMM_NTYPES] = {
-    OCD_IGEMM_TMA_TILES(IGEMM_TMA_ROW) OCD_IGEMM_TMA_C2_TILES(IGEMM_TMA_C2_ROW) OCD_IGEMM_TMA_W64_TILES(IGEMM_TMA_W64_ROW)};
+    OCD_IGEMM_TMA_TILES(IGEMM_TMA_ROW) OCD_IGEMM_TMA_C2_TILES(IGEMM_TMA_C2_ROW) OCD_IGEMM_TMA_W64_TILES(IGEMM_TMA_W64_ROW)
+        OCD_IGEMM_TMA_NARROW_TILES(IGEMM_TMA_NARROW_ROW)};
 const igemm_tma_clusters_fn ocd_igemm_tma_clusters[OCD_IGEMM_TMA_C2_NTILES][2][IGEMM_NTYPES] = {
     OCD_IGEMM_TMA_C2_TILES(IGEMM_TMA_C2_QUERY)};
 #undef IGEMM_TMA_C2_QUERY
+#undef IGEMM_TMA_NARROW_ROW
 #undef IGEMM_TMA_W64_ROW
 #undef IGEMM_TMA_C2_ROW
 #undef IGEMM_TMA_ROW
+#undef IGEMM_TMA_DIRS
 #undef IGEMM_TMA_TYPES

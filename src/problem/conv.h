@@ -218,6 +218,19 @@ cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const void *problem,
     X(1, 64, 64, 8)
 #define OCD_IGEMM_TMA_W64_NTILES 2
 
+/* The same kernel's narrow forward and backward-data tiles (entries cuda:{fwd,dgrad}_igemm_tma_
+   128x128x64_s7, _256x64x64_s5, _128x64x64_s9; fp16 and bf16, unit-stride backward data, and the
+   stride phases of cuda:dgrad_igemm_tma_phases): for GEMMs of 64 columns (ResNet's 64-channel
+   layers), which the 128x256 and 256x128 tiles decline as mostly padding, and for GEMMs whose
+   wide tiles are too few to fill the GPU (batch 64). Two consumer warpgroups, the stages as many
+   as fill the shared memory: X(index, BM, BN, stages), most bytes of L2 traffic per flop last
+   (conv_igemm_tma_sm90.cu's file comment has the arithmetic). */
+#define OCD_IGEMM_TMA_NARROW_TILES(X)                                                           \
+    X(0, 128, 128, 7)                                                                           \
+    X(1, 256, 64, 5)                                                                            \
+    X(2, 128, 64, 9)
+#define OCD_IGEMM_TMA_NARROW_NTILES 3
+
 /* "cuda:fwd_igemm_tc_128x128x32_s3": direction, variant (tc: fp16 and bf16 with a K tile of 32;
    tf32: fp32 data with a K tile of 16; wgmma: the sm_90a kernel, fp16 and bf16 with a K tile of
    64; tma: the sm_90a warp-specialized TMA kernel; tma_tf32: that kernel on fp32 data as TF32,
@@ -244,6 +257,9 @@ OCD_IGEMM_TMA_C2_TILES(OCD_IGEMM_TMA_C2_DECLARE)
 #define OCD_IGEMM_TMA_W64_DECLARE(i, bm, bn, st) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_w64_##i)
 OCD_IGEMM_TMA_W64_TILES(OCD_IGEMM_TMA_W64_DECLARE)
 #undef OCD_IGEMM_TMA_W64_DECLARE
+#define OCD_IGEMM_TMA_NARROW_DECLARE(i, bm, bn, st) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_narrow_##i)
+OCD_IGEMM_TMA_NARROW_TILES(OCD_IGEMM_TMA_NARROW_DECLARE)
+#undef OCD_IGEMM_TMA_NARROW_DECLARE
 
 /* cuBLAS entries (conv_cublas.cu), planned, for every direction. "gemm1x1" applies to 1x1
    filters with unit stride and no padding, where the activation itself is the GEMM operand (no

@@ -69,7 +69,8 @@
    more pixels than its padding implies, and with stride 3 one with fewer), the 1x1 stride-2 downsampling layer (three phases without taps,
    scaled by beta), stride 3 with 3x3 and 5x5 filters and unequal paddings, dilation 3 (a phase
    of negative padding) and dilation 2 (a stride-2 dilation-2 filter: whole phases without
-   taps), CONVOLUTION mode, alpha and beta, a K tail; the plan declining C = 64 and unit stride.
+   taps), CONVOLUTION mode, alpha and beta, a K tail, C = 64 on the narrow tiles; the plan
+   declining C = 40 and unit stride.
    Clusters of 2 CTAs (parts 1 to 3, B assembled from both CTAs' loads): forward with 3 M tiles
    (the last pair's second tile past M: no A, nothing stored) and a cluster walking two pairs,
    the 256x128 tile with stride 2, alpha and beta; backward data in CONVOLUTION mode with odd M
@@ -85,6 +86,14 @@
    its ring one stage short caught): a 1x1 64 -> 64 in four splits, K = 48 with C = 56 (padded
    to 64) and stride 2, a 3x3 of nine column tiles (one a tap) on NCHW data, and the plan
    declining C = 40 and the forward pass.
+   The narrow forward and backward-data tiles (128x128 in 7 stages, 256x64 in 5, 128x64 in 9; parts
+   1 to 3, the stages against the cp.async loaders of the 128x128 and 128x64 tiles where C % 64 ==
+   0, and the 128x64 ring one stage short caught): forward with 3 images across tiles and an M
+   edge, stride 2 with a channel tail and an N edge, ResNet's 64 -> 64 3x3 with an M edge, dilation
+   2 with bias, ReLU and z and an N edge, a 1x1 with a packed KCRS filter, the 7x7 stem with C = 8
+   on NCHW data; backward data 64 -> 64, a K tail in CONVOLUTION mode, 5x5 with an N edge, pad' =
+   -1 on NCHW data; the plan declining 64 columns on the 128x128 tile, too few tiles for the GPU,
+   and the filter gradient. Strided backward data with C = 64 runs its phases on them.
    Prints a line per case; exits 1 if any fails. */
 #define OCD_SM90A
 #include "cuda/conv_igemm.cu"
@@ -244,6 +253,36 @@ int main()
          false, false, false, 1, 0, 1, "mostly padding", false, true},
         {"w64 64x64 bf16 forward declines (the filter gradient's tile)", B, 5, 2, 64, 64, 16, 16, 1, 1, 0, 0, 1, 1, false,
          false, false, 1, 0, 1, "filter gradient's"},
+        /* the narrow forward and backward-data tiles (6: 128x128 in 7 stages, 7: 256x64 in 5, 8:
+           128x64 in 9), for 64 columns and for GEMMs the wide tiles leave the GPU idle on */
+        {"narrow 128x128 fp16 3x3 pad 1, C 64, K 128, 3 images across tiles (an M edge), 3 tiles on 2 CTAs", H, 6, 3, 64,
+         128, 10, 11, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 2, NULL},
+        {"narrow 128x128 bf16 stride 2, pad (2, 1), C 72 (a channel tail), K 224 (an N edge), alpha beta", B, 6, 3, 72,
+         224, 17, 15, 3, 3, 2, 1, 2, 1, false, false, false, 0.5, 0.75, 2, NULL},
+        {"narrow 256x64 fp16 3x3 pad 1, C 64, K 64 (ResNet's 64-channel layer), an M edge, 4 tiles on 3 CTAs", H, 7, 2,
+         64, 64, 20, 20, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 3, NULL},
+        {"narrow 256x64 bf16 dilation 2, CONVOLUTION, bias ReLU z, K 56 (an N edge), 2 tiles on 1 CTA", B, 7, 2, 64, 56,
+         16, 14, 3, 3, 2, 2, 1, 2, true, true, false, 1, 0.5, 1, NULL},
+        {"narrow 128x64 fp16 3x3 pad 1, C 64, K 64, an M edge, 5 tiles on 2 CTAs", H, 8, 1, 64, 64, 25, 25, 3, 3, 1, 1, 1,
+         1, false, false, false, 1, 0, 2, NULL},
+        {"narrow 128x64 bf16 1x1, C 40, K 56 (an N edge), KCRS filter packed", B, 8, 2, 40, 56, 14, 13, 1, 1, 0, 0, 1, 1,
+         false, false, true, 1, 0, 1, NULL},
+        {"narrow 128x64 fp16 7x7 stride 2 pad 3 stem, C 8, NCHW", H, 8, 1, 8, 64, 30, 27, 7, 7, 3, 3, 2, 1, false, false,
+         false, 1, 0, 1, NULL, false, false, false, true},
+        {"narrow dgrad 128x64 fp16 3x3 pad 1, K 64, C 64 (ResNet's 64-channel layer), 5 tiles on 2 CTAs", H, 8, 1, 64, 64,
+         25, 25, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 2, NULL, true},
+        {"narrow dgrad 256x64 bf16 3x3 pad 1, K 72 (a K tail), C 64, CONVOLUTION, alpha beta", B, 7, 2, 64, 72, 20, 20, 3,
+         3, 1, 1, 1, 1, true, false, false, 0.5, 0.75, 3, NULL, true},
+        {"narrow dgrad 128x128 fp16 5x5 pad 2, K 64, C 120 (an N edge), 3 tiles on 2 CTAs", H, 6, 3, 120, 64, 10, 11, 5,
+         5, 2, 2, 1, 1, false, false, false, 1, 0, 2, NULL, true},
+        {"narrow dgrad 128x64 bf16 3x3 pad 3 (pad' -1), NCHW", B, 8, 2, 64, 64, 8, 8, 3, 3, 3, 3, 1, 1, false, false,
+         false, 1, 0, 1, NULL, true, false, false, true},
+        {"narrow 128x128 fp16 K 64 declines (half padding)", H, 6, 2, 64, 64, 16, 16, 3, 3, 1, 1, 1, 1, false, false,
+         false, 1, 0, 1, "mostly padding"},
+        {"narrow 128x64 fp16 5 tiles on 8 SMs decline (the cp.async tile's split-K serves)", H, 8, 1, 64, 64, 25, 25, 3,
+         3, 1, 1, 1, 1, false, false, false, 1, 0, 8, "too few tiles"},
+        {"narrow 128x64 fp16 wgrad declines (the forward pass's and backward data's tiles)", H, 8, 2, 64, 64, 16, 16, 3, 3,
+         1, 1, 1, 1, false, false, false, 1, 0, 1, "forward pass's and backward data's", false, true},
         /* strided backward data, phase by phase on the TMA kernel (cuda:dgrad_igemm_tma_phases) */
         {"phases fp16 3x3 stride 2 pad 1, 22x21 (a phase of more pixels than its padding implies), C 256, K 64, dx zeroed",
          H, 0, 3, 256, 64, 22, 21, 3, 3, 1, 1, 2, 1, false, false, false, 1, 0, 2, NULL, true, false, true},
@@ -259,7 +298,9 @@ int main()
          21, 21, 5, 5, 0, 0, 2, 3, false, false, false, 1, 0, 2, NULL, true, false, true},
         {"phases bf16 3x3 stride 2 pad 2 dilation 2 (every other phase all taps, the rest none), CONVOLUTION, beta", B, 0,
          3, 256, 64, 21, 21, 3, 3, 2, 2, 2, 2, true, false, false, 1, 0.5, 2, NULL, true, false, true},
-        {"phases fp16 stride 2, C 64 declines (mostly padding on the TMA tiles)", H, 0, 3, 64, 64, 21, 21, 3, 3, 1, 1, 2,
+        {"phases bf16 3x3 stride 2 pad 1, C 64 (the narrow tiles), K 64, CONVOLUTION, alpha beta", B, 0, 3, 64, 64, 21,
+         21, 3, 3, 1, 1, 2, 1, true, false, false, 0.5, 0.75, 2, NULL, true, false, true},
+        {"phases fp16 stride 2, C 40 declines (mostly padding on every TMA tile)", H, 0, 3, 40, 64, 21, 21, 3, 3, 1, 1, 2,
          1, false, false, false, 1, 0, 2, "mostly padding", true, false, true},
         {"phases fp16 unit stride declines", H, 0, 3, 256, 64, 21, 21, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 2,
          "unit stride", true, false, true},
@@ -273,6 +314,9 @@ int main()
     const tma_case short_n64 = {"short ring, 64x64 filter gradient", H, 5, 2, 64, 64, 16, 16, 1, 1, 0, 0, 1, 1, false,
                                 false, false, 1, 0, 1, NULL, false, true};
     failed += !check_short_ring<igemm_tma_tile<64, 64, 8>, true>(short_n64);
+    const tma_case short_narrow = {"short ring, 128x64 forward", H, 8, 1, 64, 64, 16, 16, 3, 3, 1, 1, 1, 1, false, false,
+                                   false, 1, 0, 1, NULL};
+    failed += !check_short_ring<igemm_tma_tile<128, 64, 9>, false>(short_narrow);
     failed += !check_broken_cluster(PROTO_LOCAL_RELEASE, "releasing stages in its own CTA only");
     failed += !check_broken_cluster(PROTO_OWN_BYTES, "whose full barriers expect their own CTA's bytes only");
     for (const tma_case &e : cases) failed += e.dt == B ? !run_case<__nv_bfloat16>(e) : !run_case<__half>(e);

@@ -20,6 +20,7 @@
 #include <deque>
 #include <mutex>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -715,6 +716,16 @@ template <typename T> bool check_output(const tma_case &e, const tma_problem<T> 
     return true;
 }
 
+/* The cp.async kernel's tile whose plan gives its loaders' parameters for TMA tile Tile: the
+   one of Tile's shape, or for a shape it has not (256x64) its last (128x64): the loaders'
+   parameters do not depend on the tile, only its plan's declining does. */
+template <class Tile> constexpr int cp_tile()
+{
+#define X(i, bm, bn, st) Tile::BM == bm && Tile::BN == bn ? WGMMA_TILE0 + i:
+    return OCD_IGEMM_WGMMA_TILES(X) WGMMA_TILE0 + OCD_IGEMM_WGMMA_NTILES - 1;
+#undef X
+}
+
 template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case &e)
 {
     tma_problem<T> tp(e);
@@ -727,10 +738,9 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
     if (!planned) return passed;
     /* the cp.async kernel's loaders of the same tile where C % 64 == 0 */
     igemm_plan cp;
-    const int wgmma_tile = WGMMA_TILE0 + (Tile::BM == 128 ? 0 : 1); /* 128x256 and 256x128 */
     /* the cp.async kernel's backward data gathers differently, and it has no 64-row tile */
     const bool compare = e.c % 64 == 0 && !e.dgrad && Tile::BM > 64;
-    if (compare && !emu_igemm_plan(e.name, NULL, e.sm_count, tp.p, wgmma_tile, tf32, &cp, &passed)) return false;
+    if (compare && !emu_igemm_plan(e.name, NULL, e.sm_count, tp.p, cp_tile<Tile>(), tf32, &cp, &passed)) return false;
     int grid = 0;
     if (const char *err = run_plan<Tile, T, WGRAD>(e, tp, emu_phase(e, 0), tp.p, pl, compare ? &cp : NULL, &grid)) {
         printf("FAIL %s: %s\n", e.name, err);
@@ -763,6 +773,7 @@ template <typename T> bool run_phases_case(const tma_case &e)
     const bool zeroed = phases_zero_first(&tp.p);
     if (zeroed) std::fill(tp.x.begin(), tp.x.end(), T(0.f));
     int ran = 0, scaled = 0;
+    bool tiles[OCD_IGEMM_TMA_ALL_TILES] = {};
     for (int ph = 0; ph < phase_count(&tp.p); ph++) {
         struct ocd_conv_problem sub;
         bool taps, pixels;
@@ -787,42 +798,72 @@ template <typename T> bool run_phases_case(const tma_case &e)
         }
         igemm_plan pl;
         const int tile = pp.tile[ph];
-        if ((why = make_plan(&ctx, &sub, tile, tf32, &pl)) != NULL || tile < TMA_TILE0 || tile >= TMA_C2_TILE0) {
-            printf("FAIL %s: phase %d: not planned on a TMA tile: %s\n", e.name, ph, why ? why : "another tile");
+        if ((why = make_plan(&ctx, &sub, tile, tf32, &pl)) != NULL) {
+            printf("FAIL %s: phase %d: not planned on its tile: %s\n", e.name, ph, why);
             return false;
         }
         int grid = 0;
-        const char *err = tile == TMA_TILE0
-                              ? run_plan<igemm_tma_tile<128, 256, 4>, T, false>(e, tp, want, sub, pl, NULL, &grid)
-                              : run_plan<igemm_tma_tile<256, 128, 4>, T, false>(e, tp, want, sub, pl, NULL, &grid);
+        const char *err = "not planned on an unclustered forward TMA tile";
+#define WIDE(i, bm, bn, st)                                                                         \
+    if (tile == TMA_TILE0 + i) err = run_plan<igemm_tma_tile<bm, bn, st>, T, false>(e, tp, want, sub, pl, NULL, &grid);
+#define NARROW(i, bm, bn, st)                                                                       \
+    if constexpr (sizeof(T) == 2)                                                                   \
+        if (tile == TMA_NARROW_TILE0 + i)                                                           \
+            err = run_plan<igemm_tma_tile<bm, bn, st>, T, false>(e, tp, want, sub, pl, NULL, &grid);
+        OCD_IGEMM_TMA_TILES(WIDE)
+        OCD_IGEMM_TMA_NARROW_TILES(NARROW)
+#undef NARROW
+#undef WIDE
         if (err) {
             printf("FAIL %s: phase %d: %s\n", e.name, ph, err);
             return false;
         }
         ran++;
+        tiles[tile - TMA_TILE0] = true;
     }
     double worst;
     if (!check_output(e, tp, &worst)) return false;
-    printf("ok   %s: %d phases on the TMA kernel, %d without taps%s, largest error %.2g%s\n", e.name, ran, scaled,
-           zeroed ? " (dx zeroed first)" : "", worst, tf32 ? " of the TF32 bound" : "");
+    std::string on;
+    for (int t = 0; t < OCD_IGEMM_TMA_ALL_TILES; t++)
+        if (tiles[t]) on += (on.empty() ? "" : ",") + std::to_string(t);
+    printf("ok   %s: %d phases on the TMA kernel (tiles %s), %d without taps%s, largest error %.2g%s\n", e.name, ran,
+           on.c_str(), scaled, zeroed ? " (dx zeroed first)" : "", worst, tf32 ? " of the TF32 bound" : "");
     return true;
 }
 
-/* The case's tile: OCD_IGEMM_TMA_TILES' 0 and 1, then OCD_IGEMM_TMA_C2_TILES' as 2 and 3, and
-   OCD_IGEMM_TMA_W64_TILES' as 4 and 5 (the filter gradient's: a case of another direction there
-   only declines at the plan, whatever tile type runs it). */
+/* The case's tile, make_plan's less TMA_TILE0: OCD_IGEMM_TMA_TILES' 0 and 1, then
+   OCD_IGEMM_TMA_C2_TILES' as 2 and 3, OCD_IGEMM_TMA_W64_TILES' as 4 and 5 (the filter
+   gradient's) and OCD_IGEMM_TMA_NARROW_TILES' as 6 to 8 (the forward pass's and backward data's,
+   fp16 and bf16): a case those do not take only declines at the plan, whatever tile type runs
+   it (Any). */
 template <typename T, bool WGRAD> bool run_case_dir(const tma_case &e)
 {
-    switch (e.tile) {
-    case 0: return run_tile_case<igemm_tma_tile<128, 256, 4>, T, WGRAD>(e);
-    case 1: return run_tile_case<igemm_tma_tile<256, 128, 4>, T, WGRAD>(e);
-    case 2: return run_tile_case<igemm_tma_tile<128, 256, 4, 2>, T, WGRAD>(e);
-    case 3: return run_tile_case<igemm_tma_tile<256, 128, 4, 2>, T, WGRAD>(e);
-    default:
-        if constexpr (!WGRAD) return run_tile_case<igemm_tma_tile<128, 256, 4>, T, false>(e);
-        else if (e.tile == 4) return run_tile_case<igemm_tma_tile<64, 256, 5>, T, true>(e);
-        else return run_tile_case<igemm_tma_tile<64, 64, 8>, T, true>(e);
+    typedef igemm_tma_tile<128, 256, 4> Any;
+    const int tile = TMA_TILE0 + e.tile;
+#define WIDE(i, bm, bn, st)                                                                         \
+    if (tile == TMA_TILE0 + i) return run_tile_case<igemm_tma_tile<bm, bn, st>, T, WGRAD>(e);
+#define C2(i, bm, bn, st)                                                                           \
+    if (tile == TMA_C2_TILE0 + i) return run_tile_case<igemm_tma_tile<bm, bn, st, 2>, T, WGRAD>(e);
+#define W64(i, bm, bn, st)                                                                          \
+    if (tile == TMA_W64_TILE0 + i) {                                                                \
+        if constexpr (WGRAD) return run_tile_case<igemm_tma_tile<bm, bn, st>, T, true>(e);          \
+        else return run_tile_case<Any, T, false>(e);                                                \
     }
+#define NARROW(i, bm, bn, st)                                                                       \
+    if (tile == TMA_NARROW_TILE0 + i) {                                                             \
+        if constexpr (!WGRAD && sizeof(T) == 2) return run_tile_case<igemm_tma_tile<bm, bn, st>, T, false>(e); \
+        else return run_tile_case<Any, T, WGRAD>(e);                                                \
+    }
+    OCD_IGEMM_TMA_TILES(WIDE)
+    OCD_IGEMM_TMA_C2_TILES(C2)
+    OCD_IGEMM_TMA_W64_TILES(W64)
+    OCD_IGEMM_TMA_NARROW_TILES(NARROW)
+#undef NARROW
+#undef W64
+#undef C2
+#undef WIDE
+    printf("FAIL %s: no TMA tile %d\n", e.name, e.tile);
+    return false;
 }
 template <typename T> bool run_case(const tma_case &e)
 {

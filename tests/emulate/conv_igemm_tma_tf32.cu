@@ -28,7 +28,8 @@
    an N edge, channel tails (C 36, 44), C 5 and the stem's C 3 padded in the workspace, stride 2
    with unequal paddings, bias, ReLU and z in CONVOLUTION mode, NCHW through the copies; backward
    data with K and C tails, CONVOLUTION mode, NCHW, dilation with a negative pad'; and the plan
-   declining K 7, stride 2, the filter gradient, FMA math and a GPU where no cluster fits.
+   declining K 7, stride 2, the filter gradient, FMA math and a GPU where no cluster fits. The
+   narrow tiles (fp16 and bf16 only) decline fp32 data.
    Prints a line per case; exits 1 if any fails. */
 #define OCD_SM90A
 #include "cuda/conv_igemm.cu"
@@ -124,6 +125,11 @@ int main()
          "math type", false, false, false, false, FMA},
         {"tf32 c2 256x128 declines where no cluster fits", F, 3, 3, 44, 224, 17, 15, 3, 3, 2, 1, 2, 1, false, false, false,
          1, 0, 2, "no cluster of 2 CTAs", false, false, false, false, false, true},
+        /* the narrow tiles (6 to 8) have fp16 and bf16 entries only */
+        {"tf32 narrow 128x64 declines (fp16 and bf16 only)", F, 8, 1, 64, 64, 25, 25, 3, 3, 1, 1, 1, 1, false, false,
+         false, 1, 0, 2, "fp16 and bf16 only"},
+        {"tf32 narrow dgrad 128x128 declines (fp16 and bf16 only)", F, 6, 3, 120, 64, 10, 11, 5, 5, 2, 2, 1, 1, false,
+         false, false, 1, 0, 2, "fp16 and bf16 only", D},
     };
     int failed = 0;
     for (const tma_case &e : cases) failed += !run_case<float>(e);
