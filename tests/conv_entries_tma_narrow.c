@@ -1,6 +1,6 @@
 /* conv_entries_tma_narrow.c: the sm_90a TMA kernel's narrow forward and backward-data entries
-   (128x128, 256x64, 128x64) are reached where the wide tiles decline and compute what the
-   reference computes. A file of its own (ctest runs each file as a process): the problems that
+   (128x128, 256x64, 128x64; fp16, bf16 and TF32) are reached where the wide tiles decline and
+   compute what the reference computes. A file of its own (ctest runs each file as a process): the problems that
    fill an H100 with tiles take the double reference seconds each. */
 #include "conv_reach.h"
 
@@ -18,7 +18,9 @@
      3x3 64 -> 64 on 256x64 and 128x64, a K tail (K = 72) in CONVOLUTION mode, padding 3 (pad'
      = -1), NCHW;
    - strided backward data phase by phase (cuda:dgrad_igemm_tma_phases) with C = 64, whose phases
-     the wide tiles decline: the 3x3 stride-2 layer over 135x135, each phase on 128x64. */
+     the wide tiles decline: the 3x3 stride-2 layer over 135x135, each phase on 128x64;
+   - the TF32 entries (fp32 data under DEFAULT_MATH, NHWC and NCHW) on the same problems: each
+     tile forward and in backward data, and the phases of cuda:dgrad_igemm_tma_tf32_phases. */
 TEST(conv_cuda_tma_narrow_entries_are_reached)
 {
     if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
@@ -44,6 +46,7 @@ TEST(conv_cuda_tma_narrow_entries_are_reached)
     static const struct shape s2 = {"tma_narrow_phases_3x3s2_c64", 2, 4, 64, 64, 1, {135, 135}, {3, 3}, {1, 1}, {2, 2},
                                     {1, 1}, false};
     const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *half_nchw = &tc_configs[3];
+    const struct config *tf32 = &tc_configs[2], *tf32n = &tf32_nchw;
     const char *const f128 = "cuda:fwd_igemm_tma_128x128x64_s7", *const f256 = "cuda:fwd_igemm_tma_256x64x64_s5";
     const char *const f64 = "cuda:fwd_igemm_tma_128x64x64_s9";
     const char *const d128 = "cuda:dgrad_igemm_tma_128x128x64_s7", *const d256 = "cuda:dgrad_igemm_tma_256x64x64_s5";
@@ -59,6 +62,10 @@ TEST(conv_cuda_tma_narrow_entries_are_reached)
         {&one_image, half_nchw, f64, NULL},
         {&dilated, bf16, f64, NULL},
         {&l64, half, f64, "cuda:fwd_igemm_tma_256x64*"},
+        {&small_m, tf32, "cuda:fwd_igemm_tma_tf32_128x128x32_s7", NULL},
+        {&l64, tf32n, "cuda:fwd_igemm_tma_tf32_256x64x32_s5", NULL},
+        {&one_image, tf32, "cuda:fwd_igemm_tma_tf32_128x64x32_s9", NULL},
+        {&dilated, tf32n, "cuda:fwd_igemm_tma_tf32_128x64x32_s9", NULL},
     };
     const struct entry_case bwd[] = {
         {&dsmall_m, half, d128, NULL},
@@ -70,6 +77,11 @@ TEST(conv_cuda_tma_narrow_entries_are_reached)
         {&dpad3, bf16, d64, NULL},
         {&s2, half, "cuda:dgrad_igemm_tma_phases", NULL},
         {&s2, bf16, "cuda:dgrad_igemm_tma_phases", NULL},
+        {&dsmall_m, tf32n, "cuda:dgrad_igemm_tma_tf32_128x128x32_s7", NULL},
+        {&l64, tf32, "cuda:dgrad_igemm_tma_tf32_256x64x32_s5", NULL},
+        {&dk72, tf32n, "cuda:dgrad_igemm_tma_tf32_256x64x32_s5", NULL},
+        {&dpad3, tf32, "cuda:dgrad_igemm_tma_tf32_128x64x32_s9", NULL},
+        {&s2, tf32, "cuda:dgrad_igemm_tma_tf32_phases", NULL},
     };
     check_entries_reached(fwd, sizeof fwd / sizeof fwd[0], FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
     check_entries_reached(bwd, sizeof bwd / sizeof bwd[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);

@@ -92,7 +92,7 @@
    serves better; then tma_tf32 (fp32 data as TF32, a K tile of 32 channels; forward and backward
    data) and tma_c2_tf32 (the same on clusters); the filter gradient's 64-row tile (cuda:wgrad_igemm_tma_64x*) last, for what the larger
    tiles leave. The narrow forward and backward-data tiles (OCD_IGEMM_TMA_NARROW_TILES: 128x128,
-   256x64, 128x64; fp16 and bf16) follow the clustered ones: they take what the wide tiles decline (64 columns,
+   256x64, 128x64; tma, and tma_tf32 for fp32 data) follow the clustered ones of their type: they take what the wide tiles decline (64 columns,
    or too few tiles to fill the GPU), which no cp.async tile of a wide shape takes either
    (conv_igemm.cu's tile_rejects), most L2 bytes a flop last (conv_igemm_tma_sm90.cu). */
 #define IGEMM_TMA_ENTRY(dir_, variant_, bk_, algos_, i, bm, bn, st)                             \
@@ -102,12 +102,17 @@
 #define FWD_IGEMM_TMA_C2(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma_c2, 64, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define FWD_IGEMM_TMA_TF32(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma_tf32, 32, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define FWD_IGEMM_TMA_C2_TF32(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma_c2_tf32, 32, FWD_IGEMM_ALGOS, i, bm, bn, st)
-#define IGEMM_TMA_NARROW_ENTRY(dir_, algos_, i, bm, bn, st)                                     \
-    PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, "tma", 64, bm, bn, st), OCD_BACKEND_CUDA, algos_,        \
-                  ocd_cuda_conv_igemm_tma_narrow_##i, true)
-#define FWD_IGEMM_TMA_NARROW(i, bm, bn, st) IGEMM_TMA_NARROW_ENTRY("fwd", FWD_IGEMM_ALGOS, i, bm, bn, st)
+#define IGEMM_TMA_NARROW_ENTRY(dir_, variant_, bk_, fn_, algos_, i, bm, bn, st)                  \
+    PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, variant_, bk_, bm, bn, st), OCD_BACKEND_CUDA, algos_,    \
+                  ocd_cuda_conv_igemm_tma_##fn_##_##i, true)
+#define FWD_IGEMM_TMA_NARROW(i, bm, bn, st)                                                     \
+    IGEMM_TMA_NARROW_ENTRY("fwd", "tma", 64, narrow, FWD_IGEMM_ALGOS, i, bm, bn, st)
+#define FWD_IGEMM_TMA_NARROW_TF32(i, bm, bn, st)                                                \
+    IGEMM_TMA_NARROW_ENTRY("fwd", "tma_tf32", 32, narrow_tf32, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define DGRAD_IGEMM_TMA_NARROW(i, bm, bn, st)                                                   \
-    IGEMM_TMA_NARROW_ENTRY("dgrad", BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
+    IGEMM_TMA_NARROW_ENTRY("dgrad", "tma", 64, narrow, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
+#define DGRAD_IGEMM_TMA_NARROW_TF32(i, bm, bn, st)                                              \
+    IGEMM_TMA_NARROW_ENTRY("dgrad", "tma_tf32", 32, narrow_tf32, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
 #define DGRAD_IGEMM_TMA(i, bm, bn, st)                                                          \
     IGEMM_TMA_ENTRY("dgrad", tma, 64, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
 #define DGRAD_IGEMM_TMA_C2(i, bm, bn, st)                                                       \
@@ -164,6 +169,7 @@ static const struct ocd_conv_impl fwd_impls[] = {
     OCD_IGEMM_TMA_NARROW_TILES(FWD_IGEMM_TMA_NARROW)
     OCD_IGEMM_TMA_TILES(FWD_IGEMM_TMA_TF32)
     OCD_IGEMM_TMA_C2_TILES(FWD_IGEMM_TMA_C2_TF32)
+    OCD_IGEMM_TMA_NARROW_TILES(FWD_IGEMM_TMA_NARROW_TF32)
     OCD_IGEMM_WGMMA_TILES(FWD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(FWD_IGEMM_TC)
     OCD_IGEMM_TILES(FWD_IGEMM_TF32)
@@ -206,6 +212,7 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
     OCD_IGEMM_TMA_NARROW_TILES(DGRAD_IGEMM_TMA_NARROW)
     OCD_IGEMM_TMA_TILES(DGRAD_IGEMM_TMA_TF32)
     OCD_IGEMM_TMA_C2_TILES(DGRAD_IGEMM_TMA_C2_TF32)
+    OCD_IGEMM_TMA_NARROW_TILES(DGRAD_IGEMM_TMA_NARROW_TF32)
     OCD_IGEMM_WGMMA_TILES(DGRAD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(DGRAD_IGEMM_TC)
     OCD_IGEMM_TILES(DGRAD_IGEMM_TF32)

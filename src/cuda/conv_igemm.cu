@@ -49,7 +49,7 @@
    allowed, as the tf32 entries), their clustered twins (_tma_c2_ and _tma_c2_tf32_: the same
    kernel on clusters of 2 CTAs sharing B by multicast; declined where no cluster fits the GPU,
    cluster_rejects), listed after them, the narrow forward and backward-data tiles (128x128,
-   256x64, 128x64; fp16 and bf16, unit stride and stride phases) after those, and the filter
+   256x64, 128x64; fp16, bf16 and TF32, unit stride and stride phases) after those, and the filter
    gradient's 64-row tiles (one consumer warpgroup: 64 filters; 256 columns wide, and 64 for a
    1x1 filter over 64 channels) last. */
 #include "cuda/conv_igemm.cuh"
@@ -389,7 +389,6 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
             return "the 64-row TMA tile is the filter gradient's";
         if (tile >= TMA_NARROW_TILE0 && p->dir == OCD_CONV_BWD_FILTER)
             return "the narrow TMA tiles are the forward pass's and backward data's";
-        if (tile >= TMA_NARROW_TILE0 && tf32) return "the narrow TMA tiles take fp16 and bf16 only";
         if (p->s.groups != 1) return "the TMA kernel takes no groups";
         if (p->s.nsp != 2) return "the TMA kernel is 2-D only (rank-4 im2col maps)";
         if (p->dir == OCD_CONV_BWD_DATA && (p->s.stride[0] != 1 || p->s.stride[1] != 1))
@@ -699,7 +698,9 @@ OCD_IGEMM_TMA_C2_TILES(X)
 #define X(i, bm, bn, st) TMA_PLANNED(ocd_cuda_conv_igemm_tma_w64_##i##_planned, TMA_W64_TILE0 + i, false)
 OCD_IGEMM_TMA_W64_TILES(X)
 #undef X
-#define X(i, bm, bn, st) TMA_PLANNED(ocd_cuda_conv_igemm_tma_narrow_##i##_planned, TMA_NARROW_TILE0 + i, false)
+#define X(i, bm, bn, st)                                                                            \
+    TMA_PLANNED(ocd_cuda_conv_igemm_tma_narrow_##i##_planned, TMA_NARROW_TILE0 + i, false)          \
+    TMA_PLANNED(ocd_cuda_conv_igemm_tma_narrow_tf32_##i##_planned, TMA_NARROW_TILE0 + i, true)
 OCD_IGEMM_TMA_NARROW_TILES(X)
 #undef X
 #undef TMA_PLANNED
@@ -760,13 +761,13 @@ static void phase_problem(const struct ocd_conv_problem *p, int ph, int esize, s
 }
 
 /* The first tile whose plan serves the phase, or -1 with the reason in *why: the TMA entry's
-   among the TMA kernel's unclustered forward tiles (the wide ones, then the narrow ones: fp16
-   and bf16 only), the others' among the sm_90a cp.async kernel's first (where they apply:
-   make_plan), then the sm_80 kernel's. */
+   among the TMA kernel's unclustered forward tiles (the wide ones, then the narrow ones), the
+   others' among the sm_90a cp.async kernel's first (where they apply: make_plan), then the
+   sm_80 kernel's. */
 static int phase_tile(cudnnHandle_t h, const struct ocd_conv_problem *sub, bool tf32, bool tma, igemm_plan *pl,
                       const char **why)
 {
-    const int wide = OCD_IGEMM_TMA_NTILES, count = !tma ? TMA_TILE0 : tf32 ? wide : wide + OCD_IGEMM_TMA_NARROW_NTILES;
+    const int wide = OCD_IGEMM_TMA_NTILES, count = tma ? wide + OCD_IGEMM_TMA_NARROW_NTILES : TMA_TILE0;
     for (int i = 0; i < count; i++) {
         const int tile = !tma ? (WGMMA_TILE0 + i) % TMA_TILE0 : i < wide ? TMA_TILE0 + i : TMA_NARROW_TILE0 + i - wide;
         if ((*why = make_plan(h, sub, tile, tf32, pl)) == NULL) return tile;

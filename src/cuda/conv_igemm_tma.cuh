@@ -339,7 +339,7 @@ template <int BM, int BN, bool WGRAD, int CL> struct igemm_tma_kt {
    min(units, sms) persistent CTAs (clustered: as many clusters as fit at once) and the
    reduction of split-K or a wide epilogue. The tiles: OCD_IGEMM_TMA_TILES, then
    OCD_IGEMM_TMA_C2_TILES, then OCD_IGEMM_TMA_W64_TILES (the filter gradient only), then
-   OCD_IGEMM_TMA_NARROW_TILES (forward and backward data, fp16 and bf16 only).
+   OCD_IGEMM_TMA_NARROW_TILES (forward and backward data).
    ocd_igemm_tma_built: compiled with sm_90a code. */
 #define OCD_IGEMM_TMA_ALL_TILES                                                                 \
     (OCD_IGEMM_TMA_NTILES + OCD_IGEMM_TMA_C2_NTILES + OCD_IGEMM_TMA_W64_NTILES + OCD_IGEMM_TMA_NARROW_NTILES)

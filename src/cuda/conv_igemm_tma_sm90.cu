@@ -43,8 +43,10 @@
    256x64 in 5, 128x64 in 9, each as many as fill the 227 KB; two consumer warpgroups, the
    256x64 one's of two m64n64 slices each) serve what the 128x256 and 256x128 tiles decline:
    GEMMs of 64 columns (ResNet's 64-channel layers, three quarters or half padding in them) and
-   GEMMs whose wide tiles are too few to fill the GPU. What a tile costs per flop, with K tiles of 64 16-bit elements
-   (128 bytes a row), bounds how fast it can run:
+   GEMMs whose wide tiles are too few to fill the GPU; fp16, bf16 and fp32 as TF32. What a tile
+   costs per flop, with K tiles of 64 16-bit elements (128 bytes a row; TF32's 32 fp32 ones
+   carry the same bytes for half the flops at half the tensor cores' rate: the same clocks),
+   bounds how fast it can run:
    - L2 to shared memory: a K tile of a BM x BN tile loads (BM + BN) x 128 bytes for 2 BM BN 64
      flops, (BM + BN) / (BM BN) bytes a flop: 0.0117 for 128x256 and 256x128, 0.0156 for 128x128,
      0.0195 for 256x64, 0.0234 for 128x64; at the issue's goal of 450 TFLOP/s, 5.3, 7.0, 8.8 and
@@ -450,7 +452,7 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_cell<Tile, T, WGR
 #define IGEMM_TMA_ROW(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 1, run, true, true, true)
 #define IGEMM_TMA_C2_ROW(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 2, run, true, true, true)
 #define IGEMM_TMA_W64_ROW(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 1, run, false, false, true)
-#define IGEMM_TMA_NARROW_ROW(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 1, run, true, false, false)
+#define IGEMM_TMA_NARROW_ROW(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 1, run, true, true, false)
 #define IGEMM_TMA_C2_QUERY(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 2, clusters, true, true, true)
 const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_ALL_TILES][2][IGEMM_NTYPES] = {
     OCD_IGEMM_TMA_TILES(IGEMM_TMA_ROW) OCD_IGEMM_TMA_C2_TILES(IGEMM_TMA_C2_ROW) OCD_IGEMM_TMA_W64_TILES(IGEMM_TMA_W64_ROW)

@@ -219,8 +219,9 @@ cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const void *problem,
 #define OCD_IGEMM_TMA_W64_NTILES 2
 
 /* The same kernel's narrow forward and backward-data tiles (entries cuda:{fwd,dgrad}_igemm_tma_
-   128x128x64_s7, _256x64x64_s5, _128x64x64_s9; fp16 and bf16, unit-stride backward data, and the
-   stride phases of cuda:dgrad_igemm_tma_phases): for GEMMs of 64 columns (ResNet's 64-channel
+   128x128x64_s7, _256x64x64_s5, _128x64x64_s9 for fp16 and bf16, cuda:{fwd,dgrad}_igemm_tma_tf32_
+   128x128x32_s7, ... for fp32 data as TF32; unit-stride backward data, and the stride phases of
+   cuda:dgrad_igemm_tma_phases and _tma_tf32_phases): for GEMMs of 64 columns (ResNet's 64-channel
    layers), which the 128x256 and 256x128 tiles decline as mostly padding, and for GEMMs whose
    wide tiles are too few to fill the GPU (batch 64). Two consumer warpgroups, the stages as many
    as fill the shared memory: X(index, BM, BN, stages), most bytes of L2 traffic per flop last
@@ -257,7 +258,9 @@ OCD_IGEMM_TMA_C2_TILES(OCD_IGEMM_TMA_C2_DECLARE)
 #define OCD_IGEMM_TMA_W64_DECLARE(i, bm, bn, st) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_w64_##i)
 OCD_IGEMM_TMA_W64_TILES(OCD_IGEMM_TMA_W64_DECLARE)
 #undef OCD_IGEMM_TMA_W64_DECLARE
-#define OCD_IGEMM_TMA_NARROW_DECLARE(i, bm, bn, st) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_narrow_##i)
+#define OCD_IGEMM_TMA_NARROW_DECLARE(i, bm, bn, st)                                             \
+    OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_narrow_##i)                                \
+    OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_narrow_tf32_##i)
 OCD_IGEMM_TMA_NARROW_TILES(OCD_IGEMM_TMA_NARROW_DECLARE)
 #undef OCD_IGEMM_TMA_NARROW_DECLARE
 

@@ -807,9 +807,7 @@ template <typename T> bool run_phases_case(const tma_case &e)
 #define WIDE(i, bm, bn, st)                                                                         \
     if (tile == TMA_TILE0 + i) err = run_plan<igemm_tma_tile<bm, bn, st>, T, false>(e, tp, want, sub, pl, NULL, &grid);
 #define NARROW(i, bm, bn, st)                                                                       \
-    if constexpr (sizeof(T) == 2)                                                                   \
-        if (tile == TMA_NARROW_TILE0 + i)                                                           \
-            err = run_plan<igemm_tma_tile<bm, bn, st>, T, false>(e, tp, want, sub, pl, NULL, &grid);
+    if (tile == TMA_NARROW_TILE0 + i) err = run_plan<igemm_tma_tile<bm, bn, st>, T, false>(e, tp, want, sub, pl, NULL, &grid);
         OCD_IGEMM_TMA_TILES(WIDE)
         OCD_IGEMM_TMA_NARROW_TILES(NARROW)
 #undef NARROW
@@ -833,9 +831,9 @@ template <typename T> bool run_phases_case(const tma_case &e)
 
 /* The case's tile, make_plan's less TMA_TILE0: OCD_IGEMM_TMA_TILES' 0 and 1, then
    OCD_IGEMM_TMA_C2_TILES' as 2 and 3, OCD_IGEMM_TMA_W64_TILES' as 4 and 5 (the filter
-   gradient's) and OCD_IGEMM_TMA_NARROW_TILES' as 6 to 8 (the forward pass's and backward data's,
-   fp16 and bf16): a case those do not take only declines at the plan, whatever tile type runs
-   it (Any). */
+   gradient's) and OCD_IGEMM_TMA_NARROW_TILES' as 6 to 8 (the forward pass's and backward
+   data's): a case those do not take only declines at the plan, whatever tile type runs it
+   (Any). */
 template <typename T, bool WGRAD> bool run_case_dir(const tma_case &e)
 {
     typedef igemm_tma_tile<128, 256, 4> Any;
@@ -851,7 +849,7 @@ template <typename T, bool WGRAD> bool run_case_dir(const tma_case &e)
     }
 #define NARROW(i, bm, bn, st)                                                                       \
     if (tile == TMA_NARROW_TILE0 + i) {                                                             \
-        if constexpr (!WGRAD && sizeof(T) == 2) return run_tile_case<igemm_tma_tile<bm, bn, st>, T, false>(e); \
+        if constexpr (!WGRAD) return run_tile_case<igemm_tma_tile<bm, bn, st>, T, false>(e);        \
         else return run_tile_case<Any, T, WGRAD>(e);                                                \
     }
     OCD_IGEMM_TMA_TILES(WIDE)

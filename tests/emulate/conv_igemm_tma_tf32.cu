@@ -29,7 +29,11 @@
    with unequal paddings, bias, ReLU and z in CONVOLUTION mode, NCHW through the copies; backward
    data with K and C tails, CONVOLUTION mode, NCHW, dilation with a negative pad'; and the plan
    declining K 7, stride 2, the filter gradient, FMA math and a GPU where no cluster fits. The
-   narrow tiles (fp16 and bf16 only) decline fp32 data.
+   narrow tiles (128x128, 256x64, 128x64): forward with a 4-channel K tile and an M edge, ResNet's
+   64 -> 64 on NCHW data with alpha and beta, stride 2 with a channel tail, an N edge, bias, ReLU
+   and z in CONVOLUTION mode, the stem's C 3 padded to 4; backward data with a K tail and an N
+   edge, CONVOLUTION mode on NCHW data, pad' = -1 with alpha and beta; strided backward data with
+   C = 64 phase by phase on them; the plan declining FMA math and the filter gradient.
    Prints a line per case; exits 1 if any fails. */
 #define OCD_SM90A
 #include "cuda/conv_igemm.cu"
@@ -125,11 +129,27 @@ int main()
          "math type", false, false, false, false, FMA},
         {"tf32 c2 256x128 declines where no cluster fits", F, 3, 3, 44, 224, 17, 15, 3, 3, 2, 1, 2, 1, false, false, false,
          1, 0, 2, "no cluster of 2 CTAs", false, false, false, false, false, true},
-        /* the narrow tiles (6 to 8) have fp16 and bf16 entries only */
-        {"tf32 narrow 128x64 declines (fp16 and bf16 only)", F, 8, 1, 64, 64, 25, 25, 3, 3, 1, 1, 1, 1, false, false,
-         false, 1, 0, 2, "fp16 and bf16 only"},
-        {"tf32 narrow dgrad 128x128 declines (fp16 and bf16 only)", F, 6, 3, 120, 64, 10, 11, 5, 5, 2, 2, 1, 1, false,
-         false, false, 1, 0, 2, "fp16 and bf16 only", D},
+        /* the narrow tiles (6: 128x128, 7: 256x64, 8: 128x64) */
+        {"tf32 narrow 128x128 3x3 pad 1, C 36 (a 4-channel K tile), K 128, an M edge, 3 tiles on 2 CTAs", F, 6, 3, 36,
+         128, 10, 11, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 2, NULL},
+        {"tf32 narrow 256x64 3x3 pad 1, C 64, K 64 (ResNet's 64-channel layer), NCHW, alpha beta", F, 7, 2, 64, 64, 20,
+         20, 3, 3, 1, 1, 1, 1, false, false, false, 0.5, 0.75, 3, NULL, false, false, false, NCHW},
+        {"tf32 narrow 128x64 stride 2, pad (2, 1), C 44, K 56 (an N edge), bias ReLU z, CONVOLUTION", F, 8, 3, 44, 56,
+         17, 15, 3, 3, 2, 1, 2, 1, true, true, false, 1, 0.5, 2, NULL},
+        {"tf32 narrow 128x64 7x7 stride 2 pad 3 stem, C 3 padded to 4", F, 8, 1, 3, 64, 30, 27, 7, 7, 3, 3, 2, 1, false,
+         false, false, 1, 0, 1, NULL},
+        {"tf32 narrow dgrad 128x128 5x5 pad 2, K 44 (a K tail), C 120 (an N edge)", F, 6, 3, 120, 44, 10, 11, 5, 5, 2, 2,
+         1, 1, false, false, false, 1, 0, 2, NULL, D},
+        {"tf32 narrow dgrad 256x64 3x3 pad 1, K 64, C 64, CONVOLUTION, NCHW", F, 7, 2, 64, 64, 20, 20, 3, 3, 1, 1, 1, 1,
+         true, false, false, 1, 0, 3, NULL, D, false, false, NCHW},
+        {"tf32 narrow dgrad 128x64 3x3 pad 3 (pad' -1), K 64, C 64, alpha beta", F, 8, 1, 64, 64, 25, 25, 3, 3, 3, 3, 1,
+         1, false, false, false, 0.5, 0.75, 2, NULL, D},
+        {"tf32 phases 3x3 stride 2 pad 1, C 64 (the narrow tiles), K 64", F, 0, 3, 64, 64, 21, 21, 3, 3, 1, 1, 2, 1,
+         false, false, false, 1, 0, 2, NULL, D, false, PH},
+        {"tf32 narrow 128x64 FMA math declines", F, 8, 1, 64, 64, 25, 25, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 2,
+         "math type", false, false, false, false, FMA},
+        {"tf32 narrow 128x64 wgrad declines", F, 8, 2, 64, 64, 16, 16, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 1,
+         "forward pass's and backward data's", false, W},
     };
     int failed = 0;
     for (const tma_case &e : cases) failed += !run_case<float>(e);
