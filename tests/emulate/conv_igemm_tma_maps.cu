@@ -17,7 +17,8 @@
      the bytes a CTA's full barrier expects equal to its boxes' (its own A and every CTA's part of
      B) and within the mbarrier's tx-count;
    - the work units a multiple of the cluster.
-   A layer no tile plans in a direction is listed with the last tile's reason; every tile must
+   A layer no tile plans in a direction is listed with the first tile's reason (128x256, which
+   takes every direction and type: the later tiles' may only say they do not); every tile must
    plan some layer in each direction (the 64-row tiles: in the filter gradient; the narrow tiles:
    forward and backward data). Prints a line per layer and direction; exits 1 if any check
    fails. */
@@ -189,7 +190,7 @@ void run_layer(cudnnHandle_t h, const layer &l, int n, cudnnDataType_t dt, enum 
             igemm_plan pl;
             const char *reason = make_plan(h, &p, t, tf32, &pl);
             if (reason != NULL) {
-                why = reason;
+                if (why == NULL) why = reason;
                 continue;
             }
             if (!check_plan(l, n, dt, dir, t, false, pl, &loads)) return;
