@@ -92,8 +92,9 @@
    edge, stride 2 with a channel tail and an N edge, ResNet's 64 -> 64 3x3 with an M edge, dilation
    2 with bias, ReLU and z and an N edge, a 1x1 with a packed KCRS filter, the 7x7 stem with C = 8
    on NCHW data; backward data 64 -> 64, a K tail in CONVOLUTION mode, 5x5 with an N edge, pad' =
-   -1 on NCHW data; the plan declining 64 columns on the 128x128 tile, too few tiles for the GPU,
-   and the filter gradient. Strided backward data with C = 64 runs its phases on them.
+   -1 on NCHW data; ResNet-50's 64-channel layers at 56x56 (3x3 64 -> 64 both ways, the 1x1
+   256 -> 64 forward and the 1x1 64 -> 256 backward); the plan declining 64 columns on the
+   128x128 tile, too few tiles for the GPU, and the filter gradient. Strided backward data with C = 64 runs its phases on them.
    Prints a line per case; exits 1 if any fails. */
 #define OCD_SM90A
 #include "cuda/conv_igemm.cu"
@@ -277,6 +278,14 @@ int main()
          5, 2, 2, 1, 1, false, false, false, 1, 0, 2, NULL, true},
         {"narrow dgrad 128x64 bf16 3x3 pad 3 (pad' -1), NCHW", B, 8, 2, 64, 64, 8, 8, 3, 3, 3, 3, 1, 1, false, false,
          false, 1, 0, 1, NULL, true, false, false, true},
+        {"narrow 128x64 fp16 ResNet-50's 3x3 64 -> 64 at 56x56, 25 tiles on 8 CTAs", H, 8, 1, 64, 64, 56, 56, 3, 3, 1, 1,
+         1, 1, false, false, false, 1, 0, 8, NULL},
+        {"narrow 256x64 bf16 ResNet-50's 1x1 256 -> 64 at 56x56, 13 tiles on 4 CTAs", B, 7, 1, 256, 64, 56, 56, 1, 1, 0,
+         0, 1, 1, false, false, false, 1, 0, 4, NULL},
+        {"narrow dgrad 256x64 fp16 ResNet-50's 3x3 64 -> 64 at 56x56, CONVOLUTION, 13 tiles on 5 CTAs", H, 7, 1, 64, 64,
+         56, 56, 3, 3, 1, 1, 1, 1, true, false, false, 1, 0, 5, NULL, true},
+        {"narrow dgrad 128x64 bf16 ResNet-50's 1x1 64 -> 256 at 56x56 (dx's 64 channels), 25 tiles on 6 CTAs", B, 8, 1,
+         64, 256, 56, 56, 1, 1, 0, 0, 1, 1, false, false, false, 1, 0, 6, NULL, true},
         {"narrow 128x128 fp16 K 64 declines (half padding)", H, 6, 2, 64, 64, 16, 16, 3, 3, 1, 1, 1, 1, false, false,
          false, 1, 0, 1, "mostly padding"},
         {"narrow 128x64 fp16 5 tiles on 8 SMs decline (the cp.async tile's split-K serves)", H, 8, 1, 64, 64, 25, 25, 3,
