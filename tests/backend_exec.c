@@ -14,13 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* True when OPENCUDNN_UNPROVEN=1: the CUDA entries not yet proven on a GPU take part. */
-static bool unproven_on(void)
-{
-    const char *on = getenv("OPENCUDNN_UNPROVEN");
-    return on != NULL && strcmp(on, "1") == 0;
-}
-
 /* ---- pointwise ------------------------------------------------------------------------------- */
 
 static const cudnnPointwiseMode_t all_modes[] = {
@@ -202,10 +195,7 @@ static void conv_chain(bool scale_first, cudnnPointwiseMode_t act, bool plain)
     log_capture_start(&log, "with its epilogue (scale, ");
     bt_run_all_engines(g, io, 6, &y, want, bt_graph_tol(dt), what);
     replay_capture_stop(&log);
-    /* the CUDA entries take the wide epilogue only where unproven code is on (core/impl.h) */
-    if (strcmp(test_backend, "host") == 0 || unproven_on()) CHECK(log.count >= 1);
-    else CHECK(log.count == 0);
-    if (log.count >= 1) CHECK(strstr(log.last, plain ? ", relu)" : ", activation)") != NULL);
+    if (CHECK(log.count >= 1)) CHECK(strstr(log.last, plain ? ", relu)" : ", activation)") != NULL);
     free(want);
     bt_destroy_all(ops, nops);
     cudnnBackendDestroyDescriptor(g);
@@ -358,10 +348,8 @@ TEST(backend_conv_directions)
 /* matmul -> add bias -> act (MatmulBiasAct) and its variants: a [batch, M, K] times b [1, K, N]
    (shared by the batches), C and the output row-major or column-major, the bias per row
    ([1, M, 1]) or per column ([1, 1, N]) or none, the ADD's alphas, a forward activation or none.
-   The host folds every chain whose bias is added unscaled into the GEMM's epilogue (the plan log
-   says so); CUDA folds the bias and a plain RELU_FWD, and any other forward activation under
-   OPENCUDNN_UNPROVEN=1 (the suite's setting; without it the activation runs as a pass after
-   the GEMM, with the same result). */
+   Both backends fold every chain whose bias is added unscaled into the GEMM's epilogue (the plan
+   log says so). */
 struct mm_case {
     cudnnDataType_t dt;
     int batch;
@@ -384,13 +372,6 @@ static const struct mm_case mm_cases[] = {
     {CUDNN_DATA_FLOAT, 1, true, 2, 1, 1, CUDNN_POINTWISE_ADD, false},
     {CUDNN_DATA_FLOAT, 1, false, 2, 1, 2, CUDNN_POINTWISE_GELU_FWD, true}, /* a scaled bias: not folded */
 };
-
-/* Whether the CUDA GEMM epilogue takes the case's activation (a pointwise step only while that
-   path is unproven on a GPU: cuda/gemm.cuh). */
-static bool mm_cuda_folds(const struct mm_case *c)
-{
-    return c->act == CUDNN_POINTWISE_ADD || (c->act == CUDNN_POINTWISE_RELU_FWD && c->plain) || unproven_on();
-}
 
 static void matmul_chain(const struct mm_case *mc)
 {
@@ -429,7 +410,7 @@ static void matmul_chain(const struct mm_case *mc)
     log_capture_start(&log, "gemm with its epilogue (");
     bt_run_all_engines(g, io, mc->bias ? 4 : 3, &out, want, bt_graph_tol(dt), what);
     replay_capture_stop(&log);
-    const bool folds = mc->add_a2 == 1 && (strcmp(test_backend, "host") == 0 || mm_cuda_folds(mc));
+    const bool folds = mc->add_a2 == 1;
     if (!CHECK(folds ? log.count >= 1 : log.count == 0)) FAIL("%s: %d plan(s) folded the chain", what, log.count);
     if (log.count >= 1)
         CHECK(strstr(log.last, !act ? "(bias)" : mc->act == CUDNN_POINTWISE_RELU_FWD && mc->plain ? "relu)" : "activation)") != NULL);

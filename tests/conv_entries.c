@@ -204,11 +204,11 @@ TEST(conv_cuda_wgmma_entries_are_reached)
     check_entry_reached(&dgrad_strided, tf32, BWD_DATA, dgrad_algo, "cuda:dgrad_igemm_tf32_phases", no_dgrad_tma);
 }
 
-/* The few-channel entries (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets them serve), ahead of
-   the implicit GEMM for half, bfloat16 and (TF32, under DEFAULT math) float data, forward under
-   both implicit-GEMM algorithms, backward data under ALGO_0 and ALGO_1 (they need no workspace) and
-   the filter gradient under ALGO_1 (partial sums in the workspace; for float NCHW the NCHW TF32
-   entry, ahead of it in the table, leaves it fewer than 8 channels): ResNet's stem (C = 3, 7x7,
+/* The few-channel entries, ahead of the implicit GEMM for half, bfloat16 and (TF32, under DEFAULT
+   math) float data, forward under both implicit-GEMM algorithms, backward data under ALGO_0 and
+   ALGO_1 (they need no workspace) and the filter gradient under ALGO_1 (partial sums in the
+   workspace; for float NCHW the NCHW TF32 entry ahead of it serves, faster: switched off to
+   reach the stem's, and once checked to serve): ResNet's stem (C = 3, 7x7,
    stride 2, pad 3) with an odd output size and partial tiles, NHWC and NCHW (KCRS filter); C = 1,
    3x3, CONVOLUTION mode, 72 filters (two filter blocks forward); C = 4, 5x5 with dilation 2 and no
    padding. */
@@ -249,11 +249,11 @@ TEST(conv_cuda_stem_entry)
                             cases[i].d == FWD        ? "cuda:fwd_stem_tc_128x64"
                             : cases[i].d == BWD_DATA ? "cuda:dgrad_stem_tc_128x8"
                                                      : "cuda:wgrad_stem_tc_64x256",
-                            NULL);
+                            cases[i].d == BWD_FILTER && cases[i].cf == tf32n ? "cuda:wgrad_nchw_tf32*" : NULL);
+    check_entry_reached(&stem, tf32n, BWD_FILTER, wgrad1, "cuda:wgrad_nchw_tf32_64x128x16_s3", NULL);
 }
 
-/* The TF32 filter gradient of NCHW float data (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it
-   serve), ahead of cuBLAS on a column matrix under BWD_FILTER_ALGO_1 with DEFAULT_MATH: ResNet's
+/* The TF32 filter gradient of NCHW float data, ahead of cuBLAS on a column matrix under BWD_FILTER_ALGO_1 with DEFAULT_MATH: ResNet's
    3x3 (64 channels each way); stride 2 with odd sizes (P Q not a multiple of 4), 72 filters (two
    filter tiles) and CONVOLUTION mode; a 1x1 of 130 channels (two column tiles); dilation 2; and
    one batch large enough that the plan splits K. */

@@ -312,8 +312,6 @@ static struct ocd_rnn_seq persistent_seq(const struct rnn_recurrence *r)
    the call's batch (ocd_rnn_check_algo), which the kernel's grid and chunks then cover. */
 static const char *persistent_plan(cudnnHandle_t handle, const void *problem, void *plan)
 {
-    const char *why = ocd_impl_unproven();
-    if (why != NULL) return why;
     const struct rnn_recurrence *r = problem;
     const struct ocd_rnn_problem *p = r->x->p;
     if (p->algo == CUDNN_RNN_ALGO_STANDARD) return "CUDNN_RNN_ALGO_STANDARD runs the step loop";

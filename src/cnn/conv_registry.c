@@ -181,7 +181,7 @@ static const struct ocd_conv_impl fwd_impls[] = {
     CUDA_ENTRY("cuda:fwd_direct",
                BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) |
                    BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_DIRECT),
-               ocd_cuda_conv_direct_applies, NULL, ocd_cuda_conv_direct, false)
+               NULL, NULL, ocd_cuda_conv_direct, false)
 #endif
 };
 

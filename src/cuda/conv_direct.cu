@@ -247,11 +247,6 @@ conv_params params_of(const struct ocd_conv_problem *p)
 
 } // namespace
 
-extern "C" const char *ocd_cuda_conv_direct_applies(cudnnHandle_t handle, const void *problem)
-{
-    return ocd_conv_epilogue_wide(&((const struct ocd_conv_problem *)problem)->ep);
-}
-
 extern "C" cudnnStatus_t ocd_cuda_conv_direct(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
 {
     const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;

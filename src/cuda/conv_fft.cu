@@ -274,11 +274,9 @@ const char *transforms(cudnnHandle_t handle, const fft_call &c, cufftHandle plan
 /* Plans everything of a call (the cuFFT plans in the handle's cache); NULL or a reason. */
 const char *prepare(cudnnHandle_t handle, const struct ocd_conv_problem *p, bool tiling, fft_call *c)
 {
-    const char *why = ocd_conv_epilogue_wide(&p->ep);
-    if (why == NULL) why = call_of(p, tiling, c);
-    if (why != NULL) return why;
+    if (const char *why = call_of(p, tiling, c)) return why;
     cufftHandle plans[3];
-    if ((why = transforms(handle, *c, plans, &c->work)) != NULL) return why;
+    if (const char *why = transforms(handle, *c, plans, &c->work)) return why;
     const struct ocd_conv_fft_plan *pl = &c->plan;
     size_t real = c->dbl ? sizeof(double) : sizeof(float);
     int64_t most = 0;

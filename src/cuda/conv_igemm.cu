@@ -39,8 +39,9 @@
    serving channel tails; tensors read in place 16-byte aligned; every GEMM extent and pixel index below 2^31; no
    more than 65535 column tiles or groups x splits. The sm_90a entries (_wgmma_, conv_igemm_sm90.cu)
    also need compute capability 9.0 exactly; they take fp16 and bf16, and fp32 data as TF32 (where
-   tensor-op math is allowed, forward and backward data, as the tf32 entries), and stay unproven
-   (core/impl.h) until a GPU run of the suite has passed them. So do the TMA entries (_tma_,
+   tensor-op math is allowed, forward and backward data, as the tf32 entries); those not yet
+   measured faster than the tiles behind them serve only as unproven entries (tile_proven,
+   core/impl.h). So do the TMA entries (_tma_,
    conv_igemm_tma_sm90.cu: forward, backward data as a forward pass over dy (unit stride, or
    stride phases: _tma_phases),
    and the filter gradient over channels padded to 64 per tap, no more than a quarter of them
@@ -377,11 +378,25 @@ static const char *cluster_rejects(cudnnHandle_t h, int c2, bool wgrad, igemm_ty
                         : NULL;
 }
 
+/* Whether sm_90a tile `tile` has served direction dir on a GPU faster than what serves without
+   it (the A/B of bench/run.sh -U; bench/results.md), fp16 and bf16: the forward pass's cp.async
+   128x128 and 128x64 tiles, the TMA 128x256 tile in every direction and its 64-row filter
+   gradient. The other sm_90a tiles, and TF32 on any, are unproven entries (core/impl.h,
+   docs/engines.md): right on the GPU, not yet faster there (the clustered tiles were slower). */
+static bool tile_proven(int tile, enum ocd_conv_dir dir, bool tf32)
+{
+    if (tf32) return false;
+    if (tile == TMA_TILE0 || (dir == OCD_CONV_BWD_FILTER && tile == TMA_W64_TILE0)) return true;
+    return dir == OCD_CONV_FWD && (tile == WGMMA_TILE0 + 2 || tile == WGMMA_TILE0 + 3);
+}
+
 static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, bool tf32, igemm_plan *pl)
 {
     memset(pl, 0, sizeof *pl);
     if (h->cc_major < 8) return OCD_REASON_ARCH;
     const bool wgmma = tile >= WGMMA_TILE0, tma = tile >= TMA_TILE0;
+    if (wgmma && !tile_proven(tile, p->dir, tf32))
+        if (const char *why = ocd_impl_unproven()) return why;
     if (wgmma)
         if (const char *why = ocd_wgmma_entry_rejects(h, tma ? ocd_igemm_tma_built : ocd_igemm_wgmma_built)) return why;
     if (tma) {
@@ -436,7 +451,6 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
             return OCD_REASON_SHAPE;
     if (p->ep.on) {
         if (p->ep.bias_view.dtype != p->y.dtype) return OCD_REASON_DTYPE;
-        if (const char *wide = ocd_conv_epilogue_wide(&p->ep)) return wide;
     }
     const char *why = tile_rejects(h, p, tile, gm.m, gm.n, g);
     if (why) return why;

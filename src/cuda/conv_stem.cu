@@ -29,8 +29,10 @@
      tile is ((8 - 1) stride + (R - 1) dilation + 1) x ((16 - 1) stride + (S - 1) dilation + 1)
      pixels of C channels.
    - The store: alpha and beta on the accumulators, two filters of a pixel in one 32-bit store
-     where y's channels are contiguous and aligned; the fused forward (bias, z, scale,
-     activation) through conv_store.cuh's ocd_cuda_conv_finish.
+     where y's channels are contiguous and aligned; the fused forward's common epilogue (alpha2 z,
+     a bias of y's type, ReLU) the same way, typed; a scale or another activation (the wide
+     epilogue) through conv_store.cuh's ocd_cuda_conv_finish, whose run-time types and index
+     walk cost a fused call several times the convolution's own time.
    - No workspace, so it also serves IMPLICIT_GEMM.
    - The filter gradient (entry cuda:wgrad_stem_tc_64x256) is the same expansion multiplied the
      other way: dW[64 filters][C R S] += dy^T A over each tile's pixels, both operands MN-major
@@ -41,13 +43,12 @@
      order (deterministic), with alpha and beta, into the filter (mirrored for CONVOLUTION
      mode). The grid is two CTAs a multiprocessor, fixed at plan time, since the workspace
      depends on it. For float NCHW data the TF32 filter-gradient entry, ahead of this one in the
-     table, leaves it fewer than 8 channels (ocd_cuda_conv_stem_wgrad_serves).
+     table and faster on them, serves.
 
    Constraints (each a reason): compute capability 8.0 or newer; half, bfloat16 or float data, all
    three tensors one type; tensor-op math allowed (TF32 for float); 2-D, no groups; C not a
    multiple of 8 (those the implicit GEMM reads in whole chunks) and C R S <= 256; shared memory
-   (filter, im2col tile, patch) within 96 KB. The entry is unproven (core/impl.h) until a GPU run of the suite has
-   passed it. Every thread's code is host-callable but the mma loop and the launch, so that
+   (filter, im2col tile, patch) within 96 KB. Every thread's code is host-callable but the mma loop and the launch, so that
    tests/emulate/conv_stem.cu runs the kernel on the CPU. */
 #include "cuda/conv_stem.cuh"
 
@@ -104,7 +105,10 @@ struct stem_params {
     ocd_fastdiv div_pcc, div_c, div_s, div_tw, div_th;
     int tiles;                 /* pixel tiles: images x row tiles x column tiles */
     float alpha, beta;
-    int fused;                 /* the fused forward's epilogue, through store */
+    const void *z;             /* read scaled by beta when beta != 0: y itself, or the fused call's z */
+    const void *bias;          /* the fused forward's bias, one of y's type a filter; NULL for none */
+    int relu;                  /* the fused forward's ReLU */
+    int wide;                  /* the fused forward's scale or activation: the epilogue through store */
     float *partial;            /* filter gradient: [filter block][CTA][64][kp] fp32 sums */
     int pair;                  /* y's filters contiguous, pairs aligned: stores in pairs */
     ocd_cuda_conv_store store;
@@ -221,16 +225,23 @@ __host__ __device__ __forceinline__ void stem_store(const stem_params &p,
                 const int off = pix + f * p.ys[1];
                 const bool two = f + 1 < p.k;
                 float v0 = acc[i][j][2 * hr], v1 = acc[i][j][2 * hr + 1];
-                if (p.fused) {
+                if (p.wide) {
                     ocd_cuda_conv_finish(p.store, off, f, v0);
                     if (two) ocd_cuda_conv_finish(p.store, off + p.ys[1], f + 1, v1);
                     continue;
                 }
                 v0 *= p.alpha, v1 *= p.alpha;
                 if (p.beta != 0.f) {
-                    v0 += p.beta * ocd_cuda_load(y + off);
-                    if (two) v1 += p.beta * ocd_cuda_load(y + off + p.ys[1]);
+                    const T *z = (const T *)p.z;
+                    v0 += p.beta * ocd_cuda_load(z + off);
+                    if (two) v1 += p.beta * ocd_cuda_load(z + off + p.ys[1]);
                 }
+                if (p.bias != nullptr) {
+                    const T *bias = (const T *)p.bias;
+                    v0 += ocd_cuda_load(bias + f);
+                    if (two) v1 += ocd_cuda_load(bias + f + 1);
+                }
+                if (p.relu) v0 = fmaxf(v0, 0.f), v1 = fmaxf(v1, 0.f);
                 if (p.pair && two) {
                     T v[2];
                     ocd_cuda_store(&v[0], v0), ocd_cuda_store(&v[1], v1);
@@ -503,9 +514,12 @@ static const char *stem_fwd_plan(cudnnHandle_t h, const void *problem, void *pla
     const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
     stem_plan *pl = (stem_plan *)plan;
     if (const char *why = stem_geometry(h, p, pl, false)) return why;
-    if (p->ep.on)
-        if (const char *wide = ocd_conv_epilogue_wide(&p->ep)) return wide;
-    pl->prm.fused = p->ep.on;
+    if (p->ep.on) {
+        /* the typed store takes a bias of y's type, one a filter; any other runs through store */
+        const struct ocd_tensor_view *b = &p->ep.bias_view;
+        pl->prm.wide = p->ep.scale_on || p->ep.act_on || b->dtype != p->y.dtype || (b->strides[1] != 1 && p->y.dims[1] > 1);
+        pl->prm.relu = p->ep.relu;
+    }
     return NULL;
 }
 
@@ -521,13 +535,6 @@ static const char *stem_wgrad_plan(cudnnHandle_t h, const void *problem, void *p
     return NULL;
 }
 
-extern "C" bool ocd_cuda_conv_stem_wgrad_serves(cudnnHandle_t h, const struct ocd_conv_problem *p)
-{
-    if (ocd_impl_disabled("cuda:wgrad_stem_tc_64x256")) return false;
-    stem_plan pl;
-    return stem_wgrad_plan(h, p, &pl) == NULL;
-}
-
 static size_t stem_wgrad_workspace(cudnnHandle_t, const void *, const void *plan)
 {
     return ((const stem_plan *)plan)->ws_part;
@@ -537,10 +544,13 @@ static size_t stem_wgrad_workspace(cudnnHandle_t, const void *, const void *plan
 static stem_params stem_bind(const struct ocd_conv_problem *p, const stem_plan *pl)
 {
     stem_params m = pl->prm;
-    m.x = p->x_data, m.w = p->w_data, m.y = p->y_data;
-    if (m.fused) m.store = ocd_cuda_conv_store_of(p);
+    m.x = p->x_data, m.w = p->w_data, m.y = p->y_data, m.z = p->y_data;
+    if (p->ep.on) {
+        m.beta = p->ep.z != NULL ? (float)p->ep.alpha2 : 0.f, m.z = p->ep.z, m.bias = p->ep.bias;
+        if (m.wide) m.store = ocd_cuda_conv_store_of(p);
+    }
     const size_t pair_bytes = 2 * ocd_dtype_scalar_size(pl->dt);
-    m.pair = !m.fused && m.ys[1] == 1 && (uintptr_t)m.y % pair_bytes == 0 && m.ys[0] % 2 == 0 && m.ys[2] % 2 == 0 &&
+    m.pair = !m.wide && m.ys[1] == 1 && (uintptr_t)m.y % pair_bytes == 0 && m.ys[0] % 2 == 0 && m.ys[2] % 2 == 0 &&
              m.ys[3] % 2 == 0;
     return m;
 }

@@ -9,13 +9,11 @@
 #include "core/reasons.h"
 #include "cuda/mma.cuh"
 
-/* Why a few-channel entry cannot serve p, before its own limits, or NULL: unproven entries
-   (core/impl.h), compute capability 8.0 (mma.sync with bf16 and tf32), half, bfloat16 or float
+/* Why a few-channel entry cannot serve p, before its own limits, or NULL: compute capability 8.0 (mma.sync with bf16 and tf32), half, bfloat16 or float
    data with all three tensors of one type, tensor-op math (for float: TF32 allowed), 2-D, no
    groups. */
 static inline const char *ocd_stem_rejects(cudnnHandle_t h, const struct ocd_conv_problem *p)
 {
-    if (const char *why = ocd_impl_unproven()) return why;
     if (h->cc_major < 8) return OCD_REASON_ARCH;
     const cudnnDataType_t dt = p->x.dtype;
     if ((dt != CUDNN_DATA_HALF && dt != CUDNN_DATA_BFLOAT16 && dt != CUDNN_DATA_FLOAT) || p->w.dtype != dt ||
@@ -26,11 +24,6 @@ static inline const char *ocd_stem_rejects(cudnnHandle_t h, const struct ocd_con
     if (p->s.groups != 1) return "grouped convolutions go to the implicit GEMM";
     return NULL;
 }
-
-/* Whether cuda:wgrad_stem_tc_64x256 serves p (not switched off by OPENCUDNN_DISABLE, its plan
-   accepting p): the NCHW TF32 filter gradient (conv_wgrad_tf32.cu), ahead of it in the table,
-   leaves it the few-channel problems. */
-extern "C" bool ocd_cuda_conv_stem_wgrad_serves(cudnnHandle_t h, const struct ocd_conv_problem *p);
 
 /* The 4-D view's strides in 32 bits: a tensor spans fewer than 2^31 scalars (types.cuh, "Index
    arithmetic"). */

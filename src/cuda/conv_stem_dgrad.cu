@@ -31,9 +31,8 @@
 
    Constraints (each a reason): compute capability 8.0 or newer; half, bfloat16 or float data, all
    three tensors one type; tensor-op math allowed (TF32 for float); 2-D, no groups; C < 8; strides of at most 4; shared
-   memory (the filter's taps and the patch) within 96 KB. The entry is unproven (core/impl.h)
-   until a GPU run of the suite has passed it; tests/emulate/conv_stem_dgrad.cu runs every thread
-   of it on the CPU. */
+   memory (the filter's taps and the patch) within 96 KB. tests/emulate/conv_stem_dgrad.cu runs
+   every thread of it on the CPU. */
 #include "cuda/conv_stem.cuh"
 
 #include "cuda/check.cuh"

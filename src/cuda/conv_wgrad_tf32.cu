@@ -28,9 +28,9 @@
 
    Constraints (each a reason): compute capability 8.0 or newer; float x, dy and dw; tensor-op
    math allowed (TF32); 2-D, one group; x and dy NCHW-like (each pixel row contiguous, dy's
-   pixels of one channel contiguous); N P Q, K C R S and the slabs within 32-bit indices; fewer
-   than 8 channels go to the few-channel entry where it serves them (conv_stem.cu: C R S packed,
-   the stem's 147 against 147 here but over 8 x 16 pixel tiles read once). Every thread's
+   pixels of one channel contiguous); N P Q, K C R S and the slabs within 32-bit indices. It
+   also serves the few-channel problems (an RGB stem's 3 channels) of float NCHW data, where it
+   is faster than the few-channel entry behind it (conv_stem.cu). Every thread's
    code is host-callable but the mma loop and the launches, so that
    tests/emulate/conv_wgrad_tf32.cu runs the kernels on the CPU. */
 #include "problem/conv.h"
@@ -38,7 +38,6 @@
 #include "core/dtype.h"
 #include "core/reasons.h"
 #include "cuda/check.cuh"
-#include "cuda/conv_stem.cuh"
 #include "cuda/emulated.cuh"
 #include "cuda/mma.cuh"
 #include "cuda/types.cuh"
@@ -327,8 +326,6 @@ static const char *wgt_plan_fn(cudnnHandle_t h, const void *problem, void *plan)
     memset(pl, 0, sizeof *pl);
     if (h->cc_major < 8) return OCD_REASON_ARCH;
     if (const char *why = ocd_conv_tensor_ops_rejects(p)) return why;
-    if (p->s.c < 8 && ocd_cuda_conv_stem_wgrad_serves(h, p))
-        return "few channels: cuda:wgrad_stem_tc_64x256 serves them with C R S packed";
     wgt_params &m = pl->prm;
     if (const char *why = wgt_geometry(p, m)) return why;
     if ((m.n + wgt_tile::BN - 1) / wgt_tile::BN > INT32_MAX || (m.m + wgt_tile::BM - 1) / wgt_tile::BM > 65535)

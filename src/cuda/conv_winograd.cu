@@ -353,9 +353,7 @@ cudnnStatus_t run_types(cudnnHandle_t h, const struct ocd_conv_problem *p, const
 const char *plan_of(cudnnHandle_t h, const struct ocd_conv_problem *p, bool nonfused, bool tc,
                     struct ocd_conv_wino_plan *pl, flavour *fl)
 {
-    const char *why = ocd_conv_epilogue_wide(&p->ep);
-    if (why == NULL) why = ocd_conv_wino_plan_init(pl, p, nonfused);
-    if (why) return why;
+    if (const char *why = ocd_conv_wino_plan_init(pl, p, nonfused)) return why;
     const bool half = p->x.dtype == CUDNN_DATA_HALF;
     if (!half && p->x.dtype != CUDNN_DATA_FLOAT) return OCD_REASON_DTYPE;
     /* 10-bit operands (half, TF32) cost F(2x2, 3x3) and the filter gradient's F(3x3, 2x2) about

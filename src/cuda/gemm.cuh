@@ -4,9 +4,7 @@
    in the accumulator's type (float, double for double data), C not read when beta == 0, the
    activation being either kind of problem/gemm.h: an activation mode, through the library's one
    activation math (problem/activation.h), or a unary forward pointwise step, through the
-   pointwise chains' ocd_pw_apply (problem/pointwise.h), as the host's epilogue evaluates it.
-   The entries take a pointwise step only while OPENCUDNN_UNPROVEN=1 (gemm_epilogue_rejects): that
-   path has not yet run on a GPU. */
+   pointwise chains' ocd_pw_apply (problem/pointwise.h), as the host's epilogue evaluates it. */
 #ifndef OCD_CUDA_GEMM_CUH
 #define OCD_CUDA_GEMM_CUH
 
@@ -37,14 +35,6 @@ static inline gemm_epi gemm_epi_of(const struct ocd_gemm_call *call)
     e.act_coef = p->act.coef, e.act_swish = p->act.swish_beta;
     e.pw_on = p->pw_act_on, e.pw = p->pw_act;
     return e;
-}
-
-/* Why an entry whose epilogue is gemm_epi_store cannot take p, or NULL: it evaluates a
-   pointwise step as the activation only as an unproven path (core/impl.h). */
-static inline const char *gemm_epilogue_rejects(const struct ocd_gemm_problem *p)
-{
-    if (!p->pw_act_on || ocd_impl_unproven() == NULL) return NULL;
-    return "the CUDA GEMM epilogue takes the activation modes only, not a pointwise step";
 }
 
 /* A pointwise step on v: a call, not inlined into each of a thread's stores, so that the

@@ -10,8 +10,7 @@
 
 const char *ocd_cuda_gemm_cublas_applies(cudnnHandle_t handle, const void *call)
 {
-    const char *why = gemm_epilogue_rejects(((const struct ocd_gemm_call *)call)->p);
-    return why != NULL ? why : ocd_cublas_handle(handle, NULL);
+    return ocd_cublas_handle(handle, NULL);
 }
 
 cudnnStatus_t ocd_cuda_gemm_cublas(cudnnHandle_t handle, const void *call_, void *ws, size_t ws_bytes)

@@ -112,7 +112,6 @@ const char *ocd_cuda_gemm_mma_applies(cudnnHandle_t handle, const void *call_)
     const struct ocd_gemm_call *call = (const struct ocd_gemm_call *)call_;
     const struct ocd_gemm_problem *p = call->p;
     if (handle->cc_major < 8) return OCD_REASON_ARCH;
-    if (const char *epi = gemm_epilogue_rejects(p)) return epi;
     bool tf32 = p->ab_type == CUDNN_DATA_FLOAT;
     if (tf32 ? p->compute != OCD_GEMM_COMPUTE_TF32 : p->ab_type != CUDNN_DATA_HALF && p->ab_type != CUDNN_DATA_BFLOAT16)
         return "the tensor-core GEMM takes half and bfloat16 data, and float as TF32";

@@ -119,11 +119,6 @@ template <typename AB, typename C, typename Acc> static cudnnStatus_t launch_pla
     return CUDNN_STATUS_SUCCESS;
 }
 
-const char *ocd_cuda_gemm_plain_applies(cudnnHandle_t handle, const void *call)
-{
-    return gemm_epilogue_rejects(((const struct ocd_gemm_call *)call)->p);
-}
-
 cudnnStatus_t ocd_cuda_gemm_plain(cudnnHandle_t handle, const void *call_, void *ws, size_t ws_bytes)
 {
     const struct ocd_gemm_call *call = (const struct ocd_gemm_call *)call_;

@@ -69,12 +69,11 @@
 #define OCD_WGMMA_BUILT false
 #endif
 
-/* Why an entry on a wgmma kernel cannot serve on handle h, or NULL: not yet run on a GPU
-   (core/impl.h), its kernels' file built without sm_90a code (built: that file's
-   OCD_WGMMA_BUILT), or a device other than compute capability 9.0, the one sm_90a code runs on. */
+/* Why an entry on a wgmma kernel cannot serve on handle h, or NULL: its kernels' file built
+   without sm_90a code (built: that file's OCD_WGMMA_BUILT), or a device other than compute
+   capability 9.0, the one sm_90a code runs on. */
 static inline const char *ocd_wgmma_entry_rejects(cudnnHandle_t h, bool built)
 {
-    if (const char *why = ocd_impl_unproven()) return why;
     if (!built) return "the wgmma kernels were built without sm_90a code (CUDA 12.0 or newer)";
     if (h->cc_major != 9 || h->cc_minor != 0) return "the wgmma kernels run on compute capability 9.0 (sm_90a) only";
     return nullptr;

@@ -27,7 +27,7 @@ static const struct ocd_impl gemm_impls[] = {
     {"cuda:gemm_cublaslt", OCD_BACKEND_CUDA, 0, NULL, NULL, NULL, &ocd_cuda_gemm_cublaslt_planned},
     OCD_IMPL_ENTRY("cuda:gemm_cublas", OCD_BACKEND_CUDA, ocd_cuda_gemm_cublas_applies, NULL, ocd_cuda_gemm_cublas),
     OCD_IMPL_ENTRY("cuda:gemm_mma", OCD_BACKEND_CUDA, ocd_cuda_gemm_mma_applies, NULL, ocd_cuda_gemm_mma),
-    OCD_IMPL_ENTRY("cuda:gemm_plain", OCD_BACKEND_CUDA, ocd_cuda_gemm_plain_applies, NULL, ocd_cuda_gemm_plain),
+    OCD_IMPL_ENTRY("cuda:gemm_plain", OCD_BACKEND_CUDA, NULL, NULL, ocd_cuda_gemm_plain),
 #endif
 #ifdef OCD_HAVE_CBLAS
     OCD_IMPL_ENTRY("host:gemm_cblas", OCD_BACKEND_HOST, ocd_host_gemm_cblas_applies, NULL, ocd_host_gemm_cblas),

@@ -68,14 +68,6 @@ struct ocd_conv_epilogue {
     struct ocd_pw_step act; /* evaluated by ocd_pw_apply, as the pointwise chains do */
 };
 
-/* Why a CUDA entry cannot take ep, or NULL. Every CUDA epilogue takes the whole of it, but the
-   wide part (a scale, an activation other than ReLU) has not yet run on a GPU: it is unproven
-   (core/impl.h) and served only where OPENCUDNN_UNPROVEN=1. */
-static inline const char *ocd_conv_epilogue_wide(const struct ocd_conv_epilogue *ep)
-{
-    return ep->on && (ep->scale_on || ep->act_on) ? ocd_impl_unproven() : NULL;
-}
-
 struct ocd_conv_problem {
     enum ocd_conv_dir dir;
     struct ocd_conv_shape s;
@@ -166,7 +158,6 @@ enum ocd_conv_race ocd_host_conv_cblas_race(cudnnHandle_t handle, const struct o
    element of the destination, accumulating in int (int8 configurations), double (double) or
    float; Im2Col; the bias gradient. */
 cudnnStatus_t ocd_cuda_conv_direct(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
-const char *ocd_cuda_conv_direct_applies(cudnnHandle_t handle, const void *problem);
 cudnnStatus_t ocd_cuda_conv_im2col(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes);
 

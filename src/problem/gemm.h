@@ -21,9 +21,8 @@
    RELU_FWD with its clips and slope, TANH, SIGMOID, ELU, GELU in its erf form, SOFTPLUS, SWISH,
    with the step's alpha1, evaluated by the pointwise chains' ocd_pw_apply), through which a
    graph's MatmulBiasAct folds into the GEMM (graph/engine_plan.c). Every entry takes the
-   activation modes; the host entries take the pointwise steps too, and so do the CUDA entries
-   but cuBLASLt's, while that path is unproven only with OPENCUDNN_UNPROVEN=1 (cuda/gemm.cuh):
-   where none takes the step, a graph keeps its chain as a pass after the GEMM. alpha and beta
+   activation modes; every entry but cuBLASLt's takes the pointwise steps too; where none takes
+   the step, a graph keeps its chain as a pass after the GEMM. alpha and beta
    are held as double whatever the type. */
 #ifndef OCD_PROBLEM_GEMM_H
 #define OCD_PROBLEM_GEMM_H
@@ -117,7 +116,6 @@ const char *ocd_cuda_gemm_cublas_applies(cudnnHandle_t handle, const void *call)
 cudnnStatus_t ocd_cuda_gemm_cublas(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
 const char *ocd_cuda_gemm_mma_applies(cudnnHandle_t handle, const void *call);
 cudnnStatus_t ocd_cuda_gemm_mma(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
-const char *ocd_cuda_gemm_plain_applies(cudnnHandle_t handle, const void *call);
 cudnnStatus_t ocd_cuda_gemm_plain(cudnnHandle_t handle, const void *call, void *ws, size_t ws_bytes);
 #endif
 

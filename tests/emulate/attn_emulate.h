@@ -236,8 +236,7 @@ bool attn_emu_run_cases(const C (&cases)[N], cudnnHandle_t handle, emu_rng &rand
 
 /* The applicability of a Hopper entry (applies) on a small half problem of head 64 that it
    serves: served; declined on compute capability 9.9, declined once change(p, true) has made the
-   problem one it does not serve (change(p, false) undoes it), and declined without
-   OPENCUDNN_UNPROVEN. Prints the check's line; true when it passes. */
+   problem one it does not serve (change(p, false) undoes it). Prints the check's line; true when it passes. */
 template <class Applies, class Change> bool attn_emu_sm90_declines(cudnnHandle_t handle, Applies applies, Change change)
 {
     ocd_attn_core_problem p;
@@ -255,9 +254,6 @@ template <class Applies, class Change> bool attn_emu_sm90_declines(cudnnHandle_t
     change(p, true);
     ok &= applies(handle, &call) != nullptr;
     change(p, false);
-    unsetenv("OPENCUDNN_UNPROVEN");
-    ok &= applies(handle, &call) != nullptr;
-    setenv("OPENCUDNN_UNPROVEN", "1", 1);
     printf("  %-28s %s\n", "applicability", ok ? "ok" : "FAILED");
     return ok;
 }

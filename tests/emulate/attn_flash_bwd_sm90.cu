@@ -1,7 +1,7 @@
 /* attn_flash_bwd_sm90.cu: the Hopper attention backward (src/cuda/attn_core_flash_bwd_sm90.cu, as
    the sm_90a object library compiles it: OCD_SM90A) with every thread's own logic run on the
    CPU, against the double-precision reference gradients (attn_emulate_bwd.h): the entry's
-   applicability (compute capability 9.0 only, and only with OPENCUDNN_UNPROVEN=1), the kernel
+   applicability (compute capability 9.0 only), the kernel
    argument and its workspace places, the prologue's D_i, the producer's walk over the query
    blocks that reach the block's keys (its vote done here over the threads' rows), its tile
    loads into the 128-byte-swizzled layout (cp.async as a host copy) and the rows and slot it
@@ -180,7 +180,6 @@ template <typename T, int D> bool emulate(const ocd_attn_dev &d)
 
 int main()
 {
-    setenv("OPENCUDNN_UNPROVEN", "1", 1);
     struct cudnnContext ctx = emu_handle(9, 0);
     /* {name, type, batch, beams, heads, max_q, max_kv, head, kv_shared, lengths, time_major,
        accumulate, window, dropout, q_first, q_count} */

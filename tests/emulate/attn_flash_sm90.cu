@@ -1,7 +1,7 @@
 /* attn_flash_sm90.cu: the Hopper attention forward (src/cuda/attn_core_flash_sm90.cu, as the
    sm_90a object library compiles it: OCD_SM90A) with every thread's own logic run on the CPU,
    against a double-precision reference: the entry's applicability (compute capability 9.0 only,
-   no dropout, and only with OPENCUDNN_UNPROVEN=1), the kernel argument, the producer's tile
+   no dropout), the kernel argument, the producer's tile
    loads into the 128-byte-swizzled layout (cp.async as a host copy), the descriptors of Q, K and
    V read back through the PTX ISA's canonical layouts (K-major for Q and K, N-major for V:
    wgmma_emulate.h), the S = Q K^T and O += P V products of each consumer warpgroup by the
@@ -121,7 +121,6 @@ template <typename T, int D> bool emulate(const ocd_attn_dev &d)
 
 int main()
 {
-    setenv("OPENCUDNN_UNPROVEN", "1", 1);
     struct cudnnContext ctx = emu_handle(9, 0);
     const emu_fwd_case cases[] = {
         {"f16_d64_blocks_tiles", CUDNN_DATA_HALF, 1, 1, 2, 300, 330, 64, false, true, false, 0, 0, 300, 0},

@@ -2,7 +2,7 @@
    cuda:fwd_stem_tc_128x64 and cuda:wgrad_stem_tc_64x256 with its reduction, and
    src/cuda/conv_stem_dgrad.cu, entry cuda:dgrad_stem_tc_128x8) with
    every thread's own logic run on the CPU, against the double-precision reference convolutions
-   of tests/ref: each plan (on a handle of compute capability 9.0, gated by OPENCUDNN_UNPROVEN),
+   of tests/ref: each plan (on a handle of compute capability 9.0),
    its binding to the call's data, and the kernel as launched: a grid of a few CTAs, each looping
    over the tiles as the kernel does, its phases run thread by thread between the barriers (the
    filter, and forward the offset table; the input or dy patch; forward the im2col expansion),
@@ -26,7 +26,7 @@
    one tile, 5x5 dilation 2, over the plan's grid with partials poisoned (NaN) first. Float
    (TF32) cases of all three: the stem NHWC and NCHW, two filter blocks, alpha and beta,
    CONVOLUTION mode, the fused epilogue, dilation, C = 1 and 7, DEFAULT and TENSOR_OP math. The
-   plans must decline without OPENCUDNN_UNPROVEN, under FMA math (fp16 and float), for C a
+   plans must decline under FMA math (fp16 and float), for C a
    multiple of 8 (forward) or 8 and more (backward), for C R S above 256, a stride above 4
    (backward), and what does not fit in shared memory (backward data: float C = 4 with the
    stem's 7x7 and K = 64). Prints a line per case; exits 1 if any fails. */
@@ -284,7 +284,7 @@ template <typename T> void fill(std::vector<T> &buf, std::vector<double> &d, con
                 }
 }
 
-/* Plans the case in direction dir (the plan gated by OPENCUDNN_UNPROVEN), runs the emulated
+/* Plans the case in direction dir, runs the emulated
    launch and compares its destination with the reference. */
 template <typename T> bool run_case(const emu_case &e, enum ocd_conv_dir dir)
 {
@@ -320,13 +320,6 @@ template <typename T> bool run_case(const emu_case &e, enum ocd_conv_dir dir)
     auto plan = [&]() {
         return dgrad ? dstem_plan_fn(&ctx, &p, &dpl) : wgrad ? stem_wgrad_plan(&ctx, &p, &fpl) : stem_fwd_plan(&ctx, &p, &fpl);
     };
-    unsetenv("OPENCUDNN_UNPROVEN");
-    const char *gate = plan();
-    setenv("OPENCUDNN_UNPROVEN", "1", 1);
-    if (gate == NULL || strcmp(gate, OCD_REASON_UNPROVEN) != 0) {
-        printf("FAIL %s: the plan is not gated by OPENCUDNN_UNPROVEN\n", e.name);
-        return false;
-    }
     const int verdict = emu_plan_verdict(e.name, plan(), e.declines);
     if (verdict >= 0) return verdict;
     unrounded = 0;
@@ -364,7 +357,7 @@ template <typename T> bool run_case(const emu_case &e, enum ocd_conv_dir dir)
                  fpl.kblocks, m.crs, m.kp);
     } else {
         const stem_params m = stem_bind(&p, &fpl);
-        if (m.pair != (!e.nchw && !e.bias_relu)) {
+        if (m.pair != !e.nchw) { /* the fused bias + ReLU stores typed, in pairs too */
             printf("FAIL %s: paired stores %s where y's filters are%s contiguous\n", e.name, m.pair ? "on" : "off",
                    e.nchw ? " not" : "");
             return false;

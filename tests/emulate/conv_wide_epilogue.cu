@@ -1,7 +1,7 @@
 /* conv_wide_epilogue.cu (emulation): the CUDA convolution's wide fused epilogue (problem/conv.h:
    a per-channel scale applied before or after the bias, any forward activation) as the implicit
-   GEMM serves it. make_plan on a forward problem (a handle of compute capability 9.0) must refuse
-   it without OPENCUDNN_UNPROVEN=1 and, with it, route the epilogue through the partial sums; the
+   GEMM serves it. make_plan on a forward problem (a handle of compute capability 9.0) must route
+   the epilogue through the partial sums; the
    second kernel's per-output code (igemm_reduce_one, which stores through conv_store.cuh's
    ocd_cuda_conv_finish, the store of the direct, FFT and Winograd entries too) is then run on the
    CPU over given partial sums, and every output must be
@@ -80,14 +80,9 @@ bool run_case(const emu_case &e, cudnnHandle_t handle, emu_rng &rng)
 
     const int tile = OCD_IGEMM_NTILES - 1;
     igemm_plan pl;
-    unsetenv("OPENCUDNN_UNPROVEN");
-    const char *gated = make_plan(handle, &p, tile, false, &pl);
-    setenv("OPENCUDNN_UNPROVEN", "1", 1);
     const char *why = make_plan(handle, &p, tile, false, &pl);
-    bool ok = gated != NULL && strcmp(gated, OCD_REASON_UNPROVEN) == 0 && why == NULL && pl.prm.epi.wide;
-    if (!ok) {
-        printf("%-28s FAILED: plan (without the switch: %s; with it: %s, wide %d)\n", e.name, gated ? gated : "served",
-               why ? why : "served", why ? 0 : pl.prm.epi.wide);
+    if (why != NULL || !pl.prm.epi.wide) {
+        printf("%-28s FAILED: plan (%s, wide %d)\n", e.name, why ? why : "served", why ? 0 : pl.prm.epi.wide);
         return false;
     }
     /* the partial sums as the mainloop leaves them, [splits][M][N], and the other inputs */

@@ -14,8 +14,7 @@
    N, several K tiles (more than the stages), batches, alpha/beta and a bias with ReLU, and each
    unary forward pointwise step as the epilogue's activation (RELU_FWD with clips and slope,
    TANH, SIGMOID, ELU, GELU, SOFTPLUS, SWISH, with parameters away from their defaults) against
-   the tests' double reference of the pointwise modes (ref/pointwise.c); the entry must refuse
-   those without OPENCUDNN_UNPROVEN=1 and take them with it. Results must be within the type's
+   the tests' double reference of the pointwise modes (ref/pointwise.c). Results must be within the type's
    rounding (and fp32 accumulation and math) of the reference. Prints a line per case; exits 1
    if any differs. */
 #include "cuda/gemm_mma.cu"
@@ -86,16 +85,6 @@ struct emu_case {
 
 const int ACT_RELU = -2;
 
-/* Whether the entry's verdict on a case with a pointwise step follows OPENCUDNN_UNPROVEN: it
-   refuses the step without the switch and takes it with it (left set, for the run). */
-bool gated(const struct ocd_gemm_call *call, cudnnHandle_t handle)
-{
-    unsetenv("OPENCUDNN_UNPROVEN");
-    bool refused = ocd_cuda_gemm_mma_applies(handle, call) != NULL;
-    setenv("OPENCUDNN_UNPROVEN", "1", 1);
-    return refused;
-}
-
 /* One case: the entry must apply; the emulated launch must match the reference. */
 template <typename T> bool run(const emu_case &c, cudnnHandle_t handle)
 {
@@ -139,10 +128,6 @@ template <typename T> bool run(const emu_case &c, cudnnHandle_t handle)
     void *cptr = cf ? (void *)cfl.data() : (void *)ct.data();
     const void *bias = !c.bias ? NULL : cf ? (const void *)biasf.data() : (const void *)biast.data();
     struct ocd_gemm_call call = {&p, a.data(), b.data(), cptr, bias};
-    if (p.pw_act_on && !gated(&call, handle)) {
-        printf("  %-28s FAILED: the entry takes a pointwise step without OPENCUDNN_UNPROVEN=1\n", c.name);
-        return false;
-    }
     const char *why = ocd_cuda_gemm_mma_applies(handle, &call);
     if (why != NULL) {
         printf("  %-28s the entry declines: %s\n", c.name, why);
