@@ -36,7 +36,9 @@
 #                                                            parity.host.tsv, parity.vendor.tsv
 # A first run of unproven entries (core/impl.h) wants two calls:
 #   GPU_CHECK_STEPS=hgmma,tests,race,check, then GPU_CHECK_STEPS=bench.
-# Everything is written under $OUT (default ./gpu-check-out): the files above, no more. A
+# Everything is written under $OUT (default ./gpu-check-out): the files above, no more; at the
+# end all but summary.txt, bench.md and results.md are packed into logs.tgz (GPU_CHECK_PACK=0
+# leaves them), since the device tool returns only a few files a call. A
 # failing step does not stop the later ones (a failed build does); the exit status is 1 when any
 # step failed or was skipped for lack of time.
 #
@@ -314,5 +316,12 @@ if wants chosen; then
 fi
 
 say "total: $((SECONDS - start))s; logs in $OUT"
+# The device tool brings back a few files a call: all but the summary and the two tables go into
+# one archive.
+if [ "${GPU_CHECK_PACK:-1}" = 1 ]; then
+    packed=$(cd "$OUT" && ls -A | grep -v -x -e summary.txt -e bench.md -e results.md -e logs.tgz)
+    # shellcheck disable=SC2086
+    [ -n "$packed" ] && (cd "$OUT" && tar czf logs.tgz $packed && rm -rf $packed)
+fi
 cat "$summary"
 exit $failed
