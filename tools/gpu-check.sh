@@ -319,9 +319,11 @@ say "total: $((SECONDS - start))s; logs in $OUT"
 # The device tool brings back a few files a call: all but the summary and the two tables go into
 # one archive.
 if [ "${GPU_CHECK_PACK:-1}" = 1 ]; then
-    packed=$(cd "$OUT" && ls -A | grep -v -x -e summary.txt -e bench.md -e results.md -e logs.tgz)
-    # shellcheck disable=SC2086
-    [ -n "$packed" ] && (cd "$OUT" && tar czf logs.tgz $packed && rm -rf $packed)
+    packed=()
+    for f in "$OUT"/*; do
+        case ${f##*/} in summary.txt | bench.md | results.md | logs.tgz | '*') ;; *) packed+=("${f##*/}") ;; esac
+    done
+    [ ${#packed[@]} -gt 0 ] && (cd "$OUT" && tar czf logs.tgz "${packed[@]}" && rm -rf "${packed[@]}")
 fi
 cat "$summary"
 exit $failed
