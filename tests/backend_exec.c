@@ -139,8 +139,8 @@ TEST(backend_conv_bias_act)
 /* conv -> mul scale -> add bias -> add a -> act (ConvScaleBiasAddAct), half NHWC, stride 2; and
    conv -> add bias -> mul scale -> act (ConvBiasScaleAct), float NHWC. act is a forward mode with
    the parameters of mode_params, or the default RELU_FWD when plain. The host folds every such
-   chain into the convolution's epilogue (the plan log says so); the CUDA epilogue takes no scale,
-   so there the chain runs as a pass after the convolution, with the same result. */
+   chain into the convolution's epilogue (the plan log says so), and so do the CUDA entries (the
+   implicit GEMM in its kernels' own store, or from its partial sums in a second pass). */
 static void conv_chain(bool scale_first, cudnnPointwiseMode_t act, bool plain)
 {
     const cudnnDataType_t dt = scale_first ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;

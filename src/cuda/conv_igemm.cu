@@ -393,6 +393,20 @@ static bool tile_proven(int tile, enum ocd_conv_dir dir, bool tf32)
     return dir == OCD_CONV_FWD && (tile == TMA_NARROW_TILE0 || tile == WGMMA_TILE0 + 2 || tile == WGMMA_TILE0 + 3);
 }
 
+/* Why the kernels' own typed store (igemm_epi_store) cannot run the fused epilogue of p with a
+   scale or an activation other than ReLU, or NULL: it takes a scale of the output's type or
+   fp32, one per channel at unit stride (the bias's indexing); any other goes to the partial
+   sums and the second kernel's store (epi.wide), as does every such epilogue while the typed
+   one is an unproven entry (core/impl.h, docs/engines.md). */
+static const char *wide_store_rejects(const struct ocd_conv_problem *p)
+{
+    const struct ocd_tensor_view *sv = &p->ep.scale_view;
+    if (p->ep.scale_on && sv->dtype != p->y.dtype && sv->dtype != CUDNN_DATA_FLOAT)
+        return "the scale is neither of the output's type nor fp32";
+    if (p->ep.scale_on && sv->strides[1] != 1 && p->y.dims[1] > 1) return "the scale's channels are not contiguous";
+    return ocd_impl_unproven();
+}
+
 static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, bool tf32, igemm_plan *pl)
 {
     memset(pl, 0, sizeof *pl);
@@ -502,8 +516,16 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
             ep.bias = p->ep.bias;
             ep.relu = p->ep.relu;
             if (p->ep.bias_view.strides[1] != 1 && p->y.dims[1] > 1) return OCD_REASON_LAYOUT;
-            ep.wide = p->ep.scale_on || p->ep.act_on;
-            if (ep.wide) ep.store = ocd_cuda_conv_store_of(p);
+            ep.wide = (p->ep.scale_on || p->ep.act_on) && wide_store_rejects(p) != NULL;
+            if (ep.wide) {
+                ep.store = ocd_cuda_conv_store_of(p);
+            } else {
+                ep.scale = p->ep.scale_on ? p->ep.scale : NULL;
+                ep.scale_f32 = p->ep.scale_view.dtype == CUDNN_DATA_FLOAT;
+                ep.scale_z = p->ep.scale_z, ep.scale_bias = p->ep.scale_bias;
+                ep.act_on = p->ep.act_on;
+                if (ep.act_on) ep.act = p->ep.act;
+            }
         }
         break;
     }

@@ -19,12 +19,15 @@
    - Forward and backward-data operands are K-major in shared memory, backward-filter operands
      MN-major (16-bit types only: tf32 is only used K-major).
    - The epilogue owns alpha, beta (the old output, or z for the fused call, is read only when
-     beta != 0), bias and ReLU, and writes through two index maps (GEMM row -> offset, GEMM
-     column -> offset), so any output layout is written in place. With split-K the mainloop
-     writes fp32 partial tiles into the workspace and a second kernel sums them in split order
-     (deterministic) and runs the same epilogue. A wide fused epilogue (a per-channel scale, an
-     activation other than ReLU: problem/conv.h) takes that path even with one split, and the
-     second kernel stores through conv_store.cuh: the mainloop's registers never pay for it.
+     beta != 0), bias, the fused call's per-channel scale (of the output's type or fp32, applied
+     to the product and, as flagged, to z and the bias) and its activation (ReLU, or any unary
+     forward pointwise step, called through cuda/pw_step.cuh so that kernels without one keep
+     their code), and writes through two index maps (GEMM row -> offset, GEMM column -> offset),
+     so any output layout is written in place. With split-K the mainloop writes fp32 partial
+     tiles into the workspace and a second kernel sums them in split order (deterministic) and
+     runs the same epilogue. A fused epilogue this typed store does not take (a scale of another
+     type or channel stride: make_plan in conv_igemm.cu) takes that path even with one split,
+     and the second kernel stores through conv_store.cuh (`wide`).
    - Hopper: conv_igemm_sm90.cu replaces the mainloop only (wgmma from a swizzled cp.async
      ring), with these loaders on its stage layout, this epilogue and split-K; see the end of
      conv_igemm.cu for its next steps. */
@@ -38,6 +41,7 @@
 #include "cuda/conv_igemm.h"
 #include "cuda/conv_store.cuh"
 #include "cuda/mma.cuh"
+#include "cuda/pw_step.cuh"
 #include "cuda/types.cuh"
 
 /* ---- kernel arguments -------------------------------------------------------------------------- */
@@ -63,10 +67,16 @@ struct igemm_epi {
     const void *bias;   /* per output channel, indexed g * N + n; NULL for none (forward only) */
     float alpha, beta;
     int relu;
+    const void *scale;  /* per output channel, indexed as the bias; NULL for none (forward only) */
+    int scale_f32;      /* the scale is fp32, else of the output's type */
+    int scale_z, scale_bias; /* the scale also applies to z, to the bias */
+    int act_on;         /* the activation is the unary forward step act (relu is then 0) */
+    struct ocd_pw_step act;
     igemm_map row, col;
     int64_t group_off;  /* output offset from one group to the next */
     float *partial;     /* split-K or wide: [splits][G][M][N] fp32 partial sums; NULL otherwise */
-    int wide;           /* the second kernel stores through `store` (a wide fused epilogue) */
+    int wide;           /* the second kernel stores through `store` (a fused epilogue the typed
+                           store does not take); scale and act are then unset */
     ocd_cuda_conv_store store;
     int col_c;          /* 0, or the filter gradient on the TMA kernel, whose columns run over channels padded
                            per filter tap: columns whose innermost digit is col_c or more are padding */
@@ -111,14 +121,21 @@ __host__ __device__ __forceinline__ bool igemm_col_real(const igemm_epi &e, int 
     return (int)c < e.col_c;
 }
 
-/* out = act(alpha * acc + beta * z + bias) at element offset off; z is not read when beta == 0. */
+/* out = act(sc * alpha * acc + sz * beta * z + sb * bias) at element offset off, sc the channel's
+   scale (1 without one), sz and sb sc where the scale applies to z and to the bias, else 1;
+   problem/conv.h's order, as conv_store.cuh evaluates it. z is not read when beta == 0. */
 template <typename T>
 __host__ __device__ __forceinline__ void igemm_epi_store(const igemm_epi &e, int64_t off, int64_t channel, float acc)
 {
-    float v = e.alpha * acc;
-    if (e.beta != 0.f) v += e.beta * ocd_cuda_load((const T *)e.z + off);
-    if (e.bias != NULL) v += ocd_cuda_load((const T *)e.bias + channel);
-    if (e.relu) v = fmaxf(v, 0.f);
+    float v = e.alpha * acc, sc = 1.f;
+    if (e.scale != NULL) {
+        sc = e.scale_f32 ? ((const float *)e.scale)[channel] : ocd_cuda_load((const T *)e.scale + channel);
+        v *= sc;
+    }
+    if (e.beta != 0.f) v += (e.scale_z ? sc : 1.f) * e.beta * ocd_cuda_load((const T *)e.z + off);
+    if (e.bias != NULL) v += (e.scale_bias ? sc : 1.f) * ocd_cuda_load((const T *)e.bias + channel);
+    if (e.act_on) v = ocd_cuda_pw_step<float>(&e.act, v);
+    else if (e.relu) v = fmaxf(v, 0.f);
     ocd_cuda_store((T *)e.out + off, v);
 }
 
@@ -477,7 +494,7 @@ __global__ void __launch_bounds__(Tile::THREADS) igemm_kernel(const __grid_const
 #endif
 }
 
-/* Split-K (or a wide epilogue): sums the partial tiles in split order and runs the epilogue; one
+/* Split-K (or a `wide` epilogue): sums the partial tiles in split order and runs the epilogue; one
    thread per output (padding columns have none: igemm_col_real). */
 template <typename T> __host__ __device__ void igemm_reduce_one(const igemm_params &p, int64_t i)
 {

@@ -4,10 +4,11 @@
    in the accumulator's type (float, double for double data), C not read when beta == 0, the
    activation being either kind of problem/gemm.h: an activation mode, through the library's one
    activation math (problem/activation.h), or a unary forward pointwise step, through the
-   pointwise chains' ocd_pw_apply (problem/pointwise.h), as the host's epilogue evaluates it. */
+   pointwise chains' ocd_pw_apply (cuda/pw_step.cuh), as the host's epilogue evaluates it. */
 #ifndef OCD_CUDA_GEMM_CUH
 #define OCD_CUDA_GEMM_CUH
 
+#include "cuda/pw_step.cuh"
 #include "cuda/types.cuh"
 #include "problem/activation.h"
 #include "problem/gemm.h"
@@ -37,13 +38,6 @@ static inline gemm_epi gemm_epi_of(const struct ocd_gemm_call *call)
     return e;
 }
 
-/* A pointwise step on v: a call, not inlined into each of a thread's stores, so that the
-   epilogues without a step keep their code as it was. */
-template <typename Acc> __host__ __device__ __noinline__ Acc gemm_epi_pw(const struct ocd_pw_step *s, Acc v)
-{
-    return ocd_pw_apply<Acc>(s, v, v);
-}
-
 /* Element (i, j) of C at c + off: v = alpha * acc (scaled = false: acc is already alpha * the
    product + beta * C, as cuBLAS leaves it) + beta * C + bias, activated, stored. */
 template <typename C, typename Acc>
@@ -58,7 +52,7 @@ __host__ __device__ __forceinline__ void gemm_epi_store(const gemm_epi &e, C *c,
     if (e.bias_mode == OCD_GEMM_BIAS_ROW) v += ocd_cuda_load((const C *)e.bias + i);
     else if (e.bias_mode == OCD_GEMM_BIAS_COL) v += ocd_cuda_load((const C *)e.bias + j);
     if (e.act_on) v = ocd_act_forward<Acc>(e.act_mode, e.act_propagate, (Acc)e.act_coef, (Acc)e.act_swish, v);
-    else if (e.pw_on) v = gemm_epi_pw<Acc>(&e.pw, v);
+    else if (e.pw_on) v = ocd_cuda_pw_step<Acc>(&e.pw, v);
     ocd_cuda_store(c + off, v);
 }
 

@@ -1,16 +1,23 @@
 /* conv_wide_epilogue.cu (emulation): the CUDA convolution's wide fused epilogue (problem/conv.h:
    a per-channel scale applied before or after the bias, any forward activation) as the implicit
-   GEMM serves it. make_plan on a forward problem (a handle of compute capability 9.0) must route
-   the epilogue through the partial sums; the
-   second kernel's per-output code (igemm_reduce_one, which stores through conv_store.cuh's
-   ocd_cuda_conv_finish, the store of the direct, FFT and Winograd entries too) is then run on the
-   CPU over given partial sums, and every output must be
+   GEMM serves it, both ways make_plan routes it on a forward problem (a handle of compute
+   capability 9.0):
+   - the kernels' own typed store (igemm_epi_store, its activation a call through
+     cuda/pw_step.cuh), an unproven entry: planned only with OPENCUDNN_UNPROVEN=1, and then run
+     on the CPU as the kernels run it, through igemm_store_frags over given accumulators (with
+     one split), or through the split-K reduction (igemm_reduce_one) over given partial sums;
+   - the partial sums and the second kernel's store (igemm_reduce_one storing through
+     conv_store.cuh's ocd_cuda_conv_finish, the store of the direct, FFT and Winograd entries
+     too), taken without OPENCUDNN_UNPROVEN=1, and for a scale the typed store does not take
+     (one of another type) with it too.
+   Every output must be
      y = act(sc * alpha * acc + sz * alpha2 * z + sb * bias)
    of this file's own double reference (ref/pointwise.c for the activation) within a rounding of
    the output type. Cases: the ConvScaleBiasAddAct tail (scale before the bias, z scaled) and the
    ConvBiasScaleAct tail (scale after the bias) with RELU, clipped RELU, GELU, SWISH, TANH,
-   SIGMOID and ELU, in half and bfloat16 NHWC, an odd pixel count. Prints a line per case;
-   exits 1 if any differs. */
+   SIGMOID and ELU, in half and bfloat16 NHWC, an odd pixel count, a scale in fp32, in the
+   output's type or (partial path only) in neither, one split or split-K (a long GEMM K). Prints
+   a line per case and path; exits 1 if any differs or a plan takes the wrong path. */
 #include "cuda/conv_igemm.cu"
 
 #include "../ref/pointwise.c"
@@ -29,9 +36,11 @@ struct emu_case {
     cudnnDataType_t t;
     cudnnPointwiseMode_t act; /* RELU_FWD with upper 6: the clipped form when clip is set */
     bool clip, scale_z, scale_bias;
+    cudnnDataType_t st; /* the scale's type */
+    int c;              /* input channels: 128 makes the GEMM K long enough for split-K */
 };
 
-const int N = 2, C = 8, H = 5, W = 7, K = 24; /* 3x3 filter, padding 1: y is N x K x H x W */
+const int N = 2, H = 5, W = 7, K = 24; /* 3x3 filter, padding 1: y is N x K x H x W */
 
 /* A rank-4 view of NCHW-ordered dims with NHWC strides. */
 struct ocd_tensor_view nhwc(cudnnDataType_t t, int n, int c, int h, int w)
@@ -52,12 +61,38 @@ void *buffer(size_t n, size_t esize)
     return p;
 }
 
-bool run_case(const emu_case &e, cudnnHandle_t handle, emu_rng &rng)
+/* The outputs of plan pl over the accumulators part ([splits][M][K] partial sums; one split:
+   the kernel's registers), as the kernels and the reduction compute them. */
+template <typename T> void run_plan_on(igemm_plan &pl, std::vector<float> &part)
 {
+    igemm_params &prm = pl.prm;
+    if (prm.splits > 1 || prm.epi.wide) {
+        prm.epi.partial = part.data();
+        for (int64_t i = 0; i < (int64_t)prm.M * prm.N; i++) igemm_reduce_one<T>(prm, i);
+        return;
+    }
+    /* one m16n8 fragment per (row block, column block, lane), as a warp's epilogue stores it */
+    for (int m0 = 0; m0 < prm.M; m0 += 16)
+        for (int n0 = 0; n0 < prm.N; n0 += 8)
+            for (int lane = 0; lane < 32; lane++)
+                igemm_store_frags<T, 1, 1>(
+                    prm,
+                    [&](int, int, int e) {
+                        const int m = m0 + (lane >> 2) + 8 * (e >> 1), n = n0 + 2 * (lane & 3) + (e & 1);
+                        return m < prm.M && n < prm.N ? part[(size_t)m * prm.N + n] : NAN;
+                    },
+                    m0, n0, 0, 0, lane);
+}
+
+/* One case on the path the plan takes with the gate `unproven` (OPENCUDNN_UNPROVEN=1): the typed
+   store where it takes the case's scale, else the partial sums. */
+bool run_case(const emu_case &e, bool unproven, cudnnHandle_t handle, emu_rng &rng)
+{
+    const int C = e.c;
     const size_t es = 2, ny = (size_t)N * K * H * W;
     void *x = buffer((size_t)N * C * H * W, es), *w = buffer((size_t)K * C * 9, es), *y = buffer(ny, es);
     void *z = buffer(ny, es), *bias = buffer(K, es);
-    float *scale = (float *)buffer(K, 4);
+    void *scale = buffer(K, ocd_dtype_scalar_size(e.st));
     struct ocd_conv_problem p;
     memset(&p, 0, sizeof p);
     p.dir = OCD_CONV_FWD;
@@ -73,30 +108,37 @@ bool run_case(const emu_case &e, cudnnHandle_t handle, emu_rng &rng)
     ep.on = true, ep.alpha2 = 0.5, ep.z = z, ep.bias = bias;
     ep.bias_view = nhwc(e.t, 1, K, 1, 1);
     ep.scale_on = true, ep.scale_z = e.scale_z, ep.scale_bias = e.scale_bias, ep.scale = scale;
-    ep.scale_view = nhwc(CUDNN_DATA_FLOAT, 1, K, 1, 1);
+    ep.scale_view = nhwc(e.st, 1, K, 1, 1);
     ep.act_on = true;
     ocd_pw_step_defaults(&ep.act, e.act, 0, -1);
     if (e.clip) ep.act.upper_clip = 6;
 
+    if (unproven) setenv("OPENCUDNN_UNPROVEN", "1", 1);
+    else unsetenv("OPENCUDNN_UNPROVEN");
+    const bool typed = unproven && (e.st == e.t || e.st == CUDNN_DATA_FLOAT);
+    const char *path = typed ? "typed store" : "partial sums";
     const int tile = OCD_IGEMM_NTILES - 1;
     igemm_plan pl;
     const char *why = make_plan(handle, &p, tile, false, &pl);
-    if (why != NULL || !pl.prm.epi.wide) {
-        printf("%-28s FAILED: plan (%s, wide %d)\n", e.name, why ? why : "served", why ? 0 : pl.prm.epi.wide);
+    const igemm_epi &pe = pl.prm.epi;
+    const bool took = why == NULL && (typed ? !pe.wide && pe.scale == scale && pe.act_on && !pe.relu &&
+                                                  pe.scale_f32 == (e.st == CUDNN_DATA_FLOAT) &&
+                                                  pe.scale_z == e.scale_z && pe.scale_bias == e.scale_bias
+                                            : pe.wide && pe.scale == NULL && !pe.act_on);
+    if (!took) {
+        printf("%-28s %-12s FAILED: plan (%s, wide %d)\n", e.name, path, why ? why : "served", why ? 0 : pe.wide);
+        free(x), free(w), free(y), free(z), free(bias), free(scale);
         return false;
     }
-    /* the partial sums as the mainloop leaves them, [splits][M][N], and the other inputs */
+    /* the accumulators as the mainloop leaves them, [splits][M][N], and the other inputs */
     const int64_t M = (int64_t)N * H * W, splits = pl.prm.splits, total = M * K;
     std::vector<float> part((size_t)(splits * total));
     for (float &v : part) v = 2 * rng.next();
     for (size_t i = 0; i < ny; i++) ocd_cuda_store_as(e.t, z, (int64_t)i, rng.next());
-    for (int k = 0; k < K; k++) ocd_cuda_store_as(e.t, bias, k, rng.next()), scale[k] = 1.5f * rng.next();
+    for (int k = 0; k < K; k++) ocd_cuda_store_as(e.t, bias, k, rng.next()), ocd_cuda_store_as(e.st, scale, k, 1.5f * rng.next());
     for (size_t i = 0; i < ny; i++) ocd_cuda_store_as(e.t, y, (int64_t)i, NAN);
-    pl.prm.epi.partial = part.data();
-    for (int64_t i = 0; i < total; i++) {
-        if (e.t == CUDNN_DATA_HALF) igemm_reduce_one<__half>(pl.prm, i);
-        else igemm_reduce_one<__nv_bfloat16>(pl.prm, i);
-    }
+    if (e.t == CUDNN_DATA_HALF) run_plan_on<__half>(pl, part);
+    else run_plan_on<__nv_bfloat16>(pl, part);
 
     struct ref_pw act = ref_pw_mode(e.act);
     if (e.clip) act.upper_clip = 6;
@@ -107,7 +149,7 @@ bool run_case(const emu_case &e, cudnnHandle_t handle, emu_rng &rng)
             const int64_t off = m * K + k; /* packed NHWC: pixel m, channel k */
             double acc = 0;
             for (int64_t sp = 0; sp < splits; sp++) acc += part[(size_t)(sp * total + off)];
-            const double sc = scale[k];
+            const double sc = ocd_cuda_load_as<double>(e.st, scale, k);
             double want = sc * p.alpha * acc + (e.scale_z ? sc : 1) * ep.alpha2 * ocd_cuda_load_as<double>(e.t, z, off) +
                           (e.scale_bias ? sc : 1) * ocd_cuda_load_as<double>(e.t, bias, k);
             want = ref_pw(&act, want, 0);
@@ -116,7 +158,8 @@ bool run_case(const emu_case &e, cudnnHandle_t handle, emu_rng &rng)
             worst = fmax(worst, std::isnan(err) ? INFINITY : err);
             if (!(err <= (e.t == CUDNN_DATA_HALF ? 2e-3 : 1e-2))) bad++;
         }
-    printf("%-28s %s (largest relative error %.3g, %d splits)\n", e.name, bad ? "FAILED" : "ok", worst, (int)splits);
+    printf("%-28s %-12s %s (largest relative error %.3g, %d splits)\n", e.name, path, bad ? "FAILED" : "ok", worst,
+           (int)splits);
     free(x), free(w), free(y), free(z), free(bias), free(scale);
     return bad == 0;
 }
@@ -127,16 +170,21 @@ int main()
 {
     struct cudnnContext ctx = emu_handle(9, 132);
     emu_rng rng = {777};
+    const cudnnDataType_t F32 = CUDNN_DATA_FLOAT, F16 = CUDNN_DATA_HALF, BF16 = CUDNN_DATA_BFLOAT16;
     const emu_case cases[] = {
-        {"f16_csbaa_relu", CUDNN_DATA_HALF, CUDNN_POINTWISE_RELU_FWD, false, true, false},
-        {"f16_cbsa_clipped_relu", CUDNN_DATA_HALF, CUDNN_POINTWISE_RELU_FWD, true, false, true},
-        {"f16_csbaa_gelu", CUDNN_DATA_HALF, CUDNN_POINTWISE_GELU_FWD, false, true, false},
-        {"bf16_cbsa_swish", CUDNN_DATA_BFLOAT16, CUDNN_POINTWISE_SWISH_FWD, false, false, true},
-        {"bf16_csbaa_tanh", CUDNN_DATA_BFLOAT16, CUDNN_POINTWISE_TANH_FWD, false, true, false},
-        {"f16_cbsa_sigmoid", CUDNN_DATA_HALF, CUDNN_POINTWISE_SIGMOID_FWD, false, false, true},
-        {"bf16_csbaa_elu", CUDNN_DATA_BFLOAT16, CUDNN_POINTWISE_ELU_FWD, false, true, false},
+        {"f16_csbaa_relu", F16, CUDNN_POINTWISE_RELU_FWD, false, true, false, F32, 8},
+        {"f16_cbsa_clipped_relu", F16, CUDNN_POINTWISE_RELU_FWD, true, false, true, F32, 8},
+        {"f16_csbaa_gelu", F16, CUDNN_POINTWISE_GELU_FWD, false, true, false, F16, 8},
+        {"bf16_cbsa_swish", BF16, CUDNN_POINTWISE_SWISH_FWD, false, false, true, F32, 8},
+        {"bf16_csbaa_tanh", BF16, CUDNN_POINTWISE_TANH_FWD, false, true, false, BF16, 8},
+        {"f16_cbsa_sigmoid", F16, CUDNN_POINTWISE_SIGMOID_FWD, false, false, true, F32, 8},
+        {"bf16_csbaa_elu", BF16, CUDNN_POINTWISE_ELU_FWD, false, true, false, F32, 8},
+        {"f16_csbaa_swish_splitk", F16, CUDNN_POINTWISE_SWISH_FWD, false, true, false, F32, 128},
+        {"bf16_cbsa_gelu_splitk", BF16, CUDNN_POINTWISE_GELU_FWD, false, false, true, BF16, 128},
+        {"f16_csbaa_relu_bf16_scale", F16, CUDNN_POINTWISE_RELU_FWD, false, true, false, BF16, 8},
     };
     bool ok = true;
-    for (const emu_case &c : cases) ok &= run_case(c, &ctx, rng);
+    for (bool unproven : {false, true})
+        for (const emu_case &c : cases) ok &= run_case(c, unproven, &ctx, rng);
     return ok ? 0 : 1;
 }
