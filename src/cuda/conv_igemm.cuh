@@ -22,10 +22,11 @@
      beta != 0), bias, the fused call's per-channel scale (of the output's type or fp32, applied
      to the product and, as flagged, to z and the bias) and its activation (ReLU, or any unary
      forward pointwise step, called through cuda/pw_step.cuh so that kernels without one keep
-     their code), and writes through two index maps (GEMM row -> offset, GEMM column -> offset),
-     so any output layout is written in place. With split-K the mainloop writes fp32 partial
-     tiles into the workspace and a second kernel sums them in split order (deterministic) and
-     runs the same epilogue. A fused epilogue this typed store does not take (a scale of another
+     their code; the backward kernels compile without the scale and the step: FUSED), and
+     writes through two index maps (GEMM row -> offset, GEMM column -> offset), so any output
+     layout is written in place. With split-K the mainloop writes fp32 partial tiles into the
+     workspace and a second kernel sums them in split order (deterministic) and runs the same
+     epilogue. A fused epilogue this typed store does not take (a scale of another
      type or channel stride: make_plan in conv_igemm.cu) takes that path even with one split,
      and the second kernel stores through conv_store.cuh (`wide`).
    - Hopper: conv_igemm_sm90.cu replaces the mainloop only (wgmma from a swizzled cp.async
@@ -123,18 +124,20 @@ __host__ __device__ __forceinline__ bool igemm_col_real(const igemm_epi &e, int 
 
 /* out = act(sc * alpha * acc + sz * beta * z + sb * bias) at element offset off, sc the channel's
    scale (1 without one), sz and sb sc where the scale applies to z and to the bias, else 1;
-   problem/conv.h's order, as conv_store.cuh evaluates it. z is not read when beta == 0. */
-template <typename T>
+   problem/conv.h's order, as conv_store.cuh evaluates it. z is not read when beta == 0. FUSED:
+   the direction has the fused epilogue (forward; the TMA kernel's backward data, a forward pass
+   too, shares its code); the others compile without the scale and the step. */
+template <typename T, bool FUSED = true>
 __host__ __device__ __forceinline__ void igemm_epi_store(const igemm_epi &e, int64_t off, int64_t channel, float acc)
 {
     float v = e.alpha * acc, sc = 1.f;
-    if (e.scale != NULL) {
+    if (FUSED && e.scale != NULL) {
         sc = e.scale_f32 ? ((const float *)e.scale)[channel] : ocd_cuda_load((const T *)e.scale + channel);
         v *= sc;
     }
     if (e.beta != 0.f) v += (e.scale_z ? sc : 1.f) * e.beta * ocd_cuda_load((const T *)e.z + off);
     if (e.bias != NULL) v += (e.scale_bias ? sc : 1.f) * ocd_cuda_load((const T *)e.bias + channel);
-    if (e.act_on) v = ocd_cuda_pw_step<float>(&e.act, v);
+    if (FUSED && e.act_on) v = ocd_cuda_pw_step<float>(&e.act, v);
     else if (e.relu) v = fmaxf(v, 0.f);
     ocd_cuda_store((T *)e.out + off, v);
 }
@@ -384,17 +387,17 @@ struct igemm_load_wgrad_b : igemm_pixel_krows<T, ROWS, THREADS, L> {
 /* The three directions: which loader feeds which operand, and how each operand is laid out (the
    K-major loaders also take another stage layout L: the sm_90a kernel's swizzled one). */
 struct igemm_dir_fwd {
-    static constexpr bool A_KMAJOR = true, B_KMAJOR = true;
+    static constexpr bool A_KMAJOR = true, B_KMAJOR = true, FUSED = true;
     template <typename T, int R, int TH, class L = ocd_mma_smem<T, R, true>> using ALoad = igemm_load_fwd_a<T, R, TH, L>;
     template <typename T, int R, int TH, class L = ocd_mma_smem<T, R, true>> using BLoad = igemm_load_dense_b<T, R, TH, L>;
 };
 struct igemm_dir_dgrad {
-    static constexpr bool A_KMAJOR = true, B_KMAJOR = true;
+    static constexpr bool A_KMAJOR = true, B_KMAJOR = true, FUSED = false;
     template <typename T, int R, int TH, class L = ocd_mma_smem<T, R, true>> using ALoad = igemm_load_dgrad_a<T, R, TH, L>;
     template <typename T, int R, int TH, class L = ocd_mma_smem<T, R, true>> using BLoad = igemm_load_dense_b<T, R, TH, L>;
 };
 struct igemm_dir_wgrad {
-    static constexpr bool A_KMAJOR = false, B_KMAJOR = false;
+    static constexpr bool A_KMAJOR = false, B_KMAJOR = false, FUSED = false;
     template <typename T, int R, int TH, class L = ocd_mma_smem<T, R, false>> using ALoad = igemm_load_wgrad_a<T, R, TH, L>;
     template <typename T, int R, int TH, class L = ocd_mma_smem<T, R, false>> using BLoad = igemm_load_wgrad_b<T, R, TH, L>;
 };
@@ -423,9 +426,9 @@ __host__ __device__ __forceinline__ igemm_cta igemm_cta_of(const igemm_params &p
    8 (e / 2), column n_base + 8 j + 2 (lane % 4) + e % 2 of group g's output; rows past M and
    columns past N or padding (igemm_col_real) are skipped. With split-K the values go to the
    split's partial tile instead. acc is a device lambda in the kernels and a host one in the
-   emulations (hence the pragma). */
+   emulations (hence the pragma). FUSED as igemm_epi_store's. */
 #pragma nv_exec_check_disable
-template <typename T, int MI, int NI, class Acc>
+template <typename T, int MI, int NI, bool FUSED = true, class Acc>
 __host__ __device__ __forceinline__ void igemm_store_frags(const igemm_params &p, const Acc &acc, int m_base,
                                                            int n_base, int g, int split, int lane)
 {
@@ -449,7 +452,8 @@ __host__ __device__ __forceinline__ void igemm_store_frags(const igemm_params &p
                     if (part)
                         part[roff + n] = v;
                     else
-                        igemm_epi_store<T>(e, roff + igemm_map_offset(e.col, (uint32_t)n), (int64_t)g * p.N + n, v);
+                        igemm_epi_store<T, FUSED>(e, roff + igemm_map_offset(e.col, (uint32_t)n), (int64_t)g * p.N + n,
+                                                  v);
                 }
             }
         }
@@ -489,8 +493,8 @@ __global__ void __launch_bounds__(Tile::THREADS) igemm_kernel(const __grid_const
 
     float acc[MI][NI][4];
     ocd_mma_mainloop<Tile, T, Dir::A_KMAJOR, Dir::B_KMAJOR>(acc, sa, sb, al, bl, p, c.kt0, c.nkt, wm, wn, lane);
-    igemm_store_frags<T, MI, NI>(p, [&](int i, int j, int e) { return acc[i][j][e]; }, c.m0 + wm, c.n0 + wn, c.g,
-                                 c.split, lane);
+    igemm_store_frags<T, MI, NI, Dir::FUSED>(p, [&](int i, int j, int e) { return acc[i][j][e]; }, c.m0 + wm,
+                                             c.n0 + wn, c.g, c.split, lane);
 #endif
 }
 

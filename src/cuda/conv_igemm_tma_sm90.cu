@@ -225,7 +225,7 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_consumer : igemm_
     __device__ __forceinline__ void store(int tile)
     {
         const igemm_tma_unit u = igemm_tma_unit_at(this->g, tile, Tile::BM, Tile::BN);
-        igemm_wgmma_store<Tile, T>(this->p, d, u.m0, u.n0, 0, u.split, wg, tid);
+        igemm_wgmma_store<Tile, T, !WGRAD>(this->p, d, u.m0, u.n0, 0, u.split, wg, tid);
     }
 };
 
