@@ -44,7 +44,7 @@
 #ifdef OCD_HAVE_CUDA
 /* The tensor-core entries of the CUDA backend (cuda/conv_igemm.h), most specialised first: cuBLAS
    GEMMs where a 1x1 filter makes the activation the GEMM operand, the implicit-GEMM tiles (largest
-   first; fp16/bf16, then TF32), then im2col + cuBLAS GEMM for what the kernels decline (channel
+   first; fp16/bf16, then TF32, then the int8 configurations), then im2col + cuBLAS GEMM for what the kernels decline (channel
    tails, odd layouts); the direct kernel stays last. Each _tc entry uses tensor cores (fp32 as
    TF32), so FMA_MATH skips it; its plain twin computes fp32 and double. The implicit GEMM serves
    the algorithms the cuDNN 8.2 guide lists as tensor-core ones (IMPLICIT_PRECOMP_GEMM, BWD_DATA
@@ -134,6 +134,7 @@
                   BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), ocd_cuda_conv_igemm_tma_w64_##i, true)
 #define FWD_IGEMM_TC(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", tc, 32, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define FWD_IGEMM_TF32(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", tf32, 16, FWD_IGEMM_ALGOS, i, bm, bn, st)
+#define FWD_IGEMM_INT8(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", int8, 64, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define DGRAD_IGEMM_TC(i, bm, bn, wm, wn, st)                                                   \
     IGEMM_ENTRY("dgrad", tc, 32, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1), i, bm, bn, st)
 #define DGRAD_IGEMM_TF32(i, bm, bn, wm, wn, st)                                                 \
@@ -173,6 +174,7 @@ static const struct ocd_conv_impl fwd_impls[] = {
     OCD_IGEMM_WGMMA_TILES(FWD_IGEMM_WGMMA)
     OCD_IGEMM_TILES(FWD_IGEMM_TC)
     OCD_IGEMM_TILES(FWD_IGEMM_TF32)
+    OCD_IGEMM_TILES(FWD_IGEMM_INT8)
     CUBLAS_IM2COL_ENTRIES("fwd", FWD_GEMM_ALGOS)
     CUDA_WINO_ENTRIES("fwd_winograd", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, ocd_cuda_conv_winograd)
     CUDA_WINO_FP32_ENTRY("fwd_winograd_nonfused", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED,

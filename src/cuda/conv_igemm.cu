@@ -16,9 +16,10 @@
    CONVOLUTION mode (backward data); a TF32 plan's copies round to tf32 on the way
    (igemm_operand). Outputs are written in place in any layout.
 
-   A forward pass without groups whose C is not a multiple of the 16-byte chunk (8 half, 4 float:
-   RGB images, C = 3) has its input copied with C padded by zeros to that multiple, and its filter
-   packed the same way: more multiply-adds (8/3 at C = 3), but the tensor cores instead of the
+   A forward pass without groups whose C is not a multiple of the 16-byte chunk (8 half, 4 float,
+   16 int8: RGB images, C = 3) has its input copied with C padded by zeros to that multiple, and
+   its filter packed the same way (so do the int8 configurations' vectorized layouts, INT8x4 and
+   INT8x32, whose channels are contiguous only within a vector): more multiply-adds (8/3 at C = 3), but the tensor cores instead of the
    column path, which measured 7 times slower than the vendor on ResNet-50's first layer.
 
    Backward data with a stride runs phase by phase (the _phases entries): the input pixels whose
@@ -34,9 +35,10 @@
    kernel, which tests every tap at every pixel, did stride^2 times the work.
 
    Constraints (each a reason): sm_80 or newer; fp16 and bf16 (tf32 entries: fp32 data, forward
-   and backward data, TF32 allowed); the GEMM's channel dimension (C/G forward with groups, K/G
-   backward data, both for the filter gradient) a multiple of 8 (4 for fp32), the other entries
-   serving channel tails; tensors read in place 16-byte aligned; every GEMM extent and pixel index below 2^31; no
+   and backward data, TF32 allowed; int8 entries: the forward pass of the int8 configurations,
+   int8 or uint8 data with an int8 filter, any layout, vectorized ones without groups, unproven);
+   the GEMM's channel dimension (C/G forward with groups, K/G backward data, both for the filter
+   gradient) a multiple of 8 (4 for fp32, 16 for int8), the other entries serving channel tails; tensors read in place 16-byte aligned; every GEMM extent and pixel index below 2^31; no
    more than 65535 column tiles or groups x splits. The sm_90a entries (_wgmma_, conv_igemm_sm90.cu)
    also need compute capability 9.0 exactly; they take fp16 and bf16, and fp32 data as TF32 (where
    tensor-op math is allowed, forward and backward data, as the tf32 entries); those not yet
@@ -103,9 +105,10 @@ __global__ void igemm_to_nhwc(const U *src, U *dst, int64_t sn, int64_t sc, int 
 }
 
 /* A planned copy of the input into packed [N][D][H][W][CP], channels C..CP-1 zero (the padded
-   forward pass); every index below 2^31. */
+   forward pass, and the int8 one from vectorized layouts); every index below 2^31. */
 struct igemm_pad {
-    int64_t sn, sc, sd, sh, sw; /* the source's strides */
+    int64_t sn, sc, sd, sh, sw; /* the source's strides (sc per vector of 1 << vshift channels) */
+    int vshift;                 /* log2 of the source's channels per vector (INT8x4, INT8x32), else 0 */
     uint32_t total;             /* N * D * H * W * CP */
     int c;
     ocd_fastdiv div_cp, div_w, div_h, div_d;
@@ -120,7 +123,7 @@ __host__ __device__ __forceinline__ bool igemm_pad_src(const igemm_pad &p, uint3
     rest = ocd_fastdiv_divmod(p.div_w, rest, &w);
     rest = ocd_fastdiv_divmod(p.div_h, rest, &h);
     uint32_t img = ocd_fastdiv_divmod(p.div_d, rest, &d);
-    *src = img * p.sn + ci * p.sc + d * p.sd + h * p.sh + w * p.sw;
+    *src = img * p.sn + (ci >> p.vshift) * p.sc + (ci & ((1u << p.vshift) - 1)) + d * p.sd + h * p.sh + w * p.sw;
     return (int)ci < p.c;
 }
 
@@ -137,7 +140,8 @@ template <typename U> __global__ void igemm_pad_channels(const U *src, U *dst, c
    (K/G, C/G) for the forward pass (KRSC), (C/G, K/G) for backward data, whose taps are also
    mirrored in CONVOLUTION mode. One thread per destination element. */
 struct igemm_filter_pack {
-    int64_t sk, sc, st, sr, ss;
+    int64_t sk, sc, st, sr, ss; /* sc per vector of 1 << vshift channels */
+    int vshift;                 /* log2 of the filter's channels per vector (INT8x4, INT8x32), else 0 */
     int g, kg, cg, t, r, s;
     int cgp; /* C/G as packed: cg, or more for the padded forward pass (the extra channels zero) */
     int dgrad, flip;
@@ -162,7 +166,8 @@ __host__ __device__ __forceinline__ bool igemm_filter_src(const igemm_filter_pac
     int64_t k = f.dgrad ? b : a, c = f.dgrad ? a : b;
     if (c >= f.cg) return false;
     if (f.flip) tt = f.t - 1 - tt, rr = f.r - 1 - rr, ss = f.s - 1 - ss;
-    *src = (g * f.kg + k) * f.sk + c * f.sc + tt * f.st + rr * f.sr + ss * f.ss;
+    *src = (g * f.kg + k) * f.sk + (c >> f.vshift) * f.sc + (c & ((1 << f.vshift) - 1)) + tt * f.st + rr * f.sr +
+           ss * f.ss;
     return true;
 }
 
@@ -212,6 +217,7 @@ struct igemm_copy {
 
 struct igemm_plan {
     igemm_type type;
+    int int8; /* 0, or an int8 entry's plan: 1 + the column of ocd_igemm_int8_launch (1 int8 data, 2 uint8) */
     int esize;
     igemm_params prm;
     igemm_copy copy_a, copy_b;
@@ -285,6 +291,12 @@ static const char *plan_act(const struct ocd_tensor_view *v, const void *data, i
     return NULL;
 }
 
+/* log2 of a vector width (1, 4 or 32 channels). */
+static int vect_shift(int vect)
+{
+    return __builtin_ctz((unsigned)vect);
+}
+
 /* Plans the padded forward pass's input: x copied into the workspace (at *ws) as packed NHWC
    with cp channels. NULL or a reason. */
 static const char *plan_pad(const struct ocd_tensor_view *v, int64_t cp, int esize, igemm_act *act, igemm_pad *pad,
@@ -294,6 +306,7 @@ static const char *plan_pad(const struct ocd_tensor_view *v, int64_t cp, int esi
     int64_t total = a.n * a.d * a.h * a.w * cp;
     if (total >= INT32_MAX) return OCD_REASON_SHAPE;
     pad->sn = a.sn, pad->sc = a.sc, pad->sd = a.sd, pad->sh = a.sh, pad->sw = a.sw;
+    pad->vshift = vect_shift(v->vect);
     pad->total = (uint32_t)total;
     pad->c = (int)a.c;
     pad->div_cp = ocd_fastdiv_make((uint32_t)cp), pad->div_w = ocd_fastdiv_make((uint32_t)a.w);
@@ -319,6 +332,16 @@ static igemm_map map_one(int64_t stride)
     igemm_map m;
     set_divs(m.div, 1, 1, 1);
     m.stride[0] = stride, m.stride[1] = m.stride[2] = m.stride[3] = 0;
+    return m;
+}
+
+/* GEMM column -> channel of an activation whose channels lie sc apart, or for a vectorized one
+   (INT8x4, INT8x32) vectors of `vect` adjacent channels sc apart. */
+static igemm_map map_channels(int64_t sc, int vect)
+{
+    igemm_map m = map_one(sc);
+    m.div[0] = ocd_fastdiv_make((uint32_t)vect);
+    m.stride[3] = 1;
     return m;
 }
 
@@ -407,10 +430,15 @@ static const char *wide_store_rejects(const struct ocd_conv_problem *p)
     return ocd_impl_unproven();
 }
 
-static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, bool tf32, igemm_plan *pl)
+/* int8: an int8 entry's plan (the forward pass of the int8 configurations on the sm_80 kernel);
+   the other entries decline 8-bit data. */
+static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, bool tf32, igemm_plan *pl,
+                             bool int8 = false)
 {
     memset(pl, 0, sizeof *pl);
     if (h->cc_major < 8) return OCD_REASON_ARCH;
+    if (int8)
+        if (const char *why = ocd_impl_unproven()) return why;
     const bool wgmma = tile >= WGMMA_TILE0, tma = tile >= TMA_TILE0;
     if (wgmma && !tile_proven(tile, p->dir, tf32))
         if (const char *why = ocd_impl_unproven()) return why;
@@ -438,21 +466,30 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         pl->type = IGEMM_F16;
     } else if (dt == CUDNN_DATA_BFLOAT16) {
         pl->type = IGEMM_BF16;
+    } else if (int8) {
+        const cudnnDataType_t xs = ocd_dtype_scalar(dt);
+        if ((xs != CUDNN_DATA_INT8 && xs != CUDNN_DATA_UINT8) || ocd_dtype_scalar(p->w.dtype) != CUDNN_DATA_INT8)
+            return OCD_REASON_DTYPE;
+        if (p->dir != OCD_CONV_FWD) return "the int8 kernel is the forward pass's";
+        if (p->s.groups != 1 && (p->x.vect > 1 || p->w.vect > 1 || p->y.vect > 1))
+            return "vectorized int8 layouts (INT8x4, INT8x32) with groups run on the direct kernel";
+        pl->int8 = xs == CUDNN_DATA_INT8 ? 1 : 2;
     } else {
         return OCD_REASON_DTYPE;
     }
+    if (int8 && !pl->int8) return OCD_REASON_DTYPE;
     /* K tiles of 64 bytes (sm_80) or 128 (sm_90a: one swizzled row) */
-    const int esize = dt == CUDNN_DATA_FLOAT ? 4 : 2, e = 16 / esize, bk = (wgmma ? 128 : 64) / esize;
+    const int esize = pl->int8 ? 1 : dt == CUDNN_DATA_FLOAT ? 4 : 2, e = 16 / esize, bk = (wgmma ? 128 : 64) / esize;
     pl->esize = esize;
     const struct ocd_conv_shape *s = &p->s;
     const int64_t g = s->groups, cg = s->c / g, kg = s->k / g;
     /* the GEMM K runs over channels per group (forward) or filters per group (backward data),
        both for the filter gradient; 16-byte chunks must not straddle a filter tap */
-    /* the padded forward pass (file comment) */
-    pl->pad_on = p->dir == OCD_CONV_FWD && g == 1 && cg % e != 0;
+    /* the padded forward pass (file comment); int8 data in a vectorized layout takes it too */
+    pl->pad_on = p->dir == OCD_CONV_FWD && g == 1 && (cg % e != 0 || p->x.vect > 1);
     const int64_t cgp = pl->pad_on ? (cg + e - 1) / e * e : cg;
     if ((p->dir != OCD_CONV_BWD_DATA && cgp % e != 0) || (p->dir != OCD_CONV_FWD && kg % e != 0))
-        return "channels or filters per group are not a multiple of 8 (4 for fp32)";
+        return "channels or filters per group are not a multiple of 8 (4 for fp32, 16 for int8)";
     struct ocd_conv_gemm gm;
     ocd_conv_gemm_dims(p, &gm);
     if (pl->pad_on) gm.k = cgp * ocd_conv_spatial(s, s->filt);
@@ -466,7 +503,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     for (int d = 0; d < s->nsp; d++)
         if (s->in[d] + 2 * s->pad[d] + (s->filt[d] + 1) * s->dilation[d] + s->stride[d] > (1 << 30))
             return OCD_REASON_SHAPE;
-    if (p->ep.on) {
+    if (p->ep.on && !pl->int8) {
         if (p->ep.bias_view.dtype != p->y.dtype) return OCD_REASON_DTYPE;
     }
     const char *why = tile_rejects(h, p, tile, gm.m, gm.n, g);
@@ -507,9 +544,11 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         ep.out = p->y_data;
         ep.z = p->y_data;
         ep.row = map_pixels(ya);
-        ep.col = map_one(ya.sc);
+        ep.col = map_channels(ya.sc, p->y.vect);
         ep.group_off = kg * ya.sc;
-        if (p->ep.on) {
+        if (pl->int8) {
+            ep.store = ocd_cuda_conv_store_of(p); /* the whole epilogue (igemm_epi_out) */
+        } else if (p->ep.on) {
             ep.beta = (float)p->ep.alpha2;
             ep.z = p->ep.z;
             if (ep.z == NULL) ep.beta = 0;
@@ -564,6 +603,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if (pl->pack_filter) {
         igemm_filter_pack &f = pl->pack;
         f.sk = wst[0], f.sc = wst[1], f.st = wst[2], f.sr = wst[3], f.ss = wst[4];
+        f.vshift = vect_shift(p->w.vect);
         f.g = (int)g, f.kg = (int)kg, f.cg = (int)cg, f.cgp = (int)cgp, f.t = prm.T, f.r = prm.R, f.s = prm.S;
         f.dgrad = p->dir == OCD_CONV_BWD_DATA;
         f.flip = f.dgrad && s->flip;
@@ -572,12 +612,13 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     }
 
     /* Split-K when the tiles alone leave multiprocessors idle: about two CTAs per multiprocessor,
-       at least 16 K tiles per split, at most 64 splits. */
+       at least 16 K tiles per split, at most 64 splits; never for int8 (its sums must stay exact
+       integers, which fp32 partial tiles are not). */
     const igemm_tile_info &ti = tile_info[tile];
     const int64_t tiles = ((gm.m + ti.bm - 1) / ti.bm) * ((gm.n + ti.bn - 1) / ti.bn) * g;
     const int64_t ktiles = (gm.k + bk - 1) / bk;
     int64_t splits = 1;
-    if (tiles < h->sm_count && (!tma || tma_wgrad)) {
+    if (tiles < h->sm_count && (!tma || tma_wgrad) && !pl->int8) {
         splits = (2 * (int64_t)h->sm_count + tiles - 1) / tiles;
         splits = OCD_MIN(splits, OCD_MIN(ktiles / 16, (int64_t)64));
         splits = OCD_MAX(splits, (int64_t)1);
@@ -649,9 +690,11 @@ static cudnnStatus_t run_plan(cudnnHandle_t h, const struct ocd_conv_problem *p,
         return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "implicit GEMM entry run with %zu bytes of workspace, %zu needed",
                         workspace_bytes, pl.ws_bytes);
     char *ws = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
-    OCD_TRY(pl.esize == 4 ? launch_copies<uint32_t>(&pl, p->w_data, ws, h->stream)
-                          : launch_copies<uint16_t>(&pl, p->w_data, ws, h->stream));
+    OCD_TRY(pl.esize == 4   ? launch_copies<uint32_t>(&pl, p->w_data, ws, h->stream)
+            : pl.esize == 2 ? launch_copies<uint16_t>(&pl, p->w_data, ws, h->stream)
+                            : launch_copies<uint8_t>(&pl, p->w_data, ws, h->stream));
     if (pl.prm.splits > 1 || pl.prm.epi.wide) pl.prm.epi.partial = (float *)(ws + pl.ws_part);
+    if (pl.int8) return ocd_igemm_int8_launch[tile][pl.int8 - 1](&pl.prm, h->device, h->stream);
     if (tile >= TMA_TILE0)
         return ocd_igemm_tma_launch[tile - TMA_TILE0][p->dir == OCD_CONV_BWD_FILTER][pl.type](&pl.prm, &pl.tma, h->device,
                                                                                            h->sm_count, h->stream);
@@ -709,7 +752,15 @@ static cudnnStatus_t igemm_run(cudnnHandle_t h, const void *problem, const void 
     return run_plan(h, (const struct ocd_conv_problem *)problem, TILE, pl, ws, ws_bytes);
 }
 
+/* An int8 entry: the sm_80 kernel on the int8 configurations (unproven: core/impl.h). */
+template <int TILE> static const char *igemm_int8_plan_of(cudnnHandle_t h, const void *problem, void *plan)
+{
+    return make_plan(h, (const struct ocd_conv_problem *)problem, TILE, false, (igemm_plan *)plan, true);
+}
+
 #define X(i, bm, bn, wm, wn, st)                                                                    \
+    extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_int8_##i##_planned = {             \
+        igemm_int8_plan_of<i>, igemm_workspace, igemm_run<i>};                                      \
     extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_tc_##i##_planned = {               \
         igemm_plan_of<i, false>, igemm_workspace, igemm_run<i>};                                    \
     extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_tf32_##i##_planned = {             \

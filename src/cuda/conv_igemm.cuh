@@ -29,6 +29,11 @@
      epilogue. A fused epilogue this typed store does not take (a scale of another
      type or channel stride: make_plan in conv_igemm.cu) takes that path even with one split,
      and the second kernel stores through conv_store.cuh (`wide`).
+   - 8-bit integers (the int8 configurations, forward only: conv_igemm_int8.cu): T int8_t or
+     uint8_t (mma.cuh's m16n8k32, int32 accumulators), 16 channels a chunk; the outputs (int8,
+     uint8 or float, with a float bias) are finished by the direct kernels' store
+     (igemm_epi_out), so that they are the direct kernel's bit for bit; no split-K (partial sums
+     in fp32 would not be exact).
    - Hopper: conv_igemm_sm90.cu replaces the mainloop only (wgmma from a swizzled cp.async
      ring), with these loaders on its stage layout, this epilogue and split-K; see the end of
      conv_igemm.cu for its next steps. */
@@ -140,6 +145,19 @@ __host__ __device__ __forceinline__ void igemm_epi_store(const igemm_epi &e, int
     if (FUSED && e.act_on) v = ocd_cuda_pw_step<float>(&e.act, v);
     else if (e.relu) v = fmaxf(v, 0.f);
     ocd_cuda_store((T *)e.out + off, v);
+}
+
+/* The epilogue of element type T: igemm_epi_store, or for 8-bit types the direct kernels' store
+   (conv_store.cuh, epi.store), which converts the int32 sum to float as the direct kernel does
+   and writes any destination type (int8 rounded and saturated, or float). FUSED as
+   igemm_epi_store's. */
+template <typename T, bool FUSED = true>
+__host__ __device__ __forceinline__ void igemm_epi_out(const igemm_epi &e, int64_t off, int64_t channel, float acc)
+{
+    if constexpr (sizeof(T) == 1)
+        ocd_cuda_conv_finish<float>(e.store, off, channel, acc);
+    else
+        igemm_epi_store<T, FUSED>(e, off, channel, acc);
 }
 
 /* ---- operand loaders ---------------------------------------------------------------------------
@@ -452,8 +470,8 @@ __host__ __device__ __forceinline__ void igemm_store_frags(const igemm_params &p
                     if (part)
                         part[roff + n] = v;
                     else
-                        igemm_epi_store<T, FUSED>(e, roff + igemm_map_offset(e.col, (uint32_t)n), (int64_t)g * p.N + n,
-                                                  v);
+                        igemm_epi_out<T, FUSED>(e, roff + igemm_map_offset(e.col, (uint32_t)n), (int64_t)g * p.N + n,
+                                                v);
                 }
             }
         }
@@ -491,7 +509,7 @@ __global__ void __launch_bounds__(Tile::THREADS) igemm_kernel(const __grid_const
     al.setup(p, c.m0, c.n0, c.g, tid);
     bl.setup(p, c.m0, c.n0, c.g, tid);
 
-    float acc[MI][NI][4];
+    typename ocd_mma_elem<T>::Acc acc[MI][NI][4];
     ocd_mma_mainloop<Tile, T, Dir::A_KMAJOR, Dir::B_KMAJOR>(acc, sa, sb, al, bl, p, c.kt0, c.nkt, wm, wn, lane);
     igemm_store_frags<T, MI, NI, Dir::FUSED>(p, [&](int i, int j, int e) { return acc[i][j][e]; }, c.m0 + wm,
                                              c.n0 + wn, c.g, c.split, lane);
@@ -514,7 +532,7 @@ template <typename T> __host__ __device__ void igemm_reduce_one(const igemm_para
     if (p.epi.wide)
         ocd_cuda_conv_finish<float>(p.epi.store, off, (int64_t)g * p.N + n, s);
     else
-        igemm_epi_store<T>(p.epi, off, (int64_t)g * p.N + n, s);
+        igemm_epi_out<T>(p.epi, off, (int64_t)g * p.N + n, s);
 }
 
 template <typename T> __global__ void igemm_splitk_reduce(const __grid_constant__ igemm_params p)
@@ -613,6 +631,9 @@ struct igemm_launcher<false, Launch, Tile, T, Dir> {
 extern const igemm_launch_fn ocd_igemm_fwd_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES];
 extern const igemm_launch_fn ocd_igemm_dgrad_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES];
 extern const igemm_launch_fn ocd_igemm_wgrad_launch[OCD_IGEMM_NTILES][IGEMM_NTYPES];
+
+/* The forward pass on 8-bit integers (conv_igemm_int8.cu), [tile][A's type: int8, uint8]. */
+extern const igemm_launch_fn ocd_igemm_int8_launch[OCD_IGEMM_NTILES][2];
 
 /* The sm_90a kernel (conv_igemm_sm90.cu), [wgmma tile][direction][type] (NULL for tf32 in the
    backward-filter pass); false built: compiled without sm_90a code (a toolkit older than CUDA

@@ -11,8 +11,12 @@
      ([BK][rows], read with ldmatrix.trans, 16-bit types only). Each row is padded by 16 bytes so
      that the 8 row addresses of one ldmatrix fall in 8 different bank groups.
    - Tensor cores through mma.sync: m16n8k16 for fp16/bf16, m16n8k8 for tf32 (fp32 data, rounded
-     to tf32 after ldmatrix). One mma k-step is always 32 bytes of K, so a fragment is loaded the
-     same way for every type; a K tile is 64 bytes (BK = 32 for 16-bit types, 16 for fp32).
+     to tf32 after ldmatrix), m16n8k32 for 8-bit integers (int8_t: both operands signed; uint8_t:
+     A unsigned, B signed, the UINT8 configurations' data and int8 filter) with int32
+     accumulators (ocd_mma_elem<T>::Acc). One mma k-step is always 32 bytes of K, so a fragment is
+     loaded the same way for every type (ldmatrix's b16 rows are 16 bytes: 4 bytes a lane, the
+     k32 fragment's 4 consecutive int8 K elements); a K tile is 64 bytes (BK = 32 for 16-bit
+     types, 16 for fp32, 64 for 8-bit).
    - After the loop, thread `lane` of a warp holds, of each 16 x 8 mma tile (i, j) of its warp
      tile, rows lane / 4 and lane / 4 + 8 and columns 2 * (lane % 4) + {0, 1}: acc[i][j][2 * hr + c]
      is row (lane >> 2) + 8 * hr, column 2 * (lane & 3) + c (ocd_mma_acc_row, ocd_mma_acc_col).
@@ -103,6 +107,7 @@ template <typename T> struct ocd_mma_elem;
 
 template <> struct ocd_mma_elem<__half> {
     static constexpr bool TF32 = false;
+    typedef float Acc;
     static __device__ __forceinline__ void mma(float c[4], const uint32_t a[4], const uint32_t b[2])
     {
         OCD_MMA_16BIT("f16", c, a, b);
@@ -111,6 +116,7 @@ template <> struct ocd_mma_elem<__half> {
 
 template <> struct ocd_mma_elem<__nv_bfloat16> {
     static constexpr bool TF32 = false;
+    typedef float Acc;
     static __device__ __forceinline__ void mma(float c[4], const uint32_t a[4], const uint32_t b[2])
     {
         OCD_MMA_16BIT("bf16", c, a, b);
@@ -119,6 +125,7 @@ template <> struct ocd_mma_elem<__nv_bfloat16> {
 
 template <> struct ocd_mma_elem<float> {
     static constexpr bool TF32 = true;
+    typedef float Acc;
     static __device__ __forceinline__ void mma(float c[4], const uint32_t a[4], const uint32_t b[2])
     {
 #ifdef OCD_MMA_ARCH_OK
@@ -127,6 +134,37 @@ template <> struct ocd_mma_elem<float> {
                      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #endif
+    }
+};
+
+/* mma.sync m16n8k32 with int32 accumulators (exact: no rounding, wrapping past 2^31); at names
+   A's type (s8 or u8), B is s8. */
+#ifdef OCD_MMA_ARCH_OK
+#define OCD_MMA_INT8(at, c, a, b)                                                                   \
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32." at ".s8.s32 {%0,%1,%2,%3}, "              \
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                                          \
+                 : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])                                     \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
+#else
+#define OCD_MMA_INT8(at, c, a, b) ((void)0)
+#endif
+
+template <> struct ocd_mma_elem<int8_t> {
+    static constexpr bool TF32 = false;
+    typedef int Acc;
+    static __device__ __forceinline__ void mma(int c[4], const uint32_t a[4], const uint32_t b[2])
+    {
+        OCD_MMA_INT8("s8", c, a, b);
+    }
+};
+
+/* A unsigned (UINT8 data), B signed (the int8 filter). */
+template <> struct ocd_mma_elem<uint8_t> {
+    static constexpr bool TF32 = false;
+    typedef int Acc;
+    static __device__ __forceinline__ void mma(int c[4], const uint32_t a[4], const uint32_t b[2])
+    {
+        OCD_MMA_INT8("u8", c, a, b);
     }
 };
 
@@ -327,10 +365,12 @@ __host__ __device__ __forceinline__ int ocd_mma_acc_col(int j, int e, int lane)
 
 /* The K loop of one CTA tile: K tiles kt0 .. kt0 + nkt - 1 are loaded by al and bl into the
    STAGES-deep shared buffers sa and sb (ocd_mma_smem stages of Tile::BM and Tile::BN rows) and
-   multiplied into acc, the warp tile at (wm, wn) of the CTA tile; acc is zeroed first. Every
-   thread of the CTA calls it. Returns with all copies landed. */
+   multiplied into acc (ocd_mma_elem<T>::Acc: float, int for 8-bit types), the warp tile at
+   (wm, wn) of the CTA tile; acc is zeroed first. Every thread of the CTA calls it. Returns with
+   all copies landed. */
 template <class Tile, typename T, bool A_KMAJOR, bool B_KMAJOR, class ALoad, class BLoad, class P>
-__device__ __forceinline__ void ocd_mma_mainloop(float (&acc)[Tile::MI][Tile::NI][4], T *sa, T *sb, const ALoad &al,
+__device__ __forceinline__ void ocd_mma_mainloop(typename ocd_mma_elem<T>::Acc (&acc)[Tile::MI][Tile::NI][4], T *sa,
+                                                 T *sb, const ALoad &al,
                                                  const BLoad &bl, const P &p, int kt0, int nkt, int wm, int wn,
                                                  int lane)
 {
@@ -343,7 +383,7 @@ __device__ __forceinline__ void ocd_mma_mainloop(float (&acc)[Tile::MI][Tile::NI
 #pragma unroll
         for (int j = 0; j < NI; j++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.f;
+            for (int e = 0; e < 4; e++) acc[i][j][e] = 0;
 
     /* Prologue: STAGES - 1 tiles in flight. One commit per slot, empty or not, keeps the group
        count uniform so that wait_group<STAGES - 2> always means "tile kt has landed". */

@@ -224,15 +224,17 @@ cudnnStatus_t ocd_cuda_conv_bias_grad(cudnnHandle_t handle, const void *problem,
 #define OCD_IGEMM_TMA_NARROW_NTILES 3
 
 /* "cuda:fwd_igemm_tc_128x128x32_s3": direction, variant (tc: fp16 and bf16 with a K tile of 32;
-   tf32: fp32 data with a K tile of 16; wgmma: the sm_90a kernel, fp16 and bf16 with a K tile of
+   tf32: fp32 data with a K tile of 16; int8: int8 and uint8 data with a K tile of 64; wgmma: the sm_90a kernel, fp16 and bf16 with a K tile of
    64; tma: the sm_90a warp-specialized TMA kernel; tma_tf32: that kernel on fp32 data as TF32,
    a K tile of 32; tma_c2: that kernel on clusters of 2 CTAs; tma_c2_tf32: both),
    BM x BN x BK, stages. */
 #define OCD_IGEMM_NAME(dir, variant, bk, bm, bn, st) "cuda:" dir "_igemm_" variant "_" #bm "x" #bn "x" #bk "_s" #st
 
-/* The implicit-GEMM tiles are planned entries: tc (fp16 and bf16), tf32 (fp32 data) and wgmma. */
+/* The implicit-GEMM tiles are planned entries: tc (fp16 and bf16), tf32 (fp32 data), int8 (the
+   int8 configurations' forward pass) and wgmma. */
 #define OCD_IGEMM_DECLARE(i, bm, bn, wm, wn, st)                                                \
-    OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tc_##i) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tf32_##i)
+    OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tc_##i) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tf32_##i) \
+    OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_int8_##i)
 OCD_IGEMM_TILES(OCD_IGEMM_DECLARE)
 #undef OCD_IGEMM_DECLARE
 #define OCD_IGEMM_WGMMA_DECLARE(i, bm, bn, st) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_wgmma_##i)

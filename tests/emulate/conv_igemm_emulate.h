@@ -43,7 +43,8 @@ size_t at(const struct ocd_tensor_view &v, long n, long c, long h, long w)
    with the plan's pointers bound to them. */
 template <typename T> void emu_igemm_copies(igemm_plan &pl, const struct ocd_conv_problem &p, uint8_t *wsa)
 {
-    typedef typename std::conditional<sizeof(T) == 4, uint32_t, uint16_t>::type U;
+    typedef typename std::conditional<sizeof(T) == 4, uint32_t,
+                                      typename std::conditional<sizeof(T) == 2, uint16_t, uint8_t>::type>::type U;
     const bool tf32 = pl.type == IGEMM_TF32;
     if (pl.pack_filter) { /* igemm_pack_filter */
         const igemm_filter_pack &f = pl.pack;

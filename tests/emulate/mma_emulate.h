@@ -2,9 +2,10 @@
    definitions, for the emulation tests of tensor-core kernels (gemm_mma.cu, attn_flash.cu):
    ldmatrix.x4 (and .trans; every row address 16-byte aligned, emulated.cuh) hands lane l of
    matrix q the elements (l / 4, 2 (l % 4) + {0, 1})
-   (transposed: (2 (l % 4) + {0, 1}, l / 4)); mma.sync m16n8k16 (fp16, bf16) and m16n8k8 (tf32,
-   operands rounded by cvt.rna) take their fragments as the ISA lays them out; with mma.cuh
-   included first, one K tile of its mainloop for a whole CTA (mma_ktile). */
+   (transposed: (2 (l % 4) + {0, 1}, l / 4)); mma.sync m16n8k16 (fp16, bf16), m16n8k8 (tf32,
+   operands rounded by cvt.rna) and m16n8k32 (8-bit integers, int32 accumulators) take their
+   fragments as the ISA lays them out; with mma.cuh included first, one K tile of its mainloop
+   for a whole CTA (mma_ktile). */
 #ifndef OCD_TESTS_EMULATE_MMA_EMULATE_H
 #define OCD_TESTS_EMULATE_MMA_EMULATE_H
 
@@ -90,12 +91,40 @@ template <typename T> void mma(float c[32][4], const uint32_t a[32][4], const ui
     }
 }
 
+/* mma.sync m16n8k32 with int32 accumulators, for one warp: T int8_t (.s8.s8) or uint8_t (.u8.s8:
+   A unsigned, B signed). Register r of A holds row g + 8 (r % 2), K elements 4 t + 16 (r / 2)
+   + {0..3} (lowest byte first); register r of B K elements 4 t + 16 r + {0..3} of column g
+   (g = lane / 4, t = lane % 4). */
+template <typename T> void mma(int c[32][4], const uint32_t a[32][4], const uint32_t b[32][2])
+{
+    int A[16][32], B[32][8];
+    for (int l = 0; l < 32; l++) {
+        int g = l >> 2, t = l & 3;
+        for (int r = 0; r < 4; r++)
+            for (int q = 0; q < 4; q++) {
+                uint8_t byte = (uint8_t)(a[l][r] >> (8 * q));
+                A[g + (r & 1) * 8][4 * t + q + (r >> 1) * 16] = (T)byte;
+            }
+        for (int r = 0; r < 2; r++)
+            for (int q = 0; q < 4; q++) B[4 * t + q + r * 16][g] = (int8_t)(uint8_t)(b[l][r] >> (8 * q));
+    }
+    for (int l = 0; l < 32; l++) {
+        int g = l >> 2, t = l & 3;
+        for (int e = 0; e < 4; e++) {
+            int row = g + (e >> 1) * 8, col = 2 * t + (e & 1);
+            int s = c[l][e];
+            for (int k = 0; k < 32; k++) s += A[row][k] * B[k][col];
+            c[l][e] = s;
+        }
+    }
+}
+
 #ifdef OCD_CUDA_MMA_CUH
 /* One K tile of ocd_mma_mainloop for every warp of a CTA of Tile: the two k-steps' fragments
    read from the stages ca and cb (ocd_mma_smem layouts, K-major or MN-major) at the addresses
-   mma.cuh gives, multiplied into acc, thread tid's accumulators at acc + tid * MI * NI * 4 in
-   acc[i][j][e] order. */
-template <class Tile, typename T, bool AK, bool BK> void mma_ktile(float *acc, const T *ca, const T *cb)
+   mma.cuh gives, multiplied into acc (float, or int for 8-bit T), thread tid's accumulators at
+   acc + tid * MI * NI * 4 in acc[i][j][e] order. */
+template <class Tile, typename T, bool AK, bool BK, typename Acc> void mma_ktile(Acc *acc, const T *ca, const T *cb)
 {
     typedef ocd_mma_smem<T, Tile::BM, AK> SA;
     typedef ocd_mma_smem<T, Tile::BN, BK> SB;
@@ -115,7 +144,7 @@ template <class Tile, typename T, bool AK, bool BK> void mma_ktile(float *acc, c
             }
             for (int i = 0; i < MI; i++)
                 for (int j = 0; j < NI; j++) {
-                    float c[32][4];
+                    Acc c[32][4];
                     uint32_t b[32][2];
                     for (int l = 0; l < 32; l++) {
                         b[l][0] = bf[j / 2][l][(j % 2) * 2], b[l][1] = bf[j / 2][l][(j % 2) * 2 + 1];
