@@ -17,7 +17,7 @@
    Cases: the cudnn-frontend IMMA sample's shape (16 channels INT8x4, 64 filters 3x3, 224x224,
    one image of its four) and INT8x32; INT8 NHWC read in place with a float output (INT8_EXT)
    and alpha, beta; the fused call (z, float bias, ReLU) into int8 with saturation; uint8 data
-   (UINT8x4); a channel tail (C 20, padded to 32), NCHW data and a KCRS filter, a K tail, stride
+   (UINT8x4); NVIDIA's conv sample (INT8x4 in CONVOLUTION mode, alpha 0.8); a channel tail (C 20, padded to 32), NCHW data and a KCRS filter, a K tail, stride
    2, padding, groups; each tile; the plan declining backward data, groups on vectorized layouts,
    and fp16 data. Prints a line per case; exits 1 if any differs. */
 #include "cuda/conv_igemm.cu"
@@ -106,6 +106,7 @@ struct emu_case {
     double alpha, beta;
     const char *declines; /* the plan must decline, with a reason holding this */
     enum ocd_conv_dir dir;
+    bool flip = false; /* CONVOLUTION mode */
 };
 
 /* A deterministic source of 8-bit values: int8 in [-128, 127], uint8 in [0, 255]. */
@@ -148,7 +149,7 @@ template <typename T> bool run_case(const emu_case &e)
 {
     struct ref_conv rc;
     memset(&rc, 0, sizeof rc);
-    rc.nsp = 2, rc.n = e.n, rc.c = e.c, rc.k = e.k, rc.groups = e.groups;
+    rc.nsp = 2, rc.n = e.n, rc.c = e.c, rc.k = e.k, rc.groups = e.groups, rc.convolution = e.flip;
     rc.in[0] = e.h, rc.in[1] = e.w, rc.filt[0] = e.r, rc.filt[1] = e.s;
     rc.pad[0] = rc.pad[1] = e.pad, rc.stride[0] = rc.stride[1] = e.stride, rc.dil[0] = rc.dil[1] = 1;
     if (!ref_conv_out_dims(&rc)) return false;
@@ -157,7 +158,7 @@ template <typename T> bool run_case(const emu_case &e)
     struct ocd_conv_problem p;
     memset(&p, 0, sizeof p);
     p.dir = e.dir;
-    p.s.nsp = 2, p.s.n = e.n, p.s.c = e.c, p.s.k = e.k, p.s.groups = e.groups;
+    p.s.nsp = 2, p.s.n = e.n, p.s.c = e.c, p.s.k = e.k, p.s.groups = e.groups, p.s.flip = e.flip;
     for (int i = 0; i < 2; i++) {
         p.s.in[i] = rc.in[i], p.s.filt[i] = rc.filt[i], p.s.out[i] = rc.out[i];
         p.s.pad[i] = e.pad, p.s.stride[i] = e.stride, p.s.dilation[i] = 1;
@@ -295,6 +296,8 @@ int main()
          NULL, FWD},
         {"INT8 NHWC groups 2 (16 channels each), in place, 64x64", I8, I8, I8, NHWC, NHWC, NHWC, 2, 2, 32, 32, 9, 11, 3,
          3, 1, 1, 2, false, 0.25, 0, NULL, FWD},
+        {"NVIDIA's conv sample: INT8x4 in CONVOLUTION mode, alpha 0.8, 3x5 filter, 128x64", I8x4, I8x4, I8x4, VECT,
+         VECT, VECT, 1, 2, 32, 64, 14, 13, 3, 5, 1, 1, 1, false, 0.8, 0, NULL, FWD, true},
         {"INT8x4 with groups is declined", I8x4, I8x4, I8x4, VECT, VECT, VECT, 2, 1, 32, 32, 9, 9, 3, 3, 1, 1, 2, false,
          1, 0, "with groups", FWD},
         {"INT8 NHWC groups with 8 channels each is declined", I8, I8, I8, NHWC, NHWC, NHWC, 2, 1, 16, 32, 9, 9, 3, 3,
