@@ -430,6 +430,21 @@ static const char *wide_store_rejects(const struct ocd_conv_problem *p)
     return ocd_impl_unproven();
 }
 
+/* Whether the forward TMA kernel of tile `tile` (forward, or backward data as a forward pass)
+   stores prm's output through the staged epilogue (conv_igemm_tma_sm90.cu): where the tile has
+   it, the output's columns are contiguous (one digit of unit stride, or a single column), and
+   no partial sums are written (a fused epilogue the typed store does not take, epi.wide; the
+   forward pass has no split-K): it evaluates the typed store's epilogue (igemm_epi_value). Unproven
+   GPU code: only where unproven entries are allowed (core/impl.h). */
+static bool staged_epilogue(const igemm_params &prm, int tile)
+{
+    const igemm_epi &e = prm.epi;
+    const bool contiguous = e.col.div[0].d == 1 && e.col.div[1].d == 1 && e.col.div[2].d == 1 &&
+                            (e.col.stride[0] == 1 || prm.N == 1);
+    return ocd_igemm_tma_staged[tile - TMA_TILE0] && contiguous && !e.wide && prm.splits == 1 && e.col_c == 0 &&
+           ocd_impl_unproven() == NULL;
+}
+
 /* int8: an int8 entry's plan (the forward pass of the int8 configurations on the sm_80 kernel);
    the other entries decline 8-bit data. */
 static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, bool tf32, igemm_plan *pl,
@@ -643,6 +658,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         igemm_tma_dgrad_as_fwd(&prm);
         why = igemm_tma_plan(prm, (int)kg, ti.bm, ti.bn, cl, esize, &pl->tma);
     }
+    if (why == NULL && cl == 1 && !tma_wgrad) pl->tma.staged = staged_epilogue(prm, tile);
     return why != NULL || cl == 1 ? why : cluster_rejects(h, tile - TMA_C2_TILE0, tma_wgrad, pl->type);
 }
 
@@ -1048,7 +1064,9 @@ extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tma_tf32_pla
    directions, strided backward data phase by phase) keep make_plan, the index maps and the epilogue;
    the cp.async one also the loaders' address arithmetic, while the TMA one loads through tensor
    maps (conv_igemm_tma.cuh) with a producer warp, consumer warpgroups and a persistent tile
-   loop (and clusters of 2 CTAs sharing B by multicast). Their next step: measuring where the
+   loop (and clusters of 2 CTAs sharing B by multicast); its forward kernels may store through
+   shared memory (the staged epilogue, staged_epilogue above). Their next step: measuring the
+   staged epilogue, then ping-pong consumers (conv_igemm_tma_sm90.cu's comment), measuring where the
    clustered tiles win, and whether the phases of a strided backward pass gain from running
    concurrently (one persistent grid over every phase's tiles) where each alone fills the GPU
    poorly. For GEMMs of 64 columns (the 64-channel layers), whose narrow TMA tiles read as many

@@ -127,24 +127,33 @@ __host__ __device__ __forceinline__ bool igemm_col_real(const igemm_epi &e, int 
     return (int)c < e.col_c;
 }
 
-/* out = act(sc * alpha * acc + sz * beta * z + sb * bias) at element offset off, sc the channel's
-   scale (1 without one), sz and sb sc where the scale applies to z and to the bias, else 1;
-   problem/conv.h's order, as conv_store.cuh evaluates it. z is not read when beta == 0. FUSED:
-   the direction has the fused epilogue (forward; the TMA kernel's backward data, a forward pass
-   too, shares its code); the others compile without the scale and the step. */
+/* act(sc * alpha * acc + sz * beta * z + sb * bias) for output channel `channel`, z the old
+   output's (or the fused call's z) element there, which counts only when beta != 0; sc the
+   channel's scale (1 without one), sz and sb sc where the scale applies to z and to the bias,
+   else 1; problem/conv.h's order, as conv_store.cuh evaluates it. FUSED: the direction has the
+   fused epilogue (forward; the TMA kernel's backward data, a forward pass too, shares its code);
+   the others compile without the scale and the step. */
 template <typename T, bool FUSED = true>
-__host__ __device__ __forceinline__ void igemm_epi_store(const igemm_epi &e, int64_t off, int64_t channel, float acc)
+__host__ __device__ __forceinline__ float igemm_epi_value(const igemm_epi &e, float acc, float z, int64_t channel)
 {
     float v = e.alpha * acc, sc = 1.f;
     if (FUSED && e.scale != NULL) {
         sc = e.scale_f32 ? ((const float *)e.scale)[channel] : ocd_cuda_load((const T *)e.scale + channel);
         v *= sc;
     }
-    if (e.beta != 0.f) v += (e.scale_z ? sc : 1.f) * e.beta * ocd_cuda_load((const T *)e.z + off);
+    if (e.beta != 0.f) v += (e.scale_z ? sc : 1.f) * e.beta * z;
     if (e.bias != NULL) v += (e.scale_bias ? sc : 1.f) * ocd_cuda_load((const T *)e.bias + channel);
     if (FUSED && e.act_on) v = ocd_cuda_pw_step<float>(&e.act, v);
     else if (e.relu) v = fmaxf(v, 0.f);
-    ocd_cuda_store((T *)e.out + off, v);
+    return v;
+}
+
+/* out = igemm_epi_value at element offset off; z is not read when beta == 0. */
+template <typename T, bool FUSED = true>
+__host__ __device__ __forceinline__ void igemm_epi_store(const igemm_epi &e, int64_t off, int64_t channel, float acc)
+{
+    const float z = e.beta != 0.f ? ocd_cuda_load((const T *)e.z + off) : 0.f;
+    ocd_cuda_store((T *)e.out + off, igemm_epi_value<T, FUSED>(e, acc, z, channel));
 }
 
 /* The epilogue of element type T: igemm_epi_store, or for 8-bit types the direct kernels' store

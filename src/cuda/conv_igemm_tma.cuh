@@ -116,6 +116,7 @@ struct igemm_tma_geom {
     int tiles_m, tiles;               /* tiles along M, and in all */
     int units;                        /* the persistent loop's work: tiles x splits */
     int cluster;                      /* CTAs of a cluster along M (1 or 2; tiles_m a multiple) */
+    int staged;                       /* the staged epilogue (conv_igemm_tma_sm90.cu; make_plan's choice) */
 };
 
 /* The im2col map over the activations x (c channels, NHWC, n images) for p's filter, stride,
@@ -353,5 +354,8 @@ extern const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_ALL_TILES][2
 typedef cudnnStatus_t (*igemm_tma_clusters_fn)(int device, int *clusters);
 extern const igemm_tma_clusters_fn ocd_igemm_tma_clusters[OCD_IGEMM_TMA_C2_NTILES][2][IGEMM_NTYPES];
 extern const bool ocd_igemm_tma_built;
+/* Per tile (the launch table's order), whether its forward kernel has the staged epilogue
+   (igemm_tma_geom::staged): the unclustered tiles whose ring leaves room for its buffer. */
+extern const bool ocd_igemm_tma_staged[OCD_IGEMM_TMA_ALL_TILES];
 
 #endif /* OCD_CUDA_CONV_IGEMM_TMA_CUH */

@@ -103,6 +103,38 @@
    that pass through a workspace copy anyway (NCHW activations transposed, a filter packed,
    channels padded) are rounded by that copy (conv_igemm.cu's igemm_operand).
 
+   The staged epilogue (igemm_tma_geom::staged, a template parameter of the kernel: the other
+   instantiation is the epilogue of igemm_store_frags as it was). Storing straight from the
+   wgmma fragments writes, per warp instruction, 4 bytes at 8 rows (two sectors touched for 16
+   bytes each), and pays three fast divisions per element for the column map; the tensor cores
+   idle meanwhile. Here each consumer warp stages its accumulators through a buffer of its own
+   (16 rows x 32 fp32 columns, 2 KB; 16 KB for the eight consumer warps, past the barriers),
+   a chunk of 32 columns at a time: every lane writes its fragment pairs (8-byte stores), then
+   reads back 4 consecutive columns of 4 rows (16-byte loads) and applies the typed store's
+   epilogue on the way out (igemm_epi_value: alpha, beta with z read 4 elements at once, bias,
+   the fused call's scale and activation), storing 4 elements at
+   once (8 bytes of fp16 or bf16, 16 of fp32): the 8 lanes of a row cover its 32 columns, whole
+   32-byte sectors. The rows' offsets are mapped once per 64-row slice (4 per lane), the
+   columns need none: the path is planned only where the output's columns are contiguous
+   (NHWC y, or dx for backward data, its stride phases included), with neither split-K nor the
+   wide epilogue (the forward pass has no split-K; the filter gradient, with its padded
+   columns and split-K, keeps igemm_store_frags, as do NCHW outputs and the clustered tiles);
+   4 elements misaligned or across N go element by element. The buffer's 16-byte chunks are
+   XOR-swizzled (chunk ^ 2 (row % 4)), so that a half-warp's 8-byte writes (4 rows, 32 bytes
+   each) and a quarter-warp's 16-byte reads (one row) touch every bank once. No barrier
+   beyond __syncwarp: the buffer is the warp's. It needs 16 KB the ring of the 128x128 and
+   128x64 tiles leaves not (their stages fill the shared memory), so those keep
+   igemm_store_frags (ocd_igemm_tma_staged says which tiles have it).
+   A TMA store (cp.async.bulk.tensor from shared memory) would write a packed NHWC tile with
+   one instruction, but needs the whole BM x BN output tile in shared memory (64 KB at 16 bits
+   on the 128x256 tile, beyond what the ring leaves) or a tensor map per chunk, and beta's z
+   read back as well; the warps' own 32-byte-sector stores reach the same DRAM efficiency.
+   The next step is ping-pong consumers: each consumer warpgroup owning alternate units (the
+   whole 128 x BN or 64 x BN tile, its own ring phase), so that one's epilogue overlaps the
+   other's mainloop; the ring protocol would then order the consumers' uses of the stages
+   (a consumer skips the other's K tiles, the empty barriers counting one warpgroup), a
+   change of ocd_wgmma_ring_consume rather than of the epilogue.
+
    The tensor maps hold the data pointers, so they are encoded per call on the host
    (cuTensorMapEncodeIm2col, cuTensorMapEncodeTiled: host arithmetic, no device work), through
    the driver entry points the runtime hands out (cudaGetDriverEntryPoint: the library never
@@ -128,14 +160,120 @@ template <int BM_, int BN_, int STAGES_, int CL_ = 1> struct igemm_tma_tile {
     static_assert(CL == 1 || CL == 2, "clusters of one or two CTAs");
 };
 
+/* The staged epilogue of the file comment: a consumer warp's buffer of 16 rows x COLS fp32
+   accumulators (a chunk), the lanes' parts of it, and the loop over a unit's chunks. */
+template <class Tile, typename T> struct igemm_tma_staged {
+    static constexpr int COLS = 32;                                    /* 128 bytes of fp32 a row */
+    static constexpr uint32_t WARP_BYTES = 16 * COLS * 4;              /* a warp's buffer */
+    static constexpr uint32_t BYTES = Tile::CONSUMERS * 4 * WARP_BYTES; /* every consumer warp's */
+    struct alignas(4 * sizeof(T)) vec4 {
+        T v[4];
+    };
+    /* What a lane keeps across the chunks: its accumulators, and the output offsets of its 4
+       rows of the warp's 16 (rows lane / 8 + 4 i; -1 past M). */
+    struct lane {
+        const float (*d)[Tile::BN / 2];
+        int64_t roff[4];
+    };
+
+    /* The byte offset of (row, col) in a warp's buffer: 16-byte chunk col / 4 of the row at
+       chunk (col / 4) ^ 2 (row % 4). */
+    static __host__ __device__ __forceinline__ uint32_t at(int row, int col)
+    {
+        return (uint32_t)row * (COLS * 4) + ((((uint32_t)col >> 2) ^ (((uint32_t)row & 3u) << 1)) << 4) +
+               ((uint32_t)col & 3u) * 4;
+    }
+    /* The output offsets of the lane's rows of the warp's 16 from GEMM row mw. */
+    static __host__ __device__ __forceinline__ void rows(const igemm_params &p, int mw, int ln, lane &l)
+    {
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int m = mw + (ln >> 3) + 4 * i;
+            l.roff[i] = m < p.M ? igemm_map_offset(p.epi.row, (uint32_t)m) : -1;
+        }
+    }
+    /* The lane's accumulators of chunk c (columns COLS c ..) of slice mi into the buffer: the
+       fragments of wgmma's layout (conv_igemm_sm90.cuh's igemm_wgmma_store), pairs of adjacent
+       columns, rows ln / 4 and ln / 4 + 8. */
+    static __host__ __device__ __forceinline__ void put(unsigned char *buf, const lane &l, int mi, int c, int ln)
+    {
+#pragma unroll
+        for (int jj = 0; jj < COLS / 8; jj++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int j = c * (COLS / 8) + jj, row = (ln >> 2) + 8 * h, col = 8 * jj + 2 * (ln & 3);
+                float *dst = (float *)(buf + at(row, col));
+                dst[0] = l.d[mi][j * 4 + 2 * h], dst[1] = l.d[mi][j * 4 + 2 * h + 1];
+            }
+    }
+    /* The lane's 4 columns 4 (ln % 8) .. of the chunk whose first column is GEMM column n, in
+       its 4 rows, through the epilogue to the output (contiguous columns: make_plan's). */
+    static __host__ __device__ __forceinline__ void flush(const igemm_params &p, const unsigned char *buf, const lane &l,
+                                                          int n, int ln)
+    {
+        const igemm_epi &e = p.epi;
+        const int k = ln & 7, col = n + 4 * k;
+        if (col >= p.N) return;
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            if (l.roff[i] < 0) continue;
+            const float *a = (const float *)(buf + at((ln >> 3) + 4 * i, 4 * k));
+            const int64_t off = l.roff[i] + col;
+            T *out = (T *)e.out + off;
+            const T *z = e.beta != 0.f ? (const T *)e.z + off : NULL;
+            if (p.N - col < 4 || (uintptr_t)out % sizeof(vec4) != 0 || (uintptr_t)z % sizeof(vec4) != 0) {
+#pragma unroll 1
+                for (int q = 0; q < 4 && col + q < p.N; q++) igemm_epi_store<T>(e, off + q, col + q, a[q]);
+                continue;
+            }
+            vec4 zv, o;
+            if (z != NULL) zv = *(const vec4 *)z;
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                ocd_cuda_store(&o.v[q], igemm_epi_value<T>(e, a[q], z != NULL ? ocd_cuda_load(&zv.v[q]) : 0.f, col + q));
+            *(vec4 *)out = o;
+        }
+    }
+};
+
+/* Consumer warp `warp` (0 .. 3) of warpgroup wg stores its rows of the unit at (m0, n0) through
+   its buffer buf: per 64-row slice the lanes' rows, then per chunk of columns inside N the
+   lanes' puts, then their flushes. lanes(f) runs f(lane, its state) on every lane of the warp
+   and then synchronizes them (the kernel: its own lane and __syncwarp; an emulation: the 32
+   lanes in turn), so no lane reads the buffer before every put, or overwrites it before every
+   flush, of the chunk. */
+#pragma nv_exec_check_disable
+template <class Tile, typename T, class Lanes>
+__host__ __device__ __forceinline__ void igemm_tma_store_staged(const igemm_params &p, int m0, int n0, int wg, int warp,
+                                                                unsigned char *buf, Lanes &&lanes)
+{
+    typedef igemm_tma_staged<Tile, T> E;
+#pragma unroll
+    for (int mi = 0; mi < Tile::MI; mi++) {
+        const int mw = m0 + (wg * Tile::MI + mi) * 64 + warp * 16;
+        lanes([&](int ln, typename E::lane &l) { E::rows(p, mw, ln, l); });
+#pragma unroll
+        for (int c = 0; c < Tile::BN / E::COLS; c++) { /* unrolled: the accumulators stay registers */
+            if (n0 + c * E::COLS >= p.N) break;
+            lanes([&](int ln, typename E::lane &l) { E::put(buf, l, mi, c, ln); });
+            lanes([&](int ln, typename E::lane &l) { E::flush(p, buf, l, n0 + c * E::COLS, ln); });
+        }
+    }
+}
+
 /* The shared memory: the stages as igemm_wgmma_shape lays them out (A stages, then B stages, from
    a 1024-byte aligned base; K-major, or MN-major for the filter gradient: the same bytes), then
-   the mbarriers full[STAGES] and empty[STAGES]; 1024 bytes more to align the start. */
+   the mbarriers full[STAGES] and empty[STAGES]; 1024 bytes more to align the start. The staged
+   epilogue's kernel has its buffers after the barriers (STAGING, 128-byte aligned):
+   SMEM_STAGED, where it fits (STAGED_FITS). */
 template <class Tile, typename T, bool WGRAD> struct igemm_tma_smem {
     typedef igemm_wgmma_shape<Tile, T, WGRAD> Shape;
     typedef igemm_tma_kt<Tile::BM, Tile::BN, WGRAD, Tile::CL> Loads;
     static constexpr uint32_t BARS = Tile::STAGES * (Shape::SA::STAGE_BYTES + Shape::SB::STAGE_BYTES);
     static constexpr size_t SMEM = BARS + 2 * Tile::STAGES * sizeof(uint64_t) + 1024;
+    static constexpr uint32_t STAGING = (BARS + 2 * Tile::STAGES * sizeof(uint64_t) + 127) / 128 * 128;
+    static constexpr size_t SMEM_STAGED = STAGING + igemm_tma_staged<Tile, T>::BYTES + 1024;
+    static constexpr bool STAGED_FITS = SMEM_STAGED <= 227 * 1024;
     static_assert(SMEM <= 227 * 1024, "the ring fits a multiprocessor's shared memory");
     static_assert(!WGRAD || Loads::BLOCK == Shape::SA::BK * 128u, "a filter-gradient box is one MN-major block");
 };
@@ -186,11 +324,13 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_producer : igemm_
     }
 };
 
-/* A consumer warpgroup's operations (wg 0 or 1, tid its thread 0..127 as the epilogue counts). */
-template <class Tile, typename T, bool WGRAD> struct igemm_tma_consumer : igemm_tma_units<Tile, WGRAD> {
+/* A consumer warpgroup's operations (wg 0 or 1, tid its thread 0..127 as the epilogue counts, or
+   128 more in warpgroup 1); STAGED: the staged epilogue, through the buffers at staging. */
+template <class Tile, typename T, bool WGRAD, bool STAGED> struct igemm_tma_consumer : igemm_tma_units<Tile, WGRAD> {
     uint64_t *full, *empty;
     uint32_t base; /* the stages' shared address */
     int wg, tid;
+    unsigned char *staging;
     float (&d)[Tile::MI][Tile::BN / 2];
 
     __device__ __forceinline__ void wait_full(int s, unsigned parity)
@@ -225,13 +365,26 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_consumer : igemm_
     __device__ __forceinline__ void store(int tile)
     {
         const igemm_tma_unit u = igemm_tma_unit_at(this->g, tile, Tile::BM, Tile::BN);
-        igemm_wgmma_store<Tile, T, !WGRAD>(this->p, d, u.m0, u.n0, 0, u.split, wg, tid);
+        if constexpr (STAGED) {
+            typedef igemm_tma_staged<Tile, T> E;
+            const int warp = (tid & 127) >> 5;
+            typename E::lane l;
+            l.d = d;
+            igemm_tma_store_staged<Tile, T>(this->p, u.m0, u.n0, wg, warp, staging + (wg * 4 + warp) * E::WARP_BYTES,
+                                            [&](auto f) {
+                                                f(tid & 31, l);
+                                                __syncwarp();
+                                            });
+        } else {
+            igemm_wgmma_store<Tile, T, !WGRAD>(this->p, d, u.m0, u.n0, 0, u.split, wg, tid);
+        }
     }
 };
 
 /* grid = min(units, SMs) (clustered: a multiple of CL, clusters of consecutive CTAs),
-   Tile::THREADS threads, igemm_tma_smem::SMEM bytes of dynamic shared memory. */
-template <class Tile, typename T, bool WGRAD>
+   Tile::THREADS threads, igemm_tma_smem::SMEM bytes of dynamic shared memory (SMEM_STAGED for
+   the staged epilogue, STAGED). */
+template <class Tile, typename T, bool WGRAD, bool STAGED = false>
 __global__ void __launch_bounds__(Tile::THREADS, 1)
     igemm_tma_kernel(const __grid_constant__ igemm_params p, const __grid_constant__ CUtensorMap mi,
                      const __grid_constant__ CUtensorMap mt, const __grid_constant__ igemm_tma_geom g)
@@ -260,7 +413,8 @@ __global__ void __launch_bounds__(Tile::THREADS, 1)
     } else {
         if (Tile::CONSUMERS > 1) ocd_wgmma_setmaxnreg_inc<Tile::CONSUMER_REGS>();
         float d[Tile::MI][Tile::BN / 2];
-        igemm_tma_consumer<Tile, T, WGRAD> ops = {{p, g}, full, empty, ocd_wgmma_smem_addr(smem), wg - 1, tid - 128, d};
+        igemm_tma_consumer<Tile, T, WGRAD, STAGED> ops = {
+            {p, g}, full, empty, ocd_wgmma_smem_addr(smem), wg - 1, tid - 128, smem + L::STAGING, d};
         ocd_wgmma_ring_consume<Tile::STAGES>(ops, blockIdx.x, gridDim.x, g.units);
     }
     if (Tile::CL > 1) ocd_cluster_sync(); /* no peer still writes this CTA's stages or arrives on its barriers */
@@ -357,8 +511,9 @@ static cudnnStatus_t active_clusters(Kernel kernel, const cudaLaunchConfig_t &cf
    starts its share. The plan asks clusters() too, and declines a clustered tile where none fits
    (conv_igemm.cu); the launch's own check of it stays, as an error. The per-kernel state (the
    shared-memory opt-in, the register-pool check, the cluster count per device) is kept across
-   calls (state()). */
-template <class Tile, typename T, bool WGRAD> struct igemm_tma_launch {
+   calls (state()). STAGED: the staged epilogue's kernel, which the other's run() launches where
+   the plan chose it (STAGED_OK: the unclustered forward tiles with room for its buffers). */
+template <class Tile, typename T, bool WGRAD, bool STAGED = false> struct igemm_tma_launch {
     struct kept {
         unsigned long long smem_opted;
         int clusters_of[64]; /* active_clusters' cache, per device */
@@ -369,7 +524,10 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_launch {
         static kept k;
         return k;
     }
-    static constexpr size_t SMEM = igemm_tma_smem<Tile, T, WGRAD>::SMEM;
+    typedef igemm_tma_smem<Tile, T, WGRAD> L;
+    static constexpr bool STAGED_OK = !WGRAD && Tile::CL == 1 && L::STAGED_FITS;
+    static constexpr size_t SMEM = STAGED ? L::SMEM_STAGED : L::SMEM;
+    static_assert(!STAGED || STAGED_OK, "a staged epilogue where it fits");
 
     /* The launch configuration but its grid and stream: the block, the dynamic shared memory
        and, for clusters, the cluster-dimension attribute (*attr, which it points at). */
@@ -387,7 +545,7 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_launch {
     /* The kernel, opted in to its shared memory on device (the current one). */
     static cudnnStatus_t opted(int device)
     {
-        return igemm_smem_opt_in(igemm_tma_kernel<Tile, T, WGRAD>, SMEM, &state().smem_opted, device);
+        return igemm_smem_opt_in(igemm_tma_kernel<Tile, T, WGRAD, STAGED>, SMEM, &state().smem_opted, device);
     }
     /* How many clusters of the kernel fit on device (the current one) at once, into *clusters. */
     static cudnnStatus_t clusters(int device, int *clusters)
@@ -397,17 +555,21 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_launch {
         cudaLaunchAttribute attr;
         cudaLaunchConfig_t cfg = config(&attr);
         cfg.gridDim = dim3(Tile::CL); /* a multiple of the cluster, as the query asks */
-        return active_clusters(igemm_tma_kernel<Tile, T, WGRAD>, cfg, device, state().clusters_of, clusters);
+        return active_clusters(igemm_tma_kernel<Tile, T, WGRAD, STAGED>, cfg, device, state().clusters_of, clusters);
     }
     static cudnnStatus_t run(const igemm_params *p, const igemm_tma_geom *g, int device, int sms, cudaStream_t stream)
     {
+        if constexpr (!STAGED && STAGED_OK)
+            if (g->staged) return igemm_tma_launch<Tile, T, WGRAD, true>::run(p, g, device, sms, stream);
+        if (g->staged && !STAGED)
+            return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "a staged epilogue planned on a tile without one");
         const CUtensorMapDataType type = std::is_same<T, __half>::value          ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                          : std::is_same<T, __nv_bfloat16>::value ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                                  : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
         CUtensorMap mi, mt;
         OCD_TRY(encode_maps(*g, WGRAD ? p->b.ptr : p->a.ptr, WGRAD ? p->a.ptr : p->bmat, type, &mi, &mt));
         void (*kernel)(const igemm_params, const CUtensorMap, const CUtensorMap, const igemm_tma_geom) =
-            igemm_tma_kernel<Tile, T, WGRAD>;
+            igemm_tma_kernel<Tile, T, WGRAD, STAGED>;
         OCD_TRY(opted(device));
         const int split = 128 * (Tile::PRODUCER_REGS + Tile::CONSUMERS * Tile::CONSUMER_REGS); /* setmaxnreg's */
         if (Tile::CONSUMERS > 1) OCD_TRY(ocd_wgmma_pool_check(kernel, Tile::THREADS, split, &state().pool_checked));
@@ -459,6 +621,14 @@ const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_ALL_TILES][2][IGEMM
         OCD_IGEMM_TMA_NARROW_TILES(IGEMM_TMA_NARROW_ROW)};
 const igemm_tma_clusters_fn ocd_igemm_tma_clusters[OCD_IGEMM_TMA_C2_NTILES][2][IGEMM_NTYPES] = {
     OCD_IGEMM_TMA_C2_TILES(IGEMM_TMA_C2_QUERY)};
+/* the forward kernels' staged epilogue (it does not depend on the type: fp32 buffers) */
+#define IGEMM_TMA_STAGED(i, bm, bn, st) igemm_tma_launch<igemm_tma_tile<bm, bn, st>, __half, false>::STAGED_OK,
+#define IGEMM_TMA_UNSTAGED(i, bm, bn, st) false,
+const bool ocd_igemm_tma_staged[OCD_IGEMM_TMA_ALL_TILES] = {
+    OCD_IGEMM_TMA_TILES(IGEMM_TMA_STAGED) OCD_IGEMM_TMA_C2_TILES(IGEMM_TMA_UNSTAGED)
+        OCD_IGEMM_TMA_W64_TILES(IGEMM_TMA_UNSTAGED) OCD_IGEMM_TMA_NARROW_TILES(IGEMM_TMA_STAGED)};
+#undef IGEMM_TMA_UNSTAGED
+#undef IGEMM_TMA_STAGED
 #undef IGEMM_TMA_C2_QUERY
 #undef IGEMM_TMA_NARROW_ROW
 #undef IGEMM_TMA_W64_ROW

@@ -41,10 +41,16 @@
       case; a cluster whose consumers release their own CTA's stages only, or whose full
       barriers expect their own CTA's bytes only, must be caught.
    3. The whole kernel's result (the emulated wgmma of wgmma_emulate.h and the epilogue
-      igemm_wgmma_store) against the double-precision reference of tests/ref.
+      igemm_wgmma_store, or the staged epilogue where the plan chose it: every forward and
+      backward-data case on the 128x256, 256x128 and 256x64 tiles with an NHWC output, each
+      warp's 32 lanes in lockstep through its NaN-poisoned buffer in the emulated shared
+      memory) against the double-precision reference of tests/ref. The staged epilogue's
+      buffer is checked free of bank conflicts, and planned only where unproven entries are
+      allowed.
    Cases (fp16 and bf16, both tiles): padding, stride 2, dilation 2 in CONVOLUTION mode, 1x1,
    a 7x7 stem-like layer with C = 8, M not a multiple of BM, tiles crossing image and row
-   boundaries, C not a multiple of 64, a KCRS filter packed in the workspace, bias + ReLU with z,
+   boundaries, C not a multiple of 64, a KCRS filter packed in the workspace, bias + ReLU with z
+   (also with K = 250: the staged epilogue's rows misaligned for 4-element stores),
    a persistent grid of fewer CTAs than tiles; and the plan declining what the maps cannot take.
    Backward data (unit stride, as a forward pass over dy: conv_igemm_tma.cuh): 3x3 pad 1, 5x5 pad
    2, dilation 2, 1x1 with a KCRS filter, padding above (R - 1) * dilation (a negative pad'), K
@@ -147,6 +153,61 @@ bool check_broken_cluster(cluster_protocol proto, const char *what)
     return caught;
 }
 
+/* The staged epilogue's buffer (igemm_tma_staged::at) is conflict-free: a half-warp's 8-byte
+   puts (rows ln / 4 and ln / 4 + 8, columns 8 jj + 2 (ln % 4)) and a quarter-warp's 16-byte
+   flush reads (row ln / 8 + 4 i, columns 4 (ln % 8)) touch each of the 32 banks at most once,
+   and the 32 x 16 floats of a chunk lie at distinct places inside the warp's buffer. */
+bool check_staged_banks()
+{
+    typedef igemm_tma_staged<igemm_tma_tile<128, 256, 4>, __half> E;
+    bool ok = true;
+    std::vector<int> seen(E::WARP_BYTES / 4, 0);
+    for (int row = 0; row < 16; row++)
+        for (int col = 0; col < E::COLS; col++) {
+            const uint32_t a = E::at(row, col);
+            ok = ok && a < E::WARP_BYTES && a % 4 == 0 && seen[a / 4]++ == 0;
+        }
+    for (int jj = 0; jj < E::COLS / 8; jj++)
+        for (int h = 0; h < 2; h++)
+            for (int half = 0; half < 2; half++) {
+                int banks = 0;
+                for (int ln = 16 * half; ln < 16 * half + 16; ln++)
+                    for (int w = 0; w < 2; w++) {
+                        const int bit = 1 << ((E::at((ln >> 2) + 8 * h, 8 * jj + 2 * (ln & 3)) / 4 + w) % 32);
+                        ok = ok && !(banks & bit), banks |= bit;
+                    }
+            }
+    for (int i = 0; i < 4; i++)
+        for (int quarter = 0; quarter < 4; quarter++) {
+            int banks = 0;
+            for (int ln = 8 * quarter; ln < 8 * quarter + 8; ln++)
+                for (int w = 0; w < 4; w++) {
+                    const int bit = 1 << ((E::at((ln >> 3) + 4 * i, 4 * (ln & 7)) / 4 + w) % 32);
+                    ok = ok && !(banks & bit), banks |= bit;
+                }
+        }
+    printf("%s the staged epilogue's buffer: distinct places, puts and flush reads free of bank conflicts\n",
+           ok ? "ok  " : "FAIL");
+    return ok;
+}
+
+/* The staged epilogue is unproven GPU code: a proven entry (the 128x256 tile, fp16 forward)
+   plans it only where unproven entries are allowed (OPENCUDNN_UNPROVEN), and plans the
+   epilogue it had otherwise. */
+bool check_staged_gate()
+{
+    const tma_case e = {"staged gate", CUDNN_DATA_HALF, 0, 2, 64, 256, 8, 8, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 1, NULL};
+    tma_problem<__half> tp(e);
+    igemm_plan pl;
+    bool passed, ok;
+    unsetenv("OPENCUDNN_UNPROVEN");
+    ok = emu_igemm_plan(e.name, NULL, 1, tp.p, TMA_TILE0, false, &pl, &passed) && !pl.tma.staged;
+    emu_tma_switches();
+    ok = ok && emu_igemm_plan(e.name, NULL, 1, tp.p, TMA_TILE0, false, &pl, &passed) && pl.tma.staged;
+    printf("%s the staged epilogue is planned only where unproven entries are allowed\n", ok ? "ok  " : "FAIL");
+    return ok;
+}
+
 } // namespace
 
 int main()
@@ -169,6 +230,8 @@ int main()
          0, 1, NULL},
         {"128x256 fp16 5x5 pad 0, C 24, 20-pixel images inside a tile", H, 0, 6, 24, 240, 9, 8, 5, 5, 0, 0, 1, 1, false,
          false, false, 1, 0, 1, NULL},
+        {"128x256 fp16 3x3 pad 1, K 250 (rows 500 bytes apart: stores element by element), bias ReLU z, an N edge", H, 0,
+         3, 64, 250, 14, 14, 3, 3, 1, 1, 1, 1, false, true, false, 1, 0.5, 2, NULL},
         {"128x256 fp16 stride 9 declines", H, 0, 5, 64, 256, 40, 40, 3, 3, 1, 1, 9, 1, false, false, false, 1, 0, 1,
          "stride above 8"},
         {"128x256 fp16 padding 130 declines", H, 0, 1, 64, 256, 8, 8, 3, 3, 130, 130, 1, 1, false, false, false, 1, 0, 1,
@@ -326,6 +389,8 @@ int main()
     const tma_case short_narrow = {"short ring, 128x64 forward", H, 8, 1, 64, 64, 16, 16, 3, 3, 1, 1, 1, 1, false, false,
                                    false, 1, 0, 1, NULL};
     failed += !check_short_ring<igemm_tma_tile<128, 64, 9>, false>(short_narrow);
+    failed += !check_staged_banks();
+    failed += !check_staged_gate();
     failed += !check_broken_cluster(PROTO_LOCAL_RELEASE, "releasing stages in its own CTA only");
     failed += !check_broken_cluster(PROTO_OWN_BYTES, "whose full barriers expect their own CTA's bytes only");
     for (const tma_case &e : cases) failed += e.dt == B ? !run_case<__nv_bfloat16>(e) : !run_case<__half>(e);

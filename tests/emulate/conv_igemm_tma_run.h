@@ -407,7 +407,7 @@ template <class Tile, typename T, bool WGRAD> struct cluster_run {
           ring(rg), proto(pr)
     {
         for (cta &c : ctas) {
-            c.smem.assign(BASE + L::BARS, 0xff);
+            c.smem.assign(BASE + L::SMEM_STAGED - 1024, 0xff); /* the stages, the barriers, the staged epilogue's buffers */
             for (int s = 0; s < S; s++) c.full[s].init(1), c.empty[s].init(128 * CW * (proto == PROTO_LOCAL_RELEASE ? 1 : CL));
             for (int i = 0; i < CW; i++) c.d[i].assign((size_t)128 * Tile::MI * (Tile::BN / 2), 0.f);
         }
@@ -588,10 +588,28 @@ template <class Tile, typename T, bool WGRAD> struct emu_consumer {
         me().released[b]++;
         c.cv.notify_all();
     }
+    /* the epilogue of the unit's tile: the staged one warp by warp, its 32 lanes in lockstep
+       between the kernel's __syncwarp()s, each warp's buffer poisoned with NaN first (a flush
+       of a float no put wrote fails part 3); else igemm_wgmma_store, thread by thread */
     void store(int tile)
     {
         std::unique_lock<std::mutex> lk(c.mu);
         const igemm_tma_unit u = igemm_tma_unit_at(c.g, tile, Tile::BM, Tile::BN);
+        if (c.g.staged) {
+            typedef igemm_tma_staged<Tile, T> E;
+            if constexpr (!igemm_tma_launch<Tile, T, WGRAD>::STAGED_OK)
+                return c.fail("a staged epilogue planned on a tile without one");
+            else for (int w = 0; w < 4; w++) {
+                unsigned char *buf = &me().smem[C::BASE + C::L::STAGING + (wg * 4 + w) * E::WARP_BYTES];
+                std::fill(buf, buf + E::WARP_BYTES, 0xff);
+                typename E::lane lanes[32];
+                for (int ln = 0; ln < 32; ln++) lanes[ln].d = acc(w * 32 + ln);
+                igemm_tma_store_staged<Tile, T>(c.p, u.m0, u.n0, wg, w, buf, [&](auto f) {
+                    for (int ln = 0; ln < 32; ln++) f(ln, lanes[ln]);
+                });
+            }
+            return;
+        }
         for (int t = 0; t < 128; t++)
             igemm_wgmma_store<Tile, T>(c.p, *(const float(*)[Tile::MI][Tile::BN / 2])acc(t), u.m0, u.n0, 0, u.split, wg,
                                        t);
@@ -741,6 +759,12 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
     /* the cp.async kernel's backward data gathers differently, and it has no 64-row tile */
     const bool compare = e.c % 64 == 0 && !e.dgrad && Tile::BM > 64;
     if (compare && !emu_igemm_plan(e.name, NULL, e.sm_count, tp.p, cp_tile<Tile>(), tf32, &cp, &passed)) return false;
+    /* the staged epilogue wherever the tile has it and y (dx) is NHWC: its columns contiguous */
+    const bool staged = igemm_tma_launch<Tile, T, WGRAD>::STAGED_OK && !e.nchw;
+    if ((pl.tma.staged != 0) != staged) {
+        printf("FAIL %s: the plan %s the staged epilogue\n", e.name, staged ? "does not choose" : "chooses");
+        return false;
+    }
     int grid = 0;
     if (const char *err = run_plan<Tile, T, WGRAD>(e, tp, emu_phase(e, 0), tp.p, pl, compare ? &cp : NULL, &grid)) {
         printf("FAIL %s: %s\n", e.name, err);
@@ -748,9 +772,10 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
     }
     double worst;
     if (!check_output(e, tp, &worst)) return false;
-    printf("ok   %s: %d tiles x %d splits on %d CTAs (clusters of %d), %d K tiles each%s, largest error %.2g%s\n", e.name,
-           pl.tma.tiles, pl.prm.splits, grid, Tile::CL, pl.tma.nkt, compare ? ", stages as the cp.async loaders'" : "",
-           worst, tf32 ? " of the TF32 bound" : "");
+    printf("ok   %s: %d tiles x %d splits on %d CTAs (clusters of %d), %d K tiles each%s%s, largest error %.2g%s\n",
+           e.name, pl.tma.tiles, pl.prm.splits, grid, Tile::CL, pl.tma.nkt,
+           compare ? ", stages as the cp.async loaders'" : "", staged ? ", staged epilogue" : "", worst,
+           tf32 ? " of the TF32 bound" : "");
     return true;
 }
 
@@ -772,7 +797,7 @@ template <typename T> bool run_phases_case(const tma_case &e)
     }
     const bool zeroed = phases_zero_first(&tp.p);
     if (zeroed) std::fill(tp.x.begin(), tp.x.end(), T(0.f));
-    int ran = 0, scaled = 0;
+    int ran = 0, scaled = 0, staged = 0;
     bool tiles[OCD_IGEMM_TMA_ALL_TILES] = {};
     for (int ph = 0; ph < phase_count(&tp.p); ph++) {
         struct ocd_conv_problem sub;
@@ -802,6 +827,11 @@ template <typename T> bool run_phases_case(const tma_case &e)
             printf("FAIL %s: phase %d: not planned on its tile: %s\n", e.name, ph, why);
             return false;
         }
+        if ((pl.tma.staged != 0) != (ocd_igemm_tma_staged[tile - TMA_TILE0] && !e.nchw)) {
+            printf("FAIL %s: phase %d: the staged epilogue chosen where the tile has none, or not where it has\n", e.name, ph);
+            return false;
+        }
+        staged += pl.tma.staged != 0;
         int grid = 0;
         const char *err = "not planned on an unclustered forward TMA tile";
 #define WIDE(i, bm, bn, st)                                                                         \
@@ -824,8 +854,9 @@ template <typename T> bool run_phases_case(const tma_case &e)
     std::string on;
     for (int t = 0; t < OCD_IGEMM_TMA_ALL_TILES; t++)
         if (tiles[t]) on += (on.empty() ? "" : ",") + std::to_string(t);
-    printf("ok   %s: %d phases on the TMA kernel (tiles %s), %d without taps%s, largest error %.2g%s\n", e.name, ran,
-           on.c_str(), scaled, zeroed ? " (dx zeroed first)" : "", worst, tf32 ? " of the TF32 bound" : "");
+    printf("ok   %s: %d phases on the TMA kernel (tiles %s, %d with the staged epilogue), %d without taps%s, largest "
+           "error %.2g%s\n",
+           e.name, ran, on.c_str(), staged, scaled, zeroed ? " (dx zeroed first)" : "", worst, tf32 ? " of the TF32 bound" : "");
     return true;
 }
 
