@@ -16,9 +16,14 @@
    the output type. Cases: the ConvScaleBiasAddAct tail (scale before the bias, z scaled) and the
    ConvBiasScaleAct tail (scale after the bias) with RELU, clipped RELU, GELU, SWISH, TANH,
    SIGMOID and ELU, in half and bfloat16 NHWC, an odd pixel count, a scale in fp32, in the
-   output's type or (partial path only) in neither, one split or split-K (a long GEMM K). Prints
+   output's type or (partial path only) in neither, one split or split-K (a long GEMM K). The
+   typed store's cases with one split run again through the TMA kernel's staged epilogue
+   (conv_igemm_tma_sm90.cu: the 128x256 tile's warps, lanes in lockstep), which evaluates the
+   same igemm_epi_value on its 4-element stores. Prints
    a line per case and path; exits 1 if any differs or a plan takes the wrong path. */
+#define OCD_SM90A
 #include "cuda/conv_igemm.cu"
+#include "cuda/conv_igemm_tma_sm90.cu"
 
 #include "../ref/pointwise.c"
 #include "conv_emulate.h"
@@ -84,6 +89,37 @@ template <typename T> void run_plan_on(igemm_plan &pl, std::vector<float> &part)
                     m0, n0, 0, 0, lane);
 }
 
+/* The outputs of plan pl over the accumulators part (one split) through the TMA kernel's staged
+   epilogue on the 128x256 tile: each consumer warp's fragments (wgmma's layout) taken from part,
+   put and flushed through a buffer of its own, its lanes in lockstep. */
+template <typename T> void run_staged_on(const igemm_plan &pl, const std::vector<float> &part)
+{
+    typedef igemm_tma_tile<128, 256, 4> Tile;
+    typedef igemm_tma_staged<Tile, T> E;
+    const igemm_params &prm = pl.prm;
+    std::vector<float> buf(E::WARP_BYTES / 4);
+    static float d[32][Tile::MI][Tile::BN / 2];
+    for (int m0 = 0; m0 < prm.M; m0 += Tile::BM)
+        for (int n0 = 0; n0 < prm.N; n0 += Tile::BN)
+            for (int wg = 0; wg < 2; wg++)
+                for (int warp = 0; warp < 4; warp++) {
+                    typename E::lane lanes[32];
+                    for (int ln = 0; ln < 32; ln++) {
+                        for (int j = 0; j < Tile::BN / 8; j++)
+                            for (int e = 0; e < 4; e++) {
+                                const int m = m0 + wg * 64 + warp * 16 + (ln >> 2) + 8 * (e >> 1);
+                                const int n = n0 + 8 * j + 2 * (ln & 3) + (e & 1);
+                                d[ln][0][j * 4 + e] = m < prm.M && n < prm.N ? part[(size_t)m * prm.N + n] : NAN;
+                            }
+                        lanes[ln].d = d[ln];
+                    }
+                    std::fill(buf.begin(), buf.end(), NAN);
+                    igemm_tma_store_staged<Tile, T>(prm, m0, n0, wg, warp, (unsigned char *)buf.data(), [&](auto f) {
+                        for (int ln = 0; ln < 32; ln++) f(ln, lanes[ln]);
+                    });
+                }
+}
+
 /* One case on the path the plan takes with the gate `unproven` (OPENCUDNN_UNPROVEN=1): the typed
    store where it takes the case's scale, else the partial sums. */
 bool run_case(const emu_case &e, bool unproven, cudnnHandle_t handle, emu_rng &rng)
@@ -136,32 +172,40 @@ bool run_case(const emu_case &e, bool unproven, cudnnHandle_t handle, emu_rng &r
     for (float &v : part) v = 2 * rng.next();
     for (size_t i = 0; i < ny; i++) ocd_cuda_store_as(e.t, z, (int64_t)i, rng.next());
     for (int k = 0; k < K; k++) ocd_cuda_store_as(e.t, bias, k, rng.next()), ocd_cuda_store_as(e.st, scale, k, 1.5f * rng.next());
-    for (size_t i = 0; i < ny; i++) ocd_cuda_store_as(e.t, y, (int64_t)i, NAN);
-    if (e.t == CUDNN_DATA_HALF) run_plan_on<__half>(pl, part);
-    else run_plan_on<__nv_bfloat16>(pl, part);
+    bool all = true;
+    for (int staged = 0; staged <= (typed && splits == 1); staged++) {
+        for (size_t i = 0; i < ny; i++) ocd_cuda_store_as(e.t, y, (int64_t)i, NAN);
+        if (staged) path = "staged";
+        if (staged && e.t == CUDNN_DATA_HALF) run_staged_on<__half>(pl, part);
+        else if (staged) run_staged_on<__nv_bfloat16>(pl, part);
+        else if (e.t == CUDNN_DATA_HALF) run_plan_on<__half>(pl, part);
+        else run_plan_on<__nv_bfloat16>(pl, part);
 
-    struct ref_pw act = ref_pw_mode(e.act);
-    if (e.clip) act.upper_clip = 6;
-    double worst = 0;
-    int bad = 0;
-    for (int64_t m = 0; m < M; m++)
-        for (int k = 0; k < K; k++) {
-            const int64_t off = m * K + k; /* packed NHWC: pixel m, channel k */
-            double acc = 0;
-            for (int64_t sp = 0; sp < splits; sp++) acc += part[(size_t)(sp * total + off)];
-            const double sc = ocd_cuda_load_as<double>(e.st, scale, k);
-            double want = sc * p.alpha * acc + (e.scale_z ? sc : 1) * ep.alpha2 * ocd_cuda_load_as<double>(e.t, z, off) +
-                          (e.scale_bias ? sc : 1) * ocd_cuda_load_as<double>(e.t, bias, k);
-            want = ref_pw(&act, want, 0);
-            const double got = ocd_cuda_load_as<double>(e.t, y, off);
-            const double err = fabs(got - want) / fmax(1.0, fabs(want));
-            worst = fmax(worst, std::isnan(err) ? INFINITY : err);
-            if (!(err <= (e.t == CUDNN_DATA_HALF ? 2e-3 : 1e-2))) bad++;
-        }
-    printf("%-28s %-12s %s (largest relative error %.3g, %d splits)\n", e.name, path, bad ? "FAILED" : "ok", worst,
-           (int)splits);
+        struct ref_pw act = ref_pw_mode(e.act);
+        if (e.clip) act.upper_clip = 6;
+        double worst = 0;
+        int bad = 0;
+        for (int64_t m = 0; m < M; m++)
+            for (int k = 0; k < K; k++) {
+                const int64_t off = m * K + k; /* packed NHWC: pixel m, channel k */
+                double acc = 0;
+                for (int64_t sp = 0; sp < splits; sp++) acc += part[(size_t)(sp * total + off)];
+                const double sc = ocd_cuda_load_as<double>(e.st, scale, k);
+                double want = sc * p.alpha * acc +
+                              (e.scale_z ? sc : 1) * ep.alpha2 * ocd_cuda_load_as<double>(e.t, z, off) +
+                              (e.scale_bias ? sc : 1) * ocd_cuda_load_as<double>(e.t, bias, k);
+                want = ref_pw(&act, want, 0);
+                const double got = ocd_cuda_load_as<double>(e.t, y, off);
+                const double err = fabs(got - want) / fmax(1.0, fabs(want));
+                worst = fmax(worst, std::isnan(err) ? INFINITY : err);
+                if (!(err <= (e.t == CUDNN_DATA_HALF ? 2e-3 : 1e-2))) bad++;
+            }
+        printf("%-28s %-12s %s (largest relative error %.3g, %d splits)\n", e.name, path, bad ? "FAILED" : "ok", worst,
+               (int)splits);
+        all = all && bad == 0;
+    }
     free(x), free(w), free(y), free(z), free(bias), free(scale);
-    return bad == 0;
+    return all;
 }
 
 } // namespace
