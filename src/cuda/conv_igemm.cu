@@ -784,6 +784,7 @@ static int phase_count(const struct ocd_conv_problem *p)
    many plans as phases would not fit OCD_IMPL_PLAN_BYTES. */
 struct igemm_phases_plan {
     bool tf32;
+    bool tapless;    /* some phase holds pixels but no taps (a 1x1 filter with a stride) */
     size_t ws_bytes; /* the largest phase's */
     signed char tile[IGEMM_MAX_PHASES];
 };
@@ -811,6 +812,7 @@ static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p
         bool taps, pixels;
         pp->tile[ph] = -1;
         phase_problem(p, ph, esize, &sub, &taps, &pixels);
+        pp->tapless = pp->tapless || (pixels && !taps);
         if (!pixels || !taps) continue;
         igemm_plan pl;
         const char *why;
@@ -894,12 +896,15 @@ static cudnnStatus_t scale_phase(cudnnHandle_t h, const struct ocd_conv_problem 
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* True when dx is dense (in any dim order) and beta is 0: then one memset zeroes every phase
-   without taps at the copy rate, where their strided views would write part-sectors. The phases
-   with taps write their elements again, over the zeros. */
-static bool phases_zero_first(const struct ocd_conv_problem *p)
+/* True when dx is dense (in any dim order), beta is 0 and some phase has no taps (pp): then one
+   memset zeroes every phase without taps at the copy rate, where their strided views would write
+   part-sectors. The phases with taps write their elements again, over the zeros. Where every
+   phase has taps (a 3x3 filter with stride 2), their GEMMs write every element of dx and the
+   memset would only add a pass over it: skipped, as an unproven entry (core/impl.h) until a GPU
+   run has checked it. */
+static bool phases_zero_first(const struct ocd_conv_problem *p, const igemm_phases_plan *pp)
 {
-    if (p->beta != 0.0) return false;
+    if (p->beta != 0.0 || (!pp->tapless && ocd_impl_unproven() == NULL)) return false;
     struct ocd_dim_group g;
     const struct ocd_tensor_view *views[1] = {&p->x};
     ocd_dim_group_build(&g, 1, views, (1u << p->x.rank) - 1);
@@ -912,7 +917,7 @@ static cudnnStatus_t phases_run(cudnnHandle_t h, const void *problem, const void
     const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
     const igemm_phases_plan *pp = (const igemm_phases_plan *)plan;
     const int esize = p->x.dtype == CUDNN_DATA_FLOAT ? 4 : 2;
-    const bool zeroed = phases_zero_first(p);
+    const bool zeroed = phases_zero_first(p, pp);
     if (zeroed) OCD_CUDA_TRY(cudaMemsetAsync(p->x_data, 0, (size_t)ocd_view_count(&p->x) * esize, h->stream));
     for (int ph = 0; ph < phase_count(p); ph++) {
         struct ocd_conv_problem sub;

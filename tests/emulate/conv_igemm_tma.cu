@@ -356,7 +356,7 @@ int main()
         {"narrow 128x64 fp16 wgrad declines (the forward pass's and backward data's tiles)", H, 8, 2, 64, 64, 16, 16, 3, 3,
          1, 1, 1, 1, false, false, false, 1, 0, 1, "forward pass's and backward data's", false, true},
         /* strided backward data, phase by phase on the TMA kernel (cuda:dgrad_igemm_tma_phases) */
-        {"phases fp16 3x3 stride 2 pad 1, 22x21 (a phase of more pixels than its padding implies), C 256, K 64, dx zeroed",
+        {"phases fp16 3x3 stride 2 pad 1, 22x21 (a phase of more pixels than its padding implies), C 256, K 64, no memset",
          H, 0, 3, 256, 64, 22, 21, 3, 3, 1, 1, 2, 1, false, false, false, 1, 0, 2, NULL, true, false, true},
         {"phases bf16 1x1 stride 2 pad 0 (ResNet downsampling), 3 phases without taps, C 256, K 128, alpha beta", B, 0,
          3, 256, 128, 22, 22, 1, 1, 0, 0, 2, 1, false, false, false, 0.5, 0.75, 2, NULL, true, false, true},

@@ -780,9 +780,10 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
 }
 
 /* Strided backward data through the phases entry's plan and run (phases_plan, phases_run): dx
-   zeroed first where phases_zero_first says so, then each phase with taps on the TMA tile the
-   plan chose (its plan made again, as phases_run does), a phase without taps scaled by beta on
-   the host (igemm_scale_view's job); the whole dx against tests/ref's strided backward data. */
+   zeroed first where phases_zero_first says so (not where every phase has taps: dx's poison must
+   then be overwritten), then each phase with taps on the TMA tile the plan chose (its plan made
+   again, as phases_run does), a phase without taps scaled by beta on the host
+   (igemm_scale_view's job); the whole dx against tests/ref's strided backward data. */
 template <typename T> bool run_phases_case(const tma_case &e)
 {
     tma_problem<T> tp(e);
@@ -795,7 +796,7 @@ template <typename T> bool run_phases_case(const tma_case &e)
         printf("%s %s: the plan declines: %s\n", ok ? "ok  " : "FAIL", e.name, why ? why : "(it plans)");
         return ok;
     }
-    const bool zeroed = phases_zero_first(&tp.p);
+    const bool zeroed = phases_zero_first(&tp.p, &pp);
     if (zeroed) std::fill(tp.x.begin(), tp.x.end(), T(0.f));
     int ran = 0, scaled = 0, staged = 0;
     bool tiles[OCD_IGEMM_TMA_ALL_TILES] = {};
