@@ -309,7 +309,9 @@ static struct ocd_rnn_seq persistent_seq(const struct rnn_recurrence *r)
    PERSIST_STATIC_SMALL_H keep the recurrent weights on chip for the whole sequence), in
    inference; training keeps every step's gates for the backward, which the step loop saves. The
    descriptor refuses a projection under these algorithms and PERSIST_DYNAMIC's plan was made for
-   the call's batch (ocd_rnn_check_algo), which the kernel's grid and chunks then cover. */
+   the call's batch (ocd_rnn_check_algo), which the kernel's grid and chunks then cover. The
+   kernel's pipelined form is unproven (docs/engines.md): it serves where ocd_impl_unproven()
+   allows, the first form otherwise. */
 static const char *persistent_plan(cudnnHandle_t handle, const void *problem, void *plan)
 {
     const struct rnn_recurrence *r = problem;
@@ -318,7 +320,7 @@ static const char *persistent_plan(cudnnHandle_t handle, const void *problem, vo
     if (r->x->c->training) return "a training forward saves every step's gates (the step loop)";
     if (ocd_rnn_has_projection(p)) return "LSTM projection";
     struct ocd_rnn_seq q = persistent_seq(r);
-    return ocd_cuda_rnn_persist_plan(handle, &q, plan);
+    return ocd_cuda_rnn_persist_plan(handle, &q, ocd_impl_unproven() == NULL, plan);
 }
 
 static cudnnStatus_t persistent_run(cudnnHandle_t handle, const void *problem, const void *plan, void *workspace,

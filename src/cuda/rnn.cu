@@ -21,17 +21,16 @@ namespace {
 
 constexpr int THREADS = 256;
 
-/* Whether sequence n is active at step `step`, and at which time t of its own. */
-__host__ __device__ __forceinline__ bool step_active_at(const ocd_rnn_step &s, int step, int n, int *t)
+/* Whether a sequence of length len is active at step `step`, and at which time t of its own. */
+__host__ __device__ __forceinline__ bool step_active_at(const ocd_rnn_step &s, int step, int len, int *t)
 {
-    int len = s.lengths[n];
     *t = s.dir ? len - 1 - step : step;
     return step < len;
 }
 
 __host__ __device__ __forceinline__ bool step_active(const ocd_rnn_step &s, int n, int *t)
 {
-    return step_active_at(s, s.s, n, t);
+    return step_active_at(s, s.s, s.lengths[n], t);
 }
 
 __host__ __device__ __forceinline__ int64_t step_pos(const ocd_rnn_step &s, int t, int n)
@@ -248,9 +247,10 @@ unsigned grid_for(int64_t n)
    persistent kernel does the same, bench/suites.c's lstm_b1_t64_h512_inf_f16_persist_wsmall
    against the vendor's tells).
 
-   Slot reuse: a block writes slot t % 2 at step t only after it has read every unit's h_{t-1};
-   each block published its h_{t-1} only after it had read all of h_{t-2} (its stage, a block
-   barrier, then its cells). So no block still reads h_{t-2} from the words being overwritten.
+   Slot reuse: a block writes slot t % 2 of a sequence's words at step t only after it has read
+   every unit's h_{t-1} of that sequence; each block published its h_{t-1} of it only after it
+   had read all of h_{t-2} of it (its stage, a block barrier, then its cells). So no block still
+   reads h_{t-2} from the words being overwritten.
 
    Prologue: each block clears its own words of both slots (tag 0: the workspace holds whatever
    an earlier call left there, tags of the same steps included), loads its rows of R, its b_R
@@ -258,7 +258,8 @@ unsigned grid_for(int64_t n)
    (cooperative_groups::grid_group::sync), so that no block polls a word its owner has not yet
    cleared. Step 0 reads hx from state slot 0 (data type).
 
-   Each step, `chunk` sequences at a time, in three phases with a block barrier after each:
+   Each step takes `chunk` sequences at a time, in one of two forms (plan.pipelined). The first,
+   in three phases with a block barrier after each:
      stage   what the block's cells take besides R h (W x + b_W from gx, or x with skip input;
              the position, whether the sequence is active and at its last step), first since
              it does not wait, then h_{t-1} of the chunk: each thread polls up to PERSIST_POLL
@@ -269,6 +270,29 @@ unsigned grid_for(int64_t n)
              stored, y in the data type; a sequence past its length carries its states. At the
              last step the final states go to state slot T % 2 (hy in the data type, cy), as
              the step loop leaves them.
+   Its stage stores each gate input to shared memory as it loads it, so a step waits for the
+   lengths, then the positions, then the gate inputs (dependent loads from L2), and only then
+   starts polling: their latencies add to the exchange's.
+
+   The pipelined form keeps a step's critical path to the exchange's round trip and the unit's
+   products, with one block barrier:
+     stage   each thread computes the positions from the lengths (copied to shared memory by
+             the prologue, with b_W) and issues the loads of up to PERSIST_INPUTS gate inputs
+             into registers, then polls its words of h_{t-1} as the first form does; only once
+             they are all seen does it store h and the gate inputs (+ b_W) to shared memory: the
+             inputs' latency runs under the exchange's. A block barrier.
+     units   a warp per unit and sequence: each lane sums every 32nd column of all G gates' rows
+             at once (G independent sums, h read once per column), the butterfly sums them, and
+             lane 0 runs the cell as the first form's cells do, publishing its h word. No
+             barrier: a warp goes on to the next stage (its loads and polls) while the others
+             finish their units.
+   What a stage writes (h, the gate inputs, the sequences' positions) lies in two buffers, the
+   stage of the (step, chunk) numbered k using buffer k % 2: the stage of k + 1 may run while
+   warps still read buffer k % 2 in the units of k, and buffer (k + 1) % 2 was last read by the
+   units of k - 1, which every warp finished before the barrier of stage k. A unit's cell is read
+   and written only by lane 0 of the warp that owns the unit (the same at every step). Warps
+   polling for words that their own block's other warps have yet to publish wait on no barrier
+   of those warps, so the block goes on.
 
    The cost model of a step (the bench's LSTM, H = P = 512, batch 1, on an H100's 132 SMs: U = 4,
    128 blocks of 256 threads):
@@ -278,19 +302,23 @@ unsigned grid_for(int64_t n)
              of y written. Nothing in HBM but gx and y; R, b_R and c are read once a sequence.
      synced  no grid barrier: the last word of h_{t-1} stored to L2, then seen by the pollers
              (one L2 round trip after the store lands: 0.5 to 0.7 us at H100 latencies of
-             about 300 to 600 cycles at 1.7 GHz), then three block barriers.
-     compute the dots: P / 32 = 16 multiply-adds per lane and product, two products per warp,
-             five shuffles (about 0.2 us); the cells: three sigmoids and two tanh (0.1 us).
+             about 300 to 600 cycles at 1.7 GHz), then one block barrier (three in the first
+             form).
+     compute the products: P / 32 = 16 columns per lane, G = 4 independent multiply-adds per
+             column, 4 x 5 shuffles (about 0.2 us); the cell: three sigmoids and two tanh
+             (0.1 us).
    About 1 us a step, most of it the exchange's L2 latency; one grid barrier and the loads of R
    per call (a few us, which the 1-step case shows). The bench's rows (--suite rnn --case
-   persist) measure a step as (t64 - t16) / 48 and the call's fixed part as t1. Each phase is a __host__ __device__ function
-   of (block, thread), so that tests/emulate/rnn_persist.cu runs every block and thread on the
-   CPU, its polls answering "not yet" instead of spinning, under schedules where blocks run at
-   different speeds. */
+   persist) measure a step as (t64 - t16) / 48 and the call's fixed part as t1. Each phase is a
+   __host__ __device__ function of (block, thread), so that tests/emulate/rnn_persist.cu runs
+   every block and thread on the CPU, its polls answering "not yet" instead of spinning, under
+   schedules where blocks run at different speeds (and, pipelined, a block's next stage runs
+   between its warps' units). */
 
 constexpr int PERSIST_THREADS = 256;
 constexpr int PERSIST_WARP = 32;
-constexpr int PERSIST_POLL = 4; /* exchange words a thread polls at once */
+constexpr int PERSIST_POLL = 4;   /* exchange words a thread polls at once */
+constexpr int PERSIST_INPUTS = 4; /* gate inputs a thread of the pipelined stage holds in registers */
 
 /* The most multiply-adds of R h a step may take for the kernel to serve it (N G H P). Its
    products run on the CUDA cores at about two shared-memory loads per multiply-add, where the
@@ -306,12 +334,24 @@ struct persist_seq_at {
     int on, last;
 };
 
+/* Sequence n of length len at step t. */
+__host__ __device__ inline persist_seq_at persist_seq_of(const ocd_rnn_step &s, int t, int n, int len)
+{
+    int tn;
+    persist_seq_at a = {0, step_active_at(s, t, len, &tn), t == len - 1 /* ocd_rnn_last_step */};
+    if (a.on) a.pos = step_pos(s, tn, n);
+    return a;
+}
+
 /* Byte offsets of a block's shared memory: R's rows at 0 (data [G U][P]: row g U + u holds gate g
    of unit u, zero past H), the staged states (compute [chunk][P]), the products (compute
-   [chunk][G U]), the cells' W x + b_W (compute [chunk][G U]), b_R (compute [G U]), the cells
-   (compute [N][U]) and the sequences (persist_seq_at [chunk]). */
+   [chunk][G U]; the first form only), the cells' W x + b_W (compute [chunk][G U]), b_R (compute
+   [G U]), b_W (compute [G U]; pipelined only), the cells (compute [N][U]), the lengths (int32
+   [N]; pipelined only) and the sequences (persist_seq_at [chunk]). The pipelined form has two
+   buffers of the staged states, the W x + b_W and the sequences, `*_step` bytes apart. */
 struct persist_smem {
-    size_t h, rec, ax, br, cell, seq, total;
+    size_t h, rec, ax, br, bw, cell, len, seq, total;
+    size_t h_step, ax_step, seq_step;
 };
 
 __host__ __device__ inline size_t persist_align(size_t bytes)
@@ -319,36 +359,50 @@ __host__ __device__ inline size_t persist_align(size_t bytes)
     return (bytes + 15) / 16 * 16;
 }
 
-__host__ __device__ inline persist_smem persist_smem_of(int G, int units, int P, int chunk, int N, size_t e, size_t ce)
+__host__ __device__ inline persist_smem persist_smem_of(int G, int units, int P, int chunk, int N, size_t e, size_t ce,
+                                                        bool pipelined)
 {
     persist_smem m;
-    size_t rows = (size_t)G * units;
+    const size_t rows = (size_t)G * units, bufs = pipelined ? 2 : 1;
+    m.h_step = persist_align((size_t)chunk * P * ce);
+    m.ax_step = persist_align((size_t)chunk * rows * ce);
+    m.seq_step = persist_align((size_t)chunk * sizeof(persist_seq_at));
     m.h = persist_align(rows * P * e);
-    m.rec = m.h + persist_align((size_t)chunk * P * ce);
-    m.ax = m.rec + persist_align((size_t)chunk * rows * ce);
-    m.br = m.ax + persist_align((size_t)chunk * rows * ce);
-    m.cell = m.br + persist_align(rows * ce);
-    m.seq = m.cell + persist_align((size_t)N * units * ce);
-    m.total = m.seq + persist_align((size_t)chunk * sizeof(persist_seq_at));
+    m.rec = m.h + bufs * m.h_step;
+    m.ax = m.rec + (pipelined ? 0 : m.ax_step);
+    m.br = m.ax + bufs * m.ax_step;
+    m.bw = m.br + persist_align(rows * ce);
+    m.cell = m.bw + (pipelined ? persist_align(rows * ce) : 0);
+    m.len = m.cell + persist_align((size_t)N * units * ce);
+    m.seq = m.len + (pipelined ? persist_align((size_t)N * sizeof(int32_t)) : 0);
+    m.total = m.seq + bufs * m.seq_step;
     return m;
 }
 
 /* The launch for q's shapes on `sms` multiprocessors whose blocks take up to smem_max bytes:
    units spread over at most one block per multiprocessor, and as many sequences per chunk as
-   fit (all, else halved until they do). NULL, or why not: the weights and cells of a block's
-   units and the smallest chunk exceed smem_max. */
-const char *persist_shape(const ocd_rnn_step &s, size_t e, size_t ce, int sms, size_t smem_max,
+   fit (all, else halved until they do; pipelined, also until a chunk's gate inputs are at most
+   PERSIST_INPUTS a thread). NULL, or why not: the weights and cells of a block's units and the
+   smallest chunk exceed smem_max, or (pipelined) one sequence's gate inputs of a block exceed
+   what its threads hold. */
+const char *persist_shape(const ocd_rnn_step &s, size_t e, size_t ce, int sms, size_t smem_max, bool pipelined,
                           ocd_rnn_persist_plan *pl)
 {
     const int G = ocd_rnn_gates(s.mode);
     pl->threads = PERSIST_THREADS;
+    pl->pipelined = pipelined;
     pl->units = (s.H + sms - 1) / sms;
     pl->blocks = (s.H + pl->units - 1) / pl->units;
+    const int64_t inputs_max = pipelined ? (int64_t)PERSIST_INPUTS * pl->threads : INT64_MAX;
     pl->chunk = s.N;
-    while (pl->chunk > 1 && persist_smem_of(G, pl->units, s.P, pl->chunk, s.N, e, ce).total > smem_max)
+    while (pl->chunk > 1 && (persist_smem_of(G, pl->units, s.P, pl->chunk, s.N, e, ce, pipelined).total > smem_max ||
+                             (int64_t)pl->chunk * G * pl->units > inputs_max))
         pl->chunk = (pl->chunk + 1) / 2;
-    pl->smem = persist_smem_of(G, pl->units, s.P, pl->chunk, s.N, e, ce).total;
-    return pl->smem > smem_max ? "the recurrent weights of a block's hidden units exceed its shared memory" : NULL;
+    pl->smem = persist_smem_of(G, pl->units, s.P, pl->chunk, s.N, e, ce, pipelined).total;
+    if (pl->smem > smem_max) return "the recurrent weights of a block's hidden units exceed its shared memory";
+    if ((int64_t)pl->chunk * G * pl->units > inputs_max)
+        return "a block's gate inputs of one sequence exceed what its threads hold while they wait";
+    return NULL;
 }
 
 /* Runs one phase of a block: on the device the calling thread's part, then a block barrier;
@@ -422,39 +476,46 @@ template <typename V> __host__ __device__ inline V *persist_slot(const void *slo
 
 /* ---- the phases ---- */
 
-/* What the phases take from the plan: gates, units, rows of R, sequences of the chunk at n0,
-   and the shared memory's offsets. */
+/* What the phases take from the plan at step t, sequences of the chunk at n0: gates, units, rows
+   of R, sequences of the chunk, the shared memory's offsets and those of the chunk's buffer
+   (h, ax, seq: buffer k % 2 of the (step, chunk) numbered k when pipelined). */
 struct persist_dims {
     int G, U, rows, nc;
     persist_smem m;
+    size_t h, ax, seq;
 };
 
 template <typename T>
-__host__ __device__ inline persist_dims persist_dims_of(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int n0)
+__host__ __device__ inline persist_dims persist_dims_of(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int t,
+                                                        int n0)
 {
     typedef typename ocd_compute<T>::type C;
     const ocd_rnn_step &s = q.step;
     persist_dims d;
     d.G = ocd_rnn_gates(s.mode), d.U = pl.units, d.rows = d.G * d.U;
     d.nc = s.N - n0 < pl.chunk ? s.N - n0 : pl.chunk;
-    d.m = persist_smem_of(d.G, d.U, s.P, pl.chunk, s.N, sizeof(T), sizeof(C));
+    d.m = persist_smem_of(d.G, d.U, s.P, pl.chunk, s.N, sizeof(T), sizeof(C), pl.pipelined);
+    const int chunks = (s.N + pl.chunk - 1) / pl.chunk;
+    const size_t buf = pl.pipelined ? (size_t)(((int64_t)t * chunks + n0 / pl.chunk) & 1) : 0;
+    d.h = d.m.h + buf * d.m.h_step, d.ax = d.m.ax + buf * d.m.ax_step, d.seq = d.m.seq + buf * d.m.seq_step;
     return d;
 }
 
-/* Block b's prologue: its rows of R and its b_R into shared memory, its cells (from state slot
-   0), and its words of both slots cleared. */
+/* Block b's prologue: its rows of R and its b_R into shared memory (pipelined: also b_W and the
+   lengths), its cells (from state slot 0), and its words of both slots cleared. */
 template <typename T>
 __host__ __device__ void persist_prologue(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int b,
                                           unsigned char *smem, persist_threads each)
 {
     typedef typename ocd_compute<T>::type C;
     const ocd_rnn_step &s = q.step;
-    const persist_dims d = persist_dims_of<T>(q, pl, 0);
+    const persist_dims d = persist_dims_of<T>(q, pl, 0, 0);
     const int G = d.G, H = s.H, P = s.P, U = d.U;
     const persist_smem &m = d.m;
     const T *r = (const T *)q.r;
     T *w = (T *)smem;
-    C *br = (C *)(smem + m.br), *cell = (C *)(smem + m.cell);
+    C *br = (C *)(smem + m.br), *bw = (C *)(smem + m.bw), *cell = (C *)(smem + m.cell);
+    int32_t *len = (int32_t *)(smem + m.len);
     each([&](int tid) {
         for (int i = tid; i < G * U * P; i += pl.threads) { /* within shared memory: int */
             int row = i / P, c = i % P, g = row / U, j = b * U + row % U;
@@ -464,9 +525,11 @@ __host__ __device__ void persist_prologue(const ocd_rnn_seq &q, const ocd_rnn_pe
         for (int i = tid; i < G * U; i += pl.threads) {
             int j = b * U + i % U;
             br[i] = j < H ? load_bias<T, C>(s.br[i / U], j) : (C)0;
+            if (pl.pipelined) bw[i] = j < H ? load_bias<T, C>(s.bw[i / U], j) : (C)0;
         }
         for (int i = tid; i < s.N * U; i += pl.threads) {
             int n = i / U, j = b * U + i % U;
+            if (pl.pipelined && i % U == 0) len[n] = s.lengths[n];
             if (j >= H) continue;
             cell[i] = s.mode == CUDNN_LSTM ? ((const C *)s.cprev)[(int64_t)n * H + j] : (C)0;
             for (int slot = 0; slot < 2; slot++) persist_write(persist_words(q, slot, n) + j, 0);
@@ -474,149 +537,291 @@ __host__ __device__ void persist_prologue(const ocd_rnn_seq &q, const ocd_rnn_pe
     });
 }
 
-/* Step t of block b, sequences [n0, n0 + chunk): the stage. On the device each thread waits for
-   its words; on the host false when a word of h_{t-1} is not yet published (the phase is then
-   run again: it writes only shared memory). */
+/* Thread tid's part of staging h_{t-1} of sequences [n0, n0 + nc) into h (compute [nc][P]): at
+   step 0 hx (data type, state slot 0); else its words of the exchange, PERSIST_POLL at once, each
+   batch loaded whole, then polled again until every tag reads t. On the host false as soon as a
+   word is not yet published. */
+template <typename T, typename C>
+__host__ __device__ inline bool persist_stage_h(const ocd_rnn_seq &q, int t, int n0, int nc, C *h, int tid,
+                                                int threads)
+{
+    const ocd_rnn_step &s = q.step;
+    const int words = nc * s.P;
+    if (t == 0) {
+        for (int i = tid; i < words; i += threads) h[i] = (C)ocd_cuda_load((const T *)s.hprev + (int64_t)n0 * s.P + i);
+        return true;
+    }
+    const uint64_t *src = persist_words(q, t - 1, n0);
+    for (int i0 = tid; i0 < words; i0 += threads * PERSIST_POLL) {
+        uint64_t v[PERSIST_POLL];
+        bool waiting;
+        do {
+            waiting = false;
+#pragma unroll
+            for (int k = 0; k < PERSIST_POLL; k++)
+                if (i0 + k * threads < words) v[k] = persist_read(src + i0 + k * threads);
+#pragma unroll
+            for (int k = 0; k < PERSIST_POLL; k++)
+                if (i0 + k * threads < words && (uint32_t)(v[k] >> 32) != (uint32_t)t) waiting = true;
+#ifndef __CUDA_ARCH__
+            if (waiting) return false;
+#endif
+        } while (waiting);
+        for (int k = 0; k < PERSIST_POLL; k++)
+            if (i0 + k * threads < words) h[i0 + k * threads] = persist_word_h(v[k]);
+    }
+    return true;
+}
+
+/* Step t of block b, sequences [n0, n0 + chunk): the stage of the first form. On the device
+   each thread waits for its words; on the host false when a word of h_{t-1} is not yet published
+   (the phase is then run again: it writes only shared memory). */
 template <typename T>
 __host__ __device__ bool persist_stage(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int b, int t, int n0,
                                        unsigned char *smem, persist_threads each)
 {
     typedef typename ocd_compute<T>::type C;
     const ocd_rnn_step &s = q.step;
-    const persist_dims d = persist_dims_of<T>(q, pl, n0);
-    const int G = d.G, H = s.H, P = s.P, U = d.U, rows = d.rows, nc = d.nc;
-    const persist_smem &m = d.m;
-    C *h = (C *)(smem + m.h), *ax = (C *)(smem + m.ax);
-    persist_seq_at *seq = (persist_seq_at *)(smem + m.seq);
+    const persist_dims d = persist_dims_of<T>(q, pl, t, n0);
+    const int G = d.G, H = s.H, U = d.U, rows = d.rows, nc = d.nc;
+    C *h = (C *)(smem + d.h), *ax = (C *)(smem + d.ax);
+    persist_seq_at *seq = (persist_seq_at *)(smem + d.seq);
     bool ready = true;
     each([&](int tid) {
         for (int i = tid; i < nc * U; i += pl.threads) {
-            int u = i % U, nl = i / U, n = n0 + nl, j = b * U + u, tn;
-            persist_seq_at a = {0, step_active_at(s, t, n, &tn), t == s.lengths[n] - 1 /* ocd_rnn_last_step */};
-            if (a.on) a.pos = step_pos(s, tn, n);
+            int u = i % U, nl = i / U, n = n0 + nl, j = b * U + u;
+            persist_seq_at a = persist_seq_of(s, t, n, s.lengths[n]);
             if (u == 0) seq[nl] = a;
             if (a.on && j < H)
                 for (int g = 0; g < G; g++) ax[nl * rows + g * U + u] = gate_input<T>(s, a.pos, g, j);
         }
-        const int words = nc * P;
-        if (t == 0) {
-            for (int i = tid; i < words; i += pl.threads) h[i] = (C)ocd_cuda_load((const T *)s.hprev + (int64_t)n0 * P + i);
+        if (!persist_stage_h<T>(q, t, n0, nc, h, tid, pl.threads)) ready = false;
+    });
+    return ready;
+}
+
+/* The stage of the pipelined form: thread tid's gate inputs e = tid + k threads (k <
+   PERSIST_INPUTS; e = nl G U + g U + u) loaded into registers (positions from the lengths in
+   shared memory), then its words of h_{t-1} polled, then both stored (the inputs with b_W, and
+   the sequences by the threads of their first input). On the host false, with neither inputs
+   nor sequences stored, when a word is not yet published. */
+template <typename T>
+__host__ __device__ bool persist_stage_pipelined(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int b, int t,
+                                                 int n0, unsigned char *smem, persist_threads each)
+{
+    typedef typename ocd_compute<T>::type C;
+    const ocd_rnn_step &s = q.step;
+    const persist_dims d = persist_dims_of<T>(q, pl, t, n0);
+    const int H = s.H, U = d.U, rows = d.rows, nc = d.nc, GH = d.G * H;
+    C *h = (C *)(smem + d.h), *ax = (C *)(smem + d.ax);
+    const C *bw = (const C *)(smem + d.m.bw);
+    const int32_t *len = (const int32_t *)(smem + d.m.len);
+    persist_seq_at *seq = (persist_seq_at *)(smem + d.seq);
+    bool ready = true;
+    each([&](int tid) {
+        C in_gx[PERSIST_INPUTS] = {};
+        T in_x[PERSIST_INPUTS] = {};
+        persist_seq_at in_seq[PERSIST_INPUTS];
+#pragma unroll
+        for (int k = 0; k < PERSIST_INPUTS; k++) { /* constant indices: registers */
+            const int e = tid + k * pl.threads, nl = e / rows, r = e % rows, j = b * U + r % U;
+            in_seq[k].on = 0;
+            if (e >= nc * rows) continue;
+            in_seq[k] = persist_seq_of(s, t, n0 + nl, len[n0 + nl]);
+            if (!in_seq[k].on || j >= H) continue;
+            if (s.gx) in_gx[k] = ((const C *)s.gx)[in_seq[k].pos * GH + r / U * H + j];
+            else in_x[k] = ((const T *)s.x)[in_seq[k].pos * s.x_stride + j];
+        }
+        /* nothing above waits for a load's value: the loads are in flight while the thread polls */
+        if (!persist_stage_h<T>(q, t, n0, nc, h, tid, pl.threads)) {
+            ready = false;
             return;
         }
-        const uint64_t *src = persist_words(q, t - 1, n0);
-        for (int i0 = tid; i0 < words; i0 += pl.threads * PERSIST_POLL) {
-            uint64_t v[PERSIST_POLL];
-            bool waiting;
-            do {
-                waiting = false;
 #pragma unroll
-                for (int k = 0; k < PERSIST_POLL; k++)
-                    if (i0 + k * pl.threads < words) v[k] = persist_read(src + i0 + k * pl.threads);
-#pragma unroll
-                for (int k = 0; k < PERSIST_POLL; k++)
-                    if (i0 + k * pl.threads < words && (uint32_t)(v[k] >> 32) != (uint32_t)t) waiting = true;
-#ifndef __CUDA_ARCH__
-                if (waiting) {
-                    ready = false;
-                    return;
-                }
-#endif
-            } while (waiting);
-            for (int k = 0; k < PERSIST_POLL; k++)
-                if (i0 + k * pl.threads < words) h[i0 + k * pl.threads] = persist_word_h(v[k]);
+        for (int k = 0; k < PERSIST_INPUTS; k++) {
+            const int e = tid + k * pl.threads, nl = e / rows, r = e % rows;
+            if (e >= nc * rows) continue;
+            if (r == 0) seq[nl] = in_seq[k];
+            if (in_seq[k].on && b * U + r % U < H)
+                ax[e] = (s.gx ? in_gx[k] : (C)ocd_cuda_load(in_x + k)) + bw[r];
         }
     });
     return ready;
 }
 
-/* One lane's part of a product: every 32nd column of the row from `lane`. */
-template <typename T> __host__ __device__ inline float persist_lane_dot(const T *w, const float *h, int P, int lane)
+/* One lane's part of G products at once: row g at w + g gate_stride times h, every 32nd column
+   from `lane`, into sum[g] (each summed in column order). */
+template <typename T>
+__host__ __device__ inline void persist_lane_dots(const T *w, int64_t gate_stride, int G, const float *h, int P, int lane,
+                                                  float *sum)
 {
-    float sum = 0;
+    float acc[4] = {0, 0, 0, 0};
 #pragma unroll 4
-    for (int c = lane; c < P; c += PERSIST_WARP) sum += (float)ocd_cuda_load(w + c) * h[c];
-    return sum;
+    for (int c = lane; c < P; c += PERSIST_WARP) {
+        const float hc = h[c];
+#pragma unroll
+        for (int g = 0; g < 4; g++)
+            if (g < G) acc[g] += (float)ocd_cuda_load(w + g * gate_stride + c) * hc;
+    }
+#pragma unroll
+    for (int g = 0; g < 4; g++) /* constant indices: registers */
+        if (g < G) sum[g] = acc[g];
 }
 
-/* The dots: product d = nl G U + row of the chunk's nc sequences by warp d % warps; the lanes'
-   sums added by a butterfly (lane 0 ends with (l0 + l16) + (l8 + l24) ..., the host the same
-   additions). */
+#ifndef __CUDA_ARCH__
+/* The warp's butterfly of shuffles on the host: the lanes' sums v[32] added as lane 0 ends with
+   them ((l0 + l16) + (l8 + l24) ...). */
+inline float persist_butterfly(float *v)
+{
+    float sum[PERSIST_WARP];
+    for (int off = PERSIST_WARP / 2; off > 0; off /= 2) {
+        for (int lane = 0; lane < PERSIST_WARP; lane++) sum[lane] = v[lane] + v[lane ^ off];
+        memcpy(v, sum, sizeof sum);
+    }
+    return v[0];
+}
+#endif
+
+/* The dots of the first form: product d = nl G U + row of the chunk's nc sequences by warp
+   d % warps; the lanes' sums added by a butterfly. */
 template <typename T>
-__host__ __device__ void persist_dots(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int n0, unsigned char *smem)
+__host__ __device__ void persist_dots(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int t, int n0,
+                                      unsigned char *smem)
 {
     typedef typename ocd_compute<T>::type C;
-    const persist_dims k = persist_dims_of<T>(q, pl, n0);
+    const persist_dims k = persist_dims_of<T>(q, pl, t, n0);
     const int P = q.step.P, rows = k.rows, dots = k.nc * rows;
-    const persist_smem &m = k.m;
     const T *w = (const T *)smem;
-    const C *h = (const C *)(smem + m.h);
-    C *rec = (C *)(smem + m.rec);
+    const C *h = (const C *)(smem + k.h);
+    C *rec = (C *)(smem + k.m.rec);
 #ifdef __CUDA_ARCH__
     const int lane = (int)threadIdx.x % PERSIST_WARP;
     for (int d = (int)threadIdx.x / PERSIST_WARP; d < dots; d += pl.threads / PERSIST_WARP) {
-        float v = persist_lane_dot(w + (int64_t)(d % rows) * P, h + (int64_t)(d / rows) * P, P, lane);
+        float v;
+        persist_lane_dots(w + (int64_t)(d % rows) * P, 0, 1, h + (int64_t)(d / rows) * P, P, lane, &v);
         for (int off = PERSIST_WARP / 2; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
         if (lane == 0) rec[d] = v;
     }
     __syncthreads();
 #else
     for (int d = 0; d < dots; d++) {
-        float v[PERSIST_WARP], sum[PERSIST_WARP];
+        float v[PERSIST_WARP];
         for (int lane = 0; lane < PERSIST_WARP; lane++)
-            v[lane] = persist_lane_dot(w + (int64_t)(d % rows) * P, h + (int64_t)(d / rows) * P, P, lane);
-        for (int off = PERSIST_WARP / 2; off > 0; off /= 2) {
-            for (int lane = 0; lane < PERSIST_WARP; lane++) sum[lane] = v[lane] + v[lane ^ off];
-            memcpy(v, sum, sizeof v);
-        }
-        rec[d] = v[0];
+            persist_lane_dots(w + (int64_t)(d % rows) * P, 0, 1, h + (int64_t)(d / rows) * P, P, lane, &v[lane]);
+        rec[d] = persist_butterfly(v);
     }
 #endif
 }
 
-/* The cells of step t of block b, sequences [n0, n0 + chunk): the new cells, the h words of
-   slot t % 2, y; at the last step the final states. */
+/* The cell of unit j (owned as u) of sequence n at step t: x[g] W x + b_W, ah[g] R h + b_R, hn
+   h_{t-1} of the unit; the new cell to *cell, y, its h word of slot t % 2, at the last step the
+   final states. */
+template <typename T>
+__host__ __device__ inline void persist_cell(const ocd_rnn_seq &q, int t, int n, int j, const persist_seq_at &a,
+                                             const typename ocd_compute<T>::type *x,
+                                             const typename ocd_compute<T>::type *ah, typename ocd_compute<T>::type *cell,
+                                             typename ocd_compute<T>::type hn)
+{
+    typedef typename ocd_compute<T>::type C;
+    const ocd_rnn_step &s = q.step;
+    const int H = s.H, P = s.P;
+    C c = *cell;
+    if (a.on) {
+        C saved[5];
+        ocd_rnn_cell_fwd<C>(s.mode, x, ah, c, hn, s.clip, (C)s.lclip, (C)s.rclip, s.clip_nan, a.last, saved, &c, &hn);
+        ocd_cuda_store((T *)s.y + a.pos * s.y_stride + (int64_t)s.dir * P + j, hn);
+    }
+    *cell = c;
+    persist_write(persist_words(q, t, n) + j, persist_word(hn, (uint32_t)t + 1));
+    if (t == s.T - 1) {
+        ocd_cuda_store(persist_slot<T>(s.hprev, s.hnext, s.T & 1) + (int64_t)n * P + j, hn);
+        if (s.mode == CUDNN_LSTM) persist_slot<C>(s.cprev, s.cnext, s.T & 1)[(int64_t)n * H + j] = c;
+    }
+}
+
+/* The cells of the first form at step t of block b, sequences [n0, n0 + chunk). */
 template <typename T>
 __host__ __device__ void persist_cells(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int b, int t, int n0,
                                        unsigned char *smem, persist_threads each)
 {
     typedef typename ocd_compute<T>::type C;
-    const ocd_rnn_step &s = q.step;
-    const persist_dims d = persist_dims_of<T>(q, pl, n0);
-    const int H = s.H, P = s.P, U = d.U, rows = d.rows;
-    const persist_smem &m = d.m;
-    const C *h = (const C *)(smem + m.h), *rec = (const C *)(smem + m.rec), *ax = (const C *)(smem + m.ax),
-            *br = (const C *)(smem + m.br);
-    C *cell = (C *)(smem + m.cell);
-    const persist_seq_at *seq = (const persist_seq_at *)(smem + m.seq);
+    const persist_dims d = persist_dims_of<T>(q, pl, t, n0);
+    const int P = q.step.P, U = d.U, rows = d.rows;
+    const C *h = (const C *)(smem + d.h), *rec = (const C *)(smem + d.m.rec), *ax = (const C *)(smem + d.ax),
+            *br = (const C *)(smem + d.m.br);
+    C *cell = (C *)(smem + d.m.cell);
+    const persist_seq_at *seq = (const persist_seq_at *)(smem + d.seq);
     each([&](int tid) {
         for (int i = tid; i < d.nc * U; i += pl.threads) {
-            int u = i % U, nl = i / U, n = n0 + nl, j = b * U + u;
-            if (j >= H) continue;
-            const persist_seq_at a = seq[nl];
-            C c = cell[n * U + u], hn = h[nl * P + j];
-            if (a.on) {
-                C x[4], ah[4], saved[5];
+            int u = i % U, nl = i / U, j = b * U + u;
+            if (j >= q.step.H) continue;
+            C x[4], ah[4];
 #pragma unroll
-                for (int g = 0; g < 4; g++) /* constant indices: registers */
-                    if (g < d.G) {
-                        x[g] = ax[nl * rows + g * U + u];
-                        ah[g] = rec[nl * rows + g * U + u] + br[g * U + u];
-                    }
-                ocd_rnn_cell_fwd<C>(s.mode, x, ah, c, hn, s.clip, (C)s.lclip, (C)s.rclip, s.clip_nan, a.last, saved,
-                                    &c, &hn);
-                ocd_cuda_store((T *)s.y + a.pos * s.y_stride + (int64_t)s.dir * P + j, hn);
-            }
-            cell[n * U + u] = c;
-            persist_write(persist_words(q, t, n) + j, persist_word(hn, (uint32_t)t + 1));
-            if (t == s.T - 1) {
-                ocd_cuda_store(persist_slot<T>(s.hprev, s.hnext, s.T & 1) + (int64_t)n * P + j, hn);
-                if (s.mode == CUDNN_LSTM) persist_slot<C>(s.cprev, s.cnext, s.T & 1)[(int64_t)n * H + j] = c;
-            }
+            for (int g = 0; g < 4; g++) /* constant indices: registers */
+                if (g < d.G) {
+                    x[g] = ax[nl * rows + g * U + u];
+                    ah[g] = rec[nl * rows + g * U + u] + br[g * U + u];
+                }
+            persist_cell<T>(q, t, n0 + nl, j, seq[nl], x, ah, cell + (n0 + nl) * U + u, h[nl * P + j]);
         }
     });
 }
 
+/* The units of the pipelined form at step t of block b, sequences [n0, n0 + chunk): unit
+   i = nl U + u by warp i % warps, its G products (persist_lane_dots, a butterfly each) and its
+   cell by lane 0. No block barrier after it. On the host units [lo, hi) of the chunk. */
 template <typename T>
+__host__ __device__ void persist_units(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int b, int t, int n0,
+                                       unsigned char *smem, int lo, int hi)
+{
+    typedef typename ocd_compute<T>::type C;
+    const persist_dims d = persist_dims_of<T>(q, pl, t, n0);
+    const int G = d.G, P = q.step.P, U = d.U, rows = d.rows, units = d.nc * U;
+    const T *w = (const T *)smem;
+    const C *h = (const C *)(smem + d.h), *ax = (const C *)(smem + d.ax), *br = (const C *)(smem + d.m.br);
+    C *cell = (C *)(smem + d.m.cell);
+    const persist_seq_at *seq = (const persist_seq_at *)(smem + d.seq);
+    /* the cell of unit i from its products v[g] */
+    auto cell_of = [&](int i, const float *v) {
+        const int u = i % U, nl = i / U;
+        C x[4], ah[4];
+#pragma unroll
+        for (int g = 0; g < 4; g++)
+            if (g < G) {
+                x[g] = ax[nl * rows + g * U + u];
+                ah[g] = v[g] + br[g * U + u];
+            }
+        persist_cell<T>(q, t, n0 + nl, b * U + u, seq[nl], x, ah, cell + (n0 + nl) * U + u, h[nl * P + b * U + u]);
+    };
+#ifdef __CUDA_ARCH__
+    (void)lo, (void)hi;
+    const int lane = (int)threadIdx.x % PERSIST_WARP;
+    for (int i = (int)threadIdx.x / PERSIST_WARP; i < units; i += pl.threads / PERSIST_WARP) {
+        if (b * U + i % U >= q.step.H) continue; /* the warp's unit: the whole warp skips */
+        float v[4] = {0, 0, 0, 0};
+        persist_lane_dots(w + (int64_t)(i % U) * P, (int64_t)U * P, G, h + (int64_t)(i / U) * P, P, lane, v);
+        for (int off = PERSIST_WARP / 2; off > 0; off /= 2)
+#pragma unroll
+            for (int g = 0; g < 4; g++) /* four butterflies interleaved, without branches (zero past G) */
+                v[g] += __shfl_xor_sync(0xffffffffu, v[g], off);
+        if (lane == 0) cell_of(i, v);
+    }
+#else
+    for (int i = lo; i < hi && i < units; i++) {
+        if (b * U + i % U >= q.step.H) continue;
+        float lanes[4][PERSIST_WARP], v[4];
+        for (int lane = 0; lane < PERSIST_WARP; lane++) {
+            float sum[4];
+            persist_lane_dots(w + (int64_t)(i % U) * P, (int64_t)U * P, G, h + (int64_t)(i / U) * P, P, lane, sum);
+            for (int g = 0; g < G; g++) lanes[g][lane] = sum[g];
+        }
+        for (int g = 0; g < G; g++) v[g] = persist_butterfly(lanes[g]);
+        cell_of(i, v);
+    }
+#endif
+}
+
+template <typename T, bool PIPELINED>
 __global__ void __launch_bounds__(PERSIST_THREADS) persist_kernel(const ocd_rnn_seq q, const ocd_rnn_persist_plan pl)
 {
     extern __shared__ __align__(16) unsigned char persist_shared[];
@@ -626,22 +831,28 @@ __global__ void __launch_bounds__(PERSIST_THREADS) persist_kernel(const ocd_rnn_
     cooperative_groups::this_grid().sync();
     for (int t = 0; t < q.step.T; t++)
         for (int n0 = 0; n0 < q.step.N; n0 += pl.chunk) {
-            persist_stage<T>(q, pl, b, t, n0, persist_shared, each);
-            persist_dots<T>(q, pl, n0, persist_shared);
-            persist_cells<T>(q, pl, b, t, n0, persist_shared, each);
+            if (PIPELINED) {
+                persist_stage_pipelined<T>(q, pl, b, t, n0, persist_shared, each);
+                persist_units<T>(q, pl, b, t, n0, persist_shared, 0, 0);
+            } else {
+                persist_stage<T>(q, pl, b, t, n0, persist_shared, each);
+                persist_dots<T>(q, pl, t, n0, persist_shared);
+                persist_cells<T>(q, pl, b, t, n0, persist_shared, each);
+            }
         }
 }
 
 typedef void (*persist_fn)(const ocd_rnn_seq, const ocd_rnn_persist_plan);
 
-/* The kernel of a data type; NULL for double (refused: its weights take twice the shared
-   memory, and PERSIST_DYNAMIC's double runs the step loop). */
-persist_fn persist_kernel_of(cudnnDataType_t t)
+/* The kernel of a data type and form; NULL for double (refused: its weights take twice the
+   shared memory, and PERSIST_DYNAMIC's double runs the step loop). */
+persist_fn persist_kernel_of(cudnnDataType_t t, bool pipelined)
 {
     switch (t) {
-    case CUDNN_DATA_FLOAT: return persist_kernel<float>;
-    case CUDNN_DATA_HALF: return persist_kernel<__half>;
-    case CUDNN_DATA_BFLOAT16: return persist_kernel<__nv_bfloat16>;
+    case CUDNN_DATA_FLOAT: return pipelined ? persist_kernel<float, true> : persist_kernel<float, false>;
+    case CUDNN_DATA_HALF: return pipelined ? persist_kernel<__half, true> : persist_kernel<__half, false>;
+    case CUDNN_DATA_BFLOAT16:
+        return pipelined ? persist_kernel<__nv_bfloat16, true> : persist_kernel<__nv_bfloat16, false>;
     default: return NULL;
     }
 }
@@ -702,10 +913,10 @@ extern "C" cudnnStatus_t ocd_cuda_rnn_aux(cudnnHandle_t handle, const ocd_rnn_au
     return CUDNN_STATUS_SUCCESS;
 }
 
-extern "C" const char *ocd_cuda_rnn_persist_plan(cudnnHandle_t handle, const ocd_rnn_seq *q,
+extern "C" const char *ocd_cuda_rnn_persist_plan(cudnnHandle_t handle, const ocd_rnn_seq *q, bool pipelined,
                                                  ocd_rnn_persist_plan *plan)
 {
-    persist_fn kernel = persist_kernel_of(q->step.dtype);
+    persist_fn kernel = persist_kernel_of(q->step.dtype, pipelined);
     if (kernel == NULL) return OCD_REASON_DTYPE;
     int coop = 0, optin = 0, per_sm = 0;
     if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, handle->device) != cudaSuccess ||
@@ -719,7 +930,7 @@ extern "C" const char *ocd_cuda_rnn_persist_plan(cudnnHandle_t handle, const ocd
     if ((int64_t)s.N * ocd_rnn_gates(s.mode) * s.H * s.P > PERSIST_WORK_MAX)
         return "the recurrent product of a step is large enough for the step loop's GEMM to be faster";
     const char *why = persist_shape(s, ocd_dtype_scalar_size(s.dtype), sizeof(float), handle->sm_count, (size_t)optin,
-                                    plan);
+                                    pipelined, plan);
     if (why != NULL) return why;
     /* the opt-in maximum once, so that any plan's shared memory may be launched */
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin) != cudaSuccess ||
@@ -737,7 +948,7 @@ extern "C" cudnnStatus_t ocd_cuda_rnn_persist(cudnnHandle_t handle, const ocd_rn
     ocd_rnn_seq qa = *q;
     ocd_rnn_persist_plan pa = *plan;
     void *args[] = {&qa, &pa};
-    OCD_CUDA_TRY(cudaLaunchCooperativeKernel((const void *)persist_kernel_of(q->step.dtype), dim3((unsigned)plan->blocks),
+    OCD_CUDA_TRY(cudaLaunchCooperativeKernel((const void *)persist_kernel_of(q->step.dtype, plan->pipelined != 0), dim3((unsigned)plan->blocks),
                                              dim3((unsigned)plan->threads), args, plan->smem, handle->stream));
     return CUDNN_STATUS_SUCCESS;
 }

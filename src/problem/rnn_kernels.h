@@ -155,9 +155,11 @@ static inline size_t ocd_rnn_persist_exchange_bytes(int64_t N, int64_t P)
 
 /* The persistent kernel's launch: `blocks` blocks of `threads`, co-resident; block b owns the
    hidden units [b units, (b + 1) units) and keeps their rows of R (every gate) in `smem` bytes
-   of shared memory for the whole sequence, with the states of `chunk` sequences at a time. */
+   of shared memory for the whole sequence, with the states of `chunk` sequences at a time.
+   pipelined: the kernel's pipelined form (one block barrier a step, the gate inputs loaded while
+   the block waits for h; src/cuda/rnn.cu), unproven: planned where OPENCUDNN_UNPROVEN=1. */
 struct ocd_rnn_persist_plan {
-    int units, blocks, threads, chunk;
+    int units, blocks, threads, chunk, pipelined;
     size_t smem;
 };
 
@@ -168,11 +170,12 @@ cudnnStatus_t ocd_host_rnn_aux(cudnnHandle_t handle, const struct ocd_rnn_aux *a
 cudnnStatus_t ocd_cuda_rnn_fwd_step(cudnnHandle_t handle, const struct ocd_rnn_step *s);
 cudnnStatus_t ocd_cuda_rnn_bwd_step(cudnnHandle_t handle, const struct ocd_rnn_step *s);
 cudnnStatus_t ocd_cuda_rnn_aux(cudnnHandle_t handle, const struct ocd_rnn_aux *a);
-/* The persistent kernel's plan for q on the handle's device: NULL, or why it does not serve
-   there (the weights of a block's units do not fit in shared memory, the grid would not be
-   co-resident, a step's recurrent product is large enough for the step loop's GEMM to win, a
-   data type it does not take: double, a workspace not 8-byte aligned). */
-const char *ocd_cuda_rnn_persist_plan(cudnnHandle_t handle, const struct ocd_rnn_seq *q,
+/* The persistent kernel's plan for q on the handle's device, of its pipelined form or not:
+   NULL, or why it does not serve there (the weights of a block's units do not fit in shared
+   memory, the grid would not be co-resident, a step's recurrent product is large enough for the
+   step loop's GEMM to win, a data type it does not take: double, a workspace not 8-byte
+   aligned). */
+const char *ocd_cuda_rnn_persist_plan(cudnnHandle_t handle, const struct ocd_rnn_seq *q, bool pipelined,
                                       struct ocd_rnn_persist_plan *plan);
 cudnnStatus_t ocd_cuda_rnn_persist(cudnnHandle_t handle, const struct ocd_rnn_seq *q,
                                    const struct ocd_rnn_persist_plan *plan);

@@ -1,8 +1,10 @@
-/* rnn_persist.cu: the persistent RNN kernel of src/cuda/rnn.cu (persist_load, persist_step,
-   written __host__ __device__ for this) run on the CPU for every block and thread, the grid
-   barrier between steps emulated by running every block's step before any block's next, in
-   three block orders (first to last, last to first, and shuffled anew each step): whatever one
-   block reads in a step no other block may write in it, so every order must give the same bits.
+/* rnn_persist.cu: the persistent RNN kernel of src/cuda/rnn.cu (its phases: persist_prologue,
+   persist_stage, persist_dots and persist_cells of the first form, persist_stage_pipelined and
+   persist_units of the pipelined one, written __host__ __device__ for this) run on the CPU for
+   every block and thread, both forms, under schedules where the blocks run at different speeds
+   (run_pseudo_layer): a stage that finds a word of h_{t-1} not yet published runs again later,
+   so every schedule must give the same bits, and a block must never overwrite a word another
+   block has yet to read.
 
    Each case is a one-layer bidirectional network (both pseudo-layers through the kernel) whose
    input projection (gx = W x, as the layer loop's GEMM leaves it) is computed here in double. The
@@ -12,8 +14,8 @@
    neither writes, stay poisoned. Cases: every cell mode, LSTM with clipping, skip input, the
    three layouts, ragged lengths with a sequence of length 0, chunks of the batch that do not
    divide it, a last block with fewer units than the others; float, and half with its tolerance;
-   and the plan's refusal when a block's weights exceed shared memory. Prints a line per case;
-   exits 1 if any differs. */
+   the plan's refusal when a block's weights exceed shared memory, and (pipelined) the chunk's
+   bound by the gate inputs its threads hold. Prints a line per case; exits 1 if any differs. */
 #include "cuda/rnn.cu"
 
 extern "C" {
@@ -152,24 +154,29 @@ template <typename T> void collect(const net<T> &m, const std::vector<T> &y, con
     }
 }
 
-/* One pseudo-layer's kernel on the CPU: every block's prologue (the grid barrier after it: none
-   starts a step before all are done), then the blocks' phases under schedule `order`:
+/* One pseudo-layer's kernel on the CPU, of the first form or the pipelined one: every block's
+   prologue (the grid barrier after it: none starts a step before all are done), then the
+   blocks' phases under schedule `order`:
      0, 1  each block in turn runs a whole step, first to last or last to first (what a grid
            barrier per step would allow);
      2, 3  the lowest (highest) numbered block that can go on runs its next phase: one block
            runs ahead until it waits for the others;
-     4     a random block runs its next phase, the cells often in two parts (other blocks
-           polling between them: half a step's words published).
+     4     a random block runs its next phase, the cells (units) often in parts (other blocks
+           polling between them: part of a step's words published); pipelined, the block's
+           next stage often runs between those parts, as its warps that are done with their
+           units go on to it while the others are not (no barrier between the units and the
+           next stage).
    A stage that finds a word of h_{t-1} not yet published runs again later (counted in *waits);
    all blocks waiting is a deadlock. Before a block's cells write slot t % 2, every block must
    have read h_{t-2} from it (the slot's reuse). The exchange starts with stale words whose tags
    match this call's steps (what an earlier call leaves there), NaN in their h: the prologue's
    clearing must keep any from being read. */
-template <typename T> bool run_pseudo_layer(const ocd_rnn_seq &q, int order, size_t smem_max, int *waits)
+template <typename T>
+bool run_pseudo_layer(const ocd_rnn_seq &q, bool pipelined, int order, size_t smem_max, int *waits)
 {
     const ocd_rnn_step &s = q.step;
     ocd_rnn_persist_plan pl;
-    if (persist_shape(s, sizeof(T), sizeof(float), 3, smem_max, &pl) != NULL) {
+    if (persist_shape(s, sizeof(T), sizeof(float), 3, smem_max, pipelined, &pl) != NULL) {
         printf("  plan refused\n");
         return false;
     }
@@ -185,25 +192,34 @@ template <typename T> bool run_pseudo_layer(const ocd_rnn_seq &q, int order, siz
     const persist_threads all = persist_all(pl.threads);
     for (int b = 0; b < pl.blocks; b++) persist_prologue<T>(q, pl, b, (unsigned char *)smem[(size_t)b].data(), all);
     struct block_at {
-        int t = 0, n0 = 0, phase = 0, cells_done = 0; /* phase 0 stage, 1 dots, 2 cells */
+        int t = 0, n0 = 0, phase = 0, cells_done = 0; /* phase 0 stage, 1 dots, 2 cells (units) */
+        bool next_staged = false;                    /* pipelined: the next stage ran during the units */
     };
     std::vector<block_at> at((size_t)pl.blocks);
     std::vector<std::vector<int>> read((size_t)pl.blocks, std::vector<int>((size_t)s.N, -1)); /* last step staged */
+    /* Block b's stage at (t, n0); false when it must wait. */
+    auto stage = [&](int b, int t, int n0) {
+        unsigned char *sm = (unsigned char *)smem[(size_t)b].data();
+        bool ok = pipelined ? persist_stage_pipelined<T>(q, pl, b, t, n0, sm, all)
+                            : persist_stage<T>(q, pl, b, t, n0, sm, all);
+        if (!ok) {
+            ++*waits;
+            return false;
+        }
+        for (int n = n0; n < std::min(n0 + pl.chunk, s.N); n++) read[(size_t)b][(size_t)n] = t;
+        return true;
+    };
     /* Block b's next phase: false when its stage must wait (or it is done). */
     auto advance = [&](int b, bool split) {
         block_at &a = at[(size_t)b];
         unsigned char *sm = (unsigned char *)smem[(size_t)b].data();
-        const int nc = std::min(pl.chunk, s.N - a.n0);
+        const int nc = std::min(pl.chunk, s.N - a.n0), units = nc * pl.units;
         if (a.t == s.T) return false;
         if (a.phase == 0) {
-            if (!persist_stage<T>(q, pl, b, a.t, a.n0, sm, all)) {
-                ++*waits;
-                return false;
-            }
-            for (int n = a.n0; n < a.n0 + nc; n++) read[(size_t)b][(size_t)n] = a.t;
-            a.phase = 1;
+            if (!stage(b, a.t, a.n0)) return false;
+            a.phase = pipelined ? 2 : 1;
         } else if (a.phase == 1) {
-            persist_dots<T>(q, pl, a.n0, sm);
+            persist_dots<T>(q, pl, a.t, a.n0, sm);
             a.phase = 2;
         } else {
             for (int o = 0; o < pl.blocks && a.t >= 2; o++)
@@ -212,13 +228,22 @@ template <typename T> bool run_pseudo_layer(const ocd_rnn_seq &q, int order, siz
                         printf("  block %d writes h_%d of sequence %d before block %d read h_%d\n", b, a.t, n, o, a.t - 2);
                         exit(1);
                     }
-            int hi = split ? std::max(a.cells_done + 1, (int)emu_random(a.cells_done, nc * pl.units + 1)) : pl.threads;
-            if (hi >= nc * pl.units) hi = pl.threads;
-            persist_cells<T>(q, pl, b, a.t, a.n0, sm, persist_threads{pl.threads, a.cells_done, hi});
+            /* the first form's cells split by threads, the pipelined units by unit */
+            const int end = pipelined ? units : pl.threads;
+            int hi = split ? std::max(a.cells_done + 1, (int)emu_random(a.cells_done, units + 1)) : end;
+            if (hi >= units) hi = end;
+            if (pipelined) persist_units<T>(q, pl, b, a.t, a.n0, sm, a.cells_done, hi);
+            else persist_cells<T>(q, pl, b, a.t, a.n0, sm, persist_threads{pl.threads, a.cells_done, hi});
             a.cells_done = hi;
-            if (hi < pl.threads) return true;
-            a.cells_done = 0, a.phase = 0, a.n0 += pl.chunk;
-            if (a.n0 >= s.N) a.n0 = 0, a.t++;
+            int t = a.t, n0 = a.n0 + pl.chunk;
+            if (n0 >= s.N) n0 = 0, t++;
+            if (hi < end) {
+                if (pipelined && !a.next_staged && t < s.T && emu_random(0, 1) < 0.5) a.next_staged = stage(b, t, n0);
+                return true;
+            }
+            a.cells_done = 0, a.t = t, a.n0 = n0;
+            a.phase = a.next_staged ? 2 : 0;
+            a.next_staged = false;
         }
         return true;
     };
@@ -252,8 +277,10 @@ template <typename T> bool run_pseudo_layer(const ocd_rnn_seq &q, int order, siz
     }
 }
 
-/* The persistent kernel over both pseudo-layers under schedule `order` (run_pseudo_layer). */
-template <typename T> bool run_persistent(const net<T> &m, int order, size_t smem_max, outputs *o, int *waits)
+/* The persistent kernel (of the form) over both pseudo-layers under schedule `order`
+   (run_pseudo_layer). */
+template <typename T>
+bool run_persistent(const net<T> &m, bool pipelined, int order, size_t smem_max, outputs *o, int *waits)
 {
     std::vector<T> y((size_t)(m.pos * m.D * m.P), to_t<T>(NAN)), hs[2];
     std::vector<float> cs[2];
@@ -264,7 +291,7 @@ template <typename T> bool run_persistent(const net<T> &m, int order, size_t sme
         q.step = m.step_of(pl, y.data(), hs[pl].data(), cs[pl].data());
         q.r = m.R[pl].data();
         q.exchange = exchange.data();
-        if (!run_pseudo_layer<T>(q, order, smem_max, waits)) return false;
+        if (!run_pseudo_layer<T>(q, pipelined, order, smem_max, waits)) return false;
     }
     collect(m, y, hs, cs, o);
     return true;
@@ -352,35 +379,56 @@ bool same_outputs(const outputs &a, const outputs &b, const char *side, double t
            (!states || same("cy", side, a.cy, b.cy, cell_tol));
 }
 
-/* A case: the persistent kernel under the five schedules against the reference (y and hy within
-   tol, cy within cell_tol), the host's step loop (within step_tol: it rounds h to the data type
-   between steps, the kernel does not) and schedule 0 (the same bits). */
+/* A case: the persistent kernel, both forms, under the five schedules against the reference (y
+   and hy within tol, cy within cell_tol), the host's step loop (within step_tol: it rounds h to
+   the data type between steps, the kernel does not) and the first form's schedule 0 (the same
+   bits: both forms sum each product in the same order). Then the plans' refusals and the
+   pipelined chunk's bound. */
 template <typename T> bool run_case(const emu_case &c, double tol, double cell_tol, double step_tol)
 {
     net<T> m(c);
     const int units = (m.H + 2) / 3, orders = 5;
-    const size_t smem_max = persist_smem_of(m.G, units, m.P, 2, m.N, sizeof(T), sizeof(float)).total;
-    outputs ref, host, runs[orders];
+    outputs ref, host, runs[2][orders];
     run_reference(m, &ref);
     run_host_steps(m, &host);
     bool ok = true, lstm = c.mode == CUDNN_LSTM;
-    int waits = 0;
-    for (int order = 0; order < orders && ok; order++) {
-        ok = run_persistent(m, order, smem_max, &runs[order], &waits) &&
-             same_outputs(runs[order], ref, "reference", tol, cell_tol, lstm) &&
-             same_outputs(runs[order], host, "host steps", step_tol, step_tol, lstm) &&
-             (order == 0 || same_outputs(runs[order], runs[0], "schedule 0", 0, 0, lstm));
+    for (int form = 0; form < 2 && ok; form++) {
+        const bool pipelined = form == 1;
+        const size_t smem_max = persist_smem_of(m.G, units, m.P, 2, m.N, sizeof(T), sizeof(float), pipelined).total;
+        int waits = 0;
+        for (int order = 0; order < orders && ok; order++) {
+            ok = run_persistent(m, pipelined, order, smem_max, &runs[form][order], &waits) &&
+                 same_outputs(runs[form][order], ref, "reference", tol, cell_tol, lstm) &&
+                 same_outputs(runs[form][order], host, "host steps", step_tol, step_tol, lstm) &&
+                 (form + order == 0 || same_outputs(runs[form][order], runs[0][0], "first form's schedule 0", 0, 0, lstm));
+        }
+        if (ok && waits == 0) {
+            printf("  no stage ever waited: the schedules did not exercise the exchange\n");
+            ok = false;
+        }
+        if (!ok) printf("  (%s form)\n", pipelined ? "pipelined" : "first");
     }
-    if (ok && waits == 0) {
-        printf("  no stage ever waited: the schedules did not exercise the exchange\n");
-        ok = false;
-    }
-    /* a block's weights beyond shared memory: refused */
     ocd_rnn_persist_plan pl;
     ocd_rnn_step s = {};
     s.mode = c.mode, s.H = m.H, s.P = m.P, s.N = m.N;
-    if (persist_shape(s, sizeof(T), sizeof(float), 3, (size_t)m.G * units * m.P * sizeof(T), &pl) == NULL) {
-        printf("  a block's weights beyond shared memory were not refused\n");
+    for (int form = 0; form < 2; form++) /* a block's weights beyond shared memory: refused */
+        if (persist_shape(s, sizeof(T), sizeof(float), 3, (size_t)m.G * units * m.P * sizeof(T), form == 1, &pl) == NULL) {
+            printf("  a block's weights beyond shared memory were not refused\n");
+            ok = false;
+        }
+    /* pipelined: chunks of at most PERSIST_INPUTS gate inputs a thread (two sequences' of a block
+       fill them: 5 sequences in chunks of 2, where the first form takes all 5), none where one
+       sequence's exceed them */
+    const int inputs = PERSIST_INPUTS * PERSIST_THREADS;
+    s.H = 3 * (inputs / m.G / 2);
+    if (persist_shape(s, sizeof(T), sizeof(float), 3, SIZE_MAX, true, &pl) != NULL || pl.chunk != 2 ||
+        persist_shape(s, sizeof(T), sizeof(float), 3, SIZE_MAX, false, &pl) != NULL || pl.chunk != m.N) {
+        printf("  the pipelined chunk is not bounded by the gate inputs (chunk %d)\n", pl.chunk);
+        ok = false;
+    }
+    s.H = 3 * (inputs / m.G + 1);
+    if (persist_shape(s, sizeof(T), sizeof(float), 3, SIZE_MAX, true, &pl) == NULL) {
+        printf("  a block's gate inputs beyond its threads' were not refused\n");
         ok = false;
     }
     return ok;
