@@ -319,6 +319,7 @@ constexpr int PERSIST_THREADS = 256;
 constexpr int PERSIST_WARP = 32;
 constexpr int PERSIST_POLL = 4;   /* exchange words a thread polls at once */
 constexpr int PERSIST_INPUTS = 4; /* gate inputs a thread of the pipelined stage holds in registers */
+constexpr int PERSIST_ROW_LOADS = 16; /* loads of R a thread of the pipelined prologue keeps in flight */
 
 /* The most multiply-adds of R h a step may take for the kernel to serve it (N G H P). Its
    products run on the CUDA cores at about two shared-memory loads per multiply-add, where the
@@ -501,8 +502,31 @@ __host__ __device__ inline persist_dims persist_dims_of(const ocd_rnn_seq &q, co
     return d;
 }
 
+/* Thread tid's part of block b's rows of R (data [G U][P]) into w, BATCH loads in flight at once
+   (each gate's U rows lie contiguous in R: [g H + b U][P]; zero past H). */
+template <int BATCH, typename T>
+__host__ __device__ inline void persist_load_rows(const T *r, int G, int H, int P, int U, int b, T *w, int tid,
+                                                  int threads)
+{
+    const int UP = U * P, count = G * UP, valid = (H - b * U < U ? H - b * U : U) * P; /* shared memory: int */
+    T zero;
+    ocd_cuda_store(&zero, 0.0f);
+    for (int e0 = tid; e0 < count; e0 += threads * BATCH) {
+        T v[BATCH];
+#pragma unroll
+        for (int k = 0; k < BATCH; k++) {
+            const int e = e0 + k * threads, i = e % UP;
+            if (e < count) v[k] = i < valid ? r[((int64_t)(e / UP) * H + b * U) * P + i] : zero;
+        }
+#pragma unroll
+        for (int k = 0; k < BATCH; k++)
+            if (e0 + k * threads < count) w[e0 + k * threads] = v[k];
+    }
+}
+
 /* Block b's prologue: its rows of R and its b_R into shared memory (pipelined: also b_W and the
-   lengths), its cells (from state slot 0), and its words of both slots cleared. */
+   lengths, and the rows PERSIST_ROW_LOADS loads of a thread at once), its cells (from state
+   slot 0), and its words of both slots cleared. */
 template <typename T>
 __host__ __device__ void persist_prologue(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int b,
                                           unsigned char *smem, persist_threads each)
@@ -517,11 +541,8 @@ __host__ __device__ void persist_prologue(const ocd_rnn_seq &q, const ocd_rnn_pe
     C *br = (C *)(smem + m.br), *bw = (C *)(smem + m.bw), *cell = (C *)(smem + m.cell);
     int32_t *len = (int32_t *)(smem + m.len);
     each([&](int tid) {
-        for (int i = tid; i < G * U * P; i += pl.threads) { /* within shared memory: int */
-            int row = i / P, c = i % P, g = row / U, j = b * U + row % U;
-            if (j < H) w[i] = r[((int64_t)g * H + j) * P + c];
-            else ocd_cuda_store(w + i, (C)0);
-        }
+        if (pl.pipelined) persist_load_rows<PERSIST_ROW_LOADS>(r, G, H, P, U, b, w, tid, pl.threads);
+        else persist_load_rows<1>(r, G, H, P, U, b, w, tid, pl.threads);
         for (int i = tid; i < G * U; i += pl.threads) {
             int j = b * U + i % U;
             br[i] = j < H ? load_bias<T, C>(s.br[i / U], j) : (C)0;

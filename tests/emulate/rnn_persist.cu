@@ -15,7 +15,8 @@
    three layouts, ragged lengths with a sequence of length 0, chunks of the batch that do not
    divide it, a last block with fewer units than the others; float, and half with its tolerance;
    the plan's refusal when a block's weights exceed shared memory, and (pipelined) the chunk's
-   bound by the gate inputs its threads hold. Prints a line per case; exits 1 if any differs. */
+   bound by the gate inputs its threads hold; and the rows' batched load of the pipelined
+   prologue with several batches a thread. Prints a line per case; exits 1 if any differs. */
 #include "cuda/rnn.cu"
 
 extern "C" {
@@ -434,6 +435,31 @@ template <typename T> bool run_case(const emu_case &c, double tol, double cell_t
     return ok;
 }
 
+/* persist_load_rows with several batches a thread: 5 threads, 16 loads each at once, over
+   every block of G = 4 gates of H = 7 units in blocks of 3 (the last one short) and P = 9. */
+bool check_load_rows()
+{
+    const int G = 4, H = 7, P = 9, U = 3, threads = 5;
+    std::vector<float> r((size_t)G * H * P), w((size_t)G * U * P);
+    for (auto &v : r) v = (float)emu_random(-1, 1);
+    for (int b = 0; b < 3; b++) {
+        std::fill(w.begin(), w.end(), NAN);
+        for (int tid = 0; tid < threads; tid++) persist_load_rows<16>(r.data(), G, H, P, U, b, w.data(), tid, threads);
+        for (int g = 0; g < G; g++)
+            for (int u = 0; u < U; u++)
+                for (int c = 0; c < P; c++) {
+                    const int j = b * U + u;
+                    const float want = j < H ? r[((size_t)g * H + j) * P + c] : 0.0f;
+                    if (memcmp(&w[((size_t)g * U + u) * P + c], &want, sizeof want) != 0) {
+                        printf("rows of R: block %d gate %d unit %d column %d differs\n", b, g, u, c);
+                        return false;
+                    }
+                }
+    }
+    printf("rows of R, batched: ok\n");
+    return true;
+}
+
 } // namespace
 
 int main()
@@ -459,6 +485,7 @@ int main()
             failed += !(f && h);
             cases++;
         }
-    printf("%d of %d cases differ\n", failed, cases);
+    failed += !check_load_rows();
+    printf("%d of %d cases differ\n", failed, cases + 1);
     return failed ? 1 : 0;
 }
