@@ -281,11 +281,13 @@ unsigned grid_for(int64_t n)
              into registers, then polls its words of h_{t-1} as the first form does; only once
              they are all seen does it store h and the gate inputs (+ b_W) to shared memory: the
              inputs' latency runs under the exchange's. A block barrier.
-     units   a warp per unit and sequence: each lane sums every 32nd column of all G gates' rows
-             at once (G independent sums, h read once per column), the butterfly sums them, and
-             lane 0 runs the cell as the first form's cells do, publishing its h word. No
-             barrier: a warp goes on to the next stage (its loads and polls) while the others
-             finish their units.
+     units   a warp per unit and sequence: each lane sums its columns of all G gates' rows at
+             once (G independent sums, h read once per column; pairs of columns, one access
+             each, where P is even, so that a warp's 16-bit weights fill a shared-memory
+             wavefront), the butterflies sum them, and lane 0 runs the cell as the first form's
+             cells do (its other operands read by every lane before the products), publishing
+             its h word. No barrier: a warp goes on to the next stage (its loads and polls)
+             while the others finish their units.
    What a stage writes (h, the gate inputs, the sequences' positions) lies in two buffers, the
    stage of the (step, chunk) numbered k using buffer k % 2: the stage of k + 1 may run while
    warps still read buffer k % 2 in the units of k, and buffer (k + 1) % 2 was last read by the
@@ -670,19 +672,30 @@ __host__ __device__ bool persist_stage_pipelined(const ocd_rnn_seq &q, const ocd
     return ready;
 }
 
-/* One lane's part of G products at once: row g at w + g gate_stride times h, every 32nd column
-   from `lane`, into sum[g] (each summed in column order). */
-template <typename T>
+/* V consecutive values in one access (V = 1 or 2; aligned to the access). */
+template <typename E, int V> struct alignas(sizeof(E) * V) persist_vec {
+    E e[V];
+};
+
+/* One lane's part of G products at once: row g at w + g gate_stride times h, the lane's columns
+   in groups of V (columns V lane + 32 V k + e, e < V: P a multiple of V), into sum[g] (each
+   summed in column order). V = 2 reads two weights and two states an access: for 16-bit data a
+   warp's access then fills a shared-memory wavefront (128 bytes) instead of half of one. */
+template <int V, typename T>
 __host__ __device__ inline void persist_lane_dots(const T *w, int64_t gate_stride, int G, const float *h, int P, int lane,
                                                   float *sum)
 {
     float acc[4] = {0, 0, 0, 0};
 #pragma unroll 4
-    for (int c = lane; c < P; c += PERSIST_WARP) {
-        const float hc = h[c];
+    for (int c = V * lane; c < P; c += V * PERSIST_WARP) {
+        const persist_vec<float, V> hc = *(const persist_vec<float, V> *)(h + c);
 #pragma unroll
         for (int g = 0; g < 4; g++)
-            if (g < G) acc[g] += (float)ocd_cuda_load(w + g * gate_stride + c) * hc;
+            if (g < G) {
+                const persist_vec<T, V> x = *(const persist_vec<T, V> *)(w + g * gate_stride + c);
+#pragma unroll
+                for (int e = 0; e < V; e++) acc[g] += (float)ocd_cuda_load(x.e + e) * hc.e[e];
+            }
     }
 #pragma unroll
     for (int g = 0; g < 4; g++) /* constant indices: registers */
@@ -719,7 +732,7 @@ __host__ __device__ void persist_dots(const ocd_rnn_seq &q, const ocd_rnn_persis
     const int lane = (int)threadIdx.x % PERSIST_WARP;
     for (int d = (int)threadIdx.x / PERSIST_WARP; d < dots; d += pl.threads / PERSIST_WARP) {
         float v;
-        persist_lane_dots(w + (int64_t)(d % rows) * P, 0, 1, h + (int64_t)(d / rows) * P, P, lane, &v);
+        persist_lane_dots<1>(w + (int64_t)(d % rows) * P, 0, 1, h + (int64_t)(d / rows) * P, P, lane, &v);
         for (int off = PERSIST_WARP / 2; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
         if (lane == 0) rec[d] = v;
     }
@@ -728,7 +741,7 @@ __host__ __device__ void persist_dots(const ocd_rnn_seq &q, const ocd_rnn_persis
     for (int d = 0; d < dots; d++) {
         float v[PERSIST_WARP];
         for (int lane = 0; lane < PERSIST_WARP; lane++)
-            persist_lane_dots(w + (int64_t)(d % rows) * P, 0, 1, h + (int64_t)(d / rows) * P, P, lane, &v[lane]);
+            persist_lane_dots<1>(w + (int64_t)(d % rows) * P, 0, 1, h + (int64_t)(d / rows) * P, P, lane, &v[lane]);
         rec[d] = persist_butterfly(v);
     }
 #endif
@@ -789,8 +802,10 @@ __host__ __device__ void persist_cells(const ocd_rnn_seq &q, const ocd_rnn_persi
 }
 
 /* The units of the pipelined form at step t of block b, sequences [n0, n0 + chunk): unit
-   i = nl U + u by warp i % warps, its G products (persist_lane_dots, a butterfly each) and its
-   cell by lane 0. No block barrier after it. On the host units [lo, hi) of the chunk. */
+   i = nl U + u by warp i % warps, its G products (persist_lane_dots, two columns an access
+   where P is even; a butterfly each) and its cell by lane 0, whose other operands every lane
+   reads before the products. No block barrier after it. On the host units [lo, hi) of the
+   chunk. */
 template <typename T>
 __host__ __device__ void persist_units(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int b, int t, int n0,
                                        unsigned char *smem, int lo, int hi)
@@ -802,30 +817,49 @@ __host__ __device__ void persist_units(const ocd_rnn_seq &q, const ocd_rnn_persi
     const C *h = (const C *)(smem + d.h), *ax = (const C *)(smem + d.ax), *br = (const C *)(smem + d.m.br);
     C *cell = (C *)(smem + d.m.cell);
     const persist_seq_at *seq = (const persist_seq_at *)(smem + d.seq);
-    /* the cell of unit i from its products v[g] */
-    auto cell_of = [&](int i, const float *v) {
+    /* what the cell of unit i takes besides its products, read before them */
+    struct operands {
+        C x[4], br[4], c, hn;
+        persist_seq_at a;
+    };
+    auto operands_of = [&](int i) {
         const int u = i % U, nl = i / U;
-        C x[4], ah[4];
+        operands o;
+#pragma unroll
+        for (int g = 0; g < 4; g++) /* constant indices: registers */
+            if (g < G) o.x[g] = ax[nl * rows + g * U + u], o.br[g] = br[g * U + u];
+        o.c = cell[(n0 + nl) * U + u], o.hn = h[nl * P + b * U + u], o.a = seq[nl];
+        return o;
+    };
+    /* a lane's part of unit i's products: pairs of columns an access where P is even */
+    auto lane_dots = [&](int i, int lane, float *sum) {
+        const T *wi = w + (int64_t)(i % U) * P;
+        const float *hs = h + (int64_t)(i / U) * P;
+        if (P % 2 == 0) persist_lane_dots<2>(wi, (int64_t)U * P, G, hs, P, lane, sum);
+        else persist_lane_dots<1>(wi, (int64_t)U * P, G, hs, P, lane, sum);
+    };
+    /* the cell of unit i from its products v[g] */
+    auto cell_of = [&](int i, operands &o, const float *v) {
+        C ah[4];
 #pragma unroll
         for (int g = 0; g < 4; g++)
-            if (g < G) {
-                x[g] = ax[nl * rows + g * U + u];
-                ah[g] = v[g] + br[g * U + u];
-            }
-        persist_cell<T>(q, t, n0 + nl, b * U + u, seq[nl], x, ah, cell + (n0 + nl) * U + u, h[nl * P + b * U + u]);
+            if (g < G) ah[g] = v[g] + o.br[g];
+        persist_cell<T>(q, t, n0 + i / U, b * U + i % U, o.a, o.x, ah, &o.c, o.hn);
+        cell[(n0 + i / U) * U + i % U] = o.c;
     };
 #ifdef __CUDA_ARCH__
     (void)lo, (void)hi;
     const int lane = (int)threadIdx.x % PERSIST_WARP;
     for (int i = (int)threadIdx.x / PERSIST_WARP; i < units; i += pl.threads / PERSIST_WARP) {
         if (b * U + i % U >= q.step.H) continue; /* the warp's unit: the whole warp skips */
+        operands o = operands_of(i); /* every lane: broadcasts, in flight during the products */
         float v[4] = {0, 0, 0, 0};
-        persist_lane_dots(w + (int64_t)(i % U) * P, (int64_t)U * P, G, h + (int64_t)(i / U) * P, P, lane, v);
+        lane_dots(i, lane, v);
         for (int off = PERSIST_WARP / 2; off > 0; off /= 2)
 #pragma unroll
             for (int g = 0; g < 4; g++) /* four butterflies interleaved, without branches (zero past G) */
                 v[g] += __shfl_xor_sync(0xffffffffu, v[g], off);
-        if (lane == 0) cell_of(i, v);
+        if (lane == 0) cell_of(i, o, v);
     }
 #else
     for (int i = lo; i < hi && i < units; i++) {
@@ -833,11 +867,12 @@ __host__ __device__ void persist_units(const ocd_rnn_seq &q, const ocd_rnn_persi
         float lanes[4][PERSIST_WARP], v[4];
         for (int lane = 0; lane < PERSIST_WARP; lane++) {
             float sum[4];
-            persist_lane_dots(w + (int64_t)(i % U) * P, (int64_t)U * P, G, h + (int64_t)(i / U) * P, P, lane, sum);
+            lane_dots(i, lane, sum);
             for (int g = 0; g < G; g++) lanes[g][lane] = sum[g];
         }
         for (int g = 0; g < G; g++) v[g] = persist_butterfly(lanes[g]);
-        cell_of(i, v);
+        operands o = operands_of(i);
+        cell_of(i, o, v);
     }
 #endif
 }
