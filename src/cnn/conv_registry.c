@@ -200,6 +200,10 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
     CUBLAS_1X1_ENTRIES("dgrad", DGRAD_GEMM_ALGOS)
     /* C < 8 (RGB first layers): one 8-wide tile of channels, ahead of the 64-wide GEMM tiles */
     PLANNED_ENTRY("cuda:dgrad_stem_tc_128x8", OCD_BACKEND_CUDA, DGRAD_GEMM_ALGOS, ocd_cuda_conv_stem_dgrad, true)
+    /* strided 1x1 without padding (downsampling): one cuBLAS GEMM and a pass over dx, ahead of
+       the phases, which zero dx and write one phase over it */
+    PLANNED_ENTRY("cuda:dgrad_gemm1x1_strided_cublas_tc", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1),
+                  ocd_cuda_conv_dgrad_1x1s, true)
     /* strided: every phase on the TMA kernel, ahead of the phases on the cp.async kernels */
     PLANNED_ENTRY("cuda:dgrad_igemm_tma_phases", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_DATA_ALGO_1),
                   ocd_cuda_conv_igemm_phases_tma, true)

@@ -58,7 +58,7 @@ static const char *const dgrad_entries[] = {
     "cuda:dgrad_igemm_tma_c2_tf32_128x256x32_s4", "cuda:dgrad_igemm_tma_c2_tf32_256x128x32_s4",
     "cuda:dgrad_igemm_tma_128x128x64_s7", "cuda:dgrad_igemm_tma_256x64x64_s5", "cuda:dgrad_igemm_tma_128x64x64_s9",
     "cuda:dgrad_igemm_tma_tf32_128x128x32_s7", "cuda:dgrad_igemm_tma_tf32_256x64x32_s5",
-    "cuda:dgrad_igemm_tma_tf32_128x64x32_s9",
+    "cuda:dgrad_igemm_tma_tf32_128x64x32_s9", "cuda:dgrad_gemm1x1_strided_cublas_tc",
 };
 static const char *const wgrad_entries[] = {
     "host:wgrad_gemm", "host:wgrad_implicit_precomp_gemm", "host:wgrad_implicit_gemm",

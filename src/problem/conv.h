@@ -275,6 +275,11 @@ OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_phases_tf32)
 OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_phases_tma)
 OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_phases_tma_tf32)
 
+/* conv_dgrad_1x1s.cu: backward data of a 1x1 filter with a stride and no padding (ResNet's
+   downsampling layers), fp16 and bf16 NHWC: one cuBLAS GEMM into the workspace, then one pass
+   writing every element of dx (its source's value or zero, plus beta * dx). Planned; unproven. */
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_dgrad_1x1s)
+
 /* conv_stem.cu: the forward pass of images with few channels (C not a multiple of 8, C R S <=
    256: RGB first layers) on tensor cores, with K = C R S packed and the im2col tile built in
    shared memory; fp16 and bf16, no workspace. Planned. */
