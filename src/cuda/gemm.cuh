@@ -38,6 +38,14 @@ static inline gemm_epi gemm_epi_of(const struct ocd_gemm_call *call)
     return e;
 }
 
+/* The activation of the epilogue, either kind, or v itself when it has none. */
+template <typename Acc> __host__ __device__ __forceinline__ Acc gemm_epi_act(const gemm_epi &e, Acc v)
+{
+    if (e.act_on) return ocd_act_forward<Acc>(e.act_mode, e.act_propagate, (Acc)e.act_coef, (Acc)e.act_swish, v);
+    if (e.pw_on) return ocd_cuda_pw_step<Acc>(&e.pw, v);
+    return v;
+}
+
 /* Element (i, j) of C at c + off: v = alpha * acc (scaled = false: acc is already alpha * the
    product + beta * C, as cuBLAS leaves it) + beta * C + bias, activated, stored. */
 template <typename C, typename Acc>
@@ -51,9 +59,7 @@ __host__ __device__ __forceinline__ void gemm_epi_store(const gemm_epi &e, C *c,
     }
     if (e.bias_mode == OCD_GEMM_BIAS_ROW) v += ocd_cuda_load((const C *)e.bias + i);
     else if (e.bias_mode == OCD_GEMM_BIAS_COL) v += ocd_cuda_load((const C *)e.bias + j);
-    if (e.act_on) v = ocd_act_forward<Acc>(e.act_mode, e.act_propagate, (Acc)e.act_coef, (Acc)e.act_swish, v);
-    else if (e.pw_on) v = ocd_cuda_pw_step<Acc>(&e.pw, v);
-    ocd_cuda_store(c + off, v);
+    ocd_cuda_store(c + off, gemm_epi_act<Acc>(e, v));
 }
 
 /* A stored type of the problem as cuBLAS and cuBLASLt name it. */
@@ -75,7 +81,8 @@ __host__ __device__ __forceinline__ T *gemm_batch_ptr(const void *data, bool poi
 }
 
 /* C = act(C + bias) over every element of every batch: the epilogue of an entry whose GEMM
-   applied alpha and beta itself (gemm_plain.cu). */
+   applied alpha and beta itself (gemm_plain.cu; cuBLAS, and cuBLASLt for the activations its
+   epilogue lacks, with no bias in the call when cuBLASLt added it). */
 cudnnStatus_t ocd_cuda_gemm_epilogue(cudnnHandle_t handle, const struct ocd_gemm_call *call);
 
 #endif /* OCD_CUDA_GEMM_CUH */

@@ -1,7 +1,7 @@
 /* gemm_cublaslt.cu: the CUDA GEMM through cuBLASLt (cuda:gemm_cublaslt, first in the table of
-   src/ops/gemm.c), loaded at run time (cublaslt_loader.h), for the problems whose whole epilogue
-   cuBLASLt's own computes: it saves the pass over C that the cuBLAS entry runs for a bias or a
-   ReLU (attention's projections, the graph API's MatmulBiasAct).
+   src/ops/gemm.c), loaded at run time (cublaslt_loader.h): cuBLASLt's own epilogue computes a
+   bias and a ReLU, which saves the pass over C that the cuBLAS entry runs for them (attention's
+   projections, the graph API's MatmulBiasAct); any other activation is one pass after it.
 
    cuBLASLt computes D = epilogue(alpha * op(A) op(B) + beta * C), here in place (D is C, with
    C's one layout), the epilogue being DEFAULT, BIAS (a packed vector of m values of C's type,
@@ -12,12 +12,16 @@
    - strided batches (each layout carries the batch count and stride; a stride of 0 reuses one
      matrix);
    - a bias per row, the activation mode RELU under CUDNN_NOT_PROPAGATE_NAN (a NaN gives 0, as
-     max(x, 0) does), both, or neither.
+     max(x, 0) does), both, or neither;
+   - any other activation, either kind (problem/gemm.h), as an unproven entry's path (core/impl.h:
+     only under OPENCUDNN_UNPROVEN=1): cuBLASLt's GELU is the tanh approximation where the graph
+     API's is the erf form, and its epilogue has no SOFTPLUS, SWISH, TANH, SIGMOID, ELU, clip or
+     slope, so the GEMM runs with the BIAS (or DEFAULT) epilogue and the activation is one pass
+     over C in place after it (gemm_plain.cu's epilogue pass, vectorized where C's columns allow:
+     the graph's MatmulBiasAct with GELU is then the GEMM and one pass at copy bandwidth).
    It refuses, each with its reason: double data; arrays of batch pointers; a bias per column
-   (cuBLASLt's bias runs along D's rows only); every other activation mode, and RELU under
-   PROPAGATE_NAN; every pointwise step as the activation (cuBLASLt's GELU is the tanh
-   approximation where the graph API's is the erf form, and it has no SOFTPLUS, SWISH, TANH,
-   SIGMOID, ELU, clip or slope); an alpha or beta beyond float's range (the scale type cannot
+   (cuBLASLt's bias runs along D's rows only); without OPENCUDNN_UNPROVEN=1, every activation
+   but RELU under NOT_PROPAGATE_NAN; an alpha or beta beyond float's range (the scale type cannot
    hold it); a matrix pointer or a batch stride not aligned to its element; a bias pointer off
    a 16-byte boundary (cuBLASLt's preferences state the alignments of A, B, C and D only, and
    its epilogue kernels may load the bias 16 bytes at a time: a bias inside a packed weight
@@ -76,6 +80,13 @@ static void alignments(const struct ocd_gemm_call *call, uint32_t align[3], uint
     align[2] = alignment(call->c, p->stride_c, elem[2], p->batch);
 }
 
+/* Whether the activation is not cuBLASLt's own ReLU: a pass over C after the GEMM applies it. */
+static bool act_in_pass(const struct ocd_gemm_problem *p)
+{
+    return p->pw_act_on ||
+           (p->act_on && (p->act.mode != CUDNN_ACTIVATION_RELU || p->act.nan_opt != CUDNN_NOT_PROPAGATE_NAN));
+}
+
 /* Why cuBLASLt's epilogue or layouts cannot express the call, or NULL. */
 static const char *refuses(const struct ocd_gemm_call *call)
 {
@@ -83,11 +94,12 @@ static const char *refuses(const struct ocd_gemm_call *call)
     if (p->ab_type == CUDNN_DATA_DOUBLE) return OCD_REASON_DTYPE;
     if (p->pointer_array) return "arrays of batch pointers: cuBLASLt takes strided batches";
     if (p->bias == OCD_GEMM_BIAS_COL) return "a bias per column: cuBLASLt's bias runs along the rows of C";
-    if (p->pw_act_on)
-        return "a pointwise step as the activation: cuBLASLt's epilogue has no erf GELU (its GELU is the tanh "
-               "form), SOFTPLUS, SWISH, TANH, SIGMOID, ELU, clip or slope";
-    if (p->act_on && (p->act.mode != CUDNN_ACTIVATION_RELU || p->act.nan_opt != CUDNN_NOT_PROPAGATE_NAN))
-        return "an activation other than RELU without NaN propagation: cuBLASLt's epilogue has max(x, 0) only";
+    if (act_in_pass(p) && ocd_impl_unproven() != NULL)
+        return p->pw_act_on ? "a pointwise step as the activation: cuBLASLt's epilogue has no erf GELU (its GELU is "
+                              "the tanh form), SOFTPLUS, SWISH, TANH, SIGMOID, ELU, clip or slope, and the pass "
+                              "after it is unproven"
+                            : "an activation other than RELU without NaN propagation: cuBLASLt's epilogue has "
+                              "max(x, 0) only, and the pass after it is unproven";
     if (!fits_float(p->alpha) || !fits_float(p->beta)) return "alpha or beta beyond float, cuBLASLt's scale type";
     uint32_t align[3], elem[3];
     alignments(call, align, elem);
@@ -126,8 +138,9 @@ static cublasStatus_t descs_make(const struct ocd_cublaslt_api *api, const struc
     const struct ocd_gemm_problem *p = call->p;
     memset(d, 0, sizeof *d);
     const bool bias = p->bias == OCD_GEMM_BIAS_ROW;
-    const uint32_t epilogue = p->act_on ? (bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU)
-                                        : (bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT);
+    const bool relu = p->act_on && !act_in_pass(p);
+    const uint32_t epilogue = relu ? (bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU)
+                                   : (bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT);
     const cublasOperation_t ta = p->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = p->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasStatus_t st = api->desc_create(
         &d->op, p->compute == OCD_GEMM_COMPUTE_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F);
@@ -203,7 +216,12 @@ static cudnnStatus_t run(cudnnHandle_t handle, const void *call_, const void *pl
                          &((const struct lt_plan *)plan_)->algo, NULL, 0, handle->stream);
     descs_free(api, &d);
     if (st != CUBLAS_STATUS_SUCCESS) return ocd_cublaslt_status(st, "cublasLtMatmul", __func__, __FILE__, __LINE__);
-    return CUDNN_STATUS_SUCCESS;
+    if (!act_in_pass(p)) return CUDNN_STATUS_SUCCESS;
+    /* the activation over D, which holds alpha * A B + beta * C + bias */
+    struct ocd_gemm_problem act = *p;
+    act.bias = OCD_GEMM_BIAS_NONE;
+    const struct ocd_gemm_call pass = {&act, call->a, call->b, call->c, NULL};
+    return ocd_cuda_gemm_epilogue(handle, &pass);
 }
 
 const struct ocd_impl_planned ocd_cuda_gemm_cublaslt_planned = {plan, NULL, run};

@@ -8,8 +8,18 @@
    kind of activation (gemm.cuh: a pointwise step only while OPENCUDNN_UNPROVEN=1).
 
    The epilogue pass is memory-bound, and written so: each thread carries several elements with
-   their loads in flight, and finds their coordinates by multiply-high division. */
+   their loads in flight, and finds their coordinates by multiply-high division. Its vectorized
+   form (an unproven entry's path, core/impl.h: only under OPENCUDNN_UNPROVEN=1) moves whole
+   16-byte vectors of V consecutive rows of a column, where every column starts on a 16-byte
+   boundary: C's pointer aligned, m, ldc and the batch stride multiples of V, a bias per row
+   aligned too (it is read as vectors beside C's). A thread then issues EPI_VECS such loads (64
+   bytes, with the bias's) before its first store, and finds the vector's row group, column and
+   batch by multiply-high division once per V elements. The activation GELU_FWD (the graph's
+   MatmulBiasAct) is a kernel of its own, ocd_pw_apply inlined with its mode known, instead of
+   the out-of-line call of pw_step.cuh that every other step takes. */
+#include "core/dtype.h"
 #include "core/handle.h"
+#include "core/impl.h"
 #include "cuda/check.cuh"
 #include "cuda/gemm.cuh"
 
@@ -92,6 +102,73 @@ template <typename C, typename Acc> __global__ void gemm_epilogue_kernel(const _
                                   [&](int64_t base) { gemm_epilogue_span<C, Acc>(a, base, threadIdx.x, blockDim.x); });
 }
 
+/* The vectorized pass's arguments: vectors numbered row group fastest (m / V of them a column),
+   then column, then batch; every number fits 32 bits (vec_fits). */
+struct epilogue_vec_args {
+    plain_args p;
+    uint32_t total;
+    ocd_fastdiv groups, cols;
+};
+
+/* 16-byte vectors of C a thread of the vectorized pass carries at once. */
+#define EPI_VECS 4
+
+/* The activation of the vectorized pass: GELU_FWD with the step's mode fixed, so that
+   ocd_pw_apply's switch folds away and its erf form runs inline; else gemm_epi_act. */
+template <typename Acc, bool GELU> __host__ __device__ __forceinline__ Acc epi_vec_act(const gemm_epi &e, Acc v)
+{
+    if (!GELU) return gemm_epi_act<Acc>(e, v);
+    struct ocd_pw_step s = e.pw;
+    s.mode = CUDNN_POINTWISE_GELU_FWD;
+    return ocd_pw_apply<Acc>(&s, v, v);
+}
+
+/* What thread `tid` of a block of `threads` does for the block's span starting at vector base
+   (host-callable: tests/emulate/gemm_epilogue.cu runs it). */
+template <typename C, typename Acc, bool GELU>
+__host__ __device__ __forceinline__ void gemm_epilogue_vec_span(const epilogue_vec_args &a, uint32_t base, unsigned tid,
+                                                                unsigned threads)
+{
+    constexpr int V = ocd_vec16<C>::N;
+    const plain_args &p = a.p;
+    const bool row_bias = p.e.bias_mode == OCD_GEMM_BIAS_ROW, col_bias = p.e.bias_mode == OCD_GEMM_BIAS_COL;
+    ocd_vec16<C> *c[EPI_VECS];
+    ocd_vec16<C> v[EPI_VECS], bias[EPI_VECS];
+    uint32_t col[EPI_VECS];
+#pragma unroll
+    for (int e = 0; e < EPI_VECS; e++) {
+        const uint32_t x = base + (uint32_t)e * threads + tid;
+        if (x >= a.total) break;
+        uint32_t g, j;
+        const uint32_t b = ocd_fastdiv_divmod(a.cols, ocd_fastdiv_divmod(a.groups, x, &g), &j);
+        c[e] = reinterpret_cast<ocd_vec16<C> *>((C *)p.c + b * p.sc + (int64_t)g * V + j * p.ldc);
+        col[e] = j;
+        v[e] = *c[e];
+        if (row_bias) bias[e] = reinterpret_cast<const ocd_vec16<C> *>(p.e.bias)[g];
+    }
+#pragma unroll
+    for (int e = 0; e < EPI_VECS; e++) {
+        if (base + (uint32_t)e * threads + tid >= a.total) break;
+        const Acc cb = col_bias ? (Acc)ocd_cuda_load((const C *)p.e.bias + col[e]) : (Acc)0;
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            Acc t = ocd_cuda_load(&v[e].v[k]);
+            if (row_bias) t += ocd_cuda_load(&bias[e].v[k]);
+            else if (col_bias) t += cb;
+            ocd_cuda_store(&v[e].v[k], epi_vec_act<Acc, GELU>(p.e, t));
+        }
+        *c[e] = v[e];
+    }
+}
+
+template <typename C, typename Acc, bool GELU>
+__global__ void gemm_epilogue_vec_kernel(const __grid_constant__ epilogue_vec_args a)
+{
+    ocd_cuda_each_span<EPI_VECS>(a.total, [&](int64_t base) {
+        gemm_epilogue_vec_span<C, Acc, GELU>(a, (uint32_t)base, threadIdx.x, blockDim.x);
+    });
+}
+
 static plain_args args_of(const struct ocd_gemm_call *call)
 {
     const struct ocd_gemm_problem *p = call->p;
@@ -146,8 +223,55 @@ static epilogue_args epilogue_args_of(const struct ocd_gemm_call *call)
     return a;
 }
 
+/* Whether the vectorized pass takes the call: strided batches whose columns all start on a
+   16-byte boundary (V = 16 / the size of C's type), a bias per row on one too, fewer than 2^31
+   elements. */
+static bool vec_fits(const struct ocd_gemm_call *call)
+{
+    const struct ocd_gemm_problem *p = call->p;
+    const int64_t V = 16 / (int64_t)ocd_dtype_scalar_size(p->c_type);
+    return !p->pointer_array && p->m % V == 0 && p->ldc % V == 0 && (p->batch == 1 || p->stride_c % V == 0) &&
+           ocd_cuda_aligned16(call->c) && (p->bias != OCD_GEMM_BIAS_ROW || ocd_cuda_aligned16(call->bias)) &&
+           p->m * p->n * p->batch < ((int64_t)1 << 31);
+}
+
+static epilogue_vec_args epilogue_vec_args_of(const struct ocd_gemm_call *call)
+{
+    const int64_t V = 16 / (int64_t)ocd_dtype_scalar_size(call->p->c_type);
+    epilogue_vec_args a;
+    a.p = args_of(call);
+    a.total = (uint32_t)(a.p.m / V * a.p.n * a.p.batch);
+    a.groups = ocd_fastdiv_make((uint32_t)(a.p.m / V));
+    a.cols = ocd_fastdiv_make((uint32_t)a.p.n);
+    return a;
+}
+
+template <typename C, typename Acc> static void launch_vec(const epilogue_vec_args &a, cudaStream_t s)
+{
+    const unsigned grid = ocd_cuda_span_blocks(a.total, EPI_VECS, 256);
+    if (a.p.e.pw_on && a.p.e.pw.mode == CUDNN_POINTWISE_GELU_FWD)
+        gemm_epilogue_vec_kernel<C, Acc, true><<<grid, 256, 0, s>>>(a);
+    else
+        gemm_epilogue_vec_kernel<C, Acc, false><<<grid, 256, 0, s>>>(a);
+}
+
+static cudnnStatus_t epilogue_vec(cudnnHandle_t handle, const struct ocd_gemm_call *call)
+{
+    const epilogue_vec_args a = epilogue_vec_args_of(call);
+    cudaStream_t s = handle->stream;
+    switch (call->p->c_type) {
+    case CUDNN_DATA_HALF: launch_vec<__half, float>(a, s); break;
+    case CUDNN_DATA_BFLOAT16: launch_vec<__nv_bfloat16, float>(a, s); break;
+    case CUDNN_DATA_DOUBLE: launch_vec<double, double>(a, s); break;
+    default: launch_vec<float, float>(a, s); break;
+    }
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
+}
+
 cudnnStatus_t ocd_cuda_gemm_epilogue(cudnnHandle_t handle, const struct ocd_gemm_call *call)
 {
+    if (ocd_impl_unproven() == NULL && vec_fits(call)) return epilogue_vec(handle, call);
     const epilogue_args a = epilogue_args_of(call);
     const unsigned grid = ocd_cuda_span_blocks(a.p.m * a.p.n * a.p.batch, EPI_ELEMS, 256);
     cudaStream_t s = handle->stream;

@@ -20,8 +20,8 @@
      default RELU_FWD only): ConvBiasAct, ConvScaleBiasAddAct, ConvBiasScaleAct in one kernel;
      and a matmul followed by act(alpha1 * matmul + bias) (an optional bias per row or column,
      an optional forward activation) runs as one GEMM with its epilogue (problem/gemm.h), when
-     an implementation of the backend takes it (on the host every activation; on CUDA a bias and
-     a default RELU_FWD only): MatmulBiasAct;
+     an implementation of the backend takes it (every activation: on CUDA cuBLASLt's epilogue
+     adds the bias and a default RELU_FWD, and a pass over C applies any other): MatmulBiasAct;
    - in place: otherwise, when the chain writes a tensor laid out like the anchor's (the
      convolution's or GEMM's) output, the anchor writes there and the chain runs in place, so
      the intermediate needs no workspace (a variant pack that puts another input of the anchor

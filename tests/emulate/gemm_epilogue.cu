@@ -5,7 +5,8 @@
    batch pointers), the bias per row or column and the activation, against a double reference
    (ref/pointwise.c for the pointwise step). C holds alpha * A B + beta * C as cuBLAS leaves it;
    the pass must leave act(C + bias) in every element of every matrix and touch nothing between
-   them. Prints a line per case; exits 1 if any differs. */
+   them. The vectorized form of the pass (16-byte vectors of rows, GELU_FWD inlined) runs the
+   cases marked vec, which must fit it. Prints a line per case; exits 1 if any differs. */
 #include "cuda/gemm_plain.cu"
 
 #include "../ref/pointwise.c"
@@ -30,6 +31,7 @@ struct emu_case {
     enum ocd_gemm_bias bias;
     int act; /* -1: none, 0: the RELU activation mode, else a pointwise mode */
     bool pointers, slow; /* arrays of batch pointers; the 64-bit division path */
+    bool vec;            /* the vectorized pass */
 };
 
 template <typename C> bool run(const emu_case &k)
@@ -62,15 +64,30 @@ template <typename C> bool run(const emu_case &k)
     }
     struct ocd_gemm_call call = {&p, NULL, NULL, k.pointers ? (void *)ptrs.data() : (void *)c.data(),
                                  k.bias == OCD_GEMM_BIAS_NONE ? NULL : bias.data()};
-    epilogue_args a = epilogue_args_of(&call);
-    if (k.slow) a.fast = false;
     /* the launch's grid cut to 3 blocks of 8 threads, striding */
     const unsigned threads = 8, blocks = 3;
-    const int64_t total = k.m * k.n * k.batch, step = EPI_ELEMS * (int64_t)threads;
     typedef typename std::conditional<std::is_same<C, double>::value, double, float>::type Acc;
-    for (unsigned blk = 0; blk < blocks; blk++)
-        for (int64_t base = blk * step; base < total; base += blocks * step)
-            for (unsigned t = 0; t < threads; t++) gemm_epilogue_span<C, Acc>(a, base, t, threads);
+    if (k.vec) {
+        if (vec_fits(&call) != true) {
+            printf("%-36s FAILED (the vectorized pass refuses it)\n", k.name);
+            return false;
+        }
+        const epilogue_vec_args a = epilogue_vec_args_of(&call);
+        const bool gelu = a.p.e.pw_on && a.p.e.pw.mode == CUDNN_POINTWISE_GELU_FWD;
+        const uint32_t step = EPI_VECS * threads;
+        for (unsigned blk = 0; blk < blocks; blk++)
+            for (uint32_t base = blk * step; base < a.total; base += blocks * step)
+                for (unsigned t = 0; t < threads; t++)
+                    gelu ? gemm_epilogue_vec_span<C, Acc, true>(a, base, t, threads)
+                         : gemm_epilogue_vec_span<C, Acc, false>(a, base, t, threads);
+    } else {
+        epilogue_args a = epilogue_args_of(&call);
+        if (k.slow) a.fast = false;
+        const int64_t total = k.m * k.n * k.batch, step = EPI_ELEMS * (int64_t)threads;
+        for (unsigned blk = 0; blk < blocks; blk++)
+            for (int64_t base = blk * step; base < total; base += blocks * step)
+                for (unsigned t = 0; t < threads; t++) gemm_epilogue_span<C, Acc>(a, base, t, threads);
+    }
 
     const double tol = k.t == CUDNN_DATA_HALF ? 4e-3 : k.t == CUDNN_DATA_BFLOAT16 ? 2e-2 : 1e-5;
     double worst = 0;
@@ -106,6 +123,19 @@ int main()
          false},
         {"f64_bias_col_relu_64bit_division", CUDNN_DATA_DOUBLE, 13, 17, 2, 15, 260, OCD_GEMM_BIAS_COL, 0, false, true},
         {"f16_one_row", CUDNN_DATA_HALF, 1, 50, 2, 1, 60, OCD_GEMM_BIAS_ROW, CUDNN_POINTWISE_TANH_FWD, false, false},
+        /* the vectorized pass: MatmulBiasAct's packed C, padded columns and batch gaps, each bias */
+        {"vec_f16_bias_row_gelu_packed", CUDNN_DATA_HALF, 64, 37, 1, 64, 0, OCD_GEMM_BIAS_ROW, CUDNN_POINTWISE_GELU_FWD,
+         false, false, true},
+        {"vec_f16_bias_col_gelu_batches", CUDNN_DATA_HALF, 24, 7, 3, 40, 296, OCD_GEMM_BIAS_COL,
+         CUDNN_POINTWISE_GELU_FWD, false, false, true},
+        {"vec_bf16_bias_row_swish_batches", CUDNN_DATA_BFLOAT16, 16, 9, 2, 24, 224, OCD_GEMM_BIAS_ROW,
+         CUDNN_POINTWISE_SWISH_FWD, false, false, true},
+        {"vec_f32_gelu_no_bias", CUDNN_DATA_FLOAT, 12, 11, 1, 16, 0, OCD_GEMM_BIAS_NONE, CUDNN_POINTWISE_GELU_FWD, false,
+         false, true},
+        {"vec_f32_bias_col_relu", CUDNN_DATA_FLOAT, 8, 33, 2, 8, 264, OCD_GEMM_BIAS_COL, 0, false, false, true},
+        {"vec_f64_bias_row_elu", CUDNN_DATA_DOUBLE, 6, 13, 2, 10, 140, OCD_GEMM_BIAS_ROW, CUDNN_POINTWISE_ELU_FWD,
+         false, false, true},
+        {"vec_f16_bias_row_no_act", CUDNN_DATA_HALF, 8, 5, 1, 8, 0, OCD_GEMM_BIAS_ROW, -1, false, false, true},
     };
     bool ok = true;
     for (const emu_case &k : cases) {
