@@ -253,8 +253,46 @@ struct rnn_recurrence {
     char *hs, *cs;
 };
 
+/* A call's state tensor (hx, cx, hy or cy: [pseudo-layer][N][width], NULL when not given) at
+   pseudo-layer pl, `bytes` a pseudo-layer's; NULL when not given. */
+static char *pl_state(const void *base, int pl, size_t bytes)
+{
+    return base ? (char *)base + (size_t)pl * bytes : NULL;
+}
+
+/* The pseudo-layer's initial states into state slot 0 (hx in the data type, cx in the compute
+   type; zero where not given), where the step loop and the persistent kernel's first form read
+   them. */
+static cudnnStatus_t states_in(const struct rnn_recurrence *r)
+{
+    const struct ocd_rnn_ctx *x = r->x;
+    const struct ocd_rnn_problem *p = x->p;
+    const struct ocd_rnn_layout *l = &x->l;
+    int64_t H = l->H, P = l->P, N = l->N;
+    OCD_TRY(convert(x, r->hs, p->dtype, pl_state(x->c->hx, r->pl, (size_t)(N * P) * l->e), p->dtype, N * P));
+    if (p->cell == CUDNN_LSTM)
+        OCD_TRY(convert(x, r->cs, x->ct, pl_state(x->c->cx, r->pl, (size_t)(N * H) * l->e), p->dtype, N * H));
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* The final states, where the step loop and the first form leave them (state slot T % slots), to
+   hy and cy where given. */
+static cudnnStatus_t states_out(const struct rnn_recurrence *r)
+{
+    const struct ocd_rnn_ctx *x = r->x;
+    const struct ocd_rnn_problem *p = x->p;
+    const struct ocd_rnn_layout *l = &x->l;
+    int64_t H = l->H, P = l->P, N = l->N;
+    size_t last = (size_t)(l->T % l->state_slots), hb = (size_t)(N * P) * l->e;
+    char *hy = pl_state(x->c->hy, r->pl, hb), *cy = pl_state(x->c->cy, r->pl, (size_t)(N * H) * l->e);
+    if (hy) OCD_TRY(ocd_backend_copy(x->h, hy, r->hs + last * hb, hb, OCD_COPY_ON_DEVICE));
+    if (cy && p->cell == CUDNN_LSTM)
+        OCD_TRY(convert(x, cy, p->dtype, r->cs + last * (size_t)(N * H) * l->ce, x->ct, N * H));
+    return CUDNN_STATUS_SUCCESS;
+}
+
 /* The step loop: per step the recurrent GEMM over the batch, the backend's pointwise step, and
-   with a projection its GEMM and store. */
+   with a projection its GEMM and store; the states through the slots (states_in, states_out). */
 static cudnnStatus_t recurrence_steps(cudnnHandle_t handle, const void *problem, void *workspace,
                                       size_t workspace_bytes)
 {
@@ -269,6 +307,7 @@ static cudnnStatus_t recurrence_steps(cudnnHandle_t handle, const void *problem,
     struct ocd_rnn_param R = ocd_rnn_matrix(p, r->pl, p->gates), Wp = ocd_rnn_matrix(p, r->pl, OCD_RNN_PROJECTION_ID);
     struct ocd_rnn_step s = r->s;
     char *gh = x->ws + l->ws_gh; /* s.gh */
+    OCD_TRY(states_in(r));
     for (int t = 0; t < l->T; t++) {
         size_t now = (size_t)(t % l->state_slots), next = (size_t)((t + 1) % l->state_slots);
         s.s = t;
@@ -287,17 +326,22 @@ static cudnnStatus_t recurrence_steps(cudnnHandle_t handle, const void *problem,
             OCD_TRY(ocd_rnn_aux(x, &a));
         }
     }
-    return CUDNN_STATUS_SUCCESS;
+    return states_out(r);
 }
 
 #ifdef OCD_HAVE_CUDA
-/* The persistent kernel's problem: the inference layout's two state slots (slot 1 as hnext),
-   the exchange in the step loop's gh region (ocd_rnn_layout_of sizes it for both). */
+/* The persistent kernel's problem: the inference layout's two state slots (slot 1 as hnext), the
+   call's states of the pseudo-layer (the pipelined form's), the exchange in the step loop's gh
+   region (ocd_rnn_layout_of sizes it for both). */
 static struct ocd_rnn_seq persistent_seq(const struct rnn_recurrence *r)
 {
     const struct ocd_rnn_layout *l = &r->x->l;
+    const struct ocd_rnn_call *c = r->x->c;
+    size_t hb = (size_t)(l->N * l->P) * l->e, cb = (size_t)(l->N * l->H) * l->e;
     struct ocd_rnn_seq q = {.step = r->s, .r = ocd_rnn_weight(r->x, ocd_rnn_matrix(r->x->p, r->pl, r->x->p->gates)),
-                            .exchange = r->x->ws + l->ws_gh};
+                            .exchange = r->x->ws + l->ws_gh, .hx = pl_state(c->hx, r->pl, hb),
+                            .cx = pl_state(c->cx, r->pl, cb), .hy = pl_state(c->hy, r->pl, hb),
+                            .cy = pl_state(c->cy, r->pl, cb)};
     q.step.hprev = r->hs;
     q.step.hnext = r->hs + (size_t)l->N * l->P * l->e;
     q.step.cprev = r->cs;
@@ -323,12 +367,18 @@ static const char *persistent_plan(cudnnHandle_t handle, const void *problem, vo
     return ocd_cuda_rnn_persist_plan(handle, &q, ocd_impl_unproven() == NULL, plan);
 }
 
+/* The first form takes and leaves the states in the slots; the pipelined one reads hx and cx and
+   writes hy and cy itself. */
 static cudnnStatus_t persistent_run(cudnnHandle_t handle, const void *problem, const void *plan, void *workspace,
                                     size_t workspace_bytes)
 {
     (void)workspace, (void)workspace_bytes;
-    struct ocd_rnn_seq q = persistent_seq(problem);
-    return ocd_cuda_rnn_persist(handle, &q, plan);
+    const struct rnn_recurrence *r = problem;
+    const struct ocd_rnn_persist_plan *pl = plan;
+    struct ocd_rnn_seq q = persistent_seq(r);
+    if (!pl->pipelined) OCD_TRY(states_in(r));
+    OCD_TRY(ocd_cuda_rnn_persist(handle, &q, pl));
+    return pl->pipelined ? CUDNN_STATUS_SUCCESS : states_out(r);
 }
 
 static const struct ocd_impl_planned persistent_hooks = {persistent_plan, NULL, persistent_run};
@@ -350,19 +400,13 @@ static cudnnStatus_t forward_pseudo(const struct ocd_rnn_ctx *x, int layer, int 
 {
     const struct ocd_rnn_problem *p = x->p;
     const struct ocd_rnn_layout *l = &x->l;
-    const struct ocd_rnn_call *c = x->c;
-    int64_t G = l->G, H = l->H, P = l->P, N = l->N, in = ocd_rnn_layer_input(p, layer);
-    size_t e = l->e, ce = l->ce;
+    int64_t G = l->G, H = l->H, in = ocd_rnn_layer_input(p, layer);
     struct ocd_rnn_param W = ocd_rnn_matrix(p, pl, 0);
     struct rnn_recurrence r = {.x = x, .pl = pl, .hs = ocd_rnn_rs(x, l->rs_hs, pl), .cs = ocd_rnn_rs(x, l->rs_cs, pl)};
     char *gx = x->ws + l->ws_gx;
     if (W.rows && l->pos > 0) /* no positions: every sequence is empty */
         OCD_TRY(ocd_rnn_gemm(x, true, false, G * H, l->pos, in, ocd_rnn_weight(x, W), in, lin, in, gx, G * H, x->ct,
                              0));
-    OCD_TRY(convert(x, r.hs, p->dtype, c->hx ? (const char *)c->hx + (size_t)pl * N * P * e : NULL, p->dtype, N * P));
-    if (p->cell == CUDNN_LSTM)
-        OCD_TRY(convert(x, r.cs, x->ct, c->cx ? (const char *)c->cx + (size_t)pl * N * H * e : NULL, p->dtype,
-                        N * H));
     r.s = ocd_rnn_step_of(x, pl);
     r.s.gx = W.rows ? gx : NULL;
     r.s.x = lin;
@@ -373,14 +417,7 @@ static cudnnStatus_t forward_pseudo(const struct ocd_rnn_ctx *x, int layer, int 
     const struct ocd_impl *impl = ocd_impl_select(x->h, recurrence_impls, OCD_ARRAY_LEN(recurrence_impls), &r,
                                                   "RNN recurrence", &plan);
     if (impl == NULL) return CUDNN_STATUS_NOT_SUPPORTED;
-    OCD_TRY(ocd_impl_exec(x->h, impl, &r, &plan, NULL, 0));
-    size_t last = (size_t)(l->T % l->state_slots);
-    if (c->hy)
-        OCD_TRY(ocd_backend_copy(x->h, (char *)c->hy + (size_t)pl * N * P * e, r.hs + last * N * P * e,
-                                 (size_t)N * P * e, OCD_COPY_ON_DEVICE));
-    if (c->cy && p->cell == CUDNN_LSTM)
-        OCD_TRY(convert(x, (char *)c->cy + (size_t)pl * N * H * e, p->dtype, r.cs + last * N * H * ce, x->ct, N * H));
-    return CUDNN_STATUS_SUCCESS;
+    return ocd_impl_exec(x->h, impl, &r, &plan, NULL, 0);
 }
 
 /* A layer's input: x (training: its copy with the padding zeroed) or the layer below's output. */

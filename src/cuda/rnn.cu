@@ -254,9 +254,12 @@ unsigned grid_for(int64_t n)
 
    Prologue: each block clears its own words of both slots (tag 0: the workspace holds whatever
    an earlier call left there, tags of the same steps included), loads its rows of R, its b_R
-   and its cells (cx from state slot 0), and the grid synchronises once
-   (cooperative_groups::grid_group::sync), so that no block polls a word its owner has not yet
-   cleared. Step 0 reads hx from state slot 0 (data type).
+   and its cells (cx), and the grid synchronises once (cooperative_groups::grid_group::sync), so
+   that no block polls a word its owner has not yet cleared. Step 0 reads hx. The first form
+   takes hx and cx from state slot 0 (the caller converts them there) and leaves the final states
+   in slot T % 2; the pipelined form reads the call's hx and cx and writes its hy and cy itself
+   (data type; zero initial states where not given), saving the caller's copies and conversions
+   around the kernel.
 
    Each step takes `chunk` sequences at a time, in one of two forms (plan.pipelined). The first,
    in three phases with a block barrier after each:
@@ -286,8 +289,8 @@ unsigned grid_for(int64_t n)
              each, where P is even, so that a warp's 16-bit weights fill a shared-memory
              wavefront), the butterflies sum them, and lane 0 runs the cell as the first form's
              cells do (its other operands read by every lane before the products), publishing
-             its h word. No barrier: a warp goes on to the next stage (its loads and polls)
-             while the others finish their units.
+             its h word (at the last step also hy and cy). No barrier: a warp goes on to the
+             next stage (its loads and polls) while the others finish their units.
    What a stage writes (h, the gate inputs, the sequences' positions) lies in two buffers, the
    stage of the (step, chunk) numbered k using buffer k % 2: the stage of k + 1 may run while
    warps still read buffer k % 2 in the units of k, and buffer (k + 1) % 2 was last read by the
@@ -554,24 +557,28 @@ __host__ __device__ void persist_prologue(const ocd_rnn_seq &q, const ocd_rnn_pe
             int n = i / U, j = b * U + i % U;
             if (pl.pipelined && i % U == 0) len[n] = s.lengths[n];
             if (j >= H) continue;
-            cell[i] = s.mode == CUDNN_LSTM ? ((const C *)s.cprev)[(int64_t)n * H + j] : (C)0;
+            cell[i] = s.mode != CUDNN_LSTM ? (C)0
+                      : !pl.pipelined  ? ((const C *)s.cprev)[(int64_t)n * H + j]
+                      : q.cx           ? (C)ocd_cuda_load((const T *)q.cx + (int64_t)n * H + j)
+                                       : (C)0;
             for (int slot = 0; slot < 2; slot++) persist_write(persist_words(q, slot, n) + j, 0);
         }
     });
 }
 
 /* Thread tid's part of staging h_{t-1} of sequences [n0, n0 + nc) into h (compute [nc][P]): at
-   step 0 hx (data type, state slot 0); else its words of the exchange, PERSIST_POLL at once, each
-   batch loaded whole, then polled again until every tag reads t. On the host false as soon as a
-   word is not yet published. */
+   step 0 from hx (data type [N][P]: state slot 0 in the first form, the call's in the pipelined
+   one; NULL: zero); else its words of the exchange, PERSIST_POLL at once, each batch loaded
+   whole, then polled again until every tag reads t. On the host false as soon as a word is not
+   yet published. */
 template <typename T, typename C>
-__host__ __device__ inline bool persist_stage_h(const ocd_rnn_seq &q, int t, int n0, int nc, C *h, int tid,
-                                                int threads)
+__host__ __device__ inline bool persist_stage_h(const ocd_rnn_seq &q, const T *hx, int t, int n0, int nc, C *h,
+                                                int tid, int threads)
 {
     const ocd_rnn_step &s = q.step;
     const int words = nc * s.P;
     if (t == 0) {
-        for (int i = tid; i < words; i += threads) h[i] = (C)ocd_cuda_load((const T *)s.hprev + (int64_t)n0 * s.P + i);
+        for (int i = tid; i < words; i += threads) h[i] = hx ? (C)ocd_cuda_load(hx + (int64_t)n0 * s.P + i) : (C)0;
         return true;
     }
     const uint64_t *src = persist_words(q, t - 1, n0);
@@ -618,7 +625,7 @@ __host__ __device__ bool persist_stage(const ocd_rnn_seq &q, const ocd_rnn_persi
             if (a.on && j < H)
                 for (int g = 0; g < G; g++) ax[nl * rows + g * U + u] = gate_input<T>(s, a.pos, g, j);
         }
-        if (!persist_stage_h<T>(q, t, n0, nc, h, tid, pl.threads)) ready = false;
+        if (!persist_stage_h(q, (const T *)s.hprev, t, n0, nc, h, tid, pl.threads)) ready = false;
     });
     return ready;
 }
@@ -656,7 +663,7 @@ __host__ __device__ bool persist_stage_pipelined(const ocd_rnn_seq &q, const ocd
             else in_x[k] = ((const T *)s.x)[in_seq[k].pos * s.x_stride + j];
         }
         /* nothing above waits for a load's value: the loads are in flight while the thread polls */
-        if (!persist_stage_h<T>(q, t, n0, nc, h, tid, pl.threads)) {
+        if (!persist_stage_h(q, (const T *)q.hx, t, n0, nc, h, tid, pl.threads)) {
             ready = false;
             return;
         }
@@ -749,9 +756,11 @@ __host__ __device__ void persist_dots(const ocd_rnn_seq &q, const ocd_rnn_persis
 
 /* The cell of unit j (owned as u) of sequence n at step t: x[g] W x + b_W, ah[g] R h + b_R, hn
    h_{t-1} of the unit; the new cell to *cell, y, its h word of slot t % 2, at the last step the
-   final states. */
+   final states (the first form: to state slot T % 2, h in the data type, c in the compute type;
+   the pipelined one: to hy and cy where given, both in the data type). */
 template <typename T>
-__host__ __device__ inline void persist_cell(const ocd_rnn_seq &q, int t, int n, int j, const persist_seq_at &a,
+__host__ __device__ inline void persist_cell(const ocd_rnn_seq &q, bool pipelined, int t, int n, int j,
+                                             const persist_seq_at &a,
                                              const typename ocd_compute<T>::type *x,
                                              const typename ocd_compute<T>::type *ah, typename ocd_compute<T>::type *cell,
                                              typename ocd_compute<T>::type hn)
@@ -767,9 +776,13 @@ __host__ __device__ inline void persist_cell(const ocd_rnn_seq &q, int t, int n,
     }
     *cell = c;
     persist_write(persist_words(q, t, n) + j, persist_word(hn, (uint32_t)t + 1));
-    if (t == s.T - 1) {
+    if (t == s.T - 1 && !pipelined) {
         ocd_cuda_store(persist_slot<T>(s.hprev, s.hnext, s.T & 1) + (int64_t)n * P + j, hn);
         if (s.mode == CUDNN_LSTM) persist_slot<C>(s.cprev, s.cnext, s.T & 1)[(int64_t)n * H + j] = c;
+    }
+    if (t == s.T - 1 && pipelined) {
+        if (q.hy) ocd_cuda_store((T *)q.hy + (int64_t)n * P + j, hn);
+        if (q.cy && s.mode == CUDNN_LSTM) ocd_cuda_store((T *)q.cy + (int64_t)n * H + j, c);
     }
 }
 
@@ -796,7 +809,7 @@ __host__ __device__ void persist_cells(const ocd_rnn_seq &q, const ocd_rnn_persi
                     x[g] = ax[nl * rows + g * U + u];
                     ah[g] = rec[nl * rows + g * U + u] + br[g * U + u];
                 }
-            persist_cell<T>(q, t, n0 + nl, j, seq[nl], x, ah, cell + (n0 + nl) * U + u, h[nl * P + j]);
+            persist_cell<T>(q, false, t, n0 + nl, j, seq[nl], x, ah, cell + (n0 + nl) * U + u, h[nl * P + j]);
         }
     });
 }
@@ -844,7 +857,7 @@ __host__ __device__ void persist_units(const ocd_rnn_seq &q, const ocd_rnn_persi
 #pragma unroll
         for (int g = 0; g < 4; g++)
             if (g < G) ah[g] = v[g] + o.br[g];
-        persist_cell<T>(q, t, n0 + i / U, b * U + i % U, o.a, o.x, ah, &o.c, o.hn);
+        persist_cell<T>(q, true, t, n0 + i / U, b * U + i % U, o.a, o.x, ah, &o.c, o.hn);
         cell[(n0 + i / U) * U + i % U] = o.c;
     };
 #ifdef __CUDA_ARCH__

@@ -139,11 +139,15 @@ struct ocd_rnn_aux {
    row-major (the weight space's R block). exchange: ocd_rnn_persist_exchange_bytes of
    workspace (8-byte aligned, any contents) through which the blocks pass h from step to step;
    the kernel keeps the state there in float, so that only y and the final hy are rounded to the
-   data type. */
+   data type. hx, cx, hy, cy: the call's states of the pseudo-layer (data type [N][P] and
+   [N][H]; NULL where not given: zero initial states, final ones not stored), which the
+   pipelined form reads and writes itself where the first form uses the state slots. */
 struct ocd_rnn_seq {
     struct ocd_rnn_step step;
     const void *r;
     void *exchange;
+    const void *hx, *cx;
+    void *hy, *cy;
 };
 
 /* The persistent kernel's exchange for a batch of N states of P: two slots of N P 8-byte words

@@ -141,19 +141,32 @@ template <typename T> struct net {
     }
 };
 
-/* What a run leaves: y, and the final states of both pseudo-layers. */
+/* What a run leaves: y, and the final states of both pseudo-layers in the data type. */
 struct outputs {
     std::vector<double> y, hy, cy;
 };
 
-template <typename T> void collect(const net<T> &m, const std::vector<T> &y, const std::vector<T> *hs,
-                                   const std::vector<float> *cs, outputs *o)
+template <typename T>
+void collect(const net<T> &m, const std::vector<T> &y, const std::vector<T> *hy, const std::vector<T> *cy, outputs *o)
 {
-    size_t last = (size_t)(m.T_ % 2);
     for (const T &v : y) o->y.push_back(of_t(v));
     for (int pl = 0; pl < m.D; pl++) {
-        for (int i = 0; i < m.N * m.P; i++) o->hy.push_back(of_t(hs[pl][last * m.N * m.P + (size_t)i]));
-        for (int i = 0; i < m.N * m.H; i++) o->cy.push_back(cs[pl][last * m.N * m.H + (size_t)i]);
+        for (const T &v : hy[pl]) o->hy.push_back(of_t(v));
+        for (const T &v : cy[pl]) o->cy.push_back(of_t(v));
+    }
+}
+
+/* The final states in the state slots (slot T % 2: h in the data type, c in float) as the
+   library's caller delivers them: c converted to the data type. */
+template <typename T>
+void slot_states(const net<T> &m, const std::vector<T> *hs, const std::vector<float> *cs, std::vector<T> *hy,
+                 std::vector<T> *cy)
+{
+    const size_t last = (size_t)(m.T_ % 2), np = (size_t)m.N * m.P, nh = (size_t)m.N * m.H;
+    for (int pl = 0; pl < m.D; pl++) {
+        hy[pl].assign(hs[pl].begin() + (std::ptrdiff_t)(last * np), hs[pl].begin() + (std::ptrdiff_t)((last + 1) * np));
+        cy[pl].clear();
+        for (size_t i = 0; i < nh; i++) cy[pl].push_back(to_t<T>(cs[pl][last * nh + i]));
     }
 }
 
@@ -281,22 +294,35 @@ bool run_pseudo_layer(const ocd_rnn_seq &q, bool pipelined, int order, size_t sm
 }
 
 /* The persistent kernel (of the form) over both pseudo-layers under schedule `order`
-   (run_pseudo_layer). */
+   (run_pseudo_layer). The first form takes and leaves the states in the slots; the pipelined one
+   is given the call's hx, cx, hy and cy (the slots NULL: it must not touch them), or with
+   no_states none of them (zero initial states, the final ones not stored: y alone). */
 template <typename T>
-bool run_persistent(const net<T> &m, bool pipelined, int order, size_t smem_max, outputs *o, int *waits)
+bool run_persistent(const net<T> &m, bool pipelined, int order, size_t smem_max, bool no_states, outputs *o,
+                    int *waits)
 {
-    std::vector<T> y((size_t)(m.pos * m.D * m.P), to_t<T>(NAN)), hs[2];
+    std::vector<T> y((size_t)(m.pos * m.D * m.P), to_t<T>(NAN)), hs[2], hy[2], cy[2];
     std::vector<float> cs[2];
     std::vector<uint64_t> exchange(ocd_rnn_persist_exchange_bytes(m.N, m.P) / 8);
     for (int pl = 0; pl < m.D; pl++) {
         hs[pl].resize((size_t)2 * m.N * m.P), cs[pl].resize((size_t)2 * m.N * m.H);
-        ocd_rnn_seq q;
+        hy[pl].assign((size_t)m.N * m.P, to_t<T>(NAN)), cy[pl].assign((size_t)m.N * m.H, to_t<T>(NAN));
+        ocd_rnn_seq q = {};
         q.step = m.step_of(pl, y.data(), hs[pl].data(), cs[pl].data());
         q.r = m.R[pl].data();
         q.exchange = exchange.data();
+        if (pipelined) {
+            q.step.hprev = q.step.cprev = NULL, q.step.hnext = q.step.cnext = NULL;
+            if (!no_states) {
+                q.hx = m.hx.data() + (size_t)pl * m.N * m.P, q.cx = m.cx_t.data() + (size_t)pl * m.N * m.H;
+                q.hy = hy[pl].data(), q.cy = cy[pl].data();
+            }
+        }
         if (!run_pseudo_layer<T>(q, pipelined, order, smem_max, waits)) return false;
     }
-    collect(m, y, hs, cs, o);
+    if (!pipelined) slot_states(m, hs, cs, hy, cy);
+    if (no_states) hy[0].clear(), hy[1].clear(), cy[0].clear(), cy[1].clear();
+    collect(m, y, hy, cy, o);
     return true;
 }
 
@@ -323,7 +349,9 @@ template <typename T> void run_host_steps(const net<T> &m, outputs *o)
             ocd_host_rnn_fwd_step(NULL, &s);
         }
     }
-    collect(m, y, hs, cs, o);
+    std::vector<T> hy[2], cy[2];
+    slot_states(m, hs, cs, hy, cy);
+    collect(m, y, hy, cy, o);
 }
 
 /* The reference's y ([pos][D P] at the case's positions; NaN at padding) and states. */
@@ -387,7 +415,8 @@ bool same_outputs(const outputs &a, const outputs &b, const char *side, double t
    the data type between steps, the kernel does not), the form's schedule 0 (the same bits) and
    the first form's schedule 0 (the same bits where P is odd: both forms sum each product in the
    same order; within step_tol where it is even: the pipelined form takes two columns an access).
-   Then the plans' refusals and the pipelined chunk's bound. */
+   Then the pipelined form given no states against the first form from zero states, the plans'
+   refusals and the pipelined chunk's bound. */
 template <typename T> bool run_case(const emu_case &c, double tol, double cell_tol, double step_tol)
 {
     net<T> m(c);
@@ -402,7 +431,7 @@ template <typename T> bool run_case(const emu_case &c, double tol, double cell_t
         const size_t smem_max = persist_smem_of(m.G, units, m.P, 2, m.N, sizeof(T), sizeof(float), pipelined).total;
         int waits = 0;
         for (int order = 0; order < orders && ok; order++) {
-            ok = run_persistent(m, pipelined, order, smem_max, &runs[form][order], &waits) &&
+            ok = run_persistent(m, pipelined, order, smem_max, false, &runs[form][order], &waits) &&
                  same_outputs(runs[form][order], ref, "reference", tol, cell_tol, lstm) &&
                  same_outputs(runs[form][order], host, "host steps", step_tol, step_tol, lstm) &&
                  (order == 0 || same_outputs(runs[form][order], runs[form][0], "schedule 0", 0, 0, lstm)) &&
@@ -414,6 +443,22 @@ template <typename T> bool run_case(const emu_case &c, double tol, double cell_t
             ok = false;
         }
         if (!ok) printf("  (%s form)\n", pipelined ? "pipelined" : "first");
+    }
+    /* no states given to the pipelined form: zero initial states, as the first form's slots of
+       zeros give, and nothing stored of the final ones */
+    net<T> zero = m;
+    std::fill(zero.hx.begin(), zero.hx.end(), to_t<T>(0));
+    std::fill(zero.cx_t.begin(), zero.cx_t.end(), to_t<T>(0));
+    std::fill(zero.cx.begin(), zero.cx.end(), 0.0f);
+    const size_t smem_first = persist_smem_of(m.G, units, m.P, 2, m.N, sizeof(T), sizeof(float), false).total;
+    const size_t smem_pipelined = persist_smem_of(m.G, units, m.P, 2, m.N, sizeof(T), sizeof(float), true).total;
+    outputs first, none;
+    int waits = 0;
+    if (ok && !(run_persistent(zero, false, 0, smem_first, false, &first, &waits) &&
+                run_persistent(zero, true, 4, smem_pipelined, true, &none, &waits) &&
+                same("y", "the first form from zero states", none.y, first.y, forms_tol))) {
+        printf("  (pipelined form without states)\n");
+        ok = false;
     }
     ocd_rnn_persist_plan pl;
     ocd_rnn_step s = {};
@@ -484,11 +529,11 @@ int main()
             emu_case c = k;
             c.layout = (cudnnRNNDataLayout_t)layout;
             bool f = run_case<float>(c, 2e-5, 2e-5, 2e-5);
-            /* half: the states stay float from step to step, so y and hy are the reference's
+            /* half: the states stay float from step to step, so y, hy and cy are the reference's
                rounded once to half however many steps (where the host's step loop rounds h at
                every step) */
             bool h = c.layout != CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED ||
-                     run_case<__half>(c, ONE_HALF_ROUNDING, 2e-5, 2e-2);
+                     run_case<__half>(c, ONE_HALF_ROUNDING, ONE_HALF_ROUNDING, 2e-2);
             printf("%s layout %d: %s\n", c.name, layout, f && h ? "ok" : "DIFFERS");
             failed += !(f && h);
             cases++;
