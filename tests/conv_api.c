@@ -414,9 +414,10 @@ TEST(conv_reorder_filter_and_bias_round_trip)
 
 /* The fused call on sh in cf (y = act(alpha1 conv + alpha2 z + bias), z in y's own buffer when
    in_place) against the reference; where `entry` is given, the implementation that ran must
-   begin with it. */
+   begin with it, and where `way` is, the cuBLAS entries' fused epilogue (conv_cublas.cu's log
+   line) too. */
 static void check_bias_activation_on(const struct shape *sh, const struct config *cf, cudnnActivationMode_t mode,
-                                     bool in_place, int variant, const char *entry)
+                                     bool in_place, int variant, const char *entry, const char *way)
 {
     cudnnHandle_t h = test_handle();
     struct problem p;
@@ -461,6 +462,8 @@ static void check_bias_activation_on(const struct shape *sh, const struct config
     ran_impl_stop(&hook);
     if (entry != NULL && !CHECK(strncmp(ran.name, entry, strlen(entry)) == 0))
         printf("      (%s %s: ran \"%s\", expected %s...)\n", sh->name, cf->name, ran.name, entry);
+    if (way != NULL && !CHECK(strncmp(ran.epilogue, way, strlen(way)) == 0))
+        printf("      (%s %s: the fused epilogue \"%s\", expected %s...)\n", sh->name, cf->name, ran.epilogue, way);
     if (CHECK_OK(st)) {
         tview_download(&p.y, dy, got);
         char what[128];
@@ -485,7 +488,7 @@ static void check_bias_activation_on(const struct shape *sh, const struct config
 static void check_bias_activation(const struct shape *sh, const struct config *cf, cudnnActivationMode_t mode,
                                   bool in_place, int variant)
 {
-    check_bias_activation_on(sh, cf, mode, in_place, variant, NULL);
+    check_bias_activation_on(sh, cf, mode, in_place, variant, NULL, NULL);
 }
 
 TEST(conv_bias_activation_forward)
@@ -523,18 +526,28 @@ TEST(conv_bias_activation_forward)
 
 /* On the CUDA pass (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it serve), a 1x1 convolution
    large enough for cuBLAS (2^27 multiply-adds, past the implicit GEMM's small-GEMM share) runs
-   the fused call as the cuBLAS GEMM and a finishing pass: half and bfloat16 NHWC, TF32 NHWC,
-   half NCHW; z apart and z in y's own buffer; RELU and IDENTITY. */
+   the fused call on the cuBLAS entries, each in the way conv_cublas.cu's plan must choose:
+   cuBLASLt's epilogue for half, bfloat16 and TF32 NHWC (z apart, z in y's own buffer; RELU and
+   IDENTITY); the typed pass where cuBLASLt declines (two groups, with 16-byte vectors and, at
+   K / G = 50, one element at a time; double); the store's pass for NCHW. */
 TEST(conv_cuda_fused_1x1_runs_on_cublas)
 {
     if (test_backend[0] != 'c') return;
     static const struct shape big_1x1 = {"fused_1x1", 2, 8, 128, 128, 1, {32, 32}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false};
-    const char *const entry = "cuda:fwd_gemm1x1_cublas";
-    check_bias_activation_on(&big_1x1, &tc_configs[0], CUDNN_ACTIVATION_RELU, false, 0, entry);
-    check_bias_activation_on(&big_1x1, &tc_configs[0], CUDNN_ACTIVATION_RELU, true, 0, entry);
-    check_bias_activation_on(&big_1x1, &tc_configs[1], CUDNN_ACTIVATION_IDENTITY, true, 0, entry);
-    check_bias_activation_on(&big_1x1, &tc_configs[2], CUDNN_ACTIVATION_RELU, false, 0, entry);
-    check_bias_activation_on(&big_1x1, &tc_configs[3], CUDNN_ACTIVATION_RELU, true, 0, entry);
+    static const struct shape groups2 = {"fused_1x1_g2", 2, 16, 128, 128, 2, {32, 32}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false};
+    static const struct shape groups2_odd = {"fused_1x1_g2_k100", 2, 16, 128, 100, 2, {32, 32}, {1, 1}, {0, 0},
+                                             {1, 1}, {1, 1}, false};
+    const char *const entry = "cuda:fwd_gemm1x1_cublas", *const lt = "cuBLASLt", *const typed = "the typed pass";
+    check_bias_activation_on(&big_1x1, &tc_configs[0], CUDNN_ACTIVATION_RELU, false, 0, entry, lt);
+    check_bias_activation_on(&big_1x1, &tc_configs[0], CUDNN_ACTIVATION_RELU, true, 0, entry, lt);
+    check_bias_activation_on(&big_1x1, &tc_configs[0], CUDNN_ACTIVATION_IDENTITY, false, 0, entry, lt);
+    check_bias_activation_on(&big_1x1, &tc_configs[1], CUDNN_ACTIVATION_IDENTITY, true, 0, entry, lt);
+    check_bias_activation_on(&big_1x1, &tc_configs[2], CUDNN_ACTIVATION_RELU, false, 0, entry, lt);
+    check_bias_activation_on(&big_1x1, &tc_configs[3], CUDNN_ACTIVATION_RELU, true, 0, entry, "the store's pass");
+    check_bias_activation_on(&big_1x1, &tc_configs[5], CUDNN_ACTIVATION_RELU, true, 0, entry, typed);
+    check_bias_activation_on(&groups2, &tc_configs[0], CUDNN_ACTIVATION_RELU, false, 0, entry, typed);
+    check_bias_activation_on(&groups2_odd, &tc_configs[0], CUDNN_ACTIVATION_RELU, true, 0, entry, typed);
+    check_bias_activation_on(&groups2_odd, &tc_configs[1], CUDNN_ACTIVATION_IDENTITY, false, 0, entry, typed);
 }
 
 /* On the CUDA pass with tensor cores (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it serve),
@@ -546,8 +559,8 @@ TEST(conv_cuda_fused_stem)
     if (!conv_tensor_core_pass()) return;
     static const struct shape stem = {"fused_stem", 2, 2, 3, 64, 1, {30, 29}, {7, 7}, {3, 3}, {2, 2}, {1, 1}, false};
     const char *const entry = "cuda:fwd_stem_tc_128x64";
-    check_bias_activation_on(&stem, &tc_configs[0], CUDNN_ACTIVATION_RELU, false, 0, entry);
-    check_bias_activation_on(&stem, &tc_configs[3], CUDNN_ACTIVATION_RELU, true, 0, entry);
-    check_bias_activation_on(&stem, &tc_configs[1], CUDNN_ACTIVATION_IDENTITY, true, 0, entry);
-    check_bias_activation_on(&stem, &tc_configs[2], CUDNN_ACTIVATION_RELU, true, 0, entry);
+    check_bias_activation_on(&stem, &tc_configs[0], CUDNN_ACTIVATION_RELU, false, 0, entry, NULL);
+    check_bias_activation_on(&stem, &tc_configs[3], CUDNN_ACTIVATION_RELU, true, 0, entry, NULL);
+    check_bias_activation_on(&stem, &tc_configs[1], CUDNN_ACTIVATION_IDENTITY, true, 0, entry, NULL);
+    check_bias_activation_on(&stem, &tc_configs[2], CUDNN_ACTIVATION_RELU, true, 0, entry, NULL);
 }

@@ -374,11 +374,14 @@ static void capture_impl(cudnnSeverity_t sev, void *udata, const cudnnDebug_t *d
     const char *start = NULL; /* the last ": " before " runs " */
     for (const char *at = msg; runs && (at = strstr(at, ": ")) != NULL && at < runs; at++) start = at;
     if (start) snprintf(r->name, sizeof r->name, "%.*s", (int)(runs - start - 2), start + 2);
+    static const char epilogue[] = "cuBLAS fused forward epilogue: ";
+    const char *ep = strstr(msg, epilogue);
+    if (ep) snprintf(r->epilogue, sizeof r->epilogue, "%s", ep + strlen(epilogue));
 }
 
 void ran_impl_start(struct log_hook *hook, struct ran_impl *r)
 {
-    r->name[0] = '\0';
+    r->name[0] = r->epilogue[0] = '\0';
     log_hook_install(hook, CUDNN_SEV_INFO_EN, r, capture_impl);
 }
 

@@ -145,9 +145,10 @@ void disable_restore(const struct disable_list *d);
 /* Which implementation ran, from the INFO log line "<op>: <impl> runs <problem>". */
 struct ran_impl {
     char name[128];
+    char epilogue[192]; /* the cuBLAS entries' fused forward: the way its plan chose, and why */
 };
 /* Captures into r the implementation of the calls made until ran_impl_stop, which restores the
-   caller's callback. */
+   caller's callback, and the last "cuBLAS fused forward epilogue: " line's rest. */
 void ran_impl_start(struct log_hook *hook, struct ran_impl *r);
 void ran_impl_stop(struct log_hook *hook);
 /* One call (alpha 1, beta 0) with the INFO log captured into r; the caller's callback is restored. */

@@ -9,11 +9,26 @@
      NHWC: col[n*P*Q][G][K/G-of-C] (one GEMM batched over groups)
      NCHW: col[N][G][C/G*T*R*S][P*Q] (one GEMM per group, batched over images)
    Forward: y = w * col (alpha, beta straight to cuBLAS, which reads y only when beta != 0). The
-   fused forward (problem/conv.h's epilogue: z, a bias, a per-channel scale, an activation) is
-   the GEMM into y, then one pass over y that finishes each element in place through the store
-   of the direct kernels (conv_store.cuh) with alpha 1: the GEMM writes alpha * conv, plus
-   alpha2 * z when z is y itself (the legacy call allows it; the pass would read z after the GEMM
-   overwrote it), which is why a scale that leaves z unscaled declines a z.
+   fused forward (problem/conv.h's epilogue: z, a bias, a per-channel scale, an activation),
+   y = act(alpha1 * conv + alpha2 * z + bias), takes the first of three ways that serves (the
+   plan's epi):
+   - ConvBiasAct on a 1x1 filter, NHWC, one group, not double, a bias of y's type with
+     consecutive channels on a 16-byte boundary, RELU or IDENTITY: one cuBLASLt matmul
+     (cublaslt_matmul.h) D = epilogue(alpha * op(A) op(B) + beta * C + bias) with D = y,
+     alpha = alpha1, C = z and beta = alpha2 (C = y where z is y, or where there is none, then
+     beta 0), the epilogue RELU_BIAS or BIAS with the bias along D's rows, the output channels;
+     cuBLASLt's order (beta * C, then the bias, then max(x, 0)) is the call's, in float, one
+     rounding at the store. Where cuBLASLt declines (not loaded, no algorithm) the typed pass
+     below serves.
+   - the same epilogue on any NHWC y (im2col, groups, double too): the GEMM into y, then a pass
+     of compile-time types over y, 16 bytes a thread where K and the pointers allow
+     (cublas_bias_act).
+   - otherwise (NCHW, a scale, another activation, another bias): the GEMM into y, then one
+     pass over y that finishes each element in place through the store of the direct kernels
+     (conv_store.cuh, run-time types).
+   The two passes run with alpha 1: the GEMM writes alpha * conv, plus alpha2 * z when z is y
+   itself (the legacy call allows it; the pass would read z after the GEMM overwrote it), which
+   is why a scale that leaves z unscaled declines a z.
    Backward data: dcol = w^T * dy in fp32 (fp64 for double) in the workspace, then col2im gathers
    each dx element from the dcol entries that read it (deterministic) and applies alpha and beta.
    Backward filter: dw = dy^T * col, the sum over images and pixels being the GEMM K dimension.
@@ -33,6 +48,7 @@
 #include "cuda/check.cuh"
 #include "cuda/conv_store.cuh"
 #include "cuda/cublas_loader.h"
+#include "cuda/cublaslt_matmul.h"
 #include "cuda/types.cuh"
 
 #include <string.h>
@@ -365,10 +381,74 @@ template <typename A> __global__ void cublas_finish(const ocd_cuda_conv_store s,
         g.count, [&](int64_t base) { cublas_finish_span<A>(s, g, (uint32_t)base, threadIdx.x, blockDim.x); });
 }
 
+/* The typed finishing pass (the plan's EPI_TYPED): the common epilogue of ConvBiasAct on NHWC y,
+   y = relu?(v + alpha2 * z + bias) with v the GEMM's value, z (NULL: none) laid out as y, the
+   bias of y's type with consecutive channels, in the compute type A, the types known at compile
+   time. A thread takes V consecutive elements at once (16 bytes where every row of channels and
+   every pointer allows, else V = 1), which share one pixel: their bias is V consecutive values,
+   found by one multiply-high division of the vector's index by the vectors per pixel. The
+   ReLU keeps a NaN, as the store it stands in for does. */
+template <typename A> struct bias_act_geom {
+    void *y;
+    const void *z, *bias;
+    A alpha2;
+    bool relu;
+    uint32_t count;  /* vectors in y */
+    ocd_fastdiv kv;  /* vectors per pixel: K / V */
+};
+
+template <typename T, int V> struct __align__(sizeof(T) * V) bias_act_vec {
+    T v[V];
+};
+
+/* Vectors first, first + step, ... of y (host-callable: tests/emulate/conv_cublas_finish.cu). */
+template <typename T, typename A, int V>
+__host__ __device__ void cublas_bias_act_range(const bias_act_geom<A> &g, uint32_t first, uint32_t step)
+{
+    typedef bias_act_vec<T, V> vec;
+    vec *y = (vec *)g.y;
+    const vec *z = (const vec *)g.z, *bias = (const vec *)g.bias;
+    for (uint32_t i = first; i < g.count; i += step) {
+        uint32_t cv;
+        ocd_fastdiv_divmod(g.kv, i, &cv);
+        vec r = y[i], b = bias[cv], zv;
+        if (z != nullptr) zv = z[i];
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            A v = ocd_cuda_load(&r.v[j]);
+            if (z != nullptr) v += g.alpha2 * ocd_cuda_load(&zv.v[j]);
+            v += ocd_cuda_load(&b.v[j]);
+            if (g.relu && v < 0) v = 0;
+            ocd_cuda_store(&r.v[j], v);
+        }
+        y[i] = r;
+    }
+}
+
+template <typename T, typename A, int V> __global__ void cublas_bias_act(const bias_act_geom<A> g)
+{
+    cublas_bias_act_range<T, A, V>(g, OCD_GRID_STRIDE);
+}
+
+/* The vector width of the typed pass over y (K channels a pixel) with z and bias: 16 bytes
+   where K, y, z and the bias allow it, else 1. */
+static int bias_act_width(int64_t k, size_t esize, const void *y, const void *z, const void *bias)
+{
+    const int64_t v = (int64_t)(16 / esize);
+    const uintptr_t bits = (uintptr_t)y | (uintptr_t)z | (uintptr_t)bias;
+    return k % v == 0 && bits % 16 == 0 ? (int)v : 1;
+}
+
 /* ---- planning ------------------------------------------------------------------------------------- */
+
+/* How the fused forward is finished (file comment): by the store of the direct kernels, by the
+   typed pass, or in cuBLASLt's epilogue (the GEMM then being cuBLASLt's). */
+enum cublas_epi { EPI_STORE, EPI_TYPED, EPI_LT };
 
 struct cublas_plan {
     bool direct; /* 1x1, unit stride, no padding: the activation is the GEMM operand */
+    enum cublas_epi epi;         /* the fused forward's */
+    cublasLtMatmulAlgo_t lt_algo; /* EPI_LT: the heuristic's algorithm */
     cudnnDataType_t dtype;
     cudaDataType_t data_type, acc_type;
     cublasComputeType_t compute;
@@ -384,6 +464,77 @@ struct cublas_plan {
 static size_t align_up(size_t v)
 {
     return (v + 255) & ~(size_t)255;
+}
+
+/* Why the typed pass cannot finish p's fused forward, or NULL. */
+static const char *typed_rejects(const struct ocd_conv_problem *p, const cublas_plan &pl)
+{
+    if (!pl.gm.nhwc) return "y is NCHW";
+    if (p->ep.scale_on || p->ep.act_on) return "a per-channel scale, or an activation other than RELU and IDENTITY";
+    const struct ocd_tensor_view &b = p->ep.bias_view;
+    if (b.dtype != p->y.dtype) return "a bias of another type than y's";
+    if (b.strides[1] != 1 && p->s.k > 1) return "a bias whose channels are not consecutive";
+    return NULL;
+}
+
+/* p's fused 1x1 forward as one cuBLASLt matmul in *mm with its beta in *beta (file comment), or
+   why cuBLASLt's epilogue cannot express it. Column-major, as cuBLASLt sees NHWC data: D = y is
+   K x N*P*Q at leading dimension K, op(A) = w^T of the KC filter (C x K at C), B = x (C x N*P*Q
+   at C), C = z, or y itself where there is no z (beta 0: not read) or z is y (in place). */
+static const char *lt_matmul_of(const struct ocd_conv_problem *p, const cublas_plan &pl, struct ocd_lt_matmul *mm,
+                                float *beta)
+{
+    if (!pl.direct || pl.gm.g != 1) return "not a 1x1 convolution with unit stride, no padding and one group";
+    if (const char *why = typed_rejects(p, pl)) return why;
+    if (pl.dtype == CUDNN_DATA_DOUBLE) return OCD_REASON_DTYPE;
+    if (!ocd_lt_fits_scale(p->alpha) || !ocd_lt_fits_scale(p->ep.alpha2))
+        return "alpha1 or alpha2 beyond float, cuBLASLt's scale type";
+    if (ocd_lt_alignment(p->ep.bias, 0, 1) < 16)
+        return "a bias off a 16-byte boundary: cuBLASLt's epilogue may read it 16 bytes at a time";
+    const int64_t c = pl.gm.cg, k = p->s.k, npq = pl.gm.n * pl.pq;
+    const void *z = p->ep.z != NULL ? p->ep.z : p->y_data;
+    memset(mm, 0, sizeof *mm);
+    mm->compute = pl.compute;
+    mm->trans_a = true, mm->trans_b = false;
+    mm->epilogue = p->ep.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+    mm->bias = p->ep.bias;
+    mm->batch = 1;
+    mm->a = {pl.data_type, c, k, c, 0, p->w_data};
+    mm->b = {pl.data_type, c, npq, c, 0, p->x_data};
+    mm->c = {pl.data_type, k, npq, k, 0, z};
+    mm->d = p->y_data;
+    *beta = p->ep.z != NULL ? (float)p->ep.alpha2 : 0.0f;
+    if (ocd_lt_matrix_alignment(mm, &mm->a, mm->a.data) < pl.esize ||
+        ocd_lt_matrix_alignment(mm, &mm->b, mm->b.data) < pl.esize ||
+        ocd_lt_matrix_alignment(mm, &mm->c, mm->c.data) < pl.esize ||
+        ocd_lt_matrix_alignment(mm, &mm->c, mm->d) < pl.esize)
+        return "a tensor not aligned to its element";
+    return NULL;
+}
+
+/* The fused forward's epilogue (pl->epi) for p: in cuBLASLt's where it expresses p and its
+   heuristic has an algorithm, else the typed pass where it serves, else the store. */
+static void plan_epilogue(cudnnHandle_t h, const struct ocd_conv_problem *p, cublas_plan *pl)
+{
+    pl->epi = EPI_STORE;
+    const char *why = typed_rejects(p, *pl);
+    if (why == NULL) {
+        pl->epi = EPI_TYPED;
+        struct ocd_lt_matmul mm;
+        float beta;
+        cublasLtHandle_t lt;
+        why = lt_matmul_of(p, *pl, &mm, &beta);
+        if (why == NULL) why = ocd_cublaslt_handle(h, &lt);
+        if (why == NULL && ocd_lt_query(lt, &mm, &pl->lt_algo) != CUBLAS_STATUS_SUCCESS)
+            why = "cuBLASLt's heuristic has no algorithm for it";
+        if (why == NULL) pl->epi = EPI_LT;
+    }
+    if (ocd_log_mask & CUDNN_SEV_INFO_EN)
+        ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "cuBLAS fused forward epilogue: %s%s%s",
+                        pl->epi == EPI_LT      ? "cuBLASLt"
+                        : pl->epi == EPI_TYPED ? "the typed pass (cuBLASLt: "
+                                               : "the store's pass (the typed pass: ",
+                        why ? why : "", why ? ")" : "");
 }
 
 static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, bool tc, cublas_plan *pl)
@@ -492,6 +643,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         }
     }
     pl->ws_bytes = ws ? ws + 256 : 0; /* room to align the user's pointer */
+    if (p->ep.on) plan_epilogue(h, p, pl);
     return NULL;
 }
 
@@ -513,6 +665,20 @@ static cudnnStatus_t gemm_rm(const gemm_call &gc, bool ta, bool tb, int64_t m, i
     OCD_CUBLAS_TRY(api->gemm_strided_batched(gc.blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
                                              (int)n, (int)m, (int)k, alpha, b, bt, (int)ldb, sb, a, at, (int)lda, sa,
                                              beta, c, ct, (int)ldc, sc, (int)batch, gc.pl->compute, CUBLAS_GEMM_DEFAULT));
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* The fused 1x1 forward as one cuBLASLt matmul with the plan's algorithm (EPI_LT). */
+static cudnnStatus_t run_lt(cudnnHandle_t h, const struct ocd_conv_problem *p, const cublas_plan &pl)
+{
+    struct ocd_lt_matmul mm;
+    float beta;
+    cublasLtHandle_t lt;
+    const char *why = lt_matmul_of(p, pl, &mm, &beta);
+    if (why == NULL) why = ocd_cublaslt_handle(h, &lt);
+    if (why != NULL) return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "the cuBLASLt fused forward cannot run: %s", why);
+    const cublasStatus_t st = ocd_lt_run(lt, &mm, &pl.lt_algo, (float)p->alpha, beta, h->stream);
+    if (st != CUBLAS_STATUS_SUCCESS) return ocd_cublaslt_status(st, "cublasLtMatmul", __func__, __FILE__, __LINE__);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -543,6 +709,7 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
         const int64_t img_src = pl.direct ? c * hw : g * kc * pq, gblk_src = pl.direct ? cg * hw : kc * pq;
         if (p->dir == OCD_CONV_FWD) {
             T *y = (T *)p->y_data;
+            if (p->ep.on && pl.epi == EPI_LT) return run_lt(h, p, pl);
             /* the fused forward (file comment): alpha * conv, plus alpha2 * z when z is y */
             ocd_cuda_conv_store fin{};
             A keep = beta;
@@ -560,8 +727,16 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
                     OCD_TRY(gemm_rm(gc, false, false, kg, pq, kc, &alpha, w + gi * kg * kc, dt, kc, 0,
                                     src + gi * gblk_src, dt, pq, img_src, &keep, y + gi * kg * pq, dt, pq, k * pq, n));
             }
-            if (p->ep.on) {
-                const int64_t count = n * k * pq;
+            const int64_t count = n * k * pq;
+            if (p->ep.on && pl.epi == EPI_TYPED) {
+                const int vw = bias_act_width(k, sizeof(T), y, fin.z, fin.bp);
+                bias_act_geom<A> ba;
+                ba.y = y, ba.z = fin.z, ba.bias = fin.bp, ba.alpha2 = (A)fin.alpha2, ba.relu = p->ep.relu;
+                ba.count = (uint32_t)(count / vw), ba.kv = ocd_fastdiv_make((uint32_t)(k / vw));
+                if (vw == 1) cublas_bias_act<T, A, 1><<<grid_for(ba.count), 256, 0, st>>>(ba);
+                else cublas_bias_act<T, A, 16 / sizeof(T)><<<grid_for(ba.count), 256, 0, st>>>(ba);
+                OCD_CUDA_LAUNCHED();
+            } else if (p->ep.on) {
                 cublas_finish<A><<<ocd_cuda_span_blocks(count, FINISH_ELEMS, 256), 256, 0, st>>>(
                     fin, finish_geom_of(count, k, pq, gm.nhwc));
                 OCD_CUDA_LAUNCHED();

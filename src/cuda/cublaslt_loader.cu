@@ -35,7 +35,7 @@ static void load(void)
     a.library = ocd_dynload(names, OCD_ARRAY_LEN(names), syms, OCD_ARRAY_LEN(syms), why, sizeof why);
     if (a.library == NULL) {
         ocd_log_message(CUDNN_SEV_WARNING, CUDNN_STATUS_SUCCESS,
-                        "cuBLASLt not available, the GEMM entry that uses it is off (%s)", why);
+                        "cuBLASLt not available, the GEMM entry and the fused 1x1 convolution forward that use it are off (%s)", why);
         return;
     }
     api = a;

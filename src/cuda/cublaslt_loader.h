@@ -3,9 +3,9 @@
    As with cuBLAS (cublas_loader.h), the libraries never link cuBLASLt. The first use opens
    (cuda/dynload.h) libcublasLt.so.13, then the unversioned name, then .so.12 and .so.11 (the
    functions used here keep one ABI since CUDA 11, whose cublasLtMatmulDescCreate takes a compute
-   and a scale type), resolves the few functions the GEMM entry calls (gemm_cublaslt.cu) and keeps
+   and a scale type), resolves the few functions cublaslt_matmul.cu calls and keeps
    them in one table; when that fails, ocd_cublaslt_api() answers NULL and logs why once, and the
-   entry says "cuBLASLt not available".
+   GEMM entry and the fused 1x1 convolution forward say "cuBLASLt not available".
 
    Each cudnn handle owns one cuBLASLt handle (handle->blas_lt, created on first use, destroyed
    by cudnnDestroy); cuBLASLt takes the stream with each matmul, so nothing is bound to it. The

@@ -27,20 +27,15 @@
    its epilogue kernels may load the bias 16 bytes at a time: a bias inside a packed weight
    buffer, as attention's projections have, would fault on a misaligned address).
 
-   Plan (core/impl.h, "Plans"): the heuristic's first algorithm, asked once per problem with the
-   operands' real alignments (each pointer with its batch stride in bytes, up to 256, as the
-   preference's minimum alignments of A, B, C and D) and no workspace, as the GEMM problem has
-   none.
-   The descriptors are made for the query and again for the run (host calls that touch no
-   device memory): a plan holds no pointer to memory it would have to free. */
+   Plan (core/impl.h, "Plans"): the heuristic's first algorithm for the call (cublaslt_matmul.h:
+   with the operands' real alignments and no workspace, as the GEMM problem has none). */
 #include "core/dtype.h"
 #include "core/handle.h"
 #include "core/impl.h"
 #include "core/reasons.h"
-#include "cuda/cublaslt_loader.h"
+#include "cuda/cublaslt_matmul.h"
 #include "cuda/gemm.cuh"
 
-#include <float.h>
 #include <string.h>
 
 /* The algorithm the heuristic chose. */
@@ -49,42 +44,33 @@ struct lt_plan {
 };
 OCD_IMPL_PLAN_FITS(struct lt_plan);
 
-/* The descriptors of one call: the operation and the layouts of A, B and C (which is D). */
-struct lt_descs {
-    cublasLtMatmulDesc_t op;
-    cublasLtMatrixLayout_t a, b, c;
-};
-
-static bool fits_float(double v)
-{
-    return !(fabs(v) > FLT_MAX) || isinf(v); /* NaN and the infinities convert to themselves */
-}
-
-/* The alignment in bytes (a power of two, at most 256) that every matrix of an operand keeps:
-   its pointer's and, across batches, its batch stride's. */
-static uint32_t alignment(const void *ptr, int64_t stride, int64_t elem, int64_t batch)
-{
-    uint64_t bits = (uint64_t)(uintptr_t)ptr | 256;
-    if (batch > 1) bits |= (uint64_t)(stride * elem);
-    return (uint32_t)(bits & (~bits + 1));
-}
-
-/* The alignments of A, B and C, and the element sizes each must reach at least. */
-static void alignments(const struct ocd_gemm_call *call, uint32_t align[3], uint32_t elem[3])
-{
-    const struct ocd_gemm_problem *p = call->p;
-    elem[0] = elem[1] = (uint32_t)ocd_dtype_scalar_size(p->ab_type);
-    elem[2] = (uint32_t)ocd_dtype_scalar_size(p->c_type);
-    align[0] = alignment(call->a, p->stride_a, elem[0], p->batch);
-    align[1] = alignment(call->b, p->stride_b, elem[1], p->batch);
-    align[2] = alignment(call->c, p->stride_c, elem[2], p->batch);
-}
-
 /* Whether the activation is not cuBLASLt's own ReLU: a pass over C after the GEMM applies it. */
 static bool act_in_pass(const struct ocd_gemm_problem *p)
 {
     return p->pw_act_on ||
            (p->act_on && (p->act.mode != CUDNN_ACTIVATION_RELU || p->act.nan_opt != CUDNN_NOT_PROPAGATE_NAN));
+}
+
+/* The call as cuBLASLt's matmul (D is C); an activation the pass applies leaves the epilogue
+   BIAS or DEFAULT. */
+static struct ocd_lt_matmul matmul_of(const struct ocd_gemm_call *call)
+{
+    const struct ocd_gemm_problem *p = call->p;
+    const bool bias = p->bias == OCD_GEMM_BIAS_ROW, relu = p->act_on && !act_in_pass(p);
+    struct ocd_lt_matmul mm;
+    memset(&mm, 0, sizeof mm);
+    mm.compute = p->compute == OCD_GEMM_COMPUTE_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    mm.trans_a = p->trans_a, mm.trans_b = p->trans_b;
+    mm.epilogue = relu ? (bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU)
+                       : (bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT);
+    mm.bias = bias ? call->bias : NULL;
+    mm.batch = p->batch;
+    const cudaDataType_t ab = gemm_cuda_type(p->ab_type);
+    mm.a = {ab, p->trans_a ? p->k : p->m, p->trans_a ? p->m : p->k, p->lda, p->stride_a, call->a};
+    mm.b = {ab, p->trans_b ? p->n : p->k, p->trans_b ? p->k : p->n, p->ldb, p->stride_b, call->b};
+    mm.c = {gemm_cuda_type(p->c_type), p->m, p->n, p->ldc, p->stride_c, call->c};
+    mm.d = call->c;
+    return mm;
 }
 
 /* Why cuBLASLt's epilogue or layouts cannot express the call, or NULL. */
@@ -100,93 +86,16 @@ static const char *refuses(const struct ocd_gemm_call *call)
                               "after it is unproven"
                             : "an activation other than RELU without NaN propagation: cuBLASLt's epilogue has "
                               "max(x, 0) only, and the pass after it is unproven";
-    if (!fits_float(p->alpha) || !fits_float(p->beta)) return "alpha or beta beyond float, cuBLASLt's scale type";
-    uint32_t align[3], elem[3];
-    alignments(call, align, elem);
-    if (align[0] < elem[0] || align[1] < elem[1] || align[2] < elem[2])
+    if (!ocd_lt_fits_scale(p->alpha) || !ocd_lt_fits_scale(p->beta))
+        return "alpha or beta beyond float, cuBLASLt's scale type";
+    const struct ocd_lt_matmul mm = matmul_of(call);
+    if (ocd_lt_matrix_alignment(&mm, &mm.a, mm.a.data) < ocd_lt_type_size(mm.a.type) ||
+        ocd_lt_matrix_alignment(&mm, &mm.b, mm.b.data) < ocd_lt_type_size(mm.b.type) ||
+        ocd_lt_matrix_alignment(&mm, &mm.c, mm.c.data) < ocd_lt_type_size(mm.c.type))
         return "a pointer or batch stride not aligned to its element";
-    if (p->bias != OCD_GEMM_BIAS_NONE && alignment(call->bias, 0, elem[2], 1) < 16)
+    if (p->bias != OCD_GEMM_BIAS_NONE && ocd_lt_alignment(call->bias, 0, 1) < 16)
         return "a bias off a 16-byte boundary: cuBLASLt's epilogue may read it 16 bytes at a time";
     return NULL;
-}
-
-/* One operand's layout: rows x cols stored at ld, with the batch count and stride when batched. */
-static cublasStatus_t layout(const struct ocd_cublaslt_api *api, cublasLtMatrixLayout_t *l, cudnnDataType_t t,
-                             int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride)
-{
-    cublasStatus_t st = api->layout_create(l, gemm_cuda_type(t), (uint64_t)rows, (uint64_t)cols, ld);
-    if (st != CUBLAS_STATUS_SUCCESS || batch == 1) return st;
-    const int32_t count = (int32_t)batch;
-    st = api->layout_set(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count);
-    if (st != CUBLAS_STATUS_SUCCESS) return st;
-    return api->layout_set(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride);
-}
-
-static void descs_free(const struct ocd_cublaslt_api *api, struct lt_descs *d)
-{
-    if (d->op) api->desc_destroy(d->op);
-    if (d->a) api->layout_destroy(d->a);
-    if (d->b) api->layout_destroy(d->b);
-    if (d->c) api->layout_destroy(d->c);
-}
-
-/* The descriptors of a call that refuses() lets through; on failure those made so far are in d,
-   for descs_free. */
-static cublasStatus_t descs_make(const struct ocd_cublaslt_api *api, const struct ocd_gemm_call *call,
-                                 struct lt_descs *d)
-{
-    const struct ocd_gemm_problem *p = call->p;
-    memset(d, 0, sizeof *d);
-    const bool bias = p->bias == OCD_GEMM_BIAS_ROW;
-    const bool relu = p->act_on && !act_in_pass(p);
-    const uint32_t epilogue = relu ? (bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU)
-                                   : (bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT);
-    const cublasOperation_t ta = p->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = p->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-    cublasStatus_t st = api->desc_create(
-        &d->op, p->compute == OCD_GEMM_COMPUTE_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F);
-    if (st == CUBLAS_STATUS_SUCCESS) st = api->desc_set(d->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
-    if (st == CUBLAS_STATUS_SUCCESS) st = api->desc_set(d->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
-    if (st == CUBLAS_STATUS_SUCCESS) st = api->desc_set(d->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue);
-    if (st == CUBLAS_STATUS_SUCCESS && bias)
-        st = api->desc_set(d->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &call->bias, sizeof call->bias);
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = layout(api, &d->a, p->ab_type, p->trans_a ? p->k : p->m, p->trans_a ? p->m : p->k, p->lda, p->batch,
-                    p->stride_a);
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = layout(api, &d->b, p->ab_type, p->trans_b ? p->n : p->k, p->trans_b ? p->k : p->n, p->ldb, p->batch,
-                    p->stride_b);
-    if (st == CUBLAS_STATUS_SUCCESS) st = layout(api, &d->c, p->c_type, p->m, p->n, p->ldc, p->batch, p->stride_c);
-    return st;
-}
-
-/* The heuristic's first algorithm for the call in *algo, or the status of the query. */
-static cublasStatus_t query(const struct ocd_cublaslt_api *api, cublasLtHandle_t lt, const struct ocd_gemm_call *call,
-                            cublasLtMatmulAlgo_t *algo)
-{
-    uint32_t align[4], elem[3];
-    alignments(call, align, elem);
-    align[3] = align[2]; /* D is C */
-    const cublasLtMatmulPreferenceAttributes_t align_attr[4] = {
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-    const uint64_t workspace = 0;
-    struct lt_descs d;
-    cublasLtMatmulPreference_t pref = NULL;
-    cublasStatus_t st = descs_make(api, call, &d);
-    if (st == CUBLAS_STATUS_SUCCESS) st = api->pref_create(&pref);
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = api->pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace);
-    for (int i = 0; i < 4 && st == CUBLAS_STATUS_SUCCESS; i++)
-        st = api->pref_set(pref, align_attr[i], &align[i], sizeof align[i]);
-    cublasLtMatmulHeuristicResult_t result;
-    int found = 0;
-    if (st == CUBLAS_STATUS_SUCCESS) st = api->heuristic(lt, d.op, d.a, d.b, d.c, d.c, pref, 1, &result, &found);
-    if (st == CUBLAS_STATUS_SUCCESS && (found < 1 || result.state != CUBLAS_STATUS_SUCCESS))
-        st = CUBLAS_STATUS_NOT_SUPPORTED;
-    if (st == CUBLAS_STATUS_SUCCESS) *algo = result.algo;
-    if (pref) api->pref_destroy(pref);
-    descs_free(api, &d);
-    return st;
 }
 
 static const char *plan(cudnnHandle_t handle, const void *call_, void *plan_)
@@ -195,7 +104,8 @@ static const char *plan(cudnnHandle_t handle, const void *call_, void *plan_)
     if (const char *why = refuses(call)) return why;
     cublasLtHandle_t lt;
     if (const char *why = ocd_cublaslt_handle(handle, &lt)) return why;
-    if (query(ocd_cublaslt_api(), lt, call, &((struct lt_plan *)plan_)->algo) != CUBLAS_STATUS_SUCCESS)
+    const struct ocd_lt_matmul mm = matmul_of(call);
+    if (ocd_lt_query(lt, &mm, &((struct lt_plan *)plan_)->algo) != CUBLAS_STATUS_SUCCESS)
         return "cuBLASLt's heuristic has no algorithm for this problem";
     return NULL;
 }
@@ -204,17 +114,12 @@ static cudnnStatus_t run(cudnnHandle_t handle, const void *call_, const void *pl
 {
     const struct ocd_gemm_call *call = (const struct ocd_gemm_call *)call_;
     const struct ocd_gemm_problem *p = call->p;
-    const struct ocd_cublaslt_api *api = ocd_cublaslt_api();
     cublasLtHandle_t lt;
     const char *why = ocd_cublaslt_handle(handle, &lt);
     if (why != NULL) return OCD_FAIL(CUDNN_STATUS_EXECUTION_FAILED, "%s", why);
-    const float alpha = (float)p->alpha, beta = (float)p->beta;
-    struct lt_descs d;
-    cublasStatus_t st = descs_make(api, call, &d);
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = api->matmul(lt, d.op, &alpha, call->a, d.a, call->b, d.b, &beta, call->c, d.c, call->c, d.c,
-                         &((const struct lt_plan *)plan_)->algo, NULL, 0, handle->stream);
-    descs_free(api, &d);
+    const struct ocd_lt_matmul mm = matmul_of(call);
+    const cublasStatus_t st =
+        ocd_lt_run(lt, &mm, &((const struct lt_plan *)plan_)->algo, (float)p->alpha, (float)p->beta, handle->stream);
     if (st != CUBLAS_STATUS_SUCCESS) return ocd_cublaslt_status(st, "cublasLtMatmul", __func__, __FILE__, __LINE__);
     if (!act_in_pass(p)) return CUDNN_STATUS_SUCCESS;
     /* the activation over D, which holds alpha * A B + beta * C + bias */

@@ -1,11 +1,20 @@
-/* conv_cublas_finish.cu (emulation): the pass that finishes the cuBLAS convolution entries' fused
-   forward (src/cuda/conv_cublas.cu: the GEMM leaves alpha * conv in y, then each element of y is
-   finished in place through conv_store.cuh's store), with every thread of a small grid run on
-   the CPU: its channel found by the multiply-high divisions in NHWC and NCHW, its value loaded
-   before the store, the bias, z, the per-channel scale and the activation. Every element must be
-     y = act(sc * v + sz * alpha2 * z + sb * bias)
-   of this file's own double reference (ref/pointwise.c for the activation), v the value the GEMM
-   left, within a rounding of the output type. Prints a line per case; exits 1 if any differs. */
+/* conv_cublas_finish.cu (emulation): the three ways the cuBLAS convolution entries finish the
+   fused forward (src/cuda/conv_cublas.cu), every element against this file's own double
+   reference, within a rounding of the output type:
+   - the store's pass (the GEMM leaves alpha * conv in y, then each element of y is finished in
+     place through conv_store.cuh's store), every thread of a small grid run on the CPU: its
+     channel found by the multiply-high divisions in NHWC and NCHW, its value loaded before the
+     store, the bias, z, the per-channel scale and the activation; every element must be
+       y = act(sc * v + sz * alpha2 * z + sb * bias)
+     (ref/pointwise.c for the activation), v the value the GEMM left;
+   - the typed pass (cublas_bias_act_range) on NHWC y for every type and both vector widths,
+     with and without z, RELU and IDENTITY: y = relu?(v + alpha2 * z + bias);
+   - the cuBLASLt matmul that lt_matmul_of describes for a 1x1 forward, run by a model of
+     cuBLASLt's documented semantics (D = epilogue(alpha * op(A) op(B) + beta * C + bias), the
+     bias along D's rows, column-major), against the fused convolution
+     y = relu?(alpha1 * conv(x, w) + alpha2 * z + bias) in double; z apart, z in y's buffer,
+     none; and the plan's choices between the three ways, with the reasons it gives.
+   Prints a line per case; exits 1 if any differs. */
 #include "cuda/conv_cublas.cu"
 
 #include "../ref/pointwise.c"
@@ -96,6 +105,209 @@ bool run_case(const emu_case &e, emu_rng &rng)
     return bad == 0;
 }
 
+/* ---- the typed pass and the cuBLASLt matmul ---------------------------------------------------- */
+
+template <typename T> struct emu_type;
+template <> struct emu_type<__half> {
+    static constexpr cudnnDataType_t dt = CUDNN_DATA_HALF;
+    static constexpr cudaDataType_t cuda = CUDA_R_16F;
+    static constexpr double tol = 2e-3;
+};
+template <> struct emu_type<__nv_bfloat16> {
+    static constexpr cudnnDataType_t dt = CUDNN_DATA_BFLOAT16;
+    static constexpr cudaDataType_t cuda = CUDA_R_16BF;
+    static constexpr double tol = 1e-2;
+};
+template <> struct emu_type<float> {
+    static constexpr cudnnDataType_t dt = CUDNN_DATA_FLOAT;
+    static constexpr cudaDataType_t cuda = CUDA_R_32F;
+    static constexpr double tol = 1e-5;
+};
+template <> struct emu_type<double> { /* the typed pass only */
+    static constexpr double tol = 1e-12;
+};
+
+/* Elements of T on 16-byte boundaries (the vectors' alignment), with an offset of `shift`
+   elements to misalign them on purpose. */
+template <typename T> struct emu_buf {
+    std::vector<bias_act_vec<T, 16 / sizeof(T)>> raw;
+    int shift = 0;
+    emu_buf(size_t n, int shift_ = 0) : raw(n / (16 / sizeof(T)) + 2), shift(shift_) {}
+    T *p() { return raw[0].v + shift; }
+    double at(size_t i) { return (double)ocd_cuda_load(p() + i); }
+};
+
+template <typename T> void emu_fill(emu_buf<T> &b, size_t n, emu_rng &rng, float scale)
+{
+    for (size_t i = 0; i < n; i++) ocd_cuda_store(b.p() + i, (typename ocd_compute<T>::type)(scale * rng.next()));
+}
+
+bool emu_report(const char *name, int bad, double worst)
+{
+    printf("%-40s %s (largest relative error %.3g)\n", name, bad ? "FAILED" : "ok", worst);
+    return bad == 0;
+}
+
+/* The typed pass over a y of P pixels x K channels, at the vector width bias_act_width picks;
+   want_v: the width it must pick. */
+template <typename T>
+bool typed_case(const char *name, int K, int shift, int want_v, bool with_z, bool relu, emu_rng &rng)
+{
+    typedef typename ocd_compute<T>::type A;
+    const int P = 37;
+    const size_t count = (size_t)P * K;
+    emu_buf<T> y(count, shift), z(count, shift), bias((size_t)K, shift);
+    emu_fill(y, count, rng, 2), emu_fill(z, count, rng, 1), emu_fill(bias, (size_t)K, rng, 1);
+    std::vector<double> v(count);
+    for (size_t i = 0; i < count; i++) v[i] = y.at(i);
+    const int vw = bias_act_width(K, sizeof(T), y.p(), with_z ? z.p() : nullptr, bias.p());
+    if (vw != want_v) {
+        printf("%-40s FAILED (vector width %d, not %d)\n", name, vw, want_v);
+        return false;
+    }
+    const bias_act_geom<A> g = {y.p(), with_z ? z.p() : nullptr, bias.p(), (A)0.5, relu, (uint32_t)(count / vw),
+                                ocd_fastdiv_make((uint32_t)(K / vw))};
+    const uint32_t threads = 64, blocks = 3;
+    for (uint32_t t = 0; t < threads * blocks; t++) {
+        if (vw == 1) cublas_bias_act_range<T, A, 1>(g, t, threads * blocks);
+        else cublas_bias_act_range<T, A, 16 / sizeof(T)>(g, t, threads * blocks);
+    }
+    int bad = 0;
+    double worst = 0;
+    for (size_t i = 0; i < count; i++) {
+        double want = v[i] + (with_z ? 0.5 * z.at(i) : 0) + bias.at(i % K);
+        if (relu && want < 0) want = 0;
+        const double err = fabs(y.at(i) - want) / fmax(1.0, fabs(want));
+        worst = fmax(worst, std::isnan(err) ? INFINITY : err);
+        if (!(err <= emu_type<T>::tol)) bad++;
+    }
+    return emu_report(name, bad, worst);
+}
+
+/* cuBLASLt's documented matmul in double: D = epilogue(alpha * op(A) op(B) + beta * C + bias),
+   column-major, the bias one value per row of D, C not read when beta is 0. */
+template <typename T> bool lt_model(const struct ocd_lt_matmul &mm, float alpha, float beta)
+{
+    const int64_t m = mm.c.rows, n = mm.c.cols, k = mm.trans_a ? mm.a.rows : mm.a.cols;
+    if ((mm.trans_a ? mm.a.cols : mm.a.rows) != m || (mm.trans_b ? mm.b.cols : mm.b.rows) != k ||
+        (mm.trans_b ? mm.b.rows : mm.b.cols) != n || mm.batch != 1)
+        return false;
+    const T *a = (const T *)mm.a.data, *b = (const T *)mm.b.data, *c = (const T *)mm.c.data, *bias = (const T *)mm.bias;
+    const bool has_bias = mm.epilogue == CUBLASLT_EPILOGUE_BIAS || mm.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS;
+    const bool relu = mm.epilogue == CUBLASLT_EPILOGUE_RELU || mm.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS;
+    std::vector<double> d((size_t)(m * n)); /* all of D computed before any store: C may be D */
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < m; i++) {
+            double acc = 0;
+            for (int64_t l = 0; l < k; l++)
+                acc += (double)ocd_cuda_load(a + (mm.trans_a ? l + i * mm.a.ld : i + l * mm.a.ld)) *
+                       (double)ocd_cuda_load(b + (mm.trans_b ? j + l * mm.b.ld : l + j * mm.b.ld));
+            double v = (double)alpha * acc;
+            if (beta != 0) v += (double)beta * (double)ocd_cuda_load(c + i + j * mm.c.ld);
+            if (has_bias) v += (double)ocd_cuda_load(bias + i);
+            if (relu) v = fmax(v, 0.0);
+            d[(size_t)(i + j * m)] = v;
+        }
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < m; i++)
+            ocd_cuda_store((T *)mm.d + i + j * mm.c.ld, (typename ocd_compute<T>::type)d[(size_t)(i + j * m)]);
+    return true;
+}
+
+/* A packed NHWC view of N x C x H x W of type t. */
+struct ocd_tensor_view nhwc_view(cudnnDataType_t t, int64_t n, int64_t c, int64_t h, int64_t w)
+{
+    return view(t, true, (int)n, (int)c, (int)h, (int)w);
+}
+
+enum lt_z { LT_NO_Z, LT_Z_APART, LT_Z_IN_Y };
+
+/* A 1x1 fused forward, N x C x H x W -> K, NHWC, and the plan the entry makes of it (as far as
+   the epilogue's choice reads it). */
+template <typename T> struct lt_problem {
+    static const int N = 2, C = 24, K = 40, H = 3, W = 5;
+    emu_buf<T> x, w, y, z, bias;
+    struct ocd_conv_problem p;
+    cublas_plan pl;
+    lt_problem(emu_rng &rng, enum lt_z zmode, bool relu)
+        : x((size_t)N * C * H * W), w((size_t)K * C), y((size_t)N * K * H * W), z((size_t)N * K * H * W), bias(K)
+    {
+        emu_fill(x, (size_t)N * C * H * W, rng, 1), emu_fill(w, (size_t)K * C, rng, 1);
+        emu_fill(y, (size_t)N * K * H * W, rng, 1), emu_fill(z, (size_t)N * K * H * W, rng, 1);
+        emu_fill(bias, (size_t)K, rng, 1);
+        const cudnnDataType_t t = emu_type<T>::dt;
+        memset(&p, 0, sizeof p);
+        p.dir = OCD_CONV_FWD;
+        p.s.nsp = 2, p.s.n = N, p.s.c = C, p.s.k = K, p.s.groups = 1;
+        for (int d = 0; d < 2; d++) p.s.filt[d] = p.s.stride[d] = p.s.dilation[d] = 1;
+        p.s.in[0] = p.s.out[0] = H, p.s.in[1] = p.s.out[1] = W;
+        p.x = nhwc_view(t, N, C, H, W), p.y = nhwc_view(t, N, K, H, W), p.w = nhwc_view(t, K, C, 1, 1);
+        p.w_format = CUDNN_TENSOR_NHWC;
+        p.x_data = x.p(), p.w_data = w.p(), p.y_data = y.p();
+        p.alpha = 0.75;
+        p.ep.on = true, p.ep.relu = relu;
+        p.ep.alpha2 = zmode == LT_NO_Z ? 0 : 0.5;
+        p.ep.z = zmode == LT_Z_APART ? (const void *)z.p() : zmode == LT_Z_IN_Y ? (const void *)y.p() : NULL;
+        p.ep.bias = bias.p();
+        p.ep.bias_view = nhwc_view(t, 1, K, 1, 1);
+        memset(&pl, 0, sizeof pl);
+        pl.direct = true, pl.dtype = t, pl.data_type = emu_type<T>::cuda, pl.esize = sizeof(T);
+        pl.compute = t == CUDNN_DATA_FLOAT ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+        pl.gm.nhwc = 1, pl.gm.g = 1, pl.gm.n = N, pl.gm.cg = C, pl.pq = H * W;
+    }
+};
+
+/* The matmul lt_matmul_of makes of a 1x1 fused forward, run by the model, against the fused
+   convolution in double. */
+template <typename T> bool lt_case(const char *name, enum lt_z zmode, bool relu, emu_rng &rng)
+{
+    typedef lt_problem<T> L;
+    L lp(rng, zmode, relu);
+    const int64_t pix = (int64_t)L::N * L::H * L::W;
+    std::vector<double> want((size_t)(pix * L::K));
+    for (int64_t j = 0; j < pix; j++)
+        for (int k = 0; k < L::K; k++) {
+            double conv = 0;
+            for (int c = 0; c < L::C; c++) conv += lp.x.at((size_t)(j * L::C + c)) * lp.w.at((size_t)(k * L::C + c));
+            const size_t i = (size_t)(j * L::K + k);
+            double v = lp.p.alpha * conv + lp.bias.at((size_t)k);
+            if (zmode != LT_NO_Z) v += lp.p.ep.alpha2 * (zmode == LT_Z_APART ? lp.z.at(i) : lp.y.at(i));
+            want[i] = relu && v < 0 ? 0 : v;
+        }
+    struct ocd_lt_matmul mm;
+    float beta = -1;
+    const char *why = lt_matmul_of(&lp.p, lp.pl, &mm, &beta);
+    if (why != NULL || !lt_model<T>(mm, (float)lp.p.alpha, beta)) {
+        printf("%-40s FAILED (%s)\n", name, why ? why : "the matmul's extents do not chain");
+        return false;
+    }
+    int bad = 0;
+    double worst = 0;
+    for (size_t i = 0; i < want.size(); i++) {
+        const double err = fabs(lp.y.at(i) - want[i]) / fmax(1.0, fabs(want[i]));
+        worst = fmax(worst, std::isnan(err) ? INFINITY : err);
+        if (!(err <= emu_type<T>::tol)) bad++;
+    }
+    return emu_report(name, bad, worst);
+}
+
+/* The epilogue's choice on a changed problem: which of lt_matmul_of (lt_declines: the reason it
+   must give, NULL: it must serve) and typed_rejects (typed_declines) decline. */
+bool choice_case(const char *name, void (*change)(lt_problem<__half> &), const char *lt_declines,
+                 const char *typed_declines, emu_rng &rng)
+{
+    lt_problem<__half> lp(rng, LT_Z_APART, true);
+    change(lp);
+    struct ocd_lt_matmul mm;
+    float beta;
+    const char *lt = lt_matmul_of(&lp.p, lp.pl, &mm, &beta), *typed = typed_rejects(&lp.p, lp.pl);
+    const bool ok = (lt_declines ? lt && strstr(lt, lt_declines) : !lt) &&
+                    (typed_declines ? typed && strstr(typed, typed_declines) : !typed);
+    printf("%-40s %s (cuBLASLt: %s; typed pass: %s)\n", name, ok ? "ok" : "FAILED", lt ? lt : "serves",
+           typed ? typed : "serves");
+    return ok;
+}
+
 } // namespace
 
 int main()
@@ -109,5 +321,38 @@ int main()
     };
     bool ok = true;
     for (const emu_case &c : cases) ok &= run_case(c, rng);
+
+    ok &= typed_case<__half>("typed_f16_v8_z_relu", 64, 0, 8, true, true, rng);
+    ok &= typed_case<__half>("typed_f16_v8_identity", 24, 0, 8, false, false, rng);
+    ok &= typed_case<__half>("typed_f16_v1_odd_channels", 13, 0, 1, true, true, rng);
+    ok &= typed_case<__half>("typed_f16_v1_misaligned", 64, 1, 1, true, false, rng);
+    ok &= typed_case<__nv_bfloat16>("typed_bf16_v8_z_relu", 32, 0, 8, true, true, rng);
+    ok &= typed_case<float>("typed_f32_v4_z_relu", 12, 0, 4, true, true, rng);
+    ok &= typed_case<float>("typed_f32_v1_identity", 6, 0, 1, false, false, rng);
+    ok &= typed_case<double>("typed_f64_v2_z_relu", 10, 0, 2, true, true, rng);
+
+    ok &= lt_case<__half>("lt_f16_z_apart_relu", LT_Z_APART, true, rng);
+    ok &= lt_case<__half>("lt_f16_z_in_y_identity", LT_Z_IN_Y, false, rng);
+    ok &= lt_case<__half>("lt_f16_no_z_relu", LT_NO_Z, true, rng);
+    ok &= lt_case<__nv_bfloat16>("lt_bf16_z_in_y_relu", LT_Z_IN_Y, true, rng);
+    ok &= lt_case<float>("lt_f32_z_apart_identity", LT_Z_APART, false, rng);
+
+    ok &= choice_case("choice_plain", [](lt_problem<__half> &) {}, NULL, NULL, rng);
+    ok &= choice_case("choice_groups", [](lt_problem<__half> &l) { l.pl.gm.g = 2; }, "one group", NULL, rng);
+    ok &= choice_case("choice_im2col", [](lt_problem<__half> &l) { l.pl.direct = false; }, "1x1", NULL, rng);
+    ok &= choice_case("choice_nchw", [](lt_problem<__half> &l) { l.pl.gm.nhwc = 0; }, "NCHW", "NCHW", rng);
+    ok &= choice_case("choice_scale", [](lt_problem<__half> &l) { l.p.ep.scale_on = true; }, "scale", "scale", rng);
+    ok &= choice_case("choice_activation", [](lt_problem<__half> &l) { l.p.ep.act_on = true, l.p.ep.relu = false; },
+                      "activation", "activation", rng);
+    ok &= choice_case("choice_float_bias", [](lt_problem<__half> &l) { l.p.ep.bias_view.dtype = CUDNN_DATA_FLOAT; },
+                      "type", "type", rng);
+    ok &= choice_case("choice_strided_bias", [](lt_problem<__half> &l) { l.p.ep.bias_view.strides[1] = 2; },
+                      "consecutive", "consecutive", rng);
+    ok &= choice_case("choice_bias_off_16", [](lt_problem<__half> &l) { l.p.ep.bias = (const __half *)l.p.ep.bias + 1; },
+                      "16-byte", NULL, rng);
+    ok &= choice_case("choice_double", [](lt_problem<__half> &l) { l.pl.dtype = CUDNN_DATA_DOUBLE; }, OCD_REASON_DTYPE,
+                      NULL, rng);
+    ok &= choice_case("choice_alpha_beyond_float", [](lt_problem<__half> &l) { l.p.alpha = 1e39; }, "beyond float",
+                      NULL, rng);
     return ok ? 0 : 1;
 }
