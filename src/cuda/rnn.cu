@@ -633,15 +633,16 @@ __host__ __device__ bool persist_stage(const ocd_rnn_seq &q, const ocd_rnn_persi
 /* The stage of the pipelined form: thread tid's gate inputs e = tid + k threads (k <
    PERSIST_INPUTS; e = nl G U + g U + u) loaded into registers (positions from the lengths in
    shared memory), then its words of h_{t-1} polled, then both stored (the inputs with b_W, and
-   the sequences by the threads of their first input). On the host false, with neither inputs
-   nor sequences stored, when a word is not yet published. */
+   the sequences by the threads of their first input). d: persist_dims_of (t, n0), which the
+   caller computes once for the stage and the units. On the host false, with neither inputs nor
+   sequences stored, when a word is not yet published. */
 template <typename T>
-__host__ __device__ bool persist_stage_pipelined(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int b, int t,
-                                                 int n0, unsigned char *smem, persist_threads each)
+__host__ __device__ bool persist_stage_pipelined(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl,
+                                                 const persist_dims &d, int b, int t, int n0, unsigned char *smem,
+                                                 persist_threads each)
 {
     typedef typename ocd_compute<T>::type C;
     const ocd_rnn_step &s = q.step;
-    const persist_dims d = persist_dims_of<T>(q, pl, t, n0);
     const int H = s.H, U = d.U, rows = d.rows, nc = d.nc, GH = d.G * H;
     C *h = (C *)(smem + d.h), *ax = (C *)(smem + d.ax);
     const C *bw = (const C *)(smem + d.m.bw);
@@ -814,29 +815,49 @@ __host__ __device__ void persist_cells(const ocd_rnn_seq &q, const ocd_rnn_persi
     });
 }
 
+/* Which units of a chunk a call of persist_units runs: on the device the calling warp's, i =
+   warp + k warps from the first, lo = warp (u0 = lo % U, nl0 = lo / U), stepping u by du and
+   nl by dnl (warps = dnl U + du); computed once a kernel, so that a step divides nothing. On the
+   host units [lo, hi). */
+struct persist_unit_range {
+    int lo, hi, u0, nl0, du, dnl;
+};
+
+__host__ __device__ inline persist_unit_range persist_warp_units(const ocd_rnn_persist_plan &pl, int warp)
+{
+    const int warps = pl.threads / PERSIST_WARP, U = pl.units;
+    return persist_unit_range{warp, 0, warp % U, warp / U, warps % U, warps / U};
+}
+
+/* The warp's next unit (i + warps) from unit (u, nl) of i: u += du, nl += dnl, carried once. */
+__host__ __device__ inline void persist_next_unit(const persist_unit_range &r, int U, int *u, int *nl)
+{
+    *u += r.du, *nl += r.dnl;
+    if (*u >= U) *u -= U, ++*nl;
+}
+
 /* The units of the pipelined form at step t of block b, sequences [n0, n0 + chunk): unit
    i = nl U + u by warp i % warps, its G products (persist_lane_dots, two columns an access
    where P is even; a butterfly each) and its cell by lane 0, whose other operands every lane
-   reads before the products. No block barrier after it. On the host units [lo, hi) of the
-   chunk. */
+   reads before the products. No block barrier after it. What follows the stage's barrier
+   computes no division: d comes from the caller and the warp's units from r. */
 template <typename T>
-__host__ __device__ void persist_units(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, int b, int t, int n0,
-                                       unsigned char *smem, int lo, int hi)
+__host__ __device__ void persist_units(const ocd_rnn_seq &q, const ocd_rnn_persist_plan &pl, const persist_dims &d,
+                                       int b, int t, int n0, unsigned char *smem, const persist_unit_range &r)
 {
     typedef typename ocd_compute<T>::type C;
-    const persist_dims d = persist_dims_of<T>(q, pl, t, n0);
     const int G = d.G, P = q.step.P, U = d.U, rows = d.rows, units = d.nc * U;
     const T *w = (const T *)smem;
     const C *h = (const C *)(smem + d.h), *ax = (const C *)(smem + d.ax), *br = (const C *)(smem + d.m.br);
     C *cell = (C *)(smem + d.m.cell);
     const persist_seq_at *seq = (const persist_seq_at *)(smem + d.seq);
-    /* what the cell of unit i takes besides its products, read before them */
+    /* what the cell of unit u of sequence nl of the chunk takes besides its products, read
+       before them */
     struct operands {
         C x[4], br[4], c, hn;
         persist_seq_at a;
     };
-    auto operands_of = [&](int i) {
-        const int u = i % U, nl = i / U;
+    auto operands_of = [&](int u, int nl) {
         operands o;
 #pragma unroll
         for (int g = 0; g < 4; g++) /* constant indices: registers */
@@ -844,48 +865,48 @@ __host__ __device__ void persist_units(const ocd_rnn_seq &q, const ocd_rnn_persi
         o.c = cell[(n0 + nl) * U + u], o.hn = h[nl * P + b * U + u], o.a = seq[nl];
         return o;
     };
-    /* a lane's part of unit i's products: pairs of columns an access where P is even */
-    auto lane_dots = [&](int i, int lane, float *sum) {
-        const T *wi = w + (int64_t)(i % U) * P;
-        const float *hs = h + (int64_t)(i / U) * P;
-        if (P % 2 == 0) persist_lane_dots<2>(wi, (int64_t)U * P, G, hs, P, lane, sum);
-        else persist_lane_dots<1>(wi, (int64_t)U * P, G, hs, P, lane, sum);
+    /* a lane's part of the unit's products: pairs of columns an access where P is even */
+    auto lane_dots = [&](int u, int nl, int lane, float *sum) {
+        const T *wu = w + (int64_t)u * P;
+        const float *hs = h + (int64_t)nl * P;
+        if (P % 2 == 0) persist_lane_dots<2>(wu, (int64_t)U * P, G, hs, P, lane, sum);
+        else persist_lane_dots<1>(wu, (int64_t)U * P, G, hs, P, lane, sum);
     };
-    /* the cell of unit i from its products v[g] */
-    auto cell_of = [&](int i, operands &o, const float *v) {
+    /* the cell of the unit from its products v[g] */
+    auto cell_of = [&](int u, int nl, operands &o, const float *v) {
         C ah[4];
 #pragma unroll
         for (int g = 0; g < 4; g++)
             if (g < G) ah[g] = v[g] + o.br[g];
-        persist_cell<T>(q, true, t, n0 + i / U, b * U + i % U, o.a, o.x, ah, &o.c, o.hn);
-        cell[(n0 + i / U) * U + i % U] = o.c;
+        persist_cell<T>(q, true, t, n0 + nl, b * U + u, o.a, o.x, ah, &o.c, o.hn);
+        cell[(n0 + nl) * U + u] = o.c;
     };
 #ifdef __CUDA_ARCH__
-    (void)lo, (void)hi;
-    const int lane = (int)threadIdx.x % PERSIST_WARP;
-    for (int i = (int)threadIdx.x / PERSIST_WARP; i < units; i += pl.threads / PERSIST_WARP) {
-        if (b * U + i % U >= q.step.H) continue; /* the warp's unit: the whole warp skips */
-        operands o = operands_of(i); /* every lane: broadcasts, in flight during the products */
+    const int lane = (int)threadIdx.x % PERSIST_WARP, warps = pl.threads / PERSIST_WARP;
+    for (int i = r.lo, u = r.u0, nl = r.nl0; i < units; i += warps, persist_next_unit(r, U, &u, &nl)) {
+        if (b * U + u >= q.step.H) continue; /* the warp's unit: the whole warp skips */
+        operands o = operands_of(u, nl); /* every lane: broadcasts, in flight during the products */
         float v[4] = {0, 0, 0, 0};
-        lane_dots(i, lane, v);
+        lane_dots(u, nl, lane, v);
         for (int off = PERSIST_WARP / 2; off > 0; off /= 2)
 #pragma unroll
             for (int g = 0; g < 4; g++) /* four butterflies interleaved, without branches (zero past G) */
                 v[g] += __shfl_xor_sync(0xffffffffu, v[g], off);
-        if (lane == 0) cell_of(i, o, v);
+        if (lane == 0) cell_of(u, nl, o, v);
     }
 #else
-    for (int i = lo; i < hi && i < units; i++) {
-        if (b * U + i % U >= q.step.H) continue;
+    for (int i = r.lo; i < r.hi && i < units; i++) {
+        const int u = i % U, nl = i / U;
+        if (b * U + u >= q.step.H) continue;
         float lanes[4][PERSIST_WARP], v[4];
         for (int lane = 0; lane < PERSIST_WARP; lane++) {
             float sum[4];
-            lane_dots(i, lane, sum);
+            lane_dots(u, nl, lane, sum);
             for (int g = 0; g < G; g++) lanes[g][lane] = sum[g];
         }
         for (int g = 0; g < G; g++) v[g] = persist_butterfly(lanes[g]);
-        operands o = operands_of(i);
-        cell_of(i, o, v);
+        operands o = operands_of(u, nl);
+        cell_of(u, nl, o, v);
     }
 #endif
 }
@@ -896,13 +917,15 @@ __global__ void __launch_bounds__(PERSIST_THREADS) persist_kernel(const ocd_rnn_
     extern __shared__ __align__(16) unsigned char persist_shared[];
     const persist_threads each = persist_all(pl.threads);
     const int b = (int)blockIdx.x;
+    const persist_unit_range units = persist_warp_units(pl, (int)threadIdx.x / PERSIST_WARP);
     persist_prologue<T>(q, pl, b, persist_shared, each);
     cooperative_groups::this_grid().sync();
     for (int t = 0; t < q.step.T; t++)
         for (int n0 = 0; n0 < q.step.N; n0 += pl.chunk) {
             if (PIPELINED) {
-                persist_stage_pipelined<T>(q, pl, b, t, n0, persist_shared, each);
-                persist_units<T>(q, pl, b, t, n0, persist_shared, 0, 0);
+                const persist_dims d = persist_dims_of<T>(q, pl, t, n0);
+                persist_stage_pipelined<T>(q, pl, d, b, t, n0, persist_shared, each);
+                persist_units<T>(q, pl, d, b, t, n0, persist_shared, units);
             } else {
                 persist_stage<T>(q, pl, b, t, n0, persist_shared, each);
                 persist_dots<T>(q, pl, t, n0, persist_shared);

@@ -15,8 +15,9 @@
    three layouts, ragged lengths with a sequence of length 0, chunks of the batch that do not
    divide it, a last block with fewer units than the others; float, and half with its tolerance;
    the plan's refusal when a block's weights exceed shared memory, and (pipelined) the chunk's
-   bound by the gate inputs its threads hold; and the rows' batched load of the pipelined
-   prologue with several batches a thread. Prints a line per case; exits 1 if any differs. */
+   bound by the gate inputs its threads hold; the rows' batched load of the pipelined prologue
+   with several batches a thread, and the units a warp of the pipelined form steps through.
+   Prints a line per case; exits 1 if any differs. */
 #include "cuda/rnn.cu"
 
 extern "C" {
@@ -216,7 +217,7 @@ bool run_pseudo_layer(const ocd_rnn_seq &q, bool pipelined, int order, size_t sm
     /* Block b's stage at (t, n0); false when it must wait. */
     auto stage = [&](int b, int t, int n0) {
         unsigned char *sm = (unsigned char *)smem[(size_t)b].data();
-        bool ok = pipelined ? persist_stage_pipelined<T>(q, pl, b, t, n0, sm, all)
+        bool ok = pipelined ? persist_stage_pipelined<T>(q, pl, persist_dims_of<T>(q, pl, t, n0), b, t, n0, sm, all)
                             : persist_stage<T>(q, pl, b, t, n0, sm, all);
         if (!ok) {
             ++*waits;
@@ -248,7 +249,9 @@ bool run_pseudo_layer(const ocd_rnn_seq &q, bool pipelined, int order, size_t sm
             const int end = pipelined ? units : pl.threads;
             int hi = split ? std::max(a.cells_done + 1, (int)emu_random(a.cells_done, units + 1)) : end;
             if (hi >= units) hi = end;
-            if (pipelined) persist_units<T>(q, pl, b, a.t, a.n0, sm, a.cells_done, hi);
+            if (pipelined)
+                persist_units<T>(q, pl, persist_dims_of<T>(q, pl, a.t, a.n0), b, a.t, a.n0, sm,
+                                 persist_unit_range{a.cells_done, hi, 0, 0, 0, 0});
             else persist_cells<T>(q, pl, b, a.t, a.n0, sm, persist_threads{pl.threads, a.cells_done, hi});
             a.cells_done = hi;
             int t = a.t, n0 = a.n0 + pl.chunk;
@@ -511,6 +514,28 @@ bool check_load_rows()
     return true;
 }
 
+/* A warp's units on the device (persist_warp_units, persist_next_unit): unit i = warp + k warps
+   as (i % U, i / U), for blocks of 32 to 1024 threads and 1 to 9 units. */
+bool check_warp_units()
+{
+    for (int threads = 32; threads <= 1024; threads *= 2)
+        for (int U = 1; U <= 9; U++)
+            for (int warp = 0; warp < threads / PERSIST_WARP; warp++) {
+                ocd_rnn_persist_plan pl = {};
+                pl.threads = threads, pl.units = U;
+                const persist_unit_range r = persist_warp_units(pl, warp);
+                int u = r.u0, nl = r.nl0;
+                for (int i = r.lo; i < 200; i += threads / PERSIST_WARP, persist_next_unit(r, U, &u, &nl))
+                    if (u != i % U || nl != i / U) {
+                        printf("warp units: %d threads, %d units, warp %d: unit %d as (%d, %d)\n", threads, U, warp, i,
+                               u, nl);
+                        return false;
+                    }
+            }
+    printf("warp units: ok\n");
+    return true;
+}
+
 } // namespace
 
 int main()
@@ -538,7 +563,7 @@ int main()
             failed += !(f && h);
             cases++;
         }
-    failed += !check_load_rows();
-    printf("%d of %d cases differ\n", failed, cases + 1);
+    failed += !check_load_rows() + !check_warp_units();
+    printf("%d of %d cases differ\n", failed, cases + 2);
     return failed ? 1 : 0;
 }
