@@ -210,7 +210,7 @@ TEST(rnn_persistent_inference)
 }
 
 #ifdef OCD_TEST_CUDA
-/* The persistent kernel's two forms (src/cuda/rnn.cu: the pipelined one, unproven, planned where
+/* The persistent kernel's two forms (src/cuda/rnn_persist.cu: the pipelined one, unproven, planned where
    OPENCUDNN_UNPROVEN=1 as the suite sets it; the first one otherwise) on the wide cases: the
    first form against the reference, then the pipelined one against the first within the data
    type's tolerance, so that the suite keeps checking the form that serves by default. CUDA

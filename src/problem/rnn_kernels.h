@@ -151,7 +151,7 @@ struct ocd_rnn_seq {
 };
 
 /* The persistent kernel's exchange for a batch of N states of P: two slots of N P 8-byte words
-   (the state in float and the step's tag; src/cuda/rnn.cu). */
+   (the state in float and the step's tag; src/cuda/rnn_persist.cu). */
 static inline size_t ocd_rnn_persist_exchange_bytes(int64_t N, int64_t P)
 {
     return (size_t)(2 * N * P * 8);
@@ -161,7 +161,7 @@ static inline size_t ocd_rnn_persist_exchange_bytes(int64_t N, int64_t P)
    hidden units [b units, (b + 1) units) and keeps their rows of R (every gate) in `smem` bytes
    of shared memory for the whole sequence, with the states of `chunk` sequences at a time.
    pipelined: the kernel's pipelined form (one block barrier a step, the gate inputs loaded while
-   the block waits for h; src/cuda/rnn.cu), unproven: planned where OPENCUDNN_UNPROVEN=1. */
+   the block waits for h; src/cuda/rnn_persist.cu), unproven: planned where OPENCUDNN_UNPROVEN=1. */
 struct ocd_rnn_persist_plan {
     int units, blocks, threads, chunk, pipelined;
     size_t smem;

@@ -1,4 +1,4 @@
-/* rnn_persist.cu: the persistent RNN kernel of src/cuda/rnn.cu (its phases: persist_prologue,
+/* rnn_persist.cu: the persistent RNN kernel of src/cuda/rnn_persist.cu (its phases: persist_prologue,
    persist_stage, persist_dots and persist_cells of the first form, persist_stage_pipelined and
    persist_units of the pipelined one, written __host__ __device__ for this) run on the CPU for
    every block and thread, both forms, under schedules where the blocks run at different speeds
@@ -18,7 +18,7 @@
    bound by the gate inputs its threads hold; the rows' batched load of the pipelined prologue
    with several batches a thread, and the units a warp of the pipelined form steps through.
    Prints a line per case; exits 1 if any differs. */
-#include "cuda/rnn.cu"
+#include "cuda/rnn_persist.cu"
 
 extern "C" {
 #include "ref/rnn.h"
