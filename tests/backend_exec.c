@@ -99,41 +99,74 @@ TEST(backend_pointwise_modes)
 
 /* ---- convolution graphs ------------------------------------------------------------------------ */
 
-/* conv -> add z (alpha2 0.5) -> add bias -> relu (the frontend's ConvBiasAct sample), float NCHW. */
-TEST(backend_conv_bias_act)
+/* conv -> [add z (alpha2 0.5) ->] add bias -> relu (the frontend's ConvBiasAct sample) of rc in
+   type dt and layout lay, every engine against the reference; where `needle` is given, an info
+   log line holding it must come. */
+static void conv_bias_act(const struct ref_conv *rc0, cudnnDataType_t dt, int lay, bool with_z, const char *what,
+                          const char *needle)
 {
-    struct ref_conv rc = {2, 2, 8, 8, 1, {6, 6}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
+    struct ref_conv rc = *rc0;
     ref_conv_out_dims(&rc);
     int xd[5], wd[5], yd[5];
     tconv_dims(&rc, xd, wd, yd);
     const int bd[4] = {1, rc.k, 1, 1};
     struct bt_gt x, w, z, b, c, a, s, y;
-    bt_gt_init(&x, 'x', CUDNN_DATA_FLOAT, 4, xd, TV_NCHW, false, -1, 1);
-    bt_gt_init(&w, 'w', CUDNN_DATA_FLOAT, 4, wd, TV_NCHW, false, -1, 1);
-    bt_gt_init(&z, 'z', CUDNN_DATA_FLOAT, 4, yd, TV_NCHW, false, -1, 1);
-    bt_gt_init(&b, 'b', CUDNN_DATA_FLOAT, 4, bd, TV_NCHW, false, -1, 1);
-    bt_gt_init(&c, 'C', CUDNN_DATA_FLOAT, 4, yd, TV_NCHW, true, 0, 0);
-    bt_gt_init(&a, 'A', CUDNN_DATA_FLOAT, 4, yd, TV_NCHW, true, 0, 0);
-    bt_gt_init(&s, 'B', CUDNN_DATA_FLOAT, 4, yd, TV_NCHW, true, 0, 0);
-    bt_gt_init(&y, 'y', CUDNN_DATA_FLOAT, 4, yd, TV_NCHW, false, 0, 0);
-    const int64_t pad[2] = {1, 1}, stride[2] = {1, 1};
+    bt_gt_init(&x, 'x', dt, 4, xd, lay, false, -1, 1);
+    bt_gt_init(&w, 'w', dt, 4, wd, lay, false, -1, 1);
+    bt_gt_init(&z, 'z', dt, 4, yd, lay, false, -1, 1);
+    bt_gt_init(&b, 'b', dt, 4, bd, lay, false, -1, 1);
+    bt_gt_init(&c, 'C', CUDNN_DATA_FLOAT, 4, yd, lay, true, 0, 0);
+    bt_gt_init(&a, 'A', CUDNN_DATA_FLOAT, 4, yd, lay, true, 0, 0);
+    bt_gt_init(&s, 'B', CUDNN_DATA_FLOAT, 4, yd, lay, true, 0, 0);
+    bt_gt_init(&y, 'y', dt, 4, yd, lay, false, 0, 0);
+    const int64_t pad[2] = {rc.pad[0], rc.pad[1]}, stride[2] = {rc.stride[0], rc.stride[1]};
     bdesc cd = bt_conv_desc(2, pad, stride, CUDNN_CROSS_CORRELATION);
     struct ref_pw add = ref_pw_mode(CUDNN_POINTWISE_ADD), add_half = add, relu = ref_pw_mode(CUDNN_POINTWISE_RELU_FWD);
     add_half.alpha2 = 0.5;
-    bdesc ops[4] = {bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, x.d, w.d, c.d, cd),
-                    bt_pw_op(&add_half, c.d, z.d, a.d), bt_pw_op(&add, a.d, b.d, s.d), bt_pw_op(&relu, s.d, NULL, y.d)};
-    bdesc g = bt_graph(ops, 4);
+    bdesc ops[4];
+    int nops = 0;
+    ops[nops++] = bt_conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, x.d, w.d, c.d, cd);
+    if (with_z) ops[nops++] = bt_pw_op(&add_half, c.d, z.d, a.d);
+    ops[nops++] = bt_pw_op(&add, with_z ? a.d : c.d, b.d, s.d);
+    ops[nops++] = bt_pw_op(&relu, s.d, NULL, y.d);
+    bdesc g = bt_graph(ops, nops);
     double *want = malloc(sizeof(double) * (size_t)y.v.count);
     ref_conv_fwd(&rc, x.val, w.val, want);
-    for (int64_t i = 0; i < y.v.count; i++) want[i] = fmax(0, want[i] + 0.5 * z.val[i] + b.val[i / (yd[2] * yd[3]) % 8]);
-    struct bt_gt *io[] = {&x, &w, &z, &b, &y};
-    bt_run_all_engines(g, io, 5, &y, want, bt_graph_tol(CUDNN_DATA_FLOAT), "ConvBiasAct");
+    for (int64_t i = 0; i < y.v.count; i++)
+        want[i] = fmax(0, want[i] + (with_z ? 0.5 * z.val[i] : 0) + b.val[i / (yd[2] * yd[3]) % rc.k]);
+    struct bt_gt *io[] = {&x, &w, &b, &y, &z};
+    struct replay_capture log;
+    if (needle) log_capture_start(&log, needle);
+    bt_run_all_engines(g, io, with_z ? 5 : 4, &y, want, bt_graph_tol(dt), what);
+    if (needle) {
+        replay_capture_stop(&log);
+        if (!CHECK(log.count >= 1)) printf("      (%s: no log line \"%s\")\n", what, needle);
+    }
     free(want);
-    bt_destroy_all(ops, 4);
+    bt_destroy_all(ops, nops);
     cudnnBackendDestroyDescriptor(g);
     cudnnBackendDestroyDescriptor(cd);
     struct bt_gt *all[] = {&x, &w, &z, &b, &c, &a, &s, &y};
     for (size_t i = 0; i < TLEN(all); i++) bt_gt_free(all[i]);
+}
+
+/* ConvBiasAct with z, float NCHW, a 3x3 filter with padding. */
+TEST(backend_conv_bias_act)
+{
+    const struct ref_conv rc = {2, 2, 8, 8, 1, {6, 6}, {3, 3}, {0}, {1, 1}, {1, 1}, {1, 1}, false};
+    conv_bias_act(&rc, CUDNN_DATA_FLOAT, TV_NCHW, true, "ConvBiasAct", NULL);
+}
+
+/* On the CUDA pass (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it serve), ConvBiasAct
+   without z (the bench's cbag graphs), half NHWC, on a 1x1 filter large enough for the cuBLAS
+   entry (2^27 multiply-adds): every engine, and the cuBLAS entry's epilogue in cuBLASLt's
+   matmul (conv_cublas.cu's log line; C is y at beta 0). */
+TEST(backend_conv_bias_act_1x1_cublaslt)
+{
+    if (test_backend[0] != 'c') return;
+    const struct ref_conv rc = {2, 8, 128, 128, 1, {32, 32}, {1, 1}, {0}, {0, 0}, {1, 1}, {1, 1}, false};
+    conv_bias_act(&rc, CUDNN_DATA_HALF, TV_NHWC, false, "ConvBiasAct 1x1 half NHWC",
+                  "cuBLAS fused forward epilogue: cuBLASLt");
 }
 
 /* conv -> mul scale -> add bias -> add a -> act (ConvScaleBiasAddAct), half NHWC, stride 2; and

@@ -412,12 +412,13 @@ TEST(conv_reorder_filter_and_bias_round_trip)
 
 /* ---- the fused convolution + bias + activation forward --------------------------------------------- */
 
-/* The fused call on sh in cf (y = act(alpha1 conv + alpha2 z + bias), z in y's own buffer when
-   in_place) against the reference; where `entry` is given, the implementation that ran must
-   begin with it, and where `way` is, the cuBLAS entries' fused epilogue (conv_cublas.cu's log
-   line) too. */
-static void check_bias_activation_on(const struct shape *sh, const struct config *cf, cudnnActivationMode_t mode,
-                                     bool in_place, int variant, const char *entry, const char *way)
+/* The fused call on sh in cf with algorithm algo (y = act(alpha1 conv + alpha2 z + bias), z in
+   y's own buffer when in_place) against the reference; where `entry` is given, the
+   implementation that ran must begin with it, and where `way` is, the cuBLAS entries' fused
+   epilogue (conv_cublas.cu's log line) too. */
+static void check_bias_activation_algo(const struct shape *sh, const struct config *cf, cudnnActivationMode_t mode,
+                                       bool in_place, int variant, cudnnConvolutionFwdAlgo_t algo, const char *entry,
+                                       const char *way)
 {
     cudnnHandle_t h = test_handle();
     struct problem p;
@@ -446,7 +447,6 @@ static void check_bias_activation_on(const struct shape *sh, const struct config
     }
     void *dx = tview_upload(&p.x, x), *dw = tview_upload(&p.w.v, w), *dz = tview_upload(&p.y, z);
     void *dy = in_place ? dz : tbuf_alloc(tview_bytes(&p.y)), *db = tview_upload(&bias, b);
-    cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
     size_t ws_bytes = 0;
     CHECK_OK(cudnnGetConvolutionForwardWorkspaceSize(h, p.x.desc, p.w.desc, p.conv, p.y.desc, algo, &ws_bytes));
     void *ws = tbuf_alloc(ws_bytes);
@@ -483,6 +483,14 @@ static void check_bias_activation_on(const struct shape *sh, const struct config
     if (!in_place) tbuf_free(dy);
     free(x), free(w), free(z), free(b), free(want), free(got);
     free_problem(&p);
+}
+
+/* The same with IMPLICIT_PRECOMP_GEMM, the algorithm every activation mode may take. */
+static void check_bias_activation_on(const struct shape *sh, const struct config *cf, cudnnActivationMode_t mode,
+                                     bool in_place, int variant, const char *entry, const char *way)
+{
+    check_bias_activation_algo(sh, cf, mode, in_place, variant, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, entry,
+                               way);
 }
 
 static void check_bias_activation(const struct shape *sh, const struct config *cf, cudnnActivationMode_t mode,
@@ -529,7 +537,9 @@ TEST(conv_bias_activation_forward)
    the fused call on the cuBLAS entries, each in the way conv_cublas.cu's plan must choose:
    cuBLASLt's epilogue for half, bfloat16 and TF32 NHWC (z apart, z in y's own buffer; RELU and
    IDENTITY); the typed pass where cuBLASLt declines (two groups, with 16-byte vectors and, at
-   K / G = 50, one element at a time; double); the store's pass for NCHW. */
+   K / G = 50, one element at a time; double); the store's pass for NCHW. With FWD_ALGO_GEMM the
+   im2col entry runs a 1x1 filter with stride 2 and a 3x3 one with padding, cuBLASLt's epilogue
+   over the column matrix. */
 TEST(conv_cuda_fused_1x1_runs_on_cublas)
 {
     if (test_backend[0] != 'c') return;
@@ -548,6 +558,15 @@ TEST(conv_cuda_fused_1x1_runs_on_cublas)
     check_bias_activation_on(&groups2, &tc_configs[0], CUDNN_ACTIVATION_RELU, false, 0, entry, typed);
     check_bias_activation_on(&groups2_odd, &tc_configs[0], CUDNN_ACTIVATION_RELU, true, 0, entry, typed);
     check_bias_activation_on(&groups2_odd, &tc_configs[1], CUDNN_ACTIVATION_IDENTITY, false, 0, entry, typed);
+    static const struct shape ds = {"fused_1x1_stride2", 2, 16, 128, 256, 1, {32, 32}, {1, 1}, {0, 0}, {2, 2}, {1, 1},
+                                    false};
+    static const struct shape pad3 = {"fused_3x3", 2, 8, 64, 128, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
+    const cudnnConvolutionFwdAlgo_t gemm = CUDNN_CONVOLUTION_FWD_ALGO_GEMM;
+    const char *const im2col = "cuda:fwd_im2col_gemm_cublas";
+    check_bias_activation_algo(&ds, &tc_configs[0], CUDNN_ACTIVATION_RELU, false, 0, gemm, im2col, lt);
+    check_bias_activation_algo(&ds, &tc_configs[1], CUDNN_ACTIVATION_RELU, true, 0, gemm, im2col, lt);
+    check_bias_activation_algo(&pad3, &tc_configs[0], CUDNN_ACTIVATION_RELU, true, 0, gemm, im2col, lt);
+    check_bias_activation_algo(&pad3, &tc_configs[2], CUDNN_ACTIVATION_RELU, false, 0, gemm, im2col, lt);
 }
 
 /* On the CUDA pass with tensor cores (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it serve),

@@ -12,16 +12,17 @@
    fused forward (problem/conv.h's epilogue: z, a bias, a per-channel scale, an activation),
    y = act(alpha1 * conv + alpha2 * z + bias), takes the first of three ways that serves (the
    plan's epi):
-   - ConvBiasAct on a 1x1 filter, NHWC, one group, not double, a bias of y's type with
-     consecutive channels on a 16-byte boundary, RELU or IDENTITY: one cuBLASLt matmul
-     (cublaslt_matmul.h) D = epilogue(alpha * op(A) op(B) + beta * C + bias) with D = y,
-     alpha = alpha1, C = z and beta = alpha2 (C = y where z is y, or where there is none, then
-     beta 0), the epilogue RELU_BIAS or BIAS with the bias along D's rows, the output channels;
-     cuBLASLt's order (beta * C, then the bias, then max(x, 0)) is the call's, in float, one
-     rounding at the store. Where cuBLASLt declines (not loaded, no algorithm) the typed pass
-     below serves.
-   - the same epilogue on any NHWC y (im2col, groups, double too): the GEMM into y, then a pass
-     of compile-time types over y, 16 bytes a thread where K and the pointers allow
+   - ConvBiasAct on NHWC data, one group, not double, a bias of y's type with consecutive
+     channels on a 16-byte boundary, RELU or IDENTITY: one cuBLASLt matmul (cublaslt_matmul.h)
+     D = epilogue(alpha * op(A) op(B) + beta * C + bias) with D = y, B = x (a 1x1 filter, unit
+     stride, no padding) or the column matrix (after the im2col kernel: ResNet's strided 1x1
+     downsampling layers), alpha = alpha1, C = z and beta = alpha2 (C = y where z is y, or
+     where there is none, then beta 0), the epilogue RELU_BIAS or BIAS with the bias along D's
+     rows, the output channels; cuBLASLt's order (beta * C, then the bias, then max(x, 0)) is
+     the call's, in float, one rounding at the store. Where cuBLASLt declines (not loaded, no
+     algorithm) the typed pass below serves.
+   - the same epilogue on any NHWC y (groups, double too): the GEMM into y, then a pass of
+     compile-time types over y, 16 bytes a thread where K and the pointers allow
      (cublas_bias_act).
    - otherwise (NCHW, a scale, another activation, another bias): the GEMM into y, then one
      pass over y that finishes each element in place through the store of the direct kernels
@@ -477,21 +478,24 @@ static const char *typed_rejects(const struct ocd_conv_problem *p, const cublas_
     return NULL;
 }
 
-/* p's fused 1x1 forward as one cuBLASLt matmul in *mm with its beta in *beta (file comment), or
-   why cuBLASLt's epilogue cannot express it. Column-major, as cuBLASLt sees NHWC data: D = y is
-   K x N*P*Q at leading dimension K, op(A) = w^T of the KC filter (C x K at C), B = x (C x N*P*Q
-   at C), C = z, or y itself where there is no z (beta 0: not read) or z is y (in place). */
-static const char *lt_matmul_of(const struct ocd_conv_problem *p, const cublas_plan &pl, struct ocd_lt_matmul *mm,
-                                float *beta)
+/* p's fused forward as one cuBLASLt matmul in *mm with its beta in *beta (file comment), or why
+   cuBLASLt's epilogue cannot express it. Column-major, as cuBLASLt sees NHWC data: D = y is
+   K x N*P*Q at leading dimension K, op(A) = w^T of the filter as it lies (KC x K at KC, KC =
+   C*R*S in the filter's order), B = x where the filter is 1x1 with unit stride and no padding
+   (C x N*P*Q at C), else the column matrix col (KC x N*P*Q at KC; NULL while planning: the
+   workspace's start, 256-byte aligned), C = z, or y itself where there is no z (beta 0: not
+   read) or z is y (in place). */
+static const char *lt_matmul_of(const struct ocd_conv_problem *p, const cublas_plan &pl, const void *col,
+                                struct ocd_lt_matmul *mm, float *beta)
 {
-    if (!pl.direct || pl.gm.g != 1) return "not a 1x1 convolution with unit stride, no padding and one group";
+    if (pl.gm.g != 1) return "more than one group: cuBLASLt's bias would need a stride per batch";
     if (const char *why = typed_rejects(p, pl)) return why;
     if (pl.dtype == CUDNN_DATA_DOUBLE) return OCD_REASON_DTYPE;
     if (!ocd_lt_fits_scale(p->alpha) || !ocd_lt_fits_scale(p->ep.alpha2))
         return "alpha1 or alpha2 beyond float, cuBLASLt's scale type";
     if (ocd_lt_alignment(p->ep.bias, 0, 1) < 16)
         return "a bias off a 16-byte boundary: cuBLASLt's epilogue may read it 16 bytes at a time";
-    const int64_t c = pl.gm.cg, k = p->s.k, npq = pl.gm.n * pl.pq;
+    const int64_t kc = pl.gm.kc, k = p->s.k, npq = pl.gm.n * pl.pq;
     const void *z = p->ep.z != NULL ? p->ep.z : p->y_data;
     memset(mm, 0, sizeof *mm);
     mm->compute = pl.compute;
@@ -499,8 +503,8 @@ static const char *lt_matmul_of(const struct ocd_conv_problem *p, const cublas_p
     mm->epilogue = p->ep.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
     mm->bias = p->ep.bias;
     mm->batch = 1;
-    mm->a = {pl.data_type, c, k, c, 0, p->w_data};
-    mm->b = {pl.data_type, c, npq, c, 0, p->x_data};
+    mm->a = {pl.data_type, kc, k, kc, 0, p->w_data};
+    mm->b = {pl.data_type, kc, npq, kc, 0, pl.direct ? p->x_data : col};
     mm->c = {pl.data_type, k, npq, k, 0, z};
     mm->d = p->y_data;
     *beta = p->ep.z != NULL ? (float)p->ep.alpha2 : 0.0f;
@@ -523,7 +527,7 @@ static void plan_epilogue(cudnnHandle_t h, const struct ocd_conv_problem *p, cub
         struct ocd_lt_matmul mm;
         float beta;
         cublasLtHandle_t lt;
-        why = lt_matmul_of(p, *pl, &mm, &beta);
+        why = lt_matmul_of(p, *pl, NULL, &mm, &beta);
         if (why == NULL) why = ocd_cublaslt_handle(h, &lt);
         if (why == NULL && ocd_lt_query(lt, &mm, &pl->lt_algo) != CUBLAS_STATUS_SUCCESS)
             why = "cuBLASLt's heuristic has no algorithm for it";
@@ -537,6 +541,8 @@ static void plan_epilogue(cudnnHandle_t h, const struct ocd_conv_problem *p, cub
                         why ? why : "", why ? ")" : "");
 }
 
+/* The plan of p (all but the fused forward's epilogue, plan_epilogue's), from the device's
+   compute capability and multiprocessor count alone (host-callable: tests/emulate plans so). */
 static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, bool tc, cublas_plan *pl)
 {
     memset(pl, 0, sizeof *pl);
@@ -619,9 +625,6 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if (s->n * pl->pq * gm.g * gm.kc > lim || s->n * s->c * pl->hw > lim || s->n * s->k * pl->pq > lim)
         return OCD_REASON_SHAPE;
 
-    const char *why = ocd_cublas_handle(h, NULL);
-    if (why) return why;
-
     size_t ws = 0;
     const size_t cols = (size_t)(s->n * pl->pq * gm.g * gm.kc);
     if (!pl->direct) {
@@ -643,7 +646,6 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         }
     }
     pl->ws_bytes = ws ? ws + 256 : 0; /* room to align the user's pointer */
-    if (p->ep.on) plan_epilogue(h, p, pl);
     return NULL;
 }
 
@@ -668,13 +670,14 @@ static cudnnStatus_t gemm_rm(const gemm_call &gc, bool ta, bool tb, int64_t m, i
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* The fused 1x1 forward as one cuBLASLt matmul with the plan's algorithm (EPI_LT). */
-static cudnnStatus_t run_lt(cudnnHandle_t h, const struct ocd_conv_problem *p, const cublas_plan &pl)
+/* The fused forward as one cuBLASLt matmul with the plan's algorithm (EPI_LT), over the column
+   matrix col where the plan has one. */
+static cudnnStatus_t run_lt(cudnnHandle_t h, const struct ocd_conv_problem *p, const cublas_plan &pl, const void *col)
 {
     struct ocd_lt_matmul mm;
     float beta;
     cublasLtHandle_t lt;
-    const char *why = lt_matmul_of(p, pl, &mm, &beta);
+    const char *why = lt_matmul_of(p, pl, col, &mm, &beta);
     if (why == NULL) why = ocd_cublaslt_handle(h, &lt);
     if (why != NULL) return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "the cuBLASLt fused forward cannot run: %s", why);
     const cublasStatus_t st = ocd_lt_run(lt, &mm, &pl.lt_algo, (float)p->alpha, beta, h->stream);
@@ -709,7 +712,7 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
         const int64_t img_src = pl.direct ? c * hw : g * kc * pq, gblk_src = pl.direct ? cg * hw : kc * pq;
         if (p->dir == OCD_CONV_FWD) {
             T *y = (T *)p->y_data;
-            if (p->ep.on && pl.epi == EPI_LT) return run_lt(h, p, pl);
+            if (p->ep.on && pl.epi == EPI_LT) return run_lt(h, p, pl, col);
             /* the fused forward (file comment): alpha * conv, plus alpha2 * z when z is y */
             ocd_cuda_conv_store fin{};
             A keep = beta;
@@ -837,6 +840,8 @@ template <bool TC, bool ONLY_DIRECT> static const char *cublas_plan_of(cudnnHand
     if (why == NULL && TC && (double)pl.gm.n * pl.pq * p->s.k * pl.gm.kc < small_gemm_macs &&
         ocd_cuda_conv_igemm_serves(h, p))
         why = "a small GEMM, which the implicit GEMM serves at a lower host cost per call";
+    if (why == NULL) why = ocd_cublas_handle(h, NULL);
+    if (why == NULL && p->ep.on) plan_epilogue(h, p, &pl);
     return why;
 }
 

@@ -19,6 +19,7 @@
 
 #include "../ref/pointwise.c"
 #include "conv_emulate.h"
+#include "emu_handle.h"
 
 #include <cmath>
 #include <cstdio>
@@ -110,17 +111,14 @@ bool run_case(const emu_case &e, emu_rng &rng)
 template <typename T> struct emu_type;
 template <> struct emu_type<__half> {
     static constexpr cudnnDataType_t dt = CUDNN_DATA_HALF;
-    static constexpr cudaDataType_t cuda = CUDA_R_16F;
     static constexpr double tol = 2e-3;
 };
 template <> struct emu_type<__nv_bfloat16> {
     static constexpr cudnnDataType_t dt = CUDNN_DATA_BFLOAT16;
-    static constexpr cudaDataType_t cuda = CUDA_R_16BF;
     static constexpr double tol = 1e-2;
 };
 template <> struct emu_type<float> {
     static constexpr cudnnDataType_t dt = CUDNN_DATA_FLOAT;
-    static constexpr cudaDataType_t cuda = CUDA_R_32F;
     static constexpr double tol = 1e-5;
 };
 template <> struct emu_type<double> { /* the typed pass only */
@@ -222,61 +220,92 @@ struct ocd_tensor_view nhwc_view(cudnnDataType_t t, int64_t n, int64_t c, int64_
 
 enum lt_z { LT_NO_Z, LT_Z_APART, LT_Z_IN_Y };
 
-/* A 1x1 fused forward, N x C x H x W -> K, NHWC, and the plan the entry makes of it (as far as
-   the epilogue's choice reads it). */
+/* A fused forward of geometry g (NHWC, a KRSC filter, one group) and the entry's plan of it. */
+struct lt_geom {
+    int n, c, k, h, w, r, stride, pad;
+    int p() const { return (h + 2 * pad - r) / stride + 1; }
+    int q() const { return (w + 2 * pad - r) / stride + 1; }
+};
+
 template <typename T> struct lt_problem {
-    static const int N = 2, C = 24, K = 40, H = 3, W = 5;
-    emu_buf<T> x, w, y, z, bias;
+    lt_geom g;
+    emu_buf<T> x, w, y, z, bias, col;
     struct ocd_conv_problem p;
     cublas_plan pl;
-    lt_problem(emu_rng &rng, enum lt_z zmode, bool relu)
-        : x((size_t)N * C * H * W), w((size_t)K * C), y((size_t)N * K * H * W), z((size_t)N * K * H * W), bias(K)
+    const char *plan_why;
+    lt_problem(const lt_geom &g_, emu_rng &rng, enum lt_z zmode, bool relu)
+        : g(g_), x((size_t)g.n * g.c * g.h * g.w), w((size_t)g.k * g.c * g.r * g.r),
+          y((size_t)g.n * g.k * g.p() * g.q()), z((size_t)g.n * g.k * g.p() * g.q()), bias((size_t)g.k),
+          col((size_t)g.n * g.p() * g.q() * g.c * g.r * g.r)
     {
-        emu_fill(x, (size_t)N * C * H * W, rng, 1), emu_fill(w, (size_t)K * C, rng, 1);
-        emu_fill(y, (size_t)N * K * H * W, rng, 1), emu_fill(z, (size_t)N * K * H * W, rng, 1);
-        emu_fill(bias, (size_t)K, rng, 1);
+        const size_t nx = (size_t)g.n * g.c * g.h * g.w, nw = (size_t)g.k * g.c * g.r * g.r;
+        const size_t ny = (size_t)g.n * g.k * g.p() * g.q();
+        emu_fill(x, nx, rng, 1), emu_fill(w, nw, rng, 1), emu_fill(y, ny, rng, 1), emu_fill(z, ny, rng, 1);
+        emu_fill(bias, (size_t)g.k, rng, 1);
         const cudnnDataType_t t = emu_type<T>::dt;
         memset(&p, 0, sizeof p);
         p.dir = OCD_CONV_FWD;
-        p.s.nsp = 2, p.s.n = N, p.s.c = C, p.s.k = K, p.s.groups = 1;
-        for (int d = 0; d < 2; d++) p.s.filt[d] = p.s.stride[d] = p.s.dilation[d] = 1;
-        p.s.in[0] = p.s.out[0] = H, p.s.in[1] = p.s.out[1] = W;
-        p.x = nhwc_view(t, N, C, H, W), p.y = nhwc_view(t, N, K, H, W), p.w = nhwc_view(t, K, C, 1, 1);
+        p.s.nsp = 2, p.s.n = g.n, p.s.c = g.c, p.s.k = g.k, p.s.groups = 1;
+        for (int d = 0; d < 2; d++) {
+            p.s.filt[d] = g.r, p.s.stride[d] = g.stride, p.s.pad[d] = g.pad, p.s.dilation[d] = 1;
+            p.s.in[d] = d ? g.w : g.h, p.s.out[d] = d ? g.q() : g.p();
+        }
+        p.x = nhwc_view(t, g.n, g.c, g.h, g.w), p.y = nhwc_view(t, g.n, g.k, g.p(), g.q());
+        p.w = nhwc_view(t, g.k, g.c, g.r, g.r);
         p.w_format = CUDNN_TENSOR_NHWC;
         p.x_data = x.p(), p.w_data = w.p(), p.y_data = y.p();
         p.alpha = 0.75;
+        /* the plan of the entry, as cublas_plan_of makes it before the epilogue's choice */
+        struct cudnnContext h = emu_handle(9, 132);
+        plan_why = make_plan(&h, &p, t != CUDNN_DATA_DOUBLE, &pl);
         p.ep.on = true, p.ep.relu = relu;
         p.ep.alpha2 = zmode == LT_NO_Z ? 0 : 0.5;
         p.ep.z = zmode == LT_Z_APART ? (const void *)z.p() : zmode == LT_Z_IN_Y ? (const void *)y.p() : NULL;
         p.ep.bias = bias.p();
-        p.ep.bias_view = nhwc_view(t, 1, K, 1, 1);
-        memset(&pl, 0, sizeof pl);
-        pl.direct = true, pl.dtype = t, pl.data_type = emu_type<T>::cuda, pl.esize = sizeof(T);
-        pl.compute = t == CUDNN_DATA_FLOAT ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-        pl.gm.nhwc = 1, pl.gm.g = 1, pl.gm.n = N, pl.gm.cg = C, pl.pq = H * W;
+        p.ep.bias_view = nhwc_view(t, 1, g.k, 1, 1);
     }
 };
 
-/* The matmul lt_matmul_of makes of a 1x1 fused forward, run by the model, against the fused
-   convolution in double. */
-template <typename T> bool lt_case(const char *name, enum lt_z zmode, bool relu, emu_rng &rng)
+const lt_geom lt_1x1 = {2, 24, 40, 3, 5, 1, 1, 0}, lt_1x1_stride2 = {2, 24, 40, 7, 7, 1, 2, 0},
+              lt_3x3 = {2, 16, 24, 5, 6, 3, 1, 1};
+
+/* The matmul lt_matmul_of makes of a fused forward (over the column matrix of the im2col kernel,
+   its threads run here, where the plan has one), run by the model, against the fused convolution
+   in double. */
+template <typename T> bool lt_case(const char *name, const lt_geom &g, enum lt_z zmode, bool relu, emu_rng &rng)
 {
-    typedef lt_problem<T> L;
-    L lp(rng, zmode, relu);
-    const int64_t pix = (int64_t)L::N * L::H * L::W;
-    std::vector<double> want((size_t)(pix * L::K));
-    for (int64_t j = 0; j < pix; j++)
-        for (int k = 0; k < L::K; k++) {
-            double conv = 0;
-            for (int c = 0; c < L::C; c++) conv += lp.x.at((size_t)(j * L::C + c)) * lp.w.at((size_t)(k * L::C + c));
-            const size_t i = (size_t)(j * L::K + k);
-            double v = lp.p.alpha * conv + lp.bias.at((size_t)k);
-            if (zmode != LT_NO_Z) v += lp.p.ep.alpha2 * (zmode == LT_Z_APART ? lp.z.at(i) : lp.y.at(i));
-            want[i] = relu && v < 0 ? 0 : v;
-        }
+    lt_problem<T> lp(g, rng, zmode, relu);
+    const int P = g.p(), Q = g.q();
+    std::vector<double> want((size_t)g.n * P * Q * g.k);
+    for (int n = 0; n < g.n; n++)
+        for (int op = 0; op < P; op++)
+            for (int oq = 0; oq < Q; oq++)
+                for (int k = 0; k < g.k; k++) {
+                    double conv = 0;
+                    for (int r = 0; r < g.r; r++)
+                        for (int s2 = 0; s2 < g.r; s2++) {
+                            const int ih = op * g.stride - g.pad + r, iw = oq * g.stride - g.pad + s2;
+                            if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) continue;
+                            for (int c = 0; c < g.c; c++)
+                                conv += lp.x.at((size_t)(((n * g.h + ih) * g.w + iw) * g.c + c)) *
+                                        lp.w.at((size_t)(((k * g.r + r) * g.r + s2) * g.c + c));
+                        }
+                    const size_t i = (size_t)(((n * P + op) * Q + oq) * g.k + k);
+                    double v = lp.p.alpha * conv + lp.bias.at((size_t)k);
+                    if (zmode != LT_NO_Z) v += lp.p.ep.alpha2 * (zmode == LT_Z_APART ? lp.z.at(i) : lp.y.at(i));
+                    want[i] = relu && v < 0 ? 0 : v;
+                }
+    if (lp.plan_why != NULL) {
+        printf("%-40s FAILED (the plan declines: %s)\n", name, lp.plan_why);
+        return false;
+    }
+    if (!lp.pl.direct) {
+        const col_rows cr = col_rows_of(lp.pl.gm, lp.x.p(), sizeof(T));
+        for (uint32_t t = 0; t < 96; t++) cublas_im2col_range<T>(lp.x.p(), lp.col.p(), cr, t, 96);
+    }
     struct ocd_lt_matmul mm;
     float beta = -1;
-    const char *why = lt_matmul_of(&lp.p, lp.pl, &mm, &beta);
+    const char *why = lt_matmul_of(&lp.p, lp.pl, lp.col.p(), &mm, &beta);
     if (why != NULL || !lt_model<T>(mm, (float)lp.p.alpha, beta)) {
         printf("%-40s FAILED (%s)\n", name, why ? why : "the matmul's extents do not chain");
         return false;
@@ -296,11 +325,11 @@ template <typename T> bool lt_case(const char *name, enum lt_z zmode, bool relu,
 bool choice_case(const char *name, void (*change)(lt_problem<__half> &), const char *lt_declines,
                  const char *typed_declines, emu_rng &rng)
 {
-    lt_problem<__half> lp(rng, LT_Z_APART, true);
+    lt_problem<__half> lp(lt_1x1, rng, LT_Z_APART, true);
     change(lp);
     struct ocd_lt_matmul mm;
     float beta;
-    const char *lt = lt_matmul_of(&lp.p, lp.pl, &mm, &beta), *typed = typed_rejects(&lp.p, lp.pl);
+    const char *lt = lt_matmul_of(&lp.p, lp.pl, NULL, &mm, &beta), *typed = typed_rejects(&lp.p, lp.pl);
     const bool ok = (lt_declines ? lt && strstr(lt, lt_declines) : !lt) &&
                     (typed_declines ? typed && strstr(typed, typed_declines) : !typed);
     printf("%-40s %s (cuBLASLt: %s; typed pass: %s)\n", name, ok ? "ok" : "FAILED", lt ? lt : "serves",
@@ -331,15 +360,17 @@ int main()
     ok &= typed_case<float>("typed_f32_v1_identity", 6, 0, 1, false, false, rng);
     ok &= typed_case<double>("typed_f64_v2_z_relu", 10, 0, 2, true, true, rng);
 
-    ok &= lt_case<__half>("lt_f16_z_apart_relu", LT_Z_APART, true, rng);
-    ok &= lt_case<__half>("lt_f16_z_in_y_identity", LT_Z_IN_Y, false, rng);
-    ok &= lt_case<__half>("lt_f16_no_z_relu", LT_NO_Z, true, rng);
-    ok &= lt_case<__nv_bfloat16>("lt_bf16_z_in_y_relu", LT_Z_IN_Y, true, rng);
-    ok &= lt_case<float>("lt_f32_z_apart_identity", LT_Z_APART, false, rng);
+    ok &= lt_case<__half>("lt_f16_z_apart_relu", lt_1x1, LT_Z_APART, true, rng);
+    ok &= lt_case<__half>("lt_f16_z_in_y_identity", lt_1x1, LT_Z_IN_Y, false, rng);
+    ok &= lt_case<__half>("lt_f16_no_z_relu", lt_1x1, LT_NO_Z, true, rng);
+    ok &= lt_case<__nv_bfloat16>("lt_bf16_z_in_y_relu", lt_1x1, LT_Z_IN_Y, true, rng);
+    ok &= lt_case<float>("lt_f32_z_apart_identity", lt_1x1, LT_Z_APART, false, rng);
+    ok &= lt_case<__half>("lt_f16_1x1_stride2_im2col_no_z_relu", lt_1x1_stride2, LT_NO_Z, true, rng);
+    ok &= lt_case<__nv_bfloat16>("lt_bf16_1x1_stride2_im2col_z_in_y", lt_1x1_stride2, LT_Z_IN_Y, true, rng);
+    ok &= lt_case<__half>("lt_f16_3x3_pad_im2col_z_apart", lt_3x3, LT_Z_APART, false, rng);
 
     ok &= choice_case("choice_plain", [](lt_problem<__half> &) {}, NULL, NULL, rng);
-    ok &= choice_case("choice_groups", [](lt_problem<__half> &l) { l.pl.gm.g = 2; }, "one group", NULL, rng);
-    ok &= choice_case("choice_im2col", [](lt_problem<__half> &l) { l.pl.direct = false; }, "1x1", NULL, rng);
+    ok &= choice_case("choice_groups", [](lt_problem<__half> &l) { l.pl.gm.g = 2; }, "more than one group", NULL, rng);
     ok &= choice_case("choice_nchw", [](lt_problem<__half> &l) { l.pl.gm.nhwc = 0; }, "NCHW", "NCHW", rng);
     ok &= choice_case("choice_scale", [](lt_problem<__half> &l) { l.p.ep.scale_on = true; }, "scale", "scale", rng);
     ok &= choice_case("choice_activation", [](lt_problem<__half> &l) { l.p.ep.act_on = true, l.p.ep.relu = false; },
