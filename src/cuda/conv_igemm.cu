@@ -25,14 +25,15 @@
 
    Backward data with a stride runs phase by phase (the _phases entries): the input pixels whose
    coordinates are a (mod stride) in every dim receive products from one subset of filter taps
-   only, taps a + pad (mod stride) apart by the stride (without dilation; phase_problem has the
-   dilated case). Each phase is therefore a unit-stride backward-data problem of its own, on a
-   strided view of dx, with the filter view of its taps (mirrored for CONVOLUTION mode); it runs
-   through the same plan and kernel (the sm_90a one where it applies; every phase on the TMA
-   kernel for cuda:dgrad_igemm_tma_phases, fp16 and bf16, and cuda:dgrad_igemm_tma_tf32_phases,
-   fp32 as TF32, which also take dilated filters), one
-   phase after the other on the stream and sharing the workspace. Phases without taps get dx =
-   beta * dx (with beta 0 and a dense dx, one memset of all of dx before the phases). The plain
+   only, taps a + pad (mod stride) apart by the stride (without dilation; phase_problem in
+   conv_igemm_phases.cuh has the dilated case). Each phase is therefore a unit-stride
+   backward-data problem of its own, on a strided view of dx, with the filter view of its taps
+   (mirrored for CONVOLUTION mode); it runs through the same plan and kernel (the sm_90a one
+   where it applies; every phase on the TMA kernel for cuda:dgrad_igemm_tma_phases, fp16 and
+   bf16, and cuda:dgrad_igemm_tma_tf32_phases, fp32 as TF32, which also take dilated filters),
+   one phase after the other on the stream and sharing the workspace (the TMA entries' phases
+   chained instead: phases_run). Phases without taps get dx = beta * dx (with beta 0 and a
+   dense dx, one memset of all of dx before the phases, where some phase has no taps). The plain
    kernel, which tests every tap at every pixel, did stride^2 times the work.
 
    Constraints (each a reason): sm_80 or newer; fp16 and bf16 (tf32 entries: fp32 data, forward
@@ -58,6 +59,7 @@
    1x1 filter over 64 channels) last. */
 #include "cuda/conv_igemm.cuh"
 #include "cuda/conv_igemm_copy.cuh"
+#include "cuda/conv_igemm_phases.cuh"
 #include "cuda/conv_igemm_tma.cuh"
 
 #include "core/dtype.h"
@@ -588,9 +590,9 @@ static cudnnStatus_t launch_copies(igemm_plan *pl, const void *filter, char *ws,
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* Runs p with its plan for tile (make_plan's; pl's pointers are bound to the workspace here). */
-static cudnnStatus_t run_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, igemm_plan &pl,
-                              void *workspace, size_t workspace_bytes)
+/* Binds pl's pointers to the workspace and launches its operand copies (make_plan's plan for p). */
+static cudnnStatus_t run_copies(cudnnHandle_t h, const struct ocd_conv_problem *p, igemm_plan &pl, void *workspace,
+                                size_t workspace_bytes)
 {
     if (workspace_bytes < pl.ws_bytes)
         return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "implicit GEMM entry run with %zu bytes of workspace, %zu needed",
@@ -600,6 +602,12 @@ static cudnnStatus_t run_plan(cudnnHandle_t h, const struct ocd_conv_problem *p,
             : pl.esize == 2 ? launch_copies<uint16_t>(&pl, p->w_data, ws, h->stream)
                             : launch_copies<uint8_t>(&pl, p->w_data, ws, h->stream));
     if (pl.prm.splits > 1 || pl.prm.epi.wide) pl.prm.epi.partial = (float *)(ws + pl.ws_part);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* Launches the kernel of tile on pl, bound by run_copies. */
+static cudnnStatus_t run_kernel(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, const igemm_plan &pl)
+{
     if (pl.int8) return ocd_igemm_int8_launch[tile][pl.int8 - 1](&pl.prm, h->device, h->stream);
     if (tile >= TMA_TILE0)
         return ocd_igemm_tma_launch[tile - TMA_TILE0][p->dir == OCD_CONV_BWD_FILTER][pl.type](&pl.prm, &pl.tma, h->device,
@@ -610,6 +618,14 @@ static cudnnStatus_t run_plan(cudnnHandle_t h, const struct ocd_conv_problem *p,
                                    : p->dir == OCD_CONV_BWD_DATA ? ocd_igemm_dgrad_launch[tile]
                                                                  : ocd_igemm_wgrad_launch[tile];
     return table[pl.type](&pl.prm, h->device, h->stream);
+}
+
+/* Runs p with its plan for tile (make_plan's; pl's pointers are bound to the workspace here). */
+static cudnnStatus_t run_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, igemm_plan &pl,
+                              void *workspace, size_t workspace_bytes)
+{
+    OCD_TRY(run_copies(h, p, pl, workspace, workspace_bytes));
+    return run_kernel(h, p, tile, pl);
 }
 
 /* ---- the entries ---------------------------------------------------------------------------------- */
@@ -701,60 +717,7 @@ OCD_IGEMM_TMA_NARROW_TILES(X)
 #undef X
 #undef TMA_PLANNED
 
-/* ---- strided backward data, phase by phase (file comment) ------------------------------------------ */
-
-#define IGEMM_MAX_PHASES 64
-
-/* The greatest common divisor of two positive numbers. */
-static int gcd_of(int a, int b)
-{
-    while (b != 0) {
-        const int t = a % b;
-        a = b, b = t;
-    }
-    return a;
-}
-
-/* Phase `ph` (mixed radix over the spatial dims, the last fastest) of a strided backward-data
-   problem, as a unit-stride one. Per dim, with stride u, dilation dl and g = gcd(u, dl): input
-   pixel a + u i receives tap r from dy[(a + u i + pad - r dl) / u] where u divides the
-   numerator, i.e. the taps r0 + (u / g) j from the first one, r0 (none when g does not divide
-   a + pad), each reading dy at i + pad' - j (dl / g): a unit-stride problem with dilation dl / g
-   and padding pad' = (a + pad - r0 dl) / u, which is negative where r0 dl passes a + pad (only
-   with a dilation). *taps is false when no filter tap reaches the phase, *pixels false when it
-   holds no input pixel. */
-static void phase_problem(const struct ocd_conv_problem *p, int ph, int esize, struct ocd_conv_problem *sub,
-                          bool *taps, bool *pixels)
-{
-    *sub = *p;
-    sub->s.flip = false;
-    *taps = *pixels = true;
-    int64_t xoff = 0, woff = 0;
-    for (int d = p->s.nsp - 1; d >= 0; d--) {
-        const int u = p->s.stride[d], a = ph % u, pad = p->s.pad[d], dl = p->s.dilation[d], vd = 2 + d;
-        ph /= u;
-        const int g = gcd_of(u, dl), step = u / g; /* the phase's taps are `step` apart */
-        int r0 = -1;                                /* the first tap of the phase */
-        for (int r = 0; r < step && r0 < 0; r++)
-            if ((a + pad - r * dl) % u == 0) r0 = r;
-        const int64_t in = p->s.in[d], filt = p->s.filt[d];
-        const int64_t pixels_d = in > a ? (in - a + u - 1) / u : 0;
-        const int64_t taps_d = r0 >= 0 && filt > r0 ? (filt - r0 + step - 1) / step : 0;
-        r0 = r0 >= 0 ? r0 : 0;
-        sub->s.in[d] = pixels_d, sub->s.filt[d] = taps_d;
-        sub->s.pad[d] = (a + pad - r0 * dl) / u, sub->s.stride[d] = 1, sub->s.dilation[d] = dl / g;
-        xoff += a * p->x.strides[vd];
-        sub->x.dims[vd] = pixels_d, sub->x.strides[vd] = p->x.strides[vd] * u;
-        /* the phase's taps of the cross-correlation filter: w itself, or w mirrored */
-        woff += (p->s.flip ? filt - 1 - r0 : r0) * p->w.strides[vd];
-        sub->w.dims[vd] = taps_d, sub->w.strides[vd] = p->w.strides[vd] * step * (p->s.flip ? -1 : 1);
-        *taps = *taps && taps_d > 0;
-        *pixels = *pixels && pixels_d > 0;
-    }
-    /* (the workspace queries have no data: no offset is applied to NULL) */
-    sub->x_data = p->x_data ? (char *)p->x_data + xoff * esize : NULL;
-    sub->w_data = p->w_data ? (char *)p->w_data + woff * esize : NULL;
-}
+/* ---- strided backward data, phase by phase (file comment; the phases: conv_igemm_phases.cuh) ------- */
 
 /* The first tile whose plan serves the phase, or -1 with the reason in *why: the TMA entry's
    among the TMA kernel's unclustered forward tiles (the wide ones, then the narrow ones), the
@@ -771,21 +734,15 @@ static int phase_tile(cudnnHandle_t h, const struct ocd_conv_problem *sub, bool 
     return -1;
 }
 
-/* The number of stride phases: the product of the strides. */
-static int phase_count(const struct ocd_conv_problem *p)
-{
-    int phases = 1;
-    for (int d = 0; d < p->s.nsp; d++) phases *= p->s.stride[d];
-    return phases;
-}
-
 /* The plan of a phases entry (core/impl.h): the tile of each phase that has taps and pixels (-1
    for the others) and the workspace. The run makes each phase's igemm_plan again on its tile: as
-   many plans as phases would not fit OCD_IMPL_PLAN_BYTES. */
+   many plans as phases would not fit OCD_IMPL_PLAN_BYTES. The TMA entries' phases are chained
+   (phases_run): each has a workspace of its own, one after the other. */
 struct igemm_phases_plan {
     bool tf32;
+    bool chained;    /* the TMA entries' phases, where unproven entries are allowed (phases_run) */
     bool tapless;    /* some phase holds pixels but no taps (a 1x1 filter with a stride) */
-    size_t ws_bytes; /* the largest phase's */
+    size_t ws_bytes; /* the largest phase's, or every phase's for chained phases */
     signed char tile[IGEMM_MAX_PHASES];
 };
 OCD_IMPL_PLAN_FITS(igemm_phases_plan);
@@ -799,6 +756,7 @@ static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p
     pp->tf32 = tf32;
     if (tma)
         if (const char *why = ocd_impl_unproven()) return why;
+    pp->chained = tma;
     if (p->dir != OCD_CONV_BWD_DATA) return "backward data only";
     for (int d = 0; d < p->s.nsp && !tma; d++)
         if (p->s.dilation[d] != 1) return "dilated: the phases of dilated filters run on the TMA entry only";
@@ -819,38 +777,9 @@ static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p
         const int tile = phase_tile(h, &sub, tf32, tma, &pl, &why);
         if (tile < 0) return why;
         pp->tile[ph] = (signed char)tile;
-        pp->ws_bytes = OCD_MAX(pp->ws_bytes, pl.ws_bytes);
+        pp->ws_bytes = pp->chained ? pp->ws_bytes + pl.ws_bytes : OCD_MAX(pp->ws_bytes, pl.ws_bytes);
     }
     return NULL;
-}
-
-/* dx = beta * dx over a phase without taps (a strided view of dx); beta == 0 writes zeros
-   without reading. A warp walks 32 neighbouring elements of the view's fastest dim (channels, in
-   NHWC), so that its stores are coalesced; each thread decodes its row (the other dims) once and
-   takes every 32nd element of it (a run of 8 elements per thread would make each store
-   instruction of a warp span 32 sectors, at twice the time). */
-struct igemm_view5 {
-    uint32_t rows;      /* the product of the four slower extents */
-    uint32_t len;       /* the fastest dim's extent */
-    ocd_fastdiv div[3]; /* the three slower extents after it, fastest first */
-    uint32_t st[5];     /* the strides, fastest dim first (dx's count is below 2^31, so is any offset) */
-};
-
-template <typename T> __global__ void igemm_scale_view(T *x, const igemm_view5 v, float beta)
-{
-    for (uint32_t row = blockIdx.x * blockDim.y + threadIdx.y; row < v.rows; row += gridDim.x * blockDim.y) {
-        uint32_t rest = row, digit, off = 0;
-#pragma unroll
-        for (int d = 0; d < 3; d++) {
-            rest = ocd_fastdiv_divmod(v.div[d], rest, &digit);
-            off += digit * v.st[d + 1];
-        }
-        off += rest * v.st[4];
-        for (uint32_t e = threadIdx.x; e < v.len; e += 32) {
-            T *p = x + off + e * v.st[0];
-            *p = beta == 0.f ? T(0.f) : T(beta * (float)*p);
-        }
-    }
 }
 
 /* The view of dx a phase covers, as igemm_view5: dims ordered by stride, those of extent 1 last. */
@@ -911,29 +840,52 @@ static bool phases_zero_first(const struct ocd_conv_problem *p, const igemm_phas
     return ocd_dim_group_is_flat(&g);
 }
 
+/* Runs the phases: dx zeroed, or the phases without taps scaled, then each phase with taps on the
+   tile the entry's plan chose (its plan made again here; each checks its own workspace). The
+   others run phase after phase in one workspace; chained phases (igemm_phases_plan::chained)
+   first launch every phase's operand copies, each into its own part of the workspace, then the
+   phases' kernels back to back, each after the first launched early (igemm_tma_geom::chain):
+   its CTAs start as the phase ahead's leave their multiprocessors, where phase after phase left
+   the GPU partly idle at each phase's last wave, and the filter copies no longer stand between
+   the kernels. */
 static cudnnStatus_t phases_run(cudnnHandle_t h, const void *problem, const void *plan, void *workspace, size_t bytes)
 {
-    /* each phase is planned here on the tile the entry's plan chose, and checks its own workspace */
     const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
     const igemm_phases_plan *pp = (const igemm_phases_plan *)plan;
-    const int esize = p->x.dtype == CUDNN_DATA_FLOAT ? 4 : 2;
+    const int esize = p->x.dtype == CUDNN_DATA_FLOAT ? 4 : 2, phases = phase_count(p);
     const bool zeroed = phases_zero_first(p, pp);
     if (zeroed) OCD_CUDA_TRY(cudaMemsetAsync(p->x_data, 0, (size_t)ocd_view_count(&p->x) * esize, h->stream));
-    for (int ph = 0; ph < phase_count(p); ph++) {
+    igemm_plan *chain = pp->chained ? (igemm_plan *)malloc(sizeof(igemm_plan) * (size_t)phases) : NULL;
+    if (pp->chained && chain == NULL) return OCD_FAIL(CUDNN_STATUS_ALLOC_FAILED, "no memory for the phases' plans");
+    cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+    size_t off = 0; /* a chained phase's part of the workspace */
+    for (int ph = 0; ph < phases && st == CUDNN_STATUS_SUCCESS; ph++) {
         struct ocd_conv_problem sub;
         bool taps, pixels;
         phase_problem(p, ph, esize, &sub, &taps, &pixels);
         if (!pixels) continue;
         if (!taps) {
-            if (!zeroed) OCD_TRY(scale_phase(h, &sub));
+            if (!zeroed) st = scale_phase(h, &sub);
             continue;
         }
-        igemm_plan pl;
+        igemm_plan one, &pl = chain ? chain[ph] : one;
         const char *why = make_plan(h, &sub, pp->tile[ph], pp->tf32, &pl);
-        if (why != NULL) return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "phased implicit GEMM run without a plan: %s", why);
-        OCD_TRY(run_plan(h, &sub, pp->tile[ph], pl, workspace, bytes));
+        if (why != NULL) {
+            st = OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "phased implicit GEMM run without a plan: %s", why);
+        } else if (chain == NULL) {
+            st = run_plan(h, &sub, pp->tile[ph], pl, workspace, bytes);
+        } else {
+            st = run_copies(h, &sub, pl, (char *)workspace + off, off < bytes ? bytes - off : 0);
+            off += pl.ws_bytes;
+        }
     }
-    return CUDNN_STATUS_SUCCESS;
+    for (int ph = 0, launched = 0; chain != NULL && ph < phases && st == CUDNN_STATUS_SUCCESS; ph++) {
+        if (pp->tile[ph] < 0) continue; /* no pixels or no taps */
+        chain[ph].tma.chain = launched++ ? 2 : 1;
+        st = run_kernel(h, p, pp->tile[ph], chain[ph]);
+    }
+    free(chain);
+    return st;
 }
 
 template <bool TF32, bool TMA> static const char *phases_plan_of(cudnnHandle_t h, const void *problem, void *plan)
@@ -962,9 +914,9 @@ extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tma_tf32_pla
    loop (and clusters of 2 CTAs sharing B by multicast); its forward kernels may store through
    shared memory (the staged epilogue, staged_epilogue above). Their next step: measuring the
    staged epilogue, then ping-pong consumers (conv_igemm_tma_sm90.cu's comment), measuring where the
-   clustered tiles win, and whether the phases of a strided backward pass gain from running
-   concurrently (one persistent grid over every phase's tiles) where each alone fills the GPU
-   poorly. For GEMMs of 64 columns (the 64-channel layers), whose narrow TMA tiles read as many
+   clustered tiles win, and whether the chained phases of a strided backward pass (phases_run)
+   leave enough idle at their starts that one persistent grid over every phase's tiles would
+   gain. For GEMMs of 64 columns (the 64-channel layers), whose narrow TMA tiles read as many
    shared-memory bytes per flop as the tensor cores take (conv_igemm_tma_sm90.cu): the GEMM
    transposed, y^T = w im2col(x)^T, so that the 64 filters are wgmma's M and 256 pixels its N
    (m64n256, the pixels' channels a K-major B as the im2col load lands them, the filter rows a

@@ -117,6 +117,8 @@ struct igemm_tma_geom {
     int units;                        /* the persistent loop's work: tiles x splits */
     int cluster;                      /* CTAs of a cluster along M (1 or 2; tiles_m a multiple) */
     int staged;                       /* the staged epilogue (conv_igemm_tma_sm90.cu; make_plan's choice) */
+    int chain;                        /* a stride phase's kernel (conv_igemm.cu's phases_run): 0 not one, 1 the
+                                         first launched, 2 a later one, launched early after the one ahead */
 };
 
 /* The im2col map over the activations x (c channels, NHWC, n images) for p's filter, stride,

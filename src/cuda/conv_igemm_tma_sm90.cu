@@ -135,6 +135,12 @@
    (a consumer skips the other's K tiles, the empty barriers counting one warpgroup), a
    change of ocd_wgmma_ring_consume rather than of the epilogue.
 
+   The stride phases of strided backward data (conv_igemm.cu's phases_run) run as kernels of
+   their own, chained (igemm_tma_geom::chain): each lets the next phase's kernel, launched early,
+   start its CTAs once its own are resident (they then take the multiprocessors this one's last
+   wave leaves), and waits at its end for the phase ahead, so that the last phase's completion is
+   every phase's; the phases write disjoint parts of dx and read nothing another writes.
+
    The tensor maps hold the data pointers, so they are encoded per call on the host
    (cuTensorMapEncodeIm2col, cuTensorMapEncodeTiled: host arithmetic, no device work), through
    the driver entry points the runtime hands out (cudaGetDriverEntryPoint: the library never
@@ -142,6 +148,7 @@
 #include "cuda/bulk.cuh"
 #include "cuda/conv_igemm_sm90.cuh"
 #include "cuda/conv_igemm_tma.cuh"
+#include "cuda/launch.cuh"
 
 #include <cudaTypedefs.h>
 #include <stdlib.h>
@@ -403,6 +410,7 @@ __global__ void __launch_bounds__(Tile::THREADS, 1)
     }
     if (Tile::CL > 1) ocd_cluster_sync(); /* the peers' barriers too, before any multicast or remote arrival */
     else __syncthreads();
+    if (g.chain) ocd_let_next_start(); /* a stride phase: the next phase's CTAs may take the SMs this one leaves */
     if (wg == 0) {
         if (Tile::CONSUMERS > 1) ocd_wgmma_setmaxnreg_dec<Tile::PRODUCER_REGS>();
         if (tid == 0) {
@@ -417,6 +425,9 @@ __global__ void __launch_bounds__(Tile::THREADS, 1)
             {p, g}, full, empty, ocd_wgmma_smem_addr(smem), wg - 1, tid - 128, smem + L::STAGING, d};
         ocd_wgmma_ring_consume<Tile::STAGES>(ops, blockIdx.x, gridDim.x, g.units);
     }
+    /* a stride phase completes after the phase ahead of it, so that the last one's completion, which
+       the stream's next work waits for, is every phase's */
+    if (g.chain) ocd_wait_ahead();
     if (Tile::CL > 1) ocd_cluster_sync(); /* no peer still writes this CTA's stages or arrives on its barriers */
 #endif
 }
@@ -530,11 +541,12 @@ template <class Tile, typename T, bool WGRAD, bool STAGED = false> struct igemm_
     static_assert(!STAGED || STAGED_OK, "a staged epilogue where it fits");
 
     /* The launch configuration but its grid and stream: the block, the dynamic shared memory
-       and, for clusters, the cluster-dimension attribute (*attr, which it points at). */
-    static cudaLaunchConfig_t config(cudaLaunchAttribute *attr)
+       and, for clusters, the cluster-dimension attribute (attr[0]; attr has room for one more,
+       which run() may add). */
+    static cudaLaunchConfig_t config(cudaLaunchAttribute attr[2])
     {
-        attr->id = cudaLaunchAttributeClusterDimension;
-        attr->val.clusterDim.x = Tile::CL, attr->val.clusterDim.y = 1, attr->val.clusterDim.z = 1;
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = Tile::CL, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
         cudaLaunchConfig_t cfg = {};
         cfg.blockDim = dim3(Tile::THREADS);
         cfg.dynamicSmemBytes = SMEM;
@@ -552,8 +564,8 @@ template <class Tile, typename T, bool WGRAD, bool STAGED = false> struct igemm_
     {
         if (test_clusters(clusters)) return CUDNN_STATUS_SUCCESS;
         OCD_TRY(opted(device));
-        cudaLaunchAttribute attr;
-        cudaLaunchConfig_t cfg = config(&attr);
+        cudaLaunchAttribute attr[2];
+        cudaLaunchConfig_t cfg = config(attr);
         cfg.gridDim = dim3(Tile::CL); /* a multiple of the cluster, as the query asks */
         return active_clusters(igemm_tma_kernel<Tile, T, WGRAD, STAGED>, cfg, device, state().clusters_of, clusters);
     }
@@ -573,8 +585,8 @@ template <class Tile, typename T, bool WGRAD, bool STAGED = false> struct igemm_
         OCD_TRY(opted(device));
         const int split = 128 * (Tile::PRODUCER_REGS + Tile::CONSUMERS * Tile::CONSUMER_REGS); /* setmaxnreg's */
         if (Tile::CONSUMERS > 1) OCD_TRY(ocd_wgmma_pool_check(kernel, Tile::THREADS, split, &state().pool_checked));
-        cudaLaunchAttribute attr;
-        cudaLaunchConfig_t cfg = config(&attr);
+        cudaLaunchAttribute attr[2];
+        cudaLaunchConfig_t cfg = config(attr);
         cfg.stream = stream;
         int ctas = OCD_MAX(sms, 1);
         if (Tile::CL > 1) {
@@ -584,7 +596,18 @@ template <class Tile, typename T, bool WGRAD, bool STAGED = false> struct igemm_
             ctas = OCD_MAX(OCD_MIN(ctas / Tile::CL, fit) * Tile::CL, Tile::CL);
         }
         cfg.gridDim = dim3((unsigned)OCD_MIN(g->units, ctas)); /* units: a multiple of CL */
-        OCD_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, *p, mi, mt, *g));
+        /* a later stride phase: launched early (launch.cuh), its CTAs starting as the phase ahead's
+           leave their multiprocessors; where the stream or a capture refuses that, as it is */
+        const bool early = g->chain > 1 && CUDART_VERSION >= 12030;
+        if (early) {
+            attr[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+            attr[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
+            cfg.numAttrs++;
+        }
+        if (!early || cudaLaunchKernelEx(&cfg, kernel, *p, mi, mt, *g) != cudaSuccess) {
+            if (early) (void)cudaGetLastError(), cfg.numAttrs--;
+            OCD_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, *p, mi, mt, *g));
+        }
         return igemm_launch_reduce<T>(p, stream);
     }
 };

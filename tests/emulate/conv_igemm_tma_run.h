@@ -799,6 +799,7 @@ template <typename T> bool run_phases_case(const tma_case &e)
     const bool zeroed = phases_zero_first(&tp.p, &pp);
     if (zeroed) std::fill(tp.x.begin(), tp.x.end(), T(0.f));
     int ran = 0, scaled = 0, staged = 0;
+    size_t ws_sum = 0;
     bool tiles[OCD_IGEMM_TMA_ALL_TILES] = {};
     for (int ph = 0; ph < phase_count(&tp.p); ph++) {
         struct ocd_conv_problem sub;
@@ -849,6 +850,13 @@ template <typename T> bool run_phases_case(const tma_case &e)
         }
         ran++;
         tiles[tile - TMA_TILE0] = true;
+        ws_sum += pl.ws_bytes;
+    }
+    /* the TMA phases are chained (phases_run): a part of the workspace each */
+    if (!pp.chained || pp.ws_bytes != ws_sum) {
+        printf("FAIL %s: the phases not chained, or a workspace of %zu bytes for phases of %zu\n", e.name, pp.ws_bytes,
+               ws_sum);
+        return false;
     }
     double worst;
     if (!check_output(e, tp, &worst)) return false;
