@@ -3,6 +3,7 @@
    workspace), backward bias, Im2Col, filter reordering and the fused convolution + bias +
    activation forward. */
 #include "conv_harness.h"
+#include "conv_reach.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -537,9 +538,11 @@ TEST(conv_bias_activation_forward)
    the fused call on the cuBLAS entries, each in the way conv_cublas.cu's plan must choose:
    cuBLASLt's epilogue for half, bfloat16 and TF32 NHWC (z apart, z in y's own buffer; RELU and
    IDENTITY); the typed pass where cuBLASLt declines (two groups, with 16-byte vectors and, at
-   K / G = 50, one element at a time; double); the store's pass for NCHW. With FWD_ALGO_GEMM the
-   im2col entry runs a 1x1 filter with stride 2 and a 3x3 one with padding, cuBLASLt's epilogue
-   over the column matrix. */
+   K / G = 50, one element at a time; double); the store's pass for NCHW. A 1x1 filter with
+   stride 2 over an even H (ResNet's downsampling) reads x in place in batches of output rows,
+   cuBLASLt's epilogue or (double) the typed pass after the GEMM. With FWD_ALGO_GEMM the im2col
+   entry runs a 1x1 filter with stride 2 over an odd H and a 3x3 one with padding, cuBLASLt's
+   epilogue over the column matrix. */
 TEST(conv_cuda_fused_1x1_runs_on_cublas)
 {
     if (test_backend[0] != 'c') return;
@@ -558,15 +561,37 @@ TEST(conv_cuda_fused_1x1_runs_on_cublas)
     check_bias_activation_on(&groups2, &tc_configs[0], CUDNN_ACTIVATION_RELU, false, 0, entry, typed);
     check_bias_activation_on(&groups2_odd, &tc_configs[0], CUDNN_ACTIVATION_RELU, true, 0, entry, typed);
     check_bias_activation_on(&groups2_odd, &tc_configs[1], CUDNN_ACTIVATION_IDENTITY, false, 0, entry, typed);
-    static const struct shape ds = {"fused_1x1_stride2", 2, 16, 128, 256, 1, {32, 32}, {1, 1}, {0, 0}, {2, 2}, {1, 1},
+    static const struct shape ds = {"fused_1x1_stride2", 2, 16, 128, 256, 1, {32, 30}, {1, 1}, {0, 0}, {2, 2}, {1, 1},
                                     false};
+    static const struct shape ds_odd = {"fused_1x1_stride2_odd", 2, 16, 128, 256, 1, {33, 31}, {1, 1}, {0, 0}, {2, 2},
+                                        {1, 1}, false};
     static const struct shape pad3 = {"fused_3x3", 2, 8, 64, 128, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
     const cudnnConvolutionFwdAlgo_t gemm = CUDNN_CONVOLUTION_FWD_ALGO_GEMM;
     const char *const im2col = "cuda:fwd_im2col_gemm_cublas";
-    check_bias_activation_algo(&ds, &tc_configs[0], CUDNN_ACTIVATION_RELU, false, 0, gemm, im2col, lt);
-    check_bias_activation_algo(&ds, &tc_configs[1], CUDNN_ACTIVATION_RELU, true, 0, gemm, im2col, lt);
+    check_bias_activation_on(&ds, &tc_configs[0], CUDNN_ACTIVATION_RELU, false, 0, entry, lt);
+    check_bias_activation_on(&ds, &tc_configs[1], CUDNN_ACTIVATION_IDENTITY, true, 0, entry, lt);
+    check_bias_activation_on(&ds, &tc_configs[2], CUDNN_ACTIVATION_RELU, true, 0, entry, lt);
+    check_bias_activation_on(&ds, &tc_configs[5], CUDNN_ACTIVATION_RELU, false, 0, entry, typed);
+    check_bias_activation_algo(&ds_odd, &tc_configs[0], CUDNN_ACTIVATION_RELU, false, 0, gemm, im2col, lt);
+    check_bias_activation_algo(&ds_odd, &tc_configs[1], CUDNN_ACTIVATION_RELU, true, 0, gemm, im2col, lt);
     check_bias_activation_algo(&pad3, &tc_configs[0], CUDNN_ACTIVATION_RELU, true, 0, gemm, im2col, lt);
     check_bias_activation_algo(&pad3, &tc_configs[2], CUDNN_ACTIVATION_RELU, false, 0, gemm, im2col, lt);
+}
+
+/* On the CUDA pass (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it serve), the plain forward
+   of a 1x1 filter with stride 2 (and 3 by 2) over H = stride * P runs on the gemm1x1 entries, x
+   read in place in batches of output rows: half, bfloat16, float (TF32) and double, NHWC. */
+TEST(conv_cuda_fwd_1x1_strided_reads_x_in_place)
+{
+    if (!conv_tensor_core_pass() || !cublas_loadable()) return;
+    static const struct shape ds = {"fwd_1x1s2", 2, 16, 128, 256, 1, {32, 30}, {1, 1}, {0, 0}, {2, 2}, {1, 1}, false};
+    static const struct shape s32 = {"fwd_1x1s32", 2, 32, 96, 160, 1, {36, 33}, {1, 1}, {0, 0}, {3, 2}, {1, 1}, true};
+    const char *const entry = "cuda:fwd_gemm1x1_cublas";
+    const struct entry_case cases[] = {
+        {&ds, &tc_configs[0], entry, NULL}, {&ds, &tc_configs[1], entry, NULL}, {&ds, &tc_configs[2], entry, NULL},
+        {&ds, &tc_configs[5], entry, NULL}, {&s32, &tc_configs[0], entry, NULL},
+    };
+    check_entries_reached(cases, sizeof cases / sizeof cases[0], FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
 }
 
 /* On the CUDA pass with tensor cores (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it serve),

@@ -8,15 +8,20 @@
    needs no column matrix at all: the activation is the GEMM operand ("gemm1x1", no workspace).
      NHWC: col[n*P*Q][G][K/G-of-C] (one GEMM batched over groups)
      NCHW: col[N][G][C/G*T*R*S][P*Q] (one GEMM per group, batched over images)
-   Forward: y = w * col (alpha, beta straight to cuBLAS, which reads y only when beta != 0). The
+   Forward: y = w * col (alpha, beta straight to cuBLAS, which reads y only when beta != 0). A
+   strided 1x1 filter without padding on NHWC data, one group, 2-D, H = stride * P (ResNet's
+   downsampling layers; unproven: only under OPENCUDNN_UNPROVEN=1) needs no column matrix
+   either ("strided"): the output pixels of one image row read x's pixels uw * C elements
+   apart, and the rows of all images are uh * W * C apart, so the GEMM is one strided batch of
+   N * P GEMMs (Q x C) w^T, x read in place, no workspace. The
    fused forward (problem/conv.h's epilogue: z, a bias, a per-channel scale, an activation),
    y = act(alpha1 * conv + alpha2 * z + bias), takes the first of three ways that serves (the
    plan's epi):
    - ConvBiasAct on NHWC data, one group, not double, a bias of y's type with consecutive
      channels on a 16-byte boundary, RELU or IDENTITY: one cuBLASLt matmul (cublaslt_matmul.h)
      D = epilogue(alpha * op(A) op(B) + beta * C + bias) with D = y, B = x (a 1x1 filter, unit
-     stride, no padding) or the column matrix (after the im2col kernel: ResNet's strided 1x1
-     downsampling layers), alpha = alpha1, C = z and beta = alpha2 (C = y where z is y, or
+     stride, no padding; strided in batches as above) or the column matrix (after the im2col
+     kernel), alpha = alpha1, C = z and beta = alpha2 (C = y where z is y, or
      where there is none, then beta 0), the epilogue RELU_BIAS or BIAS with the bias along D's
      rows, the output channels; cuBLASLt's order (beta * C, then the bias, then max(x, 0)) is
      the call's, in float, one rounding at the store. Where cuBLASLt declines (not loaded, no
@@ -447,7 +452,8 @@ static int bias_act_width(int64_t k, size_t esize, const void *y, const void *z,
 enum cublas_epi { EPI_STORE, EPI_TYPED, EPI_LT };
 
 struct cublas_plan {
-    bool direct; /* 1x1, unit stride, no padding: the activation is the GEMM operand */
+    bool direct;  /* 1x1, unit stride, no padding: the activation is the GEMM operand */
+    bool strided; /* the strided 1x1 forward read in place (file comment) */
     enum cublas_epi epi;         /* the fused forward's */
     cublasLtMatmulAlgo_t lt_algo; /* EPI_LT: the heuristic's algorithm */
     cudnnDataType_t dtype;
@@ -482,9 +488,10 @@ static const char *typed_rejects(const struct ocd_conv_problem *p, const cublas_
    cuBLASLt's epilogue cannot express it. Column-major, as cuBLASLt sees NHWC data: D = y is
    K x N*P*Q at leading dimension K, op(A) = w^T of the filter as it lies (KC x K at KC, KC =
    C*R*S in the filter's order), B = x where the filter is 1x1 with unit stride and no padding
-   (C x N*P*Q at C), else the column matrix col (KC x N*P*Q at KC; NULL while planning: the
-   workspace's start, 256-byte aligned), C = z, or y itself where there is no z (beta 0: not
-   read) or z is y (in place). */
+   (C x N*P*Q at C), the strided 1x1 forward's x in batches of one output row (C x Q at
+   uw * C, batches uh * W * C apart; D's K x Q at K, Q * K apart), else the column matrix col
+   (KC x N*P*Q at KC; NULL while planning: the workspace's start, 256-byte aligned), C = z, or
+   y itself where there is no z (beta 0: not read) or z is y (in place). */
 static const char *lt_matmul_of(const struct ocd_conv_problem *p, const cublas_plan &pl, const void *col,
                                 struct ocd_lt_matmul *mm, float *beta)
 {
@@ -502,10 +509,17 @@ static const char *lt_matmul_of(const struct ocd_conv_problem *p, const cublas_p
     mm->trans_a = true, mm->trans_b = false;
     mm->epilogue = p->ep.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
     mm->bias = p->ep.bias;
-    mm->batch = 1;
     mm->a = {pl.data_type, kc, k, kc, 0, p->w_data};
-    mm->b = {pl.data_type, kc, npq, kc, 0, pl.direct ? p->x_data : col};
-    mm->c = {pl.data_type, k, npq, k, 0, z};
+    if (pl.strided) { /* a batch per image row of outputs, the filter shared */
+        const int64_t q = pl.gm.q;
+        mm->batch = pl.gm.n * pl.gm.p;
+        mm->b = {pl.data_type, kc, q, pl.gm.uw * kc, pl.gm.uh * pl.gm.w * kc, p->x_data};
+        mm->c = {pl.data_type, k, q, k, q * k, z};
+    } else {
+        mm->batch = 1;
+        mm->b = {pl.data_type, kc, npq, kc, 0, pl.direct ? p->x_data : col};
+        mm->c = {pl.data_type, k, npq, k, 0, z};
+    }
     mm->d = p->y_data;
     *beta = p->ep.z != NULL ? (float)p->ep.alpha2 : 0.0f;
     if (ocd_lt_matrix_alignment(mm, &mm->a, mm->a.data) < pl.esize ||
@@ -598,7 +612,13 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     pl->pq = gm.z * gm.p * gm.q;
     pl->hw = gm.d * gm.h * gm.w;
     pl->direct = true;
-    for (int d = 0; d < s->nsp; d++) pl->direct &= s->filt[d] == 1 && s->stride[d] == 1 && s->pad[d] == 0;
+    bool one = true; /* a 1x1 filter without padding */
+    for (int d = 0; d < s->nsp; d++) {
+        pl->direct &= s->filt[d] == 1 && s->stride[d] == 1 && s->pad[d] == 0;
+        one &= s->filt[d] == 1 && s->pad[d] == 0;
+    }
+    pl->strided = !pl->direct && one && p->dir == OCD_CONV_FWD && nhwc && s->nsp == 2 && gm.g == 1 &&
+                  gm.h == gm.uh * gm.p && ocd_impl_unproven() == NULL;
     if (p->dir == OCD_CONV_BWD_FILTER && !nhwc) {
         /* both operands re-laid channel-major over all images (file comment) */
         pl->direct = false;
@@ -627,7 +647,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
 
     size_t ws = 0;
     const size_t cols = (size_t)(s->n * pl->pq * gm.g * gm.kc);
-    if (!pl->direct) {
+    if (!pl->direct && !pl->strided) {
         pl->ws_col = ws;
         ws = align_up(ws + cols * (p->dir == OCD_CONV_BWD_DATA ? pl->acc_size : pl->esize));
     }
@@ -701,7 +721,7 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
 
     if (p->dir == OCD_CONV_FWD || p->dir == OCD_CONV_BWD_FILTER) {
         const T *x = (const T *)p->x_data;
-        if (!pl.direct) {
+        if (!pl.direct && !pl.strided) {
             const col_rows cr = col_rows_of(gm, x, sizeof(T));
             cublas_im2col<T><<<grid_for(cr.count), 256, 0, st>>>(x, col, cr);
             OCD_CUDA_LAUNCHED();
@@ -722,7 +742,10 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
                 keep = fin.z == p->y_data ? (A)fin.alpha2 : zero;
                 if (fin.z == p->y_data) fin.z = nullptr;
             }
-            if (gm.nhwc) {
+            if (pl.strided) { /* per image row of outputs: Q x K = (Q x C, rows uw * C apart) w^T */
+                OCD_TRY(gemm_rm(gc, false, true, gm.q, k, c, &alpha, x, dt, gm.uw * c, gm.uh * gm.w * c, w, dt, c, 0,
+                                &keep, y, dt, k, gm.q * k, n * gm.p));
+            } else if (gm.nhwc) {
                 OCD_TRY(gemm_rm(gc, false, true, n * pq, kg, kc, &alpha, src, dt, ld_src, gs_src, w, dt, kc, kg * kc,
                                 &keep, y, dt, k, kg, g));
             } else {
@@ -834,7 +857,7 @@ template <bool TC, bool ONLY_DIRECT> static const char *cublas_plan_of(cudnnHand
     const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
     cublas_plan &pl = *(cublas_plan *)plan;
     const char *why = make_plan(h, p, TC, &pl);
-    if (why == NULL && ONLY_DIRECT && !pl.direct)
+    if (why == NULL && ONLY_DIRECT && !pl.direct && !pl.strided)
         why = pl.gm.kmajor ? "an NCHW filter gradient re-lays both operands in the workspace (the im2col entry)"
                            : "not a 1x1 convolution with unit stride and no padding";
     if (why == NULL && TC && (double)pl.gm.n * pl.pq * p->s.k * pl.gm.kc < small_gemm_macs &&

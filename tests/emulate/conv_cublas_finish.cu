@@ -183,32 +183,39 @@ bool typed_case(const char *name, int K, int shift, int want_v, bool with_z, boo
 }
 
 /* cuBLASLt's documented matmul in double: D = epilogue(alpha * op(A) op(B) + beta * C + bias),
-   column-major, the bias one value per row of D, C not read when beta is 0. */
+   column-major, per batch (each matrix its batch stride apart), the bias one value per row of
+   D for every batch, C not read when beta is 0. */
 template <typename T> bool lt_model(const struct ocd_lt_matmul &mm, float alpha, float beta)
 {
     const int64_t m = mm.c.rows, n = mm.c.cols, k = mm.trans_a ? mm.a.rows : mm.a.cols;
     if ((mm.trans_a ? mm.a.cols : mm.a.rows) != m || (mm.trans_b ? mm.b.cols : mm.b.rows) != k ||
-        (mm.trans_b ? mm.b.rows : mm.b.cols) != n || mm.batch != 1)
+        (mm.trans_b ? mm.b.rows : mm.b.cols) != n)
         return false;
-    const T *a = (const T *)mm.a.data, *b = (const T *)mm.b.data, *c = (const T *)mm.c.data, *bias = (const T *)mm.bias;
+    const T *bias = (const T *)mm.bias;
     const bool has_bias = mm.epilogue == CUBLASLT_EPILOGUE_BIAS || mm.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS;
     const bool relu = mm.epilogue == CUBLASLT_EPILOGUE_RELU || mm.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS;
-    std::vector<double> d((size_t)(m * n)); /* all of D computed before any store: C may be D */
-    for (int64_t j = 0; j < n; j++)
-        for (int64_t i = 0; i < m; i++) {
-            double acc = 0;
-            for (int64_t l = 0; l < k; l++)
-                acc += (double)ocd_cuda_load(a + (mm.trans_a ? l + i * mm.a.ld : i + l * mm.a.ld)) *
-                       (double)ocd_cuda_load(b + (mm.trans_b ? j + l * mm.b.ld : l + j * mm.b.ld));
-            double v = (double)alpha * acc;
-            if (beta != 0) v += (double)beta * (double)ocd_cuda_load(c + i + j * mm.c.ld);
-            if (has_bias) v += (double)ocd_cuda_load(bias + i);
-            if (relu) v = fmax(v, 0.0);
-            d[(size_t)(i + j * m)] = v;
-        }
-    for (int64_t j = 0; j < n; j++)
-        for (int64_t i = 0; i < m; i++)
-            ocd_cuda_store((T *)mm.d + i + j * mm.c.ld, (typename ocd_compute<T>::type)d[(size_t)(i + j * m)]);
+    std::vector<double> d((size_t)(mm.batch * m * n)); /* all of D computed before any store: C may be D */
+    for (int64_t bt = 0; bt < mm.batch; bt++) {
+        const T *a = (const T *)mm.a.data + bt * mm.a.stride, *b = (const T *)mm.b.data + bt * mm.b.stride;
+        const T *c = (const T *)mm.c.data + bt * mm.c.stride;
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t i = 0; i < m; i++) {
+                double acc = 0;
+                for (int64_t l = 0; l < k; l++)
+                    acc += (double)ocd_cuda_load(a + (mm.trans_a ? l + i * mm.a.ld : i + l * mm.a.ld)) *
+                           (double)ocd_cuda_load(b + (mm.trans_b ? j + l * mm.b.ld : l + j * mm.b.ld));
+                double v = (double)alpha * acc;
+                if (beta != 0) v += (double)beta * (double)ocd_cuda_load(c + i + j * mm.c.ld);
+                if (has_bias) v += (double)ocd_cuda_load(bias + i);
+                if (relu) v = fmax(v, 0.0);
+                d[(size_t)((bt * n + j) * m + i)] = v;
+            }
+    }
+    for (int64_t bt = 0; bt < mm.batch; bt++)
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t i = 0; i < m; i++)
+                ocd_cuda_store((T *)mm.d + bt * mm.c.stride + i + j * mm.c.ld,
+                               (typename ocd_compute<T>::type)d[(size_t)((bt * n + j) * m + i)]);
     return true;
 }
 
@@ -266,8 +273,10 @@ template <typename T> struct lt_problem {
     }
 };
 
+/* a 1x1 filter; with stride 2 over an odd H (through the column matrix) and an even one (x read
+   in place in batches of output rows, under OPENCUDNN_UNPROVEN=1 as main sets it); a 3x3 one */
 const lt_geom lt_1x1 = {2, 24, 40, 3, 5, 1, 1, 0}, lt_1x1_stride2 = {2, 24, 40, 7, 7, 1, 2, 0},
-              lt_3x3 = {2, 16, 24, 5, 6, 3, 1, 1};
+              lt_1x1_stride2_even = {3, 24, 40, 8, 7, 1, 2, 0}, lt_3x3 = {2, 16, 24, 5, 6, 3, 1, 1};
 
 /* The matmul lt_matmul_of makes of a fused forward (over the column matrix of the im2col kernel,
    its threads run here, where the plan has one), run by the model, against the fused convolution
@@ -299,7 +308,11 @@ template <typename T> bool lt_case(const char *name, const lt_geom &g, enum lt_z
         printf("%-40s FAILED (the plan declines: %s)\n", name, lp.plan_why);
         return false;
     }
-    if (!lp.pl.direct) {
+    if (lp.pl.strided != (g.r == 1 && g.stride > 1 && g.h % g.stride == 0)) {
+        printf("%-40s FAILED (the plan %s x in place)\n", name, lp.pl.strided ? "reads" : "does not read");
+        return false;
+    }
+    if (!lp.pl.direct && !lp.pl.strided) {
         const col_rows cr = col_rows_of(lp.pl.gm, lp.x.p(), sizeof(T));
         for (uint32_t t = 0; t < 96; t++) cublas_im2col_range<T>(lp.x.p(), lp.col.p(), cr, t, 96);
     }
@@ -341,6 +354,7 @@ bool choice_case(const char *name, void (*change)(lt_problem<__half> &), const c
 
 int main()
 {
+    setenv("OPENCUDNN_UNPROVEN", "1", 1); /* the strided 1x1 forward is planned only so */
     emu_rng rng = {4711};
     const emu_case cases[] = {
         {"f16_nhwc_bias_z_relu", CUDNN_DATA_HALF, true, false, false, false, CUDNN_POINTWISE_RELU_FWD},
@@ -368,6 +382,9 @@ int main()
     ok &= lt_case<__half>("lt_f16_1x1_stride2_im2col_no_z_relu", lt_1x1_stride2, LT_NO_Z, true, rng);
     ok &= lt_case<__nv_bfloat16>("lt_bf16_1x1_stride2_im2col_z_in_y", lt_1x1_stride2, LT_Z_IN_Y, true, rng);
     ok &= lt_case<__half>("lt_f16_3x3_pad_im2col_z_apart", lt_3x3, LT_Z_APART, false, rng);
+    ok &= lt_case<__half>("lt_f16_1x1_stride2_in_place_z_apart", lt_1x1_stride2_even, LT_Z_APART, true, rng);
+    ok &= lt_case<__nv_bfloat16>("lt_bf16_1x1_stride2_in_place_z_in_y", lt_1x1_stride2_even, LT_Z_IN_Y, false, rng);
+    ok &= lt_case<float>("lt_f32_1x1_stride2_in_place_no_z", lt_1x1_stride2_even, LT_NO_Z, true, rng);
 
     ok &= choice_case("choice_plain", [](lt_problem<__half> &) {}, NULL, NULL, rng);
     ok &= choice_case("choice_groups", [](lt_problem<__half> &l) { l.pl.gm.g = 2; }, "more than one group", NULL, rng);
