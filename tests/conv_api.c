@@ -538,7 +538,7 @@ TEST(conv_bias_activation_forward)
    the fused call on the cuBLAS entries, each in the way conv_cublas.cu's plan must choose:
    cuBLASLt's epilogue for half, bfloat16 and TF32 NHWC (z apart, z in y's own buffer; RELU and
    IDENTITY); the typed pass where cuBLASLt declines (two groups, with 16-byte vectors and, at
-   K / G = 50, one element at a time; double); the store's pass for NCHW. A 1x1 filter with
+   K / G = 50, one element at a time; double; NCHW half and float). A 1x1 filter with
    stride 2 over an even H (ResNet's downsampling) reads x in place in batches of output rows,
    cuBLASLt's epilogue or (double) the typed pass after the GEMM. With FWD_ALGO_GEMM the im2col
    entry runs a 1x1 filter with stride 2 over an odd H and a 3x3 one with padding, cuBLASLt's
@@ -556,7 +556,8 @@ TEST(conv_cuda_fused_1x1_runs_on_cublas)
     check_bias_activation_on(&big_1x1, &tc_configs[0], CUDNN_ACTIVATION_IDENTITY, false, 0, entry, lt);
     check_bias_activation_on(&big_1x1, &tc_configs[1], CUDNN_ACTIVATION_IDENTITY, true, 0, entry, lt);
     check_bias_activation_on(&big_1x1, &tc_configs[2], CUDNN_ACTIVATION_RELU, false, 0, entry, lt);
-    check_bias_activation_on(&big_1x1, &tc_configs[3], CUDNN_ACTIVATION_RELU, true, 0, entry, "the store's pass");
+    check_bias_activation_on(&big_1x1, &tc_configs[3], CUDNN_ACTIVATION_RELU, true, 0, entry, typed);
+    check_bias_activation_on(&big_1x1, &tc_configs[4], CUDNN_ACTIVATION_IDENTITY, false, 0, entry, typed);
     check_bias_activation_on(&big_1x1, &tc_configs[5], CUDNN_ACTIVATION_RELU, true, 0, entry, typed);
     check_bias_activation_on(&groups2, &tc_configs[0], CUDNN_ACTIVATION_RELU, false, 0, entry, typed);
     check_bias_activation_on(&groups2_odd, &tc_configs[0], CUDNN_ACTIVATION_RELU, true, 0, entry, typed);

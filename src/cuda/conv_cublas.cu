@@ -26,11 +26,11 @@
      rows, the output channels; cuBLASLt's order (beta * C, then the bias, then max(x, 0)) is
      the call's, in float, one rounding at the store. Where cuBLASLt declines (not loaded, no
      algorithm) the typed pass below serves.
-   - the same epilogue on any NHWC y (groups, double too): the GEMM into y, then a pass of
-     compile-time types over y, 16 bytes a thread where K and the pointers allow
+   - the same epilogue otherwise (NCHW, groups, double too): the GEMM into y, then a pass of
+     compile-time types over y, 16 bytes a thread where the rows and the pointers allow
      (cublas_bias_act).
-   - otherwise (NCHW, a scale, another activation, another bias): the GEMM into y, then one
-     pass over y that finishes each element in place through the store of the direct kernels
+   - otherwise (a scale, another activation, another bias): the GEMM into y, then one pass
+     over y that finishes each element in place through the store of the direct kernels
      (conv_store.cuh, run-time types).
    The two passes run with alpha 1: the GEMM writes alpha * conv, plus alpha2 * z when z is y
    itself (the legacy call allows it; the pass would read z after the GEMM overwrote it), which
@@ -387,20 +387,22 @@ template <typename A> __global__ void cublas_finish(const ocd_cuda_conv_store s,
         g.count, [&](int64_t base) { cublas_finish_span<A>(s, g, (uint32_t)base, threadIdx.x, blockDim.x); });
 }
 
-/* The typed finishing pass (the plan's EPI_TYPED): the common epilogue of ConvBiasAct on NHWC y,
-   y = relu?(v + alpha2 * z + bias) with v the GEMM's value, z (NULL: none) laid out as y, the
-   bias of y's type with consecutive channels, in the compute type A, the types known at compile
-   time. A thread takes V consecutive elements at once (16 bytes where every row of channels and
-   every pointer allows, else V = 1), which share one pixel: their bias is V consecutive values,
-   found by one multiply-high division of the vector's index by the vectors per pixel. The
-   ReLU keeps a NaN, as the store it stands in for does. */
+/* The typed finishing pass (the plan's EPI_TYPED): the common epilogue of ConvBiasAct on packed
+   y, y = relu?(v + alpha2 * z + bias) with v the GEMM's value, z (NULL: none) laid out as y, the
+   bias of y's type with consecutive channels, in the compute type A, the types and the layout
+   known at compile time. A thread takes V consecutive elements at once (16 bytes where the rows
+   and every pointer allow, else V = 1), found by one or two multiply-high divisions of the
+   vector's index: in NHWC they share a pixel and take V consecutive bias values (K / V vectors
+   a pixel), in NCHW they share a channel plane and its one bias value (P*Q / V vectors a
+   plane). The ReLU keeps a NaN, as the store it stands in for does. */
 template <typename A> struct bias_act_geom {
     void *y;
     const void *z, *bias;
     A alpha2;
     bool relu;
-    uint32_t count;  /* vectors in y */
-    ocd_fastdiv kv;  /* vectors per pixel: K / V */
+    uint32_t count;          /* vectors in y */
+    ocd_fastdiv kv;          /* NHWC: vectors per pixel, K / V */
+    ocd_fastdiv plane, k;    /* NCHW: vectors per channel plane, P*Q / V; channels */
 };
 
 template <typename T, int V> struct __align__(sizeof(T) * V) bias_act_vec {
@@ -408,22 +410,30 @@ template <typename T, int V> struct __align__(sizeof(T) * V) bias_act_vec {
 };
 
 /* Vectors first, first + step, ... of y (host-callable: tests/emulate/conv_cublas_finish.cu). */
-template <typename T, typename A, int V>
+template <typename T, typename A, int V, bool NHWC>
 __host__ __device__ void cublas_bias_act_range(const bias_act_geom<A> &g, uint32_t first, uint32_t step)
 {
     typedef bias_act_vec<T, V> vec;
     vec *y = (vec *)g.y;
-    const vec *z = (const vec *)g.z, *bias = (const vec *)g.bias;
+    const vec *z = (const vec *)g.z;
     for (uint32_t i = first; i < g.count; i += step) {
-        uint32_t cv;
-        ocd_fastdiv_divmod(g.kv, i, &cv);
-        vec r = y[i], b = bias[cv], zv;
+        vec r = y[i], b, zv;
+        A one_bias = 0;
+        if (NHWC) {
+            uint32_t cv;
+            ocd_fastdiv_divmod(g.kv, i, &cv);
+            b = ((const vec *)g.bias)[cv];
+        } else {
+            uint32_t c;
+            ocd_fastdiv_divmod(g.k, ocd_fastdiv_div(g.plane, i), &c);
+            one_bias = ocd_cuda_load((const T *)g.bias + c);
+        }
         if (z != nullptr) zv = z[i];
 #pragma unroll
         for (int j = 0; j < V; j++) {
             A v = ocd_cuda_load(&r.v[j]);
             if (z != nullptr) v += g.alpha2 * ocd_cuda_load(&zv.v[j]);
-            v += ocd_cuda_load(&b.v[j]);
+            v += NHWC ? ocd_cuda_load(&b.v[j]) : one_bias;
             if (g.relu && v < 0) v = 0;
             ocd_cuda_store(&r.v[j], v);
         }
@@ -431,18 +441,38 @@ __host__ __device__ void cublas_bias_act_range(const bias_act_geom<A> &g, uint32
     }
 }
 
-template <typename T, typename A, int V> __global__ void cublas_bias_act(const bias_act_geom<A> g)
+template <typename T, typename A, int V, bool NHWC> __global__ void cublas_bias_act(const bias_act_geom<A> g)
 {
-    cublas_bias_act_range<T, A, V>(g, OCD_GRID_STRIDE);
+    cublas_bias_act_range<T, A, V, NHWC>(g, OCD_GRID_STRIDE);
 }
 
-/* The vector width of the typed pass over y (K channels a pixel) with z and bias: 16 bytes
-   where K, y, z and the bias allow it, else 1. */
-static int bias_act_width(int64_t k, size_t esize, const void *y, const void *z, const void *bias)
+/* The vector width of the typed pass over y, whose rows (the channels of a pixel in NHWC, a
+   channel plane in NCHW) hold len elements, with z and, in NHWC, the bias: 16 bytes where len
+   and the pointers allow it, else 1. */
+static int bias_act_width(int64_t len, size_t esize, const void *y, const void *z, const void *bias)
 {
     const int64_t v = (int64_t)(16 / esize);
     const uintptr_t bits = (uintptr_t)y | (uintptr_t)z | (uintptr_t)bias;
-    return k % v == 0 && bits % 16 == 0 ? (int)v : 1;
+    return len % v == 0 && bits % 16 == 0 ? (int)v : 1;
+}
+
+/* The typed pass over y of count elements, K channels, P*Q pixels an image (pq), with the
+   finishing store's z, bias and alpha2 (fin) and the ReLU or not. */
+template <typename T, typename A>
+static void bias_act_launch(const ocd_cuda_conv_store &fin, bool relu, bool nhwc, int64_t count, int64_t k, int64_t pq,
+                            cudaStream_t st)
+{
+    const int vw = bias_act_width(nhwc ? k : pq, sizeof(T), fin.dst, fin.z, nhwc ? fin.bp : nullptr);
+    bias_act_geom<A> g;
+    g.y = fin.dst, g.z = fin.z, g.bias = fin.bp, g.alpha2 = (A)fin.alpha2, g.relu = relu;
+    g.count = (uint32_t)(count / vw), g.kv = ocd_fastdiv_make((uint32_t)(k / vw));
+    g.plane = ocd_fastdiv_make((uint32_t)(pq / vw)), g.k = ocd_fastdiv_make((uint32_t)k);
+    const unsigned blocks = grid_for(g.count);
+    constexpr int V = 16 / sizeof(T);
+    if (nhwc && vw == V) cublas_bias_act<T, A, V, true><<<blocks, 256, 0, st>>>(g);
+    else if (nhwc) cublas_bias_act<T, A, 1, true><<<blocks, 256, 0, st>>>(g);
+    else if (vw == V) cublas_bias_act<T, A, V, false><<<blocks, 256, 0, st>>>(g);
+    else cublas_bias_act<T, A, 1, false><<<blocks, 256, 0, st>>>(g);
 }
 
 /* ---- planning ------------------------------------------------------------------------------------- */
@@ -476,7 +506,6 @@ static size_t align_up(size_t v)
 /* Why the typed pass cannot finish p's fused forward, or NULL. */
 static const char *typed_rejects(const struct ocd_conv_problem *p, const cublas_plan &pl)
 {
-    if (!pl.gm.nhwc) return "y is NCHW";
     if (p->ep.scale_on || p->ep.act_on) return "a per-channel scale, or an activation other than RELU and IDENTITY";
     const struct ocd_tensor_view &b = p->ep.bias_view;
     if (b.dtype != p->y.dtype) return "a bias of another type than y's";
@@ -495,6 +524,7 @@ static const char *typed_rejects(const struct ocd_conv_problem *p, const cublas_
 static const char *lt_matmul_of(const struct ocd_conv_problem *p, const cublas_plan &pl, const void *col,
                                 struct ocd_lt_matmul *mm, float *beta)
 {
+    if (!pl.gm.nhwc) return "y is NCHW: cuBLASLt's bias runs along the output channels only as D's rows";
     if (pl.gm.g != 1) return "more than one group: cuBLASLt's bias would need a stride per batch";
     if (const char *why = typed_rejects(p, pl)) return why;
     if (pl.dtype == CUDNN_DATA_DOUBLE) return OCD_REASON_DTYPE;
@@ -755,12 +785,7 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
             }
             const int64_t count = n * k * pq;
             if (p->ep.on && pl.epi == EPI_TYPED) {
-                const int vw = bias_act_width(k, sizeof(T), y, fin.z, fin.bp);
-                bias_act_geom<A> ba;
-                ba.y = y, ba.z = fin.z, ba.bias = fin.bp, ba.alpha2 = (A)fin.alpha2, ba.relu = p->ep.relu;
-                ba.count = (uint32_t)(count / vw), ba.kv = ocd_fastdiv_make((uint32_t)(k / vw));
-                if (vw == 1) cublas_bias_act<T, A, 1><<<grid_for(ba.count), 256, 0, st>>>(ba);
-                else cublas_bias_act<T, A, 16 / sizeof(T)><<<grid_for(ba.count), 256, 0, st>>>(ba);
+                bias_act_launch<T, A>(fin, p->ep.relu, gm.nhwc, count, k, pq, st);
                 OCD_CUDA_LAUNCHED();
             } else if (p->ep.on) {
                 cublas_finish<A><<<ocd_cuda_span_blocks(count, FINISH_ELEMS, 256), 256, 0, st>>>(

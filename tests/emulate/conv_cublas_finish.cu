@@ -7,8 +7,8 @@
      store, the bias, z, the per-channel scale and the activation; every element must be
        y = act(sc * v + sz * alpha2 * z + sb * bias)
      (ref/pointwise.c for the activation), v the value the GEMM left;
-   - the typed pass (cublas_bias_act_range) on NHWC y for every type and both vector widths,
-     with and without z, RELU and IDENTITY: y = relu?(v + alpha2 * z + bias);
+   - the typed pass (cublas_bias_act_range) on NHWC and NCHW y for every type and both vector
+     widths, with and without z, RELU and IDENTITY: y = relu?(v + alpha2 * z + bias);
    - the cuBLASLt matmul that lt_matmul_of describes for a 1x1 forward, run by a model of
      cuBLASLt's documented semantics (D = epilogue(alpha * op(A) op(B) + beta * C + bias), the
      bias along D's rows, column-major), against the fused convolution
@@ -146,34 +146,43 @@ bool emu_report(const char *name, int bad, double worst)
     return bad == 0;
 }
 
-/* The typed pass over a y of P pixels x K channels, at the vector width bias_act_width picks;
-   want_v: the width it must pick. */
+/* The typed pass over a y of 2 images, K channels, P pixels each, in NHWC or NCHW, at the vector
+   width bias_act_width picks; want_v: the width it must pick. */
 template <typename T>
-bool typed_case(const char *name, int K, int shift, int want_v, bool with_z, bool relu, emu_rng &rng)
+bool typed_case(const char *name, bool nhwc, int K, int P, int shift, int want_v, bool with_z, bool relu, emu_rng &rng)
 {
     typedef typename ocd_compute<T>::type A;
-    const int P = 37;
-    const size_t count = (size_t)P * K;
+    const size_t count = (size_t)2 * P * K;
     emu_buf<T> y(count, shift), z(count, shift), bias((size_t)K, shift);
     emu_fill(y, count, rng, 2), emu_fill(z, count, rng, 1), emu_fill(bias, (size_t)K, rng, 1);
     std::vector<double> v(count);
     for (size_t i = 0; i < count; i++) v[i] = y.at(i);
-    const int vw = bias_act_width(K, sizeof(T), y.p(), with_z ? z.p() : nullptr, bias.p());
+    ocd_cuda_conv_store fin;
+    memset(&fin, 0, sizeof fin);
+    fin.dst = y.p(), fin.z = with_z ? z.p() : nullptr, fin.bp = bias.p(), fin.alpha2 = 0.5;
+    const int vw = bias_act_width(nhwc ? K : P, sizeof(T), fin.dst, fin.z, nhwc ? fin.bp : nullptr);
     if (vw != want_v) {
         printf("%-40s FAILED (vector width %d, not %d)\n", name, vw, want_v);
         return false;
     }
-    const bias_act_geom<A> g = {y.p(), with_z ? z.p() : nullptr, bias.p(), (A)0.5, relu, (uint32_t)(count / vw),
-                                ocd_fastdiv_make((uint32_t)(K / vw))};
-    const uint32_t threads = 64, blocks = 3;
-    for (uint32_t t = 0; t < threads * blocks; t++) {
-        if (vw == 1) cublas_bias_act_range<T, A, 1>(g, t, threads * blocks);
-        else cublas_bias_act_range<T, A, 16 / sizeof(T)>(g, t, threads * blocks);
+    /* as bias_act_launch builds it */
+    bias_act_geom<A> g;
+    g.y = fin.dst, g.z = fin.z, g.bias = fin.bp, g.alpha2 = (A)fin.alpha2, g.relu = relu;
+    g.count = (uint32_t)(count / vw), g.kv = ocd_fastdiv_make((uint32_t)(K / vw));
+    g.plane = ocd_fastdiv_make((uint32_t)(P / vw)), g.k = ocd_fastdiv_make((uint32_t)K);
+    const uint32_t threads = 64, blocks = 3, all = threads * blocks;
+    constexpr int V = 16 / sizeof(T);
+    for (uint32_t t = 0; t < all; t++) {
+        if (nhwc && vw == V) cublas_bias_act_range<T, A, V, true>(g, t, all);
+        else if (nhwc) cublas_bias_act_range<T, A, 1, true>(g, t, all);
+        else if (vw == V) cublas_bias_act_range<T, A, V, false>(g, t, all);
+        else cublas_bias_act_range<T, A, 1, false>(g, t, all);
     }
     int bad = 0;
     double worst = 0;
     for (size_t i = 0; i < count; i++) {
-        double want = v[i] + (with_z ? 0.5 * z.at(i) : 0) + bias.at(i % K);
+        const size_t c = nhwc ? i % K : i / P % K;
+        double want = v[i] + (with_z ? 0.5 * z.at(i) : 0) + bias.at(c);
         if (relu && want < 0) want = 0;
         const double err = fabs(y.at(i) - want) / fmax(1.0, fabs(want));
         worst = fmax(worst, std::isnan(err) ? INFINITY : err);
@@ -365,14 +374,19 @@ int main()
     bool ok = true;
     for (const emu_case &c : cases) ok &= run_case(c, rng);
 
-    ok &= typed_case<__half>("typed_f16_v8_z_relu", 64, 0, 8, true, true, rng);
-    ok &= typed_case<__half>("typed_f16_v8_identity", 24, 0, 8, false, false, rng);
-    ok &= typed_case<__half>("typed_f16_v1_odd_channels", 13, 0, 1, true, true, rng);
-    ok &= typed_case<__half>("typed_f16_v1_misaligned", 64, 1, 1, true, false, rng);
-    ok &= typed_case<__nv_bfloat16>("typed_bf16_v8_z_relu", 32, 0, 8, true, true, rng);
-    ok &= typed_case<float>("typed_f32_v4_z_relu", 12, 0, 4, true, true, rng);
-    ok &= typed_case<float>("typed_f32_v1_identity", 6, 0, 1, false, false, rng);
-    ok &= typed_case<double>("typed_f64_v2_z_relu", 10, 0, 2, true, true, rng);
+    ok &= typed_case<__half>("typed_f16_nhwc_v8_z_relu", true, 64, 37, 0, 8, true, true, rng);
+    ok &= typed_case<__half>("typed_f16_nhwc_v8_identity", true, 24, 37, 0, 8, false, false, rng);
+    ok &= typed_case<__half>("typed_f16_nhwc_v1_odd_channels", true, 13, 37, 0, 1, true, true, rng);
+    ok &= typed_case<__half>("typed_f16_nhwc_v1_misaligned", true, 64, 37, 1, 1, true, false, rng);
+    ok &= typed_case<__nv_bfloat16>("typed_bf16_nhwc_v8_z_relu", true, 32, 37, 0, 8, true, true, rng);
+    ok &= typed_case<float>("typed_f32_nhwc_v4_z_relu", true, 12, 37, 0, 4, true, true, rng);
+    ok &= typed_case<float>("typed_f32_nhwc_v1_identity", true, 6, 37, 0, 1, false, false, rng);
+    ok &= typed_case<double>("typed_f64_nhwc_v2_z_relu", true, 10, 37, 0, 2, true, true, rng);
+    ok &= typed_case<__half>("typed_f16_nchw_v8_z_relu", false, 24, 40, 0, 8, true, true, rng);
+    ok &= typed_case<__half>("typed_f16_nchw_v1_odd_plane", false, 24, 35, 0, 1, true, true, rng);
+    ok &= typed_case<float>("typed_f32_nchw_v4_identity", false, 7, 36, 0, 4, false, false, rng);
+    ok &= typed_case<float>("typed_f32_nchw_v1_misaligned", false, 7, 36, 1, 1, true, true, rng);
+    ok &= typed_case<double>("typed_f64_nchw_v2_z_relu", false, 5, 30, 0, 2, true, true, rng);
 
     ok &= lt_case<__half>("lt_f16_z_apart_relu", lt_1x1, LT_Z_APART, true, rng);
     ok &= lt_case<__half>("lt_f16_z_in_y_identity", lt_1x1, LT_Z_IN_Y, false, rng);
@@ -388,7 +402,7 @@ int main()
 
     ok &= choice_case("choice_plain", [](lt_problem<__half> &) {}, NULL, NULL, rng);
     ok &= choice_case("choice_groups", [](lt_problem<__half> &l) { l.pl.gm.g = 2; }, "more than one group", NULL, rng);
-    ok &= choice_case("choice_nchw", [](lt_problem<__half> &l) { l.pl.gm.nhwc = 0; }, "NCHW", "NCHW", rng);
+    ok &= choice_case("choice_nchw", [](lt_problem<__half> &l) { l.pl.gm.nhwc = 0; }, "NCHW", NULL, rng);
     ok &= choice_case("choice_scale", [](lt_problem<__half> &l) { l.p.ep.scale_on = true; }, "scale", "scale", rng);
     ok &= choice_case("choice_activation", [](lt_problem<__half> &l) { l.p.ep.act_on = true, l.p.ep.relu = false; },
                       "activation", "activation", rng);
