@@ -539,10 +539,9 @@ TEST(conv_bias_activation_forward)
    cuBLASLt's epilogue for half, bfloat16 and TF32 NHWC (z apart, z in y's own buffer; RELU and
    IDENTITY); the typed pass where cuBLASLt declines (two groups, with 16-byte vectors and, at
    K / G = 50, one element at a time; double; NCHW half and float). A 1x1 filter with
-   stride 2 over an even H (ResNet's downsampling) reads x in place in batches of output rows,
-   cuBLASLt's epilogue or (double) the typed pass after the GEMM. With FWD_ALGO_GEMM the im2col
-   entry runs a 1x1 filter with stride 2 over an odd H and a 3x3 one with padding, cuBLASLt's
-   epilogue over the column matrix. */
+   stride 2 (ResNet's downsampling) runs there too on its gathered column matrix, cuBLASLt's
+   epilogue or (double) the typed pass after the GEMM. With FWD_ALGO_GEMM the im2col entry runs
+   a 3x3 filter with padding, cuBLASLt's epilogue over the column matrix. */
 TEST(conv_cuda_fused_1x1_runs_on_cublas)
 {
     if (test_backend[0] != 'c') return;
@@ -573,16 +572,16 @@ TEST(conv_cuda_fused_1x1_runs_on_cublas)
     check_bias_activation_on(&ds, &tc_configs[1], CUDNN_ACTIVATION_IDENTITY, true, 0, entry, lt);
     check_bias_activation_on(&ds, &tc_configs[2], CUDNN_ACTIVATION_RELU, true, 0, entry, lt);
     check_bias_activation_on(&ds, &tc_configs[5], CUDNN_ACTIVATION_RELU, false, 0, entry, typed);
-    check_bias_activation_algo(&ds_odd, &tc_configs[0], CUDNN_ACTIVATION_RELU, false, 0, gemm, im2col, lt);
-    check_bias_activation_algo(&ds_odd, &tc_configs[1], CUDNN_ACTIVATION_RELU, true, 0, gemm, im2col, lt);
+    check_bias_activation_algo(&ds_odd, &tc_configs[0], CUDNN_ACTIVATION_RELU, false, 0, gemm, entry, lt);
+    check_bias_activation_on(&ds_odd, &tc_configs[1], CUDNN_ACTIVATION_RELU, true, 0, entry, lt);
     check_bias_activation_algo(&pad3, &tc_configs[0], CUDNN_ACTIVATION_RELU, true, 0, gemm, im2col, lt);
     check_bias_activation_algo(&pad3, &tc_configs[2], CUDNN_ACTIVATION_RELU, false, 0, gemm, im2col, lt);
 }
 
 /* On the CUDA pass (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it serve), the plain forward
-   of a 1x1 filter with stride 2 (and 3 by 2) over H = stride * P runs on the gemm1x1 entries, x
-   read in place in batches of output rows: half, bfloat16, float (TF32) and double, NHWC. */
-TEST(conv_cuda_fwd_1x1_strided_reads_x_in_place)
+   of a 1x1 filter with stride 2 (and 3 by 2) runs on the gemm1x1 entries, its column matrix a
+   gather of whole pixels: half, bfloat16, float (TF32) and double, NHWC. */
+TEST(conv_cuda_fwd_1x1_strided_gathers)
 {
     if (!conv_tensor_core_pass() || !cublas_loadable()) return;
     static const struct shape ds = {"fwd_1x1s2", 2, 16, 128, 256, 1, {32, 30}, {1, 1}, {0, 0}, {2, 2}, {1, 1}, false};

@@ -9,19 +9,18 @@
      NHWC: col[n*P*Q][G][K/G-of-C] (one GEMM batched over groups)
      NCHW: col[N][G][C/G*T*R*S][P*Q] (one GEMM per group, batched over images)
    Forward: y = w * col (alpha, beta straight to cuBLAS, which reads y only when beta != 0). A
-   strided 1x1 filter without padding on NHWC data, one group, 2-D, H = stride * P (ResNet's
-   downsampling layers; unproven: only under OPENCUDNN_UNPROVEN=1) needs no column matrix
-   either ("strided"): the output pixels of one image row read x's pixels uw * C elements
-   apart, and the rows of all images are uh * W * C apart, so the GEMM is one strided batch of
-   N * P GEMMs (Q x C) w^T, x read in place, no workspace. The
+   strided 1x1 filter without padding on NHWC data (ResNet's downsampling layers; unproven:
+   only under OPENCUDNN_UNPROVEN=1) is taken by the gemm1x1 entries too ("gather"): its column
+   matrix is the output pixels' input pixels, whole rows of channels that the im2col kernel
+   copies 16 bytes at a time, then one GEMM as for any column matrix. (A strided batch of one
+   GEMM per output row, x read in place, would read the whole filter again for every row.) The
    fused forward (problem/conv.h's epilogue: z, a bias, a per-channel scale, an activation),
    y = act(alpha1 * conv + alpha2 * z + bias), takes the first of three ways that serves (the
    plan's epi):
    - ConvBiasAct on NHWC data, one group, not double, a bias of y's type with consecutive
      channels on a 16-byte boundary, RELU or IDENTITY: one cuBLASLt matmul (cublaslt_matmul.h)
      D = epilogue(alpha * op(A) op(B) + beta * C + bias) with D = y, B = x (a 1x1 filter, unit
-     stride, no padding; strided in batches as above) or the column matrix (after the im2col
-     kernel), alpha = alpha1, C = z and beta = alpha2 (C = y where z is y, or
+     stride, no padding) or the column matrix (after the im2col kernel), alpha = alpha1, C = z and beta = alpha2 (C = y where z is y, or
      where there is none, then beta 0), the epilogue RELU_BIAS or BIAS with the bias along D's
      rows, the output channels; cuBLASLt's order (beta * C, then the bias, then max(x, 0)) is
      the call's, in float, one rounding at the store. Where cuBLASLt declines (not loaded, no
@@ -82,6 +81,7 @@ struct col_geom {
     int t, r, s, pd, ph, pw, ud, uh, uw, dd, dh, dw;
     int flip, krsc, nhwc;
     int kmajor; /* NCHW backward filter: the column matrix is [G][kc][N][P*Q] */
+    int vec_rows; /* NHWC rows of channels read 16 bytes at a time (the gathered 1x1 forward) */
     /* col2im: dx rows (w of one (n, c, d, h) in NCHW; the channels of one group and pixel in
        NHWC), cut into runs */
     uint32_t runs, run_count; /* runs per row, runs in all */
@@ -103,7 +103,7 @@ struct col_rows {
     uint32_t base[4];
     uint32_t step, du;             /* along the row: source offset and w per element */
     uint32_t d, h, w, sd, sh, sw;  /* coordinate limits and strides */
-    bool vec_load, vec_store;      /* plane rows from aligned sources; rows of whole 16-byte packs */
+    bool vec_load, vec_store; /* plane or channel rows from aligned sources; rows of whole 16-byte packs */
 };
 
 enum col_digit { COL_N, COL_G, COL_C, COL_T, COL_R, COL_S, COL_OZ, COL_OP, COL_OQ };
@@ -168,7 +168,10 @@ static col_rows col_rows_of(const col_geom &gm, const void *x, size_t esize)
     cr.div_runs = ocd_fastdiv_make(runs);
     cr.count = (uint32_t)(gm.n * gm.z * gm.p * gm.q * gm.g * gm.kc / cr.len) * runs;
     cr.vec_store = cr.len % vec == 0;
-    cr.vec_load = plane && cr.vec_store && gm.sn % vec == 0 && gm.sc % vec == 0 && (uintptr_t)x % 16 == 0;
+    const bool channels = gm.nhwc && gm.vec_rows && gm.krsc && gm.sc == 1 && gm.sh % vec == 0 && gm.sw % vec == 0 &&
+                          gm.sd % vec == 0;
+    cr.vec_load = (channels || (plane && gm.sc % vec == 0)) && cr.vec_store && gm.sn % vec == 0 &&
+                  (uintptr_t)x % 16 == 0;
     return cr;
 }
 
@@ -194,9 +197,14 @@ __host__ __device__ void cublas_im2col_range(const T *x, T *col, const col_rows 
         const uint32_t ulim = a[1] < cr.d && a[2] < cr.h ? cr.w : 0, n = cr.len - j0;
         const uint32_t off = a[0] + a[1] * cr.sd + a[2] * cr.sh + a[3] * cr.sw + j0 * cr.step, u = a[3] + j0 * cr.du;
         col_vec<T> val[COL_RUN / VEC];
-        if (cr.vec_load && n >= COL_RUN) { /* a plane row: every element is in the source */
+        if (cr.vec_load && n >= COL_RUN) { /* a plane row, or a pixel's channels: all in the source or none */
+            const bool in = u < ulim;
 #pragma unroll
-            for (int j = 0; j < COL_RUN; j += VEC) val[j / VEC] = *reinterpret_cast<const col_vec<T> *>(x + off + j);
+            for (int j = 0; j < COL_RUN; j += VEC) {
+                if (in) val[j / VEC] = *reinterpret_cast<const col_vec<T> *>(x + off + j);
+                else
+                    for (int e = 0; e < VEC; e++) val[j / VEC].v[e] = T(0);
+            }
         } else {
 #pragma unroll
             for (int j = 0; j < COL_RUN; j++)
@@ -483,7 +491,7 @@ enum cublas_epi { EPI_STORE, EPI_TYPED, EPI_LT };
 
 struct cublas_plan {
     bool direct;  /* 1x1, unit stride, no padding: the activation is the GEMM operand */
-    bool strided; /* the strided 1x1 forward read in place (file comment) */
+    bool gather; /* the strided 1x1 forward: its column matrix a gather of whole pixels (file comment) */
     enum cublas_epi epi;         /* the fused forward's */
     cublasLtMatmulAlgo_t lt_algo; /* EPI_LT: the heuristic's algorithm */
     cudnnDataType_t dtype;
@@ -517,10 +525,9 @@ static const char *typed_rejects(const struct ocd_conv_problem *p, const cublas_
    cuBLASLt's epilogue cannot express it. Column-major, as cuBLASLt sees NHWC data: D = y is
    K x N*P*Q at leading dimension K, op(A) = w^T of the filter as it lies (KC x K at KC, KC =
    C*R*S in the filter's order), B = x where the filter is 1x1 with unit stride and no padding
-   (C x N*P*Q at C), the strided 1x1 forward's x in batches of one output row (C x Q at
-   uw * C, batches uh * W * C apart; D's K x Q at K, Q * K apart), else the column matrix col
-   (KC x N*P*Q at KC; NULL while planning: the workspace's start, 256-byte aligned), C = z, or
-   y itself where there is no z (beta 0: not read) or z is y (in place). */
+   (C x N*P*Q at C), else the column matrix col (KC x N*P*Q at KC; NULL while planning: the
+   workspace's start, 256-byte aligned), C = z, or y itself where there is no z (beta 0: not
+   read) or z is y (in place). */
 static const char *lt_matmul_of(const struct ocd_conv_problem *p, const cublas_plan &pl, const void *col,
                                 struct ocd_lt_matmul *mm, float *beta)
 {
@@ -539,17 +546,10 @@ static const char *lt_matmul_of(const struct ocd_conv_problem *p, const cublas_p
     mm->trans_a = true, mm->trans_b = false;
     mm->epilogue = p->ep.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
     mm->bias = p->ep.bias;
+    mm->batch = 1;
     mm->a = {pl.data_type, kc, k, kc, 0, p->w_data};
-    if (pl.strided) { /* a batch per image row of outputs, the filter shared */
-        const int64_t q = pl.gm.q;
-        mm->batch = pl.gm.n * pl.gm.p;
-        mm->b = {pl.data_type, kc, q, pl.gm.uw * kc, pl.gm.uh * pl.gm.w * kc, p->x_data};
-        mm->c = {pl.data_type, k, q, k, q * k, z};
-    } else {
-        mm->batch = 1;
-        mm->b = {pl.data_type, kc, npq, kc, 0, pl.direct ? p->x_data : col};
-        mm->c = {pl.data_type, k, npq, k, 0, z};
-    }
+    mm->b = {pl.data_type, kc, npq, kc, 0, pl.direct ? p->x_data : col};
+    mm->c = {pl.data_type, k, npq, k, 0, z};
     mm->d = p->y_data;
     *beta = p->ep.z != NULL ? (float)p->ep.alpha2 : 0.0f;
     if (ocd_lt_matrix_alignment(mm, &mm->a, mm->a.data) < pl.esize ||
@@ -647,8 +647,9 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         pl->direct &= s->filt[d] == 1 && s->stride[d] == 1 && s->pad[d] == 0;
         one &= s->filt[d] == 1 && s->pad[d] == 0;
     }
-    pl->strided = !pl->direct && one && p->dir == OCD_CONV_FWD && nhwc && s->nsp == 2 && gm.g == 1 &&
-                  gm.h == gm.uh * gm.p && ocd_impl_unproven() == NULL;
+    pl->gather = !pl->direct && one && p->dir == OCD_CONV_FWD && nhwc && ocd_impl_unproven() == NULL;
+    gm.vec_rows = pl->gather;
+    if (pl->gather) gm.krsc = 1; /* a 1x1 filter's rows are its channels in either format */
     if (p->dir == OCD_CONV_BWD_FILTER && !nhwc) {
         /* both operands re-laid channel-major over all images (file comment) */
         pl->direct = false;
@@ -677,7 +678,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
 
     size_t ws = 0;
     const size_t cols = (size_t)(s->n * pl->pq * gm.g * gm.kc);
-    if (!pl->direct && !pl->strided) {
+    if (!pl->direct) {
         pl->ws_col = ws;
         ws = align_up(ws + cols * (p->dir == OCD_CONV_BWD_DATA ? pl->acc_size : pl->esize));
     }
@@ -751,7 +752,7 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
 
     if (p->dir == OCD_CONV_FWD || p->dir == OCD_CONV_BWD_FILTER) {
         const T *x = (const T *)p->x_data;
-        if (!pl.direct && !pl.strided) {
+        if (!pl.direct) {
             const col_rows cr = col_rows_of(gm, x, sizeof(T));
             cublas_im2col<T><<<grid_for(cr.count), 256, 0, st>>>(x, col, cr);
             OCD_CUDA_LAUNCHED();
@@ -772,10 +773,7 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
                 keep = fin.z == p->y_data ? (A)fin.alpha2 : zero;
                 if (fin.z == p->y_data) fin.z = nullptr;
             }
-            if (pl.strided) { /* per image row of outputs: Q x K = (Q x C, rows uw * C apart) w^T */
-                OCD_TRY(gemm_rm(gc, false, true, gm.q, k, c, &alpha, x, dt, gm.uw * c, gm.uh * gm.w * c, w, dt, c, 0,
-                                &keep, y, dt, k, gm.q * k, n * gm.p));
-            } else if (gm.nhwc) {
+            if (gm.nhwc) {
                 OCD_TRY(gemm_rm(gc, false, true, n * pq, kg, kc, &alpha, src, dt, ld_src, gs_src, w, dt, kc, kg * kc,
                                 &keep, y, dt, k, kg, g));
             } else {
@@ -882,7 +880,7 @@ template <bool TC, bool ONLY_DIRECT> static const char *cublas_plan_of(cudnnHand
     const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
     cublas_plan &pl = *(cublas_plan *)plan;
     const char *why = make_plan(h, p, TC, &pl);
-    if (why == NULL && ONLY_DIRECT && !pl.direct && !pl.strided)
+    if (why == NULL && ONLY_DIRECT && !pl.direct && !pl.gather)
         why = pl.gm.kmajor ? "an NCHW filter gradient re-lays both operands in the workspace (the im2col entry)"
                            : "not a 1x1 convolution with unit stride and no padding";
     if (why == NULL && TC && (double)pl.gm.n * pl.pq * p->s.k * pl.gm.kc < small_gemm_macs &&
