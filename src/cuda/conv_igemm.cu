@@ -326,8 +326,8 @@ static const char *wide_store_rejects(const struct ocd_conv_problem *p)
    stores prm's output through the staged epilogue (conv_igemm_tma_sm90.cu): where the tile has
    it, the output's columns are contiguous (one digit of unit stride, or a single column), and
    no partial sums are written (a fused epilogue the typed store does not take, epi.wide; the
-   forward pass has no split-K): it evaluates the typed store's epilogue (igemm_epi_value). Unproven
-   GPU code: only where unproven entries are allowed (core/impl.h). */
+   forward pass has no split-K): it evaluates the typed store's epilogue (ocd_cuda_conv_epi_value).
+   Unproven GPU code: only where unproven entries are allowed (core/impl.h). */
 static bool staged_epilogue(const igemm_params &prm, int tile)
 {
     const igemm_epi &e = prm.epi;
@@ -430,8 +430,9 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     filter_strides(&p->w, wst);
     size_t ws = 0;
     igemm_epi &ep = prm.epi;
-    ep.alpha = (float)p->alpha;
-    ep.beta = (float)p->beta;
+    ocd_cuda_conv_epi &ty = ep.typed;
+    ty.alpha = (float)p->alpha;
+    ty.beta = (float)p->beta;
     switch (p->dir) {
     case OCD_CONV_FWD: {
         if (pl->pad_on) {
@@ -456,21 +457,21 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         if (pl->int8) {
             ep.store = ocd_cuda_conv_store_of(p); /* the whole epilogue (igemm_epi_out) */
         } else if (p->ep.on) {
-            ep.beta = (float)p->ep.alpha2;
+            ty.beta = (float)p->ep.alpha2;
             ep.z = p->ep.z;
-            if (ep.z == NULL) ep.beta = 0;
-            ep.bias = p->ep.bias;
-            ep.relu = p->ep.relu;
+            if (ep.z == NULL) ty.beta = 0;
+            ty.bias = p->ep.bias;
+            ty.relu = p->ep.relu;
             if (p->ep.bias_view.strides[1] != 1 && p->y.dims[1] > 1) return OCD_REASON_LAYOUT;
             ep.wide = (p->ep.scale_on || p->ep.act_on) && wide_store_rejects(p) != NULL;
             if (ep.wide) {
                 ep.store = ocd_cuda_conv_store_of(p);
             } else {
-                ep.scale = p->ep.scale_on ? p->ep.scale : NULL;
-                ep.scale_f32 = p->ep.scale_view.dtype == CUDNN_DATA_FLOAT;
-                ep.scale_z = p->ep.scale_z, ep.scale_bias = p->ep.scale_bias;
-                ep.act_on = p->ep.act_on;
-                if (ep.act_on) ep.act = p->ep.act;
+                ty.scale = p->ep.scale_on ? p->ep.scale : NULL;
+                ty.scale_f32 = p->ep.scale_view.dtype == CUDNN_DATA_FLOAT;
+                ty.scale_z = p->ep.scale_z, ty.scale_bias = p->ep.scale_bias;
+                ty.act_on = p->ep.act_on;
+                if (ty.act_on) ty.act = p->ep.act;
             }
         }
         break;
@@ -502,7 +503,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         break;
     }
     }
-    if (ep.beta == 0.f) ep.z = NULL;
+    if (ty.beta == 0.f) ep.z = NULL;
 
     /* TF32: the operands no copy rounded are rounded by the sm_90a kernel (igemm_operand) */
     prm.round_a = tf32 && !pl->copy_a.on && !pl->pad_on;

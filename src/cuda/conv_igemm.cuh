@@ -22,7 +22,8 @@
      beta != 0), bias, the fused call's per-channel scale (of the output's type or fp32, applied
      to the product and, as flagged, to z and the bias) and its activation (ReLU, or any unary
      forward pointwise step, called through cuda/pw_step.cuh so that kernels without one keep
-     their code; the backward kernels compile without the scale and the step: FUSED), and
+     their code; the backward kernels compile without the scale and the step: FUSED): the
+     typed epilogue of conv_store.cuh, which the stem kernel (conv_stem.cu) shares. It
      writes through two index maps (GEMM row -> offset, GEMM column -> offset), so any output
      layout is written in place. With split-K the mainloop writes fp32 partial tiles into the
      workspace and a second kernel sums them in split order (deterministic) and runs the same
@@ -47,7 +48,6 @@
 #include "cuda/conv_igemm.h"
 #include "cuda/conv_store.cuh"
 #include "cuda/mma.cuh"
-#include "cuda/pw_step.cuh"
 #include "cuda/types.cuh"
 
 /* ---- kernel arguments -------------------------------------------------------------------------- */
@@ -70,14 +70,8 @@ struct igemm_map {
 struct igemm_epi {
     void *out;          /* y, dx or dw */
     const void *z;      /* read (scaled by beta) when beta != 0: the output itself, or the fused call's z */
-    const void *bias;   /* per output channel, indexed g * N + n; NULL for none (forward only) */
-    float alpha, beta;
-    int relu;
-    const void *scale;  /* per output channel, indexed as the bias; NULL for none (forward only) */
-    int scale_f32;      /* the scale is fp32, else of the output's type */
-    int scale_z, scale_bias; /* the scale also applies to z, to the bias */
-    int act_on;         /* the activation is the unary forward step act (relu is then 0) */
-    struct ocd_pw_step act;
+    ocd_cuda_conv_epi typed; /* the typed store's epilogue, channels indexed g * N + n; the bias, the
+                                scale and the step are the forward pass's */
     igemm_map row, col;
     int64_t group_off;  /* output offset from one group to the next */
     float *partial;     /* split-K or wide: [splits][G][M][N] fp32 partial sums; NULL otherwise */
@@ -127,33 +121,14 @@ __host__ __device__ __forceinline__ bool igemm_col_real(const igemm_epi &e, int 
     return (int)c < e.col_c;
 }
 
-/* act(sc * alpha * acc + sz * beta * z + sb * bias) for output channel `channel`, z the old
-   output's (or the fused call's z) element there, which counts only when beta != 0; sc the
-   channel's scale (1 without one), sz and sb sc where the scale applies to z and to the bias,
-   else 1; problem/conv.h's order, as conv_store.cuh evaluates it. FUSED: the direction has the
-   fused epilogue (forward; the TMA kernel's backward data, a forward pass too, shares its code);
-   the others compile without the scale and the step. */
-template <typename T, bool FUSED = true>
-__host__ __device__ __forceinline__ float igemm_epi_value(const igemm_epi &e, float acc, float z, int64_t channel)
-{
-    float v = e.alpha * acc, sc = 1.f;
-    if (FUSED && e.scale != NULL) {
-        sc = e.scale_f32 ? ((const float *)e.scale)[channel] : ocd_cuda_load((const T *)e.scale + channel);
-        v *= sc;
-    }
-    if (e.beta != 0.f) v += (e.scale_z ? sc : 1.f) * e.beta * z;
-    if (e.bias != NULL) v += (e.scale_bias ? sc : 1.f) * ocd_cuda_load((const T *)e.bias + channel);
-    if (FUSED && e.act_on) v = ocd_cuda_pw_step<float>(&e.act, v);
-    else if (e.relu) v = fmaxf(v, 0.f);
-    return v;
-}
-
-/* out = igemm_epi_value at element offset off; z is not read when beta == 0. */
+/* out = the typed epilogue (conv_store.cuh) at element offset off; z is not read when beta == 0.
+   FUSED: the direction has the fused epilogue's scale and step (forward; the TMA kernel's
+   backward data, a forward pass too, shares its code); the others compile without them. */
 template <typename T, bool FUSED = true>
 __host__ __device__ __forceinline__ void igemm_epi_store(const igemm_epi &e, int64_t off, int64_t channel, float acc)
 {
-    const float z = e.beta != 0.f ? ocd_cuda_load((const T *)e.z + off) : 0.f;
-    ocd_cuda_store((T *)e.out + off, igemm_epi_value<T, FUSED>(e, acc, z, channel));
+    const float z = e.typed.beta != 0.f ? ocd_cuda_load((const T *)e.z + off) : 0.f;
+    ocd_cuda_store((T *)e.out + off, ocd_cuda_conv_epi_value<T, FUSED>(e.typed, acc, z, channel));
 }
 
 /* The epilogue of element type T: igemm_epi_store, or for 8-bit types the direct kernels' store

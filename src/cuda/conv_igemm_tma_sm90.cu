@@ -111,8 +111,8 @@
    (16 rows x 32 fp32 columns, 2 KB; 16 KB for the eight consumer warps, past the barriers),
    a chunk of 32 columns at a time: every lane writes its fragment pairs (8-byte stores), then
    reads back 4 consecutive columns of 4 rows (16-byte loads) and applies the typed store's
-   epilogue on the way out (igemm_epi_value: alpha, beta with z read 4 elements at once, bias,
-   the fused call's scale and activation), storing 4 elements at
+   epilogue on the way out (conv_store.cuh's ocd_cuda_conv_epi_value: alpha, beta with z read 4
+   elements at once, bias, the fused call's scale and activation), storing 4 elements at
    once (8 bytes of fp16 or bf16, 16 of fp32): the 8 lanes of a row cover its 32 columns, whole
    32-byte sectors. The rows' offsets are mapped once per 64-row slice (4 per lane), the
    columns need none: the path is planned only where the output's columns are contiguous
@@ -227,7 +227,7 @@ template <class Tile, typename T> struct igemm_tma_staged {
             const float *a = (const float *)(buf + at((ln >> 3) + 4 * i, 4 * k));
             const int64_t off = l.roff[i] + col;
             T *out = (T *)e.out + off;
-            const T *z = e.beta != 0.f ? (const T *)e.z + off : NULL;
+            const T *z = e.typed.beta != 0.f ? (const T *)e.z + off : NULL;
             if (p.N - col < 4 || (uintptr_t)out % sizeof(vec4) != 0 || (uintptr_t)z % sizeof(vec4) != 0) {
 #pragma unroll 1
                 for (int q = 0; q < 4 && col + q < p.N; q++) igemm_epi_store<T>(e, off + q, col + q, a[q]);
@@ -237,7 +237,8 @@ template <class Tile, typename T> struct igemm_tma_staged {
             if (z != NULL) zv = *(const vec4 *)z;
 #pragma unroll
             for (int q = 0; q < 4; q++)
-                ocd_cuda_store(&o.v[q], igemm_epi_value<T>(e, a[q], z != NULL ? ocd_cuda_load(&zv.v[q]) : 0.f, col + q));
+                ocd_cuda_store(&o.v[q], ocd_cuda_conv_epi_value<T>(e.typed, a[q],
+                                                                   z != NULL ? ocd_cuda_load(&zv.v[q]) : 0.f, col + q));
             *(vec4 *)out = o;
         }
     }

@@ -30,7 +30,8 @@
      pixels of C channels.
    - The store: alpha and beta on the accumulators, two filters of a pixel in one 32-bit store
      where y's channels are contiguous and aligned; the fused forward's common epilogue (alpha2 z,
-     a bias of y's type, ReLU) the same way, typed; a scale or another activation (the wide
+     a bias of y's type, ReLU) the same way, typed (conv_store.cuh's typed epilogue, the implicit
+     GEMM's, without its scale and step); a scale or another activation (the wide
      epilogue) through conv_store.cuh's ocd_cuda_conv_finish, whose run-time types and index
      walk cost a fused call several times the convolution's own time.
    - No workspace, so it also serves IMPLICIT_GEMM.
@@ -104,10 +105,10 @@ struct stem_params {
     int row_step, col_step;    /* patch offset of the next output row, column: stride x (pcc, C) */
     ocd_fastdiv div_pcc, div_c, div_s, div_tw, div_th;
     int tiles;                 /* pixel tiles: images x row tiles x column tiles */
-    float alpha, beta;
+    ocd_cuda_conv_epi typed;   /* the typed store's epilogue (alpha and beta for the filter
+                                  gradient): alpha, beta z, the fused forward's bias (y's type,
+                                  one a filter) and ReLU; no scale or step */
     const void *z;             /* read scaled by beta when beta != 0: y itself, or the fused call's z */
-    const void *bias;          /* the fused forward's bias, one of y's type a filter; NULL for none */
-    int relu;                  /* the fused forward's ReLU */
     int wide;                  /* the fused forward's scale or activation: the epilogue through store */
     float *partial;            /* filter gradient: [filter block][CTA][64][kp] fp32 sums */
     int pair;                  /* y's filters contiguous, pairs aligned: stores in pairs */
@@ -230,18 +231,13 @@ __host__ __device__ __forceinline__ void stem_store(const stem_params &p,
                     if (two) ocd_cuda_conv_finish(p.store, off + p.ys[1], f + 1, v1);
                     continue;
                 }
-                v0 *= p.alpha, v1 *= p.alpha;
-                if (p.beta != 0.f) {
-                    const T *z = (const T *)p.z;
-                    v0 += p.beta * ocd_cuda_load(z + off);
-                    if (two) v1 += p.beta * ocd_cuda_load(z + off + p.ys[1]);
-                }
-                if (p.bias != nullptr) {
-                    const T *bias = (const T *)p.bias;
-                    v0 += ocd_cuda_load(bias + f);
-                    if (two) v1 += ocd_cuda_load(bias + f + 1);
-                }
-                if (p.relu) v0 = fmaxf(v0, 0.f), v1 = fmaxf(v1, 0.f);
+                const ocd_cuda_conv_epi &e = p.typed;
+                const T *z = (const T *)p.z;
+                const bool zon = e.beta != 0.f;
+                /* without a second filter, v1 is evaluated on filter f's bias and not stored */
+                v0 = ocd_cuda_conv_epi_value<T, false>(e, v0, zon ? ocd_cuda_load(z + off) : 0.f, f);
+                v1 = ocd_cuda_conv_epi_value<T, false>(e, v1, zon && two ? ocd_cuda_load(z + off + p.ys[1]) : 0.f,
+                                                       two ? f + 1 : f);
                 if (p.pair && two) {
                     T v[2];
                     ocd_cuda_store(&v[0], v0), ocd_cuda_store(&v[1], v1);
@@ -411,8 +407,8 @@ template <typename T> __host__ __device__ __forceinline__ void stem_wgrad_finish
     uint32_t r = ocd_fastdiv_divmod(p.div_s, ocd_fastdiv_divmod(p.div_c, (uint32_t)k, &c), &s);
     if (p.flip) r = (uint32_t)p.r - 1 - r, s = (uint32_t)p.s - 1 - s;
     T *dw = (T *)p.w + f * p.fs[0] + (int)c * p.fs[1] + (int)r * p.fs[2] + (int)s * p.fs[3];
-    float v = p.alpha * sum;
-    if (p.beta != 0.f) v += p.beta * ocd_cuda_load(dw);
+    float v = p.typed.alpha * sum;
+    if (p.typed.beta != 0.f) v += p.typed.beta * ocd_cuda_load(dw);
     ocd_cuda_store(dw, v);
 }
 
@@ -502,7 +498,7 @@ static const char *stem_geometry(cudnnHandle_t h, const struct ocd_conv_problem 
     m.div_pcc = ocd_fastdiv_make((uint32_t)m.pcc), m.div_c = ocd_fastdiv_make((uint32_t)m.c);
     m.div_s = ocd_fastdiv_make((uint32_t)m.s);
     m.div_tw = ocd_fastdiv_make((uint32_t)tiles_w), m.div_th = ocd_fastdiv_make((uint32_t)tiles_h);
-    m.alpha = (float)p->alpha, m.beta = (float)p->beta;
+    m.typed.alpha = (float)p->alpha, m.typed.beta = (float)p->beta;
     pl->kblocks = (int)((s->k + STEM_BN - 1) / STEM_BN);
     if (pl->kblocks > 65535) return OCD_REASON_SHAPE;
     pl->dt = p->x.dtype;
@@ -518,7 +514,7 @@ static const char *stem_fwd_plan(cudnnHandle_t h, const void *problem, void *pla
         /* the typed store takes a bias of y's type, one a filter; any other runs through store */
         const struct ocd_tensor_view *b = &p->ep.bias_view;
         pl->prm.wide = p->ep.scale_on || p->ep.act_on || b->dtype != p->y.dtype || (b->strides[1] != 1 && p->y.dims[1] > 1);
-        pl->prm.relu = p->ep.relu;
+        pl->prm.typed.relu = p->ep.relu;
     }
     return NULL;
 }
@@ -546,7 +542,7 @@ static stem_params stem_bind(const struct ocd_conv_problem *p, const stem_plan *
     stem_params m = pl->prm;
     m.x = p->x_data, m.w = p->w_data, m.y = p->y_data, m.z = p->y_data;
     if (p->ep.on) {
-        m.beta = p->ep.z != NULL ? (float)p->ep.alpha2 : 0.f, m.z = p->ep.z, m.bias = p->ep.bias;
+        m.typed.beta = p->ep.z != NULL ? (float)p->ep.alpha2 : 0.f, m.z = p->ep.z, m.typed.bias = p->ep.bias;
         if (m.wide) m.store = ocd_cuda_conv_store_of(p);
     }
     const size_t pair_bytes = 2 * ocd_dtype_scalar_size(pl->dt);

@@ -1,17 +1,62 @@
-/* conv_store.cuh: the store of one convolution result on CUDA, shared by the kernels that finish
-   a destination element at a time (the direct reference, the FFT algorithms' scatter): alpha and
-   beta (beta == 0 never reads the destination), or for the fused forward the whole epilogue of
-   problem/conv.h: alpha, z, the bias and scale of the element's channel and the activation. The
-   implicit GEMM runs it too, after its mainloop, for the epilogues its own store does not take. */
+/* conv_store.cuh: the two epilogues of a convolution result on CUDA.
+   - The typed one (ocd_cuda_conv_epi, evaluated by ocd_cuda_conv_epi_value), held by the
+     tensor-core kernels (the implicit GEMM's igemm_epi, the few-channel stem's stem_params) and
+     evaluated in fp32 on their accumulators in registers: alpha, beta times z, a bias and scale
+     of the output's element type (the scale also fp32), ReLU or another activation; the kernel
+     reads z and writes the result with its own addressing.
+   - The run-time-typed store (ocd_cuda_conv_store, ocd_cuda_conv_finish), shared by the kernels
+     that finish a destination element at a time (the direct reference, the FFT algorithms'
+     scatter): alpha and beta (beta == 0 never reads the destination), or for the fused forward
+     the whole epilogue of problem/conv.h: alpha, z, the bias and scale of the element's channel
+     and the activation, of any type and channel stride. The tensor-core kernels run it too, for
+     the epilogues their typed one does not take. */
 #ifndef OCD_CUDA_CONV_STORE_CUH
 #define OCD_CUDA_CONV_STORE_CUH
 
 #include "problem/conv.h"
 #include "problem/pointwise.h"
+#include "cuda/pw_step.cuh"
 #include "cuda/types.cuh"
 
 #include <string.h>
 
+/* The typed epilogue: act(sc * alpha * acc + sz * beta * z + sb * bias) for output channel c, z
+   the element's z (the old output, or the fused call's z), which counts only when beta != 0; sc
+   the channel's scale (1 without one), sz and sb sc where the scale applies to z and to the bias,
+   else 1; problem/conv.h's order, as ocd_cuda_conv_finish evaluates it. The bias and the scale
+   are indexed by the channel (one element a channel, unit stride). */
+struct ocd_cuda_conv_epi {
+    float alpha, beta;
+    const void *bias;        /* of the output's type; NULL for none */
+    int relu;
+    const void *scale;       /* of the output's type or fp32 (scale_f32); NULL for none */
+    int scale_f32;
+    int scale_z, scale_bias; /* the scale also applies to z, to the bias */
+    int act_on;              /* the activation is the unary forward step act (relu is then 0) */
+    struct ocd_pw_step act;
+};
+
+/* ocd_cuda_conv_epi's value for accumulator acc of channel `channel`, z (read by the caller where
+   beta != 0), for output element type T. FUSED: the kernel takes the scale and the activation
+   step; without it they compile out (and the step's call with them: cuda/pw_step.cuh), so that
+   a kernel that never has them keeps the narrow epilogue's code and registers. */
+template <typename T, bool FUSED = true>
+__host__ __device__ __forceinline__ float ocd_cuda_conv_epi_value(const ocd_cuda_conv_epi &e, float acc, float z,
+                                                                  int64_t channel)
+{
+    float v = e.alpha * acc, sc = 1.f;
+    if (FUSED && e.scale != NULL) {
+        sc = e.scale_f32 ? ((const float *)e.scale)[channel] : ocd_cuda_load((const T *)e.scale + channel);
+        v *= sc;
+    }
+    if (e.beta != 0.f) v += (e.scale_z ? sc : 1.f) * e.beta * z;
+    if (e.bias != NULL) v += (e.scale_bias ? sc : 1.f) * ocd_cuda_load((const T *)e.bias + channel);
+    if (FUSED && e.act_on) v = ocd_cuda_pw_step<float>(&e.act, v);
+    else if (e.relu) v = fmaxf(v, 0.f);
+    return v;
+}
+
+/* The run-time-typed store's parameters (ocd_cuda_conv_finish). */
 struct ocd_cuda_conv_store {
     void *dst;
     cudnnDataType_t t; /* the destination's type */

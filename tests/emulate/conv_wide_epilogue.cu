@@ -19,7 +19,7 @@
    output's type or (partial path only) in neither, one split or split-K (a long GEMM K). The
    typed store's cases with one split run again through the TMA kernel's staged epilogue
    (conv_igemm_tma_sm90.cu: the 128x256 tile's warps, lanes in lockstep), which evaluates the
-   same igemm_epi_value on its 4-element stores. Prints
+   same ocd_cuda_conv_epi_value on its 4-element stores. Prints
    a line per case and path; exits 1 if any differs or a plan takes the wrong path. */
 #define OCD_SM90A
 #include "cuda/conv_igemm.cu"
@@ -157,10 +157,11 @@ bool run_case(const emu_case &e, bool unproven, cudnnHandle_t handle, emu_rng &r
     igemm_plan pl;
     const char *why = make_plan(handle, &p, tile, false, &pl);
     const igemm_epi &pe = pl.prm.epi;
-    const bool took = why == NULL && (typed ? !pe.wide && pe.scale == scale && pe.act_on && !pe.relu &&
-                                                  pe.scale_f32 == (e.st == CUDNN_DATA_FLOAT) &&
-                                                  pe.scale_z == e.scale_z && pe.scale_bias == e.scale_bias
-                                            : pe.wide && pe.scale == NULL && !pe.act_on);
+    const ocd_cuda_conv_epi &pt = pe.typed;
+    const bool took = why == NULL && (typed ? !pe.wide && pt.scale == scale && pt.act_on && !pt.relu &&
+                                                  pt.scale_f32 == (e.st == CUDNN_DATA_FLOAT) &&
+                                                  pt.scale_z == e.scale_z && pt.scale_bias == e.scale_bias
+                                            : pe.wide && pt.scale == NULL && !pt.act_on);
     if (!took) {
         printf("%-28s %-12s FAILED: plan (%s, wide %d)\n", e.name, path, why ? why : "served", why ? 0 : pe.wide);
         free(x), free(w), free(y), free(z), free(bias), free(scale);
