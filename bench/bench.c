@@ -58,14 +58,6 @@ static const struct op *problem_op(const struct problem *p, const char **why)
     return NULL;
 }
 
-static const struct dtype *problem_dtype(const struct problem *p)
-{
-    const char *name = problem_get(p, "dt");
-    for (size_t i = 0; i < ndtypes; i++)
-        if (strcmp(dtypes[i].name, name) == 0) return &dtypes[i];
-    return NULL;
-}
-
 /* ---- running a case --------------------------------------------------------------------------- */
 
 struct options {
@@ -190,7 +182,7 @@ static void run_case(cudnnHandle_t handle, const char *name, enum timing timing,
     const char *why = problem_parse(text, &p);
     const struct op *op = why ? NULL : problem_op(&p, &why);
     struct call c = {.handle = handle, .dry = dry, .rng = hash_string(name)};
-    if (op != NULL && (c.dt = problem_dtype(&p)) == NULL) why = "dt must be f32, f16, bf16 or f64";
+    if (op != NULL && (c.dt = dtype_named(problem_get(&p, "dt"))) == NULL) why = "dt must be one of " DTYPE_NAMES;
     if (op != NULL && c.dt != NULL) why = op->setup(&c, &p);
     r->bytes = c.bytes;
     r->flops = c.flops;

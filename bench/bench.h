@@ -17,13 +17,15 @@
 
    Problem strings: "op=<op> key=value ...", one space between, the keys exactly those the op lists
    and in its order (that makes the string canonical: one call, one spelling). Values:
-     dt      the data type of every tensor: f32, f16, bf16, f64
+     dt      the data type of every tensor: f32, f16, bf16, f64; and for the int8 convolutions
+             i8, u8 (INT8, UINT8), i8x4, i8x32 (INT8x4, INT8x32: 1 byte a scalar)
      tensor  DIMS[:LAYOUT][@DT], DIMS as d0xd1x...; LAYOUT nchw (packed, last dim innermost; the
-             default) or nhwc (packed channels-last: dim 1 innermost, then the last dims, dim 0
-             outermost); DT this tensor's data type where it is not dt's (a converting transform)
+             default), nhwc (packed channels-last: dim 1 innermost, then the last dims, dim 0
+             outermost) or nchw_vect_c (the vector types' layout, and theirs only); DT this
+             tensor's data type where it is not dt's (a converting transform)
      alpha, beta, value...  decimal numbers (value has the tensor's type, as cudnnSetTensor takes it)
    The convolutions (convfwd, convbwdd, convbwdf) take the shape as numbers instead (n c h w k r s
-   pad stride dil) and layout=nchw|nhwc; see setup_conv. Suites: ceiling, tensor, resnet50 (its
+   pad stride dil) and layout=nchw|nhwc|nchw_vect_c; see setup_conv. Suites: ceiling, tensor, resnet50 (its
    convolution shapes at batch 64, three directions, f32 NCHW, f16 and bf16 NHWC, plus one
    host-call case), resnet50_b256 (the same at batch 256), resnet50_host (its 3x3 layers forward
    in f32 NCHW at batch 8: the host backend's suite), nn (activation, softmax, max pooling and
@@ -35,7 +37,9 @@
    graphs through the backend API: ConvBiasAct, op convbiasact_graph, beside the legacy fused
    call, op convbiasact, on the ResNet-50 shapes at batch 64 in f16 NHWC; ConvScaleBiasAddAct and
    ConvBiasScaleAct on two of its 3x3 layers; MatmulBiasAct with ReLU and GELU on a transformer
-   MLP's two GEMMs; see ops_graph.c).
+   MLP's two GEMMs; see ops_graph.c), int8 (the int8 configurations' forward convolution, INT8,
+   INT8_EXT, INT8x4 and INT8x32, on two ResNet-50 3x3 layers at batch 64 and 256, and the
+   cudnn-frontend IMMA sample's shape).
 
    Timing: a TIME_DEVICE case runs the call n times between two CUDA events (a host clock on the
    host backend) after warm-up, in --reps batches, and reports the median time per call; n is
@@ -130,10 +134,18 @@ double timer_stop(struct timer *t);
 struct dtype {
     const char *name; /* as problem strings spell it */
     cudnnDataType_t type;
-    size_t size;
+    size_t size; /* bytes a scalar (the vector types: an element of the vector) */
+    int vect;    /* the vector width: 4 for INT8x4, 32 for INT8x32 (layout nchw_vect_c), else 1 */
 };
 extern const struct dtype dtypes[];
 extern const size_t ndtypes;
+/* Every name of the table, for messages. */
+#define DTYPE_NAMES "f32, f16, bf16, f64, i8, u8, i8x4, i8x32"
+/* The type named name, or of value type, or NULL. */
+const struct dtype *dtype_named(const char *name);
+const struct dtype *dtype_of(cudnnDataType_t type);
+/* Whether t is one of the int8 configurations' data types (i8, u8, i8x4, i8x32). */
+bool dtype_is_int8(const struct dtype *t);
 
 uint64_t splitmix(uint64_t *state);
 uint64_t hash_string(const char *s);
@@ -173,6 +185,7 @@ enum { MAX_TENSORS = 8, IMPL_NAMES_MAX = 256 };
 struct tensor {
     int nd;
     int dims[8], strides[8];
+    cudnnTensorFormat_t format; /* the layout of the spec */
     int64_t count; /* elements */
     const struct dtype *dt; /* the call's, but float (double for f64) for batch-norm parameters */
     cudnnTensorDescriptor_t desc;
@@ -224,7 +237,8 @@ double tensor_bytes(const struct call *c, int i);
 const char *add_tensor_spec(struct call *c, const char *spec);
 /* The same with the data type given (dims and layout only in spec). */
 const char *add_tensor_dt(struct call *c, const char *spec, const struct dtype *dt);
-/* Parses "d0xd1x...[:layout]" into the packed strides of that layout (no descriptor, no buffer). */
+/* Parses "d0xd1x...[:layout]" into the packed strides of that layout and its format (no
+   descriptor, no buffer). */
 const char *parse_tensor(const char *spec, struct tensor *t);
 const char *add_tensor(struct call *c, const struct problem *p, const char *key);
 /* Adds `count` more tensors of spec's shape and layout. */

@@ -152,12 +152,36 @@ double timer_stop(struct timer *t)
 /* ---- data types and random data ----------------------------------------------------------------- */
 
 const struct dtype dtypes[] = {
-    {"f32", CUDNN_DATA_FLOAT, 4},
-    {"f16", CUDNN_DATA_HALF, 2},
-    {"bf16", CUDNN_DATA_BFLOAT16, 2},
-    {"f64", CUDNN_DATA_DOUBLE, 8},
+    {"f32", CUDNN_DATA_FLOAT, 4, 1},
+    {"f16", CUDNN_DATA_HALF, 2, 1},
+    {"bf16", CUDNN_DATA_BFLOAT16, 2, 1},
+    {"f64", CUDNN_DATA_DOUBLE, 8, 1},
+    {"i8", CUDNN_DATA_INT8, 1, 1},
+    {"u8", CUDNN_DATA_UINT8, 1, 1},
+    {"i8x4", CUDNN_DATA_INT8x4, 1, 4},
+    {"i8x32", CUDNN_DATA_INT8x32, 1, 32},
 };
 const size_t ndtypes = ARRAY_LEN(dtypes);
+
+const struct dtype *dtype_named(const char *name)
+{
+    for (size_t i = 0; i < ndtypes; i++)
+        if (strcmp(dtypes[i].name, name) == 0) return &dtypes[i];
+    return NULL;
+}
+
+const struct dtype *dtype_of(cudnnDataType_t type)
+{
+    for (size_t i = 0; i < ndtypes; i++)
+        if (dtypes[i].type == type) return &dtypes[i];
+    return NULL;
+}
+
+bool dtype_is_int8(const struct dtype *t)
+{
+    return t->type == CUDNN_DATA_INT8 || t->type == CUDNN_DATA_UINT8 || t->type == CUDNN_DATA_INT8x4 ||
+           t->type == CUDNN_DATA_INT8x32;
+}
 
 uint64_t splitmix(uint64_t *state)
 {
@@ -175,11 +199,18 @@ uint64_t hash_string(const char *s)
 }
 
 /* Stores one random value of type t at dst: magnitudes between 1/32 and 1, either sign, built
-   from bits so that no conversion is needed (and never a zero, NaN or infinity). */
+   from bits so that no conversion is needed (and never a zero, NaN or infinity). The 8-bit
+   integers: -1 or 1 (uint8: 1 or 2), so that a convolution's sum over a few thousand taps
+   seldom saturates an int8 output and the checksum still sees the values. */
 static void random_value(const struct dtype *t, void *dst, uint64_t *rng)
 {
     uint64_t r = splitmix(rng);
     double v = ldexp(1.0 + (double)(r >> 12) * 0x1p-52, -(int)(r % 5) - 1) * ((r >> 3) & 1 ? -1 : 1);
+    if (dtype_is_int8(t)) {
+        const int bit = (int)((r >> 3) & 1);
+        *(signed char *)dst = (signed char)(t->type == CUDNN_DATA_UINT8 ? 1 + bit : bit ? -1 : 1);
+        return;
+    }
     switch (t->type) {
     case CUDNN_DATA_DOUBLE: memcpy(dst, &v, 8); return;
     case CUDNN_DATA_HALF: { /* sign, exponent 10..14 (2^-5..2^-1), 10 random mantissa bits */
@@ -223,17 +254,28 @@ double decode(const struct dtype *t, const void *src)
         memcpy(&f, &bits, 4);
         return f;
     }
+    case CUDNN_DATA_UINT8: return *(const unsigned char *)src;
+    case CUDNN_DATA_INT8:
+    case CUDNN_DATA_INT8x4:
+    case CUDNN_DATA_INT8x32: return *(const signed char *)src;
     default: memcpy(&f, src, 4); return f;
     }
 }
 
 /* Writes v in type t (the number cudnnSetTensor takes): exact for the constants of the tables,
-   rounded to nearest otherwise. */
+   rounded to nearest otherwise (the 8-bit integers also saturated). */
 void encode(const struct dtype *t, double v, void *dst)
 {
     float f = (float)v;
     uint32_t bits;
     memcpy(&bits, &f, 4);
+    if (dtype_is_int8(t)) {
+        const double lo = t->type == CUDNN_DATA_UINT8 ? 0 : -128, hi = t->type == CUDNN_DATA_UINT8 ? 255 : 127;
+        const long q = lrint(v < lo ? lo : v > hi ? hi : v);
+        if (t->type == CUDNN_DATA_UINT8) *(unsigned char *)dst = (unsigned char)q;
+        else *(signed char *)dst = (signed char)q;
+        return;
+    }
     switch (t->type) {
     case CUDNN_DATA_DOUBLE: memcpy(dst, &v, 8); return;
     case CUDNN_DATA_HALF: {
@@ -363,7 +405,8 @@ double tensor_bytes(const struct call *c, int i)
     return (double)c->t[i].count * (double)c->t[i].dt->size;
 }
 
-/* Parses "d0xd1x...[:layout]" into the packed strides of that layout. */
+/* Parses "d0xd1x...[:layout]" into the packed strides of that layout (NCHW_VECT_C: NCHW's; the
+   descriptor gets the format instead, see add_tensor_dt). */
 const char *parse_tensor(const char *spec, struct tensor *t)
 {
     static char why[128];
@@ -380,11 +423,13 @@ const char *parse_tensor(const char *spec, struct tensor *t)
         if (*s == 'x') s++;
         else if (*s && *s != ':') goto bad;
     }
-    bool nhwc = false;
+    t->format = CUDNN_TENSOR_NCHW;
     if (*s == ':') {
-        if (strcmp(s + 1, "nhwc") == 0) nhwc = true;
+        if (strcmp(s + 1, "nhwc") == 0) t->format = CUDNN_TENSOR_NHWC;
+        else if (strcmp(s + 1, "nchw_vect_c") == 0) t->format = CUDNN_TENSOR_NCHW_VECT_C;
         else if (strcmp(s + 1, "nchw") != 0) goto bad;
     }
+    const bool nhwc = t->format == CUDNN_TENSOR_NHWC;
     if (t->nd < 3) goto bad;
     /* Strides, innermost dim first: nchw: d-1, ..., 1, 0; nhwc: 1, d-1, ..., 2, 0. */
     int order[8], k = 0;
@@ -400,22 +445,29 @@ const char *parse_tensor(const char *spec, struct tensor *t)
     }
     return NULL;
 bad:
-    snprintf(why, sizeof why, "bad tensor '%s' (want d0xd1x...[:nchw|:nhwc], 3 to 8 dims)", spec);
+    snprintf(why, sizeof why, "bad tensor '%s' (want d0xd1x...[:nchw|:nhwc|:nchw_vect_c], 3 to 8 dims)", spec);
     return why;
 }
 
 /* Adds the tensor of problem key `key` to the call: its descriptor, and (not in a dry run) its
-   buffer filled with random data. */
+   buffer filled with random data. The vector types (i8x4, i8x32) go with layout nchw_vect_c, set
+   by format (the setters with strides read a vector type's strides in vectors); the others by
+   their strides. */
 const char *add_tensor_dt(struct call *c, const char *spec, const struct dtype *dt)
 {
     struct tensor *t = &c->t[c->ntensors];
     const char *why = parse_tensor(spec, t);
     if (why) return why;
     if (c->ntensors == MAX_TENSORS) return "too many tensors";
+    if ((t->format == CUDNN_TENSOR_NCHW_VECT_C) != (dt->vect > 1))
+        return "the layout nchw_vect_c goes with the vector types (i8x4, i8x32), and they with it";
     t->dt = dt;
     c->ntensors++;
     cudnnStatus_t s = cudnnCreateTensorDescriptor(&t->desc);
-    if (s == CUDNN_STATUS_SUCCESS) s = cudnnSetTensorNdDescriptor(t->desc, dt->type, t->nd, t->dims, t->strides);
+    if (s == CUDNN_STATUS_SUCCESS && dt->vect > 1)
+        s = cudnnSetTensorNdDescriptorEx(t->desc, t->format, dt->type, t->nd, t->dims);
+    else if (s == CUDNN_STATUS_SUCCESS)
+        s = cudnnSetTensorNdDescriptor(t->desc, dt->type, t->nd, t->dims, t->strides);
     if (s != CUDNN_STATUS_SUCCESS) return cudnnGetErrorString(s);
     if (!c->dry) {
         t->data = mem_alloc((size_t)t->count * dt->size);
@@ -433,9 +485,8 @@ const char *add_tensor_spec(struct call *c, const char *spec)
     if ((size_t)(at - spec) >= sizeof dims) return "tensor spec too long";
     memcpy(dims, spec, (size_t)(at - spec));
     dims[at - spec] = '\0';
-    for (size_t i = 0; i < ndtypes; i++)
-        if (strcmp(dtypes[i].name, at + 1) == 0) return add_tensor_dt(c, dims, &dtypes[i]);
-    return "unknown data type after '@' (f32, f16, bf16, f64)";
+    const struct dtype *dt = dtype_named(at + 1);
+    return dt ? add_tensor_dt(c, dims, dt) : "unknown data type after '@' (" DTYPE_NAMES ")";
 }
 
 const char *add_tensor(struct call *c, const struct problem *p, const char *key)

@@ -3,15 +3,24 @@
 
 
 /* convfwd, convbwdd, convbwdf: a 2-D convolution (cross-correlation, one group) and its two
-   gradients. Keys: layout nchw|nhwc (of x, y and the filter alike), x = n x c x h x w, filter =
-   k x c x r x s, pad/stride/dil the same along both spatial dims; y = n x k x p x q with
+   gradients. Keys: layout nchw|nhwc|nchw_vect_c (of x, y and the filter alike), x = n x c x h x w,
+   filter = k x c x r x s, pad/stride/dil the same along both spatial dims; y = n x k x p x q with
    p = (h + 2 pad - dil (r - 1) - 1) / stride + 1 (q alike). Tensors, in this order: x (dx for
    convbwdd), the filter (dw for convbwdf), y (dy for the gradients); the result is y, dx or dw.
    alpha 1, beta 0. The compute type is float (double for f64): half and bfloat16 data with float
    accumulation, as training frameworks run them. The optional math key names the math type
-   (conv_math_names); without it tensor-op math for half and bfloat16, default math for f32 and f64
-   (which lets f32 run on TF32). algo=auto takes the first algorithm that cudnnGetConvolution*Algorithm_v7
-   returns with CUDNN_STATUS_SUCCESS (the library's heuristic choice, no search); any other value
+   (conv_math_names); without it tensor-op math for half, bfloat16 and the int8 types, default
+   math for f32 and f64 (which lets f32 run on TF32).
+   The int8 configurations of cudnnConvolutionForward (cuDNN 8.2's table of them): dt i8 or u8
+   with layout nhwc (INT8_CONFIG, UINT8_CONFIG: NHWC tensors and filter), i8x4 or i8x32 with
+   layout nchw_vect_c (INT8x4_CONFIG, INT8x32_CONFIG); the filter int8 of x's vector width (u8
+   data take an i8 filter), the compute type INT32, y of x's type or, with the optional ydt=f32
+   after math, FLOAT (the _EXT configurations; INT8x4_EXT's y in NCHW). An INT8x32 filter is
+   passed through cudnnReorderFilterAndBias (CUDNN_DEFAULT_REORDER) once in setup, as the
+   IMPLICIT_PRECOMP_GEMM kernels of that layout may expect. The gradients have no int8
+   configuration: their rows show the library's status.
+   algo=auto takes the first algorithm that cudnnGetConvolution*Algorithm_v7 returns with
+   CUDNN_STATUS_SUCCESS (the library's heuristic choice, no search); any other value
    names the algorithm to force (conv_algo_names), so that one algorithm is compared with the same
    algorithm of the other library. The workspace is what Get*WorkspaceSize asks for (its status,
    such as NOT_SUPPORTED, is the row's status when the algorithm does not apply); not in a dry run.
@@ -50,8 +59,8 @@ const char *setup_conv(struct call *c, const struct problem *p, int dir)
 {
     static char why_buf[128];
     const char *layout = problem_get(p, "layout");
-    bool nhwc = strcmp(layout, "nhwc") == 0;
-    if (!nhwc && strcmp(layout, "nchw") != 0) return "layout must be nchw or nhwc";
+    bool nhwc = strcmp(layout, "nhwc") == 0, vect_c = strcmp(layout, "nchw_vect_c") == 0;
+    if (!nhwc && !vect_c && strcmp(layout, "nchw") != 0) return "layout must be nchw, nhwc or nchw_vect_c";
     static const char *const names[] = {"n", "c", "h", "w", "k", "r", "s", "pad", "stride", "dil"};
     int v[ARRAY_LEN(names)];
     for (size_t i = 0; i < ARRAY_LEN(names); i++) {
@@ -68,20 +77,26 @@ const char *setup_conv(struct call *c, const struct problem *p, int dir)
     int pp = ph / stride + 1, qq = qw / stride + 1;
     int forced = conv_algo_of(problem_get(p, "algo"), dir);
     if (forced == -2) return "algo must be auto or an algorithm of the direction (see conv_algo_names)";
+    const bool int8 = dtype_is_int8(c->dt);
     bool half = c->dt->type == CUDNN_DATA_HALF || c->dt->type == CUDNN_DATA_BFLOAT16;
-    const char *math_name = problem_get_or(p, "math", half ? "tensor_op" : "default");
+    const char *math_name = problem_get_or(p, "math", half || int8 ? "tensor_op" : "default");
     int math = -1;
     for (int i = 0; i < (int)ARRAY_LEN(conv_math_names); i++)
         if (strcmp(math_name, conv_math_names[i]) == 0) math = i;
     if (math < 0) return "math must be default, tensor_op, tensor_op_allow_conversion or fma";
-    const char *lay = nhwc ? ":nhwc" : "";
+    /* the filter's type: x's, but INT8 for UINT8 data; y's: x's, or ydt's */
+    const struct dtype *wdt = c->dt->type == CUDNN_DATA_UINT8 ? dtype_of(CUDNN_DATA_INT8) : c->dt;
+    const struct dtype *ydt = dtype_named(problem_get_or(p, "ydt", c->dt->name));
+    if (ydt == NULL || (ydt != c->dt && !(int8 && ydt->type == CUDNN_DATA_FLOAT)))
+        return "ydt is f32 (the int8 configurations' FLOAT output), or dt itself";
+    const char *lay = nhwc ? ":nhwc" : vect_c ? ":nchw_vect_c" : "";
     char spec[96];
     snprintf(spec, sizeof spec, "%dx%dx%dx%d%s", n, ch, h, w, lay);
     const char *why = add_tensor_spec(c, spec);
     snprintf(spec, sizeof spec, "%dx%dx%dx%d%s", k, ch, r, s, lay);
-    if (!why) why = add_tensor_spec(c, spec);
-    snprintf(spec, sizeof spec, "%dx%dx%dx%d%s", n, k, pp, qq, lay);
-    if (!why) why = add_tensor_spec(c, spec);
+    if (!why) why = add_tensor_dt(c, spec, wdt);
+    snprintf(spec, sizeof spec, "%dx%dx%dx%d%s", n, k, pp, qq, ydt->vect == 1 && vect_c ? "" : lay);
+    if (!why) why = add_tensor_dt(c, spec, ydt);
     if (why) return why;
     c->out = dir == CONV_FWD ? 2 : dir == CONV_BWD_DATA ? 0 : 1;
     c->alpha = scaling_of(1);
@@ -91,16 +106,26 @@ const char *setup_conv(struct call *c, const struct problem *p, int dir)
 
     cudnnStatus_t st = cudnnCreateFilterDescriptor(&c->filter_desc);
     if (st == CUDNN_STATUS_SUCCESS)
-        st = cudnnSetFilter4dDescriptor(c->filter_desc, c->dt->type, nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
-                                        k, ch, r, s);
+        st = cudnnSetFilter4dDescriptor(c->filter_desc, wdt->type, c->t[1].format, k, ch, r, s);
     if (st == CUDNN_STATUS_SUCCESS) st = cudnnCreateConvolutionDescriptor(&c->conv_desc);
+    const cudnnDataType_t compute = int8 ? CUDNN_DATA_INT32
+                                    : c->dt->type == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
     if (st == CUDNN_STATUS_SUCCESS)
         st = cudnnSetConvolution2dDescriptor(c->conv_desc, pad, pad, stride, stride, dil, dil, CUDNN_CROSS_CORRELATION,
-                                             c->dt->type == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT);
+                                             compute);
     if (st == CUDNN_STATUS_SUCCESS)
         st = cudnnSetConvolutionMathType(c->conv_desc, (cudnnMathType_t)math);
     if (st != CUDNN_STATUS_SUCCESS) return cudnnGetErrorString(st);
     if (c->dry) return NULL;
+    if (c->dt->type == CUDNN_DATA_INT8x32) {
+        void *reordered = mem_alloc((size_t)c->t[1].count);
+        st = cudnnReorderFilterAndBias(c->handle, c->filter_desc, CUDNN_DEFAULT_REORDER, c->t[1].data, reordered, 0,
+                                       NULL, NULL);
+        device_sync();
+        mem_free(c->t[1].data);
+        c->t[1].data = reordered;
+        if (st != CUDNN_STATUS_SUCCESS) return cudnnGetErrorString(st);
+    }
 
     cudnnTensorDescriptor_t x = c->t[0].desc, y = c->t[2].desc;
     cudnnFilterDescriptor_t f = c->filter_desc;
@@ -192,7 +217,7 @@ static cudnnStatus_t run_convbwdf(struct call *c)
 }
 
 static const struct op ops[] = {
-#define CONV_KEYS "dt layout n c h w k r s pad stride dil algo [math]"
+#define CONV_KEYS "dt layout n c h w k r s pad stride dil algo [math ydt]"
     {"convfwd", CONV_KEYS, setup_convfwd, run_convfwd},
     {"convbwdd", CONV_KEYS, setup_convbwdd, run_convbwdd},
     {"convbwdf", CONV_KEYS, setup_convbwdf, run_convbwdf},

@@ -86,21 +86,12 @@ static void release_all(struct probe_out *o)
 
 /* ---- values in the data types the probes use ------------------------------------------------------ */
 
-/* common.c's codec of t (float, half, bfloat16, double), or NULL. */
+/* common.c's codec of t (a type of its table: float, half, bfloat16, double, the int8 types). */
 static const struct dtype *codec(cudnnDataType_t t)
 {
-    for (size_t i = 0; i < ndtypes; i++)
-        if (dtypes[i].type == t) return &dtypes[i];
-    return NULL;
-}
-
-/* The bytes of one value of t: INT8, or a type of common.c's table. */
-static size_t value_bytes(cudnnDataType_t t)
-{
-    if (t == CUDNN_DATA_INT8) return 1;
-    const struct dtype *c = codec(t);
+    const struct dtype *c = dtype_of(t);
     if (c == NULL) die("parity: no codec for data type %d", (int)t);
-    return c->size;
+    return c;
 }
 
 /* ---- backend buffers ------------------------------------------------------------------------------ */
@@ -114,13 +105,11 @@ void *dev_bytes(struct probe_out *o, size_t bytes)
 
 void *dev_as(struct probe_out *o, cudnnDataType_t t, const double *values, size_t n)
 {
-    size_t size = value_bytes(t);
+    const struct dtype *c = codec(t);
+    size_t size = c->size;
     unsigned char *h = malloc(n ? n * size : 1);
     if (h == NULL) die("out of host memory");
-    for (size_t i = 0; i < n; i++) {
-        if (t == CUDNN_DATA_INT8) h[i] = (unsigned char)(signed char)values[i];
-        else encode(codec(t), values[i], h + i * size);
-    }
+    for (size_t i = 0; i < n; i++) encode(c, values[i], h + i * size);
     void *p = dev_bytes(o, n * size);
     if (n) mem_copy(p, h, n * size, true);
     free(h);
@@ -192,13 +181,13 @@ void put_host(struct probe_out *o, const char *key, const double *v, size_t n)
 /* n values of type t at dev, as host doubles. */
 static void read_as(const void *dev, double *out, size_t n, cudnnDataType_t t)
 {
-    size_t size = value_bytes(t);
+    const struct dtype *c = codec(t);
+    size_t size = c->size;
     unsigned char *h = malloc(n ? n * size : 1);
     if (h == NULL) die("out of host memory");
     device_sync();
     if (n) mem_copy(h, dev, n * size, false);
-    for (size_t i = 0; i < n; i++)
-        out[i] = t == CUDNN_DATA_INT8 ? (double)(signed char)h[i] : decode(codec(t), h + i * size);
+    for (size_t i = 0; i < n; i++) out[i] = decode(c, h + i * size);
     free(h);
 }
 

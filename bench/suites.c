@@ -111,6 +111,25 @@ static const struct bench_case graph_cases[] = {
 #undef EPI_3X3_ROWS
 #undef MLP_ROW
 
+/* The int8 configurations of the forward pass (ops_conv.c) on two of ResNet-50's 3x3 layers
+   (layer1's 64 -> 64 at 56 x 56 and layer3's 256 -> 256 at 14 x 14) at batch 64 and 256: INT8
+   (NHWC, int8 y), INT8_EXT (NHWC, float y; rows _ext), INT8x4 and INT8x32 (NCHW_VECT_C); and
+   the shape of the cudnn-frontend samples' IMMA test ("IMMA execution with cudnnFindPlan":
+   INT8x4, 4 x 64 x 224 x 224, 64 3x3 filters, no padding; the sample's CONVOLUTION mode costs
+   what cross-correlation does). A row is SHAPE_fwd_DT[_ext][_b256]. */
+#define INT8_ROWS(N, SUFFIX, name, c, k, h)                                                         \
+    RN50_ROW(N, convfwd, fwd, i8, nhwc, SUFFIX, name, c, k, h, 3, 1, 1)                             \
+    RN50_ROW_MATH(" math=tensor_op ydt=f32", N, convfwd, fwd, i8, nhwc, "_ext" SUFFIX, name, c, k, h, 3, 1, 1) \
+    RN50_ROW(N, convfwd, fwd, i8x4, nchw_vect_c, SUFFIX, name, c, k, h, 3, 1, 1)                    \
+    RN50_ROW(N, convfwd, fwd, i8x32, nchw_vect_c, SUFFIX, name, c, k, h, 3, 1, 1)
+static const struct bench_case int8_cases[] = {
+    INT8_ROWS(64, "", l1_3x3_64_64, 64, 64, 56) INT8_ROWS(64, "", l3_3x3_256_256, 256, 256, 14)
+    INT8_ROWS(256, "_b256", l1_3x3_64_64, 64, 64, 56) INT8_ROWS(256, "_b256", l3_3x3_256_256, 256, 256, 14)
+    {"imma_sample_n4_c64_224_k64_fwd_i8x4", TIME_DEVICE,
+     "op=convfwd dt=i8x4 layout=nchw_vect_c n=4 c=64 h=224 w=224 k=64 r=3 s=3 pad=0 stride=1 dil=1 algo=auto"},
+};
+#undef INT8_ROWS
+
 #undef RN50_3X3_ROW
 #undef RN50_FMA_ROW
 #undef RN50_ROW
@@ -256,5 +275,6 @@ const struct suite suites[] = {
     {"rnn", rnn_cases, ARRAY_LEN(rnn_cases)},
     {"attn", attn_cases, ARRAY_LEN(attn_cases)},
     {"graph", graph_cases, ARRAY_LEN(graph_cases)},
+    {"int8", int8_cases, ARRAY_LEN(int8_cases)},
 };
 const size_t nsuites = ARRAY_LEN(suites);

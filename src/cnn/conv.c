@@ -316,7 +316,8 @@ static cudnnStatus_t check_buffers(const struct ocd_conv_problem *p)
 
 /* The call as OPENCUDNN_CHECK sees it (core/check.h): the three tensors (the direction's
    destination written), the epilogue's bias and z, and the benchmark's replay string (its
-   convolutions are 2-D with one pad, stride and dilation; others are described all the same). */
+   convolutions are 2-D with one pad, stride and dilation; others are described all the same;
+   the layout is the filter's, and an int8 configuration's FLOAT output is ydt=f32). */
 static void conv_check_call(struct ocd_check_call *call, const struct ocd_conv_problem *p, int algo, const char *op)
 {
     *call = (struct ocd_check_call){.op = op, .problem_size = sizeof *p};
@@ -347,13 +348,17 @@ static void conv_check_call(struct ocd_check_call *call, const struct ocd_conv_p
     }
     const struct ocd_conv_shape *s = &p->s;
     int h = s->nsp - 2;
+    const char *layout = p->w_format == CUDNN_TENSOR_NHWC          ? "nhwc"
+                         : p->w_format == CUDNN_TENSOR_NCHW_VECT_C ? "nchw_vect_c"
+                                                                   : "nchw";
     snprintf(call->replay, sizeof call->replay,
              "op=%s dt=%s layout=%s n=%lld c=%lld h=%lld w=%lld k=%lld r=%lld s=%lld pad=%d stride=%d dil=%d algo=%s "
-             "math=%s",
-             dirs[p->dir], ocd_check_dtype_name(p->x.dtype), p->w_format == CUDNN_TENSOR_NHWC ? "nhwc" : "nchw",
-             (long long)s->n, (long long)s->c, (long long)s->in[h], (long long)s->in[h + 1], (long long)s->k,
-             (long long)s->filt[h], (long long)s->filt[h + 1], s->pad[h], s->stride[h], s->dilation[h], lower,
-             (size_t)p->math < OCD_ARRAY_LEN(math_names) ? math_names[p->math] : "default");
+             "math=%s%s",
+             dirs[p->dir], ocd_check_dtype_name(p->x.dtype), layout, (long long)s->n, (long long)s->c,
+             (long long)s->in[h], (long long)s->in[h + 1], (long long)s->k, (long long)s->filt[h],
+             (long long)s->filt[h + 1], s->pad[h], s->stride[h], s->dilation[h], lower,
+             (size_t)p->math < OCD_ARRAY_LEN(math_names) ? math_names[p->math] : "default",
+             p->y.dtype != p->x.dtype && p->y.dtype == CUDNN_DATA_FLOAT ? " ydt=f32" : "");
 }
 
 cudnnStatus_t ocd_conv_execute(cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,

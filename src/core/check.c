@@ -105,6 +105,10 @@ const char *ocd_check_dtype_name(cudnnDataType_t t)
     case CUDNN_DATA_HALF: return "f16";
     case CUDNN_DATA_BFLOAT16: return "bf16";
     case CUDNN_DATA_DOUBLE: return "f64";
+    case CUDNN_DATA_INT8: return "i8";
+    case CUDNN_DATA_UINT8: return "u8";
+    case CUDNN_DATA_INT8x4: return "i8x4";
+    case CUDNN_DATA_INT8x32: return "i8x32";
     default: return ocd_dtype_name(t);
     }
 }

@@ -116,8 +116,8 @@ void ocd_check_add_scratch(struct ocd_check_call *call, size_t field, size_t byt
    sources views[0..nsrc-1] (read), destination views[nsrc] (written). */
 void ocd_check_map_io(struct ocd_check_call *call, size_t io_field, int nsrc, const struct ocd_tensor_view *const views[]);
 
-/* The benchmark's spelling of a data type (f32, f16, bf16, f64, or the cuDNN name) and of a
-   tensor (2x3x5x5, with ":nhwc" for a packed channels-last one). */
+/* The benchmark's spelling of a data type (f32, f16, bf16, f64, i8, u8, i8x4, i8x32, or the
+   cuDNN name) and of a tensor (2x3x5x5, with ":nhwc" for a packed channels-last one). */
 const char *ocd_check_dtype_name(cudnnDataType_t t);
 void ocd_check_tensor_spec(const struct ocd_tensor_view *v, char *buf, size_t size);
 
