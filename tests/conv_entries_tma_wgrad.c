@@ -10,7 +10,7 @@
    channels padded to 128 and 256, the padding skipped by the epilogue) with stride 2, and with
    dilation 2 in CONVOLUTION mode, a 5x3 filter with unequal paddings and stride 2, split-K in six
    splits the last one shorter (98 K tiles of 64 pixels), a 1x1 filter with stride 2 and K = 192 (an
-   A block past the filters not loaded), and NCHW data (dy and x transposed in the workspace, a KCRS
+   A block past the filters not loaded; the cuBLAS 1x1 entries switched off), and NCHW data (dy and x transposed in the workspace, a KCRS
    dw). */
 TEST(conv_cuda_tma_wgrad_entries_are_reached)
 {
@@ -40,7 +40,7 @@ TEST(conv_cuda_tma_wgrad_entries_are_reached)
         {&c200, bf16, wide, NULL},
         {&five, half, wide, NULL},
         {&split, bf16, wide, NULL},
-        {&one, half, wide, NULL},
+        {&one, half, wide, "cuda:wgrad_gemm1x1*"},
         {&base, half_nchw, wide, NULL},
     };
     check_entries_reached(cases, sizeof cases / sizeof cases[0], BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
@@ -52,8 +52,8 @@ TEST(conv_cuda_tma_wgrad_entries_are_reached)
    four) in fp16, bf16 and NCHW, split over the pixels; 56 filters with C = 120 (padded to 128 a
    tap) and stride 2; and the 1x1 stride-2 256 -> 64 filter (256 columns, one tile). Its 64-wide
    tile (cuda:wgrad_igemm_tma_64x64x64_s8) where the 256-wide one declines 64 columns as mostly
-   padding: ResNet's 1x1 64 -> 64 (the cuBLAS 1x1 entry switched off) in fp16, bf16 and NCHW, a 1x1
-   stride-2 48 -> 56 (C padded to 64) in CONVOLUTION mode, and the 3x3 64 -> 64 with the 256-wide
+   padding: ResNet's 1x1 64 -> 64 in fp16, bf16 and NCHW, a 1x1 stride-2 48 -> 56 (C padded to 64)
+   in CONVOLUTION mode (the cuBLAS 1x1 entries switched off for the 1x1 filters), and the 3x3 64 -> 64 with the 256-wide
    tile switched off (nine column tiles). */
 TEST(conv_cuda_tma_w64_entry_is_reached)
 {
@@ -74,8 +74,8 @@ TEST(conv_cuda_tma_w64_entry_is_reached)
     const char *const no_1x1 = "cuda:wgrad_gemm1x1*";
     const struct entry_case cases[] = {
         {&l1, half, w64, NULL},          {&l1, bf16, w64, NULL},         {&l1, half_nchw, w64, NULL},
-        {&k56, half, w64, NULL},         {&down, bf16, w64, NULL},       {&one, half, n64, no_1x1},
-        {&one, bf16, n64, no_1x1},       {&one, half_nchw, n64, no_1x1}, {&one_s2, half, n64, NULL},
+        {&k56, half, w64, NULL},         {&down, bf16, w64, no_1x1},     {&one, half, n64, no_1x1},
+        {&one, bf16, n64, no_1x1},       {&one, half_nchw, n64, no_1x1}, {&one_s2, half, n64, no_1x1},
         {&l1, bf16, n64, "cuda:wgrad_igemm_tma_64x256*"},
     };
     check_entries_reached(cases, sizeof cases / sizeof cases[0], BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);

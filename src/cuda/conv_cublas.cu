@@ -10,9 +10,10 @@
      NCHW: col[N][G][C/G*T*R*S][P*Q] (one GEMM per group, batched over images)
    Forward: y = w * col (alpha, beta straight to cuBLAS, which reads y only when beta != 0). A
    strided 1x1 filter without padding on NHWC data (ResNet's downsampling layers; unproven:
-   only under OPENCUDNN_UNPROVEN=1) is taken by the gemm1x1 entries too ("gather"): its column
-   matrix is the output pixels' input pixels, whole rows of channels that the im2col kernel
-   copies 16 bytes at a time, then one GEMM as for any column matrix. (A strided batch of one
+   only under OPENCUDNN_UNPROVEN=1) is taken by the gemm1x1 entries too ("gather"), forward and
+   for the filter gradient: its column matrix is the output pixels' input pixels, whole rows of
+   channels that the im2col kernel copies 16 bytes at a time, then one GEMM as for any column
+   matrix. (A strided batch of one
    GEMM per output row, x read in place, would read the whole filter again for every row.) The
    fused forward (problem/conv.h's epilogue: z, a bias, a per-channel scale, an activation),
    y = act(alpha1 * conv + alpha2 * z + bias), takes the first of three ways that serves (the
@@ -81,7 +82,7 @@ struct col_geom {
     int t, r, s, pd, ph, pw, ud, uh, uw, dd, dh, dw;
     int flip, krsc, nhwc;
     int kmajor; /* NCHW backward filter: the column matrix is [G][kc][N][P*Q] */
-    int vec_rows; /* NHWC rows of channels read 16 bytes at a time (the gathered 1x1 forward) */
+    int vec_rows; /* NHWC rows of channels read 16 bytes at a time (the gathered strided 1x1) */
     /* col2im: dx rows (w of one (n, c, d, h) in NCHW; the channels of one group and pixel in
        NHWC), cut into runs */
     uint32_t runs, run_count; /* runs per row, runs in all */
@@ -491,7 +492,7 @@ enum cublas_epi { EPI_STORE, EPI_TYPED, EPI_LT };
 
 struct cublas_plan {
     bool direct;  /* 1x1, unit stride, no padding: the activation is the GEMM operand */
-    bool gather; /* the strided 1x1 forward: its column matrix a gather of whole pixels (file comment) */
+    bool gather; /* the strided 1x1 forward or filter gradient: its column matrix a gather of whole pixels */
     enum cublas_epi epi;         /* the fused forward's */
     cublasLtMatmulAlgo_t lt_algo; /* EPI_LT: the heuristic's algorithm */
     cudnnDataType_t dtype;
@@ -647,7 +648,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         pl->direct &= s->filt[d] == 1 && s->stride[d] == 1 && s->pad[d] == 0;
         one &= s->filt[d] == 1 && s->pad[d] == 0;
     }
-    pl->gather = !pl->direct && one && p->dir == OCD_CONV_FWD && nhwc && ocd_impl_unproven() == NULL;
+    pl->gather = !pl->direct && one && p->dir != OCD_CONV_BWD_DATA && nhwc && ocd_impl_unproven() == NULL;
     gm.vec_rows = pl->gather;
     if (pl->gather) gm.krsc = 1; /* a 1x1 filter's rows are its channels in either format */
     if (p->dir == OCD_CONV_BWD_FILTER && !nhwc) {
