@@ -174,11 +174,11 @@ TEST(backend_conv_bias_act_1x1_cublaslt)
    the parameters of mode_params, or the default RELU_FWD when plain. The host folds every such
    chain into the convolution's epilogue (the plan log says so), and so do the CUDA entries (the
    implicit GEMM in its kernels' own store, or from its partial sums in a second pass). */
-static void conv_chain(bool scale_first, cudnnPointwiseMode_t act, bool plain)
+static void conv_chain(bool scale_first, cudnnPointwiseMode_t act, bool plain, int c)
 {
     const cudnnDataType_t dt = scale_first ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
     const int st = scale_first ? 2 : 1;
-    struct ref_conv rc = {2, 2, 8, 8, 1, {5, 5}, {3, 3}, {0}, {1, 1}, {st, st}, {1, 1}, false};
+    struct ref_conv rc = {2, 2, c, 8, 1, {5, 5}, {3, 3}, {0}, {1, 1}, {st, st}, {1, 1}, false};
     ref_conv_out_dims(&rc);
     int xd[5], wd[5], yd[5];
     tconv_dims(&rc, xd, wd, yd);
@@ -239,26 +239,33 @@ static void conv_chain(bool scale_first, cudnnPointwiseMode_t act, bool plain)
 
 TEST(backend_conv_scale_bias_add_act)
 {
-    conv_chain(true, CUDNN_POINTWISE_RELU_FWD, true);
+    conv_chain(true, CUDNN_POINTWISE_RELU_FWD, true, 8);
 }
 
 TEST(backend_conv_bias_scale_act)
 {
-    conv_chain(false, CUDNN_POINTWISE_RELU_FWD, true);
+    conv_chain(false, CUDNN_POINTWISE_RELU_FWD, true, 8);
+}
+
+/* Three input channels: the few-channel (stem) kernel's typed scale and activation too. */
+TEST(backend_conv_chains_three_channels)
+{
+    conv_chain(true, CUDNN_POINTWISE_SWISH_FWD, false, 3);
+    conv_chain(false, CUDNN_POINTWISE_ELU_FWD, false, 3);
 }
 
 TEST(backend_conv_scale_bias_add_activations)
 {
     const cudnnPointwiseMode_t modes[] = {CUDNN_POINTWISE_TANH_FWD, CUDNN_POINTWISE_GELU_FWD, CUDNN_POINTWISE_SWISH_FWD,
                                           CUDNN_POINTWISE_RELU_FWD};
-    for (size_t i = 0; i < TLEN(modes); i++) conv_chain(true, modes[i], false);
+    for (size_t i = 0; i < TLEN(modes); i++) conv_chain(true, modes[i], false, 8);
 }
 
 TEST(backend_conv_bias_scale_activations)
 {
     const cudnnPointwiseMode_t modes[] = {CUDNN_POINTWISE_SIGMOID_FWD, CUDNN_POINTWISE_ELU_FWD,
                                           CUDNN_POINTWISE_SOFTPLUS_FWD};
-    for (size_t i = 0; i < TLEN(modes); i++) conv_chain(false, modes[i], false);
+    for (size_t i = 0; i < TLEN(modes); i++) conv_chain(false, modes[i], false, 8);
 }
 
 /* backward data -> RELU_BWD with the forward input (DgradDrelu), half NHWC. */

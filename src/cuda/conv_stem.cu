@@ -31,9 +31,12 @@
    - The store: alpha and beta on the accumulators, two filters of a pixel in one 32-bit store
      where y's channels are contiguous and aligned; the fused forward's common epilogue (alpha2 z,
      a bias of y's type, ReLU) the same way, typed (conv_store.cuh's typed epilogue, the implicit
-     GEMM's, without its scale and step); a scale or another activation (the wide
-     epilogue) through conv_store.cuh's ocd_cuda_conv_finish, whose run-time types and index
-     walk cost a fused call several times the convolution's own time.
+     GEMM's). A scale (of y's type or fp32, one a filter) or another activation also typed, in a
+     second instantiation of the kernel (FUSED: the step is a call, which the kernel without it
+     does not carry), an unproven path (core/impl.h): without OPENCUDNN_UNPROVEN=1, and for a
+     scale or bias of another type or channel stride, the wide epilogue stores each element
+     through conv_store.cuh's ocd_cuda_conv_finish, whose run-time types and index walk cost a
+     fused call several times the convolution's own time.
    - No workspace, so it also serves IMPLICIT_GEMM.
    - The filter gradient (entry cuda:wgrad_stem_tc_64x256) is the same expansion multiplied the
      other way: dW[64 filters][C R S] += dy^T A over each tile's pixels, both operands MN-major
@@ -107,7 +110,7 @@ struct stem_params {
     int tiles;                 /* pixel tiles: images x row tiles x column tiles */
     ocd_cuda_conv_epi typed;   /* the typed store's epilogue (alpha and beta for the filter
                                   gradient): alpha, beta z, the fused forward's bias (y's type,
-                                  one a filter) and ReLU; no scale or step */
+                                  one a filter), ReLU, scale and step (stem_fused) */
     const void *z;             /* read scaled by beta when beta != 0: y itself, or the fused call's z */
     int wide;                  /* the fused forward's scale or activation: the epilogue through store */
     float *partial;            /* filter gradient: [filter block][CTA][64][kp] fp32 sums */
@@ -204,8 +207,16 @@ __host__ __device__ __forceinline__ void stem_im2col(const stem_params &p, const
     }
 }
 
-/* Stores a warp's accumulators (the mma.cuh fragment mapping) of filter block kb for tile t. */
-template <typename T>
+/* Whether p's typed epilogue has a scale or an activation step: the kernel instantiated with
+   FUSED. */
+__host__ __device__ __forceinline__ bool stem_fused(const stem_params &p)
+{
+    return p.typed.scale != NULL || p.typed.act_on;
+}
+
+/* Stores a warp's accumulators (the mma.cuh fragment mapping) of filter block kb for tile t.
+   FUSED: the typed epilogue's scale and step (stem_fused). */
+template <typename T, bool FUSED>
 __host__ __device__ __forceinline__ void stem_store(const stem_params &p,
                                                     const float (&acc)[stem_geo<T>::MI][STEM_NI][4],
                                                     const stem_tile &t, int kb, int wm, int wn, int lane)
@@ -235,8 +246,8 @@ __host__ __device__ __forceinline__ void stem_store(const stem_params &p,
                 const T *z = (const T *)p.z;
                 const bool zon = e.beta != 0.f;
                 /* without a second filter, v1 is evaluated on filter f's bias and not stored */
-                v0 = ocd_cuda_conv_epi_value<T, false>(e, v0, zon ? ocd_cuda_load(z + off) : 0.f, f);
-                v1 = ocd_cuda_conv_epi_value<T, false>(e, v1, zon && two ? ocd_cuda_load(z + off + p.ys[1]) : 0.f,
+                v0 = ocd_cuda_conv_epi_value<T, FUSED>(e, v0, zon ? ocd_cuda_load(z + off) : 0.f, f);
+                v1 = ocd_cuda_conv_epi_value<T, FUSED>(e, v1, zon && two ? ocd_cuda_load(z + off + p.ys[1]) : 0.f,
                                                        two ? f + 1 : f);
                 if (p.pair && two) {
                     T v[2];
@@ -284,8 +295,10 @@ __device__ __forceinline__ void stem_mma(float (&acc)[stem_geo<T>::MI][STEM_NI][
 /* Block (256); grid (CTAs looping over pixel tiles, filter blocks). Per tile: patch, barrier,
    expansion, barrier, products and store. The next tile's patch may be written while other warps
    still multiply (the products read A and B only); its expansion waits at the barrier that every
-   warp reaches after its products. */
-template <typename T> __global__ void __launch_bounds__(STEM_THREADS, 2) stem_fwd_kernel(const stem_params p)
+   warp reaches after its products. FUSED as stem_store's (the step takes the address of the
+   parameters' act: __grid_constant__, so that they are not copied to local memory). */
+template <typename T, bool FUSED>
+__global__ void __launch_bounds__(STEM_THREADS, 2) stem_fwd_kernel(const __grid_constant__ stem_params p)
 {
 #ifdef OCD_MMA_ARCH_OK
     typedef typename ocd_stem_elem<T>::raw R;
@@ -304,7 +317,7 @@ template <typename T> __global__ void __launch_bounds__(STEM_THREADS, 2) stem_fw
         __syncthreads();
         float acc[stem_geo<T>::MI][STEM_NI][4];
         stem_mma<T>(acc, (const T *)sa, (const T *)sb, p.ld, p.kp, wm, wn, lane);
-        stem_store<T>(p, acc, tile, kb, wm, wn, lane);
+        stem_store<T, FUSED>(p, acc, tile, kb, wm, wn, lane);
     }
 #endif
 }
@@ -511,10 +524,22 @@ static const char *stem_fwd_plan(cudnnHandle_t h, const void *problem, void *pla
     stem_plan *pl = (stem_plan *)plan;
     if (const char *why = stem_geometry(h, p, pl, false)) return why;
     if (p->ep.on) {
-        /* the typed store takes a bias of y's type, one a filter; any other runs through store */
-        const struct ocd_tensor_view *b = &p->ep.bias_view;
-        pl->prm.wide = p->ep.scale_on || p->ep.act_on || b->dtype != p->y.dtype || (b->strides[1] != 1 && p->y.dims[1] > 1);
-        pl->prm.typed.relu = p->ep.relu;
+        /* the typed store takes a bias of y's type and a scale of y's type or fp32, one a filter,
+           and (unproven) the scale and any step; any other runs through store */
+        const struct ocd_tensor_view *b = &p->ep.bias_view, *sv = &p->ep.scale_view;
+        const bool one = p->y.dims[1] == 1, fused = p->ep.scale_on || p->ep.act_on;
+        const bool scale_typed = !p->ep.scale_on || ((sv->dtype == p->y.dtype || sv->dtype == CUDNN_DATA_FLOAT) &&
+                                                     (sv->strides[1] == 1 || one));
+        stem_params &m = pl->prm;
+        m.wide = b->dtype != p->y.dtype || (b->strides[1] != 1 && !one) || !scale_typed ||
+                 (fused && ocd_impl_unproven() != NULL);
+        m.typed.relu = p->ep.relu;
+        if (!m.wide) {
+            m.typed.scale_f32 = sv->dtype == CUDNN_DATA_FLOAT;
+            m.typed.scale_z = p->ep.scale_z, m.typed.scale_bias = p->ep.scale_bias;
+            m.typed.act_on = p->ep.act_on;
+            if (m.typed.act_on) m.typed.act = p->ep.act;
+        }
     }
     return NULL;
 }
@@ -544,6 +569,7 @@ static stem_params stem_bind(const struct ocd_conv_problem *p, const stem_plan *
     if (p->ep.on) {
         m.typed.beta = p->ep.z != NULL ? (float)p->ep.alpha2 : 0.f, m.z = p->ep.z, m.typed.bias = p->ep.bias;
         if (m.wide) m.store = ocd_cuda_conv_store_of(p);
+        else if (p->ep.scale_on) m.typed.scale = p->ep.scale;
     }
     const size_t pair_bytes = 2 * ocd_dtype_scalar_size(pl->dt);
     m.pair = !m.wide && m.ys[1] == 1 && (uintptr_t)m.y % pair_bytes == 0 && m.ys[0] % 2 == 0 && m.ys[2] % 2 == 0 &&
@@ -553,17 +579,22 @@ static stem_params stem_bind(const struct ocd_conv_problem *p, const stem_plan *
 
 /* ---- launching ----------------------------------------------------------------------------------- */
 
-template <typename T> static cudnnStatus_t stem_launch(cudnnHandle_t h, const stem_params &m, int kblocks)
+template <typename T, bool FUSED> static cudnnStatus_t stem_launch(cudnnHandle_t h, const stem_params &m, int kblocks)
 {
     static struct ocd_cuda_resident resident_state;
     int ctas;
-    OCD_TRY(ocd_cuda_ctas_per_sm((const void *)stem_fwd_kernel<T>, STEM_THREADS, STEM_SMEM_MAX, h->device, m.smem,
-                                 &resident_state, &ctas));
+    OCD_TRY(ocd_cuda_ctas_per_sm((const void *)stem_fwd_kernel<T, FUSED>, STEM_THREADS, STEM_SMEM_MAX, h->device,
+                                 m.smem, &resident_state, &ctas));
     const int64_t resident = OCD_MAX((int64_t)ctas * h->sm_count / kblocks, (int64_t)1);
     const dim3 grid((unsigned)OCD_MIN((int64_t)m.tiles, resident), (unsigned)kblocks);
-    stem_fwd_kernel<T><<<grid, STEM_THREADS, (size_t)m.smem, h->stream>>>(m);
+    stem_fwd_kernel<T, FUSED><<<grid, STEM_THREADS, (size_t)m.smem, h->stream>>>(m);
     OCD_CUDA_LAUNCHED();
     return CUDNN_STATUS_SUCCESS;
+}
+
+template <typename T> static cudnnStatus_t stem_launch_of(cudnnHandle_t h, const stem_params &m, int kblocks)
+{
+    return stem_fused(m) ? stem_launch<T, true>(h, m, kblocks) : stem_launch<T, false>(h, m, kblocks);
 }
 
 static cudnnStatus_t stem_fwd_run(cudnnHandle_t h, const void *problem, const void *plan, void *, size_t)
@@ -572,9 +603,9 @@ static cudnnStatus_t stem_fwd_run(cudnnHandle_t h, const void *problem, const vo
     const stem_plan *pl = (const stem_plan *)plan;
     const stem_params m = stem_bind(p, pl);
     switch (pl->dt) {
-    case CUDNN_DATA_HALF: return stem_launch<__half>(h, m, pl->kblocks);
-    case CUDNN_DATA_BFLOAT16: return stem_launch<__nv_bfloat16>(h, m, pl->kblocks);
-    default: return stem_launch<float>(h, m, pl->kblocks);
+    case CUDNN_DATA_HALF: return stem_launch_of<__half>(h, m, pl->kblocks);
+    case CUDNN_DATA_BFLOAT16: return stem_launch_of<__nv_bfloat16>(h, m, pl->kblocks);
+    default: return stem_launch_of<float>(h, m, pl->kblocks);
     }
 }
 

@@ -18,7 +18,9 @@
    Forward cases: C = 3, 1, 4 and 5; 7x7 stride 2 pad 3 (the stem), 3x3 stride 1, 5x5 pad 0,
    3x3 dilation 2; odd output sizes and partial tiles in rows, columns and filters (K 72: two
    filter blocks); NHWC and NCHW activations with KRSC and KCRS filters; CONVOLUTION mode; alpha
-   and beta; the fused epilogue (bias + ReLU, with z); one CTA and several. Backward data: the
+   and beta; the fused epilogue (bias + ReLU, with z; a scale of y's type on the product and z,
+   the bias and ELU: on the typed store's FUSED kernel with OPENCUDNN_UNPROVEN=1, through
+   conv_store.cuh's wide store without it); one CTA and several. Backward data: the
    stem NHWC (the patch by 16-byte chunks) and NCHW (by elements, channel-major) with
    CONVOLUTION mode, alpha and beta; K not a multiple of 8 (by elements, pixel-major); 5x5
    dilation 2; a 1x1 filter with stride 2 (phases without taps: beta x dx); C = 7, stride 3. The
@@ -37,6 +39,7 @@ extern "C" {
 #include "ref/conv.h"
 }
 
+#include "../ref/pointwise.c"
 #include "conv_emulate.h"
 #include "emu_handle.h"
 #include "mma_emulate.h"
@@ -118,7 +121,9 @@ template <typename T> void emulate_launch(const stem_params &m, int kblocks, int
                 for (int warp = 0; warp < STEM_THREADS / 32; warp++) {
                     const int wm = (warp % 4) * stem_geo<T>::WTM, wn = (warp / 4) * STEM_WTN;
                     warp_mma<T>(acc, (const T *)sa, (const T *)sb, m, wm, wn);
-                    for (int lane = 0; lane < 32; lane++) stem_store<T>(m, acc[lane], tile, kb, wm, wn, lane);
+                    for (int lane = 0; lane < 32; lane++)
+                        if (stem_fused(m)) stem_store<T, true>(m, acc[lane], tile, kb, wm, wn, lane);
+                        else stem_store<T, false>(m, acc[lane], tile, kb, wm, wn, lane);
                 }
             }
         }
@@ -251,6 +256,8 @@ struct emu_case {
     const char *declines = NULL; /* the plan must decline, with a reason holding this */
     int cc_major = 9;
     cudnnMathType_t math = CUDNN_TENSOR_OP_MATH;
+    int scale_act = 0; /* forward: the fused scale (of y's type, on the product and z), bias and ELU,
+                          1 planned on the typed store (OPENCUDNN_UNPROVEN=1), 2 on the wide one */
 };
 
 /* A view of logical dims (n, c, h, w), NHWC or packed NCHW. */
@@ -313,6 +320,19 @@ template <typename T> bool run_case(const emu_case &e, enum ocd_conv_dir dir)
         p.ep.on = true, p.ep.relu = true, p.ep.alpha2 = e.beta, p.ep.z = e.beta != 0 ? y.data() : NULL;
         p.ep.bias = bias.data(), p.ep.bias_view = bias_view;
     }
+    std::vector<T> scale;
+    std::vector<double> scaled;
+    struct ref_pw elu = ref_pw_mode(CUDNN_POINTWISE_ELU_FWD);
+    if (e.scale_act) {
+        fill(scale, scaled, bias_view, rng);
+        p.ep.on = true, p.ep.alpha2 = e.beta, p.ep.z = e.beta != 0 ? y.data() : NULL;
+        p.ep.bias = bias.data(), p.ep.bias_view = bias_view;
+        p.ep.scale_on = true, p.ep.scale_z = true, p.ep.scale = scale.data(), p.ep.scale_view = bias_view;
+        p.ep.act_on = true;
+        ocd_pw_step_defaults(&p.ep.act, CUDNN_POINTWISE_ELU_FWD, 0, -1);
+        if (e.scale_act == 1) setenv("OPENCUDNN_UNPROVEN", "1", 1);
+        else unsetenv("OPENCUDNN_UNPROVEN");
+    }
 
     struct cudnnContext ctx = emu_handle(e.cc_major, 2);
     stem_plan fpl;
@@ -357,7 +377,11 @@ template <typename T> bool run_case(const emu_case &e, enum ocd_conv_dir dir)
                  fpl.kblocks, m.crs, m.kp);
     } else {
         const stem_params m = stem_bind(&p, &fpl);
-        if (m.pair != !e.nchw) { /* the fused bias + ReLU stores typed, in pairs too */
+        if (e.scale_act && (m.wide != (e.scale_act == 2) || stem_fused(m) != (e.scale_act == 1))) {
+            printf("FAIL %s: planned on the %s store\n", e.name, m.wide ? "wide" : "typed");
+            return false;
+        }
+        if (m.pair != (!e.nchw && !m.wide)) { /* the fused bias + ReLU stores typed, in pairs too */
             printf("FAIL %s: paired stores %s where y's filters are%s contiguous\n", e.name, m.pair ? "on" : "off",
                    e.nchw ? " not" : "");
             return false;
@@ -368,8 +392,10 @@ template <typename T> bool run_case(const emu_case &e, enum ocd_conv_dir dir)
         mag.assign(want.size(), 0);
         ref_conv_fwd(&rc, xa.data(), wa.data(), mag.data());
         for (size_t i = 0; i < want.size(); i++) {
+            const size_t k = i / ((size_t)P * Q) % e.k;
             want[i] = e.alpha * want[i] + e.beta * yd[i];
-            if (e.bias_relu) want[i] = fmax(want[i] + biasd[i / ((size_t)P * Q) % e.k], 0.0);
+            if (e.bias_relu) want[i] = fmax(want[i] + biasd[k], 0.0);
+            if (e.scale_act) want[i] = ref_pw(&elu, scaled[k] * want[i] + biasd[k], 0);
         }
         snprintf(what, sizeof what, "%d tiles, %d filter blocks, K %d of %d", m.tiles, fpl.kblocks, m.crs, m.kp);
     }
@@ -440,6 +466,17 @@ int main()
         {"C 3 3x3 dilation 2 NHWC float, K 8", F, 1, 3, 8, 13, 35, 3, 3, 2, 1, 2, false, false, false, 1, 0, 2},
         {"float declines FMA math", F, 1, 3, 16, 9, 9, 3, 3, 1, 1, 1, false, false, false, 1, 0, 1, OCD_REASON_MATH, 9,
          CUDNN_FMA_MATH},
+        /* the fused scale, bias, z and ELU: typed (FUSED kernel), and through the wide store */
+        {"stem C 3 NHWC fp16, scale bias z ELU, typed", H, 2, 3, 64, 17, 17, 7, 7, 3, 2, 1, false, false, false, 1,
+         0.5, 2, NULL, 9, CUDNN_TENSOR_OP_MATH, 1},
+        {"stem C 3 NCHW bf16, K 72, scale bias ELU, typed", B, 1, 3, 72, 21, 19, 7, 7, 3, 2, 1, false, true, false,
+         0.75, 0, 2, NULL, 9, CUDNN_TENSOR_OP_MATH, 1},
+        {"stem C 3 NHWC bf16, scale bias z ELU, wide", B, 1, 3, 40, 17, 17, 7, 7, 3, 2, 1, false, false, false, 1, 0.5,
+         2, NULL, 9, CUDNN_TENSOR_OP_MATH, 2},
+        {"C 4 5x5 NHWC float, scale bias z ELU, typed", F, 1, 4, 40, 14, 23, 5, 5, 0, 1, 1, false, false, false, 1,
+         0.5, 3, NULL, 9, CUDNN_TENSOR_OP_MATH, 1},
+        {"stem C 3 NCHW float, scale bias z ELU, wide", F, 1, 3, 24, 17, 17, 7, 7, 3, 2, 1, false, true, false, 1, 0.5,
+         2, NULL, 9, CUDNN_TENSOR_OP_MATH, 2},
     };
     /* backward data */
     emu_case dgrad_cases[] = {
