@@ -12,7 +12,9 @@
    paddings (the im2col box's corners, W and H apart) and a width whose last output pixel plus
    the stride lands two past the box (where the traversal wraps to the box's lower corner),
    dilation 2 in CONVOLUTION mode, a 1x1 filter (the cuBLAS entry switched off), and NCHW data
-   (transposed, and the filter packed, in the workspace). */
+   (transposed, and the filter packed, in the workspace). The NHWC cases run the kernel's
+   ping-pong twin (units of 64x256 and 128x128, the suite's OPENCUDNN_UNPROVEN=1 choosing it
+   with the staged epilogue), the NCHW one the kernel as it was. */
 TEST(conv_cuda_tma_entries_are_reached)
 {
     if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;

@@ -552,6 +552,8 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         why = igemm_tma_plan(prm, (int)kg, ti.bm, ti.bn, cl, esize, &pl->tma);
     }
     if (why == NULL && cl == 1 && !tma_wgrad) pl->tma.staged = staged_epilogue(prm, tile);
+    /* the staged kernel's ping-pong twin (unproven, as the staged epilogue is) */
+    if (pl->tma.staged && !tf32 && ocd_igemm_tma_pingpong[tile - TMA_TILE0]) igemm_tma_pingpong(prm, ti.bm, ti.bn, &pl->tma);
     return why != NULL || cl == 1 ? why : cluster_rejects(h, tile - TMA_C2_TILE0, tma_wgrad, pl->type);
 }
 

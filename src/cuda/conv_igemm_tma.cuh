@@ -117,6 +117,7 @@ struct igemm_tma_geom {
     int units;                        /* the persistent loop's work: tiles x splits */
     int cluster;                      /* CTAs of a cluster along M (1 or 2; tiles_m a multiple) */
     int staged;                       /* the staged epilogue (conv_igemm_tma_sm90.cu; make_plan's choice) */
+    int pingpong;                     /* ping-pong consumers on units of half the tile's rows (make_plan's choice) */
     int chain;                        /* a stride phase's kernel (conv_igemm.cu's phases_run): 0 not one, 1 the
                                          first launched, 2 a later one, launched early after the one ahead */
 };
@@ -206,6 +207,16 @@ static inline const char *igemm_tma_plan_wgrad(const igemm_params &p, int c, int
     g->nkt = p.kt_per_split;
     igemm_tma_tiles(p, bm, bn, cl, g);
     return NULL;
+}
+
+/* g, planned by igemm_tma_plan on a bm x bn tile, for the kernel's ping-pong twin
+   (conv_igemm_tma_sm90.cu): work units of bm / 2 x bn, one consumer warpgroup's each, so the
+   im2col load brings bm / 2 pixels. */
+static inline void igemm_tma_pingpong(const igemm_params &p, int bm, int bn, igemm_tma_geom *g)
+{
+    g->pingpong = 1;
+    g->im_pixels = (uint32_t)(bm / 2);
+    igemm_tma_tiles(p, bm / 2, bn, 1, g);
 }
 
 /* The backward-data problem p (unit stride, or a stride phase; its GEMM rows the pixels of dx,
@@ -359,5 +370,8 @@ extern const bool ocd_igemm_tma_built;
 /* Per tile (the launch table's order), whether its forward kernel has the staged epilogue
    (igemm_tma_geom::staged): the unclustered tiles whose ring leaves room for its buffer. */
 extern const bool ocd_igemm_tma_staged[OCD_IGEMM_TMA_ALL_TILES];
+/* Per tile, whether its forward kernel has the ping-pong twin (igemm_tma_geom::pingpong; with
+   the staged epilogue, fp16 and bf16): the unclustered staged tiles of 128 rows or more. */
+extern const bool ocd_igemm_tma_pingpong[OCD_IGEMM_TMA_ALL_TILES];
 
 #endif /* OCD_CUDA_CONV_IGEMM_TMA_CUH */

@@ -129,11 +129,24 @@
    one instruction, but needs the whole BM x BN output tile in shared memory (64 KB at 16 bits
    on the 128x256 tile, beyond what the ring leaves) or a tensor map per chunk, and beta's z
    read back as well; the warps' own 32-byte-sector stores reach the same DRAM efficiency.
-   The next step is ping-pong consumers: each consumer warpgroup owning alternate units (the
-   whole 128 x BN or 64 x BN tile, its own ring phase), so that one's epilogue overlaps the
-   other's mainloop; the ring protocol would then order the consumers' uses of the stages
-   (a consumer skips the other's K tiles, the empty barriers counting one warpgroup), a
-   change of ocd_wgmma_ring_consume rather than of the epilogue.
+
+   Ping-pong consumers (igemm_tma_geom::pingpong, the plan's choice with the staged epilogue on
+   the 16-bit forward tiles of 128 rows or more: the staged kernel's twin, Tile::PP). With both
+   warpgroups splitting every tile, both reach the epilogue together and the tensor cores idle
+   through it, once a tile, whose K loop is short on a 3x3 layer (9 K tiles at 64 channels).
+   The twin's work unit is half the tile's rows (128x256 becomes units of 64x256, 256x128 and
+   256x64 units of 128x128 and 128x64: the accumulators a thread holds are the tile's), each
+   unit a whole warpgroup's, the CTA's units alternating between the two; so one warpgroup's
+   epilogue runs while the other's wgmma keep the tensor cores busy. The ring is wgmma.cuh's
+   with two teams: each counts the other's K tiles without touching their stages, a stage's
+   use is released by the one warpgroup that read it (empty barriers of 128 arrivals), and the
+   warpgroups take turns on the mainloop through two named barriers (bar.sync on its own, 1 or
+   2, before a unit's first wgmma; bar.arrive on the other's once its last one is issued), so
+   their wgmma do not interleave and a unit's K tiles all land before the next unit's are
+   waited for (which the parity waits need: wgmma.cuh). The units being half as tall, each K
+   tile loads B for half the rows: the L2 bytes a flop of a 64x256 or 128x128 tile above, the
+   price of the overlap; the stages are as many as fit beside the staged buffers
+   (igemm_tma_pingpong_tile: 5 of 40 KB, 6 of 32 KB, 8 of 24 KB).
 
    The stride phases of strided backward data (conv_igemm.cu's phases_run) run as kernels of
    their own, chained (igemm_tma_geom::chain): each lets the next phase's kernel, launched early,
@@ -157,14 +170,24 @@
    rows (MI slices of 64, BN columns each: m64nBNk16 wgmma): two, or one for the 64-row tile,
    STAGES K tiles in the ring, clusters
    of CL CTAs along M. Two consumers take registers from the producer (setmaxnreg); one has the
-   register file's 256 a thread at launch already (256 threads, one CTA a multiprocessor). */
-template <int BM_, int BN_, int STAGES_, int CL_ = 1> struct igemm_tma_tile {
-    static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_, CL = CL_, CONSUMERS = BM == 64 ? 1 : 2;
-    static constexpr int THREADS = 128 * (1 + CONSUMERS), MI = BM / 64 / CONSUMERS;
+   register file's 256 a thread at launch already (256 threads, one CTA a multiprocessor).
+   PP: ping-pong consumers (the file comment; igemm_tma_pingpong_tile), two warpgroups each of
+   the whole BM x BN unit (MI = BM / 64 slices), taking turns; a stage released by one
+   (RELEASERS warpgroups a stage's use). slice(wg): warpgroup wg's first 64-row slice / MI. */
+template <int BM_, int BN_, int STAGES_, int CL_ = 1, bool PP_ = false> struct igemm_tma_tile {
+    static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_, CL = CL_;
+    static constexpr bool PP = PP_;
+    static constexpr int CONSUMERS = BM == 64 && !PP ? 1 : 2, RELEASERS = PP ? 1 : CONSUMERS;
+    static constexpr int THREADS = 128 * (1 + CONSUMERS), MI = PP ? BM / 64 : BM / 64 / CONSUMERS;
     static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232; /* 128 x 40 + 256 x 232 <= 64 Ki */
     static_assert(BM == 64 || BM == 128 || BM == 256, "consumer warpgroups of one or two 64-row slices");
     static_assert(BN <= 256, "a TMA box dimension is at most 256 elements");
     static_assert(CL == 1 || CL == 2, "clusters of one or two CTAs");
+    static_assert(!PP || (CL == 1 && MI <= 2), "ping-pong units of one or two slices, unclustered");
+    static __host__ __device__ __forceinline__ int slice(int wg)
+    {
+        return PP ? 0 : wg;
+    }
 };
 
 /* The staged epilogue of the file comment: a consumer warp's buffer of 16 rows x COLS fp32
@@ -258,7 +281,7 @@ __host__ __device__ __forceinline__ void igemm_tma_store_staged(const igemm_para
     typedef igemm_tma_staged<Tile, T> E;
 #pragma unroll
     for (int mi = 0; mi < Tile::MI; mi++) {
-        const int mw = m0 + (wg * Tile::MI + mi) * 64 + warp * 16;
+        const int mw = m0 + (Tile::slice(wg) * Tile::MI + mi) * 64 + warp * 16;
         lanes([&](int ln, typename E::lane &l) { E::rows(p, mw, ln, l); });
 #pragma unroll
         for (int c = 0; c < Tile::BN / E::COLS; c++) { /* unrolled: the accumulators stay registers */
@@ -284,6 +307,17 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_smem {
     static constexpr bool STAGED_FITS = SMEM_STAGED <= 227 * 1024;
     static_assert(SMEM <= 227 * 1024, "the ring fits a multiprocessor's shared memory");
     static_assert(!WGRAD || Loads::BLOCK == Shape::SA::BK * 128u, "a filter-gradient box is one MN-major block");
+};
+
+/* The ping-pong twin of forward tile Tile (the file comment): units of BM / 2 x BN, each a
+   consumer warpgroup's, in as many stages as fit beside the staged epilogue's buffers (and the
+   barriers, 256 bytes at most). */
+template <class Tile, typename T> struct igemm_tma_pingpong_tile {
+    typedef igemm_tma_tile<Tile::BM / 2, Tile::BN, 1, 1, true> One;
+    typedef igemm_wgmma_shape<One, T, false> Shape;
+    static constexpr int STAGES = (int)((227 * 1024 - 1024 - 256 - igemm_tma_staged<One, T>::BYTES) /
+                                        (Shape::SA::STAGE_BYTES + Shape::SB::STAGE_BYTES));
+    typedef igemm_tma_tile<Tile::BM / 2, Tile::BN, STAGES, 1, true> type;
 };
 
 /* What producer and consumers share: the K tiles of a work unit. */
@@ -354,13 +388,23 @@ template <class Tile, typename T, bool WGRAD, bool STAGED> struct igemm_tma_cons
     }
     __device__ __forceinline__ void mma(int s)
     {
-        igemm_wgmma_issue<Tile, T, WGRAD>(d, base, s, wg);
+        igemm_wgmma_issue<Tile, T, WGRAD>(d, base, s, Tile::slice(wg));
     }
     template <int N> __device__ __forceinline__ void mma_wait()
     {
         ocd_wgmma_wait<N>();
 #pragma unroll
         for (int mi = 0; mi < Tile::MI; mi++) ocd_wgmma_fence_operands(d[mi]);
+    }
+    /* ping-pong: warpgroup wg waits for its turn on named barrier 1 + wg, and passes the turn
+       to the other on its barrier (wgmma.cuh's ring) */
+    __device__ __forceinline__ void turn_wait()
+    {
+        ocd_named_bar_sync(1 + wg, 256);
+    }
+    __device__ __forceinline__ void turn_pass()
+    {
+        ocd_named_bar_arrive(2 - wg, 256);
     }
     /* the stage's empty barrier in every CTA of the cluster: both producers write it */
     __device__ __forceinline__ void release(int s)
@@ -384,7 +428,7 @@ template <class Tile, typename T, bool WGRAD, bool STAGED> struct igemm_tma_cons
                                                 __syncwarp();
                                             });
         } else {
-            igemm_wgmma_store<Tile, T, !WGRAD>(this->p, d, u.m0, u.n0, 0, u.split, wg, tid);
+            igemm_wgmma_store<Tile, T, !WGRAD>(this->p, d, u.m0, u.n0, 0, u.split, Tile::slice(wg), tid);
         }
     }
 };
@@ -406,7 +450,7 @@ __global__ void __launch_bounds__(Tile::THREADS, 1)
     const int tid = threadIdx.x, wg = tid >> 7;
     if (tid == 0) {
         for (int s = 0; s < Tile::STAGES; s++)
-            ocd_mbar_init(&full[s], 1), ocd_mbar_init(&empty[s], 128 * Tile::CONSUMERS * Tile::CL);
+            ocd_mbar_init(&full[s], 1), ocd_mbar_init(&empty[s], 128 * Tile::RELEASERS * Tile::CL);
         ocd_mbar_init_fence();
     }
     if (Tile::CL > 1) ocd_cluster_sync(); /* the peers' barriers too, before any multicast or remote arrival */
@@ -424,7 +468,7 @@ __global__ void __launch_bounds__(Tile::THREADS, 1)
         float d[Tile::MI][Tile::BN / 2];
         igemm_tma_consumer<Tile, T, WGRAD, STAGED> ops = {
             {p, g}, full, empty, ocd_wgmma_smem_addr(smem), wg - 1, tid - 128, smem + L::STAGING, d};
-        ocd_wgmma_ring_consume<Tile::STAGES>(ops, blockIdx.x, gridDim.x, g.units);
+        ocd_wgmma_ring_consume<Tile::STAGES, Tile::PP ? 2 : 1>(ops, blockIdx.x, gridDim.x, g.units, Tile::PP ? wg - 1 : 0);
     }
     /* a stride phase completes after the phase ahead of it, so that the last one's completion, which
        the stream's next work waits for, is every phase's */
@@ -538,6 +582,8 @@ template <class Tile, typename T, bool WGRAD, bool STAGED = false> struct igemm_
     }
     typedef igemm_tma_smem<Tile, T, WGRAD> L;
     static constexpr bool STAGED_OK = !WGRAD && Tile::CL == 1 && L::STAGED_FITS;
+    /* the ping-pong twin (staged): 16-bit forward tiles of 128 rows or more */
+    static constexpr bool PINGPONG_OK = STAGED_OK && !Tile::PP && Tile::BM >= 128 && sizeof(T) == 2;
     static constexpr size_t SMEM = STAGED ? L::SMEM_STAGED : L::SMEM;
     static_assert(!STAGED || STAGED_OK, "a staged epilogue where it fits");
 
@@ -574,8 +620,14 @@ template <class Tile, typename T, bool WGRAD, bool STAGED = false> struct igemm_
     {
         if constexpr (!STAGED && STAGED_OK)
             if (g->staged) return igemm_tma_launch<Tile, T, WGRAD, true>::run(p, g, device, sms, stream);
+        if constexpr (STAGED && PINGPONG_OK)
+            if (g->pingpong)
+                return igemm_tma_launch<typename igemm_tma_pingpong_tile<Tile, T>::type, T, WGRAD, true>::run(p, g, device,
+                                                                                                        sms, stream);
         if (g->staged && !STAGED)
             return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "a staged epilogue planned on a tile without one");
+        if (g->pingpong && !Tile::PP)
+            return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "ping-pong consumers planned on a tile without them");
         const CUtensorMapDataType type = std::is_same<T, __half>::value          ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                          : std::is_same<T, __nv_bfloat16>::value ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                                  : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
@@ -651,6 +703,12 @@ const igemm_tma_clusters_fn ocd_igemm_tma_clusters[OCD_IGEMM_TMA_C2_NTILES][2][I
 const bool ocd_igemm_tma_staged[OCD_IGEMM_TMA_ALL_TILES] = {
     OCD_IGEMM_TMA_TILES(IGEMM_TMA_STAGED) OCD_IGEMM_TMA_C2_TILES(IGEMM_TMA_UNSTAGED)
         OCD_IGEMM_TMA_W64_TILES(IGEMM_TMA_UNSTAGED) OCD_IGEMM_TMA_NARROW_TILES(IGEMM_TMA_STAGED)};
+/* the forward kernels' ping-pong twins (16-bit types) */
+#define IGEMM_TMA_PINGPONG(i, bm, bn, st) igemm_tma_launch<igemm_tma_tile<bm, bn, st>, __half, false>::PINGPONG_OK,
+const bool ocd_igemm_tma_pingpong[OCD_IGEMM_TMA_ALL_TILES] = {
+    OCD_IGEMM_TMA_TILES(IGEMM_TMA_PINGPONG) OCD_IGEMM_TMA_C2_TILES(IGEMM_TMA_UNSTAGED)
+        OCD_IGEMM_TMA_W64_TILES(IGEMM_TMA_UNSTAGED) OCD_IGEMM_TMA_NARROW_TILES(IGEMM_TMA_PINGPONG)};
+#undef IGEMM_TMA_PINGPONG
 #undef IGEMM_TMA_UNSTAGED
 #undef IGEMM_TMA_STAGED
 #undef IGEMM_TMA_C2_QUERY

@@ -359,6 +359,18 @@ template <int N> __device__ __forceinline__ void ocd_wgmma_setmaxnreg_inc()
 #endif
 }
 
+/* Named barrier id (1 .. 15; 0 is __syncthreads') of n threads, a multiple of 32: sync waits
+   until n threads have arrived, counting its own warp's; arrive counts its warp's and goes on
+   (bar.sync / bar.arrive; the ping-pong consumers' turns: n = 256, two warpgroups). */
+__device__ __forceinline__ void ocd_named_bar_sync(int id, int n)
+{
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+__device__ __forceinline__ void ocd_named_bar_arrive(int id, int n)
+{
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+
 /* Host: that kernel's build leaves its setmaxnreg split a pool to take from. A CTA starts with
    `threads` x the registers a thread ptxas gave the kernel (cudaFuncGetAttributes' numRegs: 168
    for 384 threads under __launch_bounds__(384, 1)), and setmaxnreg.inc waits until the pool has
@@ -457,8 +469,19 @@ template <int STAGES, class Ops> __host__ __device__ __forceinline__ void ocd_wg
      both: nkt(tile);
      producer: wait_empty(stage, parity), load(tile, kt, stage);
      consumer: wait_full(stage, parity), zero(), mma(stage), mma_wait<N>(), release(stage),
-               store(tile);
-   the kernel's issue the instructions, the emulation's model them under a checker. */
+               store(tile); with TEAMS > 1, turn_wait() and turn_pass();
+   the kernel's issue the instructions, the emulation's model them under a checker.
+   Ping-pong (TEAMS = 2 consumers, `team` 0 or 1): the CTA's j-th unit is team j % 2's alone
+   (its whole tile, its own accumulators), so one team's epilogue runs while the other's wgmma
+   keep the tensor cores busy. A team counts the other's K tiles in `it` without touching their
+   stages, and each stage's use is released by the one team that read it (the empty barriers
+   count one warpgroup). The teams take turns on the mainloop: before unit j > 0 a team waits
+   for its turn (turn_wait: a named barrier the other team arrives on), and once it has issued
+   unit j's last wgmma it passes the turn (turn_pass) where a unit j + 1 follows; so the
+   mainloops never interleave on the tensor cores, and the turn is also what keeps the parity
+   waits sound: when a team starts unit j, every K tile before it has landed (the other team
+   waited for each), so stage s's full barrier has completed the use before this one and no
+   later one (that needs this use's release), and the parity wait cannot pass a phase early. */
 #pragma nv_exec_check_disable
 template <int STAGES, class Ops>
 __host__ __device__ __forceinline__ void ocd_wgmma_ring_produce(Ops &ops, int first, int step, int tiles)
@@ -475,13 +498,20 @@ __host__ __device__ __forceinline__ void ocd_wgmma_ring_produce(Ops &ops, int fi
 }
 
 #pragma nv_exec_check_disable
-template <int STAGES, class Ops>
-__host__ __device__ __forceinline__ void ocd_wgmma_ring_consume(Ops &ops, int first, int step, int tiles)
+template <int STAGES, int TEAMS = 1, class Ops>
+__host__ __device__ __forceinline__ void ocd_wgmma_ring_consume(Ops &ops, int first, int step, int tiles, int team = 0)
 {
+    static_assert(TEAMS == 1 || TEAMS == 2, "one team of consumers, or two taking turns");
     int it = 0;
 #pragma unroll 1
-    for (int tile = first; tile < tiles; tile += step) {
+    for (int tile = first, j = 0; tile < tiles; tile += step, j++) {
         const int nkt = ops.nkt(tile);
+        if (TEAMS > 1 && j % TEAMS != team) { /* the other team's unit: its K tiles, not this one's stages */
+            it += nkt;
+            continue;
+        }
+        if constexpr (TEAMS > 1)
+            if (j > 0) ops.turn_wait();
         ops.zero();
 #pragma unroll 1
         for (int kt = 0; kt < nkt; kt++, it++) {
@@ -491,6 +521,8 @@ __host__ __device__ __forceinline__ void ocd_wgmma_ring_consume(Ops &ops, int fi
             ops.template mma_wait<1>();
             if (kt > 0) ops.release((it - 1) % STAGES);
         }
+        if constexpr (TEAMS > 1)
+            if (tile + step < tiles) ops.turn_pass();
         ops.template mma_wait<0>();
         if (nkt > 0) ops.release((it - 1) % STAGES);
         ops.store(tile);

@@ -31,6 +31,15 @@
       write to a stage with a wgmma still pending on it, a refill before both consumers released
       the stage, or a K tile multiplied out of order or twice fail the case; a stall fails it
       too. A ring whose barrier count is one short of its stages must be caught.
+      Ping-pong consumers (the kernel's twin where the plan chose it: every fp16 and bf16
+      forward and backward-data case of the 128x256, 256x128 and 256x64 tiles with an NHWC
+      output, strided backward data's phases on them included) run the two-team ring: each
+      consumer must multiply exactly the K tiles of its own units (the CTA's even or odd ones),
+      in order, a stage's use released by one warpgroup (the empty barriers counting 128), and
+      the turns are modelled as the named barriers they are: a consumer issuing wgmma while the
+      other holds the turn, a turn passed by one that does not hold it, or passed twice before it
+      was taken, or left untaken at the end, fails the case; so do ping-pong consumers that do
+      not wait for their turn, which must be caught, as must their ring one stage short.
       Clustered tiles (the _c2 entries) run a cluster at a time: two CTAs' shared memories and
       barriers, their producers and consumers, one TMA engine; a multicast load is queued once
       per destination CTA, each completing on that CTA's full barrier on its own, in random
@@ -117,20 +126,36 @@ extern "C" {
 
 namespace {
 
+/* Plan pl of tile Tile (or of its ping-pong twin, where pl has it) on one CTA, its ring `short_by`
+   stages short of what the loops believe, under protocol proto, on three seeds: NULL where
+   some run passed, else the last run's failure. */
+template <class Tile, bool WGRAD> const char *run_broken(const igemm_plan &pl, int short_by, cluster_protocol proto)
+{
+    if constexpr (igemm_tma_launch<Tile, __half, WGRAD>::PINGPONG_OK)
+        if (pl.tma.pingpong) return run_broken<typename igemm_tma_pingpong_tile<Tile, __half>::type, WGRAD>(pl, short_by, proto);
+    const char *why = "";
+    for (unsigned seed = 0; seed < 3 && why != NULL; seed++)
+        why = run_cluster<Tile, __half, WGRAD>(pl.prm, pl.tma, 0, 1, Tile::STAGES - short_by, proto, seed);
+    return why;
+}
+
 /* A ring whose barriers and stages are one fewer than the loops believe must fail the checks:
-   case e on the tile of index e.tile (Tile), two consumers or one. */
+   case e on the tile of index e.tile (Tile), two consumers or one, or the ping-pong twin where
+   the plan chose it (there also ping-pong consumers that do not wait for their turn). */
 template <class Tile, bool WGRAD> bool check_short_ring(const tma_case &e)
 {
     tma_problem<__half> tp(e);
     igemm_plan pl;
     bool passed;
     if (!emu_igemm_plan(e.name, NULL, 1, tp.p, TMA_TILE0 + e.tile, false, &pl, &passed)) return false;
-    bool caught = true;
-    const char *why = NULL;
-    for (unsigned seed = 0; seed < 3 && caught; seed++)
-        caught = (why = run_cluster<Tile, __half, WGRAD>(pl.prm, pl.tma, 0, 1, Tile::STAGES - 1, PROTO_KERNEL, seed)) != NULL;
+    const char *why = run_broken<Tile, WGRAD>(pl, 1, PROTO_KERNEL);
+    bool caught = why != NULL;
     printf("%s %s: a ring one stage short is caught (%s)\n", caught ? "ok  " : "FAIL", e.name, why ? why : "not caught");
-    return caught;
+    if (!pl.tma.pingpong) return caught;
+    why = run_broken<Tile, WGRAD>(pl, 0, PROTO_NO_TURNS);
+    printf("%s %s: ping-pong consumers not waiting for their turn are caught (%s)\n", why ? "ok  " : "FAIL", e.name,
+           why ? why : "not caught");
+    return caught && why != NULL;
 }
 
 /* A cluster following a broken protocol must fail the checks: consumers that release a stage in
@@ -191,9 +216,9 @@ bool check_staged_banks()
     return ok;
 }
 
-/* The staged epilogue is unproven GPU code: a proven entry (the 128x256 tile, fp16 forward)
-   plans it only where unproven entries are allowed (OPENCUDNN_UNPROVEN), and plans the
-   epilogue it had otherwise. */
+/* The staged epilogue and its ping-pong twin are unproven GPU code: a proven entry (the 128x256
+   tile, fp16 forward) plans them only where unproven entries are allowed (OPENCUDNN_UNPROVEN),
+   and plans the kernel it had otherwise. */
 bool check_staged_gate()
 {
     const tma_case e = {"staged gate", CUDNN_DATA_HALF, 0, 2, 64, 256, 8, 8, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 1, NULL};
@@ -202,9 +227,10 @@ bool check_staged_gate()
     bool passed, ok;
     unsetenv("OPENCUDNN_UNPROVEN");
     ok = emu_igemm_plan(e.name, NULL, 1, tp.p, TMA_TILE0, false, &pl, &passed) && !pl.tma.staged;
+    ok = ok && !pl.tma.pingpong;
     emu_tma_switches();
-    ok = ok && emu_igemm_plan(e.name, NULL, 1, tp.p, TMA_TILE0, false, &pl, &passed) && pl.tma.staged;
-    printf("%s the staged epilogue is planned only where unproven entries are allowed\n", ok ? "ok  " : "FAIL");
+    ok = ok && emu_igemm_plan(e.name, NULL, 1, tp.p, TMA_TILE0, false, &pl, &passed) && pl.tma.staged && pl.tma.pingpong;
+    printf("%s the staged epilogue and ping-pong are planned only where unproven entries are allowed\n", ok ? "ok  " : "FAIL");
     return ok;
 }
 

@@ -16,7 +16,9 @@
      each row of its traversal ending exactly one past the box (model_load_im2col, without data);
      the bytes a CTA's full barrier expects equal to its boxes' (its own A and every CTA's part of
      B) and within the mbarrier's tx-count;
-   - the work units a multiple of the cluster.
+   - the work units a multiple of the cluster;
+   - where the plan chose the ping-pong twin (the 16-bit staged forward tiles of 128 rows or
+     more), the loads of its units of half the tile's rows.
    A layer no tile plans in a direction is listed with the first tile's reason (128x256, which
    takes every direction and type: the later tiles' may only say they do not); every tile must
    plan some layer in each direction (the 64-row tiles: in the filter gradient; the narrow tiles:
@@ -118,19 +120,28 @@ template <int BM, int BN, int CL, bool WGRAD> const char *check_loads(const igem
     return NULL;
 }
 
+/* check_loads for unclustered tile `tile` of BM x BN, or for its ping-pong twin's units of
+   BM / 2 x BN where the plan chose that (forward kernels that have one only). */
+template <int BM, int BN, bool WGRAD> const char *check_unclustered(int tile, const igemm_plan &pl, long *loads)
+{
+    if (!pl.tma.pingpong) return check_loads<BM, BN, 1, WGRAD>(pl, loads);
+    if (WGRAD || !ocd_igemm_tma_pingpong[tile - TMA_TILE0]) return "ping-pong consumers planned on a tile without them";
+    return check_loads<BM / 2, BN, 1, WGRAD>(pl, loads);
+}
+
 /* check_loads for TMA tile `tile` (make_plan's index) of plan pl, the direction's kernel. */
 const char *check_tile(int tile, bool wgrad, const igemm_plan &pl, long *loads)
 {
 #define TILE_CASE(i, bm, bn, ...)                                                                   \
     if (tile == TMA_TILE0 + i)                                                                      \
-        return wgrad ? check_loads<bm, bn, 1, true>(pl, loads) : check_loads<bm, bn, 1, false>(pl, loads);
+        return wgrad ? check_unclustered<bm, bn, true>(tile, pl, loads) : check_unclustered<bm, bn, false>(tile, pl, loads);
 #define C2_TILE_CASE(i, bm, bn, ...)                                                                \
     if (tile == TMA_C2_TILE0 + i)                                                                   \
         return wgrad ? check_loads<bm, bn, 2, true>(pl, loads) : check_loads<bm, bn, 2, false>(pl, loads);
 #define W64_TILE_CASE(i, bm, bn, ...)                                                               \
     if (tile == TMA_W64_TILE0 + i) return wgrad ? check_loads<bm, bn, 1, true>(pl, loads) : "not the filter gradient";
 #define NARROW_TILE_CASE(i, bm, bn, ...)                                                            \
-    if (tile == TMA_NARROW_TILE0 + i) return wgrad ? "the filter gradient" : check_loads<bm, bn, 1, false>(pl, loads);
+    if (tile == TMA_NARROW_TILE0 + i) return wgrad ? "the filter gradient" : check_unclustered<bm, bn, false>(tile, pl, loads);
     OCD_IGEMM_TMA_TILES(TILE_CASE)
     OCD_IGEMM_TMA_C2_TILES(C2_TILE_CASE)
     OCD_IGEMM_TMA_W64_TILES(W64_TILE_CASE)

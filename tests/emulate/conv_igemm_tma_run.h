@@ -365,6 +365,7 @@ enum cluster_protocol {
     PROTO_KERNEL,
     PROTO_LOCAL_RELEASE, /* consumers release their own CTA's stages only (empty barriers count 256) */
     PROTO_OWN_BYTES,     /* a full barrier expects only the bytes its own CTA loads */
+    PROTO_NO_TURNS,      /* ping-pong consumers that do not wait for their turn */
 };
 
 /* A cluster's shared state (Tile::CL CTAs, one for an unclustered tile), under one lock. ring:
@@ -393,6 +394,7 @@ template <class Tile, typename T, bool WGRAD> struct cluster_run {
         std::vector<std::pair<int, int>> order[CW];          /* (unit, kt) each consumer multiplied, in order */
         std::vector<float> d[CW];                            /* [thread][MI][BN / 2] */
         std::deque<int> pending[CW];                         /* stages of each consumer's pending wgmma groups */
+        int turn = 0, passes[CW] = {}, waits[CW] = {};       /* ping-pong: whose mainloop; the named barriers */
     } ctas[CL];
     struct job {
         int dst, src, stage, use, tile, kt, copy; /* copy `copy` of K tile kt of unit `tile` of CTA src */
@@ -408,7 +410,7 @@ template <class Tile, typename T, bool WGRAD> struct cluster_run {
     {
         for (cta &c : ctas) {
             c.smem.assign(BASE + L::SMEM_STAGED - 1024, 0xff); /* the stages, the barriers, the staged epilogue's buffers */
-            for (int s = 0; s < S; s++) c.full[s].init(1), c.empty[s].init(128 * CW * (proto == PROTO_LOCAL_RELEASE ? 1 : CL));
+            for (int s = 0; s < S; s++) c.full[s].init(1), c.empty[s].init(128 * Tile::RELEASERS * (proto == PROTO_LOCAL_RELEASE ? 1 : CL));
             for (int i = 0; i < CW; i++) c.d[i].assign((size_t)128 * Tile::MI * (Tile::BN / 2), 0.f);
         }
     }
@@ -475,7 +477,7 @@ template <class Tile, typename T, bool WGRAD> struct emu_producer {
             if (cp.multicast != (cp.into_b && C::CL > 1)) c.fail("a load multicast that is not the shared B, or B not multicast");
             for (int d = 0; d < C::CL; d++) {
                 if (d != rank && !cp.multicast) continue;
-                if (c.ctas[d].released[b] < C::CW * use) c.fail("a stage refilled before the consumers of every CTA it writes released it");
+                if (c.ctas[d].released[b] < Tile::RELEASERS * use) c.fail("a stage refilled before the consumers of every CTA it writes released it");
                 c.jobs.push_back({d, rank, b, use, tile, kt, i});
             }
         }
@@ -541,9 +543,30 @@ template <class Tile, typename T, bool WGRAD> struct emu_consumer {
     {
         std::fill(me().d[wg].begin(), me().d[wg].end(), 0.f);
     }
+    /* ping-pong turns: named barrier wg, which the other consumer's turn_pass arrives on (one
+       arrival at a time: a second before this one's wait would be a barrier overrun) */
+    void turn_wait()
+    {
+        jitter(rng);
+        std::unique_lock<std::mutex> lk(c.mu);
+        const int want = ++me().waits[wg];
+        if (c.proto != PROTO_NO_TURNS) c.wait(lk, [&] { return me().passes[wg] >= want; });
+        me().turn = wg;
+    }
+    void turn_pass()
+    {
+        jitter(rng);
+        std::unique_lock<std::mutex> lk(c.mu);
+        const int o = 1 - wg;
+        if (me().turn != wg) c.fail("a turn passed by a consumer that did not hold it");
+        if (++me().passes[o] > me().waits[o] + 1) c.fail("a turn passed twice before the other consumer took it");
+        me().turn = o;
+        c.cv.notify_all();
+    }
     void mma(int s)
     {
         std::unique_lock<std::mutex> lk(c.mu);
+        if (Tile::PP && me().turn != wg) c.fail("the ping-pong consumers' mainloops interleave");
         const int b = s % c.ring;
         me().readers[b]++;
         me().pending[wg].push_back(b);
@@ -565,7 +588,7 @@ template <class Tile, typename T, bool WGRAD> struct emu_consumer {
                 for (int ks = 0; ks < Shape::SA::BK / Shape::SA::KSTEP; ks++)
                     wgmma_ok = wgmma_ok && emu_wgmma_ss<T, Tile::BN, WGRAD>((float(*)[Tile::BN / 2])slice.data(),
                                                                             me().smem,
-                                                                            Shape::desc_a(C::BASE, b, wg * Tile::MI + mi, ks),
+                                                                            Shape::desc_a(C::BASE, b, Tile::slice(wg) * Tile::MI + mi, ks),
                                                                             Shape::desc_b(C::BASE, b, ks), true);
                 for (int t = 0; t < 128; t++)
                     memcpy(acc(t)[mi], &slice[(size_t)t * (Tile::BN / 2)], sizeof(float) * (Tile::BN / 2));
@@ -611,8 +634,8 @@ template <class Tile, typename T, bool WGRAD> struct emu_consumer {
             return;
         }
         for (int t = 0; t < 128; t++)
-            igemm_wgmma_store<Tile, T>(c.p, *(const float(*)[Tile::MI][Tile::BN / 2])acc(t), u.m0, u.n0, 0, u.split, wg,
-                                       t);
+            igemm_wgmma_store<Tile, T>(c.p, *(const float(*)[Tile::MI][Tile::BN / 2])acc(t), u.m0, u.n0, 0, u.split,
+                                       Tile::slice(wg), t);
     }
 };
 
@@ -635,7 +658,9 @@ const char *run_cluster(const igemm_params &p, const igemm_tma_geom &g, int firs
     std::vector<std::thread> threads;
     for (emu_consumer<Tile, T, WGRAD> &cs : cons) {
         emu_consumer<Tile, T, WGRAD> *o = &cs;
-        threads.emplace_back([o, &g, first, grid] { ocd_wgmma_ring_consume<Tile::STAGES>(*o, first + o->rank, grid, g.units); });
+        threads.emplace_back([o, &g, first, grid] {
+            ocd_wgmma_ring_consume<Tile::STAGES, Tile::PP ? 2 : 1>(*o, first + o->rank, grid, g.units, Tile::PP ? o->wg : 0);
+        });
     }
     for (emu_producer<Tile, T, WGRAD> &pr : prods) {
         emu_producer<Tile, T, WGRAD> *o = &pr;
@@ -655,11 +680,12 @@ const char *run_cluster(const igemm_params &p, const igemm_tma_geom &g, int firs
         for (int i = 0; i < C::CW; i++) {
             size_t n = 0;
             const std::vector<std::pair<int, int>> &order = c.ctas[r].order[i];
-            for (int t = first + r; t < g.units; t += grid)
-                for (int kt = 0; kt < c.nkt(t); kt++, n++)
+            for (int t = first + r, j = 0; t < g.units; t += grid, j++)
+                for (int kt = 0; kt < c.nkt(t) && (!Tile::PP || j % 2 == i); kt++, n++)
                     if (n >= order.size() || order[n] != std::make_pair(t, kt))
                         return "a K tile multiplied out of order, twice, or not at all";
             if (n != order.size()) return "more K tiles multiplied than the CTA's";
+            if (c.ctas[r].passes[i] != c.ctas[r].waits[i]) return "a ping-pong turn passed and never taken, or taken unpassed";
         }
     return NULL;
 }
@@ -675,6 +701,10 @@ template <class Tile, typename T, bool WGRAD>
 const char *run_plan(const tma_case &e, const tma_problem<T> &tp, const emu_phase &ph, const struct ocd_conv_problem &p,
                      igemm_plan &pl, igemm_plan *cp, int *grid)
 {
+    if constexpr (igemm_tma_launch<Tile, T, WGRAD>::PINGPONG_OK) /* the launch's dispatch to the twin */
+        if (pl.tma.pingpong)
+            return run_plan<typename igemm_tma_pingpong_tile<Tile, T>::type, T, WGRAD>(e, tp, ph, p, pl, NULL, grid);
+    if ((pl.tma.pingpong != 0) != Tile::PP) return "ping-pong consumers planned on a tile without them";
     static char why[160];
     std::vector<uint8_t> ws(pl.ws_bytes + 256), wcp;
     uint8_t *wsa = (uint8_t *)(((uintptr_t)ws.data() + 255) & ~(uintptr_t)255);
@@ -759,10 +789,12 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
     /* the cp.async kernel's backward data gathers differently, and it has no 64-row tile */
     const bool compare = e.c % 64 == 0 && !e.dgrad && Tile::BM > 64;
     if (compare && !emu_igemm_plan(e.name, NULL, e.sm_count, tp.p, cp_tile<Tile>(), tf32, &cp, &passed)) return false;
-    /* the staged epilogue wherever the tile has it and y (dx) is NHWC: its columns contiguous */
+    /* the staged epilogue wherever the tile has it and y (dx) is NHWC: its columns contiguous;
+       with it the ping-pong twin where the tile has one */
     const bool staged = igemm_tma_launch<Tile, T, WGRAD>::STAGED_OK && !e.nchw;
-    if ((pl.tma.staged != 0) != staged) {
-        printf("FAIL %s: the plan %s the staged epilogue\n", e.name, staged ? "does not choose" : "chooses");
+    const bool pingpong = staged && igemm_tma_launch<Tile, T, WGRAD>::PINGPONG_OK;
+    if ((pl.tma.staged != 0) != staged || (pl.tma.pingpong != 0) != pingpong) {
+        printf("FAIL %s: the plan %s the staged epilogue or ping-pong\n", e.name, staged ? "does not choose" : "chooses");
         return false;
     }
     int grid = 0;
@@ -772,9 +804,9 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
     }
     double worst;
     if (!check_output(e, tp, &worst)) return false;
-    printf("ok   %s: %d tiles x %d splits on %d CTAs (clusters of %d), %d K tiles each%s%s, largest error %.2g%s\n",
-           e.name, pl.tma.tiles, pl.prm.splits, grid, Tile::CL, pl.tma.nkt,
-           compare ? ", stages as the cp.async loaders'" : "", staged ? ", staged epilogue" : "", worst,
+    printf("ok   %s: %d %s x %d splits on %d CTAs (clusters of %d), %d K tiles each%s%s, largest error %.2g%s\n",
+           e.name, pl.tma.tiles, pingpong ? "ping-pong units" : "tiles", pl.prm.splits, grid, Tile::CL, pl.tma.nkt,
+           compare && !pingpong ? ", stages as the cp.async loaders'" : "", staged ? ", staged epilogue" : "", worst,
            tf32 ? " of the TF32 bound" : "");
     return true;
 }
