@@ -249,11 +249,12 @@ TEST(conv_cuda_stem_entry)
                             cases[i].d == FWD        ? "cuda:fwd_stem_tc_128x64"
                             : cases[i].d == BWD_DATA ? "cuda:dgrad_stem_tc_128x8"
                                                      : "cuda:wgrad_stem_tc_64x256",
-                            cases[i].d == BWD_FILTER && cases[i].cf == tf32n ? "cuda:wgrad_nchw_tf32*" : NULL);
-    check_entry_reached(&stem, tf32n, BWD_FILTER, wgrad1, "cuda:wgrad_nchw_tf32_64x128x16_s3", NULL);
+                            cases[i].d == BWD_FILTER && cases[i].cf == tf32n ? "cuda:wgrad_nchw*" : NULL);
+    check_entry_reached(&stem, tf32n, BWD_FILTER, wgrad1, "cuda:wgrad_nchw_tf32_64x128x16_s3", "cuda:wgrad_nchw_gemm*");
 }
 
-/* The TF32 filter gradient of NCHW float data, ahead of cuBLAS on a column matrix under BWD_FILTER_ALGO_1 with DEFAULT_MATH: ResNet's
+/* The TF32 filter gradient of NCHW float data, ahead of cuBLAS on a column matrix under
+   BWD_FILTER_ALGO_1 with DEFAULT_MATH (the per-image cuBLAS entries ahead of it switched off): ResNet's
    3x3 (64 channels each way); stride 2 with odd sizes (P Q not a multiple of 4), 72 filters (two
    filter tiles) and CONVOLUTION mode; a 1x1 of 130 channels (two column tiles); dilation 2; and
    one batch large enough that the plan splits K. */
@@ -270,7 +271,7 @@ TEST(conv_cuda_wgrad_nchw_tf32_entry)
     };
     for (size_t i = 0; i < sizeof shapes_tf32 / sizeof shapes_tf32[0]; i++)
         check_entry_reached(&shapes_tf32[i], &tf32_nchw, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1,
-                            "cuda:wgrad_nchw_tf32_64x128x16_s3", NULL);
+                            "cuda:wgrad_nchw_tf32_64x128x16_s3", "cuda:wgrad_nchw_gemm*");
 }
 
 /* The host's CBLAS entry (a build with OPENCUDNN_CBLAS): forward GEMM reaches host:fwd_gemm_cblas
@@ -463,7 +464,7 @@ TEST(conv_reference_entries_alone)
                "host:fwd_implicit_precomp_gemm,host:fwd_implicit_gemm,host:fwd_gemm,host:dgrad_implicit_precomp_gemm,"
                "host:dgrad_implicit_gemm,host:wgrad_gemm,host:wgrad_implicit_precomp_gemm,host:wgrad_implicit_gemm,"
                "cuda:fwd_gemm1x1*,cuda:fwd_igemm*,cuda:fwd_im2col*,cuda:dgrad_gemm1x1*,cuda:dgrad_igemm*,"
-               "cuda:dgrad_im2col*,cuda:wgrad_nchw_tf32*,cuda:wgrad_gemm1x1*,cuda:wgrad_igemm*,cuda:wgrad_im2col*,"
+               "cuda:dgrad_im2col*,cuda:wgrad_nchw*,cuda:wgrad_gemm1x1*,cuda:wgrad_igemm*,cuda:wgrad_im2col*,"
                "cuda:fwd_stem*,cuda:dgrad_stem*,cuda:wgrad_stem*");
     static const int picks[] = {0, 3, 12};
     for (size_t s = 0; s < sizeof picks / sizeof picks[0]; s++)

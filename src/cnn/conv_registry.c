@@ -243,6 +243,10 @@ static const struct ocd_conv_impl bwd_filter_impls[] = {
                    BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3),
                ocd_host_conv_direct, NULL),
 #ifdef OCD_HAVE_CUDA
+    /* float and double NCHW as a cuBLAS GEMM per image, where the images have pixels enough */
+    PLANNED_ENTRY("cuda:wgrad_nchw_gemm_cublas_tc", OCD_BACKEND_CUDA, WGRAD_GEMM_ALGOS, ocd_cuda_conv_nchw_wgrad_gemm_tc,
+                  true)
+    PLANNED_ENTRY("cuda:wgrad_nchw_gemm_cublas", OCD_BACKEND_CUDA, WGRAD_GEMM_ALGOS, ocd_cuda_conv_nchw_wgrad_gemm, false)
     /* float NCHW as TF32, both operands gathered K-major: ahead of cuBLAS on a column matrix */
     PLANNED_ENTRY("cuda:wgrad_nchw_tf32_64x128x16_s3", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1),
                   ocd_cuda_conv_wgrad_tf32, true)

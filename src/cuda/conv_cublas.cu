@@ -38,13 +38,22 @@
    Backward data: dcol = w^T * dy in fp32 (fp64 for double) in the workspace, then col2im gathers
    each dx element from the dcol entries that read it (deterministic) and applies alpha and beta.
    Backward filter: dw = dy^T * col, the sum over images and pixels being the GEMM K dimension.
-   NHWC has it as it lies; for NCHW both operands are first laid out channel-major over all
-   images, [G][channel or kk][N][P*Q] (col by the im2col kernel, dy by the same kernel as a 1x1
-   "im2col"), so that one GEMM per group does the whole sum (a GEMM per image, accumulating,
-   left the device mostly idle: 5 to 14 times slower on ResNet-50 layers). That GEMM is skinny
-   (K/G x C/G*R*S outputs, N*P*Q deep): without groups its K is cut into chunks, one strided-
-   batched GEMM writes a partial product per chunk in fp32 (fp64), and a last kernel sums them
-   in chunk order (deterministic) with alpha and beta.
+   NHWC has it as it lies. NCHW has it per image, dw_n[K][C R S] = dy_n[K][P Q] * col_n[C R S][P Q]^T
+   (col_n = x_n itself for a 1x1 filter at unit stride without padding), both operands K-major
+   (TN: what TF32 tensor cores take as they lie): the wgrad_nchw_gemm entries run it as one
+   strided-batched GEMM per group over the images, each image's product into a slab of its own
+   in fp32 (fp64), and a last kernel sums the slabs (ocd_slab_sum_kernel, a fixed order:
+   deterministic) with alpha and beta. Where the images have few pixels the slabs would outweigh
+   the operands, and the other entries first lay both operands out channel-major over all images,
+   [G][channel or kk][N][P*Q] (col by the im2col kernel, dy by the same kernel as a 1x1
+   "im2col"), so that one GEMM per group does the whole sum (a GEMM per image accumulating into
+   dw in turn left the device mostly idle). That GEMM is skinny (K/G x C/G*R*S outputs, N*P*Q
+   deep): without groups its K is cut into chunks, one strided-batched GEMM writes a partial
+   product per chunk, and the same kernel sums them.
+   Strided 1x1 filters without padding (ResNet's downsampling shortcuts) where "gather" does not
+   serve (the NCHW forward, backward data): gemm1x1 serves them too for float and
+   double data (unproven), its column matrix x's subsample (a quarter of x at stride 2),
+   backward data's dcol scattered back by col2im.
 
    The tensor-core flavour (the _tc entries) computes fp16 and bf16 with fp32 accumulation and
    fp32 as TF32 (CUBLAS_COMPUTE_32F_FAST_TF32); the plain flavour computes fp32 and fp64. */
@@ -52,6 +61,7 @@
 
 #include "core/reasons.h"
 #include "cuda/check.cuh"
+#include "cuda/conv_cublas_sum.cuh"
 #include "cuda/conv_store.cuh"
 #include "cuda/cublas_loader.h"
 #include "cuda/cublaslt_matmul.h"
@@ -317,19 +327,6 @@ __host__ __device__ void cublas_col2im_range(const A *dcol, T *dx, const col_geo
     }
 }
 
-/* dw = alpha * (the sum of the chunks' partial products, in chunk order) + beta * dw. */
-template <typename T, typename A>
-__global__ void cublas_sum_chunks(const A *part, int chunks, T *dw, int64_t count, A alpha, A beta)
-{
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)gridDim.x * blockDim.x) {
-        A sum = 0;
-        for (int c = 0; c < chunks; c++) sum += part[c * count + i];
-        A v = alpha * sum;
-        if (beta != 0) v += beta * (A)dw[i];
-        dw[i] = (T)v;
-    }
-}
-
 #define OCD_GRID_STRIDE blockIdx.x *blockDim.x + threadIdx.x, gridDim.x *blockDim.x
 
 template <typename T> __global__ void cublas_im2col(const T *x, T *col, const col_rows cr)
@@ -502,8 +499,10 @@ struct cublas_plan {
     col_geom gm;
     int64_t pq, hw;       /* output and input pixels per image */
     col_geom dy_gm;       /* NCHW backward filter: dy as a 1x1 column matrix */
+    bool per_image;       /* NCHW backward filter: a GEMM per image into its slab (make_plan) */
     size_t ws_col, ws_dy, ws_part; /* workspace offsets */
-    int64_t chunks, kchunk; /* NCHW backward filter: K cut in chunks of kchunk (the last shorter) */
+    int64_t chunks, kchunk; /* NCHW backward filter: the slabs (chunks of kchunk, the last shorter; or
+                               the images) */
     size_t ws_bytes;
 };
 
@@ -587,8 +586,11 @@ static void plan_epilogue(cudnnHandle_t h, const struct ocd_conv_problem *p, cub
 }
 
 /* The plan of p (all but the fused forward's epilogue, plan_epilogue's), from the device's
-   compute capability and multiprocessor count alone (host-callable: tests/emulate plans so). */
-static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, bool tc, cublas_plan *pl)
+   compute capability and multiprocessor count alone (host-callable: tests/emulate plans so);
+   per_image: an NCHW filter gradient as per-image GEMMs (file comment) rather than one GEMM over
+   operands re-laid channel-major. */
+static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, bool tc, bool per_image,
+                             cublas_plan *pl)
 {
     memset(pl, 0, sizeof *pl);
     const struct ocd_conv_shape *s = &p->s;
@@ -651,7 +653,8 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     pl->gather = !pl->direct && one && p->dir != OCD_CONV_BWD_DATA && nhwc && ocd_impl_unproven() == NULL;
     gm.vec_rows = pl->gather;
     if (pl->gather) gm.krsc = 1; /* a 1x1 filter's rows are its channels in either format */
-    if (p->dir == OCD_CONV_BWD_FILTER && !nhwc) {
+    pl->per_image = per_image && p->dir == OCD_CONV_BWD_FILTER && !nhwc;
+    if (p->dir == OCD_CONV_BWD_FILTER && !nhwc && !pl->per_image) {
         /* both operands re-laid channel-major over all images (file comment) */
         pl->direct = false;
         gm.kmajor = 1;
@@ -671,7 +674,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     /* cuBLAS takes int extents and leading dimensions */
     const int64_t kg = s->k / s->groups, lim = INT32_MAX;
     if (s->n * pl->pq > lim || s->n * pl->hw > lim || gm.g * gm.kc > lim || s->k > lim || s->c > lim ||
-        pl->pq > lim || pl->hw > lim || kg * gm.kc > lim)
+        pl->pq > lim || pl->hw > lim || kg * gm.kc > lim || (pl->per_image && s->k * gm.kc > lim))
         return OCD_REASON_SHAPE;
     /* the column kernels' 32-bit element indices (col_geom) */
     if (s->n * pl->pq * gm.g * gm.kc > lim || s->n * s->c * pl->hw > lim || s->n * s->k * pl->pq > lim)
@@ -696,6 +699,11 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
             pl->ws_part = ws;
             ws = align_up(ws + (size_t)(pl->chunks * s->k * gm.kc) * pl->acc_size);
         }
+    }
+    if (pl->per_image) {
+        pl->chunks = s->n;
+        pl->ws_part = ws;
+        ws = align_up(ws + (size_t)(s->n * s->k * gm.kc) * pl->acc_size);
     }
     pl->ws_bytes = ws ? ws + 256 : 0; /* room to align the user's pointer */
     return NULL;
@@ -735,6 +743,23 @@ static cudnnStatus_t run_lt(cudnnHandle_t h, const struct ocd_conv_problem *p, c
     const cublasStatus_t st = ocd_lt_run(lt, &mm, &pl.lt_algo, (float)p->alpha, beta, h->stream);
     if (st != CUBLAS_STATUS_SUCCESS) return ocd_cublaslt_status(st, "cublasLtMatmul", __func__, __FILE__, __LINE__);
     return CUDNN_STATUS_SUCCESS;
+}
+
+/* A row-major strided-batched GEMM C = A B^T (gemm_rm's ta false, tb true) and its operands'
+   element offsets. */
+struct rm_gemm {
+    int64_t m, n, k, lda, sa, ldb, sb, ldc, sc, batch, a0, b0, c0;
+};
+
+/* The per-image filter gradient's GEMM of group gi (file comment): A dy's [K/G][P Q] blocks, B
+   x's [C/G][H W] (direct) or col's [C/G R S][P Q] ones, C the slabs' [K][C/G R S] rows of the
+   group; one image a batch. */
+static rm_gemm per_image_gemm(const cublas_plan &pl, int64_t k, int64_t gi)
+{
+    const col_geom &gm = pl.gm;
+    const int64_t kg = k / gm.g, blk = pl.direct ? gm.cg * pl.hw : gm.kc * pl.pq;
+    return {kg, gm.kc, pl.pq, pl.pq, k * pl.pq, pl.pq, gm.g * blk, gm.kc, k * gm.kc, gm.n,
+            gi * kg * pl.pq, gi * blk, gi * kg * gm.kc};
 }
 
 template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const struct ocd_conv_problem *p, const cublas_plan &pl,
@@ -798,6 +823,17 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
         if (gm.nhwc)
             return gemm_rm(gc, true, false, kg, kc, n * pq, &alpha, dy, dt, k, kg, src, dt, ld_src, gs_src, &beta, dw,
                            dt, kc, kg * kc, g);
+        if (pl.per_image) {
+            A *part = (A *)(ws + pl.ws_part);
+            for (int64_t gi = 0; gi < g; gi++) {
+                const rm_gemm q = per_image_gemm(pl, k, gi);
+                OCD_TRY(gemm_rm(gc, false, true, q.m, q.n, q.k, &one, dy + q.a0, dt, q.lda, q.sa, src + q.b0, dt, q.ldb,
+                                q.sb, &zero, part + q.c0, acc, q.ldc, q.sc, q.batch));
+            }
+            ocd_slab_sum<T, A>(st, part, n, dw, k * kc, alpha, beta);
+            OCD_CUDA_LAUNCHED();
+            return CUDNN_STATUS_SUCCESS;
+        }
         T *dyt = (T *)(ws + pl.ws_dy);
         const col_rows cr = col_rows_of(pl.dy_gm, dy, sizeof(T));
         cublas_im2col<T><<<grid_for(cr.count), 256, 0, st>>>(dy, dyt, cr);
@@ -814,7 +850,7 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
         if (rest > 0)
             OCD_TRY(gemm_rm(gc, false, true, k, kc, rest, &one, dyt + full * pl.kchunk, dt, npq, 0,
                             col + full * pl.kchunk, dt, npq, 0, &zero, part + full * kk, acc, kc, kk, 1));
-        cublas_sum_chunks<T, A><<<grid_for(kk), 256, 0, st>>>(part, (int)pl.chunks, dw, kk, alpha, beta);
+        ocd_slab_sum<T, A>(st, part, pl.chunks, dw, kk, alpha, beta);
         OCD_CUDA_LAUNCHED();
         return CUDNN_STATUS_SUCCESS;
     }
@@ -873,17 +909,59 @@ static cudnnStatus_t cublas_run(cudnnHandle_t h, const void *problem, const void
    the whole device time of such a problem. */
 static const double small_gemm_macs = (double)(1 << 26);
 
+/* What an entry takes (cublas_plan_of). */
+enum cublas_scope {
+    CUBLAS_1X1,        /* gemm1x1: 1x1 filters without padding, the activation the GEMM operand at
+                          unit stride, the NHWC "gather"; else float and double data
+                          on the subsample (unproven) */
+    CUBLAS_IM2COL,     /* im2col_gemm: every problem */
+    CUBLAS_NCHW_WGRAD, /* wgrad_nchw_gemm: NCHW filter gradients of float and double data as per-image
+                          GEMMs (unproven) */
+};
+
+static bool unpadded_1x1(const struct ocd_conv_shape *s)
+{
+    for (int d = 0; d < s->nsp; d++)
+        if (s->filt[d] != 1 || s->pad[d] != 0) return false;
+    return true;
+}
+
+/* Why the per-image filter gradient declines plan pl, or NULL. Its slabs (K x C/G R S an image)
+   may not outweigh the operands it multiplies (K + C R S values a pixel), which they do where the
+   images have few pixels (ResNet-50's 7x7 and most of its 14x14 layers); and its column matrix
+   may hold at most 9/4 of x (a 3x3 filter at stride 2; a strided 1x1 one holds less), more
+   costing more than the TF32 kernel, which gathers x in place. */
+static const char *per_image_rejects(const struct ocd_conv_problem *p, const cublas_plan &pl)
+{
+    if (!pl.per_image) return "NCHW data only: NHWC filter gradients are one GEMM as their operands lie";
+    const double slab = (double)p->s.k * pl.gm.kc, operands = (double)(p->s.k + pl.gm.g * pl.gm.kc) * pl.pq;
+    if (slab > operands) return "per-image partial sums would outweigh the operands (few pixels an image)";
+    if (!pl.direct && 4.0 * pl.gm.g * pl.gm.kc * pl.pq > 9.0 * p->s.c * pl.hw)
+        return "a column matrix over 9/4 of x (filter taps over stride)";
+    return NULL;
+}
+
 /* The entries are planned (core/impl.h): make_plan's plan, which holds the flavour (cuBLAS's
-   compute type), is kept for the workspace query and the run. gemm1x1 (ONLY_DIRECT) serves what
-   needs no column matrix; tc entries leave small GEMMs to the implicit GEMM. */
-template <bool TC, bool ONLY_DIRECT> static const char *cublas_plan_of(cudnnHandle_t h, const void *problem, void *plan)
+   compute type), is kept for the workspace query and the run. tc entries leave small GEMMs to the
+   implicit GEMM. */
+template <bool TC, int SCOPE> static const char *cublas_plan_of(cudnnHandle_t h, const void *problem, void *plan)
 {
     const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
     cublas_plan &pl = *(cublas_plan *)plan;
-    const char *why = make_plan(h, p, TC, &pl);
-    if (why == NULL && ONLY_DIRECT && !pl.direct && !pl.gather)
-        why = pl.gm.kmajor ? "an NCHW filter gradient re-lays both operands in the workspace (the im2col entry)"
-                           : "not a 1x1 convolution with unit stride and no padding";
+    const bool wide = p->x.dtype == CUDNN_DATA_FLOAT || p->x.dtype == CUDNN_DATA_DOUBLE;
+    const char *why = NULL;
+    if (SCOPE == CUBLAS_NCHW_WGRAD) {
+        if ((why = ocd_impl_unproven()) != NULL) return why;
+        if (!wide) return "float and double data only: half and bfloat16 stay on the implicit GEMM";
+    }
+    why = make_plan(h, p, TC, SCOPE == CUBLAS_NCHW_WGRAD, &pl);
+    if (why == NULL && SCOPE == CUBLAS_NCHW_WGRAD) why = per_image_rejects(p, pl);
+    if (why == NULL && SCOPE == CUBLAS_1X1 && !pl.direct && !pl.gather) {
+        if (pl.gm.kmajor) why = "an NCHW filter gradient re-lays both operands in the workspace (the im2col entry)";
+        else if (!unpadded_1x1(&p->s)) why = "not a 1x1 convolution without padding";
+        else if (!wide) why = "a strided 1x1 convolution of half or bfloat16 data (implicit GEMM, dgrad_gemm1x1_strided)";
+        else why = ocd_impl_unproven(); /* strided: the GEMM on the subsample in the workspace */
+    }
     if (why == NULL && TC && (double)pl.gm.n * pl.pq * p->s.k * pl.gm.kc < small_gemm_macs &&
         ocd_cuda_conv_igemm_serves(h, p))
         why = "a small GEMM, which the implicit GEMM serves at a lower host cost per call";
@@ -898,11 +976,12 @@ static size_t cublas_workspace(cudnnHandle_t h, const void *problem, const void 
 }
 
 OCD_IMPL_PLAN_FITS(cublas_plan);
-extern "C" const struct ocd_impl_planned ocd_cuda_conv_gemm1x1_tc_planned = {cublas_plan_of<true, true>,
-                                                                              cublas_workspace, cublas_run};
-extern "C" const struct ocd_impl_planned ocd_cuda_conv_gemm1x1_planned = {cublas_plan_of<false, true>,
-                                                                           cublas_workspace, cublas_run};
-extern "C" const struct ocd_impl_planned ocd_cuda_conv_im2col_gemm_tc_planned = {cublas_plan_of<true, false>,
-                                                                                  cublas_workspace, cublas_run};
-extern "C" const struct ocd_impl_planned ocd_cuda_conv_im2col_gemm_planned = {cublas_plan_of<false, false>,
-                                                                               cublas_workspace, cublas_run};
+#define CUBLAS_PLANNED(name_, tc_, scope_)                                                      \
+    extern "C" const struct ocd_impl_planned name_##_planned = {cublas_plan_of<tc_, scope_>, cublas_workspace, \
+                                                                cublas_run};
+CUBLAS_PLANNED(ocd_cuda_conv_gemm1x1_tc, true, CUBLAS_1X1)
+CUBLAS_PLANNED(ocd_cuda_conv_gemm1x1, false, CUBLAS_1X1)
+CUBLAS_PLANNED(ocd_cuda_conv_im2col_gemm_tc, true, CUBLAS_IM2COL)
+CUBLAS_PLANNED(ocd_cuda_conv_im2col_gemm, false, CUBLAS_IM2COL)
+CUBLAS_PLANNED(ocd_cuda_conv_nchw_wgrad_gemm_tc, true, CUBLAS_NCHW_WGRAD)
+CUBLAS_PLANNED(ocd_cuda_conv_nchw_wgrad_gemm, false, CUBLAS_NCHW_WGRAD)

@@ -73,6 +73,7 @@ static const char *const wgrad_entries[] = {
     "cuda:wgrad_igemm_tma_128x256x64_s4", "cuda:wgrad_igemm_tma_256x128x64_s4",
     "cuda:wgrad_igemm_tma_c2_128x256x64_s4", "cuda:wgrad_igemm_tma_c2_256x128x64_s4",
     "cuda:wgrad_igemm_tma_64x256x64_s5", "cuda:wgrad_igemm_tma_64x64x64_s8",
+    "cuda:wgrad_nchw_gemm_cublas_tc", "cuda:wgrad_nchw_gemm_cublas",
 };
 
 static const struct {

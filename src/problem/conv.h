@@ -261,11 +261,16 @@ OCD_IGEMM_TMA_NARROW_TILES(OCD_IGEMM_TMA_NARROW_DECLARE)
    filters with unit stride and no padding, where the activation itself is the GEMM operand (no
    workspace); "im2col_gemm" applies to the rest and expands the input (or collects the data
    gradient) in the workspace. The _tc entries use the tensor cores (fp16, bf16, and fp32 as
-   TF32); the others compute fp32 and double data in plain precision. */
+   TF32); the others compute fp32 and double data in plain precision. "gemm1x1" also takes
+   strided 1x1 filters without padding of float and double data, on x's subsample in the
+   workspace; "nchw_wgrad_gemm" the filter gradient of NCHW float and double data as a GEMM per
+   image into slabs of the workspace, summed by a second kernel. */
 OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_gemm1x1_tc)
 OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_gemm1x1)
 OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_im2col_gemm_tc)
 OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_im2col_gemm)
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_nchw_wgrad_gemm_tc)
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_nchw_wgrad_gemm)
 
 /* Backward data with a stride, phase by phase (conv_igemm.cu says how), planned; _tc for fp16
    and bf16, _tf32 for fp32 data, _tma for fp16 and bf16 with every phase on the sm_90a TMA

@@ -273,7 +273,7 @@ template <typename T> struct lt_problem {
         p.alpha = 0.75;
         /* the plan of the entry, as cublas_plan_of makes it before the epilogue's choice */
         struct cudnnContext h = emu_handle(9, 132);
-        plan_why = make_plan(&h, &p, t != CUDNN_DATA_DOUBLE, &pl);
+        plan_why = make_plan(&h, &p, t != CUDNN_DATA_DOUBLE, false, &pl);
         p.ep.on = true, p.ep.relu = relu;
         p.ep.alpha2 = zmode == LT_NO_Z ? 0 : 0.5;
         p.ep.z = zmode == LT_Z_APART ? (const void *)z.p() : zmode == LT_Z_IN_Y ? (const void *)y.p() : NULL;

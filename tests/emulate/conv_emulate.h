@@ -127,6 +127,29 @@ static inline bool emu_conv_geometry(struct ref_conv *rc, struct ocd_conv_shape 
     }
     return true;
 }
+
+/* A filter-gradient case's operands and its reference: x, dy and dw (the prior dw, which beta
+   scales) from rng, want = alpha * dW + beta * dw in double, and bound the same product of |x|
+   and |dy| (the scale of the rounding errors). */
+struct emu_wgrad_data {
+    std::vector<float> x, dy, dw;
+    std::vector<double> want, bound;
+};
+
+static inline emu_wgrad_data emu_wgrad_case(const struct ref_conv *rc, emu_rng &rng, double alpha, double beta)
+{
+    const long nx = ref_conv_x_count(rc), ny = ref_conv_y_count(rc), nw = ref_conv_w_count(rc);
+    emu_wgrad_data d;
+    d.x.resize(nx), d.dy.resize(ny), d.dw.resize(nw), d.want.resize(nw), d.bound.resize(nw);
+    std::vector<double> xd(nx), dyd(ny), xa(nx), dya(ny);
+    for (long i = 0; i < nx; i++) d.x[i] = rng.next(), xd[i] = d.x[i], xa[i] = d.x[i] < 0 ? -xd[i] : xd[i];
+    for (long i = 0; i < ny; i++) d.dy[i] = rng.next(), dyd[i] = d.dy[i], dya[i] = d.dy[i] < 0 ? -dyd[i] : dyd[i];
+    for (long i = 0; i < nw; i++) d.dw[i] = rng.next();
+    ref_conv_bwd_filter(rc, xd.data(), dyd.data(), d.want.data());
+    ref_conv_bwd_filter(rc, xa.data(), dya.data(), d.bound.data());
+    for (long i = 0; i < nw; i++) d.want[i] = alpha * d.want[i] + beta * d.dw[i];
+    return d;
+}
 #endif
 
 #endif /* OCD_TESTS_EMULATE_CONV_EMULATE_H */

@@ -106,15 +106,10 @@ bool run_case(const wcase &c, cudnnHandle_t h)
         pl.ws_bytes = (size_t)pl.prm.splits * pl.prm.m * pl.prm.n * sizeof(float);
     }
     emu_rng rng = {(uint32_t)(c.n * 131 + c.c * 17 + c.k)};
-    const long nx = ref_conv_x_count(&rc), ny = ref_conv_y_count(&rc), nw = ref_conv_w_count(&rc);
-    std::vector<float> x(nx), dy(ny), dw(nw), ws(pl.ws_bytes / sizeof(float), NAN);
-    std::vector<double> xd(nx), dyd(ny), xa(nx), dya(ny), want(nw), bound(nw);
-    for (long i = 0; i < nx; i++) x[i] = rng.next(), xd[i] = x[i], xa[i] = fabs(x[i]);
-    for (long i = 0; i < ny; i++) dy[i] = rng.next(), dyd[i] = dy[i], dya[i] = fabs(dy[i]);
-    for (long i = 0; i < nw; i++) dw[i] = rng.next();
-    ref_conv_bwd_filter(&rc, xd.data(), dyd.data(), want.data());
-    ref_conv_bwd_filter(&rc, xa.data(), dya.data(), bound.data());
-    for (long i = 0; i < nw; i++) want[i] = c.alpha * want[i] + c.beta * dw[i];
+    emu_wgrad_data d = emu_wgrad_case(&rc, rng, c.alpha, c.beta);
+    std::vector<float> &x = d.x, &dy = d.dy, &dw = d.dw, ws(pl.ws_bytes / sizeof(float), NAN);
+    const std::vector<double> &want = d.want, &bound = d.bound;
+    const long nw = (long)dw.size();
     p.x_data = x.data(), p.y_data = dy.data(), p.w_data = dw.data();
     const wgt_params bound_m = wgt_bind(&p, &pl, ws.data());
     if (bound_m.dense != c.dense) {
