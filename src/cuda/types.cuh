@@ -163,18 +163,20 @@ template <typename Acc> __host__ __device__ __forceinline__ Acc ocd_cuda_load_as
     }
 }
 
-/* Stores v with one rounding to the type and its saturation (ocd_cuda_store from double). */
-__host__ __device__ __forceinline__ void ocd_cuda_store_as(cudnnDataType_t t, void *p, int64_t i, double v)
+/* Stores v (a double, or a float: the same value, rounded the same) with one rounding to the
+   type and its saturation (ocd_cuda_store from v's type). */
+template <typename V> __host__ __device__ __forceinline__ void ocd_cuda_store_as(cudnnDataType_t t, void *p, int64_t i, V v)
 {
+    static_assert(std::is_same<V, double>::value || std::is_same<V, float>::value, "a float or a double value");
     switch (t) {
-    case CUDNN_DATA_DOUBLE: ((double *)p)[i] = v; return;
+    case CUDNN_DATA_DOUBLE: ((double *)p)[i] = (double)v; return;
     case CUDNN_DATA_FLOAT: ((float *)p)[i] = (float)v; return;
-    case CUDNN_DATA_HALF: ocd_cuda_store<__half, double>((__half *)p + i, v); return;
-    case CUDNN_DATA_BFLOAT16: ocd_cuda_store<__nv_bfloat16, double>((__nv_bfloat16 *)p + i, v); return;
+    case CUDNN_DATA_HALF: ocd_cuda_store<__half, V>((__half *)p + i, v); return;
+    case CUDNN_DATA_BFLOAT16: ocd_cuda_store<__nv_bfloat16, V>((__nv_bfloat16 *)p + i, v); return;
     case CUDNN_DATA_INT8: case CUDNN_DATA_INT8x4: case CUDNN_DATA_INT8x32:
-        ocd_cuda_store<int8_t, double>((int8_t *)p + i, v); return;
-    case CUDNN_DATA_UINT8: case CUDNN_DATA_UINT8x4: ocd_cuda_store<uint8_t, double>((uint8_t *)p + i, v); return;
-    case CUDNN_DATA_INT32: ocd_cuda_store<int32_t, double>((int32_t *)p + i, v); return;
+        ocd_cuda_store<int8_t, V>((int8_t *)p + i, v); return;
+    case CUDNN_DATA_UINT8: case CUDNN_DATA_UINT8x4: ocd_cuda_store<uint8_t, V>((uint8_t *)p + i, v); return;
+    case CUDNN_DATA_INT32: ocd_cuda_store<int32_t, V>((int32_t *)p + i, v); return;
     default: ((int64_t *)p)[i] = (int64_t)v; return;
     }
 }

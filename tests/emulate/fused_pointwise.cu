@@ -7,7 +7,9 @@
    tail (add a tensor with alpha2 0.5, add a per-channel bias, ReLU) in float NCHW; a backward
    mode and a forward mode in a row (RELU_BWD then GELU_FWD) in half NHWC, storing both steps;
    MatmulBiasAct's tail (a bias per column, GELU) written over its input, as the graph runs it;
-   every unary forward mode, one chain each, in float computed in float and in double. A result
+   every unary forward mode, and every binary and backward mode over two inputs of different
+   layouts, one chain each, in float computed in float and in double. Each chain runs in both
+   forms of the kernel (element by element, and the unproven one by lanes). A result
    must be within a few roundings of its type (and of float arithmetic) of the reference. Prints
    a line per case; exits 1 if any differs. */
 #include "cuda/fused_pointwise.cu"
@@ -73,10 +75,11 @@ double tolerance(cudnnDataType_t t, bool dbl, double m)
 
 int failures = 0;
 
-/* Runs every element of the chain and compares output k (tensor outs[k]) with want(k, index). */
+/* Runs every element of the chain in one form of the kernel (lanes: pw_chain_lanes, else
+   pw_chain_elements) and compares output k (tensor outs[k]) with want(k, index). */
 template <typename F>
-void check(const char *name, struct ocd_pw_chain_desc &d, std::vector<emu_tensor *> ins, std::vector<emu_tensor *> outs,
-           F want)
+void check_form(const char *name, bool lanes, struct ocd_pw_chain_desc &d, std::vector<emu_tensor *> ins,
+                std::vector<emu_tensor *> outs, F want)
 {
     struct ocd_pw_chain c;
     ocd_pw_chain_build(&c, &d);
@@ -89,8 +92,9 @@ void check(const char *name, struct ocd_pw_chain_desc &d, std::vector<emu_tensor
     for (uint32_t b = 0; b < blocks; b++)
         for (uint32_t base = b * span; base < (uint32_t)c.count; base += blocks * span)
             for (uint32_t t = 0; t < threads; t++) {
-                if (c.double_compute) pw_chain_elements<double>(l, base + t, threads);
-                else pw_chain_elements<float>(l, base + t, threads);
+                if (c.double_compute) lanes ? pw_chain_lanes<double>(l, base + t, threads)
+                                            : pw_chain_elements<double>(l, base + t, threads);
+                else lanes ? pw_chain_lanes<float>(l, base + t, threads) : pw_chain_elements<float>(l, base + t, threads);
             }
     double worst = 0;
     bool ok = true;
@@ -105,8 +109,21 @@ void check(const char *name, struct ocd_pw_chain_desc &d, std::vector<emu_tensor
                         worst = fmax(worst, err);
                         if (!(err <= tolerance(outs[k]->v.dtype, c.double_compute, w))) ok = false;
                     }
-    printf("%-48s %s (largest error %.3g)\n", name, ok ? "ok" : "FAILED", worst);
+    printf("%-48s %-8s %s (largest error %.3g)\n", name, lanes ? "lanes" : "elements", ok ? "ok" : "FAILED", worst);
     if (!ok) failures++;
+}
+
+/* check_form in both forms, the inputs restored between them (a chain may write over one). */
+template <typename F>
+void check(const char *name, struct ocd_pw_chain_desc &d, std::vector<emu_tensor *> ins, std::vector<emu_tensor *> outs,
+           F want)
+{
+    std::vector<std::vector<unsigned char>> saved;
+    for (emu_tensor *t : ins) saved.push_back(t->bytes);
+    check_form(name, false, d, ins, outs, want);
+    for (emu_tensor *t : outs) std::fill(t->bytes.begin(), t->bytes.end(), (unsigned char)0xFF);
+    for (size_t k = 0; k < ins.size(); k++) ins[k]->bytes = saved[k]; /* after: an output may be an input */
+    check_form(name, true, d, ins, outs, want);
 }
 
 void step(struct ocd_pw_chain_desc &d, int s, const struct ref_pw &p, int x, int b)
@@ -213,6 +230,36 @@ void unary_modes()
         }
 }
 
+/* every binary and backward mode (b the second input, dy for the backward ones) with its
+   parameters away from the defaults, float compute and double */
+void binary_modes()
+{
+    const cudnnPointwiseMode_t modes[] = {CUDNN_POINTWISE_ADD, CUDNN_POINTWISE_MUL, CUDNN_POINTWISE_MIN,
+                                          CUDNN_POINTWISE_MAX, CUDNN_POINTWISE_RELU_BWD, CUDNN_POINTWISE_TANH_BWD,
+                                          CUDNN_POINTWISE_SIGMOID_BWD, CUDNN_POINTWISE_ELU_BWD, CUDNN_POINTWISE_GELU_BWD,
+                                          CUDNN_POINTWISE_SOFTPLUS_BWD, CUDNN_POINTWISE_SWISH_BWD};
+    const int dims[4] = {2, 3, 5, 7};
+    for (int dbl = 0; dbl < 2; dbl++)
+        for (cudnnPointwiseMode_t m : modes) {
+            const cudnnDataType_t t = dbl ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+            emu_tensor x(t, dims, CUDNN_TENSOR_NCHW), b(t, dims, CUDNN_TENSOR_NHWC), out(t, dims, CUDNN_TENSOR_NCHW);
+            x.randomize(-3, 3), b.randomize(-2, 2);
+            struct ref_pw p = ref_pw_mode(m);
+            p.alpha1 = 0.75, p.alpha2 = -1.5, p.lower_clip = -0.5, p.upper_clip = 1.25, p.slope = 0.1;
+            p.elu_alpha = 0.7, p.softplus_beta = 1.5, p.swish_beta = 0.8;
+            struct ocd_pw_chain_desc d;
+            memset(&d, 0, sizeof d);
+            d.shape = out.v;
+            d.ninputs = 2, d.nsteps = 1, d.noutputs = 1;
+            d.in[0] = x.v, d.in[1] = b.v, d.out[0] = out.v, d.out_slot[0] = 2;
+            d.double_compute = dbl;
+            step(d, 0, p, 0, 1);
+            char name[64];
+            snprintf(name, sizeof name, "mode %d of x and b (NHWC), %s", (int)m, dbl ? "double" : "float");
+            check(name, d, {&x, &b}, {&out}, [&](int, const int64_t *i) { return ref_pw(&p, x.get(i), b.get(i)); });
+        }
+}
+
 } // namespace
 
 int main()
@@ -221,5 +268,6 @@ int main()
     drelu_gelu();
     matmul_bias_gelu_in_place();
     unary_modes();
+    binary_modes();
     return failures ? 1 : 0;
 }
