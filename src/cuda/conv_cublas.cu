@@ -80,10 +80,6 @@
 #define COL_RUN 8
 #define COL_DIGITS 8 /* digits of an im2col row index: n, g, channel, t, r, s, oz, op at most */
 
-template <typename T> struct __align__(16) col_vec {
-    T v[16 / sizeof(T)];
-};
-
 struct col_geom {
     int64_t n, g, cg, kc; /* images, groups, channels per group, column-matrix K = cg * t * r * s */
     int64_t d, h, w;      /* input extents */
@@ -207,12 +203,12 @@ __host__ __device__ void cublas_im2col_range(const T *x, T *col, const col_rows 
         }
         const uint32_t ulim = a[1] < cr.d && a[2] < cr.h ? cr.w : 0, n = cr.len - j0;
         const uint32_t off = a[0] + a[1] * cr.sd + a[2] * cr.sh + a[3] * cr.sw + j0 * cr.step, u = a[3] + j0 * cr.du;
-        col_vec<T> val[COL_RUN / VEC];
+        ocd_vec16<T> val[COL_RUN / VEC];
         if (cr.vec_load && n >= COL_RUN) { /* a plane row, or a pixel's channels: all in the source or none */
             const bool in = u < ulim;
 #pragma unroll
             for (int j = 0; j < COL_RUN; j += VEC) {
-                if (in) val[j / VEC] = *reinterpret_cast<const col_vec<T> *>(x + off + j);
+                if (in) val[j / VEC] = *reinterpret_cast<const ocd_vec16<T> *>(x + off + j);
                 else
                     for (int e = 0; e < VEC; e++) val[j / VEC].v[e] = T(0);
             }
@@ -224,7 +220,7 @@ __host__ __device__ void cublas_im2col_range(const T *x, T *col, const col_rows 
         T *dst = col + row * cr.len + j0;
         if (cr.vec_store && n >= COL_RUN) {
 #pragma unroll
-            for (int j = 0; j < COL_RUN; j += VEC) *reinterpret_cast<col_vec<T> *>(dst + j) = val[j / VEC];
+            for (int j = 0; j < COL_RUN; j += VEC) *reinterpret_cast<ocd_vec16<T> *>(dst + j) = val[j / VEC];
         } else {
 #pragma unroll
             for (int j = 0; j < COL_RUN; j++)
@@ -411,15 +407,11 @@ template <typename A> struct bias_act_geom {
     ocd_fastdiv plane, k;    /* NCHW: vectors per channel plane, P*Q / V; channels */
 };
 
-template <typename T, int V> struct __align__(sizeof(T) * V) bias_act_vec {
-    T v[V];
-};
-
 /* Vectors first, first + step, ... of y (host-callable: tests/emulate/conv_cublas_finish.cu). */
 template <typename T, typename A, int V, bool NHWC>
 __host__ __device__ void cublas_bias_act_range(const bias_act_geom<A> &g, uint32_t first, uint32_t step)
 {
-    typedef bias_act_vec<T, V> vec;
+    typedef ocd_vec<T, V> vec;
     vec *y = (vec *)g.y;
     const vec *z = (const vec *)g.z;
     for (uint32_t i = first; i < g.count; i += step) {

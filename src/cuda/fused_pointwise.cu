@@ -104,9 +104,7 @@ static __host__ __device__ __forceinline__ void pw_chain_elements(const pw_chain
 }
 
 /* One slot's values for a thread's PW_ELEMS elements: one vector access of local memory. */
-template <typename C> struct alignas(sizeof(C) * PW_ELEMS) pw_lane {
-    C v[PW_ELEMS];
-};
+template <typename C> using pw_lane = ocd_vec<C, PW_ELEMS>;
 
 /* One step over a thread's elements: the mode's switch taken once for all of them, each case
    ocd_pw_apply with its mode a constant (its switch folded away, the step's parameters read and

@@ -462,11 +462,6 @@ __host__ __device__ bool persist_stage_pipelined(const ocd_rnn_seq &q, const ocd
     return ready;
 }
 
-/* V consecutive values in one access (V = 1 or 2; aligned to the access). */
-template <typename E, int V> struct alignas(sizeof(E) * V) persist_vec {
-    E e[V];
-};
-
 /* One lane's part of G products at once: row g at w + g gate_stride times h, the lane's columns
    in groups of V (columns V lane + 32 V k + e, e < V: P a multiple of V), into sum[g] (each
    summed in column order). V = 2 reads two weights and two states an access: for 16-bit data a
@@ -478,13 +473,13 @@ __host__ __device__ inline void persist_lane_dots(const T *w, int64_t gate_strid
     float acc[4] = {0, 0, 0, 0};
 #pragma unroll 4
     for (int c = V * lane; c < P; c += V * PERSIST_WARP) {
-        const persist_vec<float, V> hc = *(const persist_vec<float, V> *)(h + c);
+        const ocd_vec<float, V> hc = *(const ocd_vec<float, V> *)(h + c);
 #pragma unroll
         for (int g = 0; g < 4; g++)
             if (g < G) {
-                const persist_vec<T, V> x = *(const persist_vec<T, V> *)(w + g * gate_stride + c);
+                const ocd_vec<T, V> x = *(const ocd_vec<T, V> *)(w + g * gate_stride + c);
 #pragma unroll
-                for (int e = 0; e < V; e++) acc[g] += (float)ocd_cuda_load(x.e + e) * hc.e[e];
+                for (int e = 0; e < V; e++) acc[g] += (float)ocd_cuda_load(x.v + e) * hc.v[e];
             }
     }
 #pragma unroll

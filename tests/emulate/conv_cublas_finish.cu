@@ -128,7 +128,7 @@ template <> struct emu_type<double> { /* the typed pass only */
 /* Elements of T on 16-byte boundaries (the vectors' alignment), with an offset of `shift`
    elements to misalign them on purpose. */
 template <typename T> struct emu_buf {
-    std::vector<bias_act_vec<T, 16 / sizeof(T)>> raw;
+    std::vector<ocd_vec16<T>> raw;
     int shift = 0;
     emu_buf(size_t n, int shift_ = 0) : raw(n / (16 / sizeof(T)) + 2), shift(shift_) {}
     T *p() { return raw[0].v + shift; }
