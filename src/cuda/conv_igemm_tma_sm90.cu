@@ -196,9 +196,7 @@ template <class Tile, typename T> struct igemm_tma_staged {
     static constexpr int COLS = 32;                                    /* 128 bytes of fp32 a row */
     static constexpr uint32_t WARP_BYTES = 16 * COLS * 4;              /* a warp's buffer */
     static constexpr uint32_t BYTES = Tile::CONSUMERS * 4 * WARP_BYTES; /* every consumer warp's */
-    struct alignas(4 * sizeof(T)) vec4 {
-        T v[4];
-    };
+    typedef ocd_vec<T, 4> vec4;
     /* What a lane keeps across the chunks: its accumulators, and the output offsets of its 4
        rows of the warp's 16 (rows lane / 8 + 4 i; -1 past M). */
     struct lane {

@@ -19,10 +19,6 @@ namespace {
 
 const int THREADS = 256;
 
-template <typename T> struct alignas(4 * sizeof(T)) vec4 {
-    T v[4];
-};
-
 /* The keep bits of the four elements from 4 * b (a block past the end keeps nothing), applied to
    the source: dst = src * scale where kept, 0 elsewhere. */
 template <typename T, bool VEC>
@@ -33,11 +29,11 @@ __device__ __forceinline__ void apply4(const T *src, T *dst, const ocd_cuda_view
     typedef typename ocd_compute<T>::type C;
     int64_t i0 = b * OCD_DROPOUT_BLOCK;
     if (VEC && i0 + OCD_DROPOUT_BLOCK <= count) {
-        vec4<T> in = *reinterpret_cast<const vec4<T> *>(src + i0), out;
+        ocd_vec<T, 4> in = *reinterpret_cast<const ocd_vec<T, 4> *>(src + i0), out;
 #pragma unroll
         for (int j = 0; j < 4; j++)
             ocd_cuda_store(&out.v[j], (bits >> j) & 1 ? ocd_cuda_load(&in.v[j]) * scale : C(0));
-        *reinterpret_cast<vec4<T> *>(dst + i0) = out;
+        *reinterpret_cast<ocd_vec<T, 4> *>(dst + i0) = out;
         return;
     }
     for (int j = 0; j < 4 && i0 + j < count; j++) {

@@ -45,10 +45,6 @@ static unsigned grid_for(cudnnHandle_t h, int64_t work)
     return (unsigned)(want < 1 ? 1 : want < most ? want : most);
 }
 
-template <typename T, int N> struct __align__(sizeof(T) * N) pack {
-    T v[N];
-};
-
 /* ---- the strided path ------------------------------------------------------------------------- */
 
 struct strided_args {
@@ -259,7 +255,7 @@ __host__ __device__ __forceinline__ void rows_pack_offsets(const rows_args &g, c
    right after the load, waiting for it before the next pack's load was issued. */
 template <typename T, int N> struct raw_pack {
     static_assert(sizeof(T) * N % 4 == 0, "packs are whole words");
-    pack<uint32_t, sizeof(T) * N / 4> w;
+    ocd_vec<uint32_t, sizeof(T) * N / 4> w;
 
     /* Element k in the compute type C (a compile-time index: a register array indexed at run
        time goes to local memory). */
@@ -273,9 +269,9 @@ template <typename T, int N> struct raw_pack {
 template <typename T, int N>
 __host__ __device__ __forceinline__ void load_pack(const T *p, bool broadcast, raw_pack<T, N> &out)
 {
-    typedef pack<uint32_t, sizeof(T) * N / 4> words;
+    typedef ocd_vec<uint32_t, sizeof(T) * N / 4> words;
     if (broadcast) {
-        pack<T, N> x;
+        ocd_vec<T, N> x;
         const T v = *p;
 #pragma unroll
         for (int k = 0; k < N; k++) x.v[k] = v;
@@ -288,21 +284,21 @@ __host__ __device__ __forceinline__ void load_pack(const T *p, bool broadcast, r
 /* N results to storage: half and bfloat16 two at a time (one cvt.rn.f16x2.f32 or .bf16x2 for
    two elements, each rounded to nearest even as ocd_cuda_store rounds one). */
 template <typename T, typename C, int N> struct store_pack {
-    static __host__ __device__ __forceinline__ void to(pack<T, N> &out, const C r[N])
+    static __host__ __device__ __forceinline__ void to(ocd_vec<T, N> &out, const C r[N])
     {
 #pragma unroll
         for (int k = 0; k < N; k++) ocd_cuda_store<T, C>(&out.v[k], r[k]);
     }
 };
 template <int N> struct store_pack<__half, float, N> {
-    static __host__ __device__ __forceinline__ void to(pack<__half, N> &out, const float r[N])
+    static __host__ __device__ __forceinline__ void to(ocd_vec<__half, N> &out, const float r[N])
     {
 #pragma unroll
         for (int k = 0; k < N; k += 2) *reinterpret_cast<__half2 *>(&out.v[k]) = __floats2half2_rn(r[k], r[k + 1]);
     }
 };
 template <int N> struct store_pack<__nv_bfloat16, float, N> {
-    static __host__ __device__ __forceinline__ void to(pack<__nv_bfloat16, N> &out, const float r[N])
+    static __host__ __device__ __forceinline__ void to(ocd_vec<__nv_bfloat16, N> &out, const float r[N])
     {
 #pragma unroll
         for (int k = 0; k < N; k += 2)
@@ -361,9 +357,9 @@ __host__ __device__ __forceinline__ void rows_step(const rows_args &g,
             r[k] = ocd_cuda_ewise_value<C>((enum ocd_ewise_op)OP, s, FORM == ROWS_VALUE ? a1[u] : av[u].template at<C>(k),
                                            binary ? bv[u].template at<C>(k) : C(0),
                                            BLEND ? yv[u].template at<C>(k) : C(0), BLEND);
-        pack<Ty, N> out;
+        ocd_vec<Ty, N> out;
         store_pack<Ty, C, N>::to(out, r);
-        *reinterpret_cast<pack<Ty, N> *>(y + yo[u]) = out;
+        *reinterpret_cast<ocd_vec<Ty, N> *>(y + yo[u]) = out;
     }
 }
 
@@ -404,10 +400,10 @@ template <typename U> __global__ void fill_vec(uint32_t n, U *y, U value)
 {
     const int N = 16 / sizeof(U);
     const uint32_t nvec = n / N, step = gridDim.x * blockDim.x, tid = blockIdx.x * blockDim.x + threadIdx.x;
-    pack<U, N> out;
+    ocd_vec<U, N> out;
 #pragma unroll
     for (int k = 0; k < N; k++) out.v[k] = value;
-    for (uint32_t v = tid; v < nvec; v += step) reinterpret_cast<pack<U, N> *>(y)[v] = out;
+    for (uint32_t v = tid; v < nvec; v += step) reinterpret_cast<ocd_vec<U, N> *>(y)[v] = out;
     uint32_t i = nvec * N + tid;
     if (i < n) y[i] = value;
 }

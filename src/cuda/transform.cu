@@ -37,10 +37,6 @@ struct transpose_args {
     ocd_fastdiv div_tiles_p, div_tiles_q;
 };
 
-template <typename T, int N> struct __align__(sizeof(T) * N) word {
-    T v[N];
-};
-
 #define TILE 32       /* words per tile side */
 #define TILE_ROWS 4   /* blockDim.y: each thread moves TILE / TILE_ROWS rows of words */
 
@@ -52,7 +48,7 @@ __global__ void transpose_tiled(transpose_args g, ocd_cuda_scales<typename ocd_c
                                 const T *x)
 {
     typedef typename ocd_compute_pair<T, T>::type C;
-    typedef word<T, V> W;
+    typedef ocd_vec<T, V> W;
     __shared__ W tile[TILE * V][TILE + 1];
     uint32_t t = blockIdx.x;
     uint32_t rest = ocd_fastdiv_div(g.div_tiles_p, t), tp = t - rest * g.tiles_p;
