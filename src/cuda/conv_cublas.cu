@@ -880,11 +880,8 @@ static cudnnStatus_t cublas_run(cudnnHandle_t h, const void *problem, const void
     const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
     const cublas_plan &pl = *(const cublas_plan *)plan;
     cublasHandle_t blas = NULL;
-    const char *why = ocd_cublas_handle(h, &blas);
-    if (why != NULL || workspace_bytes < pl.ws_bytes)
-        return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "cuBLAS convolution entry cannot run: %s",
-                        why ? why : "workspace too small");
-    char *ws = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
+    char *ws = NULL;
+    OCD_TRY(OCD_CUBLAS_RUN_START(h, "cuBLAS convolution entry", workspace, workspace_bytes, pl.ws_bytes, &blas, &ws));
     switch (pl.dtype) {
     case CUDNN_DATA_HALF: return run_typed<__half>(h, p, pl, blas, ws);
     case CUDNN_DATA_BFLOAT16: return run_typed<__nv_bfloat16>(h, p, pl, blas, ws);

@@ -178,11 +178,9 @@ static cudnnStatus_t dg1x1s_run(cudnnHandle_t h, const void *problem, const void
     const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
     const dg1x1s_plan &pl = *(const dg1x1s_plan *)plan;
     cublasHandle_t blas = NULL;
-    const char *why = ocd_cublas_handle(h, &blas);
-    if (why != NULL || workspace_bytes < pl.ws_bytes)
-        return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "strided 1x1 backward-data entry cannot run: %s",
-                        why ? why : "workspace too small");
-    void *dcol = (void *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
+    char *dcol = NULL;
+    OCD_TRY(OCD_CUBLAS_RUN_START(h, "strided 1x1 backward-data entry", workspace, workspace_bytes, pl.ws_bytes, &blas,
+                                 &dcol));
     return pl.dt == CUDNN_DATA_HALF ? dg1x1s_launch<__half>(h, p, pl, blas, dcol)
                                     : dg1x1s_launch<__nv_bfloat16>(h, p, pl, blas, dcol);
 }

@@ -402,10 +402,9 @@ cudnnStatus_t run(cudnnHandle_t h, const void *problem, const void *plan, void *
     const struct ocd_conv_wino_plan *pl = &((const entry_plan *)plan)->wino;
     const flavour &fl = ((const entry_plan *)plan)->fl;
     cublasHandle_t blas = NULL;
-    const char *why = ocd_cublas_handle(h, &blas);
-    if (why != NULL || workspace_bytes < ocd_conv_wino_workspace(pl) + 256)
-        return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "Winograd entry cannot run: %s", why ? why : "workspace too small");
-    char *ws = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
+    char *ws = NULL;
+    OCD_TRY(OCD_CUBLAS_RUN_START(h, "Winograd entry", workspace, workspace_bytes, ocd_conv_wino_workspace(pl) + 256,
+                                 &blas, &ws));
     if (p->x.dtype == CUDNN_DATA_FLOAT) return run_types<float, float>(h, p, pl, blas, ws, fl.compute);
     if (fl.half_operands) return run_types<__half, __half>(h, p, pl, blas, ws, fl.compute);
     return run_types<__half, float>(h, p, pl, blas, ws, fl.compute);

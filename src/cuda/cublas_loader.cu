@@ -74,6 +74,18 @@ const char *ocd_cublas_handle(cudnnHandle_t handle, cublasHandle_t *blas)
     return NULL;
 }
 
+cudnnStatus_t ocd_cublas_run_start(cudnnHandle_t handle, const char *entry, void *workspace, size_t workspace_bytes,
+                                   size_t need, cublasHandle_t *blas, char **ws, const char *func, const char *file,
+                                   int line)
+{
+    const char *why = ocd_cublas_handle(handle, blas);
+    if (why != NULL || workspace_bytes < need)
+        return ocd_fail(CUDNN_STATUS_INTERNAL_ERROR, func, file, line, "%s cannot run: %s", entry,
+                        why ? why : "workspace too small");
+    *ws = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
+    return CUDNN_STATUS_SUCCESS;
+}
+
 void ocd_cublas_release(cudnnHandle_t handle)
 {
     if (handle->blas != NULL && loaded != NULL) loaded->destroy((cublasHandle_t)handle->blas);

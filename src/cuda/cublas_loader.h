@@ -49,6 +49,18 @@ const struct ocd_cublas_api *ocd_cublas_api(void);
    this device. blas may be NULL: then the call only checks that cuBLAS can run. */
 const char *ocd_cublas_handle(cudnnHandle_t handle, cublasHandle_t *blas);
 
+/* The start of an entry's run on cuBLAS (the convolution entries): the handle's cuBLAS handle
+   on its stream in *blas, and the user's workspace rounded up to a 256-byte boundary in *ws, the
+   entry having asked for `need` bytes (256 more than it uses, room for that rounding, where it
+   uses any). INTERNAL_ERROR, logged as "<entry> cannot run: <why>" at the caller's place
+   (OCD_CUBLAS_RUN_START), where cuBLAS cannot run or the workspace is smaller than need. */
+cudnnStatus_t ocd_cublas_run_start(cudnnHandle_t handle, const char *entry, void *workspace, size_t workspace_bytes,
+                                   size_t need, cublasHandle_t *blas, char **ws, const char *func, const char *file,
+                                   int line);
+#define OCD_CUBLAS_RUN_START(handle, entry, workspace, workspace_bytes, need, blas, ws)                         \
+    ocd_cublas_run_start((handle), (entry), (workspace), (workspace_bytes), (need), (blas), (ws), __func__, \
+                         __FILE__, __LINE__)
+
 /* Destroys the handle's cuBLAS handle, if it has one (cudnnDestroy). */
 void ocd_cublas_release(cudnnHandle_t handle);
 
