@@ -70,14 +70,16 @@ namespace {
              once (G independent sums, h read once per column; pairs of columns, one access
              each, where P is even, so that a warp's 16-bit weights fill a shared-memory
              wavefront), the butterflies sum them, and lane 0 runs the cell as the first form's
-             cells do (its other operands read by every lane before the products), publishing
-             its h word (at the last step also hy and cy). No barrier: a warp goes on to the
-             next stage (its loads and polls) while the others finish their units.
+             cells do (its other operands read before the products), publishing its h word
+             (at the last step also hy and cy). No barrier: a warp goes on to the next stage
+             (its loads and polls) while the others finish their units.
    What a stage writes (h, the gate inputs, the sequences' positions) lies in two buffers, the
    stage of the (step, chunk) numbered k using buffer k % 2: the stage of k + 1 may run while
    warps still read buffer k % 2 in the units of k, and buffer (k + 1) % 2 was last read by the
    units of k - 1, which every warp finished before the barrier of stage k. A unit's cell is read
-   and written only by lane 0 of the warp that owns the unit (the same at every step). Warps
+   and written only by lane 0 of the warp that owns the unit (the same at every step): the
+   shuffles between the products and the cell order no shared memory, so another lane's read of
+   it would be unordered with lane 0's write (racecheck reports such a pair). Warps
    polling for words that their own block's other warps have yet to publish wait on no barrier
    of those warps, so the block goes on.
 
@@ -629,17 +631,18 @@ __host__ __device__ void persist_units(const ocd_rnn_seq &q, const ocd_rnn_persi
     C *cell = (C *)(smem + d.m.cell);
     const persist_seq_at *seq = (const persist_seq_at *)(smem + d.seq);
     /* what the cell of unit u of sequence nl of the chunk takes besides its products, read
-       before them */
+       before them; the cell itself only where `runs` (lane 0, which alone writes it back: no
+       other lane's read to order before that write) */
     struct operands {
         C x[4], br[4], c, hn;
         persist_seq_at a;
     };
-    auto operands_of = [&](int u, int nl) {
+    auto operands_of = [&](int u, int nl, bool runs) {
         operands o;
 #pragma unroll
         for (int g = 0; g < 4; g++) /* constant indices: registers */
             if (g < G) o.x[g] = ax[nl * rows + g * U + u], o.br[g] = br[g * U + u];
-        o.c = cell[(n0 + nl) * U + u], o.hn = h[nl * P + b * U + u], o.a = seq[nl];
+        o.c = runs ? cell[(n0 + nl) * U + u] : (C)0, o.hn = h[nl * P + b * U + u], o.a = seq[nl];
         return o;
     };
     /* a lane's part of the unit's products: pairs of columns an access where P is even */
@@ -662,7 +665,7 @@ __host__ __device__ void persist_units(const ocd_rnn_seq &q, const ocd_rnn_persi
     const int lane = (int)threadIdx.x % PERSIST_WARP, warps = pl.threads / PERSIST_WARP;
     for (int i = r.lo, u = r.u0, nl = r.nl0; i < units; i += warps, persist_next_unit(r, U, &u, &nl)) {
         if (b * U + u >= q.step.H) continue; /* the warp's unit: the whole warp skips */
-        operands o = operands_of(u, nl); /* every lane: broadcasts, in flight during the products */
+        operands o = operands_of(u, nl, lane == 0); /* broadcasts, in flight during the products */
         float v[4] = {0, 0, 0, 0};
         lane_dots(u, nl, lane, v);
         for (int off = PERSIST_WARP / 2; off > 0; off /= 2)
@@ -682,7 +685,7 @@ __host__ __device__ void persist_units(const ocd_rnn_seq &q, const ocd_rnn_persi
             for (int g = 0; g < G; g++) lanes[g][lane] = sum[g];
         }
         for (int g = 0; g < G; g++) v[g] = persist_butterfly(lanes[g]);
-        operands o = operands_of(u, nl);
+        operands o = operands_of(u, nl, true);
         cell_of(u, nl, o, v);
     }
 #endif
