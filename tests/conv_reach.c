@@ -29,7 +29,9 @@ void check_entry_reached(const struct shape *sh, const struct config *cf, enum d
         return;
     }
     long nx = ref_conv_x_count(&p.r), nw = ref_conv_w_count(&p.r), ny = ref_conv_y_count(&p.r);
-    double *x = random_values(p.cf->x, nx, -1, 1), *w = random_values(p.cf->w, nw, -1, 1);
+    /* unsigned data over its whole range: bytes of 128 and more must count as unsigned */
+    const bool u8 = p.cf->x == CUDNN_DATA_UINT8 || p.cf->x == CUDNN_DATA_UINT8x4;
+    double *x = random_values(p.cf->x, nx, u8 ? 0 : -1, u8 ? 255 : 1), *w = random_values(p.cf->w, nw, -1, 1);
     double *y = random_values(p.cf->y, ny, -1, 1);
     void *dx = tview_upload(&p.x, x), *dw = tview_upload(&p.w.v, w), *dy = tview_upload(&p.y, y);
     const struct disable_list saved = disable_saved();
@@ -51,6 +53,8 @@ void check_entry_reached(const struct shape *sh, const struct config *cf, enum d
     else if (d == BWD_DATA) ref_conv_bwd_data(&p.r, y, w, want), tview_download(&p.x, dx, got);
     else ref_conv_bwd_filter(&p.r, x, y, want), tview_download(&p.w.v, dw, got);
     cudnnDataType_t dst_type = d == FWD ? p.cf->y : d == BWD_DATA ? p.cf->x : p.cf->w;
+    /* an integer destination holds the sum saturated (UINT8_CONFIG's y: negative sums are 0) */
+    for (long e = 0; e < ndst; e++) want[e] = saturate_for(dst_type, want[e]);
     cudnnMathType_t math = strstr(r.name, "_tc") || strstr(r.name, "_tf32") || strstr(r.name, "_wgmma") || strstr(r.name, "_tma")
                                ? CUDNN_TENSOR_OP_MATH
                                : CUDNN_FMA_MATH;

@@ -17,7 +17,8 @@ extern const struct config tf32_nchw;
 
 /* The convolution of sh in cf and direction d, forced to algo with the OPENCUDNN_DISABLE list
    disable (NULL: none), runs an entry whose name begins with prefix, and computes what the
-   reference computes. */
+   reference computes (saturated to an integer destination's range; unsigned 8-bit data drawn
+   from 0..255, the others from -1..1). */
 void check_entry_reached(const struct shape *sh, const struct config *cf, enum dir d, int algo, const char *prefix,
                          const char *disable);
 
