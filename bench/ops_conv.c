@@ -16,8 +16,11 @@
    layout nchw_vect_c (INT8x4_CONFIG, INT8x32_CONFIG); the filter int8 of x's vector width (u8
    data take an i8 filter), the compute type INT32, y of x's type or, with the optional ydt=f32
    after math, FLOAT (the _EXT configurations; INT8x4_EXT's y in NCHW). An INT8x32 filter is
-   passed through cudnnReorderFilterAndBias (CUDNN_DEFAULT_REORDER) once in setup, as the
-   IMPLICIT_PRECOMP_GEMM kernels of that layout may expect. The gradients have no int8
+   passed through cudnnReorderFilterAndBias (CUDNN_DEFAULT_REORDER) once in setup and the
+   convolution descriptor set to CUDNN_NO_REORDER, as NVIDIA's conv_sample does: the
+   convolution then reads the reordered copy as such (under the descriptor's default,
+   CUDNN_DEFAULT_REORDER, it takes the filter in the plain layout, so that a reordered copy
+   would be convolved as a permuted filter; docs/compatibility.md). The gradients have no int8
    configuration: their rows show the library's status.
    algo=auto takes the first algorithm that cudnnGetConvolution*Algorithm_v7 returns with
    CUDNN_STATUS_SUCCESS (the library's heuristic choice, no search); any other value
@@ -121,6 +124,7 @@ const char *setup_conv(struct call *c, const struct problem *p, int dir)
         void *reordered = mem_alloc((size_t)c->t[1].count);
         st = cudnnReorderFilterAndBias(c->handle, c->filter_desc, CUDNN_DEFAULT_REORDER, c->t[1].data, reordered, 0,
                                        NULL, NULL);
+        if (st == CUDNN_STATUS_SUCCESS) st = cudnnSetConvolutionReorderType(c->conv_desc, CUDNN_NO_REORDER);
         device_sync();
         mem_free(c->t[1].data);
         c->t[1].data = reordered;
