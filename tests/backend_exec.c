@@ -157,10 +157,9 @@ TEST(backend_conv_bias_act)
     conv_bias_act(&rc, CUDNN_DATA_FLOAT, TV_NCHW, true, "ConvBiasAct", NULL);
 }
 
-/* On the CUDA pass (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it serve), ConvBiasAct
-   without z (the bench's cbag graphs), half NHWC, on a 1x1 filter large enough for the cuBLAS
-   entry (2^27 multiply-adds): every engine, and the cuBLAS entry's epilogue in cuBLASLt's
-   matmul (conv_cublas.cu's log line; C is y at beta 0). */
+/* On the CUDA pass, ConvBiasAct without z (the bench's cbag graphs), half NHWC, on a 1x1 filter
+   large enough for the cuBLAS entry (2^27 multiply-adds): every engine, and the cuBLAS entry's
+   epilogue in cuBLASLt's matmul (conv_cublas.cu's log line; C is y at beta 0). */
 TEST(backend_conv_bias_act_1x1_cublaslt)
 {
     if (test_backend[0] != 'c') return;

@@ -533,15 +533,14 @@ TEST(conv_bias_activation_forward)
     check_bias_activation(&int8_shapes[1], &int8_configs[4], CUDNN_ACTIVATION_RELU, true, 1);
 }
 
-/* On the CUDA pass (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it serve), a 1x1 convolution
-   large enough for cuBLAS (2^27 multiply-adds, past the implicit GEMM's small-GEMM share) runs
-   the fused call on the cuBLAS entries, each in the way conv_cublas.cu's plan must choose:
-   cuBLASLt's epilogue for half, bfloat16 and TF32 NHWC (z apart, z in y's own buffer; RELU and
-   IDENTITY); the typed pass where cuBLASLt declines (two groups, with 16-byte vectors and, at
-   K / G = 50, one element at a time; double; NCHW half and float). A 1x1 filter with
-   stride 2 (ResNet's downsampling) runs there too on its gathered column matrix, cuBLASLt's
-   epilogue or (double) the typed pass after the GEMM. With FWD_ALGO_GEMM the im2col entry runs
-   a 3x3 filter with padding, cuBLASLt's epilogue over the column matrix. */
+/* On the CUDA pass, a 1x1 convolution large enough for cuBLAS (2^27 multiply-adds, past the
+   implicit GEMM's small-GEMM share) runs the fused call on the cuBLAS entries, each in the way
+   conv_cublas.cu's plan must choose: cuBLASLt's epilogue for half, bfloat16 and TF32 NHWC (z apart,
+   z in y's own buffer; RELU and IDENTITY); the typed pass where cuBLASLt declines (two groups, with
+   16-byte vectors and, at K / G = 50, one element at a time; double; NCHW half and float). A 1x1
+   filter with stride 2 (ResNet's downsampling) runs there too on its gathered column matrix,
+   cuBLASLt's epilogue or (double) the typed pass after the GEMM. With FWD_ALGO_GEMM the im2col
+   entry runs a 3x3 filter with padding, cuBLASLt's epilogue over the column matrix. */
 TEST(conv_cuda_fused_1x1_runs_on_cublas)
 {
     if (test_backend[0] != 'c') return;
@@ -578,9 +577,9 @@ TEST(conv_cuda_fused_1x1_runs_on_cublas)
     check_bias_activation_algo(&pad3, &tc_configs[2], CUDNN_ACTIVATION_RELU, false, 0, gemm, im2col, lt);
 }
 
-/* On the CUDA pass (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it serve), the plain forward
-   of a 1x1 filter with stride 2 (and 3 by 2) runs on the gemm1x1 entries, its column matrix a
-   gather of whole pixels: half, bfloat16, float (TF32) and double, NHWC. */
+/* On the CUDA pass, the plain forward of a 1x1 filter with stride 2 (and 3 by 2) runs on the
+   gemm1x1 entries, its column matrix a gather of whole pixels: half, bfloat16, float (TF32) and
+   double, NHWC. */
 TEST(conv_cuda_fwd_1x1_strided_gathers)
 {
     if (!conv_tensor_core_pass() || !cublas_loadable()) return;

@@ -1,6 +1,5 @@
-/* conv_entries_cublas.c: the cuBLAS convolution entries' per-image filter gradient and strided
-   1x1 GEMMs (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets them serve) are reached where they
-   apply and compute what the reference computes. */
+/* conv_entries_cublas.c: the cuBLAS convolution entries' per-image filter gradient and strided 1x1
+   GEMMs are reached where they apply and compute what the reference computes. */
 #include "conv_reach.h"
 
 #define F CUDNN_DATA_FLOAT

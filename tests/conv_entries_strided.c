@@ -17,11 +17,10 @@ static void check_reached_and_blended(const struct entry_case *cases, size_t n, 
     }
 }
 
-/* Unproven (the suite's OPENCUDNN_UNPROVEN=1 lets it serve), ahead of the stride phases: ResNet's
-   downsampling layer (1x1 stride 2, C = 256 -> K = 128) over 27x28 (a last row of dx no dy pixel
-   reaches), fp16 and bf16; stride 3 over 20x19; strides (2, 1); a 3-D problem. Each reached at
-   beta 0, then checked through BWD_DATA_ALGO_1 at beta 0 and 0.5 (check_direction: dcol of dx's
-   type, then fp32). */
+/* Ahead of the stride phases: ResNet's downsampling layer (1x1 stride 2, C = 256 -> K = 128) over
+   27x28 (a last row of dx no dy pixel reaches), fp16 and bf16; stride 3 over 20x19; strides (2, 1);
+   a 3-D problem. Each reached at beta 0, then checked through BWD_DATA_ALGO_1 at beta 0 and 0.5
+   (check_direction: dcol of dx's type, then fp32). */
 TEST(conv_cuda_dgrad_1x1_strided_entry_is_reached)
 {
     if (!conv_tensor_core_pass() || !cublas_loadable()) return;
@@ -41,10 +40,9 @@ TEST(conv_cuda_dgrad_1x1_strided_entry_is_reached)
     check_reached_and_blended(cases, sizeof cases / sizeof cases[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
 }
 
-/* The strided 1x1 filter gradient on the cuBLAS 1x1 entry (unproven): x gathered at the output's
-   pixels by the im2col kernel, 16 bytes at a time, then dw = alpha dy^T col + beta dw; ResNet's
-   downsampling layer over 27x28, fp16, bf16 and fp32 (TF32 where allowed); strides (2, 1) in
-   CONVOLUTION mode.
+/* The strided 1x1 filter gradient on the cuBLAS 1x1 entry: x gathered at the output's pixels by the
+   im2col kernel, 16 bytes at a time, then dw = alpha dy^T col + beta dw; ResNet's downsampling
+   layer over 27x28, fp16, bf16 and fp32 (TF32 where allowed); strides (2, 1) in CONVOLUTION mode.
    Reached at beta 0, then checked through BWD_FILTER_ALGO_1 at beta 0 and 0.5. */
 TEST(conv_cuda_wgrad_1x1_strided_gathers)
 {

@@ -9,12 +9,11 @@
    of the cp.async kernel's: GEMMs of at least a tile per multiprocessor, with an edge tile in M
    (17161 output pixels), channel counts that are not multiples of the 64-channel K tile (72, 40;
    the stem's 3 padded to 8 in the workspace, the stem entry switched off), stride 2 with unequal
-   paddings (the im2col box's corners, W and H apart) and a width whose last output pixel plus
-   the stride lands two past the box (where the traversal wraps to the box's lower corner),
-   dilation 2 in CONVOLUTION mode, a 1x1 filter (the cuBLAS entry switched off), and NCHW data
-   (transposed, and the filter packed, in the workspace). The NHWC cases run the kernel's
-   ping-pong twin (units of 64x256 and 128x128, the suite's OPENCUDNN_UNPROVEN=1 choosing it
-   with the staged epilogue), the NCHW one the kernel as it was. */
+   paddings (the im2col box's corners, W and H apart) and a width whose last output pixel plus the
+   stride lands two past the box (where the traversal wraps to the box's lower corner), dilation 2
+   in CONVOLUTION mode, a 1x1 filter (the cuBLAS entry switched off), and NCHW data (transposed, and
+   the filter packed, in the workspace). The NHWC cases run the kernel's ping-pong twin (units of
+   64x256 and 128x128, chosen with the staged epilogue), the NCHW one the kernel as it was. */
 TEST(conv_cuda_tma_entries_are_reached)
 {
     if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;

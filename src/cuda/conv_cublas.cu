@@ -9,8 +9,8 @@
      NHWC: col[n*P*Q][G][K/G-of-C] (one GEMM batched over groups)
      NCHW: col[N][G][C/G*T*R*S][P*Q] (one GEMM per group, batched over images)
    Forward: y = w * col (alpha, beta straight to cuBLAS, which reads y only when beta != 0). A
-   strided 1x1 filter without padding on NHWC data (ResNet's downsampling layers; unproven:
-   only under OPENCUDNN_UNPROVEN=1) is taken by the gemm1x1 entries too ("gather"), forward and
+   strided 1x1 filter without padding on NHWC data (ResNet's downsampling layers) is taken by
+   the gemm1x1 entries too ("gather"), forward and
    for the filter gradient: its column matrix is the output pixels' input pixels, whole rows of
    channels that the im2col kernel copies 16 bytes at a time, then one GEMM as for any column
    matrix. (A strided batch of one
@@ -52,7 +52,7 @@
    product per chunk, and the same kernel sums them.
    Strided 1x1 filters without padding (ResNet's downsampling shortcuts) where "gather" does not
    serve (the NCHW forward, backward data): gemm1x1 serves them too for float and
-   double data (unproven), its column matrix x's subsample (a quarter of x at stride 2),
+   double data, its column matrix x's subsample (a quarter of x at stride 2),
    backward data's dcol scattered back by col2im.
 
    The tensor-core flavour (the _tc entries) computes fp16 and bf16 with fp32 accumulation and
@@ -587,7 +587,6 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     memset(pl, 0, sizeof *pl);
     const struct ocd_conv_shape *s = &p->s;
     if (p->ep.on) {
-        if (const char *why = ocd_impl_unproven()) return why;
         if (p->ep.scale_on && !p->ep.scale_z && p->ep.alpha2 != 0)
             return "a scale that leaves z unscaled, with z: z may be y, which the GEMM overwrites";
     }
@@ -642,7 +641,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         pl->direct &= s->filt[d] == 1 && s->stride[d] == 1 && s->pad[d] == 0;
         one &= s->filt[d] == 1 && s->pad[d] == 0;
     }
-    pl->gather = !pl->direct && one && p->dir != OCD_CONV_BWD_DATA && nhwc && ocd_impl_unproven() == NULL;
+    pl->gather = !pl->direct && one && p->dir != OCD_CONV_BWD_DATA && nhwc;
     gm.vec_rows = pl->gather;
     if (pl->gather) gm.krsc = 1; /* a 1x1 filter's rows are its channels in either format */
     pl->per_image = per_image && p->dir == OCD_CONV_BWD_FILTER && !nhwc;
@@ -902,10 +901,10 @@ static const double small_gemm_macs = (double)(1 << 26);
 enum cublas_scope {
     CUBLAS_1X1,        /* gemm1x1: 1x1 filters without padding, the activation the GEMM operand at
                           unit stride, the NHWC "gather"; else float and double data
-                          on the subsample (unproven) */
+                          on the subsample */
     CUBLAS_IM2COL,     /* im2col_gemm: every problem */
     CUBLAS_NCHW_WGRAD, /* wgrad_nchw_gemm: NCHW filter gradients of float and double data as per-image
-                          GEMMs (unproven) */
+                          GEMMs */
 };
 
 static bool unpadded_1x1(const struct ocd_conv_shape *s)
@@ -940,7 +939,6 @@ template <bool TC, int SCOPE> static const char *cublas_plan_of(cudnnHandle_t h,
     const bool wide = p->x.dtype == CUDNN_DATA_FLOAT || p->x.dtype == CUDNN_DATA_DOUBLE;
     const char *why = NULL;
     if (SCOPE == CUBLAS_NCHW_WGRAD) {
-        if ((why = ocd_impl_unproven()) != NULL) return why;
         if (!wide) return "float and double data only: half and bfloat16 stay on the implicit GEMM";
     }
     why = make_plan(h, p, TC, SCOPE == CUBLAS_NCHW_WGRAD, &pl);
@@ -949,7 +947,6 @@ template <bool TC, int SCOPE> static const char *cublas_plan_of(cudnnHandle_t h,
         if (pl.gm.kmajor) why = "an NCHW filter gradient re-lays both operands in the workspace (the im2col entry)";
         else if (!unpadded_1x1(&p->s)) why = "not a 1x1 convolution without padding";
         else if (!wide) why = "a strided 1x1 convolution of half or bfloat16 data (implicit GEMM, dgrad_gemm1x1_strided)";
-        else why = ocd_impl_unproven(); /* strided: the GEMM on the subsample in the workspace */
     }
     if (why == NULL && TC && (double)pl.gm.n * pl.pq * p->s.k * pl.gm.kc < small_gemm_macs &&
         ocd_cuda_conv_igemm_serves(h, p))

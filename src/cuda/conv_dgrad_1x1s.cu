@@ -1,6 +1,6 @@
 /* conv_dgrad_1x1s.cu: backward data of a 1x1 filter with a stride and no padding (ResNet's
    downsampling layers: 1x1, stride 2), fp16 and bf16 NHWC, as one cuBLAS GEMM and one pass over
-   dx: entry cuda:dgrad_gemm1x1_strided_cublas_tc (problem/conv.h), unproven (core/impl.h).
+   dx: entry cuda:dgrad_gemm1x1_strided_cublas_tc (problem/conv.h).
 
    Main decision: with a 1x1 filter, stride u and no padding, dx pixel (h, w) receives dy pixel
    (h / u, w / u) times the filter where u divides both coordinates, and nothing elsewhere. So
@@ -140,7 +140,6 @@ static const char *dg1x1s_geometry(const struct ocd_conv_problem *p, dg1x1s_plan
 
 static const char *dg1x1s_plan_of(cudnnHandle_t h, const void *problem, void *plan)
 {
-    if (const char *why = ocd_impl_unproven()) return why;
     if (const char *why = dg1x1s_geometry((const struct ocd_conv_problem *)problem, (dg1x1s_plan *)plan)) return why;
     if (h->cc_major < 8) return OCD_REASON_ARCH;
     return ocd_cublas_handle(h, NULL);

@@ -296,7 +296,8 @@ static const char *cluster_rejects(cudnnHandle_t h, int c2, bool wgrad, igemm_ty
 /* Whether sm_90a tile `tile` has served direction dir on a GPU faster than what serves without
    it (the A/B of bench/run.sh -U; bench/results.md), fp16 and bf16: the TMA 128x256 tile in
    every direction, its 64-row filter gradient, its narrow 256x64 tile forward and for backward
-   data (the 64-channel 3x3 layers) and 128x128 forward (grids too small for the wide tiles),
+   data (the 64-channel 3x3 layers) and 128x128 forward and for backward data (grids too small
+   for the wide tiles),
    and the cp.async kernel's forward 128x128 and 128x64 tiles. The other sm_90a tiles, and
    TF32 on any, are unproven entries (core/impl.h, docs/engines.md): right on the GPU but not
    measured faster, or measured slower (the clustered tiles). */
@@ -304,37 +305,34 @@ static bool tile_proven(int tile, enum ocd_conv_dir dir, bool tf32)
 {
     if (tf32) return false;
     if (tile == TMA_TILE0 || (dir == OCD_CONV_BWD_FILTER && tile == TMA_W64_TILE0)) return true;
-    if (dir != OCD_CONV_BWD_FILTER && tile == TMA_NARROW_TILE0 + 1) return true; /* 256x64 */
-    return dir == OCD_CONV_FWD && (tile == TMA_NARROW_TILE0 || tile == WGMMA_TILE0 + 2 || tile == WGMMA_TILE0 + 3);
+    if (dir != OCD_CONV_BWD_FILTER && (tile == TMA_NARROW_TILE0 || tile == TMA_NARROW_TILE0 + 1)) return true; /* 128x128, 256x64 */
+    return dir == OCD_CONV_FWD && (tile == WGMMA_TILE0 + 2 || tile == WGMMA_TILE0 + 3);
 }
 
 /* Why the kernels' own typed store (igemm_epi_store) cannot run the fused epilogue of p with a
    scale or an activation other than ReLU, or NULL: it takes a scale of the output's type or
    fp32, one per channel at unit stride (the bias's indexing); any other goes to the partial
-   sums and the second kernel's store (epi.wide), as does every such epilogue while the typed
-   one is an unproven entry (core/impl.h, docs/engines.md). */
+   sums and the second kernel's store (epi.wide). */
 static const char *wide_store_rejects(const struct ocd_conv_problem *p)
 {
     const struct ocd_tensor_view *sv = &p->ep.scale_view;
     if (p->ep.scale_on && sv->dtype != p->y.dtype && sv->dtype != CUDNN_DATA_FLOAT)
         return "the scale is neither of the output's type nor fp32";
     if (p->ep.scale_on && sv->strides[1] != 1 && p->y.dims[1] > 1) return "the scale's channels are not contiguous";
-    return ocd_impl_unproven();
+    return NULL;
 }
 
 /* Whether the forward TMA kernel of tile `tile` (forward, or backward data as a forward pass)
    stores prm's output through the staged epilogue (conv_igemm_tma_sm90.cu): where the tile has
    it, the output's columns are contiguous (one digit of unit stride, or a single column), and
    no partial sums are written (a fused epilogue the typed store does not take, epi.wide; the
-   forward pass has no split-K): it evaluates the typed store's epilogue (ocd_cuda_conv_epi_value).
-   Unproven GPU code: only where unproven entries are allowed (core/impl.h). */
+   forward pass has no split-K): it evaluates the typed store's epilogue (ocd_cuda_conv_epi_value). */
 static bool staged_epilogue(const igemm_params &prm, int tile)
 {
     const igemm_epi &e = prm.epi;
     const bool contiguous = e.col.div[0].d == 1 && e.col.div[1].d == 1 && e.col.div[2].d == 1 &&
                             (e.col.stride[0] == 1 || prm.N == 1);
-    return ocd_igemm_tma_staged[tile - TMA_TILE0] && contiguous && !e.wide && prm.splits == 1 && e.col_c == 0 &&
-           ocd_impl_unproven() == NULL;
+    return ocd_igemm_tma_staged[tile - TMA_TILE0] && contiguous && !e.wide && prm.splits == 1 && e.col_c == 0;
 }
 
 /* int8: an int8 entry's plan (the forward pass of the int8 configurations on the sm_80 kernel);
@@ -552,7 +550,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         why = igemm_tma_plan(prm, (int)kg, ti.bm, ti.bn, cl, esize, &pl->tma);
     }
     if (why == NULL && cl == 1 && !tma_wgrad) pl->tma.staged = staged_epilogue(prm, tile);
-    /* the staged kernel's ping-pong twin (unproven, as the staged epilogue is) */
+    /* the staged kernel's ping-pong twin */
     if (pl->tma.staged && !tf32 && ocd_igemm_tma_pingpong[tile - TMA_TILE0]) igemm_tma_pingpong(prm, ti.bm, ti.bn, &pl->tma);
     return why != NULL || cl == 1 ? why : cluster_rejects(h, tile - TMA_C2_TILE0, tma_wgrad, pl->type);
 }
@@ -832,11 +830,10 @@ static cudnnStatus_t scale_phase(cudnnHandle_t h, const struct ocd_conv_problem 
    memset zeroes every phase without taps at the copy rate, where their strided views would write
    part-sectors. The phases with taps write their elements again, over the zeros. Where every
    phase has taps (a 3x3 filter with stride 2), their GEMMs write every element of dx and the
-   memset would only add a pass over it: skipped, as an unproven entry (core/impl.h) until a GPU
-   run has checked it. */
+   memset would only add a pass over it: skipped. */
 static bool phases_zero_first(const struct ocd_conv_problem *p, const igemm_phases_plan *pp)
 {
-    if (p->beta != 0.0 || (!pp->tapless && ocd_impl_unproven() == NULL)) return false;
+    if (p->beta != 0.0 || !pp->tapless) return false;
     struct ocd_dim_group g;
     const struct ocd_tensor_view *views[1] = {&p->x};
     ocd_dim_group_build(&g, 1, views, (1u << p->x.rank) - 1);

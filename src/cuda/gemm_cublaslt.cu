@@ -13,17 +13,15 @@
      matrix);
    - a bias per row, the activation mode RELU under CUDNN_NOT_PROPAGATE_NAN (a NaN gives 0, as
      max(x, 0) does), both, or neither;
-   - any other activation, either kind (problem/gemm.h), as an unproven entry's path (core/impl.h:
-     only under OPENCUDNN_UNPROVEN=1): cuBLASLt's GELU is the tanh approximation where the graph
+   - any other activation, either kind (problem/gemm.h): cuBLASLt's GELU is the tanh approximation where the graph
      API's is the erf form, and its epilogue has no SOFTPLUS, SWISH, TANH, SIGMOID, ELU, clip or
      slope, so the GEMM runs with the BIAS (or DEFAULT) epilogue and the activation is one pass
      over C in place after it (gemm_plain.cu's epilogue pass, vectorized where C's columns allow:
      the graph's MatmulBiasAct with GELU is then the GEMM and one pass at copy bandwidth).
    It refuses, each with its reason: double data; arrays of batch pointers; a bias per column
-   (cuBLASLt's bias runs along D's rows only); without OPENCUDNN_UNPROVEN=1, every activation
-   but RELU under NOT_PROPAGATE_NAN; an alpha or beta beyond float's range (the scale type cannot
-   hold it); a matrix pointer or a batch stride not aligned to its element; a bias pointer off
-   a 16-byte boundary (cuBLASLt's preferences state the alignments of A, B, C and D only, and
+   (cuBLASLt's bias runs along D's rows only); an alpha or beta beyond float's range (the scale
+   type cannot hold it); a matrix pointer or a batch stride not aligned to its element; a bias
+   pointer off a 16-byte boundary (cuBLASLt's preferences state the alignments of A, B, C and D only, and
    its epilogue kernels may load the bias 16 bytes at a time: a bias inside a packed weight
    buffer, as attention's projections have, would fault on a misaligned address).
 
@@ -80,12 +78,6 @@ static const char *refuses(const struct ocd_gemm_call *call)
     if (p->ab_type == CUDNN_DATA_DOUBLE) return OCD_REASON_DTYPE;
     if (p->pointer_array) return "arrays of batch pointers: cuBLASLt takes strided batches";
     if (p->bias == OCD_GEMM_BIAS_COL) return "a bias per column: cuBLASLt's bias runs along the rows of C";
-    if (act_in_pass(p) && ocd_impl_unproven() != NULL)
-        return p->pw_act_on ? "a pointwise step as the activation: cuBLASLt's epilogue has no erf GELU (its GELU is "
-                              "the tanh form), SOFTPLUS, SWISH, TANH, SIGMOID, ELU, clip or slope, and the pass "
-                              "after it is unproven"
-                            : "an activation other than RELU without NaN propagation: cuBLASLt's epilogue has "
-                              "max(x, 0) only, and the pass after it is unproven";
     if (!ocd_lt_fits_scale(p->alpha) || !ocd_lt_fits_scale(p->beta))
         return "alpha or beta beyond float, cuBLASLt's scale type";
     const struct ocd_lt_matmul mm = matmul_of(call);

@@ -5,21 +5,19 @@
    batch (so any size fits the grid), the dot product over K in the accumulator type (float for
    float, TF32, half and bfloat16 data; double for double), then the shared epilogue (gemm.cuh).
    Every type combination, transposition and batch form of the problem is served, with either
-   kind of activation (gemm.cuh: a pointwise step only while OPENCUDNN_UNPROVEN=1).
+   kind of activation (gemm.cuh).
 
    The epilogue pass is memory-bound, and written so: each thread carries several elements with
-   their loads in flight, and finds their coordinates by multiply-high division. Its vectorized
-   form (an unproven entry's path, core/impl.h: only under OPENCUDNN_UNPROVEN=1) moves whole
-   16-byte vectors of V consecutive rows of a column, where every column starts on a 16-byte
-   boundary: C's pointer aligned, m, ldc and the batch stride multiples of V, a bias per row
+   their loads in flight, and finds their coordinates by multiply-high division. Its vectorized form
+   moves whole 16-byte vectors of V consecutive rows of a column, where every column starts on a
+   16-byte boundary: C's pointer aligned, m, ldc and the batch stride multiples of V, a bias per row
    aligned too (it is read as vectors beside C's). A thread then issues EPI_VECS such loads (64
    bytes, with the bias's) before its first store, and finds the vector's row group, column and
    batch by multiply-high division once per V elements. The activation GELU_FWD (the graph's
-   MatmulBiasAct) is a kernel of its own, ocd_pw_apply inlined with its mode known, instead of
-   the out-of-line call of pw_step.cuh that every other step takes. */
+   MatmulBiasAct) is a kernel of its own, ocd_pw_apply inlined with its mode known, instead of the
+   out-of-line call of pw_step.cuh that every other step takes. */
 #include "core/dtype.h"
 #include "core/handle.h"
-#include "core/impl.h"
 #include "cuda/check.cuh"
 #include "cuda/gemm.cuh"
 
@@ -271,7 +269,7 @@ static cudnnStatus_t epilogue_vec(cudnnHandle_t handle, const struct ocd_gemm_ca
 
 cudnnStatus_t ocd_cuda_gemm_epilogue(cudnnHandle_t handle, const struct ocd_gemm_call *call)
 {
-    if (ocd_impl_unproven() == NULL && vec_fits(call)) return epilogue_vec(handle, call);
+    if (vec_fits(call)) return epilogue_vec(handle, call);
     const epilogue_args a = epilogue_args_of(call);
     const unsigned grid = ocd_cuda_span_blocks(a.p.m * a.p.n * a.p.batch, EPI_ELEMS, 256);
     cudaStream_t s = handle->stream;

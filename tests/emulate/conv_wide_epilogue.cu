@@ -3,13 +3,12 @@
    GEMM serves it, both ways make_plan routes it on a forward problem (a handle of compute
    capability 9.0):
    - the kernels' own typed store (igemm_epi_store, its activation a call through
-     cuda/pw_step.cuh), an unproven entry: planned only with OPENCUDNN_UNPROVEN=1, and then run
-     on the CPU as the kernels run it, through igemm_store_frags over given accumulators (with
-     one split), or through the split-K reduction (igemm_reduce_one) over given partial sums;
+     cuda/pw_step.cuh), run on the CPU as the kernels run it, through igemm_store_frags over
+     given accumulators (with one split), or through the split-K reduction (igemm_reduce_one)
+     over given partial sums;
    - the partial sums and the second kernel's store (igemm_reduce_one storing through
      conv_store.cuh's ocd_cuda_conv_finish, the store of the direct, FFT and Winograd entries
-     too), taken without OPENCUDNN_UNPROVEN=1, and for a scale the typed store does not take
-     (one of another type) with it too.
+     too), taken for a scale the typed store does not take (one of another type).
    Every output must be
      y = act(sc * alpha * acc + sz * alpha2 * z + sb * bias)
    of this file's own double reference (ref/pointwise.c for the activation) within a rounding of
@@ -120,9 +119,9 @@ template <typename T> void run_staged_on(const igemm_plan &pl, const std::vector
                 }
 }
 
-/* One case on the path the plan takes with the gate `unproven` (OPENCUDNN_UNPROVEN=1): the typed
-   store where it takes the case's scale, else the partial sums. */
-bool run_case(const emu_case &e, bool unproven, cudnnHandle_t handle, emu_rng &rng)
+/* One case on the path the plan takes: the typed store where it takes the case's scale, else the
+   partial sums. */
+bool run_case(const emu_case &e, cudnnHandle_t handle, emu_rng &rng)
 {
     const int C = e.c;
     const size_t es = 2, ny = (size_t)N * K * H * W;
@@ -149,9 +148,7 @@ bool run_case(const emu_case &e, bool unproven, cudnnHandle_t handle, emu_rng &r
     ocd_pw_step_defaults(&ep.act, e.act, 0, -1);
     if (e.clip) ep.act.upper_clip = 6;
 
-    if (unproven) setenv("OPENCUDNN_UNPROVEN", "1", 1);
-    else unsetenv("OPENCUDNN_UNPROVEN");
-    const bool typed = unproven && (e.st == e.t || e.st == CUDNN_DATA_FLOAT);
+    const bool typed = e.st == e.t || e.st == CUDNN_DATA_FLOAT;
     const char *path = typed ? "typed store" : "partial sums";
     const int tile = OCD_IGEMM_NTILES - 1;
     igemm_plan pl;
@@ -229,7 +226,6 @@ int main()
         {"f16_csbaa_relu_bf16_scale", F16, CUDNN_POINTWISE_RELU_FWD, false, true, false, BF16, 8},
     };
     bool ok = true;
-    for (bool unproven : {false, true})
-        for (const emu_case &c : cases) ok &= run_case(c, unproven, &ctx, rng);
+    for (const emu_case &c : cases) ok &= run_case(c, &ctx, rng);
     return ok ? 0 : 1;
 }
