@@ -14,8 +14,9 @@
    The int8 configurations of cudnnConvolutionForward (cuDNN 8.2's table of them): dt i8 or u8
    with layout nhwc (INT8_CONFIG, UINT8_CONFIG: NHWC tensors and filter), i8x4 or i8x32 with
    layout nchw_vect_c (INT8x4_CONFIG, INT8x32_CONFIG); the filter int8 of x's vector width (u8
-   data take an i8 filter), the compute type INT32, y of x's type or, with the optional ydt=f32
-   after math, FLOAT (the _EXT configurations; INT8x4_EXT's y in NCHW). An INT8x32 filter is
+   data take an i8 filter), the compute type INT32, y of x's type or, with the optional ydt after
+   math, FLOAT (ydt=f32: the _EXT configurations; INT8x4_EXT's y in NCHW) or, for u8 data, INT8
+   (ydt=i8: UINT8_CONFIG as the 8.2 table has it). An INT8x32 filter is
    passed through cudnnReorderFilterAndBias (CUDNN_DEFAULT_REORDER) once in setup and the
    convolution descriptor set to CUDNN_NO_REORDER, as NVIDIA's conv_sample does: the
    convolution then reads the reordered copy as such (under the descriptor's default,
@@ -90,8 +91,8 @@ const char *setup_conv(struct call *c, const struct problem *p, int dir)
     /* the filter's type: x's, but INT8 for UINT8 data; y's: x's, or ydt's */
     const struct dtype *wdt = c->dt->type == CUDNN_DATA_UINT8 ? dtype_of(CUDNN_DATA_INT8) : c->dt;
     const struct dtype *ydt = dtype_named(problem_get_or(p, "ydt", c->dt->name));
-    if (ydt == NULL || (ydt != c->dt && !(int8 && ydt->type == CUDNN_DATA_FLOAT)))
-        return "ydt is f32 (the int8 configurations' FLOAT output), or dt itself";
+    if (ydt == NULL || (ydt != c->dt && !(int8 && ydt->type == CUDNN_DATA_FLOAT) && ydt != wdt))
+        return "ydt is f32 (the int8 configurations' FLOAT output), i8 for u8 data, or dt itself";
     const char *lay = nhwc ? ":nhwc" : vect_c ? ":nchw_vect_c" : "";
     char spec[96];
     snprintf(spec, sizeof spec, "%dx%dx%dx%d%s", n, ch, h, w, lay);

@@ -26,6 +26,8 @@ PROBLEMS = [
     "op=convbwdd dt=f32 layout=nchw n=2 c=3 h=6 w=6 k=4 r=3 s=3 pad=1 stride=2 dil=1 algo=algo_1 math=fma",
     "op=convfwd dt=i8 layout=nhwc n=2 c=4 h=6 w=6 k=4 r=3 s=3 pad=1 stride=1 dil=1 algo=implicit_precomp_gemm "
     "math=tensor_op ydt=f32",
+    "op=convfwd dt=u8 layout=nhwc n=2 c=4 h=6 w=6 k=4 r=3 s=3 pad=1 stride=1 dil=1 algo=implicit_gemm "
+    "math=tensor_op ydt=i8",
     "op=convfwd dt=i8x4 layout=nchw_vect_c n=2 c=8 h=6 w=6 k=4 r=3 s=3 pad=1 stride=1 dil=1 algo=implicit_gemm "
     "math=tensor_op",
     "op=rnn cell=lstm algo=standard dt=f32 t=3 n=2 input=4 hidden=5 layers=2 dirs=2 pass=inf wscale=1",

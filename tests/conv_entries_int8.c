@@ -8,7 +8,7 @@
    the cudnn-frontend IMMA sample's problem (16 channels of INT8x4, 64 filters 3x3, 224x224; one
    image of its four) on the 128x64 tile (64 filters: the 128x128 tile declines them as mostly
    padding), NHWC int8 read in place with enough tiles of 128x128 to fill an H100 or H200 (162),
-   INT8_EXT (float y), UINT8 (into uint8 and float y), INT8x4_EXT and INT8x32 (unpacked into the workspace) with channel
+   INT8_EXT (float y), UINT8 (into uint8, int8 and float y), INT8x4_EXT and INT8x32 (unpacked into the workspace) with channel
    counts that are not multiples of the 64-channel K tile, and C = 20 (padded to 32) with stride 2,
    the larger tiles switched off where they would serve. */
 TEST(conv_cuda_int8_entries_are_reached)
@@ -23,7 +23,7 @@ TEST(conv_cuda_int8_entries_are_reached)
                                       false};
     static const struct shape x32 = {"int8x32_c64", 2, 2, 64, 32, 1, {9, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
     const struct config *i8 = &int8_configs[0], *ext = &int8_configs[1], *u8 = &int8_configs[2];
-    const struct config *x4 = &int8_configs[3], *x4ext = &int8_configs[4];
+    const struct config *x4 = &int8_configs[3], *x4ext = &int8_configs[4], *u8i8 = &int8_configs[5];
     /* UINT8 data into a float y: sums of bytes up to 255 unsaturated, so that the unsigned A
        operand (mma .u8.s8) is checked on every output */
     static const struct config u8ext = {"uint8_ext", CUDNN_DATA_UINT8, CUDNN_DATA_INT8, CUDNN_DATA_FLOAT,
@@ -37,6 +37,7 @@ TEST(conv_cuda_int8_entries_are_reached)
         {&big, u8, t128x64, "cuda:fwd_igemm_int8_128x128*"},
         {&small, ext, t64, wide_off},
         {&small, u8, t64, wide_off},
+        {&small, u8i8, t64, wide_off},
         {&big, &u8ext, t128x64, "cuda:fwd_igemm_int8_128x128*"},
         {&tail, i8, t64, wide_off},
         {&tail, x4ext, t64, wide_off},

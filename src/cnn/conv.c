@@ -102,13 +102,15 @@ static cudnnStatus_t check_config(const struct ocd_conv_problem *p)
     }
     if (!int8_family(xt))
         return OCD_FAIL(CUDNN_STATUS_NOT_SUPPORTED, "no convolution configuration takes %s data", ocd_dtype_name(xt));
-    /* INT8*, UINT8* (with INT8 or UINT8 filters), INT8x32; output of the same type or FLOAT (EXT) */
+    /* INT8*, UINT8* (with INT8 or UINT8 filters), INT8x32; output of the same type or FLOAT (EXT).
+       UINT8_CONFIG and UINT8x4_CONFIG output the signed type (INT8, INT8x4): the table's y and
+       the one NVIDIA's library takes; a y of x's unsigned type is taken too. */
     cudnnDataType_t signed_x = xt == CUDNN_DATA_UINT8 ? CUDNN_DATA_INT8 : xt == CUDNN_DATA_UINT8x4 ? CUDNN_DATA_INT8x4 : xt;
     if (wt != xt && wt != signed_x)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the filter type %s does not go with %s data",
                         ocd_dtype_name(wt), ocd_dtype_name(xt));
     bool ext = yt == CUDNN_DATA_FLOAT;
-    if (yt != xt && !(ext && xt != CUDNN_DATA_INT8x32))
+    if (yt != xt && yt != signed_x && !(ext && xt != CUDNN_DATA_INT8x32))
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the output type %s does not go with %s data",
                         ocd_dtype_name(yt), ocd_dtype_name(xt));
     if (ct != CUDNN_DATA_INT32)
@@ -317,7 +319,8 @@ static cudnnStatus_t check_buffers(const struct ocd_conv_problem *p)
 /* The call as OPENCUDNN_CHECK sees it (core/check.h): the three tensors (the direction's
    destination written), the epilogue's bias and z, and the benchmark's replay string (its
    convolutions are 2-D with one pad, stride and dilation; others are described all the same;
-   the layout is the filter's, and an int8 configuration's FLOAT output is ydt=f32). */
+   the layout is the filter's, and an int8 configuration's output of another type than x's is
+   ydt: f32, or i8 for uint8 data). */
 static void conv_check_call(struct ocd_check_call *call, const struct ocd_conv_problem *p, int algo, const char *op)
 {
     *call = (struct ocd_check_call){.op = op, .problem_size = sizeof *p};
@@ -353,12 +356,12 @@ static void conv_check_call(struct ocd_check_call *call, const struct ocd_conv_p
                                                                    : "nchw";
     snprintf(call->replay, sizeof call->replay,
              "op=%s dt=%s layout=%s n=%lld c=%lld h=%lld w=%lld k=%lld r=%lld s=%lld pad=%d stride=%d dil=%d algo=%s "
-             "math=%s%s",
+             "math=%s%s%s",
              dirs[p->dir], ocd_check_dtype_name(p->x.dtype), layout, (long long)s->n, (long long)s->c,
              (long long)s->in[h], (long long)s->in[h + 1], (long long)s->k, (long long)s->filt[h],
              (long long)s->filt[h + 1], s->pad[h], s->stride[h], s->dilation[h], lower,
              (size_t)p->math < OCD_ARRAY_LEN(math_names) ? math_names[p->math] : "default",
-             p->y.dtype != p->x.dtype && p->y.dtype == CUDNN_DATA_FLOAT ? " ydt=f32" : "");
+             p->y.dtype != p->x.dtype ? " ydt=" : "", p->y.dtype != p->x.dtype ? ocd_check_dtype_name(p->y.dtype) : "");
 }
 
 cudnnStatus_t ocd_conv_execute(cudnnHandle_t handle, const struct ocd_conv_problem *p, int algo,
