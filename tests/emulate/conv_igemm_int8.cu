@@ -17,9 +17,10 @@
    Cases: the cudnn-frontend IMMA sample's shape (16 channels INT8x4, 64 filters 3x3, 224x224,
    one image of its four) and INT8x32; INT8 NHWC read in place with a float output (INT8_EXT)
    and alpha, beta; the fused call (z, float bias, ReLU) into int8 with saturation; uint8 data
-   (UINT8x4); NVIDIA's conv sample (INT8x4 in CONVOLUTION mode, alpha 0.8); a channel tail (C 20, padded to 32), NCHW data and a KCRS filter, a K tail, stride
-   2, padding, groups; each tile; the plan declining backward data, groups on vectorized layouts,
-   and fp16 data. Prints a line per case; exits 1 if any differs. */
+   (UINT8x4, and UINT8 NHWC into uint8, int8 and float); NVIDIA's conv sample (INT8x4 in
+   CONVOLUTION mode, alpha 0.8); a channel tail (C 20, padded to 32), NCHW data and a KCRS
+   filter, a K tail, stride 2, padding, groups; each tile; the plan declining backward data,
+   groups on vectorized layouts, and fp16 data. Prints a line per case; exits 1 if any differs. */
 #include "cuda/conv_igemm.cu"
 
 #include "mma_emulate.h"
@@ -290,6 +291,10 @@ int main()
          40, 13, 11, 5, 5, 2, 1, 1, false, 0.0078125, 0, NULL, FWD},
         {"UINT8 NHWC -> float, fused without z, 64x64", U8, I8, F, NHWC, NHWC, NHWC, 2, 1, 16, 24, 9, 9, 3, 3, 1, 1, 1,
          true, 0.5, 0, NULL, FWD},
+        {"UINT8 NHWC -> UINT8 (negative sums stored as 0), 32 -> 128, 128x64", U8, I8, U8, NHWC, NHWC, NHWC, 1, 2, 32,
+         128, 12, 12, 3, 3, 1, 1, 1, false, 0x1p-12, 0, NULL, FWD},
+        {"UINT8 NHWC -> INT8 (UINT8_CONFIG), 48 -> 40, 64x64", U8, I8, I8, NHWC, NHWC, NHWC, 2, 2, 48, 40, 13, 11, 3, 3,
+         1, 1, 1, false, 0x1p-12, 0, NULL, FWD},
         {"INT8 NCHW (transposed) with a KCRS filter, C 20 (padded), 7x7 stride 2, 128x64", I8, I8, I8, NCHW, NCHW,
          NCHW, 1, 4, 20, 64, 15, 14, 7, 7, 3, 2, 1, false, 0.125, 0, NULL, FWD},
         {"INT8 NCHW, C 32, 1x1, 64x64", I8, I8, F, NCHW, NCHW, NCHW, 2, 2, 32, 24, 10, 10, 1, 1, 0, 1, 1, false, 1, 0,
