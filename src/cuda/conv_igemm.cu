@@ -38,7 +38,8 @@
 
    Constraints (each a reason): sm_80 or newer; fp16 and bf16 (tf32 entries: fp32 data, forward
    and backward data, TF32 allowed; int8 entries: the forward pass of the int8 configurations,
-   int8 or uint8 data with an int8 filter, any layout, vectorized ones without groups, unproven);
+   int8 or uint8 data with an int8 filter, any layout, vectorized ones without groups; uint8
+   data unproven);
    the GEMM's channel dimension (C/G forward with groups, K/G backward data, both for the filter
    gradient) a multiple of 8 (4 for fp32, 16 for int8), the other entries serving channel tails; tensors read in place 16-byte aligned; every GEMM extent and pixel index below 2^31; no
    more than 65535 column tiles or groups x splits. The sm_90a entries (_wgmma_, conv_igemm_sm90.cu)
@@ -342,7 +343,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
 {
     memset(pl, 0, sizeof *pl);
     if (h->cc_major < 8) return OCD_REASON_ARCH;
-    if (int8)
+    if (int8 && ocd_dtype_scalar(p->x.dtype) == CUDNN_DATA_UINT8) /* signed data proven, unsigned not yet */
         if (const char *why = ocd_impl_unproven()) return why;
     const bool wgmma = tile >= WGMMA_TILE0, tma = tile >= TMA_TILE0;
     if (wgmma && !tile_proven(tile, p->dir, tf32))
@@ -675,7 +676,7 @@ static cudnnStatus_t igemm_run(cudnnHandle_t h, const void *problem, const void 
     return run_plan(h, (const struct ocd_conv_problem *)problem, TILE, pl, ws, ws_bytes);
 }
 
-/* An int8 entry: the sm_80 kernel on the int8 configurations (unproven: core/impl.h). */
+/* An int8 entry: the sm_80 kernel on the int8 configurations (uint8 data unproven: core/impl.h). */
 template <int TILE> static const char *igemm_int8_plan_of(cudnnHandle_t h, const void *problem, void *plan)
 {
     return make_plan(h, (const struct ocd_conv_problem *)problem, TILE, false, (igemm_plan *)plan, true);
