@@ -9,15 +9,13 @@
      NHWC: col[n*P*Q][G][K/G-of-C] (one GEMM batched over groups)
      NCHW: col[N][G][C/G*T*R*S][P*Q] (one GEMM per group, batched over images)
    Forward: y = w * col (alpha, beta straight to cuBLAS, which reads y only when beta != 0). A
-   strided 1x1 filter without padding on NHWC data (ResNet's downsampling layers) is taken by
-   the gemm1x1 entries too ("gather"), forward and
-   for the filter gradient: its column matrix is the output pixels' input pixels, whole rows of
-   channels that the im2col kernel copies 16 bytes at a time, then one GEMM as for any column
-   matrix. (A strided batch of one
-   GEMM per output row, x read in place, would read the whole filter again for every row.) The
-   fused forward (problem/conv.h's epilogue: z, a bias, a per-channel scale, an activation),
-   y = act(alpha1 * conv + alpha2 * z + bias), takes the first of three ways that serves (the
-   plan's epi):
+   strided 1x1 filter without padding on NHWC data (ResNet's downsampling layers) is taken by the
+   gemm1x1 entries too ("gather"), forward and for the filter gradient: its column matrix is the
+   output pixels' input pixels, whole rows of channels that the im2col kernel copies 16 bytes at a
+   time, then one GEMM as for any column matrix. (A strided batch of one GEMM per output row, x read
+   in place, would read the whole filter again for every row.) The fused forward (problem/conv.h's
+   epilogue: z, a bias, a per-channel scale, an activation), y = act(alpha1 * conv + alpha2 * z +
+   bias), takes the first of three ways that serves (the plan's epi):
    - ConvBiasAct on NHWC data, one group, not double, a bias of y's type with consecutive
      channels on a 16-byte boundary, RELU or IDENTITY: one cuBLASLt matmul (cublaslt_matmul.h)
      D = epilogue(alpha * op(A) op(B) + beta * C + bias) with D = y, B = x (a 1x1 filter, unit

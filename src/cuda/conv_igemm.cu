@@ -297,16 +297,16 @@ static const char *cluster_rejects(cudnnHandle_t h, int c2, bool wgrad, igemm_ty
 /* Whether sm_90a tile `tile` has served direction dir on a GPU faster than what serves without
    it (the A/B of bench/run.sh -U; bench/results.md), fp16 and bf16: the TMA 128x256 tile in
    every direction, its 64-row filter gradient, its narrow 256x64 tile forward and for backward
-   data (the 64-channel 3x3 layers) and 128x128 forward and for backward data (grids too small
-   for the wide tiles),
-   and the cp.async kernel's forward 128x128 and 128x64 tiles. The other sm_90a tiles, and
-   TF32 on any, are unproven entries (core/impl.h, docs/engines.md): right on the GPU but not
-   measured faster, or measured slower (the clustered tiles). */
+   data (the 64-channel 3x3 layers) and its 128x128 one likewise (grids too small for the wide
+   tiles), and the cp.async kernel's forward 128x128 and 128x64 tiles. The other sm_90a tiles,
+   and TF32 on any, are unproven entries (core/impl.h, docs/engines.md): right on the GPU but
+   not measured faster, or measured slower (the clustered tiles). */
 static bool tile_proven(int tile, enum ocd_conv_dir dir, bool tf32)
 {
     if (tf32) return false;
     if (tile == TMA_TILE0 || (dir == OCD_CONV_BWD_FILTER && tile == TMA_W64_TILE0)) return true;
-    if (dir != OCD_CONV_BWD_FILTER && (tile == TMA_NARROW_TILE0 || tile == TMA_NARROW_TILE0 + 1)) return true; /* 128x128, 256x64 */
+    if (dir != OCD_CONV_BWD_FILTER && (tile == TMA_NARROW_TILE0 || tile == TMA_NARROW_TILE0 + 1))
+        return true; /* 128x128, 256x64 */
     return dir == OCD_CONV_FWD && (tile == WGMMA_TILE0 + 2 || tile == WGMMA_TILE0 + 3);
 }
 
