@@ -37,7 +37,8 @@
    graphs through the backend API: ConvBiasAct, op convbiasact_graph, beside the legacy fused
    call, op convbiasact, on the ResNet-50 shapes at batch 64 in f16 NHWC; ConvScaleBiasAddAct and
    ConvBiasScaleAct on two of its 3x3 layers; MatmulBiasAct with ReLU and GELU on a transformer
-   MLP's two GEMMs; see ops_graph.c), int8 (the int8 configurations' forward convolution, INT8,
+   MLP's two GEMMs; pointwise chains that run on their own: ScaleBiasAddAct alone on ResNet-50's
+   layer1 output in f16 and f32 NHWC, DgradDrelu on two 3x3 layers; see ops_graph.c), int8 (the int8 configurations' forward convolution, INT8,
    INT8_EXT, INT8x4 and INT8x32, on two ResNet-50 3x3 layers at batch 64 and 256, and the
    cudnn-frontend IMMA sample's shape).
 

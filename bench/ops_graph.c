@@ -3,9 +3,10 @@
    and the same legacy call of the other cuDNN (the vendor's cuDNN 9 keeps both APIs), and beside
    the plain convolution rows of the same shapes.
 
-   A graph op is an anchor (a forward convolution or a matmul) into a virtual tensor, then a chain
-   of pointwise ops, each taking the running value and at most one of the call's tensors, the last
-   writing the output; the intermediates are virtual tensors of the output's shape in float
+   A graph op is an anchor (a forward or backward-data convolution, or a matmul) into a virtual
+   tensor, or no anchor (the chain starts from the call's first tensor), then a chain of pointwise
+   ops, each taking the running value and at most one of the call's tensors, the last writing the
+   output; the intermediates are virtual tensors of the output's shape in float
    (double for f64), as cudnn-frontend builds them. Every tensor of the call is a graph tensor
    (UID: its index + 1) and in the variant pack. The engine is the first configuration of the
    INSTANT heuristic whose plan builds, with its workspace (what a framework takes without
@@ -23,6 +24,13 @@
    - matmulbiasact_graph: act(A B + bias), keys dt m n k act (relu|gelu): A = 1 x m x k, B = 1 x
      k x n, C = 1 x m x n, all row-major, bias 1 x 1 x n (one per column), compute float; GELU
      is the pointwise GELU_FWD (the erf form). flops = 2 m n k; bytes = |A| + |B| + |C| + |bias|.
+   - scalebiasaddact_graph: relu(x * scale + bias + z), pointwise ops only, keys dt x (a tensor
+     spec): z and y shaped as x, scale and bias 1 x C x 1 x 1, all in x's layout and type; bytes
+     = |x| + |z| + |y| + |scale| + |bias|.
+   - dgraddrelu_graph: relu_bwd(conv_bwd_data(dy, w), x) (DgradDrelu: the ReLU gradient with the
+     forward input x), convbwdd's keys and tensors (setup_conv: dx, filter, dy) plus x shaped as
+     dx; flops as convbwdd's; bytes = |dx| + |filter| + |dy| + |x|. No epilogue takes either
+     chain: ours runs it as a pointwise-chain pass of its own.
    - convbiasact calls cudnnConvolutionBiasActivationForward with alpha1 1, alpha2 0 (z = y, not
      read), ReLU, and setup_conv's algorithm (algo=auto: the v7 heuristic's first). */
 #include "bench.h"
@@ -81,9 +89,11 @@ static cudnnStatus_t graph_tensor(struct scratch *s, const struct tensor *t, int
     return cudnnBackendFinalize(*d);
 }
 
+/* A pointwise op on the running value in, with the call tensor operand (NULL: none), into out.
+   RELU_BWD takes in as its gradient dy and operand as the forward input x, and writes dx. */
 static cudnnStatus_t pointwise(struct scratch *s, cudnnPointwiseMode_t mode, cudnnDataType_t comp,
-                               cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t y,
-                               cudnnBackendDescriptor_t *op)
+                               cudnnBackendDescriptor_t in, cudnnBackendDescriptor_t operand,
+                               cudnnBackendDescriptor_t out, cudnnBackendDescriptor_t *op)
 {
     cudnnBackendDescriptor_t pw;
     TRY(make(s, CUDNN_BACKEND_POINTWISE_DESCRIPTOR, &pw));
@@ -91,13 +101,18 @@ static cudnnStatus_t pointwise(struct scratch *s, cudnnPointwiseMode_t mode, cud
     SET(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &comp);
     TRY(cudnnBackendFinalize(pw));
     TRY(make(s, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, op));
+    const bool bwd = mode == CUDNN_POINTWISE_RELU_BWD;
     float one = 1;
     SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw);
-    SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
-    SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
+    SET(*op, bwd ? CUDNN_ATTR_OPERATION_POINTWISE_DYDESC : CUDNN_ATTR_OPERATION_POINTWISE_XDESC,
+        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &in);
+    SET(*op, bwd ? CUDNN_ATTR_OPERATION_POINTWISE_DXDESC : CUDNN_ATTR_OPERATION_POINTWISE_YDESC,
+        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &out);
     SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, CUDNN_TYPE_FLOAT, 1, &one);
     SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, CUDNN_TYPE_FLOAT, 1, &one);
-    if (b) SET(*op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b);
+    if (operand)
+        SET(*op, bwd ? CUDNN_ATTR_OPERATION_POINTWISE_XDESC : CUDNN_ATTR_OPERATION_POINTWISE_BDESC,
+            CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &operand);
     return cudnnBackendFinalize(*op);
 }
 
@@ -107,8 +122,10 @@ struct step {
     int operand;
 };
 
-/* The anchors. Each writes the virtual tensor v, of the output's shape. */
-static cudnnStatus_t conv_anchor(struct scratch *s, const cudnnBackendDescriptor_t *t,
+/* The anchors. Each writes the virtual tensor v, of the output's shape. A convolution's tensors
+   are setup_conv's (x, filter, y): forward reads x and writes y's shape, backward data reads y (as
+   dy) and writes x's shape (dx). */
+static cudnnStatus_t convolution(struct scratch *s, bool dgrad, const cudnnBackendDescriptor_t *t,
                                  cudnnBackendDescriptor_t v, cudnnDataType_t comp, const int sp[3],
                                  cudnnBackendDescriptor_t *op)
 {
@@ -124,15 +141,41 @@ static cudnnStatus_t conv_anchor(struct scratch *s, const cudnnBackendDescriptor
     SET(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dil);
     SET(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride);
     TRY(cudnnBackendFinalize(conv));
-    TRY(make(s, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, op));
+    /* per direction: the attributes of x, w, y, the convolution, alpha and beta */
+    static const cudnnBackendAttributeName_t attr[2][6] = {
+        {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA},
+        {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA}};
+    const cudnnBackendAttributeName_t *a = attr[dgrad];
+    const cudnnBackendDescriptor_t x = dgrad ? v : t[0], y = dgrad ? t[2] : v;
+    TRY(make(s, dgrad ? CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR
+                      : CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+             op));
     float one = 1, zero = 0;
-    SET(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[0]);
-    SET(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[1]);
-    SET(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &v);
-    SET(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &conv);
-    SET(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &one);
-    SET(*op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &zero);
+    SET(*op, a[0], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
+    SET(*op, a[1], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t[1]);
+    SET(*op, a[2], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
+    SET(*op, a[3], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &conv);
+    SET(*op, a[4], CUDNN_TYPE_FLOAT, 1, &one);
+    SET(*op, a[5], CUDNN_TYPE_FLOAT, 1, &zero);
     return cudnnBackendFinalize(*op);
+}
+
+static cudnnStatus_t conv_anchor(struct scratch *s, const cudnnBackendDescriptor_t *t,
+                                 cudnnBackendDescriptor_t v, cudnnDataType_t comp, const int sp[3],
+                                 cudnnBackendDescriptor_t *op)
+{
+    return convolution(s, false, t, v, comp, sp, op);
+}
+
+static cudnnStatus_t dgrad_anchor(struct scratch *s, const cudnnBackendDescriptor_t *t,
+                                  cudnnBackendDescriptor_t v, cudnnDataType_t comp, const int sp[3],
+                                  cudnnBackendDescriptor_t *op)
+{
+    return convolution(s, true, t, v, comp, sp, op);
 }
 
 static cudnnStatus_t matmul_anchor(struct scratch *s, const cudnnBackendDescriptor_t *t,
@@ -158,8 +201,9 @@ typedef cudnnStatus_t (*anchor_fn)(struct scratch *s, const cudnnBackendDescript
 
 enum { MAX_STEPS = 4 };
 
-/* The graph (t[0], t[1] into the anchor, the chain into t[c->out]), the heuristic's first
-   configuration that builds, its plan and variant pack. */
+/* The graph (the anchor's tensors into the anchor, the chain into t[c->out]; without an anchor,
+   anchor NULL, the chain starts from t[0]), the heuristic's first configuration that builds, its
+   plan and variant pack. */
 static cudnnStatus_t build(struct call *c, struct scratch *s, anchor_fn anchor, const int sp[3],
                            const struct step *steps, int nsteps)
 {
@@ -172,15 +216,17 @@ static cudnnStatus_t build(struct call *c, struct scratch *s, anchor_fn anchor, 
         uids[i] = i + 1, ptrs[i] = c->t[i].data;
         TRY(graph_tensor(s, &c->t[i], uids[i], false, c->t[i].dt->type, &t[i]));
     }
-    for (int i = 0; i < nsteps; i++) TRY(graph_tensor(s, &c->t[c->out], 100 + i, true, comp, &v[i]));
+    const int a = anchor != NULL; /* ops before the chain */
+    v[0] = t[0];
+    for (int i = 1 - a; i < nsteps; i++) TRY(graph_tensor(s, &c->t[c->out], 100 + i, true, comp, &v[i]));
     v[nsteps] = t[c->out];
-    TRY(anchor(s, t, v[0], comp, sp, &ops[0]));
+    if (a) TRY(anchor(s, t, v[0], comp, sp, &ops[0]));
     for (int i = 0; i < nsteps; i++)
         TRY(pointwise(s, steps[i].mode, comp, v[i], steps[i].operand >= 0 ? t[steps[i].operand] : NULL, v[i + 1],
-                      &ops[i + 1]));
+                      &ops[a + i]));
     cudnnBackendDescriptor_t g, heur;
     TRY(make(s, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &g));
-    SET(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, nsteps + 1, ops);
+    SET(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, a + nsteps, ops);
     SET(g, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &c->handle);
     TRY(cudnnBackendFinalize(g));
     TRY(make(s, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur));
@@ -241,6 +287,19 @@ static cudnnStatus_t run_graph(struct call *c)
     return cudnnBackendExecute(c->handle, gs->plan, gs->pack);
 }
 
+/* Adds a chain operand shaped as tensor like (per_channel: 1 x C x 1 x 1, C its dim 1), in its
+   layout, and counts its bytes. */
+static const char *add_operand(struct call *c, int like, bool per_channel)
+{
+    const struct tensor *t = &c->t[like];
+    char spec[96];
+    snprintf(spec, sizeof spec, "%dx%dx%dx%d%s", per_channel ? 1 : t->dims[0], t->dims[1], per_channel ? 1 : t->dims[2],
+             per_channel ? 1 : t->dims[3], t->format == CUDNN_TENSOR_NHWC ? ":nhwc" : "");
+    const char *why = add_tensor_spec(c, spec);
+    if (!why) c->bytes += tensor_bytes(c, c->ntensors - 1);
+    return why;
+}
+
 /* The convolution of p (setup_conv: x, filter, y, the legacy descriptors and algorithm) plus the
    first n of its chain operands: bias (t[3]) and scale (t[4]), 1 x K x 1 x 1 in y's layout, and z
    (t[5]) shaped as y. */
@@ -248,16 +307,7 @@ enum { BIAS = 3, SCALE, Z };
 static const char *setup_conv_operands(struct call *c, const struct problem *p, int n)
 {
     const char *why = setup_conv(c, p, 0);
-    if (why) return why;
-    const char *layout = strcmp(problem_get(p, "layout"), "nhwc") == 0 ? ":nhwc" : "";
-    const int *y = c->t[2].dims;
-    char channel[64], like_y[96];
-    snprintf(channel, sizeof channel, "1x%dx1x1%s", y[1], layout);
-    snprintf(like_y, sizeof like_y, "%dx%dx%dx%d%s", y[0], y[1], y[2], y[3], layout);
-    for (int i = BIAS; i < BIAS + n && !why; i++) {
-        why = add_tensor_spec(c, i == Z ? like_y : channel);
-        if (!why) c->bytes += tensor_bytes(c, i);
-    }
+    for (int i = BIAS; i < BIAS + n && !why; i++) why = add_operand(c, 2, i != Z);
     return why;
 }
 
@@ -296,6 +346,32 @@ static const char *setup_convbiasscaleact_graph(struct call *c, const struct pro
     static const struct step steps[] = {
         {CUDNN_POINTWISE_ADD, BIAS}, {CUDNN_POINTWISE_MUL, SCALE}, {CUDNN_POINTWISE_RELU_FWD, -1}};
     return setup_conv_graph(c, p, 2, steps, ARRAY_LEN(steps));
+}
+
+/* The chain alone: relu(x * scale + bias + z), x (t[0]), z (t[1]) and y (t[2]) of x's spec, bias
+   (t[3]) and scale (t[4]) per channel. */
+static const char *setup_scalebiasaddact_graph(struct call *c, const struct problem *p)
+{
+    const char *why = add_tensor(c, p, "x");
+    if (!why && c->t[0].nd != 4) why = "x must have 4 dims (N x C x H x W)";
+    if (!why) c->bytes = tensor_bytes(c, 0);
+    for (int i = 1; i <= SCALE && !why; i++) why = add_operand(c, 0, i >= BIAS); /* z, y, bias, scale */
+    if (why) return why;
+    c->out = 2;
+    static const struct step steps[] = {
+        {CUDNN_POINTWISE_MUL, SCALE}, {CUDNN_POINTWISE_ADD, BIAS}, {CUDNN_POINTWISE_ADD, 1}, {CUDNN_POINTWISE_RELU_FWD, -1}};
+    return setup_graph(c, NULL, NULL, steps, ARRAY_LEN(steps));
+}
+
+/* Backward data, then the ReLU gradient with the forward input (t[3], shaped as dx = t[0]). */
+static const char *setup_dgraddrelu_graph(struct call *c, const struct problem *p)
+{
+    int sp[3];
+    const char *why = setup_conv(c, p, 1);
+    if (!why) why = add_operand(c, 0, false);
+    if (why) return why;
+    static const struct step steps[] = {{CUDNN_POINTWISE_RELU_BWD, 3}};
+    return setup_graph(c, dgrad_anchor, conv_spatial(p, sp), steps, ARRAY_LEN(steps));
 }
 
 static const char *setup_matmulbiasact_graph(struct call *c, const struct problem *p)
@@ -347,6 +423,8 @@ static const struct op ops[] = {
     {"convscalebiasaddact_graph", CONV_BIAS_KEYS, setup_convscalebiasaddact_graph, run_graph},
     {"convbiasscaleact_graph", CONV_BIAS_KEYS, setup_convbiasscaleact_graph, run_graph},
     {"matmulbiasact_graph", "dt m n k act", setup_matmulbiasact_graph, run_graph},
+    {"scalebiasaddact_graph", "dt x", setup_scalebiasaddact_graph, run_graph},
+    {"dgraddrelu_graph", CONV_BIAS_KEYS, setup_dgraddrelu_graph, run_graph},
     {"convbiasact", CONV_BIAS_KEYS, setup_convbiasact, run_convbiasact},
 };
 

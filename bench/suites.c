@@ -94,22 +94,33 @@ static const struct bench_case resnet50_host_cases[] = {
    layer3's at 14 x 14, as RN50_SHAPES lists them): ConvScaleBiasAddAct (csbaag: relu(conv * s +
    bias + z)) and ConvBiasScaleAct (cbsag: relu((conv + bias) * s)). MatmulBiasAct (mbag: act(A B
    + bias), bias per column) on a transformer MLP's two GEMMs, 32 x 512 tokens of width 1024 and a
-   hidden width of 4096, up (k 1024, n 4096) and back (k 4096, n 1024), with ReLU and with GELU. */
+   hidden width of 4096, up (k 1024, n 4096) and back (k 4096, n 1024), with ReLU and with GELU.
+   Graphs whose pointwise ops no epilogue takes, so they run as a pointwise chain of their own
+   (impl cuda:pw_chain, or ending in +cuda:pw_chain): ScaleBiasAddAct alone (sbaag: relu(x * s +
+   bias + z), the end of a ResNet-50 bottleneck block with its batch norm folded, on layer1's
+   output 64 x 256 x 56 x 56 in f16 and f32 NHWC) and DgradDrelu (ddrg: backward data, then the
+   ReLU gradient with the forward input) on the two 3x3 layers. */
 #define EPI_3X3_ROWS(OP, DIR)                                                                       \
     RN50_ROW(64, OP, DIR, f16, nhwc, "", l1_3x3_64_64, 64, 64, 56, 3, 1, 1)                         \
     RN50_ROW(64, OP, DIR, f16, nhwc, "", l3_3x3_256_256, 256, 256, 14, 3, 1, 1)
 #define MLP_ROW(M, K, N, ACT)                                                                       \
     {"mlp_k" #K "_n" #N "_" #ACT "_mbag_f16", TIME_DEVICE,                                 \
      "op=matmulbiasact_graph dt=f16 m=" #M " n=" #N " k=" #K " act=" #ACT},
+/* x, z read, y written: 294 MiB in f16, 588 MiB in f32 (and the per-channel scale and bias) */
+#define SBAA_ROW(DT)                                                                                \
+    {"l1_out_64x256x56x56_sbaag_" #DT, TIME_DEVICE, "op=scalebiasaddact_graph dt=" #DT " x=64x256x56x56:nhwc"},
 static const struct bench_case graph_cases[] = {
     RN50_SHAPES(RN50_ROW, 64, convbiasact_graph, cbag, f16, nhwc, "")
     RN50_SHAPES(RN50_ROW, 64, convbiasact, cba, f16, nhwc, "")
     EPI_3X3_ROWS(convscalebiasaddact_graph, csbaag) EPI_3X3_ROWS(convbiasscaleact_graph, cbsag)
     MLP_ROW(16384, 1024, 4096, relu) MLP_ROW(16384, 1024, 4096, gelu)
     MLP_ROW(16384, 4096, 1024, relu) MLP_ROW(16384, 4096, 1024, gelu)
+    SBAA_ROW(f16) SBAA_ROW(f32)
+    EPI_3X3_ROWS(dgraddrelu_graph, ddrg)
 };
 #undef EPI_3X3_ROWS
 #undef MLP_ROW
+#undef SBAA_ROW
 
 /* The int8 configurations of the forward pass (ops_conv.c) on two of ResNet-50's 3x3 layers
    (layer1's 64 -> 64 at 56 x 56 and layer3's 256 -> 256 at 14 x 14) at batch 64 and 256: INT8
