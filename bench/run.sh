@@ -160,6 +160,8 @@ END {
         if (op && ok(a) && ok(b)) { rs += log(a[5] / b[5]); rn++ }
         if (op && ok(u) && ok(b)) { us += log(u[5] / b[5]); un++ }
         if (op && ok(a) && ok(u) && impl(a, na) != impl(u, nu)) { os += log(u[5] / a[5]); on++; of += u[5] < a[5] }
+        # every case, also a gated path inside an entry of the same name (a form of a kernel, an epilogue)
+        if (op && ok(a) && ok(u)) { as += log(u[5] / a[5]); an++; af += u[5] < 0.97 * a[5]; al += u[5] > 1.03 * a[5] }
         # check: against the vendor, or (without it) unproven against ours
         check = "-"; bad = ""
         if (ok(b)) {
@@ -180,6 +182,7 @@ END {
     if (rn) printf "; geometric mean of ours/vendor time %.2f over %d device-timed op cases", exp(rs / rn), rn
     if (un) printf "; of ours+unproven/vendor %.2f over %d", exp(us / un), un
     if (ab) printf "; unproven served %d cases otherwise, faster in %d%s", on, of, on ? sprintf(" (geometric mean of unproven/ours time %.2f)", exp(os / on)) : ""
+    if (ab && an) printf "; over every case unproven/ours %.2f, faster by 3%% or more in %d, slower in %d", exp(as / an), af, al
     if (nok + ndiff) printf "; checks: %d agree, %d DIFFER", nok, ndiff
     printf "\n"
 }' "$ours_tsv" "$vendor_tsv" "$unproven_tsv" | tee "$out"

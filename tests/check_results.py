@@ -137,6 +137,8 @@ def main():
         check(rows.get("relu_fwd_f32", {}).get("check") == "DIFF (unproven)",
               "run.sh -U, relu: %s" % rows.get("relu_fwd_f32"))
         check("unproven served 1 cases otherwise, faster in 1" in summary, "run.sh -U summary: %s" % summary)
+        check("over every case unproven/ours 0.71, faster by 3% or more in 1, slower in 0" in summary,
+              "run.sh -U summary over every case: %s" % summary)
         tsv(base + ".ours.tsv", gpu, [("conv_f16", "resnet50", "device", OK, 1.0, 1e6, "0,1", "op=convfwd", 386e9)],
             head=HEAD.replace("\timpl", ""))
         rows, _ = join()
