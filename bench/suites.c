@@ -99,7 +99,10 @@ static const struct bench_case resnet50_host_cases[] = {
    (impl cuda:pw_chain, or ending in +cuda:pw_chain): ScaleBiasAddAct alone (sbaag: relu(x * s +
    bias + z), the end of a ResNet-50 bottleneck block with its batch norm folded, on layer1's
    output 64 x 256 x 56 x 56 in f16 and f32 NHWC) and DgradDrelu (ddrg: backward data, then the
-   ReLU gradient with the forward input) on the two 3x3 layers. */
+   ReLU gradient with the forward input) on the two 3x3 layers. Then the host cost of one
+   execute of a small graph (an executed plan's whole host path: binding the variant pack,
+   planning each stage, the launches), ConvBiasAct on a 1x1 layer at batch 1 and MatmulBiasAct
+   with GELU on 64 tokens. */
 #define EPI_3X3_ROWS(OP, DIR)                                                                       \
     RN50_ROW(64, OP, DIR, f16, nhwc, "", l1_3x3_64_64, 64, 64, 56, 3, 1, 1)                         \
     RN50_ROW(64, OP, DIR, f16, nhwc, "", l3_3x3_256_256, 256, 256, 14, 3, 1, 1)
@@ -117,6 +120,9 @@ static const struct bench_case graph_cases[] = {
     MLP_ROW(16384, 4096, 1024, relu) MLP_ROW(16384, 4096, 1024, gelu)
     SBAA_ROW(f16) SBAA_ROW(f32)
     EPI_3X3_ROWS(dgraddrelu_graph, ddrg)
+    {"latency_cbag_1x1_f16", TIME_HOST_CALL,
+     "op=convbiasact_graph dt=f16 layout=nhwc n=1 c=64 h=56 w=56 k=64 r=1 s=1 pad=0 stride=1 dil=1 algo=auto"},
+    {"latency_mbag_gelu_f16", TIME_HOST_CALL, "op=matmulbiasact_graph dt=f16 m=64 n=1024 k=1024 act=gelu"},
 };
 #undef EPI_3X3_ROWS
 #undef MLP_ROW
