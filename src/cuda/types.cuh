@@ -259,17 +259,15 @@ template <typename F> static bool ocd_cuda_dispatch_any_pair(cudnnDataType_t ty,
 
 /* ---- 16-byte vectors and the blend --------------------------------------------------------------- */
 
-/* N values of a type, aligned to their whole size, so that up to 16 bytes of them are one
-   access (N a power of two). */
-template <typename T, int N> struct alignas(sizeof(T) * N) ocd_vec {
-    T v[N];
+/* COUNT values of a type, aligned to their whole size, so that up to 16 bytes of them are one
+   access (COUNT a power of two). */
+template <typename T, int COUNT> struct alignas(sizeof(T) * COUNT) ocd_vec {
+    static constexpr int N = COUNT;
+    T v[COUNT];
 };
 
 /* 16 bytes of a storage type, loaded and stored as one access. */
-template <typename T> struct alignas(16) ocd_vec16 {
-    static constexpr int N = 16 / sizeof(T);
-    T v[N];
-};
+template <typename T> using ocd_vec16 = ocd_vec<T, 16 / sizeof(T)>;
 
 /* V consecutive scalars at p (V = 1, or a whole 16-byte vector, V = ocd_vec16<T>::N) in the
    compute type. */
