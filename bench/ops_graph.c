@@ -32,7 +32,10 @@
      dx; flops as convbwdd's; bytes = |dx| + |filter| + |dy| + |x|. No epilogue takes either
      chain: ours runs it as a pointwise-chain pass of its own.
    - convbiasact calls cudnnConvolutionBiasActivationForward with alpha1 1, alpha2 0 (z = y, not
-     read), ReLU, and setup_conv's algorithm (algo=auto: the v7 heuristic's first). */
+     read), ReLU, and setup_conv's algorithm (algo=auto: the v7 heuristic's first).
+   The library's cudnnBackendExecute logs the problem string of a graph that is exactly one of
+   these (src/graph/replay.c, which knows each graph as built here: a change to one changes what
+   it must recognize; tests/check_replay.py runs each form through both). */
 #include "bench.h"
 
 #include <cudnn_backend.h>

@@ -5,7 +5,8 @@ The benchmark runs problems of several op kinds once with the library's info log
 (CUDNN_LOGINFO_DBG=1, to a file); every call that describes itself logs
 `replay: opencudnn_bench --problem "<string>"`, and the strings found must be exactly the problem
 strings given (the log and the benchmark share one spelling; a backward problem also logs the
-training forward it runs on, whose string comes first). Then `opencudnn_bench --replay LOG`
+training forward it runs on, whose string comes first; a graph problem's cudnnBackendExecute logs
+its graph's string, the benchmark's graph ops being the graphs that have one). Then `opencudnn_bench --replay LOG`
 must run each of them again, with fresh data, and succeed (--strict).
 
 Usage: check_replay.py --bench PATH [--backend host|cuda]
@@ -37,6 +38,15 @@ PROBLEMS = [
     "op=mha dir=bwd dt=f32 b=2 heads=1 width=6 seq=4 proj=0",
     "op=ctc api=host dt=f32 t=8 n=2 a=5 labels=3",
     "op=ctc api=v8 dt=f32 t=8 n=2 a=5 labels=3",
+    "op=convbiasact_graph dt=f32 layout=nchw n=2 c=3 h=6 w=6 k=4 r=3 s=3 pad=1 stride=1 dil=1 algo=auto",
+    "op=convbiasact_graph dt=f16 layout=nhwc n=2 c=4 h=5 w=5 k=8 r=1 s=1 pad=0 stride=1 dil=1 algo=auto",
+    "op=convscalebiasaddact_graph dt=f32 layout=nhwc n=2 c=3 h=6 w=6 k=4 r=3 s=3 pad=1 stride=2 dil=1 algo=auto",
+    "op=convbiasscaleact_graph dt=f64 layout=nchw n=2 c=3 h=7 w=7 k=4 r=3 s=3 pad=0 stride=1 dil=2 algo=auto",
+    "op=matmulbiasact_graph dt=f32 m=5 n=6 k=7 act=relu",
+    "op=matmulbiasact_graph dt=f32 m=5 n=6 k=7 act=gelu",
+    "op=scalebiasaddact_graph dt=f32 x=2x3x5x5:nhwc",
+    "op=scalebiasaddact_graph dt=f64 x=2x3x4x5",
+    "op=dgraddrelu_graph dt=f32 layout=nchw n=2 c=3 h=6 w=6 k=4 r=3 s=3 pad=1 stride=2 dil=1 algo=auto",
 ]
 
 

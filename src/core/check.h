@@ -94,7 +94,8 @@ bool ocd_check_replay_wanted(void);
 /* Logs "<op> on <entry>: replay: opencudnn_bench --problem "<replay>"" at info level (when it is
    on and replay is not empty): the line the benchmark's --replay reads back. Calls that are not
    checked (a CTC loss call with an invalid label length, attention BackwardWeights without
-   weights) call it themselves with their problem string;
+   weights, cudnnBackendExecute of one of the benchmark's graphs) call it themselves with their
+   problem string;
    described calls log through ocd_check_run. */
 void ocd_check_log_replay(const char *op, const char *entry, const char *replay);
 

@@ -266,6 +266,7 @@ static cudnnStatus_t plan_finalize(struct ocd_bk_desc *d)
     st->exec.cfg = c->cfg;
     st->exec.plan = plan;
     st->exec.workspace_bytes = ws;
+    ocd_graph_replay(c->g, st->exec.replay, sizeof st->exec.replay);
     st->cfg = *c;
     ocd_graph_ref(c->g);
     return CUDNN_STATUS_SUCCESS;

@@ -6,12 +6,15 @@
    (a UID without a pointer, a pointer not aligned to its elements, a NULL workspace the plan
    needs) and the temporaries' allocation (an anchor's output apart from an input lying in the
    chain output it writes in place; zeros for a side input scaled by 0 the pack leaves out)
-   happen before the first stage runs: a failed Execute writes nothing. */
+   happen before the first stage runs: a failed Execute writes nothing. At info level, a plan
+   whose graph is one of the benchmark's graphs logs the line that replays it (replay.c). */
 #include "graph/engine_plan.h"
 
 #include "core/argcheck.h"
+#include "core/check.h"
 #include "core/dtype.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #define EXEC_OP "cudnnBackendExecute"
@@ -237,5 +240,10 @@ cudnnStatus_t CUDNNWINAPI cudnnBackendExecute(cudnnHandle_t handle, cudnnBackend
     if (ocd_handle_kind(handle) != ex->plan->backend)
         return OCD_FAIL(CUDNN_STATUS_BAD_PARAM, "the plan was built for a handle of the %s backend",
                         ex->plan->backend == OCD_BACKEND_CUDA ? "cuda" : "host");
+    if (ex->replay[0] != '\0' && ocd_check_replay_wanted()) {
+        char entry[48];
+        snprintf(entry, sizeof entry, "%s engine %lld", handle->backend->name, (long long)ex->cfg.engine);
+        ocd_check_log_replay(EXEC_OP, entry, ex->replay);
+    }
     return run_plan(handle, ex->plan, &vp);
 }

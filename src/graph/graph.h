@@ -228,6 +228,9 @@ struct ocd_graph_variant {
     void *workspace;
 };
 
+/* The bound of a graph's benchmark problem string, its NUL included. */
+#define OCD_GRAPH_REPLAY_MAX 256
+
 /* A finalized EXECUTION_PLAN descriptor's contents. */
 struct ocd_graph_exec {
     cudnnHandle_t handle;
@@ -235,7 +238,13 @@ struct ocd_graph_exec {
     struct ocd_graph_config cfg;
     struct ocd_graph_plan *plan;
     int64_t workspace_bytes;
+    char replay[OCD_GRAPH_REPLAY_MAX]; /* ocd_graph_replay of graph, made at finalize */
 };
+
+/* The benchmark's problem string of g (replay.c), which Execute logs at info level as
+   `replay: opencudnn_bench --problem "<string>"` (core/check.h), into buf: set when g is exactly
+   one of the graphs of bench/ops_graph.c, empty for any other graph. */
+void ocd_graph_replay(const struct ocd_graph *g, char *buf, size_t size);
 
 /* BAD_PARAM, logged with the argument's name, unless d is a live, finalized descriptor of the
    kind; the views stay valid while the descriptor lives. */
