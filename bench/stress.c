@@ -2,9 +2,10 @@
    for minutes rather than the seconds of its short form in the test suite (tests/stress.c).
 
    Usage: opencudnn_stress [--threads N] [--seconds S | --iterations N] [--recreate N]
-                           [--backend host|cuda]
+                           [--backend host|cuda] [--size full|small]
    Defaults: 16 threads, 60 seconds, a new handle every 50 cases, the cuda backend when the program
-   was built with it and a device is usable. Prints one line per mismatch or failure and a summary;
+   was built with it and a device is usable, the full size. The small size makes the same calls on
+   problems of a few blocks a kernel launch, for compute-sanitizer's racecheck (stress_work.c). Prints one line per mismatch or failure and a summary;
    exits 0 only when every output matched the single-threaded run and no call failed. Run it under
    ThreadSanitizer with tools/tsan.sh, and on a GPU under compute-sanitizer (README). */
 #include "stress_work.h"
@@ -21,7 +22,9 @@
 
 static int usage(const char *argv0)
 {
-    fprintf(stderr, "usage: %s [--threads N] [--seconds S | --iterations N] [--recreate N] [--backend host|cuda]\n",
+    fprintf(stderr,
+            "usage: %s [--threads N] [--seconds S | --iterations N] [--recreate N] [--backend host|cuda]"
+            " [--size full|small]\n",
             argv0);
     return 2;
 }
@@ -38,6 +41,8 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--iterations") == 0) o.iterations = atoi(v);
         else if (strcmp(argv[i], "--recreate") == 0) o.recreate = atoi(v);
         else if (strcmp(argv[i], "--backend") == 0) backend = v;
+        else if (strcmp(argv[i], "--size") == 0 && strcmp(v, "full") == 0) o.size = STRESS_FULL;
+        else if (strcmp(argv[i], "--size") == 0 && strcmp(v, "small") == 0) o.size = STRESS_SMALL;
         else return usage(argv[0]);
         i++;
     }
@@ -50,7 +55,8 @@ int main(int argc, char **argv)
 #endif
     o.cuda = strcmp(backend, "cuda") == 0;
     setenv("OPENCUDNN_BACKEND", backend, 1);
-    printf("stress: backend %s, %d threads, %s\n", backend, o.threads, o.iterations ? "fixed iterations" : "timed");
+    printf("stress: backend %s, %d threads, %s size, %s\n", backend, o.threads, o.size == STRESS_SMALL ? "small" : "full",
+           o.iterations ? "fixed iterations" : "timed");
     struct stress_result r;
     if (stress_run(&o, &r) != 0) {
         printf("stress: setup failed: %s\n", r.first_error);

@@ -39,16 +39,26 @@
 #define NSTREAMS 4
 #define MAX_OUTPUTS 5
 
-/* The problem: x is N x C x H x W, the convolution has K filters of R x S. */
-enum { N = 4, C = 8, H = 12, W = 12, K = 16, R = 3, POOL = 3, POOLED = 6 };
-/* The LSTM: T steps of batch N, input and hidden widths RH; attention: heads, widths AV, projections
-   AP, AT query and AT + 1 key steps of batch N. Their inputs and weights are the first elements
-   of x, dx_in and w (setup_shared checks that they fit). */
-enum { T = 6, RH = 8, HEADS = 2, AV = 8, AP = 4, AT = 5 };
-#define X_ELEMS ((size_t)N * C * H * W)
-#define Y_ELEMS ((size_t)N * K * H * W)
-#define W_ELEMS ((size_t)K * C * R * R)
-#define P_ELEMS ((size_t)N * C * POOLED * POOLED)
+/* The convolution's filters are R x R (pad 1, stride 1: y has x's image size); max pooling is
+   POOL x POOL, pad 1, stride 2. */
+enum { R = 3, POOL = 3 };
+
+/* The problem of each size (enum stress_size). x is n x c x h x w, the convolution has k filters;
+   the LSTM: t steps of batch n, input and hidden widths rh; attention: heads, widths av,
+   projections ap, at query and at + 1 key steps of batch n. The LSTM's and the attention's inputs
+   and weights are the first elements of x, dx_in, dp_in and w (setup_adv checks that they fit).
+   The small size keeps every width (the channels a multiple of 8) and shrinks the batch, the image
+   and the sequences, so that a kernel launch has a few blocks: compute-sanitizer's racecheck
+   follows every shared-memory access, and the hazards it looks for come with the kernels, not
+   with the problem's size. n is at most 4 (the sequence lengths of setup_adv). */
+struct stress_dims {
+    int n, c, h, w, k, t, rh, heads, av, ap, at;
+};
+static const struct stress_dims stress_dims[] = {
+    [STRESS_FULL] = {.n = 4, .c = 8, .h = 12, .w = 12, .k = 16, .t = 6, .rh = 8, .heads = 2, .av = 8, .ap = 4, .at = 5},
+    [STRESS_SMALL] = {.n = 2, .c = 8, .h = 8, .w = 8, .k = 8, .t = 3, .rh = 8, .heads = 2, .av = 8, .ap = 4, .at = 3},
+};
+#define MAX_AT 8 /* the attention's query steps, at most */
 
 struct output {
     void *dev;
@@ -57,6 +67,10 @@ struct output {
 
 struct shared {
     bool cuda;
+    struct stress_dims d;
+    size_t x_elems, y_elems, w_elems, p_elems; /* x's, y's, the filter's and the pooled output's */
+    int pooled;                                /* the pooled output's height and width */
+    int attn_lo[MAX_AT], attn_hi[MAX_AT];      /* the attention's windows: every key step */
     cudnnTensorDescriptor_t x_desc, y_desc, p_desc, bn_desc;
     cudnnFilterDescriptor_t w_desc;
     cudnnConvolutionDescriptor_t conv;
@@ -89,7 +103,7 @@ struct worker {
     cudnnDropoutDescriptor_t dropout;
     void *states, *reserve, *workspace, *adv_ws, *adv_rs; /* adv_*: the RNN's and attention's */
     size_t workspace_bytes;
-    void *out[MAX_OUTPUTS]; /* each large enough for any output (Y_ELEMS floats) */
+    void *out[MAX_OUTPUTS]; /* each large enough for any output (y_elems floats) */
     void *host;             /* a host buffer as large */
     long calls;
 };
@@ -241,7 +255,7 @@ static int case_conv_find(struct worker *w, struct output *outs, int *variant)
     CALL(w, "cudnnConvolutionForward",
          cudnnConvolutionForward(w->handle, &one, s->x_desc, s->x, s->w_desc, s->w, s->conv, algo, w->workspace,
                                  ws, &zero, s->y_desc, w->out[0]));
-    outs[0] = (struct output){w->out[0], Y_ELEMS * sizeof(float)};
+    outs[0] = (struct output){w->out[0], s->y_elems * sizeof(float)};
     *variant = (int)algo;
     return 1;
 }
@@ -255,8 +269,8 @@ static int case_pooling(struct worker *w, struct output *outs, int *variant)
     CALL(w, "cudnnPoolingBackward",
          cudnnPoolingBackward(w->handle, s->pool, &one, s->p_desc, w->out[0], s->p_desc, s->dp_in, s->x_desc, s->x,
                               &zero, s->x_desc, w->out[1]));
-    outs[0] = (struct output){w->out[0], P_ELEMS * sizeof(float)};
-    outs[1] = (struct output){w->out[1], X_ELEMS * sizeof(float)};
+    outs[0] = (struct output){w->out[0], s->p_elems * sizeof(float)};
+    outs[1] = (struct output){w->out[1], s->x_elems * sizeof(float)};
     *variant = 0;
     return 2;
 }
@@ -264,7 +278,7 @@ static int case_pooling(struct worker *w, struct output *outs, int *variant)
 static int case_batchnorm(struct worker *w, struct output *outs, int *variant)
 {
     struct shared *s = w->s;
-    const size_t cb = C * sizeof(float);
+    const size_t cb = (size_t)s->d.c * sizeof(float);
     void *mean = w->out[2], *var = (char *)w->out[2] + cb, *save_mean = (char *)w->out[2] + 2 * cb,
          *save_inv = (char *)w->out[2] + 3 * cb, *dscale = w->out[3], *dbias = (char *)w->out[3] + cb;
     /* running averages start where the reference's did */
@@ -282,8 +296,8 @@ static int case_batchnorm(struct worker *w, struct output *outs, int *variant)
          cudnnBatchNormalizationBackward(w->handle, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, s->x_desc,
                                          s->x, s->x_desc, s->dx_in, s->x_desc, w->out[1], s->bn_desc, s->scale,
                                          dscale, dbias, 1e-5, save_mean, save_inv));
-    outs[0] = (struct output){w->out[0], X_ELEMS * sizeof(float)};
-    outs[1] = (struct output){w->out[1], X_ELEMS * sizeof(float)};
+    outs[0] = (struct output){w->out[0], s->x_elems * sizeof(float)};
+    outs[1] = (struct output){w->out[1], s->x_elems * sizeof(float)};
     outs[2] = (struct output){w->out[2], 4 * cb};
     outs[3] = (struct output){w->out[3], 2 * cb};
     *variant = 0;
@@ -300,8 +314,8 @@ static int case_softmax(struct worker *w, struct output *outs, int *variant)
     CALL(w, "cudnnSoftmaxBackward",
          cudnnSoftmaxBackward(w->handle, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, s->x_desc,
                               w->out[0], s->x_desc, s->dx_in, &zero, s->x_desc, w->out[1]));
-    outs[0] = (struct output){w->out[0], X_ELEMS * sizeof(float)};
-    outs[1] = (struct output){w->out[1], X_ELEMS * sizeof(float)};
+    outs[0] = (struct output){w->out[0], s->x_elems * sizeof(float)};
+    outs[1] = (struct output){w->out[1], s->x_elems * sizeof(float)};
     *variant = 0;
     return 2;
 }
@@ -311,7 +325,7 @@ static int case_activation(struct worker *w, struct output *outs, int *variant)
     struct shared *s = w->s;
     CALL(w, "cudnnActivationForward",
          cudnnActivationForward(w->handle, s->act, &one, s->x_desc, s->x, &zero, s->x_desc, w->out[0]));
-    outs[0] = (struct output){w->out[0], X_ELEMS * sizeof(float)};
+    outs[0] = (struct output){w->out[0], s->x_elems * sizeof(float)};
     *variant = 0;
     return 1;
 }
@@ -328,8 +342,8 @@ static int case_dropout(struct worker *w, struct output *outs, int *variant)
     CALL(w, "cudnnDropoutBackward",
          cudnnDropoutBackward(w->handle, w->dropout, s->x_desc, s->dx_in, s->x_desc, w->out[1], w->reserve,
                               s->reserve_bytes));
-    outs[0] = (struct output){w->out[0], X_ELEMS * sizeof(float)};
-    outs[1] = (struct output){w->out[1], X_ELEMS * sizeof(float)};
+    outs[0] = (struct output){w->out[0], s->x_elems * sizeof(float)};
+    outs[1] = (struct output){w->out[1], s->x_elems * sizeof(float)};
     *variant = 0;
     return 2;
 }
@@ -346,7 +360,8 @@ static bool zero_output(struct worker *w, void *dev, size_t bytes)
 static int case_rnn(struct worker *w, struct output *outs, int *variant)
 {
     struct shared *s = w->s;
-    const size_t y_bytes = (size_t)T * N * RH * sizeof(float), h_bytes = (size_t)N * RH * sizeof(float);
+    const struct stress_dims *d = &s->d;
+    const size_t y_bytes = (size_t)d->t * d->n * d->rh * sizeof(float), h_bytes = (size_t)d->n * d->rh * sizeof(float);
     /* the padding of y and dx is not written (no fill value), and dw is added to */
     if (!zero_output(w, w->out[0], y_bytes) || !zero_output(w, w->out[3], y_bytes) ||
         !zero_output(w, w->out[4], s->rnn_w_bytes))
@@ -367,25 +382,25 @@ static int case_rnn(struct worker *w, struct output *outs, int *variant)
     outs[0] = (struct output){w->out[0], y_bytes};
     outs[1] = (struct output){w->out[1], h_bytes};
     outs[2] = (struct output){w->out[2], h_bytes};
-    outs[3] = (struct output){w->out[3], y_bytes}; /* dx: input width RH too */
+    outs[3] = (struct output){w->out[3], y_bytes}; /* dx: input width rh too */
     outs[4] = (struct output){w->out[4], s->rnn_w_bytes};
     *variant = 0;
     return 5;
 }
 
-static const int attn_lo[AT] = {0}, attn_hi[AT] = {AT + 1, AT + 1, AT + 1, AT + 1, AT + 1};
-
 static int case_attention(struct worker *w, struct output *outs, int *variant)
 {
     struct shared *s = w->s;
-    const size_t q_bytes = (size_t)AT * N * AV * sizeof(float), k_bytes = (size_t)(AT + 1) * N * AV * sizeof(float);
+    const struct stress_dims *d = &s->d;
+    const size_t q_bytes = (size_t)d->at * d->n * d->av * sizeof(float),
+                 k_bytes = (size_t)(d->at + 1) * d->n * d->av * sizeof(float);
     CALL(w, "cudnnMultiHeadAttnForward",
-         cudnnMultiHeadAttnForward(w->handle, s->attn, -1, attn_lo, attn_hi, s->len_q, s->len_k, s->seq_q, s->x,
+         cudnnMultiHeadAttnForward(w->handle, s->attn, -1, s->attn_lo, s->attn_hi, s->len_q, s->len_k, s->seq_q, s->x,
                                    NULL, s->seq_k, s->dx_in, s->seq_k, s->dp_in, s->seq_q, w->out[0], s->attn_w_bytes,
                                    s->w, s->adv_ws_bytes, w->adv_ws, s->adv_rs_bytes, w->adv_rs));
     if (!switch_stream(w)) return 0;
     CALL(w, "cudnnMultiHeadAttnBackwardData",
-         cudnnMultiHeadAttnBackwardData(w->handle, s->attn, attn_lo, attn_hi, s->len_q, s->len_k, s->seq_q,
+         cudnnMultiHeadAttnBackwardData(w->handle, s->attn, s->attn_lo, s->attn_hi, s->len_q, s->len_k, s->seq_q,
                                         s->dx_in, s->seq_q, w->out[1], s->x, s->seq_k,
                                         w->out[2], s->dx_in, s->seq_k, w->out[3], s->dp_in, s->attn_w_bytes, s->w,
                                         s->adv_ws_bytes, w->adv_ws, s->adv_rs_bytes, w->adv_rs));
@@ -421,11 +436,11 @@ static bool worker_open(struct worker *w)
     if (cudnnCreateDropoutDescriptor(&w->dropout) != CUDNN_STATUS_SUCCESS) return false;
     w->states = dev_alloc(s, s->states_bytes);
     w->reserve = dev_alloc(s, s->reserve_bytes);
-    w->host = malloc(Y_ELEMS * sizeof(float));
+    w->host = malloc(s->y_elems * sizeof(float));
     w->adv_ws = dev_alloc(s, s->adv_ws_bytes ? s->adv_ws_bytes : 1);
     w->adv_rs = dev_alloc(s, s->adv_rs_bytes ? s->adv_rs_bytes : 1);
     bool ok = w->states != NULL && w->reserve != NULL && w->host != NULL && w->adv_ws != NULL && w->adv_rs != NULL;
-    for (int i = 0; i < MAX_OUTPUTS; i++) ok &= (w->out[i] = dev_alloc(s, Y_ELEMS * sizeof(float))) != NULL;
+    for (int i = 0; i < MAX_OUTPUTS; i++) ok &= (w->out[i] = dev_alloc(s, s->y_elems * sizeof(float))) != NULL;
     return ok && switch_stream(w);
 }
 
@@ -528,10 +543,15 @@ static void fill(float *p, size_t n, uint64_t seed, float lo, float hi)
 }
 
 /* The LSTM's and the attention's descriptors, lengths and buffer sizes (the handle asked for the
-   sizes); false when their inputs, weights or outputs would not fit the shared buffers. */
+   sizes); false when their inputs, weights or outputs would not fit the shared buffers. The batch's
+   sequences have different lengths: the first n of the patterns below. */
 static bool setup_adv(struct shared *s, cudnnHandle_t h)
 {
-    static const int rnn_len[N] = {T, T - 1, T, 2}, len_q[N] = {AT, AT - 2, AT, 1}, len_k[N] = {AT + 1, AT, 2, AT + 1};
+    const struct stress_dims *d = &s->d;
+    const int rnn_len[4] = {d->t, d->t - 1, d->t, 2}, len_q[4] = {d->at, d->at - 2, d->at, 1},
+              len_k[4] = {d->at + 1, d->at, 2, d->at + 1};
+    if (d->n > 4 || d->t < 2 || d->at < 3 || d->at > MAX_AT) return false;
+    for (int i = 0; i < d->at; i++) s->attn_lo[i] = 0, s->attn_hi[i] = d->at + 1;
     bool ok = cudnnCreateRNNDescriptor(&s->rnn) == CUDNN_STATUS_SUCCESS &&
               cudnnCreateRNNDataDescriptor(&s->rnn_x) == CUDNN_STATUS_SUCCESS &&
               cudnnCreateRNNDataDescriptor(&s->rnn_y) == CUDNN_STATUS_SUCCESS &&
@@ -540,26 +560,29 @@ static bool setup_adv(struct shared *s, cudnnHandle_t h)
               cudnnCreateSeqDataDescriptor(&s->seq_q) == CUDNN_STATUS_SUCCESS &&
               cudnnCreateSeqDataDescriptor(&s->seq_k) == CUDNN_STATUS_SUCCESS;
     if (!ok) return false;
-    const int hdims[3] = {1, N, RH}, hstrides[3] = {N * RH, RH, 1};
+    const int hdims[3] = {1, d->n, d->rh}, hstrides[3] = {d->n * d->rh, d->rh, 1};
     ok &= cudnnSetRNNDescriptor_v8(s->rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
                                    CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
-                                   CUDNN_FMA_MATH, RH, RH, RH, 1, NULL, CUDNN_RNN_PADDED_IO_ENABLED) == CUDNN_STATUS_SUCCESS;
-    ok &= cudnnSetRNNDataDescriptor(s->rnn_x, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, N, RH,
-                                    rnn_len, NULL) == CUDNN_STATUS_SUCCESS;
-    ok &= cudnnSetRNNDataDescriptor(s->rnn_y, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, N, RH,
-                                    rnn_len, NULL) == CUDNN_STATUS_SUCCESS;
+                                   CUDNN_FMA_MATH, d->rh, d->rh, d->rh, 1, NULL,
+                                   CUDNN_RNN_PADDED_IO_ENABLED) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnSetRNNDataDescriptor(s->rnn_x, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, d->t, d->n,
+                                    d->rh, rnn_len, NULL) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnSetRNNDataDescriptor(s->rnn_y, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, d->t, d->n,
+                                    d->rh, rnn_len, NULL) == CUDNN_STATUS_SUCCESS;
     ok &= cudnnSetTensorNdDescriptor(s->rnn_h, CUDNN_DATA_FLOAT, 3, hdims, hstrides) == CUDNN_STATUS_SUCCESS;
     static const cudnnSeqDataAxis_t axes[4] = {CUDNN_SEQDATA_TIME_DIM, CUDNN_SEQDATA_BATCH_DIM, CUDNN_SEQDATA_BEAM_DIM,
                                                CUDNN_SEQDATA_VECT_DIM};
     int dims[4];
-    dims[CUDNN_SEQDATA_TIME_DIM] = AT, dims[CUDNN_SEQDATA_BATCH_DIM] = N, dims[CUDNN_SEQDATA_BEAM_DIM] = 1,
-    dims[CUDNN_SEQDATA_VECT_DIM] = AV;
-    ok &= cudnnSetSeqDataDescriptor(s->seq_q, CUDNN_DATA_FLOAT, 4, dims, axes, N, len_q, NULL) == CUDNN_STATUS_SUCCESS;
-    dims[CUDNN_SEQDATA_TIME_DIM] = AT + 1;
-    ok &= cudnnSetSeqDataDescriptor(s->seq_k, CUDNN_DATA_FLOAT, 4, dims, axes, N, len_k, NULL) == CUDNN_STATUS_SUCCESS;
-    ok &= cudnnSetAttnDescriptor(s->attn, CUDNN_ATTN_QUERYMAP_ALL_TO_ONE | CUDNN_ATTN_ENABLE_PROJ_BIASES, HEADS, 0.5,
-                                 CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, NULL, NULL, AV, AV, AV, AP, AP,
-                                 AP, AV, AT, AT + 1, N, 1) == CUDNN_STATUS_SUCCESS;
+    dims[CUDNN_SEQDATA_TIME_DIM] = d->at, dims[CUDNN_SEQDATA_BATCH_DIM] = d->n, dims[CUDNN_SEQDATA_BEAM_DIM] = 1,
+    dims[CUDNN_SEQDATA_VECT_DIM] = d->av;
+    ok &= cudnnSetSeqDataDescriptor(s->seq_q, CUDNN_DATA_FLOAT, 4, dims, axes, d->n, len_q, NULL) ==
+          CUDNN_STATUS_SUCCESS;
+    dims[CUDNN_SEQDATA_TIME_DIM] = d->at + 1;
+    ok &= cudnnSetSeqDataDescriptor(s->seq_k, CUDNN_DATA_FLOAT, 4, dims, axes, d->n, len_k, NULL) ==
+          CUDNN_STATUS_SUCCESS;
+    ok &= cudnnSetAttnDescriptor(s->attn, CUDNN_ATTN_QUERYMAP_ALL_TO_ONE | CUDNN_ATTN_ENABLE_PROJ_BIASES, d->heads,
+                                 0.5, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, NULL, NULL, d->av, d->av,
+                                 d->av, d->ap, d->ap, d->ap, d->av, d->at, d->at + 1, d->n, 1) == CUDNN_STATUS_SUCCESS;
     size_t rnn_ws = 0, rnn_rs = 0, attn_ws = 0, attn_rs = 0;
     ok = ok && cudnnGetRNNWeightSpaceSize(h, s->rnn, &s->rnn_w_bytes) == CUDNN_STATUS_SUCCESS &&
          cudnnGetRNNTempSpaceSizes(h, s->rnn, CUDNN_FWD_MODE_TRAINING, s->rnn_x, &rnn_ws, &rnn_rs) ==
@@ -567,16 +590,27 @@ static bool setup_adv(struct shared *s, cudnnHandle_t h)
          cudnnGetMultiHeadAttnBuffers(h, s->attn, &s->attn_w_bytes, &attn_ws, &attn_rs) == CUDNN_STATUS_SUCCESS;
     s->adv_ws_bytes = rnn_ws > attn_ws ? rnn_ws : attn_ws;
     s->adv_rs_bytes = rnn_rs > attn_rs ? rnn_rs : attn_rs;
-    s->rnn_len = dev_from(s, rnn_len, sizeof rnn_len);
-    s->len_q = dev_from(s, len_q, sizeof len_q);
-    s->len_k = dev_from(s, len_k, sizeof len_k);
-    const size_t w_room = W_ELEMS * sizeof(float), x_room = X_ELEMS * sizeof(float);
+    s->rnn_len = dev_from(s, rnn_len, (size_t)d->n * sizeof(int));
+    s->len_q = dev_from(s, len_q, (size_t)d->n * sizeof(int));
+    s->len_k = dev_from(s, len_k, (size_t)d->n * sizeof(int));
+    /* sequences are read from x, dx_in and dp_in; weights from w; every output fits y */
+    const size_t rnn_seq = (size_t)d->t * d->n * d->rh, attn_seq = (size_t)(d->at + 1) * d->n * d->av;
+    const size_t in_room = (s->x_elems < s->p_elems ? s->x_elems : s->p_elems) * sizeof(float);
+    const size_t w_room = (s->w_elems < s->y_elems ? s->w_elems : s->y_elems) * sizeof(float);
     return ok && s->rnn_len && s->len_q && s->len_k && s->rnn_w_bytes <= w_room && s->attn_w_bytes <= w_room &&
-           (size_t)T * N * RH * sizeof(float) <= x_room && (size_t)(AT + 1) * N * AV * sizeof(float) <= x_room;
+           rnn_seq * sizeof(float) <= in_room && attn_seq * sizeof(float) <= in_room &&
+           rnn_seq <= s->y_elems && attn_seq <= s->y_elems;
 }
 
 static bool setup_shared(struct shared *s, cudnnHandle_t h)
 {
+    const struct stress_dims *d = &s->d;
+    s->pooled = (d->h + 2 - POOL) / 2 + 1;
+    s->x_elems = (size_t)d->n * d->c * d->h * d->w;
+    s->y_elems = (size_t)d->n * d->k * d->h * d->w;
+    s->w_elems = (size_t)d->k * d->c * R * R;
+    s->p_elems = (size_t)d->n * d->c * s->pooled * s->pooled;
+    if (d->k < d->c) return false; /* y's buffers hold every output */
     bool ok = true;
     ok &= cudnnCreateTensorDescriptor(&s->x_desc) == CUDNN_STATUS_SUCCESS;
     ok &= cudnnCreateTensorDescriptor(&s->y_desc) == CUDNN_STATUS_SUCCESS;
@@ -587,12 +621,15 @@ static bool setup_shared(struct shared *s, cudnnHandle_t h)
     ok &= cudnnCreatePoolingDescriptor(&s->pool) == CUDNN_STATUS_SUCCESS;
     ok &= cudnnCreateActivationDescriptor(&s->act) == CUDNN_STATUS_SUCCESS;
     if (!ok) return false;
-    ok &= cudnnSetTensor4dDescriptor(s->x_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, H, W) == CUDNN_STATUS_SUCCESS;
-    ok &= cudnnSetTensor4dDescriptor(s->y_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, K, H, W) == CUDNN_STATUS_SUCCESS;
-    ok &= cudnnSetTensor4dDescriptor(s->p_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, POOLED, POOLED) ==
+    ok &= cudnnSetTensor4dDescriptor(s->x_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, d->n, d->c, d->h, d->w) ==
           CUDNN_STATUS_SUCCESS;
+    ok &= cudnnSetTensor4dDescriptor(s->y_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, d->n, d->k, d->h, d->w) ==
+          CUDNN_STATUS_SUCCESS;
+    ok &= cudnnSetTensor4dDescriptor(s->p_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, d->n, d->c, s->pooled,
+                                     s->pooled) == CUDNN_STATUS_SUCCESS;
     ok &= cudnnDeriveBNTensorDescriptor(s->bn_desc, s->x_desc, CUDNN_BATCHNORM_SPATIAL) == CUDNN_STATUS_SUCCESS;
-    ok &= cudnnSetFilter4dDescriptor(s->w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, K, C, R, R) == CUDNN_STATUS_SUCCESS;
+    ok &= cudnnSetFilter4dDescriptor(s->w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, d->k, d->c, R, R) ==
+          CUDNN_STATUS_SUCCESS;
     ok &= cudnnSetConvolution2dDescriptor(s->conv, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) ==
           CUDNN_STATUS_SUCCESS;
     ok &= cudnnSetConvolutionMathType(s->conv, CUDNN_FMA_MATH) == CUDNN_STATUS_SUCCESS;
@@ -602,24 +639,25 @@ static bool setup_shared(struct shared *s, cudnnHandle_t h)
     ok &= cudnnDropoutGetReserveSpaceSize(s->x_desc, &s->reserve_bytes) == CUDNN_STATUS_SUCCESS;
     if (!ok) return false;
 
-    float *host = malloc(Y_ELEMS * sizeof(float));
+    const size_t cb = (size_t)d->c * sizeof(float);
+    float *host = malloc(s->y_elems * sizeof(float));
     if (host == NULL) return false;
-    fill(host, X_ELEMS, 1, -2.0f, 2.0f);
-    s->x = dev_from(s, host, X_ELEMS * sizeof(float));
-    fill(host, W_ELEMS, 2, -0.5f, 0.5f);
-    s->w = dev_from(s, host, W_ELEMS * sizeof(float));
-    fill(host, X_ELEMS, 3, -1.0f, 1.0f);
-    s->dx_in = dev_from(s, host, X_ELEMS * sizeof(float));
-    fill(host, P_ELEMS, 4, -1.0f, 1.0f);
-    s->dp_in = dev_from(s, host, P_ELEMS * sizeof(float));
-    fill(host, C, 5, 0.5f, 1.5f);
-    s->scale = dev_from(s, host, C * sizeof(float));
-    fill(host, C, 6, -0.5f, 0.5f);
-    s->bias = dev_from(s, host, C * sizeof(float));
-    fill(host, C, 7, -0.1f, 0.1f);
-    s->mean0 = dev_from(s, host, C * sizeof(float));
-    fill(host, C, 8, 0.9f, 1.1f);
-    s->var0 = dev_from(s, host, C * sizeof(float));
+    fill(host, s->x_elems, 1, -2.0f, 2.0f);
+    s->x = dev_from(s, host, s->x_elems * sizeof(float));
+    fill(host, s->w_elems, 2, -0.5f, 0.5f);
+    s->w = dev_from(s, host, s->w_elems * sizeof(float));
+    fill(host, s->x_elems, 3, -1.0f, 1.0f);
+    s->dx_in = dev_from(s, host, s->x_elems * sizeof(float));
+    fill(host, s->p_elems, 4, -1.0f, 1.0f);
+    s->dp_in = dev_from(s, host, s->p_elems * sizeof(float));
+    fill(host, (size_t)d->c, 5, 0.5f, 1.5f);
+    s->scale = dev_from(s, host, cb);
+    fill(host, (size_t)d->c, 6, -0.5f, 0.5f);
+    s->bias = dev_from(s, host, cb);
+    fill(host, (size_t)d->c, 7, -0.1f, 0.1f);
+    s->mean0 = dev_from(s, host, cb);
+    fill(host, (size_t)d->c, 8, 0.9f, 1.1f);
+    s->var0 = dev_from(s, host, cb);
     free(host);
 #ifdef STRESS_CUDA
     for (int i = 0; i < NSTREAMS && s->cuda; i++)
@@ -695,6 +733,7 @@ int stress_run(const struct stress_options *o, struct stress_result *r)
         return 1;
     }
     s->cuda = o->cuda;
+    s->d = stress_dims[o->size];
     s->result = r;
     s->log = o->log;
     pthread_mutex_init(&s->lock, NULL);

@@ -10,12 +10,17 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+/* The problem sizes (stress_work.c's table): full, and small for compute-sanitizer's racecheck,
+   the same calls on problems of a few blocks a kernel launch. */
+enum stress_size { STRESS_FULL, STRESS_SMALL };
+
 struct stress_options {
     int threads;       /* worker threads, each with its own handle */
     int iterations;    /* cases per thread; 0: run until `seconds` have passed */
     double seconds;    /* used when iterations is 0 */
     int recreate;      /* a thread destroys and recreates its handle every `recreate` cases (0: never) */
     bool cuda;         /* data in device memory: the handles' backend is cuda */
+    enum stress_size size;
     FILE *log;         /* one line per mismatch or failure, and a summary; NULL: quiet */
 };
 
