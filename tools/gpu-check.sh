@@ -18,10 +18,13 @@
 # always runs), among them three more for kernels new to the GPU:
 #   hgmma  the wgmma (HGMMA) instructions in each library's sm_90a code            -> hgmma.log
 #   race   compute-sanitizer racecheck and synccheck over the runner's cuda pass of
-#          GPU_CHECK_RACE_FILES, and over the threads-and-streams stress program
-#          (GPU_CHECK_STRESS_ITERATIONS, default 3, within GPU_CHECK_STRESS_LIMIT
-#          seconds a tool, default 60: racecheck wants several minutes for 3; a test
-#          file GPU_CHECK_RACE_LIMIT seconds a tool, default 60)               -> race.log
+#          GPU_CHECK_RACE_FILES (GPU_CHECK_RACE_LIMIT seconds a file and tool, default
+#          60), and over the threads-and-streams stress program at its small size
+#          (--size small: the same calls, threads, streams and bit-identity check on
+#          problems of a few blocks a kernel launch; racecheck follows every
+#          shared-memory access and takes minutes over the full size): 4 threads of
+#          GPU_CHECK_STRESS_ITERATIONS cases, default 3, within GPU_CHECK_STRESS_LIMIT
+#          seconds a tool, default 60 (GPU_CHECK_STRESS_SIZE=full: the full size) -> race.log
 #   check  the runner's cuda pass of the tests GPU_CHECK_CHECK_TESTS names, with
 #          OPENCUDNN_CHECK=1 (each call re-run on the host and compared); counts
 #          the mismatches logged                                                   -> check.log
@@ -227,7 +230,8 @@ if wants race && command -v compute-sanitizer >/dev/null 2>&1; then
         done
         run_step "$race_log" "$(min "${GPU_CHECK_STRESS_LIMIT:-60}" $(($(left) - 60)))" compute-sanitizer --tool "$tool" \
             "${exclude[@]}" --error-exitcode 99 --print-limit 20 "$build/bench/opencudnn_stress" --threads 4 \
-            --iterations "${GPU_CHECK_STRESS_ITERATIONS:-3}" --backend cuda || rc=1
+            --iterations "${GPU_CHECK_STRESS_ITERATIONS:-3}" --size "${GPU_CHECK_STRESS_SIZE:-small}" \
+            --backend cuda || rc=1
     done
     verdict race $rc "$(grep -c -E 'ERROR SUMMARY: [1-9]' "$race_log") runs with errors"
 fi
