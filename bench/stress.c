@@ -5,9 +5,10 @@
                            [--backend host|cuda] [--size full|small]
    Defaults: 16 threads, 60 seconds, a new handle every 50 cases, the cuda backend when the program
    was built with it and a device is usable, the full size. The small size makes the same calls on
-   problems of a few blocks a kernel launch, for compute-sanitizer's racecheck (stress_work.c). Prints one line per mismatch or failure and a summary;
-   exits 0 only when every output matched the single-threaded run and no call failed. Run it under
-   ThreadSanitizer with tools/tsan.sh, and on a GPU under compute-sanitizer (README). */
+   problems of a few blocks a kernel launch, for compute-sanitizer's racecheck (stress_work.c).
+   Prints one line per mismatch or failure and a summary; exits 0 only when every output matched
+   the single-threaded run and no call failed. Run it under ThreadSanitizer with tools/tsan.sh, and
+   on a GPU under compute-sanitizer at the small size (README, tools/gpu-check.sh). */
 #include "stress_work.h"
 
 #include <cudnn.h>
@@ -55,8 +56,8 @@ int main(int argc, char **argv)
 #endif
     o.cuda = strcmp(backend, "cuda") == 0;
     setenv("OPENCUDNN_BACKEND", backend, 1);
-    printf("stress: backend %s, %d threads, %s size, %s\n", backend, o.threads, o.size == STRESS_SMALL ? "small" : "full",
-           o.iterations ? "fixed iterations" : "timed");
+    printf("stress: backend %s, %d threads, %s size, %s\n", backend, o.threads,
+           o.size == STRESS_SMALL ? "small" : "full", o.iterations ? "fixed iterations" : "timed");
     struct stress_result r;
     if (stress_run(&o, &r) != 0) {
         printf("stress: setup failed: %s\n", r.first_error);
