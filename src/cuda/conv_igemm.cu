@@ -323,6 +323,22 @@ static const char *wide_store_rejects(const struct ocd_conv_problem *p)
     return NULL;
 }
 
+/* Whether the epilogue's stores can go two columns at once (epi.pairs): column n at offset n
+   (contiguous channels, no padding columns), every row's offset even and the output and z
+   aligned to two elements, so that a lane's two adjacent columns are one aligned access. Each
+   element then costs its arithmetic and half a store, where through the column map it costs
+   three divisions and a 64-bit multiply-add besides. Unproven (core/impl.h). */
+static bool paired_stores(const igemm_params &prm, const igemm_plan *pl, int esize)
+{
+    const igemm_epi &e = prm.epi;
+    const uintptr_t pair = 2 * (uintptr_t)esize;
+    bool ok = esize > 1 && !pl->int8 && !e.wide && e.col_c == 0 && e.col.div[0].d == 1 && e.col.div[1].d == 1 &&
+              e.col.div[2].d == 1 && e.col.stride[0] == 1 && e.group_off % 2 == 0 && (uintptr_t)e.out % pair == 0 &&
+              (e.z == NULL || (uintptr_t)e.z % pair == 0);
+    for (int d = 0; d < 4; d++) ok = ok && e.row.stride[d] % 2 == 0;
+    return ok && ocd_impl_unproven() == NULL;
+}
+
 /* Whether the forward TMA kernel of tile `tile` (forward, or backward data as a forward pass)
    stores prm's output through the staged epilogue (conv_igemm_tma_sm90.cu): where the tile has
    it, the output's columns are contiguous (one digit of unit stride, or a single column), and
@@ -503,6 +519,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     }
     }
     if (ty.beta == 0.f) ep.z = NULL;
+    ep.pairs = paired_stores(prm, pl, esize);
 
     /* TF32: the operands no copy rounded are rounded by the sm_90a kernel (igemm_operand) */
     prm.round_a = tf32 && !pl->copy_a.on && !pl->pad_on;

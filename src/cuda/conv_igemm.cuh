@@ -80,6 +80,9 @@ struct igemm_epi {
     ocd_cuda_conv_store store;
     int col_c;          /* 0, or the filter gradient on the TMA kernel, whose columns run over channels padded
                            per filter tap: columns whose innermost digit is col_c or more are padding */
+    int pairs;          /* column n's offset is n and every row's is even, out and z aligned to two
+                           elements: a lane's two adjacent columns are one 2-element access
+                           (igemm_store_frags) */
 };
 
 struct igemm_params {
@@ -129,6 +132,21 @@ __host__ __device__ __forceinline__ void igemm_epi_store(const igemm_epi &e, int
 {
     const float z = e.typed.beta != 0.f ? ocd_cuda_load((const T *)e.z + off) : 0.f;
     ocd_cuda_store((T *)e.out + off, ocd_cuda_conv_epi_value<T, FUSED>(e.typed, acc, z, channel));
+}
+
+/* igemm_epi_store of columns n and n + 1 at offsets off and off + 1 (epi.pairs: off is even), z
+   read and the two results stored as one access each. */
+template <typename T, bool FUSED = true>
+__host__ __device__ __forceinline__ void igemm_epi_store_pair(const igemm_epi &e, int64_t off, int64_t channel,
+                                                              float acc0, float acc1)
+{
+    ocd_vec<T, 2> z, r;
+    if (e.typed.beta != 0.f) z = *(const ocd_vec<T, 2> *)((const T *)e.z + off);
+    ocd_cuda_store(&r.v[0], ocd_cuda_conv_epi_value<T, FUSED>(e.typed, acc0,
+                                                              e.typed.beta != 0.f ? ocd_cuda_load(&z.v[0]) : 0.f, channel));
+    ocd_cuda_store(&r.v[1], ocd_cuda_conv_epi_value<T, FUSED>(e.typed, acc1,
+                                                              e.typed.beta != 0.f ? ocd_cuda_load(&z.v[1]) : 0.f, channel + 1));
+    *(ocd_vec<T, 2> *)((T *)e.out + off) = r;
 }
 
 /* The epilogue of element type T: igemm_epi_store, or for 8-bit types the direct kernels' store
@@ -426,8 +444,9 @@ __host__ __device__ __forceinline__ igemm_cta igemm_cta_of(const igemm_params &p
 /* The epilogue of one warp's accumulators, laid out as mma.sync's (mma.cuh; wgmma's m64nNk16 is
    the same per warp, wgmma.cuh): acc(i, j, e) of lane `lane` is row m_base + 16 i + lane / 4 +
    8 (e / 2), column n_base + 8 j + 2 (lane % 4) + e % 2 of group g's output; rows past M and
-   columns past N or padding (igemm_col_real) are skipped. With split-K the values go to the
-   split's partial tile instead. acc is a device lambda in the kernels and a host one in the
+   columns past N or padding (igemm_col_real) are skipped; where epi.pairs, e and e + 1 of a row
+   are stored together (igemm_epi_store_pair). With split-K the values go to the split's partial
+   tile instead. acc is a device lambda in the kernels and a host one in the
    emulations (hence the pragma). FUSED as igemm_epi_store's. */
 #pragma nv_exec_check_disable
 template <typename T, int MI, int NI, bool FUSED = true, class Acc>
@@ -444,6 +463,19 @@ __host__ __device__ __forceinline__ void igemm_store_frags(const igemm_params &p
             int m = m_base + i * 16 + (lane >> 2) + hr * 8;
             if (m >= p.M) continue;
             int64_t roff = part ? (int64_t)m * p.N : igemm_map_offset(e.row, (uint32_t)m) + g * e.group_off;
+            if constexpr (sizeof(T) > 1)
+                if (!part && e.pairs) {
+#pragma unroll
+                    for (int j = 0; j < NI; j++) {
+                        const int n = n_base + j * 8 + (lane & 3) * 2;
+                        if (n + 1 < p.N)
+                            igemm_epi_store_pair<T, FUSED>(e, roff + n, (int64_t)g * p.N + n, acc(i, j, hr * 2),
+                                                           acc(i, j, hr * 2 + 1));
+                        else if (n < p.N)
+                            igemm_epi_store<T, FUSED>(e, roff + n, (int64_t)g * p.N + n, acc(i, j, hr * 2));
+                    }
+                    continue;
+                }
 #pragma unroll
             for (int j = 0; j < NI; j++) {
 #pragma unroll
