@@ -311,17 +311,24 @@ TEST(gemm_every_entry)
         const char *host_gemm = getenv("OPENCUDNN_HOST_GEMM");
         char *host_gemm_saved = host_gemm ? strdup(host_gemm) : NULL;
         if (strcmp(entries[e], "host:gemm_cblas") == 0) ocd_setenv("OPENCUDNN_HOST_GEMM", "cblas");
+        /* twice on CUDA: cuBLASLt's second pass takes the algorithms its handle remembered from
+           the first (cuda/cublaslt_matmul.h), each case's among all the others' */
         int ran = 0, ran_epilogue = 0;
-        for (size_t t = 0; t < sizeof gtypes / sizeof gtypes[0]; t++)
-            for (size_t c = 0; c < NGCASES + sizeof pw_cases / sizeof pw_cases[0]; c++) {
-                const bool pwc = c >= NGCASES;
-                const struct gcase *gc = pwc ? &pw_cases[c - NGCASES].g : &gcases[c];
-                const struct ref_pw pw = ref_pw_mode_varied(pwc ? pw_cases[c - NGCASES].mode : CUDNN_POINTWISE_GELU_FWD);
-                const enum expect x = pwc && !takes_pw_act(entries[e]) ? MUST_REFUSE : e == count - 1 ? MUST_RUN : MAY_RUN;
-                const bool r = run_case(&gtypes[t], gc, pwc ? &pw : NULL, disable, x);
-                ran += r;
-                ran_epilogue += r && (gc->bias != OCD_GEMM_BIAS_NONE || gc->act >= 0);
-            }
+        for (int pass = 0; pass < (cuda ? 2 : 1); pass++) {
+            for (size_t t = 0; t < sizeof gtypes / sizeof gtypes[0]; t++)
+                for (size_t c = 0; c < NGCASES + sizeof pw_cases / sizeof pw_cases[0]; c++) {
+                    const bool pwc = c >= NGCASES;
+                    const struct gcase *gc = pwc ? &pw_cases[c - NGCASES].g : &gcases[c];
+                    const struct ref_pw pw =
+                        ref_pw_mode_varied(pwc ? pw_cases[c - NGCASES].mode : CUDNN_POINTWISE_GELU_FWD);
+                    const enum expect x = pwc && !takes_pw_act(entries[e]) ? MUST_REFUSE
+                                          : e == count - 1                 ? MUST_RUN
+                                                                           : MAY_RUN;
+                    const bool r = run_case(&gtypes[t], gc, pwc ? &pw : NULL, disable, x);
+                    ran += r;
+                    ran_epilogue += r && (gc->bias != OCD_GEMM_BIAS_NONE || gc->act >= 0);
+                }
+        }
         if (host_gemm_saved) ocd_setenv("OPENCUDNN_HOST_GEMM", host_gemm_saved);
         else ocd_unsetenv("OPENCUDNN_HOST_GEMM");
         free(host_gemm_saved);

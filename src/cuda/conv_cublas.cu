@@ -563,7 +563,7 @@ static void plan_epilogue(cudnnHandle_t h, const struct ocd_conv_problem *p, cub
         cublasLtHandle_t lt;
         why = lt_matmul_of(p, *pl, NULL, &mm, &beta);
         if (why == NULL) why = ocd_cublaslt_handle(h, &lt);
-        if (why == NULL && ocd_lt_query(lt, &mm, &pl->lt_algo) != CUBLAS_STATUS_SUCCESS)
+        if (why == NULL && ocd_lt_query(h, lt, &mm, &pl->lt_algo) != CUBLAS_STATUS_SUCCESS)
             why = "cuBLASLt's heuristic has no algorithm for it";
         if (why == NULL) pl->epi = EPI_LT;
     }

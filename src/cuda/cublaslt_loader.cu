@@ -6,6 +6,8 @@
 #include "cuda/cublas_loader.h"
 #include "cuda/dynload.h"
 
+#include <stdlib.h>
+
 static struct ocd_cublaslt_api api;
 static const struct ocd_cublaslt_api *loaded;
 static ocd_once_t load_once = OCD_ONCE_INIT;
@@ -57,25 +59,42 @@ cudnnStatus_t ocd_cublaslt_status(cublasStatus_t status, const char *what, const
                          file, line);
 }
 
+/* What handle->blas_lt points to. */
+struct lt_state {
+    cublasLtHandle_t lt;
+    void *algos; /* cublaslt_matmul.cu's block, one malloc */
+};
+
 const char *ocd_cublaslt_handle(cudnnHandle_t handle, cublasLtHandle_t *lt)
 {
     const struct ocd_cublaslt_api *a = ocd_cublaslt_api();
     if (a == NULL) return "cuBLASLt not available";
     if (handle->blas_lt == NULL) {
-        cublasLtHandle_t h = NULL;
-        cublasStatus_t st = a->create(&h);
+        struct lt_state *state = (struct lt_state *)calloc(1, sizeof *state);
+        if (state == NULL) return "no memory for the cuBLASLt handle";
+        cublasStatus_t st = a->create(&state->lt);
         if (st != CUBLAS_STATUS_SUCCESS) {
+            free(state);
             ocd_cublaslt_status(st, "cublasLtCreate", __func__, __FILE__, __LINE__);
             return "cuBLASLt could not start on this device";
         }
-        handle->blas_lt = h;
+        handle->blas_lt = state;
     }
-    *lt = (cublasLtHandle_t)handle->blas_lt;
+    *lt = ((struct lt_state *)handle->blas_lt)->lt;
     return NULL;
+}
+
+void **ocd_cublaslt_algos(cudnnHandle_t handle)
+{
+    return handle->blas_lt ? &((struct lt_state *)handle->blas_lt)->algos : NULL;
 }
 
 void ocd_cublaslt_release(cudnnHandle_t handle)
 {
-    if (handle->blas_lt != NULL && loaded != NULL) loaded->destroy((cublasLtHandle_t)handle->blas_lt);
+    struct lt_state *state = (struct lt_state *)handle->blas_lt;
+    if (state == NULL) return;
+    if (loaded != NULL) loaded->destroy(state->lt);
+    free(state->algos);
+    free(state);
     handle->blas_lt = NULL;
 }

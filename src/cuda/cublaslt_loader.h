@@ -57,7 +57,12 @@ const struct ocd_cublaslt_api *ocd_cublaslt_api(void);
    or plan function) when cuBLASLt is missing or cannot start. */
 const char *ocd_cublaslt_handle(cudnnHandle_t handle, cublasLtHandle_t *lt);
 
-/* Destroys the handle's cuBLASLt handle, if it has one (cudnnDestroy). */
+/* The slot, beside the handle's cuBLASLt handle, of the memory block in which cublaslt_matmul.cu
+   keeps the algorithms it found for the handle (NULL until it makes one; freed with the
+   cuBLASLt handle); NULL where ocd_cublaslt_handle has not made one. */
+void **ocd_cublaslt_algos(cudnnHandle_t handle);
+
+/* Destroys the handle's cuBLASLt handle and its algorithms' block, if it has them (cudnnDestroy). */
 void ocd_cublaslt_release(cudnnHandle_t handle);
 
 /* A failed cuBLASLt call as a status, as ocd_cublas_status says it (cublas_loader.h). */

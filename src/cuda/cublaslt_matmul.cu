@@ -3,8 +3,11 @@
    here runs on the device. */
 #include "cuda/cublaslt_matmul.h"
 
+#include "core/impl.h"
+
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The descriptors of one matmul: the operation and the layouts of A, B and C (which D shares). */
@@ -79,7 +82,59 @@ static cublasStatus_t descs_make(const struct ocd_cublaslt_api *api, const struc
     return st;
 }
 
-cublasStatus_t ocd_lt_query(cublasLtHandle_t lt, const struct ocd_lt_matmul *mm, cublasLtMatmulAlgo_t *algo)
+/* What the heuristic sees of a matmul: the matmul without its pointers, and their alignments.
+   Made from a zeroed struct, so that memcmp compares it. */
+struct lt_key {
+    struct ocd_lt_matmul mm; /* pointers NULL */
+    uint32_t align[5];       /* A, B, C, D and the bias */
+};
+
+/* A handle's remembered algorithms (ocd_cublaslt_algos' block): `used` keys, replaced round-robin
+   from `next` once full. */
+struct lt_algos {
+    struct lt_key key[OCD_LT_ALGOS];
+    cublasLtMatmulAlgo_t algo[OCD_LT_ALGOS];
+    int used, next;
+};
+
+static struct lt_key key_of(const struct ocd_lt_matmul *mm, const uint32_t align[4])
+{
+    struct lt_key k;
+    memset(&k, 0, sizeof k);
+    k.mm.compute = mm->compute, k.mm.trans_a = mm->trans_a, k.mm.trans_b = mm->trans_b;
+    k.mm.epilogue = mm->epilogue, k.mm.batch = mm->batch;
+    const struct ocd_lt_matrix *from[3] = {&mm->a, &mm->b, &mm->c};
+    struct ocd_lt_matrix *to[3] = {&k.mm.a, &k.mm.b, &k.mm.c};
+    for (int i = 0; i < 3; i++) {
+        to[i]->type = from[i]->type, to[i]->rows = from[i]->rows, to[i]->cols = from[i]->cols;
+        to[i]->ld = from[i]->ld, to[i]->stride = from[i]->stride;
+    }
+    for (int i = 0; i < 4; i++) k.align[i] = align[i];
+    k.align[4] = mm->bias ? ocd_lt_alignment(mm->bias, 0, 1) : 0;
+    return k;
+}
+
+/* The handle's remembered algorithm for key k, or NULL; the table made on first use (NULL
+   where there is no memory: every query then asks the heuristic). */
+static cublasLtMatmulAlgo_t *remembered(cudnnHandle_t handle, const struct lt_key *k, struct lt_algos **table)
+{
+    void **slot = ocd_cublaslt_algos(handle);
+    if (slot != NULL && *slot == NULL) *slot = calloc(1, sizeof(struct lt_algos));
+    struct lt_algos *t = *table = slot ? (struct lt_algos *)*slot : NULL;
+    for (int i = 0; t != NULL && i < t->used; i++)
+        if (memcmp(&t->key[i], k, sizeof *k) == 0) return &t->algo[i];
+    return NULL;
+}
+
+static void remember(struct lt_algos *t, const struct lt_key *k, const cublasLtMatmulAlgo_t *algo)
+{
+    const int i = t->used < OCD_LT_ALGOS ? t->used++ : t->next;
+    t->next = (i + 1) % OCD_LT_ALGOS;
+    t->key[i] = *k, t->algo[i] = *algo;
+}
+
+cublasStatus_t ocd_lt_query(cudnnHandle_t handle, cublasLtHandle_t lt, const struct ocd_lt_matmul *mm,
+                            cublasLtMatmulAlgo_t *algo)
 {
     const struct ocd_cublaslt_api *api = ocd_cublaslt_api();
     const uint32_t align[4] = {ocd_lt_matrix_alignment(mm, &mm->a, mm->a.data),
@@ -88,6 +143,14 @@ cublasStatus_t ocd_lt_query(cublasLtHandle_t lt, const struct ocd_lt_matmul *mm,
     const cublasLtMatmulPreferenceAttributes_t align_attr[4] = {
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    const bool memo = ocd_impl_unproven() == NULL;
+    const struct lt_key key = key_of(mm, align);
+    struct lt_algos *table = NULL;
+    const cublasLtMatmulAlgo_t *known = memo ? remembered(handle, &key, &table) : NULL;
+    if (known != NULL) {
+        *algo = *known;
+        return CUBLAS_STATUS_SUCCESS;
+    }
     const uint64_t workspace = 0;
     struct lt_descs d;
     cublasLtMatmulPreference_t pref = NULL;
@@ -103,6 +166,7 @@ cublasStatus_t ocd_lt_query(cublasLtHandle_t lt, const struct ocd_lt_matmul *mm,
     if (st == CUBLAS_STATUS_SUCCESS && (found < 1 || result.state != CUBLAS_STATUS_SUCCESS))
         st = CUBLAS_STATUS_NOT_SUPPORTED;
     if (st == CUBLAS_STATUS_SUCCESS) *algo = result.algo;
+    if (st == CUBLAS_STATUS_SUCCESS && table != NULL) remember(table, &key, algo);
     if (pref) api->pref_destroy(pref);
     descs_free(api, &d);
     return st;

@@ -12,7 +12,13 @@
    The query asks the heuristic for its first algorithm with the operands' real alignments (each
    pointer with its batch stride in bytes, up to 256, as the preference's minimum alignments of
    A, B, C and D) and no workspace: the entries that call it have none to offer (a 1x1
-   convolution's workspace query knows nothing of the fused call that follows it). The
+   convolution's workspace query knows nothing of the fused call that follows it). The heuristic
+   costs microseconds of host time, as much as a small GEMM's run, and a program repeats its
+   matmuls (an RNN's step GEMM at every step, a graph at every execute): each handle keeps the
+   answers for its last OCD_LT_ALGOS matmuls, keyed by everything the query sees but the
+   pointers (shapes, types, epilogue, the alignments), beside its cuBLASLt handle (a handle is
+   used by one thread at a time). Unproven (core/impl.h): without OPENCUDNN_UNPROVEN=1 every query asks
+   the heuristic. The
    descriptors are made for the query and again for each run (host calls that touch no device
    memory), so that the caller keeps only the algorithm: no pointer to memory it must free. */
 #ifndef OCD_CUDA_CUBLASLT_MATMUL_H
@@ -58,9 +64,14 @@ bool ocd_lt_fits_scale(double v);
 /* Bytes of one element of a matrix type. */
 size_t ocd_lt_type_size(cudaDataType_t t);
 
+/* Matmuls whose algorithm a handle remembers. */
+#define OCD_LT_ALGOS 16
+
 /* The heuristic's first algorithm for mm in *algo (the preferences of the file comment), or the
-   status of the query; CUBLAS_STATUS_NOT_SUPPORTED when it has none. */
-cublasStatus_t ocd_lt_query(cublasLtHandle_t lt, const struct ocd_lt_matmul *mm, cublasLtMatmulAlgo_t *algo);
+   status of the query; CUBLAS_STATUS_NOT_SUPPORTED when it has none. lt is handle's cuBLASLt
+   handle; handle keeps the answer (the file comment). */
+cublasStatus_t ocd_lt_query(cudnnHandle_t handle, cublasLtHandle_t lt, const struct ocd_lt_matmul *mm,
+                            cublasLtMatmulAlgo_t *algo);
 
 /* Runs mm with algo on the stream; no workspace. */
 cublasStatus_t ocd_lt_run(cublasLtHandle_t lt, const struct ocd_lt_matmul *mm, const cublasLtMatmulAlgo_t *algo,

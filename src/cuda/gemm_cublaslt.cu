@@ -26,7 +26,8 @@
    buffer, as attention's projections have, would fault on a misaligned address).
 
    Plan (core/impl.h, "Plans"): the heuristic's first algorithm for the call (cublaslt_matmul.h:
-   with the operands' real alignments and no workspace, as the GEMM problem has none). */
+   with the operands' real alignments and no workspace, as the GEMM problem has none; the handle
+   remembers it for the next call of the same shape). */
 #include "core/dtype.h"
 #include "core/handle.h"
 #include "core/impl.h"
@@ -97,7 +98,7 @@ static const char *plan(cudnnHandle_t handle, const void *call_, void *plan_)
     cublasLtHandle_t lt;
     if (const char *why = ocd_cublaslt_handle(handle, &lt)) return why;
     const struct ocd_lt_matmul mm = matmul_of(call);
-    if (ocd_lt_query(lt, &mm, &((struct lt_plan *)plan_)->algo) != CUBLAS_STATUS_SUCCESS)
+    if (ocd_lt_query(handle, lt, &mm, &((struct lt_plan *)plan_)->algo) != CUBLAS_STATUS_SUCCESS)
         return "cuBLASLt's heuristic has no algorithm for this problem";
     return NULL;
 }
