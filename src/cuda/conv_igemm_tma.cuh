@@ -120,7 +120,27 @@ struct igemm_tma_geom {
     int pingpong;                     /* ping-pong consumers on units of half the tile's rows (make_plan's choice) */
     int chain;                        /* a stride phase's kernel (conv_igemm.cu's phases_run): 0 not one, 1 the
                                          first launched, 2 a later one, launched early after the one ahead */
+    int warp_release;                 /* a consumer warp's lane 0 releases a stage, not its every thread
+                                         (igemm_tma_releases; make_plan's choice) */
 };
+
+/* Whether lane `lane` of a consumer warp arrives on a stage's empty barrier when its warpgroup
+   releases the stage, and how many arrivals a warpgroup's release gives each barrier it
+   arrives on (igemm_tma_release_arrivals; the barriers count that times the releasing
+   warpgroups and the cluster's CTAs). Every thread arrives, or with g.warp_release the lane 0
+   of each warp alone, once the warp's wgmma.wait_group has returned: the wait completes the
+   groups of the warp's threads, so the stage's reads by the warp are done when its lane 0
+   arrives, and the barrier's phase completes when all four warps of each releasing warpgroup
+   have arrived. One arrival a warp, where each thread's costs an arrival at the barrier, is
+   4 a release instead of 128 (and 8 instead of 256 remote ones a clustered stage). */
+__host__ __device__ __forceinline__ bool igemm_tma_releases(const igemm_tma_geom &g, int lane)
+{
+    return !g.warp_release || lane == 0;
+}
+__host__ __device__ __forceinline__ unsigned igemm_tma_release_arrivals(const igemm_tma_geom &g)
+{
+    return g.warp_release ? 4u : 128u;
+}
 
 /* The im2col map over the activations x (c channels, NHWC, n images) for p's filter, stride,
    padding and dilation and an output of oq x op pixels an image, `pixels` pixels a load

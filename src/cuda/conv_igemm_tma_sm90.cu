@@ -18,26 +18,28 @@
    two forward, one per 64-row block of each operand for the filter gradient); warpgroups 1 and
    2 each multiply BM / 2 rows of the BM x BN tile with wgmma.mma_async from the stages and
    release each stage on its "empty" mbarrier once the wgmma that read it has completed
-   (wgmma.cuh's ocd_wgmma_ring_*). The producer gives its registers to the consumers
-   (setmaxnreg: 40 against 232), whose accumulators hold the whole tile. The kernel is
-   persistent: min(units, SMs) CTAs walk the work units (each tile once per split) along M
-   first, the ring running on across units, so the next unit's loads overlap this one's
+   (wgmma.cuh's ocd_wgmma_ring_*), every consumer thread arriving, or where the plan chose
+   warp_release (an unproven entry's choice) each warp's lane 0 (conv_igemm_tma.cuh's
+   igemm_tma_releases: 4 arrivals a warpgroup instead of 128). The producer gives its registers
+   to the consumers (setmaxnreg: 40 against 232), whose accumulators hold the whole tile. The
+   kernel is persistent: min(units, SMs) CTAs walk the work units (each tile once per split)
+   along M first, the ring running on across units, so the next unit's loads overlap this one's
    epilogue; the epilogue is the other kernels' (igemm_store_frags: alpha, beta, bias, ReLU, or
    the partial sums of split-K or a wide epilogue, and their reduction). The forward pass has no
    split-K: where its tiles are too few to fill the GPU, tile_rejects leaves the problem to the
-   smaller tiles; the filter gradient, whose GEMM is small and whose K is long, splits K over the
-   pixels as the cp.async kernel does.
+   smaller tiles; the filter gradient, whose GEMM is small and whose K is long, splits K over
+   the pixels as the cp.async kernel does.
 
    The filter gradient's 64-row tile (the _w64 tiles, entries cuda:wgrad_igemm_tma_64x*): a GEMM
    of M = 64 filters (ResNet's 64-channel layers) would leave a 128-row tile half padding, so
    this tile has one consumer warpgroup of one 64-row slice (m64n256 wgmma, the widest the ISA
-   has, on 64 x 256 of dW) beside the producer: 256 threads, the empty barriers counting 128
-   arrivals, no register reallocation (each thread may have 256 at launch). Its stage (8 KB of
-   dy, 32 KB of x) is smaller, so the ring has 5 stages. Swapping the GEMM's roles (dW^T, the
-   filters as N) would have kept two warpgroups but made the epilogue write dW transposed and
-   skip padding rows instead of columns. Its 64-wide twin (64 x 64, m64n64, 8 stages of 16 KB)
-   takes GEMMs of 64 columns, a 1x1 filter over 64 channels, which the 256-wide tile declines as
-   three quarters padding.
+   has, on 64 x 256 of dW) beside the producer: 256 threads, the empty barriers counting one
+   warpgroup's arrivals, no register reallocation (each thread may have 256 at launch). Its
+   stage (8 KB of dy, 32 KB of x) is smaller, so the ring has 5 stages. Swapping the GEMM's
+   roles (dW^T, the filters as N) would have kept two warpgroups but made the epilogue write dW
+   transposed and skip padding rows instead of columns. Its 64-wide twin (64 x 64, m64n64, 8
+   stages of 16 KB) takes GEMMs of 64 columns, a 1x1 filter over 64 channels, which the 256-wide
+   tile declines as three quarters padding.
 
    The narrow forward and backward-data tiles (OCD_IGEMM_TMA_NARROW_TILES: 128x128 in 7 stages,
    256x64 in 5, 128x64 in 9, each as many as fill the 227 KB; two consumer warpgroups, the
@@ -74,16 +76,16 @@
    and the protocol widens to the cluster: a CTA's full barrier expects its A bytes and all of
    B (the peer's multicast may complete on it before this CTA's own arrive.expect_tx: the
    ISA's tx-count may go negative meanwhile, and the phase cannot complete while the producer's
-   arrival is pending); each consumer thread releases a stage on the empty barrier of both
-   CTAs (mapa + mbarrier.arrive.release.cluster, each empty barrier counting 2 x 256
-   arrivals), so neither producer refills a stage, its own or, through the multicast, its
-   peer's, before the consumers of both have finished reading it; and that release, which
-   follows this CTA's full phase, also keeps a peer's multicast of the next use from completing
-   on a full barrier whose current phase is still waiting for this one. A cluster barrier after
-   the mbarrier initializations (no multicast or remote arrival before the peer's barriers
-   exist) and one before exiting (none into a CTA that has exited) close the kernel; every
-   thread reaches both. Where no cluster fits the GPU at once (a MIG slice, an MPS limit:
-   cudaOccupancyMaxActiveClusters 0), the plan declines the clustered tiles
+   arrival is pending); each consumer thread releases a stage on the empty barrier of both CTAs
+   (mapa + mbarrier.arrive.release.cluster, each empty barrier counting 2 x 256 arrivals, or 2 x
+   8 with one lane a warp), so neither producer refills a stage, its own or, through the
+   multicast, its peer's, before the consumers of both have finished reading it; and that
+   release, which follows this CTA's full phase, also keeps a peer's multicast of the next use
+   from completing on a full barrier whose current phase is still waiting for this one. A
+   cluster barrier after the mbarrier initializations (no multicast or remote arrival before the
+   peer's barriers exist) and one before exiting (none into a CTA that has exited) close the
+   kernel; every thread reaches both. Where no cluster fits the GPU at once (a MIG slice, an MPS
+   limit: cudaOccupancyMaxActiveClusters 0), the plan declines the clustered tiles
    (igemm_tma_launch::clusters, asked once per device and kernel), so the next entry serves.
 
    TF32 (fp32 data, T float): the same kernel with wgmma.mma_async m64nNk8.tf32, a K tile of 32
@@ -138,14 +140,14 @@
    256x64 units of 128x128 and 128x64: the accumulators a thread holds are the tile's), each
    unit a whole warpgroup's, the CTA's units alternating between the two; so one warpgroup's
    epilogue runs while the other's wgmma keep the tensor cores busy. The ring is wgmma.cuh's
-   with two teams: each counts the other's K tiles without touching their stages, a stage's
-   use is released by the one warpgroup that read it (empty barriers of 128 arrivals), and the
-   warpgroups take turns on the mainloop through two named barriers (bar.sync on its own, 1 or
-   2, before a unit's first wgmma; bar.arrive on the other's once its last one is issued), so
-   their wgmma do not interleave and a unit's K tiles all land before the next unit's are
-   waited for (which the parity waits need: wgmma.cuh). The units being half as tall, each K
-   tile loads B for half the rows: the L2 bytes a flop of a 64x256 or 128x128 tile above, the
-   price of the overlap; the stages are as many as fit beside the staged buffers
+   with two teams: each counts the other's K tiles without touching their stages, a stage's use
+   is released by the one warpgroup that read it (empty barriers of one warpgroup's arrivals),
+   and the warpgroups take turns on the mainloop through two named barriers (bar.sync on its
+   own, 1 or 2, before a unit's first wgmma; bar.arrive on the other's once its last one is
+   issued), so their wgmma do not interleave and a unit's K tiles all land before the next
+   unit's are waited for (which the parity waits need: wgmma.cuh). The units being half as tall,
+   each K tile loads B for half the rows: the L2 bytes a flop of a 64x256 or 128x128 tile above,
+   the price of the overlap; the stages are as many as fit beside the staged buffers
    (igemm_tma_pingpong_tile: 5 of 40 KB, 6 of 32 KB, 8 of 24 KB).
 
    The stride phases of strided backward data (conv_igemm.cu's phases_run) run as kernels of
@@ -404,9 +406,11 @@ template <class Tile, typename T, bool WGRAD, bool STAGED> struct igemm_tma_cons
     {
         ocd_named_bar_arrive(2 - wg, 256);
     }
-    /* the stage's empty barrier in every CTA of the cluster: both producers write it */
+    /* the stage's empty barrier in every CTA of the cluster: both producers write it; every
+       thread's arrival, or its warp's lane 0's (conv_igemm_tma.cuh's igemm_tma_releases) */
     __device__ __forceinline__ void release(int s)
     {
+        if (!igemm_tma_releases(this->g, tid & 31)) return;
         if (Tile::CL == 1) ocd_mbar_arrive(&empty[s]);
         else
 #pragma unroll
@@ -448,7 +452,8 @@ __global__ void __launch_bounds__(Tile::THREADS, 1)
     const int tid = threadIdx.x, wg = tid >> 7;
     if (tid == 0) {
         for (int s = 0; s < Tile::STAGES; s++)
-            ocd_mbar_init(&full[s], 1), ocd_mbar_init(&empty[s], 128 * Tile::RELEASERS * Tile::CL);
+            ocd_mbar_init(&full[s], 1),
+                ocd_mbar_init(&empty[s], igemm_tma_release_arrivals(g) * Tile::RELEASERS * Tile::CL);
         ocd_mbar_init_fence();
     }
     if (Tile::CL > 1) ocd_cluster_sync(); /* the peers' barriers too, before any multicast or remote arrival */

@@ -30,16 +30,21 @@
       stage when its group is retired by wgmma.wait_group, the latest the ISA allows, and a TMA
       write to a stage with a wgmma still pending on it, a refill before both consumers released
       the stage, or a K tile multiplied out of order or twice fail the case; a stall fails it
-      too. A ring whose barrier count is one short of its stages must be caught.
+      too. A ring whose barrier count is one short of its stages must be caught. The
+      consumers release a stage with every thread's arrival or, under the plan's warp_release
+      (OPENCUDNN_UNPROVEN), with each warp's lane 0's (igemm_tma_releases), the empty barriers
+      counting those: every other CTA (cluster) of a grid runs the other form, so that a grid
+      of two or more runs both.
       Ping-pong consumers (the kernel's twin where the plan chose it: every fp16 and bf16
       forward and backward-data case of the 128x256, 256x128 and 256x64 tiles with an NHWC
       output, strided backward data's phases on them included) run the two-team ring: each
-      consumer must multiply exactly the K tiles of its own units (the CTA's even or odd ones),
-      in order, a stage's use released by one warpgroup (the empty barriers counting 128), and
-      the turns are modelled as the named barriers they are: a consumer issuing wgmma while the
-      other holds the turn, a turn passed by one that does not hold it, or passed twice before it
-      was taken, or left untaken at the end, fails the case; so do ping-pong consumers that do
-      not wait for their turn, which must be caught, as must their ring one stage short.
+      consumer must multiply exactly the K tiles of its own units (the CTA's even or odd ones), in
+      order, a stage's use released by one warpgroup (the empty barriers counting one warpgroup's
+      arrivals), and the turns are modelled as the named barriers they are: a consumer issuing
+      wgmma while the other holds the turn, a turn passed by one that does not hold it, or passed
+      twice before it was taken, or left untaken at the end, fails the case; so do ping-pong
+      consumers that do not wait for their turn, which must be caught, as must their ring one
+      stage short.
       Clustered tiles (the _c2 entries) run a cluster at a time: two CTAs' shared memories and
       barriers, their producers and consumers, one TMA engine; a multicast load is queued once
       per destination CTA, each completing on that CTA's full barrier on its own, in random

@@ -410,7 +410,9 @@ template <class Tile, typename T, bool WGRAD> struct cluster_run {
     {
         for (cta &c : ctas) {
             c.smem.assign(BASE + L::SMEM_STAGED - 1024, 0xff); /* the stages, the barriers, the staged epilogue's buffers */
-            for (int s = 0; s < S; s++) c.full[s].init(1), c.empty[s].init(128 * Tile::RELEASERS * (proto == PROTO_LOCAL_RELEASE ? 1 : CL));
+            for (int s = 0; s < S; s++)
+                c.full[s].init(1),
+                    c.empty[s].init(igemm_tma_release_arrivals(g) * Tile::RELEASERS * (proto == PROTO_LOCAL_RELEASE ? 1 : CL));
             for (int i = 0; i < CW; i++) c.d[i].assign((size_t)128 * Tile::MI * (Tile::BN / 2), 0.f);
         }
     }
@@ -596,8 +598,9 @@ template <class Tile, typename T, bool WGRAD> struct emu_consumer {
             me().readers[b]--;
         }
     }
-    /* the 128 threads' arrivals on the stage's empty barrier of every CTA of the cluster (the
-       kernel's mapa + remote arrive), or of this one only in the broken protocol */
+    /* the arrivals of the 128 threads the kernel's igemm_tma_releases lets arrive (all, or each
+       warp's lane 0) on the stage's empty barrier of every CTA of the cluster (the kernel's
+       mapa + remote arrive), or of this one only in the broken protocol */
     void release(int s)
     {
         jitter(rng);
@@ -605,8 +608,10 @@ template <class Tile, typename T, bool WGRAD> struct emu_consumer {
         const int b = s % c.ring;
         for (int q : me().pending[wg])
             if (q == b) c.fail("a stage released while a wgmma reading it is pending");
+        unsigned arrivals = 0;
+        for (int t = 0; t < 128; t++) arrivals += igemm_tma_releases(c.g, t & 31);
         for (int d = 0; d < C::CL; d++)
-            if ((d == rank || c.proto != PROTO_LOCAL_RELEASE) && !c.ctas[d].empty[b].arrive(128))
+            if ((d == rank || c.proto != PROTO_LOCAL_RELEASE) && !c.ctas[d].empty[b].arrive(arrivals))
                 c.fail("more arrivals on empty than it counts");
         me().released[b]++;
         c.cv.notify_all();
@@ -722,9 +727,13 @@ const char *run_plan(const tma_case &e, const tma_problem<T> &tp, const emu_phas
     if (pl.tma.cluster != Tile::CL || pl.tma.units % Tile::CL != 0)
         return "the plan's cluster or units do not fit the tile's clusters";
     *grid = std::min(pl.tma.units, std::max(e.sm_count / Tile::CL, 1) * Tile::CL);
+    /* every other cluster with the other release (one arrival a thread, or a warp: the plan's
+       warp_release), so that a grid of two clusters or more runs both */
+    igemm_tma_geom other = pl.tma;
+    other.warp_release = !other.warp_release;
     for (int cta = 0; cta < *grid; cta += Tile::CL)
-        if (const char *err =
-                run_cluster<Tile, T, WGRAD>(pl.prm, pl.tma, cta, *grid, Tile::STAGES, PROTO_KERNEL, 1234u + 7u * cta)) {
+        if (const char *err = run_cluster<Tile, T, WGRAD>(pl.prm, cta / Tile::CL % 2 ? other : pl.tma, cta, *grid,
+                                                          Tile::STAGES, PROTO_KERNEL, 1234u + 7u * cta)) {
             snprintf(why, sizeof why, "CTA %d: %s", cta, err);
             return why;
         }
