@@ -567,9 +567,10 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         igemm_tma_dgrad_as_fwd(&prm);
         why = igemm_tma_plan(prm, (int)kg, ti.bm, ti.bn, cl, esize, &pl->tma);
     }
-    /* one arrival a consumer warp on the ring's empty barriers (conv_igemm_tma.cuh's
-       igemm_tma_releases): unproven, every thread arrives without it */
-    pl->tma.warp_release = why == NULL && ocd_impl_unproven() == NULL;
+    /* one arrival a consumer warp on the ring's empty barriers and the index maps through fast
+       divisors (conv_igemm_tma.cuh's igemm_tma_releases and igemm_tma_quot): unproven, every
+       thread arrives and the indices divide without them */
+    pl->tma.warp_release = pl->tma.fast_index = why == NULL && ocd_impl_unproven() == NULL;
     if (why == NULL && cl == 1 && !tma_wgrad) pl->tma.staged = staged_epilogue(prm, tile);
     /* the staged kernel's ping-pong twin */
     if (pl->tma.staged && !tf32 && ocd_igemm_tma_pingpong[tile - TMA_TILE0]) igemm_tma_pingpong(prm, ti.bm, ti.bn, &pl->tma);

@@ -122,7 +122,20 @@ struct igemm_tma_geom {
                                          first launched, 2 a later one, launched early after the one ahead */
     int warp_release;                 /* a consumer warp's lane 0 releases a stage, not its every thread
                                          (igemm_tma_releases; make_plan's choice) */
+    int fast_index;                   /* the units' and K tiles' indices through the fast divisors below
+                                         (igemm_tma_quot; make_plan's choice) */
+    ocd_fastdiv fd_tiles, fd_tiles_m, fd_cblocks, fd_s; /* tiles, tiles_m, cblocks and the filter's S */
 };
+
+/* n / d for the index maps below (0 <= n < 2^31, d >= 1): through d's fast divisor f (a
+   multiply-high and a shift) where g.fast_index, else by division, which on the GPU is an
+   integer division's ~20 instructions through the float unit. The producer thread evaluates
+   four a K tile (igemm_tma_unit_at, igemm_tma_ktile), in the path from a stage's release to
+   its refill; both give the same quotient. */
+__host__ __device__ __forceinline__ int igemm_tma_quot(const igemm_tma_geom &g, int n, int d, const ocd_fastdiv &f)
+{
+    return g.fast_index ? (int)ocd_fastdiv_div(f, (uint32_t)n) : n / d;
+}
 
 /* Whether lane `lane` of a consumer warp arrives on a stage's empty barrier when its warpgroup
    releases the stage, and how many arrivals a warpgroup's release gives each barrier it
@@ -174,13 +187,18 @@ static inline const char *igemm_tma_im2col(const igemm_params &p, const igemm_ac
 }
 
 /* The tiles of g on bm x bn in clusters of cl CTAs along M (the M tiles rounded up to a multiple
-   of cl), and its work units: each tile once per split (the forward pass has one). */
+   of cl), and its work units: each tile once per split (the forward pass has one); with the
+   fast divisors of igemm_tma_quot (g->cblocks set before). */
 static inline void igemm_tma_tiles(const igemm_params &p, int bm, int bn, int cl, igemm_tma_geom *g)
 {
     g->cluster = cl;
     g->tiles_m = ((p.M + bm - 1) / bm + cl - 1) / cl * cl;
     g->tiles = g->tiles_m * ((p.N + bn - 1) / bn);
     g->units = g->tiles * p.splits;
+    g->fd_tiles = ocd_fastdiv_make((uint32_t)OCD_MAX(g->tiles, 1));
+    g->fd_tiles_m = ocd_fastdiv_make((uint32_t)OCD_MAX(g->tiles_m, 1));
+    g->fd_cblocks = ocd_fastdiv_make((uint32_t)OCD_MAX(g->cblocks, 1));
+    g->fd_s = ocd_fastdiv_make((uint32_t)OCD_MAX(p.S, 1));
 }
 
 /* Fills g for the forward problem p (its activations prm.a with c channels, NHWC, and a packed
@@ -259,9 +277,9 @@ struct igemm_tma_k {
 __host__ __device__ __forceinline__ igemm_tma_k igemm_tma_ktile(const igemm_params &p, const igemm_tma_geom &g, int kb)
 {
     igemm_tma_k k;
-    k.tap = kb / g.cblocks;
+    k.tap = igemm_tma_quot(g, kb, g.cblocks, g.fd_cblocks);
     k.c0 = (kb - k.tap * g.cblocks) * g.bk;
-    int r = k.tap / p.S, s = k.tap - r * p.S;
+    int r = igemm_tma_quot(g, k.tap, p.S, g.fd_s), s = k.tap - r * p.S;
     if (p.flip) r = p.R - 1 - r, s = p.S - 1 - s;
     k.ow = s * p.dw, k.oh = r * p.dh;
     return k;
@@ -289,8 +307,8 @@ struct igemm_tma_unit {
 __host__ __device__ __forceinline__ igemm_tma_unit igemm_tma_unit_at(const igemm_tma_geom &g, int t, int bm, int bn)
 {
     igemm_tma_unit u;
-    u.split = t / g.tiles;
-    const int rest = t - u.split * g.tiles, tn = rest / g.tiles_m;
+    u.split = igemm_tma_quot(g, t, g.tiles, g.fd_tiles);
+    const int rest = t - u.split * g.tiles, tn = igemm_tma_quot(g, rest, g.tiles_m, g.fd_tiles_m);
     u.m0 = (rest - tn * g.tiles_m) * bm;
     u.n0 = tn * bn;
     u.kt0 = u.split * g.nkt;

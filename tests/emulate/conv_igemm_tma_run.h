@@ -727,10 +727,22 @@ const char *run_plan(const tma_case &e, const tma_problem<T> &tp, const emu_phas
     if (pl.tma.cluster != Tile::CL || pl.tma.units % Tile::CL != 0)
         return "the plan's cluster or units do not fit the tile's clusters";
     *grid = std::min(pl.tma.units, std::max(e.sm_count / Tile::CL, 1) * Tile::CL);
-    /* every other cluster with the other release (one arrival a thread, or a warp: the plan's
-       warp_release), so that a grid of two clusters or more runs both */
+    /* every other cluster with the other release and index maps (one arrival a thread, or a warp;
+       division or fast divisors: the plan's warp_release and fast_index), so that a grid of two
+       clusters or more runs both; and both index maps give every unit and K tile the same one */
     igemm_tma_geom other = pl.tma;
-    other.warp_release = !other.warp_release;
+    other.warp_release = !other.warp_release, other.fast_index = !other.fast_index;
+    for (int t = 0; t < pl.tma.units; t++) {
+        const igemm_tma_unit a = igemm_tma_unit_at(pl.tma, t, Tile::BM, Tile::BN);
+        const igemm_tma_unit b = igemm_tma_unit_at(other, t, Tile::BM, Tile::BN);
+        if (a.m0 != b.m0 || a.n0 != b.n0 || a.split != b.split || a.kt0 != b.kt0 || a.nkt != b.nkt)
+            return "a unit's fast-divisor index map differs from the divided one";
+    }
+    for (int kb = 0; kb < std::max(pl.tma.ktiles, pl.tma.cblocks * pl.prm.R * pl.prm.S); kb++) {
+        const igemm_tma_k a = igemm_tma_ktile(pl.prm, pl.tma, kb), b = igemm_tma_ktile(pl.prm, other, kb);
+        if (a.c0 != b.c0 || a.tap != b.tap || a.ow != b.ow || a.oh != b.oh)
+            return "a K tile's fast-divisor index map differs from the divided one";
+    }
     for (int cta = 0; cta < *grid; cta += Tile::CL)
         if (const char *err = run_cluster<Tile, T, WGRAD>(pl.prm, cta / Tile::CL % 2 ? other : pl.tma, cta, *grid,
                                                           Tile::STAGES, PROTO_KERNEL, 1234u + 7u * cta)) {
