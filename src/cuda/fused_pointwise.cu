@@ -109,18 +109,18 @@ template <typename C> using pw_lane = ocd_vec<C, PW_ELEMS>;
 /* One step over a thread's elements: the mode's switch taken once for all of them, each case
    ocd_pw_apply with its mode a constant (its switch folded away, the step's parameters read and
    converted once). */
-template <typename C>
-static __host__ __device__ __forceinline__ void pw_step_lanes(const ocd_pw_step *st, const pw_lane<C> &x_,
-                                                              const pw_lane<C> &b_, pw_lane<C> &out)
+template <typename C, int N>
+static __host__ __device__ __forceinline__ void pw_step_lanes(const ocd_pw_step *st, const ocd_vec<C, N> &x_,
+                                                              const ocd_vec<C, N> &b_, ocd_vec<C, N> &out)
 {
-    const pw_lane<C> x = x_, b = b_; /* whole vectors in, and out below */
-    pw_lane<C> r;
+    const ocd_vec<C, N> x = x_, b = b_; /* whole vectors in, and out below */
+    ocd_vec<C, N> r;
     switch (st->mode) {
 #define PW_MODE_CASE(m)                                                                            \
     case m: {                                                                                      \
         ocd_pw_step k = *st;                                                                       \
         k.mode = m;                                                                                \
-        _Pragma("unroll") for (int e = 0; e < PW_ELEMS; e++) r.v[e] = ocd_pw_apply<C>(&k, x.v[e], b.v[e]); \
+        _Pragma("unroll") for (int e = 0; e < N; e++) r.v[e] = ocd_pw_apply<C>(&k, x.v[e], b.v[e]);        \
         break;                                                                                     \
     }
         PW_MODE_CASE(CUDNN_POINTWISE_ADD)
@@ -145,7 +145,7 @@ static __host__ __device__ __forceinline__ void pw_step_lanes(const ocd_pw_step 
 #undef PW_MODE_CASE
     default:
 #pragma unroll
-        for (int e = 0; e < PW_ELEMS; e++) r.v[e] = ocd_pw_apply<C>(st, x.v[e], b.v[e]);
+        for (int e = 0; e < N; e++) r.v[e] = ocd_pw_apply<C>(st, x.v[e], b.v[e]);
     }
     out = r;
 }
@@ -185,7 +185,7 @@ static __host__ __device__ __forceinline__ void pw_chain_lanes(const pw_chain_la
         }
     for (int s = 0; s < c.nsteps; s++) {
         const ocd_pw_step *st = &c.steps[s];
-        pw_step_lanes<C>(st, slots[st->x], slots[st->b >= 0 ? st->b : st->x], slots[c.ninputs + s]);
+        pw_step_lanes<C, PW_ELEMS>(st, slots[st->x], slots[st->b >= 0 ? st->b : st->x], slots[c.ninputs + s]);
     }
 #pragma unroll
     for (int e = 0; e < PW_ELEMS; e++) {
@@ -197,6 +197,284 @@ static __host__ __device__ __forceinline__ void pw_chain_lanes(const pw_chain_la
             ocd_cuda_store_as(c.out[t].dtype, (void *)c.out[t].data, pw_offset(c, c.out[t], idx),
                               slots[c.out_slot[t]].v[e]);
     }
+}
+
+/* ---- the fast form: typed vector accesses of operands in the output's order ---------------------
+
+   The common chains (a convolution's or matmul's tail run apart, a normalization's apply, a
+   backward activation) are linear, and each of their operands is laid out simply in the
+   normalized dims: shaped like the output and packed in its order (FULL: the offset of element
+   i is i), a scalar, or broadcast along all but one block of neighbouring dims packed within it
+   (periodic, the offset (i / inner) % period: a per-channel operand, inner 1 in NHWC and H * W in
+   NCHW). pw_fast_plan recognizes such a chain on the host, once a launch, and the kernel then
+   runs it with none of the general form's costs: a thread carries PW_FAST_U groups of PW_FAST_G
+   consecutive elements (a block width of groups apart, so that a warp's accesses are
+   consecutive), the chain's running value a register vector of the groups' elements (acc), and
+   each step loads the input it reads there, the operand's storage type taken once a group: one
+   16-byte access per group of a 16-bit type and two of float for a FULL operand, the same at
+   i % period for a periodic one with inner 1 (period a multiple of the group), one value
+   broadcast over the group for one whose inner is (or a scalar), element by element otherwise.
+   The step then runs over all the elements (pw_step_lanes), and an output that stores the
+   step's value is written as it loaded, rounded once from float. The last group, when the count
+   is not a multiple of the group, is run by one thread element by element (TAIL).
+
+   Linear: step 0 reads inputs only, and every later step reads the previous step's value or an
+   input, as x or b; every output stores a step's value. An output that overlaps an input read by
+   a later step than the one it stores would be read after it is written, so such a chain keeps
+   the general form (in place over an input read by the storing step or earlier is fine: an
+   element's loads come before its stores). Chains with double data or compute keep it too. */
+
+/* Elements of a group: one 16-byte access of a 16-bit type (two of float). */
+#define PW_FAST_G 8
+/* Groups a thread carries (each step's loads of them issued together). */
+#define PW_FAST_U 2
+
+enum pw_fast_kind { PW_FAST_FULL, PW_FAST_SCALAR, PW_FAST_ROW, PW_FAST_BCAST, PW_FAST_EACH };
+
+/* An operand as the fast form reads or writes it: ROW a periodic operand with inner 1 and a
+   period a multiple of the group, aligned (loaded as vectors at i % period); BCAST a periodic one
+   whose inner is a multiple of the group (one value a group); EACH any other periodic one
+   (element by element). */
+struct pw_fast_operand {
+    const void *data;
+    cudnnDataType_t dtype;
+    int kind;
+    ocd_fastdiv inner, period;
+};
+
+/* What step s reads: x and b an input's index, PW_FAST_ACC for the previous step's value (b:
+   PW_FAST_NONE for a unary mode); stores: bit t set when output t stores the step's value. */
+#define PW_FAST_ACC (-1)
+#define PW_FAST_NONE (-2)
+struct pw_fast_step {
+    int x, b;
+    unsigned stores;
+};
+
+struct pw_fast_launch {
+    int nsteps, noutputs;
+    uint32_t count, groups; /* groups: the whole groups, count / PW_FAST_G */
+    ocd_pw_step steps[OCD_PW_MAX_STEPS];
+    pw_fast_step reads[OCD_PW_MAX_STEPS];
+    pw_fast_operand in[OCD_PW_MAX_INPUTS], out[OCD_PW_MAX_OUTPUTS];
+};
+
+/* The values of a thread's groups, group u at lanes u * PW_FAST_G ... */
+typedef ocd_vec<float, PW_FAST_G * PW_FAST_U> pw_fast_lanes;
+
+/* The offset of element i in operand o. */
+static __host__ __device__ __forceinline__ uint32_t pw_fast_offset(const pw_fast_operand &o, uint32_t i)
+{
+    if (o.kind == PW_FAST_FULL) return i;
+    if (o.kind == PW_FAST_SCALAR) return 0;
+    uint32_t r;
+    ocd_fastdiv_divmod(o.period, ocd_fastdiv_div(o.inner, i), &r);
+    return r;
+}
+
+/* The group at p (aligned to its 16 bytes) in float, of storage type T; and stored from float. */
+template <typename T> static __host__ __device__ __forceinline__ void pw_fast_load_group(const void *p, float *w)
+{
+    constexpr int V = ocd_vec16<T>::N;
+#pragma unroll
+    for (int k = 0; k < PW_FAST_G / V; k++) {
+        const ocd_vec16<T> v = reinterpret_cast<const ocd_vec16<T> *>(p)[k];
+#pragma unroll
+        for (int e = 0; e < V; e++) w[k * V + e] = ocd_cuda_load(&v.v[e]);
+    }
+}
+
+template <typename T> static __host__ __device__ __forceinline__ void pw_fast_store_group(void *p, const float *w)
+{
+    constexpr int V = ocd_vec16<T>::N;
+#pragma unroll
+    for (int k = 0; k < PW_FAST_G / V; k++) {
+        ocd_vec16<T> v;
+#pragma unroll
+        for (int e = 0; e < V; e++) ocd_cuda_store<T, float>(&v.v[e], w[k * V + e]);
+        reinterpret_cast<ocd_vec16<T> *>(p)[k] = v;
+    }
+}
+
+/* The group of PW_FAST_G elements at scalar offset off of a FULL or ROW operand, in float. */
+static __host__ __device__ __forceinline__ void pw_fast_load_run(const pw_fast_operand &o, uint32_t off, float *w)
+{
+    switch (o.dtype) {
+    case CUDNN_DATA_HALF: pw_fast_load_group<__half>((const __half *)o.data + off, w); return;
+    case CUDNN_DATA_BFLOAT16: pw_fast_load_group<__nv_bfloat16>((const __nv_bfloat16 *)o.data + off, w); return;
+    default: pw_fast_load_group<float>((const float *)o.data + off, w); return;
+    }
+}
+
+/* Whether lane group u of the thread's groups (first + u * stride) is one to run. */
+template <bool TAIL>
+static __host__ __device__ __forceinline__ bool pw_fast_live(const pw_fast_launch &l, uint32_t first, uint32_t stride,
+                                                             int u)
+{
+    return TAIL ? u == 0 : first + u * stride < l.groups;
+}
+
+/* Operand o's values at the thread's groups (zeros in groups not run, and past the count). */
+template <bool TAIL>
+static __host__ __device__ __forceinline__ void pw_fast_load(const pw_fast_launch &l, const pw_fast_operand &o,
+                                                             uint32_t first, uint32_t stride, pw_fast_lanes &v)
+{
+#pragma unroll
+    for (int u = 0; u < PW_FAST_U; u++) {
+        float *w = &v.v[u * PW_FAST_G];
+        const uint32_t i = (first + u * stride) * PW_FAST_G;
+        if (!pw_fast_live<TAIL>(l, first, stride, u)) {
+#pragma unroll
+            for (int e = 0; e < PW_FAST_G; e++) w[e] = 0;
+        } else if (!TAIL && o.kind == PW_FAST_FULL) {
+            pw_fast_load_run(o, i, w);
+        } else if (!TAIL && o.kind == PW_FAST_ROW) {
+            uint32_t r;
+            ocd_fastdiv_divmod(o.period, i, &r);
+            pw_fast_load_run(o, r, w);
+        } else if (!TAIL && (o.kind == PW_FAST_BCAST || o.kind == PW_FAST_SCALAR)) {
+            const float x = ocd_cuda_load_as<float>(o.dtype, o.data, pw_fast_offset(o, i));
+#pragma unroll
+            for (int e = 0; e < PW_FAST_G; e++) w[e] = x;
+        } else {
+#pragma unroll
+            for (int e = 0; e < PW_FAST_G; e++)
+                w[e] = !TAIL || i + e < l.count ? ocd_cuda_load_as<float>(o.dtype, o.data, pw_fast_offset(o, i + e)) : 0.f;
+        }
+    }
+}
+
+/* Output o (FULL, aligned) written from the thread's groups that run (in the tail, the elements
+   below the count). */
+template <bool TAIL>
+static __host__ __device__ __forceinline__ void pw_fast_store(const pw_fast_launch &l, const pw_fast_operand &o,
+                                                              uint32_t first, uint32_t stride, const pw_fast_lanes &v)
+{
+#pragma unroll
+    for (int u = 0; u < PW_FAST_U; u++) {
+        if (!pw_fast_live<TAIL>(l, first, stride, u)) continue;
+        const float *w = &v.v[u * PW_FAST_G];
+        const uint32_t i = (first + u * stride) * PW_FAST_G;
+        void *p = (void *)o.data;
+        if (TAIL) {
+#pragma unroll
+            for (int e = 0; e < PW_FAST_G; e++)
+                if (i + e < l.count) ocd_cuda_store_as(o.dtype, p, i + e, w[e]);
+            continue;
+        }
+        switch (o.dtype) {
+        case CUDNN_DATA_HALF: pw_fast_store_group<__half>((__half *)p + i, w); break;
+        case CUDNN_DATA_BFLOAT16: pw_fast_store_group<__nv_bfloat16>((__nv_bfloat16 *)p + i, w); break;
+        default: pw_fast_store_group<float>((float *)p + i, w); break;
+        }
+    }
+}
+
+/* What a thread of the fast form does for the groups first, first + stride, ... (PW_FAST_U of
+   them, those below the whole groups; TAIL: the partial group `first` alone): step by step, the
+   step's inputs loaded, the step run over all the elements, its outputs stored. Host-callable:
+   tests/emulate/fused_pointwise.cu runs it. */
+template <bool TAIL>
+static __host__ __device__ __forceinline__ void pw_fast_groups(const pw_fast_launch &l, uint32_t first, uint32_t stride)
+{
+    pw_fast_lanes acc;
+    for (int s = 0; s < l.nsteps; s++) {
+        const pw_fast_step &r = l.reads[s];
+        pw_fast_lanes x, b;
+        if (r.x == PW_FAST_ACC) x = acc;
+        else pw_fast_load<TAIL>(l, l.in[r.x], first, stride, x);
+        if (r.b == PW_FAST_ACC) b = acc;
+        else if (r.b == PW_FAST_NONE) b = x;
+        else pw_fast_load<TAIL>(l, l.in[r.b], first, stride, b);
+        pw_step_lanes<float, PW_FAST_G * PW_FAST_U>(&l.steps[s], x, b, acc);
+        for (int t = 0; t < l.noutputs; t++)
+            if (r.stores >> t & 1) pw_fast_store<TAIL>(l, l.out[t], first, stride, acc);
+    }
+}
+
+__global__ void pw_fast_kernel(const __grid_constant__ pw_fast_launch l)
+{
+    const uint32_t span = PW_FAST_U * blockDim.x;
+    for (uint32_t base = blockIdx.x * span; base < l.groups; base += gridDim.x * span)
+        pw_fast_groups<false>(l, base + threadIdx.x, blockDim.x);
+    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0 && l.groups * PW_FAST_G < l.count)
+        pw_fast_groups<true>(l, l.groups, 0);
+}
+
+/* Bytes of one scalar of the fast form's types. */
+static size_t pw_fast_esize(cudnnDataType_t t)
+{
+    return t == CUDNN_DATA_FLOAT ? 4 : 2;
+}
+
+/* Operand o of chain c as the fast form reads it, and the scalars it spans; false when it is
+   neither FULL, a scalar nor periodic, or an output (as_output) that is not FULL and aligned. */
+static bool pw_fast_operand_of(const ocd_pw_chain *c, const ocd_pw_operand *o, bool as_output, pw_fast_operand *f,
+                               int64_t *span)
+{
+    if (o->dtype != CUDNN_DATA_HALF && o->dtype != CUDNN_DATA_BFLOAT16 && o->dtype != CUDNN_DATA_FLOAT) return false;
+    int lo = c->rank, hi = -1; /* the block of dims with a stride */
+    for (int d = 0; d < c->rank; d++)
+        if (o->strides[d] != 0) lo = d < lo ? d : lo, hi = d;
+    int64_t period = 1, inner = 1;
+    for (int d = hi; d >= lo && d >= 0; d--) {
+        if (o->strides[d] != period) return false; /* not packed in the block (or a hole in it) */
+        period *= c->dims[d];
+    }
+    for (int d = hi + 1; d < c->rank; d++) inner *= c->dims[d];
+    const bool aligned = ocd_cuda_aligned16(o->data);
+    f->data = o->data, f->dtype = o->dtype;
+    f->inner = ocd_fastdiv_make((uint32_t)inner), f->period = ocd_fastdiv_make((uint32_t)period);
+    if (hi < 0) f->kind = PW_FAST_SCALAR;
+    else if (period == c->count && aligned) f->kind = PW_FAST_FULL;
+    else if (inner == 1 && period % PW_FAST_G == 0 && aligned) f->kind = PW_FAST_ROW;
+    else if (inner % PW_FAST_G == 0) f->kind = PW_FAST_BCAST;
+    else f->kind = PW_FAST_EACH;
+    *span = hi < 0 ? 1 : period;
+    return !as_output || f->kind == PW_FAST_FULL;
+}
+
+/* Whether the byte ranges of two operands (data and span in scalars) overlap. */
+static bool pw_fast_overlap(const pw_fast_operand &a, int64_t na, const pw_fast_operand &b, int64_t nb)
+{
+    const char *pa = (const char *)a.data, *pb = (const char *)b.data;
+    return pa < pb + nb * (int64_t)pw_fast_esize(b.dtype) && pb < pa + na * (int64_t)pw_fast_esize(a.dtype);
+}
+
+/* The fast form's launch of chain c, when it takes the chain (see above). */
+static bool pw_fast_plan(const ocd_pw_chain *c, pw_fast_launch *l)
+{
+    if (c->double_compute || c->nsteps < 1) return false;
+    memset(l, 0, sizeof *l);
+    l->nsteps = c->nsteps, l->noutputs = c->noutputs;
+    l->count = (uint32_t)c->count, l->groups = (uint32_t)(c->count / PW_FAST_G);
+    memcpy(l->steps, c->steps, sizeof l->steps);
+    int64_t in_span[OCD_PW_MAX_INPUTS], out_span[OCD_PW_MAX_OUTPUTS];
+    for (int t = 0; t < c->ninputs; t++)
+        if (!pw_fast_operand_of(c, &c->in[t], false, &l->in[t], &in_span[t])) return false;
+    for (int t = 0; t < c->noutputs; t++)
+        if (!pw_fast_operand_of(c, &c->out[t], true, &l->out[t], &out_span[t])) return false;
+    int last_read[OCD_PW_MAX_INPUTS]; /* the last step reading each input */
+    for (int t = 0; t < c->ninputs; t++) last_read[t] = -1;
+    for (int s = 0; s < c->nsteps; s++) {
+        const ocd_pw_step *st = &c->steps[s];
+        int *r[2] = {&l->reads[s].x, &l->reads[s].b};
+        const int slot[2] = {st->x, st->b};
+        for (int k = 0; k < 2; k++) {
+            if (slot[k] < 0 && k == 1) *r[k] = PW_FAST_NONE;
+            else if (slot[k] >= 0 && slot[k] < c->ninputs) *r[k] = slot[k], last_read[slot[k]] = s;
+            else if (s > 0 && slot[k] == c->ninputs + s - 1) *r[k] = PW_FAST_ACC;
+            else return false; /* an older step's value: not linear */
+        }
+    }
+    for (int t = 0; t < c->noutputs; t++) {
+        const int s = c->out_slot[t] - c->ninputs;
+        if (s < 0 || s >= c->nsteps) return false; /* an output of an input slot */
+        l->reads[s].stores |= 1u << t;
+        for (int k = 0; k < c->ninputs; k++)
+            if (last_read[k] > s && pw_fast_overlap(l->out[t], out_span[t], l->in[k], in_span[k])) return false;
+    }
+    return true;
 }
 
 template <typename C, bool LANES> __global__ void pw_chain_kernel(const __grid_constant__ pw_chain_launch l)
@@ -223,6 +501,13 @@ cudnnStatus_t ocd_cuda_pw_chain(cudnnHandle_t handle, const void *problem, void 
     const int block = 256;
     const unsigned blocks = ocd_cuda_span_blocks(l.c.count, PW_ELEMS, block);
     const bool lanes = ocd_impl_unproven() == NULL;
+    pw_fast_launch f;
+    if (lanes && pw_fast_plan(&l.c, &f)) {
+        const unsigned fast_blocks = ocd_cuda_span_blocks(f.groups, PW_FAST_U, block);
+        pw_fast_kernel<<<fast_blocks, block, 0, handle->stream>>>(f);
+        OCD_CUDA_LAUNCHED();
+        return CUDNN_STATUS_SUCCESS;
+    }
     if (l.c.double_compute)
         (lanes ? pw_chain_kernel<double, true> : pw_chain_kernel<double, false>)<<<blocks, block, 0, handle->stream>>>(l);
     else
