@@ -227,7 +227,16 @@ static __host__ __device__ __forceinline__ void pw_chain_lanes(const pw_chain_la
 /* Elements of a group: one 16-byte access of a 16-bit type (two of float). */
 #define PW_FAST_G 8
 /* Groups a thread carries (each step's loads of them issued together). */
-#define PW_FAST_U 2
+#ifndef PW_FAST_U
+#define PW_FAST_U 1
+#endif
+/* Inputs streamed: loaded, as stored, for all the thread's groups before the first step. */
+#define PW_FAST_STREAMS 2
+/* Blocks of 256 threads an SM keeps at least (registers capped at 64: the heavy modes' cases
+   would take 72, and their few spills cost less than a quarter of the warps). */
+#ifndef PW_FAST_MIN_BLOCKS
+#define PW_FAST_MIN_BLOCKS 4
+#endif
 
 enum pw_fast_kind { PW_FAST_FULL, PW_FAST_SCALAR, PW_FAST_ROW, PW_FAST_BCAST, PW_FAST_EACH };
 
@@ -253,6 +262,7 @@ struct pw_fast_step {
 
 struct pw_fast_launch {
     int nsteps, noutputs;
+    int stream[PW_FAST_STREAMS]; /* the streamed inputs, -1 for none */
     uint32_t count, groups; /* groups: the whole groups, count / PW_FAST_G */
     ocd_pw_step steps[OCD_PW_MAX_STEPS];
     pw_fast_step reads[OCD_PW_MAX_STEPS];
@@ -272,18 +282,54 @@ static __host__ __device__ __forceinline__ uint32_t pw_fast_offset(const pw_fast
     return r;
 }
 
-/* The group at p (aligned to its 16 bytes) in float, of storage type T; and stored from float. */
-template <typename T> static __host__ __device__ __forceinline__ void pw_fast_load_group(const void *p, float *w)
+/* A group's elements as stored: 8 words, of which a 16-bit type fills the first 4. Streamed
+   inputs wait in these until their step, so that a thread's loads of them are all in flight at
+   once and the registers they hold are those of the stored bytes, not of floats. */
+typedef ocd_vec<uint32_t, 8> pw_fast_pack;
+typedef ocd_vec<uint32_t, 4> pw_fast_half_pack;
+
+/* The group at scalar offset off of operand o (16-byte aligned), as stored. */
+static __host__ __device__ __forceinline__ void pw_fast_load_pack(const pw_fast_operand &o, uint32_t off,
+                                                                  pw_fast_pack &p)
 {
-    constexpr int V = ocd_vec16<T>::N;
+    const pw_fast_half_pack *q =
+        reinterpret_cast<const pw_fast_half_pack *>((const char *)o.data + (size_t)off * (o.dtype == CUDNN_DATA_FLOAT ? 4 : 2));
+    const pw_fast_half_pack a = q[0];
 #pragma unroll
-    for (int k = 0; k < PW_FAST_G / V; k++) {
-        const ocd_vec16<T> v = reinterpret_cast<const ocd_vec16<T> *>(p)[k];
+    for (int k = 0; k < 4; k++) p.v[k] = a.v[k];
+    if (o.dtype == CUDNN_DATA_FLOAT) {
+        const pw_fast_half_pack b = q[1];
 #pragma unroll
-        for (int e = 0; e < V; e++) w[k * V + e] = ocd_cuda_load(&v.v[e]);
+        for (int k = 0; k < 4; k++) p.v[4 + k] = b.v[k];
     }
 }
 
+/* A pack's elements of storage type T in float (a compile-time index: a register array indexed
+   at run time goes to local memory). */
+template <typename T> static __host__ __device__ __forceinline__ void pw_fast_unpack_as(const pw_fast_pack &p, float *w)
+{
+#pragma unroll
+    for (int e = 0; e < PW_FAST_G; e++) w[e] = ocd_cuda_load(reinterpret_cast<const T *>(p.v) + e);
+}
+
+static __host__ __device__ __forceinline__ void pw_fast_unpack(cudnnDataType_t dtype, const pw_fast_pack &p, float *w)
+{
+    switch (dtype) {
+    case CUDNN_DATA_HALF: pw_fast_unpack_as<__half>(p, w); return;
+    case CUDNN_DATA_BFLOAT16: pw_fast_unpack_as<__nv_bfloat16>(p, w); return;
+    default: pw_fast_unpack_as<float>(p, w); return;
+    }
+}
+
+/* The group at scalar offset off of a FULL or ROW operand, in float. */
+static __host__ __device__ __forceinline__ void pw_fast_load_run(const pw_fast_operand &o, uint32_t off, float *w)
+{
+    pw_fast_pack p;
+    pw_fast_load_pack(o, off, p);
+    pw_fast_unpack(o.dtype, p, w);
+}
+
+/* Output group at p (16-byte aligned) of storage type T, from float. */
 template <typename T> static __host__ __device__ __forceinline__ void pw_fast_store_group(void *p, const float *w)
 {
     constexpr int V = ocd_vec16<T>::N;
@@ -293,16 +339,6 @@ template <typename T> static __host__ __device__ __forceinline__ void pw_fast_st
 #pragma unroll
         for (int e = 0; e < V; e++) ocd_cuda_store<T, float>(&v.v[e], w[k * V + e]);
         reinterpret_cast<ocd_vec16<T> *>(p)[k] = v;
-    }
-}
-
-/* The group of PW_FAST_G elements at scalar offset off of a FULL or ROW operand, in float. */
-static __host__ __device__ __forceinline__ void pw_fast_load_run(const pw_fast_operand &o, uint32_t off, float *w)
-{
-    switch (o.dtype) {
-    case CUDNN_DATA_HALF: pw_fast_load_group<__half>((const __half *)o.data + off, w); return;
-    case CUDNN_DATA_BFLOAT16: pw_fast_load_group<__nv_bfloat16>((const __nv_bfloat16 *)o.data + off, w); return;
-    default: pw_fast_load_group<float>((const float *)o.data + off, w); return;
     }
 }
 
@@ -344,6 +380,33 @@ static __host__ __device__ __forceinline__ void pw_fast_load(const pw_fast_launc
     }
 }
 
+/* Input t's values at the thread's groups: from the packs loaded ahead when it is streamed
+   (never in the tail), else loaded now. The streamed pack is chosen word by word (a choice of
+   array by a run-time index would put the packs in local memory). */
+template <bool TAIL>
+static __host__ __device__ __forceinline__ void pw_fast_input(const pw_fast_launch &l, int t,
+                                                              const pw_fast_pack (&streamed)[PW_FAST_STREAMS][PW_FAST_U],
+                                                              uint32_t first, uint32_t stride, pw_fast_lanes &v)
+{
+    static_assert(PW_FAST_STREAMS == 2, "the choice below is between two streams");
+    if (TAIL || (t != l.stream[0] && t != l.stream[1])) {
+        pw_fast_load<TAIL>(l, l.in[t], first, stride, v);
+        return;
+    }
+    const bool second = t == l.stream[1];
+#pragma unroll
+    for (int u = 0; u < PW_FAST_U; u++) {
+        float *w = &v.v[u * PW_FAST_G];
+        pw_fast_pack p;
+#pragma unroll
+        for (int k = 0; k < 8; k++) p.v[k] = second ? streamed[1][u].v[k] : streamed[0][u].v[k];
+        if (pw_fast_live<TAIL>(l, first, stride, u)) pw_fast_unpack(l.in[t].dtype, p, w);
+        else
+#pragma unroll
+            for (int e = 0; e < PW_FAST_G; e++) w[e] = 0;
+    }
+}
+
 /* Output o (FULL, aligned) written from the thread's groups that run (in the tail, the elements
    below the count). */
 template <bool TAIL>
@@ -377,22 +440,33 @@ static __host__ __device__ __forceinline__ void pw_fast_store(const pw_fast_laun
 template <bool TAIL>
 static __host__ __device__ __forceinline__ void pw_fast_groups(const pw_fast_launch &l, uint32_t first, uint32_t stride)
 {
+    pw_fast_pack streamed[PW_FAST_STREAMS][PW_FAST_U];
+    if (!TAIL) {
+#pragma unroll
+        for (int k = 0; k < PW_FAST_STREAMS; k++)
+            if (l.stream[k] >= 0) {
+#pragma unroll
+                for (int u = 0; u < PW_FAST_U; u++)
+                    if (pw_fast_live<TAIL>(l, first, stride, u))
+                        pw_fast_load_pack(l.in[l.stream[k]], (first + u * stride) * PW_FAST_G, streamed[k][u]);
+            }
+    }
     pw_fast_lanes acc;
     for (int s = 0; s < l.nsteps; s++) {
         const pw_fast_step &r = l.reads[s];
         pw_fast_lanes x, b;
         if (r.x == PW_FAST_ACC) x = acc;
-        else pw_fast_load<TAIL>(l, l.in[r.x], first, stride, x);
+        else pw_fast_input<TAIL>(l, r.x, streamed, first, stride, x);
         if (r.b == PW_FAST_ACC) b = acc;
         else if (r.b == PW_FAST_NONE) b = x;
-        else pw_fast_load<TAIL>(l, l.in[r.b], first, stride, b);
+        else pw_fast_input<TAIL>(l, r.b, streamed, first, stride, b);
         pw_step_lanes<float, PW_FAST_G * PW_FAST_U>(&l.steps[s], x, b, acc);
         for (int t = 0; t < l.noutputs; t++)
             if (r.stores >> t & 1) pw_fast_store<TAIL>(l, l.out[t], first, stride, acc);
     }
 }
 
-__global__ void pw_fast_kernel(const __grid_constant__ pw_fast_launch l)
+__global__ void __launch_bounds__(256, PW_FAST_MIN_BLOCKS) pw_fast_kernel(const __grid_constant__ pw_fast_launch l)
 {
     const uint32_t span = PW_FAST_U * blockDim.x;
     for (uint32_t base = blockIdx.x * span; base < l.groups; base += gridDim.x * span)
@@ -456,13 +530,20 @@ static bool pw_fast_plan(const ocd_pw_chain *c, pw_fast_launch *l)
         if (!pw_fast_operand_of(c, &c->out[t], true, &l->out[t], &out_span[t])) return false;
     int last_read[OCD_PW_MAX_INPUTS]; /* the last step reading each input */
     for (int t = 0; t < c->ninputs; t++) last_read[t] = -1;
+    for (int k = 0; k < PW_FAST_STREAMS; k++) l->stream[k] = -1;
+    int nstreams = 0;
     for (int s = 0; s < c->nsteps; s++) {
         const ocd_pw_step *st = &c->steps[s];
         int *r[2] = {&l->reads[s].x, &l->reads[s].b};
         const int slot[2] = {st->x, st->b};
         for (int k = 0; k < 2; k++) {
             if (slot[k] < 0 && k == 1) *r[k] = PW_FAST_NONE;
-            else if (slot[k] >= 0 && slot[k] < c->ninputs) *r[k] = slot[k], last_read[slot[k]] = s;
+            else if (slot[k] >= 0 && slot[k] < c->ninputs) {
+                *r[k] = slot[k];
+                if (last_read[slot[k]] < 0 && l->in[slot[k]].kind == PW_FAST_FULL && nstreams < PW_FAST_STREAMS)
+                    l->stream[nstreams++] = slot[k]; /* the first FULL inputs read */
+                last_read[slot[k]] = s;
+            }
             else if (s > 0 && slot[k] == c->ninputs + s - 1) *r[k] = PW_FAST_ACC;
             else return false; /* an older step's value: not linear */
         }
