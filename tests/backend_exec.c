@@ -267,6 +267,50 @@ TEST(backend_conv_bias_scale_activations)
     for (size_t i = 0; i < TLEN(modes); i++) conv_chain(false, modes[i], false, 8);
 }
 
+/* relu(x * scale + bias + z) alone (the bench's ScaleBiasAddAct chain, no anchor), half NHWC,
+   scale and bias per channel: on CUDA the pointwise-chain engine, whose fast form takes 16
+   channels as whole vectors and 5 channels element by element, with a count that is not a
+   multiple of its groups (a partial last group). */
+static void scale_bias_add_act(int n, int c, int h, int w)
+{
+    const int xd[4] = {n, c, h, w}, cd[4] = {1, c, 1, 1};
+    const cudnnDataType_t dt = CUDNN_DATA_HALF;
+    struct bt_gt x, sc, b, z, v1, v2, v3, y;
+    bt_gt_init(&x, 101, dt, 4, xd, TV_NHWC, false, -2, 2);
+    bt_gt_init(&sc, 102, dt, 4, cd, TV_NHWC, false, 0.5, 1.5);
+    bt_gt_init(&b, 103, dt, 4, cd, TV_NHWC, false, -1, 1);
+    bt_gt_init(&z, 104, dt, 4, xd, TV_NHWC, false, -2, 2);
+    bt_gt_init(&v1, 201, CUDNN_DATA_FLOAT, 4, xd, TV_NHWC, true, 0, 0);
+    bt_gt_init(&v2, 202, CUDNN_DATA_FLOAT, 4, xd, TV_NHWC, true, 0, 0);
+    bt_gt_init(&v3, 203, CUDNN_DATA_FLOAT, 4, xd, TV_NHWC, true, 0, 0);
+    bt_gt_init(&y, 301, dt, 4, xd, TV_NHWC, false, 0, 0);
+    struct ref_pw add = ref_pw_mode(CUDNN_POINTWISE_ADD), mul = ref_pw_mode(CUDNN_POINTWISE_MUL),
+                  relu = ref_pw_mode(CUDNN_POINTWISE_RELU_FWD);
+    bdesc ops[4] = {bt_pw_op(&mul, x.d, sc.d, v1.d), bt_pw_op(&add, v1.d, b.d, v2.d), bt_pw_op(&add, v2.d, z.d, v3.d),
+                    bt_pw_op(&relu, v3.d, NULL, y.d)};
+    bdesc g = bt_graph(ops, 4);
+    double *want = malloc(sizeof(double) * (size_t)y.v.count);
+    for (int64_t i = 0; i < y.v.count; i++) {
+        const int k = (int)(i / (h * w) % c);
+        want[i] = fmax(0.0, x.val[i] * sc.val[k] + b.val[k] + z.val[i]);
+    }
+    struct bt_gt *io[] = {&x, &sc, &b, &z, &y};
+    char what[64];
+    snprintf(what, sizeof what, "ScaleBiasAddAct half NHWC %dx%dx%dx%d", n, c, h, w);
+    bt_run_all_engines(g, io, 5, &y, want, bt_graph_tol(dt), what);
+    free(want);
+    bt_destroy_all(ops, 4);
+    cudnnBackendDestroyDescriptor(g);
+    struct bt_gt *all[] = {&x, &sc, &b, &z, &v1, &v2, &v3, &y};
+    for (size_t i = 0; i < TLEN(all); i++) bt_gt_free(all[i]);
+}
+
+TEST(backend_scale_bias_add_act)
+{
+    scale_bias_add_act(2, 16, 3, 5);
+    scale_bias_add_act(3, 5, 3, 7);
+}
+
 /* backward data -> RELU_BWD with the forward input (DgradDrelu), half NHWC. */
 TEST(backend_dgrad_drelu)
 {

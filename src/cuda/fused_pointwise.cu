@@ -4,21 +4,27 @@
    parameter, so every thread reads the same steps from the constant bank, and the mode switch
    is uniform across a warp. A chain is memory-bound: it reads its inputs and writes its outputs
    once, which is the whole point of fusing it, provided the interpretation stays a few
-   instructions a step and each thread keeps several loads in flight. So a thread carries
-   PW_ELEMS elements a block width apart (a warp's loads of one input are consecutive), issues
-   all their loads into registers before the first step, and splits each element number over the normalized
-   dims (a packed chain has one) by 32-bit multiply-high division (types.cuh's ocd_fastdiv; a
-   64-bit division is about a hundred instructions); each operand's offset is then a dot
-   product with its strides. Compute is float, or double for a double chain.
+   instructions an element and each thread keeps enough loads in flight. Compute is float, or
+   double for a double chain. Three forms:
 
-   Interpreted element by element (pw_chain_elements), a step costs its mode's switch, its
-   parameters read and converted from double, and its slots read and written in local memory,
-   for each element: several times the step's own math, so a chain ran far below copy
-   bandwidth. The unproven form (pw_chain_lanes; core/impl.h: only under OPENCUDNN_UNPROVEN=1)
-   runs each step over all of a thread's elements at once: one switch, each case ocd_pw_apply
-   with its mode a constant (the other modes' code folded away, the parameters converted once),
-   a slot's values for the thread's elements one vector access of local memory, and the outputs
-   rounded from float rather than through double. */
+   - The general form (pw_chain_elements) serves every chain: a thread carries PW_ELEMS
+     elements a block width apart (a warp's loads of one input are consecutive), issues all their
+     loads into registers before the first step, and splits each element number over the
+     normalized dims (a packed chain has one) by 32-bit multiply-high division (types.cuh's
+     ocd_fastdiv; a 64-bit division is about a hundred instructions); each operand's offset is
+     then a dot product with its strides, its load and store a switch on its type. A step costs
+     its mode's switch, its parameters read and converted from double, and its slots read and
+     written in local memory, for each element: several times the step's own math, so this form
+     runs far below copy bandwidth.
+   - The lanes form (pw_chain_lanes; unproven, core/impl.h: only under OPENCUDNN_UNPROVEN=1) runs
+     each step over all of a thread's elements at once (pw_step_lanes): one switch, each case
+     ocd_pw_apply with its mode a constant (the other modes' code folded away, the parameters
+     converted once), a slot's values for the thread's elements one vector access of local
+     memory, and the outputs rounded from float rather than through double.
+   - The fast form (pw_fast_groups; unproven too, and taken before the lanes form) serves the
+     common chains, linear ones whose operands are each shaped like the output and packed in its
+     order, a scalar, or per-channel-like (see "the fast form" below): no coordinates, no slots in
+     memory, typed 16-byte accesses, a switch on an operand's type once per 8 elements. */
 #include "problem/pointwise.h"
 
 #include "core/handle.h"
@@ -106,9 +112,9 @@ static __host__ __device__ __forceinline__ void pw_chain_elements(const pw_chain
 /* One slot's values for a thread's PW_ELEMS elements: one vector access of local memory. */
 template <typename C> using pw_lane = ocd_vec<C, PW_ELEMS>;
 
-/* One step over a thread's elements: the mode's switch taken once for all of them, each case
-   ocd_pw_apply with its mode a constant (its switch folded away, the step's parameters read and
-   converted once). */
+/* One step over N elements (a thread's elements in the lanes form, its groups' in the fast form):
+   the mode's switch taken once for all of them, each case ocd_pw_apply with its mode a constant
+   (its switch folded away, the step's parameters read and converted once). */
 template <typename C, int N>
 static __host__ __device__ __forceinline__ void pw_step_lanes(const ocd_pw_step *st, const ocd_vec<C, N> &x_,
                                                               const ocd_vec<C, N> &b_, ocd_vec<C, N> &out)
@@ -207,22 +213,27 @@ static __host__ __device__ __forceinline__ void pw_chain_lanes(const pw_chain_la
    i is i), a scalar, or broadcast along all but one block of neighbouring dims packed within it
    (periodic, the offset (i / inner) % period: a per-channel operand, inner 1 in NHWC and H * W in
    NCHW). pw_fast_plan recognizes such a chain on the host, once a launch, and the kernel then
-   runs it with none of the general form's costs: a thread carries PW_FAST_U groups of PW_FAST_G
-   consecutive elements (a block width of groups apart, so that a warp's accesses are
-   consecutive), the chain's running value a register vector of the groups' elements (acc), and
-   each step loads the input it reads there, the operand's storage type taken once a group: one
-   16-byte access per group of a 16-bit type and two of float for a FULL operand, the same at
-   i % period for a periodic one with inner 1 (period a multiple of the group), one value
-   broadcast over the group for one whose inner is (or a scalar), element by element otherwise.
-   The step then runs over all the elements (pw_step_lanes), and an output that stores the
-   step's value is written as it loaded, rounded once from float. The last group, when the count
-   is not a multiple of the group, is run by one thread element by element (TAIL).
+   runs it with none of the general form's costs. A thread carries PW_FAST_U groups of
+   PW_FAST_G consecutive elements (a block width of groups apart, so that a warp's accesses are
+   consecutive). The first two FULL inputs the chain reads are streamed: their groups are loaded
+   before the first step, as stored (one 16-byte access a group of a 16-bit type, two of float),
+   and converted at the step that reads them. The chain's running value is a register vector of
+   the groups' elements (acc); each step takes the inputs it reads from the streamed packs or
+   loads them there, the operand's storage type switched on once a group: a FULL one as the
+   streamed ones, a periodic one with inner 1 (period a multiple of the group) the same at
+   i % period, one whose inner is a multiple of the group (or a scalar) one value broadcast over
+   the group, any other element by element. The step then runs over all the elements
+   (pw_step_lanes), and an output that stores the step's value is written with one access a
+   16-byte vector, rounded once from float. The last group, when the count is not a multiple of
+   the group, is run by one thread element by element (TAIL). Any mix of half, bfloat16 and
+   float operands is served this way (the backward-data convolution's float result and a half x,
+   say); a chain with double data or compute keeps the other forms.
 
    Linear: step 0 reads inputs only, and every later step reads the previous step's value or an
    input, as x or b; every output stores a step's value. An output that overlaps an input read by
    a later step than the one it stores would be read after it is written, so such a chain keeps
-   the general form (in place over an input read by the storing step or earlier is fine: an
-   element's loads come before its stores). Chains with double data or compute keep it too. */
+   the other forms (in place over an input read by the storing step or earlier is fine: an
+   element's loads come before its stores). */
 
 /* Elements of a group: one 16-byte access of a 16-bit type (two of float). */
 #define PW_FAST_G 8
