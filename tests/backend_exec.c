@@ -275,19 +275,17 @@ static void scale_bias_add_act(int n, int c, int h, int w)
 {
     const int xd[4] = {n, c, h, w}, cd[4] = {1, c, 1, 1};
     const cudnnDataType_t dt = CUDNN_DATA_HALF;
-    struct bt_gt x, sc, b, z, v1, v2, v3, y;
+    struct bt_gt x, sc, b, z, v[3], y; /* v: the virtual intermediates, in float */
     bt_gt_init(&x, 101, dt, 4, xd, TV_NHWC, false, -2, 2);
     bt_gt_init(&sc, 102, dt, 4, cd, TV_NHWC, false, 0.5, 1.5);
     bt_gt_init(&b, 103, dt, 4, cd, TV_NHWC, false, -1, 1);
     bt_gt_init(&z, 104, dt, 4, xd, TV_NHWC, false, -2, 2);
-    bt_gt_init(&v1, 201, CUDNN_DATA_FLOAT, 4, xd, TV_NHWC, true, 0, 0);
-    bt_gt_init(&v2, 202, CUDNN_DATA_FLOAT, 4, xd, TV_NHWC, true, 0, 0);
-    bt_gt_init(&v3, 203, CUDNN_DATA_FLOAT, 4, xd, TV_NHWC, true, 0, 0);
+    for (int k = 0; k < 3; k++) bt_gt_init(&v[k], 201 + k, CUDNN_DATA_FLOAT, 4, xd, TV_NHWC, true, 0, 0);
     bt_gt_init(&y, 301, dt, 4, xd, TV_NHWC, false, 0, 0);
     struct ref_pw add = ref_pw_mode(CUDNN_POINTWISE_ADD), mul = ref_pw_mode(CUDNN_POINTWISE_MUL),
                   relu = ref_pw_mode(CUDNN_POINTWISE_RELU_FWD);
-    bdesc ops[4] = {bt_pw_op(&mul, x.d, sc.d, v1.d), bt_pw_op(&add, v1.d, b.d, v2.d), bt_pw_op(&add, v2.d, z.d, v3.d),
-                    bt_pw_op(&relu, v3.d, NULL, y.d)};
+    bdesc ops[4] = {bt_pw_op(&mul, x.d, sc.d, v[0].d), bt_pw_op(&add, v[0].d, b.d, v[1].d),
+                    bt_pw_op(&add, v[1].d, z.d, v[2].d), bt_pw_op(&relu, v[2].d, NULL, y.d)};
     bdesc g = bt_graph(ops, 4);
     double *want = malloc(sizeof(double) * (size_t)y.v.count);
     for (int64_t i = 0; i < y.v.count; i++) {
@@ -301,7 +299,7 @@ static void scale_bias_add_act(int n, int c, int h, int w)
     free(want);
     bt_destroy_all(ops, 4);
     cudnnBackendDestroyDescriptor(g);
-    struct bt_gt *all[] = {&x, &sc, &b, &z, &v1, &v2, &v3, &y};
+    struct bt_gt *all[] = {&x, &sc, &b, &z, &v[0], &v[1], &v[2], &y};
     for (size_t i = 0; i < TLEN(all); i++) bt_gt_free(all[i]);
 }
 
