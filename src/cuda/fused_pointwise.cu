@@ -112,10 +112,40 @@ static __host__ __device__ __forceinline__ void pw_chain_elements(const pw_chain
 /* One slot's values for a thread's PW_ELEMS elements: one vector access of local memory. */
 template <typename C> using pw_lane = ocd_vec<C, PW_ELEMS>;
 
+/* Step st with its mode m (a constant where m is). */
+static __host__ __device__ __forceinline__ ocd_pw_step pw_step_as(const ocd_pw_step *st, cudnnPointwiseMode_t m)
+{
+    ocd_pw_step k = *st;
+    k.mode = m;
+    return k;
+}
+
+/* A step of mode m with every parameter at its default (alphas 1, clips 0 and +inf, slope 0,
+   betas 1), as constants: ocd_pw_apply on it folds them away (a scale by 1 is no multiply, a
+   plain ReLU one comparison). */
+static __host__ __device__ __forceinline__ ocd_pw_step pw_step_plain(cudnnPointwiseMode_t m, bool propagate_nan)
+{
+    ocd_pw_step k;
+    k.mode = m, k.x = 0, k.b = 0;
+    k.alpha1 = k.alpha2 = 1;
+    k.propagate_nan = propagate_nan;
+    k.lower_clip = 0, k.upper_clip = (double)INFINITY, k.clip_slope = 0;
+    k.elu_alpha = k.softplus_beta = k.swish_beta = 1;
+    return k;
+}
+
+/* Whether step s has every parameter at its default (pw_step_plain). */
+static bool pw_step_is_plain(const ocd_pw_step *s)
+{
+    return s->alpha1 == 1 && s->alpha2 == 1 && s->lower_clip == 0 && s->upper_clip == (double)INFINITY &&
+           s->clip_slope == 0 && s->elu_alpha == 1 && s->softplus_beta == 1 && s->swish_beta == 1;
+}
+
 /* One step over N elements (a thread's elements in the lanes form, its groups' in the fast form):
    the mode's switch taken once for all of them, each case ocd_pw_apply with its mode a constant
-   (its switch folded away, the step's parameters read and converted once). */
-template <typename C, int N>
+   (its switch folded away, the step's parameters read and converted once; with PLAIN, for a step
+   whose parameters are the defaults, those too constants). */
+template <typename C, int N, bool PLAIN = false>
 static __host__ __device__ __forceinline__ void pw_step_lanes(const ocd_pw_step *st, const ocd_vec<C, N> &x_,
                                                               const ocd_vec<C, N> &b_, ocd_vec<C, N> &out)
 {
@@ -124,9 +154,8 @@ static __host__ __device__ __forceinline__ void pw_step_lanes(const ocd_pw_step 
     switch (st->mode) {
 #define PW_MODE_CASE(m)                                                                            \
     case m: {                                                                                      \
-        ocd_pw_step k = *st;                                                                       \
-        k.mode = m;                                                                                \
-        _Pragma("unroll") for (int e = 0; e < N; e++) r.v[e] = ocd_pw_apply<C>(&k, x.v[e], b.v[e]);        \
+        const ocd_pw_step k = PLAIN ? pw_step_plain(m, st->propagate_nan) : pw_step_as(st, m);     \
+        _Pragma("unroll") for (int e = 0; e < N; e++) r.v[e] = ocd_pw_apply<C>(&k, x.v[e], b.v[e]); \
         break;                                                                                     \
     }
         PW_MODE_CASE(CUDNN_POINTWISE_ADD)
@@ -223,7 +252,8 @@ static __host__ __device__ __forceinline__ void pw_chain_lanes(const pw_chain_la
    streamed ones, a periodic one with inner 1 (period a multiple of the group) the same at
    i % period, one whose inner is a multiple of the group (or a scalar) one value broadcast over
    the group, any other element by element. The step then runs over all the elements
-   (pw_step_lanes), and an output that stores the step's value is written with one access a
+   (pw_step_lanes; a step whose parameters are all the defaults, as a graph's bias add or ReLU,
+   with them as constants, so that its case is the bare operation), and an output that stores the step's value is written with one access a
    16-byte vector, rounded once from float. The last group, when the count is not a multiple of
    the group, is run by one thread element by element (TAIL). Any mix of half, bfloat16 and
    float operands is served this way (the backward-data convolution's float result and a half x,
@@ -269,6 +299,7 @@ struct pw_fast_operand {
 struct pw_fast_step {
     int x, b;
     unsigned stores;
+    bool plain; /* every parameter at its default (pw_step_is_plain) */
 };
 
 struct pw_fast_launch {
@@ -303,8 +334,8 @@ typedef ocd_vec<uint32_t, 4> pw_fast_half_pack;
 static __host__ __device__ __forceinline__ void pw_fast_load_pack(const pw_fast_operand &o, uint32_t off,
                                                                   pw_fast_pack &p)
 {
-    const pw_fast_half_pack *q =
-        reinterpret_cast<const pw_fast_half_pack *>((const char *)o.data + (size_t)off * (o.dtype == CUDNN_DATA_FLOAT ? 4 : 2));
+    const size_t esize = o.dtype == CUDNN_DATA_FLOAT ? 4 : 2;
+    const pw_fast_half_pack *q = reinterpret_cast<const pw_fast_half_pack *>((const char *)o.data + off * esize);
     const pw_fast_half_pack a = q[0];
 #pragma unroll
     for (int k = 0; k < 4; k++) p.v[k] = a.v[k];
@@ -386,7 +417,8 @@ static __host__ __device__ __forceinline__ void pw_fast_load(const pw_fast_launc
         } else {
 #pragma unroll
             for (int e = 0; e < PW_FAST_G; e++)
-                w[e] = !TAIL || i + e < l.count ? ocd_cuda_load_as<float>(o.dtype, o.data, pw_fast_offset(o, i + e)) : 0.f;
+                w[e] = !TAIL || i + e < l.count ? ocd_cuda_load_as<float>(o.dtype, o.data, pw_fast_offset(o, i + e))
+                                                : 0.f;
         }
     }
 }
@@ -394,10 +426,12 @@ static __host__ __device__ __forceinline__ void pw_fast_load(const pw_fast_launc
 /* Input t's values at the thread's groups: from the packs loaded ahead when it is streamed
    (never in the tail), else loaded now. The streamed pack is chosen word by word (a choice of
    array by a run-time index would put the packs in local memory). */
+typedef pw_fast_pack pw_fast_streams[PW_FAST_STREAMS][PW_FAST_U];
+
 template <bool TAIL>
 static __host__ __device__ __forceinline__ void pw_fast_input(const pw_fast_launch &l, int t,
-                                                              const pw_fast_pack (&streamed)[PW_FAST_STREAMS][PW_FAST_U],
-                                                              uint32_t first, uint32_t stride, pw_fast_lanes &v)
+                                                              const pw_fast_streams &streamed, uint32_t first,
+                                                              uint32_t stride, pw_fast_lanes &v)
 {
     static_assert(PW_FAST_STREAMS == 2, "the choice below is between two streams");
     if (TAIL || (t != l.stream[0] && t != l.stream[1])) {
@@ -451,7 +485,7 @@ static __host__ __device__ __forceinline__ void pw_fast_store(const pw_fast_laun
 template <bool TAIL>
 static __host__ __device__ __forceinline__ void pw_fast_groups(const pw_fast_launch &l, uint32_t first, uint32_t stride)
 {
-    pw_fast_pack streamed[PW_FAST_STREAMS][PW_FAST_U];
+    pw_fast_streams streamed;
     if (!TAIL) {
 #pragma unroll
         for (int k = 0; k < PW_FAST_STREAMS; k++)
@@ -471,7 +505,8 @@ static __host__ __device__ __forceinline__ void pw_fast_groups(const pw_fast_lau
         if (r.b == PW_FAST_ACC) b = acc;
         else if (r.b == PW_FAST_NONE) b = x;
         else pw_fast_input<TAIL>(l, r.b, streamed, first, stride, b);
-        pw_step_lanes<float, PW_FAST_G * PW_FAST_U>(&l.steps[s], x, b, acc);
+        if (r.plain) pw_step_lanes<float, PW_FAST_G * PW_FAST_U, true>(&l.steps[s], x, b, acc);
+        else pw_step_lanes<float, PW_FAST_G * PW_FAST_U>(&l.steps[s], x, b, acc);
         for (int t = 0; t < l.noutputs; t++)
             if (r.stores >> t & 1) pw_fast_store<TAIL>(l, l.out[t], first, stride, acc);
     }
@@ -545,6 +580,7 @@ static bool pw_fast_plan(const ocd_pw_chain *c, pw_fast_launch *l)
     int nstreams = 0;
     for (int s = 0; s < c->nsteps; s++) {
         const ocd_pw_step *st = &c->steps[s];
+        l->reads[s].plain = pw_step_is_plain(st);
         int *r[2] = {&l->reads[s].x, &l->reads[s].b};
         const int slot[2] = {st->x, st->b};
         for (int k = 0; k < 2; k++) {

@@ -82,7 +82,8 @@ enum emu_form { EMU_ELEMENTS, EMU_LANES, EMU_FAST };
 const char *const form_names[] = {"elements", "lanes", "fast"};
 
 /* The chain of d over the tensors' bytes. */
-struct ocd_pw_chain chain_of(struct ocd_pw_chain_desc &d, std::vector<emu_tensor *> &ins, std::vector<emu_tensor *> &outs)
+struct ocd_pw_chain chain_of(struct ocd_pw_chain_desc &d, std::vector<emu_tensor *> &ins,
+                             std::vector<emu_tensor *> &outs)
 {
     struct ocd_pw_chain c;
     ocd_pw_chain_build(&c, &d);
@@ -248,11 +249,14 @@ const cudnnDataType_t mode_types[] = {CUDNN_DATA_FLOAT, CUDNN_DATA_DOUBLE, CUDNN
 
 const char *type_name(cudnnDataType_t t)
 {
-    return t == CUDNN_DATA_FLOAT ? "float" : t == CUDNN_DATA_DOUBLE ? "double" : t == CUDNN_DATA_HALF ? "half" : "bfloat16";
+    return t == CUDNN_DATA_FLOAT    ? "float"
+           : t == CUDNN_DATA_DOUBLE ? "double"
+           : t == CUDNN_DATA_HALF   ? "half"
+                                    : "bfloat16";
 }
 
-/* every unary forward mode with its parameters away from the defaults, in each of mode_types
-   (double computed in double) */
+/* every unary forward mode with its parameters away from the defaults (at them in half), in
+   each of mode_types (double computed in double) */
 void unary_modes()
 {
     const cudnnPointwiseMode_t modes[] = {CUDNN_POINTWISE_SQRT, CUDNN_POINTWISE_RELU_FWD, CUDNN_POINTWISE_TANH_FWD,
@@ -265,8 +269,10 @@ void unary_modes()
             emu_tensor x(t, dims, CUDNN_TENSOR_NCHW), out(t, dims, CUDNN_TENSOR_NCHW);
             x.randomize(m == CUDNN_POINTWISE_SQRT ? 0 : -3, 3);
             struct ref_pw p = ref_pw_mode(m);
-            p.alpha1 = 0.75, p.lower_clip = -0.5, p.upper_clip = 1.25, p.slope = 0.1;
-            p.elu_alpha = 0.7, p.softplus_beta = 1.5, p.swish_beta = 0.8;
+            if (t != CUDNN_DATA_HALF) { /* half keeps the defaults: the fast form's plain steps */
+                p.alpha1 = 0.75, p.lower_clip = -0.5, p.upper_clip = 1.25, p.slope = 0.1;
+                p.elu_alpha = 0.7, p.softplus_beta = 1.5, p.swish_beta = 0.8;
+            }
             struct ocd_pw_chain_desc d;
             memset(&d, 0, sizeof d);
             d.shape = out.v;
@@ -281,9 +287,9 @@ void unary_modes()
 }
 
 /* every binary and backward mode (b the second input, dy for the backward ones) with its
-   parameters away from the defaults, in each of mode_types (double computed in double); b NHWC
-   where x and the output are NCHW for float and double (beyond the fast form), NCHW too for the
-   16-bit types and for float once more (the fast form) */
+   parameters away from the defaults (at them in half), in each of mode_types (double computed
+   in double); b NHWC where x and the output are NCHW for float and double (beyond the fast
+   form), NCHW too for the 16-bit types and for float once more (the fast form) */
 void binary_modes()
 {
     const cudnnPointwiseMode_t modes[] = {CUDNN_POINTWISE_ADD, CUDNN_POINTWISE_MUL, CUDNN_POINTWISE_MIN,
@@ -299,8 +305,10 @@ void binary_modes()
                 out(t, dims, CUDNN_TENSOR_NCHW);
             x.randomize(-3, 3), b.randomize(-2, 2);
             struct ref_pw p = ref_pw_mode(m);
-            p.alpha1 = 0.75, p.alpha2 = -1.5, p.lower_clip = -0.5, p.upper_clip = 1.25, p.slope = 0.1;
-            p.elu_alpha = 0.7, p.softplus_beta = 1.5, p.swish_beta = 0.8;
+            if (t != CUDNN_DATA_HALF) { /* half keeps the defaults: the fast form's plain steps */
+                p.alpha1 = 0.75, p.alpha2 = -1.5, p.lower_clip = -0.5, p.upper_clip = 1.25, p.slope = 0.1;
+                p.elu_alpha = 0.7, p.softplus_beta = 1.5, p.swish_beta = 0.8;
+            }
             struct ocd_pw_chain_desc d;
             memset(&d, 0, sizeof d);
             d.shape = out.v;
