@@ -354,21 +354,27 @@ template <typename T> static __host__ __device__ __forceinline__ void pw_fast_un
     for (int e = 0; e < PW_FAST_G; e++) w[e] = ocd_cuda_load(reinterpret_cast<const T *>(p.v) + e);
 }
 
-static __host__ __device__ __forceinline__ void pw_fast_unpack(cudnnDataType_t dtype, const pw_fast_pack &p, float *w)
+/* The group at p (16-byte aligned) of storage type T, in float. */
+template <typename T> static __host__ __device__ __forceinline__ void pw_fast_load_group(const void *p, float *w)
 {
-    switch (dtype) {
-    case CUDNN_DATA_HALF: pw_fast_unpack_as<__half>(p, w); return;
-    case CUDNN_DATA_BFLOAT16: pw_fast_unpack_as<__nv_bfloat16>(p, w); return;
-    default: pw_fast_unpack_as<float>(p, w); return;
+    constexpr int V = ocd_vec16<T>::N;
+#pragma unroll
+    for (int k = 0; k < PW_FAST_G / V; k++) {
+        const ocd_vec16<T> v = reinterpret_cast<const ocd_vec16<T> *>(p)[k];
+#pragma unroll
+        for (int e = 0; e < V; e++) w[k * V + e] = ocd_cuda_load(&v.v[e]);
     }
 }
 
-/* The group at scalar offset off of a FULL or ROW operand, in float. */
+/* The group at scalar offset off of a FULL or ROW operand, in float (typed first: through a
+   pack of float's size, a 16-bit group would hold registers it does not use). */
 static __host__ __device__ __forceinline__ void pw_fast_load_run(const pw_fast_operand &o, uint32_t off, float *w)
 {
-    pw_fast_pack p;
-    pw_fast_load_pack(o, off, p);
-    pw_fast_unpack(o.dtype, p, w);
+    switch (o.dtype) {
+    case CUDNN_DATA_HALF: pw_fast_load_group<__half>((const __half *)o.data + off, w); return;
+    case CUDNN_DATA_BFLOAT16: pw_fast_load_group<__nv_bfloat16>((const __nv_bfloat16 *)o.data + off, w); return;
+    default: pw_fast_load_group<float>((const float *)o.data + off, w); return;
+    }
 }
 
 /* Output group at p (16-byte aligned) of storage type T, from float. */
@@ -424,16 +430,26 @@ static __host__ __device__ __forceinline__ void pw_fast_load(const pw_fast_launc
 }
 
 /* Input t's values at the thread's groups: from the packs loaded ahead when it is streamed
-   (never in the tail), else loaded now. The streamed pack is chosen word by word (a choice of
-   array by a run-time index would put the packs in local memory). */
+   (never in the tail), else loaded now. The streamed pack is chosen word by word, only the words
+   of its type (a choice of array by a run-time index would put the packs in local memory). */
 typedef pw_fast_pack pw_fast_streams[PW_FAST_STREAMS][PW_FAST_U];
+
+template <typename T>
+static __host__ __device__ __forceinline__ void pw_fast_unpack_streamed(const pw_fast_streams &streamed, int u,
+                                                                        bool second, float *w)
+{
+    static_assert(PW_FAST_STREAMS == 2, "the choice below is between two streams");
+    pw_fast_pack p;
+#pragma unroll
+    for (int k = 0; k < (int)sizeof(T) * PW_FAST_G / 4; k++) p.v[k] = second ? streamed[1][u].v[k] : streamed[0][u].v[k];
+    pw_fast_unpack_as<T>(p, w);
+}
 
 template <bool TAIL>
 static __host__ __device__ __forceinline__ void pw_fast_input(const pw_fast_launch &l, int t,
                                                               const pw_fast_streams &streamed, uint32_t first,
                                                               uint32_t stride, pw_fast_lanes &v)
 {
-    static_assert(PW_FAST_STREAMS == 2, "the choice below is between two streams");
     if (TAIL || (t != l.stream[0] && t != l.stream[1])) {
         pw_fast_load<TAIL>(l, l.in[t], first, stride, v);
         return;
@@ -442,13 +458,16 @@ static __host__ __device__ __forceinline__ void pw_fast_input(const pw_fast_laun
 #pragma unroll
     for (int u = 0; u < PW_FAST_U; u++) {
         float *w = &v.v[u * PW_FAST_G];
-        pw_fast_pack p;
-#pragma unroll
-        for (int k = 0; k < 8; k++) p.v[k] = second ? streamed[1][u].v[k] : streamed[0][u].v[k];
-        if (pw_fast_live<TAIL>(l, first, stride, u)) pw_fast_unpack(l.in[t].dtype, p, w);
-        else
+        if (!pw_fast_live<TAIL>(l, first, stride, u)) {
 #pragma unroll
             for (int e = 0; e < PW_FAST_G; e++) w[e] = 0;
+            continue;
+        }
+        switch (l.in[t].dtype) {
+        case CUDNN_DATA_HALF: pw_fast_unpack_streamed<__half>(streamed, u, second, w); break;
+        case CUDNN_DATA_BFLOAT16: pw_fast_unpack_streamed<__nv_bfloat16>(streamed, u, second, w); break;
+        default: pw_fast_unpack_streamed<float>(streamed, u, second, w); break;
+        }
     }
 }
 
