@@ -32,6 +32,8 @@
 #include "cuda/check.cuh"
 #include "cuda/types.cuh"
 
+#include <string.h>
+
 /* A chain as the kernel takes it: the chain and a fast divisor per dim (element numbers fit in
    32 bits: a tensor holds fewer than 2^31 elements, core/tensor.c). */
 struct pw_chain_launch {
@@ -346,12 +348,15 @@ static __host__ __device__ __forceinline__ void pw_fast_load_pack(const pw_fast_
     }
 }
 
-/* A pack's elements of storage type T in float (a compile-time index: a register array indexed
-   at run time goes to local memory). */
+/* A pack's elements of storage type T in float, its words copied as T (memcpy: reading the words
+   through a T pointer would break the host compiler's aliasing rules in the emulation; on the
+   device the copy is register renaming). */
 template <typename T> static __host__ __device__ __forceinline__ void pw_fast_unpack_as(const pw_fast_pack &p, float *w)
 {
+    ocd_vec<T, PW_FAST_G> t;
+    memcpy(&t, p.v, sizeof t);
 #pragma unroll
-    for (int e = 0; e < PW_FAST_G; e++) w[e] = ocd_cuda_load(reinterpret_cast<const T *>(p.v) + e);
+    for (int e = 0; e < PW_FAST_G; e++) w[e] = ocd_cuda_load(&t.v[e]);
 }
 
 /* The group at p (16-byte aligned) of storage type T, in float. */
