@@ -269,14 +269,17 @@ static __host__ __device__ __forceinline__ void pw_chain_lanes(const pw_chain_la
 
 /* Elements of a group: one 16-byte access of a 16-bit type (two of float). */
 #define PW_FAST_G 8
-/* Groups a thread carries (each step's loads of them issued together). */
+/* Groups a thread carries (each step's loads of them issued together). This and
+   PW_FAST_MIN_BLOCKS are the fast form's tunables (-D at the build, for a GPU A/B): with 1 and 4
+   the kernel takes 64 registers and no local memory; 2 groups spill at 4 blocks. */
 #ifndef PW_FAST_U
 #define PW_FAST_U 1
 #endif
 /* Inputs streamed: loaded, as stored, for all the thread's groups before the first step. */
 #define PW_FAST_STREAMS 2
-/* Blocks of 256 threads an SM keeps at least (registers capped at 64: the heavy modes' cases
-   would take 72, and their few spills cost less than a quarter of the warps). */
+/* Threads of a block, and the blocks an SM keeps at least (registers capped at 64 by 4: the heavy
+   modes' cases would take 72, which would cost a quarter of the warps). */
+#define PW_FAST_THREADS 256
 #ifndef PW_FAST_MIN_BLOCKS
 #define PW_FAST_MIN_BLOCKS 4
 #endif
@@ -536,7 +539,10 @@ static __host__ __device__ __forceinline__ void pw_fast_groups(const pw_fast_lau
     }
 }
 
-__global__ void __launch_bounds__(256, PW_FAST_MIN_BLOCKS) pw_fast_kernel(const __grid_constant__ pw_fast_launch l)
+/* The fast form's kernel: the whole groups a block width of groups apart, blocks striding; the
+   last block's first thread runs the partial group, if any. */
+__global__ void __launch_bounds__(PW_FAST_THREADS, PW_FAST_MIN_BLOCKS)
+    pw_fast_kernel(const __grid_constant__ pw_fast_launch l)
 {
     const uint32_t span = PW_FAST_U * blockDim.x;
     for (uint32_t base = blockIdx.x * span; base < l.groups; base += gridDim.x * span)
@@ -649,17 +655,18 @@ static pw_chain_launch pw_chain_launch_of(const ocd_pw_chain *c)
 cudnnStatus_t ocd_cuda_pw_chain(cudnnHandle_t handle, const void *problem, void *ws, size_t ws_bytes)
 {
     (void)ws, (void)ws_bytes;
-    const pw_chain_launch l = pw_chain_launch_of((const struct ocd_pw_chain *)problem);
-    const int block = 256;
-    const unsigned blocks = ocd_cuda_span_blocks(l.c.count, PW_ELEMS, block);
-    const bool lanes = ocd_impl_unproven() == NULL;
+    const struct ocd_pw_chain *c = (const struct ocd_pw_chain *)problem;
     pw_fast_launch f;
-    if (lanes && pw_fast_plan(&l.c, &f)) {
-        const unsigned fast_blocks = ocd_cuda_span_blocks(f.groups, PW_FAST_U, block);
-        pw_fast_kernel<<<fast_blocks, block, 0, handle->stream>>>(f);
+    if (ocd_impl_unproven() == NULL && pw_fast_plan(c, &f)) { /* the fast form: unproven */
+        const unsigned blocks = ocd_cuda_span_blocks(f.groups, PW_FAST_U, PW_FAST_THREADS);
+        pw_fast_kernel<<<blocks, PW_FAST_THREADS, 0, handle->stream>>>(f);
         OCD_CUDA_LAUNCHED();
         return CUDNN_STATUS_SUCCESS;
     }
+    const pw_chain_launch l = pw_chain_launch_of(c);
+    const int block = 256;
+    const unsigned blocks = ocd_cuda_span_blocks(l.c.count, PW_ELEMS, block);
+    const bool lanes = ocd_impl_unproven() == NULL; /* the lanes form: unproven */
     if (l.c.double_compute)
         (lanes ? pw_chain_kernel<double, true> : pw_chain_kernel<double, false>)<<<blocks, block, 0, handle->stream>>>(l);
     else
