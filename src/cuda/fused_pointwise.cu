@@ -71,8 +71,8 @@ static __host__ __device__ __forceinline__ void pw_coords(const pw_chain_launch 
    element the steps run over the slots and the outputs are stored (the coordinates found
    again: cheaper than keeping them). An element reads and writes only its own positions, so a
    chain may write an output over an input it reads (the graph runs its tails in place).
-   Host-callable: tests/emulate/fused_pointwise.cu runs it. The proven form; pw_chain_lanes is
-   the unproven one. */
+   Host-callable: tests/emulate/fused_pointwise.cu runs it. The proven form; pw_chain_lanes and
+   pw_fast_groups are the unproven ones. */
 template <typename C>
 static __host__ __device__ __forceinline__ void pw_chain_elements(const pw_chain_launch &l, uint32_t first,
                                                                   uint32_t stride)

@@ -1,17 +1,21 @@
-/* fused_pointwise.cu: the CUDA pointwise-chain kernel of src/cuda/fused_pointwise.cu, its
-   per-thread code (pw_chain_elements, written __host__ __device__ for this) run on the CPU for
-   every thread of a small grid, against the tests' double reference of the pointwise modes (ref/pointwise.c):
-   so that the kernel's logic is checked where no GPU is.
+/* fused_pointwise.cu: the CUDA pointwise-chain kernels of src/cuda/fused_pointwise.cu, their
+   per-thread code (pw_chain_elements, pw_chain_lanes, pw_fast_groups, written __host__ __device__
+   for this) run on the CPU for every thread of a small grid, against the tests' double reference
+   of the pointwise modes (ref/pointwise.c): so that the kernels' logic is checked where no GPU is.
 
    Chains are built as the graph API builds them (ocd_pw_chain_build over views): ConvBiasAct's
    tail (add a tensor with alpha2 0.5, add a per-channel bias, ReLU) in float NCHW; a backward
    mode and a forward mode in a row (RELU_BWD then GELU_FWD) in half NHWC, storing both steps;
    MatmulBiasAct's tail (a bias per column, GELU) written over its input, as the graph runs it;
-   every unary forward mode, and every binary and backward mode over two inputs of different
-   layouts, one chain each, in float computed in float and in double. Each chain runs in both
-   forms of the kernel (element by element, and the unproven one by lanes). A result
-   must be within a few roundings of its type (and of float arithmetic) of the reference. Prints
-   a line per case; exits 1 if any differs. */
+   every unary forward mode, and every binary and backward mode over two inputs, one chain each,
+   in float, double, half and bfloat16 (the half ones at the default parameters); ScaleBiasAddAct
+   with a scalar and a stored intermediate in half, bfloat16 and float, NHWC and NCHW, each way
+   the fast form reads a per-channel operand, with partial last groups, mixed types and written
+   over an input. Each chain runs in the three forms of the kernel (element by element, by
+   lanes, and the fast form, which must take every chain marked for it and is reported as
+   declining the others), the outputs poisoned before each; and the fast form's planner must
+   decline the chains it cannot run. A result must be within a few roundings of its type (and
+   of float arithmetic) of the reference. Prints a line per case; exits 1 if any differs. */
 #include "cuda/fused_pointwise.cu"
 
 #include "../ref/pointwise.c"
