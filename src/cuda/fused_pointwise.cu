@@ -5,26 +5,23 @@
    is uniform across a warp. A chain is memory-bound: it reads its inputs and writes its outputs
    once, which is the whole point of fusing it, provided the interpretation stays a few
    instructions an element and each thread keeps enough loads in flight. Compute is float, or
-   double for a double chain. Three forms:
+   double for a double chain. Two forms:
 
-   - The general form (pw_chain_elements) serves every chain: a thread carries PW_ELEMS
-     elements a block width apart (a warp's loads of one input are consecutive), issues all their
-     loads into registers before the first step, and splits each element number over the
-     normalized dims (a packed chain has one) by 32-bit multiply-high division (types.cuh's
-     ocd_fastdiv; a 64-bit division is about a hundred instructions); each operand's offset is
-     then a dot product with its strides, its load and store a switch on its type. A step costs
-     its mode's switch, its parameters read and converted from double, and its slots read and
-     written in local memory, for each element: several times the step's own math, so this form
-     runs far below copy bandwidth.
-   - The lanes form (pw_chain_lanes; unproven, core/impl.h: only under OPENCUDNN_UNPROVEN=1) runs
-     each step over all of a thread's elements at once (pw_step_lanes): one switch, each case
-     ocd_pw_apply with its mode a constant (the other modes' code folded away, the parameters
-     converted once), a slot's values for the thread's elements one vector access of local
-     memory, and the outputs rounded from float rather than through double.
-   - The fast form (pw_fast_groups; unproven too, and taken before the lanes form) serves the
-     common chains, linear ones whose operands are each shaped like the output and packed in its
-     order, a scalar, or per-channel-like (see "the fast form" below): no coordinates, no slots in
-     memory, typed 16-byte accesses, a switch on an operand's type once per 8 elements. */
+   - The general form (pw_chain_lanes) serves every chain: a thread carries PW_ELEMS elements a
+     block width apart (a warp's loads of one input are consecutive), issues all their loads
+     into registers before the first step, and splits each element number over the normalized
+     dims (a packed chain has one) by 32-bit multiply-high division (types.cuh's ocd_fastdiv; a
+     64-bit division is about a hundred instructions); each operand's offset is then a dot
+     product with its strides, its load and store a switch on its type. Each step runs over all
+     of a thread's elements at once (pw_step_lanes): one switch, each case ocd_pw_apply with its
+     mode a constant (the other modes' code folded away, the parameters converted once), a
+     slot's values for the thread's elements one vector access of local memory, the outputs
+     rounded once from the compute type. Still several times a step's own math an element.
+   - The fast form (pw_fast_groups; unproven, core/impl.h: only under OPENCUDNN_UNPROVEN=1, and
+     taken before the general form) serves the common chains, linear ones whose operands are each
+     shaped like the output and packed in its order, a scalar, or per-channel-like (see "the fast
+     form" below): no coordinates, no slots in memory, typed 16-byte accesses, a switch on an
+     operand's type once per 8 elements. */
 #include "problem/pointwise.h"
 
 #include "core/handle.h"
@@ -66,51 +63,6 @@ static __host__ __device__ __forceinline__ void pw_coords(const pw_chain_launch 
     idx[0] = i;
 }
 
-/* What a thread does for the elements first, first + stride, ... (PW_ELEMS of them, those below
-   the chain's count): every input of every element loaded into registers, then element by
-   element the steps run over the slots and the outputs are stored (the coordinates found
-   again: cheaper than keeping them). An element reads and writes only its own positions, so a
-   chain may write an output over an input it reads (the graph runs its tails in place).
-   Host-callable: tests/emulate/fused_pointwise.cu runs it. The proven form; pw_chain_lanes and
-   pw_fast_groups are the unproven ones. */
-template <typename C>
-static __host__ __device__ __forceinline__ void pw_chain_elements(const pw_chain_launch &l, uint32_t first,
-                                                                  uint32_t stride)
-{
-    const ocd_pw_chain &c = l.c;
-    const uint32_t count = (uint32_t)c.count;
-    C in[PW_ELEMS][OCD_PW_MAX_INPUTS];
-#pragma unroll
-    for (int e = 0; e < PW_ELEMS; e++) {
-        const uint32_t i = first + e * stride;
-        if (i >= count) break;
-        uint32_t idx[OCD_MAX_DIMS];
-        pw_coords(l, i, idx);
-#pragma unroll
-        for (int t = 0; t < OCD_PW_MAX_INPUTS; t++)
-            if (t < c.ninputs) in[e][t] = ocd_cuda_load_as<C>(c.in[t].dtype, c.in[t].data, pw_offset(c, c.in[t], idx));
-    }
-#pragma unroll
-    for (int e = 0; e < PW_ELEMS; e++) {
-        const uint32_t i = first + e * stride;
-        if (i >= count) break;
-        C slots[OCD_PW_MAX_SLOTS];
-#pragma unroll
-        for (int t = 0; t < OCD_PW_MAX_INPUTS; t++)
-            if (t < c.ninputs) slots[t] = in[e][t];
-        for (int s = 0; s < c.nsteps; s++) {
-            const ocd_pw_step *st = &c.steps[s];
-            const C x = slots[st->x];
-            slots[c.ninputs + s] = ocd_pw_apply<C>(st, x, st->b >= 0 ? slots[st->b] : x);
-        }
-        uint32_t idx[OCD_MAX_DIMS];
-        pw_coords(l, i, idx);
-        for (int t = 0; t < c.noutputs; t++)
-            ocd_cuda_store_as(c.out[t].dtype, (void *)c.out[t].data, pw_offset(c, c.out[t], idx),
-                              (double)slots[c.out_slot[t]]);
-    }
-}
-
 /* One slot's values for a thread's PW_ELEMS elements: one vector access of local memory. */
 template <typename C> using pw_lane = ocd_vec<C, PW_ELEMS>;
 
@@ -143,7 +95,7 @@ static bool pw_step_is_plain(const ocd_pw_step *s)
            s->clip_slope == 0 && s->elu_alpha == 1 && s->softplus_beta == 1 && s->swish_beta == 1;
 }
 
-/* One step over N elements (a thread's elements in the lanes form, its groups' in the fast form):
+/* One step over N elements (a thread's elements in the general form, its groups' in the fast form):
    the mode's switch taken once for all of them, each case ocd_pw_apply with its mode a constant
    (its switch folded away, the step's parameters read and converted once; with PLAIN, for a step
    whose parameters are the defaults, those too constants). */
@@ -187,8 +139,8 @@ static __host__ __device__ __forceinline__ void pw_step_lanes(const ocd_pw_step 
     out = r;
 }
 
-/* What pw_chain_elements does, in the form of an unproven entry's path (core/impl.h: only under
-   OPENCUDNN_UNPROVEN=1): every input of every element loaded into registers, then step by step
+/* What a thread does for the elements first, first + stride, ... (PW_ELEMS of them, those below
+   the chain's count): every input of every element loaded into registers, then step by step
    over all the elements at once, the slots in local memory (a step's operands are slots chosen
    at run time), a slot's values for the thread's elements one vector access; then the outputs
    are stored (the coordinates found again: cheaper than keeping them), rounded once from the
@@ -635,12 +587,10 @@ static bool pw_fast_plan(const ocd_pw_chain *c, pw_fast_launch *l)
     return true;
 }
 
-template <typename C, bool LANES> __global__ void pw_chain_kernel(const __grid_constant__ pw_chain_launch l)
+template <typename C> __global__ void pw_chain_kernel(const __grid_constant__ pw_chain_launch l)
 {
-    ocd_cuda_each_span<PW_ELEMS>(l.c.count, [&](int64_t base) {
-        if (LANES) pw_chain_lanes<C>(l, (uint32_t)base + threadIdx.x, blockDim.x);
-        else pw_chain_elements<C>(l, (uint32_t)base + threadIdx.x, blockDim.x);
-    });
+    ocd_cuda_each_span<PW_ELEMS>(l.c.count,
+                                 [&](int64_t base) { pw_chain_lanes<C>(l, (uint32_t)base + threadIdx.x, blockDim.x); });
 }
 
 /* The launch of chain c: its divisors. */
@@ -666,11 +616,8 @@ cudnnStatus_t ocd_cuda_pw_chain(cudnnHandle_t handle, const void *problem, void 
     const pw_chain_launch l = pw_chain_launch_of(c);
     const int block = 256;
     const unsigned blocks = ocd_cuda_span_blocks(l.c.count, PW_ELEMS, block);
-    const bool lanes = ocd_impl_unproven() == NULL; /* the lanes form: unproven */
-    if (l.c.double_compute)
-        (lanes ? pw_chain_kernel<double, true> : pw_chain_kernel<double, false>)<<<blocks, block, 0, handle->stream>>>(l);
-    else
-        (lanes ? pw_chain_kernel<float, true> : pw_chain_kernel<float, false>)<<<blocks, block, 0, handle->stream>>>(l);
+    if (l.c.double_compute) pw_chain_kernel<double><<<blocks, block, 0, handle->stream>>>(l);
+    else pw_chain_kernel<float><<<blocks, block, 0, handle->stream>>>(l);
     OCD_CUDA_LAUNCHED();
     return CUDNN_STATUS_SUCCESS;
 }

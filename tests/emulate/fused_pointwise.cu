@@ -1,6 +1,5 @@
 /* fused_pointwise.cu: the CUDA pointwise-chain kernels of src/cuda/fused_pointwise.cu, their
-   per-thread code (pw_chain_elements, pw_chain_lanes, pw_fast_groups, written __host__ __device__
-   for this) run on the CPU for every thread of a small grid, against the tests' double reference
+   per-thread code (pw_chain_lanes, pw_fast_groups, written __host__ __device__ for this) run on the CPU for every thread of a small grid, against the tests' double reference
    of the pointwise modes (ref/pointwise.c): so that the kernels' logic is checked where no GPU is.
 
    Chains are built as the graph API builds them (ocd_pw_chain_build over views): ConvBiasAct's
@@ -11,9 +10,9 @@
    in float, double, half and bfloat16 (the half ones at the default parameters); ScaleBiasAddAct
    with a scalar and a stored intermediate in half, bfloat16 and float, NHWC and NCHW, each way
    the fast form reads a per-channel operand, with partial last groups, mixed types and written
-   over an input. Each chain runs in the three forms of the kernel (element by element, by
-   lanes, and the fast form, which must take every chain marked for it and is reported as
-   declining the others), the outputs poisoned before each; and the fast form's planner must
+   over an input. Each chain runs in the two forms of the kernel (the general one, and the fast
+   form, which must take every chain marked for it and is reported as declining the others), the
+   outputs poisoned before each; and the fast form's planner must
    decline the chains it cannot run. A result must be within a few roundings of its type (and
    of float arithmetic) of the reference. Prints a line per case; exits 1 if any differs. */
 #include "cuda/fused_pointwise.cu"
@@ -82,8 +81,8 @@ double tolerance(cudnnDataType_t t, bool dbl, double m)
 
 int failures = 0;
 
-enum emu_form { EMU_ELEMENTS, EMU_LANES, EMU_FAST };
-const char *const form_names[] = {"elements", "lanes", "fast"};
+enum emu_form { EMU_GENERAL, EMU_FAST };
+const char *const form_names[] = {"general", "fast"};
 
 /* The chain of d over the tensors' bytes. */
 struct ocd_pw_chain chain_of(struct ocd_pw_chain_desc &d, std::vector<emu_tensor *> &ins,
@@ -100,8 +99,8 @@ struct ocd_pw_chain chain_of(struct ocd_pw_chain_desc &d, std::vector<emu_tensor
    so that each element is reached through the kernel's own index arithmetic. */
 const uint32_t emu_threads = 8, emu_blocks = 2;
 
-/* Runs every element of the chain in one form of the kernel (pw_chain_elements, pw_chain_lanes,
-   or pw_fast_groups over pw_fast_plan's launch: false when that declines the chain). */
+/* Runs every element of the chain in one form of the kernel (pw_chain_lanes, or pw_fast_groups
+   over pw_fast_plan's launch: false when that declines the chain). */
 bool run_form(emu_form form, const struct ocd_pw_chain &c)
 {
     const uint32_t threads = emu_threads, blocks = emu_blocks;
@@ -115,15 +114,13 @@ bool run_form(emu_form form, const struct ocd_pw_chain &c)
         if (f.groups * PW_FAST_G < f.count) pw_fast_groups<true>(f, f.groups, 0);
         return true;
     }
-    const bool lanes = form == EMU_LANES;
     const pw_chain_launch l = pw_chain_launch_of(&c);
     const uint32_t span = PW_ELEMS * threads;
     for (uint32_t b = 0; b < blocks; b++)
         for (uint32_t base = b * span; base < (uint32_t)c.count; base += blocks * span)
             for (uint32_t t = 0; t < threads; t++) {
-                if (c.double_compute) lanes ? pw_chain_lanes<double>(l, base + t, threads)
-                                            : pw_chain_elements<double>(l, base + t, threads);
-                else lanes ? pw_chain_lanes<float>(l, base + t, threads) : pw_chain_elements<float>(l, base + t, threads);
+                if (c.double_compute) pw_chain_lanes<double>(l, base + t, threads);
+                else pw_chain_lanes<float>(l, base + t, threads);
             }
     return true;
 }
@@ -165,7 +162,7 @@ void check(const char *name, struct ocd_pw_chain_desc &d, std::vector<emu_tensor
 {
     std::vector<std::vector<unsigned char>> saved;
     for (emu_tensor *t : ins) saved.push_back(t->bytes);
-    for (int form = EMU_ELEMENTS; form <= EMU_FAST; form++) {
+    for (int form = EMU_GENERAL; form <= EMU_FAST; form++) {
         for (emu_tensor *t : outs) std::fill(t->bytes.begin(), t->bytes.end(), (unsigned char)0xFF);
         for (size_t k = 0; k < ins.size(); k++) ins[k]->bytes = saved[k]; /* after: an output may be an input */
         check_form(name, (emu_form)form, d, ins, outs, want, fast_expected);
