@@ -130,7 +130,7 @@ run_step "$OUT/build.log" "$(min 120 "$(left)")" cmake -S . -B "$build" -G Ninja
     -DCMAKE_CUDA_ARCHITECTURES=90 -DOPENCUDNN_BENCH_VENDOR_DIR="$vendor"
 rc=$?
 if [ $rc -eq 0 ]; then
-    # The build takes what it needs (a cold build of everything: 130-170 s on 16 cores), short
+    # The build takes what it needs (a cold build of everything: 140-200 s on 16 cores), short
     # of the last minute: without it no later step can run, while a later step that finds too
     # little time left is skipped and says so. Each later step leaves the steps after it some time.
     run_step "$OUT/build.log" "$(min 330 $(($(left) - 60)))" cmake --build "$build" -j "$jobs"
