@@ -24,6 +24,7 @@
      operand's type once per 8 elements. */
 #include "problem/pointwise.h"
 
+#include "core/dtype.h"
 #include "core/handle.h"
 #include "core/impl.h"
 #include "cuda/check.cuh"
@@ -207,16 +208,17 @@ static __host__ __device__ __forceinline__ void pw_chain_lanes(const pw_chain_la
    i % period, one whose inner is a multiple of the group (or a scalar) one value broadcast over
    the group, any other element by element. The step then runs over all the elements
    (pw_step_lanes; a step whose parameters are all the defaults, as a graph's bias add or ReLU,
-   with them as constants, so that its case is the bare operation), and an output that stores the step's value is written with one access a
-   16-byte vector, rounded once from float. The last group, when the count is not a multiple of
-   the group, is run by one thread element by element (TAIL). Any mix of half, bfloat16 and
-   float operands is served this way (the backward-data convolution's float result and a half x,
-   say); a chain with double data or compute keeps the other forms.
+   with them as constants, so that its case is the bare operation), and an output that stores
+   the step's value is written with one access a 16-byte vector, rounded once from float. The
+   last group, when the count is not a multiple of the group, is run by one thread element by
+   element (TAIL). Any mix of half, bfloat16 and float operands is served this way (the
+   backward-data convolution's float result and a half x, say); a chain with double data or
+   compute keeps the general form.
 
    Linear: step 0 reads inputs only, and every later step reads the previous step's value or an
    input, as x or b; every output stores a step's value. An output that overlaps an input read by
    a later step than the one it stores would be read after it is written, so such a chain keeps
-   the other forms (in place over an input read by the storing step or earlier is fine: an
+   the general form (in place over an input read by the storing step or earlier is fine: an
    element's loads come before its stores). */
 
 /* Elements of a group: one 16-byte access of a 16-bit type (two of float). */
@@ -326,15 +328,25 @@ template <typename T> static __host__ __device__ __forceinline__ void pw_fast_lo
     }
 }
 
+/* fn called with a value of the storage type of t, one of the fast form's (half, bfloat16 or
+   float): the switch on an operand's type that its loads and stores share. */
+template <typename F> static __host__ __device__ __forceinline__ void pw_fast_typed(cudnnDataType_t t, F &&fn)
+{
+    switch (t) {
+    case CUDNN_DATA_HALF: fn(__half()); return;
+    case CUDNN_DATA_BFLOAT16: fn(__nv_bfloat16()); return;
+    default: fn(float()); return;
+    }
+}
+
 /* The group at scalar offset off of a FULL or ROW operand, in float (typed first: through a
    pack of float's size, a 16-bit group would hold registers it does not use). */
 static __host__ __device__ __forceinline__ void pw_fast_load_run(const pw_fast_operand &o, uint32_t off, float *w)
 {
-    switch (o.dtype) {
-    case CUDNN_DATA_HALF: pw_fast_load_group<__half>((const __half *)o.data + off, w); return;
-    case CUDNN_DATA_BFLOAT16: pw_fast_load_group<__nv_bfloat16>((const __nv_bfloat16 *)o.data + off, w); return;
-    default: pw_fast_load_group<float>((const float *)o.data + off, w); return;
-    }
+    pw_fast_typed(o.dtype, [&](auto tag) {
+        typedef decltype(tag) T;
+        pw_fast_load_group<T>((const T *)o.data + off, w);
+    });
 }
 
 /* Output group at p (16-byte aligned) of storage type T, from float. */
@@ -401,7 +413,8 @@ static __host__ __device__ __forceinline__ void pw_fast_unpack_streamed(const pw
     static_assert(PW_FAST_STREAMS == 2, "the choice below is between two streams");
     pw_fast_pack p;
 #pragma unroll
-    for (int k = 0; k < (int)sizeof(T) * PW_FAST_G / 4; k++) p.v[k] = second ? streamed[1][u].v[k] : streamed[0][u].v[k];
+    for (int k = 0; k < (int)sizeof(T) * PW_FAST_G / 4; k++)
+        p.v[k] = second ? streamed[1][u].v[k] : streamed[0][u].v[k];
     pw_fast_unpack_as<T>(p, w);
 }
 
@@ -423,11 +436,8 @@ static __host__ __device__ __forceinline__ void pw_fast_input(const pw_fast_laun
             for (int e = 0; e < PW_FAST_G; e++) w[e] = 0;
             continue;
         }
-        switch (l.in[t].dtype) {
-        case CUDNN_DATA_HALF: pw_fast_unpack_streamed<__half>(streamed, u, second, w); break;
-        case CUDNN_DATA_BFLOAT16: pw_fast_unpack_streamed<__nv_bfloat16>(streamed, u, second, w); break;
-        default: pw_fast_unpack_streamed<float>(streamed, u, second, w); break;
-        }
+        pw_fast_typed(l.in[t].dtype,
+                      [&](auto tag) { pw_fast_unpack_streamed<decltype(tag)>(streamed, u, second, w); });
     }
 }
 
@@ -449,11 +459,10 @@ static __host__ __device__ __forceinline__ void pw_fast_store(const pw_fast_laun
                 if (i + e < l.count) ocd_cuda_store_as(o.dtype, p, i + e, w[e]);
             continue;
         }
-        switch (o.dtype) {
-        case CUDNN_DATA_HALF: pw_fast_store_group<__half>((__half *)p + i, w); break;
-        case CUDNN_DATA_BFLOAT16: pw_fast_store_group<__nv_bfloat16>((__nv_bfloat16 *)p + i, w); break;
-        default: pw_fast_store_group<float>((float *)p + i, w); break;
-        }
+        pw_fast_typed(o.dtype, [&](auto tag) {
+            typedef decltype(tag) T;
+            pw_fast_store_group<T>((T *)p + i, w);
+        });
     }
 }
 
@@ -503,12 +512,6 @@ __global__ void __launch_bounds__(PW_FAST_THREADS, PW_FAST_MIN_BLOCKS)
         pw_fast_groups<true>(l, l.groups, 0);
 }
 
-/* Bytes of one scalar of the fast form's types. */
-static size_t pw_fast_esize(cudnnDataType_t t)
-{
-    return t == CUDNN_DATA_FLOAT ? 4 : 2;
-}
-
 /* Operand o of chain c as the fast form reads it, and the scalars it spans; false when it is
    neither FULL, a scalar nor periodic, or an output (as_output) that is not FULL and aligned. */
 static bool pw_fast_operand_of(const ocd_pw_chain *c, const ocd_pw_operand *o, bool as_output, pw_fast_operand *f,
@@ -540,7 +543,8 @@ static bool pw_fast_operand_of(const ocd_pw_chain *c, const ocd_pw_operand *o, b
 static bool pw_fast_overlap(const pw_fast_operand &a, int64_t na, const pw_fast_operand &b, int64_t nb)
 {
     const char *pa = (const char *)a.data, *pb = (const char *)b.data;
-    return pa < pb + nb * (int64_t)pw_fast_esize(b.dtype) && pb < pa + na * (int64_t)pw_fast_esize(a.dtype);
+    const int64_t ea = (int64_t)ocd_dtype_scalar_size(a.dtype), eb = (int64_t)ocd_dtype_scalar_size(b.dtype);
+    return pa < pb + nb * eb && pb < pa + na * ea;
 }
 
 /* The fast form's launch of chain c, when it takes the chain (see above). */
