@@ -4,7 +4,7 @@
 #include "conv_reach.h"
 
 /* The int8 configurations' forward pass on the sm_80 kernel with 8-bit operands (compute
-   capability 8.0 and newer; unproven, served under the suite's OPENCUDNN_UNPROVEN=1), each tile:
+   capability 8.0 and newer), each tile:
    the cudnn-frontend IMMA sample's problem (16 channels of INT8x4, 64 filters 3x3, 224x224; one
    image of its four) on the 128x64 tile (64 filters: the 128x128 tile declines them as mostly
    padding), NHWC int8 read in place with enough tiles of 128x128 to fill an H100 or H200 (162),

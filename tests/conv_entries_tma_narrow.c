@@ -4,7 +4,7 @@
    fill an H100 with tiles take the double reference seconds each. */
 #include "conv_reach.h"
 
-/* The narrow TMA entries (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets them serve), each in the
+/* The narrow TMA entries (some unproven: the suite's OPENCUDNN_UNPROVEN=1 lets them serve), each in the
    problems it is the first TMA tile for, fp16, bf16 and NCHW (transposed in the workspace):
    - 128x128: 256 filters over 10000 output pixels (the 128x256 and 256x128 tiles 79 and 80 a
      GPU: too few; 158 of 128x128), C = 72 (a channel tail of the 64-channel K tile); and 128

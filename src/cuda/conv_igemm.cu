@@ -38,8 +38,7 @@
 
    Constraints (each a reason): sm_80 or newer; fp16 and bf16 (tf32 entries: fp32 data, forward
    and backward data, TF32 allowed; int8 entries: the forward pass of the int8 configurations,
-   int8 or uint8 data with an int8 filter, any layout, vectorized ones without groups; uint8
-   data unproven);
+   int8 or uint8 data with an int8 filter, any layout, vectorized ones without groups);
    the GEMM's channel dimension (C/G forward with groups, K/G backward data, both for the filter
    gradient) a multiple of 8 (4 for fp32, 16 for int8), the other entries serving channel tails; tensors read in place 16-byte aligned; every GEMM extent and pixel index below 2^31; no
    more than 65535 column tiles or groups x splits. The sm_90a entries (_wgmma_, conv_igemm_sm90.cu)
@@ -295,18 +294,21 @@ static const char *cluster_rejects(cudnnHandle_t h, int c2, bool wgrad, igemm_ty
 }
 
 /* Whether sm_90a tile `tile` has served direction dir on a GPU faster than what serves without
-   it (the A/B of bench/run.sh -U; bench/results.md), fp16 and bf16: the TMA 128x256 tile in
-   every direction, its 64-row filter gradient, its narrow 256x64 tile forward and for backward
-   data (the 64-channel 3x3 layers) and its 128x128 one likewise (grids too small for the wide
-   tiles), and the cp.async kernel's forward 128x128 and 128x64 tiles. The other sm_90a tiles,
-   and TF32 on any, are unproven entries (core/impl.h, docs/engines.md): right on the GPU but
+   it (the A/B of bench/run.sh -U; bench/results.md). fp16 and bf16: the TMA 128x256 tile in
+   every direction, its 64-row filter gradient, its narrow tiles forward and for backward data
+   (256x64 for the 64-channel 3x3 layers; 128x128 and 128x64 where the wide tiles are too few,
+   128x64 for the 512-channel layers at batch 64), and the cp.async kernel's forward 128x128
+   and 128x64 tiles. TF32: the TMA kernel's forward 256x128 tile and its narrow 128x128 and
+   128x64 ones (the stride-2 3x3 layers, which the Winograd entries ahead of them decline). The
+   other sm_90a tiles are unproven entries (core/impl.h, docs/engines.md): right on the GPU but
    not measured faster, or measured slower (the clustered tiles). */
 static bool tile_proven(int tile, enum ocd_conv_dir dir, bool tf32)
 {
-    if (tf32) return false;
-    if (tile == TMA_TILE0 || (dir == OCD_CONV_BWD_FILTER && tile == TMA_W64_TILE0)) return true;
-    if (dir != OCD_CONV_BWD_FILTER && (tile == TMA_NARROW_TILE0 || tile == TMA_NARROW_TILE0 + 1))
-        return true; /* 128x128, 256x64 */
+    const bool narrow = tile >= TMA_NARROW_TILE0 && dir != OCD_CONV_BWD_FILTER;
+    if (tf32)
+        return dir == OCD_CONV_FWD &&
+               (tile == TMA_TILE0 + 1 || tile == TMA_NARROW_TILE0 || tile == TMA_NARROW_TILE0 + 2);
+    if (tile == TMA_TILE0 || narrow || (dir == OCD_CONV_BWD_FILTER && tile == TMA_W64_TILE0)) return true;
     return dir == OCD_CONV_FWD && (tile == WGMMA_TILE0 + 2 || tile == WGMMA_TILE0 + 3);
 }
 
@@ -359,8 +361,6 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
 {
     memset(pl, 0, sizeof *pl);
     if (h->cc_major < 8) return OCD_REASON_ARCH;
-    if (int8 && ocd_dtype_scalar(p->x.dtype) == CUDNN_DATA_UINT8) /* signed data proven, unsigned not yet */
-        if (const char *why = ocd_impl_unproven()) return why;
     const bool wgmma = tile >= WGMMA_TILE0, tma = tile >= TMA_TILE0;
     if (wgmma && !tile_proven(tile, p->dir, tf32))
         if (const char *why = ocd_impl_unproven()) return why;
@@ -567,10 +567,6 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         igemm_tma_dgrad_as_fwd(&prm);
         why = igemm_tma_plan(prm, (int)kg, ti.bm, ti.bn, cl, esize, &pl->tma);
     }
-    /* one arrival a consumer warp on the ring's empty barriers and the index maps through fast
-       divisors (conv_igemm_tma.cuh's igemm_tma_releases and igemm_tma_quot): unproven, every
-       thread arrives and the indices divide without them */
-    pl->tma.warp_release = pl->tma.fast_index = why == NULL && ocd_impl_unproven() == NULL;
     if (why == NULL && cl == 1 && !tma_wgrad) pl->tma.staged = staged_epilogue(prm, tile);
     /* the staged kernel's ping-pong twin */
     if (pl->tma.staged && !tf32 && ocd_igemm_tma_pingpong[tile - TMA_TILE0]) igemm_tma_pingpong(prm, ti.bm, ti.bn, &pl->tma);
@@ -697,7 +693,7 @@ static cudnnStatus_t igemm_run(cudnnHandle_t h, const void *problem, const void 
     return run_plan(h, (const struct ocd_conv_problem *)problem, TILE, pl, ws, ws_bytes);
 }
 
-/* An int8 entry: the sm_80 kernel on the int8 configurations (uint8 data unproven: core/impl.h). */
+/* An int8 entry: the sm_80 kernel on the int8 configurations. */
 template <int TILE> static const char *igemm_int8_plan_of(cudnnHandle_t h, const void *problem, void *plan)
 {
     return make_plan(h, (const struct ocd_conv_problem *)problem, TILE, false, (igemm_plan *)plan, true);

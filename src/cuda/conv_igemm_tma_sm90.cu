@@ -18,8 +18,7 @@
    two forward, one per 64-row block of each operand for the filter gradient); warpgroups 1 and
    2 each multiply BM / 2 rows of the BM x BN tile with wgmma.mma_async from the stages and
    release each stage on its "empty" mbarrier once the wgmma that read it has completed
-   (wgmma.cuh's ocd_wgmma_ring_*), every consumer thread arriving, or where the plan chose
-   warp_release (an unproven entry's choice) each warp's lane 0 (conv_igemm_tma.cuh's
+   (wgmma.cuh's ocd_wgmma_ring_*), each warp's lane 0 arriving (conv_igemm_tma.cuh's
    igemm_tma_releases: 4 arrivals a warpgroup instead of 128). The producer gives its registers
    to the consumers (setmaxnreg: 40 against 232), whose accumulators hold the whole tile. The
    kernel is persistent: min(units, SMs) CTAs walk the work units (each tile once per split)
@@ -76,9 +75,9 @@
    and the protocol widens to the cluster: a CTA's full barrier expects its A bytes and all of
    B (the peer's multicast may complete on it before this CTA's own arrive.expect_tx: the
    ISA's tx-count may go negative meanwhile, and the phase cannot complete while the producer's
-   arrival is pending); each consumer thread releases a stage on the empty barrier of both CTAs
-   (mapa + mbarrier.arrive.release.cluster, each empty barrier counting 2 x 256 arrivals, or 2 x
-   8 with one lane a warp), so neither producer refills a stage, its own or, through the
+   arrival is pending); each consumer warp releases a stage on the empty barrier of both CTAs
+   (mapa + mbarrier.arrive.release.cluster by its lane 0, each empty barrier counting 2 x 8
+   arrivals), so neither producer refills a stage, its own or, through the
    multicast, its peer's, before the consumers of both have finished reading it; and that
    release, which follows this CTA's full phase, also keeps a peer's multicast of the next use
    from completing on a full barrier whose current phase is still waiting for this one. A
@@ -406,11 +405,11 @@ template <class Tile, typename T, bool WGRAD, bool STAGED> struct igemm_tma_cons
     {
         ocd_named_bar_arrive(2 - wg, 256);
     }
-    /* the stage's empty barrier in every CTA of the cluster: both producers write it; every
-       thread's arrival, or its warp's lane 0's (conv_igemm_tma.cuh's igemm_tma_releases) */
+    /* the stage's empty barrier in every CTA of the cluster: both producers write it; its
+       warp's lane 0's arrival (conv_igemm_tma.cuh's igemm_tma_releases) */
     __device__ __forceinline__ void release(int s)
     {
-        if (!igemm_tma_releases(this->g, tid & 31)) return;
+        if (!igemm_tma_releases(tid & 31)) return;
         if (Tile::CL == 1) ocd_mbar_arrive(&empty[s]);
         else
 #pragma unroll
@@ -453,7 +452,7 @@ __global__ void __launch_bounds__(Tile::THREADS, 1)
     if (tid == 0) {
         for (int s = 0; s < Tile::STAGES; s++)
             ocd_mbar_init(&full[s], 1),
-                ocd_mbar_init(&empty[s], igemm_tma_release_arrivals(g) * Tile::RELEASERS * Tile::CL);
+                ocd_mbar_init(&empty[s], IGEMM_TMA_RELEASE_ARRIVALS * Tile::RELEASERS * Tile::CL);
         ocd_mbar_init_fence();
     }
     if (Tile::CL > 1) ocd_cluster_sync(); /* the peers' barriers too, before any multicast or remote arrival */

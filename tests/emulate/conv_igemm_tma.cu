@@ -21,7 +21,8 @@
       (A) or the filter's (B) as the convolution defines them; where C is a multiple of 64 the
       stages must also be, byte for byte, what the cp.async kernel's loaders write. The maps
       must pass the driver's documented rules (model_encode_rejects; conv_igemm_tma_maps.cu
-      checks them for every ResNet-50 layer), and a stage's bytes the mbarrier's tx-count.
+      checks them for every ResNet-50 layer), and a stage's bytes the mbarrier's tx-count. The
+      units' and K tiles' index maps (fast divisors) must agree with division on each of them.
    2. The schedule. The kernel's own loops (wgmma.cuh's ocd_wgmma_ring_produce and
       ocd_wgmma_ring_consume) run on threads (the producer, the consumer warpgroups: two, one on
       the 64-row tile, and the TMA engine completing the queued loads in random order after random
@@ -31,10 +32,8 @@
       write to a stage with a wgmma still pending on it, a refill before both consumers released
       the stage, or a K tile multiplied out of order or twice fail the case; a stall fails it
       too. A ring whose barrier count is one short of its stages must be caught. The
-      consumers release a stage with every thread's arrival or, under the plan's warp_release
-      (OPENCUDNN_UNPROVEN), with each warp's lane 0's (igemm_tma_releases), the empty barriers
-      counting those: every other CTA (cluster) of a grid runs the other form, so that a grid
-      of two or more runs both.
+      consumers release a stage with each warp's lane 0's arrival (igemm_tma_releases), the
+      empty barriers counting those.
       Ping-pong consumers (the kernel's twin where the plan chose it: every fp16 and bf16
       forward and backward-data case of the 128x256, 256x128 and 256x64 tiles with an NHWC
       output, strided backward data's phases on them included) run the two-team ring: each

@@ -412,7 +412,7 @@ template <class Tile, typename T, bool WGRAD> struct cluster_run {
             c.smem.assign(BASE + L::SMEM_STAGED - 1024, 0xff); /* the stages, the barriers, the staged epilogue's buffers */
             for (int s = 0; s < S; s++)
                 c.full[s].init(1),
-                    c.empty[s].init(igemm_tma_release_arrivals(g) * Tile::RELEASERS * (proto == PROTO_LOCAL_RELEASE ? 1 : CL));
+                    c.empty[s].init(IGEMM_TMA_RELEASE_ARRIVALS * Tile::RELEASERS * (proto == PROTO_LOCAL_RELEASE ? 1 : CL));
             for (int i = 0; i < CW; i++) c.d[i].assign((size_t)128 * Tile::MI * (Tile::BN / 2), 0.f);
         }
     }
@@ -598,8 +598,8 @@ template <class Tile, typename T, bool WGRAD> struct emu_consumer {
             me().readers[b]--;
         }
     }
-    /* the arrivals of the 128 threads the kernel's igemm_tma_releases lets arrive (all, or each
-       warp's lane 0) on the stage's empty barrier of every CTA of the cluster (the kernel's
+    /* the arrivals of the 128 threads the kernel's igemm_tma_releases lets arrive (each warp's
+       lane 0) on the stage's empty barrier of every CTA of the cluster (the kernel's
        mapa + remote arrive), or of this one only in the broken protocol */
     void release(int s)
     {
@@ -609,7 +609,7 @@ template <class Tile, typename T, bool WGRAD> struct emu_consumer {
         for (int q : me().pending[wg])
             if (q == b) c.fail("a stage released while a wgmma reading it is pending");
         unsigned arrivals = 0;
-        for (int t = 0; t < 128; t++) arrivals += igemm_tma_releases(c.g, t & 31);
+        for (int t = 0; t < 128; t++) arrivals += igemm_tma_releases(t & 31);
         for (int d = 0; d < C::CL; d++)
             if ((d == rank || c.proto != PROTO_LOCAL_RELEASE) && !c.ctas[d].empty[b].arrive(arrivals))
                 c.fail("more arrivals on empty than it counts");
@@ -727,25 +727,25 @@ const char *run_plan(const tma_case &e, const tma_problem<T> &tp, const emu_phas
     if (pl.tma.cluster != Tile::CL || pl.tma.units % Tile::CL != 0)
         return "the plan's cluster or units do not fit the tile's clusters";
     *grid = std::min(pl.tma.units, std::max(e.sm_count / Tile::CL, 1) * Tile::CL);
-    /* every other cluster with the other release and index maps (one arrival a thread, or a warp;
-       division or fast divisors: the plan's warp_release and fast_index), so that a grid of two
-       clusters or more runs both; and both index maps give every unit and K tile the same one */
-    igemm_tma_geom other = pl.tma;
-    other.warp_release = !other.warp_release, other.fast_index = !other.fast_index;
-    for (int t = 0; t < pl.tma.units; t++) {
-        const igemm_tma_unit a = igemm_tma_unit_at(pl.tma, t, Tile::BM, Tile::BN);
-        const igemm_tma_unit b = igemm_tma_unit_at(other, t, Tile::BM, Tile::BN);
-        if (a.m0 != b.m0 || a.n0 != b.n0 || a.split != b.split || a.kt0 != b.kt0 || a.nkt != b.nkt)
-            return "a unit's fast-divisor index map differs from the divided one";
+    /* the index maps (fast divisors) against division, on every unit and K tile */
+    const igemm_tma_geom &g = pl.tma;
+    for (int t = 0; t < g.units; t++) {
+        const igemm_tma_unit u = igemm_tma_unit_at(g, t, Tile::BM, Tile::BN);
+        const int split = t / g.tiles, rest = t % g.tiles, kt0 = split * g.nkt;
+        if (u.split != split || u.m0 != rest % g.tiles_m * Tile::BM || u.n0 != rest / g.tiles_m * Tile::BN ||
+            u.kt0 != kt0 || u.nkt != std::min(g.nkt, g.ktiles - kt0))
+            return "a unit's index map differs from the divided one";
     }
-    for (int kb = 0; kb < std::max(pl.tma.ktiles, pl.tma.cblocks * pl.prm.R * pl.prm.S); kb++) {
-        const igemm_tma_k a = igemm_tma_ktile(pl.prm, pl.tma, kb), b = igemm_tma_ktile(pl.prm, other, kb);
-        if (a.c0 != b.c0 || a.tap != b.tap || a.ow != b.ow || a.oh != b.oh)
-            return "a K tile's fast-divisor index map differs from the divided one";
+    for (int kb = 0; kb < std::max(g.ktiles, g.cblocks * pl.prm.R * pl.prm.S); kb++) {
+        const igemm_tma_k k = igemm_tma_ktile(pl.prm, g, kb);
+        const int tap = kb / g.cblocks, r = tap / pl.prm.S, s = tap % pl.prm.S;
+        const int fr = pl.prm.flip ? pl.prm.R - 1 - r : r, fs = pl.prm.flip ? pl.prm.S - 1 - s : s;
+        if (k.tap != tap || k.c0 != kb % g.cblocks * g.bk || k.ow != fs * pl.prm.dw || k.oh != fr * pl.prm.dh)
+            return "a K tile's index map differs from the divided one";
     }
     for (int cta = 0; cta < *grid; cta += Tile::CL)
-        if (const char *err = run_cluster<Tile, T, WGRAD>(pl.prm, cta / Tile::CL % 2 ? other : pl.tma, cta, *grid,
-                                                          Tile::STAGES, PROTO_KERNEL, 1234u + 7u * cta)) {
+        if (const char *err = run_cluster<Tile, T, WGRAD>(pl.prm, g, cta, *grid, Tile::STAGES, PROTO_KERNEL,
+                                                          1234u + 7u * cta)) {
             snprintf(why, sizeof why, "CTA %d: %s", cta, err);
             return why;
         }
