@@ -354,6 +354,22 @@ static bool staged_epilogue(const igemm_params &prm, int tile)
     return ocd_igemm_tma_staged[tile - TMA_TILE0] && contiguous && !e.wide && prm.splits == 1 && e.col_c == 0;
 }
 
+/* Whether the staged TMA kernel of tile `tile` runs as its ping-pong twin on plan g (16-bit
+   types): units of half the tile's rows, one consumer warpgroup's each, so that one's epilogue
+   runs under the other's mainloop. But each unit loads all of B for half the rows: 40 KB of L2
+   reads a K tile for 2.1 MFLOP on the 128x256 tile, where the cooperative tile reads 48 KB for
+   4.2, and the TMA kernel is bound by those reads (ncu on an H100, the 3x3 256-channel layer at
+   batch 256: the consumers waiting for the TMA's data in 30% of the samples, the producer for
+   free stages). Where a unit's mainloop is long (TMA_LONG_K tiles or more: the 3x3 layers of 128
+   channels and more) the epilogue is a small share of it and the cooperative tile serves:
+   unproven (core/impl.h), the twin serves them without it. */
+#define TMA_LONG_K 18
+static bool pingpong_wanted(const igemm_tma_geom &g, int tile, bool tf32)
+{
+    if (tf32 || !ocd_igemm_tma_pingpong[tile - TMA_TILE0]) return false;
+    return g.ktiles < TMA_LONG_K || ocd_impl_unproven() != NULL;
+}
+
 /* int8: an int8 entry's plan (the forward pass of the int8 configurations on the sm_80 kernel);
    the other entries decline 8-bit data. */
 static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, bool tf32, igemm_plan *pl,
@@ -568,8 +584,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         why = igemm_tma_plan(prm, (int)kg, ti.bm, ti.bn, cl, esize, &pl->tma);
     }
     if (why == NULL && cl == 1 && !tma_wgrad) pl->tma.staged = staged_epilogue(prm, tile);
-    /* the staged kernel's ping-pong twin */
-    if (pl->tma.staged && !tf32 && ocd_igemm_tma_pingpong[tile - TMA_TILE0]) igemm_tma_pingpong(prm, ti.bm, ti.bn, &pl->tma);
+    if (pl->tma.staged && pingpong_wanted(pl->tma, tile, tf32)) igemm_tma_pingpong(prm, ti.bm, ti.bn, &pl->tma);
     return why != NULL || cl == 1 ? why : cluster_rejects(h, tile - TMA_C2_TILE0, tma_wgrad, pl->type);
 }
 
