@@ -173,7 +173,7 @@ static const struct rnn_case wide_cases[] = {
 };
 
 /* Inference under every persistent algorithm (on CUDA the persistent kernel, adv/rnn_exec.c's
-   cuda:rnn_persistent, in its pipelined form with OPENCUDNN_UNPROVEN=1) against the reference
+   cuda:rnn_persistent_pipelined) against the reference
    and STANDARD: every cell, clipping, every bias mode, skip input, one and two directions over
    two layers, the three APIs and layouts, the three data types the kernel takes; then the wide
    cases. */
@@ -210,33 +210,32 @@ TEST(rnn_persistent_inference)
 }
 
 #ifdef OCD_TEST_CUDA
-/* The persistent kernel's two forms (src/cuda/rnn_persist.cu: the pipelined one, unproven, planned where
-   OPENCUDNN_UNPROVEN=1 as the suite sets it; the first one otherwise) on the wide cases: the
-   first form against the reference, then the pipelined one against the first within the data
-   type's tolerance, so that the suite keeps checking the form that serves by default. CUDA
+/* The persistent kernel's two forms (src/cuda/rnn_persist.cu: cuda:rnn_persistent_pipelined,
+   which serves first, and cuda:rnn_persistent, the first form, which serves where the pipelined
+   one declines, here forced by OPENCUDNN_DISABLE) on the wide cases: the first form against the
+   reference, then the pipelined one against the first within the data type's tolerance. CUDA
    pass only. */
 TEST(rnn_persistent_forms_agree)
 {
     if (test_backend[0] != 'c') return;
-    const char *set = getenv("OPENCUDNN_UNPROVEN");
+    const char *set = getenv("OPENCUDNN_DISABLE");
     char *prior = set ? strdup(set) : NULL;
     for (size_t i = 0; i < TLEN(wide_cases); i++) {
         struct rnn_run u;
         struct fwd_out first = {0}, pipelined = {0}, want = {0};
         bool ok = rnn_run_init(&u, &wide_cases[i]);
         if (ok) rnn_reference_forward(&u, &want);
-        ocd_setenv("OPENCUDNN_UNPROVEN", "0");
+        ocd_setenv("OPENCUDNN_DISABLE", "cuda:rnn_persistent_pipelined");
         ok = ok && rnn_library_forward(&u, CUDNN_FWD_MODE_INFERENCE, &first, NULL) &&
              rnn_check_forward(&u, &first, &want, "first form");
-        ocd_setenv("OPENCUDNN_UNPROVEN", "1");
+        if (prior) ocd_setenv("OPENCUDNN_DISABLE", prior);
+        else ocd_unsetenv("OPENCUDNN_DISABLE");
         ok = ok && rnn_library_forward(&u, CUDNN_FWD_MODE_INFERENCE, &pipelined, NULL) &&
              rnn_check_forward(&u, &pipelined, &first, "pipelined form vs first");
         rnn_fwd_free(&first), rnn_fwd_free(&pipelined), rnn_fwd_free(&want);
         rnn_run_free(&u);
         if (!ok) break;
     }
-    if (prior) ocd_setenv("OPENCUDNN_UNPROVEN", prior);
-    else ocd_unsetenv("OPENCUDNN_UNPROVEN");
     free(prior);
 }
 #endif

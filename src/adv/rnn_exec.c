@@ -354,9 +354,10 @@ static struct ocd_rnn_seq persistent_seq(const struct rnn_recurrence *r)
    inference; training keeps every step's gates for the backward, which the step loop saves. The
    descriptor refuses a projection under these algorithms and PERSIST_DYNAMIC's plan was made for
    the call's batch (ocd_rnn_check_algo), which the kernel's grid and chunks then cover. The
-   kernel's pipelined form is unproven (docs/engines.md): it serves where ocd_impl_unproven()
-   allows, the first form otherwise. */
-static const char *persistent_plan(cudnnHandle_t handle, const void *problem, void *plan)
+   kernel's pipelined form serves first (cuda:rnn_persistent_pipelined), its first form
+   (cuda:rnn_persistent) where the pipelined one declines: a block's gate inputs of one sequence
+   beyond what its threads hold while they wait, or shared memory short of its second buffers. */
+static const char *persistent_plan_of(cudnnHandle_t handle, const void *problem, void *plan, bool pipelined)
 {
     const struct rnn_recurrence *r = problem;
     const struct ocd_rnn_problem *p = r->x->p;
@@ -364,7 +365,15 @@ static const char *persistent_plan(cudnnHandle_t handle, const void *problem, vo
     if (r->x->c->training) return "a training forward saves every step's gates (the step loop)";
     if (ocd_rnn_has_projection(p)) return "LSTM projection";
     struct ocd_rnn_seq q = persistent_seq(r);
-    return ocd_cuda_rnn_persist_plan(handle, &q, ocd_impl_unproven() == NULL, plan);
+    return ocd_cuda_rnn_persist_plan(handle, &q, pipelined, plan);
+}
+static const char *pipelined_plan(cudnnHandle_t handle, const void *problem, void *plan)
+{
+    return persistent_plan_of(handle, problem, plan, true);
+}
+static const char *first_form_plan(cudnnHandle_t handle, const void *problem, void *plan)
+{
+    return persistent_plan_of(handle, problem, plan, false);
 }
 
 /* The first form takes and leaves the states in the slots; the pipelined one reads hx and cx and
@@ -381,7 +390,8 @@ static cudnnStatus_t persistent_run(cudnnHandle_t handle, const void *problem, c
     return pl->pipelined ? CUDNN_STATUS_SUCCESS : states_out(r);
 }
 
-static const struct ocd_impl_planned persistent_hooks = {persistent_plan, NULL, persistent_run};
+static const struct ocd_impl_planned pipelined_hooks = {pipelined_plan, NULL, persistent_run};
+static const struct ocd_impl_planned first_form_hooks = {first_form_plan, NULL, persistent_run};
 OCD_IMPL_PLAN_FITS(struct ocd_rnn_persist_plan);
 #endif
 
@@ -389,7 +399,8 @@ OCD_IMPL_PLAN_FITS(struct ocd_rnn_persist_plan);
    (which every backend runs on its GEMM and pointwise kernels). */
 static const struct ocd_impl recurrence_impls[] = {
 #ifdef OCD_HAVE_CUDA
-    {"cuda:rnn_persistent", OCD_BACKEND_CUDA, 0, NULL, NULL, NULL, &persistent_hooks},
+    {"cuda:rnn_persistent_pipelined", OCD_BACKEND_CUDA, 0, NULL, NULL, NULL, &pipelined_hooks},
+    {"cuda:rnn_persistent", OCD_BACKEND_CUDA, 0, NULL, NULL, NULL, &first_form_hooks},
     OCD_IMPL_ENTRY("cuda:rnn_steps", OCD_BACKEND_CUDA, NULL, NULL, recurrence_steps),
 #endif
     OCD_IMPL_ENTRY("host:rnn_steps", OCD_BACKEND_HOST, NULL, NULL, recurrence_steps),

@@ -9,7 +9,8 @@
    projection, a GEMM by W_p and a store after the step. The steps after the input projection
    (a pseudo-layer's recurrence) are an implementation table of their own (rnn_exec.c): under
    the persistent algorithms, an inference on CUDA runs them as one cooperative kernel that
-   keeps the recurrent weights in shared memory (cuda:rnn_persistent) where they fit. The backward data pass runs layers top
+   keeps the recurrent weights in shared memory (cuda:rnn_persistent_pipelined, else
+   cuda:rnn_persistent, its first form) where they fit. The backward data pass runs layers top
    down and steps last to first, saving the gates' gradients in the reserve; the weight pass is
    then a few large GEMMs over all positions and steps (ADD mode: accumulated into dw).
 
