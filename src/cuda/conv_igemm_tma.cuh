@@ -134,7 +134,7 @@ struct igemm_tma_geom {
    stage's reads by the warp are done when its lane 0 arrives, and the barrier's phase
    completes when all four warps of each releasing warpgroup have arrived. 4 arrivals a
    release where every thread's would be 128 (and 8 remote ones a clustered stage, not 256):
-   on an H100 the 3x3 256 -> 256 layers ran in half the time once the arrivals were a warp's. */
+   on an H100 the 3x3 256 -> 256 layers ran in half the time with these and the fast divisors. */
 __host__ __device__ __forceinline__ bool igemm_tma_releases(int lane)
 {
     return lane == 0;
