@@ -2,12 +2,14 @@
 # run.sh: builds the benchmark against opencudnn and against another cuDNN (the vendor's), runs
 # both on the same cases and prints them side by side as a markdown table, also written to a file.
 #
-#   bench/run.sh [-B BUILD_DIR] [-V VENDOR_DIR] [-o OUT.md] [-U] [-J] [-- BENCH_ARGS...]
+#   bench/run.sh [-B BUILD_DIR] [-V VENDOR_DIR] [-o OUT.md] [-U] [-J] [-P VENDOR_BUILD] [-- BENCH_ARGS...]
 #
 # BUILD_DIR (default build-bench) is configured when it has no CMakeCache.txt (Release, CUDA for
 # sm_90, plus $CMAKE_ARGS), else reused; either way it is pointed at VENDOR_DIR and both programs
-# are built. VENDOR_DIR is a cuDNN with include/ and lib/; by default the nvidia-cudnn Python
-# package when python3 has it; without one only ours runs. BENCH_ARGS go to both programs
+# are built. With -P ours is run as BUILD_DIR holds it (unpacked by tools/gpu-prebuild.sh) and
+# the vendor's program is configured and built in VENDOR_BUILD. VENDOR_DIR is a cuDNN with
+# include/ and lib/; by default the nvidia-cudnn Python package when python3 has it; without one
+# only ours runs. BENCH_ARGS go to both programs
 # (--suite, --case, --reps...; see opencudnn_bench --help). -U (A/B of the gated entries) runs
 # ours twice, with OPENCUDNN_UNPROVEN=0 and =1, and the table shows both beside the vendor's: a
 # third run, so narrow the cases. The raw tab-separated results are kept next to OUT.md
@@ -28,13 +30,15 @@ vendor=
 out=bench.md
 join_only=
 ab=
-while getopts B:V:o:UJh opt; do
+vendor_build=
+while getopts B:V:o:UJP:h opt; do
     case $opt in
     B) build=$OPTARG ;;
     V) vendor=$OPTARG ;;
     o) out=$OPTARG ;;
     U) ab=1 ;;
     J) join_only=1 ;;
+    P) vendor_build=$OPTARG ;;
     *) usage ;;
     esac
 done
@@ -58,16 +62,21 @@ if [ -z "$join_only" ]; then
 
     # ---- build ------------------------------------------------------------------------------------
     [ -x /usr/local/cuda/bin/nvcc ] && export PATH="$PATH:/usr/local/cuda/bin"
-    if [ ! -f "$build/CMakeCache.txt" ]; then
-        # shellcheck disable=SC2086
-        cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-            ${CMAKE_ARGS:-} -DOPENCUDNN_BENCH_VENDOR_DIR="$vendor" >&2
-    else
-        cmake "$build" -DOPENCUDNN_BENCH_VENDOR_DIR="$vendor" >&2
-    fi
-    targets=(opencudnn_bench)
+    # the tree that builds the vendor's program: ours, or VENDOR_BUILD when ours is prebuilt
+    tree=${vendor_build:-$build}
+    targets=()
+    [ -z "$vendor_build" ] && targets+=(opencudnn_bench)
     [ -n "$vendor" ] && targets+=(opencudnn_bench_vendor)
-    cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}" >&2
+    if [ ${#targets[@]} -gt 0 ]; then
+        if [ ! -f "$tree/CMakeCache.txt" ]; then
+            # shellcheck disable=SC2086
+            cmake -S . -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+                ${CMAKE_ARGS:-} -DOPENCUDNN_BENCH_VENDOR_DIR="$vendor" >&2
+        else
+            cmake "$tree" -DOPENCUDNN_BENCH_VENDOR_DIR="$vendor" >&2
+        fi
+        cmake --build "$tree" -j "$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}" >&2
+    fi
 
     # ---- run ------------------------------------------------------------------------------------------
     # With -U: ours without the gated entries, the vendor's, then ours with them, so that a run
@@ -85,7 +94,7 @@ if [ -z "$join_only" ]; then
         libdirs=$(bench/vendor-libdirs.sh "$vendor")
         echo "run.sh: vendor ($vendor) ..." >&2
         LD_LIBRARY_PATH="$libdirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-            "$build/bench/opencudnn_bench_vendor" --tsv "$@" >"$vendor_tsv" || status=$?
+            "$tree/bench/opencudnn_bench_vendor" --tsv "$@" >"$vendor_tsv" || status=$?
     fi
     if [ -n "$ab" ]; then
         echo "run.sh: opencudnn, OPENCUDNN_UNPROVEN=1 ..." >&2

@@ -56,6 +56,12 @@
 # case by case, whether the gated entries beat what serves without them (a gate comes off only
 # on that evidence), and results.md gets the rows of what main serves by default.
 #
+# Prebuilt (GPU_CHECK_PREBUILT=ARCHIVE, an archive of tools/gpu-prebuild.sh carried with the
+# tree): step 1 unpacks ours into the build directory instead of building it (seconds instead of
+# a cold build's ~280 s) and builds only the vendor's programs, in BUILD-vendor; ctest then leaves
+# out what the archive does not hold (the CPU emulations, the install check: CI runs both), and
+# emuasan, which rebuilds an emulation, is skipped.
+#
 # Settings (environment): GPU_CHECK_BUDGET (seconds), GPU_CHECK_BUILD (build directory, default
 # build-gpu), GPU_CHECK_COMMIT (the commit results.md names, default git's HEAD), GPU_CHECK_BENCH_ARGS
 # (arguments for the benchmark; default "--suite tensor,nn,resnet50,conv_algo
@@ -126,11 +132,29 @@ vendor=$(python3 -c 'import nvidia.cudnn as m; print(list(m.__path__)[0])' 2>/de
 say "gpu-check: $(nvidia-smi -L 2>/dev/null | head -1 || echo 'no nvidia-smi'); vendor cuDNN: ${vendor:-none}"
 
 # ---- 1. build ---------------------------------------------------------------------------------------
-run_step "$OUT/build.log" "$(min 120 "$(left)")" cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DOPENCUDNN_BENCH_VENDOR_DIR="$vendor"
-rc=$?
-if [ $rc -eq 0 ]; then
-    # The build takes what it needs (a cold build of everything: 140-200 s on 16 cores), short
+# Configured here and built (ours and the vendor's programs in one tree), or with a prebuilt
+# archive ours unpacked and the vendor's programs configured and built in a tree of their own.
+prebuilt=${GPU_CHECK_PREBUILT:-}
+vendor_build=$build
+ctest_args=()
+rc=0
+if [ -n "$prebuilt" ]; then
+    vendor_build=$build-vendor
+    ctest_args=(-E '^(emulate_.*|install)$')
+    run_step "$OUT/build.log" "$(min 60 "$(left)")" tools/gpu-prebuild.sh --unpack "$prebuilt"
+    rc=$?
+fi
+if [ $rc -eq 0 ] && { [ -z "$prebuilt" ] || [ -n "$vendor" ]; }; then
+    run_step "$OUT/build.log" "$(min 120 "$(left)")" cmake -S . -B "$vendor_build" -G Ninja \
+        -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DOPENCUDNN_BENCH_VENDOR_DIR="$vendor"
+    rc=$?
+fi
+if [ $rc -eq 0 ] && [ -n "$prebuilt" ] && [ -n "$vendor" ]; then
+    run_step "$OUT/build.log" "$(min 120 $(($(left) - 60)))" cmake --build "$vendor_build" -j "$jobs" \
+        --target opencudnn_bench_vendor
+    rc=$?
+elif [ $rc -eq 0 ] && [ -z "$prebuilt" ]; then
+    # The build takes what it needs (a cold build of everything: about 280 s on 16 cores), short
     # of the last minute: without it no later step can run, while a later step that finds too
     # little time left is skipped and says so. Each later step leaves the steps after it some time.
     run_step "$OUT/build.log" "$(min 330 $(($(left) - 60)))" cmake --build "$build" -j "$jobs"
@@ -166,7 +190,8 @@ if wants tests; then
 # pass then the cuda pass), the other checks beside them: the runner run serially no longer fits.
 tests_log=$OUT/tests.log
 : >"$tests_log"
-run_step "$tests_log" "$(min 200 $(($(left) - 150)))" ctest --test-dir "$build" -j "$jobs" --timeout 180 --output-on-failure
+run_step "$tests_log" "$(min 200 $(($(left) - 150)))" ctest --test-dir "$build" -j "$jobs" --timeout 180 --output-on-failure \
+    ${ctest_args[@]+"${ctest_args[@]}"}
 rc=$?
 detail="$(grep -E 'tests passed|tests failed' "$tests_log" | tail -1)"
 grep -q -E 'impl_coverage .*Passed' "$tests_log" || detail="$detail; impl_coverage did not pass (no cuda pass?)"
@@ -256,7 +281,9 @@ fi
 # An emulation's file recompiled with ASan from the build's own compile and link lines (ninja -t
 # commands), the library archive left as built: ASan's allocator still catches a heap overrun by
 # either at the next allocation or free. protect_shadow_gap=0 lets the CUDA runtime map its memory.
-if wants emuasan; then
+if wants emuasan && [ -n "$prebuilt" ]; then
+    verdict emuasan 125 "not with a prebuilt archive (it rebuilds an emulation)"
+elif wants emuasan; then
     asan_log=$OUT/emuasan.log
     : >"$asan_log"
     rc=0
@@ -288,8 +315,8 @@ if wants parity; then
     parity_rc=0
     vendor_args=()
     if [ -n "$vendor" ]; then
-        if run_step "$parity_log" "$(min 90 $(($(left) - 30)))" cmake --build "$build" --target opencudnn_parity_vendor; then
-            vendor_args=(--vendor "$build/bench/opencudnn_parity_vendor" --vendor-libdirs "$(bench/vendor-libdirs.sh "$vendor")")
+        if run_step "$parity_log" "$(min 90 $(($(left) - 30)))" cmake --build "$vendor_build" --target opencudnn_parity_vendor; then
+            vendor_args=(--vendor "$vendor_build/bench/opencudnn_parity_vendor" --vendor-libdirs "$(bench/vendor-libdirs.sh "$vendor")")
         else
             parity_rc=1
         fi
@@ -304,6 +331,7 @@ fi
 # ---- 4. benchmark ----------------------------------------------------------------------------------
 if wants bench; then
 bench_opts=(-B "$build" -V "$vendor" -o "$OUT/bench.md")
+[ -n "$prebuilt" ] && bench_opts+=(-P "$vendor_build")
 [ "${GPU_CHECK_BENCH_AB:-0}" = 1 ] && bench_opts+=(-U)
 # without the A/B, what main serves by default (the A/B sets the variable for each of its runs)
 # shellcheck disable=SC2086
