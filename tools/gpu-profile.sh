@@ -15,9 +15,11 @@
 #   tools/gpu-profile.sh [-B BUILD_DIR] [-n LAUNCHES] PROBLEM...
 #
 # BUILD_DIR (default build-gpu) is configured (Release, CUDA for sm_90) and the benchmark built
-# when needed; a directory with the benchmark and no CMakeCache.txt (an unpacked variant of a
-# tools/gpu-variants.sh pack, its directory in LD_LIBRARY_PATH) is used as it is. LAUNCHES (default 8) caps the kernel launches profiled per problem (a call is
-# usually 1 to 6 launches; the benchmark runs the call several times).
+# when needed; a directory with the benchmark and no build.ninja (an unpacked variant of a
+# tools/gpu-variants.sh pack, its directory in LD_LIBRARY_PATH, or a tree unpacked by
+# tools/gpu-prebuild.sh) is used as it is. LAUNCHES (default 8) caps the kernel launches
+# profiled per problem (a call is usually 1 to 6 launches; the benchmark runs the call several
+# times).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,16 +29,16 @@ while getopts B:n:h opt; do
     case $opt in
     B) build=$OPTARG ;;
     n) launches=$OPTARG ;;
-    *) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
-[ $# -gt 0 ] || { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 [ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
 unset CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH LIBRARY_PATH
 command -v ncu >/dev/null || { echo "gpu-profile: ncu (Nsight Compute) is not installed" >&2; exit 1; }
-if [ -f "$build/CMakeCache.txt" ] || [ ! -x "$build/bench/opencudnn_bench" ]; then
+if [ -f "$build/build.ninja" ] || [ ! -x "$build/bench/opencudnn_bench" ]; then
     if [ ! -f "$build/CMakeCache.txt" ]; then
         cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >&2
     fi
