@@ -3,16 +3,18 @@
 # and packs it, so that a device call spends its time on the GPU instead of on a cold build (about
 # 280 s on its 16 cores, most of it the three largest kernel files one after the other).
 #
-#   tools/gpu-prebuild.sh [ARCHIVE]          build and pack (default .gpu-carry/build-gpu.tar.xz)
-#   tools/gpu-prebuild.sh --unpack ARCHIVE   on the GPU machine: unpack for gpu-check
+#   tools/gpu-prebuild.sh [ARCHIVE [TARGET...]]  build and pack (default .gpu-carry/build-gpu.tar.xz)
+#   tools/gpu-prebuild.sh --unpack ARCHIVE       on the GPU machine: unpack for gpu-check
 #
 # The build is build-gpu of this checkout, configured as gpu-check configures it (Release, sm_90,
 # $OCD_CMAKE_LAUNCH for a compiler cache), built without the CPU emulations (tests/emulate: CI
-# runs them) and packed without objects: the libraries, the test runner and its probe, fuzz_replay, the
-# benchmark, stress, parity and doctor programs, the example, and ctest's and CMake's files (about
-# 25 MB). ctest's files hold absolute paths: the GPU machine must see the tree at the same path as
-# this one (the device tool copies it to /work/main: build from /work/main, at the commit the call
-# runs). Carry the archive with the call (its folder is ignored by git) and name it:
+# runs them) and packed without objects: the libraries, the test runner and its probe,
+# fuzz_replay, the benchmark, stress, parity and doctor programs, the example, ctest's and
+# CMake's files (about 25 MB), and the executables of the TARGETs named (an emulation, say:
+# emulate_<name>, about 5 MB each, to run by hand there). ctest's files hold absolute paths: the
+# GPU machine must see the tree at the same path as this one (the device tool copies it to
+# /work/main: build from /work/main, at the commit the call runs). Carry the archive with the
+# call (its folder is ignored by git) and name it:
 #   run(command="GPU_CHECK_PREBUILT=.gpu-carry/build-gpu.tar.xz ... bash tools/gpu-check.sh",
 #       carry=[".gpu-carry"])
 # --unpack extracts it into the tree with fresh times, refuses an archive built at another path,
@@ -42,12 +44,13 @@ if [ "${1:-}" = "--unpack" ]; then
 fi
 
 archive=${1:-.gpu-carry/build-gpu.tar.xz}
+extra=("${@:2}")
 [ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
 # shellcheck disable=SC2086
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 ${OCD_CMAKE_LAUNCH:-}
 cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" --target cudnn ops_infer ops_train cnn_infer cnn_train \
     adv_infer adv_train opencudnn_tests fuzz_replay opencudnn_bench opencudnn_stress opencudnn_parity \
-    opencudnn_ceilings opencudnn_doctor hello_cudnn
+    opencudnn_ceilings opencudnn_doctor hello_cudnn ${extra[@]+"${extra[@]}"}
 mkdir -p "$(dirname "$archive")"
 (
     cd "$build"
@@ -58,5 +61,6 @@ mkdir -p "$(dirname "$archive")"
         bench/opencudnn_parity bench/opencudnn_ceilings tools/opencudnn_doctor examples/hello_cudnn; do
         echo "./$p"
     done
+    for t in ${extra[@]+"${extra[@]}"}; do find . -type f -name "$t" -perm -u+x; done
 ) | sed "s|^\./|$build/|" | tar -cf - -T - | xz -T0 -6 >"$archive"
 echo "gpu-prebuild: $archive ($(du -h "$archive" | cut -f1)) from $(git rev-parse --short HEAD)$(git diff --quiet || echo ', with local changes')"
