@@ -141,8 +141,12 @@ rc=0
 if [ -n "$prebuilt" ]; then
     vendor_build=$build-vendor
     ctest_args=(-E '^(emulate_.*|install)$')
-    run_step "$OUT/build.log" "$(min 60 "$(left)")" tools/gpu-prebuild.sh --unpack "$prebuilt"
-    rc=$?
+    # an archive that does not unpack here (another path, no xz): built here as without one
+    if ! run_step "$OUT/build.log" "$(min 60 "$(left)")" tools/gpu-prebuild.sh --unpack "$prebuilt"; then
+        say "prebuilt: $prebuilt did not unpack (build.log); building here"
+        prebuilt='' vendor_build=$build ctest_args=()
+        rm -rf "$build"
+    fi
 fi
 if [ $rc -eq 0 ] && { [ -z "$prebuilt" ] || [ -n "$vendor" ]; }; then
     run_step "$OUT/build.log" "$(min 120 "$(left)")" cmake -S . -B "$vendor_build" -G Ninja \
