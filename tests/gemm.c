@@ -4,10 +4,8 @@
    dimensions, strided batches (with gaps, and a stride of 0 that reuses A), arrays of batch
    pointers, and the epilogue (alpha, beta with and without a prior C, a bias per row or per
    column, each activation mode, and each unary forward pointwise step as the activation: GELU,
-   SOFTPLUS, a clipped and sloped RELU_FWD, SWISH, TANH, SIGMOID, ELU, which the host entries
-   take, and the CUDA entries, cuBLASLt's only under OPENCUDNN_UNPROVEN=1 (the suite's setting:
-   its BIAS epilogue and a pass over C), which must otherwise refuse with NOT_SUPPORTED rather
-   than compute another function). Every entry must serve some
+   SOFTPLUS, a clipped and sloped RELU_FWD, SWISH, TANH, SIGMOID, ELU, which every entry takes:
+   cuBLASLt's through its BIAS epilogue and a pass over C). Every entry must serve some
    case with a bias or an activation: cuda:gemm_cublaslt, which computes only a bias per row
    in cuBLASLt's own epilogue, gets such cases on aligned matrices. The host's CBLAS entry (a build with a CBLAS library) is forced
    with OPENCUDNN_HOST_GEMM=cblas, since its calibration may give it nothing. Outputs are poisoned or hold a random prior; the whole span of C
@@ -62,16 +60,6 @@ static const char *const host_entries[] = {"host:gemm_packed"};
 #endif
 static const char *const cuda_entries[] = {"cuda:gemm_cublaslt", "cuda:gemm_cublas", "cuda:gemm_mma",
                                            "cuda:gemm_plain"};
-
-/* Whether an entry takes a pointwise step as the activation: every entry but cuBLASLt's, which
-   takes it (its BIAS epilogue and a pass over C) only with OPENCUDNN_UNPROVEN=1 while that path
-   is unproven. */
-static bool takes_pw_act(const char *entry)
-{
-    if (strcmp(entry, "cuda:gemm_cublaslt") != 0) return true;
-    const char *unproven = getenv("OPENCUDNN_UNPROVEN");
-    return unproven != NULL && strcmp(unproven, "1") == 0;
-}
 
 /* A case, named for what it exercises. */
 struct gcase {
@@ -187,9 +175,8 @@ static double tolerance(const struct gtype *t)
 
 /* What an entry must do with a case. */
 enum expect {
-    MAY_RUN,    /* run it, or decline with NOT_SUPPORTED (entries ahead of the fallback) */
-    MUST_RUN,   /* the backend's fallback */
-    MUST_REFUSE /* NOT_SUPPORTED: the entry does not compute the case's activation */
+    MAY_RUN, /* run it, or decline with NOT_SUPPORTED (entries ahead of the fallback) */
+    MUST_RUN /* the backend's fallback */
 };
 
 /* Runs one case of one type, with the pointwise activation pw (NULL: the case's activation
@@ -273,8 +260,7 @@ static bool run_case(const struct gtype *t, const struct gcase *c, const struct 
     else ocd_unsetenv("OPENCUDNN_DISABLE");
     free(prior);
     bool ran = st == CUDNN_STATUS_SUCCESS;
-    if (expect == MUST_REFUSE ? st != CUDNN_STATUS_NOT_SUPPORTED
-                              : !ran && (expect == MUST_RUN || st != CUDNN_STATUS_NOT_SUPPORTED))
+    if (!ran && (expect == MUST_RUN || st != CUDNN_STATUS_NOT_SUPPORTED))
         FAIL("case %s: status %s", c->name, cudnnGetErrorString(st));
     for (int i = 0; i < nbuf; i++) {
         if (ran) {
@@ -321,9 +307,7 @@ TEST(gemm_every_entry)
                     const struct gcase *gc = pwc ? &pw_cases[c - NGCASES].g : &gcases[c];
                     const struct ref_pw pw =
                         ref_pw_mode_varied(pwc ? pw_cases[c - NGCASES].mode : CUDNN_POINTWISE_GELU_FWD);
-                    const enum expect x = pwc && !takes_pw_act(entries[e]) ? MUST_REFUSE
-                                          : e == count - 1                 ? MUST_RUN
-                                                                           : MAY_RUN;
+                    const enum expect x = e == count - 1 ? MUST_RUN : MAY_RUN;
                     const bool r = run_case(&gtypes[t], gc, pwc ? &pw : NULL, disable, x);
                     ran += r;
                     ran_epilogue += r && (gc->bias != OCD_GEMM_BIAS_NONE || gc->act >= 0);
