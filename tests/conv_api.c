@@ -593,10 +593,10 @@ TEST(conv_cuda_fwd_1x1_strided_gathers)
     check_entries_reached(cases, sizeof cases / sizeof cases[0], FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
 }
 
-/* On the CUDA pass with tensor cores (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it serve),
-   the fused call on ResNet's stem (C = 3, 7x7, stride 2, pad 3; the ConvBiasAct first layer)
-   runs on the few-channel entry, its epilogue taking bias, z and the activation: half NHWC and
-   NCHW, bfloat16 NHWC, float NHWC (TF32); z apart and in y's own buffer; RELU and IDENTITY. */
+/* On the CUDA pass with tensor cores, the fused call on ResNet's stem (C = 3, 7x7, stride 2,
+   pad 3; the ConvBiasAct first layer) runs on the few-channel entry, its epilogue taking bias, z
+   and the activation: half NHWC and NCHW, bfloat16 NHWC, float NHWC (TF32); z apart and in y's
+   own buffer; RELU and IDENTITY. */
 TEST(conv_cuda_fused_stem)
 {
     if (!conv_tensor_core_pass()) return;

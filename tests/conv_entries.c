@@ -93,8 +93,8 @@ TEST(conv_cuda_large_tiles_are_reached)
                         "cuda:wgrad_igemm_wgmma*,cuda:wgrad_igemm_tma*,cuda:wgrad_igemm_tc_128x128*");
 }
 
-/* The sm_90a kernel's entries (compute capability 9.0 only; unproven entries, which the suite's
-   OPENCUDNN_UNPROVEN=1 lets serve), each tile in fp16 and bf16, and forward and backward data in
+/* The sm_90a kernel's entries (compute capability 9.0 only; the suite's OPENCUDNN_UNPROVEN=1 lets
+   the unproven ones serve), each tile in fp16 and bf16, and forward and backward data in
    TF32 (float data under DEFAULT_MATH, NHWC and NCHW), where the heuristic picks it: the
    128x256 tile on GEMMs of at least a tile per multiprocessor (17161 output pixels, an odd
    count, with a K tail: 72 = 64 + 8), the 256x128 tile likewise with N = 128 (34322 pixels),

@@ -4,8 +4,8 @@
    H100 with tiles take the double reference tens of seconds each. */
 #include "conv_reach.h"
 
-/* The sm_90a TMA kernel's forward entries (compute capability 9.0; unproven, served under the
-   suite's OPENCUDNN_UNPROVEN=1), each tile in fp16 and bf16, where the heuristic picks them ahead
+/* The sm_90a TMA kernel's forward entries (compute capability 9.0; the unproven ones served under
+   the suite's OPENCUDNN_UNPROVEN=1), each tile in fp16 and bf16, where the heuristic picks them ahead
    of the cp.async kernel's: GEMMs of at least a tile per multiprocessor, with an edge tile in M
    (17161 output pixels), channel counts that are not multiples of the 64-channel K tile (72, 40;
    the stem's 3 padded to 8 in the workspace, the stem entry switched off), stride 2 with unequal
@@ -42,8 +42,8 @@ TEST(conv_cuda_tma_entries_are_reached)
     check_entry_reached(&big, half_nchw, FWD, algo, wide, NULL);
 }
 
-/* The TMA kernel's TF32 entries (fp32 data under DEFAULT_MATH, a K tile of 32 channels; unproven:
-   OPENCUDNN_UNPROVEN=1 lets them serve), forward and backward data on each tile, NHWC and NCHW
+/* The TMA kernel's TF32 entries (fp32 data under DEFAULT_MATH, a K tile of 32 channels; the unproven
+   ones under OPENCUDNN_UNPROVEN=1), forward and backward data on each tile, NHWC and NCHW
    (transposed, and the filter packed, in the workspace): forward with an edge tile in M, C = 36 and
    44 (channel tails of the K tile), stride 2 with unequal paddings, dilation 2 in CONVOLUTION mode,
    a 1x1 filter (the cuBLAS entry switched off) and the stem's C = 3 padded to 4 (the stem entry

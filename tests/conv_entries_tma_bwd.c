@@ -4,8 +4,8 @@
 #include "conv_reach.h"
 
 /* The TMA kernel's backward-data entries (unit stride, as a forward pass over dy at padding (R - 1)
-   * dilation - pad with the taps mirrored; unproven: the suite's OPENCUDNN_UNPROVEN=1 lets them
-   serve), each tile in fp16 and bf16: 3x3 pad 1 with C = 240 and K = 72 (tails of the 256-wide tile
+   * dilation - pad with the taps mirrored; the unproven ones under the suite's
+   OPENCUDNN_UNPROVEN=1), each tile in fp16 and bf16: 3x3 pad 1 with C = 240 and K = 72 (tails of the 256-wide tile
    and of the 64-channel K tile) and an edge tile in M, C = 128 on the 256x128 tile, 5x5 pad 2 in
    CONVOLUTION mode, dilation 2, padding 3 on a 3x3 filter (pad' = -1: the im2col box's lower corner
    positive), a 1x1 filter (the cuBLAS entry switched off), and NCHW data (dy transposed in the

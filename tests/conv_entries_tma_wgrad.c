@@ -4,7 +4,7 @@
 #include "conv_reach.h"
 
 /* The TMA kernel's filter-gradient entries (K over the output pixels, both operands MN-major;
-   unproven: the suite's OPENCUDNN_UNPROVEN=1 lets them serve), each tile in fp16 and bf16: 3x3 pad
+   the unproven ones under the suite's OPENCUDNN_UNPROVEN=1), each tile in fp16 and bf16: 3x3 pad
    1 with C = 64 and K = 128 (the last column tile one block of four: blocks past the columns not
    loaded) and two splits of K, the 256x128 tile on K = 256 and C = 128, C = 120 and 200 (each tap's
    channels padded to 128 and 256, the padding skipped by the epilogue) with stride 2, and with
@@ -46,11 +46,10 @@ TEST(conv_cuda_tma_wgrad_entries_are_reached)
     check_entries_reached(cases, sizeof cases / sizeof cases[0], BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
 }
 
-/* The filter gradient's 64-row TMA tile (cuda:wgrad_igemm_tma_64x256x64_s5: one consumer warpgroup;
-   unproven: the suite's OPENCUDNN_UNPROVEN=1 lets them serve), where the 128-row tiles decline 64
-   filters as half padding: ResNet's 3x3 64 -> 64 layer (576 columns: the last tile one block of
-   four) in fp16, bf16 and NCHW, split over the pixels; 56 filters with C = 120 (padded to 128 a
-   tap) and stride 2; and the 1x1 stride-2 256 -> 64 filter (256 columns, one tile). Its 64-wide
+/* The filter gradient's 64-row TMA tile (cuda:wgrad_igemm_tma_64x256x64_s5: one consumer
+   warpgroup), where the 128-row tiles decline 64 filters as half padding: ResNet's 3x3 64 -> 64
+   layer (576 columns: the last tile one block of four) in fp16, bf16 and NCHW, split over the
+   pixels; 56 filters with C = 120 (padded to 128 a tap) and stride 2; and the 1x1 stride-2 256 -> 64 filter (256 columns, one tile). Its 64-wide
    tile (cuda:wgrad_igemm_tma_64x64x64_s8) where the 256-wide one declines 64 columns as mostly
    padding: ResNet's 1x1 64 -> 64 in fp16, bf16 and NCHW, a 1x1 stride-2 48 -> 56 (C padded to 64)
    in CONVOLUTION mode (the cuBLAS 1x1 entries switched off for the 1x1 filters), and the 3x3 64 -> 64 with the 256-wide
