@@ -945,11 +945,14 @@ extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tma_tf32_pla
    the cp.async one also the loaders' address arithmetic, while the TMA one loads through tensor
    maps (conv_igemm_tma.cuh) with a producer warp, consumer warpgroups and a persistent tile
    loop (and clusters of 2 CTAs sharing B by multicast); its forward kernels may store through
-   shared memory (the staged epilogue, staged_epilogue above). Their next step: measuring the
-   staged epilogue, then ping-pong consumers (conv_igemm_tma_sm90.cu's comment), measuring where the
-   clustered tiles win, and whether the chained phases of a strided backward pass (phases_run)
-   leave enough idle at their starts that one persistent grid over every phase's tiles would
-   gain. For GEMMs of 64 columns (the 64-channel layers), whose narrow TMA tiles read as many
+   shared memory (the staged epilogue, staged_epilogue above, and its ping-pong twin). The TMA
+   kernel is bound by its L2 reads on the 3x3 layers (the consumers wait on the TMA's data more
+   than on anything else): their next steps cut bytes a flop, the cooperative tile for long
+   mainloops (pingpong_wanted) and the clustered tiles sharing B (on trial), and a strided
+   backward pass wants one persistent grid over every phase's tiles: its phases have 2 to 8 K
+   tiles each, so four launches of a wave and a half spend their time filling and draining the
+   ring and in the epilogue (the 3x3 stride-2 128-channel layer: about 25 us of L2 and 21 of DRAM
+   traffic in all, and ten times that taken). For GEMMs of 64 columns (the 64-channel layers), whose narrow TMA tiles read as many
    shared-memory bytes per flop as the tensor cores take (conv_igemm_tma_sm90.cu): the GEMM
    transposed, y^T = w im2col(x)^T, so that the 64 filters are wgmma's M and 256 pixels its N
    (m64n256, the pixels' channels a K-major B as the im2col load lands them, the filter rows a
