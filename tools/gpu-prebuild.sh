@@ -17,12 +17,17 @@
 # call (its folder is ignored by git) and name it:
 #   run(command="GPU_CHECK_PREBUILT=.gpu-carry/build-gpu.tar.xz ... bash tools/gpu-check.sh",
 #       carry=[".gpu-carry"])
-# --unpack extracts it into the tree with fresh times, refuses an archive built at another path,
-# and points ctest's files at this machine's python3, C compiler and cmake (the CPU machine's
-# recorded in its CMakeCache.txt). gpu-check then builds only the vendor's programs, apart.
+# --unpack extracts it into the tree with fresh times, refuses an archive built at another path
+# or from other sources (its commit and the digest of its uncommitted changes, build-gpu/source,
+# against the tree's), and points ctest's files at this machine's python3, C compiler and cmake
+# (the CPU machine's recorded in its CMakeCache.txt). gpu-check then builds only the vendor's
+# programs, apart.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="build-gpu"
+
+# The sources a build is of: the commit and a digest of the uncommitted changes to tracked files.
+sources() { echo "$(git rev-parse HEAD) $(git diff HEAD | sha1sum | cut -c1-12)"; }
 
 if [ "${1:-}" = "--unpack" ]; then
     archive=${2:?--unpack ARCHIVE}
@@ -30,6 +35,10 @@ if [ "${1:-}" = "--unpack" ]; then
     home=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
     if [ "$home" != "$PWD" ]; then
         echo "gpu-prebuild: $archive was built at $home, this tree is $PWD" >&2
+        exit 1
+    fi
+    if git rev-parse --git-dir >/dev/null 2>&1 && [ "$(cat "$build/source")" != "$(sources)" ]; then
+        echo "gpu-prebuild: $archive was built from $(cat "$build/source"), this tree is $(sources)" >&2
         exit 1
     fi
     # the CPU machine's tools as its cache recorded them, and this machine's
@@ -52,15 +61,16 @@ cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" --target cudnn ops_in
     adv_infer adv_train opencudnn_tests fuzz_replay opencudnn_bench opencudnn_stress opencudnn_parity \
     opencudnn_ceilings opencudnn_doctor hello_cudnn ${extra[@]+"${extra[@]}"}
 mkdir -p "$(dirname "$archive")"
+sources >"$build/source"
 (
     cd "$build"
     find . -maxdepth 1 -name 'libcudnn*.so*'
     find . -name CTestTestfile.cmake -o -name cmake_install.cmake -o -name '*.pc' -o -name 'CUDNNConfig*.cmake'
-    echo ./CMakeCache.txt
+    printf "%s\n" ./CMakeCache.txt ./source
     for p in tests/opencudnn_tests tests/front_probe tests/fuzz_replay bench/opencudnn_bench bench/opencudnn_stress \
         bench/opencudnn_parity bench/opencudnn_ceilings tools/opencudnn_doctor examples/hello_cudnn; do
         echo "./$p"
     done
     for t in ${extra[@]+"${extra[@]}"}; do find . -type f -name "$t" -perm -u+x; done
 ) | sed "s|^\./|$build/|" | tar -cf - -T - | xz -T0 -6 >"$archive"
-echo "gpu-prebuild: $archive ($(du -h "$archive" | cut -f1)) from $(git rev-parse --short HEAD)$(git diff --quiet || echo ', with local changes')"
+echo "gpu-prebuild: $archive ($(du -h "$archive" | cut -f1)) from $(cat "$build/source")"
