@@ -58,7 +58,7 @@
 #
 # Prebuilt (GPU_CHECK_PREBUILT=ARCHIVE, an archive of tools/gpu-prebuild.sh carried with the
 # tree): step 1 unpacks ours into the build directory instead of building it (seconds instead of
-# a cold build's ~280 s) and builds only the vendor's programs, in BUILD-vendor; ctest then leaves
+# a cold build's ~280 s) and configures BUILD-vendor for the vendor's programs; ctest then leaves
 # out what the archive does not hold (the CPU emulations, the install check: CI runs both), and
 # emuasan, which rebuilds an emulation, is skipped.
 #
@@ -133,7 +133,8 @@ say "gpu-check: $(nvidia-smi -L 2>/dev/null | head -1 || echo 'no nvidia-smi'); 
 
 # ---- 1. build ---------------------------------------------------------------------------------------
 # Configured here and built (ours and the vendor's programs in one tree), or with a prebuilt
-# archive ours unpacked and the vendor's programs configured and built in a tree of their own.
+# archive ours unpacked and a tree of their own configured for the vendor's programs, which the
+# bench and parity steps build there.
 prebuilt=${GPU_CHECK_PREBUILT:-}
 vendor_build=$build
 ctest_args=()
@@ -153,11 +154,7 @@ if [ $rc -eq 0 ] && { [ -z "$prebuilt" ] || [ -n "$vendor" ]; }; then
         -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DOPENCUDNN_BENCH_VENDOR_DIR="$vendor"
     rc=$?
 fi
-if [ $rc -eq 0 ] && [ -n "$prebuilt" ] && [ -n "$vendor" ]; then
-    run_step "$OUT/build.log" "$(min 120 $(($(left) - 60)))" cmake --build "$vendor_build" -j "$jobs" \
-        --target opencudnn_bench_vendor
-    rc=$?
-elif [ $rc -eq 0 ] && [ -z "$prebuilt" ]; then
+if [ $rc -eq 0 ] && [ -z "$prebuilt" ]; then
     # The build takes what it needs (a cold build of everything: about 280 s on 16 cores), short
     # of the last minute: without it no later step can run, while a later step that finds too
     # little time left is skipped and says so. Each later step leaves the steps after it some time.
