@@ -20,8 +20,8 @@
    - The fast form (pw_fast_groups, taken before the general form) serves the common chains,
      linear ones whose operands are each shaped like the output and packed in its order, a
      scalar, or per-channel-like (see "the fast form" below): no coordinates, no slots in memory,
-     typed 16-byte accesses, a switch on an operand's type once per 8 elements: 7.7x the general
-     form's speed on ScaleBiasAddAct (bench/results.md). */
+     typed 16-byte accesses, a switch on an operand's type once per 8 elements (ScaleBiasAddAct in
+     half on an H100: 0.21 ms, the general form 1.60). */
 #include "problem/pointwise.h"
 
 #include "core/dtype.h"

@@ -226,7 +226,8 @@ bool check_staged_planned()
 {
     bool ok = true;
     for (int c : {64, 128}) {
-        const tma_case e = {"staged plan", CUDNN_DATA_HALF, 0, 2, c, 256, 8, 8, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 1, NULL};
+        const tma_case e = {"staged plan", CUDNN_DATA_HALF, 0, 2, c, 256, 8, 8, 3, 3, 1, 1, 1, 1, false, false, false,
+                            1, 0, 1, NULL};
         tma_problem<__half> tp(e);
         igemm_plan pl;
         bool passed;

@@ -58,15 +58,6 @@ struct ocd_tensor_view nhwc(cudnnDataType_t t, int n, int c, int h, int w)
     return v;
 }
 
-/* Zeroed storage of n scalars of esize bytes, 16-byte aligned as malloc's (the kernels' widest
-   access here is 16 bytes): calloc and free, as the other emulations allocate. (On the GPU
-   machines this test's heap was found corrupt at its first case while it alone used
-   aligned_alloc, under no checker that replaces the allocator.) */
-void *buffer(size_t n, size_t esize)
-{
-    return calloc(n, esize);
-}
-
 /* The outputs of plan pl over the accumulators part ([splits][M][K] partial sums; one split:
    the kernel's registers), as the kernels and the reduction compute them. */
 template <typename T> void run_plan_on(igemm_plan &pl, std::vector<float> &part)
@@ -127,9 +118,12 @@ bool run_case(const emu_case &e, cudnnHandle_t handle, emu_rng &rng)
 {
     const int C = e.c;
     const size_t es = 2, ny = (size_t)N * K * H * W;
-    void *x = buffer((size_t)N * C * H * W, es), *w = buffer((size_t)K * C * 9, es), *y = buffer(ny, es);
-    void *z = buffer(ny, es), *bias = buffer(K, es);
-    void *scale = buffer(K, ocd_dtype_scalar_size(e.st));
+    /* zeroed, 16-byte aligned as malloc's (the kernels' widest access here); calloc as the other
+       emulations allocate (on the GPU machines this test's heap was found corrupt at its first
+       case while it alone used aligned_alloc, under no checker that replaces the allocator) */
+    void *x = calloc((size_t)N * C * H * W, es), *w = calloc((size_t)K * C * 9, es), *y = calloc(ny, es);
+    void *z = calloc(ny, es), *bias = calloc(K, es);
+    void *scale = calloc(K, ocd_dtype_scalar_size(e.st));
     struct ocd_conv_problem p;
     memset(&p, 0, sizeof p);
     p.dir = OCD_CONV_FWD;

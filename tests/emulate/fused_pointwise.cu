@@ -1,6 +1,7 @@
 /* fused_pointwise.cu: the CUDA pointwise-chain kernels of src/cuda/fused_pointwise.cu, their
-   per-thread code (pw_chain_lanes, pw_fast_groups, written __host__ __device__ for this) run on the CPU for every thread of a small grid, against the tests' double reference
-   of the pointwise modes (ref/pointwise.c): so that the kernels' logic is checked where no GPU is.
+   per-thread code (pw_chain_lanes, pw_fast_groups, written __host__ __device__ for this) run on
+   the CPU for every thread of a small grid, against the tests' double reference of the pointwise
+   modes (ref/pointwise.c): so that the kernels' logic is checked where no GPU is.
 
    Chains are built as the graph API builds them (ocd_pw_chain_build over views): ConvBiasAct's
    tail (add a tensor with alpha2 0.5, add a per-channel bias, ReLU) in float NCHW; a backward
@@ -12,9 +13,9 @@
    the fast form reads a per-channel operand, with partial last groups, mixed types and written
    over an input. Each chain runs in the two forms of the kernel (the general one, and the fast
    form, which must take every chain marked for it and is reported as declining the others), the
-   outputs poisoned before each; and the fast form's planner must
-   decline the chains it cannot run. A result must be within a few roundings of its type (and
-   of float arithmetic) of the reference. Prints a line per case; exits 1 if any differs. */
+   outputs poisoned before each; and the fast form's planner must decline the chains it cannot
+   run. A result must be within a few roundings of its type (and of float arithmetic) of the
+   reference. Prints a line per case; exits 1 if any differs. */
 #include "cuda/fused_pointwise.cu"
 
 #include "../ref/pointwise.c"
