@@ -329,7 +329,7 @@ static const char *wide_store_rejects(const struct ocd_conv_problem *p)
    (contiguous channels, no padding columns), every row's offset even and the output and z
    aligned to two elements, so that a lane's two adjacent columns are one aligned access. Each
    element then costs its arithmetic and half a store, where through the column map it costs
-   three divisions and a 64-bit multiply-add besides. Unproven (core/impl.h). */
+   three divisions and a 64-bit multiply-add besides. */
 static bool paired_stores(const igemm_params &prm, const igemm_plan *pl, int esize)
 {
     const igemm_epi &e = prm.epi;
@@ -338,7 +338,7 @@ static bool paired_stores(const igemm_params &prm, const igemm_plan *pl, int esi
               e.col.div[2].d == 1 && e.col.stride[0] == 1 && e.group_off % 2 == 0 && (uintptr_t)e.out % pair == 0 &&
               (e.z == NULL || (uintptr_t)e.z % pair == 0);
     for (int d = 0; d < 4; d++) ok = ok && e.row.stride[d] % 2 == 0;
-    return ok && ocd_impl_unproven() == NULL;
+    return ok;
 }
 
 /* Whether the forward TMA kernel of tile `tile` (forward, or backward data as a forward pass)
@@ -354,20 +354,14 @@ static bool staged_epilogue(const igemm_params &prm, int tile)
     return ocd_igemm_tma_staged[tile - TMA_TILE0] && contiguous && !e.wide && prm.splits == 1 && e.col_c == 0;
 }
 
-/* Whether the staged TMA kernel of tile `tile` runs as its ping-pong twin on plan g (16-bit
-   types): units of half the tile's rows, one consumer warpgroup's each, so that one's epilogue
-   runs under the other's mainloop. But each unit loads all of B for half the rows: 40 KB of L2
-   reads a K tile for 2.1 MFLOP on the 128x256 tile, where the cooperative tile reads 48 KB for
-   4.2, and the TMA kernel is bound by those reads (ncu on an H100, the 3x3 256-channel layer at
-   batch 256: the consumers waiting for the TMA's data in 30% of the samples, the producer for
-   free stages). Where a unit's mainloop is long (TMA_LONG_K tiles or more: the 3x3 layers of 128
-   channels and more) the epilogue is a small share of it and the cooperative tile serves:
-   unproven (core/impl.h), the twin serves them without it. */
-#define TMA_LONG_K 18
-static bool pingpong_wanted(const igemm_tma_geom &g, int tile, bool tf32)
+/* Whether the staged TMA kernel of tile `tile` runs as its ping-pong twin (16-bit types): units
+   of half the tile's rows, one consumer warpgroup's each, so that one's epilogue runs under the
+   other's mainloop. Wherever the tile has one: the cooperative tile, which reads less of L2 a
+   flop (each twin unit loads all of B for half the rows), measured slower even on the long
+   mainloops of the 3x3 256-channel layers (bench/archive.md). */
+static bool pingpong_wanted(int tile, bool tf32)
 {
-    if (tf32 || !ocd_igemm_tma_pingpong[tile - TMA_TILE0]) return false;
-    return g.ktiles < TMA_LONG_K || ocd_impl_unproven() != NULL;
+    return !tf32 && ocd_igemm_tma_pingpong[tile - TMA_TILE0];
 }
 
 /* int8: an int8 entry's plan (the forward pass of the int8 configurations on the sm_80 kernel);
@@ -536,6 +530,9 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     }
     if (ty.beta == 0.f) ep.z = NULL;
     ep.pairs = paired_stores(prm, pl, esize);
+    ep.form = ty.scale != NULL || ty.act_on                ? IGEMM_EPI_FUSED
+              : ty.beta != 0.f || ty.bias != NULL || ty.relu ? IGEMM_EPI_NARROW
+                                                             : IGEMM_EPI_PLAIN;
 
     /* TF32: the operands no copy rounded are rounded by the sm_90a kernel (igemm_operand) */
     prm.round_a = tf32 && !pl->copy_a.on && !pl->pad_on;
@@ -584,7 +581,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         why = igemm_tma_plan(prm, (int)kg, ti.bm, ti.bn, cl, esize, &pl->tma);
     }
     if (why == NULL && cl == 1 && !tma_wgrad) pl->tma.staged = staged_epilogue(prm, tile);
-    if (pl->tma.staged && pingpong_wanted(pl->tma, tile, tf32)) igemm_tma_pingpong(prm, ti.bm, ti.bn, &pl->tma);
+    if (pl->tma.staged && pingpong_wanted(tile, tf32)) igemm_tma_pingpong(prm, ti.bm, ti.bn, &pl->tma);
     return why != NULL || cl == 1 ? why : cluster_rejects(h, tile - TMA_C2_TILE0, tma_wgrad, pl->type);
 }
 
@@ -947,8 +944,8 @@ extern "C" const struct ocd_impl_planned ocd_cuda_conv_igemm_phases_tma_tf32_pla
    loop (and clusters of 2 CTAs sharing B by multicast); its forward kernels may store through
    shared memory (the staged epilogue, staged_epilogue above, and its ping-pong twin). The TMA
    kernel is bound by its L2 reads on the 3x3 layers (the consumers wait on the TMA's data more
-   than on anything else): their next steps cut bytes a flop, the cooperative tile for long
-   mainloops (pingpong_wanted) and the clustered tiles sharing B (on trial), and a strided
+   than on anything else): their next steps cut bytes a flop (the clustered tiles sharing B, on
+   trial, have not yet paid for their cluster barriers), and a strided
    backward pass wants one persistent grid over every phase's tiles: its phases have 2 to 8 K
    tiles each, so four launches of a wave and a half spend their time filling and draining the
    ring and in the epilogue (the 3x3 stride-2 128-channel layer: about 25 us of L2 and 21 of DRAM

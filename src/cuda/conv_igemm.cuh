@@ -67,6 +67,18 @@ struct igemm_map {
     int64_t stride[4];
 };
 
+/* How much of the typed epilogue a call needs, decided once by the plan (make_plan), so that the
+   kernels' stores, unrolled over a lane's 64 to 128 elements, run the code of that much only:
+   the whole epilogue's (the activation step's dispatch inlined per element) is thousands of
+   instructions a warp, which on a short mainloop stall on instruction fetch more than the
+   mainloop takes. */
+enum igemm_epi_form {
+    IGEMM_EPI_FUSED,  /* the whole: alpha, beta times z, the bias, the fused call's scale and any
+                         activation (forward only); 0, so that a zeroed igemm_epi is whole */
+    IGEMM_EPI_NARROW, /* alpha, beta times z, the bias, ReLU */
+    IGEMM_EPI_PLAIN   /* alpha * acc: beta 0, no bias, scale or activation */
+};
+
 struct igemm_epi {
     void *out;          /* y, dx or dw */
     const void *z;      /* read (scaled by beta) when beta != 0: the output itself, or the fused call's z */
@@ -83,6 +95,7 @@ struct igemm_epi {
     int pairs;          /* column n's offset is n and every row's is even, out and z aligned to two
                            elements: a lane's two adjacent columns are one 2-element access
                            (igemm_store_frags) */
+    int form;           /* igemm_epi_form of typed */
 };
 
 struct igemm_params {
@@ -124,42 +137,66 @@ __host__ __device__ __forceinline__ bool igemm_col_real(const igemm_epi &e, int 
     return (int)c < e.col_c;
 }
 
-/* out = the typed epilogue (conv_store.cuh) at element offset off; z is not read when beta == 0.
-   FUSED: the direction has the fused epilogue's scale and step (forward; the TMA kernel's
-   backward data, a forward pass too, shares its code); the others compile without them. */
-template <typename T, bool FUSED = true>
+/* The typed epilogue's value (conv_store.cuh) of form FORM (igemm_epi_form) for accumulator acc
+   of channel `channel`, z read where beta != 0. */
+template <typename T, int FORM>
+__host__ __device__ __forceinline__ float igemm_epi_value(const igemm_epi &e, float acc, float z, int64_t channel)
+{
+    if constexpr (FORM == IGEMM_EPI_PLAIN)
+        return e.typed.alpha * acc;
+    else
+        return ocd_cuda_conv_epi_value<T, FORM == IGEMM_EPI_FUSED>(e.typed, acc, z, channel);
+}
+
+/* Whether form FORM reads z (beta != 0). */
+template <int FORM> __host__ __device__ __forceinline__ bool igemm_epi_reads_z(const igemm_epi &e)
+{
+    return FORM != IGEMM_EPI_PLAIN && e.typed.beta != 0.f;
+}
+
+/* out = the typed epilogue of form FORM at element offset off. */
+template <typename T, int FORM = IGEMM_EPI_FUSED>
 __host__ __device__ __forceinline__ void igemm_epi_store(const igemm_epi &e, int64_t off, int64_t channel, float acc)
 {
-    const float z = e.typed.beta != 0.f ? ocd_cuda_load((const T *)e.z + off) : 0.f;
-    ocd_cuda_store((T *)e.out + off, ocd_cuda_conv_epi_value<T, FUSED>(e.typed, acc, z, channel));
+    const float z = igemm_epi_reads_z<FORM>(e) ? ocd_cuda_load((const T *)e.z + off) : 0.f;
+    ocd_cuda_store((T *)e.out + off, igemm_epi_value<T, FORM>(e, acc, z, channel));
 }
 
 /* igemm_epi_store of columns n and n + 1 at offsets off and off + 1 (epi.pairs: off is even), z
    read and the two results stored as one access each. */
-template <typename T, bool FUSED = true>
+template <typename T, int FORM>
 __host__ __device__ __forceinline__ void igemm_epi_store_pair(const igemm_epi &e, int64_t off, int64_t channel,
                                                               float acc0, float acc1)
 {
     ocd_vec<T, 2> z, r;
-    if (e.typed.beta != 0.f) z = *(const ocd_vec<T, 2> *)((const T *)e.z + off);
-    ocd_cuda_store(&r.v[0], ocd_cuda_conv_epi_value<T, FUSED>(e.typed, acc0,
-                                                              e.typed.beta != 0.f ? ocd_cuda_load(&z.v[0]) : 0.f, channel));
-    ocd_cuda_store(&r.v[1], ocd_cuda_conv_epi_value<T, FUSED>(e.typed, acc1,
-                                                              e.typed.beta != 0.f ? ocd_cuda_load(&z.v[1]) : 0.f, channel + 1));
+    const bool reads = igemm_epi_reads_z<FORM>(e);
+    if (reads) z = *(const ocd_vec<T, 2> *)((const T *)e.z + off);
+    ocd_cuda_store(&r.v[0], igemm_epi_value<T, FORM>(e, acc0, reads ? ocd_cuda_load(&z.v[0]) : 0.f, channel));
+    ocd_cuda_store(&r.v[1], igemm_epi_value<T, FORM>(e, acc1, reads ? ocd_cuda_load(&z.v[1]) : 0.f, channel + 1));
     *(ocd_vec<T, 2> *)((T *)e.out + off) = r;
 }
 
 /* The epilogue of element type T: igemm_epi_store, or for 8-bit types the direct kernels' store
    (conv_store.cuh, epi.store), which converts the int32 sum to float as the direct kernel does
-   and writes any destination type (int8 rounded and saturated, or float). FUSED as
-   igemm_epi_store's. */
-template <typename T, bool FUSED = true>
+   and writes any destination type (int8 rounded and saturated, or float). */
+template <typename T, int FORM = IGEMM_EPI_FUSED>
 __host__ __device__ __forceinline__ void igemm_epi_out(const igemm_epi &e, int64_t off, int64_t channel, float acc)
 {
     if constexpr (sizeof(T) == 1)
         ocd_cuda_conv_finish<float>(e.store, off, channel, acc);
     else
-        igemm_epi_store<T, FUSED>(e, off, channel, acc);
+        igemm_epi_store<T, FORM>(e, off, channel, acc);
+}
+
+/* The form a kernel runs for the plan's form (epi.form): FUSED, the direction may have the fused
+   epilogue (forward; the TMA kernel's backward data, a forward pass too, shares its code); without
+   it the form is never IGEMM_EPI_FUSED, whose code is then not compiled. 8-bit types have one
+   form (the direct store). The kernels switch on it once, so that each form's unrolled store is
+   code of its own. */
+template <typename T, bool FUSED> __host__ __device__ __forceinline__ int igemm_epi_form_run(int form)
+{
+    if (sizeof(T) == 1) return IGEMM_EPI_FUSED;
+    return !FUSED && form == IGEMM_EPI_FUSED ? IGEMM_EPI_NARROW : form;
 }
 
 /* ---- operand loaders ---------------------------------------------------------------------------
@@ -447,11 +484,11 @@ __host__ __device__ __forceinline__ igemm_cta igemm_cta_of(const igemm_params &p
    columns past N or padding (igemm_col_real) are skipped; where epi.pairs, e and e + 1 of a row
    are stored together (igemm_epi_store_pair). With split-K the values go to the split's partial
    tile instead. acc is a device lambda in the kernels and a host one in the
-   emulations (hence the pragma). FUSED as igemm_epi_store's. */
+   emulations (hence the pragma). In the epilogue form FORM (igemm_epi_form_run). */
 #pragma nv_exec_check_disable
-template <typename T, int MI, int NI, bool FUSED = true, class Acc>
-__host__ __device__ __forceinline__ void igemm_store_frags(const igemm_params &p, const Acc &acc, int m_base,
-                                                           int n_base, int g, int split, int lane)
+template <typename T, int MI, int NI, int FORM, class Acc>
+__host__ __device__ __forceinline__ void igemm_store_frags_as(const igemm_params &p, const Acc &acc, int m_base,
+                                                              int n_base, int g, int split, int lane)
 {
     const igemm_epi &e = p.epi;
     const int64_t pstride = (int64_t)p.groups * p.M * p.N;
@@ -469,10 +506,10 @@ __host__ __device__ __forceinline__ void igemm_store_frags(const igemm_params &p
                     for (int j = 0; j < NI; j++) {
                         const int n = n_base + j * 8 + (lane & 3) * 2;
                         if (n + 1 < p.N)
-                            igemm_epi_store_pair<T, FUSED>(e, roff + n, (int64_t)g * p.N + n, acc(i, j, hr * 2),
-                                                           acc(i, j, hr * 2 + 1));
+                            igemm_epi_store_pair<T, FORM>(e, roff + n, (int64_t)g * p.N + n, acc(i, j, hr * 2),
+                                                          acc(i, j, hr * 2 + 1));
                         else if (n < p.N)
-                            igemm_epi_store<T, FUSED>(e, roff + n, (int64_t)g * p.N + n, acc(i, j, hr * 2));
+                            igemm_epi_store<T, FORM>(e, roff + n, (int64_t)g * p.N + n, acc(i, j, hr * 2));
                     }
                     continue;
                 }
@@ -486,11 +523,28 @@ __host__ __device__ __forceinline__ void igemm_store_frags(const igemm_params &p
                     if (part)
                         part[roff + n] = v;
                     else
-                        igemm_epi_out<T, FUSED>(e, roff + igemm_map_offset(e.col, (uint32_t)n), (int64_t)g * p.N + n,
-                                                v);
+                        igemm_epi_out<T, FORM>(e, roff + igemm_map_offset(e.col, (uint32_t)n), (int64_t)g * p.N + n,
+                                               v);
                 }
             }
         }
+    }
+}
+
+/* igemm_store_frags_as in the plan's epilogue form. FUSED as igemm_epi_form_run's. */
+#pragma nv_exec_check_disable
+template <typename T, int MI, int NI, bool FUSED = true, class Acc>
+__host__ __device__ __forceinline__ void igemm_store_frags(const igemm_params &p, const Acc &acc, int m_base,
+                                                           int n_base, int g, int split, int lane)
+{
+    switch (igemm_epi_form_run<T, FUSED>(p.epi.form)) {
+    case IGEMM_EPI_PLAIN: igemm_store_frags_as<T, MI, NI, IGEMM_EPI_PLAIN>(p, acc, m_base, n_base, g, split, lane); break;
+    case IGEMM_EPI_NARROW:
+        igemm_store_frags_as<T, MI, NI, IGEMM_EPI_NARROW>(p, acc, m_base, n_base, g, split, lane);
+        break;
+    default:
+        if constexpr (FUSED || sizeof(T) == 1)
+            igemm_store_frags_as<T, MI, NI, IGEMM_EPI_FUSED>(p, acc, m_base, n_base, g, split, lane);
     }
 }
 

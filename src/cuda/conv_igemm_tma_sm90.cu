@@ -236,7 +236,9 @@ template <class Tile, typename T> struct igemm_tma_staged {
             }
     }
     /* The lane's 4 columns 4 (ln % 8) .. of the chunk whose first column is GEMM column n, in
-       its 4 rows, through the epilogue to the output (contiguous columns: make_plan's). */
+       its 4 rows, through the epilogue of form FORM (igemm_epi_forms) to the output (contiguous
+       columns: make_plan's). */
+    template <int FORM>
     static __host__ __device__ __forceinline__ void flush(const igemm_params &p, const unsigned char *buf, const lane &l,
                                                           int n, int ln)
     {
@@ -249,33 +251,33 @@ template <class Tile, typename T> struct igemm_tma_staged {
             const float *a = (const float *)(buf + at((ln >> 3) + 4 * i, 4 * k));
             const int64_t off = l.roff[i] + col;
             T *out = (T *)e.out + off;
-            const T *z = e.typed.beta != 0.f ? (const T *)e.z + off : NULL;
+            const T *z = igemm_epi_reads_z<FORM>(e) ? (const T *)e.z + off : NULL;
             if (p.N - col < 4 || (uintptr_t)out % sizeof(vec4) != 0 || (uintptr_t)z % sizeof(vec4) != 0) {
 #pragma unroll 1
-                for (int q = 0; q < 4 && col + q < p.N; q++) igemm_epi_store<T>(e, off + q, col + q, a[q]);
+                for (int q = 0; q < 4 && col + q < p.N; q++) igemm_epi_store<T, FORM>(e, off + q, col + q, a[q]);
                 continue;
             }
             vec4 zv, o;
             if (z != NULL) zv = *(const vec4 *)z;
 #pragma unroll
             for (int q = 0; q < 4; q++)
-                ocd_cuda_store(&o.v[q], ocd_cuda_conv_epi_value<T>(e.typed, a[q],
-                                                                   z != NULL ? ocd_cuda_load(&zv.v[q]) : 0.f, col + q));
+                ocd_cuda_store(&o.v[q], igemm_epi_value<T, FORM>(e, a[q], z != NULL ? ocd_cuda_load(&zv.v[q]) : 0.f,
+                                                                 col + q));
             *(vec4 *)out = o;
         }
     }
 };
 
 /* Consumer warp `warp` (0 .. 3) of warpgroup wg stores its rows of the unit at (m0, n0) through
-   its buffer buf: per 64-row slice the lanes' rows, then per chunk of columns inside N the
-   lanes' puts, then their flushes. lanes(f) runs f(lane, its state) on every lane of the warp
-   and then synchronizes them (the kernel: its own lane and __syncwarp; an emulation: the 32
-   lanes in turn), so no lane reads the buffer before every put, or overwrites it before every
-   flush, of the chunk. */
+   its buffer buf in epilogue form FORM: per 64-row slice the lanes' rows, then per chunk of
+   columns inside N the lanes' puts, then their flushes. lanes(f) runs f(lane, its state) on
+   every lane of the warp and then synchronizes them (the kernel: its own lane and __syncwarp; an
+   emulation: the 32 lanes in turn), so no lane reads the buffer before every put, or overwrites
+   it before every flush, of the chunk. */
 #pragma nv_exec_check_disable
-template <class Tile, typename T, class Lanes>
-__host__ __device__ __forceinline__ void igemm_tma_store_staged(const igemm_params &p, int m0, int n0, int wg, int warp,
-                                                                unsigned char *buf, Lanes &&lanes)
+template <class Tile, typename T, int FORM, class Lanes>
+__host__ __device__ __forceinline__ void igemm_tma_store_staged_as(const igemm_params &p, int m0, int n0, int wg,
+                                                                   int warp, unsigned char *buf, Lanes &&lanes)
 {
     typedef igemm_tma_staged<Tile, T> E;
 #pragma unroll
@@ -286,8 +288,21 @@ __host__ __device__ __forceinline__ void igemm_tma_store_staged(const igemm_para
         for (int c = 0; c < Tile::BN / E::COLS; c++) { /* unrolled: the accumulators stay registers */
             if (n0 + c * E::COLS >= p.N) break;
             lanes([&](int ln, typename E::lane &l) { E::put(buf, l, mi, c, ln); });
-            lanes([&](int ln, typename E::lane &l) { E::flush(p, buf, l, n0 + c * E::COLS, ln); });
+            lanes([&](int ln, typename E::lane &l) { E::template flush<FORM>(p, buf, l, n0 + c * E::COLS, ln); });
         }
+    }
+}
+
+/* igemm_tma_store_staged_as in the plan's epilogue form (igemm_epi_form_run). */
+#pragma nv_exec_check_disable
+template <class Tile, typename T, class Lanes>
+__host__ __device__ __forceinline__ void igemm_tma_store_staged(const igemm_params &p, int m0, int n0, int wg, int warp,
+                                                                unsigned char *buf, Lanes &&lanes)
+{
+    switch (igemm_epi_form_run<T, true>(p.epi.form)) {
+    case IGEMM_EPI_PLAIN: igemm_tma_store_staged_as<Tile, T, IGEMM_EPI_PLAIN>(p, m0, n0, wg, warp, buf, lanes); break;
+    case IGEMM_EPI_NARROW: igemm_tma_store_staged_as<Tile, T, IGEMM_EPI_NARROW>(p, m0, n0, wg, warp, buf, lanes); break;
+    default: igemm_tma_store_staged_as<Tile, T, IGEMM_EPI_FUSED>(p, m0, n0, wg, warp, buf, lanes);
     }
 }
 

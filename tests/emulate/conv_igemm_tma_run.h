@@ -811,10 +811,9 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
     const bool compare = e.c % 64 == 0 && !e.dgrad && Tile::BM > 64;
     if (compare && !emu_igemm_plan(e.name, NULL, e.sm_count, tp.p, cp_tile<Tile>(), tf32, &cp, &passed)) return false;
     /* the staged epilogue wherever the tile has it and y (dx) is NHWC: its columns contiguous;
-       with it the ping-pong twin where the tile has one, but for a long mainloop (the cooperative
-       tile: conv_igemm.cu's pingpong_wanted, under the emulation's OPENCUDNN_UNPROVEN) */
+       with it the ping-pong twin wherever the tile has one (conv_igemm.cu's pingpong_wanted) */
     const bool staged = igemm_tma_launch<Tile, T, WGRAD>::STAGED_OK && !e.nchw;
-    const bool pingpong = staged && igemm_tma_launch<Tile, T, WGRAD>::PINGPONG_OK && pl.tma.ktiles < TMA_LONG_K;
+    const bool pingpong = staged && igemm_tma_launch<Tile, T, WGRAD>::PINGPONG_OK;
     if ((pl.tma.staged != 0) != staged || (pl.tma.pingpong != 0) != pingpong) {
         printf("FAIL %s: the plan %s the staged epilogue or ping-pong\n", e.name, staged ? "does not choose" : "chooses");
         return false;
