@@ -18,16 +18,19 @@
 #   run(command="GPU_CHECK_PREBUILT=.gpu-carry/build-gpu.tar.xz ... bash tools/gpu-check.sh",
 #       carry=[".gpu-carry"])
 # --unpack extracts it into the tree with fresh times, refuses an archive built at another path
-# or from other sources (its commit and the digest of its uncommitted changes, build-gpu/source,
-# against the tree's), and points ctest's files at this machine's python3, C compiler and cmake
+# or from other sources (a digest of every file the build reads, build-gpu/source, against the
+# tree's: not git's view, which the device's copy of .git may lag), and points ctest's files at this machine's python3, C compiler and cmake
 # (the CPU machine's recorded in its CMakeCache.txt). gpu-check then builds only the vendor's
 # programs, apart.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="build-gpu"
 
-# The sources a build is of: the commit and a digest of the uncommitted changes to tracked files.
-sources() { echo "$(git rev-parse HEAD) $(git diff HEAD | sha1sum | cut -c1-12)"; }
+# The sources a build is of: a digest of the files under the folders the build reads.
+sources() {
+    find CMakeLists.txt cmake include src tests bench tools examples -type f -print0 | LC_ALL=C sort -z |
+        xargs -0 sha1sum | sha1sum | cut -c1-16
+}
 
 if [ "${1:-}" = "--unpack" ]; then
     archive=${2:?--unpack ARCHIVE}
@@ -37,7 +40,7 @@ if [ "${1:-}" = "--unpack" ]; then
         echo "gpu-prebuild: $archive was built at $home, this tree is $PWD" >&2
         exit 1
     fi
-    if git rev-parse --git-dir >/dev/null 2>&1 && [ "$(cat "$build/source")" != "$(sources)" ]; then
+    if [ "$(cat "$build/source")" != "$(sources)" ]; then
         echo "gpu-prebuild: $archive was built from $(cat "$build/source"), this tree is $(sources)" >&2
         exit 1
     fi
