@@ -67,16 +67,17 @@ struct igemm_map {
     int64_t stride[4];
 };
 
-/* How much of the typed epilogue a call needs, decided once by the plan (make_plan), so that the
-   kernels' stores, unrolled over a lane's 64 to 128 elements, run the code of that much only:
-   the whole epilogue's (the activation step's dispatch inlined per element) is thousands of
+/* The forms of the typed epilogue the kernels' stores are compiled in, each its own code: their
+   stores, unrolled over a lane's 64 to 128 elements, inline the epilogue per element, and the
+   whole epilogue (its checks, loads, and the activation step's calls) is thousands of
    instructions a warp, which on a short mainloop stall on instruction fetch more than the
-   mainloop takes. */
+   mainloop takes. A kernel runs the plain form where the plan says the call needs no more
+   (epi.plain), else its whole one: fused for the directions that have the fused epilogue,
+   narrow for the others (igemm_epi_whole). */
 enum igemm_epi_form {
-    IGEMM_EPI_FUSED,  /* the whole: alpha, beta times z, the bias, the fused call's scale and any
-                         activation (forward only); 0, so that a zeroed igemm_epi is whole */
+    IGEMM_EPI_FUSED,  /* alpha, beta times z, the bias, the fused call's scale and any activation */
     IGEMM_EPI_NARROW, /* alpha, beta times z, the bias, ReLU */
-    IGEMM_EPI_PLAIN   /* alpha * acc: beta 0, no bias, scale or activation */
+    IGEMM_EPI_PLAIN   /* alpha * acc */
 };
 
 struct igemm_epi {
@@ -95,7 +96,7 @@ struct igemm_epi {
     int pairs;          /* column n's offset is n and every row's is even, out and z aligned to two
                            elements: a lane's two adjacent columns are one 2-element access
                            (igemm_store_frags) */
-    int form;           /* igemm_epi_form of typed */
+    int plain;          /* typed is alpha alone: beta 0, no bias, scale or activation (igemm_epi_form) */
 };
 
 struct igemm_params {
@@ -188,16 +189,12 @@ __host__ __device__ __forceinline__ void igemm_epi_out(const igemm_epi &e, int64
         igemm_epi_store<T, FORM>(e, off, channel, acc);
 }
 
-/* The form a kernel runs for the plan's form (epi.form): FUSED, the direction may have the fused
-   epilogue (forward; the TMA kernel's backward data, a forward pass too, shares its code); without
-   it the form is never IGEMM_EPI_FUSED, whose code is then not compiled. 8-bit types have one
-   form (the direct store). The kernels switch on it once, so that each form's unrolled store is
-   code of its own. */
-template <typename T, bool FUSED> __host__ __device__ __forceinline__ int igemm_epi_form_run(int form)
-{
-    if (sizeof(T) == 1) return IGEMM_EPI_FUSED;
-    return !FUSED && form == IGEMM_EPI_FUSED ? IGEMM_EPI_NARROW : form;
-}
+/* The whole epilogue form of the kernels of element type T: fused where the direction may have
+   the fused epilogue (FUSED: forward, and the TMA kernel's backward data, a forward pass too,
+   which shares its code), narrow for the others; 8-bit types have one (the direct store). They
+   run the plain form where the plan says the call needs no more (epi.plain), switching once. */
+template <typename T, bool FUSED>
+constexpr int igemm_epi_whole = sizeof(T) == 1 || FUSED ? IGEMM_EPI_FUSED : IGEMM_EPI_NARROW;
 
 /* ---- operand loaders ---------------------------------------------------------------------------
    Each loader owns one operand of one direction: setup() runs once per CTA (per-thread row state),
@@ -484,7 +481,7 @@ __host__ __device__ __forceinline__ igemm_cta igemm_cta_of(const igemm_params &p
    columns past N or padding (igemm_col_real) are skipped; where epi.pairs, e and e + 1 of a row
    are stored together (igemm_epi_store_pair). With split-K the values go to the split's partial
    tile instead. acc is a device lambda in the kernels and a host one in the
-   emulations (hence the pragma). In the epilogue form FORM (igemm_epi_form_run). */
+   emulations (hence the pragma). In the epilogue form FORM (igemm_epi_form). */
 #pragma nv_exec_check_disable
 template <typename T, int MI, int NI, int FORM, class Acc>
 __host__ __device__ __forceinline__ void igemm_store_frags_as(const igemm_params &p, const Acc &acc, int m_base,
@@ -531,21 +528,16 @@ __host__ __device__ __forceinline__ void igemm_store_frags_as(const igemm_params
     }
 }
 
-/* igemm_store_frags_as in the plan's epilogue form. FUSED as igemm_epi_form_run's. */
+/* igemm_store_frags_as in the plain form where the plan's epilogue is (epi.plain), else in the
+   whole one (igemm_epi_whole; FUSED as its). */
 #pragma nv_exec_check_disable
 template <typename T, int MI, int NI, bool FUSED = true, class Acc>
 __host__ __device__ __forceinline__ void igemm_store_frags(const igemm_params &p, const Acc &acc, int m_base,
                                                            int n_base, int g, int split, int lane)
 {
-    switch (igemm_epi_form_run<T, FUSED>(p.epi.form)) {
-    case IGEMM_EPI_PLAIN: igemm_store_frags_as<T, MI, NI, IGEMM_EPI_PLAIN>(p, acc, m_base, n_base, g, split, lane); break;
-    case IGEMM_EPI_NARROW:
-        igemm_store_frags_as<T, MI, NI, IGEMM_EPI_NARROW>(p, acc, m_base, n_base, g, split, lane);
-        break;
-    default:
-        if constexpr (FUSED || sizeof(T) == 1)
-            igemm_store_frags_as<T, MI, NI, IGEMM_EPI_FUSED>(p, acc, m_base, n_base, g, split, lane);
-    }
+    if constexpr (sizeof(T) > 1)
+        if (p.epi.plain) return igemm_store_frags_as<T, MI, NI, IGEMM_EPI_PLAIN>(p, acc, m_base, n_base, g, split, lane);
+    igemm_store_frags_as<T, MI, NI, igemm_epi_whole<T, FUSED>>(p, acc, m_base, n_base, g, split, lane);
 }
 
 /* ---- the kernel --------------------------------------------------------------------------------

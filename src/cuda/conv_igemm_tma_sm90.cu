@@ -236,7 +236,7 @@ template <class Tile, typename T> struct igemm_tma_staged {
             }
     }
     /* The lane's 4 columns 4 (ln % 8) .. of the chunk whose first column is GEMM column n, in
-       its 4 rows, through the epilogue of form FORM (igemm_epi_forms) to the output (contiguous
+       its 4 rows, through the epilogue of form FORM (igemm_epi_form) to the output (contiguous
        columns: make_plan's). */
     template <int FORM>
     static __host__ __device__ __forceinline__ void flush(const igemm_params &p, const unsigned char *buf, const lane &l,
@@ -293,17 +293,17 @@ __host__ __device__ __forceinline__ void igemm_tma_store_staged_as(const igemm_p
     }
 }
 
-/* igemm_tma_store_staged_as in the plan's epilogue form (igemm_epi_form_run). */
+/* igemm_tma_store_staged_as in the plain form where the plan's epilogue is (epi.plain), else in
+   the whole one. */
 #pragma nv_exec_check_disable
 template <class Tile, typename T, class Lanes>
 __host__ __device__ __forceinline__ void igemm_tma_store_staged(const igemm_params &p, int m0, int n0, int wg, int warp,
                                                                 unsigned char *buf, Lanes &&lanes)
 {
-    switch (igemm_epi_form_run<T, true>(p.epi.form)) {
-    case IGEMM_EPI_PLAIN: igemm_tma_store_staged_as<Tile, T, IGEMM_EPI_PLAIN>(p, m0, n0, wg, warp, buf, lanes); break;
-    case IGEMM_EPI_NARROW: igemm_tma_store_staged_as<Tile, T, IGEMM_EPI_NARROW>(p, m0, n0, wg, warp, buf, lanes); break;
-    default: igemm_tma_store_staged_as<Tile, T, IGEMM_EPI_FUSED>(p, m0, n0, wg, warp, buf, lanes);
-    }
+    if (p.epi.plain)
+        igemm_tma_store_staged_as<Tile, T, IGEMM_EPI_PLAIN>(p, m0, n0, wg, warp, buf, lanes);
+    else
+        igemm_tma_store_staged_as<Tile, T, IGEMM_EPI_FUSED>(p, m0, n0, wg, warp, buf, lanes);
 }
 
 /* The shared memory: the stages as igemm_wgmma_shape lays them out (A stages, then B stages, from

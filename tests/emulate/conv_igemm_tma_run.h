@@ -818,6 +818,11 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
         printf("FAIL %s: the plan %s the staged epilogue or ping-pong\n", e.name, staged ? "does not choose" : "chooses");
         return false;
     }
+    /* the plain epilogue form (alpha alone) exactly where the case has no beta, bias or ReLU */
+    if ((pl.prm.epi.plain != 0) != (e.beta == 0 && !e.bias_relu)) {
+        printf("FAIL %s: the plan's epilogue form is %s\n", e.name, pl.prm.epi.plain ? "plain" : "whole");
+        return false;
+    }
     int grid = 0;
     if (const char *err = run_plan<Tile, T, WGRAD>(e, tp, emu_phase(e, 0), tp.p, pl, compare ? &cp : NULL, &grid)) {
         printf("FAIL %s: %s\n", e.name, err);
