@@ -43,8 +43,8 @@ TEST(conv_cuda_tma_dgrad_entries_are_reached)
     check_entries_reached(cases, sizeof cases / sizeof cases[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
 }
 
-/* The TMA kernel's strided backward data, phase by phase (cuda:dgrad_igemm_tma_phases; unproven:
-   OPENCUDNN_UNPROVEN=1 lets it serve), every phase of at least a tile per multiprocessor: 3x3
+/* The TMA kernel's strided backward data, phase by phase (cuda:dgrad_igemm_tma_phases; below 256
+   channels of dx unproven: OPENCUDNN_UNPROVEN=1, the suite's, lets it serve), every phase of at least a tile per multiprocessor: 3x3
    stride 2 pad 1 over 135x135 (phases of 68 and 67 pixels a side) with C = 256 on the 128x256 tile,
    fp16, bf16 and NCHW data; the 1x1 stride-2 downsampling layer (three phases without taps; the
    cuBLAS entry ahead of the phases switched off); C = 128 on the 256x128 tile in CONVOLUTION

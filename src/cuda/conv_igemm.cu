@@ -47,7 +47,7 @@
    measured faster than the tiles behind them serve only as unproven entries (tile_proven,
    core/impl.h). So do the TMA entries (_tma_,
    conv_igemm_tma_sm90.cu: forward, backward data as a forward pass over dy (unit stride, or
-   stride phases: _tma_phases),
+   stride phases: _tma_phases, which serves from 256 channels of dx, phases_plan),
    and the filter gradient over channels padded to 64 per tap, no more than a quarter of them
    padding; fp16 and bf16, groups 1, 2-D, within the tensor maps' limits of conv_igemm_tma.cuh;
    the _tma_tf32 entries: fp32 data as TF32, forward and backward data, where tensor-op math is
@@ -783,7 +783,10 @@ static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p
 {
     memset(pp, 0, sizeof *pp);
     pp->tf32 = tf32;
-    if (tma)
+    /* the TMA phases have served faster than the mma.sync ones over dx of 256 channels or more
+       (16-bit; 0.53-0.80 of their time on an H100, three runs); below, and as TF32, they are
+       unproven (core/impl.h) */
+    if (tma && (tf32 || p->x.dims[1] < 256))
         if (const char *why = ocd_impl_unproven()) return why;
     pp->chained = tma;
     if (p->dir != OCD_CONV_BWD_DATA) return "backward data only";
