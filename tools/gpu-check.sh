@@ -58,7 +58,7 @@
 #
 # Prebuilt (GPU_CHECK_PREBUILT=ARCHIVE, an archive of tools/gpu-prebuild.sh carried with the
 # tree): step 1 unpacks ours into the build directory instead of building it (seconds instead of
-# a cold build's ~280 s) and configures BUILD-vendor for the vendor's programs; ctest then leaves
+# a cold build's 330 s or more) and configures BUILD-vendor for the vendor's programs; ctest then leaves
 # out what the archive does not hold (the CPU emulations, the install check: CI runs both), and
 # emuasan, which rebuilds an emulation, is skipped.
 #

@@ -530,7 +530,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     }
     if (ty.beta == 0.f) ep.z = NULL;
     ep.pairs = paired_stores(prm, pl, esize);
-    ep.plain = ty.beta == 0.f && ty.bias == NULL && !ty.relu && ty.scale == NULL && !ty.act_on;
+    ep.plain = ocd_cuda_conv_epi_plain(ty);
 
     /* TF32: the operands no copy rounded are rounded by the sm_90a kernel (igemm_operand) */
     prm.round_a = tf32 && !pl->copy_a.on && !pl->pad_on;

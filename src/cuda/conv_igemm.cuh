@@ -96,7 +96,7 @@ struct igemm_epi {
     int pairs;          /* column n's offset is n and every row's is even, out and z aligned to two
                            elements: a lane's two adjacent columns are one 2-element access
                            (igemm_store_frags) */
-    int plain;          /* typed is alpha alone: beta 0, no bias, scale or activation (igemm_epi_form) */
+    int plain;          /* typed is alpha alone (ocd_cuda_conv_epi_plain): the stores' plain form */
 };
 
 struct igemm_params {

@@ -294,7 +294,7 @@ __host__ __device__ __forceinline__ void igemm_tma_store_staged_as(const igemm_p
 }
 
 /* igemm_tma_store_staged_as in the plain form where the plan's epilogue is (epi.plain), else in
-   the whole one. */
+   the whole one (igemm_epi_whole: the staged stores are the forward kernels'). */
 #pragma nv_exec_check_disable
 template <class Tile, typename T, class Lanes>
 __host__ __device__ __forceinline__ void igemm_tma_store_staged(const igemm_params &p, int m0, int n0, int wg, int warp,
@@ -303,7 +303,7 @@ __host__ __device__ __forceinline__ void igemm_tma_store_staged(const igemm_para
     if (p.epi.plain)
         igemm_tma_store_staged_as<Tile, T, IGEMM_EPI_PLAIN>(p, m0, n0, wg, warp, buf, lanes);
     else
-        igemm_tma_store_staged_as<Tile, T, IGEMM_EPI_FUSED>(p, m0, n0, wg, warp, buf, lanes);
+        igemm_tma_store_staged_as<Tile, T, igemm_epi_whole<T, true>>(p, m0, n0, wg, warp, buf, lanes);
 }
 
 /* The shared memory: the stages as igemm_wgmma_shape lays them out (A stages, then B stages, from

@@ -56,6 +56,13 @@ __host__ __device__ __forceinline__ float ocd_cuda_conv_epi_value(const ocd_cuda
     return v;
 }
 
+/* Whether e is alpha alone (no beta, bias, scale or activation): ocd_cuda_conv_epi_value is then
+   alpha * acc, which the implicit GEMM's stores compile apart (conv_igemm.cuh's igemm_epi_form). */
+__host__ __device__ __forceinline__ bool ocd_cuda_conv_epi_plain(const ocd_cuda_conv_epi &e)
+{
+    return e.beta == 0.f && e.bias == NULL && !e.relu && e.scale == NULL && !e.act_on;
+}
+
 /* The run-time-typed store's parameters (ocd_cuda_conv_finish). */
 struct ocd_cuda_conv_store {
     void *dst;
