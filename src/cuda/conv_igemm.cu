@@ -47,7 +47,7 @@
    measured faster than the tiles behind them serve only as unproven entries (tile_proven,
    core/impl.h). So do the TMA entries (_tma_,
    conv_igemm_tma_sm90.cu: forward, backward data as a forward pass over dy (unit stride, or
-   stride phases: _tma_phases, which serves from 256 channels of dx, phases_plan),
+   stride phases: _tma_phases, which serves from 128 channels of dx, 256 as TF32: phases_plan),
    and the filter gradient over channels padded to 64 per tap, no more than a quarter of them
    padding; fp16 and bf16, groups 1, 2-D, within the tensor maps' limits of conv_igemm_tma.cuh;
    the _tma_tf32 entries: fp32 data as TF32, forward and backward data, where tensor-op math is
@@ -295,30 +295,35 @@ static const char *cluster_rejects(cudnnHandle_t h, int c2, bool wgrad, igemm_ty
 
 /* Whether sm_90a tile `tile` has served direction dir on a GPU faster than what serves without
    it (the A/B of bench/run.sh -U; bench/results.md). fp16 and bf16: the TMA 128x256 tile in
-   every direction, its 64-row filter gradient, its narrow tiles forward and for backward data
-   (256x64 for the 64-channel 3x3 layers; 128x128 and 128x64 where the wide tiles are too few,
-   128x64 for the 512-channel layers at batch 64), and the cp.async kernel's forward 128x128
-   and 128x64 tiles. TF32: the TMA kernel's forward 256x128 tile and its narrow 128x128 and
-   128x64 ones (the stride-2 3x3 layers, which the Winograd entries ahead of them decline). The
-   other sm_90a tiles are unproven entries (core/impl.h, docs/engines.md): right on the GPU but
-   not measured faster, or measured slower (the clustered tiles). */
+   every direction, its 256x128 twin forward and for backward data (the 128-channel 3x3 layers:
+   0.81-0.85 of the 128x128 tile's time), its 64-row filter gradient, its narrow tiles forward
+   and for backward data (256x64 for the 64-channel 3x3 layers; 128x128 and 128x64 where the
+   wide tiles are too few, 128x64 for the 512-channel layers at batch 64), and the cp.async
+   kernel's forward 128x128 and 128x64 tiles. TF32: the TMA kernel's forward 256x128 and
+   128x256 tiles (0.80-0.92 of the 256x128's time on the stride-2 3x3 layers at batch 256) and
+   its narrow 128x128 and 128x64 ones (the stride-2 3x3 layers, which the Winograd entries ahead
+   of them decline). The other sm_90a tiles are unproven entries (core/impl.h,
+   docs/engines.md): right on the GPU but not measured faster, or measured slower (the
+   clustered tiles). */
 static bool tile_proven(int tile, enum ocd_conv_dir dir, bool tf32)
 {
     const bool narrow = tile >= TMA_NARROW_TILE0 && dir != OCD_CONV_BWD_FILTER;
     if (tf32)
-        return dir == OCD_CONV_FWD &&
-               (tile == TMA_TILE0 + 1 || tile == TMA_NARROW_TILE0 || tile == TMA_NARROW_TILE0 + 2);
+        return dir == OCD_CONV_FWD && (tile == TMA_TILE0 || tile == TMA_TILE0 + 1 || tile == TMA_NARROW_TILE0 ||
+                                       tile == TMA_NARROW_TILE0 + 2);
     if (tile == TMA_TILE0 || narrow || (dir == OCD_CONV_BWD_FILTER && tile == TMA_W64_TILE0)) return true;
+    if (tile == TMA_TILE0 + 1) return dir != OCD_CONV_BWD_FILTER;
     return dir == OCD_CONV_FWD && (tile == WGMMA_TILE0 + 2 || tile == WGMMA_TILE0 + 3);
 }
 
-/* Why the kernels' own typed store (igemm_epi_store) cannot run the fused epilogue of p with a
-   scale or an activation other than ReLU, or NULL: it takes a scale of the output's type or
-   fp32, one per channel at unit stride (the bias's indexing); any other goes to the partial
-   sums and the second kernel's store (epi.wide). */
+/* Why the kernels' own typed store (igemm_epi_store) cannot run the fused epilogue of p, or NULL:
+   it takes a scale of the output's type or fp32, one per channel at unit stride (the bias's
+   indexing), and ReLU but no other activation (the step is a call: conv_igemm.cuh); any other
+   goes to the partial sums and the second kernel's store (epi.wide). */
 static const char *wide_store_rejects(const struct ocd_conv_problem *p)
 {
     const struct ocd_tensor_view *sv = &p->ep.scale_view;
+    if (p->ep.act_on) return "an activation other than ReLU (a call in the unrolled stores)";
     if (p->ep.scale_on && sv->dtype != p->y.dtype && sv->dtype != CUDNN_DATA_FLOAT)
         return "the scale is neither of the output's type nor fp32";
     if (p->ep.scale_on && sv->strides[1] != 1 && p->y.dims[1] > 1) return "the scale's channels are not contiguous";
@@ -488,15 +493,13 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
             ty.bias = p->ep.bias;
             ty.relu = p->ep.relu;
             if (p->ep.bias_view.strides[1] != 1 && p->y.dims[1] > 1) return OCD_REASON_LAYOUT;
-            ep.wide = (p->ep.scale_on || p->ep.act_on) && wide_store_rejects(p) != NULL;
+            ep.wide = wide_store_rejects(p) != NULL;
             if (ep.wide) {
                 ep.store = ocd_cuda_conv_store_of(p);
             } else {
                 ty.scale = p->ep.scale_on ? p->ep.scale : NULL;
                 ty.scale_f32 = p->ep.scale_view.dtype == CUDNN_DATA_FLOAT;
                 ty.scale_z = p->ep.scale_z, ty.scale_bias = p->ep.scale_bias;
-                ty.act_on = p->ep.act_on;
-                if (ty.act_on) ty.act = p->ep.act;
             }
         }
         break;
@@ -783,10 +786,10 @@ static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p
 {
     memset(pp, 0, sizeof *pp);
     pp->tf32 = tf32;
-    /* the TMA phases have served faster than the mma.sync ones over dx of 256 channels or more
-       (16-bit; 0.53-0.80 of their time on an H100, three runs); below, and as TF32, they are
-       unproven (core/impl.h) */
-    if (tma && (tf32 || p->x.dims[1] < 256))
+    /* the TMA phases have served faster than the mma.sync ones over dx of 128 channels or more
+       (16-bit: 0.38-0.80 of their time on an H100, batch 64 and 256) and, as TF32, of 256 or
+       more (0.53-0.81; 1.08-1.10 over 128); below they are unproven (core/impl.h) */
+    if (tma && p->x.dims[1] < (tf32 ? 256 : 128))
         if (const char *why = ocd_impl_unproven()) return why;
     pp->chained = tma;
     if (p->dir != OCD_CONV_BWD_DATA) return "backward data only";

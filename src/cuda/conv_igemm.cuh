@@ -20,16 +20,16 @@
      MN-major (16-bit types only: tf32 is only used K-major).
    - The epilogue owns alpha, beta (the old output, or z for the fused call, is read only when
      beta != 0), bias, the fused call's per-channel scale (of the output's type or fp32, applied
-     to the product and, as flagged, to z and the bias) and its activation (ReLU, or any unary
-     forward pointwise step, called through cuda/pw_step.cuh so that kernels without one keep
-     their code; the backward kernels compile without the scale and the step: FUSED): the
-     typed epilogue of conv_store.cuh, which the stem kernel (conv_stem.cu) shares. It
-     writes through two index maps (GEMM row -> offset, GEMM column -> offset), so any output
+     to the product and, as flagged, to z and the bias) and ReLU: the typed epilogue of
+     conv_store.cuh, which the stem kernel (conv_stem.cu) shares, without its activation step.
+     It writes through two index maps (GEMM row -> offset, GEMM column -> offset), so any output
      layout is written in place. With split-K the mainloop writes fp32 partial tiles into the
      workspace and a second kernel sums them in split order (deterministic) and runs the same
-     epilogue. A fused epilogue this typed store does not take (a scale of another
-     type or channel stride: make_plan in conv_igemm.cu) takes that path even with one split,
-     and the second kernel stores through conv_store.cuh (`wide`).
+     epilogue. A fused epilogue this typed store does not take (an activation other than ReLU,
+     whose step is a call, or a scale of another type or channel stride: make_plan in
+     conv_igemm.cu) takes that path even with one split, and the second kernel stores through
+     conv_store.cuh (`wide`): a call site per element of the unrolled stores, never taken
+     without a step, would still cost every call its code and registers.
    - 8-bit integers (the int8 configurations, forward only: conv_igemm_int8.cu): T int8_t or
      uint8_t (mma.cuh's m16n8k32, int32 accumulators), 16 channels a chunk; the outputs (int8,
      uint8 or float, with a float bias) are finished by the direct kernels' store
@@ -69,15 +69,12 @@ struct igemm_map {
 
 /* The forms of the typed epilogue the kernels' stores are compiled in, each its own code: their
    stores, unrolled over a lane's 64 to 128 elements, inline the epilogue per element, and the
-   whole epilogue (its checks, loads, and the activation step's calls) is thousands of
-   instructions a warp, which on a short mainloop stall on instruction fetch more than the
-   mainloop takes. A kernel runs the plain form where the plan says the call needs no more
-   (epi.plain), else its whole one: fused for the directions that have the fused epilogue,
-   narrow for the others (igemm_epi_whole). */
+   whole epilogue (its checks and loads) is thousands of instructions a warp, which on a short
+   mainloop stall on instruction fetch more than the mainloop takes. A kernel runs the plain
+   form where the plan says the call needs no more (epi.plain), else the whole one. */
 enum igemm_epi_form {
-    IGEMM_EPI_FUSED,  /* alpha, beta times z, the bias, the fused call's scale and any activation */
-    IGEMM_EPI_NARROW, /* alpha, beta times z, the bias, ReLU */
-    IGEMM_EPI_PLAIN   /* alpha * acc */
+    IGEMM_EPI_WHOLE, /* alpha, the fused call's scale, beta times z, the bias, ReLU */
+    IGEMM_EPI_PLAIN  /* alpha * acc */
 };
 
 struct igemm_epi {
@@ -89,7 +86,7 @@ struct igemm_epi {
     int64_t group_off;  /* output offset from one group to the next */
     float *partial;     /* split-K or wide: [splits][G][M][N] fp32 partial sums; NULL otherwise */
     int wide;           /* the second kernel stores through `store` (a fused epilogue the typed
-                           store does not take); scale and act are then unset */
+                           store does not take); scale is then unset (act always is) */
     ocd_cuda_conv_store store;
     int col_c;          /* 0, or the filter gradient on the TMA kernel, whose columns run over channels padded
                            per filter tap: columns whose innermost digit is col_c or more are padding */
@@ -146,7 +143,7 @@ __host__ __device__ __forceinline__ float igemm_epi_value(const igemm_epi &e, fl
     if constexpr (FORM == IGEMM_EPI_PLAIN)
         return e.typed.alpha * acc;
     else
-        return ocd_cuda_conv_epi_value<T, FORM == IGEMM_EPI_FUSED>(e.typed, acc, z, channel);
+        return ocd_cuda_conv_epi_value<T, false>(e.typed, acc, z, channel);
 }
 
 /* Whether form FORM reads z (beta != 0). */
@@ -156,7 +153,7 @@ template <int FORM> __host__ __device__ __forceinline__ bool igemm_epi_reads_z(c
 }
 
 /* out = the typed epilogue of form FORM at element offset off. */
-template <typename T, int FORM = IGEMM_EPI_FUSED>
+template <typename T, int FORM = IGEMM_EPI_WHOLE>
 __host__ __device__ __forceinline__ void igemm_epi_store(const igemm_epi &e, int64_t off, int64_t channel, float acc)
 {
     const float z = igemm_epi_reads_z<FORM>(e) ? ocd_cuda_load((const T *)e.z + off) : 0.f;
@@ -180,7 +177,7 @@ __host__ __device__ __forceinline__ void igemm_epi_store_pair(const igemm_epi &e
 /* The epilogue of element type T: igemm_epi_store, or for 8-bit types the direct kernels' store
    (conv_store.cuh, epi.store), which converts the int32 sum to float as the direct kernel does
    and writes any destination type (int8 rounded and saturated, or float). */
-template <typename T, int FORM = IGEMM_EPI_FUSED>
+template <typename T, int FORM = IGEMM_EPI_WHOLE>
 __host__ __device__ __forceinline__ void igemm_epi_out(const igemm_epi &e, int64_t off, int64_t channel, float acc)
 {
     if constexpr (sizeof(T) == 1)
@@ -188,13 +185,6 @@ __host__ __device__ __forceinline__ void igemm_epi_out(const igemm_epi &e, int64
     else
         igemm_epi_store<T, FORM>(e, off, channel, acc);
 }
-
-/* The whole epilogue form of the kernels of element type T: fused where the direction may have
-   the fused epilogue (FUSED: forward, and the TMA kernel's backward data, a forward pass too,
-   which shares its code), narrow for the others; 8-bit types have one (the direct store). They
-   run the plain form where the plan says the call needs no more (epi.plain), switching once. */
-template <typename T, bool FUSED>
-constexpr int igemm_epi_whole = sizeof(T) == 1 || FUSED ? IGEMM_EPI_FUSED : IGEMM_EPI_NARROW;
 
 /* ---- operand loaders ---------------------------------------------------------------------------
    Each loader owns one operand of one direction: setup() runs once per CTA (per-thread row state),
@@ -441,17 +431,17 @@ struct igemm_load_wgrad_b : igemm_pixel_krows<T, ROWS, THREADS, L> {
 /* The three directions: which loader feeds which operand, and how each operand is laid out (the
    K-major loaders also take another stage layout L: the sm_90a kernel's swizzled one). */
 struct igemm_dir_fwd {
-    static constexpr bool A_KMAJOR = true, B_KMAJOR = true, FUSED = true;
+    static constexpr bool A_KMAJOR = true, B_KMAJOR = true;
     template <typename T, int R, int TH, class L = ocd_mma_smem<T, R, true>> using ALoad = igemm_load_fwd_a<T, R, TH, L>;
     template <typename T, int R, int TH, class L = ocd_mma_smem<T, R, true>> using BLoad = igemm_load_dense_b<T, R, TH, L>;
 };
 struct igemm_dir_dgrad {
-    static constexpr bool A_KMAJOR = true, B_KMAJOR = true, FUSED = false;
+    static constexpr bool A_KMAJOR = true, B_KMAJOR = true;
     template <typename T, int R, int TH, class L = ocd_mma_smem<T, R, true>> using ALoad = igemm_load_dgrad_a<T, R, TH, L>;
     template <typename T, int R, int TH, class L = ocd_mma_smem<T, R, true>> using BLoad = igemm_load_dense_b<T, R, TH, L>;
 };
 struct igemm_dir_wgrad {
-    static constexpr bool A_KMAJOR = false, B_KMAJOR = false, FUSED = false;
+    static constexpr bool A_KMAJOR = false, B_KMAJOR = false;
     template <typename T, int R, int TH, class L = ocd_mma_smem<T, R, false>> using ALoad = igemm_load_wgrad_a<T, R, TH, L>;
     template <typename T, int R, int TH, class L = ocd_mma_smem<T, R, false>> using BLoad = igemm_load_wgrad_b<T, R, TH, L>;
 };
@@ -529,15 +519,15 @@ __host__ __device__ __forceinline__ void igemm_store_frags_as(const igemm_params
 }
 
 /* igemm_store_frags_as in the plain form where the plan's epilogue is (epi.plain), else in the
-   whole one (igemm_epi_whole; FUSED as its). */
+   whole one. */
 #pragma nv_exec_check_disable
-template <typename T, int MI, int NI, bool FUSED = true, class Acc>
+template <typename T, int MI, int NI, class Acc>
 __host__ __device__ __forceinline__ void igemm_store_frags(const igemm_params &p, const Acc &acc, int m_base,
                                                            int n_base, int g, int split, int lane)
 {
     if constexpr (sizeof(T) > 1)
         if (p.epi.plain) return igemm_store_frags_as<T, MI, NI, IGEMM_EPI_PLAIN>(p, acc, m_base, n_base, g, split, lane);
-    igemm_store_frags_as<T, MI, NI, igemm_epi_whole<T, FUSED>>(p, acc, m_base, n_base, g, split, lane);
+    igemm_store_frags_as<T, MI, NI, IGEMM_EPI_WHOLE>(p, acc, m_base, n_base, g, split, lane);
 }
 
 /* ---- the kernel --------------------------------------------------------------------------------
@@ -573,8 +563,8 @@ __global__ void __launch_bounds__(Tile::THREADS) igemm_kernel(const __grid_const
 
     typename ocd_mma_elem<T>::Acc acc[MI][NI][4];
     ocd_mma_mainloop<Tile, T, Dir::A_KMAJOR, Dir::B_KMAJOR>(acc, sa, sb, al, bl, p, c.kt0, c.nkt, wm, wn, lane);
-    igemm_store_frags<T, MI, NI, Dir::FUSED>(p, [&](int i, int j, int e) { return acc[i][j][e]; }, c.m0 + wm,
-                                             c.n0 + wn, c.g, c.split, lane);
+    igemm_store_frags<T, MI, NI>(p, [&](int i, int j, int e) { return acc[i][j][e]; }, c.m0 + wm, c.n0 + wn, c.g,
+                                 c.split, lane);
 #endif
 }
 

@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(256, 1) igemm_wgmma_kernel(const __grid_consta
                                                                 c.kt0, wg, tid, d};
     ocd_wgmma_kloop<Tile::STAGES>(ops, c.nkt);
 
-    igemm_wgmma_store<Tile, T, Dir::FUSED>(p, d, c.m0, c.n0, c.g, c.split, wg, tid);
+    igemm_wgmma_store<Tile, T>(p, d, c.m0, c.n0, c.g, c.split, wg, tid);
 #endif
 }
 

@@ -75,17 +75,17 @@ __device__ __forceinline__ void igemm_wgmma_issue(float (&d)[Tile::MI][Tile::BN 
 
 /* The epilogue of warpgroup wg's accumulators for the tile at (m0, n0) of group g: thread t
    (tid % 128) holds, of slice q = wg * MI + mi, rows 64 q + 16 (t / 32) + ...: a warp's 16 x BN
-   slice laid out as mma.sync's (wgmma.cuh). FUSED as igemm_epi_store's. */
+   slice laid out as mma.sync's (wgmma.cuh). */
 #pragma nv_exec_check_disable
-template <class Tile, typename T, bool FUSED = true>
+template <class Tile, typename T>
 __host__ __device__ __forceinline__ void igemm_wgmma_store(const igemm_params &p, const float (&d)[Tile::MI][Tile::BN / 2],
                                                            int m0, int n0, int g, int split, int wg, int tid)
 {
 #pragma unroll
     for (int mi = 0; mi < Tile::MI; mi++)
-        igemm_store_frags<T, 1, Tile::BN / 8, FUSED>(p, [&](int, int j, int e) { return d[mi][j * 4 + e]; },
-                                                     m0 + (wg * Tile::MI + mi) * 64 + ((tid & 127) >> 5) * 16, n0, g,
-                                                     split, tid & 31);
+        igemm_store_frags<T, 1, Tile::BN / 8>(p, [&](int, int j, int e) { return d[mi][j * 4 + e]; },
+                                              m0 + (wg * Tile::MI + mi) * 64 + ((tid & 127) >> 5) * 16, n0, g, split,
+                                              tid & 31);
 }
 
 #endif /* OCD_CUDA_CONV_IGEMM_SM90_CUH */

@@ -113,7 +113,7 @@
    a chunk of 32 columns at a time: every lane writes its fragment pairs (8-byte stores), then
    reads back 4 consecutive columns of 4 rows (16-byte loads) and applies the typed store's
    epilogue on the way out (conv_store.cuh's ocd_cuda_conv_epi_value: alpha, beta with z read 4
-   elements at once, bias, the fused call's scale and activation), storing 4 elements at
+   elements at once, bias, the fused call's scale and ReLU), storing 4 elements at
    once (8 bytes of fp16 or bf16, 16 of fp32): the 8 lanes of a row cover its 32 columns, whole
    32-byte sectors. The rows' offsets are mapped once per 64-row slice (4 per lane), the
    columns need none: the path is planned only where the output's columns are contiguous
@@ -294,7 +294,7 @@ __host__ __device__ __forceinline__ void igemm_tma_store_staged_as(const igemm_p
 }
 
 /* igemm_tma_store_staged_as in the plain form where the plan's epilogue is (epi.plain), else in
-   the whole one (igemm_epi_whole: the staged stores are the forward kernels'). */
+   the whole one. */
 #pragma nv_exec_check_disable
 template <class Tile, typename T, class Lanes>
 __host__ __device__ __forceinline__ void igemm_tma_store_staged(const igemm_params &p, int m0, int n0, int wg, int warp,
@@ -303,7 +303,7 @@ __host__ __device__ __forceinline__ void igemm_tma_store_staged(const igemm_para
     if (p.epi.plain)
         igemm_tma_store_staged_as<Tile, T, IGEMM_EPI_PLAIN>(p, m0, n0, wg, warp, buf, lanes);
     else
-        igemm_tma_store_staged_as<Tile, T, igemm_epi_whole<T, true>>(p, m0, n0, wg, warp, buf, lanes);
+        igemm_tma_store_staged_as<Tile, T, IGEMM_EPI_WHOLE>(p, m0, n0, wg, warp, buf, lanes);
 }
 
 /* The shared memory: the stages as igemm_wgmma_shape lays them out (A stages, then B stages, from
@@ -444,7 +444,7 @@ template <class Tile, typename T, bool WGRAD, bool STAGED> struct igemm_tma_cons
                                                 __syncwarp();
                                             });
         } else {
-            igemm_wgmma_store<Tile, T, !WGRAD>(this->p, d, u.m0, u.n0, 0, u.split, Tile::slice(wg), tid);
+            igemm_wgmma_store<Tile, T>(this->p, d, u.m0, u.n0, 0, u.split, Tile::slice(wg), tid);
         }
     }
 };

@@ -37,21 +37,22 @@ struct ocd_cuda_conv_epi {
 };
 
 /* ocd_cuda_conv_epi's value for accumulator acc of channel `channel`, z (read by the caller where
-   beta != 0), for output element type T. FUSED: the kernel takes the scale and the activation
-   step; without it they compile out (and the step's call with them: cuda/pw_step.cuh), so that
-   a kernel that never has them keeps the narrow epilogue's code and registers. */
-template <typename T, bool FUSED = true>
+   beta != 0), for output element type T. STEP: the kernel takes the activation step; without it
+   the step compiles out, and the step's call with it (cuda/pw_step.cuh), so that a kernel that
+   never has one keeps no call sites in its unrolled stores (the implicit GEMM's send a call
+   with a step to their second kernel instead: conv_igemm.cuh). */
+template <typename T, bool STEP = true>
 __host__ __device__ __forceinline__ float ocd_cuda_conv_epi_value(const ocd_cuda_conv_epi &e, float acc, float z,
                                                                   int64_t channel)
 {
     float v = e.alpha * acc, sc = 1.f;
-    if (FUSED && e.scale != NULL) {
+    if (e.scale != NULL) {
         sc = e.scale_f32 ? ((const float *)e.scale)[channel] : ocd_cuda_load((const T *)e.scale + channel);
         v *= sc;
     }
     if (e.beta != 0.f) v += (e.scale_z ? sc : 1.f) * e.beta * z;
     if (e.bias != NULL) v += (e.scale_bias ? sc : 1.f) * ocd_cuda_load((const T *)e.bias + channel);
-    if (FUSED && e.act_on) v = ocd_cuda_pw_step<float>(&e.act, v);
+    if (STEP && e.act_on) v = ocd_cuda_pw_step<float>(&e.act, v);
     else if (e.relu) v = fmaxf(v, 0.f);
     return v;
 }

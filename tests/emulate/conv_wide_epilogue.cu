@@ -2,13 +2,13 @@
    a per-channel scale applied before or after the bias, any forward activation) as the implicit
    GEMM serves it, both ways make_plan routes it on a forward problem (a handle of compute
    capability 9.0):
-   - the kernels' own typed store (igemm_epi_store, its activation a call through
-     cuda/pw_step.cuh), run on the CPU as the kernels run it, through igemm_store_frags over
-     given accumulators (with one split), or through the split-K reduction (igemm_reduce_one)
-     over given partial sums;
+   - the kernels' own typed store (igemm_epi_store: the scale and ReLU), run on the CPU as the
+     kernels run it, through igemm_store_frags over given accumulators (with one split), or
+     through the split-K reduction (igemm_reduce_one) over given partial sums;
    - the partial sums and the second kernel's store (igemm_reduce_one storing through
      conv_store.cuh's ocd_cuda_conv_finish, the store of the direct, FFT and Winograd entries
-     too), taken for a scale the typed store does not take (one of another type).
+     too), taken for any other activation (its step a call) and for a scale the typed store
+     does not take (one of another type).
    Every output must be
      y = act(sc * alpha * acc + sz * alpha2 * z + sb * bias)
    of this file's own double reference (ref/pointwise.c for the activation) within a rounding of
@@ -39,7 +39,7 @@ namespace {
 struct emu_case {
     const char *name;
     cudnnDataType_t t;
-    cudnnPointwiseMode_t act; /* RELU_FWD with upper 6: the clipped form when clip is set */
+    cudnnPointwiseMode_t act; /* RELU_FWD: ReLU (the relu flag) unless clip sets the clipped form's upper 6 */
     bool clip, scale_z, scale_bias;
     cudnnDataType_t st; /* the scale's type */
     int c;              /* input channels: 128 makes the GEMM K long enough for split-K */
@@ -140,18 +140,19 @@ bool run_case(const emu_case &e, cudnnHandle_t handle, emu_rng &rng)
     ep.bias_view = nhwc(e.t, 1, K, 1, 1);
     ep.scale_on = true, ep.scale_z = e.scale_z, ep.scale_bias = e.scale_bias, ep.scale = scale;
     ep.scale_view = nhwc(e.st, 1, K, 1, 1);
-    ep.act_on = true;
+    const bool relu = e.act == CUDNN_POINTWISE_RELU_FWD && !e.clip;
+    ep.relu = relu, ep.act_on = !relu;
     ocd_pw_step_defaults(&ep.act, e.act, 0, -1);
     if (e.clip) ep.act.upper_clip = 6;
 
-    const bool typed = e.st == e.t || e.st == CUDNN_DATA_FLOAT;
+    const bool typed = relu && (e.st == e.t || e.st == CUDNN_DATA_FLOAT);
     const char *path = typed ? "typed store" : "partial sums";
     const int tile = OCD_IGEMM_NTILES - 1;
     igemm_plan pl;
     const char *why = make_plan(handle, &p, tile, false, &pl);
     const igemm_epi &pe = pl.prm.epi;
     const ocd_cuda_conv_epi &pt = pe.typed;
-    const bool took = why == NULL && (typed ? !pe.wide && pt.scale == scale && pt.act_on && !pt.relu &&
+    const bool took = why == NULL && (typed ? !pe.wide && pt.scale == scale && !pt.act_on && pt.relu &&
                                                   pt.scale_f32 == (e.st == CUDNN_DATA_FLOAT) &&
                                                   pt.scale_z == e.scale_z && pt.scale_bias == e.scale_bias
                                             : pe.wide && pt.scale == NULL && !pt.act_on);
@@ -223,6 +224,9 @@ int main()
         {"f16_csbaa_swish_splitk", F16, CUDNN_POINTWISE_SWISH_FWD, false, true, false, F32, 128},
         {"bf16_cbsa_gelu_splitk", BF16, CUDNN_POINTWISE_GELU_FWD, false, false, true, BF16, 128},
         {"f16_csbaa_relu_bf16_scale", F16, CUDNN_POINTWISE_RELU_FWD, false, true, false, BF16, 8},
+        {"bf16_cbsa_relu", BF16, CUDNN_POINTWISE_RELU_FWD, false, false, true, BF16, 8},
+        {"f16_cbsa_relu_f16_scale", F16, CUDNN_POINTWISE_RELU_FWD, false, false, true, F16, 8},
+        {"bf16_csbaa_relu_splitk", BF16, CUDNN_POINTWISE_RELU_FWD, false, true, false, F32, 128},
     };
     bool ok = true;
     for (const emu_case &c : cases) ok &= run_case(c, &ctx, rng);
