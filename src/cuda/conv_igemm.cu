@@ -369,15 +369,18 @@ static bool pingpong_wanted(int tile, bool tf32)
     return !tf32 && ocd_igemm_tma_pingpong[tile - TMA_TILE0];
 }
 
-/* int8: an int8 entry's plan (the forward pass of the int8 configurations on the sm_80 kernel);
-   the other entries decline 8-bit data. */
+/* What a plan is for: an entry's call; an int8 entry's (the forward pass of the int8
+   configurations on the sm_80 kernel; the other entries decline 8-bit data); or a stride phase of
+   a _phases entry, whose TMA tiles the entry's own gate has judged (phases_plan). */
+enum plan_use { PLAN_CALL, PLAN_INT8, PLAN_PHASE };
+
 static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, bool tf32, igemm_plan *pl,
-                             bool int8 = false)
+                             plan_use use = PLAN_CALL)
 {
     memset(pl, 0, sizeof *pl);
     if (h->cc_major < 8) return OCD_REASON_ARCH;
-    const bool wgmma = tile >= WGMMA_TILE0, tma = tile >= TMA_TILE0;
-    if (wgmma && !tile_proven(tile, p->dir, tf32))
+    const bool wgmma = tile >= WGMMA_TILE0, tma = tile >= TMA_TILE0, int8 = use == PLAN_INT8;
+    if (wgmma && !(tma && use == PLAN_PHASE) && !tile_proven(tile, p->dir, tf32))
         if (const char *why = ocd_impl_unproven()) return why;
     if (wgmma)
         if (const char *why = ocd_wgmma_entry_rejects(h, tma ? ocd_igemm_tma_built : ocd_igemm_wgmma_built)) return why;
@@ -709,7 +712,7 @@ static cudnnStatus_t igemm_run(cudnnHandle_t h, const void *problem, const void 
 /* An int8 entry: the sm_80 kernel on the int8 configurations. */
 template <int TILE> static const char *igemm_int8_plan_of(cudnnHandle_t h, const void *problem, void *plan)
 {
-    return make_plan(h, (const struct ocd_conv_problem *)problem, TILE, false, (igemm_plan *)plan, true);
+    return make_plan(h, (const struct ocd_conv_problem *)problem, TILE, false, (igemm_plan *)plan, PLAN_INT8);
 }
 
 #define X(i, bm, bn, wm, wn, st)                                                                    \
@@ -761,7 +764,7 @@ static int phase_tile(cudnnHandle_t h, const struct ocd_conv_problem *sub, bool 
     const int wide = OCD_IGEMM_TMA_NTILES, count = tma ? wide + OCD_IGEMM_TMA_NARROW_NTILES : TMA_TILE0;
     for (int i = 0; i < count; i++) {
         const int tile = !tma ? (WGMMA_TILE0 + i) % TMA_TILE0 : i < wide ? TMA_TILE0 + i : TMA_NARROW_TILE0 + i - wide;
-        if ((*why = make_plan(h, sub, tile, tf32, pl)) == NULL) return tile;
+        if ((*why = make_plan(h, sub, tile, tf32, pl, PLAN_PHASE)) == NULL) return tile;
     }
     return -1;
 }
@@ -903,7 +906,7 @@ static cudnnStatus_t phases_run(cudnnHandle_t h, const void *problem, const void
             continue;
         }
         igemm_plan one, &pl = chain ? chain[ph] : one;
-        const char *why = make_plan(h, &sub, pp->tile[ph], pp->tf32, &pl);
+        const char *why = make_plan(h, &sub, pp->tile[ph], pp->tf32, &pl, PLAN_PHASE);
         if (why != NULL) {
             st = OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "phased implicit GEMM run without a plan: %s", why);
         } else if (chain == NULL) {

@@ -222,7 +222,7 @@ template <typename T> bool run_case(const emu_case &e)
 
     igemm_plan pl;
     struct cudnnContext ctx = emu_handle(9, 2); /* 2 SMs: every tile fills the GPU */
-    const char *why = make_plan(&ctx, &p, e.tile, false, &pl, true);
+    const char *why = make_plan(&ctx, &p, e.tile, false, &pl, PLAN_INT8);
     if (const int v = emu_plan_verdict(e.name, why, e.declines); v >= 0) return v;
     if (pl.prm.splits != 1) {
         printf("FAIL %s: %d splits (int8 never splits K)\n", e.name, pl.prm.splits);

@@ -192,7 +192,7 @@ void run_layer(cudnnHandle_t h, const layer &l, int n, cudnnDataType_t dt, enum 
             bool taps, pixels;
             phase_problem(&p, ph, tf32 ? 4 : 2, &sub, &taps, &pixels);
             igemm_plan pl;
-            if ((why = make_plan(h, &sub, pp.tile[ph], tf32, &pl)) != NULL) break;
+            if ((why = make_plan(h, &sub, pp.tile[ph], tf32, &pl, PLAN_PHASE)) != NULL) break;
             if (!check_plan(l, n, dt, dir, pp.tile[ph], true, pl, &loads)) return;
             tiles += (tiles.empty() ? "phases on " : ",") + std::to_string(pp.tile[ph] - TMA_TILE0);
         }
