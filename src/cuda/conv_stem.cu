@@ -215,7 +215,7 @@ __host__ __device__ __forceinline__ bool stem_fused(const stem_params &p)
 }
 
 /* Stores a warp's accumulators (the mma.cuh fragment mapping) of filter block kb for tile t.
-   FUSED: the typed epilogue's scale and step (stem_fused). */
+   FUSED: the typed epilogue's step compiled in (stem_fused: a scale or a step). */
 template <typename T, bool FUSED>
 __host__ __device__ __forceinline__ void stem_store(const stem_params &p,
                                                     const float (&acc)[stem_geo<T>::MI][STEM_NI][4],
