@@ -135,15 +135,26 @@ __host__ __device__ __forceinline__ bool igemm_col_real(const igemm_epi &e, int 
     return (int)c < e.col_c;
 }
 
-/* The typed epilogue's value (conv_store.cuh) of form FORM (igemm_epi_form) for accumulator acc
-   of channel `channel`, z read where beta != 0. */
+/* Channel `channel`'s values of the typed epilogue (conv_store.cuh's ocd_cuda_conv_chan) in form
+   FORM (igemm_epi_form): the plain form loads none. */
 template <typename T, int FORM>
-__host__ __device__ __forceinline__ float igemm_epi_value(const igemm_epi &e, float acc, float z, int64_t channel)
+__host__ __device__ __forceinline__ ocd_cuda_conv_chan igemm_epi_chan(const igemm_epi &e, int64_t channel)
+{
+    if constexpr (FORM == IGEMM_EPI_PLAIN)
+        return ocd_cuda_conv_chan{1.f, 0.f};
+    else
+        return ocd_cuda_conv_epi_chan<T>(e.typed, channel);
+}
+
+/* The typed epilogue's value in form FORM for accumulator acc of a channel of values c, z read
+   where beta != 0. */
+template <int FORM>
+__host__ __device__ __forceinline__ float igemm_epi_apply(const igemm_epi &e, ocd_cuda_conv_chan c, float acc, float z)
 {
     if constexpr (FORM == IGEMM_EPI_PLAIN)
         return e.typed.alpha * acc;
     else
-        return ocd_cuda_conv_epi_value<T, false>(e.typed, acc, z, channel);
+        return ocd_cuda_conv_epi_apply<false>(e.typed, c, acc, z);
 }
 
 /* Whether form FORM reads z (beta != 0). */
@@ -157,20 +168,20 @@ template <typename T, int FORM = IGEMM_EPI_WHOLE>
 __host__ __device__ __forceinline__ void igemm_epi_store(const igemm_epi &e, int64_t off, int64_t channel, float acc)
 {
     const float z = igemm_epi_reads_z<FORM>(e) ? ocd_cuda_load((const T *)e.z + off) : 0.f;
-    ocd_cuda_store((T *)e.out + off, igemm_epi_value<T, FORM>(e, acc, z, channel));
+    ocd_cuda_store((T *)e.out + off, igemm_epi_apply<FORM>(e, igemm_epi_chan<T, FORM>(e, channel), acc, z));
 }
 
-/* igemm_epi_store of columns n and n + 1 at offsets off and off + 1 (epi.pairs: off is even), z
-   read and the two results stored as one access each. */
+/* The typed epilogue of two adjacent columns, of channel values c0 and c1, at offsets off and
+   off + 1 (epi.pairs: off is even), z read and the two results stored as one access each. */
 template <typename T, int FORM>
-__host__ __device__ __forceinline__ void igemm_epi_store_pair(const igemm_epi &e, int64_t off, int64_t channel,
-                                                              float acc0, float acc1)
+__host__ __device__ __forceinline__ void igemm_epi_store_pair(const igemm_epi &e, int64_t off, ocd_cuda_conv_chan c0,
+                                                              ocd_cuda_conv_chan c1, float acc0, float acc1)
 {
     ocd_vec<T, 2> z, r;
     const bool reads = igemm_epi_reads_z<FORM>(e);
     if (reads) z = *(const ocd_vec<T, 2> *)((const T *)e.z + off);
-    ocd_cuda_store(&r.v[0], igemm_epi_value<T, FORM>(e, acc0, reads ? ocd_cuda_load(&z.v[0]) : 0.f, channel));
-    ocd_cuda_store(&r.v[1], igemm_epi_value<T, FORM>(e, acc1, reads ? ocd_cuda_load(&z.v[1]) : 0.f, channel + 1));
+    ocd_cuda_store(&r.v[0], igemm_epi_apply<FORM>(e, c0, acc0, reads ? ocd_cuda_load(&z.v[0]) : 0.f));
+    ocd_cuda_store(&r.v[1], igemm_epi_apply<FORM>(e, c1, acc1, reads ? ocd_cuda_load(&z.v[1]) : 0.f));
     *(ocd_vec<T, 2> *)((T *)e.out + off) = r;
 }
 
@@ -465,11 +476,55 @@ __host__ __device__ __forceinline__ igemm_cta igemm_cta_of(const igemm_params &p
     return c;
 }
 
+/* igemm_store_frags_as where epi.pairs and the output is the kernel's (no partial sums): the
+   rows' offsets mapped once, then column pair by column pair (a lane's columns n and n + 1 of
+   each 8), the pair's channel values loaded once for all its rows, and loaded ahead of the
+   stores of the pair before it, so that no load waits behind a store (conv_store.cuh's
+   ocd_cuda_conv_chan says why it would). */
+#pragma nv_exec_check_disable
+template <typename T, int MI, int NI, int FORM, class Acc>
+__host__ __device__ __forceinline__ void igemm_store_pairs_as(const igemm_params &p, const Acc &acc, int m_base,
+                                                              int n_base, int g, int lane)
+{
+    const igemm_epi &e = p.epi;
+    int64_t roff[MI][2];
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int hr = 0; hr < 2; hr++) {
+            const int m = m_base + i * 16 + (lane >> 2) + hr * 8;
+            roff[i][hr] = m < p.M ? igemm_map_offset(e.row, (uint32_t)m) + g * e.group_off : -1;
+        }
+    const int64_t ch = (int64_t)g * p.N; /* the channel of column 0 */
+    const int n0 = n_base + (lane & 3) * 2;
+    ocd_cuda_conv_chan next0 = {1.f, 0.f}, next1 = next0;
+    if (n0 < p.N) next0 = igemm_epi_chan<T, FORM>(e, ch + n0), next1 = igemm_epi_chan<T, FORM>(e, ch + OCD_MIN(n0 + 1, p.N - 1));
+#pragma unroll
+    for (int j = 0; j < NI; j++) {
+        const int n = n0 + j * 8;
+        if (n >= p.N) break;
+        const ocd_cuda_conv_chan c0 = next0, c1 = next1;
+        if (j + 1 < NI && n + 8 < p.N)
+            next0 = igemm_epi_chan<T, FORM>(e, ch + n + 8),
+            next1 = igemm_epi_chan<T, FORM>(e, ch + OCD_MIN(n + 9, p.N - 1));
+#pragma unroll
+        for (int i = 0; i < MI; i++)
+#pragma unroll
+            for (int hr = 0; hr < 2; hr++) {
+                if (roff[i][hr] < 0) continue;
+                if (n + 1 < p.N)
+                    igemm_epi_store_pair<T, FORM>(e, roff[i][hr] + n, c0, c1, acc(i, j, hr * 2), acc(i, j, hr * 2 + 1));
+                else
+                    igemm_epi_store<T, FORM>(e, roff[i][hr] + n, ch + n, acc(i, j, hr * 2));
+            }
+    }
+}
+
 /* The epilogue of one warp's accumulators, laid out as mma.sync's (mma.cuh; wgmma's m64nNk16 is
    the same per warp, wgmma.cuh): acc(i, j, e) of lane `lane` is row m_base + 16 i + lane / 4 +
    8 (e / 2), column n_base + 8 j + 2 (lane % 4) + e % 2 of group g's output; rows past M and
    columns past N or padding (igemm_col_real) are skipped; where epi.pairs, e and e + 1 of a row
-   are stored together (igemm_epi_store_pair). With split-K the values go to the split's partial
+   are stored together (igemm_store_pairs_as). With split-K the values go to the split's partial
    tile instead. acc is a device lambda in the kernels and a host one in the
    emulations (hence the pragma). In the epilogue form FORM (igemm_epi_form). */
 #pragma nv_exec_check_disable
@@ -480,6 +535,8 @@ __host__ __device__ __forceinline__ void igemm_store_frags_as(const igemm_params
     const igemm_epi &e = p.epi;
     const int64_t pstride = (int64_t)p.groups * p.M * p.N;
     float *part = e.partial ? e.partial + split * pstride + (int64_t)g * p.M * p.N : NULL;
+    if constexpr (sizeof(T) > 1)
+        if (!part && e.pairs) return igemm_store_pairs_as<T, MI, NI, FORM>(p, acc, m_base, n_base, g, lane);
 #pragma unroll
     for (int i = 0; i < MI; i++) {
 #pragma unroll
@@ -487,19 +544,6 @@ __host__ __device__ __forceinline__ void igemm_store_frags_as(const igemm_params
             int m = m_base + i * 16 + (lane >> 2) + hr * 8;
             if (m >= p.M) continue;
             int64_t roff = part ? (int64_t)m * p.N : igemm_map_offset(e.row, (uint32_t)m) + g * e.group_off;
-            if constexpr (sizeof(T) > 1)
-                if (!part && e.pairs) {
-#pragma unroll
-                    for (int j = 0; j < NI; j++) {
-                        const int n = n_base + j * 8 + (lane & 3) * 2;
-                        if (n + 1 < p.N)
-                            igemm_epi_store_pair<T, FORM>(e, roff + n, (int64_t)g * p.N + n, acc(i, j, hr * 2),
-                                                          acc(i, j, hr * 2 + 1));
-                        else if (n < p.N)
-                            igemm_epi_store<T, FORM>(e, roff + n, (int64_t)g * p.N + n, acc(i, j, hr * 2));
-                    }
-                    continue;
-                }
 #pragma unroll
             for (int j = 0; j < NI; j++) {
 #pragma unroll

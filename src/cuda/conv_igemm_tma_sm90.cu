@@ -112,7 +112,7 @@
    (16 rows x 32 fp32 columns, 2 KB; 16 KB for the eight consumer warps, past the barriers),
    a chunk of 32 columns at a time: every lane writes its fragment pairs (8-byte stores), then
    reads back 4 consecutive columns of 4 rows (16-byte loads) and applies the typed store's
-   epilogue on the way out (conv_store.cuh's ocd_cuda_conv_epi_value: alpha, beta with z read 4
+   epilogue on the way out (conv_store.cuh's ocd_cuda_conv_epi_apply: alpha, beta with z read 4
    elements at once, bias, the fused call's scale and ReLU), storing 4 elements at
    once (8 bytes of fp16 or bf16, 16 of fp32): the 8 lanes of a row cover its 32 columns, whole
    32-byte sectors. The rows' offsets are mapped once per 64-row slice (4 per lane), the
@@ -245,6 +245,11 @@ template <class Tile, typename T> struct igemm_tma_staged {
         const igemm_epi &e = p.epi;
         const int k = ln & 7, col = n + 4 * k;
         if (col >= p.N) return;
+        /* the 4 columns' channel values, loaded once for the 4 rows (conv_store.cuh's
+           ocd_cuda_conv_chan; a column past N repeats the last): the vector stores' */
+        ocd_cuda_conv_chan c[4];
+#pragma unroll
+        for (int q = 0; q < 4; q++) c[q] = igemm_epi_chan<T, FORM>(e, OCD_MIN(col + q, p.N - 1));
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             if (l.roff[i] < 0) continue;
@@ -261,8 +266,7 @@ template <class Tile, typename T> struct igemm_tma_staged {
             if (z != NULL) zv = *(const vec4 *)z;
 #pragma unroll
             for (int q = 0; q < 4; q++)
-                ocd_cuda_store(&o.v[q], igemm_epi_value<T, FORM>(e, a[q], z != NULL ? ocd_cuda_load(&zv.v[q]) : 0.f,
-                                                                 col + q));
+                ocd_cuda_store(&o.v[q], igemm_epi_apply<FORM>(e, c[q], a[q], z != NULL ? ocd_cuda_load(&zv.v[q]) : 0.f));
             *(vec4 *)out = o;
         }
     }

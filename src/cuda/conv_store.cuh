@@ -36,25 +36,50 @@ struct ocd_cuda_conv_epi {
     struct ocd_pw_step act;
 };
 
-/* ocd_cuda_conv_epi's value for accumulator acc of channel `channel`, z (read by the caller where
-   beta != 0), for output element type T. STEP: the kernel takes the activation step; without it
-   the step compiles out, and the step's call with it (cuda/pw_step.cuh), so that a kernel that
-   never has one keeps no call sites in its unrolled stores (the implicit GEMM's send a call
-   with a step to their second kernel instead: conv_igemm.cuh). */
+/* A channel's values of ocd_cuda_conv_epi: its scale (1 without one) and bias (0 without one).
+   A kernel that stores many elements of a channel loads them once (ocd_cuda_conv_epi_chan) and
+   applies them to each (ocd_cuda_conv_epi_apply): loaded per element, each load would wait
+   behind the store before it, which the compiler cannot reorder (the output might alias them). */
+struct ocd_cuda_conv_chan {
+    float scale, bias;
+};
+
+/* Channel `channel`'s values of e, for output element type T. */
+template <typename T>
+__host__ __device__ __forceinline__ ocd_cuda_conv_chan ocd_cuda_conv_epi_chan(const ocd_cuda_conv_epi &e,
+                                                                              int64_t channel)
+{
+    ocd_cuda_conv_chan c = {1.f, 0.f};
+    if (e.scale != NULL)
+        c.scale = e.scale_f32 ? ((const float *)e.scale)[channel] : ocd_cuda_load((const T *)e.scale + channel);
+    if (e.bias != NULL) c.bias = ocd_cuda_load((const T *)e.bias + channel);
+    return c;
+}
+
+/* ocd_cuda_conv_epi's value for accumulator acc of a channel whose values are c, z (read by the
+   caller where beta != 0). STEP: the kernel takes the activation step; without it the step
+   compiles out, and the step's call with it (cuda/pw_step.cuh), so that a kernel that never has
+   one keeps no call sites in its unrolled stores (the implicit GEMM's send a call with a step
+   to their second kernel instead: conv_igemm.cuh). */
+template <bool STEP = true>
+__host__ __device__ __forceinline__ float ocd_cuda_conv_epi_apply(const ocd_cuda_conv_epi &e, ocd_cuda_conv_chan c,
+                                                                  float acc, float z)
+{
+    float v = e.alpha * acc;
+    if (e.scale != NULL) v *= c.scale;
+    if (e.beta != 0.f) v += (e.scale_z ? c.scale : 1.f) * e.beta * z;
+    if (e.bias != NULL) v += (e.scale_bias ? c.scale : 1.f) * c.bias;
+    if (STEP && e.act_on) v = ocd_cuda_pw_step<float>(&e.act, v);
+    else if (e.relu) v = fmaxf(v, 0.f);
+    return v;
+}
+
+/* ocd_cuda_conv_epi_apply of channel `channel`, its values loaded here, for output element type T. */
 template <typename T, bool STEP = true>
 __host__ __device__ __forceinline__ float ocd_cuda_conv_epi_value(const ocd_cuda_conv_epi &e, float acc, float z,
                                                                   int64_t channel)
 {
-    float v = e.alpha * acc, sc = 1.f;
-    if (e.scale != NULL) {
-        sc = e.scale_f32 ? ((const float *)e.scale)[channel] : ocd_cuda_load((const T *)e.scale + channel);
-        v *= sc;
-    }
-    if (e.beta != 0.f) v += (e.scale_z ? sc : 1.f) * e.beta * z;
-    if (e.bias != NULL) v += (e.scale_bias ? sc : 1.f) * ocd_cuda_load((const T *)e.bias + channel);
-    if (STEP && e.act_on) v = ocd_cuda_pw_step<float>(&e.act, v);
-    else if (e.relu) v = fmaxf(v, 0.f);
-    return v;
+    return ocd_cuda_conv_epi_apply<STEP>(e, ocd_cuda_conv_epi_chan<T>(e, channel), acc, z);
 }
 
 /* Whether e is alpha alone (no beta, bias, scale or activation): ocd_cuda_conv_epi_value is then
