@@ -543,19 +543,33 @@ __host__ __device__ __forceinline__ void igemm_store_frags_as(const igemm_params
         for (int hr = 0; hr < 2; hr++) {
             int m = m_base + i * 16 + (lane >> 2) + hr * 8;
             if (m >= p.M) continue;
-            int64_t roff = part ? (int64_t)m * p.N : igemm_map_offset(e.row, (uint32_t)m) + g * e.group_off;
+            if (part) {
+                /* a lane's two columns as one 8-byte store where both are real and N is even (the
+                   row's offset m N, hence every pair's, is then even): a warp's store covers
+                   whole sectors of its 8 rows */
+                float *row = part + (int64_t)m * p.N;
+#pragma unroll
+                for (int j = 0; j < NI; j++) {
+                    const int n = n_base + j * 8 + (lane & 3) * 2;
+                    const bool real0 = n < p.N && igemm_col_real(e, n), real1 = n + 1 < p.N && igemm_col_real(e, n + 1);
+                    if (real0 && real1 && p.N % 2 == 0) {
+                        *(float2 *)(row + n) = make_float2(acc(i, j, hr * 2), acc(i, j, hr * 2 + 1));
+                    } else {
+                        if (real0) row[n] = acc(i, j, hr * 2);
+                        if (real1) row[n + 1] = acc(i, j, hr * 2 + 1);
+                    }
+                }
+                continue;
+            }
+            const int64_t roff = igemm_map_offset(e.row, (uint32_t)m) + g * e.group_off;
 #pragma unroll
             for (int j = 0; j < NI; j++) {
 #pragma unroll
                 for (int c = 0; c < 2; c++) {
                     int n = n_base + j * 8 + (lane & 3) * 2 + c;
                     if (n >= p.N || !igemm_col_real(e, n)) continue;
-                    float v = acc(i, j, hr * 2 + c);
-                    if (part)
-                        part[roff + n] = v;
-                    else
-                        igemm_epi_out<T, FORM>(e, roff + igemm_map_offset(e.col, (uint32_t)n), (int64_t)g * p.N + n,
-                                               v);
+                    igemm_epi_out<T, FORM>(e, roff + igemm_map_offset(e.col, (uint32_t)n), (int64_t)g * p.N + n,
+                                           acc(i, j, hr * 2 + c));
                 }
             }
         }
