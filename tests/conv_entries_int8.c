@@ -8,7 +8,7 @@
    the cudnn-frontend IMMA sample's problem (16 channels of INT8x4, 64 filters 3x3, 224x224; one
    image of its four) on the 128x64 tile (64 filters: the 128x128 tile declines them as mostly
    padding), NHWC int8 read in place with enough tiles of 128x128 to fill an H100 or H200 (162),
-   INT8_EXT (float y), UINT8 (into uint8, int8 and float y), INT8x4_EXT and INT8x32 (unpacked into the workspace) with channel
+   INT8_EXT (float y), UINT8 (into uint8, int8 and float y), INT8x4_EXT and INT8x32 (read in place) with channel
    counts that are not multiples of the 64-channel K tile, and C = 20 (padded to 32) with stride 2,
    the larger tiles switched off where they would serve. */
 TEST(conv_cuda_int8_entries_are_reached)

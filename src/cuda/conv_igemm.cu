@@ -19,9 +19,11 @@
 
    A forward pass without groups whose C is not a multiple of the 16-byte chunk (8 half, 4 float,
    16 int8: RGB images, C = 3) has its input copied with C padded by zeros to that multiple, and
-   its filter packed the same way (so do the int8 configurations' vectorized layouts, INT8x4 and
-   INT8x32, whose channels are contiguous only within a vector): more multiply-adds (8/3 at C = 3), but the tensor cores instead of the
-   column path, which measured 7 times slower than the vendor on ResNet-50's first layer.
+   its filter packed the same way: more multiply-adds (8/3 at C = 3), but the tensor cores instead
+   of the column path, which measured 7 times slower than the vendor on ResNet-50's first layer.
+   The int8 configurations' vectorized layouts, INT8x4 and INT8x32, whose channels are contiguous
+   only within a vector, are read in place by the forward loader (a 16-channel chunk: four 4-byte
+   vectors, or half of a 32-byte one; vect_in_place), else take the padded copy too.
 
    Backward data with a stride runs phase by phase (the _phases entries): the input pixels whose
    coordinates are a (mod stride) in every dim receive products from one subset of filter taps
@@ -150,11 +152,29 @@ static size_t align_up(size_t v)
     return (v + 255) & ~(size_t)255;
 }
 
+/* log2 of a vector width (1, 4 or 32 channels). */
+static int vect_shift(int vect)
+{
+    return __builtin_ctz((unsigned)vect);
+}
+
+/* Whether v, of esize-byte elements, is int8 INT8x4 or INT8x32 the kernel can read in place:
+   every stride a multiple of the piece the loader copies (a 4-byte vector, or half of a 32-byte
+   one). */
+static bool vect_in_place(const struct ocd_tensor_view *v, int esize)
+{
+    if (esize != 1 || (v->vect != 4 && v->vect != 32)) return false;
+    const act_dims a = act_of(v);
+    const int64_t piece = v->vect == 4 ? 4 : 16;
+    return a.sn % piece == 0 && a.sd % piece == 0 && a.sh % piece == 0 && a.sw % piece == 0 && a.sc % piece == 0;
+}
+
 /* Fills *act for the kernel: the tensor itself when its channels are contiguous and its strides
-   keep 16-byte chunks aligned (the pointer must then be 16-byte aligned too), else a planned
-   transpose into the workspace (at *ws) when its spatial dims are packed. NULL or a reason. The
-   choice depends on the layout alone, so that the workspace size never depends on pointers (the
-   workspace queries have none). */
+   keep 16-byte chunks aligned (the pointer must then be 16-byte aligned too), or when it is int8
+   INT8x4 or INT8x32 with strides that keep its pieces aligned, else a planned transpose into the
+   workspace (at *ws) when its spatial dims are packed. NULL or a reason. The choice depends on
+   the layout alone, so that the workspace size never depends on pointers (the workspace queries
+   have none). */
 static const char *plan_act(const struct ocd_tensor_view *v, const void *data, int esize, int64_t group_c,
                             igemm_act *act, igemm_copy *copy, size_t *ws)
 {
@@ -162,7 +182,15 @@ static const char *plan_act(const struct ocd_tensor_view *v, const void *data, i
     int e = 16 / esize;
     act->group_c = group_c;
     act->d = (int)a.d, act->h = (int)a.h, act->w = (int)a.w;
+    act->vshift = 0;
     copy->on = false;
+    if (vect_in_place(v, esize)) { /* one group (make_plan) */
+        if ((uintptr_t)data % (v->vect == 4 ? 4 : 16) != 0) return OCD_REASON_ALIGNMENT;
+        act->ptr = data;
+        act->sn = a.sn, act->sd = a.sd, act->sh = a.sh, act->sw = a.sw;
+        act->vshift = vect_shift(v->vect), act->sv = a.sc;
+        return NULL;
+    }
     if (a.sc <= 1 && a.sn % e == 0 && a.sd % e == 0 && a.sh % e == 0 && a.sw % e == 0) {
         if ((uintptr_t)data % 16 != 0) return OCD_REASON_ALIGNMENT;
         act->ptr = data;
@@ -181,12 +209,6 @@ static const char *plan_act(const struct ocd_tensor_view *v, const void *data, i
     act->ptr = NULL; /* the workspace copy, bound at run time */
     act->sn = s * a.c, act->sd = a.h * a.w * a.c, act->sh = a.w * a.c, act->sw = a.c;
     return NULL;
-}
-
-/* log2 of a vector width (1, 4 or 32 channels). */
-static int vect_shift(int vect)
-{
-    return __builtin_ctz((unsigned)vect);
 }
 
 /* Plans the padded forward pass's input: x copied into the workspace (at *ws) as packed NHWC
@@ -425,8 +447,9 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     const int64_t g = s->groups, cg = s->c / g, kg = s->k / g;
     /* the GEMM K runs over channels per group (forward) or filters per group (backward data),
        both for the filter gradient; 16-byte chunks must not straddle a filter tap */
-    /* the padded forward pass (file comment); int8 data in a vectorized layout takes it too */
-    pl->pad_on = p->dir == OCD_CONV_FWD && g == 1 && (cg % e != 0 || p->x.vect > 1);
+    /* the padded forward pass (file comment); int8 data in a vectorized layout takes it too where
+       the kernel cannot read it in place */
+    pl->pad_on = p->dir == OCD_CONV_FWD && g == 1 && (cg % e != 0 || (p->x.vect > 1 && !vect_in_place(&p->x, esize)));
     const int64_t cgp = pl->pad_on ? (cg + e - 1) / e * e : cg;
     if ((p->dir != OCD_CONV_BWD_DATA && cgp % e != 0) || (p->dir != OCD_CONV_FWD && kg % e != 0))
         return "channels or filters per group are not a multiple of 8 (4 for fp32, 16 for int8)";

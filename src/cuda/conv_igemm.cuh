@@ -58,6 +58,9 @@ struct igemm_act {
     int64_t sn, sd, sh, sw; /* element strides of batch and the three spatial dims */
     int64_t group_c;        /* channel offset from one group to the next */
     int d, h, w;            /* spatial extents (d == 1 for 2-D) */
+    int vshift;             /* 0, or int8 INT8x4 / INT8x32 read in place (2, 5): channel c at
+                               (c >> vshift) * sv + c % (1 << vshift) */
+    int64_t sv;             /* the vectors' stride (vshift > 0) */
 };
 
 /* A GEMM row or column index -> element offset: the index is a mixed-radix number of up to four
@@ -277,12 +280,24 @@ struct igemm_load_fwd_a : igemm_pixel_rows<T, ROWS, THREADS, L> {
         }
         int oz = (int)t * p.dd, oh = (int)r * p.dh, ow = (int)sx * p.dw;
         const T *x = (const T *)p.a.ptr;
+        /* the chunk's channel offset: c, or in a vectorized int8 x the offset of its first vector
+           (INT8x32: the chunk is 16 bytes of one vector; INT8x4: four vectors sv apart) */
+        int64_t coff = c;
+        if constexpr (sizeof(T) == 1)
+            if (p.a.vshift) coff = (int64_t)(c >> p.a.vshift) * p.a.sv + (c & ((1u << p.a.vshift) - 1));
 #pragma unroll
         for (int i = 0; i < R::ITERS; i++) {
             int z = R::zi[i] + oz, h = R::hi[i] + oh, w = R::wi[i] + ow;
             bool ok = kok && (unsigned)z < (unsigned)p.a.d && (unsigned)h < (unsigned)p.a.h &&
                       (unsigned)w < (unsigned)p.a.w;
-            const T *src = ok ? x + R::base[i] + z * p.a.sd + h * p.a.sh + w * p.a.sw + R::cbase + c : x;
+            const T *src = ok ? x + R::base[i] + z * p.a.sd + h * p.a.sh + w * p.a.sw + R::cbase + coff : x;
+            if constexpr (sizeof(T) == 1)
+                if (p.a.vshift == 2) {
+                    unsigned char *d = (unsigned char *)R::dst(s, i);
+#pragma unroll
+                    for (int q = 0; q < 4; q++) ocd_mma_cp_async4(d + 4 * q, ok ? src + q * p.a.sv : x, ok);
+                    continue;
+                }
             ocd_mma_cp_async16(R::dst(s, i), src, ok);
         }
     }

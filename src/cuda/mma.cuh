@@ -60,6 +60,22 @@ __host__ __device__ __forceinline__ void ocd_mma_cp_async16(void *smem, const vo
 #endif
 }
 
+/* One 4-byte piece global -> shared, zero-filled when !pred (the int8 loader's INT8x4 vectors,
+   conv_igemm.cuh). */
+__host__ __device__ __forceinline__ void ocd_mma_cp_async4(void *smem, const void *gmem, bool pred)
+{
+#if defined(OCD_MMA_ARCH_OK)
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    int bytes = pred ? 4 : 0;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes) : "memory");
+#elif !defined(__CUDA_ARCH__)
+    OCD_EMULATED_ALIGNED(smem, 4);
+    if (pred) OCD_EMULATED_ALIGNED(gmem, 4);
+    if (pred) memcpy(smem, gmem, 4);
+    else memset(smem, 0, 4);
+#endif
+}
+
 __device__ __forceinline__ void ocd_mma_cp_commit()
 {
 #ifdef OCD_MMA_ARCH_OK

@@ -2,9 +2,11 @@
    (cuda:fwd_igemm_int8_*: src/cuda/conv_igemm.cu's make_plan with int8, the sm_80 kernel of
    conv_igemm.cuh instantiated for 8-bit operands by src/cuda/conv_igemm_int8.cu) with every
    thread's own logic run on the CPU, against the double-precision reference of tests/ref: the
-   plan (on a handle of compute capability 9.0), the workspace copies (the channel-padded copy that
-   also unpacks INT8x4 and INT8x32, the NCHW transpose, the filter pack), each thread's loaders
-   writing their cp.async chunks (a host copy) into a stage, the fragments read with ldmatrix at
+   plan (on a handle of compute capability 9.0; INT8x4 and INT8x32 x of whole 16-channel chunks
+   read in place, four 4-byte vectors or half a 32-byte one a chunk), the workspace copies (the
+   channel-padded copy that also unpacks INT8x4 and INT8x32 with a channel tail, the NCHW
+   transpose, the filter pack), each thread's loaders writing their cp.async chunks (a host copy)
+   into a stage, the fragments read with ldmatrix at
    mma.cuh's addresses and multiplied by mma.sync m16n8k32 (emulated from the PTX ISA:
    mma_emulate.h), K tile after K tile as the mainloop takes them, and the epilogue from each
    thread's int32 accumulators (igemm_store_frags through the direct kernels' store).
@@ -228,6 +230,13 @@ template <typename T> bool run_case(const emu_case &e)
         printf("FAIL %s: %d splits (int8 never splits K)\n", e.name, pl.prm.splits);
         return false;
     }
+    /* INT8x4 and INT8x32 x of whole 16-channel chunks is read in place, not copied */
+    const bool in_place = p.x.vect > 1 && !pl.pad_on;
+    if (pl.prm.a.vshift != (in_place ? (p.x.vect == 4 ? 2 : 5) : 0) || (in_place && pl.copy_a.on)) {
+        printf("FAIL %s: x %s (vshift %d, copy %d)\n", e.name, in_place ? "not read in place" : "read as vectors",
+               pl.prm.a.vshift, (int)pl.copy_a.on);
+        return false;
+    }
     std::vector<uint8_t> ws(pl.ws_bytes + 256);
     uint8_t *wsa = (uint8_t *)(((uintptr_t)ws.data() + 255) & ~(uintptr_t)255);
     emu_igemm_copies<T>(pl, p, wsa);
@@ -263,8 +272,8 @@ template <typename T> bool run_case(const emu_case &e)
                     worst = fmax(worst, err);
                     saturated += !yfloat && (got == 127 || got == -128 || (ys == CUDNN_DATA_UINT8 && got == 255));
                 }
-    printf("ok   %s: the direct formula's bits, %.2g from the exact result%s\n", e.name, worst,
-           saturated ? " (some saturated)" : "");
+    printf("ok   %s: the direct formula's bits, %.2g from the exact result%s%s\n", e.name, worst,
+           saturated ? " (some saturated)" : "", in_place ? ", x read in place" : "");
     return true;
 }
 
