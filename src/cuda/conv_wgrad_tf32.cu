@@ -57,22 +57,6 @@ enum {
 };
 static_assert(WGT_SMEM <= 48 * 1024, "the stages must fit without the shared-memory opt-in");
 
-/* One 4-byte element global -> shared, zero-filled when !pred; a host copy on the host (the
-   emulation), as ocd_mma_cp_async16. Committed and awaited with the mainloop's groups. */
-__host__ __device__ __forceinline__ void wgt_cp_async4(void *smem, const void *gmem, bool pred)
-{
-#if defined(OCD_MMA_ARCH_OK)
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    int bytes = pred ? 4 : 0;
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes) : "memory");
-#elif !defined(__CUDA_ARCH__)
-    OCD_EMULATED_ALIGNED(smem, 4);
-    if (pred) OCD_EMULATED_ALIGNED(gmem, 4);
-    if (pred) memcpy(smem, gmem, 4);
-    else memset(smem, 0, 4);
-#endif
-}
-
 /* The kernels' parameters: the GEMM (m filters, n = C R S columns, ktot = N P Q), the geometry
    and the tensors' strides (n, c, h, w order; the filter's k, c, r, s). */
 struct wgt_params {
@@ -143,7 +127,7 @@ template <int ROWS> struct wgt_load_rows {
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 bool ok = roff[i] >= 0 && kk + e < p.ktot;
-                wgt_cp_async4(d + e, ok ? src + at(p, kk + e) + roff[i] : src, ok);
+                ocd_mma_cp_async4(d + e, ok ? src + at(p, kk + e) + roff[i] : src, ok);
             }
         }
     }
@@ -205,8 +189,8 @@ struct wgt_load_b {
             for (int i = 0; i < ITERS; i++) {
                 int h = hb + roff[i], w = wb + soff[i];
                 bool ok = kin && coff[i] >= 0 && (unsigned)h < (unsigned)p.h && (unsigned)w < (unsigned)p.w;
-                wgt_cp_async4(s + wgt_sb::offset(row0 + i * WGT_STEP, 0) + kq + 4 * e,
-                              ok ? xn + coff[i] + (int64_t)h * p.xs[2] + (int64_t)w * p.xs[3] : p.x, ok);
+                ocd_mma_cp_async4(s + wgt_sb::offset(row0 + i * WGT_STEP, 0) + kq + 4 * e,
+                                  ok ? xn + coff[i] + (int64_t)h * p.xs[2] + (int64_t)w * p.xs[3] : p.x, ok);
             }
         }
     }

@@ -60,8 +60,9 @@ __host__ __device__ __forceinline__ void ocd_mma_cp_async16(void *smem, const vo
 #endif
 }
 
-/* One 4-byte piece global -> shared, zero-filled when !pred (the int8 loader's INT8x4 vectors,
-   conv_igemm.cuh). */
+/* One 4-byte piece global -> shared, zero-filled when !pred, as ocd_mma_cp_async16 (the int8
+   loader's INT8x4 vectors, conv_igemm.cuh; the TF32 filter gradient's NCHW elements,
+   conv_wgrad_tf32.cu). */
 __host__ __device__ __forceinline__ void ocd_mma_cp_async4(void *smem, const void *gmem, bool pred)
 {
 #if defined(OCD_MMA_ARCH_OK)
