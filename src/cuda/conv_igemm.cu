@@ -391,6 +391,30 @@ static bool pingpong_wanted(int tile, bool tf32)
     return !tf32 && ocd_igemm_tma_pingpong[tile - TMA_TILE0];
 }
 
+/* The split count of the TMA filter gradient, whose kernel runs one persistent CTA a
+   multiprocessor over tiles x splits units: the fewest splits, up to `most`, of least time in
+   K tiles (of 64 16-bit channels) a multiprocessor: the units' waves times a unit's K tiles and,
+   split, its fp32 partial tile written, plus the reduction's read of every partial tile spread
+   over the GPU. A tile's partials take about WAVE_PARTIAL_KT K tiles' time: 4 bytes an element
+   against 128 flops at 660 TFLOP/s and 3 TB/s (an H100's or H200's dense 16-bit rate and copy
+   bandwidth). Where the tiles fill less than a wave, "about two CTAs a multiprocessor" (the
+   other kernels' rule) takes a second, mostly idle one: 12 splits of 17 K tiles in 2 waves on
+   the 3x3 256-channel layer at batch 64, where 7 of 28 fill one. Unproven (core/impl.h): the
+   other rule serves without OPENCUDNN_UNPROVEN=1. */
+#define WAVE_PARTIAL_KT 7
+static int64_t wave_splits(int64_t tiles, int64_t ktiles, int64_t sms, int64_t most)
+{
+    int64_t best = 1, best_cost = INT64_MAX;
+    for (int64_t s = 1; s <= most; s++) {
+        const int64_t waves = (tiles * s + sms - 1) / sms, unit = (ktiles + s - 1) / s;
+        /* in K tiles times sms, so that the reduction's share stays whole */
+        const int64_t cost = s == 1 ? waves * unit * sms
+                                    : waves * (unit + WAVE_PARTIAL_KT) * sms + s * tiles * WAVE_PARTIAL_KT;
+        if (cost < best_cost) best = s, best_cost = cost;
+    }
+    return best;
+}
+
 /* What a plan is for: an entry's call; an int8 entry's (the forward pass of the int8
    configurations on the sm_80 kernel; the other entries decline 8-bit data); or a stride phase of
    a _phases entry, whose TMA tiles the entry's own gate has judged (phases_plan). */
@@ -575,17 +599,20 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         ws = align_up(ws + (size_t)(s->k * cgp * prm.T * prm.R * prm.S) * (size_t)esize);
     }
 
-    /* Split-K when the tiles alone leave multiprocessors idle: about two CTAs per multiprocessor,
-       at least 16 K tiles per split, at most 64 splits; never for int8 (its sums must stay exact
-       integers, which fp32 partial tiles are not). */
+    /* Split-K when the tiles alone leave multiprocessors idle: about two CTAs per multiprocessor
+       (the TMA filter gradient: wave_splits, unproven), at least 16 K tiles per split, at most 64
+       splits; never for int8 (its sums must stay exact integers, which fp32 partial tiles are
+       not). */
     const igemm_tile_info &ti = tile_info[tile];
     const int64_t tiles = ((gm.m + ti.bm - 1) / ti.bm) * ((gm.n + ti.bn - 1) / ti.bn) * g;
     const int64_t ktiles = (gm.k + bk - 1) / bk;
     int64_t splits = 1;
     if (tiles < h->sm_count && (!tma || tma_wgrad) && !pl->int8) {
-        splits = (2 * (int64_t)h->sm_count + tiles - 1) / tiles;
-        splits = OCD_MIN(splits, OCD_MIN(ktiles / 16, (int64_t)64));
-        splits = OCD_MAX(splits, (int64_t)1);
+        const int64_t most = OCD_MAX(OCD_MIN(ktiles / 16, (int64_t)64), (int64_t)1);
+        if (tma_wgrad && ocd_impl_unproven() == NULL)
+            splits = wave_splits(tiles, ktiles, h->sm_count, most);
+        else
+            splits = OCD_MIN((2 * (int64_t)h->sm_count + tiles - 1) / tiles, most);
     }
     const int64_t kps = (ktiles + splits - 1) / splits;
     splits = (ktiles + kps - 1) / kps;

@@ -239,6 +239,34 @@ bool check_staged_planned()
     return ok;
 }
 
+/* The filter gradient's wave-aware split count (wave_splits) on ResNet-50's 3x3 layers, 132
+   multiprocessors: {tiles, K tiles, most splits, the count of least time}. The l3 layer at batch
+   64: 7 splits of 28 K tiles in one wave (12 of 17 in two before). */
+bool check_wave_splits()
+{
+    struct {
+        int64_t tiles, ktiles, most, want;
+    } const cases[] = {
+        {18, 196, 12, 7},  /* 3x3 256 -> 256, 14x14, batch 64 (128x256 tiles) */
+        {18, 784, 49, 7},  /* the same at batch 256: 22 would fill 3 waves, for 3 times the partials */
+        {3, 3136, 64, 44}, /* 3x3 64 -> 64, 56x56, batch 64 (64x256 tiles) */
+        {5, 784, 49, 26},  /* 3x3 128 -> 128, 28x28, batch 64 */
+        {72, 49, 3, 1},    /* 3x3 512 -> 512, 7x7, batch 64: one wave of 49 K tiles beats two of 17 */
+        {5, 20, 1, 1},     /* too few K tiles to split */
+    };
+    bool ok = true;
+    for (const auto &c : cases) {
+        const int64_t got = wave_splits(c.tiles, c.ktiles, 132, c.most);
+        if (got != c.want) {
+            printf("FAIL wave_splits(%ld tiles, %ld K tiles, at most %ld): %ld, want %ld\n", (long)c.tiles,
+                   (long)c.ktiles, (long)c.most, (long)got, (long)c.want);
+            ok = false;
+        }
+    }
+    printf("%s the filter gradient's wave-aware split counts\n", ok ? "ok  " : "FAIL");
+    return ok;
+}
+
 } // namespace
 
 int main()
@@ -422,6 +450,7 @@ int main()
     failed += !check_short_ring<igemm_tma_tile<128, 64, 9>, false>(short_narrow);
     failed += !check_staged_banks();
     failed += !check_staged_planned();
+    failed += !check_wave_splits();
     failed += !check_broken_cluster(PROTO_LOCAL_RELEASE, "releasing stages in its own CTA only");
     failed += !check_broken_cluster(PROTO_OWN_BYTES, "whose full barriers expect their own CTA's bytes only");
     for (const tma_case &e : cases) failed += e.dt == B ? !run_case<__nv_bfloat16>(e) : !run_case<__half>(e);
