@@ -246,14 +246,15 @@ if wants race && command -v compute-sanitizer >/dev/null 2>&1; then
     # cutlass::Kernel2 and cublasLt:: kernels (the small and batched GEMMs of the GEMM, Winograd
     # and fused 1x1 tests) racecheck stops with "Internal Sanitizer Error: The Sanitizer
     # failed to handle a hardware exception" (CUDA 13, an H100). Each exclude option adds one.
-    exclude=()
-    for k in nvjet xmma cutlass cublasLt; do
-        if compute-sanitizer --help 2>&1 | grep -q -- '--kernel-name-exclude'; then
-            exclude+=(--kernel-name-exclude kns=$k)
-        elif compute-sanitizer --help 2>&1 | grep -q -- '--exclude'; then
-            exclude+=(--exclude kns=$k)
-        fi
-    done
+    exclude=() option=
+    if compute-sanitizer --help 2>&1 | grep -q -- '--kernel-name-exclude'; then
+        option=--kernel-name-exclude
+    elif compute-sanitizer --help 2>&1 | grep -q -- '--exclude'; then
+        option=--exclude
+    fi
+    if [ -n "$option" ]; then
+        for k in nvjet xmma cutlass cublasLt; do exclude+=("$option" "kns=$k"); done
+    fi
     for tool in racecheck synccheck; do
         for f in ${GPU_CHECK_RACE_FILES:-conv attn_core rnn_persist gemm backend_exec}; do
             run_step "$race_log" "$(min "${GPU_CHECK_RACE_LIMIT:-60}" $(($(left) - 60)))" compute-sanitizer \

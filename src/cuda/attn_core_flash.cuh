@@ -58,7 +58,7 @@ __host__ __device__ __forceinline__ void flash_load_tile(T *s, const ocd_attn_op
 #pragma unroll
     for (int r = r0; r < ROWS; r += RSTEP, src += RSTEP * ts, dst += RSTEP * PITCH) {
         bool ok = t0 + r < valid;
-        ocd_mma_cp_async16(dst, ok ? src : (const T *)x.data, ok);
+        ocd_mma_cp_async<16>(dst, ok ? src : (const T *)x.data, ok);
     }
 }
 

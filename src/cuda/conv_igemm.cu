@@ -23,7 +23,7 @@
    of the column path, which measured 7 times slower than the vendor on ResNet-50's first layer.
    The int8 configurations' vectorized layouts, INT8x4 and INT8x32, whose channels are contiguous
    only within a vector, are read in place by the forward loader (a 16-channel chunk: four 4-byte
-   vectors, or half of a 32-byte one; vect_in_place), else take the padded copy too.
+   vectors, or half of a 32-byte one; vect_piece), else take the padded copy too.
 
    Backward data with a stride runs phase by phase (the _phases entries): the input pixels whose
    coordinates are a (mod stride) in every dim receive products from one subset of filter taps
@@ -158,15 +158,17 @@ static int vect_shift(int vect)
     return __builtin_ctz((unsigned)vect);
 }
 
-/* Whether v, of esize-byte elements, is int8 INT8x4 or INT8x32 the kernel can read in place:
-   every stride a multiple of the piece the loader copies (a 4-byte vector, or half of a 32-byte
-   one). */
-static bool vect_in_place(const struct ocd_tensor_view *v, int esize)
+/* The bytes of the pieces in which the forward loader reads v, of esize-byte elements, in place
+   when it is int8 INT8x4 or INT8x32 (a 4-byte vector, or half of a 32-byte one) and every stride
+   is a multiple of them; 0 otherwise. */
+static int vect_piece(const struct ocd_tensor_view *v, int esize)
 {
-    if (esize != 1 || (v->vect != 4 && v->vect != 32)) return false;
+    if (esize != 1 || (v->vect != 4 && v->vect != 32)) return 0;
     const act_dims a = act_of(v);
-    const int64_t piece = v->vect == 4 ? 4 : 16;
-    return a.sn % piece == 0 && a.sd % piece == 0 && a.sh % piece == 0 && a.sw % piece == 0 && a.sc % piece == 0;
+    const int piece = v->vect == 4 ? 4 : 16;
+    return a.sn % piece == 0 && a.sd % piece == 0 && a.sh % piece == 0 && a.sw % piece == 0 && a.sc % piece == 0
+               ? piece
+               : 0;
 }
 
 /* Fills *act for the kernel: the tensor itself when its channels are contiguous and its strides
@@ -184,8 +186,8 @@ static const char *plan_act(const struct ocd_tensor_view *v, const void *data, i
     act->d = (int)a.d, act->h = (int)a.h, act->w = (int)a.w;
     act->vshift = 0;
     copy->on = false;
-    if (vect_in_place(v, esize)) { /* one group (make_plan) */
-        if ((uintptr_t)data % (v->vect == 4 ? 4 : 16) != 0) return OCD_REASON_ALIGNMENT;
+    if (const int piece = vect_piece(v, esize)) { /* one group (make_plan) */
+        if ((uintptr_t)data % piece != 0) return OCD_REASON_ALIGNMENT;
         act->ptr = data;
         act->sn = a.sn, act->sd = a.sd, act->sh = a.sh, act->sw = a.sw;
         act->vshift = vect_shift(v->vect), act->sv = a.sc;
@@ -473,7 +475,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
        both for the filter gradient; 16-byte chunks must not straddle a filter tap */
     /* the padded forward pass (file comment); int8 data in a vectorized layout takes it too where
        the kernel cannot read it in place */
-    pl->pad_on = p->dir == OCD_CONV_FWD && g == 1 && (cg % e != 0 || (p->x.vect > 1 && !vect_in_place(&p->x, esize)));
+    pl->pad_on = p->dir == OCD_CONV_FWD && g == 1 && (cg % e != 0 || (p->x.vect > 1 && vect_piece(&p->x, esize) == 0));
     const int64_t cgp = pl->pad_on ? (cg + e - 1) / e * e : cg;
     if ((p->dir != OCD_CONV_BWD_DATA && cgp % e != 0) || (p->dir != OCD_CONV_FWD && kg % e != 0))
         return "channels or filters per group are not a multiple of 8 (4 for fp32, 16 for int8)";

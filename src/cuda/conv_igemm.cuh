@@ -295,10 +295,10 @@ struct igemm_load_fwd_a : igemm_pixel_rows<T, ROWS, THREADS, L> {
                 if (p.a.vshift == 2) {
                     unsigned char *d = (unsigned char *)R::dst(s, i);
 #pragma unroll
-                    for (int q = 0; q < 4; q++) ocd_mma_cp_async4(d + 4 * q, ok ? src + q * p.a.sv : x, ok);
+                    for (int q = 0; q < 4; q++) ocd_mma_cp_async<4>(d + 4 * q, ok ? src + q * p.a.sv : x, ok);
                     continue;
                 }
-            ocd_mma_cp_async16(R::dst(s, i), src, ok);
+            ocd_mma_cp_async<16>(R::dst(s, i), src, ok);
         }
     }
 };
@@ -335,7 +335,7 @@ struct igemm_load_dgrad_a : igemm_pixel_rows<T, ROWS, THREADS, L> {
                      qw < (uint32_t)p.a.w;
             }
             const T *src = ok ? dy + R::base[i] + qz * p.a.sd + qh * p.a.sh + qw * p.a.sw + R::cbase + k : dy;
-            ocd_mma_cp_async16(R::dst(s, i), src, ok);
+            ocd_mma_cp_async<16>(R::dst(s, i), src, ok);
         }
     }
 };
@@ -405,7 +405,7 @@ struct igemm_load_wgrad_a : igemm_pixel_krows<T, ROWS, THREADS, L> {
             uint32_t n, z, pp, q;
             bool ok = R::pixel(p, kt, i, &n, &z, &pp, &q) && mok;
             const T *src = ok ? dy + n * p.a.sn + z * p.a.sd + pp * p.a.sh + q * p.a.sw + coff : dy;
-            ocd_mma_cp_async16(R::dst(s, i), src, ok);
+            ocd_mma_cp_async<16>(R::dst(s, i), src, ok);
         }
     }
 };
@@ -449,7 +449,7 @@ struct igemm_load_wgrad_b : igemm_pixel_krows<T, ROWS, THREADS, L> {
             ok = ok && (unsigned)zz < (unsigned)p.b.d && (unsigned)hh < (unsigned)p.b.h &&
                  (unsigned)ww < (unsigned)p.b.w;
             const T *src = ok ? x + n * p.b.sn + zz * p.b.sd + hh * p.b.sh + ww * p.b.sw + coff : x;
-            ocd_mma_cp_async16(R::dst(s, i), src, ok);
+            ocd_mma_cp_async<16>(R::dst(s, i), src, ok);
         }
     }
 };
@@ -513,7 +513,8 @@ __host__ __device__ __forceinline__ void igemm_store_pairs_as(const igemm_params
     const int64_t ch = (int64_t)g * p.N; /* the channel of column 0 */
     const int n0 = n_base + (lane & 3) * 2;
     ocd_cuda_conv_chan next0 = {1.f, 0.f}, next1 = next0;
-    if (n0 < p.N) next0 = igemm_epi_chan<T, FORM>(e, ch + n0), next1 = igemm_epi_chan<T, FORM>(e, ch + OCD_MIN(n0 + 1, p.N - 1));
+    if (n0 < p.N)
+        next0 = igemm_epi_chan<T, FORM>(e, ch + n0), next1 = igemm_epi_chan<T, FORM>(e, ch + OCD_MIN(n0 + 1, p.N - 1));
 #pragma unroll
     for (int j = 0; j < NI; j++) {
         const int n = n0 + j * 8;
@@ -599,7 +600,8 @@ __host__ __device__ __forceinline__ void igemm_store_frags(const igemm_params &p
                                                            int n_base, int g, int split, int lane)
 {
     if constexpr (sizeof(T) > 1)
-        if (p.epi.plain) return igemm_store_frags_as<T, MI, NI, IGEMM_EPI_PLAIN>(p, acc, m_base, n_base, g, split, lane);
+        if (p.epi.plain)
+            return igemm_store_frags_as<T, MI, NI, IGEMM_EPI_PLAIN>(p, acc, m_base, n_base, g, split, lane);
     igemm_store_frags_as<T, MI, NI, IGEMM_EPI_WHOLE>(p, acc, m_base, n_base, g, split, lane);
 }
 

@@ -89,7 +89,7 @@ struct igemm_filter_pack {
 };
 
 /* Whether destination element i has a source (false: a padding channel, stored as zero) and its
-   offset in *src (host-callable: see ocd_mma_cp_async16 in mma.cuh). The offset may be negative:
+   offset in *src (host-callable: see ocd_mma_cp_async<16> in mma.cuh). The offset may be negative:
    a stride phase of a CONVOLUTION-mode backward data pass reads its taps mirrored, through a
    filter view with negative strides from a base inside the filter (phase_problem). */
 __host__ __device__ __forceinline__ bool igemm_filter_src(const igemm_filter_pack &f, int64_t i, int64_t *src)

@@ -266,7 +266,8 @@ template <class Tile, typename T> struct igemm_tma_staged {
             if (z != NULL) zv = *(const vec4 *)z;
 #pragma unroll
             for (int q = 0; q < 4; q++)
-                ocd_cuda_store(&o.v[q], igemm_epi_apply<FORM>(e, c[q], a[q], z != NULL ? ocd_cuda_load(&zv.v[q]) : 0.f));
+                ocd_cuda_store(&o.v[q],
+                               igemm_epi_apply<FORM>(e, c[q], a[q], z != NULL ? ocd_cuda_load(&zv.v[q]) : 0.f));
             *(vec4 *)out = o;
         }
     }

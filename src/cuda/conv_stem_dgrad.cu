@@ -126,8 +126,8 @@ __host__ __device__ __forceinline__ void dstem_load_patch(const dstem_params &p,
             const uint32_t pix = ocd_fastdiv_divmod(p.div_chunks, (uint32_t)i, &ch);
             const int y = y0 + (int)ocd_fastdiv_divmod(p.div_pcol, pix, &col), x = x0 + (int)col;
             const bool in = (unsigned)y < (unsigned)p.p && (unsigned)x < (unsigned)p.q && (int)ch * 8 < p.k;
-            ocd_mma_cp_async16(patch + (int)pix * p.ld + (int)ch * 8, in ? dy + (int)ch * 8 + y * p.ys[2] + x * p.ys[3] : dy,
-                               in);
+            ocd_mma_cp_async<16>(patch + (int)pix * p.ld + (int)ch * 8,
+                                 in ? dy + (int)ch * 8 + y * p.ys[2] + x * p.ys[3] : dy, in);
         }
         return;
     }

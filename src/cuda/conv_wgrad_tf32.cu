@@ -121,13 +121,13 @@ template <int ROWS> struct wgt_load_rows {
         for (int i = 0; i < ITERS; i++) {
             float *d = s + L::offset(row0 + i * WGT_STEP, kq);
             if (roff[i] >= 0 && whole && ((uintptr_t)(src + base + roff[i]) & 15) == 0) {
-                ocd_mma_cp_async16(d, src + base + roff[i], true);
+                ocd_mma_cp_async<16>(d, src + base + roff[i], true);
                 continue;
             }
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 bool ok = roff[i] >= 0 && kk + e < p.ktot;
-                ocd_mma_cp_async4(d + e, ok ? src + at(p, kk + e) + roff[i] : src, ok);
+                ocd_mma_cp_async<4>(d + e, ok ? src + at(p, kk + e) + roff[i] : src, ok);
             }
         }
     }
@@ -189,8 +189,8 @@ struct wgt_load_b {
             for (int i = 0; i < ITERS; i++) {
                 int h = hb + roff[i], w = wb + soff[i];
                 bool ok = kin && coff[i] >= 0 && (unsigned)h < (unsigned)p.h && (unsigned)w < (unsigned)p.w;
-                ocd_mma_cp_async4(s + wgt_sb::offset(row0 + i * WGT_STEP, 0) + kq + 4 * e,
-                                  ok ? xn + coff[i] + (int64_t)h * p.xs[2] + (int64_t)w * p.xs[3] : p.x, ok);
+                ocd_mma_cp_async<4>(s + wgt_sb::offset(row0 + i * WGT_STEP, 0) + kq + 4 * e,
+                                    ok ? xn + coff[i] + (int64_t)h * p.xs[2] + (int64_t)w * p.xs[3] : p.x, ok);
             }
         }
     }

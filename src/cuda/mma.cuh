@@ -42,38 +42,26 @@
 #define OCD_MMA_ARCH_OK 1
 #endif
 
-/* One 16-byte chunk global -> shared, zero-filled when !pred. The loaders are host-callable too
-   (a host copy then stands in for cp.async), so that their index arithmetic can be exercised
-   without a GPU. */
-__host__ __device__ __forceinline__ void ocd_mma_cp_async16(void *smem, const void *gmem, bool pred)
+/* One piece of BYTES bytes (16, or 4) global -> shared, zero-filled when !pred: cp.async, which
+   bypasses L1 for whole 16-byte chunks (.cg) and goes through it for the 4-byte pieces (.ca, the
+   only form that size has: the int8 loader's INT8x4 vectors, the TF32 filter gradient's NCHW
+   elements). The loaders are host-callable too (a host copy then stands in for cp.async), so
+   that their index arithmetic can be exercised without a GPU. */
+template <int BYTES> __host__ __device__ __forceinline__ void ocd_mma_cp_async(void *smem, const void *gmem, bool pred)
 {
+    static_assert(BYTES == 16 || BYTES == 4, "cp.async pieces of 16 or 4 bytes");
 #if defined(OCD_MMA_ARCH_OK)
     unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    int bytes = pred ? 16 : 0; /* 0: nothing is read, the 16 bytes are zero-filled */
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes)
-                 : "memory");
+    int bytes = pred ? BYTES : 0; /* 0: nothing is read, the piece is zero-filled */
+    if constexpr (BYTES == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes) : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes) : "memory");
 #elif !defined(__CUDA_ARCH__)
-    OCD_EMULATED_ALIGNED(smem, 16);
-    if (pred) OCD_EMULATED_ALIGNED(gmem, 16);
-    if (pred) memcpy(smem, gmem, 16);
-    else memset(smem, 0, 16);
-#endif
-}
-
-/* One 4-byte piece global -> shared, zero-filled when !pred, as ocd_mma_cp_async16 (the int8
-   loader's INT8x4 vectors, conv_igemm.cuh; the TF32 filter gradient's NCHW elements,
-   conv_wgrad_tf32.cu). */
-__host__ __device__ __forceinline__ void ocd_mma_cp_async4(void *smem, const void *gmem, bool pred)
-{
-#if defined(OCD_MMA_ARCH_OK)
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    int bytes = pred ? 4 : 0;
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes) : "memory");
-#elif !defined(__CUDA_ARCH__)
-    OCD_EMULATED_ALIGNED(smem, 4);
-    if (pred) OCD_EMULATED_ALIGNED(gmem, 4);
-    if (pred) memcpy(smem, gmem, 4);
-    else memset(smem, 0, 4);
+    OCD_EMULATED_ALIGNED(smem, BYTES);
+    if (pred) OCD_EMULATED_ALIGNED(gmem, BYTES);
+    if (pred) memcpy(smem, gmem, BYTES);
+    else memset(smem, 0, BYTES);
 #endif
 }
 
@@ -325,7 +313,7 @@ template <typename T, int ROWS, int THREADS, class L = ocd_mma_smem<T, ROWS, tru
 #pragma unroll
         for (int i = 0; i < ITERS; i++) {
             bool ok = off[i] >= 0 && kk < kdim;
-            ocd_mma_cp_async16(s + L::offset(row0 + i * STEP, kc), ok ? mat + off[i] + kk : mat, ok);
+            ocd_mma_cp_async<16>(s + L::offset(row0 + i * STEP, kc), ok ? mat + off[i] + kk : mat, ok);
         }
     }
 };
@@ -354,8 +342,8 @@ template <typename T, int ROWS, int THREADS> struct ocd_mma_load_mnmajor {
         for (int i = 0; i < ITERS; i++) {
             int kk = kt * L::BK + krow0 + i * STEP;
             bool ok = rok && kk < kdim;
-            ocd_mma_cp_async16(s + (krow0 + i * STEP) * L::LD + cc * L::E, ok ? mat + (int64_t)kk * ld + col : mat,
-                               ok);
+            ocd_mma_cp_async<16>(s + (krow0 + i * STEP) * L::LD + cc * L::E,
+                                 ok ? mat + (int64_t)kk * ld + col : mat, ok);
         }
     }
 };

@@ -232,7 +232,7 @@ template <typename T> bool run_case(const emu_case &e)
     }
     /* INT8x4 and INT8x32 x of whole 16-channel chunks is read in place, not copied */
     const bool in_place = p.x.vect > 1 && !pl.pad_on;
-    if (pl.prm.a.vshift != (in_place ? (p.x.vect == 4 ? 2 : 5) : 0) || (in_place && pl.copy_a.on)) {
+    if (pl.prm.a.vshift != (in_place ? vect_shift(p.x.vect) : 0) || (in_place && pl.copy_a.on)) {
         printf("FAIL %s: x %s (vshift %d, copy %d)\n", e.name, in_place ? "not read in place" : "read as vectors",
                pl.prm.a.vshift, (int)pl.copy_a.on);
         return false;
