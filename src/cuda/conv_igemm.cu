@@ -22,8 +22,9 @@
    its filter packed the same way: more multiply-adds (8/3 at C = 3), but the tensor cores instead
    of the column path, which measured 7 times slower than the vendor on ResNet-50's first layer.
    The int8 configurations' vectorized layouts, INT8x4 and INT8x32, whose channels are contiguous
-   only within a vector, are read in place by the forward loader (a 16-channel chunk: four 4-byte
-   vectors, or half of a 32-byte one; vect_piece), else take the padded copy too.
+   only within a vector, are read in place by the forward loaders, x's and the filter's (a
+   16-channel chunk: four 4-byte vectors, or half of a 32-byte one; vect_piece), else x takes the
+   padded copy too and the filter the packed one.
 
    Backward data with a stride runs phase by phase (the _phases entries): the input pixels whose
    coordinates are a (mod stride) in every dim receive products from one subset of filter taps
@@ -158,7 +159,8 @@ static int vect_shift(int vect)
     return __builtin_ctz((unsigned)vect);
 }
 
-/* The bytes of the pieces in which the forward loader reads v, of esize-byte elements, in place
+/* The bytes of the pieces in which the forward loaders read v (x or the filter, whose dims and
+   strides act_of reads alike), of esize-byte elements, in place
    when it is int8 INT8x4 or INT8x32 (a 4-byte vector, or half of a 32-byte one) and every stride
    is a multiple of them; 0 otherwise. */
 static int vect_piece(const struct ocd_tensor_view *v, int esize)
@@ -525,12 +527,18 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         } else if ((why = plan_act(&p->x, p->x_data, esize, cg, &prm.a, &pl->copy_a, &ws))) {
             return why;
         }
-        /* B: the filter rows [k][t][r][s][c], read in place when it is a KRSC filter */
-        bool krsc = p->w_format == CUDNN_TENSOR_NHWC && !pl->pad_on;
-        if (krsc && (uintptr_t)p->w_data % 16 != 0) return OCD_REASON_ALIGNMENT;
-        prm.b_ld = cgp * prm.T * prm.R * prm.S, prm.b_gs = kg * prm.b_ld;
-        prm.bmat = krsc ? p->w_data : NULL;
-        pl->pack_filter = !krsc;
+        /* B: the filter rows [k][t][r][s][c], read in place when it is a KRSC filter, or an int8
+           one in INT8x4 or INT8x32 (without groups or padded channels) */
+        const bool krsc = p->w_format == CUDNN_TENSOR_NHWC && !pl->pad_on;
+        const int wpiece = pl->int8 && g == 1 && !pl->pad_on ? vect_piece(&p->w, esize) : 0;
+        if ((krsc || wpiece) && (uintptr_t)p->w_data % (wpiece ? wpiece : 16) != 0) return OCD_REASON_ALIGNMENT;
+        prm.b_ld = wpiece ? wst[0] : cgp * prm.T * prm.R * prm.S, prm.b_gs = kg * prm.b_ld;
+        prm.bmat = krsc || wpiece ? p->w_data : NULL;
+        pl->pack_filter = !krsc && !wpiece;
+        if (wpiece) {
+            prm.b.vshift = vect_shift(p->w.vect), prm.b.sv = wst[1];
+            prm.b.sd = wst[2], prm.b.sh = wst[3], prm.b.sw = wst[4];
+        }
         set_divs(prm.k_div, cgp, prm.S, prm.R);
         ep.out = p->y_data;
         ep.z = p->y_data;

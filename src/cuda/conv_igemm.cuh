@@ -106,7 +106,8 @@ struct igemm_params {
     int pd, ph, pw, ud, uh, uw, dd, dh, dw; /* padding, stride, dilation */
     int flip;                        /* CONVOLUTION mode: gathers take mirrored filter taps */
     igemm_act a;                     /* forward: x; backward data: dy; backward filter: dy */
-    igemm_act b;                     /* backward filter: x */
+    igemm_act b;                     /* backward filter: x; forward: an int8 INT8x4 or INT8x32 filter
+                                        read in place (vshift, sv; its taps' strides sd, sh, sw) */
     const void *bmat;                /* forward, backward data: the dense B operand [G][N][K] */
     int64_t b_ld, b_gs;              /* its row stride and group stride, in elements */
     ocd_fastdiv k_div[3];            /* decodes the GEMM K index: fwd (C/G, S, R), dgrad (K/G, S, R),
@@ -341,12 +342,51 @@ struct igemm_load_dgrad_a : igemm_pixel_rows<T, ROWS, THREADS, L> {
 };
 
 /* Dense K-major B (forward: the KRSC filter; backward data: the re-packed filter): row n of
-   group g starts at bmat + g * b_gs + n * b_ld. */
+   group g starts at bmat + g * b_gs + n * b_ld. An int8 forward filter in INT8x4 or INT8x32
+   (p.b.vshift) is read in place instead: row n at bmat + n * b_ld, the chunk of K index
+   (t, r, s, c) at its tap's offset plus, like x (igemm_load_fwd_a), four 4-byte vectors sv
+   apart or 16 bytes of one vector. */
 template <typename T, int ROWS, int THREADS, class L = ocd_mma_smem<T, ROWS, true>>
 struct igemm_load_dense_b : ocd_mma_load_kmajor<T, ROWS, THREADS, L> {
+    typedef ocd_mma_load_kmajor<T, ROWS, THREADS, L> B;
+
     __host__ __device__ __forceinline__ void setup(const igemm_params &p, int m0, int n0, int g, int tid)
     {
-        ocd_mma_load_kmajor<T, ROWS, THREADS, L>::setup((const T *)p.bmat + g * p.b_gs, p.b_ld, p.N, n0, p.K, tid);
+        B::setup((const T *)p.bmat + g * p.b_gs, p.b_ld, p.N, n0, p.K, tid);
+    }
+
+    __host__ __device__ __forceinline__ void load(T *s, int kt, const igemm_params &p) const
+    {
+        if constexpr (sizeof(T) == 1)
+            if (p.b.vshift) {
+                load_vectors(s, kt, p);
+                return;
+            }
+        B::load(s, kt, p);
+    }
+
+    __host__ __device__ __forceinline__ void load_vectors(T *s, int kt, const igemm_params &p) const
+    {
+        const int kk = kt * L::BK + B::kc * L::E;
+        uint32_t c, sx, r;
+        uint32_t q = ocd_fastdiv_divmod(p.k_div[0], (uint32_t)(kk < p.K ? kk : 0), &c);
+        q = ocd_fastdiv_divmod(p.k_div[1], q, &sx);
+        const uint32_t t = ocd_fastdiv_divmod(p.k_div[2], q, &r);
+        const int64_t koff = (int64_t)(c >> p.b.vshift) * p.b.sv + (c & ((1u << p.b.vshift) - 1)) + t * p.b.sd +
+                             r * p.b.sh + sx * p.b.sw;
+#pragma unroll
+        for (int i = 0; i < B::ITERS; i++) {
+            const bool ok = B::off[i] >= 0 && kk < p.K;
+            const T *src = ok ? B::mat + B::off[i] + koff : B::mat;
+            T *dst = s + L::offset(B::row0 + i * B::STEP, B::kc);
+            if (p.b.vshift == 2) {
+#pragma unroll
+                for (int v = 0; v < 4; v++)
+                    ocd_mma_cp_async<4>((unsigned char *)dst + 4 * v, ok ? src + v * p.b.sv : B::mat, ok);
+            } else {
+                ocd_mma_cp_async<16>(dst, src, ok);
+            }
+        }
     }
 };
 

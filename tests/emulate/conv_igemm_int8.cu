@@ -2,12 +2,11 @@
    (cuda:fwd_igemm_int8_*: src/cuda/conv_igemm.cu's make_plan with int8, the sm_80 kernel of
    conv_igemm.cuh instantiated for 8-bit operands by src/cuda/conv_igemm_int8.cu) with every
    thread's own logic run on the CPU, against the double-precision reference of tests/ref: the
-   plan (on a handle of compute capability 9.0; INT8x4 and INT8x32 x of whole 16-channel chunks
-   read in place, four 4-byte vectors or half a 32-byte one a chunk), the workspace copies (the
-   channel-padded copy that also unpacks INT8x4 and INT8x32 with a channel tail, the NCHW
-   transpose, the filter pack), each thread's loaders writing their cp.async chunks (a host copy)
-   into a stage, the fragments read with ldmatrix at
-   mma.cuh's addresses and multiplied by mma.sync m16n8k32 (emulated from the PTX ISA:
+   plan (on a handle of compute capability 9.0; INT8x4 and INT8x32 x and filters of whole
+   16-channel chunks read in place, four 4-byte vectors or half a 32-byte one a chunk), the
+   workspace copies (the channel-padded copy that also unpacks INT8x4 and INT8x32 with a channel
+   tail, the NCHW transpose, the filter pack), each thread's loaders writing their cp.async
+   chunks (a host copy) into a stage, the fragments read with ldmatrix at mma.cuh's addresses and multiplied by mma.sync m16n8k32 (emulated from the PTX ISA:
    mma_emulate.h), K tile after K tile as the mainloop takes them, and the epilogue from each
    thread's int32 accumulators (igemm_store_frags through the direct kernels' store).
 
@@ -237,6 +236,16 @@ template <typename T> bool run_case(const emu_case &e)
                pl.prm.a.vshift, (int)pl.copy_a.on);
         return false;
     }
+    /* so is such a filter (without groups or padded channels): the IMMA sample then needs no
+       workspace, which its variant pack does not have */
+    const bool w_in_place = p.w.vect > 1 && !pl.pad_on && e.groups == 1;
+    if (pl.prm.b.vshift != (w_in_place ? vect_shift(p.w.vect) : 0) ||
+        (w_in_place && (pl.pack_filter || (in_place && pl.ws_bytes != 0)))) {
+        printf("FAIL %s: the filter %s (vshift %d, packed %d, workspace %zu)\n", e.name,
+               w_in_place ? "not read in place" : "read as vectors", pl.prm.b.vshift, (int)pl.pack_filter,
+               pl.ws_bytes);
+        return false;
+    }
     std::vector<uint8_t> ws(pl.ws_bytes + 256);
     uint8_t *wsa = (uint8_t *)(((uintptr_t)ws.data() + 255) & ~(uintptr_t)255);
     emu_igemm_copies<T>(pl, p, wsa);
@@ -272,8 +281,9 @@ template <typename T> bool run_case(const emu_case &e)
                     worst = fmax(worst, err);
                     saturated += !yfloat && (got == 127 || got == -128 || (ys == CUDNN_DATA_UINT8 && got == 255));
                 }
-    printf("ok   %s: the direct formula's bits, %.2g from the exact result%s%s\n", e.name, worst,
-           saturated ? " (some saturated)" : "", in_place ? ", x read in place" : "");
+    printf("ok   %s: the direct formula's bits, %.2g from the exact result%s%s%s\n", e.name, worst,
+           saturated ? " (some saturated)" : "", in_place ? ", x read in place" : "",
+           w_in_place ? ", the filter read in place" : "");
     return true;
 }
 
