@@ -198,13 +198,11 @@ template <class Tile, typename T> struct igemm_tma_staged {
     static constexpr uint32_t WARP_BYTES = 16 * COLS * 4;              /* a warp's buffer */
     static constexpr uint32_t BYTES = Tile::CONSUMERS * 4 * WARP_BYTES; /* every consumer warp's */
     typedef ocd_vec<T, 4> vec4;
-    /* What a lane keeps across the chunks: its accumulators, the output offsets of its 4 rows
-       of the warp's 16 (rows lane / 8 + 4 i; -1 past M), and the channel values of its 4
-       columns of the next chunk (loaded a chunk ahead: chan). */
+    /* What a lane keeps across the chunks: its accumulators, and the output offsets of its 4
+       rows of the warp's 16 (rows lane / 8 + 4 i; -1 past M). */
     struct lane {
         const float (*d)[Tile::BN / 2];
         int64_t roff[4];
-        ocd_cuda_conv_chan next[4];
     };
 
     /* The byte offset of (row, col) in a warp's buffer: 16-byte chunk col / 4 of the row at
@@ -237,32 +235,21 @@ template <class Tile, typename T> struct igemm_tma_staged {
                 dst[0] = l.d[mi][j * 4 + 2 * h], dst[1] = l.d[mi][j * 4 + 2 * h + 1];
             }
     }
-    /* Loads into l.next the channel values (conv_store.cuh's ocd_cuda_conv_chan) of the lane's 4
-       columns of the chunk whose first column is n, once for its 4 rows; a column past N repeats
-       the last. A chunk ahead of its flush, so that the loads wait behind no store and their
-       latency runs under the chunk before (the plain form loads none). */
-    template <int FORM>
-    static __host__ __device__ __forceinline__ void chan(const igemm_params &p, lane &l, int n, int ln)
-    {
-        const int col = OCD_MIN(n + 4 * (ln & 7), p.N - 1);
-#pragma unroll
-        for (int q = 0; q < 4; q++) l.next[q] = igemm_epi_chan<T, FORM>(p.epi, OCD_MIN(col + q, p.N - 1));
-    }
     /* The lane's 4 columns 4 (ln % 8) .. of the chunk whose first column is GEMM column n, in
        its 4 rows, through the epilogue of form FORM (igemm_epi_form) to the output (contiguous
-       columns: make_plan's), with the channel values chan loaded; then chan of the chunk at
-       column n_next (-1: none). */
+       columns: make_plan's). */
     template <int FORM>
-    static __host__ __device__ __forceinline__ void flush(const igemm_params &p, const unsigned char *buf, lane &l,
-                                                          int n, int n_next, int ln)
+    static __host__ __device__ __forceinline__ void flush(const igemm_params &p, const unsigned char *buf, const lane &l,
+                                                          int n, int ln)
     {
         const igemm_epi &e = p.epi;
         const int k = ln & 7, col = n + 4 * k;
+        if (col >= p.N) return;
+        /* the 4 columns' channel values, loaded once for the 4 rows (conv_store.cuh's
+           ocd_cuda_conv_chan; a column past N repeats the last): the vector stores' */
         ocd_cuda_conv_chan c[4];
 #pragma unroll
-        for (int q = 0; q < 4; q++) c[q] = l.next[q];
-        if (n_next >= 0) chan<FORM>(p, l, n_next, ln);
-        if (col >= p.N) return;
+        for (int q = 0; q < 4; q++) c[q] = igemm_epi_chan<T, FORM>(e, OCD_MIN(col + q, p.N - 1));
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             if (l.roff[i] < 0) continue;
@@ -288,8 +275,7 @@ template <class Tile, typename T> struct igemm_tma_staged {
 
 /* Consumer warp `warp` (0 .. 3) of warpgroup wg stores its rows of the unit at (m0, n0) through
    its buffer buf in epilogue form FORM: per 64-row slice the lanes' rows, then per chunk of
-   columns inside N the lanes' puts, then their flushes (each loading the channel values of the
-   chunk after it). lanes(f) runs f(lane, its state) on
+   columns inside N the lanes' puts, then their flushes. lanes(f) runs f(lane, its state) on
    every lane of the warp and then synchronizes them (the kernel: its own lane and __syncwarp; an
    emulation: the 32 lanes in turn), so no lane reads the buffer before every put, or overwrites
    it before every flush, of the chunk. */
@@ -299,23 +285,15 @@ __host__ __device__ __forceinline__ void igemm_tma_store_staged_as(const igemm_p
                                                                    int warp, unsigned char *buf, Lanes &&lanes)
 {
     typedef igemm_tma_staged<Tile, T> E;
-    constexpr int CHUNKS = Tile::BN / E::COLS;
-    lanes([&](int ln, typename E::lane &l) { E::template chan<FORM>(p, l, n0, ln); });
 #pragma unroll
     for (int mi = 0; mi < Tile::MI; mi++) {
         const int mw = m0 + (Tile::slice(wg) * Tile::MI + mi) * 64 + warp * 16;
         lanes([&](int ln, typename E::lane &l) { E::rows(p, mw, ln, l); });
 #pragma unroll
-        for (int c = 0; c < CHUNKS; c++) { /* unrolled: the accumulators stay registers */
+        for (int c = 0; c < Tile::BN / E::COLS; c++) { /* unrolled: the accumulators stay registers */
             if (n0 + c * E::COLS >= p.N) break;
-            /* the next chunk of the slice, else the first one of the next slice (the columns
-               are the same) */
-            const bool last = c + 1 == CHUNKS || n0 + (c + 1) * E::COLS >= p.N;
-            const int n_next = !last ? n0 + (c + 1) * E::COLS : mi + 1 < Tile::MI ? n0 : -1;
             lanes([&](int ln, typename E::lane &l) { E::put(buf, l, mi, c, ln); });
-            lanes([&](int ln, typename E::lane &l) {
-                E::template flush<FORM>(p, buf, l, n0 + c * E::COLS, n_next, ln);
-            });
+            lanes([&](int ln, typename E::lane &l) { E::template flush<FORM>(p, buf, l, n0 + c * E::COLS, ln); });
         }
     }
 }
