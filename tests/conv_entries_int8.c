@@ -45,11 +45,6 @@ TEST(conv_cuda_int8_entries_are_reached)
     };
     check_entries_reached(fwd, sizeof fwd / sizeof fwd[0], FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
     /* IMPLICIT_GEMM runs without workspace: the sample's x and filter are read in place (its
-       cudnn-frontend variant pack has no workspace), as is INT8x32 */
-    const struct entry_case no_workspace[] = {
-        {&sample, x4, t128x64, NULL},
-        {&x32, &int8x32_config, t64, wide_off},
-    };
-    check_entries_reached(no_workspace, sizeof no_workspace / sizeof no_workspace[0], FWD,
-                          CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM);
+       cudnn-frontend variant pack has no workspace; INT8x32 runs IMPLICIT_PRECOMP_GEMM only) */
+    check_entry_reached(&sample, x4, FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, t128x64, NULL);
 }

@@ -342,7 +342,7 @@ struct igemm_load_dgrad_a : igemm_pixel_rows<T, ROWS, THREADS, L> {
 };
 
 /* Dense K-major B (forward: the KRSC filter; backward data: the re-packed filter): row n of
-   group g starts at bmat + g * b_gs + n * b_ld. An int8 forward filter in INT8x4 or INT8x32
+   group g starts at bmat + g * b_gs + n * b_ld. A small int8 forward filter in INT8x4 or INT8x32
    (p.b.vshift) is read in place instead: row n at bmat + n * b_ld, the chunk of K index
    (t, r, s, c) at its tap's offset plus, like x (igemm_load_fwd_a), four 4-byte vectors sv
    apart or 16 bytes of one vector. */

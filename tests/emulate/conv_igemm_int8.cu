@@ -2,7 +2,7 @@
    (cuda:fwd_igemm_int8_*: src/cuda/conv_igemm.cu's make_plan with int8, the sm_80 kernel of
    conv_igemm.cuh instantiated for 8-bit operands by src/cuda/conv_igemm_int8.cu) with every
    thread's own logic run on the CPU, against the double-precision reference of tests/ref: the
-   plan (on a handle of compute capability 9.0; INT8x4 and INT8x32 x and filters of whole
+   plan (on a handle of compute capability 9.0; INT8x4 and INT8x32 x and small filters of whole
    16-channel chunks read in place, four 4-byte vectors or half a 32-byte one a chunk), the
    workspace copies (the channel-padded copy that also unpacks INT8x4 and INT8x32 with a channel
    tail, the NCHW transpose, the filter pack), each thread's loaders writing their cp.async
@@ -236,9 +236,10 @@ template <typename T> bool run_case(const emu_case &e)
                pl.prm.a.vshift, (int)pl.copy_a.on);
         return false;
     }
-    /* so is such a filter (without groups or padded channels): the IMMA sample then needs no
-       workspace, which its variant pack does not have */
-    const bool w_in_place = p.w.vect > 1 && !pl.pad_on && e.groups == 1;
+    /* so is such a filter (without groups or padded channels) up to VECT_FILTER_IN_PLACE bytes:
+       the IMMA sample then needs no workspace, which its variant pack does not have */
+    const bool w_in_place = p.w.vect > 1 && !pl.pad_on && e.groups == 1 &&
+                            (int64_t)e.k * e.c * e.r * e.s <= VECT_FILTER_IN_PLACE;
     if (pl.prm.b.vshift != (w_in_place ? vect_shift(p.w.vect) : 0) ||
         (w_in_place && (pl.pack_filter || (in_place && pl.ws_bytes != 0)))) {
         printf("FAIL %s: the filter %s (vshift %d, packed %d, workspace %zu)\n", e.name,
@@ -300,6 +301,8 @@ int main()
         /* name, x w y types, x w y formats, tile, n, c, k, h, w, r, s, pad, stride, groups, fused, alpha, beta */
         {"frontend IMMA sample (INT8x4, 16 -> 64, 3x3, 224x224, one image), 128x64", I8x4, I8x4, I8x4, VECT, VECT, VECT,
          1, 1, 16, 64, 224, 224, 3, 3, 0, 1, 1, false, 1, 0, NULL, FWD},
+        {"INT8x4, 128 -> 128, 3x3 pad 1, 8x8: the filter (144 KB) packed, 64x64", I8x4, I8x4, I8x4, VECT, VECT, VECT,
+         2, 1, 128, 128, 8, 8, 3, 3, 1, 1, 1, false, 1, 0, NULL, FWD},
         {"INT8x32, 32 -> 64, 3x3 pad 1, 19x17, alpha 0.25 beta 0.5, 64x64", I8x32, I8x32, I8x32, VECT, VECT, VECT, 2,
          2, 32, 64, 19, 17, 3, 3, 1, 1, 1, false, 0.25, 0.5, NULL, FWD},
         {"INT8_EXT NHWC in place, float y, 48 -> 232 (N edge), alpha 0.3 beta 0.7, 128x128", I8, I8, F, NHWC, NHWC, NHWC,
