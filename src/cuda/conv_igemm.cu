@@ -22,9 +22,9 @@
    its filter packed the same way: more multiply-adds (8/3 at C = 3), but the tensor cores instead
    of the column path, which measured 7 times slower than the vendor on ResNet-50's first layer.
    The int8 configurations' vectorized layouts, INT8x4 and INT8x32, whose channels are contiguous
-   only within a vector, are read in place by the forward loaders, x's and a small filter's (a
-   16-channel chunk: four 4-byte vectors, or half of a 32-byte one; vect_piece), else x takes the
-   padded copy too and the filter the packed one.
+   only within a vector, are read in place by the forward loaders, x's and the filter's (INT8x4
+   filters up to VECT_FILTER_IN_PLACE; a 16-channel chunk: four 4-byte vectors, or half of a
+   32-byte one; vect_piece), else x takes the padded copy too and the filter the packed one.
 
    Backward data with a stride runs phase by phase (the _phases entries): the input pixels whose
    coordinates are a (mod stride) in every dim receive products from one subset of filter taps
@@ -173,11 +173,12 @@ static int vect_piece(const struct ocd_tensor_view *v, int esize)
                : 0;
 }
 
-/* The largest int8 INT8x4 or INT8x32 filter, in bytes, that the forward loader reads in place
-   rather than from a KRSC copy in the workspace. Read in place, a 16-channel chunk of INT8x4 is
-   four 4-byte pieces in four sectors: measured (H100) 1.04 times the packed filter's time on a
-   64 -> 64 3x3 layer (37 KB; cudnn-frontend's IMMA sample, whose variant pack has no workspace,
-   needs it so), 1.99 on a 256 -> 256 one (590 KB). */
+/* The largest int8 INT8x4 filter, in bytes, that the forward loader reads in place rather than
+   from a KRSC copy in the workspace. Read in place, a 16-channel chunk of INT8x4 is four 4-byte
+   pieces in four sectors: measured (H100) 1.04 times the packed filter's time on a 64 -> 64 3x3
+   layer (37 KB; cudnn-frontend's IMMA sample, whose variant pack has no workspace, needs it so),
+   1.99 on a 256 -> 256 one (590 KB). An INT8x32 chunk is 16 bytes of one vector, as a packed
+   chunk is: read in place at any size (0.94 of the packed filter's time on the 590 KB one). */
 #define VECT_FILTER_IN_PLACE (64 * 1024)
 
 /* Fills *act for the kernel: the tensor itself when its channels are contiguous and its strides
@@ -534,12 +535,12 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         } else if ((why = plan_act(&p->x, p->x_data, esize, cg, &prm.a, &pl->copy_a, &ws))) {
             return why;
         }
-        /* B: the filter rows [k][t][r][s][c], read in place when it is a KRSC filter, or a small
-           int8 one in INT8x4 or INT8x32 (VECT_FILTER_IN_PLACE; without groups or padded
+        /* B: the filter rows [k][t][r][s][c], read in place when it is a KRSC filter, or an int8
+           one in INT8x32 or a small one in INT8x4 (VECT_FILTER_IN_PLACE; without groups or padded
            channels) */
         const bool krsc = p->w_format == CUDNN_TENSOR_NHWC && !pl->pad_on;
-        const bool small = kg * cg * prm.T * prm.R * prm.S <= VECT_FILTER_IN_PLACE;
-        const int wpiece = pl->int8 && g == 1 && !pl->pad_on && small ? vect_piece(&p->w, esize) : 0;
+        const bool fits = p->w.vect == 32 || kg * cg * prm.T * prm.R * prm.S <= VECT_FILTER_IN_PLACE;
+        const int wpiece = pl->int8 && g == 1 && !pl->pad_on && fits ? vect_piece(&p->w, esize) : 0;
         if ((krsc || wpiece) && (uintptr_t)p->w_data % (wpiece ? wpiece : 16) != 0) return OCD_REASON_ALIGNMENT;
         prm.b_ld = wpiece ? wst[0] : cgp * prm.T * prm.R * prm.S, prm.b_gs = kg * prm.b_ld;
         prm.bmat = krsc || wpiece ? p->w_data : NULL;

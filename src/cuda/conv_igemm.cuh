@@ -342,8 +342,8 @@ struct igemm_load_dgrad_a : igemm_pixel_rows<T, ROWS, THREADS, L> {
 };
 
 /* Dense K-major B (forward: the KRSC filter; backward data: the re-packed filter): row n of
-   group g starts at bmat + g * b_gs + n * b_ld. A small int8 forward filter in INT8x4 or INT8x32
-   (p.b.vshift) is read in place instead: row n at bmat + n * b_ld, the chunk of K index
+   group g starts at bmat + g * b_gs + n * b_ld. An int8 forward filter in INT8x32 or a small one
+   in INT8x4 (p.b.vshift; make_plan's VECT_FILTER_IN_PLACE) is read in place instead: row n at bmat + n * b_ld, the chunk of K index
    (t, r, s, c) at its tap's offset plus, like x (igemm_load_fwd_a), four 4-byte vectors sv
    apart or 16 bytes of one vector. */
 template <typename T, int ROWS, int THREADS, class L = ocd_mma_smem<T, ROWS, true>>

@@ -236,10 +236,10 @@ template <typename T> bool run_case(const emu_case &e)
                pl.prm.a.vshift, (int)pl.copy_a.on);
         return false;
     }
-    /* so is such a filter (without groups or padded channels) up to VECT_FILTER_IN_PLACE bytes:
-       the IMMA sample then needs no workspace, which its variant pack does not have */
+    /* so is such a filter (without groups or padded channels), INT8x4 up to VECT_FILTER_IN_PLACE
+       bytes: the IMMA sample then needs no workspace, which its variant pack does not have */
     const bool w_in_place = p.w.vect > 1 && !pl.pad_on && e.groups == 1 &&
-                            (int64_t)e.k * e.c * e.r * e.s <= VECT_FILTER_IN_PLACE;
+                            (p.w.vect == 32 || (int64_t)e.k * e.c * e.r * e.s <= VECT_FILTER_IN_PLACE);
     if (pl.prm.b.vshift != (w_in_place ? vect_shift(p.w.vect) : 0) ||
         (w_in_place && (pl.pack_filter || (in_place && pl.ws_bytes != 0)))) {
         printf("FAIL %s: the filter %s (vshift %d, packed %d, workspace %zu)\n", e.name,
@@ -303,6 +303,8 @@ int main()
          1, 1, 16, 64, 224, 224, 3, 3, 0, 1, 1, false, 1, 0, NULL, FWD},
         {"INT8x4, 128 -> 128, 3x3 pad 1, 8x8: the filter (144 KB) packed, 64x64", I8x4, I8x4, I8x4, VECT, VECT, VECT,
          2, 1, 128, 128, 8, 8, 3, 3, 1, 1, 1, false, 1, 0, NULL, FWD},
+        {"INT8x32, 96 -> 96, 3x3 pad 1, 6x6: the filter (81 KB) in place, 64x64", I8x32, I8x32, I8x32, VECT, VECT,
+         VECT, 2, 1, 96, 96, 6, 6, 3, 3, 1, 1, 1, false, 1, 0, NULL, FWD},
         {"INT8x32, 32 -> 64, 3x3 pad 1, 19x17, alpha 0.25 beta 0.5, 64x64", I8x32, I8x32, I8x32, VECT, VECT, VECT, 2,
          2, 32, 64, 19, 17, 3, 3, 1, 1, 1, false, 0.25, 0.5, NULL, FWD},
         {"INT8_EXT NHWC in place, float y, 48 -> 232 (N edge), alpha 0.3 beta 0.7, 128x128", I8, I8, F, NHWC, NHWC, NHWC,
