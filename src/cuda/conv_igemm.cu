@@ -160,9 +160,9 @@ static int vect_shift(int vect)
 }
 
 /* The bytes of the pieces in which the forward loaders read v (x or the filter, whose dims and
-   strides act_of reads alike), of esize-byte elements, in place
-   when it is int8 INT8x4 or INT8x32 (a 4-byte vector, or half of a 32-byte one) and every stride
-   is a multiple of them; 0 otherwise. */
+   strides act_of reads alike), of esize-byte elements, in place when it is int8 INT8x4 or
+   INT8x32 (a 4-byte vector, or half of a 32-byte one) and every stride is a multiple of them; 0
+   otherwise. */
 static int vect_piece(const struct ocd_tensor_view *v, int esize)
 {
     if (esize != 1 || (v->vect != 4 && v->vect != 32)) return 0;

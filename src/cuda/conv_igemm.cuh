@@ -201,6 +201,47 @@ __host__ __device__ __forceinline__ void igemm_epi_out(const igemm_epi &e, int64
         igemm_epi_store<T, FORM>(e, off, channel, acc);
 }
 
+/* The filter tap (t, r, s) and channel c (within a group) of GEMM K index kk (below p.K) of the
+   K-major gathers, decoded with k_div. */
+__host__ __device__ __forceinline__ void igemm_k_decode(const igemm_params &p, uint32_t kk, uint32_t *c, uint32_t *t,
+                                                        uint32_t *r, uint32_t *s)
+{
+    uint32_t q = ocd_fastdiv_divmod(p.k_div[0], kk, c);
+    q = ocd_fastdiv_divmod(p.k_div[1], q, s);
+    *t = ocd_fastdiv_divmod(p.k_div[2], q, r);
+}
+
+/* The element offset of channel c of a vectorized layout (INT8x4, INT8x32: 1 << vshift channels
+   a vector, vectors sv elements apart): its vector's offset plus its lane. */
+__host__ __device__ __forceinline__ int64_t igemm_vector_channel(int64_t c, int vshift, int64_t sv)
+{
+    return (c >> vshift) * sv + (c & ((1 << vshift) - 1));
+}
+
+/* The element offset of channel c of an operand v of element type T: c, or in an int8 operand
+   read in place as vectors (v.vshift) igemm_vector_channel's. */
+template <typename T> __host__ __device__ __forceinline__ int64_t igemm_channel_offset(const igemm_act &v, uint32_t c)
+{
+    if constexpr (sizeof(T) == 1)
+        if (v.vshift) return igemm_vector_channel(c, v.vshift, v.sv);
+    return (int64_t)c;
+}
+
+/* One 16-byte chunk of a stage from src, zero-filled where !ok (src then any valid address): 16
+   contiguous bytes, or of an INT8x4 operand read in place (v.vshift 2) four 4-byte vectors v.sv
+   apart. */
+template <typename T>
+__host__ __device__ __forceinline__ void igemm_cp_chunk(T *dst, const T *src, bool ok, const igemm_act &v)
+{
+    if constexpr (sizeof(T) == 1)
+        if (v.vshift == 2) {
+#pragma unroll
+            for (int q = 0; q < 4; q++) ocd_mma_cp_async<4>(dst + 4 * q, ok ? src + q * v.sv : src, ok);
+            return;
+        }
+    ocd_mma_cp_async<16>(dst, src, ok);
+}
+
 /* ---- operand loaders ---------------------------------------------------------------------------
    Each loader owns one operand of one direction: setup() runs once per CTA (per-thread row state),
    load() issues the cp.async copies of one K tile into one stage. The thread -> chunk assignment is
@@ -247,9 +288,7 @@ template <typename T, int ROWS, int THREADS, class L> struct igemm_pixel_rows {
                                                      uint32_t *r, uint32_t *s) const
     {
         int kk = kt * L::BK + kc * L::E;
-        uint32_t q = ocd_fastdiv_divmod(p.k_div[0], (uint32_t)(kk < p.K ? kk : 0), c);
-        q = ocd_fastdiv_divmod(p.k_div[1], q, s);
-        *t = ocd_fastdiv_divmod(p.k_div[2], q, r);
+        igemm_k_decode(p, (uint32_t)(kk < p.K ? kk : 0), c, t, r, s);
         return kk < p.K;
     }
 
@@ -281,25 +320,16 @@ struct igemm_load_fwd_a : igemm_pixel_rows<T, ROWS, THREADS, L> {
         }
         int oz = (int)t * p.dd, oh = (int)r * p.dh, ow = (int)sx * p.dw;
         const T *x = (const T *)p.a.ptr;
-        /* the chunk's channel offset: c, or in a vectorized int8 x the offset of its first vector
-           (INT8x32: the chunk is 16 bytes of one vector; INT8x4: four vectors sv apart) */
-        int64_t coff = c;
-        if constexpr (sizeof(T) == 1)
-            if (p.a.vshift) coff = (int64_t)(c >> p.a.vshift) * p.a.sv + (c & ((1u << p.a.vshift) - 1));
+        /* the chunk's channel offset (in a vectorized int8 x its first vector's: INT8x32, 16 bytes
+           of one vector; INT8x4, four vectors sv apart) */
+        const int64_t coff = igemm_channel_offset<T>(p.a, c);
 #pragma unroll
         for (int i = 0; i < R::ITERS; i++) {
             int z = R::zi[i] + oz, h = R::hi[i] + oh, w = R::wi[i] + ow;
             bool ok = kok && (unsigned)z < (unsigned)p.a.d && (unsigned)h < (unsigned)p.a.h &&
                       (unsigned)w < (unsigned)p.a.w;
             const T *src = ok ? x + R::base[i] + z * p.a.sd + h * p.a.sh + w * p.a.sw + R::cbase + coff : x;
-            if constexpr (sizeof(T) == 1)
-                if (p.a.vshift == 2) {
-                    unsigned char *d = (unsigned char *)R::dst(s, i);
-#pragma unroll
-                    for (int q = 0; q < 4; q++) ocd_mma_cp_async<4>(d + 4 * q, ok ? src + q * p.a.sv : x, ok);
-                    continue;
-                }
-            ocd_mma_cp_async<16>(R::dst(s, i), src, ok);
+            igemm_cp_chunk(R::dst(s, i), src, ok, p.a);
         }
     }
 };
@@ -342,10 +372,10 @@ struct igemm_load_dgrad_a : igemm_pixel_rows<T, ROWS, THREADS, L> {
 };
 
 /* Dense K-major B (forward: the KRSC filter; backward data: the re-packed filter): row n of
-   group g starts at bmat + g * b_gs + n * b_ld. An int8 forward filter in INT8x32 or a small one
-   in INT8x4 (p.b.vshift; make_plan's VECT_FILTER_IN_PLACE) is read in place instead: row n at bmat + n * b_ld, the chunk of K index
-   (t, r, s, c) at its tap's offset plus, like x (igemm_load_fwd_a), four 4-byte vectors sv
-   apart or 16 bytes of one vector. */
+   group g starts at bmat + g * b_gs + n * b_ld. An int8 forward filter in INT8x32, or a small one
+   in INT8x4 (p.b.vshift; make_plan's VECT_FILTER_IN_PLACE), is read in place instead: row n at
+   bmat + n * b_ld, the chunk of K index (t, r, s, c) at its tap's offset plus its channel's, read
+   as x is (igemm_load_fwd_a). */
 template <typename T, int ROWS, int THREADS, class L = ocd_mma_smem<T, ROWS, true>>
 struct igemm_load_dense_b : ocd_mma_load_kmajor<T, ROWS, THREADS, L> {
     typedef ocd_mma_load_kmajor<T, ROWS, THREADS, L> B;
@@ -368,24 +398,14 @@ struct igemm_load_dense_b : ocd_mma_load_kmajor<T, ROWS, THREADS, L> {
     __host__ __device__ __forceinline__ void load_vectors(T *s, int kt, const igemm_params &p) const
     {
         const int kk = kt * L::BK + B::kc * L::E;
-        uint32_t c, sx, r;
-        uint32_t q = ocd_fastdiv_divmod(p.k_div[0], (uint32_t)(kk < p.K ? kk : 0), &c);
-        q = ocd_fastdiv_divmod(p.k_div[1], q, &sx);
-        const uint32_t t = ocd_fastdiv_divmod(p.k_div[2], q, &r);
-        const int64_t koff = (int64_t)(c >> p.b.vshift) * p.b.sv + (c & ((1u << p.b.vshift) - 1)) + t * p.b.sd +
-                             r * p.b.sh + sx * p.b.sw;
+        uint32_t c, t, r, sx;
+        igemm_k_decode(p, (uint32_t)(kk < p.K ? kk : 0), &c, &t, &r, &sx);
+        const int64_t koff = igemm_channel_offset<T>(p.b, c) + t * p.b.sd + r * p.b.sh + sx * p.b.sw;
 #pragma unroll
         for (int i = 0; i < B::ITERS; i++) {
             const bool ok = B::off[i] >= 0 && kk < p.K;
-            const T *src = ok ? B::mat + B::off[i] + koff : B::mat;
-            T *dst = s + L::offset(B::row0 + i * B::STEP, B::kc);
-            if (p.b.vshift == 2) {
-#pragma unroll
-                for (int v = 0; v < 4; v++)
-                    ocd_mma_cp_async<4>((unsigned char *)dst + 4 * v, ok ? src + v * p.b.sv : B::mat, ok);
-            } else {
-                ocd_mma_cp_async<16>(dst, src, ok);
-            }
+            igemm_cp_chunk(s + L::offset(B::row0 + i * B::STEP, B::kc), ok ? B::mat + B::off[i] + koff : B::mat, ok,
+                           p.b);
         }
     }
 };

@@ -6,6 +6,7 @@
 #ifndef OCD_CUDA_CONV_IGEMM_COPY_CUH
 #define OCD_CUDA_CONV_IGEMM_COPY_CUH
 
+#include "cuda/conv_igemm.cuh"
 #include "cuda/mma.cuh"
 #include "cuda/types.cuh"
 
@@ -64,7 +65,7 @@ __host__ __device__ __forceinline__ bool igemm_pad_src(const igemm_pad &p, uint3
     rest = ocd_fastdiv_divmod(p.div_w, rest, &w);
     rest = ocd_fastdiv_divmod(p.div_h, rest, &h);
     uint32_t img = ocd_fastdiv_divmod(p.div_d, rest, &d);
-    *src = img * p.sn + (ci >> p.vshift) * p.sc + (ci & ((1u << p.vshift) - 1)) + d * p.sd + h * p.sh + w * p.sw;
+    *src = img * p.sn + igemm_vector_channel(ci, p.vshift, p.sc) + d * p.sd + h * p.sh + w * p.sw;
     return (int)ci < p.c;
 }
 
@@ -107,8 +108,7 @@ __host__ __device__ __forceinline__ bool igemm_filter_src(const igemm_filter_pac
     int64_t k = f.dgrad ? b : a, c = f.dgrad ? a : b;
     if (c >= f.cg) return false;
     if (f.flip) tt = f.t - 1 - tt, rr = f.r - 1 - rr, ss = f.s - 1 - ss;
-    *src = (g * f.kg + k) * f.sk + (c >> f.vshift) * f.sc + (c & ((1 << f.vshift) - 1)) + tt * f.st + rr * f.sr +
-           ss * f.ss;
+    *src = (g * f.kg + k) * f.sk + igemm_vector_channel(c, f.vshift, f.sc) + tt * f.st + rr * f.sr + ss * f.ss;
     return true;
 }
 
