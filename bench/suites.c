@@ -241,11 +241,11 @@ static const struct bench_case adv_cases[] = {
    layers of hidden 1024 on 128 steps of batch 64, input 1024; forward in training mode, and
    backward data + weights as one case) for LSTM and GRU, and the inference latency of one LSTM
    layer of hidden 512 at batch 1 over 1, 16 and 64 steps, under STANDARD and under
-   PERSIST_STATIC (the persistent kernels: ours in its first form, its pipelined form with
-   OPENCUDNN_UNPROVEN=1 until proven, core/impl.h). The last, again in fp32 and fp16 with
-   weights 16 times smaller (a contractive recurrence), and in fp16 under PERSIST_STATIC: whether
-   two libraries' checksums part from 16 steps on because fp16 rounding grows through saturated
-   gates or because one is wrong. */
+   PERSIST_STATIC (the persistent kernels: ours the cooperative kernel's pipelined form, its
+   cluster form with OPENCUDNN_UNPROVEN=1 until proven, core/impl.h). The last, again in fp32 and
+   fp16 with weights 16 times smaller (a contractive recurrence), and in fp16 under
+   PERSIST_STATIC: whether two libraries' checksums part from 16 steps on because fp16 rounding
+   grows through saturated gates or because one is wrong. */
 #define RNN_TRAIN(CELL)                                                                               \
     {#CELL "_b64_t128_h1024_fwd_f16", TIME_DEVICE,                                                \
      "op=rnn cell=" #CELL " algo=standard dt=f16 t=128 n=64 input=1024 hidden=1024 layers=2 dirs=1 pass=fwd wscale=1"}, \

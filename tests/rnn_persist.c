@@ -151,15 +151,19 @@ static bool inference_matches(struct rnn_run *u)
     return ok;
 }
 
-/* The wide cases of inference: an LSTM of hidden 512 and a GRU of hidden 256 at batch 1, the
-   latency case persistence is for (several hidden units per block, long rows of R), an LSTM of
-   hidden 64 over 64 steps in half (h passed between the blocks 63 times, the state kept in
-   float; hidden 64 because with these weights, uniform in +-0.6, hidden 512 is chaotic over 64
-   steps: fp16 rounding parts any two computations by step 10), and a batch of 9. */
+/* The wide cases of inference: an LSTM of hidden 512 (float, and half: the cluster form's 16
+   blocks) and a GRU of hidden 256 at batch 1, the latency case persistence is for (several
+   hidden units per block, long rows of R), an LSTM of hidden 64 over 64 steps in half (h passed
+   between the blocks 63 times; hidden 64 because with these weights, uniform in +-0.6, hidden
+   512 is chaotic over 64 steps: fp16 rounding parts any two computations by step 10), and a
+   batch of 9 (bfloat16: the cluster form's two tiles of sequences). */
 static const int len_one[] = {7}, len_nine[] = {3, 3, 3, 3, 3, 3, 3, 3, 3}, len_long[] = {64};
 static const struct rnn_case wide_cases[] = {
     {"inference LSTM hidden 512 batch 1", CUDNN_LSTM, 1, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
      CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 1, 8, 512, 512, 7, 1, len_one, CUDNN_DATA_FLOAT, true, true, API_V8,
+     CUDNN_RNN_ALGO_PERSIST_STATIC},
+    {"inference LSTM hidden 512 batch 1 half", CUDNN_LSTM, 1, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
+     CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 1, 8, 512, 512, 7, 1, len_one, CUDNN_DATA_HALF, true, true, API_V8,
      CUDNN_RNN_ALGO_PERSIST_STATIC},
     {"inference LSTM hidden 64 batch 1 64 steps half", CUDNN_LSTM, 1, CUDNN_LINEAR_INPUT, CUDNN_RNN_DOUBLE_BIAS,
      CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 1, 8, 64, 64, 64, 1, len_long, CUDNN_DATA_HALF, false, true, API_V8,
@@ -172,11 +176,11 @@ static const struct rnn_case wide_cases[] = {
      API_V8, CUDNN_RNN_ALGO_PERSIST_DYNAMIC},
 };
 
-/* Inference under every persistent algorithm (on CUDA the persistent kernel, adv/rnn_exec.c's
-   cuda:rnn_persistent_pipelined) against the reference
-   and STANDARD: every cell, clipping, every bias mode, skip input, one and two directions over
-   two layers, the three APIs and layouts, the three data types the kernel takes; then the wide
-   cases. */
+/* Inference under every persistent algorithm (on CUDA the persistent kernels, adv/rnn_exec.c's
+   cuda:rnn_persistent_cluster for 16-bit data, else cuda:rnn_persistent_pipelined) against the
+   reference and STANDARD: every cell, clipping, every bias mode, skip input, one and two
+   directions over two layers, the three APIs and layouts, the three data types the kernels
+   take; then the wide cases. */
 TEST(rnn_persistent_inference)
 {
     static const cudnnRNNMode_t modes[] = {CUDNN_RNN_RELU, CUDNN_RNN_TANH, CUDNN_LSTM, CUDNN_GRU};
@@ -210,29 +214,38 @@ TEST(rnn_persistent_inference)
 }
 
 #ifdef OCD_TEST_CUDA
-/* The persistent kernel's two forms (src/cuda/rnn_persist.cu: cuda:rnn_persistent_pipelined,
-   which serves first, and cuda:rnn_persistent, the first form, which serves where the pipelined
-   one declines, here forced by OPENCUDNN_DISABLE) on the wide cases: the first form against the
-   reference, then the pipelined one against the first within the data type's tolerance. CUDA
-   pass only. */
+/* The persistent kernels' three forms, each forced by OPENCUDNN_DISABLE, on the wide cases: the
+   first form of src/cuda/rnn_persist.cu (cuda:rnn_persistent, which serves where the others
+   decline) against the reference, then its pipelined form (cuda:rnn_persistent_pipelined) and
+   the cluster form of src/cuda/rnn_persist_cluster.cu (cuda:rnn_persistent_cluster, which
+   serves first: half and bfloat16 data, small batches; where it declines the pipelined one
+   serves again) against the first within the data type's tolerance. CUDA pass only. */
 TEST(rnn_persistent_forms_agree)
 {
     if (test_backend[0] != 'c') return;
+    static const struct {
+        const char *name, *disable; /* disable: NULL, the variable as it was */
+    } forms[] = {{"first form", "cuda:rnn_persistent_cluster,cuda:rnn_persistent_pipelined"},
+                 {"pipelined form vs first", "cuda:rnn_persistent_cluster"},
+                 {"cluster form vs first", NULL}};
     const char *set = getenv("OPENCUDNN_DISABLE");
     char *prior = set ? strdup(set) : NULL;
     for (size_t i = 0; i < TLEN(wide_cases); i++) {
         struct rnn_run u;
-        struct fwd_out first = {0}, pipelined = {0}, want = {0};
+        struct fwd_out got[TLEN(forms)] = {{0}}, want = {0};
         bool ok = rnn_run_init(&u, &wide_cases[i]);
         if (ok) rnn_reference_forward(&u, &want);
-        ocd_setenv("OPENCUDNN_DISABLE", "cuda:rnn_persistent_pipelined");
-        ok = ok && rnn_library_forward(&u, CUDNN_FWD_MODE_INFERENCE, &first, NULL) &&
-             rnn_check_forward(&u, &first, &want, "first form");
+        for (size_t f = 0; f < TLEN(forms) && ok; f++) {
+            const char *disable = forms[f].disable ? forms[f].disable : prior;
+            if (disable) ocd_setenv("OPENCUDNN_DISABLE", disable);
+            else ocd_unsetenv("OPENCUDNN_DISABLE");
+            ok = rnn_library_forward(&u, CUDNN_FWD_MODE_INFERENCE, &got[f], NULL) &&
+                 rnn_check_forward(&u, &got[f], f ? &got[0] : &want, forms[f].name);
+        }
         if (prior) ocd_setenv("OPENCUDNN_DISABLE", prior);
         else ocd_unsetenv("OPENCUDNN_DISABLE");
-        ok = ok && rnn_library_forward(&u, CUDNN_FWD_MODE_INFERENCE, &pipelined, NULL) &&
-             rnn_check_forward(&u, &pipelined, &first, "pipelined form vs first");
-        rnn_fwd_free(&first), rnn_fwd_free(&pipelined), rnn_fwd_free(&want);
+        for (size_t f = 0; f < TLEN(forms); f++) rnn_fwd_free(&got[f]);
+        rnn_fwd_free(&want);
         rnn_run_free(&u);
         if (!ok) break;
     }

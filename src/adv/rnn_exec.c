@@ -349,22 +349,49 @@ static struct ocd_rnn_seq persistent_seq(const struct rnn_recurrence *r)
     return q;
 }
 
-/* The persistent algorithms' kernel (cuDNN 8.2: PERSIST_STATIC, PERSIST_DYNAMIC and
+/* The persistent algorithms' kernels (cuDNN 8.2: PERSIST_STATIC, PERSIST_DYNAMIC and
    PERSIST_STATIC_SMALL_H keep the recurrent weights on chip for the whole sequence), in
    inference; training keeps every step's gates for the backward, which the step loop saves. The
    descriptor refuses a projection under these algorithms and PERSIST_DYNAMIC's plan was made for
-   the call's batch (ocd_rnn_check_algo), which the kernel's grid and chunks then cover. The
-   kernel's pipelined form serves first (cuda:rnn_persistent_pipelined), its first form
-   (cuda:rnn_persistent) where the pipelined one declines: a block's gate inputs of one sequence
-   beyond what its threads hold while they wait, or shared memory short of its second buffers. */
-static const char *persistent_plan_of(cudnnHandle_t handle, const void *problem, void *plan, bool pipelined)
+   the call's batch (ocd_rnn_check_algo), which the kernels' grids and chunks then cover. NULL
+   where a persistent kernel may serve the recurrence r, else why not. */
+static const char *persistent_refusal(const struct rnn_recurrence *r)
 {
-    const struct rnn_recurrence *r = problem;
     const struct ocd_rnn_problem *p = r->x->p;
     if (p->algo == CUDNN_RNN_ALGO_STANDARD) return "CUDNN_RNN_ALGO_STANDARD runs the step loop";
     if (r->x->c->training) return "a training forward saves every step's gates (the step loop)";
     if (ocd_rnn_has_projection(p)) return "LSTM projection";
-    struct ocd_rnn_seq q = persistent_seq(r);
+    return NULL;
+}
+
+/* The cluster form (cuda:rnn_persistent_cluster: sm_90, 16-bit data, batches up to 16, the
+   weights in one cluster's registers) serves first; it reads hx and cx and writes hy and cy
+   itself. */
+static const char *cluster_plan(cudnnHandle_t handle, const void *problem, void *plan)
+{
+    const char *why = ocd_impl_unproven();
+    if (why == NULL) why = persistent_refusal(problem);
+    if (why != NULL) return why;
+    struct ocd_rnn_seq q = persistent_seq(problem);
+    return ocd_cuda_rnn_cluster_plan(handle, &q, plan);
+}
+static cudnnStatus_t cluster_run(cudnnHandle_t handle, const void *problem, const void *plan, void *workspace,
+                                 size_t workspace_bytes)
+{
+    (void)workspace, (void)workspace_bytes;
+    struct ocd_rnn_seq q = persistent_seq(problem);
+    return ocd_cuda_rnn_cluster(handle, &q, plan);
+}
+
+/* The cooperative kernel: its pipelined form (cuda:rnn_persistent_pipelined) next, its first
+   form (cuda:rnn_persistent) where the pipelined one declines: a block's gate inputs of one
+   sequence beyond what its threads hold while they wait, or shared memory short of its second
+   buffers. */
+static const char *persistent_plan_of(cudnnHandle_t handle, const void *problem, void *plan, bool pipelined)
+{
+    const char *why = persistent_refusal(problem);
+    if (why != NULL) return why;
+    struct ocd_rnn_seq q = persistent_seq(problem);
     return ocd_cuda_rnn_persist_plan(handle, &q, pipelined, plan);
 }
 static const char *pipelined_plan(cudnnHandle_t handle, const void *problem, void *plan)
@@ -390,6 +417,8 @@ static cudnnStatus_t persistent_run(cudnnHandle_t handle, const void *problem, c
     return pl->pipelined ? CUDNN_STATUS_SUCCESS : states_out(r);
 }
 
+static const struct ocd_impl_planned cluster_hooks = {cluster_plan, NULL, cluster_run};
+OCD_IMPL_PLAN_FITS(struct ocd_rnn_cluster_plan);
 static const struct ocd_impl_planned pipelined_hooks = {pipelined_plan, NULL, persistent_run};
 static const struct ocd_impl_planned first_form_hooks = {first_form_plan, NULL, persistent_run};
 OCD_IMPL_PLAN_FITS(struct ocd_rnn_persist_plan);
@@ -399,6 +428,7 @@ OCD_IMPL_PLAN_FITS(struct ocd_rnn_persist_plan);
    (which every backend runs on its GEMM and pointwise kernels). */
 static const struct ocd_impl recurrence_impls[] = {
 #ifdef OCD_HAVE_CUDA
+    {"cuda:rnn_persistent_cluster", OCD_BACKEND_CUDA, 0, NULL, NULL, NULL, &cluster_hooks},
     {"cuda:rnn_persistent_pipelined", OCD_BACKEND_CUDA, 0, NULL, NULL, NULL, &pipelined_hooks},
     {"cuda:rnn_persistent", OCD_BACKEND_CUDA, 0, NULL, NULL, NULL, &first_form_hooks},
     OCD_IMPL_ENTRY("cuda:rnn_steps", OCD_BACKEND_CUDA, NULL, NULL, recurrence_steps),

@@ -117,22 +117,6 @@ constexpr int PERSIST_ROW_LOADS = 16; /* loads of R a thread of the pipelined pr
    loop costs at small sizes) until the benchmark's persistent rows set it. */
 constexpr int64_t PERSIST_WORK_MAX = (int64_t)1 << 25;
 
-/* What the cells of one sequence of the chunk take at a step: its position (when active) and
-   whether the step is its last. */
-struct persist_seq_at {
-    int64_t pos;
-    int on, last;
-};
-
-/* Sequence n of length len at step t. */
-__host__ __device__ inline persist_seq_at persist_seq_of(const ocd_rnn_step &s, int t, int n, int len)
-{
-    int tn;
-    persist_seq_at a = {0, step_active_at(s, t, len, &tn), t == len - 1 /* ocd_rnn_last_step */};
-    if (a.on) a.pos = step_pos(s, tn, n);
-    return a;
-}
-
 /* Byte offsets of a block's shared memory: R's rows at 0 (data [G U][P]: row g U + u holds gate g
    of unit u, zero past H), the staged states (compute [chunk][P]), the products (compute
    [chunk][G U]; the first form only), the cells' W x + b_W (compute [chunk][G U]), b_R (compute

@@ -167,6 +167,16 @@ struct ocd_rnn_persist_plan {
     size_t smem;
 };
 
+/* The persistent recurrence's cluster form (sm_90: src/cuda/rnn_persist_cluster.cu): one
+   thread-block cluster of `ctas` blocks, block b owning the hidden units [b units, (b + 1)
+   units) with their rows of R (every gate) in the registers of its warps as tensor-core
+   fragments, h passed from block to block through the cluster's shared memory in the data type;
+   `smem` bytes of shared memory a block. */
+struct ocd_rnn_cluster_plan {
+    int units, ctas;
+    size_t smem;
+};
+
 cudnnStatus_t ocd_host_rnn_fwd_step(cudnnHandle_t handle, const struct ocd_rnn_step *s);
 cudnnStatus_t ocd_host_rnn_bwd_step(cudnnHandle_t handle, const struct ocd_rnn_step *s);
 cudnnStatus_t ocd_host_rnn_aux(cudnnHandle_t handle, const struct ocd_rnn_aux *a);
@@ -183,6 +193,13 @@ const char *ocd_cuda_rnn_persist_plan(cudnnHandle_t handle, const struct ocd_rnn
                                       struct ocd_rnn_persist_plan *plan);
 cudnnStatus_t ocd_cuda_rnn_persist(cudnnHandle_t handle, const struct ocd_rnn_seq *q,
                                    const struct ocd_rnn_persist_plan *plan);
+/* The cluster form's plan for q: NULL, or why it does not serve (a device before sm_90, data
+   other than half or bfloat16, a batch or hidden size beyond what one cluster's registers and
+   threads hold, no cluster of that size fitting the GPU). */
+const char *ocd_cuda_rnn_cluster_plan(cudnnHandle_t handle, const struct ocd_rnn_seq *q,
+                                      struct ocd_rnn_cluster_plan *plan);
+cudnnStatus_t ocd_cuda_rnn_cluster(cudnnHandle_t handle, const struct ocd_rnn_seq *q,
+                                   const struct ocd_rnn_cluster_plan *plan);
 #endif
 
 #ifdef __cplusplus

@@ -1,0 +1,456 @@
+/* rnn_persist_cluster.cu: the persistent recurrence of RNN inference in one thread-block cluster
+   (sm_90; ocd_cuda_rnn_cluster, problem/rnn_kernels.h): the recurrent weights held in registers
+   as tensor-core fragments, h passed from block to block through the cluster's shared memory,
+   one mbarrier wait and one block barrier a step. It serves before the cooperative kernel of
+   cuda/rnn_persist.cu where a cluster holds the weights: 16-bit data, small batches, hidden
+   sizes up to about 512 for LSTM. Every phase is __host__ __device__ or has its per-lane
+   addressing in __host__ __device__ helpers, so that tests/emulate/rnn_persist_cluster.cu runs
+   every block, warp and thread on the CPU.
+
+   Why a cluster. The cooperative kernel passes h through L2 (tagged words that the readers
+   poll), and a step costs about 2.2 us at batch 1, hidden 512 on an H100 (bench: t64 - t16 over
+   48 steps), most of it the L2 round trip of the exchange and the products on CUDA cores from
+   shared memory. Within a cluster a block stores into its peers' shared memory directly
+   (st.async, which completes its bytes on the peer's mbarrier), a few hundred cycles from store
+   to the waiter's wake-up, and 16 blocks of 512 threads hold the 2 MB of an fp16 LSTM of hidden
+   512 in their registers (64 a thread), so a step's products are 16 tensor-core mma a warp.
+
+   The geometry (cluster_geom_of). Block b owns U units (U even: the blocks pass h in pairs of
+   units) and the G U rows of R of their gates, row g U + u holding gate g of unit b U + u (zero
+   past H and past G U up to 16-row tiles). Its 16 warps split those rows into `mt` tiles of 16
+   and each tile's K (P = H columns in 16-column tiles) into `splits` slices of at most
+   CLUSTER_KPER tiles; warp w takes tile w % mt, slice w / mt and holds that slice's A fragments
+   (mma.m16n8k16, row-major) in registers for the whole sequence. h_{t-1} lies in shared memory
+   as the B operand, [np][hs] in the data type (np = N rounded up to 8, the mma's n; each row
+   padded by 8 elements, so that a fragment's 8 rows fall in different banks; the columns past P
+   and the rows past N stay zero). The products of a step: per 8-sequence tile, each warp's
+   slice into two accumulators (alternate k tiles, so that consecutive mma do not wait on each
+   other), their sum to the partial sums [splits][np][ps] (ps = mt 16 + 4: a warp's stores fall
+   in different banks), two buffers alternating by step.
+
+   A step t (the kernel's loop):
+     prefetch  each cell thread (thread i < N U: sequence i / U, unit i % U) loads its gate
+               inputs W x + b_W (position from its length), not waiting for them;
+     wait      every thread waits for the phase of h_{t-1} on the mbarrier of its slot (t-1) % 2
+               (step 0 reads hx, staged by the prologue into slot 1); thread 0 then announces
+               the bytes of h_{t+1}, which reuse that barrier;
+     products  the warps' mma into the partial sums of buffer t % 2; a block barrier;
+     cells     each cell thread sums its G gates' partial sums, adds b_R, runs ocd_rnn_cell_fwd,
+               writes y (and hy, cy at the last step), rounds h to the data type (as
+               the step loop's next GEMM reads it) and, unless t is the last step, publishes it:
+               the two threads of a pair of units swap their halves (a shuffle) and each stores
+               the 4-byte pair into half of the cluster's blocks (st.async, slot t % 2),
+               completing 4 bytes on that block's barrier, which expects N H 2 bytes a phase.
+   Why no other barrier is needed. A block stores h_t into slot t % 2 of a peer only after it
+   has seen h_{t-1} of every block, the peer's included, and the peer published its h_{t-1} only
+   after its products of step t-1 (the block barrier before its cells), the last reads of h_{t-2}
+   in that slot. The partial sums of buffer t % 2 are read by the cells of step t and written
+   next by the products of step t + 2, with the block barrier of step t + 1 between. A barrier's
+   bytes of h_{t+1} are announced after its phase of h_{t-1} completed and before this block
+   publishes h_t, so before any peer can store h_{t+1}. The blocks synchronise as a cluster once
+   after the prologue (barriers initialized, h buffers cleared and hx staged in every block
+   before any peer stores into them) and once before they exit (no store into a block that has
+   exited: the last step publishes nothing).
+
+   The cost model of a step (LSTM, H = 512, batch 1: 16 blocks of 32 units): the wait, an
+   st.async's trip to the peer (hundreds of cycles); 16 mma a warp (8 a chain); the block
+   barrier; a cell's partial sums (2 G loads), its sigmoids and tanh; 8 st.async a thread. About
+   0.5 us against the cooperative kernel's 2.2. */
+#include "core/reasons.h"
+#include "cuda/bulk.cuh"
+#include "cuda/check.cuh"
+#include "cuda/mma.cuh"
+#include "cuda/rnn_unit.cuh"
+
+#include <cstring>
+
+namespace {
+
+constexpr int CLUSTER_THREADS = 512;
+constexpr int CLUSTER_WARP = 32;
+constexpr int CLUSTER_WARPS = CLUSTER_THREADS / CLUSTER_WARP;
+constexpr int CLUSTER_KPER = 16;   /* k tiles of A a warp holds: 64 registers a thread */
+constexpr int CLUSTER_BATCH = 16;  /* the most sequences: two n tiles of the mma */
+constexpr int CLUSTER_CTAS = 16;   /* the largest cluster (non-portable above 8) */
+
+/* What the phases take from the shapes and the plan: gates, units of a block, rows of R; m
+   tiles, K slices (warps a tile), k tiles of P, k tiles of a slice; the h buffers' rows and row
+   stride (elements), the partial sums' row stride (floats); the shared memory's offsets (h
+   buffers, two; partial sums, two; b_R of the rows, float; the two mbarriers) and total. */
+struct cluster_geom {
+    int G, U, rows, mt, splits, kt, kper, np, hs, ps;
+    size_t h, h_slot, part, part_buf, br, bar, total;
+};
+
+__host__ __device__ inline size_t cluster_align(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+__host__ __device__ inline cluster_geom cluster_geom_of(const ocd_rnn_step &s, int units)
+{
+    cluster_geom g;
+    g.G = ocd_rnn_gates(s.mode), g.U = units, g.rows = g.G * units;
+    g.mt = (g.rows + 15) / 16;
+    g.splits = g.mt <= CLUSTER_WARPS ? CLUSTER_WARPS / g.mt : 1;
+    g.kt = (s.P + 15) / 16;
+    g.kper = (g.kt + g.splits - 1) / g.splits;
+    g.np = (s.N + 7) / 8 * 8;
+    g.hs = g.kt * 16 + 8, g.ps = g.mt * 16 + 4;
+    g.h = 0, g.h_slot = cluster_align((size_t)g.np * g.hs * 2);
+    g.part = g.h + 2 * g.h_slot, g.part_buf = cluster_align((size_t)g.splits * g.np * g.ps * sizeof(float));
+    g.br = g.part + 2 * g.part_buf;
+    g.bar = g.br + cluster_align((size_t)g.rows * sizeof(float));
+    g.total = g.bar + 2 * sizeof(uint64_t);
+    return g;
+}
+
+/* The bytes of one step's h that every block receives (N H in the data type). */
+__host__ __device__ inline unsigned cluster_phase_bytes(const ocd_rnn_step &s)
+{
+    return (unsigned)(s.N * s.H * 2);
+}
+
+/* The launch for s on a device whose blocks take up to smem_max bytes: the smallest cluster
+   whose blocks hold their units' rows in the warps' fragments, their cells in the threads and
+   their buffers in shared memory. NULL, or why none does. */
+const char *cluster_shape(const ocd_rnn_step &s, size_t smem_max, ocd_rnn_cluster_plan *pl)
+{
+    if (s.H % 2 != 0) return "an odd hidden size (the cluster's blocks pass h in pairs of units)";
+    if (s.P != s.H) return "a state size other than the hidden size";
+    if (s.N > CLUSTER_BATCH) return "a batch above 16 (the cluster form's two mma tiles of sequences)";
+    for (int c = 1; c <= CLUSTER_CTAS; c++) {
+        const int units = ((s.H + c - 1) / c + 1) / 2 * 2;
+        const cluster_geom g = cluster_geom_of(s, units);
+        if (g.mt > CLUSTER_WARPS || g.kper > CLUSTER_KPER || s.N * units > CLUSTER_THREADS || g.total > smem_max)
+            continue;
+        pl->units = units, pl->ctas = (s.H + units - 1) / units, pl->smem = g.total;
+        return NULL;
+    }
+    return "the recurrent weights exceed the registers of a cluster of 16 blocks";
+}
+
+/* ---- the operands' fragments (mma.m16n8k16: lane = 4 gid + tig) ---- */
+
+/* Register q of the A fragment of m tile mi, k tile kt, for lane: rows mi 16 + gid (+ 8 for q
+   odd), columns kt 16 + 2 tig (+ 8 for q >= 2) and the next; two elements of block b's row of R
+   (r: data [G H][P]), zero past its gates' rows, past H and past P. */
+template <typename T>
+__host__ __device__ inline uint32_t cluster_a_reg(const ocd_rnn_step &s, const T *r, const cluster_geom &g, int b,
+                                                  int mi, int kt, int lane, int q)
+{
+    const int row = mi * 16 + lane / 4 + 8 * (q & 1), col = kt * 16 + 2 * (lane % 4) + 8 * (q >> 1);
+    const int gate = row / g.U, j = b * g.U + row % g.U;
+    if (row >= g.rows || j >= s.H || col >= s.P) return 0; /* P is even: col < P holds col + 1 */
+    uint32_t v;
+    memcpy(&v, r + ((int64_t)gate * s.H + j) * s.P + col, sizeof v);
+    return v;
+}
+
+/* The B fragment of n tile nt, k tile kt for lane from the h buffer h ([np][hs]): column (the
+   sequence) nt 8 + gid, rows (k) kt 16 + 2 tig and + 8, two elements each. */
+template <typename T>
+__host__ __device__ inline void cluster_b_frag(const T *h, const cluster_geom &g, int nt, int kt, int lane,
+                                               uint32_t b[2])
+{
+    const T *p = h + (int64_t)(nt * 8 + lane / 4) * g.hs + kt * 16 + 2 * (lane % 4);
+    memcpy(&b[0], p, sizeof b[0]);
+    memcpy(&b[1], p + 8, sizeof b[1]);
+}
+
+/* The accumulators d of m tile mi, slice si, n tile nt, for lane, into the partial sums part
+   ([splits][np][ps]): d[e] is row mi 16 + gid (+ 8 for e >= 2), sequence nt 8 + 2 tig + e % 2. */
+__host__ __device__ inline void cluster_part_store(float *part, const cluster_geom &g, int mi, int si, int nt,
+                                                   int lane, const float d[4])
+{
+    for (int e = 0; e < 4; e++)
+        part[((int64_t)si * g.np + nt * 8 + 2 * (lane % 4) + e % 2) * g.ps + mi * 16 + lane / 4 + 8 * (e / 2)] = d[e];
+}
+
+template <typename T> __host__ __device__ inline T *cluster_h(unsigned char *smem, const cluster_geom &g, int slot)
+{
+    return (T *)(smem + g.h + (size_t)slot * g.h_slot);
+}
+
+__host__ __device__ inline float *cluster_part(unsigned char *smem, const cluster_geom &g, int buf)
+{
+    return (float *)(smem + g.part + (size_t)buf * g.part_buf);
+}
+
+/* ---- a thread's state ---- */
+
+/* What a thread keeps in registers for the whole sequence: its warp's A fragments; as a cell
+   thread its cell, h_{t-1} of its unit, its sequence's length, and the step's gate inputs and
+   position (prefetched). */
+struct cluster_thread {
+    uint32_t a[CLUSTER_KPER][4];
+    float c, hn, x[4];
+    int len;
+    persist_seq_at at;
+};
+
+/* Thread tid's cell: sequence n, unit u of the block (false: none; threads past N U, units past H). */
+__host__ __device__ inline bool cluster_cell_of(const ocd_rnn_step &s, const cluster_geom &g, int b, int tid, int *n,
+                                                int *u)
+{
+    *n = tid / g.U, *u = tid % g.U;
+    return tid < s.N * g.U && b * g.U + *u < s.H;
+}
+
+/* ---- the phases ---- */
+
+/* Thread tid's part of block b's shared memory: both h buffers cleared, hx (data [N][P], NULL:
+   zero) staged into slot 1, where step 0 reads h_{-1}, and b_R of the block's rows. */
+template <typename T>
+__host__ __device__ void cluster_stage(const ocd_rnn_seq &q, const cluster_geom &g, int b, int tid, int threads,
+                                       unsigned char *smem)
+{
+    const ocd_rnn_step &s = q.step;
+    const int count = g.np * g.hs;
+    for (int i = tid; i < g.rows; i += threads) {
+        const int j = b * g.U + i % g.U;
+        ((float *)(smem + g.br))[i] = j < s.H ? load_bias<T, float>(s.br[i / g.U], j) : 0.0f;
+    }
+    for (int i = tid; i < 2 * count; i += threads) {
+        const int slot = i / count, n = i % count / g.hs, k = i % g.hs;
+        T v;
+        ocd_cuda_store(&v, slot == 1 && n < s.N && k < s.P && q.hx ? ocd_cuda_load((const T *)q.hx + (int64_t)n * s.P + k)
+                                                                   : 0.0f);
+        cluster_h<T>(smem, g, slot)[(int64_t)n * g.hs + k] = v;
+    }
+}
+
+/* The A fragments of warp `warp` of block b into th->a (lane's registers); none for a warp past
+   the tiles' slices. */
+template <typename T>
+__host__ __device__ void cluster_load_fragments(const ocd_rnn_seq &q, const cluster_geom &g, int b, int warp, int lane,
+                                                cluster_thread *th)
+{
+    const int mi = warp % g.mt, si = warp / g.mt;
+#pragma unroll
+    for (int k = 0; k < CLUSTER_KPER; k++) /* constant indices: registers */
+#pragma unroll
+        for (int qr = 0; qr < 4; qr++)
+            th->a[k][qr] = si < g.splits && k < g.kper && si * g.kper + k < g.kt
+                               ? cluster_a_reg<T>(q.step, (const T *)q.r, g, b, mi, si * g.kper + k, lane, qr)
+                               : 0;
+}
+
+/* Thread tid's cell state: cx (data [N][H], NULL: zero) for LSTM, h_{-1} of its unit. */
+template <typename T>
+__host__ __device__ void cluster_cell_init(const ocd_rnn_seq &q, const cluster_geom &g, int b, int tid,
+                                           cluster_thread *th)
+{
+    const ocd_rnn_step &s = q.step;
+    int n, u;
+    th->c = th->hn = 0, th->len = 0;
+    for (int gi = 0; gi < 4; gi++) th->x[gi] = 0;
+    if (!cluster_cell_of(s, g, b, tid, &n, &u)) return;
+    const int j = b * g.U + u;
+    if (s.mode == CUDNN_LSTM && q.cx) th->c = ocd_cuda_load((const T *)q.cx + (int64_t)n * s.H + j);
+    if (q.hx) th->hn = ocd_cuda_load((const T *)q.hx + (int64_t)n * s.P + j);
+    th->len = s.lengths[n];
+}
+
+/* Thread tid's gate inputs of step t (a cell thread's whose sequence is active), issued before
+   the wait for h_{t-1}: nothing waits on them until the cells. */
+template <typename T>
+__host__ __device__ inline void cluster_prefetch(const ocd_rnn_seq &q, const cluster_geom &g, int b, int tid, int t,
+                                                 cluster_thread *th)
+{
+    const ocd_rnn_step &s = q.step;
+    int n, u;
+    th->at.on = 0;
+    if (!cluster_cell_of(s, g, b, tid, &n, &u)) return;
+    th->at = persist_seq_of(s, t, n, th->len);
+    if (th->at.on)
+#pragma unroll
+        for (int gi = 0; gi < 4; gi++)
+            if (gi < g.G) th->x[gi] = gate_input<T>(s, th->at.pos, gi, b * g.U + u);
+}
+
+#ifdef __CUDA_ARCH__
+/* The products of step t by warp `warp`: its slice of its m tile times h_{t-1} (slot (t + 1) %
+   2), per n tile, into the partial sums of buffer t % 2. */
+template <typename T>
+__device__ inline void cluster_products(const cluster_geom &g, int t, int warp, int lane, unsigned char *smem,
+                                        const cluster_thread &th)
+{
+    const int mi = warp % g.mt, si = warp / g.mt;
+    if (si >= g.splits) return;
+    const T *h = cluster_h<T>(smem, g, (t + 1) & 1);
+    float *part = cluster_part(smem, g, t & 1);
+    const int k0 = si * g.kper;
+    for (int nt = 0; nt < g.np / 8; nt++) {
+        float acc[2][4] = {};
+#pragma unroll
+        for (int k = 0; k < CLUSTER_KPER; k++)
+            if (k < g.kper && k0 + k < g.kt) {
+                uint32_t bf[2];
+                cluster_b_frag(h, g, nt, k0 + k, lane, bf);
+                ocd_mma_elem<T>::mma(acc[k & 1], th.a[k], bf);
+            }
+        float d[4];
+#pragma unroll
+        for (int e = 0; e < 4; e++) d[e] = acc[0][e] + acc[1][e];
+        cluster_part_store(part, g, mi, si, nt, lane, d);
+    }
+}
+#endif
+
+/* The cell of thread tid at step t from the partial sums of buffer t % 2 and b_R: y where its
+   sequence is active (else the states carried), at the last step hy and cy (data type; where
+   given), its cell and h kept (h rounded to the data type). Returns the bits of h in the data
+   type (0 for a thread without a cell). */
+template <typename T>
+__host__ __device__ inline uint16_t cluster_cell(const ocd_rnn_seq &q, const cluster_geom &g, int b, int tid, int t,
+                                                 unsigned char *smem, cluster_thread *th)
+{
+    const ocd_rnn_step &s = q.step;
+    int n, u;
+    if (!cluster_cell_of(s, g, b, tid, &n, &u)) return 0;
+    const int j = b * g.U + u;
+    const float *part = cluster_part(smem, g, t & 1), *br = (const float *)(smem + g.br);
+    float ah[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int gi = 0; gi < 4; gi++)
+        if (gi < g.G) {
+            ah[gi] = br[gi * g.U + u];
+            for (int si = 0; si < g.splits; si++) ah[gi] += part[((int64_t)si * g.np + n) * g.ps + gi * g.U + u];
+        }
+    T h;
+    ocd_cuda_store(&h, th->hn);
+    if (th->at.on) {
+        float saved[5], hn = th->hn;
+        ocd_rnn_cell_fwd<float>(s.mode, th->x, ah, th->c, hn, s.clip, (float)s.lclip, (float)s.rclip, s.clip_nan,
+                                th->at.last, saved, &th->c, &hn);
+        ocd_cuda_store(&h, hn);
+        th->hn = ocd_cuda_load(&h);
+        ((T *)s.y)[th->at.pos * s.y_stride + (int64_t)s.dir * s.P + j] = h;
+    }
+    if (t == s.T - 1 && q.hy) ((T *)q.hy)[(int64_t)n * s.P + j] = h; /* a finished sequence carried its states */
+    if (t == s.T - 1 && q.cy && s.mode == CUDNN_LSTM) ocd_cuda_store((T *)q.cy + (int64_t)n * s.H + j, th->c);
+    uint16_t bits;
+    memcpy(&bits, &h, sizeof bits);
+    return bits;
+}
+
+/* What thread tid publishes of step t: the pair of units (u even, u + 1) of its sequence as one
+   4-byte word (own: its h bits, other: its pair thread's), at byte offset *offset of every
+   block's shared memory; it stores it into the blocks of ranks *first, *first + 2, ... (the pair's
+   threads share the cluster's blocks). false for a thread without a cell. */
+__host__ __device__ inline bool cluster_publish_of(const ocd_rnn_step &s, const cluster_geom &g, int b, int tid, int t,
+                                                   uint16_t own, uint16_t other, uint32_t *word, size_t *offset,
+                                                   int *first)
+{
+    int n, u;
+    if (!cluster_cell_of(s, g, b, tid, &n, &u)) return false;
+    const int even = u & ~1;
+    *word = u & 1 ? (uint32_t)other | (uint32_t)own << 16 : (uint32_t)own | (uint32_t)other << 16;
+    *offset = g.h + (size_t)(t & 1) * g.h_slot + ((size_t)n * g.hs + b * g.U + even) * 2;
+    *first = u & 1;
+    return true;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(CLUSTER_THREADS, 1) cluster_kernel(const ocd_rnn_seq q, const ocd_rnn_cluster_plan pl)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    extern __shared__ __align__(16) unsigned char cluster_shared[];
+    const ocd_rnn_step &s = q.step;
+    const cluster_geom g = cluster_geom_of(s, pl.units);
+    const int b = (int)ocd_cluster_rank(), tid = (int)threadIdx.x, warp = tid / CLUSTER_WARP,
+              lane = tid % CLUSTER_WARP;
+    const bool pairs = tid < (s.N * g.U + CLUSTER_WARP - 1) / CLUSTER_WARP * CLUSTER_WARP; /* warps with cells */
+    uint64_t *bar = (uint64_t *)(cluster_shared + g.bar);
+    if (tid == 0) {
+        ocd_mbar_init(bar, 1);
+        ocd_mbar_init(bar + 1, 1);
+        ocd_mbar_init_fence();
+        for (int k = 0; k < 2 && k < s.T - 1; k++) ocd_mbar_arrive_expect_tx(bar + k, cluster_phase_bytes(s));
+    }
+    cluster_thread th;
+    cluster_stage<T>(q, g, b, tid, CLUSTER_THREADS, cluster_shared);
+    cluster_load_fragments<T>(q, g, b, warp, lane, &th);
+    cluster_cell_init<T>(q, g, b, tid, &th);
+    ocd_cluster_sync();
+    for (int t = 0; t < s.T; t++) {
+        cluster_prefetch<T>(q, g, b, tid, t, &th);
+        if (t > 0) {
+            ocd_mbar_wait_cluster(bar + ((t - 1) & 1), ((t - 1) >> 1) & 1);
+            if (tid == 0 && t + 1 < s.T - 1) ocd_mbar_arrive_expect_tx(bar + ((t + 1) & 1), cluster_phase_bytes(s));
+        }
+        cluster_products<T>(g, t, warp, lane, cluster_shared, th);
+        __syncthreads();
+        const uint16_t own = cluster_cell<T>(q, g, b, tid, t, cluster_shared, &th);
+        if (t == s.T - 1 || !pairs) continue;
+        const uint16_t other = (uint16_t)__shfl_xor_sync(0xffffffffu, (unsigned)own, 1);
+        uint32_t word;
+        size_t offset;
+        int first;
+        if (cluster_publish_of(s, g, b, tid, t, own, other, &word, &offset, &first))
+            for (int r = first; r < pl.ctas; r += 2)
+                ocd_st_async_cluster(cluster_shared + offset, word, bar + (t & 1), (unsigned)r);
+    }
+    ocd_cluster_sync();
+#endif
+}
+
+typedef void (*cluster_fn)(const ocd_rnn_seq, const ocd_rnn_cluster_plan);
+
+cluster_fn cluster_kernel_of(cudnnDataType_t t)
+{
+    switch (t) {
+    case CUDNN_DATA_HALF: return cluster_kernel<__half>;
+    case CUDNN_DATA_BFLOAT16: return cluster_kernel<__nv_bfloat16>;
+    default: return NULL;
+    }
+}
+
+cudaLaunchConfig_t cluster_config(const ocd_rnn_cluster_plan &pl, cudaStream_t stream, cudaLaunchAttribute *attr)
+{
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim.x = (unsigned)pl.ctas, attr->val.clusterDim.y = 1, attr->val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)pl.ctas);
+    cfg.blockDim = dim3(CLUSTER_THREADS);
+    cfg.dynamicSmemBytes = pl.smem;
+    cfg.stream = stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cfg;
+}
+
+} // namespace
+
+extern "C" const char *ocd_cuda_rnn_cluster_plan(cudnnHandle_t handle, const ocd_rnn_seq *q,
+                                                 ocd_rnn_cluster_plan *plan)
+{
+    cluster_fn kernel = cluster_kernel_of(q->step.dtype);
+    if (kernel == NULL) return "the cluster form's tensor cores take half and bfloat16 data";
+    if (handle->cc_major < 9) return "thread-block clusters need compute capability 9.0";
+    int optin = 0, clusters = 0;
+    if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, handle->device) != cudaSuccess) {
+        (void)cudaGetLastError(); /* not a launch's error */
+        return "the device's attributes cannot be read";
+    }
+    if (const char *why = cluster_shape(q->step, (size_t)optin, plan)) return why;
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = cluster_config(*plan, handle->stream, &attr);
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess ||
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin) != cudaSuccess ||
+        cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return "the cluster occupancy query failed (cudaOccupancyMaxActiveClusters)";
+    }
+    return clusters < 1 ? "no cluster of the plan's size fits the GPU (MIG or MPS)" : NULL;
+}
+
+extern "C" cudnnStatus_t ocd_cuda_rnn_cluster(cudnnHandle_t handle, const ocd_rnn_seq *q,
+                                              const ocd_rnn_cluster_plan *plan)
+{
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = cluster_config(*plan, handle->stream, &attr);
+    OCD_CUDA_TRY(cudaLaunchKernelEx(&cfg, cluster_kernel_of(q->step.dtype), *q, *plan));
+    return CUDNN_STATUS_SUCCESS;
+}
