@@ -124,16 +124,18 @@ __device__ __forceinline__ void ocd_mbar_arrive_cluster(uint64_t *bar, unsigned 
                  : "memory");
 }
 
-/* A 4-byte store of v into the shared memory of the cluster's CTA `rank` (this one included) at
-   dst's offset, completing its 4 bytes on the mbarrier at bar's offset in that CTA (st.async:
-   the complete-tx has release semantics at cluster scope, so the store is visible to a thread
-   of that CTA once it has seen the phase complete, ocd_mbar_wait_cluster; the receiver announces
-   the bytes of a phase with ocd_mbar_arrive_expect_tx). */
-__device__ __forceinline__ void ocd_st_async_cluster(const void *dst, uint32_t v, const uint64_t *bar, unsigned rank)
+/* A 16-byte store of v (16-byte aligned) into the shared memory of the cluster's CTA `rank` (this
+   one included) at dst's offset, completing its 16 bytes on the mbarrier at bar's offset in that
+   CTA (st.async: the complete-tx has release semantics at cluster scope, so the store is visible
+   to a thread of that CTA once it has seen the phase complete, ocd_mbar_wait_cluster; the
+   receiver announces the bytes of a phase with ocd_mbar_arrive_expect_tx). The launch must make
+   a cluster of two CTAs or more (compute-sanitizer: "Cluster needs to have at least 2 blocks"). */
+__device__ __forceinline__ void ocd_st_async_cluster(const void *dst, uint4 v, const uint64_t *bar, unsigned rank)
 {
     OCD_BULK_ASM("{ .reg .b32 rd, rb; mapa.shared::cluster.u32 rd, %0, %2; mapa.shared::cluster.u32 rb, %1, %2; "
-                 "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [rd], %3, [rb]; }" ::"r"(ocd_smem_addr(dst)),
-                 "r"(ocd_smem_addr(bar)), "r"(rank), "r"(v)
+                 "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [rd], {%3, %4, %5, %6}, [rb]; }" ::"r"(
+                     ocd_smem_addr(dst)),
+                 "r"(ocd_smem_addr(bar)), "r"(rank), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
                  : "memory");
 }
 

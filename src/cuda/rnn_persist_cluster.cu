@@ -1,7 +1,7 @@
 /* rnn_persist_cluster.cu: the persistent recurrence of RNN inference in one thread-block cluster
    (sm_90; ocd_cuda_rnn_cluster, problem/rnn_kernels.h): the recurrent weights held in registers
    as tensor-core fragments, h passed from block to block through the cluster's shared memory,
-   one mbarrier wait and one block barrier a step. It serves before the cooperative kernel of
+   one mbarrier wait and two block barriers a step. It serves before the cooperative kernel of
    cuda/rnn_persist.cu where a cluster holds the weights: 16-bit data, small batches, hidden
    sizes up to about 512 for LSTM. Every phase is __host__ __device__ or has its per-lane
    addressing in __host__ __device__ helpers, so that tests/emulate/rnn_persist_cluster.cu runs
@@ -15,9 +15,9 @@
    to the waiter's wake-up, and 16 blocks of 512 threads hold the 2 MB of an fp16 LSTM of hidden
    512 in their registers (64 a thread), so a step's products are 16 tensor-core mma a warp.
 
-   The geometry (cluster_geom_of). Block b owns U units (U even: the blocks pass h in pairs of
-   units) and the G U rows of R of their gates, row g U + u holding gate g of unit b U + u (zero
-   past H and past G U up to 16-row tiles). Its 16 warps split those rows into `mt` tiles of 16
+   The geometry (cluster_geom_of). Block b owns U units (a multiple of 8: the blocks pass h in
+   16-byte pieces of 8 units) and the G U rows of R of their gates, row g U + u holding gate g
+   of unit b U + u (zero past H and past G U up to 16-row tiles). Its 16 warps split those rows into `mt` tiles of 16
    and each tile's K (P = H columns in 16-column tiles) into `splits` slices of at most
    CLUSTER_KPER tiles; warp w takes tile w % mt, slice w / mt and holds that slice's A fragments
    (mma.m16n8k16, row-major) in registers for the whole sequence. h_{t-1} lies in shared memory
@@ -36,26 +36,36 @@
                the bytes of h_{t+1}, which reuse that barrier;
      products  the warps' mma into the partial sums of buffer t % 2; a block barrier;
      cells     each cell thread sums its G gates' partial sums, adds b_R, runs ocd_rnn_cell_fwd,
-               writes y (and hy, cy at the last step), rounds h to the data type (as
-               the step loop's next GEMM reads it) and, unless t is the last step, publishes it:
-               the two threads of a pair of units swap their halves (a shuffle) and each stores
-               the 4-byte pair into half of the cluster's blocks (st.async, slot t % 2),
-               completing 4 bytes on that block's barrier, which expects N H 2 bytes a phase.
+               writes y (and hy, cy at the last step) and stages h, rounded to the data type (as
+               the step loop's next GEMM reads it), in the block's row [N][U] (zero past H);
+     stores    unless t is the last step, a block barrier, then the block's threads store its
+               staged h into slot t % 2 of every block of the cluster, this one included, 16
+               bytes (8 units) a store (st.async), each completing its bytes on that block's
+               barrier, which expects N ceil(H / 8) 16 bytes a phase. A piece a store rather
+               than a unit: every store's completion updates the one mbarrier word of its
+               phase, one after another, so the fewer the better.
    Why no other barrier is needed. A block stores h_t into slot t % 2 of a peer only after it
    has seen h_{t-1} of every block, the peer's included, and the peer published its h_{t-1} only
    after its products of step t-1 (the block barrier before its cells), the last reads of h_{t-2}
    in that slot. The partial sums of buffer t % 2 are read by the cells of step t and written
-   next by the products of step t + 2, with the block barrier of step t + 1 between. A barrier's
+   next by the products of step t + 2, with the block barrier of step t + 1 between; the staged
+   h is read by the stores of step t and written next by the cells of step t + 1, after its
+   first barrier. A barrier's
    bytes of h_{t+1} are announced after its phase of h_{t-1} completed and before this block
    publishes h_t, so before any peer can store h_{t+1}. The blocks synchronise as a cluster once
    after the prologue (barriers initialized, h buffers cleared and hx staged in every block
    before any peer stores into them) and once before they exit (no store into a block that has
    exited: the last step publishes nothing).
 
+   The blocks of a cluster are at least two: st.async needs a peer (compute-sanitizer's memcheck
+   faults it in a cluster of one block). Where one block holds every unit, the second owns none
+   and idles from the prologue to the last cluster barrier: no store goes to it and it waits for
+   none (a block that waited for no bytes of its own could not keep the steps' causality).
+
    The cost model of a step (LSTM, H = 512, batch 1: 16 blocks of 32 units): the wait, an
    st.async's trip to the peer (hundreds of cycles); 16 mma a warp (8 a chain); the block
-   barrier; a cell's partial sums (2 G loads), its sigmoids and tanh; 8 st.async a thread. About
-   0.5 us against the cooperative kernel's 2.2. */
+   barrier; a cell's partial sums (2 G loads), its sigmoids and tanh; the second barrier and 64
+   stores a block (one a thread), 64 completions on each block's barrier. */
 #include "core/reasons.h"
 #include "cuda/bulk.cuh"
 #include "cuda/check.cuh"
@@ -73,16 +83,18 @@ constexpr int CLUSTER_KPER = 16;   /* k tiles of A a warp holds: 64 registers a 
 constexpr int CLUSTER_BATCH = 16;  /* the most sequences: two n tiles of the mma */
 constexpr int CLUSTER_CTAS = 16;   /* the largest cluster (non-portable above 8) */
 
-/* What the phases take from the shapes and the plan: gates, units of a block, rows of R; m
+/* What the phases take from the shapes and the plan: gates, units of a block, blocks with units
+   (the rest of the cluster idle), rows of R; m
    tiles, K slices (warps a tile), k tiles of P, k tiles of a slice; the h buffers' rows and row
    stride (elements), the partial sums' row stride (floats); the shared memory's offsets (h
-   buffers, two; partial sums, two; b_R of the rows, float; the two mbarriers) and total. */
+   buffers, two; partial sums, two; b_R of the rows, float; the staged h of the block's units,
+   [N][U] in the data type; the two mbarriers) and total. */
 struct cluster_geom {
-    int G, U, rows, mt, splits, kt, kper, np, hs, ps;
-    size_t h, h_slot, part, part_buf, br, bar, total;
+    int G, U, blocks, rows, mt, splits, kt, kper, np, hs, ps;
+    int h, h_slot, part, part_buf, br, stage, bar, total; /* 32 bits: fewer registers in the loop */
 };
 
-__host__ __device__ inline size_t cluster_align(size_t bytes)
+__host__ __device__ inline int cluster_align(int bytes)
 {
     return (bytes + 15) / 16 * 16;
 }
@@ -90,41 +102,42 @@ __host__ __device__ inline size_t cluster_align(size_t bytes)
 __host__ __device__ inline cluster_geom cluster_geom_of(const ocd_rnn_step &s, int units)
 {
     cluster_geom g;
-    g.G = ocd_rnn_gates(s.mode), g.U = units, g.rows = g.G * units;
+    g.G = ocd_rnn_gates(s.mode), g.U = units, g.blocks = (s.H + units - 1) / units, g.rows = g.G * units;
     g.mt = (g.rows + 15) / 16;
     g.splits = g.mt <= CLUSTER_WARPS ? CLUSTER_WARPS / g.mt : 1;
     g.kt = (s.P + 15) / 16;
     g.kper = (g.kt + g.splits - 1) / g.splits;
     g.np = (s.N + 7) / 8 * 8;
     g.hs = g.kt * 16 + 8, g.ps = g.mt * 16 + 4;
-    g.h = 0, g.h_slot = cluster_align((size_t)g.np * g.hs * 2);
-    g.part = g.h + 2 * g.h_slot, g.part_buf = cluster_align((size_t)g.splits * g.np * g.ps * sizeof(float));
+    g.h = 0, g.h_slot = cluster_align(g.np * g.hs * 2);
+    g.part = g.h + 2 * g.h_slot, g.part_buf = cluster_align(g.splits * g.np * g.ps * (int)sizeof(float));
     g.br = g.part + 2 * g.part_buf;
-    g.bar = g.br + cluster_align((size_t)g.rows * sizeof(float));
-    g.total = g.bar + 2 * sizeof(uint64_t);
+    g.stage = g.br + cluster_align(g.rows * (int)sizeof(float));
+    g.bar = g.stage + cluster_align(s.N * units * 2);
+    g.total = g.bar + 2 * (int)sizeof(uint64_t);
     return g;
 }
 
-/* The bytes of one step's h that every block receives (N H in the data type). */
+/* The bytes of one step's h that every block receives: N rows of ceil(H / 8) pieces of 16. */
 __host__ __device__ inline unsigned cluster_phase_bytes(const ocd_rnn_step &s)
 {
-    return (unsigned)(s.N * s.H * 2);
+    return (unsigned)(s.N * ((s.H + 7) / 8) * 16);
 }
 
 /* The launch for s on a device whose blocks take up to smem_max bytes: the smallest cluster
-   whose blocks hold their units' rows in the warps' fragments, their cells in the threads and
-   their buffers in shared memory. NULL, or why none does. */
+   (two blocks or more) whose blocks hold their units' rows in the warps' fragments, their cells
+   in the threads and their buffers in shared memory. NULL, or why none does. */
 const char *cluster_shape(const ocd_rnn_step &s, size_t smem_max, ocd_rnn_cluster_plan *pl)
 {
-    if (s.H % 2 != 0) return "an odd hidden size (the cluster's blocks pass h in pairs of units)";
     if (s.P != s.H) return "a state size other than the hidden size";
     if (s.N > CLUSTER_BATCH) return "a batch above 16 (the cluster form's two mma tiles of sequences)";
-    for (int c = 1; c <= CLUSTER_CTAS; c++) {
-        const int units = ((s.H + c - 1) / c + 1) / 2 * 2;
+    for (int c = 2; c <= CLUSTER_CTAS; c++) {
+        const int units = ((s.H + c - 1) / c + 7) / 8 * 8;
         const cluster_geom g = cluster_geom_of(s, units);
-        if (g.mt > CLUSTER_WARPS || g.kper > CLUSTER_KPER || s.N * units > CLUSTER_THREADS || g.total > smem_max)
+        if (g.mt > CLUSTER_WARPS || g.kper > CLUSTER_KPER || s.N * units > CLUSTER_THREADS || (size_t)g.total > smem_max)
             continue;
-        pl->units = units, pl->ctas = (s.H + units - 1) / units, pl->smem = g.total;
+        pl->units = units, pl->ctas = g.blocks, pl->smem = (size_t)g.total;
+        if (pl->ctas < 2) pl->ctas = 2;
         return NULL;
     }
     return "the recurrent weights exceed the registers of a cluster of 16 blocks";
@@ -169,12 +182,12 @@ __host__ __device__ inline void cluster_part_store(float *part, const cluster_ge
 
 template <typename T> __host__ __device__ inline T *cluster_h(unsigned char *smem, const cluster_geom &g, int slot)
 {
-    return (T *)(smem + g.h + (size_t)slot * g.h_slot);
+    return (T *)(smem + g.h + slot * g.h_slot);
 }
 
 __host__ __device__ inline float *cluster_part(unsigned char *smem, const cluster_geom &g, int buf)
 {
-    return (float *)(smem + g.part + (size_t)buf * g.part_buf);
+    return (float *)(smem + g.part + buf * g.part_buf);
 }
 
 /* ---- a thread's state ---- */
@@ -200,7 +213,8 @@ __host__ __device__ inline bool cluster_cell_of(const ocd_rnn_step &s, const clu
 /* ---- the phases ---- */
 
 /* Thread tid's part of block b's shared memory: both h buffers cleared, hx (data [N][P], NULL:
-   zero) staged into slot 1, where step 0 reads h_{-1}, and b_R of the block's rows. */
+   zero) staged into slot 1, where step 0 reads h_{-1}, b_R of the block's rows, and its staged
+   h cleared (the units past H stay zero: their pieces land in the columns past P). */
 template <typename T>
 __host__ __device__ void cluster_stage(const ocd_rnn_seq &q, const cluster_geom &g, int b, int tid, int threads,
                                        unsigned char *smem)
@@ -211,6 +225,7 @@ __host__ __device__ void cluster_stage(const ocd_rnn_seq &q, const cluster_geom 
         const int j = b * g.U + i % g.U;
         ((float *)(smem + g.br))[i] = j < s.H ? load_bias<T, float>(s.br[i / g.U], j) : 0.0f;
     }
+    for (int i = tid; i < s.N * g.U; i += threads) memset(smem + g.stage + i * 2, 0, 2);
     for (int i = tid; i < 2 * count; i += threads) {
         const int slot = i / count, n = i % count / g.hs, k = i % g.hs;
         T v;
@@ -300,15 +315,14 @@ __device__ inline void cluster_products(const cluster_geom &g, int t, int warp, 
 
 /* The cell of thread tid at step t from the partial sums of buffer t % 2 and b_R: y where its
    sequence is active (else the states carried), at the last step hy and cy (data type; where
-   given), its cell and h kept (h rounded to the data type). Returns the bits of h in the data
-   type (0 for a thread without a cell). */
+   given), its cell and h kept (h rounded to the data type), h staged. */
 template <typename T>
-__host__ __device__ inline uint16_t cluster_cell(const ocd_rnn_seq &q, const cluster_geom &g, int b, int tid, int t,
-                                                 unsigned char *smem, cluster_thread *th)
+__host__ __device__ inline void cluster_cell(const ocd_rnn_seq &q, const cluster_geom &g, int b, int tid, int t,
+                                             unsigned char *smem, cluster_thread *th)
 {
     const ocd_rnn_step &s = q.step;
     int n, u;
-    if (!cluster_cell_of(s, g, b, tid, &n, &u)) return 0;
+    if (!cluster_cell_of(s, g, b, tid, &n, &u)) return;
     const int j = b * g.U + u;
     const float *part = cluster_part(smem, g, t & 1), *br = (const float *)(smem + g.br);
     float ah[4] = {0, 0, 0, 0};
@@ -330,38 +344,39 @@ __host__ __device__ inline uint16_t cluster_cell(const ocd_rnn_seq &q, const clu
     }
     if (t == s.T - 1 && q.hy) ((T *)q.hy)[(int64_t)n * s.P + j] = h; /* a finished sequence carried its states */
     if (t == s.T - 1 && q.cy && s.mode == CUDNN_LSTM) ocd_cuda_store((T *)q.cy + (int64_t)n * s.H + j, th->c);
-    uint16_t bits;
-    memcpy(&bits, &h, sizeof bits);
-    return bits;
+    ((T *)(smem + g.stage))[n * g.U + u] = h;
 }
 
-/* What thread tid publishes of step t: the pair of units (u even, u + 1) of its sequence as one
-   4-byte word (own: its h bits, other: its pair thread's), at byte offset *offset of every
-   block's shared memory; it stores it into the blocks of ranks *first, *first + 2, ... (the pair's
-   threads share the cluster's blocks). false for a thread without a cell. */
-__host__ __device__ inline bool cluster_publish_of(const ocd_rnn_step &s, const cluster_geom &g, int b, int tid, int t,
-                                                   uint16_t own, uint16_t other, uint32_t *word, size_t *offset,
-                                                   int *first)
+/* The stores of a block's staged h at a step: N rows of U / 8 pieces, each to every block with
+   units. */
+__host__ __device__ inline int cluster_stores(const ocd_rnn_step &s, const cluster_geom &g)
 {
-    int n, u;
-    if (!cluster_cell_of(s, g, b, tid, &n, &u)) return false;
-    const int even = u & ~1;
-    *word = u & 1 ? (uint32_t)other | (uint32_t)own << 16 : (uint32_t)own | (uint32_t)other << 16;
-    *offset = g.h + (size_t)(t & 1) * g.h_slot + ((size_t)n * g.hs + b * g.U + even) * 2;
-    *first = u & 1;
-    return true;
+    return s.N * (g.U / 8) * g.blocks;
+}
+
+/* Store i of block b at step t (i < cluster_stores; the ranks vary fastest, so that a warp's
+   stores spread over the blocks with units): the piece at byte offset *src of the block's shared memory
+   (its staged h) into the block of rank *rank at byte offset *dst (slot t % 2). false for a
+   piece past H (none of its units exists). */
+__host__ __device__ inline bool cluster_store_of(const ocd_rnn_step &s, const cluster_geom &g, int b, int i, int t,
+                                                 int *src, int *dst, int *rank)
+{
+    const int pieces = g.U / 8, piece = i / g.blocks % pieces, n = i / g.blocks / pieces, u = 8 * piece;
+    *rank = i % g.blocks;
+    *src = g.stage + (n * g.U + u) * 2;
+    *dst = g.h + (t & 1) * g.h_slot + (n * g.hs + b * g.U + u) * 2;
+    return b * g.U + u < s.H;
 }
 
 template <typename T>
-__global__ void __launch_bounds__(CLUSTER_THREADS, 1) cluster_kernel(const ocd_rnn_seq q, const ocd_rnn_cluster_plan pl)
+__global__ void __launch_bounds__(CLUSTER_THREADS, 1)
+    cluster_kernel(const __grid_constant__ ocd_rnn_seq q, const __grid_constant__ cluster_geom g)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ __align__(16) unsigned char cluster_shared[];
     const ocd_rnn_step &s = q.step;
-    const cluster_geom g = cluster_geom_of(s, pl.units);
     const int b = (int)ocd_cluster_rank(), tid = (int)threadIdx.x, warp = tid / CLUSTER_WARP,
               lane = tid % CLUSTER_WARP;
-    const bool pairs = tid < (s.N * g.U + CLUSTER_WARP - 1) / CLUSTER_WARP * CLUSTER_WARP; /* warps with cells */
     uint64_t *bar = (uint64_t *)(cluster_shared + g.bar);
     if (tid == 0) {
         ocd_mbar_init(bar, 1);
@@ -374,7 +389,7 @@ __global__ void __launch_bounds__(CLUSTER_THREADS, 1) cluster_kernel(const ocd_r
     cluster_load_fragments<T>(q, g, b, warp, lane, &th);
     cluster_cell_init<T>(q, g, b, tid, &th);
     ocd_cluster_sync();
-    for (int t = 0; t < s.T; t++) {
+    for (int t = 0; t < (b < g.blocks ? s.T : 0); t++) { /* a block without units idles */
         cluster_prefetch<T>(q, g, b, tid, t, &th);
         if (t > 0) {
             ocd_mbar_wait_cluster(bar + ((t - 1) & 1), ((t - 1) >> 1) & 1);
@@ -382,21 +397,21 @@ __global__ void __launch_bounds__(CLUSTER_THREADS, 1) cluster_kernel(const ocd_r
         }
         cluster_products<T>(g, t, warp, lane, cluster_shared, th);
         __syncthreads();
-        const uint16_t own = cluster_cell<T>(q, g, b, tid, t, cluster_shared, &th);
-        if (t == s.T - 1 || !pairs) continue;
-        const uint16_t other = (uint16_t)__shfl_xor_sync(0xffffffffu, (unsigned)own, 1);
-        uint32_t word;
-        size_t offset;
-        int first;
-        if (cluster_publish_of(s, g, b, tid, t, own, other, &word, &offset, &first))
-            for (int r = first; r < pl.ctas; r += 2)
-                ocd_st_async_cluster(cluster_shared + offset, word, bar + (t & 1), (unsigned)r);
+        cluster_cell<T>(q, g, b, tid, t, cluster_shared, &th);
+        if (t == s.T - 1) continue;
+        __syncthreads(); /* the block's h staged */
+        for (int i = tid; i < cluster_stores(s, g); i += CLUSTER_THREADS) {
+            int src, dst, rank;
+            if (cluster_store_of(s, g, b, i, t, &src, &dst, &rank))
+                ocd_st_async_cluster(cluster_shared + dst, *(const uint4 *)(cluster_shared + src), bar + (t & 1),
+                                     (unsigned)rank);
+        }
     }
     ocd_cluster_sync();
 #endif
 }
 
-typedef void (*cluster_fn)(const ocd_rnn_seq, const ocd_rnn_cluster_plan);
+typedef void (*cluster_fn)(const ocd_rnn_seq, const cluster_geom);
 
 cluster_fn cluster_kernel_of(cudnnDataType_t t)
 {
@@ -421,6 +436,12 @@ cudaLaunchConfig_t cluster_config(const ocd_rnn_cluster_plan &pl, cudaStream_t s
     return cfg;
 }
 
+/* Whether a cluster of `ctas` blocks of kernel k (0 half, 1 bfloat16) fits device d: 0 not yet
+   asked, 1 yes, 2 no; asked once per device, kernel and size (cudaOccupancyMaxActiveClusters
+   costs tens of microseconds of host time, which a call of one step would wait for). Threads
+   racing here store the same answer. */
+int cluster_fits[64][2][CLUSTER_CTAS + 1];
+
 } // namespace
 
 extern "C" const char *ocd_cuda_rnn_cluster_plan(cudnnHandle_t handle, const ocd_rnn_seq *q,
@@ -435,15 +456,22 @@ extern "C" const char *ocd_cuda_rnn_cluster_plan(cudnnHandle_t handle, const ocd
         return "the device's attributes cannot be read";
     }
     if (const char *why = cluster_shape(q->step, (size_t)optin, plan)) return why;
-    cudaLaunchAttribute attr;
-    const cudaLaunchConfig_t cfg = cluster_config(*plan, handle->stream, &attr);
-    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess ||
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin) != cudaSuccess ||
-        cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return "the cluster occupancy query failed (cudaOccupancyMaxActiveClusters)";
+    const bool keep = handle->device >= 0 && handle->device < 64;
+    int *fits = keep ? &cluster_fits[handle->device][q->step.dtype == CUDNN_DATA_BFLOAT16][plan->ctas] : NULL;
+    const int known = fits ? __atomic_load_n(fits, __ATOMIC_ACQUIRE) : 0;
+    if (known == 0) {
+        /* the opt-in maximum, so that any plan's shared memory may be launched */
+        cudaLaunchAttribute attr;
+        const cudaLaunchConfig_t cfg = cluster_config(*plan, handle->stream, &attr);
+        if (cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess ||
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin) != cudaSuccess ||
+            cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return "the cluster occupancy query failed (cudaOccupancyMaxActiveClusters)";
+        }
+        if (fits) __atomic_store_n(fits, clusters >= 1 ? 1 : 2, __ATOMIC_RELEASE);
     }
-    return clusters < 1 ? "no cluster of the plan's size fits the GPU (MIG or MPS)" : NULL;
+    return (known ? known == 1 : clusters >= 1) ? NULL : "no cluster of the plan's size fits the GPU (MIG or MPS)";
 }
 
 extern "C" cudnnStatus_t ocd_cuda_rnn_cluster(cudnnHandle_t handle, const ocd_rnn_seq *q,
@@ -451,6 +479,7 @@ extern "C" cudnnStatus_t ocd_cuda_rnn_cluster(cudnnHandle_t handle, const ocd_rn
 {
     cudaLaunchAttribute attr;
     const cudaLaunchConfig_t cfg = cluster_config(*plan, handle->stream, &attr);
-    OCD_CUDA_TRY(cudaLaunchKernelEx(&cfg, cluster_kernel_of(q->step.dtype), *q, *plan));
+    const cluster_geom g = cluster_geom_of(q->step, plan->units);
+    OCD_CUDA_TRY(cudaLaunchKernelEx(&cfg, cluster_kernel_of(q->step.dtype), *q, g));
     return CUDNN_STATUS_SUCCESS;
 }

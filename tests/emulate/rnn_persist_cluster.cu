@@ -2,7 +2,7 @@
    rnn_persist_cluster.cu) run on the CPU for every block, warp and thread: its prologue phases,
    the warps' products through the tensor-core emulation (mma_emulate.h, on the kernel's own
    fragment addressing: cluster_a_reg, cluster_b_frag, cluster_part_store), the cells and the
-   stores into the peers' shared memory (cluster_publish_of), under schedules where the blocks
+   stores into the peers' shared memory (cluster_store_of), under schedules where the blocks
    run at different speeds. The mbarriers are modelled: a block waits for h_{t-1} until its
    barrier has received every byte of the phase; each store into a peer must find the phase of
    its step announced and the previous one complete, and the peer done reading the slot (its
@@ -13,9 +13,9 @@
    (which rounds h to the data type between steps, as this form does), with the double-precision
    reference network, and across schedules (the same bits). Cases: every cell mode, LSTM with
    clipping, skip input, the three layouts, ragged lengths with a sequence of length 0; the plan's
-   own cluster and clusters forced smaller per block (several blocks, a last block with fewer
-   units, K split over warps, two n tiles); no states given (zero initial states, nothing stored);
-   and the plan's refusals. Prints a line per case; exits 1 if any differs. */
+   own cluster (a second block without units where one holds them all) and blocks of 8 units
+   (several blocks, a last block with fewer units, K split over warps, two n tiles); no states
+   given (zero initial states, nothing stored); and the plan's refusals and sizes. Prints a line per case; exits 1 if any differs. */
 #include "cuda/rnn_persist_cluster.cu"
 #include "emulate/rnn_emulate.h"
 #include "mma_emulate.h"
@@ -48,7 +48,6 @@ bool run_cluster_layer(const ocd_rnn_seq &q, const ocd_rnn_cluster_plan &pl, int
     const int C = pl.ctas;
     std::vector<std::vector<float4>> smem((size_t)C);
     std::vector<std::vector<cluster_thread>> th((size_t)C, std::vector<cluster_thread>(CLUSTER_THREADS));
-    std::vector<std::vector<uint16_t>> bits((size_t)C, std::vector<uint16_t>(CLUSTER_THREADS));
     std::vector<std::array<emu_bar, 2>> bar((size_t)C);
     auto sm = [&](int b) { return (unsigned char *)smem[(size_t)b].data(); };
     for (int b = 0; b < C; b++) {
@@ -65,8 +64,9 @@ bool run_cluster_layer(const ocd_rnn_seq &q, const ocd_rnn_cluster_plan &pl, int
         int t = 0, phase = 0, stored = 0, products = -1; /* products: the last step whose products ran */
     };
     std::vector<block_at> at((size_t)C);
-    /* A store of h_t (its word at offset) into block r. */
-    auto receive = [&](int r, size_t offset, uint32_t word, int t) {
+    for (int b = g.blocks; b < C; b++) at[(size_t)b].t = s.T; /* no units: idle */
+    /* A store of h_t (the 16 bytes at piece, at offset) into block r. */
+    auto receive = [&](int r, int offset, const unsigned char *piece, int t) {
         emu_bar &e = bar[(size_t)r][(size_t)(t & 1)];
         const int k = t >> 1;
         if (e.done != k || e.announced <= k || at[(size_t)r].products < t - 1) {
@@ -74,13 +74,14 @@ bool run_cluster_layer(const ocd_rnn_seq &q, const ocd_rnn_cluster_plan &pl, int
                    k, e.done, e.announced, at[(size_t)r].products);
             exit(1);
         }
-        if (offset % 4 != 0 || offset < g.h + (size_t)(t & 1) * g.h_slot ||
-            offset + 4 > g.h + (size_t)(t & 1) * g.h_slot + (size_t)s.N * g.hs * 2) {
-            printf("  h_%d stored outside its slot's rows (offset %zu)\n", t, offset);
+        const int slot = g.h + (t & 1) * g.h_slot, column = (offset - slot) / 2 % g.hs;
+        if (offset < slot || offset + 16 > slot + s.N * g.hs * 2 || column + 8 > g.kt * 16) {
+            printf("  h_%d stored outside its slot's rows and columns (offset %d)\n", t, offset);
             exit(1);
         }
-        memcpy(sm(r) + offset, &word, sizeof word);
-        if ((e.bytes += 4) == cluster_phase_bytes(s)) e.done++, e.bytes = 0;
+        OCD_EMULATED_ALIGNED(offset, 16);
+        memcpy(sm(r) + offset, piece, 16);
+        if ((e.bytes += 16) == cluster_phase_bytes(s)) e.done++, e.bytes = 0;
     };
     /* Block b's products of step t: every warp through the emulated mma, as cluster_products. */
     auto products = [&](int b, int t) {
@@ -126,23 +127,22 @@ bool run_cluster_layer(const ocd_rnn_seq &q, const ocd_rnn_cluster_plan &pl, int
             products(b, a.t);
             a.phase = 2;
         } else if (a.phase == 2) {
-            for (int tid = 0; tid < CLUSTER_THREADS; tid++)
-                bits[(size_t)b][(size_t)tid] = cluster_cell<T>(q, g, b, tid, a.t, sm(b), &th[(size_t)b][(size_t)tid]);
+            for (int tid = 0; tid < CLUSTER_THREADS; tid++) cluster_cell<T>(q, g, b, tid, a.t, sm(b), &th[(size_t)b][(size_t)tid]);
             a.phase = a.t == s.T - 1 ? 0 : 3, a.stored = 0;
             if (a.phase == 0) a.t++;
         } else {
-            int hi = split ? std::max(a.stored + 1, (int)emu_random(a.stored, CLUSTER_THREADS + 1)) : CLUSTER_THREADS;
-            hi = std::min(hi, CLUSTER_THREADS);
-            for (int tid = a.stored; tid < hi; tid++) {
-                uint32_t word;
-                size_t offset;
-                int first;
-                if (cluster_publish_of(s, g, b, tid, a.t, bits[(size_t)b][(size_t)tid], bits[(size_t)b][(size_t)(tid ^ 1)],
-                                       &word, &offset, &first))
-                    for (int r = first; r < C; r += 2) receive(r, offset, word, a.t);
+            const int stores = cluster_stores(s, g);
+            int hi = split ? std::max(a.stored + 1, (int)emu_random(a.stored, stores + 1)) : stores;
+            hi = std::min(hi, stores);
+            for (int i = a.stored; i < hi; i++) {
+                int src, dst, rank;
+                if (cluster_store_of(s, g, b, i, a.t, &src, &dst, &rank)) {
+                    OCD_EMULATED_ALIGNED(src, 16);
+                    receive(rank, dst, sm(b) + src, a.t);
+                }
             }
             a.stored = hi;
-            if (hi == CLUSTER_THREADS) a.t++, a.phase = 0;
+            if (hi == stores) a.t++, a.phase = 0;
         }
         return true;
     };
@@ -194,14 +194,14 @@ bool run_cluster(const net<T> &m, int units, int order, bool no_states, outputs 
             printf("  plan refused: %s\n", why);
             return false;
         }
-        if (units) plan.units = units, plan.ctas = (m.H + units - 1) / units;
+        if (units) plan.units = units, plan.ctas = std::max(2, (m.H + units - 1) / units);
         const cluster_geom g = cluster_geom_of(q.step, plan.units);
         if (g.mt > CLUSTER_WARPS || g.kper > CLUSTER_KPER || m.N * plan.units > CLUSTER_THREADS) {
             printf("  blocks of %d units do not fit the kernel\n", plan.units);
             return false;
         }
-        plan.smem = g.total;
-        *blocks = plan.ctas;
+        plan.smem = (size_t)g.total;
+        *blocks = g.blocks; /* with units */
         if (!run_cluster_layer<T>(q, plan, order, waits)) return false;
     }
     if (no_states) hy[0].clear(), hy[1].clear(), cy[0].clear(), cy[1].clear();
@@ -258,7 +258,8 @@ bool check_shapes()
         int N, H, ctas; /* ctas 0: refused */
     } cases[] = {
         {CUDNN_LSTM, 1, 512, 16}, {CUDNN_LSTM, 16, 512, 16}, {CUDNN_LSTM, 17, 512, 0}, {CUDNN_LSTM, 1, 513, 0},
-        {CUDNN_LSTM, 1, 1024, 0}, {CUDNN_GRU, 1, 512, 13},   {CUDNN_RNN_TANH, 1, 256, 1}, {CUDNN_LSTM, 1, 64, 1},
+        {CUDNN_LSTM, 1, 1024, 0}, {CUDNN_GRU, 1, 512, 13},   {CUDNN_RNN_TANH, 1, 256, 2}, {CUDNN_LSTM, 1, 64, 2},
+        {CUDNN_LSTM, 3, 6, 2},    {CUDNN_GRU, 1, 100, 2},
     };
     bool ok = true;
     for (const auto &k : cases) {
@@ -285,14 +286,14 @@ int main()
         int units; /* 0: the plan's */
     } kinds[] = {
         {{"LSTM hidden 8", CUDNN_LSTM, {}, false, false, 6, 8}, 0},
-        {{"LSTM clip hidden 8, blocks of 2", CUDNN_LSTM, {}, true, false, 6, 8}, 2},
-        {{"GRU hidden 10, blocks of 4", CUDNN_GRU, {}, false, false, 6, 10}, 4},
-        {{"GRU skip input hidden 10, blocks of 4", CUDNN_GRU, {}, false, true, 6, 10}, 4},
-        {{"RELU hidden 10, blocks of 6", CUDNN_RNN_RELU, {}, false, false, 6, 10}, 6},
-        {{"TANH hidden 40, blocks of 6", CUDNN_RNN_TANH, {}, false, false, 5, 40}, 6},
+        {{"LSTM clip hidden 20, blocks of 8", CUDNN_LSTM, {}, true, false, 6, 20}, 8},
+        {{"GRU hidden 10, blocks of 8", CUDNN_GRU, {}, false, false, 6, 10}, 8},
+        {{"GRU skip input hidden 10, blocks of 8", CUDNN_GRU, {}, false, true, 6, 10}, 8},
+        {{"RELU hidden 10", CUDNN_RNN_RELU, {}, false, false, 6, 10}, 0},
+        {{"TANH hidden 40, blocks of 8", CUDNN_RNN_TANH, {}, false, false, 5, 40}, 8},
         {{"LSTM hidden 72", CUDNN_LSTM, {}, false, false, 4, 72}, 0},
         {{"LSTM 24 steps hidden 24, blocks of 8", CUDNN_LSTM, {}, false, false, 24, 24}, 8},
-        {{"GRU hidden 12 batch 13, blocks of 4", CUDNN_GRU, {}, false, false, 6, 12, 13}, 4},
+        {{"GRU hidden 12 batch 13, blocks of 8", CUDNN_GRU, {}, false, false, 6, 12, 13}, 8},
         {{"LSTM hidden 512", CUDNN_LSTM, {}, false, false, 3, 512}, 0},
     };
     int failed = 0, cases = 0;
