@@ -86,12 +86,19 @@ constexpr int CLUSTER_CTAS = 16;   /* the largest cluster (non-portable above 8)
 /* What the phases take from the shapes and the plan: gates, units of a block, blocks with units
    (the rest of the cluster idle), rows of R; m
    tiles, K slices (warps a tile), k tiles of P, k tiles of a slice; the h buffers' rows and row
-   stride (elements), the partial sums' row stride (floats); the shared memory's offsets (h
-   buffers, two; partial sums, two; b_R of the rows, float; the staged h of the block's units,
-   [N][U] in the data type; the two mbarriers) and total. */
+   stride (elements), the partial sums' row stride (floats); the stores of a block's h a step;
+   the shared memory's offsets (h buffers, two; partial sums, two; b_W and b_R of the rows,
+   float; the staged h of the block's units, [N][U] in the data type; the stores' table, one
+   cluster_store each; the two mbarriers) and total. */
 struct cluster_geom {
-    int G, U, blocks, rows, mt, splits, kt, kper, np, hs, ps;
-    int h, h_slot, part, part_buf, br, stage, bar, total; /* 32 bits: fewer registers in the loop */
+    int G, U, blocks, rows, mt, splits, kt, kper, np, hs, ps, stores;
+    int h, h_slot, part, part_buf, bias, stage, table, bar, total; /* 32 bits: fewer registers */
+};
+
+/* A store of a block's staged h (cluster_store_of): the piece at byte src of its shared memory
+   into the block of rank `rank` at byte dst of slot 0 (+ h_slot for slot 1); rank -1: none. */
+struct cluster_store {
+    int src, dst, rank, unused;
 };
 
 __host__ __device__ inline int cluster_align(int bytes)
@@ -109,11 +116,13 @@ __host__ __device__ inline cluster_geom cluster_geom_of(const ocd_rnn_step &s, i
     g.kper = (g.kt + g.splits - 1) / g.splits;
     g.np = (s.N + 7) / 8 * 8;
     g.hs = g.kt * 16 + 8, g.ps = g.mt * 16 + 4;
+    g.stores = s.N * (units / 8) * g.blocks; /* N rows of U / 8 pieces, to every block with units */
     g.h = 0, g.h_slot = cluster_align(g.np * g.hs * 2);
     g.part = g.h + 2 * g.h_slot, g.part_buf = cluster_align(g.splits * g.np * g.ps * (int)sizeof(float));
-    g.br = g.part + 2 * g.part_buf;
-    g.stage = g.br + cluster_align(g.rows * (int)sizeof(float));
-    g.bar = g.stage + cluster_align(s.N * units * 2);
+    g.bias = g.part + 2 * g.part_buf;
+    g.stage = g.bias + cluster_align(2 * g.rows * (int)sizeof(float));
+    g.table = g.stage + cluster_align(s.N * units * 2);
+    g.bar = g.table + g.stores * (int)sizeof(cluster_store);
     g.total = g.bar + 2 * (int)sizeof(uint64_t);
     return g;
 }
@@ -144,21 +153,6 @@ const char *cluster_shape(const ocd_rnn_step &s, size_t smem_max, ocd_rnn_cluste
 }
 
 /* ---- the operands' fragments (mma.m16n8k16: lane = 4 gid + tig) ---- */
-
-/* Register q of the A fragment of m tile mi, k tile kt, for lane: rows mi 16 + gid (+ 8 for q
-   odd), columns kt 16 + 2 tig (+ 8 for q >= 2) and the next; two elements of block b's row of R
-   (r: data [G H][P]), zero past its gates' rows, past H and past P. */
-template <typename T>
-__host__ __device__ inline uint32_t cluster_a_reg(const ocd_rnn_step &s, const T *r, const cluster_geom &g, int b,
-                                                  int mi, int kt, int lane, int q)
-{
-    const int row = mi * 16 + lane / 4 + 8 * (q & 1), col = kt * 16 + 2 * (lane % 4) + 8 * (q >> 1);
-    const int gate = row / g.U, j = b * g.U + row % g.U;
-    if (row >= g.rows || j >= s.H || col >= s.P) return 0; /* P is even: col < P holds col + 1 */
-    uint32_t v;
-    memcpy(&v, r + ((int64_t)gate * s.H + j) * s.P + col, sizeof v);
-    return v;
-}
 
 /* The B fragment of n tile nt, k tile kt for lane from the h buffer h ([np][hs]): column (the
    sequence) nt 8 + gid, rows (k) kt 16 + 2 tig and + 8, two elements each. */
@@ -193,37 +187,52 @@ __host__ __device__ inline float *cluster_part(unsigned char *smem, const cluste
 /* ---- a thread's state ---- */
 
 /* What a thread keeps in registers for the whole sequence: its warp's A fragments; as a cell
-   thread its cell, h_{t-1} of its unit, its sequence's length, and the step's gate inputs and
-   position (prefetched). */
+   thread (thread n U + u of the block: sequence n, unit u) its sequence, its unit's index u and
+   its index j in H (-1: no cell, past N U or past H), its sequence's length, its cell, h_{t-1}
+   of its unit, and the step's W x and position (prefetched). Computed once, so that a step
+   divides nothing. */
 struct cluster_thread {
     uint32_t a[CLUSTER_KPER][4];
     float c, hn, x[4];
-    int len;
+    int n, u, j, len;
     persist_seq_at at;
 };
 
-/* Thread tid's cell: sequence n, unit u of the block (false: none; threads past N U, units past H). */
-__host__ __device__ inline bool cluster_cell_of(const ocd_rnn_step &s, const cluster_geom &g, int b, int tid, int *n,
-                                                int *u)
+/* Store i of block b (i < g.stores; the ranks vary fastest, so that a warp's stores spread over
+   the blocks with units): the piece at byte *src of the block's shared memory (its staged h)
+   into the block of rank *rank at byte *dst of slot 0. false for a piece past H (none of its
+   units exists). */
+__host__ __device__ inline bool cluster_store_of(const ocd_rnn_step &s, const cluster_geom &g, int b, int i, int *src,
+                                                 int *dst, int *rank)
 {
-    *n = tid / g.U, *u = tid % g.U;
-    return tid < s.N * g.U && b * g.U + *u < s.H;
+    const int pieces = g.U / 8, piece = i / g.blocks % pieces, n = i / g.blocks / pieces, u = 8 * piece;
+    *rank = i % g.blocks;
+    *src = g.stage + (n * g.U + u) * 2;
+    *dst = g.h + (n * g.hs + b * g.U + u) * 2;
+    return b * g.U + u < s.H;
 }
 
 /* ---- the phases ---- */
 
 /* Thread tid's part of block b's shared memory: both h buffers cleared, hx (data [N][P], NULL:
-   zero) staged into slot 1, where step 0 reads h_{-1}, b_R of the block's rows, and its staged
-   h cleared (the units past H stay zero: their pieces land in the columns past P). */
+   zero) staged into slot 1, where step 0 reads h_{-1}, b_W and b_R of the block's rows, its
+   staged h cleared (the units past H stay zero: their pieces land in the columns past P), and
+   the stores' table. */
 template <typename T>
 __host__ __device__ void cluster_stage(const ocd_rnn_seq &q, const cluster_geom &g, int b, int tid, int threads,
                                        unsigned char *smem)
 {
     const ocd_rnn_step &s = q.step;
     const int count = g.np * g.hs;
-    for (int i = tid; i < g.rows; i += threads) {
-        const int j = b * g.U + i % g.U;
-        ((float *)(smem + g.br))[i] = j < s.H ? load_bias<T, float>(s.br[i / g.U], j) : 0.0f;
+    for (int i = tid; i < 2 * g.rows; i += threads) {
+        const int row = i % g.rows, j = b * g.U + row % g.U;
+        const void *bias = i < g.rows ? s.bw[row / g.U] : s.br[row / g.U];
+        ((float *)(smem + g.bias))[i] = j < s.H ? load_bias<T, float>(bias, j) : 0.0f;
+    }
+    for (int i = tid; i < g.stores; i += threads) {
+        cluster_store st = {0, 0, -1, 0};
+        if (!cluster_store_of(s, g, b, i, &st.src, &st.dst, &st.rank)) st.rank = -1;
+        ((cluster_store *)(smem + g.table))[i] = st;
     }
     for (int i = tid; i < s.N * g.U; i += threads) memset(smem + g.stage + i * 2, 0, 2);
     for (int i = tid; i < 2 * count; i += threads) {
@@ -235,53 +244,65 @@ __host__ __device__ void cluster_stage(const ocd_rnn_seq &q, const cluster_geom 
     }
 }
 
-/* The A fragments of warp `warp` of block b into th->a (lane's registers); none for a warp past
-   the tiles' slices. */
+/* The A fragments of warp `warp` of block b into th->a (lane's registers; none for a warp past
+   the tiles' slices): register q of k tile kt (mma.m16n8k16, lane = 4 gid + tig) holds row
+   mi 16 + gid (+ 8 for q odd), columns kt 16 + 2 tig (+ 8 for q >= 2) and the next: two
+   elements of block b's row of R (r: data [G H][P]; row g U + u is gate g of unit b U + u), zero
+   past its gates' rows, past H and past P. A lane's two rows are found once. */
 template <typename T>
 __host__ __device__ void cluster_load_fragments(const ocd_rnn_seq &q, const cluster_geom &g, int b, int warp, int lane,
                                                 cluster_thread *th)
 {
+    const ocd_rnn_step &s = q.step;
     const int mi = warp % g.mt, si = warp / g.mt;
 #pragma unroll
-    for (int k = 0; k < CLUSTER_KPER; k++) /* constant indices: registers */
+    for (int half = 0; half < 2; half++) {
+        const int row = mi * 16 + lane / 4 + 8 * half, j = b * g.U + row % g.U;
+        const bool valid = si < g.splits && row < g.rows && j < s.H;
+        const T *r = (const T *)q.r + ((int64_t)(row / g.U) * s.H + j) * s.P;
 #pragma unroll
-        for (int qr = 0; qr < 4; qr++)
-            th->a[k][qr] = si < g.splits && k < g.kper && si * g.kper + k < g.kt
-                               ? cluster_a_reg<T>(q.step, (const T *)q.r, g, b, mi, si * g.kper + k, lane, qr)
-                               : 0;
+        for (int k = 0; k < CLUSTER_KPER; k++) /* constant indices: registers */
+#pragma unroll
+            for (int hi = 0; hi < 2; hi++) {
+                const int col = (si * g.kper + k) * 16 + 2 * (lane % 4) + 8 * hi;
+                uint32_t v = 0;
+                if (valid && k < g.kper && col < s.P) memcpy(&v, r + col, sizeof v); /* P even: col + 1 too */
+                th->a[k][2 * hi + half] = v;
+            }
+    }
 }
 
-/* Thread tid's cell state: cx (data [N][H], NULL: zero) for LSTM, h_{-1} of its unit. */
+/* Thread tid's cell (none past N U or past H) and its state: cx (data [N][H], NULL: zero) for
+   LSTM, h_{-1} of its unit. */
 template <typename T>
 __host__ __device__ void cluster_cell_init(const ocd_rnn_seq &q, const cluster_geom &g, int b, int tid,
                                            cluster_thread *th)
 {
     const ocd_rnn_step &s = q.step;
-    int n, u;
-    th->c = th->hn = 0, th->len = 0;
+    th->c = th->hn = 0, th->len = 0, th->at.on = 0;
     for (int gi = 0; gi < 4; gi++) th->x[gi] = 0;
-    if (!cluster_cell_of(s, g, b, tid, &n, &u)) return;
-    const int j = b * g.U + u;
-    if (s.mode == CUDNN_LSTM && q.cx) th->c = ocd_cuda_load((const T *)q.cx + (int64_t)n * s.H + j);
-    if (q.hx) th->hn = ocd_cuda_load((const T *)q.hx + (int64_t)n * s.P + j);
-    th->len = s.lengths[n];
+    th->n = tid / g.U, th->u = tid % g.U, th->j = b * g.U + th->u;
+    if (tid >= s.N * g.U || th->j >= s.H) {
+        th->j = -1;
+        return;
+    }
+    if (s.mode == CUDNN_LSTM && q.cx) th->c = ocd_cuda_load((const T *)q.cx + (int64_t)th->n * s.H + th->j);
+    if (q.hx) th->hn = ocd_cuda_load((const T *)q.hx + (int64_t)th->n * s.P + th->j);
+    th->len = s.lengths[th->n];
 }
 
-/* Thread tid's gate inputs of step t (a cell thread's whose sequence is active), issued before
+/* The thread's W x of step t (a cell thread's whose sequence is active), loads issued before
    the wait for h_{t-1}: nothing waits on them until the cells. */
 template <typename T>
-__host__ __device__ inline void cluster_prefetch(const ocd_rnn_seq &q, const cluster_geom &g, int b, int tid, int t,
-                                                 cluster_thread *th)
+__host__ __device__ inline void cluster_prefetch(const ocd_rnn_seq &q, const cluster_geom &g, int t, cluster_thread *th)
 {
     const ocd_rnn_step &s = q.step;
-    int n, u;
-    th->at.on = 0;
-    if (!cluster_cell_of(s, g, b, tid, &n, &u)) return;
-    th->at = persist_seq_of(s, t, n, th->len);
+    if (th->j < 0) return;
+    th->at = persist_seq_of(s, t, th->n, th->len);
     if (th->at.on)
 #pragma unroll
         for (int gi = 0; gi < 4; gi++)
-            if (gi < g.G) th->x[gi] = gate_input<T>(s, th->at.pos, gi, b * g.U + u);
+            if (gi < g.G) th->x[gi] = gate_product<T>(s, th->at.pos, gi, th->j);
 }
 
 #ifdef __CUDA_ARCH__
@@ -313,30 +334,29 @@ __device__ inline void cluster_products(const cluster_geom &g, int t, int warp, 
 }
 #endif
 
-/* The cell of thread tid at step t from the partial sums of buffer t % 2 and b_R: y where its
+/* The thread's cell at step t from the partial sums of buffer t % 2, W x, b_W and b_R: y where its
    sequence is active (else the states carried), at the last step hy and cy (data type; where
    given), its cell and h kept (h rounded to the data type), h staged. */
 template <typename T>
-__host__ __device__ inline void cluster_cell(const ocd_rnn_seq &q, const cluster_geom &g, int b, int tid, int t,
-                                             unsigned char *smem, cluster_thread *th)
+__host__ __device__ inline void cluster_cell(const ocd_rnn_seq &q, const cluster_geom &g, int t, unsigned char *smem,
+                                             cluster_thread *th)
 {
     const ocd_rnn_step &s = q.step;
-    int n, u;
-    if (!cluster_cell_of(s, g, b, tid, &n, &u)) return;
-    const int j = b * g.U + u;
-    const float *part = cluster_part(smem, g, t & 1), *br = (const float *)(smem + g.br);
-    float ah[4] = {0, 0, 0, 0};
+    const int n = th->n, u = th->u, j = th->j;
+    if (j < 0) return;
+    const float *part = cluster_part(smem, g, t & 1) + n * g.ps + u, *bias = (const float *)(smem + g.bias) + u;
+    float ax[4] = {0, 0, 0, 0}, ah[4] = {0, 0, 0, 0};
 #pragma unroll
     for (int gi = 0; gi < 4; gi++)
         if (gi < g.G) {
-            ah[gi] = br[gi * g.U + u];
-            for (int si = 0; si < g.splits; si++) ah[gi] += part[((int64_t)si * g.np + n) * g.ps + gi * g.U + u];
+            ax[gi] = th->x[gi] + bias[gi * g.U], ah[gi] = bias[g.rows + gi * g.U];
+            for (int si = 0; si < g.splits; si++) ah[gi] += part[si * g.np * g.ps + gi * g.U];
         }
     T h;
     ocd_cuda_store(&h, th->hn);
     if (th->at.on) {
         float saved[5], hn = th->hn;
-        ocd_rnn_cell_fwd<float>(s.mode, th->x, ah, th->c, hn, s.clip, (float)s.lclip, (float)s.rclip, s.clip_nan,
+        ocd_rnn_cell_fwd<float>(s.mode, ax, ah, th->c, hn, s.clip, (float)s.lclip, (float)s.rclip, s.clip_nan,
                                 th->at.last, saved, &th->c, &hn);
         ocd_cuda_store(&h, hn);
         th->hn = ocd_cuda_load(&h);
@@ -347,26 +367,6 @@ __host__ __device__ inline void cluster_cell(const ocd_rnn_seq &q, const cluster
     ((T *)(smem + g.stage))[n * g.U + u] = h;
 }
 
-/* The stores of a block's staged h at a step: N rows of U / 8 pieces, each to every block with
-   units. */
-__host__ __device__ inline int cluster_stores(const ocd_rnn_step &s, const cluster_geom &g)
-{
-    return s.N * (g.U / 8) * g.blocks;
-}
-
-/* Store i of block b at step t (i < cluster_stores; the ranks vary fastest, so that a warp's
-   stores spread over the blocks with units): the piece at byte offset *src of the block's shared memory
-   (its staged h) into the block of rank *rank at byte offset *dst (slot t % 2). false for a
-   piece past H (none of its units exists). */
-__host__ __device__ inline bool cluster_store_of(const ocd_rnn_step &s, const cluster_geom &g, int b, int i, int t,
-                                                 int *src, int *dst, int *rank)
-{
-    const int pieces = g.U / 8, piece = i / g.blocks % pieces, n = i / g.blocks / pieces, u = 8 * piece;
-    *rank = i % g.blocks;
-    *src = g.stage + (n * g.U + u) * 2;
-    *dst = g.h + (t & 1) * g.h_slot + (n * g.hs + b * g.U + u) * 2;
-    return b * g.U + u < s.H;
-}
 
 template <typename T>
 __global__ void __launch_bounds__(CLUSTER_THREADS, 1)
@@ -390,21 +390,21 @@ __global__ void __launch_bounds__(CLUSTER_THREADS, 1)
     cluster_cell_init<T>(q, g, b, tid, &th);
     ocd_cluster_sync();
     for (int t = 0; t < (b < g.blocks ? s.T : 0); t++) { /* a block without units idles */
-        cluster_prefetch<T>(q, g, b, tid, t, &th);
+        cluster_prefetch<T>(q, g, t, &th);
         if (t > 0) {
             ocd_mbar_wait_cluster(bar + ((t - 1) & 1), ((t - 1) >> 1) & 1);
             if (tid == 0 && t + 1 < s.T - 1) ocd_mbar_arrive_expect_tx(bar + ((t + 1) & 1), cluster_phase_bytes(s));
         }
         cluster_products<T>(g, t, warp, lane, cluster_shared, th);
         __syncthreads();
-        cluster_cell<T>(q, g, b, tid, t, cluster_shared, &th);
+        cluster_cell<T>(q, g, t, cluster_shared, &th);
         if (t == s.T - 1) continue;
         __syncthreads(); /* the block's h staged */
-        for (int i = tid; i < cluster_stores(s, g); i += CLUSTER_THREADS) {
-            int src, dst, rank;
-            if (cluster_store_of(s, g, b, i, t, &src, &dst, &rank))
-                ocd_st_async_cluster(cluster_shared + dst, *(const uint4 *)(cluster_shared + src), bar + (t & 1),
-                                     (unsigned)rank);
+        for (int i = tid; i < g.stores; i += CLUSTER_THREADS) {
+            const cluster_store st = ((const cluster_store *)(cluster_shared + g.table))[i];
+            if (st.rank >= 0)
+                ocd_st_async_cluster(cluster_shared + st.dst + (t & 1) * g.h_slot,
+                                     *(const uint4 *)(cluster_shared + st.src), bar + (t & 1), (unsigned)st.rank);
         }
     }
     ocd_cluster_sync();

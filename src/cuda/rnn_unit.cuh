@@ -44,15 +44,22 @@ template <typename T, typename C> __host__ __device__ __forceinline__ C load_bia
     return b ? (C)ocd_cuda_load((const T *)b + j) : (C)0;
 }
 
-/* W_g x + b_Wg of unit j at position pos: from gx, or x itself (skip input). */
+/* W_g x of unit j at position pos: from gx, or x itself (skip input). */
+template <typename T>
+__host__ __device__ __forceinline__ typename ocd_compute<T>::type gate_product(const ocd_rnn_step &s, int64_t pos, int g,
+                                                                               int j)
+{
+    typedef typename ocd_compute<T>::type C;
+    const int GH = ocd_rnn_gates(s.mode) * s.H;
+    return s.gx ? ((const C *)s.gx)[pos * GH + g * s.H + j] : (C)ocd_cuda_load((const T *)s.x + pos * s.x_stride + j);
+}
+
+/* W_g x + b_Wg of unit j at position pos. */
 template <typename T>
 __host__ __device__ __forceinline__ typename ocd_compute<T>::type gate_input(const ocd_rnn_step &s, int64_t pos, int g,
                                                                              int j)
 {
-    typedef typename ocd_compute<T>::type C;
-    const int GH = ocd_rnn_gates(s.mode) * s.H;
-    return (s.gx ? ((const C *)s.gx)[pos * GH + g * s.H + j] : (C)ocd_cuda_load((const T *)s.x + pos * s.x_stride + j)) +
-           load_bias<T, C>(s.bw[g], j);
+    return gate_product<T>(s, pos, g, j) + load_bias<T, typename ocd_compute<T>::type>(s.bw[g], j);
 }
 
 } // namespace

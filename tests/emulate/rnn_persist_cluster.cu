@@ -1,8 +1,8 @@
 /* rnn_persist_cluster.cu: the cluster form of the persistent RNN kernel (src/cuda/
    rnn_persist_cluster.cu) run on the CPU for every block, warp and thread: its prologue phases,
    the warps' products through the tensor-core emulation (mma_emulate.h, on the kernel's own
-   fragment addressing: cluster_a_reg, cluster_b_frag, cluster_part_store), the cells and the
-   stores into the peers' shared memory (cluster_store_of), under schedules where the blocks
+   fragment addressing: cluster_load_fragments, cluster_b_frag, cluster_part_store), the cells
+   and the stores into the peers' shared memory (the stores' table of cluster_stage), under schedules where the blocks
    run at different speeds. The mbarriers are modelled: a block waits for h_{t-1} until its
    barrier has received every byte of the phase; each store into a peer must find the phase of
    its step announced and the previous one complete, and the peer done reading the slot (its
@@ -114,7 +114,7 @@ bool run_cluster_layer(const ocd_rnn_seq &q, const ocd_rnn_cluster_plan &pl, int
         block_at &a = at[(size_t)b];
         if (a.t == s.T) return false;
         if (a.phase == 0) {
-            for (int tid = 0; tid < CLUSTER_THREADS; tid++) cluster_prefetch<T>(q, g, b, tid, a.t, &th[(size_t)b][(size_t)tid]);
+            for (int tid = 0; tid < CLUSTER_THREADS; tid++) cluster_prefetch<T>(q, g, a.t, &th[(size_t)b][(size_t)tid]);
             if (a.t > 0) {
                 if (bar[(size_t)b][(size_t)((a.t - 1) & 1)].done <= (a.t - 1) >> 1) {
                     ++*waits;
@@ -127,19 +127,18 @@ bool run_cluster_layer(const ocd_rnn_seq &q, const ocd_rnn_cluster_plan &pl, int
             products(b, a.t);
             a.phase = 2;
         } else if (a.phase == 2) {
-            for (int tid = 0; tid < CLUSTER_THREADS; tid++) cluster_cell<T>(q, g, b, tid, a.t, sm(b), &th[(size_t)b][(size_t)tid]);
+            for (int tid = 0; tid < CLUSTER_THREADS; tid++) cluster_cell<T>(q, g, a.t, sm(b), &th[(size_t)b][(size_t)tid]);
             a.phase = a.t == s.T - 1 ? 0 : 3, a.stored = 0;
             if (a.phase == 0) a.t++;
         } else {
-            const int stores = cluster_stores(s, g);
+            const int stores = g.stores;
             int hi = split ? std::max(a.stored + 1, (int)emu_random(a.stored, stores + 1)) : stores;
             hi = std::min(hi, stores);
-            for (int i = a.stored; i < hi; i++) {
-                int src, dst, rank;
-                if (cluster_store_of(s, g, b, i, a.t, &src, &dst, &rank)) {
-                    OCD_EMULATED_ALIGNED(src, 16);
-                    receive(rank, dst, sm(b) + src, a.t);
-                }
+            for (int i = a.stored; i < hi; i++) { /* the kernel's loop over the stores' table */
+                const cluster_store st = ((const cluster_store *)(sm(b) + g.table))[i];
+                if (st.rank < 0) continue;
+                OCD_EMULATED_ALIGNED(st.src, 16);
+                receive(st.rank, st.dst + (a.t & 1) * g.h_slot, sm(b) + st.src, a.t);
             }
             a.stored = hi;
             if (hi == stores) a.t++, a.phase = 0;
