@@ -139,6 +139,7 @@ __host__ __device__ inline unsigned cluster_phase_bytes(const ocd_rnn_step &s)
 const char *cluster_shape(const ocd_rnn_step &s, size_t smem_max, ocd_rnn_cluster_plan *pl)
 {
     if (s.P != s.H) return "a state size other than the hidden size";
+    if (s.H % 2 != 0) return "an odd hidden size (the fragments take rows of R two elements at a time)";
     if (s.N > CLUSTER_BATCH) return "a batch above 16 (the cluster form's two mma tiles of sequences)";
     for (int c = 2; c <= CLUSTER_CTAS; c++) {
         const int units = ((s.H + c - 1) / c + 7) / 8 * 8;
@@ -154,6 +155,20 @@ const char *cluster_shape(const ocd_rnn_step &s, size_t smem_max, ocd_rnn_cluste
 
 /* ---- the operands' fragments (mma.m16n8k16: lane = 4 gid + tig) ---- */
 
+/* Two 16-bit elements at p (4-byte aligned) as one register: one 4-byte load (memcpy from a
+   16-bit pointer compiles to four byte loads and three byte permutes on the device). */
+template <typename T> __host__ __device__ __forceinline__ uint32_t cluster_pair(const T *p)
+{
+#ifdef __CUDA_ARCH__
+    return *(const uint32_t *)p;
+#else
+    OCD_EMULATED_ALIGNED(p, 4);
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+#endif
+}
+
 /* The B fragment of n tile nt, k tile kt for lane from the h buffer h ([np][hs]): column (the
    sequence) nt 8 + gid, rows (k) kt 16 + 2 tig and + 8, two elements each. */
 template <typename T>
@@ -161,8 +176,8 @@ __host__ __device__ inline void cluster_b_frag(const T *h, const cluster_geom &g
                                                uint32_t b[2])
 {
     const T *p = h + (int64_t)(nt * 8 + lane / 4) * g.hs + kt * 16 + 2 * (lane % 4);
-    memcpy(&b[0], p, sizeof b[0]);
-    memcpy(&b[1], p + 8, sizeof b[1]);
+    b[0] = cluster_pair(p);
+    b[1] = cluster_pair(p + 8);
 }
 
 /* The accumulators d of m tile mi, slice si, n tile nt, for lane, into the partial sums part
@@ -265,9 +280,8 @@ __host__ __device__ void cluster_load_fragments(const ocd_rnn_seq &q, const clus
 #pragma unroll
             for (int hi = 0; hi < 2; hi++) {
                 const int col = (si * g.kper + k) * 16 + 2 * (lane % 4) + 8 * hi;
-                uint32_t v = 0;
-                if (valid && k < g.kper && col < s.P) memcpy(&v, r + col, sizeof v); /* P even: col + 1 too */
-                th->a[k][2 * hi + half] = v;
+                /* P even: col < P holds col + 1, and the pair is 4-byte aligned */
+                th->a[k][2 * hi + half] = valid && k < g.kper && col < s.P ? cluster_pair(r + col) : 0;
             }
     }
 }
