@@ -1,7 +1,7 @@
 /* rnn_emulate.h: what the emulations of the persistent RNN kernels (tests/emulate/rnn_persist.cu,
    rnn_persist_cluster.cu) share: a one-layer bidirectional network with its weights, inputs,
    lengths and input projection (gx = W x in double, as the layer loop's GEMM leaves it), the
-   outputs of a run, the double-precision reference network's and the host backend's step loop's
+   schedules the blocks run under, the outputs of a run, the double-precision reference network's and the host backend's step loop's
    outputs on the same weights and inputs, and their comparison. Include it after the kernel's
    source (it uses the step fields and src/cuda/types.cuh's conversions). */
 #ifndef OCD_TESTS_EMULATE_RNN_EMULATE_H
@@ -163,6 +163,46 @@ void slot_states(const net<T> &m, const std::vector<T> *hs, const std::vector<fl
         hy[pl].assign(hs[pl].begin() + (std::ptrdiff_t)(last * np), hs[pl].begin() + (std::ptrdiff_t)((last + 1) * np));
         cy[pl].clear();
         for (size_t i = 0; i < nh; i++) cy[pl].push_back(to_t<T>(cs[pl][last * nh + i]));
+    }
+}
+
+/* The blocks of a persistent kernel run under schedule `order`, each block's next phase by
+   advance(b, split) (false when the block must wait for another or is done; split: it may run
+   its phase in parts), step(b) the step block b is at (T when done):
+     0, 1  each block in turn runs a whole step, first to last or last to first;
+     2, 3  the lowest (highest) numbered block that can go on runs its next phase: one block
+           runs ahead until it waits for the others;
+     4     a random block runs its next phase, often in parts (split).
+   false, with a line printed, where a block waits under a whole-step order or every block
+   waits (a deadlock). */
+template <class Advance, class Step> bool emu_schedule(int blocks, int T, int order, Advance advance, Step step)
+{
+    if (order < 2) {
+        for (int t = 0; t < T; t++)
+            for (int i = 0; i < blocks; i++) {
+                const int b = order ? blocks - 1 - i : i;
+                while (step(b) == t)
+                    if (!advance(b, false)) {
+                        printf("  block %d waits at step %d under a whole-step order\n", b, t);
+                        return false;
+                    }
+            }
+        return true;
+    }
+    for (;;) {
+        bool done = true, moved = false;
+        for (int b = 0; b < blocks; b++) done = done && step(b) == T;
+        if (done) return true;
+        if (order == 4)
+            for (int tries = 0; tries < 8 * blocks && !moved; tries++) {
+                const int b = (int)emu_random(0, blocks);
+                moved = advance(b, emu_random(0, 1) < 0.5);
+            }
+        for (int i = 0; i < blocks && !moved; i++) moved = advance(order == 3 ? blocks - 1 - i : i, false);
+        if (!moved) {
+            printf("  every block waits: deadlock\n");
+            return false;
+        }
     }
 }
 

@@ -118,34 +118,7 @@ bool run_pseudo_layer(const ocd_rnn_seq &q, bool pipelined, int order, size_t sm
         }
         return true;
     };
-    if (order < 2) {
-        for (int t = 0; t < s.T; t++)
-            for (int i = 0; i < pl.blocks; i++) {
-                int b = order ? pl.blocks - 1 - i : i;
-                while (at[(size_t)b].t == t)
-                    if (!advance(b, false)) {
-                        printf("  block %d waits at step %d under a whole-step order\n", b, t);
-                        return false;
-                    }
-            }
-        return true;
-    }
-    for (;;) {
-        bool done = true, moved = false;
-        for (const block_at &a : at) done = done && a.t == s.T;
-        if (done) return true;
-        if (order == 4) {
-            for (int tries = 0; tries < 8 * pl.blocks && !moved; tries++) {
-                int b = (int)emu_random(0, pl.blocks);
-                moved = advance(b, emu_random(0, 1) < 0.5);
-            }
-        }
-        for (int i = 0; i < pl.blocks && !moved; i++) moved = advance(order == 3 ? pl.blocks - 1 - i : i, false);
-        if (!moved) {
-            printf("  every block waits: deadlock\n");
-            return false;
-        }
-    }
+    return emu_schedule(pl.blocks, s.T, order, advance, [&](int b) { return at[(size_t)b].t; });
 }
 
 /* The persistent kernel (of the form) over both pseudo-layers under schedule `order`

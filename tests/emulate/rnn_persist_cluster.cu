@@ -145,30 +145,7 @@ bool run_cluster_layer(const ocd_rnn_seq &q, const ocd_rnn_cluster_plan &pl, int
         }
         return true;
     };
-    if (order < 2) {
-        for (int t = 0; t < s.T; t++)
-            for (int i = 0; i < C; i++) {
-                const int b = order ? C - 1 - i : i;
-                while (at[(size_t)b].t == t)
-                    if (!advance(b, false)) {
-                        printf("  block %d waits at step %d under a whole-step order\n", b, t);
-                        return false;
-                    }
-            }
-        return true;
-    }
-    for (;;) {
-        bool done = true, moved = false;
-        for (const block_at &a : at) done = done && a.t == s.T;
-        if (done) return true;
-        if (order == 4)
-            for (int tries = 0; tries < 8 * C && !moved; tries++) moved = advance((int)emu_random(0, C), emu_random(0, 1) < 0.5);
-        for (int i = 0; i < C && !moved; i++) moved = advance(order == 3 ? C - 1 - i : i, false);
-        if (!moved) {
-            printf("  every block waits: deadlock\n");
-            return false;
-        }
-    }
+    return emu_schedule(C, s.T, order, advance, [&](int b) { return at[(size_t)b].t; });
 }
 
 /* The cluster form over both pseudo-layers under schedule `order`, blocks of `units` units (0:
