@@ -84,12 +84,13 @@ constexpr int CLUSTER_BATCH = 16;  /* the most sequences: two n tiles of the mma
 constexpr int CLUSTER_CTAS = 16;   /* the largest cluster (non-portable above 8) */
 
 /* What the phases take from the shapes and the plan: gates, units of a block, blocks with units
-   (the rest of the cluster idle), rows of R; m
-   tiles, K slices (warps a tile), k tiles of P, k tiles of a slice; the h buffers' rows and row
-   stride (elements), the partial sums' row stride (floats); the stores of a block's h a step;
-   the shared memory's offsets (h buffers, two; partial sums, two; b_W and b_R of the rows,
-   float; the staged h of the block's units, [N][U] in the data type; the stores' table, one
-   cluster_store each; the two mbarriers) and total. */
+   (the rest of the cluster idle), rows of R; m tiles, K slices (warps a tile), k tiles of P, k
+   tiles of a slice; the h buffers' rows and row stride (elements), the partial sums' row stride
+   (floats); the stores of a block's h a step; the shared memory's offsets (h buffers, two;
+   partial sums, two; b_W and b_R of the rows, float; the staged h of the block's units, [N][U]
+   in the data type; the stores' table, one cluster_store each; the two mbarriers) and total.
+   Computed on the host and passed as a __grid_constant__ parameter: the kernel reads it from
+   the constant bank, no registers held across the steps. */
 struct cluster_geom {
     int G, U, blocks, rows, mt, splits, kt, kper, np, hs, ps, stores;
     int h, h_slot, part, part_buf, bias, stage, table, bar, total; /* 32 bits: fewer registers */
@@ -98,7 +99,7 @@ struct cluster_geom {
 /* A store of a block's staged h (cluster_store_of): the piece at byte src of its shared memory
    into the block of rank `rank` at byte dst of slot 0 (+ h_slot for slot 1); rank -1: none. */
 struct cluster_store {
-    int src, dst, rank, unused;
+    int src, dst, rank, pad; /* 16 bytes: one shared-memory load */
 };
 
 __host__ __device__ inline int cluster_align(int bytes)
