@@ -465,6 +465,7 @@ extern "C" const char *ocd_cuda_rnn_cluster_plan(cudnnHandle_t handle, const ocd
     cluster_fn kernel = cluster_kernel_of(q->step.dtype);
     if (kernel == NULL) return "the cluster form's tensor cores take half and bfloat16 data";
     if (handle->cc_major < 9) return "thread-block clusters need compute capability 9.0";
+    if ((uintptr_t)q->r % 4 != 0) return OCD_REASON_ALIGNMENT; /* R's columns are loaded in pairs */
     int optin = 0, clusters = 0;
     if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, handle->device) != cudaSuccess) {
         (void)cudaGetLastError(); /* not a launch's error */

@@ -194,8 +194,9 @@ const char *ocd_cuda_rnn_persist_plan(cudnnHandle_t handle, const struct ocd_rnn
 cudnnStatus_t ocd_cuda_rnn_persist(cudnnHandle_t handle, const struct ocd_rnn_seq *q,
                                    const struct ocd_rnn_persist_plan *plan);
 /* The cluster form's plan for q: NULL, or why it does not serve (a device before sm_90, data
-   other than half or bfloat16, a batch or hidden size beyond what one cluster's registers and
-   threads hold, no cluster of that size fitting the GPU). */
+   other than half or bfloat16, R not 4-byte aligned, an odd hidden size, a batch or hidden size
+   beyond what one cluster's registers and threads hold, no cluster of that size fitting the
+   GPU). */
 const char *ocd_cuda_rnn_cluster_plan(cudnnHandle_t handle, const struct ocd_rnn_seq *q,
                                       struct ocd_rnn_cluster_plan *plan);
 cudnnStatus_t ocd_cuda_rnn_cluster(cudnnHandle_t handle, const struct ocd_rnn_seq *q,
