@@ -47,6 +47,7 @@
 #include "cuda/check.cuh"
 #include "cuda/conv_igemm.h"
 #include "cuda/conv_store.cuh"
+#include "cuda/launch.cuh"
 #include "cuda/mma.cuh"
 #include "cuda/types.cuh"
 
@@ -746,21 +747,6 @@ template <typename T> cudnnStatus_t igemm_launch_reduce(const igemm_params *p, c
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* The opt-in of `kernel` to `smem` bytes of dynamic shared memory above 48 KB, made once per
-   kernel and device (a bit each in *smem_opted, the kernel's own): cudaFuncSetAttribute on every
-   call costs host time the latency goal cannot spare. Two threads racing here both set the same
-   value, which is harmless. */
-template <typename Kernel>
-cudnnStatus_t igemm_smem_opt_in(Kernel kernel, size_t smem, unsigned long long *smem_opted, int device)
-{
-    const unsigned long long bit = device < 64 ? 1ull << device : 0; /* devices 0..63 */
-    if (smem > 48 * 1024 && !(__atomic_load_n(smem_opted, __ATOMIC_ACQUIRE) & bit)) {
-        OCD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        __atomic_fetch_or(smem_opted, bit, __ATOMIC_RELEASE);
-    }
-    return CUDNN_STATUS_SUCCESS;
-}
-
 /* Launches `kernel` (a BM x BN tile per CTA, `smem` bytes of dynamic shared memory) and the
    reduction when the kernel writes partial sums (split-K, or a wide epilogue), on `device`, the
    current one. */
@@ -769,7 +755,7 @@ cudnnStatus_t igemm_launch_kernel(void (*kernel)(const igemm_params), int bm, in
                                   unsigned long long *smem_opted, const igemm_params *p, int device,
                                   cudaStream_t stream)
 {
-    OCD_TRY(igemm_smem_opt_in(kernel, smem, smem_opted, device));
+    OCD_TRY(ocd_smem_opt_in(kernel, smem, false, smem_opted, device));
     dim3 grid((unsigned)((p->M + bm - 1) / bm), (unsigned)((p->N + bn - 1) / bn), (unsigned)(p->groups * p->splits));
     kernel<<<grid, threads, smem, stream>>>(*p);
     OCD_CUDA_LAUNCHED();

@@ -552,36 +552,6 @@ static cudnnStatus_t encode_maps(const igemm_tma_geom &g, const void *x, const v
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* OPENCUDNN_TEST_CLUSTERS=n, a switch for tests only: every clustered kernel takes n as the
-   clusters that fit the GPU at once instead of asking the driver (the emulations, which have no
-   GPU to ask; 0 makes the clustered entries decline, as where none fits). False where unset. */
-static bool test_clusters(int *clusters)
-{
-    const char *v = getenv("OPENCUDNN_TEST_CLUSTERS");
-    if (v == NULL || *v == '\0') return false;
-    *clusters = atoi(v);
-    return true;
-}
-
-/* How many clusters of kernel's launch cfg fit the GPU at once (cudaOccupancyMaxActiveClusters,
-   a host query: 0 where none does, as on a MIG slice or under an MPS limit smaller than a
-   cluster's GPC needs), asked once per device (0 .. 63, kept in cache[device] plus one, so that
-   0 is kept too; other devices every call). Threads racing here store the same value. */
-template <typename Kernel>
-static cudnnStatus_t active_clusters(Kernel kernel, const cudaLaunchConfig_t &cfg, int device, int *cache, int *clusters)
-{
-    const bool keep = device >= 0 && device < 64;
-    const int known = keep ? __atomic_load_n(&cache[device], __ATOMIC_ACQUIRE) : 0;
-    if (known > 0) {
-        *clusters = known - 1;
-        return CUDNN_STATUS_SUCCESS;
-    }
-    OCD_CUDA_TRY(cudaOccupancyMaxActiveClusters(clusters, kernel, &cfg));
-    *clusters = OCD_MAX(*clusters, 0);
-    if (keep) __atomic_store_n(&cache[device], *clusters + 1, __ATOMIC_RELEASE);
-    return CUDNN_STATUS_SUCCESS;
-}
-
 /* Launches the kernel of Tile (a cluster of Tile::CL CTAs through the launch attribute) on as
    many CTAs as there are units, at most one per multiprocessor, and for clusters at most as many
    as fit on the GPU at once (clusters(): the multiprocessors of a cluster share a GPC, so an odd
@@ -594,7 +564,7 @@ static cudnnStatus_t active_clusters(Kernel kernel, const cudaLaunchConfig_t &cf
 template <class Tile, typename T, bool WGRAD, bool STAGED = false> struct igemm_tma_launch {
     struct kept {
         unsigned long long smem_opted;
-        int clusters_of[64]; /* active_clusters' cache, per device */
+        int clusters_of[64]; /* ocd_active_clusters' cache, per device */
         int pool_checked;
     };
     static kept &state()
@@ -626,17 +596,17 @@ template <class Tile, typename T, bool WGRAD, bool STAGED = false> struct igemm_
     /* The kernel, opted in to its shared memory on device (the current one). */
     static cudnnStatus_t opted(int device)
     {
-        return igemm_smem_opt_in(igemm_tma_kernel<Tile, T, WGRAD, STAGED>, SMEM, &state().smem_opted, device);
+        return ocd_smem_opt_in(igemm_tma_kernel<Tile, T, WGRAD, STAGED>, SMEM, false, &state().smem_opted, device);
     }
     /* How many clusters of the kernel fit on device (the current one) at once, into *clusters. */
     static cudnnStatus_t clusters(int device, int *clusters)
     {
-        if (test_clusters(clusters)) return CUDNN_STATUS_SUCCESS;
+        if (ocd_test_clusters(clusters)) return CUDNN_STATUS_SUCCESS;
         OCD_TRY(opted(device));
         cudaLaunchAttribute attr[2];
         cudaLaunchConfig_t cfg = config(attr);
         cfg.gridDim = dim3(Tile::CL); /* a multiple of the cluster, as the query asks */
-        return active_clusters(igemm_tma_kernel<Tile, T, WGRAD, STAGED>, cfg, device, state().clusters_of, clusters);
+        return ocd_active_clusters(igemm_tma_kernel<Tile, T, WGRAD, STAGED>, cfg, device, state().clusters_of, clusters);
     }
     static cudnnStatus_t run(const igemm_params *p, const igemm_tma_geom *g, int device, int sms, cudaStream_t stream)
     {

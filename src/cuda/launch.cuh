@@ -17,11 +17,18 @@
    ocd_wait_ahead() before anything else, and ocd_let_next_start() only then, so that no kernel
    launched early after it starts before the kernel ahead of it has completed. Its blocks are
    then resident, waiting, while a kernel ahead that let them start (another call of the same op)
-   drains, rather than launched once it has. */
+   drains, rather than launched once it has.
+
+   Also here, what a launch of a kernel with much shared memory or of a cluster needs asked of
+   the driver, once per kernel and device rather than every call (host time the latency goals
+   cannot spare): ocd_smem_opt_in, ocd_active_clusters. */
 #ifndef OCD_CUDA_LAUNCH_CUH
 #define OCD_CUDA_LAUNCH_CUH
 
 #include <cuda_runtime.h>
+#include <stdlib.h>
+
+#include "cuda/check.cuh"
 
 /* Launches kernel<<<grid, block, 0, stream>>>(args...), early where the device (compute
    capability cc_major), the toolkit and the stream allow it. Errors are left to
@@ -66,6 +73,56 @@ __device__ __forceinline__ void ocd_wait_ahead()
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
+}
+
+/* The opt-in of `kernel` to `smem` bytes of dynamic shared memory above 48 KB (and, with
+   non_portable, to clusters of more than 8 CTAs), made once per kernel and device (a bit each in
+   *opted, the kernel's own). Two threads racing here both set the same values, which is
+   harmless. */
+template <typename Kernel>
+static cudnnStatus_t ocd_smem_opt_in(Kernel kernel, size_t smem, bool non_portable, unsigned long long *opted,
+                                     int device)
+{
+    const unsigned long long bit = device < 64 ? 1ull << device : 0; /* devices 0..63 */
+    if ((smem > 48 * 1024 || non_portable) && !(__atomic_load_n(opted, __ATOMIC_ACQUIRE) & bit)) {
+        if (non_portable) OCD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+        if (smem > 48 * 1024)
+            OCD_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        __atomic_fetch_or(opted, bit, __ATOMIC_RELEASE);
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* OPENCUDNN_TEST_CLUSTERS=n, a switch for tests only: every clustered kernel takes n as the
+   clusters that fit the GPU at once instead of asking the driver (the emulations, which have no
+   GPU to ask; 0 makes the clustered entries decline, as where none fits). False where unset. */
+static inline bool ocd_test_clusters(int *clusters)
+{
+    const char *v = getenv("OPENCUDNN_TEST_CLUSTERS");
+    if (v == NULL || *v == '\0') return false;
+    *clusters = atoi(v);
+    return true;
+}
+
+/* How many clusters of kernel's launch cfg fit the GPU at once (cudaOccupancyMaxActiveClusters,
+   a host query of tens of microseconds: 0 where none does, as on a MIG slice or under an MPS
+   limit smaller than a cluster's GPC needs), asked once per device (0 .. 63, kept in
+   cache[device] plus one, so that 0 is kept too; other devices every call). Threads racing here
+   store the same value. */
+template <typename Kernel>
+static cudnnStatus_t ocd_active_clusters(Kernel kernel, const cudaLaunchConfig_t &cfg, int device, int *cache,
+                                         int *clusters)
+{
+    const bool keep = device >= 0 && device < 64;
+    const int known = keep ? __atomic_load_n(&cache[device], __ATOMIC_ACQUIRE) : 0;
+    if (known > 0) {
+        *clusters = known - 1;
+        return CUDNN_STATUS_SUCCESS;
+    }
+    OCD_CUDA_TRY(cudaOccupancyMaxActiveClusters(clusters, kernel, &cfg));
+    *clusters = OCD_MAX(*clusters, 0);
+    if (keep) __atomic_store_n(&cache[device], *clusters + 1, __ATOMIC_RELEASE);
+    return CUDNN_STATUS_SUCCESS;
 }
 
 #endif /* OCD_CUDA_LAUNCH_CUH */

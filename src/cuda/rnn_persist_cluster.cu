@@ -69,6 +69,7 @@
 #include "core/reasons.h"
 #include "cuda/bulk.cuh"
 #include "cuda/check.cuh"
+#include "cuda/launch.cuh"
 #include "cuda/mma.cuh"
 #include "cuda/rnn_unit.cuh"
 
@@ -451,11 +452,10 @@ cudaLaunchConfig_t cluster_config(const ocd_rnn_cluster_plan &pl, cudaStream_t s
     return cfg;
 }
 
-/* Whether a cluster of `ctas` blocks of kernel k (0 half, 1 bfloat16) fits device d: 0 not yet
-   asked, 1 yes, 2 no; asked once per device, kernel and size (cudaOccupancyMaxActiveClusters
-   costs tens of microseconds of host time, which a call of one step would wait for). Threads
-   racing here store the same answer. */
-int cluster_fits[64][2][CLUSTER_CTAS + 1];
+/* Per kernel (0 half, 1 bfloat16): its opt-ins, a bit per device (ocd_smem_opt_in), and the
+   clusters of each size that fit each device at once (ocd_active_clusters' caches). */
+unsigned long long cluster_opted[2];
+int cluster_counts[2][CLUSTER_CTAS + 1][64];
 
 } // namespace
 
@@ -472,22 +472,19 @@ extern "C" const char *ocd_cuda_rnn_cluster_plan(cudnnHandle_t handle, const ocd
         return "the device's attributes cannot be read";
     }
     if (const char *why = cluster_shape(q->step, (size_t)optin, plan)) return why;
-    const bool keep = handle->device >= 0 && handle->device < 64;
-    int *fits = keep ? &cluster_fits[handle->device][q->step.dtype == CUDNN_DATA_BFLOAT16][plan->ctas] : NULL;
-    const int known = fits ? __atomic_load_n(fits, __ATOMIC_ACQUIRE) : 0;
-    if (known == 0) {
-        /* the opt-in maximum, so that any plan's shared memory may be launched */
+    if (!ocd_test_clusters(&clusters)) {
+        const int k = q->step.dtype == CUDNN_DATA_BFLOAT16;
         cudaLaunchAttribute attr;
         const cudaLaunchConfig_t cfg = cluster_config(*plan, handle->stream, &attr);
-        if (cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess ||
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin) != cudaSuccess ||
-            cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
-            (void)cudaGetLastError();
+        /* the opt-in maximum, so that any plan's shared memory may be launched */
+        if (ocd_smem_opt_in(kernel, (size_t)optin, true, &cluster_opted[k], handle->device) != CUDNN_STATUS_SUCCESS ||
+            ocd_active_clusters(kernel, cfg, handle->device, cluster_counts[k][plan->ctas], &clusters) !=
+                CUDNN_STATUS_SUCCESS) {
+            (void)cudaGetLastError(); /* not a launch's error */
             return "the cluster occupancy query failed (cudaOccupancyMaxActiveClusters)";
         }
-        if (fits) __atomic_store_n(fits, clusters >= 1 ? 1 : 2, __ATOMIC_RELEASE);
     }
-    return (known ? known == 1 : clusters >= 1) ? NULL : "no cluster of the plan's size fits the GPU (MIG or MPS)";
+    return clusters >= 1 ? NULL : "no cluster of the plan's size fits the GPU (MIG or MPS)";
 }
 
 extern "C" cudnnStatus_t ocd_cuda_rnn_cluster(cudnnHandle_t handle, const ocd_rnn_seq *q,
