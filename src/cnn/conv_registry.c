@@ -132,6 +132,11 @@
 #define WGRAD_IGEMM_TMA_W64(i, bm, bn, st)                                                      \
     PLANNED_ENTRY(OCD_IGEMM_NAME("wgrad", "tma", 64, bm, bn, st), OCD_BACKEND_CUDA,             \
                   BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), ocd_cuda_conv_igemm_tma_w64_##i, true)
+#define WGRAD_IGEMM_TMA_TF32(i, bm, bn, st)                                                     \
+    IGEMM_TMA_ENTRY("wgrad", tma_tf32, 32, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), i, bm, bn, st)
+#define WGRAD_IGEMM_TMA_W64_TF32(i, bm, bn, st)                                                 \
+    PLANNED_ENTRY(OCD_IGEMM_NAME("wgrad", "tma_tf32", 32, bm, bn, st), OCD_BACKEND_CUDA,        \
+                  BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), ocd_cuda_conv_igemm_tma_w64_tf32_##i, true)
 #define FWD_IGEMM_TC(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", tc, 32, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define FWD_IGEMM_TF32(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", tf32, 16, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define FWD_IGEMM_INT8(i, bm, bn, wm, wn, st) IGEMM_ENTRY("fwd", int8, 64, FWD_IGEMM_ALGOS, i, bm, bn, st)
@@ -243,6 +248,9 @@ static const struct ocd_conv_impl bwd_filter_impls[] = {
                    BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3),
                ocd_host_conv_direct, NULL),
 #ifdef OCD_HAVE_CUDA
+    /* float NCHW as TF32 on the TMA kernel, both operands K-major as they lie (its k32 form) */
+    OCD_IGEMM_TMA_TILES(WGRAD_IGEMM_TMA_TF32)
+    OCD_IGEMM_TMA_W64_TILES(WGRAD_IGEMM_TMA_W64_TF32)
     /* float and double NCHW as a cuBLAS GEMM per image, where the images have pixels enough */
     PLANNED_ENTRY("cuda:wgrad_nchw_gemm_cublas_tc", OCD_BACKEND_CUDA, WGRAD_GEMM_ALGOS, ocd_cuda_conv_nchw_wgrad_gemm_tc,
                   true)

@@ -178,6 +178,16 @@ __device__ __forceinline__ void ocd_bulk_tensor_tile3(void *dst, const void *tma
                  : "memory");
 }
 
+/* The same at rank 4, coordinates (c0, c1, c2, c3). */
+__device__ __forceinline__ void ocd_bulk_tensor_tile4(void *dst, const void *tmap, int c0, int c1, int c2, int c3,
+                                                      uint64_t *bar)
+{
+    OCD_BULK_ASM("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, "
+                 "%4, %5}], [%6];" ::"r"(ocd_smem_addr(dst)),
+                 "l"(tmap), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(ocd_smem_addr(bar))
+                 : "memory");
+}
+
 /* The same in im2col mode, rank 4 (NHWC): coordinates (c, w, h, n) with (w, h) the filter base,
    and the im2col offsets (ow, oh) added to it for every pixel (PTX ISA, "Tensors: im2col
    mode"). */

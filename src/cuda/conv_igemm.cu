@@ -54,7 +54,9 @@
    and the filter gradient over channels padded to 64 per tap, no more than a quarter of them
    padding; fp16 and bf16, groups 1, 2-D, within the tensor maps' limits of conv_igemm_tma.cuh;
    the _tma_tf32 entries: fp32 data as TF32, forward and backward data, where tensor-op math is
-   allowed, as the tf32 entries), their clustered twins (_tma_c2_ and _tma_c2_tf32_: the same
+   allowed, as the tf32 entries, and the filter gradient of NCHW data with unit stride, read as it
+   lies or with its rows padded to 16 bytes (plan_rows; conv_igemm_tma.cuh's k32 form, on the
+   unclustered 128x256, 256x128 and 64-row tiles)), their clustered twins (_tma_c2_ and _tma_c2_tf32_: the same
    kernel on clusters of 2 CTAs sharing B by multicast; declined where no cluster fits the GPU,
    cluster_rejects), listed after them, the narrow forward and backward-data tiles (128x128,
    256x64, 128x64; fp16, bf16 and TF32, unit stride and stride phases) after those, and the filter
@@ -110,12 +112,21 @@ struct igemm_copy {
     int c, n;
 };
 
+/* A planned copy of an activation's rows for the k32 filter gradient (igemm_pad_rows). */
+struct igemm_rows_copy {
+    bool on;
+    const void *src;
+    int64_t ws_off;
+    igemm_rows rows;
+};
+
 struct igemm_plan {
     igemm_type type;
     int int8; /* 0, or an int8 entry's plan: 1 + the column of ocd_igemm_int8_launch (1 int8 data, 2 uint8) */
     int esize;
     igemm_params prm;
     igemm_copy copy_a, copy_b;
+    igemm_rows_copy rows_a, rows_b; /* the TF32 filter gradient's dy and x, rows padded (k32: copy_a, copy_b off) */
     bool pad_on; /* the padded forward pass: x (pad_src) goes through pad (copy_a is off) */
     igemm_pad pad;
     const void *pad_src;
@@ -220,6 +231,36 @@ static const char *plan_act(const struct ocd_tensor_view *v, const void *data, i
     *ws = align_up(*ws + (size_t)(a.n * s * a.c) * (size_t)esize);
     act->ptr = NULL; /* the workspace copy, bound at run time */
     act->sn = s * a.c, act->sd = a.h * a.w * a.c, act->sh = a.w * a.c, act->sw = a.c;
+    return NULL;
+}
+
+/* Plans the k32 filter gradient's view of activation v (conv_igemm_tma.cuh): as it lies where its
+   pixels are consecutive along rows and its row, channel and image strides are multiples of 16
+   bytes, else its rows padded to a multiple of 16 bytes in the workspace (at *ws). *sc: its
+   channel stride as the kernel reads it. NULL or a reason. */
+static const char *plan_rows(const struct ocd_tensor_view *v, const void *data, igemm_act *act, igemm_rows_copy *copy,
+                             int64_t *sc, size_t *ws)
+{
+    const act_dims a = act_of(v);
+    memset(copy, 0, sizeof *copy);
+    if (a.d != 1 || (a.w > 1 && a.sw != 1)) return "the TF32 filter gradient reads pixels consecutive along rows (NCHW)";
+    act->d = 1, act->h = (int)a.h, act->w = (int)a.w, act->sw = 1, act->sd = 0, act->group_c = 0, act->vshift = 0;
+    /* an extent-1 dim is never stepped: any multiple of 16 bytes serves as its stride */
+    const int64_t sh = a.h > 1 ? a.sh : 4, chs = a.c > 1 ? a.sc : 4, sn = a.n > 1 ? a.sn : 4;
+    if ((uintptr_t)data % 16 == 0 && sh % 4 == 0 && chs % 4 == 0 && sn % 4 == 0) {
+        act->ptr = data, act->sh = sh, act->sn = sn, *sc = chs;
+        return NULL;
+    }
+    const int64_t wp = (a.w + 3) / 4 * 4, total = a.n * a.c * a.h * a.w;
+    if (a.n * a.c * a.h * wp >= INT32_MAX) return OCD_REASON_SHAPE;
+    copy->on = true, copy->src = data, copy->ws_off = (int64_t)*ws;
+    igemm_rows &r = copy->rows;
+    r.sn = a.sn, r.sc = a.sc, r.sh = a.sh, r.total = (uint32_t)total, r.w = (int)a.w, r.wp = (int)wp;
+    r.div_w = ocd_fastdiv_make((uint32_t)a.w), r.div_h = ocd_fastdiv_make((uint32_t)a.h);
+    r.div_c = ocd_fastdiv_make((uint32_t)a.c);
+    *ws = align_up(*ws + (size_t)(a.n * a.c * a.h * wp) * sizeof(float));
+    act->ptr = NULL; /* the workspace copy, bound at run time */
+    act->sh = wp, act->sn = a.c * a.h * wp, *sc = a.h * wp;
     return NULL;
 }
 
@@ -457,9 +498,9 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if (tf32) {
         if (dt != CUDNN_DATA_FLOAT) return OCD_REASON_DTYPE;
         if (const char *why = ocd_conv_tensor_ops_rejects(p)) return why;
-        if (p->dir == OCD_CONV_BWD_FILTER)
-            return "no TF32 kernel for the filter gradient: its operands are MN-major, and TF32 mma.sync and wgmma "
-                   "take K-major ones only";
+        if (p->dir == OCD_CONV_BWD_FILTER && (!tma || (tile >= TMA_C2_TILE0 && tile < TMA_W64_TILE0)))
+            return "no TF32 kernel for the filter gradient on this tile: TF32 mma.sync and wgmma take K-major operands "
+                   "only, which the unclustered TMA tiles read from NCHW (its pixels consecutive)";
         pl->type = IGEMM_TF32;
     } else if (dt == CUDNN_DATA_HALF) {
         pl->type = IGEMM_F16;
@@ -494,7 +535,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     ocd_conv_gemm_dims(p, &gm);
     if (pl->pad_on) gm.k = cgp * ocd_conv_spatial(s, s->filt);
     /* the TMA filter gradient's columns: each tap's channels padded to 64 (conv_igemm_tma.cuh) */
-    const bool tma_wgrad = tma && p->dir == OCD_CONV_BWD_FILTER;
+    const bool tma_wgrad = tma && p->dir == OCD_CONV_BWD_FILTER, k32 = tma_wgrad && tf32;
     const int64_t ccols = tma_wgrad ? (cg + OCD_IGEMM_TMA_BK - 1) / OCD_IGEMM_TMA_BK * OCD_IGEMM_TMA_BK : cg;
     if (4 * cg < 3 * ccols) return "the TMA filter gradient pads each tap's channels to 64: mostly padding here";
     if (tma_wgrad) gm.n = ccols * ocd_conv_spatial(s, s->filt);
@@ -522,6 +563,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     int64_t wst[5];
     filter_strides(&p->w, wst);
     size_t ws = 0;
+    int64_t dy_sc = 0, x_sc = 0; /* k32: the channel strides of dy and x as read */
     igemm_epi &ep = prm.epi;
     ocd_cuda_conv_epi &ty = ep.typed;
     ty.alpha = (float)p->alpha;
@@ -589,8 +631,13 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         break;
     }
     default: {
-        if ((why = plan_act(&p->y, p->y_data, esize, kg, &prm.a, &pl->copy_a, &ws))) return why;
-        if ((why = plan_act(&p->x, p->x_data, esize, cg, &prm.b, &pl->copy_b, &ws))) return why;
+        if (k32) {
+            if ((why = plan_rows(&p->y, p->y_data, &prm.a, &pl->rows_a, &dy_sc, &ws))) return why;
+            if ((why = plan_rows(&p->x, p->x_data, &prm.b, &pl->rows_b, &x_sc, &ws))) return why;
+        } else {
+            if ((why = plan_act(&p->y, p->y_data, esize, kg, &prm.a, &pl->copy_a, &ws))) return why;
+            if ((why = plan_act(&p->x, p->x_data, esize, cg, &prm.b, &pl->copy_b, &ws))) return why;
+        }
         set_divs(prm.k_div, ya.w, ya.h, ya.d);
         ep.out = p->w_data;
         ep.z = p->w_data;
@@ -626,7 +673,10 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
        not). */
     const igemm_tile_info &ti = tile_info[tile];
     const int64_t tiles = ((gm.m + ti.bm - 1) / ti.bm) * ((gm.n + ti.bn - 1) / ti.bn) * g;
-    const int64_t ktiles = (gm.k + bk - 1) / bk;
+    /* k32: K tiles of 8 x 4 pixels of one image (conv_igemm_tma.cuh) */
+    const int64_t ktiles = k32 ? ya.n * ((ya.w + OCD_IGEMM_K32_QB - 1) / OCD_IGEMM_K32_QB) *
+                                     ((ya.h + OCD_IGEMM_K32_PB - 1) / OCD_IGEMM_K32_PB)
+                               : (gm.k + bk - 1) / bk;
     int64_t splits = 1;
     if (tiles < h->sm_count && (!tma || tma_wgrad) && !pl->int8) {
         const int64_t most = OCD_MAX(OCD_MIN(ktiles / 16, (int64_t)64), (int64_t)1);
@@ -650,7 +700,8 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if (p->dir == OCD_CONV_FWD) {
         why = igemm_tma_plan(prm, (int)cgp, ti.bm, ti.bn, cl, esize, &pl->tma);
     } else if (tma_wgrad) {
-        why = igemm_tma_plan_wgrad(prm, (int)cg, ti.bm, ti.bn, cl, esize, &pl->tma);
+        why = k32 ? igemm_tma_plan_wgrad_k32(prm, (int)cg, dy_sc, x_sc, ti.bm, ti.bn, &pl->tma)
+                  : igemm_tma_plan_wgrad(prm, (int)cg, ti.bm, ti.bn, cl, esize, &pl->tma);
     } else {
         igemm_tma_dgrad_as_fwd(&prm);
         why = igemm_tma_plan(prm, (int)kg, ti.bm, ti.bn, cl, esize, &pl->tma);
@@ -674,7 +725,17 @@ static cudnnStatus_t launch_copies(igemm_plan *pl, const void *filter, char *ws,
         pl->prm.a.ptr = dst;
     }
     igemm_copy *copies[2] = {&pl->copy_a, &pl->copy_b};
+    igemm_rows_copy *rows[2] = {&pl->rows_a, &pl->rows_b};
     igemm_act *acts[2] = {&pl->prm.a, &pl->prm.b};
+    for (int i = 0; i < 2; i++) {
+        const igemm_rows_copy &r = *rows[i];
+        if (!r.on) continue;
+        U *dst = (U *)(ws + r.ws_off);
+        unsigned blocks = (unsigned)OCD_MIN((r.rows.total + 255) / 256, 65535u * 16);
+        igemm_pad_rows<U><<<blocks, 256, 0, stream>>>((const U *)r.src, dst, r.rows, tf32);
+        OCD_CUDA_LAUNCHED();
+        acts[i]->ptr = dst;
+    }
     for (int i = 0; i < 2; i++) {
         const igemm_copy &c = *copies[i];
         if (!c.on) continue;
@@ -813,7 +874,9 @@ OCD_IGEMM_TMA_TILES(X)
     TMA_PLANNED(ocd_cuda_conv_igemm_tma_c2_tf32_##i##_planned, TMA_C2_TILE0 + i, true)
 OCD_IGEMM_TMA_C2_TILES(X)
 #undef X
-#define X(i, bm, bn, st) TMA_PLANNED(ocd_cuda_conv_igemm_tma_w64_##i##_planned, TMA_W64_TILE0 + i, false)
+#define X(i, bm, bn, st)                                                                            \
+    TMA_PLANNED(ocd_cuda_conv_igemm_tma_w64_##i##_planned, TMA_W64_TILE0 + i, false)                \
+    TMA_PLANNED(ocd_cuda_conv_igemm_tma_w64_tf32_##i##_planned, TMA_W64_TILE0 + i, true)
 OCD_IGEMM_TMA_W64_TILES(X)
 #undef X
 #define X(i, bm, bn, st)                                                                            \

@@ -1,5 +1,6 @@
 /* conv_igemm_copy.cuh: the implicit GEMM's operand copies (conv_igemm.cu plans and launches
-   them): an NCHW-like activation transposed into packed NHWC, an input padded to whole channel
+   them): an NCHW-like activation transposed into packed NHWC, or its rows padded to a multiple of
+   16 bytes (the TMA's TF32 filter gradient), an input padded to whole channel
    chunks (the padded forward pass, and the int8 one from vectorized layouts) and a filter packed
    into the GEMM's B layout, each element rounded to tf32 on the way for a TF32 plan. The
    index functions are host-callable, so that the CPU emulations check them. */
@@ -75,6 +76,36 @@ template <typename U> __global__ void igemm_pad_channels(const U *src, U *dst, c
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < p.total; i += gridDim.x * blockDim.x) {
         int64_t from;
         dst[i] = igemm_pad_src(p, i, &from) ? igemm_operand(src[from], tf32) : U(0);
+    }
+}
+
+/* A planned copy of an NCHW-like activation (2-D, its pixels consecutive along a row) into
+   packed NCHW rows of wp >= w elements (the TMA's strides are multiples of 16 bytes: the k32
+   filter gradient of conv_igemm_tma.cuh on rows of 7 or 14 fp32 pixels); the elements past w of
+   a row are not written (the TMA reads none: they lie past the map's extent). */
+struct igemm_rows {
+    int64_t sn, sc, sh; /* the source's strides */
+    uint32_t total;     /* N * C * H * W, the elements copied */
+    int w, wp;
+    ocd_fastdiv div_w, div_h, div_c;
+};
+
+/* The source offset of copied element i and, in *dst, its destination offset (host-callable). */
+__host__ __device__ __forceinline__ int64_t igemm_rows_src(const igemm_rows &r, uint32_t i, int64_t *dst)
+{
+    uint32_t w, h, c;
+    const uint32_t row = ocd_fastdiv_divmod(r.div_w, i, &w), nc = ocd_fastdiv_divmod(r.div_h, row, &h);
+    const uint32_t img = ocd_fastdiv_divmod(r.div_c, nc, &c);
+    *dst = (int64_t)row * r.wp + w;
+    return img * r.sn + c * r.sc + h * r.sh + w;
+}
+
+template <typename U> __global__ void igemm_pad_rows(const U *src, U *dst, const igemm_rows r, bool tf32)
+{
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < r.total; i += gridDim.x * blockDim.x) {
+        int64_t to;
+        const int64_t from = igemm_rows_src(r, i, &to);
+        dst[to] = igemm_operand(src[from], tf32);
     }
 }
 

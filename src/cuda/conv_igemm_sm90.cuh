@@ -21,10 +21,17 @@ template <int BM_, int BN_, int STAGES_> struct igemm_wgmma_tile {
 
 /* The shared memory of a CTA, from a 1024-byte aligned base: STAGES A stages, then STAGES B
    stages, K-major (forward, backward data) or MN-major (the filter gradient, whose K runs over
-   pixels); the dynamic allocation has 1024 bytes more, to align its start. */
+   pixels; fp32's, which TF32 wgmma takes K-major only, in the TMA kernel's 32-byte-swizzled
+   pixel rows); the dynamic allocation has 1024 bytes more, to align its start. */
 template <class Tile, typename T, bool MN> struct igemm_wgmma_shape {
-    typedef typename std::conditional<MN, ocd_wgmma_smem_mn<T, Tile::BM>, ocd_wgmma_smem<T, Tile::BM>>::type SA;
-    typedef typename std::conditional<MN, ocd_wgmma_smem_mn<T, Tile::BN>, ocd_wgmma_smem<T, Tile::BN>>::type SB;
+    /* the filter gradient's fp32 operands: K-major pixel rows (wgmma.cuh's ocd_wgmma_smem_k32) */
+    static constexpr bool K32 = MN && sizeof(T) == 4;
+    typedef typename std::conditional<
+        K32, ocd_wgmma_smem_k32<Tile::BM, 64>,
+        typename std::conditional<MN, ocd_wgmma_smem_mn<T, Tile::BM>, ocd_wgmma_smem<T, Tile::BM>>::type>::type SA;
+    typedef typename std::conditional<
+        K32, ocd_wgmma_smem_k32<Tile::BN, Tile::BN>,
+        typename std::conditional<MN, ocd_wgmma_smem_mn<T, Tile::BN>, ocd_wgmma_smem<T, Tile::BN>>::type>::type SB;
     static constexpr uint32_t A_BYTES = Tile::STAGES * SA::STAGE_BYTES;
     static constexpr size_t SMEM = (size_t)Tile::STAGES * (SA::STAGE_BYTES + SB::STAGE_BYTES) + 1024;
     static_assert(SA::STAGE_BYTES % 1024 == 0 && SB::STAGE_BYTES % 1024 == 0, "stages keep 1024-byte alignment");
@@ -63,7 +70,7 @@ __device__ __forceinline__ void igemm_wgmma_issue(float (&d)[Tile::MI][Tile::BN 
 #pragma unroll
         for (int mi = 0; mi < Tile::MI; mi++) {
             const uint64_t da = Shape::desc_a(base, s, wg * Tile::MI + mi, ks), db = Shape::desc_b(base, s, ks);
-            if constexpr (MN)
+            if constexpr (Shape::SA::MN)
                 ocd_wgmma<Tile::BN, T>::ss_mn(d[mi], da, db, 1);
             else
                 ocd_wgmma<Tile::BN, T>::ss(d[mi], da, db, 1);

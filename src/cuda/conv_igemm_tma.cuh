@@ -77,7 +77,34 @@
      and make_plan declines problems where they would be more than a quarter of the columns.
    A block wholly past the filters (M) or the padded columns (N) is not loaded (its accumulator
    rows or columns are never stored, whatever the stale stage holds), and the stage's expected
-   bytes count the blocks loaded. Split-K over the pixels (make_plan's, where the tiles are too
+   bytes count the blocks loaded.
+
+   The TF32 filter gradient (entries cuda:wgrad_igemm_tma_tf32_*, the k32 form) cannot take
+   those MN-major blocks: TF32 wgmma reads K-major operands only. On NCHW data both operands are
+   K-major as they lie (a filter's or a channel's pixels consecutive along a row), so a K tile is
+   32 pixels of one image, 8 along a row (32 bytes of fp32) by 4 rows, and each operand row (a
+   filter of dy, a channel of x at a tap) lands as four 32-byte planes, one per row of pixels, under
+   the 32-byte swizzle (wgmma.cuh's ocd_wgmma_smem_k32: a k-step of tf32 is 8 elements, the
+   swizzle atom's whole width, so the TMA's box of 8 pixels along the innermost dim is wgmma's
+   operand as it lands, with no ambiguity in the swizzle of a box narrower than its span). K tile
+   kt is the pixel block (qb, pb) of image img, kt = (img * PB + pb) * QB + qb, QB = ceil(Q / 8),
+   PB = ceil(P / 4); its pixels past Q or P are zeros of dy (the A operand), so the x they meet
+   does not count. Both maps are tiled, rank 4, the 32-byte swizzle:
+   - A, dy: globalDim (Q, K, P, N) (the filters the second dim, so that a box of 64 filters
+     stacks their rows), box (8, 64, 4, 1): an A block of 64 filters, its four planes of 2 KB in
+     turn, one load, at (q0, m0 + 64 i, p0, img);
+   - B, x: globalDim (W, C, H, N), box (8 stride_w, 64, 1, 1) with elementStrides (stride_w, 1,
+     1, 1) (stride_w 1 for now: a strided problem declines until the box's landing under a
+     traversal stride has been checked on a GPU): one row of 8 pixels of 64 channels of one tap
+     a load, four a B block, each into its plane, which spans the tile's BN columns (B's wgmma
+     reads all of them at one row stride), at (q0 stride_w - pad_w + s dilation_w, c0, (p0 + row)
+     stride_h - pad_h + r dilation_h, img), the taps mirrored in CONVOLUTION mode; the padding
+     and the pixels past the image are the TMA's zeros.
+   The GEMM's columns, its split-K and epilogue are the 16-bit filter gradient's. The maps'
+   strides must be multiples of 16 bytes: rows of 7 or 14 fp32 pixels (ResNet-50's 7x7 and 14x14
+   layers) are first copied with their rows padded to 8 and 16 (conv_igemm.cu's plan_rows; the
+   pads are never read: they lie past the map's W). No clusters. The same pixel block reads the
+   same x rows for every tap of a row of the filter, which L2 serves. Split-K over the pixels (make_plan's, where the tiles are too
    few for the GPU) makes a work unit of each tile and split, the splits' fp32 partial tiles
    summed in split order by the reduction kernel (deterministic).
 
@@ -104,12 +131,17 @@
 /* The two tensor maps' parameters (the driver calls' arguments, pointers aside) and what the
    kernel needs beyond igemm_params. */
 struct igemm_tma_geom {
-    uint64_t im_dim[4], im_stride[3]; /* the im2col map: (C, W, H, N); byte strides of W, H, N */
+    uint64_t im_dim[4], im_stride[3]; /* the im2col map: (C, W, H, N); byte strides of W, H, N (k32: x's
+                                         tiled map, (W, C, H, N), byte strides of C, H, N) */
     int im_lower[2], im_upper[2];     /* pixel box corners, (W, H) */
-    uint32_t im_estride[4];           /* traversal strides (1, stride_w, stride_h, 1) */
+    uint32_t im_estride[4];           /* traversal strides (1, stride_w, stride_h, 1); k32 (stride_w, 1, 1, 1) */
     uint32_t im_channels, im_pixels;  /* channelsPerPixel, pixelsPerColumn */
-    uint64_t ti_dim[3], ti_stride[2]; /* the tiled map: forward (C, R*S, K), filter gradient (K, N*P*Q, 1) */
-    uint32_t ti_box[3];               /* forward (bk, 1, BN), filter gradient (64, 64, 1) */
+    uint32_t im_box[4];               /* k32: x's box, (8 stride_w, 64, 1, 1) */
+    uint64_t ti_dim[4], ti_stride[3]; /* the tiled map: forward (C, R*S, K), filter gradient (K, N*P*Q, 1),
+                                         k32 dy's (Q, K, P, N) */
+    uint32_t ti_box[4];               /* forward (bk, 1, BN), filter gradient (64, 64, 1), k32 (8, 64, 4, 1) */
+    int k32;                          /* the TF32 filter gradient on NCHW: both maps tiled, rank 4, the
+                                         32-byte swizzle, K tiles of 8 x 4 pixels (the k32 paragraph) */
     int bk;                           /* channels a block: 128 bytes (64 of 16-bit types, 32 of fp32) */
     int cblocks;                      /* channel blocks of bk per tap, ceil(C / bk) */
     int ktiles, nkt;                  /* K tiles in all, and per split */
@@ -124,6 +156,7 @@ struct igemm_tma_geom {
        division is ~20 instructions through the float unit: the producer thread evaluates four a
        K tile, between a stage's release and its refill): tiles, tiles_m, cblocks, the filter's S */
     ocd_fastdiv fd_tiles, fd_tiles_m, fd_cblocks, fd_s;
+    ocd_fastdiv fd_qb, fd_pb; /* k32: the pixel blocks of an image, ceil(Q / 8) along a row, ceil(P / 4) rows */
 };
 
 /* Whether lane `lane` of a consumer warp arrives on a stage's empty barrier when its warpgroup
@@ -233,6 +266,46 @@ static inline const char *igemm_tma_plan_wgrad(const igemm_params &p, int c, int
     return NULL;
 }
 
+/* The pixel blocks of the k32 filter gradient: 8 pixels along a row, 4 rows (32 pixels, a K tile). */
+#define OCD_IGEMM_K32_QB 8
+#define OCD_IGEMM_K32_PB 4
+
+/* Fills g for the TF32 filter gradient p on NCHW data read as it lies (the k32 paragraph of the
+   file comment): dy prm.a (P x Q pixels an image, filters dy_sc apart) and x prm.b (c channels
+   x_sc apart), each with its rows (sh) and images (sn), pixels consecutive; its GEMM columns the
+   taps' channels padded to cblocks * 64, as the 16-bit filter gradient's; on tiles of bm x bn
+   with p's split-K (p.kt_per_split K tiles of 32 pixels a split). NULL, or why the TMA cannot load it. */
+static inline const char *igemm_tma_plan_wgrad_k32(const igemm_params &p, int c, int64_t dy_sc, int64_t x_sc, int bm,
+                                                   int bn, igemm_tma_geom *g)
+{
+    memset(g, 0, sizeof *g);
+    const int esize = 4;
+    const igemm_act &dy = p.a, &x = p.b;
+    const int64_t n = p.K / ((int64_t)dy.w * dy.h); /* p.K: the pixels, N P Q */
+    if (p.uw > 1 || p.uh > 1) return "a strided filter gradient (the k32 loads take unit strides)";
+    const int64_t dst[3] = {dy_sc, dy.sh, dy.sn}, xst[3] = {x_sc, x.sh, x.sn};
+    for (int i = 0; i < 3; i++) {
+        const int64_t a = dst[i] * esize, b = xst[i] * esize;
+        if (a % 16 != 0 || b % 16 != 0 || a <= 0 || b <= 0 || a >= ((int64_t)1 << 40) || b >= ((int64_t)1 << 40))
+            return "a row, channel or image stride the TMA cannot take (a multiple of 16 bytes below 2^40)";
+    }
+    g->k32 = 1;
+    g->ti_dim[0] = (uint64_t)dy.w, g->ti_dim[1] = (uint64_t)p.M, g->ti_dim[2] = (uint64_t)dy.h, g->ti_dim[3] = (uint64_t)n;
+    g->ti_box[0] = OCD_IGEMM_K32_QB, g->ti_box[1] = 64, g->ti_box[2] = OCD_IGEMM_K32_PB, g->ti_box[3] = 1;
+    g->im_dim[0] = (uint64_t)x.w, g->im_dim[1] = (uint64_t)c, g->im_dim[2] = (uint64_t)x.h, g->im_dim[3] = (uint64_t)n;
+    g->im_box[0] = OCD_IGEMM_K32_QB * (uint32_t)p.uw, g->im_box[1] = 64, g->im_box[2] = 1, g->im_box[3] = 1;
+    g->im_estride[0] = (uint32_t)p.uw, g->im_estride[1] = g->im_estride[2] = g->im_estride[3] = 1;
+    for (int i = 0; i < 3; i++) g->ti_stride[i] = (uint64_t)(dst[i] * esize), g->im_stride[i] = (uint64_t)(xst[i] * esize);
+    const int qb = (dy.w + OCD_IGEMM_K32_QB - 1) / OCD_IGEMM_K32_QB, pb = (dy.h + OCD_IGEMM_K32_PB - 1) / OCD_IGEMM_K32_PB;
+    g->fd_qb = ocd_fastdiv_make((uint32_t)qb), g->fd_pb = ocd_fastdiv_make((uint32_t)pb);
+    g->bk = 64; /* channels a B block, as the 16-bit filter gradient's */
+    g->cblocks = (c + 63) / 64;
+    g->ktiles = (int)(n * pb * qb);
+    g->nkt = p.kt_per_split;
+    igemm_tma_tiles(p, bm, bn, 1, g);
+    return NULL;
+}
+
 /* g, planned by igemm_tma_plan on a bm x bn tile, for the kernel's ping-pong twin
    (conv_igemm_tma_sm90.cu): work units of bm / 2 x bn, one consumer warpgroup's each, so the
    im2col load brings bm / 2 pixels. */
@@ -303,31 +376,40 @@ __host__ __device__ __forceinline__ igemm_tma_unit igemm_tma_unit_at(const igemm
 }
 
 /* One TMA load of a K tile: the im2col map at (c[0], c[1], c[2], c[3]) = (channel, W, H, N) with
-   offsets (ow, oh), or the tiled map at (c[0], c[1], c[2]); into the A or the B stage, `off`
-   bytes on; multicast: into that offset of every CTA of the cluster. */
+   offsets (ow, oh), or the tiled map at (c[0], c[1], c[2]) (k32: rank 4, at c[0 .. 3]); into the
+   A or the B stage, `off` bytes on; multicast: into that offset of every CTA of the cluster. */
 struct igemm_tma_copy {
     int c[4];
     uint16_t ow, oh;
     bool im2col, into_b, multicast;
+    bool rank4; /* k32: a rank-4 tiled load, of x's map into B, of dy's into A */
     uint32_t off;
 };
 
 /* The loads of K tile kt (of the unit's) of work unit t by the CTA of rank `rank` in a cluster of
-   CL (file comment), WGRAD the filter gradient, else the forward pass:
+   CL (file comment), WGRAD the filter gradient, else the forward pass; K32 the filter gradient's
+   k32 form (tf32, CL 1):
    - forward: copy 0 the im2col load of the A stage (BM pixels x bk channels of the tap), copy 1
      the tiled load of the B stage (bk channels x BN / CL filters, the rank's part);
    - filter gradient: copies 0 .. BM / 64 - 1 tiled loads of dy, 64 pixels x 64 filters each,
      the A stage's MN-major blocks; then BN / 64 / CL im2col loads of x (the rank's blocks), 64
-     pixels x 64 channels of one tap each, the B stage's blocks.
+     pixels x 64 channels of one tap each, the B stage's blocks;
+   - k32: copies 0 .. BM / 64 - 1 rank-4 tiled loads of dy, 64 filters x the K tile's 4 rows of 8
+     pixels each (an A block, its four 2 KB planes); then 4 rank-4 tiled loads of x for each B
+     block, 64 channels of one tap x one row of 8 pixels, each into its plane of the B stage.
    An A block wholly past M (the filters; forward, an A tile past M) or a B block past N (the
    padded columns) is not loaded: `on(i)`; `bytes`, what the CTA's full barrier expects, counts
    its own A blocks and every CTA's B blocks. */
-template <int BM, int BN, bool WGRAD, int CL> struct igemm_tma_kt {
-    static constexpr int ABLK = BM / 64, BBLK = BN / 64, BOWN = BBLK / CL, COPIES = WGRAD ? ABLK + BOWN : 2;
-    static constexpr uint32_t BLOCK = 64 * 128; /* an MN-major block: 64 K rows of 128 bytes */
+template <int BM, int BN, bool WGRAD, int CL, bool K32 = false> struct igemm_tma_kt {
+    static constexpr int ABLK = BM / 64, BBLK = BN / 64, BOWN = BBLK / CL, BLOADS = K32 ? OCD_IGEMM_K32_PB : 1;
+    static constexpr int COPIES = WGRAD ? ABLK + BOWN * BLOADS : 2;
+    static constexpr uint32_t BLOCK = 64 * 128; /* a block: 64 rows of 128 bytes (MN-major: 64 K rows) */
+    static constexpr uint32_t PLANE = BN * 32;  /* k32: a B plane, one row of 8 pixels of every column */
     static_assert(BBLK % CL == 0, "the B tile splits evenly among the cluster's CTAs");
+    static_assert(!K32 || WGRAD, "k32 is the filter gradient's (unclustered: make_plan declines the rest)");
     igemm_tma_unit u;
     int kt, na, nb, rank; /* the GEMM's K tile; the A and B blocks loaded (64 rows each) */
+    int q0, p0, img;      /* k32: the K tile's first pixel (q0, p0) of image img */
     uint32_t bytes;
 
     __host__ __device__ __forceinline__ igemm_tma_kt(const igemm_params &p, const igemm_tma_geom &g, int t, int k,
@@ -338,29 +420,44 @@ template <int BM, int BN, bool WGRAD, int CL> struct igemm_tma_kt {
         na = u.m0 < p.M ? (p.M - u.m0 + 63) / 64 : 0, nb = (p.N - u.n0 + 63) / 64;
         na = na < ABLK ? na : ABLK, nb = nb < BBLK ? nb : BBLK;
         bytes = WGRAD ? (uint32_t)(na + nb) * BLOCK : (uint32_t)((na > 0 ? BM : 0) + BN) * 128;
+        q0 = p0 = img = 0;
+        if (K32) { /* kt = (img * PB + pb) * QB + qb */
+            uint32_t qb, pb;
+            const uint32_t rest = ocd_fastdiv_divmod(g.fd_qb, (uint32_t)kt, &qb);
+            img = (int)ocd_fastdiv_divmod(g.fd_pb, rest, &pb);
+            q0 = (int)qb * OCD_IGEMM_K32_QB, p0 = (int)pb * OCD_IGEMM_K32_PB;
+        }
     }
     __host__ __device__ __forceinline__ bool on(int i) const
     {
         if (!WGRAD) return i > 0 || na > 0;
-        return i < ABLK ? i < na : rank * BOWN + i - ABLK < nb;
+        return i < ABLK ? i < na : rank * BOWN + (i - ABLK) / BLOADS < nb;
     }
     __host__ __device__ __forceinline__ igemm_tma_copy copy(const igemm_params &p, const igemm_tma_geom &g, int i) const
     {
         igemm_tma_copy c;
         c.ow = c.oh = 0;
         c.c[3] = 0;
+        c.rank4 = K32;
         if (WGRAD && i < ABLK) { /* dy: filters m0 + 64 i .., pixels of K tile kt */
             c.im2col = false, c.into_b = false, c.multicast = false, c.off = (uint32_t)i * BLOCK;
-            c.c[0] = u.m0 + 64 * i, c.c[1] = kt * OCD_IGEMM_TMA_BK, c.c[2] = 0;
+            if (K32) c.c[0] = q0, c.c[1] = u.m0 + 64 * i, c.c[2] = p0, c.c[3] = img;
+            else c.c[0] = u.m0 + 64 * i, c.c[1] = kt * OCD_IGEMM_TMA_BK, c.c[2] = 0;
             return c;
         }
-        const bool a = !WGRAD && i == 0;         /* the forward pass's im2col load */
-        const int b = rank * BOWN + (i - ABLK); /* the filter gradient's B block */
+        const bool a = !WGRAD && i == 0;                   /* the forward pass's im2col load */
+        const int b = rank * BOWN + (i - ABLK) / BLOADS;   /* the filter gradient's B block */
         const igemm_tma_k k = igemm_tma_ktile(p, g, WGRAD ? u.n0 / 64 + b : kt);
         c.multicast = !a && CL > 1;
         if (!WGRAD && !a) { /* the filter: channels of the tap, the rank's filters from n0 */
             c.im2col = false, c.into_b = true, c.off = (uint32_t)(rank * (BN / CL)) * 128;
             c.c[0] = k.c0, c.c[1] = k.tap, c.c[2] = u.n0 + rank * (BN / CL);
+            return c;
+        }
+        if (K32) { /* x: row `row` of the K tile's pixels at the tap's offsets, channels c0 .. */
+            const int row = (i - ABLK) % BLOADS;
+            c.im2col = false, c.into_b = true, c.off = (uint32_t)row * PLANE + (uint32_t)b * (64 * 32);
+            c.c[0] = q0 * p.uw - p.pw + k.ow, c.c[1] = k.c0, c.c[2] = (p0 + row) * p.uh - p.ph + k.oh, c.c[3] = img;
             return c;
         }
         c.im2col = true, c.into_b = WGRAD, c.off = WGRAD ? (uint32_t)b * BLOCK : 0;
@@ -372,8 +469,8 @@ template <int BM, int BN, bool WGRAD, int CL> struct igemm_tma_kt {
 };
 
 /* The TMA kernel (conv_igemm_tma_sm90.cu) of each tile, fp16 and bf16, forward (and backward data
-   as a forward pass) or the filter gradient, and fp32 data as TF32 forward (NULL for the filter
-   gradient, whose MN-major operands TF32 wgmma cannot take): encodes the tensor maps of p's pointers, launches
+   as a forward pass) or the filter gradient, and fp32 data as TF32 forward and, unclustered, for
+   the filter gradient's k32 form (NULL for the clustered filter gradient): encodes the tensor maps of p's pointers, launches
    min(units, sms) persistent CTAs (clustered: as many clusters as fit at once) and the
    reduction of split-K or a wide epilogue. The tiles: OCD_IGEMM_TMA_TILES, then
    OCD_IGEMM_TMA_C2_TILES, then OCD_IGEMM_TMA_W64_TILES (the filter gradient only), then

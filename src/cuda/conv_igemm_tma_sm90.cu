@@ -3,8 +3,9 @@
    data with unit stride as a forward pass, cuda:dgrad_igemm_tma_*) and the filter gradient
    (cuda:wgrad_igemm_tma_*), planned by conv_igemm.cu's make_plan like the other tiles; fp16 and
    bf16, and fp32 data as TF32 forward and for backward data (cuda:{fwd,dgrad}_igemm_tma_tf32_*,
-   and on clusters cuda:{fwd,dgrad}_igemm_tma_c2_tf32_*);
-   NHWC activations, groups 1, 2-D. Compiled for sm_90a alone (CMakeLists.txt), where the
+   and on clusters cuda:{fwd,dgrad}_igemm_tma_c2_tf32_*) and, on NCHW data, for the filter
+   gradient (cuda:wgrad_igemm_tma_tf32_*, conv_igemm_tma.cuh's k32 form);
+   NHWC activations (the TF32 filter gradient's NCHW), groups 1, 2-D. Compiled for sm_90a alone (CMakeLists.txt), where the
    toolkit has it (OCD_SM90A; else the kernel is empty and ocd_igemm_tma_built false).
 
    Main decision: one kernel, its direction a template parameter (WGRAD) that picks the stage
@@ -12,7 +13,8 @@
    epilogue are the same. The operands come from two tensor maps (conv_igemm_tma.cuh: the im2col
    map of the activations and a tiled map, of the KRSC filter forward or of dy for the filter
    gradient, all 128-byte swizzled, so that a landed stage is wgmma's operand as it is: K-major
-   forward, MN-major for the filter gradient, whose K runs over pixels), and a CTA of three
+   forward, MN-major for the filter gradient, whose K runs over pixels; the TF32 filter
+   gradient's two rank-4 tiled maps K-major in 32-byte-swizzled rows of pixels), and a CTA of three
    warpgroups (two for the 64-row tile, below) splits the work: one thread of warpgroup 0 issues, per K tile, an
    arrive.expect_tx of the stage's bytes on its "full" mbarrier and the TMA loads (igemm_tma_kt:
    two forward, one per 64-row block of each operand for the filter gradient); warpgroups 1 and
@@ -318,14 +320,15 @@ __host__ __device__ __forceinline__ void igemm_tma_store_staged(const igemm_para
    SMEM_STAGED, where it fits (STAGED_FITS). */
 template <class Tile, typename T, bool WGRAD> struct igemm_tma_smem {
     typedef igemm_wgmma_shape<Tile, T, WGRAD> Shape;
-    typedef igemm_tma_kt<Tile::BM, Tile::BN, WGRAD, Tile::CL> Loads;
+    typedef igemm_tma_kt<Tile::BM, Tile::BN, WGRAD, Tile::CL, Shape::K32> Loads;
     static constexpr uint32_t BARS = Tile::STAGES * (Shape::SA::STAGE_BYTES + Shape::SB::STAGE_BYTES);
     static constexpr size_t SMEM = BARS + 2 * Tile::STAGES * sizeof(uint64_t) + 1024;
     static constexpr uint32_t STAGING = (BARS + 2 * Tile::STAGES * sizeof(uint64_t) + 127) / 128 * 128;
     static constexpr size_t SMEM_STAGED = STAGING + igemm_tma_staged<Tile, T>::BYTES + 1024;
     static constexpr bool STAGED_FITS = SMEM_STAGED <= 227 * 1024;
     static_assert(SMEM <= 227 * 1024, "the ring fits a multiprocessor's shared memory");
-    static_assert(!WGRAD || Loads::BLOCK == Shape::SA::BK * 128u, "a filter-gradient box is one MN-major block");
+    static_assert(!WGRAD || Shape::K32 || Loads::BLOCK == Shape::SA::BK * 128u,
+                  "a 16-bit filter-gradient box is one MN-major block");
 };
 
 /* The ping-pong twin of forward tile Tile (the file comment): units of BM / 2 x BN, each a
@@ -356,7 +359,7 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_producer : igemm_
     static constexpr uint16_t ALL = (1u << Tile::CL) - 1; /* the multicast's CTAs: the cluster's */
     unsigned char *smem;
     uint64_t *full, *empty;
-    const CUtensorMap *mi, *mt; /* the im2col map, the tiled map */
+    const CUtensorMap *mi, *mt; /* the im2col map (k32: x's tiled map), the tiled map */
     int rank;
 
     __device__ __forceinline__ void wait_empty(int s, unsigned parity)
@@ -373,7 +376,9 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_producer : igemm_
             if (!k.on(i)) continue;
             const igemm_tma_copy c = k.copy(this->p, this->g, i);
             unsigned char *dst = smem + (c.into_b ? L::Shape::b_stage(s) : L::Shape::a_stage(s)) + c.off;
-            if (c.im2col && c.multicast)
+            if (c.rank4) /* k32: x's map into B, dy's into A */
+                ocd_bulk_tensor_tile4(dst, c.into_b ? mi : mt, c.c[0], c.c[1], c.c[2], c.c[3], &full[s]);
+            else if (c.im2col && c.multicast)
                 ocd_bulk_tensor_im2col4_multicast(dst, mi, c.c[0], c.c[1], c.c[2], c.c[3], c.ow, c.oh, &full[s], ALL);
             else if (c.im2col)
                 ocd_bulk_tensor_im2col4(dst, mi, c.c[0], c.c[1], c.c[2], c.c[3], c.ow, c.oh, &full[s]);
@@ -533,14 +538,25 @@ static const igemm_tma_driver &tma_driver()
 }
 
 /* The two maps of g: the im2col map over the activations x, the tiled map over t (the filter
-   forward, dy for the filter gradient); conv_igemm_tma.cuh says why each parameter is what it
-   is. */
+   forward, dy for the filter gradient); k32, two rank-4 tiled maps over x and dy.
+   conv_igemm_tma.cuh says why each parameter is what it is. */
 static cudnnStatus_t encode_maps(const igemm_tma_geom &g, const void *x, const void *t, CUtensorMapDataType type,
                                  CUtensorMap *mi, CUtensorMap *mt)
 {
     const igemm_tma_driver &drv = tma_driver();
     if (drv.im2col == NULL || drv.tiled == NULL)
         return OCD_FAIL(CUDNN_STATUS_RUNTIME_PREREQUISITE_MISSING, "the CUDA driver has no tensor map encoders (12.0 or newer)");
+    if (g.k32) { /* both tiled, rank 4, 32-byte rows under the 32-byte swizzle */
+        const cuuint32_t ones[4] = {1, 1, 1, 1};
+        CUresult r = drv.tiled(mi, type, 4, (void *)x, g.im_dim, g.im_stride, g.im_box, g.im_estride,
+                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (r == CUDA_SUCCESS)
+            r = drv.tiled(mt, type, 4, (void *)t, g.ti_dim, g.ti_stride, g.ti_box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                          CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (r != CUDA_SUCCESS) return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "cuTensorMapEncodeTiled failed (%d)", (int)r);
+        return CUDNN_STATUS_SUCCESS;
+    }
     CUresult r = drv.im2col(mi, type, 4, (void *)x, g.im_dim, g.im_stride, g.im_lower, g.im_upper, g.im_channels,
                             g.im_pixels, g.im_estride, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -660,7 +676,8 @@ template <class Tile, typename T, bool WGRAD, bool STAGED = false> struct igemm_
 extern const bool ocd_igemm_tma_built = OCD_WGMMA_BUILT;
 
 /* The launcher and the cluster query of a table cell, or NULL where no entry plans it (ON
-   false): TF32 runs forward only (backward data as a forward pass), clustered or not. */
+   false): TF32 runs forward (backward data as a forward pass), clustered or not, and the filter
+   gradient's k32 form unclustered. */
 template <class Tile, typename T, bool WGRAD, bool ON> struct igemm_tma_cell {
     static constexpr igemm_tma_launch_fn run = igemm_tma_launch<Tile, T, WGRAD>::run;
     static constexpr igemm_tma_clusters_fn clusters = igemm_tma_launch<Tile, T, WGRAD>::clusters;
@@ -671,19 +688,19 @@ template <class Tile, typename T, bool WGRAD> struct igemm_tma_cell<Tile, T, WGR
 };
 
 /* A tile's cells of member m (run or clusters): fp16 and bf16 where on16, fp32 as TF32 where
-   on32 (never for the filter gradient). */
+   on32 (the filter gradient: its k32 form). */
 #define IGEMM_TMA_TYPES(bm, bn, st, cl, wgrad, m, on16, on32)                                       \
     {igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, __half, wgrad, on16>::m,                         \
      igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, __nv_bfloat16, wgrad, on16>::m,                  \
-     igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, float, wgrad, (on32) && !(wgrad)>::m}
+     igemm_tma_cell<igemm_tma_tile<bm, bn, st, cl>, float, wgrad, on32>::m}
 /* a table row: the forward pass's cells, then the filter gradient's */
-#define IGEMM_TMA_DIRS(bm, bn, st, cl, m, fwd16, fwd32, wgrad16)                                    \
-    {IGEMM_TMA_TYPES(bm, bn, st, cl, false, m, fwd16, fwd32), IGEMM_TMA_TYPES(bm, bn, st, cl, true, m, wgrad16, false)},
-#define IGEMM_TMA_ROW(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 1, run, true, true, true)
-#define IGEMM_TMA_C2_ROW(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 2, run, true, true, true)
-#define IGEMM_TMA_W64_ROW(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 1, run, false, false, true)
-#define IGEMM_TMA_NARROW_ROW(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 1, run, true, true, false)
-#define IGEMM_TMA_C2_QUERY(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 2, clusters, true, true, true)
+#define IGEMM_TMA_DIRS(bm, bn, st, cl, m, fwd16, fwd32, wgrad16, wgrad32)                           \
+    {IGEMM_TMA_TYPES(bm, bn, st, cl, false, m, fwd16, fwd32), IGEMM_TMA_TYPES(bm, bn, st, cl, true, m, wgrad16, wgrad32)},
+#define IGEMM_TMA_ROW(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 1, run, true, true, true, true)
+#define IGEMM_TMA_C2_ROW(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 2, run, true, true, true, false)
+#define IGEMM_TMA_W64_ROW(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 1, run, false, false, true, true)
+#define IGEMM_TMA_NARROW_ROW(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 1, run, true, true, false, false)
+#define IGEMM_TMA_C2_QUERY(i, bm, bn, st) IGEMM_TMA_DIRS(bm, bn, st, 2, clusters, true, true, true, false)
 const igemm_tma_launch_fn ocd_igemm_tma_launch[OCD_IGEMM_TMA_ALL_TILES][2][IGEMM_NTYPES] = {
     OCD_IGEMM_TMA_TILES(IGEMM_TMA_ROW) OCD_IGEMM_TMA_C2_TILES(IGEMM_TMA_C2_ROW) OCD_IGEMM_TMA_W64_TILES(IGEMM_TMA_W64_ROW)
         OCD_IGEMM_TMA_NARROW_TILES(IGEMM_TMA_NARROW_ROW)};

@@ -167,6 +167,40 @@ template <typename T, int ROWS> struct ocd_wgmma_smem_mn {
     }
 };
 
+/* The descriptor of a K-major, 32-byte-swizzled operand whose row 0 of the k-step lies at shared
+   address addr (256-byte aligned): 8 tf32 elements (32 bytes) of K a row, rows 32 bytes apart, 8
+   rows a 256-byte atom (SBO 256), the hardware's XOR of address bit 7 into bit 4; one k-step of
+   tf32 is the atom's whole width, so LBO is unused. */
+__host__ __device__ __forceinline__ uint64_t ocd_wgmma_desc_k32(uint32_t addr)
+{
+    return ocd_wgmma_desc(addr, 16, 256, OCD_WGMMA_SWIZZLE_32B);
+}
+
+/* One K-major operand stage of tf32 whose K tile (32 elements) is four k-steps of 8, each its own
+   32-byte-swizzled plane ([k-step][row][8 elements]): the layout the TMA lands a box of 8
+   elements along K, 32 bytes, under the 32-byte swizzle (conv_igemm_tma.cuh's filter gradient on
+   NCHW data, whose K, the pixels, is 8 along a row times 4 rows). The rows come in blocks of RB
+   (RB divides ROWS), each block's four planes together (RB * 128 bytes a block): A's blocks of 64
+   filters, each one TMA box of 4 rows; B, RB = ROWS, one plane a row of pixels for all its
+   rows. A loader copies 16-byte chunks: chunk c (0..7) of row r holds K elements 4 c .. 4 c + 3. */
+template <int ROWS, int RB> struct ocd_wgmma_smem_k32 {
+    static_assert(ROWS % RB == 0 && RB % 8 == 0, "whole blocks of whole 8-row atoms");
+    static constexpr bool MN = false;
+    static constexpr int E = 4, BK = 32, KSTEP = 8;
+    static constexpr int STAGE = ROWS * BK, STAGE_BYTES = ROWS * 128, PLANE_BYTES = RB * 32;
+
+    static __host__ __device__ __forceinline__ int offset(int row, int chunk)
+    {
+        const int plane = chunk >> 1, half = chunk & 1, r = row % RB;
+        return ((row / RB) * RB * 128 + plane * PLANE_BYTES + r * 32 + ((half ^ ((r >> 2) & 1)) * 16)) / 4;
+    }
+    /* The descriptor of k-step ks of the rows whose block starts at addr. */
+    static __host__ __device__ __forceinline__ uint64_t desc(uint32_t addr, int ks)
+    {
+        return ocd_wgmma_desc_k32(addr + (uint32_t)ks * PLANE_BYTES);
+    }
+};
+
 /* The shared-state-space address of a generic pointer into shared memory. */
 __host__ __device__ __forceinline__ uint32_t ocd_wgmma_smem_addr(const void *p)
 {

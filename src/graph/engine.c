@@ -74,6 +74,8 @@ static const char *const wgrad_entries[] = {
     "cuda:wgrad_igemm_tma_c2_128x256x64_s4", "cuda:wgrad_igemm_tma_c2_256x128x64_s4",
     "cuda:wgrad_igemm_tma_64x256x64_s5", "cuda:wgrad_igemm_tma_64x64x64_s8",
     "cuda:wgrad_nchw_gemm_cublas_tc", "cuda:wgrad_nchw_gemm_cublas",
+    "cuda:wgrad_igemm_tma_tf32_128x256x32_s4", "cuda:wgrad_igemm_tma_tf32_256x128x32_s4",
+    "cuda:wgrad_igemm_tma_tf32_64x256x32_s5", "cuda:wgrad_igemm_tma_tf32_64x64x32_s8",
 };
 
 static const struct {

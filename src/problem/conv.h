@@ -248,7 +248,8 @@ OCD_IGEMM_TMA_TILES(OCD_IGEMM_TMA_DECLARE)
     OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_c2_##i) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_c2_tf32_##i)
 OCD_IGEMM_TMA_C2_TILES(OCD_IGEMM_TMA_C2_DECLARE)
 #undef OCD_IGEMM_TMA_C2_DECLARE
-#define OCD_IGEMM_TMA_W64_DECLARE(i, bm, bn, st) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_w64_##i)
+#define OCD_IGEMM_TMA_W64_DECLARE(i, bm, bn, st)                                                \
+    OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_w64_##i) OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_igemm_tma_w64_tf32_##i)
 OCD_IGEMM_TMA_W64_TILES(OCD_IGEMM_TMA_W64_DECLARE)
 #undef OCD_IGEMM_TMA_W64_DECLARE
 #define OCD_IGEMM_TMA_NARROW_DECLARE(i, bm, bn, st)                                             \

@@ -64,10 +64,21 @@ template <typename T> void emu_igemm_copies(igemm_plan &pl, const struct ocd_con
         }
         pl.prm.a.ptr = dst;
     }
-    /* igemm_to_nhwc: [N][C][S] -> packed [N][S][C] */
     igemm_copy *copies[2] = {&pl.copy_a, &pl.copy_b};
+    igemm_rows_copy *rows[2] = {&pl.rows_a, &pl.rows_b};
     igemm_act *acts[2] = {&pl.prm.a, &pl.prm.b};
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2; i++) { /* igemm_pad_rows: NCHW rows padded to 16 bytes (the pads left as poison) */
+        const igemm_rows_copy &r = *rows[i];
+        if (!r.on) continue;
+        U *dst = (U *)(wsa + r.ws_off);
+        for (uint32_t e = 0; e < r.rows.total; e++) {
+            int64_t to;
+            const int64_t from = igemm_rows_src(r.rows, e, &to);
+            dst[to] = igemm_operand(((const U *)r.src)[from], tf32);
+        }
+        acts[i]->ptr = dst;
+    }
+    for (int i = 0; i < 2; i++) { /* igemm_to_nhwc: [N][C][S] -> packed [N][S][C] */
         const igemm_copy &c = *copies[i];
         if (!c.on) continue;
         U *dst = (U *)(wsa + c.ws_off);

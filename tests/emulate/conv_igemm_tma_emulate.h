@@ -1,7 +1,8 @@
 /* conv_igemm_tma_emulate.h: the tensor memory accelerator and the mbarrier as the PTX ISA
    defines them, for the emulation of the TMA implicit-GEMM kernel (conv_igemm_tma.cu): the
-   128-byte swizzle, cp.async.bulk.tensor in im2col mode (rank 4, NHWC: the bounding box's
-   corners, the traversal strides, zeros outside the tensor) and in tiled mode (rank 3), the
+   128-byte and 32-byte swizzles, cp.async.bulk.tensor in im2col mode (rank 4, NHWC: the bounding
+   box's corners, the traversal strides, zeros outside the tensor) and in tiled mode (rank 3,
+   and rank 4 with traversal strides for the k32 filter gradient), the
    mbarrier's arrivals and transaction bytes; and the kernel's own tensor maps and loads
    (igemm_tma_geom, igemm_tma_copy) through those models. Included after the kernel's sources. */
 #ifndef OCD_EMULATE_CONV_IGEMM_TMA_EMULATE_H
@@ -31,19 +32,28 @@ uint32_t swizzle128(uint32_t o)
     return o ^ (((o >> 7) & 7u) << 4);
 }
 
-/* An im2col map (rank 4, NHWC) and a tiled map (rank 3), as cuTensorMapEncode* take them. */
+/* A byte offset in a 256-byte-aligned box under the 32-byte swizzle. */
+uint32_t swizzle32(uint32_t o)
+{
+    return o ^ (((o >> 7) & 1u) << 4);
+}
+
+/* A tiled map (rank 3 or 4, the 128-byte or 32-byte swizzle) and an im2col map (rank 4, NHWC; or,
+   for the k32 filter gradient, x's tiled map in its place: tiled), as cuTensorMapEncode* take them. */
+struct model_tiled {
+    const uint8_t *base;
+    int esize, rank, swizzle; /* swizzle: its span in bytes, 128 or 32 */
+    uint64_t dim[4], stride[3];
+    uint32_t box[4], estride[4];
+};
 struct model_im2col {
     const uint8_t *base;
     int esize;
     uint64_t dim[4], stride[3];
     int lower[2], upper[2];
     uint32_t estride[4], channels, pixels;
-};
-struct model_tiled {
-    const uint8_t *base;
-    int esize;
-    uint64_t dim[3], stride[2];
-    uint32_t box[3];
+    bool is_tiled;
+    model_tiled tiled;
 };
 
 /* One element of the tensor at coordinates c[0..rank) (innermost first) into dst, or zeros. */
@@ -65,18 +75,33 @@ void model_elem(const uint8_t *base, int esize, int rank, const uint64_t *dim, c
    "Tensor Map Object Management", for rank 4 im2col and rank 3 tiled maps without interleave,
    128-byte swizzle, element strides of the tiled map all 1), or NULL: a map the driver refuses
    fails the kernel's launch, which the emulated loads cannot show. */
+const char *model_tiled_rejects(const model_tiled &mt)
+{
+    const uint64_t dim_max = (uint64_t)1 << 32, stride_max = (uint64_t)1 << 40;
+    if ((uintptr_t)mt.base % 16 != 0) return "a map's global address off 16 bytes";
+    for (int i = 0; i < mt.rank; i++)
+        if (mt.dim[i] < 1 || mt.dim[i] > dim_max) return "a tiled globalDim outside [1, 2^32]";
+    for (int i = 0; i + 1 < mt.rank; i++)
+        if (mt.stride[i] % 16 != 0 || mt.stride[i] >= stride_max) return "a tiled globalStride not a multiple of 16 below 2^40";
+    for (int i = 0; i < mt.rank; i++) {
+        if (mt.box[i] < 1 || mt.box[i] > 256) return "a tiled boxDim outside [1, 256]";
+        if (mt.estride[i] < 1 || mt.estride[i] > 8) return "a tiled elementStride outside [1, 8]";
+    }
+    if (mt.box[0] * (uint32_t)mt.esize % 16 != 0) return "a tiled inner box not a multiple of 16 bytes";
+    if (mt.box[0] * (uint32_t)mt.esize > (uint32_t)mt.swizzle) return "a tiled inner box above the swizzle's span";
+    return NULL;
+}
+
 const char *model_encode_rejects(const model_im2col &mi, const model_tiled &mt)
 {
     const uint64_t dim_max = (uint64_t)1 << 32, stride_max = (uint64_t)1 << 40;
-    if ((uintptr_t)mi.base % 16 != 0 || (uintptr_t)mt.base % 16 != 0) return "a map's global address off 16 bytes";
+    if (const char *why = model_tiled_rejects(mt)) return why;
+    if (mi.is_tiled) return model_tiled_rejects(mi.tiled);
+    if ((uintptr_t)mi.base % 16 != 0) return "a map's global address off 16 bytes";
     for (int i = 0; i < 4; i++)
         if (mi.dim[i] < 1 || mi.dim[i] > dim_max) return "an im2col globalDim outside [1, 2^32]";
     for (int i = 0; i < 3; i++)
-        if (mt.dim[i] < 1 || mt.dim[i] > dim_max) return "a tiled globalDim outside [1, 2^32]";
-    for (int i = 0; i < 3; i++)
         if (mi.stride[i] % 16 != 0 || mi.stride[i] >= stride_max) return "an im2col globalStride not a multiple of 16 below 2^40";
-    for (int i = 0; i < 2; i++)
-        if (mt.stride[i] % 16 != 0 || mt.stride[i] >= stride_max) return "a tiled globalStride not a multiple of 16 below 2^40";
     for (int i = 0; i < 2; i++) {
         if (mi.lower[i] < -128 || mi.lower[i] > 127 || mi.upper[i] < -128 || mi.upper[i] > 127)
             return "an im2col box corner outside [-128, 127] (rank 4)";
@@ -87,10 +112,6 @@ const char *model_encode_rejects(const model_im2col &mi, const model_tiled &mt)
     for (int i = 0; i < 4; i++)
         if (mi.estride[i] < 1 || mi.estride[i] > 8) return "an im2col elementStride outside [1, 8]";
     if (mi.channels * (uint32_t)mi.esize > 128) return "an im2col inner box above the 128-byte swizzle's span";
-    for (int i = 0; i < 3; i++)
-        if (mt.box[i] < 1 || mt.box[i] > 256) return "a tiled boxDim outside [1, 256]";
-    if (mt.box[0] * (uint32_t)mt.esize % 16 != 0) return "a tiled inner box not a multiple of 16 bytes";
-    if (mt.box[0] * (uint32_t)mt.esize > 128) return "a tiled inner box above the 128-byte swizzle's span";
     return NULL;
 }
 
@@ -124,16 +145,29 @@ bool model_load_im2col(const model_im2col &m, int c, int w, int h, int n, int ow
     return true;
 }
 
-/* cp.async.bulk.tensor.3d.tile at (c0, c1, c2) into dst. */
-void model_load_tiled(const model_tiled &m, int c0, int c1, int c2, uint8_t *dst)
+/* The elements a tiled box lands along dim i: one every elementStrides[i] of its boxDim[i]. */
+uint32_t model_box_count(const model_tiled &m, int i)
 {
-    for (uint32_t k = 0; k < m.box[2]; k++)
-        for (uint32_t j = 0; j < m.box[1]; j++)
-            for (uint32_t i = 0; i < m.box[0]; i++) {
-                const int64_t at[3] = {c0 + (int64_t)i, c1 + (int64_t)j, c2 + (int64_t)k};
-                model_elem(m.base, m.esize, 3, m.dim, m.stride, at,
-                           dst + swizzle128(((k * m.box[1] + j) * m.box[0] + i) * m.esize));
-            }
+    return i < m.rank ? (m.box[i] + m.estride[i] - 1) / m.estride[i] : 1;
+}
+
+/* cp.async.bulk.tensor.{3,4}d.tile at c[0 .. rank) into dst: the landed elements packed in box
+   order, innermost first, then swizzled. */
+void model_load_tiled(const model_tiled &m, const int *c, uint8_t *dst)
+{
+    const uint32_t n0 = model_box_count(m, 0), n1 = model_box_count(m, 1), n2 = model_box_count(m, 2),
+                   n3 = model_box_count(m, 3);
+    for (uint32_t l = 0; l < n3; l++)
+        for (uint32_t k = 0; k < n2; k++)
+            for (uint32_t j = 0; j < n1; j++)
+                for (uint32_t i = 0; i < n0; i++) {
+                    const int64_t at[4] = {c[0] + (int64_t)(i * m.estride[0]), c[1] + (int64_t)(j * m.estride[1]),
+                                           c[2] + (int64_t)(k * m.estride[2]),
+                                           m.rank > 3 ? c[3] + (int64_t)(l * m.estride[3]) : 0};
+                    const uint32_t o = (((l * n2 + k) * n1 + j) * n0 + i) * (uint32_t)m.esize;
+                    model_elem(m.base, m.esize, m.rank, m.dim, m.stride, at,
+                               dst + (m.swizzle == 32 ? swizzle32(o) : swizzle128(o)));
+                }
 }
 
 /* The maps of plan geometry g over the bound operands (what encode_maps passes the driver): the
@@ -142,7 +176,16 @@ void model_load_tiled(const model_tiled &m, int c0, int c1, int c2, uint8_t *dst
 model_im2col map_im(const igemm_tma_geom &g, const igemm_params &p, bool wgrad, int esize)
 {
     model_im2col m;
+    memset(&m, 0, sizeof m);
     m.base = (const uint8_t *)(wgrad ? p.b.ptr : p.a.ptr), m.esize = esize;
+    if (g.k32) { /* x's tiled map */
+        m.is_tiled = true;
+        model_tiled &t = m.tiled;
+        t.base = m.base, t.esize = esize, t.rank = 4, t.swizzle = 32;
+        memcpy(t.dim, g.im_dim, sizeof t.dim), memcpy(t.stride, g.im_stride, sizeof t.stride);
+        memcpy(t.box, g.im_box, sizeof t.box), memcpy(t.estride, g.im_estride, sizeof t.estride);
+        return m;
+    }
     memcpy(m.dim, g.im_dim, sizeof m.dim), memcpy(m.stride, g.im_stride, sizeof m.stride);
     memcpy(m.lower, g.im_lower, sizeof m.lower), memcpy(m.upper, g.im_upper, sizeof m.upper);
     memcpy(m.estride, g.im_estride, sizeof m.estride);
@@ -152,24 +195,34 @@ model_im2col map_im(const igemm_tma_geom &g, const igemm_params &p, bool wgrad, 
 model_tiled map_ti(const igemm_tma_geom &g, const igemm_params &p, bool wgrad, int esize)
 {
     model_tiled m;
+    memset(&m, 0, sizeof m);
     m.base = (const uint8_t *)(wgrad ? p.a.ptr : p.bmat), m.esize = esize;
+    m.rank = g.k32 ? 4 : 3, m.swizzle = g.k32 ? 32 : 128;
     memcpy(m.dim, g.ti_dim, sizeof m.dim), memcpy(m.stride, g.ti_stride, sizeof m.stride);
     memcpy(m.box, g.ti_box, sizeof m.box);
+    for (int i = 0; i < 4; i++) m.estride[i] = 1;
     return m;
 }
 
 /* One load the kernel issues (igemm_tma_kt's copy) through the models, into the stage at dst;
    *bytes: the box's bytes, as the map defines them. false when an im2col filter base lies
    outside the bounding box. */
+const model_tiled &model_tiled_of(const model_im2col &mi, const model_tiled &mt, const igemm_tma_copy &c)
+{
+    return c.rank4 && c.into_b ? mi.tiled : mt; /* k32: x's map loads B */
+}
 uint32_t model_box_bytes(const model_im2col &mi, const model_tiled &mt, const igemm_tma_copy &c)
 {
-    return c.im2col ? mi.pixels * mi.channels * (uint32_t)mi.esize : mt.box[0] * mt.box[1] * mt.box[2] * (uint32_t)mt.esize;
+    if (c.im2col) return mi.pixels * mi.channels * (uint32_t)mi.esize;
+    const model_tiled &m = model_tiled_of(mi, mt, c);
+    return model_box_count(m, 0) * model_box_count(m, 1) * model_box_count(m, 2) * model_box_count(m, 3) *
+           (uint32_t)m.esize;
 }
 bool model_copy(const model_im2col &mi, const model_tiled &mt, const igemm_tma_copy &c, uint8_t *dst, uint32_t *bytes)
 {
     *bytes = model_box_bytes(mi, mt, c);
     if (c.im2col) return model_load_im2col(mi, c.c[0], c.c[1], c.c[2], c.c[3], c.ow, c.oh, dst);
-    model_load_tiled(mt, c.c[0], c.c[1], c.c[2], dst);
+    model_load_tiled(model_tiled_of(mi, mt, c), c.c, dst);
     return true;
 }
 

@@ -290,6 +290,49 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
         return NULL;
     }
 
+    /* The k32 filter gradient's K tile (conv_igemm_tma.cuh: pixels (q0 .. q0 + 7, p0 .. p0 + 3) of
+       image img) of the tile at (m0, n0), as wgmma reads it from stage 0 (K-major, the 32-byte
+       swizzle): A(m, k) = dy at pixel (p0 + k / 8, q0 + k % 8), filter m, zero past P or Q; B(j,
+       k) = x at that pixel's window for the tap and channel of column j. Each as the TMA lands it:
+       rounded to tf32 where the plan's row copy brought it. */
+    static const char *check_wgrad_k32(const tma_case &e, const tma_problem<T> &tp, const igemm_plan &pl,
+                                       const Loads &l, const std::vector<uint8_t> &smem)
+    {
+        const int esize = (int)sizeof(T), cp = (e.c + 63) / 64 * 64;
+        const int qb = (tp.Q + OCD_IGEMM_K32_QB - 1) / OCD_IGEMM_K32_QB, pb = (tp.P + OCD_IGEMM_K32_PB - 1) / OCD_IGEMM_K32_PB;
+        if (l.q0 != l.kt % qb * OCD_IGEMM_K32_QB || l.p0 != l.kt / qb % pb * OCD_IGEMM_K32_PB || l.img != l.kt / (qb * pb))
+            return "a K tile's pixel block differs from the divided one";
+        for (int i = 0; i < 64 * l.na; i++)
+            for (int k = 0; k < 32; k++) {
+                const int m = l.u.m0 + i, pp = l.p0 + k / 8, q = l.q0 + k % 8;
+                const double want =
+                    m < e.k && pp < tp.P && q < tp.Q ? ocd_cuda_load(&tp.y[at(tp.p.y, l.img, m, pp, q)]) : 0.0;
+                uint32_t addr;
+                if (!emu_desc_addr(Shape::desc_a(BASE, 0, i / 64, k / 8), i % 64, k % 8, esize, &addr))
+                    return "a malformed A descriptor";
+                if (stage_elem<T>(&smem[addr]) != landed<T>(want, pl.rows_a.on)) return "an A element differs from dy";
+            }
+        for (int j = 0; j < 64 * l.nb; j++)
+            for (int k = 0; k < 32; k++) {
+                const int col = l.u.n0 + j, tap = col / cp, c = col % cp, pp = l.p0 + k / 8, q = l.q0 + k % 8;
+                /* x past P or Q is read (its A partner is zero), as the window's */
+                const double want = tap < e.r * e.s && c < e.c ? want_x_at(e, tp, l.img, pp, q, c, tap / e.s, tap % e.s)
+                                                               : 0.0;
+                uint32_t addr;
+                if (!emu_desc_addr(Shape::desc_b(BASE, 0, k / 8), j, k % 8, esize, &addr))
+                    return "a malformed B descriptor";
+                if (stage_elem<T>(&smem[addr]) != landed<T>(want, pl.rows_b.on)) return "a B element differs from x";
+            }
+        return NULL;
+    }
+    /* x at the window of output pixel (pp, q) of image n for tap (r, s), channel c; zeros outside x. */
+    static double want_x_at(const tma_case &e, const tma_problem<T> &tp, int n, int pp, int q, int c, int r, int s)
+    {
+        const int rr = e.flip ? e.r - 1 - r : r, sr = e.flip ? e.s - 1 - s : s;
+        const int hh = pp * e.stride - e.pad_h + rr * e.dil, ww = q * e.stride - e.pad_w + sr * e.dil;
+        return hh >= 0 && hh < e.h && ww >= 0 && ww < e.w ? ocd_cuda_load(&tp.x[at(tp.p.x, n, c, hh, ww)]) : 0.0;
+    }
+
     /* The cp.async kernel's loaders, all 256 threads, of K tile kt of its GEMM into ref's stage 0,
        against the loaded blocks (every block forward: one). */
     static const char *check_loaders(const igemm_params &cp, const Loads &l, const std::vector<uint8_t> &smem,
@@ -349,8 +392,9 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
                 }
                 if (bytes != l.bytes) return "the stage's expected bytes differ from its boxes'";
                 if (bytes > MODEL_TX_MAX) return "the stage's expected bytes exceed the mbarrier's tx-count";
-                const char *err =
-                    WGRAD ? check_wgrad(e, tp, l, l.kt, smem) : check_fwd(e, tp, ph, pl, l.u.m0, l.u.n0, kt, smem);
+                const char *err = Shape::K32 ? check_wgrad_k32(e, tp, pl, l, smem)
+                                  : WGRAD    ? check_wgrad(e, tp, l, l.kt, smem)
+                                             : check_fwd(e, tp, ph, pl, l.u.m0, l.u.n0, kt, smem);
                 if (err == NULL && cp != NULL) err = check_loaders(cp->prm, l, smem, ref);
                 if (err) return err;
             }
@@ -588,7 +632,7 @@ template <class Tile, typename T, bool WGRAD> struct emu_consumer {
                 for (int t = 0; t < 128; t++)
                     memcpy(&slice[(size_t)t * (Tile::BN / 2)], acc(t)[mi], sizeof(float) * (Tile::BN / 2));
                 for (int ks = 0; ks < Shape::SA::BK / Shape::SA::KSTEP; ks++)
-                    wgmma_ok = wgmma_ok && emu_wgmma_ss<T, Tile::BN, WGRAD>((float(*)[Tile::BN / 2])slice.data(),
+                    wgmma_ok = wgmma_ok && emu_wgmma_ss<T, Tile::BN, Shape::SA::MN>((float(*)[Tile::BN / 2])slice.data(),
                                                                             me().smem,
                                                                             Shape::desc_a(C::BASE, b, Tile::slice(wg) * Tile::MI + mi, ks),
                                                                             Shape::desc_b(C::BASE, b, ks), true);
@@ -807,8 +851,8 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
     if (!planned) return passed;
     /* the cp.async kernel's loaders of the same tile where C % 64 == 0 */
     igemm_plan cp;
-    /* the cp.async kernel's backward data gathers differently, and it has no 64-row tile */
-    const bool compare = e.c % 64 == 0 && !e.dgrad && Tile::BM > 64;
+    /* the cp.async kernel's backward data gathers differently; it has no 64-row tile, no TF32 filter gradient */
+    const bool compare = e.c % 64 == 0 && !e.dgrad && Tile::BM > 64 && !(WGRAD && tf32);
     if (compare && !emu_igemm_plan(e.name, NULL, e.sm_count, tp.p, cp_tile<Tile>(), tf32, &cp, &passed)) return false;
     /* the staged epilogue wherever the tile has it and y (dx) is NHWC: its columns contiguous;
        with it the ping-pong twin wherever the tile has one (conv_igemm.cu's pingpong_wanted) */
@@ -964,10 +1008,7 @@ template <typename T, bool WGRAD> bool run_case_dir(const tma_case &e)
 template <typename T> bool run_case(const tma_case &e)
 {
     if (e.phases) return run_phases_case<T>(e);
-    if constexpr (sizeof(T) == 4) /* TF32 has no filter gradient: its cases decline at the plan */
-        return run_case_dir<T, false>(e);
-    else
-        return e.wgrad ? run_case_dir<T, true>(e) : run_case_dir<T, false>(e);
+    return e.wgrad ? run_case_dir<T, true>(e) : run_case_dir<T, false>(e);
 }
 
 } // namespace

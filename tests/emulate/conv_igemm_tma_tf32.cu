@@ -1,5 +1,5 @@
 /* conv_igemm_tma_tf32.cu (emulation): the sm_90a TMA convolution kernel on fp32 data as TF32
-   (entries cuda:{fwd,dgrad}_igemm_tma_tf32_*, cuda:dgrad_igemm_tma_tf32_phases;
+   (entries cuda:{fwd,dgrad,wgrad}_igemm_tma_tf32_*, cuda:dgrad_igemm_tma_tf32_phases;
    src/cuda/conv_igemm_tma_sm90.cu with T float) on the CPU, through the same three parts as the
    fp16 and bf16 emulation (conv_igemm_tma.cu's comment; the machinery is conv_igemm_tma_run.h):
    1. the tensor maps of 32-channel K tiles (128-byte rows of fp32) through the TMA model, every
@@ -21,14 +21,19 @@
    1x1 with a KCRS filter packed, NCHW data through the transposes, alpha and beta; backward
    data (unit stride) with K and C tails, dilation, a negative pad', CONVOLUTION mode, NCHW;
    strided backward data phase by phase (stride 2 and 3, the 1x1 downsampling layer with phases
-   without taps, a dilated filter with a phase of negative padding, a K tail, NCHW); and the plan
-   declining the filter gradient, FMA math, strided backward data on the unit-stride entry, and
-   channels that are not a multiple of 4. Clusters of 2 CTAs (the _c2_tf32 entries, B assembled
+   without taps, a dilated filter with a phase of negative padding, a K tail, NCHW); the filter
+   gradient on NCHW data (its k32 form: both operands K-major in 32-byte-swizzled rows of 8
+   pixels, rank-4 tiled loads) on the 128x256, 256x128 and 64-row tiles: 16x16 and 10x12 images
+   read in place, 7x7, 14x14 and 12x9 through the row copy, a channel tail, an M edge,
+   CONVOLUTION mode, dilation, a KRSC filter, alpha and beta, split-K; and the plan declining the
+   filter gradient on NHWC data, with a stride, on a clustered tile, FMA math, strided backward
+   data on the unit-stride entry, and channels that are not a multiple of 4. Clusters of 2 CTAs (the _c2_tf32 entries, B assembled
    from both CTAs' multicast halves): forward with 3 M tiles (the last pair's second past M) and
    an N edge, channel tails (C 36, 44), C 5 and the stem's C 3 padded in the workspace, stride 2
    with unequal paddings, bias, ReLU and z in CONVOLUTION mode, NCHW through the copies; backward
    data with K and C tails, CONVOLUTION mode, NCHW, dilation with a negative pad'; and the plan
-   declining K 7, stride 2, the filter gradient, FMA math and a GPU where no cluster fits. The
+   declining K 7, stride 2, the filter gradient (unclustered only), FMA math and a GPU where no
+   cluster fits. The
    narrow tiles (128x128, 256x64, 128x64): forward with a 4-channel K tile and an M edge, ResNet's
    64 -> 64 on NCHW data with alpha and beta, stride 2 with a channel tail, an N edge, bias, ReLU
    and z in CONVOLUTION mode, the stem's C 3 padded to 4; backward data with a K tail and an N
@@ -89,8 +94,24 @@ int main()
          1, 0, 1, "multiple of 8 (4 for fp32", D},
         {"tf32 dgrad stride 2 declines", F, 0, 2, 64, 64, 9, 9, 3, 3, 1, 1, 2, 1, false, false, false, 1, 0, 1, "_phases",
          D},
-        {"tf32 wgrad declines (MN-major operands)", F, 0, 2, 64, 128, 16, 16, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0,
-         1, "no TF32 kernel for the filter gradient", false, W},
+        /* the filter gradient on NCHW data (k32: pixels K-major, the 32-byte swizzle) */
+        {"tf32 wgrad 128x256 NCHW 3x3 pad 1, C 64, K 128, 16x16 in place, 3 images", F, 0, 3, 64, 128, 16, 16, 3, 3, 1, 1,
+         1, 1, false, false, true, 1, 0, 2, NULL, false, W, false, NCHW},
+        {"tf32 wgrad 256x128 NCHW 3x3 pad 1, 7x7 (rows padded to 8 by a copy), C 100 (a channel tail), K 200 (an M "
+         "edge), CONVOLUTION, alpha beta", F, 1, 4, 100, 200, 7, 7, 3, 3, 1, 1, 1, 1, true, false, true, 0.5, 0.75, 8,
+         NULL, false, W, false, NCHW},
+        {"tf32 wgrad 64x256 NCHW 3x3 pad 1, 14x14 (rows padded), C 64, K 64, 8 images, split-K", F, 4, 8, 64, 64, 14, 14,
+         3, 3, 1, 1, 1, 1, false, false, true, 1, 0, 16, NULL, false, W, false, NCHW},
+        {"tf32 wgrad 64x64 NCHW 1x1, C 64, K 64, 10x12 in place, alpha beta", F, 5, 2, 64, 64, 10, 12, 1, 1, 0, 0, 1, 1,
+         false, false, true, 0.5, 0.25, 2, NULL, false, W, false, NCHW},
+        {"tf32 wgrad 64x256 NCHW 3x3 dilation 2 pad 2, 12x9 (rows padded to 12), C 64, K 64, KRSC filter", F, 4, 2, 64,
+         64, 12, 9, 3, 3, 2, 2, 1, 2, false, false, false, 1, 0, 1, NULL, false, W, false, NCHW},
+        {"tf32 wgrad NHWC declines (pixels not consecutive)", F, 0, 2, 64, 128, 16, 16, 3, 3, 1, 1, 1, 1, false, false,
+         false, 1, 0, 1, "consecutive along rows", false, W},
+        {"tf32 wgrad stride 2 declines", F, 0, 2, 64, 128, 16, 16, 3, 3, 1, 1, 2, 1, false, false, true, 1, 0, 1,
+         "strided filter gradient", false, W, false, NCHW},
+        {"tf32 wgrad FMA math declines", F, 0, 2, 64, 128, 16, 16, 3, 3, 1, 1, 1, 1, false, false, true, 1, 0, 1,
+         "math type", false, W, false, NCHW, FMA},
         /* strided backward data, phase by phase on the TMA kernel */
         {"tf32 phases 3x3 stride 2 pad 1, 22x21, C 256, K 64, dx zeroed", F, 0, 3, 256, 64, 22, 21, 3, 3, 1, 1, 2, 1,
          false, false, false, 1, 0, 2, NULL, D, false, PH},
@@ -123,8 +144,8 @@ int main()
          1, 0, 2, "multiple of 8 (4 for fp32", D},
         {"tf32 c2 dgrad stride 2 declines", F, 3, 2, 64, 64, 9, 9, 3, 3, 1, 1, 2, 1, false, false, false, 1, 0, 2,
          "_phases", D},
-        {"tf32 c2 wgrad declines (MN-major operands)", F, 2, 2, 64, 128, 16, 16, 3, 3, 1, 1, 1, 1, false, false, false, 1,
-         0, 2, "no TF32 kernel for the filter gradient", false, W},
+        {"tf32 c2 wgrad declines (unclustered only)", F, 2, 2, 64, 128, 16, 16, 3, 3, 1, 1, 1, 1, false, false, true, 1,
+         0, 2, "no TF32 kernel for the filter gradient", false, W, false, NCHW},
         {"tf32 c2 fwd FMA math declines", F, 2, 2, 64, 256, 12, 12, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 2,
          "math type", false, false, false, false, FMA},
         {"tf32 c2 256x128 declines where no cluster fits", F, 3, 3, 44, 224, 17, 15, 3, 3, 2, 1, 2, 1, false, false, false,

@@ -5,7 +5,8 @@
    (the K-major and MN-major canonical layouts with the 128-byte swizzle: rows 8 to an atom, SBO
    bytes from one 8-row group to the next, 128 bytes per row inside the atom, LBO bytes between
    the 64-element blocks of an MN-major operand's N, and the hardware's XOR of address bits 7-9
-   into bits 4-6), and wgmma.mma_async m64nNk16 (fp16, bf16) and m64nNk8 (.tf32: fp32 bits of
+   into bits 4-6; and the K-major one with the 32-byte swizzle: rows 32 bytes apart, bit 7 into
+   bit 4), and wgmma.mma_async m64nNk16 (fp16, bf16) and m64nNk8 (.tf32: fp32 bits of
    which the tensor cores keep sign, exponent and the 10 high mantissa bits, the 13 low ones
    dropped) with fp32 accumulators, whose result goes to thread t's register i at the ISA's
    D-fragment position (row 16 (t / 32) + 8 ((i / 2) % 2) + (t % 32) / 4, column 8 (i / 4) +
@@ -50,11 +51,26 @@ emu_desc emu_desc_decode(uint64_t d)
     return e;
 }
 
-/* The shared address of element (row, k), k < 16, of a K-major operand with the 128-byte
-   swizzle, element size esize; false when the descriptor is not of that kind. */
+/* The same for a 32-byte-swizzled one (mode 3): base offset 0 for a start address on the
+   pattern's 256-byte boundary, which the k32 stages' k-step planes keep. */
+bool emu_desc_sw32(const struct emu_desc &e)
+{
+    return e.swizzle == 3 && e.base == 0 && (e.start & 255) == 0;
+}
+
+/* The shared address of element (row, k) of a K-major operand, k within the k-step's 32 bytes,
+   with the 128-byte swizzle (rows 128 bytes apart in an atom) or the 32-byte one (rows 32
+   bytes apart, address bit 7 into bit 4), element size esize; false when the descriptor is of
+   neither kind. */
 bool emu_desc_addr(uint64_t desc, int row, int k, int esize, uint32_t *addr)
 {
     emu_desc e = emu_desc_decode(desc);
+    if (emu_desc_sw32(e)) {
+        if ((k + 1) * esize > 32) return false;
+        uint32_t a = e.start + (uint32_t)(row / 8) * e.sbo + (uint32_t)(row % 8) * 32 + (uint32_t)(k * esize);
+        *addr = a ^ ((a >> 7 & 1) << 4);
+        return true;
+    }
     if (!emu_desc_sw128(e)) return false;
     uint32_t a = e.start + (uint32_t)(row / 8) * e.sbo + (uint32_t)(row % 8) * 128 + (uint32_t)(k * esize);
     *addr = a ^ ((a >> 7 & 7) << 4);
