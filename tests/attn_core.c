@@ -356,18 +356,8 @@ static int backend_entries(const char *const (**entries)[2])
    in _sm90) serve compute capability 9.0 only. */
 static bool serves_this_device(const char *entry)
 {
-#ifdef OCD_TEST_CUDA
     size_t n = strlen(entry);
-    if (n > 5 && strcmp(entry + n - 5, "_sm90") == 0) {
-        int dev = 0, major = 0, minor = 0;
-        cudaGetDevice(&dev);
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-        return major == 9 && minor == 0;
-    }
-#endif
-    (void)entry;
-    return true;
+    return n <= 5 || strcmp(entry + n - 5, "_sm90") != 0 || test_compute_capability() == 90;
 }
 
 /* Every pair of entries, forced, on every case and type, dropout off and on. */

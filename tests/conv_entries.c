@@ -265,13 +265,13 @@ TEST(conv_cuda_wgrad_nchw_tf32_entry)
     static const struct shape shapes_tf32[] = {
         {"wgrad_tf32_3x3", 2, 2, 64, 64, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
         {"wgrad_tf32_3x3s2_edges", 2, 3, 40, 72, 1, {15, 13}, {3, 3}, {1, 1}, {2, 2}, {1, 1}, true},
-        {"wgrad_tf32_1x1", 2, 2, 130, 64, 1, {7, 7}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false},
+        {"wgrad_tf32_1x1", 2, 2, 130, 64, 1, {10, 11}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false},
         {"wgrad_tf32_dilated", 2, 2, 16, 24, 1, {12, 11}, {3, 3}, {2, 2}, {1, 1}, {2, 2}, false},
         {"wgrad_tf32_split_k", 2, 16, 32, 64, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
     };
     for (size_t i = 0; i < sizeof shapes_tf32 / sizeof shapes_tf32[0]; i++)
         check_entry_reached(&shapes_tf32[i], &tf32_nchw, BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1,
-                            "cuda:wgrad_nchw_tf32_64x128x16_s3", "cuda:wgrad_nchw_gemm*");
+                            "cuda:wgrad_nchw_tf32_64x128x16_s3", "cuda:wgrad_nchw_gemm*,cuda:wgrad_igemm_tma_tf32*");
 }
 
 /* The host's CBLAS entry (a build with OPENCUDNN_CBLAS): forward GEMM reaches host:fwd_gemm_cblas

@@ -5,11 +5,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#ifdef OCD_TEST_CUDA
-#include <cuda_runtime.h>
-#endif
-
-/* ---- shapes and configurations ------------------------------------------------------------------ */
 
 /* ---- shapes and configurations ------------------------------------------------------------------ */
 
@@ -451,14 +446,10 @@ void tconv_run_free(struct tconv_run *r)
 bool conv_tensor_core_pass(void)
 {
     if (test_backend[0] != 'c') return false;
-#ifdef OCD_TEST_CUDA
-    int dev = 0, major = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    if (major < 8) {
-        printf("      (sm_%d0: the tensor-core entries need sm_80)\n", major);
+    const int cc = test_compute_capability();
+    if (cc < 80) {
+        printf("      (sm_%d: the tensor-core entries need sm_80)\n", cc);
         return false;
     }
-#endif
     return true;
 }

@@ -3,9 +3,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#ifdef OCD_TEST_CUDA
-#include <cuda_runtime.h>
-#endif
 
 bool cublas_loadable(void)
 {
@@ -68,19 +65,9 @@ void check_entry_reached(const struct shape *sh, const struct config *cf, enum d
 
 bool on_hopper(const char *kind)
 {
-#ifdef OCD_TEST_CUDA
-    int dev = 0, major = 0, minor = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-    if (major != 9 || minor != 0) {
-        printf("      (sm_%d%d: the %s entries need compute capability 9.0)\n", major, minor, kind);
-        return false;
-    }
-#else
-    (void)kind;
-#endif
-    return true;
+    const int cc = test_compute_capability();
+    if (cc != 90) printf("      (sm_%d: the %s entries need compute capability 9.0)\n", cc, kind);
+    return cc == 90;
 }
 
 #define F CUDNN_DATA_FLOAT

@@ -137,28 +137,37 @@ TEST(conv_winograd_listed_by_get_v7_and_find)
 }
 
 /* The heuristic's exception (ocd_conv_heuristic_first): on CUDA a float NCHW 3x3 unit-stride
-   convolution with 64 channels each way lists WINOGRAD first forward and backward data, and that
-   choice runs and matches the reference within the fp32 bound of 3x3 Winograd (1e-5 of the largest
-   result, as in conv_winograd_float_error_bounds); the filter gradient, the host and half data
-   keep their GEMM first. */
+   convolution with 64 channels each way lists WINOGRAD first backward data, and forward where the
+   images are small (8x8: 64 output pixels) or the GPU is not of compute capability 9.0 (12x12: on
+   9.0 the TMA kernel's TF32 forward leads), and that choice runs and matches the reference within
+   the fp32 bound of 3x3 Winograd (1e-5 of the largest result, as in
+   conv_winograd_float_error_bounds); the filter gradient, the host and half data keep their GEMM
+   first. */
 TEST(conv_winograd_heuristic_first_where_it_wins)
 {
-    static const struct conv_shape wide = {"3x3_64_channels", 2, 1, 64, 64, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
-                                           false};
+    static const struct conv_shape shapes[] = {
+        {"3x3_64_channels", 2, 1, 64, 64, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
+        {"3x3_64_channels_12x12", 2, 1, 64, 64, 1, {12, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
+    };
     const bool cuda = strcmp(test_backend, "cuda") == 0;
+    const bool tma_forward = test_compute_capability() == 90;
     const struct conv_config *configs[] = {&cf_float, &cf_pseudo_half};
-    for (size_t c = 0; c < TLEN(configs); c++) {
+    for (size_t k = 0; k < TLEN(configs) * TLEN(shapes); k++) {
+        const size_t i = k / TLEN(configs), c = k % TLEN(configs);
         struct conv_setup s;
-        if (conv_setup_init(&s, &wide, configs[c], TV_NCHW, TV_NCHW, false))
+        if (conv_setup_init(&s, &shapes[i], configs[c], TV_NCHW, TV_NCHW, false))
             for (int d = 0; d < CONV_DIRS; d++) {
                 int algos[8];
                 cudnnStatus_t st[8];
                 size_t mem[8];
                 int n = conv_setup_heuristic(&s, d, algos, st, mem);
                 const int wino = wino_algos[d][d == CONV_BWD_FILTER ? 1 : 0];
-                const bool want_first = cuda && configs[c] == &cf_float && d != CONV_BWD_FILTER;
+                const bool small = shapes[i].in[0] * shapes[i].in[1] < 100;
+                const bool want_first = cuda && configs[c] == &cf_float && d != CONV_BWD_FILTER &&
+                                        (d == CONV_BWD_DATA || small || !tma_forward);
                 char what[128];
-                snprintf(what, sizeof what, "%s %s: first %d", dir_names[d], configs[c]->name, n > 0 ? algos[0] : -1);
+                snprintf(what, sizeof what, "%s %s %s: first %d", shapes[i].name, dir_names[d], configs[c]->name,
+                         n > 0 ? algos[0] : -1);
                 if (!CHECK(n > 0 && st[0] == CUDNN_STATUS_SUCCESS && (algos[0] == wino) == want_first))
                     printf("      (%s)\n", what);
                 if (want_first) {

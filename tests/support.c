@@ -18,6 +18,20 @@ static bool on_cuda(void)
 }
 #endif
 
+int test_compute_capability(void)
+{
+#ifdef OCD_TEST_CUDA
+    if (on_cuda()) {
+        int dev = 0, major = 0, minor = 0;
+        cudaGetDevice(&dev);
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+        return 10 * major + minor;
+    }
+#endif
+    return 0;
+}
+
 static void die(const char *what)
 {
     fprintf(stderr, "test support: %s\n", what);

@@ -48,6 +48,9 @@ void test_fail(const char *file, int line, const char *fmt, ...) __attribute__((
 extern const char *test_backend;
 /* A handle on the backend under test (created per test, destroyed after it). */
 cudnnHandle_t test_handle(void);
+/* The current device's compute capability, 10 major + minor (90 for sm_90), on the cuda pass;
+   0 on the host pass and in a build without CUDA. */
+int test_compute_capability(void);
 
 /* ---- buffers on the backend under test -------------------------------------------------------- */
 void *tbuf_alloc(size_t bytes);                  /* poisoned; never NULL (aborts the test run) */

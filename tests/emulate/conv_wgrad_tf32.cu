@@ -16,8 +16,9 @@
    one split, several, and the plan's own choice; alpha and beta (dw read); fewer than 8
    channels (the entry serves them ahead of the stem's). Results must lie within TF32 rounding of the
    operands (2^-10 of the sum of |x dy| terms) plus fp32 summation. The plan must decline
-   below compute capability 8.0, under FMA math, for groups, for NHWC
-   data and for half data. Prints a line per case;
+   below compute capability 8.0, under FMA math, for groups, for NHWC data, for half data and
+   for images of fewer than 100 output pixels with 64 channels or more (cuBLAS's column matrix
+   serves those). Prints a line per case;
    exits 1 if any fails. */
 #include "cuda/conv_wgrad_tf32.cu"
 
@@ -152,7 +153,7 @@ int main()
         {"3x3_pad1_odd_spatial", 2, 8, 16, 7, 7, 3, 1, 1, 1, false, 1, 1, 0, false},
         {"3x3_pad1_splits3_alpha_beta", 2, 8, 16, 7, 7, 3, 1, 1, 1, false, 3, 0.5, 0.25, false},
         {"3x3_stride2_two_filter_tiles", 3, 5, 70, 9, 11, 3, 1, 2, 1, false, 2, 1, 0, false},
-        {"1x1_two_column_tiles_splits4", 2, 130, 8, 5, 5, 1, 0, 1, 1, false, 4, 1, 0, true},
+        {"1x1_two_column_tiles_splits4", 2, 130, 8, 10, 10, 1, 0, 1, 1, false, 4, 1, 0, true},
         {"1x1_aligned_beta", 3, 20, 12, 4, 4, 1, 0, 1, 1, false, 2, 1, 0.5, true},
         {"1x1_stride2_aligned", 2, 16, 32, 8, 8, 1, 0, 2, 1, false, 2, 1, 1, false},
         {"1x1_pad1_gathered", 2, 6, 8, 5, 6, 1, 1, 1, 1, false, 2, 1, 0, false},
@@ -168,6 +169,7 @@ int main()
     ok &= declines("fma_math", &ctx, OCD_REASON_MATH, [](P &p, H &) { p.math = CUDNN_FMA_MATH; });
     ok &= declines("groups", &ctx, "one group", [](P &p, H &) { p.s.groups = 2; });
     ok &= declines("half", &ctx, OCD_REASON_DTYPE, [](P &p, H &) { p.x.dtype = p.y.dtype = p.w.dtype = CUDNN_DATA_HALF; });
+    ok &= declines("few_pixels_many_channels", &ctx, "fewer than 100 output pixels", [](P &p, H &) { p.s.c = 64; });
     ok &= declines("nhwc", &ctx, "NCHW", [](P &p, H &) {
         p.x.strides[1] = 1, p.x.strides[3] = p.x.dims[1], p.x.strides[2] = p.x.dims[1] * p.x.dims[3];
     });
