@@ -128,10 +128,11 @@ TEST(conv_cuda_tma_tf32_entries_are_reached)
 }
 
 /* The TF32 filter gradient on the TMA kernel (the k32 form: NCHW dy and x read K-major, pixel
-   rows of 8 under the 32-byte swizzle; the unproven entries under OPENCUDNN_UNPROVEN=1), each
-   tile: 56x56 and 28x28 images read in place, 14x14 and 7x7 ones through the row copy (rows of
-   56 and 28 bytes padded to 64 and 32), a channel tail (C 100: 128 columns a tap), dilation 2 in
-   CONVOLUTION mode, a 1x1 filter, M = 64 on the 64-row tiles, split-K where the tiles are few. */
+   rows of 8 under the 32-byte swizzle, x through its shifted copies; the unproven entries under
+   OPENCUDNN_UNPROVEN=1), each tile: dy of 56x56 and 28x28 pixels read in place, of 14x14 and
+   7x7 through the row copy (rows of 56 and 28 bytes padded to 64 and 32), a channel tail (C
+   100: 128 columns a tap), dilation 2 in CONVOLUTION mode, stride 2 (3x3 with padding, and 1x1),
+   a 1x1 filter, M = 64 on the 64-row tiles, split-K where the tiles are few. */
 TEST(conv_cuda_tma_tf32_wgrad_entries_are_reached)
 {
     if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
@@ -151,6 +152,10 @@ TEST(conv_cuda_tma_tf32_wgrad_entries_are_reached)
                                      false};
     static const struct shape k64_1x1 = {"tma_tf32_wgrad_k64_1x1", 2, 8, 64, 64, 1, {14, 14}, {1, 1}, {0, 0}, {1, 1},
                                          {1, 1}, false};
+    static const struct shape s2 = {"tma_tf32_wgrad_3x3s2", 2, 8, 128, 128, 1, {29, 28}, {3, 3}, {1, 1}, {2, 2}, {1, 1},
+                                    false};
+    static const struct shape ds = {"tma_tf32_wgrad_1x1s2", 2, 8, 256, 128, 1, {28, 28}, {1, 1}, {0, 0}, {2, 2}, {1, 1},
+                                    false};
     const char *const wide = "cuda:wgrad_igemm_tma_tf32_128x256x32_s4", *const tall = "cuda:wgrad_igemm_tma_tf32_256x128x32_s4";
     const char *const w64 = "cuda:wgrad_igemm_tma_tf32_64x256x32_s5", *const w64n = "cuda:wgrad_igemm_tma_tf32_64x64x32_s8";
     const struct entry_case cases[] = {
@@ -164,6 +169,8 @@ TEST(conv_cuda_tma_tf32_wgrad_entries_are_reached)
         {&one, &tf32_nchw, wide, NULL},
         {&k64, &tf32_nchw, w64, NULL},
         {&k64_1x1, &tf32_nchw, w64n, "cuda:wgrad_igemm_tma_tf32_64x256*"},
+        {&s2, &tf32_nchw, wide, NULL},
+        {&ds, &tf32_nchw, wide, NULL},
     };
     check_entries_reached(cases, sizeof cases / sizeof cases[0], BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
 }

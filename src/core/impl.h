@@ -50,7 +50,7 @@ extern "C" {
 #endif
 
 /* The largest plan an entry may have (OCD_IMPL_PLAN_FITS checks each plan type against it). */
-#define OCD_IMPL_PLAN_BYTES 2048
+#define OCD_IMPL_PLAN_BYTES 2560
 #ifdef __cplusplus
 #define OCD_IMPL_PLAN_FITS(type) static_assert(sizeof(type) <= OCD_IMPL_PLAN_BYTES, #type " exceeds OCD_IMPL_PLAN_BYTES")
 #else

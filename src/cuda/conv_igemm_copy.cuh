@@ -80,32 +80,39 @@ template <typename U> __global__ void igemm_pad_channels(const U *src, U *dst, c
 }
 
 /* A planned copy of an NCHW-like activation (2-D, its pixels consecutive along a row) into
-   packed NCHW rows of wp >= w elements (the TMA's strides are multiples of 16 bytes: the k32
-   filter gradient of conv_igemm_tma.cuh on rows of 7 or 14 fp32 pixels); the elements past w of
-   a row are not written (the TMA reads none: they lie past the map's extent). */
+   packed rows for the k32 filter gradient of conv_igemm_tma.cuh, whose tensor maps need strides
+   of whole 16 bytes and, in the TMA's tiled mode, a box whose first element is 16-byte aligned
+   and inside the tensor: destination [tap][N][C][hs][ws], element (s, n, c, h', j) the source's
+   (n, c, h' - ph, j uw - pw + s dw), zero outside it. dy: one tap, its rows padded (ws a
+   multiple of 4, the rest 0). x: one copy per filter column s, shifted so that every tap's box
+   starts at the K tile's first pixel (ws a multiple of 8), with the padding rows and columns
+   written as zeros and the stride taken. */
 struct igemm_rows {
     int64_t sn, sc, sh; /* the source's strides */
-    uint32_t total;     /* N * C * H * W, the elements copied */
-    int w, wp;
-    ocd_fastdiv div_w, div_h, div_c;
+    uint32_t total;     /* taps * N * C * hs * ws, the elements written */
+    int w, h;           /* the source's row length and rows */
+    int uw, pw, dw, ph; /* (above) */
+    ocd_fastdiv div_ws, div_hs, div_c, div_n;
 };
 
-/* The source offset of copied element i and, in *dst, its destination offset (host-callable). */
-__host__ __device__ __forceinline__ int64_t igemm_rows_src(const igemm_rows &r, uint32_t i, int64_t *dst)
+/* Whether written element i has a source, and its offset in *src (host-callable). */
+__host__ __device__ __forceinline__ bool igemm_rows_src(const igemm_rows &r, uint32_t i, int64_t *src)
 {
-    uint32_t w, h, c;
-    const uint32_t row = ocd_fastdiv_divmod(r.div_w, i, &w), nc = ocd_fastdiv_divmod(r.div_h, row, &h);
-    const uint32_t img = ocd_fastdiv_divmod(r.div_c, nc, &c);
-    *dst = (int64_t)row * r.wp + w;
-    return img * r.sn + c * r.sc + h * r.sh + w;
+    uint32_t j, hh, c, n;
+    uint32_t rest = ocd_fastdiv_divmod(r.div_ws, i, &j);
+    rest = ocd_fastdiv_divmod(r.div_hs, rest, &hh);
+    rest = ocd_fastdiv_divmod(r.div_c, rest, &c);
+    const uint32_t tap = ocd_fastdiv_divmod(r.div_n, rest, &n);
+    const int col = (int)j * r.uw - r.pw + (int)tap * r.dw, row = (int)hh - r.ph;
+    *src = n * r.sn + c * r.sc + (int64_t)row * r.sh + col;
+    return col >= 0 && col < r.w && row >= 0 && row < r.h;
 }
 
 template <typename U> __global__ void igemm_pad_rows(const U *src, U *dst, const igemm_rows r, bool tf32)
 {
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < r.total; i += gridDim.x * blockDim.x) {
-        int64_t to;
-        const int64_t from = igemm_rows_src(r, i, &to);
-        dst[to] = igemm_operand(src[from], tf32);
+        int64_t from;
+        dst[i] = igemm_rows_src(r, i, &from) ? igemm_operand(src[from], tf32) : U(0);
     }
 }
 

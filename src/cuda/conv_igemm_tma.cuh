@@ -89,22 +89,27 @@
    operand as it lands, with no ambiguity in the swizzle of a box narrower than its span). K tile
    kt is the pixel block (qb, pb) of image img, kt = (img * PB + pb) * QB + qb, QB = ceil(Q / 8),
    PB = ceil(P / 4); its pixels past Q or P are zeros of dy (the A operand), so the x they meet
-   does not count. Both maps are tiled, rank 4, the 32-byte swizzle:
+   does not count. A tiled load must start 16-byte aligned along the innermost dim, inside the
+   tensor (an H100 raises an illegal instruction for a box at column -1 or 1 of fp32 rows), which
+   a tap's column offset s dilation_w - pad_w breaks; so x is read through copies in the
+   workspace, one per filter column s, [S][N][C][H'][W'] with element (s, n, c, h', j) =
+   x(n, c, h' - pad_h, j stride_w - pad_w + s dilation_w), zero outside x (conv_igemm_copy.cuh's
+   igemm_rows): every box of copy s then starts at the K tile's own pixel column, the padding is
+   written, the stride taken, and H' = (4 PB - 1) stride_h + (R - 1) dilation_h + 1 rows, W' =
+   8 QB, hold every row and column a box reaches. Both maps are tiled, rank 4, the 32-byte
+   swizzle:
    - A, dy: globalDim (Q, K, P, N) (the filters the second dim, so that a box of 64 filters
      stacks their rows), box (8, 64, 4, 1): an A block of 64 filters, its four planes of 2 KB in
-     turn, one load, at (q0, m0 + 64 i, p0, img);
-   - B, x: globalDim (W, C, H, N), box (8 stride_w, 64, 1, 1) with elementStrides (stride_w, 1,
-     1, 1) (stride_w 1 for now: a strided problem declines until the box's landing under a
-     traversal stride has been checked on a GPU): one row of 8 pixels of 64 channels of one tap
-     a load, four a B block, each into its plane, which spans the tile's BN columns (B's wgmma
-     reads all of them at one row stride), at (q0 stride_w - pad_w + s dilation_w, c0, (p0 + row)
-     stride_h - pad_h + r dilation_h, img), the taps mirrored in CONVOLUTION mode; the padding
-     and the pixels past the image are the TMA's zeros.
+     turn, one load, at (q0, m0 + 64 i, p0, img), q0 a multiple of 8;
+   - B, the copies of x: globalDim (W', C, H', S N), box (8, 64, 1, 1): one row of 8 pixels of 64
+     channels of one tap a load, four a B block, each into its plane, which spans the tile's BN
+     columns (B's wgmma reads all of them at one row stride), at (q0, c0, (p0 + row) stride_h +
+     r dilation_h, s N + img), the taps mirrored in CONVOLUTION mode.
    The GEMM's columns, its split-K and epilogue are the 16-bit filter gradient's. The maps'
-   strides must be multiples of 16 bytes: rows of 7 or 14 fp32 pixels (ResNet-50's 7x7 and 14x14
-   layers) are first copied with their rows padded to 8 and 16 (conv_igemm.cu's plan_rows; the
-   pads are never read: they lie past the map's W). No clusters. The same pixel block reads the
-   same x rows for every tap of a row of the filter, which L2 serves. Split-K over the pixels (make_plan's, where the tiles are too
+   strides must be multiples of 16 bytes: dy's rows of 7 or 14 fp32 pixels (ResNet-50's 7x7 and
+   14x14 layers) are first copied with their rows padded to 8 and 16 (conv_igemm.cu's plan_rows).
+   The copies of x cost S times x's bytes written and read (3x3: 3.1 times x at 56x56, 4.4 at
+   7x7). No clusters. Split-K over the pixels (make_plan's, where the tiles are too
    few for the GPU) makes a work unit of each tile and split, the splits' fp32 partial tiles
    summed in split order by the reduction kernel (deterministic).
 
@@ -131,17 +136,18 @@
 /* The two tensor maps' parameters (the driver calls' arguments, pointers aside) and what the
    kernel needs beyond igemm_params. */
 struct igemm_tma_geom {
-    uint64_t im_dim[4], im_stride[3]; /* the im2col map: (C, W, H, N); byte strides of W, H, N (k32: x's
-                                         tiled map, (W, C, H, N), byte strides of C, H, N) */
+    uint64_t im_dim[4], im_stride[3]; /* the im2col map: (C, W, H, N); byte strides of W, H, N (k32: the
+                                         tiled map of x's copies, (W', C, H', S N), byte strides of C, H', S N) */
     int im_lower[2], im_upper[2];     /* pixel box corners, (W, H) */
-    uint32_t im_estride[4];           /* traversal strides (1, stride_w, stride_h, 1); k32 (stride_w, 1, 1, 1) */
+    uint32_t im_estride[4];           /* traversal strides (1, stride_w, stride_h, 1); k32 all 1 */
     uint32_t im_channels, im_pixels;  /* channelsPerPixel, pixelsPerColumn */
-    uint32_t im_box[4];               /* k32: x's box, (8 stride_w, 64, 1, 1) */
+    uint32_t im_box[4];               /* k32: x's box, (8, 64, 1, 1) */
     uint64_t ti_dim[4], ti_stride[3]; /* the tiled map: forward (C, R*S, K), filter gradient (K, N*P*Q, 1),
                                          k32 dy's (Q, K, P, N) */
     uint32_t ti_box[4];               /* forward (bk, 1, BN), filter gradient (64, 64, 1), k32 (8, 64, 4, 1) */
     int k32;                          /* the TF32 filter gradient on NCHW: both maps tiled, rank 4, the
-                                         32-byte swizzle, K tiles of 8 x 4 pixels (the k32 paragraph) */
+                                         32-byte swizzle, K tiles of 8 x 4 pixels (the k32 paragraph);
+                                         its value the images, N (x's copy s of image n is n + s N) */
     int bk;                           /* channels a block: 128 bytes (64 of 16-bit types, 32 of fp32) */
     int cblocks;                      /* channel blocks of bk per tap, ceil(C / bk) */
     int ktiles, nkt;                  /* K tiles in all, and per split */
@@ -270,11 +276,12 @@ static inline const char *igemm_tma_plan_wgrad(const igemm_params &p, int c, int
 #define OCD_IGEMM_K32_QB 8
 #define OCD_IGEMM_K32_PB 4
 
-/* Fills g for the TF32 filter gradient p on NCHW data read as it lies (the k32 paragraph of the
-   file comment): dy prm.a (P x Q pixels an image, filters dy_sc apart) and x prm.b (c channels
-   x_sc apart), each with its rows (sh) and images (sn), pixels consecutive; its GEMM columns the
-   taps' channels padded to cblocks * 64, as the 16-bit filter gradient's; on tiles of bm x bn
-   with p's split-K (p.kt_per_split K tiles of 32 pixels a split). NULL, or why the TMA cannot load it. */
+/* Fills g for the TF32 filter gradient p on NCHW data (the k32 paragraph of the file comment): dy
+   prm.a (P x Q pixels an image, filters dy_sc apart, its rows sh and images sn apart, pixels
+   consecutive) and x prm.b, the copies of x (c channels x_sc apart, rows of x.w, x.h rows, a
+   copy's images x.sn apart, the S copies one after another); its GEMM columns the taps' channels
+   padded to cblocks * 64, as the 16-bit filter gradient's; on tiles of bm x bn with p's split-K
+   (p.kt_per_split K tiles of 32 pixels a split). NULL, or why the TMA cannot load it. */
 static inline const char *igemm_tma_plan_wgrad_k32(const igemm_params &p, int c, int64_t dy_sc, int64_t x_sc, int bm,
                                                    int bn, igemm_tma_geom *g)
 {
@@ -282,19 +289,19 @@ static inline const char *igemm_tma_plan_wgrad_k32(const igemm_params &p, int c,
     const int esize = 4;
     const igemm_act &dy = p.a, &x = p.b;
     const int64_t n = p.K / ((int64_t)dy.w * dy.h); /* p.K: the pixels, N P Q */
-    if (p.uw > 1 || p.uh > 1) return "a strided filter gradient (the k32 loads take unit strides)";
     const int64_t dst[3] = {dy_sc, dy.sh, dy.sn}, xst[3] = {x_sc, x.sh, x.sn};
     for (int i = 0; i < 3; i++) {
         const int64_t a = dst[i] * esize, b = xst[i] * esize;
         if (a % 16 != 0 || b % 16 != 0 || a <= 0 || b <= 0 || a >= ((int64_t)1 << 40) || b >= ((int64_t)1 << 40))
             return "a row, channel or image stride the TMA cannot take (a multiple of 16 bytes below 2^40)";
     }
-    g->k32 = 1;
+    g->k32 = (int)n;
     g->ti_dim[0] = (uint64_t)dy.w, g->ti_dim[1] = (uint64_t)p.M, g->ti_dim[2] = (uint64_t)dy.h, g->ti_dim[3] = (uint64_t)n;
     g->ti_box[0] = OCD_IGEMM_K32_QB, g->ti_box[1] = 64, g->ti_box[2] = OCD_IGEMM_K32_PB, g->ti_box[3] = 1;
-    g->im_dim[0] = (uint64_t)x.w, g->im_dim[1] = (uint64_t)c, g->im_dim[2] = (uint64_t)x.h, g->im_dim[3] = (uint64_t)n;
-    g->im_box[0] = OCD_IGEMM_K32_QB * (uint32_t)p.uw, g->im_box[1] = 64, g->im_box[2] = 1, g->im_box[3] = 1;
-    g->im_estride[0] = (uint32_t)p.uw, g->im_estride[1] = g->im_estride[2] = g->im_estride[3] = 1;
+    g->im_dim[0] = (uint64_t)x.w, g->im_dim[1] = (uint64_t)c, g->im_dim[2] = (uint64_t)x.h;
+    g->im_dim[3] = (uint64_t)(n * p.S);
+    g->im_box[0] = OCD_IGEMM_K32_QB, g->im_box[1] = 64, g->im_box[2] = 1, g->im_box[3] = 1;
+    for (int i = 0; i < 4; i++) g->im_estride[i] = 1;
     for (int i = 0; i < 3; i++) g->ti_stride[i] = (uint64_t)(dst[i] * esize), g->im_stride[i] = (uint64_t)(xst[i] * esize);
     const int qb = (dy.w + OCD_IGEMM_K32_QB - 1) / OCD_IGEMM_K32_QB, pb = (dy.h + OCD_IGEMM_K32_PB - 1) / OCD_IGEMM_K32_PB;
     g->fd_qb = ocd_fastdiv_make((uint32_t)qb), g->fd_pb = ocd_fastdiv_make((uint32_t)pb);
@@ -330,7 +337,7 @@ static inline void igemm_tma_dgrad_as_fwd(igemm_params *p)
    of the input pixel that tap reads (mirrored in CONVOLUTION mode, as igemm_load_fwd_a and
    igemm_load_wgrad_b mirror them). The forward pass's K tile kt is block kt. */
 struct igemm_tma_k {
-    int c0, tap, ow, oh;
+    int c0, tap, ow, oh, s; /* s: the filter column the offsets are of (mirrored in CONVOLUTION mode) */
 };
 
 __host__ __device__ __forceinline__ igemm_tma_k igemm_tma_ktile(const igemm_params &p, const igemm_tma_geom &g, int kb)
@@ -340,7 +347,7 @@ __host__ __device__ __forceinline__ igemm_tma_k igemm_tma_ktile(const igemm_para
     k.c0 = (kb - k.tap * g.cblocks) * g.bk;
     int r = (int)ocd_fastdiv_div(g.fd_s, (uint32_t)k.tap), s = k.tap - r * p.S;
     if (p.flip) r = p.R - 1 - r, s = p.S - 1 - s;
-    k.ow = s * p.dw, k.oh = r * p.dh;
+    k.ow = s * p.dw, k.oh = r * p.dh, k.s = s;
     return k;
 }
 
@@ -454,10 +461,10 @@ template <int BM, int BN, bool WGRAD, int CL, bool K32 = false> struct igemm_tma
             c.c[0] = k.c0, c.c[1] = k.tap, c.c[2] = u.n0 + rank * (BN / CL);
             return c;
         }
-        if (K32) { /* x: row `row` of the K tile's pixels at the tap's offsets, channels c0 .. */
+        if (K32) { /* x: row `row` of the K tile's pixels in copy s of image img, channels c0 .. */
             const int row = (i - ABLK) % BLOADS;
             c.im2col = false, c.into_b = true, c.off = (uint32_t)row * PLANE + (uint32_t)b * (64 * 32);
-            c.c[0] = q0 * p.uw - p.pw + k.ow, c.c[1] = k.c0, c.c[2] = (p0 + row) * p.uh - p.ph + k.oh, c.c[3] = img;
+            c.c[0] = q0, c.c[1] = k.c0, c.c[2] = (p0 + row) * p.uh + k.oh, c.c[3] = k.s * g.k32 + img;
             return c;
         }
         c.im2col = true, c.into_b = WGRAD, c.off = WGRAD ? (uint32_t)b * BLOCK : 0;

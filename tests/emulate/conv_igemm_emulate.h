@@ -67,14 +67,13 @@ template <typename T> void emu_igemm_copies(igemm_plan &pl, const struct ocd_con
     igemm_copy *copies[2] = {&pl.copy_a, &pl.copy_b};
     igemm_rows_copy *rows[2] = {&pl.rows_a, &pl.rows_b};
     igemm_act *acts[2] = {&pl.prm.a, &pl.prm.b};
-    for (int i = 0; i < 2; i++) { /* igemm_pad_rows: NCHW rows padded to 16 bytes (the pads left as poison) */
+    for (int i = 0; i < 2; i++) { /* igemm_pad_rows: the k32 filter gradient's rows of dy and copies of x */
         const igemm_rows_copy &r = *rows[i];
         if (!r.on) continue;
         U *dst = (U *)(wsa + r.ws_off);
         for (uint32_t e = 0; e < r.rows.total; e++) {
-            int64_t to;
-            const int64_t from = igemm_rows_src(r.rows, e, &to);
-            dst[to] = igemm_operand(((const U *)r.src)[from], tf32);
+            int64_t from;
+            dst[e] = igemm_rows_src(r.rows, e, &from) ? igemm_operand(((const U *)r.src)[from], tf32) : U(0);
         }
         acts[i]->ptr = dst;
     }

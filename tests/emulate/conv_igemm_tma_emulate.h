@@ -152,9 +152,14 @@ uint32_t model_box_count(const model_tiled &m, int i)
 }
 
 /* cp.async.bulk.tensor.{3,4}d.tile at c[0 .. rank) into dst: the landed elements packed in box
-   order, innermost first, then swizzled. */
-void model_load_tiled(const model_tiled &m, const int *c, uint8_t *dst)
+   order, innermost first, then swizzled. False for a box that starts before the tensor or off 16
+   bytes along the innermost dim (an H100 raises an illegal instruction for a box of fp32 rows at
+   column -1; past the end, the zeros are the ISA's). */
+bool model_load_tiled(const model_tiled &m, const int *c, uint8_t *dst)
 {
+    for (int i = 0; i < m.rank; i++)
+        if (c[i] < 0) return false;
+    if ((int64_t)c[0] * m.esize % 16 != 0) return false;
     const uint32_t n0 = model_box_count(m, 0), n1 = model_box_count(m, 1), n2 = model_box_count(m, 2),
                    n3 = model_box_count(m, 3);
     for (uint32_t l = 0; l < n3; l++)
@@ -168,6 +173,7 @@ void model_load_tiled(const model_tiled &m, const int *c, uint8_t *dst)
                     model_elem(m.base, m.esize, m.rank, m.dim, m.stride, at,
                                dst + (m.swizzle == 32 ? swizzle32(o) : swizzle128(o)));
                 }
+    return true;
 }
 
 /* The maps of plan geometry g over the bound operands (what encode_maps passes the driver): the
@@ -206,7 +212,7 @@ model_tiled map_ti(const igemm_tma_geom &g, const igemm_params &p, bool wgrad, i
 
 /* One load the kernel issues (igemm_tma_kt's copy) through the models, into the stage at dst;
    *bytes: the box's bytes, as the map defines them. false when an im2col filter base lies
-   outside the bounding box. */
+   outside the bounding box, or a tiled box starts where the hardware refuses (model_load_tiled). */
 const model_tiled &model_tiled_of(const model_im2col &mi, const model_tiled &mt, const igemm_tma_copy &c)
 {
     return c.rank4 && c.into_b ? mi.tiled : mt; /* k32: x's map loads B */
@@ -222,8 +228,7 @@ bool model_copy(const model_im2col &mi, const model_tiled &mt, const igemm_tma_c
 {
     *bytes = model_box_bytes(mi, mt, c);
     if (c.im2col) return model_load_im2col(mi, c.c[0], c.c[1], c.c[2], c.c[3], c.ow, c.oh, dst);
-    model_load_tiled(model_tiled_of(mi, mt, c), c.c, dst);
-    return true;
+    return model_load_tiled(model_tiled_of(mi, mt, c), c.c, dst);
 }
 
 /* An mbarrier as the ISA defines it: arrivals pending and transaction bytes of the current phase;

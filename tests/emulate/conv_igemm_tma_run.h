@@ -386,7 +386,8 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
                         uint32_t b;
                         uint8_t *dst = &smem[BASE + (c.into_b ? Shape::b_stage(0) : Shape::a_stage(0)) + c.off];
                         if (!model_copy(mi, mt, c, dst, &b))
-                            return "a filter base outside the im2col bounding box, or a step past it by more than one";
+                            return "a filter base outside the im2col bounding box, a step past it by more than one, or "
+                                   "a tiled box before the tensor or off 16 bytes";
                         bytes += b;
                     }
                 }
@@ -552,7 +553,7 @@ template <class Tile, typename T, bool WGRAD> void emu_tma(cluster_run<Tile, T, 
         const igemm_tma_copy cp = typename C::Loads(c.p, c.g, j.tile, j.kt, j.src).copy(c.p, c.g, j.copy);
         uint8_t *dst = &d.smem[C::BASE + (cp.into_b ? C::Shape::b_stage(j.stage) : C::Shape::a_stage(j.stage)) + cp.off];
         uint32_t bytes;
-        if (!model_copy(c.mi, c.mt, cp, dst, &bytes)) c.fail("a filter base outside the box, or a step past it by more than one");
+        if (!model_copy(c.mi, c.mt, cp, dst, &bytes)) c.fail("a load the TMA refuses (model_copy)");
         d.tag[j.stage][0] = j.tile - j.src + j.dst, d.tag[j.stage][1] = j.kt; /* the destination's unit: its pair's */
         d.full[j.stage].complete_tx(bytes);
         c.cv.notify_all();

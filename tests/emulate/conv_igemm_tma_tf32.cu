@@ -23,11 +23,12 @@
    strided backward data phase by phase (stride 2 and 3, the 1x1 downsampling layer with phases
    without taps, a dilated filter with a phase of negative padding, a K tail, NCHW); the filter
    gradient on NCHW data (its k32 form: both operands K-major in 32-byte-swizzled rows of 8
-   pixels, rank-4 tiled loads) on the 128x256, 256x128 and 64-row tiles: 16x16 and 10x12 images
-   read in place, 7x7, 14x14 and 12x9 through the row copy, a channel tail, an M edge,
-   CONVOLUTION mode, dilation, a KRSC filter, alpha and beta, split-K; and the plan declining the
-   filter gradient on NHWC data, with a stride, on a clustered tile, FMA math, strided backward
-   data on the unit-stride entry, and channels that are not a multiple of 4. Clusters of 2 CTAs (the _c2_tf32 entries, B assembled
+   pixels, rank-4 tiled loads, x through its shifted copies) on the 128x256, 256x128 and 64-row
+   tiles: dy of 16x16 and 10x12 pixels read in place, of 7x7, 14x14 and 12x9 through the row
+   copy, a channel tail, an M edge, CONVOLUTION mode, dilation, stride 2 with unequal paddings, a
+   strided 1x1, a KRSC filter, alpha and beta, split-K; and the plan declining the filter
+   gradient on NHWC data, on a clustered tile, FMA math, strided backward data on the
+   unit-stride entry, and channels that are not a multiple of 4. Clusters of 2 CTAs (the _c2_tf32 entries, B assembled
    from both CTAs' multicast halves): forward with 3 M tiles (the last pair's second past M) and
    an N edge, channel tails (C 36, 44), C 5 and the stem's C 3 padded in the workspace, stride 2
    with unequal paddings, bias, ReLU and z in CONVOLUTION mode, NCHW through the copies; backward
@@ -108,8 +109,10 @@ int main()
          64, 12, 9, 3, 3, 2, 2, 1, 2, false, false, false, 1, 0, 1, NULL, false, W, false, NCHW},
         {"tf32 wgrad NHWC declines (pixels not consecutive)", F, 0, 2, 64, 128, 16, 16, 3, 3, 1, 1, 1, 1, false, false,
          false, 1, 0, 1, "consecutive along rows", false, W},
-        {"tf32 wgrad stride 2 declines", F, 0, 2, 64, 128, 16, 16, 3, 3, 1, 1, 2, 1, false, false, true, 1, 0, 1,
-         "strided filter gradient", false, W, false, NCHW},
+        {"tf32 wgrad 128x256 NCHW 3x3 stride 2, pad (2, 1), 17x15 (10x8 out), C 64, K 128, CONVOLUTION", F, 0, 3, 64,
+         128, 17, 15, 3, 3, 2, 1, 2, 1, true, false, true, 1, 0, 2, NULL, false, W, false, NCHW},
+        {"tf32 wgrad 64x64 NCHW 1x1 stride 2, 14x14 (7x7 out), C 64, K 64, beta", F, 5, 3, 64, 64, 14, 14, 1, 1, 0, 0, 2,
+         1, false, false, true, 1, 0.5, 2, NULL, false, W, false, NCHW},
         {"tf32 wgrad FMA math declines", F, 0, 2, 64, 128, 16, 16, 3, 3, 1, 1, 1, 1, false, false, true, 1, 0, 1,
          "math type", false, W, false, NCHW, FMA},
         /* strided backward data, phase by phase on the TMA kernel */
