@@ -129,8 +129,8 @@ TEST(conv_cuda_tma_tf32_entries_are_reached)
 
 /* The TF32 filter gradient on the TMA kernel (the k32 form: NCHW dy and x read K-major, pixel
    rows of 8 under the 32-byte swizzle, x through its shifted copies; the unproven entries under
-   OPENCUDNN_UNPROVEN=1), each tile: dy of 56x56 and 28x28 pixels read in place, of 14x14 and
-   7x7 through the row copy (rows of 56 and 28 bytes padded to 64 and 32), a channel tail (C
+   OPENCUDNN_UNPROVEN=1), each tile: dy of 56x56, 28x28, 14x14 and 7x7 pixels (rows of 56 and 28
+   bytes padded to 64 and 32 by its copy), a channel tail (C
    100: 128 columns a tap), dilation 2 in CONVOLUTION mode, stride 2 (3x3 with padding, and 1x1),
    a 1x1 filter, M = 64 on the 64-row tiles, split-K where the tiles are few. */
 TEST(conv_cuda_tma_tf32_wgrad_entries_are_reached)

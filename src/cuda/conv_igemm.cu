@@ -54,8 +54,8 @@
    and the filter gradient over channels padded to 64 per tap, no more than a quarter of them
    padding; fp16 and bf16, groups 1, 2-D, within the tensor maps' limits of conv_igemm_tma.cuh;
    the _tma_tf32 entries: fp32 data as TF32, forward and backward data, where tensor-op math is
-   allowed, as the tf32 entries, and the filter gradient of NCHW data, dy read as it lies or with
-   its rows padded to 16 bytes, x through one shifted copy per filter column (plan_rows;
+   allowed, as the tf32 entries, and the filter gradient of NCHW data, dy through a copy with its
+   rows padded to 16 bytes, x through one shifted copy per filter column (plan_rows;
    conv_igemm_tma.cuh's k32 form, on the unclustered 128x256, 256x128 and 64-row tiles)), their
    clustered twins (_tma_c2_ and _tma_c2_tf32_: the same
    kernel on clusters of 2 CTAs sharing B by multicast; declined where no cluster fits the GPU,
@@ -235,26 +235,22 @@ static const char *plan_act(const struct ocd_tensor_view *v, const void *data, i
     return NULL;
 }
 
-/* Plans the k32 filter gradient's view of activation v (conv_igemm_tma.cuh): dy (taps 1, the rest
-   0) as it lies where its pixels are consecutive along rows and its row, channel and image strides
-   are multiples of 16 bytes, else its rows padded to a multiple of 16 bytes in the workspace (at
-   *ws); x always through the workspace, one copy per filter column (igemm_rows: taps, hs rows of
-   ws_len, column j of copy s reading x's column j uw - pw + s dw, row h' x's row h' - ph). The
-   view in *act (its w and h those of the map: dy's own, the copy's), *sc its channel stride.
-   NULL or a reason. */
-static const char *plan_rows(const struct ocd_tensor_view *v, const void *data, int taps, int64_t hs, int64_t ws_len,
-                             const int shift[4], igemm_act *act, igemm_rows_copy *copy, int64_t *sc, size_t *ws)
+/* Plans the k32 filter gradient's copy of activation v into the workspace (at *ws;
+   conv_igemm_tma.cuh), rounded to tf32 as the other TF32 copies are (the tensor cores would
+   truncate what they read in place, a bias that a filter gradient's sum over every pixel of
+   the batch grows past the tests' TF32 tolerance): dy (shifted false: one tap, shift {1, 0, 0,
+   0}) with its rows padded to a multiple of 16 bytes; x (shifted) one copy per filter column
+   (igemm_rows: taps, hs rows of ws_len, column j of copy s reading x's column j uw - pw + s dw,
+   row h' x's row h' - ph). The view in *act (its w and h those of the map: dy's own, the
+   copy's for x), *sc its channel stride. NULL or a reason. */
+static const char *plan_rows(const struct ocd_tensor_view *v, const void *data, bool shifted, int taps, int64_t hs,
+                             int64_t ws_len, const int shift[4], igemm_act *act, igemm_rows_copy *copy, int64_t *sc,
+                             size_t *ws)
 {
     const act_dims a = act_of(v);
     memset(copy, 0, sizeof *copy);
     if (a.d != 1 || (a.w > 1 && a.sw != 1)) return "the TF32 filter gradient reads pixels consecutive along rows (NCHW)";
     act->d = 1, act->h = (int)a.h, act->w = (int)a.w, act->sw = 1, act->sd = 0, act->group_c = 0, act->vshift = 0;
-    /* an extent-1 dim is never stepped: any multiple of 16 bytes serves as its stride */
-    const int64_t sh = a.h > 1 ? a.sh : 4, chs = a.c > 1 ? a.sc : 4, sn = a.n > 1 ? a.sn : 4;
-    if (taps == 1 && (uintptr_t)data % 16 == 0 && sh % 4 == 0 && chs % 4 == 0 && sn % 4 == 0) {
-        act->ptr = data, act->sh = sh, act->sn = sn, *sc = chs;
-        return NULL;
-    }
     const int64_t total = taps * a.n * a.c * hs * ws_len;
     if (total >= INT32_MAX) return OCD_REASON_SHAPE;
     copy->on = true, copy->src = data, copy->ws_off = (int64_t)*ws;
@@ -265,7 +261,7 @@ static const char *plan_rows(const struct ocd_tensor_view *v, const void *data, 
     r.div_c = ocd_fastdiv_make((uint32_t)a.c), r.div_n = ocd_fastdiv_make((uint32_t)a.n);
     *ws = align_up(*ws + (size_t)total * sizeof(float));
     act->ptr = NULL; /* the workspace copy, bound at run time */
-    if (taps > 1) act->h = (int)hs, act->w = (int)ws_len; /* x: the copy's rows are the map's */
+    if (shifted) act->h = (int)hs, act->w = (int)ws_len; /* x: the copy's rows are the map's */
     act->sh = ws_len, act->sn = a.c * hs * ws_len, *sc = hs * ws_len;
     return NULL;
 }
@@ -642,11 +638,11 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
             const int64_t pb = (ya.h + OCD_IGEMM_K32_PB - 1) / OCD_IGEMM_K32_PB;
             const int64_t x_rows = (pb * OCD_IGEMM_K32_PB - 1) * prm.uh + (prm.R - 1) * prm.dh + 1;
             const int dy_shift[4] = {1, 0, 0, 0}, x_shift[4] = {prm.uw, prm.pw, prm.dw, prm.ph};
-            if ((why = plan_rows(&p->y, p->y_data, 1, ya.h, (ya.w + 3) / 4 * 4, dy_shift, &prm.a, &pl->rows_a, &dy_sc,
-                                 &ws)))
+            if ((why = plan_rows(&p->y, p->y_data, false, 1, ya.h, (ya.w + 3) / 4 * 4, dy_shift, &prm.a, &pl->rows_a,
+                                 &dy_sc, &ws)))
                 return why;
-            if ((why = plan_rows(&p->x, p->x_data, prm.S, x_rows, qb * OCD_IGEMM_K32_QB, x_shift, &prm.b, &pl->rows_b,
-                                 &x_sc, &ws)))
+            if ((why = plan_rows(&p->x, p->x_data, true, prm.S, x_rows, qb * OCD_IGEMM_K32_QB, x_shift, &prm.b,
+                                 &pl->rows_b, &x_sc, &ws)))
                 return why;
         } else {
             if ((why = plan_act(&p->y, p->y_data, esize, kg, &prm.a, &pl->copy_a, &ws))) return why;

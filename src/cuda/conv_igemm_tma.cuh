@@ -89,9 +89,10 @@
    operand as it lands, with no ambiguity in the swizzle of a box narrower than its span). K tile
    kt is the pixel block (qb, pb) of image img, kt = (img * PB + pb) * QB + qb, QB = ceil(Q / 8),
    PB = ceil(P / 4); its pixels past Q or P are zeros of dy (the A operand), so the x they meet
-   does not count. A tiled load must start 16-byte aligned along the innermost dim, inside the
-   tensor (an H100 raises an illegal instruction for a box at column -1 or 1 of fp32 rows), which
-   a tap's column offset s dilation_w - pad_w breaks; so x is read through copies in the
+   does not count. A tiled load must start 16-byte aligned along the innermost dim (an H100 raises
+   an illegal instruction for a box at column 1 of fp32 rows; negative coordinates, 16-byte
+   aligned, and boxes past the end load zeros), which a tap's column offset s dilation_w - pad_w
+   breaks; so x is read through copies in the
    workspace, one per filter column s, [S][N][C][H'][W'] with element (s, n, c, h', j) =
    x(n, c, h' - pad_h, j stride_w - pad_w + s dilation_w), zero outside x (conv_igemm_copy.cuh's
    igemm_rows): every box of copy s then starts at the K tile's own pixel column, the padding is
@@ -105,11 +106,12 @@
      channels of one tap a load, four a B block, each into its plane, which spans the tile's BN
      columns (B's wgmma reads all of them at one row stride), at (q0, c0, (p0 + row) stride_h +
      r dilation_h, s N + img), the taps mirrored in CONVOLUTION mode.
-   The GEMM's columns, its split-K and epilogue are the 16-bit filter gradient's. The maps'
-   strides must be multiples of 16 bytes: dy's rows of 7 or 14 fp32 pixels (ResNet-50's 7x7 and
-   14x14 layers) are first copied with their rows padded to 8 and 16 (conv_igemm.cu's plan_rows).
-   The copies of x cost S times x's bytes written and read (3x3: 3.1 times x at 56x56, 4.4 at
-   7x7). No clusters. Split-K over the pixels (make_plan's, where the tiles are too
+   The GEMM's columns, its split-K and epilogue are the 16-bit filter gradient's. dy is copied
+   too, its rows padded to a multiple of 16 bytes (the maps' strides: ResNet-50's 7x7 and 14x14
+   layers have rows of 28 and 56 bytes) and rounded to tf32: read in place, the tensor cores'
+   truncation biases a sum over every pixel of the batch past the tests' TF32 tolerance (a GPU
+   run: 0.041 off at K = 12,544). The copies of x cost S times x's bytes written and read (3x3:
+   3.1 times x at 56x56, 4.4 at 7x7). No clusters. Split-K over the pixels (make_plan's, where the tiles are too
    few for the GPU) makes a work unit of each tile and split, the splits' fp32 partial tiles
    summed in split order by the reduction kernel (deterministic).
 

@@ -152,13 +152,11 @@ uint32_t model_box_count(const model_tiled &m, int i)
 }
 
 /* cp.async.bulk.tensor.{3,4}d.tile at c[0 .. rank) into dst: the landed elements packed in box
-   order, innermost first, then swizzled. False for a box that starts before the tensor or off 16
-   bytes along the innermost dim (an H100 raises an illegal instruction for a box of fp32 rows at
-   column -1; past the end, the zeros are the ISA's). */
+   order, innermost first, then swizzled. False for a box that starts off 16 bytes along the
+   innermost dim (an H100 raises an illegal instruction for a box of fp32 rows at column 1 or -1;
+   at -4, 0, 4 or past the end it loads, zeros outside the tensor). */
 bool model_load_tiled(const model_tiled &m, const int *c, uint8_t *dst)
 {
-    for (int i = 0; i < m.rank; i++)
-        if (c[i] < 0) return false;
     if ((int64_t)c[0] * m.esize % 16 != 0) return false;
     const uint32_t n0 = model_box_count(m, 0), n1 = model_box_count(m, 1), n2 = model_box_count(m, 2),
                    n3 = model_box_count(m, 3);
@@ -212,7 +210,7 @@ model_tiled map_ti(const igemm_tma_geom &g, const igemm_params &p, bool wgrad, i
 
 /* One load the kernel issues (igemm_tma_kt's copy) through the models, into the stage at dst;
    *bytes: the box's bytes, as the map defines them. false when an im2col filter base lies
-   outside the bounding box, or a tiled box starts where the hardware refuses (model_load_tiled). */
+   outside the bounding box, or a tiled box starts off 16 bytes (model_load_tiled). */
 const model_tiled &model_tiled_of(const model_im2col &mi, const model_tiled &mt, const igemm_tma_copy &c)
 {
     return c.rank4 && c.into_b ? mi.tiled : mt; /* k32: x's map loads B */

@@ -293,8 +293,8 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
     /* The k32 filter gradient's K tile (conv_igemm_tma.cuh: pixels (q0 .. q0 + 7, p0 .. p0 + 3) of
        image img) of the tile at (m0, n0), as wgmma reads it from stage 0 (K-major, the 32-byte
        swizzle): A(m, k) = dy at pixel (p0 + k / 8, q0 + k % 8), filter m, zero past P or Q; B(j,
-       k) = x at that pixel's window for the tap and channel of column j. Each as the TMA lands it:
-       rounded to tf32 where the plan's row copy brought it. */
+       k) = x at that pixel's window for the tap and channel of column j. Each rounded to tf32, as
+       the plan's copies bring both. */
     static const char *check_wgrad_k32(const tma_case &e, const tma_problem<T> &tp, const igemm_plan &pl,
                                        const Loads &l, const std::vector<uint8_t> &smem)
     {
@@ -310,7 +310,7 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
                 uint32_t addr;
                 if (!emu_desc_addr(Shape::desc_a(BASE, 0, i / 64, k / 8), i % 64, k % 8, esize, &addr))
                     return "a malformed A descriptor";
-                if (stage_elem<T>(&smem[addr]) != landed<T>(want, pl.rows_a.on)) return "an A element differs from dy";
+                if (stage_elem<T>(&smem[addr]) != landed<T>(want, true)) return "an A element differs from dy";
             }
         for (int j = 0; j < 64 * l.nb; j++)
             for (int k = 0; k < 32; k++) {
@@ -321,7 +321,7 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
                 uint32_t addr;
                 if (!emu_desc_addr(Shape::desc_b(BASE, 0, k / 8), j, k % 8, esize, &addr))
                     return "a malformed B descriptor";
-                if (stage_elem<T>(&smem[addr]) != landed<T>(want, pl.rows_b.on)) return "a B element differs from x";
+                if (stage_elem<T>(&smem[addr]) != landed<T>(want, true)) return "a B element differs from x";
             }
         return NULL;
     }
@@ -387,7 +387,7 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
                         uint8_t *dst = &smem[BASE + (c.into_b ? Shape::b_stage(0) : Shape::a_stage(0)) + c.off];
                         if (!model_copy(mi, mt, c, dst, &b))
                             return "a filter base outside the im2col bounding box, a step past it by more than one, or "
-                                   "a tiled box before the tensor or off 16 bytes";
+                                   "a tiled box off 16 bytes";
                         bytes += b;
                     }
                 }
