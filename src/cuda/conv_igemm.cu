@@ -127,7 +127,7 @@ struct igemm_plan {
     int esize;
     igemm_params prm;
     igemm_copy copy_a, copy_b;
-    igemm_rows_copy rows_a, rows_b; /* the TF32 filter gradient's dy and x, rows padded (k32: copy_a, copy_b off) */
+    igemm_rows_copy rows_a, rows_b; /* k32: the copies of dy and x (copy_a, copy_b off) */
     bool pad_on; /* the padded forward pass: x (pad_src) goes through pad (copy_a is off) */
     igemm_pad pad;
     const void *pad_src;
