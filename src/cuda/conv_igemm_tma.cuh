@@ -77,7 +77,9 @@
      and make_plan declines problems where they would be more than a quarter of the columns.
    A block wholly past the filters (M) or the padded columns (N) is not loaded (its accumulator
    rows or columns are never stored, whatever the stale stage holds), and the stage's expected
-   bytes count the blocks loaded.
+   bytes count the blocks loaded. Split-K over the pixels (make_plan's, where the tiles are too
+   few for the GPU) makes a work unit of each tile and split, the splits' fp32 partial tiles
+   summed in split order by the reduction kernel (deterministic).
 
    The TF32 filter gradient (entries cuda:wgrad_igemm_tma_tf32_*, the k32 form) cannot take
    those MN-major blocks: TF32 wgmma reads K-major operands only. On NCHW data both operands are
@@ -92,12 +94,12 @@
    does not count. A tiled load must start 16-byte aligned along the innermost dim (an H100 raises
    an illegal instruction for a box at column 1 of fp32 rows; negative coordinates, 16-byte
    aligned, and boxes past the end load zeros), which a tap's column offset s dilation_w - pad_w
-   breaks; so x is read through copies in the
-   workspace, one per filter column s, [S][N][C][H'][W'] with element (s, n, c, h', j) =
-   x(n, c, h' - pad_h, j stride_w - pad_w + s dilation_w), zero outside x (conv_igemm_copy.cuh's
-   igemm_rows): every box of copy s then starts at the K tile's own pixel column, the padding is
-   written, the stride taken, and H' = (4 PB - 1) stride_h + (R - 1) dilation_h + 1 rows, W' =
-   8 QB, hold every row and column a box reaches. Both maps are tiled, rank 4, the 32-byte
+   breaks; so x is read through copies in the workspace, one per filter column s,
+   [S][N][C][H'][W'] with element (s, n, c, h', j) = x(n, c, h' - pad_h, j stride_w - pad_w + s
+   dilation_w), zero outside x (conv_igemm_copy.cuh's igemm_rows): every box of copy s then
+   starts at the K tile's own pixel column, the padding is written, the stride taken, and H' =
+   (4 PB - 1) stride_h + (R - 1) dilation_h + 1 rows, W' = 8 QB, hold every row and column a box
+   reaches. Both maps are tiled, rank 4, the 32-byte
    swizzle:
    - A, dy: globalDim (Q, K, P, N) (the filters the second dim, so that a box of 64 filters
      stacks their rows), box (8, 64, 4, 1): an A block of 64 filters, its four planes of 2 KB in
@@ -111,9 +113,7 @@
    layers have rows of 28 and 56 bytes) and rounded to tf32: read in place, the tensor cores'
    truncation biases a sum over every pixel of the batch past the tests' TF32 tolerance (a GPU
    run: 0.041 off at K = 12,544). The copies of x cost S times x's bytes written and read (3x3:
-   3.1 times x at 56x56, 4.4 at 7x7). No clusters. Split-K over the pixels (make_plan's, where the tiles are too
-   few for the GPU) makes a work unit of each tile and split, the splits' fp32 partial tiles
-   summed in split order by the reduction kernel (deterministic).
+   3.1 times x at 56x56, 4.4 at 7x7). No clusters.
 
    Clusters of 2 CTAs along M (entries cuda:*_igemm_tma_c2_*): the work units are taken in pairs,
    the tiles along M rounded up to an even count (tiles_m), so that units 2 j and 2 j + 1 are
