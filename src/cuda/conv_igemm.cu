@@ -566,6 +566,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     filter_strides(&p->w, wst);
     size_t ws = 0;
     int64_t dy_sc = 0, x_sc = 0; /* k32: the channel strides of dy and x as read */
+    const igemm_k32_blocks k32b = igemm_k32_blocks_of(ya.w, ya.h); /* k32: dy's pixel blocks, the K tiles */
     igemm_epi &ep = prm.epi;
     ocd_cuda_conv_epi &ty = ep.typed;
     ty.alpha = (float)p->alpha;
@@ -634,14 +635,12 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     }
     default: {
         if (k32) { /* conv_igemm_tma.cuh's k32 paragraph: the copies' extents */
-            const int64_t qb = (ya.w + OCD_IGEMM_K32_QB - 1) / OCD_IGEMM_K32_QB;
-            const int64_t pb = (ya.h + OCD_IGEMM_K32_PB - 1) / OCD_IGEMM_K32_PB;
-            const int64_t x_rows = (pb * OCD_IGEMM_K32_PB - 1) * prm.uh + (prm.R - 1) * prm.dh + 1;
+            const int64_t x_rows = (k32b.pb * OCD_IGEMM_K32_PB - 1) * prm.uh + (prm.R - 1) * prm.dh + 1;
             const int dy_shift[4] = {1, 0, 0, 0}, x_shift[4] = {prm.uw, prm.pw, prm.dw, prm.ph};
             if ((why = plan_rows(&p->y, p->y_data, false, 1, ya.h, (ya.w + 3) / 4 * 4, dy_shift, &prm.a, &pl->rows_a,
                                  &dy_sc, &ws)))
                 return why;
-            if ((why = plan_rows(&p->x, p->x_data, true, prm.S, x_rows, qb * OCD_IGEMM_K32_QB, x_shift, &prm.b,
+            if ((why = plan_rows(&p->x, p->x_data, true, prm.S, x_rows, k32b.qb * OCD_IGEMM_K32_QB, x_shift, &prm.b,
                                  &pl->rows_b, &x_sc, &ws)))
                 return why;
         } else {
@@ -683,10 +682,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
        not). */
     const igemm_tile_info &ti = tile_info[tile];
     const int64_t tiles = ((gm.m + ti.bm - 1) / ti.bm) * ((gm.n + ti.bn - 1) / ti.bn) * g;
-    /* k32: K tiles of 8 x 4 pixels of one image (conv_igemm_tma.cuh) */
-    const int64_t ktiles = k32 ? ya.n * ((ya.w + OCD_IGEMM_K32_QB - 1) / OCD_IGEMM_K32_QB) *
-                                     ((ya.h + OCD_IGEMM_K32_PB - 1) / OCD_IGEMM_K32_PB)
-                               : (gm.k + bk - 1) / bk;
+    const int64_t ktiles = k32 ? ya.n * k32b.qb * k32b.pb : (gm.k + bk - 1) / bk;
     int64_t splits = 1;
     if (tiles < h->sm_count && (!tma || tma_wgrad) && !pl->int8) {
         const int64_t most = OCD_MAX(OCD_MIN(ktiles / 16, (int64_t)64), (int64_t)1);

@@ -278,6 +278,15 @@ static inline const char *igemm_tma_plan_wgrad(const igemm_params &p, int c, int
 #define OCD_IGEMM_K32_QB 8
 #define OCD_IGEMM_K32_PB 4
 
+/* The pixel blocks of an image of q x p output pixels: along a row (qb) and down (pb). */
+struct igemm_k32_blocks {
+    int64_t qb, pb;
+};
+static inline igemm_k32_blocks igemm_k32_blocks_of(int64_t q, int64_t p)
+{
+    return {(q + OCD_IGEMM_K32_QB - 1) / OCD_IGEMM_K32_QB, (p + OCD_IGEMM_K32_PB - 1) / OCD_IGEMM_K32_PB};
+}
+
 /* Fills g for the TF32 filter gradient p on NCHW data (the k32 paragraph of the file comment): dy
    prm.a (P x Q pixels an image, filters dy_sc apart, its rows sh and images sn apart, pixels
    consecutive) and x prm.b, the copies of x (c channels x_sc apart, rows of x.w, x.h rows, a
@@ -305,11 +314,11 @@ static inline const char *igemm_tma_plan_wgrad_k32(const igemm_params &p, int c,
     g->im_box[0] = OCD_IGEMM_K32_QB, g->im_box[1] = 64, g->im_box[2] = 1, g->im_box[3] = 1;
     for (int i = 0; i < 4; i++) g->im_estride[i] = 1;
     for (int i = 0; i < 3; i++) g->ti_stride[i] = (uint64_t)(dst[i] * esize), g->im_stride[i] = (uint64_t)(xst[i] * esize);
-    const int qb = (dy.w + OCD_IGEMM_K32_QB - 1) / OCD_IGEMM_K32_QB, pb = (dy.h + OCD_IGEMM_K32_PB - 1) / OCD_IGEMM_K32_PB;
-    g->fd_qb = ocd_fastdiv_make((uint32_t)qb), g->fd_pb = ocd_fastdiv_make((uint32_t)pb);
+    const igemm_k32_blocks kb = igemm_k32_blocks_of(dy.w, dy.h);
+    g->fd_qb = ocd_fastdiv_make((uint32_t)kb.qb), g->fd_pb = ocd_fastdiv_make((uint32_t)kb.pb);
     g->bk = 64; /* channels a B block, as the 16-bit filter gradient's */
     g->cblocks = (c + 63) / 64;
-    g->ktiles = (int)(n * pb * qb);
+    g->ktiles = (int)(n * kb.pb * kb.qb);
     g->nkt = p.kt_per_split;
     igemm_tma_tiles(p, bm, bn, 1, g);
     return NULL;

@@ -182,18 +182,13 @@ __host__ __device__ __forceinline__ uint64_t ocd_wgmma_desc_k32(uint32_t addr)
    NCHW data, whose K, the pixels, is 8 along a row times 4 rows). The rows come in blocks of RB
    (RB divides ROWS), each block's four planes together (RB * 128 bytes a block): A's blocks of 64
    filters, each one TMA box of 4 rows; B, RB = ROWS, one plane a row of pixels for all its
-   rows. A loader copies 16-byte chunks: chunk c (0..7) of row r holds K elements 4 c .. 4 c + 3. */
+   rows. Only the TMA fills it (no cp.async loader, so no chunk offsets). */
 template <int ROWS, int RB> struct ocd_wgmma_smem_k32 {
     static_assert(ROWS % RB == 0 && RB % 8 == 0, "whole blocks of whole 8-row atoms");
     static constexpr bool MN = false;
-    static constexpr int E = 4, BK = 32, KSTEP = 8;
-    static constexpr int STAGE = ROWS * BK, STAGE_BYTES = ROWS * 128, PLANE_BYTES = RB * 32;
+    static constexpr int BK = 32, KSTEP = 8;
+    static constexpr int STAGE_BYTES = ROWS * 128, PLANE_BYTES = RB * 32;
 
-    static __host__ __device__ __forceinline__ int offset(int row, int chunk)
-    {
-        const int plane = chunk >> 1, half = chunk & 1, r = row % RB;
-        return ((row / RB) * RB * 128 + plane * PLANE_BYTES + r * 32 + ((half ^ ((r >> 2) & 1)) * 16)) / 4;
-    }
     /* The descriptor of k-step ks of the rows whose block starts at addr. */
     static __host__ __device__ __forceinline__ uint64_t desc(uint32_t addr, int ks)
     {
