@@ -609,6 +609,9 @@ template <class Tile, typename T, bool WGRAD> struct emu_consumer {
         jitter(rng);
         std::unique_lock<std::mutex> lk(c.mu);
         const int o = 1 - wg;
+        /* the broken protocol's worst schedule, so that catching it does not hang on timing: the
+           holder passes only once the other consumer, not waiting, has taken the turn itself */
+        if (c.proto == PROTO_NO_TURNS) c.wait(lk, [&] { return me().turn != wg; });
         if (me().turn != wg) c.fail("a turn passed by a consumer that did not hold it");
         if (++me().passes[o] > me().waits[o] + 1) c.fail("a turn passed twice before the other consumer took it");
         me().turn = o;
