@@ -3,20 +3,6 @@
    are reached where they apply and compute what the reference computes. */
 #include "conv_reach.h"
 
-/* The n cases reached in direction d under algo at beta 0 (check_entries_reached), then each
-   checked through algo at beta 0 and 0.5 (check_direction). */
-static void check_reached_and_blended(const struct entry_case *cases, size_t n, enum dir d, int algo)
-{
-    check_entries_reached(cases, n, d, algo);
-    for (size_t i = 0; i < n; i++) {
-        struct problem p;
-        char label[96];
-        snprintf(label, sizeof label, "dir %d %s %s", (int)d, cases[i].sh->name, cases[i].cf->name);
-        if (make_problem(&p, cases[i].sh, cases[i].cf, 0)) check_direction(&p, d, algo, label);
-        free_problem(&p);
-    }
-}
-
 /* Ahead of the stride phases: ResNet's downsampling layer (1x1 stride 2, C = 256 -> K = 128) over
    27x28 (a last row of dx no dy pixel reaches), fp16 and bf16; stride 3 over 20x19; strides (2, 1);
    a 3-D problem. Each reached at beta 0, then checked through BWD_DATA_ALGO_1 at beta 0 and 0.5
@@ -37,7 +23,7 @@ TEST(conv_cuda_dgrad_1x1_strided_entry_is_reached)
         {&down, half, entry, NULL}, {&down, bf16, entry, NULL}, {&s3, bf16, entry, NULL},
         {&s21, half, entry, NULL},  {&three, half, entry, NULL},
     };
-    check_reached_and_blended(cases, sizeof cases / sizeof cases[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
+    check_entries_blended(cases, sizeof cases / sizeof cases[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
 }
 
 /* The strided 1x1 filter gradient on the cuBLAS 1x1 entry: x gathered at the output's pixels by the
@@ -59,5 +45,5 @@ TEST(conv_cuda_wgrad_1x1_strided_gathers)
         {&down, &tc_configs[2], entry, NULL},
         {&s21, &tc_configs[0], entry, NULL},
     };
-    check_reached_and_blended(cases, sizeof cases / sizeof cases[0], BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
+    check_entries_blended(cases, sizeof cases / sizeof cases[0], BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
 }

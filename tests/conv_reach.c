@@ -63,6 +63,21 @@ void check_entry_reached(const struct shape *sh, const struct config *cf, enum d
     free_problem(&p);
 }
 
+void check_entries_blended(const struct entry_case *cases, size_t n, enum dir d, int algo)
+{
+    check_entries_reached(cases, n, d, algo);
+    for (size_t i = 0; i < n; i++) {
+        struct problem p;
+        char label[96];
+        snprintf(label, sizeof label, "dir %d %s %s", (int)d, cases[i].sh->name, cases[i].cf->name);
+        const struct disable_list saved = disable_saved();
+        if (cases[i].disable) ocd_setenv("OPENCUDNN_DISABLE", cases[i].disable);
+        if (make_problem(&p, cases[i].sh, cases[i].cf, 0)) check_direction(&p, d, algo, label);
+        if (cases[i].disable) disable_restore(&saved);
+        free_problem(&p);
+    }
+}
+
 bool on_hopper(const char *kind)
 {
     const int cc = test_compute_capability();

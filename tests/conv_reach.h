@@ -32,5 +32,8 @@ struct entry_case {
 
 /* check_entry_reached on each of the n cases, in direction d under algo. */
 void check_entries_reached(const struct entry_case *cases, size_t n, enum dir d, int algo);
+/* check_entries_reached (beta 0), then each case checked through algo at beta 0 and 0.5
+   (check_direction), under its OPENCUDNN_DISABLE list. */
+void check_entries_blended(const struct entry_case *cases, size_t n, enum dir d, int algo);
 
 #endif

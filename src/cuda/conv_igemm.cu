@@ -36,7 +36,8 @@
    bf16, and cuda:dgrad_igemm_tma_tf32_phases, fp32 as TF32, which also take dilated filters),
    one phase after the other on the stream and sharing the workspace (the TMA entries' phases
    chained instead: phases_run). Phases without taps get dx = beta * dx (with beta 0 and a
-   dense dx, one memset of all of dx before the phases, where some phase has no taps). The plain
+   dense dx, one memset of all of dx before the phases, where some phase has no taps). NCHW dx
+   and dy are staged channels-last in the workspace around the phases (stage_problem). The plain
    kernel, which tests every tap at every pixel, did stride^2 times the work.
 
    Constraints (each a reason): sm_80 or newer; fp16 and bf16 (tf32 entries: fp32 data, forward
@@ -74,6 +75,7 @@
 #include "cuda/wgmma.cuh"
 #include "core/reasons.h"
 #include "core/dimgroup.h"
+#include "ops/tensor_ops.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -915,12 +917,85 @@ static int phase_tile(cudnnHandle_t h, const struct ocd_conv_problem *sub, bool 
    (phases_run): each has a workspace of its own, one after the other. */
 struct igemm_phases_plan {
     bool tf32;
-    bool chained;    /* the TMA entries' phases, where unproven entries are allowed (phases_run) */
-    bool tapless;    /* some phase holds pixels but no taps (a 1x1 filter with a stride) */
-    size_t ws_bytes; /* the largest phase's, or every phase's for chained phases */
+    bool chained;       /* the TMA entries' phases, where unproven entries are allowed (phases_run) */
+    bool tapless;       /* some phase holds pixels but no taps (a 1x1 filter with a stride) */
+    bool staged;        /* the phases run on channels-last copies (stage_problem) */
+    size_t stage_bytes; /* the copies' part of the workspace, ahead of the phases' */
+    size_t ws_bytes;    /* the staging's, then the largest phase's, or every phase's for chained phases */
     signed char tile[IGEMM_MAX_PHASES];
 };
 OCD_IMPL_PLAN_FITS(igemm_phases_plan);
+
+/* Staging. A phase writes every stride-th pixel of dx. Where dx has its channels innermost the
+   stores of a warp are runs of channels, whole sectors; where it has its pixels innermost (NCHW)
+   each store covers a stride-th of the sectors it touches, and the sectors the other phases fill
+   are written back to DRAM half-written in between wherever dx does not fit in the L2 (fp32 3x3
+   stride 2, 128 channels at 56x56, batch 64: the TF32 phases took 0.74 ms, the fp16 NHWC ones
+   0.076, an H100). Such a dx is computed into a dense channels-last copy in the workspace, beta
+   0, then transposed into the caller's with beta by the elementwise engine (ops/tensor_ops.h);
+   a dy whose channels are not innermost is transposed there once for every phase, where each
+   phase's plan would copy it again. Unproven (core/impl.h) until a GPU run has timed it. */
+static bool channels_inner(const struct ocd_tensor_view *v)
+{
+    return v->dims[1] == 1 || v->strides[1] == 1;
+}
+
+/* v with its elements packed channels-last (NHWC, NDHWC). */
+static struct ocd_tensor_view channels_last_view(const struct ocd_tensor_view *v)
+{
+    struct ocd_tensor_view cl = *v;
+    int dims[OCD_MAX_DIMS], strides[OCD_MAX_DIMS];
+    for (int d = 0; d < v->rank; d++) dims[d] = (int)v->dims[d];
+    ocd_packed_strides(CUDNN_TENSOR_NHWC, v->rank, dims, 1, strides);
+    for (int d = 0; d < v->rank; d++) cl.strides[d] = strides[d];
+    return cl;
+}
+
+/* The problem the staged phases run (*st): p with dx (then beta 0) and dy, those whose channels are
+   not innermost, channels-last at `base` (256-byte aligned; NULL when planning). Returns the
+   copies' bytes. */
+static size_t stage_problem(const struct ocd_conv_problem *p, int esize, char *base, struct ocd_conv_problem *st)
+{
+    *st = *p;
+    size_t bytes = 0;
+    if (!channels_inner(&p->x)) {
+        st->beta = 0;
+        st->x = channels_last_view(&p->x);
+        st->x_data = base;
+        bytes = align_up((size_t)ocd_view_count(&p->x) * (size_t)esize);
+    }
+    if (!channels_inner(&p->y)) {
+        st->y = channels_last_view(&p->y);
+        st->y_data = base ? base + bytes : NULL;
+        bytes = align_up(bytes + (size_t)ocd_view_count(&p->y) * (size_t)esize);
+    }
+    return bytes;
+}
+
+/* The tile of each phase of p into pp (phases_plan) and the workspace after pp->stage_bytes; NULL,
+   or why some phase has none. */
+static const char *phases_plan_tiles(cudnnHandle_t h, const struct ocd_conv_problem *p, bool tf32, bool tma, int esize,
+                                     igemm_phases_plan *pp)
+{
+    pp->tapless = false;
+    size_t ws = 0;
+    for (int ph = 0, phases = phase_count(p); ph < phases; ph++) {
+        struct ocd_conv_problem sub;
+        bool taps, pixels;
+        pp->tile[ph] = -1;
+        phase_problem(p, ph, esize, &sub, &taps, &pixels);
+        pp->tapless = pp->tapless || (pixels && !taps);
+        if (!pixels || !taps) continue;
+        igemm_plan pl;
+        const char *why;
+        const int tile = phase_tile(h, &sub, tf32, tma, &pl, &why);
+        if (tile < 0) return why;
+        pp->tile[ph] = (signed char)tile;
+        ws = pp->chained ? ws + pl.ws_bytes : OCD_MAX(ws, pl.ws_bytes);
+    }
+    pp->ws_bytes = (pp->stage_bytes ? pp->stage_bytes + 256 : 0) + ws; /* 256: room to align the caller's pointer */
+    return NULL;
+}
 
 /* Why the phases entry cannot serve p, or NULL; its plan into *pp. tma: the TMA entry, every
    phase with taps on the TMA kernel (which takes the phases' dilations and negative paddings). */
@@ -943,21 +1018,16 @@ static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p
     if (phases > IGEMM_MAX_PHASES) return "more than 64 stride phases";
     if (ocd_view_count(&p->x) >= INT32_MAX) return OCD_REASON_SHAPE; /* scale_phase's 32-bit index */
     const int esize = p->x.dtype == CUDNN_DATA_FLOAT ? 4 : 2;
-    for (int ph = 0; ph < phases; ph++) {
-        struct ocd_conv_problem sub;
-        bool taps, pixels;
-        pp->tile[ph] = -1;
-        phase_problem(p, ph, esize, &sub, &taps, &pixels);
-        pp->tapless = pp->tapless || (pixels && !taps);
-        if (!pixels || !taps) continue;
-        igemm_plan pl;
-        const char *why;
-        const int tile = phase_tile(h, &sub, tf32, tma, &pl, &why);
-        if (tile < 0) return why;
-        pp->tile[ph] = (signed char)tile;
-        pp->ws_bytes = pp->chained ? pp->ws_bytes + pl.ws_bytes : OCD_MAX(pp->ws_bytes, pl.ws_bytes);
+    /* staged where dx or dy has its pixels innermost, as long as every phase plans on the copies */
+    if ((!channels_inner(&p->x) || !channels_inner(&p->y)) && ocd_view_count(&p->y) < INT32_MAX &&
+        ocd_impl_unproven() == NULL) {
+        struct ocd_conv_problem st;
+        pp->stage_bytes = stage_problem(p, esize, NULL, &st);
+        pp->staged = phases_plan_tiles(h, &st, tf32, tma, esize, pp) == NULL;
+        if (pp->staged) return NULL;
+        pp->stage_bytes = 0;
     }
-    return NULL;
+    return phases_plan_tiles(h, p, tf32, tma, esize, pp);
 }
 
 /* The view of dx a phase covers, as igemm_view5: dims ordered by stride, those of extent 1 last. */
@@ -1025,10 +1095,9 @@ static bool phases_zero_first(const struct ocd_conv_problem *p, const igemm_phas
    its CTAs start as the phase ahead's leave their multiprocessors, where phase after phase left
    the GPU partly idle at each phase's last wave, and the filter copies no longer stand between
    the kernels. */
-static cudnnStatus_t phases_run(cudnnHandle_t h, const void *problem, const void *plan, void *workspace, size_t bytes)
+static cudnnStatus_t phases_run_on(cudnnHandle_t h, const struct ocd_conv_problem *p, const igemm_phases_plan *pp,
+                                   void *workspace, size_t bytes)
 {
-    const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
-    const igemm_phases_plan *pp = (const igemm_phases_plan *)plan;
     const int esize = p->x.dtype == CUDNN_DATA_FLOAT ? 4 : 2, phases = phase_count(p);
     const bool zeroed = phases_zero_first(p, pp);
     if (zeroed) OCD_CUDA_TRY(cudaMemsetAsync(p->x_data, 0, (size_t)ocd_view_count(&p->x) * esize, h->stream));
@@ -1063,6 +1132,26 @@ static cudnnStatus_t phases_run(cudnnHandle_t h, const void *problem, const void
     }
     free(chain);
     return st;
+}
+
+/* Runs the phases of a plan, staged (stage_problem) or on the caller's tensors. */
+static cudnnStatus_t phases_run(cudnnHandle_t h, const void *problem, const void *plan, void *workspace, size_t bytes)
+{
+    const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
+    const igemm_phases_plan *pp = (const igemm_phases_plan *)plan;
+    if (!pp->staged) return phases_run_on(h, p, pp, workspace, bytes);
+    if (bytes < pp->ws_bytes)
+        return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "phases run with %zu bytes of workspace, %zu needed", bytes,
+                        pp->ws_bytes);
+    char *base = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255), *rest = base + pp->stage_bytes;
+    struct ocd_conv_problem st;
+    stage_problem(p, p->x.dtype == CUDNN_DATA_FLOAT ? 4 : 2, base, &st);
+    const float one = 1.f, zero = 0.f, beta = (float)p->beta;
+    const char *op = "cudnnConvolutionBackwardData";
+    if (st.y_data != p->y_data) OCD_TRY(ocd_ewise_copy(h, &one, &p->y, p->y_data, &zero, &st.y, st.y_data, op));
+    OCD_TRY(phases_run_on(h, &st, pp, rest, bytes - (size_t)(rest - (char *)workspace)));
+    if (st.x_data == p->x_data) return CUDNN_STATUS_SUCCESS;
+    return ocd_ewise_copy(h, &one, &st.x, st.x_data, &beta, &p->x, p->x_data, op);
 }
 
 template <bool TF32, bool TMA> static const char *phases_plan_of(cudnnHandle_t h, const void *problem, void *plan)

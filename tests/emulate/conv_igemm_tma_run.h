@@ -889,11 +889,14 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
     return true;
 }
 
-/* Strided backward data through the phases entry's plan and run (phases_plan, phases_run): dx
-   zeroed first where phases_zero_first says so (not where every phase has taps: dx's poison must
-   then be overwritten), then each phase with taps on the TMA tile the plan chose (its plan made
-   again, as phases_run does), a phase without taps scaled by beta on the host
-   (igemm_scale_view's job); the whole dx against tests/ref's strided backward data. */
+/* Strided backward data through the phases entry's plan and run (phases_plan, phases_run): where
+   the plan stages them (stage_problem), dy copied channels-last and dx computed into a
+   channels-last buffer poisoned with NaN; dx zeroed first where phases_zero_first says so (not
+   where every phase has taps: dx's poison must then be overwritten), then each phase with taps
+   on the TMA tile the plan chose (its plan made again, as phases_run does), a phase without taps
+   scaled by beta on the host (igemm_scale_view's job); a staged dx then blended into the
+   caller's with beta on the host (the elementwise engine's job); the whole dx against
+   tests/ref's strided backward data. */
 template <typename T> bool run_phases_case(const tma_case &e)
 {
     tma_problem<T> tp(e);
@@ -906,15 +909,26 @@ template <typename T> bool run_phases_case(const tma_case &e)
         printf("%s %s: the plan declines: %s\n", ok ? "ok  " : "FAIL", e.name, why ? why : "(it plans)");
         return ok;
     }
-    const bool zeroed = phases_zero_first(&tp.p, &pp);
-    if (zeroed) std::fill(tp.x.begin(), tp.x.end(), T(0.f));
+    struct ocd_conv_problem run = tp.p; /* what the phases run: tp.p, or its staged copies */
+    std::vector<uint8_t> stage(pp.staged ? pp.stage_bytes + 256 : 0);
+    if (pp.staged) {
+        stage_problem(&tp.p, (int)sizeof(T), (char *)(((uintptr_t)stage.data() + 255) & ~(uintptr_t)255), &run);
+        for (long n = 0; n < e.n; n++)
+            for (long k = 0; k < e.k; k++)
+                for (long h = 0; h < tp.P; h++)
+                    for (long w = 0; w < tp.Q; w++)
+                        ((T *)run.y_data)[at(run.y, n, k, h, w)] = ((const T *)tp.p.y_data)[at(tp.p.y, n, k, h, w)];
+        if (run.x_data != tp.p.x_data) std::fill((T *)run.x_data, (T *)run.x_data + tp.x.size(), T(NAN));
+    }
+    const bool zeroed = phases_zero_first(&run, &pp);
+    if (zeroed) std::fill((T *)run.x_data, (T *)run.x_data + tp.x.size(), T(0.f));
     int ran = 0, scaled = 0, staged = 0;
-    size_t ws_sum = 0;
+    size_t ws_sum = pp.staged ? pp.stage_bytes + 256 : 0;
     bool tiles[OCD_IGEMM_TMA_ALL_TILES] = {};
-    for (int ph = 0; ph < phase_count(&tp.p); ph++) {
+    for (int ph = 0; ph < phase_count(&run); ph++) {
         struct ocd_conv_problem sub;
         bool taps, pixels;
-        phase_problem(&tp.p, ph, (int)sizeof(T), &sub, &taps, &pixels);
+        phase_problem(&run, ph, (int)sizeof(T), &sub, &taps, &pixels);
         const emu_phase want(e, ph);
         if (sub.s.filt[0] != (int64_t)want.taps[0].size() || sub.s.filt[1] != (int64_t)want.taps[1].size() ||
             sub.s.in[0] != want.px[0] || sub.s.in[1] != want.px[1]) {
@@ -928,7 +942,7 @@ template <typename T> bool run_phases_case(const tma_case &e)
                     for (long h = 0; h < sub.s.in[0]; h++)
                         for (long w = 0; w < sub.s.in[1]; w++) {
                             T *x = (T *)sub.x_data + at(sub.x, n, c, h, w);
-                            *x = T((float)(e.beta * ocd_cuda_load(x)));
+                            *x = T((float)(run.beta * ocd_cuda_load(x)));
                         }
             scaled++;
             continue;
@@ -939,7 +953,7 @@ template <typename T> bool run_phases_case(const tma_case &e)
             printf("FAIL %s: phase %d: not planned on its tile: %s\n", e.name, ph, why);
             return false;
         }
-        if ((pl.tma.staged != 0) != (ocd_igemm_tma_staged[tile - TMA_TILE0] && !e.nchw)) {
+        if ((pl.tma.staged != 0) != (ocd_igemm_tma_staged[tile - TMA_TILE0] && channels_inner(&run.x))) {
             printf("FAIL %s: phase %d: the staged epilogue chosen where the tile has none, or not where it has\n", e.name, ph);
             return false;
         }
@@ -962,20 +976,30 @@ template <typename T> bool run_phases_case(const tma_case &e)
         tiles[tile - TMA_TILE0] = true;
         ws_sum += pl.ws_bytes;
     }
-    /* the TMA phases are chained (phases_run): a part of the workspace each */
+    /* the TMA phases are chained (phases_run): a part of the workspace each, after the staging's */
     if (!pp.chained || pp.ws_bytes != ws_sum) {
-        printf("FAIL %s: the phases not chained, or a workspace of %zu bytes for phases of %zu\n", e.name, pp.ws_bytes,
-               ws_sum);
+        printf("FAIL %s: the phases not chained, or a workspace of %zu bytes for phases (and staging) of %zu\n", e.name,
+               pp.ws_bytes, ws_sum);
         return false;
     }
+    if (run.x_data != tp.p.x_data)
+        for (long n = 0; n < e.n; n++)
+            for (long c = 0; c < e.c; c++)
+                for (long h = 0; h < e.h; h++)
+                    for (long w = 0; w < e.w; w++) {
+                        T *x = (T *)tp.p.x_data + at(tp.p.x, n, c, h, w);
+                        const float v = ocd_cuda_load((const T *)run.x_data + at(run.x, n, c, h, w));
+                        *x = T(e.beta != 0 ? v + (float)(e.beta * ocd_cuda_load(x)) : v);
+                    }
     double worst;
     if (!check_output(e, tp, &worst)) return false;
     std::string on;
     for (int t = 0; t < OCD_IGEMM_TMA_ALL_TILES; t++)
         if (tiles[t]) on += (on.empty() ? "" : ",") + std::to_string(t);
-    printf("ok   %s: %d phases on the TMA kernel (tiles %s, %d with the staged epilogue), %d without taps%s, largest "
+    printf("ok   %s: %d phases on the TMA kernel (tiles %s, %d with the staged epilogue), %d without taps%s%s, largest "
            "error %.2g%s\n",
-           e.name, ran, on.c_str(), staged, scaled, zeroed ? " (dx zeroed first)" : "", worst, tf32 ? " of the TF32 bound" : "");
+           e.name, ran, on.c_str(), staged, scaled, zeroed ? " (dx zeroed first)" : "",
+           pp.staged ? " on channels-last copies" : "", worst, tf32 ? " of the TF32 bound" : "");
     return true;
 }
 

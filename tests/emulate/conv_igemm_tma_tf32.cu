@@ -122,6 +122,8 @@ int main()
          false, false, false, 1, 0, 2, NULL, D, false, PH},
         {"tf32 phases 1x1 stride 2 (3 phases without taps), C 256, K 128, NCHW, alpha beta", F, 0, 3, 256, 128, 22, 22,
          1, 1, 0, 0, 2, 1, false, false, false, 0.5, 0.75, 2, NULL, D, false, PH, NCHW},
+        {"tf32 phases 3x3 stride 2 pad 1, 22x21, C 128 (the 256x128 tile), K 64, NCHW, beta", F, 1, 3, 128, 64, 22, 21, 3,
+         3, 1, 1, 2, 1, false, false, false, 1, 0.5, 2, NULL, D, false, PH, NCHW},
         {"tf32 phases 5x5 stride 2 dilation 3 (a phase of padding -1), C 256, K 36 (a K tail)", F, 0, 3, 256, 36, 21, 21,
          5, 5, 0, 0, 2, 3, false, false, false, 1, 0, 2, NULL, D, false, PH},
         {"tf32 phases 3x3 stride 3 pad 2, C 128 (the 256x128 tile), K 64, CONVOLUTION, beta", F, 0, 5, 128, 64, 21, 21,
