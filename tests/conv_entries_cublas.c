@@ -1,5 +1,6 @@
-/* conv_entries_cublas.c: the cuBLAS convolution entries' per-image filter gradient and strided 1x1
-   GEMMs are reached where they apply and compute what the reference computes. */
+/* conv_entries_cublas.c: the cuBLAS convolution entries' per-image filter gradient, strided 1x1
+   GEMMs and channel-major 1x1 GEMMs are reached where they apply and compute what the reference
+   computes. */
 #include "conv_reach.h"
 
 #define F CUDNN_DATA_FLOAT
@@ -72,4 +73,31 @@ TEST(conv_cuda_strided_1x1_on_cublas)
         check_entry_reached(cases[i].sh, cases[i].cf, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1,
                             cases[i].tc ? "cuda:dgrad_gemm1x1_cublas_tc" : "cuda:dgrad_gemm1x1_cublas", NULL);
     }
+}
+
+/* Float NCHW images of fewer than 100 pixels on cuda:{fwd,dgrad}_gemm1x1_cublas_tc run
+   channel-major (conv_cublas.cu's file comment; unproven: the suite's OPENCUDNN_UNPROVEN=1 lets
+   them): x (dy) re-laid [C][N][P Q] in the workspace, one GEMM a group, the output moved into y
+   (dx) with beta. Forward over 7x7 images, a strided 1x1 (14x14 to 7x7), two groups; backward
+   data over 7x7 images and two groups; each reached, then checked at beta 0 and 0.5. */
+TEST(conv_cuda_1x1_few_pixels_run_channel_major)
+{
+    if (!conv_tensor_core_pass() || !cublas_loadable()) return;
+    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
+    static const struct shape seven = {"cm_1x1_7x7", 2, 8, 64, 96, 1, {7, 7}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false};
+    static const struct shape down = {"cm_1x1s2_14x13", 2, 8, 32, 64, 1, {14, 13}, {1, 1}, {0, 0}, {2, 2}, {1, 1},
+                                      false};
+    static const struct shape groups = {"cm_1x1_groups2", 2, 4, 32, 48, 2, {9, 9}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false};
+    const struct config *tf32n = &tf32_nchw;
+    const struct entry_case fwd[] = {
+        {&seven, tf32n, "cuda:fwd_gemm1x1_cublas_tc", NULL},
+        {&down, tf32n, "cuda:fwd_gemm1x1_cublas_tc", NULL},
+        {&groups, tf32n, "cuda:fwd_gemm1x1_cublas_tc", NULL},
+    };
+    const struct entry_case bwd[] = {
+        {&seven, tf32n, "cuda:dgrad_gemm1x1_cublas_tc", NULL},
+        {&groups, tf32n, "cuda:dgrad_gemm1x1_cublas_tc", NULL},
+    };
+    check_entries_blended(fwd, sizeof fwd / sizeof fwd[0], FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+    check_entries_blended(bwd, sizeof bwd / sizeof bwd[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
 }

@@ -52,6 +52,15 @@
    serve (the NCHW forward, backward data): gemm1x1 serves them too for float and
    double data, its column matrix x's subsample (a quarter of x at stride 2),
    backward data's dcol scattered back by col2im.
+   Float NCHW images of fewer than 100 output pixels (ResNet-50's 7x7 layers), forward and unit-
+   stride backward data of a 1x1 filter without a fused epilogue, run "channel-major" on the
+   tensor-core flavour (unproven, core/impl.h): the per-image GEMMs there have under 100 columns,
+   on which cuBLAS's TF32 kernels ran at the fp32 FMA rate (50-53 TFLOP/s on an H100, 2.0-2.6
+   times the vendor's time at batch 256), so the activation is laid out [G][C/G][N][P Q] by the
+   im2col kernel (x, or dy as a 1x1 "im2col"), one GEMM a group writes the output
+   [G][K/G or C/G][N][P Q] into the workspace, and the elementwise engine (ops/tensor_ops.h)
+   moves it into y or dx with beta. The plain flavour stays image by image without workspace,
+   which IMPLICIT_GEMM and backward ALGO_0 need.
 
    The tensor-core flavour (the _tc entries) computes fp16 and bf16 with fp32 accumulation and
    fp32 as TF32 (CUBLAS_COMPUTE_32F_FAST_TF32); the plain flavour computes fp32 and fp64. */
@@ -64,6 +73,7 @@
 #include "cuda/cublas_loader.h"
 #include "cuda/cublaslt_matmul.h"
 #include "cuda/types.cuh"
+#include "ops/tensor_ops.h"
 
 #include <string.h>
 
@@ -490,7 +500,8 @@ struct cublas_plan {
     int64_t pq, hw;       /* output and input pixels per image */
     col_geom dy_gm;       /* NCHW backward filter: dy as a 1x1 column matrix */
     bool per_image;       /* NCHW backward filter: a GEMM per image into its slab (make_plan) */
-    size_t ws_col, ws_dy, ws_part; /* workspace offsets */
+    bool channel_major;   /* NCHW images of few pixels, forward and backward data (file comment) */
+    size_t ws_col, ws_dy, ws_part, ws_out; /* workspace offsets (ws_out: a channel-major output) */
     int64_t chunks, kchunk; /* NCHW backward filter: the slabs (chunks of kchunk, the last shorter; or
                                the images) */
     size_t ws_bytes;
@@ -499,6 +510,22 @@ struct cublas_plan {
 static size_t align_up(size_t v)
 {
     return (v + 255) & ~(size_t)255;
+}
+
+/* The geometry of dy as the column matrix of a 1x1 filter, laid out channel-major over all
+   images ([G][K/G][N][P Q]), from x's geometry gm. */
+static void dy_channel_major(const struct ocd_conv_problem *p, const col_geom &gm, col_geom *dg)
+{
+    const bool three = p->s.nsp == 3;
+    *dg = gm;
+    dg->cg = dg->kc = p->s.k / p->s.groups;
+    dg->d = gm.z, dg->h = gm.p, dg->w = gm.q;
+    dg->sn = p->y.strides[0], dg->sc = p->y.strides[1];
+    dg->sd = three ? p->y.strides[2] : 0, dg->sh = p->y.strides[p->y.rank - 2], dg->sw = p->y.strides[p->y.rank - 1];
+    dg->t = dg->r = dg->s = 1;
+    dg->pd = dg->ph = dg->pw = 0, dg->ud = dg->uh = dg->uw = 1, dg->dd = dg->dh = dg->dw = 1;
+    dg->flip = 0, dg->krsc = 0, dg->kmajor = 1;
+    col_geom_finish(*dg);
 }
 
 /* Why the typed pass cannot finish p's fused forward, or NULL. */
@@ -643,20 +670,15 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     gm.vec_rows = pl->gather;
     if (pl->gather) gm.krsc = 1; /* a 1x1 filter's rows are its channels in either format */
     pl->per_image = per_image && p->dir == OCD_CONV_BWD_FILTER && !nhwc;
-    if (p->dir == OCD_CONV_BWD_FILTER && !nhwc && !pl->per_image) {
-        /* both operands re-laid channel-major over all images (file comment) */
-        pl->direct = false;
-        gm.kmajor = 1;
-        col_geom &dg = pl->dy_gm;
-        dg = gm;
-        dg.cg = dg.kc = s->k / s->groups;
-        dg.d = gm.z, dg.h = gm.p, dg.w = gm.q;
-        dg.sn = p->y.strides[0], dg.sc = p->y.strides[1];
-        dg.sd = three ? p->y.strides[2] : 0, dg.sh = p->y.strides[p->y.rank - 2], dg.sw = p->y.strides[p->y.rank - 1];
-        dg.t = dg.r = dg.s = 1;
-        dg.pd = dg.ph = dg.pw = 0, dg.ud = dg.uh = dg.uw = 1, dg.dd = dg.dh = dg.dw = 1;
-        dg.flip = 0, dg.krsc = 0;
-        col_geom_finish(dg);
+    pl->channel_major = tc && !nhwc && p->dir != OCD_CONV_BWD_FILTER && one && pl->pq < 100 && s->n > 1 &&
+                        !p->ep.on && dt == CUDNN_DATA_FLOAT && (p->dir == OCD_CONV_FWD || pl->direct) &&
+                        ocd_impl_unproven() == NULL;
+    if ((p->dir == OCD_CONV_BWD_FILTER && !nhwc && !pl->per_image) || pl->channel_major) {
+        /* the activations re-laid channel-major over all images (file comment): x for the
+           forward pass and the filter gradient, dy for both backward passes */
+        pl->direct = pl->direct && p->dir == OCD_CONV_BWD_DATA;
+        gm.kmajor = p->dir != OCD_CONV_BWD_DATA;
+        if (p->dir != OCD_CONV_FWD) dy_channel_major(p, gm, &pl->dy_gm);
     }
     col_geom_finish(gm);
 
@@ -675,9 +697,15 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         pl->ws_col = ws;
         ws = align_up(ws + cols * (p->dir == OCD_CONV_BWD_DATA ? pl->acc_size : pl->esize));
     }
-    if (gm.kmajor) {
+    if (p->dir != OCD_CONV_FWD && (gm.kmajor || pl->channel_major)) {
         pl->ws_dy = ws;
         ws = align_up(ws + (size_t)(s->n * s->k * pl->pq) * pl->esize);
+    }
+    if (pl->channel_major) {
+        pl->ws_out = ws;
+        ws = align_up(ws + (size_t)(s->n * (p->dir == OCD_CONV_FWD ? s->k * pl->pq : s->c * pl->hw)) * pl->esize);
+    }
+    if (gm.kmajor && p->dir == OCD_CONV_BWD_FILTER) {
         /* chunks: about two output tiles of 128 x 128 per multiprocessor, each at least 2048 deep */
         const int64_t npq = s->n * pl->pq, tiles = ((kg + 127) / 128) * ((gm.kc + 127) / 128);
         int64_t chunks = gm.g > 1 ? 1 : OCD_MIN((2 * (int64_t)h->sm_count + tiles - 1) / tiles, (int64_t)64);
@@ -734,11 +762,22 @@ static cudnnStatus_t run_lt(cudnnHandle_t h, const struct ocd_conv_problem *p, c
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* A row-major strided-batched GEMM C = A B^T (gemm_rm's ta false, tb true) and its operands'
-   element offsets. */
+/* A row-major strided-batched GEMM C = op(A) op(B) (gemm_rm's) and its operands' element
+   offsets. */
 struct rm_gemm {
     int64_t m, n, k, lda, sa, ldb, sb, ldc, sc, batch, a0, b0, c0;
+    bool ta, tb;
 };
+
+/* Runs descriptor q on a, b and c (beta 0) with alpha. */
+static cudnnStatus_t gemm_of(const gemm_call &gc, const rm_gemm &q, const void *alpha, const char *a, const char *b,
+                             char *c, cudaDataType ct, size_t csize, const void *zero)
+{
+    const cudaDataType dt = gc.pl->data_type;
+    const size_t es = gc.pl->esize;
+    return gemm_rm(gc, q.ta, q.tb, q.m, q.n, q.k, alpha, a + q.a0 * es, dt, q.lda, q.sa, b + q.b0 * es, dt, q.ldb, q.sb,
+                   zero, c + q.c0 * csize, ct, q.ldc, q.sc, q.batch);
+}
 
 /* The per-image filter gradient's GEMM of group gi (file comment): A dy's [K/G][P Q] blocks, B
    x's [C/G][H W] (direct) or col's [C/G R S][P Q] ones, C the slabs' [K][C/G R S] rows of the
@@ -748,7 +787,59 @@ static rm_gemm per_image_gemm(const cublas_plan &pl, int64_t k, int64_t gi)
     const col_geom &gm = pl.gm;
     const int64_t kg = k / gm.g, blk = pl.direct ? gm.cg * pl.hw : gm.kc * pl.pq;
     return {kg, gm.kc, pl.pq, pl.pq, k * pl.pq, pl.pq, gm.g * blk, gm.kc, k * gm.kc, gm.n,
-            gi * kg * pl.pq, gi * blk, gi * kg * gm.kc};
+            gi * kg * pl.pq, gi * blk, gi * kg * gm.kc, false, true};
+}
+
+/* The channel-major GEMM of group gi (file comment), one call: forward Y'[K/G][N P Q] = W[K/G][C/G]
+   X'[C/G][N P Q], backward data dX'[C/G][N H W] = W^T dY'[K/G][N H W]; A the filter's rows of
+   the group, B the re-laid activation, C the output in the workspace. */
+static rm_gemm channel_major_gemm(const cublas_plan &pl, enum ocd_conv_dir dir, int64_t k, int64_t gi)
+{
+    const col_geom &gm = pl.gm;
+    const int64_t kg = k / gm.g, npq = gm.n * pl.pq;
+    if (dir == OCD_CONV_FWD)
+        return {kg, npq, gm.kc, gm.kc, 0, npq, 0, npq, 0, 1, gi * kg * gm.kc, gi * gm.kc * npq, gi * kg * npq, false, false};
+    return {gm.kc, npq, kg, gm.kc, 0, npq, 0, npq, 0, 1, gi * kg * gm.kc, gi * kg * npq, gi * gm.kc * npq, true, false};
+}
+
+/* v's elements as a channel-major buffer lays them out: [C][N][spatial], spatial packed. */
+static struct ocd_tensor_view channel_major_view(const struct ocd_tensor_view *v)
+{
+    struct ocd_tensor_view cm = *v;
+    int64_t step = 1;
+    for (int d = v->rank - 1; d >= 2; d--) cm.strides[d] = step, step *= v->dims[d];
+    cm.strides[0] = step, cm.strides[1] = step * v->dims[0];
+    return cm;
+}
+
+/* The channel-major run's GEMMs over the re-laid activation src (x' or dy'), then the output
+   moved into y or dx with beta. */
+template <typename T, typename A>
+static cudnnStatus_t run_channel_major(cudnnHandle_t h, const struct ocd_conv_problem *p, const cublas_plan &pl,
+                                       const gemm_call &gc, const T *src, char *ws)
+{
+    const A alpha = (A)p->alpha, beta = (A)p->beta, one = 1, zero = 0;
+    char *out = ws + pl.ws_out;
+    for (int64_t gi = 0; gi < pl.gm.g; gi++)
+        OCD_TRY(gemm_of(gc, channel_major_gemm(pl, p->dir, p->s.k, gi), &alpha, (const char *)p->w_data,
+                        (const char *)src, out, pl.data_type, sizeof(T), &zero));
+    const struct ocd_tensor_view &dst = p->dir == OCD_CONV_FWD ? p->y : p->x;
+    const struct ocd_tensor_view cm = channel_major_view(&dst);
+    return ocd_ewise_copy(h, &one, &cm, out, &beta, &dst, p->dir == OCD_CONV_FWD ? p->y_data : p->x_data,
+                          p->dir == OCD_CONV_FWD ? "cudnnConvolutionForward" : "cudnnConvolutionBackwardData");
+}
+
+/* dy laid out channel-major in the workspace (*dyt) by the im2col kernel (dy_channel_major's
+   geometry). */
+template <typename T>
+static cudnnStatus_t channel_major_dy(const cublas_plan &pl, const T *dy, char *ws, cudaStream_t st, const T **dyt)
+{
+    T *dst = (T *)(ws + pl.ws_dy);
+    const col_rows cr = col_rows_of(pl.dy_gm, dy, sizeof(T));
+    cublas_im2col<T><<<grid_for(cr.count), 256, 0, st>>>(dy, dst, cr);
+    *dyt = dst;
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
 }
 
 template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const struct ocd_conv_problem *p, const cublas_plan &pl,
@@ -778,6 +869,7 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
         const int64_t img_src = pl.direct ? c * hw : g * kc * pq, gblk_src = pl.direct ? cg * hw : kc * pq;
         if (p->dir == OCD_CONV_FWD) {
             T *y = (T *)p->y_data;
+            if (pl.channel_major) return run_channel_major<T, A>(h, p, pl, gc, col, ws);
             if (p->ep.on && pl.epi == EPI_LT) return run_lt(h, p, pl, col);
             /* the fused forward (file comment): alpha * conv, plus alpha2 * z when z is y */
             ocd_cuda_conv_store fin{};
@@ -814,19 +906,15 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
                            dt, kc, kg * kc, g);
         if (pl.per_image) {
             A *part = (A *)(ws + pl.ws_part);
-            for (int64_t gi = 0; gi < g; gi++) {
-                const rm_gemm q = per_image_gemm(pl, k, gi);
-                OCD_TRY(gemm_rm(gc, false, true, q.m, q.n, q.k, &one, dy + q.a0, dt, q.lda, q.sa, src + q.b0, dt, q.ldb,
-                                q.sb, &zero, part + q.c0, acc, q.ldc, q.sc, q.batch));
-            }
+            for (int64_t gi = 0; gi < g; gi++)
+                OCD_TRY(gemm_of(gc, per_image_gemm(pl, k, gi), &one, (const char *)dy, (const char *)src, (char *)part,
+                                acc, sizeof(A), &zero));
             ocd_slab_sum<T, A>(st, part, n, dw, k * kc, alpha, beta);
             OCD_CUDA_LAUNCHED();
             return CUDNN_STATUS_SUCCESS;
         }
-        T *dyt = (T *)(ws + pl.ws_dy);
-        const col_rows cr = col_rows_of(pl.dy_gm, dy, sizeof(T));
-        cublas_im2col<T><<<grid_for(cr.count), 256, 0, st>>>(dy, dyt, cr);
-        OCD_CUDA_LAUNCHED();
+        const T *dyt;
+        OCD_TRY(channel_major_dy<T>(pl, dy, ws, st, &dyt));
         const int64_t npq = n * pq;
         if (pl.chunks == 1)
             return gemm_rm(gc, false, true, kg, kc, npq, &alpha, dyt, dt, npq, kg * npq, col, dt, npq, kc * npq, &beta,
@@ -846,6 +934,11 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
 
     /* backward data */
     const T *dy = (const T *)p->y_data;
+    if (pl.channel_major) {
+        const T *dyt;
+        OCD_TRY(channel_major_dy<T>(pl, dy, ws, st, &dyt));
+        return run_channel_major<T, A>(h, p, pl, gc, dyt, ws);
+    }
     T *dx = (T *)p->x_data;
     A *dcol = (A *)(ws + pl.ws_col);
     void *dst = pl.direct ? (void *)dx : (void *)dcol;
@@ -942,7 +1035,8 @@ template <bool TC, int SCOPE> static const char *cublas_plan_of(cudnnHandle_t h,
     why = make_plan(h, p, TC, SCOPE == CUBLAS_NCHW_WGRAD, &pl);
     if (why == NULL && SCOPE == CUBLAS_NCHW_WGRAD) why = per_image_rejects(p, pl);
     if (why == NULL && SCOPE == CUBLAS_1X1 && !pl.direct && !pl.gather) {
-        if (pl.gm.kmajor) why = "an NCHW filter gradient re-lays both operands in the workspace (the im2col entry)";
+        if (pl.gm.kmajor && !pl.channel_major)
+            why = "an NCHW filter gradient re-lays both operands in the workspace (the im2col entry)";
         else if (!unpadded_1x1(&p->s)) why = "not a 1x1 convolution without padding";
         else if (!wide) why = "a strided 1x1 convolution of half or bfloat16 data (implicit GEMM, dgrad_gemm1x1_strided)";
     }

@@ -3,9 +3,8 @@
    double-precision reference of tests/ref: the plan (make_plan with per_image, then
    per_image_rejects, on a handle of compute capability 9.0 with 132 multiprocessors), the column
    matrix by the im2col kernel's own per-thread code where the filter is not a unit 1x1, each
-   group's strided-batched GEMM as per_image_gemm describes it (a plain loop in double standing in
-   for cuBLAS, reading and writing only through the descriptor's offsets, leading dimensions and
-   strides), then the slab sum (ocd_slab_lane for every column and lane of every block,
+   group's strided-batched GEMM as per_image_gemm describes it (cublas_emulate.h's emu_gemm, a
+   plain loop in double standing in for cuBLAS), then the slab sum (ocd_slab_lane for every column and lane of every block,
    ocd_slab_store) with alpha and beta. The workspace starts poisoned (NaN), so that a read of
    what nothing wrote shows; dw must lie within fp32 summation of the reference.
 
@@ -24,6 +23,7 @@ extern "C" {
 }
 
 #include "conv_emulate.h"
+#include "cublas_emulate.h"
 #include "emu_handle.h"
 
 #include "../../bench/resnet50_shapes.h"
@@ -65,19 +65,6 @@ const char *plan_of(cudnnHandle_t h, const struct ocd_conv_problem *p, cublas_pl
     return why ? why : per_image_rejects(p, *pl);
 }
 
-/* C = A B^T of descriptor q in double, each product stored as float (cuBLAS's fp32 output). */
-void emulate_gemm(const rm_gemm &q, const float *a, const float *b, float *c)
-{
-    for (int64_t bt = 0; bt < q.batch; bt++)
-        for (int64_t i = 0; i < q.m; i++)
-            for (int64_t j = 0; j < q.n; j++) {
-                double s = 0;
-                for (int64_t l = 0; l < q.k; l++)
-                    s += (double)a[q.a0 + bt * q.sa + i * q.lda + l] * b[q.b0 + bt * q.sb + j * q.ldb + l];
-                c[q.c0 + bt * q.sc + i * q.ldc + j] = (float)s;
-            }
-}
-
 bool run_case(const scase &c, cudnnHandle_t h)
 {
     struct ref_conv rc;
@@ -106,7 +93,7 @@ bool run_case(const scase &c, cudnnHandle_t h)
         cublas_im2col_range<float>(x.data(), col, cr, 0, 1);
     }
     for (int64_t gi = 0; gi < pl.gm.g; gi++)
-        emulate_gemm(per_image_gemm(pl, p.s.k, gi), dy.data(), pl.direct ? x.data() : col, part);
+        emu_gemm(per_image_gemm(pl, p.s.k, gi), 1.0, dy.data(), pl.direct ? x.data() : col, part);
     const int64_t count = p.s.k * pl.gm.kc;
     const int blocks = (int)((count + OCD_SLAB_COLS - 1) / OCD_SLAB_COLS);
     for (int blk = 0; blk < blocks; blk++)

@@ -1,0 +1,159 @@
+/* conv_cublas_channel_major.cu (emulation): the channel-major runs of the cuBLAS 1x1 entries
+   (src/cuda/conv_cublas.cu, make_plan's channel_major: the tensor-core flavour on float NCHW
+   images of fewer than 100 output pixels, forward and unit-stride backward data) on the CPU, against the double-precision
+   reference of tests/ref: the plan (make_plan, on a handle of compute capability 9.0 with 132
+   multiprocessors), the activation re-laid channel-major by the im2col kernel's own per-thread
+   code (x through the plan's geometry, dy through dy_channel_major's), each group's GEMM as
+   channel_major_gemm describes it (cublas_emulate.h's emu_gemm, a plain loop in double standing
+   in for cuBLAS), then the output moved into y or dx with beta through channel_major_view (the
+   elementwise engine's job, here a loop over the destination's elements). The workspace starts
+   poisoned (NaN), so that a read of what nothing wrote shows; the result must lie within fp32
+   summation of the reference.
+
+   Cases: a 1x1 forward pass of 7x7 images, the strided 1x1 of a downsampling shortcut (x's
+   subsample), two groups, alpha and beta; backward data of 7x7 and 9x9 images, two groups, alpha
+   and beta. The plan must not run channel-major NHWC data, images of 100 pixels or more, one image,
+   strided backward data (which col2im scatters from its per-image column matrix), or the plain
+   flavour (which IMPLICIT_GEMM takes without workspace). Prints a line
+   per case; exits 1 if any fails. */
+#include "cuda/conv_cublas.cu"
+
+extern "C" {
+#include "ref/conv.h"
+}
+
+#include "conv_emulate.h"
+#include "cublas_emulate.h"
+#include "emu_handle.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+struct ccase {
+    const char *name;
+    enum ocd_conv_dir dir;
+    int n, c, k, groups, h, w, stride;
+    double alpha, beta;
+};
+
+/* The problem of a case on packed NCHW float tensors, the filter KCRS (1x1, no padding). */
+void problem_of(const ccase &c, struct ref_conv *rc, struct ocd_conv_problem *p)
+{
+    memset(p, 0, sizeof *p);
+    emu_conv_geometry(rc, &p->s, c.n, c.c, c.k, c.h, c.w, 1, 1, 0, c.stride, 1, false);
+    rc->groups = c.groups, p->s.groups = c.groups;
+    const int64_t xd[4] = {c.n, c.c, c.h, c.w}, yd[4] = {c.n, c.k, rc->out[0], rc->out[1]};
+    const int64_t wd[4] = {c.k, c.c / c.groups, 1, 1};
+    p->dir = c.dir;
+    p->x = packed(xd), p->y = packed(yd), p->w = packed(wd);
+    p->w_format = CUDNN_TENSOR_NCHW;
+    p->compute = CUDNN_DATA_FLOAT, p->math = CUDNN_DEFAULT_MATH;
+    p->alpha = c.alpha, p->beta = c.beta;
+}
+
+bool run_case(const ccase &c, cudnnHandle_t h)
+{
+    struct ref_conv rc;
+    struct ocd_conv_problem p;
+    problem_of(c, &rc, &p);
+    cublas_plan pl;
+    if (const char *why = make_plan(h, &p, true, false, &pl)) {
+        printf("FAIL %s: the plan declines: %s\n", c.name, why);
+        return false;
+    }
+    if (!pl.channel_major) {
+        printf("FAIL %s: the plan does not run channel-major\n", c.name);
+        return false;
+    }
+    const bool fwd = c.dir == OCD_CONV_FWD;
+    emu_rng rng = {(uint32_t)(c.n * 131 + c.c * 17 + c.k * 3 + c.dir)};
+    const long nx = ref_conv_x_count(&rc), nw = ref_conv_w_count(&rc), ny = ref_conv_y_count(&rc);
+    std::vector<float> x(nx), w(nw), y(ny), wsv(pl.ws_bytes / sizeof(float) + 64, NAN);
+    std::vector<double> xd(nx), wd(nw), yd(ny), xa(nx), wa(nw), ya(ny);
+    auto fill = [&](std::vector<float> &v, std::vector<double> &d, std::vector<double> &a) {
+        for (size_t i = 0; i < v.size(); i++) v[i] = rng.next(), d[i] = v[i], a[i] = fabs(d[i]);
+    };
+    fill(x, xd, xa), fill(w, wd, wa), fill(y, yd, ya);
+    std::vector<float> &dst = fwd ? y : x;
+    std::vector<double> want(dst.size()), bound(dst.size());
+    if (fwd) ref_conv_fwd(&rc, xd.data(), wd.data(), want.data()), ref_conv_fwd(&rc, xa.data(), wa.data(), bound.data());
+    else ref_conv_bwd_data(&rc, yd.data(), wd.data(), want.data()), ref_conv_bwd_data(&rc, ya.data(), wa.data(), bound.data());
+    for (size_t i = 0; i < dst.size(); i++) want[i] = c.alpha * want[i] + c.beta * dst[i];
+
+    /* as cublas_run and run_typed: the workspace aligned to 256 bytes; x's column matrix (the
+       forward pass) or dy re-laid, the GEMMs into the channel-major output, then the move */
+    char *ws = (char *)(((uintptr_t)wsv.data() + 255) & ~(uintptr_t)255);
+    float *src = (float *)(ws + (fwd ? pl.ws_col : pl.ws_dy)), *out = (float *)(ws + pl.ws_out);
+    const col_geom &sg = fwd ? pl.gm : pl.dy_gm;
+    const float *from = fwd ? x.data() : y.data();
+    const col_rows cr = col_rows_of(sg, from, sizeof(float));
+    cublas_im2col_range<float>(from, src, cr, 0, 1);
+    for (int64_t gi = 0; gi < pl.gm.g; gi++)
+        emu_gemm(channel_major_gemm(pl, p.dir, p.s.k, gi), c.alpha, w.data(), src, out);
+    const struct ocd_tensor_view &dv = fwd ? p.y : p.x, cm = channel_major_view(&dv);
+    for (int64_t i0 = 0; i0 < dv.dims[0]; i0++)
+        for (int64_t i1 = 0; i1 < dv.dims[1]; i1++)
+            for (int64_t i2 = 0; i2 < dv.dims[2]; i2++)
+                for (int64_t i3 = 0; i3 < dv.dims[3]; i3++) {
+                    const int64_t at = i0 * dv.strides[0] + i1 * dv.strides[1] + i2 * dv.strides[2] + i3 * dv.strides[3];
+                    const float v = out[i0 * cm.strides[0] + i1 * cm.strides[1] + i2 * cm.strides[2] + i3 * cm.strides[3]];
+                    dst[at] = c.beta != 0 ? v + (float)c.beta * dst[at] : v;
+                }
+    for (size_t i = 0; i < dst.size(); i++) {
+        const double tol = 1e-5 * (fabs(c.alpha) * bound[i] + fabs(c.beta) + 1);
+        if (!(fabs(dst[i] - want[i]) <= tol)) {
+            printf("FAIL %s: %s[%zu] = %.7g, want %.7g (tolerance %.3g)\n", c.name, fwd ? "y" : "dx", i, dst[i], want[i],
+                   tol);
+            return false;
+        }
+    }
+    printf("ok   %s (%zu workspace bytes)\n", c.name, pl.ws_bytes);
+    return true;
+}
+
+/* A case the plan must not run channel-major (nhwc: x and y channels-last; tc: the tensor-core
+   flavour's plan, else the plain one's). */
+bool not_channel_major(const ccase &c, cudnnHandle_t h, bool nhwc, bool tc = true)
+{
+    struct ref_conv rc;
+    struct ocd_conv_problem p;
+    problem_of(c, &rc, &p);
+    if (nhwc)
+        for (struct ocd_tensor_view *v : {&p.x, &p.y}) {
+            v->strides[1] = 1, v->strides[3] = v->dims[1], v->strides[2] = v->dims[1] * v->dims[3];
+            v->strides[0] = v->strides[2] * v->dims[2];
+        }
+    cublas_plan pl;
+    const char *why = make_plan(h, &p, tc, false, &pl);
+    const bool ok = why != NULL || !pl.channel_major;
+    printf("%s %s: %s\n", ok ? "ok  " : "FAIL", c.name, why ? why : pl.channel_major ? "channel-major" : "image by image");
+    return ok;
+}
+
+} // namespace
+
+int main()
+{
+    setenv("OPENCUDNN_UNPROVEN", "1", 1); /* the channel-major runs are gated until a GPU has timed them */
+    struct cudnnContext ctx = emu_handle(9, 132);
+    const ccase cases[] = {
+        {"forward 1x1, 7x7 images", OCD_CONV_FWD, 3, 24, 40, 1, 7, 7, 1, 1, 0},
+        {"forward 1x1 stride 2 (14x14 to 7x7), alpha beta", OCD_CONV_FWD, 2, 16, 24, 1, 14, 13, 2, 0.5, 0.25},
+        {"forward 1x1, two groups, beta", OCD_CONV_FWD, 4, 16, 12, 2, 5, 6, 1, 1, 1},
+        {"backward data 1x1, 7x7 images", OCD_CONV_BWD_DATA, 3, 40, 24, 1, 7, 7, 1, 1, 0},
+        {"backward data 1x1, 9x9 images, two groups, alpha beta", OCD_CONV_BWD_DATA, 2, 12, 16, 2, 9, 9, 1, 0.75, 0.5},
+    };
+    bool ok = true;
+    for (const ccase &c : cases) ok &= run_case(c, &ctx);
+    ok &= not_channel_major({"NHWC data", OCD_CONV_FWD, 2, 8, 8, 1, 6, 6, 1, 1, 0}, &ctx, true);
+    ok &= not_channel_major({"images of 100 pixels", OCD_CONV_FWD, 2, 8, 8, 1, 10, 10, 1, 1, 0}, &ctx, false);
+    ok &= not_channel_major({"one image", OCD_CONV_FWD, 1, 8, 8, 1, 7, 7, 1, 1, 0}, &ctx, false);
+    ok &= not_channel_major({"strided backward data", OCD_CONV_BWD_DATA, 2, 8, 8, 1, 14, 14, 2, 1, 0}, &ctx, false);
+    ok &= not_channel_major({"the plain flavour", OCD_CONV_FWD, 3, 24, 40, 1, 7, 7, 1, 1, 0}, &ctx, false, false);
+    printf("emulate_conv_cublas_channel_major: %s\n", ok ? "all cases passed" : "FAILED");
+    return ok ? 0 : 1;
+}
