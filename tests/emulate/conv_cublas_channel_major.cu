@@ -122,11 +122,7 @@ bool not_channel_major(const ccase &c, cudnnHandle_t h, bool nhwc, bool tc = tru
     struct ref_conv rc;
     struct ocd_conv_problem p;
     problem_of(c, &rc, &p);
-    if (nhwc)
-        for (struct ocd_tensor_view *v : {&p.x, &p.y}) {
-            v->strides[1] = 1, v->strides[3] = v->dims[1], v->strides[2] = v->dims[1] * v->dims[3];
-            v->strides[0] = v->strides[2] * v->dims[2];
-        }
+    if (nhwc) emu_to_nhwc(&p.x), emu_to_nhwc(&p.y);
     cublas_plan pl;
     const char *why = make_plan(h, &p, tc, false, &pl);
     const bool ok = why != NULL || !pl.channel_major;

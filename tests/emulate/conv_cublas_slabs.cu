@@ -121,11 +121,7 @@ bool declines(const scase &c, cudnnHandle_t h, const char *declines, bool nhwc)
     struct ref_conv rc;
     struct ocd_conv_problem p;
     problem_of(c, &rc, &p);
-    if (nhwc)
-        for (struct ocd_tensor_view *v : {&p.x, &p.y}) {
-            v->strides[1] = 1, v->strides[3] = v->dims[1], v->strides[2] = v->dims[1] * v->dims[3];
-            v->strides[0] = v->strides[2] * v->dims[2];
-        }
+    if (nhwc) emu_to_nhwc(&p.x), emu_to_nhwc(&p.y);
     cublas_plan pl;
     return emu_plan_verdict(c.name, plan_of(h, &p, &pl), declines) == 1;
 }

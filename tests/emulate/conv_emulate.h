@@ -37,6 +37,13 @@ static inline struct ocd_tensor_view packed(const int64_t d[4])
     return v;
 }
 
+/* A 4-D packed view re-strided as packed NHWC (channels innermost), its dims unchanged. */
+static inline void emu_to_nhwc(struct ocd_tensor_view *v)
+{
+    v->strides[1] = 1, v->strides[3] = v->dims[1], v->strides[2] = v->dims[1] * v->dims[3];
+    v->strides[0] = v->strides[2] * v->dims[2];
+}
+
 /* A plan's verdict `why` on case `name`, which must decline with a reason holding `declines`, or
    plan when that is NULL: 1 when the case ends here and passed, 0 when it failed (each with its
    line), -1 when the plan serves it as it should and the case goes on. */
