@@ -238,6 +238,9 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
 
 static const struct ocd_conv_impl bwd_filter_impls[] = {
     HOST_GEMM_ENTRY("host:wgrad_gemm", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), explicit)
+    /* strided, few channels: the input re-laid space-to-depth (conv_s2d.c), for a pinned engine */
+    PLANNED_ENTRY("host:wgrad_s2d", OCD_BACKEND_HOST, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), ocd_conv_s2d_wgrad,
+                  false)
     HOST_GEMM_ENTRY("host:wgrad_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3), precomp)
     HOST_GEMM_ENTRY("host:wgrad_implicit_gemm", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0), implicit)
     HOST_WINO_ENTRY("wgrad_winograd_nonfused", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED,
@@ -259,7 +262,9 @@ static const struct ocd_conv_impl bwd_filter_impls[] = {
     PLANNED_ENTRY("cuda:wgrad_nchw_tf32_64x128x16_s3", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1),
                   ocd_cuda_conv_wgrad_tf32, true)
     CUBLAS_1X1_ENTRIES("wgrad", WGRAD_GEMM_ALGOS)
-    /* few channels (RGB first layers): N = C R S packed, ahead of the channel-padded GEMMs */
+    /* few channels (RGB first layers): with a stride, the input re-laid space-to-depth for the
+       implicit GEMM (conv_s2d.c); else N = C R S packed, ahead of the channel-padded GEMMs */
+    PLANNED_ENTRY("cuda:wgrad_s2d", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), ocd_conv_s2d_wgrad, true)
     PLANNED_ENTRY("cuda:wgrad_stem_tc_64x256", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1),
                   ocd_cuda_conv_stem_wgrad, true)
     OCD_IGEMM_TMA_TILES(WGRAD_IGEMM_TMA)

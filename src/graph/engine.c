@@ -76,6 +76,7 @@ static const char *const wgrad_entries[] = {
     "cuda:wgrad_nchw_gemm_cublas_tc", "cuda:wgrad_nchw_gemm_cublas",
     "cuda:wgrad_igemm_tma_tf32_128x256x32_s4", "cuda:wgrad_igemm_tma_tf32_256x128x32_s4",
     "cuda:wgrad_igemm_tma_tf32_64x256x32_s5", "cuda:wgrad_igemm_tma_tf32_64x64x32_s8",
+    "host:wgrad_s2d", "cuda:wgrad_s2d",
 };
 
 static const struct {
