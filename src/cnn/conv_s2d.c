@@ -41,6 +41,7 @@ struct s2d_plan {
     int64_t cp;       /* the re-laid channels: u u C padded to a multiple of 8 */
     int64_t in[2];    /* the re-laid input's rows and columns: P + R' - 1, Q + S' - 1 */
     size_t x_bytes, w_bytes, sub_bytes; /* the workspace's parts, each 256-byte aligned */
+    const struct ocd_conv_impl *sub;    /* the entry the registry picked for the re-laid problem */
 };
 OCD_IMPL_PLAN_FITS(struct s2d_plan);
 
@@ -132,10 +133,9 @@ static const char *s2d_plan_of(cudnnHandle_t h, const void *problem, void *plan)
     relaid_problem(p, pl, NULL, NULL, &sub);
     char why[512];
     struct ocd_impl_plan sub_plan;
-    const struct ocd_conv_impl *e =
-        ocd_conv_pick(h, &sub, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, why, sizeof why, &sub_plan);
-    if (e == NULL) return "no entry serves the re-laid filter gradient";
-    pl->sub_bytes = ocd_conv_impl_workspace(h, e, &sub, &sub_plan);
+    pl->sub = ocd_conv_pick(h, &sub, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, why, sizeof why, &sub_plan);
+    if (pl->sub == NULL) return "no entry serves the re-laid filter gradient";
+    pl->sub_bytes = ocd_conv_impl_workspace(h, pl->sub, &sub, &sub_plan);
     return NULL;
 }
 
@@ -159,7 +159,7 @@ static int phase_taps(const struct s2d_plan *pl, int d, int a, int pad, int filt
 static cudnnStatus_t s2d_run(cudnnHandle_t h, const void *problem, const void *plan, void *workspace, size_t bytes)
 {
     const struct ocd_conv_problem *p = problem;
-    const struct s2d_plan pl = *(const struct s2d_plan *)plan; /* a copy: the pick below may reuse the memo */
+    const struct s2d_plan pl = *(const struct s2d_plan *)plan;
     const char *op = "cudnnConvolutionBackwardFilter";
     if (bytes < s2d_workspace(h, p, &pl))
         return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "space-to-depth filter gradient run with %zu bytes of workspace",
@@ -191,17 +191,13 @@ static cudnnStatus_t s2d_run(cudnnHandle_t h, const void *problem, const void *p
             OCD_TRY(ocd_ewise_copy(h, &one, &src, from, &zero, &dst, to, op));
         }
 
-    /* the unit-stride filter gradient, on the entry the registry picks for it */
+    /* the unit-stride filter gradient, on the entry the registry picked for it (its plan made
+       again here, on the workspace's pointers) */
     struct ocd_conv_problem sub;
     relaid_problem(p, &pl, x, w, &sub);
-    char why[512];
-    struct ocd_impl_plan sub_plan;
-    const struct ocd_conv_impl *e =
-        ocd_conv_pick(h, &sub, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, why, sizeof why, &sub_plan);
-    if (e == NULL) return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "the re-laid filter gradient has no entry: %s", why);
     ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s: the space-to-depth filter gradient on %s", op,
-                    e->base.name);
-    OCD_TRY(ocd_impl_exec(h, &e->base, &sub, &sub_plan, rest, pl.sub_bytes));
+                    pl.sub->base.name);
+    OCD_TRY(ocd_impl_exec(h, &pl.sub->base, &sub, NULL, rest, pl.sub_bytes));
 
     /* the filter's taps of phase (a, b) out of the re-laid filter gradient, with beta */
     const struct ocd_tensor_view wr = relaid_filter(p, &pl);
