@@ -676,7 +676,8 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     }
     if (ty.beta == 0.f) ep.z = NULL;
     ep.pairs = paired_stores(prm, pl, esize);
-    ep.plain = ocd_cuda_conv_epi_plain(ty);
+    /* the bias form: the staged TMA store's, unproven (core/impl.h) until the A/B has timed it */
+    ep.form = igemm_epi_form_of(ty, ocd_impl_unproven() == NULL);
 
     /* TF32: the operands no copy rounded are rounded by the sm_90a kernel (igemm_operand) */
     prm.round_a = tf32 && !pl->copy_a.on && !pl->pad_on;

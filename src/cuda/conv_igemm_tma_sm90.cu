@@ -301,15 +301,16 @@ __host__ __device__ __forceinline__ void igemm_tma_store_staged_as(const igemm_p
     }
 }
 
-/* igemm_tma_store_staged_as in the plain form where the plan's epilogue is (epi.plain), else in
-   the whole one. */
+/* igemm_tma_store_staged_as in the form the plan's epilogue is (epi.form). */
 #pragma nv_exec_check_disable
 template <class Tile, typename T, class Lanes>
 __host__ __device__ __forceinline__ void igemm_tma_store_staged(const igemm_params &p, int m0, int n0, int wg, int warp,
                                                                 unsigned char *buf, Lanes &&lanes)
 {
-    if (p.epi.plain)
+    if (p.epi.form == IGEMM_EPI_PLAIN)
         igemm_tma_store_staged_as<Tile, T, IGEMM_EPI_PLAIN>(p, m0, n0, wg, warp, buf, lanes);
+    else if (p.epi.form == IGEMM_EPI_BIAS)
+        igemm_tma_store_staged_as<Tile, T, IGEMM_EPI_BIAS>(p, m0, n0, wg, warp, buf, lanes);
     else
         igemm_tma_store_staged_as<Tile, T, IGEMM_EPI_WHOLE>(p, m0, n0, wg, warp, buf, lanes);
 }

@@ -62,7 +62,8 @@
    Cases (fp16 and bf16, both tiles): padding, stride 2, dilation 2 in CONVOLUTION mode, 1x1,
    a 7x7 stem-like layer with C = 8, M not a multiple of BM, tiles crossing image and row
    boundaries, C not a multiple of 64, a KCRS filter packed in the workspace, bias + ReLU with z
-   (also with K = 250: the staged epilogue's rows misaligned for 4-element stores),
+   (also with K = 250: the staged epilogue's rows misaligned for 4-element stores) and without z
+   (the staged store's bias form),
    a persistent grid of fewer CTAs than tiles, split-K where the tiles are too few for the GPU
    (forward with bias, ReLU and z, backward data with alpha and beta: the fp32 partial tiles and
    their reduction; declined where K is too short to split); and the plan declining what the
@@ -417,6 +418,8 @@ int main()
          3, 1, 1, 1, 1, false, false, false, 1, 0, 8, "too few tiles"},
         {"narrow 128x64 fp16 wgrad declines (the forward pass's and backward data's tiles)", H, 8, 2, 64, 64, 16, 16, 3, 3,
          1, 1, 1, 1, false, false, false, 1, 0, 1, "forward pass's and backward data's", false, true},
+        {"128x256 fp16 3x3 pad 1, C 64, bias ReLU without z (the bias form), an N edge", H, 0, 2, 64, 224, 18, 17, 3, 3,
+         1, 1, 1, 1, false, true, false, 0.75, 0, 2, NULL},
         /* the wide tiles' split-K where their tiles are too few for the GPU (tma_fwd_splits) */
         {"split 128x256 fp16 3x3 pad 1, C 256 (36 K tiles), 2 tiles on 8 SMs, bias ReLU z", H, 0, 1, 256, 256, 16, 16,
          3, 3, 1, 1, 1, 1, false, true, false, 1, 0.5, 8, NULL},

@@ -872,9 +872,12 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
         printf("FAIL %s: the plan %s the staged epilogue or ping-pong\n", e.name, staged ? "does not choose" : "chooses");
         return false;
     }
-    /* the plain epilogue form (alpha alone) exactly where the case has no beta, bias or ReLU */
-    if ((pl.prm.epi.plain != 0) != (e.beta == 0 && !e.bias_relu)) {
-        printf("FAIL %s: the plan's epilogue form is %s\n", e.name, pl.prm.epi.plain ? "plain" : "whole");
+    /* the plain epilogue form (alpha alone) exactly where the case has no beta, bias or ReLU, the
+       bias form where it has a bias and ReLU and no beta */
+    const int form = e.beta == 0 && !e.bias_relu ? IGEMM_EPI_PLAIN : e.beta == 0 ? IGEMM_EPI_BIAS : IGEMM_EPI_WHOLE;
+    if (pl.prm.epi.form != form) {
+        static const char *const names[] = {"whole", "plain", "bias"};
+        printf("FAIL %s: the plan's epilogue form is %s, not %s\n", e.name, names[pl.prm.epi.form], names[form]);
         return false;
     }
     int grid = 0;
