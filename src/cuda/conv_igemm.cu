@@ -353,7 +353,7 @@ static bool tma_fwd_splits(int tile, enum ocd_conv_dir dir)
    fills the GPU), leaving mostly-padding problems to the sm_80 tiles. The TMA kernel's tiles
    decline grids too small in the forward and backward-data passes, for its narrow tiles
    (OCD_IGEMM_TMA_NARROW_TILES) and then the cp.async kernel's, except where the wide ones split
-   K instead (tma_fwd_splits; make_plan declines them where K is too short to split). Both kernels
+   K instead (tma_fwd_splits; make_plan declines them where no split pays). Both kernels
    see the same rule, so a TMA tile that declines a problem on its shape leaves it to no
    cp.async tile of that shape or wider: the narrow TMA tiles, listed after the wide ones and
    ahead of every cp.async tile, meet what only the cp.async tiles of their shape or narrower
@@ -713,7 +713,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         else
             splits = OCD_MIN((2 * (int64_t)h->sm_count + tiles - 1) / tiles, most);
         if (splits == 1 && tma && !tma_wgrad)
-            return "too few tiles of this size to fill the GPU, and K too short to split; a smaller tile serves";
+            return "too few tiles of this size to fill the GPU, and no split of K pays (wave_splits); a smaller tile serves";
     }
     const int64_t kps = (ktiles + splits - 1) / splits;
     splits = (ktiles + kps - 1) / kps;

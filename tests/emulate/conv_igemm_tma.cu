@@ -66,7 +66,7 @@
    (the staged store's bias form),
    a persistent grid of fewer CTAs than tiles, split-K where the tiles are too few for the GPU
    (forward with bias, ReLU and z, backward data with alpha and beta: the fp32 partial tiles and
-   their reduction; declined where K is too short to split); and the plan declining what the
+   their reduction; declined where no split pays); and the plan declining what the
    maps cannot take.
    Backward data (unit stride, as a forward pass over dy: conv_igemm_tma.cuh): 3x3 pad 1, 5x5 pad
    2, dilation 2, 1x1 with a KCRS filter, padding above (R - 1) * dilation (a negative pad'), K
@@ -426,7 +426,7 @@ int main()
         {"split dgrad 256x128 bf16 3x3 pad 1, K 256 (36 K tiles), C 128, 1 tile on 8 SMs, alpha beta", B, 1, 1, 128,
          256, 16, 16, 3, 3, 1, 1, 1, 1, false, false, false, 0.5, 0.75, 8, NULL, true},
         {"split 128x256 fp16 3x3, C 64 (9 K tiles) on 8 SMs declines", H, 0, 1, 64, 256, 16, 16, 3, 3, 1, 1, 1, 1,
-         false, false, false, 1, 0, 8, "K too short to split"},
+         false, false, false, 1, 0, 8, "no split of K pays"},
         /* strided backward data, phase by phase on the TMA kernel (cuda:dgrad_igemm_tma_phases) */
         {"phases fp16 3x3 stride 2 pad 1, 22x21 (a phase of more pixels than its padding implies), C 256, K 64, no memset",
          H, 0, 3, 256, 64, 22, 21, 3, 3, 1, 1, 2, 1, false, false, false, 1, 0, 2, NULL, true, false, true},
