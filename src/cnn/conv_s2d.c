@@ -126,7 +126,7 @@ static const char *s2d_plan_of(cudnnHandle_t h, const void *problem, void *plan)
         pl->taps[d] = floor_div((int)s->filt[d] - 1 - pad, u) - m0 + 1;
         pl->in[d] = s->out[d] + pl->taps[d] - 1;
     }
-    const size_t esize = t == CUDNN_DATA_HALF || t == CUDNN_DATA_BFLOAT16 ? 2 : 4;
+    const size_t esize = 2; /* half and bfloat16 */
     pl->x_bytes = align256((size_t)(s->n * pl->cp * pl->in[0] * pl->in[1]) * esize);
     pl->w_bytes = align256((size_t)(s->k * pl->cp * pl->taps[0] * pl->taps[1]) * esize);
     struct ocd_conv_problem sub;
@@ -165,7 +165,7 @@ static cudnnStatus_t s2d_run(cudnnHandle_t h, const void *problem, const void *p
         return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "space-to-depth filter gradient run with %zu bytes of workspace",
                         bytes);
     char *x = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255), *w = x + pl.x_bytes, *rest = w + pl.w_bytes;
-    const size_t esize = 2;
+    const size_t esize = 2; /* half and bfloat16 */
     const int64_t c = p->s.c;
     const int u = pl.u;
     const float one = 1.f, zero = 0.f, beta = (float)p->beta;
