@@ -32,8 +32,8 @@
    gradient's dy with its channels innermost (the implicit GEMM reads it as it lies); an entry
    that serves the re-laid problem. The CUDA entries are unproven (core/impl.h) until a GPU run
    has timed them against the few-channel kernels; the host entries are listed after the host's
-   GEMMs, where they serve only a pinned engine or a disable list (the re-laid problems took as
-   long as the stems' own there). */
+   GEMMs, where they serve only a pinned engine or a disable list (the re-laid filter gradient
+   took as long as the stem's own there). */
 #include "cnn/conv.h"
 
 #include "core/impl.h"
