@@ -43,6 +43,8 @@
 
 #include <string.h>
 
+#define S2D_ESIZE 2 /* the bytes of an element: half and bfloat16 */
+
 struct s2d_plan {
     int u;            /* the stride: the block's side */
     int m0[2];        /* floor(-pad / u) per dim: the block rows (columns) above the first pixel */
@@ -141,9 +143,8 @@ static const char *s2d_plan_of(cudnnHandle_t h, const void *problem, void *plan)
         pl->taps[d] = floor_div((int)s->filt[d] - 1 - pad, u) - m0 + 1;
         pl->in[d] = s->out[d] + pl->taps[d] - 1;
     }
-    const size_t esize = 2; /* half and bfloat16 */
-    pl->x_bytes = align256((size_t)(s->n * pl->cp * pl->in[0] * pl->in[1]) * esize);
-    pl->w_bytes = align256((size_t)(s->k * pl->cp * pl->taps[0] * pl->taps[1]) * esize);
+    pl->x_bytes = align256((size_t)(s->n * pl->cp * pl->in[0] * pl->in[1]) * S2D_ESIZE);
+    pl->w_bytes = align256((size_t)(s->k * pl->cp * pl->taps[0] * pl->taps[1]) * S2D_ESIZE);
     struct ocd_conv_problem sub;
     relaid_problem(p, pl, NULL, NULL, &sub);
     char why[512];
@@ -180,7 +181,6 @@ static cudnnStatus_t copy_taps(cudnnHandle_t h, const struct ocd_conv_problem *p
     const struct ocd_tensor_view wr = relaid_filter(p, pl);
     const int64_t *ws = p->w.strides, c = p->s.c;
     const int u = pl->u;
-    const size_t esize = 2; /* half and bfloat16 */
     const float one = 1.f, beta = to_relaid ? 0.f : (float)p->beta;
     for (int a = 0; a < u; a++)
         for (int b = 0; b < u; b++) {
@@ -192,8 +192,8 @@ static cudnnStatus_t copy_taps(cudnnHandle_t h, const struct ocd_conv_problem *p
             const int64_t filter_st[4] = {ws[0], ws[1], u * ws[2], u * ws[3]};
             const struct ocd_tensor_view relaid = view4(p->w.dtype, dims, wr.strides);
             const struct ocd_tensor_view filter = view4(p->w.dtype, dims, filter_st);
-            char *rw = w + (size_t)(r_first * wr.strides[2] + s_first * wr.strides[3] + (a * u + b) * c) * esize;
-            char *fw = (char *)p->w_data + (size_t)(r0 * ws[2] + s0 * ws[3]) * esize;
+            char *rw = w + (size_t)(r_first * wr.strides[2] + s_first * wr.strides[3] + (a * u + b) * c) * S2D_ESIZE;
+            char *fw = (char *)p->w_data + (size_t)(r0 * ws[2] + s0 * ws[3]) * S2D_ESIZE;
             if (to_relaid) OCD_TRY(ocd_ewise_copy(h, &one, &filter, fw, &beta, &relaid, rw, op));
             else OCD_TRY(ocd_ewise_copy(h, &one, &relaid, rw, &beta, &filter, fw, op));
         }
@@ -219,7 +219,6 @@ static cudnnStatus_t s2d_run(cudnnHandle_t h, const void *problem, const void *p
     if (bytes < s2d_workspace(h, p, &pl))
         return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "space-to-depth entry run with %zu bytes of workspace", bytes);
     char *x = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255), *w = x + pl.x_bytes, *rest = w + pl.w_bytes;
-    const size_t esize = 2; /* half and bfloat16 */
     const int64_t c = p->s.c;
     const int u = pl.u;
     const float one = 1.f, zero = 0.f;
@@ -236,8 +235,8 @@ static cudnnStatus_t s2d_run(cudnnHandle_t h, const void *problem, const void *p
             const int64_t dims[4] = {p->s.n, c, rows, cols};
             const int64_t src_st[4] = {xs[0], xs[1], u * xs[2], u * xs[3]};
             const struct ocd_tensor_view src = view4(p->x.dtype, dims, src_st), dst = view4(p->x.dtype, dims, xr.strides);
-            const char *from = (const char *)p->x_data + (size_t)(a * xs[2] + b * xs[3]) * esize;
-            char *to = x + (size_t)((-pl.m0[0] * pl.in[1] - pl.m0[1]) * pl.cp + (a * u + b) * c) * esize;
+            const char *from = (const char *)p->x_data + (size_t)(a * xs[2] + b * xs[3]) * S2D_ESIZE;
+            char *to = x + (size_t)((-pl.m0[0] * pl.in[1] - pl.m0[1]) * pl.cp + (a * u + b) * c) * S2D_ESIZE;
             OCD_TRY(ocd_ewise_copy(h, &one, &src, from, &zero, &dst, to, op));
         }
 

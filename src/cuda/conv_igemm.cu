@@ -167,6 +167,12 @@ static size_t align_up(size_t v)
     return (v + 255) & ~(size_t)255;
 }
 
+/* A caller's workspace pointer rounded up to 256 bytes (the plans' workspace sizes leave room). */
+static char *aligned_workspace(void *workspace)
+{
+    return (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
+}
+
 /* log2 of a vector width (1, 4 or 32 channels). */
 static int vect_shift(int vect)
 {
@@ -800,7 +806,7 @@ static cudnnStatus_t run_copies(cudnnHandle_t h, const struct ocd_conv_problem *
     if (workspace_bytes < pl.ws_bytes)
         return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "implicit GEMM entry run with %zu bytes of workspace, %zu needed",
                         workspace_bytes, pl.ws_bytes);
-    char *ws = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
+    char *ws = aligned_workspace(workspace);
     OCD_TRY(pl.esize == 4   ? launch_copies<uint32_t>(&pl, p->w_data, ws, h->stream)
             : pl.esize == 2 ? launch_copies<uint16_t>(&pl, p->w_data, ws, h->stream)
                             : launch_copies<uint8_t>(&pl, p->w_data, ws, h->stream));
@@ -954,6 +960,12 @@ struct igemm_phases_plan {
 };
 OCD_IMPL_PLAN_FITS(igemm_phases_plan);
 
+/* The bytes of an element of a phases entry's data: fp32 (as TF32), fp16 or bf16. */
+static int phases_esize(const struct ocd_conv_problem *p)
+{
+    return p->x.dtype == CUDNN_DATA_FLOAT ? 4 : 2;
+}
+
 /* Staging. A phase writes every stride-th pixel of dx. Where dx has its channels innermost the
    stores of a warp are runs of channels, whole sectors; where it has its pixels innermost (NCHW)
    each store covers a stride-th of the sectors it touches, and the sectors the other phases fill
@@ -1045,7 +1057,7 @@ static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p
     if (phases == 1) return "unit stride: the implicit GEMM serves it directly";
     if (phases > IGEMM_MAX_PHASES) return "more than 64 stride phases";
     if (ocd_view_count(&p->x) >= INT32_MAX) return OCD_REASON_SHAPE; /* scale_phase's 32-bit index */
-    const int esize = p->x.dtype == CUDNN_DATA_FLOAT ? 4 : 2;
+    const int esize = phases_esize(p);
     /* staged where dx or dy has its pixels innermost, as long as every phase plans on the copies */
     if ((!channels_inner(&p->x) || !channels_inner(&p->y)) && ocd_view_count(&p->y) < INT32_MAX &&
         ocd_impl_unproven() == NULL) {
@@ -1126,7 +1138,7 @@ static bool phases_zero_first(const struct ocd_conv_problem *p, const igemm_phas
 static cudnnStatus_t phases_run_on(cudnnHandle_t h, const struct ocd_conv_problem *p, const igemm_phases_plan *pp,
                                    void *workspace, size_t bytes)
 {
-    const int esize = p->x.dtype == CUDNN_DATA_FLOAT ? 4 : 2, phases = phase_count(p);
+    const int esize = phases_esize(p), phases = phase_count(p);
     const bool zeroed = phases_zero_first(p, pp);
     if (zeroed) OCD_CUDA_TRY(cudaMemsetAsync(p->x_data, 0, (size_t)ocd_view_count(&p->x) * esize, h->stream));
     igemm_plan *chain = pp->chained ? (igemm_plan *)malloc(sizeof(igemm_plan) * (size_t)phases) : NULL;
@@ -1171,9 +1183,9 @@ static cudnnStatus_t phases_run(cudnnHandle_t h, const void *problem, const void
     if (bytes < pp->ws_bytes)
         return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "phases run with %zu bytes of workspace, %zu needed", bytes,
                         pp->ws_bytes);
-    char *base = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255), *rest = base + pp->stage_bytes;
+    char *base = aligned_workspace(workspace), *rest = base + pp->stage_bytes;
     struct ocd_conv_problem st;
-    stage_problem(p, p->x.dtype == CUDNN_DATA_FLOAT ? 4 : 2, base, &st);
+    stage_problem(p, phases_esize(p), base, &st);
     const float one = 1.f, zero = 0.f, beta = (float)p->beta;
     const char *op = "cudnnConvolutionBackwardData";
     if (st.y_data != p->y_data) OCD_TRY(ocd_ewise_copy(h, &one, &p->y, p->y_data, &zero, &st.y, st.y_data, op));
