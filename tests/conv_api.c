@@ -594,23 +594,16 @@ TEST(conv_cuda_fwd_1x1_strided_gathers)
 }
 
 /* On the CUDA pass with tensor cores, the fused call on ResNet's stem (C = 3, 7x7, stride 2,
-   pad 3; the ConvBiasAct first layer) runs on the few-channel entry (the space-to-depth entry
-   ahead of it switched off), its epilogue taking bias, z and the activation: half NHWC and NCHW,
-   bfloat16 NHWC, float NHWC (TF32); z apart and in y's own buffer; RELU and IDENTITY. Then on the
-   space-to-depth entry (cuda:fwd_s2d, unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it serve),
-   which hands the epilogue to the re-laid problem's entry: half NHWC and bfloat16 NCHW. */
+   pad 3; the ConvBiasAct first layer) runs on the few-channel entry, its epilogue taking bias, z
+   and the activation: half NHWC and NCHW, bfloat16 NHWC, float NHWC (TF32); z apart and in y's
+   own buffer; RELU and IDENTITY. */
 TEST(conv_cuda_fused_stem)
 {
     if (!conv_tensor_core_pass()) return;
     static const struct shape stem = {"fused_stem", 2, 2, 3, 64, 1, {30, 29}, {7, 7}, {3, 3}, {2, 2}, {1, 1}, false};
     const char *const entry = "cuda:fwd_stem_tc_128x64";
-    const struct disable_list saved = disable_saved();
-    ocd_setenv("OPENCUDNN_DISABLE", "cuda:fwd_s2d");
     check_bias_activation_on(&stem, &tc_configs[0], CUDNN_ACTIVATION_RELU, false, 0, entry, NULL);
     check_bias_activation_on(&stem, &tc_configs[3], CUDNN_ACTIVATION_RELU, true, 0, entry, NULL);
     check_bias_activation_on(&stem, &tc_configs[1], CUDNN_ACTIVATION_IDENTITY, true, 0, entry, NULL);
     check_bias_activation_on(&stem, &tc_configs[2], CUDNN_ACTIVATION_RELU, true, 0, entry, NULL);
-    disable_restore(&saved);
-    check_bias_activation_on(&stem, &tc_configs[0], CUDNN_ACTIVATION_RELU, false, 0, "cuda:fwd_s2d", NULL);
-    check_bias_activation_on(&stem, &tc_configs[3], CUDNN_ACTIVATION_RELU, true, 0, "cuda:fwd_s2d", NULL);
 }

@@ -1,17 +1,16 @@
-/* conv_entries_s2d.c: the space-to-depth entries (src/cnn/conv_s2d.c: the input re-laid so that a
-   strided convolution over few channels is a unit-stride one) are reached where they apply and
-   compute what the reference computes, on both backends. */
+/* conv_entries_s2d.c: the space-to-depth filter gradient (src/cnn/conv_s2d.c: the input re-laid
+   so that a strided convolution over few channels is a unit-stride one) is reached where it
+   applies and computes what the reference computes, on both backends. */
 #include "conv_reach.h"
 
-/* host:fwd_s2d and host:wgrad_s2d (the host's GEMM entries ahead of them switched off, as for a
-   pinned engine), cuda:fwd_s2d and cuda:wgrad_s2d (unproven: the suite's OPENCUDNN_UNPROVEN=1
-   lets them serve, ahead of the few-channel kernels), forward under IMPLICIT_PRECOMP_GEMM and
-   the filter gradient under BWD_FILTER_ALGO_1, fp16 and bf16 NHWC: ResNet's stem shape (C = 3,
-   7x7, stride 2, pad 3) over odd extents, a 5x5 filter at stride 3 with unequal paddings
-   (re-laid taps that reach no tap of the filter on both ends), a 4x4 filter at stride 2 without
-   padding over C = 5 (24 re-laid channels, 4 of them zero); the filter KCRS; each reached at beta
-   0, then checked at beta 0 and 0.5. */
-TEST(conv_s2d_serves_strided_few_channels)
+/* host:wgrad_s2d (the host's GEMM entry ahead of it switched off, as for a pinned engine) and
+   cuda:wgrad_s2d (unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it serve, ahead of the
+   few-channel kernel) under BWD_FILTER_ALGO_1, fp16 and bf16 NHWC: ResNet's stem shape (C = 3,
+   7x7, stride 2, pad 3) over odd extents, a 5x5 filter at stride 3 with unequal paddings (re-laid
+   taps that reach no tap of the filter on both ends), a 4x4 filter at stride 2 without padding
+   over C = 5 (24 re-laid channels, 4 of them zero); the filter KCRS; each reached at beta 0, then
+   checked at beta 0 and 0.5. */
+TEST(conv_wgrad_s2d_serves_strided_few_channels)
 {
     const bool host = test_backend[0] == 'h';
     if (!host && !conv_tensor_core_pass()) return;
@@ -22,19 +21,11 @@ TEST(conv_s2d_serves_strided_few_channels)
                                     false};
     static const struct shape c5 = {"s2d_4x4s2_c5_pad0", 2, 2, 5, 24, 1, {18, 19}, {4, 4}, {0, 0}, {2, 2}, {1, 1},
                                     false};
-    const char *const fwd = host ? "host:fwd_s2d" : "cuda:fwd_s2d", *const wgrad = host ? "host:wgrad_s2d" : "cuda:wgrad_s2d";
-    const char *const fwd_ahead = host ? "host:fwd_implicit_precomp_gemm" : NULL;
-    const char *const wgrad_ahead = host ? "host:wgrad_gemm" : NULL;
-    const struct entry_case fwd_cases[] = {
-        {&stem, &tc_configs[0], fwd, fwd_ahead}, {&stem, &tc_configs[1], fwd, fwd_ahead},
-        {&s3, &tc_configs[1], fwd, fwd_ahead},   {&c5, &tc_configs[0], fwd, fwd_ahead},
+    const char *const entry = host ? "host:wgrad_s2d" : "cuda:wgrad_s2d";
+    const char *const ahead = host ? "host:wgrad_gemm" : NULL;
+    const struct entry_case cases[] = {
+        {&stem, &tc_configs[0], entry, ahead}, {&stem, &tc_configs[1], entry, ahead},
+        {&s3, &tc_configs[0], entry, ahead},   {&c5, &tc_configs[1], entry, ahead},
     };
-    const struct entry_case wgrad_cases[] = {
-        {&stem, &tc_configs[0], wgrad, wgrad_ahead}, {&stem, &tc_configs[1], wgrad, wgrad_ahead},
-        {&s3, &tc_configs[0], wgrad, wgrad_ahead},   {&c5, &tc_configs[1], wgrad, wgrad_ahead},
-    };
-    check_entries_blended(fwd_cases, sizeof fwd_cases / sizeof fwd_cases[0], FWD,
-                          CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
-    check_entries_blended(wgrad_cases, sizeof wgrad_cases / sizeof wgrad_cases[0], BWD_FILTER,
-                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
+    check_entries_blended(cases, sizeof cases / sizeof cases[0], BWD_FILTER, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
 }

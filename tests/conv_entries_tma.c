@@ -8,8 +8,7 @@
    the suite's OPENCUDNN_UNPROVEN=1), each tile in fp16 and bf16, where the heuristic picks them ahead
    of the cp.async kernel's: GEMMs of at least a tile per multiprocessor, with an edge tile in M
    (17161 output pixels), channel counts that are not multiples of the 64-channel K tile (72, 40;
-   a 7x7 stride-2 layer's 20 padded to 24 in the workspace: the stem's 3, padded to 8, fills a
-   quarter of the K tile or less, which the plan declines), stride 2 with unequal
+   the stem's 3 padded to 8 in the workspace, the stem entry switched off), stride 2 with unequal
    paddings (the im2col box's corners, W and H apart) and a width whose last output pixel plus the
    stride lands two past the box (where the traversal wraps to the box's lower corner), dilation 2
    in CONVOLUTION mode, a 1x1 filter (the cuBLAS entry switched off), and NCHW data (transposed, and
@@ -26,8 +25,7 @@ TEST(conv_cuda_tma_entries_are_reached)
     static const struct shape dilated = {"tma_dilated_convolution", 2, 1, 64, 256, 1, {133, 131}, {3, 3}, {2, 2}, {1, 1},
                                          {2, 2}, true};
     static const struct shape one = {"tma_1x1", 2, 2, 128, 256, 1, {93, 93}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false};
-    static const struct shape stem = {"tma_7x7s2_c20", 2, 1, 20, 256, 1, {262, 262}, {7, 7}, {3, 3}, {2, 2}, {1, 1},
-                                      false};
+    static const struct shape stem = {"tma_stem_c3", 2, 1, 3, 256, 1, {262, 262}, {7, 7}, {3, 3}, {2, 2}, {1, 1}, false};
     const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1], *half_nchw = &tc_configs[3];
     const int algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
     const char *const wide = "cuda:fwd_igemm_tma_128x256x64_s4", *const tall_tile = "cuda:fwd_igemm_tma_256x128x64_s4";
@@ -40,7 +38,7 @@ TEST(conv_cuda_tma_entries_are_reached)
     check_entry_reached(&strided, bf16, FWD, algo, wide, NULL);
     check_entry_reached(&dilated, half, FWD, algo, wide, NULL);
     check_entry_reached(&one, bf16, FWD, algo, wide, "cuda:fwd_gemm1x1*");
-    check_entry_reached(&stem, half, FWD, algo, wide, NULL);
+    check_entry_reached(&stem, half, FWD, algo, wide, "cuda:fwd_stem*");
     check_entry_reached(&big, half_nchw, FWD, algo, wide, NULL);
 }
 
@@ -48,13 +46,12 @@ TEST(conv_cuda_tma_entries_are_reached)
    ones under OPENCUDNN_UNPROVEN=1), forward and backward data on each tile, NHWC and NCHW
    (transposed, and the filter packed, in the workspace): forward with an edge tile in M, C = 36 and
    44 (channel tails of the K tile), stride 2 with unequal paddings, dilation 2 in CONVOLUTION mode,
-   a 1x1 filter (the cuBLAS entry switched off) and a 7x7 stride-2 layer's C = 10 padded to 12 in
-   the workspace; backward data with C = 240 and K = 36, C = 128 on the 256x128 tile, 5x5 in
+   a 1x1 filter (the cuBLAS entry switched off) and the stem's C = 3 padded to 4 (the stem entry
+   switched off); backward data with C = 240 and K = 36, C = 128 on the 256x128 tile, 5x5 in
    CONVOLUTION mode, padding 3 (pad' = -1); strided backward data phase by phase (3x3 stride 2, the
    1x1 stride-2 layer with phases without taps, dilation 2); and the clustered TF32 entries
    (_tma_c2_tf32_, the unclustered ones switched off) on the same forward and unit-stride
-   backward-data shapes (an odd count of M tiles of 128, channel and filter tails, the 7x7 layer,
-   NCHW). */
+   backward-data shapes (an odd count of M tiles of 128, channel and filter tails, the stem, NCHW). */
 TEST(conv_cuda_tma_tf32_entries_are_reached)
 {
     if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
@@ -67,7 +64,7 @@ TEST(conv_cuda_tma_tf32_entries_are_reached)
     static const struct shape dilated = {"tma_tf32_dilated_convolution", 2, 1, 64, 256, 1, {133, 131}, {3, 3}, {2, 2},
                                          {1, 1}, {2, 2}, true};
     static const struct shape one = {"tma_tf32_1x1", 2, 2, 128, 256, 1, {93, 93}, {1, 1}, {0, 0}, {1, 1}, {1, 1}, false};
-    static const struct shape stem = {"tma_tf32_7x7s2_c10", 2, 1, 10, 256, 1, {262, 262}, {7, 7}, {3, 3}, {2, 2}, {1, 1},
+    static const struct shape stem = {"tma_tf32_stem_c3", 2, 1, 3, 256, 1, {262, 262}, {7, 7}, {3, 3}, {2, 2}, {1, 1},
                                       false};
     static const struct shape dgrad = {"tma_tf32_dgrad_c240_k36", 2, 1, 240, 36, 1, {131, 131}, {3, 3}, {1, 1}, {1, 1},
                                        {1, 1}, false};
@@ -100,14 +97,14 @@ TEST(conv_cuda_tma_tf32_entries_are_reached)
         {&strided, tf32, wide, NULL},
         {&dilated, tf32n, wide, NULL},
         {&one, tf32, wide, "cuda:fwd_gemm1x1*"},
-        {&stem, tf32, wide, NULL},
+        {&stem, tf32, wide, "cuda:fwd_stem*"},
         /* on clusters of 2 CTAs, the unclustered TF32 entries switched off */
         {&big, tf32, c2_wide, c2_off},
         {&big, tf32n, c2_wide, c2_off},
         {&tall, tf32, c2_tall, "cuda:fwd_igemm_tma_tf32*,cuda:fwd_igemm_tma_c2_tf32_128x256*"},
         {&strided, tf32, c2_wide, c2_off},
         {&dilated, tf32n, c2_wide, c2_off},
-        {&stem, tf32, c2_wide, c2_off},
+        {&stem, tf32, c2_wide, "cuda:fwd_stem*,cuda:fwd_igemm_tma_tf32*"},
     };
     const struct entry_case bwd[] = {
         {&dgrad, tf32, dwide, NULL},

@@ -96,9 +96,8 @@ size_t ocd_conv_impl_workspace(cudnnHandle_t handle, const struct ocd_conv_impl 
 /* The math type a perf result reports for an entry. */
 cudnnMathType_t ocd_conv_reported_math(const struct ocd_conv_impl *impl, const struct ocd_conv_problem *p);
 
-/* The space-to-depth forward pass and filter gradient (conv_s2d.c): entries host:fwd_s2d,
-   cuda:fwd_s2d, host:wgrad_s2d and cuda:wgrad_s2d. */
-extern const struct ocd_impl_planned ocd_conv_s2d_planned;
+/* The space-to-depth filter gradient (conv_s2d.c): entries host:wgrad_s2d and cuda:wgrad_s2d. */
+extern const struct ocd_impl_planned ocd_conv_s2d_wgrad_planned;
 
 /* Tables of the simple operations around convolution (ocd_impl_run picks from them): Im2Col
    (problem: a forward ocd_conv_problem whose y_data is the column buffer, groups 1) and the bias

@@ -157,9 +157,6 @@ static const struct ocd_conv_impl fwd_impls[] = {
      CUDNN_DETERMINISTIC, false, ocd_host_conv_cblas_race},
 #endif
     HOST_GEMM_ENTRY("host:fwd_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM), precomp)
-    /* strided, few channels: the input re-laid space-to-depth (conv_s2d.c), for a pinned engine */
-    PLANNED_ENTRY("host:fwd_s2d", OCD_BACKEND_HOST, BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM), ocd_conv_s2d,
-                  false)
     HOST_GEMM_ENTRY("host:fwd_implicit_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM), implicit)
     HOST_GEMM_ENTRY("host:fwd_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM), explicit)
     HOST_WINO_ENTRY("fwd_winograd", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, ocd_host_conv_winograd)
@@ -171,10 +168,7 @@ static const struct ocd_conv_impl fwd_impls[] = {
                ocd_host_conv_direct, NULL),
 #ifdef OCD_HAVE_CUDA
     CUBLAS_1X1_ENTRIES("fwd", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) | FWD_GEMM_ALGOS)
-    /* few channels (RGB first layers): with a stride, the input re-laid space-to-depth for the
-       implicit GEMM (conv_s2d.c); else K = C R S packed, ahead of the channel-padded GEMM */
-    PLANNED_ENTRY("cuda:fwd_s2d", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM), ocd_conv_s2d,
-                  true)
+    /* few channels (RGB first layers): K = C R S packed, ahead of the channel-padded GEMM */
     PLANNED_ENTRY("cuda:fwd_stem_tc_128x64", OCD_BACKEND_CUDA, FWD_IGEMM_ALGOS, ocd_cuda_conv_stem_fwd, true)
     OCD_IGEMM_TMA_TILES(FWD_IGEMM_TMA)
     OCD_IGEMM_TMA_C2_TILES(FWD_IGEMM_TMA_C2)
@@ -245,7 +239,7 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
 static const struct ocd_conv_impl bwd_filter_impls[] = {
     HOST_GEMM_ENTRY("host:wgrad_gemm", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), explicit)
     /* strided, few channels: the input re-laid space-to-depth (conv_s2d.c), for a pinned engine */
-    PLANNED_ENTRY("host:wgrad_s2d", OCD_BACKEND_HOST, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), ocd_conv_s2d,
+    PLANNED_ENTRY("host:wgrad_s2d", OCD_BACKEND_HOST, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), ocd_conv_s2d_wgrad,
                   false)
     HOST_GEMM_ENTRY("host:wgrad_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3), precomp)
     HOST_GEMM_ENTRY("host:wgrad_implicit_gemm", BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0), implicit)
@@ -270,7 +264,7 @@ static const struct ocd_conv_impl bwd_filter_impls[] = {
     CUBLAS_1X1_ENTRIES("wgrad", WGRAD_GEMM_ALGOS)
     /* few channels (RGB first layers): with a stride, the input re-laid space-to-depth for the
        implicit GEMM (conv_s2d.c); else N = C R S packed, ahead of the channel-padded GEMMs */
-    PLANNED_ENTRY("cuda:wgrad_s2d", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), ocd_conv_s2d, true)
+    PLANNED_ENTRY("cuda:wgrad_s2d", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1), ocd_conv_s2d_wgrad, true)
     PLANNED_ENTRY("cuda:wgrad_stem_tc_64x256", OCD_BACKEND_CUDA, BIT(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1),
                   ocd_cuda_conv_stem_wgrad, true)
     OCD_IGEMM_TMA_TILES(WGRAD_IGEMM_TMA)

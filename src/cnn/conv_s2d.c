@@ -1,7 +1,6 @@
-/* conv_s2d.c: the forward pass and the filter gradient of a strided convolution over few channels
-   (an RGB network's first layer: C = 3, 7x7, stride 2) as those of a unit-stride convolution over
-   the input re-laid space-to-depth (entries host:fwd_s2d, cuda:fwd_s2d, host:wgrad_s2d and
-   cuda:wgrad_s2d).
+/* conv_s2d.c: the filter gradient of a strided convolution over few channels (an RGB network's
+   first layer: C = 3, 7x7, stride 2) as the filter gradient of a unit-stride convolution over the
+   input re-laid space-to-depth (entries host:wgrad_s2d and cuda:wgrad_s2d).
 
    Main decision: no kernel of its own. With stride u, input pixel h = u i + a (a < u) is pixel i of
    "phase" a; output pixel p reads h = u p - pad + r, i.e. pixel i = p + m of phase a, where
@@ -16,25 +15,17 @@
    (16 for the stem) over R' S' = 16 taps: 256 columns for the stem's 147 (1.74 times the
    multiply-adds), on the implicit GEMM's channel-contiguous loads.
 
-   The runs: the re-laid input (zeros first, then u u strided copies of x) in the workspace; the
-   forward pass re-lays the filter too (zeros, then its taps, u u strided copies) and runs the
-   unit-stride forward pass into y itself (alpha, beta and a fused epilogue as the call has them);
-   the filter gradient runs the unit-stride filter gradient into a re-laid one (alpha, beta 0),
-   then copies its taps into dw with beta. Each sub-problem runs on the entry the registry picks
-   for it (kept in the plan); the copies are the elementwise engine's (ops/tensor_ops.h), so the
-   entries run on either backend. On CUDA the re-laid forward pass goes to the cp.async
-   implicit GEMM, which reads 8 channels at a time, where the TMA kernel's K tiles of 64 would be
-   three quarters padding (conv_igemm.cu declines them there).
+   The run: the re-laid input (zeros first, then u u strided copies of x) and the re-laid filter
+   gradient in the workspace, the unit-stride filter gradient through the registry's pick for the
+   same algorithm (alpha, beta 0), then u u strided copies of its taps into dw with beta. The
+   copies are the elementwise engine's (ops/tensor_ops.h), so the entry runs on either backend.
 
-   Constraints (each a reason): the forward pass (IMPLICIT_PRECOMP_GEMM: it needs workspace) or
-   the filter gradient (ALGO_1), 2-D, no groups, cross-correlation, no dilation, one stride of 2
-   or more in both dims; half or bfloat16 data, C not a multiple of 8 and u u C <= 32; the filter
-   gradient's dy with its channels innermost (the implicit GEMM reads it as it lies); an entry
-   that serves the re-laid problem. The CUDA entries are unproven (core/impl.h) until a GPU run
-   has timed them against the few-channel kernels; the host entries are listed after the host's
-   GEMMs, where they serve only a pinned engine or a disable list (there the re-laid problems
-   took as long as the stem's own or longer: 66 against 70 ms for the filter gradient, 61 against
-   53 forward, fp16, batch 4, on a shared 2-core machine). */
+   Constraints (each a reason): the filter gradient, 2-D, no groups, cross-correlation, no
+   dilation, one stride of 2 or more in both dims; half or bfloat16 data, C not a multiple of 8
+   and u u C <= 32; dy with its channels innermost (the implicit GEMM reads it as it lies); an
+   entry that serves the re-laid problem. The CUDA entry is unproven (core/impl.h) until a GPU run
+   has timed it against the few-channel kernel; the host entry is listed after the host's GEMMs,
+   where it serves only a pinned engine or a disable list. */
 #include "cnn/conv.h"
 
 #include "core/impl.h"
@@ -93,14 +84,13 @@ static struct ocd_tensor_view relaid_filter(const struct ocd_conv_problem *p, co
     return view4(p->w.dtype, dims, strides);
 }
 
-/* The unit-stride problem of p over the re-laid input at x and the re-laid filter (or filter
-   gradient) at w: y (dy) as it is; the forward pass with p's alpha, beta and epilogue, the filter
-   gradient with alpha and beta 0. */
+/* The unit-stride filter gradient of p over the re-laid input at x (its filter gradient at w):
+   dy as it is, alpha, beta 0. */
 static void relaid_problem(const struct ocd_conv_problem *p, const struct s2d_plan *pl, void *x, void *w,
                            struct ocd_conv_problem *sub)
 {
     *sub = *p;
-    if (p->dir == OCD_CONV_BWD_FILTER) memset(&sub->ep, 0, sizeof sub->ep), sub->beta = 0;
+    memset(&sub->ep, 0, sizeof sub->ep);
     sub->s.c = pl->cp;
     for (int d = 0; d < 2; d++) {
         sub->s.in[d] = pl->in[d], sub->s.filt[d] = pl->taps[d];
@@ -109,12 +99,7 @@ static void relaid_problem(const struct ocd_conv_problem *p, const struct s2d_pl
     sub->x = relaid_input(p, pl), sub->w = relaid_filter(p, pl);
     sub->w_format = CUDNN_TENSOR_NHWC;
     sub->x_data = x, sub->w_data = w;
-}
-
-/* The algorithm an entry serves in direction dir: the re-laid problem's too. */
-static int s2d_algo(enum ocd_conv_dir dir)
-{
-    return dir == OCD_CONV_FWD ? CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM : CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
+    sub->beta = 0;
 }
 
 static const char *s2d_plan_of(cudnnHandle_t h, const void *problem, void *plan)
@@ -123,7 +108,7 @@ static const char *s2d_plan_of(cudnnHandle_t h, const void *problem, void *plan)
     struct s2d_plan *pl = plan;
     memset(pl, 0, sizeof *pl);
     const struct ocd_conv_shape *s = &p->s;
-    if (p->dir == OCD_CONV_BWD_DATA) return "the forward pass and the filter gradient only";
+    if (p->dir != OCD_CONV_BWD_FILTER) return "the filter gradient only";
     if (s->nsp != 2 || s->groups != 1) return "2-D, without groups";
     if (s->flip) return "cross-correlation only";
     if (s->dilation[0] != 1 || s->dilation[1] != 1) return "no dilation";
@@ -133,7 +118,7 @@ static const char *s2d_plan_of(cudnnHandle_t h, const void *problem, void *plan)
     const int u = (int)s->stride[0];
     if (s->c % 8 == 0 || (int64_t)u * u * s->c > 32)
         return "channels a multiple of 8, or more than 32 re-laid (the channel-padded GEMMs serve)";
-    if (p->dir == OCD_CONV_BWD_FILTER && p->y.dims[1] > 1 && p->y.strides[1] != 1) return "dy's channels are not innermost";
+    if (p->y.dims[1] > 1 && p->y.strides[1] != 1) return "dy's channels are not innermost";
     if (h->backend->kind == OCD_BACKEND_CUDA && ocd_impl_unproven() != NULL) return ocd_impl_unproven();
     pl->u = u;
     pl->cp = ((int64_t)u * u * s->c + 7) / 8 * 8;
@@ -149,8 +134,8 @@ static const char *s2d_plan_of(cudnnHandle_t h, const void *problem, void *plan)
     relaid_problem(p, pl, NULL, NULL, &sub);
     char why[512];
     struct ocd_impl_plan sub_plan;
-    pl->sub = ocd_conv_pick(h, &sub, s2d_algo(p->dir), why, sizeof why, &sub_plan);
-    if (pl->sub == NULL) return "no entry serves the re-laid problem";
+    pl->sub = ocd_conv_pick(h, &sub, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, why, sizeof why, &sub_plan);
+    if (pl->sub == NULL) return "no entry serves the re-laid filter gradient";
     pl->sub_bytes = ocd_conv_impl_workspace(h, pl->sub, &sub, &sub_plan);
     return NULL;
 }
@@ -172,60 +157,26 @@ static int phase_taps(const struct s2d_plan *pl, int d, int a, int pad, int filt
     return n;
 }
 
-/* Copies the filter's taps of every phase (a, b) between the filter (its view p->w at wdata) and
-   the re-laid one at w: into the re-laid filter (to_relaid: the forward pass, beta 0) or out of
-   it into the filter with p's beta (the filter gradient). */
-static cudnnStatus_t copy_taps(cudnnHandle_t h, const struct ocd_conv_problem *p, const struct s2d_plan *pl, char *w,
-                               bool to_relaid, const char *op)
-{
-    const struct ocd_tensor_view wr = relaid_filter(p, pl);
-    const int64_t *ws = p->w.strides, c = p->s.c;
-    const int u = pl->u;
-    const float one = 1.f, beta = to_relaid ? 0.f : (float)p->beta;
-    for (int a = 0; a < u; a++)
-        for (int b = 0; b < u; b++) {
-            int r_first, s_first, r0, s0;
-            const int nr = phase_taps(pl, 0, a, (int)p->s.pad[0], (int)p->s.filt[0], &r_first, &r0);
-            const int ns = phase_taps(pl, 1, b, (int)p->s.pad[1], (int)p->s.filt[1], &s_first, &s0);
-            if (nr <= 0 || ns <= 0) continue;
-            const int64_t dims[4] = {p->s.k, c, nr, ns};
-            const int64_t filter_st[4] = {ws[0], ws[1], u * ws[2], u * ws[3]};
-            const struct ocd_tensor_view relaid = view4(p->w.dtype, dims, wr.strides);
-            const struct ocd_tensor_view filter = view4(p->w.dtype, dims, filter_st);
-            char *rw = w + (size_t)(r_first * wr.strides[2] + s_first * wr.strides[3] + (a * u + b) * c) * S2D_ESIZE;
-            char *fw = (char *)p->w_data + (size_t)(r0 * ws[2] + s0 * ws[3]) * S2D_ESIZE;
-            if (to_relaid) OCD_TRY(ocd_ewise_copy(h, &one, &filter, fw, &beta, &relaid, rw, op));
-            else OCD_TRY(ocd_ewise_copy(h, &one, &relaid, rw, &beta, &filter, fw, op));
-        }
-    return CUDNN_STATUS_SUCCESS;
-}
-
-/* Zeros over the view v at data. */
-static cudnnStatus_t zero_fill(cudnnHandle_t h, const struct ocd_tensor_view *v, void *data, const char *op)
-{
-    struct ocd_ewise fill;
-    ocd_ewise_build(&fill, OCD_EWISE_FILL, v, NULL, NULL);
-    ocd_ewise_bind(&fill, data, NULL, NULL);
-    fill.fill = 0;
-    return ocd_ewise_run(h, &fill, op);
-}
-
 static cudnnStatus_t s2d_run(cudnnHandle_t h, const void *problem, const void *plan, void *workspace, size_t bytes)
 {
     const struct ocd_conv_problem *p = problem;
     const struct s2d_plan pl = *(const struct s2d_plan *)plan;
-    const bool fwd = p->dir == OCD_CONV_FWD;
-    const char *op = fwd ? "cudnnConvolutionForward" : "cudnnConvolutionBackwardFilter";
+    const char *op = "cudnnConvolutionBackwardFilter";
     if (bytes < s2d_workspace(h, p, &pl))
-        return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "space-to-depth entry run with %zu bytes of workspace", bytes);
+        return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "space-to-depth filter gradient run with %zu bytes of workspace",
+                        bytes);
     char *x = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255), *w = x + pl.x_bytes, *rest = w + pl.w_bytes;
     const int64_t c = p->s.c;
     const int u = pl.u;
-    const float one = 1.f, zero = 0.f;
+    const float one = 1.f, zero = 0.f, beta = (float)p->beta;
 
     /* the re-laid input: zeros, then phase (a, b) of x into its channels */
     const struct ocd_tensor_view xr = relaid_input(p, &pl);
-    OCD_TRY(zero_fill(h, &xr, x, op));
+    struct ocd_ewise fill;
+    ocd_ewise_build(&fill, OCD_EWISE_FILL, &xr, NULL, NULL);
+    ocd_ewise_bind(&fill, x, NULL, NULL);
+    fill.fill = 0;
+    OCD_TRY(ocd_ewise_run(h, &fill, op));
     const int64_t *xs = p->x.strides;
     for (int a = 0; a < u; a++)
         for (int b = 0; b < u; b++) {
@@ -240,24 +191,31 @@ static cudnnStatus_t s2d_run(cudnnHandle_t h, const void *problem, const void *p
             OCD_TRY(ocd_ewise_copy(h, &one, &src, from, &zero, &dst, to, op));
         }
 
-    /* the forward pass's re-laid filter: zeros, then the filter's taps */
-    if (fwd) {
-        const struct ocd_tensor_view wr = relaid_filter(p, &pl);
-        OCD_TRY(zero_fill(h, &wr, w, op));
-        OCD_TRY(copy_taps(h, p, &pl, w, true, op));
-    }
-
-    /* the unit-stride problem, on the entry the registry picked for it (its plan made again here,
-       on the workspace's pointers) */
+    /* the unit-stride filter gradient, on the entry the registry picked for it (its plan made
+       again here, on the workspace's pointers) */
     struct ocd_conv_problem sub;
     relaid_problem(p, &pl, x, w, &sub);
-    ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s: the space-to-depth problem on %s", op,
+    ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s: the space-to-depth filter gradient on %s", op,
                     pl.sub->base.name);
     OCD_TRY(ocd_impl_exec(h, &pl.sub->base, &sub, NULL, rest, pl.sub_bytes));
-    if (fwd) return CUDNN_STATUS_SUCCESS;
 
-    /* the filter's taps out of the re-laid filter gradient, with beta */
-    return copy_taps(h, p, &pl, w, false, op);
+    /* the filter's taps of phase (a, b) out of the re-laid filter gradient, with beta */
+    const struct ocd_tensor_view wr = relaid_filter(p, &pl);
+    const int64_t *ws = p->w.strides;
+    for (int a = 0; a < u; a++)
+        for (int b = 0; b < u; b++) {
+            int r_first, s_first, r0, s0;
+            const int nr = phase_taps(&pl, 0, a, (int)p->s.pad[0], (int)p->s.filt[0], &r_first, &r0);
+            const int ns = phase_taps(&pl, 1, b, (int)p->s.pad[1], (int)p->s.filt[1], &s_first, &s0);
+            if (nr <= 0 || ns <= 0) continue;
+            const int64_t dims[4] = {p->s.k, c, nr, ns};
+            const int64_t dst_st[4] = {ws[0], ws[1], u * ws[2], u * ws[3]};
+            const struct ocd_tensor_view src = view4(p->w.dtype, dims, wr.strides), dst = view4(p->w.dtype, dims, dst_st);
+            const char *from = w + (size_t)(r_first * wr.strides[2] + s_first * wr.strides[3] + (a * u + b) * c) * esize;
+            char *to = (char *)p->w_data + (size_t)(r0 * ws[2] + s0 * ws[3]) * esize;
+            OCD_TRY(ocd_ewise_copy(h, &one, &src, from, &beta, &dst, to, op));
+        }
+    return CUDNN_STATUS_SUCCESS;
 }
 
-const struct ocd_impl_planned ocd_conv_s2d_planned = {s2d_plan_of, s2d_workspace, s2d_run};
+const struct ocd_impl_planned ocd_conv_s2d_wgrad_planned = {s2d_plan_of, s2d_workspace, s2d_run};

@@ -560,13 +560,6 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if (pl->pad_on) gm.k = cgp * ocd_conv_spatial(s, s->filt);
     /* the TMA filter gradient's columns: each tap's channels padded to 64 (conv_igemm_tma.cuh) */
     const bool tma_wgrad = tma && p->dir == OCD_CONV_BWD_FILTER, k32 = tma_wgrad && tf32;
-    /* the TMA forward pass's K tiles hold bk channels (filters for backward data) of a tap: where
-       a tap has a quarter of that or fewer (the stem re-laid space-to-depth: 16 of 64) they are
-       three quarters padding, and the cp.async kernel, which reads 8 channels at a time, serves;
-       unproven (core/impl.h) until the A/B has timed it */
-    const int64_t kchan = p->dir == OCD_CONV_FWD ? cgp : kg;
-    if (tma && !tma_wgrad && 4 * kchan <= bk && ocd_impl_unproven() == NULL)
-        return "a tap's channels fill a quarter of the TMA kernel's K tile or less; the cp.async kernel serves";
     const int64_t ccols = tma_wgrad ? (cg + OCD_IGEMM_TMA_BK - 1) / OCD_IGEMM_TMA_BK * OCD_IGEMM_TMA_BK : cg;
     if (4 * cg < 3 * ccols) return "the TMA filter gradient pads each tap's channels to 64: mostly padding here";
     if (tma_wgrad) gm.n = ccols * ocd_conv_spatial(s, s->filt);
@@ -713,6 +706,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     const igemm_tile_info &ti = tile_info[tile];
     const int64_t tiles = ((gm.m + ti.bm - 1) / ti.bm) * ((gm.n + ti.bn - 1) / ti.bn) * g;
     /* the TMA forward pass's K tiles: each tap's channels (filters for backward data) in blocks */
+    const int64_t kchan = p->dir == OCD_CONV_FWD ? cgp : kg;
     const int64_t ktiles = k32                 ? ya.n * k32b.qb * k32b.pb
                            : tma && !tma_wgrad ? prm.R * prm.S * ((kchan + bk - 1) / bk)
                                                : (gm.k + bk - 1) / bk;

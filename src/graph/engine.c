@@ -37,7 +37,7 @@ static const char *const fwd_entries[] = {
     "cuda:fwd_igemm_tma_128x128x64_s7", "cuda:fwd_igemm_tma_256x64x64_s5", "cuda:fwd_igemm_tma_128x64x64_s9",
     "cuda:fwd_igemm_tma_tf32_128x128x32_s7", "cuda:fwd_igemm_tma_tf32_256x64x32_s5",
     "cuda:fwd_igemm_tma_tf32_128x64x32_s9", "cuda:fwd_igemm_int8_128x128x64_s3",
-    "cuda:fwd_igemm_int8_128x64x64_s4", "cuda:fwd_igemm_int8_64x64x64_s4", "host:fwd_s2d", "cuda:fwd_s2d",
+    "cuda:fwd_igemm_int8_128x64x64_s4", "cuda:fwd_igemm_int8_64x64x64_s4",
 };
 static const char *const dgrad_entries[] = {
     "host:dgrad_implicit_precomp_gemm", "host:dgrad_implicit_gemm", "host:dgrad_winograd",
