@@ -127,34 +127,6 @@ TEST(conv_cuda_tma_tf32_entries_are_reached)
     check_entries_reached(bwd, sizeof bwd / sizeof bwd[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
 }
 
-/* The wide TMA tiles split K where their tiles are too few for the GPU (conv_igemm.cu's
-   tma_fwd_splits; unproven: the suite's OPENCUDNN_UNPROVEN=1 lets them, where the narrow tiles
-   would serve): one 14x14 image, 3x3 over 256 channels (36 K tiles of fp16, two tiles of 128x256:
-   two splits), forward in fp16 and TF32 on NCHW data (36 K tiles of 32 channels over 128), and
-   backward data in bf16 on the 256x128 tile (K 256, C 128: one tile); the fp32 partial tiles and
-   the reduction's epilogue each reached, then checked at beta 0 and 0.5. */
-TEST(conv_cuda_tma_split_k_fills_small_grids)
-{
-    if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
-    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
-    static const struct shape fwd = {"tma_split_fwd", 2, 1, 256, 256, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
-                                     false};
-    static const struct shape fwd_tf32 = {"tma_split_fwd_tf32", 2, 1, 128, 256, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1},
-                                          {1, 1}, true};
-    static const struct shape dgrad = {"tma_split_dgrad", 2, 1, 128, 256, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
-                                       false};
-    const struct entry_case fwd_cases[] = {
-        {&fwd, &tc_configs[0], "cuda:fwd_igemm_tma_128x256x64_s4", NULL},
-        {&fwd_tf32, &tf32_nchw, "cuda:fwd_igemm_tma_tf32_128x256x32_s4", NULL},
-    };
-    const struct entry_case bwd_cases[] = {
-        {&dgrad, &tc_configs[1], "cuda:dgrad_igemm_tma_256x128x64_s4", NULL},
-    };
-    check_entries_blended(fwd_cases, sizeof fwd_cases / sizeof fwd_cases[0], FWD,
-                          CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
-    check_entries_blended(bwd_cases, sizeof bwd_cases / sizeof bwd_cases[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
-}
-
 /* The TF32 filter gradient on the TMA kernel (the k32 form: NCHW dy and x read K-major, pixel
    rows of 8 under the 32-byte swizzle, x through its shifted copies; the unproven entries under
    OPENCUDNN_UNPROVEN=1), each tile: dy of 56x56, 28x28, 14x14 and 7x7 pixels (rows of 56 and 28

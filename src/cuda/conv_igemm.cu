@@ -340,26 +340,14 @@ static void filter_strides(const struct ocd_tensor_view *w, int64_t st[5])
     st[3] = w->strides[w->rank - 2], st[4] = w->strides[w->rank - 1];
 }
 
-/* Whether TMA tile `tile` fills a grid too small for the GPU by splitting K in the forward pass
-   and backward data, as the filter gradient does: the unclustered wide tiles (128x256, 256x128),
-   the fp32 partial tiles summed by the reduction kernel as the filter gradient's (which also
-   applies the epilogue; the staged epilogue and ping-pong are then off). Unproven (core/impl.h)
-   until the benchmark's A/B has timed them against the narrow tiles, which serve such grids
-   otherwise. */
-static bool tma_fwd_splits(int tile, enum ocd_conv_dir dir)
-{
-    return tile >= TMA_TILE0 && tile < TMA_C2_TILE0 && dir != OCD_CONV_BWD_FILTER && ocd_impl_unproven() == NULL;
-}
-
 /* A larger tile declines problems a smaller one serves better: when more than a quarter of its
    tiles' area would be padding (a GEMM N of 64 in a 128-wide tile), and, in the forward and
    backward-data passes, when its grid would not give every multiprocessor a tile (the filter
    gradient splits its long K to fill the GPU instead). The sm_80 kernel's last tile always
    applies; the sm_90a cp.async kernel's last (smallest) one declines padding only (split-K
-   fills the GPU), leaving mostly-padding problems to the sm_80 tiles. The TMA kernel's tiles
-   decline grids too small in the forward and backward-data passes, for its narrow tiles
-   (OCD_IGEMM_TMA_NARROW_TILES) and then the cp.async kernel's, except where the wide ones split
-   K instead (tma_fwd_splits; make_plan declines them where no split pays). Both kernels
+   fills the GPU), leaving mostly-padding problems to the sm_80 tiles. The TMA kernel has no
+   split-K in the forward and backward-data passes: its tiles decline grids too small there,
+   for its narrow tiles (OCD_IGEMM_TMA_NARROW_TILES) and then the cp.async kernel's. Both kernels
    see the same rule, so a TMA tile that declines a problem on its shape leaves it to no
    cp.async tile of that shape or wider: the narrow TMA tiles, listed after the wide ones and
    ahead of every cp.async tile, meet what only the cp.async tiles of their shape or narrower
@@ -371,8 +359,7 @@ static const char *tile_rejects(cudnnHandle_t h, const struct ocd_conv_problem *
     const igemm_tile_info &t = tile_info[tile];
     const int64_t mt = (m + t.bm - 1) / t.bm, nt = (n + t.bn - 1) / t.bn;
     if (4 * m * n < 3 * mt * t.bm * nt * t.bn) return "this tile would be mostly padding; a smaller tile serves";
-    if (tile != TMA_TILE0 - 1 && p->dir != OCD_CONV_BWD_FILTER && !tma_fwd_splits(tile, p->dir) &&
-        mt * nt * groups < h->sm_count)
+    if (tile != TMA_TILE0 - 1 && p->dir != OCD_CONV_BWD_FILTER && mt * nt * groups < h->sm_count)
         return "too few tiles of this size to fill the GPU; a smaller tile serves";
     return NULL;
 }
@@ -467,8 +454,7 @@ static bool pingpong_wanted(int tile, bool tf32)
     return !tf32 && ocd_igemm_tma_pingpong[tile - TMA_TILE0];
 }
 
-/* The split count of the TMA filter gradient (and of the wide tiles' forward pass where they
-   split: tma_fwd_splits), whose kernel runs one persistent CTA a
+/* The split count of the TMA filter gradient, whose kernel runs one persistent CTA a
    multiprocessor over tiles x splits units: the fewest splits, up to `most`, of least time in
    K tiles (of 64 16-bit channels) a multiprocessor: the units' waves times a unit's K tiles and,
    split, its fp32 partial tile written, plus the reduction's read of every partial tile spread
@@ -700,26 +686,19 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     }
 
     /* Split-K when the tiles alone leave multiprocessors idle: about two CTAs per multiprocessor
-       (the TMA kernel: wave_splits), at least 16 K tiles per split, at most 64
+       (the TMA filter gradient: wave_splits), at least 16 K tiles per split, at most 64
        splits; never for int8 (its sums must stay exact integers, which fp32 partial tiles are
        not). */
     const igemm_tile_info &ti = tile_info[tile];
     const int64_t tiles = ((gm.m + ti.bm - 1) / ti.bm) * ((gm.n + ti.bn - 1) / ti.bn) * g;
-    /* the TMA forward pass's K tiles: each tap's channels (filters for backward data) in blocks */
-    const int64_t kchan = p->dir == OCD_CONV_FWD ? cgp : kg;
-    const int64_t ktiles = k32                 ? ya.n * k32b.qb * k32b.pb
-                           : tma && !tma_wgrad ? prm.R * prm.S * ((kchan + bk - 1) / bk)
-                                               : (gm.k + bk - 1) / bk;
-    const bool tma_split = tma_wgrad || tma_fwd_splits(tile, p->dir);
+    const int64_t ktiles = k32 ? ya.n * k32b.qb * k32b.pb : (gm.k + bk - 1) / bk;
     int64_t splits = 1;
-    if (tiles < h->sm_count && (!tma || tma_split) && !pl->int8) {
+    if (tiles < h->sm_count && (!tma || tma_wgrad) && !pl->int8) {
         const int64_t most = OCD_MAX(OCD_MIN(ktiles / 16, (int64_t)64), (int64_t)1);
-        if (tma)
+        if (tma_wgrad)
             splits = wave_splits(tiles, ktiles, h->sm_count, most);
         else
             splits = OCD_MIN((2 * (int64_t)h->sm_count + tiles - 1) / tiles, most);
-        if (splits == 1 && tma && !tma_wgrad)
-            return "too few tiles of this size to fill the GPU, and no split of K pays (wave_splits); a smaller tile serves";
     }
     const int64_t kps = (ktiles + splits - 1) / splits;
     splits = (ktiles + kps - 1) / kps;

@@ -26,11 +26,10 @@
    kernel is persistent: min(units, SMs) CTAs walk the work units (each tile once per split)
    along M first, the ring running on across units, so the next unit's loads overlap this one's
    epilogue; the epilogue is the other kernels' (igemm_store_frags: alpha, beta, bias, ReLU, or
-   the partial sums of split-K or a wide epilogue, and their reduction). The filter gradient,
-   whose GEMM is small and whose K is long, splits K over the pixels as the cp.async kernel
-   does; the forward pass (and backward data) on the wide tiles splits its taps' channel blocks
-   where the tiles are too few to fill the GPU (conv_igemm.cu's tma_fwd_splits, unproven), and
-   otherwise tile_rejects leaves such problems to the smaller tiles.
+   the partial sums of split-K or a wide epilogue, and their reduction). The forward pass has no
+   split-K: where its tiles are too few to fill the GPU, tile_rejects leaves the problem to the
+   smaller tiles; the filter gradient, whose GEMM is small and whose K is long, splits K over
+   the pixels as the cp.async kernel does.
 
    The filter gradient's 64-row tile (the _w64 tiles, entries cuda:wgrad_igemm_tma_64x*): a GEMM
    of M = 64 filters (ResNet's 64-channel layers) would leave a 128-row tile half padding, so

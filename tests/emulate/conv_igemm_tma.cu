@@ -63,11 +63,8 @@
    a 7x7 stem-like layer with C = 8, M not a multiple of BM, tiles crossing image and row
    boundaries, C not a multiple of 64, a KCRS filter packed in the workspace, bias + ReLU with z
    (also with K = 250: the staged epilogue's rows misaligned for 4-element stores) and without z
-   (the staged store's bias form),
-   a persistent grid of fewer CTAs than tiles, split-K where the tiles are too few for the GPU
-   (forward with bias, ReLU and z, backward data with alpha and beta: the fp32 partial tiles and
-   their reduction; declined where no split pays); and the plan declining what the
-   maps cannot take.
+   (the staged store's bias form), a persistent grid of fewer CTAs than tiles; and the plan
+   declining what the maps cannot take.
    Backward data (unit stride, as a forward pass over dy: conv_igemm_tma.cuh): 3x3 pad 1, 5x5 pad
    2, dilation 2, 1x1 with a KCRS filter, padding above (R - 1) * dilation (a negative pad'), K
    and C not multiples of 64, CONVOLUTION mode, alpha and beta; the wants of part 1 from the
@@ -420,13 +417,6 @@ int main()
          1, 1, 1, 1, false, false, false, 1, 0, 1, "forward pass's and backward data's", false, true},
         {"128x256 fp16 3x3 pad 1, C 64, bias ReLU without z (the bias form), an N edge", H, 0, 2, 64, 224, 18, 17, 3, 3,
          1, 1, 1, 1, false, true, false, 0.75, 0, 2, NULL},
-        /* the wide tiles' split-K where their tiles are too few for the GPU (tma_fwd_splits) */
-        {"split 128x256 fp16 3x3 pad 1, C 256 (36 K tiles), 2 tiles on 8 SMs, bias ReLU z", H, 0, 1, 256, 256, 16, 16,
-         3, 3, 1, 1, 1, 1, false, true, false, 1, 0.5, 8, NULL},
-        {"split dgrad 256x128 bf16 3x3 pad 1, K 256 (36 K tiles), C 128, 1 tile on 8 SMs, alpha beta", B, 1, 1, 128,
-         256, 16, 16, 3, 3, 1, 1, 1, 1, false, false, false, 0.5, 0.75, 8, NULL, true},
-        {"split 128x256 fp16 3x3, C 64 (9 K tiles) on 8 SMs declines", H, 0, 1, 64, 256, 16, 16, 3, 3, 1, 1, 1, 1,
-         false, false, false, 1, 0, 8, "no split of K pays"},
         /* strided backward data, phase by phase on the TMA kernel (cuda:dgrad_igemm_tma_phases) */
         {"phases fp16 3x3 stride 2 pad 1, 22x21 (a phase of more pixels than its padding implies), C 256, K 64, no memset",
          H, 0, 3, 256, 64, 22, 21, 3, 3, 1, 1, 2, 1, false, false, false, 1, 0, 2, NULL, true, false, true},

@@ -18,12 +18,10 @@
    Cases (both tiles): forward 3x3 with images across tiles, channel tails (C 36, 44: a K tile
    of 4 or 12 channels and the TMA's zeros), C 3 padded to 4 in the workspace (a 7x7 stride-2
    stem), stride 2 with unequal paddings, dilation 2 in CONVOLUTION mode with bias, ReLU and z,
-   1x1 with a KCRS filter packed, NCHW data through the transposes, alpha and beta, split-K
-   where the tiles are too few for the GPU; backward
+   1x1 with a KCRS filter packed, NCHW data through the transposes, alpha and beta; backward
    data (unit stride) with K and C tails, dilation, a negative pad', CONVOLUTION mode, NCHW;
    strided backward data phase by phase (stride 2 and 3, the 1x1 downsampling layer with phases
-   without taps, a dilated filter with a phase of negative padding, a K tail, NCHW on
-   channels-last copies); the filter
+   without taps, a dilated filter with a phase of negative padding, a K tail, NCHW); the filter
    gradient on NCHW data (its k32 form: both operands K-major in 32-byte-swizzled rows of 8
    pixels, rank-4 tiled loads, x through its shifted copies) on the 128x256, 256x128 and 64-row
    tiles: dy of 16x16, 10x12, 7x7, 14x14 and 12x9 pixels (rows of whole 16 bytes or padded to
@@ -119,9 +117,6 @@ int main()
          256, 16, 16, 1, 1, 0, 0, 2, 1, false, false, true, 1, 0, 1, NULL, false, W, false, NCHW},
         {"tf32 wgrad FMA math declines", F, 0, 2, 64, 128, 16, 16, 3, 3, 1, 1, 1, 1, false, false, true, 1, 0, 1,
          "math type", false, W, false, NCHW, FMA},
-        /* the wide tiles' split-K where their tiles are too few for the GPU (tma_fwd_splits) */
-        {"tf32 split 128x256 3x3 pad 1, C 128 (36 K tiles), 2 tiles on 8 SMs, NCHW", F, 0, 1, 128, 256, 16, 16, 3, 3, 1,
-         1, 1, 1, false, false, false, 1, 0, 8, NULL, false, false, false, NCHW},
         /* strided backward data, phase by phase on the TMA kernel */
         {"tf32 phases 3x3 stride 2 pad 1, 22x21, C 256, K 64, dx zeroed", F, 0, 3, 256, 64, 22, 21, 3, 3, 1, 1, 2, 1,
          false, false, false, 1, 0, 2, NULL, D, false, PH},
