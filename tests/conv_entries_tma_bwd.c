@@ -76,31 +76,3 @@ TEST(conv_cuda_tma_phases_entry_is_reached)
     };
     check_entries_reached(cases, sizeof cases / sizeof cases[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
 }
-
-/* Strided backward data of NCHW tensors runs its phases on channels-last copies in the workspace
-   (conv_igemm.cu's stage_problem; unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it serve): dy
-   transposed once, dx computed channels-last, then blended into the caller's with beta. TF32 3x3
-   stride 2 with C = 128 and 256 on the TMA phases, fp16 on the TMA phases, the 1x1 stride-2 layer
-   (phases without taps: the staged dx zeroed first; the cuBLAS entry switched off) and TF32 on the
-   mma.sync phases (the TMA ones switched off); each reached, then checked at beta 0 and 0.5. */
-TEST(conv_cuda_phases_run_on_channels_last_copies)
-{
-    if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
-    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
-    static const struct shape c128 = {"staged_phases_c128", 2, 4, 128, 64, 1, {57, 56}, {3, 3}, {1, 1}, {2, 2}, {1, 1},
-                                      false};
-    static const struct shape c256 = {"staged_phases_c256", 2, 2, 256, 128, 1, {47, 47}, {3, 3}, {1, 1}, {2, 2},
-                                      {1, 1}, true};
-    static const struct shape down = {"staged_phases_1x1s2", 2, 4, 256, 128, 1, {55, 55}, {1, 1}, {0, 0}, {2, 2},
-                                      {1, 1}, false};
-    const struct config *half_nchw = &tc_configs[3];
-    const char *const tma_tf32 = "cuda:dgrad_igemm_tma_tf32_phases", *const no_1x1 = "cuda:dgrad_gemm1x1_strided*";
-    const struct entry_case cases[] = {
-        {&c128, &tf32_nchw, tma_tf32, NULL},
-        {&c256, &tf32_nchw, tma_tf32, NULL},
-        {&c256, half_nchw, "cuda:dgrad_igemm_tma_phases", NULL},
-        {&down, &tf32_nchw, tma_tf32, no_1x1},
-        {&c128, &tf32_nchw, "cuda:dgrad_igemm_tf32_phases", "cuda:dgrad_igemm_tma*"},
-    };
-    check_entries_blended(cases, sizeof cases / sizeof cases[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
-}

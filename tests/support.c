@@ -32,6 +32,19 @@ int test_compute_capability(void)
     return 0;
 }
 
+size_t test_l2_bytes(void)
+{
+#ifdef OCD_TEST_CUDA
+    if (on_cuda()) {
+        int dev = 0, bytes = 0;
+        cudaGetDevice(&dev);
+        cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, dev);
+        return (size_t)bytes;
+    }
+#endif
+    return 0;
+}
+
 static void die(const char *what)
 {
     fprintf(stderr, "test support: %s\n", what);

@@ -51,6 +51,8 @@ cudnnHandle_t test_handle(void);
 /* The current device's compute capability, 10 major + minor (90 for sm_90), on the cuda pass;
    0 on the host pass and in a build without CUDA. */
 int test_compute_capability(void);
+/* The current device's L2 cache in bytes on the cuda pass; 0 otherwise. */
+size_t test_l2_bytes(void);
 
 /* ---- buffers on the backend under test -------------------------------------------------------- */
 void *tbuf_alloc(size_t bytes);                  /* poisoned; never NULL (aborts the test run) */

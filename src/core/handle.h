@@ -16,6 +16,7 @@ struct cudnnContext {
     int device;          /* CUDA device ordinal; -1 on the host backend */
     int sm_count;        /* multiprocessors of the device (host: worker threads) */
     int cc_major, cc_minor;
+    size_t l2_bytes;     /* CUDA: the device's L2 cache (host: 0) */
     void *backend_data;  /* owned by the backend (open/close) */
     void *blas;          /* CUDA: the cuBLAS handle, created on first use (cuda/cublas_loader.h) */
     void *blas_lt;       /* CUDA: the cuBLASLt handle, created on first use (cuda/cublaslt_loader.h) */

@@ -54,6 +54,7 @@ static cudnnStatus_t cuda_open(cudnnHandle_t h)
     h->backend_data = st;
     h->device = dev;
     h->sm_count = prop.multiProcessorCount;
+    h->l2_bytes = (size_t)prop.l2CacheSize;
     h->cc_major = prop.major;
     h->cc_minor = prop.minor;
     return CUDNN_STATUS_SUCCESS;

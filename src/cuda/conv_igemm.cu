@@ -36,8 +36,9 @@
    bf16, and cuda:dgrad_igemm_tma_tf32_phases, fp32 as TF32, which also take dilated filters),
    one phase after the other on the stream and sharing the workspace (the TMA entries' phases
    chained instead: phases_run). Phases without taps get dx = beta * dx (with beta 0 and a
-   dense dx, one memset of all of dx before the phases, where some phase has no taps). NCHW dx
-   and dy are staged channels-last in the workspace around the phases (stage_problem). The plain
+   dense dx, one memset of all of dx before the phases, where some phase has no taps). An NCHW dx
+   larger than most of the L2 is staged channels-last in the workspace around the phases, an NCHW
+   dy with it (stage_problem). The plain
    kernel, which tests every tap at every pixel, did stride^2 times the work.
 
    Constraints (each a reason): sm_80 or newer; fp16 and bf16 (tf32 entries: fp32 data, forward
@@ -51,7 +52,8 @@
    measured faster than the tiles behind them serve only as unproven entries (tile_proven,
    core/impl.h). So do the TMA entries (_tma_,
    conv_igemm_tma_sm90.cu: forward, backward data as a forward pass over dy (unit stride, or
-   stride phases: _tma_phases, which serves from 128 channels of dx, 256 as TF32: phases_plan),
+   stride phases: _tma_phases, which serves from 128 channels of dx, 256 as TF32 unless staged:
+   phases_plan),
    and the filter gradient over channels padded to 64 per tap, no more than a quarter of them
    padding; fp16 and bf16, groups 1, 2-D, within the tensor maps' limits of conv_igemm_tma.cuh;
    the _tma_tf32 entries: fp32 data as TF32, forward and backward data, where tensor-op math is
@@ -387,15 +389,17 @@ static const char *cluster_rejects(cudnnHandle_t h, int c2, bool wgrad, igemm_ty
    kernel's forward 128x128 and 128x64 tiles. TF32: the TMA kernel's forward 256x128 and
    128x256 tiles (0.80-0.92 of the 256x128's time on the stride-2 3x3 layers at batch 256) and
    its narrow 128x128 and 128x64 ones (the stride-2 3x3 layers, which the Winograd entries ahead
-   of them decline). The other sm_90a tiles are unproven entries (core/impl.h,
+   of them decline), and its 128x256 tile's filter gradient of NCHW data (the k32 form: 0.60-0.87
+   of the mma.sync kernel's time on the 3x3 layers at batch 64 and 256). The other sm_90a tiles are unproven entries (core/impl.h,
    docs/engines.md): right on the GPU but not measured faster, or measured slower (the
    clustered tiles). */
 static bool tile_proven(int tile, enum ocd_conv_dir dir, bool tf32)
 {
     const bool narrow = tile >= TMA_NARROW_TILE0 && dir != OCD_CONV_BWD_FILTER;
     if (tf32)
-        return dir == OCD_CONV_FWD && (tile == TMA_TILE0 || tile == TMA_TILE0 + 1 || tile == TMA_NARROW_TILE0 ||
-                                       tile == TMA_NARROW_TILE0 + 2);
+        return (dir == OCD_CONV_FWD && (tile == TMA_TILE0 || tile == TMA_TILE0 + 1 || tile == TMA_NARROW_TILE0 ||
+                                        tile == TMA_NARROW_TILE0 + 2)) ||
+               (dir == OCD_CONV_BWD_FILTER && tile == TMA_TILE0);
     if (tile == TMA_TILE0 || narrow || (dir == OCD_CONV_BWD_FILTER && tile == TMA_W64_TILE0)) return true;
     if (tile == TMA_TILE0 + 1) return dir != OCD_CONV_BWD_FILTER;
     return dir == OCD_CONV_FWD && (tile == WGMMA_TILE0 + 2 || tile == WGMMA_TILE0 + 3);
@@ -546,6 +550,10 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if (pl->pad_on) gm.k = cgp * ocd_conv_spatial(s, s->filt);
     /* the TMA filter gradient's columns: each tap's channels padded to 64 (conv_igemm_tma.cuh) */
     const bool tma_wgrad = tma && p->dir == OCD_CONV_BWD_FILTER, k32 = tma_wgrad && tf32;
+    /* a 1x1 filter's gradient is one GEMM for cuBLAS, without im2col: over few pixels it took
+       0.69 of the k32 form's time (7x7 at batch 64: 3136 pixels; 1.22 at batch 256) */
+    if (k32 && ocd_conv_spatial(s, s->filt) == 1 && s->n * ocd_conv_spatial(s, s->out) < 8192)
+        return "a 1x1 filter's gradient over fewer than 8192 pixels: cuBLAS's GEMM serves it";
     const int64_t ccols = tma_wgrad ? (cg + OCD_IGEMM_TMA_BK - 1) / OCD_IGEMM_TMA_BK * OCD_IGEMM_TMA_BK : cg;
     if (4 * cg < 3 * ccols) return "the TMA filter gradient pads each tap's channels to 64: mostly padding here";
     if (tma_wgrad) gm.n = ccols * ocd_conv_spatial(s, s->filt);
@@ -668,8 +676,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     }
     if (ty.beta == 0.f) ep.z = NULL;
     ep.pairs = paired_stores(prm, pl, esize);
-    /* the bias form: the staged TMA store's, unproven (core/impl.h) until the A/B has timed it */
-    ep.form = igemm_epi_form_of(ty, ocd_impl_unproven() == NULL);
+    ep.form = igemm_epi_form_of(ty);
 
     /* TF32: the operands no copy rounded are rounded by the sm_90a kernel (igemm_operand) */
     prm.round_a = tf32 && !pl->copy_a.on && !pl->pad_on;
@@ -947,10 +954,19 @@ static int phases_esize(const struct ocd_conv_problem *p)
    0.076, an H100). Such a dx is computed into a dense channels-last copy in the workspace, beta
    0, then transposed into the caller's with beta by the elementwise engine (ops/tensor_ops.h);
    a dy whose channels are not innermost is transposed there once for every phase, where each
-   phase's plan would copy it again. Unproven (core/impl.h) until a GPU run has timed it. */
+   phase's plan would copy it again: fp32 3x3 stride 2 in 0.29-0.41 of the time at 128 and 256
+   channels (batch 64 and 256), where dx was 51 MB or more. A dx that fits in the L2 (512
+   channels of 14x14 at batch 64: 26 MB, of 50) took 1.11 times as long staged, the transposes
+   in addition to the same GEMMs; so only a dx of three quarters of the L2 or more is staged. */
 static bool channels_inner(const struct ocd_tensor_view *v)
 {
     return v->dims[1] == 1 || v->strides[1] == 1;
+}
+
+static bool stage_wanted(cudnnHandle_t h, const struct ocd_conv_problem *p, int esize)
+{
+    const size_t dx_bytes = (size_t)ocd_view_count(&p->x) * (size_t)esize;
+    return !channels_inner(&p->x) && 4 * dx_bytes >= 3 * h->l2_bytes && ocd_view_count(&p->y) < INT32_MAX;
 }
 
 /* v with its elements packed channels-last (NHWC, NDHWC). */
@@ -1017,10 +1033,14 @@ static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p
 {
     memset(pp, 0, sizeof *pp);
     pp->tf32 = tf32;
+    const int esize = phases_esize(p);
+    const bool stage = stage_wanted(h, p, esize);
     /* the TMA phases have served faster than the mma.sync ones over dx of 128 channels or more
        (16-bit: 0.38-0.80 of their time on an H100, batch 64 and 256) and, as TF32, of 256 or
-       more (0.53-0.81; 1.08-1.10 over 128); below they are unproven (core/impl.h) */
-    if (tma && p->x.dims[1] < (tf32 ? 256 : 128))
+       more (0.53-0.81; 1.08-1.10 over 128 in place, 0.29-0.31 staged); below they are unproven
+       (core/impl.h) */
+    const bool proven = p->x.dims[1] >= (tf32 && !stage ? 256 : 128);
+    if (tma && !proven)
         if (const char *why = ocd_impl_unproven()) return why;
     pp->chained = tma;
     if (p->dir != OCD_CONV_BWD_DATA) return "backward data only";
@@ -1030,15 +1050,15 @@ static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p
     if (phases == 1) return "unit stride: the implicit GEMM serves it directly";
     if (phases > IGEMM_MAX_PHASES) return "more than 64 stride phases";
     if (ocd_view_count(&p->x) >= INT32_MAX) return OCD_REASON_SHAPE; /* scale_phase's 32-bit index */
-    const int esize = phases_esize(p);
-    /* staged where dx or dy has its pixels innermost, as long as every phase plans on the copies */
-    if ((!channels_inner(&p->x) || !channels_inner(&p->y)) && ocd_view_count(&p->y) < INT32_MAX &&
-        ocd_impl_unproven() == NULL) {
+    /* staged as long as every phase plans on the copies */
+    if (stage) {
         struct ocd_conv_problem st;
         pp->stage_bytes = stage_problem(p, esize, NULL, &st);
         pp->staged = phases_plan_tiles(h, &st, tf32, tma, esize, pp) == NULL;
         if (pp->staged) return NULL;
         pp->stage_bytes = 0;
+        if (tma && !proven)
+            if (const char *why = ocd_impl_unproven()) return why;
     }
     return phases_plan_tiles(h, p, tf32, tma, esize, pp);
 }

@@ -106,12 +106,11 @@ struct igemm_epi {
 };
 
 /* The epilogue form of typed epilogue e (igemm_epi_form): plain where it is alpha alone, bias
-   where it adds a bias of the output's type and maybe ReLU and nothing else (where bias_ok), else
-   whole. */
-__host__ __device__ __forceinline__ int igemm_epi_form_of(const ocd_cuda_conv_epi &e, bool bias_ok)
+   where it adds a bias of the output's type and maybe ReLU and nothing else, else whole. */
+__host__ __device__ __forceinline__ int igemm_epi_form_of(const ocd_cuda_conv_epi &e)
 {
     if (ocd_cuda_conv_epi_plain(e)) return IGEMM_EPI_PLAIN;
-    if (bias_ok && e.bias != NULL && e.beta == 0.f && e.scale == NULL && !e.act_on) return IGEMM_EPI_BIAS;
+    if (e.bias != NULL && e.beta == 0.f && e.scale == NULL && !e.act_on) return IGEMM_EPI_BIAS;
     return IGEMM_EPI_WHOLE;
 }
 

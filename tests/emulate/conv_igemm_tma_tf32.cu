@@ -27,7 +27,8 @@
    tiles: dy of 16x16, 10x12, 7x7, 14x14 and 12x9 pixels (rows of whole 16 bytes or padded to
    them by the copy), a channel tail, an M edge, CONVOLUTION mode, dilation, stride 2 with unequal paddings, a
    strided 1x1, a KRSC filter, alpha and beta, split-K; and the plan declining the filter
-   gradient on NHWC data, on a clustered tile, FMA math, strided backward data on the
+   gradient on NHWC data, on a clustered tile, of a 1x1 filter over fewer than 8192 output
+   pixels, FMA math, strided backward data on the
    unit-stride entry, and channels that are not a multiple of 4. Clusters of 2 CTAs (the _c2_tf32 entries, B assembled
    from both CTAs' multicast halves): forward with 3 M tiles (the last pair's second past M) and
    an N edge, channel tails (C 36, 44), C 5 and the stem's C 3 padded in the workspace, stride 2
@@ -103,18 +104,20 @@ int main()
          NULL, false, W, false, NCHW},
         {"tf32 wgrad 64x256 NCHW 3x3 pad 1, 14x14 (rows padded), C 64, K 64, 8 images, split-K", F, 4, 8, 64, 64, 14, 14,
          3, 3, 1, 1, 1, 1, false, false, true, 1, 0, 16, NULL, false, W, false, NCHW},
-        {"tf32 wgrad 64x64 NCHW 1x1, C 64, K 64, 10x12, alpha beta", F, 5, 2, 64, 64, 10, 12, 1, 1, 0, 0, 1, 1,
-         false, false, true, 0.5, 0.25, 2, NULL, false, W, false, NCHW},
+        {"tf32 wgrad 64x64 NCHW 1x1, C 64, K 64, 10x12, 69 images (8280 pixels), alpha beta", F, 5, 69, 64, 64, 10, 12,
+         1, 1, 0, 0, 1, 1, false, false, true, 0.5, 0.25, 2, NULL, false, W, false, NCHW},
+        {"tf32 wgrad 1x1 over 8160 pixels declines (cuBLAS's GEMM)", F, 5, 68, 64, 64, 10, 12, 1, 1, 0, 0, 1, 1, false,
+         false, true, 1, 0, 2, "fewer than 8192 pixels", false, W, false, NCHW},
         {"tf32 wgrad 64x256 NCHW 3x3 dilation 2 pad 2, 12x9 (rows padded to 12), C 64, K 64, KRSC filter", F, 4, 2, 64,
          64, 12, 9, 3, 3, 2, 2, 1, 2, false, false, false, 1, 0, 1, NULL, false, W, false, NCHW},
         {"tf32 wgrad NHWC declines (pixels not consecutive)", F, 0, 2, 64, 128, 16, 16, 3, 3, 1, 1, 1, 1, false, false,
          false, 1, 0, 1, "consecutive along rows", false, W},
         {"tf32 wgrad 128x256 NCHW 3x3 stride 2, pad (2, 1), 17x15 (10x8 out), C 64, K 128, CONVOLUTION", F, 0, 3, 64,
          128, 17, 15, 3, 3, 2, 1, 2, 1, true, false, true, 1, 0, 2, NULL, false, W, false, NCHW},
-        {"tf32 wgrad 64x64 NCHW 1x1 stride 2, 14x14 (7x7 out), C 64, K 64, beta", F, 5, 3, 64, 64, 14, 14, 1, 1, 0, 0, 2,
-         1, false, false, true, 1, 0.5, 2, NULL, false, W, false, NCHW},
-        {"tf32 wgrad 256x128 NCHW 1x1 stride 2, 16x16 (8x8 out; x's copy narrower than x), C 128, K 256", F, 1, 2, 128,
-         256, 16, 16, 1, 1, 0, 0, 2, 1, false, false, true, 1, 0, 1, NULL, false, W, false, NCHW},
+        {"tf32 wgrad 64x64 NCHW 1x1 stride 2, 14x14 (7x7 out), 168 images, C 64, K 64, beta", F, 5, 168, 64, 64, 14, 14,
+         1, 1, 0, 0, 2, 1, false, false, true, 1, 0.5, 2, NULL, false, W, false, NCHW},
+        {"tf32 wgrad 256x128 NCHW 1x1 stride 2, 16x16 (8x8 out; x's copy narrower than x), 128 images, C 128, K 256", F,
+         1, 128, 128, 256, 16, 16, 1, 1, 0, 0, 2, 1, false, false, true, 1, 0, 1, NULL, false, W, false, NCHW},
         {"tf32 wgrad FMA math declines", F, 0, 2, 64, 128, 16, 16, 3, 3, 1, 1, 1, 1, false, false, true, 1, 0, 1,
          "math type", false, W, false, NCHW, FMA},
         /* strided backward data, phase by phase on the TMA kernel */
