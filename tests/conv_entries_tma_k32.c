@@ -4,11 +4,11 @@
 
 /* The TF32 filter gradient on the TMA kernel (the k32 form: NCHW dy and x read K-major, pixel
    rows of 8 under the 32-byte swizzle, x through its shifted copies; the unproven entries under
-   OPENCUDNN_UNPROVEN=1), each tile: dy of 56x56, 28x28, 14x14 and 7x7 pixels (rows of 56 and 28
-   bytes padded to 64 and 32 by its copy), a channel tail (C
-   100: 128 columns a tap), dilation 2 in CONVOLUTION mode, stride 2 (3x3 with padding, and 1x1),
-   a 1x1 filter (of 8192 output pixels or more: over fewer cuBLAS's GEMM serves, 6272 here), M = 64
-   on the 64-row tiles, split-K where the tiles are few. */
+   OPENCUDNN_UNPROVEN=1), each tile: dy of 56x56, 28x28, 14x14 and 15x7 pixels (rows of 56, 28
+   and 7 pixels padded to 64, 32 and 8 by its copy; images of 7x7 decline to cuBLAS), a channel
+   tail (C 100: 128 columns a tap), dilation 2 in CONVOLUTION mode, stride 2 (3x3 with padding,
+   and 1x1), a 1x1 filter (of 8192 output pixels or more: over fewer cuBLAS's GEMM serves, 6272
+   here), M = 64 on the 64-row tiles, split-K where the tiles are few. */
 TEST(conv_cuda_tma_tf32_wgrad_entries_are_reached)
 {
     if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
@@ -18,8 +18,10 @@ TEST(conv_cuda_tma_tf32_wgrad_entries_are_reached)
                                     {1, 1}, false};
     static const struct shape l3 = {"tma_tf32_wgrad_14", 2, 16, 128, 256, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
                                     false};
-    static const struct shape l4 = {"tma_tf32_wgrad_7", 2, 32, 128, 256, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
-                                    false};
+    static const struct shape l4 = {"tma_tf32_wgrad_15x7", 2, 32, 128, 256, 1, {15, 7}, {3, 3}, {1, 1}, {1, 1},
+                                    {1, 1}, false};
+    static const struct shape l4_7x7 = {"tma_tf32_wgrad_7x7", 2, 32, 128, 256, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1},
+                                        {1, 1}, false};
     static const struct shape dil = {"tma_tf32_wgrad_dilated_convolution", 2, 4, 64, 256, 1, {30, 29}, {3, 3}, {2, 2},
                                      {1, 1}, {2, 2}, true};
     static const struct shape one = {"tma_tf32_wgrad_1x1", 2, 12, 256, 128, 1, {28, 28}, {1, 1}, {0, 0}, {1, 1},
@@ -43,9 +45,10 @@ TEST(conv_cuda_tma_tf32_wgrad_entries_are_reached)
         {&l3, &tf32_nchw, wide, NULL},
         {&l4, &tf32_nchw, wide, NULL},
         {&l4, &tf32_nchw, tall, "cuda:wgrad_igemm_tma_tf32_128x256*"},
+        {&l4_7x7, &tf32_nchw, "cuda:wgrad_im2col_gemm_cublas_tc", NULL},
         {&dil, &tf32_nchw, wide, NULL},
         {&one, &tf32_nchw, wide, NULL},
-        {&few, &tf32_nchw, "cuda:wgrad_im2col_gemm_cublas_tc", NULL},
+        {&few, &tf32_nchw, "cuda:wgrad_nchw_gemm_cublas_tc", NULL},
         {&k64, &tf32_nchw, w64, NULL},
         {&k64_1x1, &tf32_nchw, w64n, "cuda:wgrad_igemm_tma_tf32_64x256*"},
         {&s2, &tf32_nchw, wide, NULL},

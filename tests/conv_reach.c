@@ -93,3 +93,9 @@ void check_entries_reached(const struct entry_case *cases, size_t n, enum dir d,
 {
     for (size_t i = 0; i < n; i++) check_entry_reached(cases[i].sh, cases[i].cf, d, algo, cases[i].prefix, cases[i].disable);
 }
+
+int staged_batch(int c, int h, int w, int esize)
+{
+    const size_t image = (size_t)c * h * w * esize, want = test_l2_bytes() / 4 * 3;
+    return (int)((want + image - 1) / image);
+}

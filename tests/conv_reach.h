@@ -11,6 +11,9 @@ bool cublas_loadable(void);
 /* Whether the device is of compute capability 9.0, where the sm_90a entries (kind) serve; a line
    says so when not. */
 bool on_hopper(const char *kind);
+/* The batch that makes an NCHW dx of c channels over h x w pixels of esize bytes at least three
+   quarters of the GPU's L2, where strided backward data runs staged (conv_igemm.cu's stage_wanted). */
+int staged_batch(int c, int h, int w, int esize);
 
 /* Float NCHW data under DEFAULT_MATH (TF32 where the entry takes it), filter NCHW. */
 extern const struct config tf32_nchw;

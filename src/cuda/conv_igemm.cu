@@ -550,10 +550,14 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if (pl->pad_on) gm.k = cgp * ocd_conv_spatial(s, s->filt);
     /* the TMA filter gradient's columns: each tap's channels padded to 64 (conv_igemm_tma.cuh) */
     const bool tma_wgrad = tma && p->dir == OCD_CONV_BWD_FILTER, k32 = tma_wgrad && tf32;
-    /* a 1x1 filter's gradient is one GEMM for cuBLAS, without im2col: over few pixels it took
-       0.69 of the k32 form's time (7x7 at batch 64: 3136 pixels; 1.22 at batch 256) */
+    /* where cuBLAS's GEMMs were faster (an H100): a 1x1 filter's gradient, one GEMM without
+       im2col, over few pixels (7x7 at batch 64, 3136 pixels: 0.69 of the k32 form's time; 1.22
+       at batch 256), and a larger filter's over images of fewer than 100 pixels (3x3 at 7x7:
+       0.70 at batch 64, 0.92 at 256), whose rows of 7 the k32 form pads to 8 in every copy */
     if (k32 && ocd_conv_spatial(s, s->filt) == 1 && s->n * ocd_conv_spatial(s, s->out) < 8192)
         return "a 1x1 filter's gradient over fewer than 8192 pixels: cuBLAS's GEMM serves it";
+    if (k32 && ocd_conv_spatial(s, s->filt) > 1 && ocd_conv_spatial(s, s->out) < 100)
+        return "images of fewer than 100 output pixels: cuBLAS's GEMM serves them";
     const int64_t ccols = tma_wgrad ? (cg + OCD_IGEMM_TMA_BK - 1) / OCD_IGEMM_TMA_BK * OCD_IGEMM_TMA_BK : cg;
     if (4 * cg < 3 * ccols) return "the TMA filter gradient pads each tap's channels to 64: mostly padding here";
     if (tma_wgrad) gm.n = ccols * ocd_conv_spatial(s, s->filt);

@@ -24,11 +24,11 @@
    without taps, a dilated filter with a phase of negative padding, a K tail, NCHW); the filter
    gradient on NCHW data (its k32 form: both operands K-major in 32-byte-swizzled rows of 8
    pixels, rank-4 tiled loads, x through its shifted copies) on the 128x256, 256x128 and 64-row
-   tiles: dy of 16x16, 10x12, 7x7, 14x14 and 12x9 pixels (rows of whole 16 bytes or padded to
+   tiles: dy of 16x16, 10x12, 15x7, 14x14 and 12x9 pixels (rows of whole 16 bytes or padded to
    them by the copy), a channel tail, an M edge, CONVOLUTION mode, dilation, stride 2 with unequal paddings, a
    strided 1x1, a KRSC filter, alpha and beta, split-K; and the plan declining the filter
    gradient on NHWC data, on a clustered tile, of a 1x1 filter over fewer than 8192 output
-   pixels, FMA math, strided backward data on the
+   pixels, of images of fewer than 100 output pixels, FMA math, strided backward data on the
    unit-stride entry, and channels that are not a multiple of 4. Clusters of 2 CTAs (the _c2_tf32 entries, B assembled
    from both CTAs' multicast halves): forward with 3 M tiles (the last pair's second past M) and
    an N edge, channel tails (C 36, 44), C 5 and the stem's C 3 padded in the workspace, stride 2
@@ -99,9 +99,11 @@ int main()
         /* the filter gradient on NCHW data (k32: pixels K-major, the 32-byte swizzle) */
         {"tf32 wgrad 128x256 NCHW 3x3 pad 1, C 64, K 128, 16x16, 3 images", F, 0, 3, 64, 128, 16, 16, 3, 3, 1, 1,
          1, 1, false, false, true, 1, 0, 2, NULL, false, W, false, NCHW},
-        {"tf32 wgrad 256x128 NCHW 3x3 pad 1, 7x7 (rows padded to 8 by a copy), C 100 (a channel tail), K 200 (an M "
-         "edge), CONVOLUTION, alpha beta", F, 1, 4, 100, 200, 7, 7, 3, 3, 1, 1, 1, 1, true, false, true, 0.5, 0.75, 8,
+        {"tf32 wgrad 256x128 NCHW 3x3 pad 1, 15x7 (rows padded to 8 by a copy), C 100 (a channel tail), K 200 (an M "
+         "edge), CONVOLUTION, alpha beta", F, 1, 4, 100, 200, 15, 7, 3, 3, 1, 1, 1, 1, true, false, true, 0.5, 0.75, 8,
          NULL, false, W, false, NCHW},
+        {"tf32 wgrad 3x3 over images of 7x7 declines (cuBLAS's GEMM)", F, 0, 4, 64, 128, 7, 7, 3, 3, 1, 1, 1, 1, false,
+         false, true, 1, 0, 2, "fewer than 100 output pixels", false, W, false, NCHW},
         {"tf32 wgrad 64x256 NCHW 3x3 pad 1, 14x14 (rows padded), C 64, K 64, 8 images, split-K", F, 4, 8, 64, 64, 14, 14,
          3, 3, 1, 1, 1, 1, false, false, true, 1, 0, 16, NULL, false, W, false, NCHW},
         {"tf32 wgrad 64x64 NCHW 1x1, C 64, K 64, 10x12, 69 images (8280 pixels), alpha beta", F, 5, 69, 64, 64, 10, 12,
@@ -112,8 +114,8 @@ int main()
          64, 12, 9, 3, 3, 2, 2, 1, 2, false, false, false, 1, 0, 1, NULL, false, W, false, NCHW},
         {"tf32 wgrad NHWC declines (pixels not consecutive)", F, 0, 2, 64, 128, 16, 16, 3, 3, 1, 1, 1, 1, false, false,
          false, 1, 0, 1, "consecutive along rows", false, W},
-        {"tf32 wgrad 128x256 NCHW 3x3 stride 2, pad (2, 1), 17x15 (10x8 out), C 64, K 128, CONVOLUTION", F, 0, 3, 64,
-         128, 17, 15, 3, 3, 2, 1, 2, 1, true, false, true, 1, 0, 2, NULL, false, W, false, NCHW},
+        {"tf32 wgrad 128x256 NCHW 3x3 stride 2, pad (2, 1), 23x15 (13x8 out), C 64, K 128, CONVOLUTION", F, 0, 3, 64,
+         128, 23, 15, 3, 3, 2, 1, 2, 1, true, false, true, 1, 0, 2, NULL, false, W, false, NCHW},
         {"tf32 wgrad 64x64 NCHW 1x1 stride 2, 14x14 (7x7 out), 168 images, C 64, K 64, beta", F, 5, 168, 64, 64, 14, 14,
          1, 1, 0, 0, 2, 1, false, false, true, 1, 0.5, 2, NULL, false, W, false, NCHW},
         {"tf32 wgrad 256x128 NCHW 1x1 stride 2, 16x16 (8x8 out; x's copy narrower than x), 128 images, C 128, K 256", F,
