@@ -76,10 +76,11 @@ TEST(conv_cuda_strided_1x1_on_cublas)
 }
 
 /* Float NCHW images of fewer than 100 pixels on cuda:{fwd,dgrad}_gemm1x1_cublas_tc run
-   channel-major (conv_cublas.cu's file comment; unproven: the suite's OPENCUDNN_UNPROVEN=1 lets
-   them): x (dy) re-laid [C][N][P Q] in the workspace, one GEMM a group, the output moved into y
-   (dx) with beta. Forward over 7x7 images, a strided 1x1 (14x14 to 7x7), two groups; backward
-   data over 7x7 images and two groups; each reached, then checked at beta 0 and 0.5. */
+   channel-major (conv_cublas.cu's file comment; strided backward data unproven: the suite's
+   OPENCUDNN_UNPROVEN=1 lets it): x (dy) re-laid [C][N][P Q] in the workspace, one GEMM a group,
+   the output moved into y (dx) with beta. Forward over 7x7 images, a strided 1x1 (14x14 to 7x7),
+   two groups; backward data over 7x7 images, two groups, and the strided 1x1 (dx's other pixels
+   scaled by beta); each reached, then checked at beta 0 and 0.5. */
 TEST(conv_cuda_1x1_few_pixels_run_channel_major)
 {
     if (!conv_tensor_core_pass() || !cublas_loadable()) return;
@@ -97,6 +98,7 @@ TEST(conv_cuda_1x1_few_pixels_run_channel_major)
     const struct entry_case bwd[] = {
         {&seven, tf32n, "cuda:dgrad_gemm1x1_cublas_tc", NULL},
         {&groups, tf32n, "cuda:dgrad_gemm1x1_cublas_tc", NULL},
+        {&down, tf32n, "cuda:dgrad_gemm1x1_cublas_tc", NULL},
     };
     check_entries_blended(fwd, sizeof fwd / sizeof fwd[0], FWD, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
     check_entries_blended(bwd, sizeof bwd / sizeof bwd[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);

@@ -52,15 +52,17 @@
    serve (the NCHW forward, backward data): gemm1x1 serves them too for float and
    double data, its column matrix x's subsample (a quarter of x at stride 2),
    backward data's dcol scattered back by col2im.
-   Float NCHW images of fewer than 100 output pixels (ResNet-50's 7x7 layers), forward and unit-
-   stride backward data of a 1x1 filter without a fused epilogue, run "channel-major" on the
-   tensor-core flavour: the per-image GEMMs there have under 100 columns, on which cuBLAS's TF32
-   kernels ran at the fp32 FMA rate (50-53 TFLOP/s on an H100, 2.0-2.6 times the vendor's time at
-   batch 256), so the activation is laid out [G][C/G][N][P Q] by the im2col kernel (x, or dy as a
-   1x1 "im2col"), one GEMM a group writes the output [G][K/G or C/G][N][P Q] into the workspace,
-   and the elementwise engine (ops/tensor_ops.h) moves it into y or dx with beta (0.43-0.88 of
-   the image-by-image time forward, 0.75-0.99 backward, an H100, batch 64 and 256). The plain flavour stays image by image without workspace,
-   which IMPLICIT_GEMM and backward ALGO_0 need.
+   Float NCHW images of fewer than 100 output pixels (ResNet-50's 7x7 layers), forward and
+   backward data of a 1x1 filter without a fused epilogue, run "channel-major" on the tensor-core
+   flavour: the per-image GEMMs there have under 100 columns, on which cuBLAS's TF32 kernels ran
+   at the fp32 FMA rate (50-53 TFLOP/s on an H100, 2.0-2.6 times the vendor's time at batch 256),
+   so the activation is laid out [G][C/G][N][P Q] by the im2col kernel (x, or dy as a 1x1
+   "im2col"), one GEMM a group writes the output [G][K/G or C/G][N][P Q] into the workspace, and
+   the elementwise engine (ops/tensor_ops.h) moves it into y or dx with beta (0.43-0.88 of the
+   image-by-image time forward, 0.75-0.99 backward, an H100, batch 64 and 256); with a stride,
+   into the pixels of dx the filter reaches, dx scaled by beta first (channel_major_dst; strided
+   backward data is unproven, core/impl.h, until a GPU run has timed it). The plain flavour stays
+   image by image without workspace, which IMPLICIT_GEMM and backward ALGO_0 need.
 
    The tensor-core flavour (the _tc entries) computes fp16 and bf16 with fp32 accumulation and
    fp32 as TF32 (CUBLAS_COMPUTE_32F_FAST_TF32); the plain flavour computes fp32 and fp64. */
@@ -670,8 +672,10 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     gm.vec_rows = pl->gather;
     if (pl->gather) gm.krsc = 1; /* a 1x1 filter's rows are its channels in either format */
     pl->per_image = per_image && p->dir == OCD_CONV_BWD_FILTER && !nhwc;
+    /* strided backward data channel-major is unproven (core/impl.h) until a GPU run has timed it */
     pl->channel_major = tc && !nhwc && p->dir != OCD_CONV_BWD_FILTER && one && pl->pq < 100 && s->n > 1 &&
-                        !p->ep.on && dt == CUDNN_DATA_FLOAT && (p->dir == OCD_CONV_FWD || pl->direct);
+                        !p->ep.on && dt == CUDNN_DATA_FLOAT &&
+                        (p->dir == OCD_CONV_FWD || pl->direct || ocd_impl_unproven() == NULL);
     if ((p->dir == OCD_CONV_BWD_FILTER && !nhwc && !pl->per_image) || pl->channel_major) {
         /* the activations re-laid channel-major over all images (file comment): x for the
            forward pass and the filter gradient, dy for both backward passes */
@@ -692,7 +696,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
 
     size_t ws = 0;
     const size_t cols = (size_t)(s->n * pl->pq * gm.g * gm.kc);
-    if (!pl->direct) {
+    if (!pl->direct && !(pl->channel_major && p->dir == OCD_CONV_BWD_DATA)) {
         pl->ws_col = ws;
         ws = align_up(ws + cols * (p->dir == OCD_CONV_BWD_DATA ? pl->acc_size : pl->esize));
     }
@@ -702,7 +706,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     }
     if (pl->channel_major) {
         pl->ws_out = ws;
-        ws = align_up(ws + (size_t)(s->n * (p->dir == OCD_CONV_FWD ? s->k * pl->pq : s->c * pl->hw)) * pl->esize);
+        ws = align_up(ws + (size_t)(s->n * (p->dir == OCD_CONV_FWD ? s->k : s->c) * pl->pq) * pl->esize);
     }
     if (gm.kmajor && p->dir == OCD_CONV_BWD_FILTER) {
         /* chunks: about two output tiles of 128 x 128 per multiprocessor, each at least 2048 deep */
@@ -811,8 +815,19 @@ static struct ocd_tensor_view channel_major_view(const struct ocd_tensor_view *v
     return cm;
 }
 
+/* Where the channel-major output lands: y, or the elements of dx that a 1x1 filter without
+   padding reaches (every stride-th pixel: all of dx at unit stride). */
+static struct ocd_tensor_view channel_major_dst(const struct ocd_conv_problem *p)
+{
+    if (p->dir == OCD_CONV_FWD) return p->y;
+    struct ocd_tensor_view v = p->x;
+    for (int d = 2; d < v.rank; d++) v.dims[d] = p->y.dims[d], v.strides[d] *= p->s.stride[d - 2];
+    return v;
+}
+
 /* The channel-major run's GEMMs over the re-laid activation src (x' or dy'), then the output
-   moved into y or dx with beta. */
+   moved into y or dx with beta. With a stride, dx's other elements receive nothing: dx is
+   scaled by beta (zeroed at beta 0) first, and the output added to the pixels it reaches. */
 template <typename T, typename A>
 static cudnnStatus_t run_channel_major(cudnnHandle_t h, const struct ocd_conv_problem *p, const cublas_plan &pl,
                                        const gemm_call &gc, const T *src, char *ws)
@@ -822,10 +837,21 @@ static cudnnStatus_t run_channel_major(cudnnHandle_t h, const struct ocd_conv_pr
     for (int64_t gi = 0; gi < pl.gm.g; gi++)
         OCD_TRY(gemm_of(gc, channel_major_gemm(pl, p->dir, p->s.k, gi), &alpha, (const char *)p->w_data,
                         (const char *)src, out, pl.data_type, sizeof(T), &zero));
-    const struct ocd_tensor_view &dst = p->dir == OCD_CONV_FWD ? p->y : p->x;
-    const struct ocd_tensor_view cm = channel_major_view(&dst);
-    return ocd_ewise_copy(h, &one, &cm, out, &beta, &dst, p->dir == OCD_CONV_FWD ? p->y_data : p->x_data,
-                          p->dir == OCD_CONV_FWD ? "cudnnConvolutionForward" : "cudnnConvolutionBackwardData");
+    const bool fwd = p->dir == OCD_CONV_FWD;
+    const char *op = fwd ? "cudnnConvolutionForward" : "cudnnConvolutionBackwardData";
+    const struct ocd_tensor_view dst = channel_major_dst(p), cm = channel_major_view(&dst);
+    void *data = fwd ? p->y_data : p->x_data;
+    if (fwd || pl.direct) return ocd_ewise_copy(h, &one, &cm, out, &beta, &dst, data, op);
+    if (beta == zero) {
+        struct ocd_ewise fill;
+        ocd_ewise_build(&fill, OCD_EWISE_FILL, &p->x, NULL, NULL);
+        ocd_ewise_bind(&fill, data, NULL, NULL);
+        fill.fill = 0;
+        OCD_TRY(ocd_ewise_run(h, &fill, op));
+    } else if (beta != one) {
+        OCD_TRY(ocd_ewise_copy(h, &beta, &p->x, data, &zero, &p->x, data, op));
+    }
+    return ocd_ewise_copy(h, &one, &cm, out, &one, &dst, data, op);
 }
 
 /* dy laid out channel-major in the workspace (*dyt) by the im2col kernel (dy_channel_major's

@@ -1,20 +1,22 @@
 /* conv_cublas_channel_major.cu (emulation): the channel-major runs of the cuBLAS 1x1 entries
    (src/cuda/conv_cublas.cu, make_plan's channel_major: the tensor-core flavour on float NCHW
-   images of fewer than 100 output pixels, forward and unit-stride backward data) on the CPU, against the double-precision
+   images of fewer than 100 output pixels, forward and backward data) on the CPU, against the double-precision
    reference of tests/ref: the plan (make_plan, on a handle of compute capability 9.0 with 132
    multiprocessors), the activation re-laid channel-major by the im2col kernel's own per-thread
    code (x through the plan's geometry, dy through dy_channel_major's), each group's GEMM as
    channel_major_gemm describes it (cublas_emulate.h's emu_gemm, a plain loop in double standing
-   in for cuBLAS), then the output moved into y or dx with beta through channel_major_view (the
-   elementwise engine's job, here a loop over the destination's elements). The workspace starts
+   in for cuBLAS), then the output moved into y or dx with beta through channel_major_view and
+   channel_major_dst (the elementwise engine's job, here loops over the destination's elements;
+   with a stride dx scaled by beta, or zeroed, first). The workspace starts
    poisoned (NaN), so that a read of what nothing wrote shows; the result must lie within fp32
    summation of the reference.
 
    Cases: a 1x1 forward pass of 7x7 images, the strided 1x1 of a downsampling shortcut (x's
    subsample), two groups, alpha and beta; backward data of 7x7 and 9x9 images, two groups, alpha
-   and beta. The plan must not run channel-major NHWC data, images of 100 pixels or more, one image,
-   strided backward data (which col2im scatters from its per-image column matrix), or the plain
-   flavour (which IMPLICIT_GEMM takes without workspace). Prints a line
+   and beta, and with stride 2 (7x7 into 14x14 and 13x13: dx's other pixels scaled by beta, or
+   zeroed over the poison at beta 0). The plan must not run channel-major NHWC data, images of 100
+   pixels or more, one image, or the plain flavour (which IMPLICIT_GEMM takes without
+   workspace). Prints a line
    per case; exits 1 if any fails. */
 #include "cuda/conv_cublas.cu"
 
@@ -79,10 +81,11 @@ bool run_case(const ccase &c, cudnnHandle_t h)
     };
     fill(x, xd, xa), fill(w, wd, wa), fill(y, yd, ya);
     std::vector<float> &dst = fwd ? y : x;
+    if (!fwd && c.beta == 0) std::fill(dst.begin(), dst.end(), NAN); /* nothing may read dx at beta 0 */
     std::vector<double> want(dst.size()), bound(dst.size());
     if (fwd) ref_conv_fwd(&rc, xd.data(), wd.data(), want.data()), ref_conv_fwd(&rc, xa.data(), wa.data(), bound.data());
     else ref_conv_bwd_data(&rc, yd.data(), wd.data(), want.data()), ref_conv_bwd_data(&rc, ya.data(), wa.data(), bound.data());
-    for (size_t i = 0; i < dst.size(); i++) want[i] = c.alpha * want[i] + c.beta * dst[i];
+    for (size_t i = 0; i < dst.size(); i++) want[i] = c.alpha * want[i] + (c.beta != 0 ? c.beta * dst[i] : 0);
 
     /* as cublas_run and run_typed: the workspace aligned to 256 bytes; x's column matrix (the
        forward pass) or dy re-laid, the GEMMs into the channel-major output, then the move */
@@ -94,14 +97,19 @@ bool run_case(const ccase &c, cudnnHandle_t h)
     cublas_im2col_range<float>(from, src, cr, 0, 1);
     for (int64_t gi = 0; gi < pl.gm.g; gi++)
         emu_gemm(channel_major_gemm(pl, p.dir, p.s.k, gi), c.alpha, w.data(), src, out);
-    const struct ocd_tensor_view &dv = fwd ? p.y : p.x, cm = channel_major_view(&dv);
+    const struct ocd_tensor_view dv = channel_major_dst(&p), cm = channel_major_view(&dv);
+    float keep = (float)c.beta; /* with a stride (run_channel_major): dx scaled by beta first, then added to */
+    if (!fwd && !pl.direct) {
+        for (float &e : dst) e = c.beta != 0 ? (float)c.beta * e : 0.f;
+        keep = 1;
+    }
     for (int64_t i0 = 0; i0 < dv.dims[0]; i0++)
         for (int64_t i1 = 0; i1 < dv.dims[1]; i1++)
             for (int64_t i2 = 0; i2 < dv.dims[2]; i2++)
                 for (int64_t i3 = 0; i3 < dv.dims[3]; i3++) {
                     const int64_t at = i0 * dv.strides[0] + i1 * dv.strides[1] + i2 * dv.strides[2] + i3 * dv.strides[3];
                     const float v = out[i0 * cm.strides[0] + i1 * cm.strides[1] + i2 * cm.strides[2] + i3 * cm.strides[3]];
-                    dst[at] = c.beta != 0 ? v + (float)c.beta * dst[at] : v;
+                    dst[at] = keep != 0 ? v + keep * dst[at] : v;
                 }
     for (size_t i = 0; i < dst.size(); i++) {
         const double tol = 1e-5 * (fabs(c.alpha) * bound[i] + fabs(c.beta) + 1);
@@ -134,7 +142,7 @@ bool not_channel_major(const ccase &c, cudnnHandle_t h, bool nhwc, bool tc = tru
 
 int main()
 {
-    setenv("OPENCUDNN_UNPROVEN", "1", 1); /* the channel-major runs are gated until a GPU has timed them */
+    setenv("OPENCUDNN_UNPROVEN", "1", 1); /* strided backward data runs channel-major only gated (core/impl.h) */
     struct cudnnContext ctx = emu_handle(9, 132);
     const ccase cases[] = {
         {"forward 1x1, 7x7 images", OCD_CONV_FWD, 3, 24, 40, 1, 7, 7, 1, 1, 0},
@@ -142,13 +150,15 @@ int main()
         {"forward 1x1, two groups, beta", OCD_CONV_FWD, 4, 16, 12, 2, 5, 6, 1, 1, 1},
         {"backward data 1x1, 7x7 images", OCD_CONV_BWD_DATA, 3, 40, 24, 1, 7, 7, 1, 1, 0},
         {"backward data 1x1, 9x9 images, two groups, alpha beta", OCD_CONV_BWD_DATA, 2, 12, 16, 2, 9, 9, 1, 0.75, 0.5},
+        {"backward data 1x1 stride 2, 7x7 into 14x14", OCD_CONV_BWD_DATA, 3, 24, 40, 1, 14, 14, 2, 1, 0},
+        {"backward data 1x1 stride 2, 7x7 into 13x13, two groups, alpha beta", OCD_CONV_BWD_DATA, 2, 16, 12, 2, 13, 13,
+         2, 0.5, 0.75},
     };
     bool ok = true;
     for (const ccase &c : cases) ok &= run_case(c, &ctx);
     ok &= not_channel_major({"NHWC data", OCD_CONV_FWD, 2, 8, 8, 1, 6, 6, 1, 1, 0}, &ctx, true);
     ok &= not_channel_major({"images of 100 pixels", OCD_CONV_FWD, 2, 8, 8, 1, 10, 10, 1, 1, 0}, &ctx, false);
     ok &= not_channel_major({"one image", OCD_CONV_FWD, 1, 8, 8, 1, 7, 7, 1, 1, 0}, &ctx, false);
-    ok &= not_channel_major({"strided backward data", OCD_CONV_BWD_DATA, 2, 8, 8, 1, 14, 14, 2, 1, 0}, &ctx, false);
     ok &= not_channel_major({"the plain flavour", OCD_CONV_FWD, 3, 24, 40, 1, 7, 7, 1, 1, 0}, &ctx, false, false);
     printf("emulate_conv_cublas_channel_major: %s\n", ok ? "all cases passed" : "FAILED");
     return ok ? 0 : 1;
