@@ -219,11 +219,7 @@ cudnnStatus_t ocd_attn_gemm_tokens(const struct ocd_attn_call *call, const struc
 static cudnnStatus_t zero(const struct ocd_attn_call *call, void *y, int64_t count)
 {
     struct ocd_tensor_view v = {.dtype = call->c->dtype, .rank = 1, .vect = 1, .dims = {count}, .strides = {1}};
-    struct ocd_ewise ew;
-    ocd_ewise_build(&ew, OCD_EWISE_FILL, &v, NULL, NULL);
-    ocd_ewise_bind(&ew, y, NULL, NULL);
-    ew.fill = 0;
-    return ocd_ewise_run(call->handle, &ew, call->op);
+    return ocd_ewise_fill(call->handle, &v, y, 0, call->op);
 }
 
 cudnnStatus_t ocd_attn_gemm_wgrad(const struct ocd_attn_call *call, const struct ocd_attn_seq *s, int m, int n,
@@ -314,11 +310,10 @@ static cudnnStatus_t fill_padding(const struct ocd_attn_call *call, void *out, i
             if (from >= to) continue;
             struct ocd_tensor_view v = {.dtype = call->c->dtype, .rank = 2, .vect = 1,
                                         .dims = {to - from, s->V}, .strides = {s->st, 1}};
-            struct ocd_ewise ew;
-            ocd_ewise_build(&ew, OCD_EWISE_FILL, &v, NULL, NULL);
-            ocd_ewise_bind(&ew, (char *)out + (size_t)(b * s->sb + m * s->sm + from * s->st) * e, NULL, NULL);
-            memcpy(&ew.fill, call->o_desc->fill, e);
-            OCD_TRY(ocd_ewise_run(call->handle, &ew, call->op));
+            uint64_t fill = 0;
+            memcpy(&fill, call->o_desc->fill, e);
+            OCD_TRY(ocd_ewise_fill(call->handle, &v, (char *)out + (size_t)(b * s->sb + m * s->sm + from * s->st) * e,
+                                   fill, call->op));
         }
     return CUDNN_STATUS_SUCCESS;
 }

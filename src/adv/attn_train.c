@@ -210,15 +210,10 @@ cudnnStatus_t CUDNNWINAPI cudnnMultiHeadAttnBackwardData(
 static cudnnStatus_t ones(const struct ocd_attn_call *call, void *y, int64_t n)
 {
     struct ocd_tensor_view v = {.dtype = call->c->dtype, .rank = 1, .vect = 1, .dims = {n}, .strides = {1}};
-    struct ocd_ewise ew;
-    ocd_ewise_build(&ew, OCD_EWISE_FILL, &v, NULL, NULL);
-    ocd_ewise_bind(&ew, y, NULL, NULL);
-    switch (call->c->dtype) {
-    case CUDNN_DATA_DOUBLE: ew.fill = 0x3ff0000000000000ull; break;
-    case CUDNN_DATA_HALF: ew.fill = 0x3c00; break;
-    default: ew.fill = 0x3f800000; break;
-    }
-    return ocd_ewise_run(call->handle, &ew, call->op);
+    const uint64_t one = call->c->dtype == CUDNN_DATA_DOUBLE ? 0x3ff0000000000000ull
+                         : call->c->dtype == CUDNN_DATA_HALF ? 0x3c00
+                                                             : 0x3f800000;
+    return ocd_ewise_fill(call->handle, &v, y, one, call->op);
 }
 
 /* A BackwardWeights call's arguments once checked (see struct mha_backward_data). */

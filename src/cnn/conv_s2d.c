@@ -175,11 +175,7 @@ static cudnnStatus_t s2d_run(cudnnHandle_t h, const void *problem, const void *p
 
     /* the re-laid input: zeros, then phase (a, b) of x into its channels */
     const struct ocd_tensor_view xr = relaid_input(p, &pl);
-    struct ocd_ewise fill;
-    ocd_ewise_build(&fill, OCD_EWISE_FILL, &xr, NULL, NULL);
-    ocd_ewise_bind(&fill, x, NULL, NULL);
-    fill.fill = 0;
-    OCD_TRY(ocd_ewise_run(h, &fill, op));
+    OCD_TRY(ocd_ewise_fill(h, &xr, x, 0, op));
     const int64_t *xs = p->x.strides;
     for (int a = 0; a < u; a++)
         for (int b = 0; b < u; b++) {

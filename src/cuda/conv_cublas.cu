@@ -843,11 +843,7 @@ static cudnnStatus_t run_channel_major(cudnnHandle_t h, const struct ocd_conv_pr
     void *data = fwd ? p->y_data : p->x_data;
     if (fwd || pl.direct) return ocd_ewise_copy(h, &one, &cm, out, &beta, &dst, data, op);
     if (beta == zero) {
-        struct ocd_ewise fill;
-        ocd_ewise_build(&fill, OCD_EWISE_FILL, &p->x, NULL, NULL);
-        ocd_ewise_bind(&fill, data, NULL, NULL);
-        fill.fill = 0;
-        OCD_TRY(ocd_ewise_run(h, &fill, op));
+        OCD_TRY(ocd_ewise_fill(h, &p->x, data, 0, op));
     } else if (beta != one) {
         OCD_TRY(ocd_ewise_copy(h, &beta, &p->x, data, &zero, &p->x, data, op));
     }

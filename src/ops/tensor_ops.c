@@ -165,11 +165,19 @@ cudnnStatus_t CUDNNWINAPI cudnnSetTensor(cudnnHandle_t handle, const cudnnTensor
     OCD_TRY(ocd_tensor_get_taking(yDesc, "yDesc", OCD_TAKES_REVERSED, &yv));
     OCD_CHECK_NOT_NULL(y);
     OCD_CHECK_NOT_NULL(valuePtr);
+    uint64_t fill = 0;
+    memcpy(&fill, valuePtr, ocd_dtype_scalar_size(yv.dtype));
+    return ocd_ewise_fill(handle, &yv, y, fill, "cudnnSetTensor");
+}
+
+cudnnStatus_t ocd_ewise_fill(cudnnHandle_t handle, const struct ocd_tensor_view *yv, void *y, uint64_t fill,
+                             const char *op)
+{
     struct ocd_ewise e;
-    ocd_ewise_build(&e, OCD_EWISE_FILL, &yv, NULL, NULL);
+    ocd_ewise_build(&e, OCD_EWISE_FILL, yv, NULL, NULL);
     ocd_ewise_bind(&e, y, NULL, NULL);
-    memcpy(&e.fill, valuePtr, ocd_dtype_scalar_size(yv.dtype));
-    return ocd_ewise_run(handle, &e, "cudnnSetTensor");
+    e.fill = fill;
+    return ocd_ewise_run(handle, &e, op);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnScaleTensor(cudnnHandle_t handle, const cudnnTensorDescriptor_t yDesc, void *y,

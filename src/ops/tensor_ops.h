@@ -21,6 +21,10 @@ extern "C" {
    function in the log). */
 cudnnStatus_t ocd_ewise_run(cudnnHandle_t handle, const struct ocd_ewise *e, const char *op);
 
+/* y = the bit pattern fill (its element's bytes, little-endian) over the view yv. */
+cudnnStatus_t ocd_ewise_fill(cudnnHandle_t handle, const struct ocd_tensor_view *yv, void *y, uint64_t fill,
+                             const char *op);
+
 /* y = alpha * x + beta * y between views of the same dims (x may be broadcast along dims of
    extent 1): cudnnAddTensor and the layout-changing transforms. alpha and beta are the API's
    scaling pointers. */
