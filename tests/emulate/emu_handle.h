@@ -1,5 +1,7 @@
 /* emu_handle.h: the handle an emulation plans with. Planning reads only the device's compute
-   capability and multiprocessor count, so the handle is a zeroed cudnnContext with those set. */
+   capability, multiprocessor count and L2 size, so the handle is a zeroed cudnnContext with the
+   first two set (an L2 of 0 bytes: every NCHW stride-phase problem runs staged, conv_igemm.cu's
+   stage_wanted). */
 #ifndef OCD_EMU_HANDLE_H
 #define OCD_EMU_HANDLE_H
 
