@@ -51,11 +51,6 @@ struct s2d_plan {
 };
 OCD_IMPL_PLAN_FITS(struct s2d_plan);
 
-static size_t align256(size_t v)
-{
-    return (v + 255) & ~(size_t)255;
-}
-
 /* floor(a / b) for b > 0. */
 static int floor_div(int a, int b)
 {
@@ -131,8 +126,8 @@ static const char *s2d_plan_of(cudnnHandle_t h, const void *problem, void *plan)
         pl->taps[d] = floor_div((int)s->filt[d] - 1 - pad, u) - m0 + 1;
         pl->in[d] = s->out[d] + pl->taps[d] - 1;
     }
-    pl->x_bytes = align256((size_t)(s->n * pl->cp * pl->in[0] * pl->in[1]) * S2D_ESIZE);
-    pl->w_bytes = align256((size_t)(s->k * pl->cp * pl->taps[0] * pl->taps[1]) * S2D_ESIZE);
+    pl->x_bytes = ocd_ws_round((size_t)(s->n * pl->cp * pl->in[0] * pl->in[1]) * S2D_ESIZE);
+    pl->w_bytes = ocd_ws_round((size_t)(s->k * pl->cp * pl->taps[0] * pl->taps[1]) * S2D_ESIZE);
     struct ocd_conv_problem sub;
     relaid_problem(p, pl, NULL, NULL, &sub);
     char why[512];
@@ -168,7 +163,7 @@ static cudnnStatus_t s2d_run(cudnnHandle_t h, const void *problem, const void *p
     if (bytes < s2d_workspace(h, p, &pl))
         return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "space-to-depth filter gradient run with %zu bytes of workspace",
                         bytes);
-    char *x = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255), *w = x + pl.x_bytes, *rest = w + pl.w_bytes;
+    char *x = ocd_ws_aligned(workspace), *w = x + pl.x_bytes, *rest = w + pl.w_bytes;
     const int64_t c = p->s.c;
     const int u = pl.u;
     const float one = 1.f, zero = 0.f, beta = (float)p->beta;

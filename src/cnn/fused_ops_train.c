@@ -380,7 +380,7 @@ static cudnnStatus_t plan_affine(cudnnFusedOpsPlan_t plan)
         plan->relu = c->act.mode == CUDNN_ACTIVATION_RELU;
     }
     if (plan->scale || plan->bias || plan->relu) /* the scaled input, in x's layout, 256-byte aligned */
-        plan->affine_bytes = ((size_t)ocd_view_span_bytes(&plan->conv.x) + 255) & ~(size_t)255;
+        plan->affine_bytes = ocd_ws_round((size_t)ocd_view_span_bytes(&plan->conv.x));
     return CUDNN_STATUS_SUCCESS;
 }
 

@@ -57,6 +57,19 @@ extern "C" {
 #define OCD_IMPL_PLAN_FITS(type) _Static_assert(sizeof(type) <= OCD_IMPL_PLAN_BYTES, #type " exceeds OCD_IMPL_PLAN_BYTES")
 #endif
 
+/* Workspaces are cut into parts of whole 256-byte blocks: the bytes a part of v bytes takes, and
+   a caller's workspace pointer rounded up to the first block (an entry that does so asks for 256
+   bytes more than its parts). */
+static inline size_t ocd_ws_round(size_t v)
+{
+    return (v + 255) & ~(size_t)255;
+}
+
+static inline char *ocd_ws_aligned(void *workspace)
+{
+    return (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
+}
+
 /* The hooks of a planned entry (see "Plans" above). */
 struct ocd_impl_planned {
     /* Computes the plan into plan (at most OCD_IMPL_PLAN_BYTES); returns NULL when the entry can

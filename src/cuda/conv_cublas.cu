@@ -509,11 +509,6 @@ struct cublas_plan {
     size_t ws_bytes;
 };
 
-static size_t align_up(size_t v)
-{
-    return (v + 255) & ~(size_t)255;
-}
-
 /* The geometry of dy as the column matrix of a 1x1 filter, laid out channel-major over all
    images ([G][K/G][N][P Q]), from x's geometry gm. */
 static void dy_channel_major(const struct ocd_conv_problem *p, const col_geom &gm, col_geom *dg)
@@ -698,15 +693,15 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     const size_t cols = (size_t)(s->n * pl->pq * gm.g * gm.kc);
     if (!pl->direct && !(pl->channel_major && p->dir == OCD_CONV_BWD_DATA)) {
         pl->ws_col = ws;
-        ws = align_up(ws + cols * (p->dir == OCD_CONV_BWD_DATA ? pl->acc_size : pl->esize));
+        ws = ocd_ws_round(ws + cols * (p->dir == OCD_CONV_BWD_DATA ? pl->acc_size : pl->esize));
     }
     if (p->dir != OCD_CONV_FWD && (gm.kmajor || pl->channel_major)) {
         pl->ws_dy = ws;
-        ws = align_up(ws + (size_t)(s->n * s->k * pl->pq) * pl->esize);
+        ws = ocd_ws_round(ws + (size_t)(s->n * s->k * pl->pq) * pl->esize);
     }
     if (pl->channel_major) {
         pl->ws_out = ws;
-        ws = align_up(ws + (size_t)(s->n * (p->dir == OCD_CONV_FWD ? s->k : s->c) * pl->pq) * pl->esize);
+        ws = ocd_ws_round(ws + (size_t)(s->n * (p->dir == OCD_CONV_FWD ? s->k : s->c) * pl->pq) * pl->esize);
     }
     if (gm.kmajor && p->dir == OCD_CONV_BWD_FILTER) {
         /* chunks: about two output tiles of 128 x 128 per multiprocessor, each at least 2048 deep */
@@ -717,13 +712,13 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         pl->chunks = (npq + pl->kchunk - 1) / pl->kchunk;
         if (pl->chunks > 1) {
             pl->ws_part = ws;
-            ws = align_up(ws + (size_t)(pl->chunks * s->k * gm.kc) * pl->acc_size);
+            ws = ocd_ws_round(ws + (size_t)(pl->chunks * s->k * gm.kc) * pl->acc_size);
         }
     }
     if (pl->per_image) {
         pl->chunks = s->n;
         pl->ws_part = ws;
-        ws = align_up(ws + (size_t)(s->n * s->k * gm.kc) * pl->acc_size);
+        ws = ocd_ws_round(ws + (size_t)(s->n * s->k * gm.kc) * pl->acc_size);
     }
     pl->ws_bytes = ws ? ws + 256 : 0; /* room to align the user's pointer */
     return NULL;

@@ -16,6 +16,7 @@
 
 #include "problem/conv_fft.h"
 #include "core/handle.h"
+#include "core/impl.h"
 #include "cuda/check.cuh"
 #include "cuda/conv_store.cuh"
 #include "cuda/cufft_loader.h"
@@ -187,13 +188,6 @@ unsigned blocks_for(int64_t total)
 
 /* ---- the plan of a call -------------------------------------------------------------------- */
 
-const size_t kAlign = 256;
-
-size_t align_up(size_t n)
-{
-    return (n + kAlign - 1) / kAlign * kAlign;
-}
-
 /* The plan of an entry (core/impl.h). The cuFFT plans stay in the handle's cache, which owns
    them: a run takes them from there (transforms), made by the planning. */
 struct fft_call {
@@ -284,8 +278,8 @@ const char *prepare(cudnnHandle_t handle, const struct ocd_conv_problem *p, bool
         enum ocd_conv_fft_set set = e < 2 ? c->in[e] : c->out;
         most = c->count[set] > most ? c->count[set] : most;
     }
-    c->spectra_bytes = align_up((size_t)ocd_conv_fft_spectra(pl) * 2 * real);
-    c->real_bytes = align_up((size_t)(most * pl->len[0] * pl->len[1]) * real);
+    c->spectra_bytes = ocd_ws_round((size_t)ocd_conv_fft_spectra(pl) * 2 * real);
+    c->real_bytes = ocd_ws_round((size_t)(most * pl->len[0] * pl->len[1]) * real);
     return NULL;
 }
 

@@ -164,17 +164,6 @@ static act_dims act_of(const struct ocd_tensor_view *v)
     return a;
 }
 
-static size_t align_up(size_t v)
-{
-    return (v + 255) & ~(size_t)255;
-}
-
-/* A caller's workspace pointer rounded up to 256 bytes (the plans' workspace sizes leave room). */
-static char *aligned_workspace(void *workspace)
-{
-    return (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
-}
-
 /* log2 of a vector width (1, 4 or 32 channels). */
 static int vect_shift(int vect)
 {
@@ -239,7 +228,7 @@ static const char *plan_act(const struct ocd_tensor_view *v, const void *data, i
     copy->src = data;
     copy->sn = a.sn, copy->sc = a.sc, copy->s = s, copy->ws_off = (int64_t)*ws;
     copy->c = (int)a.c, copy->n = (int)a.n;
-    *ws = align_up(*ws + (size_t)(a.n * s * a.c) * (size_t)esize);
+    *ws = ocd_ws_round(*ws + (size_t)(a.n * s * a.c) * (size_t)esize);
     act->ptr = NULL; /* the workspace copy, bound at run time */
     act->sn = s * a.c, act->sd = a.h * a.w * a.c, act->sh = a.w * a.c, act->sw = a.c;
     return NULL;
@@ -269,7 +258,7 @@ static const char *plan_rows(const struct ocd_tensor_view *v, const void *data, 
     r.uw = shift[0], r.pw = shift[1], r.dw = shift[2], r.ph = shift[3];
     r.div_ws = ocd_fastdiv_make((uint32_t)ws_len), r.div_hs = ocd_fastdiv_make((uint32_t)hs);
     r.div_c = ocd_fastdiv_make((uint32_t)a.c), r.div_n = ocd_fastdiv_make((uint32_t)a.n);
-    *ws = align_up(*ws + (size_t)total * sizeof(float));
+    *ws = ocd_ws_round(*ws + (size_t)total * sizeof(float));
     act->ptr = NULL; /* the workspace copy, bound at run time */
     if (shifted) act->h = (int)hs, act->w = (int)ws_len; /* x: the copy's rows are the map's */
     act->sh = ws_len, act->sn = a.c * hs * ws_len, *sc = hs * ws_len;
@@ -294,7 +283,7 @@ static const char *plan_pad(const struct ocd_tensor_view *v, int64_t cp, int esi
     act->d = (int)a.d, act->h = (int)a.h, act->w = (int)a.w;
     act->ptr = NULL; /* the workspace copy, bound at run time */
     act->sn = a.d * a.h * a.w * cp, act->sd = a.h * a.w * cp, act->sh = a.w * cp, act->sw = cp;
-    *ws = align_up(*ws + (size_t)total * (size_t)esize);
+    *ws = ocd_ws_round(*ws + (size_t)total * (size_t)esize);
     return NULL;
 }
 
@@ -693,7 +682,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         f.dgrad = p->dir == OCD_CONV_BWD_DATA;
         f.flip = f.dgrad && s->flip;
         pl->ws_filter = (int64_t)ws;
-        ws = align_up(ws + (size_t)(s->k * cgp * prm.T * prm.R * prm.S) * (size_t)esize);
+        ws = ocd_ws_round(ws + (size_t)(s->k * cgp * prm.T * prm.R * prm.S) * (size_t)esize);
     }
 
     /* Split-K when the tiles alone leave multiprocessors idle: about two CTAs per multiprocessor
@@ -717,7 +706,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if ((gm.n + ti.bn - 1) / ti.bn > 65535 || g * splits > 65535) return OCD_REASON_SHAPE;
     if (splits > 1 || ep.wide) {
         pl->ws_part = (int64_t)ws;
-        ws = align_up(ws + (size_t)(splits * g * gm.m * gm.n) * sizeof(float));
+        ws = ocd_ws_round(ws + (size_t)(splits * g * gm.m * gm.n) * sizeof(float));
     }
     /* room to align a user's workspace pointer to 256 bytes (the copies feed 16-byte cp.async) */
     pl->ws_bytes = ws ? ws + 256 : 0;
@@ -790,7 +779,7 @@ static cudnnStatus_t run_copies(cudnnHandle_t h, const struct ocd_conv_problem *
     if (workspace_bytes < pl.ws_bytes)
         return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "implicit GEMM entry run with %zu bytes of workspace, %zu needed",
                         workspace_bytes, pl.ws_bytes);
-    char *ws = aligned_workspace(workspace);
+    char *ws = ocd_ws_aligned(workspace);
     OCD_TRY(pl.esize == 4   ? launch_copies<uint32_t>(&pl, p->w_data, ws, h->stream)
             : pl.esize == 2 ? launch_copies<uint16_t>(&pl, p->w_data, ws, h->stream)
                             : launch_copies<uint8_t>(&pl, p->w_data, ws, h->stream));
@@ -995,12 +984,12 @@ static size_t stage_problem(const struct ocd_conv_problem *p, int esize, char *b
         st->beta = 0;
         st->x = channels_last_view(&p->x);
         st->x_data = base;
-        bytes = align_up((size_t)ocd_view_count(&p->x) * (size_t)esize);
+        bytes = ocd_ws_round((size_t)ocd_view_count(&p->x) * (size_t)esize);
     }
     if (!channels_inner(&p->y)) {
         st->y = channels_last_view(&p->y);
         st->y_data = base ? base + bytes : NULL;
-        bytes = align_up(bytes + (size_t)ocd_view_count(&p->y) * (size_t)esize);
+        bytes = ocd_ws_round(bytes + (size_t)ocd_view_count(&p->y) * (size_t)esize);
     }
     return bytes;
 }
@@ -1180,7 +1169,7 @@ static cudnnStatus_t phases_run(cudnnHandle_t h, const void *problem, const void
     if (bytes < pp->ws_bytes)
         return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "phases run with %zu bytes of workspace, %zu needed", bytes,
                         pp->ws_bytes);
-    char *base = aligned_workspace(workspace), *rest = base + pp->stage_bytes;
+    char *base = ocd_ws_aligned(workspace), *rest = base + pp->stage_bytes;
     struct ocd_conv_problem st;
     stage_problem(p, phases_esize(p), base, &st);
     const float one = 1.f, zero = 0.f, beta = (float)p->beta;

@@ -2,6 +2,7 @@
    src/cuda holds the CUDA backend's sources; nothing here runs on the device. */
 #include "cuda/cublas_loader.h"
 
+#include "core/impl.h"
 #include "core/platform.h"
 #include "cuda/dynload.h"
 
@@ -82,7 +83,7 @@ cudnnStatus_t ocd_cublas_run_start(cudnnHandle_t handle, const char *entry, void
     if (why != NULL || workspace_bytes < need)
         return ocd_fail(CUDNN_STATUS_INTERNAL_ERROR, func, file, line, "%s cannot run: %s", entry,
                         why ? why : "workspace too small");
-    *ws = (char *)(((uintptr_t)workspace + 255) & ~(uintptr_t)255);
+    *ws = ocd_ws_aligned(workspace);
     return CUDNN_STATUS_SUCCESS;
 }
 
