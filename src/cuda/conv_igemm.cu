@@ -543,13 +543,13 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
        im2col, over few pixels (7x7 at batch 64, 3136 pixels: 0.69 of the k32 form's time; 1.22
        at batch 256), and a larger filter's over images of fewer than 100 pixels (3x3 at 7x7:
        0.70 at batch 64, 0.92 at 256), whose rows of 7 the k32 form pads to 8 in every copy */
-    if (k32 && ocd_conv_spatial(s, s->filt) == 1 && s->n * ocd_conv_spatial(s, s->out) < 8192)
+    const int64_t taps = ocd_conv_spatial(s, s->filt), image_pixels = ocd_conv_spatial(s, s->out);
+    if (k32 && taps == 1 && s->n * image_pixels < 8192)
         return "a 1x1 filter's gradient over fewer than 8192 pixels: cuBLAS's GEMM serves it";
-    if (k32 && ocd_conv_spatial(s, s->filt) > 1 && ocd_conv_spatial(s, s->out) < 100)
-        return "images of fewer than 100 output pixels: cuBLAS's GEMM serves them";
+    if (k32 && taps > 1 && image_pixels < 100) return "images of fewer than 100 output pixels: cuBLAS's GEMM serves them";
     const int64_t ccols = tma_wgrad ? (cg + OCD_IGEMM_TMA_BK - 1) / OCD_IGEMM_TMA_BK * OCD_IGEMM_TMA_BK : cg;
     if (4 * cg < 3 * ccols) return "the TMA filter gradient pads each tap's channels to 64: mostly padding here";
-    if (tma_wgrad) gm.n = ccols * ocd_conv_spatial(s, s->filt);
+    if (tma_wgrad) gm.n = ccols * taps;
     const int64_t lim = INT32_MAX - 256;
     if (gm.m > lim || gm.n > lim || gm.k > lim) return OCD_REASON_SHAPE;
     for (int d = 0; d < s->nsp; d++)
@@ -956,6 +956,7 @@ static bool channels_inner(const struct ocd_tensor_view *v)
     return v->dims[1] == 1 || v->strides[1] == 1;
 }
 
+/* Whether the phases of p run staged (the comment above). */
 static bool stage_wanted(cudnnHandle_t h, const struct ocd_conv_problem *p, int esize)
 {
     const size_t dx_bytes = (size_t)ocd_view_count(&p->x) * (size_t)esize;
@@ -1019,6 +1020,15 @@ static const char *phases_plan_tiles(cudnnHandle_t h, const struct ocd_conv_prob
     return NULL;
 }
 
+/* Why the TMA phases may not serve p (staged or in place) unless unproven entries are allowed
+   (core/impl.h), or NULL: they have served faster than the mma.sync ones over dx of 128 channels
+   or more (16-bit: 0.38-0.80 of their time on an H100, batch 64 and 256) and, as TF32, of 256
+   or more (0.53-0.81; 1.08-1.10 over 128 in place, 0.29-0.31 staged). */
+static const char *tma_phases_unproven(const struct ocd_conv_problem *p, bool tf32, bool staged)
+{
+    return p->x.dims[1] >= (tf32 && !staged ? 256 : 128) ? NULL : ocd_impl_unproven();
+}
+
 /* Why the phases entry cannot serve p, or NULL; its plan into *pp. tma: the TMA entry, every
    phase with taps on the TMA kernel (which takes the phases' dilations and negative paddings). */
 static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, bool tf32, bool tma,
@@ -1028,13 +1038,8 @@ static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p
     pp->tf32 = tf32;
     const int esize = phases_esize(p);
     const bool stage = stage_wanted(h, p, esize);
-    /* the TMA phases have served faster than the mma.sync ones over dx of 128 channels or more
-       (16-bit: 0.38-0.80 of their time on an H100, batch 64 and 256) and, as TF32, of 256 or
-       more (0.53-0.81; 1.08-1.10 over 128 in place, 0.29-0.31 staged); below they are unproven
-       (core/impl.h) */
-    const bool proven = p->x.dims[1] >= (tf32 && !stage ? 256 : 128);
-    if (tma && !proven)
-        if (const char *why = ocd_impl_unproven()) return why;
+    if (tma)
+        if (const char *why = tma_phases_unproven(p, tf32, stage)) return why;
     pp->chained = tma;
     if (p->dir != OCD_CONV_BWD_DATA) return "backward data only";
     for (int d = 0; d < p->s.nsp && !tma; d++)
@@ -1050,8 +1055,8 @@ static const char *phases_plan(cudnnHandle_t h, const struct ocd_conv_problem *p
         pp->staged = phases_plan_tiles(h, &st, tf32, tma, esize, pp) == NULL;
         if (pp->staged) return NULL;
         pp->stage_bytes = 0;
-        if (tma && !proven)
-            if (const char *why = ocd_impl_unproven()) return why;
+        if (tma)
+            if (const char *why = tma_phases_unproven(p, tf32, false)) return why;
     }
     return phases_plan_tiles(h, p, tf32, tma, esize, pp);
 }
