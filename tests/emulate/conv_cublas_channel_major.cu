@@ -45,16 +45,7 @@ struct ccase {
 /* The problem of a case on packed NCHW float tensors, the filter KCRS (1x1, no padding). */
 void problem_of(const ccase &c, struct ref_conv *rc, struct ocd_conv_problem *p)
 {
-    memset(p, 0, sizeof *p);
-    emu_conv_geometry(rc, &p->s, c.n, c.c, c.k, c.h, c.w, 1, 1, 0, c.stride, 1, false);
-    rc->groups = c.groups, p->s.groups = c.groups;
-    const int64_t xd[4] = {c.n, c.c, c.h, c.w}, yd[4] = {c.n, c.k, rc->out[0], rc->out[1]};
-    const int64_t wd[4] = {c.k, c.c / c.groups, 1, 1};
-    p->dir = c.dir;
-    p->x = packed(xd), p->y = packed(yd), p->w = packed(wd);
-    p->w_format = CUDNN_TENSOR_NCHW;
-    p->compute = CUDNN_DATA_FLOAT, p->math = CUDNN_DEFAULT_MATH;
-    p->alpha = c.alpha, p->beta = c.beta;
+    emu_nchw_float_problem(rc, p, c.dir, c.n, c.c, c.k, c.groups, c.h, c.w, 1, 0, c.stride, 1, false, c.alpha, c.beta);
 }
 
 bool run_case(const ccase &c, cudnnHandle_t h)

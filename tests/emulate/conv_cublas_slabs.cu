@@ -46,16 +46,8 @@ struct scase {
 /* The problem of a case on packed NCHW float tensors, the filter KCRS. */
 void problem_of(const scase &c, struct ref_conv *rc, struct ocd_conv_problem *p)
 {
-    memset(p, 0, sizeof *p);
-    emu_conv_geometry(rc, &p->s, c.n, c.c, c.k, c.h, c.w, c.r, c.r, c.pad, c.stride, 1, c.flip);
-    rc->groups = c.groups, p->s.groups = c.groups;
-    const int64_t xd[4] = {c.n, c.c, c.h, c.w}, yd[4] = {c.n, c.k, rc->out[0], rc->out[1]};
-    const int64_t wd[4] = {c.k, c.c / c.groups, c.r, c.r};
-    p->dir = OCD_CONV_BWD_FILTER;
-    p->x = packed(xd), p->y = packed(yd), p->w = packed(wd);
-    p->w_format = CUDNN_TENSOR_NCHW;
-    p->compute = CUDNN_DATA_FLOAT, p->math = CUDNN_DEFAULT_MATH;
-    p->alpha = c.alpha, p->beta = c.beta;
+    emu_nchw_float_problem(rc, p, OCD_CONV_BWD_FILTER, c.n, c.c, c.k, c.groups, c.h, c.w, c.r, c.pad, c.stride, 1,
+                           c.flip, c.alpha, c.beta);
 }
 
 /* The plan's verdict on p: make_plan for the per-image entries, then their own test. */

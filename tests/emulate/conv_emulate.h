@@ -135,6 +135,25 @@ static inline bool emu_conv_geometry(struct ref_conv *rc, struct ocd_conv_shape 
     return true;
 }
 
+#ifdef OCD_PROBLEM_CONV_H
+/* A 2-D case of direction dir on packed NCHW float tensors (an r x r filter, KCRS, in groups;
+   DEFAULT_MATH, alpha and beta) as the reference holds it (rc) and as the problem does (p). */
+static inline void emu_nchw_float_problem(struct ref_conv *rc, struct ocd_conv_problem *p, enum ocd_conv_dir dir, int n,
+                                          int c, int k, int groups, int h, int w, int r, int pad, int stride, int dil,
+                                          bool flip, double alpha, double beta)
+{
+    memset(p, 0, sizeof *p);
+    emu_conv_geometry(rc, &p->s, n, c, k, h, w, r, r, pad, stride, dil, flip);
+    rc->groups = groups, p->s.groups = groups;
+    const int64_t xd[4] = {n, c, h, w}, yd[4] = {n, k, rc->out[0], rc->out[1]}, wd[4] = {k, c / groups, r, r};
+    p->dir = dir;
+    p->x = packed(xd), p->y = packed(yd), p->w = packed(wd);
+    p->w_format = CUDNN_TENSOR_NCHW;
+    p->compute = CUDNN_DATA_FLOAT, p->math = CUDNN_DEFAULT_MATH;
+    p->alpha = alpha, p->beta = beta;
+}
+#endif
+
 /* A filter-gradient case's operands and its reference: x, dy and dw (the prior dw, which beta
    scales) from rng, want = alpha * dW + beta * dw in double, and bound the same product of |x|
    and |dy| (the scale of the rounding errors). */

@@ -81,14 +81,8 @@ struct wcase {
 /* The problem of a case on packed NCHW tensors (dy's images `gap` floats apart beyond packed). */
 void problem_of(const wcase &c, struct ref_conv *rc, struct ocd_conv_problem *p)
 {
-    memset(p, 0, sizeof *p);
-    emu_conv_geometry(rc, &p->s, c.n, c.c, c.k, c.h, c.w, c.r, c.r, c.pad, c.stride, c.dil, c.flip);
-    const int64_t xd[4] = {c.n, c.c, c.h, c.w}, yd[4] = {c.n, c.k, rc->out[0], rc->out[1]}, wd[4] = {c.k, c.c, c.r, c.r};
-    p->dir = OCD_CONV_BWD_FILTER;
-    p->x = packed(xd), p->y = packed(yd), p->w = packed(wd);
-    p->w_format = CUDNN_TENSOR_NCHW;
-    p->compute = CUDNN_DATA_FLOAT, p->math = CUDNN_DEFAULT_MATH;
-    p->alpha = c.alpha, p->beta = c.beta;
+    emu_nchw_float_problem(rc, p, OCD_CONV_BWD_FILTER, c.n, c.c, c.k, 1, c.h, c.w, c.r, c.pad, c.stride, c.dil, c.flip,
+                           c.alpha, c.beta);
 }
 
 bool run_case(const wcase &c, cudnnHandle_t h)
