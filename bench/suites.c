@@ -152,8 +152,9 @@ static const struct bench_case int8_cases[] = {
 #undef RN50_ROW
 #undef RN50_ROW_MATH
 
-/* One algorithm forced in every direction where cuDNN 8.2 has it, and the implicit GEMMs that
-   race Winograd forward and backward data, f32 NCHW, on ResNet-50's stride-1 3x3 layers at batch
+/* One algorithm forced in every direction where cuDNN 8.2 has it, the implicit GEMMs that race
+   Winograd forward and backward data, and the algorithms that form no matrix (IMPLICIT_GEMM,
+   backward ALGO_0: no workspace), f32 NCHW, on ResNet-50's stride-1 3x3 layers at batch
    64 and LeNet's two 5x5 layers (MNIST 28x28, 20 and 50 filters) at batch 64, with the
    heuristic's choice (auto) beside them. A row is SHAPE_DIR_f32_ALGO; an algorithm that
    does not apply to a shape shows the status of its workspace query. */
@@ -163,14 +164,15 @@ static const struct bench_case int8_cases[] = {
      " pad=" #pad " stride=1 dil=1 algo=" #ALGO},
 #define ALGO_ROWS(...)                                                                              \
     ALGO_ROW(convfwd, fwd, auto, __VA_ARGS__) ALGO_ROW(convfwd, fwd, implicit_precomp_gemm, __VA_ARGS__) \
-    ALGO_ROW(convfwd, fwd, fft, __VA_ARGS__)                                                       \
+    ALGO_ROW(convfwd, fwd, implicit_gemm, __VA_ARGS__) ALGO_ROW(convfwd, fwd, fft, __VA_ARGS__)      \
     ALGO_ROW(convfwd, fwd, fft_tiling, __VA_ARGS__) ALGO_ROW(convfwd, fwd, winograd, __VA_ARGS__)   \
     ALGO_ROW(convfwd, fwd, winograd_nonfused, __VA_ARGS__)                                         \
     ALGO_ROW(convbwdd, bwdd, auto, __VA_ARGS__) ALGO_ROW(convbwdd, bwdd, algo_1, __VA_ARGS__)       \
-    ALGO_ROW(convbwdd, bwdd, fft, __VA_ARGS__)                                                     \
+    ALGO_ROW(convbwdd, bwdd, algo_0, __VA_ARGS__) ALGO_ROW(convbwdd, bwdd, fft, __VA_ARGS__)        \
     ALGO_ROW(convbwdd, bwdd, fft_tiling, __VA_ARGS__) ALGO_ROW(convbwdd, bwdd, winograd, __VA_ARGS__) \
     ALGO_ROW(convbwdd, bwdd, winograd_nonfused, __VA_ARGS__)                                         \
-    ALGO_ROW(convbwdf, bwdf, auto, __VA_ARGS__) ALGO_ROW(convbwdf, bwdf, fft, __VA_ARGS__)            \
+    ALGO_ROW(convbwdf, bwdf, auto, __VA_ARGS__) ALGO_ROW(convbwdf, bwdf, algo_0, __VA_ARGS__)         \
+    ALGO_ROW(convbwdf, bwdf, fft, __VA_ARGS__)                                                     \
     ALGO_ROW(convbwdf, bwdf, fft_tiling, __VA_ARGS__) ALGO_ROW(convbwdf, bwdf, winograd_nonfused, __VA_ARGS__)
 /* And ResNet-50's strided 1x1 downsampling layers, f16 NHWC, batch 64, in every direction: the
    heuristic's choice against the column matrix and cuBLAS (fwd GEMM, backward ALGO_0), where the

@@ -277,6 +277,36 @@ TEST(conv_cuda_wgrad_nchw_tf32_entry)
                             "cuda:wgrad_nchw_tf32_64x128x16_s3", "cuda:wgrad_nchw_gemm*,cuda:wgrad_igemm_tma_tf32*");
 }
 
+/* The algorithms that form no matrix (forward IMPLICIT_GEMM, backward ALGO_0), which run without
+   workspace, on the gather entries where every tensor-core entry ahead needs some: float NCHW
+   as TF32 in every direction (3x3, stride 2 with odd sizes and CONVOLUTION mode, groups, dilation,
+   a filter gradient long enough to be split), half NHWC backward data of a strided 1x1 (the
+   downsampling shortcut) and the filter gradient of half and bfloat16 NHWC data. */
+TEST(conv_cuda_gather_entries_serve_without_workspace)
+{
+    if (!conv_tensor_core_pass()) return;
+    /* {name, nsp, n, c, k, groups, in, filt, pad, stride, dil, convolution} */
+    static const struct shape sq = {"gather_3x3", 2, 2, 24, 40, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
+    static const struct shape s2 = {"gather_3x3s2_edges", 2, 3, 40, 72, 1, {15, 13}, {3, 3}, {1, 1}, {2, 2}, {1, 1}, true};
+    static const struct shape grp = {"gather_groups_dilated", 2, 2, 32, 48, 4, {12, 11}, {3, 3}, {2, 2}, {1, 1}, {2, 2},
+                                     false};
+    static const struct shape split = {"gather_split_k", 2, 16, 32, 64, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false};
+    static const struct shape ds = {"gather_1x1s2", 2, 4, 64, 136, 1, {14, 14}, {1, 1}, {0, 0}, {2, 2}, {1, 1}, false};
+    const struct config *half = &tc_configs[0], *bf16 = &tc_configs[1];
+    const int implicit = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, algo0 = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0,
+              wgrad0 = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0;
+    const struct shape *nchw[] = {&sq, &s2, &grp};
+    for (size_t i = 0; i < sizeof nchw / sizeof nchw[0]; i++) {
+        check_entry_reached(nchw[i], &tf32_nchw, FWD, implicit, "cuda:fwd_igemm_gather_", NULL);
+        check_entry_reached(nchw[i], &tf32_nchw, BWD_DATA, algo0, "cuda:dgrad_igemm_gather_", NULL);
+        check_entry_reached(nchw[i], &tf32_nchw, BWD_FILTER, wgrad0, "cuda:wgrad_igemm_gather_", NULL);
+    }
+    check_entry_reached(&split, &tf32_nchw, BWD_FILTER, wgrad0, "cuda:wgrad_igemm_gather_", NULL);
+    check_entry_reached(&ds, half, BWD_DATA, algo0, "cuda:dgrad_igemm_gather_", NULL);
+    check_entry_reached(&s2, half, BWD_FILTER, wgrad0, "cuda:wgrad_igemm_gather_", NULL);
+    check_entry_reached(&grp, bf16, BWD_FILTER, wgrad0, "cuda:wgrad_igemm_gather_", NULL);
+}
+
 /* The host's CBLAS entry (a build with OPENCUDNN_CBLAS): forward GEMM reaches host:fwd_gemm_cblas
    on the NCHW float and double problems it takes when OPENCUDNN_HOST_GEMM=cblas overrides the
    calibration (tests/conv_timing.c tests the race itself), and the packed engine (host:fwd_gemm)

@@ -52,7 +52,8 @@ void check_entry_reached(const struct shape *sh, const struct config *cf, enum d
     cudnnDataType_t dst_type = d == FWD ? p.cf->y : d == BWD_DATA ? p.cf->x : p.cf->w;
     /* an integer destination holds the sum saturated (UINT8_CONFIG's y: negative sums are 0) */
     for (long e = 0; e < ndst; e++) want[e] = saturate_for(dst_type, want[e]);
-    cudnnMathType_t math = strstr(r.name, "_tc") || strstr(r.name, "_tf32") || strstr(r.name, "_wgmma") || strstr(r.name, "_tma")
+    cudnnMathType_t math = strstr(r.name, "_tc") || strstr(r.name, "_tf32") || strstr(r.name, "_wgmma") || strstr(r.name, "_tma") ||
+                                       strstr(r.name, "_gather")
                                ? CUDNN_TENSOR_OP_MATH
                                : CUDNN_FMA_MATH;
     tcompare(CUDNN_DATA_DOUBLE, got, want, ndst, tconv_tolerance(p.cf->x, dst_type, math), r.name);

@@ -185,6 +185,8 @@ static const struct ocd_conv_impl fwd_impls[] = {
     CUDA_WINO_FP32_ENTRY("fwd_winograd_nonfused", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED,
                          ocd_cuda_conv_winograd_nonfused)
     CUDA_FFT_ENTRIES("fwd", CUDNN_CONVOLUTION_FWD_ALGO_FFT, CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING)
+    /* any layout without workspace (IMPLICIT_GEMM where the entries above need some) */
+    PLANNED_ENTRY("cuda:fwd_igemm_gather_64x128x16_s3", OCD_BACKEND_CUDA, FWD_IGEMM_ALGOS, ocd_cuda_conv_gather, true)
     CUDA_ENTRY("cuda:fwd_direct",
                BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) |
                    BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_DIRECT),
@@ -232,6 +234,8 @@ static const struct ocd_conv_impl bwd_data_impls[] = {
     CUDA_WINO_FP32_ENTRY("dgrad_winograd_nonfused", CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED,
                          ocd_cuda_conv_winograd_nonfused)
     CUDA_FFT_ENTRIES("dgrad", CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING)
+    /* any layout without workspace (ALGO_0 where the entries above need some) */
+    PLANNED_ENTRY("cuda:dgrad_igemm_gather_64x128x16_s3", OCD_BACKEND_CUDA, DGRAD_GEMM_ALGOS, ocd_cuda_conv_gather, true)
     CUDA_ENTRY("cuda:dgrad_direct", DGRAD_GEMM_ALGOS, NULL, NULL, ocd_cuda_conv_direct, false)
 #endif
 };
@@ -276,6 +280,8 @@ static const struct ocd_conv_impl bwd_filter_impls[] = {
     CUDA_WINO_ENTRIES("wgrad_winograd_nonfused", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED,
                       ocd_cuda_conv_winograd_nonfused)
     CUDA_FFT_ENTRIES("wgrad", CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING)
+    /* any layout without workspace (ALGO_0 where the entries above need some) */
+    PLANNED_ENTRY("cuda:wgrad_igemm_gather_64x128x16_s3", OCD_BACKEND_CUDA, WGRAD_GEMM_ALGOS, ocd_cuda_conv_gather, true)
     CUDA_ENTRY("cuda:wgrad_direct", WGRAD_GEMM_ALGOS, NULL, NULL, ocd_cuda_conv_direct, false)
 #endif
 };

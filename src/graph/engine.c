@@ -37,7 +37,7 @@ static const char *const fwd_entries[] = {
     "cuda:fwd_igemm_tma_128x128x64_s7", "cuda:fwd_igemm_tma_256x64x64_s5", "cuda:fwd_igemm_tma_128x64x64_s9",
     "cuda:fwd_igemm_tma_tf32_128x128x32_s7", "cuda:fwd_igemm_tma_tf32_256x64x32_s5",
     "cuda:fwd_igemm_tma_tf32_128x64x32_s9", "cuda:fwd_igemm_int8_128x128x64_s3",
-    "cuda:fwd_igemm_int8_128x64x64_s4", "cuda:fwd_igemm_int8_64x64x64_s4",
+    "cuda:fwd_igemm_int8_128x64x64_s4", "cuda:fwd_igemm_int8_64x64x64_s4", "cuda:fwd_igemm_gather_64x128x16_s3",
 };
 static const char *const dgrad_entries[] = {
     "host:dgrad_implicit_precomp_gemm", "host:dgrad_implicit_gemm", "host:dgrad_winograd",
@@ -59,6 +59,7 @@ static const char *const dgrad_entries[] = {
     "cuda:dgrad_igemm_tma_128x128x64_s7", "cuda:dgrad_igemm_tma_256x64x64_s5", "cuda:dgrad_igemm_tma_128x64x64_s9",
     "cuda:dgrad_igemm_tma_tf32_128x128x32_s7", "cuda:dgrad_igemm_tma_tf32_256x64x32_s5",
     "cuda:dgrad_igemm_tma_tf32_128x64x32_s9", "cuda:dgrad_gemm1x1_strided_cublas_tc",
+    "cuda:dgrad_igemm_gather_64x128x16_s3",
 };
 static const char *const wgrad_entries[] = {
     "host:wgrad_gemm", "host:wgrad_implicit_precomp_gemm", "host:wgrad_implicit_gemm",
@@ -76,7 +77,7 @@ static const char *const wgrad_entries[] = {
     "cuda:wgrad_nchw_gemm_cublas_tc", "cuda:wgrad_nchw_gemm_cublas",
     "cuda:wgrad_igemm_tma_tf32_128x256x32_s4", "cuda:wgrad_igemm_tma_tf32_256x128x32_s4",
     "cuda:wgrad_igemm_tma_tf32_64x256x32_s5", "cuda:wgrad_igemm_tma_tf32_64x64x32_s8",
-    "host:wgrad_s2d", "cuda:wgrad_s2d",
+    "host:wgrad_s2d", "cuda:wgrad_s2d", "cuda:wgrad_igemm_gather_64x128x16_s3",
 };
 
 static const struct {

@@ -304,6 +304,13 @@ OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_stem_dgrad)
    workspace summed in split order. Planned. */
 OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_wgrad_tf32)
 
+/* conv_gather.cu: every direction without workspace on tensor cores (TF32 mma; fp32, fp16 and
+   bf16 data of any layout), both operands gathered from the tensors through their strides, the
+   result through the run-time-typed store; the fp32 filter gradient split-K in split order
+   through dw. For the algorithms that form no matrix where the other entries need workspace.
+   Planned. */
+OCD_CONV_PLANNED_DECLARE(ocd_cuda_conv_gather)
+
 /* conv_winograd.cu: WINOGRAD and WINOGRAD_NONFUSED on the plan of problem/conv_winograd.h. The
    _tc entries run the batched GEMM on tensor cores (half data: the transformed operands in half,
    fp32 accumulation; float data: TF32) for the 4x4 tiles, so FMA_MATH skips them; the plain
