@@ -45,7 +45,8 @@ TEST(conv_cuda_nchw_wgrad_gemm_entries_are_reached)
    DEFAULT_MATH, TF32; GEMMs of 2^26 multiply-adds and more, which the implicit GEMM leaves to
    cuBLAS) and cuda:{fwd,dgrad}_gemm1x1_cublas (FMA_MATH, double), ahead of the implicit GEMM and
    the stride-phase entries: stride 2 over odd extents, NHWC (the forward there is the gather's,
-   which conv_api.c tests) and NCHW, and stride 3. */
+   which conv_api.c tests) and NCHW, and stride 3; backward data into NCHW (dcol moved by the
+   scatter pass, unproven: the suite's OPENCUDNN_UNPROVEN=1 lets it) also at beta 0.5. */
 TEST(conv_cuda_strided_1x1_on_cublas)
 {
     if (!conv_tensor_core_pass()) return;
@@ -73,6 +74,12 @@ TEST(conv_cuda_strided_1x1_on_cublas)
         check_entry_reached(cases[i].sh, cases[i].cf, BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1,
                             cases[i].tc ? "cuda:dgrad_gemm1x1_cublas_tc" : "cuda:dgrad_gemm1x1_cublas", NULL);
     }
+    const struct entry_case nchw_bwd[] = {
+        {&big, tf32n, "cuda:dgrad_gemm1x1_cublas_tc", NULL},
+        {&s3, tf32n, "cuda:dgrad_gemm1x1_cublas_tc", NULL},
+        {&small, &double_nchw, "cuda:dgrad_gemm1x1_cublas", NULL},
+    };
+    check_entries_blended(nchw_bwd, sizeof nchw_bwd / sizeof nchw_bwd[0], BWD_DATA, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
 }
 
 /* Float NCHW images of fewer than 100 pixels on cuda:{fwd,dgrad}_gemm1x1_cublas_tc run

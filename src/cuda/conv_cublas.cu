@@ -51,7 +51,9 @@
    Strided 1x1 filters without padding (ResNet's downsampling shortcuts) where "gather" does not
    serve (the NCHW forward, backward data): gemm1x1 serves them too for float and
    double data, its column matrix x's subsample (a quarter of x at stride 2),
-   backward data's dcol scattered back by col2im.
+   backward data's dcol scattered back by col2im, or into packed NCHW 2-D dx by a pass of its
+   own (cublas_scatter1x1: four elements of dx a thread, whole sectors a warp; unproven,
+   core/impl.h, until a GPU run has timed it).
    Float NCHW images of fewer than 100 output pixels (ResNet-50's 7x7 layers), forward and
    backward data of a 1x1 filter without a fused epilogue, run "channel-major" on the tensor-core
    flavour: the per-image GEMMs there have under 100 columns, on which cuBLAS's TF32 kernels ran
@@ -335,6 +337,60 @@ __host__ __device__ void cublas_col2im_range(const A *dcol, T *dx, const col_geo
 
 #define OCD_GRID_STRIDE blockIdx.x *blockDim.x + threadIdx.x, gridDim.x *blockDim.x
 
+/* The strided 1x1 filter's backward data into packed NCHW dx without padding (plan: scatter):
+   dx = alpha * dcol at the pixels the filter reaches (both coordinates multiples of the stride:
+   every such pixel has its output pixel, the filter being 1x1 without padding) + beta * dx, and
+   beta * dx elsewhere (0 at beta 0). dcol = col[n][c][p q] (kc = C/G at 1x1), so an image's
+   channel is one plane of each. Four consecutive elements of dx a thread, stored as one vector
+   where aligned (whole sectors a warp: col2im's runs store a column of elements a lane). */
+struct scatter_geom {
+    uint32_t total, quads, w, h, q, pq; /* dx's elements and their groups of 4, its plane, dcol's */
+    ocd_fastdiv div_hw, div_w, div_u, div_v;
+};
+
+template <typename T> struct alignas(4 * sizeof(T)) scatter_quad {
+    T v[4];
+};
+
+template <typename T, typename A>
+__host__ __device__ void cublas_scatter1x1_range(const A *dcol, T *dx, const scatter_geom &sg, A alpha, A beta,
+                                                 uint32_t first, uint32_t step)
+{
+    for (uint32_t i = first; i < sg.quads; i += step) {
+        const uint32_t f = i * 4;
+        uint32_t pix, w, h;
+        uint32_t plane = ocd_fastdiv_divmod(sg.div_hw, f, &pix);
+        h = ocd_fastdiv_divmod(sg.div_w, pix, &w);
+        scatter_quad<T> out;
+        const uint32_t cnt = sg.total - f < 4 ? sg.total - f : 4;
+#pragma unroll
+        for (uint32_t j = 0; j < 4; j++) {
+            if (j >= cnt) break;
+            uint32_t ru, rv;
+            const uint32_t oh = ocd_fastdiv_divmod(sg.div_u, h, &ru), ow = ocd_fastdiv_divmod(sg.div_v, w, &rv);
+            A v = ru == 0 && rv == 0 ? alpha * dcol[plane * sg.pq + oh * sg.q + ow] : (A)0;
+            if (beta != 0) v += beta * (A)dx[f + j]; /* (A) and (T): the types' own round-to-nearest conversions */
+            out.v[j] = (T)v;
+            if (++w == sg.w) {
+                w = 0;
+                if (++h == sg.h) h = 0, plane++;
+            }
+        }
+        if (cnt == 4 && (uintptr_t)(dx + f) % sizeof(scatter_quad<T>) == 0) {
+            *(scatter_quad<T> *)(dx + f) = out;
+        } else {
+            for (uint32_t j = 0; j < cnt; j++) dx[f + j] = out.v[j];
+        }
+    }
+}
+
+template <typename T, typename A>
+__global__ void cublas_scatter1x1(const A *dcol, T *dx, const scatter_geom sg, A alpha, A beta)
+{
+    cublas_scatter1x1_range<T, A>(dcol, dx, sg, alpha, beta, OCD_GRID_STRIDE);
+}
+
+
 template <typename T> __global__ void cublas_im2col(const T *x, T *col, const col_rows cr)
 {
     cublas_im2col_range(x, col, cr, OCD_GRID_STRIDE);
@@ -503,6 +559,8 @@ struct cublas_plan {
     col_geom dy_gm;       /* NCHW backward filter: dy as a 1x1 column matrix */
     bool per_image;       /* NCHW backward filter: a GEMM per image into its slab (make_plan) */
     bool channel_major;   /* NCHW images of few pixels, forward and backward data (file comment) */
+    bool scatter;         /* strided 1x1 backward data into NCHW dx: dcol moved by cublas_scatter1x1 */
+    scatter_geom sg;
     size_t ws_col, ws_dy, ws_part, ws_out; /* workspace offsets (ws_out: a channel-major output) */
     int64_t chunks, kchunk; /* NCHW backward filter: the slabs (chunks of kchunk, the last shorter; or
                                the images) */
@@ -679,6 +737,17 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         if (p->dir != OCD_CONV_FWD) dy_channel_major(p, gm, &pl->dy_gm);
     }
     col_geom_finish(gm);
+    /* strided 1x1 backward data into packed NCHW dx, image by image: dcol moved by the scatter
+       pass rather than col2im; unproven (core/impl.h) until a GPU run has timed it */
+    pl->scatter = p->dir == OCD_CONV_BWD_DATA && one && !pl->direct && !pl->channel_major && !nhwc && !three &&
+                  ocd_impl_unproven() == NULL;
+    if (pl->scatter) {
+        scatter_geom &sg = pl->sg;
+        sg.total = (uint32_t)(s->n * s->c * pl->hw), sg.quads = (sg.total + 3) / 4;
+        sg.h = (uint32_t)gm.h, sg.w = (uint32_t)gm.w, sg.q = (uint32_t)gm.q, sg.pq = (uint32_t)pl->pq;
+        sg.div_hw = ocd_fastdiv_make((uint32_t)pl->hw), sg.div_w = ocd_fastdiv_make(sg.w);
+        sg.div_u = ocd_fastdiv_make((uint32_t)gm.uh), sg.div_v = ocd_fastdiv_make((uint32_t)gm.uw);
+    }
 
     /* cuBLAS takes int extents and leading dimensions */
     const int64_t kg = s->k / s->groups, lim = INT32_MAX;
@@ -970,7 +1039,10 @@ template <typename T> static cudnnStatus_t run_typed(cudnnHandle_t h, const stru
                             k * pq, b, (char *)dst + (size_t)(gi * (pl.direct ? cg * hw : kc * pq)) * dsize, dst_type, pq,
                             pl.direct ? c * hw : g * kc * pq, n));
     }
-    if (!pl.direct) {
+    if (pl.scatter) {
+        cublas_scatter1x1<T, A><<<grid_for(pl.sg.quads), 256, 0, st>>>(dcol, dx, pl.sg, alpha, beta);
+        OCD_CUDA_LAUNCHED();
+    } else if (!pl.direct) {
         if (gm.nhwc)
             cublas_col2im<T, A, true><<<grid_for(gm.run_count), 256, 0, st>>>(dcol, dx, gm, alpha, beta);
         else
