@@ -53,17 +53,16 @@
 #include <stdint.h>
 #include <string.h>
 
-typedef ocd_mma_tile<64, 128, 2, 2, 3> gat_tile;
-typedef ocd_mma_smem<float, gat_tile::BM, true> gat_sa;
-typedef ocd_mma_smem<float, gat_tile::BN, true> gat_sb;
+typedef ocd_mma_gather::tile gat_tile;
+typedef ocd_mma_gather::sa gat_sa;
+typedef ocd_mma_gather::sb gat_sb;
 enum {
-    GAT_BK = gat_sa::BK,                /* K elements of a tile */
-    GAT_STEP = gat_tile::THREADS / 4,   /* rows between a thread's rows */
-    GAT_SMEM = gat_tile::STAGES * (gat_sa::STAGE + gat_sb::STAGE) * (int)sizeof(float),
-    GAT_MIN_KT = 16,                    /* K tiles of a split, at least */
+    GAT_BK = ocd_mma_gather::BK,     /* K elements of a tile */
+    GAT_STEP = ocd_mma_gather::STEP, /* rows between a thread's rows */
+    GAT_SMEM = ocd_mma_gather::SMEM,
+    GAT_MIN_KT = 16,                 /* K tiles of a split, at least */
     GAT_MAX_SPLITS = 64,
 };
-static_assert(GAT_SMEM <= 48 * 1024, "the stages must fit without the shared-memory opt-in");
 
 /* The kernel's parameters: the GEMM of one group, the geometry, the tensors' strides (x and y:
    n, c, h, w; the filter: k, c, r, s) and the destination's store. */
@@ -362,13 +361,6 @@ static bool gat_packed_vect(const struct ocd_tensor_view *v)
     return v->vect == 1 && v->rank == 4;
 }
 
-/* Sets the split count (at most `want`, no split empty). */
-static inline void gat_set_splits(gat_params &m, int want)
-{
-    m.kt_split = (m.nkt + want - 1) / want;
-    m.splits = (m.nkt + m.kt_split - 1) / m.kt_split;
-}
-
 /* The plan of p on handle h's device; NULL or why not. */
 static const char *gat_make(cudnnHandle_t h, const struct ocd_conv_problem *p, gat_plan *pl)
 {
@@ -409,13 +401,12 @@ static const char *gat_make(cudnnHandle_t h, const struct ocd_conv_problem *p, g
     m.div_u = ocd_fastdiv_make((uint32_t)m.u), m.div_v = ocd_fastdiv_make((uint32_t)m.v);
     m.nkt = (int)((gk + GAT_BK - 1) / GAT_BK);
     m.st = ocd_cuda_conv_store_of(p);
-    gat_set_splits(m, 1);
+    m.kt_split = m.nkt, m.splits = 1;
     /* the filter gradient into fp32 dw: about two CTAs a multiprocessor (file comment) */
     if (p->dir == OCD_CONV_BWD_FILTER && dt == CUDNN_DATA_FLOAT) {
         const int64_t tiles = tm * tn * g;
         const int64_t want = OCD_MAX((int64_t)2 * OCD_MAX(h->sm_count, 1) / tiles, (int64_t)1);
-        gat_set_splits(m, (int)OCD_MIN(OCD_MIN(want, OCD_MAX((int64_t)m.nkt / GAT_MIN_KT, (int64_t)1)),
-                                      (int64_t)GAT_MAX_SPLITS));
+        ocd_mma_split_k(m.nkt, want, GAT_MIN_KT, GAT_MAX_SPLITS, &m.kt_split, &m.splits);
     }
     pl->dtype = dt;
     pl->grid_m = (unsigned)tm, pl->grid_n = (unsigned)tn;

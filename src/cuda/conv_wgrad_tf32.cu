@@ -45,17 +45,16 @@
 #include <stdint.h>
 #include <string.h>
 
-typedef ocd_mma_tile<64, 128, 2, 2, 3> wgt_tile;
-typedef ocd_mma_smem<float, wgt_tile::BM, true> wgt_sa;
-typedef ocd_mma_smem<float, wgt_tile::BN, true> wgt_sb;
+typedef ocd_mma_gather::tile wgt_tile;
+typedef ocd_mma_gather::sa wgt_sa;
+typedef ocd_mma_gather::sb wgt_sb;
 enum {
-    WGT_BK = wgt_sa::BK,                                                         /* K elements of a tile */
-    WGT_STEP = wgt_tile::THREADS / 4,                                            /* rows between a thread's rows */
-    WGT_SMEM = wgt_tile::STAGES * (wgt_sa::STAGE + wgt_sb::STAGE) * (int)sizeof(float),
-    WGT_MIN_KT = 16,                                                             /* K tiles of a split, at least */
+    WGT_BK = ocd_mma_gather::BK,     /* K elements of a tile */
+    WGT_STEP = ocd_mma_gather::STEP, /* rows between a thread's rows */
+    WGT_SMEM = ocd_mma_gather::SMEM,
+    WGT_MIN_KT = 16,                 /* K tiles of a split, at least */
     WGT_RED_THREADS = 256,
 };
-static_assert(WGT_SMEM <= 48 * 1024, "the stages must fit without the shared-memory opt-in");
 
 /* The kernels' parameters: the GEMM (m filters, n = C R S columns, ktot = N P Q), the geometry
    and the tensors' strides (n, c, h, w order; the filter's k, c, r, s). */
@@ -72,13 +71,6 @@ struct wgt_params {
     int nkt;              /* K tiles in all */
     float alpha, beta;
 };
-
-/* Sets the split count (at most `want`, no split empty). */
-static inline void wgt_set_splits(wgt_params &m, int want)
-{
-    m.kt_split = (m.nkt + want - 1) / want;
-    m.splits = (m.nkt + m.kt_split - 1) / m.kt_split;
-}
 
 /* Rows r0.. of an operand that lies as [image][row][pixel], the pixels of one image packed (dy's
    filters; x's channels for a 1x1 filter at unit stride without padding): thread tid copies
@@ -325,7 +317,7 @@ static const char *wgt_plan_fn(cudnnHandle_t h, const void *problem, void *plan)
         return OCD_REASON_SHAPE;
     /* about four CTAs a multiprocessor, each split 16 K tiles at least, 65535 at most */
     const int64_t want = OCD_MAX((int64_t)4 * OCD_MAX(h->sm_count, 1) / wgt_tiles(m), (int64_t)1);
-    wgt_set_splits(m, (int)OCD_MIN(OCD_MIN(want, OCD_MAX((int64_t)m.nkt / WGT_MIN_KT, (int64_t)1)), (int64_t)65535));
+    ocd_mma_split_k(m.nkt, want, WGT_MIN_KT, 65535, &m.kt_split, &m.splits);
     pl->ws_bytes = (size_t)m.splits * (size_t)m.m * (size_t)m.n * sizeof(float);
     return NULL;
 }

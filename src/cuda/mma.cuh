@@ -356,6 +356,33 @@ template <typename T, int ROWS, int THREADS> struct ocd_mma_dense_loader<false, 
     typedef ocd_mma_load_mnmajor<T, ROWS, THREADS> type;
 };
 
+/* ---- fp32 operands gathered element by element ---------------------------------------------------
+   The tile of the kernels that gather fp32 operands one element at a time (4-byte cp.async, or a
+   converting load) into K-major stages (conv_wgrad_tf32.cu, conv_gather.cu): 64 x 128, 4 warps
+   of 32 x 64, 3 stages of K tiles of 16 (45 KB of shared memory, no opt-in); a thread gathers
+   the K positions tid % 4 + 4 e (e < 4) of rows tid / 4 + STEP i, so that each K position is
+   decoded once for its rows and the four threads of a row read neighbouring positions. */
+struct ocd_mma_gather {
+    typedef ocd_mma_tile<64, 128, 2, 2, 3> tile;
+    typedef ocd_mma_smem<float, tile::BM, true> sa;
+    typedef ocd_mma_smem<float, tile::BN, true> sb;
+    static constexpr int BK = sa::BK, STEP = tile::THREADS / 4;
+    static constexpr int SMEM = tile::STAGES * (sa::STAGE + sb::STAGE) * (int)sizeof(float);
+    static_assert(SMEM <= 48 * 1024, "the stages must fit without the shared-memory opt-in");
+};
+
+/* Split-K of nkt K tiles: as many splits as want asks, at most cap, min_kt K tiles a split at
+   least (one split where nkt is shorter), none empty: *kt_split K tiles a split, the last fewer. */
+static inline void ocd_mma_split_k(int64_t nkt, int64_t want, int64_t min_kt, int64_t cap, int *kt_split, int *splits)
+{
+    int64_t n = nkt / min_kt > 1 ? nkt / min_kt : 1;
+    n = want < n ? want : n;
+    n = cap < n ? cap : n;
+    n = n > 1 ? n : 1;
+    *kt_split = (int)((nkt + n - 1) / n);
+    *splits = (int)((nkt + *kt_split - 1) / *kt_split);
+}
+
 /* ---- the mainloop ------------------------------------------------------------------------------ */
 
 /* Row and column, inside the warp tile, of accumulator element acc[i][j][e] of thread `lane`. */

@@ -97,7 +97,7 @@ bool run_case(const wcase &c, cudnnHandle_t h)
         return false;
     }
     if (c.splits) {
-        wgt_set_splits(pl.prm, c.splits);
+        ocd_mma_split_k(pl.prm.nkt, c.splits, 1, c.splits, &pl.prm.kt_split, &pl.prm.splits);
         pl.ws_bytes = (size_t)pl.prm.splits * pl.prm.m * pl.prm.n * sizeof(float);
     }
     emu_rng rng = {(uint32_t)(c.n * 131 + c.c * 17 + c.k)};
