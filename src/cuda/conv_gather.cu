@@ -107,6 +107,15 @@ __host__ __device__ __forceinline__ void gat_out_pixel(const gat_params &p, uint
     qq = (int)q;
 }
 
+/* An input-pixel index (the backward-data M) as (image, h, w). */
+__host__ __device__ __forceinline__ void gat_in_pixel(const gat_params &p, uint32_t i, int &img, int &h, int &w)
+{
+    uint32_t hw, ww;
+    img = (int)ocd_fastdiv_divmod(p.div_hw, i, &hw);
+    h = (int)ocd_fastdiv_divmod(p.div_w, hw, &ww);
+    w = (int)ww;
+}
+
 /* The filter's element offset at tap (r, s) of the GEMM: mirrored in CONVOLUTION mode. */
 __host__ __device__ __forceinline__ int64_t gat_filter_tap(const gat_params &p, int r, int s)
 {
@@ -169,10 +178,9 @@ template <int DIR, bool IS_A, typename T> struct gat_load {
                 if (p.flip) r = p.r - 1 - r, s = p.s - 1 - s; /* dw's (r, s) is x's mirrored tap */
                 rw.off[i] = (int64_t)ch * p.xs[1], rw.hb[i] = r * p.dh - p.ph, rw.wb[i] = s * p.dwl - p.pw;
             } else if (DY_TAP) { /* dx pixel (image, h, w), padded */
-                uint32_t hw, w;
-                const int img = (int)ocd_fastdiv_divmod(p.div_hw, (uint32_t)row, &hw);
-                const int h = (int)ocd_fastdiv_divmod(p.div_w, hw, &w);
-                rw.off[i] = (int64_t)img * p.ys[0], rw.hb[i] = h + p.ph, rw.wb[i] = (int)w + p.pw;
+                int img, h, w;
+                gat_in_pixel(p, (uint32_t)row, img, h, w);
+                rw.off[i] = (int64_t)img * p.ys[0], rw.hb[i] = h + p.ph, rw.wb[i] = w + p.pw;
             } else if (DIR == OCD_CONV_FWD) { /* B: filter k */
                 rw.off[i] = (int64_t)row * p.fs[0];
             } else if (DIR == OCD_CONV_BWD_DATA) { /* B: channel c of the filter */
@@ -249,9 +257,8 @@ __host__ __device__ __forceinline__ int64_t gat_dst_row(const gat_params &p, int
         return (int64_t)img * p.ys[0] + (int64_t)pp * p.ys[2] + (int64_t)qq * p.ys[3];
     }
     if (dir == OCD_CONV_BWD_DATA) {
-        uint32_t hw, w;
-        const uint32_t img = ocd_fastdiv_divmod(p.div_hw, (uint32_t)m, &hw);
-        const uint32_t h = ocd_fastdiv_divmod(p.div_w, hw, &w);
+        int img, h, w;
+        gat_in_pixel(p, (uint32_t)m, img, h, w);
         return (int64_t)img * p.xs[0] + (int64_t)h * p.xs[2] + (int64_t)w * p.xs[3];
     }
     return (int64_t)(g * p.kg + m) * p.fs[0];
@@ -356,7 +363,8 @@ struct gat_plan {
 };
 OCD_IMPL_PLAN_FITS(gat_plan);
 
-static bool gat_packed_vect(const struct ocd_tensor_view *v)
+/* A 4-D view of scalar elements (no INT8x4-style vectors). */
+static bool gat_scalar_4d(const struct ocd_tensor_view *v)
 {
     return v->vect == 1 && v->rank == 4;
 }
@@ -373,7 +381,7 @@ static const char *gat_make(cudnnHandle_t h, const struct ocd_conv_problem *p, g
     if (const char *why = ocd_conv_tensor_ops_rejects(p)) return why;
     const struct ocd_conv_shape *s = &p->s;
     if (s->nsp != 2) return OCD_REASON_RANK;
-    if (!gat_packed_vect(&p->x) || !gat_packed_vect(&p->y) || !gat_packed_vect(&p->w))
+    if (!gat_scalar_4d(&p->x) || !gat_scalar_4d(&p->y) || !gat_scalar_4d(&p->w))
         return "vectorized layouts run on the direct kernel";
     gat_params &m = pl->prm;
     const int64_t g = s->groups, cg = s->c / g, kg = s->k / g, rs = s->filt[0] * s->filt[1];
@@ -400,7 +408,6 @@ static const char *gat_make(cudnnHandle_t h, const struct ocd_conv_problem *p, g
     m.div_ch = ocd_fastdiv_make((uint32_t)(p->dir == OCD_CONV_BWD_DATA ? kg : cg));
     m.div_u = ocd_fastdiv_make((uint32_t)m.u), m.div_v = ocd_fastdiv_make((uint32_t)m.v);
     m.nkt = (int)((gk + GAT_BK - 1) / GAT_BK);
-    m.st = ocd_cuda_conv_store_of(p);
     m.kt_split = m.nkt, m.splits = 1;
     /* the filter gradient into fp32 dw: about two CTAs a multiprocessor (file comment) */
     if (p->dir == OCD_CONV_BWD_FILTER && dt == CUDNN_DATA_FLOAT) {
@@ -418,7 +425,7 @@ static const char *gat_plan_fn(cudnnHandle_t h, const void *problem, void *plan)
     return gat_make(h, (const struct ocd_conv_problem *)problem, (gat_plan *)plan);
 }
 
-/* The plan's parameters bound to the call's tensors (the semaphores aside). */
+/* The plan's parameters bound to the call's tensors and destination store (the counters aside). */
 static gat_params gat_bind(const struct ocd_conv_problem *p, const gat_plan *pl)
 {
     gat_params m = pl->prm;
