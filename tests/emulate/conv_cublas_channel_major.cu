@@ -15,9 +15,8 @@
    subsample), two groups, alpha and beta; backward data of 7x7 and 9x9 images, two groups, alpha
    and beta, and with stride 2 (7x7 into 14x14 and 13x13: dx's other pixels scaled by beta, or
    zeroed over the poison at beta 0). The plan must not run channel-major NHWC data, images of 100
-   pixels or more, one image, the plain flavour (which IMPLICIT_GEMM takes without workspace),
-   or strided backward data without OPENCUDNN_UNPROVEN=1 (unit stride it still runs). Prints a line
-   per case; exits 1 if any fails. */
+   pixels or more, one image, or the plain flavour (which IMPLICIT_GEMM takes without
+   workspace). Prints a line per case; exits 1 if any fails. */
 #include "cuda/conv_cublas.cu"
 
 extern "C" {
@@ -133,7 +132,6 @@ bool not_channel_major(const ccase &c, cudnnHandle_t h, bool nhwc, bool tc = tru
 
 int main()
 {
-    setenv("OPENCUDNN_UNPROVEN", "1", 1); /* strided backward data runs channel-major only gated (core/impl.h) */
     struct cudnnContext ctx = emu_handle(9, 132);
     const ccase cases[] = {
         {"forward 1x1, 7x7 images", OCD_CONV_FWD, 3, 24, 40, 1, 7, 7, 1, 1, 0},
@@ -151,11 +149,6 @@ int main()
     ok &= not_channel_major({"images of 100 pixels", OCD_CONV_FWD, 2, 8, 8, 1, 10, 10, 1, 1, 0}, &ctx, false);
     ok &= not_channel_major({"one image", OCD_CONV_FWD, 1, 8, 8, 1, 7, 7, 1, 1, 0}, &ctx, false);
     ok &= not_channel_major({"the plain flavour", OCD_CONV_FWD, 3, 24, 40, 1, 7, 7, 1, 1, 0}, &ctx, false, false);
-    /* without the gated entries: unit stride still channel-major, strided backward data not */
-    unsetenv("OPENCUDNN_UNPROVEN");
-    ok &= run_case({"backward data 1x1, 7x7 images, ungated", OCD_CONV_BWD_DATA, 2, 16, 24, 1, 7, 7, 1, 1, 0}, &ctx);
-    ok &= not_channel_major({"strided backward data, ungated", OCD_CONV_BWD_DATA, 2, 8, 8, 1, 14, 14, 2, 1, 0}, &ctx,
-                            false);
     printf("emulate_conv_cublas_channel_major: %s\n", ok ? "all cases passed" : "FAILED");
     return ok ? 0 : 1;
 }

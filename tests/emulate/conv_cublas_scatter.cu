@@ -11,9 +11,8 @@
    Cases: stride 2 into even and odd images (14x14 from 7x7, 13x13), strides 2 and 3 of a
    rectangular image, two groups, an element count not a multiple of 4, rows that are not (W =
    22), alpha and beta; the tensor-core and the plain flavours. The plan must not scatter NHWC
-   data, unit strides, padding, images of fewer than 100 output pixels (channel-major there), or
-   without OPENCUDNN_UNPROVEN=1. Prints a
-   line per case; exits 1 if any fails. */
+   data, unit strides, padding, or images of fewer than 100 output pixels (channel-major there).
+   Prints a line per case; exits 1 if any fails. */
 #include "cuda/conv_cublas.cu"
 
 extern "C" {
@@ -125,7 +124,6 @@ template <class F> bool no_scatter(const char *name, cudnnHandle_t h, F change)
 
 int main()
 {
-    setenv("OPENCUDNN_UNPROVEN", "1", 1); /* the pass serves only gated (core/impl.h) */
     struct cudnnContext ctx = emu_handle(9, 132);
     const scase cases[] = {
         {"stride 2, 20x20 from 10x10", 2, 12, 16, 1, 20, 20, 2, 2, 1, 0, true},
@@ -149,8 +147,6 @@ int main()
         p.y = packed(yd);
     });
     ok &= no_scatter("padding", &ctx, [](P &p) { p.s.pad[0] = p.s.pad[1] = 1, p.s.out[0] = p.s.out[1] = 15; });
-    unsetenv("OPENCUDNN_UNPROVEN");
-    ok &= no_scatter("ungated", &ctx, [](P &) {});
     printf("emulate_conv_cublas_scatter: %s\n", ok ? "all cases passed" : "FAILED");
     return ok ? 0 : 1;
 }

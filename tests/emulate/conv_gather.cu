@@ -17,8 +17,8 @@
    tiles in M and N; alpha and beta; the filter gradient split (fp32 dw) and not (16-bit dw).
    Results must lie within TF32 rounding of the operands (2^-10 of the sum of |a b| terms; fp16
    and bf16 operands are exact) plus the destination's rounding. The plan must decline below
-   compute capability 8.0, under FMA math, for double data, for mixed types, for 3-D
-   problems and without OPENCUDNN_UNPROVEN=1. Prints a line per case; exits 1 if any fails. */
+   compute capability 8.0, under FMA math, for double data, for mixed types and for 3-D
+   problems. Prints a line per case; exits 1 if any fails. */
 #include "cuda/conv_gather.cu"
 
 extern "C" {
@@ -210,7 +210,6 @@ template <class F> bool declines(const char *name, cudnnHandle_t h, const char *
 int main()
 {
     struct cudnnContext ctx = emu_handle(9, 132);
-    setenv("OPENCUDNN_UNPROVEN", "1", 1); /* the entries are gated until a GPU run (core/impl.h) */
     const int F = OCD_CONV_FWD, D = OCD_CONV_BWD_DATA, W = OCD_CONV_BWD_FILTER;
     const cudnnDataType_t F32 = CUDNN_DATA_FLOAT, F16 = CUDNN_DATA_HALF, BF16 = CUDNN_DATA_BFLOAT16;
     const gcase cases[] = {
@@ -237,8 +236,6 @@ int main()
     ok &= declines("double", &ctx, OCD_REASON_DTYPE, [](P &p, H &) { p.x.dtype = p.y.dtype = p.w.dtype = CUDNN_DATA_DOUBLE; });
     ok &= declines("mixed_types", &ctx, "one type", [](P &p, H &) { p.y.dtype = CUDNN_DATA_HALF; });
     ok &= declines("three_d", &ctx, OCD_REASON_RANK, [](P &p, H &) { p.s.nsp = 3; });
-    unsetenv("OPENCUDNN_UNPROVEN");
-    ok &= declines("gated", &ctx, OCD_REASON_UNPROVEN, [](P &, H &) {});
     printf("emulate_conv_gather: %s\n", ok ? "all cases passed" : "FAILED");
     return ok ? 0 : 1;
 }
