@@ -675,12 +675,10 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     prm.round_a = tf32 && !pl->copy_a.on && !pl->pad_on;
     prm.round_b = tf32 && !pl->pack_filter;
     if (pl->pack_filter) {
-        igemm_filter_pack &f = pl->pack;
-        f.sk = wst[0], f.sc = wst[1], f.st = wst[2], f.sr = wst[3], f.ss = wst[4];
-        f.vshift = vect_shift(p->w.vect);
-        f.g = (int)g, f.kg = (int)kg, f.cg = (int)cg, f.cgp = (int)cgp, f.t = prm.T, f.r = prm.R, f.s = prm.S;
-        f.dgrad = p->dir == OCD_CONV_BWD_DATA;
-        f.flip = f.dgrad && s->flip;
+        if ((why = igemm_filter_pack_make(&pl->pack, wst, vect_shift(p->w.vect), (int)g, (int)kg, (int)cg, (int)cgp,
+                                          prm.T, prm.R, prm.S, p->dir == OCD_CONV_BWD_DATA, s->flip)))
+            return why;
+        if (ocd_impl_unproven()) pl->pack.tiled = false; /* the tiled pack: not yet run on a GPU (core/impl.h) */
         pl->ws_filter = (int64_t)ws;
         ws = ocd_ws_round(ws + (size_t)(s->k * cgp * prm.T * prm.R * prm.S) * (size_t)esize);
     }
@@ -762,10 +760,15 @@ static cudnnStatus_t launch_copies(igemm_plan *pl, const void *filter, char *ws,
     }
     if (pl->pack_filter) {
         const igemm_filter_pack &f = pl->pack;
-        int64_t total = (int64_t)f.g * f.kg * f.cg * f.t * f.r * f.s;
         U *dst = (U *)(ws + pl->ws_filter);
-        unsigned blocks = (unsigned)OCD_MIN((total + 255) / 256, (int64_t)65535);
-        igemm_pack_filter<U><<<blocks, 256, 0, stream>>>((const U *)filter, dst, f, tf32);
+        if (f.tiled) {
+            const dim3 grid((unsigned)((f.b_n + 31) / 32), (unsigned)((f.a_n + 31) / 32), (unsigned)(f.g * f.taps));
+            igemm_pack_filter_tiled<U><<<grid, dim3(32, 8), 0, stream>>>((const U *)filter, dst, f, tf32);
+        } else {
+            const int64_t total = (int64_t)f.g * f.a_n * f.taps * f.b_n;
+            const unsigned blocks = (unsigned)OCD_MIN((total + 255) / 256, (int64_t)65535);
+            igemm_pack_filter<U><<<blocks, 256, 0, stream>>>((const U *)filter, dst, f, tf32);
+        }
         OCD_CUDA_LAUNCHED();
         pl->prm.bmat = dst;
     }

@@ -31,12 +31,11 @@ bool check_phase(const emu_case &e, const struct ocd_conv_problem &p, int ph, co
     int64_t wst[5];
     filter_strides(&sub.w, wst);
     igemm_filter_pack f;
-    memset(&f, 0, sizeof f);
-    f.sk = wst[0], f.sc = wst[1], f.st = wst[2], f.sr = wst[3], f.ss = wst[4];
-    f.g = 1, f.kg = e.k, f.cg = e.c, f.cgp = e.c, f.t = 1;
-    f.r = (int)sub.s.filt[0], f.s = (int)sub.s.filt[1];
-    f.dgrad = 1;
-    f.flip = sub.s.flip;
+    if (const char *why = igemm_filter_pack_make(&f, wst, 0, 1, e.k, e.c, e.c, 1, (int)sub.s.filt[0],
+                                                 (int)sub.s.filt[1], true, sub.s.flip)) {
+        printf("    phase %d: the pack declines: %s\n", ph, why);
+        return false;
+    }
     const float *base = (const float *)sub.w_data;
     int a[2] = {ph / e.stride[1] % e.stride[0], ph % e.stride[1]};
     const int64_t total = (int64_t)e.c * f.r * f.s * e.k;
@@ -48,7 +47,7 @@ bool check_phase(const emu_case &e, const struct ocd_conv_problem &p, int ph, co
         if (e.flip) tap[0] = e.filt[0] - 1 - tap[0], tap[1] = e.filt[1] - 1 - tap[1];
         float want = w[(((size_t)k * e.c + c) * e.filt[0] + tap[0]) * e.filt[1] + tap[1]];
         int64_t src;
-        float got = igemm_filter_src(f, i, &src) ? base[src] : 0.f;
+        float got = igemm_filter_src(f, (uint32_t)i, &src) ? base[src] : 0.f;
         if (got != want) {
             printf("    phase %d element %lld (c %lld, tap %lld,%lld, k %lld): %g, want %g\n", ph, (long long)i,
                    (long long)c, (long long)r, (long long)s, (long long)k, got, want);

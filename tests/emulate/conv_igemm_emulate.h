@@ -8,6 +8,7 @@
 #include "conv_emulate.h"
 #include "emu_handle.h"
 
+#include <algorithm>
 #include <type_traits>
 
 namespace {
@@ -46,13 +47,28 @@ template <typename T> void emu_igemm_copies(igemm_plan &pl, const struct ocd_con
     typedef typename std::conditional<sizeof(T) == 4, uint32_t,
                                       typename std::conditional<sizeof(T) == 2, uint16_t, uint8_t>::type>::type U;
     const bool tf32 = pl.type == IGEMM_TF32;
-    if (pl.pack_filter) { /* igemm_pack_filter */
+    if (pl.pack_filter) { /* igemm_pack_filter, or its tiled form block by block, thread by thread */
         const igemm_filter_pack &f = pl.pack;
-        const int64_t total = (int64_t)f.g * f.kg * f.cgp * f.t * f.r * f.s;
+        const int64_t total = (int64_t)f.g * f.a_n * f.taps * f.b_n;
         U *dst = (U *)(wsa + pl.ws_filter);
-        for (int64_t i = 0; i < total; i++) {
-            int64_t src;
-            dst[i] = igemm_filter_src(f, i, &src) ? igemm_operand(((const U *)p.w_data)[src], tf32) : U(0);
+        const U *w = (const U *)p.w_data;
+        if (f.tiled) {
+            std::fill(dst, dst + total, (U)0x5a5a); /* every element must be written */
+            U tile[32][33];
+            for (int bz = 0; bz < f.g * f.taps; bz++)
+                for (int by = 0; by < (f.a_n + 31) / 32; by++)
+                    for (int bx = 0; bx < (f.b_n + 31) / 32; bx++) {
+                        const igemm_pack_block k(f, bx, by, bz);
+                        for (int ty = 0; ty < 8; ty++)
+                            for (int tx = 0; tx < 32; tx++) igemm_pack_tile_read(f, k, w, tile, tx, ty, tf32);
+                        for (int ty = 0; ty < 8; ty++)
+                            for (int tx = 0; tx < 32; tx++) igemm_pack_tile_write<U>(f, k, dst, tile, tx, ty);
+                    }
+        } else {
+            for (int64_t i = 0; i < total; i++) {
+                int64_t src;
+                dst[i] = igemm_filter_src(f, (uint32_t)i, &src) ? igemm_operand(w[src], tf32) : U(0);
+            }
         }
         pl.prm.bmat = dst;
     }
