@@ -281,7 +281,8 @@ TEST(conv_cuda_wgrad_nchw_tf32_entry)
    workspace, on the gather entries where every tensor-core entry ahead needs some: float NCHW
    as TF32 in every direction (3x3, stride 2 with odd sizes and CONVOLUTION mode, groups, dilation,
    a filter gradient long enough to be split), half NHWC backward data of a strided 1x1 (the
-   downsampling shortcut) and the filter gradient of half and bfloat16 NHWC data. */
+   downsampling shortcut) and the filter gradient of half and bfloat16 NHWC data, also split
+   (fp32 running sums in the handle's scratch: gated, core/impl.h). */
 TEST(conv_cuda_gather_entries_serve_without_workspace)
 {
     if (!conv_tensor_core_pass()) return;
@@ -302,6 +303,8 @@ TEST(conv_cuda_gather_entries_serve_without_workspace)
         check_entry_reached(nchw[i], &tf32_nchw, BWD_FILTER, wgrad0, "cuda:wgrad_igemm_gather_", NULL);
     }
     check_entry_reached(&split, &tf32_nchw, BWD_FILTER, wgrad0, "cuda:wgrad_igemm_gather_", NULL);
+    check_entry_reached(&split, half, BWD_FILTER, wgrad0, "cuda:wgrad_igemm_gather_", NULL); /* fp32 running sums */
+    check_entry_reached(&split, bf16, BWD_FILTER, wgrad0, "cuda:wgrad_igemm_gather_", NULL);
     check_entry_reached(&ds, half, BWD_DATA, algo0, "cuda:dgrad_igemm_gather_", NULL);
     check_entry_reached(&s2, half, BWD_FILTER, wgrad0, "cuda:wgrad_igemm_gather_", NULL);
     check_entry_reached(&grp, bf16, BWD_FILTER, wgrad0, "cuda:wgrad_igemm_gather_", NULL);

@@ -31,12 +31,15 @@
    - CTA tile 64 x 128, 4 warps of 32 x 64, K tiles of 16, 3 stages (45 KB of shared memory, no
      opt-in); grid (M tiles, N tiles, splits x groups); a thread gathers K positions tid % 4 + 4 e
      of rows tid / 4 + 32 i, decoding each K position once for its rows and each row once.
-   - The filter gradient's K (N P Q) is long and its tiles few. Where dw is fp32 it is split (about
-     two CTAs a multiprocessor, 16 K tiles a split at least), the splits of a tile adding into dw
-     in split order, deterministic: split z waits on the tile's counter in the handle's scratch
-     (core: cuda/scratch.cuh) until split z - 1 has stored, the splits being the grid's slowest
-     dimension so that a waiting CTA's predecessors have all started. A 16-bit dw would take a
-     rounding a split: one split there.
+   - The filter gradient's K (N P Q) is long and its tiles few, so it is split (about two CTAs a
+     multiprocessor, 16 K tiles a split at least), the splits of a tile adding up in split order,
+     deterministic: split z waits on the tile's counter in the handle's scratch (core:
+     cuda/scratch.cuh) until split z - 1 has stored, the splits being the grid's slowest
+     dimension so that a waiting CTA's predecessors have all started. An fp32 dw takes the sums
+     itself, the first split through the store, the later ones added in; a 16-bit dw would take a
+     rounding a split, so the splits keep fp32 running sums in the scratch after the counters
+     and the last one stores the total (unproven, core/impl.h, until a GPU run has timed it: one
+     split there, 18 CTAs for the 3x3 128-channel layer at batch 64, 7-10 ms on an H100).
 
    Constraints (each a reason): compute capability 8.0 or newer; fp32 (tensor-op math allowed),
    fp16 or bf16 data, x, w and y of one type; 2-D; no vectorized layouts; every GEMM extent below
@@ -73,6 +76,7 @@ struct gat_params {
     const void *x, *w, *y; /* the operands as read (the direction's destination is st.dst) */
     ocd_cuda_conv_store st;
     int *sem;              /* split filter gradient: a counter an output tile (tile y, x, group) */
+    float *sums;           /* split 16-bit filter gradient: fp32 running sums at dw's offsets; else NULL */
     int m, n, kdim;        /* the GEMM of one group */
     int nkt, kt_split, splits, groups;
     int cg, kg;            /* channels and filters a group */
@@ -277,19 +281,28 @@ __host__ __device__ __forceinline__ int64_t gat_dst_col(const gat_params &p, int
     return (int64_t)ch * p.fs[1] + (int64_t)r * p.fs[2] + (int64_t)s * p.fs[3];
 }
 
-/* A later split's sum added into fp32 dw, read past the L1 (another CTA of this multiprocessor
-   may have left the element's earlier value there). */
-__host__ __device__ __forceinline__ void gat_accumulate(float *d, float v)
+/* An element's earlier splits' sum, read past the L1 (another CTA of this multiprocessor may have
+   left its earlier value there), and its new one stored past it. */
+__host__ __device__ __forceinline__ float gat_load_cg(const float *d)
 {
 #ifdef __CUDA_ARCH__
-    __stcg(d, __ldcg(d) + v);
+    return __ldcg(d);
 #else
-    *d += v;
+    return *d;
+#endif
+}
+__host__ __device__ __forceinline__ void gat_store_cg(float *d, float v)
+{
+#ifdef __CUDA_ARCH__
+    __stcg(d, v);
+#else
+    *d = v;
 #endif
 }
 
 /* Stores thread `lane`'s accumulators of the warp tile at (wm, wn) of CTA tile (m0, n0), group
-   g, split z: the first split through the call's store, a later one (fp32 dw) added in. */
+   g, split z: unsplit, or the first split of an fp32 dw, through the call's store, a later one
+   added in; a split 16-bit dw's into the running sums, the last split's total through the store. */
 __host__ __device__ __forceinline__ void gat_store(const gat_params &p, int dir,
                                                    const float (&acc)[gat_tile::MI][gat_tile::NI][4], int m0, int n0,
                                                    int g, int z, int wm, int wn, int lane)
@@ -311,8 +324,16 @@ __host__ __device__ __forceinline__ void gat_store(const gat_params &p, int dir,
             for (int e = 0; e < 4; e++) {
                 const int64_t r = row[i][e >> 1], c = col[j][e & 1];
                 if (r < 0 || c < 0) continue;
+                if (p.sums != NULL) {
+                    float *sum = p.sums + r + c;
+                    const float v = z > 0 ? gat_load_cg(sum) + acc[i][j][e] : acc[i][j][e];
+                    if (z + 1 < p.splits) gat_store_cg(sum, v);
+                    else ocd_cuda_conv_finish<float>(p.st, r + c, 0, v);
+                    continue;
+                }
                 if (z > 0) {
-                    gat_accumulate((float *)p.st.dst + r + c, (float)p.st.alpha * acc[i][j][e]);
+                    float *d = (float *)p.st.dst + r + c;
+                    gat_store_cg(d, gat_load_cg(d) + (float)p.st.alpha * acc[i][j][e]);
                     continue;
                 }
                 const int channel = dir == OCD_CONV_FWD ? g * p.kg + n0 + wn + ocd_mma_acc_col(j, e, lane) : 0;
@@ -363,6 +384,7 @@ struct gat_plan {
     gat_params prm;
     cudnnDataType_t dtype;
     unsigned grid_m, grid_n;
+    int64_t sums; /* split 16-bit filter gradient: dw's elements, the running sums' count; else 0 */
 };
 OCD_IMPL_PLAN_FITS(gat_plan);
 
@@ -411,11 +433,15 @@ static const char *gat_make(cudnnHandle_t h, const struct ocd_conv_problem *p, g
     m.div_u = ocd_fastdiv_make((uint32_t)m.u), m.div_v = ocd_fastdiv_make((uint32_t)m.v);
     m.nkt = (int)((gk + GAT_BK - 1) / GAT_BK);
     m.kt_split = m.nkt, m.splits = 1;
-    /* the filter gradient into fp32 dw: about two CTAs a multiprocessor (file comment) */
-    if (p->dir == OCD_CONV_BWD_FILTER && dt == CUDNN_DATA_FLOAT) {
+    /* the filter gradient: about two CTAs a multiprocessor (file comment), a 16-bit dw's running
+       sums (below 2^31 elements) only gated */
+    const int64_t dw_elems = s->k * cg * rs;
+    const bool sums = dt != CUDNN_DATA_FLOAT && dw_elems < INT32_MAX && ocd_impl_unproven() == NULL;
+    if (p->dir == OCD_CONV_BWD_FILTER && (dt == CUDNN_DATA_FLOAT || sums)) {
         const int64_t tiles = tm * tn * g;
         const int64_t want = OCD_MAX((int64_t)2 * OCD_MAX(h->sm_count, 1) / tiles, (int64_t)1);
         ocd_mma_split_k(m.nkt, want, GAT_MIN_KT, GAT_MAX_SPLITS, &m.kt_split, &m.splits);
+        if (m.splits > 1 && dt != CUDNN_DATA_FLOAT) pl->sums = dw_elems;
     }
     pl->dtype = dt;
     pl->grid_m = (unsigned)tm, pl->grid_n = (unsigned)tn;
@@ -449,17 +475,33 @@ template <typename T> static void gat_launch_dir(int dir, const gat_plan *pl, co
     else gat_launch<OCD_CONV_BWD_FILTER, T>(pl, m, st);
 }
 
+/* A split's scratch (cuda/scratch.cuh): the tiles' counters, zeroed before the launch, then
+   the running sums of a 16-bit dw (written by each tile's first split before any read). */
+static size_t gat_counter_bytes(const gat_plan *pl)
+{
+    const size_t bytes = (size_t)pl->grid_m * pl->grid_n * pl->prm.groups * sizeof(int);
+    return (bytes + 15) / 16 * 16;
+}
+static size_t gat_scratch_bytes(const gat_plan *pl)
+{
+    return gat_counter_bytes(pl) + (size_t)pl->sums * sizeof(float);
+}
+static void gat_bind_scratch(const gat_plan *pl, void *scratch, gat_params *m)
+{
+    m->sem = (int *)scratch;
+    m->sums = pl->sums ? (float *)((char *)scratch + gat_counter_bytes(pl)) : NULL;
+}
+
 static cudnnStatus_t gat_run(cudnnHandle_t h, const void *problem, const void *plan, void *, size_t)
 {
     const struct ocd_conv_problem *p = (const struct ocd_conv_problem *)problem;
     const gat_plan *pl = (const gat_plan *)plan;
     gat_params m = gat_bind(p, pl);
     if (m.splits > 1) {
-        const size_t counters = (size_t)pl->grid_m * pl->grid_n * m.groups * sizeof(int);
         void *scratch;
-        OCD_TRY(ocd_cuda_scratch_acquire(h, counters, &scratch));
-        OCD_CUDA_TRY(cudaMemsetAsync(scratch, 0, counters, h->stream));
-        m.sem = (int *)scratch;
+        OCD_TRY(ocd_cuda_scratch_acquire(h, gat_scratch_bytes(pl), &scratch));
+        OCD_CUDA_TRY(cudaMemsetAsync(scratch, 0, gat_counter_bytes(pl), h->stream));
+        gat_bind_scratch(pl, scratch, &m);
     }
     switch (pl->dtype) {
     case CUDNN_DATA_HALF: gat_launch_dir<__half>(p->dir, pl, m, h->stream); break;
