@@ -174,17 +174,27 @@ __host__ __device__ __forceinline__ bool igemm_filter_at(const igemm_filter_pack
     return true;
 }
 
+/* q = rest * taps + tap as (rest, the tap's (tt, rr, ss)): the packed order's tap digits. */
+__host__ __device__ __forceinline__ uint32_t igemm_filter_tap_of(const igemm_filter_pack &f, uint32_t q, int *tt,
+                                                                 int *rr, int *ss)
+{
+    uint32_t t, r, s;
+    q = ocd_fastdiv_divmod(f.div_s, q, &s);
+    q = ocd_fastdiv_divmod(f.div_r, q, &r);
+    q = ocd_fastdiv_divmod(f.div_t, q, &t);
+    *tt = (int)t, *rr = (int)r, *ss = (int)s;
+    return q;
+}
+
 /* Whether destination element i has a source and its offset in *src (igemm_filter_at; host-callable:
    see ocd_mma_cp_async<16> in mma.cuh). */
 __host__ __device__ __forceinline__ bool igemm_filter_src(const igemm_filter_pack &f, uint32_t i, int64_t *src)
 {
-    uint32_t b, ss, rr, tt, a;
-    uint32_t q = ocd_fastdiv_divmod(f.div_b, i, &b);
-    q = ocd_fastdiv_divmod(f.div_s, q, &ss);
-    q = ocd_fastdiv_divmod(f.div_r, q, &rr);
-    q = ocd_fastdiv_divmod(f.div_t, q, &tt);
+    uint32_t b, a;
+    int tt, rr, ss;
+    const uint32_t q = igemm_filter_tap_of(f, ocd_fastdiv_divmod(f.div_b, i, &b), &tt, &rr, &ss);
     const uint32_t g = ocd_fastdiv_divmod(f.div_a, q, &a);
-    return igemm_filter_at(f, (int)g, (int)a, (int)tt, (int)rr, (int)ss, (int)b, src);
+    return igemm_filter_at(f, (int)g, (int)a, tt, rr, ss, (int)b, src);
 }
 
 template <typename U> __global__ void igemm_pack_filter(const U *w, U *dst, const igemm_filter_pack f, bool tf32)
@@ -205,8 +215,7 @@ struct igemm_pack_block {
     int g, tt, rr, ss, tap, a0, b0;
     __host__ __device__ __forceinline__ igemm_pack_block(const igemm_filter_pack &f, int bx, int by, int bz)
     {
-        g = bz / f.taps, tap = bz - g * f.taps;
-        tt = tap / (f.r * f.s), rr = tap / f.s % f.r, ss = tap % f.s;
+        g = (int)igemm_filter_tap_of(f, (uint32_t)bz, &tt, &rr, &ss), tap = bz - g * f.taps;
         a0 = 32 * by, b0 = 32 * bx;
     }
 };

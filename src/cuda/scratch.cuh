@@ -3,11 +3,11 @@
 
    It is allocated on first need, grows when a call needs more (both rare: the amounts are a few
    bytes per block, but for the gather kernel's split 16-bit filter gradient, 4 bytes an element
-   of dw: 9.4 MB for a 3x3 512 -> 512 filter), and is freed by cudnnDestroy. A use brackets its launches with acquire
-   and release; acquire orders the new use after the previous one even when the handle's stream
-   changed in between, so that two uses never overlap, also inside a stream capture. A buffer a
-   capture used is not freed when a larger one replaces it, since the graph keeps its address:
-   it lives until cudnnDestroy. */
+   of dw: 9.4 MB for a 3x3 512 -> 512 filter), and is freed by cudnnDestroy. A use brackets its
+   launches with acquire and release; acquire orders the new use after the previous one even
+   when the handle's stream changed in between, so that two uses never overlap, also inside a
+   stream capture. A buffer a capture used is not freed when a larger one replaces it, since the
+   graph keeps its address: it lives until cudnnDestroy. */
 #ifndef OCD_CUDA_SCRATCH_CUH
 #define OCD_CUDA_SCRATCH_CUH
 
