@@ -253,6 +253,7 @@ static const char *plan_rows(const struct ocd_tensor_view *v, const void *data, 
     act->d = 1, act->h = (int)a.h, act->w = (int)a.w, act->sw = 1, act->sd = 0, act->group_c = 0, act->vshift = 0;
     const int64_t total = taps * a.n * a.c * hs * ws_len;
     if (total >= INT32_MAX) return OCD_REASON_SHAPE;
+    if (ws_len % 4 != 0) return "rows of the k32 copies not a multiple of 4 elements (igemm_pad_rows writes four at once)";
     copy->on = true, copy->src = data, copy->ws_off = (int64_t)*ws;
     igemm_rows &r = copy->rows;
     r.sn = a.sn, r.sc = a.sc, r.sh = a.sh, r.total = (uint32_t)total, r.w = (int)a.w, r.h = (int)a.h;
@@ -747,7 +748,7 @@ static cudnnStatus_t launch_copies(igemm_plan *pl, const void *filter, char *ws,
         const igemm_rows_copy &r = *rows[i];
         if (!r.on) continue;
         U *dst = (U *)(ws + r.ws_off);
-        unsigned blocks = (unsigned)OCD_MIN((r.rows.total + 255) / 256, 65535u * 16);
+        unsigned blocks = (unsigned)OCD_MIN((r.rows.total / 4 + 255) / 256, 65535u * 16);
         igemm_pad_rows<U><<<blocks, 256, 0, stream>>>((const U *)r.src, dst, r.rows, tf32);
         OCD_CUDA_LAUNCHED();
         acts[i]->ptr = dst;

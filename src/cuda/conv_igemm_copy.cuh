@@ -181,24 +181,39 @@ struct igemm_rows {
     ocd_fastdiv div_ws, div_hs, div_c, div_n;
 };
 
-/* Whether written element i has a source, and its offset in *src (host-callable). */
-__host__ __device__ __forceinline__ bool igemm_rows_src(const igemm_rows &r, uint32_t i, int64_t *src)
+/* Written elements i .. i + 3 (i a multiple of 4: ws is, so they lie in one row): whether each
+   has a source, and its offset in src[] (host-callable). One decode of the row a four. */
+__host__ __device__ __forceinline__ void igemm_rows_src4(const igemm_rows &r, uint32_t i, bool has[4], int64_t src[4])
 {
     uint32_t j, hh, c, n;
     uint32_t rest = ocd_fastdiv_divmod(r.div_ws, i, &j);
     rest = ocd_fastdiv_divmod(r.div_hs, rest, &hh);
     rest = ocd_fastdiv_divmod(r.div_c, rest, &c);
     const uint32_t tap = ocd_fastdiv_divmod(r.div_n, rest, &n);
-    const int col = (int)j * r.uw - r.pw + (int)tap * r.dw, row = (int)hh - r.ph;
-    *src = n * r.sn + c * r.sc + (int64_t)row * r.sh + col;
-    return col >= 0 && col < r.w && row >= 0 && row < r.h;
+    const int row = (int)hh - r.ph;
+    const int64_t base = n * r.sn + c * r.sc + (int64_t)row * r.sh;
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const int col = ((int)j + e) * r.uw - r.pw + (int)tap * r.dw;
+        has[e] = col >= 0 && col < r.w && row >= 0 && row < r.h;
+        src[e] = base + col;
+    }
 }
 
+/* Four elements a thread, stored at once (r.total is a multiple of 4; dst 16-byte aligned). */
+template <typename U> struct alignas(4 * sizeof(U)) igemm_four {
+    U v[4];
+};
 template <typename U> __global__ void igemm_pad_rows(const U *src, U *dst, const igemm_rows r, bool tf32)
 {
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < r.total; i += gridDim.x * blockDim.x) {
-        int64_t from;
-        dst[i] = igemm_rows_src(r, i, &from) ? igemm_operand(src[from], tf32) : U(0);
+    for (uint32_t q = blockIdx.x * blockDim.x + threadIdx.x; q < r.total / 4; q += gridDim.x * blockDim.x) {
+        bool has[4];
+        int64_t from[4];
+        igemm_rows_src4(r, 4 * q, has, from);
+        igemm_four<U> out;
+#pragma unroll
+        for (int e = 0; e < 4; e++) out.v[e] = has[e] ? igemm_operand(src[from[e]], tf32) : U(0);
+        reinterpret_cast<igemm_four<U> *>(dst)[q] = out;
     }
 }
 
