@@ -308,7 +308,7 @@ template <class Tile, typename T, class Dir> const char *emulate_launch(const ig
                 if (const char *why = cta.run()) return why;
             }
     if (p.splits > 1)
-        for (int64_t i = 0; i < (int64_t)p.M * p.N * p.groups; i++) igemm_reduce_one<T>(p, i);
+        igemm_reduce_all<T>(p);
     return NULL;
 }
 

@@ -802,7 +802,7 @@ const char *run_plan(const tma_case &e, const tma_problem<T> &tp, const emu_phas
             return why;
         }
     if (pl.prm.epi.partial)
-        for (int64_t i = 0; i < (int64_t)pl.prm.M * pl.prm.N; i++) igemm_reduce_one<T>(pl.prm, i);
+        igemm_reduce_all<T>(pl.prm);
     return NULL;
 }
 

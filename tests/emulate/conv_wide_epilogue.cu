@@ -65,7 +65,7 @@ template <typename T> void run_plan_on(igemm_plan &pl, std::vector<float> &part)
     igemm_params &prm = pl.prm;
     if (prm.splits > 1 || prm.epi.wide) {
         prm.epi.partial = part.data();
-        for (int64_t i = 0; i < (int64_t)prm.M * prm.N; i++) igemm_reduce_one<T>(prm, i);
+        igemm_reduce_all<T>(prm);
         return;
     }
     /* one m16n8 fragment per (row block, column block, lane), as a warp's epilogue stores it */
