@@ -112,7 +112,6 @@ static const igemm_tile_info tile_info[TILES_ALL] = {
 /* A planned copy of an NCHW-like activation into packed NHWC in the workspace. */
 struct igemm_copy {
     bool on;
-    bool wide; /* igemm_to_nhwc_wide, else igemm_to_nhwc */
     const void *src;
     int64_t sn, sc, s, ws_off;
     int c, n;
@@ -225,7 +224,7 @@ static const char *plan_act(const struct ocd_tensor_view *v, const void *data, i
     if (!spatial_packed) return OCD_REASON_LAYOUT;
     int64_t s = a.d * a.h * a.w;
     if (a.c > 65535 * 32) return OCD_REASON_SHAPE;
-    copy->on = copy->wide = true;
+    copy->on = true;
     copy->src = data;
     copy->sn = a.sn, copy->sc = a.sc, copy->s = s, copy->ws_off = (int64_t)*ws;
     copy->c = (int)a.c, copy->n = (int)a.n;
@@ -673,8 +672,6 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     ep.pairs = paired_stores(prm, pl, esize);
     ep.form = igemm_epi_form_of(ty);
 
-    /* the wide transpose: not yet run on a GPU (core/impl.h) */
-    if (ocd_impl_unproven()) pl->copy_a.wide = pl->copy_b.wide = false;
     /* TF32: the operands no copy rounded are rounded by the sm_90a kernel (igemm_operand) */
     prm.round_a = tf32 && !pl->copy_a.on && !pl->pad_on;
     prm.round_b = tf32 && !pl->pack_filter;
@@ -757,16 +754,8 @@ static cudnnStatus_t launch_copies(igemm_plan *pl, const void *filter, char *ws,
         const igemm_copy &c = *copies[i];
         if (!c.on) continue;
         U *dst = (U *)(ws + c.ws_off);
-        const unsigned images = (unsigned)OCD_MIN(c.n, 65535), chans = (unsigned)((c.c + 31) / 32);
-        if (c.wide) {
-            const dim3 grid((unsigned)((c.s + IGEMM_WIDE_S - 1) / IGEMM_WIDE_S), chans, images);
-            const bool vec = igemm_wide_vec(c.src, c.sn, c.sc, c.s, (int)sizeof(U));
-            igemm_to_nhwc_wide<U><<<grid, dim3(32, 8), 0, stream>>>((const U *)c.src, dst, c.sn, c.sc, c.c, c.s, c.n, vec,
-                                                                   tf32);
-        } else {
-            const dim3 grid((unsigned)((c.s + 31) / 32), chans, images);
-            igemm_to_nhwc<U><<<grid, dim3(32, 8), 0, stream>>>((const U *)c.src, dst, c.sn, c.sc, c.c, c.s, c.n, tf32);
-        }
+        dim3 grid((unsigned)((c.s + 31) / 32), (unsigned)((c.c + 31) / 32), (unsigned)OCD_MIN(c.n, 65535));
+        igemm_to_nhwc<U><<<grid, dim3(32, 8), 0, stream>>>((const U *)c.src, dst, c.sn, c.sc, c.c, c.s, c.n, tf32);
         OCD_CUDA_LAUNCHED();
         acts[i]->ptr = dst;
     }

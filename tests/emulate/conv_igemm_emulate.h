@@ -1,7 +1,6 @@
 /* conv_igemm_emulate.h: what the emulations of the implicit-GEMM kernels (conv_igemm_sm90.cu,
    conv_igemm_tma.cu) share: tensor views of logical NCHW dims, and the copies launch_copies
-   (src/cuda/conv_igemm.cu) makes into the workspace, run on the CPU element by element, or block
-   by block and thread by thread where the kernel works in shared-memory tiles.
+   (src/cuda/conv_igemm.cu) makes into the workspace, run element by element on the CPU.
    Included after src/cuda/conv_igemm.cu. */
 #ifndef OCD_TESTS_EMULATE_CONV_IGEMM_EMULATE_H
 #define OCD_TESTS_EMULATE_CONV_IGEMM_EMULATE_H
@@ -96,29 +95,14 @@ template <typename T> void emu_igemm_copies(igemm_plan &pl, const struct ocd_con
         }
         acts[i]->ptr = dst;
     }
-    for (int i = 0; i < 2; i++) { /* igemm_to_nhwc: [N][C][S] -> packed [N][S][C]; its wide form block by block */
+    for (int i = 0; i < 2; i++) { /* igemm_to_nhwc: [N][C][S] -> packed [N][S][C] */
         const igemm_copy &c = *copies[i];
         if (!c.on) continue;
         U *dst = (U *)(wsa + c.ws_off);
-        const U *src = (const U *)c.src;
-        if (c.wide) {
-            std::fill(dst, dst + c.n * c.s * c.c, (U)0x5a5a); /* every element must be written */
-            const bool vec = igemm_wide_vec(src, c.sn, c.sc, c.s, (int)sizeof(U));
-            igemm_wide_tile<U> tile;
-            for (int img = 0; img < c.n; img++)
-                for (int c0 = 0; c0 < c.c; c0 += 32)
-                    for (int64_t s0 = 0; s0 < c.s; s0 += IGEMM_WIDE_S) {
-                        for (int tid = 0; tid < 256; tid++)
-                            igemm_wide_read(src, tile, c.sn, c.sc, c.c, c.s, img, c0, s0, vec, tf32, tid);
-                        for (int ty = 0; ty < 8; ty++)
-                            for (int tx = 0; tx < 32; tx++) igemm_wide_write(dst, tile, c.c, c.s, img, c0, s0, tx, ty);
-                    }
-        } else {
-            for (int64_t img = 0; img < c.n; img++)
-                for (int64_t sp = 0; sp < c.s; sp++)
-                    for (int64_t ch = 0; ch < c.c; ch++)
-                        dst[(img * c.s + sp) * c.c + ch] = igemm_operand(src[img * c.sn + ch * c.sc + sp], tf32);
-        }
+        for (int64_t img = 0; img < c.n; img++)
+            for (int64_t sp = 0; sp < c.s; sp++)
+                for (int64_t ch = 0; ch < c.c; ch++)
+                    dst[(img * c.s + sp) * c.c + ch] = igemm_operand(((const U *)c.src)[img * c.sn + ch * c.sc + sp], tf32);
         acts[i]->ptr = dst;
     }
 }
