@@ -282,7 +282,7 @@ TEST(conv_cuda_wgrad_nchw_tf32_entry)
    as TF32 in every direction (3x3, stride 2 with odd sizes and CONVOLUTION mode, groups, dilation,
    a filter gradient long enough to be split), half NHWC backward data of a strided 1x1 (the
    downsampling shortcut) and the filter gradient of half and bfloat16 NHWC data, also split
-   (fp32 running sums in the handle's scratch: gated, core/impl.h). */
+   (fp32 running sums in the handle's scratch). */
 TEST(conv_cuda_gather_entries_serve_without_workspace)
 {
     if (!conv_tensor_core_pass()) return;

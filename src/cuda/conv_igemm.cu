@@ -679,7 +679,6 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         if ((why = igemm_filter_pack_make(&pl->pack, wst, vect_shift(p->w.vect), (int)g, (int)kg, (int)cg, (int)cgp,
                                           prm.T, prm.R, prm.S, p->dir == OCD_CONV_BWD_DATA, s->flip)))
             return why;
-        if (ocd_impl_unproven()) pl->pack.tiled = false; /* the tiled pack: not yet run on a GPU (core/impl.h) */
         pl->ws_filter = (int64_t)ws;
         ws = ocd_ws_round(ws + (size_t)(s->k * cgp * prm.T * prm.R * prm.S) * (size_t)esize);
     }

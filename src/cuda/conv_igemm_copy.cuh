@@ -141,7 +141,14 @@ template <typename U> __global__ void igemm_pad_rows(const U *src, U *dst, const
      not (backward data from a KRSC filter, every 16-bit NHWC backward pass): a warp writing a
      run of B would read 32 filters' channels, a sector each (ResNet-50's 3x3 512 -> 512 filter:
      37 us of the 85 us of its backward data on an H100), so 32 x 32 tiles of (A, B) of one tap
-     pass through shared memory, read along A and written along B. */
+     pass through shared memory, read along A and written along B. From IGEMM_PACK_TILED_MIN
+     elements: on an H100 (2026-12-07) it took 0.91 of the whole backward data's time on the
+     3x3 512 filter (2.4 M elements), 0.95 on the 256 one (590 K), 0.93 on the 512 stride-2
+     phases (262 K to 1 M a phase), but 1.06-1.09 on the 128 and 256 stride-2 phases (16 K to
+     262 K), whose few tiles leave the GPU idler than one thread an element does. */
+#ifndef IGEMM_PACK_TILED_MIN /* (the emulations lower it, so that their small filters take both forms) */
+#define IGEMM_PACK_TILED_MIN (1 << 19)
+#endif
 struct igemm_filter_pack {
     int64_t sk, sc, st, sr, ss; /* sc per vector of 1 << vshift channels */
     int vshift;                 /* log2 of the filter's channels per vector (INT8x4, INT8x32), else 0 */
@@ -170,7 +177,7 @@ static inline const char *igemm_filter_pack_make(igemm_filter_pack *f, const int
     f->div_r = ocd_fastdiv_make((uint32_t)r), f->div_t = ocd_fastdiv_make((uint32_t)t);
     f->div_a = ocd_fastdiv_make((uint32_t)f->a_n);
     f->tiled = dgrad && vshift == 0 && f->sc == 1 && f->sk != 1 && (int64_t)g * f->taps <= 65535 &&
-               (f->a_n + 31) / 32 <= 65535;
+               (f->a_n + 31) / 32 <= 65535 && (int64_t)g * f->a_n * f->taps * f->b_n >= IGEMM_PACK_TILED_MIN;
     return NULL;
 }
 

@@ -15,7 +15,7 @@
    fp16 and bf16; 3x3 pad 1 at stride 1 and 2, a strided 1x1 (backward data: three quarters of
    dx receiving nothing), dilation 2 in CONVOLUTION mode, groups, rectangular filters; partial
    tiles in M and N; alpha and beta; the filter gradient split (fp32 dw, and 16-bit dw through
-   fp32 running sums poisoned beforehand: gated, one split without OPENCUDNN_UNPROVEN=1) and not.
+   fp32 running sums poisoned beforehand) and not.
    Results must lie within TF32 rounding of the operands (2^-10 of the sum of |a b| terms; fp16
    and bf16 operands are exact) plus the destination's rounding. The plan must decline below
    compute capability 8.0, under FMA math, for double data, for mixed types and for 3-D
@@ -217,7 +217,6 @@ template <class F> bool declines(const char *name, cudnnHandle_t h, const char *
 int main()
 {
     struct cudnnContext ctx = emu_handle(9, 132);
-    setenv("OPENCUDNN_UNPROVEN", "1", 1); /* the 16-bit filter gradient's split is gated (core/impl.h) */
     const int F = OCD_CONV_FWD, D = OCD_CONV_BWD_DATA, W = OCD_CONV_BWD_FILTER;
     const cudnnDataType_t F32 = CUDNN_DATA_FLOAT, F16 = CUDNN_DATA_HALF, BF16 = CUDNN_DATA_BFLOAT16;
     const gcase cases[] = {
@@ -234,7 +233,7 @@ int main()
         {"wgrad_nhwc_f32_stride2_beta", W, F32, true, 3, 16, 70, 1, 11, 9, 3, 3, 1, 2, 1, false, 0.5, 0.5, 0},
         {"wgrad_nchw_f16_convolution_groups", W, F16, false, 2, 12, 8, 2, 9, 9, 3, 3, 1, 1, 1, true, 1, 0, 1},
         {"wgrad_nhwc_bf16_1x1_stride2_two_tiles", W, BF16, true, 2, 144, 72, 1, 8, 8, 1, 1, 0, 2, 1, false, 1, 1, 1},
-        /* a 16-bit dw split, its running sums in fp32 (gated: core/impl.h) */
+        /* a 16-bit dw split, its running sums in fp32 */
         {"wgrad_nhwc_f16_3x3_split_beta", W, F16, true, 8, 8, 16, 1, 16, 16, 3, 3, 1, 1, 1, false, 1, 0.5, 8},
         {"wgrad_nchw_bf16_split_convolution_alpha", W, BF16, false, 6, 12, 8, 1, 14, 14, 3, 3, 1, 1, 1, true, 0.5, 0,
          4},
@@ -248,10 +247,6 @@ int main()
     ok &= declines("double", &ctx, OCD_REASON_DTYPE, [](P &p, H &) { p.x.dtype = p.y.dtype = p.w.dtype = CUDNN_DATA_DOUBLE; });
     ok &= declines("mixed_types", &ctx, "one type", [](P &p, H &) { p.y.dtype = CUDNN_DATA_HALF; });
     ok &= declines("three_d", &ctx, OCD_REASON_RANK, [](P &p, H &) { p.s.nsp = 3; });
-    unsetenv("OPENCUDNN_UNPROVEN");
-    ok &= run_case({"wgrad_nhwc_f16_3x3_one_split_ungated", W, F16, true, 8, 8, 16, 1, 16, 16, 3, 3, 1, 1, 1, false, 1,
-                    0.5, 1},
-                   &ctx);
     printf("emulate_conv_gather: %s\n", ok ? "all cases passed" : "FAILED");
     return ok ? 0 : 1;
 }

@@ -31,6 +31,7 @@
 /* planned as in a build whose toolkit has sm_90a (only the kernel's host side runs here); set
    before the first include, as wgmma.cuh reads it there */
 #define OCD_SM90A
+#define IGEMM_PACK_TILED_MIN 4096 /* the tiled filter pack on the larger of these filters */
 #include "cuda/conv_igemm.cu"
 #include "cuda/conv_igemm_sm90.cu"
 

@@ -116,6 +116,7 @@
    128x128 tile, too few tiles for the GPU, and the filter gradient. Strided backward data with C = 64 runs its phases on them.
    Prints a line per case; exits 1 if any fails. */
 #define OCD_SM90A
+#define IGEMM_PACK_TILED_MIN 4096 /* the tiled filter pack on the larger of these filters */
 #include "cuda/conv_igemm.cu"
 #include "cuda/conv_igemm_tma_sm90.cu"
 
