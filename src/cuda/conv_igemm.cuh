@@ -751,13 +751,11 @@ template <typename T> __host__ __device__ __forceinline__ bool igemm_reduce_plai
 /* Every output, as the kernel below computes them (the emulations). */
 template <typename T> void igemm_reduce_all(const igemm_params &p)
 {
+    const bool plain = igemm_reduce_plain<T>(p);
     for (int g = 0; g < p.groups; g++)
         for (int m = 0; m < p.M; m++)
             for (int n = 0; n < p.N; n++)
-                if (igemm_reduce_plain<T>(p))
-                    igemm_reduce_one<T, IGEMM_EPI_PLAIN>(p, g, m, n);
-                else
-                    igemm_reduce_one<T, IGEMM_EPI_WHOLE>(p, g, m, n);
+                plain ? igemm_reduce_one<T, IGEMM_EPI_PLAIN>(p, g, m, n) : igemm_reduce_one<T, IGEMM_EPI_WHOLE>(p, g, m, n);
 }
 
 /* Grid (ceil(N / blockDim.x), rows, groups): a thread takes column n of rows blockIdx.y,

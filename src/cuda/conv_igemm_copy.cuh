@@ -115,21 +115,26 @@ __host__ __device__ __forceinline__ void igemm_rows_src4(const igemm_rows &r, ui
     }
 }
 
-/* Four elements a thread, stored at once (r.total is a multiple of 4; dst 16-byte aligned). */
+/* Four elements a thread, stored at once (r.total is a multiple of 4; dst 16-byte aligned):
+   thread q's part (host-callable, for the emulations). */
 template <typename U> struct alignas(4 * sizeof(U)) igemm_four {
     U v[4];
 };
+template <typename U>
+__host__ __device__ __forceinline__ void igemm_pad_four(const U *src, U *dst, const igemm_rows &r, uint32_t q, bool tf32)
+{
+    bool has[4];
+    int64_t from[4];
+    igemm_rows_src4(r, 4 * q, has, from);
+    igemm_four<U> out;
+#pragma unroll
+    for (int e = 0; e < 4; e++) out.v[e] = has[e] ? igemm_operand(src[from[e]], tf32) : U(0);
+    reinterpret_cast<igemm_four<U> *>(dst)[q] = out;
+}
 template <typename U> __global__ void igemm_pad_rows(const U *src, U *dst, const igemm_rows r, bool tf32)
 {
-    for (uint32_t q = blockIdx.x * blockDim.x + threadIdx.x; q < r.total / 4; q += gridDim.x * blockDim.x) {
-        bool has[4];
-        int64_t from[4];
-        igemm_rows_src4(r, 4 * q, has, from);
-        igemm_four<U> out;
-#pragma unroll
-        for (int e = 0; e < 4; e++) out.v[e] = has[e] ? igemm_operand(src[from[e]], tf32) : U(0);
-        reinterpret_cast<igemm_four<U> *>(dst)[q] = out;
-    }
+    for (uint32_t q = blockIdx.x * blockDim.x + threadIdx.x; q < r.total / 4; q += gridDim.x * blockDim.x)
+        igemm_pad_four(src, dst, r, q, tf32);
 }
 
 /* The filter (K, C/G, T, R, S with any strides) re-packed densely as [G][A][T][R][S][B]: (A, B) =

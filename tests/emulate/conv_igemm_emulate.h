@@ -87,12 +87,7 @@ template <typename T> void emu_igemm_copies(igemm_plan &pl, const struct ocd_con
         const igemm_rows_copy &r = *rows[i];
         if (!r.on) continue;
         U *dst = (U *)(wsa + r.ws_off);
-        for (uint32_t e = 0; e < r.rows.total; e += 4) { /* four a thread */
-            bool has[4];
-            int64_t from[4];
-            igemm_rows_src4(r.rows, e, has, from);
-            for (int k = 0; k < 4; k++) dst[e + k] = has[k] ? igemm_operand(((const U *)r.src)[from[k]], tf32) : U(0);
-        }
+        for (uint32_t q = 0; q < r.rows.total / 4; q++) igemm_pad_four((const U *)r.src, dst, r.rows, q, tf32);
         acts[i]->ptr = dst;
     }
     for (int i = 0; i < 2; i++) { /* igemm_to_nhwc: [N][C][S] -> packed [N][S][C] */
