@@ -12,28 +12,31 @@
 # active, or lsb high: it keeps too few bytes in flight. Output goes to stdout and to
 # $OUT/profile.txt when OUT is set.
 #
-#   tools/gpu-profile.sh [-B BUILD_DIR] [-n LAUNCHES] PROBLEM...
+#   tools/gpu-profile.sh [-B BUILD_DIR] [-n LAUNCHES] [-k KERNEL_REGEX] PROBLEM...
 #
 # BUILD_DIR (default build-gpu) is configured (Release, CUDA for sm_90) and the benchmark built
 # when needed; a directory with the benchmark and no build.ninja (an unpacked variant of a
 # tools/gpu-variants.sh pack, its directory in LD_LIBRARY_PATH, or a tree unpacked by
 # tools/gpu-prebuild.sh) is used as it is. LAUNCHES (default 8) caps the kernel launches
 # profiled per problem (a call is usually 1 to 6 launches; the benchmark runs the call several
-# times).
+# times). KERNEL_REGEX profiles only the kernels whose names it matches (ncu's --kernel-name
+# regex:), so that LAUNCHES are spent on them and not on the call's first small kernels.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=build-gpu
 launches=8
-while getopts B:n:h opt; do
+kernels=()
+while getopts B:n:k:h opt; do
     case $opt in
     B) build=$OPTARG ;;
     n) launches=$OPTARG ;;
-    *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    k) kernels=(--kernel-name "regex:$OPTARG") ;;
+    *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
-[ $# -gt 0 ] || { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 [ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
 unset CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH LIBRARY_PATH
@@ -64,7 +67,7 @@ trap 'rm -f "$report"' EXIT
 for problem in "$@"; do
     echo "== $problem"
     for set in "$metrics,$stalls" "$metrics"; do
-        ncu --metrics "$set" --csv --print-units base --launch-count "$launches" \
+        ncu --metrics "$set" --csv --print-units base --launch-count "$launches" "${kernels[@]}" \
             "$build/bench/opencudnn_bench" --problem "$problem" --reps 1 --iters 1 >"$report" 2>/dev/null || true
         grep -q '^"[0-9]' "$report" && break
     done
