@@ -486,15 +486,17 @@ const char *ocd_conv_algo_rejects(const struct ocd_conv_problem *p, int algo)
 /* ---- the heuristic's exception to table order ---------------------------------------------------- */
 
 /* On CUDA, float NCHW 3x3 convolutions of unit stride and dilation with at least 64 channels
-   each way run backward data faster as fused WINOGRAD (tensor cores, TF32) than on the implicit
-   GEMMs of the table, and forward too before compute capability 9.0 and, on it, where the
-   images are small; elsewhere forward the TF32 TMA kernel that leads the table is faster (an
-   H100, bench conv_algo suite and batch 256, ResNet-50's stride-1 3x3 layers: forward 56x56
-   0.19 against 0.34 ms, 28x28 0.17 / 0.19, 14x14 0.107 / 0.109, but 7x7 0.151 / 0.095; backward
-   data 0.10-0.34 ms against 0.23-0.37). The filter gradient keeps table order (its Winograd runs
+   each way run faster as fused WINOGRAD (tensor cores, TF32) than on the implicit GEMMs of the
+   table before compute capability 9.0, and on it where the images are small; elsewhere the
+   TF32 TMA kernel that leads the table is faster (an H100, ResNet-50's stride-1 3x3 layers,
+   bench conv_algo suite and batch 256: forward 56x56 0.19 against 0.34 ms, 28x28 0.17 / 0.19,
+   14x14 0.107 / 0.109, but 7x7 0.151 / 0.095; backward data at batch 64, 56x56 0.23 against
+   0.34, 28x28 0.183 / 0.185, 14x14 0.132 / 0.108, 7x7 0.165 / 0.096). The filter gradient
+   keeps table order (its Winograd runs
    in fp32, not TF32). Half and bfloat16 data stay on the tensor-core GEMM (faster there), and
    the host backend on its GEMM engine (its Winograd is slower than im2col + GEMM). */
-#define WINOGRAD_FWD_PIXELS 100 /* on compute capability 9.0, forward: below this many output pixels an image */
+#define WINOGRAD_FWD_PIXELS 100     /* on compute capability 9.0, forward: below this many output pixels an image */
+#define WINOGRAD_DGRAD_PIXELS 1024  /* on compute capability 9.0, backward data: below this many pixels of dy */
 int ocd_conv_heuristic_first(cudnnHandle_t handle, const struct ocd_conv_problem *p)
 {
     const struct ocd_conv_shape *s = &p->s;
@@ -504,7 +506,9 @@ int ocd_conv_heuristic_first(cudnnHandle_t handle, const struct ocd_conv_problem
         !nchw || s->nsp != 2 || !filter_is(s, 3) || !unit_stride(s) || !unit_dilation(s) || s->groups != 1 ||
         s->c < 64 || s->k < 64)
         return -1;
-    if (p->dir == OCD_CONV_FWD && handle->cc_major == 9 && s->out[0] * s->out[1] >= WINOGRAD_FWD_PIXELS) return -1;
+    const int64_t pixels = s->out[0] * s->out[1];
+    if (handle->cc_major == 9 && pixels >= (p->dir == OCD_CONV_FWD ? WINOGRAD_FWD_PIXELS : WINOGRAD_DGRAD_PIXELS))
+        return -1;
     return p->dir == OCD_CONV_FWD ? CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD : CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD;
 }
 

@@ -223,7 +223,8 @@ static const char *plan_act(const struct ocd_tensor_view *v, const void *data, i
     bool spatial_packed = (a.w == 1 || a.sw == 1) && (a.h == 1 || a.sh == a.w) && (a.d == 1 || a.sd == a.h * a.w);
     if (!spatial_packed) return OCD_REASON_LAYOUT;
     int64_t s = a.d * a.h * a.w;
-    if (a.c > 65535 * 32) return OCD_REASON_SHAPE;
+    /* launch_to_nhwc's grid: a block a 32 x 32 tile, below 2^31 */
+    if (s > UINT32_MAX || ((s + 31) / 32) * ((a.c + 31) / 32) * a.n > INT32_MAX) return OCD_REASON_SHAPE;
     copy->on = true;
     copy->src = data;
     copy->sn = a.sn, copy->sc = a.sc, copy->s = s, copy->ws_off = (int64_t)*ws;
@@ -337,21 +338,21 @@ static void filter_strides(const struct ocd_tensor_view *w, int64_t st[5])
    backward-data passes, when its grid would not give every multiprocessor a tile (the filter
    gradient splits its long K to fill the GPU instead). The sm_80 kernel's last tile always
    applies; the sm_90a cp.async kernel's last (smallest) one declines padding only (split-K
-   fills the GPU), leaving mostly-padding problems to the sm_80 tiles. The TMA kernel has no
-   split-K in the forward and backward-data passes: its tiles decline grids too small there,
-   for its narrow tiles (OCD_IGEMM_TMA_NARROW_TILES) and then the cp.async kernel's. Both kernels
-   see the same rule, so a TMA tile that declines a problem on its shape leaves it to no
-   cp.async tile of that shape or wider: the narrow TMA tiles, listed after the wide ones and
-   ahead of every cp.async tile, meet what only the cp.async tiles of their shape or narrower
-   would serve. */
+   fills the GPU), leaving mostly-padding problems to the sm_80 tiles. The TMA kernel splits K
+   in the forward and backward-data passes only where tma_splits_k allows it; elsewhere its
+   tiles decline grids too small there, for its narrow tiles (OCD_IGEMM_TMA_NARROW_TILES) and
+   then the cp.async kernel's. Both kernels see the same rule, so a TMA tile that declines a
+   problem on its shape leaves it to no cp.async tile of that shape or wider: the narrow TMA
+   tiles, listed after the wide ones and ahead of every cp.async tile, meet what only the
+   cp.async tiles of their shape or narrower would serve. */
 static const char *tile_rejects(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, int64_t m, int64_t n,
-                                int64_t groups)
+                                int64_t groups, bool splits_k)
 {
     if (tile == OCD_IGEMM_NTILES - 1) return NULL;
     const igemm_tile_info &t = tile_info[tile];
     const int64_t mt = (m + t.bm - 1) / t.bm, nt = (n + t.bn - 1) / t.bn;
     if (4 * m * n < 3 * mt * t.bm * nt * t.bn) return "this tile would be mostly padding; a smaller tile serves";
-    if (tile != TMA_TILE0 - 1 && p->dir != OCD_CONV_BWD_FILTER && mt * nt * groups < h->sm_count)
+    if (tile != TMA_TILE0 - 1 && p->dir != OCD_CONV_BWD_FILTER && !splits_k && mt * nt * groups < h->sm_count)
         return "too few tiles of this size to fill the GPU; a smaller tile serves";
     return NULL;
 }
@@ -376,10 +377,12 @@ static const char *cluster_rejects(cudnnHandle_t h, int c2, bool wgrad, igemm_ty
    0.81-0.85 of the 128x128 tile's time), its 64-row filter gradient, its narrow tiles forward
    and for backward data (256x64 for the 64-channel 3x3 layers; 128x128 and 128x64 where the
    wide tiles are too few, 128x64 for the 512-channel layers at batch 64), and the cp.async
-   kernel's forward 128x128 and 128x64 tiles. TF32: the TMA kernel's forward 256x128 and
-   128x256 tiles (0.80-0.92 of the 256x128's time on the stride-2 3x3 layers at batch 256) and
-   its narrow 128x128 and 128x64 ones (the stride-2 3x3 layers, which the Winograd entries ahead
-   of them decline), and its 128x256 tile's filter gradient of NCHW data (the k32 form: 0.60-0.87
+   kernel's forward 128x128 and 128x64 tiles. TF32: the TMA kernel's 256x128 and 128x256 tiles
+   (0.80-0.92 of the 256x128's time on the stride-2 3x3 layers at batch 256) and its narrow
+   128x128 and 128x64 ones (the stride-2 3x3 layers, which the Winograd entries ahead of them
+   decline), forward and for backward data, which runs as a forward pass on the same kernel
+   (ResNet-50's 3x3 64-channel layer at batch 64, where the heuristic puts them ahead of
+   Winograd: 0.67 of its time), and its 128x256 tile's filter gradient of NCHW data (the k32 form: 0.60-0.87
    of the mma.sync kernel's time on the 3x3 layers at batch 64 and 256). The other sm_90a tiles are unproven entries (core/impl.h,
    docs/engines.md): right on the GPU but not measured faster, or measured slower (the
    clustered tiles). */
@@ -387,8 +390,8 @@ static bool tile_proven(int tile, enum ocd_conv_dir dir, bool tf32)
 {
     const bool narrow = tile >= TMA_NARROW_TILE0 && dir != OCD_CONV_BWD_FILTER;
     if (tf32)
-        return (dir == OCD_CONV_FWD && (tile == TMA_TILE0 || tile == TMA_TILE0 + 1 || tile == TMA_NARROW_TILE0 ||
-                                        tile == TMA_NARROW_TILE0 + 2)) ||
+        return (dir != OCD_CONV_BWD_FILTER && (tile == TMA_TILE0 || tile == TMA_TILE0 + 1 ||
+                                               tile == TMA_NARROW_TILE0 || tile == TMA_NARROW_TILE0 + 2)) ||
                (dir == OCD_CONV_BWD_FILTER && tile == TMA_TILE0);
     if (tile == TMA_TILE0 || narrow || (dir == OCD_CONV_BWD_FILTER && tile == TMA_W64_TILE0)) return true;
     if (tile == TMA_TILE0 + 1) return dir != OCD_CONV_BWD_FILTER;
@@ -428,8 +431,8 @@ static bool paired_stores(const igemm_params &prm, const igemm_plan *pl, int esi
 /* Whether the forward TMA kernel of tile `tile` (forward, or backward data as a forward pass)
    stores prm's output through the staged epilogue (conv_igemm_tma_sm90.cu): where the tile has
    it, the output's columns are contiguous (one digit of unit stride, or a single column), and
-   no partial sums are written (a fused epilogue the typed store does not take, epi.wide; the
-   forward pass has no split-K): it evaluates the typed store's epilogue (ocd_cuda_conv_epi_value). */
+   no partial sums are written (a fused epilogue the typed store does not take, epi.wide, or
+   split-K): it evaluates the typed store's epilogue (ocd_cuda_conv_epi_value). */
 static bool staged_epilogue(const igemm_params &prm, int tile)
 {
     const igemm_epi &e = prm.epi;
@@ -477,6 +480,16 @@ static int64_t wave_splits(int64_t tiles, int64_t ktiles, int64_t sms, int64_t m
    configurations on the sm_80 kernel; the other entries decline 8-bit data); or a stride phase of
    a _phases entry, whose TMA tiles the entry's own gate has judged (phases_plan). */
 enum plan_use { PLAN_CALL, PLAN_INT8, PLAN_PHASE };
+
+/* Whether the TMA kernel's tile `tile` splits K in the forward pass (and backward data as one)
+   where its tiles alone leave multiprocessors idle, as its filter gradient does (wave_splits,
+   the partial tiles reduced by igemm_launch_reduce): an unproven entry (core/impl.h) until a
+   GPU run has measured it against the narrower tiles that serve such grids unsplit. Not the
+   stride phases, which run chained, one kernel after another without a reduction between. */
+static bool tma_splits_k(const struct ocd_conv_problem *p, int tile, plan_use use)
+{
+    return tile >= TMA_TILE0 && p->dir != OCD_CONV_BWD_FILTER && use == PLAN_CALL && ocd_impl_unproven() == NULL;
+}
 
 static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, bool tf32, igemm_plan *pl,
                              plan_use use = PLAN_CALL)
@@ -559,7 +572,8 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if (p->ep.on && !pl->int8) {
         if (p->ep.bias_view.dtype != p->y.dtype) return OCD_REASON_DTYPE;
     }
-    const char *why = tile_rejects(h, p, tile, gm.m, gm.n, g);
+    const bool tma_split = tma_splits_k(p, tile, use);
+    const char *why = tile_rejects(h, p, tile, gm.m, gm.n, g, tma_split);
     if (why) return why;
 
     igemm_params &prm = pl->prm;
@@ -684,16 +698,19 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     }
 
     /* Split-K when the tiles alone leave multiprocessors idle: about two CTAs per multiprocessor
-       (the TMA filter gradient: wave_splits), at least 16 K tiles per split, at most 64
-       splits; never for int8 (its sums must stay exact integers, which fp32 partial tiles are
-       not). */
+       (the TMA kernel: wave_splits), at least 16 K tiles per split, at most 64 splits; never for
+       int8 (its sums must stay exact integers, which fp32 partial tiles are not). The TMA
+       kernel's forward K tiles are whole taps' channel blocks (igemm_tma_plan). */
     const igemm_tile_info &ti = tile_info[tile];
     const int64_t tiles = ((gm.m + ti.bm - 1) / ti.bm) * ((gm.n + ti.bn - 1) / ti.bn) * g;
-    const int64_t ktiles = k32 ? ya.n * k32b.qb * k32b.pb : (gm.k + bk - 1) / bk;
+    const int64_t tma_c = p->dir == OCD_CONV_FWD ? cgp : kg; /* the forward pass's channels */
+    const int64_t ktiles = k32                   ? ya.n * k32b.qb * k32b.pb
+                           : tma && !tma_wgrad ? ocd_conv_spatial(s, s->filt) * ((tma_c + bk - 1) / bk)
+                                               : (gm.k + bk - 1) / bk;
     int64_t splits = 1;
-    if (tiles < h->sm_count && (!tma || tma_wgrad) && !pl->int8) {
+    if (tiles < h->sm_count && (!tma || tma_wgrad || tma_split) && !pl->int8) {
         const int64_t most = OCD_MAX(OCD_MIN(ktiles / 16, (int64_t)64), (int64_t)1);
-        if (tma_wgrad)
+        if (tma)
             splits = wave_splits(tiles, ktiles, h->sm_count, most);
         else
             splits = OCD_MIN((2 * (int64_t)h->sm_count + tiles - 1) / tiles, most);
@@ -726,6 +743,27 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
 
 /* ---- running -------------------------------------------------------------------------------------- */
 
+/* The copy c of an NCHW-like activation into packed NHWC at dst (cuda/transpose.cuh: p runs
+   over an image's pixels, q over its channels, one batch dim over the images), in words of two
+   elements where the extents, strides and both pointers allow. */
+template <typename U>
+static cudnnStatus_t launch_to_nhwc(const igemm_copy &c, const U *src, U *dst, bool tf32, cudaStream_t stream)
+{
+    const bool pairs = c.s % 2 == 0 && c.c % 2 == 0 && c.sc % 2 == 0 && c.sn % 2 == 0 &&
+                       (uintptr_t)src % (2 * sizeof(U)) == 0 && (uintptr_t)dst % (2 * sizeof(U)) == 0;
+    ocd_transpose_args g = ocd_transpose_plan((uint32_t)c.s, (uint32_t)c.c, c.sc, c.c, pairs ? 2 : 1);
+    g.batch_rank = 1;
+    g.batch_dims[0] = ocd_fastdiv_make((uint32_t)c.n);
+    g.x_batch[0] = c.sn, g.y_batch[0] = c.s * c.c;
+    const unsigned blocks = g.tiles_p * g.tiles_q * (unsigned)c.n;
+    const dim3 block(OCD_TRANSPOSE_TILE, OCD_TRANSPOSE_TILE_ROWS);
+    const igemm_nhwc_put<U> put = {tf32};
+    if (pairs) ocd_transpose_tiled<U, 2><<<blocks, block, 0, stream>>>(g, put, dst, src);
+    else ocd_transpose_tiled<U, 1><<<blocks, block, 0, stream>>>(g, put, dst, src);
+    OCD_CUDA_LAUNCHED();
+    return CUDNN_STATUS_SUCCESS;
+}
+
 template <typename U>
 static cudnnStatus_t launch_copies(igemm_plan *pl, const void *filter, char *ws, cudaStream_t stream)
 {
@@ -753,9 +791,7 @@ static cudnnStatus_t launch_copies(igemm_plan *pl, const void *filter, char *ws,
         const igemm_copy &c = *copies[i];
         if (!c.on) continue;
         U *dst = (U *)(ws + c.ws_off);
-        dim3 grid((unsigned)((c.s + 31) / 32), (unsigned)((c.c + 31) / 32), (unsigned)OCD_MIN(c.n, 65535));
-        igemm_to_nhwc<U><<<grid, dim3(32, 8), 0, stream>>>((const U *)c.src, dst, c.sn, c.sc, c.c, c.s, c.n, tf32);
-        OCD_CUDA_LAUNCHED();
+        if (cudnnStatus_t st = launch_to_nhwc(c, (const U *)c.src, dst, tf32, stream)) return st;
         acts[i]->ptr = dst;
     }
     if (pl->pack_filter) {

@@ -9,6 +9,7 @@
 
 #include "cuda/conv_igemm.cuh"
 #include "cuda/mma.cuh"
+#include "cuda/transpose.cuh"
 #include "cuda/types.cuh"
 
 #include <stdint.h>
@@ -24,29 +25,17 @@ template <typename U> __host__ __device__ __forceinline__ U igemm_operand(U v, b
     return v;
 }
 
-/* [N][C][S] with strides (sn, sc, 1) -> packed [N][S][C], through 32 x 32 shared-memory tiles so
-   that reads and writes are both coalesced. Block (32, 8); grid (S / 32, C / 32, <= N). */
-template <typename U>
-__global__ void igemm_to_nhwc(const U *src, U *dst, int64_t sn, int64_t sc, int c, int64_t s, int n, bool tf32)
-{
-    __shared__ U tile[32][33];
-    const int64_t s0 = (int64_t)blockIdx.x * 32;
-    const int c0 = blockIdx.y * 32;
-    for (int img = blockIdx.z; img < n; img += gridDim.z) {
-        const U *sp = src + img * sn;
-        U *dp = dst + (int64_t)img * s * c;
-        for (int j = threadIdx.y; j < 32; j += 8) {
-            int64_t si = s0 + threadIdx.x;
-            if (c0 + j < c && si < s) tile[j][threadIdx.x] = igemm_operand(sp[(c0 + j) * sc + si], tf32);
-        }
-        __syncthreads();
-        for (int j = threadIdx.y; j < 32; j += 8) {
-            int ci = c0 + threadIdx.x;
-            if (ci < c && s0 + j < s) dp[(s0 + j) * c + ci] = tile[threadIdx.x][j];
-        }
-        __syncthreads();
+/* The store of the copy into packed NHWC (cuda/transpose.cuh's Put, [N][C][S] with strides
+   (sn, sc, 1) -> [N][S][C]): each element as igemm_operand makes it. */
+template <typename U> struct igemm_nhwc_put {
+    bool tf32;
+    template <int V> __device__ __forceinline__ void operator()(U *dst, ocd_vec<U, V> w) const
+    {
+#pragma unroll
+        for (int k = 0; k < V; k++) w.v[k] = igemm_operand(w.v[k], tf32);
+        *reinterpret_cast<ocd_vec<U, V> *>(dst) = w;
     }
-}
+};
 
 /* A planned copy of the input into packed [N][D][H][W][CP], channels C..CP-1 zero (the padded
    forward pass, and the int8 one from vectorized layouts); every index below 2^31. */

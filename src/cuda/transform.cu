@@ -2,14 +2,9 @@
 
    cuda:transpose_tiled serves the elementwise copies whose two innermost dimensions (in y's
    order) are transposed between x and y: y walks the last with unit stride, x the one before
-   it. That is NCHW <-> NHWC (dims (N, HW, C) or (N, C, HW)). A block moves one tile through
-   shared memory, reading x and writing y along their unit strides, so both sides are
-   coalesced; the extra column of the tile keeps the column accesses free of bank conflicts.
-   Elements move as words of 2 (4-byte and 2-byte types) or 4 (1-byte types) elements,
-   transposed in registers, so that each access is 4 to 8 bytes wide and each thread keeps 16
-   loads in flight. Dims in front of the two are a batch, decomposed by fast
-   division once per tile. Bytes moved: x read once, y written once (and read once when
-   beta != 0).
+   it. That is NCHW <-> NHWC (dims (N, HW, C) or (N, C, HW)), on the tiled kernel of
+   cuda/transpose.cuh in the widest word the views allow. Bytes moved: x read once, y written
+   once (and read once when beta != 0).
 
    cuda:fold_gather computes each destination element of a padding/folding transform from its
    source (problem/transform.h); these transforms are small and run once per model, so the kernel
@@ -20,6 +15,7 @@
 #include "core/handle.h"
 #include "core/reasons.h"
 #include "cuda/check.cuh"
+#include "cuda/transpose.cuh"
 #include "cuda/types.cuh"
 #include "problem/transform.h"
 
@@ -27,71 +23,20 @@
 
 /* ---- the tiled transpose --------------------------------------------------------------------- */
 
-struct transpose_args {
-    uint32_t p, q;              /* x is unit-stride along p, y along q */
-    uint32_t tiles_p, tiles_q;
-    int64_t x_q, y_p;           /* the other strides of the two dims */
-    int batch_rank;
-    ocd_fastdiv batch_dims[OCD_EWISE_MAX_DIMS];
-    int64_t x_batch[OCD_EWISE_MAX_DIMS], y_batch[OCD_EWISE_MAX_DIMS];
-    ocd_fastdiv div_tiles_p, div_tiles_q;
-};
-
-#define TILE 32       /* words per tile side */
-#define TILE_ROWS 4   /* blockDim.y: each thread moves TILE / TILE_ROWS rows of words */
-
-/* One tile per block. A word is V consecutive elements: the loads read words of x along p, each
-   thread transposes the V x V block of its V words in registers, and the stores write words of y
-   along q. The tile is TILE x TILE words, so TILE * V elements on a side. */
-template <typename T, int V>
-__global__ void transpose_tiled(transpose_args g, ocd_cuda_scales<typename ocd_compute_pair<T, T>::type> s, T *y,
-                                const T *x)
-{
+/* What a store of the transpose does (cuda/transpose.cuh's Put): y = alpha * word (+ beta * y). */
+template <typename T> struct transpose_put_scaled {
     typedef typename ocd_compute_pair<T, T>::type C;
-    typedef ocd_vec<T, V> W;
-    __shared__ W tile[TILE * V][TILE + 1];
-    uint32_t t = blockIdx.x;
-    uint32_t rest = ocd_fastdiv_div(g.div_tiles_p, t), tp = t - rest * g.tiles_p;
-    uint32_t b = ocd_fastdiv_div(g.div_tiles_q, rest), tq = rest - b * g.tiles_q;
-    int64_t xo = 0, yo = 0;
-    for (int d = g.batch_rank - 1; d >= 0; d--) {
-        uint32_t q = d > 0 ? ocd_fastdiv_div(g.batch_dims[d], b) : 0, r = b - q * g.batch_dims[d].d;
-        b = q;
-        xo += (int64_t)r * g.x_batch[d];
-        yo += (int64_t)r * g.y_batch[d];
-    }
-    const uint32_t p0 = tp * TILE * V, q0 = tq * TILE * V, pb = p0 + threadIdx.x * V;
-#pragma unroll
-    for (int j = threadIdx.y; j < TILE; j += TILE_ROWS) {
-        W in[V];
-#pragma unroll
-        for (int i = 0; i < V; i++) {
-            uint32_t q = q0 + j * V + i;
-            if (pb < g.p && q < g.q) in[i] = *reinterpret_cast<const W *>(x + xo + pb + (int64_t)q * g.x_q);
-        }
-#pragma unroll
-        for (int k = 0; k < V; k++) {
-            W w;
-#pragma unroll
-            for (int i = 0; i < V; i++) w.v[i] = in[i].v[k];
-            tile[threadIdx.x * V + k][j] = w;
-        }
-    }
-    __syncthreads();
-    const uint32_t qb = q0 + threadIdx.x * V;
-#pragma unroll
-    for (int r = threadIdx.y; r < TILE * V; r += TILE_ROWS) {
-        uint32_t p = p0 + r;
-        if (p >= g.p || qb >= g.q) continue;
-        W w = tile[r][threadIdx.x], out;
-        T *dst = y + yo + (int64_t)p * g.y_p + qb;
-        if (s.beta != C(0)) out = *reinterpret_cast<const W *>(dst);
+    ocd_cuda_scales<C> s;
+    template <int V> __device__ __forceinline__ void operator()(T *dst, const ocd_vec<T, V> &w) const
+    {
+        ocd_vec<T, V> out;
+        if (s.beta != C(0)) out = *reinterpret_cast<const ocd_vec<T, V> *>(dst);
 #pragma unroll
         for (int k = 0; k < V; k++)
             ocd_cuda_ewise_apply<T, C>(OCD_EWISE_COPY, s, &out.v[k], ocd_cuda_load_in<C, T>(&w.v[k]), C(0));
-        *reinterpret_cast<W *>(dst) = out;
+        *reinterpret_cast<ocd_vec<T, V> *>(dst) = out;
     }
-}
+};
 
 /* The widest word (elements) the transpose can use: every extent and stride of the two dims a
    multiple of it, both bases aligned to it. */
@@ -128,29 +73,22 @@ extern "C" const char *ocd_cuda_ewise_transpose_applies(cudnnHandle_t handle, co
 
 template <typename T, int V> static void launch_transpose(cudnnHandle_t handle, const struct ocd_ewise *e)
 {
-    typedef typename ocd_compute_pair<T, T>::type C;
+    typedef typename transpose_put_scaled<T>::C C;
     int r = e->rank;
-    transpose_args g;
-    g.p = (uint32_t)e->dims[r - 2];
-    g.q = (uint32_t)e->dims[r - 1];
-    g.x_q = e->a.strides[r - 1];
-    g.y_p = e->y.strides[r - 2];
-    g.tiles_p = (g.p + TILE * V - 1) / (TILE * V);
-    g.tiles_q = (g.q + TILE * V - 1) / (TILE * V);
+    ocd_transpose_args g = ocd_transpose_plan((uint32_t)e->dims[r - 2], (uint32_t)e->dims[r - 1], e->a.strides[r - 1],
+                                              e->y.strides[r - 2], V);
     g.batch_rank = r - 2;
     uint32_t batches = 1;
-    for (int d = 0; d < OCD_EWISE_MAX_DIMS; d++) {
-        bool in = d < r - 2;
-        g.batch_dims[d] = ocd_fastdiv_make(in ? (uint32_t)e->dims[d] : 1);
-        g.x_batch[d] = in ? e->a.strides[d] : 0;
-        g.y_batch[d] = in ? e->y.strides[d] : 0;
-        if (in) batches *= (uint32_t)e->dims[d];
+    for (int d = 0; d < r - 2; d++) {
+        g.batch_dims[d] = ocd_fastdiv_make((uint32_t)e->dims[d]);
+        g.x_batch[d] = e->a.strides[d];
+        g.y_batch[d] = e->y.strides[d];
+        batches *= (uint32_t)e->dims[d];
     }
-    g.div_tiles_p = ocd_fastdiv_make(g.tiles_p);
-    g.div_tiles_q = ocd_fastdiv_make(g.tiles_q);
-    dim3 block(TILE, TILE_ROWS);
-    transpose_tiled<T, V><<<g.tiles_p * g.tiles_q * batches, block, 0, handle->stream>>>(
-        g, ocd_cuda_scales_of<C>(e), (T *)e->y.data, (const T *)e->a.data);
+    const transpose_put_scaled<T> put = {ocd_cuda_scales_of<C>(e)};
+    const dim3 block(OCD_TRANSPOSE_TILE, OCD_TRANSPOSE_TILE_ROWS);
+    ocd_transpose_tiled<T, V><<<g.tiles_p * g.tiles_q * batches, block, 0, handle->stream>>>(
+        g, put, (T *)e->y.data, (const T *)e->a.data);
 }
 
 extern "C" cudnnStatus_t ocd_cuda_ewise_transpose_run(cudnnHandle_t handle, const void *problem, void *workspace,

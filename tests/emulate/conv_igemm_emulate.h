@@ -90,7 +90,7 @@ template <typename T> void emu_igemm_copies(igemm_plan &pl, const struct ocd_con
         for (uint32_t q = 0; q < r.rows.total / 4; q++) igemm_pad_four((const U *)r.src, dst, r.rows, q, tf32);
         acts[i]->ptr = dst;
     }
-    for (int i = 0; i < 2; i++) { /* igemm_to_nhwc: [N][C][S] -> packed [N][S][C] */
+    for (int i = 0; i < 2; i++) { /* launch_to_nhwc: [N][C][S] -> packed [N][S][C] */
         const igemm_copy &c = *copies[i];
         if (!c.on) continue;
         U *dst = (U *)(wsa + c.ws_off);

@@ -399,7 +399,7 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
                 if (bytes > MODEL_TX_MAX) return "the stage's expected bytes exceed the mbarrier's tx-count";
                 const char *err = Shape::K32 ? check_wgrad_k32(e, tp, pl, l, smem)
                                   : WGRAD    ? check_wgrad(e, tp, l, l.kt, smem)
-                                             : check_fwd(e, tp, ph, pl, l.u.m0, l.u.n0, kt, smem);
+                                             : check_fwd(e, tp, ph, pl, l.u.m0, l.u.n0, l.kt, smem);
                 if (err == NULL && cp != NULL) err = check_loaders(cp->prm, l, smem, ref);
                 if (err) return err;
             }
@@ -861,10 +861,13 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
     igemm_plan cp;
     /* the cp.async kernel's backward data gathers differently; it has no 64-row tile, no TF32 filter gradient */
     const bool compare = e.c % 64 == 0 && !e.dgrad && Tile::BM > 64 && !(WGRAD && tf32);
-    if (compare && !emu_igemm_plan(e.name, NULL, e.sm_count, tp.p, cp_tile<Tile>(), tf32, &cp, &passed)) return false;
-    /* the staged epilogue wherever the tile has it and y (dx) is NHWC: its columns contiguous;
-       with it the ping-pong twin wherever the tile has one (conv_igemm.cu's pingpong_wanted) */
-    const bool staged = igemm_tma_launch<Tile, T, WGRAD>::STAGED_OK && !e.nchw;
+    /* (on one multiprocessor: the loaders do not depend on the grid, and a split TMA plan's grid
+       is one the cp.async tile would decline as too few tiles) */
+    if (compare && !emu_igemm_plan(e.name, NULL, 1, tp.p, cp_tile<Tile>(), tf32, &cp, &passed)) return false;
+    /* the staged epilogue wherever the tile has it, y (dx) is NHWC (its columns contiguous) and
+       K is not split; with it the ping-pong twin wherever the tile has one (conv_igemm.cu's
+       pingpong_wanted) */
+    const bool staged = igemm_tma_launch<Tile, T, WGRAD>::STAGED_OK && !e.nchw && pl.prm.splits == 1;
     const bool pingpong = staged && igemm_tma_launch<Tile, T, WGRAD>::PINGPONG_OK;
     if ((pl.tma.staged != 0) != staged || (pl.tma.pingpong != 0) != pingpong) {
         printf("FAIL %s: the plan %s the staged epilogue or ping-pong\n", e.name, staged ? "does not choose" : "chooses");
