@@ -137,9 +137,9 @@ TEST(conv_winograd_listed_by_get_v7_and_find)
 }
 
 /* The heuristic's exception (ocd_conv_heuristic_first): on CUDA a float NCHW 3x3 unit-stride
-   convolution with 64 channels each way lists WINOGRAD first backward data, and forward where the
-   images are small (8x8: 64 output pixels) or the GPU is not of compute capability 9.0 (12x12: on
-   9.0 the TMA kernel's TF32 forward leads), and that choice runs and matches the reference within
+   convolution with 64 channels each way lists WINOGRAD first where the GPU is not of compute
+   capability 9.0, and on it where the images are small: forward below 100 output pixels (8x8;
+   12x12 and 32x32 on the TMA kernel's TF32), backward data below 1024 (32x32 on it), and that choice runs and matches the reference within
    the fp32 bound of 3x3 Winograd (1e-5 of the largest result, as in
    conv_winograd_float_error_bounds); the filter gradient, the host and half data keep their GEMM
    first. */
@@ -148,9 +148,10 @@ TEST(conv_winograd_heuristic_first_where_it_wins)
     static const struct conv_shape shapes[] = {
         {"3x3_64_channels", 2, 1, 64, 64, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
         {"3x3_64_channels_12x12", 2, 1, 64, 64, 1, {12, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
+        {"3x3_64_channels_32x32", 2, 1, 64, 64, 1, {32, 32}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, false},
     };
     const bool cuda = strcmp(test_backend, "cuda") == 0;
-    const bool tma_forward = test_compute_capability() == 90;
+    const bool tma = test_compute_capability() == 90;
     const struct conv_config *configs[] = {&cf_float, &cf_pseudo_half};
     for (size_t k = 0; k < TLEN(configs) * TLEN(shapes); k++) {
         const size_t i = k / TLEN(configs), c = k % TLEN(configs);
@@ -162,9 +163,11 @@ TEST(conv_winograd_heuristic_first_where_it_wins)
                 size_t mem[8];
                 int n = conv_setup_heuristic(&s, d, algos, st, mem);
                 const int wino = wino_algos[d][d == CONV_BWD_FILTER ? 1 : 0];
-                const bool small = shapes[i].in[0] * shapes[i].in[1] < 100;
-                const bool want_first = cuda && configs[c] == &cf_float && d != CONV_BWD_FILTER &&
-                                        (d == CONV_BWD_DATA || small || !tma_forward);
+                /* on compute capability 9.0 the TF32 TMA kernel ahead from 100 pixels forward, 1024
+                   backward data */
+                const int64_t pixels = shapes[i].in[0] * shapes[i].in[1];
+                const bool small = pixels < (d == CONV_FWD ? 100 : 1024);
+                const bool want_first = cuda && configs[c] == &cf_float && d != CONV_BWD_FILTER && (small || !tma);
                 char what[128];
                 snprintf(what, sizeof what, "%s %s %s: first %d", shapes[i].name, dir_names[d], configs[c]->name,
                          n > 0 ? algos[0] : -1);
