@@ -338,21 +338,27 @@ static void filter_strides(const struct ocd_tensor_view *w, int64_t st[5])
    backward-data passes, when its grid would not give every multiprocessor a tile (the filter
    gradient splits its long K to fill the GPU instead). The sm_80 kernel's last tile always
    applies; the sm_90a cp.async kernel's last (smallest) one declines padding only (split-K
-   fills the GPU), leaving mostly-padding problems to the sm_80 tiles. The TMA kernel splits K
-   in the forward and backward-data passes only where tma_splits_k allows it; elsewhere its
-   tiles decline grids too small there, for its narrow tiles (OCD_IGEMM_TMA_NARROW_TILES) and
-   then the cp.async kernel's. Both kernels see the same rule, so a TMA tile that declines a
-   problem on its shape leaves it to no cp.async tile of that shape or wider: the narrow TMA
-   tiles, listed after the wide ones and ahead of every cp.async tile, meet what only the
-   cp.async tiles of their shape or narrower would serve. */
+   fills the GPU), leaving mostly-padding problems to the sm_80 tiles. The TMA kernel has no
+   split-K in the forward and backward-data passes: its tiles decline grids too small there,
+   for its narrow tiles (OCD_IGEMM_TMA_NARROW_TILES) and then the cp.async kernel's; a call's
+   TMA tile (wave23, not a stride phase's) takes a grid of two thirds of the multiprocessors
+   or more, one wave of its tiles running faster than a wave and a half of the next narrower
+   ones (an H100, ResNet-50's 3x3 256-channel layer at batch 64, fp16, 98 tiles of 128x256:
+   0.033 ms against 0.039 for 196 of 128x128 forward, 0.038 / 0.044 backward data; split in
+   two, 50 tiles of 128x256 took 0.056-0.069 ms against 0.054 for 200 of 128x64 on the
+   512-channel layer). Both kernels see the same rule, so a TMA tile that declines a problem
+   on its shape leaves it to no cp.async tile of that shape or wider: the narrow TMA tiles,
+   listed after the wide ones and ahead of every cp.async tile, meet what only the cp.async
+   tiles of their shape or narrower would serve. */
 static const char *tile_rejects(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, int64_t m, int64_t n,
-                                int64_t groups, bool splits_k)
+                                int64_t groups, bool wave23)
 {
     if (tile == OCD_IGEMM_NTILES - 1) return NULL;
     const igemm_tile_info &t = tile_info[tile];
     const int64_t mt = (m + t.bm - 1) / t.bm, nt = (n + t.bn - 1) / t.bn;
     if (4 * m * n < 3 * mt * t.bm * nt * t.bn) return "this tile would be mostly padding; a smaller tile serves";
-    if (tile != TMA_TILE0 - 1 && p->dir != OCD_CONV_BWD_FILTER && !splits_k && mt * nt * groups < h->sm_count)
+    const int64_t fill = wave23 ? (2 * h->sm_count + 2) / 3 : h->sm_count;
+    if (tile != TMA_TILE0 - 1 && p->dir != OCD_CONV_BWD_FILTER && mt * nt * groups < fill)
         return "too few tiles of this size to fill the GPU; a smaller tile serves";
     return NULL;
 }
@@ -431,8 +437,8 @@ static bool paired_stores(const igemm_params &prm, const igemm_plan *pl, int esi
 /* Whether the forward TMA kernel of tile `tile` (forward, or backward data as a forward pass)
    stores prm's output through the staged epilogue (conv_igemm_tma_sm90.cu): where the tile has
    it, the output's columns are contiguous (one digit of unit stride, or a single column), and
-   no partial sums are written (a fused epilogue the typed store does not take, epi.wide, or
-   split-K): it evaluates the typed store's epilogue (ocd_cuda_conv_epi_value). */
+   no partial sums are written (a fused epilogue the typed store does not take, epi.wide; the
+   forward pass has no split-K): it evaluates the typed store's epilogue (ocd_cuda_conv_epi_value). */
 static bool staged_epilogue(const igemm_params &prm, int tile)
 {
     const igemm_epi &e = prm.epi;
@@ -480,16 +486,6 @@ static int64_t wave_splits(int64_t tiles, int64_t ktiles, int64_t sms, int64_t m
    configurations on the sm_80 kernel; the other entries decline 8-bit data); or a stride phase of
    a _phases entry, whose TMA tiles the entry's own gate has judged (phases_plan). */
 enum plan_use { PLAN_CALL, PLAN_INT8, PLAN_PHASE };
-
-/* Whether the TMA kernel's tile `tile` splits K in the forward pass (and backward data as one)
-   where its tiles alone leave multiprocessors idle, as its filter gradient does (wave_splits,
-   the partial tiles reduced by igemm_launch_reduce): an unproven entry (core/impl.h) until a
-   GPU run has measured it against the narrower tiles that serve such grids unsplit. Not the
-   stride phases, which run chained, one kernel after another without a reduction between. */
-static bool tma_splits_k(const struct ocd_conv_problem *p, int tile, plan_use use)
-{
-    return tile >= TMA_TILE0 && p->dir != OCD_CONV_BWD_FILTER && use == PLAN_CALL && ocd_impl_unproven() == NULL;
-}
 
 static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, bool tf32, igemm_plan *pl,
                              plan_use use = PLAN_CALL)
@@ -572,8 +568,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if (p->ep.on && !pl->int8) {
         if (p->ep.bias_view.dtype != p->y.dtype) return OCD_REASON_DTYPE;
     }
-    const bool tma_split = tma_splits_k(p, tile, use);
-    const char *why = tile_rejects(h, p, tile, gm.m, gm.n, g, tma_split);
+    const char *why = tile_rejects(h, p, tile, gm.m, gm.n, g, tma && use == PLAN_CALL);
     if (why) return why;
 
     igemm_params &prm = pl->prm;
@@ -698,19 +693,16 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     }
 
     /* Split-K when the tiles alone leave multiprocessors idle: about two CTAs per multiprocessor
-       (the TMA kernel: wave_splits), at least 16 K tiles per split, at most 64 splits; never for
-       int8 (its sums must stay exact integers, which fp32 partial tiles are not). The TMA
-       kernel's forward K tiles are whole taps' channel blocks (igemm_tma_plan). */
+       (the TMA filter gradient: wave_splits), at least 16 K tiles per split, at most 64
+       splits; never for int8 (its sums must stay exact integers, which fp32 partial tiles are
+       not). */
     const igemm_tile_info &ti = tile_info[tile];
     const int64_t tiles = ((gm.m + ti.bm - 1) / ti.bm) * ((gm.n + ti.bn - 1) / ti.bn) * g;
-    const int64_t tma_c = p->dir == OCD_CONV_FWD ? cgp : kg; /* the forward pass's channels */
-    const int64_t ktiles = k32                   ? ya.n * k32b.qb * k32b.pb
-                           : tma && !tma_wgrad ? ocd_conv_spatial(s, s->filt) * ((tma_c + bk - 1) / bk)
-                                               : (gm.k + bk - 1) / bk;
+    const int64_t ktiles = k32 ? ya.n * k32b.qb * k32b.pb : (gm.k + bk - 1) / bk;
     int64_t splits = 1;
-    if (tiles < h->sm_count && (!tma || tma_wgrad || tma_split) && !pl->int8) {
+    if (tiles < h->sm_count && (!tma || tma_wgrad) && !pl->int8) {
         const int64_t most = OCD_MAX(OCD_MIN(ktiles / 16, (int64_t)64), (int64_t)1);
-        if (tma)
+        if (tma_wgrad)
             splits = wave_splits(tiles, ktiles, h->sm_count, most);
         else
             splits = OCD_MIN((2 * (int64_t)h->sm_count + tiles - 1) / tiles, most);

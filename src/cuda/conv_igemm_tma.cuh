@@ -214,7 +214,7 @@ static inline const char *igemm_tma_im2col(const igemm_params &p, const igemm_ac
 }
 
 /* The tiles of g on bm x bn in clusters of cl CTAs along M (the M tiles rounded up to a multiple
-   of cl), and its work units: each tile once per split; with the
+   of cl), and its work units: each tile once per split (the forward pass has one); with the
    index maps' fast divisors (g->cblocks set before). */
 static inline void igemm_tma_tiles(const igemm_params &p, int bm, int bn, int cl, igemm_tma_geom *g)
 {
@@ -230,8 +230,7 @@ static inline void igemm_tma_tiles(const igemm_params &p, int bm, int bn, int cl
 
 /* Fills g for the forward problem p (its activations prm.a with c channels, NHWC, and a packed
    KRSC filter of c channels), on tiles of bm x bn in clusters of cl CTAs (each loading BN / cl
-   filters of B), elements of esize bytes, with p's split-K (kt_per_split of its R S cblocks K
-   tiles a split). NULL, or why the TMA cannot load it. */
+   filters of B), elements of esize bytes. NULL, or why the TMA cannot load it. */
 static inline const char *igemm_tma_plan(const igemm_params &p, int c, int bm, int bn, int cl, int esize,
                                          igemm_tma_geom *g)
 {
@@ -243,8 +242,7 @@ static inline const char *igemm_tma_plan(const igemm_params &p, int c, int bm, i
     g->ti_stride[0] = (uint64_t)c * esize, g->ti_stride[1] = (uint64_t)p.b_ld * esize;
     g->ti_box[0] = (uint32_t)g->bk, g->ti_box[1] = 1, g->ti_box[2] = (uint32_t)(bn / cl);
     g->cblocks = (c + g->bk - 1) / g->bk;
-    g->ktiles = p.R * p.S * g->cblocks;
-    g->nkt = p.kt_per_split; /* make_plan's split of those */
+    g->ktiles = g->nkt = p.R * p.S * g->cblocks;
     igemm_tma_tiles(p, bm, bn, cl, g);
     return NULL;
 }

@@ -26,11 +26,10 @@
    kernel is persistent: min(units, SMs) CTAs walk the work units (each tile once per split)
    along M first, the ring running on across units, so the next unit's loads overlap this one's
    epilogue; the epilogue is the other kernels' (igemm_store_frags: alpha, beta, bias, ReLU, or
-   the partial sums of split-K or a wide epilogue, and their reduction). The filter gradient,
-   whose GEMM is small and whose K is long, splits K over the pixels as the cp.async kernel
-   does; the forward pass splits its taps' channel blocks where its tiles are too few to fill
-   the GPU and conv_igemm.cu's tma_splits_k allows it, else tile_rejects leaves such problems
-   to the smaller tiles.
+   the partial sums of split-K or a wide epilogue, and their reduction). The forward pass has no
+   split-K: where its tiles are too few to fill most of the GPU, conv_igemm.cu's tile_rejects
+   leaves the problem to the smaller tiles; the filter gradient, whose GEMM is small and whose
+   K is long, splits K over the pixels as the cp.async kernel does.
 
    The filter gradient's 64-row tile (the _w64 tiles, entries cuda:wgrad_igemm_tma_64x*): a GEMM
    of M = 64 filters (ResNet's 64-channel layers) would leave a 128-row tile half padding, so
@@ -121,8 +120,8 @@
    32-byte sectors. The rows' offsets are mapped once per 64-row slice (4 per lane), the
    columns need none: the path is planned only where the output's columns are contiguous
    (NHWC y, or dx for backward data, its stride phases included), with neither split-K nor the
-   wide epilogue (a split forward pass, and the filter gradient, with its padded columns and
-   split-K, keep igemm_store_frags, as do NCHW outputs and the clustered tiles);
+   wide epilogue (the forward pass has no split-K; the filter gradient, with its padded
+   columns and split-K, keeps igemm_store_frags, as do NCHW outputs and the clustered tiles);
    4 elements misaligned or across N go element by element. The buffer's 16-byte chunks are
    XOR-swizzled (chunk ^ 2 (row % 4)), so that a half-warp's 8-byte writes (4 rows, 32 bytes
    each) and a quarter-warp's 16-byte reads (one row) touch every bank once. No barrier

@@ -64,9 +64,8 @@
    boundaries, C not a multiple of 64, a KCRS filter packed in the workspace, bias + ReLU with z
    (also with K = 250: the staged epilogue's rows misaligned for 4-element stores) and without z
    (the staged store's bias form), a persistent grid of fewer CTAs than tiles; and the plan
-   declining what the maps cannot take. Split-K where the tiles are fewer than the
-   multiprocessors (gated: OPENCUDNN_UNPROVEN): the narrow 128x64 tile forward with bias, ReLU,
-   z, alpha and beta through the reduction, and backward data in CONVOLUTION mode.
+   declining what the maps cannot take; a grid of two thirds of the multiprocessors served,
+   fewer declined.
    Backward data (unit stride, as a forward pass over dy: conv_igemm_tma.cuh): 3x3 pad 1, 5x5 pad
    2, dilation 2, 1x1 with a KCRS filter, padding above (R - 1) * dilation (a negative pad'), K
    and C not multiples of 64, CONVOLUTION mode, alpha and beta; the wants of part 1 from the
@@ -115,7 +114,7 @@
    on NCHW data; backward data 64 -> 64, a K tail in CONVOLUTION mode, 5x5 with an N edge, pad' =
    -1 on NCHW data; ResNet-50's 64-channel layers at 56x56 (3x3 64 -> 64 both ways, the 1x1
    256 -> 64 forward and the 1x1 64 -> 256 backward); the plan declining 64 columns on the
-   128x128 tile and the filter gradient. Strided backward data with C = 64 runs its phases on them.
+   128x128 tile, too few tiles for the GPU, and the filter gradient. Strided backward data with C = 64 runs its phases on them.
    Prints a line per case; exits 1 if any fails. */
 #define OCD_SM90A
 #define IGEMM_PACK_TILED_MIN 4096 /* the tiled filter pack on the larger of these filters */
@@ -414,10 +413,12 @@ int main()
          64, 256, 56, 56, 1, 1, 0, 0, 1, 1, false, false, false, 1, 0, 6, NULL, true},
         {"narrow 128x128 fp16 K 64 declines (half padding)", H, 6, 2, 64, 64, 16, 16, 3, 3, 1, 1, 1, 1, false, false,
          false, 1, 0, 1, "mostly padding"},
-        {"narrow 128x64 fp16 5 tiles on 16 SMs: split-K (36 K tiles in 2 splits), C 256, bias ReLU z, alpha beta", H, 8,
-         1, 256, 64, 25, 25, 3, 3, 1, 1, 1, 1, false, true, false, 0.5, 0.75, 16, NULL},
-        {"dgrad 128x256 bf16 2 tiles on 8 SMs: split-K (36 K tiles in 2 splits), K 256, C 256, CONVOLUTION", B, 0, 2,
-         256, 256, 11, 11, 3, 3, 1, 1, 1, 1, true, false, false, 1, 0, 8, NULL, true},
+        {"narrow 128x64 fp16 5 tiles on 8 SMs decline (the cp.async tile's split-K serves)", H, 8, 1, 64, 64, 25, 25, 3,
+         3, 1, 1, 1, 1, false, false, false, 1, 0, 8, "too few tiles"},
+        {"128x256 fp16 6 tiles on 8 SMs (two thirds of a wave or more) plan", H, 0, 3, 64, 256, 16, 16, 3, 3, 1, 1, 1, 1,
+         false, false, false, 1, 0, 8, NULL},
+        {"dgrad 256x128 bf16 5 tiles on 8 SMs decline", B, 1, 2, 128, 64, 25, 25, 3, 3, 1, 1, 1, 1, false, false, false,
+         1, 0, 8, "too few tiles", true},
         {"narrow 128x64 fp16 wgrad declines (the forward pass's and backward data's tiles)", H, 8, 2, 64, 64, 16, 16, 3, 3,
          1, 1, 1, 1, false, false, false, 1, 0, 1, "forward pass's and backward data's", false, true},
         {"128x256 fp16 3x3 pad 1, C 64, bias ReLU without z (the bias form), an N edge", H, 0, 2, 64, 224, 18, 17, 3, 3,

@@ -861,13 +861,12 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
     igemm_plan cp;
     /* the cp.async kernel's backward data gathers differently; it has no 64-row tile, no TF32 filter gradient */
     const bool compare = e.c % 64 == 0 && !e.dgrad && Tile::BM > 64 && !(WGRAD && tf32);
-    /* (on one multiprocessor: the loaders do not depend on the grid, and a split TMA plan's grid
-       is one the cp.async tile would decline as too few tiles) */
+    /* (on one multiprocessor: the loaders do not depend on the grid, and the cp.async tiles
+       decline grids of fewer tiles than multiprocessors, where the TMA tiles take two thirds) */
     if (compare && !emu_igemm_plan(e.name, NULL, 1, tp.p, cp_tile<Tile>(), tf32, &cp, &passed)) return false;
-    /* the staged epilogue wherever the tile has it, y (dx) is NHWC (its columns contiguous) and
-       K is not split; with it the ping-pong twin wherever the tile has one (conv_igemm.cu's
-       pingpong_wanted) */
-    const bool staged = igemm_tma_launch<Tile, T, WGRAD>::STAGED_OK && !e.nchw && pl.prm.splits == 1;
+    /* the staged epilogue wherever the tile has it and y (dx) is NHWC: its columns contiguous;
+       with it the ping-pong twin wherever the tile has one (conv_igemm.cu's pingpong_wanted) */
+    const bool staged = igemm_tma_launch<Tile, T, WGRAD>::STAGED_OK && !e.nchw;
     const bool pingpong = staged && igemm_tma_launch<Tile, T, WGRAD>::PINGPONG_OK;
     if ((pl.tma.staged != 0) != staged || (pl.tma.pingpong != 0) != pingpong) {
         printf("FAIL %s: the plan %s the staged epilogue or ping-pong\n", e.name, staged ? "does not choose" : "chooses");

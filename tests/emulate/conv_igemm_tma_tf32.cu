@@ -81,9 +81,6 @@ int main()
          8, 5, 5, 0, 0, 1, 1, false, false, false, 1, 0, 1, NULL, false, false, false, NCHW},
         {"tf32 128x256 3x3 pad 1, C 6 (odd: padded to 8 in the workspace)", F, 0, 2, 6, 256, 12, 12, 3, 3, 1, 1,
          1, 1, false, false, false, 1, 0, 1, NULL},
-        {"tf32 128x256 NCHW 3x3 pad 1, 2 tiles on 8 SMs: split-K (36 K tiles in 2 splits), C 128, bias ReLU z, alpha "
-         "beta", F, 0, 2, 128, 256, 10, 10, 3, 3, 1, 1, 1, 1, false, true, false, 0.5, 0.75, 8, NULL, false, false, false,
-         NCHW},
         {"tf32 fwd FMA math declines", F, 0, 2, 64, 256, 12, 12, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 1,
          "math type", false, false, false, false, FMA},
         /* backward data as a forward pass over dy */
