@@ -139,7 +139,7 @@ TEST(conv_winograd_listed_by_get_v7_and_find)
 /* The heuristic's exception (ocd_conv_heuristic_first): on CUDA a float NCHW 3x3 unit-stride
    convolution with 64 channels each way lists WINOGRAD first where the GPU is not of compute
    capability 9.0, and on it where the images are small: forward below 100 output pixels (8x8;
-   12x12 and 32x32 on the TMA kernel's TF32), backward data below 1024 (32x32 on it), and that choice runs and matches the reference within
+   12x12 and 32x32 on the TMA kernel's TF32), backward data below 512 (32x32 on it), and that choice runs and matches the reference within
    the fp32 bound of 3x3 Winograd (1e-5 of the largest result, as in
    conv_winograd_float_error_bounds); the filter gradient, the host and half data keep their GEMM
    first. */
@@ -163,10 +163,10 @@ TEST(conv_winograd_heuristic_first_where_it_wins)
                 size_t mem[8];
                 int n = conv_setup_heuristic(&s, d, algos, st, mem);
                 const int wino = wino_algos[d][d == CONV_BWD_FILTER ? 1 : 0];
-                /* on compute capability 9.0 the TF32 TMA kernel ahead from 100 pixels forward, 1024
+                /* on compute capability 9.0 the TF32 TMA kernel ahead from 100 pixels forward, 512
                    backward data */
                 const int64_t pixels = shapes[i].in[0] * shapes[i].in[1];
-                const bool small = pixels < (d == CONV_FWD ? 100 : 1024);
+                const bool small = pixels < (d == CONV_FWD ? 100 : 512);
                 const bool want_first = cuda && configs[c] == &cf_float && d != CONV_BWD_FILTER && (small || !tma);
                 char what[128];
                 snprintf(what, sizeof what, "%s %s %s: first %d", shapes[i].name, dir_names[d], configs[c]->name,

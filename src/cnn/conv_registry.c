@@ -490,13 +490,13 @@ const char *ocd_conv_algo_rejects(const struct ocd_conv_problem *p, int algo)
    table before compute capability 9.0, and on it where the images are small; elsewhere the
    TF32 TMA kernel that leads the table is faster (an H100, ResNet-50's stride-1 3x3 layers,
    bench conv_algo suite and batch 256: forward 56x56 0.19 against 0.34 ms, 28x28 0.17 / 0.19,
-   14x14 0.107 / 0.109, but 7x7 0.151 / 0.095; backward data at batch 64, 56x56 0.23 against
-   0.34, 28x28 0.183 / 0.185, 14x14 0.132 / 0.108, 7x7 0.165 / 0.096). The filter gradient
+   14x14 0.107 / 0.109, but 7x7 0.151 / 0.095; backward data at batch 64, 56x56 0.161 against
+   0.339, 28x28 0.166 / 0.186, but 14x14 0.123 / 0.111 and 7x7 0.120 / 0.099). The filter gradient
    keeps table order (its Winograd runs
    in fp32, not TF32). Half and bfloat16 data stay on the tensor-core GEMM (faster there), and
    the host backend on its GEMM engine (its Winograd is slower than im2col + GEMM). */
 #define WINOGRAD_FWD_PIXELS 100     /* on compute capability 9.0, forward: below this many output pixels an image */
-#define WINOGRAD_DGRAD_PIXELS 1024  /* on compute capability 9.0, backward data: below this many pixels of dy */
+#define WINOGRAD_DGRAD_PIXELS 512   /* on compute capability 9.0, backward data: below this many pixels of dy */
 int ocd_conv_heuristic_first(cudnnHandle_t handle, const struct ocd_conv_problem *p)
 {
     const struct ocd_conv_shape *s = &p->s;

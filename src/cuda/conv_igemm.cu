@@ -340,13 +340,15 @@ static void filter_strides(const struct ocd_tensor_view *w, int64_t st[5])
    applies; the sm_90a cp.async kernel's last (smallest) one declines padding only (split-K
    fills the GPU), leaving mostly-padding problems to the sm_80 tiles. The TMA kernel has no
    split-K in the forward and backward-data passes: its tiles decline grids too small there,
-   for its narrow tiles (OCD_IGEMM_TMA_NARROW_TILES) and then the cp.async kernel's; a call's
-   TMA tile (wave23, not a stride phase's) takes a grid of two thirds of the multiprocessors
-   or more, one wave of its tiles running faster than a wave and a half of the next narrower
-   ones (an H100, ResNet-50's 3x3 256-channel layer at batch 64, fp16, 98 tiles of 128x256:
-   0.033 ms against 0.039 for 196 of 128x128 forward, 0.038 / 0.044 backward data; split in
-   two, 50 tiles of 128x256 took 0.056-0.069 ms against 0.054 for 200 of 128x64 on the
-   512-channel layer). Both kernels see the same rule, so a TMA tile that declines a problem
+   for its narrow tiles (OCD_IGEMM_TMA_NARROW_TILES) and then the cp.async kernel's. A call's
+   16-bit TMA tile, and its TF32 narrow one (wave23; not a stride phase's), takes a grid of
+   two thirds of the multiprocessors or more: one wave of its tiles ran faster than a wave and
+   a half of the next narrower ones (an H100, ResNet-50's 3x3 layers at batch 64: 98 tiles of
+   128x256 on the 256-channel one 0.033 ms against 0.039 for 196 of 128x128 forward, 0.038 /
+   0.044 backward data; 100 of 128x128 on the 512-channel one 0.035 / 0.054 for 200 of 128x64,
+   0.046 / 0.068, TF32 stride 2 0.124 / 0.150), but not the wide TF32 tiles (98 of 128x256 0.122
+   against 0.114 ms; and split in two, 50 of the 16-bit 128x256 took 0.056-0.069 ms against
+   0.054 on the 512-channel layer). Both kernels see the same rule, so a TMA tile that declines a problem
    on its shape leaves it to no cp.async tile of that shape or wider: the narrow TMA tiles,
    listed after the wide ones and ahead of every cp.async tile, meet what only the cp.async
    tiles of their shape or narrower would serve. */
@@ -568,7 +570,8 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if (p->ep.on && !pl->int8) {
         if (p->ep.bias_view.dtype != p->y.dtype) return OCD_REASON_DTYPE;
     }
-    const char *why = tile_rejects(h, p, tile, gm.m, gm.n, g, tma && use == PLAN_CALL);
+    const bool wave23 = tma && use == PLAN_CALL && (!tf32 || tile >= TMA_NARROW_TILE0);
+    const char *why = tile_rejects(h, p, tile, gm.m, gm.n, g, wave23);
     if (why) return why;
 
     igemm_params &prm = pl->prm;

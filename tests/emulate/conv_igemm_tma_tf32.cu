@@ -29,7 +29,9 @@
    strided 1x1, a KRSC filter, alpha and beta, split-K; and the plan declining the filter
    gradient on NHWC data, on a clustered tile, of a 1x1 filter over fewer than 8192 output
    pixels, of images of fewer than 100 output pixels, FMA math, strided backward data on the
-   unit-stride entry, and channels that are not a multiple of 4. Clusters of 2 CTAs (the _c2_tf32 entries, B assembled
+   unit-stride entry, and channels that are not a multiple of 4; a grid of 6 tiles on 8
+   multiprocessors declined by the wide 128x256 tile and served by the narrow 128x128 one
+   (conv_igemm.cu's wave23). Clusters of 2 CTAs (the _c2_tf32 entries, B assembled
    from both CTAs' multicast halves): forward with 3 M tiles (the last pair's second past M) and
    an N edge, channel tails (C 36, 44), C 5 and the stem's C 3 padded in the workspace, stride 2
    with unequal paddings, bias, ReLU and z in CONVOLUTION mode, NCHW through the copies; backward
@@ -81,6 +83,10 @@ int main()
          8, 5, 5, 0, 0, 1, 1, false, false, false, 1, 0, 1, NULL, false, false, false, NCHW},
         {"tf32 128x256 3x3 pad 1, C 6 (odd: padded to 8 in the workspace)", F, 0, 2, 6, 256, 12, 12, 3, 3, 1, 1,
          1, 1, false, false, false, 1, 0, 1, NULL},
+        {"tf32 128x256 6 tiles on 8 SMs decline (the wide TF32 tiles take a whole wave)", F, 0, 3, 64, 256, 16, 16, 3, 3,
+         1, 1, 1, 1, false, false, false, 1, 0, 8, "too few tiles"},
+        {"tf32 narrow 128x128 6 tiles on 8 SMs (two thirds of a wave or more) plan", F, 6, 3, 64, 128, 16, 16, 3, 3, 1,
+         1, 1, 1, false, false, false, 1, 0, 8, NULL},
         {"tf32 fwd FMA math declines", F, 0, 2, 64, 256, 12, 12, 3, 3, 1, 1, 1, 1, false, false, false, 1, 0, 1,
          "math type", false, false, false, false, FMA},
         /* backward data as a forward pass over dy */
