@@ -15,7 +15,9 @@
    padded-N/C variants) are first transposed to packed NHWC in the workspace; the filter is
    re-packed to KRSC (forward) or to [G][C/G][T][R][S][K/G] with the taps mirrored for
    CONVOLUTION mode (backward data); a TF32 plan's copies round to tf32 on the way
-   (igemm_operand). Outputs are written in place in any layout.
+   (igemm_operand). Outputs are written in place in any layout, but for an NCHW-like one of
+   the TMA kernel under the plain epilogue, which its staged epilogue writes packed NHWC into
+   the workspace and a transpose brings out (plan_out).
 
    A forward pass without groups whose C is not a multiple of the 16-byte chunk (8 half, 4 float,
    16 int8: RGB images, C = 3) has its input copied with C padded by zeros to that multiple, and
@@ -109,10 +111,12 @@ static const igemm_tile_info tile_info[TILES_ALL] = {
 #undef X
 };
 
-/* A planned copy of an NCHW-like activation into packed NHWC in the workspace. */
+/* A planned copy between an NCHW-like activation (tensor: n images of c channels sc apart, s
+   packed pixels each, images sn apart) and packed NHWC in the workspace at ws_off: into it for
+   an operand (copy_a, copy_b), out of it into the output (copy_out). */
 struct igemm_copy {
     bool on;
-    const void *src;
+    void *tensor;
     int64_t sn, sc, s, ws_off;
     int c, n;
 };
@@ -131,6 +135,7 @@ struct igemm_plan {
     int esize;
     igemm_params prm;
     igemm_copy copy_a, copy_b;
+    igemm_copy copy_out;            /* the TMA kernel's output through packed NHWC (plan_out) */
     igemm_rows_copy rows_a, rows_b; /* k32: the copies of dy and x (copy_a, copy_b off) */
     bool pad_on; /* the padded forward pass: x (pad_src) goes through pad (copy_a is off) */
     igemm_pad pad;
@@ -192,6 +197,31 @@ static int vect_piece(const struct ocd_tensor_view *v, int esize)
    chunk is: read in place at any size (0.94 of the packed filter's time on the 590 KB one). */
 #define VECT_FILTER_IN_PLACE (64 * 1024)
 
+/* a's dims with the strides of packed NHWC */
+static act_dims packed_nhwc(const act_dims &a)
+{
+    act_dims p = a;
+    p.sc = 1, p.sw = a.c, p.sh = a.w * a.c, p.sd = a.h * a.w * a.c, p.sn = a.d * a.h * a.w * a.c;
+    return p;
+}
+
+/* Plans *copy between a (at data) and packed NHWC at *ws (igemm_copy), its pixels packed; NULL or
+   why not. */
+static const char *plan_nhwc_copy(const act_dims &a, const void *data, int esize, igemm_copy *copy, size_t *ws)
+{
+    const bool spatial_packed = (a.w == 1 || a.sw == 1) && (a.h == 1 || a.sh == a.w) && (a.d == 1 || a.sd == a.h * a.w);
+    if (!spatial_packed) return OCD_REASON_LAYOUT;
+    const int64_t s = a.d * a.h * a.w;
+    /* launch_nhwc_copy's grid: a block a 32 x 32 tile, below 2^31 */
+    if (s > UINT32_MAX || ((s + 31) / 32) * ((a.c + 31) / 32) * a.n > INT32_MAX) return OCD_REASON_SHAPE;
+    copy->on = true;
+    copy->tensor = (void *)data;
+    copy->sn = a.sn, copy->sc = a.sc, copy->s = s, copy->ws_off = (int64_t)*ws;
+    copy->c = (int)a.c, copy->n = (int)a.n;
+    *ws = ocd_ws_round(*ws + (size_t)(a.n * s * a.c) * (size_t)esize);
+    return NULL;
+}
+
 /* Fills *act for the kernel: the tensor itself when its channels are contiguous and its strides
    keep 16-byte chunks aligned (the pointer must then be 16-byte aligned too), or when it is int8
    INT8x4 or INT8x32 with strides that keep its pieces aligned, else a planned transpose into the
@@ -220,18 +250,10 @@ static const char *plan_act(const struct ocd_tensor_view *v, const void *data, i
         act->sn = a.sn, act->sd = a.sd, act->sh = a.sh, act->sw = a.sw;
         return NULL;
     }
-    bool spatial_packed = (a.w == 1 || a.sw == 1) && (a.h == 1 || a.sh == a.w) && (a.d == 1 || a.sd == a.h * a.w);
-    if (!spatial_packed) return OCD_REASON_LAYOUT;
-    int64_t s = a.d * a.h * a.w;
-    /* launch_to_nhwc's grid: a block a 32 x 32 tile, below 2^31 */
-    if (s > UINT32_MAX || ((s + 31) / 32) * ((a.c + 31) / 32) * a.n > INT32_MAX) return OCD_REASON_SHAPE;
-    copy->on = true;
-    copy->src = data;
-    copy->sn = a.sn, copy->sc = a.sc, copy->s = s, copy->ws_off = (int64_t)*ws;
-    copy->c = (int)a.c, copy->n = (int)a.n;
-    *ws = ocd_ws_round(*ws + (size_t)(a.n * s * a.c) * (size_t)esize);
+    if (const char *why = plan_nhwc_copy(a, data, esize, copy, ws)) return why;
     act->ptr = NULL; /* the workspace copy, bound at run time */
-    act->sn = s * a.c, act->sd = a.h * a.w * a.c, act->sh = a.w * a.c, act->sw = a.c;
+    const act_dims packed = packed_nhwc(a);
+    act->sn = packed.sn, act->sd = packed.sd, act->sh = packed.sh, act->sw = packed.sw;
     return NULL;
 }
 
@@ -322,6 +344,26 @@ static igemm_map map_pixels(const act_dims &a)
     set_divs(m.div, a.w, a.h, a.d);
     m.stride[0] = a.sn, m.stride[1] = a.sd, m.stride[2] = a.sh, m.stride[3] = a.sw;
     return m;
+}
+
+/* Plans the output v of a TMA forward pass (or backward data as one) through the workspace, where
+   its channels are not contiguous (NCHW) but its pixels are packed: the kernel's staged
+   epilogue stores packed NHWC at *ws (ep's maps), and launch_nhwc_copy transposes that into v
+   after it, rather than the kernel's fragments writing v element by element through the column
+   map (three divisions and a 64-bit multiply-add an element, under which the tensor cores
+   idle). The caller allows it where the epilogue is the plain one (alpha alone: beta's z and
+   fused terms are read in v's own layout) and the tile has the staged epilogue. False where v
+   does not take it (ep and *ws as they were). */
+static bool plan_out(const struct ocd_tensor_view *v, void *data, int esize, igemm_epi &ep, igemm_copy *copy,
+                     size_t *ws)
+{
+    const act_dims a = act_of(v);
+    if (a.sc <= 1 || plan_nhwc_copy(a, data, esize, copy, ws) != NULL) return false;
+    ep.out = NULL, ep.z = NULL; /* the workspace copy, bound at run time */
+    ep.row = map_pixels(packed_nhwc(a));
+    ep.col = map_one(1);
+    ep.group_off = 0;
+    return true;
 }
 
 /* The filter's strides as (k, c, t, r, s), whatever its rank. */
@@ -687,6 +729,12 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     /* TF32: the operands no copy rounded are rounded by the sm_90a kernel (igemm_operand) */
     prm.round_a = tf32 && !pl->copy_a.on && !pl->pad_on;
     prm.round_b = tf32 && !pl->pack_filter;
+    /* an NCHW output of the TMA kernel through packed NHWC (plan_out; not a stride phase's, whose
+       entry stages an NCHW dx of its own) */
+    if (tma && !tma_wgrad && use == PLAN_CALL && !p->ep.on && p->beta == 0 && ocd_igemm_tma_staged[tile - TMA_TILE0]) {
+        const bool fwd = p->dir == OCD_CONV_FWD;
+        plan_out(fwd ? &p->y : &p->x, fwd ? p->y_data : p->x_data, esize, ep, &pl->copy_out, &ws);
+    }
     if (pl->pack_filter) {
         if ((why = igemm_filter_pack_make(&pl->pack, wst, vect_shift(p->w.vect), (int)g, (int)kg, (int)cg, (int)cgp,
                                           prm.T, prm.R, prm.S, p->dir == OCD_CONV_BWD_DATA, s->flip)))
@@ -738,18 +786,23 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
 
 /* ---- running -------------------------------------------------------------------------------------- */
 
-/* The copy c of an NCHW-like activation into packed NHWC at dst (cuda/transpose.cuh: p runs
-   over an image's pixels, q over its channels, one batch dim over the images), in words of two
-   elements where the extents, strides and both pointers allow. */
+/* The copy c between its NCHW-like activation and packed NHWC at nhwc (cuda/transpose.cuh: one
+   batch dim over the images; into the workspace, p runs over an image's pixels and q over its
+   channels, out of it the other way round), in words of two elements where the extents,
+   strides and both pointers allow. */
 template <typename U>
-static cudnnStatus_t launch_to_nhwc(const igemm_copy &c, const U *src, U *dst, bool tf32, cudaStream_t stream)
+static cudnnStatus_t launch_nhwc_copy(const igemm_copy &c, U *nhwc, bool into, bool tf32, cudaStream_t stream)
 {
+    U *const tensor = (U *)c.tensor, *const dst = into ? nhwc : tensor;
+    const U *const src = into ? tensor : nhwc;
     const bool pairs = c.s % 2 == 0 && c.c % 2 == 0 && c.sc % 2 == 0 && c.sn % 2 == 0 &&
-                       (uintptr_t)src % (2 * sizeof(U)) == 0 && (uintptr_t)dst % (2 * sizeof(U)) == 0;
-    ocd_transpose_args g = ocd_transpose_plan((uint32_t)c.s, (uint32_t)c.c, c.sc, c.c, pairs ? 2 : 1);
+                       (uintptr_t)tensor % (2 * sizeof(U)) == 0 && (uintptr_t)nhwc % (2 * sizeof(U)) == 0;
+    const int64_t image = c.s * c.c;
+    ocd_transpose_args g = into ? ocd_transpose_plan((uint32_t)c.s, (uint32_t)c.c, c.sc, c.c, pairs ? 2 : 1)
+                                : ocd_transpose_plan((uint32_t)c.c, (uint32_t)c.s, c.c, c.sc, pairs ? 2 : 1);
     g.batch_rank = 1;
     g.batch_dims[0] = ocd_fastdiv_make((uint32_t)c.n);
-    g.x_batch[0] = c.sn, g.y_batch[0] = c.s * c.c;
+    g.x_batch[0] = into ? c.sn : image, g.y_batch[0] = into ? image : c.sn;
     const unsigned blocks = g.tiles_p * g.tiles_q * (unsigned)c.n;
     const dim3 block(OCD_TRANSPOSE_TILE, OCD_TRANSPOSE_TILE_ROWS);
     const igemm_nhwc_put<U> put = {tf32};
@@ -786,7 +839,7 @@ static cudnnStatus_t launch_copies(igemm_plan *pl, const void *filter, char *ws,
         const igemm_copy &c = *copies[i];
         if (!c.on) continue;
         U *dst = (U *)(ws + c.ws_off);
-        if (cudnnStatus_t st = launch_to_nhwc(c, (const U *)c.src, dst, tf32, stream)) return st;
+        if (cudnnStatus_t st = launch_nhwc_copy(c, dst, true, tf32, stream)) return st;
         acts[i]->ptr = dst;
     }
     if (pl->pack_filter) {
@@ -818,7 +871,17 @@ static cudnnStatus_t run_copies(cudnnHandle_t h, const struct ocd_conv_problem *
             : pl.esize == 2 ? launch_copies<uint16_t>(&pl, p->w_data, ws, h->stream)
                             : launch_copies<uint8_t>(&pl, p->w_data, ws, h->stream));
     if (pl.prm.splits > 1 || pl.prm.epi.wide) pl.prm.epi.partial = (float *)(ws + pl.ws_part);
+    if (pl.copy_out.on) pl.prm.epi.out = ws + pl.copy_out.ws_off, pl.prm.epi.z = pl.prm.epi.out;
     return CUDNN_STATUS_SUCCESS;
+}
+
+/* The output's copy out of the workspace after the kernel (plan_out), pl bound by run_copies. */
+static cudnnStatus_t run_copy_out(cudnnHandle_t h, const igemm_plan &pl)
+{
+    if (!pl.copy_out.on) return CUDNN_STATUS_SUCCESS;
+    void *const nhwc = pl.prm.epi.out;
+    return pl.esize == 4 ? launch_nhwc_copy(pl.copy_out, (uint32_t *)nhwc, false, false, h->stream)
+                         : launch_nhwc_copy(pl.copy_out, (uint16_t *)nhwc, false, false, h->stream);
 }
 
 /* Launches the kernel of tile on pl, bound by run_copies. */
@@ -841,7 +904,8 @@ static cudnnStatus_t run_plan(cudnnHandle_t h, const struct ocd_conv_problem *p,
                               void *workspace, size_t workspace_bytes)
 {
     OCD_TRY(run_copies(h, p, pl, workspace, workspace_bytes));
-    return run_kernel(h, p, tile, pl);
+    OCD_TRY(run_kernel(h, p, tile, pl));
+    return run_copy_out(h, pl);
 }
 
 /* ---- the entries ---------------------------------------------------------------------------------- */

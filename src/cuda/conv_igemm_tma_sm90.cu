@@ -119,7 +119,8 @@
    once (8 bytes of fp16 or bf16, 16 of fp32): the 8 lanes of a row cover its 32 columns, whole
    32-byte sectors. The rows' offsets are mapped once per 64-row slice (4 per lane), the
    columns need none: the path is planned only where the output's columns are contiguous
-   (NHWC y, or dx for backward data, its stride phases included), with neither split-K nor the
+   (NHWC y, or dx for backward data, its stride phases included; an NCHW one under the plain
+   epilogue through packed NHWC in the workspace: conv_igemm.cu's plan_out), with neither split-K nor the
    wide epilogue (the forward pass has no split-K; the filter gradient, with its padded
    columns and split-K, keeps igemm_store_frags, as do NCHW outputs and the clustered tiles);
    4 elements misaligned or across N go element by element. The buffer's 16-byte chunks are

@@ -90,16 +90,31 @@ template <typename T> void emu_igemm_copies(igemm_plan &pl, const struct ocd_con
         for (uint32_t q = 0; q < r.rows.total / 4; q++) igemm_pad_four((const U *)r.src, dst, r.rows, q, tf32);
         acts[i]->ptr = dst;
     }
-    for (int i = 0; i < 2; i++) { /* launch_to_nhwc: [N][C][S] -> packed [N][S][C] */
+    for (int i = 0; i < 2; i++) { /* launch_nhwc_copy into the workspace: [N][C][S] -> packed [N][S][C] */
         const igemm_copy &c = *copies[i];
         if (!c.on) continue;
         U *dst = (U *)(wsa + c.ws_off);
         for (int64_t img = 0; img < c.n; img++)
             for (int64_t sp = 0; sp < c.s; sp++)
                 for (int64_t ch = 0; ch < c.c; ch++)
-                    dst[(img * c.s + sp) * c.c + ch] = igemm_operand(((const U *)c.src)[img * c.sn + ch * c.sc + sp], tf32);
+                    dst[(img * c.s + sp) * c.c + ch] = igemm_operand(((const U *)c.tensor)[img * c.sn + ch * c.sc + sp], tf32);
         acts[i]->ptr = dst;
     }
+    if (pl.copy_out.on) pl.prm.epi.out = wsa + pl.copy_out.ws_off, pl.prm.epi.z = pl.prm.epi.out; /* plan_out */
+}
+
+/* The output's copy out of the workspace (plan_out; launch_nhwc_copy out of it): packed
+   [N][S][C] -> [N][C][S], after the kernel. */
+template <typename T> void emu_igemm_copy_out(const igemm_plan &pl)
+{
+    typedef typename std::conditional<sizeof(T) == 4, uint32_t, uint16_t>::type U;
+    const igemm_copy &c = pl.copy_out;
+    if (!c.on) return;
+    const U *src = (const U *)pl.prm.epi.out;
+    for (int64_t img = 0; img < c.n; img++)
+        for (int64_t sp = 0; sp < c.s; sp++)
+            for (int64_t ch = 0; ch < c.c; ch++)
+                ((U *)c.tensor)[img * c.sn + ch * c.sc + sp] = src[(img * c.s + sp) * c.c + ch];
 }
 
 /* Plans p on tile (make_plan, a handle of compute capability 9.0 with sm_count SMs) into *pl.

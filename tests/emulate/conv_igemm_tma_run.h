@@ -803,6 +803,7 @@ const char *run_plan(const tma_case &e, const tma_problem<T> &tp, const emu_phas
         }
     if (pl.prm.epi.partial)
         igemm_reduce_all<T>(pl.prm);
+    emu_igemm_copy_out<T>(pl);
     return NULL;
 }
 
@@ -864,9 +865,15 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
     /* (on one multiprocessor: the loaders do not depend on the grid, and the cp.async tiles
        decline grids of fewer tiles than multiprocessors, where the TMA tiles take two thirds) */
     if (compare && !emu_igemm_plan(e.name, NULL, 1, tp.p, cp_tile<Tile>(), tf32, &cp, &passed)) return false;
-    /* the staged epilogue wherever the tile has it and y (dx) is NHWC: its columns contiguous;
-       with it the ping-pong twin wherever the tile has one (conv_igemm.cu's pingpong_wanted) */
-    const bool staged = igemm_tma_launch<Tile, T, WGRAD>::STAGED_OK && !e.nchw;
+    /* the staged epilogue wherever the tile has it and y (dx) is NHWC, its columns contiguous, or
+       NCHW under the plain epilogue (through packed NHWC in the workspace: plan_out); with it the
+       ping-pong twin wherever the tile has one (conv_igemm.cu's pingpong_wanted) */
+    const bool plain = !e.bias_relu && e.beta == 0;
+    const bool staged = igemm_tma_launch<Tile, T, WGRAD>::STAGED_OK && (!e.nchw || plain);
+    if (pl.copy_out.on != (staged && e.nchw)) {
+        printf("FAIL %s: the plan %s the output through the workspace\n", e.name, pl.copy_out.on ? "takes" : "does not take");
+        return false;
+    }
     const bool pingpong = staged && igemm_tma_launch<Tile, T, WGRAD>::PINGPONG_OK;
     if ((pl.tma.staged != 0) != staged || (pl.tma.pingpong != 0) != pingpong) {
         printf("FAIL %s: the plan %s the staged epilogue or ping-pong\n", e.name, staged ? "does not choose" : "chooses");
