@@ -139,7 +139,8 @@ TEST(conv_winograd_listed_by_get_v7_and_find)
 /* The heuristic's exception (ocd_conv_heuristic_first): on CUDA a float NCHW 3x3 unit-stride
    convolution with 64 channels each way lists WINOGRAD first where the GPU is not of compute
    capability 9.0, and on it where the images are small: forward below 100 output pixels (8x8;
-   12x12 and 32x32 on the TMA kernel's TF32), backward data below 512 (32x32 on it), and that choice runs and matches the reference within
+   12x12 and 32x32 on the TMA kernel's TF32), backward data below 512 (32x32 on it), and that
+   choice runs and matches the reference within
    the fp32 bound of 3x3 Winograd (1e-5 of the largest result, as in
    conv_winograd_float_error_bounds); the filter gradient, the host and half data keep their GEMM
    first. */

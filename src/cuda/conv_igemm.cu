@@ -390,10 +390,10 @@ static void filter_strides(const struct ocd_tensor_view *w, int64_t st[5])
    0.044 backward data; 100 of 128x128 on the 512-channel one 0.035 / 0.054 for 200 of 128x64,
    0.046 / 0.068, TF32 stride 2 0.124 / 0.150), but not the wide TF32 tiles (98 of 128x256 0.122
    against 0.114 ms; and split in two, 50 of the 16-bit 128x256 took 0.056-0.069 ms against
-   0.054 on the 512-channel layer). Both kernels see the same rule, so a TMA tile that declines a problem
-   on its shape leaves it to no cp.async tile of that shape or wider: the narrow TMA tiles,
-   listed after the wide ones and ahead of every cp.async tile, meet what only the cp.async
-   tiles of their shape or narrower would serve. */
+   0.054 on the 512-channel layer). Both kernels see the same rule, so a TMA tile that declines
+   a problem on its shape leaves it to no cp.async tile of that shape or wider: the narrow TMA
+   tiles, listed after the wide ones and ahead of every cp.async tile, meet what only the
+   cp.async tiles of their shape or narrower would serve. */
 static const char *tile_rejects(cudnnHandle_t h, const struct ocd_conv_problem *p, int tile, int64_t m, int64_t n,
                                 int64_t groups, bool wave23)
 {
@@ -432,10 +432,11 @@ static const char *cluster_rejects(cudnnHandle_t h, int c2, bool wgrad, igemm_ty
    128x128 and 128x64 ones (the stride-2 3x3 layers, which the Winograd entries ahead of them
    decline), forward and for backward data, which runs as a forward pass on the same kernel
    (ResNet-50's 3x3 64-channel layer at batch 64, where the heuristic puts them ahead of
-   Winograd: 0.67 of its time), and its 128x256 tile's filter gradient of NCHW data (the k32 form: 0.60-0.87
-   of the mma.sync kernel's time on the 3x3 layers at batch 64 and 256). The other sm_90a tiles are unproven entries (core/impl.h,
-   docs/engines.md): right on the GPU but not measured faster, or measured slower (the
-   clustered tiles). */
+   Winograd: 0.48 of its time; NHWC 0.37-0.39 of the mma.sync kernel's), and its 128x256
+   tile's filter gradient of NCHW data (the k32 form: 0.60-0.87 of the mma.sync kernel's time on
+   the 3x3 layers at batch 64 and 256). The other sm_90a tiles are unproven entries
+   (core/impl.h, docs/engines.md): right on the GPU but not measured faster, or measured slower
+   (the clustered tiles). */
 static bool tile_proven(int tile, enum ocd_conv_dir dir, bool tf32)
 {
     const bool narrow = tile >= TMA_NARROW_TILE0 && dir != OCD_CONV_BWD_FILTER;

@@ -97,7 +97,8 @@ template <typename T> void emu_igemm_copies(igemm_plan &pl, const struct ocd_con
         for (int64_t img = 0; img < c.n; img++)
             for (int64_t sp = 0; sp < c.s; sp++)
                 for (int64_t ch = 0; ch < c.c; ch++)
-                    dst[(img * c.s + sp) * c.c + ch] = igemm_operand(((const U *)c.tensor)[img * c.sn + ch * c.sc + sp], tf32);
+                    dst[(img * c.s + sp) * c.c + ch] =
+                        igemm_operand(((const U *)c.tensor)[img * c.sn + ch * c.sc + sp], tf32);
         acts[i]->ptr = dst;
     }
     if (pl.copy_out.on) pl.prm.epi.out = wsa + pl.copy_out.ws_off, pl.prm.epi.z = pl.prm.epi.out; /* plan_out */

@@ -871,7 +871,8 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
     const bool plain = !e.bias_relu && e.beta == 0;
     const bool staged = igemm_tma_launch<Tile, T, WGRAD>::STAGED_OK && (!e.nchw || plain);
     if (pl.copy_out.on != (staged && e.nchw)) {
-        printf("FAIL %s: the plan %s the output through the workspace\n", e.name, pl.copy_out.on ? "takes" : "does not take");
+        printf("FAIL %s: the plan %s the output through the workspace\n", e.name,
+               pl.copy_out.on ? "takes" : "does not take");
         return false;
     }
     const bool pingpong = staged && igemm_tma_launch<Tile, T, WGRAD>::PINGPONG_OK;
