@@ -219,6 +219,7 @@ int main(int argc, char **argv)
                 current_handle = NULL;
             }
             printf("  %-50s %s\n", tests[t].name, current_failures ? "FAIL" : "ok");
+            fflush(stdout); /* a runner a timeout kills still leaves the tests it finished in its log */
             if (current_failures) failed++;
             else passed++;
         }
