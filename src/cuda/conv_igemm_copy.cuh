@@ -1,9 +1,10 @@
 /* conv_igemm_copy.cuh: the implicit GEMM's operand copies (conv_igemm.cu plans and launches
-   them): an NCHW-like activation transposed into packed NHWC, or its rows padded to a multiple of
-   16 bytes (the TMA's TF32 filter gradient), an input padded to whole channel
-   chunks (the padded forward pass, and the int8 one from vectorized layouts) and a filter packed
-   into the GEMM's B layout, each element rounded to tf32 on the way for a TF32 plan. The
-   index functions are host-callable, so that the CPU emulations check them. */
+   them): an NCHW-like activation transposed into packed NHWC (and an output back out of it), or
+   its rows padded to a multiple of 16 bytes (the TMA's TF32 filter gradient), an input padded
+   to whole channel chunks (the padded forward pass, and the int8 one from vectorized layouts)
+   and a filter packed into the GEMM's B layout, each operand element rounded to tf32 on the way
+   for a TF32 plan. The index functions are host-callable, so that the CPU emulations check
+   them. */
 #ifndef OCD_CUDA_CONV_IGEMM_COPY_CUH
 #define OCD_CUDA_CONV_IGEMM_COPY_CUH
 
@@ -25,8 +26,9 @@ template <typename U> __host__ __device__ __forceinline__ U igemm_operand(U v, b
     return v;
 }
 
-/* The store of the copy into packed NHWC (cuda/transpose.cuh's Put, [N][C][S] with strides
-   (sn, sc, 1) -> [N][S][C]): each element as igemm_operand makes it. */
+/* The store of the copies between an NCHW-like activation and packed NHWC (cuda/transpose.cuh's
+   Put; conv_igemm.cu's launch_nhwc_copy): each element as igemm_operand makes it (an operand
+   rounded to tf32 for a TF32 plan; the output, tf32 false, as it is). */
 template <typename U> struct igemm_nhwc_put {
     bool tf32;
     template <int V> __device__ __forceinline__ void operator()(U *dst, ocd_vec<U, V> w) const
