@@ -21,7 +21,7 @@
    and with stride 2 phase by phase, as the phases entry runs it; the filter gradient with edge
    tiles, stride 2 and split-K. TF32 (fp32 data), forward and backward data: every tile, channel
    counts that are multiples of 4 but not 8, NCHW activations (transposed into the workspace as
-   launch_to_nhwc does) with a KCRS filter, split-K and the stride phases. The stem (C = 3, its
+   launch_nhwc_copy does) with a KCRS filter, split-K and the stride phases. The stem (C = 3, its
    channels padded in the workspace as igemm_pad_channels pads them) in fp16 and TF32. The emulated wgmma keeps
    only the tf32 part of each operand, as the hardware does, and counts operands that arrive with
    low bits set: the kernel's rounding pass must leave none. The TF32 results are checked against
