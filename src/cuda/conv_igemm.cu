@@ -794,20 +794,19 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
 /* The copy c between its NCHW-like activation and packed NHWC at nhwc (cuda/transpose.cuh: one
    batch dim over the images; into the workspace, p runs over an image's pixels and q over its
    channels, out of it the other way round), in words of two elements where the extents,
-   strides and both pointers allow. */
+   strides and both pointers allow (ocd_transpose_words). */
 template <typename U>
 static cudnnStatus_t launch_nhwc_copy(const igemm_copy &c, U *nhwc, bool into, bool tf32, cudaStream_t stream)
 {
     U *const tensor = (U *)c.tensor, *const dst = into ? nhwc : tensor;
     const U *const src = into ? tensor : nhwc;
-    const bool pairs = c.s % 2 == 0 && c.c % 2 == 0 && c.sc % 2 == 0 && c.sn % 2 == 0 &&
-                       (uintptr_t)tensor % (2 * sizeof(U)) == 0 && (uintptr_t)nhwc % (2 * sizeof(U)) == 0;
     const int64_t image = c.s * c.c;
-    ocd_transpose_args g = into ? ocd_transpose_plan((uint32_t)c.s, (uint32_t)c.c, c.sc, c.c, pairs ? 2 : 1)
-                                : ocd_transpose_plan((uint32_t)c.c, (uint32_t)c.s, c.c, c.sc, pairs ? 2 : 1);
+    ocd_transpose_args g = into ? ocd_transpose_plan((uint32_t)c.s, (uint32_t)c.c, c.sc, c.c)
+                                : ocd_transpose_plan((uint32_t)c.c, (uint32_t)c.s, c.c, c.sc);
     g.batch_rank = 1;
     g.batch_dims[0] = ocd_fastdiv_make((uint32_t)c.n);
     g.x_batch[0] = into ? c.sn : image, g.y_batch[0] = into ? image : c.sn;
+    const bool pairs = ocd_transpose_words(&g, src, dst, sizeof(U), 2) == 2;
     const unsigned blocks = g.tiles_p * g.tiles_q * (unsigned)c.n;
     const dim3 block(OCD_TRANSPOSE_TILE, OCD_TRANSPOSE_TILE_ROWS);
     const igemm_nhwc_put<U> put = {tf32};

@@ -755,7 +755,8 @@ template <typename T> void igemm_reduce_all(const igemm_params &p)
     for (int g = 0; g < p.groups; g++)
         for (int m = 0; m < p.M; m++)
             for (int n = 0; n < p.N; n++)
-                plain ? igemm_reduce_one<T, IGEMM_EPI_PLAIN>(p, g, m, n) : igemm_reduce_one<T, IGEMM_EPI_WHOLE>(p, g, m, n);
+                plain ? igemm_reduce_one<T, IGEMM_EPI_PLAIN>(p, g, m, n)
+                      : igemm_reduce_one<T, IGEMM_EPI_WHOLE>(p, g, m, n);
 }
 
 /* Grid (ceil(N / blockDim.x), rows, groups): a thread takes column n of rows blockIdx.y,

@@ -112,7 +112,8 @@ template <typename U> struct alignas(4 * sizeof(U)) igemm_four {
     U v[4];
 };
 template <typename U>
-__host__ __device__ __forceinline__ void igemm_pad_four(const U *src, U *dst, const igemm_rows &r, uint32_t q, bool tf32)
+__host__ __device__ __forceinline__ void igemm_pad_four(const U *src, U *dst, const igemm_rows &r, uint32_t q,
+                                                        bool tf32)
 {
     bool has[4];
     int64_t from[4];

@@ -38,22 +38,6 @@ template <typename T> struct transpose_put_scaled {
     }
 };
 
-/* The widest word (elements) the transpose can use: every extent and stride of the two dims a
-   multiple of it, both bases aligned to it. */
-static int word_width(const struct ocd_ewise *e)
-{
-    size_t size = ocd_dtype_scalar_size(e->y.dtype);
-    int r = e->rank;
-    for (int v = size == 1 ? 4 : size <= 4 ? 2 : 1; v > 1; v /= 2) {
-        bool ok = e->dims[r - 1] % v == 0 && e->dims[r - 2] % v == 0 && e->a.strides[r - 1] % v == 0 &&
-                  e->y.strides[r - 2] % v == 0 && (uintptr_t)e->a.data % (v * size) == 0 &&
-                  (uintptr_t)e->y.data % (v * size) == 0;
-        for (int d = 0; d < r - 2; d++) ok = ok && e->a.strides[d] % v == 0 && e->y.strides[d] % v == 0;
-        if (ok) return v;
-    }
-    return 1;
-}
-
 /* Below this many elements along either side, most of a tile would idle: the strided path
    serves such shapes (a few channels, say) better. */
 #define MIN_SIDE 8
@@ -71,20 +55,11 @@ extern "C" const char *ocd_cuda_ewise_transpose_applies(cudnnHandle_t handle, co
     return NULL;
 }
 
-template <typename T, int V> static void launch_transpose(cudnnHandle_t handle, const struct ocd_ewise *e)
+template <typename T, int V>
+static void launch_transpose(cudnnHandle_t handle, const struct ocd_ewise *e, const ocd_transpose_args &g,
+                             uint32_t batches)
 {
     typedef typename transpose_put_scaled<T>::C C;
-    int r = e->rank;
-    ocd_transpose_args g = ocd_transpose_plan((uint32_t)e->dims[r - 2], (uint32_t)e->dims[r - 1], e->a.strides[r - 1],
-                                              e->y.strides[r - 2], V);
-    g.batch_rank = r - 2;
-    uint32_t batches = 1;
-    for (int d = 0; d < r - 2; d++) {
-        g.batch_dims[d] = ocd_fastdiv_make((uint32_t)e->dims[d]);
-        g.x_batch[d] = e->a.strides[d];
-        g.y_batch[d] = e->y.strides[d];
-        batches *= (uint32_t)e->dims[d];
-    }
     const transpose_put_scaled<T> put = {ocd_cuda_scales_of<C>(e)};
     const dim3 block(OCD_TRANSPOSE_TILE, OCD_TRANSPOSE_TILE_ROWS);
     ocd_transpose_tiled<T, V><<<g.tiles_p * g.tiles_q * batches, block, 0, handle->stream>>>(
@@ -97,16 +72,28 @@ extern "C" cudnnStatus_t ocd_cuda_ewise_transpose_run(cudnnHandle_t handle, cons
     (void)workspace;
     (void)workspace_bytes;
     const struct ocd_ewise *e = (const struct ocd_ewise *)problem;
-    int v = word_width(e);
+    const int r = e->rank;
+    ocd_transpose_args g = ocd_transpose_plan((uint32_t)e->dims[r - 2], (uint32_t)e->dims[r - 1], e->a.strides[r - 1],
+                                              e->y.strides[r - 2]);
+    g.batch_rank = r - 2;
+    uint32_t batches = 1;
+    for (int d = 0; d < r - 2; d++) {
+        g.batch_dims[d] = ocd_fastdiv_make((uint32_t)e->dims[d]);
+        g.x_batch[d] = e->a.strides[d];
+        g.y_batch[d] = e->y.strides[d];
+        batches *= (uint32_t)e->dims[d];
+    }
+    const size_t size = ocd_dtype_scalar_size(e->y.dtype);
+    const int v = ocd_transpose_words(&g, e->a.data, e->y.data, size, size == 1 ? 4 : size <= 4 ? 2 : 1);
     ocd_cuda_dispatch<OCD_CUDA_ALL>(e->y.dtype, [&](auto tag) {
         typedef typename decltype(tag)::type T;
         if constexpr (sizeof(T) == 1) {
-            if (v == 4) return launch_transpose<T, 4>(handle, e);
+            if (v == 4) return launch_transpose<T, 4>(handle, e, g, batches);
         }
         if constexpr (sizeof(T) <= 4) {
-            if (v >= 2) return launch_transpose<T, 2>(handle, e);
+            if (v >= 2) return launch_transpose<T, 2>(handle, e, g, batches);
         }
-        launch_transpose<T, 1>(handle, e);
+        launch_transpose<T, 1>(handle, e, g, batches);
     });
     OCD_CUDA_LAUNCHED();
     return CUDNN_STATUS_SUCCESS;

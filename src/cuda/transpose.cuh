@@ -31,19 +31,33 @@ struct ocd_transpose_args {
     ocd_fastdiv div_tiles_p, div_tiles_q;
 };
 
-/* The arguments of a p x q transpose in words of v elements, without batch dims (batch_rank 0:
-   the caller adds any). */
-static inline ocd_transpose_args ocd_transpose_plan(uint32_t p, uint32_t q, int64_t x_q, int64_t y_p, int v)
+/* The arguments of a p x q transpose without batch dims (batch_rank 0: the caller adds any, then
+   picks the word with ocd_transpose_words). */
+static inline ocd_transpose_args ocd_transpose_plan(uint32_t p, uint32_t q, int64_t x_q, int64_t y_p)
 {
     ocd_transpose_args g;
     memset(&g, 0, sizeof g);
     g.p = p, g.q = q, g.x_q = x_q, g.y_p = y_p;
-    g.tiles_p = (p + OCD_TRANSPOSE_TILE * v - 1) / (OCD_TRANSPOSE_TILE * v);
-    g.tiles_q = (q + OCD_TRANSPOSE_TILE * v - 1) / (OCD_TRANSPOSE_TILE * v);
-    g.div_tiles_p = ocd_fastdiv_make(g.tiles_p);
-    g.div_tiles_q = ocd_fastdiv_make(g.tiles_q);
     for (int d = 0; d < OCD_EWISE_MAX_DIMS; d++) g.batch_dims[d] = ocd_fastdiv_make(1);
     return g;
+}
+
+/* The widest word, of vmax elements down to 1, that every extent and stride of g and both bases
+   (elements of esize bytes) are whole words of, with g's tiles of it; returns it. */
+static inline int ocd_transpose_words(ocd_transpose_args *g, const void *x, const void *y, size_t esize, int vmax)
+{
+    int v = vmax;
+    for (; v > 1; v /= 2) {
+        bool ok = g->p % v == 0 && g->q % v == 0 && g->x_q % v == 0 && g->y_p % v == 0 &&
+                  (uintptr_t)x % (v * esize) == 0 && (uintptr_t)y % (v * esize) == 0;
+        for (int d = 0; d < g->batch_rank; d++) ok = ok && g->x_batch[d] % v == 0 && g->y_batch[d] % v == 0;
+        if (ok) break;
+    }
+    g->tiles_p = (g->p + OCD_TRANSPOSE_TILE * v - 1) / (OCD_TRANSPOSE_TILE * v);
+    g->tiles_q = (g->q + OCD_TRANSPOSE_TILE * v - 1) / (OCD_TRANSPOSE_TILE * v);
+    g->div_tiles_p = ocd_fastdiv_make(g->tiles_p);
+    g->div_tiles_q = ocd_fastdiv_make(g->tiles_q);
+    return v;
 }
 
 /* One tile per block; launch tiles_p * tiles_q * (the batch's elements) blocks of
