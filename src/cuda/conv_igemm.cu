@@ -278,10 +278,11 @@ static const char *plan_rows(const struct ocd_tensor_view *v, const void *data, 
     if (ws_len % 4 != 0) return "rows of the k32 copies not a multiple of 4 elements (igemm_pad_rows writes four at once)";
     copy->on = true, copy->src = data, copy->ws_off = (int64_t)*ws;
     igemm_rows &r = copy->rows;
-    r.sn = a.sn, r.sc = a.sc, r.sh = a.sh, r.total = (uint32_t)total, r.w = (int)a.w, r.h = (int)a.h;
+    r.sn = a.sn, r.sc = a.sc, r.sh = a.sh, r.total = (uint32_t)(total / taps), r.taps = taps;
+    r.w = (int)a.w, r.h = (int)a.h;
     r.uw = shift[0], r.pw = shift[1], r.dw = shift[2], r.ph = shift[3];
     r.div_ws = ocd_fastdiv_make((uint32_t)ws_len), r.div_hs = ocd_fastdiv_make((uint32_t)hs);
-    r.div_c = ocd_fastdiv_make((uint32_t)a.c), r.div_n = ocd_fastdiv_make((uint32_t)a.n);
+    r.div_c = ocd_fastdiv_make((uint32_t)a.c);
     *ws = ocd_ws_round(*ws + (size_t)total * sizeof(float));
     act->ptr = NULL; /* the workspace copy, bound at run time */
     if (shifted) act->h = (int)hs, act->w = (int)ws_len; /* x: the copy's rows are the map's */

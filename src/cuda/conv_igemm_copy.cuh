@@ -78,36 +78,37 @@ template <typename U> __global__ void igemm_pad_channels(const U *src, U *dst, c
    (n, c, h' - ph, j uw - pw + s dw), zero outside it. dy: one tap, its rows padded (ws a
    multiple of 4, the rest 0). x: one copy per filter column s, shifted so that every tap's box
    starts at the K tile's first pixel (ws a multiple of 8), with the padding rows and columns
-   written as zeros and the stride taken. */
+   written as zeros and the stride taken. A thread writes four elements of every copy, so that x
+   is read from memory once, not once a copy (its other copies' reads hit L1). */
 struct igemm_rows {
     int64_t sn, sc, sh; /* the source's strides */
-    uint32_t total;     /* taps * N * C * hs * ws, the elements written */
+    uint32_t total;     /* N * C * hs * ws, the elements of one copy */
+    int taps;           /* the copies, one after another */
     int w, h;           /* the source's row length and rows */
     int uw, pw, dw, ph; /* (above) */
-    ocd_fastdiv div_ws, div_hs, div_c, div_n;
+    ocd_fastdiv div_ws, div_hs, div_c;
 };
 
-/* Written elements i .. i + 3 (i a multiple of 4: ws is, so they lie in one row): whether each
-   has a source, and its offset in src[] (host-callable). One decode of the row a four. */
-__host__ __device__ __forceinline__ void igemm_rows_src4(const igemm_rows &r, uint32_t i, bool has[4], int64_t src[4])
+/* Elements i .. i + 3 of a copy (i a multiple of 4: ws is, so they lie in one row): the source
+   offset of the row (base), the first column of copy 0 (col0) and whether the row is in x. One
+   decode of the row a four, for every copy (host-callable). */
+struct igemm_rows_at {
+    int64_t base;
+    int col0;
+    bool row_in;
+};
+__host__ __device__ __forceinline__ igemm_rows_at igemm_rows_locate(const igemm_rows &r, uint32_t i)
 {
-    uint32_t j, hh, c, n;
+    uint32_t j, hh, c;
     uint32_t rest = ocd_fastdiv_divmod(r.div_ws, i, &j);
     rest = ocd_fastdiv_divmod(r.div_hs, rest, &hh);
-    rest = ocd_fastdiv_divmod(r.div_c, rest, &c);
-    const uint32_t tap = ocd_fastdiv_divmod(r.div_n, rest, &n);
+    const uint32_t n = ocd_fastdiv_divmod(r.div_c, rest, &c);
     const int row = (int)hh - r.ph;
-    const int64_t base = n * r.sn + c * r.sc + (int64_t)row * r.sh;
-#pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const int col = ((int)j + e) * r.uw - r.pw + (int)tap * r.dw;
-        has[e] = col >= 0 && col < r.w && row >= 0 && row < r.h;
-        src[e] = base + col;
-    }
+    return {n * r.sn + c * r.sc + (int64_t)row * r.sh, (int)j * r.uw - r.pw, row >= 0 && row < r.h};
 }
 
-/* Four elements a thread, stored at once (r.total is a multiple of 4; dst 16-byte aligned):
-   thread q's part (host-callable, for the emulations). */
+/* Four elements a thread of every copy, each stored at once (r.total is a multiple of 4; dst
+   16-byte aligned): thread q's part (host-callable, for the emulations). */
 template <typename U> struct alignas(4 * sizeof(U)) igemm_four {
     U v[4];
 };
@@ -115,13 +116,16 @@ template <typename U>
 __host__ __device__ __forceinline__ void igemm_pad_four(const U *src, U *dst, const igemm_rows &r, uint32_t q,
                                                         bool tf32)
 {
-    bool has[4];
-    int64_t from[4];
-    igemm_rows_src4(r, 4 * q, has, from);
-    igemm_four<U> out;
+    const igemm_rows_at at = igemm_rows_locate(r, 4 * q);
+    for (int tap = 0; tap < r.taps; tap++) {
+        igemm_four<U> out;
 #pragma unroll
-    for (int e = 0; e < 4; e++) out.v[e] = has[e] ? igemm_operand(src[from[e]], tf32) : U(0);
-    reinterpret_cast<igemm_four<U> *>(dst)[q] = out;
+        for (int e = 0; e < 4; e++) {
+            const int col = at.col0 + e * r.uw + tap * r.dw;
+            out.v[e] = at.row_in && col >= 0 && col < r.w ? igemm_operand(src[at.base + col], tf32) : U(0);
+        }
+        reinterpret_cast<igemm_four<U> *>(dst + (size_t)tap * r.total)[q] = out;
+    }
 }
 template <typename U> __global__ void igemm_pad_rows(const U *src, U *dst, const igemm_rows r, bool tf32)
 {

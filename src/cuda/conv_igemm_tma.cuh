@@ -112,7 +112,7 @@
    too, its rows padded to a multiple of 16 bytes (the maps' strides: ResNet-50's 7x7 and 14x14
    layers have rows of 28 and 56 bytes) and rounded to tf32: read in place, the tensor cores'
    truncation biases a sum over every pixel of the batch past the tests' TF32 tolerance (a GPU
-   run: 0.041 off at K = 12,544). The copies of x cost S times x's bytes written and read (3x3:
+   run: 0.041 off at K = 12,544). The copies of x cost S times x's bytes written, once read (3x3:
    3.1 times x at 56x56, 4.4 at 7x7). No clusters.
 
    Clusters of 2 CTAs along M (entries cuda:*_igemm_tma_c2_*): the work units are taken in pairs,
