@@ -732,12 +732,8 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     prm.round_a = tf32 && !pl->copy_a.on && !pl->pad_on;
     prm.round_b = tf32 && !pl->pack_filter;
     /* an NCHW output of the TMA kernel through packed NHWC (plan_out; not a stride phase's, whose
-       entry stages an NCHW dx of its own): on the tiles with the staged epilogue, and as an
-       unproven entry (core/impl.h) on those without it, the narrow 128x128 and 128x64 and the
-       clustered ones, whose fragments then store NHWC two columns at once (paired_stores) */
-    const bool out_staged = ocd_igemm_tma_staged[tile - TMA_TILE0];
-    if (tma && !tma_wgrad && use == PLAN_CALL && !p->ep.on && p->beta == 0 &&
-        (out_staged || ocd_impl_unproven() == NULL)) {
+       entry stages an NCHW dx of its own) */
+    if (tma && !tma_wgrad && use == PLAN_CALL && !p->ep.on && p->beta == 0 && ocd_igemm_tma_staged[tile - TMA_TILE0]) {
         const bool fwd = p->dir == OCD_CONV_FWD;
         plan_out(fwd ? &p->y : &p->x, fwd ? p->y_data : p->x_data, esize, ep, &pl->copy_out, &ws);
     }

@@ -866,14 +866,11 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
        decline grids of fewer tiles than multiprocessors, where the TMA tiles take two thirds) */
     if (compare && !emu_igemm_plan(e.name, NULL, 1, tp.p, cp_tile<Tile>(), tf32, &cp, &passed)) return false;
     /* the staged epilogue wherever the tile has it and y (dx) is NHWC, its columns contiguous, or
-       NCHW under the plain epilogue (through packed NHWC in the workspace: plan_out, which the
-       other tiles take too); with it the ping-pong twin wherever the tile has one
-       (conv_igemm.cu's pingpong_wanted) */
+       NCHW under the plain epilogue (through packed NHWC in the workspace: plan_out); with it the
+       ping-pong twin wherever the tile has one (conv_igemm.cu's pingpong_wanted) */
     const bool plain = !e.bias_relu && e.beta == 0;
     const bool staged = igemm_tma_launch<Tile, T, WGRAD>::STAGED_OK && (!e.nchw || plain);
-    /* (the tiles without the staged epilogue take it as an unproven entry: the cases run with
-       OPENCUDNN_UNPROVEN=1) */
-    if (pl.copy_out.on != (!WGRAD && e.nchw && plain)) {
+    if (pl.copy_out.on != (staged && e.nchw)) {
         printf("FAIL %s: the plan %s the output through the workspace\n", e.name,
                pl.copy_out.on ? "takes" : "does not take");
         return false;
