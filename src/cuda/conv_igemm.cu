@@ -261,12 +261,12 @@ static const char *plan_act(const struct ocd_tensor_view *v, const void *data, i
    conv_igemm_tma.cuh), rounded to tf32 as the other TF32 copies are (the tensor cores would
    truncate what they read in place, a bias that a filter gradient's sum over every pixel of
    the batch grows past the tests' TF32 tolerance): dy (shifted false: one tap, shift {1, 0, 0,
-   0}) with its rows padded to a multiple of 16 bytes; x (shifted) one copy per filter column
+   1, 0}) with its rows padded to a multiple of 16 bytes; x (shifted) one copy per filter column
    (igemm_rows: taps, hs rows of ws_len, column j of copy s reading x's column j uw - pw + s dw,
-   row h' x's row h' - ph). The view in *act (its w and h those of the map: dy's own, the
+   row h' x's row h' uh - ph; shift {uw, pw, dw, uh, ph}). The view in *act (its w and h those of the map: dy's own, the
    copy's for x), *sc its channel stride. NULL or a reason. */
 static const char *plan_rows(const struct ocd_tensor_view *v, const void *data, bool shifted, int taps, int64_t hs,
-                             int64_t ws_len, const int shift[4], igemm_act *act, igemm_rows_copy *copy, int64_t *sc,
+                             int64_t ws_len, const int shift[5], igemm_act *act, igemm_rows_copy *copy, int64_t *sc,
                              size_t *ws)
 {
     const act_dims a = act_of(v);
@@ -280,7 +280,7 @@ static const char *plan_rows(const struct ocd_tensor_view *v, const void *data, 
     igemm_rows &r = copy->rows;
     r.sn = a.sn, r.sc = a.sc, r.sh = a.sh, r.total = (uint32_t)(total / taps), r.taps = taps;
     r.w = (int)a.w, r.h = (int)a.h;
-    r.uw = shift[0], r.pw = shift[1], r.dw = shift[2], r.ph = shift[3];
+    r.uw = shift[0], r.pw = shift[1], r.dw = shift[2], r.uh = shift[3], r.ph = shift[4];
     r.div_ws = ocd_fastdiv_make((uint32_t)ws_len), r.div_hs = ocd_fastdiv_make((uint32_t)hs);
     r.div_c = ocd_fastdiv_make((uint32_t)a.c);
     *ws = ocd_ws_round(*ws + (size_t)total * sizeof(float));
@@ -701,8 +701,9 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     }
     default: {
         if (k32) { /* conv_igemm_tma.cuh's k32 paragraph: the copies' extents */
-            const int64_t x_rows = (k32b.pb * OCD_IGEMM_K32_PB - 1) * prm.uh + (prm.R - 1) * prm.dh + 1;
-            const int dy_shift[4] = {1, 0, 0, 0}, x_shift[4] = {prm.uw, prm.pw, prm.dw, prm.ph};
+            const int step = igemm_k32_row_step(prm);
+            const int64_t x_rows = (k32b.pb * OCD_IGEMM_K32_PB - 1) * step + (prm.R - 1) * prm.dh + 1;
+            const int dy_shift[5] = {1, 0, 0, 1, 0}, x_shift[5] = {prm.uw, prm.pw, prm.dw, prm.uh / step, prm.ph};
             if ((why = plan_rows(&p->y, p->y_data, false, 1, ya.h, (ya.w + 3) / 4 * 4, dy_shift, &prm.a, &pl->rows_a,
                                  &dy_sc, &ws)))
                 return why;

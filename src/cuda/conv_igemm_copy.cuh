@@ -75,7 +75,7 @@ template <typename U> __global__ void igemm_pad_channels(const U *src, U *dst, c
    packed rows for the k32 filter gradient of conv_igemm_tma.cuh, whose tensor maps need strides
    of whole 16 bytes and, in the TMA's tiled mode, a box whose first element is 16-byte aligned
    and inside the tensor: destination [tap][N][C][hs][ws], element (s, n, c, h', j) the source's
-   (n, c, h' - ph, j uw - pw + s dw), zero outside it. dy: one tap, its rows padded (ws a
+   (n, c, h' uh - ph, j uw - pw + s dw), zero outside it. dy: one tap, its rows padded (ws a
    multiple of 4, the rest 0). x: one copy per filter column s, shifted so that every tap's box
    starts at the K tile's first pixel (ws a multiple of 8), with the padding rows and columns
    written as zeros and the stride taken. A thread writes four elements of every copy, so that x
@@ -85,7 +85,7 @@ struct igemm_rows {
     uint32_t total;     /* N * C * hs * ws, the elements of one copy */
     int taps;           /* the copies, one after another */
     int w, h;           /* the source's row length and rows */
-    int uw, pw, dw, ph; /* (above) */
+    int uw, pw, dw, uh, ph; /* (above) */
     ocd_fastdiv div_ws, div_hs, div_c;
 };
 
@@ -103,7 +103,7 @@ __host__ __device__ __forceinline__ igemm_rows_at igemm_rows_locate(const igemm_
     uint32_t rest = ocd_fastdiv_divmod(r.div_ws, i, &j);
     rest = ocd_fastdiv_divmod(r.div_hs, rest, &hh);
     const uint32_t n = ocd_fastdiv_divmod(r.div_c, rest, &c);
-    const int row = (int)hh - r.ph;
+    const int row = (int)hh * r.uh - r.ph;
     return {n * r.sn + c * r.sc + (int64_t)row * r.sh, (int)j * r.uw - r.pw, row >= 0 && row < r.h};
 }
 

@@ -95,18 +95,20 @@
    an illegal instruction for a box at column 1 of fp32 rows; negative coordinates, 16-byte
    aligned, and boxes past the end load zeros), which a tap's column offset s dilation_w - pad_w
    breaks; so x is read through copies in the workspace, one per filter column s,
-   [S][N][C][H'][W'] with element (s, n, c, h', j) = x(n, c, h' - pad_h, j stride_w - pad_w + s
-   dilation_w), zero outside x (conv_igemm_copy.cuh's igemm_rows): every box of copy s then
-   starts at the K tile's own pixel column, the padding is written, the stride taken, and H' =
-   (4 PB - 1) stride_h + (R - 1) dilation_h + 1 rows, W' = 8 QB, hold every row and column a box
-   reaches. Both maps are tiled, rank 4, the 32-byte
-   swizzle:
+   [S][N][C][H'][W'] with element (s, n, c, h', j) = x(n, c, h' u - pad_h, j stride_w - pad_w +
+   s dilation_w), zero outside x (conv_igemm_copy.cuh's igemm_rows): every box of copy s then
+   starts at the K tile's own pixel column, the padding is written, the stride taken along rows,
+   and down the columns too (u = stride_h) where the filter has one row (a 1x1 filter: the rows
+   between two output rows are never read, so the copy leaves them out), else u = 1; output row
+   p of filter row r reads copy row p step + r dilation_h (step = stride_h / u,
+   igemm_k32_row_step), and H' = (4 PB - 1) step + (R - 1) dilation_h + 1 rows, W' = 8 QB, hold
+   every row and column a box reaches. Both maps are tiled, rank 4, the 32-byte swizzle:
    - A, dy: globalDim (Q, K, P, N) (the filters the second dim, so that a box of 64 filters
      stacks their rows), box (8, 64, 4, 1): an A block of 64 filters, its four planes of 2 KB in
      turn, one load, at (q0, m0 + 64 i, p0, img), q0 a multiple of 8;
    - B, the copies of x: globalDim (W', C, H', S N), box (8, 64, 1, 1): one row of 8 pixels of 64
      channels of one tap a load, four a B block, each into its plane, which spans the tile's BN
-     columns (B's wgmma reads all of them at one row stride), at (q0, c0, (p0 + row) stride_h +
+     columns (B's wgmma reads all of them at one row stride), at (q0, c0, (p0 + row) step +
      r dilation_h, s N + img), the taps mirrored in CONVOLUTION mode.
    The GEMM's columns, its split-K and epilogue are the 16-bit filter gradient's. dy is copied
    too, its rows padded to a multiple of 16 bytes (the maps' strides: ResNet-50's 7x7 and 14x14
@@ -150,6 +152,7 @@ struct igemm_tma_geom {
     int k32;                          /* the TF32 filter gradient on NCHW: both maps tiled, rank 4, the
                                          32-byte swizzle, K tiles of 8 x 4 pixels (the k32 paragraph);
                                          its value the images, N (x's copy s of image n is n + s N) */
+    int k32_step;                     /* k32: the rows of x's copies between two output rows */
     int bk;                           /* channels a block: 128 bytes (64 of 16-bit types, 32 of fp32) */
     int cblocks;                      /* channel blocks of bk per tap, ceil(C / bk) */
     int ktiles, nkt;                  /* K tiles in all, and per split */
@@ -287,6 +290,13 @@ static inline igemm_k32_blocks igemm_k32_blocks_of(int64_t q, int64_t p)
     return {(q + OCD_IGEMM_K32_QB - 1) / OCD_IGEMM_K32_QB, (p + OCD_IGEMM_K32_PB - 1) / OCD_IGEMM_K32_PB};
 }
 
+/* The rows of the k32 copies of x between two output rows (the k32 paragraph): the stride, or 1
+   where the copies take it (a filter of one row). */
+static inline int igemm_k32_row_step(const igemm_params &p)
+{
+    return p.R == 1 ? 1 : p.uh;
+}
+
 /* Fills g for the TF32 filter gradient p on NCHW data (the k32 paragraph of the file comment): dy
    prm.a (P x Q pixels an image, filters dy_sc apart, its rows sh and images sn apart, pixels
    consecutive) and x prm.b, the copies of x (c channels x_sc apart, rows of x.w, x.h rows, a
@@ -306,7 +316,7 @@ static inline const char *igemm_tma_plan_wgrad_k32(const igemm_params &p, int c,
         if (a % 16 != 0 || b % 16 != 0 || a <= 0 || b <= 0 || a >= ((int64_t)1 << 40) || b >= ((int64_t)1 << 40))
             return "a row, channel or image stride the TMA cannot take (a multiple of 16 bytes below 2^40)";
     }
-    g->k32 = (int)n;
+    g->k32 = (int)n, g->k32_step = igemm_k32_row_step(p);
     g->ti_dim[0] = (uint64_t)dy.w, g->ti_dim[1] = (uint64_t)p.M, g->ti_dim[2] = (uint64_t)dy.h, g->ti_dim[3] = (uint64_t)n;
     g->ti_box[0] = OCD_IGEMM_K32_QB, g->ti_box[1] = 64, g->ti_box[2] = OCD_IGEMM_K32_PB, g->ti_box[3] = 1;
     g->im_dim[0] = (uint64_t)x.w, g->im_dim[1] = (uint64_t)c, g->im_dim[2] = (uint64_t)x.h;
@@ -475,7 +485,7 @@ template <int BM, int BN, bool WGRAD, int CL, bool K32 = false> struct igemm_tma
         if (K32) { /* x: row `row` of the K tile's pixels in copy s of image img, channels c0 .. */
             const int row = (i - ABLK) % BLOADS;
             c.im2col = false, c.into_b = true, c.off = (uint32_t)row * PLANE + (uint32_t)b * (64 * 32);
-            c.c[0] = q0, c.c[1] = k.c0, c.c[2] = (p0 + row) * p.uh + k.oh, c.c[3] = k.s * g.k32 + img;
+            c.c[0] = q0, c.c[1] = k.c0, c.c[2] = (p0 + row) * g.k32_step + k.oh, c.c[3] = k.s * g.k32 + img;
             return c;
         }
         c.im2col = true, c.into_b = WGRAD, c.off = WGRAD ? (uint32_t)b * BLOCK : 0;
