@@ -263,8 +263,8 @@ static const char *plan_act(const struct ocd_tensor_view *v, const void *data, i
    the batch grows past the tests' TF32 tolerance): dy (shifted false: one tap, shift {1, 0, 0,
    1, 0}) with its rows padded to a multiple of 16 bytes; x (shifted) one copy per filter column
    (igemm_rows: taps, hs rows of ws_len, column j of copy s reading x's column j uw - pw + s dw,
-   row h' x's row h' uh - ph; shift {uw, pw, dw, uh, ph}). The view in *act (its w and h those of the map: dy's own, the
-   copy's for x), *sc its channel stride. NULL or a reason. */
+   row h' x's row h' uh - ph; shift {uw, pw, dw, uh, ph}). The view in *act (its w and h those
+   of the map: dy's own, the copy's for x), *sc its channel stride. NULL or a reason. */
 static const char *plan_rows(const struct ocd_tensor_view *v, const void *data, bool shifted, int taps, int64_t hs,
                              int64_t ws_len, const int shift[5], igemm_act *act, igemm_rows_copy *copy, int64_t *sc,
                              size_t *ws)

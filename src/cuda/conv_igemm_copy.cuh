@@ -81,10 +81,10 @@ template <typename U> __global__ void igemm_pad_channels(const U *src, U *dst, c
    written as zeros and the stride taken. A thread writes four elements of every copy, so that x
    is read from memory once, not once a copy (its other copies' reads hit L1). */
 struct igemm_rows {
-    int64_t sn, sc, sh; /* the source's strides */
-    uint32_t total;     /* N * C * hs * ws, the elements of one copy */
-    int taps;           /* the copies, one after another */
-    int w, h;           /* the source's row length and rows */
+    int64_t sn, sc, sh;     /* the source's strides */
+    uint32_t total;         /* N * C * hs * ws, the elements of one copy */
+    int taps;               /* the copies, one after another */
+    int w, h;               /* the source's row length and rows */
     int uw, pw, dw, uh, ph; /* (above) */
     ocd_fastdiv div_ws, div_hs, div_c;
 };
