@@ -464,6 +464,14 @@ static const char *wide_store_rejects(const struct ocd_conv_problem *p)
     return NULL;
 }
 
+/* Whether the int8 configurations' output type t is one the typed plain form is compiled for
+   (igemm_store_frags). */
+static bool int8_typed_output(cudnnDataType_t t)
+{
+    return t == CUDNN_DATA_FLOAT || t == CUDNN_DATA_INT8 || t == CUDNN_DATA_INT8x4 || t == CUDNN_DATA_INT8x32 ||
+           t == CUDNN_DATA_UINT8 || t == CUDNN_DATA_UINT8x4;
+}
+
 /* Whether the epilogue's stores can go two columns at once (epi.pairs): column n at offset n
    (contiguous channels, no padding columns), every row's offset even and the output and z
    aligned to two elements, so that a lane's two adjacent columns are one aligned access. Each
@@ -728,6 +736,9 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if (ty.beta == 0.f) ep.z = NULL;
     ep.pairs = paired_stores(prm, pl, esize);
     ep.form = igemm_epi_form_of(ty);
+    /* the int8 configurations: the typed plain form (alpha alone, the output int8, uint8 or
+       float: igemm_store_frags) where the call needs no more, else the direct kernels' store */
+    if (pl->int8 && (p->ep.on || !int8_typed_output(ep.store.t))) ep.form = IGEMM_EPI_WHOLE;
 
     /* TF32: the operands no copy rounded are rounded by the sm_90a kernel (igemm_operand) */
     prm.round_a = tf32 && !pl->copy_a.on && !pl->pad_on;

@@ -32,9 +32,9 @@
      without a step, would still cost every call its code and registers.
    - 8-bit integers (the int8 configurations, forward only: conv_igemm_int8.cu): T int8_t or
      uint8_t (mma.cuh's m16n8k32, int32 accumulators), 16 channels a chunk; the outputs (int8,
-     uint8 or float, with a float bias) are finished by the direct kernels' store
-     (igemm_epi_out), so that they are the direct kernel's bit for bit; no split-K (partial sums
-     in fp32 would not be exact).
+     uint8 or float) are the direct kernel's bit for bit: alpha times the sum in float, stored
+     typed (igemm_epi_out's plain form), or with beta or the fused call's bias finished by the
+     direct kernels' store; no split-K (partial sums in fp32 would not be exact).
    - Hopper: conv_igemm_sm90.cu replaces the mainloop only (wgmma from a swizzled cp.async
      ring), with these loaders on its stage layout, this epilogue and split-K; see the end of
      conv_igemm.cu for its next steps. */
@@ -210,16 +210,19 @@ __host__ __device__ __forceinline__ void igemm_epi_store_pair(const igemm_epi &e
     *(ocd_vec<T, 2> *)((T *)e.out + off) = r;
 }
 
-/* The epilogue of element type T: igemm_epi_store, or for 8-bit types the direct kernels' store
-   (conv_store.cuh, epi.store), which converts the int32 sum to float as the direct kernel does
-   and writes any destination type (int8 rounded and saturated, or float). */
-template <typename T, int FORM = IGEMM_EPI_WHOLE>
+/* The epilogue of operand type T and output type O: igemm_epi_store, or for 8-bit operands in
+   the whole form the direct kernels' store (conv_store.cuh, epi.store), which converts the int32
+   sum to float as the direct kernel does and writes any destination type (int8 rounded and
+   saturated, or float). The plain form of 8-bit operands is igemm_epi_store of O, the output's
+   type (int8, uint8 or float: igemm_store_frags picks it): the same float product, rounded the
+   same, without the whole store's run-time types inlined at every element. */
+template <typename T, int FORM = IGEMM_EPI_WHOLE, typename O = T>
 __host__ __device__ __forceinline__ void igemm_epi_out(const igemm_epi &e, int64_t off, int64_t channel, float acc)
 {
-    if constexpr (sizeof(T) == 1)
+    if constexpr (sizeof(T) == 1 && FORM == IGEMM_EPI_WHOLE)
         ocd_cuda_conv_finish<float>(e.store, off, channel, acc);
     else
-        igemm_epi_store<T, FORM>(e, off, channel, acc);
+        igemm_epi_store<O, FORM>(e, off, channel, acc);
 }
 
 /* The filter tap (t, r, s) and channel c (within a group) of GEMM K index kk (below p.K) of the
@@ -623,9 +626,10 @@ __host__ __device__ __forceinline__ void igemm_store_pairs_as(const igemm_params
    columns past N or padding (igemm_col_real) are skipped; where epi.pairs, e and e + 1 of a row
    are stored together (igemm_store_pairs_as). With split-K the values go to the split's partial
    tile instead. acc is a device lambda in the kernels and a host one in the
-   emulations (hence the pragma). In the epilogue form FORM (igemm_epi_form). */
+   emulations (hence the pragma). In the epilogue form FORM (igemm_epi_form), of output type O
+   (igemm_epi_out). */
 #pragma nv_exec_check_disable
-template <typename T, int MI, int NI, int FORM, class Acc>
+template <typename T, int MI, int NI, int FORM, typename O = T, class Acc>
 __host__ __device__ __forceinline__ void igemm_store_frags_as(const igemm_params &p, const Acc &acc, int m_base,
                                                               int n_base, int g, int split, int lane)
 {
@@ -665,8 +669,8 @@ __host__ __device__ __forceinline__ void igemm_store_frags_as(const igemm_params
                 for (int c = 0; c < 2; c++) {
                     int n = n_base + j * 8 + (lane & 3) * 2 + c;
                     if (n >= p.N || !igemm_col_real(e, n)) continue;
-                    igemm_epi_out<T, FORM>(e, roff + igemm_map_offset(e.col, (uint32_t)n), (int64_t)g * p.N + n,
-                                           acc(i, j, hr * 2 + c));
+                    igemm_epi_out<T, FORM, O>(e, roff + igemm_map_offset(e.col, (uint32_t)n), (int64_t)g * p.N + n,
+                                              acc(i, j, hr * 2 + c));
                 }
             }
         }
@@ -674,15 +678,27 @@ __host__ __device__ __forceinline__ void igemm_store_frags_as(const igemm_params
 }
 
 /* igemm_store_frags_as in the plain form where the plan's epilogue is (epi.form), else in the
-   whole one. */
+   whole one. The plain form of 8-bit operands is compiled for each output type of the int8
+   configurations and run for the call's (epi.store.t; the plan names the form only for these). */
 #pragma nv_exec_check_disable
 template <typename T, int MI, int NI, class Acc>
 __host__ __device__ __forceinline__ void igemm_store_frags(const igemm_params &p, const Acc &acc, int m_base,
                                                            int n_base, int g, int split, int lane)
 {
-    if constexpr (sizeof(T) > 1)
-        if (p.epi.form == IGEMM_EPI_PLAIN)
+    if (p.epi.form == IGEMM_EPI_PLAIN) {
+        if constexpr (sizeof(T) > 1) {
             return igemm_store_frags_as<T, MI, NI, IGEMM_EPI_PLAIN>(p, acc, m_base, n_base, g, split, lane);
+        } else {
+            switch (p.epi.store.t) {
+            case CUDNN_DATA_FLOAT:
+                return igemm_store_frags_as<T, MI, NI, IGEMM_EPI_PLAIN, float>(p, acc, m_base, n_base, g, split, lane);
+            case CUDNN_DATA_UINT8: case CUDNN_DATA_UINT8x4:
+                return igemm_store_frags_as<T, MI, NI, IGEMM_EPI_PLAIN, uint8_t>(p, acc, m_base, n_base, g, split, lane);
+            default:
+                return igemm_store_frags_as<T, MI, NI, IGEMM_EPI_PLAIN, int8_t>(p, acc, m_base, n_base, g, split, lane);
+            }
+        }
+    }
     igemm_store_frags_as<T, MI, NI, IGEMM_EPI_WHOLE>(p, acc, m_base, n_base, g, split, lane);
 }
 

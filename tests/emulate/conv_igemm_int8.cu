@@ -8,7 +8,8 @@
    tail, the NCHW transpose, the filter pack), each thread's loaders writing their cp.async
    chunks (a host copy) into a stage, the fragments read with ldmatrix at mma.cuh's addresses and multiplied by mma.sync m16n8k32 (emulated from the PTX ISA:
    mma_emulate.h), K tile after K tile as the mainloop takes them, and the epilogue from each
-   thread's int32 accumulators (igemm_store_frags through the direct kernels' store).
+   thread's int32 accumulators (igemm_store_frags: the typed plain form for alpha alone, the
+   direct kernels' store otherwise).
 
    Each result must equal, bit for bit, the direct kernel's formula written out here (the exact
    integer sum converted to float, then alpha, beta or alpha2 * z, bias and ReLU in float, and an
