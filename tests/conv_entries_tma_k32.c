@@ -3,7 +3,8 @@
 #include "conv_reach.h"
 
 /* The TF32 filter gradient on the TMA kernel (the k32 form: NCHW dy and x read K-major, pixel
-   rows of 8 under the 32-byte swizzle, x through its shifted copies; the unproven entries under
+   rows of 8 under the 32-byte swizzle, or, where dy's rows are 28 pixels or longer, of 32 under
+   the 128-byte one (an unproven shape), x through its shifted copies; the unproven entries under
    OPENCUDNN_UNPROVEN=1), each tile: dy of 56x56, 28x28, 14x14 and 15x7 pixels (rows of 56, 28
    and 7 pixels padded to 64, 32 and 8 by its copy; images of 7x7 decline to cuBLAS), a channel
    tail (C 100: 128 columns a tap), dilation 2 in CONVOLUTION mode, stride 2 (3x3 with padding,

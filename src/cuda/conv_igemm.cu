@@ -61,7 +61,9 @@
    the _tma_tf32 entries: fp32 data as TF32, forward and backward data, where tensor-op math is
    allowed, as the tf32 entries, and the filter gradient of NCHW data, dy through a copy with its
    rows padded to 16 bytes, x through one shifted copy per filter column (plan_rows;
-   conv_igemm_tma.cuh's k32 form, on the unclustered 128x256, 256x128 and 64-row tiles)), their
+   conv_igemm_tma.cuh's k32 form, on the unclustered 128x256, 256x128 and 64-row tiles, in rows
+   of 8 pixels, or of 32 where dy's rows are 28 pixels or longer and unproven entries are
+   allowed: k32_pixels_a_row)), their
    clustered twins (_tma_c2_ and _tma_c2_tf32_: the same
    kernel on clusters of 2 CTAs sharing B by multicast; declined where no cluster fits the GPU,
    cluster_rejects), listed after them, the narrow forward and backward-data tiles (128x128,
@@ -422,6 +424,15 @@ static const char *cluster_rejects(cudnnHandle_t h, int c2, bool wgrad, igemm_ty
                         : NULL;
 }
 
+/* The pixels along a row of the k32 filter gradient's K tile (conv_igemm_tma.cuh's k32
+   paragraph) for output rows of q pixels: 32 (128-byte TMA rows, one load a block) where the rows
+   are 28 pixels or longer, which pad to 32 or 64 (14- and 7-wide rows would be half padding),
+   else 8 (4 rows of 8); 32 is an unproven shape (core/impl.h), written while no GPU could run it. */
+static int k32_pixels_a_row(int64_t q)
+{
+    return q >= 28 && ocd_impl_unproven() == NULL ? 32 : 8;
+}
+
 /* Whether sm_90a tile `tile` has served direction dir on a GPU faster than what serves without
    it (the A/B of bench/run.sh -U; bench/results.md). fp16 and bf16: the TMA 128x256 tile in
    every direction, its 256x128 twin forward and for backward data (the 128-channel 3x3 layers:
@@ -640,7 +651,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     filter_strides(&p->w, wst);
     size_t ws = 0;
     int64_t dy_sc = 0, x_sc = 0; /* k32: the channel strides of dy and x as read */
-    const igemm_k32_blocks k32b = igemm_k32_blocks_of(ya.w, ya.h); /* k32: dy's pixel blocks, the K tiles */
+    const igemm_k32_blocks k32b = igemm_k32_blocks_of(ya.w, ya.h, k32 ? k32_pixels_a_row(ya.w) : 8); /* k32: the K tiles */
     igemm_epi &ep = prm.epi;
     ocd_cuda_conv_epi &ty = ep.typed;
     ty.alpha = (float)p->alpha;
@@ -710,12 +721,12 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     default: {
         if (k32) { /* conv_igemm_tma.cuh's k32 paragraph: the copies' extents */
             const int step = igemm_k32_row_step(prm);
-            const int64_t x_rows = (k32b.pb * OCD_IGEMM_K32_PB - 1) * step + (prm.R - 1) * prm.dh + 1;
+            const int64_t x_rows = (k32b.pb * k32b.rows - 1) * step + (prm.R - 1) * prm.dh + 1;
             const int dy_shift[5] = {1, 0, 0, 1, 0}, x_shift[5] = {prm.uw, prm.pw, prm.dw, prm.uh / step, prm.ph};
             if ((why = plan_rows(&p->y, p->y_data, false, 1, ya.h, (ya.w + 3) / 4 * 4, dy_shift, &prm.a, &pl->rows_a,
                                  &dy_sc, &ws)))
                 return why;
-            if ((why = plan_rows(&p->x, p->x_data, true, prm.S, x_rows, k32b.qb * OCD_IGEMM_K32_QB, x_shift, &prm.b,
+            if ((why = plan_rows(&p->x, p->x_data, true, prm.S, x_rows, (ya.w + 7) / 8 * 8, x_shift, &prm.b,
                                  &pl->rows_b, &x_sc, &ws)))
                 return why;
         } else {
@@ -787,7 +798,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     if (p->dir == OCD_CONV_FWD) {
         why = igemm_tma_plan(prm, (int)cgp, ti.bm, ti.bn, cl, esize, &pl->tma);
     } else if (tma_wgrad) {
-        why = k32 ? igemm_tma_plan_wgrad_k32(prm, (int)cg, dy_sc, x_sc, ti.bm, ti.bn, &pl->tma)
+        why = k32 ? igemm_tma_plan_wgrad_k32(prm, (int)cg, dy_sc, x_sc, k32b.kq, ti.bm, ti.bn, &pl->tma)
                   : igemm_tma_plan_wgrad(prm, (int)cg, ti.bm, ti.bn, cl, esize, &pl->tma);
     } else {
         igemm_tma_dgrad_as_fwd(&prm);

@@ -19,18 +19,28 @@ template <int BM_, int BN_, int STAGES_> struct igemm_wgmma_tile {
     static_assert(BM == 128 || BM == 256, "two warpgroups of one or two 64-row slices");
 };
 
+/* The pixels along a row of the fp32 filter gradient's K tile (wgmma.cuh's ocd_wgmma_smem_kq):
+   Tile::KQ where the tile has one (the TMA kernel's), else 8. */
+template <class Tile, class = void> struct igemm_tile_kq {
+    static constexpr int value = 8;
+};
+template <class Tile> struct igemm_tile_kq<Tile, std::void_t<decltype(Tile::KQ)>> {
+    static constexpr int value = Tile::KQ;
+};
+
 /* The shared memory of a CTA, from a 1024-byte aligned base: STAGES A stages, then STAGES B
    stages, K-major (forward, backward data) or MN-major (the filter gradient, whose K runs over
-   pixels; fp32's, which TF32 wgmma takes K-major only, in the TMA kernel's 32-byte-swizzled
-   pixel rows); the dynamic allocation has 1024 bytes more, to align its start. */
+   pixels; fp32's, which TF32 wgmma takes K-major only, in the TMA kernel's planes of pixel rows,
+   igemm_tile_kq's pixels a row); the dynamic allocation has 1024 bytes more, to align its start. */
 template <class Tile, typename T, bool MN> struct igemm_wgmma_shape {
-    /* the filter gradient's fp32 operands: K-major pixel rows (wgmma.cuh's ocd_wgmma_smem_k32) */
+    /* the filter gradient's fp32 operands: K-major pixel rows (wgmma.cuh's ocd_wgmma_smem_kq) */
     static constexpr bool K32 = MN && sizeof(T) == 4;
+    static constexpr int KQ = K32 ? igemm_tile_kq<Tile>::value : 0; /* 0: not the k32 form */
     typedef typename std::conditional<
-        K32, ocd_wgmma_smem_k32<Tile::BM, 64>,
+        K32, ocd_wgmma_smem_kq<Tile::BM, 64, igemm_tile_kq<Tile>::value>,
         typename std::conditional<MN, ocd_wgmma_smem_mn<T, Tile::BM>, ocd_wgmma_smem<T, Tile::BM>>::type>::type SA;
     typedef typename std::conditional<
-        K32, ocd_wgmma_smem_k32<Tile::BN, Tile::BN>,
+        K32, ocd_wgmma_smem_kq<Tile::BN, Tile::BN, igemm_tile_kq<Tile>::value>,
         typename std::conditional<MN, ocd_wgmma_smem_mn<T, Tile::BN>, ocd_wgmma_smem<T, Tile::BN>>::type>::type SB;
     static constexpr uint32_t A_BYTES = Tile::STAGES * SA::STAGE_BYTES;
     static constexpr size_t SMEM = (size_t)Tile::STAGES * (SA::STAGE_BYTES + SB::STAGE_BYTES) + 1024;

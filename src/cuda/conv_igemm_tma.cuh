@@ -84,14 +84,19 @@
    The TF32 filter gradient (entries cuda:wgrad_igemm_tma_tf32_*, the k32 form) cannot take
    those MN-major blocks: TF32 wgmma reads K-major operands only. On NCHW data both operands are
    K-major as they lie (a filter's or a channel's pixels consecutive along a row), so a K tile is
-   32 pixels of one image, 8 along a row (32 bytes of fp32) by 4 rows, and each operand row (a
-   filter of dy, a channel of x at a tap) lands as four 32-byte planes, one per row of pixels, under
-   the 32-byte swizzle (wgmma.cuh's ocd_wgmma_smem_k32: a k-step of tf32 is 8 elements, the
-   swizzle atom's whole width, so the TMA's box of 8 pixels along the innermost dim is wgmma's
-   operand as it lands, with no ambiguity in the swizzle of a box narrower than its span). K tile
-   kt is the pixel block (qb, pb) of image img, kt = (img * PB + pb) * QB + qb, QB = ceil(Q / 8),
-   PB = ceil(P / 4); its pixels past Q or P are zeros of dy (the A operand), so the x they meet
-   does not count. A tiled load must start 16-byte aligned along the innermost dim (an H100 raises
+   32 pixels of one image, KQ along a row by 32 / KQ rows, and each operand row (a filter of dy, a
+   channel of x at a tap) lands as 32 / KQ planes, one per row of pixels (wgmma.cuh's
+   ocd_wgmma_smem_kq), in one of two shapes (igemm_tma_geom's kq, make_plan's choice):
+   - KQ 8, 4 rows of 8 pixels (32 bytes of fp32) under the 32-byte swizzle: a k-step of tf32 is
+     8 elements, the swizzle atom's whole width, so the TMA's box of 8 pixels along the innermost
+     dim is wgmma's operand as it lands, with no ambiguity in the swizzle of a box narrower than
+     its span. It serves any row; the TMA then moves 32-byte rows, four loads a B block.
+   - KQ 32, one row of 32 pixels (128 bytes) under the 128-byte swizzle, the forward TF32
+     operands' layout: one load an A or B block, 128-byte rows, where rows are long (Q of 28 or
+     more: padded to 32 or 64, 12.5%, where 14- and 7-wide rows would pad to 8 and 16 rows' worth).
+   K tile kt is the pixel block (qb, pb) of image img, kt = (img * PB + pb) * QB + qb, QB =
+   ceil(Q / KQ), PB = ceil(P / (32 / KQ)); its pixels past Q or P are zeros of dy (the A
+   operand), so the x they meet does not count. A tiled load must start 16-byte aligned along the innermost dim (an H100 raises
    an illegal instruction for a box at column 1 of fp32 rows; negative coordinates, 16-byte
    aligned, and boxes past the end load zeros), which a tap's column offset s dilation_w - pad_w
    breaks; so x is read through copies in the workspace, one per filter column s,
@@ -101,15 +106,16 @@
    and down the columns too (u = stride_h) where the filter has one row (a 1x1 filter: the rows
    between two output rows are never read, so the copy leaves them out), else u = 1; output row
    p of filter row r reads copy row p step + r dilation_h (step = stride_h / u,
-   igemm_k32_row_step), and H' = (4 PB - 1) step + (R - 1) dilation_h + 1 rows, W' = 8 QB, hold
-   every row and column a box reaches. Both maps are tiled, rank 4, the 32-byte swizzle:
+   igemm_k32_row_step), and H' = (32 / KQ PB - 1) step + (R - 1) dilation_h + 1 rows and W' = 8
+   ceil(Q / 8) columns hold every row and column a box reaches (a box of 32 past W' lands the
+   TMA's zeros, where dy's are zeros too). Both maps are tiled, rank 4, the shape's swizzle:
    - A, dy: globalDim (Q, K, P, N) (the filters the second dim, so that a box of 64 filters
-     stacks their rows), box (8, 64, 4, 1): an A block of 64 filters, its four planes of 2 KB in
-     turn, one load, at (q0, m0 + 64 i, p0, img), q0 a multiple of 8;
-   - B, the copies of x: globalDim (W', C, H', S N), box (8, 64, 1, 1): one row of 8 pixels of 64
-     channels of one tap a load, four a B block, each into its plane, which spans the tile's BN
-     columns (B's wgmma reads all of them at one row stride), at (q0, c0, (p0 + row) step +
-     r dilation_h, s N + img), the taps mirrored in CONVOLUTION mode.
+     stacks their rows), box (KQ, 64, 32 / KQ, 1): an A block of 64 filters, its planes in turn,
+     one load, at (q0, m0 + 64 i, p0, img), q0 a multiple of KQ;
+   - B, the copies of x: globalDim (W', C, H', S N), box (KQ, 64, 1, 1): one row of KQ pixels of
+     64 channels of one tap a load, 32 / KQ a B block, each into its plane, which spans the
+     tile's BN columns (B's wgmma reads all of them at one row stride), at (q0, c0, (p0 + row)
+     step + r dilation_h, s N + img), the taps mirrored in CONVOLUTION mode.
    The GEMM's columns, its split-K and epilogue are the 16-bit filter gradient's. dy is copied
    too, its rows padded to a multiple of 16 bytes (the maps' strides: ResNet-50's 7x7 and 14x14
    layers have rows of 28 and 56 bytes) and rounded to tf32: read in place, the tensor cores'
@@ -145,13 +151,15 @@ struct igemm_tma_geom {
     int im_lower[2], im_upper[2];     /* pixel box corners, (W, H) */
     uint32_t im_estride[4];           /* traversal strides (1, stride_w, stride_h, 1); k32 all 1 */
     uint32_t im_channels, im_pixels;  /* channelsPerPixel, pixelsPerColumn */
-    uint32_t im_box[4];               /* k32: x's box, (8, 64, 1, 1) */
+    uint32_t im_box[4];               /* k32: x's box, (KQ, 64, 1, 1) */
     uint64_t ti_dim[4], ti_stride[3]; /* the tiled map: forward (C, R*S, K), filter gradient (K, N*P*Q, 1),
                                          k32 dy's (Q, K, P, N) */
-    uint32_t ti_box[4];               /* forward (bk, 1, BN), filter gradient (64, 64, 1), k32 (8, 64, 4, 1) */
-    int k32;                          /* the TF32 filter gradient on NCHW: both maps tiled, rank 4, the
-                                         32-byte swizzle, K tiles of 8 x 4 pixels (the k32 paragraph);
-                                         its value the images, N (x's copy s of image n is n + s N) */
+    uint32_t ti_box[4];               /* forward (bk, 1, BN), filter gradient (64, 64, 1), k32 (KQ, 64, 32 / KQ, 1) */
+    int k32;                          /* the TF32 filter gradient on NCHW: both maps tiled, rank 4, K
+                                         tiles of kq x 32 / kq pixels (the k32 paragraph); its value
+                                         the images, N (x's copy s of image n is n + s N) */
+    int kq;                           /* k32: the pixels of a K tile along a row, 8 (the 32-byte
+                                         swizzle) or 32 (the 128-byte one) */
     int k32_step;                     /* k32: the rows of x's copies between two output rows */
     int bk;                           /* channels a block: 128 bytes (64 of 16-bit types, 32 of fp32) */
     int cblocks;                      /* channel blocks of bk per tap, ceil(C / bk) */
@@ -167,7 +175,7 @@ struct igemm_tma_geom {
        division is ~20 instructions through the float unit: the producer thread evaluates four a
        K tile, between a stage's release and its refill): tiles, tiles_m, cblocks, the filter's S */
     ocd_fastdiv fd_tiles, fd_tiles_m, fd_cblocks, fd_s;
-    ocd_fastdiv fd_qb, fd_pb; /* k32: the pixel blocks of an image, ceil(Q / 8) along a row, ceil(P / 4) rows */
+    ocd_fastdiv fd_qb, fd_pb; /* k32: the pixel blocks of an image, ceil(Q / kq) along a row, ceil(P / (32 / kq)) down */
 };
 
 /* Whether lane `lane` of a consumer warp arrives on a stage's empty barrier when its warpgroup
@@ -277,17 +285,17 @@ static inline const char *igemm_tma_plan_wgrad(const igemm_params &p, int c, int
     return NULL;
 }
 
-/* The pixel blocks of the k32 filter gradient: 8 pixels along a row, 4 rows (32 pixels, a K tile). */
-#define OCD_IGEMM_K32_QB 8
-#define OCD_IGEMM_K32_PB 4
-
-/* The pixel blocks of an image of q x p output pixels: along a row (qb) and down (pb). */
+/* The pixel blocks of the k32 filter gradient, a K tile each: kq pixels along a row (8 or 32) by
+   32 / kq rows. Those of an image of q x p output pixels: along a row (qb, of kq) and down (pb,
+   of rows). */
 struct igemm_k32_blocks {
     int64_t qb, pb;
+    int kq, rows;
 };
-static inline igemm_k32_blocks igemm_k32_blocks_of(int64_t q, int64_t p)
+static inline igemm_k32_blocks igemm_k32_blocks_of(int64_t q, int64_t p, int kq)
 {
-    return {(q + OCD_IGEMM_K32_QB - 1) / OCD_IGEMM_K32_QB, (p + OCD_IGEMM_K32_PB - 1) / OCD_IGEMM_K32_PB};
+    const int rows = 32 / kq;
+    return {(q + kq - 1) / kq, (p + rows - 1) / rows, kq, rows};
 }
 
 /* The rows of the k32 copies of x between two output rows (the k32 paragraph): the stride, or 1
@@ -301,10 +309,11 @@ static inline int igemm_k32_row_step(const igemm_params &p)
    prm.a (P x Q pixels an image, filters dy_sc apart, its rows sh and images sn apart, pixels
    consecutive) and x prm.b, the copies of x (c channels x_sc apart, rows of x.w, x.h rows, a
    copy's images x.sn apart, the S copies one after another); its GEMM columns the taps' channels
-   padded to cblocks * 64, as the 16-bit filter gradient's; on tiles of bm x bn with p's split-K
-   (p.kt_per_split K tiles of 32 pixels a split). NULL, or why the TMA cannot load it. */
-static inline const char *igemm_tma_plan_wgrad_k32(const igemm_params &p, int c, int64_t dy_sc, int64_t x_sc, int bm,
-                                                   int bn, igemm_tma_geom *g)
+   padded to cblocks * 64, as the 16-bit filter gradient's; K tiles of kq x 32 / kq pixels, on
+   tiles of bm x bn with p's split-K (p.kt_per_split K tiles a split). NULL, or why the TMA
+   cannot load it. */
+static inline const char *igemm_tma_plan_wgrad_k32(const igemm_params &p, int c, int64_t dy_sc, int64_t x_sc, int kq,
+                                                   int bm, int bn, igemm_tma_geom *g)
 {
     memset(g, 0, sizeof *g);
     const int esize = 4;
@@ -316,15 +325,15 @@ static inline const char *igemm_tma_plan_wgrad_k32(const igemm_params &p, int c,
         if (a % 16 != 0 || b % 16 != 0 || a <= 0 || b <= 0 || a >= ((int64_t)1 << 40) || b >= ((int64_t)1 << 40))
             return "a row, channel or image stride the TMA cannot take (a multiple of 16 bytes below 2^40)";
     }
-    g->k32 = (int)n, g->k32_step = igemm_k32_row_step(p);
+    const igemm_k32_blocks kb = igemm_k32_blocks_of(dy.w, dy.h, kq);
+    g->k32 = (int)n, g->kq = kq, g->k32_step = igemm_k32_row_step(p);
     g->ti_dim[0] = (uint64_t)dy.w, g->ti_dim[1] = (uint64_t)p.M, g->ti_dim[2] = (uint64_t)dy.h, g->ti_dim[3] = (uint64_t)n;
-    g->ti_box[0] = OCD_IGEMM_K32_QB, g->ti_box[1] = 64, g->ti_box[2] = OCD_IGEMM_K32_PB, g->ti_box[3] = 1;
+    g->ti_box[0] = (uint32_t)kq, g->ti_box[1] = 64, g->ti_box[2] = (uint32_t)kb.rows, g->ti_box[3] = 1;
     g->im_dim[0] = (uint64_t)x.w, g->im_dim[1] = (uint64_t)c, g->im_dim[2] = (uint64_t)x.h;
     g->im_dim[3] = (uint64_t)(n * p.S);
-    g->im_box[0] = OCD_IGEMM_K32_QB, g->im_box[1] = 64, g->im_box[2] = 1, g->im_box[3] = 1;
+    g->im_box[0] = (uint32_t)kq, g->im_box[1] = 64, g->im_box[2] = 1, g->im_box[3] = 1;
     for (int i = 0; i < 4; i++) g->im_estride[i] = 1;
     for (int i = 0; i < 3; i++) g->ti_stride[i] = (uint64_t)(dst[i] * esize), g->im_stride[i] = (uint64_t)(xst[i] * esize);
-    const igemm_k32_blocks kb = igemm_k32_blocks_of(dy.w, dy.h);
     g->fd_qb = ocd_fastdiv_make((uint32_t)kb.qb), g->fd_pb = ocd_fastdiv_make((uint32_t)kb.pb);
     g->bk = 64; /* channels a B block, as the 16-bit filter gradient's */
     g->cblocks = (c + 63) / 64;
@@ -415,24 +424,25 @@ struct igemm_tma_copy {
 };
 
 /* The loads of K tile kt (of the unit's) of work unit t by the CTA of rank `rank` in a cluster of
-   CL (file comment), WGRAD the filter gradient, else the forward pass; K32 the filter gradient's
-   k32 form (tf32, CL 1):
+   CL (file comment), WGRAD the filter gradient, else the forward pass; KQ the filter gradient's
+   k32 form in the shape of KQ pixels a row (tf32, CL 1), 0 for the other forms:
    - forward: copy 0 the im2col load of the A stage (BM pixels x bk channels of the tap), copy 1
      the tiled load of the B stage (bk channels x BN / CL filters, the rank's part);
    - filter gradient: copies 0 .. BM / 64 - 1 tiled loads of dy, 64 pixels x 64 filters each,
      the A stage's MN-major blocks; then BN / 64 / CL im2col loads of x (the rank's blocks), 64
      pixels x 64 channels of one tap each, the B stage's blocks;
-   - k32: copies 0 .. BM / 64 - 1 rank-4 tiled loads of dy, 64 filters x the K tile's 4 rows of 8
-     pixels each (an A block, its four 2 KB planes); then 4 rank-4 tiled loads of x for each B
-     block, 64 channels of one tap x one row of 8 pixels, each into its plane of the B stage.
+   - k32: copies 0 .. BM / 64 - 1 rank-4 tiled loads of dy, 64 filters x the K tile's 32 / KQ rows
+     of KQ pixels each (an A block, its planes); then 32 / KQ rank-4 tiled loads of x for each B
+     block, 64 channels of one tap x one row of KQ pixels, each into its plane of the B stage.
    An A block wholly past M (the filters; forward, an A tile past M) or a B block past N (the
    padded columns) is not loaded: `on(i)`; `bytes`, what the CTA's full barrier expects, counts
    its own A blocks and every CTA's B blocks. */
-template <int BM, int BN, bool WGRAD, int CL, bool K32 = false> struct igemm_tma_kt {
-    static constexpr int ABLK = BM / 64, BBLK = BN / 64, BOWN = BBLK / CL, BLOADS = K32 ? OCD_IGEMM_K32_PB : 1;
+template <int BM, int BN, bool WGRAD, int CL, int KQ = 0> struct igemm_tma_kt {
+    static constexpr bool K32 = KQ > 0;
+    static constexpr int ABLK = BM / 64, BBLK = BN / 64, BOWN = BBLK / CL, BLOADS = K32 ? 32 / KQ : 1;
     static constexpr int COPIES = WGRAD ? ABLK + BOWN * BLOADS : 2;
-    static constexpr uint32_t BLOCK = 64 * 128; /* a block: 64 rows of 128 bytes (MN-major: 64 K rows) */
-    static constexpr uint32_t PLANE = BN * 32;  /* k32: a B plane, one row of 8 pixels of every column */
+    static constexpr uint32_t BLOCK = 64 * 128;    /* a block: 64 rows of 128 bytes (MN-major: 64 K rows) */
+    static constexpr uint32_t PLANE = BN * KQ * 4; /* k32: a B plane, one row of KQ pixels of every column */
     static_assert(BBLK % CL == 0, "the B tile splits evenly among the cluster's CTAs");
     static_assert(!K32 || WGRAD, "k32 is the filter gradient's (unclustered: make_plan declines the rest)");
     igemm_tma_unit u;
@@ -453,7 +463,7 @@ template <int BM, int BN, bool WGRAD, int CL, bool K32 = false> struct igemm_tma
             uint32_t qb, pb;
             const uint32_t rest = ocd_fastdiv_divmod(g.fd_qb, (uint32_t)kt, &qb);
             img = (int)ocd_fastdiv_divmod(g.fd_pb, rest, &pb);
-            q0 = (int)qb * OCD_IGEMM_K32_QB, p0 = (int)pb * OCD_IGEMM_K32_PB;
+            q0 = (int)qb * KQ, p0 = (int)pb * BLOADS;
         }
     }
     __host__ __device__ __forceinline__ bool on(int i) const
@@ -484,7 +494,7 @@ template <int BM, int BN, bool WGRAD, int CL, bool K32 = false> struct igemm_tma
         }
         if (K32) { /* x: row `row` of the K tile's pixels in copy s of image img, channels c0 .. */
             const int row = (i - ABLK) % BLOADS;
-            c.im2col = false, c.into_b = true, c.off = (uint32_t)row * PLANE + (uint32_t)b * (64 * 32);
+            c.im2col = false, c.into_b = true, c.off = (uint32_t)row * PLANE + (uint32_t)b * (64 * KQ * 4);
             c.c[0] = q0, c.c[1] = k.c0, c.c[2] = (p0 + row) * g.k32_step + k.oh, c.c[3] = k.s * g.k32 + img;
             return c;
         }

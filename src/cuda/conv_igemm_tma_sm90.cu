@@ -14,7 +14,7 @@
    map of the activations and a tiled map, of the KRSC filter forward or of dy for the filter
    gradient, all 128-byte swizzled, so that a landed stage is wgmma's operand as it is: K-major
    forward, MN-major for the filter gradient, whose K runs over pixels; the TF32 filter
-   gradient's two rank-4 tiled maps K-major in 32-byte-swizzled rows of pixels), and a CTA of three
+   gradient's two rank-4 tiled maps K-major in swizzled rows of pixels), and a CTA of three
    warpgroups (two for the 64-row tile, below) splits the work: one thread of warpgroup 0 issues, per K tile, an
    arrive.expect_tx of the stage's bytes on its "full" mbarrier and the TMA loads (igemm_tma_kt:
    two forward, one per 64-row block of each operand for the filter gradient); warpgroups 1 and
@@ -177,10 +177,13 @@
    register file's 256 a thread at launch already (256 threads, one CTA a multiprocessor).
    PP: ping-pong consumers (the file comment; igemm_tma_pingpong_tile), two warpgroups each of
    the whole BM x BN unit (MI = BM / 64 slices), taking turns; a stage released by one
-   (RELEASERS warpgroups a stage's use). slice(wg): warpgroup wg's first 64-row slice / MI. */
-template <int BM_, int BN_, int STAGES_, int CL_ = 1, bool PP_ = false> struct igemm_tma_tile {
-    static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_, CL = CL_;
+   (RELEASERS warpgroups a stage's use). slice(wg): warpgroup wg's first 64-row slice / MI.
+   KQ: the TF32 filter gradient's pixels a row of its K tile (conv_igemm_tma.cuh's k32 form, 8 or
+   32; the plan's kq picks the kernel, with_kq its tile). */
+template <int BM_, int BN_, int STAGES_, int CL_ = 1, bool PP_ = false, int KQ_ = 8> struct igemm_tma_tile {
+    static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_, CL = CL_, KQ = KQ_;
     static constexpr bool PP = PP_;
+    template <int K> using with_kq = igemm_tma_tile<BM, BN, STAGES, CL, PP, K>;
     static constexpr int CONSUMERS = BM == 64 && !PP ? 1 : 2, RELEASERS = PP ? 1 : CONSUMERS;
     static constexpr int THREADS = 128 * (1 + CONSUMERS), MI = PP ? BM / 64 : BM / 64 / CONSUMERS;
     static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232; /* 128 x 40 + 256 x 232 <= 64 Ki */
@@ -322,7 +325,7 @@ __host__ __device__ __forceinline__ void igemm_tma_store_staged(const igemm_para
    SMEM_STAGED, where it fits (STAGED_FITS). */
 template <class Tile, typename T, bool WGRAD> struct igemm_tma_smem {
     typedef igemm_wgmma_shape<Tile, T, WGRAD> Shape;
-    typedef igemm_tma_kt<Tile::BM, Tile::BN, WGRAD, Tile::CL, Shape::K32> Loads;
+    typedef igemm_tma_kt<Tile::BM, Tile::BN, WGRAD, Tile::CL, Shape::KQ> Loads;
     static constexpr uint32_t BARS = Tile::STAGES * (Shape::SA::STAGE_BYTES + Shape::SB::STAGE_BYTES);
     static constexpr size_t SMEM = BARS + 2 * Tile::STAGES * sizeof(uint64_t) + 1024;
     static constexpr uint32_t STAGING = (BARS + 2 * Tile::STAGES * sizeof(uint64_t) + 127) / 128 * 128;
@@ -540,22 +543,24 @@ static const igemm_tma_driver &tma_driver()
 }
 
 /* The two maps of g: the im2col map over the activations x, the tiled map over t (the filter
-   forward, dy for the filter gradient); k32, two rank-4 tiled maps over x and dy.
-   conv_igemm_tma.cuh says why each parameter is what it is. */
+   forward, dy for the filter gradient); k32, two rank-4 tiled maps over x and dy, under the
+   swizzle of the shape's rows (kq pixels: 32 or 128 bytes). conv_igemm_tma.cuh says why each
+   parameter is what it is. */
 static cudnnStatus_t encode_maps(const igemm_tma_geom &g, const void *x, const void *t, CUtensorMapDataType type,
                                  CUtensorMap *mi, CUtensorMap *mt)
 {
     const igemm_tma_driver &drv = tma_driver();
     if (drv.im2col == NULL || drv.tiled == NULL)
         return OCD_FAIL(CUDNN_STATUS_RUNTIME_PREREQUISITE_MISSING, "the CUDA driver has no tensor map encoders (12.0 or newer)");
-    if (g.k32) { /* both tiled, rank 4, 32-byte rows under the 32-byte swizzle */
+    if (g.k32) { /* both tiled, rank 4, rows of kq pixels under the swizzle of their span */
         const cuuint32_t ones[4] = {1, 1, 1, 1};
+        const CUtensorMapSwizzle sw = g.kq == 32 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_32B;
         CUresult r = drv.tiled(mi, type, 4, (void *)x, g.im_dim, g.im_stride, g.im_box, g.im_estride,
-                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                               CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
         if (r == CUDA_SUCCESS)
             r = drv.tiled(mt, type, 4, (void *)t, g.ti_dim, g.ti_stride, g.ti_box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                          CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                          sw, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
         if (r != CUDA_SUCCESS) return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "cuTensorMapEncodeTiled failed (%d)", (int)r);
         return CUDNN_STATUS_SUCCESS;
     }
@@ -628,6 +633,11 @@ template <class Tile, typename T, bool WGRAD, bool STAGED = false> struct igemm_
     }
     static cudnnStatus_t run(const igemm_params *p, const igemm_tma_geom *g, int device, int sms, cudaStream_t stream)
     {
+        if constexpr (WGRAD && sizeof(T) == 4 && Tile::KQ == 8)
+            if (g->kq == 32)
+                return igemm_tma_launch<typename Tile::template with_kq<32>, T, WGRAD>::run(p, g, device, sms, stream);
+        if (WGRAD && sizeof(T) == 4 && g->kq != Tile::KQ)
+            return OCD_FAIL(CUDNN_STATUS_INTERNAL_ERROR, "a k32 shape of %d pixels a row without its kernel", g->kq);
         if constexpr (!STAGED && STAGED_OK)
             if (g->staged) return igemm_tma_launch<Tile, T, WGRAD, true>::run(p, g, device, sms, stream);
         if constexpr (STAGED && PINGPONG_OK)

@@ -176,23 +176,28 @@ __host__ __device__ __forceinline__ uint64_t ocd_wgmma_desc_k32(uint32_t addr)
     return ocd_wgmma_desc(addr, 16, 256, OCD_WGMMA_SWIZZLE_32B);
 }
 
-/* One K-major operand stage of tf32 whose K tile (32 elements) is four k-steps of 8, each its own
-   32-byte-swizzled plane ([k-step][row][8 elements]): the layout the TMA lands a box of 8
-   elements along K, 32 bytes, under the 32-byte swizzle (conv_igemm_tma.cuh's filter gradient on
-   NCHW data, whose K, the pixels, is 8 along a row times 4 rows). The rows come in blocks of RB
-   (RB divides ROWS), each block's four planes together (RB * 128 bytes a block): A's blocks of 64
-   filters, each one TMA box of 4 rows; B, RB = ROWS, one plane a row of pixels for all its
-   rows. Only the TMA fills it (no cp.async loader, so no chunk offsets). */
-template <int ROWS, int RB> struct ocd_wgmma_smem_k32 {
+/* One K-major operand stage of tf32 whose K tile (32 elements) lies in planes of KQ elements
+   (32 / KQ planes, [plane][row][KQ elements], each under the swizzle of its row's span: 8
+   elements and the 32-byte swizzle, or 32 and the 128-byte one): the layout the TMA lands a box
+   of KQ elements along K in (conv_igemm_tma.cuh's filter gradient on NCHW data, whose K, the
+   pixels, is KQ along a row times 32 / KQ rows). With KQ 8 a k-step of tf32 is a plane's whole
+   width (ocd_wgmma_desc_k32); with KQ 32 the plane is the 128-byte-swizzled K-major layout of
+   ocd_wgmma_smem, k-step ks 32 bytes into its rows (ocd_wgmma_desc_k128). The
+   rows come in blocks of RB (RB divides ROWS), each block's planes together (RB * 128 bytes a
+   block): A's blocks of 64 filters, each one TMA box; B, RB = ROWS, one plane a row of pixels
+   for all its rows. Only the TMA fills it (no cp.async loader, so no chunk offsets). */
+template <int ROWS, int RB, int KQ> struct ocd_wgmma_smem_kq {
     static_assert(ROWS % RB == 0 && RB % 8 == 0, "whole blocks of whole 8-row atoms");
+    static_assert(KQ == 8 || KQ == 32, "planes of one k-step under the 32-byte swizzle, or of four under the 128-byte one");
     static constexpr bool MN = false;
-    static constexpr int BK = 32, KSTEP = 8;
-    static constexpr int STAGE_BYTES = ROWS * 128, PLANE_BYTES = RB * 32;
+    static constexpr int BK = 32, KSTEP = 8, STEPS = KQ / KSTEP; /* k-steps a plane */
+    static constexpr int STAGE_BYTES = ROWS * 128, PLANE_BYTES = RB * KQ * 4;
 
     /* The descriptor of k-step ks of the rows whose block starts at addr. */
     static __host__ __device__ __forceinline__ uint64_t desc(uint32_t addr, int ks)
     {
-        return ocd_wgmma_desc_k32(addr + (uint32_t)ks * PLANE_BYTES);
+        if constexpr (KQ == 32) return ocd_wgmma_desc_k128(addr, ks);
+        else return ocd_wgmma_desc_k32(addr + (uint32_t)ks * PLANE_BYTES);
     }
 };
 

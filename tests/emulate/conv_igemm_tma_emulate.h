@@ -2,7 +2,7 @@
    defines them, for the emulation of the TMA implicit-GEMM kernel (conv_igemm_tma.cu): the
    128-byte and 32-byte swizzles, cp.async.bulk.tensor in im2col mode (rank 4, NHWC: the bounding
    box's corners, the traversal strides, zeros outside the tensor) and in tiled mode (rank 3,
-   and rank 4 with traversal strides for the k32 filter gradient), the
+   and rank 4 with traversal strides for the k32 filter gradient, under either swizzle), the
    mbarrier's arrivals and transaction bytes; and the kernel's own tensor maps and loads
    (igemm_tma_geom, igemm_tma_copy) through those models. Included after the kernel's sources. */
 #ifndef OCD_EMULATE_CONV_IGEMM_TMA_EMULATE_H
@@ -185,7 +185,7 @@ model_im2col map_im(const igemm_tma_geom &g, const igemm_params &p, bool wgrad, 
     if (g.k32) { /* x's tiled map */
         m.is_tiled = true;
         model_tiled &t = m.tiled;
-        t.base = m.base, t.esize = esize, t.rank = 4, t.swizzle = 32;
+        t.base = m.base, t.esize = esize, t.rank = 4, t.swizzle = g.kq == 32 ? 128 : 32;
         memcpy(t.dim, g.im_dim, sizeof t.dim), memcpy(t.stride, g.im_stride, sizeof t.stride);
         memcpy(t.box, g.im_box, sizeof t.box), memcpy(t.estride, g.im_estride, sizeof t.estride);
         return m;
@@ -201,7 +201,7 @@ model_tiled map_ti(const igemm_tma_geom &g, const igemm_params &p, bool wgrad, i
     model_tiled m;
     memset(&m, 0, sizeof m);
     m.base = (const uint8_t *)(wgrad ? p.a.ptr : p.bmat), m.esize = esize;
-    m.rank = g.k32 ? 4 : 3, m.swizzle = g.k32 ? 32 : 128;
+    m.rank = g.k32 ? 4 : 3, m.swizzle = g.k32 && g.kq != 32 ? 32 : 128;
     memcpy(m.dim, g.ti_dim, sizeof m.dim), memcpy(m.stride, g.ti_stride, sizeof m.stride);
     memcpy(m.box, g.ti_box, sizeof m.box);
     for (int i = 0; i < 4; i++) m.estride[i] = 1;

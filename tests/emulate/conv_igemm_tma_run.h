@@ -290,21 +290,22 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
         return NULL;
     }
 
-    /* The k32 filter gradient's K tile (conv_igemm_tma.cuh: pixels (q0 .. q0 + 7, p0 .. p0 + 3) of
-       image img) of the tile at (m0, n0), as wgmma reads it from stage 0 (K-major, the 32-byte
-       swizzle): A(m, k) = dy at pixel (p0 + k / 8, q0 + k % 8), filter m, zero past P or Q; B(j,
-       k) = x at that pixel's window for the tap and channel of column j. Each rounded to tf32, as
-       the plan's copies bring both. */
+    /* The k32 filter gradient's K tile (conv_igemm_tma.cuh: pixels (q0 .. q0 + KQ - 1, p0 .. p0 +
+       32 / KQ - 1) of image img, KQ the tile's pixels a row) of the tile at (m0, n0), as wgmma
+       reads it from stage 0 (K-major, the swizzle of KQ's rows): A(m, k) = dy at pixel (p0 + k /
+       KQ, q0 + k % KQ), filter m, zero past P or Q; B(j, k) = x at that pixel's window for the tap
+       and channel of column j. Each rounded to tf32, as the plan's copies bring both. */
     static const char *check_wgrad_k32(const tma_case &e, const tma_problem<T> &tp, const igemm_plan &pl,
                                        const Loads &l, const std::vector<uint8_t> &smem)
     {
-        const int esize = (int)sizeof(T), cp = (e.c + 63) / 64 * 64;
-        const int qb = (tp.Q + OCD_IGEMM_K32_QB - 1) / OCD_IGEMM_K32_QB, pb = (tp.P + OCD_IGEMM_K32_PB - 1) / OCD_IGEMM_K32_PB;
-        if (l.q0 != l.kt % qb * OCD_IGEMM_K32_QB || l.p0 != l.kt / qb % pb * OCD_IGEMM_K32_PB || l.img != l.kt / (qb * pb))
+        const int esize = (int)sizeof(T), cp = (e.c + 63) / 64 * 64, kq = Tile::KQ, rows = 32 / kq;
+        const int qb = (tp.Q + kq - 1) / kq, pb = (tp.P + rows - 1) / rows;
+        if (pl.tma.kq != kq) return "the plan's pixels a row differ from the tile's";
+        if (l.q0 != l.kt % qb * kq || l.p0 != l.kt / qb % pb * rows || l.img != l.kt / (qb * pb))
             return "a K tile's pixel block differs from the divided one";
         for (int i = 0; i < 64 * l.na; i++)
             for (int k = 0; k < 32; k++) {
-                const int m = l.u.m0 + i, pp = l.p0 + k / 8, q = l.q0 + k % 8;
+                const int m = l.u.m0 + i, pp = l.p0 + k / kq, q = l.q0 + k % kq;
                 const double want =
                     m < e.k && pp < tp.P && q < tp.Q ? ocd_cuda_load(&tp.y[at(tp.p.y, l.img, m, pp, q)]) : 0.0;
                 uint32_t addr;
@@ -314,10 +315,11 @@ template <class Tile, typename T, bool WGRAD> struct map_check {
             }
         for (int j = 0; j < 64 * l.nb; j++)
             for (int k = 0; k < 32; k++) {
-                const int col = l.u.n0 + j, tap = col / cp, c = col % cp, pp = l.p0 + k / 8, q = l.q0 + k % 8;
-                /* x past P or Q is read (its A partner is zero), as the window's */
-                const double want = tap < e.r * e.s && c < e.c ? want_x_at(e, tp, l.img, pp, q, c, tap / e.s, tap % e.s)
-                                                               : 0.0;
+                const int col = l.u.n0 + j, tap = col / cp, c = col % cp, pp = l.p0 + k / kq, q = l.q0 + k % kq;
+                /* x past P or Q is read (its A partner is zero), as the window's, up to the copies'
+                   width, 8 ceil(Q / 8); past it (a row of 32) the TMA's zeros */
+                const bool in = tap < e.r * e.s && c < e.c && q < (tp.Q + 7) / 8 * 8;
+                const double want = in ? want_x_at(e, tp, l.img, pp, q, c, tap / e.s, tap % e.s) : 0.0;
                 uint32_t addr;
                 if (!emu_desc_addr(Shape::desc_b(BASE, 0, k / 8), j, k % 8, esize, &addr))
                     return "a malformed B descriptor";
@@ -761,6 +763,9 @@ const char *run_plan(const tma_case &e, const tma_problem<T> &tp, const emu_phas
     if constexpr (igemm_tma_launch<Tile, T, WGRAD>::PINGPONG_OK) /* the launch's dispatch to the twin */
         if (pl.tma.pingpong)
             return run_plan<typename igemm_tma_pingpong_tile<Tile, T>::type, T, WGRAD>(e, tp, ph, p, pl, NULL, grid);
+    if constexpr (WGRAD && sizeof(T) == 4 && Tile::KQ == 8) /* and to the k32 shape of 32 pixels a row */
+        if (pl.tma.kq == 32) return run_plan<typename Tile::template with_kq<32>, T, WGRAD>(e, tp, ph, p, pl, cp, grid);
+    if (WGRAD && sizeof(T) == 4 && pl.tma.kq != Tile::KQ) return "a k32 shape planned without its kernel";
     if ((pl.tma.pingpong != 0) != Tile::PP) return "ping-pong consumers planned on a tile without them";
     static char why[160];
     std::vector<uint8_t> ws(pl.ws_bytes + 256), wcp;

@@ -26,7 +26,9 @@
    pixels, rank-4 tiled loads, x through its shifted copies) on the 128x256, 256x128 and 64-row
    tiles: dy of 16x16, 10x12, 15x7, 14x14 and 12x9 pixels (rows of whole 16 bytes or padded to
    them by the copy), a channel tail, an M edge, CONVOLUTION mode, dilation, stride 2 with unequal paddings, a
-   strided 1x1, a KRSC filter, alpha and beta, split-K; and the plan declining the filter
+   strided 1x1, a KRSC filter, alpha and beta, split-K; the same in its shape of 128-byte rows
+   (one row of 32 pixels a K tile, the 128-byte swizzle) on rows of 28, 30, 31 and 40 pixels
+   (padded to 32 or 64 by the TMA's zeros); and the plan declining the filter
    gradient on NHWC data, on a clustered tile, of a 1x1 filter over fewer than 8192 output
    pixels, of images of fewer than 100 output pixels, FMA math, strided backward data on the
    unit-stride entry, and channels that are not a multiple of 4; a grid of 6 tiles on 8
@@ -126,6 +128,17 @@ int main()
          1, 1, 0, 0, 2, 1, false, false, true, 1, 0.5, 2, NULL, false, W, false, NCHW},
         {"tf32 wgrad 256x128 NCHW 1x1 stride 2, 16x16 (8x8 out; x's copy narrower than x), 128 images, C 128, K 256", F,
          1, 128, 128, 256, 16, 16, 1, 1, 0, 0, 2, 1, false, false, true, 1, 0, 1, NULL, false, W, false, NCHW},
+        /* rows of 28 pixels or more: K tiles of one row of 32 pixels, 128-byte rows under the 128-byte swizzle */
+        {"tf32 wgrad 128x256 NCHW 3x3 pad 1, 28x28 (a row of 32: 4 pixels of the TMA's zeros), C 64, K 128, 2 images",
+         F, 0, 2, 64, 128, 28, 28, 3, 3, 1, 1, 1, 1, false, false, true, 1, 0, 2, NULL, false, W, false, NCHW},
+        {"tf32 wgrad 256x128 NCHW 3x3 stride 2, pad (1, 2), 59x59 (30x31 out), C 100 (a channel tail), K 200 (an M "
+         "edge), CONVOLUTION, alpha beta", F, 1, 2, 100, 200, 59, 59, 3, 3, 1, 2, 2, 1, true, false, true, 0.5, 0.75, 4,
+         NULL, false, W, false, NCHW},
+        {"tf32 wgrad 64x256 NCHW 3x3 dilation 2 pad 2, 12x40 (two K tiles a row, the second 8 pixels), C 64, K 64, KRSC "
+         "filter, split-K", F, 4, 3, 64, 64, 12, 40, 3, 3, 2, 2, 1, 2, false, false, false, 1, 0, 16, NULL, false, W,
+         false, NCHW},
+        {"tf32 wgrad 64x64 NCHW 1x1 stride 2, 60x60 (30x30 out), 10 images, C 64, K 64, beta", F, 5, 10, 64, 64, 60, 60,
+         1, 1, 0, 0, 2, 1, false, false, true, 1, 0.5, 2, NULL, false, W, false, NCHW},
         {"tf32 wgrad FMA math declines", F, 0, 2, 64, 128, 16, 16, 3, 3, 1, 1, 1, 1, false, false, true, 1, 0, 1,
          "math type", false, W, false, NCHW, FMA},
         /* strided backward data, phase by phase on the TMA kernel */
