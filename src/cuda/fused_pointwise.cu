@@ -26,6 +26,7 @@
 
 #include "core/dtype.h"
 #include "core/handle.h"
+#include "core/impl.h"
 #include "cuda/check.cuh"
 #include "cuda/types.cuh"
 
@@ -206,7 +207,7 @@ static __host__ __device__ __forceinline__ void pw_chain_lanes(const pw_chain_la
    thread's loads are all it has in flight, and a chain this simple is bound by the bytes in
    flight, not by issue: the 16-bit shape keeps as many bytes in flight a thread as the float one
    (ScaleBiasAddAct in half on an H100 with one group a thread: 0.21 ms, half the copy rate,
-   where float ran at 89% of it). The chain's running value is a register vector of
+   where float ran at 89% of it). The 16-bit shape is unproven until a GPU has run it. The chain's running value is a register vector of
    the groups' elements (acc); each step takes the inputs it reads from the streamed packs or
    loads them there, the operand's storage type switched on once a group: a FULL one as the
    streamed ones, a periodic one with inner 1 (period a multiple of the group) the same at
@@ -272,7 +273,8 @@ struct pw_fast_step {
 struct pw_fast_launch {
     int nsteps, noutputs;
     int stream[PW_FAST_STREAMS]; /* the streamed inputs, -1 for none */
-    bool narrow;                 /* every streamed input 16-bit: the shape pw_fast_narrow */
+    bool narrow;                 /* every streamed input 16-bit: the shape pw_fast_narrow (unproven
+                                    until a GPU has run it: core/impl.h) */
     uint32_t count, groups; /* groups: the whole groups, count / PW_FAST_G */
     ocd_pw_step steps[OCD_PW_MAX_STEPS];
     pw_fast_step reads[OCD_PW_MAX_STEPS];
@@ -582,7 +584,7 @@ static bool pw_fast_plan(const ocd_pw_chain *c, pw_fast_launch *l)
             else return false; /* an older step's value: not linear */
         }
     }
-    l->narrow = true;
+    l->narrow = ocd_impl_unproven() == NULL;
     for (int k = 0; k < nstreams; k++) l->narrow = l->narrow && l->in[l->stream[k]].dtype != CUDNN_DATA_FLOAT;
     for (int t = 0; t < c->noutputs; t++) {
         const int s = c->out_slot[t] - c->ninputs;
