@@ -748,9 +748,8 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     ep.pairs = paired_stores(prm, pl, esize);
     ep.form = igemm_epi_form_of(ty);
     /* the int8 configurations: the typed plain form (alpha alone, the output int8, uint8 or
-       float: igemm_store_frags) where the call needs no more, else the direct kernels' store;
-       the typed form is unproven until a GPU has run it (core/impl.h) */
-    if (pl->int8 && (p->ep.on || !int8_typed_output(ep.store.t) || ocd_impl_unproven())) ep.form = IGEMM_EPI_WHOLE;
+       float: igemm_store_frags) where the call needs no more, else the direct kernels' store */
+    if (pl->int8 && (p->ep.on || !int8_typed_output(ep.store.t))) ep.form = IGEMM_EPI_WHOLE;
 
     /* TF32: the operands no copy rounded are rounded by the sm_90a kernel (igemm_operand) */
     prm.round_a = tf32 && !pl->copy_a.on && !pl->pad_on;
