@@ -26,7 +26,6 @@
 
 #include "core/dtype.h"
 #include "core/handle.h"
-#include "core/impl.h"
 #include "cuda/check.cuh"
 #include "cuda/types.cuh"
 
@@ -197,17 +196,11 @@ static __host__ __device__ __forceinline__ void pw_chain_lanes(const pw_chain_la
    i is i), a scalar, or broadcast along all but one block of neighbouring dims packed within it
    (periodic, the offset (i / inner) % period: a per-channel operand, inner 1 in NHWC and H * W in
    NCHW). pw_fast_plan recognizes such a chain on the host, once a launch, and the kernel then
-   runs it with none of the general form's costs. A thread carries U groups of PW_FAST_G
-   consecutive elements (a block width of groups apart, so that a warp's accesses are
+   runs it with none of the general form's costs. A thread carries PW_FAST_U groups of
+   PW_FAST_G consecutive elements (a block width of groups apart, so that a warp's accesses are
    consecutive). The first two FULL inputs the chain reads are streamed: their groups are loaded
    before the first step, as stored (one 16-byte access a group of a 16-bit type, two of float),
-   and converted at the step that reads them. A streamed group is held in W words, and the
-   kernel comes in two shapes (pw_fast_shape): where a streamed input is float, one group a thread
-   in packs of 8 words; where every streamed input is 16-bit, two groups in packs of 4. A
-   thread's loads are all it has in flight, and a chain this simple is bound by the bytes in
-   flight, not by issue: the 16-bit shape keeps as many bytes in flight a thread as the float one
-   (ScaleBiasAddAct in half on an H100 with one group a thread: 0.21 ms, half the copy rate,
-   where float ran at 89% of it). The 16-bit shape is unproven until a GPU has run it. The chain's running value is a register vector of
+   and converted at the step that reads them. The chain's running value is a register vector of
    the groups' elements (acc); each step takes the inputs it reads from the streamed packs or
    loads them there, the operand's storage type switched on once a group: a FULL one as the
    streamed ones, a periodic one with inner 1 (period a multiple of the group) the same at
@@ -229,19 +222,16 @@ static __host__ __device__ __forceinline__ void pw_chain_lanes(const pw_chain_la
 
 /* Elements of a group: one 16-byte access of a 16-bit type (two of float). */
 #define PW_FAST_G 8
-/* The kernel's shapes: U groups a thread (each step's loads of them issued together), a streamed
-   group held in W words. With 4 blocks an SM (PW_FAST_MIN_BLOCKS) each takes 64 registers and
-   no local memory; two groups in 8-word packs would spill. */
-template <int U_, int W_> struct pw_fast_shape {
-    static constexpr int U = U_, W = W_;
-};
-typedef pw_fast_shape<1, 8> pw_fast_wide;   /* a float input streamed */
-typedef pw_fast_shape<2, 4> pw_fast_narrow; /* every streamed input 16-bit */
+/* Groups a thread carries (each step's loads of them issued together). This and
+   PW_FAST_MIN_BLOCKS are the fast form's tunables (-D at the build, for a GPU A/B): with 1 and 4
+   the kernel takes 64 registers and no local memory; 2 groups spill at 4 blocks. */
+#ifndef PW_FAST_U
+#define PW_FAST_U 1
+#endif
 /* Inputs streamed: loaded, as stored, for all the thread's groups before the first step. */
 #define PW_FAST_STREAMS 2
 /* Threads of a block, and the blocks an SM keeps at least (registers capped at 64 by 4: the heavy
-   modes' cases would take 72, which would cost a quarter of the warps). PW_FAST_MIN_BLOCKS is a
-   tunable (-D at the build, for a GPU A/B). */
+   modes' cases would take 72, which would cost a quarter of the warps). */
 #define PW_FAST_THREADS 256
 #ifndef PW_FAST_MIN_BLOCKS
 #define PW_FAST_MIN_BLOCKS 4
@@ -273,16 +263,14 @@ struct pw_fast_step {
 struct pw_fast_launch {
     int nsteps, noutputs;
     int stream[PW_FAST_STREAMS]; /* the streamed inputs, -1 for none */
-    bool narrow;                 /* every streamed input 16-bit: the shape pw_fast_narrow (unproven
-                                    until a GPU has run it: core/impl.h) */
     uint32_t count, groups; /* groups: the whole groups, count / PW_FAST_G */
     ocd_pw_step steps[OCD_PW_MAX_STEPS];
     pw_fast_step reads[OCD_PW_MAX_STEPS];
     pw_fast_operand in[OCD_PW_MAX_INPUTS], out[OCD_PW_MAX_OUTPUTS];
 };
 
-/* A group's values, in float. */
-typedef ocd_vec<float, PW_FAST_G> pw_fast_lanes;
+/* The values of a thread's groups, group u at lanes u * PW_FAST_G ... */
+typedef ocd_vec<float, PW_FAST_G * PW_FAST_U> pw_fast_lanes;
 
 /* The offset of element i in operand o. */
 static __host__ __device__ __forceinline__ uint32_t pw_fast_offset(const pw_fast_operand &o, uint32_t i)
@@ -294,40 +282,34 @@ static __host__ __device__ __forceinline__ uint32_t pw_fast_offset(const pw_fast
     return r;
 }
 
-/* A group's elements as stored, in W words (8: a 16-bit type fills the first 4). Streamed inputs
-   wait in these until their step, so that a thread's loads of them are all in flight at once
-   and the registers they hold are those of the stored bytes, not of floats. */
-template <class S> using pw_fast_pack = ocd_vec<uint32_t, S::W>;
+/* A group's elements as stored: 8 words, of which a 16-bit type fills the first 4. Streamed
+   inputs wait in these until their step, so that a thread's loads of them are all in flight at
+   once and the registers they hold are those of the stored bytes, not of floats. */
+typedef ocd_vec<uint32_t, 8> pw_fast_pack;
 typedef ocd_vec<uint32_t, 4> pw_fast_half_pack;
 
-/* The group at scalar offset off of operand o (16-byte aligned), as stored (float only in 8-word
-   packs). */
-template <class S>
+/* The group at scalar offset off of operand o (16-byte aligned), as stored. */
 static __host__ __device__ __forceinline__ void pw_fast_load_pack(const pw_fast_operand &o, uint32_t off,
-                                                                  pw_fast_pack<S> &p)
+                                                                  pw_fast_pack &p)
 {
-    const size_t esize = S::W == 8 && o.dtype == CUDNN_DATA_FLOAT ? 4 : 2;
+    const size_t esize = o.dtype == CUDNN_DATA_FLOAT ? 4 : 2;
     const pw_fast_half_pack *q = reinterpret_cast<const pw_fast_half_pack *>((const char *)o.data + off * esize);
     const pw_fast_half_pack a = q[0];
 #pragma unroll
     for (int k = 0; k < 4; k++) p.v[k] = a.v[k];
-    if constexpr (S::W == 8) {
-        if (o.dtype == CUDNN_DATA_FLOAT) {
-            const pw_fast_half_pack b = q[1];
+    if (o.dtype == CUDNN_DATA_FLOAT) {
+        const pw_fast_half_pack b = q[1];
 #pragma unroll
-            for (int k = 0; k < 4; k++) p.v[4 + k] = b.v[k];
-        }
+        for (int k = 0; k < 4; k++) p.v[4 + k] = b.v[k];
     }
 }
 
 /* A pack's elements of storage type T in float, its words copied as T (memcpy: reading the words
    through a T pointer would break the host compiler's aliasing rules in the emulation; on the
    device the copy is register renaming). */
-template <typename T, class S>
-static __host__ __device__ __forceinline__ void pw_fast_unpack_as(const pw_fast_pack<S> &p, float *w)
+template <typename T> static __host__ __device__ __forceinline__ void pw_fast_unpack_as(const pw_fast_pack &p, float *w)
 {
     ocd_vec<T, PW_FAST_G> t;
-    static_assert(sizeof t <= sizeof p, "a group of T fits the pack");
     memcpy(&t, p.v, sizeof t);
 #pragma unroll
     for (int e = 0; e < PW_FAST_G; e++) w[e] = ocd_cuda_load(&t.v[e]);
@@ -387,132 +369,146 @@ static __host__ __device__ __forceinline__ bool pw_fast_live(const pw_fast_launc
     return TAIL ? u == 0 : first + u * stride < l.groups;
 }
 
-/* Operand o's values at the group of element i (TAIL: the partial group, zeros past the count). */
+/* Operand o's values at the thread's groups (zeros in groups not run, and past the count). */
 template <bool TAIL>
 static __host__ __device__ __forceinline__ void pw_fast_load(const pw_fast_launch &l, const pw_fast_operand &o,
-                                                             uint32_t i, pw_fast_lanes &v)
+                                                             uint32_t first, uint32_t stride, pw_fast_lanes &v)
 {
-    float *w = v.v;
-    if (!TAIL && o.kind == PW_FAST_FULL) {
-        pw_fast_load_run(o, i, w);
-    } else if (!TAIL && o.kind == PW_FAST_ROW) {
-        uint32_t r;
-        ocd_fastdiv_divmod(o.period, i, &r);
-        pw_fast_load_run(o, r, w);
-    } else if (!TAIL && (o.kind == PW_FAST_BCAST || o.kind == PW_FAST_SCALAR)) {
-        const float x = ocd_cuda_load_as<float>(o.dtype, o.data, pw_fast_offset(o, i));
 #pragma unroll
-        for (int e = 0; e < PW_FAST_G; e++) w[e] = x;
-    } else {
-#pragma unroll
-        for (int e = 0; e < PW_FAST_G; e++)
-            w[e] = !TAIL || i + e < l.count ? ocd_cuda_load_as<float>(o.dtype, o.data, pw_fast_offset(o, i + e)) : 0.f;
-    }
-}
-
-/* Input t's values at the group of element i: from the group's packs loaded ahead (`streamed`,
-   one a stream) when it is streamed (never in the tail), else loaded now. The streamed pack is
-   chosen word by word, only the words of its type (a choice of array by a run-time index would
-   put the packs in local memory). */
-template <typename T, class S>
-static __host__ __device__ __forceinline__ void pw_fast_unpack_streamed(const pw_fast_pack<S> *streamed, bool second,
-                                                                        float *w)
-{
-    static_assert(PW_FAST_STREAMS == 2, "the choice below is between two streams");
-    if constexpr (sizeof(T) * PW_FAST_G <= 4 * S::W) {
-        pw_fast_pack<S> p;
-#pragma unroll
-        for (int k = 0; k < (int)sizeof(T) * PW_FAST_G / 4; k++) p.v[k] = second ? streamed[1].v[k] : streamed[0].v[k];
-        pw_fast_unpack_as<T, S>(p, w);
-    }
-}
-
-template <bool TAIL, class S>
-static __host__ __device__ __forceinline__ void pw_fast_input(const pw_fast_launch &l, int t,
-                                                              const pw_fast_pack<S> *streamed, uint32_t i,
-                                                              pw_fast_lanes &v)
-{
-    if (TAIL || (t != l.stream[0] && t != l.stream[1])) return pw_fast_load<TAIL>(l, l.in[t], i, v);
-    const bool second = t == l.stream[1];
-    pw_fast_typed(l.in[t].dtype, [&](auto tag) { pw_fast_unpack_streamed<decltype(tag), S>(streamed, second, v.v); });
-}
-
-/* Output o (FULL, aligned) written from the group of element i (in the tail, the elements below
-   the count). */
-template <bool TAIL>
-static __host__ __device__ __forceinline__ void pw_fast_store(const pw_fast_launch &l, const pw_fast_operand &o,
-                                                              uint32_t i, const pw_fast_lanes &v)
-{
-    void *p = (void *)o.data;
-    if (TAIL) {
-#pragma unroll
-        for (int e = 0; e < PW_FAST_G; e++)
-            if (i + e < l.count) ocd_cuda_store_as(o.dtype, p, i + e, v.v[e]);
-        return;
-    }
-    pw_fast_typed(o.dtype, [&](auto tag) {
-        typedef decltype(tag) T;
-        pw_fast_store_group<T>((T *)p + i, v.v);
-    });
-}
-
-/* What a thread of the fast form in shape S does for the groups first, first + stride, ... (S::U
-   of them, those below the whole groups; TAIL: the partial group `first` alone): the streamed
-   inputs of all its groups loaded, then group by group and step by step, the step's other inputs
-   loaded, the step run over the group's elements, its outputs stored (a group's values in
-   registers at a time: all of them at once would spill). Host-callable:
-   tests/emulate/fused_pointwise.cu runs it. */
-template <bool TAIL, class S>
-static __host__ __device__ __forceinline__ void pw_fast_groups(const pw_fast_launch &l, uint32_t first, uint32_t stride)
-{
-    pw_fast_pack<S> streamed[S::U][PW_FAST_STREAMS];
-    if (!TAIL) {
-#pragma unroll
-        for (int u = 0; u < S::U; u++)
-#pragma unroll
-            for (int k = 0; k < PW_FAST_STREAMS; k++)
-                if (l.stream[k] >= 0 && pw_fast_live<TAIL>(l, first, stride, u))
-                    pw_fast_load_pack<S>(l.in[l.stream[k]], (first + u * stride) * PW_FAST_G, streamed[u][k]);
-    }
-#pragma unroll
-    for (int u = 0; u < (TAIL ? 1 : S::U); u++) {
-        if (!pw_fast_live<TAIL>(l, first, stride, u)) break;
+    for (int u = 0; u < PW_FAST_U; u++) {
+        float *w = &v.v[u * PW_FAST_G];
         const uint32_t i = (first + u * stride) * PW_FAST_G;
-        pw_fast_lanes acc;
-        for (int s = 0; s < l.nsteps; s++) {
-            const pw_fast_step &r = l.reads[s];
-            pw_fast_lanes x, b;
-            if (r.x == PW_FAST_ACC) x = acc;
-            else pw_fast_input<TAIL, S>(l, r.x, streamed[u], i, x);
-            if (r.b == PW_FAST_ACC) b = acc;
-            else if (r.b == PW_FAST_NONE) b = x;
-            else pw_fast_input<TAIL, S>(l, r.b, streamed[u], i, b);
-            if (r.plain) pw_step_lanes<float, PW_FAST_G, true>(&l.steps[s], x, b, acc);
-            else pw_step_lanes<float, PW_FAST_G>(&l.steps[s], x, b, acc);
-            for (int t = 0; t < l.noutputs; t++)
-                if (r.stores >> t & 1) pw_fast_store<TAIL>(l, l.out[t], i, acc);
+        if (!pw_fast_live<TAIL>(l, first, stride, u)) {
+#pragma unroll
+            for (int e = 0; e < PW_FAST_G; e++) w[e] = 0;
+        } else if (!TAIL && o.kind == PW_FAST_FULL) {
+            pw_fast_load_run(o, i, w);
+        } else if (!TAIL && o.kind == PW_FAST_ROW) {
+            uint32_t r;
+            ocd_fastdiv_divmod(o.period, i, &r);
+            pw_fast_load_run(o, r, w);
+        } else if (!TAIL && (o.kind == PW_FAST_BCAST || o.kind == PW_FAST_SCALAR)) {
+            const float x = ocd_cuda_load_as<float>(o.dtype, o.data, pw_fast_offset(o, i));
+#pragma unroll
+            for (int e = 0; e < PW_FAST_G; e++) w[e] = x;
+        } else {
+#pragma unroll
+            for (int e = 0; e < PW_FAST_G; e++)
+                w[e] = !TAIL || i + e < l.count ? ocd_cuda_load_as<float>(o.dtype, o.data, pw_fast_offset(o, i + e))
+                                                : 0.f;
         }
     }
 }
 
-/* What block `block` of a grid of `blocks` blocks of `threads` threads runs in shape S, thread
-   `thread`: the whole groups a block width of groups apart, blocks striding; the last block's
-   first thread also runs the partial group, if any. The kernel's body, and the emulation's. */
-template <class S>
-static __host__ __device__ __forceinline__ void pw_fast_block(const pw_fast_launch &l, uint32_t block, uint32_t blocks,
-                                                              uint32_t thread, uint32_t threads)
+/* Input t's values at the thread's groups: from the packs loaded ahead when it is streamed
+   (never in the tail), else loaded now. The streamed pack is chosen word by word, only the words
+   of its type (a choice of array by a run-time index would put the packs in local memory). */
+typedef pw_fast_pack pw_fast_streams[PW_FAST_STREAMS][PW_FAST_U];
+
+template <typename T>
+static __host__ __device__ __forceinline__ void pw_fast_unpack_streamed(const pw_fast_streams &streamed, int u,
+                                                                        bool second, float *w)
 {
-    const uint32_t span = S::U * threads;
-    for (uint32_t base = block * span; base < l.groups; base += blocks * span)
-        pw_fast_groups<false, S>(l, base + thread, threads);
-    if (block == blocks - 1 && thread == 0 && l.groups * PW_FAST_G < l.count) pw_fast_groups<true, S>(l, l.groups, 0);
+    static_assert(PW_FAST_STREAMS == 2, "the choice below is between two streams");
+    pw_fast_pack p;
+#pragma unroll
+    for (int k = 0; k < (int)sizeof(T) * PW_FAST_G / 4; k++)
+        p.v[k] = second ? streamed[1][u].v[k] : streamed[0][u].v[k];
+    pw_fast_unpack_as<T>(p, w);
 }
 
-template <class S>
+template <bool TAIL>
+static __host__ __device__ __forceinline__ void pw_fast_input(const pw_fast_launch &l, int t,
+                                                              const pw_fast_streams &streamed, uint32_t first,
+                                                              uint32_t stride, pw_fast_lanes &v)
+{
+    if (TAIL || (t != l.stream[0] && t != l.stream[1])) {
+        pw_fast_load<TAIL>(l, l.in[t], first, stride, v);
+        return;
+    }
+    const bool second = t == l.stream[1];
+#pragma unroll
+    for (int u = 0; u < PW_FAST_U; u++) {
+        float *w = &v.v[u * PW_FAST_G];
+        if (!pw_fast_live<TAIL>(l, first, stride, u)) {
+#pragma unroll
+            for (int e = 0; e < PW_FAST_G; e++) w[e] = 0;
+            continue;
+        }
+        pw_fast_typed(l.in[t].dtype,
+                      [&](auto tag) { pw_fast_unpack_streamed<decltype(tag)>(streamed, u, second, w); });
+    }
+}
+
+/* Output o (FULL, aligned) written from the thread's groups that run (in the tail, the elements
+   below the count). */
+template <bool TAIL>
+static __host__ __device__ __forceinline__ void pw_fast_store(const pw_fast_launch &l, const pw_fast_operand &o,
+                                                              uint32_t first, uint32_t stride, const pw_fast_lanes &v)
+{
+#pragma unroll
+    for (int u = 0; u < PW_FAST_U; u++) {
+        if (!pw_fast_live<TAIL>(l, first, stride, u)) continue;
+        const float *w = &v.v[u * PW_FAST_G];
+        const uint32_t i = (first + u * stride) * PW_FAST_G;
+        void *p = (void *)o.data;
+        if (TAIL) {
+#pragma unroll
+            for (int e = 0; e < PW_FAST_G; e++)
+                if (i + e < l.count) ocd_cuda_store_as(o.dtype, p, i + e, w[e]);
+            continue;
+        }
+        pw_fast_typed(o.dtype, [&](auto tag) {
+            typedef decltype(tag) T;
+            pw_fast_store_group<T>((T *)p + i, w);
+        });
+    }
+}
+
+/* What a thread of the fast form does for the groups first, first + stride, ... (PW_FAST_U of
+   them, those below the whole groups; TAIL: the partial group `first` alone): step by step, the
+   step's inputs loaded, the step run over all the elements, its outputs stored. Host-callable:
+   tests/emulate/fused_pointwise.cu runs it. */
+template <bool TAIL>
+static __host__ __device__ __forceinline__ void pw_fast_groups(const pw_fast_launch &l, uint32_t first, uint32_t stride)
+{
+    pw_fast_streams streamed;
+    if (!TAIL) {
+#pragma unroll
+        for (int k = 0; k < PW_FAST_STREAMS; k++)
+            if (l.stream[k] >= 0) {
+#pragma unroll
+                for (int u = 0; u < PW_FAST_U; u++)
+                    if (pw_fast_live<TAIL>(l, first, stride, u))
+                        pw_fast_load_pack(l.in[l.stream[k]], (first + u * stride) * PW_FAST_G, streamed[k][u]);
+            }
+    }
+    pw_fast_lanes acc;
+    for (int s = 0; s < l.nsteps; s++) {
+        const pw_fast_step &r = l.reads[s];
+        pw_fast_lanes x, b;
+        if (r.x == PW_FAST_ACC) x = acc;
+        else pw_fast_input<TAIL>(l, r.x, streamed, first, stride, x);
+        if (r.b == PW_FAST_ACC) b = acc;
+        else if (r.b == PW_FAST_NONE) b = x;
+        else pw_fast_input<TAIL>(l, r.b, streamed, first, stride, b);
+        if (r.plain) pw_step_lanes<float, PW_FAST_G * PW_FAST_U, true>(&l.steps[s], x, b, acc);
+        else pw_step_lanes<float, PW_FAST_G * PW_FAST_U>(&l.steps[s], x, b, acc);
+        for (int t = 0; t < l.noutputs; t++)
+            if (r.stores >> t & 1) pw_fast_store<TAIL>(l, l.out[t], first, stride, acc);
+    }
+}
+
+/* The fast form's kernel: the whole groups a block width of groups apart, blocks striding; the
+   last block's first thread runs the partial group, if any. */
 __global__ void __launch_bounds__(PW_FAST_THREADS, PW_FAST_MIN_BLOCKS)
     pw_fast_kernel(const __grid_constant__ pw_fast_launch l)
 {
-    pw_fast_block<S>(l, blockIdx.x, gridDim.x, threadIdx.x, blockDim.x);
+    const uint32_t span = PW_FAST_U * blockDim.x;
+    for (uint32_t base = blockIdx.x * span; base < l.groups; base += gridDim.x * span)
+        pw_fast_groups<false>(l, base + threadIdx.x, blockDim.x);
+    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0 && l.groups * PW_FAST_G < l.count)
+        pw_fast_groups<true>(l, l.groups, 0);
 }
 
 /* Operand o of chain c as the fast form reads it, and the scalars it spans; false when it is
@@ -584,8 +580,6 @@ static bool pw_fast_plan(const ocd_pw_chain *c, pw_fast_launch *l)
             else return false; /* an older step's value: not linear */
         }
     }
-    l->narrow = ocd_impl_unproven() == NULL;
-    for (int k = 0; k < nstreams; k++) l->narrow = l->narrow && l->in[l->stream[k]].dtype != CUDNN_DATA_FLOAT;
     for (int t = 0; t < c->noutputs; t++) {
         const int s = c->out_slot[t] - c->ninputs;
         if (s < 0 || s >= c->nsteps) return false; /* an output of an input slot */
@@ -617,10 +611,8 @@ cudnnStatus_t ocd_cuda_pw_chain(cudnnHandle_t handle, const void *problem, void 
     const struct ocd_pw_chain *c = (const struct ocd_pw_chain *)problem;
     pw_fast_launch f;
     if (pw_fast_plan(c, &f)) {
-        const int u = f.narrow ? pw_fast_narrow::U : pw_fast_wide::U;
-        const unsigned blocks = ocd_cuda_span_blocks(f.groups, u, PW_FAST_THREADS);
-        if (f.narrow) pw_fast_kernel<pw_fast_narrow><<<blocks, PW_FAST_THREADS, 0, handle->stream>>>(f);
-        else pw_fast_kernel<pw_fast_wide><<<blocks, PW_FAST_THREADS, 0, handle->stream>>>(f);
+        const unsigned blocks = ocd_cuda_span_blocks(f.groups, PW_FAST_U, PW_FAST_THREADS);
+        pw_fast_kernel<<<blocks, PW_FAST_THREADS, 0, handle->stream>>>(f);
         OCD_CUDA_LAUNCHED();
         return CUDNN_STATUS_SUCCESS;
     }

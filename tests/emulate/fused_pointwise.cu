@@ -12,9 +12,8 @@
    with a scalar and a stored intermediate in half, bfloat16 and float, NHWC and NCHW, each way
    the fast form reads a per-channel operand, with partial last groups, mixed types and written
    over an input. Each chain runs in the two forms of the kernel (the general one, and the fast
-   form, which must take every chain marked for it and is reported as declining the others; the
-   fast form in the shape its plan picks and in its one-group shape), the outputs poisoned before
-   each; and the fast form's planner must decline the chains it cannot
+   form, which must take every chain marked for it and is reported as declining the others), the
+   outputs poisoned before each; and the fast form's planner must decline the chains it cannot
    run. A result must be within a few roundings of its type (and of float arithmetic) of the
    reference. Prints a line per case; exits 1 if any differs. */
 #include "cuda/fused_pointwise.cu"
@@ -23,7 +22,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <vector>
 
 namespace {
@@ -84,11 +82,8 @@ double tolerance(cudnnDataType_t t, bool dbl, double m)
 
 int failures = 0;
 
-/* The general form, the fast form in the shape its plan picks, and the fast form in its wide
-   shape (one group a thread, 8-word packs), which takes every chain the plan takes: where the
-   plan picks the narrow shape, both shapes are run. */
-enum emu_form { EMU_GENERAL, EMU_FAST, EMU_FAST_WIDE };
-const char *const form_names[] = {"general", "fast", "fast-1g"};
+enum emu_form { EMU_GENERAL, EMU_FAST };
+const char *const form_names[] = {"general", "fast"};
 
 /* The chain of d over the tensors' bytes. */
 struct ocd_pw_chain chain_of(struct ocd_pw_chain_desc &d, std::vector<emu_tensor *> &ins,
@@ -105,19 +100,19 @@ struct ocd_pw_chain chain_of(struct ocd_pw_chain_desc &d, std::vector<emu_tensor
    so that each element is reached through the kernel's own index arithmetic. */
 const uint32_t emu_threads = 8, emu_blocks = 2;
 
-/* Runs every element of the chain in one form of the kernel (pw_chain_lanes, or pw_fast_block
+/* Runs every element of the chain in one form of the kernel (pw_chain_lanes, or pw_fast_groups
    over pw_fast_plan's launch: false when that declines the chain). */
 bool run_form(emu_form form, const struct ocd_pw_chain &c)
 {
     const uint32_t threads = emu_threads, blocks = emu_blocks;
-    if (form != EMU_GENERAL) { /* pw_fast_kernel's blocks */
+    if (form == EMU_FAST) { /* pw_fast_kernel's loop, then its tail */
         pw_fast_launch f;
         if (!pw_fast_plan(&c, &f)) return false;
+        const uint32_t span = PW_FAST_U * threads;
         for (uint32_t b = 0; b < blocks; b++)
-            for (uint32_t t = 0; t < threads; t++) {
-                if (form == EMU_FAST && f.narrow) pw_fast_block<pw_fast_narrow>(f, b, blocks, t, threads);
-                else pw_fast_block<pw_fast_wide>(f, b, blocks, t, threads);
-            }
+            for (uint32_t base = b * span; base < f.groups; base += blocks * span)
+                for (uint32_t t = 0; t < threads; t++) pw_fast_groups<false>(f, base + t, threads);
+        if (f.groups * PW_FAST_G < f.count) pw_fast_groups<true>(f, f.groups, 0);
         return true;
     }
     const pw_chain_launch l = pw_chain_launch_of(&c);
@@ -168,7 +163,7 @@ void check(const char *name, struct ocd_pw_chain_desc &d, std::vector<emu_tensor
 {
     std::vector<std::vector<unsigned char>> saved;
     for (emu_tensor *t : ins) saved.push_back(t->bytes);
-    for (int form = EMU_GENERAL; form <= EMU_FAST_WIDE; form++) {
+    for (int form = EMU_GENERAL; form <= EMU_FAST; form++) {
         for (emu_tensor *t : outs) std::fill(t->bytes.begin(), t->bytes.end(), (unsigned char)0xFF);
         for (size_t k = 0; k < ins.size(); k++) ins[k]->bytes = saved[k]; /* after: an output may be an input */
         check_form(name, (emu_form)form, d, ins, outs, want, fast_expected);
@@ -419,7 +414,6 @@ void fast_declines()
 
 int main()
 {
-    setenv("OPENCUDNN_UNPROVEN", "1", 1); /* the fast form's two-group shape is gated until a GPU has run it */
     conv_bias_act();
     drelu_gelu();
     matmul_bias_gelu_in_place();
