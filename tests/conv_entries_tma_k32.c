@@ -4,12 +4,13 @@
 
 /* The TF32 filter gradient on the TMA kernel (the k32 form: NCHW dy and x read K-major, pixel
    rows of 8 under the 32-byte swizzle, or, where dy's rows are 28 pixels or longer, of 32 under
-   the 128-byte one (an unproven shape), x through its shifted copies; the unproven entries under
+   the 128-byte one, x through its shifted copies; the unproven entries under
    OPENCUDNN_UNPROVEN=1), each tile: dy of 56x56, 28x28, 14x14 and 15x7 pixels (rows of 56, 28
    and 7 pixels padded to 64, 32 and 8 by its copy; images of 7x7 decline to cuBLAS), a channel
    tail (C 100: 128 columns a tap), dilation 2 in CONVOLUTION mode, stride 2 (3x3 with padding,
-   and 1x1), a 1x1 filter (of 8192 output pixels or more: over fewer cuBLAS's GEMM serves, 6272
-   here), M = 64 on the 64-row tiles, split-K where the tiles are few. */
+   and 1x1), a 1x1 filter of unit stride (cuBLAS's GEMM serves it over fewer than 8192 output
+   pixels, 6272 here, and over images of 28x28 or more; the TMA tile 14x14 images of 48), M = 64
+   on the 64-row tiles, split-K where the tiles are few. */
 TEST(conv_cuda_tma_tf32_wgrad_entries_are_reached)
 {
     if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;
@@ -48,7 +49,7 @@ TEST(conv_cuda_tma_tf32_wgrad_entries_are_reached)
         {&l4, &tf32_nchw, tall, "cuda:wgrad_igemm_tma_tf32_128x256*"},
         {&l4_7x7, &tf32_nchw, "cuda:wgrad_im2col_gemm_cublas_tc", NULL},
         {&dil, &tf32_nchw, wide, NULL},
-        {&one, &tf32_nchw, wide, NULL},
+        {&one, &tf32_nchw, "cuda:wgrad_nchw_gemm_cublas_tc", NULL},
         {&few, &tf32_nchw, "cuda:wgrad_nchw_gemm_cublas_tc", NULL},
         {&k64, &tf32_nchw, w64, NULL},
         {&k64_1x1, &tf32_nchw, w64n, "cuda:wgrad_igemm_tma_tf32_64x256*"},

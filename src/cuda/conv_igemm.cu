@@ -62,8 +62,7 @@
    allowed, as the tf32 entries, and the filter gradient of NCHW data, dy through a copy with its
    rows padded to 16 bytes, x through one shifted copy per filter column (plan_rows;
    conv_igemm_tma.cuh's k32 form, on the unclustered 128x256, 256x128 and 64-row tiles, in rows
-   of 8 pixels, or of 32 where dy's rows are 28 pixels or longer and unproven entries are
-   allowed: k32_pixels_a_row)), their
+   of 8 pixels, or of 32 where dy's rows are 28 pixels or longer: k32_pixels_a_row)), their
    clustered twins (_tma_c2_ and _tma_c2_tf32_: the same
    kernel on clusters of 2 CTAs sharing B by multicast; declined where no cluster fits the GPU,
    cluster_rejects), listed after them, the narrow forward and backward-data tiles (128x128,
@@ -427,10 +426,11 @@ static const char *cluster_rejects(cudnnHandle_t h, int c2, bool wgrad, igemm_ty
 /* The pixels along a row of the k32 filter gradient's K tile (conv_igemm_tma.cuh's k32
    paragraph) for output rows of q pixels: 32 (128-byte TMA rows, one load a block) where the rows
    are 28 pixels or longer, which pad to 32 or 64 (14- and 7-wide rows would be half padding),
-   else 8 (4 rows of 8); 32 is an unproven shape (core/impl.h), written while no GPU could run it. */
+   else 8 (4 rows of 8). On an H100, batch 64: 0.71 of the 8 x 4 form's time on ResNet-50's 3x3
+   128-channel layer, 0.83 on its stride-2 one. */
 static int k32_pixels_a_row(int64_t q)
 {
-    return q >= 28 && ocd_impl_unproven() == NULL ? 32 : 8;
+    return q >= 28 ? 32 : 8;
 }
 
 /* Whether sm_90a tile `tile` has served direction dir on a GPU faster than what serves without
@@ -446,7 +446,8 @@ static int k32_pixels_a_row(int64_t q)
    (ResNet-50's 3x3 64-channel layer at batch 64, where the heuristic puts them ahead of
    Winograd: 0.48 of its time; NHWC 0.37-0.39 of the mma.sync kernel's), and its 128x256
    tile's filter gradient of NCHW data (the k32 form: 0.60-0.87 of the mma.sync kernel's time on
-   the 3x3 layers at batch 64 and 256). The other sm_90a tiles are unproven entries
+   the 3x3 layers at batch 64 and 256) and its 64x256 one's (ResNet-50's 3x3 64-channel layer at
+   batch 64: 0.68 of the mma.sync kernel's time). The other sm_90a tiles are unproven entries
    (core/impl.h, docs/engines.md): right on the GPU but not measured faster, or measured slower
    (the clustered tiles). */
 static bool tile_proven(int tile, enum ocd_conv_dir dir, bool tf32)
@@ -455,7 +456,7 @@ static bool tile_proven(int tile, enum ocd_conv_dir dir, bool tf32)
     if (tf32)
         return (dir != OCD_CONV_BWD_FILTER && (tile == TMA_TILE0 || tile == TMA_TILE0 + 1 ||
                                                tile == TMA_NARROW_TILE0 || tile == TMA_NARROW_TILE0 + 2)) ||
-               (dir == OCD_CONV_BWD_FILTER && tile == TMA_TILE0);
+               (dir == OCD_CONV_BWD_FILTER && (tile == TMA_TILE0 || tile == TMA_W64_TILE0));
     if (tile == TMA_TILE0 || narrow || (dir == OCD_CONV_BWD_FILTER && tile == TMA_W64_TILE0)) return true;
     if (tile == TMA_TILE0 + 1) return dir != OCD_CONV_BWD_FILTER;
     return dir == OCD_CONV_FWD && (tile == WGMMA_TILE0 + 2 || tile == WGMMA_TILE0 + 3);
@@ -621,6 +622,13 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     const int64_t taps = ocd_conv_spatial(s, s->filt), image_pixels = ocd_conv_spatial(s, s->out);
     if (k32 && taps == 1 && s->n * image_pixels < 8192)
         return "a 1x1 filter's gradient over fewer than 8192 pixels: cuBLAS's GEMM serves it";
+    /* and a unit-stride 1x1 filter's over images of 28x28 or more, which cuBLAS's per-image GEMM
+       reads in place where the k32 form copies both operands (an H100, batch 64: 0.33-0.37 of
+       its time on ResNet-50's 1x1 layers at 56x56 and 28x28) */
+    bool unit_stride = true;
+    for (int d = 0; d < s->nsp; d++) unit_stride = unit_stride && s->stride[d] == 1;
+    if (k32 && taps == 1 && unit_stride && image_pixels >= 784)
+        return "a unit-stride 1x1 filter's gradient over images of 784 pixels or more: cuBLAS's GEMM serves it";
     if (k32 && taps > 1 && image_pixels < 100) return "images of fewer than 100 output pixels: cuBLAS's GEMM serves them";
     const int64_t ccols = tma_wgrad ? (cg + OCD_IGEMM_TMA_BK - 1) / OCD_IGEMM_TMA_BK * OCD_IGEMM_TMA_BK : cg;
     if (4 * cg < 3 * ccols) return "the TMA filter gradient pads each tap's channels to 64: mostly padding here";
