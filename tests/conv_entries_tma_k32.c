@@ -9,7 +9,7 @@
    and 7 pixels padded to 64, 32 and 8 by its copy; images of 7x7 decline to cuBLAS), a channel
    tail (C 100: 128 columns a tap), dilation 2 in CONVOLUTION mode, stride 2 (3x3 with padding,
    and 1x1), a 1x1 filter of unit stride (cuBLAS's GEMM serves it over fewer than 8192 output
-   pixels, 6272 here, and over images of 28x28 or more; the TMA tile 14x14 images of 48), M = 64
+   pixels, 6272 here, and over images of 14x14 or more; the TMA tile 64 images of 12x12), M = 64
    on the 64-row tiles, split-K where the tiles are few. */
 TEST(conv_cuda_tma_tf32_wgrad_entries_are_reached)
 {
@@ -32,7 +32,7 @@ TEST(conv_cuda_tma_tf32_wgrad_entries_are_reached)
                                      {1, 1}, {1, 1}, false};
     static const struct shape k64 = {"tma_tf32_wgrad_k64", 2, 8, 64, 64, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
                                      false};
-    static const struct shape k64_1x1 = {"tma_tf32_wgrad_k64_1x1", 2, 48, 64, 64, 1, {14, 14}, {1, 1}, {0, 0}, {1, 1},
+    static const struct shape k64_1x1 = {"tma_tf32_wgrad_k64_1x1", 2, 64, 64, 64, 1, {12, 12}, {1, 1}, {0, 0}, {1, 1},
                                          {1, 1}, false};
     static const struct shape s2 = {"tma_tf32_wgrad_3x3s2", 2, 8, 128, 128, 1, {29, 28}, {3, 3}, {1, 1}, {2, 2}, {1, 1},
                                     false};

@@ -30,7 +30,8 @@
    (one row of 32 pixels a K tile, the 128-byte swizzle) on rows of 28, 30, 31 and 40 pixels
    (padded to 32 or 64 by the TMA's zeros); and the plan declining the filter
    gradient on NHWC data, on a clustered tile, of a 1x1 filter over fewer than 8192 output
-   pixels, of images of fewer than 100 output pixels, FMA math, strided backward data on the
+   pixels or a unit-stride one over images of 14x14 or more, of images of fewer than 100 output
+   pixels, FMA math, strided backward data on the
    unit-stride entry, and channels that are not a multiple of 4; a grid of 6 tiles on 8
    multiprocessors declined by the wide 128x256 tile and served by the narrow 128x128 one
    (conv_igemm.cu's wave23). Clusters of 2 CTAs (the _c2_tf32 entries, B assembled
@@ -116,6 +117,8 @@ int main()
          3, 3, 1, 1, 1, 1, false, false, true, 1, 0, 16, NULL, false, W, false, NCHW},
         {"tf32 wgrad 64x64 NCHW 1x1, C 64, K 64, 10x12, 69 images (8280 pixels), alpha beta", F, 5, 69, 64, 64, 10, 12,
          1, 1, 0, 0, 1, 1, false, false, true, 0.5, 0.25, 2, NULL, false, W, false, NCHW},
+        {"tf32 wgrad unit-stride 1x1 over 14x14 images declines (cuBLAS's GEMM)", F, 5, 48, 64, 64, 14, 14, 1, 1, 0, 0,
+         1, 1, false, false, true, 1, 0, 2, "images of 196 pixels or more", false, W, false, NCHW},
         {"tf32 wgrad 1x1 over 8160 pixels declines (cuBLAS's GEMM)", F, 5, 68, 64, 64, 10, 12, 1, 1, 0, 0, 1, 1, false,
          false, true, 1, 0, 2, "fewer than 8192 pixels", false, W, false, NCHW},
         {"tf32 wgrad 64x256 NCHW 3x3 dilation 2 pad 2, 12x9 (rows padded to 12), C 64, K 64, KRSC filter", F, 4, 2, 64,
