@@ -33,6 +33,13 @@ int64_t ocd_conv_spatial(const struct ocd_conv_shape *s, const int64_t *dims)
     return n;
 }
 
+bool ocd_conv_unit_stride(const struct ocd_conv_shape *s)
+{
+    for (int d = 0; d < s->nsp; d++)
+        if (s->stride[d] != 1) return false;
+    return true;
+}
+
 void ocd_conv_gemm_dims(const struct ocd_conv_problem *p, struct ocd_conv_gemm *g)
 {
     const struct ocd_conv_shape *s = &p->s;

@@ -350,13 +350,6 @@ static bool unit_dilation(const struct ocd_conv_shape *s)
     return true;
 }
 
-static bool unit_stride(const struct ocd_conv_shape *s)
-{
-    for (int d = 0; d < s->nsp; d++)
-        if (s->stride[d] != 1) return false;
-    return true;
-}
-
 static bool filter_larger_than_pad(const struct ocd_conv_shape *s)
 {
     for (int d = 0; d < s->nsp; d++)
@@ -387,7 +380,7 @@ static bool half_or_float(const struct ocd_conv_problem *p)
 static const char *fft_rejects(const struct ocd_conv_problem *p, bool tiling)
 {
     const struct ocd_conv_shape *s = &p->s;
-    if (!unit_stride(s) || !unit_dilation(s)) return "FFT algorithms need unit strides and dilations";
+    if (!ocd_conv_unit_stride(s) || !unit_dilation(s)) return "FFT algorithms need unit strides and dilations";
     if (!filter_larger_than_pad(s)) return "FFT algorithms need filters larger than the padding";
     if (!tiling && s->nsp != 2) return "FFT handles 2-D convolutions only";
     bool double_1d = p->x.dtype == CUDNN_DATA_DOUBLE && tiling && (s->filt[s->nsp - 2] == 1 || s->filt[s->nsp - 1] == 1);
@@ -404,7 +397,7 @@ static const char *fft_rejects(const struct ocd_conv_problem *p, bool tiling)
 static const char *winograd_rejects(const struct ocd_conv_problem *p, bool nonfused)
 {
     const struct ocd_conv_shape *s = &p->s;
-    if (s->nsp != 2 || !unit_stride(s) || !unit_dilation(s))
+    if (s->nsp != 2 || !ocd_conv_unit_stride(s) || !unit_dilation(s))
         return "Winograd algorithms need 2-D convolutions with unit strides and dilations";
     if (!nonfused) return filter_is(s, 3) && half_or_float(p) ? NULL : "WINOGRAD needs 3x3 filters and half or float data";
     if (!filter_is(s, 3) && !filter_is(s, 5)) return "WINOGRAD_NONFUSED needs 3x3 or 5x5 filters";
@@ -503,7 +496,7 @@ int ocd_conv_heuristic_first(cudnnHandle_t handle, const struct ocd_conv_problem
     bool nchw = p->w_format == CUDNN_TENSOR_NCHW && p->x.strides[p->x.rank - 1] == 1 &&
                 p->x.strides[1] >= p->x.strides[2];
     if (handle->backend->kind != OCD_BACKEND_CUDA || p->dir == OCD_CONV_BWD_FILTER || p->x.dtype != CUDNN_DATA_FLOAT ||
-        !nchw || s->nsp != 2 || !filter_is(s, 3) || !unit_stride(s) || !unit_dilation(s) || s->groups != 1 ||
+        !nchw || s->nsp != 2 || !filter_is(s, 3) || !ocd_conv_unit_stride(s) || !unit_dilation(s) || s->groups != 1 ||
         s->c < 64 || s->k < 64)
         return -1;
     const int64_t pixels = s->out[0] * s->out[1];

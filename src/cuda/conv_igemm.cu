@@ -625,9 +625,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     /* and a unit-stride 1x1 filter's over images of 14x14 or more, which cuBLAS's per-image GEMM
        reads in place where the k32 form copies both operands (an H100, batch 64: 0.33-0.37 of
        its time on ResNet-50's 1x1 layers at 56x56 and 28x28, 0.88 at 14x14) */
-    bool unit_stride = true;
-    for (int d = 0; d < s->nsp; d++) unit_stride = unit_stride && s->stride[d] == 1;
-    if (k32 && taps == 1 && unit_stride && image_pixels >= 196)
+    if (k32 && taps == 1 && ocd_conv_unit_stride(s) && image_pixels >= 196)
         return "a unit-stride 1x1 filter's gradient over images of 196 pixels or more: cuBLAS's GEMM serves it";
     if (k32 && taps > 1 && image_pixels < 100) return "images of fewer than 100 output pixels: cuBLAS's GEMM serves them";
     const int64_t ccols = tma_wgrad ? (cg + OCD_IGEMM_TMA_BK - 1) / OCD_IGEMM_TMA_BK * OCD_IGEMM_TMA_BK : cg;

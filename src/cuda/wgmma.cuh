@@ -190,7 +190,7 @@ template <int ROWS, int RB, int KQ> struct ocd_wgmma_smem_kq {
     static_assert(ROWS % RB == 0 && RB % 8 == 0, "whole blocks of whole 8-row atoms");
     static_assert(KQ == 8 || KQ == 32, "planes of one k-step under the 32-byte swizzle, or of four under the 128-byte one");
     static constexpr bool MN = false;
-    static constexpr int BK = 32, KSTEP = 8, STEPS = KQ / KSTEP; /* k-steps a plane */
+    static constexpr int BK = 32, KSTEP = 8;
     static constexpr int STAGE_BYTES = ROWS * 128, PLANE_BYTES = RB * KQ * 4;
 
     /* The descriptor of k-step ks of the rows whose block starts at addr. */

@@ -104,6 +104,9 @@ void ocd_conv_gemm_dims(const struct ocd_conv_problem *p, struct ocd_conv_gemm *
 /* Product of the spatial sizes: of the input (in), the filter (filt) and the output (out). */
 int64_t ocd_conv_spatial(const struct ocd_conv_shape *s, const int64_t *dims);
 
+/* Whether every spatial stride is 1. */
+bool ocd_conv_unit_stride(const struct ocd_conv_shape *s);
+
 /* Why an entry that computes on tensor cores may not serve p, or NULL: the math type's decision
    (ocd_tensor_math_rejects, core/dtype.h) for p. Every tensor-core entry and plan asks this and
    nothing else. */
