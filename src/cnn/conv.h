@@ -52,6 +52,10 @@ struct ocd_conv_impl {
        both on the problem, and its verdict overrules the estimate (not FORCED). A racing entry is
        planned: plan is its plan for p (a plan that serves p). */
     enum ocd_conv_race (*race)(cudnnHandle_t handle, const struct ocd_conv_problem *p, const void *plan);
+    /* takes a backward data's ReLU gradient (ocd_conv_problem.relu_grad): the entries whose
+       stores evaluate it (the host's shared store, the implicit GEMM's typed epilogue, the CUDA
+       direct kernel's store); the others never see such a problem */
+    bool relu_grad;
 };
 
 struct ocd_conv_table {
@@ -95,6 +99,10 @@ size_t ocd_conv_impl_workspace(cudnnHandle_t handle, const struct ocd_conv_impl 
 
 /* The math type a perf result reports for an entry. */
 cudnnMathType_t ocd_conv_reported_math(const struct ocd_conv_impl *impl, const struct ocd_conv_problem *p);
+
+/* Why entry e cannot serve p for what its table row says (the math type: tensor cores; a ReLU
+   gradient in the stores), or NULL; every walk over a table asks it after the entry's own test. */
+const char *ocd_conv_entry_row_rejects(const struct ocd_conv_impl *e, const struct ocd_conv_problem *p);
 
 /* The space-to-depth filter gradient (conv_s2d.c): entries host:wgrad_s2d and cuda:wgrad_s2d. */
 extern const struct ocd_impl_planned ocd_conv_s2d_wgrad_planned;

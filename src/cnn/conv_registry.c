@@ -26,14 +26,20 @@
 
 /* ---- the tables ------------------------------------------------------------------------------- */
 
+/* The entries whose stores take a backward data's ReLU gradient (struct ocd_conv_impl's
+   relu_grad) are the host's direct and GEMM entries (ocd_host_conv_store), the CUDA implicit
+   GEMM's unit-stride tiles (their typed epilogue) and the CUDA direct kernel. */
 #define HOST_ENTRY(name_, algos_, run_, ws_)                                                   \
-    {{name_, OCD_BACKEND_HOST, algos_, NULL, ws_, run_, NULL}, CUDNN_DETERMINISTIC, false, NULL}
-/* A planned entry (core/impl.h): its hooks are fn_##_planned. */
+    {{name_, OCD_BACKEND_HOST, algos_, NULL, ws_, run_, NULL}, CUDNN_DETERMINISTIC, false, NULL, true}
+/* A planned entry (core/impl.h): its hooks are fn_##_planned; GRAD_ENTRY one that takes the
+   ReLU gradient. */
 #define PLANNED_ENTRY(name_, backend_, algos_, fn_, tc_)                                        \
-    {{name_, backend_, algos_, NULL, NULL, NULL, &fn_##_planned}, CUDNN_DETERMINISTIC, tc_, NULL},
+    {{name_, backend_, algos_, NULL, NULL, NULL, &fn_##_planned}, CUDNN_DETERMINISTIC, tc_, NULL, false},
+#define GRAD_ENTRY(name_, backend_, algos_, fn_, tc_)                                           \
+    {{name_, backend_, algos_, NULL, NULL, NULL, &fn_##_planned}, CUDNN_DETERMINISTIC, tc_, NULL, true},
 /* A GEMM strategy of the host (host/conv_gemm.c): implicit, precomp or explicit */
 #define HOST_GEMM_ENTRY(name_, algos_, strategy_)                                               \
-    PLANNED_ENTRY(name_, OCD_BACKEND_HOST, algos_, ocd_host_conv_gemm_##strategy_, false)
+    GRAD_ENTRY(name_, OCD_BACKEND_HOST, algos_, ocd_host_conv_gemm_##strategy_, false)
 /* A Winograd entry of the host (host/conv_winograd.c) */
 #define HOST_WINO_ENTRY(name_, algo_, fn_) PLANNED_ENTRY("host:" name_, OCD_BACKEND_HOST, BIT(algo_), fn_, false)
 /* FFT and FFT_TILING of a direction (host/conv_fft.c), listed after the GEMM family */
@@ -51,7 +57,7 @@
    ALGO_1, BWD_FILTER ALGO_1), and forward IMPLICIT_GEMM where it needs no workspace (the pick
    enforces that for every IMPLICIT_GEMM and backward ALGO_0 entry). */
 #define CUDA_ENTRY(name_, algos_, applies_, ws_, run_, tc_)                                     \
-    {{name_, OCD_BACKEND_CUDA, algos_, applies_, ws_, run_, NULL}, CUDNN_DETERMINISTIC, tc_, NULL},
+    {{name_, OCD_BACKEND_CUDA, algos_, applies_, ws_, run_, NULL}, CUDNN_DETERMINISTIC, tc_, NULL, true},
 #define CUBLAS_1X1_ENTRIES(dir_, algos_)                                                        \
     PLANNED_ENTRY("cuda:" dir_ "_gemm1x1_cublas_tc", OCD_BACKEND_CUDA, algos_,                   \
                   ocd_cuda_conv_gemm1x1_tc, true)                                               \
@@ -62,7 +68,7 @@
     PLANNED_ENTRY("cuda:" dir_ "_im2col_gemm_cublas", OCD_BACKEND_CUDA, algos_,                  \
                   ocd_cuda_conv_im2col_gemm, false)
 #define IGEMM_ENTRY(dir_, variant_, bk_, algos_, i, bm, bn, st)                                 \
-    PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, bk_, bm, bn, st), OCD_BACKEND_CUDA, algos_,   \
+    GRAD_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, bk_, bm, bn, st), OCD_BACKEND_CUDA, algos_,   \
                   ocd_cuda_conv_igemm_##variant_##_##i, true)
 /* A Winograd algorithm (problem/conv.h): the tensor-core flavour, then the fp32 one. The forward
    and backward-data WINOGRAD_NONFUSED tiles are 6x6, too wide for 10-bit operands: those have the
@@ -83,7 +89,7 @@
 #define FWD_IGEMM_ALGOS (BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM))
 /* The sm_90a kernel's entries (compute capability 9.0 only), ahead of the sm_80 kernel's. */
 #define IGEMM_WGMMA_ENTRY(dir_, algos_, i, bm, bn, st)                                          \
-    PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, "wgmma", 64, bm, bn, st), OCD_BACKEND_CUDA, algos_,      \
+    GRAD_ENTRY(OCD_IGEMM_NAME(dir_, "wgmma", 64, bm, bn, st), OCD_BACKEND_CUDA, algos_,      \
                   ocd_cuda_conv_igemm_wgmma_##i, true)
 #define FWD_IGEMM_WGMMA(i, bm, bn, st) IGEMM_WGMMA_ENTRY("fwd", FWD_IGEMM_ALGOS, i, bm, bn, st)
 /* The sm_90a TMA kernel's forward, (unit-stride) backward-data and filter-gradient entries, ahead
@@ -96,14 +102,14 @@
    or too few tiles to fill the GPU), which no cp.async tile of a wide shape takes either
    (conv_igemm.cu's tile_rejects), most L2 bytes a flop last (conv_igemm_tma_sm90.cu). */
 #define IGEMM_TMA_ENTRY(dir_, variant_, bk_, algos_, i, bm, bn, st)                             \
-    PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, bk_, bm, bn, st), OCD_BACKEND_CUDA, algos_,   \
+    GRAD_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, bk_, bm, bn, st), OCD_BACKEND_CUDA, algos_,   \
                   ocd_cuda_conv_igemm_##variant_##_##i, true)
 #define FWD_IGEMM_TMA(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma, 64, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define FWD_IGEMM_TMA_C2(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma_c2, 64, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define FWD_IGEMM_TMA_TF32(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma_tf32, 32, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define FWD_IGEMM_TMA_C2_TF32(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma_c2_tf32, 32, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define IGEMM_TMA_NARROW_ENTRY(dir_, variant_, bk_, fn_, algos_, i, bm, bn, st)                  \
-    PLANNED_ENTRY(OCD_IGEMM_NAME(dir_, variant_, bk_, bm, bn, st), OCD_BACKEND_CUDA, algos_,    \
+    GRAD_ENTRY(OCD_IGEMM_NAME(dir_, variant_, bk_, bm, bn, st), OCD_BACKEND_CUDA, algos_,    \
                   ocd_cuda_conv_igemm_tma_##fn_##_##i, true)
 #define FWD_IGEMM_TMA_NARROW(i, bm, bn, st)                                                     \
     IGEMM_TMA_NARROW_ENTRY("fwd", "tma", 64, narrow, FWD_IGEMM_ALGOS, i, bm, bn, st)
@@ -154,7 +160,7 @@ static const struct ocd_conv_impl fwd_impls[] = {
        heuristic offers GEMM first; where it loses, GEMM goes to host:fwd_gemm */
     {{"host:fwd_gemm_cblas", OCD_BACKEND_HOST, BIT(CUDNN_CONVOLUTION_FWD_ALGO_GEMM), NULL, NULL, NULL,
       &ocd_host_conv_cblas_planned},
-     CUDNN_DETERMINISTIC, false, ocd_host_conv_cblas_race},
+     CUDNN_DETERMINISTIC, false, ocd_host_conv_cblas_race, false},
 #endif
     HOST_GEMM_ENTRY("host:fwd_implicit_precomp_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM), precomp)
     HOST_GEMM_ENTRY("host:fwd_implicit_gemm", BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM), implicit)
@@ -518,6 +524,12 @@ cudnnMathType_t ocd_conv_reported_math(const struct ocd_conv_impl *impl, const s
     return p->math == CUDNN_FMA_MATH ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
 }
 
+const char *ocd_conv_entry_row_rejects(const struct ocd_conv_impl *e, const struct ocd_conv_problem *p)
+{
+    if (p->relu_grad && !e->relu_grad) return "its stores do not take a ReLU gradient";
+    return e->tensor_ops ? ocd_conv_tensor_ops_rejects(p) : NULL;
+}
+
 size_t ocd_conv_impl_workspace(cudnnHandle_t handle, const struct ocd_conv_impl *impl,
                                const struct ocd_conv_problem *p, const struct ocd_impl_plan *plan)
 {
@@ -540,7 +552,7 @@ static const char *entry_unfit(cudnnHandle_t handle, const struct ocd_impl *base
 {
     const struct ocd_conv_impl *e = (const struct ocd_conv_impl *)base;
     const struct ocd_conv_problem *p = problem;
-    const char *r = e->tensor_ops ? ocd_conv_tensor_ops_rejects(p) : NULL;
+    const char *r = ocd_conv_entry_row_rejects(e, p);
     /* the guide's IMPLICIT_GEMM and backward ALGO_0 form no matrix: the entries that serve them
        need no workspace (programs run them with NULL, 0 without asking: Gorgonia) */
     const bool implicit = p->dir == OCD_CONV_FWD        ? algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM

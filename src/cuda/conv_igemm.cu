@@ -722,6 +722,11 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         ep.row = map_pixels(xa);
         ep.col = map_one(xa.sc);
         ep.group_off = cg * xa.sc;
+        if (p->relu_grad) { /* z is the ReLU's forward input, laid out as dx */
+            if (p->beta != 0) return "a ReLU gradient after a blend with beta";
+            ep.z = p->relu_x;
+            ty.relu_grad = 1;
+        }
         break;
     }
     default: {
@@ -750,7 +755,7 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         break;
     }
     }
-    if (ty.beta == 0.f) ep.z = NULL;
+    if (ty.beta == 0.f && !ty.relu_grad) ep.z = NULL;
     ep.pairs = paired_stores(prm, pl, esize);
     ep.form = igemm_epi_form_of(ty);
     /* the int8 configurations: the typed plain form (alpha alone, the output int8, uint8 or
@@ -762,7 +767,8 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
     prm.round_b = tf32 && !pl->pack_filter;
     /* an NCHW output of the TMA kernel through packed NHWC (plan_out; not a stride phase's, whose
        entry stages an NCHW dx of its own) */
-    if (tma && !tma_wgrad && use == PLAN_CALL && !p->ep.on && p->beta == 0 && ocd_igemm_tma_staged[tile - TMA_TILE0]) {
+    if (tma && !tma_wgrad && use == PLAN_CALL && !p->ep.on && !p->relu_grad && p->beta == 0 &&
+        ocd_igemm_tma_staged[tile - TMA_TILE0]) {
         const bool fwd = p->dir == OCD_CONV_FWD;
         plan_out(fwd ? &p->y : &p->x, fwd ? p->y_data : p->x_data, esize, ep, &pl->copy_out, &ws);
     }

@@ -20,7 +20,9 @@
      MN-major (16-bit types only: tf32 is only used K-major).
    - The epilogue owns alpha, beta (the old output, or z for the fused call, is read only when
      beta != 0), bias, the fused call's per-channel scale (of the output's type or fp32, applied
-     to the product and, as flagged, to z and the bias) and ReLU: the typed epilogue of
+     to the product and, as flagged, to z and the bias) and ReLU, or backward data's ReLU
+     gradient (DgradDrelu: z the forward input, the value kept where it is above 0): the typed
+     epilogue of
      conv_store.cuh, which the stem kernel (conv_stem.cu) shares, without its activation step.
      It writes through two index maps (GEMM row -> offset, GEMM column -> offset), so any output
      layout is written in place. With split-K the mainloop writes fp32 partial tiles into the
@@ -81,14 +83,15 @@ struct igemm_map {
    ReLU and nothing else (ConvBiasAct without z; the TMA kernel's staged store alone compiles
    it, the other stores run such a call in the whole form), else the whole one. */
 enum igemm_epi_form {
-    IGEMM_EPI_WHOLE, /* alpha, the fused call's scale, beta times z, the bias, ReLU */
+    IGEMM_EPI_WHOLE, /* alpha, the fused call's scale, beta times z, the bias, ReLU; the ReLU gradient */
     IGEMM_EPI_PLAIN, /* alpha * acc */
     IGEMM_EPI_BIAS   /* alpha * acc + bias, then ReLU where the call has it */
 };
 
 struct igemm_epi {
     void *out;          /* y, dx or dw */
-    const void *z;      /* read (scaled by beta) when beta != 0: the output itself, or the fused call's z */
+    const void *z;      /* read where beta != 0 (scaled by beta: the output itself, or the fused call's
+                           z), or for a ReLU gradient (typed.relu_grad: the forward input) */
     ocd_cuda_conv_epi typed; /* the typed store's epilogue, channels indexed g * N + n; the bias, the
                                 scale and the step are the forward pass's */
     igemm_map row, col;
@@ -182,10 +185,10 @@ __host__ __device__ __forceinline__ float igemm_epi_apply(const igemm_epi &e, oc
     }
 }
 
-/* Whether form FORM reads z (beta != 0). */
+/* Whether form FORM reads z (beta != 0, or a ReLU gradient). */
 template <int FORM> __host__ __device__ __forceinline__ bool igemm_epi_reads_z(const igemm_epi &e)
 {
-    return FORM == IGEMM_EPI_WHOLE && e.typed.beta != 0.f;
+    return FORM == IGEMM_EPI_WHOLE && (e.typed.beta != 0.f || e.typed.relu_grad);
 }
 
 /* out = the typed epilogue of form FORM at element offset off. */

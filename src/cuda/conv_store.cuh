@@ -2,13 +2,15 @@
    - The typed one (ocd_cuda_conv_epi, evaluated by ocd_cuda_conv_epi_value), held by the
      tensor-core kernels (the implicit GEMM's igemm_epi, the few-channel stem's stem_params) and
      evaluated in fp32 on their accumulators in registers: alpha, beta times z, a bias and scale
-     of the output's element type (the scale also fp32), ReLU or another activation; the kernel
-     reads z and writes the result with its own addressing.
+     of the output's element type (the scale also fp32), ReLU or another activation, or a
+     backward data's ReLU gradient; the kernel reads z and writes the result with its own
+     addressing.
    - The run-time-typed store (ocd_cuda_conv_store, ocd_cuda_conv_finish), shared by the kernels
      that finish a destination element at a time (the direct reference, the FFT algorithms'
      scatter): alpha and beta (beta == 0 never reads the destination), or for the fused forward
      the whole epilogue of problem/conv.h: alpha, z, the bias and scale of the element's channel
-     and the activation, of any type and channel stride. The tensor-core kernels run it too, for
+     and the activation, of any type and channel stride; then a backward data's ReLU gradient
+     (problem/conv.h's relu_grad). The tensor-core kernels run it too, for
      the epilogues their typed one does not take. */
 #ifndef OCD_CUDA_CONV_STORE_CUH
 #define OCD_CUDA_CONV_STORE_CUH
@@ -24,7 +26,8 @@
    the element's z (the old output, or the fused call's z), which counts only when beta != 0; sc
    the channel's scale (1 without one), sz and sb sc where the scale applies to z and to the bias,
    else 1; problem/conv.h's order, as ocd_cuda_conv_finish evaluates it. The bias and the scale
-   are indexed by the channel (one element a channel, unit stride). */
+   are indexed by the channel (one element a channel, unit stride). A backward data's ReLU
+   gradient (relu_grad: beta is 0, z the forward input) then keeps the value where z > 0. */
 struct ocd_cuda_conv_epi {
     float alpha, beta;
     const void *bias;        /* of the output's type; NULL for none */
@@ -34,6 +37,7 @@ struct ocd_cuda_conv_epi {
     int scale_z, scale_bias; /* the scale also applies to z, to the bias */
     int act_on;              /* the activation is the unary forward step act (relu is then 0) */
     struct ocd_pw_step act;
+    int relu_grad;           /* z is a backward data's ReLU input: the value where z > 0, else 0 */
 };
 
 /* A channel's values of ocd_cuda_conv_epi: its scale (1 without one) and bias (0 without one).
@@ -71,6 +75,7 @@ __host__ __device__ __forceinline__ float ocd_cuda_conv_epi_apply(const ocd_cuda
     if (e.bias != NULL) v += (e.scale_bias ? c.scale : 1.f) * c.bias;
     if (STEP && e.act_on) v = ocd_cuda_pw_step<float>(&e.act, v);
     else if (e.relu) v = fmaxf(v, 0.f);
+    if (e.relu_grad && !(z > 0.f)) v = 0.f;
     return v;
 }
 
@@ -82,11 +87,11 @@ __host__ __device__ __forceinline__ float ocd_cuda_conv_epi_value(const ocd_cuda
     return ocd_cuda_conv_epi_apply<STEP>(e, ocd_cuda_conv_epi_chan<T>(e, channel), acc, z);
 }
 
-/* Whether e is alpha alone (no beta, bias, scale or activation): ocd_cuda_conv_epi_value is then
+/* Whether e is alpha alone (no beta, bias, scale, activation or gradient): ocd_cuda_conv_epi_value is then
    alpha * acc, which the implicit GEMM's stores compile apart (conv_igemm.cuh's igemm_epi_form). */
 __host__ __device__ __forceinline__ bool ocd_cuda_conv_epi_plain(const ocd_cuda_conv_epi &e)
 {
-    return e.beta == 0.f && e.bias == NULL && !e.relu && e.scale == NULL && !e.act_on;
+    return e.beta == 0.f && e.bias == NULL && !e.relu && e.scale == NULL && !e.act_on && !e.relu_grad;
 }
 
 /* The run-time-typed store's parameters (ocd_cuda_conv_finish). */
@@ -104,6 +109,7 @@ struct ocd_cuda_conv_store {
     ocd_cuda_view scale;
     cudnnDataType_t st;
     struct ocd_pw_step act; /* the activation when act_on (relu is then 0) */
+    const void *relu_x;     /* NULL, or a backward data's ReLU input (problem/conv.h's relu_grad) */
 };
 
 /* The store of the direction's destination of p. */
@@ -127,6 +133,7 @@ static inline ocd_cuda_conv_store ocd_cuda_conv_store_of(const struct ocd_conv_p
         s.act_on = p->ep.act_on;
         if (s.act_on) s.act = p->ep.act;
     }
+    if (p->relu_grad) s.relu_x = p->relu_x;
     return s;
 }
 
@@ -149,6 +156,7 @@ __host__ __device__ void ocd_cuda_conv_finish(const ocd_cuda_conv_store &s, int6
     } else if (s.beta != 0) {
         r += (R)s.beta * ocd_cuda_load_as<R>(s.t, s.dst, off);
     }
+    if (s.relu_x != nullptr && !(ocd_cuda_load_as<R>(s.t, s.relu_x, off) > (R)0)) r = 0;
     ocd_cuda_store_as(s.t, s.dst, off, (double)r);
 }
 

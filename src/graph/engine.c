@@ -155,8 +155,7 @@ static const char *entry_rejects(cudnnHandle_t handle, const struct ocd_conv_imp
         documented = (e->base.algos & BIT(a)) && ocd_conv_algo_rejects(p, a) == NULL;
     if (!documented) return "the documented restrictions of its algorithms rule the problem out";
     const char *r = ocd_impl_rejects(handle, &e->base, p, plan);
-    if (r == NULL && e->tensor_ops) r = ocd_conv_tensor_ops_rejects(p);
-    return r;
+    return r != NULL ? r : ocd_conv_entry_row_rejects(e, p);
 }
 
 const struct ocd_conv_impl *ocd_engine_conv_pick(cudnnHandle_t handle, const struct ocd_engine_id *id,

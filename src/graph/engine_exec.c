@@ -178,6 +178,7 @@ static cudnnStatus_t bind_stage(cudnnHandle_t handle, struct bound_stage *bs, vo
         p->x_data = PTR(0), p->w_data = PTR(1), p->y_data = PTR(2);
         if (p->ep.on) p->ep.z = p->ep.alpha2 != 0 ? PTR(3) : NULL, p->ep.bias = PTR(4);
         if (p->ep.scale_on) p->ep.scale = PTR(5);
+        if (p->relu_grad) p->relu_x = PTR(3);
         const char *why = ocd_impl_rejects(handle, &s->impl->base, p, &bs->plan);
         if (why != NULL) OCD_TRY(ocd_engine_conv_rebind(handle, &s->impl, p, s->scratch, &bs->plan, why));
     } else if (s->kind == OCD_ST_BN_SUMS) {

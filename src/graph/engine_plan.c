@@ -575,7 +575,7 @@ static bool fold_conv_epilogue(struct builder *bd, struct ocd_plan_stage *cv, co
     struct ocd_graph_plan *pl = bd->pl;
     const int ybuf = cv->b[2];
     struct chain_epilogue e;
-    if (cv->u.conv.dir != OCD_CONV_FWD || !read_epilogue(pl, cv, ch, ybuf, per_channel, per_channel, &e)) return false;
+    if (!read_epilogue(pl, cv, ch, ybuf, per_channel, per_channel, &e)) return false;
     const struct ocd_tensor_view *out = &pl->bufs[e.ob].view;
     if (e.bb < 0 || e.B != 1 || out->dtype != cv->u.conv.y.dtype || !ocd_view_same_dims(out, &cv->u.conv.y))
         return false;
@@ -600,6 +600,45 @@ static bool fold_conv_epilogue(struct builder *bd, struct ocd_plan_stage *cv, co
     cv->b[5] = e.sb;
     pl->bufs[ybuf].kind = OCD_BUF_ALIAS; /* no stage uses it any more */
     pl->bufs[ybuf].alias = e.ob;
+    return true;
+}
+
+/* Folds chain stage ch into backward-data stage cv when the chain is one RELU_BWD step with its
+   defaults (DgradDrelu) whose gradient is cv's dx and whose forward input is laid out and typed
+   as its output, and the chosen entry's stores take the gradient (problem/conv.h's relu_grad).
+   The gradient selects values without rounding: a dx stored in another type first gives the
+   same result. */
+static bool fold_dgrad_relu(struct builder *bd, struct ocd_plan_stage *cv, const struct ocd_plan_stage *ch)
+{
+    struct ocd_graph_plan *pl = bd->pl;
+    const struct ocd_pw_chain *c = &ch->u.chain;
+    const struct ocd_pw_step *st = &c->steps[0];
+    const int dxbuf = cv->b[0];
+    if (cv->u.conv.dir != OCD_CONV_BWD_DATA || c->nsteps != 1 || c->noutputs != 1 || c->out_slot[0] != c->ninputs ||
+        pl->bufs[dxbuf].kind != OCD_BUF_WORK || used_elsewhere(pl, dxbuf, cv, ch))
+        return false;
+    if (st->mode != CUDNN_POINTWISE_RELU_BWD || st->lower_clip != 0 || st->upper_clip < FLT_MAX ||
+        st->clip_slope != 0 || st->propagate_nan || st->b < 0 || st->b >= c->ninputs || st->x < 0 ||
+        st->x >= c->ninputs || ch->b[st->b] != dxbuf || ch->b[st->x] == dxbuf)
+        return false;
+    const int ob = ch->b[c->ninputs], xb = ch->b[st->x];
+    const struct ocd_tensor_view *out = &pl->bufs[ob].view, *fx = &pl->bufs[xb].view;
+    if (out->dtype != cv->u.conv.x.dtype || !ocd_view_same_dims(out, &cv->u.conv.x) || fx->dtype != out->dtype ||
+        !ocd_view_same_dims(fx, out) || !ocd_view_same_strides(fx, out))
+        return false;
+    struct ocd_conv_problem p = cv->u.conv;
+    p.x = *out;
+    p.beta = 0;
+    p.relu_grad = true;
+    if (ocd_conv_entry_row_rejects(cv->impl, &p) != NULL ||
+        ocd_impl_rejects(bd->handle, &cv->impl->base, &p, NULL) != NULL)
+        return false;
+    cv->u.conv = p;
+    cv->scratch = ocd_conv_impl_workspace(bd->handle, cv->impl, &p, NULL);
+    cv->b[0] = ob;
+    cv->b[3] = xb;
+    pl->bufs[dxbuf].kind = OCD_BUF_ALIAS; /* no stage uses it any more */
+    pl->bufs[dxbuf].alias = ob;
     return true;
 }
 
@@ -723,7 +762,10 @@ static cudnnStatus_t build(struct builder *bd)
     for (int k = 0; k + 1 < pl->nstages; k++) {
         struct ocd_plan_stage *an = &pl->stages[k], *ch = &pl->stages[k + 1];
         if (ch->kind != OCD_ST_CHAIN || (an->kind != OCD_ST_CONV && an->kind != OCD_ST_GEMM)) continue;
-        if (an->kind == OCD_ST_CONV ? fold_conv_epilogue(bd, an, ch) : fold_gemm_epilogue(bd, an, ch)) {
+        const bool folded = an->kind == OCD_ST_GEMM ? fold_gemm_epilogue(bd, an, ch)
+                            : an->u.conv.dir == OCD_CONV_FWD ? fold_conv_epilogue(bd, an, ch)
+                                                             : fold_dgrad_relu(bd, an, ch);
+        if (folded) {
             memmove(ch, ch + 1, (size_t)(pl->nstages - k - 2) * sizeof *ch);
             pl->nstages--;
             continue;
@@ -755,6 +797,8 @@ static void log_plan(const struct ocd_graph_plan *pl)
                               s->kind == OCD_ST_CONV ? " " : "", s->kind == OCD_ST_CONV ? s->impl->base.name : "");
         const struct ocd_conv_epilogue *ep = &s->u.conv.ep;
         const struct ocd_gemm_problem *gp = &s->u.gemm;
+        if (s->kind == OCD_ST_CONV && s->u.conv.relu_grad && n < sizeof line)
+            n += (size_t)snprintf(line + n, sizeof line - n, " with the ReLU gradient in its stores");
         if (s->kind == OCD_ST_CONV && ep->on && n < sizeof line)
             n += (size_t)snprintf(line + n, sizeof line - n, " with its epilogue (%s%sbias%s%s)",
                                   ep->scale_on ? "scale, " : "", ep->alpha2 != 0 ? "z, " : "", ep->relu ? ", relu" : "",

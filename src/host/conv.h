@@ -23,7 +23,8 @@ extern "C" {
 
 /* Stores one result of a convolution at scalar offset `off` of the destination of p, applying
    alpha/beta or, for the fused forward, alpha, z, the bias of output channel `channel` and the
-   activation. beta == 0 never reads the destination. */
+   activation; then a backward data's ReLU gradient (relu_grad). beta == 0 never reads the
+   destination. */
 void ocd_host_conv_store(const struct ocd_conv_problem *p, int64_t off, int64_t channel, double acc);
 
 /* Runs p by the implicit GEMM strategy of conv_gemm.c (planned and run at once): the batched

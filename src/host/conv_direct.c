@@ -31,6 +31,7 @@ void ocd_host_conv_store(const struct ocd_conv_problem *p, int64_t off, int64_t 
     } else if (p->beta != 0) {
         r += p->beta * ocd_host_load(v->dtype, dst, off);
     }
+    if (p->relu_grad && !(ocd_host_load(v->dtype, p->relu_x, off) > 0)) r = 0;
     ocd_host_store(v->dtype, dst, off, r);
 }
 

@@ -216,7 +216,7 @@ static void store(const void *ctx, const void *acc, int64_t ldacc, int64_t group
     const struct ocd_tensor_view *v = ocd_conv_dst_view(p);
     void *dst = p->dir == OCD_CONV_FWD ? p->y_data : p->dir == OCD_CONV_BWD_DATA ? p->x_data : p->w_data;
     bool dbl = g->e.dbl;
-    bool plain = !p->ep.on && p->beta == 0 && v->dtype == (dbl ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT);
+    bool plain = !p->ep.on && !p->relu_grad && p->beta == 0 && v->dtype == (dbl ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT);
     const float *accf = acc;
     const double *accd = acc;
     /* walk the destination along its smaller stride (channels outer for NCHW outputs, pixels

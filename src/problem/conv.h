@@ -82,6 +82,13 @@ struct ocd_conv_problem {
     cudnnReorderType_t reorder;
     double alpha, beta; /* dst = alpha * result + beta * dst; beta == 0: dst is not read */
     struct ocd_conv_epilogue ep;
+    /* Backward data followed by a ReLU gradient (DgradDrelu, which the graph API folds:
+       graph/engine_plan.c): dx = the result where relu_x, the forward ReLU's input laid out and
+       typed as dx, is above 0, else 0 (RELU_BWD with its default clip, slope and NaN option:
+       a NaN input gives 0). beta is then 0. Only the entries whose table row says so take it
+       (struct ocd_conv_impl, relu_grad). */
+    bool relu_grad;
+    const void *relu_x;
 };
 
 /* The view the direction writes, and its data. */

@@ -68,7 +68,8 @@
    fewer declined.
    Backward data (unit stride, as a forward pass over dy: conv_igemm_tma.cuh): 3x3 pad 1, 5x5 pad
    2, dilation 2, 1x1 with a KCRS filter, padding above (R - 1) * dilation (a negative pad'), K
-   and C not multiples of 64, CONVOLUTION mode, alpha and beta; the wants of part 1 from the
+   and C not multiples of 64, CONVOLUTION mode, alpha and beta, the ReLU gradient in the stores
+   (DgradDrelu: staged, and NCHW through the fragments' stores); the wants of part 1 from the
    backward pass's own definition, part 3 against tests/ref's backward data.
    The filter gradient (K over output pixels, both operands MN-major: dy's blocks from the tiled
    map over dy as [N*P*Q][K], x's from the im2col map, 64 pixels a load, at each block's tap):
@@ -301,8 +302,8 @@ int main()
         {"128x256 fp16 dilation 128 declines", H, 0, 1, 64, 256, 40, 40, 3, 3, 128, 128, 1, 128, false, false, false, 1,
          0, 1, "im2col offsets"},
         /* backward data as a forward pass over dy (padding (R - 1) * dil - pad, taps mirrored) */
-        {"dgrad 128x256 fp16 3x3 pad 1, K 64, C 240, 3 tiles on 2 CTAs", H, 0, 3, 240, 64, 10, 11, 3, 3, 1, 1, 1, 1,
-         false, false, false, 1, 0, 2, NULL, true},
+        {"dgrad 128x256 fp16 3x3 pad 1, K 64, C 240, ReLU gradient, 3 tiles on 2 CTAs", H, 0, 3, 240, 64, 10, 11, 3, 3,
+         1, 1, 1, 1, false, true, false, 1, 0, 2, NULL, true},
         {"dgrad 256x128 bf16 5x5 pad 2, K 72 and C 100 (tails), alpha beta", B, 1, 3, 100, 72, 13, 13, 5, 5, 2, 2, 1, 1,
          false, false, false, 0.5, 0.75, 2, NULL, true},
         {"dgrad 128x256 bf16 3x3 dilation 2 pad 2, C 240, CONVOLUTION, 4 tiles on 1 CTA", B, 0, 2, 240, 128, 16, 16, 3,
@@ -401,14 +402,14 @@ int main()
          3, 1, 1, 1, 1, true, false, false, 0.5, 0.75, 3, NULL, true},
         {"narrow dgrad 128x128 fp16 5x5 pad 2, K 64, C 120 (an N edge), 3 tiles on 2 CTAs", H, 6, 3, 120, 64, 10, 11, 5,
          5, 2, 2, 1, 1, false, false, false, 1, 0, 2, NULL, true},
-        {"narrow dgrad 128x64 bf16 3x3 pad 3 (pad' -1), NCHW", B, 8, 2, 64, 64, 8, 8, 3, 3, 3, 3, 1, 1, false, false,
-         false, 1, 0, 1, NULL, true, false, false, true},
+        {"narrow dgrad 128x64 bf16 3x3 pad 3 (pad' -1), NCHW, ReLU gradient", B, 8, 2, 64, 64, 8, 8, 3, 3, 3, 3, 1, 1,
+         false, true, false, 1, 0, 1, NULL, true, false, false, true},
         {"narrow 128x64 fp16 ResNet-50's 3x3 64 -> 64 at 56x56, 25 tiles on 8 CTAs", H, 8, 1, 64, 64, 56, 56, 3, 3, 1, 1,
          1, 1, false, false, false, 1, 0, 8, NULL},
         {"narrow 256x64 bf16 ResNet-50's 1x1 256 -> 64 at 56x56, 13 tiles on 4 CTAs", B, 7, 1, 256, 64, 56, 56, 1, 1, 0,
          0, 1, 1, false, false, false, 1, 0, 4, NULL},
-        {"narrow dgrad 256x64 fp16 ResNet-50's 3x3 64 -> 64 at 56x56, CONVOLUTION, 13 tiles on 5 CTAs", H, 7, 1, 64, 64,
-         56, 56, 3, 3, 1, 1, 1, 1, true, false, false, 1, 0, 5, NULL, true},
+        {"narrow dgrad 256x64 fp16 ResNet-50's 3x3 64 -> 64 at 56x56, CONVOLUTION, ReLU gradient, 13 tiles on 5 CTAs", H,
+         7, 1, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, true, true, false, 1, 0, 5, NULL, true},
         {"narrow dgrad 128x64 bf16 ResNet-50's 1x1 64 -> 256 at 56x56 (dx's 64 channels), 25 tiles on 6 CTAs", B, 8, 1,
          64, 256, 56, 56, 1, 1, 0, 0, 1, 1, false, false, false, 1, 0, 6, NULL, true},
         {"narrow 128x128 fp16 K 64 declines (half padding)", H, 6, 2, 64, 64, 16, 16, 3, 3, 1, 1, 1, 1, false, false,

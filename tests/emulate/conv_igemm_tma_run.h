@@ -36,7 +36,7 @@ struct tma_case {
     cudnnDataType_t dt;
     int tile; /* TMA tile index */
     int n, c, k, h, w, r, s, pad_h, pad_w, stride, dil;
-    bool flip, bias_relu, kcrs;
+    bool flip, bias_relu, kcrs; /* bias_relu in backward data: the ReLU gradient (DgradDrelu) */
     double alpha, beta;
     int sm_count;
     const char *declines; /* the plan must decline with a reason holding this */
@@ -74,6 +74,8 @@ template <typename T> struct tma_problem {
     struct ocd_conv_problem p;
     struct ref_conv rc;
     std::vector<T> x, w, y, bias;
+    std::vector<T> gate;      /* backward data's ReLU gradient: the forward input, laid out as dx */
+    std::vector<double> gate_d;
     std::vector<double> want; /* y's, x's for backward data, w's for the filter gradient */
     std::vector<double> mag;  /* fp32 data: the same from the inputs' magnitudes (the TF32 bound's scale) */
     int P, Q;
@@ -120,7 +122,11 @@ template <typename T> struct tma_problem {
         fill(y, yd, p.y, e.n, e.k, P, Q);
         for (int k = 0; k < e.k; k++) bias[k] = T(rng.next()), bd[k] = ocd_cuda_load(&bias[k]);
         p.x_data = x.data(), p.w_data = w.data(), p.y_data = y.data();
-        if (e.bias_relu && !e.dgrad) {
+        if (e.bias_relu && e.dgrad) {
+            gate.resize(nx), gate_d.resize(nx);
+            fill(gate, gate_d, p.x, e.n, e.c, e.h, e.w);
+            p.relu_grad = true, p.relu_x = gate.data();
+        } else if (e.bias_relu) {
             p.ep.on = true, p.ep.relu = true, p.ep.alpha2 = e.beta, p.ep.z = e.beta != 0 ? y.data() : NULL;
             p.ep.bias = bias.data();
             p.ep.bias_view = nhwc(e.dt, 1, e.k, 1, 1);
@@ -148,7 +154,10 @@ template <typename T> struct tma_problem {
         }
         if (e.dgrad) {
             ref_conv_bwd_data(&rc, yd.data(), wd.data(), out.data());
-            for (size_t i = 0; i < out.size(); i++) out[i] = alpha * out[i] + beta * xd[i];
+            for (size_t i = 0; i < out.size(); i++) {
+                out[i] = alpha * out[i] + beta * xd[i];
+                if (e.bias_relu && !magnitude && !(gate_d[i] > 0)) out[i] = 0;
+            }
             return;
         }
         ref_conv_fwd(&rc, xd.data(), wd.data(), out.data());
@@ -886,8 +895,10 @@ template <class Tile, typename T, bool WGRAD> bool run_tile_case(const tma_case 
         return false;
     }
     /* the plain epilogue form (alpha alone) exactly where the case has no beta, bias or ReLU, the
-       bias form where it has a bias and ReLU and no beta */
-    const int form = e.beta == 0 && !e.bias_relu ? IGEMM_EPI_PLAIN : e.beta == 0 ? IGEMM_EPI_BIAS : IGEMM_EPI_WHOLE;
+       bias form where it has a bias and ReLU and no beta (the ReLU gradient: the whole form) */
+    const int form = e.beta == 0 && !e.bias_relu ? IGEMM_EPI_PLAIN
+                     : e.beta == 0 && !e.dgrad   ? IGEMM_EPI_BIAS
+                                                 : IGEMM_EPI_WHOLE;
     if (pl.prm.epi.form != form) {
         static const char *const names[] = {"whole", "plain", "bias"};
         printf("FAIL %s: the plan's epilogue form is %s, not %s\n", e.name, names[pl.prm.epi.form], names[form]);
