@@ -115,7 +115,8 @@
    a chunk of 32 columns at a time: every lane writes its fragment pairs (8-byte stores), then
    reads back 4 consecutive columns of 4 rows (16-byte loads) and applies the typed store's
    epilogue on the way out (conv_store.cuh's ocd_cuda_conv_epi_apply: alpha, beta with z read 4
-   elements at once, bias, the fused call's scale and ReLU), storing 4 elements at
+   elements at once, the 4 rows' z before any of their stores, bias, the fused call's scale and
+   ReLU, the ReLU gradient), storing 4 elements at
    once (8 bytes of fp16 or bf16, 16 of fp32): the 8 lanes of a row cover its 32 columns, whole
    32-byte sectors. The rows' offsets are mapped once per 64-row slice (4 per lane), the
    columns need none: the path is planned only where the output's columns are contiguous
@@ -256,25 +257,35 @@ template <class Tile, typename T> struct igemm_tma_staged {
         ocd_cuda_conv_chan c[4];
 #pragma unroll
         for (int q = 0; q < 4; q++) c[q] = igemm_epi_chan<T, FORM>(e, OCD_MIN(col + q, p.N - 1));
+        /* the 4 rows' z first, then their stores: loaded row by row, each load would wait behind
+           the store before it (z may be the output itself), a memory latency a row (ncu, the
+           64-channel 3x3 layer at batch 64 reading z: 3.5 warps stalled on loads an issue, 0.8
+           without z, and twice the time) */
+        const bool reads = igemm_epi_reads_z<FORM>(e);
+        bool vec[4];
+        vec4 zv[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int64_t off = l.roff[i] + col;
+            vec[i] = l.roff[i] >= 0 && p.N - col >= 4 && ((uintptr_t)((T *)e.out + off)) % sizeof(vec4) == 0 &&
+                     (!reads || ((uintptr_t)((const T *)e.z + off)) % sizeof(vec4) == 0);
+            if (reads && vec[i]) zv[i] = *(const vec4 *)((const T *)e.z + off);
+        }
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             if (l.roff[i] < 0) continue;
             const float *a = (const float *)(buf + at((ln >> 3) + 4 * i, 4 * k));
             const int64_t off = l.roff[i] + col;
-            T *out = (T *)e.out + off;
-            const T *z = igemm_epi_reads_z<FORM>(e) ? (const T *)e.z + off : NULL;
-            if (p.N - col < 4 || (uintptr_t)out % sizeof(vec4) != 0 || (uintptr_t)z % sizeof(vec4) != 0) {
+            if (!vec[i]) {
 #pragma unroll 1
                 for (int q = 0; q < 4 && col + q < p.N; q++) igemm_epi_store<T, FORM>(e, off + q, col + q, a[q]);
                 continue;
             }
-            vec4 zv, o;
-            if (z != NULL) zv = *(const vec4 *)z;
+            vec4 o;
 #pragma unroll
             for (int q = 0; q < 4; q++)
-                ocd_cuda_store(&o.v[q],
-                               igemm_epi_apply<FORM>(e, c[q], a[q], z != NULL ? ocd_cuda_load(&zv.v[q]) : 0.f));
-            *(vec4 *)out = o;
+                ocd_cuda_store(&o.v[q], igemm_epi_apply<FORM>(e, c[q], a[q], reads ? ocd_cuda_load(&zv[i].v[q]) : 0.f));
+            *(vec4 *)((T *)e.out + off) = o;
         }
     }
 };
