@@ -9,7 +9,8 @@
    and 7 pixels padded to 64, 32 and 8 by its copy; images of 7x7 decline to cuBLAS), a channel
    tail (C 100: 128 columns a tap), dilation 2 in CONVOLUTION mode, stride 2 (3x3 with padding,
    and 1x1), a 1x1 filter of unit stride (cuBLAS's GEMM serves it over fewer than 8192 output
-   pixels, 6272 here, and over images of 14x14 or more; the TMA tile 64 images of 12x12), M = 64
+   pixels, 6272 here, and cuBLAS or the mma.sync TF32 kernel over images of 14x14 or more; the
+   TMA tile 64 images of 12x12), M = 64
    on the 64-row tiles, split-K where the tiles are few. */
 TEST(conv_cuda_tma_tf32_wgrad_entries_are_reached)
 {

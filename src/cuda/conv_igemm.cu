@@ -624,9 +624,12 @@ static const char *make_plan(cudnnHandle_t h, const struct ocd_conv_problem *p, 
         return "a 1x1 filter's gradient over fewer than 8192 pixels: cuBLAS's GEMM serves it";
     /* and a unit-stride 1x1 filter's over images of 14x14 or more, which cuBLAS's per-image GEMM
        reads in place where the k32 form copies both operands (an H100, batch 64: 0.33-0.37 of
-       its time on ResNet-50's 1x1 layers at 56x56 and 28x28, 0.88 at 14x14) */
+       its time on ResNet-50's 1x1 layers at 56x56 and 28x28), or at 14x14, where the per-image
+       partial sums outweigh the operands, the mma.sync TF32 kernel (0.116-0.120 ms against
+       0.132-0.135 on the 1024 <-> 256 layers) */
     if (k32 && taps == 1 && ocd_conv_unit_stride(s) && image_pixels >= 196)
-        return "a unit-stride 1x1 filter's gradient over images of 196 pixels or more: cuBLAS's GEMM serves it";
+        return "a unit-stride 1x1 filter's gradient over images of 196 pixels or more: cuBLAS's per-image GEMM or "
+               "the mma.sync TF32 kernel serves it";
     if (k32 && taps > 1 && image_pixels < 100) return "images of fewer than 100 output pixels: cuBLAS's GEMM serves them";
     const int64_t ccols = tma_wgrad ? (cg + OCD_IGEMM_TMA_BK - 1) / OCD_IGEMM_TMA_BK * OCD_IGEMM_TMA_BK : cg;
     if (4 * cg < 3 * ccols) return "the TMA filter gradient pads each tap's channels to 64: mostly padding here";
