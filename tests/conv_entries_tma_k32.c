@@ -10,8 +10,7 @@
    tail (C 100: 128 columns a tap), dilation 2 in CONVOLUTION mode, stride 2 (3x3 with padding,
    and 1x1), a 1x1 filter of unit stride (cuBLAS's GEMM serves it over fewer than 8192 output
    pixels, 6272 here, and cuBLAS or the mma.sync TF32 kernel over images of 14x14 or more; the
-   TMA tile 64 images of 12x12), M = 64
-   on the 64-row tiles, split-K where the tiles are few. */
+   TMA tile 64 images of 12x12), M = 64 on the 64-row tiles, split-K where the tiles are few. */
 TEST(conv_cuda_tma_tf32_wgrad_entries_are_reached)
 {
     if (!conv_tensor_core_pass() || !on_hopper("TMA")) return;

@@ -33,10 +33,10 @@
     {{name_, OCD_BACKEND_HOST, algos_, NULL, ws_, run_, NULL}, CUDNN_DETERMINISTIC, false, NULL, true}
 /* A planned entry (core/impl.h): its hooks are fn_##_planned; GRAD_ENTRY one that takes the
    ReLU gradient. */
-#define PLANNED_ENTRY(name_, backend_, algos_, fn_, tc_)                                        \
-    {{name_, backend_, algos_, NULL, NULL, NULL, &fn_##_planned}, CUDNN_DETERMINISTIC, tc_, NULL, false},
-#define GRAD_ENTRY(name_, backend_, algos_, fn_, tc_)                                           \
-    {{name_, backend_, algos_, NULL, NULL, NULL, &fn_##_planned}, CUDNN_DETERMINISTIC, tc_, NULL, true},
+#define PLANNED_ENTRY_AS(name_, backend_, algos_, fn_, tc_, grad_)                              \
+    {{name_, backend_, algos_, NULL, NULL, NULL, &fn_##_planned}, CUDNN_DETERMINISTIC, tc_, NULL, grad_},
+#define PLANNED_ENTRY(name_, backend_, algos_, fn_, tc_) PLANNED_ENTRY_AS(name_, backend_, algos_, fn_, tc_, false)
+#define GRAD_ENTRY(name_, backend_, algos_, fn_, tc_) PLANNED_ENTRY_AS(name_, backend_, algos_, fn_, tc_, true)
 /* A GEMM strategy of the host (host/conv_gemm.c): implicit, precomp or explicit */
 #define HOST_GEMM_ENTRY(name_, algos_, strategy_)                                               \
     GRAD_ENTRY(name_, OCD_BACKEND_HOST, algos_, ocd_host_conv_gemm_##strategy_, false)
@@ -68,7 +68,7 @@
     PLANNED_ENTRY("cuda:" dir_ "_im2col_gemm_cublas", OCD_BACKEND_CUDA, algos_,                  \
                   ocd_cuda_conv_im2col_gemm, false)
 #define IGEMM_ENTRY(dir_, variant_, bk_, algos_, i, bm, bn, st)                                 \
-    GRAD_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, bk_, bm, bn, st), OCD_BACKEND_CUDA, algos_,   \
+    GRAD_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, bk_, bm, bn, st), OCD_BACKEND_CUDA, algos_,         \
                   ocd_cuda_conv_igemm_##variant_##_##i, true)
 /* A Winograd algorithm (problem/conv.h): the tensor-core flavour, then the fp32 one. The forward
    and backward-data WINOGRAD_NONFUSED tiles are 6x6, too wide for 10-bit operands: those have the
@@ -89,7 +89,7 @@
 #define FWD_IGEMM_ALGOS (BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) | BIT(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM))
 /* The sm_90a kernel's entries (compute capability 9.0 only), ahead of the sm_80 kernel's. */
 #define IGEMM_WGMMA_ENTRY(dir_, algos_, i, bm, bn, st)                                          \
-    GRAD_ENTRY(OCD_IGEMM_NAME(dir_, "wgmma", 64, bm, bn, st), OCD_BACKEND_CUDA, algos_,      \
+    GRAD_ENTRY(OCD_IGEMM_NAME(dir_, "wgmma", 64, bm, bn, st), OCD_BACKEND_CUDA, algos_,            \
                   ocd_cuda_conv_igemm_wgmma_##i, true)
 #define FWD_IGEMM_WGMMA(i, bm, bn, st) IGEMM_WGMMA_ENTRY("fwd", FWD_IGEMM_ALGOS, i, bm, bn, st)
 /* The sm_90a TMA kernel's forward, (unit-stride) backward-data and filter-gradient entries, ahead
@@ -102,14 +102,14 @@
    or too few tiles to fill the GPU), which no cp.async tile of a wide shape takes either
    (conv_igemm.cu's tile_rejects), most L2 bytes a flop last (conv_igemm_tma_sm90.cu). */
 #define IGEMM_TMA_ENTRY(dir_, variant_, bk_, algos_, i, bm, bn, st)                             \
-    GRAD_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, bk_, bm, bn, st), OCD_BACKEND_CUDA, algos_,   \
+    GRAD_ENTRY(OCD_IGEMM_NAME(dir_, #variant_, bk_, bm, bn, st), OCD_BACKEND_CUDA, algos_,         \
                   ocd_cuda_conv_igemm_##variant_##_##i, true)
 #define FWD_IGEMM_TMA(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma, 64, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define FWD_IGEMM_TMA_C2(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma_c2, 64, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define FWD_IGEMM_TMA_TF32(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma_tf32, 32, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define FWD_IGEMM_TMA_C2_TF32(i, bm, bn, st) IGEMM_TMA_ENTRY("fwd", tma_c2_tf32, 32, FWD_IGEMM_ALGOS, i, bm, bn, st)
 #define IGEMM_TMA_NARROW_ENTRY(dir_, variant_, bk_, fn_, algos_, i, bm, bn, st)                  \
-    GRAD_ENTRY(OCD_IGEMM_NAME(dir_, variant_, bk_, bm, bn, st), OCD_BACKEND_CUDA, algos_,    \
+    GRAD_ENTRY(OCD_IGEMM_NAME(dir_, variant_, bk_, bm, bn, st), OCD_BACKEND_CUDA, algos_,          \
                   ocd_cuda_conv_igemm_tma_##fn_##_##i, true)
 #define FWD_IGEMM_TMA_NARROW(i, bm, bn, st)                                                     \
     IGEMM_TMA_NARROW_ENTRY("fwd", "tma", 64, narrow, FWD_IGEMM_ALGOS, i, bm, bn, st)

@@ -262,30 +262,30 @@ template <class Tile, typename T> struct igemm_tma_staged {
            64-channel 3x3 layer at batch 64 reading z: 3.5 warps stalled on loads an issue, 0.8
            without z, and twice the time) */
         const bool reads = igemm_epi_reads_z<FORM>(e);
+        int64_t off[4];
         bool vec[4];
         vec4 zv[4];
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            const int64_t off = l.roff[i] + col;
-            vec[i] = l.roff[i] >= 0 && p.N - col >= 4 && ((uintptr_t)((T *)e.out + off)) % sizeof(vec4) == 0 &&
-                     (!reads || ((uintptr_t)((const T *)e.z + off)) % sizeof(vec4) == 0);
-            if (reads && vec[i]) zv[i] = *(const vec4 *)((const T *)e.z + off);
+            off[i] = l.roff[i] + col;
+            vec[i] = l.roff[i] >= 0 && p.N - col >= 4 && ((uintptr_t)((T *)e.out + off[i])) % sizeof(vec4) == 0 &&
+                     (!reads || ((uintptr_t)((const T *)e.z + off[i])) % sizeof(vec4) == 0);
+            if (reads && vec[i]) zv[i] = *(const vec4 *)((const T *)e.z + off[i]);
         }
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             if (l.roff[i] < 0) continue;
             const float *a = (const float *)(buf + at((ln >> 3) + 4 * i, 4 * k));
-            const int64_t off = l.roff[i] + col;
             if (!vec[i]) {
 #pragma unroll 1
-                for (int q = 0; q < 4 && col + q < p.N; q++) igemm_epi_store<T, FORM>(e, off + q, col + q, a[q]);
+                for (int q = 0; q < 4 && col + q < p.N; q++) igemm_epi_store<T, FORM>(e, off[i] + q, col + q, a[q]);
                 continue;
             }
             vec4 o;
 #pragma unroll
             for (int q = 0; q < 4; q++)
                 ocd_cuda_store(&o.v[q], igemm_epi_apply<FORM>(e, c[q], a[q], reads ? ocd_cuda_load(&zv[i].v[q]) : 0.f));
-            *(vec4 *)((T *)e.out + off) = o;
+            *(vec4 *)((T *)e.out + off[i]) = o;
         }
     }
 };

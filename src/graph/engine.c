@@ -146,9 +146,8 @@ bool ocd_engine_decode(int dir, int64_t index, struct ocd_engine_id *id)
 
 #define BIT(a) (1u << (a))
 
-/* Why entry e cannot run p at all (under any algorithm it serves), or NULL; its plan into plan. */
-static const char *entry_rejects(cudnnHandle_t handle, const struct ocd_conv_impl *e, const struct ocd_conv_problem *p,
-                                 struct ocd_impl_plan *plan)
+const char *ocd_engine_conv_rejects(cudnnHandle_t handle, const struct ocd_conv_impl *e,
+                                    const struct ocd_conv_problem *p, struct ocd_impl_plan *plan)
 {
     bool documented = false;
     for (int a = 0; a < ocd_conv_algo_count(p->dir) && !documented; a++)
@@ -168,7 +167,7 @@ const struct ocd_conv_impl *ocd_engine_conv_pick(cudnnHandle_t handle, const str
     case OCD_ENGINE_AUTO:
         for (size_t i = 0; i < t->count; i++) {
             const struct ocd_conv_impl *e = &t->impls[i];
-            if (entry_rejects(handle, e, p, &plan) != NULL) continue;
+            if (ocd_engine_conv_rejects(handle, e, p, &plan) != NULL) continue;
             if (e->race != NULL && e->race(handle, p, plan.u.bytes) == OCD_CONV_RACE_LOSES) continue;
             if (ocd_conv_impl_workspace(handle, e, p, &plan) == 0) return e;
         }
@@ -177,7 +176,7 @@ const struct ocd_conv_impl *ocd_engine_conv_pick(cudnnHandle_t handle, const str
     default:
         for (size_t i = 0; i < t->count; i++) {
             if (strcmp(t->impls[i].base.name, id->name) != 0) continue;
-            const char *r = entry_rejects(handle, &t->impls[i], p, &plan);
+            const char *r = ocd_engine_conv_rejects(handle, &t->impls[i], p, &plan);
             if (r == NULL) return &t->impls[i];
             snprintf(why, why_size, "%s: %s", id->name, r);
             return NULL;
@@ -197,7 +196,8 @@ cudnnStatus_t ocd_engine_conv_rebind(cudnnHandle_t handle, const struct ocd_conv
         const struct ocd_conv_impl *e = &t->impls[i];
         if (e == chosen || (e->tensor_ops && !chosen->tensor_ops)) continue;
         if (e->determinism == CUDNN_NON_DETERMINISTIC && chosen->determinism != CUDNN_NON_DETERMINISTIC) continue;
-        if (entry_rejects(handle, e, p, plan) != NULL || ocd_conv_impl_workspace(handle, e, p, plan) > scratch) continue;
+        if (ocd_engine_conv_rejects(handle, e, p, plan) != NULL || ocd_conv_impl_workspace(handle, e, p, plan) > scratch)
+            continue;
         ocd_log_message(CUDNN_SEV_INFO, CUDNN_STATUS_SUCCESS, "%s declines the variant pack's pointers (%s); %s runs the call",
                         chosen->base.name, why, e->base.name);
         *impl = e;

@@ -44,6 +44,11 @@ int ocd_engine_graph_dir(const struct ocd_graph *g);
 /* Decodes a global index for a graph of direction dir; false when out of range. */
 bool ocd_engine_decode(int dir, int64_t index, struct ocd_engine_id *id);
 
+/* Why entry e cannot run p at all (under any algorithm it serves: its documented restrictions,
+   its own test, its table row), or NULL; its plan into plan (NULL: none kept). */
+const char *ocd_engine_conv_rejects(cudnnHandle_t handle, const struct ocd_conv_impl *e,
+                                    const struct ocd_conv_problem *p, struct ocd_impl_plan *plan);
+
 /* The implementation engine id runs for problem p on the handle's backend, or NULL with *why.
    The result is what the plan runs; p's data pointers may be NULL. */
 const struct ocd_conv_impl *ocd_engine_conv_pick(cudnnHandle_t handle, const struct ocd_engine_id *id,

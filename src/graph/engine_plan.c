@@ -591,7 +591,7 @@ static bool fold_conv_epilogue(struct builder *bd, struct ocd_plan_stage *cv, co
     if (p.ep.act_on) p.ep.act = e.act_step;
     p.ep.scale_on = e.sb >= 0, p.ep.scale_z = e.scale_z && e.Z != 0, p.ep.scale_bias = e.scale_bias;
     if (e.sb >= 0) p.ep.scale_view = pl->bufs[e.sb].view;
-    if (ocd_impl_rejects(bd->handle, &cv->impl->base, &p, NULL) != NULL) return false;
+    if (ocd_engine_conv_rejects(bd->handle, cv->impl, &p, NULL) != NULL) return false;
     cv->u.conv = p;
     cv->scratch = ocd_conv_impl_workspace(bd->handle, cv->impl, &p, NULL);
     cv->b[2] = e.ob;
@@ -630,9 +630,7 @@ static bool fold_dgrad_relu(struct builder *bd, struct ocd_plan_stage *cv, const
     p.x = *out;
     p.beta = 0;
     p.relu_grad = true;
-    if (ocd_conv_entry_row_rejects(cv->impl, &p) != NULL ||
-        ocd_impl_rejects(bd->handle, &cv->impl->base, &p, NULL) != NULL)
-        return false;
+    if (ocd_engine_conv_rejects(bd->handle, cv->impl, &p, NULL) != NULL) return false;
     cv->u.conv = p;
     cv->scratch = ocd_conv_impl_workspace(bd->handle, cv->impl, &p, NULL);
     cv->b[0] = ob;
