@@ -300,15 +300,6 @@ __host__ __device__ __forceinline__ void gat_store_cg(float *d, float v)
 #endif
 }
 
-/* conv_store.cuh's ocd_cuda_conv_finish as a call: inlined at each of a thread's elements (the
-   store below is unrolled over them), its run-time types and fused epilogue made every gather
-   kernel about 250,000 instructions (4 MB of code) and its compile twenty minutes of ptxas. */
-static __host__ __device__ __noinline__ void gat_finish(const ocd_cuda_conv_store &s, int64_t off, int64_t channel,
-                                                         float v)
-{
-    ocd_cuda_conv_finish<float>(s, off, channel, v);
-}
-
 /* Stores thread `lane`'s accumulators of the warp tile at (wm, wn) of CTA tile (m0, n0), group
    g, split z: unsplit, or the first split of an fp32 dw, through the call's store, a later one
    added in; a split 16-bit dw's into the running sums, the last split's total through the store. */
@@ -337,7 +328,7 @@ __host__ __device__ __forceinline__ void gat_store(const gat_params &p, int dir,
                     float *sum = p.sums + r + c;
                     const float v = z > 0 ? gat_load_cg(sum) + acc[i][j][e] : acc[i][j][e];
                     if (z + 1 < p.splits) gat_store_cg(sum, v);
-                    else gat_finish(p.st, r + c, 0, v);
+                    else ocd_cuda_conv_finish_call<float>(p.st, r + c, 0, v);
                     continue;
                 }
                 if (z > 0) {
@@ -346,7 +337,7 @@ __host__ __device__ __forceinline__ void gat_store(const gat_params &p, int dir,
                     continue;
                 }
                 const int channel = dir == OCD_CONV_FWD ? g * p.kg + n0 + wn + ocd_mma_acc_col(j, e, lane) : 0;
-                gat_finish(p.st, r + c, channel, acc[i][j][e]);
+                ocd_cuda_conv_finish_call<float>(p.st, r + c, channel, acc[i][j][e]);
             }
 }
 

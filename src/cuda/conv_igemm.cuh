@@ -214,16 +214,16 @@ __host__ __device__ __forceinline__ void igemm_epi_store_pair(const igemm_epi &e
 }
 
 /* The epilogue of operand type T and output type O: igemm_epi_store, or for 8-bit operands in
-   the whole form the direct kernels' store (conv_store.cuh, epi.store), which converts the int32
-   sum to float as the direct kernel does and writes any destination type (int8 rounded and
-   saturated, or float). The plain form of 8-bit operands is igemm_epi_store of O, the output's
+   the whole form the direct kernels' store as a call (conv_store.cuh, epi.store), which converts
+   the int32 sum to float as the direct kernel does and writes any destination type (int8 rounded
+   and saturated, or float). The plain form of 8-bit operands is igemm_epi_store of O, the output's
    type (int8, uint8 or float: igemm_store_frags picks it): the same float product, rounded the
    same, without the whole store's run-time types inlined at every element. */
 template <typename T, int FORM = IGEMM_EPI_WHOLE, typename O = T>
 __host__ __device__ __forceinline__ void igemm_epi_out(const igemm_epi &e, int64_t off, int64_t channel, float acc)
 {
     if constexpr (sizeof(T) == 1 && FORM == IGEMM_EPI_WHOLE)
-        ocd_cuda_conv_finish<float>(e.store, off, channel, acc);
+        ocd_cuda_conv_finish_call<float>(e.store, off, channel, acc);
     else
         igemm_epi_store<O, FORM>(e, off, channel, acc);
 }

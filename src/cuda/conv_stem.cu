@@ -35,7 +35,7 @@
      second instantiation of the kernel (FUSED: the step is a call, which the kernel without it
      does not carry), an unproven path (core/impl.h): without OPENCUDNN_UNPROVEN=1, and for a
      scale or bias of another type or channel stride, the wide epilogue stores each element
-     through conv_store.cuh's ocd_cuda_conv_finish, whose run-time types and index walk cost a
+     through conv_store.cuh's ocd_cuda_conv_finish_call, whose run-time types and index walk cost a
      fused call several times the convolution's own time.
    - No workspace, so it also serves IMPLICIT_GEMM.
    - The filter gradient (entry cuda:wgrad_stem_tc_64x256) is the same expansion multiplied the
@@ -238,8 +238,8 @@ __host__ __device__ __forceinline__ void stem_store(const stem_params &p,
                 const bool two = f + 1 < p.k;
                 float v0 = acc[i][j][2 * hr], v1 = acc[i][j][2 * hr + 1];
                 if (p.wide) {
-                    ocd_cuda_conv_finish(p.store, off, f, v0);
-                    if (two) ocd_cuda_conv_finish(p.store, off + p.ys[1], f + 1, v1);
+                    ocd_cuda_conv_finish_call(p.store, off, f, v0);
+                    if (two) ocd_cuda_conv_finish_call(p.store, off + p.ys[1], f + 1, v1);
                     continue;
                 }
                 const ocd_cuda_conv_epi &e = p.typed;

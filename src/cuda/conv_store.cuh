@@ -160,4 +160,15 @@ __host__ __device__ void ocd_cuda_conv_finish(const ocd_cuda_conv_store &s, int6
     ocd_cuda_store_as(s.t, s.dst, off, (double)r);
 }
 
+/* ocd_cuda_conv_finish as a call, for the kernels that store a thread's many elements through it
+   in an unrolled loop: inlined at each, its run-time types and fused epilogue made a kernel a
+   hundred thousand instructions or more (megabytes of code, minutes of ptxas); the call costs a
+   few instructions an element where the store is already several dozen. */
+template <typename Acc>
+__host__ __device__ __noinline__ void ocd_cuda_conv_finish_call(const ocd_cuda_conv_store &s, int64_t off,
+                                                                int64_t channel, Acc acc)
+{
+    ocd_cuda_conv_finish<Acc>(s, off, channel, acc);
+}
+
 #endif /* OCD_CUDA_CONV_STORE_CUH */
