@@ -298,7 +298,9 @@ static const char *add_operand(struct call *c, int like, bool per_channel)
     char spec[96];
     snprintf(spec, sizeof spec, "%dx%dx%dx%d%s", per_channel ? 1 : t->dims[0], t->dims[1], per_channel ? 1 : t->dims[2],
              per_channel ? 1 : t->dims[3], t->format == CUDNN_TENSOR_NHWC ? ":nhwc" : "");
-    const char *why = add_tensor_spec(c, spec);
+    /* int8 data take a float bias (cuDNN 8.2's int8 configurations of the fused forward) */
+    const struct dtype *dt = per_channel && dtype_is_int8(c->dt) ? dtype_of(CUDNN_DATA_FLOAT) : c->dt;
+    const char *why = add_tensor_dt(c, spec, dt);
     if (!why) c->bytes += tensor_bytes(c, c->ntensors - 1);
     return why;
 }

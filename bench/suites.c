@@ -133,7 +133,9 @@ static const struct bench_case graph_cases[] = {
    (NHWC, int8 y), INT8_EXT (NHWC, float y; rows _ext), INT8x4 and INT8x32 (NCHW_VECT_C); and
    the shape of the cudnn-frontend samples' IMMA test ("IMMA execution with cudnnFindPlan":
    INT8x4, 4 x 64 x 224 x 224, 64 3x3 filters, no padding; the sample's CONVOLUTION mode costs
-   what cross-correlation does). A row is SHAPE_fwd_DT[_ext][_b256]. */
+   what cross-correlation does). A row is SHAPE_fwd_DT[_ext][_b256]. Then the fused forward
+   (cudnnConvolutionBiasActivationForward: a float bias, ReLU, int8 y) on the same two layers at
+   batch 64: SHAPE_cba_i8. */
 #define INT8_ROWS(N, SUFFIX, name, c, k, h)                                                         \
     RN50_ROW(N, convfwd, fwd, i8, nhwc, SUFFIX, name, c, k, h, 3, 1, 1)                             \
     RN50_ROW_MATH(" math=tensor_op ydt=f32", N, convfwd, fwd, i8, nhwc, "_ext" SUFFIX, name, c, k, h, 3, 1, 1) \
@@ -142,6 +144,8 @@ static const struct bench_case graph_cases[] = {
 static const struct bench_case int8_cases[] = {
     INT8_ROWS(64, "", l1_3x3_64_64, 64, 64, 56) INT8_ROWS(64, "", l3_3x3_256_256, 256, 256, 14)
     INT8_ROWS(256, "_b256", l1_3x3_64_64, 64, 64, 56) INT8_ROWS(256, "_b256", l3_3x3_256_256, 256, 256, 14)
+    RN50_ROW(64, convbiasact, cba, i8, nhwc, "", l1_3x3_64_64, 64, 64, 56, 3, 1, 1)
+    RN50_ROW(64, convbiasact, cba, i8, nhwc, "", l3_3x3_256_256, 256, 256, 14, 3, 1, 1)
     {"imma_sample_n4_c64_224_k64_fwd_i8x4", TIME_DEVICE,
      "op=convfwd dt=i8x4 layout=nchw_vect_c n=4 c=64 h=224 w=224 k=64 r=3 s=3 pad=0 stride=1 dil=1 algo=auto"},
 };
