@@ -289,7 +289,7 @@ struct device_store {
     ocd_cuda_conv_store s;
     __device__ void operator()(int64_t off, int64_t channel, float v) const
     {
-        ocd_cuda_conv_finish<float>(s, off, channel, v);
+        ocd_cuda_conv_finish_call<float>(s, off, channel, v);
     }
 };
 
