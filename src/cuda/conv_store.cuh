@@ -145,12 +145,11 @@ __host__ __device__ void ocd_cuda_conv_finish(const ocd_cuda_conv_store &s, int6
     typedef typename ocd_compute<Acc>::type R;
     R r = (R)s.alpha * (R)acc;
     if (s.ep_on) {
-        int64_t cidx[OCD_MAX_DIMS] = {0};
-        cidx[1] = channel;
-        const R sc = s.scale_on ? ocd_cuda_load_as<R>(s.st, s.sp, ocd_cuda_offset_of(s.scale, cidx)) : (R)1;
+        const R sc =
+            s.scale_on ? ocd_cuda_load_as<R>(s.st, s.sp, ocd_cuda_channel_offset(s.scale, channel)) : (R)1;
         r *= sc;
         if (s.z != nullptr) r += (s.scale_z ? sc : (R)1) * (R)s.alpha2 * ocd_cuda_load_as<R>(s.t, s.z, off);
-        r += (s.scale_bias ? sc : (R)1) * ocd_cuda_load_as<R>(s.bt, s.bp, ocd_cuda_offset_of(s.bias, cidx));
+        r += (s.scale_bias ? sc : (R)1) * ocd_cuda_load_as<R>(s.bt, s.bp, ocd_cuda_channel_offset(s.bias, channel));
         if (s.act_on) r = ocd_pw_apply<R>(&s.act, r, (R)0);
         else if (s.relu && r < 0) r = 0;
     } else if (s.beta != 0) {

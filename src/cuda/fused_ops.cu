@@ -12,13 +12,6 @@ namespace {
 
 const int kThreads = 256;
 
-__device__ int64_t channel_offset(const ocd_cuda_view &v, int64_t c)
-{
-    int64_t idx[OCD_MAX_DIMS] = {0};
-    idx[1] = c;
-    return ocd_cuda_offset_of(v, idx);
-}
-
 template <typename R> __global__ void affine_kernel(ocd_cuda_view v, cudnnDataType_t t, const void *src, void *dst,
                                                     ocd_cuda_view pv, cudnnDataType_t pt, const void *scale,
                                                     const void *bias, int relu, int64_t total)
@@ -26,7 +19,7 @@ template <typename R> __global__ void affine_kernel(ocd_cuda_view v, cudnnDataTy
     for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
         int64_t idx[OCD_MAX_DIMS] = {0};
         ocd_cuda_coords(v, e, idx);
-        int64_t off = ocd_cuda_offset_of(v, idx), pc = channel_offset(pv, idx[1]);
+        int64_t off = ocd_cuda_offset_of(v, idx), pc = ocd_cuda_channel_offset(pv, idx[1]);
         R r = ocd_cuda_load_as<R>(t, src, off);
         if (scale != nullptr) r *= ocd_cuda_load_as<R>(pt, scale, pc);
         if (bias != nullptr) r += ocd_cuda_load_as<R>(pt, bias, pc);
@@ -41,10 +34,10 @@ template <typename R> __global__ void bn_finalize_kernel(ocd_fused_bn_finalize p
     int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (c >= pv.dims[1]) return;
     cudnnDataType_t pt = p.pv.dtype;
-    int64_t o = channel_offset(pv, c);
+    int64_t o = ocd_cuda_channel_offset(pv, c);
     R mean, var, m = (R)p.count;
     if (p.training) {
-        int64_t so = channel_offset(sv, c);
+        int64_t so = ocd_cuda_channel_offset(sv, c);
         mean = ocd_cuda_load_as<R>(p.stats_v.dtype, p.ysum, so) / m;
         var = ocd_cuda_load_as<R>(p.stats_v.dtype, p.ysqsum, so) / m - mean * mean;
     } else {
@@ -61,7 +54,7 @@ template <typename R> __global__ void bn_finalize_kernel(ocd_fused_bn_finalize p
         if (p.running_var)
             ocd_cuda_store_as(pt, p.running_var, o, (double)((1 - f) * ocd_cuda_load_as<R>(pt, p.running_var, o) + f * unbiased));
     }
-    int64_t eo = channel_offset(ev, c);
+    int64_t eo = ocd_cuda_channel_offset(ev, c);
     ocd_cuda_store_as(p.eq_v.dtype, p.eq_scale, eo, (double)scale);
     ocd_cuda_store_as(p.eq_v.dtype, p.eq_bias, eo, (double)(ocd_cuda_load_as<R>(pt, p.bias, o) - mean * scale));
 }

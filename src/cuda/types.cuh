@@ -351,6 +351,15 @@ __host__ __device__ __forceinline__ int64_t ocd_cuda_offset_of(const ocd_cuda_vi
     return off;
 }
 
+/* The offset of channel c (dim 1) with every other coordinate 0, as ocd_cuda_offset_of gives it
+   (a per-channel operand's element), without an index array: kept in local memory where the
+   caller is not inlined, as a call's store is (conv_store.cuh). */
+__host__ __device__ __forceinline__ int64_t ocd_cuda_channel_offset(const ocd_cuda_view &v, int64_t c)
+{
+    if (v.rank < 2) return 0;
+    return v.vect > 1 ? (c / v.vect) * v.strides[1] + c % v.vect : c * v.strides[1];
+}
+
 /* Coordinates of the element at row-major linear position `linear` of the view's dims. */
 __device__ __forceinline__ void ocd_cuda_coords(const ocd_cuda_view &v, int64_t linear, int64_t *idx)
 {
