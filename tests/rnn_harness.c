@@ -315,9 +315,8 @@ double rnn_case_tol(const struct rnn_case *c)
 {
     double tol = rnn_tol_of(c->dtype);
     const int row = (c->input > c->dirs * c->proj ? c->input : c->dirs * c->proj) + c->proj;
-    if (row > 64 && c->dtype == CUDNN_DATA_FLOAT) tol *= row / 64.0;
-    if (row > 64 && (c->dtype == CUDNN_DATA_HALF || c->dtype == CUDNN_DATA_BFLOAT16)) tol *= sqrt(row / 64.0);
-    return tol;
+    if (row <= 64 || c->dtype == CUDNN_DATA_DOUBLE) return tol;
+    return c->dtype == CUDNN_DATA_FLOAT ? tol * (row / 64.0) : tol * sqrt(row / 64.0);
 }
 
 bool rnn_compare(const char *what, const struct rnn_case *c, const double *got, const double *want, int64_t n,

@@ -218,7 +218,7 @@ __host__ __device__ __forceinline__ void igemm_epi_store_pair(const igemm_epi &e
    the int32 sum to float as the direct kernel does and writes any destination type (int8 rounded
    and saturated, or float). The plain form of 8-bit operands is igemm_epi_store of O, the output's
    type (int8, uint8 or float: igemm_store_frags picks it): the same float product, rounded the
-   same, without the whole store's run-time types inlined at every element. */
+   same, without the whole store's run-time types at every element. */
 template <typename T, int FORM = IGEMM_EPI_WHOLE, typename O = T>
 __host__ __device__ __forceinline__ void igemm_epi_out(const igemm_epi &e, int64_t off, int64_t channel, float acc)
 {

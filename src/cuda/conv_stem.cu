@@ -35,8 +35,8 @@
      second instantiation of the kernel (FUSED: the step is a call, which the kernel without it
      does not carry), an unproven path (core/impl.h): without OPENCUDNN_UNPROVEN=1, and for a
      scale or bias of another type or channel stride, the wide epilogue stores each element
-     through conv_store.cuh's ocd_cuda_conv_finish_call, whose run-time types and index walk cost a
-     fused call several times the convolution's own time.
+     through conv_store.cuh's ocd_cuda_conv_finish_call, whose run-time types cost a fused call
+     several times the convolution's own time.
    - No workspace, so it also serves IMPLICIT_GEMM.
    - The filter gradient (entry cuda:wgrad_stem_tc_64x256) is the same expansion multiplied the
      other way: dW[64 filters][C R S] += dy^T A over each tile's pixels, both operands MN-major

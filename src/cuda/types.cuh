@@ -330,6 +330,12 @@ static inline ocd_cuda_view ocd_cuda_view_of(const struct ocd_tensor_view *v)
     return c;
 }
 
+/* Scalar offset of index i along dim 1 (tensor.h: its vector split). */
+__host__ __device__ __forceinline__ int64_t ocd_cuda_dim1_offset(const ocd_cuda_view &v, int64_t i)
+{
+    return v.vect > 1 ? (i / v.vect) * v.strides[1] + i % v.vect : i * v.strides[1];
+}
+
 /* Scalar offset of the element at row-major linear position `linear` of the view's dims. */
 __device__ __forceinline__ int64_t ocd_cuda_offset(const ocd_cuda_view &v, int64_t linear)
 {
@@ -337,17 +343,16 @@ __device__ __forceinline__ int64_t ocd_cuda_offset(const ocd_cuda_view &v, int64
     for (int d = v.rank - 1; d >= 0; d--) {
         int64_t i = linear % v.dims[d];
         linear /= v.dims[d];
-        off += (d == 1 && v.vect > 1) ? (i / v.vect) * v.strides[1] + i % v.vect : i * v.strides[d];
+        off += d == 1 ? ocd_cuda_dim1_offset(v, i) : i * v.strides[d];
     }
     return off;
 }
 
-/* Scalar offset of the element at coordinates idx (tensor.h: the vector split of dim 1). */
+/* Scalar offset of the element at coordinates idx. */
 __host__ __device__ __forceinline__ int64_t ocd_cuda_offset_of(const ocd_cuda_view &v, const int64_t *idx)
 {
     int64_t off = 0;
-    for (int d = 0; d < v.rank; d++)
-        off += d == 1 && v.vect > 1 ? (idx[1] / v.vect) * v.strides[1] + idx[1] % v.vect : idx[d] * v.strides[d];
+    for (int d = 0; d < v.rank; d++) off += d == 1 ? ocd_cuda_dim1_offset(v, idx[1]) : idx[d] * v.strides[d];
     return off;
 }
 
@@ -356,8 +361,7 @@ __host__ __device__ __forceinline__ int64_t ocd_cuda_offset_of(const ocd_cuda_vi
    caller is not inlined, as a call's store is (conv_store.cuh). */
 __host__ __device__ __forceinline__ int64_t ocd_cuda_channel_offset(const ocd_cuda_view &v, int64_t c)
 {
-    if (v.rank < 2) return 0;
-    return v.vect > 1 ? (c / v.vect) * v.strides[1] + c % v.vect : c * v.strides[1];
+    return v.rank < 2 ? 0 : ocd_cuda_dim1_offset(v, c);
 }
 
 /* Coordinates of the element at row-major linear position `linear` of the view's dims. */
