@@ -285,6 +285,9 @@ template <int M, int R, typename T, typename S> __global__ void input_kernel(win
     GRID_STRIDE(total) input_thread<M, R, T, S>(a, e);
 }
 
+/* The output kernel's store: the shared call (conv_store.cuh) on the store's parameters where
+   the kernel received them (a __grid_constant__ parameter: a by-value one would be copied to
+   every thread's stack, 472 bytes, for the call's reference). */
 struct device_store {
     ocd_cuda_conv_store s;
     __device__ void operator()(int64_t off, int64_t channel, float v) const
@@ -293,7 +296,8 @@ struct device_store {
     }
 };
 
-template <int M, int R> __global__ void output_kernel(wino_args a, int64_t total, device_store st)
+template <int M, int R>
+__global__ void output_kernel(wino_args a, int64_t total, const __grid_constant__ device_store st)
 {
     GRID_STRIDE(total)
     {
