@@ -25,8 +25,7 @@ static fault_set_fn fault_set(void)
 {
     static fault_set_fn fn;
     if (fn == NULL) {
-        void *lib = ocd_dl_open(OCD_LIB_DIR "/" OCD_LIBRARY_FILE("cudnn_ops_infer"), NULL, 0);
-        if (lib != NULL) *(void **)&fn = ocd_dl_symbol(lib, "ocd_alloc_fault_set");
+        *(void **)&fn = test_lib_symbol(OCD_LIBRARY_FILE("cudnn_ops_infer"), "ocd_alloc_fault_set");
     }
     return fn;
 }

@@ -33,23 +33,17 @@ typedef cudnnStatus_t (*fwd_fn)(cudnnHandle_t, const struct ocd_attn_core_proble
 typedef cudnnStatus_t (*bwd_fn)(cudnnHandle_t, const struct ocd_attn_core_problem *, void *, size_t, const void *,
                                 size_t, const char *);
 
-static void *core_symbol(const char *name)
-{
-    void *lib = ocd_dl_open(OCD_LIB_DIR "/" OCD_LIBRARY_FILE("cudnn_adv_infer"), NULL, 0);
-    return lib ? ocd_dl_symbol(lib, name) : NULL;
-}
-
 static fwd_fn fwd_entry(void)
 {
     static fwd_fn fn;
-    if (fn == NULL) *(void **)&fn = core_symbol("ocd_attn_core_forward");
+    if (fn == NULL) *(void **)&fn = test_lib_symbol(OCD_LIBRARY_FILE("cudnn_adv_infer"), "ocd_attn_core_forward");
     return fn;
 }
 
 static bwd_fn bwd_entry(void)
 {
     static bwd_fn fn;
-    if (fn == NULL) *(void **)&fn = core_symbol("ocd_attn_core_backward");
+    if (fn == NULL) *(void **)&fn = test_lib_symbol(OCD_LIBRARY_FILE("cudnn_adv_infer"), "ocd_attn_core_backward");
     return fn;
 }
 

@@ -804,14 +804,13 @@ TEST(backend_plan_threads)
    the append-only list of engine.c names each entry of each direction's table. */
 TEST_ONCE(backend_engine_list_complete)
 {
-    void *lib = ocd_dl_open(OCD_LIB_DIR "/" OCD_LIBRARY_FILE("cudnn_cnn_infer"), NULL, 0);
-    if (!CHECK(lib != NULL)) return;
+    const char *cnn = OCD_LIBRARY_FILE("cudnn_cnn_infer");
     const struct ocd_conv_table *(*table)(enum ocd_conv_dir);
     int (*count)(int);
     const char *(*name)(int, int);
-    *(void **)&table = ocd_dl_symbol(lib, "ocd_conv_table");
-    *(void **)&count = ocd_dl_symbol(lib, "ocd_engine_entry_count");
-    *(void **)&name = ocd_dl_symbol(lib, "ocd_engine_entry_name");
+    *(void **)&table = test_lib_symbol(cnn, "ocd_conv_table");
+    *(void **)&count = test_lib_symbol(cnn, "ocd_engine_entry_count");
+    *(void **)&name = test_lib_symbol(cnn, "ocd_engine_entry_name");
     if (!CHECK(table && count && name)) return;
     for (int dir = 0; dir < OCD_CONV_DIRS; dir++) {
         const struct ocd_conv_table *t = table((enum ocd_conv_dir)dir);

@@ -19,8 +19,7 @@ static problem_fn problem_entry(void)
 {
     static problem_fn fn;
     if (fn == NULL) {
-        void *lib = ocd_dl_open(OCD_LIB_DIR "/" OCD_LIBRARY_FILE("cudnn_cnn_infer"), NULL, 0);
-        if (lib != NULL) *(void **)&fn = ocd_dl_symbol(lib, "ocd_graph_conv_problem");
+        *(void **)&fn = test_lib_symbol(OCD_LIBRARY_FILE("cudnn_cnn_infer"), "ocd_graph_conv_problem");
     }
     return fn;
 }

@@ -31,8 +31,7 @@ static gemm_fn gemm_entry(void)
 {
     static gemm_fn fn;
     if (fn == NULL) {
-        void *lib = ocd_dl_open(OCD_LIB_DIR "/" OCD_LIBRARY_FILE("cudnn_ops_infer"), NULL, 0);
-        if (lib != NULL) *(void **)&fn = ocd_dl_symbol(lib, "ocd_gemm");
+        *(void **)&fn = test_lib_symbol(OCD_LIBRARY_FILE("cudnn_ops_infer"), "ocd_gemm");
     }
     return fn;
 }

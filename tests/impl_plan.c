@@ -21,15 +21,9 @@ typedef size_t (*workspace_fn)(cudnnHandle_t, const struct ocd_impl *, const voi
 typedef cudnnStatus_t (*exec_fn)(cudnnHandle_t, const struct ocd_impl *, const void *, const struct ocd_impl_plan *,
                                  void *, size_t);
 
-static void *lib_symbol(const char *file, const char *name)
-{
-    void *lib = ocd_dl_open(file, NULL, 0);
-    return lib ? ocd_dl_symbol(lib, name) : NULL;
-}
-
 static void *ops_symbol(const char *name)
 {
-    return lib_symbol(OCD_LIB_DIR "/" OCD_LIBRARY_FILE("cudnn_ops_infer"), name);
+    return test_lib_symbol(OCD_LIBRARY_FILE("cudnn_ops_infer"), name);
 }
 
 /* The problem: a number. Entry "even" serves even numbers, "any" every number; each plan is the
@@ -202,11 +196,11 @@ TEST(impl_plan_conv_cblas_once_per_problem)
 {
     cudnnHandle_t h = test_handle();
     if (ocd_handle_kind(h) != OCD_BACKEND_HOST) return;
-    const char *cnn = OCD_LIB_DIR "/" OCD_LIBRARY_FILE("cudnn_cnn_infer");
+    const char *cnn = OCD_LIBRARY_FILE("cudnn_cnn_infer");
     conv_table_fn table_of = NULL;
     conv_problem_fn problem_of = NULL;
-    *(void **)&table_of = lib_symbol(cnn, "ocd_conv_impl_table");
-    *(void **)&problem_of = lib_symbol(cnn, "ocd_conv_problem_init");
+    *(void **)&table_of = test_lib_symbol(cnn, "ocd_conv_impl_table");
+    *(void **)&problem_of = test_lib_symbol(cnn, "ocd_conv_problem_init");
     if (!CHECK(table_of != NULL && problem_of != NULL)) return;
     const struct ocd_impl_table fwd = table_of(OCD_CONV_FWD);
     const struct ocd_impl *found = NULL;
@@ -237,7 +231,7 @@ TEST(impl_plan_conv_cblas_once_per_problem)
 TEST_ONCE(impl_plan_conv_entries_are_planned)
 {
     conv_table_fn table_of = NULL;
-    *(void **)&table_of = lib_symbol(OCD_LIB_DIR "/" OCD_LIBRARY_FILE("cudnn_cnn_infer"), "ocd_conv_impl_table");
+    *(void **)&table_of = test_lib_symbol(OCD_LIBRARY_FILE("cudnn_cnn_infer"), "ocd_conv_impl_table");
     if (!CHECK(table_of != NULL)) return;
     for (int dir = 0; dir < OCD_CONV_DIRS; dir++) {
         const struct ocd_impl_table t = table_of((enum ocd_conv_dir)dir);

@@ -9,6 +9,8 @@
    The random seed is printed; OPENCUDNN_TEST_SEED=<n> replays a run. */
 #include "test.h"
 
+#include "core/platform.h"
+
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -88,6 +90,15 @@ cudnnHandle_t test_handle(void)
         }
     }
     return current_handle;
+}
+
+void *test_lib_symbol(const char *file, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", OCD_LIB_DIR, file);
+    void *lib = ocd_dl_open(path, NULL, 0);
+    if (lib == NULL) lib = ocd_dl_open(file, NULL, 0);
+    return lib != NULL ? ocd_dl_symbol(lib, name) : NULL;
 }
 
 static bool cuda_present(void)

@@ -53,6 +53,11 @@ cudnnHandle_t test_handle(void);
 int test_compute_capability(void);
 /* The current device's L2 cache in bytes on the cuda pass; 0 otherwise. */
 size_t test_l2_bytes(void);
+/* Symbol `name` of the sub-library file `file` (OCD_LIBRARY_FILE("cudnn_ops_infer"), say: an
+   internal entry a test calls directly), or NULL: the file in this build's directory
+   (OCD_LIB_DIR), else the one the dynamic loader finds by its name, for a runner moved away from
+   its build with its libraries (a GPU pack: tools/gpu-variants.sh). */
+void *test_lib_symbol(const char *file, const char *name);
 
 /* ---- buffers on the backend under test -------------------------------------------------------- */
 void *tbuf_alloc(size_t bytes);                  /* poisoned; never NULL (aborts the test run) */
