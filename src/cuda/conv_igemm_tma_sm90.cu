@@ -205,11 +205,17 @@ template <class Tile, typename T> struct igemm_tma_staged {
     static constexpr uint32_t WARP_BYTES = 16 * COLS * 4;              /* a warp's buffer */
     static constexpr uint32_t BYTES = Tile::CONSUMERS * 4 * WARP_BYTES; /* every consumer warp's */
     typedef ocd_vec<T, 4> vec4;
-    /* What a lane keeps across the chunks: its accumulators, and the output offsets of its 4
-       rows of the warp's 16 (rows lane / 8 + 4 i; -1 past M). */
+    /* A warp's chunks of a unit (MI slices of BN / COLS), and how many of them a lane's z is
+       loaded ahead of its stores: 32 registers' worth (4 rows of 4 elements a chunk) */
+    static constexpr int CHUNKS = Tile::BN / COLS, ALL = Tile::MI * CHUNKS;
+    static constexpr int AHEAD = OCD_MIN(ALL, 32 * 4 / (4 * (int)sizeof(vec4)));
+    /* What a lane keeps across the chunks: its accumulators, the output offsets of its 4 rows of
+       the warp's 16 in each slice (rows lane / 8 + 4 i; -1 past M), and the z of its next AHEAD
+       chunks (chunk q in z[q % AHEAD]). */
     struct lane {
         const float (*d)[Tile::BN / 2];
-        int64_t roff[4];
+        int64_t roff[Tile::MI][4];
+        vec4 z[AHEAD][4];
     };
 
     /* The byte offset of (row, col) in a warp's buffer: 16-byte chunk col / 4 of the row at
@@ -220,12 +226,34 @@ template <class Tile, typename T> struct igemm_tma_staged {
                ((uint32_t)col & 3u) * 4;
     }
     /* The output offsets of the lane's rows of the warp's 16 from GEMM row mw. */
-    static __host__ __device__ __forceinline__ void rows(const igemm_params &p, int mw, int ln, lane &l)
+    static __host__ __device__ __forceinline__ void rows(const igemm_params &p, int mw, int ln, int64_t (&roff)[4])
     {
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             const int m = mw + (ln >> 3) + 4 * i;
-            l.roff[i] = m < p.M ? igemm_map_offset(p.epi.row, (uint32_t)m) : -1;
+            roff[i] = m < p.M ? igemm_map_offset(p.epi.row, (uint32_t)m) : -1;
+        }
+    }
+    /* Whether the lane's 4 columns from col of the row at output offset roff are stored as one
+       vector (and their z, where the form reads it, loaded as one). */
+    static __host__ __device__ __forceinline__ bool vector_row(const igemm_params &p, int64_t roff, int col, bool reads)
+    {
+        const igemm_epi &e = p.epi;
+        return roff >= 0 && p.N - col >= 4 && ((uintptr_t)((T *)e.out + roff + col)) % sizeof(vec4) == 0 &&
+               (!reads || ((uintptr_t)((const T *)e.z + roff + col)) % sizeof(vec4) == 0);
+    }
+    /* The z of the lane's vector rows of chunk q (columns from GEMM column n0 + COLS (q % CHUNKS)),
+       into its slot. Loaded AHEAD chunks before their stores: a load right before the store that
+       needs it would expose a memory latency a chunk, since no load can be moved above an
+       earlier chunk's stores (z may be the output itself). */
+    static __host__ __device__ __forceinline__ void load_z(const igemm_params &p, lane &l, int q, int n0, int ln)
+    {
+        const int col = n0 + (q % CHUNKS) * COLS + 4 * (ln & 7);
+        if (col >= p.N) return;
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int64_t roff = l.roff[q / CHUNKS][i];
+            if (vector_row(p, roff, col, true)) l.z[q % AHEAD][i] = *(const vec4 *)((const T *)p.epi.z + roff + col);
         }
     }
     /* The lane's accumulators of chunk c (columns COLS c ..) of slice mi into the buffer: the
@@ -242,76 +270,73 @@ template <class Tile, typename T> struct igemm_tma_staged {
                 dst[0] = l.d[mi][j * 4 + 2 * h], dst[1] = l.d[mi][j * 4 + 2 * h + 1];
             }
     }
-    /* The lane's 4 columns 4 (ln % 8) .. of the chunk whose first column is GEMM column n, in
-       its 4 rows, through the epilogue of form FORM (igemm_epi_form) to the output (contiguous
-       columns: make_plan's). */
+    /* The lane's 4 columns 4 (ln % 8) .. of chunk q (its first column GEMM column n), in its 4
+       rows, through the epilogue of form FORM (igemm_epi_form) to the output (contiguous
+       columns: make_plan's), z (where the form reads it) from the chunk's slot. */
     template <int FORM>
     static __host__ __device__ __forceinline__ void flush(const igemm_params &p, const unsigned char *buf, const lane &l,
-                                                          int n, int ln)
+                                                          int q, int n, int ln)
     {
         const igemm_epi &e = p.epi;
         const int k = ln & 7, col = n + 4 * k;
         if (col >= p.N) return;
         /* the 4 columns' channel values, loaded once for the 4 rows (conv_store.cuh's
            ocd_cuda_conv_chan; a column past N repeats the last): the vector stores' */
-        ocd_cuda_conv_chan c[4];
+        ocd_cuda_conv_chan ch[4];
 #pragma unroll
-        for (int q = 0; q < 4; q++) c[q] = igemm_epi_chan<T, FORM>(e, OCD_MIN(col + q, p.N - 1));
-        /* the 4 rows' z first, then their stores: loaded row by row, each load would wait behind
-           the store before it (z may be the output itself), a memory latency a row (ncu, the
-           64-channel 3x3 layer at batch 64 reading z: 3.5 warps stalled on loads an issue, 0.8
-           without z, and twice the time) */
+        for (int t = 0; t < 4; t++) ch[t] = igemm_epi_chan<T, FORM>(e, OCD_MIN(col + t, p.N - 1));
         const bool reads = igemm_epi_reads_z<FORM>(e);
-        int64_t off[4];
-        bool vec[4];
-        vec4 zv[4];
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            off[i] = l.roff[i] + col;
-            vec[i] = l.roff[i] >= 0 && p.N - col >= 4 && ((uintptr_t)((T *)e.out + off[i])) % sizeof(vec4) == 0 &&
-                     (!reads || ((uintptr_t)((const T *)e.z + off[i])) % sizeof(vec4) == 0);
-            if (reads && vec[i]) zv[i] = *(const vec4 *)((const T *)e.z + off[i]);
-        }
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            if (l.roff[i] < 0) continue;
+            const int64_t roff = l.roff[q / CHUNKS][i];
+            if (roff < 0) continue;
             const float *a = (const float *)(buf + at((ln >> 3) + 4 * i, 4 * k));
-            if (!vec[i]) {
+            if (!vector_row(p, roff, col, reads)) {
 #pragma unroll 1
-                for (int q = 0; q < 4 && col + q < p.N; q++) igemm_epi_store<T, FORM>(e, off[i] + q, col + q, a[q]);
+                for (int t = 0; t < 4 && col + t < p.N; t++) igemm_epi_store<T, FORM>(e, roff + col + t, col + t, a[t]);
                 continue;
             }
+            const vec4 &z = l.z[q % AHEAD][i];
             vec4 o;
 #pragma unroll
-            for (int q = 0; q < 4; q++)
-                ocd_cuda_store(&o.v[q], igemm_epi_apply<FORM>(e, c[q], a[q], reads ? ocd_cuda_load(&zv[i].v[q]) : 0.f));
-            *(vec4 *)((T *)e.out + off[i]) = o;
+            for (int t = 0; t < 4; t++)
+                ocd_cuda_store(&o.v[t], igemm_epi_apply<FORM>(e, ch[t], a[t], reads ? ocd_cuda_load(&z.v[t]) : 0.f));
+            *(vec4 *)((T *)e.out + roff + col) = o;
         }
     }
 };
 
 /* Consumer warp `warp` (0 .. 3) of warpgroup wg stores its rows of the unit at (m0, n0) through
-   its buffer buf in epilogue form FORM: per 64-row slice the lanes' rows, then per chunk of
-   columns inside N the lanes' puts, then their flushes. lanes(f) runs f(lane, its state) on
-   every lane of the warp and then synchronizes them (the kernel: its own lane and __syncwarp; an
-   emulation: the 32 lanes in turn), so no lane reads the buffer before every put, or overwrites
-   it before every flush, of the chunk. */
+   its buffer buf in epilogue form FORM: the lanes' rows of every slice and the z of their first
+   AHEAD chunks, then chunk by chunk (the slices' chunks, in order; those inside N) the lanes'
+   puts, then their flushes, each followed by the z of the chunk AHEAD further. lanes(f) runs f(lane, its state)
+   on every lane of the warp and then synchronizes them (the kernel: its own lane and __syncwarp;
+   an emulation: the 32 lanes in turn), so no lane reads the buffer before every put, or
+   overwrites it before every flush, of the chunk. */
 #pragma nv_exec_check_disable
 template <class Tile, typename T, int FORM, class Lanes>
 __host__ __device__ __forceinline__ void igemm_tma_store_staged_as(const igemm_params &p, int m0, int n0, int wg,
                                                                    int warp, unsigned char *buf, Lanes &&lanes)
 {
     typedef igemm_tma_staged<Tile, T> E;
+    const bool reads = igemm_epi_reads_z<FORM>(p.epi);
+    lanes([&](int ln, typename E::lane &l) {
 #pragma unroll
-    for (int mi = 0; mi < Tile::MI; mi++) {
-        const int mw = m0 + (Tile::slice(wg) * Tile::MI + mi) * 64 + warp * 16;
-        lanes([&](int ln, typename E::lane &l) { E::rows(p, mw, ln, l); });
+        for (int mi = 0; mi < Tile::MI; mi++)
+            E::rows(p, m0 + (Tile::slice(wg) * Tile::MI + mi) * 64 + warp * 16, ln, l.roff[mi]);
+        if (reads)
 #pragma unroll
-        for (int c = 0; c < Tile::BN / E::COLS; c++) { /* unrolled: the accumulators stay registers */
-            if (n0 + c * E::COLS >= p.N) break;
-            lanes([&](int ln, typename E::lane &l) { E::put(buf, l, mi, c, ln); });
-            lanes([&](int ln, typename E::lane &l) { E::template flush<FORM>(p, buf, l, n0 + c * E::COLS, ln); });
-        }
+            for (int q = 0; q < E::AHEAD; q++) E::load_z(p, l, q, n0, ln);
+    });
+#pragma unroll
+    for (int q = 0; q < E::ALL; q++) { /* unrolled: the accumulators and z stay registers */
+        const int mi = q / E::CHUNKS, c = q % E::CHUNKS;
+        const bool inside = n0 + c * E::COLS < p.N; /* (the next slice's chunks may be, so the z ahead still loads) */
+        if (inside) lanes([&](int ln, typename E::lane &l) { E::put(buf, l, mi, c, ln); });
+        lanes([&](int ln, typename E::lane &l) {
+            if (inside) E::template flush<FORM>(p, buf, l, q, n0 + c * E::COLS, ln);
+            if (reads && q + E::AHEAD < E::ALL) E::load_z(p, l, q + E::AHEAD, n0, ln);
+        });
     }
 }
 

@@ -17,8 +17,9 @@
    SIGMOID and ELU, in half and bfloat16 NHWC, an odd pixel count, a scale in fp32, in the
    output's type or (partial path only) in neither, one split or split-K (a long GEMM K). The
    typed store's cases with one split run again through the TMA kernel's staged epilogue
-   (conv_igemm_tma_sm90.cu: the 128x256 tile's warps, lanes in lockstep), which evaluates the
-   same ocd_cuda_conv_epi_value on its 4-element stores. Prints a line per case and path; exits 1
+   (conv_igemm_tma_sm90.cu: the warps of the 128x256 tile and of the 256x128 one, two slices a
+   warpgroup, lanes in lockstep), which evaluates the same ocd_cuda_conv_epi_value on its
+   4-element stores. Prints a line per case and path; exits 1
    if any differs, if the scaled sums all but vanish (a lost scale would match a reference that
    lost it too), or if a plan takes the wrong path. */
 #define OCD_SM90A
@@ -82,11 +83,10 @@ template <typename T> void run_plan_on(igemm_plan &pl, std::vector<float> &part)
 }
 
 /* The outputs of plan pl over the accumulators part (one split) through the TMA kernel's staged
-   epilogue on the 128x256 tile: each consumer warp's fragments (wgmma's layout) taken from part,
-   put and flushed through a buffer of its own, its lanes in lockstep. */
-template <typename T> void run_staged_on(const igemm_plan &pl, const std::vector<float> &part)
+   epilogue on tile Tile: each consumer warp's fragments (wgmma's layout) taken from part, put and
+   flushed through a buffer of its own, its lanes in lockstep. */
+template <class Tile, typename T> void run_staged_on(const igemm_plan &pl, const std::vector<float> &part)
 {
-    typedef igemm_tma_tile<128, 256, 4> Tile;
     typedef igemm_tma_staged<Tile, T> E;
     const igemm_params &prm = pl.prm;
     std::vector<float> buf(E::WARP_BYTES / 4);
@@ -97,12 +97,14 @@ template <typename T> void run_staged_on(const igemm_plan &pl, const std::vector
                 for (int warp = 0; warp < 4; warp++) {
                     typename E::lane lanes[32];
                     for (int ln = 0; ln < 32; ln++) {
-                        for (int j = 0; j < Tile::BN / 8; j++)
-                            for (int e = 0; e < 4; e++) {
-                                const int m = m0 + wg * 64 + warp * 16 + (ln >> 2) + 8 * (e >> 1);
-                                const int n = n0 + 8 * j + 2 * (ln & 3) + (e & 1);
-                                d[ln][0][j * 4 + e] = m < prm.M && n < prm.N ? part[(size_t)m * prm.N + n] : NAN;
-                            }
+                        for (int mi = 0; mi < Tile::MI; mi++)
+                            for (int j = 0; j < Tile::BN / 8; j++)
+                                for (int e = 0; e < 4; e++) {
+                                    const int m = m0 + (Tile::slice(wg) * Tile::MI + mi) * 64 + warp * 16 + (ln >> 2) +
+                                                  8 * (e >> 1);
+                                    const int n = n0 + 8 * j + 2 * (ln & 3) + (e & 1);
+                                    d[ln][mi][j * 4 + e] = m < prm.M && n < prm.N ? part[(size_t)m * prm.N + n] : NAN;
+                                }
                         lanes[ln].d = d[ln];
                     }
                     std::fill(buf.begin(), buf.end(), NAN);
@@ -168,12 +170,17 @@ bool run_case(const emu_case &e, cudnnHandle_t handle, emu_rng &rng)
     for (size_t i = 0; i < ny; i++) ocd_cuda_store_as(e.t, z, (int64_t)i, rng.next());
     for (int k = 0; k < K; k++) ocd_cuda_store_as(e.t, bias, k, rng.next()), ocd_cuda_store_as(e.st, scale, k, 1.5f * rng.next());
     bool all = true;
-    for (int staged = 0; staged <= (typed && splits == 1); staged++) {
+    /* staged: 1 the 128x256 tile (one slice a warpgroup), 2 the 256x128 one (two: its z loaded
+       ahead across them) */
+    typedef igemm_tma_tile<128, 256, 4> Wide;
+    typedef igemm_tma_tile<256, 128, 4> Tall;
+    for (int staged = 0; staged <= (typed && splits == 1 ? 2 : 0); staged++) {
         for (size_t i = 0; i < ny; i++) ocd_cuda_store_as(e.t, y, (int64_t)i, NAN);
-        if (staged) path = "staged";
-        if (staged && e.t == CUDNN_DATA_HALF) run_staged_on<__half>(pl, part);
-        else if (staged) run_staged_on<__nv_bfloat16>(pl, part);
-        else if (e.t == CUDNN_DATA_HALF) run_plan_on<__half>(pl, part);
+        if (staged) path = staged == 1 ? "staged" : "staged 256";
+        const bool half = e.t == CUDNN_DATA_HALF;
+        if (staged == 1) half ? run_staged_on<Wide, __half>(pl, part) : run_staged_on<Wide, __nv_bfloat16>(pl, part);
+        else if (staged == 2) half ? run_staged_on<Tall, __half>(pl, part) : run_staged_on<Tall, __nv_bfloat16>(pl, part);
+        else if (half) run_plan_on<__half>(pl, part);
         else run_plan_on<__nv_bfloat16>(pl, part);
 
         struct ref_pw act = ref_pw_mode(e.act);
