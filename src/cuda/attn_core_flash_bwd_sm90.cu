@@ -110,27 +110,27 @@ template <int D> __host__ __device__ __forceinline__ uint64_t bwd90_desc_k_mn(ui
                                 BN * 128);
 }
 
-/* Element offset in a dS buffer of (key kr, query qc): key rows of 64 queries (128 bytes), the
-   16-byte chunk qc / 8 at position (qc / 8) ^ (kr % 8) (the 128-byte swizzle bwd90_desc_ds
-   reads). */
-__host__ __device__ __forceinline__ int bwd90_ds_offset(int kr, int qc)
-{
-    return kr * BQ + (((qc / 8) ^ (kr & 7)) * 8) + qc % 8;
-}
-
-/* The thread's dS^T elements (consumer warp cw's keys 16 cw + lane / 4 (+ 8), queries 8 j +
-   2 (lane % 4) + {0, 1}) into a dS buffer, two queries a 4-byte store. */
+/* The thread's dS^T elements (consumer warp cw's keys kr = 16 cw + lane / 4 (+ 8), queries 8 j +
+   2 (lane % 4) + {0, 1}) into a dS buffer, two queries a 4-byte store. The buffer holds key rows
+   of 64 queries (128 bytes) with the 128-byte swizzle bwd90_desc_ds reads: 16-byte chunk c of
+   row kr at position c ^ (kr % 8). Both of the thread's keys have kr % 8 = lane / 4, which
+   passes through an empty asm: as a loop invariant, the 16 stores' offsets would be computed
+   once before the kernel's loop and, with no register left for them, spilled to local memory
+   and reloaded at every block. */
 template <typename T, int NS>
 __host__ __device__ __forceinline__ void bwd90_store_ds(T *sds, const float (&ds)[NS][4], int cw, int lane)
 {
+    int sw = lane / 4;
+#ifdef __CUDA_ARCH__
+    asm volatile("" : "+r"(sw));
+#endif
+    T *row = sds + (cw * 16 + sw) * BQ + 2 * (lane & 3); /* the first key's row, chunk 0 */
 #pragma unroll
     for (int j = 0; j < NS; j++)
 #pragma unroll
-        for (int hr = 0; hr < 2; hr++) {
-            int kr = cw * 16 + lane / 4 + hr * 8, qc = j * 8 + 2 * (lane & 3);
-            *reinterpret_cast<uint32_t *>(sds + bwd90_ds_offset(kr, qc)) =
+        for (int hr = 0; hr < 2; hr++)
+            *reinterpret_cast<uint32_t *>(row + hr * 8 * BQ + (j ^ sw) * 8) =
                 flash_pack2<T>(ds[j][hr * 2], ds[j][hr * 2 + 1]);
-        }
 }
 
 /* A thread's dQ_block accumulators (consumer warp wq of 4 owning query rows 16 wq + lane / 4
