@@ -162,7 +162,10 @@ __host__ __device__ void ocd_cuda_conv_finish(const ocd_cuda_conv_store &s, int6
 /* ocd_cuda_conv_finish as a call, for the kernels that store a thread's many elements through it
    in an unrolled loop: inlined at each, its run-time types and fused epilogue made a kernel a
    hundred thousand instructions or more (megabytes of code, minutes of ptxas); the call costs a
-   few instructions an element where the store is already several dozen. */
+   few instructions an element where the store is already several dozen. s must lie in memory
+   the call can address as it is: a __grid_constant__ kernel parameter (or a member of one), not
+   a by-value one, which every thread would first copy to its stack (Winograd's output kernel:
+   472 bytes of stack, 2.7 times the time). */
 template <typename Acc>
 __host__ __device__ __noinline__ void ocd_cuda_conv_finish_call(const ocd_cuda_conv_store &s, int64_t off,
                                                                 int64_t channel, Acc acc)
